@@ -1,0 +1,46 @@
+# costmodel: every target creates/refreshes the local virtual environment itself.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT ?= 8501
+
+.PHONY: run test test-fast bench lint format clean venv
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test,validate]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## make run: serve the Streamlit app on http://localhost:$(PORT)
+run: $(STAMP)
+	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+
+## make test: the whole suite (unit, property, doctest, notebook, CLI, AppTest, gloo, browser)
+test: $(STAMP)
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m pytest -q --nbmake examples/ tests/ costmodel/
+
+## make test-fast: everything but the real-browser and torch/gloo runs
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not browser and not torch" tests/ costmodel/
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_formulas.py
+	$(BIN)/python benchmarks/bench_sweep.py
+	$(BIN)/python benchmarks/bench_parse.py
+	$(BIN)/python benchmarks/bench_app.py
+
+lint: $(STAMP)
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/python -m ruff format .
+	$(BIN)/python -m ruff check --fix .
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,88 @@
+"""costmodel: what data-parallel training costs on a GPU cluster, and how it compares with measurements.
+
+``import costmodel as cm`` gives the notebook API. Names are resolved lazily (PEP 562), so
+``import costmodel`` imports numpy and pydantic only; pandas, plotly, streamlit and torch are
+imported by the parts that need them, when first used.
+
+>>> import costmodel as cm
+>>> round(cm.allreduce_time(14e9, 64, 50e9), 3)   # the lesson's 7B-model gradient all-reduce
+0.551
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> "module:attribute" (module relative to this package)
+_EXPORTS: dict[str, str] = {
+    # units
+    "parse_bytes": "units:parse_bytes",
+    "parse_rate": "units:parse_rate",
+    "parse_duration": "units:parse_duration",
+    "parse_count": "units:parse_count",
+    "format_bytes": "units:format_bytes",
+    "format_rate": "units:format_rate",
+    "format_duration": "units:format_duration",
+    # collectives (textbook alpha-beta-gamma); the dispatching front accepts a Cluster too
+    "allreduce_time": "api:allreduce_time",
+    "collective_time": "api:collective_time",
+    "bytes_per_rank": "collectives:bytes_per_rank",
+    "bus_bandwidth": "collectives:bus_bandwidth",
+    "algorithm_bandwidth": "collectives:algorithm_bandwidth",
+    "busbw_factor": "collectives:busbw_factor",
+    "allreduce_lower_bound_bytes": "collectives:allreduce_lower_bound_bytes",
+    "crossover_bytes": "collectives:crossover_bytes",
+    "OPS": "collectives:OPS",
+    "ALGORITHMS": "collectives:ALGORITHMS",
+    # topology
+    "hierarchical_allreduce_time": "topology:hierarchical_allreduce_time",
+    "flat_ring_allreduce_time": "topology:flat_ring_allreduce_time",
+    # memory, batch, ddp
+    "training_memory": "memory:training_memory",
+    "max_params": "memory:max_params",
+    "min_ranks": "memory:min_ranks",
+    "RECIPES": "memory:RECIPES",
+    "global_batch": "batch:global_batch",
+    "solve_batch": "batch:solve_batch",
+    "scale_learning_rate": "batch:scale_learning_rate",
+    "ddp_step": "ddp:ddp_step",
+    "bucket_assignment": "ddp:bucket_assignment",
+    # hardware and presets
+    "GPU": "hardware:GPU",
+    "Link": "hardware:Link",
+    "Node": "hardware:Node",
+    "Cluster": "hardware:Cluster",
+    "cluster": "presets:cluster",
+    # realistic prediction
+    "predict_collective": "predict:predict_collective",
+    # scenario and sweeps
+    "Scenario": "scenario:Scenario",
+    "sweep": "sweep:sweep",
+}
+
+_SUBMODULES = {
+    "units", "collectives", "topology", "tables", "memory", "batch", "ddp", "hardware",
+    "presets", "nccl", "predict", "scenario", "sweep", "plots", "validation", "api",
+}
+
+__all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        module_name, attr = _EXPORTS[name].split(":")
+        value = getattr(importlib.import_module(f".{module_name}", __name__), attr)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'costmodel' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__
