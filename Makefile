@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: run test test-fast bench lint format clean venv
+.PHONY: run test test-fast bench lint format clean venv chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -19,8 +19,14 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
 
+# The real-browser tests drive Debian's chromium; install it when missing (needs root, as in CI).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing: run 'sudo apt-get install -y chromium' (the browser tests need it)"; exit 1; fi; }
+
 ## make test: the whole suite (unit, property, doctest, notebook, CLI, AppTest, gloo, browser)
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest -q --nbmake examples/ tests/ costmodel/
 

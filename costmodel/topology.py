@@ -1,0 +1,237 @@
+r"""All-reduce across a two-level cluster: GPUs in nodes, nodes on a fabric (DESIGN.md section 3.2).
+
+A cluster is ``nodes x gpus_per_node`` GPUs. Inside a node every GPU has an intra-node link
+(NVLink/NVSwitch or PCIe) of ``intra_bandwidth_bytes_per_s`` per direction; a node has
+``nics_per_node`` NICs of ``nic_bandwidth_bytes_per_s`` each, so a GPU's share of the fabric is
+``nics_per_node x nic_bandwidth / gpus_per_node``.
+
+Three compositions, built from the textbook rows of :mod:`costmodel.collectives`:
+
+- **hierarchical**: ring reduce-scatter inside each node, ring all-reduce of ``M/g`` across nodes
+  (each GPU with its rank-mates of the other nodes, over its own share of the NICs), ring
+  all-gather inside each node; ``serial`` sums the phases, ``pipelined`` lets the slowest phase
+  govern (chunks stream through the three phases);
+- **in-network reduction** (IB SHARP / CollNet): the switches reduce, so the inter-node phase
+  moves ``(n-1)/n x M/g`` instead of ``2(n-1)/n x M/g`` per GPU, in one latency step;
+- **flat ring** over all ``N = nodes x g`` GPUs: every step of the ring crosses each node
+  boundary once per channel, and NCCL runs one channel per NIC, so the ring's per-rank bandwidth
+  is ``min(intra, nics_per_node x nic_bandwidth)``, not the per-GPU NIC share.
+
+References
+----------
+NVIDIA/nccl-tests issue #309 (maintainer: "With 8 400 Gbps NICs your peak would be at 400 GB/s"
+for a 2 x 8 H100 ring); R. Thakur, R. Rabenseifner, W. Gropp, IJHPCA 19(1), 2005;
+R. L. Graham et al., "Scalable Hierarchical Aggregation Protocol (SHArP)", COMHPC 2016.
+
+>>> round(flat_ring_allreduce_time(8e9, 2, 8, 450e9, 8, 50e9) * 1e3, 2)   # 2x8 H100, 8x NDR: 400 GB/s busbw
+37.5
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .collectives import (
+    FloatOrArray,
+    _nonnegative,
+    _out,
+    _positive,
+    _ranks,
+    collective_time,
+)
+
+Mode = Literal["serial", "pipelined"]
+MODES: tuple[str, ...] = ("serial", "pipelined")
+
+PHASES: tuple[str, ...] = ("intra_reduce_scatter_s", "inter_allreduce_s", "intra_all_gather_s")
+
+
+def _whole_nonnegative(name: str, value: ArrayLike) -> np.ndarray:
+    x = _nonnegative(name, value, "")
+    bad = x != np.floor(x)
+    if bad.any():
+        raise ValueError(f"{name}: must be a whole number >= 0, got {value!r}")
+    return x
+
+
+def _needs_fabric(nodes: np.ndarray, bandwidth: np.ndarray, what: str) -> None:
+    bad = (nodes > 1.0) & ~(bandwidth > 0.0)
+    if bad.any():
+        raise ValueError(f"{what}: must be > 0 B/s when nodes > 1 (a collective across nodes needs "
+                         f"a fabric), got {float(np.broadcast_to(bandwidth, bad.shape)[bad][0])!r}")
+
+
+def per_gpu_inter_bandwidth(
+    nics_per_node: ArrayLike, nic_bandwidth_bytes_per_s: ArrayLike, gpus_per_node: ArrayLike
+) -> FloatOrArray:
+    r"""Each GPU's share of its node's NICs [B/s]: ``nics x nic_bandwidth / gpus_per_node``.
+
+    >>> per_gpu_inter_bandwidth(8, 50e9, 8) / 1e9    # HGX H100: one 400G NDR NIC per GPU
+    50.0
+    >>> per_gpu_inter_bandwidth(32, 12.5e9, 8) / 1e9   # AWS p5: 32 x 100G EFA for 8 GPUs
+    50.0
+    """
+    nics = _whole_nonnegative("nics_per_node", nics_per_node)
+    bw = _positive("nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "B/s")
+    g = _ranks(gpus_per_node, "gpus_per_node")
+    return _out(nics * bw / g)
+
+
+def hierarchical_allreduce_phases(
+    message_bytes: ArrayLike,
+    nodes: ArrayLike,
+    gpus_per_node: ArrayLike,
+    intra_bandwidth_bytes_per_s: ArrayLike,
+    inter_bandwidth_bytes_per_s: ArrayLike,
+    intra_latency_s: ArrayLike = 0.0,
+    inter_latency_s: ArrayLike = 0.0,
+    in_network_reduction: bool | ArrayLike = False,
+) -> dict[str, FloatOrArray]:
+    r"""Times of the three phases of a hierarchical all-reduce [s].
+
+    Parameters
+    ----------
+    message_bytes : array_like
+        Per-GPU buffer ``M`` [B].
+    nodes, gpus_per_node : array_like
+        ``n`` nodes of ``g`` GPUs, whole numbers >= 1.
+    intra_bandwidth_bytes_per_s : array_like
+        Per-GPU, per-direction intra-node bandwidth [B/s].
+    inter_bandwidth_bytes_per_s : array_like
+        Per-GPU share of the node's NICs, per direction [B/s] (see
+        :func:`per_gpu_inter_bandwidth`); may be 0 only where ``nodes == 1``.
+    intra_latency_s, inter_latency_s : array_like
+        Latency per step inside a node and across nodes [s].
+    in_network_reduction : bool or array_like of bool
+        The fabric's switches reduce (IB SHARP / CollNet).
+
+    Returns
+    -------
+    dict
+        ``intra_reduce_scatter_s``: :math:`(g-1)\alpha_i + \frac{g-1}{g}M/B_i`;
+        ``inter_allreduce_s``: ring :math:`2(n-1)\alpha_e + 2\frac{n-1}{n}\frac{M}{g}/B_e`, or with
+        in-network reduction :math:`\alpha_e + \frac{n-1}{n}\frac{M}{g}/B_e` (half the bytes);
+        ``intra_all_gather_s``: :math:`(g-1)\alpha_i + \frac{g-1}{g}M/B_i`.
+
+    Examples
+    --------
+    >>> p = hierarchical_allreduce_phases(1e9, 2, 8, 450e9, 50e9)
+    >>> {k: round(v * 1e3, 3) for k, v in p.items()}    # ms
+    {'intra_reduce_scatter_s': 1.944, 'inter_allreduce_s': 2.5, 'intra_all_gather_s': 1.944}
+    """
+    m = _nonnegative("message_bytes", message_bytes, "B")
+    n = _ranks(nodes, "nodes")
+    g = _ranks(gpus_per_node, "gpus_per_node")
+    intra_bw = _positive("intra_bandwidth_bytes_per_s", intra_bandwidth_bytes_per_s, "B/s")
+    inter_bw = _nonnegative("inter_bandwidth_bytes_per_s", inter_bandwidth_bytes_per_s, "B/s")
+    _needs_fabric(n, inter_bw, "inter_bandwidth_bytes_per_s")
+    a_i = _nonnegative("intra_latency_s", intra_latency_s, "s")
+    a_e = _nonnegative("inter_latency_s", inter_latency_s, "s")
+    sharp = np.asarray(in_network_reduction, dtype=bool)
+
+    intra = collective_time("reduce_scatter", m, g, intra_bw, a_i, "ring")
+    shard = m / g
+    inter_bw_safe = np.where(inter_bw > 0.0, inter_bw, 1.0)  # only nodes == 1 has 0, and gives 0 s
+    ring = np.asarray(collective_time("all_reduce", shard, n, inter_bw_safe, a_e, "ring"))
+    in_switch = np.where(n > 1.0, a_e + (n - 1.0) / n * shard / inter_bw_safe, 0.0)
+    inter = np.where(sharp, in_switch, ring)
+    gather = collective_time("all_gather", m, g, intra_bw, a_i, "ring")
+    return {
+        "intra_reduce_scatter_s": _out(np.asarray(intra) + 0.0 * inter),
+        "inter_allreduce_s": _out(inter + 0.0 * np.asarray(intra)),
+        "intra_all_gather_s": _out(np.asarray(gather) + 0.0 * inter),
+    }
+
+
+def hierarchical_allreduce_time(
+    message_bytes: ArrayLike,
+    nodes: ArrayLike,
+    gpus_per_node: ArrayLike,
+    intra_bandwidth_bytes_per_s: ArrayLike,
+    inter_bandwidth_bytes_per_s: ArrayLike,
+    intra_latency_s: ArrayLike = 0.0,
+    inter_latency_s: ArrayLike = 0.0,
+    mode: Mode = "serial",
+    in_network_reduction: bool | ArrayLike = False,
+) -> FloatOrArray:
+    r"""Hierarchical all-reduce time [s]: the phases of :func:`hierarchical_allreduce_phases`.
+
+    ``mode="serial"``: :math:`t = t_{RS} + t_{AR} + t_{AG}` (one phase after the other);
+    ``mode="pipelined"``: :math:`t = \max(t_{RS}, t_{AR}, t_{AG})` (chunks stream through the
+    phases, the slowest governs). Arguments as in :func:`hierarchical_allreduce_phases`.
+
+    >>> round(hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9) * 1e3, 3)
+    6.389
+    >>> round(hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9, mode="pipelined") * 1e3, 3)
+    2.5
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode: unknown mode {mode!r}; valid: {', '.join(MODES)}")
+    p = hierarchical_allreduce_phases(message_bytes, nodes, gpus_per_node,
+                                      intra_bandwidth_bytes_per_s, inter_bandwidth_bytes_per_s,
+                                      intra_latency_s, inter_latency_s, in_network_reduction)
+    parts = [np.asarray(p[k]) for k in PHASES]
+    if mode == "serial":
+        return _out(parts[0] + parts[1] + parts[2])
+    return _out(np.maximum(np.maximum(parts[0], parts[1]), parts[2]))
+
+
+def flat_ring_bandwidth(
+    nodes: ArrayLike,
+    gpus_per_node: ArrayLike,
+    intra_bandwidth_bytes_per_s: ArrayLike,
+    nics_per_node: ArrayLike,
+    nic_bandwidth_bytes_per_s: ArrayLike,
+) -> FloatOrArray:
+    r"""Per-rank bandwidth of one flat ring over ``nodes x g`` GPUs [B/s].
+
+    One node: the intra-node link. Several nodes: :math:`\min(B_{intra}, k B_{NIC})` with ``k``
+    NICs per node, since each channel's ring crosses each node boundary once and the channels
+    spread over all NICs; with one GPU per node the intra link is not used: :math:`k B_{NIC}`.
+
+    >>> flat_ring_bandwidth(2, 8, 450e9, 8, 50e9) / 1e9   # 2x8 H100, 8x 400G NDR (nccl-tests #309)
+    400.0
+    """
+    n = _ranks(nodes, "nodes")
+    g = _ranks(gpus_per_node, "gpus_per_node")
+    intra = _positive("intra_bandwidth_bytes_per_s", intra_bandwidth_bytes_per_s, "B/s")
+    nics = _whole_nonnegative("nics_per_node", nics_per_node)
+    nic_bw = _nonnegative("nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "B/s")
+    fabric = nics * nic_bw
+    _needs_fabric(n, fabric, "nics_per_node x nic_bandwidth_bytes_per_s")
+    across = np.where(g > 1.0, np.minimum(intra, fabric), fabric)
+    return _out(np.where(n > 1.0, across, intra))
+
+
+def flat_ring_allreduce_time(
+    message_bytes: ArrayLike,
+    nodes: ArrayLike,
+    gpus_per_node: ArrayLike,
+    intra_bandwidth_bytes_per_s: ArrayLike,
+    nics_per_node: ArrayLike,
+    nic_bandwidth_bytes_per_s: ArrayLike,
+    intra_latency_s: ArrayLike = 0.0,
+    inter_latency_s: ArrayLike = 0.0,
+) -> FloatOrArray:
+    r"""Ring all-reduce over all ``N = nodes x g`` GPUs as one flat ring [s].
+
+    :math:`t = 2(N-1)\alpha + 2\frac{N-1}{N} M / B_{ring}` with :math:`B_{ring}` from
+    :func:`flat_ring_bandwidth`; each step waits for its slowest hop, so
+    :math:`\alpha = \max(\alpha_{intra}, \alpha_{inter})` across nodes (:math:`\alpha_{inter}`
+    with one GPU per node, :math:`\alpha_{intra}` within one node).
+
+    >>> flat_ring_allreduce_time(500e6, 8, 1, 450e9, 1, 50e9)   # 8 nodes x 1 GPU over NDR: 17.5 ms
+    0.0175
+    """
+    m = _nonnegative("message_bytes", message_bytes, "B")
+    bw = np.asarray(flat_ring_bandwidth(nodes, gpus_per_node, intra_bandwidth_bytes_per_s,
+                                        nics_per_node, nic_bandwidth_bytes_per_s))
+    n = _ranks(nodes, "nodes")
+    g = _ranks(gpus_per_node, "gpus_per_node")
+    a_i = _nonnegative("intra_latency_s", intra_latency_s, "s")
+    a_e = _nonnegative("inter_latency_s", inter_latency_s, "s")
+    alpha = np.where(n > 1.0, np.where(g > 1.0, np.maximum(a_i, a_e), a_e), a_i)
+    return collective_time("all_reduce", m, n * g, bw, alpha, "ring")
