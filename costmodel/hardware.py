@@ -1,0 +1,550 @@
+r"""Hardware models: GPU, Link, Node and Cluster (frozen, strict pydantic v2).
+
+These are the objects users think in; the formula modules never see them. A :class:`Cluster`
+hands the formula layer plain SI numbers (per-GPU bandwidth per direction, latency per hop,
+rank counts), and :mod:`costmodel.presets` loads them from the cited TOML files in ``presets/``.
+
+Units
+-----
+Every quantity is stored in SI (bytes, seconds, B/s, FLOP/s) and its field name says so
+(``memory_bytes``, ``latency_s``, ``datasheet_bandwidth_bytes_per_s``). A quantity may be given
+as a number in that SI unit or as a string with a unit, parsed by :mod:`costmodel.units`
+(``"80GB"``, ``"900GB/s"``, ``"400Gb/s"``, ``"0.6us"``, ``"989.5TFLOP/s"``). **Preset files must use
+strings with units**: a bare number in a TOML file is refused, so ``latency_s = 2.7`` (meant as
+µs) can never be read as 2.7 seconds.
+
+Per direction
+-------------
+A :class:`Link` stores the figure its datasheet prints and whether that figure counts one
+direction or both (``datasheet_direction``). NVIDIA quotes NVLink and PCIe as bidirectional
+totals (H100: "NVLink 900GB/s", "PCIe Gen5 128GB/s"); InfiniBand and Ethernet NICs are quoted
+per direction (NDR "400Gb/s"). Formulas use the per-direction figure
+(:attr:`Link.per_direction_bandwidth_bytes_per_s`). The seed lesson differs from the datasheets
+in two places: it uses NVLink4's 900 GB/s bidirectional total as a per-direction bandwidth in
+its 500 MB example, and it calls PCIe 5.0 x16 "~64 GB/s bidirectional" where 64 GB/s is the
+per-direction figure (128 GB/s bidirectional).
+
+>>> nvl4 = Link(name="nvlink4", kind="nvlink", generation="NVLink 4",
+...             datasheet_bandwidth_bytes_per_s="900GB/s", datasheet_direction="bidirectional",
+...             links_in_figure=18, latency_s="0.6us", source="H100 datasheet")
+>>> nvl4.per_direction_bandwidth_bytes_per_s / 1e9, nvl4.per_link_bandwidth_bytes_per_s / 1e9
+(450.0, 25.0)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    model_validator,
+)
+
+from .units import parse_bytes, parse_count, parse_duration, parse_rate
+
+__all__ = [
+    "GPU",
+    "Link",
+    "Node",
+    "Cluster",
+    "Architecture",
+    "LinkKind",
+    "IntraKind",
+    "Fabric",
+    "COMPUTE_CAPABILITIES",
+    "REQUIRE_UNITS",
+]
+
+Architecture = Literal["volta", "turing", "ampere", "ada", "hopper", "blackwell"]
+LinkKind = Literal["nvlink", "pcie", "infiniband", "roce", "efa", "slingshot", "tcpxo", "ethernet"]
+IntraKind = Literal["nvswitch", "nvlink-mesh", "pcie"]
+Fabric = Literal["infiniband", "efa", "slingshot", "roce", "tcpxo", "ethernet", "none"]
+CpuVendor = Literal["intel", "amd", "nvidia", "unknown"]
+
+# CUDA compute capabilities per architecture (CUDA C Programming Guide, "Compute Capabilities")
+COMPUTE_CAPABILITIES: dict[str, tuple[float, ...]] = {
+    "volta": (7.0, 7.2),
+    "turing": (7.5,),
+    "ampere": (8.0, 8.6, 8.7),
+    "ada": (8.9,),
+    "hopper": (9.0,),
+    "blackwell": (10.0, 10.3, 12.0),
+}
+
+# which network fabric each NIC link kind belongs to
+_FABRIC_OF_KIND: dict[str, str] = {
+    "infiniband": "infiniband",
+    "roce": "roce",
+    "efa": "efa",
+    "slingshot": "slingshot",
+    "tcpxo": "tcpxo",
+    "ethernet": "ethernet",
+}
+
+#: validation context key: when true, quantities must be strings with units (preset files)
+REQUIRE_UNITS = "require_units"
+
+_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+_FLOPS_RE = re.compile(r"^\s*(?P<num>.*?)\s*(?:FLOP/s|FLOPS|flop/s)\s*$")
+
+
+def _parse_flops(text: str | int | float, *, name: str = "flops") -> float:
+    """Parse ``"989.5TFLOP/s"`` or ``"2250 TFLOPS"`` into FLOP/s (number and prefix by units.py)."""
+    if isinstance(text, str):
+        m = _FLOPS_RE.match(text)
+        if not m:
+            raise ValueError(
+                f"{name}: cannot parse {text!r}; expected FLOP/s with a unit, e.g. '989.5TFLOP/s'"
+            )
+        text = m["num"]
+    value = parse_count(text, name=name)
+    if value <= 0:
+        raise ValueError(f"{name}: must be > 0 FLOP/s, got {text!r}")
+    return value
+
+
+# quantity kind -> (parser, SI unit, examples shown in messages and in the JSON schema)
+_QUANTITIES: dict[str, tuple[Callable[..., Any], str, tuple[str, ...]]] = {
+    "bytes": (parse_bytes, "B", ("80GB", "141GB")),
+    "rate": (parse_rate, "B/s", ("450GB/s", "400Gb/s")),
+    "duration": (parse_duration, "s", ("0.6us", "2.7us")),
+    "flops": (_parse_flops, "FLOP/s", ("989.5TFLOP/s", "2250TFLOP/s")),
+}
+
+
+def _quantity(kind: str, bounds: str) -> tuple[BeforeValidator, WithJsonSchema]:
+    parser, unit, examples = _QUANTITIES[kind]
+    shown = " or ".join(repr(e) for e in examples)
+
+    def before(value: Any, info: ValidationInfo) -> Any:
+        name = info.field_name or kind
+        if isinstance(value, bool):
+            raise ValueError(f"{name}: expected a quantity with a unit such as {shown}, got {value!r}")
+        if isinstance(value, int | float):
+            if info.context and info.context.get(REQUIRE_UNITS):
+                raise ValueError(
+                    f"{name}: a unit is required in preset files: write a string such as "
+                    f"{shown}, not the bare number {value!r}"
+                )
+            return parser(value, name=name)
+        if isinstance(value, str):
+            return parser(value, name=name)
+        return value  # strict validation names the wrong type
+
+    schema = {
+        "type": "string",
+        "description": f"a quantity with a unit, stored in {unit}; {bounds}",
+        "examples": list(examples),
+    }
+    return BeforeValidator(before), WithJsonSchema(schema)
+
+
+Bytes = Annotated[int, Field(gt=0, le=10**13), *_quantity("bytes", "0 < value <= 10 TB")]
+Rate = Annotated[float, Field(gt=0, le=1e14), *_quantity("rate", "0 < value <= 100 TB/s")]
+Duration = Annotated[float, Field(ge=0, le=1.0), *_quantity("duration", "0 <= value <= 1 s")]
+Flops = Annotated[float, Field(gt=0, le=1e17), *_quantity("flops", "0 < value <= 100 PFLOP/s")]
+Name = Annotated[str, Field(pattern=_NAME_PATTERN, min_length=1, max_length=64)]
+Source = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description="citation for the numbers: datasheet, paper, or a maintainer's statement "
+        "with its issue number",
+    ),
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class GPU(_Frozen):
+    """One GPU: memory, memory bandwidth, dense tensor throughput, architecture.
+
+    >>> g = GPU(name="h100-sxm", architecture="hopper", compute_capability=9.0,
+    ...         memory_bytes="80GB", memory_bandwidth_bytes_per_s="3.35TB/s",
+    ...         fp16_dense_flops="989.5TFLOP/s", bf16_dense_flops="989.5TFLOP/s",
+    ...         fp8_dense_flops="1979TFLOP/s", source="NVIDIA H100 datasheet")
+    >>> g.memory_bytes, g.bf16_dense_flops
+    (80000000000, 989500000000000.0)
+    """
+
+    name: Name = Field(description="preset name (lower case, digits, '.', '_', '-')")
+    description: str = Field("", description="free text: full product name, variant")
+    architecture: Architecture = Field(description="GPU architecture family")
+    compute_capability: float = Field(
+        ge=7.0, le=12.0, description="CUDA compute capability, e.g. 9.0 for Hopper"
+    )
+    memory_bytes: Bytes = Field(description="device memory [B] (datasheet GB = 1e9 B)")
+    memory_bandwidth_bytes_per_s: Rate = Field(description="device memory bandwidth [B/s]")
+    fp16_dense_flops: Flops = Field(description="dense FP16 tensor-core throughput [FLOP/s]")
+    bf16_dense_flops: Flops | None = Field(
+        None, description="dense BF16 tensor-core throughput [FLOP/s]; absent if unsupported"
+    )
+    fp8_dense_flops: Flops | None = Field(
+        None, description="dense FP8 tensor-core throughput [FLOP/s]; absent if unsupported"
+    )
+    source: Source
+
+    @model_validator(mode="after")
+    def _check_capability(self) -> GPU:
+        allowed = COMPUTE_CAPABILITIES[self.architecture]
+        if self.compute_capability not in allowed:
+            raise ValueError(
+                f"compute_capability={self.compute_capability} does not match "
+                f"architecture={self.architecture!r}; allowed: {', '.join(map(str, allowed))}"
+            )
+        return self
+
+    @property
+    def peak_flops(self) -> float:
+        """Dense BF16 throughput if supported, else FP16 [FLOP/s]: the training peak."""
+        return self.bf16_dense_flops if self.bf16_dense_flops is not None else self.fp16_dense_flops
+
+
+class Link(_Frozen):
+    """A link class (NVLink generation, PCIe x16, a NIC): the datasheet figure and what it counts.
+
+    ``datasheet_bandwidth_bytes_per_s`` is the figure as printed; ``datasheet_direction`` says
+    whether it is per direction or the sum of both; ``links_in_figure`` how many physical
+    links or ports it adds up (18 for H100's "NVLink 900GB/s", 1 for a NIC port). Formulas use
+    :attr:`per_direction_bandwidth_bytes_per_s` (and :attr:`effective_bandwidth_bytes_per_s`).
+
+    >>> ndr = Link(name="ib-ndr", kind="infiniband", generation="NDR",
+    ...            datasheet_bandwidth_bytes_per_s="400Gb/s", datasheet_direction="per_direction",
+    ...            latency_s="2.7us", efficiency=0.96, efficiency_source="nccl-tests #290/#319",
+    ...            source="ConnectX-7 datasheet")
+    >>> ndr.per_direction_bandwidth_bytes_per_s / 1e9, ndr.effective_bandwidth_bytes_per_s / 1e9
+    (50.0, 48.0)
+    """
+
+    name: Name = Field(description="preset name")
+    description: str = Field("", description="free text")
+    kind: LinkKind = Field(description="link technology")
+    generation: str = Field(min_length=1, description="generation, e.g. 'NVLink 4', 'NDR', 'Gen5'")
+    datasheet_bandwidth_bytes_per_s: Rate = Field(
+        description="bandwidth as the datasheet prints it [B/s]"
+    )
+    datasheet_direction: Literal["per_direction", "bidirectional"] = Field(
+        description="whether the datasheet figure counts one direction or both added together"
+    )
+    links_in_figure: int = Field(
+        1, ge=1, le=64, description="physical links or ports the datasheet figure adds up"
+    )
+    line_rate_bytes_per_s: Rate | None = Field(
+        None, description="signalling rate per direction of one link or port, if cited [B/s]"
+    )
+    latency_s: Duration = Field(description="latency per hop [s]")
+    efficiency: float = Field(
+        1.0,
+        gt=0.0,
+        le=1.0,
+        description="fraction of the per-direction bandwidth bulk transfers reach (measured)",
+    )
+    efficiency_source: str = Field(
+        "", description="citation for efficiency; required when efficiency < 1"
+    )
+    source: Source
+
+    @model_validator(mode="after")
+    def _check_efficiency_source(self) -> Link:
+        if self.efficiency < 1.0 and not self.efficiency_source.strip():
+            raise ValueError(
+                f"efficiency={self.efficiency} needs efficiency_source (a citation for the "
+                "measured fraction); allowed: efficiency = 1.0 without one"
+            )
+        return self
+
+    @property
+    def per_direction_bandwidth_bytes_per_s(self) -> float:
+        """The datasheet figure per direction [B/s]: halved if the datasheet counts both."""
+        halves = 2.0 if self.datasheet_direction == "bidirectional" else 1.0
+        return self.datasheet_bandwidth_bytes_per_s / halves
+
+    @property
+    def bidirectional_bandwidth_bytes_per_s(self) -> float:
+        """Both directions added [B/s]: what NVIDIA's NVLink/PCIe datasheets print."""
+        return 2.0 * self.per_direction_bandwidth_bytes_per_s
+
+    @property
+    def per_link_bandwidth_bytes_per_s(self) -> float:
+        """Per direction, per physical link or port [B/s]."""
+        return self.per_direction_bandwidth_bytes_per_s / self.links_in_figure
+
+    @property
+    def effective_bandwidth_bytes_per_s(self) -> float:
+        """Per direction, all links of the figure, times :attr:`efficiency` [B/s]."""
+        return self.per_direction_bandwidth_bytes_per_s * self.efficiency
+
+
+class Node(_Frozen):
+    """One node: its GPUs, the link between them, its NICs, in-switch reduction support.
+
+    For a GB200 NVL72 rack the "node" is the whole NVLink domain (72 GPUs over 18 hosts,
+    ``hosts_per_node = 18``), because that is the unit inside which traffic stays on NVLink.
+    """
+
+    name: str = Field("", description="system name, e.g. 'NVIDIA DGX H100'")
+    gpus_per_node: int = Field(ge=1, le=1024, description="GPUs in one node (NVLink domain)")
+    hosts_per_node: int = Field(
+        1, ge=1, le=1024, description="operating-system hosts (trays) in one node"
+    )
+    gpu: GPU
+    intra_link: Link = Field(description="link between GPUs inside the node")
+    intra_kind: IntraKind = Field(
+        description="'nvswitch' (all-to-all through switches), 'nvlink-mesh' (direct links), "
+        "'pcie'"
+    )
+    nvlinks_per_gpu: int | None = Field(
+        None, ge=0, le=64, description="NVLinks per GPU; default: the intra link's links_in_figure"
+    )
+    p2p: bool = Field(True, description="GPU peer-to-peer access inside the node")
+    nvls: bool = Field(False, description="in-switch reduction inside the node (NVLink SHARP)")
+    nics_per_node: int = Field(0, ge=0, le=1024, description="network ports per node for GPUs")
+    nic: Link | None = Field(None, description="the network port, absent when nics_per_node = 0")
+    fabric: Fabric = Field("none", description="the network between nodes")
+    sharp: bool = Field(False, description="in-network reduction across nodes (IB SHARP)")
+    cpu_vendor: CpuVendor = Field("unknown", description="host CPU vendor (NCCL tunes on it)")
+    source: Source
+
+    @model_validator(mode="after")
+    def _check(self) -> Node:
+        kind = self.intra_link.kind
+        if self.intra_kind == "pcie" and kind != "pcie":
+            raise ValueError(f"intra_kind='pcie' needs a pcie intra_link, got kind={kind!r}")
+        if self.intra_kind != "pcie" and kind != "nvlink":
+            raise ValueError(
+                f"intra_kind={self.intra_kind!r} needs an nvlink intra_link, got kind={kind!r}"
+            )
+        if self.intra_kind == "pcie" and self.nvlinks_per_gpu not in (None, 0):
+            raise ValueError(f"nvlinks_per_gpu={self.nvlinks_per_gpu} with intra_kind='pcie'")
+        if not self.p2p and self.intra_kind != "pcie":
+            raise ValueError("p2p=false is only possible with intra_kind='pcie'")
+        if self.nvls and self.intra_kind != "nvswitch":
+            raise ValueError(f"nvls=true needs intra_kind='nvswitch', got {self.intra_kind!r}")
+        if self.nvls and self.gpu.architecture not in ("hopper", "blackwell"):
+            raise ValueError(
+                f"nvls=true needs a hopper or blackwell GPU, got {self.gpu.architecture!r}"
+            )
+        if (self.nics_per_node == 0) != (self.nic is None) or (self.nic is None) != (
+            self.fabric == "none"
+        ):
+            raise ValueError(
+                f"nics_per_node={self.nics_per_node}, nic={'set' if self.nic else 'absent'}, "
+                f"fabric={self.fabric!r}: either all three describe a network or none does "
+                "(nics_per_node = 0, no nic, fabric = 'none')"
+            )
+        if self.nic is not None:
+            expected = _FABRIC_OF_KIND.get(self.nic.kind)
+            if expected != self.fabric:
+                raise ValueError(
+                    f"fabric={self.fabric!r} does not match nic.kind={self.nic.kind!r}; "
+                    f"allowed: fabric={expected!r}"
+                )
+        if self.sharp and self.fabric != "infiniband":
+            raise ValueError(f"sharp=true needs fabric='infiniband', got {self.fabric!r}")
+        return self
+
+    @property
+    def nvlinks(self) -> int:
+        """NVLinks per GPU (0 for PCIe nodes)."""
+        if self.intra_kind == "pcie":
+            return 0
+        return self.nvlinks_per_gpu if self.nvlinks_per_gpu is not None else (
+            self.intra_link.links_in_figure
+        )
+
+    @property
+    def intra_bandwidth_bytes_per_s(self) -> float:
+        """Per GPU, per direction, at line rate [B/s]: NVLinks x per-link, or the PCIe x16 link."""
+        if self.intra_kind == "pcie":
+            return self.intra_link.per_direction_bandwidth_bytes_per_s
+        return self.nvlinks * self.intra_link.per_link_bandwidth_bytes_per_s
+
+
+class Cluster(_Frozen):
+    """A cluster: ``nodes`` copies of one :class:`Node`. Hands the formulas plain SI numbers.
+
+    Bandwidths are per direction. ``intra_*`` and ``inter_*`` are line rates (datasheet);
+    ``effective_*`` multiply by the links' measured efficiency factors.
+
+    >>> from costmodel.presets import cluster
+    >>> c = cluster("dgx-h100", nodes=2)
+    >>> c.ranks, c.intra_bandwidth_bytes_per_s / 1e9, c.inter_bandwidth_bytes_per_s / 1e9
+    (16, 450.0, 50.0)
+    >>> c.node_inter_bandwidth_bytes_per_s / 1e9, c.effective_node_inter_bandwidth_bytes_per_s / 1e9
+    (400.0, 384.0)
+    """
+
+    name: Name = Field(description="preset name")
+    description: str = Field("", description="free text")
+    nodes: int = Field(1, ge=1, le=1_000_000, description="number of nodes")
+    node: Node
+    source: Source
+
+    @model_validator(mode="after")
+    def _check(self) -> Cluster:
+        if self.nodes > 1 and self.node.nics_per_node == 0:
+            raise ValueError(
+                f"nodes={self.nodes} but the node has no network (nics_per_node=0); "
+                "allowed: nodes=1, or a node with NICs"
+            )
+        return self
+
+    # --- structure -----------------------------------------------------------------------
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs per node."""
+        return self.node.gpus_per_node
+
+    @property
+    def ranks(self) -> int:
+        """Total GPUs (one rank each)."""
+        return self.nodes * self.node.gpus_per_node
+
+    @property
+    def gpu(self) -> GPU:
+        """The GPU model."""
+        return self.node.gpu
+
+    @property
+    def intra_kind(self) -> str:
+        """'nvswitch', 'nvlink-mesh' or 'pcie'."""
+        return self.node.intra_kind
+
+    @property
+    def p2p(self) -> bool:
+        """GPU peer-to-peer inside a node."""
+        return self.node.p2p
+
+    @property
+    def nvls(self) -> bool:
+        """In-switch reduction inside a node (NVLink SHARP)."""
+        return self.node.nvls
+
+    @property
+    def sharp(self) -> bool:
+        """In-network reduction across nodes (IB SHARP / CollNet)."""
+        return self.node.sharp
+
+    @property
+    def fabric(self) -> str:
+        """The network between nodes ('none' if the node has no NIC)."""
+        return self.node.fabric
+
+    @property
+    def nics_per_node(self) -> int:
+        """Network ports per node."""
+        return self.node.nics_per_node
+
+    @property
+    def nic(self) -> Link | None:
+        """The network port's link preset."""
+        return self.node.nic
+
+    @property
+    def nvlinks_per_gpu(self) -> int:
+        """NVLinks per GPU (0 on PCIe nodes)."""
+        return self.node.nvlinks
+
+    @property
+    def cpu_vendor(self) -> str:
+        """Host CPU vendor."""
+        return self.node.cpu_vendor
+
+    @property
+    def hosts_per_node(self) -> int:
+        """Operating-system hosts in one node (18 trays for GB200 NVL72, else 1)."""
+        return self.node.hosts_per_node
+
+    # --- numbers for the formulas ---------------------------------------------------------
+    @property
+    def nvlink_bandwidth_per_link_bytes_per_s(self) -> float:
+        """One NVLink, one direction [B/s] (0.0 on PCIe nodes)."""
+        if self.node.intra_kind == "pcie":
+            return 0.0
+        return self.node.intra_link.per_link_bandwidth_bytes_per_s
+
+    @property
+    def intra_bandwidth_bytes_per_s(self) -> float:
+        """Per GPU, per direction, datasheet line rate, inside a node [B/s]."""
+        return self.node.intra_bandwidth_bytes_per_s
+
+    @property
+    def node_inter_bandwidth_bytes_per_s(self) -> float:
+        """All NICs of one node, per direction, line rate [B/s] (0.0 without a network)."""
+        if self.node.nic is None:
+            return 0.0
+        return self.node.nics_per_node * self.node.nic.per_direction_bandwidth_bytes_per_s
+
+    @property
+    def inter_bandwidth_bytes_per_s(self) -> float:
+        """Per-GPU share of the node's NICs, per direction, line rate [B/s]."""
+        return self.node_inter_bandwidth_bytes_per_s / self.node.gpus_per_node
+
+    @property
+    def effective_intra_bandwidth_bytes_per_s(self) -> float:
+        """:attr:`intra_bandwidth_bytes_per_s` times the intra link's efficiency [B/s]."""
+        return self.intra_bandwidth_bytes_per_s * self.node.intra_link.efficiency
+
+    @property
+    def effective_node_inter_bandwidth_bytes_per_s(self) -> float:
+        """:attr:`node_inter_bandwidth_bytes_per_s` times the NIC's efficiency [B/s]."""
+        if self.node.nic is None:
+            return 0.0
+        return self.node_inter_bandwidth_bytes_per_s * self.node.nic.efficiency
+
+    @property
+    def effective_inter_bandwidth_bytes_per_s(self) -> float:
+        """:attr:`inter_bandwidth_bytes_per_s` times the NIC's efficiency [B/s]."""
+        return self.effective_node_inter_bandwidth_bytes_per_s / self.node.gpus_per_node
+
+    @property
+    def intra_latency_s(self) -> float:
+        """Latency per hop inside a node [s]."""
+        return self.node.intra_link.latency_s
+
+    @property
+    def inter_latency_s(self) -> float:
+        """Latency per hop between nodes [s] (0.0 without a network)."""
+        return 0.0 if self.node.nic is None else self.node.nic.latency_s
+
+    @property
+    def peak_flops(self) -> float:
+        """Dense BF16 (else FP16) throughput of one GPU [FLOP/s]."""
+        return self.node.gpu.peak_flops
+
+    # --- variants ----------------------------------------------------------------------------
+    def with_nodes(self, nodes: int) -> Cluster:
+        """The same cluster with ``nodes`` nodes (validated)."""
+        return Cluster.model_validate({**_shallow(self), "nodes": nodes})
+
+    def with_gpus_per_node(self, gpus_per_node: int) -> Cluster:
+        """A slice of each node with ``gpus_per_node`` GPUs; each GPU keeps its share of NICs.
+
+        NICs scale as ``ceil(nics_per_node * g / G)`` (one NIC per GPU stays one per GPU; 32
+        EFA ports over 8 GPUs give 16 for a 4-GPU slice).
+        """
+        g0 = self.node.gpus_per_node
+        if isinstance(gpus_per_node, bool) or not isinstance(gpus_per_node, int) or gpus_per_node < 1:
+            raise ValueError(f"gpus_per_node: must be an integer >= 1, got {gpus_per_node!r}")
+        nics = self.node.nics_per_node
+        if nics:
+            nics = math.ceil(nics * gpus_per_node / g0)
+        node = Node.model_validate(
+            {**_shallow(self.node), "gpus_per_node": gpus_per_node, "nics_per_node": nics}
+        )
+        return Cluster.model_validate({**_shallow(self), "node": node})
+
+
+def _shallow(model: BaseModel) -> dict[str, Any]:
+    """Field values without dumping nested models (so they re-validate as instances)."""
+    return {name: getattr(model, name) for name in type(model).model_fields}

@@ -1,0 +1,540 @@
+r"""Hardware presets: cited TOML files for GPUs, links and clusters, shipped and user-supplied.
+
+Files
+-----
+One TOML file per preset, named after it, in ``gpus/``, ``links/`` or ``clusters/``:
+
+- shipped: the top-level ``presets/`` folder of the repository, installed inside the wheel as
+  the package ``costmodel._presets``;
+- user: every folder in ``COSTMODEL_PRESETS`` (an ``os.pathsep``-separated list), then the
+  folders passed as ``dirs=`` (the CLI's ``--presets-dir``). A user folder has the same layout
+  (files directly in it must say ``preset = "gpu" | "link" | "cluster"``).
+
+A later source overrides an earlier one by name (shipped < ``COSTMODEL_PRESETS`` < ``dirs``;
+within one list the first folder wins, as in ``PATH``); :func:`listing` says which file won.
+
+Format
+------
+Keys are the model fields (:mod:`costmodel.hardware`), whose names carry the SI unit the value
+is stored in. **Quantities are strings with units** (``memory_bytes = "80GB"``,
+``datasheet_bandwidth_bytes_per_s = "900GB/s"``, ``latency_s = "0.6us"``,
+``bf16_dense_flops = "989.5TFLOP/s"``); a bare number is refused, so a value is never read in the
+wrong unit. Every number carries a ``# citation`` comment and every preset a ``source``. In a
+cluster file, ``node.gpu``, ``node.intra_link`` and ``node.nic`` name a GPU or link preset, or
+hold a full inline table. ``costmodel presets schema`` prints the JSON schema.
+
+Loading never half-succeeds: all files are read and validated together, and any error (TOML
+syntax, unknown key, missing source, zero bandwidth, bare number, dangling reference) raises
+one :class:`PresetError` naming the file, the field and what is allowed.
+
+Which preset describes each measured run in ``data/nccl-tests`` is tabled in
+``presets/README.md`` (e.g. 06a: ``cluster("dell-xe9680-h100", nodes=2)``).
+
+>>> names("gpu")[:3]
+['a100-sxm-80gb', 'b200', 'gb200']
+>>> c = cluster("dgx-h100", nodes=8)
+>>> c.ranks, c.gpu.name, c.node.nic.name
+(64, 'h100-sxm', 'ib-ndr')
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.resources
+import json
+import os
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from pydantic import BaseModel, ValidationError
+
+from .hardware import GPU, REQUIRE_UNITS, Cluster, Link, Node, _parse_flops
+from .units import (
+    format_bytes,
+    format_duration,
+    format_flops,
+    format_rate,
+    parse_bytes,
+    parse_duration,
+    parse_rate,
+)
+
+__all__ = [
+    "ENV_VAR",
+    "KINDS",
+    "PresetError",
+    "PresetRow",
+    "names",
+    "load",
+    "cluster",
+    "listing",
+    "schema",
+    "schema_json",
+    "to_toml",
+    "shipped_dir",
+]
+
+ENV_VAR = "COSTMODEL_PRESETS"
+#: kind -> (folder, model)
+KINDS: dict[str, tuple[str, type[BaseModel]]] = {
+    "gpu": ("gpus", GPU),
+    "link": ("links", Link),
+    "cluster": ("clusters", Cluster),
+}
+_KIND_ALIASES = {"gpus": "gpu", "links": "link", "clusters": "cluster", "node": "cluster"}
+# cluster files may name these presets instead of inlining them: field -> kind
+_REFERENCES = {"gpu": "gpu", "intra_link": "link", "nic": "link"}
+
+
+class PresetError(ValueError):
+    """A preset file or name is wrong; the message names the file, the field, what is allowed."""
+
+
+@dataclass(frozen=True)
+class PresetRow:
+    """One line of :func:`listing`."""
+
+    name: str
+    kind: str
+    headline: str
+    source: str
+    origin: str  # "shipped" or "user"
+    path: str
+    overrides: tuple[str, ...] = ()  # files this one shadows
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain dict (for JSON output and DataFrames)."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "headline": self.headline,
+            "source": self.source,
+            "origin": self.origin,
+            "path": self.path,
+            "overrides": list(self.overrides),
+        }
+
+
+@dataclass
+class _File:
+    name: str
+    kind: str
+    path: str
+    origin: str
+    data: dict[str, Any]
+    overrides: list[str] = field(default_factory=list)
+
+
+# --- locating files ----------------------------------------------------------------------------
+def shipped_dir() -> Path:
+    """The shipped presets folder: ``costmodel._presets`` if installed, else the repo folder."""
+    try:
+        root = importlib.resources.files("costmodel._presets")
+        path = Path(str(root))
+        if (path / "gpus").is_dir():
+            return path
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return Path(__file__).resolve().parent.parent / "presets"
+
+
+def _normalize_kind(kind: str | None) -> str | None:
+    if kind is None:
+        return None
+    k = _KIND_ALIASES.get(kind, kind)
+    if k not in KINDS:
+        raise PresetError(f"kind: {kind!r} is not a preset kind; allowed: {', '.join(KINDS)}")
+    return k
+
+
+def _user_dirs(dirs: Iterable[str | os.PathLike[str]] | str | None) -> list[tuple[Path, str]]:
+    """(folder, how it was given), lowest priority first."""
+    out: list[tuple[Path, str]] = []
+    env = os.environ.get(ENV_VAR, "")
+    env_dirs = [d for d in env.split(os.pathsep) if d.strip()]
+    # within a list the first folder wins (PATH); later entries override earlier -> reverse
+    out += [(Path(d).expanduser(), ENV_VAR) for d in reversed(env_dirs)]
+    if isinstance(dirs, str | os.PathLike):
+        dirs = [dirs]
+    out += [(Path(d).expanduser(), "dirs argument") for d in reversed(list(dirs or []))]
+    for path, how in out:
+        if not path.is_dir():
+            raise PresetError(f"{path}: presets folder (from {how}) does not exist or is not a folder")
+    return out
+
+
+def _toml_files(root: Path) -> list[tuple[Path, str | None]]:
+    """(file, kind implied by its folder or None) under one presets root."""
+    found: list[tuple[Path, str | None]] = []
+    for kind, (folder, _) in KINDS.items():
+        sub = root / folder
+        if sub.is_dir():
+            found += [(p, kind) for p in sorted(sub.glob("*.toml"))]
+    found += [(p, None) for p in sorted(root.glob("*.toml"))]
+    return found
+
+
+def _read(path: Path, folder_kind: str | None, origin: str) -> _File:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise PresetError(f"{path}: malformed TOML: {exc}; allowed: TOML 1.0 syntax") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PresetError(f"{path}: cannot read: {exc}") from None
+    kind = data.pop("preset", None)
+    if kind is not None:
+        if not isinstance(kind, str) or _KIND_ALIASES.get(kind, kind) not in KINDS:
+            raise PresetError(f"{path}: preset: {kind!r} is not a preset kind; allowed: gpu, link, cluster")
+        kind = _KIND_ALIASES.get(kind, kind)
+        if folder_kind is not None and kind != folder_kind:
+            raise PresetError(
+                f"{path}: preset: {kind!r} in a {KINDS[folder_kind][0]}/ folder; allowed: {folder_kind!r}"
+            )
+    kind = kind or folder_kind
+    if kind is None:
+        raise PresetError(
+            f"{path}: preset: missing; a file outside gpus/, links/, clusters/ must say "
+            "preset = \"gpu\" | \"link\" | \"cluster\""
+        )
+    name = data.get("name", path.stem)
+    if name != path.stem:
+        raise PresetError(
+            f"{path}: name: {name!r} differs from the file name; allowed: {path.stem!r} "
+            "(one file per preset, named after it)"
+        )
+    data["name"] = name
+    return _File(name=name, kind=kind, path=str(path), origin=origin, data=data)
+
+
+# --- validation ----------------------------------------------------------------------------
+def _fields_at(model: type[BaseModel], loc: Sequence[Any]) -> list[str] | None:
+    """The allowed keys of the (nested) model that ``loc`` points into."""
+    current: Any = model
+    for part in loc:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        info = current.model_fields.get(str(part))
+        if info is None:
+            return None
+        ann = info.annotation
+        candidates = [ann, *getattr(ann, "__args__", ())]
+        current = next(
+            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
+        )
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return None
+
+
+def _explain(path: str, model: type[BaseModel], exc: ValidationError) -> PresetError:
+    lines = []
+    for err in exc.errors():
+        loc = [p for p in err["loc"] if not isinstance(p, int)]
+        where = ".".join(str(p) for p in loc) or "(file)"
+        msg = err["msg"].removeprefix("Value error, ")
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            allowed = _fields_at(model, loc[:-1]) or []
+            lines.append(f"{where}: unknown key; allowed keys: {', '.join(allowed)}")
+        elif kind == "missing":
+            hint = "a citation (datasheet, paper, issue number)" if loc[-1:] == ["source"] else (
+                "see `costmodel presets schema`"
+            )
+            lines.append(f"{where}: required but missing; allowed: {hint}")
+        else:
+            got = err.get("input")
+            shown = "" if isinstance(got, dict) else f" (got {got!r})"
+            lines.append(f"{where}: {msg}{shown}")
+    body = "\n  ".join(lines)
+    return PresetError(f"{path}: {body}" if len(lines) == 1 else f"{path}:\n  {body}")
+
+
+class _Registry:
+    def __init__(self, files: dict[str, _File]):
+        self.files = files
+        self.models: dict[str, BaseModel] = {}
+        # gpus and links first: clusters refer to them
+        for kind in ("gpu", "link", "cluster"):
+            for f in sorted((f for f in files.values() if f.kind == kind), key=lambda f: f.name):
+                self.models[f.name] = self._validate(f)
+
+    def _resolve(self, f: _File, key: str, value: Any) -> Any:
+        kind = _REFERENCES[key]
+        if not isinstance(value, str):
+            return value
+        ref = self.files.get(value)
+        if ref is None or ref.kind != kind:
+            pool = sorted(n for n, g in self.files.items() if g.kind == kind)
+            close = difflib.get_close_matches(value, pool, n=3, cutoff=0.5)
+            hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
+            raise PresetError(f"{f.path}: node.{key}: no {kind} preset named {value!r}; {hint}")
+        return self.models[value]
+
+    def _validate(self, f: _File) -> BaseModel:
+        model = KINDS[f.kind][1]
+        data = dict(f.data)
+        if f.kind == "cluster" and isinstance(data.get("node"), dict):
+            node = dict(data["node"])
+            for key in _REFERENCES:
+                if key in node:
+                    node[key] = self._resolve(f, key, node[key])
+            data["node"] = node
+        try:
+            return model.model_validate(data, context={REQUIRE_UNITS: True})
+        except ValidationError as exc:
+            raise _explain(f.path, model, exc) from None
+
+
+_CACHE: dict[tuple[Any, ...], _Registry] = {}
+
+
+def _registry(dirs: Iterable[str | os.PathLike[str]] | str | None = None) -> _Registry:
+    roots = [(shipped_dir(), "shipped"), *((p, "user") for p, _ in _user_dirs(dirs))]
+    listed = [(root, origin, _toml_files(root)) for root, origin in roots]
+    key = tuple(
+        (str(p), p.stat().st_mtime_ns, p.stat().st_size, origin)
+        for _, origin, files in listed
+        for p, _ in files
+    )
+    if key in _CACHE:
+        return _CACHE[key]
+    merged: dict[str, _File] = {}
+    for _, origin, files in listed:
+        layer: dict[str, _File] = {}
+        for path, folder_kind in files:
+            f = _read(path, folder_kind, origin)
+            if f.name in layer:  # same name twice in one folder tree
+                raise PresetError(
+                    f"{path}: name: {f.name!r} is also defined in {layer[f.name].path}; "
+                    "allowed: one file per name in a presets folder"
+                )
+            layer[f.name] = f
+        for name, f in layer.items():
+            old = merged.get(name)
+            if old is not None:
+                if old.kind != f.kind:
+                    raise PresetError(
+                        f"{f.path}: name: {name!r} is a {f.kind} here but a {old.kind} in "
+                        f"{old.path}; allowed: override a preset only with one of the same kind"
+                    )
+                f.overrides = [old.path, *old.overrides]
+            merged[name] = f
+    registry = _Registry(merged)
+    if len(_CACHE) > 32:
+        _CACHE.clear()
+    _CACHE[key] = registry
+    return registry
+
+
+# --- public interface -------------------------------------------------------------------------
+def names(kind: str | None = None, *, dirs: Iterable[str | os.PathLike[str]] | str | None = None) -> list[str]:
+    """Sorted preset names, of one kind (``"gpu"``, ``"link"``, ``"cluster"``) or all.
+
+    >>> "nvlink4" in names("link"), "nvlink4" in names("gpu")
+    (True, False)
+    """
+    k = _normalize_kind(kind)
+    reg = _registry(dirs)
+    return sorted(n for n, f in reg.files.items() if k is None or f.kind == k)
+
+
+def _unknown(name: object, pool: list[str], kind: str | None) -> PresetError:
+    what = f"{kind} preset" if kind else "preset"
+    close = difflib.get_close_matches(str(name), pool, n=3, cutoff=0.4)
+    hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
+    return PresetError(f"name: unknown {what} {name!r}; {hint} (see `costmodel presets list`)")
+
+
+def load(
+    name: str, kind: str | None = None, *, dirs: Iterable[str | os.PathLike[str]] | str | None = None
+) -> GPU | Link | Cluster:
+    """The validated preset called ``name`` (a :class:`GPU`, :class:`Link` or :class:`Cluster`).
+
+    >>> load("nvlink4").per_direction_bandwidth_bytes_per_s
+    450000000000.0
+    """
+    k = _normalize_kind(kind)
+    reg = _registry(dirs)
+    f = reg.files.get(name) if isinstance(name, str) else None
+    if f is None or (k is not None and f.kind != k):
+        pool = sorted(n for n, g in reg.files.items() if k is None or g.kind == k)
+        raise _unknown(name, pool, k)
+    return reg.models[name]  # type: ignore[return-value]
+
+
+def cluster(
+    name: str | Cluster,
+    nodes: int = 1,
+    *,
+    gpus_per_node: int | None = None,
+    dirs: Iterable[str | os.PathLike[str]] | str | None = None,
+) -> Cluster:
+    """A cluster preset with ``nodes`` nodes (and optionally a ``gpus_per_node`` slice).
+
+    >>> cluster("dgx-h100", nodes=8).ranks
+    64
+    >>> cluster("dgx-h100", gpus_per_node=4).ranks    # a 4-GPU slice of one node
+    4
+    """
+    c = name if isinstance(name, Cluster) else load(name, "cluster", dirs=dirs)
+    assert isinstance(c, Cluster)
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+        raise ValueError(f"nodes: must be an integer >= 1, got {nodes!r}")
+    if gpus_per_node is not None and gpus_per_node != c.gpus_per_node:
+        c = c.with_gpus_per_node(gpus_per_node)
+    try:
+        return c if nodes == c.nodes else c.with_nodes(nodes)
+    except ValidationError as exc:
+        raise ValueError(f"nodes: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+
+
+def _headline(model: BaseModel) -> str:
+    if isinstance(model, GPU):
+        flops = model.bf16_dense_flops or model.fp16_dense_flops
+        prec = "bf16" if model.bf16_dense_flops else "fp16"
+        return (
+            f"{format_bytes(model.memory_bytes)}, {format_rate(model.memory_bandwidth_bytes_per_s)}, "
+            f"{format_flops(flops, 4)} {prec} dense"
+        )
+    if isinstance(model, Link):
+        ds = (
+            f" (datasheet {format_rate(model.datasheet_bandwidth_bytes_per_s)} bidirectional)"
+            if model.datasheet_direction == "bidirectional"
+            else ""
+        )
+        eff = f", x{model.efficiency:g} effective" if model.efficiency < 1 else ""
+        return (
+            f"{format_rate(model.per_direction_bandwidth_bytes_per_s)} per direction{ds}, "
+            f"{format_duration(model.latency_s)}/hop{eff}"
+        )
+    assert isinstance(model, Cluster)
+    n = model.node
+    net = (
+        f"{n.nics_per_node}x {n.nic.name} = {format_rate(model.node_inter_bandwidth_bytes_per_s)}/node"
+        if n.nic
+        else "no network"
+    )
+    extras = [x for x, on in (("NVLS", n.nvls), ("SHARP", n.sharp), ("no P2P", not n.p2p)) if on]
+    return (
+        f"{n.gpus_per_node}x {n.gpu.name}, {n.intra_kind} "
+        f"{format_rate(model.intra_bandwidth_bytes_per_s)}/GPU, {net}"
+        + (f" [{', '.join(extras)}]" if extras else "")
+    )
+
+
+def listing(
+    kind: str | None = None, *, dirs: Iterable[str | os.PathLike[str]] | str | None = None
+) -> list[PresetRow]:
+    """Every preset (of one kind) with its headline figures, source, and the file that won.
+
+    >>> row = [r for r in listing("link") if r.name == "nvlink4"][0]
+    >>> row.origin, row.headline.split(",")[0]
+    ('shipped', '450 GB/s per direction (datasheet 900 GB/s bidirectional)')
+    """
+    k = _normalize_kind(kind)
+    reg = _registry(dirs)
+    order = list(KINDS)
+    rows = [
+        PresetRow(
+            name=f.name,
+            kind=f.kind,
+            headline=_headline(reg.models[f.name]),
+            source=str(getattr(reg.models[f.name], "source", "")),
+            origin=f.origin,
+            path=f.path,
+            overrides=tuple(f.overrides),
+        )
+        for f in reg.files.values()
+        if k is None or f.kind == k
+    ]
+    return sorted(rows, key=lambda r: (order.index(r.kind), r.name))
+
+
+# --- schema and writing ----------------------------------------------------------------------
+def schema(kind: str) -> dict[str, Any]:
+    """JSON schema of one preset kind, as a user writes the TOML file (quantities are strings)."""
+    k = _normalize_kind(kind)
+    assert k is not None
+    model = KINDS[k][1]
+    sch = model.model_json_schema()
+    sch.setdefault("properties", {})["preset"] = {
+        "const": k,
+        "description": "optional inside gpus/, links/, clusters/; required elsewhere",
+    }
+    node = sch.get("$defs", {}).get("Node")
+    if node:
+        for key, ref_kind in _REFERENCES.items():
+            prop = node["properties"][key]
+            named = {"type": "string", "description": f"name of a {ref_kind} preset"}
+            options = prop.pop("anyOf", None) or [{"$ref": prop.pop("$ref")}]
+            prop["anyOf"] = [named, *options]
+    return sch
+
+
+def schema_json(kind: str) -> str:
+    """:func:`schema` as indented JSON text (``costmodel presets schema``)."""
+    return json.dumps(schema(kind), indent=2)
+
+
+_PREFIXES = (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0))
+_DURATIONS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))
+
+
+def _num(x: float) -> str:
+    s = repr(float(x))
+    return s[:-2] if s.endswith(".0") else s
+
+
+def _quantity_text(field_name: str, value: float) -> str:
+    """Shortest unit string that parses back to exactly ``value``."""
+    if field_name.endswith("_bytes_per_s"):
+        cands = [f"{_num(value / s)}{p}B/s" for p, s in _PREFIXES]
+        parse: Any = parse_rate
+    elif field_name.endswith("_bytes"):
+        cands = [f"{_num(value / s)}{p}B" for p, s in _PREFIXES if value % s == 0]
+        cands.append(f"{int(value)}B")
+        parse = parse_bytes
+    elif field_name.endswith("_flops"):
+        cands = [f"{_num(value / s)}{p}FLOP/s" for p, s in _PREFIXES if p != "P"]
+        parse = _parse_flops
+    else:  # *_s
+        cands = [f"{_num(value / s)}{u}" for u, s in _DURATIONS]
+        parse = parse_duration
+    exact = [c for c in cands if parse(c) == value]
+    return min(exact, key=len) if exact else cands[-1]
+
+
+_QUANTITY_SUFFIXES = ("_bytes_per_s", "_bytes", "_flops", "_s")
+
+
+def _toml_dict(model: BaseModel) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if value is None:
+            continue
+        if isinstance(value, BaseModel):
+            out[name] = _toml_dict(value)
+        elif name.endswith(_QUANTITY_SUFFIXES) and isinstance(value, int | float) and not isinstance(
+            value, bool
+        ):
+            out[name] = _quantity_text(name, value)
+        else:
+            out[name] = value
+    return out
+
+
+def to_toml(model: GPU | Link | Cluster | Node) -> str:
+    """A preset file for ``model`` (quantities as exact unit strings; nested models inline).
+
+    >>> print(to_toml(load("nvlink4")).splitlines()[0])
+    preset = "link"
+    """
+    kind = {GPU: "gpu", Link: "link", Cluster: "cluster"}.get(type(model))
+    if kind is None:
+        raise ValueError(f"model: expected a GPU, Link or Cluster, got {type(model).__name__}")
+    return tomli_w.dumps({"preset": kind, **_toml_dict(model)})
