@@ -34,7 +34,6 @@ per-direction figure (128 GB/s bidirectional).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -48,7 +47,7 @@ from pydantic import (
     model_validator,
 )
 
-from .units import parse_bytes, parse_count, parse_duration, parse_rate
+from .units import parse_bytes, parse_duration, parse_flops, parse_rate
 
 __all__ = [
     "GPU",
@@ -93,30 +92,12 @@ _FABRIC_OF_KIND: dict[str, str] = {
 REQUIRE_UNITS = "require_units"
 
 _NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
-_FLOPS_RE = re.compile(r"^\s*(?P<num>.*?)\s*(?:FLOP/s|FLOPS|flop/s)\s*$")
-
-
-def _parse_flops(text: str | int | float, *, name: str = "flops") -> float:
-    """Parse ``"989.5TFLOP/s"`` or ``"2250 TFLOPS"`` into FLOP/s (number and prefix by units.py)."""
-    if isinstance(text, str):
-        m = _FLOPS_RE.match(text)
-        if not m:
-            raise ValueError(
-                f"{name}: cannot parse {text!r}; expected FLOP/s with a unit, e.g. '989.5TFLOP/s'"
-            )
-        text = m["num"]
-    value = parse_count(text, name=name)
-    if value <= 0:
-        raise ValueError(f"{name}: must be > 0 FLOP/s, got {text!r}")
-    return value
-
-
 # quantity kind -> (parser, SI unit, examples shown in messages and in the JSON schema)
 _QUANTITIES: dict[str, tuple[Callable[..., Any], str, tuple[str, ...]]] = {
     "bytes": (parse_bytes, "B", ("80GB", "141GB")),
     "rate": (parse_rate, "B/s", ("450GB/s", "400Gb/s")),
     "duration": (parse_duration, "s", ("0.6us", "2.7us")),
-    "flops": (_parse_flops, "FLOP/s", ("989.5TFLOP/s", "2250TFLOP/s")),
+    "flops": (parse_flops, "FLOP/s", ("989.5TFLOP/s", "2250TFLOP/s")),
 }
 
 

@@ -52,7 +52,7 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
-from .hardware import GPU, REQUIRE_UNITS, Cluster, Link, Node, _parse_flops
+from .hardware import GPU, REQUIRE_UNITS, Cluster, Link, Node
 from .units import (
     format_bytes,
     format_duration,
@@ -60,6 +60,7 @@ from .units import (
     format_rate,
     parse_bytes,
     parse_duration,
+    parse_flops,
     parse_rate,
 )
 
@@ -500,7 +501,7 @@ def _quantity_text(field_name: str, value: float) -> str:
         parse = parse_bytes
     elif field_name.endswith("_flops"):
         cands = [f"{_num(value / s)}{p}FLOP/s" for p, s in _PREFIXES if p != "P"]
-        parse = _parse_flops
+        parse = parse_flops
     else:  # *_s
         cands = [f"{_num(value / s)}{u}" for u, s in _DURATIONS]
         parse = parse_duration

@@ -172,6 +172,30 @@ def parse_count(text: str | int | float, *, name: str = "count") -> float:
     return value
 
 
+_FLOPS_RE = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<prefix>[kKMGTPE]?)\s*FLOP(?:S|/s)?\s*$", re.I)
+_FLOPS_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15, "e": 1e18}
+
+
+def parse_flops(text: str | int | float, *, name: str = "flops") -> float:
+    """Parse a compute rate such as ``"989TFLOP/s"``, ``"1.98 PFLOPS"`` into FLOP/s.
+
+    A plain number is taken as FLOP/s. Zero, negative and non-finite rates are refused.
+
+    >>> parse_flops("989TFLOP/s"), parse_flops("2 PFLOPS"), parse_flops(1e12)
+    (989000000000000.0, 2000000000000000.0, 1000000000000.0)
+    """
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        m = _FLOPS_RE.match(str(text))
+        if not m:
+            raise _bad(name, text, "'989TFLOP/s', '2PFLOPS'")
+        value = float(m["num"]) * _FLOPS_PREFIX[m["prefix"].lower()]
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name}: must be a finite rate > 0 FLOP/s, got {text!r}")
+    return value
+
+
 def _si(value: float, unit: str, prefixes: tuple[tuple[float, str], ...], digits: int) -> str:
     if value is None or not math.isfinite(value):
         return f"{value} {unit}"

@@ -1,0 +1,259 @@
+r"""Batch arithmetic of data-parallel training (DESIGN.md section 3.5).
+
+.. math:: B_{global} = B_{local} \times N \times A
+
+with ``B_local`` the micro-batch per GPU, ``N`` the data-parallel ranks and ``A`` the gradient
+accumulation steps. Given any three, :func:`solve_batch` finds the fourth, and refuses a split
+that is not a whole number, offering the nearest valid ones. Learning-rate scaling with the
+global batch: linear (Goyal et al. 2017) or square root (Krizhevsky 2014; Hoffer et al. 2017),
+with a linear warmup.
+
+>>> global_batch(4, 256, 8)
+8192
+>>> solve_batch(local_batch=4, ranks=64, global_batch=8192).accumulation
+32
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+FloatOrArray = float | np.ndarray
+LRRule = Literal["linear", "sqrt"]
+
+_FIELDS: tuple[str, ...] = ("local_batch", "ranks", "accumulation", "global_batch")
+
+# rule -> lr multiplier as a function of k = new_batch / base_batch
+LR_RULES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    # Goyal et al. 2017, "Accurate, Large Minibatch SGD", arXiv:1706.02677, section 2.1:
+    # "When the minibatch size is multiplied by k, multiply the learning rate by k."
+    "linear": lambda k: k,
+    # Krizhevsky 2014, "One weird trick...", arXiv:1404.5997, section 5 and Hoffer et al. 2017,
+    # "Train longer, generalize better", arXiv:1705.08741, section 4: scale by sqrt(k) to keep
+    # the gradient-noise covariance.
+    "sqrt": np.sqrt,
+}
+
+
+def _whole(name: str, value: object) -> int:
+    """A whole number >= 1 (ints, or floats with no fraction)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}") from None
+    if not math.isfinite(x) or x < 1 or x != math.floor(x):
+        raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
+    return int(x)
+
+
+def _whole_array(name: str, value: ArrayLike) -> np.ndarray:
+    try:
+        x = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}") from None
+    bad = ~np.isfinite(x) | (x < 1) | (x != np.floor(x))
+    if bad.any():
+        first = float(x.ravel()[int(np.flatnonzero(bad.ravel())[0])])
+        raise ValueError(f"{name}: must be a whole number >= 1, got {first!r}")
+    return x.astype(np.int64)
+
+
+def _positive(name: str, value: ArrayLike) -> np.ndarray:
+    try:
+        x = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number > 0, got {value!r}") from None
+    bad = ~np.isfinite(x) | (x <= 0)
+    if bad.any():
+        first = float(x.ravel()[int(np.flatnonzero(bad.ravel())[0])])
+        raise ValueError(f"{name}: must be a finite number > 0, got {first!r}")
+    return x
+
+
+def _int_out(x: np.ndarray) -> int | np.ndarray:
+    return int(x) if np.ndim(x) == 0 else x
+
+
+def _float_out(x: np.ndarray) -> FloatOrArray:
+    return float(x) if np.ndim(x) == 0 else x
+
+
+def global_batch(local_batch: ArrayLike, ranks: ArrayLike, accumulation: ArrayLike = 1) -> int | np.ndarray:
+    r"""Global batch :math:`B_{global} = B_{local} N A` [samples].
+
+    Parameters
+    ----------
+    local_batch : array_like
+        Micro-batch per GPU ``B_local`` [samples], whole >= 1.
+    ranks : array_like
+        Data-parallel ranks ``N`` [-], whole >= 1.
+    accumulation : array_like
+        Gradient-accumulation steps ``A`` [-], whole >= 1.
+
+    Examples
+    --------
+    >>> global_batch(4, 256, 8)            # the lesson's quiz
+    8192
+    >>> global_batch(4, [8, 64], 32).tolist()
+    [1024, 8192]
+    """
+    b = _whole_array("local_batch", local_batch)
+    n = _whole_array("ranks", ranks)
+    a = _whole_array("accumulation", accumulation)
+    return _int_out(b * n * a)
+
+
+def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) -> int | np.ndarray:
+    r"""Tokens per optimizer step :math:`B_{global} \times s` [tokens].
+
+    >>> tokens_per_step(8192, 2048)
+    16777216
+    """
+    g = _whole_array("global_batch_size", global_batch_size)
+    s = _whole_array("sequence_length", sequence_length)
+    return _int_out(g * s)
+
+
+@dataclass(frozen=True)
+class BatchSolution:
+    """A consistent batch split: ``global_batch = local_batch * ranks * accumulation``."""
+
+    local_batch: int
+    ranks: int
+    accumulation: int
+    global_batch: int
+    solved: str  # which of the four was the unknown
+
+    def tokens_per_step(self, sequence_length: int) -> int:
+        """Tokens per optimizer step at this sequence length [tokens]."""
+        return int(tokens_per_step(self.global_batch, sequence_length))
+
+    def as_dict(self) -> dict[str, int | str]:
+        return {f: getattr(self, f) for f in (*_FIELDS, "solved")}
+
+
+def solve_batch(
+    local_batch: int | None = None,
+    ranks: int | None = None,
+    accumulation: int | None = None,
+    global_batch: int | None = None,
+) -> BatchSolution:
+    r"""Solve :math:`B_{global} = B_{local} N A` for its one unknown (pass it as ``None``).
+
+    Parameters
+    ----------
+    local_batch, ranks, accumulation, global_batch : int or None
+        Exactly one must be ``None``; the others whole numbers >= 1.
+
+    Returns
+    -------
+    BatchSolution
+
+    Raises
+    ------
+    ValueError
+        Not exactly one unknown; or the unknown is not a whole number >= 1: the message gives
+        the exact quotient and the nearest whole values with the global batch each gives.
+
+    Examples
+    --------
+    >>> solve_batch(local_batch=4, ranks=64, global_batch=8192)
+    BatchSolution(local_batch=4, ranks=64, accumulation=32, global_batch=8192, solved='accumulation')
+    >>> try:
+    ...     solve_batch(local_batch=3, ranks=64, global_batch=8192)
+    ... except ValueError as err:
+    ...     print(err)
+    accumulation: 8192 / (3 x 64) = 42.67 is not a whole number; nearest valid: accumulation=42 (global_batch=8064) or accumulation=43 (global_batch=8256)
+    """
+    given = {"local_batch": local_batch, "ranks": ranks, "accumulation": accumulation,
+             "global_batch": global_batch}
+    unknown = [k for k, v in given.items() if v is None]
+    if len(unknown) != 1:
+        raise ValueError(
+            f"solve_batch: exactly one of {', '.join(_FIELDS)} must be None (the unknown); "
+            f"got {len(unknown)} unknown ({', '.join(unknown) or 'none'})")
+    name = unknown[0]
+    known = {k: _whole(k, v) for k, v in given.items() if v is not None}
+    if name == "global_batch":
+        value = known["local_batch"] * known["ranks"] * known["accumulation"]
+        return BatchSolution(**known, global_batch=value, solved=name)
+    factors = {k: v for k, v in known.items() if k != "global_batch"}
+    product = math.prod(factors.values())
+    total = known["global_batch"]
+    if total % product:
+        exact = total / product
+        lo, hi = math.floor(exact), math.ceil(exact)
+        options = [f"{name}={v} (global_batch={v * product})" for v in (lo, hi) if v >= 1]
+        formula = " x ".join(str(v) for v in factors.values())
+        raise ValueError(
+            f"{name}: {total} / ({formula}) = {exact:.4g} is not a whole number; "
+            f"nearest valid: {' or '.join(options)}")
+    return BatchSolution(**{**known, name: total // product}, solved=name)  # type: ignore[arg-type]
+
+
+def scale_learning_rate(
+    base_lr: ArrayLike, base_batch: ArrayLike, new_batch: ArrayLike, rule: LRRule = "linear"
+) -> FloatOrArray:
+    r"""Learning rate for a new global batch, scaled from a tuned one.
+
+    .. math:: \eta' = \eta\, k \ (\text{linear}),\qquad \eta' = \eta \sqrt{k}\ (\text{sqrt}),
+              \qquad k = B'/B
+
+    Parameters
+    ----------
+    base_lr : array_like
+        Learning rate tuned at ``base_batch`` [-], > 0.
+    base_batch, new_batch : array_like
+        Global batch sizes [samples], > 0.
+    rule : {"linear", "sqrt"}
+        Linear: Goyal et al. 2017 (arXiv:1706.02677), with warmup (:func:`warmup_learning_rate`).
+        Square root: Krizhevsky 2014 (arXiv:1404.5997); Hoffer et al. 2017 (arXiv:1705.08741).
+
+    Examples
+    --------
+    >>> scale_learning_rate(0.1, 256, 8192)                 # Goyal et al.: 0.1 x 8192/256
+    3.2
+    >>> scale_learning_rate(0.1, 256, 1024, rule="sqrt")
+    0.2
+    """
+    if rule not in LR_RULES:
+        raise ValueError(f"rule: unknown learning-rate rule {rule!r}; valid: {', '.join(LR_RULES)}")
+    lr = _positive("base_lr", base_lr)
+    k = _positive("new_batch", new_batch) / _positive("base_batch", base_batch)
+    return _float_out(lr * LR_RULES[rule](k))
+
+
+def warmup_learning_rate(
+    step: ArrayLike, peak_lr: ArrayLike, warmup_steps: int, start_lr: ArrayLike = 0.0
+) -> FloatOrArray:
+    r"""Learning rate at ``step`` under a linear warmup to ``peak_lr`` (Goyal et al. 2017, 2.2).
+
+    .. math:: \eta(t) = \eta_0 + (\eta_{peak} - \eta_0)\min(t / T_w, 1)
+
+    Goyal et al. start from the single-GPU rate (``start_lr`` = base) and reach ``k`` times it
+    after 5 epochs. ``warmup_steps = 0`` means no warmup.
+
+    Examples
+    --------
+    >>> warmup_learning_rate([0, 250, 500, 1000], 3.2, 500, start_lr=0.1).round(3).tolist()
+    [0.1, 1.65, 3.2, 3.2]
+    """
+    t = np.asarray(step, dtype=float)
+    if (~np.isfinite(t) | (t < 0)).any():
+        raise ValueError(f"step: must be finite numbers >= 0, got {step!r}")
+    if isinstance(warmup_steps, bool) or not float(warmup_steps) >= 0 or warmup_steps != int(warmup_steps):
+        raise ValueError(f"warmup_steps: must be a whole number >= 0, got {warmup_steps!r}")
+    peak = _positive("peak_lr", peak_lr)
+    start = np.asarray(start_lr, dtype=float)
+    if (~np.isfinite(start) | (start < 0)).any():
+        raise ValueError(f"start_lr: must be a finite number >= 0, got {start_lr!r}")
+    frac = np.ones_like(t) if warmup_steps == 0 else np.minimum(t / warmup_steps, 1.0)
+    return _float_out(start + (peak - start) * frac)

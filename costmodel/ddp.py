@@ -1,0 +1,456 @@
+r"""One PyTorch DDP training step: buckets, overlap of all-reduce with backward, step time
+(DESIGN.md section 3.6).
+
+Model
+-----
+1. **Compute** per micro-batch: forward ``2 P T`` and backward ``4 P T`` FLOPs over
+   ``peak x MFU`` (Kaplan et al. 2020, ``C = 6 N D``), or a measured ``compute_time_s`` split
+   1/3 forward, 2/3 backward.
+2. **Buckets** as PyTorch DDP forms them (:func:`bucket_assignment`): parameters in reverse
+   registration order (the order backward produces their gradients), greedily packed, a bucket
+   closed at the first parameter that brings it to its limit (never split), the first bucket
+   limited to 1 MiB and the rest to ``bucket_cap_mb`` = 25 MiB.
+3. **Timeline**: backward produces gradients at a rate proportional to parameter count (an
+   assumption: real layers differ in FLOPs per parameter); a bucket's all-reduce starts when its
+   last gradient is ready and the previous bucket's all-reduce is done (one communication
+   stream, bucket order); its duration comes from ``allreduce_time_fn(bucket_bytes)``.
+4. **Step**: the end of the last all-reduce or of backward, whichever is later. The exposed
+   communication is step minus compute. Efficiency = compute / step (one GPU, same micro-batch,
+   no communication, takes ``compute`` per micro-batch).
+5. **Accumulation** over ``A`` micro-batches: with ``no_sync`` only the last one communicates;
+   without it every micro-batch does (DDP waits for its all-reduces at the end of each backward).
+
+``comm_contention`` ``c`` (default 0, the textbook model) lets overlapped communication slow
+the backward compute: while an all-reduce runs, backward advances at rate ``1 - c``, since NCCL
+kernels share the GPU's SMs and memory bandwidth with the compute kernels; ``c = 1`` stalls
+compute during communication (no benefit from overlap). It is an empirical knob, to be fitted
+against measurements: tests/test_ddp.py fits it on PyTorch's DDP benchmark, where perfect
+overlap (``c = 0``) would hide small buckets' extra latency entirely, but 1 MiB buckets were
+measured slower than 25 MiB ones; on that V100 DGX-1 data the fit lands at ``c = 1``.
+
+>>> step = ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9)
+>>> round(step.comm_s, 3), step.bound, round(step.perfect_overlap_efficiency, 2)
+(0.551, 'comms', 0.73)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+# torch/nn/parallel/distributed.py: bucket_cap_mb=25 -> int(25 * 1024 * 1024) bytes
+DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
+# torch/distributed: dist._DEFAULT_FIRST_BUCKET_BYTES = int(1024 * 1024) ("Experiments showed 1MB
+# is a reasonable value", comment in torch/nn/parallel/distributed.py)
+DEFAULT_FIRST_BUCKET_BYTES = 2**20
+# Forward 2PT, backward 4PT FLOPs (Kaplan et al. 2020, arXiv:2001.08361, section 2.1): the
+# backward share of one micro-batch's compute.
+BACKWARD_FRACTION = 2.0 / 3.0
+FLOPS_PER_PARAM_TOKEN = 6.0
+# Default tensor size when only a parameter count is given: a 4096 x 4096 matrix [params].
+DEFAULT_TENSOR_PARAMS = 2**24
+
+Bound = Literal["compute", "comms"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One bar of the timeline [s]. ``kind``: "forward", "backward" or "allreduce"."""
+
+    kind: str
+    start_s: float
+    end_s: float
+    label: str = ""
+    message_bytes: float = 0.0
+    micro_batch: int = 0
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s
+
+
+@dataclass(frozen=True)
+class DDPStep:
+    """Result of :func:`ddp_step`. Times per optimizer step [s]."""
+
+    compute_s: float  # forward + backward of all micro-batches
+    comm_s: float  # sum of all bucket all-reduce times
+    exposed_comm_s: float  # step_time_s - compute_s
+    step_time_s: float
+    bound: Bound  # "comms" when comm_s > compute_s (Li et al. 2020; the lesson's section 8)
+    efficiency: float  # compute_s / step_time_s = throughput per GPU vs one GPU
+    perfect_overlap_step_s: float  # every all-reduce hidden under any compute: max(compute, comm)
+    perfect_overlap_efficiency: float
+    serial_step_s: float  # no overlap at all: compute + comm
+    ranks: int
+    accumulation: int
+    syncs: int  # all-reduce rounds per step (1 with no_sync, else accumulation)
+    bucket_bytes: tuple[float, ...]  # in reduction order
+    bucket_comm_s: tuple[float, ...]
+    timeline: tuple[Interval, ...]
+
+    @property
+    def buckets(self) -> int:
+        return len(self.bucket_bytes)
+
+    def as_dict(self) -> dict[str, object]:
+        """Scalar figures by name (the timeline and per-bucket lists left out)."""
+        d = asdict(self)
+        for k in ("timeline", "bucket_bytes", "bucket_comm_s"):
+            d.pop(k)
+        d["buckets"] = self.buckets
+        return d
+
+
+# --- input checking ----------------------------------------------------------------------------
+def _number(name: str, value: object, *, positive: bool, unit: str = "") -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{name}: expected a number, got {value!r}")
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+    if not math.isfinite(x) or (x <= 0 if positive else x < 0):
+        need = "> 0" if positive else ">= 0"
+        raise ValueError(f"{name}: must be a finite number {need} {unit}, got {value!r}".rstrip())
+    return x
+
+
+def _whole(name: str, value: object) -> int:
+    x = _number(name, value, positive=True)
+    if x != math.floor(x):
+        raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
+    return int(x)
+
+
+def _sizes(name: str, values: ArrayLike) -> np.ndarray:
+    try:
+        x = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a list of numbers, got {values!r}") from None
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"{name}: expected a non-empty 1-D list, got shape {x.shape}")
+    bad = ~np.isfinite(x) | (x <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}: every entry must be a finite number > 0, got {x[i]!r} at {i}")
+    return x
+
+
+# --- buckets -----------------------------------------------------------------------------------
+def bucket_assignment(
+    param_bytes: ArrayLike,
+    bucket_cap_bytes: float = DEFAULT_BUCKET_CAP_BYTES,
+    first_bucket_bytes: float = DEFAULT_FIRST_BUCKET_BYTES,
+    small_bucket_last: bool = False,
+) -> list[list[int]]:
+    r"""Group gradients into DDP buckets, as PyTorch does.
+
+    Parameters are taken in reverse registration order (the order backward makes their
+    gradients ready) and packed greedily: a parameter joins the open bucket, and the bucket is
+    closed as soon as its size reaches its limit (``size >= limit``), so a parameter is never
+    split and a bucket may pass its limit by less than its last parameter. The first bucket's
+    limit is ``first_bucket_bytes``, every later one's ``bucket_cap_bytes``.
+
+    Parameters
+    ----------
+    param_bytes : array_like
+        Gradient bytes of each parameter tensor, in registration order (``model.parameters()``)
+        [B], each > 0.
+    bucket_cap_bytes : float
+        ``bucket_cap_mb * 2**20`` [B]; PyTorch's default 25 MiB.
+    first_bucket_bytes : float
+        Limit of the first bucket [B]; PyTorch's ``dist._DEFAULT_FIRST_BUCKET_BYTES`` = 1 MiB.
+        Recent PyTorch uses it only with the default cap: pass ``first_bucket_bytes =
+        bucket_cap_bytes`` to model an explicit ``bucket_cap_mb``.
+    small_bucket_last : bool
+        Pack from the first-registered parameter instead, so the small bucket is the last one
+        reduced: PyTorch 1.4's constructor (the version of the data/ddp benchmark) and today's
+        ``DDP_SET_LAST_BUCKET_CAP=1``.
+
+    Returns
+    -------
+    list of list of int
+        Buckets in reduction order (bucket 0 is all-reduced first); each a list of parameter
+        indices (registration order numbering) in gradient-ready order.
+
+    Notes
+    -----
+    PyTorch ``torch/csrc/distributed/c10d/reducer.cpp``: ``compute_bucket_assignment_by_size``
+    (``if (bucket.size >= bucket_size_limit)`` closes a bucket and advances to the next limit)
+    and ``Reducer::rebuild_buckets`` (after the first iteration, buckets are rebuilt in
+    gradient-ready order with limits ``{first_bucket_bytes_cap_, bucket_bytes_cap_}``);
+    ``torch/nn/parallel/distributed.py`` (``bucket_cap_mb=25``, ``_DEFAULT_FIRST_BUCKET_BYTES``).
+    One dtype and device; sparse gradients (own bucket) are not modelled.
+
+    Examples
+    --------
+    >>> MiB = 2**20
+    >>> sizes = [0.5 * MiB, 0.25 * MiB, 10 * MiB, 10 * MiB, 10 * MiB, 4 * MiB]
+    >>> bucket_assignment(sizes)            # 4 >= 1 MiB closes the first; 30 >= 25 the second
+    [[5], [4, 3, 2], [1, 0]]
+    >>> bucket_assignment(sizes, small_bucket_last=True)
+    [[5, 4, 3], [2, 1, 0]]
+    """
+    sizes = _sizes("param_bytes", param_bytes)
+    cap = _number("bucket_cap_bytes", bucket_cap_bytes, positive=True, unit="B")
+    first = _number("first_bucket_bytes", first_bucket_bytes, positive=True, unit="B")
+    n = sizes.size
+    order = range(n) if small_bucket_last else range(n - 1, -1, -1)
+    buckets: list[list[int]] = []
+    current: list[int] = []
+    size = 0.0
+    limit = first
+    for i in order:
+        current.append(i)
+        size += sizes[i]
+        if size >= limit:
+            buckets.append(current)
+            current, size, limit = [], 0.0, cap
+    if current:
+        buckets.append(current)
+    if small_bucket_last:
+        buckets = [b[::-1] for b in reversed(buckets)]
+    return buckets
+
+
+def bucket_sizes(
+    param_bytes: ArrayLike,
+    bucket_cap_bytes: float = DEFAULT_BUCKET_CAP_BYTES,
+    first_bucket_bytes: float = DEFAULT_FIRST_BUCKET_BYTES,
+    small_bucket_last: bool = False,
+) -> np.ndarray:
+    """Bytes of each bucket in reduction order [B] (see :func:`bucket_assignment`).
+
+    >>> (bucket_sizes([30e6] * 4) / 1e6).tolist()      # each 30 MB tensor is its own bucket
+    [30.0, 30.0, 30.0, 30.0]
+    """
+    sizes = _sizes("param_bytes", param_bytes)
+    buckets = bucket_assignment(sizes, bucket_cap_bytes, first_bucket_bytes, small_bucket_last)
+    return np.array([sizes[b].sum() for b in buckets])
+
+
+# --- the step ----------------------------------------------------------------------------------
+def _default_allreduce_fn(
+    ranks: int, bandwidth_bytes_per_s: float | None, latency_s: float, algorithm: str
+) -> Callable[[np.ndarray], np.ndarray]:
+    if bandwidth_bytes_per_s is None:
+        raise ValueError("bandwidth_bytes_per_s: required unless allreduce_time_fn is given")
+    bw = _number("bandwidth_bytes_per_s", bandwidth_bytes_per_s, positive=True, unit="B/s")
+    from . import collectives  # the textbook model (lazy: collectives is a sibling formula module)
+
+    return lambda b: np.asarray(collectives.allreduce_time(b, ranks, bw, latency_s, algorithm))
+
+
+def _schedule(
+    fwd_s: float, bwd_s: float, ready_work_s: np.ndarray, comm_s: np.ndarray, overlap: bool,
+    contention: float,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """One synchronised micro-batch starting at 0: (backward end, comm starts, comm ends).
+
+    Backward work (in seconds at full speed) reaches ``ready_work_s[k]`` when bucket ``k`` is
+    ready; it advances at rate 1 - contention while an all-reduce runs. Buckets become ready in
+    order, so bucket k's ready time depends only on the all-reduces of buckets before it.
+    """
+    k_n = comm_s.size
+    starts = np.zeros(k_n)
+    ends = np.zeros(k_n)
+    t, w, i = fwd_s, 0.0, 0  # compute clock, backward work done, first comm not yet passed
+    rate_busy = 1.0 - contention
+    prev_end = 0.0
+    for k in range(k_n):
+        target = ready_work_s[k] if overlap else bwd_s
+        while w < target:
+            while i < k and ends[i] <= t:
+                i += 1
+            if i < k and starts[i] <= t:
+                rate, seg_end = rate_busy, ends[i]
+            else:
+                rate, seg_end = 1.0, (starts[i] if i < k else math.inf)
+            need = (target - w) / rate if rate > 0 else math.inf
+            if t + need <= seg_end:
+                t, w = t + need, target
+            else:
+                w += (seg_end - t) * rate
+                t = seg_end
+        starts[k] = max(t, prev_end)
+        ends[k] = starts[k] + comm_s[k]
+        prev_end = ends[k]
+    # backward end: the last bucket holds the last gradient, unless no buckets were overlapped
+    backward_end = t if k_n else fwd_s + bwd_s
+    return backward_end, starts, ends
+
+
+def ddp_step(
+    params: float,
+    ranks: int,
+    compute_time_s: float | None = None,
+    bandwidth_bytes_per_s: float | None = None,
+    latency_s: float = 0.0,
+    gradient_bytes_per_param: float = 2.0,
+    bucket_cap_bytes: float = DEFAULT_BUCKET_CAP_BYTES,
+    first_bucket_bytes: float = DEFAULT_FIRST_BUCKET_BYTES,
+    accumulation: int = 1,
+    no_sync: bool = True,
+    overlap: bool = True,
+    allreduce_time_fn: Callable[[np.ndarray], ArrayLike] | None = None,
+    layer_param_counts: Sequence[float] | None = None,
+    *,
+    tokens_per_gpu: float | None = None,
+    peak_flops: float | None = None,
+    mfu: float | None = None,
+    algorithm: str = "ring",
+    small_bucket_last: bool = False,
+    comm_contention: float = 0.0,
+) -> DDPStep:
+    r"""Time of one DDP optimizer step, with its timeline of compute and bucket all-reduces.
+
+    Parameters
+    ----------
+    params : float
+        Parameters ``P`` [-] (the sum of ``layer_param_counts`` when those are given).
+    ranks : int
+        Data-parallel ranks ``N`` [-].
+    compute_time_s : float, optional
+        Measured forward + backward time of one micro-batch on one GPU [s]. Otherwise
+        ``6 P T / (peak x MFU)`` from ``tokens_per_gpu`` (``T``, per micro-batch), ``peak_flops``
+        [FLOP/s] and ``mfu`` (0-1].
+    bandwidth_bytes_per_s, latency_s, algorithm
+        Per-direction bandwidth [B/s], latency per step [s] and algorithm of the default
+        all-reduce model, ``collectives.allreduce_time`` (ignored when ``allreduce_time_fn`` is
+        given).
+    gradient_bytes_per_param : float
+        Bytes of each gradient on the wire [B] (2 = bf16, 1 = fp8, 4 = fp32).
+    bucket_cap_bytes, first_bucket_bytes, small_bucket_last
+        Bucketing, see :func:`bucket_assignment`.
+    accumulation : int
+        Micro-batches per optimizer step ``A``.
+    no_sync : bool
+        Skip the all-reduce on the first ``A - 1`` micro-batches (``DDP.no_sync()``).
+    overlap : bool
+        Start each bucket's all-reduce as soon as it is ready (DDP); ``False`` starts them all
+        after backward.
+    comm_contention : float
+        ``c`` in [0, 1]: backward runs at rate ``1 - c`` while an all-reduce is in flight
+        (module docstring); 0 = perfect overlap, 1 = compute stalls during communication.
+    allreduce_time_fn : callable, optional
+        ``f(bucket_bytes: ndarray) -> seconds``, e.g. ``predict.allreduce_time_fn(cluster)``.
+    layer_param_counts : sequence of float, optional
+        Parameters of each tensor in registration order. Default: ``P`` in equal tensors of at
+        most ``DEFAULT_TENSOR_PARAMS`` (a 4096 x 4096 matrix).
+
+    Returns
+    -------
+    DDPStep
+
+    Notes
+    -----
+    Li et al. 2020, "PyTorch Distributed: Experiences on Accelerating Data Parallel Training",
+    VLDB 13(12), arXiv:2006.15704, sections 3.2.3-3.2.4 (bucketing, overlap, no_sync); bucket
+    rules from ``torch/csrc/distributed/c10d/reducer.cpp`` (:func:`bucket_assignment`).
+
+    Examples
+    --------
+    The lesson's practice problem 1 (7B model, bf16 gradients, 64 GPUs at 50 GB/s, 400 ms):
+
+    >>> s = ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9)
+    >>> round(s.perfect_overlap_step_s, 2), s.exposed_comm_s >= 0.15
+    (0.55, True)
+    >>> ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9,
+    ...          gradient_bytes_per_param=1).bound                      # fp8 gradients
+    'compute'
+    """
+    n = _whole("ranks", ranks)
+    a_steps = _whole("accumulation", accumulation)
+    contention = _number("comm_contention", comm_contention, positive=False)
+    if contention > 1:
+        raise ValueError(f"comm_contention: must be in [0, 1], got {comm_contention!r}")
+    gbytes = _number("gradient_bytes_per_param", gradient_bytes_per_param, positive=True, unit="B")
+    if layer_param_counts is not None:
+        counts = _sizes("layer_param_counts", layer_param_counts)
+        p = float(counts.sum())
+        if params is not None and not math.isclose(float(params), p, rel_tol=1e-6):
+            raise ValueError(f"params: {params!r} differs from sum(layer_param_counts) = {p!r}")
+    else:
+        p = _number("params", params, positive=True)
+        pieces = max(1, math.ceil(p / DEFAULT_TENSOR_PARAMS))
+        counts = np.full(pieces, p / pieces)
+
+    if compute_time_s is not None:
+        if any(v is not None for v in (tokens_per_gpu, peak_flops, mfu)):
+            raise ValueError("compute_time_s: give either compute_time_s or "
+                             "(tokens_per_gpu, peak_flops, mfu), not both")
+        micro_s = _number("compute_time_s", compute_time_s, positive=True, unit="s")
+    else:
+        if any(v is None for v in (tokens_per_gpu, peak_flops, mfu)):
+            raise ValueError("compute_time_s: missing; give it, or all of tokens_per_gpu, "
+                             "peak_flops and mfu")
+        tok = _number("tokens_per_gpu", tokens_per_gpu, positive=True, unit="tokens")
+        peak = _number("peak_flops", peak_flops, positive=True, unit="FLOP/s")
+        u = _number("mfu", mfu, positive=True)
+        if u > 1:
+            raise ValueError(f"mfu: must be in (0, 1], got {mfu!r}")
+        micro_s = FLOPS_PER_PARAM_TOKEN * p * tok / (peak * u)
+
+    fn = allreduce_time_fn or _default_allreduce_fn(n, bandwidth_bytes_per_s, latency_s, algorithm)
+    sizes = counts * gbytes
+    buckets = bucket_assignment(sizes, bucket_cap_bytes, first_bucket_bytes, small_bucket_last)
+    b_bytes = np.array([sizes[b].sum() for b in buckets])
+    b_comm = np.asarray(fn(b_bytes), dtype=float).reshape(-1)
+    if b_comm.shape != b_bytes.shape or not np.all(np.isfinite(b_comm)) or np.any(b_comm < 0):
+        raise ValueError(f"allreduce_time_fn: must return one finite time >= 0 per bucket; got "
+                         f"{b_comm!r} for {b_bytes.size} buckets")
+
+    fwd_s = micro_s * (1.0 - BACKWARD_FRACTION)
+    bwd_s = micro_s * BACKWARD_FRACTION
+    # backward work done when each bucket's last gradient is ready (proportional to parameters)
+    ready_frac = np.cumsum([counts[b].sum() for b in buckets]) / p
+    ready_frac[-1] = 1.0
+    bwd_end, starts, ends = _schedule(fwd_s, bwd_s, ready_frac * bwd_s, b_comm, overlap, contention)
+    bwd_end = float(bwd_end)
+    sync_s = max(bwd_end, float(ends[-1]))
+
+    syncs = 1 if no_sync else a_steps
+    timeline: list[Interval] = []
+    t0 = 0.0
+    for m in range(a_steps):
+        synced = (m == a_steps - 1) or not no_sync
+        timeline.append(Interval("forward", t0, t0 + fwd_s, f"forward {m}", micro_batch=m))
+        bwd_stop = t0 + (bwd_end if synced else micro_s)
+        timeline.append(Interval("backward", t0 + fwd_s, float(bwd_stop), f"backward {m}",
+                                 micro_batch=m))
+        if synced:
+            timeline.extend(
+                Interval("allreduce", float(t0 + s), float(t0 + e), f"bucket {k}", float(b), m)
+                for k, (s, e, b) in enumerate(zip(starts, ends, b_bytes, strict=True)))
+            t0 += sync_s
+        else:
+            t0 += micro_s
+
+    compute = a_steps * micro_s
+    comm = syncs * float(b_comm.sum())
+    step_time = t0
+    per_sync_comm = float(b_comm.sum())
+    perfect = (a_steps - syncs) * micro_s + syncs * max(micro_s, per_sync_comm)
+    return DDPStep(
+        compute_s=compute,
+        comm_s=comm,
+        exposed_comm_s=step_time - compute,
+        step_time_s=step_time,
+        bound="comms" if comm > compute else "compute",
+        efficiency=compute / step_time,
+        perfect_overlap_step_s=perfect,
+        perfect_overlap_efficiency=compute / perfect,
+        serial_step_s=compute + comm,
+        ranks=n,
+        accumulation=a_steps,
+        syncs=syncs,
+        bucket_bytes=tuple(float(x) for x in b_bytes),
+        bucket_comm_s=tuple(float(x) for x in b_comm),
+        timeline=tuple(timeline),
+    )

@@ -1,0 +1,502 @@
+r"""Memory per GPU of a data-parallel training run (DESIGN.md section 3.4).
+
+The model state of one rank is ``P`` parameters times the bytes each one costs in the precision
+recipe, split in four parts: the working weights, their gradients, an fp32 master copy of the
+weights and the optimizer states. ZeRO (Rajbhandari et al. 2020) shards these parts over the
+``N_dp`` data-parallel ranks:
+
+=========== ==================================== ===========================================
+ZeRO stage  sharded over the ``N_dp`` ranks       memory per rank
+=========== ==================================== ===========================================
+0 (DDP)     nothing                               ``P (w + g + m + o)``
+1           optimizer states (and master copy)    ``P (w + g) + P (m + o) / N``
+2           + gradients                           ``P w + P (g + m + o) / N``
+3 (FSDP)    + weights                             ``P (w + g + m + o) / N``
+=========== ==================================== ===========================================
+
+On top of the model state: activations (optional; :func:`activation_bytes` gives the
+Korthikanti et al. 2022 estimate), DDP's flat bucket copy of the gradients, the CUDA context, and
+a fragmentation allowance (a fraction of everything the caching allocator holds).
+
+Precision recipes are data (:data:`RECIPES`), not branches: a :class:`Recipe` is four numbers of
+bytes per parameter with its source.
+
+>>> training_memory(7e9).total_bytes / 1e9          # 7B, mixed-precision Adam: 16 B/param
+112.0
+>>> max_params(80e9) / 1e9                          # the largest model an 80 GB card holds
+5.0
+>>> min_ranks(30e9, 80e9, zero_stage=3)             # 480 GB of state in 80 GB cards
+6
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .units import format_bytes
+
+FloatOrArray = float | np.ndarray
+
+
+# --- precision recipes -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Recipe:
+    """Bytes per parameter of one precision/optimizer recipe, with its source.
+
+    ``master_bytes`` counts with the optimizer state: ZeRO stage 1 shards it (Rajbhandari et al.
+    2020, section 5.1, ``K`` = 12 for mixed-precision Adam covers master weights, momentum and
+    variance).
+    """
+
+    name: str
+    weight_bytes: float  # working copy of the weights, per parameter [B]
+    gradient_bytes: float  # gradient, per parameter [B]; what DDP all-reduces
+    master_bytes: float  # fp32 master copy of the weights, per parameter [B] (0 if none)
+    optimizer_bytes: float  # optimizer states (Adam m and v, momentum, ...), per parameter [B]
+    description: str
+    source: str
+
+    @property
+    def bytes_per_param(self) -> float:
+        """Total model-state bytes per parameter, unsharded [B]."""
+        return self.weight_bytes + self.gradient_bytes + self.master_bytes + self.optimizer_bytes
+
+
+# 8-bit Adam keeps one fp32 absmax per block of 2048 values for each of its two states
+# (Dettmers et al. 2022, "8-bit Optimizers via Block-wise Quantization", ICLR, section 2.1: B = 2048).
+_ADAM8_BLOCK = 2048
+_ADAM8_STATE_BYTES = 2 * (1.0 + 4.0 / _ADAM8_BLOCK)
+
+RECIPES: dict[str, Recipe] = {
+    r.name: r
+    for r in (
+        Recipe("mixed-adam", 2.0, 2.0, 4.0, 8.0,
+               "bf16/fp16 weights and gradients, fp32 master weights, fp32 Adam m and v",
+               "Rajbhandari et al. 2020 (ZeRO, arXiv:1910.02054) section 3.1: 2 + 2 + 12 = 16 B"),
+        Recipe("mixed-adam-fp32-grads", 2.0, 4.0, 4.0, 8.0,
+               "as mixed-adam, but gradients accumulated and all-reduced in fp32",
+               "Megatron-LM accumulate_allreduce_grads_in_fp32 (main_grad buffers); 2 + 4 + 12 = 18 B"),
+        Recipe("fp32-adam", 4.0, 4.0, 0.0, 8.0,
+               "fp32 weights and gradients, fp32 Adam m and v, no separate master copy",
+               "Kingma & Ba 2015 (Adam: two fp32 moments); 4 + 4 + 8 = 16 B"),
+        Recipe("fp8-mixed", 1.0, 1.0, 4.0, 8.0,
+               "fp8 working weights and gradients, fp32 master weights, fp32 Adam m and v",
+               "Micikevicius et al. 2022 (FP8 formats, arXiv:2209.05433); 1 + 1 + 12 = 14 B"),
+        Recipe("sgd-momentum", 4.0, 4.0, 0.0, 4.0,
+               "fp32 weights and gradients, one fp32 momentum buffer (torch.optim.SGD)",
+               "Goyal et al. 2017 (ResNet-50 SGD with momentum); 4 + 4 + 4 = 12 B"),
+        Recipe("adafactor", 4.0, 4.0, 0.0, 0.0,
+               "fp32 weights and gradients, factored second moment, no momentum (beta1 = 0)",
+               "Shazeer & Stern 2018 (Adafactor, arXiv:1804.04235): the state is rows + cols values "
+               "per matrix, under 0.01 B/param for matrices wider than 1000; taken as 0"),
+        Recipe("adam-8bit", 2.0, 2.0, 4.0, _ADAM8_STATE_BYTES,
+               "bf16 weights and gradients, fp32 master weights, block-wise 8-bit Adam m and v",
+               "Dettmers et al. 2022 (8-bit optimizers, arXiv:2110.02861): 1 B per state "
+               "+ one fp32 scale per 2048-value block; 2 + 2 + 4 + 2.004 = 10.004 B"),
+    )
+}
+"""Precision recipes by name. Add one by building a :class:`Recipe` and passing it as ``recipe``."""
+
+ZERO_STAGES: tuple[int, ...] = (0, 1, 2, 3)
+
+# ZeRO stage -> which parts are sharded over the data-parallel ranks (Rajbhandari et al. 2020,
+# section 5: P_os, P_os+g, P_os+g+p).
+_SHARDED: dict[int, frozenset[str]] = {
+    0: frozenset(),
+    1: frozenset({"master", "optimizer"}),
+    2: frozenset({"master", "optimizer", "gradients"}),
+    3: frozenset({"master", "optimizer", "gradients", "weights"}),
+}
+
+Recompute = Literal["none", "selective", "full"]
+
+# Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
+# arXiv:2205.05198), section 4.1, eq. (1) and section 4.3: activation bytes per transformer layer
+# with 16-bit activations = s b h (34 + 5 a s / h) without recomputation; selective recomputation
+# drops the 5 a s / h attention term; full recomputation keeps only the layer input, 2 s b h.
+_ACTIVATION_TERMS: dict[str, tuple[float, float]] = {
+    "none": (34.0, 5.0),
+    "selective": (34.0, 0.0),
+    "full": (2.0, 0.0),
+}
+
+
+# --- input checking ----------------------------------------------------------------------------
+def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "") -> np.ndarray:
+    try:
+        x = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number or an array of numbers, got {value!r}") from None
+    bad = ~np.isfinite(x) | ((x <= 0.0) if positive else (x < 0.0))
+    if bad.any():
+        first = x.ravel()[int(np.flatnonzero(bad.ravel())[0])]
+        need = "> 0" if positive else ">= 0"
+        raise ValueError(f"{name}: must be a finite number {need} {unit}, got {float(first)!r}".rstrip())
+    return x
+
+
+def _ranks(value: ArrayLike, name: str = "dp_ranks") -> np.ndarray:
+    x = _array(name, value, positive=True)
+    bad = (x < 1.0) | (x != np.floor(x))
+    if bad.any():
+        first = x.ravel()[int(np.flatnonzero(bad.ravel())[0])]
+        raise ValueError(f"{name}: must be a whole number >= 1, got {float(first)!r}")
+    return x
+
+
+def _out(x: np.ndarray) -> FloatOrArray:
+    return float(x) if np.ndim(x) == 0 else x
+
+
+def get_recipe(name: str | Recipe) -> Recipe:
+    """Look up a precision recipe by name (a :class:`Recipe` passes through).
+
+    >>> get_recipe("mixed-adam").bytes_per_param
+    16.0
+    """
+    if isinstance(name, Recipe):
+        return name
+    if name not in RECIPES:
+        raise ValueError(f"recipe: unknown recipe {name!r}; valid: {', '.join(RECIPES)}")
+    return RECIPES[name]
+
+
+def _stage(zero_stage: int) -> int:
+    if isinstance(zero_stage, bool) or zero_stage not in ZERO_STAGES:
+        raise ValueError(f"zero_stage: must be one of {ZERO_STAGES}, got {zero_stage!r}")
+    return int(zero_stage)
+
+
+def _fraction(name: str, value: float) -> float:
+    x = float(_array(name, value))
+    if x >= 1.0:
+        raise ValueError(f"{name}: must be a fraction in [0, 1), got {value!r}")
+    return x
+
+
+# --- the formulas ------------------------------------------------------------------------------
+def state_bytes_per_param(
+    recipe_name: str | Recipe = "mixed-adam", zero_stage: int = 0, dp_ranks: ArrayLike = 1
+) -> dict[str, FloatOrArray]:
+    r"""Model-state bytes per parameter held by one rank, per part [B/param].
+
+    .. math:: b_x = w_x / N \text{ if part } x \text{ is sharded at this ZeRO stage, else } w_x
+
+    Parameters
+    ----------
+    recipe_name : str or Recipe
+        A key of :data:`RECIPES` or a :class:`Recipe`.
+    zero_stage : {0, 1, 2, 3}
+        ZeRO stage (Rajbhandari et al. 2020): 1 shards optimizer states, 2 also gradients,
+        3 also weights.
+    dp_ranks : array_like
+        Data-parallel ranks ``N`` the state is sharded over [-], whole >= 1.
+
+    Returns
+    -------
+    dict
+        ``weights``, ``gradients``, ``master``, ``optimizer`` in B per parameter.
+
+    Examples
+    --------
+    >>> state_bytes_per_param("mixed-adam", zero_stage=1, dp_ranks=4)
+    {'weights': 2.0, 'gradients': 2.0, 'master': 1.0, 'optimizer': 2.0}
+    """
+    r = get_recipe(recipe_name)
+    sharded = _SHARDED[_stage(zero_stage)]
+    n = _ranks(dp_ranks)
+    parts = {"weights": r.weight_bytes, "gradients": r.gradient_bytes,
+             "master": r.master_bytes, "optimizer": r.optimizer_bytes}
+    return {k: _out(v / n if k in sharded else v + 0.0 * n) for k, v in parts.items()}
+
+
+def activation_bytes(
+    layers: ArrayLike,
+    hidden: ArrayLike,
+    sequence_length: ArrayLike,
+    micro_batch: ArrayLike,
+    heads: ArrayLike,
+    recompute: Recompute = "none",
+) -> FloatOrArray:
+    r"""Activation memory of a transformer's layers, 16-bit activations [B].
+
+    .. math:: A = L\, s\, b\, h \left(34 + 5 \frac{a s}{h}\right)
+
+    without recomputation; selective recomputation of attention drops the ``5 a s / h`` term
+    (``34 s b h``); full recomputation stores only each layer's input (``2 s b h``).
+
+    Parameters
+    ----------
+    layers : array_like
+        Transformer layers ``L`` [-].
+    hidden : array_like
+        Hidden size ``h`` [-].
+    sequence_length : array_like
+        Sequence length ``s`` [tokens].
+    micro_batch : array_like
+        Micro-batch size ``b`` [sequences].
+    heads : array_like
+        Attention heads ``a`` [-].
+    recompute : {"none", "selective", "full"}
+
+    Notes
+    -----
+    Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
+    arXiv:2205.05198, eq. (1) (no parallelism, no dropout-mask savings) and section 5. The
+    embedding and output-layer terms are left out (small for many layers).
+
+    Examples
+    --------
+    >>> activation_bytes(1, 4096, 2048, 1, 32) / 1e9        # s b h (34 + 5 a s / h)
+    0.956301312
+    >>> activation_bytes(1, 4096, 2048, 1, 32, recompute="full") / 1e6   # 2 s b h
+    16.777216
+    """
+    if recompute not in _ACTIVATION_TERMS:
+        raise ValueError(f"recompute: unknown {recompute!r}; valid: {', '.join(_ACTIVATION_TERMS)}")
+    c, attn = _ACTIVATION_TERMS[recompute]
+    L = _array("layers", layers, positive=True)  # noqa: N806
+    h = _array("hidden", hidden, positive=True)
+    s = _array("sequence_length", sequence_length, positive=True, unit="tokens")
+    b = _array("micro_batch", micro_batch, positive=True)
+    a = _array("heads", heads, positive=True)
+    return _out(L * s * b * h * (c + attn * a * s / h))
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Bytes one rank holds, per part [B]. Arrays when any input was an array."""
+
+    weights_bytes: FloatOrArray
+    gradients_bytes: FloatOrArray
+    master_bytes: FloatOrArray
+    optimizer_bytes: FloatOrArray
+    activations_bytes: FloatOrArray
+    ddp_buckets_bytes: FloatOrArray
+    cuda_context_bytes: FloatOrArray
+    fragmentation_bytes: FloatOrArray
+    recipe: str
+    zero_stage: int
+
+    @property
+    def model_state_bytes(self) -> FloatOrArray:
+        """Weights + gradients + master weights + optimizer states [B]."""
+        return self.weights_bytes + self.gradients_bytes + self.master_bytes + self.optimizer_bytes
+
+    @property
+    def total_bytes(self) -> FloatOrArray:
+        """Everything the rank needs [B]."""
+        return (self.model_state_bytes + self.activations_bytes + self.ddp_buckets_bytes
+                + self.cuda_context_bytes + self.fragmentation_bytes)
+
+    def as_dict(self) -> dict[str, FloatOrArray | str | int]:
+        """Every part and the total, by name (for tables, JSON and charts)."""
+        d = asdict(self)
+        d["model_state_bytes"] = self.model_state_bytes
+        d["total_bytes"] = self.total_bytes
+        return d
+
+    def parts(self) -> dict[str, FloatOrArray]:
+        """Only the byte parts (no recipe/stage, no totals): what a stacked bar shows."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name.endswith("_bytes")}
+
+
+def training_memory(
+    params: ArrayLike,
+    recipe: str | Recipe = "mixed-adam",
+    zero_stage: int = 0,
+    dp_ranks: ArrayLike = 1,
+    activations_bytes: ArrayLike = 0.0,
+    ddp_bucket_copy: bool = False,
+    cuda_context_bytes: ArrayLike = 0.0,
+    fragmentation: float = 0.0,
+) -> MemoryBreakdown:
+    r"""Memory one data-parallel rank needs for training [B], part by part.
+
+    .. math::
+        M = (1 + f)\Big[P\sum_x b_x + A + D\Big] + C,\qquad D = P\, g \text{ (DDP buckets)}
+
+    with ``b_x`` from :func:`state_bytes_per_param` (ZeRO sharding over ``N`` ranks), ``A`` the
+    activations, ``D`` DDP's flat gradient buckets, ``C`` the CUDA context and ``f`` the
+    fragmentation allowance.
+
+    Parameters
+    ----------
+    params : array_like
+        Parameters ``P`` of the model [-], >= 0.
+    recipe : str or Recipe
+        Precision recipe: a key of :data:`RECIPES` (default ``"mixed-adam"``, 16 B/param) or a
+        :class:`Recipe`.
+    zero_stage : {0, 1, 2, 3}
+        0 = plain DDP (everything replicated), 1/2/3 = ZeRO stage (3 = FSDP full sharding).
+    dp_ranks : array_like
+        Data-parallel ranks the state is sharded over [-] (no effect at stage 0).
+    activations_bytes : array_like
+        Activation memory per rank [B] (e.g. from :func:`activation_bytes`); default 0.
+    ddp_bucket_copy : bool
+        Add DDP's bucket buffers, a second copy of all gradients (PyTorch DDP with the default
+        ``gradient_as_bucket_view=False``; torch/nn/parallel/distributed.py). Only with
+        unsharded gradients (stage 0 or 1).
+    cuda_context_bytes : array_like
+        CUDA context and library workspaces per GPU [B], not tracked by the allocator; default 0
+        (it depends on the driver, CUDA version and GPU: measure it with ``nvidia-smi``).
+    fragmentation : float
+        Allowance for allocator fragmentation, a fraction in [0, 1) of everything the allocator
+        holds (model state, activations, buckets).
+
+    Returns
+    -------
+    MemoryBreakdown
+
+    Notes
+    -----
+    16 B/param for mixed-precision Adam and the ZeRO stages: Rajbhandari et al. 2020, "ZeRO:
+    Memory Optimizations Toward Training Trillion Parameter Models", arXiv:1910.02054, section 5.
+
+    Examples
+    --------
+    >>> training_memory(30e9).total_bytes / 1e9                             # plain DP
+    480.0
+    >>> training_memory(30e9, zero_stage=3, dp_ranks=16).total_bytes / 1e9  # ZeRO-3 over 16
+    30.0
+    >>> m = training_memory(1e9, zero_stage=1, dp_ranks=8)
+    >>> m.weights_bytes / 1e9, m.gradients_bytes / 1e9, m.optimizer_bytes / 1e9
+    (2.0, 2.0, 1.0)
+    """
+    r = get_recipe(recipe)
+    stage = _stage(zero_stage)
+    p = _array("params", params)
+    per = state_bytes_per_param(r, stage, dp_ranks)
+    act = _array("activations_bytes", activations_bytes, unit="B")
+    ctx = _array("cuda_context_bytes", cuda_context_bytes, unit="B")
+    frag = _fraction("fragmentation", fragmentation)
+    if ddp_bucket_copy and stage > 1:
+        raise ValueError(
+            f"ddp_bucket_copy: DDP's bucket copy applies to unsharded gradients (zero_stage 0 or 1); "
+            f"got zero_stage={stage}, whose gradients are reduce-scattered, not DDP-bucketed")
+    parts = {k: p * v for k, v in per.items()}
+    buckets = p * r.gradient_bytes if ddp_bucket_copy else 0.0 * p
+    held = sum(parts.values()) + act + buckets
+    return MemoryBreakdown(
+        weights_bytes=_out(parts["weights"]),
+        gradients_bytes=_out(parts["gradients"]),
+        master_bytes=_out(parts["master"]),
+        optimizer_bytes=_out(parts["optimizer"]),
+        activations_bytes=_out(act + 0.0 * p),
+        ddp_buckets_bytes=_out(buckets + 0.0 * held),
+        cuda_context_bytes=_out(ctx + 0.0 * held),
+        fragmentation_bytes=_out(frag * held),
+        recipe=r.name,
+        zero_stage=stage,
+    )
+
+
+def _per_param_and_fixed(
+    recipe_obj: Recipe, zero_stage: int, dp_ranks: ArrayLike, activations_bytes: ArrayLike,
+    ddp_bucket_copy: bool, cuda_context_bytes: ArrayLike, fragmentation: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes per parameter, fixed bytes) of the affine model M(P) = a P + c."""
+    one = training_memory(1.0, recipe_obj, zero_stage, dp_ranks, activations_bytes,
+                          ddp_bucket_copy, cuda_context_bytes, fragmentation)
+    zero = training_memory(0.0, recipe_obj, zero_stage, dp_ranks, activations_bytes,
+                           ddp_bucket_copy, cuda_context_bytes, fragmentation)
+    fixed = np.asarray(zero.total_bytes, dtype=float)
+    return np.asarray(one.total_bytes, dtype=float) - fixed, fixed
+
+
+def max_params(
+    memory_bytes: ArrayLike,
+    recipe: str | Recipe = "mixed-adam",
+    zero_stage: int = 0,
+    dp_ranks: ArrayLike = 1,
+    activations_bytes: ArrayLike = 0.0,
+    ddp_bucket_copy: bool = False,
+    cuda_context_bytes: ArrayLike = 0.0,
+    fragmentation: float = 0.0,
+) -> FloatOrArray:
+    r"""Largest parameter count whose training memory fits in ``memory_bytes`` per GPU [-].
+
+    :func:`training_memory` is affine in ``P``, ``M(P) = a P + c``, so
+    :math:`P_{max} = \max(0, (M_{GPU} - c) / a)`; 0 when even the fixed part does not fit.
+    Arguments as for :func:`training_memory`.
+
+    Examples
+    --------
+    >>> max_params(80e9) / 1e9                                  # 80 GB / 16 B
+    5.0
+    >>> max_params(80e9, zero_stage=3, dp_ranks=16) / 1e9       # 80 GB / (16 B / 16)
+    80.0
+    """
+    mem = _array("memory_bytes", memory_bytes, positive=True, unit="B")
+    a, c = _per_param_and_fixed(get_recipe(recipe), zero_stage, dp_ranks, activations_bytes,
+                                ddp_bucket_copy, cuda_context_bytes, fragmentation)
+    return _out(np.maximum(0.0, (mem - c) / a))
+
+
+def min_ranks(
+    params: float,
+    memory_bytes: float,
+    recipe: str | Recipe = "mixed-adam",
+    zero_stage: int = 3,
+    activations_bytes: float = 0.0,
+    ddp_bucket_copy: bool = False,
+    cuda_context_bytes: float = 0.0,
+    fragmentation: float = 0.0,
+) -> int:
+    r"""Fewest data-parallel ranks whose sharded training state fits in ``memory_bytes`` each.
+
+    With ``R`` the replicated bytes (unsharded parts, activations, buckets, context) and ``S``
+    the sharded bytes, a rank holds ``R + S/N``, so :math:`N_{min} = \lceil S / (M - R) \rceil`.
+
+    Raises
+    ------
+    ValueError
+        When no rank count can fit: ``R >= M`` (at ZeRO stage 0 every part is replicated, so
+        plain DP never fits a model whose state exceeds one GPU). The message gives the bytes
+        needed and the stage that would fit.
+
+    Examples
+    --------
+    >>> min_ranks(30e9, 80e9, zero_stage=3)
+    6
+    >>> min_ranks(7e9, 80e9, zero_stage=1)      # 28 GB replicated + 84 GB / N
+    2
+    >>> try:
+    ...     min_ranks(30e9, 80e9, zero_stage=0)                # plain DP: no rank count helps
+    ... except ValueError as err:
+    ...     print(str(err).split(": ", 1)[1])
+    480 GB per rank, 6x the 80 GB available, and no rank count changes that; zero_stage=3 needs 6 ranks
+    """
+    if np.ndim(params) or np.ndim(memory_bytes):
+        raise ValueError("params, memory_bytes: min_ranks takes scalars (one model, one GPU size)")
+    r = get_recipe(recipe)
+    stage = _stage(zero_stage)
+    mem = float(_array("memory_bytes", memory_bytes, positive=True, unit="B"))
+    p = float(_array("params", params))
+    kw = dict(activations_bytes=activations_bytes, ddp_bucket_copy=ddp_bucket_copy,
+              cuda_context_bytes=cuda_context_bytes, fragmentation=fragmentation)
+    full = float(training_memory(p, r, stage, 1, **kw).total_bytes)
+    if full <= mem:
+        return 1
+    # replicated part = the limit of the per-rank memory as N -> infinity
+    replicated = float(training_memory(p, r, stage, 2.0**60, **kw).total_bytes)
+    sharded = full - replicated
+    if replicated >= mem or sharded <= 0.0:
+        hint = ""
+        if stage < 3:
+            try:
+                hint = f"; zero_stage=3 needs {min_ranks(p, mem, r, 3, **kw)} ranks"
+            except ValueError:
+                hint = "; even zero_stage=3 cannot fit it (reduce activations or the context)"
+        what = "every part of the state" if stage == 0 else "the unsharded parts"
+        raise ValueError(
+            f"zero_stage={stage} replicates {what} on every rank: "
+            f"{format_bytes(replicated)} per rank, {replicated / mem:.3g}x the "
+            f"{format_bytes(mem)} available, and no rank count changes that{hint}")
+    # a relative slack of 1e-12 keeps an exact fit (480/80 = 6.000...01) from rounding up
+    return max(1, math.ceil(sharded / (mem - replicated) * (1.0 - 1e-12)))
