@@ -1,0 +1,339 @@
+r"""Fit latency and bandwidth to measured collectives (DESIGN.md section 4, step 4).
+
+For each group (op, algorithm, protocol, level) the textbook alpha-beta model of
+:mod:`costmodel.collectives` is fitted to the measured times:
+
+.. math:: T(M, N) = s(N)\,\alpha + b(M, N) / B
+
+with ``s`` = ``collectives.latency_steps(op, N, algorithm)`` (e.g. 2(N-1) for a ring all-reduce)
+and ``b`` = ``collectives.bytes_per_rank(op, M, N, algorithm)`` (2(N-1)/N M), by weighted least
+squares with weights 1/T (so every size counts by its relative error, not its absolute time;
+machine-notes.md). ``level`` is ``intra`` for one-node runs and ``inter`` otherwise.
+
+Cross-validation: the fit is repeated on every other size (sorted) and its relative error
+reported on the sizes left out.
+
+>>> import numpy as np
+>>> m = np.array([1e6, 2e6, 4e6, 8e6])
+>>> t = 2 * 1e-4 + m / 1e9          # all-reduce, N = 2: s = 2, b = M
+>>> fit = fit_alpha_beta("all_reduce", m, 2, t)
+>>> round(fit.latency_s * 1e6, 3), round(fit.bandwidth_bytes_per_s / 1e9, 6)
+(100.0, 1.0)
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import tomllib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from costmodel.collectives import ALGORITHMS, bytes_per_rank, latency_steps
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "Calibration",
+    "Fit",
+    "calibrate",
+    "calibrated_predictor",
+    "fit_alpha_beta",
+    "load_calibration",
+    "write_calibration",
+]
+
+# NCCL algorithm names (NCCL_ALGO, NCCL_DEBUG=TUNING) -> the textbook algorithm we fit.
+_TEXTBOOK_ALGORITHM = {"ring": "ring", "tree": "tree", "nvls": "nvls"}
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One fitted group: alpha [s per step], B [B/s] and how well they fit."""
+
+    op: str
+    algorithm: str
+    protocol: str
+    level: str
+    latency_s: float
+    bandwidth_bytes_per_s: float
+    points: int
+    rms_rel_error: float
+    max_abs_rel_error: float
+    ranks: tuple[int, ...] = ()
+    cv_max_abs_rel_error: float = math.nan  # held-out sizes (every other size)
+    cv_max_abs_rel_error_ge_1mib: float = math.nan
+
+    def predict(self, message_bytes: Any, ranks: Any) -> np.ndarray:
+        """T = s(N) alpha + b(M, N) / B [s]."""
+        return np.asarray(
+            latency_steps(self.op, ranks, self.algorithm) * self.latency_s
+            + bytes_per_rank(self.op, message_bytes, ranks, self.algorithm)
+            / self.bandwidth_bytes_per_s, dtype=float)
+
+
+def _design(op: str, message_bytes: np.ndarray, ranks: np.ndarray, algorithm: str) -> np.ndarray:
+    steps = np.broadcast_to(np.asarray(latency_steps(op, ranks, algorithm), float),
+                            message_bytes.shape)
+    volume = np.asarray(bytes_per_rank(op, message_bytes, ranks, algorithm), float)
+    return np.column_stack([steps, volume])
+
+
+def fit_alpha_beta(
+    op: str, message_bytes: Any, ranks: Any, time_s: Any, algorithm: str = "ring",
+    *, protocol: str = "auto", level: str = "intra",
+) -> Fit:
+    r"""Weighted (1/T) least-squares fit of T = s(N) alpha + b(M, N) beta, B = 1/beta.
+
+    Parameters
+    ----------
+    op, algorithm : str
+        As in :func:`costmodel.collectives.collective_time`.
+    message_bytes : array [B]
+        Sizes as nccl-tests prints them.
+    ranks : int or array
+        Ranks of each measurement.
+    time_s : array [s]
+        Measured times, > 0.
+
+    Notes
+    -----
+    Minimises :math:`\sum_i ((T_i - \hat T_i)/T_i)^2`. A negative alpha (latency below the
+    resolution of the data) is refitted with alpha = 0. Reference: Hockney's model as used by
+    Thakur, Rabenseifner & Gropp (2005).
+
+    Raises
+    ------
+    ValueError
+        Fewer than 2 distinct sizes, non-positive times, or no positive bandwidth fits.
+    """
+    m = np.asarray(message_bytes, dtype=float).ravel()
+    t = np.asarray(time_s, dtype=float).ravel()
+    n = np.broadcast_to(np.asarray(ranks), m.shape).astype(float)
+    if m.shape != t.shape:
+        raise ValueError(f"message_bytes has {m.size} values but time_s has {t.size}")
+    if not np.all(np.isfinite(t)) or np.any(t <= 0):
+        raise ValueError("time_s must be finite and > 0 for every point")
+    if np.unique(m).size < 2:
+        raise ValueError(f"need at least 2 distinct sizes to fit {op}/{algorithm}, got "
+                         f"{np.unique(m).size}")
+    x = _design(op, m, n, algorithm)
+    w = 1.0 / t
+    coef, *_ = np.linalg.lstsq(x * w[:, None], t * w, rcond=None)
+    alpha, beta = float(coef[0]), float(coef[1])
+    if alpha < 0:
+        alpha = 0.0
+        beta = float(np.sum((x[:, 1] * w) * (t * w)) / np.sum((x[:, 1] * w) ** 2))
+    if not beta > 0:
+        raise ValueError(f"{op}/{algorithm}: the fitted time does not grow with size "
+                         f"(beta={beta:.3g} s/B); measure larger sizes")
+    rel = (x @ np.array([alpha, beta]) - t) / t
+    return Fit(op, algorithm, protocol, level, alpha, 1.0 / beta, int(m.size),
+               float(np.sqrt(np.mean(rel**2))), float(np.max(np.abs(rel))),
+               tuple(sorted({int(v) for v in n})))
+
+
+@dataclass
+class Calibration:
+    """Fitted groups plus where they came from."""
+
+    name: str
+    fits: list[Fit]
+    source: str
+    backend: str | None = None
+    residuals: pd.DataFrame | None = field(default=None, repr=False)
+
+    def lookup(self, op: str, level: str, algorithm: str | None = None,
+               protocol: str | None = None) -> Fit:
+        """The fit for a group; algorithm/protocol fall back to any fitted one."""
+        candidates = [f for f in self.fits if f.op == op and f.level == level]
+        for key, value in (("algorithm", algorithm), ("protocol", protocol)):
+            if value is not None:
+                narrowed = [f for f in candidates if getattr(f, key) == value]
+                candidates = narrowed or candidates
+        if not candidates:
+            have = sorted({(f.op, f.level) for f in self.fits})
+            raise ValueError(f"calibration {self.name!r} has no fit for op={op!r} "
+                             f"level={level!r}; it has {have}")
+        return candidates[0]
+
+    def table(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame([asdict(f) for f in self.fits])
+
+
+def _group_columns(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    algo = df["algo_env"] if "algo_env" in df else None
+    if "nccl_algo" in df:
+        algo = df["nccl_algo"] if algo is None else algo.where(algo.notna(), df["nccl_algo"])
+    algo = algo.astype(object).where(algo.notna(), "ring") if algo is not None else "ring"
+    df["algorithm"] = [
+        _TEXTBOOK_ALGORITHM.get(str(a).lower(), str(a).lower()) for a in np.atleast_1d(algo)
+    ] if not isinstance(algo, str) else algo
+    proto = df["proto_env"] if "proto_env" in df else None
+    df["protocol"] = (proto.astype(object).where(proto.notna(), "auto") if proto is not None
+                      else "auto")
+    nodes = df["nodes"] if "nodes" in df else None
+    df["level"] = np.where(nodes.fillna(1).astype(float) > 1, "inter", "intra") \
+        if nodes is not None else "intra"
+    return df
+
+
+def calibrate(
+    results: pd.DataFrame,
+    *,
+    name: str = "calibrated",
+    min_bytes: float = 0.0,
+    source: str = "<results>",
+) -> Calibration:
+    """Fit every (op, algorithm, protocol, level) group of measured collective rows.
+
+    ``results``: rows from :func:`costmodel.validation.runner.load_results` or
+    :func:`costmodel.validation.nccl_tests.read_nccl_tests` (columns op, size_bytes, ranks,
+    time_s; optional algo_env/nccl_algo, proto_env, nodes, flagged, placement). Rows nccl-tests
+    flagged, DDP rows and sizes below ``min_bytes`` are left out. Groups whose algorithm the
+    textbook model lacks, or that cannot be fitted, are skipped and listed in ``residuals``' attrs.
+    """
+    import pandas as pd
+
+    needed = {"op", "size_bytes", "ranks", "time_s"}
+    missing = needed - set(results.columns)
+    if missing:
+        raise ValueError(f"results lack columns {sorted(missing)}; need {sorted(needed)}")
+    df = results
+    if "kind" in df:
+        df = df[df["kind"].fillna("collective") == "collective"]
+    if "flagged" in df:
+        df = df[~df["flagged"].fillna(False).astype(bool)]
+    df = df[(df.size_bytes >= max(min_bytes, 1)) & df.ranks.notna() & (df.time_s > 0)]
+    if df.empty:
+        raise ValueError("no usable collective rows (after dropping flagged rows and sizes "
+                         f"below {min_bytes:g} B)")
+    df = _group_columns(df)
+    fits, parts, skipped = [], [], []
+    for (op, algorithm, protocol, level), group in df.groupby(
+            ["op", "algorithm", "protocol", "level"], sort=True):
+        if algorithm not in ALGORITHMS.get(op, ()) and algorithm != "ring":
+            skipped.append(f"{op}/{algorithm}: no textbook formula")
+            continue
+        m = group.size_bytes.to_numpy(float)
+        n = group.ranks.to_numpy(float)
+        t = group.time_s.to_numpy(float)
+        try:
+            fit = fit_alpha_beta(op, m, n, t, algorithm, protocol=protocol, level=level)
+        except ValueError as exc:
+            skipped.append(str(exc))
+            continue
+        fit, cv = _cross_validate(fit, m, n, t)
+        fits.append(fit)
+        predicted = fit.predict(m, n)
+        parts.append(pd.DataFrame({
+            "op": op, "algorithm": algorithm, "protocol": protocol, "level": level,
+            "size_bytes": m, "ranks": n.astype(int), "measured_time_s": t,
+            "fitted_time_s": predicted, "rel_error": (predicted - t) / t, "cv_rel_error": cv}))
+    if not fits:
+        raise ValueError("nothing could be fitted: " + "; ".join(skipped))
+    residuals = pd.concat(parts, ignore_index=True)
+    residuals.attrs["skipped"] = skipped
+    backend = None
+    if "backend" in results:
+        values = results["backend"].dropna().unique()
+        backend = str(values[0]) if len(values) == 1 else None
+    return Calibration(name, fits, source, backend, residuals)
+
+
+def _cross_validate(fit: Fit, m: np.ndarray, n: np.ndarray, t: np.ndarray) -> tuple[Fit, np.ndarray]:
+    """Fit on every other distinct size, report |relative error| on the others."""
+    sizes = np.unique(m)
+    cv = np.full(m.shape, np.nan)
+    if sizes.size < 4:
+        return fit, cv
+    train_sizes = sizes[::2]
+    train = np.isin(m, train_sizes)
+    try:
+        half = fit_alpha_beta(fit.op, m[train], n[train], t[train], fit.algorithm)
+    except ValueError:
+        return fit, cv
+    test = ~train
+    cv[test] = (half.predict(m[test], n[test]) - t[test]) / t[test]
+    big = test & (m >= 2**20)
+    from dataclasses import replace
+
+    return replace(
+        fit,
+        cv_max_abs_rel_error=float(np.nanmax(np.abs(cv[test]))),
+        cv_max_abs_rel_error_ge_1mib=float(np.max(np.abs(cv[big]))) if big.any() else math.nan,
+    ), cv
+
+
+# ------------------------------------------------------------------------------ TOML
+def write_calibration(calibration: Calibration, path: str | Path) -> Path:
+    """Write a calibration preset TOML (``kind = "calibration"``), every number with its source."""
+    import tomli_w
+
+    doc = {
+        "kind": "calibration",
+        "name": calibration.name,
+        "source": calibration.source,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "model": "textbook alpha-beta (costmodel.collectives), weighted least squares 1/T",
+        "fit": [],
+    }
+    if calibration.backend:
+        doc["backend"] = calibration.backend
+    for f in calibration.fits:
+        entry = {k: v for k, v in asdict(f).items() if not (isinstance(v, float) and math.isnan(v))}
+        entry["ranks"] = list(f.ranks)
+        entry["source"] = f"fitted to {f.points} measured points from {calibration.source}"
+        doc["fit"].append(entry)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    return path
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    """Read a TOML written by :func:`write_calibration`; bad files raise ValueError naming them."""
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read calibration TOML: {exc}") from exc
+    if doc.get("kind") != "calibration" or not doc.get("fit"):
+        raise ValueError(f"{path}: not a calibration preset (needs kind = \"calibration\" and "
+                         "[[fit]] tables)")
+    fits = []
+    names = {f.name for f in Fit.__dataclass_fields__.values()}  # type: ignore[attr-defined]
+    for entry in doc["fit"]:
+        values = {k: v for k, v in entry.items() if k in names}
+        values["ranks"] = tuple(values.get("ranks", ()))
+        try:
+            fits.append(Fit(**values))
+        except TypeError as exc:
+            raise ValueError(f"{path}: bad [[fit]] entry {entry}: {exc}") from exc
+    return Calibration(doc.get("name", path.stem), fits, doc.get("source", str(path)),
+                       doc.get("backend"))
+
+
+def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[..., np.ndarray]:
+    """A predictor for :func:`costmodel.validation.compare.compare` from a calibration.
+
+    ``predictor(op, message_bytes, ranks, nodes, algorithm=None, protocol=None) -> time_s``.
+    """
+    cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
+
+    def predictor(op: str, message_bytes: Any, ranks: int, nodes: int = 1,
+                  algorithm: str | None = None, protocol: str | None = None) -> np.ndarray:
+        level = "inter" if nodes > 1 else "intra"
+        fit = cal.lookup(op, level, algorithm, protocol)
+        return fit.predict(np.asarray(message_bytes, float), ranks)
+
+    predictor.model_name = f"calibrated:{cal.name}"  # type: ignore[attr-defined]
+    return predictor

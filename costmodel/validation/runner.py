@@ -1,0 +1,395 @@
+"""Run nccl-tests sweeps and keep every parsed row as it comes (DESIGN.md section 4, step 1).
+
+One sweep = collectives x optional NCCL_ALGO x optional NCCL_PROTO. Each run is one nccl-tests
+binary invocation, single node (``-g GPUS``) or under ``srun``/``mpirun`` (``-g 1``, one rank per
+GPU). For each run the raw log is kept under ``OUT/logs/``, its rows are parsed and appended to
+``OUT/results.jsonl`` as soon as it ends, and its status goes to ``OUT/runs.jsonl``. An
+interrupted sweep keeps what finished; running the same sweep again skips the runs already
+``ok``. A run that times out or dies keeps its partial rows, marked ``complete = False``
+(:func:`load_results` drops them once a later attempt of the same run completed).
+
+>>> spec = plan_sweep(["all_reduce"], algos=["Ring"], gpus=8, build_dir="/opt/nccl-tests/build")[0]
+>>> spec.key
+'all_reduce-algo_Ring'
+>>> " ".join(spec.argv)
+'/opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -w 5 -n 20 -g 8'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from costmodel.validation.nccl_tests import NcclTestsParseError, parse_nccl_tests
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "BUILD_HINT",
+    "NcclTestsMissing",
+    "RunSpec",
+    "SweepSummary",
+    "append_results",
+    "find_binary",
+    "load_results",
+    "plan_sweep",
+    "run_nccl_tests",
+    "run_sweep",
+]
+
+Launcher = Literal["local", "srun", "mpirun"]
+LAUNCHERS: tuple[str, ...] = ("local", "srun", "mpirun")
+
+# our op name -> nccl-tests binary stem
+BINARIES: dict[str, str] = {
+    "all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter",
+    "broadcast": "broadcast", "reduce": "reduce", "all_to_all": "alltoall",
+    "sendrecv": "sendrecv", "gather": "gather", "scatter": "scatter", "hypercube": "hypercube",
+}
+
+BUILD_HINT = (
+    "Build nccl-tests from source (https://github.com/NVIDIA/nccl-tests):\n"
+    "  git clone https://github.com/NVIDIA/nccl-tests && cd nccl-tests\n"
+    "  make -j CUDA_HOME=/usr/local/cuda NCCL_HOME=/path/to/nccl        # single node (-g)\n"
+    "  make -j MPI=1 MPI_HOME=/path/to/mpi CUDA_HOME=... NCCL_HOME=...   # srun / mpirun\n"
+    "then pass --build-dir nccl-tests/build (or set NCCL_TESTS_BUILD)."
+)
+
+
+class NcclTestsMissing(FileNotFoundError):
+    """An nccl-tests binary was not found; the message says how to build it."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One nccl-tests invocation of a sweep."""
+
+    key: str
+    op: str
+    algo: str | None
+    proto: str | None
+    argv: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    ranks: int | None = None
+    nodes: int = 1
+
+
+@dataclass
+class SweepSummary:
+    """What a sweep did: run keys by status, rows appended, where things are."""
+
+    out_dir: Path
+    ok: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # key -> reason
+    rows: int = 0
+    interrupted: bool = False
+
+    @property
+    def results_path(self) -> Path:
+        return self.out_dir / "results.jsonl"
+
+    def message(self) -> str:
+        parts = [f"{len(self.ok)} ok", f"{len(self.skipped)} skipped (done before)",
+                 f"{len(self.failed)} failed", f"{self.rows} rows -> {self.results_path}"]
+        text = ", ".join(parts)
+        for key, reason in self.failed.items():
+            text += f"\n  {key}: {reason}"
+        if self.interrupted:
+            text += "\ninterrupted: rerun the same command to continue (finished runs are kept)"
+        return text
+
+
+def find_binary(op: str, build_dir: str | Path | None = None) -> Path:
+    """Path of the nccl-tests binary for ``op`` (``<stem>_perf`` or ``<stem>_perf_mpi``).
+
+    Looks in ``build_dir``, then ``$NCCL_TESTS_BUILD``, then ``$PATH``. Raises
+    :class:`NcclTestsMissing` with build instructions when none is found.
+    """
+    if op not in BINARIES:
+        raise ValueError(f"op={op!r} has no nccl-tests binary; use one of {sorted(BINARIES)}")
+    names = [f"{BINARIES[op]}_perf", f"{BINARIES[op]}_perf_mpi"]
+    dirs = [Path(d) for d in (build_dir, os.environ.get("NCCL_TESTS_BUILD")) if d]
+    for folder in dirs:
+        for name in names:
+            candidate = folder / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+    if not dirs:
+        for name in names:
+            found = shutil.which(name)
+            if found:
+                return Path(found)
+    where = ", ".join(str(d) for d in dirs) or "$PATH"
+    raise NcclTestsMissing(f"nccl-tests binary {names[0]} not found in {where}.\n{BUILD_HINT}")
+
+
+def plan_sweep(
+    ops: Iterable[str],
+    *,
+    algos: Sequence[str | None] | None = None,
+    protos: Sequence[str | None] | None = None,
+    gpus: int = 1,
+    nodes: int = 1,
+    launcher: Launcher = "local",
+    build_dir: str | Path | None = None,
+    min_bytes: str | int = 8,
+    max_bytes: str | int = "8G",
+    step_factor: int = 2,
+    warmup_iters: int = 5,
+    iters: int = 20,
+    extra_args: Sequence[str] = (),
+    launcher_args: Sequence[str] = (),
+    check_binaries: bool = False,
+) -> list[RunSpec]:
+    """Command lines for a sweep: every op x NCCL_ALGO x NCCL_PROTO (None = NCCL's choice).
+
+    ``gpus`` is GPUs per node. ``local``: one process, ``-g gpus`` (nodes must be 1).
+    ``srun``: ``srun -N nodes --ntasks-per-node gpus <bin> -g 1``. ``mpirun``:
+    ``mpirun -np nodes*gpus --map-by ppr:gpus:node -x NCCL_ALGO ... <bin> -g 1``.
+    Sizes are passed through as nccl-tests reads them (``8``, ``1M``, ``8G``).
+    """
+    if launcher not in LAUNCHERS:
+        raise ValueError(f"launcher={launcher!r} is not known; use one of {list(LAUNCHERS)}")
+    for name, value in (("gpus", gpus), ("nodes", nodes), ("step_factor", step_factor),
+                        ("iters", iters)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}={value!r} must be an integer >= 1")
+    if launcher == "local" and nodes != 1:
+        raise ValueError(f"nodes={nodes} needs launcher 'srun' or 'mpirun'; 'local' runs one node")
+    specs = []
+    for op in ops:
+        binary = find_binary(op, build_dir) if check_binaries else Path(
+            build_dir or os.environ.get("NCCL_TESTS_BUILD", ".")) / f"{BINARIES.get(op, op)}_perf"
+        if op not in BINARIES:
+            raise ValueError(f"op={op!r} has no nccl-tests binary; use one of {sorted(BINARIES)}")
+        for algo in algos or [None]:
+            for proto in protos or [None]:
+                env = {}
+                if algo:
+                    env["NCCL_ALGO"] = algo
+                if proto:
+                    env["NCCL_PROTO"] = proto
+                test = [str(binary), "-b", str(min_bytes), "-e", str(max_bytes),
+                        "-f", str(step_factor), "-w", str(warmup_iters), "-n", str(iters),
+                        *extra_args]
+                if launcher == "local":
+                    argv = [*test, "-g", str(gpus)]
+                elif launcher == "srun":
+                    argv = ["srun", "-N", str(nodes), "--ntasks-per-node", str(gpus),
+                            *launcher_args, *test, "-g", "1"]
+                else:
+                    exports = [x for name in env for x in ("-x", name)]
+                    argv = ["mpirun", "-np", str(nodes * gpus), "--map-by", f"ppr:{gpus}:node",
+                            *exports, *launcher_args, *test, "-g", "1"]
+                key = "-".join([op] + [f"{k.removeprefix('NCCL_').lower()}_{v}"
+                                       for k, v in env.items()])
+                specs.append(RunSpec(key, op, algo, proto, tuple(argv), env,
+                                     ranks=nodes * gpus, nodes=nodes))
+    return specs
+
+
+# ------------------------------------------------------------------------------ results file
+def append_results(path: str | Path, df: pd.DataFrame, **constant: Any) -> int:
+    """Append the rows of ``df`` (plus ``constant`` columns) to a JSON-lines results file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame = df.assign(**constant) if constant else df
+    text = frame.to_json(orient="records", lines=True, date_format="iso")
+    with path.open("a", encoding="utf-8") as handle:
+        if text:
+            handle.write(text if text.endswith("\n") else text + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return len(frame)
+
+
+def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataFrame:
+    """Read a results file (JSON lines from the runner or the torch job) into a DataFrame.
+
+    Rows of an attempt marked ``complete = False`` are dropped when a later complete attempt of
+    the same ``run_key`` exists, unless ``keep_incomplete``. A truncated last line (a job killed
+    while writing) is skipped. Raises ValueError naming the file when nothing can be read.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"results file {str(path)!r} does not exist")
+    records = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                if handle.read(1):  # not the last line: the file is damaged, say where
+                    raise ValueError(f"{path}: line {number} is not JSON") from None
+    if not records:
+        raise ValueError(f"results file {str(path)!r} holds no rows")
+    df = pd.DataFrame.from_records(records)
+    if not keep_incomplete and {"run_key", "complete", "attempt"} <= set(df.columns):
+        done = set(df.loc[df.complete.astype(bool), "run_key"])
+        df = df[df.complete.astype(bool) | ~df.run_key.isin(done)].reset_index(drop=True)
+    return df
+
+
+def _runs_done(runs_path: Path) -> set[str]:
+    done = set()
+    if runs_path.is_file():
+        for line in runs_path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if record.get("status") == "ok":
+                done.add(record["key"])
+    return done
+
+
+def _log_run(runs_path: Path, record: dict[str, Any]) -> None:
+    with runs_path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int | None, str]:
+    """Run one command, streaming its output to log_path. Returns (status, rc, reason)."""
+    env = {**os.environ, **spec.env}
+    with log_path.open("w", encoding="utf-8") as log:
+        log.write(f"# costmodel runner: {' '.join(spec.argv)}\n")
+        for name, value in spec.env.items():
+            log.write(f"# costmodel runner env: {name}={value}\n")
+        log.flush()
+        try:
+            proc = subprocess.Popen(spec.argv, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                    start_new_session=True)
+        except OSError as exc:
+            return "failed", None, f"cannot start {spec.argv[0]}: {exc.strerror}"
+        try:
+            rc = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            return "timeout", None, f"no exit after {timeout_s:g} s (killed); partial log kept"
+        except KeyboardInterrupt:
+            _kill(proc)
+            raise
+    if rc != 0:
+        return "failed", rc, f"exit code {rc} (a rank died or the binary failed); see {log_path}"
+    return "ok", rc, ""
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=5)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def run_sweep(
+    specs: Sequence[RunSpec],
+    out_dir: str | Path,
+    *,
+    timeout_s: float = 1800.0,
+    progress: bool | None = None,
+) -> SweepSummary:
+    """Run ``specs`` in order; append each run's parsed rows to ``out_dir/results.jsonl``.
+
+    Runs already ``ok`` in ``out_dir/runs.jsonl`` are skipped. Each run's raw log is kept in
+    ``out_dir/logs/<key>.log``. Ctrl-C stops the sweep after killing the running job; what
+    finished is on disk. Never raises for a failed run: it is reported in the summary.
+    """
+    out = Path(out_dir)
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    runs_path, results_path = out / "runs.jsonl", out / "results.jsonl"
+    summary = SweepSummary(out)
+    done = _runs_done(runs_path)
+    todo = [s for s in specs if s.key not in done]
+    summary.skipped = [s.key for s in specs if s.key in done]
+    show = sys.stderr.isatty() if progress is None else progress
+    bar = None
+    if show:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                       TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
+        bar.start()
+        task = bar.add_task("nccl-tests", total=len(todo))
+    try:
+        for spec in todo:
+            if bar is not None:
+                bar.update(task, description=f"running {spec.key}")
+            attempt = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+            log_path = out / "logs" / f"{spec.key}.{attempt}.log"
+            started = time.time()
+            try:
+                status, rc, reason = _execute(spec, log_path, timeout_s)
+            except KeyboardInterrupt:
+                _log_run(runs_path, {"key": spec.key, "status": "interrupted", "log": str(log_path),
+                                     "attempt": attempt})
+                summary.interrupted = True
+                summary.failed[spec.key] = "interrupted"
+                break
+            rows, parse_note = 0, ""
+            try:
+                df = parse_nccl_tests(log_path.read_text(encoding="utf-8", errors="replace"),
+                                      source=str(log_path), op=spec.op, strict=status == "ok")
+            except NcclTestsParseError as exc:
+                df, parse_note = None, str(exc)
+                if status == "ok":
+                    status, reason = "failed", f"log does not parse: {exc}"
+            if df is not None:
+                if spec.algo:
+                    df["algo_env"] = df["algo_env"].where(df["algo_env"].notna(), spec.algo)
+                if spec.proto:
+                    df["proto_env"] = df["proto_env"].where(df["proto_env"].notna(), spec.proto)
+                rows = append_results(results_path, df, source="nccl-tests", backend="nccl",
+                                      run_key=spec.key, attempt=attempt,
+                                      complete=status == "ok", log=str(log_path))
+            summary.rows += rows
+            _log_run(runs_path, {"key": spec.key, "status": status, "rc": rc, "reason": reason,
+                                 "rows": rows, "log": str(log_path), "attempt": attempt,
+                                 "argv": list(spec.argv), "env": spec.env,
+                                 "seconds": round(time.time() - started, 3),
+                                 "parse_note": parse_note})
+            if status == "ok":
+                summary.ok.append(spec.key)
+            else:
+                summary.failed[spec.key] = reason + (f" ({rows} partial rows kept)" if rows else "")
+            if bar is not None:
+                bar.advance(task)
+    finally:
+        if bar is not None:
+            bar.stop()
+    return summary
+
+
+def run_nccl_tests(
+    out_dir: str | Path,
+    ops: Sequence[str] = ("all_reduce",),
+    *,
+    timeout_s: float = 1800.0,
+    progress: bool | None = None,
+    **plan: Any,
+) -> SweepSummary:
+    """Plan and run a sweep (:func:`plan_sweep` arguments), checking the binaries first.
+
+    Missing binaries raise :class:`NcclTestsMissing` before anything runs, with build steps.
+    """
+    specs = plan_sweep(ops, check_binaries=True, **plan)
+    return run_sweep(specs, out_dir, timeout_s=timeout_s, progress=progress)

@@ -1,0 +1,298 @@
+"""Time torch.distributed collectives and DDP steps; rank 0 writes JSON lines.
+
+Launch one process per rank with ``torchrun``, ``srun`` or ``mpirun``::
+
+    torchrun --standalone --nproc_per_node 2 -m costmodel.validation.torch_bench -o results.jsonl
+    srun -N 2 --ntasks-per-node 8 python -m costmodel.validation.torch_bench --backend nccl ...
+
+Backend ``nccl`` on GPUs, ``gloo`` on CPUs (``auto`` picks by ``torch.cuda.is_available()``).
+Timing method (reference/machine-notes.md, "torch on CPU"): one thread per rank on CPU,
+buffers preallocated once at the largest size (a fresh 256 MiB tensor per call costs 170 ms of
+page faults there), warm-up iterations, a barrier before each timed op, the time of an iteration
+is the max over ranks, and the reported time is the median over iterations.
+
+Sizes follow nccl-tests (DESIGN.md section 2): ``size_bytes`` is the per-rank buffer as
+nccl-tests prints it (all-gather: the full output; reduce-scatter: the full input), and
+busbw = algbw x factor (all-reduce 2(N-1)/N; all-gather, reduce-scatter, all-to-all (N-1)/N;
+broadcast 1). torch is imported only in this module (the ``validate`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import sys
+import time
+from typing import Any
+
+from costmodel.units import parse_bytes, parse_count
+
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all")
+BUSBW_FACTOR = {  # nccl-tests doc/PERFORMANCE.md
+    "all_reduce": lambda n: 2 * (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "all_to_all": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+}
+
+
+def _launcher_env() -> None:
+    """Map srun / mpirun rank variables onto torch's env:// names when torchrun did not."""
+    if "RANK" in os.environ:
+        return
+    pairs = (("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
+             ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+              "OMPI_COMM_WORLD_LOCAL_SIZE"),
+             ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"))
+    for rank, size, local, local_size in pairs:
+        if rank in os.environ:
+            os.environ["RANK"], os.environ["WORLD_SIZE"] = os.environ[rank], os.environ[size]
+            os.environ["LOCAL_RANK"] = os.environ.get(local, "0")
+            if local_size in os.environ:
+                os.environ["LOCAL_WORLD_SIZE"] = os.environ[local_size].split("(")[0]
+            break
+    else:
+        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0")
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29500")
+
+
+def sizes_between(min_bytes: int, max_bytes: int, factor: int) -> list[int]:
+    """Geometric sweep as nccl-tests ``-b -e -f`` does.
+
+    >>> sizes_between(1024, 8192, 2)
+    [1024, 2048, 4096, 8192]
+    """
+    if min_bytes < 1 or max_bytes < min_bytes or factor < 2:
+        raise ValueError(f"sizes: need 1 <= min_bytes={min_bytes} <= max_bytes={max_bytes} and "
+                         f"factor={factor} >= 2")
+    out, size = [], min_bytes
+    while size <= max_bytes:
+        out.append(size)
+        size *= factor
+    return out
+
+
+class _Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        import torch
+        import torch.distributed as dist
+
+        self.torch, self.dist, self.args = torch, dist, args
+        backend = args.backend
+        if backend == "auto":
+            backend = "nccl" if torch.cuda.is_available() else "gloo"
+        self.backend = backend
+        self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        if backend == "nccl":
+            torch.cuda.set_device(self.local_rank)
+            self.device = torch.device("cuda", self.local_rank)
+        else:
+            torch.set_num_threads(args.threads)
+            self.device = torch.device("cpu")
+        dist.init_process_group(backend=backend)
+        self.rank, self.world = dist.get_rank(), dist.get_world_size()
+        self.local_world = int(os.environ.get("LOCAL_WORLD_SIZE", self.world))
+        self.nodes = max(1, self.world // max(1, self.local_world))
+        self.attempt = time.strftime("%Y%m%dT%H%M%S")
+        self.out = open(args.output, "a", encoding="utf-8") if self.rank == 0 else None  # noqa: SIM115
+
+    def sync(self) -> None:
+        if self.device.type == "cuda":
+            self.torch.cuda.synchronize()
+
+    def emit(self, record: dict[str, Any]) -> None:
+        if self.out is None:
+            return
+        base = {"source": "torch", "backend": self.backend, "ranks": self.world,
+                "nodes": self.nodes, "gpus_per_node": self.local_world,
+                "device": self.device.type, "torch_version": self.torch.__version__,
+                "host": socket.gethostname(), "attempt": self.attempt, "complete": True,
+                "run_key": self.args.run_key}
+        self.out.write(json.dumps({**base, **record}) + "\n")
+        self.out.flush()
+
+    def timed(self, fn, iters: int, warmup: int) -> list[float]:
+        """Per-iteration time, max over ranks [s]."""
+        dist, torch = self.dist, self.torch
+        for _ in range(warmup):
+            fn()
+        self.sync()
+        times = []
+        for _ in range(iters):
+            dist.barrier()
+            self.sync()
+            start = time.perf_counter()
+            fn()
+            self.sync()
+            times.append(time.perf_counter() - start)
+        tensor = torch.tensor(times, dtype=torch.float64, device=self.device)
+        dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+        return tensor.cpu().tolist()
+
+    def collectives(self) -> None:
+        torch, dist, n = self.torch, self.dist, self.world
+        sizes = sizes_between(self.args.min_bytes, self.args.max_bytes, self.args.factor)
+        elem = 4  # float32
+        top = max(sizes) // elem
+        top -= top % n
+        send = torch.ones(top, dtype=torch.float32, device=self.device)
+        recv = torch.zeros(top, dtype=torch.float32, device=self.device)
+        for op in self.args.ops:
+            for size in sizes:
+                count = size // elem
+                count -= count % n  # all ops divisible by n, as nccl-tests rounds per-rank counts
+                if count < n:
+                    continue
+                part = count // n
+                src, dst = send[:count], recv[:count]
+                if op == "all_reduce":
+                    def fn(t=src):
+                        dist.all_reduce(t)
+                elif op == "broadcast":
+                    def fn(t=src):
+                        dist.broadcast(t, src=0)
+                elif op == "all_gather":
+                    outs = list(dst.split(part))
+                    def fn(o=outs, t=send[:part]):
+                        dist.all_gather(o, t)
+                elif op == "reduce_scatter":
+                    ins = list(src.split(part))
+                    def fn(o=dst[:part], i=ins):
+                        dist.reduce_scatter(o, i)
+                else:
+                    def fn(o=dst, t=src):
+                        dist.all_to_all_single(o, t)
+                try:
+                    times = self.timed(fn, self.args.iters, self.args.warmup)
+                except (RuntimeError, NotImplementedError) as exc:
+                    if self.rank == 0:
+                        print(f"torch_bench: {op} not supported by {self.backend}: {exc}",
+                              file=sys.stderr)
+                    break
+                t = statistics.median(times)
+                nbytes = count * elem
+                algbw = nbytes / t
+                self.emit({"kind": "collective", "op": op, "size_bytes": nbytes,
+                           "count": count, "dtype": "float32", "placement": "out_of_place",
+                           "time_s": t, "time_min_s": min(times), "time_max_s": max(times),
+                           "iters": len(times), "algbw_bytes_per_s": algbw,
+                           "busbw_bytes_per_s": algbw * BUSBW_FACTOR[op](n),
+                           "flagged": False})
+                if self.rank == 0 and self.args.verbose:
+                    print(f"{op:15s} {nbytes:>12d} B  {t * 1e6:10.1f} us  "
+                          f"{algbw * BUSBW_FACTOR[op](n) / 1e9:7.3f} GB/s busbw", flush=True)
+
+    def ddp(self) -> None:
+        torch = self.torch
+        from torch.nn.parallel import DistributedDataParallel
+
+        width = self.args.ddp_width
+        layers = max(1, round(self.args.ddp_params / (width * width + width)))
+        model = torch.nn.Sequential(*[torch.nn.Linear(width, width) for _ in range(layers)])
+        model = model.to(self.device)
+        params = sum(p.numel() for p in model.parameters())
+        batch = torch.randn(self.args.ddp_batch, width, device=self.device)
+        for cap in self.args.bucket_cap_mb:
+            ddp = DistributedDataParallel(model, bucket_cap_mb=cap,
+                                          device_ids=[self.local_rank] if self.device.type == "cuda" else None)
+            for accumulation in sorted({1, self.args.accumulation}):
+                for no_sync in ((False, True) if accumulation > 1 else (False,)):
+                    def step(acc=accumulation, ns=no_sync, d=ddp):
+                        for micro in range(acc):
+                            if ns and micro < acc - 1:
+                                with d.no_sync():
+                                    d(batch).sum().backward()
+                            else:
+                                d(batch).sum().backward()
+
+                    def compute(acc=accumulation, d=ddp):
+                        with d.no_sync():
+                            for _ in range(acc):
+                                d(batch).sum().backward()
+
+                    times = self.timed(step, self.args.ddp_steps, 1)
+                    compute_times = self.timed(compute, self.args.ddp_steps, 1)
+                    self.emit({"kind": "ddp_step", "op": "ddp_step", "params": params,
+                               "gradient_bytes": params * 4, "layers": layers, "width": width,
+                               "bucket_cap_mb": cap, "accumulation": accumulation,
+                               "no_sync": no_sync, "time_s": statistics.median(times),
+                               "compute_time_s": statistics.median(compute_times),
+                               "iters": len(times), "flagged": False})
+            del ddp
+
+    def close(self) -> None:
+        if self.out is not None:
+            self.out.close()
+        self.dist.destroy_process_group()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m costmodel.validation.torch_bench",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("-o", "--output", default="results.jsonl", help="JSON lines file (appended)")
+    p.add_argument("--backend", choices=("auto", "gloo", "nccl"), default="auto")
+    p.add_argument("--ops", default="all_reduce,all_gather,reduce_scatter,broadcast,all_to_all",
+                   help="comma-separated subset of " + ",".join(OPS) + " (or 'none')")
+    p.add_argument("--min-bytes", default="4KiB")
+    p.add_argument("--max-bytes", default="64MiB")
+    p.add_argument("--factor", type=int, default=2)
+    p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--threads", type=int, default=1, help="torch threads per rank on CPU")
+    p.add_argument("--ddp", action="store_true", help="also time DDP steps")
+    p.add_argument("--ddp-params", default="4M", help="synthetic MLP size (parameters)")
+    p.add_argument("--ddp-width", type=int, default=512)
+    p.add_argument("--ddp-batch", type=int, default=32)
+    p.add_argument("--ddp-steps", type=int, default=5)
+    p.add_argument("--bucket-cap-mb", default="25", help="comma-separated bucket caps [MiB]")
+    p.add_argument("--accumulation", type=int, default=4)
+    p.add_argument("--run-key", default="torch")
+    p.add_argument("-v", "--verbose", action="store_true")
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse and check the job's arguments (sizes through costmodel.units)."""
+    args = build_parser().parse_args(argv)
+    args.ops = [] if args.ops == "none" else [o.strip() for o in args.ops.split(",") if o.strip()]
+    unknown = [o for o in args.ops if o not in OPS]
+    if unknown:
+        raise SystemExit(f"--ops: {unknown} not known; use {','.join(OPS)}")
+    args.min_bytes = parse_bytes(args.min_bytes, name="--min-bytes")
+    args.max_bytes = parse_bytes(args.max_bytes, name="--max-bytes")
+    args.ddp_params = int(parse_count(args.ddp_params, name="--ddp-params"))
+    args.bucket_cap_mb = [float(x) for x in args.bucket_cap_mb.split(",")]
+    sizes_between(args.min_bytes, args.max_bytes, args.factor)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parse_args(argv)
+    except ValueError as exc:
+        print(f"torch_bench: {exc}", file=sys.stderr)
+        return 2
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("torch_bench: torch is not installed; pip install 'costmodel[validate]'",
+              file=sys.stderr)
+        return 2
+    _launcher_env()
+    bench = _Bench(args)
+    try:
+        bench.collectives()
+        if args.ddp:
+            bench.ddp()
+    finally:
+        bench.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,95 @@
+"""Tests for costmodel.validation.calibrate: recovery of known alpha/beta from exact model times,
+the weighting, cross-validation, TOML round trip and bad input. Real measured logs are used where
+the test needs real data (nccl-tests 09a, a 2-rank PCIe all-reduce)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from costmodel.validation.calibrate import (
+    calibrate,
+    calibrated_predictor,
+    fit_alpha_beta,
+    load_calibration,
+    write_calibration,
+)
+from costmodel.validation.nccl_tests import read_nccl_tests
+
+DATA = Path("/work/shared/data/nccl-tests")
+
+
+def _rows(op, ranks, alpha, bandwidth, sizes, steps, volume):
+    t = steps * alpha + volume(sizes) / bandwidth
+    return pd.DataFrame({"op": op, "size_bytes": sizes, "ranks": ranks, "time_s": t})
+
+
+def test_recovers_known_alpha_beta_across_rank_counts():
+    sizes = 2.0 ** np.arange(10, 27)
+    rows = pd.concat([
+        # ring all-reduce: s = 2(N-1), b = 2(N-1)/N M (DESIGN 3.1)
+        _rows("all_reduce", n, 5e-6, 20e9, sizes, 2 * (n - 1), lambda m, n=n: 2 * (n - 1) / n * m)
+        for n in (2, 4, 8)])
+    cal = calibrate(rows)
+    (fit,) = cal.fits
+    assert fit.latency_s == pytest.approx(5e-6, rel=1e-9)  # exact data: exact fit
+    assert fit.bandwidth_bytes_per_s == pytest.approx(20e9, rel=1e-9)
+    assert fit.ranks == (2, 4, 8) and fit.rms_rel_error < 1e-9
+    assert cal.residuals.cv_rel_error.abs().max() < 1e-9
+
+
+def test_weights_are_relative():
+    # the largest point 10% slow: weights 1/T keep the small sizes right, where an unweighted fit
+    # (which minimises absolute seconds) would trade them away for the large point
+    m = np.array([1e3, 1e4, 1e5, 1e6, 1e7, 1e8])
+    t = 1e-5 + m / 1e9
+    t[-1] *= 1.1
+    fit = fit_alpha_beta("broadcast", m, 2, t, "chain")
+    rel = np.abs(fit.predict(m, 2) - t) / t
+    x = np.column_stack([np.ones_like(m), m])
+    ols = np.linalg.lstsq(x, t, rcond=None)[0]
+    rel_ols = np.abs(x @ ols - t) / t
+    assert rel[:3].max() < 0.05 < rel_ols[:3].max()
+
+
+def test_real_log_fit_and_cross_validation():
+    df = read_nccl_tests(DATA / "09a_autodl-1x2x2080Ti-PCIe3-noP2P_allreduce.txt")
+    cal = calibrate(df, min_bytes=2**16)
+    (fit,) = cal.fits
+    # 09a levels off at 4.00 GB/s busbw = B for N = 2 (b = M): the fit must find about that
+    assert fit.bandwidth_bytes_per_s == pytest.approx(4.0e9, rel=0.05)
+    assert 0 < fit.latency_s < 50e-6
+    assert fit.cv_max_abs_rel_error_ge_1mib < 0.05  # held-out sizes >= 1 MiB
+
+
+def test_toml_round_trip_and_predictor(tmp_path):
+    sizes = 2.0 ** np.arange(12, 24)
+    rows = _rows("all_gather", 4, 3e-5, 5e9, sizes, 3, lambda m: 0.75 * m).assign(nodes=2)
+    cal = calibrate(rows, name="toy", source="synthetic rows of a unit test")
+    path = write_calibration(cal, tmp_path / "toy.toml")
+    text = path.read_text()
+    assert 'kind = "calibration"' in text and "fitted to 12 measured points" in text
+    back = load_calibration(path)
+    assert back.fits[0].latency_s == pytest.approx(3e-5) and back.fits[0].level == "inter"
+    predict = calibrated_predictor(path)
+    assert predict("all_gather", [1e6], 4, nodes=2)[0] == pytest.approx(3 * 3e-5 + 0.75e6 / 5e9)
+    with pytest.raises(ValueError, match="no fit for op='all_reduce'"):
+        predict("all_reduce", [1e6], 4, nodes=2)
+
+
+def test_bad_input(tmp_path):
+    with pytest.raises(ValueError, match="at least 2 distinct sizes"):
+        fit_alpha_beta("all_reduce", [1e6, 1e6], 2, [1e-3, 1e-3])
+    with pytest.raises(ValueError, match="> 0"):
+        fit_alpha_beta("all_reduce", [1e6, 2e6], 2, [1e-3, 0.0])
+    with pytest.raises(ValueError, match="does not grow with size"):
+        fit_alpha_beta("all_reduce", [1e6, 2e6, 4e6], 2, [4e-3, 2e-3, 1e-3])
+    with pytest.raises(ValueError, match="lack columns"):
+        calibrate(pd.DataFrame({"op": ["all_reduce"]}))
+    bad = tmp_path / "x.toml"
+    bad.write_text('kind = "cluster"\n')
+    with pytest.raises(ValueError, match="not a calibration preset"):
+        load_calibration(bad)

@@ -1,0 +1,246 @@
+"""Tests for costmodel.validation.nccl_tests: every published log in shared/data parses, with the
+row counts read off the files, and the synthetic format fixtures in tests/data exercise the
+layouts no published log shows (-C, -I, -c 0, JSON, split rows, several runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from costmodel.validation.nccl_tests import (
+    NcclTestsParseError,
+    parse_nccl_tests,
+    read_nccl_tests,
+)
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nccl-tests"
+if not DATA.exists():  # the shared reference tree sits next to the repository checkout
+    DATA = Path("/work/shared/data/nccl-tests")
+FIXTURES = Path(__file__).parent / "data"
+
+# Result rows per file, counted by reading each file (lines "<size> <count> float ..."; in 13f a
+# row is split over three physical lines and counted once). The frame has 2 rows per result row
+# (out-of-place and in-place).
+ROWS = {
+    "02_coreweave-16x8xA100-IB_allreduce.txt": 30,
+    "03_coreweave-8x8xH100-NDR-SHARP-collnet_allreduce.txt": 5,
+    "04a_coreweave-GB200-NVL72-1rack-72gpu_allreduce.txt": 5,
+    "04b_coreweave-GB200-NVL72-2rack-144gpu_allreduce.txt": 6,
+    "04c_coreweave-GB200-NVL72-20rack-1440gpu_allreduce.txt": 6,
+    "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt": 32,
+    "09a_autodl-1x2x2080Ti-PCIe3-noP2P_allreduce.txt": 28,
+    "09b_autodl-1x2x2080Ti-PCIe3-noP2P_allgather.txt": 28,
+    "09c_autodl-1x2x2080Ti-PCIe3-noP2P_broadcast.txt": 28,
+    "09d_autodl-1x2x2080Ti-PCIe3-noP2P_reduce.txt": 28,
+    "09e_autodl-1x2x2080Ti-PCIe3-noP2P_alltoall.txt": 28,
+    "12a_blog-thanos_1x8xA100-SXM4-80GB_allreduce_g8.txt": 30,
+    "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt": 31,
+    "13b_waynehacking8_1x4xH100-slice_auto_allgather.txt": 31,
+    "13c_waynehacking8_1x4xH100-slice_auto_reducescatter.txt": 31,
+    "13d_waynehacking8_1x4xH100-slice_algo-proto-pinned_allreduce.txt": 12,
+    "13e_waynehacking8_1x2-4-6xH100_GPUcount-scaling_allreduce.txt": 18,
+    "13f_waynehacking8_1x2-4-6xH100_auto-vs-Ring-vs-NVLS_allreduce_rawlog-extract.txt": 54,
+    "15_cscs-alps-GH200-4perNode-Slingshot11_allreduce_1-to-512nodes.txt": 300,
+    "16a_aws-2x-p4de-8xA100-EFA400G_allreduce.txt": 29,
+    "16b_aws-2x-p5-8xH100-EFA3200G_allreduce.txt": 32,
+    "16c_aws-2x-p5-EKS-NCCL2.18.5_allreduce_partial.txt": 7,
+}
+
+
+def test_every_data_file_is_listed():
+    assert sorted(p.name for p in DATA.glob("*.txt") if p.name != "README.md") == sorted(ROWS)
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_data_file_row_count_and_units(name):
+    df = read_nccl_tests(DATA / name)
+    assert len(df) == 2 * ROWS[name]
+    assert set(df.placement) == {"out_of_place", "in_place"}
+    # SI units: algbw = size / time holds to the 2-decimal rounding nccl-tests prints (0.005 GB/s
+    # absolute, or 0.1% relative for times printed with 4-5 significant digits).
+    big = df[df.algbw_bytes_per_s > 1e9]
+    implied = big.size_bytes / big.time_s
+    assert ((implied - big.algbw_bytes_per_s).abs() <= 0.006e9 + 2e-3 * implied).all()
+    assert (df.op != "unknown").all()
+    assert df.attrs["meta"]["SOURCE"]
+
+
+def test_ops_ranks_nodes_from_headers():
+    facts = {
+        "09b_autodl-1x2x2080Ti-PCIe3-noP2P_allgather.txt": ("all_gather", 2, 1),
+        "09c_autodl-1x2x2080Ti-PCIe3-noP2P_broadcast.txt": ("broadcast", 2, 1),
+        "09e_autodl-1x2x2080Ti-PCIe3-noP2P_alltoall.txt": ("all_to_all", 2, 1),
+        "13c_waynehacking8_1x4xH100-slice_auto_reducescatter.txt": ("reduce_scatter", 4, 1),
+        "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt": ("all_reduce", 16, 2),
+    }
+    for name, (op, ranks, nodes) in facts.items():
+        df = read_nccl_tests(DATA / name)
+        assert (df.op == op).all(), name
+        assert (df.ranks == ranks).all(), name
+        assert (df.nodes == nodes).all(), name
+
+
+def test_versions_and_root_columns():
+    df = read_nccl_tests(DATA / "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt")
+    assert set(df.nccl_version) == {"2.29.2"}  # nccl-library=22902
+    assert set(df.nccl_tests_version) == {"2.18.3"}
+    assert set(df.root) == {-1}
+    df = read_nccl_tests(DATA / "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt")
+    assert set(df.nccl_version) == {"2.26.2"}  # plain "NCCL version 2.26.2+cuda12.8" line
+    old = read_nccl_tests(DATA / "02_coreweave-16x8xA100-IB_allreduce.txt")
+    assert old.root.isna().all() and old.wrong.isna().all()  # v2.9 era: no root, "error" column
+    assert old.max_error.max() == pytest.approx(2e-6)
+
+
+def test_first_and_last_values_converted():
+    df = read_nccl_tests(DATA / "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt")
+    last = df.iloc[-2]  # 17179869184 B, out-of-place: 68652 us, 250.24 GB/s, 469.21 GB/s
+    assert last.size_bytes == 17179869184
+    assert last.time_s == pytest.approx(68652e-6, rel=1e-12)
+    assert last.busbw_bytes_per_s == pytest.approx(469.21e9, rel=1e-12)
+    assert last.line == 82  # grep -n: the 16 GiB row is line 82
+
+
+def test_rank_count_sources():
+    ranks = {}
+    for name in ("02_coreweave-16x8xA100-IB_allreduce.txt",
+                 "03_coreweave-8x8xH100-NDR-SHARP-collnet_allreduce.txt",
+                 "04a_coreweave-GB200-NVL72-1rack-72gpu_allreduce.txt",
+                 "16a_aws-2x-p4de-8xA100-EFA400G_allreduce.txt"):
+        df = read_nccl_tests(DATA / name)
+        ranks[name[:3]] = (int(df.ranks.iloc[0]), df.ranks_source.iloc[0])
+    assert ranks["02_"] == (128, "command -np")  # device list elided, mpirun -np 128
+    assert ranks["03_"] == (96, "busbw/algbw")  # the collector's check: 2(n-1)/n = 1.9792
+    assert ranks["04a"] == (72, "devices (highest rank)")  # only "Rank 71" shown
+    assert ranks["16a"] == (16, "busbw/algbw")  # no device list at all
+
+
+def test_multi_run_srun_and_out_of_bounds_failed():
+    df = read_nccl_tests(DATA / "15_cscs-alps-GH200-4perNode-Slingshot11_allreduce_1-to-512nodes.txt")
+    per_run = df.groupby("run").agg(ranks=("ranks", "first"), nodes=("nodes", "first"),
+                                    flagged=("flagged", "all"), n=("size_bytes", "size"))
+    assert per_run.ranks.tolist() == [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]
+    assert (per_run.nodes * 4 == per_run.ranks).all()
+    # header: 8, 16, 256, 512 nodes = "Out of bounds values: N FAILED" -> every row kept, flagged
+    assert per_run.flagged.tolist() == [False, False, False, True, True, False, False, False,
+                                        True, True]
+    assert (per_run.n == 60).all()
+    assert df[df.flagged].flag_reason.str.contains("FAILED").all()
+
+
+def test_split_rows_with_debug_text_13f():
+    df = read_nccl_tests(
+        DATA / "13f_waynehacking8_1x2-4-6xH100_auto-vs-Ring-vs-NVLS_allreduce_rawlog-extract.txt")
+    assert df.run.nunique() == 9
+    first = df.iloc[0]  # '268435456 67108864 float sum -1' + debug, '893.63 300.39 300.39 0'
+    assert (first.size_bytes, first.root, first.wrong) == (268435456, -1, 0)
+    assert first.time_s == pytest.approx(893.63e-6)
+    assert df.iloc[1].time_s == pytest.approx(896.61e-6)
+    labels = df.groupby("run").run_label.first().tolist()
+    algos = df.groupby("run").nccl_algo.first().tolist()
+    assert labels[2].endswith("g2_NVLS.log") and algos[2] == "NVLS"
+    assert labels[6].endswith("g6_auto.log") and algos[6] == "NVLS"  # author: auto = NVLS at 6
+    assert algos[3] == "RING"
+
+
+def test_markers_set_env_and_ranks():
+    df = read_nccl_tests(DATA / "13d_waynehacking8_1x4xH100-slice_algo-proto-pinned_allreduce.txt")
+    runs = df.groupby("run").agg(algo=("algo_env", "first"), proto=("proto_env", "first"))
+    assert runs.algo.tolist()[:9] == ["Ring"] * 3 + ["Tree"] * 3 + ["NVLS"] * 3
+    assert runs.proto.tolist()[9:] == ["Simple", "LL", "LL128"]
+    assert runs.algo.iloc[9:].isna().all()  # the empty CollnetChain markers do not leak
+    assert (df.ranks == 4).all()
+    scaling = read_nccl_tests(DATA / "13e_waynehacking8_1x2-4-6xH100_GPUcount-scaling_allreduce.txt")
+    assert scaling.groupby("run").ranks.first().tolist() == [2, 4, 6]
+
+
+def test_meta_env_from_command_line():
+    df = read_nccl_tests(DATA / "03_coreweave-8x8xH100-NDR-SHARP-collnet_allreduce.txt")
+    assert set(df.algo_env) == {"COLLNETCHAIN"}
+    assert "H100" in df.attrs["meta"]["HARDWARE"]
+
+
+def test_mpirun_tag_output_and_elided_rows():
+    df = read_nccl_tests(DATA / "16c_aws-2x-p5-EKS-NCCL2.18.5_allreduce_partial.txt")
+    assert df.size_bytes.iloc[0] == 0 and df.size_bytes.iloc[-1] == 2147483648
+
+
+def test_synthetic_cputime_per_iteration_and_failed():
+    df = read_nccl_tests(FIXTURES / "nccl_tests_synthetic_cputime_iter.txt")
+    assert len(df) == 6 and set(df.timer) == {"cpu"}
+    assert df.iter_p99_s.iloc[0] == pytest.approx(22e-6)
+    assert df.iter_cv_pct.iloc[0] == pytest.approx(2.5)
+    assert df.wrong.tolist() == [0, 0, 0, 0, 3, 0]
+    assert df.flagged.all()  # the footer says FAILED
+    assert "#wrong=3" in df.flag_reason.iloc[4]
+    assert (df.ranks == 4).all() and (df.nodes == 2).all() and (df.gpus_per_node == 2).all()
+    assert df.attrs["runs"][0]["avg_busbw_bytes_per_s"] == pytest.approx(12.3456e9)
+
+
+def test_synthetic_srun_debug_two_runs():
+    df = read_nccl_tests(FIXTURES / "nccl_tests_synthetic_srun_debug_multirun.txt")
+    assert df.groupby("run").op.first().tolist() == ["all_gather", "broadcast"]
+    assert df.wrong.isna().all()  # -c 0 prints N/A
+    assert not df.flagged.any()
+    assert df.proto_env.iloc[0] == "Simple"  # "NCCL_PROTO set by environment to Simple"
+    row = df[(df.size_bytes == 1048576) & (df.placement == "in_place")].iloc[0]
+    assert row.time_s == pytest.approx(104.86e-6) and row.nccl_algo == "RING"
+    assert df[df.op == "broadcast"].root.tolist() == [0, 0]
+
+
+def test_synthetic_json():
+    df = read_nccl_tests(FIXTURES / "nccl_tests_synthetic.json")
+    assert len(df) == 4 and set(df.op) == {"reduce_scatter"}
+    assert df.flagged.tolist() == [False, False, False, True]
+    assert (df.ranks == 2).all() and set(df.algo_env) == {"Ring"}
+    assert df.nccl_version.iloc[0] == "2.28.7"
+    assert df.busbw_bytes_per_s.iloc[2] == pytest.approx(5e9)
+
+
+def test_explicit_op_and_old_format_inline():
+    text = ("#       size         count      type   redop     time   algbw   busbw  error     time"
+            "   algbw   busbw  error\n"
+            "        1024           256     float     sum    73.64    0.01    0.03  1e-06    72.76"
+            "    0.01    0.03  1e-06\n")
+    df = parse_nccl_tests(text, op="all_reduce")
+    assert df.op.tolist() == ["all_reduce"] * 2
+    with pytest.raises(ValueError, match="op='allreduce'"):
+        parse_nccl_tests(text, op="allreduce")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "match"),
+    [
+        ("", 0, "empty"),
+        ("hello\nworld\n", 0, "no nccl-tests result rows"),
+        ("#       size         count      type   redop    root     time   algbw   busbw  #wrong"
+         "     time   algbw   busbw  #wrong\n"
+         "        1024           256     float     sum      -1    10.0    0.10    0.15       0\n"
+         "# Out of bounds values : 0 OK\n", 2, "has 9 fields, expected 13"),
+        ("        1024           256     float     sum      -1    10.0    0.10    abc       0"
+         "    10.0    0.10    0.15       0\n", 1, "not a number"),
+        ('{"results": [{"count": 1}]}', 0, "no 'size'"),
+        ('{"results": [', 1, "invalid JSON"),
+    ],
+)
+def test_malformed_input_names_the_line(text, line, match):
+    with pytest.raises(NcclTestsParseError, match=match) as info:
+        parse_nccl_tests(text, source="bad.log")
+    assert info.value.line == line
+    assert "bad.log" in str(info.value)
+
+
+def test_truncated_log_keeps_complete_rows_when_not_strict():
+    good = (DATA / "09a_autodl-1x2x2080Ti-PCIe3-noP2P_allreduce.txt").read_text()
+    cut = good[: good.index("   16777216")] + "   16777216       4194304     float     sum      -1  42"
+    with pytest.raises(NcclTestsParseError, match="line"):
+        parse_nccl_tests(cut)
+    df = parse_nccl_tests(cut, strict=False)
+    assert len(df) == 2 * 21  # 2**3 .. 2**23 B complete, the cut 16 MiB row dropped
+    assert df.attrs["problems"][0]["line"] == cut.count("\n") + 1
+
+
+def test_missing_file_is_a_parse_error(tmp_path):
+    with pytest.raises(NcclTestsParseError, match="cannot read"):
+        read_nccl_tests(tmp_path / "nope.log")

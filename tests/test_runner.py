@@ -1,0 +1,143 @@
+"""Tests for costmodel.validation.runner with fake nccl-tests binaries: small shell scripts that
+print a real published log from shared/data (testing the runner, not producing measurements),
+hang, or die half way."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from costmodel.validation.runner import (
+    NcclTestsMissing,
+    find_binary,
+    load_results,
+    plan_sweep,
+    run_nccl_tests,
+    run_sweep,
+)
+
+DATA = Path("/work/shared/data/nccl-tests")
+if not DATA.exists():
+    DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nccl-tests"
+AR_LOG = DATA / "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt"  # 31 result rows
+AG_LOG = DATA / "13b_waynehacking8_1x4xH100-slice_auto_allgather.txt"  # 31 result rows
+
+
+def _script(folder: Path, name: str, body: str) -> Path:
+    path = folder / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+@pytest.fixture
+def build(tmp_path):
+    folder = tmp_path / "build"
+    folder.mkdir()
+    # echo the NCCL_ALGO the runner set, as NCCL prints it with NCCL_DEBUG=INFO
+    _script(folder, "all_reduce_perf",
+            'echo "host:1:1 [0] NCCL INFO NCCL_ALGO set by environment to ${NCCL_ALGO:-none}"\n'
+            f'cat "{AR_LOG}"\n')
+    _script(folder, "all_gather_perf", f'cat "{AG_LOG}"\n')
+    return folder
+
+
+def test_plan_command_lines():
+    specs = plan_sweep(["all_reduce", "all_to_all"], algos=["Ring", "Tree"], protos=["Simple"],
+                       gpus=4, nodes=2, launcher="mpirun", build_dir="/b", max_bytes="1G")
+    assert [s.key for s in specs] == [
+        "all_reduce-algo_Ring-proto_Simple", "all_reduce-algo_Tree-proto_Simple",
+        "all_to_all-algo_Ring-proto_Simple", "all_to_all-algo_Tree-proto_Simple"]
+    argv = specs[0].argv
+    assert argv[:3] == ("mpirun", "-np", "8")
+    assert ("-x", "NCCL_ALGO") == argv[5:7] and "/b/all_reduce_perf" in argv
+    assert argv[-2:] == ("-g", "1") and specs[0].env == {"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}
+    assert specs[2].argv[specs[2].argv.index("-b") - 1] == "/b/alltoall_perf"
+    srun = plan_sweep(["all_reduce"], gpus=8, nodes=4, launcher="srun", build_dir="/b")[0].argv
+    assert srun[:5] == ("srun", "-N", "4", "--ntasks-per-node", "8")
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"launcher": "ssh"}, "launcher='ssh'"),
+    ({"nodes": 2}, "nodes=2 needs launcher"),
+    ({"gpus": 0}, "gpus=0"),
+])
+def test_plan_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        plan_sweep(["all_reduce"], **kwargs)
+
+
+def test_missing_binary_says_how_to_build(tmp_path):
+    with pytest.raises(NcclTestsMissing, match="git clone https://github.com/NVIDIA/nccl-tests"):
+        find_binary("all_reduce", tmp_path)
+    with pytest.raises(NcclTestsMissing, match="make"):
+        run_nccl_tests(tmp_path / "out", ["all_reduce"], build_dir=tmp_path)
+    assert not (tmp_path / "out").exists()  # nothing ran
+
+
+def test_sweep_appends_rows_keeps_logs_and_skips_done(build, tmp_path):
+    out = tmp_path / "out"
+    summary = run_nccl_tests(out, ["all_reduce", "all_gather"], algos=[None, "Ring"],
+                             build_dir=build, gpus=4, progress=False)
+    assert summary.ok == ["all_reduce", "all_reduce-algo_Ring", "all_gather",
+                          "all_gather-algo_Ring"]
+    assert summary.rows == 4 * 62
+    df = load_results(out / "results.jsonl")
+    assert len(df) == 4 * 62 and df.complete.all()
+    ring = df[df.run_key == "all_reduce-algo_Ring"]
+    assert set(ring.algo_env) == {"Ring"}  # parsed from the log the fake printed
+    assert set(df[df.run_key == "all_gather-algo_Ring"].algo_env) == {"Ring"}  # from the spec
+    assert len(list((out / "logs").glob("*.log"))) == 4
+    again = run_nccl_tests(out, ["all_reduce", "all_gather"], algos=[None, "Ring"],
+                           build_dir=build, gpus=4, progress=False)
+    assert again.ok == [] and len(again.skipped) == 4
+    assert len(load_results(out / "results.jsonl")) == 4 * 62  # nothing appended twice
+
+
+def test_timeout_and_dead_rank_keep_partial_rows(tmp_path):
+    build = tmp_path / "build"
+    build.mkdir()
+    head = "".join(AR_LOG.read_text().splitlines(keepends=True)[:40])
+    (tmp_path / "head.txt").write_text(head)
+    _script(build, "all_reduce_perf", f'cat "{tmp_path / "head.txt"}"\nsleep 30\n')
+    _script(build, "all_gather_perf", f'cat "{tmp_path / "head.txt"}"\nexit 3\n')
+    out = tmp_path / "out"
+    summary = run_nccl_tests(out, ["all_reduce", "all_gather"], build_dir=build, timeout_s=1.0,
+                             progress=False)
+    assert summary.ok == []
+    assert "no exit after 1 s" in summary.failed["all_reduce"]
+    assert "exit code 3" in summary.failed["all_gather"]
+    df = load_results(out / "results.jsonl")
+    rows = sum(1 for line in head.splitlines() if line[:12].strip().isdigit())
+    assert rows > 0 and len(df) == 2 * 2 * rows and not df.complete.any()
+    runs = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in runs] == ["timeout", "failed"]
+    # the fixed binary completes on rerun; the partial attempt is then dropped on load
+    _script(build, "all_gather_perf", f'cat "{AG_LOG}"\n')
+    again = run_sweep(plan_sweep(["all_gather"], build_dir=build), out, progress=False)
+    assert again.ok == ["all_gather"]
+    loaded = load_results(out / "results.jsonl")
+    assert len(loaded[loaded.op == "all_gather"]) == 62
+    assert len(load_results(out / "results.jsonl", keep_incomplete=True)) == 2 * 2 * rows + 62
+
+
+def test_load_results_errors(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        load_results(tmp_path / "none.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": 1}\nnot json\n{"a": 2}\n')
+    with pytest.raises(ValueError, match="line 2 is not JSON"):
+        load_results(bad)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text('{"a": 1}\n{"a": 2')  # killed while writing the last line
+    assert load_results(cut).a.tolist() == [1]
+
+
+def test_log_never_modified(build, tmp_path):
+    before = os.stat(AR_LOG).st_mtime_ns
+    run_nccl_tests(tmp_path / "o", ["all_reduce"], build_dir=build, progress=False)
+    assert os.stat(AR_LOG).st_mtime_ns == before
