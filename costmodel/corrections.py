@@ -1,0 +1,184 @@
+r"""The terms NCCL's tuning model leaves out, each a named function with its provenance.
+
+NCCL's table (:mod:`costmodel.nccl`) predicts the device time of the algorithm it picks. What
+nccl-tests measures differs from it in a few systematic ways; each is one function here:
+
+=============================  ==============================================================
+term                           what and why
+=============================  ==============================================================
+:func:`host_floor_s`           per-operation host launch cost: nccl-tests times back-to-back
+                               launches, so an op never completes faster than the thread can
+                               launch it, once per GPU that thread drives (``-g``); fitted.
+:func:`fabric_latency_us`      extra latency per network hop of a fabric class, in NCCL's own
+                               ``latencyInter`` slot (NCCL's NET latencies are InfiniBand's);
+                               fitted per fabric.
+:func:`nvls_allreduce_algbw_gbs`  NVLink SHARP all-reduce moves M(1 + 1/n) per GPU each way:
+                               algbw = eff x link x n/(n + 1) (nccl-tests PR #239, nccl#1455).
+                               NCCL's formula uses min(32, n) channels capped at its top speed,
+                               far too low at 2-4 GPUs. No fitted value: eff and link are NCCL's.
+:func:`host_staged_duplex_factor`  without GPU peer-to-peer NCCL copies through host memory;
+                               both directions then share it, so ops that send and receive at
+                               once (all-reduce, all-gather, all-to-all) get a fraction of the
+                               one-way rate NCCL's table assumes; broadcast and reduce move data
+                               one way and are not reduced; fitted.
+:func:`nvlink_domain_scale`    NCCL's Blackwell per-link NVLink constant (40.1 GB/s) is below
+                               what multi-node NVLink domains (GB200 NVL72) deliver; a
+                               multiplier on it for NVLink domains of more than 8 GPUs, fitted
+                               on Blackwell runs.
+:func:`mid_size_ramp`          pipeline fill: the bandwidth of a large transfer is reached
+                               only slowly (single-node ring reduce-scatter and all-gather run up to
+                               15 % below the table from 1 MiB to 256 MiB); fitted.
+=============================  ==============================================================
+
+Fitted values come from ``scripts/fit_corrections.py`` (leave-one-run-out, written to
+:mod:`costmodel.fitted_corrections`); this module holds only the formulas.
+
+>>> round(host_floor_s(4, {"host_base_us": 3.0, "host_per_gpu_us": 5.0}) * 1e6, 1)
+23.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from . import tables as T
+from .nccl import TopologyInputs
+
+
+def host_floor_s(gpus_per_process: int, params: Mapping[str, float]) -> float:
+    r"""Host launch floor of one operation [s]: ``t_host = a + b g``.
+
+    nccl-tests launches ``iters`` operations back to back and divides the wall time by their
+    number, so the measured time per op is ``max(t_host, t_device)``; a thread that drives
+    ``g`` GPUs (``-g g``) launches g kernels per op. ``a`` (host_base_us) and ``b``
+    (host_per_gpu_us) are fitted on single-node runs (scripts/fit_corrections.py).
+
+    >>> round(host_floor_s(1, {"host_base_us": 3.0, "host_per_gpu_us": 5.0}) * 1e6, 1)
+    8.0
+    """
+    g = int(gpus_per_process)
+    if g < 1:
+        raise ValueError(f"gpus_per_process={gpus_per_process!r} must be an integer >= 1")
+    return (params["host_base_us"] + params["host_per_gpu_us"] * g) * 1e-6
+
+
+def fabric_latency_us(fabric: str, params: Mapping[str, object]) -> float:
+    """Extra latency per network hop for a fabric class [us] (0 where nothing was fitted).
+
+    >>> fabric_latency_us("efa", {"fabric_latency_us": {"efa": 20.0}})
+    20.0
+    >>> fabric_latency_us("roce", {"fabric_latency_us": {"efa": 20.0}})
+    0.0
+    """
+    table = params.get("fabric_latency_us", {})
+    return float(table.get(fabric, 0.0))  # type: ignore[union-attr]
+
+
+def nvls_allreduce_algbw_gbs(topo: TopologyInputs) -> float:
+    r"""NVLink SHARP all-reduce algorithm bandwidth inside one node [GB/s].
+
+    Each GPU sends its share of every reduction and receives the result, M(1 + 1/n) per
+    direction (multimem ld_reduce + st), so with the per-GPU link capacity L NCCL's search sees
+    and NCCL's own NVLS efficiency (0.85 Hopper, 0.74 Blackwell; tuning.cc l.139-144):
+
+    .. math:: \mathrm{algbw} = \mathrm{eff} \cdot L \cdot \frac{n}{n + 1}
+
+    Provenance: nccl-tests PR #239 (sjeaugey: "algobw = busbw * n / (n+1)"), nccl#1455 (8 x
+    H100 NVLS busbw 420, 440, 460, 480 GB/s at 5-8 GPUs). On H100 (L = 18 x 20.6 GB/s) it gives
+    210 GB/s at 2 GPUs and 252 at 4, where data 13f measures 207 and 251; NCCL's formula gives
+    102 and 160. No fitted constant.
+
+    >>> from costmodel.nccl import topology_inputs
+    >>> t = topology_inputs(compute_capability=9.0, nodes=1, gpus_per_node=4,
+    ...                     intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True)
+    >>> round(nvls_allreduce_algbw_gbs(t), 1)
+    252.1
+    """
+    n = topo.gpus_per_node
+    return T.NCCL_NVLS_EFFICIENCY[topo.cc] * topo.link_gbs * n / (n + 1)
+
+
+# ops that send and receive at the same time on every rank
+_DUPLEX_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+
+
+def host_staged_duplex_factor(op: str, topo: TopologyInputs, params: Mapping[str, float]) -> float:
+    """Bandwidth multiplier for host-staged (no P2P) transfers in both directions at once.
+
+    1.0 where GPUs have peer-to-peer access or the op moves data one way (broadcast, reduce).
+
+    >>> from costmodel.nccl import topology_inputs
+    >>> t = topology_inputs(compute_capability=7.5, nodes=1, gpus_per_node=2,
+    ...                     intra_kind="pcie", p2p=False)
+    >>> host_staged_duplex_factor("all_reduce", t, {"host_staged_duplex": 0.33})
+    0.33
+    >>> host_staged_duplex_factor("broadcast", t, {"host_staged_duplex": 0.33})
+    1.0
+    """
+    if not topo.host_staged or op not in _DUPLEX_OPS:
+        return 1.0
+    return float(params["host_staged_duplex"])
+
+
+# an NVLink domain larger than one HGX board (8 GPUs) is a multi-node NVLink (MNNVL) system
+NVLINK_DOMAIN_MIN_GPUS = 9
+
+
+def nvlink_domain_scale(compute_capability: float, gpus_per_node: int, intra_kind: str,
+                        params: Mapping[str, float]) -> float:
+    """Multiplier on NCCL's per-link NVLink constant for Blackwell multi-node NVLink domains.
+
+    Applies to NVSwitch domains of more than 8 GPUs (GB200 NVL72) with cc >= 10; 1 elsewhere
+    (an 8-GPU B300 board measures 695 GB/s ring busbw, close to NCCL's 720, nccl#2140).
+
+    >>> nvlink_domain_scale(10.0, 72, "nvswitch", {"nvl_domain_link_scale": 1.17})
+    1.17
+    >>> nvlink_domain_scale(10.0, 8, "nvswitch", {"nvl_domain_link_scale": 1.17})
+    1.0
+    """
+    if (compute_capability >= 10.0 and intra_kind == "nvswitch"
+            and gpus_per_node >= NVLINK_DOMAIN_MIN_GPUS):
+        return float(params.get("nvl_domain_link_scale", 1.0))
+    return 1.0
+
+
+def mid_size_ramp(message_bytes, params: Mapping[str, float]) -> np.ndarray:
+    r"""Bandwidth shortfall of mid-size transfers: time multiplier on the bandwidth term.
+
+    .. math:: 1 + \phi_0 \min\left(1, \sqrt{S_k / M}\right)\ \text{for } M \ge 1\,\mathrm{MiB}
+
+    flat at :math:`1 + \phi_0` up to the knee :math:`S_k`, then fading as :math:`M^{-1/2}`; 1
+    below 1 MiB, where latency and the host floor dominate. ``ramp_phi`` and ``ramp_knee_bytes``
+    are fitted (leave-one-run-out) on every run's rows from 1 MiB up.
+
+    >>> mid_size_ramp([2**20, 2**30], {"ramp_phi": 0.1, "ramp_knee_bytes": 2**28}).round(3)
+    array([1.1 , 1.05])
+    """
+    m = np.asarray(message_bytes, dtype=float)
+    phi, knee = params.get("ramp_phi", 0.0), params.get("ramp_knee_bytes", 1.0)
+    ramp = 1.0 + phi * np.minimum(1.0, np.sqrt(knee / np.maximum(m, 1.0)))
+    return np.where(m >= 2**20, ramp, 1.0)
+
+
+DEFAULT_PARAMS: dict[str, object] = {
+    "host_base_us": 0.0,
+    "host_per_gpu_us": 0.0,
+    "fabric_latency_us": {},
+    "host_staged_duplex": 1.0,
+    "nvl_domain_link_scale": 1.0,
+    "ramp_phi": 0.0,
+    "ramp_knee_bytes": 1.0,
+}
+"""Parameters that make every correction a no-op (NCCL's table alone)."""
+
+
+def _check(params: Mapping[str, object]) -> None:
+    missing = [k for k in DEFAULT_PARAMS if k not in params]
+    if missing:
+        raise ValueError(f"correction params lack {missing}; expected keys {list(DEFAULT_PARAMS)}")
+    for k in ("host_base_us", "host_per_gpu_us", "ramp_phi"):
+        if not math.isfinite(float(params[k])) or float(params[k]) < 0:  # type: ignore[arg-type]
+            raise ValueError(f"correction param {k}={params[k]!r} must be finite and >= 0")

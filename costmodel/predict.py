@@ -1,0 +1,304 @@
+r"""The one road from a cluster to predicted collective times: textbook, NCCL's table, realistic.
+
+Three models, one entry point (:func:`predict_collective`):
+
+- ``"textbook"``: the alpha-beta model of :mod:`costmodel.collectives` on a flat ring whose
+  bandwidth is the per-GPU line rate inside a node, or the per-GPU share of the node's NICs
+  across nodes (the teaching view; DESIGN 3.1-3.2).
+- ``"nccl-table"``: NCCL 2.30's own tuning model (:mod:`costmodel.nccl`) with the topology its
+  search would find on this hardware: NCCL's choice of algorithm and protocol and its time.
+- ``"nccl"`` (default): NCCL's choice, timed with the terms NCCL leaves out
+  (:mod:`costmodel.corrections`, fitted values in :mod:`costmodel.fitted_corrections`).
+
+>>> p = predict_collective("all_reduce", [2**20, 2**30], "dgx-h100", nodes=1)
+>>> p.algorithm.tolist(), p.protocol.tolist()
+(['ring', 'nvls'], ['ll', 'simple'])
+>>> bool(p.busbw_bytes_per_s[1] > 400e9)        # NVLS on 8 x H100: about 480 GB/s busbw
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import corrections as C
+from . import nccl
+from . import tables as T
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .hardware import Cluster
+
+MODELS: tuple[str, ...] = ("nccl", "nccl-table", "textbook")
+OPS: tuple[str, ...] = nccl.OPS
+
+# textbook algorithm per op when "auto": the ring-like one (collectives.ALGORITHMS)
+_TEXTBOOK_DEFAULT = {
+    "all_reduce": "ring", "reduce_scatter": "ring", "all_gather": "ring", "broadcast": "chain",
+    "reduce": "chain", "all_to_all": "pairwise",
+}
+_CPU = {"intel": "intel", "amd": "amd", "nvidia": "other", "unknown": "intel"}
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Predicted collective times, per message size (arrays, or scalars for scalar input)."""
+
+    op: str
+    ranks: int
+    nodes: int
+    model: str
+    message_bytes: Any
+    time_s: Any
+    algbw_bytes_per_s: Any
+    busbw_bytes_per_s: Any
+    algorithm: Any
+    protocol: Any
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per size: op, model, ranks, nodes, sizes, time, bandwidths, choice."""
+        import pandas as pd
+
+        size = np.atleast_1d(self.message_bytes)
+        return pd.DataFrame({
+            "op": self.op, "model": self.model, "ranks": self.ranks, "nodes": self.nodes,
+            "message_bytes": size, "time_s": np.atleast_1d(self.time_s),
+            "algbw_bytes_per_s": np.atleast_1d(self.algbw_bytes_per_s),
+            "busbw_bytes_per_s": np.atleast_1d(self.busbw_bytes_per_s),
+            "algorithm": np.atleast_1d(self.algorithm), "protocol": np.atleast_1d(self.protocol),
+        })
+
+
+def _resolve(cluster: str | Cluster, nodes: int, gpus_per_node: int | None) -> Cluster:
+    from .presets import cluster as load_cluster
+
+    return load_cluster(cluster, nodes=nodes, gpus_per_node=gpus_per_node)
+
+
+def fitted_params() -> dict[str, object]:
+    """The correction parameters fitted on every reference run (fitted_corrections.ALL)."""
+    try:
+        from .fitted_corrections import ALL
+    except ImportError:  # before scripts/fit_corrections.py has run: NCCL's table alone
+        return dict(C.DEFAULT_PARAMS)
+    return dict(ALL)
+
+
+def cluster_topology(cluster: Cluster, *, nvls: bool | None = None, collnet_enabled: bool = False,
+                     nvlink_scale: float = 1.0, latency_inter_us: float = 0.0
+                     ) -> nccl.TopologyInputs:
+    """NCCL's topology inputs for a :class:`~costmodel.hardware.Cluster` (nccl.topology_inputs).
+
+    ``nvls=False`` models NCCL_NVLS_ENABLE=0; ``nvlink_scale`` multiplies NCCL's per-link
+    NVLink constant; ``latency_inter_us`` fills NCCL's latencyInter slot.
+
+    >>> from costmodel.presets import cluster
+    >>> cluster_topology(cluster("dgx-a100")).ring
+    Graph(n_channels=12, bw_intra_gbs=20.0, bw_inter_gbs=20.0)
+    """
+    from dataclasses import replace
+
+    cc = float(cluster.gpu.compute_capability)
+    per_link = None
+    if cluster.intra_kind != "pcie" and nvlink_scale != 1.0:
+        per_link = nccl.nvlink_bw_gbs(cc) * nvlink_scale
+    nic = cluster.nic
+    topo = nccl.topology_inputs(
+        compute_capability=cc, nodes=cluster.nodes, gpus_per_node=cluster.gpus_per_node,
+        intra_kind=cluster.intra_kind, nvlinks_per_gpu=cluster.nvlinks_per_gpu,
+        nvlink_bw_per_link_gbs=per_link, p2p=cluster.p2p,
+        nvls=cluster.nvls if nvls is None else (nvls and cluster.nvls),
+        sharp=cluster.sharp, collnet_enabled=collnet_enabled,
+        nics_per_node=cluster.nics_per_node,
+        nic_bandwidth_bytes_per_s=0.0 if nic is None else nic.per_direction_bandwidth_bytes_per_s,
+        cpu_vendor=_CPU.get(cluster.cpu_vendor, "intel"),
+    )
+    return replace(topo, latency_inter_us=latency_inter_us) if latency_inter_us else topo
+
+
+def _textbook(op: str, m: np.ndarray, c: Cluster, algorithm: str):
+    from .collectives import collective_time
+
+    algo = _TEXTBOOK_DEFAULT[op] if algorithm == "auto" else algorithm
+    if c.nodes > 1:
+        bw = min(c.intra_bandwidth_bytes_per_s, c.inter_bandwidth_bytes_per_s)
+        lat = max(c.intra_latency_s, c.inter_latency_s)
+    else:
+        bw, lat = c.intra_bandwidth_bytes_per_s, c.intra_latency_s
+    t = np.asarray(collective_time(op, m, c.ranks, bw, lat, algorithm=algo), dtype=float)
+    return t, np.full(m.shape, algo), np.full(m.shape, "-")
+
+
+def realistic_time_s(op: str, m: np.ndarray, c: Cluster, algorithm: str = "auto",
+                     protocol: str = "auto", *, params: Mapping[str, object] | None = None,
+                     gpus_per_process: int = 1, nvls: bool | None = None,
+                     collnet_enabled: bool = False):
+    """NCCL's choice timed with the corrections: ``(time_s, algorithm, protocol)`` arrays.
+
+    NCCL picks by its own table (on the topology it believes); the chosen pair is then timed on
+    the corrected topology (NVLink-domain scale, fabric latency), with NVLS all-reduce at its
+    physical bandwidth, host-staged duplex sharing, the mid-size ramp, and the host floor.
+    """
+    p = fitted_params() if params is None else dict(params)
+    C._check(p)
+    topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
+    _, algos, protos = nccl.nccl_table_time(op, m, topo, algorithm, protocol)
+    scale = C.nvlink_domain_scale(topo.compute_capability, topo.gpus_per_node, c.intra_kind, p)
+    real = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled, nvlink_scale=scale,
+                            latency_inter_us=C.fabric_latency_us(c.fabric, p) if c.nodes > 1
+                            else 0.0)
+    ramp = C.mid_size_ramp(m, p)
+    duplex = C.host_staged_duplex_factor(op, real, p)
+    t = np.empty_like(m)
+    for a, pr in set(zip(algos.tolist(), protos.tolist(), strict=True)):
+        sel = (algos == a) & (protos == pr)
+        algbw = None
+        if op == "all_reduce" and a == "nvls" and real.nodes == 1:
+            algbw = C.nvls_allreduce_algbw_gbs(real)
+        t[sel] = nccl.table_time_s(op, a, pr, m[sel], real, algbw_gbs=algbw,
+                                   bw_time_factor=ramp[sel] / duplex)
+    floor = C.host_floor_s(gpus_per_process, p)
+    return np.maximum(t, floor), algos, protos
+
+
+def predict_collective(
+    op: str,
+    message_bytes,
+    cluster: str | Cluster,
+    nodes: int = 1,
+    gpus_per_node: int | None = None,
+    algorithm: str = "auto",
+    protocol: str = "auto",
+    model: str = "nccl",
+    *,
+    gpus_per_process: int = 1,
+    nvls: bool | None = None,
+    collnet_enabled: bool = False,
+    params: Mapping[str, object] | None = None,
+) -> Prediction:
+    r"""Predict one collective per message size: time, algbw, busbw, algorithm and protocol.
+
+    Parameters
+    ----------
+    op : {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"}
+    message_bytes : array_like
+        Per-rank buffer as nccl-tests prints it in its ``size`` column [B], 0 to 2**44.
+    cluster : str or Cluster
+        A preset name or a :class:`~costmodel.hardware.Cluster`.
+    nodes : int
+        Nodes (NVLink domains) used.
+    gpus_per_node : int, optional
+        Use a slice of each node.
+    algorithm, protocol : str
+        ``"auto"`` (NCCL's choice) or an NCCL name (ring, tree, nvls, nvls_tree,
+        collnet_direct, collnet_chain, pat; ll, ll128, simple) as with NCCL_ALGO/NCCL_PROTO.
+        For ``model="textbook"`` the algorithm is one of ``collectives.ALGORITHMS[op]``.
+    model : {"nccl", "nccl-table", "textbook"}
+    gpus_per_process : int
+        GPUs one host thread drives (nccl-tests ``-g``; 1 for torchrun-style jobs).
+    nvls : bool, optional
+        False models NCCL_NVLS_ENABLE=0.
+    collnet_enabled : bool
+        NCCL_COLLNET_ENABLE=1 (IB SHARP clusters).
+    params : mapping, optional
+        Correction parameters (default: :func:`fitted_params`).
+
+    Returns
+    -------
+    Prediction
+        ``busbw = algbw x factor(op, ranks)`` with nccl-tests' factors.
+
+    Examples
+    --------
+    >>> p = predict_collective("all_reduce", 8 * 2**30, "dgx-h100", nodes=8, model="textbook")
+    >>> round(p.busbw_bytes_per_s / 1e9)      # one 400G NIC per GPU: the textbook's 50 GB/s
+    50
+    >>> p = predict_collective("all_reduce", 8 * 2**30, "dgx-h100", nodes=8, model="nccl-table")
+    >>> p.algorithm, round(p.busbw_bytes_per_s / 1e9)    # NCCL: NVLSTree, 8 ch x 45.5 GB/s cap
+    ('nvls_tree', 363)
+    """
+    if model not in MODELS:
+        raise ValueError(f"model={model!r} unknown; allowed: {', '.join(MODELS)}")
+    nccl.check_op(op)
+    m = np.asarray(message_bytes, dtype=float)
+    if np.any(~np.isfinite(m)) or np.any(m < 0) or np.any(m > 2.0**44):
+        raise ValueError(f"message_bytes={message_bytes!r} must be between 0 and 2**44 B (16 TiB)")
+    scalar = m.ndim == 0
+    m1 = np.atleast_1d(m)
+    c = _resolve(cluster, nodes, gpus_per_node)
+    n = c.ranks
+    if model == "textbook":
+        if algorithm != "auto":
+            from .collectives import ALGORITHMS
+
+            ok = (*ALGORITHMS[op], "ring")
+            if algorithm not in ok:
+                raise ValueError(f"algorithm={algorithm!r} is not a textbook {op} algorithm; "
+                                 f"allowed: auto, {', '.join(ALGORITHMS[op])}")
+        t, algos, protos = _textbook(op, m1, c, algorithm)
+    elif n < 2:
+        t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
+    elif model == "nccl-table":
+        topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
+        t, algos, protos = nccl.nccl_table_time(op, m1, topo, algorithm, protocol)
+    else:
+        t, algos, protos = realistic_time_s(op, m1, c, algorithm, protocol, params=params,
+                                            gpus_per_process=gpus_per_process, nvls=nvls,
+                                            collnet_enabled=collnet_enabled)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        algbw = np.where(t > 0, m1 / np.where(t > 0, t, 1.0), 0.0)
+    busbw = algbw * T.BUSBW_FACTOR[op](n)
+    if scalar:
+        return Prediction(op, n, c.nodes, model, float(m1[0]), float(t[0]), float(algbw[0]),
+                          float(busbw[0]), str(algos[0]), str(protos[0]))
+    return Prediction(op, n, c.nodes, model, m1.reshape(m.shape), t.reshape(m.shape),
+                      algbw.reshape(m.shape), busbw.reshape(m.shape), algos.reshape(m.shape),
+                      protos.reshape(m.shape))
+
+
+def allreduce_time_fn(cluster: str | Cluster, nodes: int = 1, model: str = "nccl"
+                      ) -> Callable[[Any], Any]:
+    """A function bytes -> seconds for all-reduce on this cluster (for ddp's bucket timeline).
+
+    >>> f = allreduce_time_fn("dgx-h100", nodes=2)
+    >>> bool(f(25 * 2**20) > f(2**20) > 0)
+    True
+    """
+    c = _resolve(cluster, nodes, None)
+
+    def time_fn(message_bytes):
+        return predict_collective("all_reduce", message_bytes, c, nodes=c.nodes, model=model).time_s
+
+    return time_fn
+
+
+def compare_models(op: str, message_bytes, cluster: str | Cluster, nodes: int = 1,
+                   gpus_per_node: int | None = None, models: tuple[str, ...] = MODELS
+                   ) -> pd.DataFrame:
+    """Textbook vs NCCL's table vs realistic, side by side: one row per size.
+
+    Columns ``message_bytes``, then per model ``time_s[<model>]``, ``busbw_bytes_per_s[<model>]``,
+    ``algorithm[<model>]``, and ``textbook_over_nccl`` (the textbook's time / the realistic
+    time: > 1 where the textbook is too slow, < 1 where it is too fast).
+
+    >>> df = compare_models("all_reduce", [2**20, 2**30], "dgx-h100", nodes=8)
+    >>> bool((df["textbook_over_nccl"] > 1).all())   # one NIC per GPU: far too pessimistic
+    True
+    """
+    import pandas as pd
+
+    m = np.atleast_1d(np.asarray(message_bytes, dtype=float))
+    out = pd.DataFrame({"message_bytes": m})
+    for mod in models:
+        p = predict_collective(op, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node, model=mod)
+        out[f"time_s[{mod}]"] = p.time_s
+        out[f"busbw_bytes_per_s[{mod}]"] = p.busbw_bytes_per_s
+        out[f"algorithm[{mod}]"] = p.algorithm
+    if "textbook" in models and "nccl" in models:
+        out["textbook_over_nccl"] = out["time_s[textbook]"] / out["time_s[nccl]"]
+    return out

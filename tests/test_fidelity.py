@@ -1,0 +1,106 @@
+"""Fidelity report as a test: every reference nccl-tests run predicted from its preset alone.
+
+Prints, per run, the median |busbw error| (>= 1 MiB / all sizes / < 64 KiB) of the textbook,
+NCCL-table and full models; the full model uses the run's leave-one-run-out parameters
+(costmodel/fitted_corrections.LORO), so no run is predicted by constants fitted on itself.
+
+Goals (issue 4) for high-trust NVSwitch/InfiniBand runs: <= 8 % from 1 MiB up, <= 20 % over all
+sizes. Runs that miss a goal are held to a regression bound just above what they achieve, listed
+in NOT_MET with the reason (also in docs/fidelity.md).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("fit_corrections", ROOT / "scripts" / "fit_corrections.py")
+fit = importlib.util.module_from_spec(_spec)
+sys.modules["fit_corrections"] = fit
+_spec.loader.exec_module(fit)
+
+GOAL_GE_1MIB = 0.08
+GOAL_ALL = 0.20
+
+# run -> (bound >= 1 MiB, bound all sizes, why the goal is not met); bounds ~1-2 points above
+# the achieved leave-one-run-out figure.
+NOT_MET = {
+    "04a": (0.12, 0.12, "GB200 NVL72 ramps from 586 to 847 GB/s between 512 MiB and 8 GiB and "
+            "varies run to run (poster's warning); only 512 MiB+ rows, and the NVLink-domain "
+            "scale is fitted on the other Blackwell runs only"),
+    "04c": (0.60, 0.60, "20 NVL72 racks over IB: 150 -> 405 GB/s from 512 MiB to 16 GiB, far "
+            "below NCCL's ring/tree model; rack-to-rack IB rate not stated, NIC preset assumed"),
+    "13b": (0.11, 0.15, "all_gather on a shared 4-GPU slice ramps slower than all-reduce; the "
+            "mid-size ramp is one global term"),
+    "13c": (0.12, 0.12, "reduce_scatter: as 13b"),
+    "13d/3": (0.12, 0.12, "NCCL_ALGO=Tree pinned at 256 MiB: the global mid-size ramp is too "
+              "strong for Tree (NCCL's own Tree numbers are within 7 %)"),
+}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    from costmodel.fitted_corrections import LORO
+
+    runs = fit.load_runs()
+    missing = sorted({r.key for r in runs} - set(LORO))
+    assert not missing, f"fitted_corrections.py is stale (no LORO for {missing}): re-run the script"
+    return fit.evaluate(runs, LORO)
+
+
+def _pct(x: float) -> str:
+    return "   -" if math.isnan(x) else f"{100 * x:4.0f}"
+
+
+def test_print_fidelity_table(rows, capsys):
+    with capsys.disabled():
+        print("\nrun        op              textbook (>=1M/all/<64K)  nccl-table          full")
+        for r in rows:
+            cells = ["/".join(_pct(r[m][k]) for k in ("ge1MiB", "all", "lt64KiB"))
+                     for m in ("textbook", "nccl-table", "nccl")]
+            print(f"{r['run'] + ('*' if r['goal'] else ''):10s} {r['op']:15s} " + "   ".join(cells))
+    assert len(rows) >= 40
+
+
+def test_goal_runs_meet_goals_or_their_regression_bound(rows):
+    goal_rows = [r for r in rows if r["goal"]]
+    assert len(goal_rows) >= 30
+    failures = []
+    for r in goal_rows:
+        ge, al = r["nccl"]["ge1MiB"], r["nccl"]["all"]
+        b_ge, b_all, _ = NOT_MET.get(r["run"], (GOAL_GE_1MIB, GOAL_ALL, ""))
+        if not (ge <= b_ge and al <= b_all):
+            failures.append(f"{r['run']}: {ge:.3f} (bound {b_ge}), all {al:.3f} (bound {b_all})")
+    assert not failures, failures
+
+
+def test_not_met_list_is_honest(rows):
+    """Every NOT_MET entry really misses a goal (else it must be removed from the list)."""
+    by_run = {r["run"]: r for r in rows}
+    for run in NOT_MET:
+        s = by_run[run]["nccl"]
+        assert s["ge1MiB"] > GOAL_GE_1MIB or s["all"] > GOAL_ALL, run
+
+
+def test_full_model_beats_nccl_table_and_textbook(rows):
+    import numpy as np
+
+    goal = [r for r in rows if r["goal"]]
+    for key in ("ge1MiB", "all"):
+        full = np.nanmedian([r["nccl"][key] for r in goal])
+        table = np.nanmedian([r["nccl-table"][key] for r in goal])
+        book = np.nanmedian([r["textbook"][key] for r in goal])
+        assert full < table < book, (key, full, table, book)
+    small = [r for r in rows if not math.isnan(r["nccl"]["lt64KiB"])]
+    assert np.median([r["nccl"]["lt64KiB"] for r in small]) < np.median(
+        [r["nccl-table"]["lt64KiB"] for r in small])
+
+
+def test_docs_table_written():
+    text = (ROOT / "docs" / "fidelity.md").read_text()
+    assert "| 06a* |" in text and "full model" in text
