@@ -40,3 +40,14 @@ def test_version_matches_pyproject():
 
     meta = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert cm.__version__ == meta["project"]["version"]
+
+
+def test_cm_sweep_is_callable_whatever_was_imported_first():
+    code = (
+        "import costmodel.sweep, costmodel as cm\n"
+        "df = cm.sweep(preset=['dgx-h100'], nodes=[1, 2], size=['1MB', '1GB'])\n"
+        "print(len(df))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-800:]
+    assert int(out.stdout.strip()) >= 4

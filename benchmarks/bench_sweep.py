@@ -1,0 +1,169 @@
+"""Benchmark the sweep engine: 1e6 rows to a DataFrame, CSV and Parquet; memory when streaming.
+
+The grid: every textbook all-reduce algorithm x every cluster preset that has a network x
+nodes 1..64 x message sizes (log-spaced, 8 B to 16 GB), evaluated through
+``predict.predict_collective`` (model="textbook"), the road the CLI and the app take.
+
+Targets (issue 6): CSV <= 3 s and Parquet <= 1 s for 1e6 rows on one core; memory bounded for
+1e8 rows when streaming. Streaming is measured on a larger grid (``--stream-rows``, 1e7 by
+default) in a child process, whose peak RSS is compared with the 1e6-row in-memory run.
+
+    python benchmarks/bench_sweep.py            # about 30-60 s on a shared 2-core machine
+    python benchmarks/bench_sweep.py --json     # figures as JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sw = importlib.import_module("costmodel.sweep")  # cm.sweep is also a function name
+from costmodel import collectives, presets  # noqa: E402
+
+NODES = [1, 2, 4, 8, 16, 32, 64]
+
+
+def _networked_presets() -> list[str]:
+    """Cluster presets that can span 64 nodes (the PCIe boxes without NICs cannot)."""
+    out = []
+    for name in presets.names("cluster"):
+        try:
+            presets.cluster(name, nodes=max(NODES))
+        except ValueError:
+            continue
+        out.append(name)
+    return out
+
+
+def grid_for(rows: int) -> sw.Grid:
+    """The benchmark grid, with as many log-spaced sizes as it takes to reach ``rows``."""
+    names = _networked_presets()
+    algorithms = list(collectives.ALGORITHMS["all_reduce"])
+    per_size = len(names) * len(algorithms) * len(NODES)
+    n_sizes = int(np.ceil(rows / per_size))
+    sizes = np.unique(np.round(np.geomspace(8, 16e9, n_sizes)).astype(np.int64))
+    extra = n_sizes - sizes.size  # rounding merged a few small sizes: pad at the top
+    if extra > 0:
+        sizes = np.concatenate([sizes, sizes[-1] + np.arange(1, extra + 1)])
+    return sw.make_grid(preset=names, model="textbook", algorithm=algorithms, nodes=NODES,
+                        size=sizes.tolist())
+
+
+def _timed(fn):
+    """(result, wall seconds); the CPU seconds of the last call are kept in _CPU[0]."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    _CPU[0] = time.process_time() - c0
+    return out, time.perf_counter() - t0
+
+
+_CPU = [0.0]
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def in_memory(rows: int, folder: str) -> dict[str, float]:
+    grid = grid_for(rows)
+    sw.sweep(grid_for(1000))  # warm-up: imports and preset files, paid once per process
+    df, t_df = _timed(lambda: sw.sweep(grid))
+    cpu_df = _CPU[0]
+    csv = os.path.join(folder, "sweep.csv")
+    pq = os.path.join(folder, "sweep.parquet")
+    _, t_csv = _timed(lambda: sw.write_table(csv, df))
+    cpu_csv = _CPU[0]
+    _, t_pq = _timed(lambda: sw.write_table(pq, df))
+    cpu_pq = _CPU[0]
+    s_csv, t_scsv = _timed(lambda: sw.sweep_to_file(csv, grid))
+    s_pq, t_spq = _timed(lambda: sw.sweep_to_file(pq, grid))
+    n = len(df)
+    return {
+        "rows": n,
+        "columns": df.shape[1],
+        "dataframe_s": t_df,
+        "dataframe_cpu_s": cpu_df,
+        "csv_write_s": t_csv,
+        "csv_write_cpu_s": cpu_csv,
+        "parquet_write_s": t_pq,
+        "parquet_write_cpu_s": cpu_pq,
+        "csv_sweep_and_write_s": t_scsv,
+        "parquet_sweep_and_write_s": t_spq,
+        "dataframe_rows_per_s": n / t_df,
+        "csv_rows_per_s": n / t_csv,
+        "parquet_rows_per_s": n / t_pq,
+        "csv_MB": os.path.getsize(csv) / 1e6,
+        "parquet_MB": os.path.getsize(pq) / 1e6,
+        "peak_rss_MB": _peak_rss_mb(),
+    }
+
+
+def _stream_child(rows: int, path: str, chunk_rows: int) -> None:
+    grid = grid_for(rows)
+    summary, seconds = _timed(lambda: sw.sweep_to_file(path, grid, chunk_rows=chunk_rows))
+    print(json.dumps({"rows": summary.rows, "seconds": seconds, "peak_rss_MB": _peak_rss_mb(),
+                      "file_MB": os.path.getsize(path) / 1e6, "chunk_rows": chunk_rows}))
+
+
+def streamed(rows: int, folder: str, chunk_rows: int) -> dict[str, float]:
+    """Stream a large sweep to Parquet in a fresh process; report its peak RSS."""
+    path = os.path.join(folder, "stream.parquet")
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(rows), path, str(chunk_rows)],
+        capture_output=True, text=True, check=True,
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result["rows_per_s"] = result["rows"] / result["seconds"]
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=float, default=1e6)
+    p.add_argument("--stream-rows", type=float, default=1e7)
+    p.add_argument("--chunk-rows", type=int, default=sw.DEFAULT_CHUNK_ROWS)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        _stream_child(int(float(args.child[0])), args.child[1], int(args.child[2]))
+        return 0
+    with tempfile.TemporaryDirectory() as folder:
+        mem = in_memory(int(args.rows), folder)
+        small = streamed(int(args.rows), folder, args.chunk_rows)
+        big = streamed(int(args.stream_rows), folder, args.chunk_rows)
+    figures = {"in_memory": mem, "streamed_small": small, "streamed_large": big,
+               "targets": {"csv_write_s": 3.0, "parquet_write_s": 1.0}}
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return 0
+    print(f"grid: {mem['rows']:,} rows x {mem['columns']} columns "
+          "(textbook all-reduce algorithms x networked presets x nodes x sizes)")
+    print("                         wall      CPU")
+    print(f"  sweep -> DataFrame     {mem['dataframe_s']:6.2f} s {mem['dataframe_cpu_s']:6.2f} s"
+          f"  {mem['dataframe_rows_per_s']:>10,.0f} rows/s")
+    print(f"  DataFrame -> CSV       {mem['csv_write_s']:6.2f} s {mem['csv_write_cpu_s']:6.2f} s"
+          f"  {mem['csv_rows_per_s']:>10,.0f} rows/s  {mem['csv_MB']:.0f} MB  (target <= 3 s)")
+    print(f"  DataFrame -> Parquet   {mem['parquet_write_s']:6.2f} s {mem['parquet_write_cpu_s']:6.2f} s"
+          f"  {mem['parquet_rows_per_s']:>10,.0f} rows/s  {mem['parquet_MB']:.0f} MB  (target <= 1 s)")
+    print(f"  sweep -> CSV, streamed {mem['csv_sweep_and_write_s']:6.2f} s")
+    print(f"  sweep -> Parquet, str. {mem['parquet_sweep_and_write_s']:6.2f} s")
+    print(f"  peak RSS, in memory    {mem['peak_rss_MB']:6.0f} MB")
+    for label, r in (("streamed", small), ("streamed", big)):
+        print(f"{label} to Parquet: {r['rows']:,} rows in {r['seconds']:.1f} s "
+              f"({r['rows_per_s']:,.0f} rows/s), peak RSS {r['peak_rss_MB']:.0f} MB "
+              f"(chunks of {r['chunk_rows']:,} rows)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

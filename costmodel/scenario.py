@@ -1,0 +1,422 @@
+r"""One training setup in, every answer out: the thin object layer the app and the CLI share.
+
+A :class:`Scenario` is a validated description of a data-parallel run (model size, precision
+recipe, ZeRO stage, cluster preset and size, batch, bucket size, ...). :meth:`Scenario.evaluate`
+gathers the fields and calls the formula modules, nothing more:
+
+- memory per GPU: :func:`costmodel.memory.training_memory` (and what fits);
+- batch: :func:`costmodel.batch.global_batch` and tokens per step;
+- the DDP step: :func:`costmodel.ddp.ddp_step`, its all-reduce times from
+  :func:`costmodel.predict.allreduce_time_fn` (so the step and the collective pages agree);
+- the verdict (compute- or comms-bound) and the smallest changes that flip it, each found by
+  re-evaluating the step with one input changed (a search, not a new formula);
+- scaling efficiency against the number of nodes.
+
+The lesson's practice problem 1 on a preset (7B, bf16 gradients, 64 H100s, 400 ms compute),
+with the textbook's flat ring at one 400G NIC per GPU: comms-bound, and fp8 gradients are the
+smallest change that flips it (as the lesson says):
+
+>>> s = Scenario(params="7B", cluster="dgx-h100", nodes=8, compute_time_s="400ms",
+...              model="textbook")
+>>> r = s.evaluate(scaling=False)
+>>> r.ranks, r.bound, r.flip.parameter
+(64, 'comms', 'gradient_bytes_per_param')
+>>> r.memory_total_bytes / 1e9, r.fits          # 16 B/param on an 80 GB card
+(112.0, False)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from . import units
+
+MAX_SEARCH_FACTOR = 1024.0
+"""Flip searches stop at this factor of change (beyond it the suggestion is 'not reachable')."""
+
+SCALING_MAX_NODES = 1024
+"""Largest node count in the scaling table."""
+
+
+def _gather(obj: Any) -> Any:
+    """Plain Python (dicts, lists, floats) from dataclasses, pydantic models and numpy values."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _gather(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, BaseModel):
+        return obj.model_dump()
+    if isinstance(obj, dict):
+        return {k: _gather(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_gather(v) for v in obj]
+    if hasattr(obj, "item") and getattr(obj, "ndim", 1) == 0:
+        return obj.item()
+    return obj
+
+
+class Scenario(BaseModel):
+    """A data-parallel training setup, validated on construction (frozen).
+
+    Sizes, counts and durations accept unit strings (``params="7B"``,
+    ``bucket_cap_bytes="25MiB"``, ``compute_time_s="400ms"``); everything is stored in SI.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    params: float = Field(gt=0, le=1e15, description="model parameters [-], e.g. 7e9 or '7B'")
+    recipe: str = Field("mixed-adam", description="precision/optimizer recipe (memory.RECIPES)")
+    zero_stage: int = Field(0, ge=0, le=3, description="ZeRO stage 0-3 (0 = plain DDP)")
+    cluster: str = Field("dgx-h100", description="cluster preset name")
+    nodes: int = Field(1, ge=1, le=100_000, description="nodes of the preset")
+    gpus_per_node: int | None = Field(None, ge=1, le=4096,
+                                      description="GPUs per node (default: the preset's)")
+    local_batch: int = Field(1, ge=1, le=10**7, description="micro-batch per GPU [samples]")
+    accumulation: int = Field(1, ge=1, le=10**6, description="micro-batches per step")
+    sequence_length: int = Field(4096, ge=1, le=10**8, description="tokens per sample")
+    mfu: float = Field(0.4, gt=0, le=1, description="model FLOP utilisation (0, 1]")
+    compute_time_s: float | None = Field(
+        None, gt=0, le=1e6, description="measured compute per micro-batch [s] (overrides mfu)")
+    bucket_cap_bytes: int = Field(25 * 2**20, ge=1, le=10**13,
+                                  description="DDP bucket_cap [B] (25 MiB default)")
+    no_sync: bool = Field(True, description="skip the all-reduce on non-final micro-batches")
+    model: Literal["nccl", "textbook"] = Field("nccl", description="collective model")
+
+    @field_validator("params", mode="before")
+    @classmethod
+    def _params(cls, v: Any) -> float:
+        return units.parse_count(v, name="params") if isinstance(v, str) else v
+
+    @field_validator("bucket_cap_bytes", mode="before")
+    @classmethod
+    def _bucket(cls, v: Any) -> int:
+        return units.parse_bytes(v, name="bucket_cap_bytes") if isinstance(v, str) else v
+
+    @field_validator("compute_time_s", mode="before")
+    @classmethod
+    def _compute(cls, v: Any) -> Any:
+        return units.parse_duration(v, name="compute_time_s") if isinstance(v, str) else v
+
+    @field_validator("recipe")
+    @classmethod
+    def _recipe(cls, v: str) -> str:
+        from .memory import RECIPES
+
+        if v not in RECIPES:
+            raise ValueError(f"unknown recipe {v!r}; allowed: {', '.join(RECIPES)}")
+        return v
+
+    @model_validator(mode="after")
+    def _cluster_exists(self) -> Scenario:
+        self.build_cluster()  # raises a ValueError naming the preset and the valid ones
+        return self
+
+    # --- wiring ------------------------------------------------------------------------------
+    def build_cluster(self, nodes: int | None = None) -> Any:
+        """The :class:`costmodel.hardware.Cluster` of this scenario (optionally resized)."""
+        from . import presets
+
+        n = self.nodes if nodes is None else nodes
+        c = presets.cluster(self.cluster, nodes=n)
+        if self.gpus_per_node is not None and self.gpus_per_node != c.gpus_per_node:
+            c = c.with_gpus_per_node(self.gpus_per_node)
+        return c
+
+    def _step(self, cluster: Any, *, compute_scale: float = 1.0,
+              accumulation: int | None = None, gradient_bytes: float | None = None,
+              comm_speedup: float = 1.0) -> Any:
+        """Call ddp.ddp_step with this scenario's fields, one of them optionally changed.
+
+        ``compute_scale`` multiplies the compute per micro-batch (the measured time, or the
+        tokens per GPU when compute comes from the MFU): what a larger batch or longer sequences
+        do. ``comm_speedup`` divides every bucket's all-reduce time.
+        """
+        from . import ddp, predict
+        from .memory import get_recipe
+
+        acc = self.accumulation if accumulation is None else accumulation
+        fn = predict.allreduce_time_fn(cluster, nodes=cluster.nodes, model=self.model)
+        if comm_speedup != 1.0:
+            base_fn = fn
+
+            def fn(message_bytes: Any, _f: Callable[[Any], Any] = base_fn) -> Any:
+                return _f(message_bytes) / comm_speedup
+
+        kwargs: dict[str, Any] = {}
+        if self.compute_time_s is not None:
+            kwargs["compute_time_s"] = self.compute_time_s * compute_scale
+        else:
+            kwargs.update(tokens_per_gpu=self.local_batch * self.sequence_length * compute_scale,
+                          peak_flops=float(cluster.peak_flops), mfu=self.mfu)
+        bw = (cluster.inter_bandwidth_bytes_per_s if cluster.nodes > 1
+              else cluster.intra_bandwidth_bytes_per_s)
+        grad = get_recipe(self.recipe).gradient_bytes if gradient_bytes is None else gradient_bytes
+        return ddp.ddp_step(
+            self.params, cluster.ranks, bandwidth_bytes_per_s=float(bw),
+            gradient_bytes_per_param=grad, bucket_cap_bytes=self.bucket_cap_bytes,
+            accumulation=acc, no_sync=self.no_sync, allreduce_time_fn=fn, **kwargs,
+        )
+
+    # --- evaluation --------------------------------------------------------------------------
+    def evaluate(self, scaling: bool = True, flips: bool = True) -> ScenarioResult:
+        """Every figure the app, the CLI and the reports show for this scenario."""
+        from . import batch, memory
+
+        c = self.build_cluster()
+        ranks = int(c.ranks)
+        mem = memory.training_memory(self.params, recipe=self.recipe, zero_stage=self.zero_stage,
+                                     dp_ranks=ranks)
+        gpu_bytes = float(c.gpu.memory_bytes)
+        total = float(mem.total_bytes)
+        gb = int(batch.global_batch(self.local_batch, ranks, self.accumulation))
+        step = self._step(c)
+        tokens = gb * self.sequence_length
+        notes = []
+        if self.zero_stage in (1, 2):
+            notes.append("ZeRO-1/2 move the same gradient volume as DDP's all-reduce "
+                         "(reduce-scatter + all-gather; Rajbhandari et al. 2020, section 7); "
+                         "the step is modelled as DDP's bucketed all-reduce.")
+        elif self.zero_stage == 3:
+            notes.append("ZeRO-3 moves about 1.5x DDP's volume (weights all-gathered in forward "
+                         "and backward; Rajbhandari et al. 2020, section 7.2.2); the step shown "
+                         "is DDP's all-reduce and underestimates its communication.")
+        if total > gpu_bytes:
+            notes.append(f"does not fit: {units.format_bytes(total)} per GPU > "
+                         f"{units.format_bytes(gpu_bytes)}")
+        flip_list = self._flips(c, step) if flips else []
+        reachable = [f for f in flip_list if f.flips]
+        best = min(reachable, key=lambda f: f.relative_change) if reachable else None
+        return ScenarioResult(
+            scenario=self,
+            cluster_name=self.cluster,
+            nodes=int(c.nodes),
+            gpus_per_node=int(c.gpus_per_node),
+            ranks=ranks,
+            memory_parts_bytes={k: float(v) for k, v in mem.parts().items()},
+            memory_total_bytes=total,
+            gpu_memory_bytes=gpu_bytes,
+            fits=total <= gpu_bytes,
+            max_params=float(memory.max_params(gpu_bytes, recipe=self.recipe,
+                                               zero_stage=self.zero_stage, dp_ranks=ranks)),
+            global_batch=gb,
+            tokens_per_step=tokens,
+            compute_s=float(step.compute_s),
+            comm_s=float(step.comm_s),
+            exposed_comm_s=float(step.exposed_comm_s),
+            step_time_s=float(step.step_time_s),
+            bound=str(step.bound),
+            efficiency=float(step.efficiency),
+            tokens_per_s=tokens / float(step.step_time_s),
+            timeline=[_gather(i) for i in step.timeline],
+            flips=flip_list,
+            flip=best,
+            scaling=self._scaling() if scaling else [],
+            notes=notes,
+        )
+
+    def _flips(self, cluster: Any, step: Any) -> list[Flip]:  # noqa: C901
+        """The smallest change of each kind that flips the verdict (re-evaluating the step)."""
+        bound = str(step.bound)
+        target = "compute" if bound == "comms" else "comms"
+
+        def flips_at(**kw: Any) -> bool:
+            return str(self._step(cluster, **kw).bound) == target
+
+        out: list[Flip] = []
+        grow = bound == "comms"  # comms-bound: more compute or faster network flips it
+        # 1. compute per micro-batch (a larger per-GPU batch, longer sequences)
+        k = _search_factor(lambda f: flips_at(compute_scale=f if grow else 1 / f))
+        if k is None:
+            out.append(Flip(parameter="compute_scale", current=1.0, value=None, flips=False,
+                            relative_change=math.inf,
+                            description=f"no change of compute within {MAX_SEARCH_FACTOR:g}x "
+                            "flips it"))
+        elif grow:
+            lb = math.ceil(self.local_batch * k - 1e-9)
+            out.append(Flip(parameter="compute_scale", current=1.0, value=k, flips=True,
+                            relative_change=k - 1,
+                            description=f"{k:.3g}x more compute per step: e.g. per-GPU batch "
+                            f"{self.local_batch} -> {lb}, or longer sequences"))
+        else:
+            lb = math.floor(self.local_batch / k + 1e-9)
+            hint = (f"per-GPU batch {self.local_batch} -> {lb}" if lb >= 1
+                    else "a faster GPU or a smaller model")
+            out.append(Flip(parameter="compute_scale", current=1.0, value=1 / k, flips=True,
+                            relative_change=1 - 1 / k,
+                            description=f"{k:.3g}x less compute per step makes it comms-bound "
+                            f"(e.g. {hint})"))
+        # 2. network speed (all-reduce k times faster or slower)
+        k = _search_factor(lambda f: flips_at(comm_speedup=f if grow else 1 / f))
+        if k is not None:
+            if grow:
+                desc = f"an all-reduce {k:.3g}x faster (bandwidth ~{k:.3g}x, or in-network reduction)"
+            else:
+                desc = f"an all-reduce {k:.3g}x slower makes it comms-bound"
+            out.append(Flip(parameter="comm_speedup" if grow else "comm_slowdown", current=1.0,
+                            value=k, flips=True,
+                            relative_change=k - 1 if grow else 1 - 1 / k, description=desc))
+        # 3. fp8 gradients (half of bf16's bytes on the wire) (1 B per gradient element all-reduced)
+        if grow:
+            from .memory import get_recipe
+
+            current = float(get_recipe(self.recipe).gradient_bytes)
+            ok = current > 1.0 and flips_at(gradient_bytes=1.0)
+            out.append(Flip(parameter="gradient_bytes_per_param", current=current, value=1.0,
+                            flips=ok, relative_change=1 - 1 / current if ok else math.inf,
+                            description="fp8 gradients (1 B/param) " +
+                            ("flip it" if ok else "are not enough")))
+        # 4. gradient accumulation with no_sync
+        if grow and self.no_sync:
+            acc = _search_int(lambda v: flips_at(accumulation=v), self.accumulation)
+            if acc is not None:
+                out.append(Flip(parameter="accumulation", current=self.accumulation, value=acc,
+                                flips=True, relative_change=abs(acc / self.accumulation - 1),
+                                description=f"accumulate {acc} micro-batches per step with "
+                                "no_sync"))
+        return out
+
+    def _scaling(self) -> list[ScalingRow]:
+        """Step time and efficiency at 1, 2, 4, ... nodes (and this scenario's node count)."""
+        counts = sorted({2**k for k in range(11) if 2**k <= max(16, 2 * self.nodes)}
+                        | {self.nodes})
+        rows = []
+        for n in counts:
+            if n > SCALING_MAX_NODES:
+                continue
+            c = self.build_cluster(n)
+            s = self._step(c)
+            tokens = int(c.ranks) * self.local_batch * self.accumulation * self.sequence_length
+            rows.append(ScalingRow(
+                nodes=n, ranks=int(c.ranks), step_time_s=float(s.step_time_s),
+                comm_s=float(s.comm_s), exposed_comm_s=float(s.exposed_comm_s),
+                efficiency=float(s.efficiency), bound=str(s.bound),
+                tokens_per_s=tokens / float(s.step_time_s),
+            ))
+        return rows
+
+
+def _search_int(flips: Callable[[int], bool], start: int) -> int | None:
+    """Smallest integer >= start for which flips() (monotone), or None beyond the cap."""
+    hi = start
+    while not flips(hi):
+        if hi >= start * MAX_SEARCH_FACTOR:
+            return None
+        hi *= 2
+    lo = max(start, hi // 2)
+    if lo == hi:
+        return hi
+    while hi - lo > 1:  # flips(hi) is True; flips(lo) is False
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if flips(mid) else (mid, hi)
+    return hi
+
+
+def _search_factor(flips: Callable[[float], bool], rel_tol: float = 0.01) -> float | None:
+    """Smallest factor >= 1 for which flips(factor), to rel_tol, or None below the cap."""
+    if not flips(MAX_SEARCH_FACTOR):
+        return None
+    lo, hi = 1.0, MAX_SEARCH_FACTOR
+    while hi / lo > 1 + rel_tol:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if flips(mid) else (mid, hi)
+    return hi
+
+
+class Flip(BaseModel):
+    """One change that flips (or fails to flip) the compute/comms verdict."""
+
+    model_config = ConfigDict(frozen=True)
+
+    parameter: str = Field(description="the input changed")
+    current: float | None = Field(description="its current value")
+    value: float | None = Field(description="the value that flips the verdict (None: none found)")
+    flips: bool = Field(description="whether this change flips the verdict")
+    relative_change: float = Field(description="|value/current - 1|, to rank the changes")
+    description: str = Field(description="the change in words")
+
+
+class ScalingRow(BaseModel):
+    """Step time and efficiency at one node count."""
+
+    model_config = ConfigDict(frozen=True)
+
+    nodes: int
+    ranks: int
+    step_time_s: float
+    comm_s: float
+    exposed_comm_s: float
+    efficiency: float
+    bound: str
+    tokens_per_s: float
+
+
+class ScenarioResult(BaseModel):
+    """Every figure of an evaluated :class:`Scenario` (all SI; JSON via ``model_dump``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scenario: Scenario
+    cluster_name: str
+    nodes: int
+    gpus_per_node: int
+    ranks: int
+    memory_parts_bytes: dict[str, float] = Field(description="per part, per GPU [B]")
+    memory_total_bytes: float = Field(description="per GPU [B]")
+    gpu_memory_bytes: float = Field(description="the preset GPU's memory [B]")
+    fits: bool
+    max_params: float = Field(description="largest model that fits with this recipe/stage [-]")
+    global_batch: int
+    tokens_per_step: int
+    compute_s: float = Field(description="compute per optimizer step [s]")
+    comm_s: float = Field(description="all-reduce time, sum over buckets [s]")
+    exposed_comm_s: float = Field(description="communication not hidden under compute [s]")
+    step_time_s: float
+    bound: str = Field(description="'compute' or 'comms'")
+    efficiency: float = Field(description="scaling efficiency vs one GPU (0-1]")
+    tokens_per_s: float
+    timeline: list[dict[str, Any]] = Field(description="compute and comm intervals of the step")
+    flips: list[Flip] = Field(description="each kind of change tried, and whether it flips")
+    flip: Flip | None = Field(description="the smallest change that flips the verdict")
+    scaling: list[ScalingRow] = Field(description="step and efficiency vs node count")
+    notes: list[str]
+
+    def scaling_frame(self) -> Any:
+        """The scaling table as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame([r.model_dump() for r in self.scaling])
+
+    def summary(self) -> str:
+        """A few lines for people, with units."""
+        fu = units
+        s = self.scenario
+        lines = [
+            f"{fu.format_count(s.params)} params on {self.cluster_name} x {self.nodes} nodes "
+            f"({self.ranks} GPUs), {s.recipe}, ZeRO-{s.zero_stage}, model={s.model}",
+            f"memory per GPU      {fu.format_bytes(self.memory_total_bytes)} of "
+            f"{fu.format_bytes(self.gpu_memory_bytes)} ({'fits' if self.fits else 'does NOT fit'})",
+            f"global batch        {self.global_batch} ({fu.format_count(self.tokens_per_step)} "
+            "tokens/step)",
+            f"compute             {fu.format_duration(self.compute_s)}",
+            f"all-reduce          {fu.format_duration(self.comm_s)} "
+            f"(exposed {fu.format_duration(self.exposed_comm_s)})",
+            f"step time           {fu.format_duration(self.step_time_s)} "
+            f"({fu.format_count(self.tokens_per_s)} tokens/s)",
+            f"verdict             {self.bound}-bound, efficiency {100 * self.efficiency:.1f}%",
+        ]
+        if self.flip is not None:
+            lines.append(f"smallest flip       {self.flip.description}")
+        for f in self.flips:
+            if f is not self.flip:
+                lines.append(f"  also              {f.description}")
+        if self.scaling:
+            lines.append("scaling: nodes  GPUs  step        efficiency  bound")
+            for r in self.scaling:
+                lines.append(f"         {r.nodes:<6} {r.ranks:<5} "
+                             f"{fu.format_duration(r.step_time_s):<11} "
+                             f"{100 * r.efficiency:5.1f}%      {r.bound}")
+        lines.extend(f"note: {n}" for n in self.notes)
+        return "\n".join(lines)

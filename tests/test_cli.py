@@ -1,0 +1,440 @@
+"""The `costmodel` command line: every subcommand's text and JSON output, errors, files."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from costmodel import cli, collectives, ddp, memory
+
+sweep_mod = importlib.import_module("costmodel.sweep")  # cm.sweep is also a function name
+ENTRY = Path(sys.executable).parent / "costmodel"  # the installed console script
+
+
+def run(*args: str):
+    result = CliRunner().invoke(cli.app, list(args))
+    return result
+
+
+def run_json(*args: str):
+    result = run(*args, "--json")
+    assert result.exit_code == 0, result.stderr + result.stdout
+    return json.loads(result.stdout)
+
+
+def assert_usage_error(result, fragment: str = "") -> None:
+    """Exit 2, nothing on stdout, exactly one line on stderr, no traceback."""
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("costmodel: error: ")
+    assert "Traceback" not in result.stderr
+    assert fragment in lines[0], lines[0]
+
+
+# --- collective -------------------------------------------------------------------------------
+LESSON = ("collective", "all_reduce", "--size", "14GB", "--ranks", "64", "--bandwidth", "50GB/s")
+
+
+def test_lesson_allreduce_json():
+    # lesson practice problem 1: 2 (63/64) 14 GB / 50 GB/s = 0.55125 s ("about 0.551 s")
+    rows = run_json(*LESSON)["results"]
+    assert len(rows) == 1
+    assert rows[0]["time_s"] == pytest.approx(2 * 63 / 64 * 14e9 / 50e9, rel=1e-12)
+    assert rows[0]["busbw_GBps"] == pytest.approx(50.0, rel=1e-12)
+
+
+def test_lesson_allreduce_human():
+    result = run(*LESSON)
+    assert result.exit_code == 0
+    assert "551 ms" in result.stdout and "50 GB/s" in result.stdout and "14 GB" in result.stdout
+
+
+def test_lesson_quiz_nvlink_vs_ndr():
+    # lesson section 7 quiz: 500 MB over 8 ranks, 0.875 GB at 900 GB/s (as the lesson takes it)
+    # and at 50 GB/s: 0.972 ms and 17.5 ms, ratio 18
+    fast = run_json("collective", "all_reduce", "-s", "500MB", "--ranks", "8",
+                    "--bandwidth", "900GB/s")["results"][0]["time_s"]
+    slow = run_json("collective", "all_reduce", "-s", "500MB", "--ranks", "8",
+                    "--bandwidth", "400Gb/s")["results"][0]["time_s"]
+    assert fast == pytest.approx(0.875e9 / 900e9, rel=1e-12)
+    assert slow == pytest.approx(17.5e-3, rel=1e-12)
+    assert slow / fast == pytest.approx(18.0, rel=1e-12)
+
+
+def test_collective_all_algorithms_and_sizes():
+    rows = run_json("collective", "all_reduce", "-s", "8B:1MB", "--ranks", "16",
+                    "--bandwidth", "25GB/s", "--latency", "5us", "-a", "all")["results"]
+    sizes = sweep_mod.parse_values("size", "8B:1MB")
+    assert len(rows) == len(collectives.ALGORITHMS["all_reduce"]) * len(sizes)
+    for r in rows:
+        expected = collectives.collective_time("all_reduce", r["size_bytes"], 16, 25e9, 5e-6,
+                                               algorithm=r["algorithm"])
+        assert r["time_s"] == pytest.approx(expected, rel=1e-12)  # the same function
+
+
+# --- memory, batch, step ----------------------------------------------------------------------
+def test_memory_lesson_examples():
+    d = run_json("memory", "--params", "7B", "--gpu-memory", "80GB")
+    assert d["total_bytes"] == pytest.approx(7e9 * 16, rel=1e-12)  # lesson: 112 GB
+    assert d["fits"] is False
+    assert d["max_params"] == pytest.approx(5e9, rel=1e-12)  # lesson: 80 GB / 16 B = 5B
+    d = run_json("memory", "--params", "30B", "--zero", "3", "--ranks", "16",
+                 "--gpu-memory", "80GB")
+    assert d["total_bytes"] == pytest.approx(30e9, rel=1e-12)  # lesson: ~30 GB/GPU on 16
+    assert d["fits"] is True
+    assert d["min_ranks"] == memory.min_ranks(30e9, 80e9, zero_stage=3)
+    text = run("memory", "--params", "7B", "--gpu-memory", "80GB").stdout
+    assert "112 GB" in text and "fits" in text and "no" in text
+
+
+def test_batch_solves_the_unknown():
+    d = run_json("batch", "--local", "4", "--ranks", "64", "--global", "8192",
+                 "--sequence-length", "2048")
+    assert (d["accumulation"], d["solved"]) == (32, "accumulation")
+    assert d["tokens_per_step"] == 8192 * 2048
+    text = run("batch", "--local", "4", "--ranks", "64", "--accumulation", "2").stdout
+    assert "global_batch  512" in text
+    assert_usage_error(run("batch", "--local", "3", "--ranks", "64", "--global", "1024"),
+                       "nearest valid")
+
+
+def test_step_lesson_problem():
+    d = run_json("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64",
+                 "--bandwidth", "50GB/s")
+    ref = ddp.ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9)
+    assert d["bound"] == "comms"  # lesson: 550 ms of comm > 400 ms of compute
+    assert d["comm_s"] == pytest.approx(0.55125, rel=0.01)  # sum of buckets ~ one 14 GB ring
+    for key in ("compute_s", "comm_s", "exposed_comm_s", "step_time_s", "efficiency"):
+        assert d[key] == pytest.approx(getattr(ref, key), rel=1e-12)
+    assert d["timeline"] and {"kind", "start_s", "end_s"} <= set(d["timeline"][0])
+    fp8 = run_json("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64",
+                   "--bandwidth", "50GB/s", "--gradient-bytes", "1")
+    assert fp8["bound"] == "compute"  # lesson: fp8 gradients flip the verdict
+    text = run("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64",
+               "--bandwidth", "50GB/s").stdout
+    assert "comms-bound" in text and "400 ms" in text
+
+
+# --- presets ----------------------------------------------------------------------------------
+def test_presets_list_show_schema():
+    rows = run_json("presets", "list")
+    names = {r["name"] for r in rows}
+    assert {"nvlink4", "h100-sxm"} <= names
+    assert all(r["source"] for r in rows)
+    text = run("presets", "list", "--kind", "link").stdout
+    assert "nvlink4" in text and "h100-sxm" not in text and "450 GB/s per direction" in text
+    d = run_json("presets", "show", "nvlink4")
+    assert d["kind"] == "Link" and d["fields"]["datasheet_direction"] == "bidirectional"
+    assert d["derived"]["per_direction_bandwidth_bytes_per_s"] == pytest.approx(450e9, rel=1e-12)
+    text = run("presets", "show", "nvlink4").stdout  # the datasheet figure and the derived one
+    assert "datasheet_bandwidth_bytes_per_s  900 GB/s" in text
+    assert "per_direction_bandwidth_bytes_per_s  450 GB/s" in text
+    schema = json.loads(run("presets", "schema", "link").stdout)
+    assert "datasheet_bandwidth_bytes_per_s" in schema["properties"]
+    assert_usage_error(run("presets", "show", "nvlink44"), "closest: nvlink4")
+
+
+# --- sweep ------------------------------------------------------------------------------------
+SETS = ("--set", "size=8B..1GB x4", "--set", "ranks=8..512x2", "--set", "bandwidth=50GB/s",
+        "--set", "algorithm=ring,tree")
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet"])
+def test_sweep_file_reloads_equal_to_python_sweep(tmp_path, ext):
+    out = tmp_path / f"grid{ext}"
+    summary = run_json("sweep", *SETS, "-o", str(out), "--chunk-rows", "50")
+    expected = sweep_mod.sweep(size="8B..1GB x4", ranks="8..512x2", bandwidth="50GB/s",
+                               algorithm="ring,tree")
+    assert summary["rows"] == len(expected)
+    back = pd.read_csv(out) if ext == ".csv" else pd.read_parquet(out)
+    assert list(back.columns) == list(expected.columns)
+    np.testing.assert_array_equal(back["time_s"], expected["time_s"])  # round-trip exact
+    assert back["algorithm"].astype(str).tolist() == expected["algorithm"].astype(str).tolist()
+    text = run("sweep", *SETS, "-o", str(out)).stdout
+    assert f"wrote {len(expected)} rows" in text
+
+
+def test_sweep_to_stdout_and_from_toml(tmp_path):
+    result = run("sweep", "--set", "size=1MB,2MB", "--set", "ranks=8", "--set",
+                 "bandwidth=50GB/s", "--chunk-rows", "1")
+    assert result.exit_code == 0
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 3 and lines[0].startswith('"model"')  # one header, then two rows
+    grid = tmp_path / "g.toml"
+    grid.write_text('kind = "memory"\n[grid]\nparams = "1B..8B x2"\nzero_stage = [0, 3]\n'
+                    'ranks = 8\n')
+    out = tmp_path / "m.csv"
+    assert run("sweep", str(grid), "-o", str(out)).exit_code == 0
+    df = pd.read_csv(out)
+    assert len(df) == 8
+    np.testing.assert_allclose(
+        df["memory_GB"],
+        memory.training_memory(df["params"].to_numpy(), zero_stage=0, dp_ranks=8).total_bytes
+        / 1e9 * (df["zero_stage"] == 0)
+        + memory.training_memory(df["params"].to_numpy(), zero_stage=3, dp_ranks=8).total_bytes
+        / 1e9 * (df["zero_stage"] == 3), rtol=1e-12)
+
+
+def test_sweep_failure_leaves_no_file(tmp_path, monkeypatch):
+    out = tmp_path / "big.csv"
+    real = sweep_mod.iter_sweep
+
+    def failing(grid, chunk_rows):
+        it = real(grid, chunk_rows)
+        yield next(it)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sweep_mod, "iter_sweep", failing)
+    assert_usage_error(run("sweep", *SETS, "-o", str(out), "--chunk-rows", "10"),
+                       "No space left")
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- errors -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("colective",), "Allowed: "),
+        (("collective", "all_reduce", "--size", "1GB", "--bogus"), "--bogus"),
+        (("collective", "all_reduce", "--size", "14XB", "--ranks", "8", "--bandwidth", "5GB/s"),
+         "cannot parse '14XB'"),
+        (("collective", "all_reduce", "--size", "1Gb", "--ranks", "8", "--bandwidth", "5GB/s"),
+         "in bits"),
+        (("collective", "all_raduce", "--size", "1GB", "--ranks", "8", "--bandwidth", "5GB/s"),
+         "all_reduce"),
+        (("collective", "all_reduce", "--size", "1GB", "--ranks", "8", "--bandwidth", "5GB/s",
+          "-a", "spiral"), "valid: ring"),
+        (("collective", "all_reduce", "--size", "1GB"), "--ranks and --bandwidth"),
+        (("memory", "--params", "7B", "--recipe", "magic"), "magic"),
+        (("memory", "--params", "7B", "--zero", "4"), "--zero"),
+        (("sweep",), "--set"),
+        (("sweep", "--set", "ranks=64..8", "--set", "size=1MB", "--set", "bandwidth=1GB/s"),
+         "empty range"),
+        (("sweep", "--set", "size=1MB", "--set", "ranks=8"), "needs a preset"),
+        (("sweep", "--set", "colour=red"), "allowed: preset"),
+        (("sweep", *SETS, "-o", "/nonexistent-dir/x.csv"), "does not exist"),
+        (("sweep", *SETS, "-o", "x.xlsx"), "allowed: .csv, .parquet"),
+        (("presets", "schema", "gadget"), "allowed"),
+        (("--presets-dir", "/nonexistent-dir", "presets", "list"), "not a folder"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args, fragment):
+    assert_usage_error(run(*args), fragment)
+
+
+def test_unwritable_output_path():
+    # /proc refuses new files even for root: the temporary file cannot be created
+    assert_usage_error(run("sweep", *SETS, "-o", "/proc/costmodel-test.csv"))
+    assert not Path("/proc/costmodel-test.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("collective",), ("memory",), ("batch",), ("step",), ("scenario",), ("predict",),
+     ("sweep",), ("app",), ("presets", "list"), ("presets", "show"), ("presets", "schema"),
+     ("validate", "nccl-tests", "run"), ("validate", "compare"), ("validate", "torch"),
+     ("calibrate",)],
+)
+def test_help_has_an_example(command):
+    result = run(*command, "--help")
+    assert result.exit_code == 0
+    assert "Example" in result.stdout
+
+
+def test_no_arguments_prints_help():
+    result = run()
+    assert result.exit_code == 0
+    assert "collective" in result.stdout and "sweep" in result.stdout
+
+
+def test_app_starts_streamlit(tmp_path, monkeypatch):
+    script = tmp_path / "app.py"
+    script.write_text("")
+    calls = []
+    monkeypatch.setattr(cli, "APP_SCRIPT", script)
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
+    assert run("app", "--port", "8600").exit_code == 0
+    (cmd,) = calls
+    assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4] == str(script)
+    assert "8600" in cmd
+    monkeypatch.setattr(cli, "APP_SCRIPT", tmp_path / "missing.py")
+    assert_usage_error(run("app"), "not found")
+
+
+# --- the installed entry point ----------------------------------------------------------------
+def test_installed_entry_point():
+    out = subprocess.run([str(ENTRY), *LESSON, "--json"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    t = json.loads(out.stdout)["results"][0]["time_s"]
+    assert t == pytest.approx(0.55125, rel=1e-12)
+    bad = subprocess.run([str(ENTRY), "collective", "all_reduce", "--size", "lots"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert bad.stdout == ""
+    assert len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
+
+
+def test_main_returns_the_exit_code(capsys):
+    assert cli.main([*LESSON, "--json"]) == 0
+    assert cli.main(["collective", "all_reduce", "--size", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("costmodel: error:")
+
+
+# --- predict, collective over a preset, scenario ----------------------------------------------
+def test_predict_matches_predict_collective():
+    from costmodel import predict
+
+    d = run_json("predict", "--op", "all_reduce", "--cluster", "dgx-h100", "--nodes", "2",
+                 "--sizes", "8B:16GB")
+    sizes = sweep_mod.parse_values("size", "8B:16GB")
+    assert [r["message_bytes"] for r in d["results"]] == sizes
+    p = predict.predict_collective("all_reduce", np.asarray(sizes, float), "dgx-h100", nodes=2)
+    np.testing.assert_allclose([r["time_s"] for r in d["results"]], p.time_s, rtol=1e-12)
+    assert [r["algorithm"] for r in d["results"]] == [str(a) for a in p.algorithm]
+    text = run("predict", "--cluster", "dgx-h100", "--nodes", "2", "--sizes", "1GB").stdout
+    assert "all_reduce on dgx-h100 x 2 node(s)" in text and "GB/s" in text
+
+
+def test_predict_compare_models():
+    d = run_json("predict", "--cluster", "dgx-h100", "--nodes", "8", "--sizes", "1MB,1GB",
+                 "--compare-models")
+    row = d["results"][1]
+    assert {"time_s[textbook]", "time_s[nccl]", "textbook_over_nccl"} <= set(row)
+    assert row["textbook_over_nccl"] == pytest.approx(
+        row["time_s[textbook]"] / row["time_s[nccl]"], rel=1e-12)
+    text = run("predict", "--cluster", "dgx-h100", "--nodes", "8", "--sizes", "1GB",
+               "--compare-models").stdout
+    assert "time[textbook]" in text and "busbw[nccl]" in text
+    assert_usage_error(run("predict", "--cluster", "dgx-h100", "--sizes", "1GB",
+                           "--compare-models", "--algorithm", "ring"), "auto")
+
+
+def test_collective_over_a_preset_equals_predict():
+    from costmodel import predict
+
+    rows = run_json("collective", "all_reduce", "-s", "1GB", "--cluster", "dgx-h100",
+                    "--nodes", "2")["results"]
+    p = predict.predict_collective("all_reduce", 1e9, "dgx-h100", nodes=2)
+    assert rows[0]["time_s"] == pytest.approx(p.time_s, rel=1e-12)
+    assert rows[0]["algorithm_used"] == p.algorithm
+    assert_usage_error(run("collective", "all_reduce", "-s", "1GB", "--cluster", "dgx-h100",
+                           "--ranks", "8"), "either --cluster")
+    assert_usage_error(run("predict", "--cluster", "dgx-a100", "--sizes", "1GB",
+                           "--algorithm", "nvls"), "allowed algorithms here")
+
+
+def test_scenario_command():
+    args = ("scenario", "--params", "7B", "--cluster", "dgx-h100", "--nodes", "8",
+            "--compute-time", "400ms", "--model", "textbook")
+    d = run_json(*args)
+    from costmodel.scenario import Scenario
+
+    ref = Scenario(params="7B", cluster="dgx-h100", nodes=8, compute_time_s=0.4,
+                   model="textbook").evaluate()
+    assert d["bound"] == ref.bound == "comms"
+    assert d["step_time_s"] == pytest.approx(ref.step_time_s, rel=1e-12)
+    assert d["flip"]["description"] == ref.flip.description
+    text = run(*args).stdout
+    assert "comms-bound" in text and "smallest flip" in text
+    assert_usage_error(run("scenario", "--params", "7B", "--cluster", "dgx-h10"), "dgx-h100")
+    assert_usage_error(run("scenario", "--params", "7B", "--model", "oracle"), "model")
+
+
+# --- validate and calibrate -------------------------------------------------------------------
+DATA = Path("/work/shared/data/nccl-tests")
+A100_LOG = DATA / "12a_blog-thanos_1x8xA100-SXM4-80GB_allreduce_g8.txt"
+
+
+@pytest.fixture
+def fake_nccl_tests(tmp_path):
+    """A build folder whose all_reduce_perf prints a real published nccl-tests log."""
+    build = tmp_path / "build"
+    build.mkdir()
+    binary = build / "all_reduce_perf"
+    binary.write_text(f"#!/bin/sh\ncat '{A100_LOG}'\n")
+    binary.chmod(0o755)
+    return build
+
+
+def test_nccl_tests_dry_run():
+    d = run_json("validate", "nccl-tests", "run", "-o", "unused", "--ops",
+                 "all_reduce,all_gather", "--algos", "Ring,Tree", "--gpus", "8", "--dry-run")
+    assert [r["key"] for r in d] == ["all_reduce-algo_Ring", "all_reduce-algo_Tree",
+                                     "all_gather-algo_Ring", "all_gather-algo_Tree"]
+    assert d[0]["env"] == {"NCCL_ALGO": "Ring"} and "-g" in d[0]["argv"]
+    text = run("validate", "nccl-tests", "run", "-o", "x", "--gpus", "8", "--dry-run").stdout
+    assert "all_reduce_perf -b 8 -e 8G -f 2" in text
+
+
+def test_validate_loop_run_compare_calibrate(tmp_path, fake_nccl_tests):
+    out = tmp_path / "runs"
+    d = run_json("validate", "nccl-tests", "run", "-o", str(out), "--gpus", "8",
+                 "--build-dir", str(fake_nccl_tests))
+    assert d["ok"] == ["all_reduce"] and d["rows"] > 0
+    again = run_json("validate", "nccl-tests", "run", "-o", str(out), "--gpus", "8",
+                     "--build-dir", str(fake_nccl_tests))
+    assert again["skipped"] == ["all_reduce"] and again["rows"] == 0  # a rerun skips it
+    results = out / "results.jsonl"
+
+    report, table = tmp_path / "r.html", tmp_path / "cmp.csv"
+    loose = run("validate", "compare", str(results), "--cluster", "dgx-a100",
+                "--tolerance", "100", "--report", str(report), "-o", str(table), "--json")
+    assert loose.exit_code == 0, loose.stderr
+    summary = json.loads(loose.stdout)
+    assert summary["predicted"] == summary["rows"] == d["rows"] and summary["exceeding"] == 0
+    assert "<html>" in report.read_text()[:200] and len(pd.read_csv(table)) == d["rows"]
+    strict = run("validate", "compare", str(results), "--cluster", "dgx-a100",
+                 "--tolerance", "0.0001")
+    assert strict.exit_code == 1  # the harness fails loudly
+    assert "FAIL" in strict.stdout
+
+    cal = tmp_path / "cal.toml"
+    c = run_json("calibrate", str(results), "-o", str(cal), "--min-bytes", "64KiB",
+                 "--cluster", "dgx-a100")
+    assert cal.read_text().startswith('kind = "calibration"')
+    (fit,) = c["fits"]
+    assert fit["op"] == "all_reduce" and fit["bandwidth_bytes_per_s"] > 0
+    assert fit["preset_bandwidth_bytes_per_s"] > 0
+    back = run_json("validate", "compare", str(results), "--calibration", str(cal),
+                    "--tolerance", "100")
+    assert back["predicted"] == d["rows"]
+
+
+def test_compare_and_calibrate_read_raw_logs(tmp_path):
+    d = run_json("validate", "compare", str(A100_LOG), "--cluster", "dgx-a100",
+                 "--tolerance", "100")
+    assert d["rows"] > 0
+    assert_usage_error(run("validate", "compare", str(A100_LOG)), "--cluster NAME")
+    assert_usage_error(run("validate", "compare", str(tmp_path / "none.jsonl"), "--cluster",
+                           "dgx-a100"), "does not exist")
+    assert_usage_error(run("calibrate", str(A100_LOG), "-o", str(tmp_path / "c.txt")), ".toml")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert_usage_error(run("calibrate", str(empty), "-o", str(tmp_path / "c.toml")), "no rows")
+    assert not (tmp_path / "c.toml").exists()
+
+
+def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
+    out = tmp_path / "t.jsonl"
+    result = run("validate", "torch", "--nproc", "2", "--backend", "gloo", "--max-bytes",
+                 "1MiB", "-o", str(out), "--", "--ddp-params", "1M")
+    assert result.exit_code == 0, result.stderr
+    (cmd,) = calls
+    assert cmd[1:3] == ["-m", "torch.distributed.run"]
+    assert cmd[cmd.index("--nproc_per_node") + 1] == "2"
+    assert "costmodel.validation.torch_bench" in cmd and cmd[-2:] == ["--ddp-params", "1M"]
+    assert_usage_error(run("validate", "torch", "--backend", "mpi"), "allowed: auto")

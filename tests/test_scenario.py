@@ -1,0 +1,135 @@
+"""Scenario: validation of the inputs, and the wiring of evaluate() to the formula modules.
+
+The numbers themselves are tested on the functions (memory, ddp, predict); here we check that
+the scenario hands them the right inputs and that every flip it suggests really flips.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from costmodel import ddp, memory, predict, presets
+from costmodel.scenario import Scenario, ScenarioResult
+
+# the lesson's practice problem 1 on a real preset: 7B, bf16 grads, 64 H100s, 400 ms of compute
+LESSON = dict(params="7B", cluster="dgx-h100", nodes=8, compute_time_s="400ms")
+
+
+@pytest.fixture(scope="module")
+def textbook() -> ScenarioResult:
+    return Scenario(**LESSON, model="textbook").evaluate()
+
+
+def test_units_are_parsed_to_si():
+    s = Scenario(params="7B", bucket_cap_bytes="25MiB", compute_time_s="400ms")
+    assert (s.params, s.bucket_cap_bytes, s.compute_time_s) == (7e9, 25 * 2**20, 0.4)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"zero_stage": 4}, "zero_stage"),
+        ({"mfu": 0.0}, "mfu"),
+        ({"mfu": 1.5}, "mfu"),
+        ({"nodes": 0}, "nodes"),
+        ({"params": -1}, "params"),
+        ({"params": "seven"}, "params"),
+        ({"recipe": "magic"}, "recipe"),
+        ({"model": "oracle"}, "model"),
+        ({"colour": "red"}, "colour"),
+        ({"bucket_cap_bytes": "25Mb"}, "bucket_cap_bytes"),
+    ],
+)
+def test_bad_fields_are_named(changes, field):
+    with pytest.raises(ValidationError) as info:
+        Scenario(**{"params": "1B", **changes})
+    assert field in str(info.value)
+
+
+def test_unknown_cluster_names_the_closest():
+    with pytest.raises(ValueError, match="dgx-h100"):
+        Scenario(params="1B", cluster="dgx-h10")
+
+
+def test_frozen():
+    s = Scenario(params="1B")
+    with pytest.raises(ValidationError):
+        s.nodes = 2  # type: ignore[misc]
+
+
+def test_evaluate_wires_the_formula_modules():
+    s = Scenario(params="1B", cluster="dgx-a100", nodes=2, zero_stage=1, local_batch=4,
+                 accumulation=2, sequence_length=2048, mfu=0.5, bucket_cap_bytes="50MB")
+    r = s.evaluate(scaling=False, flips=False)
+    c = presets.cluster("dgx-a100", nodes=2)
+    assert r.ranks == c.ranks == 16
+    mem = memory.training_memory(1e9, zero_stage=1, dp_ranks=16)
+    assert r.memory_total_bytes == pytest.approx(float(mem.total_bytes), rel=1e-12)
+    assert r.gpu_memory_bytes == c.gpu.memory_bytes
+    assert r.global_batch == 4 * 16 * 2 and r.tokens_per_step == 4 * 16 * 2 * 2048
+    ref = ddp.ddp_step(1e9, 16, tokens_per_gpu=4 * 2048, peak_flops=c.peak_flops, mfu=0.5,
+                       bandwidth_bytes_per_s=c.inter_bandwidth_bytes_per_s,
+                       bucket_cap_bytes=50e6, accumulation=2, no_sync=True,
+                       allreduce_time_fn=predict.allreduce_time_fn(c, nodes=2))
+    for key in ("compute_s", "comm_s", "exposed_comm_s", "step_time_s", "efficiency"):
+        assert getattr(r, key) == pytest.approx(getattr(ref, key), rel=1e-12)
+    assert r.bound == ref.bound
+    assert len(r.timeline) == len(ref.timeline)
+    assert r.tokens_per_s == pytest.approx(r.tokens_per_step / r.step_time_s, rel=1e-12)
+    assert r.flips == [] and r.scaling == []
+
+
+def test_lesson_problem_is_comms_bound_and_fp8_flips_it(textbook):
+    # the lesson: comms-bound at 64 GPUs over 50 GB/s per GPU; FP8 gradients halve M and flip it
+    assert textbook.bound == "comms"
+    assert textbook.fits is False  # 112 GB of state on an 80 GB card (lesson section 9)
+    fp8 = [f for f in textbook.flips if f.parameter == "gradient_bytes_per_param"]
+    assert fp8 and fp8[0].flips
+    assert textbook.flip is not None and textbook.flip.flips
+    assert textbook.flip.relative_change == min(f.relative_change for f in textbook.flips)
+
+
+def test_every_suggested_flip_flips_and_is_minimal(textbook):
+    s = Scenario(**LESSON, model="textbook")
+    c = s.build_cluster()
+    checked = 0
+    for f in textbook.flips:
+        if not f.flips or f.parameter not in ("compute_scale", "comm_speedup"):
+            continue
+        key = f.parameter
+        assert s._step(c, **{key: f.value}).bound == "compute"
+        # 2% below the found factor it must not flip yet (the search stops at 1% resolution)
+        assert s._step(c, **{key: 1 + (f.value - 1) * 0.98}).bound == "comms"
+        checked += 1
+    assert checked == 2
+
+
+def test_compute_bound_scenario_suggests_what_makes_it_comms_bound():
+    r = Scenario(params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0,
+                 model="textbook").evaluate(scaling=False)
+    assert r.bound == "compute"
+    assert r.flip is not None and r.flip.flips
+    slower = [f for f in r.flips if f.parameter == "comm_slowdown"][0]
+    s = Scenario(params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0, model="textbook")
+    assert s._step(s.build_cluster(), comm_speedup=1 / slower.value).bound == "comms"
+
+
+def test_scaling_table_matches_single_evaluations(textbook):
+    nodes = [row.nodes for row in textbook.scaling]
+    assert nodes[0] == 1 and 8 in nodes and nodes == sorted(nodes)
+    for row in textbook.scaling[:3]:
+        alone = Scenario(**{**LESSON, "nodes": row.nodes}, model="textbook").evaluate(
+            scaling=False, flips=False)
+        assert row.step_time_s == pytest.approx(alone.step_time_s, rel=1e-12)
+        assert row.ranks == alone.ranks
+    assert textbook.scaling_frame().shape[0] == len(textbook.scaling)
+
+
+def test_result_is_json_ready_and_summarised(textbook):
+    text = json.dumps(textbook.model_dump(mode="json"))
+    assert '"bound": "comms"' in text
+    summary = textbook.summary()
+    assert "comms-bound" in summary and "64 GPUs" in summary and "smallest flip" in summary

@@ -1,0 +1,272 @@
+"""The sweep engine: grid parsing, vectorized evaluation, chunked streaming, atomic files."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from costmodel import collectives, memory
+
+# costmodel.sweep is both a module and (in the package namespace) the function cm.sweep
+sweep = importlib.import_module("costmodel.sweep")
+
+
+# --- grid parsing ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "spec", "expected"),
+    [
+        ("ranks", "8..4096x2", [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]),
+        ("ranks", "2..8", [2, 3, 4, 5, 6, 7, 8]),
+        ("ranks", "0..64+16", [0, 16, 32, 48, 64]),
+        ("ranks", "2..10 x3", [2, 6]),
+        ("size", "1KB..8KB x2", [1000, 2000, 4000, 8000]),
+        ("size", "8B:64B", [8, 16, 32, 64]),
+        ("size", "1MiB,1GB", [2**20, 10**9]),
+        ("size", "1.5GB..6GB x2", [1_500_000_000, 3_000_000_000, 6_000_000_000]),
+        ("bandwidth", "400Gb/s", [50e9]),
+        ("latency", "1us..4us x2", [1e-6, 2e-6, 4e-6]),
+        ("algorithm", "ring, tree", ["ring", "tree"]),
+        ("ranks", [2, "4"], [2, 4]),
+    ],
+)
+def test_parse_values(name, spec, expected):
+    got = sweep.parse_values(name, spec)
+    if isinstance(expected[0], str):
+        assert got == expected
+    else:  # float ranges: start * f**k, equal to 1e-12 relative (a few ulps of rounding)
+        assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_size_range_reaches_16GB():
+    sizes = sweep.parse_values("size", "8B..16GB x2")
+    assert sizes[0] == 8 and sizes[-1] == 8 * 2**30  # 8 B * 2^30 <= 16e9 < 8 B * 2^31
+    assert all(b == 2 * a for a, b in zip(sizes, sizes[1:], strict=False))
+
+
+@pytest.mark.parametrize(
+    ("name", "spec", "fragment"),
+    [
+        ("ranks", "64..8", "empty range"),
+        ("ranks", "8..64x1", "factor > 1"),
+        ("size", "8XB..1GB", "cannot parse"),
+        ("ranks", "2.5", "whole number"),
+        ("ranks", "", "empty list"),
+        ("colour", "red", "unknown collective axis 'colour'; allowed: preset"),
+    ],
+)
+def test_parse_values_rejects(name, spec, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        sweep.parse_values(name, spec)
+
+
+def test_parse_set():
+    assert sweep.parse_set("size=8B..16GB x2") == ("size", "8B..16GB x2")
+    with pytest.raises(ValueError, match="name=v1,v2"):
+        sweep.parse_set("ranks")
+
+
+@pytest.mark.parametrize(
+    ("axes", "fragment"),
+    [
+        ({"ranks": 8, "bandwidth": "50GB/s"}, "needs sizes"),
+        ({"size": "1GB", "ranks": 8}, "needs a preset"),
+        ({"size": "1GB", "bandwidth": "50GB/s"}, "needs ranks"),
+        ({"size": "1GB", "ranks": 1, "bandwidth": "50GB/s"}, ">= 2 ranks"),
+        ({"size": "1GB", "ranks": 8, "bandwidth": "5GB/s", "model": "nccl"}, "model=textbook"),
+        ({"size": "1GB", "preset": "x", "bandwidth": "5GB/s"}, "not both"),
+        ({"size": "1GB", "ranks": 8, "bandwidth": "5GB/s", "nodes": 2}, "need a preset"),
+    ],
+)
+def test_inconsistent_grids_are_refused(axes, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        sweep.make_grid(axes)
+
+
+def test_axis_given_twice_through_alias():
+    with pytest.raises(ValueError, match="given twice"):
+        sweep.make_grid({"size": "1GB", "sizes": "2GB", "ranks": 8, "bandwidth": "5GB/s"})
+
+
+def test_toml_grid(tmp_path):
+    f = tmp_path / "grid.toml"
+    f.write_text('kind = "collective"\n[grid]\nsize = "1MB..4MB x2"\nranks = [8, 16]\n'
+                 'bandwidth = "50GB/s"\nalgorithm = "ring,tree"\n')
+    g = sweep.load_grid(f)
+    assert g.rows == 3 * 2 * 2
+    assert g.axes["ranks"] == [8, 16]
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[grid\n")
+    with pytest.raises(ValueError, match="invalid TOML"):
+        sweep.load_grid(bad)
+    extra = tmp_path / "extra.toml"
+    extra.write_text('colour = 1\n[grid]\nsize = "1MB"\n')
+    with pytest.raises(ValueError, match="unknown keys"):
+        sweep.load_grid(extra)
+
+
+# --- evaluation ------------------------------------------------------------------------------
+def test_lesson_allreduce_through_sweep():
+    # lesson practice problem 1: 2 (63/64) 14 GB / 50 GB/s = 0.55125 s; exact arithmetic
+    df = sweep.sweep(size="14GB", ranks=64, bandwidth="50GB/s")
+    assert df["time_s"].iloc[0] == pytest.approx(2 * 63 / 64 * 14e9 / 50e9, rel=1e-12)
+    assert df["busbw_GBps"].iloc[0] == pytest.approx(50.0, rel=1e-12)  # ring busbw = link bw
+
+
+def test_every_row_matches_the_formula():
+    df = sweep.sweep(size="8B..1GB x4", ranks="2..1024x2", bandwidth="25GB/s,50GB/s",
+                     latency="5us", algorithm="all")
+    n_alg = len(collectives.ALGORITHMS["all_reduce"])
+    n_sizes = len(sweep.parse_values("size", "8B..1GB x4"))  # 8 B x 4^k <= 1e9: k = 0..13
+    assert n_sizes == 14
+    assert len(df) == n_alg * n_sizes * 10 * 2
+    assert set(df["algorithm"]) == set(collectives.ALGORITHMS["all_reduce"])
+    for alg, part in df.groupby("algorithm", observed=True):
+        expected = collectives.collective_time(
+            "all_reduce", part["size_bytes"].to_numpy(float), part["ranks"].to_numpy(),
+            part["bandwidth_GBps"].to_numpy() * 1e9, latency_s=5e-6, algorithm=str(alg))
+        np.testing.assert_allclose(part["time_s"], expected, rtol=1e-12)  # same function
+    np.testing.assert_allclose(df["algbw_GBps"], df["size_bytes"] / df["time_s"] / 1e9,
+                               rtol=1e-12)
+
+
+def test_all_ops_expand_with_their_algorithms():
+    df = sweep.sweep(op="all", algorithm="all", size="1MB", ranks=8, bandwidth="50GB/s")
+    assert len(df) == sum(len(v) for v in collectives.ALGORITHMS.values())
+
+
+def test_memory_sweep_matches_training_memory():
+    df = sweep.sweep(kind="memory", params="1B..64B x2", zero_stage="0,3", ranks="8,64")
+    assert len(df) == 7 * 2 * 2
+    for _, row in df.iterrows():
+        mb = memory.training_memory(row["params"], zero_stage=int(row["zero_stage"]),
+                                    dp_ranks=int(row["ranks"]))
+        assert row["memory_GB"] == pytest.approx(mb.total_bytes / 1e9, rel=1e-12)
+
+
+def test_chunking_does_not_change_the_result():
+    axes = dict(size="8B..1GB x2", ranks="2..64x2", bandwidth="50GB/s", algorithm="ring,tree")
+    whole = sweep.sweep(**axes)
+    chunked = sweep.sweep(chunk_rows=7, **axes)
+    pd.testing.assert_frame_equal(whole, chunked)
+    g = sweep.make_grid(axes)
+    sizes = [t.num_rows for t in sweep.iter_sweep(g, chunk_rows=50)]
+    assert sum(sizes) == g.rows == len(whole)
+    assert max(sizes) < 100  # a chunk closes once it holds >= 50 rows; blocks are <= 50
+
+
+def test_in_memory_limit(monkeypatch):
+    monkeypatch.setattr(sweep, "MAX_IN_MEMORY_ROWS", 10)
+    with pytest.raises(ValueError, match="sweep_to_file"):
+        sweep.sweep(size="8B..1MB x2", ranks=8, bandwidth="50GB/s")  # 17 rows
+
+
+# --- files -----------------------------------------------------------------------------------
+AXES = dict(size="8B..16GB x2", ranks="8..4096x2", bandwidth="50GB/s", latency="5us",
+            algorithm="ring,tree,nvls")
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet"])
+def test_streamed_file_reloads_equal_to_the_dataframe(tmp_path, ext):
+    df = sweep.sweep(**AXES)
+    out = tmp_path / f"out{ext}"
+    summary = sweep.sweep_to_file(out, chunk_rows=97, **AXES)  # many chunks
+    assert summary.rows == len(df)
+    if ext == ".csv":
+        back = pd.read_csv(out)
+    else:
+        back = pd.read_parquet(out)
+    assert list(back.columns) == list(df.columns)
+    for col in df.columns:
+        if df[col].dtype.kind in "fiu":
+            # CSV: shortest round-trip repr, so exact; integers stay integers
+            np.testing.assert_array_equal(back[col].to_numpy(), df[col].to_numpy())
+        else:
+            assert back[col].astype(str).tolist() == df[col].astype(str).tolist()
+
+
+def test_output_format_and_writability(tmp_path):
+    assert sweep.output_format("x.PQ") == "parquet"
+    with pytest.raises(ValueError, match="allowed: .csv, .parquet"):
+        sweep.output_format("x.xlsx")
+    with pytest.raises(ValueError, match="does not exist"):
+        sweep.check_writable(tmp_path / "missing" / "x.csv")
+    with pytest.raises(ValueError, match="is a folder"):
+        sweep.check_writable(tmp_path)
+
+
+def test_failing_write_leaves_no_file(tmp_path):
+    out = tmp_path / "out.csv"
+
+    def chunks():
+        yield from sweep.iter_sweep(sweep.make_grid(AXES), chunk_rows=10)
+        raise KeyboardInterrupt  # interrupted after some chunks were written
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep.write_table(out, chunks())
+    assert list(tmp_path.iterdir()) == []  # neither the final name nor a temporary file
+
+
+def test_failing_write_keeps_the_old_file(tmp_path):
+    out = tmp_path / "out.parquet"
+    out.write_bytes(b"old")
+
+    def chunks():
+        yield from sweep.iter_sweep(sweep.make_grid(AXES), chunk_rows=10)
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        sweep.write_table(out, chunks())
+    assert out.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.parquet"]
+
+
+def test_write_text_atomic(tmp_path):
+    out = tmp_path / "a.txt"
+    sweep.write_text_atomic(out, "hello")
+    assert out.read_text() == "hello"
+
+
+# --- presets through predict -----------------------------------------------------------------
+def test_preset_rows_equal_predict_collective():
+    from costmodel import predict
+
+    df = sweep.sweep(preset="dgx-h100,dgx-a100", nodes="1,2,8", size="8B..16GB x4")
+    n_sizes = len(sweep.parse_values("size", "8B..16GB x4"))
+    assert len(df) == 2 * 3 * n_sizes
+    assert set(df["model"]) == {"nccl"}
+    for (preset, nodes), part in df.groupby(["preset", "nodes"], observed=True):
+        p = predict.predict_collective("all_reduce", part["size_bytes"].to_numpy(float),
+                                       str(preset), nodes=int(nodes))
+        np.testing.assert_allclose(part["time_s"], p.time_s, rtol=1e-12)  # the same road
+        np.testing.assert_allclose(part["busbw_GBps"], p.busbw_bytes_per_s / 1e9, rtol=1e-12)
+        assert part["algorithm_used"].astype(str).tolist() == [str(a) for a in p.algorithm]
+        assert part["protocol_used"].astype(str).tolist() == [str(a) for a in p.protocol]
+        assert (part["ranks"] == part["nodes"] * part["gpus_per_node"]).all()
+
+
+def test_preset_ranks_map_to_nodes_and_slices():
+    df = sweep.sweep(preset="dgx-h100", ranks="2,4,8,16,64", size="1GB", model="textbook")
+    assert df["nodes"].tolist() == [1, 1, 1, 2, 8]
+    assert df["gpus_per_node"].tolist() == [2, 4, 8, 8, 8]
+    with pytest.raises(ValueError, match="cannot be built"):
+        sweep.sweep(preset="dgx-h100", ranks=12, size="1GB")
+
+
+def test_preset_all_and_textbook_algorithms():
+    from costmodel import presets
+
+    df = sweep.sweep(preset="all", size="1GB")
+    assert set(df["preset"]) == set(presets.names("cluster"))
+    df = sweep.sweep(preset="dgx-h100", model="textbook", algorithm="all", nodes=2, size="1GB")
+    assert set(df["algorithm"]) == set(collectives.ALGORITHMS["all_reduce"])
+    with pytest.raises(ValueError, match="only for model=textbook"):
+        sweep.sweep(preset="dgx-h100", algorithm="all", size="1GB")
+
+
+def test_memory_sweep_with_preset_says_what_fits():
+    df = sweep.sweep(kind="memory", preset="dgx-h100", params="4B,6B")
+    assert df["fits"].tolist() == [True, False]  # 16 B/param: 64 GB and 96 GB vs 80 GB
+    assert (df["gpu_memory_GB"] == 80.0).all()
