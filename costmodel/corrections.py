@@ -23,11 +23,15 @@ term                           what and why
                                one way and are not reduced; fitted.
 :func:`nvlink_domain_scale`    NCCL's Blackwell per-link NVLink constant (40.1 GB/s) is below
                                what multi-node NVLink domains (GB200 NVL72) deliver; a
-                               multiplier on it for NVLink domains of more than 8 GPUs, fitted
+                               multiplier on it for NVLink domains of more than 8 GPUs on one
+                               or two domains (beyond, the network's bwInter governs), fitted
                                on Blackwell runs.
 :func:`mid_size_ramp`          pipeline fill: the bandwidth of a large transfer is reached
-                               only slowly (single-node ring reduce-scatter and all-gather run up to
-                               15 % below the table from 1 MiB to 256 MiB); fitted.
+                               only slowly; one fitted shape, scaled per (op, algorithm,
+                               protocol) by :func:`ramp_amplitude`: x2 for a lone ring
+                               reduce-scatter/all-gather (half the steps per loop), none for
+                               Tree (NCCL's treeCorrectionFactor) nor for LL/LL128 (line-
+                               granular forwarding).
 =============================  ==============================================================
 
 Fitted values come from ``scripts/fit_corrections.py`` (leave-one-run-out, written to
@@ -45,7 +49,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import tables as T
-from .nccl import TopologyInputs
+from .nccl import TopologyInputs, tree_correction_applies
 
 
 def host_floor_s(gpus_per_process: int, params: Mapping[str, float]) -> float:
@@ -128,38 +132,97 @@ NVLINK_DOMAIN_MIN_GPUS = 9
 
 
 def nvlink_domain_scale(compute_capability: float, gpus_per_node: int, intra_kind: str,
-                        params: Mapping[str, float]) -> float:
+                        params: Mapping[str, float], nodes: int = 1) -> float:
     """Multiplier on NCCL's per-link NVLink constant for Blackwell multi-node NVLink domains.
 
     Applies to NVSwitch domains of more than 8 GPUs (GB200 NVL72) with cc >= 10; 1 elsewhere
-    (an 8-GPU B300 board measures 695 GB/s ring busbw, close to NCCL's 720, nccl#2140).
+    (an 8-GPU B300 board measures 695 GB/s ring busbw, close to NCCL's 720, nccl#2140). It also
+    stays 1 on more than two domains: there NCCL's per-channel bandwidth is the graph's
+    ``bwInter``, the network path (tuning.cc l.306: ``bw = nNodes <= 2 ? bwIntra : bwInter``),
+    so NVLink is not what governs, and a larger NVLink figure must not buy more channels.
 
     >>> nvlink_domain_scale(10.0, 72, "nvswitch", {"nvl_domain_link_scale": 1.17})
     1.17
     >>> nvlink_domain_scale(10.0, 8, "nvswitch", {"nvl_domain_link_scale": 1.17})
     1.0
+    >>> nvlink_domain_scale(10.0, 72, "nvswitch", {"nvl_domain_link_scale": 1.17}, nodes=20)
+    1.0
     """
     if (compute_capability >= 10.0 and intra_kind == "nvswitch"
-            and gpus_per_node >= NVLINK_DOMAIN_MIN_GPUS):
+            and gpus_per_node >= NVLINK_DOMAIN_MIN_GPUS and nodes <= 2):
         return float(params.get("nvl_domain_link_scale", 1.0))
     return 1.0
 
 
-def mid_size_ramp(message_bytes, params: Mapping[str, float]) -> np.ndarray:
+def ramp_amplitude(op: str, algorithm, topo: TopologyInputs | None = None,
+                   protocol="simple") -> np.ndarray:
+    r"""How strongly the mid-size ramp applies to (op, algorithm, protocol): 0, 1 or 2.
+
+    - 0 where NCCL's table already carries a size-dependent efficiency: Tree all-reduce (and
+      NVLSTree from cc 10.0 on x86) get ``treeCorrectionFactor`` (tuning.cc l.623-655), NCCL's
+      own fitted mid-size ramp; adding ours would count it twice (13d: NCCL_ALGO=Tree is within
+      7 % on NCCL's table alone).
+    - 2 for ring reduce-scatter and all-gather: the fill of a ring pipeline is paid once per
+      operation and amortised over the steps of its loop; all-reduce runs reduce-scatter and
+      all-gather back to back in one loop (2(N-1) steps, NCCL's ncclPatternRingTwice), a lone
+      reduce-scatter or all-gather N - 1 (ncclPatternRing; enqueue.cc calcCollChunking), so the
+      same fill is twice as large a share of its transfer time.
+    - 0 for the LL and LL128 protocols: every 16-byte (LL) or 128-byte (LL128) line carries its
+      own flag and is forwarded as soon as it lands (src/include/device.h), so there is no
+      chunk-sized store-and-forward stage to fill (13d: NCCL_PROTO=LL and LL128 pinned are
+      within 4 % on NCCL's table alone).
+    - 1 otherwise.
+
+    ``algorithm`` and ``protocol`` may be arrays of names (NCCL's choice per size).
+
+    >>> ramp_amplitude("all_gather", ["ring", "nvls"]).tolist()
+    [2.0, 1.0]
+    >>> ramp_amplitude("all_reduce", ["ring", "ring"], protocol=["ll", "simple"]).tolist()
+    [0.0, 1.0]
+    >>> from costmodel.nccl import topology_inputs
+    >>> t = topology_inputs(compute_capability=9.0, nodes=1, gpus_per_node=4,
+    ...                     intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True)
+    >>> ramp_amplitude("all_reduce", ["tree", "ring"], t).tolist()
+    [0.0, 1.0]
+    """
+    algos = np.asarray(algorithm, dtype=str)
+    protos = np.broadcast_to(np.asarray(protocol, dtype=str), algos.shape)
+    out = np.where(protos == "simple", 1.0, 0.0)
+    if op in ("reduce_scatter", "all_gather"):
+        out = np.where(algos == "ring", T.RAMP_RING_SINGLE_PHASE_FACTOR * out, out)
+    if topo is not None:
+        for a in np.unique(algos):
+            if tree_correction_applies(op, str(a), topo):
+                out = np.where(algos == a, 0.0, out)
+    elif op == "all_reduce":
+        out = np.where(algos == "tree", 0.0, out)
+    return out
+
+
+def mid_size_ramp(message_bytes, params: Mapping[str, float], *, op: str | None = None,
+                  algorithm="ring", topo: TopologyInputs | None = None,
+                  protocol="simple") -> np.ndarray:
     r"""Bandwidth shortfall of mid-size transfers: time multiplier on the bandwidth term.
 
-    .. math:: 1 + \phi_0 \min\left(1, \sqrt{S_k / M}\right)\ \text{for } M \ge 1\,\mathrm{MiB}
+    .. math:: 1 + g\,\phi_0 \min\left(1, \sqrt{S_k / M}\right)
+              \ \text{for } M \ge 1\,\mathrm{MiB}
 
-    flat at :math:`1 + \phi_0` up to the knee :math:`S_k`, then fading as :math:`M^{-1/2}`; 1
-    below 1 MiB, where latency and the host floor dominate. ``ramp_phi`` and ``ramp_knee_bytes``
-    are fitted (leave-one-run-out) on every run's rows from 1 MiB up.
+    flat at :math:`1 + g\phi_0` up to the knee :math:`S_k`, then fading as :math:`M^{-1/2}`; 1
+    below 1 MiB, where latency and the host floor dominate. ``g`` is :func:`ramp_amplitude`
+    of (op, algorithm, protocol) (1 when ``op`` is None). ``ramp_phi`` and ``ramp_knee_bytes`` are fitted
+    (leave-one-run-out) on every run's rows from 1 MiB up.
 
     >>> mid_size_ramp([2**20, 2**30], {"ramp_phi": 0.1, "ramp_knee_bytes": 2**28}).round(3)
     array([1.1 , 1.05])
+    >>> mid_size_ramp([2**30], {"ramp_phi": 0.1, "ramp_knee_bytes": 2**28},
+    ...               op="all_gather", algorithm="ring").round(3)
+    array([1.1])
     """
     m = np.asarray(message_bytes, dtype=float)
     phi, knee = params.get("ramp_phi", 0.0), params.get("ramp_knee_bytes", 1.0)
-    ramp = 1.0 + phi * np.minimum(1.0, np.sqrt(knee / np.maximum(m, 1.0)))
+    g = 1.0 if op is None else np.broadcast_to(
+        ramp_amplitude(op, algorithm, topo, protocol), m.shape)
+    ramp = 1.0 + g * phi * np.minimum(1.0, np.sqrt(knee / np.maximum(m, 1.0)))
     return np.where(m >= 2**20, ramp, 1.0)
 
 

@@ -680,6 +680,24 @@ def tree_correction_factor(protocol: str, message_bytes) -> np.ndarray:
     return np.where(inside, table[np.clip(log_size, 0, len(table) - 1)], 1.0)
 
 
+def tree_correction_applies(op: str, algorithm: str, topo: TopologyInputs) -> bool:
+    """Whether NCCL multiplies this pair's bandwidth by treeCorrectionFactor (tuning.cc l.630-655).
+
+    Tree all-reduce always; NVLSTree all-reduce from cc 10.0 on x86 hosts.
+
+    >>> t = topology_inputs(compute_capability=9.0, nodes=1, gpus_per_node=8,
+    ...                     intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True)
+    >>> [tree_correction_applies("all_reduce", a, t) for a in ("tree", "ring")]
+    [True, False]
+    """
+    if op != "all_reduce":
+        return False
+    if algorithm == "tree":
+        return True
+    return (algorithm == "nvls_tree" and topo.compute_capability >= 10.0
+            and topo.cpu_vendor in ("intel", "amd"))
+
+
 def table_time_s(op: str, algorithm: str, protocol: str, message_bytes, topo: TopologyInputs,
                  *, algbw_gbs: float | None = None, bw_time_factor=1.0):
     r"""NCCL's modelled time (ncclTopoGetAlgoTime, tuning.cc l.630-655) in seconds.
@@ -702,10 +720,7 @@ def table_time_s(op: str, algorithm: str, protocol: str, message_bytes, topo: To
         return np.inf if m.ndim == 0 else np.full_like(m, np.inf)
     lat = latency_us(op, algorithm, protocol, topo)
     bw_eff = np.full_like(m, bw)
-    if op == "all_reduce" and algorithm == "tree":
-        bw_eff = bw_eff * tree_correction_factor(protocol, m)
-    if (op == "all_reduce" and algorithm == "nvls_tree" and topo.compute_capability >= 10.0
-            and topo.cpu_vendor in ("intel", "amd")):
+    if tree_correction_applies(op, algorithm, topo):
         bw_eff = bw_eff * tree_correction_factor(protocol, m)
     lat_eff = np.full_like(m, lat)
     if op == "all_reduce" and algorithm == "ring" and protocol == "simple" and topo.nodes > 1:

@@ -159,3 +159,9 @@ NCCL_COMM_CHANNELS_PER_RING_CHANNEL = 2
 # enqueue.cc l.1989-2066: CollNet needs <= 8 local ranks; NVLS for non-AllReduce needs <= 32.
 NCCL_COLLNET_MAX_LOCAL_RANKS = 8
 NCCL_NVLS_MAX_LOCAL_RANKS_NON_AR = 32
+
+# --- corrections to NCCL's table (costmodel/corrections.py) ---------------------------------
+# Ring steps per loop (enqueue.cc calcCollChunking, NCCL 2.30): all-reduce 2(N-1)
+# (ncclPatternRingTwice), reduce-scatter / all-gather N-1 (ncclPatternRing). A pipeline fill
+# paid once per op is therefore twice the share of a lone reduce-scatter/all-gather's transfer.
+RAMP_RING_SINGLE_PHASE_FACTOR = 2.0

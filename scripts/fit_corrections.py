@@ -82,6 +82,25 @@ RUNS: tuple[RunSpec, ...] = (
 )
 
 
+# Goal runs that miss issue 4's goals (<= 8 % from 1 MiB up, <= 20 % over all sizes): run ->
+# (bound >= 1 MiB, bound all sizes, why). The bounds sit 1-2 points above the achieved
+# leave-one-run-out figure and are asserted by tests/test_fidelity.py as regression bounds.
+NOT_MET: dict[str, tuple[float, float, str]] = {
+    "04c": (0.43, 0.43,
+            "20 GB200 NVL72 racks over IB (1440 ranks, 512 MiB-16 GiB). The rows follow "
+            "t = 4.4-5.4 ms + M / (210-217 GB/s algbw), i.e. about 430 GB/s busbw at the margin, "
+            "half of what one or two racks reach (04a 847, 04b 820). The intercept matches a "
+            "1440-rank ring's 2 x 1439 steps at 1.5-1.9 us each; the slope matches NCCL's own "
+            "Tree cap at >= 4 nodes (16 ch x 24 GB/s, Blackwell). NCCL 2.30's table picks Tree up "
+            "to 2 GiB and Ring/LL128 (640 GB/s) above, so from 4 GiB it is 30-43 % too fast. "
+            "Which algorithm NCCL 2.26 ran, how many of the 72 NICs per rack its rings used and "
+            "whether LL128 runs over the C2C-attached NICs are not in the source; no term is "
+            "fitted on this one file. The NVLink-domain correction no longer applies here (more "
+            "than two domains: NCCL's bandwidth is the network's bwInter), which removed the "
+            "regression to 55 %."),
+}
+
+
 @dataclass
 class Run:
     """One parsed run with everything needed to predict it."""
@@ -244,16 +263,16 @@ def _fit_nvl_scale(runs: list[Run], params: dict) -> dict:
 
 
 def _ramp_parts(runs: list[Run], params: dict):
-    """Per run: (floor, latency part, bandwidth part) so the ramp grid is plain numpy."""
+    """Per run: (floor, time without the ramp, its excess at unit amplitude and no knee), so the
+    ramp grid is plain numpy: t = max(floor, t0 + phi min(1, sqrt(knee/M)) d)."""
     parts = []
     for r in runs:
         p1 = _base(params, ramp_phi=0.0, host_base_us=0.0, host_per_gpu_us=0.0)
         p2 = _base(params, ramp_phi=1.0, ramp_knee_bytes=2.0**62, host_base_us=0.0,
                    host_per_gpu_us=0.0)
         t1, t2 = predict_run(r, "nccl", p1), predict_run(r, "nccl", p2)
-        bw = np.where(r.size >= 2**20, t2 - t1, 0.0)
         floor = C.host_floor_s(r.gpus_per_process, params)
-        parts.append((r, floor, t1 - bw, bw))
+        parts.append((r, floor, t1, t2 - t1))
     return parts
 
 
@@ -266,9 +285,9 @@ def _fit_ramp(runs: list[Run], params: dict, parts=None) -> dict:
     for knee in 2.0 ** np.arange(22, 35, 2):
         for phi in np.arange(0.0, 0.42, 0.04):
             errs = []
-            for r, floor, lat, bw in parts:
-                ramp = C.mid_size_ramp(r.size, {"ramp_phi": phi, "ramp_knee_bytes": knee})
-                t = np.maximum(floor, lat + ramp * bw)
+            for r, floor, t0, d in parts:
+                shape = np.minimum(1.0, np.sqrt(knee / np.maximum(r.size, 1.0)))
+                t = np.maximum(floor, t0 + phi * shape * d)
                 e = np.abs(r.time_s / t - 1.0)[r.size >= 2**20]
                 if e.size:
                     errs.append(np.median(e))
@@ -336,6 +355,11 @@ def fidelity_markdown(rows: list[dict], date: str) -> str:
         mark = "*" if r["goal"] else ""
         lines.append(f"| {r['run']}{mark} | {r['op']} | {r['cluster']} | {r['nodes']} x "
                      f"{r['gpus_per_node']} | {r['trust']} | " + " | ".join(cells) + " |")
+    lines += ["", "## Goals not met", "",
+              "Each is held to a regression bound just above its figure (tests/test_fidelity.py).",
+              ""]
+    for run, (b_ge, b_all, why) in NOT_MET.items():
+        lines.append(f"- **{run}** (bound {100 * b_ge:.0f}% / {100 * b_all:.0f}%): {why}")
     return "\n".join(lines) + "\n"
 
 

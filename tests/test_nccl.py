@@ -117,3 +117,53 @@ def test_vectorized_matches_scalar(h100):
         ts, a, p = nccl.nccl_table_time("all_gather", sizes[i], h100)
         assert ts == pytest.approx(t[i]) and (a, p) == (algo[i], proto[i])
     assert np.all(np.diff(t) > 0)  # time grows with size
+
+
+def test_tree_correction_applies_where_tuning_cc_applies_it(h100):
+    # tuning.cc l.630-655: Tree all-reduce always, NVLSTree only from cc 10.0 on x86 hosts.
+    assert nccl.tree_correction_applies("all_reduce", "tree", h100)
+    assert not nccl.tree_correction_applies("all_gather", "ring", h100)
+    assert not nccl.tree_correction_applies("all_reduce", "nvls_tree", h100)
+    b200 = nccl.topology_inputs(compute_capability=10.0, nodes=2, gpus_per_node=8,
+                                intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True,
+                                nics_per_node=8, nic_bandwidth_bytes_per_s=50e9)
+    assert nccl.tree_correction_applies("all_reduce", "nvls_tree", b200)
+    grace = nccl.topology_inputs(compute_capability=10.0, nodes=2, gpus_per_node=8,
+                                 intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True,
+                                 nics_per_node=8, nic_bandwidth_bytes_per_s=50e9,
+                                 cpu_vendor="other")
+    assert not nccl.tree_correction_applies("all_reduce", "nvls_tree", grace)
+    # the table time uses the same rule: Tree at 256 MiB is slowed by the factor 0.9 exactly
+    m = 2.0**28
+    lat = nccl.latency_us("all_reduce", "tree", "simple", h100)
+    bw = nccl.algorithm_bandwidth_gbs("all_reduce", "tree", "simple", h100)
+    t = nccl.table_time_s("all_reduce", "tree", "simple", m, h100)
+    assert t * 1e6 == pytest.approx(lat + m / (1000 * bw * 0.9), rel=1e-12)
+
+
+def test_corrections_ramp_amplitude_rules(h100):
+    """Which (op, algorithm, protocol) the mid-size ramp touches (corrections.ramp_amplitude)."""
+    from costmodel import corrections as C
+
+    # NCCL's own treeCorrectionFactor covers Tree: no second ramp
+    assert C.ramp_amplitude("all_reduce", ["tree"], h100).tolist() == [0.0]
+    # LL / LL128 forward line by line: no chunk fill
+    assert C.ramp_amplitude("all_reduce", ["ring"] * 3, h100,
+                            ["ll", "ll128", "simple"]).tolist() == [0.0, 0.0, 1.0]
+    # a lone reduce-scatter / all-gather ring: N-1 steps per loop instead of 2(N-1)
+    for op in ("all_gather", "reduce_scatter"):
+        assert C.ramp_amplitude(op, ["ring", "nvls"], h100).tolist() == [2.0, 1.0]
+    params = {"ramp_phi": 0.1, "ramp_knee_bytes": 2.0**26}
+    r = C.mid_size_ramp([2**26, 2**26], params, op="all_gather",
+                        algorithm=np.array(["ring", "ring"]), topo=h100,
+                        protocol=np.array(["simple", "ll"]))
+    assert r.tolist() == pytest.approx([1.2, 1.0])
+
+
+def test_nvlink_domain_scale_not_where_the_network_governs():
+    """Beyond two NVLink domains NCCL's per-channel bandwidth is bwInter (tuning.cc l.306)."""
+    from costmodel import corrections as C
+
+    p = {"nvl_domain_link_scale": 1.2}
+    assert C.nvlink_domain_scale(10.0, 72, "nvswitch", p, nodes=2) == 1.2
+    assert C.nvlink_domain_scale(10.0, 72, "nvswitch", p, nodes=3) == 1.0
