@@ -1,0 +1,120 @@
+"""Shared pieces of the app's pages: URL binding, tables with units and CSV, error display.
+
+Pages only connect widgets to library functions (STYLE 13); this module holds the wiring every
+page repeats. It is the only module here besides the pages that imports streamlit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from costmodel.units import format_bytes, parse_bytes
+
+T = TypeVar("T")
+
+#: Every input on every page is bound to the URL query under its widget key, so a URL restores
+#: the view (Streamlit's ``bind="query-params"``; a value equal to its default is left out).
+QP: Any = "query-params"
+
+#: Message sizes offered by the log sliders: 8 B .. 16 GiB in powers of two, as nccl-tests
+#: sweeps them (``-b 8 -e 16G -f 2``).
+SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 35))
+
+#: The choice that replaces a preset by typed-in numbers.
+CUSTOM = "custom"
+
+#: Largest uploaded log the Validate page reads [B]; the longest reference log is about 60 kB.
+MAX_UPLOAD_BYTES: int = 5_000_000
+
+
+def size_label(size_bytes: float) -> str:
+    """Label of a message size on a slider and in the URL (``'268 MB'``)."""
+    return format_bytes(size_bytes)
+
+
+def page_header(title: str, question: str) -> None:
+    """Title and the one question the page answers."""
+    st.title(title)
+    st.caption(question)
+
+
+def show_error(field: str, exc: Exception) -> None:
+    """A red message naming the field and what is allowed (the library's ValueError text).
+
+    A pydantic ``ValidationError`` (a ValueError) lists each refused field with its rule.
+    """
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        lines = [
+            f"{'.'.join(str(p) for p in e['loc']) or field}: "
+            f"{e['msg'].removeprefix('Value error, ')} (got {e.get('input')!r})"
+            for e in errors()
+        ]
+        st.error(f"**{field}**: " + "; ".join(lines), icon=":material/error:")
+        return
+    st.error(f"**{field}**: {exc}", icon=":material/error:")
+
+
+@contextmanager
+def section(field: str) -> Iterator[None]:
+    """Run one section of a page; a ValueError becomes a red message and the rest still runs.
+
+    A ``ValueError`` raised inside (by a parser or a library function refusing its input) is
+    shown with :func:`show_error` naming ``field``; other sections of the page are unaffected.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        show_error(field, exc)
+
+
+def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
+    """Parse a text input through ``costmodel.units``; on failure show the error, return None."""
+    try:
+        return parse(text, name=field)
+    except ValueError as exc:  # the parser's message starts with the field's name
+        st.error(str(exc), icon=":material/error:")
+        return None
+
+
+def table(frame: pd.DataFrame, file_name: str, *, key: str, caption: str | None = None) -> None:
+    """Show a table (units in the column names) and a button that downloads it as CSV."""
+    if caption:
+        st.caption(caption)
+    st.dataframe(frame, hide_index=True, width="stretch")
+    st.download_button(
+        f"Download {file_name}",
+        data=lambda: frame.to_csv(index=False),  # made on click, not on every rerun
+        file_name=file_name,
+        mime="text/csv",
+        key=f"download_{key}",
+        icon=":material/download:",
+    )
+
+
+def gpu_choice(container: Any = st) -> tuple[str, float | None]:
+    """Pick the GPU whose memory the page compares against: (name, memory [B] or None).
+
+    A GPU preset (its datasheet memory) or ``custom`` with a typed size.
+    """
+    from costmodel.web import data
+
+    options = [*data.preset_names("gpu"), CUSTOM]
+    name = container.selectbox(
+        "GPU", options, index=_index(options, "h100-sxm"), key="gpu", bind=QP
+    )
+    if name != CUSTOM:
+        return name, float(data.gpu_memory_bytes(name))
+    text = container.text_input(
+        "GPU memory [B]", value="80GB", key="gpu_memory", bind=QP, help="e.g. 80GB, 141GB, 24GB"
+    )
+    return "GPU", parse_input("GPU memory", parse_bytes, text)
+
+
+def _index(options: list[str], preferred: str) -> int:
+    return options.index(preferred) if preferred in options else 0

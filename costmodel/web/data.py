@@ -1,0 +1,412 @@
+"""Cached calls from the pages into the library: presets, sweeps, scenarios.
+
+Each function here gathers library results into a DataFrame for a page and is cached with
+``st.cache_data`` (keyed on its arguments), so moving one slider reruns only what changed.
+No model figure is computed here: every number comes from a costmodel function.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from costmodel import collectives, memory
+
+from .common import SIZES_BYTES
+
+_SIZES = np.asarray(SIZES_BYTES, dtype=float)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def textbook_sweep(
+    op: str,
+    ranks: int,
+    bandwidth_bytes_per_s: float,
+    latency_s: float,
+    algorithms: tuple[str, ...],
+) -> pd.DataFrame:
+    """Textbook time, algbw and busbw of each algorithm over the slider's sizes (long format)."""
+    parts = []
+    for algorithm in algorithms:
+        time_s = np.asarray(
+            collectives.collective_time(
+                op, _SIZES, ranks, bandwidth_bytes_per_s, latency_s, algorithm=algorithm
+            )
+        )
+        parts.append(
+            pd.DataFrame(
+                {
+                    "algorithm": algorithm,
+                    "message_bytes": _SIZES,
+                    "time_s": time_s,
+                    "algbw_bytes_per_s": collectives.algorithm_bandwidth(_SIZES, time_s),
+                    "busbw_bytes_per_s": collectives.bus_bandwidth(op, _SIZES, ranks, time_s),
+                    "bytes_per_rank": collectives.bytes_per_rank(op, _SIZES, ranks, algorithm),
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def textbook_crossovers(
+    op: str,
+    ranks: int,
+    bandwidth_bytes_per_s: float,
+    latency_s: float,
+    algorithms: tuple[str, ...],
+) -> pd.DataFrame:
+    """Crossover size of every pair of algorithms, with the (equal) time there; finite only."""
+    rows = []
+    for a, b in itertools.combinations(algorithms, 2):
+        size = collectives.crossover_bytes(a, b, ranks, bandwidth_bytes_per_s, latency_s, op=op)
+        if not np.isfinite(size):
+            continue
+        time_s = collectives.collective_time(
+            op, size, ranks, bandwidth_bytes_per_s, latency_s, algorithm=a
+        )
+        faster_below = (
+            a
+            if collectives.collective_time(
+                op, size / 2, ranks, bandwidth_bytes_per_s, latency_s, algorithm=a
+            )
+            < collectives.collective_time(
+                op, size / 2, ranks, bandwidth_bytes_per_s, latency_s, algorithm=b
+            )
+            else b
+        )
+        rows.append(
+            {
+                "pair": f"{a} / {b}",
+                "message_bytes": float(size),
+                "time_s": float(time_s),
+                "busbw_bytes_per_s": float(collectives.bus_bandwidth(op, size, ranks, time_s)),
+                "faster_below": faster_below,
+                "faster_above": b if faster_below == a else a,
+            }
+        )
+    columns = [
+        "pair",
+        "message_bytes",
+        "time_s",
+        "busbw_bytes_per_s",
+        "faster_below",
+        "faster_above",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+# --- memory ------------------------------------------------------------------------------------
+_PART_LABELS = {
+    "weights_bytes": "weights",
+    "gradients_bytes": "gradients",
+    "master_bytes": "fp32 master",
+    "optimizer_bytes": "optimizer states",
+    "activations_bytes": "activations",
+    "ddp_buckets_bytes": "DDP buckets",
+    "cuda_context_bytes": "CUDA context",
+    "fragmentation_bytes": "fragmentation",
+}
+
+
+def _memory_kw(stage: int, kw: dict) -> dict:
+    # DDP's bucket copy exists only with unsharded gradients; memory.training_memory refuses it
+    # at stages 2 and 3, so those bars are drawn without it (the page says so).
+    if stage > 1:
+        return {**kw, "ddp_bucket_copy": False}
+    return kw
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def activation_bytes(layers, hidden, seq, micro, heads, recompute) -> float:
+    """Cached :func:`costmodel.memory.activation_bytes` [B]."""
+    return float(memory.activation_bytes(layers, hidden, seq, micro, heads, recompute))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def memory_by_stage(params: float, ranks: int, **kw) -> tuple[pd.DataFrame, dict[int, float]]:
+    """Memory per GPU, part by part, at every ZeRO stage (long format), and the totals [B]."""
+    rows, totals = [], {}
+    for stage in memory.ZERO_STAGES:
+        mb = memory.training_memory(
+            params, zero_stage=stage, dp_ranks=ranks, **_memory_kw(stage, kw)
+        )
+        totals[stage] = float(mb.total_bytes)
+        rows += [
+            {"config": f"ZeRO-{stage}", "part": _PART_LABELS[k], "bytes": float(v)}
+            for k, v in mb.parts().items()
+        ]
+    return pd.DataFrame(rows), totals
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def max_params(capacity_bytes: float, stage: int, ranks: int, **kw) -> float:
+    """Cached :func:`costmodel.memory.max_params` [-]."""
+    return float(
+        memory.max_params(capacity_bytes, zero_stage=stage, dp_ranks=ranks, **_memory_kw(stage, kw))
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def ranks_needed(params: float, capacity_bytes: float, **kw) -> pd.DataFrame:
+    """Fewest ranks per ZeRO stage (:func:`costmodel.memory.min_ranks`), or why none fits."""
+    rows = []
+    for stage in memory.ZERO_STAGES:
+        try:
+            n, note = (
+                memory.min_ranks(params, capacity_bytes, zero_stage=stage, **_memory_kw(stage, kw)),
+                "",
+            )
+        except ValueError as exc:
+            n, note = None, str(exc)
+        rows.append({"ZeRO stage": stage, "ranks needed": n, "note": note})
+    frame = pd.DataFrame(rows)
+    frame["ranks needed"] = frame["ranks needed"].astype("Int64")
+    return frame
+
+
+# --- presets -----------------------------------------------------------------------------------
+@st.cache_data(show_spinner=False)
+def preset_names(kind: str) -> list[str]:
+    """Names of the shipped (and user) presets of one kind: ``gpu``, ``link`` or ``cluster``."""
+    from costmodel import presets
+
+    return presets.names(kind)
+
+
+@st.cache_data(show_spinner=False)
+def gpu_memory_bytes(name: str) -> float:
+    """Device memory of a GPU preset [B] (its datasheet figure)."""
+    from costmodel import presets
+
+    return float(presets.load(name, "gpu").memory_bytes)
+
+
+# --- scenario (DDP step) -----------------------------------------------------------------------
+@st.cache_data(show_spinner=False, max_entries=128)
+def evaluate_scenario(scaling: bool = False, flips: bool = False, **fields):
+    """:meth:`costmodel.scenario.Scenario.evaluate` of the page's inputs (validated there).
+
+    The step itself is cheap; the flip search and the scaling table re-evaluate it many times,
+    so the page asks for them in separate (separately cached) calls and shows the step first.
+    """
+    from costmodel.scenario import Scenario
+
+    return Scenario(**fields).evaluate(scaling=scaling, flips=flips)
+
+
+@st.cache_data(show_spinner=False)
+def link_figures(name: str) -> dict:
+    """Per-direction bandwidth [B/s], latency [s] and description of a link preset."""
+    from costmodel import presets
+
+    link = presets.load(name, "link")
+    return {
+        "bandwidth_bytes_per_s": float(link.per_direction_bandwidth_bytes_per_s),
+        "latency_s": float(link.latency_s),
+        "description": link.description,
+        "source": link.source,
+    }
+
+
+# --- cluster (hierarchy) -----------------------------------------------------------------------
+@st.cache_data(show_spinner=False)
+def cluster_facts(name: str, nodes: int, gpus_per_node: int | None) -> dict:
+    """The figures of a cluster preset the Cluster page uses (SI units)."""
+    from costmodel import presets
+
+    c = presets.cluster(name, nodes=nodes, gpus_per_node=gpus_per_node)
+    return {
+        "description": c.node.name or c.name,
+        "nodes": int(c.nodes),
+        "gpus_per_node": int(c.gpus_per_node),
+        "ranks": int(c.ranks),
+        "intra_bandwidth_bytes_per_s": float(c.intra_bandwidth_bytes_per_s),
+        "inter_bandwidth_bytes_per_s": float(c.inter_bandwidth_bytes_per_s),
+        "node_inter_bandwidth_bytes_per_s": float(c.node_inter_bandwidth_bytes_per_s),
+        "intra_latency_s": float(c.intra_latency_s),
+        "inter_latency_s": float(c.inter_latency_s),
+        "nics_per_node": int(c.nics_per_node),
+        "nic_bandwidth_bytes_per_s": float(c.nic.per_direction_bandwidth_bytes_per_s)
+        if c.nic is not None
+        else 0.0,
+        "intra_kind": c.intra_kind,
+        "fabric": c.fabric,
+        "sharp": bool(c.sharp),
+    }
+
+
+def _gpu_counts(gpus_per_node: int, max_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """(nodes, GPUs per node) of 2, 4, ... GPUs inside one node, then 2, 4, ... full nodes."""
+    inside = [k for k in (2**i for i in range(1, 11)) if k < gpus_per_node]
+    pairs = [(1, k) for k in inside] + [(1, gpus_per_node)]
+    pairs += [(n, gpus_per_node) for n in (2**i for i in range(1, 20)) if n <= max_nodes]
+    nodes, gpus = zip(*pairs, strict=True)
+    return np.asarray(nodes, dtype=float), np.asarray(gpus, dtype=float)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def hierarchy_sweep(
+    cluster: str, facts: dict, message_bytes: float, in_network_reduction: bool, max_nodes: int
+) -> pd.DataFrame:
+    """Hierarchical (phases, serial, pipelined), flat-ring and NCCL-faithful all-reduce vs GPUs.
+
+    The textbook columns come from :mod:`costmodel.topology` on the preset's figures; the
+    ``nccl_*`` columns from :func:`costmodel.predict.predict_collective` (NCCL's own choice).
+    """
+    from costmodel import predict, topology
+
+    nodes, gpus = _gpu_counts(facts["gpus_per_node"], max(max_nodes, 2))
+    ranks = nodes * gpus
+    phases = topology.hierarchical_allreduce_phases(
+        message_bytes,
+        nodes,
+        gpus,
+        facts["intra_bandwidth_bytes_per_s"],
+        facts["inter_bandwidth_bytes_per_s"],
+        facts["intra_latency_s"],
+        facts["inter_latency_s"],
+        in_network_reduction=in_network_reduction,
+    )
+    out = pd.DataFrame(
+        {
+            "gpus": ranks.astype(int),
+            "nodes": nodes.astype(int),
+            "gpus_per_node": gpus.astype(int),
+            "message_bytes": message_bytes,
+        }
+    )
+    for key, value in phases.items():
+        out[key] = np.broadcast_to(value, ranks.shape)
+    args = (
+        message_bytes,
+        nodes,
+        gpus,
+        facts["intra_bandwidth_bytes_per_s"],
+        facts["inter_bandwidth_bytes_per_s"],
+        facts["intra_latency_s"],
+        facts["inter_latency_s"],
+    )
+    out["hierarchical_serial_s"] = topology.hierarchical_allreduce_time(
+        *args, mode="serial", in_network_reduction=in_network_reduction
+    )
+    out["hierarchical_pipelined_s"] = topology.hierarchical_allreduce_time(
+        *args, mode="pipelined", in_network_reduction=in_network_reduction
+    )
+    out["flat_ring_s"] = topology.flat_ring_allreduce_time(
+        message_bytes,
+        nodes,
+        gpus,
+        facts["intra_bandwidth_bytes_per_s"],
+        facts["nics_per_node"],
+        facts["nic_bandwidth_bytes_per_s"],
+        facts["intra_latency_s"],
+        facts["inter_latency_s"],
+    )
+    nccl = [
+        predict.predict_collective(
+            "all_reduce", message_bytes, cluster, nodes=int(n), gpus_per_node=int(g)
+        )
+        for n, g in zip(nodes, gpus, strict=True)
+    ]
+    out["nccl_s"] = [float(p.time_s) for p in nccl]
+    out["nccl_algorithm"] = [f"{p.algorithm}/{p.protocol}" for p in nccl]
+    for name in ("hierarchical_serial", "hierarchical_pipelined", "flat_ring", "nccl"):
+        out[f"{name}_busbw_bytes_per_s"] = collectives.bus_bandwidth(
+            "all_reduce", message_bytes, ranks, out[f"{name}_s"].to_numpy()
+        )
+    return out
+
+
+# --- validation --------------------------------------------------------------------------------
+def reference_dirs() -> list[Path]:
+    """Folders searched for bundled reference nccl-tests logs, in order.
+
+    ``$COSTMODEL_REFERENCE_LOGS`` if set, then ``shared/data/nccl-tests`` beside the repository
+    (where the project's published reference runs live; absent in the Docker image).
+    """
+    dirs = []
+    if os.environ.get("COSTMODEL_REFERENCE_LOGS"):
+        dirs.append(Path(os.environ["COSTMODEL_REFERENCE_LOGS"]))
+    dirs.append(Path(__file__).resolve().parents[3] / "shared" / "data" / "nccl-tests")
+    return [d for d in dirs if d.is_dir()]
+
+
+@st.cache_data(show_spinner=False)
+def reference_logs() -> dict[str, str]:
+    """Reference log name -> path, from :func:`reference_dirs`."""
+    return {
+        p.name: str(p)
+        for d in reference_dirs()
+        for p in sorted(d.glob("*.txt"))
+        if p.name.lower() != "readme.md"
+    }
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def parse_log(text: str, source: str) -> pd.DataFrame:
+    """:func:`costmodel.validation.nccl_tests.parse_nccl_tests`, lenient: bad rows are listed in
+    ``attrs["problems"]`` instead of stopping the whole log."""
+    from costmodel.validation.nccl_tests import parse_nccl_tests
+
+    return parse_nccl_tests(text, source=source, strict=False)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def compare_log(measured: pd.DataFrame, cluster: str, model: str) -> pd.DataFrame:
+    """Measured rows against the prediction for a cluster preset (validation.compare)."""
+    from costmodel.validation.compare import cluster_predictor, compare
+
+    return compare(measured, cluster_predictor(cluster, model=model), model=model)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def summarize_comparison(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Per op / algorithm / size band error statistics (validation.compare.summarize)."""
+    from costmodel.validation.compare import summarize
+
+    return summarize(comparison)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def calibrated_preset_toml(measured: pd.DataFrame, name: str, source: str) -> str:
+    """A calibration preset (TOML text) fitted to the measured rows (validation.calibrate)."""
+    import tempfile
+
+    from costmodel.validation.calibrate import calibrate, write_calibration
+
+    calibration = calibrate(measured, name=name, source=source)
+    with tempfile.TemporaryDirectory() as tmp:
+        return write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def model_sweep(op: str, cluster: str, nodes: int, gpus_per_node: int | None) -> pd.DataFrame:
+    """predict_collective over the slider's sizes for every model (nccl, nccl-table, textbook)."""
+    from costmodel import predict
+
+    parts = []
+    for model in predict.MODELS:
+        p = predict.predict_collective(
+            op, _SIZES, cluster, nodes=nodes, gpus_per_node=gpus_per_node, model=model
+        )
+        parts.append(
+            pd.DataFrame(
+                {
+                    "model": model,
+                    "message_bytes": _SIZES,
+                    "time_s": p.time_s,
+                    "algbw_bytes_per_s": p.algbw_bytes_per_s,
+                    "busbw_bytes_per_s": p.busbw_bytes_per_s,
+                    "algorithm": p.algorithm,
+                    "protocol": p.protocol,
+                    "ranks": p.ranks,
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)

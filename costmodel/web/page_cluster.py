@@ -1,0 +1,143 @@
+"""Cluster: nodes x GPUs per node; where does an all-reduce's time go, inside or between nodes?"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from costmodel import plots
+from costmodel.units import format_bytes, format_duration, format_rate
+from costmodel.web import data
+from costmodel.web.common import QP, SIZES_BYTES, page_header, section, size_label, table
+
+
+def _inputs() -> dict:
+    c = st.columns(4)
+    clusters = data.preset_names("cluster")
+    cluster = c[0].selectbox(
+        "Cluster preset",
+        clusters,
+        index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
+        key="cl_cluster",
+        bind=QP,
+    )
+    nodes = c[1].number_input("Nodes", value=4, step=1, key="cl_nodes", bind=QP)
+    gpus = c[2].number_input(
+        "GPUs per node (empty: the preset's)",
+        value=None,
+        step=1,
+        key="cl_gpus",
+        bind=QP,
+        placeholder="preset",
+    )
+    sharp = c[3].checkbox(
+        "In-network reduction across nodes (SHARP)",
+        value=False,
+        key="cl_sharp",
+        bind=QP,
+        help="halves the inter-node bytes",
+    )
+    size = st.select_slider(
+        "Message size M [B] (per-GPU gradient buffer)",
+        SIZES_BYTES,
+        value=2**30,
+        format_func=size_label,
+        key="cl_size",
+        bind=QP,
+    )
+    return {"cluster": cluster, "nodes": nodes, "gpus": gpus, "sharp": sharp, "size": size}
+
+
+def render() -> None:
+    """Draw the Cluster page."""
+    page_header(
+        "Cluster",
+        "An all-reduce over nodes x GPUs: hierarchical (reduce-scatter inside the node, "
+        "all-reduce across nodes, all-gather inside) against one flat ring, and the cliff where "
+        "the job leaves NVLink for the network.",
+    )
+    inp = _inputs()
+    facts = None
+    with section("Nodes / GPUs per node"):
+        gpus = None if inp["gpus"] is None else int(inp["gpus"])
+        facts = data.cluster_facts(inp["cluster"], int(inp["nodes"]), gpus)
+    if facts is None:
+        return
+    st.caption(
+        f"{facts['description']}: {facts['gpus_per_node']} GPUs per node over {facts['intra_kind']}"
+        f" ({format_rate(facts['intra_bandwidth_bytes_per_s'])} per GPU per direction), "
+        f"{facts['nics_per_node']} NICs per node on {facts['fabric']} "
+        f"({format_rate(facts['node_inter_bandwidth_bytes_per_s'])} per node, "
+        f"{format_rate(facts['inter_bandwidth_bytes_per_s'])} per GPU)."
+    )
+    with section("Cluster"):
+        sweep = data.hierarchy_sweep(
+            inp["cluster"], facts, float(inp["size"]), inp["sharp"], facts["nodes"]
+        )
+        here = sweep[
+            (sweep["nodes"] == facts["nodes"]) & (sweep["gpus_per_node"] == facts["gpus_per_node"])
+        ].iloc[0]
+        st.subheader(
+            f"All-reduce of {format_bytes(inp['size'])} over {facts['ranks']} GPUs "
+            f"({facts['nodes']} x {facts['gpus_per_node']})"
+        )
+        m = st.columns(4)
+        m[0].metric(
+            "Hierarchical, serial",
+            format_duration(here["hierarchical_serial_s"]),
+            help="reduce-scatter, then all-reduce across nodes, then all-gather",
+        )
+        m[1].metric(
+            "Hierarchical, pipelined",
+            format_duration(here["hierarchical_pipelined_s"]),
+            help="chunks stream through the phases; the slowest phase governs",
+        )
+        m[2].metric("Flat ring", format_duration(here["flat_ring_s"]))
+        m[3].metric(
+            "busbw, hierarchical serial", format_rate(here["hierarchical_serial_busbw_bytes_per_s"])
+        )
+        m = st.columns(4)
+        m[0].metric("Intra-node reduce-scatter", format_duration(here["intra_reduce_scatter_s"]))
+        m[1].metric("Inter-node all-reduce", format_duration(here["inter_allreduce_s"]))
+        m[2].metric("Intra-node all-gather", format_duration(here["intra_all_gather_s"]))
+        m[3].metric("busbw, flat ring", format_rate(here["flat_ring_busbw_bytes_per_s"]))
+        m = st.columns(4)
+        m[0].metric(
+            "NCCL-faithful",
+            format_duration(here["nccl_s"]),
+            help="NCCL's own algorithm/protocol choice (predict_collective)",
+        )
+        m[1].metric("NCCL's choice", here["nccl_algorithm"])
+        m[2].metric("busbw, NCCL-faithful", format_rate(here["nccl_busbw_bytes_per_s"]))
+        left, right = st.columns(2)
+        with left:
+            st.plotly_chart(
+                plots.hierarchy_phases_figure(
+                    sweep, title="Where the time goes (hierarchical, serial phases)"
+                ),
+                key="chart_phases",
+            )
+        with right:
+            st.plotly_chart(
+                plots.bandwidth_vs_gpus_figure(
+                    sweep,
+                    {
+                        "hierarchical (serial)": "hierarchical_serial_busbw_bytes_per_s",
+                        "hierarchical (pipelined)": "hierarchical_pipelined_busbw_bytes_per_s",
+                        "flat ring": "flat_ring_busbw_bytes_per_s",
+                        "NCCL-faithful": "nccl_busbw_bytes_per_s",
+                    },
+                    node_gpus=facts["gpus_per_node"],
+                    title="The cliff: busbw as the job grows past one node",
+                ),
+                key="chart_cliff",
+            )
+        table(
+            sweep,
+            "cluster_allreduce.csv",
+            key="cluster",
+            caption="Every GPU count (SI units: seconds, bytes per second)",
+        )
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,160 @@
+"""Memory: does the model fit on one GPU, and how many ranks does sharding need?"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from costmodel import memory, plots
+from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
+from costmodel.web import data
+from costmodel.web.common import QP, gpu_choice, page_header, parse_input, section, table
+
+STAGE_LABELS = {0: "0 (DDP)", 1: "1 (optimizer)", 2: "2 (+ gradients)", 3: "3 (FSDP)"}
+
+
+def _inputs() -> dict:
+    c1, c2, c3 = st.columns(3)
+    params_text = c1.text_input(
+        "Parameters P", value="7B", key="params", bind=QP, help="e.g. 7B, 1.3B, 350M, 70e9"
+    )
+    recipe = c2.selectbox("Precision recipe", tuple(memory.RECIPES), key="recipe", bind=QP)
+    st.caption(
+        f"{recipe}: {memory.RECIPES[recipe].description} "
+        f"({memory.RECIPES[recipe].bytes_per_param:g} B/param). "
+        f"Source: {memory.RECIPES[recipe].source}"
+    )
+    ranks = c3.number_input("Data-parallel ranks N", value=8, step=1, key="dp_ranks", bind=QP)
+    c1, c2, c3 = st.columns(3)
+    stage = c1.radio(
+        "ZeRO stage",
+        memory.ZERO_STAGES,
+        format_func=STAGE_LABELS.get,
+        horizontal=True,
+        key="zero_stage",
+        bind=QP,
+    )
+    gpu = gpu_choice(c2)
+    buckets = c3.checkbox(
+        "DDP bucket copy of the gradients",
+        value=False,
+        key="ddp_buckets",
+        bind=QP,
+        help="PyTorch DDP keeps a second copy of the gradients in its buckets "
+        "(gradient_as_bucket_view=False); stages 0 and 1 only",
+    )
+    with st.expander("Activations, CUDA context, fragmentation"):
+        with_act = st.checkbox(
+            "Include transformer activations (Korthikanti et al. 2022)",
+            value=False,
+            key="activations",
+            bind=QP,
+        )
+        a = st.columns(6)
+        layers = a[0].number_input("Layers", value=32, step=1, key="layers", bind=QP)
+        hidden = a[1].number_input("Hidden size", value=4096, step=1, key="hidden", bind=QP)
+        heads = a[2].number_input("Heads", value=32, step=1, key="heads", bind=QP)
+        seq = a[3].number_input("Sequence [tokens]", value=2048, step=1, key="act_seq", bind=QP)
+        micro = a[4].number_input("Micro-batch [seq]", value=1, step=1, key="micro", bind=QP)
+        recompute = a[5].selectbox(
+            "Recompute", ("none", "selective", "full"), key="recompute", bind=QP
+        )
+        b = st.columns(2)
+        ctx_text = b[0].text_input(
+            "CUDA context per GPU [B]",
+            value="0",
+            key="context",
+            bind=QP,
+            help="e.g. 0, 500MB (measure with nvidia-smi)",
+        )
+        frag = b[1].number_input(
+            "Fragmentation allowance [fraction of held memory]",
+            value=0.0,
+            step=0.05,
+            key="fragmentation",
+            bind=QP,
+        )
+    return {
+        "params": parse_input("Parameters P", parse_count, params_text),
+        "recipe": recipe,
+        "ranks": ranks,
+        "stage": stage,
+        "gpu": gpu,
+        "buckets": buckets,
+        "activation": (layers, hidden, seq, micro, heads, recompute) if with_act else None,
+        "context": parse_input("CUDA context", parse_bytes, ctx_text),
+        "fragmentation": frag,
+    }
+
+
+def render() -> None:
+    """Draw the Memory page."""
+    page_header(
+        "Memory",
+        "How much memory does one GPU need to train this model, which ZeRO stage fits it, "
+        "and how many ranks does sharding need? (ZeRO: Rajbhandari et al. 2020)",
+    )
+    inp = _inputs()
+    name, capacity = inp["gpu"]
+    if inp["params"] is None or inp["context"] is None or capacity is None:
+        return
+    activations = 0.0
+    if inp["activation"] is not None:
+        with section("Activations"):
+            activations = data.activation_bytes(*inp["activation"])
+    kw = {
+        "recipe": inp["recipe"],
+        "activations_bytes": activations,
+        "ddp_bucket_copy": inp["buckets"],
+        "cuda_context_bytes": inp["context"],
+        "fragmentation": inp["fragmentation"],
+    }
+    with section("Memory"):
+        parts, totals = data.memory_by_stage(inp["params"], int(inp["ranks"]), **kw)
+        stage = inp["stage"]
+        total = totals[stage]
+        m = st.columns(4)
+        m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
+        m[1].metric(f"GPU memory ({name})", format_bytes(capacity))
+        m[2].metric(
+            "Fits?",
+            "yes" if total <= capacity else "no",
+            delta=f"{format_bytes(capacity - total)} headroom"
+            if total <= capacity
+            else f"-{format_bytes(total - capacity)} over",
+            delta_color="normal",
+        )
+        largest = data.max_params(capacity, stage, int(inp["ranks"]), **kw)
+        m[3].metric(f"Largest model that fits, ZeRO-{stage}", f"{format_count(largest)} params")
+        st.plotly_chart(
+            plots.memory_stack_figure(
+                parts,
+                capacity_bytes=capacity,
+                title=f"Memory per GPU, {format_count(inp['params'])} params, "
+                f"{inp['recipe']}, N = {int(inp['ranks'])} (selected: ZeRO-{stage})",
+            ),
+            key="chart_memory",
+        )
+    if inp["buckets"]:
+        st.caption(
+            "DDP's bucket copy exists only with unsharded gradients: the ZeRO-2 and "
+            "ZeRO-3 bars leave it out."
+        )
+    with section("Ranks needed"):
+        rows = data.ranks_needed(inp["params"], capacity, **kw)
+        table(
+            rows,
+            "ranks_needed.csv",
+            key="ranks_needed",
+            caption=f"Fewest data-parallel ranks whose share fits in {format_bytes(capacity)}",
+        )
+    with section("Memory"):
+        order = list(dict.fromkeys(parts["part"]))
+        wide = (
+            parts.pivot(index="part", columns="config", values="bytes").reindex(order).reset_index()
+        )
+        wide.columns = ["part", *[f"{c} [B]" for c in wide.columns[1:]]]
+        table(wide, "memory_per_gpu.csv", key="memory", caption="Bytes per GPU, part by part")
+
+
+if __name__ == "__main__":
+    render()

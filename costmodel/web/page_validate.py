@@ -1,0 +1,205 @@
+"""Validate: how close is the prediction to an nccl-tests run?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from costmodel import plots
+from costmodel.units import format_bytes, format_rate
+from costmodel.web import data
+from costmodel.web.common import (
+    MAX_UPLOAD_BYTES,
+    QP,
+    page_header,
+    section,
+    show_error,
+    table,
+)
+
+SOURCES = {"upload": "Upload a log", "reference": "A reference run"}
+LOG_TYPES = ["txt", "log", "out", "json"]
+
+
+def _log() -> tuple[str | None, str | None]:
+    """(text, name) of the chosen log, or (None, None) with a message saying why."""
+    source = st.radio(
+        "Measurements",
+        tuple(SOURCES),
+        format_func=SOURCES.get,
+        horizontal=True,
+        key="val_source",
+        bind=QP,
+    )
+    if source == "upload":
+        upload = st.file_uploader(
+            f"nccl-tests log ({', '.join(LOG_TYPES)}; at most {format_bytes(MAX_UPLOAD_BYTES)})",
+            type=LOG_TYPES,
+            key="val_upload",
+            max_upload_size=MAX_UPLOAD_BYTES // 10**6,
+        )
+        if upload is None:
+            st.info(
+                "Upload the output of an nccl-tests binary (e.g. all_reduce_perf -b 8 -e 8G "
+                "-f 2), or pick a reference run."
+            )
+            return None, None
+        if upload.size > MAX_UPLOAD_BYTES:
+            show_error(
+                "Log file",
+                ValueError(
+                    f"{upload.name} is {format_bytes(upload.size)}; the limit is "
+                    f"{format_bytes(MAX_UPLOAD_BYTES)} (an 8 B - 16 GiB sweep is about 10 kB)"
+                ),
+            )
+            return None, None
+        return upload.getvalue().decode("utf-8", errors="replace"), upload.name
+    refs = data.reference_logs()
+    if not refs:
+        st.warning(
+            "No reference runs found: set COSTMODEL_REFERENCE_LOGS to a folder of "
+            "nccl-tests logs, or upload one."
+        )
+        return None, None
+    name = st.selectbox(
+        "Reference run (published logs, see shared/data/nccl-tests/README.md)",
+        list(refs),
+        key="val_reference",
+        bind=QP,
+    )
+    return Path(refs[name]).read_text(encoding="utf-8", errors="replace"), name
+
+
+def _overlay(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Long frame for the chart: measured and predicted busbw per run, one series each."""
+    parts = []
+    for (run, ranks), rows in comparison.groupby(["run", "ranks"], sort=False, dropna=False):
+        tag = (
+            f"run {run}, {int(ranks)} GPUs"
+            if comparison["run"].nunique() > 1
+            else f"{int(ranks)} GPUs"
+        )
+        for what, col in (
+            ("measured", "measured_busbw_bytes_per_s"),
+            ("predicted", "predicted_busbw_bytes_per_s"),
+        ):
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "series": f"{what} ({tag})",
+                        "message_bytes": rows["size_bytes"].to_numpy(),
+                        "busbw_bytes_per_s": rows[col].to_numpy(),
+                    }
+                )
+            )
+    return pd.concat(parts, ignore_index=True)
+
+
+def render() -> None:
+    """Draw the Validate page."""
+    page_header(
+        "Validate",
+        "Measured nccl-tests bus bandwidth against the prediction for a cluster preset: "
+        "the error per size, a CSV of the comparison, and a calibrated preset fitted to the run.",
+    )
+    text, name = _log()
+    c = st.columns(3)
+    clusters = data.preset_names("cluster")
+    cluster = c[0].selectbox(
+        "Cluster it ran on",
+        clusters,
+        index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
+        key="val_cluster",
+        bind=QP,
+    )
+    model = c[1].radio("Model", ("nccl", "textbook"), horizontal=True, key="val_model", bind=QP)
+    in_place = c[2].checkbox("Include in-place rows", value=False, key="val_in_place", bind=QP)
+    if text is None:
+        return
+    measured = None
+    with section("Log file"):
+        measured = data.parse_log(text, name)
+        if measured.empty:
+            raise ValueError(
+                f"no nccl-tests result rows in {name}; expected the table an nccl-tests binary "
+                "prints ('# size count type redop root time algbw busbw #wrong ...')"
+            )
+    if measured is None or measured.empty:
+        return
+    problems = measured.attrs.get("problems") or []
+    if problems:
+        st.warning(f"{len(problems)} line(s) skipped: " + "; ".join(map(str, problems[:3])))
+    if not in_place:
+        measured = measured[measured["placement"] != "in_place"]
+    with section("Comparison"):
+        comparison = data.compare_log(measured, cluster, model)
+        ok = comparison[comparison["rel_error"].notna()]
+        if ok.empty:
+            notes = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
+            raise ValueError(f"no row of {name} could be predicted on {cluster}: {notes}")
+        m = st.columns(5)
+        m[0].metric("Rows compared", f"{len(ok)} of {len(comparison)}")
+        m[1].metric("Median |error| of time", f"{100 * ok['rel_error'].abs().median():.1f} %")
+        m[2].metric("Max |error| of time", f"{100 * ok['rel_error'].abs().max():.1f} %")
+        m[3].metric("Peak measured busbw", format_rate(ok["measured_busbw_bytes_per_s"].max()))
+        m[4].metric("Peak predicted busbw", format_rate(ok["predicted_busbw_bytes_per_s"].max()))
+        overlay = _overlay(ok)
+        measured_series = tuple(s for s in overlay["series"].unique() if s.startswith("measured"))
+        st.plotly_chart(
+            plots.collective_sweep_figure(
+                overlay,
+                y="busbw_bytes_per_s",
+                series="series",
+                markers_only=measured_series,
+                title=f"{name}: measured vs predicted ({model}) on {cluster}",
+            ),
+            key="chart_validate",
+        )
+        table(
+            data.summarize_comparison(comparison),
+            "comparison_summary.csv",
+            key="summary",
+            caption="Error by op, algorithm and size band (rel_error = predicted/measured - 1)",
+        )
+        columns = [
+            c
+            for c in (
+                "run",
+                "op",
+                "size_bytes",
+                "ranks",
+                "nodes",
+                "placement",
+                "time_s",
+                "predicted_time_s",
+                "measured_busbw_bytes_per_s",
+                "predicted_busbw_bytes_per_s",
+                "rel_error",
+                "algorithm",
+                "note",
+            )
+            if c in comparison.columns
+        ]
+        table(
+            comparison[columns],
+            "comparison.csv",
+            key="comparison",
+            caption="Every row (SI units: bytes, seconds, bytes per second)",
+        )
+    with section("Calibration"):
+        stem = Path(name).stem.lower().replace(" ", "-")[:40]
+        toml = data.calibrated_preset_toml(measured, f"calibrated-{stem}", name)
+        st.download_button(
+            "Download a calibrated preset (TOML)",
+            toml.encode(),
+            file_name=f"calibrated-{stem}.toml",
+            mime="application/toml",
+            key="download_calibration",
+            icon=":material/download:",
+        )
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,378 @@
+"""Headless tests of the Streamlit app (streamlit.testing.v1.AppTest), page by page.
+
+Every page: it runs without an exception, changing an input changes the numbers shown
+(``st.metric``), bad input gives a red message naming the field while the rest of the page still
+renders, a URL query restores the view, and every table has a CSV download.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
+WEB = ROOT / "costmodel" / "web"
+PAGES = sorted(p.name for p in WEB.glob("page_*.py"))
+TIMEOUT_S = (
+    60  # generous: the first run imports streamlit, plotly and pandas on a shared 2-core box
+)
+
+
+def open_page(page_file: str, query: dict | None = None) -> AppTest:
+    """Open ``page_file`` (in costmodel/web) as a fresh session whose URL carries ``query``.
+
+    A page file runs on its own as a Streamlit script (as ``st.navigation`` runs it), so this
+    is a browser opening ``/<page>?<query>``.
+    """
+    at = AppTest.from_file(str(WEB / page_file), default_timeout=TIMEOUT_S)
+    if query:
+        at.query_params.update(query)
+    return at.run()
+
+
+def open_through_navigation(page_file: str) -> AppTest:
+    """Run app.py, then switch to ``page_file`` as a click in the sidebar would."""
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S).run()
+    return at.switch_page(f"costmodel/web/{page_file}").run()
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+# --- the whole app ---------------------------------------------------------------------------
+def test_navigation_lists_every_page_file():
+    text = APP.read_text()
+    for page_file in PAGES:
+        assert page_file in text, f"{page_file} is not in app.py's navigation"
+
+
+@pytest.mark.parametrize("page_file", PAGES)
+def test_page_runs_shows_numbers_and_csv_for_every_table(page_file):
+    at = open_through_navigation(page_file)
+    assert_clean(at)
+    if page_file == "page_validate.py":  # nothing to compare until a log is chosen
+        assert not at.metric
+        at.radio(key="val_source").set_value("reference").run()
+        assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert len(at.metric) >= 1
+    # every st.dataframe comes with a CSV download button
+    downloads = at.get("download_button")
+    assert len(downloads) >= len(at.dataframe) >= 1
+
+
+def test_widget_keys_are_unique_across_pages():
+    # Widget keys are the URL query names and the session-state slots: one key on two pages
+    # would carry a value from one page into the other.
+    seen: dict[str, str] = {}
+    for page_file in PAGES:
+        tree = ast.parse((WEB / page_file).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "key":
+                if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                    key = node.value.value
+                    if key.startswith(("chart_", "download_")):
+                        continue
+                    assert seen.setdefault(key, page_file) == page_file, (
+                        f"{key!r} in {seen[key]} and {page_file}"
+                    )
+
+
+def test_first_page_is_collectives():
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S).run()
+    assert_clean(at)
+    assert at.title[0].value == "Collectives"
+
+
+# --- Collectives -----------------------------------------------------------------------------
+def test_collectives_ranks_change_the_time():
+    at = open_page("page_collectives.py")
+    before = metrics(at)["Time"]
+    at.number_input(key="ranks").set_value(512).run()
+    assert_clean(at)
+    assert metrics(at)["Time"] != before
+
+
+def test_collectives_message_size_moves_time_and_bytes():
+    at = open_page("page_collectives.py")
+    before = metrics(at)
+    at.select_slider(key="size").set_value(2**20).run()
+    after = metrics(at)
+    assert after["Time"] != before["Time"]
+    assert after["Bytes sent per rank"] != before["Bytes sent per rank"]
+
+
+def test_collectives_query_restores_the_view():
+    query = {"op": "all-gather", "ranks": "16", "bandwidth": "50GB/s", "latency": "2us"}
+    at = open_page("page_collectives.py", query)
+    assert_clean(at)
+    assert at.selectbox(key="op").value == "all_gather"
+    assert at.number_input(key="ranks").value == 16
+    assert at.text_input(key="bandwidth").value == "50GB/s"
+    # the same view set by hand gives the same numbers
+    by_hand = open_page("page_collectives.py")
+    by_hand.selectbox(key="op").set_value("all_gather")
+    by_hand.number_input(key="ranks").set_value(16)
+    by_hand.text_input(key="bandwidth").set_value("50GB/s")
+    by_hand.text_input(key="latency").set_value("2us").run()
+    assert metrics(by_hand) == metrics(at)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [
+        ("bandwidth", "0GB/s", "Link bandwidth"),
+        ("bandwidth", "fast", "Link bandwidth"),
+        ("latency", "-3us", "Latency"),
+    ],
+)
+def test_collectives_bad_text_input_names_the_field(key, value, field):
+    at = open_page("page_collectives.py")
+    at.text_input(key=key).set_value(value).run()
+    assert_clean(at)
+    assert any(field in e.value for e in at.error), [e.value for e in at.error]
+    assert at.selectbox(key="op").value == "all_reduce"  # the inputs still render
+
+
+def test_collectives_zero_ranks_is_refused_with_the_rule():
+    at = open_page("page_collectives.py")
+    at.number_input(key="ranks").set_value(0).run()
+    assert_clean(at)
+    assert any("Ranks" in e.value and ">= 1" in e.value for e in at.error)
+
+
+def test_collectives_crossover_table_matches_the_library():
+    from costmodel import collectives
+
+    at = open_page("page_collectives.py")
+    frames = [d.value for d in at.dataframe if "crossover size [B]" in d.value.columns]
+    assert frames, "no crossover table"
+    row = frames[0].set_index("pair").loc["ring / tree"]
+    expected = collectives.crossover_bytes("ring", "tree", 8, 450e9, 5e-6)
+    assert row["crossover size [B]"] == pytest.approx(expected, rel=1e-12)  # same function
+
+
+# --- Memory ----------------------------------------------------------------------------------
+def test_memory_zero_stage_changes_memory_per_gpu():
+    at = open_page("page_memory.py")
+    before = metrics(at)
+    assert before["Memory per GPU, ZeRO-0"] == "112 GB"  # 7B x 16 B/param (ZeRO paper)
+    at.radio(key="zero_stage").set_value(3).run()
+    assert_clean(at)
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == "14 GB"  # 112 GB / 8 ranks
+
+
+def test_memory_bad_parameter_count_names_the_field_and_keeps_the_page():
+    at = open_page("page_memory.py")
+    at.text_input(key="params").set_value("-7B").run()
+    assert_clean(at)
+    assert any("Parameters P" in e.value for e in at.error)
+    assert at.radio(key="zero_stage").value == 0
+
+
+def test_memory_bucket_copy_at_stage_three_is_explained_not_crashed():
+    at = open_page("page_memory.py")
+    at.checkbox(key="ddp_buckets").check()
+    at.radio(key="zero_stage").set_value(3).run()
+    assert_clean(at)
+    assert any("bucket" in c.value for c in at.caption)
+
+
+# --- Batch -----------------------------------------------------------------------------------
+def test_batch_solves_the_unknown_and_scales_the_lr():
+    at = open_page("page_batch.py")
+    m = metrics(at)
+    assert m["Accumulation steps A [-] (solved)"] == "32"  # 8192 / (4 x 64)
+    at.number_input(key="batch_global_batch").set_value(16384).run()
+    m2 = metrics(at)
+    assert m2["Accumulation steps A [-] (solved)"] == "64"
+    lr = [v for k, v in m2.items() if k.startswith("Learning rate")]
+    assert lr == ["6.4"]  # Goyal et al.: 0.1 x 16384 / 256
+
+
+def test_batch_that_does_not_divide_offers_the_nearest_valid():
+    at = open_page("page_batch.py")
+    at.number_input(key="batch_local_batch").set_value(3).run()
+    assert_clean(at)
+    assert any("accumulation" in e.value and "nearest valid" in e.value for e in at.error)
+    assert at.radio(key="solve").value == "accumulation"
+
+
+def test_batch_zero_ranks_is_refused():
+    at = open_page("page_batch.py")
+    at.number_input(key="batch_ranks").set_value(0).run()
+    assert_clean(at)
+    assert any("ranks" in e.value for e in at.error)
+
+
+# --- Cluster ---------------------------------------------------------------------------------
+def test_cluster_metrics_are_the_topology_functions_on_the_preset():
+    from costmodel import presets, topology
+    from costmodel.units import format_duration
+
+    at = open_page("page_cluster.py")
+    assert_clean(at)
+    c = presets.cluster("dgx-h100", nodes=4)
+    expected = topology.hierarchical_allreduce_time(
+        2**30,
+        4,
+        c.gpus_per_node,
+        c.intra_bandwidth_bytes_per_s,
+        c.inter_bandwidth_bytes_per_s,
+        c.intra_latency_s,
+        c.inter_latency_s,
+    )
+    assert metrics(at)["Hierarchical, serial"] == format_duration(expected)
+
+
+def test_cluster_more_nodes_changes_the_inter_node_phase():
+    at = open_page("page_cluster.py")
+    before = metrics(at)
+    at.number_input(key="cl_nodes").set_value(64).run()
+    assert_clean(at)
+    after = metrics(at)
+    assert after["Inter-node all-reduce"] != before["Inter-node all-reduce"]
+    # the intra-node phases do not depend on the node count
+    assert after["Intra-node reduce-scatter"] == before["Intra-node reduce-scatter"]
+
+
+def test_cluster_zero_nodes_names_the_field():
+    at = open_page("page_cluster.py")
+    at.number_input(key="cl_nodes").set_value(0).run()
+    assert_clean(at)
+    assert any("nodes" in e.value and ">= 1" in e.value for e in at.error), [
+        e.value for e in at.error
+    ]
+    assert at.selectbox(key="cl_cluster").value == "dgx-h100"
+
+
+# --- DDP step --------------------------------------------------------------------------------
+def test_ddp_step_is_the_scenario_result():
+    from costmodel.scenario import Scenario
+    from costmodel.units import format_duration
+
+    at = open_page("page_ddp.py")
+    assert_clean(at)
+    r = Scenario(
+        params=7e9,
+        cluster="dgx-h100",
+        nodes=4,
+        local_batch=1,
+        sequence_length=4096,
+        mfu=0.4,
+        bucket_cap_bytes=25 * 2**20,
+        accumulation=1,
+        no_sync=True,
+        model="nccl",
+    ).evaluate()
+    m = metrics(at)
+    assert m["Step time"] == format_duration(r.step_time_s)
+    assert m["Verdict"] == f"{r.bound}-bound"
+
+
+def test_ddp_more_nodes_changes_step_and_shows_a_verdict_flip():
+    at = open_page("page_ddp.py")
+    before = metrics(at)
+    at.number_input(key="ddp_nodes").set_value(128).run()
+    assert_clean(at)
+    after = metrics(at)
+    assert after["All-reduce (sum over buckets)"] != before["All-reduce (sum over buckets)"]
+    assert any("flips the verdict" in s.value for s in at.success) or at.info
+
+
+@pytest.mark.parametrize(
+    ("kind", "key", "value", "field"),
+    [
+        ("text_input", "ddp_params", "-7B", "Model parameters"),
+        ("text_input", "ddp_bucket", "lots", "DDP bucket_cap"),
+        ("number_input", "ddp_accumulation", 0, "accumulation"),
+        ("text_input", "ddp_compute", "-1s", "compute_time_s"),
+    ],
+)
+def test_ddp_bad_input_names_the_field(kind, key, value, field):
+    at = open_page("page_ddp.py")
+    getattr(at, kind)(key=key).set_value(value).run()
+    assert_clean(at)
+    assert any(field in e.value for e in at.error), [e.value for e in at.error]
+    assert at.selectbox(key="ddp_cluster").value == "dgx-h100"
+
+
+# --- Validate --------------------------------------------------------------------------------
+SHARED_LOGS = ROOT.parent / "shared" / "data" / "nccl-tests"
+REFERENCE = "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt"
+
+
+def test_validate_uploaded_log_is_compared_with_a_calibrated_preset():
+    text = (SHARED_LOGS / REFERENCE).read_bytes()
+    at = open_page("page_validate.py")
+    assert_clean(at)
+    at.file_uploader(key="val_upload").set_value((REFERENCE, text, "text/plain")).run()
+    assert_clean(at)
+    m = metrics(at)
+    assert m["Peak measured busbw"] == "366 GB/s"  # the log's 8 GiB out-of-place row: 366.37
+    compared, total = (int(x) for x in m["Rows compared"].split(" of "))
+    assert 0 < compared <= total
+    labels = [b.label for b in at.get("download_button")]
+    assert any("calibrated preset" in label for label in labels)
+    assert any("comparison.csv" in label for label in labels)
+
+
+def test_validate_reference_run_from_the_url():
+    at = open_page(
+        "page_validate.py", {"val_source": "A reference run", "val_reference": REFERENCE}
+    )
+    assert_clean(at)
+    assert "Rows compared" in metrics(at)
+    before = metrics(at)["Median |error| of time"]
+    at.radio(key="val_model").set_value("textbook").run()
+    assert_clean(at)
+    assert metrics(at)["Median |error| of time"] != before
+
+
+def test_validate_a_file_that_is_not_a_log_names_the_field():
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value(
+        ("notes.txt", b"hello\nthis is not nccl-tests output\n", "text/plain")
+    ).run()
+    assert_clean(at)
+    assert any("Log file" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.selectbox(key="val_cluster").value == "dgx-h100"
+
+
+def test_validate_an_oversized_upload_is_refused_with_the_limit():
+    from costmodel.web.common import MAX_UPLOAD_BYTES
+
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value(
+        ("huge.txt", b"#" * (MAX_UPLOAD_BYTES + 1), "text/plain")
+    ).run()
+    assert_clean(at)
+    assert any("Log file" in e.value and "limit" in e.value for e in at.error)
+
+
+def test_collectives_nccl_view_is_predict_collective():
+    from costmodel.predict import predict_collective
+    from costmodel.units import format_duration
+
+    at = open_page(
+        "page_collectives.py", {"view": "NCCL-faithful (a cluster preset)", "nccl_nodes": "8"}
+    )
+    assert_clean(at)
+    p = predict_collective("all_reduce", 2**28, "dgx-h100", nodes=8)
+    m = metrics(at)
+    assert m["Time"] == format_duration(float(p.time_s))
+    assert m["NCCL's choice"] == f"{p.algorithm} / {p.protocol}"
+    at.number_input(key="nccl_nodes").set_value(0).run()
+    assert_clean(at)
+    assert any("nodes" in e.value for e in at.error)

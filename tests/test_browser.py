@@ -1,0 +1,227 @@
+"""The app in a real browser: Debian's chromium driven by Playwright against `streamlit run`.
+
+What only a browser shows: the pages paint, a slider moves and the metric and the chart follow,
+a URL with query parameters restores a view, an uploaded log is compared. Screenshots of every
+page go to test-artifacts/ (gitignored). One server for the whole module; chromium is launched
+from /usr/bin/chromium (never `playwright install`; .ci/run and `make chromium` install it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# Reference logs live beside the clone (CI has shared/ next to it): ../shared/data/nccl-tests
+REFERENCE_LOG = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "data"
+    / "nccl-tests"
+    / "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt"
+)
+TIMEOUT_MS = 30_000  # a rerun takes well under a second; 30 s covers a loaded 2-core CI box
+# page -> URL path (the default page, Collectives, lives at the root)
+PAGES = {
+    "collectives": "",
+    "cluster": "cluster",
+    "memory": "memory",
+    "batch": "batch",
+    "ddp": "ddp",
+    "validate": "validate",
+}
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+expect = playwright_api.expect
+expect.set_options(timeout=TIMEOUT_MS)  # expect() has its own 5 s default otherwise
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    """`streamlit run app.py` on a free port, healthy before the first test, killed after."""
+    port = _free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "streamlit-server.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "COSTMODEL_REFERENCE_LOGS": str(REFERENCE_LOG.parent)},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            with contextlib.suppress(OSError):
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    f"streamlit did not become healthy (exit {proc.poll()}); see {log.name}"
+                )
+            time.sleep(0.25)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def chromium_browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (or `make chromium`)")
+    with playwright_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def browser_page(chromium_browser):
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    p = context.new_page()
+    p.set_default_timeout(TIMEOUT_MS)
+    yield p
+    context.close()
+
+
+def metric(page, label: str):
+    """The value element of the st.metric whose label is ``label``."""
+    box = page.get_by_test_id("stMetric").filter(
+        has=page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True)
+    )
+    return box.get_by_test_id("stMetricValue")
+
+
+def chart_title(page, index: int = 0, *, scroll: bool = False):
+    """Title of the index-th plotly chart; plotly may briefly hold two while re-rendering.
+
+    ``scroll``: bring the chart into view first (a chart below the fold is drawn when seen);
+    hover() waits until the chart is attached, visible and stable, then scrolls to it.
+    """
+    chart = page.get_by_test_id("stPlotlyChart").nth(index)
+    if scroll:
+        chart.hover()
+    return chart.locator(".gtitle").first
+
+
+def test_slider_moves_the_metric_and_the_chart(browser_page, app_url):
+    page = browser_page
+    page.goto(f"{app_url}/")  # Collectives is the default page
+    time_value = metric(page, "Time")
+    expect(time_value).to_have_text(re.compile(r"\d"))
+    expect(chart_title(page)).to_contain_text("M = 268 MB")
+    before = time_value.inner_text()
+    slider = page.get_by_role("slider", name=re.compile("Message size"))
+    slider.focus()
+    slider.press("ArrowRight")  # 256 MiB -> 512 MiB
+    expect(chart_title(page)).to_contain_text("M = 537 MB")
+    expect(time_value).not_to_have_text(before)
+    assert "size=537" in page.url  # the input is mirrored into the URL
+
+
+def test_url_query_restores_the_view(browser_page, app_url):
+    from costmodel import collectives
+    from costmodel.units import format_duration
+
+    page = browser_page
+    page.goto(f"{app_url}/?op=all-gather&ranks=16&bandwidth=50GB%2Fs&latency=2us")
+    expected = min(
+        collectives.collective_time("all_gather", 2**28, 16, 50e9, 2e-6, algorithm=a)
+        for a in collectives.ALGORITHMS["all_gather"]
+    )
+    expect(metric(page, "Time")).to_have_text(format_duration(expected))
+    expect(page.get_by_role("spinbutton", name="Ranks N [GPUs]")).to_have_value("16")
+    expect(chart_title(page)).to_contain_text("all-gather")
+
+
+def test_upload_a_reference_log_shows_the_comparison(browser_page, app_url):
+    page = browser_page
+    assert REFERENCE_LOG.exists(), f"reference log missing: {REFERENCE_LOG}"
+    page.goto(f"{app_url}/validate")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(REFERENCE_LOG))
+    rows = metric(page, "Rows compared")
+    expect(rows).to_have_text(re.compile(r"^\d+ of \d+$"))
+    expect(metric(page, "Peak measured busbw")).to_have_text("366 GB/s")  # the log's peak row
+    expect(chart_title(page, scroll=True)).to_contain_text(REFERENCE_LOG.name)
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+
+
+def test_bad_input_shows_a_message_and_the_page_keeps_working(browser_page, app_url):
+    page = browser_page
+    page.goto(f"{app_url}/?bandwidth=fast")
+    errors = page.get_by_test_id("stAlert").filter(has_text="cannot parse")
+    expect(errors.first).to_contain_text("Link bandwidth")
+    box = page.get_by_role("textbox", name="Link bandwidth B, per direction [B/s]")
+    box.fill("100GB/s")
+    box.press("Enter")
+    expect(metric(page, "Time")).to_have_text(re.compile(r"\d"))
+    expect(errors).to_have_count(0)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_screenshot_of_every_page(browser_page, app_url, name):
+    page = browser_page
+    ARTIFACTS.mkdir(exist_ok=True)
+    query = (
+        "?val_source=A+reference+run&val_reference=" + REFERENCE_LOG.name
+        if name == "validate"
+        else ""
+    )
+    page.set_viewport_size({"width": 1400, "height": 2400})  # the whole page in one shot
+    page.goto(f"{app_url}/{PAGES[name]}{query}")
+    expect(page.get_by_test_id("stMetricValue").first).to_be_visible()
+    if name != "batch":  # every page but Batch draws charts
+        expect(chart_title(page, scroll=True)).not_to_be_empty()
+        page.evaluate("window.scrollTo(0, 0)")
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    page.screenshot(path=str(ARTIFACTS / f"page-{name}.png"), full_page=True)
