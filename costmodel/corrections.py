@@ -26,6 +26,14 @@ term                           what and why
                                multiplier on it for NVLink domains of more than 8 GPUs on one
                                or two domains (beyond, the network's bwInter governs), fitted
                                on Blackwell runs.
+:func:`fabric_tree_efficiency`  Tree's share of NCCL's modelled bandwidth beyond two nodes on
+                               fabrics reached through the libfabric net plugin (aws-ofi-nccl:
+                               Slingshot, EFA); NCCL's Tree constants are InfiniBand figures;
+                               fitted per fabric (1 where no such run exists).
+:func:`fabric_ramp_phi`        the mid-size ramp amplitude on several nodes of such a fabric:
+                               a proxy-driven plugin pays a per-message cost on every chunk, so
+                               mid sizes (small chunks) reach far less of the link; fitted per
+                               fabric (the global amplitude elsewhere).
 :func:`mid_size_ramp`          pipeline fill: the bandwidth of a large transfer is reached
                                only slowly; one fitted shape, scaled per (op, algorithm,
                                protocol) by :func:`ramp_amplitude`: x2 for a lone ring
@@ -154,6 +162,65 @@ def nvlink_domain_scale(compute_capability: float, gpus_per_node: int, intra_kin
     return 1.0
 
 
+# fabrics NCCL reaches through the libfabric ("AWS Libfabric") net plugin, aws-ofi-nccl: EFA
+# (data 16a-c: FI_PROVIDER=efa) and HPE Slingshot via the CXI provider (data 15:
+# NCCL_NET="AWS Libfabric"). Its proxy thread drives every transfer on the host (no GPU-initiated
+# network path), and NCCL's per-hop and per-channel constants were measured on InfiniBand.
+OFI_FABRICS: tuple[str, ...] = ("efa", "slingshot")
+
+
+def fabric_tree_efficiency(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
+    r"""Share of NCCL's Tree bandwidth reached beyond two nodes on a libfabric (OFI) fabric.
+
+    On three or more nodes a Tree channel's head GPU exchanges with a parent and two children
+    through one NIC at once (the double binary tree, nccl#545); NCCL's per-channel Tree figures
+    (``perChMaxTreeBws``, ``0.92`` factor; tuning.cc l.178-211, 327-337) were set on
+    InfiniBand. Where the network is reached through aws-ofi-nccl the measured Tree rate is a
+    fitted fraction ``e`` of it, :math:`\mathrm{algbw} = e \cdot \mathrm{algbw}_\mathrm{NCCL}`;
+    NCCL still picks the algorithm by its own table. 1 on InfiniBand/RoCE, on one or two nodes
+    (there Tree's bandwidth is the intra-node one, tuning.cc l.306) and for fabrics without a
+    fitted value. Fitted per fabric by scripts/fit_corrections.py (leave-one-run-out).
+
+    >>> fabric_tree_efficiency("slingshot", 8, {"fabric_tree_efficiency": {"slingshot": 0.5}})
+    0.5
+    >>> fabric_tree_efficiency("slingshot", 2, {"fabric_tree_efficiency": {"slingshot": 0.5}})
+    1.0
+    >>> fabric_tree_efficiency("infiniband", 8, {"fabric_tree_efficiency": {"slingshot": 0.5}})
+    1.0
+    """
+    if fabric not in OFI_FABRICS or int(nodes) <= 2:
+        return 1.0
+    table = params.get("fabric_tree_efficiency", {}) or {}
+    e = float(table.get(fabric, 1.0))  # type: ignore[union-attr]
+    if not 0.0 < e <= 1.0:
+        raise ValueError(f"fabric_tree_efficiency[{fabric!r}]={e!r} must be in (0, 1]")
+    return e
+
+
+def fabric_ramp_phi(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
+    r"""Mid-size ramp amplitude :math:`\phi_0` for this fabric and node count.
+
+    aws-ofi-nccl's proxy posts, completes and signals each NCCL chunk from the host, a fixed
+    cost per message that NCCL's table (an InfiniBand latency per hop) does not carry; mid
+    sizes move small chunks, so they lose a larger share of the link than on InfiniBand. On
+    several nodes of an OFI fabric (:data:`OFI_FABRICS`) the fitted per-fabric amplitude
+    replaces the global ``ramp_phi`` (same knee and shape, :func:`mid_size_ramp`); elsewhere,
+    and for an OFI fabric without a fitted value, the global one.
+
+    >>> p = {"ramp_phi": 0.12, "fabric_ramp_phi": {"efa": 1.5}}
+    >>> fabric_ramp_phi("efa", 2, p), fabric_ramp_phi("efa", 1, p), fabric_ramp_phi("slingshot", 4, p)
+    (1.5, 0.12, 0.12)
+    """
+    base = float(params.get("ramp_phi", 0.0))  # type: ignore[arg-type]
+    if fabric not in OFI_FABRICS or int(nodes) < 2:
+        return base
+    table = params.get("fabric_ramp_phi", {}) or {}
+    phi = float(table.get(fabric, base))  # type: ignore[union-attr]
+    if not (math.isfinite(phi) and phi >= 0):
+        raise ValueError(f"fabric_ramp_phi[{fabric!r}]={phi!r} must be finite and >= 0")
+    return phi
+
+
 def ramp_amplitude(op: str, algorithm, topo: TopologyInputs | None = None,
                    protocol="simple") -> np.ndarray:
     r"""How strongly the mid-size ramp applies to (op, algorithm, protocol): 0, 1 or 2.
@@ -234,12 +301,17 @@ DEFAULT_PARAMS: dict[str, object] = {
     "nvl_domain_link_scale": 1.0,
     "ramp_phi": 0.0,
     "ramp_knee_bytes": 1.0,
+    "fabric_tree_efficiency": {},
+    "fabric_ramp_phi": {},
 }
 """Parameters that make every correction a no-op (NCCL's table alone)."""
 
+# keys a caller's params may leave out (their absence means: no such correction)
+_OPTIONAL = ("fabric_tree_efficiency", "fabric_ramp_phi")
+
 
 def _check(params: Mapping[str, object]) -> None:
-    missing = [k for k in DEFAULT_PARAMS if k not in params]
+    missing = [k for k in DEFAULT_PARAMS if k not in params and k not in _OPTIONAL]
     if missing:
         raise ValueError(f"correction params lack {missing}; expected keys {list(DEFAULT_PARAMS)}")
     for k in ("host_base_us", "host_per_gpu_us", "ramp_phi"):

@@ -246,6 +246,33 @@ def _dup_channels(n: int, bw_intra: float, bw_inter: float, cc: float) -> tuple[
     return dup, bw_intra / factor, bw_inter / factor
 
 
+def _tree_bw_intra(speeds: tuple[float, ...], n_channels: int, bw_inter: float,
+                   link_gbs: float, gpus_per_node: int) -> float:
+    r"""Tree graph's per-channel intra-node bandwidth after search pass 2, GB/s.
+
+    ncclTopoCompute pass 2 (search.cc, "increase bwIntra for trees (2 nodes or collnet)"):
+    for a tree pattern only ``bwIntra`` is raised, one speed at a time, while the previous value
+    is below ``2 x bwInter`` and the node's GPU links still carry ``nChannels`` chains at the
+    faster speed; ``bwInter`` (the NIC side) stays. The tuning model reads this ``bwIntra`` on
+    two nodes (tuning.cc l.306), which is why Tree can exceed the network speed there
+    (nccl#946, sjeaugey: "on 2 nodes ... the Tree performance can go up to ~2x the network
+    speed").
+
+    >>> _tree_bw_intra((48.0, 45.0, 42.0, 40.0, 30.0, 24.0), 4, 24.0, 370.8, 4)
+    48.0
+    >>> _tree_bw_intra((48.0, 45.0, 42.0, 40.0, 30.0, 24.0), 8, 45.0, 370.8, 8)   # 8 x 48 > 370.8
+    45.0
+    """
+    bw = bw_inter
+    if gpus_per_node < 2:
+        return bw
+    for faster in sorted(x for x in speeds if x > bw_inter):
+        if bw >= 2 * bw_inter or n_channels * faster > link_gbs + 1e-9:
+            break
+        bw = faster
+    return bw
+
+
 def topology_inputs(
     *,
     compute_capability: float,
@@ -362,6 +389,7 @@ def topology_inputs(
         max_path = total = link
     n, s = _search(speeds, channels_at, max_path, total, T.NCCL_MAX_GRAPH_CHANNELS)
     n, bw_intra, bw_inter = _dup_channels(n, s, s, cc)
+    tree_inter = bw_inter  # the tree search's pass 2 starts from the same pass-1 result
     # pass 2: raise the ring speed while the (duplicated) channels still fit
     for faster in sorted(x for x in speeds if x > bw_intra):
         if faster <= max_path + 1e-9 and channels_at(faster) >= n:
@@ -370,6 +398,8 @@ def topology_inputs(
             break
     ring = Graph(n, float(bw_intra), float(bw_inter))
     tree = ring
+    if multi:
+        tree = Graph(n, float(_tree_bw_intra(speeds, n, tree_inter, link, g)), float(tree_inter))
 
     # --- NVLS graph ---------------------------------------------------------------------------
     nvls_graph = None

@@ -1,6 +1,6 @@
 """Fit the correction terms of costmodel/corrections.py on the reference nccl-tests runs.
 
-Usage: ``python scripts/fit_corrections.py`` (about 10-20 s). Writes
+Usage: ``python scripts/fit_corrections.py`` (about 20-45 s on 2 shared cores). Writes
 ``costmodel/fitted_corrections.py`` (ALL = fitted on every run; LORO[run] = fitted on every run
 but that one) and ``docs/fidelity.md`` (per-run median |busbw error| of the textbook, NCCL-table
 and full models, each run predicted with the LORO parameters, i.e. never by constants fitted on
@@ -53,7 +53,7 @@ class RunSpec:
 
 
 RUNS: tuple[RunSpec, ...] = (
-    RunSpec("02", "coreweave-hgx-a100", 8, 1, trust="M", note="NIC count assumed (8x HDR)"),
+    RunSpec("02", "coreweave-hgx-a100", 8, 1, trust="M", note="4 HCAs per node (coreweave gpus/a100.cue), HDR rate assumed"),
     RunSpec("03", "coreweave-hgx-h100", 8, 1, trust="L", collnet=True, ranks=96,
             note="COLLNETCHAIN pinned; rows imply 96 ranks"),
     RunSpec("04a", "gb200-nvl72", 72, 1, nodes=1, nvls=False),
@@ -98,6 +98,27 @@ NOT_MET: dict[str, tuple[float, float, str]] = {
             "fitted on this one file. The NVLink-domain correction no longer applies here (more "
             "than two domains: NCCL's bandwidth is the network's bwInter), which removed the "
             "regression to 55 %."),
+}
+
+
+# High-trust multi-node runs on fabrics NCCL reaches through aws-ofi-nccl (not goal runs: the
+# issue's goals are for NVSwitch/InfiniBand). Regression bounds (>= 1 MiB), 1-3 points above the
+# achieved leave-one-run-out figure, asserted by tests/test_fidelity.py, and why each is off.
+OFI_BOUNDS: dict[str, tuple[float, str]] = {
+    "15/1": (0.12, "2 nodes: NCCL's Tree with bwIntra raised to 2 x bwInter (search.cc pass 2) "
+                   "gives 145 GB/s busbw at 1-4 GiB where 155-158 is measured; 2-32 MiB rows are "
+                   "slower than any NCCL protocol's model (LL128 is off on NCCL 2.23's PHB "
+                   "GPU-NIC path)."),
+    "15/2": (0.07, "4 nodes: Ring at 4 x 25 GB/s from 64 MiB up."),
+    "15/5": (0.22, "32 nodes: Tree at the fitted Slingshot efficiency up to 256 MiB, Ring above; "
+                   "1-16 MiB rows vary by 2x between neighbouring sizes (shared machine)."),
+    "15/6": (0.48, "64 nodes: NCCL 2.23 switched to Ring at 1 GiB; NCCL 2.30's table keeps Tree "
+                   "to 2 GiB (Ring's 510-step latency), so 1-2 GiB are predicted at Tree's rate."),
+    "15/7": (0.47, "128 nodes: as 64 nodes; NCCL 2.23 ran Ring from 2 GiB, 2.30's table Tree."),
+    "16a": (0.44, "2 x p4de, EFA v1 4 x 100G: 1-64 MiB take 2-3x NCCL's time (aws-ofi-nccl "
+                  "per-message cost); the EFA ramp amplitude is fitted on the p5 run (16b), which "
+                  "shows far less of it, so it does not carry over. From 512 MiB within 7 %."),
+    "16b": (0.07, "2 x p5, EFA v2 32 x 100G: NVLSTree."),
 }
 
 
@@ -267,9 +288,10 @@ def _ramp_parts(runs: list[Run], params: dict):
     ramp grid is plain numpy: t = max(floor, t0 + phi min(1, sqrt(knee/M)) d)."""
     parts = []
     for r in runs:
-        p1 = _base(params, ramp_phi=0.0, host_base_us=0.0, host_per_gpu_us=0.0)
+        p1 = _base(params, ramp_phi=0.0, host_base_us=0.0, host_per_gpu_us=0.0,
+                   fabric_ramp_phi={})
         p2 = _base(params, ramp_phi=1.0, ramp_knee_bytes=2.0**62, host_base_us=0.0,
-                   host_per_gpu_us=0.0)
+                   host_per_gpu_us=0.0, fabric_ramp_phi={})
         t1, t2 = predict_run(r, "nccl", p1), predict_run(r, "nccl", p2)
         floor = C.host_floor_s(r.gpus_per_process, params)
         parts.append((r, floor, t1, t2 - t1))
@@ -297,6 +319,70 @@ def _fit_ramp(runs: list[Run], params: dict, parts=None) -> dict:
     return {"ramp_phi": round(best[0], 2), "ramp_knee_bytes": best[1]}
 
 
+def _ofi_multi_node(r: Run) -> bool:
+    """A multi-node run on a fabric reached through aws-ofi-nccl (its own ramp amplitude)."""
+    return r.nodes > 1 and r.cluster.fabric in C.OFI_FABRICS
+
+
+def _median_error(runs: list[Run], params: dict) -> float:
+    """Median over runs of each run's median |busbw error| from 1 MiB up."""
+    errs = [summary(r, predict_run(r, "nccl", params))["ge1MiB"] for r in runs]
+    errs = [e for e in errs if not math.isnan(e)]
+    return float(np.median(errs)) if errs else math.inf
+
+
+def _fit_tree_efficiency(runs: list[Run], params: dict) -> dict:
+    """Per OFI fabric: Tree's share of NCCL's bandwidth beyond two nodes, on the high-trust
+    runs of more than two nodes (grid 0.30-1.00, minimising the median of run medians)."""
+    out = {}
+    for fabric in C.OFI_FABRICS:
+        sel = [r for r in runs if r.trust == "H" and r.nodes > 2 and r.cluster.fabric == fabric]
+        if not sel:
+            continue
+        best, best_err = 1.0, math.inf
+        for e in np.round(np.arange(1.0, 0.29, -0.05), 2):
+            err = _median_error(sel, _base(params, fabric_tree_efficiency={
+                **params.get("fabric_tree_efficiency", {}), fabric: float(e)}))
+            if err < best_err - 1e-9:
+                best, best_err = float(e), err
+        out[fabric] = best
+    return {"fabric_tree_efficiency": out}
+
+
+def _fit_fabric_ramp(runs: list[Run], params: dict) -> dict:
+    """Per OFI fabric: the mid-size ramp amplitude on its high-trust multi-node runs (the
+    global knee and shape; grid 0-4, minimising the median of run medians from 1 MiB up)."""
+    out = {}
+    knee = params["ramp_knee_bytes"]
+    for fabric in C.OFI_FABRICS:
+        sel = [r for r in runs if r.trust == "H" and _ofi_multi_node(r)
+               and r.cluster.fabric == fabric]
+        if not sel:
+            continue
+        parts = []
+        for r in sel:
+            t0 = predict_run(r, "nccl", _base(params, host_base_us=0.0, host_per_gpu_us=0.0,
+                                              fabric_ramp_phi={fabric: 0.0}))
+            t1 = predict_run(r, "nccl", _base(params, host_base_us=0.0, host_per_gpu_us=0.0,
+                                              ramp_knee_bytes=2.0**62,
+                                              fabric_ramp_phi={fabric: 1.0}))
+            parts.append((r, C.host_floor_s(r.gpus_per_process, params), t0, t1 - t0))
+        best, best_err = 0.0, math.inf
+        for phi in np.arange(0.0, 4.01, 0.1):
+            errs = []
+            for r, floor, t0, d in parts:
+                shape = np.minimum(1.0, np.sqrt(knee / np.maximum(r.size, 1.0)))
+                t = np.maximum(floor, t0 + phi * shape * d)
+                e = np.abs(r.time_s / t - 1.0)[r.size >= 2**20]
+                if e.size:
+                    errs.append(np.median(e))
+            err = float(np.median(errs)) if errs else math.inf
+            if err < best_err - 1e-9:
+                best, best_err = float(phi), err
+        out[fabric] = round(best, 2)
+    return {"fabric_ramp_phi": out}
+
+
 def fit(runs: list[Run]) -> dict:
     """All correction parameters, fitted in order on ``runs``."""
     p = _base({})
@@ -304,7 +390,9 @@ def fit(runs: list[Run]) -> dict:
     p.update(_fit_fabric(runs, p))
     p.update(_fit_duplex(runs, p))
     p.update(_fit_nvl_scale(runs, p))
+    p.update(_fit_tree_efficiency(runs, p))
     p.update(_fit_ramp(runs, p))
+    p.update(_fit_fabric_ramp(runs, p))
     return _rounded(p)
 
 
@@ -360,6 +448,18 @@ def fidelity_markdown(rows: list[dict], date: str) -> str:
               ""]
     for run, (b_ge, b_all, why) in NOT_MET.items():
         lines.append(f"- **{run}** (bound {100 * b_ge:.0f}% / {100 * b_all:.0f}%): {why}")
+    lines += ["", "## Fabrics reached through aws-ofi-nccl (Slingshot, EFA)", "",
+              "Not goal runs (the goals are for NVSwitch/InfiniBand), but held to regression "
+              "bounds from 1 MiB up. Terms: NCCL's tree search pass 2 (bwIntra up to 2 x "
+              "bwInter, used on 2 nodes), `fabric_tree_efficiency` (Tree beyond 2 nodes, "
+              "fitted per fabric) and `fabric_ramp_phi` (mid-size ramp per fabric); "
+              "02 uses the 4 HCAs per A100 node that coreweave/nccl-tests gpus/a100.cue lists "
+              "(was 8 assumed), and is still about 2x faster than measured from 128 MiB up "
+              "(45 GB/s busbw: the HCA rate is not stated; 4 x HDR gives 90). Runs 15/3, 15/4, "
+              "15/8, 15/9 reported wrong results (Out of bounds FAILED): medium trust, left out of "
+              "the Tree-efficiency and ramp fits.", ""]
+    for run, (b_ge, why) in OFI_BOUNDS.items():
+        lines.append(f"- **{run}** (bound {100 * b_ge:.0f}%): {why}")
     return "\n".join(lines) + "\n"
 
 
