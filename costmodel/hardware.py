@@ -38,12 +38,14 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
     ValidationInfo,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 
@@ -60,6 +62,9 @@ __all__ = [
     "Fabric",
     "COMPUTE_CAPABILITIES",
     "REQUIRE_UNITS",
+    "CollectiveFit",
+    "CalibrationPreset",
+    "textbook_algorithm",
 ]
 
 Architecture = Literal["volta", "turing", "ampere", "ada", "hopper", "blackwell"]
@@ -351,6 +356,123 @@ class Node(_Frozen):
         return self.nvlinks * self.intra_link.per_link_bandwidth_bytes_per_s
 
 
+# --- calibration (fitted alpha-beta per op, algorithm, protocol and level) ---------------------
+CalibrationLevel = Literal["intra", "inter"]
+CollectiveOp = Literal[
+    "all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"
+]
+
+# alternative names of a textbook algorithm -> its name in collectives.ALGORITHMS, per op (the
+# ring-like algorithm of broadcast/reduce is "chain", of all-to-all "pairwise")
+_ALGORITHM_ALIASES: dict[str, dict[str, str]] = {
+    "reduce_scatter": {"pairwise": "ring"},
+    "broadcast": {"ring": "chain"},
+    "reduce": {"ring": "chain"},
+    "all_to_all": {"ring": "pairwise"},
+}
+
+
+def textbook_algorithm(op: str, algorithm: str) -> str:
+    """The :data:`costmodel.collectives.ALGORITHMS` name of ``algorithm`` for ``op``.
+
+    Accepts NCCL's spelling in any case (``"Ring"``, ``"TREE"``, ``"NVLS"``) and the ring
+    aliases (``"ring"`` is broadcast's ``"chain"`` and all-to-all's ``"pairwise"``).
+
+    >>> textbook_algorithm("broadcast", "Ring"), textbook_algorithm("all_reduce", "NVLS")
+    ('chain', 'nvls')
+    """
+    from .collectives import ALGORITHMS
+
+    if op not in ALGORITHMS:
+        raise ValueError(f"op: unknown collective {op!r}; allowed: {', '.join(ALGORITHMS)}")
+    name = str(algorithm).lower()
+    name = _ALGORITHM_ALIASES.get(op, {}).get(name, name)
+    if name not in ALGORITHMS[op]:
+        raise ValueError(f"algorithm: {algorithm!r} has no textbook formula for {op}; allowed: "
+                         f"{', '.join(ALGORITHMS[op])}")
+    return name
+
+
+class CollectiveFit(_Frozen):
+    r"""One fitted group of a calibration: :math:`T(M, N) = s(N)\,\alpha + b(M, N) / B`.
+
+    ``s`` and ``b`` are :func:`costmodel.collectives.latency_steps` and
+    :func:`~costmodel.collectives.bytes_per_rank` of ``op`` and ``algorithm`` (DESIGN 3.1);
+    ``latency_s`` is alpha, ``bandwidth_bytes_per_s`` is B. Written by
+    :func:`costmodel.validation.calibrate.write_calibration`.
+    """
+
+    op: CollectiveOp = Field(description="collective (collectives.OPS)")
+    algorithm: str = Field("ring", description="textbook algorithm (collectives.ALGORITHMS[op])")
+    protocol: str = Field("auto", min_length=1,
+                          description="NCCL protocol measured (NCCL_PROTO), 'auto' if not pinned")
+    level: CalibrationLevel = Field(description="'intra' (one node) or 'inter' (several nodes)")
+    latency_s: Duration = Field(description="fitted alpha, per latency step")
+    bandwidth_bytes_per_s: Rate = Field(description="fitted B = 1/beta, per rank")
+    ranks: tuple[int, ...] = Field((), strict=False, description="rank counts measured")
+    points: int = Field(0, ge=0, description="measured points fitted")
+    rms_rel_error: float | None = Field(None, ge=0, description="RMS relative residual")
+    max_abs_rel_error: float | None = Field(None, ge=0, description="largest |relative residual|")
+    cv_max_abs_rel_error: float | None = Field(
+        None, ge=0, description="largest |relative error| on held-out sizes (every other size)")
+    cv_max_abs_rel_error_ge_1mib: float | None = Field(
+        None, ge=0, description="the same, held-out sizes >= 1 MiB only")
+    source: Source
+
+    @field_validator("algorithm")
+    @classmethod
+    def _canonical_algorithm(cls, value: str, info: ValidationInfo) -> str:
+        op = info.data.get("op")
+        return value if op is None else textbook_algorithm(op, value)
+
+    @field_validator("ranks")
+    @classmethod
+    def _check_ranks(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if any(n < 1 for n in value):
+            raise ValueError(f"ranks: {list(value)} must all be >= 1")
+        return value
+
+    def time_s(self, message_bytes: Any, ranks: Any) -> Any:
+        r"""Fitted time [s]: :math:`s(N)\,\alpha + b(M, N)/B`.
+
+        >>> f = CollectiveFit(op="all_reduce", level="intra", latency_s="100us",
+        ...                   bandwidth_bytes_per_s="1GB/s", source="example")
+        >>> round(f.time_s(1e6, 2) * 1e3, 6)     # 2 x 0.1 ms + 1 MB / 1 GB/s (N = 2: b = M)
+        1.2
+        """
+        from .collectives import bytes_per_rank, latency_steps
+
+        return (latency_steps(self.op, ranks, self.algorithm) * self.latency_s
+                + bytes_per_rank(self.op, message_bytes, ranks, self.algorithm)
+                / self.bandwidth_bytes_per_s)
+
+
+class CalibrationPreset(_Frozen):
+    """Fitted alpha-beta figures for a cluster: a calibration preset (``preset = "calibration"``).
+
+    ``base`` names the cluster preset the fits refine; loaded through
+    :func:`costmodel.presets.load` / ``cm.cluster``, a calibration with a base becomes that
+    :class:`Cluster` with :attr:`Cluster.calibration` set (see :mod:`costmodel.predict` for how
+    predictions use it). In the TOML file the fits are ``[[fit]]`` tables.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
+
+    name: Name = Field(description="preset name (the file name without .toml)")
+    base: Name | None = Field(None, description="cluster preset the fits refine")
+    description: str = Field("", description="free text")
+    backend: str | None = Field(None, description="communication backend measured (nccl, gloo)")
+    method: str = Field("", description="how the fits were made")
+    created: str = Field("", description="when the fits were made (ISO 8601)")
+    fits: tuple[CollectiveFit, ...] = Field(
+        min_length=1, strict=False, validation_alias=AliasChoices("fit", "fits"),
+        description="fitted groups ([[fit]] tables in the file)")
+    source: Source
+
+    def covers(self, op: str, level: str) -> bool:
+        """Whether some fit is for ``op`` at ``level`` ("intra"/"inter")."""
+        return any(f.op == op and f.level == level for f in self.fits)
+
 class Cluster(_Frozen):
     """A cluster: ``nodes`` copies of one :class:`Node`. Hands the formulas plain SI numbers.
 
@@ -370,6 +492,8 @@ class Cluster(_Frozen):
     nodes: int = Field(1, ge=1, le=1_000_000, description="number of nodes")
     node: Node
     source: Source
+    calibration: CalibrationPreset | None = Field(
+        None, description="fitted alpha-beta figures predictions use (a calibration preset)")
 
     @model_validator(mode="after")
     def _check(self) -> Cluster:

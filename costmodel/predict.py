@@ -9,6 +9,25 @@ Three models, one entry point (:func:`predict_collective`):
   search would find on this hardware: NCCL's choice of algorithm and protocol and its time.
 - ``"nccl"`` (default): NCCL's choice, timed with the terms NCCL leaves out
   (:mod:`costmodel.corrections`, fitted values in :mod:`costmodel.fitted_corrections`).
+- ``"calibrated"``: the alpha-beta figures fitted to measurements on this cluster
+  (:class:`~costmodel.hardware.CalibrationPreset`, written by
+  :func:`costmodel.validation.calibrate.write_calibration`, loaded as a cluster preset).
+
+Calibrated clusters (decision): a calibration preset is a base cluster preset plus fitted
+``T = s(N) alpha + b(M, N) / B`` per (op, textbook algorithm, protocol, level); loading it
+(``cm.cluster("my-cluster")`` or a path) gives the base :class:`~costmodel.hardware.Cluster`
+with ``.calibration`` set. Then
+
+- ``model="calibrated"`` uses only the fits (:func:`fitted_time_s`) and raises ValueError for an
+  op/level/algorithm/protocol no fit covers;
+- ``model="nccl"`` (the default, so Scenario, sweeps, ddp and the CLI pick a calibration up by
+  name alone) uses the fits for the groups they cover and the NCCL-faithful model elsewhere;
+- ``"nccl-table"`` and ``"textbook"`` ignore the calibration (references to compare against).
+
+The level is ``"intra"`` for one node and ``"inter"`` for several; a fit is reused at other rank
+counts through ``s(N)`` and ``b(M, N)``. With ``algorithm="auto"`` every covering fit is
+evaluated and the fastest taken per size (NCCL also picks the fastest it believes in); a fitted
+row reports its textbook algorithm and its protocol (``"-"`` when the run did not pin one).
 
 >>> p = predict_collective("all_reduce", [2**20, 2**30], "dgx-h100", nodes=1)
 >>> p.algorithm.tolist(), p.protocol.tolist()
@@ -32,9 +51,11 @@ from . import tables as T
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .hardware import Cluster
+    from .hardware import CalibrationPreset, Cluster
 
 MODELS: tuple[str, ...] = ("nccl", "nccl-table", "textbook")
+#: the model that uses only a cluster's calibration (not in MODELS: it needs a calibrated cluster)
+CALIBRATED = "calibrated"
 OPS: tuple[str, ...] = nccl.OPS
 
 # textbook algorithm per op when "auto": the ring-like one (collectives.ALGORITHMS)
@@ -134,6 +155,56 @@ def _textbook(op: str, m: np.ndarray, c: Cluster, algorithm: str):
     return t, np.full(m.shape, algo), np.full(m.shape, "-")
 
 
+def _covering_fits(calibration: CalibrationPreset, op: str, level: str, algorithm: str,
+                    protocol: str) -> list:
+    from .hardware import textbook_algorithm
+
+    fits = [f for f in calibration.fits if f.op == op and f.level == level]
+    if algorithm != "auto":
+        try:
+            want = textbook_algorithm(op, algorithm)
+        except ValueError:
+            return []
+        fits = [f for f in fits if f.algorithm == want]
+    if protocol != "auto":
+        fits = [f for f in fits if f.protocol.lower() == str(protocol).lower()]
+    return fits
+
+
+def fitted_time_s(calibration: CalibrationPreset, op: str, message_bytes, ranks: int,
+                  nodes: int = 1, algorithm: str = "auto", protocol: str = "auto"):
+    r"""Time from a calibration's fits: ``(time_s, algorithm, protocol)`` arrays.
+
+    :math:`T = s(N)\,lpha + b(M, N)/B` of the fit for (op, level, algorithm, protocol), level
+    ``"inter"`` when ``nodes > 1`` else ``"intra"``; with ``algorithm="auto"`` the fastest
+    covering fit per size. Raises ValueError when no fit covers the request.
+
+    >>> from costmodel.hardware import CalibrationPreset
+    >>> cal = CalibrationPreset(name="toy", source="example", fits=[dict(
+    ...     op="all_reduce", level="intra", latency_s="10us", bandwidth_bytes_per_s="4GB/s",
+    ...     source="example")])
+    >>> t, a, p = fitted_time_s(cal, "all_reduce", [4e6], 2)   # 2 x 10 us + 4 MB / 4 GB/s
+    >>> round(float(t[0]) * 1e3, 6), str(a[0]), str(p[0])
+    (1.02, 'ring', '-')
+    """
+    m = np.atleast_1d(np.asarray(message_bytes, dtype=float))
+    level = "inter" if int(nodes) > 1 else "intra"
+    fits = _covering_fits(calibration, op, level, algorithm, protocol)
+    if not fits:
+        have = sorted({(f.op, f.level, f.algorithm, f.protocol) for f in calibration.fits})
+        raise ValueError(f"calibration {calibration.name!r} has no fit for op={op!r} "
+                         f"level={level!r} algorithm={algorithm!r} protocol={protocol!r}; it has "
+                         + ", ".join("/".join(h) for h in have))
+    times = np.array([np.broadcast_to(np.asarray(f.time_s(m, ranks), float), m.shape)
+                      for f in fits])
+    best = np.argmin(times, axis=0)
+    t = np.take_along_axis(times, best[None, :], axis=0)[0]
+    algos = np.array([fits[i].algorithm for i in best], dtype=object).astype(str)
+    protos = np.array(["-" if fits[i].protocol == "auto" else fits[i].protocol for i in best],
+                      dtype=object).astype(str)
+    return t, algos, protos
+
+
 def realistic_time_s(op: str, m: np.ndarray, c: Cluster, algorithm: str = "auto",
                      protocol: str = "auto", *, params: Mapping[str, object] | None = None,
                      gpus_per_process: int = 1, nvls: bool | None = None,
@@ -142,17 +213,22 @@ def realistic_time_s(op: str, m: np.ndarray, c: Cluster, algorithm: str = "auto"
 
     NCCL picks by its own table (on the topology it believes); the chosen pair is then timed on
     the corrected topology (NVLink-domain scale, fabric latency), with NVLS all-reduce at its
-    physical bandwidth, host-staged duplex sharing, the mid-size ramp, and the host floor.
+    physical bandwidth, host-staged duplex sharing, the mid-size ramp (its amplitude per fabric
+    on aws-ofi-nccl fabrics), Tree's fitted efficiency beyond two nodes on those fabrics, and the
+    host floor.
     """
     p = fitted_params() if params is None else dict(params)
     C._check(p)
     topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
     _, algos, protos = nccl.nccl_table_time(op, m, topo, algorithm, protocol)
-    scale = C.nvlink_domain_scale(topo.compute_capability, topo.gpus_per_node, c.intra_kind, p)
+    scale = C.nvlink_domain_scale(topo.compute_capability, topo.gpus_per_node, c.intra_kind, p,
+                                  nodes=c.nodes)
     real = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled, nvlink_scale=scale,
                             latency_inter_us=C.fabric_latency_us(c.fabric, p) if c.nodes > 1
                             else 0.0)
-    ramp = C.mid_size_ramp(m, p)
+    p_ramp = {**p, "ramp_phi": C.fabric_ramp_phi(c.fabric, c.nodes, p)}
+    ramp = C.mid_size_ramp(m, p_ramp, op=op, algorithm=algos, topo=real, protocol=protos)
+    tree_eff = C.fabric_tree_efficiency(c.fabric, c.nodes, p)
     duplex = C.host_staged_duplex_factor(op, real, p)
     t = np.empty_like(m)
     for a, pr in set(zip(algos.tolist(), protos.tolist(), strict=True)):
@@ -160,6 +236,8 @@ def realistic_time_s(op: str, m: np.ndarray, c: Cluster, algorithm: str = "auto"
         algbw = None
         if op == "all_reduce" and a == "nvls" and real.nodes == 1:
             algbw = C.nvls_allreduce_algbw_gbs(real)
+        elif a == "tree" and tree_eff != 1.0:
+            algbw = nccl.algorithm_bandwidth_gbs(op, a, pr, real) * tree_eff
         t[sel] = nccl.table_time_s(op, a, pr, m[sel], real, algbw_gbs=algbw,
                                    bw_time_factor=ramp[sel] / duplex)
     floor = C.host_floor_s(gpus_per_process, p)
@@ -198,7 +276,8 @@ def predict_collective(
         ``"auto"`` (NCCL's choice) or an NCCL name (ring, tree, nvls, nvls_tree,
         collnet_direct, collnet_chain, pat; ll, ll128, simple) as with NCCL_ALGO/NCCL_PROTO.
         For ``model="textbook"`` the algorithm is one of ``collectives.ALGORITHMS[op]``.
-    model : {"nccl", "nccl-table", "textbook"}
+    model : {"nccl", "nccl-table", "textbook", "calibrated"}
+        See the module docstring for how a cluster's calibration is used.
     gpus_per_process : int
         GPUs one host thread drives (nccl-tests ``-g``; 1 for torchrun-style jobs).
     nvls : bool, optional
@@ -222,8 +301,8 @@ def predict_collective(
     >>> p.algorithm, round(p.busbw_bytes_per_s / 1e9)    # NCCL: NVLSTree, 8 ch x 45.5 GB/s cap
     ('nvls_tree', 363)
     """
-    if model not in MODELS:
-        raise ValueError(f"model={model!r} unknown; allowed: {', '.join(MODELS)}")
+    if model not in (*MODELS, CALIBRATED):
+        raise ValueError(f"model={model!r} unknown; allowed: {', '.join(MODELS)}, {CALIBRATED}")
     nccl.check_op(op)
     m = np.asarray(message_bytes, dtype=float)
     if np.any(~np.isfinite(m)) or np.any(m < 0) or np.any(m > 2.0**44):
@@ -232,7 +311,16 @@ def predict_collective(
     m1 = np.atleast_1d(m)
     c = _resolve(cluster, nodes, gpus_per_node)
     n = c.ranks
-    if model == "textbook":
+    cal = c.calibration
+    level = "inter" if c.nodes > 1 else "intra"
+    if model == CALIBRATED and cal is None:
+        raise ValueError(f"model='calibrated' but cluster {c.name!r} carries no calibration; "
+                         "allowed: a calibration preset (costmodel calibrate ... --base NAME) or "
+                         "the models " + ", ".join(MODELS))
+    if model == CALIBRATED or (model == "nccl" and cal is not None and n >= 2
+                               and _covering_fits(cal, op, level, algorithm, protocol)):
+        t, algos, protos = fitted_time_s(cal, op, m1, n, c.nodes, algorithm, protocol)
+    elif model == "textbook":
         if algorithm != "auto":
             from .collectives import ALGORITHMS
 

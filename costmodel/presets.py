@@ -27,6 +27,27 @@ Loading never half-succeeds: all files are read and validated together, and any 
 syntax, unknown key, missing source, zero bandwidth, bare number, dangling reference) raises
 one :class:`PresetError` naming the file, the field and what is allowed.
 
+Calibrations
+------------
+A calibration preset (``preset = "calibration"``, or ``kind = "calibration"`` as
+:func:`costmodel.validation.calibrate.write_calibration` writes it; folder ``calibrations/``)
+holds alpha-beta figures fitted to measurements (``[[fit]]`` tables: op, algorithm, protocol,
+level, ``latency_s``, ``bandwidth_bytes_per_s``, all quantities with units) and ``base``, the
+cluster preset they refine. Design:
+
+- With a ``base``, the calibration *is a cluster*: :func:`load` and :func:`cluster` return the
+  base :class:`Cluster` renamed to the calibration and carrying it in
+  :attr:`Cluster.calibration`, so every part that takes a cluster name (``cm.cluster``,
+  ``predict_collective``, Scenario, sweeps, the CLI, the app) can use it. :func:`names` and
+  :func:`listing` list it among the clusters (``listing`` says ``kind = "calibration"``).
+- Without a ``base`` (e.g. a CPU/gloo run, for which no cluster preset exists),
+  :func:`load` returns the :class:`CalibrationPreset` itself; ``cluster()`` refuses it.
+- :func:`costmodel.predict.predict_collective` uses the fits as described there
+  (``model="calibrated"``, or automatically under the default ``model="nccl"``).
+- Any preset file can also be loaded by path: ``load("runs/my-cluster.toml")``,
+  ``cluster("runs/my-cluster.toml", nodes=2)``. A file given by path must say ``preset =``
+  (or ``kind = "calibration"``); its ``name`` need not match the file name.
+
 Which preset describes each measured run in ``data/nccl-tests`` is tabled in
 ``presets/README.md`` (e.g. 06a: ``cluster("dell-xe9680-h100", nodes=2)``).
 
@@ -52,7 +73,7 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
-from .hardware import GPU, REQUIRE_UNITS, Cluster, Link, Node
+from .hardware import GPU, REQUIRE_UNITS, CalibrationPreset, Cluster, Link, Node
 from .units import (
     format_bytes,
     format_duration,
@@ -85,8 +106,10 @@ KINDS: dict[str, tuple[str, type[BaseModel]]] = {
     "gpu": ("gpus", GPU),
     "link": ("links", Link),
     "cluster": ("clusters", Cluster),
+    "calibration": ("calibrations", CalibrationPreset),
 }
-_KIND_ALIASES = {"gpus": "gpu", "links": "link", "clusters": "cluster", "node": "cluster"}
+_KIND_ALIASES = {"gpus": "gpu", "links": "link", "clusters": "cluster", "node": "cluster",
+                 "calibrations": "calibration"}
 # cluster files may name these presets instead of inlining them: field -> kind
 _REFERENCES = {"gpu": "gpu", "intra_link": "link", "nic": "link"}
 
@@ -179,7 +202,7 @@ def _toml_files(root: Path) -> list[tuple[Path, str | None]]:
     return found
 
 
-def _read(path: Path, folder_kind: str | None, origin: str) -> _File:
+def _read(path: Path, folder_kind: str | None, origin: str, *, by_path: bool = False) -> _File:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -187,9 +210,12 @@ def _read(path: Path, folder_kind: str | None, origin: str) -> _File:
     except (OSError, UnicodeDecodeError) as exc:
         raise PresetError(f"{path}: cannot read: {exc}") from None
     kind = data.pop("preset", None)
+    if data.get("kind") == "calibration" and kind in (None, "calibration"):
+        kind = data.pop("kind")  # as calibrate.write_calibration writes it
     if kind is not None:
         if not isinstance(kind, str) or _KIND_ALIASES.get(kind, kind) not in KINDS:
-            raise PresetError(f"{path}: preset: {kind!r} is not a preset kind; allowed: gpu, link, cluster")
+            raise PresetError(f"{path}: preset: {kind!r} is not a preset kind; allowed: "
+                              f"{', '.join(KINDS)}")
         kind = _KIND_ALIASES.get(kind, kind)
         if folder_kind is not None and kind != folder_kind:
             raise PresetError(
@@ -198,10 +224,13 @@ def _read(path: Path, folder_kind: str | None, origin: str) -> _File:
     kind = kind or folder_kind
     if kind is None:
         raise PresetError(
-            f"{path}: preset: missing; a file outside gpus/, links/, clusters/ must say "
-            "preset = \"gpu\" | \"link\" | \"cluster\""
+            f"{path}: preset: missing; a file outside gpus/, links/, clusters/, calibrations/ "
+            "must say preset = \"gpu\" | \"link\" | \"cluster\" | \"calibration\""
         )
     name = data.get("name", path.stem)
+    if by_path and isinstance(name, str):
+        data["name"] = name
+        return _File(name=name, kind=kind, path=str(path), origin=origin, data=data)
     if name != path.stem:
         raise PresetError(
             f"{path}: name: {name!r} differs from the file name; allowed: {path.stem!r} "
@@ -258,8 +287,8 @@ class _Registry:
     def __init__(self, files: dict[str, _File]):
         self.files = files
         self.models: dict[str, BaseModel] = {}
-        # gpus and links first: clusters refer to them
-        for kind in ("gpu", "link", "cluster"):
+        # gpus and links first: clusters refer to them; calibrations refer to clusters
+        for kind in ("gpu", "link", "cluster", "calibration"):
             for f in sorted((f for f in files.values() if f.kind == kind), key=lambda f: f.name):
                 self.models[f.name] = self._validate(f)
 
@@ -275,7 +304,33 @@ class _Registry:
             raise PresetError(f"{f.path}: node.{key}: no {kind} preset named {value!r}; {hint}")
         return self.models[value]
 
+    def _calibrated(self, f: _File) -> BaseModel:
+        """A calibration: the base cluster carrying it, or the bare calibration without base."""
+        try:
+            cal = CalibrationPreset.model_validate(f.data, context={REQUIRE_UNITS: True})
+        except ValidationError as exc:
+            raise _explain(f.path, CalibrationPreset, exc) from None
+        if cal.base is None:
+            return cal
+        ref = self.files.get(cal.base)
+        base = self.models.get(cal.base)
+        if ref is None or ref.kind != "cluster" or not isinstance(base, Cluster):
+            pool = sorted(n for n, g in self.files.items() if g.kind == "cluster")
+            close = difflib.get_close_matches(cal.base, pool, n=3, cutoff=0.5)
+            hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
+            raise PresetError(f"{f.path}: base: no cluster preset named {cal.base!r}; {hint}")
+        return Cluster.model_validate({
+            **{k: getattr(base, k) for k in type(base).model_fields},
+            "name": cal.name,
+            "description": cal.description or f"{base.name} calibrated ({len(cal.fits)} fits)",
+            "source": f"calibration {cal.name}: {cal.source}; base preset {base.name}: "
+                      f"{base.source}",
+            "calibration": cal,
+        })
+
     def _validate(self, f: _File) -> BaseModel:
+        if f.kind == "calibration":
+            return self._calibrated(f)
         model = KINDS[f.kind][1]
         data = dict(f.data)
         if f.kind == "cluster" and isinstance(data.get("node"), dict):
@@ -340,7 +395,28 @@ def names(kind: str | None = None, *, dirs: Iterable[str | os.PathLike[str]] | s
     """
     k = _normalize_kind(kind)
     reg = _registry(dirs)
-    return sorted(n for n, f in reg.files.items() if k is None or f.kind == k)
+    return sorted(n for n, f in reg.files.items() if _kind_matches(f, reg.models[n], k))
+
+
+def _kind_matches(f: _File, model: BaseModel, kind: str | None) -> bool:
+    """A calibration with a base counts as a cluster too (it loads as one)."""
+    return (kind is None or f.kind == kind
+            or (kind == "cluster" and f.kind == "calibration" and isinstance(model, Cluster)))
+
+
+def _is_path(name: object) -> bool:
+    if isinstance(name, os.PathLike):
+        return True
+    return isinstance(name, str) and (name.endswith(".toml") or os.sep in name or "/" in name)
+
+
+def _load_path(path: str | os.PathLike[str], reg: _Registry) -> tuple[_File, BaseModel]:
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise PresetError(f"{p}: preset file does not exist; allowed: a preset name (see "
+                          "`costmodel presets list`) or the path of a preset TOML file")
+    f = _read(p, None, "user", by_path=True)
+    return f, reg._validate(f)
 
 
 def _unknown(name: object, pool: list[str], kind: str | None) -> PresetError:
@@ -351,20 +427,33 @@ def _unknown(name: object, pool: list[str], kind: str | None) -> PresetError:
 
 
 def load(
-    name: str, kind: str | None = None, *, dirs: Iterable[str | os.PathLike[str]] | str | None = None
-) -> GPU | Link | Cluster:
+    name: str | os.PathLike[str], kind: str | None = None, *,
+    dirs: Iterable[str | os.PathLike[str]] | str | None = None,
+) -> GPU | Link | Cluster | CalibrationPreset:
     """The validated preset called ``name`` (a :class:`GPU`, :class:`Link` or :class:`Cluster`).
+
+    ``name`` may also be the path of a preset file (ends in ``.toml`` or contains a ``/``).
+    A calibration loads as its base cluster carrying the fits (module docstring, Calibrations);
+    one without ``base`` loads as a :class:`CalibrationPreset`.
 
     >>> load("nvlink4").per_direction_bandwidth_bytes_per_s
     450000000000.0
     """
     k = _normalize_kind(kind)
     reg = _registry(dirs)
-    f = reg.files.get(name) if isinstance(name, str) else None
-    if f is None or (k is not None and f.kind != k):
-        pool = sorted(n for n, g in reg.files.items() if k is None or g.kind == k)
+    if _is_path(name) and not (isinstance(name, str) and name in reg.files):
+        f, model = _load_path(name, reg)
+    else:
+        f = reg.files.get(name) if isinstance(name, str) else None
+        model = reg.models[name] if f is not None else None
+    if f is None or model is None or not _kind_matches(f, model, k):
+        if f is not None and f.kind == "calibration" and k == "cluster":
+            raise PresetError(f"{f.path}: base: calibration {f.name!r} names no base cluster, "
+                              "so it is not a cluster; allowed: add base = \"<cluster preset>\" "
+                              "(or calibrate with base=...)")
+        pool = sorted(n for n, g in reg.files.items() if _kind_matches(g, reg.models[n], k))
         raise _unknown(name, pool, k)
-    return reg.models[name]  # type: ignore[return-value]
+    return model  # type: ignore[return-value]
 
 
 def cluster(
@@ -381,7 +470,7 @@ def cluster(
     >>> cluster("dgx-h100", gpus_per_node=4).ranks    # a 4-GPU slice of one node
     4
     """
-    c = name if isinstance(name, Cluster) else load(name, "cluster", dirs=dirs)
+    c = name if isinstance(name, Cluster) else load(name, "cluster", dirs=dirs)  # type: ignore[arg-type]
     assert isinstance(c, Cluster)
     if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
         raise ValueError(f"nodes: must be an integer >= 1, got {nodes!r}")
@@ -394,6 +483,15 @@ def cluster(
 
 
 def _headline(model: BaseModel) -> str:
+    if isinstance(model, CalibrationPreset):
+        first = model.fits[0]
+        return (f"{len(model.fits)} fits, no base cluster; {first.op} {first.level} "
+                f"{first.algorithm}: {format_rate(first.bandwidth_bytes_per_s)}, "
+                f"{format_duration(first.latency_s)}/step")
+    if isinstance(model, Cluster) and model.calibration is not None:
+        cal = model.calibration
+        return (f"{_headline(model.model_copy(update={'calibration': None}))} "
+                f"[calibrated on {cal.base}: {len(cal.fits)} fits]")
     if isinstance(model, GPU):
         flops = model.bf16_dense_flops or model.fp16_dense_flops
         prec = "bf16" if model.bf16_dense_flops else "fp16"
@@ -450,7 +548,7 @@ def listing(
             overrides=tuple(f.overrides),
         )
         for f in reg.files.values()
-        if k is None or f.kind == k
+        if _kind_matches(f, reg.models[f.name], k)
     ]
     return sorted(rows, key=lambda r: (order.index(r.kind), r.name))
 
@@ -520,6 +618,8 @@ def _toml_dict(model: BaseModel) -> dict[str, Any]:
             continue
         if isinstance(value, BaseModel):
             out[name] = _toml_dict(value)
+        elif isinstance(value, tuple) and value and all(isinstance(v, BaseModel) for v in value):
+            out["fit" if name == "fits" else name] = [_toml_dict(v) for v in value]
         elif name.endswith(_QUANTITY_SUFFIXES) and isinstance(value, int | float) and not isinstance(
             value, bool
         ):
@@ -529,13 +629,15 @@ def _toml_dict(model: BaseModel) -> dict[str, Any]:
     return out
 
 
-def to_toml(model: GPU | Link | Cluster | Node) -> str:
+def to_toml(model: GPU | Link | Cluster | Node | CalibrationPreset) -> str:
     """A preset file for ``model`` (quantities as exact unit strings; nested models inline).
 
     >>> print(to_toml(load("nvlink4")).splitlines()[0])
     preset = "link"
     """
-    kind = {GPU: "gpu", Link: "link", Cluster: "cluster"}.get(type(model))
+    kind = {GPU: "gpu", Link: "link", Cluster: "cluster",
+            CalibrationPreset: "calibration"}.get(type(model))
     if kind is None:
-        raise ValueError(f"model: expected a GPU, Link or Cluster, got {type(model).__name__}")
+        raise ValueError(f"model: expected a GPU, Link, Cluster or CalibrationPreset, got "
+                         f"{type(model).__name__}")
     return tomli_w.dumps({"preset": kind, **_toml_dict(model)})

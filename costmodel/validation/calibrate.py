@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,13 +39,17 @@ from costmodel.collectives import ALGORITHMS, bytes_per_rank, latency_steps
 if TYPE_CHECKING:
     import pandas as pd
 
+    from costmodel.hardware import CalibrationPreset
+
 __all__ = [
     "Calibration",
     "Fit",
+    "allreduce_time_fn",
     "calibrate",
     "calibrated_predictor",
     "fit_alpha_beta",
     "load_calibration",
+    "to_preset",
     "write_calibration",
 ]
 
@@ -147,6 +152,7 @@ class Calibration:
     source: str
     backend: str | None = None
     residuals: pd.DataFrame | None = field(default=None, repr=False)
+    base: str | None = None  # the cluster preset the fits refine
 
     def lookup(self, op: str, level: str, algorithm: str | None = None,
                protocol: str | None = None) -> Fit:
@@ -161,6 +167,10 @@ class Calibration:
             raise ValueError(f"calibration {self.name!r} has no fit for op={op!r} "
                              f"level={level!r}; it has {have}")
         return candidates[0]
+
+    def to_preset(self, base: str | None = None) -> CalibrationPreset:
+        """As a :class:`costmodel.hardware.CalibrationPreset` (see :func:`to_preset`)."""
+        return to_preset(self, base=base)
 
     def table(self) -> pd.DataFrame:
         import pandas as pd
@@ -192,6 +202,9 @@ def calibrate(
     name: str = "calibrated",
     min_bytes: float = 0.0,
     source: str = "<results>",
+    max_bytes: float = math.inf,
+    time_column: str = "time_s",
+    base: str | None = None,
 ) -> Calibration:
     """Fit every (op, algorithm, protocol, level) group of measured collective rows.
 
@@ -200,22 +213,31 @@ def calibrate(
     time_s; optional algo_env/nccl_algo, proto_env, nodes, flagged, placement). Rows nccl-tests
     flagged, DDP rows and sizes below ``min_bytes`` are left out. Groups whose algorithm the
     textbook model lacks, or that cannot be fitted, are skipped and listed in ``residuals``' attrs.
+
+    ``max_bytes`` leaves out larger sizes too (fit one regime, e.g. the sizes that miss the CPU
+    caches). ``time_column`` picks the statistic fitted: ``"time_s"`` (median over iterations,
+    nccl-tests' mean) or torch_bench's ``"time_min_s"`` (the fastest iteration: on a machine
+    shared with other processes, the estimate least disturbed by them). ``base`` names the
+    cluster preset the fits refine (written to the TOML; see :mod:`costmodel.presets`).
     """
     import pandas as pd
 
-    needed = {"op", "size_bytes", "ranks", "time_s"}
+    needed = {"op", "size_bytes", "ranks", time_column}
     missing = needed - set(results.columns)
     if missing:
         raise ValueError(f"results lack columns {sorted(missing)}; need {sorted(needed)}")
     df = results
+    if time_column != "time_s":
+        df = df.drop(columns=["time_s"]).rename(columns={time_column: "time_s"})
     if "kind" in df:
         df = df[df["kind"].fillna("collective") == "collective"]
     if "flagged" in df:
         df = df[~df["flagged"].fillna(False).astype(bool)]
-    df = df[(df.size_bytes >= max(min_bytes, 1)) & df.ranks.notna() & (df.time_s > 0)]
+    df = df[(df.size_bytes >= max(min_bytes, 1)) & (df.size_bytes <= max_bytes)
+            & df.ranks.notna() & (df.time_s > 0)]
     if df.empty:
         raise ValueError("no usable collective rows (after dropping flagged rows and sizes "
-                         f"below {min_bytes:g} B)")
+                         f"outside {min_bytes:g}-{max_bytes:g} B)")
     df = _group_columns(df)
     fits, parts, skipped = [], [], []
     for (op, algorithm, protocol, level), group in df.groupby(
@@ -246,7 +268,7 @@ def calibrate(
     if "backend" in results:
         values = results["backend"].dropna().unique()
         backend = str(values[0]) if len(values) == 1 else None
-    return Calibration(name, fits, source, backend, residuals)
+    return Calibration(name, fits, source, backend, residuals, base)
 
 
 def _cross_validate(fit: Fit, m: np.ndarray, n: np.ndarray, t: np.ndarray) -> tuple[Fit, np.ndarray]:
@@ -264,8 +286,6 @@ def _cross_validate(fit: Fit, m: np.ndarray, n: np.ndarray, t: np.ndarray) -> tu
     test = ~train
     cv[test] = (half.predict(m[test], n[test]) - t[test]) / t[test]
     big = test & (m >= 2**20)
-    from dataclasses import replace
-
     return replace(
         fit,
         cv_max_abs_rel_error=float(np.nanmax(np.abs(cv[test]))),
@@ -274,39 +294,96 @@ def _cross_validate(fit: Fit, m: np.ndarray, n: np.ndarray, t: np.ndarray) -> tu
 
 
 # ------------------------------------------------------------------------------ TOML
-def write_calibration(calibration: Calibration, path: str | Path) -> Path:
-    """Write a calibration preset TOML (``kind = "calibration"``), every number with its source."""
-    import tomli_w
+def _quantity(value: float, unit: str) -> str:
+    """Exact unit string (repr round-trips) for the preset loader, which refuses bare numbers."""
+    return f"{float(value)!r}{unit}"
 
-    doc = {
+
+def to_preset(calibration: Calibration, *, base: str | None = None) -> CalibrationPreset:
+    """The calibration as a validated :class:`costmodel.hardware.CalibrationPreset`.
+
+    ``base`` (default: ``calibration.base``) names the cluster preset the fits refine.
+    """
+    from pydantic import ValidationError
+
+    from costmodel.hardware import REQUIRE_UNITS, CalibrationPreset
+
+    base = base if base is not None else calibration.base
+    doc = _document(calibration, base)
+    doc.pop("kind")
+    try:
+        return CalibrationPreset.model_validate(doc, context={REQUIRE_UNITS: True})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: "
+                             f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
+        raise ValueError(f"calibration {calibration.name!r} is not a valid preset: {problems}"
+                         ) from None
+
+
+def _document(calibration: Calibration, base: str | None) -> dict[str, Any]:
+    doc: dict[str, Any] = {
         "kind": "calibration",
         "name": calibration.name,
         "source": calibration.source,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "model": "textbook alpha-beta (costmodel.collectives), weighted least squares 1/T",
+        "method": "textbook alpha-beta (costmodel.collectives), weighted least squares 1/T",
         "fit": [],
     }
+    if base:
+        doc["base"] = base
     if calibration.backend:
         doc["backend"] = calibration.backend
     for f in calibration.fits:
         entry = {k: v for k, v in asdict(f).items() if not (isinstance(v, float) and math.isnan(v))}
+        entry["latency_s"] = _quantity(f.latency_s, "s")
+        entry["bandwidth_bytes_per_s"] = _quantity(f.bandwidth_bytes_per_s, "B/s")
         entry["ranks"] = list(f.ranks)
         entry["source"] = f"fitted to {f.points} measured points from {calibration.source}"
         doc["fit"].append(entry)
+    return doc
+
+
+def write_calibration(calibration: Calibration, path: str | Path, *,
+                      base: str | None = None) -> Path:
+    """Write a calibration preset TOML (``kind = "calibration"``), every number with its source.
+
+    The file loads through :func:`costmodel.presets.load` (by path, or by name from a presets
+    folder when the file is named ``<name>.toml``); with ``base`` (default: ``calibration.base``,
+    a cluster preset name, checked here) it loads as that cluster carrying the fits, which
+    :func:`costmodel.predict.predict_collective` then uses. Quantities are written with units
+    (``latency_s = "8.2e-05s"``), as every preset file must; :func:`load_calibration` also reads
+    older files with bare numbers.
+    """
+    import tomli_w
+
+    base = base if base is not None else calibration.base
+    if base is not None:
+        from costmodel import presets
+
+        presets.load(base, "cluster")  # an unknown name fails here, with the closest ones
+    to_preset(calibration, base=base)  # refuse what the preset loader would refuse
+    doc = _document(calibration, base)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(tomli_w.dumps(doc), encoding="utf-8")
     return path
 
 
+def _number(value: Any, parse: Callable[..., float], name: str) -> float:
+    return parse(value, name=name) if isinstance(value, str) else float(value)
+
+
 def load_calibration(path: str | Path) -> Calibration:
     """Read a TOML written by :func:`write_calibration`; bad files raise ValueError naming them."""
+    from costmodel.units import parse_duration, parse_rate
+
     path = Path(path)
     try:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{path}: cannot read calibration TOML: {exc}") from exc
-    if doc.get("kind") != "calibration" or not doc.get("fit"):
+    kind = doc.get("kind", doc.get("preset"))
+    if kind != "calibration" or not doc.get("fit"):
         raise ValueError(f"{path}: not a calibration preset (needs kind = \"calibration\" and "
                          "[[fit]] tables)")
     fits = []
@@ -315,25 +392,43 @@ def load_calibration(path: str | Path) -> Calibration:
         values = {k: v for k, v in entry.items() if k in names}
         values["ranks"] = tuple(values.get("ranks", ()))
         try:
+            values["latency_s"] = _number(values["latency_s"], parse_duration, "latency_s")
+            values["bandwidth_bytes_per_s"] = _number(values["bandwidth_bytes_per_s"],
+                                                      parse_rate, "bandwidth_bytes_per_s")
             fits.append(Fit(**values))
-        except TypeError as exc:
+        except (TypeError, KeyError, ValueError) as exc:
             raise ValueError(f"{path}: bad [[fit]] entry {entry}: {exc}") from exc
     return Calibration(doc.get("name", path.stem), fits, doc.get("source", str(path)),
-                       doc.get("backend"))
+                       doc.get("backend"), base=doc.get("base"))
 
 
 def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[..., np.ndarray]:
     """A predictor for :func:`costmodel.validation.compare.compare` from a calibration.
 
-    ``predictor(op, message_bytes, ranks, nodes, algorithm=None, protocol=None) -> time_s``.
+    ``predictor(op, message_bytes, ranks, nodes, algorithm=None, protocol=None) -> time_s``,
+    through :func:`costmodel.predict.fitted_time_s` (the same code a calibrated cluster uses).
     """
+    from costmodel.predict import fitted_time_s
+
     cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
+    # a preset name must be lower-case [a-z0-9._-]; the predictor only needs the fits
+    safe = re.sub(r"[^a-z0-9._-]+", "-", cal.name.lower()).strip("-._") or "calibration"
+    preset = to_preset(replace(cal, name=safe, source=cal.source or "<results>"), base=None)
 
     def predictor(op: str, message_bytes: Any, ranks: int, nodes: int = 1,
                   algorithm: str | None = None, protocol: str | None = None) -> np.ndarray:
-        level = "inter" if nodes > 1 else "intra"
-        fit = cal.lookup(op, level, algorithm, protocol)
-        return fit.predict(np.asarray(message_bytes, float), ranks)
+        m = np.asarray(message_bytes, float)
+        t, _, _ = fitted_time_s(preset, op, m, int(ranks), int(nodes), algorithm or "auto",
+                                protocol or "auto")
+        return t.reshape(m.shape) if m.ndim else t[0]
 
     predictor.model_name = f"calibrated:{cal.name}"  # type: ignore[attr-defined]
     return predictor
+
+
+def allreduce_time_fn(calibration: Calibration | str | Path, ranks: int, nodes: int = 1
+                      ) -> Callable[[Any], np.ndarray]:
+    """bytes -> seconds of a fitted all-reduce at ``ranks`` (for :func:`costmodel.ddp.ddp_step`),
+    when no cluster preset describes the machine (e.g. a CPU/gloo run)."""
+    predictor = calibrated_predictor(calibration)
+    return lambda message_bytes: predictor("all_reduce", message_bytes, ranks, nodes)

@@ -8,6 +8,14 @@ measured`` (of the time). :func:`cluster_predictor` builds the predictor from a 
 through :func:`costmodel.predict.predict_collective`; :func:`costmodel.validation.calibrate.
 calibrated_predictor` from a fitted calibration.
 
+:func:`compare_cluster` runs several models of :func:`costmodel.predict.predict_collective`
+(``"nccl"`` and ``"textbook"`` by default) over the same rows; :func:`side_by_side` puts them in
+columns. A calibrated cluster (a calibration preset with a base, :mod:`costmodel.presets`) is
+just a cluster here: its ``"nccl"`` column uses the fits where they cover the op.
+:func:`predict_ddp` predicts measured DDP steps with :func:`costmodel.ddp.ddp_step` (compute =
+the measured no-communication step time; bucket all-reduces from a predictor), and
+:func:`write_report` shows them with their timelines.
+
 >>> import pandas as pd
 >>> rows = pd.DataFrame({"op": ["all_reduce"] * 2, "size_bytes": [1e6, 4e6], "ranks": [2, 2],
 ...                      "time_s": [1e-3, 4.4e-3]})
@@ -28,7 +36,15 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SIZE_BANDS", "cluster_predictor", "compare", "summarize", "write_report"]
+__all__ = ["SIZE_BANDS", "cluster_predictor", "compare", "compare_cluster", "predict_ddp",
+           "side_by_side", "summarize", "write_report"]
+
+# PyTorch DDP: the first bucket is capped at 1 MiB (torch/nn/parallel/distributed.py,
+# _DEFAULT_FIRST_BUCKET_BYTES = dist._DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024)
+_FIRST_BUCKET_BYTES = 2**20
+# gloo on CPU: communication threads compete with compute for the cores, no overlap measurable
+# (reference/machine-notes.md, "DDP on CPU"): backward stalls while an all-reduce runs
+_CPU_COMM_CONTENTION = 1.0
 
 # (label, lower bound [B]) of the size bands summaries use
 SIZE_BANDS: tuple[tuple[str, float], ...] = (
@@ -69,6 +85,44 @@ def cluster_predictor(cluster: Any, model: str = "nccl") -> Callable[..., Any]:
 
     predictor.model_name = model  # type: ignore[attr-defined]
     return predictor
+
+
+def compare_cluster(
+    measured: pd.DataFrame,
+    cluster: Any,
+    *,
+    models: tuple[str, ...] = ("nccl", "textbook"),
+    use_algorithm: bool = True,
+) -> pd.DataFrame:
+    """:func:`compare` once per model of ``predict_collective`` on ``cluster``, stacked (long).
+
+    Rows keep the ``model`` column; :func:`side_by_side` makes one row per measurement.
+    """
+    import pandas as pd
+
+    parts = [compare(measured, cluster_predictor(cluster, model=m), model=m,
+                     use_algorithm=use_algorithm) for m in models]
+    return pd.concat(parts, ignore_index=True)
+
+
+def side_by_side(comparison: pd.DataFrame) -> pd.DataFrame:
+    """One row per measurement, per model ``predicted_time_s[<model>]``, ``rel_error[<model>]``,
+    ``predicted_busbw_bytes_per_s[<model>]`` and ``predicted_algorithm[<model>]``."""
+    models = list(dict.fromkeys(comparison["model"]))
+    per_model = [comparison[comparison.model == m].reset_index(drop=True) for m in models]
+    first = per_model[0]
+    keep = [c for c in ("op", "size_bytes", "ranks", "nodes", "placement", "algo_env",
+                        "proto_env", "time_s", "measured_busbw_bytes_per_s", "size_band")
+            if c in first]
+    out = first[keep].copy()
+    for m, part in zip(models, per_model, strict=True):
+        if len(part) != len(out):
+            raise ValueError(f"model {m!r} has {len(part)} rows, {models[0]!r} {len(out)}: "
+                             "side_by_side needs one compare() of the same rows per model")
+        for col in ("predicted_time_s", "rel_error", "predicted_busbw_bytes_per_s",
+                    "predicted_algorithm"):
+            out[f"{col}[{m}]"] = part[col].to_numpy()
+    return out
 
 
 def _times(result: Any) -> tuple[np.ndarray, Any]:
@@ -143,17 +197,23 @@ def compare(
 
 
 def summarize(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Per op / algorithm / size band: points, median and max |rel_error|, bias (mean error)."""
+    """Per op / algorithm / size band: points, median and max |rel_error|, bias (mean error).
+
+    A stacked comparison of several models (:func:`compare_cluster`) is summarized per model too.
+    """
     df = comparison[comparison.rel_error.notna()].copy()
     df["abs_error"] = df.rel_error.abs()
     df["algorithm"] = df["algorithm"].fillna("auto")
     band_order = {label: i for i, (label, _) in enumerate(SIZE_BANDS)}
-    out = df.groupby(["op", "algorithm", "size_band"], sort=False).agg(
+    keys = ["op", "algorithm", "size_band"]
+    if "model" in df and df["model"].nunique() > 1:
+        keys = ["model", *keys]
+    out = df.groupby(keys, sort=False).agg(
         points=("rel_error", "size"), median_abs_rel_error=("abs_error", "median"),
         max_abs_rel_error=("abs_error", "max"), mean_rel_error=("rel_error", "mean"),
     ).reset_index()
     out["_order"] = out.size_band.map(band_order)
-    return out.sort_values(["op", "algorithm", "_order"]).drop(columns="_order").reset_index(
+    return out.sort_values([*keys[:-1], "_order"]).drop(columns="_order").reset_index(
         drop=True)
 
 
@@ -162,6 +222,84 @@ def exceeds(comparison: pd.DataFrame, tolerance: float) -> pd.DataFrame:
     if not tolerance > 0:
         raise ValueError(f"tolerance={tolerance!r} must be a fraction > 0, e.g. 0.25")
     return comparison[comparison.rel_error.abs() > tolerance]
+
+
+def predict_ddp(
+    measured: pd.DataFrame,
+    predictor: Callable[..., Any],
+    *,
+    comm_contention: float | None = None,
+) -> pd.DataFrame:
+    """Predict each measured DDP step (torch_bench ``kind == "ddp_step"`` rows) with ddp_step.
+
+    Per row: :func:`costmodel.ddp.ddp_step` with the row's parameters (the synthetic MLP's
+    tensors, ``layers`` x (``width``^2 weights, ``width`` biases), in registration order),
+    gradient bytes, ``bucket_cap_mb``, ``accumulation`` and ``no_sync``; compute per micro-batch
+    = the measured no-communication step time (``compute_time_s``, the same steps under
+    ``no_sync``) / accumulation; each bucket's all-reduce from ``predictor`` (as for
+    :func:`compare`: :func:`cluster_predictor` of a cluster or calibrated cluster, or
+    :func:`costmodel.validation.calibrate.calibrated_predictor`). ``comm_contention`` (0-1, see
+    ddp_step) defaults to 1 for gloo (no overlap on CPU, machine-notes.md) and 0 otherwise.
+
+    Adds ``predicted_compute_s, predicted_comm_s, predicted_exposed_comm_s, predicted_step_s,
+    step_rel_error`` and ``timeline`` (list of interval dicts) and ``note`` (why a row could
+    not be predicted).
+    """
+    from dataclasses import asdict
+
+    from costmodel.ddp import ddp_step
+
+    df = measured
+    if "kind" in df:
+        df = df[df["kind"] == "ddp_step"]
+    df = df.reset_index(drop=True).copy()
+    needed = {"params", "ranks", "time_s", "compute_time_s", "bucket_cap_mb", "accumulation"}
+    missing = needed - set(df.columns)
+    if missing:
+        raise ValueError(f"DDP rows lack columns {sorted(missing)}; need {sorted(needed)} "
+                         "(python -m costmodel.validation.torch_bench --ddp writes them)")
+    cols: dict[str, list[Any]] = {k: [] for k in (
+        "predicted_compute_s", "predicted_comm_s", "predicted_exposed_comm_s",
+        "predicted_step_s", "timeline", "note")}
+    for row in df.itertuples(index=False):
+        ranks, nodes = int(row.ranks), int(getattr(row, "nodes", 1) or 1)
+        acc = int(row.accumulation)
+        contention = comm_contention
+        if contention is None:
+            contention = _CPU_COMM_CONTENTION if getattr(row, "backend", "") == "gloo" else 0.0
+        layers, width = getattr(row, "layers", None), getattr(row, "width", None)
+        counts = ([float(width) ** 2, float(width)] * int(layers)
+                  if layers and width and layers == layers and width == width else None)
+        grad = (float(row.gradient_bytes) / float(row.params)
+                if getattr(row, "gradient_bytes", None) else 4.0)  # torch_bench: float32
+
+        def time_fn(message_bytes, n=ranks, k=nodes):
+            return _times(predictor("all_reduce", np.asarray(message_bytes, float), n, k))[0]
+
+        try:
+            step = ddp_step(None if counts else float(row.params), ranks,
+                            compute_time_s=float(row.compute_time_s) / acc,
+                            gradient_bytes_per_param=grad,
+                            bucket_cap_bytes=float(row.bucket_cap_mb) * 2**20,
+                            first_bucket_bytes=_FIRST_BUCKET_BYTES, accumulation=acc,
+                            no_sync=bool(getattr(row, "no_sync", True)),
+                            allreduce_time_fn=time_fn, layer_param_counts=counts,
+                            comm_contention=contention)
+        except (ValueError, KeyError, NotImplementedError) as exc:
+            for k in cols:
+                cols[k].append(math.nan if k not in ("timeline", "note") else None)
+            cols["note"][-1] = " ".join(str(exc).split())[:200]
+            continue
+        cols["predicted_compute_s"].append(step.compute_s)
+        cols["predicted_comm_s"].append(step.comm_s)
+        cols["predicted_exposed_comm_s"].append(step.exposed_comm_s)
+        cols["predicted_step_s"].append(step.step_time_s)
+        cols["timeline"].append([asdict(iv) for iv in step.timeline])
+        cols["note"].append(None)
+    for k, v in cols.items():
+        df[k] = v
+    df["step_rel_error"] = (df.predicted_step_s.astype(float) - df.time_s) / df.time_s
+    return df
 
 
 def write_report(
@@ -173,11 +311,29 @@ def write_report(
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    figures = [plots.validation_busbw_figure(comparison), plots.validation_error_figure(comparison)]
+    several = "model" in comparison and comparison["model"].nunique() > 1
+    figures = [plots.validation_models_figure(comparison) if several
+               else plots.validation_busbw_figure(comparison),
+               plots.validation_error_figure(comparison)]
+    tables = [summarize(comparison).to_html(index=False, float_format="%.3f")]
     if ddp is not None and not ddp.empty:
         figures.append(plots.validation_ddp_figure(ddp))
+        shown = [c for c in ("bucket_cap_mb", "accumulation", "no_sync", "time_s",
+                             "compute_time_s", "predicted_step_s", "predicted_comm_s",
+                             "predicted_exposed_comm_s", "step_rel_error") if c in ddp]
+        tables.append("<h2>DDP step: measured vs predicted</h2>"
+                      + ddp[shown].to_html(index=False, float_format="%.4g"))
+        if "timeline" in ddp:
+            for row in ddp[ddp["timeline"].notna()].head(6).itertuples(index=False):
+                figures.append(plots.ddp_timeline_figure(
+                    row.timeline, compute_s=row.predicted_compute_s,
+                    step_time_s=row.predicted_step_s,
+                    title=f"Predicted DDP step: bucket cap {row.bucket_cap_mb:g} MiB, "
+                          f"accumulation {row.accumulation}, no_sync={row.no_sync} "
+                          f"(measured {row.time_s * 1e3:.1f} ms, predicted "
+                          f"{row.predicted_step_s * 1e3:.1f} ms)"))
     parts = [f"<html><head><meta charset='utf-8'><title>{title}</title></head><body>",
-             f"<h1>{title}</h1>", summarize(comparison).to_html(index=False, float_format="%.3f")]
+             f"<h1>{title}</h1>", *tables]
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0)))
     parts.append("</body></html>")

@@ -61,19 +61,21 @@ def _launcher_env() -> None:
     os.environ.setdefault("MASTER_PORT", "29500")
 
 
-def sizes_between(min_bytes: int, max_bytes: int, factor: int) -> list[int]:
-    """Geometric sweep as nccl-tests ``-b -e -f`` does.
+def sizes_between(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
+    """Geometric sweep as nccl-tests ``-b -e -f`` does (a factor below 2, e.g. 1.5, is allowed).
 
     >>> sizes_between(1024, 8192, 2)
     [1024, 2048, 4096, 8192]
+    >>> sizes_between(2**20, 2**22, 2**0.5)
+    [1048576, 1482910, 2097152, 2965821, 4194304]
     """
-    if min_bytes < 1 or max_bytes < min_bytes or factor < 2:
+    if min_bytes < 1 or max_bytes < min_bytes or not factor > 1:
         raise ValueError(f"sizes: need 1 <= min_bytes={min_bytes} <= max_bytes={max_bytes} and "
-                         f"factor={factor} >= 2")
-    out, size = [], min_bytes
-    while size <= max_bytes:
-        out.append(size)
-        size *= factor
+                         f"factor={factor} > 1")
+    out, step = [], 0
+    while (size := round(min_bytes * factor**step)) <= max_bytes * (1 + 1e-12):
+        out.append(min(int(size), int(max_bytes)))
+        step += 1
     return out
 
 
@@ -134,58 +136,73 @@ class _Bench:
         dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
         return tensor.cpu().tolist()
 
+    def _collective_fn(self, op: str, count: int) -> Any:
+        """The timed call for ``op`` on ``count`` float32 elements of the preallocated buffers."""
+        dist, n = self.dist, self.world
+        part = count // n
+        src, dst = self.send[:count], self.recv[:count]
+        if op == "all_reduce":
+            return lambda t=src: dist.all_reduce(t)
+        if op == "broadcast":
+            return lambda t=src: dist.broadcast(t, src=0)
+        if op == "all_gather":
+            return lambda o=list(dst.split(part)), t=self.send[:part]: dist.all_gather(o, t)
+        if op == "reduce_scatter":
+            return lambda o=dst[:part], i=list(src.split(part)): dist.reduce_scatter(o, i)
+        return lambda o=dst, t=src: dist.all_to_all_single(o, t)
+
     def collectives(self) -> None:
-        torch, dist, n = self.torch, self.dist, self.world
+        """Time every op x size; with ``--rounds R`` the sweep is repeated R times, interleaved.
+
+        Interleaving spreads a burst of load from other processes over all sizes instead of
+        spoiling one size; each row reports the median and the minimum over all iterations.
+        """
+        torch, n = self.torch, self.world
         sizes = sizes_between(self.args.min_bytes, self.args.max_bytes, self.args.factor)
         elem = 4  # float32
         top = max(sizes) // elem
         top -= top % n
-        send = torch.ones(top, dtype=torch.float32, device=self.device)
-        recv = torch.zeros(top, dtype=torch.float32, device=self.device)
+        self.send = torch.ones(top, dtype=torch.float32, device=self.device)
+        self.recv = torch.zeros(top, dtype=torch.float32, device=self.device)
+        cases = []
         for op in self.args.ops:
             for size in sizes:
                 count = size // elem
                 count -= count % n  # all ops divisible by n, as nccl-tests rounds per-rank counts
-                if count < n:
+                if count >= n:
+                    cases.append((op, count))
+        rounds = max(1, self.args.rounds)
+        per_round = max(1, -(-self.args.iters // rounds))
+        times: dict[tuple[str, int], list[float]] = {case: [] for case in cases}
+        unsupported: set[str] = set()
+        for r in range(rounds):
+            for op, count in cases:
+                if op in unsupported:
                     continue
-                part = count // n
-                src, dst = send[:count], recv[:count]
-                if op == "all_reduce":
-                    def fn(t=src):
-                        dist.all_reduce(t)
-                elif op == "broadcast":
-                    def fn(t=src):
-                        dist.broadcast(t, src=0)
-                elif op == "all_gather":
-                    outs = list(dst.split(part))
-                    def fn(o=outs, t=send[:part]):
-                        dist.all_gather(o, t)
-                elif op == "reduce_scatter":
-                    ins = list(src.split(part))
-                    def fn(o=dst[:part], i=ins):
-                        dist.reduce_scatter(o, i)
-                else:
-                    def fn(o=dst, t=src):
-                        dist.all_to_all_single(o, t)
                 try:
-                    times = self.timed(fn, self.args.iters, self.args.warmup)
+                    times[op, count] += self.timed(self._collective_fn(op, count), per_round,
+                                                   self.args.warmup if r == 0 else 0)
                 except (RuntimeError, NotImplementedError) as exc:
+                    unsupported.add(op)
                     if self.rank == 0:
                         print(f"torch_bench: {op} not supported by {self.backend}: {exc}",
                               file=sys.stderr)
-                    break
-                t = statistics.median(times)
-                nbytes = count * elem
-                algbw = nbytes / t
-                self.emit({"kind": "collective", "op": op, "size_bytes": nbytes,
-                           "count": count, "dtype": "float32", "placement": "out_of_place",
-                           "time_s": t, "time_min_s": min(times), "time_max_s": max(times),
-                           "iters": len(times), "algbw_bytes_per_s": algbw,
-                           "busbw_bytes_per_s": algbw * BUSBW_FACTOR[op](n),
-                           "flagged": False})
-                if self.rank == 0 and self.args.verbose:
-                    print(f"{op:15s} {nbytes:>12d} B  {t * 1e6:10.1f} us  "
-                          f"{algbw * BUSBW_FACTOR[op](n) / 1e9:7.3f} GB/s busbw", flush=True)
+        for op, count in cases:
+            samples = times[op, count]
+            if op in unsupported or not samples:
+                continue
+            t = statistics.median(samples)
+            nbytes = count * elem
+            algbw = nbytes / t
+            self.emit({"kind": "collective", "op": op, "size_bytes": nbytes,
+                       "count": count, "dtype": "float32", "placement": "out_of_place",
+                       "time_s": t, "time_min_s": min(samples), "time_max_s": max(samples),
+                       "iters": len(samples), "rounds": rounds, "algbw_bytes_per_s": algbw,
+                       "busbw_bytes_per_s": algbw * BUSBW_FACTOR[op](n),
+                       "flagged": False})
+            if self.rank == 0 and self.args.verbose:
+                print(f"{op:15s} {nbytes:>12d} B  {t * 1e6:10.1f} us  "
+                      f"{algbw * BUSBW_FACTOR[op](n) / 1e9:7.3f} GB/s busbw", flush=True)
 
     def ddp(self) -> None:
         torch = self.torch
@@ -240,8 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated subset of " + ",".join(OPS) + " (or 'none')")
     p.add_argument("--min-bytes", default="4KiB")
     p.add_argument("--max-bytes", default="64MiB")
-    p.add_argument("--factor", type=int, default=2)
-    p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--factor", type=float, default=2.0,
+                   help="size step factor (> 1; 2 doubles, 1.41 gives two sizes per doubling)")
+    p.add_argument("--iters", type=int, default=10, help="timed iterations per op and size")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="repeat the size sweep this many times, interleaved (iters split over "
+                        "rounds); spreads bursts of load from other processes over all sizes")
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--threads", type=int, default=1, help="torch threads per rank on CPU")
     p.add_argument("--ddp", action="store_true", help="also time DDP steps")
