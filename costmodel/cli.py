@@ -1005,12 +1005,16 @@ def calibrate(
     nodes: Annotated[int | None, typer.Option(min=1, help="Nodes, when the file does not say.")
                      ] = None,
     cluster: Annotated[str | None, typer.Option(
-        help="Show the preset's bandwidth and latency next to the fitted ones.")] = None,
+        help="Base cluster preset: the TOML then loads as that cluster carrying the fits "
+             "(cm.cluster(NAME), --cluster NAME everywhere), and the preset's figures are shown "
+             "next to the fitted ones.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Fit latency and bandwidth per op/algorithm/protocol/level; write a preset TOML.
 
-    Reports the fit's residuals and the error on held-out sizes (every other size).
+    Reports the fit's residuals and the error on held-out sizes (every other size). With
+    --cluster the written preset is that cluster with the fitted figures, loadable by name from a
+    COSTMODEL_PRESETS folder or by path.
 
     Example:
 
@@ -1026,8 +1030,12 @@ def calibrate(
     c = cal.calibrate(measured, name=name or output.stem,
                       min_bytes=units.parse_bytes(min_bytes, name="--min-bytes"),
                       source=str(results))
+    if cluster is not None:
+        from . import presets
+
+        presets.cluster(cluster)  # an unknown name fails here, before anything is written
     with sw.atomic_path(output) as tmp:
-        cal.write_calibration(c, tmp)
+        cal.write_calibration(c, tmp, base=cluster)
     fits = c.table()
     reference: dict[str, float] = {}
     if cluster is not None:

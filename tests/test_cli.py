@@ -410,6 +410,17 @@ def test_validate_loop_run_compare_calibrate(tmp_path, fake_nccl_tests):
     back = run_json("validate", "compare", str(results), "--calibration", str(cal),
                     "--tolerance", "100")
     assert back["predicted"] == d["rows"]
+    # --cluster made it a preset of that cluster carrying the fits: it loads by path as a Cluster
+    import costmodel as cm
+
+    loaded = cm.cluster(str(cal))
+    assert loaded.gpus_per_node == cm.cluster("dgx-a100").gpus_per_node
+    assert loaded.calibration is not None
+    pred = run_json("predict", "--op", "all_reduce", "--cluster", str(cal), "--sizes", "64MiB")
+    (row,) = pred["results"]
+    n, m = row["ranks"], 64 * 2**20  # the fitted ring alpha-beta, not the NCCL model
+    expected = 2 * (n - 1) * fit["latency_s"] + 2 * (n - 1) / n * m / fit["bandwidth_bytes_per_s"]
+    assert row["time_s"] == pytest.approx(expected, rel=1e-6)
 
 
 def test_compare_and_calibrate_read_raw_logs(tmp_path):
