@@ -35,6 +35,8 @@ measured slower than 25 MiB ones; on that V100 DGX-1 data the fit lands at ``c =
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -231,8 +233,44 @@ def bucket_sizes(
     [30.0, 30.0, 30.0, 30.0]
     """
     sizes = _sizes("param_bytes", param_bytes)
-    buckets = bucket_assignment(sizes, bucket_cap_bytes, first_bucket_bytes, small_bucket_last)
-    return np.array([sizes[b].sum() for b in buckets])
+    return _bucket_totals(sizes, sizes, bucket_cap_bytes, first_bucket_bytes, small_bucket_last)[0]
+
+
+def _bucket_totals(
+    param_bytes: np.ndarray, param_counts: np.ndarray, bucket_cap_bytes: float,
+    first_bucket_bytes: float, small_bucket_last: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes, parameters) of each bucket in reduction order, summed in one vectorized pass.
+
+    Each bucket is a contiguous run of the gradient-ready order, so the per-bucket sums are one
+    ``np.add.reduceat`` over the parameters taken in that order.
+    """
+    buckets = bucket_assignment(param_bytes, bucket_cap_bytes, first_bucket_bytes,
+                                small_bucket_last)
+    order = np.fromiter(itertools.chain.from_iterable(buckets), dtype=np.intp,
+                        count=param_bytes.size)
+    offsets = np.cumsum([0] + [len(b) for b in buckets[:-1]])
+    return (np.add.reduceat(param_bytes[order], offsets),
+            np.add.reduceat(param_counts[order], offsets))
+
+
+@functools.lru_cache(maxsize=32)
+def _default_bucket_totals(
+    params: float, gradient_bytes_per_param: float, bucket_cap_bytes: float,
+    first_bucket_bytes: float, small_bucket_last: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_bucket_totals` of ``params`` in equal tensors of at most DEFAULT_TENSOR_PARAMS.
+
+    A pure function of its scalar arguments, cached (read-only arrays): a flip search or a
+    scaling table re-evaluates the step on the same buckets many times.
+    """
+    pieces = max(1, math.ceil(params / DEFAULT_TENSOR_PARAMS))
+    counts = np.full(pieces, params / pieces)
+    out = _bucket_totals(counts * gradient_bytes_per_param, counts, bucket_cap_bytes,
+                         first_bucket_bytes, small_bucket_last)
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 # --- the step ----------------------------------------------------------------------------------
@@ -256,7 +294,38 @@ def _schedule(
     Backward work (in seconds at full speed) reaches ``ready_work_s[k]`` when bucket ``k`` is
     ready; it advances at rate 1 - contention while an all-reduce runs. Buckets become ready in
     order, so bucket k's ready time depends only on the all-reduces of buckets before it.
+    Without contention the schedule is solved in one vectorized pass
+    (:func:`_schedule_uncontended`), otherwise event by event (:func:`_schedule_stepwise`).
     """
+    if contention == 0.0 and comm_s.size:
+        return _schedule_uncontended(fwd_s, bwd_s, ready_work_s, comm_s, overlap)
+    return _schedule_stepwise(fwd_s, bwd_s, ready_work_s, comm_s, overlap, contention)
+
+
+def _schedule_uncontended(
+    fwd_s: float, bwd_s: float, ready_work_s: np.ndarray, comm_s: np.ndarray, overlap: bool,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    r""":func:`_schedule` with ``contention = 0``, vectorized.
+
+    Backward never slows, so bucket ``k`` is ready at ``r_k = fwd + ready_work_s[k]`` (or at
+    the end of backward without overlap), and the one communication stream gives the max-plus
+    recurrence ``e_k = max(r_k, e_{k-1}) + c_k``, solved as
+    ``e_k = C_k + max_{j<=k} (r_j - C_{j-1})`` with ``C`` the running sum of the ``c_k``.
+    Equal to the event loop to rounding (tests/test_ddp.py).
+    """
+    k_n = comm_s.size
+    ready = fwd_s + (ready_work_s if overlap else np.full(k_n, bwd_s))
+    total = np.cumsum(comm_s)
+    ends = total + np.maximum.accumulate(ready - (total - comm_s))
+    starts = np.maximum(ready, np.concatenate(([0.0], ends[:-1])))
+    return fwd_s + bwd_s, starts, starts + comm_s
+
+
+def _schedule_stepwise(
+    fwd_s: float, bwd_s: float, ready_work_s: np.ndarray, comm_s: np.ndarray, overlap: bool,
+    contention: float,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """:func:`_schedule` event by event (any contention in [0, 1])."""
     k_n = comm_s.size
     starts = np.zeros(k_n)
     ends = np.zeros(k_n)
@@ -307,6 +376,7 @@ def ddp_step(
     algorithm: str = "ring",
     small_bucket_last: bool = False,
     comm_contention: float = 0.0,
+    timeline: bool = True,
 ) -> DDPStep:
     r"""Time of one DDP optimizer step, with its timeline of compute and bucket all-reduces.
 
@@ -338,6 +408,9 @@ def ddp_step(
     comm_contention : float
         ``c`` in [0, 1]: backward runs at rate ``1 - c`` while an all-reduce is in flight
         (module docstring); 0 = perfect overlap, 1 = compute stalls during communication.
+    timeline : bool
+        Build the timeline; ``False`` leaves it empty (every time and total is the same): for
+        searches that re-evaluate the step many times and read only the totals.
     allreduce_time_fn : callable, optional
         ``f(bucket_bytes: ndarray) -> seconds``, e.g. ``predict.allreduce_time_fn(cluster)``.
     layer_param_counts : sequence of float, optional
@@ -371,15 +444,19 @@ def ddp_step(
     if contention > 1:
         raise ValueError(f"comm_contention: must be in [0, 1], got {comm_contention!r}")
     gbytes = _number("gradient_bytes_per_param", gradient_bytes_per_param, positive=True, unit="B")
+    cap = _number("bucket_cap_bytes", bucket_cap_bytes, positive=True, unit="B")
+    first = _number("first_bucket_bytes", first_bucket_bytes, positive=True, unit="B")
     if layer_param_counts is not None:
         counts = _sizes("layer_param_counts", layer_param_counts)
         p = float(counts.sum())
         if params is not None and not math.isclose(float(params), p, rel_tol=1e-6):
             raise ValueError(f"params: {params!r} differs from sum(layer_param_counts) = {p!r}")
+        b_bytes, b_params = _bucket_totals(counts * gbytes, counts, cap, first,
+                                           bool(small_bucket_last))
     else:
         p = _number("params", params, positive=True)
-        pieces = max(1, math.ceil(p / DEFAULT_TENSOR_PARAMS))
-        counts = np.full(pieces, p / pieces)
+        b_bytes, b_params = (a.copy() for a in _default_bucket_totals(
+            p, gbytes, cap, first, bool(small_bucket_last)))
 
     if compute_time_s is not None:
         if any(v is not None for v in (tokens_per_gpu, peak_flops, mfu)):
@@ -398,9 +475,6 @@ def ddp_step(
         micro_s = FLOPS_PER_PARAM_TOKEN * p * tok / (peak * u)
 
     fn = allreduce_time_fn or _default_allreduce_fn(n, bandwidth_bytes_per_s, latency_s, algorithm)
-    sizes = counts * gbytes
-    buckets = bucket_assignment(sizes, bucket_cap_bytes, first_bucket_bytes, small_bucket_last)
-    b_bytes = np.array([sizes[b].sum() for b in buckets])
     b_comm = np.asarray(fn(b_bytes), dtype=float).reshape(-1)
     if b_comm.shape != b_bytes.shape or not np.all(np.isfinite(b_comm)) or np.any(b_comm < 0):
         raise ValueError(f"allreduce_time_fn: must return one finite time >= 0 per bucket; got "
@@ -409,28 +483,29 @@ def ddp_step(
     fwd_s = micro_s * (1.0 - BACKWARD_FRACTION)
     bwd_s = micro_s * BACKWARD_FRACTION
     # backward work done when each bucket's last gradient is ready (proportional to parameters)
-    ready_frac = np.cumsum([counts[b].sum() for b in buckets]) / p
+    ready_frac = np.cumsum(b_params) / p
     ready_frac[-1] = 1.0
     bwd_end, starts, ends = _schedule(fwd_s, bwd_s, ready_frac * bwd_s, b_comm, overlap, contention)
     bwd_end = float(bwd_end)
     sync_s = max(bwd_end, float(ends[-1]))
 
     syncs = 1 if no_sync else a_steps
-    timeline: list[Interval] = []
+    b_list = b_bytes.tolist()
+    bars: list[Interval] = []
     t0 = 0.0
     for m in range(a_steps):
         synced = (m == a_steps - 1) or not no_sync
-        timeline.append(Interval("forward", t0, t0 + fwd_s, f"forward {m}", micro_batch=m))
-        bwd_stop = t0 + (bwd_end if synced else micro_s)
-        timeline.append(Interval("backward", t0 + fwd_s, float(bwd_stop), f"backward {m}",
+        if timeline:
+            bars.append(Interval("forward", t0, t0 + fwd_s, f"forward {m}", micro_batch=m))
+            bwd_stop = t0 + (bwd_end if synced else micro_s)
+            bars.append(Interval("backward", t0 + fwd_s, float(bwd_stop), f"backward {m}",
                                  micro_batch=m))
-        if synced:
-            timeline.extend(
-                Interval("allreduce", float(t0 + s), float(t0 + e), f"bucket {k}", float(b), m)
-                for k, (s, e, b) in enumerate(zip(starts, ends, b_bytes, strict=True)))
-            t0 += sync_s
-        else:
-            t0 += micro_s
+            if synced:
+                bars.extend(
+                    Interval("allreduce", s, e, f"bucket {k}", b, m)
+                    for k, (s, e, b) in enumerate(zip((t0 + starts).tolist(),
+                                                      (t0 + ends).tolist(), b_list, strict=True)))
+        t0 += sync_s if synced else micro_s
 
     compute = a_steps * micro_s
     comm = syncs * float(b_comm.sum())
@@ -450,7 +525,7 @@ def ddp_step(
         ranks=n,
         accumulation=a_steps,
         syncs=syncs,
-        bucket_bytes=tuple(float(x) for x in b_bytes),
-        bucket_comm_s=tuple(float(x) for x in b_comm),
-        timeline=tuple(timeline),
+        bucket_bytes=tuple(b_list),
+        bucket_comm_s=tuple(b_comm.tolist()),
+        timeline=tuple(bars),
     )

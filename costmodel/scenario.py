@@ -8,9 +8,14 @@ gathers the fields and calls the formula modules, nothing more:
 - batch: :func:`costmodel.batch.global_batch` and tokens per step;
 - the DDP step: :func:`costmodel.ddp.ddp_step`, its all-reduce times from
   :func:`costmodel.predict.allreduce_time_fn` (so the step and the collective pages agree);
-- the verdict (compute- or comms-bound) and the smallest changes that flip it, each found by
-  re-evaluating the step with one input changed (a search, not a new formula);
+- the verdict (compute- or comms-bound) and the smallest changes that flip it, each checked by
+  re-evaluating the step with one input changed (see :meth:`Scenario._flips`);
 - scaling efficiency against the number of nodes.
+
+Speed (the app reruns this on every input change): within one :meth:`Scenario.evaluate` the
+cluster is loaded once and resized for the scaling table, and each cluster's all-reduce time is
+predicted once per distinct bucket size (:class:`_Clusters`); the flip thresholds come from one
+step in closed form and are confirmed by two re-evaluations each, not found by bisection.
 
 The lesson's practice problem 1 on a preset (7B, bf16 gradients, 64 H100s, 400 ms compute),
 with the textbook's flat ring at one 400G NIC per GPU: comms-bound, and fp8 gradients are the
@@ -27,11 +32,12 @@ smallest change that flips it (as the lesson says):
 
 from __future__ import annotations
 
-import dataclasses
 import math
+import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from . import units
@@ -39,23 +45,72 @@ from . import units
 MAX_SEARCH_FACTOR = 1024.0
 """Flip searches stop at this factor of change (beyond it the suggestion is 'not reachable')."""
 
+FLIP_REL_TOL = 1e-9
+"""Relative resolution of a flip factor: the value reported flips the verdict and lies at most
+this far above the exact threshold (confirmed by a step just below it that does not flip)."""
+
 SCALING_MAX_NODES = 1024
 """Largest node count in the scaling table."""
 
 
-def _gather(obj: Any) -> Any:
-    """Plain Python (dicts, lists, floats) from dataclasses, pydantic models and numpy values."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _gather(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, BaseModel):
-        return obj.model_dump()
-    if isinstance(obj, dict):
-        return {k: _gather(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_gather(v) for v in obj]
-    if hasattr(obj, "item") and getattr(obj, "ndim", 1) == 0:
-        return obj.item()
-    return obj
+def _interval(i: Any) -> dict[str, Any]:
+    """One ddp.Interval as a plain dict (the ScenarioResult timeline rows)."""
+    return {"kind": str(i.kind), "start_s": float(i.start_s), "end_s": float(i.end_s),
+            "label": str(i.label), "message_bytes": float(i.message_bytes),
+            "micro_batch": int(i.micro_batch)}
+
+
+def _memoized(fn: Callable[[Any], Any]) -> Callable[[Any], np.ndarray]:
+    """``fn`` (bytes -> seconds, elementwise) called once per distinct size, remembered.
+
+    DDP's buckets are mostly the same size (every full ``bucket_cap``), and a flip search or a
+    scaling table asks again for the same sizes: each distinct size is predicted once, in one
+    vectorized call for all the new ones.
+    """
+    known: dict[float, float] = {}
+
+    def time_fn(message_bytes: Any) -> np.ndarray:
+        m = np.asarray(message_bytes, dtype=float)
+        flat = m.reshape(-1).tolist()
+        new = [x for x in dict.fromkeys(flat) if x not in known]
+        if new:
+            t = np.asarray(fn(np.array(new)), dtype=float).reshape(-1)
+            known.update(zip(new, t.tolist(), strict=True))
+        return np.array([known[x] for x in flat], dtype=float).reshape(m.shape)
+
+    return time_fn
+
+
+class _Clusters:
+    """One scenario's cluster at each node count, each with a memoized all-reduce time.
+
+    The base is the cluster loaded when the scenario was validated, resized with
+    ``presets.cluster(base, nodes=n)`` (what ``build_cluster(n)`` returns); the all-reduce time
+    of each cluster is ``predict.allreduce_time_fn`` behind :func:`_memoized`. The predictions
+    live for one :meth:`Scenario.evaluate` (a changed correction is seen by the next one).
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.model = scenario.model
+        self.base = scenario._validated_cluster()
+        self._clusters: dict[int, Any] = {int(self.base.nodes): self.base}
+        self._fns: dict[int, Callable[[Any], np.ndarray]] = {}
+
+    def cluster(self, nodes: int) -> Any:
+        if nodes not in self._clusters:
+            from . import presets
+
+            self._clusters[nodes] = presets.cluster(self.base, nodes=nodes)
+        return self._clusters[nodes]
+
+    def allreduce_fn(self, nodes: int) -> Callable[[Any], np.ndarray]:
+        if nodes not in self._fns:
+            from . import predict
+
+            c = self.cluster(nodes)
+            self._fns[nodes] = _memoized(
+                predict.allreduce_time_fn(c, nodes=c.nodes, model=self.model))
+        return self._fns[nodes]
 
 
 class Scenario(BaseModel):
@@ -111,8 +166,19 @@ class Scenario(BaseModel):
 
     @model_validator(mode="after")
     def _cluster_exists(self) -> Scenario:
-        self.build_cluster()  # raises a ValueError naming the preset and the valid ones
+        self._validated_cluster()  # raises a ValueError naming the preset and the valid ones
         return self
+
+    def _validated_cluster(self) -> Any:
+        """:meth:`build_cluster`, built once while this scenario (or an equal one) lives.
+
+        Pydantic reruns after-validators on an instance passed to ScenarioResult, and
+        evaluate() needs the cluster again: the preset is loaded once, not three times.
+        """
+        c = _VALIDATED.get(self)
+        if c is None:
+            c = _VALIDATED[self] = self.build_cluster()
+        return c
 
     # --- wiring ------------------------------------------------------------------------------
     def build_cluster(self, nodes: int | None = None) -> Any:
@@ -127,18 +193,22 @@ class Scenario(BaseModel):
 
     def _step(self, cluster: Any, *, compute_scale: float = 1.0,
               accumulation: int | None = None, gradient_bytes: float | None = None,
-              comm_speedup: float = 1.0) -> Any:
+              comm_speedup: float = 1.0,
+              allreduce_fn: Callable[[Any], Any] | None = None, timeline: bool = True) -> Any:
         """Call ddp.ddp_step with this scenario's fields, one of them optionally changed.
 
         ``compute_scale`` multiplies the compute per micro-batch (the measured time, or the
         tokens per GPU when compute comes from the MFU): what a larger batch or longer sequences
-        do. ``comm_speedup`` divides every bucket's all-reduce time.
+        do. ``comm_speedup`` divides every bucket's all-reduce time. ``allreduce_fn`` (bytes ->
+        s) defaults to ``predict.allreduce_time_fn`` of ``cluster``; ``timeline=False`` skips
+        the timeline (searches and the scaling table read only the totals).
         """
         from . import ddp, predict
         from .memory import get_recipe
 
         acc = self.accumulation if accumulation is None else accumulation
-        fn = predict.allreduce_time_fn(cluster, nodes=cluster.nodes, model=self.model)
+        fn = allreduce_fn or predict.allreduce_time_fn(cluster, nodes=cluster.nodes,
+                                                       model=self.model)
         if comm_speedup != 1.0:
             base_fn = fn
 
@@ -157,7 +227,8 @@ class Scenario(BaseModel):
         return ddp.ddp_step(
             self.params, cluster.ranks, bandwidth_bytes_per_s=float(bw),
             gradient_bytes_per_param=grad, bucket_cap_bytes=self.bucket_cap_bytes,
-            accumulation=acc, no_sync=self.no_sync, allreduce_time_fn=fn, **kwargs,
+            accumulation=acc, no_sync=self.no_sync, allreduce_time_fn=fn, timeline=timeline,
+            **kwargs,
         )
 
     # --- evaluation --------------------------------------------------------------------------
@@ -165,14 +236,15 @@ class Scenario(BaseModel):
         """Every figure the app, the CLI and the reports show for this scenario."""
         from . import batch, memory
 
-        c = self.build_cluster()
+        clusters = _Clusters(self)
+        c = clusters.base
         ranks = int(c.ranks)
         mem = memory.training_memory(self.params, recipe=self.recipe, zero_stage=self.zero_stage,
                                      dp_ranks=ranks)
         gpu_bytes = float(c.gpu.memory_bytes)
         total = float(mem.total_bytes)
         gb = int(batch.global_batch(self.local_batch, ranks, self.accumulation))
-        step = self._step(c)
+        step = self._step(c, allreduce_fn=clusters.allreduce_fn(int(c.nodes)))
         tokens = gb * self.sequence_length
         notes = []
         if self.zero_stage in (1, 2):
@@ -186,7 +258,7 @@ class Scenario(BaseModel):
         if total > gpu_bytes:
             notes.append(f"does not fit: {units.format_bytes(total)} per GPU > "
                          f"{units.format_bytes(gpu_bytes)}")
-        flip_list = self._flips(c, step) if flips else []
+        flip_list = self._flips(clusters, step) if flips else []
         reachable = [f for f in flip_list if f.flips]
         best = min(reachable, key=lambda f: f.relative_change) if reachable else None
         return ScenarioResult(
@@ -210,25 +282,45 @@ class Scenario(BaseModel):
             bound=str(step.bound),
             efficiency=float(step.efficiency),
             tokens_per_s=tokens / float(step.step_time_s),
-            timeline=[_gather(i) for i in step.timeline],
+            timeline=[_interval(i) for i in step.timeline],
             flips=flip_list,
             flip=best,
-            scaling=self._scaling() if scaling else [],
+            scaling=self._scaling(clusters, step) if scaling else [],
             notes=notes,
         )
 
-    def _flips(self, cluster: Any, step: Any) -> list[Flip]:  # noqa: C901
-        """The smallest change of each kind that flips the verdict (re-evaluating the step)."""
+    def _flips(self, clusters: _Clusters, step: Any) -> list[Flip]:  # noqa: C901
+        """The smallest change of each kind that flips the verdict (re-evaluating the step).
+
+        The verdict is ``comm_s > compute_s`` (``ddp.DDPStep.bound``). Compute is linear in the
+        compute per micro-batch and independent of the network; the all-reduce sum is linear in
+        ``1 / comm_speedup`` and independent of compute; with ``no_sync`` compute is linear in
+        the accumulation ``A`` and the all-reduce (once per step) does not depend on it. So every
+        threshold follows from this one step: ``comm_s / compute_s`` (comms-bound: that much
+        more compute or a that much faster all-reduce flips it), ``compute_s / comm_s``
+        (compute-bound: that much less compute or a that much slower all-reduce), and
+        ``A = ceil(comm_s / (compute_s / A0))``. Each is then confirmed by re-running
+        ddp.ddp_step just above and just below it (:func:`_solve_factor`, :func:`_solve_int`),
+        with a bisection if the step ever stops being linear. Only the fp8-gradient flip needs a
+        new all-reduce prediction (other bucket sizes).
+        """
         bound = str(step.bound)
         target = "compute" if bound == "comms" else "comms"
+        cluster = clusters.base
+        fn = clusters.allreduce_fn(int(cluster.nodes))
 
         def flips_at(**kw: Any) -> bool:
-            return str(self._step(cluster, **kw).bound) == target
+            return str(self._step(cluster, allreduce_fn=fn, timeline=False, **kw).bound) == target
 
         out: list[Flip] = []
         grow = bound == "comms"  # comms-bound: more compute or faster network flips it
+        comm, compute = float(step.comm_s), float(step.compute_s)
+        if grow:
+            ratio = comm / compute
+        else:
+            ratio = compute / comm if comm > 0 else math.inf
         # 1. compute per micro-batch (a larger per-GPU batch, longer sequences)
-        k = _search_factor(lambda f: flips_at(compute_scale=f if grow else 1 / f))
+        k = _solve_factor(lambda f: flips_at(compute_scale=f if grow else 1 / f), ratio)
         if k is None:
             out.append(Flip(parameter="compute_scale", current=1.0, value=None, flips=False,
                             relative_change=math.inf,
@@ -249,7 +341,7 @@ class Scenario(BaseModel):
                             description=f"{k:.3g}x less compute per step makes it comms-bound "
                             f"(e.g. {hint})"))
         # 2. network speed (all-reduce k times faster or slower)
-        k = _search_factor(lambda f: flips_at(comm_speedup=f if grow else 1 / f))
+        k = _solve_factor(lambda f: flips_at(comm_speedup=f if grow else 1 / f), ratio)
         if k is not None:
             if grow:
                 desc = f"an all-reduce {k:.3g}x faster (bandwidth ~{k:.3g}x, or in-network reduction)"
@@ -270,7 +362,9 @@ class Scenario(BaseModel):
                             ("flip it" if ok else "are not enough")))
         # 4. gradient accumulation with no_sync
         if grow and self.no_sync:
-            acc = _search_int(lambda v: flips_at(accumulation=v), self.accumulation)
+            micro_s = compute / int(step.accumulation)
+            guess = math.ceil(comm / int(step.syncs) / micro_s)
+            acc = _solve_int(lambda v: flips_at(accumulation=v), self.accumulation, guess)
             if acc is not None:
                 out.append(Flip(parameter="accumulation", current=self.accumulation, value=acc,
                                 flips=True, relative_change=abs(acc / self.accumulation - 1),
@@ -278,16 +372,21 @@ class Scenario(BaseModel):
                                 "no_sync"))
         return out
 
-    def _scaling(self) -> list[ScalingRow]:
-        """Step time and efficiency at 1, 2, 4, ... nodes (and this scenario's node count)."""
+    def _scaling(self, clusters: _Clusters | None = None, step: Any = None) -> list[ScalingRow]:
+        """Step time and efficiency at 1, 2, 4, ... nodes (and this scenario's node count).
+
+        ``step`` (this scenario's own step) is reused for its node count.
+        """
+        clusters = clusters or _Clusters(self)
         counts = sorted({2**k for k in range(11) if 2**k <= max(16, 2 * self.nodes)}
                         | {self.nodes})
         rows = []
         for n in counts:
             if n > SCALING_MAX_NODES:
                 continue
-            c = self.build_cluster(n)
-            s = self._step(c)
+            c = clusters.cluster(n)
+            s = (step if step is not None and n == self.nodes
+                 else self._step(c, allreduce_fn=clusters.allreduce_fn(n), timeline=False))
             tokens = int(c.ranks) * self.local_batch * self.accumulation * self.sequence_length
             rows.append(ScalingRow(
                 nodes=n, ranks=int(c.ranks), step_time_s=float(s.step_time_s),
@@ -296,6 +395,43 @@ class Scenario(BaseModel):
                 tokens_per_s=tokens / float(s.step_time_s),
             ))
         return rows
+
+
+def _solve_factor(flips: Callable[[float], bool], guess: float,
+                  rel_tol: float = FLIP_REL_TOL) -> float | None:
+    """Smallest factor >= 1 for which flips(factor), to rel_tol, or None beyond the cap.
+
+    ``guess`` is the closed-form threshold; it is accepted when flips() holds just above it and
+    fails just below it (two evaluations), otherwise the answer comes from a bisection.
+    """
+    if math.isfinite(guess) and guess >= 1.0:
+        hi, lo = guess * (1 + rel_tol), guess * (1 - rel_tol)
+        if hi > MAX_SEARCH_FACTOR:
+            if not flips(MAX_SEARCH_FACTOR):
+                return None
+        elif flips(hi) and (lo <= 1.0 or not flips(lo)):
+            return hi
+    elif guess == math.inf and not flips(MAX_SEARCH_FACTOR):
+        return None
+    return _search_factor(flips, rel_tol)
+
+
+def _solve_int(flips: Callable[[int], bool], start: int, guess: int) -> int | None:
+    """Smallest integer >= start for which flips() (monotone), or None beyond the cap.
+
+    ``guess`` is the closed-form answer; it (or a neighbour, for rounding) is accepted when
+    flips() holds there and fails one below, otherwise :func:`_search_int` decides.
+    """
+    cap = int(start * MAX_SEARCH_FACTOR)
+    a = max(start, guess)
+    if a > cap:
+        if not flips(cap):
+            return None
+    else:
+        for v in (a, a - 1, a + 1):
+            if start <= v <= cap and flips(v) and (v == start or not flips(v - 1)):
+                return v
+    return _search_int(flips, start)
 
 
 def _search_int(flips: Callable[[int], bool], start: int) -> int | None:
@@ -323,6 +459,10 @@ def _search_factor(flips: Callable[[float], bool], rel_tol: float = 0.01) -> flo
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if flips(mid) else (mid, hi)
     return hi
+
+
+_VALIDATED: weakref.WeakKeyDictionary[Scenario, Any] = weakref.WeakKeyDictionary()
+"""Scenario -> its Cluster (:meth:`Scenario._validated_cluster`); entries die with the scenario."""
 
 
 class Flip(BaseModel):

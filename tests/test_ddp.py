@@ -3,6 +3,7 @@ check against PyTorch's own DDP benchmark (../shared/data/ddp/14_*.txt, V100 DGX
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costmodel import collectives
+from costmodel import collectives, ddp
 from costmodel.ddp import (
     DEFAULT_BUCKET_CAP_BYTES,
     DEFAULT_FIRST_BUCKET_BYTES,
@@ -364,3 +365,57 @@ def test_ddp_benchmark_shape() -> None:
     assert worst <= 0.09
     assert all(e <= 0.01 for e in errors)  # never slower than measured
     assert pp <= 1.3
+
+
+# --- the vectorized paths equal the plain ones -------------------------------------------------
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("overlap", [True, False])
+def test_vectorized_schedule_equals_event_loop(seed, overlap):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 80))
+    comm = rng.exponential(0.01, k) * (rng.random(k) > 0.1)  # some all-reduces take no time
+    work = np.sort(rng.random(k)) * 0.3
+    work[-1] = 0.3
+    fast = ddp._schedule_uncontended(0.1, 0.3, work, comm, overlap)
+    slow = ddp._schedule_stepwise(0.1, 0.3, work, comm, overlap, 0.0)
+    # same recurrence, summed in another order: rounding only (1e-12 s on a ~1 s schedule)
+    assert fast[0] == pytest.approx(slow[0], abs=1e-12)
+    np.testing.assert_allclose(fast[1], slow[1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fast[2], slow[2], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("small_last", [False, True])
+def test_bucket_sums_equal_per_bucket_sums(small_last):
+    rng = np.random.default_rng(1)
+    sizes = rng.uniform(0.01, 30, 300) * 2**20
+    expected = [sizes[b].sum() for b in bucket_assignment(sizes, 25 * 2**20, 2**20, small_last)]
+    got = ddp.bucket_sizes(sizes, 25 * 2**20, 2**20, small_last)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)  # summation order only
+
+
+def test_cached_default_tensors_equal_explicit_layers_and_stay_intact():
+    p = 7e9
+    pieces = math.ceil(p / ddp.DEFAULT_TENSOR_PARAMS)
+
+    def vandal(b):  # an allreduce_time_fn that scribbles on its input must not poison the cache
+        b[:] = 1.0
+        return np.full(b.shape, 1e-3)
+
+    kw = dict(compute_time_s=0.4, bandwidth_bytes_per_s=50e9, gradient_bytes_per_param=2)
+    ddp.ddp_step(p, 64, allreduce_time_fn=vandal, **kw)
+    cached = ddp.ddp_step(p, 64, **kw)
+    explicit = ddp.ddp_step(None, 64, layer_param_counts=[p / pieces] * pieces, **kw)
+    assert cached.bucket_bytes == pytest.approx(explicit.bucket_bytes, rel=1e-12)
+    assert cached.step_time_s == pytest.approx(explicit.step_time_s, rel=1e-12)
+    assert sum(cached.bucket_bytes) == pytest.approx(2 * p, rel=1e-12)
+
+
+@pytest.mark.parametrize(("accumulation", "no_sync"), [(1, True), (3, True), (3, False)])
+def test_without_timeline_every_figure_is_the_same(accumulation, no_sync):
+    kw = dict(compute_time_s=0.4, bandwidth_bytes_per_s=50e9, accumulation=accumulation,
+              no_sync=no_sync)
+    full = ddp.ddp_step(7e9, 64, **kw)
+    bare = ddp.ddp_step(7e9, 64, timeline=False, **kw)
+    assert bare.timeline == () and len(full.timeline) > 0
+    assert bare.as_dict() == full.as_dict()  # the same clock: bit for bit
+    assert full.step_time_s == pytest.approx(max(i.end_s for i in full.timeline), rel=1e-12)

@@ -133,3 +133,116 @@ def test_result_is_json_ready_and_summarised(textbook):
     assert '"bound": "comms"' in text
     summary = textbook.summary()
     assert "comms-bound" in summary and "64 GPUs" in summary and "smallest flip" in summary
+
+
+# --- the fast path (closed-form flips, memoized all-reduce, one cluster load) ----------------
+# evaluate() must give what the straightforward evaluation gives: every step re-run with
+# predict.allreduce_time_fn called afresh (Scenario._step without allreduce_fn), and each flip
+# found by brute-force bisection on those steps.
+FAST_CASES = [
+    dict(LESSON, model="textbook"),  # comms-bound: more compute, faster network, fp8, accumulation
+    dict(params="7B", cluster="dgx-a100", nodes=16, compute_time_s=0.05, accumulation=3),  # nccl
+    dict(params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0, model="textbook"),
+    dict(params="1.3B", cluster="dgx-a100", nodes=4, local_batch=4),  # compute from the MFU
+    dict(params="350M", cluster="dgx-h100", nodes=16, compute_time_s=0.01, no_sync=False,
+         accumulation=2),
+    dict(params="70B", cluster="dgx-a100", nodes=8, compute_time_s=1e-4, model="textbook"),
+]
+
+
+def _bisect_factor(flips, rel_tol: float = 1e-10) -> float | None:
+    """Smallest factor in [1, 1024] with flips(factor), by plain bisection (the reference)."""
+    lo, hi = 1.0, 1024.0
+    if not flips(hi):
+        return None
+    while hi / lo > 1 + rel_tol:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if flips(mid) else (mid, hi)
+    return hi
+
+
+def _first_int(flips, start: int) -> int | None:
+    """Smallest integer in [start, 1024 start] with flips(v), by doubling then bisection."""
+    if not flips(1024 * start):
+        return None
+    lo, hi = start, 1024 * start  # flips(lo) False (the current verdict), flips(hi) True
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if flips(mid) else (mid, hi)
+    return hi
+
+
+@pytest.mark.parametrize("fields", FAST_CASES, ids=lambda f: f"{f['params']}-{f['cluster']}")
+def test_flips_equal_brute_force_bisection(fields):
+    s = Scenario(**fields)
+    r = s.evaluate(scaling=False)
+    c = s.build_cluster()
+    target = "compute" if r.bound == "comms" else "comms"
+
+    def flips_at(**kw) -> bool:
+        return s._step(c, **kw).bound == target
+
+    found = {f.parameter: f for f in r.flips}
+    grow = r.bound == "comms"
+    kinds = {"compute_scale": "compute_scale",
+             "comm_speedup" if grow else "comm_slowdown": "comm_speedup"}
+    for name, key in kinds.items():
+        ref = _bisect_factor(lambda k, key=key: flips_at(**{key: k if grow else 1 / k}))
+        if ref is None:
+            assert name not in found or not found[name].flips
+            continue
+        f = found[name]
+        value = f.value if (grow or name != "compute_scale") else 1 / f.value
+        # the reference brackets the threshold to 1e-10 and the fast path reports it to 1e-9
+        assert value == pytest.approx(ref, rel=1e-6), name
+        assert f.flips
+    if grow:
+        assert found["gradient_bytes_per_param"].flips == flips_at(gradient_bytes=1.0)
+        if s.no_sync:
+            ref = _first_int(lambda v: flips_at(accumulation=v), s.accumulation)
+            got = found["accumulation"].value if "accumulation" in found else None
+            assert got == ref  # an integer search: exact
+
+
+@pytest.mark.parametrize("fields", FAST_CASES[:4], ids=lambda f: f"{f['params']}-{f['cluster']}")
+def test_step_and_scaling_equal_straightforward_evaluation(fields):
+    s = Scenario(**fields)
+    r = s.evaluate()
+    ref = s._step(s.build_cluster())
+    # the memoized all-reduce returns the same predictions; the vectorized schedule and bucket
+    # sums differ from an event loop by rounding only (1e-12 relative is ~1000 ulp)
+    for key in ("compute_s", "comm_s", "step_time_s", "efficiency"):
+        assert getattr(r, key) == pytest.approx(getattr(ref, key), rel=1e-12), key
+    assert r.bound == ref.bound
+    for row in r.scaling:
+        alone = s._step(s.build_cluster(row.nodes))
+        assert row.step_time_s == pytest.approx(alone.step_time_s, rel=1e-12)
+        assert row.comm_s == pytest.approx(alone.comm_s, rel=1e-12)
+        assert row.bound == alone.bound
+
+
+def test_memoized_allreduce_equals_direct_prediction():
+    from costmodel.scenario import _memoized
+
+    for model in ("nccl", "textbook"):
+        f = predict.allreduce_time_fn("dgx-h100", nodes=4, model=model)
+        fast = _memoized(f)
+        sizes = [2**20, 25 * 2**20, 3e5, 25 * 2**20, 2**20, 7.5e7]
+        first = fast(sizes)
+        # the model is elementwise; 1e-14 allows a last-bit difference of SIMD loop tails
+        assert first == pytest.approx(f(sizes), rel=1e-14)
+        assert fast(sizes[::-1]) == pytest.approx(first[::-1], rel=0)  # from memory: identical
+        assert fast(25 * 2**20).shape == ()
+
+
+@pytest.mark.parametrize("fields", FAST_CASES[:3], ids=lambda f: f"{f['params']}-{f['cluster']}")
+def test_flip_thresholds_come_from_closed_form_not_search(fields, monkeypatch):
+    # each closed-form threshold costs two confirming steps (fp8 one); a bisection fallback
+    # would take ~30 per flip, so this fails if the closed form stops matching the model
+    calls = []
+    step = Scenario._step
+    monkeypatch.setattr(Scenario, "_step", lambda self, *a, **kw: calls.append(kw) or step(
+        self, *a, **kw))
+    Scenario(**fields).evaluate(scaling=False)
+    assert len(calls) <= 1 + 2 + 2 + 1 + 2
+    assert all(kw.get("allreduce_fn") is not None for kw in calls)  # memoized predictions
