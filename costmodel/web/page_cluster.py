@@ -7,7 +7,7 @@ import streamlit as st
 from costmodel import plots
 from costmodel.units import format_bytes, format_duration, format_rate
 from costmodel.web import data
-from costmodel.web.common import QP, SIZES_BYTES, page_header, section, size_label, table
+from costmodel.web.common import QP, SIZES_BYTES, chart, page_header, section, size_label, table
 
 
 def _inputs() -> dict:
@@ -110,14 +110,14 @@ def render() -> None:
         m[2].metric("busbw, NCCL-faithful", format_rate(here["nccl_busbw_bytes_per_s"]))
         left, right = st.columns(2)
         with left:
-            st.plotly_chart(
+            chart(
                 plots.hierarchy_phases_figure(
                     sweep, title="Where the time goes (hierarchical, serial phases)"
                 ),
                 key="chart_phases",
             )
         with right:
-            st.plotly_chart(
+            chart(
                 plots.bandwidth_vs_gpus_figure(
                     sweep,
                     {

@@ -11,6 +11,7 @@ from costmodel.web.common import (
     CUSTOM,
     QP,
     SIZES_BYTES,
+    chart,
     page_header,
     parse_input,
     section,
@@ -167,7 +168,7 @@ def _textbook(inp: dict) -> None:
         marks = crossovers.assign(label=crossovers["pair"])
         tab_time, tab_busbw = st.tabs(["Time vs size", "busbw vs size"])
         with tab_time:
-            st.plotly_chart(
+            chart(
                 plots.collective_sweep_figure(
                     sweep,
                     y="time_s",
@@ -179,7 +180,7 @@ def _textbook(inp: dict) -> None:
                 key="chart_time",
             )
         with tab_busbw:
-            st.plotly_chart(
+            chart(
                 plots.collective_sweep_figure(
                     sweep,
                     y="busbw_bytes_per_s",
@@ -268,7 +269,7 @@ def _nccl(inp: dict) -> None:
             (tab_busbw, "busbw_bytes_per_s", "bus bandwidth"),
         ):
             with tab:
-                st.plotly_chart(
+                chart(
                     plots.collective_sweep_figure(
                         sweep,
                         y=y,

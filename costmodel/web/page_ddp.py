@@ -8,7 +8,7 @@ import streamlit as st
 from costmodel import batch, plots
 from costmodel.units import format_bytes, format_count, format_duration, parse_bytes, parse_count
 from costmodel.web import data
-from costmodel.web.common import QP, page_header, parse_input, section, table
+from costmodel.web.common import QP, chart, page_header, parse_input, section, table
 
 
 def _inputs() -> dict:
@@ -117,7 +117,7 @@ def render() -> None:
     m[3].metric("GPU memory", format_bytes(result.gpu_memory_bytes))
     for note in result.notes:
         st.caption(note)
-    st.plotly_chart(
+    chart(
         plots.ddp_timeline_figure(
             result.timeline,
             compute_s=result.compute_s,
@@ -136,7 +136,7 @@ def render() -> None:
     else:
         st.info("No change within reach flips the verdict.")
     scaling = data.evaluate_scenario(scaling=True, **inp).scaling_frame()
-    st.plotly_chart(
+    chart(
         plots.scaling_figure(scaling, title="Scaling efficiency vs GPU count"), key="chart_scaling"
     )
     table(

@@ -7,7 +7,7 @@ import streamlit as st
 from costmodel import memory, plots
 from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
-from costmodel.web.common import QP, gpu_choice, page_header, parse_input, section, table
+from costmodel.web.common import QP, chart, gpu_choice, page_header, parse_input, section, table
 
 STAGE_LABELS = {0: "0 (DDP)", 1: "1 (optimizer)", 2: "2 (+ gradients)", 3: "3 (FSDP)"}
 
@@ -125,7 +125,7 @@ def render() -> None:
         )
         largest = data.max_params(capacity, stage, int(inp["ranks"]), **kw)
         m[3].metric(f"Largest model that fits, ZeRO-{stage}", f"{format_count(largest)} params")
-        st.plotly_chart(
+        chart(
             plots.memory_stack_figure(
                 parts,
                 capacity_bytes=capacity,

@@ -13,6 +13,7 @@ from costmodel.web import data
 from costmodel.web.common import (
     MAX_UPLOAD_BYTES,
     QP,
+    chart,
     page_header,
     section,
     show_error,
@@ -147,7 +148,7 @@ def render() -> None:
         m[4].metric("Peak predicted busbw", format_rate(ok["predicted_busbw_bytes_per_s"].max()))
         overlay = _overlay(ok)
         measured_series = tuple(s for s in overlay["series"].unique() if s.startswith("measured"))
-        st.plotly_chart(
+        chart(
             plots.collective_sweep_figure(
                 overlay,
                 y="busbw_bytes_per_s",
