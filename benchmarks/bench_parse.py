@@ -18,7 +18,6 @@ from costmodel.validation.nccl_tests import parse_nccl_tests
 
 SOURCE_CANDIDATES = (
     Path(__file__).resolve().parents[2] / "shared/data/nccl-tests",
-    Path("/work/shared/data/nccl-tests"),
 )
 LOG = "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt"
 _ROW = re.compile(r"^\s*\d+\s+\d+\s+float\s")

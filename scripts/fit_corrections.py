@@ -30,9 +30,7 @@ from costmodel import nccl  # noqa: E402
 from costmodel import predict as P  # noqa: E402
 from costmodel import tables as T  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "nccl-tests"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data/nccl-tests")
+DATA = ROOT.parent / "shared" / "data" / "nccl-tests"  # shared/ sits beside the checkout
 
 
 @dataclass(frozen=True)

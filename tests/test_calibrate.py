@@ -4,8 +4,6 @@ the test needs real data (nccl-tests 09a, a 2-rank PCIe all-reduce)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,8 +16,7 @@ from costmodel.validation.calibrate import (
     write_calibration,
 )
 from costmodel.validation.nccl_tests import read_nccl_tests
-
-DATA = Path("/work/shared/data/nccl-tests")
+from tests._paths import NCCL_TESTS as DATA  # noqa: E402
 
 
 def _rows(op, ranks, alpha, bandwidth, sizes, steps, volume):

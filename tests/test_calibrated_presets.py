@@ -6,8 +6,6 @@ the shipped preset ``pcie3-2x-rtx2080ti-nop2p`` (presets/README.md)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -23,8 +21,8 @@ from costmodel.validation.calibrate import (
     write_calibration,
 )
 from costmodel.validation.nccl_tests import read_nccl_tests
+from tests._paths import NCCL_TESTS as DATA  # noqa: E402
 
-DATA = Path("/work/shared/data/nccl-tests")
 BASE = "pcie3-2x-rtx2080ti-nop2p"
 HELD_OUT = np.array([3 * 2**20, 12 * 2**20, 48 * 2**20])  # sizes the log never measured
 

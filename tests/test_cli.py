@@ -353,7 +353,8 @@ def test_scenario_command():
 
 
 # --- validate and calibrate -------------------------------------------------------------------
-DATA = Path("/work/shared/data/nccl-tests")
+from tests._paths import NCCL_TESTS as DATA  # noqa: E402
+
 A100_LOG = DATA / "12a_blog-thanos_1x8xA100-SXM4-80GB_allreduce_g8.txt"
 
 

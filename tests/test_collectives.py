@@ -15,6 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from costmodel import collectives as c
+from tests._paths import NCCL_TESTS
 
 REL = 1e-12  # float64 evaluation of the same closed forms: only rounding separates them
 
@@ -175,7 +176,7 @@ def test_busbw_factor_is_nccl_tests(op, factor):
 def test_nccl_tests_row_reproduces_its_busbw():
     """A row of data/nccl-tests/06a (16 ranks, 16 GiB): time 68655 us would print algbw 250.25,
     busbw 469.21 (GB/s) by the same definitions. Tolerance 0.01 GB/s: nccl-tests prints 2 decimals."""
-    path = "/work/shared/data/nccl-tests/06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt"
+    path = NCCL_TESTS / "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt"
     rows = [ln.split() for ln in open(path) if ln.strip() and not ln.lstrip().startswith("#")]
     rows = [r for r in rows if r[0].isdigit()]
     size, time_us, algbw, busbw = (float(rows[-1][i]) for i in (0, 5, 6, 7))

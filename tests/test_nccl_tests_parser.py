@@ -13,10 +13,8 @@ from costmodel.validation.nccl_tests import (
     parse_nccl_tests,
     read_nccl_tests,
 )
+from tests._paths import NCCL_TESTS as DATA  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nccl-tests"
-if not DATA.exists():  # the shared reference tree sits next to the repository checkout
-    DATA = Path("/work/shared/data/nccl-tests")
 FIXTURES = Path(__file__).parent / "data"
 
 # Result rows per file, counted by reading each file (lines "<size> <count> float ..."; in 13f a

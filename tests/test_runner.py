@@ -19,10 +19,8 @@ from costmodel.validation.runner import (
     run_nccl_tests,
     run_sweep,
 )
+from tests._paths import NCCL_TESTS as DATA  # noqa: E402
 
-DATA = Path("/work/shared/data/nccl-tests")
-if not DATA.exists():
-    DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nccl-tests"
 AR_LOG = DATA / "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt"  # 31 result rows
 AG_LOG = DATA / "13b_waynehacking8_1x4xH100-slice_auto_allgather.txt"  # 31 result rows
 

@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from costmodel import collectives as c
 from costmodel import topology as t
+from tests._paths import NCCL_TESTS
 
 REL = 1e-12  # the same closed forms in float64: only rounding separates them
-DATA = "/work/shared/data/nccl-tests/"
+DATA = f"{NCCL_TESTS}/"
 
 
 def test_per_gpu_inter_bandwidth():

@@ -26,6 +26,7 @@ the measured no-communication step time; bucket all-reduces from a predictor), a
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -74,9 +75,11 @@ def cluster_predictor(cluster: Any, model: str = "nccl") -> Callable[..., Any]:
     from costmodel.predict import predict_collective
 
     def predictor(op: str, message_bytes: Any, ranks: int, nodes: int = 1,
-                  algorithm: str | None = None, protocol: str | None = None) -> Any:
+                  algorithm: str | None = None, protocol: str | None = None,
+                  gpus_per_process: int = 1) -> Any:
         gpus = max(1, int(ranks) // max(1, int(nodes)))
-        kwargs: dict[str, Any] = {"nodes": int(nodes), "gpus_per_node": gpus, "model": model}
+        kwargs: dict[str, Any] = {"nodes": int(nodes), "gpus_per_node": gpus, "model": model,
+                                  "gpus_per_process": max(1, min(int(gpus_per_process), gpus))}
         if algorithm:
             kwargs["algorithm"] = algorithm
         if protocol:
@@ -163,13 +166,20 @@ def compare(
     proto = df["proto_env"] if "proto_env" in df else pd.Series([None] * len(df))
     df["_algo"] = algo.astype(object).where(algo.notna(), None)
     df["_proto"] = proto.astype(object).where(proto.notna(), None)
-    keys = ["op", "ranks", "nodes", "_algo", "_proto"]
-    for (op, ranks, nodes, a, p), group in df.groupby(keys, dropna=False, sort=False):
+    # GPUs one process/thread drives (nccl-tests -g): the launch floor grows with it, so it is
+    # passed to predictors that take it (costmodel.predict's launch-floor term)
+    gpp = df["gpus_per_process"] if "gpus_per_process" in df else pd.Series([1] * len(df))
+    df["_gpp"] = pd.to_numeric(gpp, errors="coerce").fillna(1).astype(int).to_numpy()
+    takes_gpp = "gpus_per_process" in inspect.signature(predictor).parameters
+    keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp"]
+    for (op, ranks, nodes, a, p, g), group in df.groupby(keys, dropna=False, sort=False):
         kwargs = {}
         if use_algorithm and isinstance(a, str):
             kwargs["algorithm"] = a
         if use_algorithm and isinstance(p, str):
             kwargs["protocol"] = p
+        if takes_gpp:
+            kwargs["gpus_per_process"] = int(g)
         if ranks is None or (isinstance(ranks, float) and math.isnan(ranks)):
             df.loc[group.index, "note"] = "rank count unknown"
             continue
@@ -193,7 +203,7 @@ def compare(
     df["size_band"] = size_band(df.size_bytes)
     df["algorithm"] = df["_algo"].where(df["_algo"].notna(), df["predicted_algorithm"])
     df["model"] = model or getattr(predictor, "model_name", "predictor")
-    return df.drop(columns=["_algo", "_proto"])
+    return df.drop(columns=["_algo", "_proto", "_gpp"])
 
 
 def summarize(comparison: pd.DataFrame) -> pd.DataFrame:

@@ -78,7 +78,7 @@ _BUSBW_NUMERATOR = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0,
 COLUMNS: tuple[str, ...] = (
     "run", "op", "size_bytes", "count", "dtype", "redop", "root", "placement", "time_s",
     "algbw_bytes_per_s", "busbw_bytes_per_s", "wrong", "max_error", "flagged", "flag_reason",
-    "line", "ranks", "ranks_source", "nodes", "gpus_per_node", "nccl_version",
+    "line", "ranks", "ranks_source", "nodes", "gpus_per_node", "gpus_per_process", "nccl_version",
     "nccl_tests_version", "algo_env", "proto_env", "nccl_algo", "nccl_proto", "timer",
     "iter_min_s", "iter_max_s", "iter_p99_s", "iter_cv_pct", "run_label", "device",
 )
@@ -526,6 +526,8 @@ def _run_facts(
     devices = sorted({d for _, _, d in run.rank_lines if d})
     return {
         "ranks": ranks, "ranks_source": source, "nodes": nodes, "gpus_per_node": gpus_per_node,
+        # nccl-tests' -g: GPUs one thread drives (its launches are serialised on that thread)
+        "gpus_per_process": run.ngpus,
         "device": "; ".join(devices) if devices else None,
     }
 
@@ -661,7 +663,7 @@ def _frame(records, source, meta, runs_info, problems) -> pd.DataFrame:
         df = pd.DataFrame(records, columns=list(COLUMNS))
     else:
         df = pd.DataFrame.from_records(records, columns=list(COLUMNS))
-    for name in ("root", "wrong", "ranks", "nodes", "gpus_per_node"):
+    for name in ("root", "wrong", "ranks", "nodes", "gpus_per_node", "gpus_per_process"):
         df[name] = df[name].astype("Int64")
     for name in ("size_bytes", "count", "run", "line"):
         df[name] = df[name].astype("int64")
@@ -743,6 +745,7 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
                 "flagged": bool(reasons), "flag_reason": "; ".join(reasons) or None,
                 "line": 0, "ranks": ranks, "ranks_source": "devices" if ranks else "unknown",
                 "nodes": nodes, "gpus_per_node": gpus_per_node,
+                "gpus_per_process": config.get("ngpus"),
                 "nccl_version": nccl_version, "nccl_tests_version": data.get("version"),
                 "algo_env": env.get("NCCL_ALGO"), "proto_env": env.get("NCCL_PROTO"),
                 "nccl_algo": None, "nccl_proto": None,
