@@ -11,8 +11,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

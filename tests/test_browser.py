@@ -53,7 +53,8 @@ PAGES = {
     "validate": "validate",
 }
 
-playwright_api = pytest.importorskip("playwright.sync_api")
+import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; no skip: a missing browser stack fails)
+
 expect = playwright_api.expect
 expect.set_options(timeout=TIMEOUT_MS)  # expect() has its own 5 s default otherwise
 

@@ -47,7 +47,6 @@ def test_parse_args_and_sizes():
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_cpu_gloo_end_to_end(tmp_path):
-    pytest.importorskip("torch")
     if not TORCHRUN.exists() and shutil.which("torchrun") is None:
         pytest.fail("torchrun not found next to the interpreter or on PATH")
     from costmodel import presets
