@@ -747,6 +747,14 @@ def sweep(
         import pyarrow.csv as pacsv
 
         first = True
+        if as_json:  # a JSON array of row objects, streamed chunk by chunk
+            sys.stdout.write("[")
+            for table in sw.iter_sweep(grid, chunk_rows):
+                for rec in _records(table.to_pandas()):
+                    sys.stdout.write(("\n" if first else ",\n") + json.dumps(rec))
+                    first = False
+            sys.stdout.write("\n]\n")
+            return
         for table in sw.iter_sweep(grid, chunk_rows):
             table = table.cast(pa.schema([
                 pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f

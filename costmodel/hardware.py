@@ -641,6 +641,11 @@ class Cluster(_Frozen):
         g0 = self.node.gpus_per_node
         if isinstance(gpus_per_node, bool) or not isinstance(gpus_per_node, int) or gpus_per_node < 1:
             raise ValueError(f"gpus_per_node: must be an integer >= 1, got {gpus_per_node!r}")
+        if gpus_per_node > g0:
+            raise ValueError(
+                f"gpus_per_node: {self.name} has {g0} GPUs per node, got {gpus_per_node}; allowed: "
+                f"1..{g0} (a slice of the node), or a preset with larger nodes"
+            )
         nics = self.node.nics_per_node
         if nics:
             nics = math.ceil(nics * gpus_per_node / g0)

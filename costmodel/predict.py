@@ -304,7 +304,12 @@ def predict_collective(
     if model not in (*MODELS, CALIBRATED):
         raise ValueError(f"model={model!r} unknown; allowed: {', '.join(MODELS)}, {CALIBRATED}")
     nccl.check_op(op)
-    m = np.asarray(message_bytes, dtype=float)
+    try:
+        m = np.asarray(message_bytes, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"message_bytes={message_bytes!r} is not a number or an array of "
+                         "numbers; allowed: sizes in bytes (parse '1MB' with "
+                         "costmodel.units.parse_bytes)") from exc
     if np.any(~np.isfinite(m)) or np.any(m < 0) or np.any(m > 2.0**44):
         raise ValueError(f"message_bytes={message_bytes!r} must be between 0 and 2**44 B (16 TiB)")
     scalar = m.ndim == 0

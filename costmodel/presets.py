@@ -277,7 +277,9 @@ def _explain(path: str, model: type[BaseModel], exc: ValidationError) -> PresetE
             lines.append(f"{where}: required but missing; allowed: {hint}")
         else:
             got = err.get("input")
-            shown = "" if isinstance(got, dict) else f" (got {got!r})"
+            if loc:  # a validator that already names its field: say the field once
+                msg = msg.removeprefix(f"{loc[-1]}: ")
+            shown = "" if isinstance(got, dict) or repr(got) in msg else f" (got {got!r})"
             lines.append(f"{where}: {msg}{shown}")
     body = "\n  ".join(lines)
     return PresetError(f"{path}: {body}" if len(lines) == 1 else f"{path}:\n  {body}")

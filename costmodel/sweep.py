@@ -385,12 +385,30 @@ def _algorithms(op: str, model: str, requested: list[str]) -> list[str]:
     )
 
 
-def _presets(requested: list[Any]) -> list[Any]:
-    """``["all"]`` -> every cluster preset (shipped and user), else the names as given."""
+def _presets(requested: list[Any], axes: dict[str, Any] | None = None) -> list[Any]:
+    """``["all"]`` -> every cluster preset (shipped and user), else the names as given.
+
+    With ``all``, a grid that spans more than one node (``nodes`` > 1, or ``ranks`` above a
+    node's GPUs) leaves out the presets whose nodes have no network (``nics_per_node = 0``):
+    "every preset" means every one that can build the grid. A preset named explicitly is
+    never left out (it is refused with the reason instead).
+    """
     if requested == ["all"]:
         from . import presets
 
-        return presets.names("cluster")
+        names = presets.names("cluster")
+        a = axes or {}
+        max_nodes = max((int(v) for v in a.get("nodes", [1])), default=1)
+        max_ranks = max((int(v) for v in a.get("ranks", [1])), default=1)
+        if max_nodes > 1 or max_ranks > 1:
+            keep = []
+            for name in names:
+                c = presets.cluster(name)
+                multi = max_nodes > 1 or max_ranks > c.gpus_per_node
+                if not multi or c.node.nics_per_node > 0:
+                    keep.append(name)
+            names = keep
+        return names
     if "all" in requested:
         raise ValueError("preset: 'all' cannot be mixed with named presets")
     return requested
@@ -423,7 +441,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
                     yield {"preset": preset, "recipe": recipe, "zero_stage": zero}, block
         return
     default_model = "nccl" if "preset" in a else "textbook"
-    for preset in _presets(a.get("preset", [None])):
+    for preset in _presets(a.get("preset", [None]), a):
         for model in a.get("model", [default_model]):
             for op in _ops(a.get("op", ["all_reduce"])):
                 default_alg = "auto" if model != "textbook" else "ring"
@@ -746,7 +764,12 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     as it was: a reader never sees a half-written file under the final name.
     """
     final = check_writable(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent or ".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp",
+                                   dir=final.parent or ".")
+    except OSError as exc:  # e.g. /proc, a read-only mount: os.access cannot tell
+        raise ValueError(f"output: cannot create a file in folder {str(final.parent)!r} "
+                         f"({exc.strerror or exc}); allowed: a path in a writable folder") from exc
     os.close(fd)
     tmp_path = Path(tmp)
     umask = os.umask(0)

@@ -450,3 +450,38 @@ def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):
     assert cmd[cmd.index("--nproc_per_node") + 1] == "2"
     assert "costmodel.validation.torch_bench" in cmd and cmd[-2:] == ["--ddp-params", "1M"]
     assert_usage_error(run("validate", "torch", "--backend", "mpi"), "allowed: auto")
+
+
+# --- review: bad input and README lines (each fails without its fix) ---------------------------
+def test_sweep_unwritable_folder_is_one_output_line():
+    # /proc accepts os.access(W_OK) as root but refuses new files: mkstemp's OSError used to
+    # surface as a bare "[Errno 2] ... .tmp" without naming the output
+    assert_usage_error(run("sweep", "--set", "preset=dgx-h100", "--set", "size=8B",
+                           "-o", "/proc/costmodel-review.csv"), "output: ")
+
+
+def test_sweep_json_to_stdout_is_json():
+    # --json without -o used to print CSV
+    result = run("sweep", "--set", "preset=dgx-h100", "--set", "size=1MB,2MB", "--json")
+    assert result.exit_code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [r["size_bytes"] for r in rows] == [1_000_000, 2_000_000]
+    assert all(r["time_s"] > 0 for r in rows)
+
+
+def test_readme_sweep_of_all_presets_over_nodes(tmp_path):
+    # README: `costmodel sweep --set preset=all --set nodes=1..64x2 --set 'size=8B..16GB x2'`
+    # used to stop at the first preset without a network (pcie-8x-l40s at nodes=2)
+    from costmodel import presets
+
+    out = tmp_path / "grid.csv"
+    result = run("sweep", "--set", "preset=all", "--set", "nodes=1..64x2",
+                 "--set", "size=8B..16GB x2", "-o", str(out), "--no-progress")
+    assert result.exit_code == 0, result.stderr
+    df = pd.read_csv(out)
+    networked = {n for n in presets.names("cluster") if presets.cluster(n).node.nics_per_node}
+    assert set(df["preset"]) == networked
+    assert df["nodes"].max() == 64
+    # a networkless preset named explicitly is still refused with the reason
+    assert_usage_error(run("sweep", "--set", "preset=pcie-8x-l40s", "--set", "nodes=2",
+                           "--set", "size=8B"), "no network")

@@ -376,3 +376,9 @@ def test_scalar_fast_path_equals_array_path(m, n, bw, a, g, row):
     array = c.collective_time(op, np.array([m]), np.array([n]), np.array(bw), a, alg, g)
     assert isinstance(scalar, float) and array.shape == (1,)
     assert scalar == pytest.approx(float(array[0]), rel=1e-12, abs=0.0)
+
+
+@pytest.mark.parametrize("bad", [True, False, np.array([True, False])])
+def test_booleans_are_not_rank_counts(bad):
+    with pytest.raises(ValueError, match="ranks: expected a number"):
+        c.allreduce_time(1e6, bad, 50e9)

@@ -207,3 +207,14 @@ def test_gb200_node_is_the_nvlink_domain():
     c = cluster("gb200-nvl72", nodes=20)
     assert c.gpus_per_node == 72 and c.hosts_per_node == 18 and c.ranks == 1440
     assert c.intra_bandwidth_bytes_per_s == pytest.approx(900e9, rel=EXACT)  # NVLink5 1.8 TB/s / 2
+
+
+def test_a_slice_cannot_hold_more_gpus_than_the_node():
+    import costmodel as cm
+
+    c = cm.cluster("dgx-h100")
+    assert c.with_gpus_per_node(4).gpus_per_node == 4
+    with pytest.raises(ValueError, match=r"gpus_per_node: dgx-h100 has 8 GPUs per node, got 9; allowed: 1\.\.8"):
+        c.with_gpus_per_node(9)
+    with pytest.raises(ValueError, match="gpus_per_node"):
+        cm.predict_collective("all_reduce", 1e6, "dgx-h100", gpus_per_node=9)

@@ -136,3 +136,9 @@ def test_fabric_latency_and_mid_size_ramp():
         "infiniband", fitted_params())
     r = C.mid_size_ramp([2**10, 2**20, 2**40], {"ramp_phi": 0.2, "ramp_knee_bytes": 2**30})
     assert r[0] == 1.0 and r[1] == pytest.approx(1.2) and r[2] == pytest.approx(1.00625)
+
+
+def test_string_size_names_the_argument():
+    # used to be numpy's "could not convert string to float: '1MB'" (no argument named)
+    with pytest.raises(ValueError, match="message_bytes='1MB'.*allowed"):
+        predict_collective("all_reduce", "1MB", "dgx-h100", nodes=2)

@@ -295,3 +295,16 @@ def test_schema_is_what_users_write():
     nic_types = [o.get("type") for o in cl["$defs"]["Node"]["properties"]["nic"]["anyOf"]]
     assert "string" in nic_types and "null" in nic_types
     assert json.loads(schema_json("gpu"))["properties"]["memory_bytes"]["type"] == "string"
+
+
+def test_bad_value_message_names_the_field_once(tmp_path):
+    # a validator's own "field: ..." text used to be prefixed by the field again and followed
+    # by a second "(got ...)"
+    text = _shipped_text("links", "ib-ndr").replace('"400Gb/s"', '"-400Gb/s"', 1)
+    _write(tmp_path, "links", "ib-ndr", text)
+    with pytest.raises(PresetError) as err:
+        load("ib-ndr", dirs=[tmp_path])
+    msg = str(err.value)
+    assert "ib-ndr.toml: datasheet_bandwidth_bytes_per_s: must be" in msg
+    assert msg.count("datasheet_bandwidth_bytes_per_s") == 1, msg
+    assert msg.count("-400Gb/s") == 1, msg
