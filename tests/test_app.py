@@ -374,3 +374,103 @@ def test_collectives_nccl_view_is_predict_collective():
     at.number_input(key="nccl_nodes").set_value(0).run()
     assert_clean(at)
     assert any("nodes" in e.value for e in at.error)
+
+
+# --- review: bad input that used to raise inside a page ---------------------------------------
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [("dp_ranks", 0, "dp_ranks"), ("dp_ranks", -3, "dp_ranks"), ("fragmentation", -1.0, "frag")],
+)
+def test_memory_refused_number_shows_the_rule_not_a_traceback(key, value, field):
+    # the part table below the chart used the chart's frame even when that section had failed
+    at = open_page("page_memory.py")
+    at.number_input(key=key).set_value(value).run()
+    assert_clean(at)
+    assert any(field in e.value for e in at.error), [e.value for e in at.error]
+    assert at.radio(key="zero_stage").value == 0  # the inputs still render
+
+
+@pytest.mark.parametrize("value", ["0", "1e30"])
+def test_memory_parameter_count_out_of_range_names_the_field(value):
+    at = open_page("page_memory.py")
+    at.text_input(key="params").set_value(value).run()
+    assert_clean(at)
+    assert any("Parameters P" in e.value and "> 0" in e.value for e in at.error), [
+        e.value for e in at.error
+    ]
+
+
+def test_memory_zero3_on_one_rank_works():
+    at = open_page("page_memory.py")
+    at.number_input(key="dp_ranks").set_value(1)
+    at.radio(key="zero_stage").set_value(3).run()
+    assert_clean(at)
+    assert not at.error
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == "112 GB"  # one rank holds every shard
+
+
+@pytest.mark.parametrize("nodes", ["3", "1000000"])
+def test_cluster_node_count_off_the_power_of_two_sweep(nodes):
+    # the page looked its own point up in a sweep of 1, 2, 4, ... nodes only
+    at = open_page("page_cluster.py", {"cl_nodes": nodes})
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert f"({nodes} x 8)" in at.subheader[0].value
+
+
+def test_cluster_one_gpu_per_node_and_a_single_gpu():
+    at = open_page("page_cluster.py", {"cl_gpus": "1"})
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]  # was: "time_s: must be > 0" (1 x 1 row)
+    assert metrics(at)["Intra-node reduce-scatter"] == "0 s"
+    at.number_input(key="cl_nodes").set_value(1).run()
+    assert_clean(at)
+    assert not at.error
+    assert any("One GPU" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize(
+    ("page_file", "query"),
+    [
+        ("page_collectives.py", {"ranks": "abc", "size": "garbage", "op": "nope"}),
+        ("page_cluster.py", {"cl_nodes": "abc", "cl_cluster": "nope"}),
+        ("page_memory.py", {"dp_ranks": "abc", "zero_stage": "9"}),
+        ("page_batch.py", {"batch_ranks": "abc", "solve": "garbage"}),
+        ("page_ddp.py", {"ddp_nodes": "abc", "ddp_mfu": "7"}),
+        ("page_validate.py", {"val_source": "x", "val_reference": "no-such.txt"}),
+    ],
+)
+def test_garbage_query_values_do_not_break_the_page(page_file, query):
+    at = open_page(page_file, query)
+    assert_clean(at)
+    assert at.title[0].value
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("results.csv", b"size,time\n8,1.0\n16,2.0\n"),  # refused by extension: an exception
+        ("page.html", b"<html><body><h1>404 Not Found</h1></body></html>"),
+        ("core.bin", bytes(range(256)) * 8),
+        ("empty.txt", b""),
+    ],
+)
+def test_validate_upload_that_is_not_a_log_is_a_red_message(name, content):
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value((name, content, "text/plain")).run()
+    assert_clean(at)
+    assert any("Log file" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.selectbox(key="val_cluster").value == "dgx-h100"
+
+
+def test_validate_truncated_log_names_the_skipped_line():
+    text = (SHARED_LOGS / REFERENCE).read_bytes()
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value(
+        (REFERENCE, text[: len(text) // 2], "text/plain")
+    ).run()
+    assert_clean(at)
+    assert "Rows compared" in metrics(at)  # the whole rows before the cut are compared
+    assert any(w.value.startswith("1 line(s) skipped: line ") for w in at.warning), [
+        w.value for w in at.warning
+    ]

@@ -156,3 +156,20 @@ def test_launch_floor_follows_the_logs_gpus_per_thread():
     without = compare(small.drop(columns="gpus_per_process"), cluster_predictor("dgx-h100"))
     assert with_g.rel_error.abs().median() < 0.25  # 12% measured; fidelity table: 16%
     assert without.rel_error.abs().median() > 2 * with_g.rel_error.abs().median()
+
+
+def test_log_without_node_count_fills_the_presets_nodes():
+    # 02 is 16 nodes x 8 A100 but prints no per-rank device lines, so nodes is unknown; it was
+    # taken as 1 node of 128 GPUs, which predict_collective refuses on an 8-GPU-per-node preset
+    # (every row "could not be predicted": the Validate page's default reference run).
+    df = read_nccl_tests(DATA / "02_coreweave-16x8xA100-IB_allreduce.txt")
+    assert df["nodes"].isna().all() and (df["ranks"] == 128).all()
+    out = compare(df, cluster_predictor("dgx-a100"))
+    assert (out["nodes"] == 16).all()  # 128 ranks / 8 GPUs per node
+    assert out["rel_error"].notna().all(), out["note"].dropna().unique()[:3]
+    # a stated node count is kept (06a says 2 nodes), and a plain callable still defaults to 1
+    stated = read_nccl_tests(DATA / "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt")
+    assert (compare(stated, cluster_predictor("dgx-h100"))["nodes"] == 2).all()
+    seen = []
+    compare(df, lambda op, m, n, nodes, **kw: seen.append(nodes) or np.ones_like(m))
+    assert seen == [1]

@@ -139,3 +139,23 @@ def test_log_never_modified(build, tmp_path):
     before = os.stat(AR_LOG).st_mtime_ns
     run_nccl_tests(tmp_path / "o", ["all_reduce"], build_dir=build, progress=False)
     assert os.stat(AR_LOG).st_mtime_ns == before
+
+
+def test_append_after_a_row_cut_mid_write_keeps_the_file_readable(tmp_path):
+    # A runner killed while writing leaves an unterminated fragment; the rerun's first row used
+    # to be glued onto it, and the whole file then failed to load ("line 2 is not JSON").
+    import pandas as pd
+
+    from costmodel.validation.runner import append_results
+
+    path = tmp_path / "results.jsonl"
+    append_results(path, pd.DataFrame({"a": [1]}))
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"a": 2, "b"')  # the killed writer's half row
+    append_results(path, pd.DataFrame({"a": [3, 4]}))
+    assert load_results(path).a.tolist() == [1, 3, 4]
+    # a fragment as the only content is dropped the same way
+    lone = tmp_path / "lone.jsonl"
+    lone.write_text('{"a": 9')
+    append_results(lone, pd.DataFrame({"a": [5]}))
+    assert load_results(lone).a.tolist() == [5]

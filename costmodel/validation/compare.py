@@ -86,7 +86,15 @@ def cluster_predictor(cluster: Any, model: str = "nccl") -> Callable[..., Any]:
             kwargs["protocol"] = protocol
         return predict_collective(op, np.asarray(message_bytes, float), cluster, **kwargs)
 
+    def nodes_for(ranks: float) -> int:
+        """Nodes of ``cluster`` that ``ranks`` GPUs fill (a log that does not say its nodes)."""
+        from costmodel import presets
+
+        per_node = presets.cluster(cluster).gpus_per_node
+        return max(1, math.ceil(float(ranks) / per_node))
+
     predictor.model_name = model  # type: ignore[attr-defined]
+    predictor.nodes_for = nodes_for  # type: ignore[attr-defined]
     return predictor
 
 
@@ -145,7 +153,10 @@ def compare(
 
     Rows of kind ``ddp_step`` and ops the predictor cannot handle get NaN predictions and a
     ``note`` saying why (never an exception for one bad group). ``use_algorithm`` passes the
-    measured NCCL_ALGO/NCCL_PROTO (when set) to the predictor.
+    measured NCCL_ALGO/NCCL_PROTO (when set) to the predictor. Rows whose ``nodes`` the log does
+    not state (nccl-tests prints no node count without the per-rank device lines) get the nodes
+    their ranks fill on the predictor's cluster (``predictor.nodes_for``, which
+    :func:`cluster_predictor` provides), else 1.
     """
     import pandas as pd
 
@@ -156,9 +167,15 @@ def compare(
     df = measured.reset_index(drop=True).copy()
     if "kind" in df:
         df = df[df["kind"].fillna("collective") == "collective"].reset_index(drop=True)
-    if "nodes" not in df:
-        df["nodes"] = 1
-    df["nodes"] = df["nodes"].fillna(1).astype(int)
+    # nodes the log does not state: as many of the predictor's nodes as the ranks fill (a
+    # cluster_predictor knows its preset's GPUs per node), else 1
+    nodes = pd.to_numeric(df["nodes"], errors="coerce") if "nodes" in df else \
+        pd.Series(math.nan, index=df.index)
+    nodes_for = getattr(predictor, "nodes_for", None)
+    unknown = nodes.isna() & pd.to_numeric(df["ranks"], errors="coerce").notna()
+    if nodes_for is not None and unknown.any():
+        nodes[unknown] = [nodes_for(r) for r in df.loc[unknown, "ranks"]]
+    df["nodes"] = nodes.fillna(1).astype(int)
     df["predicted_time_s"] = math.nan
     df["predicted_algorithm"] = None
     df["note"] = None

@@ -40,6 +40,7 @@ __all__ = [
     "RunSpec",
     "SweepSummary",
     "append_results",
+    "drop_partial_line",
     "find_binary",
     "load_results",
     "plan_sweep",
@@ -206,12 +207,38 @@ def append_results(path: str | Path, df: pd.DataFrame, **constant: Any) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     frame = df.assign(**constant) if constant else df
     text = frame.to_json(orient="records", lines=True, date_format="iso")
+    drop_partial_line(path)
     with path.open("a", encoding="utf-8") as handle:
         if text:
             handle.write(text if text.endswith("\n") else text + "\n")
         handle.flush()
         os.fsync(handle.fileno())
     return len(frame)
+
+
+def drop_partial_line(path: str | Path) -> int:
+    """Cut an unterminated last line (a writer killed mid-row) off a JSON-lines file.
+
+    Without this, the next appended row would be glued onto the fragment and the file would no
+    longer read (:func:`load_results` refuses a damaged line that is not the last). The fragment
+    is not a readable row either way. Returns the number of bytes removed (0 when the file ends
+    with a newline or does not exist).
+    """
+    path = Path(path)
+    if not path.is_file():
+        return 0
+    with path.open("rb+") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return 0
+        handle.seek(0)
+        data = handle.read()
+        keep = data.rfind(b"\n") + 1  # 0 when the fragment is the only line
+        handle.truncate(keep)
+        return size - keep
 
 
 def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataFrame:

@@ -101,7 +101,12 @@ class _Bench:
         self.local_world = int(os.environ.get("LOCAL_WORLD_SIZE", self.world))
         self.nodes = max(1, self.world // max(1, self.local_world))
         self.attempt = time.strftime("%Y%m%dT%H%M%S")
-        self.out = open(args.output, "a", encoding="utf-8") if self.rank == 0 else None  # noqa: SIM115
+        self.out = None
+        if self.rank == 0:
+            from costmodel.validation.runner import drop_partial_line
+
+            drop_partial_line(args.output)  # a row cut by an earlier killed job
+            self.out = open(args.output, "a", encoding="utf-8")  # noqa: SIM115
 
     def sync(self) -> None:
         if self.device.type == "cuda":

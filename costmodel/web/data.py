@@ -242,10 +242,15 @@ def cluster_facts(name: str, nodes: int, gpus_per_node: int | None) -> dict:
 
 
 def _gpu_counts(gpus_per_node: int, max_nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """(nodes, GPUs per node) of 2, 4, ... GPUs inside one node, then 2, 4, ... full nodes."""
+    """(nodes, GPUs per node) of 2, 4, ... GPUs inside one node, then 2, 4, ... full nodes, and
+    ``max_nodes`` full nodes itself (the page's own point, a power of two or not).
+
+    A single GPU (1 x 1) communicates nothing and is left out.
+    """
     inside = [k for k in (2**i for i in range(1, 11)) if k < gpus_per_node]
-    pairs = [(1, k) for k in inside] + [(1, gpus_per_node)]
-    pairs += [(n, gpus_per_node) for n in (2**i for i in range(1, 20)) if n <= max_nodes]
+    pairs = [(1, k) for k in inside] + ([(1, gpus_per_node)] if gpus_per_node > 1 else [])
+    nodes = sorted({n for n in (2**i for i in range(1, 64)) if n <= max_nodes} | {max_nodes})
+    pairs += [(n, gpus_per_node) for n in nodes if n > 1]
     nodes, gpus = zip(*pairs, strict=True)
     return np.asarray(nodes, dtype=float), np.asarray(gpus, dtype=float)
 

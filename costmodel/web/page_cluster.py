@@ -62,6 +62,9 @@ def render() -> None:
         facts = data.cluster_facts(inp["cluster"], int(inp["nodes"]), gpus)
     if facts is None:
         return
+    if facts["ranks"] == 1:
+        st.info("One GPU (1 node x 1 GPU) communicates nothing: an all-reduce takes 0 s.")
+        return
     st.caption(
         f"{facts['description']}: {facts['gpus_per_node']} GPUs per node over {facts['intra_kind']}"
         f" ({format_rate(facts['intra_bandwidth_bytes_per_s'])} per GPU per direction), "

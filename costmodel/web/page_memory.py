@@ -9,6 +9,10 @@ from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
 from costmodel.web.common import QP, chart, gpu_choice, page_header, parse_input, section, table
 
+#: Largest parameter count the page takes [-]: the DDP page's bound (``Scenario.params``,
+#: ``le=1e15``), about 1,000x the largest dense model published (~1e12, 2024).
+MAX_PARAMS = 1e15
+
 STAGE_LABELS = {0: "0 (DDP)", 1: "1 (optimizer)", 2: "2 (+ gradients)", 3: "3 (FSDP)"}
 
 
@@ -95,6 +99,13 @@ def render() -> None:
     )
     inp = _inputs()
     name, capacity = inp["gpu"]
+    if inp["params"] is not None and not 0 < inp["params"] <= MAX_PARAMS:
+        st.error(
+            f"Parameters P: must be > 0 and <= {MAX_PARAMS:g}, "
+            f"got {inp['params']:g}",
+            icon=":material/error:",
+        )
+        return
     if inp["params"] is None or inp["context"] is None or capacity is None:
         return
     activations = 0.0
@@ -108,6 +119,7 @@ def render() -> None:
         "cuda_context_bytes": inp["context"],
         "fragmentation": inp["fragmentation"],
     }
+    parts = None
     with section("Memory"):
         parts, totals = data.memory_by_stage(inp["params"], int(inp["ranks"]), **kw)
         stage = inp["stage"]
@@ -147,6 +159,8 @@ def render() -> None:
             key="ranks_needed",
             caption=f"Fewest data-parallel ranks whose share fits in {format_bytes(capacity)}",
         )
+    if parts is None:  # the section above showed why
+        return
     with section("Memory"):
         order = list(dict.fromkeys(parts["part"]))
         wide = (

@@ -21,6 +21,9 @@ from costmodel.web.common import (
 )
 
 SOURCES = {"upload": "Upload a log", "reference": "A reference run"}
+#: Usual names of nccl-tests output, shown as a hint only: the uploader takes any file and the
+#: parser judges it, so a CSV or an image gets a red message naming the field, not Streamlit's
+#: extension exception (and a Slurm ``slurm-123.out`` or PBS ``job.o123`` log is not refused).
 LOG_TYPES = ["txt", "log", "out", "json"]
 
 
@@ -36,8 +39,8 @@ def _log() -> tuple[str | None, str | None]:
     )
     if source == "upload":
         upload = st.file_uploader(
-            f"nccl-tests log ({', '.join(LOG_TYPES)}; at most {format_bytes(MAX_UPLOAD_BYTES)})",
-            type=LOG_TYPES,
+            f"nccl-tests log (usually {', '.join(LOG_TYPES)}; "
+            f"at most {format_bytes(MAX_UPLOAD_BYTES)})",
             key="val_upload",
             max_upload_size=MAX_UPLOAD_BYTES // 10**6,
         )
@@ -71,6 +74,13 @@ def _log() -> tuple[str | None, str | None]:
         bind=QP,
     )
     return Path(refs[name]).read_text(encoding="utf-8", errors="replace"), name
+
+
+def _problem(problem: object) -> str:
+    """One skipped line as ``line 34: <why>`` (the lenient parser's record), else as given."""
+    if isinstance(problem, dict) and "message" in problem:
+        return f"line {problem.get('line', '?')}: {problem['message']}"
+    return str(problem)
 
 
 def _overlay(comparison: pd.DataFrame) -> pd.DataFrame:
@@ -131,7 +141,7 @@ def render() -> None:
         return
     problems = measured.attrs.get("problems") or []
     if problems:
-        st.warning(f"{len(problems)} line(s) skipped: " + "; ".join(map(str, problems[:3])))
+        st.warning(f"{len(problems)} line(s) skipped: " + "; ".join(map(_problem, problems[:3])))
     if not in_place:
         measured = measured[measured["placement"] != "in_place"]
     with section("Comparison"):
