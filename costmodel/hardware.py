@@ -122,7 +122,12 @@ def _quantity(kind: str, bounds: str) -> tuple[BeforeValidator, WithJsonSchema]:
                 )
             return parser(value, name=name)
         if isinstance(value, str):
-            return parser(value, name=name)
+            try:
+                float(value)
+            except ValueError:
+                return parser(value, name=name)
+            raise ValueError(f"{name}: a unit is required: write a string such as {shown}, "
+                             f"not {value!r}")
         return value  # strict validation names the wrong type
 
     schema = {

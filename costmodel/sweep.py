@@ -34,12 +34,10 @@ import math
 import os
 import re
 import sys
-import tempfile
 import time
 import tomllib
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -743,51 +741,9 @@ def output_format(path: str | os.PathLike[str]) -> str:
     return OUTPUT_FORMATS[suffix]
 
 
-def check_writable(path: str | os.PathLike[str]) -> Path:
-    """Refuse early (ValueError) an output path whose folder is missing or not writable."""
-    p = Path(path)
-    folder = p.parent if str(p.parent) else Path(".")
-    if not folder.is_dir():
-        raise ValueError(f"output: folder {str(folder)!r} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ValueError(f"output: folder {str(folder)!r} is not writable")
-    if p.is_dir():
-        raise ValueError(f"output: {str(p)!r} is a folder, expected a file name")
-    return p
-
-
-@contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.
-
-    If the body raises (or is interrupted), the temporary file is removed and ``path`` is left
-    as it was: a reader never sees a half-written file under the final name.
-    """
-    final = check_writable(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp",
-                                   dir=final.parent or ".")
-    except OSError as exc:  # e.g. /proc, a read-only mount: os.access cannot tell
-        raise ValueError(f"output: cannot create a file in folder {str(final.parent)!r} "
-                         f"({exc.strerror or exc}); allowed: a path in a writable folder") from exc
-    os.close(fd)
-    tmp_path = Path(tmp)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp makes 0600; the final file gets the usual mode
-    try:
-        yield tmp_path
-        os.replace(tmp_path, final)
-    except BaseException:
-        tmp_path.unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
-    """Write text to ``path`` atomically (temporary file + rename)."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
-    return Path(path)
+# Atomic output (temporary file + rename) lives in costmodel.atomic, shared with validation/;
+# re-exported here for the CLI and existing callers.
+from .atomic import atomic_path, check_writable, write_text_atomic  # noqa: E402,F401
 
 
 class _Writer:

@@ -115,9 +115,11 @@ def parse_rate(text: str | int | float, *, name: str = "bandwidth") -> float:
 
     A plain number is taken as bytes per second. Zero and negative rates are refused.
 
-    >>> parse_rate("100 Gbps"), parse_rate("50GB/s"), parse_rate(1e9)
-    (12500000000.0, 50000000000.0, 1000000000.0)
+    >>> parse_rate("100 Gbps"), parse_rate("50GB/s"), parse_rate(1e9), parse_rate("1e9")
+    (12500000000.0, 50000000000.0, 1000000000.0, 1000000000.0)
     """
+    if isinstance(text, str) and re.fullmatch(rf"\s*{_NUMBER}\s*", text):
+        text = float(text)  # a plain number, written as text, is B/s as well
     if isinstance(text, int | float) and not isinstance(text, bool):
         value = float(text)
     else:
@@ -137,9 +139,11 @@ def parse_duration(text: str | int | float, *, name: str = "duration") -> float:
 
     A plain number is taken as seconds. Negative or non-finite values are refused.
 
-    >>> parse_duration("400ms"), parse_duration(0.5)
-    (0.4, 0.5)
+    >>> parse_duration("400ms"), parse_duration(0.5), parse_duration("2")
+    (0.4, 0.5, 2.0)
     """
+    if isinstance(text, str) and re.fullmatch(rf"\s*{_NUMBER}\s*", text):
+        text = float(text)  # a plain number, written as text, is seconds as well
     if isinstance(text, int | float) and not isinstance(text, bool):
         value = float(text)
     else:

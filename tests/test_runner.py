@@ -159,3 +159,19 @@ def test_append_after_a_row_cut_mid_write_keeps_the_file_readable(tmp_path):
     lone.write_text('{"a": 9')
     append_results(lone, pd.DataFrame({"a": [5]}))
     assert load_results(lone).a.tolist() == [5]
+
+
+def test_retries_that_never_completed_are_not_counted_twice(tmp_path):
+    """Two failed attempts of one run: only the latest attempt's rows are compared."""
+    import json
+
+    path = tmp_path / "results.jsonl"
+    rows = []
+    for attempt, t in (("20261129T100000-1", 1.0), ("20261129T110000-2", 2.0)):
+        for size in (1024, 2048):
+            rows.append({"run_key": "all_reduce", "attempt": attempt, "complete": False,
+                         "op": "all_reduce", "size_bytes": size, "time_s": t * 1e-5, "ranks": 8})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    df = load_results(path)
+    assert len(df) == 2 and set(df.attempt) == {"20261129T110000-2"}
+    assert len(load_results(path, keep_incomplete=True)) == 4

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from costmodel.atomic import write_text_atomic
 from costmodel.collectives import ALGORITHMS, bytes_per_rank, latency_steps
 
 if TYPE_CHECKING:
@@ -365,7 +366,7 @@ def write_calibration(calibration: Calibration, path: str | Path, *,
     doc = _document(calibration, base)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    write_text_atomic(path, tomli_w.dumps(doc))  # temporary file + rename: never a half file
     return path
 
 

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from costmodel.atomic import write_text_atomic
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -364,5 +366,5 @@ def write_report(
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0)))
     parts.append("</body></html>")
-    path.write_text("\n".join(parts), encoding="utf-8")
+    write_text_atomic(path, "\n".join(parts))  # temporary file + rename: never a half file
     return path

@@ -244,8 +244,9 @@ def drop_partial_line(path: str | Path) -> int:
 def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataFrame:
     """Read a results file (JSON lines from the runner or the torch job) into a DataFrame.
 
-    Rows of an attempt marked ``complete = False`` are dropped when a later complete attempt of
-    the same ``run_key`` exists, unless ``keep_incomplete``. A truncated last line (a job killed
+    Rows of an attempt marked ``complete = False`` are dropped when a complete attempt of the
+    same ``run_key`` exists, and when none completed only the latest attempt's rows are kept (so
+    retries are never counted twice), unless ``keep_incomplete``. A truncated last line (a job killed
     while writing) is skipped. Raises ValueError naming the file when nothing can be read.
     """
     import pandas as pd
@@ -267,8 +268,12 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         raise ValueError(f"results file {str(path)!r} holds no rows")
     df = pd.DataFrame.from_records(records)
     if not keep_incomplete and {"run_key", "complete", "attempt"} <= set(df.columns):
-        done = set(df.loc[df.complete.astype(bool), "run_key"])
-        df = df[df.complete.astype(bool) | ~df.run_key.isin(done)].reset_index(drop=True)
+        complete = df.complete.astype(bool)
+        done = set(df.loc[complete, "run_key"])
+        # attempts are named <YYYYmmddTHHMMSS>-<pid>: the largest is the latest
+        latest = df.groupby("run_key")["attempt"].transform("max")
+        keep = complete | (~df.run_key.isin(done) & (df.attempt == latest))
+        df = df[keep].reset_index(drop=True)
     return df
 
 
