@@ -8,14 +8,7 @@ from /usr/bin/chromium (never `playwright install`; .ci/run and `make chromium` 
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -24,16 +17,8 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
+
 # Reference logs live beside the clone (CI has shared/ next to it): ../shared/data/nccl-tests
 REFERENCE_LOG = (
     Path(__file__).resolve().parents[2]
@@ -59,61 +44,16 @@ expect = playwright_api.expect
 expect.set_options(timeout=TIMEOUT_MS)  # expect() has its own 5 s default otherwise
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def app_url():
     """`streamlit run app.py` on a free port, healthy before the first test, killed after."""
-    port = _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit-server.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "COSTMODEL_REFERENCE_LOGS": str(REFERENCE_LOG.parent)},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            with contextlib.suppress(OSError):
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    f"streamlit did not become healthy (exit {proc.poll()}); see {log.name}"
-                )
-            time.sleep(0.25)
-        yield url
-    finally:
-        proc.terminate()
+    with open(ARTIFACTS / "streamlit-server.log", "w") as log:
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+            with served_app(log=log, env={"COSTMODEL_REFERENCE_LOGS": str(REFERENCE_LOG.parent)}) as url:
+                yield url
+        except RuntimeError as exc:
+            pytest.fail(f"{exc}; see {log.name}")
 
 
 @pytest.fixture(scope="module")
