@@ -28,6 +28,7 @@ chromium:
 ## make test: the whole suite (unit, property, doctest, notebook, CLI, AppTest, gloo, browser)
 test: $(STAMP) chromium
 	$(BIN)/python -m ruff check .
+	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m pytest -q --nbmake examples/ tests/ costmodel/
 
 ## make test-fast: everything but the real-browser and torch/gloo runs

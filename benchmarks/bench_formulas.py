@@ -55,8 +55,13 @@ def _cpu_s(fn) -> float:
     return time.process_time() - t0
 
 
-def main(rows: int = 1_000_000, repeat: int = 5, loop_rows: int = 10_000,
-         bare_rows: int = 30_000, seed: int = 0) -> list[dict[str, float | str]]:
+def main(
+    rows: int = 1_000_000,
+    repeat: int = 5,
+    loop_rows: int = 10_000,
+    bare_rows: int = 30_000,
+    seed: int = 0,
+) -> list[dict[str, float | str]]:
     rng = np.random.default_rng(seed)
     sizes = np.exp(rng.uniform(math.log(8.0), math.log(16 * 2.0**30), rows))  # 8 B .. 16 GiB
     ranks = rng.integers(2, 4097, rows).astype(float)
@@ -65,43 +70,63 @@ def main(rows: int = 1_000_000, repeat: int = 5, loop_rows: int = 10_000,
     sub_n = [int(x) for x in ranks[pick]]
     bw, a = BANDWIDTH_BYTES_PER_S, LATENCY_S
     results = []
-    print(f"{rows:.0e} (size, ranks) pairs; sizes 8 B..16 GiB, ranks 2..4096, B = 50 GB/s, "
-          f"alpha = 5 us; loops over {loop_rows} / {bare_rows} sampled rows")
-    head = (f"{'algorithm':<20}{'vectorized':>14}{'loop (same fn)':>16}{'ratio':>9}"
-            f"{'loop (bare math)':>18}{'ratio':>8}")
+    print(
+        f"{rows:.0e} (size, ranks) pairs; sizes 8 B..16 GiB, ranks 2..4096, B = 50 GB/s, "
+        f"alpha = 5 us; loops over {loop_rows} / {bare_rows} sampled rows"
+    )
+    head = (
+        f"{'algorithm':<20}{'vectorized':>14}{'loop (same fn)':>16}{'ratio':>9}"
+        f"{'loop (bare math)':>18}{'ratio':>8}"
+    )
     print(head)
     print("-" * len(head))
     for alg in collectives.ALGORITHMS["all_reduce"]:
         vec = collectives.allreduce_time(sizes, ranks, bw, a, alg)
 
         def same_fn(alg=alg):
-            return [collectives.allreduce_time(m, n, bw, a, alg)
-                    for m, n in zip(sub_m[:loop_rows], sub_n[:loop_rows], strict=True)]
+            return [
+                collectives.allreduce_time(m, n, bw, a, alg)
+                for m, n in zip(sub_m[:loop_rows], sub_n[:loop_rows], strict=True)
+            ]
 
         def bare(alg=alg):
             f = BARE[alg]
-            return [f(m, n, a, bw) for m, n in zip(sub_m[:bare_rows], sub_n[:bare_rows], strict=True)]
+            return [
+                f(m, n, a, bw) for m, n in zip(sub_m[:bare_rows], sub_n[:bare_rows], strict=True)
+            ]
 
         # interleaved, best of `repeat` each, so a burst of other load hits neither side alone
         t_vec = t_same = t_bare = math.inf
         for _ in range(repeat):
-            t_vec = min(t_vec, _cpu_s(lambda alg=alg: collectives.allreduce_time(sizes, ranks, bw,
-                                                                                 a, alg)))
+            t_vec = min(
+                t_vec, _cpu_s(lambda alg=alg: collectives.allreduce_time(sizes, ranks, bw, a, alg))
+            )
             t_same = min(t_same, _cpu_s(same_fn))
             t_bare = min(t_bare, _cpu_s(bare))
         np.testing.assert_allclose(same_fn(), vec[pick[:loop_rows]], rtol=1e-12)
         np.testing.assert_allclose(bare(), vec[pick[:bare_rows]], rtol=1e-12)
         r_vec, r_same, r_bare = rows / t_vec, loop_rows / t_same, bare_rows / t_bare
-        results.append({"algorithm": alg, "vectorized_rows_per_s": r_vec,
-                        "loop_rows_per_s": r_same, "bare_loop_rows_per_s": r_bare,
-                        "ratio_vs_loop": r_vec / r_same, "ratio_vs_bare_loop": r_vec / r_bare})
-        print(f"{alg:<20}{r_vec:>12.3g}/s{r_same:>14.3g}/s{r_vec / r_same:>8.0f}x"
-              f"{r_bare:>16.3g}/s{r_vec / r_bare:>7.0f}x")
+        results.append(
+            {
+                "algorithm": alg,
+                "vectorized_rows_per_s": r_vec,
+                "loop_rows_per_s": r_same,
+                "bare_loop_rows_per_s": r_bare,
+                "ratio_vs_loop": r_vec / r_same,
+                "ratio_vs_bare_loop": r_vec / r_bare,
+            }
+        )
+        print(
+            f"{alg:<20}{r_vec:>12.3g}/s{r_same:>14.3g}/s{r_vec / r_same:>8.0f}x"
+            f"{r_bare:>16.3g}/s{r_vec / r_bare:>7.0f}x"
+        )
     worst = min(r["vectorized_rows_per_s"] for r in results)
     worst_ratio = min(r["ratio_vs_loop"] for r in results)
-    print(f"\nslowest vectorized: {worst:.3g} rows/s (target >= 1e7 per core: "
-          f"{'met' if worst >= 1e7 else 'NOT met'}); smallest ratio vs the same functions in a "
-          f"loop: {worst_ratio:.0f}x (target >= 100x: {'met' if worst_ratio >= 100 else 'NOT met'})")
+    print(
+        f"\nslowest vectorized: {worst:.3g} rows/s (target >= 1e7 per core: "
+        f"{'met' if worst >= 1e7 else 'NOT met'}); smallest ratio vs the same functions in a "
+        f"loop: {worst_ratio:.0f}x (target >= 100x: {'met' if worst_ratio >= 100 else 'NOT met'})"
+    )
     return results
 
 

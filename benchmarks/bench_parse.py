@@ -16,9 +16,7 @@ from pathlib import Path
 
 from costmodel.validation.nccl_tests import parse_nccl_tests
 
-SOURCE_CANDIDATES = (
-    Path(__file__).resolve().parents[2] / "shared/data/nccl-tests",
-)
+SOURCE_CANDIDATES = (Path(__file__).resolve().parents[2] / "shared/data/nccl-tests",)
 LOG = "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt"
 _ROW = re.compile(r"^\s*\d+\s+\d+\s+float\s")
 
@@ -48,9 +46,11 @@ def main() -> None:
         times.append(time.perf_counter() - start)
     if len(df) != 2 * args.rows:
         raise SystemExit(f"parsed {len(df)} frame rows, expected {2 * args.rows}")
-    print(f"parse_nccl_tests: {args.rows} result rows ({len(text) / 1e6:.2f} MB, "
-          f"{len(df)} frame rows): best {min(times) * 1e3:.0f} ms, "
-          f"median {sorted(times)[len(times) // 2] * 1e3:.0f} ms over {args.repeat} runs")
+    print(
+        f"parse_nccl_tests: {args.rows} result rows ({len(text) / 1e6:.2f} MB, "
+        f"{len(df)} frame rows): best {min(times) * 1e3:.0f} ms, "
+        f"median {sorted(times)[len(times) // 2] * 1e3:.0f} ms over {args.repeat} runs"
+    )
 
 
 if __name__ == "__main__":

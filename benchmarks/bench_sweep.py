@@ -54,8 +54,9 @@ def grid_for(rows: int) -> sw.Grid:
     extra = n_sizes - sizes.size  # rounding merged a few small sizes: pad at the top
     if extra > 0:
         sizes = np.concatenate([sizes, sizes[-1] + np.arange(1, extra + 1)])
-    return sw.make_grid(preset=names, model="textbook", algorithm=algorithms, nodes=NODES,
-                        size=sizes.tolist())
+    return sw.make_grid(
+        preset=names, model="textbook", algorithm=algorithms, nodes=NODES, size=sizes.tolist()
+    )
 
 
 def _timed(fn):
@@ -110,8 +111,17 @@ def in_memory(rows: int, folder: str) -> dict[str, float]:
 def _stream_child(rows: int, path: str, chunk_rows: int) -> None:
     grid = grid_for(rows)
     summary, seconds = _timed(lambda: sw.sweep_to_file(path, grid, chunk_rows=chunk_rows))
-    print(json.dumps({"rows": summary.rows, "seconds": seconds, "peak_rss_MB": _peak_rss_mb(),
-                      "file_MB": os.path.getsize(path) / 1e6, "chunk_rows": chunk_rows}))
+    print(
+        json.dumps(
+            {
+                "rows": summary.rows,
+                "seconds": seconds,
+                "peak_rss_MB": _peak_rss_mb(),
+                "file_MB": os.path.getsize(path) / 1e6,
+                "chunk_rows": chunk_rows,
+            }
+        )
+    )
 
 
 def streamed(rows: int, folder: str, chunk_rows: int) -> dict[str, float]:
@@ -119,7 +129,9 @@ def streamed(rows: int, folder: str, chunk_rows: int) -> dict[str, float]:
     path = os.path.join(folder, "stream.parquet")
     out = subprocess.run(
         [sys.executable, __file__, "--child", str(rows), path, str(chunk_rows)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["rows_per_s"] = result["rows"] / result["seconds"]
@@ -141,27 +153,41 @@ def main(argv: list[str] | None = None) -> int:
         mem = in_memory(int(args.rows), folder)
         small = streamed(int(args.rows), folder, args.chunk_rows)
         big = streamed(int(args.stream_rows), folder, args.chunk_rows)
-    figures = {"in_memory": mem, "streamed_small": small, "streamed_large": big,
-               "targets": {"csv_write_s": 3.0, "parquet_write_s": 1.0}}
+    figures = {
+        "in_memory": mem,
+        "streamed_small": small,
+        "streamed_large": big,
+        "targets": {"csv_write_s": 3.0, "parquet_write_s": 1.0},
+    }
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
-    print(f"grid: {mem['rows']:,} rows x {mem['columns']} columns "
-          "(textbook all-reduce algorithms x networked presets x nodes x sizes)")
+    print(
+        f"grid: {mem['rows']:,} rows x {mem['columns']} columns "
+        "(textbook all-reduce algorithms x networked presets x nodes x sizes)"
+    )
     print("                         wall      CPU")
-    print(f"  sweep -> DataFrame     {mem['dataframe_s']:6.2f} s {mem['dataframe_cpu_s']:6.2f} s"
-          f"  {mem['dataframe_rows_per_s']:>10,.0f} rows/s")
-    print(f"  DataFrame -> CSV       {mem['csv_write_s']:6.2f} s {mem['csv_write_cpu_s']:6.2f} s"
-          f"  {mem['csv_rows_per_s']:>10,.0f} rows/s  {mem['csv_MB']:.0f} MB  (target <= 3 s)")
-    print(f"  DataFrame -> Parquet   {mem['parquet_write_s']:6.2f} s {mem['parquet_write_cpu_s']:6.2f} s"
-          f"  {mem['parquet_rows_per_s']:>10,.0f} rows/s  {mem['parquet_MB']:.0f} MB  (target <= 1 s)")
+    print(
+        f"  sweep -> DataFrame     {mem['dataframe_s']:6.2f} s {mem['dataframe_cpu_s']:6.2f} s"
+        f"  {mem['dataframe_rows_per_s']:>10,.0f} rows/s"
+    )
+    print(
+        f"  DataFrame -> CSV       {mem['csv_write_s']:6.2f} s {mem['csv_write_cpu_s']:6.2f} s"
+        f"  {mem['csv_rows_per_s']:>10,.0f} rows/s  {mem['csv_MB']:.0f} MB  (target <= 3 s)"
+    )
+    print(
+        f"  DataFrame -> Parquet   {mem['parquet_write_s']:6.2f} s {mem['parquet_write_cpu_s']:6.2f} s"
+        f"  {mem['parquet_rows_per_s']:>10,.0f} rows/s  {mem['parquet_MB']:.0f} MB  (target <= 1 s)"
+    )
     print(f"  sweep -> CSV, streamed {mem['csv_sweep_and_write_s']:6.2f} s")
     print(f"  sweep -> Parquet, str. {mem['parquet_sweep_and_write_s']:6.2f} s")
     print(f"  peak RSS, in memory    {mem['peak_rss_MB']:6.0f} MB")
     for label, r in (("streamed", small), ("streamed", big)):
-        print(f"{label} to Parquet: {r['rows']:,} rows in {r['seconds']:.1f} s "
-              f"({r['rows_per_s']:,.0f} rows/s), peak RSS {r['peak_rss_MB']:.0f} MB "
-              f"(chunks of {r['chunk_rows']:,} rows)")
+        print(
+            f"{label} to Parquet: {r['rows']:,} rows in {r['seconds']:.1f} s "
+            f"({r['rows_per_s']:,.0f} rows/s), peak RSS {r['peak_rss_MB']:.0f} MB "
+            f"(chunks of {r['chunk_rows']:,} rows)"
+        )
     return 0
 
 

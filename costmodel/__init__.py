@@ -64,8 +64,22 @@ _EXPORTS: dict[str, str] = {
 }
 
 _SUBMODULES = {
-    "units", "collectives", "topology", "tables", "memory", "batch", "ddp", "hardware",
-    "presets", "nccl", "predict", "scenario", "sweep", "plots", "validation", "api",
+    "units",
+    "collectives",
+    "topology",
+    "tables",
+    "memory",
+    "batch",
+    "ddp",
+    "hardware",
+    "presets",
+    "nccl",
+    "predict",
+    "scenario",
+    "sweep",
+    "plots",
+    "validation",
+    "api",
 }
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])

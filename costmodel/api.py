@@ -85,8 +85,10 @@ def resolve_cluster(ranks: object, bandwidth_bytes_per_s: object = None) -> Clus
         return ranks if isinstance(ranks, Cluster) else _load(ranks)
     if not _is_cluster_like(bandwidth_bytes_per_s):
         return None
-    c = bandwidth_bytes_per_s if isinstance(bandwidth_bytes_per_s, Cluster) else _load(
+    c = (
         bandwidth_bytes_per_s
+        if isinstance(bandwidth_bytes_per_s, Cluster)
+        else _load(bandwidth_bytes_per_s)
     )
     if not isinstance(ranks, numbers.Integral) or isinstance(ranks, bool) or ranks < 1:
         raise ValueError(
@@ -113,17 +115,25 @@ def _flat_numbers(c: Cluster, algorithm: str) -> tuple[float, float]:
     if algorithm in _RING_LIKE:
         bw = float(
             topology.flat_ring_bandwidth(
-                c.nodes, c.gpus_per_node, intra, c.nics_per_node, nic.effective_bandwidth_bytes_per_s
+                c.nodes,
+                c.gpus_per_node,
+                intra,
+                c.nics_per_node,
+                nic.effective_bandwidth_bytes_per_s,
             )
         )
     else:
         share = c.effective_inter_bandwidth_bytes_per_s
         bw = min(intra, share) if c.gpus_per_node > 1 else share
-    latency = max(c.intra_latency_s, c.inter_latency_s) if c.gpus_per_node > 1 else c.inter_latency_s
+    latency = (
+        max(c.intra_latency_s, c.inter_latency_s) if c.gpus_per_node > 1 else c.inter_latency_s
+    )
     return bw, latency
 
 
-def _cluster_time(op: str, message_bytes: ArrayLike, c: Cluster, algorithm: str) -> float | np.ndarray:
+def _cluster_time(
+    op: str, message_bytes: ArrayLike, c: Cluster, algorithm: str
+) -> float | np.ndarray:
     if op == "all_reduce" and algorithm in CLUSTER_ALLREDUCE_ALGORITHMS:
         return topology.hierarchical_allreduce_time(
             message_bytes,
@@ -236,5 +246,6 @@ def allreduce_time(
     >>> allreduce_time(500e6, 8, 450e9)     # per direction, as the datasheet means it
     0.001944...
     """
-    return collective_time("all_reduce", message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                           algorithm)
+    return collective_time(
+        "all_reduce", message_bytes, ranks, bandwidth_bytes_per_s, latency_s, algorithm
+    )

@@ -33,11 +33,12 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     final = check_writable(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp",
-                                   dir=final.parent or ".")
+        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent or ".")
     except OSError as exc:  # e.g. /proc, a read-only mount: os.access cannot tell
-        raise ValueError(f"output: cannot create a file in folder {str(final.parent)!r} "
-                         f"({exc.strerror or exc}); allowed: a path in a writable folder") from exc
+        raise ValueError(
+            f"output: cannot create a file in folder {str(final.parent)!r} "
+            f"({exc.strerror or exc}); allowed: a path in a writable folder"
+        ) from exc
     os.close(fd)
     tmp_path = Path(tmp)
     umask = os.umask(0)

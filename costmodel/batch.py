@@ -86,7 +86,9 @@ def _float_out(x: np.ndarray) -> FloatOrArray:
     return float(x) if np.ndim(x) == 0 else x
 
 
-def global_batch(local_batch: ArrayLike, ranks: ArrayLike, accumulation: ArrayLike = 1) -> int | np.ndarray:
+def global_batch(
+    local_batch: ArrayLike, ranks: ArrayLike, accumulation: ArrayLike = 1
+) -> int | np.ndarray:
     r"""Global batch :math:`B_{global} = B_{local} N A` [samples].
 
     Parameters
@@ -173,13 +175,18 @@ def solve_batch(
     ...     print(err)
     accumulation: 8192 / (3 x 64) = 42.67 is not a whole number; nearest valid: accumulation=42 (global_batch=8064) or accumulation=43 (global_batch=8256)
     """
-    given = {"local_batch": local_batch, "ranks": ranks, "accumulation": accumulation,
-             "global_batch": global_batch}
+    given = {
+        "local_batch": local_batch,
+        "ranks": ranks,
+        "accumulation": accumulation,
+        "global_batch": global_batch,
+    }
     unknown = [k for k, v in given.items() if v is None]
     if len(unknown) != 1:
         raise ValueError(
             f"solve_batch: exactly one of {', '.join(_FIELDS)} must be None (the unknown); "
-            f"got {len(unknown)} unknown ({', '.join(unknown) or 'none'})")
+            f"got {len(unknown)} unknown ({', '.join(unknown) or 'none'})"
+        )
     name = unknown[0]
     known = {k: _whole(k, v) for k, v in given.items() if v is not None}
     if name == "global_batch":
@@ -195,7 +202,8 @@ def solve_batch(
         formula = " x ".join(str(v) for v in factors.values())
         raise ValueError(
             f"{name}: {total} / ({formula}) = {exact:.4g} is not a whole number; "
-            f"nearest valid: {' or '.join(options)}")
+            f"nearest valid: {' or '.join(options)}"
+        )
     return BatchSolution(**{**known, name: total // product}, solved=name)  # type: ignore[arg-type]
 
 
@@ -249,7 +257,11 @@ def warmup_learning_rate(
     t = np.asarray(step, dtype=float)
     if (~np.isfinite(t) | (t < 0)).any():
         raise ValueError(f"step: must be finite numbers >= 0, got {step!r}")
-    if isinstance(warmup_steps, bool) or not float(warmup_steps) >= 0 or warmup_steps != int(warmup_steps):
+    if (
+        isinstance(warmup_steps, bool)
+        or not float(warmup_steps) >= 0
+        or warmup_steps != int(warmup_steps)
+    ):
         raise ValueError(f"warmup_steps: must be a whole number >= 0, got {warmup_steps!r}")
     peak = _positive("peak_lr", peak_lr)
     start = np.asarray(start_lr, dtype=float)

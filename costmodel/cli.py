@@ -84,20 +84,31 @@ def _usage_line(exc: Exception) -> str:
     return " ".join(msg.split())
 
 
-_INPUT_ERRORS: tuple[type[BaseException], ...] = (ValueError, LookupError, OSError, TypeError,
-                                                   ImportError)
+_INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError,
+    LookupError,
+    OSError,
+    TypeError,
+    ImportError,
+)
 
 
 class _Group(TyperGroup):
     """The top-level group: turns every usage or input error into exit 2 and one line."""
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True,
-             **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         code: int | None = 0
         try:
-            rv = super().main(args, prog_name or "costmodel", complete_var,
-                              standalone_mode=False, **extra)
+            rv = super().main(
+                args, prog_name or "costmodel", complete_var, standalone_mode=False, **extra
+            )
             code = rv if isinstance(rv, int) else 0
         except _EXITS as exc:
             code = getattr(exc, "exit_code", 0)
@@ -129,10 +140,12 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 presets_app = typer.Typer(help="List, show and describe hardware presets.", no_args_is_help=True)
-validate_app = typer.Typer(help="Measure (nccl-tests, torch) and compare with the model.",
-                           no_args_is_help=True)
-nccl_tests_app = typer.Typer(help="Run nccl-tests binaries and keep their parsed rows.",
-                             no_args_is_help=True)
+validate_app = typer.Typer(
+    help="Measure (nccl-tests, torch) and compare with the model.", no_args_is_help=True
+)
+nccl_tests_app = typer.Typer(
+    help="Run nccl-tests binaries and keep their parsed rows.", no_args_is_help=True
+)
 app.add_typer(presets_app, name="presets")
 app.add_typer(validate_app, name="validate")
 validate_app.add_typer(nccl_tests_app, name="nccl-tests")
@@ -140,9 +153,14 @@ validate_app.add_typer(nccl_tests_app, name="nccl-tests")
 
 @app.callback()
 def _root(
-    presets_dir: Annotated[list[Path] | None, typer.Option(
-        "--presets-dir", help="Extra folder of preset TOML files (repeatable); overrides "
-        "shipped presets of the same name, like COSTMODEL_PRESETS.")] = None,
+    presets_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--presets-dir",
+            help="Extra folder of preset TOML files (repeatable); overrides "
+            "shipped presets of the same name, like COSTMODEL_PRESETS.",
+        ),
+    ] = None,
 ) -> None:
     """Predict what data-parallel training costs on a GPU cluster.
 
@@ -160,8 +178,14 @@ def _root(
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``costmodel`` script; returns the exit code (2 for bad input)."""
     command = typer.main.get_command(app)
-    return int(command.main(args=list(argv) if argv is not None else None,
-                            prog_name="costmodel", standalone_mode=False) or 0)
+    return int(
+        command.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="costmodel",
+            standalone_mode=False,
+        )
+        or 0
+    )
 
 
 # --- output helpers ---------------------------------------------------------------------------
@@ -217,7 +241,7 @@ def _human_frame(df: Any) -> str:
     for col in out.columns:
         name, bracket = str(col), ""
         if name.endswith("]") and "[" in name:  # "time_s[textbook]": unit before the bracket
-            name, bracket = name[: name.index("[")], name[name.index("["):]
+            name, bracket = name[: name.index("[")], name[name.index("[") :]
         for suffix, fmt in _FORMATTERS.items():
             hit = ("_rel_error" in name) if suffix == "_rel_error" else name.endswith(suffix)
             if hit and out[col].dtype.kind in "fiu":
@@ -239,8 +263,10 @@ def _human_frame(df: Any) -> str:
 def _left_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Left-aligned plain-text columns."""
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
-    return "\n".join("  ".join(f"{x:<{w}}" for x, w in zip(line, widths, strict=True)).rstrip()
-                     for line in [header, *rows])
+    return "\n".join(
+        "  ".join(f"{x:<{w}}" for x, w in zip(line, widths, strict=True)).rstrip()
+        for line in [header, *rows]
+    )
 
 
 def _kv(rows: Sequence[tuple[str, str]]) -> str:
@@ -265,25 +291,46 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts in
 # --- collective -------------------------------------------------------------------------------
 @app.command()
 def collective(
-    op: Annotated[str, typer.Argument(help="all_reduce, reduce_scatter, all_gather, broadcast, "
-                                      "reduce, all_to_all, or 'all'.")],
-    size: Annotated[list[str], typer.Option(
-        "--size", "-s", help="Per-rank buffer, as nccl-tests' size column: 14GB, 8B:1GB "
-        "(doubling), 1MB,2MB. Repeatable.")],
+    op: Annotated[
+        str,
+        typer.Argument(
+            help="all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, or 'all'."
+        ),
+    ],
+    size: Annotated[
+        list[str],
+        typer.Option(
+            "--size",
+            "-s",
+            help="Per-rank buffer, as nccl-tests' size column: 14GB, 8B:1GB "
+            "(doubling), 1MB,2MB. Repeatable.",
+        ),
+    ],
     ranks: Annotated[str | None, typer.Option(help="Number of ranks N (with --bandwidth).")] = None,
-    bandwidth: Annotated[str | None, typer.Option(
-        help="Per-direction bandwidth per rank: 50GB/s, 400Gb/s.")] = None,
+    bandwidth: Annotated[
+        str | None, typer.Option(help="Per-direction bandwidth per rank: 50GB/s, 400Gb/s.")
+    ] = None,
     latency: Annotated[str, typer.Option(help="Latency per step (alpha): 5us.")] = "0s",
     gamma: Annotated[float, typer.Option(help="Reduction cost per byte [s/B].")] = 0.0,
-    algorithm: Annotated[str, typer.Option(
-        "--algorithm", "-a", help="Textbook: ring, tree, ..., or 'all'. With --cluster: "
-        "auto or an NCCL algorithm.")] = "",
-    cluster: Annotated[str | None, typer.Option(
-        help="A cluster preset (see 'costmodel presets list') instead of --bandwidth.")] = None,
+    algorithm: Annotated[
+        str,
+        typer.Option(
+            "--algorithm",
+            "-a",
+            help="Textbook: ring, tree, ..., or 'all'. With --cluster: auto or an NCCL algorithm.",
+        ),
+    ] = "",
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="A cluster preset (see 'costmodel presets list') instead of --bandwidth."
+        ),
+    ] = None,
     nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
     gpus_per_node: Annotated[int | None, typer.Option(min=1, help="GPUs per node.")] = None,
-    model: Annotated[str, typer.Option(help="With --cluster: nccl, nccl-table or textbook.")
-                     ] = "nccl",
+    model: Annotated[
+        str, typer.Option(help="With --cluster: nccl, nccl-table or textbook.")
+    ] = "nccl",
     as_json: JsonOpt = False,
 ) -> None:
     """Time, algbw and busbw of one collective over a link or a cluster preset.
@@ -305,15 +352,34 @@ def collective(
     else:
         if ranks is None or bandwidth is None:
             raise ValueError("collective: needs --ranks and --bandwidth, or --cluster NAME")
-        axes.update(ranks=ranks, bandwidth=bandwidth, latency=latency, gamma=gamma,
-                    algorithm=algorithm or "ring")
+        axes.update(
+            ranks=ranks,
+            bandwidth=bandwidth,
+            latency=latency,
+            gamma=gamma,
+            algorithm=algorithm or "ring",
+        )
     df = sweep(**axes)
     if as_json:
         _print_json({"results": _records(df)})
         return
-    keep = [c for c in ("preset", "nodes", "ranks", "op", "algorithm", "algorithm_used",
-                        "protocol_used", "size_bytes", "time_s", "algbw_GBps", "busbw_GBps")
-            if c in df.columns]
+    keep = [
+        c
+        for c in (
+            "preset",
+            "nodes",
+            "ranks",
+            "op",
+            "algorithm",
+            "algorithm_used",
+            "protocol_used",
+            "size_bytes",
+            "time_s",
+            "algbw_GBps",
+            "busbw_GBps",
+        )
+        if c in df.columns
+    ]
     typer.echo(_human_frame(df[keep]))
 
 
@@ -321,17 +387,18 @@ def collective(
 @app.command()
 def memory(
     params: Annotated[str, typer.Option(help="Model parameters: 7B, 350M.")],
-    recipe: Annotated[str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")
-                      ] = "mixed-adam",
-    zero: Annotated[int, typer.Option("--zero", "--zero-stage", min=0, max=3,
-                                      help="ZeRO stage 0-3.")] = 0,
-    ranks: Annotated[int, typer.Option(min=1, help="Data-parallel ranks sharding the state.")
-                     ] = 1,
+    recipe: Annotated[
+        str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")
+    ] = "mixed-adam",
+    zero: Annotated[
+        int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
+    ] = 0,
+    ranks: Annotated[int, typer.Option(min=1, help="Data-parallel ranks sharding the state.")] = 1,
     activations: Annotated[str, typer.Option(help="Activation memory per GPU: 10GB.")] = "0B",
-    gpu_memory: Annotated[str | None, typer.Option(help="GPU memory to check against: 80GB.")
-                          ] = None,
-    cluster: Annotated[str | None, typer.Option(help="Take the GPU memory from a preset.")
-                       ] = None,
+    gpu_memory: Annotated[
+        str | None, typer.Option(help="GPU memory to check against: 80GB.")
+    ] = None,
+    cluster: Annotated[str | None, typer.Option(help="Take the GPU memory from a preset.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Memory per GPU of weights, gradients, optimizer state (and what fits).
@@ -344,12 +411,19 @@ def memory(
 
     p = units.parse_count(params, name="--params")
     act = units.parse_bytes(activations, name="--activations")
-    breakdown = mem.training_memory(p, recipe=recipe, zero_stage=zero, dp_ranks=ranks,
-                                    activations_bytes=act)
+    breakdown = mem.training_memory(
+        p, recipe=recipe, zero_stage=zero, dp_ranks=ranks, activations_bytes=act
+    )
     parts = {k: float(v) for k, v in breakdown.parts().items()}
     total = float(breakdown.total_bytes)
-    result: dict[str, Any] = {"params": p, "recipe": recipe, "zero_stage": zero,
-                              "dp_ranks": ranks, "parts_bytes": parts, "total_bytes": total}
+    result: dict[str, Any] = {
+        "params": p,
+        "recipe": recipe,
+        "zero_stage": zero,
+        "dp_ranks": ranks,
+        "parts_bytes": parts,
+        "total_bytes": total,
+    }
     capacity = None
     if gpu_memory is not None and cluster is not None:
         raise ValueError("give --gpu-memory or --cluster, not both")
@@ -362,11 +436,15 @@ def memory(
     if capacity is not None:
         result["gpu_memory_bytes"] = capacity
         result["fits"] = bool(total <= capacity)
-        result["max_params"] = float(mem.max_params(capacity, recipe=recipe, zero_stage=zero,
-                                                    dp_ranks=ranks, activations_bytes=act))
+        result["max_params"] = float(
+            mem.max_params(
+                capacity, recipe=recipe, zero_stage=zero, dp_ranks=ranks, activations_bytes=act
+            )
+        )
         if zero > 0:
-            result["min_ranks"] = _jsonable(mem.min_ranks(p, capacity, recipe=recipe,
-                                                          zero_stage=zero))
+            result["min_ranks"] = _jsonable(
+                mem.min_ranks(p, capacity, recipe=recipe, zero_stage=zero)
+            )
     if as_json:
         _print_json(result)
         return
@@ -375,8 +453,9 @@ def memory(
     if capacity is not None:
         rows.append(("GPU memory", units.format_bytes(capacity)))
         rows.append(("fits", "yes" if result["fits"] else "no"))
-        rows.append(("largest model that fits", units.format_count(result["max_params"])
-                     + " params"))
+        rows.append(
+            ("largest model that fits", units.format_count(result["max_params"]) + " params")
+        )
         if "min_ranks" in result:
             rows.append(("fewest ranks that fit", str(result["min_ranks"])))
     typer.echo(f"{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {ranks} ranks")
@@ -386,14 +465,15 @@ def memory(
 # --- batch ------------------------------------------------------------------------------------
 @app.command()
 def batch(
-    local: Annotated[int | None, typer.Option("--local", "--local-batch", min=1,
-                                              help="Per-GPU micro-batch.")] = None,
+    local: Annotated[
+        int | None, typer.Option("--local", "--local-batch", min=1, help="Per-GPU micro-batch.")
+    ] = None,
     ranks: Annotated[int | None, typer.Option(min=1, help="Data-parallel ranks.")] = None,
     accumulation: Annotated[int | None, typer.Option(min=1, help="Accumulation steps.")] = None,
-    global_: Annotated[int | None, typer.Option("--global", "--global-batch", min=1,
-                                                help="Global batch.")] = None,
-    sequence_length: Annotated[int | None, typer.Option(min=1, help="Tokens per sample.")
-                               ] = None,
+    global_: Annotated[
+        int | None, typer.Option("--global", "--global-batch", min=1, help="Global batch.")
+    ] = None,
+    sequence_length: Annotated[int | None, typer.Option(min=1, help="Tokens per sample.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Solve B_global = B_local x N x A for the one unknown left out.
@@ -404,12 +484,15 @@ def batch(
     """
     from . import batch as bt
 
-    sol = bt.solve_batch(local_batch=local, ranks=ranks, accumulation=accumulation,
-                         global_batch=global_)
+    sol = bt.solve_batch(
+        local_batch=local, ranks=ranks, accumulation=accumulation, global_batch=global_
+    )
     data = _jsonable(sol)
     if not isinstance(data, dict):
-        data = {k: _jsonable(getattr(sol, k)) for k in
-                ("local_batch", "ranks", "accumulation", "global_batch")}
+        data = {
+            k: _jsonable(getattr(sol, k))
+            for k in ("local_batch", "ranks", "accumulation", "global_batch")
+        }
     if sequence_length is not None:
         data["sequence_length"] = sequence_length
         data["tokens_per_step"] = int(data["global_batch"]) * sequence_length
@@ -426,27 +509,33 @@ def batch(
 @app.command()
 def step(
     params: Annotated[str, typer.Option(help="Model parameters: 7B.")],
-    compute_time: Annotated[str | None, typer.Option(
-        help="Measured compute (forward + backward) per micro-batch: 400ms.")] = None,
-    tokens_per_gpu: Annotated[str | None, typer.Option(
-        help="Tokens per GPU per micro-batch (with --mfu): 8k.")] = None,
+    compute_time: Annotated[
+        str | None,
+        typer.Option(help="Measured compute (forward + backward) per micro-batch: 400ms."),
+    ] = None,
+    tokens_per_gpu: Annotated[
+        str | None, typer.Option(help="Tokens per GPU per micro-batch (with --mfu): 8k.")
+    ] = None,
     mfu: Annotated[float, typer.Option(min=0.0, max=1.0, help="Model FLOP utilisation.")] = 0.4,
-    peak_flops: Annotated[str | None, typer.Option(
-        help="Peak dense FLOP/s per GPU (default: the preset's bf16 figure): 989T.")] = None,
-    cluster: Annotated[str | None, typer.Option(help="Cluster preset (the realistic model).")
-                       ] = None,
+    peak_flops: Annotated[
+        str | None,
+        typer.Option(help="Peak dense FLOP/s per GPU (default: the preset's bf16 figure): 989T."),
+    ] = None,
+    cluster: Annotated[
+        str | None, typer.Option(help="Cluster preset (the realistic model).")
+    ] = None,
     nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
     ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
-    bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")
-                         ] = None,
+    bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
     latency: Annotated[str, typer.Option(help="All-reduce latency per step: 5us.")] = "0s",
     bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
-    gradient_bytes: Annotated[float, typer.Option(
-        help="Bytes per gradient element all-reduced (2 = bf16, 1 = fp8).")] = 2.0,
+    gradient_bytes: Annotated[
+        float, typer.Option(help="Bytes per gradient element all-reduced (2 = bf16, 1 = fp8).")
+    ] = 2.0,
     accumulation: Annotated[int, typer.Option(min=1, help="Micro-batches per step.")] = 1,
-    no_sync: Annotated[bool, typer.Option("--no-sync/--sync",
-                                          help="Skip all-reduce on non-final micro-batches.")
-                       ] = True,
+    no_sync: Annotated[
+        bool, typer.Option("--no-sync/--sync", help="Skip all-reduce on non-final micro-batches.")
+    ] = True,
     model: Annotated[str, typer.Option(help="With --cluster: nccl or textbook.")] = "nccl",
     as_json: JsonOpt = False,
 ) -> None:
@@ -461,7 +550,9 @@ def step(
     p = units.parse_count(params, name="--params")
     kwargs: dict[str, Any] = dict(
         bucket_cap_bytes=units.parse_bytes(bucket, name="--bucket"),
-        gradient_bytes_per_param=gradient_bytes, accumulation=accumulation, no_sync=no_sync,
+        gradient_bytes_per_param=gradient_bytes,
+        accumulation=accumulation,
+        no_sync=no_sync,
     )
     if compute_time is not None:
         if tokens_per_gpu is not None:
@@ -480,11 +571,15 @@ def step(
         c = presets.cluster(cluster, nodes=nodes)
         n = int(c.ranks)
         kwargs["allreduce_time_fn"] = predict.allreduce_time_fn(c, nodes=nodes, model=model)
-        kwargs["bandwidth_bytes_per_s"] = float(c.inter_bandwidth_bytes_per_s if nodes > 1
-                                                else c.intra_bandwidth_bytes_per_s)
+        kwargs["bandwidth_bytes_per_s"] = float(
+            c.inter_bandwidth_bytes_per_s if nodes > 1 else c.intra_bandwidth_bytes_per_s
+        )
         if "tokens_per_gpu" in kwargs:
-            kwargs["peak_flops"] = (units.parse_count(peak_flops, name="--peak-flops")
-                                    if peak_flops else float(c.peak_flops))
+            kwargs["peak_flops"] = (
+                units.parse_count(peak_flops, name="--peak-flops")
+                if peak_flops
+                else float(c.peak_flops)
+            )
     else:
         if ranks is None or bandwidth is None:
             raise ValueError("step: needs --ranks and --bandwidth, or --cluster NAME")
@@ -497,23 +592,32 @@ def step(
             kwargs["peak_flops"] = units.parse_count(peak_flops, name="--peak-flops")
     result = ddp.ddp_step(p, n, **kwargs)
     data = {
-        "params": p, "ranks": n, "compute_s": result.compute_s, "comm_s": result.comm_s,
-        "exposed_comm_s": result.exposed_comm_s, "step_time_s": result.step_time_s,
-        "bound": result.bound, "efficiency": result.efficiency,
+        "params": p,
+        "ranks": n,
+        "compute_s": result.compute_s,
+        "comm_s": result.comm_s,
+        "exposed_comm_s": result.exposed_comm_s,
+        "step_time_s": result.step_time_s,
+        "bound": result.bound,
+        "efficiency": result.efficiency,
     }
     if as_json:
         data["timeline"] = _jsonable(result.timeline)
         _print_json(data)
         return
-    typer.echo(_kv([
-        ("ranks", str(n)),
-        ("compute", units.format_duration(result.compute_s)),
-        ("all-reduce (sum of buckets)", units.format_duration(result.comm_s)),
-        ("exposed communication", units.format_duration(result.exposed_comm_s)),
-        ("step time", units.format_duration(result.step_time_s)),
-        ("bound", f"{result.bound}-bound"),
-        ("scaling efficiency", f"{100 * float(result.efficiency):.1f}%"),
-    ]))
+    typer.echo(
+        _kv(
+            [
+                ("ranks", str(n)),
+                ("compute", units.format_duration(result.compute_s)),
+                ("all-reduce (sum of buckets)", units.format_duration(result.comm_s)),
+                ("exposed communication", units.format_duration(result.exposed_comm_s)),
+                ("step time", units.format_duration(result.step_time_s)),
+                ("bound", f"{result.bound}-bound"),
+                ("scaling efficiency", f"{100 * float(result.efficiency):.1f}%"),
+            ]
+        )
+    )
 
 
 # --- scenario ---------------------------------------------------------------------------------
@@ -529,8 +633,9 @@ def scenario(
     accumulation: Annotated[int, typer.Option(min=1)] = 1,
     sequence_length: Annotated[int, typer.Option(min=1)] = 4096,
     mfu: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.4,
-    compute_time: Annotated[str | None, typer.Option(help="Measured compute per micro-batch.")
-                            ] = None,
+    compute_time: Annotated[
+        str | None, typer.Option(help="Measured compute per micro-batch.")
+    ] = None,
     bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
     no_sync: Annotated[bool, typer.Option("--no-sync/--sync")] = True,
     model: Annotated[str, typer.Option(help="nccl or textbook.")] = "nccl",
@@ -545,12 +650,22 @@ def scenario(
     from .scenario import Scenario
 
     s = Scenario(
-        params=params, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, recipe=recipe,
-        zero_stage=zero, local_batch=local_batch, accumulation=accumulation,
-        sequence_length=sequence_length, mfu=mfu,
+        params=params,
+        cluster=cluster,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        recipe=recipe,
+        zero_stage=zero,
+        local_batch=local_batch,
+        accumulation=accumulation,
+        sequence_length=sequence_length,
+        mfu=mfu,
         compute_time_s=units.parse_duration(compute_time, name="--compute-time")
-        if compute_time is not None else None,
-        bucket_cap_bytes=bucket, no_sync=no_sync, model=model,
+        if compute_time is not None
+        else None,
+        bucket_cap_bytes=bucket,
+        no_sync=no_sync,
+        model=model,
     )
     result = s.evaluate()
     if as_json:
@@ -562,8 +677,9 @@ def scenario(
 # --- presets ----------------------------------------------------------------------------------
 @presets_app.command("list")
 def presets_list(
-    kind: Annotated[str | None, typer.Option(help="gpu, link or cluster (plural accepted).")
-                    ] = None,
+    kind: Annotated[
+        str | None, typer.Option(help="gpu, link or cluster (plural accepted).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Every preset with its headline figures, source, and whether a user file overrides it.
@@ -596,11 +712,13 @@ def presets_show(
     from . import presets
 
     obj = presets.load(name)
-    data: dict[str, Any] = {"name": name, "kind": type(obj).__name__,
-                            "fields": _jsonable(obj.model_dump(mode="json"))}
+    data: dict[str, Any] = {
+        "name": name,
+        "kind": type(obj).__name__,
+        "fields": _jsonable(obj.model_dump(mode="json")),
+    }
     target = presets.cluster(name, nodes=nodes) if type(obj).__name__ == "Cluster" else obj
-    derived = {attr: _jsonable(getattr(target, attr)) for attr in _DERIVED
-               if hasattr(target, attr)}
+    derived = {attr: _jsonable(getattr(target, attr)) for attr in _DERIVED if hasattr(target, attr)}
     if derived:
         data["derived"] = derived
     if as_json:
@@ -614,10 +732,21 @@ def presets_show(
 
 
 _DERIVED = (
-    "per_direction_bandwidth_bytes_per_s", "effective_bandwidth_bytes_per_s", "peak_flops",
-    "nodes", "gpus_per_node", "ranks", "intra_bandwidth_bytes_per_s",
-    "inter_bandwidth_bytes_per_s", "node_inter_bandwidth_bytes_per_s", "intra_latency_s",
-    "inter_latency_s", "intra_kind", "fabric", "nvls", "sharp",
+    "per_direction_bandwidth_bytes_per_s",
+    "effective_bandwidth_bytes_per_s",
+    "peak_flops",
+    "nodes",
+    "gpus_per_node",
+    "ranks",
+    "intra_bandwidth_bytes_per_s",
+    "inter_bandwidth_bytes_per_s",
+    "node_inter_bandwidth_bytes_per_s",
+    "intra_latency_s",
+    "inter_latency_s",
+    "intra_kind",
+    "fabric",
+    "nvls",
+    "sharp",
 )
 """Properties `presets show` prints under the stored fields, where the preset has them."""
 
@@ -635,8 +764,12 @@ def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def _fmt_field(name: str, value: Any) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        for suffix, fmt in (("_bytes_per_s", units.format_rate), ("_bytes", units.format_bytes),
-                            ("_s", units.format_duration), ("_flops", units.format_flops)):
+        for suffix, fmt in (
+            ("_bytes_per_s", units.format_rate),
+            ("_bytes", units.format_bytes),
+            ("_s", units.format_duration),
+            ("_flops", units.format_flops),
+        ):
             if name.endswith(suffix):
                 return fmt(float(value))
     return str(value)
@@ -659,19 +792,28 @@ def presets_schema(
 @app.command()
 def predict(
     cluster: Annotated[str, typer.Option(help="Cluster preset, e.g. dgx-h100.")],
-    sizes: Annotated[list[str], typer.Option(
-        "--sizes", "--size", "-s", help="8B:16GB (doubling, as nccl-tests -b -e -f 2), "
-        "a list 1MB,1GB, or one size. Repeatable.")],
-    op: Annotated[str, typer.Option(help="Collective: all_reduce, all_gather, ...")
-                  ] = "all_reduce",
+    sizes: Annotated[
+        list[str],
+        typer.Option(
+            "--sizes",
+            "--size",
+            "-s",
+            help="8B:16GB (doubling, as nccl-tests -b -e -f 2), "
+            "a list 1MB,1GB, or one size. Repeatable.",
+        ),
+    ],
+    op: Annotated[str, typer.Option(help="Collective: all_reduce, all_gather, ...")] = "all_reduce",
     nodes: Annotated[int, typer.Option(min=1)] = 1,
     gpus_per_node: Annotated[int | None, typer.Option(min=1)] = None,
-    algorithm: Annotated[str, typer.Option(help="auto or an NCCL algorithm (Ring, Tree, NVLS, "
-                                           "...).")] = "auto",
+    algorithm: Annotated[
+        str, typer.Option(help="auto or an NCCL algorithm (Ring, Tree, NVLS, ...).")
+    ] = "auto",
     protocol: Annotated[str, typer.Option(help="auto, LL, LL128 or Simple.")] = "auto",
     model: Annotated[str, typer.Option(help="nccl, nccl-table or textbook.")] = "nccl",
-    compare_models: Annotated[bool, typer.Option(
-        "--compare-models", help="Textbook, NCCL-table and full model side by side.")] = False,
+    compare_models: Annotated[
+        bool,
+        typer.Option("--compare-models", help="Textbook, NCCL-table and full model side by side."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Predicted time, algbw and busbw of a collective on a cluster, per size.
@@ -689,16 +831,32 @@ def predict(
     m = np.asarray(sz, dtype=float)
     if compare_models:
         if algorithm != "auto" or protocol != "auto":
-            raise ValueError("--compare-models compares each model's own choice; leave "
-                             "--algorithm and --protocol at auto")
+            raise ValueError(
+                "--compare-models compares each model's own choice; leave "
+                "--algorithm and --protocol at auto"
+            )
         df = pr.compare_models(op, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node)
     else:
-        df = pr.predict_collective(op, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node,
-                                   algorithm=algorithm, protocol=protocol, model=model).to_frame()
+        df = pr.predict_collective(
+            op,
+            m,
+            cluster,
+            nodes=nodes,
+            gpus_per_node=gpus_per_node,
+            algorithm=algorithm,
+            protocol=protocol,
+            model=model,
+        ).to_frame()
     if as_json:
-        _print_json({"op": op, "cluster": cluster, "nodes": nodes,
-                     "models": list(pr.MODELS) if compare_models else [model],
-                     "results": _records(df)})
+        _print_json(
+            {
+                "op": op,
+                "cluster": cluster,
+                "nodes": nodes,
+                "models": list(pr.MODELS) if compare_models else [model],
+                "results": _records(df),
+            }
+        )
         return
     typer.echo(f"{op} on {cluster} x {nodes} node(s)")
     typer.echo(_human_frame(df))
@@ -707,19 +865,28 @@ def predict(
 # --- sweep ------------------------------------------------------------------------------------
 @app.command()
 def sweep(
-    grid_file: Annotated[Path | None, typer.Argument(help="TOML grid spec ([grid] table).")
-                         ] = None,
-    set_: Annotated[list[str] | None, typer.Option(
-        "--set", help="name=v1,v2 or name=a..b x f; repeatable (e.g. --set ranks=8..4096x2 "
-        "--set 'size=8B..16GB x2').")] = None,
+    grid_file: Annotated[Path | None, typer.Argument(help="TOML grid spec ([grid] table).")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="name=v1,v2 or name=a..b x f; repeatable (e.g. --set ranks=8..4096x2 "
+            "--set 'size=8B..16GB x2').",
+        ),
+    ] = None,
     kind: Annotated[str | None, typer.Option(help="collective or memory.")] = None,
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Output file: .csv (default format) or .parquet. "
-        "Without it, CSV goes to stdout.")] = None,
-    chunk_rows: Annotated[int, typer.Option(min=1, help="Rows per streamed chunk.")
-                          ] = 1_000_000,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress",
-                                           help="Progress bar on stderr.")] = True,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Output file: .csv (default format) or .parquet. Without it, CSV goes to stdout.",
+        ),
+    ] = None,
+    chunk_rows: Annotated[int, typer.Option(min=1, help="Rows per streamed chunk.")] = 1_000_000,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")
+    ] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate presets x a grid of sizes, GPU counts, algorithms (or model sizes) to a table.
@@ -756,22 +923,33 @@ def sweep(
             sys.stdout.write("\n]\n")
             return
         for table in sw.iter_sweep(grid, chunk_rows):
-            table = table.cast(pa.schema([
-                pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
-                for f in table.schema]))
+            table = table.cast(
+                pa.schema(
+                    [
+                        pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
+                        for f in table.schema
+                    ]
+                )
+            )
             buf = pa.BufferOutputStream()
             pacsv.write_csv(table, buf, pacsv.WriteOptions(include_header=first))
             sys.stdout.write(buf.getvalue().to_pybytes().decode())
             first = False
         return
-    summary = sw.sweep_to_file(output, grid, chunk_rows=chunk_rows,
-                               progress=progress and sys.stderr.isatty() and not as_json)
+    summary = sw.sweep_to_file(
+        output,
+        grid,
+        chunk_rows=chunk_rows,
+        progress=progress and sys.stderr.isatty() and not as_json,
+    )
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return
     rate = summary.rows / summary.seconds if summary.seconds > 0 else float("inf")
-    typer.echo(f"wrote {summary.rows} rows to {summary.path} ({summary.format}) in "
-               f"{summary.seconds:.2f} s ({rate:,.0f} rows/s)")
+    typer.echo(
+        f"wrote {summary.rows} rows to {summary.path} ({summary.format}) in "
+        f"{summary.seconds:.2f} s ({rate:,.0f} rows/s)"
+    )
 
 
 # --- validate ---------------------------------------------------------------------------------
@@ -786,27 +964,32 @@ def _csv_list(text: str | None) -> list[str] | None:
 
 @nccl_tests_app.command("run")
 def nccl_tests_run(
-    output: Annotated[Path, typer.Option("--output", "-o", help="Folder for results.jsonl, "
-                                         "runs.jsonl and logs/ (created).")],
-    ops: Annotated[str, typer.Option(help="Comma list: all_reduce,all_gather,...")
-                   ] = "all_reduce",
-    algos: Annotated[str | None, typer.Option(help="NCCL_ALGO values to sweep: Ring,Tree,...")
-                     ] = None,
-    protos: Annotated[str | None, typer.Option(help="NCCL_PROTO values: LL,LL128,Simple.")
-                      ] = None,
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", help="Folder for results.jsonl, runs.jsonl and logs/ (created)."
+        ),
+    ],
+    ops: Annotated[str, typer.Option(help="Comma list: all_reduce,all_gather,...")] = "all_reduce",
+    algos: Annotated[
+        str | None, typer.Option(help="NCCL_ALGO values to sweep: Ring,Tree,...")
+    ] = None,
+    protos: Annotated[str | None, typer.Option(help="NCCL_PROTO values: LL,LL128,Simple.")] = None,
     gpus: Annotated[int, typer.Option(min=1, help="GPUs per node.")] = 1,
     nodes: Annotated[int, typer.Option(min=1)] = 1,
     launcher: Annotated[str, typer.Option(help="local (-g GPUS), srun or mpirun.")] = "local",
-    build_dir: Annotated[Path | None, typer.Option(help="nccl-tests build folder "
-                                                   "(or $NCCL_TESTS_BUILD, or $PATH).")] = None,
+    build_dir: Annotated[
+        Path | None, typer.Option(help="nccl-tests build folder (or $NCCL_TESTS_BUILD, or $PATH).")
+    ] = None,
     min_bytes: Annotated[str, typer.Option("--min-bytes", "-b")] = "8",
     max_bytes: Annotated[str, typer.Option("--max-bytes", "-e")] = "8G",
     step_factor: Annotated[int, typer.Option("--step-factor", "-f", min=2)] = 2,
     iters: Annotated[int, typer.Option("--iters", "-n", min=1)] = 20,
     warmup: Annotated[int, typer.Option("--warmup", "-w", min=0)] = 5,
     timeout: Annotated[str, typer.Option(help="Per-run time limit: 30min, 600s.")] = "30min",
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the command lines only.")
-                       ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the command lines only.")
+    ] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
     as_json: JsonOpt = False,
 ) -> None:
@@ -821,11 +1004,22 @@ def nccl_tests_run(
     from .validation import runner
 
     if launcher not in runner.LAUNCHERS:
-        raise ValueError(f"--launcher: unknown {launcher!r}; allowed: "
-                         f"{', '.join(runner.LAUNCHERS)}")
-    plan = dict(algos=_csv_list(algos), protos=_csv_list(protos), gpus=gpus, nodes=nodes,
-                launcher=launcher, build_dir=build_dir, min_bytes=min_bytes,
-                max_bytes=max_bytes, step_factor=step_factor, warmup_iters=warmup, iters=iters)
+        raise ValueError(
+            f"--launcher: unknown {launcher!r}; allowed: {', '.join(runner.LAUNCHERS)}"
+        )
+    plan = dict(
+        algos=_csv_list(algos),
+        protos=_csv_list(protos),
+        gpus=gpus,
+        nodes=nodes,
+        launcher=launcher,
+        build_dir=build_dir,
+        min_bytes=min_bytes,
+        max_bytes=max_bytes,
+        step_factor=step_factor,
+        warmup_iters=warmup,
+        iters=iters,
+    )
     op_list = _csv_list(ops) or []
     if dry_run:
         specs = runner.plan_sweep(op_list, **plan)
@@ -838,13 +1032,24 @@ def nccl_tests_run(
                 typer.echo((env + " " if env else "") + " ".join(r["argv"]))
         return
     summary = runner.run_nccl_tests(
-        output, op_list, timeout_s=units.parse_duration(timeout, name="--timeout"),
-        progress=progress and sys.stderr.isatty() and not as_json, **plan)
+        output,
+        op_list,
+        timeout_s=units.parse_duration(timeout, name="--timeout"),
+        progress=progress and sys.stderr.isatty() and not as_json,
+        **plan,
+    )
     if as_json:
-        _print_json({"out_dir": str(summary.out_dir), "ok": summary.ok,
-                     "skipped": summary.skipped, "failed": summary.failed, "rows": summary.rows,
-                     "interrupted": summary.interrupted,
-                     "results": str(summary.results_path)})
+        _print_json(
+            {
+                "out_dir": str(summary.out_dir),
+                "ok": summary.ok,
+                "skipped": summary.skipped,
+                "failed": summary.failed,
+                "rows": summary.rows,
+                "interrupted": summary.interrupted,
+                "results": str(summary.results_path),
+            }
+        )
     else:
         typer.echo(summary.message())
     if summary.failed or summary.interrupted:
@@ -853,19 +1058,24 @@ def nccl_tests_run(
 
 @validate_app.command("torch")
 def validate_torch(
-    output: Annotated[Path, typer.Option("--output", "-o", help="JSON lines results file "
-                                         "(appended).")] = Path("results.jsonl"),
-    nproc: Annotated[int, typer.Option(min=1, help="Ranks on this machine (torchrun "
-                                       "--nproc_per_node).")] = 2,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="JSON lines results file (appended).")
+    ] = Path("results.jsonl"),
+    nproc: Annotated[
+        int, typer.Option(min=1, help="Ranks on this machine (torchrun --nproc_per_node).")
+    ] = 2,
     backend: Annotated[str, typer.Option(help="auto, gloo (CPU) or nccl (GPU).")] = "auto",
-    ops: Annotated[str, typer.Option(help="Comma list of collectives, or none.")
-                   ] = "all_reduce,all_gather,reduce_scatter,broadcast,all_to_all",
+    ops: Annotated[
+        str, typer.Option(help="Comma list of collectives, or none.")
+    ] = "all_reduce,all_gather,reduce_scatter,broadcast,all_to_all",
     min_bytes: Annotated[str, typer.Option()] = "4KiB",
     max_bytes: Annotated[str, typer.Option()] = "64MiB",
     iters: Annotated[int, typer.Option(min=1)] = 10,
     ddp: Annotated[bool, typer.Option("--ddp", help="Also time DDP steps.")] = False,
-    extra: Annotated[list[str] | None, typer.Argument(
-        help="More torch_bench arguments after --, e.g. -- --ddp-params 25M.")] = None,
+    extra: Annotated[
+        list[str] | None,
+        typer.Argument(help="More torch_bench arguments after --, e.g. -- --ddp-params 25M."),
+    ] = None,
 ) -> None:
     """Time torch.distributed collectives (and DDP steps) on this machine with torchrun.
 
@@ -878,16 +1088,37 @@ def validate_torch(
     import importlib.util
 
     if importlib.util.find_spec("torch") is None:
-        raise ValueError("validate torch: torch is not installed; pip install 'costmodel[validate]'")
+        raise ValueError(
+            "validate torch: torch is not installed; pip install 'costmodel[validate]'"
+        )
     units.parse_bytes(min_bytes, name="--min-bytes")
     units.parse_bytes(max_bytes, name="--max-bytes")
     if backend not in ("auto", "gloo", "nccl"):
         raise ValueError(f"--backend: unknown {backend!r}; allowed: auto, gloo, nccl")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           "--nproc_per_node", str(nproc), "-m", "costmodel.validation.torch_bench",
-           "-o", str(output), "--backend", backend, "--ops", ops, "--min-bytes", min_bytes,
-           "--max-bytes", max_bytes, "--iters", str(iters), *(["--ddp"] if ddp else []),
-           *(extra or [])]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        str(nproc),
+        "-m",
+        "costmodel.validation.torch_bench",
+        "-o",
+        str(output),
+        "--backend",
+        backend,
+        "--ops",
+        ops,
+        "--min-bytes",
+        min_bytes,
+        "--max-bytes",
+        max_bytes,
+        "--iters",
+        str(iters),
+        *(["--ddp"] if ddp else []),
+        *(extra or []),
+    ]
     code = subprocess.call(cmd)
     if code != 0:
         raise typer.Exit(code)
@@ -915,17 +1146,24 @@ def _read_measurements(path: Path, nodes: int | None = None) -> Any:
 def validate_compare(
     results: Annotated[Path, typer.Argument(help="results.jsonl or an nccl-tests log.")],
     cluster: Annotated[str | None, typer.Option(help="Cluster preset to predict with.")] = None,
-    nodes: Annotated[int | None, typer.Option(min=1, help="Nodes, when the file does not say.")
-                     ] = None,
+    nodes: Annotated[
+        int | None, typer.Option(min=1, help="Nodes, when the file does not say.")
+    ] = None,
     model: Annotated[str, typer.Option(help="nccl, nccl-table or textbook.")] = "nccl",
-    calibration: Annotated[Path | None, typer.Option(
-        help="Predict with a calibration TOML (from 'costmodel calibrate') instead.")] = None,
-    tolerance: Annotated[float, typer.Option(
-        min=0.0, help="Exit 1 when any |relative time error| exceeds this fraction.")] = 0.25,
-    check_from: Annotated[str, typer.Option(
-        help="Apply --tolerance only to sizes from this one up: 1MiB.")] = "0B",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Per-row CSV/Parquet.")
-                      ] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(help="Predict with a calibration TOML (from 'costmodel calibrate') instead."),
+    ] = None,
+    tolerance: Annotated[
+        float,
+        typer.Option(min=0.0, help="Exit 1 when any |relative time error| exceeds this fraction."),
+    ] = 0.25,
+    check_from: Annotated[
+        str, typer.Option(help="Apply --tolerance only to sizes from this one up: 1MiB.")
+    ] = "0B",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Per-row CSV/Parquet.")
+    ] = None,
     report: Annotated[Path | None, typer.Option(help="HTML report with plotly charts.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -963,36 +1201,69 @@ def validate_compare(
     table = cmp.compare(measured, predictor, model=label)
     if table["rel_error"].notna().sum() == 0:
         notes = sorted({str(n) for n in table.get("note", []) if n})
-        raise ValueError("validate compare: no row could be predicted"
-                         + (f" ({'; '.join(notes)[:300]})" if notes else ""))
+        raise ValueError(
+            "validate compare: no row could be predicted"
+            + (f" ({'; '.join(notes)[:300]})" if notes else "")
+        )
     summary = cmp.summarize(table)
     checked = table[(table["size_bytes"] >= floor) & table["rel_error"].notna()]
     bad = cmp.exceeds(checked, tolerance)
     sw = importlib.import_module("costmodel.sweep")
     if output is not None:
-        sw.write_table(output, table.drop(columns=[c for c in table.columns
-                                                    if table[c].dtype == object
-                                                    and c not in _TEXT_COLUMNS],
-                                          errors="ignore"))
+        sw.write_table(
+            output,
+            table.drop(
+                columns=[
+                    c for c in table.columns if table[c].dtype == object and c not in _TEXT_COLUMNS
+                ],
+                errors="ignore",
+            ),
+        )
     if report is not None:
         with sw.atomic_path(report) as tmp:
             cmp.write_report(table, tmp)
     if as_json:
-        _print_json({"rows": int(len(table)), "predicted": int(table["rel_error"].notna().sum()),
-                     "tolerance": tolerance, "check_from_bytes": floor,
-                     "exceeding": int(len(bad)), "summary": _records(summary)})
+        _print_json(
+            {
+                "rows": int(len(table)),
+                "predicted": int(table["rel_error"].notna().sum()),
+                "tolerance": tolerance,
+                "check_from_bytes": floor,
+                "exceeding": int(len(bad)),
+                "summary": _records(summary),
+            }
+        )
     else:
         typer.echo(_human_frame(summary))
         verdict = "FAIL" if len(bad) else "ok"
-        typer.echo(f"{verdict}: {len(bad)} of {len(checked)} rows from "
-                   f"{units.format_bytes(floor)} beyond |error| {tolerance:.0%}")
+        typer.echo(
+            f"{verdict}: {len(bad)} of {len(checked)} rows from "
+            f"{units.format_bytes(floor)} beyond |error| {tolerance:.0%}"
+        )
     if len(bad):
         raise typer.Exit(1)
 
 
-_TEXT_COLUMNS = ("op", "algorithm", "predicted_algorithm", "size_band", "model", "note",
-                 "placement", "dtype", "redop", "run", "run_key", "source", "backend",
-                 "algo_env", "proto_env", "nccl_algo", "nccl_proto", "kind")
+_TEXT_COLUMNS = (
+    "op",
+    "algorithm",
+    "predicted_algorithm",
+    "size_band",
+    "model",
+    "note",
+    "placement",
+    "dtype",
+    "redop",
+    "run",
+    "run_key",
+    "source",
+    "backend",
+    "algo_env",
+    "proto_env",
+    "nccl_algo",
+    "nccl_proto",
+    "kind",
+)
 
 
 def _check_output(path: Path, allowed: Sequence[str] | None = None) -> None:
@@ -1010,12 +1281,17 @@ def calibrate(
     output: Annotated[Path, typer.Option("--output", "-o", help="Calibration preset TOML.")],
     name: Annotated[str | None, typer.Option(help="Name stored in the TOML.")] = None,
     min_bytes: Annotated[str, typer.Option(help="Leave out sizes below this: 64KiB.")] = "0B",
-    nodes: Annotated[int | None, typer.Option(min=1, help="Nodes, when the file does not say.")
-                     ] = None,
-    cluster: Annotated[str | None, typer.Option(
-        help="Base cluster preset: the TOML then loads as that cluster carrying the fits "
-             "(cm.cluster(NAME), --cluster NAME everywhere), and the preset's figures are shown "
-             "next to the fitted ones.")] = None,
+    nodes: Annotated[
+        int | None, typer.Option(min=1, help="Nodes, when the file does not say.")
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="Base cluster preset: the TOML then loads as that cluster carrying the fits "
+            "(cm.cluster(NAME), --cluster NAME everywhere), and the preset's figures are shown "
+            "next to the fitted ones."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Fit latency and bandwidth per op/algorithm/protocol/level; write a preset TOML.
@@ -1035,9 +1311,12 @@ def calibrate(
     sw = importlib.import_module("costmodel.sweep")
     sw.check_writable(output)
     measured = _read_measurements(results, nodes)
-    c = cal.calibrate(measured, name=name or output.stem,
-                      min_bytes=units.parse_bytes(min_bytes, name="--min-bytes"),
-                      source=str(results))
+    c = cal.calibrate(
+        measured,
+        name=name or output.stem,
+        min_bytes=units.parse_bytes(min_bytes, name="--min-bytes"),
+        source=str(results),
+    )
     if cluster is not None:
         from . import presets
 
@@ -1050,19 +1329,41 @@ def calibrate(
         from . import presets
 
         pc = presets.cluster(cluster)
-        reference = {"intra": float(pc.intra_bandwidth_bytes_per_s),
-                     "inter": float(pc.inter_bandwidth_bytes_per_s)}
-        fits["preset_bandwidth_bytes_per_s"] = [reference.get(lv, float("nan"))
-                                                for lv in fits["level"]]
+        reference = {
+            "intra": float(pc.intra_bandwidth_bytes_per_s),
+            "inter": float(pc.inter_bandwidth_bytes_per_s),
+        }
+        fits["preset_bandwidth_bytes_per_s"] = [
+            reference.get(lv, float("nan")) for lv in fits["level"]
+        ]
     if as_json:
-        _print_json({"path": str(output), "fits": _records(fits),
-                     "skipped": list(c.residuals.attrs.get("skipped", []))
-                     if c.residuals is not None else []})
+        _print_json(
+            {
+                "path": str(output),
+                "fits": _records(fits),
+                "skipped": list(c.residuals.attrs.get("skipped", []))
+                if c.residuals is not None
+                else [],
+            }
+        )
         return
-    cols = [x for x in ("op", "algorithm", "protocol", "level", "points", "latency_s",
-                        "bandwidth_bytes_per_s", "preset_bandwidth_bytes_per_s",
-                        "rms_rel_error", "cv_max_abs_rel_error",
-                        "cv_max_abs_rel_error_ge_1mib") if x in fits.columns]
+    cols = [
+        x
+        for x in (
+            "op",
+            "algorithm",
+            "protocol",
+            "level",
+            "points",
+            "latency_s",
+            "bandwidth_bytes_per_s",
+            "preset_bandwidth_bytes_per_s",
+            "rms_rel_error",
+            "cv_max_abs_rel_error",
+            "cv_max_abs_rel_error_ge_1mib",
+        )
+        if x in fits.columns
+    ]
     typer.echo(_human_frame(fits[cols]))
     typer.echo(f"wrote {output}")
 
@@ -1084,6 +1385,17 @@ def app_(
     script = APP_SCRIPT
     if not script.is_file():
         raise ValueError(f"app: {script} not found (the app ships with the source tree)")
-    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
-           "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.port",
+        str(port),
+        "--server.headless",
+        str(headless).lower(),
+        "--browser.gatherUsageStats",
+        "false",
+    ]
     raise typer.Exit(subprocess.call(cmd))

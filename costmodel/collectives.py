@@ -66,13 +66,27 @@ from .tables import BUSBW_FACTOR
 
 Op = Literal["all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"]
 Algorithm = Literal[
-    "ring", "tree", "binomial_tree", "recursive_doubling", "halving_doubling", "nvls",
-    "naive_root", "naive_all_to_all", "halving", "chain", "pairwise",
+    "ring",
+    "tree",
+    "binomial_tree",
+    "recursive_doubling",
+    "halving_doubling",
+    "nvls",
+    "naive_root",
+    "naive_all_to_all",
+    "halving",
+    "chain",
+    "pairwise",
 ]
 FloatOrArray = float | np.ndarray
 
 OPS: tuple[str, ...] = (
-    "all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all",
+    "all_reduce",
+    "reduce_scatter",
+    "all_gather",
+    "broadcast",
+    "reduce",
+    "all_to_all",
 )
 
 
@@ -118,27 +132,40 @@ def _log(n: np.ndarray, L: np.ndarray) -> np.ndarray:  # noqa: N803
 _ROWS: dict[str, dict[str, _Row]] = {
     "all_reduce": {
         # Patarasuk & Yuan 2009: reduce-scatter + all-gather on a ring
-        "ring": _Row(lambda n, L: 2.0 * (n - 1.0), lambda n, L: 2.0 * (n - 1.0) / n, _frac,
-                     "2(N-1) a + 2(N-1)/N M b + (N-1)/N M g"),
+        "ring": _Row(
+            lambda n, L: 2.0 * (n - 1.0),
+            lambda n, L: 2.0 * (n - 1.0) / n,
+            _frac,
+            "2(N-1) a + 2(N-1)/N M b + (N-1)/N M g",
+        ),
         # Sanders, Speck & Traff 2009: pipelined double binary tree (NCCL "Tree")
-        "tree": _Row(lambda n, L: 2.0 * L, lambda n, L: 2.0 + 0.0 * n, _frac,
-                     "2L a + 2 M b + (N-1)/N M g"),
+        "tree": _Row(
+            lambda n, L: 2.0 * L, lambda n, L: 2.0 + 0.0 * n, _frac, "2L a + 2 M b + (N-1)/N M g"
+        ),
         # Thakur et al. 2005: binomial-tree reduce then binomial-tree broadcast
-        "binomial_tree": _Row(lambda n, L: 2.0 * L, lambda n, L: 2.0 * L, _log,
-                              "2L (a + M b) + L M g"),
+        "binomial_tree": _Row(
+            lambda n, L: 2.0 * L, lambda n, L: 2.0 * L, _log, "2L (a + M b) + L M g"
+        ),
         # Thakur et al. 2005: recursive doubling, the full vector each round
         "recursive_doubling": _Row(_log, _log, _log, "L (a + M b + M g)"),
         # Thakur et al. 2005 (Rabenseifner): recursive-halving reduce-scatter + doubling all-gather
-        "halving_doubling": _Row(lambda n, L: 2.0 * L, lambda n, L: 2.0 * (n - 1.0) / n, _frac,
-                                 "2L a + 2(N-1)/N M b + (N-1)/N M g"),
+        "halving_doubling": _Row(
+            lambda n, L: 2.0 * L,
+            lambda n, L: 2.0 * (n - 1.0) / n,
+            _frac,
+            "2L a + 2(N-1)/N M b + (N-1)/N M g",
+        ),
         # NVLink SHARP: each GPU sends and receives M(1+1/N); the switch reduces (nccl-tests #239)
         "nvls": _Row(_one, lambda n, L: (n + 1.0) / n, _zero, "a + (N+1)/N M b"),
         # reduce to a root, then broadcast from it: the root's link is the bottleneck
-        "naive_root": _Row(lambda n, L: 2.0 * (n - 1.0), lambda n, L: 2.0 * (n - 1.0), _n_minus_1,
-                           "2(N-1)(a + M b) + (N-1) M g"),
+        "naive_root": _Row(
+            lambda n, L: 2.0 * (n - 1.0),
+            lambda n, L: 2.0 * (n - 1.0),
+            _n_minus_1,
+            "2(N-1)(a + M b) + (N-1) M g",
+        ),
         # every rank sends its whole buffer to every other rank and reduces locally
-        "naive_all_to_all": _Row(_n_minus_1, _n_minus_1, _n_minus_1,
-                                 "(N-1)(a + M b) + (N-1) M g"),
+        "naive_all_to_all": _Row(_n_minus_1, _n_minus_1, _n_minus_1, "(N-1)(a + M b) + (N-1) M g"),
     },
     "reduce_scatter": {
         "ring": _Row(_n_minus_1, _frac, _frac, "(N-1) a + (N-1)/N M (b + g)"),
@@ -193,7 +220,9 @@ def _array(name: str, value: ArrayLike) -> np.ndarray:
     try:
         return np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number or an array of numbers, got {value!r}") from None
+        raise ValueError(
+            f"{name}: expected a number or an array of numbers, got {value!r}"
+        ) from None
 
 
 def _nonnegative(name: str, value: ArrayLike, unit: str) -> np.ndarray:
@@ -329,8 +358,11 @@ def collective_time(
         if n == 1.0:
             return 0.0
         L = float((int(n) - 1).bit_length())  # noqa: N806  (ceil(log2 n), exactly)
-        return float(row.latency_steps(n, L) * a + row.bandwidth_factor(n, L) * (m / bw)
-                     + row.reduction_factor(n, L) * m * g)
+        return float(
+            row.latency_steps(n, L) * a
+            + row.bandwidth_factor(n, L) * (m / bw)
+            + row.reduction_factor(n, L) * m * g
+        )
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(ranks)
     bw = _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s")
@@ -361,8 +393,15 @@ def allreduce_time(
     >>> allreduce_time(1e6, 512, 50e9, 5e-6, algorithm="tree") < allreduce_time(1e6, 512, 50e9, 5e-6)
     True
     """
-    return collective_time("all_reduce", message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                           algorithm, gamma_s_per_byte)
+    return collective_time(
+        "all_reduce",
+        message_bytes,
+        ranks,
+        bandwidth_bytes_per_s,
+        latency_s,
+        algorithm,
+        gamma_s_per_byte,
+    )
 
 
 def bytes_per_rank(
@@ -513,8 +552,9 @@ def allreduce_ring(
     >>> allreduce_ring(500e6, 8, 50e9)    # the same over NDR InfiniBand: 17.5 ms
     0.0175
     """
-    return allreduce_time(message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "ring",
-                          gamma_s_per_byte)
+    return allreduce_time(
+        message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "ring", gamma_s_per_byte
+    )
 
 
 def allreduce_tree(
@@ -532,8 +572,9 @@ def allreduce_tree(
     >>> allreduce_tree(1e9, 16, 100e9, 1e-5)   # 8 x 10 us + 2 x 10 ms
     0.02008
     """
-    return allreduce_time(message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "tree",
-                          gamma_s_per_byte)
+    return allreduce_time(
+        message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "tree", gamma_s_per_byte
+    )
 
 
 def allreduce_binomial_tree(
@@ -550,8 +591,9 @@ def allreduce_binomial_tree(
     >>> allreduce_binomial_tree(1e9, 8, 100e9)   # 2 x 3 rounds of 10 ms
     0.06
     """
-    return allreduce_time(message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "binomial_tree",
-                          gamma_s_per_byte)
+    return allreduce_time(
+        message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "binomial_tree", gamma_s_per_byte
+    )
 
 
 def allreduce_recursive_doubling(
@@ -568,8 +610,14 @@ def allreduce_recursive_doubling(
     >>> allreduce_recursive_doubling(1e9, 8, 100e9)   # 3 rounds of 10 ms
     0.03
     """
-    return allreduce_time(message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                          "recursive_doubling", gamma_s_per_byte)
+    return allreduce_time(
+        message_bytes,
+        ranks,
+        bandwidth_bytes_per_s,
+        latency_s,
+        "recursive_doubling",
+        gamma_s_per_byte,
+    )
 
 
 def allreduce_halving_doubling(
@@ -586,8 +634,9 @@ def allreduce_halving_doubling(
     >>> allreduce_halving_doubling(1e9, 8, 100e9, 1e-5)   # 6 x 10 us + 1.75 x 10 ms
     0.01756
     """
-    return allreduce_time(message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                          "halving_doubling", gamma_s_per_byte)
+    return allreduce_time(
+        message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "halving_doubling", gamma_s_per_byte
+    )
 
 
 def allreduce_nvls(
@@ -605,8 +654,9 @@ def allreduce_nvls(
     >>> allreduce_nvls(1e9, 8, 450e9) * 1e3   # 9/8 GB at 450 GB/s, in ms
     2.5
     """
-    return allreduce_time(message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "nvls",
-                          gamma_s_per_byte)
+    return allreduce_time(
+        message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "nvls", gamma_s_per_byte
+    )
 
 
 def allreduce_naive_root(
@@ -623,8 +673,9 @@ def allreduce_naive_root(
     >>> allreduce_naive_root(1e9, 8, 100e9)   # 14 GB through one link at 100 GB/s
     0.14
     """
-    return allreduce_time(message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "naive_root",
-                          gamma_s_per_byte)
+    return allreduce_time(
+        message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "naive_root", gamma_s_per_byte
+    )
 
 
 def allreduce_naive_all_to_all(
@@ -639,8 +690,9 @@ def allreduce_naive_all_to_all(
     >>> allreduce_naive_all_to_all(1e9, 8, 100e9)   # 7 GB per rank at 100 GB/s
     0.07
     """
-    return allreduce_time(message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                          "naive_all_to_all", gamma_s_per_byte)
+    return allreduce_time(
+        message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "naive_all_to_all", gamma_s_per_byte
+    )
 
 
 def reduce_scatter_ring(
@@ -657,8 +709,15 @@ def reduce_scatter_ring(
     >>> reduce_scatter_ring(1e9, 8, 100e9)
     0.00875
     """
-    return collective_time("reduce_scatter", message_bytes, ranks, bandwidth_bytes_per_s,
-                           latency_s, "ring", gamma_s_per_byte)
+    return collective_time(
+        "reduce_scatter",
+        message_bytes,
+        ranks,
+        bandwidth_bytes_per_s,
+        latency_s,
+        "ring",
+        gamma_s_per_byte,
+    )
 
 
 def reduce_scatter_halving(
@@ -675,8 +734,15 @@ def reduce_scatter_halving(
     >>> reduce_scatter_halving(1e9, 8, 100e9, 1e-5)   # 3 x 10 us + 8.75 ms
     0.00878
     """
-    return collective_time("reduce_scatter", message_bytes, ranks, bandwidth_bytes_per_s,
-                           latency_s, "halving", gamma_s_per_byte)
+    return collective_time(
+        "reduce_scatter",
+        message_bytes,
+        ranks,
+        bandwidth_bytes_per_s,
+        latency_s,
+        "halving",
+        gamma_s_per_byte,
+    )
 
 
 def all_gather_ring(
@@ -692,8 +758,9 @@ def all_gather_ring(
     >>> all_gather_ring(1e9, 8, 100e9, 1e-5)   # 7 x 10 us + 8.75 ms
     0.00882
     """
-    return collective_time("all_gather", message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                           "ring")
+    return collective_time(
+        "all_gather", message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "ring"
+    )
 
 
 def all_gather_recursive_doubling(
@@ -709,8 +776,9 @@ def all_gather_recursive_doubling(
     >>> all_gather_recursive_doubling(1e9, 8, 100e9, 1e-5)   # 3 x 10 us + 8.75 ms
     0.00878
     """
-    return collective_time("all_gather", message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                           "recursive_doubling")
+    return collective_time(
+        "all_gather", message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "recursive_doubling"
+    )
 
 
 def broadcast_chain(
@@ -726,8 +794,9 @@ def broadcast_chain(
     >>> broadcast_chain(1e9, 8, 100e9, 1e-5)   # 7 x 10 us + 10 ms
     0.01007
     """
-    return collective_time("broadcast", message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                           "chain")
+    return collective_time(
+        "broadcast", message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "chain"
+    )
 
 
 def broadcast_binomial_tree(
@@ -743,8 +812,9 @@ def broadcast_binomial_tree(
     >>> broadcast_binomial_tree(1e9, 8, 100e9)
     0.03
     """
-    return collective_time("broadcast", message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                           "binomial_tree")
+    return collective_time(
+        "broadcast", message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "binomial_tree"
+    )
 
 
 def reduce_chain(
@@ -759,8 +829,9 @@ def reduce_chain(
     >>> reduce_chain(1e9, 8, 100e9, 1e-5)
     0.01007
     """
-    return collective_time("reduce", message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                           "chain", gamma_s_per_byte)
+    return collective_time(
+        "reduce", message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "chain", gamma_s_per_byte
+    )
 
 
 def reduce_binomial_tree(
@@ -777,8 +848,15 @@ def reduce_binomial_tree(
     >>> reduce_binomial_tree(1e9, 8, 100e9)
     0.03
     """
-    return collective_time("reduce", message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                           "binomial_tree", gamma_s_per_byte)
+    return collective_time(
+        "reduce",
+        message_bytes,
+        ranks,
+        bandwidth_bytes_per_s,
+        latency_s,
+        "binomial_tree",
+        gamma_s_per_byte,
+    )
 
 
 def all_to_all_pairwise(
@@ -794,5 +872,6 @@ def all_to_all_pairwise(
     >>> all_to_all_pairwise(1e9, 8, 100e9)
     0.00875
     """
-    return collective_time("all_to_all", message_bytes, ranks, bandwidth_bytes_per_s, latency_s,
-                           "pairwise")
+    return collective_time(
+        "all_to_all", message_bytes, ranks, bandwidth_bytes_per_s, latency_s, "pairwise"
+    )

@@ -139,8 +139,13 @@ def host_staged_duplex_factor(op: str, topo: TopologyInputs, params: Mapping[str
 NVLINK_DOMAIN_MIN_GPUS = 9
 
 
-def nvlink_domain_scale(compute_capability: float, gpus_per_node: int, intra_kind: str,
-                        params: Mapping[str, float], nodes: int = 1) -> float:
+def nvlink_domain_scale(
+    compute_capability: float,
+    gpus_per_node: int,
+    intra_kind: str,
+    params: Mapping[str, float],
+    nodes: int = 1,
+) -> float:
     """Multiplier on NCCL's per-link NVLink constant for Blackwell multi-node NVLink domains.
 
     Applies to NVSwitch domains of more than 8 GPUs (GB200 NVL72) with cc >= 10; 1 elsewhere
@@ -156,8 +161,12 @@ def nvlink_domain_scale(compute_capability: float, gpus_per_node: int, intra_kin
     >>> nvlink_domain_scale(10.0, 72, "nvswitch", {"nvl_domain_link_scale": 1.17}, nodes=20)
     1.0
     """
-    if (compute_capability >= 10.0 and intra_kind == "nvswitch"
-            and gpus_per_node >= NVLINK_DOMAIN_MIN_GPUS and nodes <= 2):
+    if (
+        compute_capability >= 10.0
+        and intra_kind == "nvswitch"
+        and gpus_per_node >= NVLINK_DOMAIN_MIN_GPUS
+        and nodes <= 2
+    ):
         return float(params.get("nvl_domain_link_scale", 1.0))
     return 1.0
 
@@ -221,8 +230,9 @@ def fabric_ramp_phi(fabric: str, nodes: int, params: Mapping[str, object]) -> fl
     return phi
 
 
-def ramp_amplitude(op: str, algorithm, topo: TopologyInputs | None = None,
-                   protocol="simple") -> np.ndarray:
+def ramp_amplitude(
+    op: str, algorithm, topo: TopologyInputs | None = None, protocol="simple"
+) -> np.ndarray:
     r"""How strongly the mid-size ramp applies to (op, algorithm, protocol): 0, 1 or 2.
 
     - 0 where NCCL's table already carries a size-dependent efficiency: Tree all-reduce (and
@@ -266,9 +276,15 @@ def ramp_amplitude(op: str, algorithm, topo: TopologyInputs | None = None,
     return out
 
 
-def mid_size_ramp(message_bytes, params: Mapping[str, float], *, op: str | None = None,
-                  algorithm="ring", topo: TopologyInputs | None = None,
-                  protocol="simple") -> np.ndarray:
+def mid_size_ramp(
+    message_bytes,
+    params: Mapping[str, float],
+    *,
+    op: str | None = None,
+    algorithm="ring",
+    topo: TopologyInputs | None = None,
+    protocol="simple",
+) -> np.ndarray:
     r"""Bandwidth shortfall of mid-size transfers: time multiplier on the bandwidth term.
 
     .. math:: 1 + g\,\phi_0 \min\left(1, \sqrt{S_k / M}\right)
@@ -287,8 +303,11 @@ def mid_size_ramp(message_bytes, params: Mapping[str, float], *, op: str | None 
     """
     m = np.asarray(message_bytes, dtype=float)
     phi, knee = params.get("ramp_phi", 0.0), params.get("ramp_knee_bytes", 1.0)
-    g = 1.0 if op is None else np.broadcast_to(
-        ramp_amplitude(op, algorithm, topo, protocol), m.shape)
+    g = (
+        1.0
+        if op is None
+        else np.broadcast_to(ramp_amplitude(op, algorithm, topo, protocol), m.shape)
+    )
     ramp = 1.0 + g * phi * np.minimum(1.0, np.sqrt(knee / np.maximum(m, 1.0)))
     return np.where(m >= 2**20, ramp, 1.0)
 

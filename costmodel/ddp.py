@@ -237,27 +237,37 @@ def bucket_sizes(
 
 
 def _bucket_totals(
-    param_bytes: np.ndarray, param_counts: np.ndarray, bucket_cap_bytes: float,
-    first_bucket_bytes: float, small_bucket_last: bool,
+    param_bytes: np.ndarray,
+    param_counts: np.ndarray,
+    bucket_cap_bytes: float,
+    first_bucket_bytes: float,
+    small_bucket_last: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(bytes, parameters) of each bucket in reduction order, summed in one vectorized pass.
 
     Each bucket is a contiguous run of the gradient-ready order, so the per-bucket sums are one
     ``np.add.reduceat`` over the parameters taken in that order.
     """
-    buckets = bucket_assignment(param_bytes, bucket_cap_bytes, first_bucket_bytes,
-                                small_bucket_last)
-    order = np.fromiter(itertools.chain.from_iterable(buckets), dtype=np.intp,
-                        count=param_bytes.size)
+    buckets = bucket_assignment(
+        param_bytes, bucket_cap_bytes, first_bucket_bytes, small_bucket_last
+    )
+    order = np.fromiter(
+        itertools.chain.from_iterable(buckets), dtype=np.intp, count=param_bytes.size
+    )
     offsets = np.cumsum([0] + [len(b) for b in buckets[:-1]])
-    return (np.add.reduceat(param_bytes[order], offsets),
-            np.add.reduceat(param_counts[order], offsets))
+    return (
+        np.add.reduceat(param_bytes[order], offsets),
+        np.add.reduceat(param_counts[order], offsets),
+    )
 
 
 @functools.lru_cache(maxsize=32)
 def _default_bucket_totals(
-    params: float, gradient_bytes_per_param: float, bucket_cap_bytes: float,
-    first_bucket_bytes: float, small_bucket_last: bool,
+    params: float,
+    gradient_bytes_per_param: float,
+    bucket_cap_bytes: float,
+    first_bucket_bytes: float,
+    small_bucket_last: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_bucket_totals` of ``params`` in equal tensors of at most DEFAULT_TENSOR_PARAMS.
 
@@ -266,8 +276,13 @@ def _default_bucket_totals(
     """
     pieces = max(1, math.ceil(params / DEFAULT_TENSOR_PARAMS))
     counts = np.full(pieces, params / pieces)
-    out = _bucket_totals(counts * gradient_bytes_per_param, counts, bucket_cap_bytes,
-                         first_bucket_bytes, small_bucket_last)
+    out = _bucket_totals(
+        counts * gradient_bytes_per_param,
+        counts,
+        bucket_cap_bytes,
+        first_bucket_bytes,
+        small_bucket_last,
+    )
     for a in out:
         a.flags.writeable = False
     return out
@@ -286,7 +301,11 @@ def _default_allreduce_fn(
 
 
 def _schedule(
-    fwd_s: float, bwd_s: float, ready_work_s: np.ndarray, comm_s: np.ndarray, overlap: bool,
+    fwd_s: float,
+    bwd_s: float,
+    ready_work_s: np.ndarray,
+    comm_s: np.ndarray,
+    overlap: bool,
     contention: float,
 ) -> tuple[float, np.ndarray, np.ndarray]:
     """One synchronised micro-batch starting at 0: (backward end, comm starts, comm ends).
@@ -303,7 +322,11 @@ def _schedule(
 
 
 def _schedule_uncontended(
-    fwd_s: float, bwd_s: float, ready_work_s: np.ndarray, comm_s: np.ndarray, overlap: bool,
+    fwd_s: float,
+    bwd_s: float,
+    ready_work_s: np.ndarray,
+    comm_s: np.ndarray,
+    overlap: bool,
 ) -> tuple[float, np.ndarray, np.ndarray]:
     r""":func:`_schedule` with ``contention = 0``, vectorized.
 
@@ -322,7 +345,11 @@ def _schedule_uncontended(
 
 
 def _schedule_stepwise(
-    fwd_s: float, bwd_s: float, ready_work_s: np.ndarray, comm_s: np.ndarray, overlap: bool,
+    fwd_s: float,
+    bwd_s: float,
+    ready_work_s: np.ndarray,
+    comm_s: np.ndarray,
+    overlap: bool,
     contention: float,
 ) -> tuple[float, np.ndarray, np.ndarray]:
     """:func:`_schedule` event by event (any contention in [0, 1])."""
@@ -451,22 +478,27 @@ def ddp_step(
         p = float(counts.sum())
         if params is not None and not math.isclose(float(params), p, rel_tol=1e-6):
             raise ValueError(f"params: {params!r} differs from sum(layer_param_counts) = {p!r}")
-        b_bytes, b_params = _bucket_totals(counts * gbytes, counts, cap, first,
-                                           bool(small_bucket_last))
+        b_bytes, b_params = _bucket_totals(
+            counts * gbytes, counts, cap, first, bool(small_bucket_last)
+        )
     else:
         p = _number("params", params, positive=True)
-        b_bytes, b_params = (a.copy() for a in _default_bucket_totals(
-            p, gbytes, cap, first, bool(small_bucket_last)))
+        b_bytes, b_params = (
+            a.copy() for a in _default_bucket_totals(p, gbytes, cap, first, bool(small_bucket_last))
+        )
 
     if compute_time_s is not None:
         if any(v is not None for v in (tokens_per_gpu, peak_flops, mfu)):
-            raise ValueError("compute_time_s: give either compute_time_s or "
-                             "(tokens_per_gpu, peak_flops, mfu), not both")
+            raise ValueError(
+                "compute_time_s: give either compute_time_s or "
+                "(tokens_per_gpu, peak_flops, mfu), not both"
+            )
         micro_s = _number("compute_time_s", compute_time_s, positive=True, unit="s")
     else:
         if any(v is None for v in (tokens_per_gpu, peak_flops, mfu)):
-            raise ValueError("compute_time_s: missing; give it, or all of tokens_per_gpu, "
-                             "peak_flops and mfu")
+            raise ValueError(
+                "compute_time_s: missing; give it, or all of tokens_per_gpu, peak_flops and mfu"
+            )
         tok = _number("tokens_per_gpu", tokens_per_gpu, positive=True, unit="tokens")
         peak = _number("peak_flops", peak_flops, positive=True, unit="FLOP/s")
         u = _number("mfu", mfu, positive=True)
@@ -477,8 +509,10 @@ def ddp_step(
     fn = allreduce_time_fn or _default_allreduce_fn(n, bandwidth_bytes_per_s, latency_s, algorithm)
     b_comm = np.asarray(fn(b_bytes), dtype=float).reshape(-1)
     if b_comm.shape != b_bytes.shape or not np.all(np.isfinite(b_comm)) or np.any(b_comm < 0):
-        raise ValueError(f"allreduce_time_fn: must return one finite time >= 0 per bucket; got "
-                         f"{b_comm!r} for {b_bytes.size} buckets")
+        raise ValueError(
+            f"allreduce_time_fn: must return one finite time >= 0 per bucket; got "
+            f"{b_comm!r} for {b_bytes.size} buckets"
+        )
 
     fwd_s = micro_s * (1.0 - BACKWARD_FRACTION)
     bwd_s = micro_s * BACKWARD_FRACTION
@@ -498,13 +532,16 @@ def ddp_step(
         if timeline:
             bars.append(Interval("forward", t0, t0 + fwd_s, f"forward {m}", micro_batch=m))
             bwd_stop = t0 + (bwd_end if synced else micro_s)
-            bars.append(Interval("backward", t0 + fwd_s, float(bwd_stop), f"backward {m}",
-                                 micro_batch=m))
+            bars.append(
+                Interval("backward", t0 + fwd_s, float(bwd_stop), f"backward {m}", micro_batch=m)
+            )
             if synced:
                 bars.extend(
                     Interval("allreduce", s, e, f"bucket {k}", b, m)
-                    for k, (s, e, b) in enumerate(zip((t0 + starts).tolist(),
-                                                      (t0 + ends).tolist(), b_list, strict=True)))
+                    for k, (s, e, b) in enumerate(
+                        zip((t0 + starts).tolist(), (t0 + ends).tolist(), b_list, strict=True)
+                    )
+                )
         t0 += sync_s if synced else micro_s
 
     compute = a_steps * micro_s

@@ -113,7 +113,9 @@ def _quantity(kind: str, bounds: str) -> tuple[BeforeValidator, WithJsonSchema]:
     def before(value: Any, info: ValidationInfo) -> Any:
         name = info.field_name or kind
         if isinstance(value, bool):
-            raise ValueError(f"{name}: expected a quantity with a unit such as {shown}, got {value!r}")
+            raise ValueError(
+                f"{name}: expected a quantity with a unit such as {shown}, got {value!r}"
+            )
         if isinstance(value, int | float):
             if info.context and info.context.get(REQUIRE_UNITS):
                 raise ValueError(
@@ -126,8 +128,9 @@ def _quantity(kind: str, bounds: str) -> tuple[BeforeValidator, WithJsonSchema]:
                 float(value)
             except ValueError:
                 return parser(value, name=name)
-            raise ValueError(f"{name}: a unit is required: write a string such as {shown}, "
-                             f"not {value!r}")
+            raise ValueError(
+                f"{name}: a unit is required: write a string such as {shown}, not {value!r}"
+            )
         return value  # strict validation names the wrong type
 
     schema = {
@@ -291,8 +294,7 @@ class Node(_Frozen):
     gpu: GPU
     intra_link: Link = Field(description="link between GPUs inside the node")
     intra_kind: IntraKind = Field(
-        description="'nvswitch' (all-to-all through switches), 'nvlink-mesh' (direct links), "
-        "'pcie'"
+        description="'nvswitch' (all-to-all through switches), 'nvlink-mesh' (direct links), 'pcie'"
     )
     nvlinks_per_gpu: int | None = Field(
         None, ge=0, le=64, description="NVLinks per GPU; default: the intra link's links_in_figure"
@@ -349,8 +351,10 @@ class Node(_Frozen):
         """NVLinks per GPU (0 for PCIe nodes)."""
         if self.intra_kind == "pcie":
             return 0
-        return self.nvlinks_per_gpu if self.nvlinks_per_gpu is not None else (
-            self.intra_link.links_in_figure
+        return (
+            self.nvlinks_per_gpu
+            if self.nvlinks_per_gpu is not None
+            else (self.intra_link.links_in_figure)
         )
 
     @property
@@ -393,8 +397,10 @@ def textbook_algorithm(op: str, algorithm: str) -> str:
     name = str(algorithm).lower()
     name = _ALGORITHM_ALIASES.get(op, {}).get(name, name)
     if name not in ALGORITHMS[op]:
-        raise ValueError(f"algorithm: {algorithm!r} has no textbook formula for {op}; allowed: "
-                         f"{', '.join(ALGORITHMS[op])}")
+        raise ValueError(
+            f"algorithm: {algorithm!r} has no textbook formula for {op}; allowed: "
+            f"{', '.join(ALGORITHMS[op])}"
+        )
     return name
 
 
@@ -409,8 +415,11 @@ class CollectiveFit(_Frozen):
 
     op: CollectiveOp = Field(description="collective (collectives.OPS)")
     algorithm: str = Field("ring", description="textbook algorithm (collectives.ALGORITHMS[op])")
-    protocol: str = Field("auto", min_length=1,
-                          description="NCCL protocol measured (NCCL_PROTO), 'auto' if not pinned")
+    protocol: str = Field(
+        "auto",
+        min_length=1,
+        description="NCCL protocol measured (NCCL_PROTO), 'auto' if not pinned",
+    )
     level: CalibrationLevel = Field(description="'intra' (one node) or 'inter' (several nodes)")
     latency_s: Duration = Field(description="fitted alpha, per latency step")
     bandwidth_bytes_per_s: Rate = Field(description="fitted B = 1/beta, per rank")
@@ -419,9 +428,11 @@ class CollectiveFit(_Frozen):
     rms_rel_error: float | None = Field(None, ge=0, description="RMS relative residual")
     max_abs_rel_error: float | None = Field(None, ge=0, description="largest |relative residual|")
     cv_max_abs_rel_error: float | None = Field(
-        None, ge=0, description="largest |relative error| on held-out sizes (every other size)")
+        None, ge=0, description="largest |relative error| on held-out sizes (every other size)"
+    )
     cv_max_abs_rel_error_ge_1mib: float | None = Field(
-        None, ge=0, description="the same, held-out sizes >= 1 MiB only")
+        None, ge=0, description="the same, held-out sizes >= 1 MiB only"
+    )
     source: Source
 
     @field_validator("algorithm")
@@ -447,9 +458,11 @@ class CollectiveFit(_Frozen):
         """
         from .collectives import bytes_per_rank, latency_steps
 
-        return (latency_steps(self.op, ranks, self.algorithm) * self.latency_s
-                + bytes_per_rank(self.op, message_bytes, ranks, self.algorithm)
-                / self.bandwidth_bytes_per_s)
+        return (
+            latency_steps(self.op, ranks, self.algorithm) * self.latency_s
+            + bytes_per_rank(self.op, message_bytes, ranks, self.algorithm)
+            / self.bandwidth_bytes_per_s
+        )
 
 
 class CalibrationPreset(_Frozen):
@@ -470,13 +483,17 @@ class CalibrationPreset(_Frozen):
     method: str = Field("", description="how the fits were made")
     created: str = Field("", description="when the fits were made (ISO 8601)")
     fits: tuple[CollectiveFit, ...] = Field(
-        min_length=1, strict=False, validation_alias=AliasChoices("fit", "fits"),
-        description="fitted groups ([[fit]] tables in the file)")
+        min_length=1,
+        strict=False,
+        validation_alias=AliasChoices("fit", "fits"),
+        description="fitted groups ([[fit]] tables in the file)",
+    )
     source: Source
 
     def covers(self, op: str, level: str) -> bool:
         """Whether some fit is for ``op`` at ``level`` ("intra"/"inter")."""
         return any(f.op == op and f.level == level for f in self.fits)
+
 
 class Cluster(_Frozen):
     """A cluster: ``nodes`` copies of one :class:`Node`. Hands the formulas plain SI numbers.
@@ -498,7 +515,8 @@ class Cluster(_Frozen):
     node: Node
     source: Source
     calibration: CalibrationPreset | None = Field(
-        None, description="fitted alpha-beta figures predictions use (a calibration preset)")
+        None, description="fitted alpha-beta figures predictions use (a calibration preset)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Cluster:
@@ -644,7 +662,11 @@ class Cluster(_Frozen):
         EFA ports over 8 GPUs give 16 for a 4-GPU slice).
         """
         g0 = self.node.gpus_per_node
-        if isinstance(gpus_per_node, bool) or not isinstance(gpus_per_node, int) or gpus_per_node < 1:
+        if (
+            isinstance(gpus_per_node, bool)
+            or not isinstance(gpus_per_node, int)
+            or gpus_per_node < 1
+        ):
             raise ValueError(f"gpus_per_node: must be an integer >= 1, got {gpus_per_node!r}")
         if gpus_per_node > g0:
             raise ValueError(

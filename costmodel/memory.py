@@ -75,29 +75,71 @@ _ADAM8_STATE_BYTES = 2 * (1.0 + 4.0 / _ADAM8_BLOCK)
 RECIPES: dict[str, Recipe] = {
     r.name: r
     for r in (
-        Recipe("mixed-adam", 2.0, 2.0, 4.0, 8.0,
-               "bf16/fp16 weights and gradients, fp32 master weights, fp32 Adam m and v",
-               "Rajbhandari et al. 2020 (ZeRO, arXiv:1910.02054) section 3.1: 2 + 2 + 12 = 16 B"),
-        Recipe("mixed-adam-fp32-grads", 2.0, 4.0, 4.0, 8.0,
-               "as mixed-adam, but gradients accumulated and all-reduced in fp32",
-               "Megatron-LM accumulate_allreduce_grads_in_fp32 (main_grad buffers); 2 + 4 + 12 = 18 B"),
-        Recipe("fp32-adam", 4.0, 4.0, 0.0, 8.0,
-               "fp32 weights and gradients, fp32 Adam m and v, no separate master copy",
-               "Kingma & Ba 2015 (Adam: two fp32 moments); 4 + 4 + 8 = 16 B"),
-        Recipe("fp8-mixed", 1.0, 1.0, 4.0, 8.0,
-               "fp8 working weights and gradients, fp32 master weights, fp32 Adam m and v",
-               "Micikevicius et al. 2022 (FP8 formats, arXiv:2209.05433); 1 + 1 + 12 = 14 B"),
-        Recipe("sgd-momentum", 4.0, 4.0, 0.0, 4.0,
-               "fp32 weights and gradients, one fp32 momentum buffer (torch.optim.SGD)",
-               "Goyal et al. 2017 (ResNet-50 SGD with momentum); 4 + 4 + 4 = 12 B"),
-        Recipe("adafactor", 4.0, 4.0, 0.0, 0.0,
-               "fp32 weights and gradients, factored second moment, no momentum (beta1 = 0)",
-               "Shazeer & Stern 2018 (Adafactor, arXiv:1804.04235): the state is rows + cols values "
-               "per matrix, under 0.01 B/param for matrices wider than 1000; taken as 0"),
-        Recipe("adam-8bit", 2.0, 2.0, 4.0, _ADAM8_STATE_BYTES,
-               "bf16 weights and gradients, fp32 master weights, block-wise 8-bit Adam m and v",
-               "Dettmers et al. 2022 (8-bit optimizers, arXiv:2110.02861): 1 B per state "
-               "+ one fp32 scale per 2048-value block; 2 + 2 + 4 + 2.004 = 10.004 B"),
+        Recipe(
+            "mixed-adam",
+            2.0,
+            2.0,
+            4.0,
+            8.0,
+            "bf16/fp16 weights and gradients, fp32 master weights, fp32 Adam m and v",
+            "Rajbhandari et al. 2020 (ZeRO, arXiv:1910.02054) section 3.1: 2 + 2 + 12 = 16 B",
+        ),
+        Recipe(
+            "mixed-adam-fp32-grads",
+            2.0,
+            4.0,
+            4.0,
+            8.0,
+            "as mixed-adam, but gradients accumulated and all-reduced in fp32",
+            "Megatron-LM accumulate_allreduce_grads_in_fp32 (main_grad buffers); 2 + 4 + 12 = 18 B",
+        ),
+        Recipe(
+            "fp32-adam",
+            4.0,
+            4.0,
+            0.0,
+            8.0,
+            "fp32 weights and gradients, fp32 Adam m and v, no separate master copy",
+            "Kingma & Ba 2015 (Adam: two fp32 moments); 4 + 4 + 8 = 16 B",
+        ),
+        Recipe(
+            "fp8-mixed",
+            1.0,
+            1.0,
+            4.0,
+            8.0,
+            "fp8 working weights and gradients, fp32 master weights, fp32 Adam m and v",
+            "Micikevicius et al. 2022 (FP8 formats, arXiv:2209.05433); 1 + 1 + 12 = 14 B",
+        ),
+        Recipe(
+            "sgd-momentum",
+            4.0,
+            4.0,
+            0.0,
+            4.0,
+            "fp32 weights and gradients, one fp32 momentum buffer (torch.optim.SGD)",
+            "Goyal et al. 2017 (ResNet-50 SGD with momentum); 4 + 4 + 4 = 12 B",
+        ),
+        Recipe(
+            "adafactor",
+            4.0,
+            4.0,
+            0.0,
+            0.0,
+            "fp32 weights and gradients, factored second moment, no momentum (beta1 = 0)",
+            "Shazeer & Stern 2018 (Adafactor, arXiv:1804.04235): the state is rows + cols values "
+            "per matrix, under 0.01 B/param for matrices wider than 1000; taken as 0",
+        ),
+        Recipe(
+            "adam-8bit",
+            2.0,
+            2.0,
+            4.0,
+            _ADAM8_STATE_BYTES,
+            "bf16 weights and gradients, fp32 master weights, block-wise 8-bit Adam m and v",
+            "Dettmers et al. 2022 (8-bit optimizers, arXiv:2110.02861): 1 B per state "
+            "+ one fp32 scale per 2048-value block; 2 + 2 + 4 + 2.004 = 10.004 B",
+        ),
     )
 }
 """Precision recipes by name. Add one by building a :class:`Recipe` and passing it as ``recipe``."""
@@ -131,12 +173,16 @@ def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "
     try:
         x = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number or an array of numbers, got {value!r}") from None
+        raise ValueError(
+            f"{name}: expected a number or an array of numbers, got {value!r}"
+        ) from None
     bad = ~np.isfinite(x) | ((x <= 0.0) if positive else (x < 0.0))
     if bad.any():
         first = x.ravel()[int(np.flatnonzero(bad.ravel())[0])]
         need = "> 0" if positive else ">= 0"
-        raise ValueError(f"{name}: must be a finite number {need} {unit}, got {float(first)!r}".rstrip())
+        raise ValueError(
+            f"{name}: must be a finite number {need} {unit}, got {float(first)!r}".rstrip()
+        )
     return x
 
 
@@ -210,8 +256,12 @@ def state_bytes_per_param(
     r = get_recipe(recipe_name)
     sharded = _SHARDED[_stage(zero_stage)]
     n = _ranks(dp_ranks)
-    parts = {"weights": r.weight_bytes, "gradients": r.gradient_bytes,
-             "master": r.master_bytes, "optimizer": r.optimizer_bytes}
+    parts = {
+        "weights": r.weight_bytes,
+        "gradients": r.gradient_bytes,
+        "master": r.master_bytes,
+        "optimizer": r.optimizer_bytes,
+    }
     return {k: _out(v / n if k in sharded else v + 0.0 * n) for k, v in parts.items()}
 
 
@@ -291,8 +341,13 @@ class MemoryBreakdown:
     @property
     def total_bytes(self) -> FloatOrArray:
         """Everything the rank needs [B]."""
-        return (self.model_state_bytes + self.activations_bytes + self.ddp_buckets_bytes
-                + self.cuda_context_bytes + self.fragmentation_bytes)
+        return (
+            self.model_state_bytes
+            + self.activations_bytes
+            + self.ddp_buckets_bytes
+            + self.cuda_context_bytes
+            + self.fragmentation_bytes
+        )
 
     def as_dict(self) -> dict[str, FloatOrArray | str | int]:
         """Every part and the total, by name (for tables, JSON and charts)."""
@@ -378,7 +433,8 @@ def training_memory(
     if ddp_bucket_copy and stage > 1:
         raise ValueError(
             f"ddp_bucket_copy: DDP's bucket copy applies to unsharded gradients (zero_stage 0 or 1); "
-            f"got zero_stage={stage}, whose gradients are reduce-scattered, not DDP-bucketed")
+            f"got zero_stage={stage}, whose gradients are reduce-scattered, not DDP-bucketed"
+        )
     parts = {k: p * v for k, v in per.items()}
     buckets = p * r.gradient_bytes if ddp_bucket_copy else 0.0 * p
     held = sum(parts.values()) + act + buckets
@@ -397,14 +453,35 @@ def training_memory(
 
 
 def _per_param_and_fixed(
-    recipe_obj: Recipe, zero_stage: int, dp_ranks: ArrayLike, activations_bytes: ArrayLike,
-    ddp_bucket_copy: bool, cuda_context_bytes: ArrayLike, fragmentation: float,
+    recipe_obj: Recipe,
+    zero_stage: int,
+    dp_ranks: ArrayLike,
+    activations_bytes: ArrayLike,
+    ddp_bucket_copy: bool,
+    cuda_context_bytes: ArrayLike,
+    fragmentation: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(bytes per parameter, fixed bytes) of the affine model M(P) = a P + c."""
-    one = training_memory(1.0, recipe_obj, zero_stage, dp_ranks, activations_bytes,
-                          ddp_bucket_copy, cuda_context_bytes, fragmentation)
-    zero = training_memory(0.0, recipe_obj, zero_stage, dp_ranks, activations_bytes,
-                           ddp_bucket_copy, cuda_context_bytes, fragmentation)
+    one = training_memory(
+        1.0,
+        recipe_obj,
+        zero_stage,
+        dp_ranks,
+        activations_bytes,
+        ddp_bucket_copy,
+        cuda_context_bytes,
+        fragmentation,
+    )
+    zero = training_memory(
+        0.0,
+        recipe_obj,
+        zero_stage,
+        dp_ranks,
+        activations_bytes,
+        ddp_bucket_copy,
+        cuda_context_bytes,
+        fragmentation,
+    )
     fixed = np.asarray(zero.total_bytes, dtype=float)
     return np.asarray(one.total_bytes, dtype=float) - fixed, fixed
 
@@ -433,8 +510,15 @@ def max_params(
     80.0
     """
     mem = _array("memory_bytes", memory_bytes, positive=True, unit="B")
-    a, c = _per_param_and_fixed(get_recipe(recipe), zero_stage, dp_ranks, activations_bytes,
-                                ddp_bucket_copy, cuda_context_bytes, fragmentation)
+    a, c = _per_param_and_fixed(
+        get_recipe(recipe),
+        zero_stage,
+        dp_ranks,
+        activations_bytes,
+        ddp_bucket_copy,
+        cuda_context_bytes,
+        fragmentation,
+    )
     return _out(np.maximum(0.0, (mem - c) / a))
 
 
@@ -478,8 +562,12 @@ def min_ranks(
     stage = _stage(zero_stage)
     mem = float(_array("memory_bytes", memory_bytes, positive=True, unit="B"))
     p = float(_array("params", params))
-    kw = dict(activations_bytes=activations_bytes, ddp_bucket_copy=ddp_bucket_copy,
-              cuda_context_bytes=cuda_context_bytes, fragmentation=fragmentation)
+    kw = dict(
+        activations_bytes=activations_bytes,
+        ddp_bucket_copy=ddp_bucket_copy,
+        cuda_context_bytes=cuda_context_bytes,
+        fragmentation=fragmentation,
+    )
     full = float(training_memory(p, r, stage, 1, **kw).total_bytes)
     if full <= mem:
         return 1
@@ -497,6 +585,7 @@ def min_ranks(
         raise ValueError(
             f"zero_stage={stage} replicates {what} on every rank: "
             f"{format_bytes(replicated)} per rank, {replicated / mem:.3g}x the "
-            f"{format_bytes(mem)} available, and no rank count changes that{hint}")
+            f"{format_bytes(mem)} available, and no rank count changes that{hint}"
+        )
     # a relative slack of 1e-12 keeps an exact fit (480/80 = 6.000...01) from rounding up
     return max(1, math.ceil(sharded / (mem - replicated) * (1.0 - 1e-12)))

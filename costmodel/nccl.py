@@ -38,7 +38,12 @@ import numpy as np
 from . import tables as T
 
 OPS: tuple[str, ...] = (
-    "all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all",
+    "all_reduce",
+    "reduce_scatter",
+    "all_gather",
+    "broadcast",
+    "reduce",
+    "all_to_all",
 )
 ALGORITHMS: tuple[str, ...] = T.NCCL_ALGORITHMS
 PROTOCOLS: tuple[str, ...] = T.NCCL_PROTOCOLS
@@ -49,9 +54,15 @@ CPU_VENDORS: tuple[str, ...] = ("intel", "amd", "other")
 P2P_ALGORITHM = "p2p"
 
 _ALGO_ALIASES = {
-    "tree": "tree", "ring": "ring", "collnetdirect": "collnet_direct",
-    "collnetchain": "collnet_chain", "collnet": "collnet_direct", "nvls": "nvls",
-    "nvlstree": "nvls_tree", "pat": "pat", "p2p": "p2p",
+    "tree": "tree",
+    "ring": "ring",
+    "collnetdirect": "collnet_direct",
+    "collnetchain": "collnet_chain",
+    "collnet": "collnet_direct",
+    "nvls": "nvls",
+    "nvlstree": "nvls_tree",
+    "pat": "pat",
+    "p2p": "p2p",
 }
 _PROTO_ALIASES = {"ll": "ll", "ll128": "ll128", "simple": "simple"}
 
@@ -210,8 +221,13 @@ def _speed_arrays(compute_capability: float, multi_node: bool) -> tuple[float, .
     return T.NCCL_SPEEDS_INTER if multi_node else T.NCCL_SPEEDS_INTRA
 
 
-def _search(speeds: tuple[float, ...], channels_at: Callable[[float], int], max_path_gbs: float,
-            total_gbs: float, max_channels: int) -> tuple[int, float]:
+def _search(
+    speeds: tuple[float, ...],
+    channels_at: Callable[[float], int],
+    max_path_gbs: float,
+    total_gbs: float,
+    max_channels: int,
+) -> tuple[int, float]:
     """ncclTopoCompute pass 1: the speed (highest first) giving the most nChannels x speed.
 
     Starts at the first speed a single path can carry, keeps lowering it while the next speed is
@@ -238,16 +254,16 @@ def _dup_channels(n: int, bw_intra: float, bw_inter: float, cc: float) -> tuple[
     """ncclTopoDupChannels (search.cc l.1036-1049)."""
     if bw_intra < T.NCCL_DUP_MIN_BW_GBS:
         return n, bw_intra, bw_inter
-    if (cc > 8.0 and bw_intra < T.NCCL_DUP_SM90_MAX_BW_GBS
-            and n > T.NCCL_DUP_SM90_MAX_CHANNELS):
+    if cc > 8.0 and bw_intra < T.NCCL_DUP_SM90_MAX_BW_GBS and n > T.NCCL_DUP_SM90_MAX_CHANNELS:
         return n, bw_intra, bw_inter
     dup = min(2 * n, T.NCCL_MAX_GRAPH_CHANNELS)
     factor = math.ceil(dup / n)
     return dup, bw_intra / factor, bw_inter / factor
 
 
-def _tree_bw_intra(speeds: tuple[float, ...], n_channels: int, bw_inter: float,
-                   link_gbs: float, gpus_per_node: int) -> float:
+def _tree_bw_intra(
+    speeds: tuple[float, ...], n_channels: int, bw_inter: float, link_gbs: float, gpus_per_node: int
+) -> float:
     r"""Tree graph's per-channel intra-node bandwidth after search pass 2, GB/s.
 
     ncclTopoCompute pass 2 (search.cc, "increase bwIntra for trees (2 nodes or collnet)"):
@@ -378,14 +394,18 @@ def topology_inputs(
 
     # --- ring / tree graph: every channel crosses every GPU's link once per direction ---------
     if multi:
+
         def channels_at(s: float) -> int:
             intra = math.floor(link / s + 1e-9) if g > 1 else 10**6
             return min(intra, nics * math.floor(nic_path / s + 1e-9))
+
         max_path = min(link, nic_path) if g > 1 else nic_path
         total = min(link, nics * nic_path) if g > 1 else nics * nic_path
     else:
+
         def channels_at(s: float) -> int:
             return math.floor(link / s + 1e-9)
+
         max_path = total = link
     n, s = _search(speeds, channels_at, max_path, total, T.NCCL_MAX_GRAPH_CHANNELS)
     n, bw_intra, bw_inter = _dup_channels(n, s, s, cc)
@@ -420,12 +440,21 @@ def topology_inputs(
             nvls_graph = Graph(n_nvls, float(s_nvls), float(inter))
     ll128 = nvlink and cc >= 7.0
     return TopologyInputs(
-        nodes=nodes, gpus_per_node=g, compute_capability=cc,
-        intra_type="nvlink" if nvlink else "pci", ring=ring, tree=tree, nvls=nvls_graph,
-        nvswitch=intra_kind == "nvswitch", nvls_support=nvls_graph is not None,
-        collnet_support=bool(sharp) and multi, collnet_enabled=bool(collnet_enabled),
-        ll128_enabled=ll128, host_staged=(intra_kind == "pcie" and not p2p and g > 1),
-        cpu_vendor=cpu_vendor, link_gbs=float(link),
+        nodes=nodes,
+        gpus_per_node=g,
+        compute_capability=cc,
+        intra_type="nvlink" if nvlink else "pci",
+        ring=ring,
+        tree=tree,
+        nvls=nvls_graph,
+        nvswitch=intra_kind == "nvswitch",
+        nvls_support=nvls_graph is not None,
+        collnet_support=bool(sharp) and multi,
+        collnet_enabled=bool(collnet_enabled),
+        ll128_enabled=ll128,
+        host_staged=(intra_kind == "pcie" and not p2p and g > 1),
+        cpu_vendor=cpu_vendor,
+        link_gbs=float(link),
         extra={"inter_share_gbs": nics * nic_path / g} if multi else {},
     )
 
@@ -501,7 +530,9 @@ def bus_bandwidth_gbs(op: str, algorithm: str, protocol: str, topo: TopologyInpu
     if algorithm == "ring" and protocol == "ll":
         bus = min(ll_max, T.NCCL_RING_LL_FACTOR * bus)
     if algorithm == "ring" and protocol == "ll128":
-        bus = min(T.NCCL_RING_LL128_FACTOR * bus, nch * T.NCCL_PER_CH_MAX_RING_LL128_BW_GBS[cc][idx2])
+        bus = min(
+            T.NCCL_RING_LL128_FACTOR * bus, nch * T.NCCL_PER_CH_MAX_RING_LL128_BW_GBS[cc][idx2]
+        )
     if algorithm == "tree" and op == "all_reduce":
         bus = min(T.NCCL_TREE_FACTOR * bus, nch * T.NCCL_PER_CH_MAX_TREE_BW_GBS[cc][idx2])
     if algorithm == "tree" and protocol == "ll":
@@ -648,8 +679,9 @@ def _default_enabled(op: str, algorithm: str, topo: TopologyInputs) -> bool:
     return True
 
 
-def candidates(op: str, topo: TopologyInputs, algorithm: str = "auto",
-               protocol: str = "auto") -> list[tuple[str, str]]:
+def candidates(
+    op: str, topo: TopologyInputs, algorithm: str = "auto", protocol: str = "auto"
+) -> list[tuple[str, str]]:
     """The (algorithm, protocol) pairs NCCL would consider; raises if a pinned one cannot run.
 
     >>> t = topology_inputs(compute_capability=9.0, nodes=1, gpus_per_node=8,
@@ -677,8 +709,14 @@ def candidates(op: str, topo: TopologyInputs, algorithm: str = "auto",
             else:
                 reasons.append(f"{a}/{p}: {why}")
     if not out:
-        allowed = sorted({a for a in _candidates(op) for p in PROTOCOLS
-                          if unavailable_reason(op, a, p, topo) is None})
+        allowed = sorted(
+            {
+                a
+                for a in _candidates(op)
+                for p in PROTOCOLS
+                if unavailable_reason(op, a, p, topo) is None
+            }
+        )
         raise ValueError(
             f"algorithm={algorithm!r}, protocol={protocol!r} cannot run {op} on this cluster "
             f"({'; '.join(reasons[:3])}); allowed algorithms here: auto, {', '.join(allowed)}"
@@ -724,12 +762,23 @@ def tree_correction_applies(op: str, algorithm: str, topo: TopologyInputs) -> bo
         return False
     if algorithm == "tree":
         return True
-    return (algorithm == "nvls_tree" and topo.compute_capability >= 10.0
-            and topo.cpu_vendor in ("intel", "amd"))
+    return (
+        algorithm == "nvls_tree"
+        and topo.compute_capability >= 10.0
+        and topo.cpu_vendor in ("intel", "amd")
+    )
 
 
-def table_time_s(op: str, algorithm: str, protocol: str, message_bytes, topo: TopologyInputs,
-                 *, algbw_gbs: float | None = None, bw_time_factor=1.0):
+def table_time_s(
+    op: str,
+    algorithm: str,
+    protocol: str,
+    message_bytes,
+    topo: TopologyInputs,
+    *,
+    algbw_gbs: float | None = None,
+    bw_time_factor=1.0,
+):
     r"""NCCL's modelled time (ncclTopoGetAlgoTime, tuning.cc l.630-655) in seconds.
 
     ``t = lat + M / (1000 bw)`` us with the Tree AllReduce size correction and the Ring
@@ -754,8 +803,11 @@ def table_time_s(op: str, algorithm: str, protocol: str, message_bytes, topo: To
         bw_eff = bw_eff * tree_correction_factor(protocol, m)
     lat_eff = np.full_like(m, lat)
     if op == "all_reduce" and algorithm == "ring" and protocol == "simple" and topo.nodes > 1:
-        plateau = (T.NCCL_PLATEAU_FACTOR_PRE_SM80 if topo.compute_capability < 8.0
-                   else T.NCCL_PLATEAU_FACTOR)
+        plateau = (
+            T.NCCL_PLATEAU_FACTOR_PRE_SM80
+            if topo.compute_capability < 8.0
+            else T.NCCL_PLATEAU_FACTOR
+        )
         per = m / (topo.comm_channels * topo.ranks)
         lat_eff = np.where(per >= T.NCCL_PLATEAU_MIN_BYTES_PER_CHANNEL_RANK, lat * plateau, lat)
     t = (lat_eff + bw_time_factor * m / (1000.0 * bw_eff)) * _US
@@ -794,8 +846,9 @@ def p2p_time_s(message_bytes, topo: TopologyInputs, *, bw_time_factor=1.0) -> np
     return float(t) if m.ndim == 0 else t
 
 
-def nccl_table_time(op: str, message_bytes, topo: TopologyInputs, algorithm: str = "auto",
-                    protocol: str = "auto"):
+def nccl_table_time(
+    op: str, message_bytes, topo: TopologyInputs, algorithm: str = "auto", protocol: str = "auto"
+):
     r"""NCCL's choice and modelled time: argmin over the allowed (algorithm, protocol) pairs.
 
     Returns ``(time_s, algorithm, protocol)``: arrays for array input (names as numpy str

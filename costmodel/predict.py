@@ -60,8 +60,12 @@ OPS: tuple[str, ...] = nccl.OPS
 
 # textbook algorithm per op when "auto": the ring-like one (collectives.ALGORITHMS)
 _TEXTBOOK_DEFAULT = {
-    "all_reduce": "ring", "reduce_scatter": "ring", "all_gather": "ring", "broadcast": "chain",
-    "reduce": "chain", "all_to_all": "pairwise",
+    "all_reduce": "ring",
+    "reduce_scatter": "ring",
+    "all_gather": "ring",
+    "broadcast": "chain",
+    "reduce": "chain",
+    "all_to_all": "pairwise",
 }
 _CPU = {"intel": "intel", "amd": "amd", "nvidia": "other", "unknown": "intel"}
 
@@ -86,13 +90,20 @@ class Prediction:
         import pandas as pd
 
         size = np.atleast_1d(self.message_bytes)
-        return pd.DataFrame({
-            "op": self.op, "model": self.model, "ranks": self.ranks, "nodes": self.nodes,
-            "message_bytes": size, "time_s": np.atleast_1d(self.time_s),
-            "algbw_bytes_per_s": np.atleast_1d(self.algbw_bytes_per_s),
-            "busbw_bytes_per_s": np.atleast_1d(self.busbw_bytes_per_s),
-            "algorithm": np.atleast_1d(self.algorithm), "protocol": np.atleast_1d(self.protocol),
-        })
+        return pd.DataFrame(
+            {
+                "op": self.op,
+                "model": self.model,
+                "ranks": self.ranks,
+                "nodes": self.nodes,
+                "message_bytes": size,
+                "time_s": np.atleast_1d(self.time_s),
+                "algbw_bytes_per_s": np.atleast_1d(self.algbw_bytes_per_s),
+                "busbw_bytes_per_s": np.atleast_1d(self.busbw_bytes_per_s),
+                "algorithm": np.atleast_1d(self.algorithm),
+                "protocol": np.atleast_1d(self.protocol),
+            }
+        )
 
 
 def _resolve(cluster: str | Cluster, nodes: int, gpus_per_node: int | None) -> Cluster:
@@ -110,9 +121,14 @@ def fitted_params() -> dict[str, object]:
     return dict(ALL)
 
 
-def cluster_topology(cluster: Cluster, *, nvls: bool | None = None, collnet_enabled: bool = False,
-                     nvlink_scale: float = 1.0, latency_inter_us: float = 0.0
-                     ) -> nccl.TopologyInputs:
+def cluster_topology(
+    cluster: Cluster,
+    *,
+    nvls: bool | None = None,
+    collnet_enabled: bool = False,
+    nvlink_scale: float = 1.0,
+    latency_inter_us: float = 0.0,
+) -> nccl.TopologyInputs:
     """NCCL's topology inputs for a :class:`~costmodel.hardware.Cluster` (nccl.topology_inputs).
 
     ``nvls=False`` models NCCL_NVLS_ENABLE=0; ``nvlink_scale`` multiplies NCCL's per-link
@@ -130,11 +146,16 @@ def cluster_topology(cluster: Cluster, *, nvls: bool | None = None, collnet_enab
         per_link = nccl.nvlink_bw_gbs(cc) * nvlink_scale
     nic = cluster.nic
     topo = nccl.topology_inputs(
-        compute_capability=cc, nodes=cluster.nodes, gpus_per_node=cluster.gpus_per_node,
-        intra_kind=cluster.intra_kind, nvlinks_per_gpu=cluster.nvlinks_per_gpu,
-        nvlink_bw_per_link_gbs=per_link, p2p=cluster.p2p,
+        compute_capability=cc,
+        nodes=cluster.nodes,
+        gpus_per_node=cluster.gpus_per_node,
+        intra_kind=cluster.intra_kind,
+        nvlinks_per_gpu=cluster.nvlinks_per_gpu,
+        nvlink_bw_per_link_gbs=per_link,
+        p2p=cluster.p2p,
         nvls=cluster.nvls if nvls is None else (nvls and cluster.nvls),
-        sharp=cluster.sharp, collnet_enabled=collnet_enabled,
+        sharp=cluster.sharp,
+        collnet_enabled=collnet_enabled,
         nics_per_node=cluster.nics_per_node,
         nic_bandwidth_bytes_per_s=0.0 if nic is None else nic.per_direction_bandwidth_bytes_per_s,
         cpu_vendor=_CPU.get(cluster.cpu_vendor, "intel"),
@@ -155,8 +176,9 @@ def _textbook(op: str, m: np.ndarray, c: Cluster, algorithm: str):
     return t, np.full(m.shape, algo), np.full(m.shape, "-")
 
 
-def _covering_fits(calibration: CalibrationPreset, op: str, level: str, algorithm: str,
-                    protocol: str) -> list:
+def _covering_fits(
+    calibration: CalibrationPreset, op: str, level: str, algorithm: str, protocol: str
+) -> list:
     from .hardware import textbook_algorithm
 
     fits = [f for f in calibration.fits if f.op == op and f.level == level]
@@ -171,8 +193,15 @@ def _covering_fits(calibration: CalibrationPreset, op: str, level: str, algorith
     return fits
 
 
-def fitted_time_s(calibration: CalibrationPreset, op: str, message_bytes, ranks: int,
-                  nodes: int = 1, algorithm: str = "auto", protocol: str = "auto"):
+def fitted_time_s(
+    calibration: CalibrationPreset,
+    op: str,
+    message_bytes,
+    ranks: int,
+    nodes: int = 1,
+    algorithm: str = "auto",
+    protocol: str = "auto",
+):
     r"""Time from a calibration's fits: ``(time_s, algorithm, protocol)`` arrays.
 
     :math:`T = s(N)\,lpha + b(M, N)/B` of the fit for (op, level, algorithm, protocol), level
@@ -192,23 +221,35 @@ def fitted_time_s(calibration: CalibrationPreset, op: str, message_bytes, ranks:
     fits = _covering_fits(calibration, op, level, algorithm, protocol)
     if not fits:
         have = sorted({(f.op, f.level, f.algorithm, f.protocol) for f in calibration.fits})
-        raise ValueError(f"calibration {calibration.name!r} has no fit for op={op!r} "
-                         f"level={level!r} algorithm={algorithm!r} protocol={protocol!r}; it has "
-                         + ", ".join("/".join(h) for h in have))
-    times = np.array([np.broadcast_to(np.asarray(f.time_s(m, ranks), float), m.shape)
-                      for f in fits])
+        raise ValueError(
+            f"calibration {calibration.name!r} has no fit for op={op!r} "
+            f"level={level!r} algorithm={algorithm!r} protocol={protocol!r}; it has "
+            + ", ".join("/".join(h) for h in have)
+        )
+    times = np.array(
+        [np.broadcast_to(np.asarray(f.time_s(m, ranks), float), m.shape) for f in fits]
+    )
     best = np.argmin(times, axis=0)
     t = np.take_along_axis(times, best[None, :], axis=0)[0]
     algos = np.array([fits[i].algorithm for i in best], dtype=object).astype(str)
-    protos = np.array(["-" if fits[i].protocol == "auto" else fits[i].protocol for i in best],
-                      dtype=object).astype(str)
+    protos = np.array(
+        ["-" if fits[i].protocol == "auto" else fits[i].protocol for i in best], dtype=object
+    ).astype(str)
     return t, algos, protos
 
 
-def realistic_time_s(op: str, m: np.ndarray, c: Cluster, algorithm: str = "auto",
-                     protocol: str = "auto", *, params: Mapping[str, object] | None = None,
-                     gpus_per_process: int = 1, nvls: bool | None = None,
-                     collnet_enabled: bool = False):
+def realistic_time_s(
+    op: str,
+    m: np.ndarray,
+    c: Cluster,
+    algorithm: str = "auto",
+    protocol: str = "auto",
+    *,
+    params: Mapping[str, object] | None = None,
+    gpus_per_process: int = 1,
+    nvls: bool | None = None,
+    collnet_enabled: bool = False,
+):
     """NCCL's choice timed with the corrections: ``(time_s, algorithm, protocol)`` arrays.
 
     NCCL picks by its own table (on the topology it believes); the chosen pair is then timed on
@@ -221,11 +262,16 @@ def realistic_time_s(op: str, m: np.ndarray, c: Cluster, algorithm: str = "auto"
     C._check(p)
     topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
     _, algos, protos = nccl.nccl_table_time(op, m, topo, algorithm, protocol)
-    scale = C.nvlink_domain_scale(topo.compute_capability, topo.gpus_per_node, c.intra_kind, p,
-                                  nodes=c.nodes)
-    real = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled, nvlink_scale=scale,
-                            latency_inter_us=C.fabric_latency_us(c.fabric, p) if c.nodes > 1
-                            else 0.0)
+    scale = C.nvlink_domain_scale(
+        topo.compute_capability, topo.gpus_per_node, c.intra_kind, p, nodes=c.nodes
+    )
+    real = cluster_topology(
+        c,
+        nvls=nvls,
+        collnet_enabled=collnet_enabled,
+        nvlink_scale=scale,
+        latency_inter_us=C.fabric_latency_us(c.fabric, p) if c.nodes > 1 else 0.0,
+    )
     p_ramp = {**p, "ramp_phi": C.fabric_ramp_phi(c.fabric, c.nodes, p)}
     ramp = C.mid_size_ramp(m, p_ramp, op=op, algorithm=algos, topo=real, protocol=protos)
     tree_eff = C.fabric_tree_efficiency(c.fabric, c.nodes, p)
@@ -238,8 +284,9 @@ def realistic_time_s(op: str, m: np.ndarray, c: Cluster, algorithm: str = "auto"
             algbw = C.nvls_allreduce_algbw_gbs(real)
         elif a == "tree" and tree_eff != 1.0:
             algbw = nccl.algorithm_bandwidth_gbs(op, a, pr, real) * tree_eff
-        t[sel] = nccl.table_time_s(op, a, pr, m[sel], real, algbw_gbs=algbw,
-                                   bw_time_factor=ramp[sel] / duplex)
+        t[sel] = nccl.table_time_s(
+            op, a, pr, m[sel], real, algbw_gbs=algbw, bw_time_factor=ramp[sel] / duplex
+        )
     floor = C.host_floor_s(gpus_per_process, p)
     return np.maximum(t, floor), algos, protos
 
@@ -307,9 +354,11 @@ def predict_collective(
     try:
         m = np.asarray(message_bytes, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"message_bytes={message_bytes!r} is not a number or an array of "
-                         "numbers; allowed: sizes in bytes (parse '1MB' with "
-                         "costmodel.units.parse_bytes)") from exc
+        raise ValueError(
+            f"message_bytes={message_bytes!r} is not a number or an array of "
+            "numbers; allowed: sizes in bytes (parse '1MB' with "
+            "costmodel.units.parse_bytes)"
+        ) from exc
     if np.any(~np.isfinite(m)) or np.any(m < 0) or np.any(m > 2.0**44):
         raise ValueError(f"message_bytes={message_bytes!r} must be between 0 and 2**44 B (16 TiB)")
     scalar = m.ndim == 0
@@ -319,11 +368,17 @@ def predict_collective(
     cal = c.calibration
     level = "inter" if c.nodes > 1 else "intra"
     if model == CALIBRATED and cal is None:
-        raise ValueError(f"model='calibrated' but cluster {c.name!r} carries no calibration; "
-                         "allowed: a calibration preset (costmodel calibrate ... --base NAME) or "
-                         "the models " + ", ".join(MODELS))
-    if model == CALIBRATED or (model == "nccl" and cal is not None and n >= 2
-                               and _covering_fits(cal, op, level, algorithm, protocol)):
+        raise ValueError(
+            f"model='calibrated' but cluster {c.name!r} carries no calibration; "
+            "allowed: a calibration preset (costmodel calibrate ... --base NAME) or "
+            "the models " + ", ".join(MODELS)
+        )
+    if model == CALIBRATED or (
+        model == "nccl"
+        and cal is not None
+        and n >= 2
+        and _covering_fits(cal, op, level, algorithm, protocol)
+    ):
         t, algos, protos = fitted_time_s(cal, op, m1, n, c.nodes, algorithm, protocol)
     elif model == "textbook":
         if algorithm != "auto":
@@ -331,8 +386,10 @@ def predict_collective(
 
             ok = (*ALGORITHMS[op], "ring")
             if algorithm not in ok:
-                raise ValueError(f"algorithm={algorithm!r} is not a textbook {op} algorithm; "
-                                 f"allowed: auto, {', '.join(ALGORITHMS[op])}")
+                raise ValueError(
+                    f"algorithm={algorithm!r} is not a textbook {op} algorithm; "
+                    f"allowed: auto, {', '.join(ALGORITHMS[op])}"
+                )
         t, algos, protos = _textbook(op, m1, c, algorithm)
     elif n < 2:
         t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
@@ -340,22 +397,50 @@ def predict_collective(
         topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
         t, algos, protos = nccl.nccl_table_time(op, m1, topo, algorithm, protocol)
     else:
-        t, algos, protos = realistic_time_s(op, m1, c, algorithm, protocol, params=params,
-                                            gpus_per_process=gpus_per_process, nvls=nvls,
-                                            collnet_enabled=collnet_enabled)
+        t, algos, protos = realistic_time_s(
+            op,
+            m1,
+            c,
+            algorithm,
+            protocol,
+            params=params,
+            gpus_per_process=gpus_per_process,
+            nvls=nvls,
+            collnet_enabled=collnet_enabled,
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         algbw = np.where(t > 0, m1 / np.where(t > 0, t, 1.0), 0.0)
     busbw = algbw * T.BUSBW_FACTOR[op](n)
     if scalar:
-        return Prediction(op, n, c.nodes, model, float(m1[0]), float(t[0]), float(algbw[0]),
-                          float(busbw[0]), str(algos[0]), str(protos[0]))
-    return Prediction(op, n, c.nodes, model, m1.reshape(m.shape), t.reshape(m.shape),
-                      algbw.reshape(m.shape), busbw.reshape(m.shape), algos.reshape(m.shape),
-                      protos.reshape(m.shape))
+        return Prediction(
+            op,
+            n,
+            c.nodes,
+            model,
+            float(m1[0]),
+            float(t[0]),
+            float(algbw[0]),
+            float(busbw[0]),
+            str(algos[0]),
+            str(protos[0]),
+        )
+    return Prediction(
+        op,
+        n,
+        c.nodes,
+        model,
+        m1.reshape(m.shape),
+        t.reshape(m.shape),
+        algbw.reshape(m.shape),
+        busbw.reshape(m.shape),
+        algos.reshape(m.shape),
+        protos.reshape(m.shape),
+    )
 
 
-def allreduce_time_fn(cluster: str | Cluster, nodes: int = 1, model: str = "nccl"
-                      ) -> Callable[[Any], Any]:
+def allreduce_time_fn(
+    cluster: str | Cluster, nodes: int = 1, model: str = "nccl"
+) -> Callable[[Any], Any]:
     """A function bytes -> seconds for all-reduce on this cluster (for ddp's bucket timeline).
 
     >>> f = allreduce_time_fn("dgx-h100", nodes=2)
@@ -370,9 +455,14 @@ def allreduce_time_fn(cluster: str | Cluster, nodes: int = 1, model: str = "nccl
     return time_fn
 
 
-def compare_models(op: str, message_bytes, cluster: str | Cluster, nodes: int = 1,
-                   gpus_per_node: int | None = None, models: tuple[str, ...] = MODELS
-                   ) -> pd.DataFrame:
+def compare_models(
+    op: str,
+    message_bytes,
+    cluster: str | Cluster,
+    nodes: int = 1,
+    gpus_per_node: int | None = None,
+    models: tuple[str, ...] = MODELS,
+) -> pd.DataFrame:
     """Textbook vs NCCL's table vs realistic, side by side: one row per size.
 
     Columns ``message_bytes``, then per model ``time_s[<model>]``, ``busbw_bytes_per_s[<model>]``,

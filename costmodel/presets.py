@@ -108,8 +108,13 @@ KINDS: dict[str, tuple[str, type[BaseModel]]] = {
     "cluster": ("clusters", Cluster),
     "calibration": ("calibrations", CalibrationPreset),
 }
-_KIND_ALIASES = {"gpus": "gpu", "links": "link", "clusters": "cluster", "node": "cluster",
-                 "calibrations": "calibration"}
+_KIND_ALIASES = {
+    "gpus": "gpu",
+    "links": "link",
+    "clusters": "cluster",
+    "node": "cluster",
+    "calibrations": "calibration",
+}
 # cluster files may name these presets instead of inlining them: field -> kind
 _REFERENCES = {"gpu": "gpu", "intra_link": "link", "nic": "link"}
 
@@ -187,7 +192,9 @@ def _user_dirs(dirs: Iterable[str | os.PathLike[str]] | str | None) -> list[tupl
     out += [(Path(d).expanduser(), "dirs argument") for d in reversed(list(dirs or []))]
     for path, how in out:
         if not path.is_dir():
-            raise PresetError(f"{path}: presets folder (from {how}) does not exist or is not a folder")
+            raise PresetError(
+                f"{path}: presets folder (from {how}) does not exist or is not a folder"
+            )
     return out
 
 
@@ -214,8 +221,9 @@ def _read(path: Path, folder_kind: str | None, origin: str, *, by_path: bool = F
         kind = data.pop("kind")  # as calibrate.write_calibration writes it
     if kind is not None:
         if not isinstance(kind, str) or _KIND_ALIASES.get(kind, kind) not in KINDS:
-            raise PresetError(f"{path}: preset: {kind!r} is not a preset kind; allowed: "
-                              f"{', '.join(KINDS)}")
+            raise PresetError(
+                f"{path}: preset: {kind!r} is not a preset kind; allowed: {', '.join(KINDS)}"
+            )
         kind = _KIND_ALIASES.get(kind, kind)
         if folder_kind is not None and kind != folder_kind:
             raise PresetError(
@@ -225,7 +233,7 @@ def _read(path: Path, folder_kind: str | None, origin: str, *, by_path: bool = F
     if kind is None:
         raise PresetError(
             f"{path}: preset: missing; a file outside gpus/, links/, clusters/, calibrations/ "
-            "must say preset = \"gpu\" | \"link\" | \"cluster\" | \"calibration\""
+            'must say preset = "gpu" | "link" | "cluster" | "calibration"'
         )
     name = data.get("name", path.stem)
     if by_path and isinstance(name, str):
@@ -271,8 +279,10 @@ def _explain(path: str, model: type[BaseModel], exc: ValidationError) -> PresetE
             allowed = _fields_at(model, loc[:-1]) or []
             lines.append(f"{where}: unknown key; allowed keys: {', '.join(allowed)}")
         elif kind == "missing":
-            hint = "a citation (datasheet, paper, issue number)" if loc[-1:] == ["source"] else (
-                "see `costmodel presets schema`"
+            hint = (
+                "a citation (datasheet, paper, issue number)"
+                if loc[-1:] == ["source"]
+                else ("see `costmodel presets schema`")
             )
             lines.append(f"{where}: required but missing; allowed: {hint}")
         else:
@@ -321,14 +331,16 @@ class _Registry:
             close = difflib.get_close_matches(cal.base, pool, n=3, cutoff=0.5)
             hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
             raise PresetError(f"{f.path}: base: no cluster preset named {cal.base!r}; {hint}")
-        return Cluster.model_validate({
-            **{k: getattr(base, k) for k in type(base).model_fields},
-            "name": cal.name,
-            "description": cal.description or f"{base.name} calibrated ({len(cal.fits)} fits)",
-            "source": f"calibration {cal.name}: {cal.source}; base preset {base.name}: "
-                      f"{base.source}",
-            "calibration": cal,
-        })
+        return Cluster.model_validate(
+            {
+                **{k: getattr(base, k) for k in type(base).model_fields},
+                "name": cal.name,
+                "description": cal.description or f"{base.name} calibrated ({len(cal.fits)} fits)",
+                "source": f"calibration {cal.name}: {cal.source}; base preset {base.name}: "
+                f"{base.source}",
+                "calibration": cal,
+            }
+        )
 
     def _validate(self, f: _File) -> BaseModel:
         if f.kind == "calibration":
@@ -389,7 +401,9 @@ def _registry(dirs: Iterable[str | os.PathLike[str]] | str | None = None) -> _Re
 
 
 # --- public interface -------------------------------------------------------------------------
-def names(kind: str | None = None, *, dirs: Iterable[str | os.PathLike[str]] | str | None = None) -> list[str]:
+def names(
+    kind: str | None = None, *, dirs: Iterable[str | os.PathLike[str]] | str | None = None
+) -> list[str]:
     """Sorted preset names, of one kind (``"gpu"``, ``"link"``, ``"cluster"``) or all.
 
     >>> "nvlink4" in names("link"), "nvlink4" in names("gpu")
@@ -402,8 +416,11 @@ def names(kind: str | None = None, *, dirs: Iterable[str | os.PathLike[str]] | s
 
 def _kind_matches(f: _File, model: BaseModel, kind: str | None) -> bool:
     """A calibration with a base counts as a cluster too (it loads as one)."""
-    return (kind is None or f.kind == kind
-            or (kind == "cluster" and f.kind == "calibration" and isinstance(model, Cluster)))
+    return (
+        kind is None
+        or f.kind == kind
+        or (kind == "cluster" and f.kind == "calibration" and isinstance(model, Cluster))
+    )
 
 
 def _is_path(name: object) -> bool:
@@ -415,8 +432,10 @@ def _is_path(name: object) -> bool:
 def _load_path(path: str | os.PathLike[str], reg: _Registry) -> tuple[_File, BaseModel]:
     p = Path(path).expanduser()
     if not p.is_file():
-        raise PresetError(f"{p}: preset file does not exist; allowed: a preset name (see "
-                          "`costmodel presets list`) or the path of a preset TOML file")
+        raise PresetError(
+            f"{p}: preset file does not exist; allowed: a preset name (see "
+            "`costmodel presets list`) or the path of a preset TOML file"
+        )
     f = _read(p, None, "user", by_path=True)
     return f, reg._validate(f)
 
@@ -429,7 +448,9 @@ def _unknown(name: object, pool: list[str], kind: str | None) -> PresetError:
 
 
 def load(
-    name: str | os.PathLike[str], kind: str | None = None, *,
+    name: str | os.PathLike[str],
+    kind: str | None = None,
+    *,
     dirs: Iterable[str | os.PathLike[str]] | str | None = None,
 ) -> GPU | Link | Cluster | CalibrationPreset:
     """The validated preset called ``name`` (a :class:`GPU`, :class:`Link` or :class:`Cluster`).
@@ -450,9 +471,11 @@ def load(
         model = reg.models[name] if f is not None else None
     if f is None or model is None or not _kind_matches(f, model, k):
         if f is not None and f.kind == "calibration" and k == "cluster":
-            raise PresetError(f"{f.path}: base: calibration {f.name!r} names no base cluster, "
-                              "so it is not a cluster; allowed: add base = \"<cluster preset>\" "
-                              "(or calibrate with base=...)")
+            raise PresetError(
+                f"{f.path}: base: calibration {f.name!r} names no base cluster, "
+                'so it is not a cluster; allowed: add base = "<cluster preset>" '
+                "(or calibrate with base=...)"
+            )
         pool = sorted(n for n, g in reg.files.items() if _kind_matches(g, reg.models[n], k))
         raise _unknown(name, pool, k)
     return model  # type: ignore[return-value]
@@ -487,13 +510,17 @@ def cluster(
 def _headline(model: BaseModel) -> str:
     if isinstance(model, CalibrationPreset):
         first = model.fits[0]
-        return (f"{len(model.fits)} fits, no base cluster; {first.op} {first.level} "
-                f"{first.algorithm}: {format_rate(first.bandwidth_bytes_per_s)}, "
-                f"{format_duration(first.latency_s)}/step")
+        return (
+            f"{len(model.fits)} fits, no base cluster; {first.op} {first.level} "
+            f"{first.algorithm}: {format_rate(first.bandwidth_bytes_per_s)}, "
+            f"{format_duration(first.latency_s)}/step"
+        )
     if isinstance(model, Cluster) and model.calibration is not None:
         cal = model.calibration
-        return (f"{_headline(model.model_copy(update={'calibration': None}))} "
-                f"[calibrated on {cal.base}: {len(cal.fits)} fits]")
+        return (
+            f"{_headline(model.model_copy(update={'calibration': None}))} "
+            f"[calibrated on {cal.base}: {len(cal.fits)} fits]"
+        )
     if isinstance(model, GPU):
         flops = model.bf16_dense_flops or model.fp16_dense_flops
         prec = "bf16" if model.bf16_dense_flops else "fp16"
@@ -622,8 +649,10 @@ def _toml_dict(model: BaseModel) -> dict[str, Any]:
             out[name] = _toml_dict(value)
         elif isinstance(value, tuple) and value and all(isinstance(v, BaseModel) for v in value):
             out["fit" if name == "fits" else name] = [_toml_dict(v) for v in value]
-        elif name.endswith(_QUANTITY_SUFFIXES) and isinstance(value, int | float) and not isinstance(
-            value, bool
+        elif (
+            name.endswith(_QUANTITY_SUFFIXES)
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
         ):
             out[name] = _quantity_text(name, value)
         else:
@@ -637,9 +666,11 @@ def to_toml(model: GPU | Link | Cluster | Node | CalibrationPreset) -> str:
     >>> print(to_toml(load("nvlink4")).splitlines()[0])
     preset = "link"
     """
-    kind = {GPU: "gpu", Link: "link", Cluster: "cluster",
-            CalibrationPreset: "calibration"}.get(type(model))
+    kind = {GPU: "gpu", Link: "link", Cluster: "cluster", CalibrationPreset: "calibration"}.get(
+        type(model)
+    )
     if kind is None:
-        raise ValueError(f"model: expected a GPU, Link, Cluster or CalibrationPreset, got "
-                         f"{type(model).__name__}")
+        raise ValueError(
+            f"model: expected a GPU, Link, Cluster or CalibrationPreset, got {type(model).__name__}"
+        )
     return tomli_w.dumps({"preset": kind, **_toml_dict(model)})

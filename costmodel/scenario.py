@@ -55,9 +55,14 @@ SCALING_MAX_NODES = 1024
 
 def _interval(i: Any) -> dict[str, Any]:
     """One ddp.Interval as a plain dict (the ScenarioResult timeline rows)."""
-    return {"kind": str(i.kind), "start_s": float(i.start_s), "end_s": float(i.end_s),
-            "label": str(i.label), "message_bytes": float(i.message_bytes),
-            "micro_batch": int(i.micro_batch)}
+    return {
+        "kind": str(i.kind),
+        "start_s": float(i.start_s),
+        "end_s": float(i.end_s),
+        "label": str(i.label),
+        "message_bytes": float(i.message_bytes),
+        "micro_batch": int(i.micro_batch),
+    }
 
 
 def _memoized(fn: Callable[[Any], Any]) -> Callable[[Any], np.ndarray]:
@@ -109,7 +114,8 @@ class _Clusters:
 
             c = self.cluster(nodes)
             self._fns[nodes] = _memoized(
-                predict.allreduce_time_fn(c, nodes=c.nodes, model=self.model))
+                predict.allreduce_time_fn(c, nodes=c.nodes, model=self.model)
+            )
         return self._fns[nodes]
 
 
@@ -127,16 +133,19 @@ class Scenario(BaseModel):
     zero_stage: int = Field(0, ge=0, le=3, description="ZeRO stage 0-3 (0 = plain DDP)")
     cluster: str = Field("dgx-h100", description="cluster preset name")
     nodes: int = Field(1, ge=1, le=100_000, description="nodes of the preset")
-    gpus_per_node: int | None = Field(None, ge=1, le=4096,
-                                      description="GPUs per node (default: the preset's)")
+    gpus_per_node: int | None = Field(
+        None, ge=1, le=4096, description="GPUs per node (default: the preset's)"
+    )
     local_batch: int = Field(1, ge=1, le=10**7, description="micro-batch per GPU [samples]")
     accumulation: int = Field(1, ge=1, le=10**6, description="micro-batches per step")
     sequence_length: int = Field(4096, ge=1, le=10**8, description="tokens per sample")
     mfu: float = Field(0.4, gt=0, le=1, description="model FLOP utilisation (0, 1]")
     compute_time_s: float | None = Field(
-        None, gt=0, le=1e6, description="measured compute per micro-batch [s] (overrides mfu)")
-    bucket_cap_bytes: int = Field(25 * 2**20, ge=1, le=10**13,
-                                  description="DDP bucket_cap [B] (25 MiB default)")
+        None, gt=0, le=1e6, description="measured compute per micro-batch [s] (overrides mfu)"
+    )
+    bucket_cap_bytes: int = Field(
+        25 * 2**20, ge=1, le=10**13, description="DDP bucket_cap [B] (25 MiB default)"
+    )
     no_sync: bool = Field(True, description="skip the all-reduce on non-final micro-batches")
     model: Literal["nccl", "textbook"] = Field("nccl", description="collective model")
 
@@ -191,10 +200,17 @@ class Scenario(BaseModel):
             c = c.with_gpus_per_node(self.gpus_per_node)
         return c
 
-    def _step(self, cluster: Any, *, compute_scale: float = 1.0,
-              accumulation: int | None = None, gradient_bytes: float | None = None,
-              comm_speedup: float = 1.0,
-              allreduce_fn: Callable[[Any], Any] | None = None, timeline: bool = True) -> Any:
+    def _step(
+        self,
+        cluster: Any,
+        *,
+        compute_scale: float = 1.0,
+        accumulation: int | None = None,
+        gradient_bytes: float | None = None,
+        comm_speedup: float = 1.0,
+        allreduce_fn: Callable[[Any], Any] | None = None,
+        timeline: bool = True,
+    ) -> Any:
         """Call ddp.ddp_step with this scenario's fields, one of them optionally changed.
 
         ``compute_scale`` multiplies the compute per micro-batch (the measured time, or the
@@ -207,8 +223,9 @@ class Scenario(BaseModel):
         from .memory import get_recipe
 
         acc = self.accumulation if accumulation is None else accumulation
-        fn = allreduce_fn or predict.allreduce_time_fn(cluster, nodes=cluster.nodes,
-                                                       model=self.model)
+        fn = allreduce_fn or predict.allreduce_time_fn(
+            cluster, nodes=cluster.nodes, model=self.model
+        )
         if comm_speedup != 1.0:
             base_fn = fn
 
@@ -219,15 +236,27 @@ class Scenario(BaseModel):
         if self.compute_time_s is not None:
             kwargs["compute_time_s"] = self.compute_time_s * compute_scale
         else:
-            kwargs.update(tokens_per_gpu=self.local_batch * self.sequence_length * compute_scale,
-                          peak_flops=float(cluster.peak_flops), mfu=self.mfu)
-        bw = (cluster.inter_bandwidth_bytes_per_s if cluster.nodes > 1
-              else cluster.intra_bandwidth_bytes_per_s)
+            kwargs.update(
+                tokens_per_gpu=self.local_batch * self.sequence_length * compute_scale,
+                peak_flops=float(cluster.peak_flops),
+                mfu=self.mfu,
+            )
+        bw = (
+            cluster.inter_bandwidth_bytes_per_s
+            if cluster.nodes > 1
+            else cluster.intra_bandwidth_bytes_per_s
+        )
         grad = get_recipe(self.recipe).gradient_bytes if gradient_bytes is None else gradient_bytes
         return ddp.ddp_step(
-            self.params, cluster.ranks, bandwidth_bytes_per_s=float(bw),
-            gradient_bytes_per_param=grad, bucket_cap_bytes=self.bucket_cap_bytes,
-            accumulation=acc, no_sync=self.no_sync, allreduce_time_fn=fn, timeline=timeline,
+            self.params,
+            cluster.ranks,
+            bandwidth_bytes_per_s=float(bw),
+            gradient_bytes_per_param=grad,
+            bucket_cap_bytes=self.bucket_cap_bytes,
+            accumulation=acc,
+            no_sync=self.no_sync,
+            allreduce_time_fn=fn,
+            timeline=timeline,
             **kwargs,
         )
 
@@ -239,8 +268,9 @@ class Scenario(BaseModel):
         clusters = _Clusters(self)
         c = clusters.base
         ranks = int(c.ranks)
-        mem = memory.training_memory(self.params, recipe=self.recipe, zero_stage=self.zero_stage,
-                                     dp_ranks=ranks)
+        mem = memory.training_memory(
+            self.params, recipe=self.recipe, zero_stage=self.zero_stage, dp_ranks=ranks
+        )
         gpu_bytes = float(c.gpu.memory_bytes)
         total = float(mem.total_bytes)
         gb = int(batch.global_batch(self.local_batch, ranks, self.accumulation))
@@ -248,16 +278,22 @@ class Scenario(BaseModel):
         tokens = gb * self.sequence_length
         notes = []
         if self.zero_stage in (1, 2):
-            notes.append("ZeRO-1/2 move the same gradient volume as DDP's all-reduce "
-                         "(reduce-scatter + all-gather; Rajbhandari et al. 2020, section 7); "
-                         "the step is modelled as DDP's bucketed all-reduce.")
+            notes.append(
+                "ZeRO-1/2 move the same gradient volume as DDP's all-reduce "
+                "(reduce-scatter + all-gather; Rajbhandari et al. 2020, section 7); "
+                "the step is modelled as DDP's bucketed all-reduce."
+            )
         elif self.zero_stage == 3:
-            notes.append("ZeRO-3 moves about 1.5x DDP's volume (weights all-gathered in forward "
-                         "and backward; Rajbhandari et al. 2020, section 7.2.2); the step shown "
-                         "is DDP's all-reduce and underestimates its communication.")
+            notes.append(
+                "ZeRO-3 moves about 1.5x DDP's volume (weights all-gathered in forward "
+                "and backward; Rajbhandari et al. 2020, section 7.2.2); the step shown "
+                "is DDP's all-reduce and underestimates its communication."
+            )
         if total > gpu_bytes:
-            notes.append(f"does not fit: {units.format_bytes(total)} per GPU > "
-                         f"{units.format_bytes(gpu_bytes)}")
+            notes.append(
+                f"does not fit: {units.format_bytes(total)} per GPU > "
+                f"{units.format_bytes(gpu_bytes)}"
+            )
         flip_list = self._flips(clusters, step) if flips else []
         reachable = [f for f in flip_list if f.flips]
         best = min(reachable, key=lambda f: f.relative_change) if reachable else None
@@ -271,8 +307,11 @@ class Scenario(BaseModel):
             memory_total_bytes=total,
             gpu_memory_bytes=gpu_bytes,
             fits=total <= gpu_bytes,
-            max_params=float(memory.max_params(gpu_bytes, recipe=self.recipe,
-                                               zero_stage=self.zero_stage, dp_ranks=ranks)),
+            max_params=float(
+                memory.max_params(
+                    gpu_bytes, recipe=self.recipe, zero_stage=self.zero_stage, dp_ranks=ranks
+                )
+            ),
             global_batch=gb,
             tokens_per_step=tokens,
             compute_s=float(step.compute_s),
@@ -322,54 +361,99 @@ class Scenario(BaseModel):
         # 1. compute per micro-batch (a larger per-GPU batch, longer sequences)
         k = _solve_factor(lambda f: flips_at(compute_scale=f if grow else 1 / f), ratio)
         if k is None:
-            out.append(Flip(parameter="compute_scale", current=1.0, value=None, flips=False,
-                            relative_change=math.inf,
-                            description=f"no change of compute within {MAX_SEARCH_FACTOR:g}x "
-                            "flips it"))
+            out.append(
+                Flip(
+                    parameter="compute_scale",
+                    current=1.0,
+                    value=None,
+                    flips=False,
+                    relative_change=math.inf,
+                    description=f"no change of compute within {MAX_SEARCH_FACTOR:g}x flips it",
+                )
+            )
         elif grow:
             lb = math.ceil(self.local_batch * k - 1e-9)
-            out.append(Flip(parameter="compute_scale", current=1.0, value=k, flips=True,
-                            relative_change=k - 1,
-                            description=f"{k:.3g}x more compute per step: e.g. per-GPU batch "
-                            f"{self.local_batch} -> {lb}, or longer sequences"))
+            out.append(
+                Flip(
+                    parameter="compute_scale",
+                    current=1.0,
+                    value=k,
+                    flips=True,
+                    relative_change=k - 1,
+                    description=f"{k:.3g}x more compute per step: e.g. per-GPU batch "
+                    f"{self.local_batch} -> {lb}, or longer sequences",
+                )
+            )
         else:
             lb = math.floor(self.local_batch / k + 1e-9)
-            hint = (f"per-GPU batch {self.local_batch} -> {lb}" if lb >= 1
-                    else "a faster GPU or a smaller model")
-            out.append(Flip(parameter="compute_scale", current=1.0, value=1 / k, flips=True,
-                            relative_change=1 - 1 / k,
-                            description=f"{k:.3g}x less compute per step makes it comms-bound "
-                            f"(e.g. {hint})"))
+            hint = (
+                f"per-GPU batch {self.local_batch} -> {lb}"
+                if lb >= 1
+                else "a faster GPU or a smaller model"
+            )
+            out.append(
+                Flip(
+                    parameter="compute_scale",
+                    current=1.0,
+                    value=1 / k,
+                    flips=True,
+                    relative_change=1 - 1 / k,
+                    description=f"{k:.3g}x less compute per step makes it comms-bound "
+                    f"(e.g. {hint})",
+                )
+            )
         # 2. network speed (all-reduce k times faster or slower)
         k = _solve_factor(lambda f: flips_at(comm_speedup=f if grow else 1 / f), ratio)
         if k is not None:
             if grow:
-                desc = f"an all-reduce {k:.3g}x faster (bandwidth ~{k:.3g}x, or in-network reduction)"
+                desc = (
+                    f"an all-reduce {k:.3g}x faster (bandwidth ~{k:.3g}x, or in-network reduction)"
+                )
             else:
                 desc = f"an all-reduce {k:.3g}x slower makes it comms-bound"
-            out.append(Flip(parameter="comm_speedup" if grow else "comm_slowdown", current=1.0,
-                            value=k, flips=True,
-                            relative_change=k - 1 if grow else 1 - 1 / k, description=desc))
+            out.append(
+                Flip(
+                    parameter="comm_speedup" if grow else "comm_slowdown",
+                    current=1.0,
+                    value=k,
+                    flips=True,
+                    relative_change=k - 1 if grow else 1 - 1 / k,
+                    description=desc,
+                )
+            )
         # 3. fp8 gradients (half of bf16's bytes on the wire) (1 B per gradient element all-reduced)
         if grow:
             from .memory import get_recipe
 
             current = float(get_recipe(self.recipe).gradient_bytes)
             ok = current > 1.0 and flips_at(gradient_bytes=1.0)
-            out.append(Flip(parameter="gradient_bytes_per_param", current=current, value=1.0,
-                            flips=ok, relative_change=1 - 1 / current if ok else math.inf,
-                            description="fp8 gradients (1 B/param) " +
-                            ("flip it" if ok else "are not enough")))
+            out.append(
+                Flip(
+                    parameter="gradient_bytes_per_param",
+                    current=current,
+                    value=1.0,
+                    flips=ok,
+                    relative_change=1 - 1 / current if ok else math.inf,
+                    description="fp8 gradients (1 B/param) "
+                    + ("flip it" if ok else "are not enough"),
+                )
+            )
         # 4. gradient accumulation with no_sync
         if grow and self.no_sync:
             micro_s = compute / int(step.accumulation)
             guess = math.ceil(comm / int(step.syncs) / micro_s)
             acc = _solve_int(lambda v: flips_at(accumulation=v), self.accumulation, guess)
             if acc is not None:
-                out.append(Flip(parameter="accumulation", current=self.accumulation, value=acc,
-                                flips=True, relative_change=abs(acc / self.accumulation - 1),
-                                description=f"accumulate {acc} micro-batches per step with "
-                                "no_sync"))
+                out.append(
+                    Flip(
+                        parameter="accumulation",
+                        current=self.accumulation,
+                        value=acc,
+                        flips=True,
+                        relative_change=abs(acc / self.accumulation - 1),
+                        description=f"accumulate {acc} micro-batches per step with no_sync",
+                    )
+                )
         return out
 
     def _scaling(self, clusters: _Clusters | None = None, step: Any = None) -> list[ScalingRow]:
@@ -378,27 +462,36 @@ class Scenario(BaseModel):
         ``step`` (this scenario's own step) is reused for its node count.
         """
         clusters = clusters or _Clusters(self)
-        counts = sorted({2**k for k in range(11) if 2**k <= max(16, 2 * self.nodes)}
-                        | {self.nodes})
+        counts = sorted({2**k for k in range(11) if 2**k <= max(16, 2 * self.nodes)} | {self.nodes})
         rows = []
         for n in counts:
             if n > SCALING_MAX_NODES:
                 continue
             c = clusters.cluster(n)
-            s = (step if step is not None and n == self.nodes
-                 else self._step(c, allreduce_fn=clusters.allreduce_fn(n), timeline=False))
+            s = (
+                step
+                if step is not None and n == self.nodes
+                else self._step(c, allreduce_fn=clusters.allreduce_fn(n), timeline=False)
+            )
             tokens = int(c.ranks) * self.local_batch * self.accumulation * self.sequence_length
-            rows.append(ScalingRow(
-                nodes=n, ranks=int(c.ranks), step_time_s=float(s.step_time_s),
-                comm_s=float(s.comm_s), exposed_comm_s=float(s.exposed_comm_s),
-                efficiency=float(s.efficiency), bound=str(s.bound),
-                tokens_per_s=tokens / float(s.step_time_s),
-            ))
+            rows.append(
+                ScalingRow(
+                    nodes=n,
+                    ranks=int(c.ranks),
+                    step_time_s=float(s.step_time_s),
+                    comm_s=float(s.comm_s),
+                    exposed_comm_s=float(s.exposed_comm_s),
+                    efficiency=float(s.efficiency),
+                    bound=str(s.bound),
+                    tokens_per_s=tokens / float(s.step_time_s),
+                )
+            )
         return rows
 
 
-def _solve_factor(flips: Callable[[float], bool], guess: float,
-                  rel_tol: float = FLIP_REL_TOL) -> float | None:
+def _solve_factor(
+    flips: Callable[[float], bool], guess: float, rel_tol: float = FLIP_REL_TOL
+) -> float | None:
     """Smallest factor >= 1 for which flips(factor), to rel_tol, or None beyond the cap.
 
     ``guess`` is the closed-form threshold; it is accepted when flips() holds just above it and
@@ -555,8 +648,10 @@ class ScenarioResult(BaseModel):
         if self.scaling:
             lines.append("scaling: nodes  GPUs  step        efficiency  bound")
             for r in self.scaling:
-                lines.append(f"         {r.nodes:<6} {r.ranks:<5} "
-                             f"{fu.format_duration(r.step_time_s):<11} "
-                             f"{100 * r.efficiency:5.1f}%      {r.bound}")
+                lines.append(
+                    f"         {r.nodes:<6} {r.ranks:<5} "
+                    f"{fu.format_duration(r.step_time_s):<11} "
+                    f"{100 * r.efficiency:5.1f}%      {r.bound}"
+                )
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)

@@ -120,17 +120,30 @@ AXES: dict[str, dict[str, Axis]] = {
             Axis("preset", _parse_str, False, column="preset", aliases=("cluster", "presets")),
             Axis("model", _parse_str, False, column="model"),
             Axis("op", _parse_str, False, column="op", aliases=("ops", "collective")),
-            Axis("algorithm", _parse_str, False, column="algorithm", aliases=("algorithms", "algo")),
+            Axis(
+                "algorithm", _parse_str, False, column="algorithm", aliases=("algorithms", "algo")
+            ),
             Axis("protocol", _parse_str, False, column="protocol_requested", aliases=("proto",)),
             Axis("nodes", _parse_int, True, integer=True, column="nodes"),
-            Axis("gpus_per_node", _parse_int, True, integer=True, column="gpus_per_node",
-                 aliases=("gpn",)),
+            Axis(
+                "gpus_per_node",
+                _parse_int,
+                True,
+                integer=True,
+                column="gpus_per_node",
+                aliases=("gpn",),
+            ),
             Axis("ranks", _parse_int, True, integer=True, column="ranks", aliases=("gpus", "n")),
             Axis("bandwidth", units.parse_rate, True, column="bandwidth_GBps", aliases=("bw",)),
             Axis("latency", units.parse_duration, True, column="latency_s", aliases=("alpha",)),
             Axis("gamma", _parse_float, True, column="gamma_s_per_byte"),
-            Axis("size", units.parse_bytes, True, column="size_bytes",
-                 aliases=("sizes", "message", "message_bytes", "bytes")),
+            Axis(
+                "size",
+                units.parse_bytes,
+                True,
+                column="size_bytes",
+                aliases=("sizes", "message", "message_bytes", "bytes"),
+            ),
         )
     },
     "memory": {
@@ -138,12 +151,29 @@ AXES: dict[str, dict[str, Axis]] = {
         for a in (
             Axis("preset", _parse_str, False, column="preset", aliases=("cluster", "presets")),
             Axis("recipe", _parse_str, False, column="recipe", aliases=("recipes",)),
-            Axis("zero_stage", _parse_int, False, integer=True, column="zero_stage",
-                 aliases=("zero",)),
-            Axis("ranks", _parse_int, True, integer=True, column="ranks",
-                 aliases=("dp_ranks", "gpus", "n")),
-            Axis("params", units.parse_count, True, column="params",
-                 aliases=("model_size", "parameters")),
+            Axis(
+                "zero_stage",
+                _parse_int,
+                False,
+                integer=True,
+                column="zero_stage",
+                aliases=("zero",),
+            ),
+            Axis(
+                "ranks",
+                _parse_int,
+                True,
+                integer=True,
+                column="ranks",
+                aliases=("dp_ranks", "gpus", "n"),
+            ),
+            Axis(
+                "params",
+                units.parse_count,
+                True,
+                column="params",
+                aliases=("model_size", "parameters"),
+            ),
         )
     },
 }
@@ -315,7 +345,9 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
         raise ValueError(f"grid file {str(p)!r}: invalid TOML: {exc}") from None
     unknown = set(data) - {"kind", "grid"}
     if unknown:
-        raise ValueError(f"grid file {str(p)!r}: unknown keys {sorted(unknown)}; allowed: kind, grid")
+        raise ValueError(
+            f"grid file {str(p)!r}: unknown keys {sorted(unknown)}; allowed: kind, grid"
+        )
     if not isinstance(data.get("grid"), dict) or not data["grid"]:
         raise ValueError(f"grid file {str(p)!r}: needs a non-empty [grid] table")
     return make_grid(data["grid"], kind=str(data.get("kind", "collective")))
@@ -445,8 +477,13 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
                 default_alg = "auto" if model != "textbook" else "ring"
                 for alg in _algorithms(op, model, a.get("algorithm", [default_alg])):
                     for proto in a.get("protocol", ["auto"]):
-                        cat = {"preset": preset, "model": model, "op": op, "algorithm": alg,
-                               "protocol": proto}
+                        cat = {
+                            "preset": preset,
+                            "model": model,
+                            "op": op,
+                            "algorithm": alg,
+                            "protocol": proto,
+                        }
                         yield cat, block
 
 
@@ -504,8 +541,9 @@ def _categorical(parts: list[tuple[np.ndarray, Any]], n: int) -> _Cat:
     return _Cat(codes, list(index))
 
 
-def _eval_collective_preset(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
-                            ) -> dict[str, Any]:
+def _eval_collective_preset(
+    cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
+) -> dict[str, Any]:
     from . import predict
 
     sizes = num["size"]
@@ -541,8 +579,14 @@ def _eval_collective_preset(cat: dict[str, Any], num: dict[str, np.ndarray], get
         nn, gg = int(nodes[i0]), int(gpn[i0])
         cluster = get_cluster(cat["preset"], nn, gg)
         pred = predict.predict_collective(
-            cat["op"], sizes[mask].astype(float), cluster, nodes=nn, gpus_per_node=gg,
-            algorithm=cat["algorithm"], protocol=cat["protocol"], model=cat["model"],
+            cat["op"],
+            sizes[mask].astype(float),
+            cluster,
+            nodes=nn,
+            gpus_per_node=gg,
+            algorithm=cat["algorithm"],
+            protocol=cat["protocol"],
+            model=cat["model"],
         )
         time_s[mask] = pred.time_s
         algbw[mask] = pred.algbw_bytes_per_s
@@ -550,11 +594,20 @@ def _eval_collective_preset(cat: dict[str, Any], num: dict[str, np.ndarray], get
         alg_parts.append((mask, pred.algorithm))
         proto_parts.append((mask, pred.protocol))
     return {
-        "preset": cat["preset"], "model": cat["model"], "op": cat["op"],
-        "algorithm": cat["algorithm"], "protocol_requested": cat["protocol"],
-        "nodes": nodes, "gpus_per_node": gpn, "ranks": nodes * gpn, "size_bytes": sizes,
-        "time_s": time_s, "algbw_GBps": algbw / _GB, "busbw_GBps": busbw / _GB,
-        "algorithm_used": _categorical(alg_parts, n), "protocol_used": _categorical(proto_parts, n),
+        "preset": cat["preset"],
+        "model": cat["model"],
+        "op": cat["op"],
+        "algorithm": cat["algorithm"],
+        "protocol_requested": cat["protocol"],
+        "nodes": nodes,
+        "gpus_per_node": gpn,
+        "ranks": nodes * gpn,
+        "size_bytes": sizes,
+        "time_s": time_s,
+        "algbw_GBps": algbw / _GB,
+        "busbw_GBps": busbw / _GB,
+        "algorithm_used": _categorical(alg_parts, n),
+        "protocol_used": _categorical(proto_parts, n),
     }
 
 
@@ -566,33 +619,50 @@ def _eval_collective_link(cat: dict[str, Any], num: dict[str, np.ndarray]) -> di
     bw = num["bandwidth"]
     lat = num.get("latency", np.zeros(1))
     gamma = num.get("gamma", np.zeros(1))
-    t = np.asarray(collectives.collective_time(
-        cat["op"], sizes, ranks, bw, latency_s=lat, algorithm=cat["algorithm"],
-        gamma_s_per_byte=gamma,
-    ), dtype=float)
+    t = np.asarray(
+        collectives.collective_time(
+            cat["op"],
+            sizes,
+            ranks,
+            bw,
+            latency_s=lat,
+            algorithm=cat["algorithm"],
+            gamma_s_per_byte=gamma,
+        ),
+        dtype=float,
+    )
     t = np.broadcast_to(t, sizes.shape)
     algbw = sizes / t
     busbw = algbw * np.asarray(collectives.busbw_factor(cat["op"], ranks), dtype=float)
     return {
-        "model": "textbook", "op": cat["op"], "algorithm": cat["algorithm"],
-        "ranks": ranks, "bandwidth_GBps": bw / _GB,
+        "model": "textbook",
+        "op": cat["op"],
+        "algorithm": cat["algorithm"],
+        "ranks": ranks,
+        "bandwidth_GBps": bw / _GB,
         "latency_s": np.broadcast_to(lat, sizes.shape),
         "gamma_s_per_byte": np.broadcast_to(gamma, sizes.shape),
-        "size_bytes": num["size"], "time_s": t, "algbw_GBps": algbw / _GB,
+        "size_bytes": num["size"],
+        "time_s": t,
+        "algbw_GBps": algbw / _GB,
         "busbw_GBps": busbw / _GB,
     }
 
 
-def _eval_memory(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
-                 ) -> dict[str, Any]:
+def _eval_memory(
+    cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
+) -> dict[str, Any]:
     from . import memory
 
     params = num["params"].astype(float)
     ranks = num.get("ranks", np.ones(len(params), dtype=np.int64))
-    mb = memory.training_memory(params, recipe=cat["recipe"], zero_stage=cat["zero_stage"],
-                                dp_ranks=ranks)
+    mb = memory.training_memory(
+        params, recipe=cat["recipe"], zero_stage=cat["zero_stage"], dp_ranks=ranks
+    )
     out: dict[str, Any] = {
-        "recipe": cat["recipe"], "zero_stage": cat["zero_stage"], "ranks": ranks,
+        "recipe": cat["recipe"],
+        "zero_stage": cat["zero_stage"],
+        "ranks": ranks,
         "params": params,
     }
     for part, value in mb.parts().items():
@@ -617,7 +687,8 @@ def _to_table(cols: dict[str, Any], n: int) -> pa.Table:
             continue
         if isinstance(value, _Cat):
             arrays[name] = pa.DictionaryArray.from_arrays(
-                pa.array(value.codes), pa.array(value.categories, type=pa.string()))
+                pa.array(value.codes), pa.array(value.categories, type=pa.string())
+            )
         elif isinstance(value, str | int | float) or np.ndim(value) == 0:
             if isinstance(value, str):
                 arrays[name] = pa.DictionaryArray.from_arrays(
@@ -671,8 +742,11 @@ def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.
         yield _unify(pending)
 
 
-def _as_grid(grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None, kind: str,
-             axes: Mapping[str, Any]) -> Grid:
+def _as_grid(
+    grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None,
+    kind: str,
+    axes: Mapping[str, Any],
+) -> Grid:
     if isinstance(grid, Grid):
         if axes:
             return make_grid({**grid.axes, **axes}, kind=grid.kind)
@@ -683,9 +757,13 @@ def _as_grid(grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None, kin
     return make_grid(grid, kind=kind, **axes)
 
 
-def sweep(grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None = None, *,
-          kind: str = "collective", chunk_rows: int = DEFAULT_CHUNK_ROWS, **axes: Any
-          ) -> pd.DataFrame:
+def sweep(
+    grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    *,
+    kind: str = "collective",
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    **axes: Any,
+) -> pd.DataFrame:
     """Evaluate every combination of a grid into one DataFrame (the engine the CLI uses).
 
     Parameters
@@ -736,8 +814,9 @@ def output_format(path: str | os.PathLike[str]) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in OUTPUT_FORMATS:
         allowed = ", ".join(OUTPUT_FORMATS)
-        raise ValueError(f"output: unknown extension {suffix or '(none)'!r} in {str(path)!r}; "
-                         f"allowed: {allowed}")
+        raise ValueError(
+            f"output: unknown extension {suffix or '(none)'!r} in {str(path)!r}; allowed: {allowed}"
+        )
     return OUTPUT_FORMATS[suffix]
 
 
@@ -759,10 +838,14 @@ class _Writer:
             import pyarrow.csv as pacsv
 
             # CSV has no dictionary type: write plain strings
-            table = table.cast(pa.schema([
-                pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
-                for f in table.schema
-            ]))
+            table = table.cast(
+                pa.schema(
+                    [
+                        pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
+                        for f in table.schema
+                    ]
+                )
+            )
             if self._writer is None:
                 self._schema = table.schema
                 self._writer = pacsv.CSVWriter(str(self.path), table.schema)
@@ -780,8 +863,11 @@ class _Writer:
             self._writer.close()
 
 
-def write_table(path: str | os.PathLike[str], chunks: Iterator[pa.Table] | pa.Table | pd.DataFrame,
-                progress: Callable[[int], None] | None = None) -> int:
+def write_table(
+    path: str | os.PathLike[str],
+    chunks: Iterator[pa.Table] | pa.Table | pd.DataFrame,
+    progress: Callable[[int], None] | None = None,
+) -> int:
     """Write a table (or chunks of one) to CSV or Parquet, atomically. Returns rows written."""
     import pandas as pd
     import pyarrow as pa
@@ -817,10 +903,15 @@ class SweepSummary:
     format: str
 
 
-def sweep_to_file(path: str | os.PathLike[str],
-                  grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None = None, *,
-                  kind: str = "collective", chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                  progress: bool = False, **axes: Any) -> SweepSummary:
+def sweep_to_file(
+    path: str | os.PathLike[str],
+    grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    *,
+    kind: str = "collective",
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    progress: bool = False,
+    **axes: Any,
+) -> SweepSummary:
     """Stream a sweep to CSV or Parquet (by extension) in chunks, written atomically.
 
     Memory is bounded by ``chunk_rows``, not by the grid; with ``progress=True`` a rich progress
@@ -841,11 +932,18 @@ def sweep_to_file(path: str | os.PathLike[str],
             TimeRemainingColumn,
         )
 
-        with Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), console=Console(stderr=True), transient=True) as bar:
+        with Progress(
+            TextColumn("sweep"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        ) as bar:
             task = bar.add_task("rows", total=total)
-            rows = write_table(path, iter_sweep(g, chunk_rows),
-                               progress=lambda k: bar.advance(task, k))
+            rows = write_table(
+                path, iter_sweep(g, chunk_rows), progress=lambda k: bar.advance(task, k)
+            )
     else:
         rows = write_table(path, iter_sweep(g, chunk_rows))
     return SweepSummary(str(path), rows, time.perf_counter() - t0, fmt)

@@ -27,7 +27,13 @@ NCCL_VERSION = "2.30.7"
 
 # src/include/plugin/nccl_tuner.h l.27-54: algorithm and protocol indices, in NCCL's order.
 NCCL_ALGORITHMS: tuple[str, ...] = (
-    "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat",
+    "tree",
+    "ring",
+    "collnet_direct",
+    "collnet_chain",
+    "nvls",
+    "nvls_tree",
+    "pat",
 )
 NCCL_PROTOCOLS: tuple[str, ...] = ("ll", "ll128", "simple")
 # compute-capability index (nccl_tuner.h): Volta=0, Ampere=1, Hopper=2, Blackwell=3.
@@ -50,38 +56,65 @@ NCCL_BASE_LATENCY_US: dict[str, tuple[float, float, float]] = {
 # tuning.cc l.157-175: hwLatencies[NVLINK|PCI|NET][algo][LL, LL128, Simple] (us)
 NCCL_HW_LATENCY_US: dict[str, dict[str, tuple[float, float, float]]] = {
     "nvlink": {
-        "tree": (0.6, 1.25, 4.0), "ring": (0.6, 1.9, 3.4), "collnet_direct": (0.0, 0.0, 3.7),
-        "collnet_chain": (0.0, 0.0, 2.8), "nvls": (0.0, 0.0, 25.0), "nvls_tree": (0.0, 0.0, 25.0),
+        "tree": (0.6, 1.25, 4.0),
+        "ring": (0.6, 1.9, 3.4),
+        "collnet_direct": (0.0, 0.0, 3.7),
+        "collnet_chain": (0.0, 0.0, 2.8),
+        "nvls": (0.0, 0.0, 25.0),
+        "nvls_tree": (0.0, 0.0, 25.0),
         "pat": (0.0, 0.0, 4.0),
     },
     "pci": {
-        "tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7), "collnet_direct": (0.0, 0.0, 3.7),
-        "collnet_chain": (0.0, 0.0, 2.8), "nvls": (0.0, 0.0, 0.0), "nvls_tree": (0.0, 0.0, 0.0),
+        "tree": (1.0, 1.9, 4.0),
+        "ring": (1.0, 2.5, 5.7),
+        "collnet_direct": (0.0, 0.0, 3.7),
+        "collnet_chain": (0.0, 0.0, 2.8),
+        "nvls": (0.0, 0.0, 0.0),
+        "nvls_tree": (0.0, 0.0, 0.0),
         "pat": (0.0, 0.0, 4.0),
     },
     "net": {
-        "tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0), "collnet_direct": (0.0, 0.0, 31.0),
-        "collnet_chain": (0.0, 0.0, 30.0), "nvls": (0.0, 0.0, 18.0),
-        "nvls_tree": (0.0, 0.0, 20.9), "pat": (0.0, 0.0, 14.0),
+        "tree": (5.0, 8.5, 14.0),
+        "ring": (2.7, 4.0, 14.0),
+        "collnet_direct": (0.0, 0.0, 31.0),
+        "collnet_chain": (0.0, 0.0, 30.0),
+        "nvls": (0.0, 0.0, 18.0),
+        "nvls_tree": (0.0, 0.0, 20.9),
+        "pat": (0.0, 0.0, 14.0),
     },
 }
 
 # tuning.cc l.178-211: per-channel caps [compcap][N1, N2, N4+] (GB/s). llMaxBws rows are indexed by
 # compcap for one node and by CPU vendor for several (row 0 Intel, row 1 AMD; tuning.cc l.269-271).
 NCCL_LL_MAX_BW_GBS: tuple[tuple[float, float, float], ...] = (
-    (39.0, 39.0, 20.4), (87.7, 22.5, 19.0), (141.0, 45.0, 35.0), (282.0, 90.0, 70.0),
+    (39.0, 39.0, 20.4),
+    (87.7, 22.5, 19.0),
+    (141.0, 45.0, 35.0),
+    (282.0, 90.0, 70.0),
 )
 NCCL_PER_CH_MAX_RING_LL128_BW_GBS: tuple[tuple[float, float, float], ...] = (
-    (20.0, 20.0, 20.0), (20.0, 20.0, 20.0), (36.7, 36.7, 36.7), (40.0, 40.0, 40.0),
+    (20.0, 20.0, 20.0),
+    (20.0, 20.0, 20.0),
+    (36.7, 36.7, 36.7),
+    (40.0, 40.0, 40.0),
 )
 NCCL_PER_CH_MAX_TREE_LL128_BW_GBS: tuple[tuple[float, float, float], ...] = (
-    (20.0, 20.0, 20.0), (20.0, 20.0, 20.0), (36.7, 36.7, 29.0), (55.6, 31.67, 20.0),
+    (20.0, 20.0, 20.0),
+    (20.0, 20.0, 20.0),
+    (36.7, 36.7, 29.0),
+    (55.6, 31.67, 20.0),
 )
 NCCL_PER_CH_MAX_TREE_BW_GBS: tuple[tuple[float, float, float], ...] = (
-    (26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (38.7, 41.4, 36.0), (70.0, 42.8, 24.0),
+    (26.5, 18.5, 10.0),
+    (24.0, 23.6, 17.8),
+    (38.7, 41.4, 36.0),
+    (70.0, 42.8, 24.0),
 )
 NCCL_PER_CH_MAX_NVLS_TREE_BW_GBS: tuple[tuple[float, float, float], ...] = (
-    (26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (0.0, 57.7, 45.5), (0.0, 96.0, 80.0),
+    (26.5, 18.5, 10.0),
+    (24.0, 23.6, 17.8),
+    (0.0, 57.7, 45.5),
+    (0.0, 96.0, 80.0),
 )
 
 # tuning.cc l.327-350: protocol and algorithm factors on the bus bandwidth
@@ -106,12 +139,84 @@ NCCL_NET_OVERHEAD_SIMPLE_MULTIPLIER = 3.0
 
 # tuning.cc l.623-627: treeCorrectionFactor[LL|LL128|Simple][log2(nBytes/64)]
 NCCL_TREE_CORRECTION_FACTOR: dict[str, tuple[float, ...]] = {
-    "ll": (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0,
-           1.0, 1.0, 1.0, 1.0),
-    "ll128": (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9,
-              .9, .9, 1.0, 1.0, 1.0),
-    "simple": (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7,
-               .8, .9, .9, .9),
+    "ll": (
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        0.9,
+        0.8,
+        0.7,
+        0.7,
+        0.7,
+        0.7,
+        0.6,
+        0.5,
+        0.4,
+        0.4,
+        0.5,
+        0.6,
+        0.7,
+        0.8,
+        0.9,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+    ),
+    "ll128": (
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        0.9,
+        0.8,
+        0.8,
+        0.8,
+        0.7,
+        0.6,
+        0.6,
+        0.6,
+        0.6,
+        0.6,
+        0.6,
+        0.8,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        1.0,
+        1.0,
+        1.0,
+    ),
+    "simple": (
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.8,
+        0.7,
+        0.6,
+        0.6,
+        0.5,
+        0.5,
+        0.5,
+        0.5,
+        0.6,
+        0.7,
+        0.8,
+        0.7,
+        0.7,
+        0.8,
+        0.9,
+        0.9,
+        0.9,
+    ),
 }
 # tuning.cc l.630-655: Ring Simple AllReduce "plateau effect" on several nodes when
 # nBytes/(nChannels*nRanks) >= 64: latency x1.9 below cc 8.0, x1.4 from cc 8.0.
@@ -122,8 +227,7 @@ NCCL_PLATEAU_FACTOR = 1.4
 # Topology search inputs (src/graph/topo.h l.19-24, topo.cc, search.cc; nccl_model.md 1.3).
 # Per-link NVLink bandwidth NCCL assumes, by SM (GB/s): SM60 18, SM70 20, SM80 20, SM86 12,
 # SM90 20.6, SM100 40.1 (topo.h l.19-24).
-NCCL_NVLINK_BW_GBS: dict[int, float] = {60: 18.0, 70: 20.0, 80: 20.0, 86: 12.0, 90: 20.6,
-                                        100: 40.1}
+NCCL_NVLINK_BW_GBS: dict[int, float] = {60: 18.0, 70: 20.0, 80: 20.0, 86: 12.0, 90: 20.6, 100: 40.1}
 # topo.cc (kvDictPciGen): PCIe bandwidth = lanes x per-lane rate / 80 GB/s with the rate in
 # units of 100 Mb/s: Gen3 (8 GT/s) 60 -> 16 lanes x 60 / 80 = 12 GB/s (= PCI_BW in topo.h).
 NCCL_PCI_LANE_RATE_100MBPS: dict[int, float] = {3: 60.0, 4: 120.0, 5: 240.0, 6: 480.0}
@@ -131,19 +235,110 @@ NCCL_PCI_DIVISOR = 80.0
 # topo.cc l.418: NIC bandwidth = port speed in Mb/s / 8000 GB/s (400 Gb/s NDR -> 50 GB/s).
 NCCL_NIC_MBPS_PER_GBS = 8000.0
 # search.cc l.1051-1065: speeds (GB/s per channel) the search tries, highest first.
-NCCL_SPEEDS_INTRA: tuple[float, ...] = (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0,
-                                        5.0, 4.0, 3.0)
-NCCL_SPEEDS_INTER: tuple[float, ...] = (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0,
-                                        9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12)
-NCCL_SPEEDS_INTRA_SM90: tuple[float, ...] = (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0,
-                                             11.0, 6.0, 3.0)
-NCCL_SPEEDS_INTER_SM90: tuple[float, ...] = (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
-                                             17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12)
-NCCL_SPEEDS_INTRA_SM100: tuple[float, ...] = (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0,
-                                              24.0, 20.0, 19.0, 18.0)
-NCCL_SPEEDS_INTER_SM100: tuple[float, ...] = (96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0,
-                                              24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4,
-                                              1.2, 0.24, 0.12)
+NCCL_SPEEDS_INTRA: tuple[float, ...] = (
+    40.0,
+    30.0,
+    20.0,
+    18.0,
+    15.0,
+    12.0,
+    10.0,
+    9.0,
+    7.0,
+    6.0,
+    5.0,
+    4.0,
+    3.0,
+)
+NCCL_SPEEDS_INTER: tuple[float, ...] = (
+    48.0,
+    30.0,
+    28.0,
+    24.0,
+    20.0,
+    18.0,
+    15.0,
+    12.0,
+    10.0,
+    9.0,
+    7.0,
+    6.0,
+    5.0,
+    4.0,
+    3.0,
+    2.4,
+    1.2,
+    0.24,
+    0.12,
+)
+NCCL_SPEEDS_INTRA_SM90: tuple[float, ...] = (
+    60.0,
+    50.0,
+    40.0,
+    30.0,
+    24.0,
+    20.0,
+    15.0,
+    12.0,
+    11.0,
+    6.0,
+    3.0,
+)
+NCCL_SPEEDS_INTER_SM90: tuple[float, ...] = (
+    48.0,
+    45.0,
+    42.0,
+    40.0,
+    30.0,
+    24.0,
+    22.0,
+    20.0,
+    17.5,
+    15.0,
+    12.0,
+    6.0,
+    3.0,
+    2.4,
+    1.2,
+    0.24,
+    0.12,
+)
+NCCL_SPEEDS_INTRA_SM100: tuple[float, ...] = (
+    90.0,
+    80.0,
+    70.0,
+    60.0,
+    50.0,
+    45.0,
+    40.0,
+    30.0,
+    24.0,
+    20.0,
+    19.0,
+    18.0,
+)
+NCCL_SPEEDS_INTER_SM100: tuple[float, ...] = (
+    96.0,
+    86.0,
+    80.0,
+    48.0,
+    45.1,
+    42.0,
+    40.0,
+    30.0,
+    24.0,
+    22.0,
+    20.0,
+    17.5,
+    15.0,
+    12.0,
+    6.0,
+    3.0,
+    2.4,
+    1.2,
+    0.24,
+    0.12,
+)
 # search.cc: the search keeps lowering the speed while next/current > 0.49 (ncclTopoCompute).
 NCCL_SEARCH_SPEED_RATIO = 0.49
 # search.cc l.1036-1049 ncclTopoDupChannels: duplicate channels when bwIntra >= 25, except on

@@ -60,8 +60,10 @@ def _whole_nonnegative(name: str, value: ArrayLike) -> np.ndarray:
 def _needs_fabric(nodes: np.ndarray, bandwidth: np.ndarray, what: str) -> None:
     bad = (nodes > 1.0) & ~(bandwidth > 0.0)
     if bad.any():
-        raise ValueError(f"{what}: must be > 0 B/s when nodes > 1 (a collective across nodes needs "
-                         f"a fabric), got {float(np.broadcast_to(bandwidth, bad.shape)[bad][0])!r}")
+        raise ValueError(
+            f"{what}: must be > 0 B/s when nodes > 1 (a collective across nodes needs "
+            f"a fabric), got {float(np.broadcast_to(bandwidth, bad.shape)[bad][0])!r}"
+        )
 
 
 def per_gpu_inter_bandwidth(
@@ -172,9 +174,16 @@ def hierarchical_allreduce_time(
     """
     if mode not in MODES:
         raise ValueError(f"mode: unknown mode {mode!r}; valid: {', '.join(MODES)}")
-    p = hierarchical_allreduce_phases(message_bytes, nodes, gpus_per_node,
-                                      intra_bandwidth_bytes_per_s, inter_bandwidth_bytes_per_s,
-                                      intra_latency_s, inter_latency_s, in_network_reduction)
+    p = hierarchical_allreduce_phases(
+        message_bytes,
+        nodes,
+        gpus_per_node,
+        intra_bandwidth_bytes_per_s,
+        inter_bandwidth_bytes_per_s,
+        intra_latency_s,
+        inter_latency_s,
+        in_network_reduction,
+    )
     parts = [np.asarray(p[k]) for k in PHASES]
     if mode == "serial":
         return _out(parts[0] + parts[1] + parts[2])
@@ -229,8 +238,15 @@ def flat_ring_allreduce_time(
     0.0175
     """
     m = _nonnegative("message_bytes", message_bytes, "B")
-    bw = np.asarray(flat_ring_bandwidth(nodes, gpus_per_node, intra_bandwidth_bytes_per_s,
-                                        nics_per_node, nic_bandwidth_bytes_per_s))
+    bw = np.asarray(
+        flat_ring_bandwidth(
+            nodes,
+            gpus_per_node,
+            intra_bandwidth_bytes_per_s,
+            nics_per_node,
+            nic_bandwidth_bytes_per_s,
+        )
+    )
     n = _ranks(nodes, "nodes")
     g = _ranks(gpus_per_node, "gpus_per_node")
     a_i = _nonnegative("intra_latency_s", intra_latency_s, "s")

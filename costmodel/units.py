@@ -80,7 +80,9 @@ _COUNT_RE = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<suffix>[kKMBGT]?)\s*$")
 
 
 def _bad(what: str, text: object, examples: str) -> ValueError:
-    return ValueError(f"{what}: cannot parse {text!r}; expected a number with a unit, e.g. {examples}")
+    return ValueError(
+        f"{what}: cannot parse {text!r}; expected a number with a unit, e.g. {examples}"
+    )
 
 
 def parse_bytes(text: str | int | float, *, name: str = "size") -> int:
@@ -176,7 +178,9 @@ def parse_count(text: str | int | float, *, name: str = "count") -> float:
     return value
 
 
-_FLOPS_RE = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<prefix>[kKMGTPE]?)\s*FLOP(?:S|/s)?\s*$", re.I)
+_FLOPS_RE = re.compile(
+    rf"^\s*(?P<num>{_NUMBER})\s*(?P<prefix>[kKMGTPE]?)\s*FLOP(?:S|/s)?\s*$", re.I
+)
 _FLOPS_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15, "e": 1e18}
 
 

@@ -51,12 +51,36 @@ class RunSpec:
 
 
 RUNS: tuple[RunSpec, ...] = (
-    RunSpec("02", "coreweave-hgx-a100", 8, 1, trust="M", note="4 HCAs per node (coreweave gpus/a100.cue), HDR rate assumed"),
-    RunSpec("03", "coreweave-hgx-h100", 8, 1, trust="L", collnet=True, ranks=96,
-            note="COLLNETCHAIN pinned; rows imply 96 ranks"),
+    RunSpec(
+        "02",
+        "coreweave-hgx-a100",
+        8,
+        1,
+        trust="M",
+        note="4 HCAs per node (coreweave gpus/a100.cue), HDR rate assumed",
+    ),
+    RunSpec(
+        "03",
+        "coreweave-hgx-h100",
+        8,
+        1,
+        trust="L",
+        collnet=True,
+        ranks=96,
+        note="COLLNETCHAIN pinned; rows imply 96 ranks",
+    ),
     RunSpec("04a", "gb200-nvl72", 72, 1, nodes=1, nvls=False),
-    RunSpec("04b", "gb200-nvl72", 64, 1, nodes=2, nvls=False, trust="M", ranks=128,
-            note="rows imply 128 ranks (2 x 64)"),
+    RunSpec(
+        "04b",
+        "gb200-nvl72",
+        64,
+        1,
+        nodes=2,
+        nvls=False,
+        trust="M",
+        ranks=128,
+        note="rows imply 128 ranks (2 x 64)",
+    ),
     RunSpec("04c", "gb200-nvl72", 72, 1, nodes=20, nvls=False, trust="H"),
     RunSpec("06a", "dell-xe9680-h100", 8, 1),
     RunSpec("09a", "pcie3-2x-rtx2080ti-nop2p", 2, 2),
@@ -70,10 +94,21 @@ RUNS: tuple[RunSpec, ...] = (
     RunSpec("13c", "dgx-h100", 4, 4),
     RunSpec("13d", "dgx-h100", 4, 4),
     RunSpec("13e", "dgx-h100", None, 0),  # -g 2/4/6: gpus_per_process = GPUs
-    RunSpec("13f", "dgx-h100", None, 0, per_run={i: {"algorithm": ("auto", "ring", "nvls")[i % 3]}
-                                                  for i in range(9)}),
-    RunSpec("15", "alps-gh200", 4, 1, per_run={i: {"trust": "M"} for i in (3, 4, 8, 9)},
-            note="Out of bounds FAILED at 8, 16, 256, 512 nodes"),
+    RunSpec(
+        "13f",
+        "dgx-h100",
+        None,
+        0,
+        per_run={i: {"algorithm": ("auto", "ring", "nvls")[i % 3]} for i in range(9)},
+    ),
+    RunSpec(
+        "15",
+        "alps-gh200",
+        4,
+        1,
+        per_run={i: {"trust": "M"} for i in (3, 4, 8, 9)},
+        note="Out of bounds FAILED at 8, 16, 256, 512 nodes",
+    ),
     RunSpec("16a", "aws-p4de", 8, 1, trust="H"),
     RunSpec("16b", "aws-p5", 8, 1, trust="H"),
     RunSpec("16c", "aws-p5", 8, 1, trust="M", note="partial, NCCL 2.18.5"),
@@ -84,18 +119,21 @@ RUNS: tuple[RunSpec, ...] = (
 # (bound >= 1 MiB, bound all sizes, why). The bounds sit 1-2 points above the achieved
 # leave-one-run-out figure and are asserted by tests/test_fidelity.py as regression bounds.
 NOT_MET: dict[str, tuple[float, float, str]] = {
-    "04c": (0.43, 0.43,
-            "20 GB200 NVL72 racks over IB (1440 ranks, 512 MiB-16 GiB). The rows follow "
-            "t = 4.4-5.4 ms + M / (210-217 GB/s algbw), i.e. about 430 GB/s busbw at the margin, "
-            "half of what one or two racks reach (04a 847, 04b 820). The intercept matches a "
-            "1440-rank ring's 2 x 1439 steps at 1.5-1.9 us each; the slope matches NCCL's own "
-            "Tree cap at >= 4 nodes (16 ch x 24 GB/s, Blackwell). NCCL 2.30's table picks Tree up "
-            "to 2 GiB and Ring/LL128 (640 GB/s) above, so from 4 GiB it is 30-43 % too fast. "
-            "Which algorithm NCCL 2.26 ran, how many of the 72 NICs per rack its rings used and "
-            "whether LL128 runs over the C2C-attached NICs are not in the source; no term is "
-            "fitted on this one file. The NVLink-domain correction no longer applies here (more "
-            "than two domains: NCCL's bandwidth is the network's bwInter), which removed the "
-            "regression to 55 %."),
+    "04c": (
+        0.43,
+        0.43,
+        "20 GB200 NVL72 racks over IB (1440 ranks, 512 MiB-16 GiB). The rows follow "
+        "t = 4.4-5.4 ms + M / (210-217 GB/s algbw), i.e. about 430 GB/s busbw at the margin, "
+        "half of what one or two racks reach (04a 847, 04b 820). The intercept matches a "
+        "1440-rank ring's 2 x 1439 steps at 1.5-1.9 us each; the slope matches NCCL's own "
+        "Tree cap at >= 4 nodes (16 ch x 24 GB/s, Blackwell). NCCL 2.30's table picks Tree up "
+        "to 2 GiB and Ring/LL128 (640 GB/s) above, so from 4 GiB it is 30-43 % too fast. "
+        "Which algorithm NCCL 2.26 ran, how many of the 72 NICs per rack its rings used and "
+        "whether LL128 runs over the C2C-attached NICs are not in the source; no term is "
+        "fitted on this one file. The NVLink-domain correction no longer applies here (more "
+        "than two domains: NCCL's bandwidth is the network's bwInter), which removed the "
+        "regression to 55 %.",
+    ),
 }
 
 
@@ -103,19 +141,31 @@ NOT_MET: dict[str, tuple[float, float, str]] = {
 # issue's goals are for NVSwitch/InfiniBand). Regression bounds (>= 1 MiB), 1-3 points above the
 # achieved leave-one-run-out figure, asserted by tests/test_fidelity.py, and why each is off.
 OFI_BOUNDS: dict[str, tuple[float, str]] = {
-    "15/1": (0.12, "2 nodes: NCCL's Tree with bwIntra raised to 2 x bwInter (search.cc pass 2) "
-                   "gives 145 GB/s busbw at 1-4 GiB where 155-158 is measured; 2-32 MiB rows are "
-                   "slower than any NCCL protocol's model (LL128 is off on NCCL 2.23's PHB "
-                   "GPU-NIC path)."),
+    "15/1": (
+        0.12,
+        "2 nodes: NCCL's Tree with bwIntra raised to 2 x bwInter (search.cc pass 2) "
+        "gives 145 GB/s busbw at 1-4 GiB where 155-158 is measured; 2-32 MiB rows are "
+        "slower than any NCCL protocol's model (LL128 is off on NCCL 2.23's PHB "
+        "GPU-NIC path).",
+    ),
     "15/2": (0.07, "4 nodes: Ring at 4 x 25 GB/s from 64 MiB up."),
-    "15/5": (0.22, "32 nodes: Tree at the fitted Slingshot efficiency up to 256 MiB, Ring above; "
-                   "1-16 MiB rows vary by 2x between neighbouring sizes (shared machine)."),
-    "15/6": (0.48, "64 nodes: NCCL 2.23 switched to Ring at 1 GiB; NCCL 2.30's table keeps Tree "
-                   "to 2 GiB (Ring's 510-step latency), so 1-2 GiB are predicted at Tree's rate."),
+    "15/5": (
+        0.22,
+        "32 nodes: Tree at the fitted Slingshot efficiency up to 256 MiB, Ring above; "
+        "1-16 MiB rows vary by 2x between neighbouring sizes (shared machine).",
+    ),
+    "15/6": (
+        0.48,
+        "64 nodes: NCCL 2.23 switched to Ring at 1 GiB; NCCL 2.30's table keeps Tree "
+        "to 2 GiB (Ring's 510-step latency), so 1-2 GiB are predicted at Tree's rate.",
+    ),
     "15/7": (0.47, "128 nodes: as 64 nodes; NCCL 2.23 ran Ring from 2 GiB, 2.30's table Tree."),
-    "16a": (0.44, "2 x p4de, EFA v1 4 x 100G: 1-64 MiB take 2-3x NCCL's time (aws-ofi-nccl "
-                  "per-message cost); the EFA ramp amplitude is fitted on the p5 run (16b), which "
-                  "shows far less of it, so it does not carry over. From 512 MiB within 7 %."),
+    "16a": (
+        0.44,
+        "2 x p4de, EFA v1 4 x 100G: 1-64 MiB take 2-3x NCCL's time (aws-ofi-nccl "
+        "per-message cost); the EFA ramp amplitude is fitted on the p5 run (16b), which "
+        "shows far less of it, so it does not carry over. From 512 MiB within 7 %.",
+    ),
     "16b": (0.07, "2 x p5, EFA v2 32 x 100G: NVLSTree."),
 }
 
@@ -141,8 +191,11 @@ class Run:
     def goal(self) -> bool:
         """High-trust run on an NVSwitch + InfiniBand (or single-node NVSwitch) system."""
         c = self.cluster
-        return (self.trust == "H" and c.intra_kind == "nvswitch"
-                and (self.nodes == 1 or c.fabric == "infiniband"))
+        return (
+            self.trust == "H"
+            and c.intra_kind == "nvswitch"
+            and (self.nodes == 1 or c.fabric == "infiniband")
+        )
 
 
 def load_runs() -> list[Run]:
@@ -166,24 +219,41 @@ def load_runs() -> list[Run]:
             algo = over.get("algorithm") or (r.algo_env.iloc[0] or "auto")
             proto = r.proto_env.iloc[0] or "auto"
             c = load_cluster(spec.preset, nodes=nodes, gpus_per_node=g)
-            out.append(Run(
-                key=f"{spec.prefix}" + (f"/{int(run)}" if df.run.nunique() > 1 else ""),
-                spec=spec, op=r.op.iloc[0], nodes=nodes, gpus_per_node=g, gpus_per_process=gpp,
-                algorithm=nccl.normalize_algorithm(algo) if algo != "auto" else "auto",
-                protocol=nccl.normalize_protocol(proto) if proto != "auto" else "auto",
-                trust=over.get("trust", spec.trust), size=r.size_bytes.to_numpy(float),
-                time_s=r.time_s.to_numpy(float), cluster=c))
+            out.append(
+                Run(
+                    key=f"{spec.prefix}" + (f"/{int(run)}" if df.run.nunique() > 1 else ""),
+                    spec=spec,
+                    op=r.op.iloc[0],
+                    nodes=nodes,
+                    gpus_per_node=g,
+                    gpus_per_process=gpp,
+                    algorithm=nccl.normalize_algorithm(algo) if algo != "auto" else "auto",
+                    protocol=nccl.normalize_protocol(proto) if proto != "auto" else "auto",
+                    trust=over.get("trust", spec.trust),
+                    size=r.size_bytes.to_numpy(float),
+                    time_s=r.time_s.to_numpy(float),
+                    cluster=c,
+                )
+            )
     return out
 
 
 def predict_run(run: Run, model: str, params=None) -> np.ndarray:
     """Predicted time per row of a run."""
     p = P.predict_collective(
-        run.op, run.size, run.cluster, nodes=run.nodes, gpus_per_node=run.gpus_per_node,
+        run.op,
+        run.size,
+        run.cluster,
+        nodes=run.nodes,
+        gpus_per_node=run.gpus_per_node,
         algorithm=run.algorithm if model != "textbook" else "auto",
-        protocol=run.protocol if model != "textbook" else "auto", model=model,
-        gpus_per_process=run.gpus_per_process, nvls=run.spec.nvls,
-        collnet_enabled=run.spec.collnet, params=params)
+        protocol=run.protocol if model != "textbook" else "auto",
+        model=model,
+        gpus_per_process=run.gpus_per_process,
+        nvls=run.spec.nvls,
+        collnet_enabled=run.spec.collnet,
+        params=params,
+    )
     return np.asarray(p.time_s, dtype=float)
 
 
@@ -196,8 +266,11 @@ def summary(run: Run, t_pred: np.ndarray) -> dict[str, float]:
     """Median |busbw error| for >= 1 MiB, all sizes, < 64 KiB (nan where no rows)."""
     e = np.abs(errors(run, t_pred))
     out = {}
-    for name, sel in (("ge1MiB", run.size >= 2**20), ("all", run.size > 0),
-                      ("lt64KiB", run.size < 2**16)):
+    for name, sel in (
+        ("ge1MiB", run.size >= 2**20),
+        ("all", run.size > 0),
+        ("lt64KiB", run.size < 2**16),
+    ):
         out[name] = float(np.median(e[sel])) if sel.any() else math.nan
     return out
 
@@ -232,7 +305,7 @@ def _fit_fabric(runs: list[Run], params: dict) -> dict:
     """Per fabric: median of (measured - predicted) / d(time)/d(latencyInter) at <= 64 KiB."""
     per_fabric: dict[str, list[float]] = {}
     for r in runs:
-        sel = (r.size <= 2**16)
+        sel = r.size <= 2**16
         if r.nodes < 2 or sel.sum() < 3:
             continue
         p0 = _base(params, fabric_latency_us={})
@@ -262,8 +335,9 @@ def _fit_duplex(runs: list[Run], params: dict) -> dict:
 def _grid_error(runs: list[Run], params: dict, key: str, grid) -> float:
     best, best_err = 1.0, math.inf
     for v in grid:
-        errs = [summary(r, predict_run(r, "nccl", _base(params, **{key: v})))["ge1MiB"]
-                for r in runs]
+        errs = [
+            summary(r, predict_run(r, "nccl", _base(params, **{key: v})))["ge1MiB"] for r in runs
+        ]
         err = float(np.mean(errs)) if errs else math.inf
         if err < best_err - 1e-9:
             best, best_err = float(v), err
@@ -272,9 +346,17 @@ def _grid_error(runs: list[Run], params: dict, key: str, grid) -> float:
 
 def _fit_nvl_scale(runs: list[Run], params: dict) -> dict:
     """Blackwell NVLink-domain runs: the per-link multiplier minimising median |error|."""
-    sel = [r for r in runs if C.nvlink_domain_scale(r.cluster.gpu.compute_capability,
-                                                    r.gpus_per_node, r.cluster.intra_kind,
-                                                    {"nvl_domain_link_scale": 2.0}) != 1.0]
+    sel = [
+        r
+        for r in runs
+        if C.nvlink_domain_scale(
+            r.cluster.gpu.compute_capability,
+            r.gpus_per_node,
+            r.cluster.intra_kind,
+            {"nvl_domain_link_scale": 2.0},
+        )
+        != 1.0
+    ]
     if not sel:
         return {"nvl_domain_link_scale": 1.0}
     grid = np.round(np.arange(1.0, 1.41, 0.02), 2)
@@ -286,10 +368,15 @@ def _ramp_parts(runs: list[Run], params: dict):
     ramp grid is plain numpy: t = max(floor, t0 + phi min(1, sqrt(knee/M)) d)."""
     parts = []
     for r in runs:
-        p1 = _base(params, ramp_phi=0.0, host_base_us=0.0, host_per_gpu_us=0.0,
-                   fabric_ramp_phi={})
-        p2 = _base(params, ramp_phi=1.0, ramp_knee_bytes=2.0**62, host_base_us=0.0,
-                   host_per_gpu_us=0.0, fabric_ramp_phi={})
+        p1 = _base(params, ramp_phi=0.0, host_base_us=0.0, host_per_gpu_us=0.0, fabric_ramp_phi={})
+        p2 = _base(
+            params,
+            ramp_phi=1.0,
+            ramp_knee_bytes=2.0**62,
+            host_base_us=0.0,
+            host_per_gpu_us=0.0,
+            fabric_ramp_phi={},
+        )
         t1, t2 = predict_run(r, "nccl", p1), predict_run(r, "nccl", p2)
         floor = C.host_floor_s(r.gpus_per_process, params)
         parts.append((r, floor, t1, t2 - t1))
@@ -339,8 +426,16 @@ def _fit_tree_efficiency(runs: list[Run], params: dict) -> dict:
             continue
         best, best_err = 1.0, math.inf
         for e in np.round(np.arange(1.0, 0.29, -0.05), 2):
-            err = _median_error(sel, _base(params, fabric_tree_efficiency={
-                **params.get("fabric_tree_efficiency", {}), fabric: float(e)}))
+            err = _median_error(
+                sel,
+                _base(
+                    params,
+                    fabric_tree_efficiency={
+                        **params.get("fabric_tree_efficiency", {}),
+                        fabric: float(e),
+                    },
+                ),
+            )
             if err < best_err - 1e-9:
                 best, best_err = float(e), err
         out[fabric] = best
@@ -353,17 +448,29 @@ def _fit_fabric_ramp(runs: list[Run], params: dict) -> dict:
     out = {}
     knee = params["ramp_knee_bytes"]
     for fabric in C.OFI_FABRICS:
-        sel = [r for r in runs if r.trust == "H" and _ofi_multi_node(r)
-               and r.cluster.fabric == fabric]
+        sel = [
+            r for r in runs if r.trust == "H" and _ofi_multi_node(r) and r.cluster.fabric == fabric
+        ]
         if not sel:
             continue
         parts = []
         for r in sel:
-            t0 = predict_run(r, "nccl", _base(params, host_base_us=0.0, host_per_gpu_us=0.0,
-                                              fabric_ramp_phi={fabric: 0.0}))
-            t1 = predict_run(r, "nccl", _base(params, host_base_us=0.0, host_per_gpu_us=0.0,
-                                              ramp_knee_bytes=2.0**62,
-                                              fabric_ramp_phi={fabric: 1.0}))
+            t0 = predict_run(
+                r,
+                "nccl",
+                _base(params, host_base_us=0.0, host_per_gpu_us=0.0, fabric_ramp_phi={fabric: 0.0}),
+            )
+            t1 = predict_run(
+                r,
+                "nccl",
+                _base(
+                    params,
+                    host_base_us=0.0,
+                    host_per_gpu_us=0.0,
+                    ramp_knee_bytes=2.0**62,
+                    fabric_ramp_phi={fabric: 1.0},
+                ),
+            )
             parts.append((r, C.host_floor_s(r.gpus_per_process, params), t0, t1 - t0))
         best, best_err = 0.0, math.inf
         for phi in np.arange(0.0, 4.01, 0.1):
@@ -408,8 +515,15 @@ def evaluate(runs: list[Run], loro: dict[str, dict]) -> list[dict]:
     """Per run, the three models' summaries (full model with the run's LORO parameters)."""
     rows = []
     for r in runs:
-        row = {"run": r.key, "op": r.op, "cluster": r.spec.preset, "nodes": r.nodes,
-               "gpus_per_node": r.gpus_per_node, "trust": r.trust, "goal": r.goal}
+        row = {
+            "run": r.key,
+            "op": r.op,
+            "cluster": r.spec.preset,
+            "nodes": r.nodes,
+            "gpus_per_node": r.gpus_per_node,
+            "trust": r.trust,
+            "goal": r.goal,
+        }
         for model in ("textbook", "nccl-table", "nccl"):
             params = loro[r.key] if model == "nccl" else None
             row[model] = summary(r, predict_run(r, model, params))
@@ -439,23 +553,34 @@ def fidelity_markdown(rows: list[dict], date: str) -> str:
             s = r[model]
             cells.append(f"{pct(s['ge1MiB'])} / {pct(s['all'])} / {pct(s['lt64KiB'])}")
         mark = "*" if r["goal"] else ""
-        lines.append(f"| {r['run']}{mark} | {r['op']} | {r['cluster']} | {r['nodes']} x "
-                     f"{r['gpus_per_node']} | {r['trust']} | " + " | ".join(cells) + " |")
-    lines += ["", "## Goals not met", "",
-              "Each is held to a regression bound just above its figure (tests/test_fidelity.py).",
-              ""]
+        lines.append(
+            f"| {r['run']}{mark} | {r['op']} | {r['cluster']} | {r['nodes']} x "
+            f"{r['gpus_per_node']} | {r['trust']} | " + " | ".join(cells) + " |"
+        )
+    lines += [
+        "",
+        "## Goals not met",
+        "",
+        "Each is held to a regression bound just above its figure (tests/test_fidelity.py).",
+        "",
+    ]
     for run, (b_ge, b_all, why) in NOT_MET.items():
         lines.append(f"- **{run}** (bound {100 * b_ge:.0f}% / {100 * b_all:.0f}%): {why}")
-    lines += ["", "## Fabrics reached through aws-ofi-nccl (Slingshot, EFA)", "",
-              "Not goal runs (the goals are for NVSwitch/InfiniBand), but held to regression "
-              "bounds from 1 MiB up. Terms: NCCL's tree search pass 2 (bwIntra up to 2 x "
-              "bwInter, used on 2 nodes), `fabric_tree_efficiency` (Tree beyond 2 nodes, "
-              "fitted per fabric) and `fabric_ramp_phi` (mid-size ramp per fabric); "
-              "02 uses the 4 HCAs per A100 node that coreweave/nccl-tests gpus/a100.cue lists "
-              "(was 8 assumed), and is still about 2x faster than measured from 128 MiB up "
-              "(45 GB/s busbw: the HCA rate is not stated; 4 x HDR gives 90). Runs 15/3, 15/4, "
-              "15/8, 15/9 reported wrong results (Out of bounds FAILED): medium trust, left out of "
-              "the Tree-efficiency and ramp fits.", ""]
+    lines += [
+        "",
+        "## Fabrics reached through aws-ofi-nccl (Slingshot, EFA)",
+        "",
+        "Not goal runs (the goals are for NVSwitch/InfiniBand), but held to regression "
+        "bounds from 1 MiB up. Terms: NCCL's tree search pass 2 (bwIntra up to 2 x "
+        "bwInter, used on 2 nodes), `fabric_tree_efficiency` (Tree beyond 2 nodes, "
+        "fitted per fabric) and `fabric_ramp_phi` (mid-size ramp per fabric); "
+        "02 uses the 4 HCAs per A100 node that coreweave/nccl-tests gpus/a100.cue lists "
+        "(was 8 assumed), and is still about 2x faster than measured from 128 MiB up "
+        "(45 GB/s busbw: the HCA rate is not stated; 4 x HDR gives 90). Runs 15/3, 15/4, "
+        "15/8, 15/9 reported wrong results (Out of bounds FAILED): medium trust, left out of "
+        "the Tree-efficiency and ramp fits.",
+        "",
+    ]
     for run, (b_ge, why) in OFI_BOUNDS.items():
         lines.append(f"- **{run}** (bound {100 * b_ge:.0f}%): {why}")
     return "\n".join(lines) + "\n"

@@ -42,9 +42,23 @@ def served_app(
     ok, and stops the server on exit. RuntimeError when it does not become healthy in time."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
         cwd=ROOT,
         stdout=log if log is not None else subprocess.DEVNULL,
         stderr=subprocess.STDOUT if log is not None else subprocess.DEVNULL,

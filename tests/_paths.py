@@ -11,4 +11,6 @@ DDP = SHARED / "data" / "ddp"
 LESSON = SHARED / "reference" / "lesson-data-parallelism.txt"
 
 if not NCCL_TESTS.is_dir():  # fail loudly: these tests check the model against real data
-    raise FileNotFoundError(f"reference data not found at {NCCL_TESTS}: shared/ must sit beside the checkout")
+    raise FileNotFoundError(
+        f"reference data not found at {NCCL_TESTS}: shared/ must sit beside the checkout"
+    )

@@ -25,8 +25,9 @@ def test_numbers_go_to_collectives_unchanged():
         "all_gather", 1e9, 4, 100e9
     )
     sizes = np.array([1e6, 1e9])
-    np.testing.assert_array_equal(cm.allreduce_time(sizes, 8, 450e9),
-                                  collectives.allreduce_time(sizes, 8, 450e9))
+    np.testing.assert_array_equal(
+        cm.allreduce_time(sizes, 8, 450e9), collectives.allreduce_time(sizes, 8, 450e9)
+    )
 
 
 def test_two_node_h100_ndr_ring_is_nic_limited_near_400_gbs():
@@ -52,20 +53,29 @@ def test_cluster_ring_is_topology_flat_ring_with_cluster_numbers():
     assert cm.allreduce_time(LARGE_BYTES, c) == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.parametrize(("algorithm", "mode"), [("hierarchical", "serial"),
-                                                 ("hierarchical_pipelined", "pipelined")])
+@pytest.mark.parametrize(
+    ("algorithm", "mode"), [("hierarchical", "serial"), ("hierarchical_pipelined", "pipelined")]
+)
 def test_cluster_hierarchical_uses_topology(algorithm, mode):
     for name in ("dgx-h100", "coreweave-hgx-h100"):  # the second has IB SHARP
         c = cluster(name, nodes=8)
         expected = topology.hierarchical_allreduce_time(
-            LARGE_BYTES, 8, 8, 450e9, 48e9, c.intra_latency_s, c.inter_latency_s,
-            mode=mode, in_network_reduction=c.sharp,
+            LARGE_BYTES,
+            8,
+            8,
+            450e9,
+            48e9,
+            c.intra_latency_s,
+            c.inter_latency_s,
+            mode=mode,
+            in_network_reduction=c.sharp,
         )
         assert cm.allreduce_time(LARGE_BYTES, c, algorithm=algorithm) == pytest.approx(
             expected, rel=1e-12
         )
-    sharp = cm.allreduce_time(LARGE_BYTES, cluster("coreweave-hgx-h100", nodes=8),
-                              algorithm="hierarchical")
+    sharp = cm.allreduce_time(
+        LARGE_BYTES, cluster("coreweave-hgx-h100", nodes=8), algorithm="hierarchical"
+    )
     plain = cm.allreduce_time(LARGE_BYTES, cluster("dgx-h100", nodes=8), algorithm="hierarchical")
     assert sharp < plain  # in-network reduction halves the inter-node bytes
 
@@ -80,8 +90,9 @@ def test_cluster_as_bandwidth_or_name():
     )
     # fewer GPUs than a node: a slice of one node, on NVLink only
     four = cm.allreduce_time(LARGE_BYTES, 4, "dgx-h100")
-    assert four == pytest.approx(collectives.allreduce_time(LARGE_BYTES, 4, 450e9, 0.6e-6),
-                                 rel=1e-12)
+    assert four == pytest.approx(
+        collectives.allreduce_time(LARGE_BYTES, 4, 450e9, 0.6e-6), rel=1e-12
+    )
 
 
 def test_single_pcie_node_uses_per_direction_pcie():
@@ -98,11 +109,13 @@ def test_other_ops_over_a_cluster():
     assert t == pytest.approx(expected, rel=1e-12)
     tree = cm.allreduce_time(1e9, c, algorithm="tree")
     # non-ring algorithms cross nodes on each GPU's NIC share: min(450, 48)
-    assert tree == pytest.approx(collectives.allreduce_time(1e9, 16, 48e9, 2.7e-6, "tree"),
-                                 rel=1e-12)
+    assert tree == pytest.approx(
+        collectives.allreduce_time(1e9, 16, 48e9, 2.7e-6, "tree"), rel=1e-12
+    )
     nvls = cm.allreduce_time(1e9, "dgx-h100", algorithm="nvls")
-    assert nvls == pytest.approx(collectives.allreduce_time(1e9, 8, 450e9, 0.6e-6, "nvls"),
-                                 rel=1e-12)
+    assert nvls == pytest.approx(
+        collectives.allreduce_time(1e9, 8, 450e9, 0.6e-6, "nvls"), rel=1e-12
+    )
 
 
 def test_vectorized_sizes_over_a_cluster():
@@ -115,13 +128,24 @@ def test_vectorized_sizes_over_a_cluster():
     ("call", "pattern"),
     [
         (lambda: cm.allreduce_time(1e9, 12, "dgx-h100"), r"ranks: 12 GPUs do not fill whole nodes"),
-        (lambda: cm.allreduce_time(1e9, cluster("dgx-h100"), 50e9), r"bandwidth_bytes_per_s: .*allowed: None"),
-        (lambda: cm.allreduce_time(1e9, cluster("dgx-h100"), latency_s=1e-6), r"latency_s: .*allowed: 0.0"),
+        (
+            lambda: cm.allreduce_time(1e9, cluster("dgx-h100"), 50e9),
+            r"bandwidth_bytes_per_s: .*allowed: None",
+        ),
+        (
+            lambda: cm.allreduce_time(1e9, cluster("dgx-h100"), latency_s=1e-6),
+            r"latency_s: .*allowed: 0.0",
+        ),
         (lambda: cm.allreduce_time(1e9, 8), r"bandwidth_bytes_per_s: required"),
         (lambda: cm.allreduce_time(1e9, "dgx-a100", algorithm="nvls"), r"'nvls' needs in-switch"),
-        (lambda: cm.allreduce_time(1e9, 16, "dgx-h100", algorithm="nvls"), r"nvls=True and nodes=2"),
-        (lambda: cm.collective_time("all_gather", 1e9, "dgx-h100", algorithm="hierarchical"),
-         r"algorithm: 'hierarchical' is an all-reduce algorithm"),
+        (
+            lambda: cm.allreduce_time(1e9, 16, "dgx-h100", algorithm="nvls"),
+            r"nvls=True and nodes=2",
+        ),
+        (
+            lambda: cm.collective_time("all_gather", 1e9, "dgx-h100", algorithm="hierarchical"),
+            r"algorithm: 'hierarchical' is an all-reduce algorithm",
+        ),
         (lambda: cm.collective_time("gossip", 1e9, "dgx-h100"), r"op: unknown collective 'gossip'"),
         (lambda: cm.allreduce_time(1e9, 2.5, "dgx-h100"), r"ranks: 2.5"),
         (lambda: cm.allreduce_time(1e9, "dgx-h10"), r"closest: dgx-h100"),

@@ -44,8 +44,16 @@ def test_calibration_and_report_go_through_the_atomic_writer(tmp_path, monkeypat
     import pandas as pd
 
     m = np.array([1e6, 2e6, 4e6, 8e6])
-    df = pd.DataFrame({"op": "all_reduce", "size_bytes": m, "ranks": 2, "nodes": 1,
-                       "time_s": 2e-4 + m / 1e9, "placement": "out_of_place"})
+    df = pd.DataFrame(
+        {
+            "op": "all_reduce",
+            "size_bytes": m,
+            "ranks": 2,
+            "nodes": 1,
+            "time_s": 2e-4 + m / 1e9,
+            "placement": "out_of_place",
+        }
+    )
     cal = calibrate.calibrate(df, name="t")
     calibrate.write_calibration(cal, tmp_path / "t.toml")
     out = compare.compare(df, calibrate.calibrated_predictor(cal))

@@ -49,18 +49,30 @@ def test_non_integer_split_is_refused_with_nearest_values() -> None:
         solve_batch(local_batch=3, ranks=64, global_batch=8192)
     msg = str(err.value)
     assert msg.startswith("accumulation: 8192 / (3 x 64) = 42.67 is not a whole number")
-    assert "accumulation=42 (global_batch=8064)" in msg and "accumulation=43 (global_batch=8256)" in msg
+    assert (
+        "accumulation=42 (global_batch=8064)" in msg
+        and "accumulation=43 (global_batch=8256)" in msg
+    )
     # below 1: only the ceiling is offered
-    with pytest.raises(ValueError, match=r"ranks: 8 / \(16 x 1\) = 0.5 .* nearest valid: ranks=1 \(global_batch=16\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"ranks: 8 / \(16 x 1\) = 0.5 .* nearest valid: ranks=1 \(global_batch=16\)$",
+    ):
         solve_batch(local_batch=16, accumulation=1, global_batch=8)
 
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        (dict(local_batch=4, ranks=64, accumulation=32, global_batch=8192), "exactly one .* got 0 unknown"),
+        (
+            dict(local_batch=4, ranks=64, accumulation=32, global_batch=8192),
+            "exactly one .* got 0 unknown",
+        ),
         (dict(local_batch=4, ranks=64), "got 2 unknown \\(accumulation, global_batch\\)"),
-        (dict(local_batch=2.5, ranks=64, accumulation=1), "local_batch: must be a whole number >= 1, got 2.5"),
+        (
+            dict(local_batch=2.5, ranks=64, accumulation=1),
+            "local_batch: must be a whole number >= 1, got 2.5",
+        ),
         (dict(local_batch=4, ranks=0, accumulation=1), "ranks: must be a whole number >= 1, got 0"),
         (dict(local_batch=4, ranks=8, global_batch=float("nan")), "global_batch"),
         (dict(local_batch=True, ranks=8, accumulation=1), "local_batch"),
@@ -79,9 +91,13 @@ def test_global_batch_bad_input() -> None:
 def test_learning_rate_rules() -> None:
     # Goyal et al. 2017: lr 0.1 at batch 256 -> 3.2 at 8192 (k = 32)
     assert scale_learning_rate(0.1, 256, 8192) == pytest.approx(3.2, rel=1e-12)
-    assert scale_learning_rate(0.1, 256, 8192, rule="sqrt") == pytest.approx(0.1 * math.sqrt(32), rel=1e-12)
+    assert scale_learning_rate(0.1, 256, 8192, rule="sqrt") == pytest.approx(
+        0.1 * math.sqrt(32), rel=1e-12
+    )
     assert scale_learning_rate(0.1, 8192, 256) == pytest.approx(0.1 / 32, rel=1e-12)
-    with pytest.raises(ValueError, match="rule: unknown learning-rate rule 'cubic'; valid: linear, sqrt"):
+    with pytest.raises(
+        ValueError, match="rule: unknown learning-rate rule 'cubic'; valid: linear, sqrt"
+    ):
         scale_learning_rate(0.1, 256, 512, rule="cubic")
     with pytest.raises(ValueError, match="base_batch: must be a finite number > 0"):
         scale_learning_rate(0.1, 0, 512)

@@ -26,10 +26,15 @@ def _rows(op, ranks, alpha, bandwidth, sizes, steps, volume):
 
 def test_recovers_known_alpha_beta_across_rank_counts():
     sizes = 2.0 ** np.arange(10, 27)
-    rows = pd.concat([
-        # ring all-reduce: s = 2(N-1), b = 2(N-1)/N M (DESIGN 3.1)
-        _rows("all_reduce", n, 5e-6, 20e9, sizes, 2 * (n - 1), lambda m, n=n: 2 * (n - 1) / n * m)
-        for n in (2, 4, 8)])
+    rows = pd.concat(
+        [
+            # ring all-reduce: s = 2(N-1), b = 2(N-1)/N M (DESIGN 3.1)
+            _rows(
+                "all_reduce", n, 5e-6, 20e9, sizes, 2 * (n - 1), lambda m, n=n: 2 * (n - 1) / n * m
+            )
+            for n in (2, 4, 8)
+        ]
+    )
     cal = calibrate(rows)
     (fit,) = cal.fits
     assert fit.latency_s == pytest.approx(5e-6, rel=1e-9)  # exact data: exact fit

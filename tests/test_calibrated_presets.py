@@ -39,8 +39,10 @@ def cal(log):
 
 def _fitted(fit, m, n):
     """T = s(N) alpha + b(M, N) / B with the fitted figures (DESIGN 3.1), computed here."""
-    return (latency_steps("all_reduce", n, fit.algorithm) * fit.latency_s
-            + bytes_per_rank("all_reduce", m, n, fit.algorithm) / fit.bandwidth_bytes_per_s)
+    return (
+        latency_steps("all_reduce", n, fit.algorithm) * fit.latency_s
+        + bytes_per_rank("all_reduce", m, n, fit.algorithm) / fit.bandwidth_bytes_per_s
+    )
 
 
 def test_written_toml_loads_by_path_as_the_base_cluster(cal, tmp_path):
@@ -144,10 +146,12 @@ def test_bad_input(cal, tmp_path):
         presets.load(str(tmp_path / "missing.toml"))
     # an older file with bare numbers: load_calibration reads it, the preset loader refuses it
     old = tmp_path / "old.toml"
-    old.write_text('kind = "calibration"\nname = "old"\nsource = "s"\n[[fit]]\nop = "all_reduce"\n'
-                   'algorithm = "ring"\nprotocol = "auto"\nlevel = "intra"\nlatency_s = 1e-05\n'
-                   'bandwidth_bytes_per_s = 4e9\nranks = [2]\npoints = 9\nrms_rel_error = 0.01\n'
-                   'max_abs_rel_error = 0.02\nsource = "s"\n')
+    old.write_text(
+        'kind = "calibration"\nname = "old"\nsource = "s"\n[[fit]]\nop = "all_reduce"\n'
+        'algorithm = "ring"\nprotocol = "auto"\nlevel = "intra"\nlatency_s = 1e-05\n'
+        "bandwidth_bytes_per_s = 4e9\nranks = [2]\npoints = 9\nrms_rel_error = 0.01\n"
+        'max_abs_rel_error = 0.02\nsource = "s"\n'
+    )
     assert load_calibration(old).fits[0].bandwidth_bytes_per_s == 4e9
     with pytest.raises(presets.PresetError, match="latency_s: a unit is required"):
         presets.load(str(old))

@@ -62,23 +62,38 @@ def test_lesson_allreduce_human():
 def test_lesson_quiz_nvlink_vs_ndr():
     # lesson section 7 quiz: 500 MB over 8 ranks, 0.875 GB at 900 GB/s (as the lesson takes it)
     # and at 50 GB/s: 0.972 ms and 17.5 ms, ratio 18
-    fast = run_json("collective", "all_reduce", "-s", "500MB", "--ranks", "8",
-                    "--bandwidth", "900GB/s")["results"][0]["time_s"]
-    slow = run_json("collective", "all_reduce", "-s", "500MB", "--ranks", "8",
-                    "--bandwidth", "400Gb/s")["results"][0]["time_s"]
+    fast = run_json(
+        "collective", "all_reduce", "-s", "500MB", "--ranks", "8", "--bandwidth", "900GB/s"
+    )["results"][0]["time_s"]
+    slow = run_json(
+        "collective", "all_reduce", "-s", "500MB", "--ranks", "8", "--bandwidth", "400Gb/s"
+    )["results"][0]["time_s"]
     assert fast == pytest.approx(0.875e9 / 900e9, rel=1e-12)
     assert slow == pytest.approx(17.5e-3, rel=1e-12)
     assert slow / fast == pytest.approx(18.0, rel=1e-12)
 
 
 def test_collective_all_algorithms_and_sizes():
-    rows = run_json("collective", "all_reduce", "-s", "8B:1MB", "--ranks", "16",
-                    "--bandwidth", "25GB/s", "--latency", "5us", "-a", "all")["results"]
+    rows = run_json(
+        "collective",
+        "all_reduce",
+        "-s",
+        "8B:1MB",
+        "--ranks",
+        "16",
+        "--bandwidth",
+        "25GB/s",
+        "--latency",
+        "5us",
+        "-a",
+        "all",
+    )["results"]
     sizes = sweep_mod.parse_values("size", "8B:1MB")
     assert len(rows) == len(collectives.ALGORITHMS["all_reduce"]) * len(sizes)
     for r in rows:
-        expected = collectives.collective_time("all_reduce", r["size_bytes"], 16, 25e9, 5e-6,
-                                               algorithm=r["algorithm"])
+        expected = collectives.collective_time(
+            "all_reduce", r["size_bytes"], 16, 25e9, 5e-6, algorithm=r["algorithm"]
+        )
         assert r["time_s"] == pytest.approx(expected, rel=1e-12)  # the same function
 
 
@@ -88,8 +103,9 @@ def test_memory_lesson_examples():
     assert d["total_bytes"] == pytest.approx(7e9 * 16, rel=1e-12)  # lesson: 112 GB
     assert d["fits"] is False
     assert d["max_params"] == pytest.approx(5e9, rel=1e-12)  # lesson: 80 GB / 16 B = 5B
-    d = run_json("memory", "--params", "30B", "--zero", "3", "--ranks", "16",
-                 "--gpu-memory", "80GB")
+    d = run_json(
+        "memory", "--params", "30B", "--zero", "3", "--ranks", "16", "--gpu-memory", "80GB"
+    )
     assert d["total_bytes"] == pytest.approx(30e9, rel=1e-12)  # lesson: ~30 GB/GPU on 16
     assert d["fits"] is True
     assert d["min_ranks"] == memory.min_ranks(30e9, 80e9, zero_stage=3)
@@ -98,30 +114,61 @@ def test_memory_lesson_examples():
 
 
 def test_batch_solves_the_unknown():
-    d = run_json("batch", "--local", "4", "--ranks", "64", "--global", "8192",
-                 "--sequence-length", "2048")
+    d = run_json(
+        "batch", "--local", "4", "--ranks", "64", "--global", "8192", "--sequence-length", "2048"
+    )
     assert (d["accumulation"], d["solved"]) == (32, "accumulation")
     assert d["tokens_per_step"] == 8192 * 2048
     text = run("batch", "--local", "4", "--ranks", "64", "--accumulation", "2").stdout
     assert "global_batch  512" in text
-    assert_usage_error(run("batch", "--local", "3", "--ranks", "64", "--global", "1024"),
-                       "nearest valid")
+    assert_usage_error(
+        run("batch", "--local", "3", "--ranks", "64", "--global", "1024"), "nearest valid"
+    )
 
 
 def test_step_lesson_problem():
-    d = run_json("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64",
-                 "--bandwidth", "50GB/s")
+    d = run_json(
+        "step",
+        "--params",
+        "7B",
+        "--compute-time",
+        "400ms",
+        "--ranks",
+        "64",
+        "--bandwidth",
+        "50GB/s",
+    )
     ref = ddp.ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9)
     assert d["bound"] == "comms"  # lesson: 550 ms of comm > 400 ms of compute
     assert d["comm_s"] == pytest.approx(0.55125, rel=0.01)  # sum of buckets ~ one 14 GB ring
     for key in ("compute_s", "comm_s", "exposed_comm_s", "step_time_s", "efficiency"):
         assert d[key] == pytest.approx(getattr(ref, key), rel=1e-12)
     assert d["timeline"] and {"kind", "start_s", "end_s"} <= set(d["timeline"][0])
-    fp8 = run_json("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64",
-                   "--bandwidth", "50GB/s", "--gradient-bytes", "1")
+    fp8 = run_json(
+        "step",
+        "--params",
+        "7B",
+        "--compute-time",
+        "400ms",
+        "--ranks",
+        "64",
+        "--bandwidth",
+        "50GB/s",
+        "--gradient-bytes",
+        "1",
+    )
     assert fp8["bound"] == "compute"  # lesson: fp8 gradients flip the verdict
-    text = run("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64",
-               "--bandwidth", "50GB/s").stdout
+    text = run(
+        "step",
+        "--params",
+        "7B",
+        "--compute-time",
+        "400ms",
+        "--ranks",
+        "64",
+        "--bandwidth",
+        "50GB/s",
+    ).stdout
     assert "comms-bound" in text and "400 ms" in text
 
 
@@ -145,16 +192,25 @@ def test_presets_list_show_schema():
 
 
 # --- sweep ------------------------------------------------------------------------------------
-SETS = ("--set", "size=8B..1GB x4", "--set", "ranks=8..512x2", "--set", "bandwidth=50GB/s",
-        "--set", "algorithm=ring,tree")
+SETS = (
+    "--set",
+    "size=8B..1GB x4",
+    "--set",
+    "ranks=8..512x2",
+    "--set",
+    "bandwidth=50GB/s",
+    "--set",
+    "algorithm=ring,tree",
+)
 
 
 @pytest.mark.parametrize("ext", [".csv", ".parquet"])
 def test_sweep_file_reloads_equal_to_python_sweep(tmp_path, ext):
     out = tmp_path / f"grid{ext}"
     summary = run_json("sweep", *SETS, "-o", str(out), "--chunk-rows", "50")
-    expected = sweep_mod.sweep(size="8B..1GB x4", ranks="8..512x2", bandwidth="50GB/s",
-                               algorithm="ring,tree")
+    expected = sweep_mod.sweep(
+        size="8B..1GB x4", ranks="8..512x2", bandwidth="50GB/s", algorithm="ring,tree"
+    )
     assert summary["rows"] == len(expected)
     back = pd.read_csv(out) if ext == ".csv" else pd.read_parquet(out)
     assert list(back.columns) == list(expected.columns)
@@ -165,14 +221,24 @@ def test_sweep_file_reloads_equal_to_python_sweep(tmp_path, ext):
 
 
 def test_sweep_to_stdout_and_from_toml(tmp_path):
-    result = run("sweep", "--set", "size=1MB,2MB", "--set", "ranks=8", "--set",
-                 "bandwidth=50GB/s", "--chunk-rows", "1")
+    result = run(
+        "sweep",
+        "--set",
+        "size=1MB,2MB",
+        "--set",
+        "ranks=8",
+        "--set",
+        "bandwidth=50GB/s",
+        "--chunk-rows",
+        "1",
+    )
     assert result.exit_code == 0
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 3 and lines[0].startswith('"model"')  # one header, then two rows
     grid = tmp_path / "g.toml"
-    grid.write_text('kind = "memory"\n[grid]\nparams = "1B..8B x2"\nzero_stage = [0, 3]\n'
-                    'ranks = 8\n')
+    grid.write_text(
+        'kind = "memory"\n[grid]\nparams = "1B..8B x2"\nzero_stage = [0, 3]\nranks = 8\n'
+    )
     out = tmp_path / "m.csv"
     assert run("sweep", str(grid), "-o", str(out)).exit_code == 0
     df = pd.read_csv(out)
@@ -180,9 +246,13 @@ def test_sweep_to_stdout_and_from_toml(tmp_path):
     np.testing.assert_allclose(
         df["memory_GB"],
         memory.training_memory(df["params"].to_numpy(), zero_stage=0, dp_ranks=8).total_bytes
-        / 1e9 * (df["zero_stage"] == 0)
+        / 1e9
+        * (df["zero_stage"] == 0)
         + memory.training_memory(df["params"].to_numpy(), zero_stage=3, dp_ranks=8).total_bytes
-        / 1e9 * (df["zero_stage"] == 3), rtol=1e-12)
+        / 1e9
+        * (df["zero_stage"] == 3),
+        rtol=1e-12,
+    )
 
 
 def test_sweep_failure_leaves_no_file(tmp_path, monkeypatch):
@@ -195,8 +265,7 @@ def test_sweep_failure_leaves_no_file(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(sweep_mod, "iter_sweep", failing)
-    assert_usage_error(run("sweep", *SETS, "-o", str(out), "--chunk-rows", "10"),
-                       "No space left")
+    assert_usage_error(run("sweep", *SETS, "-o", str(out), "--chunk-rows", "10"), "No space left")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -206,20 +275,41 @@ def test_sweep_failure_leaves_no_file(tmp_path, monkeypatch):
     [
         (("colective",), "Allowed: "),
         (("collective", "all_reduce", "--size", "1GB", "--bogus"), "--bogus"),
-        (("collective", "all_reduce", "--size", "14XB", "--ranks", "8", "--bandwidth", "5GB/s"),
-         "cannot parse '14XB'"),
-        (("collective", "all_reduce", "--size", "1Gb", "--ranks", "8", "--bandwidth", "5GB/s"),
-         "in bits"),
-        (("collective", "all_raduce", "--size", "1GB", "--ranks", "8", "--bandwidth", "5GB/s"),
-         "all_reduce"),
-        (("collective", "all_reduce", "--size", "1GB", "--ranks", "8", "--bandwidth", "5GB/s",
-          "-a", "spiral"), "valid: ring"),
+        (
+            ("collective", "all_reduce", "--size", "14XB", "--ranks", "8", "--bandwidth", "5GB/s"),
+            "cannot parse '14XB'",
+        ),
+        (
+            ("collective", "all_reduce", "--size", "1Gb", "--ranks", "8", "--bandwidth", "5GB/s"),
+            "in bits",
+        ),
+        (
+            ("collective", "all_raduce", "--size", "1GB", "--ranks", "8", "--bandwidth", "5GB/s"),
+            "all_reduce",
+        ),
+        (
+            (
+                "collective",
+                "all_reduce",
+                "--size",
+                "1GB",
+                "--ranks",
+                "8",
+                "--bandwidth",
+                "5GB/s",
+                "-a",
+                "spiral",
+            ),
+            "valid: ring",
+        ),
         (("collective", "all_reduce", "--size", "1GB"), "--ranks and --bandwidth"),
         (("memory", "--params", "7B", "--recipe", "magic"), "magic"),
         (("memory", "--params", "7B", "--zero", "4"), "--zero"),
         (("sweep",), "--set"),
-        (("sweep", "--set", "ranks=64..8", "--set", "size=1MB", "--set", "bandwidth=1GB/s"),
-         "empty range"),
+        (
+            ("sweep", "--set", "ranks=64..8", "--set", "size=1MB", "--set", "bandwidth=1GB/s"),
+            "empty range",
+        ),
         (("sweep", "--set", "size=1MB", "--set", "ranks=8"), "needs a preset"),
         (("sweep", "--set", "colour=red"), "allowed: preset"),
         (("sweep", *SETS, "-o", "/nonexistent-dir/x.csv"), "does not exist"),
@@ -240,10 +330,23 @@ def test_unwritable_output_path():
 
 @pytest.mark.parametrize(
     "command",
-    [("collective",), ("memory",), ("batch",), ("step",), ("scenario",), ("predict",),
-     ("sweep",), ("app",), ("presets", "list"), ("presets", "show"), ("presets", "schema"),
-     ("validate", "nccl-tests", "run"), ("validate", "compare"), ("validate", "torch"),
-     ("calibrate",)],
+    [
+        ("collective",),
+        ("memory",),
+        ("batch",),
+        ("step",),
+        ("scenario",),
+        ("predict",),
+        ("sweep",),
+        ("app",),
+        ("presets", "list"),
+        ("presets", "show"),
+        ("presets", "schema"),
+        ("validate", "nccl-tests", "run"),
+        ("validate", "compare"),
+        ("validate", "torch"),
+        ("calibrate",),
+    ],
 )
 def test_help_has_an_example(command):
     result = run(*command, "--help")
@@ -273,13 +376,18 @@ def test_app_starts_streamlit(tmp_path, monkeypatch):
 
 # --- the installed entry point ----------------------------------------------------------------
 def test_installed_entry_point():
-    out = subprocess.run([str(ENTRY), *LESSON, "--json"], capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        [str(ENTRY), *LESSON, "--json"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     t = json.loads(out.stdout)["results"][0]["time_s"]
     assert t == pytest.approx(0.55125, rel=1e-12)
-    bad = subprocess.run([str(ENTRY), "collective", "all_reduce", "--size", "lots"],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [str(ENTRY), "collective", "all_reduce", "--size", "lots"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2
     assert bad.stdout == ""
     assert len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
@@ -296,8 +404,17 @@ def test_main_returns_the_exit_code(capsys):
 def test_predict_matches_predict_collective():
     from costmodel import predict
 
-    d = run_json("predict", "--op", "all_reduce", "--cluster", "dgx-h100", "--nodes", "2",
-                 "--sizes", "8B:16GB")
+    d = run_json(
+        "predict",
+        "--op",
+        "all_reduce",
+        "--cluster",
+        "dgx-h100",
+        "--nodes",
+        "2",
+        "--sizes",
+        "8B:16GB",
+    )
     sizes = sweep_mod.parse_values("size", "8B:16GB")
     assert [r["message_bytes"] for r in d["results"]] == sizes
     p = predict.predict_collective("all_reduce", np.asarray(sizes, float), "dgx-h100", nodes=2)
@@ -308,41 +425,72 @@ def test_predict_matches_predict_collective():
 
 
 def test_predict_compare_models():
-    d = run_json("predict", "--cluster", "dgx-h100", "--nodes", "8", "--sizes", "1MB,1GB",
-                 "--compare-models")
+    d = run_json(
+        "predict", "--cluster", "dgx-h100", "--nodes", "8", "--sizes", "1MB,1GB", "--compare-models"
+    )
     row = d["results"][1]
     assert {"time_s[textbook]", "time_s[nccl]", "textbook_over_nccl"} <= set(row)
     assert row["textbook_over_nccl"] == pytest.approx(
-        row["time_s[textbook]"] / row["time_s[nccl]"], rel=1e-12)
-    text = run("predict", "--cluster", "dgx-h100", "--nodes", "8", "--sizes", "1GB",
-               "--compare-models").stdout
+        row["time_s[textbook]"] / row["time_s[nccl]"], rel=1e-12
+    )
+    text = run(
+        "predict", "--cluster", "dgx-h100", "--nodes", "8", "--sizes", "1GB", "--compare-models"
+    ).stdout
     assert "time[textbook]" in text and "busbw[nccl]" in text
-    assert_usage_error(run("predict", "--cluster", "dgx-h100", "--sizes", "1GB",
-                           "--compare-models", "--algorithm", "ring"), "auto")
+    assert_usage_error(
+        run(
+            "predict",
+            "--cluster",
+            "dgx-h100",
+            "--sizes",
+            "1GB",
+            "--compare-models",
+            "--algorithm",
+            "ring",
+        ),
+        "auto",
+    )
 
 
 def test_collective_over_a_preset_equals_predict():
     from costmodel import predict
 
-    rows = run_json("collective", "all_reduce", "-s", "1GB", "--cluster", "dgx-h100",
-                    "--nodes", "2")["results"]
+    rows = run_json(
+        "collective", "all_reduce", "-s", "1GB", "--cluster", "dgx-h100", "--nodes", "2"
+    )["results"]
     p = predict.predict_collective("all_reduce", 1e9, "dgx-h100", nodes=2)
     assert rows[0]["time_s"] == pytest.approx(p.time_s, rel=1e-12)
     assert rows[0]["algorithm_used"] == p.algorithm
-    assert_usage_error(run("collective", "all_reduce", "-s", "1GB", "--cluster", "dgx-h100",
-                           "--ranks", "8"), "either --cluster")
-    assert_usage_error(run("predict", "--cluster", "dgx-a100", "--sizes", "1GB",
-                           "--algorithm", "nvls"), "allowed algorithms here")
+    assert_usage_error(
+        run("collective", "all_reduce", "-s", "1GB", "--cluster", "dgx-h100", "--ranks", "8"),
+        "either --cluster",
+    )
+    assert_usage_error(
+        run("predict", "--cluster", "dgx-a100", "--sizes", "1GB", "--algorithm", "nvls"),
+        "allowed algorithms here",
+    )
 
 
 def test_scenario_command():
-    args = ("scenario", "--params", "7B", "--cluster", "dgx-h100", "--nodes", "8",
-            "--compute-time", "400ms", "--model", "textbook")
+    args = (
+        "scenario",
+        "--params",
+        "7B",
+        "--cluster",
+        "dgx-h100",
+        "--nodes",
+        "8",
+        "--compute-time",
+        "400ms",
+        "--model",
+        "textbook",
+    )
     d = run_json(*args)
     from costmodel.scenario import Scenario
 
-    ref = Scenario(params="7B", cluster="dgx-h100", nodes=8, compute_time_s=0.4,
-                   model="textbook").evaluate()
+    ref = Scenario(
+        params="7B", cluster="dgx-h100", nodes=8, compute_time_s=0.4, model="textbook"
+    ).evaluate()
     assert d["bound"] == ref.bound == "comms"
     assert d["step_time_s"] == pytest.approx(ref.step_time_s, rel=1e-12)
     assert d["flip"]["description"] == ref.flip.description
@@ -370,10 +518,26 @@ def fake_nccl_tests(tmp_path):
 
 
 def test_nccl_tests_dry_run():
-    d = run_json("validate", "nccl-tests", "run", "-o", "unused", "--ops",
-                 "all_reduce,all_gather", "--algos", "Ring,Tree", "--gpus", "8", "--dry-run")
-    assert [r["key"] for r in d] == ["all_reduce-algo_Ring", "all_reduce-algo_Tree",
-                                     "all_gather-algo_Ring", "all_gather-algo_Tree"]
+    d = run_json(
+        "validate",
+        "nccl-tests",
+        "run",
+        "-o",
+        "unused",
+        "--ops",
+        "all_reduce,all_gather",
+        "--algos",
+        "Ring,Tree",
+        "--gpus",
+        "8",
+        "--dry-run",
+    )
+    assert [r["key"] for r in d] == [
+        "all_reduce-algo_Ring",
+        "all_reduce-algo_Tree",
+        "all_gather-algo_Ring",
+        "all_gather-algo_Tree",
+    ]
     assert d[0]["env"] == {"NCCL_ALGO": "Ring"} and "-g" in d[0]["argv"]
     text = run("validate", "nccl-tests", "run", "-o", "x", "--gpus", "8", "--dry-run").stdout
     assert "all_reduce_perf -b 8 -e 8G -f 2" in text
@@ -381,35 +545,68 @@ def test_nccl_tests_dry_run():
 
 def test_validate_loop_run_compare_calibrate(tmp_path, fake_nccl_tests):
     out = tmp_path / "runs"
-    d = run_json("validate", "nccl-tests", "run", "-o", str(out), "--gpus", "8",
-                 "--build-dir", str(fake_nccl_tests))
+    d = run_json(
+        "validate",
+        "nccl-tests",
+        "run",
+        "-o",
+        str(out),
+        "--gpus",
+        "8",
+        "--build-dir",
+        str(fake_nccl_tests),
+    )
     assert d["ok"] == ["all_reduce"] and d["rows"] > 0
-    again = run_json("validate", "nccl-tests", "run", "-o", str(out), "--gpus", "8",
-                     "--build-dir", str(fake_nccl_tests))
+    again = run_json(
+        "validate",
+        "nccl-tests",
+        "run",
+        "-o",
+        str(out),
+        "--gpus",
+        "8",
+        "--build-dir",
+        str(fake_nccl_tests),
+    )
     assert again["skipped"] == ["all_reduce"] and again["rows"] == 0  # a rerun skips it
     results = out / "results.jsonl"
 
     report, table = tmp_path / "r.html", tmp_path / "cmp.csv"
-    loose = run("validate", "compare", str(results), "--cluster", "dgx-a100",
-                "--tolerance", "100", "--report", str(report), "-o", str(table), "--json")
+    loose = run(
+        "validate",
+        "compare",
+        str(results),
+        "--cluster",
+        "dgx-a100",
+        "--tolerance",
+        "100",
+        "--report",
+        str(report),
+        "-o",
+        str(table),
+        "--json",
+    )
     assert loose.exit_code == 0, loose.stderr
     summary = json.loads(loose.stdout)
     assert summary["predicted"] == summary["rows"] == d["rows"] and summary["exceeding"] == 0
     assert "<html>" in report.read_text()[:200] and len(pd.read_csv(table)) == d["rows"]
-    strict = run("validate", "compare", str(results), "--cluster", "dgx-a100",
-                 "--tolerance", "0.0001")
+    strict = run(
+        "validate", "compare", str(results), "--cluster", "dgx-a100", "--tolerance", "0.0001"
+    )
     assert strict.exit_code == 1  # the harness fails loudly
     assert "FAIL" in strict.stdout
 
     cal = tmp_path / "cal.toml"
-    c = run_json("calibrate", str(results), "-o", str(cal), "--min-bytes", "64KiB",
-                 "--cluster", "dgx-a100")
+    c = run_json(
+        "calibrate", str(results), "-o", str(cal), "--min-bytes", "64KiB", "--cluster", "dgx-a100"
+    )
     assert cal.read_text().startswith('kind = "calibration"')
     (fit,) = c["fits"]
     assert fit["op"] == "all_reduce" and fit["bandwidth_bytes_per_s"] > 0
     assert fit["preset_bandwidth_bytes_per_s"] > 0
-    back = run_json("validate", "compare", str(results), "--calibration", str(cal),
-                    "--tolerance", "100")
+    back = run_json(
+        "validate", "compare", str(results), "--calibration", str(cal), "--tolerance", "100"
+    )
     assert back["predicted"] == d["rows"]
     # --cluster made it a preset of that cluster carrying the fits: it loads by path as a Cluster
     import costmodel as cm
@@ -425,12 +622,15 @@ def test_validate_loop_run_compare_calibrate(tmp_path, fake_nccl_tests):
 
 
 def test_compare_and_calibrate_read_raw_logs(tmp_path):
-    d = run_json("validate", "compare", str(A100_LOG), "--cluster", "dgx-a100",
-                 "--tolerance", "100")
+    d = run_json(
+        "validate", "compare", str(A100_LOG), "--cluster", "dgx-a100", "--tolerance", "100"
+    )
     assert d["rows"] > 0
     assert_usage_error(run("validate", "compare", str(A100_LOG)), "--cluster NAME")
-    assert_usage_error(run("validate", "compare", str(tmp_path / "none.jsonl"), "--cluster",
-                           "dgx-a100"), "does not exist")
+    assert_usage_error(
+        run("validate", "compare", str(tmp_path / "none.jsonl"), "--cluster", "dgx-a100"),
+        "does not exist",
+    )
     assert_usage_error(run("calibrate", str(A100_LOG), "-o", str(tmp_path / "c.txt")), ".toml")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
@@ -442,8 +642,21 @@ def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
     out = tmp_path / "t.jsonl"
-    result = run("validate", "torch", "--nproc", "2", "--backend", "gloo", "--max-bytes",
-                 "1MiB", "-o", str(out), "--", "--ddp-params", "1M")
+    result = run(
+        "validate",
+        "torch",
+        "--nproc",
+        "2",
+        "--backend",
+        "gloo",
+        "--max-bytes",
+        "1MiB",
+        "-o",
+        str(out),
+        "--",
+        "--ddp-params",
+        "1M",
+    )
     assert result.exit_code == 0, result.stderr
     (cmd,) = calls
     assert cmd[1:3] == ["-m", "torch.distributed.run"]
@@ -456,8 +669,18 @@ def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):
 def test_sweep_unwritable_folder_is_one_output_line():
     # /proc accepts os.access(W_OK) as root but refuses new files: mkstemp's OSError used to
     # surface as a bare "[Errno 2] ... .tmp" without naming the output
-    assert_usage_error(run("sweep", "--set", "preset=dgx-h100", "--set", "size=8B",
-                           "-o", "/proc/costmodel-review.csv"), "output: ")
+    assert_usage_error(
+        run(
+            "sweep",
+            "--set",
+            "preset=dgx-h100",
+            "--set",
+            "size=8B",
+            "-o",
+            "/proc/costmodel-review.csv",
+        ),
+        "output: ",
+    )
 
 
 def test_sweep_json_to_stdout_is_json():
@@ -475,13 +698,25 @@ def test_readme_sweep_of_all_presets_over_nodes(tmp_path):
     from costmodel import presets
 
     out = tmp_path / "grid.csv"
-    result = run("sweep", "--set", "preset=all", "--set", "nodes=1..64x2",
-                 "--set", "size=8B..16GB x2", "-o", str(out), "--no-progress")
+    result = run(
+        "sweep",
+        "--set",
+        "preset=all",
+        "--set",
+        "nodes=1..64x2",
+        "--set",
+        "size=8B..16GB x2",
+        "-o",
+        str(out),
+        "--no-progress",
+    )
     assert result.exit_code == 0, result.stderr
     df = pd.read_csv(out)
     networked = {n for n in presets.names("cluster") if presets.cluster(n).node.nics_per_node}
     assert set(df["preset"]) == networked
     assert df["nodes"].max() == 64
     # a networkless preset named explicitly is still refused with the reason
-    assert_usage_error(run("sweep", "--set", "preset=pcie-8x-l40s", "--set", "nodes=2",
-                           "--set", "size=8B"), "no network")
+    assert_usage_error(
+        run("sweep", "--set", "preset=pcie-8x-l40s", "--set", "nodes=2", "--set", "size=8B"),
+        "no network",
+    )

@@ -73,11 +73,25 @@ GAMMA_ENTERS = {op for op in ("all_reduce", "reduce_scatter", "reduce")}
 
 
 def test_names_match_the_contract():
-    assert c.OPS == ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce",
-                     "all_to_all")
+    assert c.OPS == (
+        "all_reduce",
+        "reduce_scatter",
+        "all_gather",
+        "broadcast",
+        "reduce",
+        "all_to_all",
+    )
     assert c.ALGORITHMS == {
-        "all_reduce": ("ring", "tree", "binomial_tree", "recursive_doubling", "halving_doubling",
-                       "nvls", "naive_root", "naive_all_to_all"),
+        "all_reduce": (
+            "ring",
+            "tree",
+            "binomial_tree",
+            "recursive_doubling",
+            "halving_doubling",
+            "nvls",
+            "naive_root",
+            "naive_all_to_all",
+        ),
         "reduce_scatter": ("ring", "halving"),
         "all_gather": ("ring", "recursive_doubling"),
         "broadcast": ("chain", "binomial_tree"),
@@ -106,7 +120,8 @@ def test_bytes_per_rank_is_the_bandwidth_term(op, alg):
     t = c.collective_time(op, m, n, bw, 0.0, alg)
     assert c.bytes_per_rank(op, m, n, alg) / bw == pytest.approx(t, rel=REL)
     assert c.latency_steps(op, n, alg) * 1e-3 == pytest.approx(
-        c.collective_time(op, 0.0, n, bw, 1e-3, alg), rel=REL)
+        c.collective_time(op, 0.0, n, bw, 1e-3, alg), rel=REL
+    )
 
 
 @pytest.mark.parametrize(("op", "alg"), ROWS)
@@ -118,9 +133,11 @@ def test_one_rank_communicates_nothing(op, alg):
 def test_ring_aliases():
     for op, ringlike in [("broadcast", "chain"), ("reduce", "chain"), ("all_to_all", "pairwise")]:
         assert c.collective_time(op, 1e9, 8, 1e10, 1e-5, "ring") == c.collective_time(
-            op, 1e9, 8, 1e10, 1e-5, ringlike)
-    assert c.collective_time("reduce_scatter", 1e9, 8, 1e10, 1e-5, "pairwise") == \
-        c.reduce_scatter_ring(1e9, 8, 1e10, 1e-5)
+            op, 1e9, 8, 1e10, 1e-5, ringlike
+        )
+    assert c.collective_time(
+        "reduce_scatter", 1e9, 8, 1e10, 1e-5, "pairwise"
+    ) == c.reduce_scatter_ring(1e9, 8, 1e10, 1e-5)
     # the default algorithm is valid for every op
     for op in c.OPS:
         assert c.collective_time(op, 1e9, 8, 1e10) > 0
@@ -135,9 +152,12 @@ def test_allreduce_is_reduce_scatter_plus_all_gather():
         ag = c.collective_time("all_gather", m, n, bw, a, "ring")
         np.testing.assert_allclose(ar, rs + ag, rtol=REL)
         hd = c.allreduce_time(m, n, bw, a, "halving_doubling", g)
-        np.testing.assert_allclose(hd, c.collective_time("reduce_scatter", m, n, bw, a, "halving", g)
-                                   + c.collective_time("all_gather", m, n, bw, a,
-                                                       "recursive_doubling"), rtol=REL)
+        np.testing.assert_allclose(
+            hd,
+            c.collective_time("reduce_scatter", m, n, bw, a, "halving", g)
+            + c.collective_time("all_gather", m, n, bw, a, "recursive_doubling"),
+            rtol=REL,
+        )
 
 
 def test_vectorized_broadcasting_and_scalar_out():
@@ -147,8 +167,9 @@ def test_vectorized_broadcasting_and_scalar_out():
     assert t.shape == (3, 8)
     for i, ni in enumerate([2, 8, 512]):
         for j, mj in enumerate(m):
-            assert t[i, j] == pytest.approx(_design("all_reduce", "ring", mj, ni, 5e-6, 1 / 50e9, 0),
-                                            rel=REL)
+            assert t[i, j] == pytest.approx(
+                _design("all_reduce", "ring", mj, ni, 5e-6, 1 / 50e9, 0), rel=REL
+            )
     assert isinstance(c.allreduce_time(1e6, 8, 1e9), float)
     assert isinstance(c.bytes_per_rank("all_reduce", 1e6, 8), float)
     assert isinstance(c.busbw_factor("broadcast", 8), float)
@@ -161,11 +182,17 @@ def test_ceil_log2_is_exact_for_large_and_odd_counts():
 
 
 # --- bandwidth helpers -------------------------------------------------------------------------
-@pytest.mark.parametrize(("op", "factor"), [
-    ("all_reduce", lambda n: 2 * (n - 1) / n), ("reduce_scatter", lambda n: (n - 1) / n),
-    ("all_gather", lambda n: (n - 1) / n), ("all_to_all", lambda n: (n - 1) / n),
-    ("broadcast", lambda n: 1.0), ("reduce", lambda n: 1.0),
-])
+@pytest.mark.parametrize(
+    ("op", "factor"),
+    [
+        ("all_reduce", lambda n: 2 * (n - 1) / n),
+        ("reduce_scatter", lambda n: (n - 1) / n),
+        ("all_gather", lambda n: (n - 1) / n),
+        ("all_to_all", lambda n: (n - 1) / n),
+        ("broadcast", lambda n: 1.0),
+        ("reduce", lambda n: 1.0),
+    ],
+)
 def test_busbw_factor_is_nccl_tests(op, factor):
     """nccl-tests doc/PERFORMANCE.md: the bus-bandwidth factor per collective."""
     for n in (1, 2, 8, 16, 1440):
@@ -183,7 +210,8 @@ def test_nccl_tests_row_reproduces_its_busbw():
     assert size == 17179869184
     assert c.algorithm_bandwidth(size, time_us * 1e-6) / 1e9 == pytest.approx(algbw, abs=0.01)
     assert c.bus_bandwidth("all_reduce", size, 16, time_us * 1e-6) / 1e9 == pytest.approx(
-        busbw, abs=0.01)
+        busbw, abs=0.01
+    )
 
 
 def test_lower_bound():
@@ -212,10 +240,10 @@ def test_crossover_is_vectorized_over_ranks_latency_bandwidth():
 
 
 def test_crossover_inf_where_lines_do_not_cross():
-    assert c.crossover_bytes("ring", "tree", 64, 50e9, 0.0) == math.inf          # no latency
-    assert c.crossover_bytes("ring", "ring", 64, 50e9, 5e-6) == math.inf         # identical
+    assert c.crossover_bytes("ring", "tree", 64, 50e9, 0.0) == math.inf  # no latency
+    assert c.crossover_bytes("ring", "ring", 64, 50e9, 5e-6) == math.inf  # identical
     assert c.crossover_bytes("ring", "halving_doubling", 2, 50e9, 5e-6) == math.inf  # same at N=2
-    assert c.crossover_bytes("ring", "tree", 1, 50e9, 5e-6) == math.inf          # one rank
+    assert c.crossover_bytes("ring", "tree", 1, 50e9, 5e-6) == math.inf  # one rank
     # ring always beats naive_root (fewer steps and fewer bytes): never a crossover
     assert c.crossover_bytes("ring", "naive_root", 16, 50e9, 5e-6) == math.inf
     got = c.crossover_bytes("ring", "tree", np.array([1, 8]), 50e9, 5e-6)
@@ -228,31 +256,40 @@ def test_crossover_other_ops():
     n, a, bw = 64, 5e-6, 50e9
     want = (n - 1 - 6) * a * bw / (6 - 1)
     assert c.crossover_bytes("chain", "binomial_tree", n, bw, a, op="broadcast") == pytest.approx(
-        want, rel=1e-12)
+        want, rel=1e-12
+    )
 
 
 # --- bad input ---------------------------------------------------------------------------------
-@pytest.mark.parametrize(("kwargs", "needle"), [
-    ({"message_bytes": -1.0}, "message_bytes"),
-    ({"message_bytes": float("nan")}, "message_bytes"),
-    ({"message_bytes": float("inf")}, "message_bytes"),
-    ({"message_bytes": np.array([1.0, -5.0])}, "message_bytes"),
-    ({"message_bytes": "25MB"}, "message_bytes"),
-    ({"ranks": 0}, "ranks"),
-    ({"ranks": -3}, "ranks"),
-    ({"ranks": 2.5}, "ranks"),
-    ({"ranks": float("nan")}, "ranks"),
-    ({"bandwidth_bytes_per_s": 0.0}, "bandwidth_bytes_per_s"),
-    ({"bandwidth_bytes_per_s": -1e9}, "bandwidth_bytes_per_s"),
-    ({"bandwidth_bytes_per_s": float("inf")}, "bandwidth_bytes_per_s"),
-    ({"latency_s": -1e-6}, "latency_s"),
-    ({"latency_s": float("nan")}, "latency_s"),
-    ({"gamma_s_per_byte": -1.0}, "gamma_s_per_byte"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"message_bytes": -1.0}, "message_bytes"),
+        ({"message_bytes": float("nan")}, "message_bytes"),
+        ({"message_bytes": float("inf")}, "message_bytes"),
+        ({"message_bytes": np.array([1.0, -5.0])}, "message_bytes"),
+        ({"message_bytes": "25MB"}, "message_bytes"),
+        ({"ranks": 0}, "ranks"),
+        ({"ranks": -3}, "ranks"),
+        ({"ranks": 2.5}, "ranks"),
+        ({"ranks": float("nan")}, "ranks"),
+        ({"bandwidth_bytes_per_s": 0.0}, "bandwidth_bytes_per_s"),
+        ({"bandwidth_bytes_per_s": -1e9}, "bandwidth_bytes_per_s"),
+        ({"bandwidth_bytes_per_s": float("inf")}, "bandwidth_bytes_per_s"),
+        ({"latency_s": -1e-6}, "latency_s"),
+        ({"latency_s": float("nan")}, "latency_s"),
+        ({"gamma_s_per_byte": -1.0}, "gamma_s_per_byte"),
+    ],
+)
 @pytest.mark.parametrize("as_array", [False, True], ids=["scalar-path", "array-path"])
 def test_bad_numbers_raise_naming_argument_and_value(kwargs, needle, as_array):
-    args = {"message_bytes": 1e6, "ranks": 8, "bandwidth_bytes_per_s": 1e9, "latency_s": 1e-6,
-            "gamma_s_per_byte": 0.0} | kwargs
+    args = {
+        "message_bytes": 1e6,
+        "ranks": 8,
+        "bandwidth_bytes_per_s": 1e9,
+        "latency_s": 1e-6,
+        "gamma_s_per_byte": 0.0,
+    } | kwargs
     if as_array:
         args = {k: v if isinstance(v, str) else np.asarray(v) for k, v in args.items()}
     with pytest.raises(ValueError, match=needle) as err:
@@ -313,7 +350,8 @@ def test_no_rank_reducing_allreduce_beats_the_lower_bound(m, n, bw, a, alg):
 @given(m=pos_sizes, n=ranks)
 def test_ring_meets_the_bound_and_in_switch_beats_it(m, n):
     assert c.bytes_per_rank("all_reduce", m, n) == pytest.approx(
-        c.allreduce_lower_bound_bytes(m, n), rel=1e-12)
+        c.allreduce_lower_bound_bytes(m, n), rel=1e-12
+    )
     nvls, bound = c.bytes_per_rank("all_reduce", m, n, "nvls"), c.allreduce_lower_bound_bytes(m, n)
     assert (nvls < bound) == (n >= 4)  # (N+1)/N < 2(N-1)/N  <=>  N > 3
 
@@ -343,9 +381,15 @@ def test_tree_latency_grows_with_log_n_ring_with_n(n, a, bw):
 
 
 @PROPS
-@given(n=ranks, bw=bandwidths, a=pos_latencies, op_pair=st.sampled_from(
-    [(op, x, y) for op in c.OPS for x in c.ALGORITHMS[op] for y in c.ALGORITHMS[op] if x < y]),
-    g=st.sampled_from([0.0, 1e-12]))
+@given(
+    n=ranks,
+    bw=bandwidths,
+    a=pos_latencies,
+    op_pair=st.sampled_from(
+        [(op, x, y) for op in c.OPS for x in c.ALGORITHMS[op] for y in c.ALGORITHMS[op] if x < y]
+    ),
+    g=st.sampled_from([0.0, 1e-12]),
+)
 def test_algorithms_equal_at_their_crossover(n, bw, a, op_pair, g):
     op, x, y = op_pair
     m = c.crossover_bytes(x, y, n, bw, a, op=op, gamma_s_per_byte=g)
@@ -355,8 +399,12 @@ def test_algorithms_equal_at_their_crossover(n, bw, a, op_pair, g):
     ty = c.collective_time(op, m, n, bw, a, y, g)
     assert tx == pytest.approx(ty, rel=1e-9)
     # and the order flips across it
-    below = c.collective_time(op, m / 2, n, bw, a, x, g) - c.collective_time(op, m / 2, n, bw, a, y, g)
-    above = c.collective_time(op, m * 2, n, bw, a, x, g) - c.collective_time(op, m * 2, n, bw, a, y, g)
+    below = c.collective_time(op, m / 2, n, bw, a, x, g) - c.collective_time(
+        op, m / 2, n, bw, a, y, g
+    )
+    above = c.collective_time(op, m * 2, n, bw, a, x, g) - c.collective_time(
+        op, m * 2, n, bw, a, y, g
+    )
     assert below * above < 0
 
 
@@ -368,8 +416,14 @@ def test_busbw_of_latency_free_ring_is_link_bandwidth(m, n, bw, op):
 
 
 @PROPS
-@given(m=sizes, n=st.integers(1, 10**6), bw=bandwidths, a=latencies,
-       g=st.sampled_from([0.0, 1e-12]), row=st.sampled_from(ROWS))
+@given(
+    m=sizes,
+    n=st.integers(1, 10**6),
+    bw=bandwidths,
+    a=latencies,
+    g=st.sampled_from([0.0, 1e-12]),
+    row=st.sampled_from(ROWS),
+)
 def test_scalar_fast_path_equals_array_path(m, n, bw, a, g, row):
     op, alg = row
     scalar = c.collective_time(op, m, n, bw, a, alg, g)

@@ -39,8 +39,14 @@ def test_exact_predictor_has_zero_error_on_real_log():
 
 
 def test_errors_sign_bands_and_tolerance():
-    rows = pd.DataFrame({"op": "all_reduce", "size_bytes": [1e3, 1e5, 2e6, 3e8], "ranks": 2,
-                         "time_s": [1e-3, 1e-3, 1e-3, 1e-3]})
+    rows = pd.DataFrame(
+        {
+            "op": "all_reduce",
+            "size_bytes": [1e3, 1e5, 2e6, 3e8],
+            "ranks": 2,
+            "time_s": [1e-3, 1e-3, 1e-3, 1e-3],
+        }
+    )
     out = compare(rows, lambda op, m, n, nodes, **kw: np.full(len(m), 1.3e-3), model="toy")
     assert out.rel_error.round(6).tolist() == [0.3] * 4
     assert out.busbw_rel_error.tolist() == pytest.approx([1 / 1.3 - 1] * 4)
@@ -53,8 +59,14 @@ def test_errors_sign_bands_and_tolerance():
 
 
 def test_unpredictable_groups_get_a_note_not_a_traceback():
-    rows = pd.DataFrame({"op": ["all_reduce", "sendrecv"], "size_bytes": [1e6, 1e6],
-                         "ranks": [2, 2], "time_s": [1e-3, 1e-3]})
+    rows = pd.DataFrame(
+        {
+            "op": ["all_reduce", "sendrecv"],
+            "size_bytes": [1e6, 1e6],
+            "ranks": [2, 2],
+            "time_s": [1e-3, 1e-3],
+        }
+    )
 
     def picky(op, m, n, nodes, **kw):
         if op != "all_reduce":
@@ -68,8 +80,16 @@ def test_unpredictable_groups_get_a_note_not_a_traceback():
 
 def test_passes_measured_algorithm_and_writes_report(tmp_path):
     seen = []
-    rows = pd.DataFrame({"op": "all_reduce", "size_bytes": [1e6, 2e6], "ranks": 4,
-                         "time_s": [1e-3, 2e-3], "algo_env": "Ring", "proto_env": None})
+    rows = pd.DataFrame(
+        {
+            "op": "all_reduce",
+            "size_bytes": [1e6, 2e6],
+            "ranks": 4,
+            "time_s": [1e-3, 2e-3],
+            "algo_env": "Ring",
+            "proto_env": None,
+        }
+    )
 
     def spy(op, m, n, nodes, **kw):
         seen.append(kw)
@@ -111,11 +131,24 @@ def test_cluster_models_side_by_side_on_06a(tmp_path):
 
 
 def test_predict_ddp_timeline_and_contention():
-    rows = pd.DataFrame({
-        "kind": "ddp_step", "op": "ddp_step", "ranks": 2, "nodes": 1, "params": 8 * 256 * 257,
-        "layers": 8, "width": 256, "gradient_bytes": 4 * 8 * 256 * 257, "bucket_cap_mb": 0.25,
-        "accumulation": [1, 2], "no_sync": [False, True], "time_s": [0.02, 0.03],
-        "compute_time_s": [0.01, 0.02], "backend": ["gloo", "nccl"]})
+    rows = pd.DataFrame(
+        {
+            "kind": "ddp_step",
+            "op": "ddp_step",
+            "ranks": 2,
+            "nodes": 1,
+            "params": 8 * 256 * 257,
+            "layers": 8,
+            "width": 256,
+            "gradient_bytes": 4 * 8 * 256 * 257,
+            "bucket_cap_mb": 0.25,
+            "accumulation": [1, 2],
+            "no_sync": [False, True],
+            "time_s": [0.02, 0.03],
+            "compute_time_s": [0.01, 0.02],
+            "backend": ["gloo", "nccl"],
+        }
+    )
 
     def predictor(op, m, n, nodes, **kw):  # 1 ms + 1 GB/s per bucket
         assert op == "all_reduce" and n == 2
@@ -130,15 +163,18 @@ def test_predict_ddp_timeline_and_contention():
     buckets = bucket_sizes(tensors, 0.25 * 2**20, 2**20)
     assert len(buckets) >= 3
     assert out.predicted_comm_s[0] == pytest.approx(np.sum(1e-3 + buckets / 1e9))
-    comm = [sum(iv["end_s"] - iv["start_s"] for iv in tl if iv["kind"] == "allreduce")
-            for tl in out.timeline]
+    comm = [
+        sum(iv["end_s"] - iv["start_s"] for iv in tl if iv["kind"] == "allreduce")
+        for tl in out.timeline
+    ]
     assert comm == pytest.approx(out.predicted_comm_s.tolist())
     # gloo: no overlap (backward stalls while buckets reduce) -> compute + comm
     assert out.predicted_step_s[0] == pytest.approx(0.01 + out.predicted_comm_s[0])
     # nccl: overlapped, shorter than serial
     assert out.predicted_step_s[1] < 0.02 + out.predicted_comm_s[1]
     assert out.step_rel_error.tolist() == pytest.approx(
-        ((out.predicted_step_s - out.time_s) / out.time_s).tolist())
+        ((out.predicted_step_s - out.time_s) / out.time_s).tolist()
+    )
     with pytest.raises(ValueError, match="compute_time_s"):
         predict_ddp(rows.drop(columns="compute_time_s"), predictor)
 

@@ -40,8 +40,9 @@ def test_bucket_rule_by_hand() -> None:
     assert bucket_assignment([100 * MiB, 100 * MiB], first_bucket_bytes=25 * MiB) == [[1], [0]]
 
 
-def _check_partition(sizes: list[float], buckets: list[list[int]], cap: float, first: float,
-                     small_last: bool) -> None:
+def _check_partition(
+    sizes: list[float], buckets: list[list[int]], cap: float, first: float, small_last: bool
+) -> None:
     flat = [i for b in buckets for i in b]
     assert flat == list(range(len(sizes) - 1, -1, -1))  # every parameter once, in ready order
     # limits in packing order (reduction order, or its reverse with small_bucket_last)
@@ -55,8 +56,12 @@ def _check_partition(sizes: list[float], buckets: list[list[int]], cap: float, f
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(1, 64 * MiB), min_size=1, max_size=60),
-       st.integers(1, 40 * MiB), st.integers(1, 4 * MiB), st.booleans())
+@given(
+    st.lists(st.integers(1, 64 * MiB), min_size=1, max_size=60),
+    st.integers(1, 40 * MiB),
+    st.integers(1, 4 * MiB),
+    st.booleans(),
+)
 def test_bucket_invariants(sizes, cap, first, small_last) -> None:
     buckets = bucket_assignment(sizes, cap, first, small_last)
     _check_partition(sizes, buckets, cap, first, small_last)
@@ -66,17 +71,22 @@ def test_bucket_invariants(sizes, cap, first, small_last) -> None:
 
 @pytest.mark.torch
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(1, 4000), min_size=1, max_size=40), st.integers(1, 8000),
-       st.integers(1, 2000))
+@given(
+    st.lists(st.integers(1, 4000), min_size=1, max_size=40),
+    st.integers(1, 8000),
+    st.integers(1, 2000),
+)
 def test_matches_pytorch_reducer(sizes, cap, first) -> None:
     """Same buckets as torch's own compute_bucket_assignment_by_size, fed in gradient-ready
     order with limits {first, cap}, as Reducer::rebuild_buckets does (float32: 4 B/element)."""
     import torch  # the validate extra, installed by `make test`
     import torch.distributed as dist
+
     tensors = [torch.empty(n) for n in sizes]
     order = list(range(len(sizes) - 1, -1, -1))
     expected, _ = dist._compute_bucket_assignment_by_size(
-        [tensors[i] for i in order], [first, cap], [False] * len(sizes), order)
+        [tensors[i] for i in order], [first, cap], [False] * len(sizes), order
+    )
     assert bucket_assignment([4 * n for n in sizes], cap, first) == [list(b) for b in expected]
 
 
@@ -116,7 +126,10 @@ def test_timeline_is_consistent() -> None:
     assert fwd.start_s == 0 and fwd.end_s == pytest.approx(0.1) and bwd.start_s == fwd.end_s
     comms = _comm_intervals(s)
     assert [iv.message_bytes for iv in comms] == list(s.bucket_bytes)
-    ready = 0.1 + 0.2 * np.cumsum([counts[b].sum() for b in bucket_assignment(2 * counts)]) / counts.sum()
+    ready = (
+        0.1
+        + 0.2 * np.cumsum([counts[b].sum() for b in bucket_assignment(2 * counts)]) / counts.sum()
+    )
     for k, iv in enumerate(comms):
         assert iv.start_s >= ready[k] - 1e-12  # not before its last gradient
         if k:
@@ -152,9 +165,21 @@ def test_no_overlap_is_serial_and_accumulation() -> None:
         (dict(params=1e9, ranks=2.5, **BASE), "ranks: must be a whole number"),
         (dict(params=1e9, ranks=8, compute_time_s=0.1), "bandwidth_bytes_per_s: required"),
         (dict(params=1e9, ranks=8, bandwidth_bytes_per_s=1e9), "compute_time_s: missing"),
-        (dict(params=1e9, ranks=8, compute_time_s=0.1, bandwidth_bytes_per_s=0), "bandwidth_bytes_per_s"),
-        (dict(params=1e9, ranks=8, tokens_per_gpu=1, peak_flops=1e12, mfu=1.5,
-              bandwidth_bytes_per_s=1e9), "mfu: must be in"),
+        (
+            dict(params=1e9, ranks=8, compute_time_s=0.1, bandwidth_bytes_per_s=0),
+            "bandwidth_bytes_per_s",
+        ),
+        (
+            dict(
+                params=1e9,
+                ranks=8,
+                tokens_per_gpu=1,
+                peak_flops=1e12,
+                mfu=1.5,
+                bandwidth_bytes_per_s=1e9,
+            ),
+            "mfu: must be in",
+        ),
         (dict(params=1e9, ranks=8, accumulation=0, **BASE), "accumulation"),
         (dict(params=2e9, ranks=8, layer_param_counts=[1e9], **BASE), "differs from sum"),
         (dict(params=None, ranks=8, layer_param_counts=[1e9, -1], **BASE), "layer_param_counts"),
@@ -168,11 +193,24 @@ def test_bad_input(kwargs, match) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.floats(1e7, 1e10), st.integers(1, 1024), st.floats(1e-3, 2.0), st.floats(1e9, 1e12),
-       st.floats(0, 1e-4), st.floats(0, 1), st.integers(1, 4), st.booleans())
+@given(
+    st.floats(1e7, 1e10),
+    st.integers(1, 1024),
+    st.floats(1e-3, 2.0),
+    st.floats(1e9, 1e12),
+    st.floats(0, 1e-4),
+    st.floats(0, 1),
+    st.integers(1, 4),
+    st.booleans(),
+)
 def test_step_invariants(params, ranks, compute, bw, lat, slow, acc, no_sync) -> None:
-    kw = dict(compute_time_s=compute, latency_s=lat, accumulation=acc, no_sync=no_sync,
-              comm_contention=slow)
+    kw = dict(
+        compute_time_s=compute,
+        latency_s=lat,
+        accumulation=acc,
+        no_sync=no_sync,
+        comm_contention=slow,
+    )
     s = ddp_step(params, ranks, bandwidth_bytes_per_s=bw, **kw)
     tol = 1e-9 * s.serial_step_s
     assert s.exposed_comm_s >= -tol
@@ -181,9 +219,15 @@ def test_step_invariants(params, ranks, compute, bw, lat, slow, acc, no_sync) ->
     assert 0 < s.efficiency <= 1 + 1e-12
     assert (s.bound == "comms") == (s.comm_s > s.compute_s)
     # a faster fabric never slows the step; a slowdown never speeds it up
-    assert ddp_step(params, ranks, bandwidth_bytes_per_s=2 * bw, **kw).step_time_s <= s.step_time_s + tol
+    assert (
+        ddp_step(params, ranks, bandwidth_bytes_per_s=2 * bw, **kw).step_time_s
+        <= s.step_time_s + tol
+    )
     kw_fast = {**kw, "comm_contention": 0.0}
-    assert ddp_step(params, ranks, bandwidth_bytes_per_s=bw, **kw_fast).step_time_s <= s.step_time_s + tol
+    assert (
+        ddp_step(params, ranks, bandwidth_bytes_per_s=bw, **kw_fast).step_time_s
+        <= s.step_time_s + tol
+    )
 
 
 # --- shape check against PyTorch's DDP benchmark ----------------------------------------------
@@ -221,7 +265,9 @@ def parse_ddp_benchmark(text: str) -> tuple[dict, dict]:
     return steps, diffs
 
 
-def torchvision_param_counts(blocks: list[int], groups: int = 1, width_per_group: int = 64) -> list[int]:
+def torchvision_param_counts(
+    blocks: list[int], groups: int = 1, width_per_group: int = 64
+) -> list[int]:
     """Parameter tensors of torchvision's Bottleneck ResNet/ResNeXt, in registration order.
 
     Follows torchvision/models/resnet.py: conv1 7x7 + bn1; per stage, Bottleneck blocks of
@@ -281,12 +327,20 @@ def dgx1_allreduce_time_fn(ranks: int):
 GPUS = (1, 2, 4, 8, 16)
 
 
-def _predict(model: str, ranks: int, compute_s: float, cap_bytes: float, contention: float) -> float:
+def _predict(
+    model: str, ranks: int, compute_s: float, cap_bytes: float, contention: float
+) -> float:
     counts, _ = MODELS[model]
     return ddp_step(
-        None, ranks, compute_time_s=compute_s, gradient_bytes_per_param=4,  # fp32 training
-        bucket_cap_bytes=cap_bytes, first_bucket_bytes=MiB, small_bucket_last=True,  # PyTorch 1.4
-        allreduce_time_fn=dgx1_allreduce_time_fn(ranks), layer_param_counts=counts,
+        None,
+        ranks,
+        compute_time_s=compute_s,
+        gradient_bytes_per_param=4,  # fp32 training
+        bucket_cap_bytes=cap_bytes,
+        first_bucket_bytes=MiB,
+        small_bucket_last=True,  # PyTorch 1.4
+        allreduce_time_fn=dgx1_allreduce_time_fn(ranks),
+        layer_param_counts=counts,
         comm_contention=contention,
     ).step_time_s
 
@@ -317,15 +371,20 @@ def test_ddp_benchmark_shape() -> None:
         res = []
         for model, measured in steps.items():
             base = _predict(model, 1, measured["no ddp"], 25 * MiB, c)
-            res += [(_predict(model, n, measured["no ddp"], 25 * MiB, c) - base)
-                    - (measured[n] - measured[1]) for n in GPUS[1:]]
+            res += [
+                (_predict(model, n, measured["no ddp"], 25 * MiB, c) - base)
+                - (measured[n] - measured[1])
+                for n in GPUS[1:]
+            ]
         return np.array(res)
 
     grid = np.linspace(0.0, 1.0, 21)
     rms = [float(np.sqrt(np.mean(growth_residuals(c) ** 2))) for c in grid]
     c_fit = float(grid[int(np.argmin(rms))])
-    print(f"fitted comm_contention {c_fit:.2f} (rms growth error {min(rms) * 1e3:.1f} ms; "
-          f"{rms[0] * 1e3:.1f} ms with perfect overlap)")
+    print(
+        f"fitted comm_contention {c_fit:.2f} (rms growth error {min(rms) * 1e3:.1f} ms; "
+        f"{rms[0] * 1e3:.1f} ms with perfect overlap)"
+    )
     assert c_fit >= 0.5  # the data need overlapped comm to slow compute (at 0: small buckets free)
 
     errors, extra_model, extra_measured = [], [], []
@@ -345,18 +404,22 @@ def test_ddp_benchmark_shape() -> None:
         errors += [(p - m) / m for p, m in zip(pred25, meas, strict=True)]
         extra_model += cost
         extra_measured += [-diffs[model][n] for n in GPUS]  # ex/sec drop = extra time, roughly
-        print(f"{model:18s} step ms measured {[round(1e3 * m, 1) for m in meas]}"
-              f" predicted {[round(1e3 * p, 1) for p in pred25]};"
-              f" 1 MiB extra % measured {[-diffs[model][n] for n in GPUS]}"
-              f" predicted {[round(c, 2) for c in cost]}")
+        print(
+            f"{model:18s} step ms measured {[round(1e3 * m, 1) for m in meas]}"
+            f" predicted {[round(1e3 * p, 1) for p in pred25]};"
+            f" 1 MiB extra % measured {[-diffs[model][n] for n in GPUS]}"
+            f" predicted {[round(c, 2) for c in cost]}"
+        )
     # measured: the 1 MiB penalty grows with GPU count on average over the four models
     by_n = np.array(extra_measured).reshape(len(MODELS), len(GPUS)).mean(axis=0)
     assert by_n[3] > by_n[1] > by_n[0]  # 8 GPUs > 2 GPUs > 1 GPU
     med = float(np.median(np.abs(errors)))
     worst = float(np.max(np.abs(errors)))
     pp = float(np.median(np.abs(np.array(extra_model) - np.array(extra_measured))))
-    print(f"step time: median |rel error| {med:.3f}, worst {worst:.3f} (all under-predictions: "
-          f"{all(e < 0 for e in errors)}); 1 MiB penalty: median |error| {pp:.2f} points")
+    print(
+        f"step time: median |rel error| {med:.3f}, worst {worst:.3f} (all under-predictions: "
+        f"{all(e < 0 for e in errors)}); 1 MiB penalty: median |error| {pp:.2f} points"
+    )
     # Regression bounds (at the time of writing: c = 1.0, 0.047, 0.081, 1.06 points). The model
     # leaves out DDP's fixed cost (1 GPU with DDP is 1-6 % slower than without) and takes the
     # NVLink line rate, above what NCCL reached on a DGX-1, so it under-predicts; these bounds
@@ -412,8 +475,9 @@ def test_cached_default_tensors_equal_explicit_layers_and_stay_intact():
 
 @pytest.mark.parametrize(("accumulation", "no_sync"), [(1, True), (3, True), (3, False)])
 def test_without_timeline_every_figure_is_the_same(accumulation, no_sync):
-    kw = dict(compute_time_s=0.4, bandwidth_bytes_per_s=50e9, accumulation=accumulation,
-              no_sync=no_sync)
+    kw = dict(
+        compute_time_s=0.4, bandwidth_bytes_per_s=50e9, accumulation=accumulation, no_sync=no_sync
+    )
     full = ddp.ddp_step(7e9, 64, **kw)
     bare = ddp.ddp_step(7e9, 64, timeline=False, **kw)
     assert bare.timeline == () and len(full.timeline) > 0

@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("fit_corrections", ROOT / "scripts" / "fit_corrections.py")
+_spec = importlib.util.spec_from_file_location(
+    "fit_corrections", ROOT / "scripts" / "fit_corrections.py"
+)
 fit = importlib.util.module_from_spec(_spec)
 sys.modules["fit_corrections"] = fit
 _spec.loader.exec_module(fit)
@@ -50,8 +52,10 @@ def test_print_fidelity_table(rows, capsys):
     with capsys.disabled():
         print("\nrun        op              textbook (>=1M/all/<64K)  nccl-table          full")
         for r in rows:
-            cells = ["/".join(_pct(r[m][k]) for k in ("ge1MiB", "all", "lt64KiB"))
-                     for m in ("textbook", "nccl-table", "nccl")]
+            cells = [
+                "/".join(_pct(r[m][k]) for k in ("ge1MiB", "all", "lt64KiB"))
+                for m in ("textbook", "nccl-table", "nccl")
+            ]
             print(f"{r['run'] + ('*' if r['goal'] else ''):10s} {r['op']:15s} " + "   ".join(cells))
     assert len(rows) >= 40
 
@@ -87,7 +91,8 @@ def test_full_model_beats_nccl_table_and_textbook(rows):
         assert full < table < book, (key, full, table, book)
     small = [r for r in rows if not math.isnan(r["nccl"]["lt64KiB"])]
     assert np.median([r["nccl"]["lt64KiB"] for r in small]) < np.median(
-        [r["nccl-table"]["lt64KiB"] for r in small])
+        [r["nccl-table"]["lt64KiB"] for r in small]
+    )
 
 
 def test_docs_table_written():
@@ -103,8 +108,11 @@ def test_ofi_fabric_runs_hold_their_regression_bounds(rows):
     import numpy as np
 
     by_run = {r["run"]: r for r in rows}
-    over = [f"{k}: {by_run[k]['nccl']['ge1MiB']:.3f} > {b}"
-            for k, (b, _) in fit.OFI_BOUNDS.items() if by_run[k]["nccl"]["ge1MiB"] > b]
+    over = [
+        f"{k}: {by_run[k]['nccl']['ge1MiB']:.3f} > {b}"
+        for k, (b, _) in fit.OFI_BOUNDS.items()
+        if by_run[k]["nccl"]["ge1MiB"] > b
+    ]
     assert not over, over
     keys = list(fit.OFI_BOUNDS)
     full = np.median([by_run[k]["nccl"]["ge1MiB"] for k in keys])

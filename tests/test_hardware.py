@@ -15,8 +15,13 @@ EXACT = 1e-12
 
 def _link(**kw):
     base = dict(
-        name="x", kind="infiniband", generation="NDR", datasheet_bandwidth_bytes_per_s="400Gb/s",
-        datasheet_direction="per_direction", latency_s="2.7us", source="test",
+        name="x",
+        kind="infiniband",
+        generation="NDR",
+        datasheet_bandwidth_bytes_per_s="400Gb/s",
+        datasheet_direction="per_direction",
+        latency_s="2.7us",
+        source="test",
     )
     return Link(**{**base, **kw})
 
@@ -116,8 +121,14 @@ def test_efficiency_below_one_needs_a_source():
 
 def test_missing_source_refused():
     with pytest.raises(pydantic.ValidationError, match="source"):
-        Link(name="x", kind="pcie", generation="Gen5", datasheet_bandwidth_bytes_per_s="128GB/s",
-             datasheet_direction="bidirectional", latency_s="1us")
+        Link(
+            name="x",
+            kind="pcie",
+            generation="Gen5",
+            datasheet_bandwidth_bytes_per_s="128GB/s",
+            datasheet_direction="bidirectional",
+            latency_s="1us",
+        )
 
 
 def test_gpu_compute_capability_must_match_architecture():
@@ -169,7 +180,11 @@ def test_dgx_h100_cluster_numbers():
     assert c.inter_bandwidth_bytes_per_s == pytest.approx(50e9, rel=EXACT)
     assert c.effective_node_inter_bandwidth_bytes_per_s == pytest.approx(384e9, rel=EXACT)
     assert (c.intra_kind, c.fabric, c.p2p, c.nvls, c.sharp) == (
-        "nvswitch", "infiniband", True, True, False,
+        "nvswitch",
+        "infiniband",
+        True,
+        True,
+        False,
     )
     assert c.intra_latency_s < c.inter_latency_s
     assert c.gpu.architecture == "hopper" and c.gpu.compute_capability == 9.0
@@ -214,7 +229,9 @@ def test_a_slice_cannot_hold_more_gpus_than_the_node():
 
     c = cm.cluster("dgx-h100")
     assert c.with_gpus_per_node(4).gpus_per_node == 4
-    with pytest.raises(ValueError, match=r"gpus_per_node: dgx-h100 has 8 GPUs per node, got 9; allowed: 1\.\.8"):
+    with pytest.raises(
+        ValueError, match=r"gpus_per_node: dgx-h100 has 8 GPUs per node, got 9; allowed: 1\.\.8"
+    ):
         c.with_gpus_per_node(9)
     with pytest.raises(ValueError, match="gpus_per_node"):
         cm.predict_collective("all_reduce", 1e6, "dgx-h100", gpus_per_node=9)

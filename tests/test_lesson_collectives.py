@@ -21,8 +21,8 @@ from costmodel import collectives as c
 from costmodel import topology as t
 from costmodel.units import parse_rate
 
-NDR = 50e9     # lesson section 7: InfiniBand NDR 400 Gb/s = 50 GB/s per port
-XDR = 100e9    # lesson section 7: InfiniBand XDR 800 Gb/s = 100 GB/s per port
+NDR = 50e9  # lesson section 7: InfiniBand NDR 400 Gb/s = 50 GB/s per port
+XDR = 100e9  # lesson section 7: InfiniBand XDR 800 Gb/s = 100 GB/s per port
 NVLINK4 = 900e9  # lesson section 7: "900 GB/s" (a bidirectional total; the lesson uses it as is)
 
 
@@ -132,22 +132,27 @@ def test_practice_1a_allreduce_time():
 
 def test_practice_1b_comms_bound():
     comm = c.allreduce_time(GRAD_BYTES, 64, NDR)
-    assert comm > COMPUTE_S                                        # comms-bound
-    step = max(COMPUTE_S, comm)                                    # perfect overlap
+    assert comm > COMPUTE_S  # comms-bound
+    step = max(COMPUTE_S, comm)  # perfect overlap
     assert step == pytest.approx(0.55, abs=0.005)
-    assert step - COMPUTE_S >= 0.150 - 1e-3                        # ">= 150 ms of comm is exposed"
-    assert COMPUTE_S / step == pytest.approx(0.73, abs=0.005)      # "efficiency ~ 73%"
+    assert step - COMPUTE_S >= 0.150 - 1e-3  # ">= 150 ms of comm is exposed"
+    assert COMPUTE_S / step == pytest.approx(0.73, abs=0.005)  # "efficiency ~ 73%"
 
 
-@pytest.mark.parametrize(("what", "time_s"), [
-    ("XDR 100 GB/s", lambda: c.allreduce_time(GRAD_BYTES, 64, XDR)),
-    ("in-network reduction (NVLS/SHARP)",
-     lambda: c.allreduce_time(GRAD_BYTES, 64, NDR, algorithm="nvls")),
-    ("fp8 gradients", lambda: c.allreduce_time(7e9 * 1, 64, NDR)),
-    ("ZeRO reduce-scatter", lambda: c.collective_time("reduce_scatter", GRAD_BYTES, 64, NDR)),
-])
+@pytest.mark.parametrize(
+    ("what", "time_s"),
+    [
+        ("XDR 100 GB/s", lambda: c.allreduce_time(GRAD_BYTES, 64, XDR)),
+        (
+            "in-network reduction (NVLS/SHARP)",
+            lambda: c.allreduce_time(GRAD_BYTES, 64, NDR, algorithm="nvls"),
+        ),
+        ("fp8 gradients", lambda: c.allreduce_time(7e9 * 1, 64, NDR)),
+        ("ZeRO reduce-scatter", lambda: c.collective_time("reduce_scatter", GRAD_BYTES, 64, NDR)),
+    ],
+)
 def test_practice_1c_each_change_flips_the_verdict(what, time_s):
-    """"XDR roughly halves the transfer to ~275 ms, or NVLS/SHARP halves the volume; either makes
+    """ "XDR roughly halves the transfer to ~275 ms, or NVLS/SHARP halves the volume; either makes
     you compute-bound. (Also valid: FP8 gradients halve M; or ZeRO ... reduce-scatter.)"
     Tolerance 3% (the lesson writes "~"): 0.276 s for XDR/fp8/ZeRO, 0.284 s for NVLS's (N+1)/N."""
     assert time_s() == pytest.approx(0.28, rel=0.03)
@@ -163,7 +168,7 @@ def test_fewer_larger_messages_amortize_latency():
     """Section 8: one all-reduce per parameter tensor "would drown in per-message latency"."""
     n, a = 64, 5e-6
     one = c.allreduce_time(GRAD_BYTES, n, NDR, a)
-    buckets = 560 * c.allreduce_time(GRAD_BYTES / 560, n, NDR, a)      # 25 MB buckets
+    buckets = 560 * c.allreduce_time(GRAD_BYTES / 560, n, NDR, a)  # 25 MB buckets
     tensors = 50_000 * c.allreduce_time(GRAD_BYTES / 50_000, n, NDR, a)
     assert one < buckets < tensors
     assert tensors - one == pytest.approx((50_000 - 1) * 2 * (n - 1) * a, rel=1e-6)
@@ -172,8 +177,9 @@ def test_fewer_larger_messages_amortize_latency():
 # --- hands-on 2: what nccl-tests' busbw column reports ------------------------------------------
 def test_nccl_tests_busbw_is_2_n_minus_1_over_n_m_over_t():
     m, n, time_s = 1 << 30, 8, 3.1e-3
-    assert c.bus_bandwidth("all_reduce", m, n, time_s) == pytest.approx(2 * (n - 1) / n * m / time_s,
-                                                                       rel=1e-15)
+    assert c.bus_bandwidth("all_reduce", m, n, time_s) == pytest.approx(
+        2 * (n - 1) / n * m / time_s, rel=1e-15
+    )
 
 
 # --- the same answers through the public front: import costmodel as cm --------------------------
@@ -184,12 +190,15 @@ def test_cm_front_formula_names():
     assert cm.bus_bandwidth("all_reduce", 1e9, 8, 1e-2) == pytest.approx(1.75e11)
     assert cm.algorithm_bandwidth(1e9, 1e-2) == pytest.approx(1e11)
     assert cm.crossover_bytes("ring", "tree", 512, NDR, 5e-6) == c.crossover_bytes(
-        "ring", "tree", 512, NDR, 5e-6)
+        "ring", "tree", 512, NDR, 5e-6
+    )
     assert "all_reduce" in cm.OPS and "nvls" in cm.ALGORITHMS["all_reduce"]
     assert cm.flat_ring_allreduce_time(500e6, 8, 1, NVLINK4, 1, NDR) * 1e3 == pytest.approx(
-        17.5, abs=0.05)
+        17.5, abs=0.05
+    )
     assert cm.hierarchical_allreduce_time(1e9, 1, 8, NVLINK4, 0.0) == pytest.approx(
-        c.allreduce_time(1e9, 8, NVLINK4), rel=1e-12)
+        c.allreduce_time(1e9, 8, NVLINK4), rel=1e-12
+    )
 
 
 def test_cm_front_allreduce_time():
@@ -198,7 +207,9 @@ def test_cm_front_allreduce_time():
     assert cm.allreduce_time(14e9, 64, 50e9) == pytest.approx(0.55, abs=0.005)
     assert cm.allreduce_time(500e6, 8, 900e9) * 1e3 == pytest.approx(0.97, abs=0.005)
     assert cm.allreduce_time(500e6, 8, 50e9, algorithm="tree") == c.allreduce_time(
-        500e6, 8, 50e9, algorithm="tree")
+        500e6, 8, 50e9, algorithm="tree"
+    )
     assert cm.collective_time("all_reduce", 14e9, 64, 100e9) * 1e3 == pytest.approx(275, abs=1.0)
     assert cm.collective_time("all_gather", 1e9, 4, 100e9, latency_s=1e-5) == c.collective_time(
-        "all_gather", 1e9, 4, 100e9, 1e-5)
+        "all_gather", 1e9, 4, 100e9, 1e-5
+    )

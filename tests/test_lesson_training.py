@@ -36,13 +36,16 @@ def test_30b_needs_480_gb_under_plain_dp_at_any_rank_count() -> None:
         m = cm.training_memory(30e9, zero_stage=0, dp_ranks=ranks)
         assert m.total_bytes == pytest.approx(480 * GB, rel=1e-12)
     assert cm.training_memory(30e9).total_bytes / (80 * GB) == pytest.approx(6.0, rel=1e-12)
-    with pytest.raises(ValueError, match=r"480 GB per rank, 6x the 80 GB available, and no rank count"):
+    with pytest.raises(
+        ValueError, match=r"480 GB per rank, 6x the 80 GB available, and no rank count"
+    ):
         cm.min_ranks(30e9, 80 * GB, zero_stage=0)
 
 
 def test_zero3_over_16_gpus_is_30_gb_each() -> None:
     assert cm.training_memory(30e9, zero_stage=3, dp_ranks=16).total_bytes == pytest.approx(
-        30 * GB, rel=1e-12)
+        30 * GB, rel=1e-12
+    )
     assert cm.min_ranks(30e9, 80 * GB, zero_stage=3) <= 16
 
 
@@ -112,14 +115,17 @@ def test_last_layer_bucket_goes_first_and_first_layer_bucket_last() -> None:
     buckets = cm.bucket_assignment([c * 2 for c in layers])
     assert 39 in buckets[0]  # the last layer's gradient is ready first
     assert 0 in buckets[-1]  # the first layer's bucket is the exposed tail
-    s = cm.ddp_step(4e7, 64, compute_time_s=0.1, bandwidth_bytes_per_s=50 * GB,
-                    layer_param_counts=layers)
+    s = cm.ddp_step(
+        4e7, 64, compute_time_s=0.1, bandwidth_bytes_per_s=50 * GB, layer_param_counts=layers
+    )
     last = [iv for iv in s.timeline if iv.kind == "allreduce"][-1]
     backward = [iv for iv in s.timeline if iv.kind == "backward"][-1]
     assert last.start_s >= backward.end_s - 1e-12  # it starts only when backward is done
 
 
 def test_smaller_per_gpu_batch_lowers_efficiency() -> None:
-    effs = [cm.ddp_step(7e9, 64, compute_time_s=c, bandwidth_bytes_per_s=50 * GB).efficiency
-            for c in (1.6, 0.8, 0.4, 0.2)]
+    effs = [
+        cm.ddp_step(7e9, 64, compute_time_s=c, bandwidth_bytes_per_s=50 * GB).efficiency
+        for c in (1.6, 0.8, 0.4, 0.2)
+    ]
     assert all(b < a for a, b in zip(effs, effs[1:], strict=False))

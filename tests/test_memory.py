@@ -39,7 +39,8 @@ PUBLISHED_TOTALS = {
 def test_recipe_totals(name: str) -> None:
     assert RECIPES[name].bytes_per_param == pytest.approx(PUBLISHED_TOTALS[name], rel=EXACT)
     assert training_memory(1e9, name).total_bytes == pytest.approx(
-        1e9 * PUBLISHED_TOTALS[name], rel=EXACT)
+        1e9 * PUBLISHED_TOTALS[name], rel=EXACT
+    )
 
 
 def test_every_recipe_has_a_source_and_positive_weights() -> None:
@@ -65,8 +66,13 @@ def test_zero_stages_shard_the_right_parts() -> None:
 
 
 def test_extra_parts_add_up_and_as_dict() -> None:
-    m = training_memory(1e9, activations_bytes=3e9, ddp_bucket_copy=True,
-                        cuda_context_bytes=0.5e9, fragmentation=0.1)
+    m = training_memory(
+        1e9,
+        activations_bytes=3e9,
+        ddp_bucket_copy=True,
+        cuda_context_bytes=0.5e9,
+        fragmentation=0.1,
+    )
     held = 16e9 + 3e9 + 2e9  # state + activations + DDP bucket copy of bf16 grads
     assert m.ddp_buckets_bytes == pytest.approx(2e9, rel=EXACT)
     assert m.fragmentation_bytes == pytest.approx(0.1 * held, rel=EXACT)
@@ -87,7 +93,9 @@ def test_activation_formula_by_hand() -> None:
     L, h, s, b, a = 32, 4096, 2048, 2, 32  # noqa: N806
     none = L * s * b * h * (34 + 5 * a * s / h)
     assert activation_bytes(L, h, s, b, a) == pytest.approx(none, rel=EXACT)
-    assert activation_bytes(L, h, s, b, a, "selective") == pytest.approx(L * s * b * h * 34, rel=EXACT)
+    assert activation_bytes(L, h, s, b, a, "selective") == pytest.approx(
+        L * s * b * h * 34, rel=EXACT
+    )
     assert activation_bytes(L, h, s, b, a, "full") == pytest.approx(L * s * b * h * 2, rel=EXACT)
     with pytest.raises(ValueError, match="recompute.*valid: none, selective, full"):
         activation_bytes(L, h, s, b, a, "some")
@@ -100,8 +108,14 @@ def test_custom_recipe_is_data() -> None:
 
 
 def test_max_params_inverts_training_memory() -> None:
-    kw = dict(zero_stage=2, dp_ranks=8, activations_bytes=10e9, ddp_bucket_copy=False,
-              cuda_context_bytes=1e9, fragmentation=0.05)
+    kw = dict(
+        zero_stage=2,
+        dp_ranks=8,
+        activations_bytes=10e9,
+        ddp_bucket_copy=False,
+        cuda_context_bytes=1e9,
+        fragmentation=0.05,
+    )
     p = max_params(80e9, **kw)
     assert training_memory(p, **kw).total_bytes == pytest.approx(80e9, rel=1e-9)
     assert max_params(0.5e9, cuda_context_bytes=1e9) == 0.0  # nothing fits
@@ -128,10 +142,19 @@ def test_min_ranks_refuses_when_replicated_part_does_not_fit() -> None:
     [
         (lambda: training_memory(-1), "params: must be a finite number >= 0"),
         (lambda: training_memory(float("nan")), "params"),
-        (lambda: training_memory(1e9, "adam-16bit"), "recipe: unknown recipe 'adam-16bit'; valid: mixed-adam"),
-        (lambda: training_memory(1e9, zero_stage=4), r"zero_stage: must be one of \(0, 1, 2, 3\), got 4"),
+        (
+            lambda: training_memory(1e9, "adam-16bit"),
+            "recipe: unknown recipe 'adam-16bit'; valid: mixed-adam",
+        ),
+        (
+            lambda: training_memory(1e9, zero_stage=4),
+            r"zero_stage: must be one of \(0, 1, 2, 3\), got 4",
+        ),
         (lambda: training_memory(1e9, zero_stage=3, dp_ranks=0), "dp_ranks"),
-        (lambda: training_memory(1e9, zero_stage=3, dp_ranks=2.5), "dp_ranks: must be a whole number"),
+        (
+            lambda: training_memory(1e9, zero_stage=3, dp_ranks=2.5),
+            "dp_ranks: must be a whole number",
+        ),
         (lambda: training_memory(1e9, fragmentation=1.5), "fragmentation: must be a fraction"),
         (lambda: training_memory(1e9, zero_stage=2, ddp_bucket_copy=True), "ddp_bucket_copy"),
         (lambda: max_params(0), "memory_bytes: must be a finite number > 0"),
@@ -152,8 +175,10 @@ recipe_st = st.sampled_from(sorted(RECIPES))
 @settings(max_examples=200, deadline=None)
 @given(params_st, ranks_st, recipe_st, st.floats(0, 1e11), st.floats(0, 0.5))
 def test_zero_never_increases_memory(params, ranks, recipe, act, frag) -> None:
-    totals = [training_memory(params, recipe, s, ranks, act, fragmentation=frag).total_bytes
-              for s in memory.ZERO_STAGES]
+    totals = [
+        training_memory(params, recipe, s, ranks, act, fragmentation=frag).total_bytes
+        for s in memory.ZERO_STAGES
+    ]
     assert all(b <= a * (1 + 1e-12) for a, b in zip(totals, totals[1:], strict=False))
 
 

@@ -8,8 +8,14 @@ import pytest
 
 from costmodel import nccl
 
-H100x8 = dict(compute_capability=9.0, nodes=1, gpus_per_node=8, intra_kind="nvswitch",
-              nvlinks_per_gpu=18, nvls=True)
+H100x8 = dict(
+    compute_capability=9.0,
+    nodes=1,
+    gpus_per_node=8,
+    intra_kind="nvswitch",
+    nvlinks_per_gpu=18,
+    nvls=True,
+)
 
 
 @pytest.fixture(scope="module")
@@ -20,18 +26,36 @@ def h100():
 # nccl_model.md 1.9: (lat us, algbw GB/s) for AllReduce on 8 x H100; tolerance 0.1 us / 0.1 GB/s
 # because the reference prints one decimal.
 WORKED_AR = {
-    ("tree", "ll"): (15.2, 43.6), ("tree", "ll128"): (31.5, 128.8), ("tree", "simple"): (64.4, 165.6),
-    ("ring", "ll"): (15.0, 80.6), ("ring", "ll128"): (40.6, 189.3), ("ring", "simple"): (56.0, 205.7),
+    ("tree", "ll"): (15.2, 43.6),
+    ("tree", "ll128"): (31.5, 128.8),
+    ("tree", "simple"): (64.4, 165.6),
+    ("ring", "ll"): (15.0, 80.6),
+    ("ring", "ll128"): (40.6, 189.3),
+    ("ring", "simple"): (56.0, 205.7),
     ("nvls", "simple"): (25.0, 272.0),
 }
-WORKED_AG = {("ring", "ll"): (10.8, 161.1), ("ring", "ll128"): (27.3, 378.5),
-             ("ring", "simple"): (32.2, 411.4), ("nvls", "simple"): (25.0, 208.2)}
-WORKED_BCAST = {("ring", "ll"): (7.2, 141.0), ("ring", "ll128"): (15.9, 331.2),
-                ("ring", "simple"): (11.8, 360.0)}
+WORKED_AG = {
+    ("ring", "ll"): (10.8, 161.1),
+    ("ring", "ll128"): (27.3, 378.5),
+    ("ring", "simple"): (32.2, 411.4),
+    ("nvls", "simple"): (25.0, 208.2),
+}
+WORKED_BCAST = {
+    ("ring", "ll"): (7.2, 141.0),
+    ("ring", "ll128"): (15.9, 331.2),
+    ("ring", "simple"): (11.8, 360.0),
+}
 
 
-@pytest.mark.parametrize("op,table", [("all_reduce", WORKED_AR), ("all_gather", WORKED_AG),
-                                      ("reduce_scatter", WORKED_AG), ("broadcast", WORKED_BCAST)])
+@pytest.mark.parametrize(
+    "op,table",
+    [
+        ("all_reduce", WORKED_AR),
+        ("all_gather", WORKED_AG),
+        ("reduce_scatter", WORKED_AG),
+        ("broadcast", WORKED_BCAST),
+    ],
+)
 def test_worked_example_latency_and_bandwidth(h100, op, table):
     for (a, p), (lat, bw) in table.items():
         assert nccl.latency_us(op, a, p, h100) == pytest.approx(lat, abs=0.051), (a, p)
@@ -52,16 +76,19 @@ def test_topology_search_emulation():
     t = nccl.topology_inputs(**H100x8)
     assert (t.ring.n_channels, t.ring.bw_intra_gbs, t.comm_channels) == (12, 30.0, 24)
     assert (t.nvls.n_channels, t.nvls.bw_intra_gbs, t.nvls.bw_inter_gbs) == (8, 40.0, 60.0)
-    a100 = nccl.topology_inputs(compute_capability=8.0, nodes=1, gpus_per_node=8,
-                                intra_kind="nvswitch", nvlinks_per_gpu=12)
+    a100 = nccl.topology_inputs(
+        compute_capability=8.0, nodes=1, gpus_per_node=8, intra_kind="nvswitch", nvlinks_per_gpu=12
+    )
     assert (a100.ring.n_channels, a100.ring.bw_intra_gbs) == (12, 20.0)  # 240 GB/s ring
     assert a100.nvls is None and a100.ll128_enabled
-    pcie = nccl.topology_inputs(compute_capability=7.5, nodes=1, gpus_per_node=2,
-                                intra_kind="pcie", p2p=False)
+    pcie = nccl.topology_inputs(
+        compute_capability=7.5, nodes=1, gpus_per_node=2, intra_kind="pcie", p2p=False
+    )
     assert pcie.host_staged and pcie.intra_type == "pci" and not pcie.ll128_enabled
     assert pcie.ring.n_channels * pcie.ring.bw_intra_gbs == 12.0  # PCIe Gen3 x16 in NCCL
-    two = nccl.topology_inputs(**{**H100x8, "nodes": 2}, nics_per_node=8,
-                               nic_bandwidth_bytes_per_s=50e9)
+    two = nccl.topology_inputs(
+        **{**H100x8, "nodes": 2}, nics_per_node=8, nic_bandwidth_bytes_per_s=50e9
+    )
     # maintainer (nccl-tests #309): 8 x 400G NICs -> multi-node ring peaks near 400 GB/s
     assert 350 <= two.ring.n_channels * two.ring.bw_inter_gbs <= 400
     assert nccl.nvlink_bw_gbs(9.0) == 20.6 and nccl.pci_bw_gbs(4) == 24.0
@@ -79,8 +106,9 @@ def test_nvls_scales_with_gpu_count_in_the_table():
 def test_tree_correction_and_plateau():
     assert nccl.tree_correction_factor("simple", 64).item() == 0.9
     assert nccl.tree_correction_factor("ll", 2**40).item() == 1.0
-    two = nccl.topology_inputs(**{**H100x8, "nodes": 2}, nics_per_node=8,
-                               nic_bandwidth_bytes_per_s=50e9)
+    two = nccl.topology_inputs(
+        **{**H100x8, "nodes": 2}, nics_per_node=8, nic_bandwidth_bytes_per_s=50e9
+    )
     lat = nccl.latency_us("all_reduce", "ring", "simple", two)
     t = nccl.table_time_s("all_reduce", "ring", "simple", 2.0**30, two)
     bw = nccl.algorithm_bandwidth_gbs("all_reduce", "ring", "simple", two)
@@ -88,8 +116,9 @@ def test_tree_correction_and_plateau():
 
 
 def test_enable_rules_and_bad_input():
-    a100 = nccl.topology_inputs(compute_capability=8.0, nodes=1, gpus_per_node=8,
-                                intra_kind="nvswitch", nvlinks_per_gpu=12)
+    a100 = nccl.topology_inputs(
+        compute_capability=8.0, nodes=1, gpus_per_node=8, intra_kind="nvswitch", nvlinks_per_gpu=12
+    )
     with pytest.raises(ValueError, match="NVLS needs NVLink SHARP"):
         nccl.candidates("all_reduce", a100, algorithm="nvls")
     with pytest.raises(ValueError, match="CollNet needs IB SHARP"):
@@ -106,8 +135,13 @@ def test_enable_rules_and_bad_input():
     with pytest.raises(ValueError, match="intra_kind"):
         nccl.topology_inputs(compute_capability=8.0, nodes=1, gpus_per_node=8, intra_kind="x")
     with pytest.raises(ValueError, match="nics_per_node"):
-        nccl.topology_inputs(compute_capability=8.0, nodes=2, gpus_per_node=8,
-                             intra_kind="nvswitch", nvlinks_per_gpu=12)
+        nccl.topology_inputs(
+            compute_capability=8.0,
+            nodes=2,
+            gpus_per_node=8,
+            intra_kind="nvswitch",
+            nvlinks_per_gpu=12,
+        )
 
 
 def test_vectorized_matches_scalar(h100):
@@ -124,14 +158,28 @@ def test_tree_correction_applies_where_tuning_cc_applies_it(h100):
     assert nccl.tree_correction_applies("all_reduce", "tree", h100)
     assert not nccl.tree_correction_applies("all_gather", "ring", h100)
     assert not nccl.tree_correction_applies("all_reduce", "nvls_tree", h100)
-    b200 = nccl.topology_inputs(compute_capability=10.0, nodes=2, gpus_per_node=8,
-                                intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True,
-                                nics_per_node=8, nic_bandwidth_bytes_per_s=50e9)
+    b200 = nccl.topology_inputs(
+        compute_capability=10.0,
+        nodes=2,
+        gpus_per_node=8,
+        intra_kind="nvswitch",
+        nvlinks_per_gpu=18,
+        nvls=True,
+        nics_per_node=8,
+        nic_bandwidth_bytes_per_s=50e9,
+    )
     assert nccl.tree_correction_applies("all_reduce", "nvls_tree", b200)
-    grace = nccl.topology_inputs(compute_capability=10.0, nodes=2, gpus_per_node=8,
-                                 intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True,
-                                 nics_per_node=8, nic_bandwidth_bytes_per_s=50e9,
-                                 cpu_vendor="other")
+    grace = nccl.topology_inputs(
+        compute_capability=10.0,
+        nodes=2,
+        gpus_per_node=8,
+        intra_kind="nvswitch",
+        nvlinks_per_gpu=18,
+        nvls=True,
+        nics_per_node=8,
+        nic_bandwidth_bytes_per_s=50e9,
+        cpu_vendor="other",
+    )
     assert not nccl.tree_correction_applies("all_reduce", "nvls_tree", grace)
     # the table time uses the same rule: Tree at 256 MiB is slowed by the factor 0.9 exactly
     m = 2.0**28
@@ -148,15 +196,21 @@ def test_corrections_ramp_amplitude_rules(h100):
     # NCCL's own treeCorrectionFactor covers Tree: no second ramp
     assert C.ramp_amplitude("all_reduce", ["tree"], h100).tolist() == [0.0]
     # LL / LL128 forward line by line: no chunk fill
-    assert C.ramp_amplitude("all_reduce", ["ring"] * 3, h100,
-                            ["ll", "ll128", "simple"]).tolist() == [0.0, 0.0, 1.0]
+    assert C.ramp_amplitude(
+        "all_reduce", ["ring"] * 3, h100, ["ll", "ll128", "simple"]
+    ).tolist() == [0.0, 0.0, 1.0]
     # a lone reduce-scatter / all-gather ring: N-1 steps per loop instead of 2(N-1)
     for op in ("all_gather", "reduce_scatter"):
         assert C.ramp_amplitude(op, ["ring", "nvls"], h100).tolist() == [2.0, 1.0]
     params = {"ramp_phi": 0.1, "ramp_knee_bytes": 2.0**26}
-    r = C.mid_size_ramp([2**26, 2**26], params, op="all_gather",
-                        algorithm=np.array(["ring", "ring"]), topo=h100,
-                        protocol=np.array(["simple", "ll"]))
+    r = C.mid_size_ramp(
+        [2**26, 2**26],
+        params,
+        op="all_gather",
+        algorithm=np.array(["ring", "ring"]),
+        topo=h100,
+        protocol=np.array(["simple", "ll"]),
+    )
     assert r.tolist() == pytest.approx([1.2, 1.0])
 
 
@@ -170,8 +224,14 @@ def test_nvlink_domain_scale_not_where_the_network_governs():
 
 
 # --- tree graph pass 2, fabric terms (issue 4: other fabrics) --------------------------------
-GH200x4 = dict(compute_capability=9.0, gpus_per_node=4, intra_kind="nvlink-mesh",
-               nvlinks_per_gpu=18, nics_per_node=4, nic_bandwidth_bytes_per_s=25e9)
+GH200x4 = dict(
+    compute_capability=9.0,
+    gpus_per_node=4,
+    intra_kind="nvlink-mesh",
+    nvlinks_per_gpu=18,
+    nics_per_node=4,
+    nic_bandwidth_bytes_per_s=25e9,
+)
 
 
 def test_tree_graph_raises_bw_intra_up_to_twice_the_nic_speed():
@@ -184,8 +244,9 @@ def test_tree_graph_raises_bw_intra_up_to_twice_the_nic_speed():
     one = nccl.topology_inputs(**H100x8)
     assert one.tree == one.ring
     # 8 x H100 with 8 NICs: 8 chains x 48 GB/s exceed the 370.8 GB/s NVLink, so no raise
-    h2 = nccl.topology_inputs(**{**H100x8, "nodes": 2}, nics_per_node=8,
-                              nic_bandwidth_bytes_per_s=50e9)
+    h2 = nccl.topology_inputs(
+        **{**H100x8, "nodes": 2}, nics_per_node=8, nic_bandwidth_bytes_per_s=50e9
+    )
     assert h2.tree.bw_intra_gbs == h2.ring.bw_intra_gbs
 
 
@@ -206,9 +267,9 @@ def test_fabric_tree_efficiency_only_beyond_two_nodes_on_ofi_fabrics():
 
     p = {"fabric_tree_efficiency": {"slingshot": 0.5, "efa": 0.8}}
     assert C.fabric_tree_efficiency("slingshot", 3, p) == 0.5
-    assert C.fabric_tree_efficiency("efa", 2, p) == 1.0          # 2 nodes: bwIntra governs
+    assert C.fabric_tree_efficiency("efa", 2, p) == 1.0  # 2 nodes: bwIntra governs
     assert C.fabric_tree_efficiency("infiniband", 64, p) == 1.0  # NCCL's own constants
-    assert C.fabric_tree_efficiency("slingshot", 8, {}) == 1.0   # nothing fitted
+    assert C.fabric_tree_efficiency("slingshot", 8, {}) == 1.0  # nothing fitted
     with pytest.raises(ValueError, match="fabric_tree_efficiency"):
         C.fabric_tree_efficiency("slingshot", 8, {"fabric_tree_efficiency": {"slingshot": 0.0}})
 
@@ -235,8 +296,13 @@ def test_tree_efficiency_slows_only_tree_rows_in_the_full_model():
     a = predict_collective("all_reduce", m, "alps-gh200", nodes=32, params=base)
     b = predict_collective("all_reduce", m, "alps-gh200", nodes=32, params=half)
     assert a.algorithm.tolist() == b.algorithm.tolist() == ["tree", "tree"]  # NCCL's own pick
-    lat = np.array([nccl.latency_us("all_reduce", "tree", str(p), nccl.topology_inputs(
-        nodes=32, **GH200x4)) * 1e-6 for p in a.protocol])
+    lat = np.array(
+        [
+            nccl.latency_us("all_reduce", "tree", str(p), nccl.topology_inputs(nodes=32, **GH200x4))
+            * 1e-6
+            for p in a.protocol
+        ]
+    )
     # bandwidth term doubles exactly; 1e-9 relative for float rounding
     assert b.time_s - lat == pytest.approx(2 * (a.time_s - lat), rel=1e-9)
     ib = predict_collective("all_reduce", m, "dgx-h100", nodes=32, params=base)
@@ -250,4 +316,4 @@ def test_coreweave_a100_preset_has_the_four_hcas_coreweave_lists():
 
     c = cluster("coreweave-hgx-a100", nodes=16)
     assert c.nics_per_node == 4
-    assert cluster_topology(c).ring.n_channels == 4   # one channel per HDR NIC at 24 GB/s
+    assert cluster_topology(c).ring.n_channels == 4  # one channel per HDR NIC at 24 GB/s

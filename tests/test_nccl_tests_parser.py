@@ -102,10 +102,12 @@ def test_first_and_last_values_converted():
 
 def test_rank_count_sources():
     ranks = {}
-    for name in ("02_coreweave-16x8xA100-IB_allreduce.txt",
-                 "03_coreweave-8x8xH100-NDR-SHARP-collnet_allreduce.txt",
-                 "04a_coreweave-GB200-NVL72-1rack-72gpu_allreduce.txt",
-                 "16a_aws-2x-p4de-8xA100-EFA400G_allreduce.txt"):
+    for name in (
+        "02_coreweave-16x8xA100-IB_allreduce.txt",
+        "03_coreweave-8x8xH100-NDR-SHARP-collnet_allreduce.txt",
+        "04a_coreweave-GB200-NVL72-1rack-72gpu_allreduce.txt",
+        "16a_aws-2x-p4de-8xA100-EFA400G_allreduce.txt",
+    ):
         df = read_nccl_tests(DATA / name)
         ranks[name[:3]] = (int(df.ranks.iloc[0]), df.ranks_source.iloc[0])
     assert ranks["02_"] == (128, "command -np")  # device list elided, mpirun -np 128
@@ -115,21 +117,38 @@ def test_rank_count_sources():
 
 
 def test_multi_run_srun_and_out_of_bounds_failed():
-    df = read_nccl_tests(DATA / "15_cscs-alps-GH200-4perNode-Slingshot11_allreduce_1-to-512nodes.txt")
-    per_run = df.groupby("run").agg(ranks=("ranks", "first"), nodes=("nodes", "first"),
-                                    flagged=("flagged", "all"), n=("size_bytes", "size"))
+    df = read_nccl_tests(
+        DATA / "15_cscs-alps-GH200-4perNode-Slingshot11_allreduce_1-to-512nodes.txt"
+    )
+    per_run = df.groupby("run").agg(
+        ranks=("ranks", "first"),
+        nodes=("nodes", "first"),
+        flagged=("flagged", "all"),
+        n=("size_bytes", "size"),
+    )
     assert per_run.ranks.tolist() == [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]
     assert (per_run.nodes * 4 == per_run.ranks).all()
     # header: 8, 16, 256, 512 nodes = "Out of bounds values: N FAILED" -> every row kept, flagged
-    assert per_run.flagged.tolist() == [False, False, False, True, True, False, False, False,
-                                        True, True]
+    assert per_run.flagged.tolist() == [
+        False,
+        False,
+        False,
+        True,
+        True,
+        False,
+        False,
+        False,
+        True,
+        True,
+    ]
     assert (per_run.n == 60).all()
     assert df[df.flagged].flag_reason.str.contains("FAILED").all()
 
 
 def test_split_rows_with_debug_text_13f():
     df = read_nccl_tests(
-        DATA / "13f_waynehacking8_1x2-4-6xH100_auto-vs-Ring-vs-NVLS_allreduce_rawlog-extract.txt")
+        DATA / "13f_waynehacking8_1x2-4-6xH100_auto-vs-Ring-vs-NVLS_allreduce_rawlog-extract.txt"
+    )
     assert df.run.nunique() == 9
     first = df.iloc[0]  # '268435456 67108864 float sum -1' + debug, '893.63 300.39 300.39 0'
     assert (first.size_bytes, first.root, first.wrong) == (268435456, -1, 0)
@@ -149,7 +168,9 @@ def test_markers_set_env_and_ranks():
     assert runs.proto.tolist()[9:] == ["Simple", "LL", "LL128"]
     assert runs.algo.iloc[9:].isna().all()  # the empty CollnetChain markers do not leak
     assert (df.ranks == 4).all()
-    scaling = read_nccl_tests(DATA / "13e_waynehacking8_1x2-4-6xH100_GPUcount-scaling_allreduce.txt")
+    scaling = read_nccl_tests(
+        DATA / "13e_waynehacking8_1x2-4-6xH100_GPUcount-scaling_allreduce.txt"
+    )
     assert scaling.groupby("run").ranks.first().tolist() == [2, 4, 6]
 
 
@@ -197,10 +218,12 @@ def test_synthetic_json():
 
 
 def test_explicit_op_and_old_format_inline():
-    text = ("#       size         count      type   redop     time   algbw   busbw  error     time"
-            "   algbw   busbw  error\n"
-            "        1024           256     float     sum    73.64    0.01    0.03  1e-06    72.76"
-            "    0.01    0.03  1e-06\n")
+    text = (
+        "#       size         count      type   redop     time   algbw   busbw  error     time"
+        "   algbw   busbw  error\n"
+        "        1024           256     float     sum    73.64    0.01    0.03  1e-06    72.76"
+        "    0.01    0.03  1e-06\n"
+    )
     df = parse_nccl_tests(text, op="all_reduce")
     assert df.op.tolist() == ["all_reduce"] * 2
     with pytest.raises(ValueError, match="op='allreduce'"):
@@ -212,12 +235,20 @@ def test_explicit_op_and_old_format_inline():
     [
         ("", 0, "empty"),
         ("hello\nworld\n", 0, "no nccl-tests result rows"),
-        ("#       size         count      type   redop    root     time   algbw   busbw  #wrong"
-         "     time   algbw   busbw  #wrong\n"
-         "        1024           256     float     sum      -1    10.0    0.10    0.15       0\n"
-         "# Out of bounds values : 0 OK\n", 2, "has 9 fields, expected 13"),
-        ("        1024           256     float     sum      -1    10.0    0.10    abc       0"
-         "    10.0    0.10    0.15       0\n", 1, "not a number"),
+        (
+            "#       size         count      type   redop    root     time   algbw   busbw  #wrong"
+            "     time   algbw   busbw  #wrong\n"
+            "        1024           256     float     sum      -1    10.0    0.10    0.15       0\n"
+            "# Out of bounds values : 0 OK\n",
+            2,
+            "has 9 fields, expected 13",
+        ),
+        (
+            "        1024           256     float     sum      -1    10.0    0.10    abc       0"
+            "    10.0    0.10    0.15       0\n",
+            1,
+            "not a number",
+        ),
         ('{"results": [{"count": 1}]}', 0, "no 'size'"),
         ('{"results": [', 1, "invalid JSON"),
     ],
@@ -231,7 +262,10 @@ def test_malformed_input_names_the_line(text, line, match):
 
 def test_truncated_log_keeps_complete_rows_when_not_strict():
     good = (DATA / "09a_autodl-1x2x2080Ti-PCIe3-noP2P_allreduce.txt").read_text()
-    cut = good[: good.index("   16777216")] + "   16777216       4194304     float     sum      -1  42"
+    cut = (
+        good[: good.index("   16777216")]
+        + "   16777216       4194304     float     sum      -1  42"
+    )
     with pytest.raises(NcclTestsParseError, match="line"):
         parse_nccl_tests(cut)
     df = parse_nccl_tests(cut, strict=False)

@@ -73,7 +73,7 @@ def test_allreduce_time_fn_and_one_rank():
 def test_compare_models_side_by_side():
     df = compare_models("all_reduce", [2**10, 2**30], "dgx-h100", nodes=8)
     assert {"time_s[textbook]", "time_s[nccl-table]", "time_s[nccl]"} <= set(df.columns)
-    assert (df["textbook_over_nccl"] > 1).all()   # the textbook is pessimistic at scale
+    assert (df["textbook_over_nccl"] > 1).all()  # the textbook is pessimistic at scale
 
 
 def test_lazy_export():
@@ -100,8 +100,14 @@ def test_nvls_physical_bandwidth_matches_13f():
     # data 13f, NCCL_ALGO=NVLS at 8 GiB: algbw 207 (2 GPUs), 251 (4), 266 (6) GB/s; 3 %
     # tolerance: no fitted constant is involved (NCCL's eff x link x n/(n+1)).
     for g, measured in ((2, 207.0), (4, 251.0), (6, 265.7)):
-        t = nccl.topology_inputs(compute_capability=9.0, nodes=1, gpus_per_node=g,
-                                 intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True)
+        t = nccl.topology_inputs(
+            compute_capability=9.0,
+            nodes=1,
+            gpus_per_node=g,
+            intra_kind="nvswitch",
+            nvlinks_per_gpu=18,
+            nvls=True,
+        )
         assert C.nvls_allreduce_algbw_gbs(t) == pytest.approx(measured, rel=0.03)
         table = nccl.algorithm_bandwidth_gbs("all_reduce", "nvls", "simple", t)
         if g <= 4:
@@ -109,8 +115,9 @@ def test_nvls_physical_bandwidth_matches_13f():
 
 
 def test_host_staged_duplex_only_for_two_way_ops():
-    t = nccl.topology_inputs(compute_capability=7.5, nodes=1, gpus_per_node=2,
-                             intra_kind="pcie", p2p=False)
+    t = nccl.topology_inputs(
+        compute_capability=7.5, nodes=1, gpus_per_node=2, intra_kind="pcie", p2p=False
+    )
     p = fitted_params()
     assert 0.2 < C.host_staged_duplex_factor("all_reduce", t, p) < 0.5
     assert C.host_staged_duplex_factor("reduce", t, p) == 1.0
@@ -133,7 +140,8 @@ def test_nvlink_domain_scale_only_for_large_blackwell_domains():
 
 def test_fabric_latency_and_mid_size_ramp():
     assert C.fabric_latency_us("efa", fitted_params()) > C.fabric_latency_us(
-        "infiniband", fitted_params())
+        "infiniband", fitted_params()
+    )
     r = C.mid_size_ramp([2**10, 2**20, 2**40], {"ramp_phi": 0.2, "ramp_knee_bytes": 2**30})
     assert r[0] == 1.0 and r[1] == pytest.approx(1.2) and r[2] == pytest.approx(1.00625)
 

@@ -16,16 +16,71 @@ from costmodel.presets import PresetError, cluster, listing, load, names, schema
 
 SHIPPED = presets.shipped_dir()
 
-ISSUE_GPUS = ["v100-sxm2", "a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200", "gb200", "gh200",
-              "l40s", "rtx-2080ti"]
-ISSUE_LINKS = ["nvlink3", "nvlink4", "nvlink5", "pcie3-x16", "pcie4-x16", "pcie5-x16", "ib-hdr",
-               "ib-ndr", "ib-xdr", "roce-400g", "roce-800g", "efa-v2-100g"]
-ISSUE_CLUSTERS = ["dgx1-v100", "dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72",
-                  "aws-p4de", "aws-p5", "gcp-a3-mega", "gcp-a4", "azure-nd-h100-v5",
-                  "pcie-8x-l40s", "alps-gh200"]
+ISSUE_GPUS = [
+    "v100-sxm2",
+    "a100-sxm-80gb",
+    "h100-sxm",
+    "h200-sxm",
+    "b200",
+    "gb200",
+    "gh200",
+    "l40s",
+    "rtx-2080ti",
+]
+ISSUE_LINKS = [
+    "nvlink3",
+    "nvlink4",
+    "nvlink5",
+    "pcie3-x16",
+    "pcie4-x16",
+    "pcie5-x16",
+    "ib-hdr",
+    "ib-ndr",
+    "ib-xdr",
+    "roce-400g",
+    "roce-800g",
+    "efa-v2-100g",
+]
+ISSUE_CLUSTERS = [
+    "dgx1-v100",
+    "dgx-a100",
+    "dgx-h100",
+    "hgx-h200",
+    "dgx-b200",
+    "gb200-nvl72",
+    "aws-p4de",
+    "aws-p5",
+    "gcp-a3-mega",
+    "gcp-a4",
+    "azure-nd-h100-v5",
+    "pcie-8x-l40s",
+    "alps-gh200",
+]
 # the run ids of data/nccl-tests/README.md: each needs a preset (presets/README.md table)
-DATA_RUNS = ["02", "03", "04a", "04b", "04c", "06a", "09a", "09b", "09c", "09d", "09e", "12a",
-             "13a", "13b", "13c", "13d", "13e", "13f", "15", "16a", "16b", "16c"]
+DATA_RUNS = [
+    "02",
+    "03",
+    "04a",
+    "04b",
+    "04c",
+    "06a",
+    "09a",
+    "09b",
+    "09c",
+    "09d",
+    "09e",
+    "12a",
+    "13a",
+    "13b",
+    "13c",
+    "13d",
+    "13e",
+    "13f",
+    "15",
+    "16a",
+    "16b",
+    "16c",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -76,14 +131,21 @@ TEXT_KEYS = {"name", "description", "generation", "source", "efficiency_source"}
 def test_every_number_in_a_shipped_file_is_cited():
     # a key = value line whose value is a number or a quantity string needs a '# citation'
     line_re = re.compile(r'^\s*(\w+)\s*=\s*("[^"]*"|[^\s#]+)\s*(#.*)?$')
-    quantity = re.compile(r'^("\s*-?[\d.]+(?:[eE][-+]?\d+)?\s*[A-Za-z/]+"|-?[\d.]+(?:[eE][-+]?\d+)?)$')
+    quantity = re.compile(
+        r'^("\s*-?[\d.]+(?:[eE][-+]?\d+)?\s*[A-Za-z/]+"|-?[\d.]+(?:[eE][-+]?\d+)?)$'
+    )
     files = sorted(SHIPPED.glob("*/*.toml"))
     assert len(files) == len(names())
     uncited = []
     for path in files:
         for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             m = line_re.match(line)
-            if m and m[1] not in TEXT_KEYS and quantity.match(m[2]) and not (m[3] and len(m[3]) > 5):
+            if (
+                m
+                and m[1] not in TEXT_KEYS
+                and quantity.match(m[2])
+                and not (m[3] and len(m[3]) > 5)
+            ):
                 uncited.append(f"{path.name}:{no}: {line.strip()}")
     assert not uncited, "\n".join(uncited)
 
@@ -205,14 +267,29 @@ def _bad_link(tmp_path, edit) -> Path:
     ("edit", "pattern"),
     [
         (lambda t: t + "\nname = \n", r"malformed TOML.*allowed: TOML 1\.0"),
-        (lambda t: t + '\ncolour = "red"\n', r"colour: unknown key; allowed keys: name, description"),
-        (lambda t: re.sub(r"(?m)^source = .*$", "", t), r"source: required but missing; allowed: a citation"),
+        (
+            lambda t: t + '\ncolour = "red"\n',
+            r"colour: unknown key; allowed keys: name, description",
+        ),
+        (
+            lambda t: re.sub(r"(?m)^source = .*$", "", t),
+            r"source: required but missing; allowed: a citation",
+        ),
         (lambda t: t.replace('"400Gb/s"', '"0Gb/s"'), r"datasheet_bandwidth_bytes_per_s: .*> 0"),
         (lambda t: t.replace('"400Gb/s"', '"-400Gb/s"'), r"datasheet_bandwidth_bytes_per_s: .*> 0"),
-        (lambda t: t.replace('"400Gb/s"', "50e9"), r"datasheet_bandwidth_bytes_per_s: a unit is required .*'400Gb/s'"),
+        (
+            lambda t: t.replace('"400Gb/s"', "50e9"),
+            r"datasheet_bandwidth_bytes_per_s: a unit is required .*'400Gb/s'",
+        ),
         (lambda t: t.replace('"2.7us"', "2.7"), r"latency_s: a unit is required"),
-        (lambda t: t.replace('"per_direction"', '"one-way"'), r"datasheet_direction: Input should be 'per_direction' or 'bidirectional'"),
-        (lambda t: t.replace('name = "ib-ndr"', 'name = "ib-ndr2"'), r"name: 'ib-ndr2' differs from the file name; allowed: 'ib-ndr'"),
+        (
+            lambda t: t.replace('"per_direction"', '"one-way"'),
+            r"datasheet_direction: Input should be 'per_direction' or 'bidirectional'",
+        ),
+        (
+            lambda t: t.replace('name = "ib-ndr"', 'name = "ib-ndr2"'),
+            r"name: 'ib-ndr2' differs from the file name; allowed: 'ib-ndr'",
+        ),
     ],
 )
 def test_bad_file_message_names_file_field_and_allowed(tmp_path, edit, pattern):
@@ -225,11 +302,16 @@ def test_bad_file_message_names_file_field_and_allowed(tmp_path, edit, pattern):
 
 
 def test_loading_never_half_succeeds(tmp_path):
-    _write(tmp_path, "gpus", "good-gpu", _shipped_text("gpus", "b200").replace('"b200"', '"good-gpu"'))
+    _write(
+        tmp_path, "gpus", "good-gpu", _shipped_text("gpus", "b200").replace('"b200"', '"good-gpu"')
+    )
     _bad_link(tmp_path, lambda t: t.replace('"400Gb/s"', '"0Gb/s"'))
     # a bad file anywhere fails every call: no listing, no load of the good file either
-    for call in (lambda: names(dirs=[tmp_path]), lambda: load("good-gpu", dirs=[tmp_path]),
-                 lambda: listing(dirs=[tmp_path])):
+    for call in (
+        lambda: names(dirs=[tmp_path]),
+        lambda: load("good-gpu", dirs=[tmp_path]),
+        lambda: listing(dirs=[tmp_path]),
+    ):
         with pytest.raises(PresetError, match="ib-ndr.toml"):
             call()
     (tmp_path / "links" / "ib-ndr.toml").unlink()
@@ -248,7 +330,10 @@ def test_unknown_name_suggests_closest():
 def test_dangling_reference_suggests_closest(tmp_path):
     text = _shipped_text("clusters", "dgx-h100").replace('gpu = "h100-sxm"', 'gpu = "h100-sxn"')
     path = _write(tmp_path, "clusters", "dgx-h100", text)
-    with pytest.raises(PresetError, match=rf"{re.escape(str(path))}: node.gpu: no gpu preset named 'h100-sxn'; closest: h100-sxm"):
+    with pytest.raises(
+        PresetError,
+        match=rf"{re.escape(str(path))}: node.gpu: no gpu preset named 'h100-sxn'; closest: h100-sxm",
+    ):
         names(dirs=[tmp_path])
 
 
@@ -261,7 +346,9 @@ def test_override_with_another_kind_refused(tmp_path):
 
 def test_missing_user_folder_refused(tmp_path, monkeypatch):
     monkeypatch.setenv(presets.ENV_VAR, str(tmp_path / "nope"))
-    with pytest.raises(PresetError, match=r"nope: presets folder \(from COSTMODEL_PRESETS\) does not exist"):
+    with pytest.raises(
+        PresetError, match=r"nope: presets folder \(from COSTMODEL_PRESETS\) does not exist"
+    ):
         names()
 
 
@@ -280,7 +367,9 @@ def test_listing_shows_every_preset_with_headline_and_source():
     for r in rows:
         assert r.headline and r.source and r.origin == "shipped" and Path(r.path).is_file()
     h = next(r for r in rows if r.name == "dgx-h100")
-    assert "8x h100-sxm" in h.headline and "450 GB/s" in h.headline and "400 GB/s/node" in h.headline
+    assert (
+        "8x h100-sxm" in h.headline and "450 GB/s" in h.headline and "400 GB/s/node" in h.headline
+    )
     assert json.dumps(h.as_dict())  # plain data for --json
 
 

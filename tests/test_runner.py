@@ -37,33 +37,53 @@ def build(tmp_path):
     folder = tmp_path / "build"
     folder.mkdir()
     # echo the NCCL_ALGO the runner set, as NCCL prints it with NCCL_DEBUG=INFO
-    _script(folder, "all_reduce_perf",
-            'echo "host:1:1 [0] NCCL INFO NCCL_ALGO set by environment to ${NCCL_ALGO:-none}"\n'
-            f'cat "{AR_LOG}"\n')
+    _script(
+        folder,
+        "all_reduce_perf",
+        'echo "host:1:1 [0] NCCL INFO NCCL_ALGO set by environment to ${NCCL_ALGO:-none}"\n'
+        f'cat "{AR_LOG}"\n',
+    )
     _script(folder, "all_gather_perf", f'cat "{AG_LOG}"\n')
     return folder
 
 
 def test_plan_command_lines():
-    specs = plan_sweep(["all_reduce", "all_to_all"], algos=["Ring", "Tree"], protos=["Simple"],
-                       gpus=4, nodes=2, launcher="mpirun", build_dir="/b", max_bytes="1G")
+    specs = plan_sweep(
+        ["all_reduce", "all_to_all"],
+        algos=["Ring", "Tree"],
+        protos=["Simple"],
+        gpus=4,
+        nodes=2,
+        launcher="mpirun",
+        build_dir="/b",
+        max_bytes="1G",
+    )
     assert [s.key for s in specs] == [
-        "all_reduce-algo_Ring-proto_Simple", "all_reduce-algo_Tree-proto_Simple",
-        "all_to_all-algo_Ring-proto_Simple", "all_to_all-algo_Tree-proto_Simple"]
+        "all_reduce-algo_Ring-proto_Simple",
+        "all_reduce-algo_Tree-proto_Simple",
+        "all_to_all-algo_Ring-proto_Simple",
+        "all_to_all-algo_Tree-proto_Simple",
+    ]
     argv = specs[0].argv
     assert argv[:3] == ("mpirun", "-np", "8")
     assert ("-x", "NCCL_ALGO") == argv[5:7] and "/b/all_reduce_perf" in argv
-    assert argv[-2:] == ("-g", "1") and specs[0].env == {"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}
+    assert argv[-2:] == ("-g", "1") and specs[0].env == {
+        "NCCL_ALGO": "Ring",
+        "NCCL_PROTO": "Simple",
+    }
     assert specs[2].argv[specs[2].argv.index("-b") - 1] == "/b/alltoall_perf"
     srun = plan_sweep(["all_reduce"], gpus=8, nodes=4, launcher="srun", build_dir="/b")[0].argv
     assert srun[:5] == ("srun", "-N", "4", "--ntasks-per-node", "8")
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"launcher": "ssh"}, "launcher='ssh'"),
-    ({"nodes": 2}, "nodes=2 needs launcher"),
-    ({"gpus": 0}, "gpus=0"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"launcher": "ssh"}, "launcher='ssh'"),
+        ({"nodes": 2}, "nodes=2 needs launcher"),
+        ({"gpus": 0}, "gpus=0"),
+    ],
+)
 def test_plan_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         plan_sweep(["all_reduce"], **kwargs)
@@ -79,10 +99,20 @@ def test_missing_binary_says_how_to_build(tmp_path):
 
 def test_sweep_appends_rows_keeps_logs_and_skips_done(build, tmp_path):
     out = tmp_path / "out"
-    summary = run_nccl_tests(out, ["all_reduce", "all_gather"], algos=[None, "Ring"],
-                             build_dir=build, gpus=4, progress=False)
-    assert summary.ok == ["all_reduce", "all_reduce-algo_Ring", "all_gather",
-                          "all_gather-algo_Ring"]
+    summary = run_nccl_tests(
+        out,
+        ["all_reduce", "all_gather"],
+        algos=[None, "Ring"],
+        build_dir=build,
+        gpus=4,
+        progress=False,
+    )
+    assert summary.ok == [
+        "all_reduce",
+        "all_reduce-algo_Ring",
+        "all_gather",
+        "all_gather-algo_Ring",
+    ]
     assert summary.rows == 4 * 62
     df = load_results(out / "results.jsonl")
     assert len(df) == 4 * 62 and df.complete.all()
@@ -90,8 +120,14 @@ def test_sweep_appends_rows_keeps_logs_and_skips_done(build, tmp_path):
     assert set(ring.algo_env) == {"Ring"}  # parsed from the log the fake printed
     assert set(df[df.run_key == "all_gather-algo_Ring"].algo_env) == {"Ring"}  # from the spec
     assert len(list((out / "logs").glob("*.log"))) == 4
-    again = run_nccl_tests(out, ["all_reduce", "all_gather"], algos=[None, "Ring"],
-                           build_dir=build, gpus=4, progress=False)
+    again = run_nccl_tests(
+        out,
+        ["all_reduce", "all_gather"],
+        algos=[None, "Ring"],
+        build_dir=build,
+        gpus=4,
+        progress=False,
+    )
     assert again.ok == [] and len(again.skipped) == 4
     assert len(load_results(out / "results.jsonl")) == 4 * 62  # nothing appended twice
 
@@ -104,8 +140,9 @@ def test_timeout_and_dead_rank_keep_partial_rows(tmp_path):
     _script(build, "all_reduce_perf", f'cat "{tmp_path / "head.txt"}"\nsleep 30\n')
     _script(build, "all_gather_perf", f'cat "{tmp_path / "head.txt"}"\nexit 3\n')
     out = tmp_path / "out"
-    summary = run_nccl_tests(out, ["all_reduce", "all_gather"], build_dir=build, timeout_s=1.0,
-                             progress=False)
+    summary = run_nccl_tests(
+        out, ["all_reduce", "all_gather"], build_dir=build, timeout_s=1.0, progress=False
+    )
     assert summary.ok == []
     assert "no exit after 1 s" in summary.failed["all_reduce"]
     assert "exit code 3" in summary.failed["all_gather"]
@@ -169,8 +206,17 @@ def test_retries_that_never_completed_are_not_counted_twice(tmp_path):
     rows = []
     for attempt, t in (("20261129T100000-1", 1.0), ("20261129T110000-2", 2.0)):
         for size in (1024, 2048):
-            rows.append({"run_key": "all_reduce", "attempt": attempt, "complete": False,
-                         "op": "all_reduce", "size_bytes": size, "time_s": t * 1e-5, "ranks": 8})
+            rows.append(
+                {
+                    "run_key": "all_reduce",
+                    "attempt": attempt,
+                    "complete": False,
+                    "op": "all_reduce",
+                    "size_bytes": size,
+                    "time_s": t * 1e-5,
+                    "ranks": 8,
+                }
+            )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     df = load_results(path)
     assert len(df) == 2 and set(df.attempt) == {"20261129T110000-2"}

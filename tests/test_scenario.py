@@ -61,8 +61,17 @@ def test_frozen():
 
 
 def test_evaluate_wires_the_formula_modules():
-    s = Scenario(params="1B", cluster="dgx-a100", nodes=2, zero_stage=1, local_batch=4,
-                 accumulation=2, sequence_length=2048, mfu=0.5, bucket_cap_bytes="50MB")
+    s = Scenario(
+        params="1B",
+        cluster="dgx-a100",
+        nodes=2,
+        zero_stage=1,
+        local_batch=4,
+        accumulation=2,
+        sequence_length=2048,
+        mfu=0.5,
+        bucket_cap_bytes="50MB",
+    )
     r = s.evaluate(scaling=False, flips=False)
     c = presets.cluster("dgx-a100", nodes=2)
     assert r.ranks == c.ranks == 16
@@ -70,10 +79,18 @@ def test_evaluate_wires_the_formula_modules():
     assert r.memory_total_bytes == pytest.approx(float(mem.total_bytes), rel=1e-12)
     assert r.gpu_memory_bytes == c.gpu.memory_bytes
     assert r.global_batch == 4 * 16 * 2 and r.tokens_per_step == 4 * 16 * 2 * 2048
-    ref = ddp.ddp_step(1e9, 16, tokens_per_gpu=4 * 2048, peak_flops=c.peak_flops, mfu=0.5,
-                       bandwidth_bytes_per_s=c.inter_bandwidth_bytes_per_s,
-                       bucket_cap_bytes=50e6, accumulation=2, no_sync=True,
-                       allreduce_time_fn=predict.allreduce_time_fn(c, nodes=2))
+    ref = ddp.ddp_step(
+        1e9,
+        16,
+        tokens_per_gpu=4 * 2048,
+        peak_flops=c.peak_flops,
+        mfu=0.5,
+        bandwidth_bytes_per_s=c.inter_bandwidth_bytes_per_s,
+        bucket_cap_bytes=50e6,
+        accumulation=2,
+        no_sync=True,
+        allreduce_time_fn=predict.allreduce_time_fn(c, nodes=2),
+    )
     for key in ("compute_s", "comm_s", "exposed_comm_s", "step_time_s", "efficiency"):
         assert getattr(r, key) == pytest.approx(getattr(ref, key), rel=1e-12)
     assert r.bound == ref.bound
@@ -108,8 +125,9 @@ def test_every_suggested_flip_flips_and_is_minimal(textbook):
 
 
 def test_compute_bound_scenario_suggests_what_makes_it_comms_bound():
-    r = Scenario(params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0,
-                 model="textbook").evaluate(scaling=False)
+    r = Scenario(
+        params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0, model="textbook"
+    ).evaluate(scaling=False)
     assert r.bound == "compute"
     assert r.flip is not None and r.flip.flips
     slower = [f for f in r.flips if f.parameter == "comm_slowdown"][0]
@@ -122,7 +140,8 @@ def test_scaling_table_matches_single_evaluations(textbook):
     assert nodes[0] == 1 and 8 in nodes and nodes == sorted(nodes)
     for row in textbook.scaling[:3]:
         alone = Scenario(**{**LESSON, "nodes": row.nodes}, model="textbook").evaluate(
-            scaling=False, flips=False)
+            scaling=False, flips=False
+        )
         assert row.step_time_s == pytest.approx(alone.step_time_s, rel=1e-12)
         assert row.ranks == alone.ranks
     assert textbook.scaling_frame().shape[0] == len(textbook.scaling)
@@ -144,8 +163,14 @@ FAST_CASES = [
     dict(params="7B", cluster="dgx-a100", nodes=16, compute_time_s=0.05, accumulation=3),  # nccl
     dict(params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0, model="textbook"),
     dict(params="1.3B", cluster="dgx-a100", nodes=4, local_batch=4),  # compute from the MFU
-    dict(params="350M", cluster="dgx-h100", nodes=16, compute_time_s=0.01, no_sync=False,
-         accumulation=2),
+    dict(
+        params="350M",
+        cluster="dgx-h100",
+        nodes=16,
+        compute_time_s=0.01,
+        no_sync=False,
+        accumulation=2,
+    ),
     dict(params="70B", cluster="dgx-a100", nodes=8, compute_time_s=1e-4, model="textbook"),
 ]
 
@@ -184,8 +209,10 @@ def test_flips_equal_brute_force_bisection(fields):
 
     found = {f.parameter: f for f in r.flips}
     grow = r.bound == "comms"
-    kinds = {"compute_scale": "compute_scale",
-             "comm_speedup" if grow else "comm_slowdown": "comm_speedup"}
+    kinds = {
+        "compute_scale": "compute_scale",
+        "comm_speedup" if grow else "comm_slowdown": "comm_speedup",
+    }
     for name, key in kinds.items():
         ref = _bisect_factor(lambda k, key=key: flips_at(**{key: k if grow else 1 / k}))
         if ref is None:
@@ -241,8 +268,9 @@ def test_flip_thresholds_come_from_closed_form_not_search(fields, monkeypatch):
     # would take ~30 per flip, so this fails if the closed form stops matching the model
     calls = []
     step = Scenario._step
-    monkeypatch.setattr(Scenario, "_step", lambda self, *a, **kw: calls.append(kw) or step(
-        self, *a, **kw))
+    monkeypatch.setattr(
+        Scenario, "_step", lambda self, *a, **kw: calls.append(kw) or step(self, *a, **kw)
+    )
     Scenario(**fields).evaluate(scaling=False)
     assert len(calls) <= 1 + 2 + 2 + 1 + 2
     assert all(kw.get("allreduce_fn") is not None for kw in calls)  # memoized predictions

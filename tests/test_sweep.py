@@ -92,8 +92,10 @@ def test_axis_given_twice_through_alias():
 
 def test_toml_grid(tmp_path):
     f = tmp_path / "grid.toml"
-    f.write_text('kind = "collective"\n[grid]\nsize = "1MB..4MB x2"\nranks = [8, 16]\n'
-                 'bandwidth = "50GB/s"\nalgorithm = "ring,tree"\n')
+    f.write_text(
+        'kind = "collective"\n[grid]\nsize = "1MB..4MB x2"\nranks = [8, 16]\n'
+        'bandwidth = "50GB/s"\nalgorithm = "ring,tree"\n'
+    )
     g = sweep.load_grid(f)
     assert g.rows == 3 * 2 * 2
     assert g.axes["ranks"] == [8, 16]
@@ -116,8 +118,13 @@ def test_lesson_allreduce_through_sweep():
 
 
 def test_every_row_matches_the_formula():
-    df = sweep.sweep(size="8B..1GB x4", ranks="2..1024x2", bandwidth="25GB/s,50GB/s",
-                     latency="5us", algorithm="all")
+    df = sweep.sweep(
+        size="8B..1GB x4",
+        ranks="2..1024x2",
+        bandwidth="25GB/s,50GB/s",
+        latency="5us",
+        algorithm="all",
+    )
     n_alg = len(collectives.ALGORITHMS["all_reduce"])
     n_sizes = len(sweep.parse_values("size", "8B..1GB x4"))  # 8 B x 4^k <= 1e9: k = 0..13
     assert n_sizes == 14
@@ -125,11 +132,15 @@ def test_every_row_matches_the_formula():
     assert set(df["algorithm"]) == set(collectives.ALGORITHMS["all_reduce"])
     for alg, part in df.groupby("algorithm", observed=True):
         expected = collectives.collective_time(
-            "all_reduce", part["size_bytes"].to_numpy(float), part["ranks"].to_numpy(),
-            part["bandwidth_GBps"].to_numpy() * 1e9, latency_s=5e-6, algorithm=str(alg))
+            "all_reduce",
+            part["size_bytes"].to_numpy(float),
+            part["ranks"].to_numpy(),
+            part["bandwidth_GBps"].to_numpy() * 1e9,
+            latency_s=5e-6,
+            algorithm=str(alg),
+        )
         np.testing.assert_allclose(part["time_s"], expected, rtol=1e-12)  # same function
-    np.testing.assert_allclose(df["algbw_GBps"], df["size_bytes"] / df["time_s"] / 1e9,
-                               rtol=1e-12)
+    np.testing.assert_allclose(df["algbw_GBps"], df["size_bytes"] / df["time_s"] / 1e9, rtol=1e-12)
 
 
 def test_all_ops_expand_with_their_algorithms():
@@ -141,8 +152,9 @@ def test_memory_sweep_matches_training_memory():
     df = sweep.sweep(kind="memory", params="1B..64B x2", zero_stage="0,3", ranks="8,64")
     assert len(df) == 7 * 2 * 2
     for _, row in df.iterrows():
-        mb = memory.training_memory(row["params"], zero_stage=int(row["zero_stage"]),
-                                    dp_ranks=int(row["ranks"]))
+        mb = memory.training_memory(
+            row["params"], zero_stage=int(row["zero_stage"]), dp_ranks=int(row["ranks"])
+        )
         assert row["memory_GB"] == pytest.approx(mb.total_bytes / 1e9, rel=1e-12)
 
 
@@ -164,8 +176,13 @@ def test_in_memory_limit(monkeypatch):
 
 
 # --- files -----------------------------------------------------------------------------------
-AXES = dict(size="8B..16GB x2", ranks="8..4096x2", bandwidth="50GB/s", latency="5us",
-            algorithm="ring,tree,nvls")
+AXES = dict(
+    size="8B..16GB x2",
+    ranks="8..4096x2",
+    bandwidth="50GB/s",
+    latency="5us",
+    algorithm="ring,tree,nvls",
+)
 
 
 @pytest.mark.parametrize("ext", [".csv", ".parquet"])
@@ -238,8 +255,9 @@ def test_preset_rows_equal_predict_collective():
     assert len(df) == 2 * 3 * n_sizes
     assert set(df["model"]) == {"nccl"}
     for (preset, nodes), part in df.groupby(["preset", "nodes"], observed=True):
-        p = predict.predict_collective("all_reduce", part["size_bytes"].to_numpy(float),
-                                       str(preset), nodes=int(nodes))
+        p = predict.predict_collective(
+            "all_reduce", part["size_bytes"].to_numpy(float), str(preset), nodes=int(nodes)
+        )
         np.testing.assert_allclose(part["time_s"], p.time_s, rtol=1e-12)  # the same road
         np.testing.assert_allclose(part["busbw_GBps"], p.busbw_bytes_per_s / 1e9, rtol=1e-12)
         assert part["algorithm_used"].astype(str).tolist() == [str(a) for a in p.algorithm]

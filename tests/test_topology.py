@@ -21,8 +21,9 @@ DATA = f"{NCCL_TESTS}/"
 def test_per_gpu_inter_bandwidth():
     assert t.per_gpu_inter_bandwidth(8, 50e9, 8) == 50e9
     assert t.per_gpu_inter_bandwidth(4, 25e9, 8) == 12.5e9
-    np.testing.assert_allclose(t.per_gpu_inter_bandwidth(np.array([1, 2, 8]), 50e9, 8),
-                               [6.25e9, 12.5e9, 50e9])
+    np.testing.assert_allclose(
+        t.per_gpu_inter_bandwidth(np.array([1, 2, 8]), 50e9, 8), [6.25e9, 12.5e9, 50e9]
+    )
 
 
 def test_phases_by_hand():
@@ -34,10 +35,12 @@ def test_phases_by_hand():
     assert p["intra_reduce_scatter_s"] == pytest.approx(rs, rel=REL)
     assert p["inter_allreduce_s"] == pytest.approx(ar, rel=REL)
     assert p["intra_all_gather_s"] == pytest.approx(rs, rel=REL)
-    assert t.hierarchical_allreduce_time(m, n, g, bi, be, ai, ae) == pytest.approx(2 * rs + ar,
-                                                                                  rel=REL)
-    assert t.hierarchical_allreduce_time(m, n, g, bi, be, ai, ae, mode="pipelined") == \
-        pytest.approx(max(2 * rs, ar), rel=REL)
+    assert t.hierarchical_allreduce_time(m, n, g, bi, be, ai, ae) == pytest.approx(
+        2 * rs + ar, rel=REL
+    )
+    assert t.hierarchical_allreduce_time(
+        m, n, g, bi, be, ai, ae, mode="pipelined"
+    ) == pytest.approx(max(2 * rs, ar), rel=REL)
 
 
 def test_in_network_reduction_halves_inter_node_bytes():
@@ -61,35 +64,41 @@ def test_degenerate_shapes_reduce_to_one_level():
     # one node: intra reduce-scatter + all-gather = the intra ring all-reduce; no fabric needed
     for g in (1, 2, 8):
         assert t.hierarchical_allreduce_time(m, 1, g, bi, 0.0, 1e-6, 1e-5) == pytest.approx(
-            c.allreduce_ring(m, g, bi, 1e-6), rel=REL)
+            c.allreduce_ring(m, g, bi, 1e-6), rel=REL
+        )
         assert t.flat_ring_allreduce_time(m, 1, g, bi, 0, 0.0, 1e-6, 1e-5) == pytest.approx(
-            c.allreduce_ring(m, g, bi, 1e-6), rel=REL)
+            c.allreduce_ring(m, g, bi, 1e-6), rel=REL
+        )
     # one GPU per node: only the inter-node ring over the nodes
     assert t.hierarchical_allreduce_time(m, 16, 1, bi, be, 1e-6, 1e-5) == pytest.approx(
-        c.allreduce_ring(m, 16, be, 1e-5), rel=REL)
+        c.allreduce_ring(m, 16, be, 1e-5), rel=REL
+    )
     assert t.flat_ring_allreduce_time(m, 16, 1, bi, 1, be, 1e-6, 1e-5) == pytest.approx(
-        c.allreduce_ring(m, 16, be, 1e-5), rel=REL)
+        c.allreduce_ring(m, 16, be, 1e-5), rel=REL
+    )
     assert t.hierarchical_allreduce_time(m, 1, 1, bi, be) == 0.0
 
 
 def test_flat_ring_bandwidth_is_min_of_intra_and_node_nics():
     # HGX H100: NVLink4 450 GB/s per direction; 8 x 400G NDR = 400 GB/s per node
     assert t.flat_ring_bandwidth(2, 8, 450e9, 8, 50e9) == 400e9
-    assert t.flat_ring_bandwidth(2, 8, 450e9, 16, 50e9) == 450e9     # NVLink-bound
-    assert t.flat_ring_bandwidth(2, 8, 450e9, 1, 50e9) == 50e9       # one NIC per node
-    assert t.flat_ring_bandwidth(1, 8, 450e9, 0, 0.0) == 450e9       # one node: no fabric
-    assert t.flat_ring_bandwidth(8, 1, 450e9, 1, 50e9) == 50e9       # one GPU per node
+    assert t.flat_ring_bandwidth(2, 8, 450e9, 16, 50e9) == 450e9  # NVLink-bound
+    assert t.flat_ring_bandwidth(2, 8, 450e9, 1, 50e9) == 50e9  # one NIC per node
+    assert t.flat_ring_bandwidth(1, 8, 450e9, 0, 0.0) == 450e9  # one node: no fabric
+    assert t.flat_ring_bandwidth(8, 1, 450e9, 1, 50e9) == 50e9  # one GPU per node
     # a topology-unaware ring through a slow hop is throttled to it (lesson section 6)
     assert t.flat_ring_bandwidth(2, 4, 32e9, 1, 12.5e9) == 12.5e9
-    np.testing.assert_allclose(t.flat_ring_bandwidth(np.array([1, 2, 4]), 8, 450e9, 8, 50e9),
-                               [450e9, 400e9, 400e9])
+    np.testing.assert_allclose(
+        t.flat_ring_bandwidth(np.array([1, 2, 4]), 8, 450e9, 8, 50e9), [450e9, 400e9, 400e9]
+    )
 
 
 def test_flat_ring_time_by_hand():
     m, n, g = 4e9, 4, 8
     want = 2 * 31 * 1e-5 + 2 * 31 / 32 * m / 400e9
     assert t.flat_ring_allreduce_time(m, n, g, 450e9, 8, 50e9, 2e-6, 1e-5) == pytest.approx(
-        want, rel=REL)
+        want, rel=REL
+    )
 
 
 def _peak_busbw(name):
@@ -99,10 +108,13 @@ def _peak_busbw(name):
     return max(float(r[7]) for r in rows if len(r) >= 12)  # out-of-place busbw, GB/s
 
 
-@pytest.mark.parametrize("name", [
-    "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt",  # 8 x 400G NDR per node
-    "16b_aws-2x-p5-8xH100-EFA3200G_allreduce.txt",                # 32 x 100G EFA per node
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt",  # 8 x 400G NDR per node
+        "16b_aws-2x-p5-8xH100-EFA3200G_allreduce.txt",  # 32 x 100G EFA per node
+    ],
+)
 def test_two_node_h100_busbw_is_node_nics_not_per_gpu_nic(name):
     """DESIGN 3.2 check. 2 x 8 H100, 400 GB/s of NICs per node. The flat-ring model gives 400 GB/s
     busbw (nccl-tests #309 maintainer: "With 8 400 Gbps NICs your peak would be at 400 GB/s");
@@ -122,34 +134,48 @@ def test_two_node_h100_busbw_is_node_nics_not_per_gpu_nic(name):
 
 def test_vectorized_and_scalar_out():
     m = np.logspace(3, 10, 5)
-    out = t.hierarchical_allreduce_time(m[:, None], np.array([1, 2, 16]), 8, 450e9, 50e9, 2e-6,
-                                        1e-5)
+    out = t.hierarchical_allreduce_time(
+        m[:, None], np.array([1, 2, 16]), 8, 450e9, 50e9, 2e-6, 1e-5
+    )
     assert out.shape == (5, 3)
     p = t.hierarchical_allreduce_phases(m, 4, 8, 450e9, 50e9)
     assert all(v.shape == (5,) for v in p.values())
     assert isinstance(t.hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9), float)
     assert isinstance(t.flat_ring_allreduce_time(1e9, 2, 8, 450e9, 8, 50e9), float)
     for i, mi in enumerate(m):
-        assert out[i, 1] == pytest.approx(t.hierarchical_allreduce_time(mi, 2, 8, 450e9, 50e9,
-                                                                         2e-6, 1e-5), rel=REL)
+        assert out[i, 1] == pytest.approx(
+            t.hierarchical_allreduce_time(mi, 2, 8, 450e9, 50e9, 2e-6, 1e-5), rel=REL
+        )
 
 
-@pytest.mark.parametrize(("call", "needle"), [
-    (lambda: t.hierarchical_allreduce_time(1e9, 0, 8, 450e9, 50e9), "nodes"),
-    (lambda: t.hierarchical_allreduce_time(1e9, 2, 1.5, 450e9, 50e9), "gpus_per_node"),
-    (lambda: t.hierarchical_allreduce_time(-1.0, 2, 8, 450e9, 50e9), "message_bytes"),
-    (lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 0.0, 50e9), "intra_bandwidth_bytes_per_s"),
-    (lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 450e9, 0.0), "inter_bandwidth_bytes_per_s"),
-    (lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 450e9, math.nan), "inter_bandwidth"),
-    (lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9, -1e-6), "intra_latency_s"),
-    (lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9, 0, -1e-6), "inter_latency_s"),
-    (lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9, mode="async"), "mode"),
-    (lambda: t.flat_ring_allreduce_time(1e9, 2, 8, 450e9, 0, 50e9), "nics_per_node"),
-    (lambda: t.flat_ring_allreduce_time(1e9, 2, 8, 450e9, 2.5, 50e9), "nics_per_node"),
-    (lambda: t.flat_ring_allreduce_time(1e9, 2, 8, 450e9, 8, -1.0), "nic_bandwidth"),
-    (lambda: t.per_gpu_inter_bandwidth(8, 0.0, 8), "nic_bandwidth_bytes_per_s"),
-    (lambda: t.per_gpu_inter_bandwidth(8, 50e9, 0), "gpus_per_node"),
-])
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda: t.hierarchical_allreduce_time(1e9, 0, 8, 450e9, 50e9), "nodes"),
+        (lambda: t.hierarchical_allreduce_time(1e9, 2, 1.5, 450e9, 50e9), "gpus_per_node"),
+        (lambda: t.hierarchical_allreduce_time(-1.0, 2, 8, 450e9, 50e9), "message_bytes"),
+        (
+            lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 0.0, 50e9),
+            "intra_bandwidth_bytes_per_s",
+        ),
+        (
+            lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 450e9, 0.0),
+            "inter_bandwidth_bytes_per_s",
+        ),
+        (lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 450e9, math.nan), "inter_bandwidth"),
+        (lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9, -1e-6), "intra_latency_s"),
+        (
+            lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9, 0, -1e-6),
+            "inter_latency_s",
+        ),
+        (lambda: t.hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9, mode="async"), "mode"),
+        (lambda: t.flat_ring_allreduce_time(1e9, 2, 8, 450e9, 0, 50e9), "nics_per_node"),
+        (lambda: t.flat_ring_allreduce_time(1e9, 2, 8, 450e9, 2.5, 50e9), "nics_per_node"),
+        (lambda: t.flat_ring_allreduce_time(1e9, 2, 8, 450e9, 8, -1.0), "nic_bandwidth"),
+        (lambda: t.per_gpu_inter_bandwidth(8, 0.0, 8), "nic_bandwidth_bytes_per_s"),
+        (lambda: t.per_gpu_inter_bandwidth(8, 50e9, 0), "gpus_per_node"),
+    ],
+)
 def test_bad_input(call, needle):
     with pytest.raises(ValueError, match=needle):
         call()
@@ -164,9 +190,15 @@ PROPS = settings(max_examples=60, deadline=None)
 
 
 @PROPS
-@given(m=st.floats(0.0, 1e12), n=st.integers(1, 512), g=st.integers(1, 16),
-       bi=st.floats(1e9, 2e12), be=st.floats(1e9, 2e11), ai=st.floats(0.0, 1e-4),
-       ae=st.floats(0.0, 1e-4))
+@given(
+    m=st.floats(0.0, 1e12),
+    n=st.integers(1, 512),
+    g=st.integers(1, 16),
+    bi=st.floats(1e9, 2e12),
+    be=st.floats(1e9, 2e11),
+    ai=st.floats(0.0, 1e-4),
+    ae=st.floats(0.0, 1e-4),
+)
 def test_hierarchy_orderings(m, n, g, bi, be, ai, ae):
     args = (m, n, g, bi, be, ai, ae)
     p = t.hierarchical_allreduce_phases(*args)
@@ -187,8 +219,14 @@ def test_hierarchy_orderings(m, n, g, bi, be, ai, ae):
 
 
 @PROPS
-@given(m=st.floats(1.0, 1e12), n=st.integers(2, 256), g=st.integers(2, 16),
-       bi=st.floats(1e9, 2e12), nics=st.integers(1, 32), nic=st.floats(1e9, 1e11))
+@given(
+    m=st.floats(1.0, 1e12),
+    n=st.integers(2, 256),
+    g=st.integers(2, 16),
+    bi=st.floats(1e9, 2e12),
+    nics=st.integers(1, 32),
+    nic=st.floats(1e9, 1e11),
+)
 def test_flat_ring_busbw_is_its_bottleneck(m, n, g, bi, nics, nic):
     time_s = t.flat_ring_allreduce_time(m, n, g, bi, nics, nic)
     busbw = c.bus_bandwidth("all_reduce", m, n * g, time_s)

@@ -30,8 +30,18 @@ TORCHRUN = Path(sys.executable).with_name("torchrun")
 
 
 def test_parse_args_and_sizes():
-    args = parse_args(["--ops", "all_reduce,broadcast", "--min-bytes", "1KiB", "--max-bytes",
-                       "8KiB", "--bucket-cap-mb", "1,25"])
+    args = parse_args(
+        [
+            "--ops",
+            "all_reduce,broadcast",
+            "--min-bytes",
+            "1KiB",
+            "--max-bytes",
+            "8KiB",
+            "--bucket-cap-mb",
+            "1,25",
+        ]
+    )
     assert args.ops == ["all_reduce", "broadcast"] and args.min_bytes == 1024
     assert args.bucket_cap_mb == [1.0, 25.0]
     assert sizes_between(1024, 8192, 2) == [1024, 2048, 4096, 8192]
@@ -56,11 +66,37 @@ def test_cpu_gloo_end_to_end(tmp_path):
     from costmodel.validation.runner import load_results
 
     results = tmp_path / "results.jsonl"
-    cmd = [str(TORCHRUN if TORCHRUN.exists() else shutil.which("torchrun")), "--standalone",
-           "--nproc_per_node", "2", "-m", "costmodel.validation.torch_bench", "-o", str(results),
-           "--ops", "all_reduce,broadcast", "--min-bytes", "8MiB", "--max-bytes", "64MiB",
-           "--factor", str(2**0.5), "--iters", "60", "--rounds", "20", "--warmup", "2",
-           "--ddp", "--ddp-params", "1M", "--ddp-steps", "3", "--accumulation", "2"]
+    cmd = [
+        str(TORCHRUN if TORCHRUN.exists() else shutil.which("torchrun")),
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "costmodel.validation.torch_bench",
+        "-o",
+        str(results),
+        "--ops",
+        "all_reduce,broadcast",
+        "--min-bytes",
+        "8MiB",
+        "--max-bytes",
+        "64MiB",
+        "--factor",
+        str(2**0.5),
+        "--iters",
+        "60",
+        "--rounds",
+        "20",
+        "--warmup",
+        "2",
+        "--ddp",
+        "--ddp-params",
+        "1M",
+        "--ddp-steps",
+        "3",
+        "--accumulation",
+        "2",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=170)
     assert done.returncode == 0, done.stderr[-2000:]
     df = load_results(results)
@@ -92,10 +128,16 @@ def test_cpu_gloo_end_to_end(tmp_path):
     steps = predict_ddp(ddp, predictor)
     assert steps.note.isna().all() and (steps.predicted_step_s > steps.predicted_compute_s).all()
     assert steps.predicted_compute_s.to_numpy() == pytest.approx(ddp.compute_time_s.to_numpy())
-    print(f"\nheld-out all-reduce error (>= 1 MiB): {ar.cv_max_abs_rel_error_ge_1mib:.3f}; "
-          f"fitted alpha {ar.latency_s * 1e6:.0f} us, B {ar.bandwidth_bytes_per_s / 1e9:.3f} GB/s")
-    print("DDP measured vs predicted [ms]:",
-          [(round(a * 1e3, 1), round(b * 1e3, 1))
-           for a, b in zip(steps.time_s, steps.predicted_step_s, strict=True)])
+    print(
+        f"\nheld-out all-reduce error (>= 1 MiB): {ar.cv_max_abs_rel_error_ge_1mib:.3f}; "
+        f"fitted alpha {ar.latency_s * 1e6:.0f} us, B {ar.bandwidth_bytes_per_s / 1e9:.3f} GB/s"
+    )
+    print(
+        "DDP measured vs predicted [ms]:",
+        [
+            (round(a * 1e3, 1), round(b * 1e3, 1))
+            for a, b in zip(steps.time_s, steps.predicted_step_s, strict=True)
+        ],
+    )
     html = write_report(out, tmp_path / "report.html", ddp=steps).read_text()
     assert "DDP step: measured vs predicted" in html and "exposed communication" in html

@@ -80,19 +80,28 @@ class Fit:
         return np.asarray(
             latency_steps(self.op, ranks, self.algorithm) * self.latency_s
             + bytes_per_rank(self.op, message_bytes, ranks, self.algorithm)
-            / self.bandwidth_bytes_per_s, dtype=float)
+            / self.bandwidth_bytes_per_s,
+            dtype=float,
+        )
 
 
 def _design(op: str, message_bytes: np.ndarray, ranks: np.ndarray, algorithm: str) -> np.ndarray:
-    steps = np.broadcast_to(np.asarray(latency_steps(op, ranks, algorithm), float),
-                            message_bytes.shape)
+    steps = np.broadcast_to(
+        np.asarray(latency_steps(op, ranks, algorithm), float), message_bytes.shape
+    )
     volume = np.asarray(bytes_per_rank(op, message_bytes, ranks, algorithm), float)
     return np.column_stack([steps, volume])
 
 
 def fit_alpha_beta(
-    op: str, message_bytes: Any, ranks: Any, time_s: Any, algorithm: str = "ring",
-    *, protocol: str = "auto", level: str = "intra",
+    op: str,
+    message_bytes: Any,
+    ranks: Any,
+    time_s: Any,
+    algorithm: str = "ring",
+    *,
+    protocol: str = "auto",
+    level: str = "intra",
 ) -> Fit:
     r"""Weighted (1/T) least-squares fit of T = s(N) alpha + b(M, N) beta, B = 1/beta.
 
@@ -126,8 +135,9 @@ def fit_alpha_beta(
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
         raise ValueError("time_s must be finite and > 0 for every point")
     if np.unique(m).size < 2:
-        raise ValueError(f"need at least 2 distinct sizes to fit {op}/{algorithm}, got "
-                         f"{np.unique(m).size}")
+        raise ValueError(
+            f"need at least 2 distinct sizes to fit {op}/{algorithm}, got {np.unique(m).size}"
+        )
     x = _design(op, m, n, algorithm)
     w = 1.0 / t
     coef, *_ = np.linalg.lstsq(x * w[:, None], t * w, rcond=None)
@@ -136,12 +146,23 @@ def fit_alpha_beta(
         alpha = 0.0
         beta = float(np.sum((x[:, 1] * w) * (t * w)) / np.sum((x[:, 1] * w) ** 2))
     if not beta > 0:
-        raise ValueError(f"{op}/{algorithm}: the fitted time does not grow with size "
-                         f"(beta={beta:.3g} s/B); measure larger sizes")
+        raise ValueError(
+            f"{op}/{algorithm}: the fitted time does not grow with size "
+            f"(beta={beta:.3g} s/B); measure larger sizes"
+        )
     rel = (x @ np.array([alpha, beta]) - t) / t
-    return Fit(op, algorithm, protocol, level, alpha, 1.0 / beta, int(m.size),
-               float(np.sqrt(np.mean(rel**2))), float(np.max(np.abs(rel))),
-               tuple(sorted({int(v) for v in n})))
+    return Fit(
+        op,
+        algorithm,
+        protocol,
+        level,
+        alpha,
+        1.0 / beta,
+        int(m.size),
+        float(np.sqrt(np.mean(rel**2))),
+        float(np.max(np.abs(rel))),
+        tuple(sorted({int(v) for v in n})),
+    )
 
 
 @dataclass
@@ -155,8 +176,9 @@ class Calibration:
     residuals: pd.DataFrame | None = field(default=None, repr=False)
     base: str | None = None  # the cluster preset the fits refine
 
-    def lookup(self, op: str, level: str, algorithm: str | None = None,
-               protocol: str | None = None) -> Fit:
+    def lookup(
+        self, op: str, level: str, algorithm: str | None = None, protocol: str | None = None
+    ) -> Fit:
         """The fit for a group; algorithm/protocol fall back to any fitted one."""
         candidates = [f for f in self.fits if f.op == op and f.level == level]
         for key, value in (("algorithm", algorithm), ("protocol", protocol)):
@@ -165,8 +187,9 @@ class Calibration:
                 candidates = narrowed or candidates
         if not candidates:
             have = sorted({(f.op, f.level) for f in self.fits})
-            raise ValueError(f"calibration {self.name!r} has no fit for op={op!r} "
-                             f"level={level!r}; it has {have}")
+            raise ValueError(
+                f"calibration {self.name!r} has no fit for op={op!r} level={level!r}; it has {have}"
+            )
         return candidates[0]
 
     def to_preset(self, base: str | None = None) -> CalibrationPreset:
@@ -185,15 +208,21 @@ def _group_columns(df: pd.DataFrame) -> pd.DataFrame:
     if "nccl_algo" in df:
         algo = df["nccl_algo"] if algo is None else algo.where(algo.notna(), df["nccl_algo"])
     algo = algo.astype(object).where(algo.notna(), "ring") if algo is not None else "ring"
-    df["algorithm"] = [
-        _TEXTBOOK_ALGORITHM.get(str(a).lower(), str(a).lower()) for a in np.atleast_1d(algo)
-    ] if not isinstance(algo, str) else algo
+    df["algorithm"] = (
+        [_TEXTBOOK_ALGORITHM.get(str(a).lower(), str(a).lower()) for a in np.atleast_1d(algo)]
+        if not isinstance(algo, str)
+        else algo
+    )
     proto = df["proto_env"] if "proto_env" in df else None
-    df["protocol"] = (proto.astype(object).where(proto.notna(), "auto") if proto is not None
-                      else "auto")
+    df["protocol"] = (
+        proto.astype(object).where(proto.notna(), "auto") if proto is not None else "auto"
+    )
     nodes = df["nodes"] if "nodes" in df else None
-    df["level"] = np.where(nodes.fillna(1).astype(float) > 1, "inter", "intra") \
-        if nodes is not None else "intra"
+    df["level"] = (
+        np.where(nodes.fillna(1).astype(float) > 1, "inter", "intra")
+        if nodes is not None
+        else "intra"
+    )
     return df
 
 
@@ -234,15 +263,22 @@ def calibrate(
         df = df[df["kind"].fillna("collective") == "collective"]
     if "flagged" in df:
         df = df[~df["flagged"].fillna(False).astype(bool)]
-    df = df[(df.size_bytes >= max(min_bytes, 1)) & (df.size_bytes <= max_bytes)
-            & df.ranks.notna() & (df.time_s > 0)]
+    df = df[
+        (df.size_bytes >= max(min_bytes, 1))
+        & (df.size_bytes <= max_bytes)
+        & df.ranks.notna()
+        & (df.time_s > 0)
+    ]
     if df.empty:
-        raise ValueError("no usable collective rows (after dropping flagged rows and sizes "
-                         f"outside {min_bytes:g}-{max_bytes:g} B)")
+        raise ValueError(
+            "no usable collective rows (after dropping flagged rows and sizes "
+            f"outside {min_bytes:g}-{max_bytes:g} B)"
+        )
     df = _group_columns(df)
     fits, parts, skipped = [], [], []
     for (op, algorithm, protocol, level), group in df.groupby(
-            ["op", "algorithm", "protocol", "level"], sort=True):
+        ["op", "algorithm", "protocol", "level"], sort=True
+    ):
         if algorithm not in ALGORITHMS.get(op, ()) and algorithm != "ring":
             skipped.append(f"{op}/{algorithm}: no textbook formula")
             continue
@@ -257,10 +293,22 @@ def calibrate(
         fit, cv = _cross_validate(fit, m, n, t)
         fits.append(fit)
         predicted = fit.predict(m, n)
-        parts.append(pd.DataFrame({
-            "op": op, "algorithm": algorithm, "protocol": protocol, "level": level,
-            "size_bytes": m, "ranks": n.astype(int), "measured_time_s": t,
-            "fitted_time_s": predicted, "rel_error": (predicted - t) / t, "cv_rel_error": cv}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "op": op,
+                    "algorithm": algorithm,
+                    "protocol": protocol,
+                    "level": level,
+                    "size_bytes": m,
+                    "ranks": n.astype(int),
+                    "measured_time_s": t,
+                    "fitted_time_s": predicted,
+                    "rel_error": (predicted - t) / t,
+                    "cv_rel_error": cv,
+                }
+            )
+        )
     if not fits:
         raise ValueError("nothing could be fitted: " + "; ".join(skipped))
     residuals = pd.concat(parts, ignore_index=True)
@@ -272,7 +320,9 @@ def calibrate(
     return Calibration(name, fits, source, backend, residuals, base)
 
 
-def _cross_validate(fit: Fit, m: np.ndarray, n: np.ndarray, t: np.ndarray) -> tuple[Fit, np.ndarray]:
+def _cross_validate(
+    fit: Fit, m: np.ndarray, n: np.ndarray, t: np.ndarray
+) -> tuple[Fit, np.ndarray]:
     """Fit on every other distinct size, report |relative error| on the others."""
     sizes = np.unique(m)
     cv = np.full(m.shape, np.nan)
@@ -315,10 +365,13 @@ def to_preset(calibration: Calibration, *, base: str | None = None) -> Calibrati
     try:
         return CalibrationPreset.model_validate(doc, context={REQUIRE_UNITS: True})
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: "
-                             f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
-        raise ValueError(f"calibration {calibration.name!r} is not a valid preset: {problems}"
-                         ) from None
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
+        raise ValueError(
+            f"calibration {calibration.name!r} is not a valid preset: {problems}"
+        ) from None
 
 
 def _document(calibration: Calibration, base: str | None) -> dict[str, Any]:
@@ -344,8 +397,9 @@ def _document(calibration: Calibration, base: str | None) -> dict[str, Any]:
     return doc
 
 
-def write_calibration(calibration: Calibration, path: str | Path, *,
-                      base: str | None = None) -> Path:
+def write_calibration(
+    calibration: Calibration, path: str | Path, *, base: str | None = None
+) -> Path:
     """Write a calibration preset TOML (``kind = "calibration"``), every number with its source.
 
     The file loads through :func:`costmodel.presets.load` (by path, or by name from a presets
@@ -385,8 +439,9 @@ def load_calibration(path: str | Path) -> Calibration:
         raise ValueError(f"{path}: cannot read calibration TOML: {exc}") from exc
     kind = doc.get("kind", doc.get("preset"))
     if kind != "calibration" or not doc.get("fit"):
-        raise ValueError(f"{path}: not a calibration preset (needs kind = \"calibration\" and "
-                         "[[fit]] tables)")
+        raise ValueError(
+            f'{path}: not a calibration preset (needs kind = "calibration" and [[fit]] tables)'
+        )
     fits = []
     names = {f.name for f in Fit.__dataclass_fields__.values()}  # type: ignore[attr-defined]
     for entry in doc["fit"]:
@@ -394,13 +449,19 @@ def load_calibration(path: str | Path) -> Calibration:
         values["ranks"] = tuple(values.get("ranks", ()))
         try:
             values["latency_s"] = _number(values["latency_s"], parse_duration, "latency_s")
-            values["bandwidth_bytes_per_s"] = _number(values["bandwidth_bytes_per_s"],
-                                                      parse_rate, "bandwidth_bytes_per_s")
+            values["bandwidth_bytes_per_s"] = _number(
+                values["bandwidth_bytes_per_s"], parse_rate, "bandwidth_bytes_per_s"
+            )
             fits.append(Fit(**values))
         except (TypeError, KeyError, ValueError) as exc:
             raise ValueError(f"{path}: bad [[fit]] entry {entry}: {exc}") from exc
-    return Calibration(doc.get("name", path.stem), fits, doc.get("source", str(path)),
-                       doc.get("backend"), base=doc.get("base"))
+    return Calibration(
+        doc.get("name", path.stem),
+        fits,
+        doc.get("source", str(path)),
+        doc.get("backend"),
+        base=doc.get("base"),
+    )
 
 
 def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[..., np.ndarray]:
@@ -416,19 +477,27 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
     safe = re.sub(r"[^a-z0-9._-]+", "-", cal.name.lower()).strip("-._") or "calibration"
     preset = to_preset(replace(cal, name=safe, source=cal.source or "<results>"), base=None)
 
-    def predictor(op: str, message_bytes: Any, ranks: int, nodes: int = 1,
-                  algorithm: str | None = None, protocol: str | None = None) -> np.ndarray:
+    def predictor(
+        op: str,
+        message_bytes: Any,
+        ranks: int,
+        nodes: int = 1,
+        algorithm: str | None = None,
+        protocol: str | None = None,
+    ) -> np.ndarray:
         m = np.asarray(message_bytes, float)
-        t, _, _ = fitted_time_s(preset, op, m, int(ranks), int(nodes), algorithm or "auto",
-                                protocol or "auto")
+        t, _, _ = fitted_time_s(
+            preset, op, m, int(ranks), int(nodes), algorithm or "auto", protocol or "auto"
+        )
         return t.reshape(m.shape) if m.ndim else t[0]
 
     predictor.model_name = f"calibrated:{cal.name}"  # type: ignore[attr-defined]
     return predictor
 
 
-def allreduce_time_fn(calibration: Calibration | str | Path, ranks: int, nodes: int = 1
-                      ) -> Callable[[Any], np.ndarray]:
+def allreduce_time_fn(
+    calibration: Calibration | str | Path, ranks: int, nodes: int = 1
+) -> Callable[[Any], np.ndarray]:
     """bytes -> seconds of a fitted all-reduce at ``ranks`` (for :func:`costmodel.ddp.ddp_step`),
     when no cluster preset describes the machine (e.g. a CPU/gloo run)."""
     predictor = calibrated_predictor(calibration)

@@ -39,8 +39,16 @@ from costmodel.atomic import write_text_atomic
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SIZE_BANDS", "cluster_predictor", "compare", "compare_cluster", "predict_ddp",
-           "side_by_side", "summarize", "write_report"]
+__all__ = [
+    "SIZE_BANDS",
+    "cluster_predictor",
+    "compare",
+    "compare_cluster",
+    "predict_ddp",
+    "side_by_side",
+    "summarize",
+    "write_report",
+]
 
 # PyTorch DDP: the first bucket is capped at 1 MiB (torch/nn/parallel/distributed.py,
 # _DEFAULT_FIRST_BUCKET_BYTES = dist._DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024)
@@ -51,13 +59,21 @@ _CPU_COMM_CONTENTION = 1.0
 
 # (label, lower bound [B]) of the size bands summaries use
 SIZE_BANDS: tuple[tuple[str, float], ...] = (
-    ("< 64 KiB", 0.0), ("64 KiB - 1 MiB", 2.0**16), ("1 - 16 MiB", 2.0**20),
-    ("16 - 256 MiB", 2.0**24), (">= 256 MiB", 2.0**28),
+    ("< 64 KiB", 0.0),
+    ("64 KiB - 1 MiB", 2.0**16),
+    ("1 - 16 MiB", 2.0**20),
+    ("16 - 256 MiB", 2.0**24),
+    (">= 256 MiB", 2.0**28),
 )
 # nccl-tests doc/PERFORMANCE.md busbw factors
-_BUSBW = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
-          "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n,
-          "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0}
+_BUSBW = {
+    "all_reduce": lambda n: 2 * (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "all_to_all": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+}
 
 
 def size_band(message_bytes: Any) -> np.ndarray:
@@ -76,12 +92,22 @@ def cluster_predictor(cluster: Any, model: str = "nccl") -> Callable[..., Any]:
     """Predictor from a cluster preset name or Cluster via costmodel.predict.predict_collective."""
     from costmodel.predict import predict_collective
 
-    def predictor(op: str, message_bytes: Any, ranks: int, nodes: int = 1,
-                  algorithm: str | None = None, protocol: str | None = None,
-                  gpus_per_process: int = 1) -> Any:
+    def predictor(
+        op: str,
+        message_bytes: Any,
+        ranks: int,
+        nodes: int = 1,
+        algorithm: str | None = None,
+        protocol: str | None = None,
+        gpus_per_process: int = 1,
+    ) -> Any:
         gpus = max(1, int(ranks) // max(1, int(nodes)))
-        kwargs: dict[str, Any] = {"nodes": int(nodes), "gpus_per_node": gpus, "model": model,
-                                  "gpus_per_process": max(1, min(int(gpus_per_process), gpus))}
+        kwargs: dict[str, Any] = {
+            "nodes": int(nodes),
+            "gpus_per_node": gpus,
+            "model": model,
+            "gpus_per_process": max(1, min(int(gpus_per_process), gpus)),
+        }
         if algorithm:
             kwargs["algorithm"] = algorithm
         if protocol:
@@ -113,8 +139,10 @@ def compare_cluster(
     """
     import pandas as pd
 
-    parts = [compare(measured, cluster_predictor(cluster, model=m), model=m,
-                     use_algorithm=use_algorithm) for m in models]
+    parts = [
+        compare(measured, cluster_predictor(cluster, model=m), model=m, use_algorithm=use_algorithm)
+        for m in models
+    ]
     return pd.concat(parts, ignore_index=True)
 
 
@@ -124,16 +152,35 @@ def side_by_side(comparison: pd.DataFrame) -> pd.DataFrame:
     models = list(dict.fromkeys(comparison["model"]))
     per_model = [comparison[comparison.model == m].reset_index(drop=True) for m in models]
     first = per_model[0]
-    keep = [c for c in ("op", "size_bytes", "ranks", "nodes", "placement", "algo_env",
-                        "proto_env", "time_s", "measured_busbw_bytes_per_s", "size_band")
-            if c in first]
+    keep = [
+        c
+        for c in (
+            "op",
+            "size_bytes",
+            "ranks",
+            "nodes",
+            "placement",
+            "algo_env",
+            "proto_env",
+            "time_s",
+            "measured_busbw_bytes_per_s",
+            "size_band",
+        )
+        if c in first
+    ]
     out = first[keep].copy()
     for m, part in zip(models, per_model, strict=True):
         if len(part) != len(out):
-            raise ValueError(f"model {m!r} has {len(part)} rows, {models[0]!r} {len(out)}: "
-                             "side_by_side needs one compare() of the same rows per model")
-        for col in ("predicted_time_s", "rel_error", "predicted_busbw_bytes_per_s",
-                    "predicted_algorithm"):
+            raise ValueError(
+                f"model {m!r} has {len(part)} rows, {models[0]!r} {len(out)}: "
+                "side_by_side needs one compare() of the same rows per model"
+            )
+        for col in (
+            "predicted_time_s",
+            "rel_error",
+            "predicted_busbw_bytes_per_s",
+            "predicted_algorithm",
+        ):
             out[f"{col}[{m}]"] = part[col].to_numpy()
     return out
 
@@ -171,8 +218,11 @@ def compare(
         df = df[df["kind"].fillna("collective") == "collective"].reset_index(drop=True)
     # nodes the log does not state: as many of the predictor's nodes as the ranks fill (a
     # cluster_predictor knows its preset's GPUs per node), else 1
-    nodes = pd.to_numeric(df["nodes"], errors="coerce") if "nodes" in df else \
-        pd.Series(math.nan, index=df.index)
+    nodes = (
+        pd.to_numeric(df["nodes"], errors="coerce")
+        if "nodes" in df
+        else pd.Series(math.nan, index=df.index)
+    )
     nodes_for = getattr(predictor, "nodes_for", None)
     unknown = nodes.isna() & pd.to_numeric(df["ranks"], errors="coerce").notna()
     if nodes_for is not None and unknown.any():
@@ -203,22 +253,29 @@ def compare(
             df.loc[group.index, "note"] = "rank count unknown"
             continue
         try:
-            t, chosen = _times(predictor(op, group.size_bytes.to_numpy(float), int(ranks),
-                                         int(nodes), **kwargs))
+            t, chosen = _times(
+                predictor(op, group.size_bytes.to_numpy(float), int(ranks), int(nodes), **kwargs)
+            )
         except (ValueError, KeyError, NotImplementedError) as exc:
             df.loc[group.index, "note"] = " ".join(str(exc).split())[:200]
             continue
         df.loc[group.index, "predicted_time_s"] = np.broadcast_to(t, (len(group),))
         if chosen is not None:
-            df.loc[group.index, "predicted_algorithm"] = list(np.broadcast_to(
-                np.asarray(chosen, dtype=object), (len(group),)))
-    factor = np.array([_BUSBW.get(op, lambda n: math.nan)(float(n)) if n == n else math.nan
-                       for op, n in zip(df.op, df.ranks.astype(float), strict=True)])
+            df.loc[group.index, "predicted_algorithm"] = list(
+                np.broadcast_to(np.asarray(chosen, dtype=object), (len(group),))
+            )
+    factor = np.array(
+        [
+            _BUSBW.get(op, lambda n: math.nan)(float(n)) if n == n else math.nan
+            for op, n in zip(df.op, df.ranks.astype(float), strict=True)
+        ]
+    )
     df["measured_busbw_bytes_per_s"] = df.size_bytes / df.time_s * factor
     df["predicted_busbw_bytes_per_s"] = df.size_bytes / df.predicted_time_s * factor
     df["rel_error"] = (df.predicted_time_s - df.time_s) / df.time_s
-    df["busbw_rel_error"] = (df.predicted_busbw_bytes_per_s - df.measured_busbw_bytes_per_s) \
-        / df.measured_busbw_bytes_per_s
+    df["busbw_rel_error"] = (
+        df.predicted_busbw_bytes_per_s - df.measured_busbw_bytes_per_s
+    ) / df.measured_busbw_bytes_per_s
     df["size_band"] = size_band(df.size_bytes)
     df["algorithm"] = df["_algo"].where(df["_algo"].notna(), df["predicted_algorithm"])
     df["model"] = model or getattr(predictor, "model_name", "predictor")
@@ -237,13 +294,18 @@ def summarize(comparison: pd.DataFrame) -> pd.DataFrame:
     keys = ["op", "algorithm", "size_band"]
     if "model" in df and df["model"].nunique() > 1:
         keys = ["model", *keys]
-    out = df.groupby(keys, sort=False).agg(
-        points=("rel_error", "size"), median_abs_rel_error=("abs_error", "median"),
-        max_abs_rel_error=("abs_error", "max"), mean_rel_error=("rel_error", "mean"),
-    ).reset_index()
+    out = (
+        df.groupby(keys, sort=False)
+        .agg(
+            points=("rel_error", "size"),
+            median_abs_rel_error=("abs_error", "median"),
+            max_abs_rel_error=("abs_error", "max"),
+            mean_rel_error=("rel_error", "mean"),
+        )
+        .reset_index()
+    )
     out["_order"] = out.size_band.map(band_order)
-    return out.sort_values([*keys[:-1], "_order"]).drop(columns="_order").reset_index(
-        drop=True)
+    return out.sort_values([*keys[:-1], "_order"]).drop(columns="_order").reset_index(drop=True)
 
 
 def exceeds(comparison: pd.DataFrame, tolerance: float) -> pd.DataFrame:
@@ -285,11 +347,21 @@ def predict_ddp(
     needed = {"params", "ranks", "time_s", "compute_time_s", "bucket_cap_mb", "accumulation"}
     missing = needed - set(df.columns)
     if missing:
-        raise ValueError(f"DDP rows lack columns {sorted(missing)}; need {sorted(needed)} "
-                         "(python -m costmodel.validation.torch_bench --ddp writes them)")
-    cols: dict[str, list[Any]] = {k: [] for k in (
-        "predicted_compute_s", "predicted_comm_s", "predicted_exposed_comm_s",
-        "predicted_step_s", "timeline", "note")}
+        raise ValueError(
+            f"DDP rows lack columns {sorted(missing)}; need {sorted(needed)} "
+            "(python -m costmodel.validation.torch_bench --ddp writes them)"
+        )
+    cols: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "predicted_compute_s",
+            "predicted_comm_s",
+            "predicted_exposed_comm_s",
+            "predicted_step_s",
+            "timeline",
+            "note",
+        )
+    }
     for row in df.itertuples(index=False):
         ranks, nodes = int(row.ranks), int(getattr(row, "nodes", 1) or 1)
         acc = int(row.accumulation)
@@ -297,23 +369,34 @@ def predict_ddp(
         if contention is None:
             contention = _CPU_COMM_CONTENTION if getattr(row, "backend", "") == "gloo" else 0.0
         layers, width = getattr(row, "layers", None), getattr(row, "width", None)
-        counts = ([float(width) ** 2, float(width)] * int(layers)
-                  if layers and width and layers == layers and width == width else None)
-        grad = (float(row.gradient_bytes) / float(row.params)
-                if getattr(row, "gradient_bytes", None) else 4.0)  # torch_bench: float32
+        counts = (
+            [float(width) ** 2, float(width)] * int(layers)
+            if layers and width and layers == layers and width == width
+            else None
+        )
+        grad = (
+            float(row.gradient_bytes) / float(row.params)
+            if getattr(row, "gradient_bytes", None)
+            else 4.0
+        )  # torch_bench: float32
 
         def time_fn(message_bytes, n=ranks, k=nodes):
             return _times(predictor("all_reduce", np.asarray(message_bytes, float), n, k))[0]
 
         try:
-            step = ddp_step(None if counts else float(row.params), ranks,
-                            compute_time_s=float(row.compute_time_s) / acc,
-                            gradient_bytes_per_param=grad,
-                            bucket_cap_bytes=float(row.bucket_cap_mb) * 2**20,
-                            first_bucket_bytes=_FIRST_BUCKET_BYTES, accumulation=acc,
-                            no_sync=bool(getattr(row, "no_sync", True)),
-                            allreduce_time_fn=time_fn, layer_param_counts=counts,
-                            comm_contention=contention)
+            step = ddp_step(
+                None if counts else float(row.params),
+                ranks,
+                compute_time_s=float(row.compute_time_s) / acc,
+                gradient_bytes_per_param=grad,
+                bucket_cap_bytes=float(row.bucket_cap_mb) * 2**20,
+                first_bucket_bytes=_FIRST_BUCKET_BYTES,
+                accumulation=acc,
+                no_sync=bool(getattr(row, "no_sync", True)),
+                allreduce_time_fn=time_fn,
+                layer_param_counts=counts,
+                comm_contention=contention,
+            )
         except (ValueError, KeyError, NotImplementedError) as exc:
             for k in cols:
                 cols[k].append(math.nan if k not in ("timeline", "note") else None)
@@ -332,7 +415,10 @@ def predict_ddp(
 
 
 def write_report(
-    comparison: pd.DataFrame, path: str | Path, *, title: str = "costmodel: measured vs predicted",
+    comparison: pd.DataFrame,
+    path: str | Path,
+    *,
+    title: str = "costmodel: measured vs predicted",
     ddp: pd.DataFrame | None = None,
 ) -> Path:
     """Write an HTML report: summary table and plotly charts (busbw vs size, error vs size)."""
@@ -341,28 +427,52 @@ def write_report(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     several = "model" in comparison and comparison["model"].nunique() > 1
-    figures = [plots.validation_models_figure(comparison) if several
-               else plots.validation_busbw_figure(comparison),
-               plots.validation_error_figure(comparison)]
+    figures = [
+        plots.validation_models_figure(comparison)
+        if several
+        else plots.validation_busbw_figure(comparison),
+        plots.validation_error_figure(comparison),
+    ]
     tables = [summarize(comparison).to_html(index=False, float_format="%.3f")]
     if ddp is not None and not ddp.empty:
         figures.append(plots.validation_ddp_figure(ddp))
-        shown = [c for c in ("bucket_cap_mb", "accumulation", "no_sync", "time_s",
-                             "compute_time_s", "predicted_step_s", "predicted_comm_s",
-                             "predicted_exposed_comm_s", "step_rel_error") if c in ddp]
-        tables.append("<h2>DDP step: measured vs predicted</h2>"
-                      + ddp[shown].to_html(index=False, float_format="%.4g"))
+        shown = [
+            c
+            for c in (
+                "bucket_cap_mb",
+                "accumulation",
+                "no_sync",
+                "time_s",
+                "compute_time_s",
+                "predicted_step_s",
+                "predicted_comm_s",
+                "predicted_exposed_comm_s",
+                "step_rel_error",
+            )
+            if c in ddp
+        ]
+        tables.append(
+            "<h2>DDP step: measured vs predicted</h2>"
+            + ddp[shown].to_html(index=False, float_format="%.4g")
+        )
         if "timeline" in ddp:
             for row in ddp[ddp["timeline"].notna()].head(6).itertuples(index=False):
-                figures.append(plots.ddp_timeline_figure(
-                    row.timeline, compute_s=row.predicted_compute_s,
-                    step_time_s=row.predicted_step_s,
-                    title=f"Predicted DDP step: bucket cap {row.bucket_cap_mb:g} MiB, "
-                          f"accumulation {row.accumulation}, no_sync={row.no_sync} "
-                          f"(measured {row.time_s * 1e3:.1f} ms, predicted "
-                          f"{row.predicted_step_s * 1e3:.1f} ms)"))
-    parts = [f"<html><head><meta charset='utf-8'><title>{title}</title></head><body>",
-             f"<h1>{title}</h1>", *tables]
+                figures.append(
+                    plots.ddp_timeline_figure(
+                        row.timeline,
+                        compute_s=row.predicted_compute_s,
+                        step_time_s=row.predicted_step_s,
+                        title=f"Predicted DDP step: bucket cap {row.bucket_cap_mb:g} MiB, "
+                        f"accumulation {row.accumulation}, no_sync={row.no_sync} "
+                        f"(measured {row.time_s * 1e3:.1f} ms, predicted "
+                        f"{row.predicted_step_s * 1e3:.1f} ms)",
+                    )
+                )
+    parts = [
+        f"<html><head><meta charset='utf-8'><title>{title}</title></head><body>",
+        f"<h1>{title}</h1>",
+        *tables,
+    ]
     for i, fig in enumerate(figures):
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0)))
     parts.append("</body></html>")

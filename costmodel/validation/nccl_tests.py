@@ -76,11 +76,40 @@ NCCL_TESTS_OPS: dict[str, str] = {
 _BUSBW_NUMERATOR = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0, "all_to_all": 1.0}
 
 COLUMNS: tuple[str, ...] = (
-    "run", "op", "size_bytes", "count", "dtype", "redop", "root", "placement", "time_s",
-    "algbw_bytes_per_s", "busbw_bytes_per_s", "wrong", "max_error", "flagged", "flag_reason",
-    "line", "ranks", "ranks_source", "nodes", "gpus_per_node", "gpus_per_process", "nccl_version",
-    "nccl_tests_version", "algo_env", "proto_env", "nccl_algo", "nccl_proto", "timer",
-    "iter_min_s", "iter_max_s", "iter_p99_s", "iter_cv_pct", "run_label", "device",
+    "run",
+    "op",
+    "size_bytes",
+    "count",
+    "dtype",
+    "redop",
+    "root",
+    "placement",
+    "time_s",
+    "algbw_bytes_per_s",
+    "busbw_bytes_per_s",
+    "wrong",
+    "max_error",
+    "flagged",
+    "flag_reason",
+    "line",
+    "ranks",
+    "ranks_source",
+    "nodes",
+    "gpus_per_node",
+    "gpus_per_process",
+    "nccl_version",
+    "nccl_tests_version",
+    "algo_env",
+    "proto_env",
+    "nccl_algo",
+    "nccl_proto",
+    "timer",
+    "iter_min_s",
+    "iter_max_s",
+    "iter_p99_s",
+    "iter_cv_pct",
+    "run_label",
+    "device",
 )
 
 
@@ -132,15 +161,21 @@ _NUM_RE = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _TABLE_STARTS = ("nThread", "Using devices", "Collective test", "nccl-tests version", "size ")
 _TIME_NAMES = {"time": "gpu", "cputime": "cpu"}
 _BLOCK_NAMES = {
-    "algbw": "algbw", "busbw": "busbw", "#wrong": "wrong", "error": "error",
-    "i_min": "i_min", "i_max": "i_max", "i_p99": "i_p99", "i_cv%": "i_cv",
+    "algbw": "algbw",
+    "busbw": "busbw",
+    "#wrong": "wrong",
+    "error": "error",
+    "i_min": "i_min",
+    "i_max": "i_max",
+    "i_p99": "i_p99",
+    "i_cv%": "i_cv",
 }
 
 
 def _strip_prefix(line: str) -> str:
     line = _TIMESTAMP_RE.sub("", line, count=1)
     match = _PREFIX_RE.match(line)
-    return line[match.end():] if match else line
+    return line[match.end() :] if match else line
 
 
 @dataclass
@@ -266,8 +301,10 @@ class _Parser:
         layout = run.layout or _layout_from_count(tokens)
         if layout is None or len(tokens) != layout.width:
             expected = f"{layout.width} fields" if layout else "a known nccl-tests row layout"
-            self._problem(line, f"result row has {len(tokens)} fields, expected {expected}: "
-                                f"{' '.join(tokens)!r}")
+            self._problem(
+                line,
+                f"result row has {len(tokens)} fields, expected {expected}: {' '.join(tokens)!r}",
+            )
             return
         if not (_INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1])):
             self._problem(line, f"size and count must be integers: {' '.join(tokens[:2])!r}")
@@ -281,16 +318,16 @@ class _Parser:
         for host in self.hosts:
             pos = text.find(host + ":")
             while pos >= 0:
-                if re.match(r":\d+:\d+ \[\d+\] NCCL ", text[pos + len(host):]):
+                if re.match(r":\d+:\d+ \[\d+\] NCCL ", text[pos + len(host) :]):
                     return text[:pos], text[pos:]
                 pos = text.find(host + ":", pos + 1)
         match = _DEBUG_RE.search(text)
         if match:
-            return text[: match.start()], text[match.start():]
+            return text[: match.start()], text[match.start() :]
         if " NCCL INFO " in text or " NCCL WARN " in text:
             pos = text.find(" NCCL ")
             start = text.rfind(" ", 0, max(pos - 4, 0))
-            return text[: max(start, 0)], text[max(start, 0):]
+            return text[: max(start, 0)], text[max(start, 0) :]
         return text, ""
 
     def _debug(self, text: str, run: _Run) -> None:
@@ -327,8 +364,11 @@ class _Parser:
             if self.run.rank_lines and not self.run.rows:
                 self.run.elided = True
             return
-        if len(tokens) >= 3 and _INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1]) and (
-            not _NUM_RE.match(tokens[2]) and tokens[2] != "N/A"
+        if (
+            len(tokens) >= 3
+            and _INT_RE.match(tokens[0])
+            and _INT_RE.match(tokens[1])
+            and (not _NUM_RE.match(tokens[2]) and tokens[2] != "N/A")
         ):
             self._flush()
             if self.run.concluded:
@@ -342,16 +382,25 @@ class _Parser:
             self.pending.extend(tokens)
             self._maybe_complete()
             return
-        if self.pending is None and all(_NUM_RE.match(t) for t in tokens) and len(tokens) >= 8 \
-                and _INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1]):
+        if (
+            self.pending is None
+            and all(_NUM_RE.match(t) for t in tokens)
+            and len(tokens) >= 8
+            and _INT_RE.match(tokens[0])
+            and _INT_RE.match(tokens[1])
+        ):
             self._problem(lineno, f"result row without a data type field: {body.strip()!r}")
             return
         self._debug(text, self.run)  # plain text: "NCCL version 2.26.2+cuda12.8", warnings
 
     def _maybe_complete(self) -> None:
         run = self.pending_run
-        if self.pending is not None and run is not None and run.layout is not None \
-                and len(self.pending) >= run.layout.width:
+        if (
+            self.pending is not None
+            and run is not None
+            and run.layout is not None
+            and len(self.pending) >= run.layout.width
+        ):
             self._flush()
 
     def _meta_line(self, stripped: str) -> None:
@@ -359,8 +408,11 @@ class _Parser:
         if match:
             self._meta_key = match.group(1).strip()
             self.meta[self._meta_key] = match.group(2).strip()
-        elif getattr(self, "_meta_key", None) and stripped.startswith("#") \
-                and not set(stripped) <= set("#-= "):
+        elif (
+            getattr(self, "_meta_key", None)
+            and stripped.startswith("#")
+            and not set(stripped) <= set("#-= ")
+        ):
             self.meta[self._meta_key] += "\n" + stripped.lstrip("#").strip()
 
     def _comment(self, stripped: str, lineno: int) -> None:
@@ -386,7 +438,9 @@ class _Parser:
             run.label = separator.group(1) or run.label
             return
         tokens = body.split()
-        if tokens[:2] == ["size", "count"] or (tokens and tokens[0] == "size" and "count" in tokens):
+        if tokens[:2] == ["size", "count"] or (
+            tokens and tokens[0] == "size" and "count" in tokens
+        ):
             run = self._boundary(lineno) if self.run.rows else self.run
             self._flush()
             run.layout = _layout_from_header(tokens)
@@ -520,12 +574,21 @@ def _run_facts(
         ranks, source = meta_np, "command -np"
     if ranks is None and run.nthread and run.ngpus and not run.rank_lines:
         ranks, source = run.nthread * run.ngpus, "nThread*nGpus"
-    if ranks is not None and nodes is None and listed and len({h for _, h, _ in run.rank_lines}) == 1 \
-            and ranks == len(listed) and not run.elided:
+    if (
+        ranks is not None
+        and nodes is None
+        and listed
+        and len({h for _, h, _ in run.rank_lines}) == 1
+        and ranks == len(listed)
+        and not run.elided
+    ):
         nodes, gpus_per_node = 1, ranks
     devices = sorted({d for _, _, d in run.rank_lines if d})
     return {
-        "ranks": ranks, "ranks_source": source, "nodes": nodes, "gpus_per_node": gpus_per_node,
+        "ranks": ranks,
+        "ranks_source": source,
+        "nodes": nodes,
+        "gpus_per_node": gpus_per_node,
         # nccl-tests' -g: GPUs one thread drives (its launches are serialised on that thread)
         "gpus_per_process": run.ngpus,
         "device": "; ".join(devices) if devices else None,
@@ -546,13 +609,27 @@ def _number(token: str) -> float:
     return math.nan if token == "N/A" else float(token)
 
 
-_FLOAT_COLUMNS = ("time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "max_error", "iter_min_s",
-                  "iter_max_s", "iter_p99_s", "iter_cv_pct")
+_FLOAT_COLUMNS = (
+    "time_s",
+    "algbw_bytes_per_s",
+    "busbw_bytes_per_s",
+    "max_error",
+    "iter_min_s",
+    "iter_max_s",
+    "iter_p99_s",
+    "iter_cv_pct",
+)
 # block column -> (frame column, scale to SI)
-_BLOCK_COLUMNS = {"time": ("time_s", US), "algbw": ("algbw_bytes_per_s", GB),
-                  "busbw": ("busbw_bytes_per_s", GB), "error": ("max_error", 1.0),
-                  "i_min": ("iter_min_s", US), "i_max": ("iter_max_s", US),
-                  "i_p99": ("iter_p99_s", US), "i_cv": ("iter_cv_pct", 1.0)}
+_BLOCK_COLUMNS = {
+    "time": ("time_s", US),
+    "algbw": ("algbw_bytes_per_s", GB),
+    "busbw": ("busbw_bytes_per_s", GB),
+    "error": ("max_error", 1.0),
+    "i_min": ("iter_min_s", US),
+    "i_max": ("iter_max_s", US),
+    "i_p99": ("iter_p99_s", US),
+    "i_cv": ("iter_cv_pct", 1.0),
+}
 
 
 def _build(parser: _Parser) -> pd.DataFrame:
@@ -573,9 +650,15 @@ def _build(parser: _Parser) -> pd.DataFrame:
         layout = run.layout
         if not run.rows or layout is None:  # rows are only accepted with a layout
             continue
-        op = parser.default_op or run.op or getattr(run, "op_hint", None) \
-            or parser.last_op_hint or parser.fallback_op \
-            or _op_from_rows([t for _, t in run.rows], layout) or "unknown"
+        op = (
+            parser.default_op
+            or run.op
+            or getattr(run, "op_hint", None)
+            or parser.last_op_hint
+            or parser.fallback_op
+            or _op_from_rows([t for _, t in run.rows], layout)
+            or "unknown"
+        )
         for key, value in meta_env.items():
             run.env.setdefault(key, value)
         failed = run.out_of_bounds_ok is False
@@ -611,8 +694,9 @@ def _build(parser: _Parser) -> pd.DataFrame:
                         fields[column] = value * scale
                 for column, value in fields.items():
                     columns[column].append(value)
-                bw_pairs.append((fields["algbw_bytes_per_s"] / GB,
-                                 fields["busbw_bytes_per_s"] / GB))
+                bw_pairs.append(
+                    (fields["algbw_bytes_per_s"] / GB, fields["busbw_bytes_per_s"] / GB)
+                )
                 reasons = [f"#wrong={wrong}"] if wrong else []
                 if failed:
                     reasons.append(failed_reason)
@@ -633,23 +717,38 @@ def _build(parser: _Parser) -> pd.DataFrame:
             continue
         facts = _run_facts(run, op, bw_pairs, meta_np)
         constant = {
-            "run": run_number, "op": op, "nccl_version": run.nccl_version,
-            "nccl_tests_version": run.nccl_tests_version, "algo_env": run.env.get("NCCL_ALGO"),
-            "proto_env": run.env.get("NCCL_PROTO"), "timer": layout.timer, "run_label": run.label,
+            "run": run_number,
+            "op": op,
+            "nccl_version": run.nccl_version,
+            "nccl_tests_version": run.nccl_tests_version,
+            "algo_env": run.env.get("NCCL_ALGO"),
+            "proto_env": run.env.get("NCCL_PROTO"),
+            "timer": layout.timer,
+            "run_label": run.label,
             **facts,
         }
         for name, value in constant.items():
             columns[name].extend([value] * added)
-        runs_info.append({
-            "run": run_number, "line": run.line, "op": op, **facts, "label": run.label,
-            "nthread": run.nthread, "ngpus": run.ngpus, "markers": dict(run.markers),
-            "env": dict(run.env), "nccl_version": run.nccl_version,
-            "nccl_tests_version": run.nccl_tests_version,
-            "hosts": sorted({h for _, h, _ in run.rank_lines}),
-            "ranks_busbw": _ranks_from_busbw(op, bw_pairs),
-            "out_of_bounds": run.out_of_bounds, "out_of_bounds_ok": run.out_of_bounds_ok,
-            "avg_busbw_bytes_per_s": run.avg_busbw_bytes_per_s,
-        })
+        runs_info.append(
+            {
+                "run": run_number,
+                "line": run.line,
+                "op": op,
+                **facts,
+                "label": run.label,
+                "nthread": run.nthread,
+                "ngpus": run.ngpus,
+                "markers": dict(run.markers),
+                "env": dict(run.env),
+                "nccl_version": run.nccl_version,
+                "nccl_tests_version": run.nccl_tests_version,
+                "hosts": sorted({h for _, h, _ in run.rank_lines}),
+                "ranks_busbw": _ranks_from_busbw(op, bw_pairs),
+                "out_of_bounds": run.out_of_bounds,
+                "out_of_bounds_ok": run.out_of_bounds_ok,
+                "avg_busbw_bytes_per_s": run.avg_busbw_bytes_per_s,
+            }
+        )
         run_number += 1
     if not columns["run"]:
         raise NcclTestsParseError(0, "no result row could be read", parser.source)
@@ -668,13 +767,35 @@ def _frame(records, source, meta, runs_info, problems) -> pd.DataFrame:
     for name in ("size_bytes", "count", "run", "line"):
         df[name] = df[name].astype("int64")
     df["flagged"] = df["flagged"].astype(bool)
-    for name in ("op", "dtype", "redop", "placement", "flag_reason", "ranks_source",
-                 "nccl_version", "nccl_tests_version", "algo_env", "proto_env", "nccl_algo",
-                 "nccl_proto", "timer", "run_label", "device"):
+    for name in (
+        "op",
+        "dtype",
+        "redop",
+        "placement",
+        "flag_reason",
+        "ranks_source",
+        "nccl_version",
+        "nccl_tests_version",
+        "algo_env",
+        "proto_env",
+        "nccl_algo",
+        "nccl_proto",
+        "timer",
+        "run_label",
+        "device",
+    ):
         column = df[name].astype(object)
         df[name] = column.where(column.notna(), None)
-    for name in ("time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "max_error",
-                 "iter_min_s", "iter_max_s", "iter_p99_s", "iter_cv_pct"):
+    for name in (
+        "time_s",
+        "algbw_bytes_per_s",
+        "busbw_bytes_per_s",
+        "max_error",
+        "iter_min_s",
+        "iter_max_s",
+        "iter_p99_s",
+        "iter_cv_pct",
+    ):
         df[name] = df[name].astype("float64")
     df.attrs["source"] = source
     df.attrs["meta"] = meta
@@ -726,47 +847,82 @@ def _parse_json(data: dict[str, Any], source: str, op: str | None) -> pd.DataFra
             if time_us is None:
                 raise NcclTestsParseError(0, f"results[{index}].{placement} has no time", source)
             wrong = block.get("nwrong")
-            wrong = None if wrong in (None, "N/A") or (isinstance(wrong, float) and wrong < 0) \
+            wrong = (
+                None
+                if wrong in (None, "N/A") or (isinstance(wrong, float) and wrong < 0)
                 else int(wrong)
+            )
             reasons = []
             if wrong:
                 reasons.append(f"#wrong={wrong}")
             if failed:
                 reasons.append(f"out of bounds values: {oob.get('count')} FAILED")
             per_iter = result.get(f"{placement}_per_iter") or {}
-            records.append({
-                "run": 0, "op": row_op, "size_bytes": int(result["size"]),
-                "count": int(result.get("count", 0)), "dtype": result.get("type"),
-                "redop": result.get("redop"), "root": result.get("root"), "placement": placement,
-                "time_s": float(time_us) * US,
-                "algbw_bytes_per_s": float(block.get("alg_bw", math.nan)) * GB,
-                "busbw_bytes_per_s": float(block.get("bus_bw", math.nan)) * GB,
-                "wrong": wrong, "max_error": math.nan,
-                "flagged": bool(reasons), "flag_reason": "; ".join(reasons) or None,
-                "line": 0, "ranks": ranks, "ranks_source": "devices" if ranks else "unknown",
-                "nodes": nodes, "gpus_per_node": gpus_per_node,
-                "gpus_per_process": config.get("ngpus"),
-                "nccl_version": nccl_version, "nccl_tests_version": data.get("version"),
-                "algo_env": env.get("NCCL_ALGO"), "proto_env": env.get("NCCL_PROTO"),
-                "nccl_algo": None, "nccl_proto": None,
-                "timer": "cpu" if "cpu_time" in block and "time" not in block else "gpu",
-                "iter_min_s": float(per_iter.get("min_us", math.nan)) * US,
-                "iter_max_s": float(per_iter.get("max_us", math.nan)) * US,
-                "iter_p99_s": float(per_iter.get("p99_us", math.nan)) * US,
-                "iter_cv_pct": float(per_iter.get("cv_pct", math.nan)),
-                "run_label": result.get("experiment_name"),
-                "device": "; ".join(sorted({str(d.get("device_info")) for d in devices
-                                            if d.get("device_info")})) or None,
-            })
+            records.append(
+                {
+                    "run": 0,
+                    "op": row_op,
+                    "size_bytes": int(result["size"]),
+                    "count": int(result.get("count", 0)),
+                    "dtype": result.get("type"),
+                    "redop": result.get("redop"),
+                    "root": result.get("root"),
+                    "placement": placement,
+                    "time_s": float(time_us) * US,
+                    "algbw_bytes_per_s": float(block.get("alg_bw", math.nan)) * GB,
+                    "busbw_bytes_per_s": float(block.get("bus_bw", math.nan)) * GB,
+                    "wrong": wrong,
+                    "max_error": math.nan,
+                    "flagged": bool(reasons),
+                    "flag_reason": "; ".join(reasons) or None,
+                    "line": 0,
+                    "ranks": ranks,
+                    "ranks_source": "devices" if ranks else "unknown",
+                    "nodes": nodes,
+                    "gpus_per_node": gpus_per_node,
+                    "gpus_per_process": config.get("ngpus"),
+                    "nccl_version": nccl_version,
+                    "nccl_tests_version": data.get("version"),
+                    "algo_env": env.get("NCCL_ALGO"),
+                    "proto_env": env.get("NCCL_PROTO"),
+                    "nccl_algo": None,
+                    "nccl_proto": None,
+                    "timer": "cpu" if "cpu_time" in block and "time" not in block else "gpu",
+                    "iter_min_s": float(per_iter.get("min_us", math.nan)) * US,
+                    "iter_max_s": float(per_iter.get("max_us", math.nan)) * US,
+                    "iter_p99_s": float(per_iter.get("p99_us", math.nan)) * US,
+                    "iter_cv_pct": float(per_iter.get("cv_pct", math.nan)),
+                    "run_label": result.get("experiment_name"),
+                    "device": "; ".join(
+                        sorted({str(d.get("device_info")) for d in devices if d.get("device_info")})
+                    )
+                    or None,
+                }
+            )
     if not records:
         raise NcclTestsParseError(0, "JSON 'results' holds no rows", source)
-    info = [{"run": 0, "line": 0, "op": op, "ranks": ranks, "nodes": nodes,
-             "gpus_per_node": gpus_per_node, "env": env, "config": config, "args": args,
-             "hosts": sorted(hosts), "out_of_bounds": oob.get("count"),
-             "out_of_bounds_ok": oob.get("okay"), "nccl_version": nccl_version,
-             "nccl_tests_version": data.get("version"),
-             "avg_busbw_bytes_per_s": float((data.get("average_bus_bandwidth") or {})
-                                            .get("bandwidth", math.nan)) * GB}]
+    info = [
+        {
+            "run": 0,
+            "line": 0,
+            "op": op,
+            "ranks": ranks,
+            "nodes": nodes,
+            "gpus_per_node": gpus_per_node,
+            "env": env,
+            "config": config,
+            "args": args,
+            "hosts": sorted(hosts),
+            "out_of_bounds": oob.get("count"),
+            "out_of_bounds_ok": oob.get("okay"),
+            "nccl_version": nccl_version,
+            "nccl_tests_version": data.get("version"),
+            "avg_busbw_bytes_per_s": float(
+                (data.get("average_bus_bandwidth") or {}).get("bandwidth", math.nan)
+            )
+            * GB,
+        }
+    ]
     return _frame(records, source, {}, info, [])
 
 
@@ -840,8 +996,9 @@ def parse_nccl_tests(
     if not text.strip():
         raise NcclTestsParseError(0, "empty log: no nccl-tests output at all", source)
     if op is not None and op not in NCCL_TESTS_OPS.values():
-        raise ValueError(f"op={op!r} is not an nccl-tests op; use one of "
-                         f"{sorted(set(NCCL_TESTS_OPS.values()))}")
+        raise ValueError(
+            f"op={op!r} is not an nccl-tests op; use one of {sorted(set(NCCL_TESTS_OPS.values()))}"
+        )
     head = text.lstrip()
     if head.startswith("{"):
         try:
@@ -856,18 +1013,23 @@ def parse_nccl_tests(
             stripped = _strip_prefix(raw).strip()
             if stripped and not stripped.startswith("#"):
                 in_meta = False
-            elif _MARKER_RE.match(stripped) or _SEPARATOR_RE.match(stripped) or _RANK_RE.match(
-                stripped
-            ) or stripped.lstrip("#").strip().startswith(_TABLE_STARTS):
+            elif (
+                _MARKER_RE.match(stripped)
+                or _SEPARATOR_RE.match(stripped)
+                or _RANK_RE.match(stripped)
+                or stripped.lstrip("#").strip().startswith(_TABLE_STARTS)
+            ):
                 in_meta = False
         parser.feed(raw, lineno, in_meta)
     parser._flush()
     if not any(run.rows for run in parser.runs):
         problems = "; ".join(f"line {line}: {msg}" for line, msg in parser.problems[:3])
         raise NcclTestsParseError(
-            0, "no nccl-tests result rows found (expected lines like '  1048576  262144  float  "
-               "sum  -1  35.12  29.86  52.25  0 ...')" + (f"; {problems}" if problems else ""),
-            source)
+            0,
+            "no nccl-tests result rows found (expected lines like '  1048576  262144  float  "
+            "sum  -1  35.12  29.86  52.25  0 ...')" + (f"; {problems}" if problems else ""),
+            source,
+        )
     return _build(parser)
 
 
@@ -884,16 +1046,20 @@ def read_nccl_tests(
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise NcclTestsParseError(0, f"cannot read the file: {exc.strerror}", str(path)) from exc
-    return parse_nccl_tests(text, source=str(path), op=op, strict=strict,
-                            _fallback_op=_op_from_filename(path.name))
+    return parse_nccl_tests(
+        text, source=str(path), op=op, strict=strict, _fallback_op=_op_from_filename(path.name)
+    )
 
 
 def _op_from_filename(name: str) -> str | None:
     lowered = name.lower()
     for pattern, op in (
-        (r"all_?reduce", "all_reduce"), (r"all_?gather", "all_gather"),
-        (r"reduce_?scatter", "reduce_scatter"), (r"all_?to_?all", "all_to_all"),
-        (r"broadcast", "broadcast"), (r"(?<![a-z_])reduce(?![a-z_])", "reduce"),
+        (r"all_?reduce", "all_reduce"),
+        (r"all_?gather", "all_gather"),
+        (r"reduce_?scatter", "reduce_scatter"),
+        (r"all_?to_?all", "all_to_all"),
+        (r"broadcast", "broadcast"),
+        (r"(?<![a-z_])reduce(?![a-z_])", "reduce"),
     ):
         if re.search(pattern, lowered):
             return op

@@ -53,9 +53,16 @@ LAUNCHERS: tuple[str, ...] = ("local", "srun", "mpirun")
 
 # our op name -> nccl-tests binary stem
 BINARIES: dict[str, str] = {
-    "all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter",
-    "broadcast": "broadcast", "reduce": "reduce", "all_to_all": "alltoall",
-    "sendrecv": "sendrecv", "gather": "gather", "scatter": "scatter", "hypercube": "hypercube",
+    "all_reduce": "all_reduce",
+    "all_gather": "all_gather",
+    "reduce_scatter": "reduce_scatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "all_to_all": "alltoall",
+    "sendrecv": "sendrecv",
+    "gather": "gather",
+    "scatter": "scatter",
+    "hypercube": "hypercube",
 }
 
 BUILD_HINT = (
@@ -101,8 +108,12 @@ class SweepSummary:
         return self.out_dir / "results.jsonl"
 
     def message(self) -> str:
-        parts = [f"{len(self.ok)} ok", f"{len(self.skipped)} skipped (done before)",
-                 f"{len(self.failed)} failed", f"{self.rows} rows -> {self.results_path}"]
+        parts = [
+            f"{len(self.ok)} ok",
+            f"{len(self.skipped)} skipped (done before)",
+            f"{len(self.failed)} failed",
+            f"{self.rows} rows -> {self.results_path}",
+        ]
         text = ", ".join(parts)
         for key, reason in self.failed.items():
             text += f"\n  {key}: {reason}"
@@ -162,16 +173,24 @@ def plan_sweep(
     """
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher={launcher!r} is not known; use one of {list(LAUNCHERS)}")
-    for name, value in (("gpus", gpus), ("nodes", nodes), ("step_factor", step_factor),
-                        ("iters", iters)):
+    for name, value in (
+        ("gpus", gpus),
+        ("nodes", nodes),
+        ("step_factor", step_factor),
+        ("iters", iters),
+    ):
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}={value!r} must be an integer >= 1")
     if launcher == "local" and nodes != 1:
         raise ValueError(f"nodes={nodes} needs launcher 'srun' or 'mpirun'; 'local' runs one node")
     specs = []
     for op in ops:
-        binary = find_binary(op, build_dir) if check_binaries else Path(
-            build_dir or os.environ.get("NCCL_TESTS_BUILD", ".")) / f"{BINARIES.get(op, op)}_perf"
+        binary = (
+            find_binary(op, build_dir)
+            if check_binaries
+            else Path(build_dir or os.environ.get("NCCL_TESTS_BUILD", "."))
+            / f"{BINARIES.get(op, op)}_perf"
+        )
         if op not in BINARIES:
             raise ValueError(f"op={op!r} has no nccl-tests binary; use one of {sorted(BINARIES)}")
         for algo in algos or [None]:
@@ -181,22 +200,54 @@ def plan_sweep(
                     env["NCCL_ALGO"] = algo
                 if proto:
                     env["NCCL_PROTO"] = proto
-                test = [str(binary), "-b", str(min_bytes), "-e", str(max_bytes),
-                        "-f", str(step_factor), "-w", str(warmup_iters), "-n", str(iters),
-                        *extra_args]
+                test = [
+                    str(binary),
+                    "-b",
+                    str(min_bytes),
+                    "-e",
+                    str(max_bytes),
+                    "-f",
+                    str(step_factor),
+                    "-w",
+                    str(warmup_iters),
+                    "-n",
+                    str(iters),
+                    *extra_args,
+                ]
                 if launcher == "local":
                     argv = [*test, "-g", str(gpus)]
                 elif launcher == "srun":
-                    argv = ["srun", "-N", str(nodes), "--ntasks-per-node", str(gpus),
-                            *launcher_args, *test, "-g", "1"]
+                    argv = [
+                        "srun",
+                        "-N",
+                        str(nodes),
+                        "--ntasks-per-node",
+                        str(gpus),
+                        *launcher_args,
+                        *test,
+                        "-g",
+                        "1",
+                    ]
                 else:
                     exports = [x for name in env for x in ("-x", name)]
-                    argv = ["mpirun", "-np", str(nodes * gpus), "--map-by", f"ppr:{gpus}:node",
-                            *exports, *launcher_args, *test, "-g", "1"]
-                key = "-".join([op] + [f"{k.removeprefix('NCCL_').lower()}_{v}"
-                                       for k, v in env.items()])
-                specs.append(RunSpec(key, op, algo, proto, tuple(argv), env,
-                                     ranks=nodes * gpus, nodes=nodes))
+                    argv = [
+                        "mpirun",
+                        "-np",
+                        str(nodes * gpus),
+                        "--map-by",
+                        f"ppr:{gpus}:node",
+                        *exports,
+                        *launcher_args,
+                        *test,
+                        "-g",
+                        "1",
+                    ]
+                key = "-".join(
+                    [op] + [f"{k.removeprefix('NCCL_').lower()}_{v}" for k, v in env.items()]
+                )
+                specs.append(
+                    RunSpec(key, op, algo, proto, tuple(argv), env, ranks=nodes * gpus, nodes=nodes)
+                )
     return specs
 
 
@@ -304,8 +355,9 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
             log.write(f"# costmodel runner env: {name}={value}\n")
         log.flush()
         try:
-            proc = subprocess.Popen(spec.argv, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                spec.argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
         except OSError as exc:
             return "failed", None, f"cannot start {spec.argv[0]}: {exc.strerror}"
         try:
@@ -358,8 +410,12 @@ def run_sweep(
     if show:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                       TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
+        bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+        )
         bar.start()
         task = bar.add_task("nccl-tests", total=len(todo))
     try:
@@ -372,15 +428,26 @@ def run_sweep(
             try:
                 status, rc, reason = _execute(spec, log_path, timeout_s)
             except KeyboardInterrupt:
-                _log_run(runs_path, {"key": spec.key, "status": "interrupted", "log": str(log_path),
-                                     "attempt": attempt})
+                _log_run(
+                    runs_path,
+                    {
+                        "key": spec.key,
+                        "status": "interrupted",
+                        "log": str(log_path),
+                        "attempt": attempt,
+                    },
+                )
                 summary.interrupted = True
                 summary.failed[spec.key] = "interrupted"
                 break
             rows, parse_note = 0, ""
             try:
-                df = parse_nccl_tests(log_path.read_text(encoding="utf-8", errors="replace"),
-                                      source=str(log_path), op=spec.op, strict=status == "ok")
+                df = parse_nccl_tests(
+                    log_path.read_text(encoding="utf-8", errors="replace"),
+                    source=str(log_path),
+                    op=spec.op,
+                    strict=status == "ok",
+                )
             except NcclTestsParseError as exc:
                 df, parse_note = None, str(exc)
                 if status == "ok":
@@ -390,15 +457,33 @@ def run_sweep(
                     df["algo_env"] = df["algo_env"].where(df["algo_env"].notna(), spec.algo)
                 if spec.proto:
                     df["proto_env"] = df["proto_env"].where(df["proto_env"].notna(), spec.proto)
-                rows = append_results(results_path, df, source="nccl-tests", backend="nccl",
-                                      run_key=spec.key, attempt=attempt,
-                                      complete=status == "ok", log=str(log_path))
+                rows = append_results(
+                    results_path,
+                    df,
+                    source="nccl-tests",
+                    backend="nccl",
+                    run_key=spec.key,
+                    attempt=attempt,
+                    complete=status == "ok",
+                    log=str(log_path),
+                )
             summary.rows += rows
-            _log_run(runs_path, {"key": spec.key, "status": status, "rc": rc, "reason": reason,
-                                 "rows": rows, "log": str(log_path), "attempt": attempt,
-                                 "argv": list(spec.argv), "env": spec.env,
-                                 "seconds": round(time.time() - started, 3),
-                                 "parse_note": parse_note})
+            _log_run(
+                runs_path,
+                {
+                    "key": spec.key,
+                    "status": status,
+                    "rc": rc,
+                    "reason": reason,
+                    "rows": rows,
+                    "log": str(log_path),
+                    "attempt": attempt,
+                    "argv": list(spec.argv),
+                    "env": spec.env,
+                    "seconds": round(time.time() - started, 3),
+                    "parse_note": parse_note,
+                },
+            )
             if status == "ok":
                 summary.ok.append(spec.key)
             else:

@@ -44,10 +44,16 @@ def _launcher_env() -> None:
     """Map srun / mpirun rank variables onto torch's env:// names when torchrun did not."""
     if "RANK" in os.environ:
         return
-    pairs = (("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
-             ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-              "OMPI_COMM_WORLD_LOCAL_SIZE"),
-             ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"))
+    pairs = (
+        ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
+        (
+            "OMPI_COMM_WORLD_RANK",
+            "OMPI_COMM_WORLD_SIZE",
+            "OMPI_COMM_WORLD_LOCAL_RANK",
+            "OMPI_COMM_WORLD_LOCAL_SIZE",
+        ),
+        ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
+    )
     for rank, size, local, local_size in pairs:
         if rank in os.environ:
             os.environ["RANK"], os.environ["WORLD_SIZE"] = os.environ[rank], os.environ[size]
@@ -70,8 +76,10 @@ def sizes_between(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
     [1048576, 1482910, 2097152, 2965821, 4194304]
     """
     if min_bytes < 1 or max_bytes < min_bytes or not factor > 1:
-        raise ValueError(f"sizes: need 1 <= min_bytes={min_bytes} <= max_bytes={max_bytes} and "
-                         f"factor={factor} > 1")
+        raise ValueError(
+            f"sizes: need 1 <= min_bytes={min_bytes} <= max_bytes={max_bytes} and "
+            f"factor={factor} > 1"
+        )
     out, step = [], 0
     while (size := round(min_bytes * factor**step)) <= max_bytes * (1 + 1e-12):
         out.append(min(int(size), int(max_bytes)))
@@ -115,11 +123,19 @@ class _Bench:
     def emit(self, record: dict[str, Any]) -> None:
         if self.out is None:
             return
-        base = {"source": "torch", "backend": self.backend, "ranks": self.world,
-                "nodes": self.nodes, "gpus_per_node": self.local_world,
-                "device": self.device.type, "torch_version": self.torch.__version__,
-                "host": socket.gethostname(), "attempt": self.attempt, "complete": True,
-                "run_key": self.args.run_key}
+        base = {
+            "source": "torch",
+            "backend": self.backend,
+            "ranks": self.world,
+            "nodes": self.nodes,
+            "gpus_per_node": self.local_world,
+            "device": self.device.type,
+            "torch_version": self.torch.__version__,
+            "host": socket.gethostname(),
+            "attempt": self.attempt,
+            "complete": True,
+            "run_key": self.args.run_key,
+        }
         self.out.write(json.dumps({**base, **record}) + "\n")
         self.out.flush()
 
@@ -185,13 +201,16 @@ class _Bench:
                 if op in unsupported:
                     continue
                 try:
-                    times[op, count] += self.timed(self._collective_fn(op, count), per_round,
-                                                   self.args.warmup if r == 0 else 0)
+                    times[op, count] += self.timed(
+                        self._collective_fn(op, count), per_round, self.args.warmup if r == 0 else 0
+                    )
                 except (RuntimeError, NotImplementedError) as exc:
                     unsupported.add(op)
                     if self.rank == 0:
-                        print(f"torch_bench: {op} not supported by {self.backend}: {exc}",
-                              file=sys.stderr)
+                        print(
+                            f"torch_bench: {op} not supported by {self.backend}: {exc}",
+                            file=sys.stderr,
+                        )
         for op, count in cases:
             samples = times[op, count]
             if op in unsupported or not samples:
@@ -199,15 +218,30 @@ class _Bench:
             t = statistics.median(samples)
             nbytes = count * elem
             algbw = nbytes / t
-            self.emit({"kind": "collective", "op": op, "size_bytes": nbytes,
-                       "count": count, "dtype": "float32", "placement": "out_of_place",
-                       "time_s": t, "time_min_s": min(samples), "time_max_s": max(samples),
-                       "iters": len(samples), "rounds": rounds, "algbw_bytes_per_s": algbw,
-                       "busbw_bytes_per_s": algbw * BUSBW_FACTOR[op](n),
-                       "flagged": False})
+            self.emit(
+                {
+                    "kind": "collective",
+                    "op": op,
+                    "size_bytes": nbytes,
+                    "count": count,
+                    "dtype": "float32",
+                    "placement": "out_of_place",
+                    "time_s": t,
+                    "time_min_s": min(samples),
+                    "time_max_s": max(samples),
+                    "iters": len(samples),
+                    "rounds": rounds,
+                    "algbw_bytes_per_s": algbw,
+                    "busbw_bytes_per_s": algbw * BUSBW_FACTOR[op](n),
+                    "flagged": False,
+                }
+            )
             if self.rank == 0 and self.args.verbose:
-                print(f"{op:15s} {nbytes:>12d} B  {t * 1e6:10.1f} us  "
-                      f"{algbw * BUSBW_FACTOR[op](n) / 1e9:7.3f} GB/s busbw", flush=True)
+                print(
+                    f"{op:15s} {nbytes:>12d} B  {t * 1e6:10.1f} us  "
+                    f"{algbw * BUSBW_FACTOR[op](n) / 1e9:7.3f} GB/s busbw",
+                    flush=True,
+                )
 
     def ddp(self) -> None:
         torch = self.torch
@@ -220,10 +254,14 @@ class _Bench:
         params = sum(p.numel() for p in model.parameters())
         batch = torch.randn(self.args.ddp_batch, width, device=self.device)
         for cap in self.args.bucket_cap_mb:
-            ddp = DistributedDataParallel(model, bucket_cap_mb=cap,
-                                          device_ids=[self.local_rank] if self.device.type == "cuda" else None)
+            ddp = DistributedDataParallel(
+                model,
+                bucket_cap_mb=cap,
+                device_ids=[self.local_rank] if self.device.type == "cuda" else None,
+            )
             for accumulation in sorted({1, self.args.accumulation}):
-                for no_sync in ((False, True) if accumulation > 1 else (False,)):
+                for no_sync in (False, True) if accumulation > 1 else (False,):
+
                     def step(acc=accumulation, ns=no_sync, d=ddp):
                         for micro in range(acc):
                             if ns and micro < acc - 1:
@@ -239,12 +277,23 @@ class _Bench:
 
                     times = self.timed(step, self.args.ddp_steps, 1)
                     compute_times = self.timed(compute, self.args.ddp_steps, 1)
-                    self.emit({"kind": "ddp_step", "op": "ddp_step", "params": params,
-                               "gradient_bytes": params * 4, "layers": layers, "width": width,
-                               "bucket_cap_mb": cap, "accumulation": accumulation,
-                               "no_sync": no_sync, "time_s": statistics.median(times),
-                               "compute_time_s": statistics.median(compute_times),
-                               "iters": len(times), "flagged": False})
+                    self.emit(
+                        {
+                            "kind": "ddp_step",
+                            "op": "ddp_step",
+                            "params": params,
+                            "gradient_bytes": params * 4,
+                            "layers": layers,
+                            "width": width,
+                            "bucket_cap_mb": cap,
+                            "accumulation": accumulation,
+                            "no_sync": no_sync,
+                            "time_s": statistics.median(times),
+                            "compute_time_s": statistics.median(compute_times),
+                            "iters": len(times),
+                            "flagged": False,
+                        }
+                    )
             del ddp
 
     def close(self) -> None:
@@ -254,20 +303,32 @@ class _Bench:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m costmodel.validation.torch_bench",
-                                description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m costmodel.validation.torch_bench", description=__doc__.splitlines()[0]
+    )
     p.add_argument("-o", "--output", default="results.jsonl", help="JSON lines file (appended)")
     p.add_argument("--backend", choices=("auto", "gloo", "nccl"), default="auto")
-    p.add_argument("--ops", default="all_reduce,all_gather,reduce_scatter,broadcast,all_to_all",
-                   help="comma-separated subset of " + ",".join(OPS) + " (or 'none')")
+    p.add_argument(
+        "--ops",
+        default="all_reduce,all_gather,reduce_scatter,broadcast,all_to_all",
+        help="comma-separated subset of " + ",".join(OPS) + " (or 'none')",
+    )
     p.add_argument("--min-bytes", default="4KiB")
     p.add_argument("--max-bytes", default="64MiB")
-    p.add_argument("--factor", type=float, default=2.0,
-                   help="size step factor (> 1; 2 doubles, 1.41 gives two sizes per doubling)")
+    p.add_argument(
+        "--factor",
+        type=float,
+        default=2.0,
+        help="size step factor (> 1; 2 doubles, 1.41 gives two sizes per doubling)",
+    )
     p.add_argument("--iters", type=int, default=10, help="timed iterations per op and size")
-    p.add_argument("--rounds", type=int, default=1,
-                   help="repeat the size sweep this many times, interleaved (iters split over "
-                        "rounds); spreads bursts of load from other processes over all sizes")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="repeat the size sweep this many times, interleaved (iters split over "
+        "rounds); spreads bursts of load from other processes over all sizes",
+    )
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--threads", type=int, default=1, help="torch threads per rank on CPU")
     p.add_argument("--ddp", action="store_true", help="also time DDP steps")
@@ -306,8 +367,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import torch  # noqa: F401
     except ImportError:
-        print("torch_bench: torch is not installed; pip install 'costmodel[validate]'",
-              file=sys.stderr)
+        print(
+            "torch_bench: torch is not installed; pip install 'costmodel[validate]'",
+            file=sys.stderr,
+        )
         return 2
     _launcher_env()
     bench = _Bench(args)

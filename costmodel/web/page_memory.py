@@ -101,8 +101,7 @@ def render() -> None:
     name, capacity = inp["gpu"]
     if inp["params"] is not None and not 0 < inp["params"] <= MAX_PARAMS:
         st.error(
-            f"Parameters P: must be > 0 and <= {MAX_PARAMS:g}, "
-            f"got {inp['params']:g}",
+            f"Parameters P: must be > 0 and <= {MAX_PARAMS:g}, got {inp['params']:g}",
             icon=":material/error:",
         )
         return
