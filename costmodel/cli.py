@@ -1142,9 +1142,20 @@ def _read_measurements(path: Path, nodes: int | None = None) -> Any:
     return df
 
 
+def _reference_help() -> str:
+    """--reference help: the bundled runs' short ids (full names in the error of a wrong one)."""
+    from .reference import reference_id, reference_runs
+
+    ids = ", ".join(reference_id(n) for n in reference_runs("nccl-tests"))
+    return f"A bundled published nccl-tests run instead of RESULTS, by name or short id: {ids}."
+
+
 @validate_app.command("compare")
 def validate_compare(
-    results: Annotated[Path, typer.Argument(help="results.jsonl or an nccl-tests log.")],
+    results: Annotated[
+        Path | None, typer.Argument(help="results.jsonl or an nccl-tests log.")
+    ] = None,
+    reference: Annotated[str | None, typer.Option(help=_reference_help())] = None,
     cluster: Annotated[str | None, typer.Option(help="Cluster preset to predict with.")] = None,
     nodes: Annotated[
         int | None, typer.Option(min=1, help="Nodes, when the file does not say.")
@@ -1174,9 +1185,18 @@ def validate_compare(
     Example:
 
         costmodel validate compare runs/h100/results.jsonl --cluster dgx-h100 --nodes 2 --report r.html
+
+        costmodel validate compare --reference 06a --cluster dell-xe9680-h100
     """
     from .validation import compare as cmp
 
+    if (results is None) == (reference is None):
+        raise ValueError("validate compare: give RESULTS or --reference NAME (one)")
+    if reference is not None:
+        from .reference import reference_path
+
+        results = reference_path(reference, kind="nccl-tests")
+    assert results is not None  # one of the two, checked above
     if (cluster is None) == (calibration is None):
         raise ValueError("validate compare: give --cluster NAME or --calibration FILE (one)")
     if tolerance <= 0:

@@ -29,8 +29,9 @@ from costmodel import corrections as C  # noqa: E402
 from costmodel import nccl  # noqa: E402
 from costmodel import predict as P  # noqa: E402
 from costmodel import tables as T  # noqa: E402
+from costmodel.reference import reference_dir  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "nccl-tests"  # shared/ sits beside the checkout
+DATA = reference_dir("nccl-tests")  # the published runs bundled in costmodel/data/reference
 
 
 @dataclass(frozen=True)

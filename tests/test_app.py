@@ -307,12 +307,14 @@ def test_ddp_bad_input_names_the_field(kind, key, value, field):
 
 
 # --- Validate --------------------------------------------------------------------------------
-SHARED_LOGS = ROOT.parent / "shared" / "data" / "nccl-tests"
+from costmodel.reference import reference_dir  # noqa: E402
+
+REFERENCE_LOGS = reference_dir("nccl-tests")  # bundled in the package
 REFERENCE = "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt"
 
 
 def test_validate_uploaded_log_is_compared_with_a_calibrated_preset():
-    text = (SHARED_LOGS / REFERENCE).read_bytes()
+    text = (REFERENCE_LOGS / REFERENCE).read_bytes()
     at = open_page("page_validate.py")
     assert_clean(at)
     at.file_uploader(key="val_upload").set_value((REFERENCE, text, "text/plain")).run()
@@ -464,7 +466,7 @@ def test_validate_upload_that_is_not_a_log_is_a_red_message(name, content):
 
 
 def test_validate_truncated_log_names_the_skipped_line():
-    text = (SHARED_LOGS / REFERENCE).read_bytes()
+    text = (REFERENCE_LOGS / REFERENCE).read_bytes()
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value(
         (REFERENCE, text[: len(text) // 2], "text/plain")

@@ -1,5 +1,5 @@
 """DDP step model (costmodel.ddp): PyTorch's bucket rule, the timeline, accumulation, and a shape
-check against PyTorch's own DDP benchmark (../shared/data/ddp/14_*.txt, V100 DGX-1)."""
+check against PyTorch's own DDP benchmark (bundled as costmodel/data/reference/ddp/14_*.txt, V100 DGX-1)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from costmodel import collectives, ddp
+from costmodel.reference import reference_dir
 from costmodel.ddp import (
     DEFAULT_BUCKET_CAP_BYTES,
     DEFAULT_FIRST_BUCKET_BYTES,
@@ -231,7 +232,7 @@ def test_step_invariants(params, ranks, compute, bw, lat, slow, acc, no_sync) ->
 
 
 # --- shape check against PyTorch's DDP benchmark ----------------------------------------------
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ddp"
+DATA = reference_dir("ddp")  # bundled in the package (costmodel.reference)
 
 
 def _benchmark_file() -> Path:

@@ -1,5 +1,5 @@
 """Every collective and topology worked example of the lesson
-(/work/shared/reference/lesson-data-parallelism.txt), pinned.
+(summarised, with every number pinned here, in docs/lesson.md), pinned.
 
 Tolerances follow the lesson's rounding: a figure printed with k significant digits is checked to
 half a unit of its last digit; "~" figures to 3%. The numbers are checked on the formula modules

@@ -1,6 +1,6 @@
-"""Tests for costmodel.validation.nccl_tests: every published log in shared/data parses, with the
-row counts read off the files, and the synthetic format fixtures in tests/data exercise the
-layouts no published log shows (-C, -I, -c 0, JSON, split rows, several runs)."""
+"""Tests for costmodel.validation.nccl_tests: every published log bundled in
+costmodel/data/reference parses, with the row counts read off the files, and the synthetic format
+fixtures in tests/data exercise the layouts no published log shows (-C, -I, -c 0, JSON, split rows, several runs)."""
 
 from __future__ import annotations
 

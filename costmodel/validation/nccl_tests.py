@@ -4,7 +4,7 @@ nccl-tests prints one table per run: a preamble (``# nThread ...``, ``# Using de
 ``#  Rank`` line per rank), a column header, one row per message size with an out-of-place and an
 in-place block (``time algbw busbw #wrong``), and a footer (``# Out of bounds values``, ``# Avg bus
 bandwidth``). The exact layout changed over the years and logs from clusters carry extra noise;
-this parser reads all of it (reference/nccl_model.md section 2.3, nccl-tests ``src/util.cu``):
+this parser reads all of it (docs/nccl-model.md section 2.3, nccl-tests ``src/util.cu``):
 
 - old tables without the ``root`` column and with an ``error`` column (max delta, v2.9 era);
 - ``-C 1`` (``cputime`` instead of ``time``), ``-I 1`` (``i_min i_max i_p99 i_cv%`` after each

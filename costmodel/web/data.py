@@ -330,27 +330,28 @@ def hierarchy_sweep(
 
 # --- validation --------------------------------------------------------------------------------
 def reference_dirs() -> list[Path]:
-    """Folders searched for bundled reference nccl-tests logs, in order.
+    """Folders searched for reference nccl-tests logs, in order.
 
-    ``$COSTMODEL_REFERENCE_LOGS`` if set, then ``shared/data/nccl-tests`` beside the repository
-    (where the project's published reference runs live; absent in the Docker image).
+    The runs bundled in the package first (:func:`costmodel.reference.reference_dir`, present in a
+    pip install and the Docker image), then ``$COSTMODEL_REFERENCE_LOGS`` if set (a folder of the
+    user's own logs; a name already bundled keeps the bundled file).
     """
-    dirs = []
+    from costmodel.reference import reference_dir
+
+    dirs = [reference_dir("nccl-tests")]
     if os.environ.get("COSTMODEL_REFERENCE_LOGS"):
         dirs.append(Path(os.environ["COSTMODEL_REFERENCE_LOGS"]))
-    dirs.append(Path(__file__).resolve().parents[3] / "shared" / "data" / "nccl-tests")
     return [d for d in dirs if d.is_dir()]
 
 
 @st.cache_data(show_spinner=False)
 def reference_logs() -> dict[str, str]:
-    """Reference log name -> path, from :func:`reference_dirs`."""
-    return {
-        p.name: str(p)
-        for d in reference_dirs()
-        for p in sorted(d.glob("*.txt"))
-        if p.name.lower() != "readme.md"
-    }
+    """Reference log name -> path, from :func:`reference_dirs` (the first folder wins a name)."""
+    out: dict[str, str] = {}
+    for d in reference_dirs():
+        for p in sorted(d.glob("*.txt")):
+            out.setdefault(p.name, str(p))
+    return out
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

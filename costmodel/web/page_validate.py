@@ -68,7 +68,7 @@ def _log() -> tuple[str | None, str | None]:
         )
         return None, None
     name = st.selectbox(
-        "Reference run (published logs, see shared/data/nccl-tests/README.md)",
+        "Reference run (published logs bundled with costmodel; index: costmodel/data/reference/README.md)",
         list(refs),
         key="val_reference",
         bind=QP,
