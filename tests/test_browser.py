@@ -17,9 +17,8 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
-
 from costmodel.reference import reference_path  # noqa: E402
+from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
 
 # A published log bundled in the package (costmodel/data/reference/nccl-tests)
 REFERENCE_LOG = reference_path("13a_waynehacking8_1x4xH100-slice_auto_allreduce")

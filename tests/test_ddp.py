@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from costmodel import collectives, ddp
-from costmodel.reference import reference_dir
 from costmodel.ddp import (
     DEFAULT_BUCKET_CAP_BYTES,
     DEFAULT_FIRST_BUCKET_BYTES,
@@ -21,6 +20,7 @@ from costmodel.ddp import (
     bucket_sizes,
     ddp_step,
 )
+from costmodel.reference import reference_dir
 
 MiB = 2**20
 
