@@ -340,6 +340,19 @@ def test_validate_reference_run_from_the_url():
     assert metrics(at)["Median |error| of time"] != before
 
 
+def test_validate_lists_the_bundled_runs_without_any_environment(monkeypatch):
+    """A pip install or the image has no folder of logs: the bundled runs are the list."""
+    monkeypatch.delenv("COSTMODEL_REFERENCE_LOGS", raising=False)
+    at = open_page("page_validate.py", {"val_source": "A reference run"})
+    assert_clean(at)
+    options = at.selectbox(key="val_reference").options
+    bundled = sorted(p.name for p in REFERENCE_LOGS.glob("*.txt"))
+    busbw_only = [n for n in bundled if n.endswith("_busbw-only.txt")]  # no times to compare
+    assert len(busbw_only) == 4
+    assert sorted(options) == sorted(set(bundled) - set(busbw_only))
+    assert REFERENCE in options
+
+
 def test_validate_a_file_that_is_not_a_log_names_the_field():
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value(

@@ -346,11 +346,18 @@ def reference_dirs() -> list[Path]:
 
 @st.cache_data(show_spinner=False)
 def reference_logs() -> dict[str, str]:
-    """Reference log name -> path, from :func:`reference_dirs` (the first folder wins a name)."""
+    """Reference log name -> path, from :func:`reference_dirs` (the first folder wins a name).
+
+    Busbw-only markdown tables (bundled 21a-21d) are left out: they have no times to compare
+    (read them with :func:`costmodel.validation.nccl_tests.read_busbw_table`).
+    """
+    from costmodel.validation.nccl_tests import is_busbw_table
+
     out: dict[str, str] = {}
     for d in reference_dirs():
         for p in sorted(d.glob("*.txt")):
-            out.setdefault(p.name, str(p))
+            if p.name not in out and not is_busbw_table(p.read_text(errors="replace")):
+                out[p.name] = str(p)
     return out
 
 
