@@ -305,7 +305,7 @@ MODELS = {
 # ring over both nodes (DESIGN.md 3.2).
 NVLINK_BYTES_PER_S = 150e9
 NODE_IB_BYTES_PER_S = 4 * 100e9 / 8
-# NCCL's Ring/Simple latency (reference/nccl_model.md sections 1.2, 1.5, 1.6, from tuning.cc):
+# NCCL's Ring/Simple latency (docs/nccl-model.md sections 1.2, 1.5, 1.6, from tuning.cc):
 # base 8.4 us, + 3.4 us per NVLink step, + 14 us per network step (2 (nodes-1) of the 2 (N-1)
 # steps), x 1.9 on multi-node Volta ("plateau effect").
 BASE_LAT_S, NVLINK_STEP_S, NET_STEP_S, VOLTA_MULTINODE = 8.4e-6, 3.4e-6, 14e-6, 1.9
