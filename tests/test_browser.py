@@ -45,9 +45,8 @@ def app_url():
     ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / "streamlit-server.log", "w") as log:
         try:
-            with served_app(
-                log=log, env={"COSTMODEL_REFERENCE_LOGS": str(REFERENCE_LOG.parent)}
-            ) as url:
+            # no COSTMODEL_REFERENCE_LOGS: the bundled runs are found without it
+            with served_app(log=log) as url:
                 yield url
         except RuntimeError as exc:
             pytest.fail(f"{exc}; see {log.name}")
