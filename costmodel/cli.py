@@ -254,7 +254,7 @@ def _human_frame(df: Any) -> str:
         else:
             if col == "params" and out[col].dtype.kind in "fiu":
                 out[col] = [units.format_count(float(v)) for v in out[col]]
-            elif col == "textbook_over_nccl":
+            elif col.endswith("_over_nccl"):
                 out[col] = [f"{v:.3g}x" for v in out[col]]
     out = out.rename(columns=renames)
     return out.to_string(index=False)

@@ -330,7 +330,7 @@ def predict_collective(
     50
     >>> p = predict_collective("all_reduce", 8 * 2**30, "dgx-h100", nodes=8, model="textbook")
     >>> round(p.busbw_bytes_per_s / 1e9)      # a ring uses all 8 NICs of a node: 8 x 48 GB/s
-    383
+    381
     >>> p = predict_collective("all_reduce", 8 * 2**30, "dgx-h100", nodes=8, model="nccl-table")
     >>> p.algorithm, round(p.busbw_bytes_per_s / 1e9)    # NCCL: NVLSTree, 8 ch x 45.5 GB/s cap
     ('nvls_tree', 363)
