@@ -378,6 +378,14 @@ def test_collectives_nccl_view_is_predict_collective():
     assert any("nodes" in e.value for e in at.error)
 
 
+def test_collectives_old_view_url_still_opens_the_cluster_view():
+    # issue 10 renamed the views; a link shared before keeps opening the view it showed
+    at = open_page("page_collectives.py", {"view": "NCCL-faithful (a cluster preset)"})
+    assert_clean(at)
+    assert at.radio(key="view").value == "cluster"
+    assert "NCCL's choice" in {m.label for m in at.metric}
+
+
 # --- review: bad input that used to raise inside a page ---------------------------------------
 @pytest.mark.parametrize(
     ("key", "value", "field"),

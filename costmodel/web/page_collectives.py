@@ -32,9 +32,17 @@ DEFAULT_ALGORITHMS = {"all_reduce": ("ring", "tree", "recursive_doubling")}
 
 #: the two views: formulas on one link, or a model on a cluster preset (costmodel.models)
 VIEWS = {"link": "Formulas on one link (alpha-beta)", "cluster": "A model on a cluster preset"}
+#: deprecated URL values of ``view`` (before issue 10 renamed the views) -> the view they meant
+_OLD_VIEWS = {
+    "Textbook (alpha-beta, one link)": "link",
+    "NCCL-faithful (a cluster preset)": "cluster",
+}
 
 
 def _inputs() -> dict:
+    old = st.query_params.get("view")
+    if old in _OLD_VIEWS and "view" not in st.session_state:  # an old shared link keeps
+        st.session_state["view"] = _OLD_VIEWS[old]  # opening the view it showed
     c1, c2, c3 = st.columns(3)
     op = c1.selectbox("Operation", collectives.OPS, format_func=OP_LABELS.get, key="op", bind=QP)
     view = c2.radio(
