@@ -184,3 +184,25 @@ def test_nccl_table_is_a_reference_not_an_answer_model(calibrated_presets):
     with pytest.raises(ValueError, match="carries no calibration"):
         cm.predict_collective("all_reduce", M, "dgx-h100", model="calibrated")
     assert models.available(cm.cluster(CAL))[-1] == "calibrated"
+
+
+def test_cluster_page_hierarchical_columns_are_the_textbook_model_on_a_sharp_cluster():
+    """The page's hierarchical columns are cm.allreduce_time(M, cluster, algorithm=...), with
+    the preset's own in-network reduction (CoreWeave HGX H100: IB SHARP) by default."""
+    name, nodes = "coreweave-hgx-h100", 2
+    at = _page("page_cluster.py")
+    at.selectbox(key="cl_cluster").set_value(name).run()
+    at.number_input(key="cl_nodes").set_value(nodes)
+    at.select_slider(key="cl_size").set_value(M).run()
+    _clean(at)
+    assert at.checkbox(key="cl_sharp").value is False  # the what-if is off; the preset has SHARP
+    sweep = _frame_with(at, "hierarchical_serial_s")
+    here = sweep[(sweep["nodes"] == nodes) & (sweep["gpus_per_node"] == 8)].iloc[0]
+    c = cm.cluster(name, nodes=nodes)
+    for column, algorithm in (
+        ("hierarchical_serial_s", "hierarchical"),
+        ("hierarchical_pipelined_s", "hierarchical_pipelined"),
+        ("flat_ring_s", "ring"),
+    ):
+        want = cm.allreduce_time(M, c, algorithm=algorithm)
+        assert float(here[column]) == pytest.approx(want, rel=RTOL), column

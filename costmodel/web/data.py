@@ -272,7 +272,7 @@ def hierarchy_sweep(
     with that algorithm, ``nccl_*`` the realistic model, ``model_*`` the page's chosen model;
     the phases are :func:`costmodel.topology.hierarchical_allreduce_phases` on the same effective
     figures the textbook model uses. ``in_network_reduction`` is the page's SHARP what-if for
-    the hierarchical columns.
+    the hierarchical columns (a preset with IB SHARP reduces in the network either way).
     """
     from costmodel import models, predict, presets, topology
 
@@ -290,7 +290,7 @@ def hierarchy_sweep(
             c.effective_inter_bandwidth_bytes_per_s,
             c.intra_latency_s,
             c.inter_latency_s,
-            in_network_reduction=in_network_reduction,
+            in_network_reduction=c.sharp or in_network_reduction,
         )
         row = {k: float(v) for k, v in phases.items()}
         for name, algo in (
@@ -298,7 +298,11 @@ def hierarchy_sweep(
             ("hierarchical_pipelined", "hierarchical_pipelined"),
         ):
             t, _ = models.textbook_time_s(
-                "all_reduce", message_bytes, c, algo, in_network_reduction=in_network_reduction
+                "all_reduce",
+                message_bytes,
+                c,
+                algo,
+                in_network_reduction=c.sharp or in_network_reduction,
             )
             row[f"{name}_s"] = float(t)
         kw = dict(nodes=c.nodes, gpus_per_node=c.gpus_per_node)

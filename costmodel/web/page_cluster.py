@@ -34,7 +34,8 @@ def _inputs() -> dict:
         value=False,
         key="cl_sharp",
         bind=QP,
-        help="halves the inter-node bytes",
+        help="what-if: halves the inter-node bytes of the hierarchical columns (a preset with "
+        "IB SHARP, as the textbook model, uses it anyway)",
     )
     model = st.radio(
         "Model",
