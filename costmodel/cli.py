@@ -254,7 +254,7 @@ def _human_frame(df: Any) -> str:
         else:
             if col == "params" and out[col].dtype.kind in "fiu":
                 out[col] = [units.format_count(float(v)) for v in out[col]]
-            elif col == "textbook_over_nccl":
+            elif col.endswith("_over_nccl"):
                 out[col] = [f"{v:.3g}x" for v in out[col]]
     out = out.rename(columns=renames)
     return out.to_string(index=False)
@@ -286,6 +286,16 @@ def _sizes(values: Sequence[str], name: str = "--size") -> list[int]:
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
+
+
+def _model_help() -> str:
+    from . import models
+
+    answer = ", ".join(f"{m}{' (default)' if m == models.DEFAULT else ''}" for m in models.MODELS)
+    return f"{answer}; reference baseline: {', '.join(models.REFERENCE_MODELS)}."
+
+
+_MODEL_HELP = _model_help()
 
 
 # --- collective -------------------------------------------------------------------------------
@@ -328,9 +338,7 @@ def collective(
     ] = None,
     nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
     gpus_per_node: Annotated[int | None, typer.Option(min=1, help="GPUs per node.")] = None,
-    model: Annotated[
-        str, typer.Option(help="With --cluster: nccl, nccl-table or textbook.")
-    ] = "nccl",
+    model: Annotated[str, typer.Option(help="With --cluster: " + _MODEL_HELP)] = "nccl",
     as_json: JsonOpt = False,
 ) -> None:
     """Time, algbw and busbw of one collective over a link or a cluster preset.
@@ -536,7 +544,7 @@ def step(
     no_sync: Annotated[
         bool, typer.Option("--no-sync/--sync", help="Skip all-reduce on non-final micro-batches.")
     ] = True,
-    model: Annotated[str, typer.Option(help="With --cluster: nccl or textbook.")] = "nccl",
+    model: Annotated[str, typer.Option(help="With --cluster: " + _MODEL_HELP)] = "nccl",
     as_json: JsonOpt = False,
 ) -> None:
     """One DDP training step: compute, bucketed all-reduce, exposed comm, bound, efficiency.
@@ -638,7 +646,7 @@ def scenario(
     ] = None,
     bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
     no_sync: Annotated[bool, typer.Option("--no-sync/--sync")] = True,
-    model: Annotated[str, typer.Option(help="nccl or textbook.")] = "nccl",
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     as_json: JsonOpt = False,
 ) -> None:
     """A whole training setup: memory, batch, DDP step, verdict and what flips it.
@@ -809,10 +817,13 @@ def predict(
         str, typer.Option(help="auto or an NCCL algorithm (Ring, Tree, NVLS, ...).")
     ] = "auto",
     protocol: Annotated[str, typer.Option(help="auto, LL, LL128 or Simple.")] = "auto",
-    model: Annotated[str, typer.Option(help="nccl, nccl-table or textbook.")] = "nccl",
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     compare_models: Annotated[
         bool,
-        typer.Option("--compare-models", help="Textbook, NCCL-table and full model side by side."),
+        typer.Option(
+            "--compare-models",
+            help="Every model that can answer (and the nccl-table baseline) side by side.",
+        ),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -853,7 +864,9 @@ def predict(
                 "op": op,
                 "cluster": cluster,
                 "nodes": nodes,
-                "models": list(pr.MODELS) if compare_models else [model],
+                "models": [c[len("time_s[") : -1] for c in df.columns if c.startswith("time_s[")]
+                if compare_models
+                else [model],
                 "results": _records(df),
             }
         )
@@ -1160,7 +1173,7 @@ def validate_compare(
     nodes: Annotated[
         int | None, typer.Option(min=1, help="Nodes, when the file does not say.")
     ] = None,
-    model: Annotated[str, typer.Option(help="nccl, nccl-table or textbook.")] = "nccl",
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     calibration: Annotated[
         Path | None,
         typer.Option(help="Predict with a calibration TOML (from 'costmodel calibrate') instead."),

@@ -18,11 +18,11 @@ predicted once per distinct bucket size (:class:`_Clusters`); the flip threshold
 step in closed form and are confirmed by two re-evaluations each, not found by bisection.
 
 The lesson's practice problem 1 on a preset (7B, bf16 gradients, 64 H100s, 400 ms compute),
-with the textbook's flat ring at one 400G NIC per GPU: comms-bound, and fp8 gradients are the
-smallest change that flips it (as the lesson says):
+with the lesson's flat ring at one 400G NIC per GPU (``model="lesson"``): comms-bound, and fp8
+gradients are the smallest change that flips it (as the lesson says):
 
 >>> s = Scenario(params="7B", cluster="dgx-h100", nodes=8, compute_time_s="400ms",
-...              model="textbook")
+...              model="lesson")
 >>> r = s.evaluate(scaling=False)
 >>> r.ranks, r.bound, r.flip.parameter
 (64, 'comms', 'gradient_bytes_per_param')
@@ -147,7 +147,10 @@ class Scenario(BaseModel):
         25 * 2**20, ge=1, le=10**13, description="DDP bucket_cap [B] (25 MiB default)"
     )
     no_sync: bool = Field(True, description="skip the all-reduce on non-final micro-batches")
-    model: Literal["nccl", "textbook"] = Field("nccl", description="collective model")
+    model: Literal["nccl", "lesson", "textbook", "calibrated"] = Field(
+        "nccl",
+        description="collective model (costmodel.models): nccl, lesson, textbook or calibrated",
+    )
 
     @field_validator("params", mode="before")
     @classmethod

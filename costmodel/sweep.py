@@ -356,6 +356,10 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
 # --- consistency and combinations -------------------------------------------------------------
 def _check(grid: Grid) -> None:
     a = grid.axes
+    if "model" in a:  # one name per model (costmodel.models); unknown names fail here, early
+        from . import models
+
+        a["model"] = [models.check_model(m) for m in a["model"]]
     if grid.kind == "collective":
         if "size" not in a:
             raise ValueError("grid: a collective sweep needs sizes, e.g. size=8B..16GB x2")
@@ -382,8 +386,11 @@ def _check(grid: Grid) -> None:
                 raise ValueError("ranks: a collective over a link needs >= 2 ranks")
             if {"nodes", "gpus_per_node", "protocol"} & set(a):
                 raise ValueError("grid: nodes, gpus_per_node and protocol need a preset")
-            if any(m != "textbook" for m in a.get("model", ["textbook"])):
-                raise ValueError("model: a raw link (bandwidth=...) has only model=textbook")
+            if any(m not in _LINK_MODELS for m in a.get("model", ["textbook"])):
+                raise ValueError(
+                    "model: a raw link (bandwidth=...) has only model=textbook (or lesson: on "
+                    "one link both are the same alpha-beta formula)"
+                )
         for name in ("ranks", "nodes", "gpus_per_node"):
             if any(v < 1 for v in a.get(name, [1])):
                 raise ValueError(f"{name}: every value must be >= 1")
@@ -396,12 +403,16 @@ def _check(grid: Grid) -> None:
             raise ValueError("zero_stage: allowed 0, 1, 2, 3")
 
 
+#: the models a raw link (bandwidth=..., no cluster) can be swept with: one alpha-beta formula
+_LINK_MODELS = ("textbook", "lesson")
+
+
 def _algorithms(op: str, model: str, requested: list[str]) -> list[str]:
     if requested != ["all"]:
         if "all" in requested:
             raise ValueError("algorithm: 'all' cannot be mixed with named algorithms")
         return requested
-    if model == "textbook":
+    if model in _LINK_MODELS:
         from . import collectives
 
         if op not in collectives.ALGORITHMS:
@@ -410,7 +421,8 @@ def _algorithms(op: str, model: str, requested: list[str]) -> list[str]:
     from . import nccl
 
     raise ValueError(
-        f"algorithm: 'all' expands only for model=textbook (a cluster cannot run every NCCL "
+        f"algorithm: 'all' expands only for model=textbook or lesson (a cluster cannot run "
+        f"every NCCL "
         f"algorithm); name them instead, from: auto, {', '.join(nccl.ALGORITHMS)}"
     )
 
@@ -474,7 +486,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
     for preset in _presets(a.get("preset", [None]), a):
         for model in a.get("model", [default_model]):
             for op in _ops(a.get("op", ["all_reduce"])):
-                default_alg = "auto" if model != "textbook" else "ring"
+                default_alg = "ring" if model in _LINK_MODELS else "auto"
                 for alg in _algorithms(op, model, a.get("algorithm", [default_alg])):
                     for proto in a.get("protocol", ["auto"]):
                         cat = {
@@ -635,7 +647,7 @@ def _eval_collective_link(cat: dict[str, Any], num: dict[str, np.ndarray]) -> di
     algbw = sizes / t
     busbw = algbw * np.asarray(collectives.busbw_factor(cat["op"], ranks), dtype=float)
     return {
-        "model": "textbook",
+        "model": cat.get("model") or "textbook",
         "op": cat["op"],
         "algorithm": cat["algorithm"],
         "ranks": ranks,

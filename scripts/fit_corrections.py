@@ -2,7 +2,7 @@
 
 Usage: ``python scripts/fit_corrections.py`` (about 20-45 s on 2 shared cores). Writes
 ``costmodel/fitted_corrections.py`` (ALL = fitted on every run; LORO[run] = fitted on every run
-but that one) and ``docs/fidelity.md`` (per-run median |busbw error| of the textbook, NCCL-table
+but that one) and ``docs/fidelity.md`` (per-run median |busbw error| of the lesson, NCCL-table
 and full models, each run predicted with the LORO parameters, i.e. never by constants fitted on
 itself). tests/test_fidelity.py imports this file for RUNS and evaluate().
 
@@ -303,8 +303,8 @@ def predict_run(run: Run, model: str, params=None) -> np.ndarray:
         run.cluster,
         nodes=run.nodes,
         gpus_per_node=run.gpus_per_node,
-        algorithm=run.algorithm if model != "textbook" else "auto",
-        protocol=run.protocol if model != "textbook" else "auto",
+        algorithm=run.algorithm if model != "lesson" else "auto",
+        protocol=run.protocol if model != "lesson" else "auto",
         model=model,
         gpus_per_process=run.gpus_per_process,
         nvls=run.spec.nvls,
@@ -581,7 +581,7 @@ def evaluate(runs: list[Run], loro: dict[str, dict]) -> list[dict]:
             "trust": r.trust,
             "goal": r.goal,
         }
-        for model in ("textbook", "nccl-table", "nccl"):
+        for model in ("lesson", "nccl-table", "nccl"):
             params = loro[r.key] if model == "nccl" else None
             row[model] = summary(r, predict_run(r, model, params))
         rows.append(row)
@@ -595,18 +595,18 @@ def fidelity_markdown(rows: list[dict], date: str) -> str:
     lines = [
         f"# Fidelity: predicted vs measured nccl-tests busbw ({date})",
         "",
-        "Median |busbw error| per run, sizes >= 1 MiB / all sizes / < 64 KiB, for the textbook",
-        "alpha-beta model, NCCL 2.30's tuning model alone, and the full model (NCCL's table plus",
+        "Median |busbw error| per run, sizes >= 1 MiB / all sizes / < 64 KiB, for the lesson's",
+        "flat-ring alpha-beta model, NCCL 2.30's tuning model alone, and the full model (NCCL's table plus",
         "costmodel/corrections.py, each run predicted with parameters fitted leave-one-run-out).",
         "Goal (high-trust NVSwitch / InfiniBand runs, marked *): <= 8% from 1 MiB up, <= 20% over",
         "all sizes. Written by scripts/fit_corrections.py.",
         "",
-        "| run | op | cluster | nodes x GPUs | trust | textbook | NCCL table | full model |",
+        "| run | op | cluster | nodes x GPUs | trust | lesson | NCCL table | full model |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         cells = []
-        for model in ("textbook", "nccl-table", "nccl"):
+        for model in ("lesson", "nccl-table", "nccl"):
             s = r[model]
             cells.append(f"{pct(s['ge1MiB'])} / {pct(s['all'])} / {pct(s['lt64KiB'])}")
         mark = "*" if r["goal"] else ""

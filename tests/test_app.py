@@ -222,12 +222,14 @@ def test_cluster_metrics_are_the_topology_functions_on_the_preset():
     at = open_page("page_cluster.py")
     assert_clean(at)
     c = presets.cluster("dgx-h100", nodes=4)
+    # issue 10: the page's hierarchical columns are the textbook model's, on the links'
+    # effective figures (datasheet x measured efficiency), as cm.allreduce_time(M, cluster)
     expected = topology.hierarchical_allreduce_time(
         2**30,
         4,
         c.gpus_per_node,
-        c.intra_bandwidth_bytes_per_s,
-        c.inter_bandwidth_bytes_per_s,
+        c.effective_intra_bandwidth_bytes_per_s,
+        c.effective_inter_bandwidth_bytes_per_s,
         c.intra_latency_s,
         c.inter_latency_s,
     )
@@ -379,7 +381,7 @@ def test_collectives_nccl_view_is_predict_collective():
     from costmodel.units import format_duration
 
     at = open_page(
-        "page_collectives.py", {"view": "NCCL-faithful (a cluster preset)", "nccl_nodes": "8"}
+        "page_collectives.py", {"view": "A model on a cluster preset", "nccl_nodes": "8"}
     )
     assert_clean(at)
     p = predict_collective("all_reduce", 2**28, "dgx-h100", nodes=8)
@@ -389,6 +391,14 @@ def test_collectives_nccl_view_is_predict_collective():
     at.number_input(key="nccl_nodes").set_value(0).run()
     assert_clean(at)
     assert any("nodes" in e.value for e in at.error)
+
+
+def test_collectives_old_view_url_still_opens_the_cluster_view():
+    # issue 10 renamed the views; a link shared before keeps opening the view it showed
+    at = open_page("page_collectives.py", {"view": "NCCL-faithful (a cluster preset)"})
+    assert_clean(at)
+    assert at.radio(key="view").value == "cluster"
+    assert "NCCL's choice" in {m.label for m in at.metric}
 
 
 # --- review: bad input that used to raise inside a page ---------------------------------------

@@ -27,11 +27,11 @@ def _inputs() -> dict:
     nodes = c[2].number_input("Nodes", value=4, step=1, key="ddp_nodes", bind=QP)
     model = c[3].radio(
         "Collective model",
-        ("nccl", "textbook"),
+        data.answer_models(cluster),
         horizontal=True,
         key="ddp_model",
         bind=QP,
-        help="nccl: NCCL's tuning model; textbook: ring alpha-beta",
+        help=data.MODELS_HELP,
     )
     c = st.columns(4)
     local_batch = c[0].number_input(

@@ -125,7 +125,14 @@ def render() -> None:
         key="val_cluster",
         bind=QP,
     )
-    model = c[1].radio("Model", ("nccl", "textbook"), horizontal=True, key="val_model", bind=QP)
+    model = c[1].radio(
+        "Model",
+        (*data.answer_models(cluster), "nccl-table"),
+        horizontal=True,
+        key="val_model",
+        bind=QP,
+        help=data.MODELS_HELP + "; nccl-table: NCCL's tuning table alone (reference baseline)",
+    )
     in_place = c[2].checkbox("Include in-place rows", value=False, key="val_in_place", bind=QP)
     if text is None:
         return
