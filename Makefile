@@ -10,7 +10,7 @@ PORT ?= 8501
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,validate]'
+	$(BIN)/python -m pip install -q -e '.[test,validate,distributed]'
 	touch $(STAMP)
 
 venv: $(STAMP)
