@@ -883,7 +883,9 @@ def sweep(
             help="Output file: .csv (default format) or .parquet. Without it, CSV goes to stdout.",
         ),
     ] = None,
-    chunk_rows: Annotated[int, typer.Option(min=1, help="Rows per streamed chunk.")] = 1_000_000,
+    chunk_rows: Annotated[
+        int, typer.Option(min=1, help="Rows per streamed chunk (per partition file with dask).")
+    ] = 1_000_000,
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")
     ] = True,
