@@ -896,10 +896,26 @@ def sweep(
             help="Output file: .csv (default format) or .parquet. Without it, CSV goes to stdout.",
         ),
     ] = None,
-    chunk_rows: Annotated[int, typer.Option(min=1, help="Rows per streamed chunk.")] = 1_000_000,
+    chunk_rows: Annotated[
+        int, typer.Option(min=1, help="Rows per streamed chunk (per partition file with dask).")
+    ] = 1_000_000,
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")
     ] = True,
+    engine: Annotated[
+        str,
+        typer.Option(
+            help="local (this process) or dask (partitions on a Dask cluster, written to the "
+            "folder -o as one Parquet file each; needs costmodel[distributed])."
+        ),
+    ] = "local",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="With --engine dask: scheduler address (tcp://host:8786); default: a local "
+            "cluster, one worker per core."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate presets x a grid of sizes, GPU counts, algorithms (or model sizes) to a table.
@@ -907,6 +923,10 @@ def sweep(
     Example:
 
         costmodel sweep --set preset=dgx-h100,dgx-a100 --set nodes=1..16x2 --set 'size=8B..16GB x2' -o out.parquet
+
+    Past one machine (--chunk-rows rows per partition file; a rerun skips finished ones):
+
+        costmodel sweep grid.toml --engine dask --scheduler tcp://head:8786 -o sweep_dataset/
     """
     sw = importlib.import_module("costmodel.sweep")
 
@@ -922,6 +942,15 @@ def sweep(
         grid = sw.make_grid(axes, kind=kind or "collective")
     else:
         raise ValueError("sweep: give a grid file or --set name=values, e.g. --set ranks=8..64x2")
+    if engine not in sw.ENGINES:
+        raise ValueError(f"--engine: unknown {engine!r}; allowed: {', '.join(sw.ENGINES)}")
+    if engine == "dask":
+        if output is None:
+            raise ValueError("--engine dask: needs -o FOLDER (a partitioned Parquet dataset)")
+        _sweep_dask(grid, output, scheduler, chunk_rows, progress and not as_json, as_json)
+        return
+    if scheduler is not None:
+        raise ValueError("--scheduler: only with --engine dask")
     if output is None:
         import pyarrow as pa
         import pyarrow.csv as pacsv
@@ -962,6 +991,43 @@ def sweep(
     typer.echo(
         f"wrote {summary.rows} rows to {summary.path} ({summary.format}) in "
         f"{summary.seconds:.2f} s ({rate:,.0f} rows/s)"
+    )
+
+
+def _sweep_dask(
+    grid: Any, output: Path, scheduler: str | None, chunk_rows: int, progress: bool, as_json: bool
+) -> None:
+    from . import distributed
+
+    if progress and sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        with Progress(
+            TextColumn("sweep (dask)"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        ) as bar:
+            task = bar.add_task("rows", total=grid.rows)
+            summary = distributed.sweep_dask(
+                output,
+                grid,
+                scheduler=scheduler,
+                partition_rows=chunk_rows,
+                progress=lambda k: bar.advance(task, k),
+            )
+    else:
+        summary = distributed.sweep_dask(
+            output, grid, scheduler=scheduler, partition_rows=chunk_rows
+        )
+    if as_json:
+        _print_json(dataclasses.asdict(summary))
+        return
+    typer.echo(
+        f"wrote {summary.written} of {summary.partitions} partitions ({summary.skipped} already "
+        f"done, {summary.rows} rows in all) to {summary.path} in {summary.seconds:.2f} s"
     )
 
 

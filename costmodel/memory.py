@@ -425,6 +425,15 @@ def training_memory(
     """
     r = get_recipe(recipe)
     stage = _stage(zero_stage)
+    if _SCALAR_TYPES.issuperset(
+        map(type, (params, dp_ranks, activations_bytes, cuda_context_bytes, fragmentation))
+    ):
+        fast = _training_memory_scalar(
+            r, stage, params, dp_ranks, activations_bytes, ddp_bucket_copy,
+            cuda_context_bytes, fragmentation,
+        )  # fmt: skip
+        if fast is not None:
+            return fast
     p = _array("params", params)
     per = state_bytes_per_param(r, stage, dp_ranks)
     act = _array("activations_bytes", activations_bytes, unit="B")
@@ -449,6 +458,48 @@ def training_memory(
         fragmentation_bytes=_out(frag * held),
         recipe=r.name,
         zero_stage=stage,
+    )
+
+
+_SCALAR_TYPES = frozenset({int, float})
+
+
+def _training_memory_scalar(
+    r: Recipe,
+    stage: int,
+    params: float,
+    dp_ranks: float,
+    act: float,
+    ddp_bucket_copy: bool,
+    ctx: float,
+    frag: float,
+) -> MemoryBreakdown | None:
+    """:func:`training_memory` for Python scalars, without numpy (a few us instead of ~80 us).
+
+    The same operations in the same order on IEEE doubles, so the result equals the array
+    path's bit for bit. Returns None for anything the array path must refuse, which then raises
+    its usual ValueError naming the field.
+    """
+    p, n, act, ctx, frag = float(params), float(dp_ranks), float(act), float(ctx), float(frag)
+    if not (
+        0.0 <= p < math.inf
+        and 1.0 <= n < math.inf
+        and n == math.floor(n)
+        and 0.0 <= act < math.inf
+        and 0.0 <= ctx < math.inf
+        and 0.0 <= frag < 1.0
+        and not (ddp_bucket_copy and stage > 1)
+    ):
+        return None
+    sharded = _SHARDED[stage]
+    w = p * (r.weight_bytes / n if "weights" in sharded else r.weight_bytes + 0.0)
+    g = p * (r.gradient_bytes / n if "gradients" in sharded else r.gradient_bytes + 0.0)
+    m = p * (r.master_bytes / n if "master" in sharded else r.master_bytes + 0.0)
+    o = p * (r.optimizer_bytes / n if "optimizer" in sharded else r.optimizer_bytes + 0.0)
+    buckets = p * r.gradient_bytes if ddp_bucket_copy else 0.0 * p
+    held = w + g + m + o + act + buckets
+    return MemoryBreakdown(
+        w, g, m, o, act + 0.0, buckets + 0.0, ctx + 0.0, frag * held, r.name, stage
     )
 
 
