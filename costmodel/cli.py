@@ -386,7 +386,18 @@ def collective(
 # --- memory -----------------------------------------------------------------------------------
 @app.command()
 def memory(
-    params: Annotated[str, typer.Option(help="Model parameters: 7B, 350M.")],
+    params: Annotated[
+        str | None, typer.Option(help="Model parameters: 7B, 350M (or give --arch).")
+    ] = None,
+    arch: Annotated[
+        str | None,
+        typer.Option(
+            "--arch",
+            "--model",
+            help="Architecture preset, e.g. llama-3.1-70b (see `costmodel archs`): gives the "
+            "parameters and the activations.",
+        ),
+    ] = None,
     recipe: Annotated[
         str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")
     ] = "mixed-adam",
@@ -394,37 +405,80 @@ def memory(
         int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
     ] = 0,
     ranks: Annotated[int, typer.Option(min=1, help="Data-parallel ranks sharding the state.")] = 1,
-    activations: Annotated[str, typer.Option(help="Activation memory per GPU: 10GB.")] = "0B",
+    activations: Annotated[
+        str | None,
+        typer.Option(help="Activation memory per GPU: 10GB (default: from --arch, else 0)."),
+    ] = None,
+    seq: Annotated[
+        int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
+    ] = 4096,
+    micro_batch: Annotated[int, typer.Option(min=1, help="Micro-batch per GPU [samples].")] = 1,
+    recompute: Annotated[
+        str, typer.Option(help="Activation recomputation: none, selective, full.")
+    ] = "none",
+    flash: Annotated[
+        bool, typer.Option("--flash/--no-flash", help="FlashAttention (no s x s scores kept).")
+    ] = True,
     gpu_memory: Annotated[
         str | None, typer.Option(help="GPU memory to check against: 80GB.")
     ] = None,
     cluster: Annotated[str | None, typer.Option(help="Take the GPU memory from a preset.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Memory per GPU of weights, gradients, optimizer state (and what fits).
+    """Memory per GPU of weights, gradients, optimizer state, activations (and what fits).
 
-    Example (lesson: a 7B model under mixed-precision Adam needs 112 GB):
+    With --arch the activations of one micro-batch are included (default recipe: 4096 tokens,
+    micro-batch 1, FlashAttention, no recomputation) and the verdict is checked against
+    --gpu-memory, --cluster's GPU, or an 80 GB H100 (h100-sxm) when neither is given.
+    --model is accepted for --arch here (this command has no cost model).
+
+    Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 
         costmodel memory --params 7B --recipe mixed-adam --gpu-memory 80GB
+
+        costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
     """
     from . import memory as mem
 
-    p = units.parse_count(params, name="--params")
-    act = units.parse_bytes(activations, name="--activations")
-    breakdown = mem.training_memory(
-        p, recipe=recipe, zero_stage=zero, dp_ranks=ranks, activations_bytes=act
+    if params is None and arch is None:
+        raise ValueError("--params or --arch: give a parameter count or an architecture")
+    if recompute not in ("none", "selective", "full"):
+        raise ValueError(f"--recompute: must be none, selective or full, got {recompute!r}")
+    p_given = units.parse_count(params, name="--params") if params is not None else None
+    act = units.parse_bytes(activations, name="--activations") if activations else None
+    recipe_kw: dict[str, Any] = dict(
+        sequence_length=seq, micro_batch=micro_batch, flash_attention=flash, recompute=recompute
     )
+    breakdown = mem.training_memory(
+        p_given,
+        recipe=recipe,
+        zero_stage=zero,
+        dp_ranks=ranks,
+        activations_bytes=act,
+        arch=arch,
+        **recipe_kw,
+    )
+    if arch is not None:
+        from .architecture import resolve_params
+
+        p = resolve_params(p_given, arch)[0]
+    else:
+        p = float(p_given)  # type: ignore[arg-type]
     parts = {k: float(v) for k, v in breakdown.parts().items()}
     total = float(breakdown.total_bytes)
+    act_bytes = parts["activations_bytes"]
     result: dict[str, Any] = {
         "params": p,
+        "arch": arch,
         "recipe": recipe,
         "zero_stage": zero,
         "dp_ranks": ranks,
+        "activations": breakdown.activations_note,
         "parts_bytes": parts,
         "total_bytes": total,
     }
     capacity = None
+    gpu_name = None
     if gpu_memory is not None and cluster is not None:
         raise ValueError("give --gpu-memory or --cluster, not both")
     if gpu_memory is not None:
@@ -432,33 +486,75 @@ def memory(
     elif cluster is not None:
         from . import presets
 
-        capacity = float(presets.cluster(cluster).gpu.memory_bytes)
+        c = presets.cluster(cluster)
+        capacity, gpu_name = float(c.gpu.memory_bytes), c.gpu.name
+    elif arch is not None:
+        from . import presets
+
+        g = presets.load("h100-sxm", "gpu")
+        capacity, gpu_name = float(g.memory_bytes), f"{g.name} (default)"  # type: ignore[union-attr]
     if capacity is not None:
         result["gpu_memory_bytes"] = capacity
+        result["gpu"] = gpu_name
         result["fits"] = bool(total <= capacity)
         result["max_params"] = float(
             mem.max_params(
-                capacity, recipe=recipe, zero_stage=zero, dp_ranks=ranks, activations_bytes=act
+                capacity,
+                recipe=recipe,
+                zero_stage=zero,
+                dp_ranks=ranks,
+                activations_bytes=act_bytes,
             )
         )
         if zero > 0:
-            result["min_ranks"] = _jsonable(
-                mem.min_ranks(p, capacity, recipe=recipe, zero_stage=zero)
-            )
+            try:
+                result["min_ranks"] = _jsonable(
+                    mem.min_ranks(
+                        p, capacity, recipe=recipe, zero_stage=zero, activations_bytes=act_bytes
+                    )
+                )
+            except ValueError as exc:
+                result["min_ranks"] = None
+                result["min_ranks_note"] = str(exc)
+        if arch is not None and act is None and not result["fits"]:
+            for rc in ("selective", "full"):
+                if rc == recompute or (rc == "selective" and flash):
+                    continue  # with FlashAttention selective recomputation saves nothing more
+                t = float(
+                    mem.training_memory(
+                        recipe=recipe,
+                        zero_stage=zero,
+                        dp_ranks=ranks,
+                        arch=arch,
+                        **{**recipe_kw, "recompute": rc},
+                    ).total_bytes
+                )
+                if t <= capacity:
+                    result["fits_with_recompute"] = rc
+                    break
     if as_json:
         _print_json(result)
         return
     rows = [(k.removesuffix("_bytes"), units.format_bytes(v)) for k, v in parts.items()]
     rows.append(("total per GPU", units.format_bytes(total)))
     if capacity is not None:
-        rows.append(("GPU memory", units.format_bytes(capacity)))
-        rows.append(("fits", "yes" if result["fits"] else "no"))
+        rows.append(
+            ("GPU memory", units.format_bytes(capacity) + (f" {gpu_name}" if gpu_name else ""))
+        )
+        verdict = "yes" if result["fits"] else "no"
+        if not result["fits"]:
+            verdict += f" ({units.format_bytes(total - capacity)} over)"
+            if "fits_with_recompute" in result:
+                verdict += f"; fits with --recompute {result['fits_with_recompute']}"
+        rows.append(("fits", verdict))
         rows.append(
             ("largest model that fits", units.format_count(result["max_params"]) + " params")
         )
-        if "min_ranks" in result:
+        if result.get("min_ranks") is not None:
             rows.append(("fewest ranks that fit", str(result["min_ranks"])))
-    typer.echo(f"{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {ranks} ranks")
+    head = f"{arch}: " if arch else ""
+    typer.echo(f"{head}{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {ranks} ranks")
+    typer.echo(breakdown.activations_note)
     typer.echo(_kv(rows))
 
 
