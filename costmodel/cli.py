@@ -604,7 +604,11 @@ def batch(
 # --- step -------------------------------------------------------------------------------------
 @app.command()
 def step(
-    params: Annotated[str, typer.Option(help="Model parameters: 7B.")],
+    params: Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")] = None,
+    arch: Annotated[
+        str | None,
+        typer.Option(help="Architecture preset: its parameters and real tensor list (buckets)."),
+    ] = None,
     compute_time: Annotated[
         str | None,
         typer.Option(help="Measured compute (forward + backward) per micro-batch: 400ms."),
@@ -643,7 +647,8 @@ def step(
     """
     from . import ddp
 
-    p = units.parse_count(params, name="--params")
+    if params is None and arch is None:
+        raise ValueError("--params or --arch: give a parameter count or an architecture")
     kwargs: dict[str, Any] = dict(
         bucket_cap_bytes=units.parse_bytes(bucket, name="--bucket"),
         gradient_bytes_per_param=gradient_bytes,
@@ -686,9 +691,19 @@ def step(
             if peak_flops is None:
                 raise ValueError("--tokens-per-gpu without --cluster needs --peak-flops, e.g. 989T")
             kwargs["peak_flops"] = units.parse_count(peak_flops, name="--peak-flops")
+    p_given = units.parse_count(params, name="--params") if params is not None else None
+    if arch is not None:
+        from .architecture import resolve_params
+
+        p, a = resolve_params(p_given, arch)
+        kwargs["layer_param_counts"] = a.tensor_sizes  # type: ignore[union-attr]
+    else:
+        p = float(p_given)  # type: ignore[arg-type]
     result = ddp.ddp_step(p, n, **kwargs)
     data = {
         "params": p,
+        "arch": arch,
+        "buckets": result.buckets,
         "ranks": n,
         "compute_s": result.compute_s,
         "comm_s": result.comm_s,
@@ -705,6 +720,7 @@ def step(
         _kv(
             [
                 ("ranks", str(n)),
+                ("buckets", f"{result.buckets}" + (f" ({arch} tensors)" if arch else "")),
                 ("compute", units.format_duration(result.compute_s)),
                 ("all-reduce (sum of buckets)", units.format_duration(result.comm_s)),
                 ("exposed communication", units.format_duration(result.exposed_comm_s)),
@@ -717,9 +733,48 @@ def step(
 
 
 # --- scenario ---------------------------------------------------------------------------------
+_ArchOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Architecture preset (`costmodel archs`): parameters, tensors, activations, FLOPs."
+    ),
+]
+
+
+def _scenario_from_options(o: dict[str, Any]) -> Any:
+    from .scenario import Scenario
+
+    if o["params"] is None and o["arch"] is None:
+        raise ValueError("--params or --arch: give a parameter count or an architecture")
+    if o["recompute"] not in ("none", "selective", "full"):
+        raise ValueError(f"--recompute: must be none, selective or full, got {o['recompute']!r}")
+    return Scenario(
+        params=o["params"],
+        arch=o["arch"],
+        cluster=o["cluster"],
+        nodes=o["nodes"],
+        gpus_per_node=o["gpus_per_node"],
+        recipe=o["recipe"],
+        zero_stage=o["zero"],
+        local_batch=o["local_batch"],
+        accumulation=o["accumulation"],
+        sequence_length=o["sequence_length"],
+        mfu=o["mfu"],
+        compute_time_s=units.parse_duration(o["compute_time"], name="--compute-time")
+        if o["compute_time"] is not None
+        else None,
+        bucket_cap_bytes=o["bucket"],
+        no_sync=o["no_sync"],
+        model=o["model"],
+        flash_attention=o["flash"],
+        recompute=o["recompute"],
+    )
+
+
 @app.command()
 def scenario(
-    params: Annotated[str, typer.Option(help="Model parameters: 7B.")],
+    params: Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")] = None,
+    arch: _ArchOpt = None,
     cluster: Annotated[str, typer.Option(help="Cluster preset.")] = "dgx-h100",
     nodes: Annotated[int, typer.Option(min=1)] = 1,
     gpus_per_node: Annotated[int | None, typer.Option(min=1)] = None,
@@ -727,47 +782,165 @@ def scenario(
     zero: Annotated[int, typer.Option("--zero", "--zero-stage", min=0, max=3)] = 0,
     local_batch: Annotated[int, typer.Option(min=1)] = 1,
     accumulation: Annotated[int, typer.Option(min=1)] = 1,
-    sequence_length: Annotated[int, typer.Option(min=1)] = 4096,
+    sequence_length: Annotated[int, typer.Option("--sequence-length", "--seq", min=1)] = 4096,
     mfu: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.4,
     compute_time: Annotated[
         str | None, typer.Option(help="Measured compute per micro-batch.")
     ] = None,
     bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
     no_sync: Annotated[bool, typer.Option("--no-sync/--sync")] = True,
-    model: Annotated[str, typer.Option(help="nccl or textbook.")] = "nccl",
+    model: Annotated[str, typer.Option(help="Collective cost model: nccl or textbook.")] = "nccl",
+    recompute: Annotated[str, typer.Option(help="none, selective or full (with --arch).")] = "none",
+    flash: Annotated[bool, typer.Option("--flash/--no-flash")] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """A whole training setup: memory, batch, DDP step, verdict and what flips it.
 
+    --model names the collective cost model; the architecture is --arch.
+
     Example:
 
         costmodel scenario --params 7B --cluster dgx-h100 --nodes 8 --local-batch 1 --zero 1
-    """
-    from .scenario import Scenario
 
-    s = Scenario(
-        params=params,
-        cluster=cluster,
-        nodes=nodes,
-        gpus_per_node=gpus_per_node,
-        recipe=recipe,
-        zero_stage=zero,
-        local_batch=local_batch,
-        accumulation=accumulation,
-        sequence_length=sequence_length,
-        mfu=mfu,
-        compute_time_s=units.parse_duration(compute_time, name="--compute-time")
-        if compute_time is not None
-        else None,
-        bucket_cap_bytes=bucket,
-        no_sync=no_sync,
-        model=model,
-    )
-    result = s.evaluate()
+        costmodel scenario --arch llama-2-7b --cluster dgx-h100 --nodes 8 --recompute full
+    """
+    result = _scenario_from_options(locals()).evaluate()
     if as_json:
         _print_json(result)
         return
     typer.echo(result.summary())
+
+
+@app.command()
+def train(
+    tokens: Annotated[
+        str | None, typer.Option(help="Tokens to train: 2T, 300B (or --steps).")
+    ] = None,
+    steps: Annotated[int | None, typer.Option(min=1, help="Optimizer steps.")] = None,
+    params: Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")] = None,
+    arch: _ArchOpt = None,
+    cluster: Annotated[str, typer.Option(help="Cluster preset.")] = "dgx-h100",
+    nodes: Annotated[int, typer.Option(min=1)] = 1,
+    gpus_per_node: Annotated[int | None, typer.Option(min=1)] = None,
+    recipe: Annotated[str, typer.Option()] = "mixed-adam",
+    zero: Annotated[int, typer.Option("--zero", "--zero-stage", min=0, max=3)] = 0,
+    local_batch: Annotated[int, typer.Option(min=1)] = 1,
+    accumulation: Annotated[int, typer.Option(min=1)] = 1,
+    sequence_length: Annotated[int, typer.Option("--sequence-length", "--seq", min=1)] = 4096,
+    mfu: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.4,
+    compute_time: Annotated[
+        str | None, typer.Option(help="Measured compute per micro-batch.")
+    ] = None,
+    bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
+    no_sync: Annotated[bool, typer.Option("--no-sync/--sync")] = True,
+    model: Annotated[str, typer.Option(help="Collective cost model: nccl or textbook.")] = "nccl",
+    recompute: Annotated[str, typer.Option(help="none, selective or full (with --arch).")] = "none",
+    flash: Annotated[bool, typer.Option("--flash/--no-flash")] = True,
+    step_time: Annotated[
+        str | None,
+        typer.Option(help="Measured step time: 1.2s (else the predicted one); gives the MFU."),
+    ] = None,
+    usd_per_gpu_hour: Annotated[
+        float | None, typer.Option(min=0.0, help="Price of one GPU-hour [USD].")
+    ] = None,
+    price: Annotated[
+        str | None, typer.Option(help="Price preset, e.g. aws-p5-on-demand (`costmodel archs`).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Time and cost to train: wall-clock days, GPU-hours, dollars and MFU.
+
+    The step time is the scenario's prediction, or --step-time as measured (then the MFU shown
+    is what that measurement implies).
+
+    Example (Llama-2-7B on 2T tokens, 64 H100s at the 2023 AWS on-demand price):
+
+        costmodel train --arch llama-2-7b --tokens 2T --cluster dgx-h100 --nodes 8 \\
+            --local-batch 4 --recompute full --price aws-p5-on-demand
+    """
+    opts = dict(locals())
+    if (tokens is None) == (steps is None):
+        raise ValueError("--tokens or --steps: give exactly one of them")
+    d = units.parse_count(tokens, name="--tokens") if tokens is not None else None
+    measured = units.parse_duration(step_time, name="--step-time") if step_time else None
+    result = _scenario_from_options(opts).evaluate(scaling=False, flips=False)
+    cost = result.training_cost(
+        d,
+        steps=steps,
+        usd_per_gpu_hour=usd_per_gpu_hour,
+        price=price,
+        measured_step_time_s=measured,
+    )
+    data = {
+        **cost.as_dict(),
+        "arch": arch,
+        "params": result.scenario.params,
+        "cluster": cluster,
+        "memory_total_bytes": result.memory_total_bytes,
+        "gpu_memory_bytes": result.gpu_memory_bytes,
+        "fits": result.fits,
+    }
+    if as_json:
+        _print_json(data)
+        return
+    rows = [
+        ("tokens", units.format_count(cost.tokens)),
+        ("steps", f"{cost.steps:,}"),
+        ("tokens per step", units.format_count(cost.tokens_per_step)),
+        (f"step time ({cost.step_time_source})", units.format_duration(cost.step_time_s)),
+        ("GPUs", str(cost.ranks)),
+        ("wall clock", f"{cost.wall_days:,.1f} days"),
+        ("GPU-hours", f"{cost.gpu_hours:,.0f}"),
+    ]
+    if cost.cost_usd is not None:
+        rows.append(("price", f"${cost.usd_per_gpu_hour:.3g} per GPU-hour"))
+        rows.append(("cost", f"${cost.cost_usd:,.0f}"))
+    if cost.mfu is not None:
+        rows.append(("MFU" + (" implied" if measured else " at this step"), f"{100 * cost.mfu:.1f}%"))
+    rows.append(
+        (
+            "memory per GPU",
+            f"{units.format_bytes(result.memory_total_bytes)} of "
+            f"{units.format_bytes(result.gpu_memory_bytes)}"
+            + ("" if result.fits else " (does NOT fit)"),
+        )
+    )
+    head = arch or f"{units.format_count(result.scenario.params)} params"
+    typer.echo(f"{head} on {cluster} x {result.nodes} nodes, {result.scenario.recipe}")
+    typer.echo(_kv(rows))
+    if cost.price_note and price is not None:
+        typer.echo(f"price: {cost.price_note}")
+
+
+@app.command()
+def archs(as_json: JsonOpt = False) -> None:
+    """Architecture presets (parameters, shape, source) and price presets."""
+    from .architecture import arch_names, load_arch
+    from .training import load_price, price_names
+
+    rows = [load_arch(n) for n in arch_names()]
+    prices = [load_price(n) for n in price_names()]
+    if as_json:
+        _print_json(
+            {
+                "archs": [
+                    {**a.model_dump(), "params": a.params, "active_params": a.active_params}
+                    for a in rows
+                ],
+                "prices": [
+                    {**p.model_dump(), "usd_per_gpu_hour": p.usd_per_gpu_hour} for p in prices
+                ],
+            }
+        )
+        return
+    for a in rows:
+        moe = f", {units.format_count(a.active_params)} active" if a.moe else ""
+        typer.echo(
+            f"{a.name:<16} {units.format_count(a.params):>9} params{moe}; L={a.layers} "
+            f"h={a.hidden} heads={a.heads}/{a.kv_heads} vocab={a.vocab}"
+        )
+    for p in prices:
+        typer.echo(f"{p.name:<24} ${p.usd_per_gpu_hour:.3f}/GPU-h ({p.date}) {p.description}")
 
 
 # --- presets ----------------------------------------------------------------------------------
