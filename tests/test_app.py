@@ -162,13 +162,43 @@ def test_collectives_crossover_table_matches_the_library():
 
 
 # --- Memory ----------------------------------------------------------------------------------
+# issue 13: activations are on by default (4096 tokens, micro-batch 1, FlashAttention, no
+# recompute) on the default custom 7B shape (32 layers, hidden 4096): 32 x 4096 x 34 x 4096 B
+_ACT_7B = 32 * 4096 * 34 * 4096
+
+
 def test_memory_zero_stage_changes_memory_per_gpu():
+    from costmodel.units import format_bytes
+
     at = open_page("page_memory.py")
     before = metrics(at)
-    assert before["Memory per GPU, ZeRO-0"] == "112 GB"  # 7B x 16 B/param (ZeRO paper)
+    # 7B x 16 B/param (ZeRO paper) plus the activations
+    assert before["Memory per GPU, ZeRO-0"] == format_bytes(112e9 + _ACT_7B)
     at.radio(key="zero_stage").set_value(3).run()
     assert_clean(at)
-    assert metrics(at)["Memory per GPU, ZeRO-3"] == "14 GB"  # 112 GB / 8 ranks
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(14e9 + _ACT_7B)  # 112 GB / 8
+    at.checkbox(key="activations").uncheck().run()  # the model state alone, as before
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == "14 GB"
+
+
+def test_memory_named_model_gives_activations_and_a_verdict():
+    from costmodel import memory
+    from costmodel.units import format_bytes
+
+    at = open_page("page_memory.py")
+    at.selectbox(key="arch").set_value("llama-3.1-70b")
+    at.number_input(key="dp_ranks").set_value(64)
+    at.radio(key="zero_stage").set_value(3).run()
+    assert_clean(at)
+    m = memory.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64)
+    shown = metrics(at)
+    assert shown["Memory per GPU, ZeRO-3"] == format_bytes(m.total_bytes)
+    assert shown["Fits?"] == ("yes" if m.total_bytes <= 80e9 else "no")
+    assert any("FlashAttention" in c.value for c in at.caption)
+    at.selectbox(key="recompute").set_value("full").run()
+    full = memory.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64, recompute="full")
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(full.total_bytes)
+    assert metrics(at)["Fits?"] == "yes"
 
 
 def test_memory_bad_parameter_count_names_the_field_and_keeps_the_page():
@@ -401,12 +431,14 @@ def test_memory_parameter_count_out_of_range_names_the_field(value):
 
 
 def test_memory_zero3_on_one_rank_works():
+    from costmodel.units import format_bytes
+
     at = open_page("page_memory.py")
     at.number_input(key="dp_ranks").set_value(1)
     at.radio(key="zero_stage").set_value(3).run()
     assert_clean(at)
     assert not at.error
-    assert metrics(at)["Memory per GPU, ZeRO-3"] == "112 GB"  # one rank holds every shard
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(112e9 + _ACT_7B)  # all shards
 
 
 @pytest.mark.parametrize("nodes", ["3", "1000000"])
