@@ -506,3 +506,40 @@ def test_validate_truncated_log_names_the_skipped_line():
     assert any(w.value.startswith("1 line(s) skipped: line ") for w in at.warning), [
         w.value for w in at.warning
     ]
+
+
+# --- issue 13: named models, time and cost to train on the DDP step page -----------------------
+def test_ddp_named_model_uses_its_tensors_and_shows_time_and_cost():
+    from costmodel.scenario import Scenario
+
+    at = open_page("page_ddp.py")
+    at.selectbox(key="ddp_arch").set_value("llama-2-7b").run()
+    assert_clean(at)
+    r = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=4).evaluate(scaling=False)
+    m = metrics(at)
+    from costmodel.units import format_bytes, format_duration
+
+    assert m["Step time"] == format_duration(r.step_time_s)
+    assert m["Memory per GPU"] == format_bytes(r.memory_total_bytes)  # activations included
+    c = r.training_cost(1e12, usd_per_gpu_hour=2.0)
+    assert m["Wall clock [days]"] == f"{c.wall_days:,.1f}"
+    assert m["GPU-hours"] == f"{c.gpu_hours:,.0f}"
+    assert m["Cost [USD]"] == f"{c.cost_usd:,.0f}"
+    at.text_input(key="ddp_measured_step").set_value("2s").run()
+    assert_clean(at)
+    c = r.training_cost(1e12, usd_per_gpu_hour=2.0, measured_step_time_s=2.0)
+    assert metrics(at)["MFU implied by the measured step"] == f"{100 * c.mfu:.1f} %"
+    at.selectbox(key="ddp_price").set_value("aws-p5-on-demand").run()
+    assert_clean(at)
+    assert any("2023-07-27" in cap.value for cap in at.caption)
+
+
+def test_ddp_bad_tokens_or_step_time_names_the_field():
+    at = open_page("page_ddp.py")
+    at.text_input(key="ddp_tokens").set_value("lots").run()
+    assert_clean(at)
+    assert any("Tokens to train" in e.value for e in at.error)
+    at.text_input(key="ddp_tokens").set_value("1T")
+    at.text_input(key="ddp_measured_step").set_value("-3s").run()
+    assert_clean(at)
+    assert any("Measured step time" in e.value for e in at.error)
