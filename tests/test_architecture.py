@@ -143,7 +143,7 @@ def test_bucket_count_of_real_tensors_differs_from_equal_split():
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("name", ["llama-2-7b", "gpt2-124m", "qwen2.5-7b", "mixtral-8x7b"])
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
 def test_buckets_equal_torch_assignment(name):
     torch = pytest.importorskip("torch")
     dist = pytest.importorskip("torch.distributed")
