@@ -896,7 +896,9 @@ def train(
         rows.append(("price", f"${cost.usd_per_gpu_hour:.3g} per GPU-hour"))
         rows.append(("cost", f"${cost.cost_usd:,.0f}"))
     if cost.mfu is not None:
-        rows.append(("MFU" + (" implied" if measured else " at this step"), f"{100 * cost.mfu:.1f}%"))
+        rows.append(
+            ("MFU" + (" implied" if measured else " at this step"), f"{100 * cost.mfu:.1f}%")
+        )
     rows.append(
         (
             "memory per GPU",
