@@ -33,6 +33,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .presets import shipped_dir
 
+
+def _whole(name: str, value: object, unit: str) -> int:
+    """``value`` as a whole number >= 1, or a ValueError naming the field and the range."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 1:
+        raise ValueError(f"{name}: must be a whole number >= 1 {unit}, got {value!r}")
+    if value > 1e12 or value != int(value):
+        raise ValueError(f"{name}: must be a whole number in [1, 1e12] {unit}, got {value!r}")
+    return int(value)
+
+
 Family = Literal["gpt2", "llama", "mixtral", "qwen2", "deepseek-v3"]
 Recompute = Literal["none", "selective", "full"]
 
@@ -289,8 +299,7 @@ class Architecture(BaseModel):
         """
         if recompute not in ("none", "selective", "full"):
             raise ValueError(f"recompute: unknown {recompute!r}; valid: none, selective, full")
-        if isinstance(sequence_length, bool) or sequence_length < 1:
-            raise ValueError(f"sequence_length: must be >= 1 tokens, got {sequence_length!r}")
+        sequence_length = _whole("sequence_length", sequence_length, "tokens")
         h = self.hidden
         if recompute == "full":
             return 2.0 * h
@@ -317,8 +326,7 @@ class Architecture(BaseModel):
         final-norm and output-projection inputs ``4 sbh`` and the fp32 logits of the loss
         ``4 sbV`` (Korthikanti et al. 2022, section 4.1, "input embeddings and output layer").
         """
-        if isinstance(micro_batch, bool) or micro_batch < 1:
-            raise ValueError(f"micro_batch: must be >= 1 sequences, got {micro_batch!r}")
+        micro_batch = _whole("micro_batch", micro_batch, "sequences")
         per = self.activation_bytes_per_token(
             sequence_length, flash_attention=flash_attention, recompute=recompute
         )
@@ -341,8 +349,7 @@ class Architecture(BaseModel):
         >>> round(load_arch("llama-2-7b").training_flops_per_token(4096) / 1e9, 1)
         46.1
         """
-        if isinstance(sequence_length, bool) or sequence_length < 1:
-            raise ValueError(f"sequence_length: must be >= 1 tokens, got {sequence_length!r}")
+        sequence_length = _whole("sequence_length", sequence_length, "tokens")
         n = self.active_params - self.embedding_params
         q = (
             (self.qk_nope_head_dim or 0) + (self.qk_rope_head_dim or 0)

@@ -122,6 +122,11 @@ def test_activations_korthikanti_eq1():
         a.activation_bytes_per_token(s, recompute="some")
     with pytest.raises(ValueError, match="micro_batch"):
         a.activation_bytes(s, 0)
+    for bad in (float("nan"), float("inf"), 0, 2.5, True, "4096"):
+        with pytest.raises(ValueError, match="sequence_length"):
+            a.activation_bytes_per_token(bad)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="sequence_length"):
+            a.training_flops_per_token(bad)  # type: ignore[arg-type]
 
 
 def test_training_flops_per_token():
