@@ -181,11 +181,17 @@ def training_cost(
         raise ValueError(f"ranks: must be a whole number >= 1, got {ranks!r}")
     if tokens is not None:
         d = _positive("tokens", tokens)
-        n = math.ceil(d / per * (1.0 - 1e-12))
+        ratio = d / per
+        if ratio > 1e15:
+            raise ValueError(
+                f"tokens: {d:g} tokens at {per:g} per step is over 1e15 steps; "
+                "allowed: tokens / tokens_per_step <= 1e15"
+            )
+        n = math.ceil(ratio * (1.0 - 1e-12))
     else:
         s = _positive("steps", steps)
-        if s != math.floor(s):
-            raise ValueError(f"steps: must be a whole number >= 1, got {steps!r}")
+        if s > 1e15 or s != math.floor(s):
+            raise ValueError(f"steps: must be a whole number in [1, 1e15], got {steps!r}")
         n = int(s)
         d = n * per
     if usd_per_gpu_hour is not None and price is not None:

@@ -84,10 +84,13 @@ def test_price_presets_are_cited_and_dated():
         (dict(tokens=1e9, steps=None, price="nope"), "price"),
         (dict(tokens=1e9, price="aws-p5-on-demand", usd_per_gpu_hour=1.0), "usd_per_gpu_hour"),
         (dict(tokens=None, steps=2.5), "steps"),
+        (dict(tokens=1e308, tokens_per_step=1e-300), "tokens"),
+        (dict(tokens=None, steps=float("inf")), "steps"),
     ],
 )
 def test_bad_input_names_the_field(kwargs, field):
     base = dict(tokens_per_step=1e6, step_time_s=1.0, ranks=8)
+    kwargs = dict(kwargs)
     tokens = kwargs.pop("tokens", None)
     with pytest.raises(ValueError, match=field):
         training_cost(tokens, **{**base, **kwargs})
