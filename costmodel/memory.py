@@ -483,7 +483,7 @@ def training_memory(
         raise ValueError("params: give a parameter count or arch= (an architecture name)")
     elif activations_bytes is None:
         activations_bytes = 0.0
-        note = "activations: not included (a bare parameter count has no shape; give an architecture: arch=, --arch)"
+        note = "activations: not included (a bare parameter count has no shape; name an architecture: arch=, --arch, the Model box)"
     else:
         note = "activations: given"
     r = get_recipe(recipe)
