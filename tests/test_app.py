@@ -162,13 +162,43 @@ def test_collectives_crossover_table_matches_the_library():
 
 
 # --- Memory ----------------------------------------------------------------------------------
+# issue 13: activations are on by default (4096 tokens, micro-batch 1, FlashAttention, no
+# recompute) on the default custom 7B shape (32 layers, hidden 4096): 32 x 4096 x 34 x 4096 B
+_ACT_7B = 32 * 4096 * 34 * 4096
+
+
 def test_memory_zero_stage_changes_memory_per_gpu():
+    from costmodel.units import format_bytes
+
     at = open_page("page_memory.py")
     before = metrics(at)
-    assert before["Memory per GPU, ZeRO-0"] == "112 GB"  # 7B x 16 B/param (ZeRO paper)
+    # 7B x 16 B/param (ZeRO paper) plus the activations
+    assert before["Memory per GPU, ZeRO-0"] == format_bytes(112e9 + _ACT_7B)
     at.radio(key="zero_stage").set_value(3).run()
     assert_clean(at)
-    assert metrics(at)["Memory per GPU, ZeRO-3"] == "14 GB"  # 112 GB / 8 ranks
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(14e9 + _ACT_7B)  # 112 GB / 8
+    at.checkbox(key="activations").uncheck().run()  # the model state alone, as before
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == "14 GB"
+
+
+def test_memory_named_model_gives_activations_and_a_verdict():
+    from costmodel import memory
+    from costmodel.units import format_bytes
+
+    at = open_page("page_memory.py")
+    at.selectbox(key="arch").set_value("llama-3.1-70b")
+    at.number_input(key="dp_ranks").set_value(64)
+    at.radio(key="zero_stage").set_value(3).run()
+    assert_clean(at)
+    m = memory.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64)
+    shown = metrics(at)
+    assert shown["Memory per GPU, ZeRO-3"] == format_bytes(m.total_bytes)
+    assert shown["Fits?"] == ("yes" if m.total_bytes <= 80e9 else "no")
+    assert any("FlashAttention" in c.value for c in at.caption)
+    at.selectbox(key="recompute").set_value("full").run()
+    full = memory.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64, recompute="full")
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(full.total_bytes)
+    assert metrics(at)["Fits?"] == "yes"
 
 
 def test_memory_bad_parameter_count_names_the_field_and_keeps_the_page():
@@ -426,12 +456,14 @@ def test_memory_parameter_count_out_of_range_names_the_field(value):
 
 
 def test_memory_zero3_on_one_rank_works():
+    from costmodel.units import format_bytes
+
     at = open_page("page_memory.py")
     at.number_input(key="dp_ranks").set_value(1)
     at.radio(key="zero_stage").set_value(3).run()
     assert_clean(at)
     assert not at.error
-    assert metrics(at)["Memory per GPU, ZeRO-3"] == "112 GB"  # one rank holds every shard
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(112e9 + _ACT_7B)  # all shards
 
 
 @pytest.mark.parametrize("nodes", ["3", "1000000"])
@@ -499,3 +531,40 @@ def test_validate_truncated_log_names_the_skipped_line():
     assert any(w.value.startswith("1 line(s) skipped: line ") for w in at.warning), [
         w.value for w in at.warning
     ]
+
+
+# --- issue 13: named models, time and cost to train on the DDP step page -----------------------
+def test_ddp_named_model_uses_its_tensors_and_shows_time_and_cost():
+    from costmodel.scenario import Scenario
+
+    at = open_page("page_ddp.py")
+    at.selectbox(key="ddp_arch").set_value("llama-2-7b").run()
+    assert_clean(at)
+    r = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=4).evaluate(scaling=False)
+    m = metrics(at)
+    from costmodel.units import format_bytes, format_duration
+
+    assert m["Step time"] == format_duration(r.step_time_s)
+    assert m["Memory per GPU"] == format_bytes(r.memory_total_bytes)  # activations included
+    c = r.training_cost(1e12, usd_per_gpu_hour=2.0)
+    assert m["Wall clock [days]"] == f"{c.wall_days:,.1f}"
+    assert m["GPU-hours"] == f"{c.gpu_hours:,.0f}"
+    assert m["Cost [USD]"] == f"{c.cost_usd:,.0f}"
+    at.text_input(key="ddp_measured_step").set_value("2s").run()
+    assert_clean(at)
+    c = r.training_cost(1e12, usd_per_gpu_hour=2.0, measured_step_time_s=2.0)
+    assert metrics(at)["MFU implied by the measured step"] == f"{100 * c.mfu:.1f} %"
+    at.selectbox(key="ddp_price").set_value("aws-p5-on-demand").run()
+    assert_clean(at)
+    assert any("2023-07-27" in cap.value for cap in at.caption)
+
+
+def test_ddp_bad_tokens_or_step_time_names_the_field():
+    at = open_page("page_ddp.py")
+    at.text_input(key="ddp_tokens").set_value("lots").run()
+    assert_clean(at)
+    assert any("Tokens to train" in e.value for e in at.error)
+    at.text_input(key="ddp_tokens").set_value("1T")
+    at.text_input(key="ddp_measured_step").set_value("-3s").run()
+    assert_clean(at)
+    assert any("Measured step time" in e.value for e in at.error)

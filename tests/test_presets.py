@@ -147,7 +147,11 @@ def test_every_number_in_a_shipped_file_is_cited():
         r'^("\s*-?[\d.]+(?:[eE][-+]?\d+)?\s*[A-Za-z/]+"|-?[\d.]+(?:[eE][-+]?\d+)?)$'
     )
     files = sorted(SHIPPED.glob("*/*.toml"))
-    assert len(files) == len(names())
+    # hardware presets load through the registry; models/ and prices/ are read by their own
+    # modules (costmodel.architecture, costmodel.training) and are checked for citations too
+    hardware = [p for p in files if p.parent.name not in ("models", "prices")]
+    assert len(hardware) == len(names())
+    assert any(p.parent.name == "models" for p in files)
     uncited = []
     for path in files:
         for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

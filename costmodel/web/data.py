@@ -130,6 +130,28 @@ def activation_bytes(layers, hidden, seq, micro, heads, recompute) -> float:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
+def activations_for(kind: str, *args) -> float:
+    """Activation bytes of one micro-batch [B], cached.
+
+    ``("arch", name, seq, micro, flash, recompute)``: ``Architecture.activation_bytes`` (layers
+    plus embedding, output and logits). ``("shape", layers, hidden, heads, seq, micro, flash,
+    recompute)``: :func:`costmodel.memory.activation_bytes` of the layers; FlashAttention drops
+    the attention-score term, as selective recomputation does.
+    """
+    if kind == "arch":
+        from costmodel.architecture import load_arch
+
+        name, seq, micro, flash, recompute = args
+        return float(
+            load_arch(name).activation_bytes(seq, micro, flash_attention=flash, recompute=recompute)
+        )
+    layers, hidden, heads, seq, micro, flash, recompute = args
+    if flash and recompute == "none":
+        recompute = "selective"  # same terms: eq. (1) without 5 a s / h
+    return float(memory.activation_bytes(layers, hidden, seq, micro, heads, recompute))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
 def memory_by_stage(params: float, ranks: int, **kw) -> tuple[pd.DataFrame, dict[int, float]]:
     """Memory per GPU, part by part, at every ZeRO stage (long format), and the totals [B]."""
     rows, totals = [], {}
