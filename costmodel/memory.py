@@ -493,7 +493,7 @@ def training_memory(
     ):
         fast = _training_memory_scalar(
             r, stage, params, dp_ranks, activations_bytes, ddp_bucket_copy,
-            cuda_context_bytes, fragmentation,
+            cuda_context_bytes, fragmentation, note,
         )  # fmt: skip
         if fast is not None:
             return fast
@@ -537,6 +537,7 @@ def _training_memory_scalar(
     ddp_bucket_copy: bool,
     ctx: float,
     frag: float,
+    note: str = "",
 ) -> MemoryBreakdown | None:
     """:func:`training_memory` for Python scalars, without numpy (a few us instead of ~80 us).
 
@@ -563,7 +564,7 @@ def _training_memory_scalar(
     buckets = p * r.gradient_bytes if ddp_bucket_copy else 0.0 * p
     held = w + g + m + o + act + buckets
     return MemoryBreakdown(
-        w, g, m, o, act + 0.0, buckets + 0.0, ctx + 0.0, frag * held, r.name, stage
+        w, g, m, o, act + 0.0, buckets + 0.0, ctx + 0.0, frag * held, r.name, stage, note
     )
 
 
