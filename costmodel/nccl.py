@@ -433,6 +433,11 @@ def topology_inputs(
         if fits:
             s_nvls = fits[0]
             inter = s_nvls
+            if multi and inter > nic_path + 1e-9:
+                # the inter-node side of an NVLS channel runs through one NIC: never above the
+                # NIC's path (search.cc checks the NET path carries bwInter; issue 11)
+                slower = [x for x in speeds if x <= nic_path + 1e-9]
+                inter = slower[0] if slower else speeds[-1]
             for faster in sorted(x for x in speeds if x > inter):  # pass 2 raises bwInter
                 if inter >= 2 * s_nvls or (multi and faster > nic_path + 1e-9):
                     break

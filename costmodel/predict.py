@@ -250,45 +250,32 @@ def realistic_time_s(
     nvls: bool | None = None,
     collnet_enabled: bool = False,
 ):
-    """NCCL's choice timed with the corrections: ``(time_s, algorithm, protocol)`` arrays.
+    """The corrected model's choice and time: ``(time_s, algorithm, protocol)`` arrays.
 
-    NCCL picks by its own table (on the topology it believes); the chosen pair is then timed on
-    the corrected topology (NVLink-domain scale, fabric latency), with NVLS all-reduce at its
-    physical bandwidth, host-staged duplex sharing, the mid-size ramp (its amplitude per fabric
-    on aws-ofi-nccl fabrics), Tree's fitted efficiency beyond two nodes on those fabrics, and the
-    host floor.
+    Every (algorithm, protocol) candidate is timed on the corrected topology (NVLink-domain
+    scale, fabric latency) with NVLS all-reduce at its physical bandwidth, host-staged duplex
+    sharing, the mid-size ramp (its amplitude per fabric on aws-ofi-nccl fabrics), Tree's fitted
+    efficiency beyond two nodes on those fabrics, and capped by the hardware bound of its
+    algorithm; the pick is the argmin of these corrected times (as a tuner would), then the
+    host floor. One row per size: :func:`costmodel.realistic.realistic_rows`, which also takes
+    arrays of node counts and GPUs per node.
     """
-    p = fitted_params() if params is None else dict(params)
-    C._check(p)
-    topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
-    _, algos, protos = nccl.nccl_table_time(op, m, topo, algorithm, protocol)
-    scale = C.nvlink_domain_scale(
-        topo.compute_capability, topo.gpus_per_node, c.intra_kind, p, nodes=c.nodes
-    )
-    real = cluster_topology(
+    from .realistic import realistic_rows
+
+    t, a, pr, (a_names, p_names) = realistic_rows(
+        op,
+        m,
+        c.nodes,
+        c.gpus_per_node,
         c,
+        algorithm,
+        protocol,
+        params=params,
+        gpus_per_process=gpus_per_process,
         nvls=nvls,
         collnet_enabled=collnet_enabled,
-        nvlink_scale=scale,
-        latency_inter_us=C.fabric_latency_us(c.fabric, p) if c.nodes > 1 else 0.0,
     )
-    p_ramp = {**p, "ramp_phi": C.fabric_ramp_phi(c.fabric, c.nodes, p)}
-    ramp = C.mid_size_ramp(m, p_ramp, op=op, algorithm=algos, topo=real, protocol=protos)
-    tree_eff = C.fabric_tree_efficiency(c.fabric, c.nodes, p)
-    duplex = C.host_staged_duplex_factor(op, real, p)
-    t = np.empty_like(m)
-    for a, pr in set(zip(algos.tolist(), protos.tolist(), strict=True)):
-        sel = (algos == a) & (protos == pr)
-        algbw = None
-        if op == "all_reduce" and a == "nvls" and real.nodes == 1:
-            algbw = C.nvls_allreduce_algbw_gbs(real)
-        elif a == "tree" and tree_eff != 1.0:
-            algbw = nccl.algorithm_bandwidth_gbs(op, a, pr, real) * tree_eff
-        t[sel] = nccl.table_time_s(
-            op, a, pr, m[sel], real, algbw_gbs=algbw, bw_time_factor=ramp[sel] / duplex
-        )
-    floor = C.host_floor_s(gpus_per_process, p)
-    return np.maximum(t, floor), algos, protos
+    return t, np.asarray(a_names)[a], np.asarray(p_names)[pr]
 
 
 def predict_collective(
