@@ -7,8 +7,10 @@ Three models, one entry point (:func:`predict_collective`):
   across nodes (the teaching view; DESIGN 3.1-3.2).
 - ``"nccl-table"``: NCCL 2.30's own tuning model (:mod:`costmodel.nccl`) with the topology its
   search would find on this hardware: NCCL's choice of algorithm and protocol and its time.
-- ``"nccl"`` (default): NCCL's choice, timed with the terms NCCL leaves out
-  (:mod:`costmodel.corrections`, fitted values in :mod:`costmodel.fitted_corrections`).
+- ``"nccl"`` (default): the terms NCCL leaves out (:mod:`costmodel.corrections`, fitted values
+  in ``costmodel/data/fitted_corrections.toml``) inside every candidate's cost, capped by the
+  hardware, and the fastest candidate taken (:mod:`costmodel.realistic`, vectorised over
+  node counts).
 - ``"calibrated"``: the alpha-beta figures fitted to measurements on this cluster
   (:class:`~costmodel.hardware.CalibrationPreset`, written by
   :func:`costmodel.validation.calibrate.write_calibration`, loaded as a cluster preset).
@@ -44,7 +46,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import corrections as C
 from . import nccl
 from . import tables as T
 
@@ -113,12 +114,13 @@ def _resolve(cluster: str | Cluster, nodes: int, gpus_per_node: int | None) -> C
 
 
 def fitted_params() -> dict[str, object]:
-    """The correction parameters fitted on every reference run (fitted_corrections.ALL)."""
-    try:
-        from .fitted_corrections import ALL
-    except ImportError:  # before scripts/fit_corrections.py has run: NCCL's table alone
-        return dict(C.DEFAULT_PARAMS)
-    return dict(ALL)
+    """The correction parameters fitted on every reference run (fitted_corrections.ALL).
+
+    Read from the packaged ``costmodel/data/fitted_corrections.toml``; a fresh dict per call.
+    """
+    from .fitted_corrections import FITTED
+
+    return FITTED.all.as_dict()
 
 
 def cluster_topology(
