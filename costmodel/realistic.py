@@ -232,7 +232,6 @@ def _group_times(
     p: Mapping[str, object] | None,
     nvls: bool | None,
     collnet_enabled: bool,
-    gpus_per_process: int,
 ) -> tuple[np.ndarray, list[tuple[str, str]]]:
     """Candidate times (K, rows) for rows of one (GPUs per node, node class) group."""
     from .predict import cluster_topology
@@ -394,7 +393,6 @@ def realistic_rows(
             p,
             nvls,
             collnet_enabled,
-            gpus_per_process,
         )
         best = np.argmin(times, axis=0)
         t[rows] = times[best, np.arange(rows.size)]

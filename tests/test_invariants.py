@@ -106,6 +106,20 @@ def test_bound_catches_the_issue_case():
     assert p.busbw_bytes_per_s <= bound
 
 
+def test_bound_formulas_by_hand():
+    """Hand-computed bounds (L = 450 GB/s NVLink per direction, B = 400 GB/s per node)."""
+    L, B = 450e9, 400e9
+    b = lambda op, a, k, g: float(busbw_bound_bytes_per_s(op, a, k, g, L, B))  # noqa: E731
+    assert b("all_reduce", "ring", 1, 8) == L
+    assert b("all_reduce", "nvls", 1, 4) == pytest.approx(2 * L * 3 / 5)  # 540 GB/s
+    assert b("all_reduce", "ring", 4, 8) == B
+    # hierarchical all-reduce on 4 nodes of 8: B (31/32) / (3/4)
+    assert b("all_reduce", "tree", 4, 8) == pytest.approx(B * 31 / 32 * 4 / 3)
+    # all-to-all on 2 nodes of 8: a node sends 8 M 8/16; busbw = 15/16 M / t
+    assert b("all_to_all", "p2p", 2, 8) == pytest.approx(B * 15 / (8 * 8))
+    assert b("broadcast", "ring", 3, 8) == B
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     name=st.sampled_from(PRESETS),
