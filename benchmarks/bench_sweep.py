@@ -59,6 +59,39 @@ def grid_for(rows: int) -> sw.Grid:
     )
 
 
+NCCL_ALGORITHMS = ["auto", "ring", "tree"]
+
+
+def model_grid(rows: int, model: str) -> sw.Grid:
+    """preset x nodes x sizes x 3 algorithms for one model (NCCL names for the NCCL models)."""
+    names = _networked_presets()
+    algorithms = (
+        list(collectives.ALGORITHMS["all_reduce"])[:3] if model == "textbook" else NCCL_ALGORITHMS
+    )
+    per_size = len(names) * len(algorithms) * len(NODES)
+    sizes = np.geomspace(8, 16e9, int(np.ceil(rows / per_size)))
+    return sw.make_grid(
+        preset=names, model=model, algorithm=algorithms, nodes=NODES, size=sizes.tolist()
+    )
+
+
+def models_side_by_side(rows: int, folder: str) -> dict[str, dict[str, float]]:
+    """Sweep -> Parquet, the same grid shape for each model, in this one process (issue 12)."""
+    out = {}
+    sw.sweep(model_grid(1000, "nccl"))  # warm-up
+    for model in ("textbook", "nccl", "nccl-table"):
+        grid = model_grid(rows, model)
+        path = os.path.join(folder, f"{model}.parquet")
+        summary, wall = _timed(lambda g=grid, p=path: sw.sweep_to_file(p, g))
+        out[model] = {
+            "rows": summary.rows,
+            "wall_s": wall,
+            "cpu_s": _CPU[0],
+            "rows_per_cpu_s": summary.rows / _CPU[0],
+        }
+    return out
+
+
 def _timed(fn):
     """(result, wall seconds); the CPU seconds of the last call are kept in _CPU[0]."""
     t0, c0 = time.perf_counter(), time.process_time()
@@ -145,9 +178,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunk-rows", type=int, default=sw.DEFAULT_CHUNK_ROWS)
     p.add_argument("--json", action="store_true")
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--models-only", action="store_true", help="only the realistic vs textbook comparison"
+    )
     args = p.parse_args(argv)
     if args.child:
         _stream_child(int(float(args.child[0])), args.child[1], int(args.child[2]))
+        return 0
+    with tempfile.TemporaryDirectory() as folder:
+        side = models_side_by_side(int(args.rows), folder)
+    book = side["textbook"]["rows_per_cpu_s"]
+    for model, r in side.items():
+        print(
+            f"{model:10s} preset x nodes x sizes x algorithm -> Parquet: {r['rows']:,} rows, "
+            f"{r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU, {r['rows_per_cpu_s']:,.0f} rows/CPU-s "
+            f"({r['rows_per_cpu_s'] / book:.2f} x textbook)"
+        )
+    print("goal (issue 12): nccl >= 1e6 rows/CPU-s and >= 0.5 x textbook")
+    if args.models_only:
         return 0
     with tempfile.TemporaryDirectory() as folder:
         mem = in_memory(int(args.rows), folder)

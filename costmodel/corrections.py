@@ -43,7 +43,9 @@ term                           what and why
 =============================  ==============================================================
 
 Fitted values come from ``scripts/fit_corrections.py`` (leave-one-run-out, written to
-:mod:`costmodel.fitted_corrections`); this module holds only the formulas.
+``costmodel/data/fitted_corrections.toml`` and read by :mod:`costmodel.fitted_corrections`);
+this module holds only the formulas. How they enter the model (inside every candidate's cost,
+before the choice, under the hardware caps) is :mod:`costmodel.realistic`.
 
 >>> round(host_floor_s(4, {"host_base_us": 3.0, "host_per_gpu_us": 5.0}) * 1e6, 1)
 23.0

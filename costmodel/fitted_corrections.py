@@ -1,595 +1,106 @@
-"""Correction parameters fitted by scripts/fit_corrections.py (generated; do not edit).
+"""The fitted correction parameters, loaded from ``costmodel/data/fitted_corrections.toml``.
 
-ALL: fitted on every reference run. LORO[run]: fitted on every run except that one
-(used by tests/test_fidelity.py so that no run is predicted by constants fitted on it).
+The numbers are data, written (atomically) by ``scripts/fit_corrections.py``; this module only
+reads them into frozen, typed objects (issue 10 item 4). ``ALL`` is fitted on every reference
+run; ``LORO[run]`` on every run except that one (tests/test_fidelity.py predicts each run with
+its own, so no run is predicted by constants fitted on it). ``ALL`` and ``LORO[run]`` are
+read-only mappings in the form :mod:`costmodel.corrections` takes
+(:meth:`CorrectionParams.as_dict` gives a plain dict).
+
+>>> FITTED.all.ramp_phi >= 0 and set(LORO) == set(FITTED.loro)
+True
 """
 
-FITTED_ON = "2026-11-29"
-NCCL_VERSION = "2.30.7"
+from __future__ import annotations
 
-ALL = {
-    "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-    "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-    "fabric_tree_efficiency": {"slingshot": 0.55},
-    "host_base_us": 2.523,
-    "host_per_gpu_us": 4.544,
-    "host_staged_duplex": 0.335,
-    "nvl_domain_link_scale": 1.2,
-    "ramp_knee_bytes": 67108864.0,
-    "ramp_phi": 0.12,
-}
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from importlib import resources
+from types import MappingProxyType
 
-LORO = {
-    "02": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.437, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "03": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "04a": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.18,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "04b": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "04c": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "06a": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.667, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "09a": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.484,
-        "host_per_gpu_us": 4.55,
-        "host_staged_duplex": 0.332,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "09b": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.878,
-        "host_per_gpu_us": 4.489,
-        "host_staged_duplex": 0.358,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "09c": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.558,
-        "host_per_gpu_us": 4.538,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "09d": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.903,
-        "host_per_gpu_us": 4.485,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "09e": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.221,
-        "host_per_gpu_us": 4.591,
-        "host_staged_duplex": 0.309,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "12a": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 3.056,
-        "host_per_gpu_us": 4.316,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13a": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.448,
-        "host_per_gpu_us": 4.469,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13b": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.631,
-        "host_per_gpu_us": 4.652,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13c": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.499,
-        "host_per_gpu_us": 4.52,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/0": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/1": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/10": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/11": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/2": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/3": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/4": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/5": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/6": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/7": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/8": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13d/9": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13e/0": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13e/1": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13e/2": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13f/0": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13f/1": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13f/2": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13f/3": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13f/4": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13f/5": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13f/6": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13f/7": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "13f/8": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "15/0": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 1.863,
-        "host_per_gpu_us": 4.68,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "15/1": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 3.083},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.3},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "15/2": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 3.083},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.3},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "15/3": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 3.083},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.3},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "15/4": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 3.083},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.3},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "15/5": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.972},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.3},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "15/6": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.416},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "15/7": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.416},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "15/8": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.416},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "15/9": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.416},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "16a": {
-        "fabric_latency_us": {"efa": 24.391, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.3, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "16b": {
-        "fabric_latency_us": {"efa": 69.65, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.0, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-    "16c": {
-        "fabric_latency_us": {"efa": 47.021, "infiniband": 1.552, "slingshot": 2.527},
-        "fabric_ramp_phi": {"efa": 0.2, "slingshot": 0.0},
-        "fabric_tree_efficiency": {"slingshot": 0.55},
-        "host_base_us": 2.523,
-        "host_per_gpu_us": 4.544,
-        "host_staged_duplex": 0.335,
-        "nvl_domain_link_scale": 1.2,
-        "ramp_knee_bytes": 67108864.0,
-        "ramp_phi": 0.12,
-    },
-}
+DATA_FILE = "data/fitted_corrections.toml"
+
+
+@dataclass(frozen=True)
+class CorrectionParams:
+    """One set of fitted parameters (units in the names; see :mod:`costmodel.corrections`)."""
+
+    host_base_us: float
+    host_per_gpu_us: float
+    host_staged_duplex: float
+    nvl_domain_link_scale: float
+    ramp_phi: float
+    ramp_knee_bytes: float
+    fabric_latency_us: Mapping[str, float]
+    fabric_ramp_phi: Mapping[str, float]
+    fabric_tree_efficiency: Mapping[str, float]
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, object], where: str) -> CorrectionParams:
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(table) - names)
+        missing = sorted(names - set(table))
+        if unknown or missing:
+            raise ValueError(f"{where}: unknown keys {unknown}, missing keys {missing}")
+        kw: dict[str, object] = {}
+        for k, v in table.items():
+            if isinstance(v, Mapping):
+                kw[k] = MappingProxyType({str(a): float(b) for a, b in v.items()})
+            else:
+                kw[k] = float(v)  # type: ignore[arg-type]
+        return cls(**kw)  # type: ignore[arg-type]
+
+    def as_dict(self) -> dict[str, object]:
+        """A plain dict (nested dicts copied), as :mod:`costmodel.corrections` takes."""
+        out: dict[str, object] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = dict(v) if isinstance(v, Mapping) else v
+        return out
+
+
+@dataclass(frozen=True)
+class FittedCorrections:
+    """The whole file: when and for which NCCL it was fitted, ALL and the LORO sets."""
+
+    fitted_on: str
+    nccl_version: str
+    all: CorrectionParams
+    loro: Mapping[str, CorrectionParams]
+
+
+def parse(text: str, where: str = DATA_FILE) -> FittedCorrections:
+    """Parse the TOML text of a fitted-corrections file (ValueError naming what is wrong)."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{where}: not valid TOML ({exc})") from exc
+    for key in ("fitted_on", "nccl_version", "all"):
+        if key not in doc:
+            raise ValueError(f"{where}: missing {key!r}")
+    loro = {
+        str(run): CorrectionParams.from_table(t, f"{where} [loro.{run}]")
+        for run, t in doc.get("loro", {}).items()
+    }
+    return FittedCorrections(
+        fitted_on=str(doc["fitted_on"]),
+        nccl_version=str(doc["nccl_version"]),
+        all=CorrectionParams.from_table(doc["all"], f"{where} [all]"),
+        loro=MappingProxyType(loro),
+    )
+
+
+def load() -> FittedCorrections:
+    """Read the packaged file."""
+    text = resources.files("costmodel").joinpath(DATA_FILE).read_text(encoding="utf-8")
+    return parse(text)
+
+
+FITTED = load()
+FITTED_ON = FITTED.fitted_on
+NCCL_VERSION = FITTED.nccl_version
+ALL: Mapping[str, object] = MappingProxyType(FITTED.all.as_dict())
+LORO: Mapping[str, Mapping[str, object]] = MappingProxyType(
+    {k: MappingProxyType(v.as_dict()) for k, v in FITTED.loro.items()}
+)

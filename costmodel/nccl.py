@@ -433,8 +433,15 @@ def topology_inputs(
         if fits:
             s_nvls = fits[0]
             inter = s_nvls
+            # the inter-node side of an NVLS channel runs through its head GPU's NICs (nics /
+            # channels of them, behind one PCIe link): never above that path (search.cc checks
+            # the NET path carries bwInter; issue 11)
+            head_path = min(pci, nic * max(1, nics // max(n_nvls, 1))) if multi else 0.0
+            if multi and inter > head_path + 1e-9:
+                slower = [x for x in speeds if x <= head_path + 1e-9]
+                inter = slower[0] if slower else speeds[-1]
             for faster in sorted(x for x in speeds if x > inter):  # pass 2 raises bwInter
-                if inter >= 2 * s_nvls or (multi and faster > nic_path + 1e-9):
+                if inter >= 2 * s_nvls or (multi and faster > head_path + 1e-9):
                     break
                 inter = faster
             nvls_graph = Graph(n_nvls, float(s_nvls), float(inter))

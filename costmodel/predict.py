@@ -8,8 +8,12 @@ Cluster and Collectives pages, the CLI, ``cm.sweep``, Scenario and the DDP step 
   (:func:`costmodel.models.lesson_time_s`; DESIGN 3.1); it reproduces the lesson's examples.
 - ``"textbook"``: topology-aware alpha-beta, hierarchical intra/inter, NIC-count aware
   (:func:`costmodel.models.textbook_time_s`; DESIGN 3.2).
-- ``"nccl"`` (default): NCCL's choice, timed with the terms NCCL leaves out
-  (:mod:`costmodel.corrections`, fitted values in :mod:`costmodel.fitted_corrections`).
+- ``"nccl"`` (default): the terms NCCL leaves out (:mod:`costmodel.corrections`, fitted values
+  in ``costmodel/data/fitted_corrections.toml``) inside every candidate's cost, capped by the
+  hardware, and the fastest candidate taken (:mod:`costmodel.realistic`, vectorised over
+  node counts).
+- ``"nccl-table"`` (reference baseline, not an answer model): NCCL 2.30's own tuning model
+  (:mod:`costmodel.nccl`) with the topology its search would find on this hardware.
 - ``"calibrated"``: the alpha-beta figures fitted to measurements on this cluster
   (:class:`~costmodel.hardware.CalibrationPreset`, written by
   :func:`costmodel.validation.calibrate.write_calibration`, loaded as a cluster preset).
@@ -47,7 +51,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import corrections as C
 from . import models as _models
 from . import nccl
 from . import tables as T
@@ -109,12 +112,13 @@ def _resolve(cluster: str | Cluster, nodes: int, gpus_per_node: int | None) -> C
 
 
 def fitted_params() -> dict[str, object]:
-    """The correction parameters fitted on every reference run (fitted_corrections.ALL)."""
-    try:
-        from .fitted_corrections import ALL
-    except ImportError:  # before scripts/fit_corrections.py has run: NCCL's table alone
-        return dict(C.DEFAULT_PARAMS)
-    return dict(ALL)
+    """The correction parameters fitted on every reference run (fitted_corrections.ALL).
+
+    Read from the packaged ``costmodel/data/fitted_corrections.toml``; a fresh dict per call.
+    """
+    from .fitted_corrections import FITTED
+
+    return FITTED.all.as_dict()
 
 
 def cluster_topology(
@@ -233,45 +237,32 @@ def realistic_time_s(
     nvls: bool | None = None,
     collnet_enabled: bool = False,
 ):
-    """NCCL's choice timed with the corrections: ``(time_s, algorithm, protocol)`` arrays.
+    """The corrected model's choice and time: ``(time_s, algorithm, protocol)`` arrays.
 
-    NCCL picks by its own table (on the topology it believes); the chosen pair is then timed on
-    the corrected topology (NVLink-domain scale, fabric latency), with NVLS all-reduce at its
-    physical bandwidth, host-staged duplex sharing, the mid-size ramp (its amplitude per fabric
-    on aws-ofi-nccl fabrics), Tree's fitted efficiency beyond two nodes on those fabrics, and the
-    host floor.
+    Every (algorithm, protocol) candidate is timed on the corrected topology (NVLink-domain
+    scale, fabric latency) with NVLS all-reduce at its physical bandwidth, host-staged duplex
+    sharing, the mid-size ramp (its amplitude per fabric on aws-ofi-nccl fabrics), Tree's fitted
+    efficiency beyond two nodes on those fabrics, and capped by the hardware bound of its
+    algorithm; the pick is the argmin of these corrected times (as a tuner would), then the
+    host floor. One row per size: :func:`costmodel.realistic.realistic_rows`, which also takes
+    arrays of node counts and GPUs per node.
     """
-    p = fitted_params() if params is None else dict(params)
-    C._check(p)
-    topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
-    _, algos, protos = nccl.nccl_table_time(op, m, topo, algorithm, protocol)
-    scale = C.nvlink_domain_scale(
-        topo.compute_capability, topo.gpus_per_node, c.intra_kind, p, nodes=c.nodes
-    )
-    real = cluster_topology(
+    from .realistic import realistic_rows
+
+    t, a, pr, (a_names, p_names) = realistic_rows(
+        op,
+        m,
+        c.nodes,
+        c.gpus_per_node,
         c,
+        algorithm,
+        protocol,
+        params=params,
+        gpus_per_process=gpus_per_process,
         nvls=nvls,
         collnet_enabled=collnet_enabled,
-        nvlink_scale=scale,
-        latency_inter_us=C.fabric_latency_us(c.fabric, p) if c.nodes > 1 else 0.0,
     )
-    p_ramp = {**p, "ramp_phi": C.fabric_ramp_phi(c.fabric, c.nodes, p)}
-    ramp = C.mid_size_ramp(m, p_ramp, op=op, algorithm=algos, topo=real, protocol=protos)
-    tree_eff = C.fabric_tree_efficiency(c.fabric, c.nodes, p)
-    duplex = C.host_staged_duplex_factor(op, real, p)
-    t = np.empty_like(m)
-    for a, pr in set(zip(algos.tolist(), protos.tolist(), strict=True)):
-        sel = (algos == a) & (protos == pr)
-        algbw = None
-        if op == "all_reduce" and a == "nvls" and real.nodes == 1:
-            algbw = C.nvls_allreduce_algbw_gbs(real)
-        elif a == "tree" and tree_eff != 1.0:
-            algbw = nccl.algorithm_bandwidth_gbs(op, a, pr, real) * tree_eff
-        t[sel] = nccl.table_time_s(
-            op, a, pr, m[sel], real, algbw_gbs=algbw, bw_time_factor=ramp[sel] / duplex
-        )
-    floor = C.host_floor_s(gpus_per_process, p)
-    return np.maximum(t, floor), algos, protos
+    return t, np.asarray(a_names)[a], np.asarray(p_names)[pr]
 
 
 def predict_collective(

@@ -580,6 +580,8 @@ def _eval_collective_preset(
     else:
         nodes = num.get("nodes", np.ones(n, dtype=np.int64))
         gpn = num.get("gpus_per_node", np.full(n, base.gpus_per_node, dtype=np.int64))
+    if cat["model"] in ("nccl", "nccl-table") and base.calibration is None:
+        return _eval_collective_vectorised(cat, sizes, nodes, gpn, base)
     time_s = np.empty(n)
     algbw = np.empty(n)
     busbw = np.empty(n)
@@ -623,6 +625,51 @@ def _eval_collective_preset(
         "busbw_GBps": busbw / _GB,
         "algorithm_used": _categorical(alg_parts, n),
         "protocol_used": _categorical(proto_parts, n),
+    }
+
+
+def _eval_collective_vectorised(
+    cat: dict[str, Any], sizes: np.ndarray, nodes: np.ndarray, gpn: np.ndarray, base: Any
+) -> dict[str, Any]:
+    """NCCL models on one preset: every (nodes, GPUs per node, size) row in one array call.
+
+    :func:`costmodel.realistic.realistic_rows` groups the rows by (GPUs per node, node class)
+    once and evaluates all candidates for all rows (issue 12 item 1); the same numbers as
+    ``predict_collective`` row by row (tests/test_sweep_vectorised.py).
+    """
+    from . import tables as T
+    from .realistic import realistic_rows
+
+    sizes = sizes.astype(float)
+    t, a, p, (a_names, p_names) = realistic_rows(
+        cat["op"],
+        sizes,
+        nodes,
+        gpn,
+        base,
+        cat["algorithm"],
+        cat["protocol"],
+        corrected=cat["model"] == "nccl",
+    )
+    ranks = nodes * gpn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        algbw = np.where(t > 0, sizes / np.where(t > 0, t, 1.0), 0.0)
+    busbw = algbw * np.asarray(T.BUSBW_FACTOR[cat["op"]](ranks.astype(float)))
+    return {
+        "preset": cat["preset"],
+        "model": cat["model"],
+        "op": cat["op"],
+        "algorithm": cat["algorithm"],
+        "protocol_requested": cat["protocol"],
+        "nodes": nodes,
+        "gpus_per_node": gpn,
+        "ranks": ranks,
+        "size_bytes": sizes,
+        "time_s": t,
+        "algbw_GBps": algbw / _GB,
+        "busbw_GBps": busbw / _GB,
+        "algorithm_used": _Cat(a.astype(np.int32), a_names),
+        "protocol_used": _Cat(p.astype(np.int32), p_names),
     }
 
 

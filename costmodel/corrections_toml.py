@@ -1,0 +1,63 @@
+"""Write correction parameters as TOML (the small subset they need: numbers and tables)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+
+def _num(v: object) -> str:
+    x = float(v)  # type: ignore[arg-type]
+    if not math.isfinite(x):
+        raise ValueError(f"correction parameter {v!r} must be finite")
+    return repr(x)
+
+
+def _table(name: str, params: Mapping[str, object]) -> list[str]:
+    lines = [f"[{name}]"]
+    subs = []
+    for k in sorted(params):
+        v = params[k]
+        if isinstance(v, Mapping):
+            subs.append((k, v))
+        else:
+            lines.append(f"{k} = {_num(v)}")
+    for k, v in subs:
+        inner = ", ".join(f'"{kk}" = {_num(vv)}' for kk, vv in sorted(v.items()))
+        lines.append(f"{k} = {{ {inner} }}")
+    return lines
+
+
+def dumps(
+    fitted_on: str,
+    nccl_version: str,
+    all_params: Mapping[str, object],
+    loro: Mapping[str, Mapping[str, object]],
+) -> str:
+    """The fitted_corrections.toml text: header, [all], then one [loro."run"] table per run.
+
+    >>> print(dumps("2026-12-01", "2.30.7", {"a": 1, "t": {"x": 2}}, {"01": {"a": 0.5}}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    # Correction parameters fitted by scripts/fit_corrections.py (generated; do not edit).
+    fitted_on = "2026-12-01"
+    nccl_version = "2.30.7"
+    <BLANKLINE>
+    [all]
+    a = 1.0
+    t = { "x" = 2.0 }
+    <BLANKLINE>
+    [loro."01"]
+    a = 0.5
+    <BLANKLINE>
+    """
+    out = [
+        "# Correction parameters fitted by scripts/fit_corrections.py (generated; do not edit).",
+        f'fitted_on = "{fitted_on}"',
+        f'nccl_version = "{nccl_version}"',
+        "",
+        *_table("all", all_params),
+        "",
+    ]
+    for run in loro:
+        out += [*_table(f'loro."{run}"', loro[run]), ""]
+    return "\n".join(out)

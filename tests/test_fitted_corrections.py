@@ -1,0 +1,51 @@
+"""Fitted correction parameters as data: the TOML file, its frozen typed object, the writer."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from costmodel import corrections as C
+from costmodel.corrections_toml import dumps
+from costmodel.fitted_corrections import ALL, FITTED, LORO, CorrectionParams, parse
+from costmodel.predict import fitted_params
+
+
+def test_packaged_file_loads_into_frozen_typed_objects():
+    assert isinstance(FITTED.all, CorrectionParams)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        FITTED.all.ramp_phi = 1.0  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        FITTED.all.fabric_latency_us["efa"] = 0.0  # type: ignore[index]
+    assert set(ALL) == set(C.DEFAULT_PARAMS)
+    assert len(LORO) >= 40
+    C._check(fitted_params())
+
+
+def test_fitted_params_is_a_fresh_copy():
+    p = fitted_params()
+    p["fabric_latency_us"]["efa"] = -1.0
+    assert fitted_params()["fabric_latency_us"] != p["fabric_latency_us"]
+
+
+def test_writer_and_reader_round_trip():
+    text = dumps(
+        FITTED.fitted_on, FITTED.nccl_version, dict(ALL), {k: dict(v) for k, v in LORO.items()}
+    )
+    again = parse(text)
+    assert again == FITTED
+
+
+def test_bad_files_name_what_is_wrong():
+    good = dumps("2026-12-01", "2.30.7", dict(ALL), {})
+    with pytest.raises(ValueError, match="missing keys \\['ramp_phi'\\]"):
+        parse(good.replace("\nramp_phi = ", "\n# ramp_phi = "))
+    with pytest.raises(ValueError, match="unknown keys \\['ramp_phii'\\]"):
+        parse(good.replace("\nramp_phi = ", "\nramp_phii = 1.0\nramp_phi = "))
+    with pytest.raises(ValueError, match="missing 'all'"):
+        parse('fitted_on = "x"\nnccl_version = "y"\n')
+    with pytest.raises(ValueError, match="not valid TOML"):
+        parse("[all")
+    with pytest.raises(ValueError, match="finite"):
+        dumps("d", "v", {**dict(ALL), "ramp_phi": float("nan")}, {})

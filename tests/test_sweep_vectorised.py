@@ -1,0 +1,48 @@
+"""The vectorised NCCL sweep path equals predict_collective row by row (issue 12 item 1)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+from costmodel import nccl
+from costmodel.predict import cluster_topology, predict_collective
+from costmodel.presets import cluster
+from costmodel.realistic import realistic_rows
+
+sw = importlib.import_module("costmodel.sweep")
+
+
+@pytest.mark.parametrize("model", ["nccl", "nccl-table"])
+@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "all_to_all", "broadcast"])
+def test_sweep_rows_equal_predict_collective(model, op):
+    sizes = [8, 4096, 2**20, 2**27, 2**33]
+    nodes = [1, 2, 3, 5, 16]
+    df = sw.sweep(
+        sw.make_grid(
+            preset=["dgx-h100", "gcp-a4", "alps-gh200"], model=model, op=op, nodes=nodes, size=sizes
+        )
+    )
+    assert len(df) == 3 * len(nodes) * len(sizes)
+    for (preset, k), rows in df.groupby(["preset", "nodes"]):
+        p = predict_collective(
+            op, np.asarray(rows["size_bytes"], float), preset, nodes=int(k), model=model
+        )
+        assert np.allclose(rows["time_s"], p.time_s, rtol=1e-12, atol=0)
+        assert rows["algorithm_used"].astype(str).tolist() == p.algorithm.tolist()
+        assert rows["protocol_used"].astype(str).tolist() == p.protocol.tolist()
+
+
+@pytest.mark.parametrize("name", ["dgx-h100", "dgx-a100", "gb200-nvl72", "aws-p5", "dgx1-v100"])
+def test_table_mode_matches_the_scalar_nccl_table(name):
+    """corrected=False is NCCL's table: the same choice and time as nccl.nccl_table_time."""
+    m = 8.0 * 2.0 ** np.arange(0, 32, 3)
+    for k in (1, 2, 3, 7, 32):
+        c = cluster(name, nodes=k)
+        want_t, want_a, want_p = nccl.nccl_table_time("all_reduce", m, cluster_topology(c))
+        t, a, p, (an, pn) = realistic_rows("all_reduce", m, k, c.gpus_per_node, c, corrected=False)
+        assert np.allclose(t, want_t, rtol=1e-12)
+        assert np.asarray(an)[a].tolist() == want_a.tolist()
+        assert np.asarray(pn)[p].tolist() == want_p.tolist()
