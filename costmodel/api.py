@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import collectives, models
+from ._checks import finite_result
 from .hardware import Cluster
 
 __all__ = ["allreduce_time", "collective_time", "CLUSTER_ALLREDUCE_ALGORITHMS", "resolve_cluster"]
@@ -91,6 +92,7 @@ def resolve_cluster(ranks: object, bandwidth_bytes_per_s: object = None) -> Clus
     )
 
 
+@finite_result("time")
 def collective_time(
     op: str,
     message_bytes: ArrayLike,

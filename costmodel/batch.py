@@ -24,6 +24,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._checks import finite_result
+
 FloatOrArray = float | np.ndarray
 LRRule = Literal["linear", "sqrt"]
 
@@ -51,6 +53,8 @@ def _whole(name: str, value: object) -> int:
         raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}") from None
     if not math.isfinite(x) or x < 1 or x != math.floor(x):
         raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
+    if isinstance(value, int | np.integer):
+        return int(value)  # exact, even above 2**53
     return int(x)
 
 
@@ -63,6 +67,11 @@ def _whole_array(name: str, value: ArrayLike) -> np.ndarray:
     if bad.any():
         first = float(x.ravel()[int(np.flatnonzero(bad.ravel())[0])])
         raise ValueError(f"{name}: must be a whole number >= 1, got {first!r}")
+    if (x >= 2.0**53).any():
+        raise ValueError(
+            f"{name}: arrays of counts must be below 2**53 to stay exact; pass Python ints one at "
+            f"a time for larger values, got {float(x.max())!r}"
+        )
     return x.astype(np.int64)
 
 
@@ -107,10 +116,21 @@ def global_batch(
     >>> global_batch(4, [8, 64], 32).tolist()
     [1024, 8192]
     """
+    if all(np.ndim(v) == 0 for v in (local_batch, ranks, accumulation)):
+        # exact: Python ints have no overflow, and counts above 2**53 keep every digit
+        return (
+            _whole("local_batch", local_batch)
+            * _whole("ranks", ranks)
+            * _whole("accumulation", accumulation)
+        )
     b = _whole_array("local_batch", local_batch)
     n = _whole_array("ranks", ranks)
     a = _whole_array("accumulation", accumulation)
-    return _int_out(b * n * a)
+    with np.errstate(over="ignore"):
+        if float(np.max(b * 1.0 * n * a, initial=0.0)) < 2.0**62:
+            return _int_out(b * n * a)
+    # the product may leave int64: exact Python ints in an object array
+    return _int_out(b.astype(object) * n.astype(object) * a.astype(object))
 
 
 def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) -> int | np.ndarray:
@@ -207,6 +227,7 @@ def solve_batch(
     return BatchSolution(**{**known, name: total // product}, solved=name)  # type: ignore[arg-type]
 
 
+@finite_result("learning rate")
 def scale_learning_rate(
     base_lr: ArrayLike, base_batch: ArrayLike, new_batch: ArrayLike, rule: LRRule = "linear"
 ) -> FloatOrArray:
@@ -239,6 +260,7 @@ def scale_learning_rate(
     return _float_out(lr * LR_RULES[rule](k))
 
 
+@finite_result("learning rate")
 def warmup_learning_rate(
     step: ArrayLike, peak_lr: ArrayLike, warmup_steps: int, start_lr: ArrayLike = 0.0
 ) -> FloatOrArray:

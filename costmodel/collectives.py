@@ -62,6 +62,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._checks import finite_result
 from .tables import BUSBW_FACTOR
 
 Op = Literal["all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"]
@@ -302,6 +303,7 @@ def _check_scalar_ranks(n: float, name: str = "ranks") -> float:
 
 
 # --- the generic evaluators --------------------------------------------------------------------
+@finite_result("time")
 def collective_time(
     op: Op,
     message_bytes: ArrayLike,
@@ -404,6 +406,7 @@ def allreduce_time(
     )
 
 
+@finite_result("byte count")
 def bytes_per_rank(
     op: Op, message_bytes: ArrayLike, ranks: ArrayLike, algorithm: Algorithm = "ring"
 ) -> FloatOrArray:
@@ -439,6 +442,7 @@ def latency_steps(op: Op, ranks: ArrayLike, algorithm: Algorithm = "ring") -> Fl
     return _out(_zero_for_one_rank(n, row.latency_steps(n, row.log(n))))
 
 
+@finite_result("factor")
 def busbw_factor(op: Op, ranks: ArrayLike) -> FloatOrArray:
     r"""nccl-tests bus-bandwidth factor: busbw = algbw x factor [-].
 
@@ -453,6 +457,7 @@ def busbw_factor(op: Op, ranks: ArrayLike) -> FloatOrArray:
     return _out(np.asarray(factor(n), dtype=float) + np.zeros_like(n))
 
 
+@finite_result("algorithm bandwidth")
 def algorithm_bandwidth(message_bytes: ArrayLike, time_s: ArrayLike) -> FloatOrArray:
     r"""Algorithm bandwidth ``algbw = M / t`` [B/s] (nccl-tests doc/PERFORMANCE.md).
 
@@ -464,6 +469,7 @@ def algorithm_bandwidth(message_bytes: ArrayLike, time_s: ArrayLike) -> FloatOrA
     return _out(m / t)
 
 
+@finite_result("bus bandwidth")
 def bus_bandwidth(
     op: Op, message_bytes: ArrayLike, ranks: ArrayLike, time_s: ArrayLike
 ) -> FloatOrArray:
@@ -478,6 +484,7 @@ def bus_bandwidth(
     return _out(np.asarray(algorithm_bandwidth(message_bytes, time_s)) * factor)
 
 
+@finite_result("byte count")
 def allreduce_lower_bound_bytes(message_bytes: ArrayLike, ranks: ArrayLike) -> FloatOrArray:
     r"""Lower bound on the bytes each rank must send in an all-reduce [B]: :math:`2\frac{N-1}{N}M`.
 
@@ -528,6 +535,15 @@ def crossover_bytes(
     fixed_a, fixed_b = row_a.latency_steps(n, L) * a, row_b.latency_steps(n, L) * a
     slope_a = row_a.bandwidth_factor(n, L) / bw + row_a.reduction_factor(n, L) * g
     slope_b = row_b.bandwidth_factor(n, L) / bw + row_b.reduction_factor(n, L) * g
+    for name, terms, value in (
+        ("latency_s", (fixed_a, fixed_b), latency_s),
+        ("bandwidth_bytes_per_s", (slope_a, slope_b), bandwidth_bytes_per_s),
+    ):
+        if not all(np.isfinite(t).all() for t in terms):
+            raise ValueError(
+                f"{name}: the crossover is not finite (overflow) with {name}={value!r}, "
+                f"ranks={ranks!r}; allowed: values that keep both times finite"
+            )
     num, den = fixed_a - fixed_b, slope_b - slope_a
     with np.errstate(divide="ignore", invalid="ignore"):
         m = num / den

@@ -45,6 +45,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._checks import finite_result, flag
+
 # torch/nn/parallel/distributed.py: bucket_cap_mb=25 -> int(25 * 1024 * 1024) bytes
 DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
 # torch/distributed: dist._DEFAULT_FIRST_BUCKET_BYTES = int(1024 * 1024) ("Experiments showed 1MB
@@ -56,6 +58,22 @@ BACKWARD_FRACTION = 2.0 / 3.0
 FLOPS_PER_PARAM_TOKEN = 6.0
 # Default tensor size when only a parameter count is given: a 4096 x 4096 matrix [params].
 DEFAULT_TENSOR_PARAMS = 2**24
+
+MAX_BUCKETS = 100_000
+"""Most buckets :func:`ddp_step` schedules (issue 14, bounded work): about 1.7e12 parameters at
+the default 25 MiB cap, in about 2 s. Above it the step is refused with a message (raise
+``bucket_cap_bytes``): the schedule is per bucket, so its cost grows with the count."""
+
+MAX_TENSORS = 1_000_000
+"""Most default-sized gradient tensors (``params / DEFAULT_TENSOR_PARAMS``) :func:`ddp_step`
+allocates; above it the step is refused before allocating."""
+
+MAX_ACCUMULATION = 10**9
+"""Largest ``accumulation`` :func:`ddp_step` accepts; the totals are closed-form in it."""
+
+MAX_TIMELINE_BARS = 200_000
+"""Most timeline intervals :func:`ddp_step` builds (2 per micro-batch plus one per bucket and
+synchronisation); above it ``timeline=True`` is refused: pass ``timeline=False``."""
 
 Bound = Literal["compute", "comms"]
 
@@ -382,6 +400,7 @@ def _schedule_stepwise(
     return backward_end, starts, ends
 
 
+@finite_result("step time")
 def ddp_step(
     params: float | str | None,
     ranks: int,
@@ -489,6 +508,15 @@ def ddp_step(
         raise ValueError("params: give a parameter count, arch= or layer_param_counts")
     n = _whole("ranks", ranks)
     a_steps = _whole("accumulation", accumulation)
+    if a_steps > MAX_ACCUMULATION:
+        raise ValueError(
+            f"accumulation: {accumulation!r} is above the largest accepted, {MAX_ACCUMULATION}"
+        )
+    no_sync, overlap = flag("no_sync", no_sync), flag("overlap", overlap)
+    small_bucket_last, timeline = (
+        flag("small_bucket_last", small_bucket_last),
+        flag("timeline", timeline),
+    )
     contention = _number("comm_contention", comm_contention, positive=False)
     if contention > 1:
         raise ValueError(f"comm_contention: must be in [0, 1], got {comm_contention!r}")
@@ -505,6 +533,14 @@ def ddp_step(
         )
     else:
         p = _number("params", params, positive=True)
+        pieces = p / DEFAULT_TENSOR_PARAMS
+        est = min(pieces, p * gbytes / cap + 1)  # floats: may be inf, compared only
+        if pieces > MAX_TENSORS or est > MAX_BUCKETS:
+            raise ValueError(
+                f"params: {params!r} parameters make about {min(pieces, est):.3g} gradient buckets "
+                f"of at most {cap:.3g} B; at most {MAX_BUCKETS:,} buckets ({MAX_TENSORS:,} "
+                "tensors) are scheduled: raise bucket_cap_bytes or pass layer_param_counts"
+            )
         b_bytes, b_params = (
             a.copy() for a in _default_bucket_totals(p, gbytes, cap, first, bool(small_bucket_last))
         )
@@ -549,7 +585,18 @@ def ddp_step(
     b_list = b_bytes.tolist()
     bars: list[Interval] = []
     t0 = 0.0
-    for m in range(a_steps):
+    n_bars = 2 * a_steps + syncs * len(b_list)
+    if timeline and n_bars > MAX_TIMELINE_BARS:
+        raise ValueError(
+            f"accumulation: {a_steps} micro-batches x {len(b_list)} buckets make {n_bars:,} "
+            f"timeline bars, above the {MAX_TIMELINE_BARS:,} accepted; pass timeline=False"
+        )
+    # closed form of the loop below (which also draws the timeline): each synced micro-batch
+    # lasts sync_s, each other micro_s (no_sync: only the last one syncs)
+    t0 = (a_steps - 1) * micro_s + sync_s if no_sync else a_steps * sync_s
+    for m in range(a_steps if timeline else 0):
+        if m == 0:
+            t0 = 0.0
         synced = (m == a_steps - 1) or not no_sync
         if timeline:
             bars.append(Interval("forward", t0, t0 + fwd_s, f"forward {m}", micro_batch=m))

@@ -38,6 +38,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._checks import finite_result, flag
 from .units import format_bytes
 
 FloatOrArray = float | np.ndarray
@@ -384,6 +385,7 @@ def _arch_activations(
     return act, note
 
 
+@finite_result("memory")
 def training_memory(
     params: ArrayLike | str | None = None,
     recipe: str | Recipe = "mixed-adam",
@@ -502,6 +504,7 @@ def training_memory(
     act = _array("activations_bytes", activations_bytes, unit="B")
     ctx = _array("cuda_context_bytes", cuda_context_bytes, unit="B")
     frag = _fraction("fragmentation", fragmentation)
+    ddp_bucket_copy = flag("ddp_bucket_copy", ddp_bucket_copy)
     if ddp_bucket_copy and stage > 1:
         raise ValueError(
             f"ddp_bucket_copy: DDP's bucket copy applies to unsharded gradients (zero_stage 0 or 1); "
@@ -602,6 +605,7 @@ def _per_param_and_fixed(
     return np.asarray(one.total_bytes, dtype=float) - fixed, fixed
 
 
+@finite_result("parameter count")
 def max_params(
     memory_bytes: ArrayLike,
     recipe: str | Recipe = "mixed-adam",
@@ -638,6 +642,7 @@ def max_params(
     return _out(np.maximum(0.0, (mem - c) / a))
 
 
+@finite_result("rank count")
 def min_ranks(
     params: float,
     memory_bytes: float,

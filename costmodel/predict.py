@@ -54,6 +54,7 @@ import numpy as np
 from . import models as _models
 from . import nccl
 from . import tables as T
+from ._checks import finite_result, flag
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -265,6 +266,7 @@ def realistic_time_s(
     return t, np.asarray(a_names)[a], np.asarray(p_names)[pr]
 
 
+@finite_result("prediction")
 def predict_collective(
     op: str,
     message_bytes,
@@ -328,6 +330,8 @@ def predict_collective(
     """
     model = _models.check_model(model)
     nccl.check_op(op)
+    nvls = flag("nvls", nvls, allow_none=True)
+    collnet_enabled = flag("collnet_enabled", collnet_enabled)
     try:
         m = np.asarray(message_bytes, dtype=float)
     except (TypeError, ValueError) as exc:

@@ -62,6 +62,17 @@ MAX_IN_MEMORY_ROWS = 50_000_000
 ENGINES = ("local", "dask")
 """Where a sweep runs: this process, or a Dask cluster (:mod:`costmodel.distributed`)."""
 
+MAX_AXIS_VALUES = 100_000
+"""Most values one grid axis may hold (a range is counted before it is expanded)."""
+
+MAX_GRID_ROWS = 1_000_000_000
+"""Most rows a grid may evaluate to (streamed by :func:`sweep_to_file` in chunks; at a few
+million rows per second this is minutes). Checked from the axis lengths before any allocation."""
+
+MAX_COUNT = 10**9
+"""Largest value of an integer axis (ranks, nodes, gpus_per_node, ...): beyond any cluster, and
+far inside int64 so the evaluation's integer arrays cannot overflow."""
+
 OUTPUT_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 """File extension -> format written by :func:`sweep_to_file` and :func:`write_table`."""
 
@@ -70,10 +81,7 @@ _GB = 1e9  # output columns in GB and GB/s use SI gigabytes, as nccl-tests does
 
 # --- axes ------------------------------------------------------------------------------------
 def _parse_int(text: Any, *, name: str) -> int:
-    value = units.parse_count(text, name=name)
-    if value != int(value):
-        raise ValueError(f"{name}: must be a whole number, got {text!r}")
-    return int(value)
+    return units.parse_int(text, name=name, maximum=MAX_COUNT)
 
 
 def _parse_float(text: Any, *, name: str) -> float:
@@ -197,6 +205,15 @@ def _axis(kind: str, name: str) -> Axis:
 _STOP_RE = re.compile(r"^(?P<stop>.+?)\s*(?:(?P<op>[x*+])\s*(?P<step>[0-9.eE]+))?$")
 
 
+def _check_count(axis: Axis, text: str, count: float) -> None:
+    """Refuse a range of more than MAX_AXIS_VALUES values before it is expanded."""
+    if not count <= MAX_AXIS_VALUES:  # also catches NaN and inf
+        raise ValueError(
+            f"{axis.name}: range {text!r} has about {count:.3g} values; at most "
+            f"{MAX_AXIS_VALUES} values per axis (MAX_AXIS_VALUES)"
+        )
+
+
 def _expand_range(axis: Axis, text: str) -> list[Any]:
     sep = ".." if ".." in text else ":"
     head, _, tail = text.partition(sep)
@@ -208,7 +225,12 @@ def _expand_range(axis: Axis, text: str) -> list[Any]:
     op = m["op"] or ("+" if axis.integer and sep == ".." else "x")
     if op == "*":
         op = "x"
-    step = float(m["step"]) if m["step"] else (1.0 if op == "+" else 2.0)
+    try:
+        step = float(m["step"]) if m["step"] else (1.0 if op == "+" else 2.0)
+    except ValueError:
+        raise ValueError(f"{axis.name}: cannot parse the step of {text!r}") from None
+    if not math.isfinite(step):
+        raise ValueError(f"{axis.name}: the step of {text!r} must be finite")
     if stop < start:
         raise ValueError(f"{axis.name}: empty range {text!r} (stop {stop} < start {start})")
     values: list[float] = []
@@ -217,15 +239,15 @@ def _expand_range(axis: Axis, text: str) -> list[Any]:
             raise ValueError(
                 f"{axis.name}: a geometric range needs start > 0 and factor > 1, got {text!r}"
             )
-        n = int(math.floor(math.log(stop / start) / math.log(step) + 1e-9)) + 1
-        values = [start * step**k for k in range(n)]
+        count = math.floor(math.log(stop / start) / math.log(step) + 1e-9) + 1
+        _check_count(axis, text, count)
+        values = [start * step**k for k in range(int(count))]
     else:
         if step <= 0:
             raise ValueError(f"{axis.name}: a range step must be > 0, got {text!r}")
-        n = int(math.floor((stop - start) / step + 1e-9)) + 1
-        values = [start + step * k for k in range(n)]
-    if len(values) > 10_000_000:
-        raise ValueError(f"{axis.name}: range {text!r} has {len(values)} values; at most 1e7")
+        count = (stop - start) / step + 1
+        _check_count(axis, text, count)
+        values = [start + step * k for k in range(int(math.floor(count - 1 + 1e-9)) + 1)]
     if axis.integer or axis.name == "size":
         out = [int(round(v)) for v in values]
         if axis.integer and any(abs(v - round(v)) > 1e-9 for v in values):
@@ -269,8 +291,18 @@ def parse_values(name: str, spec: Any, kind: str = "collective") -> list[Any]:
         items = list(spec)
     else:
         items = [spec]
+    if len(items) > MAX_AXIS_VALUES:
+        raise ValueError(
+            f"{axis.name}: {len(items)} values; at most {MAX_AXIS_VALUES} values per axis "
+            "(MAX_AXIS_VALUES)"
+        )
     values: list[Any] = []
     for item in items:
+        if len(values) > MAX_AXIS_VALUES:
+            raise ValueError(
+                f"{axis.name}: more than {MAX_AXIS_VALUES} values; at most {MAX_AXIS_VALUES} "
+                "values per axis (MAX_AXIS_VALUES)"
+            )
         if axis.numeric and isinstance(item, str) and (".." in item or ":" in item):
             values.extend(_expand_range(axis, item))
         elif axis.integer:
@@ -324,7 +356,23 @@ def make_grid(spec: Mapping[str, Any] | None = None, kind: str = "collective", *
         merged[axis.name] = parse_values(axis.name, value, kind)
     grid = Grid(kind, merged)
     _check(grid)
+    _check_rows(grid)
     return grid
+
+
+def _check_rows(grid: Grid) -> None:
+    """Refuse a grid whose axes multiply to more than MAX_GRID_ROWS rows (before evaluating)."""
+    bound = math.prod(len(v) for v in grid.axes.values())
+    # 'algorithm = all' expands to at most a dozen algorithms per op
+    if "all" in grid.axes.get("algorithm", []):
+        bound *= 16
+    if bound > MAX_GRID_ROWS:
+        rows = grid.rows if bound <= 16 * MAX_GRID_ROWS else bound
+        if rows > MAX_GRID_ROWS:
+            raise ValueError(
+                f"grid: {rows:,} rows; at most {MAX_GRID_ROWS:,} rows per sweep "
+                "(MAX_GRID_ROWS): narrow an axis or split the sweep"
+            )
 
 
 def load_grid(path: str | os.PathLike[str]) -> Grid:

@@ -34,6 +34,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._checks import finite_result, flag
 from .collectives import (
     FloatOrArray,
     _nonnegative,
@@ -82,6 +83,7 @@ def per_gpu_inter_bandwidth(
     return _out(nics * bw / g)
 
 
+@finite_result("time")
 def hierarchical_allreduce_phases(
     message_bytes: ArrayLike,
     nodes: ArrayLike,
@@ -132,7 +134,7 @@ def hierarchical_allreduce_phases(
     _needs_fabric(n, inter_bw, "inter_bandwidth_bytes_per_s")
     a_i = _nonnegative("intra_latency_s", intra_latency_s, "s")
     a_e = _nonnegative("inter_latency_s", inter_latency_s, "s")
-    sharp = np.asarray(in_network_reduction, dtype=bool)
+    sharp = np.asarray(flag("in_network_reduction", in_network_reduction), dtype=bool)
 
     intra = collective_time("reduce_scatter", m, g, intra_bw, a_i, "ring")
     shard = m / g
@@ -148,6 +150,7 @@ def hierarchical_allreduce_phases(
     }
 
 
+@finite_result("time")
 def hierarchical_allreduce_time(
     message_bytes: ArrayLike,
     nodes: ArrayLike,
@@ -190,6 +193,7 @@ def hierarchical_allreduce_time(
     return _out(np.maximum(parts[0] + parts[2], parts[1]))
 
 
+@finite_result("bandwidth")
 def flat_ring_bandwidth(
     nodes: ArrayLike,
     gpus_per_node: ArrayLike,
@@ -217,6 +221,7 @@ def flat_ring_bandwidth(
     return _out(np.where(n > 1.0, across, intra))
 
 
+@finite_result("time")
 def flat_ring_allreduce_time(
     message_bytes: ArrayLike,
     nodes: ArrayLike,

@@ -7,8 +7,8 @@ Conventions (DESIGN.md section 2): decimal SI prefixes for bytes and rates (GB =
 nccl-tests and datasheets use; binary prefixes only when written (GiB = 2**30 B). A lower-case
 ``b`` is a bit (``400Gb/s`` = 50e9 B/s), an upper-case ``B`` a byte.
 
-Byte strings are parsed by pydantic's :class:`pydantic.ByteSize`, which accepts both decimal and
-binary prefixes; rates and durations by small regular grammars here.
+Sizes, rates, durations, counts and compute rates share one strict grammar (a number with an
+optional exponent, then a unit); the whole string must match, or the input is refused.
 
 >>> parse_bytes("25MB")
 25000000
@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-
-from pydantic import ByteSize, TypeAdapter, ValidationError
+from decimal import Decimal, InvalidOperation
 
 # --- constants (SI, and IEC where named) ---------------------------------------------------
 B = 1.0
@@ -43,25 +42,39 @@ NS = 1e-9  # nanosecond
 TFLOPS = 1e12
 PFLOPS = 1e15
 
-_BYTESIZE = TypeAdapter(ByteSize)
+MAX_TEXT_LENGTH = 64
+"""Longest quantity string accepted (characters): longer text is refused before any regex runs."""
 
+MAX_BYTES = 10**18
+"""Largest byte count :func:`parse_bytes` accepts (1 EB): beyond any GPU cluster's memory."""
+
+# --- the grammar -----------------------------------------------------------------------------
+# One grammar for every quantity: optional sign, digits with an optional fraction, an optional
+# exponent, optional spaces, then the unit; the WHOLE string must match (re.fullmatch), so
+# '14-GB', '1.5.5GB' and '7e-3GBx' are refused, and '7e-3 GB' is 7e6 B. Every part of the
+# pattern is followed by a character it cannot contain, so the regex cannot backtrack
+# catastrophically; and text longer than MAX_TEXT_LENGTH is refused before it runs at all.
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _PREFIX = {
-    "": 1.0,
-    "k": 1e3,
-    "K": 1e3,
-    "M": 1e6,
-    "G": 1e9,
-    "T": 1e12,
-    "P": 1e15,
-    "Ki": 2.0**10,
-    "Mi": 2.0**20,
-    "Gi": 2.0**30,
-    "Ti": 2.0**40,
+    "": 1,
+    "k": 10**3,
+    "K": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "E": 10**18,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+    "Ei": 2**60,
 }
+_PREFIX_RE = r"(?P<prefix>[KMGTPE]i|[kKMGTPE]?)"
+_BYTES_RE = re.compile(rf"(?P<num>{_NUMBER})\s*{_PREFIX_RE}(?P<unit>B|bytes?|b|bits?)?")
 _RATE_RE = re.compile(
-    rf"^\s*(?P<num>{_NUMBER})\s*(?P<prefix>Ki|Mi|Gi|Ti|[kKMGTP]?)(?P<unit>B|b|bit|bits|byte|bytes)"
-    r"\s*(?:/\s*s|ps|/sec)\s*$"
+    rf"(?P<num>{_NUMBER})\s*{_PREFIX_RE}(?P<unit>B|b|bit|bits|byte|bytes)\s*(?:/\s*s|ps|/sec)"
 )
 _DURATION_UNITS = {
     "s": 1.0,
@@ -74,9 +87,11 @@ _DURATION_UNITS = {
     "min": 60.0,
     "h": 3600.0,
 }
-_DURATION_RE = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>s|sec|ms|us|µs|μs|ns|min|h)\s*$")
-_COUNT_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
-_COUNT_RE = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<suffix>[kKMBGT]?)\s*$")
+_DURATION_RE = re.compile(rf"(?P<num>{_NUMBER})\s*(?P<unit>s|sec|ms|us|µs|μs|ns|min|h)?")
+_COUNT_SUFFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
+_COUNT_RE = re.compile(rf"(?P<num>{_NUMBER})\s*(?P<suffix>[kKMBGT]?)")
+_FLOPS_RE = re.compile(rf"(?P<num>{_NUMBER})\s*(?P<prefix>[kKMGTPE]?)\s*FLOP(?:S|/s)?", re.I)
+_FLOPS_PREFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "p": 10**15, "e": 10**18}
 
 
 def _bad(what: str, text: object, examples: str) -> ValueError:
@@ -85,123 +100,219 @@ def _bad(what: str, text: object, examples: str) -> ValueError:
     )
 
 
+def _match(pattern: re.Pattern[str], text: object, what: str, examples: str) -> re.Match[str]:
+    """Match the whole of ``text`` (stripped) against ``pattern``, or raise ValueError."""
+    if not isinstance(text, str):
+        raise TypeError(f"{what}: expected a number or a string, got {type(text).__name__}")
+    s = text.strip()
+    if len(s) > MAX_TEXT_LENGTH:
+        raise ValueError(
+            f"{what}: text of {len(s)} characters is too long (at most {MAX_TEXT_LENGTH}); "
+            f"e.g. {examples}"
+        )
+    m = pattern.fullmatch(s)
+    if m is None:
+        raise _bad(what, text, examples)
+    return m
+
+
+def _decimal(number: str, what: str, text: object) -> Decimal:
+    try:
+        return Decimal(number)
+    except InvalidOperation:  # pragma: no cover - the grammar only lets numbers through
+        raise _bad(what, text, "a number") from None
+
+
+def _number(text: object, what: str) -> float | None:
+    """A real number given as int or float (not bool), as a float; None for anything else."""
+    if isinstance(text, bool):
+        raise TypeError(f"{what}: expected a number or a string, got a bool ({text!r})")
+    if isinstance(text, int):
+        try:
+            return float(text)
+        except OverflowError:
+            raise ValueError(f"{what}: {text!r} is too large") from None
+    if isinstance(text, float):
+        return text
+    if hasattr(text, "__float__") and not isinstance(text, str):  # numpy scalars
+        return float(text)  # type: ignore[arg-type]
+    return None
+
+
+_PLAIN_RE = re.compile(_NUMBER)
+
+
+def _is_plain_number(text: str) -> bool:
+    s = text.strip()
+    return len(s) <= MAX_TEXT_LENGTH and _PLAIN_RE.fullmatch(s) is not None
+
+
 def parse_bytes(text: str | int | float, *, name: str = "size") -> int:
     """Parse a byte count such as ``"25MB"``, ``"1.5GiB"``, ``"8B"`` or a plain number [B].
 
-    Decimal prefixes are powers of 1000 and binary prefixes (``KiB``, ``MiB``, ...) powers of
-    1024, through :class:`pydantic.ByteSize`. Negative or non-finite values are refused.
+    Grammar (the whole string must match): ``number [spaces] [prefix] [B|byte|bytes]``, where
+    ``number`` may have a sign, a fraction and an exponent (``7e-3GB`` is 7e6 B), decimal
+    prefixes ``k K M G T P E`` are powers of 1000 and binary prefixes ``Ki Mi Gi Ti Pi Ei``
+    powers of 1024. A lower-case ``b`` (``8Gb``) is a bit and is refused: sizes are bytes.
+    The value is computed exactly (decimal arithmetic) and rounded to whole bytes. Negative,
+    non-finite and values above :data:`MAX_BYTES` are refused.
 
-    >>> parse_bytes("8B"), parse_bytes(1024), parse_bytes("4 KiB")
-    (8, 1024, 4096)
+    >>> parse_bytes("8B"), parse_bytes(1024), parse_bytes("4 KiB"), parse_bytes("7e-3 GB")
+    (8, 1024, 4096, 7000000)
     """
-    if isinstance(text, bool):
-        raise _bad(name, text, "'25MB', '1.5GiB', '8B'")
-    if isinstance(text, int | float):
-        if not math.isfinite(text) or text < 0:
+    number = _number(text, name)
+    if number is not None:
+        if not math.isfinite(number) or number < 0:
             raise ValueError(f"{name}: must be a finite number of bytes >= 0, got {text!r}")
-        return int(round(text))
-    s = str(text).strip()
-    if re.fullmatch(rf"{_NUMBER}\s*[kKMGTP]?b", s):  # '8Gb' is bits: refuse rather than guess
-        raise ValueError(f"{name}: {text!r} is in bits (lower-case b); sizes are bytes, e.g. '1GB'")
-    try:
-        value = int(_BYTESIZE.validate_python(s))
-    except ValidationError:
-        raise _bad(name, text, "'25MB', '1.5GiB', '8B'") from None
-    if value < 0:
-        raise ValueError(f"{name}: must be >= 0 bytes, got {text!r}")
-    return value
+        value = Decimal(text) if isinstance(text, int) else Decimal(number)
+    else:
+        m = _match(_BYTES_RE, text, name, "'25MB', '1.5GiB', '8B'")
+        if m["unit"] in ("b", "bit", "bits"):  # '8Gb' is bits: refuse rather than guess
+            raise ValueError(
+                f"{name}: {text!r} is in bits (lower-case b); sizes are bytes, e.g. '1GB'"
+            )
+        value = _decimal(m["num"], name, text) * _PREFIX[m["prefix"]]
+        if value < 0:
+            raise ValueError(f"{name}: must be >= 0 bytes, got {text!r}")
+    if value > MAX_BYTES:
+        raise ValueError(f"{name}: {text!r} is above the largest size accepted, {MAX_BYTES:.0e} B")
+    return int(value.to_integral_value())
+
+
+def _finite(value: Decimal, name: str, text: object, unit: str, *, positive: bool) -> float:
+    out = float(value) if abs(value) < Decimal("1e300") else math.inf
+    if not math.isfinite(out) or (out <= 0 if positive else out < 0):
+        sign = "> 0" if positive else ">= 0"
+        raise ValueError(f"{name}: must be a finite {unit} {sign}, got {text!r}")
+    return out
 
 
 def parse_rate(text: str | int | float, *, name: str = "bandwidth") -> float:
     """Parse a data rate such as ``"400Gb/s"`` (bits) or ``"900GB/s"`` (bytes) into B/s.
 
-    A plain number is taken as bytes per second. Zero and negative rates are refused.
+    Grammar (the whole string must match): a plain number (B/s), or ``number [spaces] [prefix]
+    unit /s``, unit ``B|byte|bytes`` or ``b|bit|bits`` (bits, divided by 8), ``/s`` also
+    written ``ps`` or ``/sec``. Zero, negative and non-finite rates are refused.
 
     >>> parse_rate("100 Gbps"), parse_rate("50GB/s"), parse_rate(1e9), parse_rate("1e9")
     (12500000000.0, 50000000000.0, 1000000000.0, 1000000000.0)
     """
-    if isinstance(text, str) and re.fullmatch(rf"\s*{_NUMBER}\s*", text):
-        text = float(text)  # a plain number, written as text, is B/s as well
-    if isinstance(text, int | float) and not isinstance(text, bool):
-        value = float(text)
+    number = _number(text, name)
+    if number is not None:
+        value = Decimal(number) if math.isfinite(number) else Decimal(-1)
+    elif isinstance(text, str) and _is_plain_number(text):
+        value = Decimal(text.strip())  # a plain number, written as text, is B/s as well
     else:
-        m = _RATE_RE.match(str(text))
-        if not m:
-            raise _bad(name, text, "'400Gb/s', '900GB/s', '100Gbps'")
-        value = float(m["num"]) * _PREFIX[m["prefix"]]
+        m = _match(_RATE_RE, text, name, "'400Gb/s', '900GB/s', '100Gbps'")
+        value = _decimal(m["num"], name, text) * _PREFIX[m["prefix"]]
         if m["unit"] in ("b", "bit", "bits"):
-            value /= 8.0
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name}: must be a finite rate > 0 B/s, got {text!r}")
-    return value
+            value /= 8
+    return _finite(value, name, text, "rate in B/s", positive=True)
 
 
 def parse_duration(text: str | int | float, *, name: str = "duration") -> float:
     """Parse a duration such as ``"5us"``, ``"2ms"``, ``"0.4 s"`` into seconds.
 
-    A plain number is taken as seconds. Negative or non-finite values are refused.
+    Grammar (the whole string must match): ``number [spaces] [s|sec|ms|us|µs|ns|min|h]``; a
+    plain number is seconds. Negative or non-finite values are refused.
 
     >>> parse_duration("400ms"), parse_duration(0.5), parse_duration("2")
     (0.4, 0.5, 2.0)
     """
-    if isinstance(text, str) and re.fullmatch(rf"\s*{_NUMBER}\s*", text):
-        text = float(text)  # a plain number, written as text, is seconds as well
-    if isinstance(text, int | float) and not isinstance(text, bool):
-        value = float(text)
+    number = _number(text, name)
+    if number is not None:
+        value = Decimal(number) if math.isfinite(number) else Decimal(-1)
     else:
-        m = _DURATION_RE.match(str(text))
-        if not m:
-            raise _bad(name, text, "'5us', '2ms', '0.4s'")
-        value = float(m["num"]) * _DURATION_UNITS[m["unit"]]
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name}: must be a finite duration >= 0 s, got {text!r}")
-    return value
+        m = _match(_DURATION_RE, text, name, "'5us', '2ms', '0.4s'")
+        value = _decimal(m["num"], name, text) * Decimal(repr(_DURATION_UNITS[m["unit"] or "s"]))
+    return _finite(value, name, text, "duration in s", positive=False)
 
 
 def parse_count(text: str | int | float, *, name: str = "count") -> float:
     """Parse a plain count with an optional suffix: ``"7B"`` parameters = 7e9, ``"25M"`` = 2.5e7.
 
-    ``B`` here means billion (as in model sizes), not bytes.
+    ``B`` here means billion (as in model sizes), not bytes. Grammar (the whole string must
+    match): ``number [spaces] [k|K|M|B|G|T]``. Negative or non-finite values are refused.
 
     >>> parse_count("7B"), parse_count("1.5k"), parse_count(30e9)
     (7000000000.0, 1500.0, 30000000000.0)
     """
-    if isinstance(text, int | float) and not isinstance(text, bool):
-        value = float(text)
+    number = _number(text, name)
+    if number is not None:
+        value = Decimal(number) if math.isfinite(number) else Decimal(-1)
     else:
-        m = _COUNT_RE.match(str(text))
-        if not m:
-            raise _bad(name, text, "'7B', '25M', '1.5e9'")
-        value = float(m["num"]) * _COUNT_SUFFIX[m["suffix"]]
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name}: must be a finite number >= 0, got {text!r}")
-    return value
+        m = _match(_COUNT_RE, text, name, "'7B', '25M', '1.5e9'")
+        value = _decimal(m["num"], name, text) * _COUNT_SUFFIX[m["suffix"]]
+    return _finite(value, name, text, "number", positive=False)
 
 
-_FLOPS_RE = re.compile(
-    rf"^\s*(?P<num>{_NUMBER})\s*(?P<prefix>[kKMGTPE]?)\s*FLOP(?:S|/s)?\s*$", re.I
-)
-_FLOPS_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15, "e": 1e18}
+def parse_int(text: str | int | float, *, name: str = "count", maximum: int | None = None) -> int:
+    """Parse a whole count exactly (``"8"``, ``"2k"``, ``"1e6"``, ``2**60``) as a Python int.
+
+    Same grammar as :func:`parse_count`, computed in decimal so values above 2**53 keep every
+    digit. Fractions, negatives and values above ``maximum`` are refused.
+
+    >>> parse_int("2k"), parse_int(2**60 + 1), parse_int("1e6")
+    (2000, 1152921504606846977, 1000000)
+    """
+    if isinstance(text, bool):
+        raise TypeError(f"{name}: expected a whole number, got a bool ({text!r})")
+    if isinstance(text, int):
+        value = Decimal(text)
+    elif (number := _number(text, name)) is not None:
+        if not math.isfinite(number):
+            raise ValueError(f"{name}: must be a finite whole number, got {text!r}")
+        value = Decimal(number)
+    else:
+        m = _match(_COUNT_RE, text, name, "'8', '2k', '1e6'")
+        value = _decimal(m["num"], name, text) * _COUNT_SUFFIX[m["suffix"]]
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name}: {text!r} is above the largest value accepted, {maximum}")
+    if value < 0 or value != value.to_integral_value():
+        raise ValueError(f"{name}: must be a whole number >= 0, got {text!r}")
+    if maximum is None and value > Decimal("1e30"):
+        raise ValueError(f"{name}: {text!r} is too large")
+    return int(value)
+
+
+def parse_bool(text: object, *, name: str = "flag") -> bool:
+    """A real bool, or (for the CLI and URLs) the text ``true``/``false`` in any case.
+
+    Anything else, ``'False'`` and ``'no'`` included in the API, is refused: a truthy string
+    must never switch a feature on silently.
+
+    >>> parse_bool(True), parse_bool("false"), parse_bool("TRUE")
+    (True, False, True)
+    """
+    import numpy as np
+
+    if isinstance(text, bool | np.bool_):
+        return bool(text)
+    if isinstance(text, str) and len(text) <= MAX_TEXT_LENGTH:
+        s = text.strip().lower()
+        if s == "true":
+            return True
+        if s == "false":
+            return False
+    raise ValueError(f"{name}: expected true or false, got {text!r}")
 
 
 def parse_flops(text: str | int | float, *, name: str = "flops") -> float:
     """Parse a compute rate such as ``"989TFLOP/s"``, ``"1.98 PFLOPS"`` into FLOP/s.
 
-    A plain number is taken as FLOP/s. Zero, negative and non-finite rates are refused.
+    Grammar (the whole string must match): ``number [spaces] [prefix] [spaces] FLOP[S|/s]``,
+    case-insensitive; a plain number is FLOP/s. Zero, negative and non-finite rates are refused.
 
     >>> parse_flops("989TFLOP/s"), parse_flops("2 PFLOPS"), parse_flops(1e12)
     (989000000000000.0, 2000000000000000.0, 1000000000000.0)
     """
-    if isinstance(text, int | float) and not isinstance(text, bool):
-        value = float(text)
+    number = _number(text, name)
+    if number is not None:
+        value = Decimal(number) if math.isfinite(number) else Decimal(-1)
     else:
-        m = _FLOPS_RE.match(str(text))
-        if not m:
-            raise _bad(name, text, "'989TFLOP/s', '2PFLOPS'")
-        value = float(m["num"]) * _FLOPS_PREFIX[m["prefix"].lower()]
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name}: must be a finite rate > 0 FLOP/s, got {text!r}")
-    return value
+        m = _match(_FLOPS_RE, text, name, "'989TFLOP/s', '2PFLOPS'")
+        value = _decimal(m["num"], name, text) * _FLOPS_PREFIX[m["prefix"].lower()]
+    return _finite(value, name, text, "rate in FLOP/s", positive=True)
 
 
 def _si(value: float, unit: str, prefixes: tuple[tuple[float, str], ...], digits: int) -> str:

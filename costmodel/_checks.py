@@ -1,0 +1,119 @@
+"""Checks shared by the formula modules: a result that is not finite is an error naming an input.
+
+Issue 14 (no silent numbers): a formula fed extreme but individually valid inputs (a bandwidth of
+1e-300 B/s, a latency of 1e308 s) overflows to ``inf`` or produces ``NaN`` (``0 * inf``). Rather
+than return that, :func:`finite_result` raises ValueError naming the input most likely to blame:
+the numeric argument farthest from 1 in orders of magnitude (``|log10 |x||``, the largest element
+of an array), which is the tiny bandwidth or the huge size in every case the reliability suite
+generates. Only the outermost checked call checks, so the message names the argument the
+caller passed, not an internal one. The check on a finite result is one ``math.isfinite`` (scalar) or one
+``np.isfinite(...).all()`` (array), so the hot paths keep their speed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import math
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+F = TypeVar("F", bound=Callable[..., Any])
+_STATE = threading.local()  # depth > 0 inside a checked call: only the outermost call checks
+
+
+def _all_finite(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, bool | int | str | None):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind not in "fc" or bool(np.isfinite(value).all())
+    if isinstance(value, np.floating):
+        return bool(np.isfinite(value))
+    if depth > 2:
+        return True
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return all(
+            _all_finite(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)
+        )
+    if isinstance(value, dict):
+        return all(_all_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, list | tuple) and len(value) < 100_000:
+        return all(_all_finite(v, depth + 1) for v in value)
+    return True
+
+
+def _magnitude(value: Any) -> float:
+    """Orders of magnitude away from 1 (0 and non-numbers score 0)."""
+    if isinstance(value, bool | str) or value is None:
+        return -1.0
+    try:
+        x = np.abs(np.asarray(value, dtype=float))
+    except (TypeError, ValueError, OverflowError):
+        return -1.0
+    x = x[(x > 0) & np.isfinite(x)] if x.ndim else (x if 0 < x < math.inf else np.asarray([]))
+    x = np.atleast_1d(x)
+    return float(np.abs(np.log10(x)).max()) if x.size else 0.0
+
+
+def blame(bound: inspect.BoundArguments) -> tuple[str, Any]:
+    """(name, value) of the numeric argument with the most extreme order of magnitude."""
+    args = {k: v for k, v in bound.arguments.items() if k not in ("self", "cls")}
+    best = max(args.items(), key=lambda kv: _magnitude(kv[1]), default=("input", None))
+    return best
+
+
+def finite_result(what: str) -> Callable[[F], F]:
+    """Decorator: raise ValueError naming the input when ``fn``'s result is not finite.
+
+    ``what`` names the result in the message (``"time"``, ``"memory"``).
+    """
+
+    def wrap(fn: F) -> F:
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            if getattr(_STATE, "depth", 0):  # called by another checked formula: it checks
+                return fn(*args, **kwargs)
+            _STATE.depth = 1
+            try:
+                out = fn(*args, **kwargs)
+            finally:
+                _STATE.depth = 0
+            if _all_finite(out):
+                return out
+            bound = sig.bind(*args, **kwargs)
+            name, value = blame(bound)
+            raise ValueError(
+                f"{name}: the {what} is not finite (overflow) with {name}={value!r}; allowed: "
+                "values that keep the result a finite number (check the units: B, s, B/s)"
+            )
+
+        return inner  # type: ignore[return-value]
+
+    return wrap
+
+
+def flag(name: str, value: object, *, allow_none: bool = False) -> Any:
+    """A real boolean (Python or numpy bool, or an array of them), else ValueError naming it.
+
+    Truthy values such as ``'False'``, ``'no'`` or ``1`` are refused: a string must never switch
+    a feature on silently. Text ``true``/``false`` is accepted only by the CLI and URL layers
+    (:func:`costmodel.units.parse_bool`).
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, np.ndarray) and value.dtype == np.bool_:
+        return value
+    if isinstance(value, list | tuple) and value and all(isinstance(v, bool) for v in value):
+        return np.asarray(value, dtype=bool)
+    allowed = "True, False" + (" or None" if allow_none else "")
+    raise ValueError(f"{name}: expected a bool ({allowed}), got {value!r}")
