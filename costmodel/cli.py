@@ -130,6 +130,7 @@ class _Group(TyperGroup):
 
 
 app = typer.Typer(
+    rich_markup_mode=None,
     cls=_Group,
     name="costmodel",
     help="Predict what data-parallel training costs on a GPU cluster, and check it against "
@@ -139,12 +140,18 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-presets_app = typer.Typer(help="List, show and describe hardware presets.", no_args_is_help=True)
+presets_app = typer.Typer(
+    rich_markup_mode=None, help="List, show and describe hardware presets.", no_args_is_help=True
+)
 validate_app = typer.Typer(
-    help="Measure (nccl-tests, torch) and compare with the model.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Measure (nccl-tests, torch) and compare with the model.",
+    no_args_is_help=True,
 )
 nccl_tests_app = typer.Typer(
-    help="Run nccl-tests binaries and keep their parsed rows.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Run nccl-tests binaries and keep their parsed rows.",
+    no_args_is_help=True,
 )
 app.add_typer(presets_app, name="presets")
 app.add_typer(validate_app, name="validate")
@@ -784,22 +791,41 @@ def scenario(
     params: Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")] = None,
     arch: _ArchOpt = None,
     cluster: Annotated[str, typer.Option(help="Cluster preset.")] = "dgx-h100",
-    nodes: Annotated[int, typer.Option(min=1)] = 1,
-    gpus_per_node: Annotated[int | None, typer.Option(min=1)] = None,
-    recipe: Annotated[str, typer.Option()] = "mixed-adam",
-    zero: Annotated[int, typer.Option("--zero", "--zero-stage", min=0, max=3)] = 0,
-    local_batch: Annotated[int, typer.Option(min=1)] = 1,
-    accumulation: Annotated[int, typer.Option(min=1)] = 1,
-    sequence_length: Annotated[int, typer.Option("--sequence-length", "--seq", min=1)] = 4096,
-    mfu: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.4,
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
+    gpus_per_node: Annotated[
+        int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
+    ] = None,
+    recipe: Annotated[
+        str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")
+    ] = "mixed-adam",
+    zero: Annotated[
+        int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
+    ] = 0,
+    local_batch: Annotated[int, typer.Option(min=1, help="Micro-batch per GPU [samples].")] = 1,
+    accumulation: Annotated[
+        int, typer.Option(min=1, help="Gradient-accumulation micro-batches per step.")
+    ] = 1,
+    sequence_length: Annotated[
+        int, typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample.")
+    ] = 4096,
+    mfu: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Model FLOP utilisation (0, 1].")
+    ] = 0.4,
     compute_time: Annotated[
-        str | None, typer.Option(help="Measured compute per micro-batch.")
+        str | None, typer.Option(help="Measured compute per micro-batch (overrides --mfu): 0.4s.")
     ] = None,
     bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
-    no_sync: Annotated[bool, typer.Option("--no-sync/--sync")] = True,
+    no_sync: Annotated[
+        bool,
+        typer.Option(
+            "--no-sync/--sync", help="Accumulate under no_sync (one all-reduce per step)."
+        ),
+    ] = True,
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     recompute: Annotated[str, typer.Option(help="none, selective or full (with --arch).")] = "none",
-    flash: Annotated[bool, typer.Option("--flash/--no-flash")] = True,
+    flash: Annotated[
+        bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
+    ] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """A whole training setup: memory, batch, DDP step, verdict and what flips it.

@@ -230,7 +230,7 @@ def test_seed_ndr_examples():
 # --- user folders ----------------------------------------------------------------------------
 def _user_h100(memory: str) -> str:
     text = _shipped_text("gpus", "h100-sxm")
-    return re.sub(r'memory_bytes = "80GB"', f'memory_bytes = "{memory}"', text)
+    return re.sub(r'memory_bytes = "[^"]*"', f'memory_bytes = "{memory}"', text)
 
 
 def test_env_folder_overrides_shipped_and_listing_says_so(tmp_path, monkeypatch):
