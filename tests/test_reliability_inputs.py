@@ -379,3 +379,78 @@ def test_sweep_refuses_a_node_count_beyond_int64() -> None:
 
     with pytest.raises(ValueError, match="nodes"):
         sweep.make_grid({"preset": "dgx-h100", "nodes": "99999999999999999999999", "size": "1MB"})
+
+
+# --- the app: numbers from a shared URL -------------------------------------------------------
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("page_file", "key"),
+    [
+        ("page_batch.py", "batch_ranks"),
+        ("page_cluster.py", "cl_nodes"),
+        ("page_collectives.py", "ranks"),
+        ("page_ddp.py", "ddp_accumulation"),
+        ("page_memory.py", "micro"),
+    ],
+)
+def test_an_infinite_number_in_the_url_is_a_red_message(page_file: str, key: str) -> None:
+    from tests.test_app import open_page
+
+    at = open_page(page_file, {key: "1e400"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(key in e.value and "1e400" in e.value for e in at.error)
+
+
+# --- the CLI ----------------------------------------------------------------------------------
+def _cli(*args: str) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from costmodel.cli import main; sys.exit(main())", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "COLUMNS": "200"},
+    )
+
+
+@pytest.mark.timeout(150)
+def test_cli_huge_node_count_is_one_line_exit_2() -> None:
+    r = _cli(
+        "predict",
+        "--op",
+        "all_reduce",
+        "--cluster",
+        "dgx-h100",
+        "--nodes",
+        "99999999999999999999999",
+        "--sizes",
+        "1MB",
+    )
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "nodes" in r.stderr
+
+
+@pytest.mark.timeout(150)
+def test_cli_memory_that_does_not_fit_is_an_answer() -> None:
+    r = _cli(
+        "memory", "--params", "70B", "--zero-stage", "1", "--ranks", "64", "--cluster", "dgx-h100"
+    )
+    assert r.returncode == 0, r.stderr
+    assert "does not fit" in r.stdout and "total per GPU" in r.stdout
+
+
+@pytest.mark.timeout(150)
+def test_cli_help_keeps_square_brackets_and_scenario_options_have_help() -> None:
+    assert "[s/B]" in _cli("collective", "--help").stdout
+    assert "([grid] table)" in _cli("sweep", "--help").stdout
+    import inspect
+    from typing import get_type_hints
+
+    from costmodel.cli import scenario
+
+    hints = get_type_hints(scenario, include_extras=True)
+    for name in inspect.signature(scenario).parameters:
+        meta = [m for m in getattr(hints[name], "__metadata__", ()) if hasattr(m, "help")]
+        assert meta and meta[0].help, f"scenario option {name} has no help text"

@@ -6,6 +6,8 @@ page repeats. It is the only module here besides the pages that imports streamli
 
 from __future__ import annotations
 
+import math
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,9 +53,55 @@ def size_label(size_bytes: float) -> str:
 
 
 def page_header(title: str, question: str) -> None:
-    """Title and the one question the page answers."""
+    """Title and the one question the page answers; refuses out-of-range numbers in the URL."""
     st.title(title)
     st.caption(question)
+    check_url_numbers()
+
+
+_URL_NUMBER = re.compile(
+    r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|infinity|nan)", re.I
+)
+MAX_URL_NUMBER = 2.0**53
+"""Largest magnitude a number in the URL may have (exact integers); larger is refused."""
+
+
+def _forget_initial_url_value(key: str) -> None:
+    """Also drop ``key`` from the URL snapshot Streamlit seeds widgets from on first load.
+
+    Streamlit (1.5x) seeds a bound widget from that snapshot, not from ``st.query_params``, and
+    its int widgets crash on ``inf`` before any page code runs; there is no public API for the
+    snapshot, so this reaches into it and does nothing when the internals differ.
+    """
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        with get_session_state().query_params() as qp:
+            getattr(qp, "_initial_query_params", {}).pop(key, None)
+    except Exception:  # noqa: BLE001  (internals moved: the page then shows Streamlit's error)
+        return
+
+
+def check_url_numbers() -> None:
+    """Drop URL numbers that are not finite or not below 2**53, with a red message each.
+
+    A shared link such as ``?cl_nodes=1e400`` would otherwise crash the widget it seeds
+    ("cannot convert float infinity to integer") before the page can check it (issue 14).
+    Must run before the page creates its widgets (``page_header`` calls it first).
+    """
+    for key in list(st.query_params):
+        value = st.query_params.get(key)
+        if not isinstance(value, str) or len(value) > 64 or not _URL_NUMBER.fullmatch(value):
+            continue
+        x = float(value)
+        if math.isfinite(x) and abs(x) < MAX_URL_NUMBER:
+            continue
+        del st.query_params[key]
+        _forget_initial_url_value(key)
+        st.error(
+            f"URL parameter {key}: {value} is not a finite number below 2**53; the default is used",
+            icon=":material/error:",
+        )
 
 
 def show_error(field: str, exc: Exception) -> None:
