@@ -407,7 +407,12 @@ def _cli(*args: str) -> Any:
     import sys
 
     return subprocess.run(
-        [sys.executable, "-c", "import sys; from costmodel.cli import main; sys.exit(main())", *args],
+        [
+            sys.executable,
+            "-c",
+            "import sys; from costmodel.cli import main; sys.exit(main())",
+            *args,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
