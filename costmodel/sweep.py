@@ -102,14 +102,7 @@ def _parse_str(text: Any, *, name: str) -> str:
 
 
 def _parse_bool(text: Any, *, name: str) -> bool:
-    if isinstance(text, bool):
-        return text
-    s = str(text).strip().lower()
-    if s in ("1", "true", "yes", "on"):
-        return True
-    if s in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"{name}: expected true or false, got {text!r}")
+    return units.parse_bool(text, name=name)  # only true/false: 'no' or '1' is refused
 
 
 @dataclass(frozen=True)
