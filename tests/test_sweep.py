@@ -293,5 +293,6 @@ def test_preset_all_and_textbook_algorithms():
 
 def test_memory_sweep_with_preset_says_what_fits():
     df = sweep.sweep(kind="memory", preset="dgx-h100", params="4B,6B")
-    assert df["fits"].tolist() == [True, False]  # 16 B/param: 64 GB and 96 GB vs 80 GB
-    assert (df["gpu_memory_GB"] == 80.0).all()
+    # 16 B/param: 64 GB and 96 GB vs the H100's device-true 81559 MiB = 85.5 GB (issue 14)
+    assert df["fits"].tolist() == [True, False]
+    assert (df["gpu_memory_GB"] == 81559 * 2**20 / 1e9).all()
