@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+import re
 import time
 from typing import Any
 
@@ -119,6 +120,17 @@ VALID: dict[str, dict[str, Any]] = {
     },
     "bucket_assignment": {"param_bytes": [4e6, 8e6, 30e6, 1e6]},
     "cluster": {"name": "dgx-h100", "nodes": 2},
+    "arch_names": {},
+    "price_names": {},
+    "load_arch": {"name": "gpt2-124m"},
+    "load_price": {"name": "aws-p5-capacity-block"},
+    "training_cost": {
+        "tokens": 1e12,
+        "tokens_per_step": 4e6,
+        "step_time_s": 2.0,
+        "ranks": 1024,
+        "usd_per_gpu_hour": 2.5,
+    },
     "predict_collective": {
         "op": "all_reduce",
         "message_bytes": 1e8,
@@ -443,7 +455,7 @@ def test_cli_memory_that_does_not_fit_is_an_answer() -> None:
         "memory", "--params", "70B", "--zero-stage", "1", "--ranks", "64", "--cluster", "dgx-h100"
     )
     assert r.returncode == 0, r.stderr
-    assert "does not fit" in r.stdout and "total per GPU" in r.stdout
+    assert re.search(r"^fits\s+no \(", r.stdout, re.M) and "total per GPU" in r.stdout
 
 
 @pytest.mark.timeout(150)
