@@ -422,6 +422,9 @@ class _Parser:
         ):
             self._problem(lineno, f"result row without a data type field: {body.strip()[:80]!r}")
             return
+        if self.pending is None and not debug and all(_NUM_RE.match(t) for t in tokens):
+            self._problem(lineno, f"cut-off result row: {body.strip()[:80]!r}")
+            return
         if not debug and _looks_like_row(tokens, need_ints=False):
             self._problem(
                 lineno, f"line looks like a result row but cannot be read: {body.strip()[:80]!r}"
@@ -704,7 +707,9 @@ def _check_sizes(parser: _Parser, run: _Run, layout: _Layout) -> None:
         if (key, size) in seen:
             duplicates += 1
             if duplicates <= MAX_LISTED:
-                parser._warn(lineno, f"duplicate row: size {size} already at line {seen[key, size]}")
+                parser._warn(
+                    lineno, f"duplicate row: size {size} already at line {seen[key, size]}"
+                )
         elif key in last and size < last[key][0]:
             disorder += 1
             if disorder <= MAX_LISTED:
@@ -1118,7 +1123,7 @@ def parse_nccl_tests(
             f"op={op!r} is not an nccl-tests op; use one of {sorted(set(NCCL_TESTS_OPS.values()))}"
         )
     head = text.lstrip()
-    if head.startswith("{"):
+    if head.startswith(("{", "[")):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
