@@ -60,7 +60,7 @@ def plain(text: object, limit: int = 500) -> str:
     renders those as Markdown, so ``![x](https://attacker.invalid/p.png)`` in a shared link would
     make the victim's browser fetch the image and ``[x](https://...)`` would be a live link.
     Every ASCII punctuation character gets a backslash (CommonMark: an escaped character is
-    literal; it also breaks GFM's bare-URL autolinks, ``https\://``), line breaks become spaces
+    literal; it also breaks GFM's bare-URL autolinks), line breaks become spaces
     and the text is cut at ``limit`` characters. Use for every user-controlled string shown
     through ``st.markdown``/``st.error``/``st.warning``/``st.caption``/``st.info``.
     """
