@@ -1091,10 +1091,28 @@ def validate_torch(
         raise ValueError(
             "validate torch: torch is not installed; pip install 'costmodel[validate]'"
         )
-    units.parse_bytes(min_bytes, name="--min-bytes")
-    units.parse_bytes(max_bytes, name="--max-bytes")
+    # every argument is checked here, before torchrun starts: a bad one is one line and exit 2,
+    # not torch's elastic error page from inside the job (issue 14)
+    from .atomic import check_writable
+    from .validation.torch_bench import OPS as TORCH_OPS
+
+    low = units.parse_bytes(min_bytes, name="--min-bytes")
+    high = units.parse_bytes(max_bytes, name="--max-bytes")
+    if not low > 0:
+        raise ValueError(f"--min-bytes: must be > 0, got {min_bytes!r}")
+    if low > high:
+        raise ValueError(f"--min-bytes {min_bytes} is larger than --max-bytes {max_bytes}")
     if backend not in ("auto", "gloo", "nccl"):
         raise ValueError(f"--backend: unknown {backend!r}; allowed: auto, gloo, nccl")
+    chosen = [] if ops.strip() == "none" else [o.strip() for o in ops.split(",") if o.strip()]
+    unknown = [o for o in chosen if o not in TORCH_OPS]
+    if unknown:
+        raise ValueError(f"--ops: {unknown} not known; allowed: {','.join(TORCH_OPS)} or none")
+    if not chosen and not ddp:
+        raise ValueError("--ops: empty; name at least one collective, or give --ddp with none")
+    check_writable(output)
+    if output.exists() and not os.access(output, os.W_OK):
+        raise ValueError(f"output: {str(output)!r} is not writable")
     cmd = [
         sys.executable,
         "-m",
