@@ -1084,12 +1084,22 @@ def parse_nccl_tests(
         ``nccl_version``, ``nccl_tests_version``, ``algo_env``/``proto_env`` (NCCL_ALGO/PROTO as
         the log shows them), ``nccl_algo``/``nccl_proto`` (NCCL_DEBUG=TUNING choice per size).
         ``df.attrs``: ``source``, ``meta`` (the collector's ``# KEY: value`` comment block),
-        ``runs`` (per-run facts incl. footer values), ``problems``.
+        ``runs`` (per-run facts incl. footer values), ``problems`` (rows skipped, lenient mode),
+        ``warnings`` (``{"line", "message"}``: what the parser read but nccl-tests would not have
+        printed: a column header repeated without a new run preamble, a duplicate row (same size,
+        type, redop, root), sizes out of order, a size gap larger than the header's ``step``, a
+        run without its footer (cut off?), a commented-out result row, runs of different ops or
+        rank counts in one file; duplicates and disorder are listed one by one up to
+        :data:`MAX_LISTED`, then counted). Warnings never change the rows: the caller decides.
 
     Raises
     ------
     NcclTestsParseError
-        Empty input, no result rows, or (strict) a malformed row; the message names the line.
+        Empty input, no result rows, or (strict) a malformed or cut-off row, or a line that looks
+        like a result row but cannot be read; the message names the line. Also: a log over
+        :data:`MAX_LOG_BYTES` characters, a line over :data:`MAX_LINE_CHARS` (nccl-tests lines
+        are < 300; this bounds the work of one parse), JSON that is invalid or not shaped like
+        nccl-tests' ``-J`` output.
 
     Notes
     -----
