@@ -9,7 +9,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     STREAMLIT_SERVER_HEADLESS=true
 
 # The package is installed from the repository into site-packages, without extras (the app needs
-# neither torch nor the test tools); presets/ ships inside it as costmodel._presets (pyproject).
+# neither torch nor the test tools); presets/ ships inside it as costmodel._presets and the bundled
+# reference runs (costmodel/data/reference/) as package data of costmodel.data (pyproject).
 COPY pyproject.toml README.md /tmp/src/
 COPY costmodel/ /tmp/src/costmodel/
 COPY presets/ /tmp/src/presets/

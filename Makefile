@@ -5,12 +5,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: run test test-fast bench lint format clean venv chromium
+.PHONY: run test test-fast bench bench-estimators lint format clean venv chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,validate]'
+	$(BIN)/python -m pip install -q -e '.[test,validate,distributed]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -40,6 +40,12 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sweep.py
 	$(BIN)/python benchmarks/bench_parse.py
 	$(BIN)/python benchmarks/bench_app.py
+	$(BIN)/python benchmarks/bench_distributed.py --rows 2e7
+
+## make bench-estimators: costmodel's memory vs DeepSpeed's and llm-analysis' (the bench extra)
+bench-estimators: $(STAMP)
+	DS_BUILD_OPS=0 $(BIN)/python -m pip install -q -e '.[bench]'
+	$(BIN)/python benchmarks/bench_memory_estimators.py
 
 lint: $(STAMP)
 	$(BIN)/python -m ruff check .

@@ -1,7 +1,7 @@
 """Benchmark: parse a 10,000-row nccl-tests log.
 
 The log is built in memory by repeating the result rows of a real published log
-(shared/data/nccl-tests/06a_..., 32 rows) under its own header, until 10,000 rows; nothing is
+(bundled run 06a_..., 32 rows) under its own header, until 10,000 rows; nothing is
 written to disk. Prints the best of a few repetitions.
 
     python benchmarks/bench_parse.py [--rows 10000] [--repeat 5]
@@ -12,21 +12,17 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from pathlib import Path
 
+from costmodel.reference import reference_path
 from costmodel.validation.nccl_tests import parse_nccl_tests
 
-SOURCE_CANDIDATES = (Path(__file__).resolve().parents[2] / "shared/data/nccl-tests",)
-LOG = "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt"
+LOG = "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce"
 _ROW = re.compile(r"^\s*\d+\s+\d+\s+float\s")
 
 
 def build_log(rows: int) -> str:
     """Header of the real log followed by its rows repeated until ``rows`` result rows."""
-    path = next((p / LOG for p in SOURCE_CANDIDATES if (p / LOG).exists()), None)
-    if path is None:
-        raise SystemExit(f"cannot find {LOG} under {[str(p) for p in SOURCE_CANDIDATES]}")
-    lines = path.read_text().splitlines()
+    lines = reference_path(LOG).read_text().splitlines()
     data = [line for line in lines if _ROW.match(line)]
     first = next(i for i, line in enumerate(lines) if _ROW.match(line))
     body = (data * (rows // len(data) + 1))[:rows]

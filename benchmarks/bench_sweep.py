@@ -2,7 +2,7 @@
 
 The grid: every textbook all-reduce algorithm x every cluster preset that has a network x
 nodes 1..64 x message sizes (log-spaced, 8 B to 16 GB), evaluated through
-``predict.predict_collective`` (model="textbook"), the road the CLI and the app take.
+``predict.predict_collective`` (model="lesson": the flat formula, which runs every algorithm), the road the CLI and the app take.
 
 Targets (issue 6): CSV <= 3 s and Parquet <= 1 s for 1e6 rows on one core; memory bounded for
 1e8 rows when streaming. Streaming is measured on a larger grid (``--stream-rows``, 1e7 by
@@ -55,7 +55,7 @@ def grid_for(rows: int) -> sw.Grid:
     if extra > 0:
         sizes = np.concatenate([sizes, sizes[-1] + np.arange(1, extra + 1)])
     return sw.make_grid(
-        preset=names, model="textbook", algorithm=algorithms, nodes=NODES, size=sizes.tolist()
+        preset=names, model="lesson", algorithm=algorithms, nodes=NODES, size=sizes.tolist()
     )
 
 

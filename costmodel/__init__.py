@@ -50,6 +50,13 @@ _EXPORTS: dict[str, str] = {
     "scale_learning_rate": "batch:scale_learning_rate",
     "ddp_step": "ddp:ddp_step",
     "bucket_assignment": "ddp:bucket_assignment",
+    # architectures, time and cost to train
+    "Architecture": "architecture:Architecture",
+    "load_arch": "architecture:load_arch",
+    "arch_names": "architecture:arch_names",
+    "training_cost": "training:training_cost",
+    "load_price": "training:load_price",
+    "price_names": "training:price_names",
     # hardware and presets
     "GPU": "hardware:GPU",
     "Link": "hardware:Link",
@@ -71,6 +78,8 @@ _SUBMODULES = {
     "memory",
     "batch",
     "ddp",
+    "architecture",
+    "training",
     "hardware",
     "presets",
     "nccl",

@@ -5,26 +5,14 @@ r"""The public front of the textbook model: plain numbers or a :class:`~costmode
 - **numbers** (``ranks`` an integer, ``bandwidth_bytes_per_s`` a per-direction bandwidth): the
   flat alpha-beta model of :mod:`costmodel.collectives` (DESIGN 3.1), unchanged;
 - **a Cluster** (or a cluster preset name) as ``ranks``, or a Cluster as
-  ``bandwidth_bytes_per_s`` with ``ranks`` a GPU count: the two-level model of
-  :mod:`costmodel.topology` (DESIGN 3.2) with the cluster's numbers: per-GPU intra-node
-  bandwidth, the node's NICs, per-hop latencies, each bandwidth times its link's measured
-  efficiency factor (e.g. 0.96 for NDR: 48 of 50 GB/s, nccl-tests #290/#319).
-
-With a Cluster, all-reduce algorithms are
-
-- ``"ring"``: one flat ring over all GPUs, :func:`topology.flat_ring_allreduce_time`; across
-  nodes its bandwidth is :math:`\min(B_{intra}, k B_{NIC})`, since each ring crosses each node
-  boundary once per channel (NCCL's Ring);
-- ``"hierarchical"`` / ``"hierarchical_pipelined"``: intra-node reduce-scatter, inter-node
-  all-reduce of ``M/g`` per GPU over its NIC share, intra-node all-gather, summed or
-  overlapped (:func:`topology.hierarchical_allreduce_time`), with in-network reduction when
-  the cluster has IB SHARP;
-- every other name of ``collectives.ALGORITHMS["all_reduce"]``: the flat formula over all
-  ranks at the bottleneck per-GPU bandwidth (the intra link inside one node; across nodes
-  ``min(intra, NIC share per GPU)``, or the ring bandwidth above for ring-like algorithms).
-
-Other ops use the flat formula the same way. This is the textbook model: for NCCL's own
-algorithm and protocol choice use :func:`costmodel.predict.predict_collective`.
+  ``bandwidth_bytes_per_s`` with ``ranks`` a GPU count: ``predict_collective(..., model=model)``
+  (:mod:`costmodel.predict`), the one function every surface maps (model, cluster) to a time
+  through. The default ``model="textbook"`` is the topology-aware alpha-beta model of
+  :func:`costmodel.models.textbook_time_s` (DESIGN 3.2): the flat ring across nodes at
+  :math:`\min(B_{intra}, k B_{NIC})`, ``"hierarchical"`` / ``"hierarchical_pipelined"``
+  all-reduce, links at their measured efficiency (e.g. 0.96 for NDR: 48 of 50 GB/s,
+  nccl-tests #290/#319). ``model="lesson"`` is the lesson's flat ring at the per-GPU NIC share,
+  ``"nccl"`` the realistic model (:mod:`costmodel.models` lists all four).
 
 >>> import costmodel as cm
 >>> round(cm.allreduce_time(14e9, 64, 50e9), 3)   # the lesson's 7B gradients, 64 GPUs, 50 GB/s
@@ -33,6 +21,9 @@ algorithm and protocol choice use :func:`costmodel.predict.predict_collective`.
 >>> t = cm.allreduce_time(8 * 2**30, c)
 >>> round(cm.bus_bandwidth("all_reduce", 8 * 2**30, c.ranks, t) / 1e9)   # NIC-limited: 8 x 48 GB/s, less latency
 383
+>>> t = cm.allreduce_time(8 * 2**30, c, model="lesson")   # one 400G NIC per GPU
+>>> round(cm.bus_bandwidth("all_reduce", 8 * 2**30, c.ranks, t) / 1e9)
+50
 """
 
 from __future__ import annotations
@@ -42,18 +33,13 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import collectives, topology
+from . import collectives, models
 from .hardware import Cluster
 
 __all__ = ["allreduce_time", "collective_time", "CLUSTER_ALLREDUCE_ALGORITHMS", "resolve_cluster"]
 
 #: all-reduce algorithms that exist only with a Cluster -> topology mode
-CLUSTER_ALLREDUCE_ALGORITHMS: dict[str, str] = {
-    "hierarchical": "serial",
-    "hierarchical_pipelined": "pipelined",
-}
-# algorithms whose traffic crosses each node boundary once per channel (ring-like)
-_RING_LIKE = ("ring", "chain")
+CLUSTER_ALLREDUCE_ALGORITHMS = models.CLUSTER_ALLREDUCE_ALGORITHMS
 
 
 def _is_cluster_like(x: object) -> bool:
@@ -105,80 +91,15 @@ def resolve_cluster(ranks: object, bandwidth_bytes_per_s: object = None) -> Clus
     )
 
 
-def _flat_numbers(c: Cluster, algorithm: str) -> tuple[float, float]:
-    """(bandwidth, latency) of the whole cluster seen as one flat group of ranks."""
-    intra = c.effective_intra_bandwidth_bytes_per_s
-    if c.nodes == 1:
-        return intra, c.intra_latency_s
-    nic = c.node.nic
-    assert nic is not None  # Cluster validation: nodes > 1 needs a network
-    if algorithm in _RING_LIKE:
-        bw = float(
-            topology.flat_ring_bandwidth(
-                c.nodes,
-                c.gpus_per_node,
-                intra,
-                c.nics_per_node,
-                nic.effective_bandwidth_bytes_per_s,
-            )
-        )
-    else:
-        share = c.effective_inter_bandwidth_bytes_per_s
-        bw = min(intra, share) if c.gpus_per_node > 1 else share
-    latency = (
-        max(c.intra_latency_s, c.inter_latency_s) if c.gpus_per_node > 1 else c.inter_latency_s
-    )
-    return bw, latency
-
-
-def _cluster_time(
-    op: str, message_bytes: ArrayLike, c: Cluster, algorithm: str
-) -> float | np.ndarray:
-    if op == "all_reduce" and algorithm in CLUSTER_ALLREDUCE_ALGORITHMS:
-        return topology.hierarchical_allreduce_time(
-            message_bytes,
-            c.nodes,
-            c.gpus_per_node,
-            c.effective_intra_bandwidth_bytes_per_s,
-            c.effective_inter_bandwidth_bytes_per_s,
-            c.intra_latency_s,
-            c.inter_latency_s,
-            mode=CLUSTER_ALLREDUCE_ALGORITHMS[algorithm],  # type: ignore[arg-type]
-            in_network_reduction=c.sharp,
-        )
-    if algorithm in CLUSTER_ALLREDUCE_ALGORITHMS:
-        raise ValueError(
-            f"algorithm: {algorithm!r} is an all-reduce algorithm; allowed for {op!r}: "
-            f"{', '.join(collectives.ALGORITHMS[op])}"
-        )
-    if algorithm == "nvls" and not (c.nvls and c.nodes == 1):
-        raise ValueError(
-            f"algorithm: 'nvls' needs in-switch reduction inside one node; cluster {c.name!r} has "
-            f"nvls={c.nvls} and nodes={c.nodes}; allowed: ring, hierarchical, tree, ..."
-        )
-    if op == "all_reduce" and algorithm == "ring":
-        nic = c.node.nic
-        return topology.flat_ring_allreduce_time(
-            message_bytes,
-            c.nodes,
-            c.gpus_per_node,
-            c.effective_intra_bandwidth_bytes_per_s,
-            c.nics_per_node,
-            0.0 if nic is None else nic.effective_bandwidth_bytes_per_s,
-            c.intra_latency_s,
-            c.inter_latency_s,
-        )
-    bw, latency = _flat_numbers(c, algorithm)
-    return collectives.collective_time(op, message_bytes, c.ranks, bw, latency, algorithm)
-
-
 def collective_time(
     op: str,
     message_bytes: ArrayLike,
     ranks: ArrayLike | Cluster | str,
     bandwidth_bytes_per_s: ArrayLike | Cluster | str | None = None,
     latency_s: ArrayLike = 0.0,
-    algorithm: str = "ring",
+    algorithm: str | None = None,
+    *,
+    model: str = "textbook",
 ) -> float | np.ndarray:
     r"""Time of one collective [s], from plain numbers or from a Cluster.
 
@@ -194,20 +115,27 @@ def collective_time(
         Per-direction bandwidth ``B`` [B/s]; or a Cluster, with ``ranks`` a GPU count.
     latency_s : array_like
         Latency per step ``alpha`` [s] (plain numbers only; a Cluster brings its own).
-    algorithm : str
-        A name of ``collectives.ALGORITHMS[op]``; with a Cluster also ``"hierarchical"`` and
-        ``"hierarchical_pipelined"`` for all-reduce.
+    algorithm : str, optional
+        A name of ``collectives.ALGORITHMS[op]`` (default ``"ring"``); with a Cluster also
+        ``"hierarchical"`` and ``"hierarchical_pipelined"`` for all-reduce, and ``"auto"`` (the
+        default there: the model's own choice, the flat ring for the textbook).
+    model : {"textbook", "lesson", "nccl", "calibrated", "nccl-table"}
+        With a Cluster: which model answers (:mod:`costmodel.models`); the call is
+        ``predict_collective(op, M, cluster, algorithm=..., model=...).time_s``, the one road
+        every surface takes. Default ``"textbook"`` (topology-aware alpha-beta). With plain
+        numbers only ``"textbook"`` / ``"lesson"`` (the same formula on one link).
 
     Returns
     -------
     float or ndarray
-        Seconds; see :mod:`costmodel.collectives` (numbers) and the module notes (Cluster).
+        Seconds; see :mod:`costmodel.collectives` (numbers) and :mod:`costmodel.models`.
 
     Examples
     --------
     >>> collective_time("all_gather", 1e9, 4, 100e9)   # (N-1)/N M / B = 0.75 GB at 100 GB/s
     0.0075
     """
+    model = models.check_model(model)
     c = resolve_cluster(ranks, bandwidth_bytes_per_s)
     if c is None:
         if bandwidth_bytes_per_s is None:
@@ -215,8 +143,18 @@ def collective_time(
                 "bandwidth_bytes_per_s: required when ranks is a number; allowed: a per-direction "
                 "bandwidth in B/s, or pass a Cluster (cm.cluster('dgx-h100', nodes=2)) as ranks"
             )
+        if model not in (models.TEXTBOOK, models.LESSON):
+            raise ValueError(
+                f"model: {model!r} needs a cluster; allowed with plain numbers: textbook, lesson "
+                "(the alpha-beta formula on one link)"
+            )
         return collectives.collective_time(
-            op, message_bytes, ranks, bandwidth_bytes_per_s, latency_s, algorithm
+            op,  # type: ignore[arg-type]
+            message_bytes,
+            ranks,  # type: ignore[arg-type]
+            bandwidth_bytes_per_s,  # type: ignore[arg-type]
+            latency_s,
+            "ring" if algorithm is None else algorithm,
         )
     if np.any(np.asarray(latency_s) != 0.0):
         raise ValueError(
@@ -225,7 +163,18 @@ def collective_time(
         )
     if op not in collectives.OPS:
         raise ValueError(f"op: unknown collective {op!r}; allowed: {', '.join(collectives.OPS)}")
-    return _cluster_time(op, message_bytes, c, algorithm)
+    from .predict import predict_collective
+
+    p = predict_collective(
+        op,
+        message_bytes,
+        c,
+        nodes=c.nodes,
+        gpus_per_node=c.gpus_per_node,
+        algorithm="auto" if algorithm is None else algorithm,
+        model=model,
+    )
+    return p.time_s
 
 
 def allreduce_time(
@@ -233,13 +182,15 @@ def allreduce_time(
     ranks: ArrayLike | Cluster | str,
     bandwidth_bytes_per_s: ArrayLike | Cluster | str | None = None,
     latency_s: ArrayLike = 0.0,
-    algorithm: str = "ring",
+    algorithm: str | None = None,
+    *,
+    model: str = "textbook",
 ) -> float | np.ndarray:
     r"""All-reduce time [s]: ``collective_time("all_reduce", ...)``.
 
     Ring with numbers: :math:`t = 2(N-1)\alpha + 2\frac{N-1}{N} M / B` (Patarasuk & Yuan 2009).
-    With a Cluster of ``n`` nodes of ``g`` GPUs the ring runs at
-    :math:`\min(B_{intra}, k B_{NIC})` across nodes (DESIGN 3.2).
+    With a Cluster of ``n`` nodes of ``g`` GPUs the textbook ring runs at
+    :math:`\min(B_{intra}, k B_{NIC})` across nodes (DESIGN 3.2); ``model=`` picks another model.
 
     >>> allreduce_time(500e6, 8, 900e9)     # the lesson's NVLink4 example (900 GB/s as given)
     0.000972...
@@ -247,5 +198,11 @@ def allreduce_time(
     0.001944...
     """
     return collective_time(
-        "all_reduce", message_bytes, ranks, bandwidth_bytes_per_s, latency_s, algorithm
+        "all_reduce",
+        message_bytes,
+        ranks,
+        bandwidth_bytes_per_s,
+        latency_s,
+        algorithm,
+        model=model,
     )

@@ -254,7 +254,7 @@ def _human_frame(df: Any) -> str:
         else:
             if col == "params" and out[col].dtype.kind in "fiu":
                 out[col] = [units.format_count(float(v)) for v in out[col]]
-            elif col == "textbook_over_nccl":
+            elif col.endswith("_over_nccl"):
                 out[col] = [f"{v:.3g}x" for v in out[col]]
     out = out.rename(columns=renames)
     return out.to_string(index=False)
@@ -286,6 +286,16 @@ def _sizes(values: Sequence[str], name: str = "--size") -> list[int]:
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
+
+
+def _model_help() -> str:
+    from . import models
+
+    answer = ", ".join(f"{m}{' (default)' if m == models.DEFAULT else ''}" for m in models.MODELS)
+    return f"{answer}; reference baseline: {', '.join(models.REFERENCE_MODELS)}."
+
+
+_MODEL_HELP = _model_help()
 
 
 # --- collective -------------------------------------------------------------------------------
@@ -328,9 +338,7 @@ def collective(
     ] = None,
     nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
     gpus_per_node: Annotated[int | None, typer.Option(min=1, help="GPUs per node.")] = None,
-    model: Annotated[
-        str, typer.Option(help="With --cluster: nccl, nccl-table or textbook.")
-    ] = "nccl",
+    model: Annotated[str, typer.Option(help="With --cluster: " + _MODEL_HELP)] = "nccl",
     as_json: JsonOpt = False,
 ) -> None:
     """Time, algbw and busbw of one collective over a link or a cluster preset.
@@ -386,7 +394,18 @@ def collective(
 # --- memory -----------------------------------------------------------------------------------
 @app.command()
 def memory(
-    params: Annotated[str, typer.Option(help="Model parameters: 7B, 350M.")],
+    params: Annotated[
+        str | None, typer.Option(help="Model parameters: 7B, 350M (or give --arch).")
+    ] = None,
+    arch: Annotated[
+        str | None,
+        typer.Option(
+            "--arch",
+            "--model",
+            help="Architecture preset, e.g. llama-3.1-70b (see `costmodel archs`): gives the "
+            "parameters and the activations.",
+        ),
+    ] = None,
     recipe: Annotated[
         str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")
     ] = "mixed-adam",
@@ -394,37 +413,80 @@ def memory(
         int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
     ] = 0,
     ranks: Annotated[int, typer.Option(min=1, help="Data-parallel ranks sharding the state.")] = 1,
-    activations: Annotated[str, typer.Option(help="Activation memory per GPU: 10GB.")] = "0B",
+    activations: Annotated[
+        str | None,
+        typer.Option(help="Activation memory per GPU: 10GB (default: from --arch, else 0)."),
+    ] = None,
+    seq: Annotated[
+        int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
+    ] = 4096,
+    micro_batch: Annotated[int, typer.Option(min=1, help="Micro-batch per GPU [samples].")] = 1,
+    recompute: Annotated[
+        str, typer.Option(help="Activation recomputation: none, selective, full.")
+    ] = "none",
+    flash: Annotated[
+        bool, typer.Option("--flash/--no-flash", help="FlashAttention (no s x s scores kept).")
+    ] = True,
     gpu_memory: Annotated[
         str | None, typer.Option(help="GPU memory to check against: 80GB.")
     ] = None,
     cluster: Annotated[str | None, typer.Option(help="Take the GPU memory from a preset.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Memory per GPU of weights, gradients, optimizer state (and what fits).
+    """Memory per GPU of weights, gradients, optimizer state, activations (and what fits).
 
-    Example (lesson: a 7B model under mixed-precision Adam needs 112 GB):
+    With --arch the activations of one micro-batch are included (default recipe: 4096 tokens,
+    micro-batch 1, FlashAttention, no recomputation) and the verdict is checked against
+    --gpu-memory, --cluster's GPU, or an 80 GB H100 (h100-sxm) when neither is given.
+    --model is accepted for --arch here (this command has no cost model).
+
+    Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 
         costmodel memory --params 7B --recipe mixed-adam --gpu-memory 80GB
+
+        costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
     """
     from . import memory as mem
 
-    p = units.parse_count(params, name="--params")
-    act = units.parse_bytes(activations, name="--activations")
-    breakdown = mem.training_memory(
-        p, recipe=recipe, zero_stage=zero, dp_ranks=ranks, activations_bytes=act
+    if params is None and arch is None:
+        raise ValueError("--params or --arch: give a parameter count or an architecture")
+    if recompute not in ("none", "selective", "full"):
+        raise ValueError(f"--recompute: must be none, selective or full, got {recompute!r}")
+    p_given = units.parse_count(params, name="--params") if params is not None else None
+    act = units.parse_bytes(activations, name="--activations") if activations else None
+    recipe_kw: dict[str, Any] = dict(
+        sequence_length=seq, micro_batch=micro_batch, flash_attention=flash, recompute=recompute
     )
+    breakdown = mem.training_memory(
+        p_given,
+        recipe=recipe,
+        zero_stage=zero,
+        dp_ranks=ranks,
+        activations_bytes=act,
+        arch=arch,
+        **recipe_kw,
+    )
+    if arch is not None:
+        from .architecture import resolve_params
+
+        p = resolve_params(p_given, arch)[0]
+    else:
+        p = float(p_given)  # type: ignore[arg-type]
     parts = {k: float(v) for k, v in breakdown.parts().items()}
     total = float(breakdown.total_bytes)
+    act_bytes = parts["activations_bytes"]
     result: dict[str, Any] = {
         "params": p,
+        "arch": arch,
         "recipe": recipe,
         "zero_stage": zero,
         "dp_ranks": ranks,
+        "activations": breakdown.activations_note,
         "parts_bytes": parts,
         "total_bytes": total,
     }
     capacity = None
+    gpu_name = None
     if gpu_memory is not None and cluster is not None:
         raise ValueError("give --gpu-memory or --cluster, not both")
     if gpu_memory is not None:
@@ -432,33 +494,75 @@ def memory(
     elif cluster is not None:
         from . import presets
 
-        capacity = float(presets.cluster(cluster).gpu.memory_bytes)
+        c = presets.cluster(cluster)
+        capacity, gpu_name = float(c.gpu.memory_bytes), c.gpu.name
+    elif arch is not None:
+        from . import presets
+
+        g = presets.load("h100-sxm", "gpu")
+        capacity, gpu_name = float(g.memory_bytes), f"{g.name} (default)"  # type: ignore[union-attr]
     if capacity is not None:
         result["gpu_memory_bytes"] = capacity
+        result["gpu"] = gpu_name
         result["fits"] = bool(total <= capacity)
         result["max_params"] = float(
             mem.max_params(
-                capacity, recipe=recipe, zero_stage=zero, dp_ranks=ranks, activations_bytes=act
+                capacity,
+                recipe=recipe,
+                zero_stage=zero,
+                dp_ranks=ranks,
+                activations_bytes=act_bytes,
             )
         )
         if zero > 0:
-            result["min_ranks"] = _jsonable(
-                mem.min_ranks(p, capacity, recipe=recipe, zero_stage=zero)
-            )
+            try:
+                result["min_ranks"] = _jsonable(
+                    mem.min_ranks(
+                        p, capacity, recipe=recipe, zero_stage=zero, activations_bytes=act_bytes
+                    )
+                )
+            except ValueError as exc:
+                result["min_ranks"] = None
+                result["min_ranks_note"] = str(exc)
+        if arch is not None and act is None and not result["fits"]:
+            for rc in ("selective", "full"):
+                if rc == recompute or (rc == "selective" and flash):
+                    continue  # with FlashAttention selective recomputation saves nothing more
+                t = float(
+                    mem.training_memory(
+                        recipe=recipe,
+                        zero_stage=zero,
+                        dp_ranks=ranks,
+                        arch=arch,
+                        **{**recipe_kw, "recompute": rc},
+                    ).total_bytes
+                )
+                if t <= capacity:
+                    result["fits_with_recompute"] = rc
+                    break
     if as_json:
         _print_json(result)
         return
     rows = [(k.removesuffix("_bytes"), units.format_bytes(v)) for k, v in parts.items()]
     rows.append(("total per GPU", units.format_bytes(total)))
     if capacity is not None:
-        rows.append(("GPU memory", units.format_bytes(capacity)))
-        rows.append(("fits", "yes" if result["fits"] else "no"))
+        rows.append(
+            ("GPU memory", units.format_bytes(capacity) + (f" {gpu_name}" if gpu_name else ""))
+        )
+        verdict = "yes" if result["fits"] else "no"
+        if not result["fits"]:
+            verdict += f" ({units.format_bytes(total - capacity)} over)"
+            if "fits_with_recompute" in result:
+                verdict += f"; fits with --recompute {result['fits_with_recompute']}"
+        rows.append(("fits", verdict))
         rows.append(
             ("largest model that fits", units.format_count(result["max_params"]) + " params")
         )
-        if "min_ranks" in result:
+        if result.get("min_ranks") is not None:
             rows.append(("fewest ranks that fit", str(result["min_ranks"])))
-    typer.echo(f"{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {ranks} ranks")
+    head = f"{arch}: " if arch else ""
+    typer.echo(f"{head}{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {ranks} ranks")
+    typer.echo(breakdown.activations_note)
     typer.echo(_kv(rows))
 
 
@@ -508,7 +612,11 @@ def batch(
 # --- step -------------------------------------------------------------------------------------
 @app.command()
 def step(
-    params: Annotated[str, typer.Option(help="Model parameters: 7B.")],
+    params: Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")] = None,
+    arch: Annotated[
+        str | None,
+        typer.Option(help="Architecture preset: its parameters and real tensor list (buckets)."),
+    ] = None,
     compute_time: Annotated[
         str | None,
         typer.Option(help="Measured compute (forward + backward) per micro-batch: 400ms."),
@@ -536,7 +644,7 @@ def step(
     no_sync: Annotated[
         bool, typer.Option("--no-sync/--sync", help="Skip all-reduce on non-final micro-batches.")
     ] = True,
-    model: Annotated[str, typer.Option(help="With --cluster: nccl or textbook.")] = "nccl",
+    model: Annotated[str, typer.Option(help="With --cluster: " + _MODEL_HELP)] = "nccl",
     as_json: JsonOpt = False,
 ) -> None:
     """One DDP training step: compute, bucketed all-reduce, exposed comm, bound, efficiency.
@@ -547,7 +655,8 @@ def step(
     """
     from . import ddp
 
-    p = units.parse_count(params, name="--params")
+    if params is None and arch is None:
+        raise ValueError("--params or --arch: give a parameter count or an architecture")
     kwargs: dict[str, Any] = dict(
         bucket_cap_bytes=units.parse_bytes(bucket, name="--bucket"),
         gradient_bytes_per_param=gradient_bytes,
@@ -590,9 +699,19 @@ def step(
             if peak_flops is None:
                 raise ValueError("--tokens-per-gpu without --cluster needs --peak-flops, e.g. 989T")
             kwargs["peak_flops"] = units.parse_count(peak_flops, name="--peak-flops")
+    p_given = units.parse_count(params, name="--params") if params is not None else None
+    if arch is not None:
+        from .architecture import resolve_params
+
+        p, a = resolve_params(p_given, arch)
+        kwargs["layer_param_counts"] = a.tensor_sizes  # type: ignore[union-attr]
+    else:
+        p = float(p_given)  # type: ignore[arg-type]
     result = ddp.ddp_step(p, n, **kwargs)
     data = {
         "params": p,
+        "arch": arch,
+        "buckets": result.buckets,
         "ranks": n,
         "compute_s": result.compute_s,
         "comm_s": result.comm_s,
@@ -609,6 +728,7 @@ def step(
         _kv(
             [
                 ("ranks", str(n)),
+                ("buckets", f"{result.buckets}" + (f" ({arch} tensors)" if arch else "")),
                 ("compute", units.format_duration(result.compute_s)),
                 ("all-reduce (sum of buckets)", units.format_duration(result.comm_s)),
                 ("exposed communication", units.format_duration(result.exposed_comm_s)),
@@ -621,9 +741,48 @@ def step(
 
 
 # --- scenario ---------------------------------------------------------------------------------
+_ArchOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Architecture preset (`costmodel archs`): parameters, tensors, activations, FLOPs."
+    ),
+]
+
+
+def _scenario_from_options(o: dict[str, Any]) -> Any:
+    from .scenario import Scenario
+
+    if o["params"] is None and o["arch"] is None:
+        raise ValueError("--params or --arch: give a parameter count or an architecture")
+    if o["recompute"] not in ("none", "selective", "full"):
+        raise ValueError(f"--recompute: must be none, selective or full, got {o['recompute']!r}")
+    return Scenario(
+        params=o["params"],
+        arch=o["arch"],
+        cluster=o["cluster"],
+        nodes=o["nodes"],
+        gpus_per_node=o["gpus_per_node"],
+        recipe=o["recipe"],
+        zero_stage=o["zero"],
+        local_batch=o["local_batch"],
+        accumulation=o["accumulation"],
+        sequence_length=o["sequence_length"],
+        mfu=o["mfu"],
+        compute_time_s=units.parse_duration(o["compute_time"], name="--compute-time")
+        if o["compute_time"] is not None
+        else None,
+        bucket_cap_bytes=o["bucket"],
+        no_sync=o["no_sync"],
+        model=o["model"],
+        flash_attention=o["flash"],
+        recompute=o["recompute"],
+    )
+
+
 @app.command()
 def scenario(
-    params: Annotated[str, typer.Option(help="Model parameters: 7B.")],
+    params: Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")] = None,
+    arch: _ArchOpt = None,
     cluster: Annotated[str, typer.Option(help="Cluster preset.")] = "dgx-h100",
     nodes: Annotated[int, typer.Option(min=1)] = 1,
     gpus_per_node: Annotated[int | None, typer.Option(min=1)] = None,
@@ -631,47 +790,167 @@ def scenario(
     zero: Annotated[int, typer.Option("--zero", "--zero-stage", min=0, max=3)] = 0,
     local_batch: Annotated[int, typer.Option(min=1)] = 1,
     accumulation: Annotated[int, typer.Option(min=1)] = 1,
-    sequence_length: Annotated[int, typer.Option(min=1)] = 4096,
+    sequence_length: Annotated[int, typer.Option("--sequence-length", "--seq", min=1)] = 4096,
     mfu: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.4,
     compute_time: Annotated[
         str | None, typer.Option(help="Measured compute per micro-batch.")
     ] = None,
     bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
     no_sync: Annotated[bool, typer.Option("--no-sync/--sync")] = True,
-    model: Annotated[str, typer.Option(help="nccl or textbook.")] = "nccl",
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
+    recompute: Annotated[str, typer.Option(help="none, selective or full (with --arch).")] = "none",
+    flash: Annotated[bool, typer.Option("--flash/--no-flash")] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """A whole training setup: memory, batch, DDP step, verdict and what flips it.
 
+    --model names the collective cost model; the architecture is --arch.
+
     Example:
 
         costmodel scenario --params 7B --cluster dgx-h100 --nodes 8 --local-batch 1 --zero 1
-    """
-    from .scenario import Scenario
 
-    s = Scenario(
-        params=params,
-        cluster=cluster,
-        nodes=nodes,
-        gpus_per_node=gpus_per_node,
-        recipe=recipe,
-        zero_stage=zero,
-        local_batch=local_batch,
-        accumulation=accumulation,
-        sequence_length=sequence_length,
-        mfu=mfu,
-        compute_time_s=units.parse_duration(compute_time, name="--compute-time")
-        if compute_time is not None
-        else None,
-        bucket_cap_bytes=bucket,
-        no_sync=no_sync,
-        model=model,
-    )
-    result = s.evaluate()
+        costmodel scenario --arch llama-2-7b --cluster dgx-h100 --nodes 8 --recompute full
+    """
+    result = _scenario_from_options(locals()).evaluate()
     if as_json:
         _print_json(result)
         return
     typer.echo(result.summary())
+
+
+@app.command()
+def train(
+    tokens: Annotated[
+        str | None, typer.Option(help="Tokens to train: 2T, 300B (or --steps).")
+    ] = None,
+    steps: Annotated[int | None, typer.Option(min=1, help="Optimizer steps.")] = None,
+    params: Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")] = None,
+    arch: _ArchOpt = None,
+    cluster: Annotated[str, typer.Option(help="Cluster preset.")] = "dgx-h100",
+    nodes: Annotated[int, typer.Option(min=1)] = 1,
+    gpus_per_node: Annotated[int | None, typer.Option(min=1)] = None,
+    recipe: Annotated[str, typer.Option()] = "mixed-adam",
+    zero: Annotated[int, typer.Option("--zero", "--zero-stage", min=0, max=3)] = 0,
+    local_batch: Annotated[int, typer.Option(min=1)] = 1,
+    accumulation: Annotated[int, typer.Option(min=1)] = 1,
+    sequence_length: Annotated[int, typer.Option("--sequence-length", "--seq", min=1)] = 4096,
+    mfu: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.4,
+    compute_time: Annotated[
+        str | None, typer.Option(help="Measured compute per micro-batch.")
+    ] = None,
+    bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
+    no_sync: Annotated[bool, typer.Option("--no-sync/--sync")] = True,
+    model: Annotated[str, typer.Option(help="Collective cost model: nccl or textbook.")] = "nccl",
+    recompute: Annotated[str, typer.Option(help="none, selective or full (with --arch).")] = "none",
+    flash: Annotated[bool, typer.Option("--flash/--no-flash")] = True,
+    step_time: Annotated[
+        str | None,
+        typer.Option(help="Measured step time: 1.2s (else the predicted one); gives the MFU."),
+    ] = None,
+    usd_per_gpu_hour: Annotated[
+        float | None, typer.Option(min=0.0, help="Price of one GPU-hour [USD].")
+    ] = None,
+    price: Annotated[
+        str | None, typer.Option(help="Price preset, e.g. aws-p5-on-demand (`costmodel archs`).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Time and cost to train: wall-clock days, GPU-hours, dollars and MFU.
+
+    The step time is the scenario's prediction, or --step-time as measured (then the MFU shown
+    is what that measurement implies).
+
+    Example (Llama-2-7B on 2T tokens, 64 H100s at the 2023 AWS on-demand price):
+
+        costmodel train --arch llama-2-7b --tokens 2T --cluster dgx-h100 --nodes 8 \\
+            --local-batch 4 --recompute full --price aws-p5-on-demand
+    """
+    opts = dict(locals())
+    if (tokens is None) == (steps is None):
+        raise ValueError("--tokens or --steps: give exactly one of them")
+    d = units.parse_count(tokens, name="--tokens") if tokens is not None else None
+    measured = units.parse_duration(step_time, name="--step-time") if step_time else None
+    result = _scenario_from_options(opts).evaluate(scaling=False, flips=False)
+    cost = result.training_cost(
+        d,
+        steps=steps,
+        usd_per_gpu_hour=usd_per_gpu_hour,
+        price=price,
+        measured_step_time_s=measured,
+    )
+    data = {
+        **cost.as_dict(),
+        "arch": arch,
+        "params": result.scenario.params,
+        "cluster": cluster,
+        "memory_total_bytes": result.memory_total_bytes,
+        "gpu_memory_bytes": result.gpu_memory_bytes,
+        "fits": result.fits,
+    }
+    if as_json:
+        _print_json(data)
+        return
+    rows = [
+        ("tokens", units.format_count(cost.tokens)),
+        ("steps", f"{cost.steps:,}"),
+        ("tokens per step", units.format_count(cost.tokens_per_step)),
+        (f"step time ({cost.step_time_source})", units.format_duration(cost.step_time_s)),
+        ("GPUs", str(cost.ranks)),
+        ("wall clock", f"{cost.wall_days:,.1f} days"),
+        ("GPU-hours", f"{cost.gpu_hours:,.0f}"),
+    ]
+    if cost.cost_usd is not None:
+        rows.append(("price", f"${cost.usd_per_gpu_hour:.3g} per GPU-hour"))
+        rows.append(("cost", f"${cost.cost_usd:,.0f}"))
+    if cost.mfu is not None:
+        rows.append(
+            ("MFU" + (" implied" if measured else " at this step"), f"{100 * cost.mfu:.1f}%")
+        )
+    rows.append(
+        (
+            "memory per GPU",
+            f"{units.format_bytes(result.memory_total_bytes)} of "
+            f"{units.format_bytes(result.gpu_memory_bytes)}"
+            + ("" if result.fits else " (does NOT fit)"),
+        )
+    )
+    head = arch or f"{units.format_count(result.scenario.params)} params"
+    typer.echo(f"{head} on {cluster} x {result.nodes} nodes, {result.scenario.recipe}")
+    typer.echo(_kv(rows))
+    if cost.price_note and price is not None:
+        typer.echo(f"price: {cost.price_note}")
+
+
+@app.command()
+def archs(as_json: JsonOpt = False) -> None:
+    """Architecture presets (parameters, shape, source) and price presets."""
+    from .architecture import arch_names, load_arch
+    from .training import load_price, price_names
+
+    rows = [load_arch(n) for n in arch_names()]
+    prices = [load_price(n) for n in price_names()]
+    if as_json:
+        _print_json(
+            {
+                "archs": [
+                    {**a.model_dump(), "params": a.params, "active_params": a.active_params}
+                    for a in rows
+                ],
+                "prices": [
+                    {**p.model_dump(), "usd_per_gpu_hour": p.usd_per_gpu_hour} for p in prices
+                ],
+            }
+        )
+        return
+    for a in rows:
+        moe = f", {units.format_count(a.active_params)} active" if a.moe else ""
+        typer.echo(
+            f"{a.name:<16} {units.format_count(a.params):>9} params{moe}; L={a.layers} "
+            f"h={a.hidden} heads={a.heads}/{a.kv_heads} vocab={a.vocab}"
+        )
+    for p in prices:
+        typer.echo(f"{p.name:<24} ${p.usd_per_gpu_hour:.3f}/GPU-h ({p.date}) {p.description}")
 
 
 # --- presets ----------------------------------------------------------------------------------
@@ -809,10 +1088,13 @@ def predict(
         str, typer.Option(help="auto or an NCCL algorithm (Ring, Tree, NVLS, ...).")
     ] = "auto",
     protocol: Annotated[str, typer.Option(help="auto, LL, LL128 or Simple.")] = "auto",
-    model: Annotated[str, typer.Option(help="nccl, nccl-table or textbook.")] = "nccl",
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     compare_models: Annotated[
         bool,
-        typer.Option("--compare-models", help="Textbook, NCCL-table and full model side by side."),
+        typer.Option(
+            "--compare-models",
+            help="Every model that can answer (and the nccl-table baseline) side by side.",
+        ),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -853,7 +1135,9 @@ def predict(
                 "op": op,
                 "cluster": cluster,
                 "nodes": nodes,
-                "models": list(pr.MODELS) if compare_models else [model],
+                "models": [c[len("time_s[") : -1] for c in df.columns if c.startswith("time_s[")]
+                if compare_models
+                else [model],
                 "results": _records(df),
             }
         )
@@ -883,10 +1167,26 @@ def sweep(
             help="Output file: .csv (default format) or .parquet. Without it, CSV goes to stdout.",
         ),
     ] = None,
-    chunk_rows: Annotated[int, typer.Option(min=1, help="Rows per streamed chunk.")] = 1_000_000,
+    chunk_rows: Annotated[
+        int, typer.Option(min=1, help="Rows per streamed chunk (per partition file with dask).")
+    ] = 1_000_000,
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")
     ] = True,
+    engine: Annotated[
+        str,
+        typer.Option(
+            help="local (this process) or dask (partitions on a Dask cluster, written to the "
+            "folder -o as one Parquet file each; needs costmodel[distributed])."
+        ),
+    ] = "local",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="With --engine dask: scheduler address (tcp://host:8786); default: a local "
+            "cluster, one worker per core."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate presets x a grid of sizes, GPU counts, algorithms (or model sizes) to a table.
@@ -894,6 +1194,10 @@ def sweep(
     Example:
 
         costmodel sweep --set preset=dgx-h100,dgx-a100 --set nodes=1..16x2 --set 'size=8B..16GB x2' -o out.parquet
+
+    Past one machine (--chunk-rows rows per partition file; a rerun skips finished ones):
+
+        costmodel sweep grid.toml --engine dask --scheduler tcp://head:8786 -o sweep_dataset/
     """
     sw = importlib.import_module("costmodel.sweep")
 
@@ -909,6 +1213,15 @@ def sweep(
         grid = sw.make_grid(axes, kind=kind or "collective")
     else:
         raise ValueError("sweep: give a grid file or --set name=values, e.g. --set ranks=8..64x2")
+    if engine not in sw.ENGINES:
+        raise ValueError(f"--engine: unknown {engine!r}; allowed: {', '.join(sw.ENGINES)}")
+    if engine == "dask":
+        if output is None:
+            raise ValueError("--engine dask: needs -o FOLDER (a partitioned Parquet dataset)")
+        _sweep_dask(grid, output, scheduler, chunk_rows, progress and not as_json, as_json)
+        return
+    if scheduler is not None:
+        raise ValueError("--scheduler: only with --engine dask")
     if output is None:
         import pyarrow as pa
         import pyarrow.csv as pacsv
@@ -949,6 +1262,43 @@ def sweep(
     typer.echo(
         f"wrote {summary.rows} rows to {summary.path} ({summary.format}) in "
         f"{summary.seconds:.2f} s ({rate:,.0f} rows/s)"
+    )
+
+
+def _sweep_dask(
+    grid: Any, output: Path, scheduler: str | None, chunk_rows: int, progress: bool, as_json: bool
+) -> None:
+    from . import distributed
+
+    if progress and sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        with Progress(
+            TextColumn("sweep (dask)"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        ) as bar:
+            task = bar.add_task("rows", total=grid.rows)
+            summary = distributed.sweep_dask(
+                output,
+                grid,
+                scheduler=scheduler,
+                partition_rows=chunk_rows,
+                progress=lambda k: bar.advance(task, k),
+            )
+    else:
+        summary = distributed.sweep_dask(
+            output, grid, scheduler=scheduler, partition_rows=chunk_rows
+        )
+    if as_json:
+        _print_json(dataclasses.asdict(summary))
+        return
+    typer.echo(
+        f"wrote {summary.written} of {summary.partitions} partitions ({summary.skipped} already "
+        f"done, {summary.rows} rows in all) to {summary.path} in {summary.seconds:.2f} s"
     )
 
 
@@ -1160,14 +1510,25 @@ def _read_measurements(path: Path, nodes: int | None = None) -> Any:
     return df
 
 
+def _reference_help() -> str:
+    """--reference help: the bundled runs' short ids (full names in the error of a wrong one)."""
+    from .reference import reference_id, reference_runs
+
+    ids = ", ".join(reference_id(n) for n in reference_runs("nccl-tests"))
+    return f"A bundled published nccl-tests run instead of RESULTS, by name or short id: {ids}."
+
+
 @validate_app.command("compare")
 def validate_compare(
-    results: Annotated[Path, typer.Argument(help="results.jsonl or an nccl-tests log.")],
+    results: Annotated[
+        Path | None, typer.Argument(help="results.jsonl or an nccl-tests log.")
+    ] = None,
+    reference: Annotated[str | None, typer.Option(help=_reference_help())] = None,
     cluster: Annotated[str | None, typer.Option(help="Cluster preset to predict with.")] = None,
     nodes: Annotated[
         int | None, typer.Option(min=1, help="Nodes, when the file does not say.")
     ] = None,
-    model: Annotated[str, typer.Option(help="nccl, nccl-table or textbook.")] = "nccl",
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     calibration: Annotated[
         Path | None,
         typer.Option(help="Predict with a calibration TOML (from 'costmodel calibrate') instead."),
@@ -1199,9 +1560,18 @@ def validate_compare(
     Example:
 
         costmodel validate compare runs/h100/results.jsonl --cluster dgx-h100 --nodes 2 --report r.html
+
+        costmodel validate compare --reference 06a --cluster dell-xe9680-h100
     """
     from .validation import compare as cmp
 
+    if (results is None) == (reference is None):
+        raise ValueError("validate compare: give RESULTS or --reference NAME (one)")
+    if reference is not None:
+        from .reference import reference_path
+
+        results = reference_path(reference, kind="nccl-tests")
+    assert results is not None  # one of the two, checked above
     if (cluster is None) == (calibration is None):
         raise ValueError("validate compare: give --cluster NAME or --calibration FILE (one)")
     if tolerance is not None and not (math.isfinite(tolerance) and tolerance > 0):

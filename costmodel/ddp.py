@@ -383,7 +383,7 @@ def _schedule_stepwise(
 
 
 def ddp_step(
-    params: float,
+    params: float | str | None,
     ranks: int,
     compute_time_s: float | None = None,
     bandwidth_bytes_per_s: float | None = None,
@@ -404,13 +404,19 @@ def ddp_step(
     small_bucket_last: bool = False,
     comm_contention: float = 0.0,
     timeline: bool = True,
+    arch: object = None,
 ) -> DDPStep:
     r"""Time of one DDP optimizer step, with its timeline of compute and bucket all-reduces.
 
     Parameters
     ----------
-    params : float
-        Parameters ``P`` [-] (the sum of ``layer_param_counts`` when those are given).
+    params : float or str
+        Parameters ``P`` [-] (the sum of ``layer_param_counts`` when those are given), or an
+        architecture name (``"llama-2-7b"``, as ``arch``); None with ``arch``.
+    arch : str or Architecture, optional
+        A named architecture (``costmodel.architecture``): its parameter count and its real
+        tensor list in registration order (``layer_param_counts``), so the buckets are
+        PyTorch's. Compute stays ``6 P T`` here (``Scenario`` uses the architecture's FLOPs).
     ranks : int
         Data-parallel ranks ``N`` [-].
     compute_time_s : float, optional
@@ -464,7 +470,23 @@ def ddp_step(
     >>> ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9,
     ...          gradient_bytes_per_param=1).bound                      # fp8 gradients
     'compute'
+
+    Llama-2-7B's real tensors make 226 buckets (equal 2**24-parameter pieces would make 402):
+
+    >>> ddp_step("llama-2-7b", 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9).buckets
+    226
     """
+    if isinstance(params, str):
+        params, arch = None, params if arch is None else arch
+    if arch is not None:
+        from .architecture import resolve_params  # lazy: reads the presets folder
+
+        if layer_param_counts is not None:
+            raise ValueError("layer_param_counts: give arch or layer_param_counts, not both")
+        params, a = resolve_params(params, arch)  # type: ignore[arg-type]
+        layer_param_counts = a.tensor_sizes  # type: ignore[union-attr]
+    elif params is None and layer_param_counts is None:
+        raise ValueError("params: give a parameter count, arch= or layer_param_counts")
     n = _whole("ranks", ranks)
     a_steps = _whole("accumulation", accumulation)
     contention = _number("comm_contention", comm_contention, positive=False)

@@ -8,8 +8,8 @@ is smallest. ``lat`` is a base latency plus per-hop latencies by link class (NVL
 network); ``algbw`` is the number of channels times the per-channel bandwidth the topology search
 found, times protocol factors, capped per channel and converted from bus to algorithm bandwidth.
 Every constant lives in :mod:`costmodel.tables` with its NCCL source line; the derivation of each
-branch is in ``../shared/reference/nccl_model.md`` section 1 (Sections 1.3 to 1.6 below are its
-section numbers).
+branch is in ``docs/nccl-model.md`` section 1 (the "nccl_model.md 1.3" to "1.6" citations below are
+its section numbers).
 
 The topology inputs NCCL's search would find (channels, per-channel intra/inter bandwidth per
 algorithm) come from :func:`topology_inputs`, a small emulation of ``search.cc`` over plain

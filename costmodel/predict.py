@@ -1,17 +1,20 @@
-r"""The one road from a cluster to predicted collective times: textbook, NCCL's table, realistic.
+r"""The one road from (model, cluster, op, sizes) to predicted collective times.
 
-Three models, one entry point (:func:`predict_collective`):
+Every surface goes through :func:`predict_collective` (``cm.allreduce_time(M, cluster)``, the
+Cluster and Collectives pages, the CLI, ``cm.sweep``, Scenario and the DDP step via
+:func:`allreduce_time_fn`). The models, one name each (:mod:`costmodel.models`):
 
-- ``"textbook"``: the alpha-beta model of :mod:`costmodel.collectives` on a flat ring whose
-  bandwidth is the per-GPU line rate inside a node, or the per-GPU share of the node's NICs
-  across nodes (the teaching view; DESIGN 3.1-3.2).
-- ``"nccl-table"``: NCCL 2.30's own tuning model (:mod:`costmodel.nccl`) with the topology its
-  search would find on this hardware: NCCL's choice of algorithm and protocol and its time.
+- ``"lesson"``: the seed lesson's flat ring at the per-GPU NIC bandwidth
+  (:func:`costmodel.models.lesson_time_s`; DESIGN 3.1); it reproduces the lesson's examples.
+- ``"textbook"``: topology-aware alpha-beta, hierarchical intra/inter, NIC-count aware
+  (:func:`costmodel.models.textbook_time_s`; DESIGN 3.2).
 - ``"nccl"`` (default): NCCL's choice, timed with the terms NCCL leaves out
   (:mod:`costmodel.corrections`, fitted values in :mod:`costmodel.fitted_corrections`).
 - ``"calibrated"``: the alpha-beta figures fitted to measurements on this cluster
   (:class:`~costmodel.hardware.CalibrationPreset`, written by
   :func:`costmodel.validation.calibrate.write_calibration`, loaded as a cluster preset).
+- ``"nccl-table"``: reference baseline only (fidelity report, compare): NCCL 2.30's own tuning
+  model (:mod:`costmodel.nccl`) with the topology its search would find on this hardware.
 
 Calibrated clusters (decision): a calibration preset is a base cluster preset plus fitted
 ``T = s(N) alpha + b(M, N) / B`` per (op, textbook algorithm, protocol, level); loading it
@@ -22,7 +25,7 @@ with ``.calibration`` set. Then
   op/level/algorithm/protocol no fit covers;
 - ``model="nccl"`` (the default, so Scenario, sweeps, ddp and the CLI pick a calibration up by
   name alone) uses the fits for the groups they cover and the NCCL-faithful model elsewhere;
-- ``"nccl-table"`` and ``"textbook"`` ignore the calibration (references to compare against).
+- ``"nccl-table"``, ``"textbook"`` and ``"lesson"`` ignore the calibration.
 
 The level is ``"intra"`` for one node and ``"inter"`` for several; a fit is reused at other rank
 counts through ``s(N)`` and ``b(M, N)``. With ``algorithm="auto"`` every covering fit is
@@ -45,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import corrections as C
+from . import models as _models
 from . import nccl
 from . import tables as T
 
@@ -53,20 +57,12 @@ if TYPE_CHECKING:
 
     from .hardware import CalibrationPreset, Cluster
 
-MODELS: tuple[str, ...] = ("nccl", "nccl-table", "textbook")
-#: the model that uses only a cluster's calibration (not in MODELS: it needs a calibrated cluster)
-CALIBRATED = "calibrated"
+#: the four answer models (costmodel.models.MODELS); "calibrated" needs a calibrated cluster
+MODELS: tuple[str, ...] = _models.MODELS
+#: reference baselines, accepted wherever a model is (costmodel.models.REFERENCE_MODELS)
+REFERENCE_MODELS: tuple[str, ...] = _models.REFERENCE_MODELS
+CALIBRATED = _models.CALIBRATED
 OPS: tuple[str, ...] = nccl.OPS
-
-# textbook algorithm per op when "auto": the ring-like one (collectives.ALGORITHMS)
-_TEXTBOOK_DEFAULT = {
-    "all_reduce": "ring",
-    "reduce_scatter": "ring",
-    "all_gather": "ring",
-    "broadcast": "chain",
-    "reduce": "chain",
-    "all_to_all": "pairwise",
-}
 _CPU = {"intel": "intel", "amd": "amd", "nvidia": "other", "unknown": "intel"}
 
 
@@ -161,19 +157,6 @@ def cluster_topology(
         cpu_vendor=_CPU.get(cluster.cpu_vendor, "intel"),
     )
     return replace(topo, latency_inter_us=latency_inter_us) if latency_inter_us else topo
-
-
-def _textbook(op: str, m: np.ndarray, c: Cluster, algorithm: str):
-    from .collectives import collective_time
-
-    algo = _TEXTBOOK_DEFAULT[op] if algorithm == "auto" else algorithm
-    if c.nodes > 1:
-        bw = min(c.intra_bandwidth_bytes_per_s, c.inter_bandwidth_bytes_per_s)
-        lat = max(c.intra_latency_s, c.inter_latency_s)
-    else:
-        bw, lat = c.intra_bandwidth_bytes_per_s, c.intra_latency_s
-    t = np.asarray(collective_time(op, m, c.ranks, bw, lat, algorithm=algo), dtype=float)
-    return t, np.full(m.shape, algo), np.full(m.shape, "-")
 
 
 def _covering_fits(
@@ -322,9 +305,10 @@ def predict_collective(
     algorithm, protocol : str
         ``"auto"`` (NCCL's choice) or an NCCL name (ring, tree, nvls, nvls_tree,
         collnet_direct, collnet_chain, pat; ll, ll128, simple) as with NCCL_ALGO/NCCL_PROTO.
-        For ``model="textbook"`` the algorithm is one of ``collectives.ALGORITHMS[op]``.
-    model : {"nccl", "nccl-table", "textbook", "calibrated"}
-        See the module docstring for how a cluster's calibration is used.
+        For ``"lesson"`` / ``"textbook"`` one of ``collectives.ALGORITHMS[op]`` (the textbook
+        also ``"hierarchical"``, ``"hierarchical_pipelined"`` for all-reduce).
+    model : {"nccl", "lesson", "textbook", "calibrated", "nccl-table"}
+        :mod:`costmodel.models`; see the module docstring for how a calibration is used.
     gpus_per_process : int
         GPUs one host thread drives (nccl-tests ``-g``; 1 for torchrun-style jobs).
     nvls : bool, optional
@@ -341,15 +325,17 @@ def predict_collective(
 
     Examples
     --------
-    >>> p = predict_collective("all_reduce", 8 * 2**30, "dgx-h100", nodes=8, model="textbook")
-    >>> round(p.busbw_bytes_per_s / 1e9)      # one 400G NIC per GPU: the textbook's 50 GB/s
+    >>> p = predict_collective("all_reduce", 8 * 2**30, "dgx-h100", nodes=8, model="lesson")
+    >>> round(p.busbw_bytes_per_s / 1e9)      # one 400G NIC per GPU: the lesson's 50 GB/s
     50
+    >>> p = predict_collective("all_reduce", 8 * 2**30, "dgx-h100", nodes=8, model="textbook")
+    >>> round(p.busbw_bytes_per_s / 1e9)      # a ring uses all 8 NICs of a node: 8 x 48 GB/s
+    381
     >>> p = predict_collective("all_reduce", 8 * 2**30, "dgx-h100", nodes=8, model="nccl-table")
     >>> p.algorithm, round(p.busbw_bytes_per_s / 1e9)    # NCCL: NVLSTree, 8 ch x 45.5 GB/s cap
     ('nvls_tree', 363)
     """
-    if model not in (*MODELS, CALIBRATED):
-        raise ValueError(f"model={model!r} unknown; allowed: {', '.join(MODELS)}, {CALIBRATED}")
+    model = _models.check_model(model)
     nccl.check_op(op)
     try:
         m = np.asarray(message_bytes, dtype=float)
@@ -371,7 +357,7 @@ def predict_collective(
         raise ValueError(
             f"model='calibrated' but cluster {c.name!r} carries no calibration; "
             "allowed: a calibration preset (costmodel calibrate ... --base NAME) or "
-            "the models " + ", ".join(MODELS)
+            "the models " + ", ".join(m for m in MODELS if m != CALIBRATED)
         )
     if model == CALIBRATED or (
         model == "nccl"
@@ -380,17 +366,18 @@ def predict_collective(
         and _covering_fits(cal, op, level, algorithm, protocol)
     ):
         t, algos, protos = fitted_time_s(cal, op, m1, n, c.nodes, algorithm, protocol)
-    elif model == "textbook":
-        if algorithm != "auto":
-            from .collectives import ALGORITHMS
-
-            ok = (*ALGORITHMS[op], "ring")
-            if algorithm not in ok:
-                raise ValueError(
-                    f"algorithm={algorithm!r} is not a textbook {op} algorithm; "
-                    f"allowed: auto, {', '.join(ALGORITHMS[op])}"
-                )
-        t, algos, protos = _textbook(op, m1, c, algorithm)
+    elif model in (_models.LESSON, _models.TEXTBOOK):
+        ok = _models.textbook_algorithms(model, op)
+        if model == _models.TEXTBOOK:  # textbook_time_s says which op they belong to
+            ok += tuple(_models.CLUSTER_ALLREDUCE_ALGORITHMS)
+        if algorithm != "auto" and algorithm not in ok:
+            raise ValueError(
+                f"algorithm={algorithm!r} is not a {model} {op} algorithm; "
+                f"allowed: auto, {', '.join(ok)}"
+            )
+        timer = _models.lesson_time_s if model == _models.LESSON else _models.textbook_time_s
+        t, algo = timer(op, m1, c, algorithm)
+        algos, protos = np.full(m1.shape, algo), np.full(m1.shape, "-")
     elif n < 2:
         t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
     elif model == "nccl-table":
@@ -443,11 +430,14 @@ def allreduce_time_fn(
 ) -> Callable[[Any], Any]:
     """A function bytes -> seconds for all-reduce on this cluster (for ddp's bucket timeline).
 
+    Each call is :func:`predict_collective` with ``model`` (the same road as every surface).
+
     >>> f = allreduce_time_fn("dgx-h100", nodes=2)
     >>> bool(f(25 * 2**20) > f(2**20) > 0)
     True
     """
     c = _resolve(cluster, nodes, None)
+    model = _models.check_model(model)
 
     def time_fn(message_bytes):
         return predict_collective("all_reduce", message_bytes, c, nodes=c.nodes, model=model).time_s
@@ -461,27 +451,34 @@ def compare_models(
     cluster: str | Cluster,
     nodes: int = 1,
     gpus_per_node: int | None = None,
-    models: tuple[str, ...] = MODELS,
+    models: tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
-    """Textbook vs NCCL's table vs realistic, side by side: one row per size.
+    """Every model side by side: one row per size.
 
-    Columns ``message_bytes``, then per model ``time_s[<model>]``, ``busbw_bytes_per_s[<model>]``,
-    ``algorithm[<model>]``, and ``textbook_over_nccl`` (the textbook's time / the realistic
-    time: > 1 where the textbook is too slow, < 1 where it is too fast).
+    ``models`` defaults to those that can answer for the cluster
+    (:func:`costmodel.models.available`: lesson, textbook, nccl, and calibrated on a calibrated
+    cluster) plus the reference baseline nccl-table. Columns ``message_bytes``, then per model
+    ``time_s[<model>]``, ``busbw_bytes_per_s[<model>]``, ``algorithm[<model>]``, and
+    ``<model>_over_nccl`` for lesson and textbook (that model's time / the realistic time: > 1
+    where it is too slow, < 1 where it is too fast).
 
     >>> df = compare_models("all_reduce", [2**20, 2**30], "dgx-h100", nodes=8)
-    >>> bool((df["textbook_over_nccl"] > 1).all())   # one NIC per GPU: far too pessimistic
+    >>> bool((df["lesson_over_nccl"] > 1).all())   # one NIC per GPU: far too pessimistic
     True
     """
     import pandas as pd
 
+    c = _resolve(cluster, nodes, gpus_per_node)
+    if models is None:
+        models = _models.available(c, reference=True)
     m = np.atleast_1d(np.asarray(message_bytes, dtype=float))
     out = pd.DataFrame({"message_bytes": m})
     for mod in models:
-        p = predict_collective(op, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node, model=mod)
+        p = predict_collective(op, m, c, nodes=c.nodes, gpus_per_node=c.gpus_per_node, model=mod)
         out[f"time_s[{mod}]"] = p.time_s
         out[f"busbw_bytes_per_s[{mod}]"] = p.busbw_bytes_per_s
         out[f"algorithm[{mod}]"] = p.algorithm
-    if "textbook" in models and "nccl" in models:
-        out["textbook_over_nccl"] = out["time_s[textbook]"] / out["time_s[nccl]"]
+    for mod in (_models.LESSON, _models.TEXTBOOK):
+        if mod in models and "nccl" in models:
+            out[f"{mod}_over_nccl"] = out[f"time_s[{mod}]"] / out["time_s[nccl]"]
     return out

@@ -18,11 +18,11 @@ predicted once per distinct bucket size (:class:`_Clusters`); the flip threshold
 step in closed form and are confirmed by two re-evaluations each, not found by bisection.
 
 The lesson's practice problem 1 on a preset (7B, bf16 gradients, 64 H100s, 400 ms compute),
-with the textbook's flat ring at one 400G NIC per GPU: comms-bound, and fp8 gradients are the
-smallest change that flips it (as the lesson says):
+with the lesson's flat ring at one 400G NIC per GPU (``model="lesson"``): comms-bound, and fp8
+gradients are the smallest change that flips it (as the lesson says):
 
 >>> s = Scenario(params="7B", cluster="dgx-h100", nodes=8, compute_time_s="400ms",
-...              model="textbook")
+...              model="lesson")
 >>> r = s.evaluate(scaling=False)
 >>> r.ranks, r.bound, r.flip.parameter
 (64, 'comms', 'gradient_bytes_per_param')
@@ -147,7 +147,54 @@ class Scenario(BaseModel):
         25 * 2**20, ge=1, le=10**13, description="DDP bucket_cap [B] (25 MiB default)"
     )
     no_sync: bool = Field(True, description="skip the all-reduce on non-final micro-batches")
-    model: Literal["nccl", "textbook"] = Field("nccl", description="collective model")
+    model: Literal["nccl", "lesson", "textbook", "calibrated"] = Field(
+        "nccl",
+        description="collective model (costmodel.models): nccl, lesson, textbook or calibrated",
+    )
+    arch: str | None = Field(
+        None,
+        description="architecture preset (costmodel.architecture.arch_names()): gives params, "
+        "the real tensor list for DDP's buckets, activations and FLOPs per token",
+    )
+    flash_attention: bool = Field(True, description="FlashAttention (activations, with arch)")
+    recompute: Literal["none", "selective", "full"] = Field(
+        "none", description="activation recomputation (with arch)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _arch_params(cls, data: Any) -> Any:
+        """``arch`` fills ``params`` (a different ``params`` given with it is an error)."""
+        if isinstance(data, dict) and data.get("arch") is not None:
+            from .architecture import load_arch
+
+            a = load_arch(data["arch"])
+            given = data.get("params")
+            if isinstance(given, str):
+                given = units.parse_count(given, name="params")
+            if given is not None and not math.isclose(float(given), a.params, rel_tol=1e-9):
+                raise ValueError(
+                    f"params: {given!r} differs from {a.name}'s {a.params}; give one of them"
+                )
+            data = {**data, "params": float(a.params)}
+        return data
+
+    def architecture(self) -> Any:
+        """The :class:`costmodel.architecture.Architecture` of ``arch``, or None."""
+        if self.arch is None:
+            return None
+        from .architecture import load_arch
+
+        return load_arch(self.arch)
+
+    def flops_per_token(self) -> float:
+        """Training FLOPs per token [FLOP]: the architecture's (6N + attention), else 6P."""
+        a = self.architecture()
+        if a is None:
+            from .ddp import FLOPS_PER_PARAM_TOKEN
+
+            return FLOPS_PER_PARAM_TOKEN * self.params
+        return float(a.training_flops_per_token(self.sequence_length))
 
     @field_validator("params", mode="before")
     @classmethod
@@ -233,8 +280,16 @@ class Scenario(BaseModel):
                 return _f(message_bytes) / comm_speedup
 
         kwargs: dict[str, Any] = {}
+        arch = self.architecture()
+        if arch is not None:
+            kwargs["layer_param_counts"] = arch.tensor_sizes
         if self.compute_time_s is not None:
             kwargs["compute_time_s"] = self.compute_time_s * compute_scale
+        elif arch is not None:  # FLOPs per token of the shape (6N + attention) over peak x MFU
+            tokens = self.local_batch * self.sequence_length * compute_scale
+            kwargs["compute_time_s"] = (
+                tokens * self.flops_per_token() / (float(cluster.peak_flops) * self.mfu)
+            )
         else:
             kwargs.update(
                 tokens_per_gpu=self.local_batch * self.sequence_length * compute_scale,
@@ -269,14 +324,22 @@ class Scenario(BaseModel):
         c = clusters.base
         ranks = int(c.ranks)
         mem = memory.training_memory(
-            self.params, recipe=self.recipe, zero_stage=self.zero_stage, dp_ranks=ranks
+            None if self.arch else self.params,
+            recipe=self.recipe,
+            zero_stage=self.zero_stage,
+            dp_ranks=ranks,
+            arch=self.arch,
+            sequence_length=self.sequence_length,
+            micro_batch=self.local_batch,
+            flash_attention=self.flash_attention,
+            recompute=self.recompute,
         )
         gpu_bytes = float(c.gpu.memory_bytes)
         total = float(mem.total_bytes)
         gb = int(batch.global_batch(self.local_batch, ranks, self.accumulation))
         step = self._step(c, allreduce_fn=clusters.allreduce_fn(int(c.nodes)))
         tokens = gb * self.sequence_length
-        notes = []
+        notes = [mem.activations_note]
         if self.zero_stage in (1, 2):
             notes.append(
                 "ZeRO-1/2 move the same gradient volume as DDP's all-reduce "
@@ -309,7 +372,11 @@ class Scenario(BaseModel):
             fits=total <= gpu_bytes,
             max_params=float(
                 memory.max_params(
-                    gpu_bytes, recipe=self.recipe, zero_stage=self.zero_stage, dp_ranks=ranks
+                    gpu_bytes,
+                    recipe=self.recipe,
+                    zero_stage=self.zero_stage,
+                    dp_ranks=ranks,
+                    activations_bytes=mem.activations_bytes,
                 )
             ),
             global_batch=gb,
@@ -622,12 +689,43 @@ class ScenarioResult(BaseModel):
 
         return pd.DataFrame([r.model_dump() for r in self.scaling])
 
+    def training_cost(
+        self,
+        tokens: float | None = None,
+        *,
+        steps: float | None = None,
+        usd_per_gpu_hour: float | None = None,
+        price: str | None = None,
+        measured_step_time_s: float | None = None,
+    ) -> Any:
+        """Days, GPU-hours, cost and MFU of training ``tokens`` (or ``steps``) on this setup.
+
+        At the predicted step time, or at ``measured_step_time_s`` (then the MFU is the one the
+        measurement implies). See :func:`costmodel.training.training_cost`.
+        """
+        from .training import training_cost
+
+        s = self.scenario
+        measured = measured_step_time_s is not None
+        return training_cost(
+            tokens,
+            steps=steps,
+            tokens_per_step=float(self.tokens_per_step),
+            step_time_s=measured_step_time_s if measured else self.step_time_s,
+            ranks=self.ranks,
+            usd_per_gpu_hour=usd_per_gpu_hour,
+            price=price,
+            flops_per_token=s.flops_per_token(),
+            peak_flops=float(s._validated_cluster().peak_flops),
+            measured=measured,
+        )
+
     def summary(self) -> str:
         """A few lines for people, with units."""
         fu = units
         s = self.scenario
         lines = [
-            f"{fu.format_count(s.params)} params on {self.cluster_name} x {self.nodes} nodes "
+            f"{s.arch + ': ' if s.arch else ''}{fu.format_count(s.params)} params on {self.cluster_name} x {self.nodes} nodes "
             f"({self.ranks} GPUs), {s.recipe}, ZeRO-{s.zero_stage}, model={s.model}",
             f"memory per GPU      {fu.format_bytes(self.memory_total_bytes)} of "
             f"{fu.format_bytes(self.gpu_memory_bytes)} ({'fits' if self.fits else 'does NOT fit'})",

@@ -59,6 +59,9 @@ DEFAULT_CHUNK_ROWS = 1_000_000
 MAX_IN_MEMORY_ROWS = 50_000_000
 """Above this many rows :func:`sweep` refuses and points to :func:`sweep_to_file` (streaming)."""
 
+ENGINES = ("local", "dask")
+"""Where a sweep runs: this process, or a Dask cluster (:mod:`costmodel.distributed`)."""
+
 OUTPUT_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 """File extension -> format written by :func:`sweep_to_file` and :func:`write_table`."""
 
@@ -356,6 +359,10 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
 # --- consistency and combinations -------------------------------------------------------------
 def _check(grid: Grid) -> None:
     a = grid.axes
+    if "model" in a:  # one name per model (costmodel.models); unknown names fail here, early
+        from . import models
+
+        a["model"] = [models.check_model(m) for m in a["model"]]
     if grid.kind == "collective":
         if "size" not in a:
             raise ValueError("grid: a collective sweep needs sizes, e.g. size=8B..16GB x2")
@@ -382,8 +389,11 @@ def _check(grid: Grid) -> None:
                 raise ValueError("ranks: a collective over a link needs >= 2 ranks")
             if {"nodes", "gpus_per_node", "protocol"} & set(a):
                 raise ValueError("grid: nodes, gpus_per_node and protocol need a preset")
-            if any(m != "textbook" for m in a.get("model", ["textbook"])):
-                raise ValueError("model: a raw link (bandwidth=...) has only model=textbook")
+            if any(m not in _LINK_MODELS for m in a.get("model", ["textbook"])):
+                raise ValueError(
+                    "model: a raw link (bandwidth=...) has only model=textbook (or lesson: on "
+                    "one link both are the same alpha-beta formula)"
+                )
         for name in ("ranks", "nodes", "gpus_per_node"):
             if any(v < 1 for v in a.get(name, [1])):
                 raise ValueError(f"{name}: every value must be >= 1")
@@ -396,12 +406,16 @@ def _check(grid: Grid) -> None:
             raise ValueError("zero_stage: allowed 0, 1, 2, 3")
 
 
+#: the models a raw link (bandwidth=..., no cluster) can be swept with: one alpha-beta formula
+_LINK_MODELS = ("textbook", "lesson")
+
+
 def _algorithms(op: str, model: str, requested: list[str]) -> list[str]:
     if requested != ["all"]:
         if "all" in requested:
             raise ValueError("algorithm: 'all' cannot be mixed with named algorithms")
         return requested
-    if model == "textbook":
+    if model in _LINK_MODELS:
         from . import collectives
 
         if op not in collectives.ALGORITHMS:
@@ -410,7 +424,8 @@ def _algorithms(op: str, model: str, requested: list[str]) -> list[str]:
     from . import nccl
 
     raise ValueError(
-        f"algorithm: 'all' expands only for model=textbook (a cluster cannot run every NCCL "
+        f"algorithm: 'all' expands only for model=textbook or lesson (a cluster cannot run "
+        f"every NCCL "
         f"algorithm); name them instead, from: auto, {', '.join(nccl.ALGORITHMS)}"
     )
 
@@ -474,7 +489,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
     for preset in _presets(a.get("preset", [None]), a):
         for model in a.get("model", [default_model]):
             for op in _ops(a.get("op", ["all_reduce"])):
-                default_alg = "auto" if model != "textbook" else "ring"
+                default_alg = "ring" if model in _LINK_MODELS else "auto"
                 for alg in _algorithms(op, model, a.get("algorithm", [default_alg])):
                     for proto in a.get("protocol", ["auto"]):
                         cat = {
@@ -635,7 +650,7 @@ def _eval_collective_link(cat: dict[str, Any], num: dict[str, np.ndarray]) -> di
     algbw = sizes / t
     busbw = algbw * np.asarray(collectives.busbw_factor(cat["op"], ranks), dtype=float)
     return {
-        "model": "textbook",
+        "model": cat.get("model") or "textbook",
         "op": cat["op"],
         "algorithm": cat["algorithm"],
         "ranks": ranks,
@@ -742,6 +757,39 @@ def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.
         yield _unify(pending)
 
 
+def evaluate_rows(grid: Grid, start: int, stop: int) -> pa.Table:
+    """Evaluate the flat rows ``[start, stop)`` of a grid, in :func:`iter_sweep`'s row order.
+
+    Row ``i`` is the same row whatever the split, so a grid cut into row ranges (the Dask engine
+    in :mod:`costmodel.distributed`) gives back, concatenated in order, the single-process sweep.
+    A range may cross categorical blocks; each block's piece is evaluated with one vectorized call.
+    """
+    total = grid.rows
+    if not 0 <= start <= stop <= total:
+        raise ValueError(f"rows: need 0 <= start <= stop <= {total}, got [{start}, {stop})")
+    get_cluster = _cluster_cache() if "preset" in grid.axes else None
+    tables: list[pa.Table] = []
+    offset = 0
+    for cat, block in _combos(grid):
+        lo, hi = max(start, offset) - offset, min(stop, offset + block) - offset
+        offset += block
+        if lo >= hi:
+            if offset >= stop:
+                break
+            continue
+        num = _numeric_block(grid, lo, hi)
+        if grid.kind == "memory":
+            cols = _eval_memory(cat, num, get_cluster)
+        elif cat["preset"] is not None:
+            cols = _eval_collective_preset(cat, num, get_cluster)
+        else:
+            cols = _eval_collective_link(cat, num)
+        tables.append(_to_table(cols, hi - lo))
+    if not tables:
+        raise ValueError(f"rows: the range [{start}, {stop}) is empty")
+    return _unify(tables)
+
+
 def _as_grid(
     grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None,
     kind: str,
@@ -762,8 +810,11 @@ def sweep(
     *,
     kind: str = "collective",
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    engine: str = "local",
+    scheduler: Any = None,
+    output: str | os.PathLike[str] | None = None,
     **axes: Any,
-) -> pd.DataFrame:
+) -> Any:
     """Evaluate every combination of a grid into one DataFrame (the engine the CLI uses).
 
     Parameters
@@ -777,6 +828,17 @@ def sweep(
         ``ranks``. Memory rows come from :func:`costmodel.memory.training_memory`.
     chunk_rows : int
         Rows evaluated per vectorized block.
+    engine : {"local", "dask"}
+        ``"dask"`` evaluates the grid in partitions on a Dask cluster
+        (:func:`costmodel.distributed.sweep_dask`; needs the ``distributed`` extra).
+    scheduler : str, dask Client or None
+        With ``engine="dask"``: a scheduler address (``"tcp://host:8786"``), a Client, or None
+        for a local cluster on this machine.
+    output : folder or None
+        With ``engine="dask"``: write a partitioned Parquet dataset there (one file per
+        partition, a rerun skips finished ones) and return its
+        :class:`~costmodel.distributed.DatasetSummary` instead of a DataFrame, since a grid past
+        one machine does not fit in memory.
     **axes
         Axis values, e.g. ``size="8B..16GB x2"``, ``ranks="8..4096x2"``, ``algorithm="all"``.
 
@@ -784,7 +846,8 @@ def sweep(
     -------
     pandas.DataFrame
         Inputs then outputs, one row per combination; names carry units (``size_bytes``,
-        ``time_s``, ``algbw_GBps``, ``busbw_GBps``, ``memory_GB``).
+        ``time_s``, ``algbw_GBps``, ``busbw_GBps``, ``memory_GB``). With ``engine="dask"`` and
+        ``output``, the dataset's summary.
 
     Examples
     --------
@@ -794,7 +857,17 @@ def sweep(
     >>> df[["ranks", "time_s"]].round(3).values.tolist()
     [[8.0, 0.49], [64.0, 0.551]]
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine: unknown {engine!r}; allowed: {', '.join(ENGINES)}")
     g = _as_grid(grid, kind, axes)
+    if engine == "dask":
+        from . import distributed
+
+        if output is not None:
+            return distributed.sweep_dask(output, g, scheduler=scheduler, partition_rows=chunk_rows)
+        return distributed.sweep_dask_frame(g, scheduler=scheduler, partition_rows=chunk_rows)
+    if scheduler is not None or output is not None:
+        raise ValueError("scheduler, output: only with engine='dask' (use sweep_to_file locally)")
     if g.rows > MAX_IN_MEMORY_ROWS:
         raise ValueError(
             f"grid: {g.rows} rows is too many to hold in memory (limit {MAX_IN_MEMORY_ROWS}); "

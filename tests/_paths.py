@@ -1,16 +1,15 @@
-"""Where the reference data lives: ``shared/`` sits beside the repository checkout (as in CI)."""
+"""Where the reference data lives: bundled in the package (``costmodel/data/reference/``).
+
+Kept as a thin alias so tests read ``NCCL_TESTS / name``; the lookup itself is
+:mod:`costmodel.reference`, the one place that knows where the files are.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-NCCL_TESTS = SHARED / "data" / "nccl-tests"
-DDP = SHARED / "data" / "ddp"
-LESSON = SHARED / "reference" / "lesson-data-parallelism.txt"
+from costmodel.reference import reference_dir
 
-if not NCCL_TESTS.is_dir():  # fail loudly: these tests check the model against real data
-    raise FileNotFoundError(
-        f"reference data not found at {NCCL_TESTS}: shared/ must sit beside the checkout"
-    )
+ROOT = Path(__file__).resolve().parents[1]
+NCCL_TESTS = reference_dir("nccl-tests")
+DDP = reference_dir("ddp")

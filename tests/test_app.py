@@ -169,13 +169,43 @@ def test_collectives_crossover_table_matches_the_library():
 
 
 # --- Memory ----------------------------------------------------------------------------------
+# issue 13: activations are on by default (4096 tokens, micro-batch 1, FlashAttention, no
+# recompute) on the default custom 7B shape (32 layers, hidden 4096): 32 x 4096 x 34 x 4096 B
+_ACT_7B = 32 * 4096 * 34 * 4096
+
+
 def test_memory_zero_stage_changes_memory_per_gpu():
+    from costmodel.units import format_bytes
+
     at = open_page("page_memory.py")
     before = metrics(at)
-    assert before["Memory per GPU, ZeRO-0"] == "112 GB"  # 7B x 16 B/param (ZeRO paper)
+    # 7B x 16 B/param (ZeRO paper) plus the activations
+    assert before["Memory per GPU, ZeRO-0"] == format_bytes(112e9 + _ACT_7B)
     at.radio(key="zero_stage").set_value(3).run()
     assert_clean(at)
-    assert metrics(at)["Memory per GPU, ZeRO-3"] == "14 GB"  # 112 GB / 8 ranks
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(14e9 + _ACT_7B)  # 112 GB / 8
+    at.checkbox(key="activations").uncheck().run()  # the model state alone, as before
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == "14 GB"
+
+
+def test_memory_named_model_gives_activations_and_a_verdict():
+    from costmodel import memory
+    from costmodel.units import format_bytes
+
+    at = open_page("page_memory.py")
+    at.selectbox(key="arch").set_value("llama-3.1-70b")
+    at.number_input(key="dp_ranks").set_value(64)
+    at.radio(key="zero_stage").set_value(3).run()
+    assert_clean(at)
+    m = memory.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64)
+    shown = metrics(at)
+    assert shown["Memory per GPU, ZeRO-3"] == format_bytes(m.total_bytes)
+    assert shown["Fits?"] == ("yes" if m.total_bytes <= 80e9 else "no")
+    assert any("FlashAttention" in c.value for c in at.caption)
+    at.selectbox(key="recompute").set_value("full").run()
+    full = memory.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64, recompute="full")
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(full.total_bytes)
+    assert metrics(at)["Fits?"] == "yes"
 
 
 def test_memory_bad_parameter_count_names_the_field_and_keeps_the_page():
@@ -231,12 +261,14 @@ def test_cluster_metrics_are_the_topology_functions_on_the_preset():
     at = open_page("page_cluster.py")
     assert_clean(at)
     c = presets.cluster("dgx-h100", nodes=4)
+    # issue 10: the page's hierarchical columns are the textbook model's, on the links'
+    # effective figures (datasheet x measured efficiency), as cm.allreduce_time(M, cluster)
     expected = topology.hierarchical_allreduce_time(
         2**30,
         4,
         c.gpus_per_node,
-        c.intra_bandwidth_bytes_per_s,
-        c.inter_bandwidth_bytes_per_s,
+        c.effective_intra_bandwidth_bytes_per_s,
+        c.effective_inter_bandwidth_bytes_per_s,
         c.intra_latency_s,
         c.inter_latency_s,
     )
@@ -316,12 +348,14 @@ def test_ddp_bad_input_names_the_field(kind, key, value, field):
 
 
 # --- Validate --------------------------------------------------------------------------------
-SHARED_LOGS = ROOT.parent / "shared" / "data" / "nccl-tests"
+from costmodel.reference import reference_dir  # noqa: E402
+
+REFERENCE_LOGS = reference_dir("nccl-tests")  # bundled in the package
 REFERENCE = "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt"
 
 
 def test_validate_uploaded_log_is_compared_with_a_calibrated_preset():
-    text = (SHARED_LOGS / REFERENCE).read_bytes()
+    text = (REFERENCE_LOGS / REFERENCE).read_bytes()
     at = open_page("page_validate.py")
     assert_clean(at)
     at.file_uploader(key="val_upload").set_value((REFERENCE, text, "text/plain")).run()
@@ -345,6 +379,19 @@ def test_validate_reference_run_from_the_url():
     at.radio(key="val_model").set_value("textbook").run()
     assert_clean(at)
     assert metrics(at)["Median |busbw error|"] != before
+
+
+def test_validate_lists_the_bundled_runs_without_any_environment(monkeypatch):
+    """A pip install or the image has no folder of logs: the bundled runs are the list."""
+    monkeypatch.delenv("COSTMODEL_REFERENCE_LOGS", raising=False)
+    at = open_page("page_validate.py", {"val_source": "A reference run"})
+    assert_clean(at)
+    options = at.selectbox(key="val_reference").options
+    bundled = sorted(p.name for p in REFERENCE_LOGS.glob("*.txt"))
+    busbw_only = [n for n in bundled if n.endswith("_busbw-only.txt")]  # no times to compare
+    assert len(busbw_only) == 4
+    assert sorted(options) == sorted(set(bundled) - set(busbw_only))
+    assert REFERENCE in options
 
 
 def test_validate_a_file_that_is_not_a_log_names_the_field():
@@ -373,7 +420,7 @@ def test_collectives_nccl_view_is_predict_collective():
     from costmodel.units import format_duration
 
     at = open_page(
-        "page_collectives.py", {"view": "NCCL-faithful (a cluster preset)", "nccl_nodes": "8"}
+        "page_collectives.py", {"view": "A model on a cluster preset", "nccl_nodes": "8"}
     )
     assert_clean(at)
     p = predict_collective("all_reduce", 2**28, "dgx-h100", nodes=8)
@@ -383,6 +430,14 @@ def test_collectives_nccl_view_is_predict_collective():
     at.number_input(key="nccl_nodes").set_value(0).run()
     assert_clean(at)
     assert any("nodes" in _text(e.value) for e in at.error)
+
+
+def test_collectives_old_view_url_still_opens_the_cluster_view():
+    # issue 10 renamed the views; a link shared before keeps opening the view it showed
+    at = open_page("page_collectives.py", {"view": "NCCL-faithful (a cluster preset)"})
+    assert_clean(at)
+    assert at.radio(key="view").value == "cluster"
+    assert "NCCL's choice" in {m.label for m in at.metric}
 
 
 # --- review: bad input that used to raise inside a page ---------------------------------------
@@ -410,12 +465,14 @@ def test_memory_parameter_count_out_of_range_names_the_field(value):
 
 
 def test_memory_zero3_on_one_rank_works():
+    from costmodel.units import format_bytes
+
     at = open_page("page_memory.py")
     at.number_input(key="dp_ranks").set_value(1)
     at.radio(key="zero_stage").set_value(3).run()
     assert_clean(at)
     assert not at.error
-    assert metrics(at)["Memory per GPU, ZeRO-3"] == "112 GB"  # one rank holds every shard
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(112e9 + _ACT_7B)  # all shards
 
 
 @pytest.mark.parametrize("nodes", ["3", "1000000"])
@@ -473,7 +530,7 @@ def test_validate_upload_that_is_not_a_log_is_a_red_message(name, content):
 
 
 def test_validate_truncated_log_names_the_skipped_line():
-    text = (SHARED_LOGS / REFERENCE).read_bytes()
+    text = (REFERENCE_LOGS / REFERENCE).read_bytes()
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value(
         (REFERENCE, text[: len(text) // 2], "text/plain")
@@ -526,7 +583,7 @@ def test_url_values_are_shown_as_text_never_markdown(page_file, key):
 
 def test_validate_upload_name_and_lines_are_text():
     log = (
-        SHARED_LOGS / REFERENCE
+        REFERENCE_LOGS / REFERENCE
     ).read_bytes() + b"\n  ![x](https://attacker.invalid/p.png) 1 2 3 4 5 6 7 8\n"
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value((INJECTION + ".txt", log, "text/plain")).run()
@@ -535,7 +592,7 @@ def test_validate_upload_name_and_lines_are_text():
 
 
 def test_validate_bom_log_parses_and_other_encodings_get_a_clear_error():
-    text = (SHARED_LOGS / REFERENCE).read_bytes()
+    text = (REFERENCE_LOGS / REFERENCE).read_bytes()
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value(
         (REFERENCE, b"\xef\xbb\xbf" + text, "text/plain")
@@ -581,3 +638,40 @@ def test_server_upload_limit_matches_the_code():
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] * 10**6 == MAX_UPLOAD_BYTES
+
+
+# --- issue 13: named models, time and cost to train on the DDP step page -----------------------
+def test_ddp_named_model_uses_its_tensors_and_shows_time_and_cost():
+    from costmodel.scenario import Scenario
+
+    at = open_page("page_ddp.py")
+    at.selectbox(key="ddp_arch").set_value("llama-2-7b").run()
+    assert_clean(at)
+    r = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=4).evaluate(scaling=False)
+    m = metrics(at)
+    from costmodel.units import format_bytes, format_duration
+
+    assert m["Step time"] == format_duration(r.step_time_s)
+    assert m["Memory per GPU"] == format_bytes(r.memory_total_bytes)  # activations included
+    c = r.training_cost(1e12, usd_per_gpu_hour=2.0)
+    assert m["Wall clock [days]"] == f"{c.wall_days:,.1f}"
+    assert m["GPU-hours"] == f"{c.gpu_hours:,.0f}"
+    assert m["Cost [USD]"] == f"{c.cost_usd:,.0f}"
+    at.text_input(key="ddp_measured_step").set_value("2s").run()
+    assert_clean(at)
+    c = r.training_cost(1e12, usd_per_gpu_hour=2.0, measured_step_time_s=2.0)
+    assert metrics(at)["MFU implied by the measured step"] == f"{100 * c.mfu:.1f} %"
+    at.selectbox(key="ddp_price").set_value("aws-p5-on-demand").run()
+    assert_clean(at)
+    assert any("2023-07-27" in _text(cap.value) for cap in at.caption)
+
+
+def test_ddp_bad_tokens_or_step_time_names_the_field():
+    at = open_page("page_ddp.py")
+    at.text_input(key="ddp_tokens").set_value("lots").run()
+    assert_clean(at)
+    assert any("Tokens to train" in _text(e.value) for e in at.error)
+    at.text_input(key="ddp_tokens").set_value("1T")
+    at.text_input(key="ddp_measured_step").set_value("-3s").run()
+    assert_clean(at)
+    assert any("Measured step time" in _text(e.value) for e in at.error)

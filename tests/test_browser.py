@@ -17,16 +17,11 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
+from costmodel.reference import reference_path  # noqa: E402
 from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
 
-# Reference logs live beside the clone (CI has shared/ next to it): ../shared/data/nccl-tests
-REFERENCE_LOG = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "data"
-    / "nccl-tests"
-    / "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt"
-)
+# A published log bundled in the package (costmodel/data/reference/nccl-tests)
+REFERENCE_LOG = reference_path("13a_waynehacking8_1x4xH100-slice_auto_allreduce")
 TIMEOUT_MS = 30_000  # a rerun takes well under a second; 30 s covers a loaded 2-core CI box
 # page -> URL path (the default page, Collectives, lives at the root)
 PAGES = {
@@ -50,9 +45,8 @@ def app_url():
     ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / "streamlit-server.log", "w") as log:
         try:
-            with served_app(
-                log=log, env={"COSTMODEL_REFERENCE_LOGS": str(REFERENCE_LOG.parent)}
-            ) as url:
+            # no COSTMODEL_REFERENCE_LOGS: the bundled runs are found without it
+            with served_app(log=log) as url:
                 yield url
         except RuntimeError as exc:
             pytest.fail(f"{exc}; see {log.name}")

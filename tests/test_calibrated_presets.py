@@ -6,6 +6,8 @@ the shipped preset ``pcie3-2x-rtx2080ti-nop2p`` (presets/README.md)."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 import pytest
 
@@ -99,9 +101,14 @@ def test_uncovered_ops_and_reference_models(cal, tmp_path):
         predict_collective("all_reduce", m, BASE, model="calibrated")
 
 
+# One fixed stamp for files compared with each other: the default is the wall clock, and two writes
+# a second apart used to differ in ``created`` (a flaky comparison).
+CREATED = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
+
+
 def test_presets_folder_listing_and_ddp(cal, tmp_path):
     folder = tmp_path / "mine"
-    write_calibration(cal, folder / "calibrations" / "rtx-cal.toml")
+    write_calibration(cal, folder / "calibrations" / "rtx-cal.toml", created=CREATED)
     assert "rtx-cal" in presets.names("cluster", dirs=[folder])
     assert "rtx-cal" in presets.names("calibration", dirs=[folder])
     assert "rtx-cal" not in presets.names("cluster")  # user folders only when given
@@ -113,8 +120,27 @@ def test_presets_folder_listing_and_ddp(cal, tmp_path):
     assert f(np.array([25 * 2**20]))[0] == pytest.approx(_fitted(orig, 25 * 2**20, 2))
     # a file directly in the folder works too (kind = "calibration" says what it is)
     flat = tmp_path / "flat"
-    write_calibration(cal, flat / "rtx-cal.toml")
+    write_calibration(cal, flat / "rtx-cal.toml", created=CREATED)
     assert presets.cluster("rtx-cal", dirs=[flat]).calibration == c.calibration
+
+
+def test_created_stamp_is_injectable_and_written_as_given(cal, tmp_path):
+    a = write_calibration(cal, tmp_path / "a" / "rtx-cal.toml", created=CREATED)
+    b = write_calibration(cal, tmp_path / "b" / "rtx-cal.toml", created=CREATED)
+    assert a.read_bytes() == b.read_bytes()
+    assert 'created = "2026-11-30T12:00:00+00:00"' in a.read_text()
+    assert presets.load(str(a)).calibration.created == "2026-11-30T12:00:00+00:00"
+    # another zone is written as the same instant in UTC
+    later = CREATED.astimezone(dt.timezone(dt.timedelta(hours=2)))
+    c = write_calibration(cal, tmp_path / "c" / "rtx-cal.toml", created=later)
+    assert c.read_bytes() == a.read_bytes()
+    # the default is the wall clock, in UTC
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    d = write_calibration(cal, tmp_path / "d" / "rtx-cal.toml")
+    stamp = dt.datetime.fromisoformat(presets.load(str(d)).calibration.created)
+    assert before <= stamp <= dt.datetime.now(dt.UTC)
+    with pytest.raises(ValueError, match="created: needs a timezone"):
+        write_calibration(cal, tmp_path / "e.toml", created=dt.datetime(2026, 1, 1))
 
 
 def test_to_toml_round_trip_of_a_calibrated_cluster(cal, tmp_path):

@@ -483,13 +483,13 @@ def test_scenario_command():
         "--compute-time",
         "400ms",
         "--model",
-        "textbook",
+        "lesson",
     )
     d = run_json(*args)
     from costmodel.scenario import Scenario
 
     ref = Scenario(
-        params="7B", cluster="dgx-h100", nodes=8, compute_time_s=0.4, model="textbook"
+        params="7B", cluster="dgx-h100", nodes=8, compute_time_s=0.4, model="lesson"
     ).evaluate()
     assert d["bound"] == ref.bound == "comms"
     assert d["step_time_s"] == pytest.approx(ref.step_time_s, rel=1e-12)

@@ -1,5 +1,5 @@
 """DDP step model (costmodel.ddp): PyTorch's bucket rule, the timeline, accumulation, and a shape
-check against PyTorch's own DDP benchmark (../shared/data/ddp/14_*.txt, V100 DGX-1)."""
+check against PyTorch's own DDP benchmark (bundled as costmodel/data/reference/ddp/14_*.txt, V100 DGX-1)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from costmodel.ddp import (
     bucket_sizes,
     ddp_step,
 )
+from costmodel.reference import reference_dir
 
 MiB = 2**20
 
@@ -231,7 +232,7 @@ def test_step_invariants(params, ranks, compute, bw, lat, slow, acc, no_sync) ->
 
 
 # --- shape check against PyTorch's DDP benchmark ----------------------------------------------
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ddp"
+DATA = reference_dir("ddp")  # bundled in the package (costmodel.reference)
 
 
 def _benchmark_file() -> Path:
@@ -304,7 +305,7 @@ MODELS = {
 # ring over both nodes (DESIGN.md 3.2).
 NVLINK_BYTES_PER_S = 150e9
 NODE_IB_BYTES_PER_S = 4 * 100e9 / 8
-# NCCL's Ring/Simple latency (reference/nccl_model.md sections 1.2, 1.5, 1.6, from tuning.cc):
+# NCCL's Ring/Simple latency (docs/nccl-model.md sections 1.2, 1.5, 1.6, from tuning.cc):
 # base 8.4 us, + 3.4 us per NVLink step, + 14 us per network step (2 (nodes-1) of the 2 (N-1)
 # steps), x 1.9 on multi-node Volta ("plateau effect").
 BASE_LAT_S, NVLINK_STEP_S, NET_STEP_S, VOLTA_MULTINODE = 8.4e-6, 3.4e-6, 14e-6, 1.9

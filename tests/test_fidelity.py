@@ -1,7 +1,7 @@
 """Fidelity report as a test: every reference nccl-tests run predicted from its preset alone.
 
-Prints, per run, the median |busbw error| (>= 1 MiB / all sizes / < 64 KiB) of the textbook,
-NCCL-table and full models; the full model uses the run's leave-one-run-out parameters
+Prints, per run, the median |busbw error| (>= 1 MiB / all sizes / < 64 KiB) of the lesson
+(flat ring; issue 10 renamed it from "textbook"), NCCL-table and full models; the full model uses the run's leave-one-run-out parameters
 (costmodel/fitted_corrections.LORO), so no run is predicted by constants fitted on itself.
 
 Goals (issue 4) for high-trust NVSwitch/InfiniBand runs: <= 8 % from 1 MiB up, <= 20 % over all
@@ -50,11 +50,11 @@ def _pct(x: float) -> str:
 
 def test_print_fidelity_table(rows, capsys):
     with capsys.disabled():
-        print("\nrun        op              textbook (>=1M/all/<64K)  nccl-table          full")
+        print("\nrun        op              lesson (>=1M/all/<64K)    nccl-table          full")
         for r in rows:
             cells = [
                 "/".join(_pct(r[m][k]) for k in ("ge1MiB", "all", "lt64KiB"))
-                for m in ("textbook", "nccl-table", "nccl")
+                for m in ("lesson", "nccl-table", "nccl")
             ]
             print(f"{r['run'] + ('*' if r['goal'] else ''):10s} {r['op']:15s} " + "   ".join(cells))
     assert len(rows) >= 40
@@ -80,14 +80,14 @@ def test_not_met_list_is_honest(rows):
         assert s["ge1MiB"] > GOAL_GE_1MIB or s["all"] > GOAL_ALL, run
 
 
-def test_full_model_beats_nccl_table_and_textbook(rows):
+def test_full_model_beats_nccl_table_and_lesson(rows):
     import numpy as np
 
     goal = [r for r in rows if r["goal"]]
     for key in ("ge1MiB", "all"):
         full = np.nanmedian([r["nccl"][key] for r in goal])
         table = np.nanmedian([r["nccl-table"][key] for r in goal])
-        book = np.nanmedian([r["textbook"][key] for r in goal])
+        book = np.nanmedian([r["lesson"][key] for r in goal])
         assert full < table < book, (key, full, table, book)
     small = [r for r in rows if not math.isnan(r["nccl"]["lt64KiB"])]
     assert np.median([r["nccl"]["lt64KiB"] for r in small]) < np.median(

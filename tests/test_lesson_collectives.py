@@ -1,5 +1,5 @@
 """Every collective and topology worked example of the lesson
-(/work/shared/reference/lesson-data-parallelism.txt), pinned.
+(summarised, with every number pinned here, in docs/lesson.md), pinned.
 
 Tolerances follow the lesson's rounding: a figure printed with k significant digits is checked to
 half a unit of its last digit; "~" figures to 3%. The numbers are checked on the formula modules
@@ -128,6 +128,20 @@ COMPUTE_S = 0.400
 def test_practice_1a_allreduce_time():
     assert c.bytes_per_rank("all_reduce", GRAD_BYTES, 64) / 1e9 == pytest.approx(27.6, abs=0.05)
     assert c.allreduce_time(GRAD_BYTES, 64, NDR) == pytest.approx(0.55, abs=0.005)
+
+
+def test_practice_1a_on_a_cluster_through_model_lesson():
+    """The same worked example asked of a cluster: 8 x DGX H100 (one 400G NDR NIC per GPU) under
+    model="lesson" is the lesson's flat ring at 50 GB/s per GPU, plus the preset's per-hop
+    latency (2 x 63 steps of a few us: < 1 ms on 0.55 s); the topology-aware textbook, whose
+    ring uses all 8 NICs of a node, is several times faster (issue 10: two models, two names)."""
+    cluster = cm.cluster("dgx-h100", nodes=8)
+    lesson = cm.allreduce_time(GRAD_BYTES, cluster, model="lesson")
+    assert lesson == pytest.approx(0.55, abs=0.005)
+    assert lesson - c.allreduce_time(GRAD_BYTES, 64, NDR) < 1e-3
+    p = cm.predict_collective("all_reduce", GRAD_BYTES, cluster, nodes=8, model="lesson")
+    assert p.time_s == lesson and p.busbw_bytes_per_s / 1e9 == pytest.approx(50, rel=0.01)
+    assert cm.allreduce_time(GRAD_BYTES, cluster, model="textbook") < lesson / 5
 
 
 def test_practice_1b_comms_bound():

@@ -1,7 +1,7 @@
 """The lesson's memory, batch and DDP worked examples, through the public API.
 
-Source: ../shared/reference/lesson-data-parallelism.txt (sections 3, 8, 9 and practice problems
-1-2). Where the lesson rounds ("about", "~"), the tolerance is the rounding of the figure it
+Source: the seed lesson on data parallelism, summarised in docs/lesson.md (sections 3, 8, 9 and
+practice problems 1-2). Where the lesson rounds ("about", "~"), the tolerance is the rounding of the figure it
 prints: e.g. "0.55 s" is 0.545-0.555, "about 0.73" is 0.725-0.735, "~1.1 TB" is 1.05-1.15 TB.
 """
 

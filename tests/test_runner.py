@@ -1,5 +1,5 @@
 """Tests for costmodel.validation.runner with fake nccl-tests binaries: small shell scripts that
-print a real published log from shared/data (testing the runner, not producing measurements),
+print a real published log bundled in costmodel/data/reference (testing the runner, not producing measurements),
 hang, or die half way."""
 
 from __future__ import annotations

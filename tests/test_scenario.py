@@ -20,7 +20,7 @@ LESSON = dict(params="7B", cluster="dgx-h100", nodes=8, compute_time_s="400ms")
 
 @pytest.fixture(scope="module")
 def textbook() -> ScenarioResult:
-    return Scenario(**LESSON, model="textbook").evaluate()
+    return Scenario(**LESSON, model="lesson").evaluate()
 
 
 def test_units_are_parsed_to_si():
@@ -110,7 +110,7 @@ def test_lesson_problem_is_comms_bound_and_fp8_flips_it(textbook):
 
 
 def test_every_suggested_flip_flips_and_is_minimal(textbook):
-    s = Scenario(**LESSON, model="textbook")
+    s = Scenario(**LESSON, model="lesson")
     c = s.build_cluster()
     checked = 0
     for f in textbook.flips:
@@ -126,12 +126,12 @@ def test_every_suggested_flip_flips_and_is_minimal(textbook):
 
 def test_compute_bound_scenario_suggests_what_makes_it_comms_bound():
     r = Scenario(
-        params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0, model="textbook"
+        params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0, model="lesson"
     ).evaluate(scaling=False)
     assert r.bound == "compute"
     assert r.flip is not None and r.flip.flips
     slower = [f for f in r.flips if f.parameter == "comm_slowdown"][0]
-    s = Scenario(params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0, model="textbook")
+    s = Scenario(params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0, model="lesson")
     assert s._step(s.build_cluster(), comm_speedup=1 / slower.value).bound == "comms"
 
 
@@ -139,7 +139,7 @@ def test_scaling_table_matches_single_evaluations(textbook):
     nodes = [row.nodes for row in textbook.scaling]
     assert nodes[0] == 1 and 8 in nodes and nodes == sorted(nodes)
     for row in textbook.scaling[:3]:
-        alone = Scenario(**{**LESSON, "nodes": row.nodes}, model="textbook").evaluate(
+        alone = Scenario(**{**LESSON, "nodes": row.nodes}, model="lesson").evaluate(
             scaling=False, flips=False
         )
         assert row.step_time_s == pytest.approx(alone.step_time_s, rel=1e-12)
@@ -159,9 +159,9 @@ def test_result_is_json_ready_and_summarised(textbook):
 # predict.allreduce_time_fn called afresh (Scenario._step without allreduce_fn), and each flip
 # found by brute-force bisection on those steps.
 FAST_CASES = [
-    dict(LESSON, model="textbook"),  # comms-bound: more compute, faster network, fp8, accumulation
+    dict(LESSON, model="lesson"),  # comms-bound: more compute, faster network, fp8, accumulation
     dict(params="7B", cluster="dgx-a100", nodes=16, compute_time_s=0.05, accumulation=3),  # nccl
-    dict(params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0, model="textbook"),
+    dict(params="1B", cluster="dgx-h100", nodes=2, compute_time_s=2.0, model="lesson"),
     dict(params="1.3B", cluster="dgx-a100", nodes=4, local_batch=4),  # compute from the MFU
     dict(
         params="350M",
@@ -171,7 +171,7 @@ FAST_CASES = [
         no_sync=False,
         accumulation=2,
     ),
-    dict(params="70B", cluster="dgx-a100", nodes=8, compute_time_s=1e-4, model="textbook"),
+    dict(params="70B", cluster="dgx-a100", nodes=8, compute_time_s=1e-4, model="lesson"),
 ]
 
 
@@ -251,7 +251,7 @@ def test_step_and_scaling_equal_straightforward_evaluation(fields):
 def test_memoized_allreduce_equals_direct_prediction():
     from costmodel.scenario import _memoized
 
-    for model in ("nccl", "textbook"):
+    for model in ("nccl", "textbook", "lesson"):
         f = predict.allreduce_time_fn("dgx-h100", nodes=4, model=model)
         fast = _memoized(f)
         sizes = [2**20, 25 * 2**20, 3e5, 25 * 2**20, 2**20, 7.5e7]

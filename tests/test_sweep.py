@@ -278,8 +278,15 @@ def test_preset_all_and_textbook_algorithms():
 
     df = sweep.sweep(preset="all", size="1GB")
     assert set(df["preset"]) == set(presets.names("cluster"))
-    df = sweep.sweep(preset="dgx-h100", model="textbook", algorithm="all", nodes=2, size="1GB")
+    # issue 10: the flat formula over every algorithm is the lesson's model now ("textbook" is
+    # topology-aware and refuses NVLS across nodes, as cm.allreduce_time(M, cluster) always did)
+    df = sweep.sweep(preset="dgx-h100", model="lesson", algorithm="all", nodes=2, size="1GB")
     assert set(df["algorithm"]) == set(collectives.ALGORITHMS["all_reduce"])
+    assert (df["model"] == "lesson").all()
+    with pytest.raises(ValueError, match="'nvls' needs in-switch reduction"):
+        sweep.sweep(preset="dgx-h100", model="textbook", algorithm="all", nodes=2, size="1GB")
+    with pytest.raises(ValueError, match="model='magic' unknown"):
+        sweep.sweep(preset="dgx-h100", model="magic", size="1GB")
     with pytest.raises(ValueError, match="only for model=textbook"):
         sweep.sweep(preset="dgx-h100", algorithm="all", size="1GB")
 

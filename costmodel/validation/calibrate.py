@@ -350,17 +350,20 @@ def _quantity(value: float, unit: str) -> str:
     return f"{float(value)!r}{unit}"
 
 
-def to_preset(calibration: Calibration, *, base: str | None = None) -> CalibrationPreset:
+def to_preset(
+    calibration: Calibration, *, base: str | None = None, created: _dt.datetime | None = None
+) -> CalibrationPreset:
     """The calibration as a validated :class:`costmodel.hardware.CalibrationPreset`.
 
-    ``base`` (default: ``calibration.base``) names the cluster preset the fits refine.
+    ``base`` (default: ``calibration.base``) names the cluster preset the fits refine;
+    ``created`` stamps it (default: now, UTC; pass a fixed time for reproducible output).
     """
     from pydantic import ValidationError
 
     from costmodel.hardware import REQUIRE_UNITS, CalibrationPreset
 
     base = base if base is not None else calibration.base
-    doc = _document(calibration, base)
+    doc = _document(calibration, base, created)
     doc.pop("kind")
     try:
         return CalibrationPreset.model_validate(doc, context={REQUIRE_UNITS: True})
@@ -374,12 +377,22 @@ def to_preset(calibration: Calibration, *, base: str | None = None) -> Calibrati
         ) from None
 
 
-def _document(calibration: Calibration, base: str | None) -> dict[str, Any]:
+def _created_stamp(created: _dt.datetime | None) -> str:
+    """ISO 8601 stamp of ``created`` (default: now), in UTC, to the second."""
+    when = created if created is not None else _dt.datetime.now(_dt.UTC)
+    if when.tzinfo is None:
+        raise ValueError(f"created: needs a timezone (e.g. datetime.UTC), got {when.isoformat()}")
+    return when.astimezone(_dt.UTC).isoformat(timespec="seconds")
+
+
+def _document(
+    calibration: Calibration, base: str | None, created: _dt.datetime | None = None
+) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "kind": "calibration",
         "name": calibration.name,
         "source": calibration.source,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "created": _created_stamp(created),
         "method": "textbook alpha-beta (costmodel.collectives), weighted least squares 1/T",
         "fit": [],
     }
@@ -398,7 +411,11 @@ def _document(calibration: Calibration, base: str | None) -> dict[str, Any]:
 
 
 def write_calibration(
-    calibration: Calibration, path: str | Path, *, base: str | None = None
+    calibration: Calibration,
+    path: str | Path,
+    *,
+    base: str | None = None,
+    created: _dt.datetime | None = None,
 ) -> Path:
     """Write a calibration preset TOML (``kind = "calibration"``), every number with its source.
 
@@ -407,7 +424,8 @@ def write_calibration(
     a cluster preset name, checked here) it loads as that cluster carrying the fits, which
     :func:`costmodel.predict.predict_collective` then uses. Quantities are written with units
     (``latency_s = "8.2e-05s"``), as every preset file must; :func:`load_calibration` also reads
-    older files with bare numbers.
+    older files with bare numbers. ``created`` is the file's ``created`` stamp (default: now,
+    UTC, to the second); pass it to make two writes of the same calibration byte-identical.
     """
     import tomli_w
 
@@ -416,8 +434,8 @@ def write_calibration(
         from costmodel import presets
 
         presets.load(base, "cluster")  # an unknown name fails here, with the closest ones
-    to_preset(calibration, base=base)  # refuse what the preset loader would refuse
-    doc = _document(calibration, base)
+    doc = _document(calibration, base, created)
+    to_preset(calibration, base=base, created=created)  # refuse what the preset loader refuses
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, tomli_w.dumps(doc))  # temporary file + rename: never a half file

@@ -67,7 +67,7 @@ _FIRST_BUCKET_BYTES = 2**20
 FIDELITY_MEDIAN_FROM_1MIB = 0.08
 FIDELITY_MEDIAN_ALL = 0.20
 # gloo on CPU: communication threads compete with compute for the cores, no overlap measurable
-# (reference/machine-notes.md, "DDP on CPU"): backward stalls while an all-reduce runs
+# (docs/design.md, machine notes, "DDP on CPU"): backward stalls while an all-reduce runs
 _CPU_COMM_CONTENTION = 1.0
 
 # (label, lower bound [B]) of the size bands summaries use

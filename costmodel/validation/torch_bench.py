@@ -6,7 +6,7 @@ Launch one process per rank with ``torchrun``, ``srun`` or ``mpirun``::
     srun -N 2 --ntasks-per-node 8 python -m costmodel.validation.torch_bench --backend nccl ...
 
 Backend ``nccl`` on GPUs, ``gloo`` on CPUs (``auto`` picks by ``torch.cuda.is_available()``).
-Timing method (reference/machine-notes.md, "torch on CPU"): one thread per rank on CPU,
+Timing method (docs/design.md, machine notes, "torch on CPU"): one thread per rank on CPU,
 buffers preallocated once at the largest size (a fresh 256 MiB tensor per call costs 170 ms of
 page faults there), warm-up iterations, a barrier before each timed op, the time of an iteration
 is the max over ranks, and the reported time is the median over iterations.

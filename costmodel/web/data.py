@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import collectives, memory
+from costmodel import models as _models
 
 from .common import SIZES_BYTES
 
@@ -125,6 +126,28 @@ def _memory_kw(stage: int, kw: dict) -> dict:
 @st.cache_data(show_spinner=False, max_entries=256)
 def activation_bytes(layers, hidden, seq, micro, heads, recompute) -> float:
     """Cached :func:`costmodel.memory.activation_bytes` [B]."""
+    return float(memory.activation_bytes(layers, hidden, seq, micro, heads, recompute))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def activations_for(kind: str, *args) -> float:
+    """Activation bytes of one micro-batch [B], cached.
+
+    ``("arch", name, seq, micro, flash, recompute)``: ``Architecture.activation_bytes`` (layers
+    plus embedding, output and logits). ``("shape", layers, hidden, heads, seq, micro, flash,
+    recompute)``: :func:`costmodel.memory.activation_bytes` of the layers; FlashAttention drops
+    the attention-score term, as selective recomputation does.
+    """
+    if kind == "arch":
+        from costmodel.architecture import load_arch
+
+        name, seq, micro, flash, recompute = args
+        return float(
+            load_arch(name).activation_bytes(seq, micro, flash_attention=flash, recompute=recompute)
+        )
+    layers, hidden, heads, seq, micro, flash, recompute = args
+    if flash and recompute == "none":
+        recompute = "selective"  # same terms: eq. (1) without 5 a s / h
     return float(memory.activation_bytes(layers, hidden, seq, micro, heads, recompute))
 
 
@@ -257,27 +280,65 @@ def _gpu_counts(gpus_per_node: int, max_nodes: int) -> tuple[np.ndarray, np.ndar
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def hierarchy_sweep(
-    cluster: str, facts: dict, message_bytes: float, in_network_reduction: bool, max_nodes: int
+    cluster: str,
+    facts: dict,
+    message_bytes: float,
+    in_network_reduction: bool,
+    max_nodes: int,
+    model: str = "nccl",
 ) -> pd.DataFrame:
-    """Hierarchical (phases, serial, pipelined), flat-ring and NCCL-faithful all-reduce vs GPUs.
+    """Hierarchical (phases, serial, pipelined), flat-ring, NCCL-faithful and ``model`` vs GPUs.
 
-    The textbook columns come from :mod:`costmodel.topology` on the preset's figures; the
-    ``nccl_*`` columns from :func:`costmodel.predict.predict_collective` (NCCL's own choice).
+    Every time column is :func:`costmodel.predict.predict_collective` (the one road): the
+    ``flat_ring`` / ``hierarchical_*`` columns are the textbook model (:mod:`costmodel.models`)
+    with that algorithm, ``nccl_*`` the realistic model, ``model_*`` the page's chosen model;
+    the phases are :func:`costmodel.topology.hierarchical_allreduce_phases` on the same effective
+    figures the textbook model uses. ``in_network_reduction`` is the page's SHARP what-if for
+    the hierarchical columns (a preset with IB SHARP reduces in the network either way).
     """
-    from costmodel import predict, topology
+    from costmodel import models, predict, presets, topology
 
+    base = presets.cluster(cluster)
     nodes, gpus = _gpu_counts(facts["gpus_per_node"], max(max_nodes, 2))
     ranks = nodes * gpus
-    phases = topology.hierarchical_allreduce_phases(
-        message_bytes,
-        nodes,
-        gpus,
-        facts["intra_bandwidth_bytes_per_s"],
-        facts["inter_bandwidth_bytes_per_s"],
-        facts["intra_latency_s"],
-        facts["inter_latency_s"],
-        in_network_reduction=in_network_reduction,
-    )
+    rows = []
+    for n, g in zip(nodes.astype(int), gpus.astype(int), strict=True):
+        c = presets.cluster(base, nodes=int(n), gpus_per_node=int(g))
+        phases = topology.hierarchical_allreduce_phases(
+            message_bytes,
+            c.nodes,
+            c.gpus_per_node,
+            c.effective_intra_bandwidth_bytes_per_s,
+            c.effective_inter_bandwidth_bytes_per_s,
+            c.intra_latency_s,
+            c.inter_latency_s,
+            in_network_reduction=c.sharp or in_network_reduction,
+        )
+        row = {k: float(v) for k, v in phases.items()}
+        for name, algo in (
+            ("hierarchical_serial", "hierarchical"),
+            ("hierarchical_pipelined", "hierarchical_pipelined"),
+        ):
+            t, _ = models.textbook_time_s(
+                "all_reduce",
+                message_bytes,
+                c,
+                algo,
+                in_network_reduction=c.sharp or in_network_reduction,
+            )
+            row[f"{name}_s"] = float(t)
+        kw = dict(nodes=c.nodes, gpus_per_node=c.gpus_per_node)
+        ring = predict.predict_collective(
+            "all_reduce", message_bytes, c, algorithm="ring", model="textbook", **kw
+        )
+        row["flat_ring_s"] = float(ring.time_s)
+        nccl = predict.predict_collective("all_reduce", message_bytes, c, model="nccl", **kw)
+        row["nccl_s"] = float(nccl.time_s)
+        row["nccl_algorithm"] = f"{nccl.algorithm}/{nccl.protocol}"
+        chosen = predict.predict_collective("all_reduce", message_bytes, c, model=model, **kw)
+        row["model_s"] = float(chosen.time_s)
+        row["model_algorithm"] = f"{chosen.algorithm}/{chosen.protocol}"
+        rows.append(row)
     out = pd.DataFrame(
         {
             "gpus": ranks.astype(int),
@@ -286,71 +347,61 @@ def hierarchy_sweep(
             "message_bytes": message_bytes,
         }
     )
-    for key, value in phases.items():
-        out[key] = np.broadcast_to(value, ranks.shape)
-    args = (
-        message_bytes,
-        nodes,
-        gpus,
-        facts["intra_bandwidth_bytes_per_s"],
-        facts["inter_bandwidth_bytes_per_s"],
-        facts["intra_latency_s"],
-        facts["inter_latency_s"],
-    )
-    out["hierarchical_serial_s"] = topology.hierarchical_allreduce_time(
-        *args, mode="serial", in_network_reduction=in_network_reduction
-    )
-    out["hierarchical_pipelined_s"] = topology.hierarchical_allreduce_time(
-        *args, mode="pipelined", in_network_reduction=in_network_reduction
-    )
-    out["flat_ring_s"] = topology.flat_ring_allreduce_time(
-        message_bytes,
-        nodes,
-        gpus,
-        facts["intra_bandwidth_bytes_per_s"],
-        facts["nics_per_node"],
-        facts["nic_bandwidth_bytes_per_s"],
-        facts["intra_latency_s"],
-        facts["inter_latency_s"],
-    )
-    nccl = [
-        predict.predict_collective(
-            "all_reduce", message_bytes, cluster, nodes=int(n), gpus_per_node=int(g)
-        )
-        for n, g in zip(nodes, gpus, strict=True)
-    ]
-    out["nccl_s"] = [float(p.time_s) for p in nccl]
-    out["nccl_algorithm"] = [f"{p.algorithm}/{p.protocol}" for p in nccl]
-    for name in ("hierarchical_serial", "hierarchical_pipelined", "flat_ring", "nccl"):
+    out = pd.concat([out, pd.DataFrame(rows)], axis=1)
+    out.insert(4, "model", model)
+    for name in ("hierarchical_serial", "hierarchical_pipelined", "flat_ring", "nccl", "model"):
         out[f"{name}_busbw_bytes_per_s"] = collectives.bus_bandwidth(
             "all_reduce", message_bytes, ranks, out[f"{name}_s"].to_numpy()
         )
     return out
 
 
+#: the help text of every model radio (one source: costmodel.models.DESCRIPTIONS)
+MODELS_HELP = "; ".join(f"{k}: {v}" for k, v in _models.DESCRIPTIONS.items() if k in _models.MODELS)
+
+
+@st.cache_data(show_spinner=False)
+def answer_models(cluster: str) -> tuple[str, ...]:
+    """The answer models for a cluster preset, ``nccl`` first (the default of every radio):
+    lesson, textbook, and calibrated when the preset carries a calibration
+    (:func:`costmodel.models.available`)."""
+    from costmodel import models, presets
+
+    have = models.available(presets.cluster(cluster))
+    return (models.DEFAULT, *(m for m in have if m != models.DEFAULT))
+
+
 # --- validation --------------------------------------------------------------------------------
 def reference_dirs() -> list[Path]:
-    """Folders searched for bundled reference nccl-tests logs, in order.
+    """Folders searched for reference nccl-tests logs, in order.
 
-    ``$COSTMODEL_REFERENCE_LOGS`` if set, then ``shared/data/nccl-tests`` beside the repository
-    (where the project's published reference runs live; absent in the Docker image).
+    The runs bundled in the package first (:func:`costmodel.reference.reference_dir`, present in a
+    pip install and the Docker image), then ``$COSTMODEL_REFERENCE_LOGS`` if set (a folder of the
+    user's own logs; a name already bundled keeps the bundled file).
     """
-    dirs = []
+    from costmodel.reference import reference_dir
+
+    dirs = [reference_dir("nccl-tests")]
     if os.environ.get("COSTMODEL_REFERENCE_LOGS"):
         dirs.append(Path(os.environ["COSTMODEL_REFERENCE_LOGS"]))
-    dirs.append(Path(__file__).resolve().parents[3] / "shared" / "data" / "nccl-tests")
     return [d for d in dirs if d.is_dir()]
 
 
 @st.cache_data(show_spinner=False)
 def reference_logs() -> dict[str, str]:
-    """Reference log name -> path, from :func:`reference_dirs`."""
-    return {
-        p.name: str(p)
-        for d in reference_dirs()
-        for p in sorted(d.glob("*.txt"))
-        if p.name.lower() != "readme.md"
-    }
+    """Reference log name -> path, from :func:`reference_dirs` (the first folder wins a name).
+
+    Busbw-only markdown tables (bundled 21a-21d) are left out: they have no times to compare
+    (read them with :func:`costmodel.validation.nccl_tests.read_busbw_table`).
+    """
+    from costmodel.validation.nccl_tests import is_busbw_table
+
+    out: dict[str, str] = {}
+    for d in reference_dirs():
+        for p in sorted(d.glob("*.txt")):
+            if p.name not in out and not is_busbw_table(p.read_text(errors="replace")):
+                out[p.name] = str(p)
+    return out
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -409,11 +460,12 @@ def calibrated_preset_toml(measured: pd.DataFrame, name: str, source: str) -> st
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def model_sweep(op: str, cluster: str, nodes: int, gpus_per_node: int | None) -> pd.DataFrame:
-    """predict_collective over the slider's sizes for every model (nccl, nccl-table, textbook)."""
-    from costmodel import predict
+    """predict_collective over the slider's sizes for every model that can answer for this
+    cluster (:func:`answer_models`) and the reference baseline nccl-table."""
+    from costmodel import models, predict
 
     parts = []
-    for model in predict.MODELS:
+    for model in (*answer_models(cluster), *models.REFERENCE_MODELS):
         p = predict.predict_collective(
             op, _SIZES, cluster, nodes=nodes, gpus_per_node=gpus_per_node, model=model
         )

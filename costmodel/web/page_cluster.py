@@ -34,7 +34,16 @@ def _inputs() -> dict:
         value=False,
         key="cl_sharp",
         bind=QP,
-        help="halves the inter-node bytes",
+        help="what-if: halves the inter-node bytes of the hierarchical columns (a preset with "
+        "IB SHARP, as the textbook model, uses it anyway)",
+    )
+    model = st.radio(
+        "Model",
+        data.answer_models(cluster),
+        horizontal=True,
+        key="cl_model",
+        bind=QP,
+        help=data.MODELS_HELP,
     )
     size = st.select_slider(
         "Message size M [B] (per-GPU gradient buffer)",
@@ -44,7 +53,14 @@ def _inputs() -> dict:
         key="cl_size",
         bind=QP,
     )
-    return {"cluster": cluster, "nodes": nodes, "gpus": gpus, "sharp": sharp, "size": size}
+    return {
+        "cluster": cluster,
+        "nodes": nodes,
+        "gpus": gpus,
+        "sharp": sharp,
+        "size": size,
+        "model": model,
+    }
 
 
 def render() -> None:
@@ -74,7 +90,7 @@ def render() -> None:
     )
     with section("Cluster"):
         sweep = data.hierarchy_sweep(
-            inp["cluster"], facts, float(inp["size"]), inp["sharp"], facts["nodes"]
+            inp["cluster"], facts, float(inp["size"]), inp["sharp"], facts["nodes"], inp["model"]
         )
         here = sweep[
             (sweep["nodes"] == facts["nodes"]) & (sweep["gpus_per_node"] == facts["gpus_per_node"])
@@ -82,6 +98,19 @@ def render() -> None:
         st.subheader(
             f"All-reduce of {format_bytes(inp['size'])} over {facts['ranks']} GPUs "
             f"({facts['nodes']} x {facts['gpus_per_node']})"
+        )
+        m = st.columns(4)
+        m[0].metric(
+            f"Time, model {inp['model']}",
+            format_duration(here["model_s"]),
+            help="predict_collective with the chosen model (the same number as the API, the "
+            "CLI and cm.sweep)",
+        )
+        m[1].metric(f"busbw, model {inp['model']}", format_rate(here["model_busbw_bytes_per_s"]))
+        m[2].metric("Algorithm / protocol", here["model_algorithm"])
+        st.caption(
+            "Below: the textbook model's algorithms (flat ring = its default) and the "
+            "NCCL-faithful model, whichever model is chosen above."
         )
         m = st.columns(4)
         m[0].metric(
@@ -94,7 +123,7 @@ def render() -> None:
             format_duration(here["hierarchical_pipelined_s"]),
             help="chunks stream through the phases; the slowest phase governs",
         )
-        m[2].metric("Flat ring", format_duration(here["flat_ring_s"]))
+        m[2].metric("Flat ring (textbook)", format_duration(here["flat_ring_s"]))
         m[3].metric(
             "busbw, hierarchical serial", format_rate(here["hierarchical_serial_busbw_bytes_per_s"])
         )

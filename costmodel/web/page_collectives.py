@@ -30,20 +30,30 @@ OP_LABELS = {
 DEFAULT_ALGORITHMS = {"all_reduce": ("ring", "tree", "recursive_doubling")}
 
 
-MODELS = {"textbook": "Textbook (alpha-beta, one link)", "nccl": "NCCL-faithful (a cluster preset)"}
+#: the two views: formulas on one link, or a model on a cluster preset (costmodel.models)
+VIEWS = {"link": "Formulas on one link (alpha-beta)", "cluster": "A model on a cluster preset"}
+#: deprecated URL values of ``view`` (before issue 10 renamed the views) -> the view they meant
+_OLD_VIEWS = {
+    "Textbook (alpha-beta, one link)": "link",
+    "NCCL-faithful (a cluster preset)": "cluster",
+}
 
 
 def _inputs() -> dict:
+    old = st.query_params.get("view")
+    if old in _OLD_VIEWS and "view" not in st.session_state:  # an old shared link keeps
+        st.session_state["view"] = _OLD_VIEWS[old]  # opening the view it showed
     c1, c2, c3 = st.columns(3)
     op = c1.selectbox("Operation", collectives.OPS, format_func=OP_LABELS.get, key="op", bind=QP)
     view = c2.radio(
-        "Model",
-        tuple(MODELS),
-        format_func=MODELS.get,
+        "View",
+        tuple(VIEWS),
+        format_func=VIEWS.get,
         key="view",
         bind=QP,
-        help="textbook: Thakur et al. 2005 on one link; NCCL-faithful: NCCL's "
-        "tuning model on a cluster preset (predict_collective)",
+        help="one link: the alpha-beta formulas of Thakur et al. 2005, every algorithm side by "
+        "side; a cluster preset: one of the models lesson, textbook, nccl, calibrated "
+        "(predict_collective, the same number as the API, the CLI and cm.sweep)",
     )
     ranks = c3.number_input(
         "Ranks N [GPUs]",
@@ -51,8 +61,8 @@ def _inputs() -> dict:
         step=1,
         key="ranks",
         bind=QP,
-        disabled=view != "textbook",
-        help="textbook view; the NCCL view takes nodes x GPUs per node",
+        disabled=view != "link",
+        help="one-link view; the cluster view takes nodes x GPUs per node",
     )
     size = st.select_slider(
         "Message size M [B] (per-rank buffer, as nccl-tests prints it)",
@@ -62,7 +72,7 @@ def _inputs() -> dict:
         key="size",
         bind=QP,
     )
-    if view == "nccl":
+    if view == "cluster":
         c0, c1, c2 = st.columns(3)
         clusters = data.preset_names("cluster")
         cluster = c0.selectbox(
@@ -81,6 +91,14 @@ def _inputs() -> dict:
             bind=QP,
             placeholder="preset",
         )
+        model = st.radio(
+            "Model",
+            data.answer_models(cluster),
+            horizontal=True,
+            key="coll_model",
+            bind=QP,
+            help=data.MODELS_HELP,
+        )
         return {
             "view": view,
             "op": op,
@@ -88,6 +106,7 @@ def _inputs() -> dict:
             "cluster": cluster,
             "nodes": nodes,
             "gpus": gpus,
+            "model": model,
         }
     c0, c1, c2 = st.columns(3)
     links = [CUSTOM, *data.preset_names("link")]
@@ -140,7 +159,7 @@ def _inputs() -> dict:
     }
 
 
-def _textbook(inp: dict) -> None:
+def _link(inp: dict) -> None:
     op, ranks, size = inp["op"], int(inp["ranks"]), inp["size"]
     if inp["bandwidth"] is None or inp["latency"] is None:
         return
@@ -249,20 +268,24 @@ def _textbook(inp: dict) -> None:
         )
 
 
-def _nccl(inp: dict) -> None:
-    op, size = inp["op"], inp["size"]
+def _cluster(inp: dict) -> None:
+    op, size, model = inp["op"], inp["size"], inp["model"]
     with section("Nodes / GPUs per node"):
         gpus = None if inp["gpus"] is None else int(inp["gpus"])
         sweep = data.model_sweep(op, inp["cluster"], int(inp["nodes"]), gpus)
         at_size = sweep[sweep["message_bytes"] == size].set_index("model")
+        chosen = at_size.loc[model]
         nccl = at_size.loc["nccl"]
-        ranks = int(nccl["ranks"])
-        st.subheader(f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {ranks} GPUs")
+        ranks = int(chosen["ranks"])
+        st.subheader(
+            f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {ranks} GPUs, "
+            f"model {model}"
+        )
         m = st.columns(4)
-        m[0].metric("Time", format_duration(nccl["time_s"]))
-        m[1].metric("Bus bandwidth (busbw)", format_rate(nccl["busbw_bytes_per_s"]))
-        m[2].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
-        m[3].metric("Textbook time", format_duration(at_size.loc["textbook", "time_s"]))
+        m[0].metric("Time", format_duration(chosen["time_s"]), help=f"model {model}")
+        m[1].metric("Bus bandwidth (busbw)", format_rate(chosen["busbw_bytes_per_s"]))
+        m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
+        m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
         tab_time, tab_busbw = st.tabs(["Time vs size", "busbw vs size"])
         for tab, y, what in (
             (tab_time, "time_s", "time"),
@@ -276,7 +299,7 @@ def _nccl(inp: dict) -> None:
                         series="model",
                         selected_bytes=size,
                         title=f"{OP_LABELS[op]} {what} on {inp['cluster']}, N = {ranks}, "
-                        f"M = {size_label(size)} dotted: NCCL-faithful vs textbook",
+                        f"M = {size_label(size)} dotted: every model",
                     ),
                     key=f"chart_nccl_{y}",
                 )
@@ -291,8 +314,9 @@ def _nccl(inp: dict) -> None:
             per_model,
             "collective_models_at_size.csv",
             key="models_at_size",
-            caption=f"Each model at M = {format_bytes(size)} (nccl: NCCL 2.30's tuning model "
-            "with the terms it leaves out; nccl-table: its own table)",
+            caption=f"Each model at M = {format_bytes(size)} (lesson: the lesson's flat ring; "
+            "textbook: topology-aware alpha-beta; nccl: NCCL 2.30's tuning model with the terms "
+            "it leaves out; nccl-table: its table alone, a reference baseline)",
         )
         table(
             sweep,
@@ -307,13 +331,14 @@ def render() -> None:
     page_header(
         "Collectives",
         "How long does one collective take, and which algorithm wins at which message size? "
-        "The textbook alpha-beta model on one link, or NCCL's own choice on a cluster preset.",
+        "The alpha-beta formulas on one link, or a model (lesson, textbook, nccl, calibrated) on "
+        "a cluster preset.",
     )
     inp = _inputs()
-    if inp["view"] == "nccl":
-        _nccl(inp)
+    if inp["view"] == "cluster":
+        _cluster(inp)
     else:
-        _textbook(inp)
+        _link(inp)
 
 
 if __name__ == "__main__":

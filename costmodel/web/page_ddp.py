@@ -5,17 +5,37 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from costmodel import batch, plots
-from costmodel.units import format_bytes, format_count, format_duration, parse_bytes, parse_count
+from costmodel import architecture, batch, plots, training
+from costmodel.units import (
+    format_bytes,
+    format_count,
+    format_duration,
+    parse_bytes,
+    parse_count,
+    parse_duration,
+)
 from costmodel.web import data
 from costmodel.web.common import QP, chart, page_header, parse_input, section, table
+
+CUSTOM = "custom (parameter count)"
 
 
 def _inputs() -> dict:
     c = st.columns(4)
-    params_text = c[0].text_input(
-        "Model parameters P", value="7B", key="ddp_params", bind=QP, help="e.g. 7B, 1.3B, 350M"
+    arch = c[0].selectbox(
+        "Model",
+        (CUSTOM, *architecture.arch_names()),
+        key="ddp_arch",
+        bind=QP,
+        help="A published architecture: its real tensor list makes PyTorch's DDP buckets, its "
+        "shape the activations and FLOPs per token. Custom: equal 2^24-parameter tensors, 6P "
+        "FLOPs per token, no activations.",
     )
+    params_text = "0"
+    if arch == CUSTOM:
+        params_text = c[0].text_input(
+            "Model parameters P", value="7B", key="ddp_params", bind=QP, help="e.g. 7B, 1.3B"
+        )
     clusters = data.preset_names("cluster")
     cluster = c[1].selectbox(
         "Cluster",
@@ -27,11 +47,11 @@ def _inputs() -> dict:
     nodes = c[2].number_input("Nodes", value=4, step=1, key="ddp_nodes", bind=QP)
     model = c[3].radio(
         "Collective model",
-        ("nccl", "textbook"),
+        data.answer_models(cluster),
         horizontal=True,
         key="ddp_model",
         bind=QP,
-        help="nccl: NCCL's tuning model; textbook: ring alpha-beta",
+        help=data.MODELS_HELP,
     )
     c = st.columns(4)
     local_batch = c[0].number_input(
@@ -60,8 +80,26 @@ def _inputs() -> dict:
         bind=QP,
         help="e.g. 350ms; leave empty to use 6 P tokens / (peak x MFU)",
     )
+    recompute, flash = "none", True
+    if arch != CUSTOM:
+        c = st.columns(4)
+        recompute = c[0].selectbox(
+            "Recompute", ("none", "selective", "full"), key="ddp_recompute", bind=QP
+        )
+        flash = c[1].checkbox("FlashAttention", value=True, key="ddp_flash", bind=QP)
+        st.caption(
+            f"Memory includes the activations of one micro-batch ({int(local_batch)} x "
+            f"{int(seq)} tokens, {'FlashAttention' if flash else 'no FlashAttention'}, "
+            f"recompute {recompute}; Korthikanti et al. 2022); 'fits' means the total fits "
+            "the card."
+        )
     return {
-        "params": parse_input("Model parameters", parse_count, params_text),
+        "arch": None if arch == CUSTOM else arch,
+        "flash_attention": flash,
+        "recompute": recompute,
+        "params": None
+        if arch != CUSTOM
+        else parse_input("Model parameters", parse_count, params_text),
         "cluster": cluster,
         "nodes": nodes,
         "model": model,
@@ -84,7 +122,7 @@ def render() -> None:
         "verdict.",
     )
     inp = _inputs()
-    if inp["params"] is None or inp["bucket_cap_bytes"] is None:
+    if (inp["params"] is None and inp["arch"] is None) or inp["bucket_cap_bytes"] is None:
         return
     result = None
     with section("Scenario"):
@@ -117,6 +155,7 @@ def render() -> None:
     m[3].metric("GPU memory", format_bytes(result.gpu_memory_bytes))
     for note in result.notes:
         st.caption(note)
+    _training_cost(result, inp)
     chart(
         plots.ddp_timeline_figure(
             result.timeline,
@@ -165,6 +204,60 @@ def render() -> None:
         key="timeline",
         caption="The timeline (seconds from the start of the step)",
     )
+
+
+def _training_cost(result, inp: dict) -> None:
+    """Time and cost to train at the predicted step time, or at a measured one."""
+    st.subheader("Time and cost to train")
+    prices = training.price_names()
+    c = st.columns(4)
+    tokens_text = c[0].text_input(
+        "Tokens to train", value="1T", key="ddp_tokens", bind=QP, help="e.g. 2T, 300B"
+    )
+    price_name = c[1].selectbox(
+        "Price", ("custom", *prices), key="ddp_price", bind=QP, help="cited list prices"
+    )
+    usd = None
+    if price_name == "custom":
+        usd = c[2].number_input(
+            "USD per GPU-hour", value=2.0, step=0.1, key="ddp_usd", bind=QP, min_value=0.01
+        )
+    measured_text = c[3].text_input(
+        "Measured step time [s] (optional)",
+        value="",
+        key="ddp_measured_step",
+        bind=QP,
+        help="e.g. 1.2s: days and cost at the measured step, and the MFU it implies",
+    )
+    tokens = parse_input("Tokens to train", parse_count, tokens_text)
+    measured = (
+        parse_input("Measured step time", parse_duration, measured_text)
+        if measured_text.strip()
+        else None
+    )
+    if tokens is None or (measured_text.strip() and measured is None):
+        return
+    with section("Time and cost to train"):
+        cost = result.training_cost(
+            tokens,
+            usd_per_gpu_hour=usd,
+            price=None if price_name == "custom" else price_name,
+            measured_step_time_s=measured,
+        )
+        m = st.columns(4)
+        m[0].metric("Wall clock [days]", f"{cost.wall_days:,.1f}")
+        m[1].metric("GPU-hours", f"{cost.gpu_hours:,.0f}")
+        m[2].metric("Cost [USD]", f"{cost.cost_usd:,.0f}")
+        m[3].metric(
+            "MFU implied by the measured step" if measured else "MFU at the predicted step",
+            f"{100 * cost.mfu:.1f} %",
+        )
+        st.caption(
+            f"{cost.steps:,} steps of {format_count(cost.tokens_per_step)} tokens at "
+            f"{format_duration(cost.step_time_s)} ({cost.step_time_source}) on {cost.ranks} "
+            f"GPUs; {cost.price_note}. MFU: model FLOPs per token (6N + attention, PaLM "
+            "appendix B) x tokens/s / (GPUs x peak)."
+        )
 
 
 if __name__ == "__main__":

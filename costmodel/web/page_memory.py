@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from costmodel import memory, plots
+from costmodel import architecture, memory, plots
 from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
 from costmodel.web.common import QP, chart, gpu_choice, page_header, parse_input, section, table
@@ -16,11 +16,31 @@ MAX_PARAMS = 1e15
 STAGE_LABELS = {0: "0 (DDP)", 1: "1 (optimizer)", 2: "2 (+ gradients)", 3: "3 (FSDP)"}
 
 
+CUSTOM = "custom (parameter count)"
+
+
 def _inputs() -> dict:
+    archs = (CUSTOM, *architecture.arch_names())
     c1, c2, c3 = st.columns(3)
-    params_text = c1.text_input(
-        "Parameters P", value="7B", key="params", bind=QP, help="e.g. 7B, 1.3B, 350M, 70e9"
+    arch = c1.selectbox(
+        "Model",
+        archs,
+        key="arch",
+        bind=QP,
+        help="A published architecture (its shape gives the parameters and the activations), "
+        "or a bare parameter count with a shape you enter",
     )
+    a = None if arch == CUSTOM else architecture.load_arch(arch)
+    if a is None:
+        params_text = c1.text_input(
+            "Parameters P", value="7B", key="params", bind=QP, help="e.g. 7B, 1.3B, 350M, 70e9"
+        )
+    else:
+        moe = f", {format_count(a.active_params)} active per token" if a.moe else ""
+        c1.caption(
+            f"{format_count(a.params)} params{moe}; {a.layers} layers, hidden {a.hidden}, "
+            f"{a.heads} heads ({a.kv_heads} KV), vocab {a.vocab}. Source: {a.source}"
+        )
     recipe = c2.selectbox("Precision recipe", tuple(memory.RECIPES), key="recipe", bind=QP)
     st.caption(
         f"{recipe}: {memory.RECIPES[recipe].description} "
@@ -46,22 +66,46 @@ def _inputs() -> dict:
         help="PyTorch DDP keeps a second copy of the gradients in its buckets "
         "(gradient_as_bucket_view=False); stages 0 and 1 only",
     )
-    with st.expander("Activations, CUDA context, fragmentation"):
-        with_act = st.checkbox(
-            "Include transformer activations (Korthikanti et al. 2022)",
-            value=False,
-            key="activations",
-            bind=QP,
+    with_act = st.checkbox(
+        "Include activations (Korthikanti et al. 2022)",
+        value=True,
+        key="activations",
+        bind=QP,
+        help="On by default: a verdict without activations says a model fits that does not",
+    )
+    r = st.columns(4)
+    seq = r[0].number_input("Sequence [tokens]", value=4096, step=1, key="act_seq", bind=QP)
+    micro = r[1].number_input("Micro-batch [seq]", value=1, step=1, key="micro", bind=QP)
+    recompute = r[2].selectbox("Recompute", ("none", "selective", "full"), key="recompute", bind=QP)
+    flash = r[3].checkbox(
+        "FlashAttention",
+        value=True,
+        key="flash",
+        bind=QP,
+        help="FlashAttention (Dao et al. 2022) keeps no s x s attention scores: "
+        "the 5 a s^2 b term of eq. (1) drops, as with selective recomputation",
+    )
+    layers = hidden = heads = None
+    if a is None:
+        r = st.columns(3)
+        layers = r[0].number_input("Layers", value=32, step=1, key="layers", bind=QP)
+        hidden = r[1].number_input("Hidden size", value=4096, step=1, key="hidden", bind=QP)
+        heads = r[2].number_input("Heads", value=32, step=1, key="heads", bind=QP)
+        st.caption(
+            "Custom model: the activations use the shape entered here, not the parameter count; "
+            "pick a named model to get both from its published config."
         )
-        a = st.columns(6)
-        layers = a[0].number_input("Layers", value=32, step=1, key="layers", bind=QP)
-        hidden = a[1].number_input("Hidden size", value=4096, step=1, key="hidden", bind=QP)
-        heads = a[2].number_input("Heads", value=32, step=1, key="heads", bind=QP)
-        seq = a[3].number_input("Sequence [tokens]", value=2048, step=1, key="act_seq", bind=QP)
-        micro = a[4].number_input("Micro-batch [seq]", value=1, step=1, key="micro", bind=QP)
-        recompute = a[5].selectbox(
-            "Recompute", ("none", "selective", "full"), key="recompute", bind=QP
+    if with_act:
+        st.caption(
+            f"Activation recipe: {int(seq)} tokens x micro-batch {int(micro)}, "
+            f"{'FlashAttention' if flash else 'no FlashAttention'}, recompute {recompute}; "
+            "bytes per layer s b h (34 + 5 a s / h), Korthikanti et al. 2022 eq. (1). "
+            "'Fits' means the total below (state + activations + buckets + context + "
+            "fragmentation) fits the card."
         )
+    else:
+        st.caption("Activations left out: the verdict below counts the model state only.")
+    with st.expander("CUDA context, fragmentation"):
         b = st.columns(2)
         ctx_text = b[0].text_input(
             "CUDA context per GPU [B]",
@@ -77,14 +121,24 @@ def _inputs() -> dict:
             key="fragmentation",
             bind=QP,
         )
+    recipe_act = (int(seq), int(micro), bool(flash), recompute)
+    if not with_act:
+        activation = None
+    elif a is not None:
+        activation = ("arch", a.name, *recipe_act)
+    else:
+        activation = ("shape", layers, hidden, heads, *recipe_act)
     return {
-        "params": parse_input("Parameters P", parse_count, params_text),
+        "params": float(a.params)
+        if a is not None
+        else parse_input("Parameters P", parse_count, params_text),
+        "arch": a,
         "recipe": recipe,
         "ranks": ranks,
         "stage": stage,
         "gpu": gpu,
         "buckets": buckets,
-        "activation": (layers, hidden, seq, micro, heads, recompute) if with_act else None,
+        "activation": activation,
         "context": parse_input("CUDA context", parse_bytes, ctx_text),
         "fragmentation": frag,
     }
@@ -110,7 +164,7 @@ def render() -> None:
     activations = 0.0
     if inp["activation"] is not None:
         with section("Activations"):
-            activations = data.activation_bytes(*inp["activation"])
+            activations = data.activations_for(*inp["activation"])
     kw = {
         "recipe": inp["recipe"],
         "activations_bytes": activations,
@@ -140,7 +194,8 @@ def render() -> None:
             plots.memory_stack_figure(
                 parts,
                 capacity_bytes=capacity,
-                title=f"Memory per GPU, {format_count(inp['params'])} params, "
+                title=f"Memory per GPU, {inp['arch'].name + ': ' if inp['arch'] else ''}"
+                f"{format_count(inp['params'])} params, "
                 f"{inp['recipe']}, N = {int(inp['ranks'])} (selected: ZeRO-{stage})",
             ),
             key="chart_memory",

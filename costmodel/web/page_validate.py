@@ -73,7 +73,7 @@ def _log() -> tuple[bytes | None, str | None, bool]:
         )
         return None, None, False
     name = st.selectbox(
-        "Reference run (published logs, see shared/data/nccl-tests/README.md)",
+        "Reference run (published logs bundled with costmodel; index: costmodel/data/reference/README.md)",
         list(refs),
         key="val_reference",
         bind=QP,
@@ -147,7 +147,14 @@ def render() -> None:
         bind=QP,
         help="Defaults to the preset the log's GPU model and GPUs per node point to.",
     )
-    model = c[1].radio("Model", ("nccl", "textbook"), horizontal=True, key="val_model", bind=QP)
+    model = c[1].radio(
+        "Model",
+        (*data.answer_models(cluster), "nccl-table"),
+        horizontal=True,
+        key="val_model",
+        bind=QP,
+        help=data.MODELS_HELP + "; nccl-table: NCCL's tuning table alone (reference baseline)",
+    )
     in_place = c[2].checkbox("Include in-place rows", value=False, key="val_in_place", bind=QP)
     if raw is None:
         return

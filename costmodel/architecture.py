@@ -1,0 +1,419 @@
+r"""Transformer architectures by name: shape, parameter tensors, activations, FLOPs per token.
+
+An :class:`Architecture` is the shape of a published decoder-only transformer (layers, hidden,
+FFN, heads, KV heads, vocabulary, tied embeddings, experts, biases, MLA ranks), loaded from
+``presets/models/*.toml`` (:func:`load_arch`, :func:`arch_names`). The word *model* is kept for
+the cost models (``lesson``, ``textbook``, ``nccl``, ``calibrated``); every surface takes an
+architecture as ``arch=`` (API) or ``--arch`` (CLI), or a bare parameter count.
+
+From the shape alone:
+
+* :meth:`Architecture.tensors` - every parameter tensor ``(name, shape)`` in PyTorch registration
+  order (the order of ``module.parameters()`` of the Hugging Face ``transformers`` modeling code
+  for that family), so DDP buckets (:func:`costmodel.ddp.bucket_assignment`) are PyTorch's;
+* :attr:`Architecture.params` (total) and :attr:`Architecture.active_params` (per token, MoE);
+* :meth:`Architecture.activation_bytes_per_token` per layer (Korthikanti et al. 2022);
+* :meth:`Architecture.training_flops_per_token` (6N plus attention; PaLM appendix B).
+
+>>> a = load_arch("llama-2-7b")
+>>> a.params
+6738415616
+>>> len(a.tensors())                       # 32 layers x 9 + embedding, final norm, lm_head
+291
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .presets import shipped_dir
+
+
+def _whole(name: str, value: object, unit: str) -> int:
+    """``value`` as a whole number >= 1, or a ValueError naming the field and the range."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 1:
+        raise ValueError(f"{name}: must be a whole number >= 1 {unit}, got {value!r}")
+    if value > 1e12 or value != int(value):
+        raise ValueError(f"{name}: must be a whole number in [1, 1e12] {unit}, got {value!r}")
+    return int(value)
+
+
+Family = Literal["gpt2", "llama", "mixtral", "qwen2", "deepseek-v3"]
+Recompute = Literal["none", "selective", "full"]
+
+
+class Architecture(BaseModel):
+    """Shape of a decoder-only transformer, with its citation (frozen, strict).
+
+    Families and their Hugging Face modeling code (tensor names and registration order):
+    ``gpt2`` (GPT2LMHeadModel: learned positions, LayerNorm with bias, fused c_attn Conv1D,
+    GeLU MLP with biases), ``llama`` (LlamaForCausalLM, also Mistral: RMSNorm, SwiGLU, GQA, no
+    biases), ``qwen2`` (Qwen2ForCausalLM: as llama plus q/k/v biases), ``mixtral``
+    (MixtralForCausalLM: router ``gate`` then ``experts`` w1/w2/w3), ``deepseek-v3``
+    (DeepseekV3ForCausalLM: MLA attention, ``dense_layers`` dense MLPs then routed + shared
+    experts with a sigmoid router carrying ``e_score_correction_bias``).
+    """
+
+    model_config = ConfigDict(frozen=True, strict=True, extra="forbid")
+
+    name: str
+    description: str
+    family: Family
+    layers: int = Field(ge=1)
+    hidden: int = Field(ge=1)
+    ffn: int = Field(ge=1, description="intermediate size of a dense MLP")
+    heads: int = Field(ge=1)
+    kv_heads: int = Field(ge=1)
+    head_dim: int | None = Field(default=None, ge=1, description="default hidden / heads")
+    vocab: int = Field(ge=1)
+    tied_embeddings: bool
+    max_positions: int = Field(ge=1, description="learned position table (gpt2) / context")
+    experts: int = Field(default=0, ge=0, description="routed experts per MoE layer")
+    experts_per_token: int = Field(default=0, ge=0)
+    shared_experts: int = Field(default=0, ge=0)
+    expert_ffn: int | None = Field(default=None, ge=1, description="default ffn")
+    dense_layers: int = Field(default=0, ge=0, description="leading layers with a dense MLP")
+    q_lora_rank: int | None = Field(default=None, ge=1)
+    kv_lora_rank: int | None = Field(default=None, ge=1)
+    qk_nope_head_dim: int | None = Field(default=None, ge=1)
+    qk_rope_head_dim: int | None = Field(default=None, ge=1)
+    v_head_dim: int | None = Field(default=None, ge=1)
+    published_params: float = Field(gt=0, description="published total parameter count")
+    published_active_params: float | None = Field(default=None, gt=0)
+    published_params_source: str
+    source: str
+
+    @model_validator(mode="after")
+    def _check(self) -> Architecture:
+        if self.heads % self.kv_heads:
+            raise ValueError(f"kv_heads: must divide heads={self.heads}, got {self.kv_heads}")
+        if self.family in ("mixtral", "deepseek-v3") and not (
+            self.experts and self.experts_per_token
+        ):
+            raise ValueError(f"experts: a {self.family} architecture needs experts >= 1")
+        if self.experts_per_token > self.experts:
+            raise ValueError("experts_per_token: must be <= experts")
+        mla = (self.kv_lora_rank, self.qk_nope_head_dim, self.qk_rope_head_dim, self.v_head_dim)
+        if self.family == "deepseek-v3" and None in mla:
+            raise ValueError("kv_lora_rank: deepseek-v3 needs the MLA dims (kv_lora_rank, ...)")
+        return self
+
+    # --- shape helpers ---------------------------------------------------------------------
+    @property
+    def dim_head(self) -> int:
+        """Head dimension [-]: ``head_dim`` or ``hidden / heads``."""
+        return self.head_dim or self.hidden // self.heads
+
+    @property
+    def moe(self) -> bool:
+        """Whether the MLPs (after ``dense_layers``) are mixtures of experts."""
+        return self.experts > 0
+
+    def _expert_ffn(self) -> int:
+        return self.expert_ffn or self.ffn
+
+    # --- tensors ---------------------------------------------------------------------------
+    def tensors(self) -> list[tuple[str, tuple[int, ...]]]:
+        """Every parameter tensor ``(name, shape)`` in PyTorch registration order.
+
+        Shapes are ``nn.Linear`` ``(out, in)`` except GPT-2's ``Conv1D`` ``(in, out)``. A tied
+        ``lm_head`` is the embedding tensor and is not listed again (``module.parameters()``
+        yields a shared tensor once). DeepSeek-V3's multi-token-prediction module is left out
+        (it is not part of the 671B main model; DeepSeek-V3 report, section 2.2).
+        """
+        h, v = self.hidden, self.vocab
+        out: list[tuple[str, tuple[int, ...]]] = []
+        if self.family == "gpt2":
+            out += [
+                ("transformer.wte.weight", (v, h)),
+                ("transformer.wpe.weight", (self.max_positions, h)),
+            ]
+            for i in range(self.layers):
+                p = f"transformer.h.{i}"
+                out += [
+                    (f"{p}.ln_1.weight", (h,)),
+                    (f"{p}.ln_1.bias", (h,)),
+                    (f"{p}.attn.c_attn.weight", (h, 3 * h)),
+                    (f"{p}.attn.c_attn.bias", (3 * h,)),
+                    (f"{p}.attn.c_proj.weight", (h, h)),
+                    (f"{p}.attn.c_proj.bias", (h,)),
+                    (f"{p}.ln_2.weight", (h,)),
+                    (f"{p}.ln_2.bias", (h,)),
+                    (f"{p}.mlp.c_fc.weight", (h, self.ffn)),
+                    (f"{p}.mlp.c_fc.bias", (self.ffn,)),
+                    (f"{p}.mlp.c_proj.weight", (self.ffn, h)),
+                    (f"{p}.mlp.c_proj.bias", (h,)),
+                ]
+            out += [("transformer.ln_f.weight", (h,)), ("transformer.ln_f.bias", (h,))]
+            if not self.tied_embeddings:
+                out.append(("lm_head.weight", (v, h)))
+            return out
+        out.append(("model.embed_tokens.weight", (v, h)))
+        for i in range(self.layers):
+            p = f"model.layers.{i}"
+            out += self._attention(f"{p}.self_attn")
+            out += self._mlp(f"{p}", i)
+            out += [
+                (f"{p}.input_layernorm.weight", (h,)),
+                (f"{p}.post_attention_layernorm.weight", (h,)),
+            ]
+        out.append(("model.norm.weight", (h,)))
+        if not self.tied_embeddings:
+            out.append(("lm_head.weight", (v, h)))
+        return out
+
+    def _attention(self, p: str) -> list[tuple[str, tuple[int, ...]]]:
+        h, d = self.hidden, self.dim_head
+        q, kv = self.heads * d, self.kv_heads * d
+        if self.family == "deepseek-v3":
+            assert self.kv_lora_rank and self.qk_nope_head_dim and self.qk_rope_head_dim
+            assert self.v_head_dim
+            qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+            out: list[tuple[str, tuple[int, ...]]] = []
+            if self.q_lora_rank:
+                out += [
+                    (f"{p}.q_a_proj.weight", (self.q_lora_rank, h)),
+                    (f"{p}.q_a_layernorm.weight", (self.q_lora_rank,)),
+                    (f"{p}.q_b_proj.weight", (self.heads * qk, self.q_lora_rank)),
+                ]
+            else:
+                out.append((f"{p}.q_proj.weight", (self.heads * qk, h)))
+            return out + [
+                (f"{p}.kv_a_proj_with_mqa.weight", (self.kv_lora_rank + self.qk_rope_head_dim, h)),
+                (f"{p}.kv_a_layernorm.weight", (self.kv_lora_rank,)),
+                (
+                    f"{p}.kv_b_proj.weight",
+                    (self.heads * (self.qk_nope_head_dim + self.v_head_dim), self.kv_lora_rank),
+                ),
+                (f"{p}.o_proj.weight", (h, self.heads * self.v_head_dim)),
+            ]
+        bias = self.family == "qwen2"
+        out = [(f"{p}.q_proj.weight", (q, h))]
+        out += [(f"{p}.q_proj.bias", (q,))] if bias else []
+        out += [(f"{p}.k_proj.weight", (kv, h))]
+        out += [(f"{p}.k_proj.bias", (kv,))] if bias else []
+        out += [(f"{p}.v_proj.weight", (kv, h))]
+        out += [(f"{p}.v_proj.bias", (kv,))] if bias else []
+        return out + [(f"{p}.o_proj.weight", (h, q))]
+
+    def _mlp(self, p: str, layer: int) -> list[tuple[str, tuple[int, ...]]]:
+        h = self.hidden
+
+        def swiglu(
+            q: str, f: int, names: tuple[str, str, str]
+        ) -> list[tuple[str, tuple[int, ...]]]:
+            g, u, d = names
+            return [
+                (f"{q}.{g}.weight", (f, h)),
+                (f"{q}.{u}.weight", (f, h)),
+                (f"{q}.{d}.weight", (h, f)),
+            ]
+
+        std = ("gate_proj", "up_proj", "down_proj")
+        if self.family == "mixtral":
+            q = f"{p}.block_sparse_moe"
+            f = self._expert_ffn()
+            out = [(f"{q}.gate.weight", (self.experts, h))]
+            for e in range(self.experts):  # MixtralBlockSparseTop2MLP: w1 gate, w2 down, w3 up
+                x = f"{q}.experts.{e}"
+                out += [
+                    (f"{x}.w1.weight", (f, h)),
+                    (f"{x}.w2.weight", (h, f)),
+                    (f"{x}.w3.weight", (f, h)),
+                ]
+            return out
+        if self.family == "deepseek-v3" and layer >= self.dense_layers:
+            q = f"{p}.mlp"
+            out = []
+            for e in range(self.experts):
+                out += swiglu(f"{q}.experts.{e}", self._expert_ffn(), std)
+            out += [
+                (f"{q}.gate.weight", (self.experts, h)),
+                (f"{q}.gate.e_score_correction_bias", (self.experts,)),
+            ]
+            if self.shared_experts:
+                out += swiglu(f"{q}.shared_experts", self._expert_ffn() * self.shared_experts, std)
+            return out
+        return swiglu(f"{p}.mlp", self.ffn, std)
+
+    # --- counts ----------------------------------------------------------------------------
+    @functools.cached_property
+    def tensor_sizes(self) -> list[int]:
+        """Elements of each tensor of :meth:`tensors`, registration order [-]."""
+        sizes = []
+        for _, shape in self.tensors():
+            n = 1
+            for d in shape:
+                n *= d
+            sizes.append(n)
+        return sizes
+
+    @property
+    def params(self) -> int:
+        """Total parameters ``P`` [-]: the sum over :meth:`tensors` (tied embeddings once)."""
+        return sum(self.tensor_sizes)
+
+    @property
+    def active_params(self) -> int:
+        """Parameters a token passes through [-]: all, less the routed experts it skips.
+
+        .. math:: P_{active} = P - L_{moe} (E - k)\\, 3 h f_e
+        """
+        if not self.moe:
+            return self.params
+        moe_layers = self.layers - self.dense_layers
+        per_expert = 3 * self.hidden * self._expert_ffn()
+        return self.params - moe_layers * (self.experts - self.experts_per_token) * per_expert
+
+    @property
+    def embedding_params(self) -> int:
+        """Parameters used as lookups, not matmuls [-]: the input (and position) embeddings.
+
+        A tied embedding is also the output projection, a matmul, so it is not counted here.
+        """
+        pos = self.max_positions * self.hidden if self.family == "gpt2" else 0
+        return pos + (0 if self.tied_embeddings else self.vocab * self.hidden)
+
+    # --- activations -----------------------------------------------------------------------
+    def activation_bytes_per_token(
+        self, sequence_length: int, *, flash_attention: bool = True, recompute: Recompute = "none"
+    ) -> float:
+        r"""Activation bytes one transformer layer keeps per token for backward [B].
+
+        .. math:: a = 34 h + 5 a_h s \quad\text{(16-bit activations, no recomputation)}
+
+        Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+        Models", arXiv:2205.05198, section 4.1 eq. (1), ``s b h (34 + 5 a s / h)`` per layer,
+        divided by the ``s b`` tokens. The ``5 a s`` part is the ``s x s`` attention scores,
+        softmax output and dropout mask: selective recomputation drops it (section 5), and so
+        does FlashAttention, which never stores the score matrix (Dao et al. 2022,
+        arXiv:2205.14135, section 3.1: it keeps O and the softmax statistics, O(s) memory).
+        Full recomputation keeps only each layer's input, ``2 h``. The ``34 h`` term is the
+        paper's GPT layer (4h GeLU MLP, dropout): a wider SwiGLU MLP, GQA, MLA or experts change
+        it and are not modelled (the estimate is the paper's, applied to this ``h`` and ``a``).
+        """
+        if recompute not in ("none", "selective", "full"):
+            raise ValueError(f"recompute: unknown {recompute!r}; valid: none, selective, full")
+        sequence_length = _whole("sequence_length", sequence_length, "tokens")
+        h = self.hidden
+        if recompute == "full":
+            return 2.0 * h
+        scores = (
+            0.0
+            if (flash_attention or recompute == "selective")
+            else 5.0 * self.heads * sequence_length
+        )
+        return 34.0 * h + scores
+
+    def activation_bytes(
+        self,
+        sequence_length: int,
+        micro_batch: int = 1,
+        *,
+        flash_attention: bool = True,
+        recompute: Recompute = "none",
+    ) -> float:
+        r"""Activation memory of one micro-batch on one GPU, whole model [B].
+
+        .. math:: A = L\, s\, b\, a(s) + s\, b\, (5 h + 4 V)
+
+        The layers (:meth:`activation_bytes_per_token`) plus the embedding dropout mask ``sbh``,
+        final-norm and output-projection inputs ``4 sbh`` and the fp32 logits of the loss
+        ``4 sbV`` (Korthikanti et al. 2022, section 4.1, "input embeddings and output layer").
+        """
+        micro_batch = _whole("micro_batch", micro_batch, "sequences")
+        per = self.activation_bytes_per_token(
+            sequence_length, flash_attention=flash_attention, recompute=recompute
+        )
+        tokens = float(sequence_length) * micro_batch
+        return tokens * (self.layers * per + 5.0 * self.hidden + 4.0 * self.vocab)
+
+    # --- FLOPs -----------------------------------------------------------------------------
+    def training_flops_per_token(self, sequence_length: int) -> float:
+        r"""Training FLOPs per token, forward + backward [FLOP].
+
+        .. math:: C = 6 N + 12\, L\, H\, Q\, T
+
+        ``N`` the active non-embedding parameters (matmul weights a token passes through: the
+        output projection counts, lookups do not), ``L`` layers, ``H`` heads, ``Q`` head dim
+        (the query/key dim for MLA), ``T`` the sequence length. Chowdhery et al. 2022 (PaLM),
+        arXiv:2204.02311, appendix B; the ``6N`` is Kaplan et al. 2020, arXiv:2001.08361,
+        section 2.1 (also Hoffmann et al. 2022, Chinchilla, appendix F). The causal mask is not
+        credited (as PaLM's MFU).
+
+        >>> round(load_arch("llama-2-7b").training_flops_per_token(4096) / 1e9, 1)
+        46.1
+        """
+        sequence_length = _whole("sequence_length", sequence_length, "tokens")
+        n = self.active_params - self.embedding_params
+        q = (
+            (self.qk_nope_head_dim or 0) + (self.qk_rope_head_dim or 0)
+            if self.family == "deepseek-v3"
+            else self.dim_head
+        )
+        return 6.0 * n + 12.0 * self.layers * self.heads * q * sequence_length
+
+
+# --- presets -----------------------------------------------------------------------------------
+def models_dir() -> Path:
+    """The shipped ``presets/models`` folder."""
+    return shipped_dir() / "models"
+
+
+@functools.lru_cache(maxsize=1)
+def _all() -> dict[str, Architecture]:
+    out: dict[str, Architecture] = {}
+    for path in sorted(models_dir().glob("*.toml")):
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+        data.pop("preset", None)
+        try:
+            a = Architecture.model_validate(data)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+        out[a.name] = a
+    return out
+
+
+def arch_names() -> list[str]:
+    """Names of the shipped architecture presets, sorted.
+
+    >>> "llama-3.1-70b" in arch_names()
+    True
+    """
+    return sorted(_all())
+
+
+def load_arch(name: str | Architecture) -> Architecture:
+    """The architecture preset called ``name`` (an :class:`Architecture` passes through)."""
+    if isinstance(name, Architecture):
+        return name
+    table = _all()
+    if name not in table:
+        import difflib
+
+        close = difflib.get_close_matches(str(name), list(table), n=3, cutoff=0.4)
+        hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(sorted(table))}"
+        raise ValueError(f"arch: unknown architecture {name!r}; {hint}")
+    return table[name]
+
+
+def resolve_params(
+    params: float | None, arch: str | Architecture | None
+) -> tuple[float, Architecture | None]:
+    """``(P, architecture)`` from a parameter count or an architecture (exactly one given)."""
+    if arch is not None:
+        a = load_arch(arch)
+        if params is not None and float(params) != float(a.params):
+            raise ValueError(
+                f"params: give a parameter count or arch, not both ({params!r} vs {a.name}: {a.params})"
+            )
+        return float(a.params), a
+    if params is None:
+        raise ValueError("params: give a parameter count or arch= (an architecture name)")
+    return float(params), None

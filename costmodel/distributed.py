@@ -1,0 +1,327 @@
+r"""Sweeps past one machine: a grid cut into row ranges, evaluated on a Dask cluster.
+
+A grid of 1e10 rows (every preset, every node count to 4096, every size and model) does not fit
+one machine's time budget. :func:`sweep_dask` cuts the grid's flat row order (the order of
+:func:`costmodel.sweep.iter_sweep`) into partitions of ``partition_rows`` rows, sends one task
+per partition to a Dask cluster, and each task evaluates its rows with
+:func:`costmodel.sweep.evaluate_rows` (the same vectorized block evaluation as a local sweep)
+and writes them to one Parquet file. The result is a partitioned Parquet dataset::
+
+    out/
+      _manifest.json        the grid, the partition size and the row count (written first)
+      part-000000.parquet   rows [0, partition_rows)
+      part-000001.parquet   rows [partition_rows, 2 partition_rows)
+      ...
+
+Decisions (the issue is silent on them):
+
+- **Atomic partitions.** Each file is written to a hidden temporary name beside it and renamed
+  when complete (:func:`costmodel.atomic.atomic_path`), so a file under its final name is always
+  whole. A worker killed mid-write leaves at most a hidden ``.part-*.tmp`` file, which readers
+  skip (pyarrow and pandas ignore names starting with ``.`` or ``_``) and the next run removes.
+- **Resumable.** A rerun into the same folder skips every partition whose file exists and
+  evaluates only the missing ones.
+- **One grid per folder.** The manifest records the grid; a rerun with a different grid or
+  partition size into the same folder is refused (ValueError) rather than mixing two sweeps. A
+  non-empty folder without a manifest is refused too: user files are never overwritten.
+- **Shared storage.** Workers write the files themselves, so the folder must be reachable under
+  the same path from every worker (a shared file system on a Slurm cluster); the driver only
+  gathers row counts.
+- **Row order.** Partition ``i`` holds rows ``[i P, (i+1) P)``; reading the files in name order
+  (:func:`read_dataset`) gives the single-process sweep row for row.
+
+Dask is an optional dependency: ``pip install 'costmodel[distributed]'``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .atomic import atomic_path, write_text_atomic
+
+# the module, not the function: ``costmodel.sweep`` is also bound to :func:`costmodel.sweep.sweep`
+sw = importlib.import_module("costmodel.sweep")
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import pyarrow as pa
+
+MANIFEST = "_manifest.json"
+"""Name of the manifest file in a dataset folder (ignored by Parquet readers: leading ``_``)."""
+
+PART_NAME = "part-{:06d}.parquet"
+"""File name of partition ``i``: zero-padded so name order is row order."""
+
+DATASET_FORMAT = "costmodel-sweep-dataset/1"
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    """What :func:`sweep_dask` did: rows in the dataset, partitions written now and skipped."""
+
+    path: str
+    rows: int
+    partitions: int
+    written: int
+    skipped: int
+    seconds: float
+    format: str = "parquet-dataset"
+
+
+def plan(grid: sw.Grid, partition_rows: int) -> list[tuple[int, int]]:
+    """Row ranges ``[(start, stop), ...]`` of the partitions, in order.
+
+    >>> g = sw.make_grid(size="8B:1KB", ranks="8,16", bandwidth="50GB/s")  # 14 rows
+    >>> plan(g, 5)
+    [(0, 5), (5, 10), (10, 14)]
+    """
+    if partition_rows < 1:
+        raise ValueError(f"partition_rows: must be >= 1, got {partition_rows}")
+    total = grid.rows
+    if total == 0:
+        raise ValueError("grid: the grid has no rows")
+    return [(s, min(s + partition_rows, total)) for s in range(0, total, partition_rows)]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return value
+
+
+def manifest(grid: sw.Grid, partition_rows: int) -> dict[str, Any]:
+    """The manifest of a dataset: the grid (kind and axis values in SI units) and its cutting."""
+    parts = plan(grid, partition_rows)
+    doc = {
+        "format": DATASET_FORMAT,
+        "kind": grid.kind,
+        "axes": {k: _jsonable(v) for k, v in grid.axes.items()},
+        "rows": grid.rows,
+        "partition_rows": partition_rows,
+        "partitions": len(parts),
+    }
+    return json.loads(json.dumps(doc))  # the form it has once read back from disk
+
+
+def _prepare_folder(folder: Path, doc: dict[str, Any]) -> None:
+    """Create the folder and its manifest, or check that an existing one holds the same sweep."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"output: {str(folder)!r} is a file; the dask engine writes a folder")
+    if not folder.exists():
+        parent = folder.parent if str(folder.parent) else Path(".")
+        if not parent.is_dir():
+            raise ValueError(f"output: folder {str(parent)!r} does not exist")
+        try:
+            folder.mkdir()
+        except OSError as exc:
+            raise ValueError(
+                f"output: cannot create folder {str(folder)!r} ({exc.strerror or exc})"
+            ) from exc
+    mpath = folder / MANIFEST
+    if mpath.exists():
+        try:
+            old = json.loads(mpath.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"output: unreadable manifest {str(mpath)!r}: {exc}") from None
+        if old != doc:
+            diff = sorted(k for k in set(old) | set(doc) if old.get(k) != doc.get(k))
+            raise ValueError(
+                f"output: folder {str(folder)!r} holds a different sweep ({', '.join(diff)} "
+                "differ); write it to a new folder or delete the old one"
+            )
+    else:
+        visible = [p.name for p in folder.iterdir() if not p.name.startswith(".")]
+        if visible:
+            raise ValueError(
+                f"output: folder {str(folder)!r} is not empty and has no {MANIFEST}; "
+                "allowed: a new or empty folder, or one this engine wrote"
+            )
+        write_text_atomic(mpath, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    for stale in folder.glob(".part-*.tmp"):  # left by a worker killed mid-write
+        stale.unlink(missing_ok=True)
+
+
+def write_partition(folder: str, grid: sw.Grid, index: int, start: int, stop: int) -> int:
+    """Evaluate rows ``[start, stop)`` and write them to partition ``index``, atomically.
+
+    Runs on a worker. Returns the rows written, 0 when the file already exists (finished by an
+    earlier run).
+    """
+    import pyarrow.parquet as pq
+
+    path = Path(folder) / PART_NAME.format(index)
+    if path.exists():
+        return 0
+    table = sw.evaluate_rows(grid, start, stop)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+    return table.num_rows
+
+
+@contextmanager
+def _client(scheduler: Any) -> Iterator[Any]:
+    """A Dask client: the one given, one connected to an address, or a local cluster."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise ValueError(
+            "engine: 'dask' needs the distributed extra: pip install 'costmodel[distributed]'"
+        ) from None
+    if scheduler is None:
+        with (
+            LocalCluster(threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+            Client(cluster) as client,
+        ):
+            yield client
+    elif isinstance(scheduler, str):
+        try:
+            client = Client(scheduler, timeout="30s")
+        except OSError as exc:
+            raise ValueError(f"scheduler: cannot reach {scheduler!r} ({exc})") from None
+        with client:
+            yield client
+    else:
+        yield scheduler
+
+
+def sweep_dask(
+    output: str | os.PathLike[str],
+    grid: sw.Grid | Any,
+    *,
+    scheduler: Any = None,
+    partition_rows: int = sw.DEFAULT_CHUNK_ROWS,
+    kind: str = "collective",
+    progress: Callable[[int], None] | None = None,
+    **axes: Any,
+) -> DatasetSummary:
+    """Evaluate a grid on a Dask cluster into a partitioned Parquet dataset in folder ``output``.
+
+    Parameters
+    ----------
+    output : folder
+        Created if missing; must be reachable under the same path from every worker.
+    grid : Grid, mapping, TOML path
+        As for :func:`costmodel.sweep.sweep`; keyword ``axes`` are added.
+    scheduler : str, dask.distributed.Client or None
+        A scheduler address (``"tcp://10.0.0.1:8786"``), a Client, or None for a
+        ``LocalCluster`` (one single-threaded worker process per core).
+    partition_rows : int
+        Rows per partition file (default 1e6: 60-100 MB of columns per task in memory).
+    progress : callable or None
+        Called with the row count of each partition as it finishes (skipped ones included).
+
+    Returns
+    -------
+    DatasetSummary
+        Rows in the dataset and how many partitions were written now or skipped.
+    """
+    g = sw._as_grid(grid, kind, axes)
+    parts = plan(g, partition_rows)
+    folder = Path(output).resolve()
+    _prepare_folder(folder, manifest(g, partition_rows))
+    t0 = time.perf_counter()
+    todo = []
+    for i, (start, stop) in enumerate(parts):
+        if (folder / PART_NAME.format(i)).exists():
+            if progress is not None:
+                progress(stop - start)
+        else:
+            todo.append(i)
+    written = 0
+    if todo:
+        with _client(scheduler) as client:
+            from dask.distributed import as_completed
+
+            [g_remote] = client.scatter([g], broadcast=True, hash=False)
+            futures = [
+                client.submit(
+                    write_partition,
+                    str(folder),
+                    g_remote,
+                    i,
+                    *parts[i],
+                    key=f"costmodel-part-{i}-{os.getpid()}-{t0}",
+                    pure=False,
+                )
+                for i in todo
+            ]
+            try:
+                for fut in as_completed(futures):
+                    rows = fut.result()
+                    written += 1
+                    if progress is not None:
+                        progress(rows)
+            except BaseException:
+                client.cancel(futures)  # stop the rest: finished files stay, whole
+                raise
+    return DatasetSummary(
+        str(folder),
+        g.rows,
+        len(parts),
+        written,
+        len(parts) - len(todo),
+        time.perf_counter() - t0,
+    )
+
+
+def sweep_dask_frame(
+    grid: sw.Grid | Any,
+    *,
+    scheduler: Any = None,
+    partition_rows: int = sw.DEFAULT_CHUNK_ROWS,
+    kind: str = "collective",
+    **axes: Any,
+) -> pd.DataFrame:
+    """Evaluate a grid on a Dask cluster and gather it into one DataFrame (in row order).
+
+    For grids that fit in memory (at most :data:`costmodel.sweep.MAX_IN_MEMORY_ROWS` rows);
+    larger ones go to a dataset folder with :func:`sweep_dask`.
+    """
+    g = sw._as_grid(grid, kind, axes)
+    if g.rows > sw.MAX_IN_MEMORY_ROWS:
+        raise ValueError(
+            f"grid: {g.rows} rows is too many to hold in memory (limit {sw.MAX_IN_MEMORY_ROWS}); "
+            "write a dataset folder with output=... or `costmodel sweep --engine dask -o DIR`"
+        )
+    parts = plan(g, partition_rows)
+    with _client(scheduler) as client:
+        [g_remote] = client.scatter([g], broadcast=True, hash=False)
+        futures = [
+            client.submit(sw.evaluate_rows, g_remote, start, stop, pure=False)
+            for start, stop in parts
+        ]
+        tables: list[pa.Table] = client.gather(futures)
+    return sw._unify(tables).to_pandas()
+
+
+def read_dataset(folder: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a finished dataset folder into one DataFrame, partitions in row order.
+
+    Raises ValueError when the manifest is missing or a partition is not there yet (an
+    unfinished sweep: rerun it to complete it).
+    """
+    import pyarrow.parquet as pq
+
+    p = Path(folder)
+    try:
+        doc = json.loads((p / MANIFEST).read_text())
+    except FileNotFoundError:
+        raise ValueError(f"dataset: {str(p)!r} has no {MANIFEST}") from None
+    missing = [i for i in range(doc["partitions"]) if not (p / PART_NAME.format(i)).exists()]
+    if missing:
+        raise ValueError(
+            f"dataset: {len(missing)} of {doc['partitions']} partitions missing in {str(p)!r} "
+            f"(first: {PART_NAME.format(missing[0])}); rerun the sweep to finish it"
+        )
+    tables = [pq.read_table(p / PART_NAME.format(i)) for i in range(doc["partitions"])]
+    return sw._unify(tables).to_pandas()

@@ -1,0 +1,259 @@
+r"""The collective models: one name each, what each is for, and the two alpha-beta ones on a cluster.
+
+Every surface (``cm.predict_collective``, ``cm.allreduce_time(M, cluster)``, the CLI's
+``--model``, ``cm.sweep``'s ``model`` column, the app's model radios, Scenario and the DDP step)
+maps (model, cluster, op, sizes) to a time through one function,
+:func:`costmodel.predict.predict_collective`, which dispatches on these names:
+
+========== ====================================================================================
+model      what it is for
+========== ====================================================================================
+lesson     The seed lesson's flat ring: every GPU on one ring at the per-GPU line rate (inside
+           a node) or its share of the node's NICs, datasheet figures (one 400G NIC per GPU is
+           50 GB/s). It reproduces the lesson's worked examples; it is no prediction of NCCL.
+textbook   Topology-aware alpha-beta (DESIGN 3.2): intra- and inter-node levels, NIC-count
+           aware (a ring crosses each node boundary once per channel, so across nodes it runs at
+           ``min(B_intra, k B_NIC)``), links at their measured efficiency. ``algorithm="auto"``
+           is the flat ring; ``"hierarchical"`` / ``"hierarchical_pipelined"`` the two-level
+           all-reduce. The best an ideal implementation of the named algorithm could do.
+nccl       (default) The realistic model: NCCL 2.30's own algorithm/protocol choice, timed with
+           the terms NCCL's tuner leaves out (fitted corrections); a cluster's calibration is
+           used where its fits cover the request.
+calibrated Only the fits of a calibration preset (``costmodel calibrate ... --base NAME``):
+           what was measured on this cluster, extended by ``T = s(N) alpha + b(M, N) / B``.
+========== ====================================================================================
+
+``nccl-table`` (NCCL's tuning table alone, no corrections) is a *reference baseline* for the
+fidelity report and ``validate compare``, not one of the four answer models; it stays accepted
+everywhere a model name is.
+
+Decision (names): ``"textbook"`` meant the lesson's flat ring in ``predict_collective`` and the
+topology-aware model in ``cm.allreduce_time(M, cluster)`` before; it now means the latter
+everywhere and the flat ring is ``"lesson"``. No other name changed, so :data:`DEPRECATED` is
+empty; a name put there later is accepted with a :class:`DeprecationWarning` naming its successor.
+
+>>> check_model("textbook"), MODELS
+('textbook', ('lesson', 'textbook', 'nccl', 'calibrated'))
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import collectives, topology
+
+if TYPE_CHECKING:
+    from .hardware import Cluster
+
+LESSON = "lesson"
+TEXTBOOK = "textbook"
+NCCL = "nccl"
+CALIBRATED = "calibrated"
+NCCL_TABLE = "nccl-table"
+
+#: the four answer models, in the order surfaces list them
+MODELS: tuple[str, ...] = (LESSON, TEXTBOOK, NCCL, CALIBRATED)
+#: reference baselines (fidelity report, validate compare): accepted, but no answer model
+REFERENCE_MODELS: tuple[str, ...] = (NCCL_TABLE,)
+DEFAULT = NCCL
+#: old name -> current name; accepted with a DeprecationWarning
+DEPRECATED: dict[str, str] = {}
+
+DESCRIPTIONS: dict[str, str] = {
+    LESSON: "the lesson's flat ring at the per-GPU NIC bandwidth (reproduces its worked examples)",
+    TEXTBOOK: "topology-aware alpha-beta: intra/inter levels, NIC count, measured link efficiency",
+    NCCL: "realistic: NCCL's own choice timed with the fitted corrections (default)",
+    CALIBRATED: "only the fits of a calibration preset measured on this cluster",
+    NCCL_TABLE: "reference baseline: NCCL's tuning table alone, no corrections",
+}
+
+#: all-reduce algorithms of the textbook model that exist only on a cluster -> topology mode
+CLUSTER_ALLREDUCE_ALGORITHMS: dict[str, str] = {
+    "hierarchical": "serial",
+    "hierarchical_pipelined": "pipelined",
+}
+# algorithms whose traffic crosses each node boundary once per channel (ring-like)
+_RING_LIKE = ("ring", "chain")
+
+# the lesson's algorithm per op when "auto": the ring-like one (collectives.ALGORITHMS)
+LESSON_DEFAULT_ALGORITHM: dict[str, str] = {
+    "all_reduce": "ring",
+    "reduce_scatter": "ring",
+    "all_gather": "ring",
+    "broadcast": "chain",
+    "reduce": "chain",
+    "all_to_all": "pairwise",
+}
+
+
+def check_model(model: object, *, reference: bool = True) -> str:
+    """The canonical name of ``model``; ValueError naming the allowed ones if unknown.
+
+    ``reference=False`` refuses the reference baseline ``nccl-table`` (a surface that asks for
+    an answer, not a comparison).
+
+    >>> check_model("nccl-table")
+    'nccl-table'
+    >>> check_model("magic")
+    Traceback (most recent call last):
+    ...
+    ValueError: model='magic' unknown; allowed: nccl (default), lesson, textbook, calibrated; reference baseline: nccl-table
+    """
+    if isinstance(model, str) and model in DEPRECATED:
+        new = DEPRECATED[model]
+        warnings.warn(
+            f"model={model!r} is deprecated; use model={new!r}", DeprecationWarning, stacklevel=3
+        )
+        model = new
+    ok = MODELS + (REFERENCE_MODELS if reference else ())
+    if model not in ok:
+        others = ", ".join(m for m in MODELS if m != DEFAULT)
+        tail = f"; reference baseline: {', '.join(REFERENCE_MODELS)}" if reference else ""
+        raise ValueError(f"model={model!r} unknown; allowed: {DEFAULT} (default), {others}{tail}")
+    return str(model)
+
+
+def available(cluster: Cluster, *, reference: bool = False) -> tuple[str, ...]:
+    """The models that can answer for ``cluster``: ``calibrated`` only with a calibration.
+
+    >>> from costmodel.presets import cluster
+    >>> available(cluster("dgx-h100"))
+    ('lesson', 'textbook', 'nccl')
+    """
+    out = tuple(m for m in MODELS if m != CALIBRATED or cluster.calibration is not None)
+    return out + (REFERENCE_MODELS if reference else ())
+
+
+def textbook_algorithms(model: str, op: str) -> tuple[str, ...]:
+    """Algorithm names the alpha-beta models accept for ``op`` (besides ``"auto"``)."""
+    names = (*collectives.ALGORITHMS[op], "ring")
+    if model == TEXTBOOK and op == "all_reduce":
+        names += tuple(CLUSTER_ALLREDUCE_ALGORITHMS)
+    return tuple(dict.fromkeys(names))
+
+
+def lesson_time_s(
+    op: str, message_bytes: np.ndarray, c: Cluster, algorithm: str = "auto"
+) -> tuple[np.ndarray, str]:
+    r"""The lesson's flat ring on a cluster: ``(time_s, algorithm)``.
+
+    All ``N`` ranks on one flat alpha-beta formula of :mod:`costmodel.collectives` (DESIGN 3.1)
+    at the datasheet per-GPU bandwidth: inside one node the intra link ``B_intra``; across nodes
+    :math:`\min(B_{intra}, B_{NIC\,share})` with the per-GPU NIC share ``k B_NIC / g`` and the
+    larger latency. For 8 x H100 with one 400G NIC each that is the lesson's 50 GB/s.
+
+    >>> from costmodel.presets import cluster
+    >>> t, a = lesson_time_s("all_reduce", np.array([8 * 2**30]), cluster("dgx-h100", nodes=2))
+    >>> round(float(2 * 15 / 16 * 8 * 2**30 / t[0]) / 1e9), a     # busbw [GB/s]
+    (50, 'ring')
+    """
+    algo = LESSON_DEFAULT_ALGORITHM[op] if algorithm == "auto" else algorithm
+    if c.nodes > 1:
+        bw = min(c.intra_bandwidth_bytes_per_s, c.inter_bandwidth_bytes_per_s)
+        lat = max(c.intra_latency_s, c.inter_latency_s)
+    else:
+        bw, lat = c.intra_bandwidth_bytes_per_s, c.intra_latency_s
+    t = collectives.collective_time(op, message_bytes, c.ranks, bw, lat, algorithm=algo)  # type: ignore[arg-type]
+    return np.broadcast_to(np.asarray(t, dtype=float), np.shape(message_bytes)), algo
+
+
+def _flat_numbers(c: Cluster, algorithm: str) -> tuple[float, float]:
+    """(bandwidth, latency) of the whole cluster seen as one flat group of ranks."""
+    intra = c.effective_intra_bandwidth_bytes_per_s
+    if c.nodes == 1:
+        return intra, c.intra_latency_s
+    nic = c.node.nic
+    assert nic is not None  # Cluster validation: nodes > 1 needs a network
+    if algorithm in _RING_LIKE:
+        bw = float(
+            topology.flat_ring_bandwidth(
+                c.nodes,
+                c.gpus_per_node,
+                intra,
+                c.nics_per_node,
+                nic.effective_bandwidth_bytes_per_s,
+            )
+        )
+    else:
+        share = c.effective_inter_bandwidth_bytes_per_s
+        bw = min(intra, share) if c.gpus_per_node > 1 else share
+    latency = (
+        max(c.intra_latency_s, c.inter_latency_s) if c.gpus_per_node > 1 else c.inter_latency_s
+    )
+    return bw, latency
+
+
+def textbook_time_s(
+    op: str,
+    message_bytes: ArrayLike,
+    c: Cluster,
+    algorithm: str = "auto",
+    *,
+    in_network_reduction: bool | None = None,
+) -> tuple[np.ndarray, str]:
+    r"""Topology-aware alpha-beta on a cluster (DESIGN 3.2): ``(time_s, algorithm)``.
+
+    Bandwidths are the links' effective figures (datasheet x measured efficiency, e.g. 0.96 for
+    NDR: 48 of 50 GB/s, nccl-tests #290/#319). ``algorithm``:
+
+    - ``"auto"`` or ``"ring"``: one flat ring over all GPUs,
+      :func:`topology.flat_ring_allreduce_time` for all-reduce; across nodes its bandwidth is
+      :math:`\min(B_{intra}, k B_{NIC})` (each ring crosses each node boundary once per channel,
+      NCCL runs one channel per NIC);
+    - ``"hierarchical"`` / ``"hierarchical_pipelined"`` (all-reduce): intra-node reduce-scatter,
+      inter-node all-reduce of ``M/g`` per GPU over its NIC share, intra-node all-gather, summed
+      or overlapped (:func:`topology.hierarchical_allreduce_time`), with in-network reduction
+      when the cluster has IB SHARP (``in_network_reduction`` overrides, e.g. the Cluster page's
+      what-if toggle);
+    - any other name of ``collectives.ALGORITHMS[op]``: the flat formula over all ranks at the
+      bottleneck per-GPU bandwidth (intra link in one node; across nodes ``min(intra, NIC share
+      per GPU)``, or the ring bandwidth above for ring-like algorithms).
+
+    >>> from costmodel.presets import cluster
+    >>> t, a = textbook_time_s("all_reduce", 8 * 2**30, cluster("dgx-h100", nodes=2))
+    >>> round(float(2 * 15 / 16 * 8 * 2**30 / t) / 1e9), a    # 8 x 48 GB/s NICs, less latency
+    (383, 'ring')
+    """
+    algo = "ring" if algorithm == "auto" else algorithm
+    if op == "all_reduce" and algo in CLUSTER_ALLREDUCE_ALGORITHMS:
+        t = topology.hierarchical_allreduce_time(
+            message_bytes,
+            c.nodes,
+            c.gpus_per_node,
+            c.effective_intra_bandwidth_bytes_per_s,
+            c.effective_inter_bandwidth_bytes_per_s,
+            c.intra_latency_s,
+            c.inter_latency_s,
+            mode=CLUSTER_ALLREDUCE_ALGORITHMS[algo],  # type: ignore[arg-type]
+            in_network_reduction=c.sharp if in_network_reduction is None else in_network_reduction,
+        )
+    elif algo in CLUSTER_ALLREDUCE_ALGORITHMS:
+        raise ValueError(
+            f"algorithm: {algo!r} is an all-reduce algorithm; allowed for {op!r}: "
+            f"{', '.join(collectives.ALGORITHMS[op])}"
+        )
+    elif algo == "nvls" and not (c.nvls and c.nodes == 1):
+        raise ValueError(
+            f"algorithm: 'nvls' needs in-switch reduction inside one node; cluster {c.name!r} has "
+            f"nvls={c.nvls} and nodes={c.nodes}; allowed: ring, hierarchical, tree, ..."
+        )
+    elif op == "all_reduce" and algo == "ring":
+        nic = c.node.nic
+        t = topology.flat_ring_allreduce_time(
+            message_bytes,
+            c.nodes,
+            c.gpus_per_node,
+            c.effective_intra_bandwidth_bytes_per_s,
+            c.nics_per_node,
+            0.0 if nic is None else nic.effective_bandwidth_bytes_per_s,
+            c.intra_latency_s,
+            c.inter_latency_s,
+        )
+    else:
+        bw, latency = _flat_numbers(c, algo)
+        t = collectives.collective_time(op, message_bytes, c.ranks, bw, latency, algo)  # type: ignore[arg-type]
+    return np.broadcast_to(np.asarray(t, dtype=float), np.shape(message_bytes)), algo

@@ -1,0 +1,90 @@
+"""The published reference measurements bundled with the package, by name.
+
+The files live in ``costmodel/data/reference/`` (shipped in the wheel and the Docker image as
+package data of ``costmodel.data``): ``nccl-tests/`` holds public nccl-tests logs, ``ddp/`` PyTorch's
+own DDP benchmark figures. Every file is a verbatim copy of its public source with a ``#`` header
+naming source, hardware, NCCL version and trust; ``reference/README.md`` indexes them. Nothing here
+was measured by this project.
+
+A run's *name* is its file name without ``.txt`` (``"06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_
+allreduce"``). :func:`reference_path` also accepts the file name itself and the short id before the
+first underscore (``"06a"``), the way the docs and ``scripts/fit_corrections.py`` cite the runs.
+
+>>> "06a" in [reference_id(n) for n in reference_runs()]
+True
+>>> reference_path("06a").name
+'06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt'
+>>> reference_runs("ddp")
+['14_pytorch-ddp-benchmark-README_DGX1-V100_ddp-scaling-bucketsize']
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from pathlib import Path
+
+__all__ = [
+    "KINDS",
+    "reference_dir",
+    "reference_id",
+    "reference_path",
+    "reference_runs",
+]
+
+#: The kinds of bundled reference data: one folder each under ``costmodel/data/reference/``.
+KINDS: tuple[str, ...] = ("nccl-tests", "ddp")
+
+
+def _check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"kind: {kind!r} is not a reference kind; allowed: {', '.join(KINDS)}")
+    return kind
+
+
+def reference_dir(kind: str = "nccl-tests") -> Path:
+    """The folder of bundled reference files of one kind (``"nccl-tests"`` or ``"ddp"``).
+
+    Found through :mod:`importlib.resources`, so it is the installed copy in a wheel install and
+    the repository folder in an editable one. Raises ``ValueError`` for an unknown kind and
+    ``FileNotFoundError`` if the package was installed without its data.
+    """
+    _check_kind(kind)
+    root = importlib.resources.files("costmodel.data") / "reference" / kind
+    path = Path(str(root))  # a plain folder: setuptools installs package data unzipped
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"bundled reference data missing at {path}: reinstall costmodel (package data "
+            "costmodel/data/reference/ is part of the wheel)"
+        )
+    return path
+
+
+def reference_runs(kind: str = "nccl-tests") -> list[str]:
+    """Names of the bundled reference runs of one kind, sorted (file names without ``.txt``)."""
+    return sorted(p.stem for p in reference_dir(kind).glob("*.txt"))
+
+
+def reference_id(name: str) -> str:
+    """The short id of a run name: the part before the first underscore (``"06a"``)."""
+    return Path(name).stem.split("_", 1)[0]
+
+
+def reference_path(name: str, kind: str | None = None) -> Path:
+    """Path of one bundled reference file, by name, file name or short id (``"06a"``).
+
+    ``kind`` limits the search to one folder; by default every kind is searched. Raises
+    ``ValueError`` naming the allowed names when ``name`` matches no run or more than one.
+    """
+    kinds = KINDS if kind is None else (_check_kind(kind),)
+    key = name.strip()
+    stem = key[:-4] if key.endswith(".txt") else key
+    candidates = [(k, n) for k in kinds for n in reference_runs(k)]
+    hits = [(k, n) for k, n in candidates if n == stem]
+    if not hits:
+        hits = [(k, n) for k, n in candidates if reference_id(n) == stem]
+    if len(hits) != 1:
+        allowed = ", ".join(n for _, n in candidates)
+        why = "matches several runs" if hits else "is not a bundled reference run"
+        raise ValueError(f"reference: {name!r} {why}; allowed: {allowed}")
+    k, n = hits[0]
+    return reference_dir(k) / f"{n}.txt"

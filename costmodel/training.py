@@ -1,0 +1,231 @@
+r"""Time and cost to train: tokens (or steps) to wall-clock days, GPU-hours and dollars.
+
+.. math::
+    n = \lceil D / T_{step} \rceil,\quad W = n\, t_{step},\quad
+    G = W N / 3600,\quad \$ = G \cdot p,\quad
+    \mathrm{MFU} = \frac{C_{tok}\, T_{step}}{t_{step}\, N\, F_{peak}}
+
+``D`` tokens to train, ``T_step`` tokens per optimizer step (the global batch), ``t_step`` the
+step time (predicted by :class:`costmodel.scenario.Scenario` or measured), ``N`` GPUs, ``p`` the
+price per GPU-hour, ``C_tok`` the training FLOPs per token
+(:meth:`costmodel.architecture.Architecture.training_flops_per_token`, or ``6 P`` for a bare
+parameter count, Kaplan et al. 2020) and ``F_peak`` the GPU's dense peak. MFU as defined by
+Chowdhery et al. 2022 (PaLM, arXiv:2204.02311, appendix B): model FLOPs per second over peak,
+recomputation not counted.
+
+Prices are inputs: ``usd_per_gpu_hour``, or a price preset (``presets/prices/*.toml``: cited
+list prices with the date they were read; cloud prices change, so the date is shown with them).
+
+>>> c = training_cost(2e12, tokens_per_step=4e6, step_time_s=8.0, ranks=512, usd_per_gpu_hour=2.0)
+>>> c.steps, round(c.wall_days, 2), round(c.gpu_hours), round(c.cost_usd)
+(500000, 46.3, 568889, 1137778)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import tomllib
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .presets import shipped_dir
+
+SECONDS_PER_DAY = 86400.0
+
+
+class Price(BaseModel):
+    """A cited rental price of a GPU instance (frozen, strict)."""
+
+    model_config = ConfigDict(frozen=True, strict=True, extra="forbid")
+
+    name: str
+    description: str
+    gpu: str = Field(description="GPU preset name")
+    gpus_per_instance: int = Field(ge=1)
+    usd_per_instance_hour: float = Field(gt=0)
+    date: str = Field(description="when the price was read (ISO date)")
+    source: str
+
+    @property
+    def usd_per_gpu_hour(self) -> float:
+        """Price of one GPU for one hour [USD]."""
+        return self.usd_per_instance_hour / self.gpus_per_instance
+
+
+@functools.lru_cache(maxsize=1)
+def _prices() -> dict[str, Price]:
+    out: dict[str, Price] = {}
+    for path in sorted((shipped_dir() / "prices").glob("*.toml")):
+        with path.open("rb") as f:
+            p = Price.model_validate(tomllib.load(f))
+        out[p.name] = p
+    return out
+
+
+def price_names() -> list[str]:
+    """Names of the shipped price presets, sorted.
+
+    >>> "aws-p5-on-demand" in price_names()
+    True
+    """
+    return sorted(_prices())
+
+
+def load_price(name: str | Price) -> Price:
+    """The price preset called ``name``.
+
+    >>> round(load_price("aws-p5-on-demand").usd_per_gpu_hour, 2)     # $98.32 / 8 GPUs
+    12.29
+    """
+    if isinstance(name, Price):
+        return name
+    table = _prices()
+    if name not in table:
+        raise ValueError(f"price: unknown price preset {name!r}; allowed: {', '.join(table)}")
+    return table[name]
+
+
+@dataclass(frozen=True)
+class TrainingCost:
+    """Time and cost of a training run (SI units; USD)."""
+
+    tokens: float  # tokens trained [-]
+    steps: int  # optimizer steps [-]
+    tokens_per_step: float  # global batch [tokens]
+    step_time_s: float  # [s]
+    step_time_source: str  # "predicted" or "measured"
+    ranks: int  # GPUs [-]
+    wall_s: float  # wall-clock time [s]
+    gpu_hours: float  # [GPU h]
+    usd_per_gpu_hour: float | None
+    cost_usd: float | None
+    price_note: str
+    flops_per_token: float | None  # training FLOPs per token [FLOP]
+    mfu: float | None  # model FLOP utilisation implied by the step time [-]
+
+    @property
+    def wall_days(self) -> float:
+        """Wall-clock days [d]."""
+        return self.wall_s / SECONDS_PER_DAY
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every figure by name (JSON, tables)."""
+        d = asdict(self)
+        d["wall_days"] = self.wall_days
+        return d
+
+
+def _positive(name: str, value: Any, unit: str = "") -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"{name}: must be a finite number > 0 {unit}, got {value!r}".rstrip())
+    return x
+
+
+def training_cost(
+    tokens: float | None = None,
+    *,
+    steps: float | None = None,
+    tokens_per_step: float,
+    step_time_s: float,
+    ranks: int,
+    usd_per_gpu_hour: float | None = None,
+    price: str | Price | None = None,
+    flops_per_token: float | None = None,
+    peak_flops: float | None = None,
+    measured: bool = False,
+) -> TrainingCost:
+    r"""Wall-clock time, GPU-hours, cost and implied MFU of a training run (module docstring).
+
+    Parameters
+    ----------
+    tokens : float, optional
+        Tokens to train ``D`` [-]; or give ``steps``. Steps are whole: ``ceil(D / T_step)``.
+    steps : float, optional
+        Optimizer steps (whole, >= 1).
+    tokens_per_step : float
+        Tokens per optimizer step ``T_step`` (global batch x sequence length) [-].
+    step_time_s : float
+        Time of one optimizer step [s]: predicted (``Scenario.evaluate().step_time_s``) or
+        measured (``measured=True``: then the MFU is what the measurement implies).
+    ranks : int
+        GPUs ``N`` the run holds (all of them are paid for).
+    usd_per_gpu_hour, price
+        The price of one GPU-hour [USD], or a price preset name (:func:`price_names`); neither
+        leaves ``cost_usd`` None.
+    flops_per_token, peak_flops
+        Training FLOPs per token and one GPU's dense peak [FLOP/s]; both give the MFU.
+
+    Examples
+    --------
+    One hour of a p5.48xlarge at its 2023 on-demand price, and the MFU a 36 s step of a 7B
+    model at a million tokens per step implies:
+
+    >>> c = training_cost(steps=100, tokens_per_step=1e6, step_time_s=36.0, ranks=8,
+    ...                   price="aws-p5-on-demand", flops_per_token=6 * 7e9, peak_flops=989.5e12,
+    ...                   measured=True)
+    >>> round(c.gpu_hours), round(c.cost_usd, 2), round(c.mfu, 3)
+    (8, 98.32, 0.147)
+    """
+    if (tokens is None) == (steps is None):
+        raise ValueError("tokens, steps: give exactly one of them")
+    per = _positive("tokens_per_step", tokens_per_step, "tokens")
+    t = _positive("step_time_s", step_time_s, "s")
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
+        raise ValueError(f"ranks: must be a whole number >= 1, got {ranks!r}")
+    if tokens is not None:
+        d = _positive("tokens", tokens)
+        ratio = d / per
+        if ratio > 1e15:
+            raise ValueError(
+                f"tokens: {d:g} tokens at {per:g} per step is over 1e15 steps; "
+                "allowed: tokens / tokens_per_step <= 1e15"
+            )
+        n = math.ceil(ratio * (1.0 - 1e-12))
+    else:
+        s = _positive("steps", steps)
+        if s > 1e15 or s != math.floor(s):
+            raise ValueError(f"steps: must be a whole number in [1, 1e15], got {steps!r}")
+        n = int(s)
+        d = n * per
+    if usd_per_gpu_hour is not None and price is not None:
+        raise ValueError("usd_per_gpu_hour, price: give one of them, not both")
+    note = ""
+    usd = None
+    if price is not None:
+        pr = load_price(price)
+        usd = pr.usd_per_gpu_hour
+        note = f"{pr.name}: {pr.description}, ${pr.usd_per_instance_hour:g}/h per instance, as of {pr.date}"
+    elif usd_per_gpu_hour is not None:
+        usd = _positive("usd_per_gpu_hour", usd_per_gpu_hour, "USD")
+        note = "price given"
+    wall = n * t
+    gpu_h = wall * ranks / 3600.0
+    mfu = None
+    c_tok = None
+    if flops_per_token is not None:
+        c_tok = _positive("flops_per_token", flops_per_token, "FLOP")
+        if peak_flops is not None:
+            peak = _positive("peak_flops", peak_flops, "FLOP/s")
+            mfu = c_tok * per / (t * ranks * peak)
+    return TrainingCost(
+        tokens=d,
+        steps=n,
+        tokens_per_step=per,
+        step_time_s=t,
+        step_time_source="measured" if measured else "predicted",
+        ranks=ranks,
+        wall_s=wall,
+        gpu_hours=gpu_h,
+        usd_per_gpu_hour=usd,
+        cost_usd=None if usd is None else gpu_h * usd,
+        price_note=note,
+        flops_per_token=c_tok,
+        mfu=mfu,
+    )
