@@ -60,13 +60,18 @@ def plain(text: object, limit: int = 500) -> str:
     renders those as Markdown, so ``![x](https://attacker.invalid/p.png)`` in a shared link would
     make the victim's browser fetch the image and ``[x](https://...)`` would be a live link.
     Every ASCII punctuation character gets a backslash (CommonMark: an escaped character is
-    literal; it also breaks GFM's bare-URL autolinks), line breaks become spaces
+    literal), bare URLs get a zero-width space after ``://`` (GFM links them even when escaped),
+    line breaks become spaces
     and the text is cut at ``limit`` characters. Use for every user-controlled string shown
     through ``st.markdown``/``st.error``/``st.warning``/``st.caption``/``st.info``.
     """
     value = " ".join(str(text).split())
     if len(value) > limit:
         value = value[: limit - 1] + "…"
+    # GFM turns bare URLs into links after escapes are resolved (checked in chromium): a
+    # zero-width space after "://", "www" and "@" keeps them plain text
+    for token in ("://", "www", "@"):
+        value = value.replace(token, token + "\u200b")
     return _MARKDOWN_SPECIAL.sub(r"\\\1", value)
 
 
