@@ -8,6 +8,7 @@ renders, a URL query restores the view, and every table has a CSV download.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -559,6 +560,8 @@ def _assert_inert(bodies: list[str]) -> None:
     """No unescaped Markdown image or link in what the page renders as Markdown."""
     for body in bodies:
         assert "![" not in body and "](" not in body and "https://" not in body, body
+        # a bare URL, escaped or not, must not run straight into its host (GFM would link it)
+        assert not re.search(r"https\\?:\\?/\\?/\w", body), body
 
 
 @pytest.mark.parametrize(
