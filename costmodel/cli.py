@@ -1467,10 +1467,28 @@ def validate_torch(
         raise ValueError(
             "validate torch: torch is not installed; pip install 'costmodel[validate]'"
         )
-    units.parse_bytes(min_bytes, name="--min-bytes")
-    units.parse_bytes(max_bytes, name="--max-bytes")
+    # every argument is checked here, before torchrun starts: a bad one is one line and exit 2,
+    # not torch's elastic error page from inside the job (issue 14)
+    from .atomic import check_writable
+    from .validation.torch_bench import OPS as TORCH_OPS
+
+    low = units.parse_bytes(min_bytes, name="--min-bytes")
+    high = units.parse_bytes(max_bytes, name="--max-bytes")
+    if not low > 0:
+        raise ValueError(f"--min-bytes: must be > 0, got {min_bytes!r}")
+    if low > high:
+        raise ValueError(f"--min-bytes {min_bytes} is larger than --max-bytes {max_bytes}")
     if backend not in ("auto", "gloo", "nccl"):
         raise ValueError(f"--backend: unknown {backend!r}; allowed: auto, gloo, nccl")
+    chosen = [] if ops.strip() == "none" else [o.strip() for o in ops.split(",") if o.strip()]
+    unknown = [o for o in chosen if o not in TORCH_OPS]
+    if unknown:
+        raise ValueError(f"--ops: {unknown} not known; allowed: {','.join(TORCH_OPS)} or none")
+    if not chosen and not ddp:
+        raise ValueError("--ops: empty; name at least one collective, or give --ddp with none")
+    check_writable(output)
+    if output.exists() and not os.access(output, os.W_OK):
+        raise ValueError(f"output: {str(output)!r} is not writable")
     cmd = [
         sys.executable,
         "-m",
@@ -1542,9 +1560,13 @@ def validate_compare(
         typer.Option(help="Predict with a calibration TOML (from 'costmodel calibrate') instead."),
     ] = None,
     tolerance: Annotated[
-        float,
-        typer.Option(min=0.0, help="Exit 1 when any |relative time error| exceeds this fraction."),
-    ] = 0.25,
+        float | None,
+        typer.Option(
+            help="Exit 1 when any row's |busbw error| (predicted/measured - 1) exceeds this "
+            "fraction. Default: the docs/fidelity.md goal, median |error| <= 8% from 1 MiB up "
+            "and <= 20% over all sizes."
+        ),
+    ] = None,
     check_from: Annotated[
         str, typer.Option(help="Apply --tolerance only to sizes from this one up: 1MiB.")
     ] = "0B",
@@ -1556,7 +1578,10 @@ def validate_compare(
 ) -> None:
     """Measured vs predicted time and busbw per row; summary per op/algorithm/size band.
 
-    Exit 1 when any |error| (sizes from --check-from up) exceeds --tolerance.
+    Error = busbw_pred / busbw_meas - 1 (uncapped), with |ln ratio| beside it. Exit 1 when any
+    |error| (sizes from --check-from up) exceeds --tolerance, or, without --tolerance, when the
+    docs/fidelity.md goal fails. A log whose GPU or GPUs per node contradict --cluster gets a
+    warning on stderr naming the preset the log looks like.
 
     Example:
 
@@ -1575,8 +1600,8 @@ def validate_compare(
     assert results is not None  # one of the two, checked above
     if (cluster is None) == (calibration is None):
         raise ValueError("validate compare: give --cluster NAME or --calibration FILE (one)")
-    if tolerance <= 0:
-        raise ValueError(f"--tolerance: must be a fraction > 0, got {tolerance}")
+    if tolerance is not None and not (math.isfinite(tolerance) and tolerance > 0):
+        raise ValueError(f"--tolerance: must be a finite fraction > 0, got {tolerance}")
     floor = units.parse_bytes(check_from, name="--check-from")
     if output is not None:
         _check_output(output)
@@ -1594,6 +1619,14 @@ def validate_compare(
         presets.cluster(cluster)  # unknown names fail here, with the closest ones
         predictor = cmp.cluster_predictor(cluster, model=model)
         label = model
+        mismatch = cmp.preset_mismatch(measured, cluster)
+        if mismatch:
+            guess = cmp.detect_cluster(measured, results.name)
+            typer.echo(
+                f"warning: --cluster {cluster} does not match the log: {mismatch}"
+                + (f" (it looks like {guess})" if guess else ""),
+                err=True,
+            )
     table = cmp.compare(measured, predictor, model=label)
     if table["rel_error"].notna().sum() == 0:
         notes = sorted({str(n) for n in table.get("note", []) if n})
@@ -1603,7 +1636,11 @@ def validate_compare(
         )
     summary = cmp.summarize(table)
     checked = table[(table["size_bytes"] >= floor) & table["rel_error"].notna()]
-    bad = cmp.exceeds(checked, tolerance)
+    if tolerance is None:
+        passed, goal_lines = cmp.fidelity_check(checked)
+        bad = checked.iloc[0:0] if passed else checked
+    else:
+        bad = cmp.exceeds(checked, tolerance)
     sw = importlib.import_module("costmodel.sweep")
     if output is not None:
         sw.write_table(
@@ -1625,17 +1662,21 @@ def validate_compare(
                 "predicted": int(table["rel_error"].notna().sum()),
                 "tolerance": tolerance,
                 "check_from_bytes": floor,
-                "exceeding": int(len(bad)),
+                "exceeding": int(len(bad)) if tolerance is not None else None,
+                "passed": not len(bad),
                 "summary": _records(summary),
             }
         )
     else:
         typer.echo(_human_frame(summary))
         verdict = "FAIL" if len(bad) else "ok"
-        typer.echo(
-            f"{verdict}: {len(bad)} of {len(checked)} rows from "
-            f"{units.format_bytes(floor)} beyond |error| {tolerance:.0%}"
-        )
+        if tolerance is None:
+            typer.echo(f"{verdict}: docs/fidelity.md goal; " + "; ".join(goal_lines))
+        else:
+            typer.echo(
+                f"{verdict}: {len(bad)} of {len(checked)} rows from "
+                f"{units.format_bytes(floor)} beyond |busbw error| {tolerance:.0%}"
+            )
     if len(bad):
         raise typer.Exit(1)
 

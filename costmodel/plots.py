@@ -418,7 +418,8 @@ def validation_busbw_figure(
 
 
 def validation_error_figure(comparison, *, title: str = "Prediction error vs size") -> go.Figure:
-    """Relative error of the predicted time, (predicted - measured) / measured, against size."""
+    """Busbw error ``busbw_pred / busbw_meas - 1`` (validation.compare's ``rel_error``, uncapped)
+    against size, one series per op; a horizontal line at 0."""
     fig = go.Figure()
     for op, g in comparison.groupby("op", sort=True):
         g = g.sort_values("size_bytes")
@@ -429,7 +430,7 @@ def validation_error_figure(comparison, *, title: str = "Prediction error vs siz
     fig.update_layout(
         title={"text": title},
         xaxis=_unit_axis("B", log=True, title="message size"),
-        yaxis={"title": {"text": "relative error of time"}, "tickformat": ".0%"},
+        yaxis={"title": {"text": "busbw error, predicted / measured - 1"}, "tickformat": ".0%"},
         legend={"orientation": "h", "y": -0.3},
         margin={"t": 50, "b": 10},
     )

@@ -8,6 +8,7 @@ renders, a URL query restores the view, and every table has a CSV download.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,13 @@ def open_through_navigation(page_file: str) -> AppTest:
 
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
+
+
+def _text(markdown: str) -> str:
+    """What a Markdown body escaped by web.common.plain shows: the backslashes removed."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def assert_clean(at: AppTest) -> None:
@@ -139,7 +147,7 @@ def test_collectives_bad_text_input_names_the_field(key, value, field):
     at = open_page("page_collectives.py")
     at.text_input(key=key).set_value(value).run()
     assert_clean(at)
-    assert any(field in e.value for e in at.error), [e.value for e in at.error]
+    assert any(field in _text(e.value) for e in at.error), [e.value for e in at.error]
     assert at.selectbox(key="op").value == "all_reduce"  # the inputs still render
 
 
@@ -147,7 +155,7 @@ def test_collectives_zero_ranks_is_refused_with_the_rule():
     at = open_page("page_collectives.py")
     at.number_input(key="ranks").set_value(0).run()
     assert_clean(at)
-    assert any("Ranks" in e.value and ">= 1" in e.value for e in at.error)
+    assert any("Ranks" in _text(e.value) and ">= 1" in _text(e.value) for e in at.error)
 
 
 def test_collectives_crossover_table_matches_the_library():
@@ -205,7 +213,7 @@ def test_memory_bad_parameter_count_names_the_field_and_keeps_the_page():
     at = open_page("page_memory.py")
     at.text_input(key="params").set_value("-7B").run()
     assert_clean(at)
-    assert any("Parameters P" in e.value for e in at.error)
+    assert any("Parameters P" in _text(e.value) for e in at.error)
     assert at.radio(key="zero_stage").value == 0
 
 
@@ -233,7 +241,9 @@ def test_batch_that_does_not_divide_offers_the_nearest_valid():
     at = open_page("page_batch.py")
     at.number_input(key="batch_local_batch").set_value(3).run()
     assert_clean(at)
-    assert any("accumulation" in e.value and "nearest valid" in e.value for e in at.error)
+    assert any(
+        "accumulation" in _text(e.value) and "nearest valid" in _text(e.value) for e in at.error
+    )
     assert at.radio(key="solve").value == "accumulation"
 
 
@@ -241,7 +251,7 @@ def test_batch_zero_ranks_is_refused():
     at = open_page("page_batch.py")
     at.number_input(key="batch_ranks").set_value(0).run()
     assert_clean(at)
-    assert any("ranks" in e.value for e in at.error)
+    assert any("ranks" in _text(e.value) for e in at.error)
 
 
 # --- Cluster ---------------------------------------------------------------------------------
@@ -281,7 +291,7 @@ def test_cluster_zero_nodes_names_the_field():
     at = open_page("page_cluster.py")
     at.number_input(key="cl_nodes").set_value(0).run()
     assert_clean(at)
-    assert any("nodes" in e.value and ">= 1" in e.value for e in at.error), [
+    assert any("nodes" in _text(e.value) and ">= 1" in _text(e.value) for e in at.error), [
         e.value for e in at.error
     ]
     assert at.selectbox(key="cl_cluster").value == "dgx-h100"
@@ -334,7 +344,7 @@ def test_ddp_bad_input_names_the_field(kind, key, value, field):
     at = open_page("page_ddp.py")
     getattr(at, kind)(key=key).set_value(value).run()
     assert_clean(at)
-    assert any(field in e.value for e in at.error), [e.value for e in at.error]
+    assert any(field in _text(e.value) for e in at.error), [e.value for e in at.error]
     assert at.selectbox(key="ddp_cluster").value == "dgx-h100"
 
 
@@ -366,10 +376,10 @@ def test_validate_reference_run_from_the_url():
     )
     assert_clean(at)
     assert "Rows compared" in metrics(at)
-    before = metrics(at)["Median |error| of time"]
+    before = metrics(at)["Median |busbw error|"]
     at.radio(key="val_model").set_value("textbook").run()
     assert_clean(at)
-    assert metrics(at)["Median |error| of time"] != before
+    assert metrics(at)["Median |busbw error|"] != before
 
 
 def test_validate_lists_the_bundled_runs_without_any_environment(monkeypatch):
@@ -391,7 +401,7 @@ def test_validate_a_file_that_is_not_a_log_names_the_field():
         ("notes.txt", b"hello\nthis is not nccl-tests output\n", "text/plain")
     ).run()
     assert_clean(at)
-    assert any("Log file" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("Log file" in _text(e.value) for e in at.error), [e.value for e in at.error]
     assert at.selectbox(key="val_cluster").value == "dgx-h100"
 
 
@@ -403,7 +413,7 @@ def test_validate_an_oversized_upload_is_refused_with_the_limit():
         ("huge.txt", b"#" * (MAX_UPLOAD_BYTES + 1), "text/plain")
     ).run()
     assert_clean(at)
-    assert any("Log file" in e.value and "limit" in e.value for e in at.error)
+    assert any("Log file" in _text(e.value) and "limit" in _text(e.value) for e in at.error)
 
 
 def test_collectives_nccl_view_is_predict_collective():
@@ -420,7 +430,7 @@ def test_collectives_nccl_view_is_predict_collective():
     assert m["NCCL's choice"] == f"{p.algorithm} / {p.protocol}"
     at.number_input(key="nccl_nodes").set_value(0).run()
     assert_clean(at)
-    assert any("nodes" in e.value for e in at.error)
+    assert any("nodes" in _text(e.value) for e in at.error)
 
 
 def test_collectives_old_view_url_still_opens_the_cluster_view():
@@ -441,7 +451,7 @@ def test_memory_refused_number_shows_the_rule_not_a_traceback(key, value, field)
     at = open_page("page_memory.py")
     at.number_input(key=key).set_value(value).run()
     assert_clean(at)
-    assert any(field in e.value for e in at.error), [e.value for e in at.error]
+    assert any(field in _text(e.value) for e in at.error), [e.value for e in at.error]
     assert at.radio(key="zero_stage").value == 0  # the inputs still render
 
 
@@ -450,7 +460,7 @@ def test_memory_parameter_count_out_of_range_names_the_field(value):
     at = open_page("page_memory.py")
     at.text_input(key="params").set_value(value).run()
     assert_clean(at)
-    assert any("Parameters P" in e.value and "> 0" in e.value for e in at.error), [
+    assert any("Parameters P" in _text(e.value) and "> 0" in _text(e.value) for e in at.error), [
         e.value for e in at.error
     ]
 
@@ -516,7 +526,7 @@ def test_validate_upload_that_is_not_a_log_is_a_red_message(name, content):
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value((name, content, "text/plain")).run()
     assert_clean(at)
-    assert any("Log file" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("Log file" in _text(e.value) for e in at.error), [e.value for e in at.error]
     assert at.selectbox(key="val_cluster").value == "dgx-h100"
 
 
@@ -528,9 +538,109 @@ def test_validate_truncated_log_names_the_skipped_line():
     ).run()
     assert_clean(at)
     assert "Rows compared" in metrics(at)  # the whole rows before the cut are compared
-    assert any(w.value.startswith("1 line(s) skipped: line ") for w in at.warning), [
+    # shown as text: Markdown punctuation escaped (issue 14), so compare the unescaped text
+    assert any(_text(w.value).startswith("1 line(s) skipped: line ") for w in at.warning), [
         w.value for w in at.warning
     ]
+
+
+# --- issue 14: safe to share a link, honest Validate page ----------------------------------------
+INJECTION = "![x](https://attacker.invalid/p.png) [click](https://attacker.invalid/)"
+
+
+def _shown_markdown(at: AppTest) -> list[str]:
+    return [
+        e.value
+        for kind in ("error", "warning", "info", "caption", "markdown")
+        for e in at.get(kind)
+    ]
+
+
+def _assert_inert(bodies: list[str]) -> None:
+    """No unescaped Markdown image or link in what the page renders as Markdown."""
+    for body in bodies:
+        assert "![" not in body and "](" not in body and "https://" not in body, body
+        # a bare URL, escaped or not, must not run straight into its host (GFM would link it)
+        assert not re.search(r"https\\?:\\?/\\?/\w", body), body
+
+
+@pytest.mark.parametrize(
+    ("page_file", "key"),
+    [
+        ("page_memory.py", "params"),
+        ("page_collectives.py", "size"),
+        ("page_ddp.py", "ddp_params"),
+    ],
+)
+def test_url_values_are_shown_as_text_never_markdown(page_file, key):
+    at = open_page(page_file)
+    keys = {w.key for w in at.text_input}
+    if key not in keys:  # the page names its inputs otherwise: use its first text input
+        key = sorted(keys)[0]
+    at = open_page(page_file, {key: INJECTION})
+    assert_clean(at)
+    assert at.error, f"{page_file}: {key}={INJECTION!r} was accepted"
+    _assert_inert(_shown_markdown(at))
+    assert any("attacker" in _text(e.value) for e in at.error)  # still shown, as text
+
+
+def test_validate_upload_name_and_lines_are_text():
+    log = (
+        REFERENCE_LOGS / REFERENCE
+    ).read_bytes() + b"\n  ![x](https://attacker.invalid/p.png) 1 2 3 4 5 6 7 8\n"
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value((INJECTION + ".txt", log, "text/plain")).run()
+    assert_clean(at)
+    _assert_inert(_shown_markdown(at))
+
+
+def test_validate_bom_log_parses_and_other_encodings_get_a_clear_error():
+    text = (REFERENCE_LOGS / REFERENCE).read_bytes()
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value(
+        (REFERENCE, b"\xef\xbb\xbf" + text, "text/plain")
+    ).run()
+    assert_clean(at)
+    assert metrics(at)["Peak measured busbw"] == "366 GB/s"
+    at.file_uploader(key="val_upload").set_value(
+        (REFERENCE, text.decode().encode("utf-16"), "text/plain")
+    ).run()
+    assert_clean(at)
+    assert any("Log file" in _text(e.value) and "UTF" in _text(e.value) for e in at.error), [
+        e.value for e in at.error
+    ]
+
+
+def test_validate_one_megabyte_line_is_refused_not_hung():
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value(("line.txt", b"a" * 2**20, "text/plain")).run()
+    assert_clean(at)
+    assert any("limit" in _text(e.value) for e in at.error), [e.value for e in at.error]
+
+
+def test_validate_reference_run_defaults_to_its_own_preset():
+    at = open_page(
+        "page_validate.py",
+        {
+            "val_source": "A reference run",
+            "val_reference": "02_coreweave-16x8xA100-IB_allreduce.txt",
+        },
+    )
+    assert_clean(at)
+    assert at.selectbox(key="val_cluster").value == "coreweave-hgx-a100"
+    at.selectbox(key="val_cluster").set_value("dgx-h100").run()
+    assert any("does not match" in _text(w.value) for w in at.warning), [
+        w.value for w in at.warning
+    ]
+
+
+def test_server_upload_limit_matches_the_code():
+    import tomllib
+
+    from costmodel.web.common import MAX_UPLOAD_BYTES
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] * 10**6 == MAX_UPLOAD_BYTES
 
 
 # --- issue 13: named models, time and cost to train on the DDP step page -----------------------
@@ -556,15 +666,15 @@ def test_ddp_named_model_uses_its_tensors_and_shows_time_and_cost():
     assert metrics(at)["MFU implied by the measured step"] == f"{100 * c.mfu:.1f} %"
     at.selectbox(key="ddp_price").set_value("aws-p5-on-demand").run()
     assert_clean(at)
-    assert any("2023-07-27" in cap.value for cap in at.caption)
+    assert any("2023-07-27" in _text(cap.value) for cap in at.caption)
 
 
 def test_ddp_bad_tokens_or_step_time_names_the_field():
     at = open_page("page_ddp.py")
     at.text_input(key="ddp_tokens").set_value("lots").run()
     assert_clean(at)
-    assert any("Tokens to train" in e.value for e in at.error)
+    assert any("Tokens to train" in _text(e.value) for e in at.error)
     at.text_input(key="ddp_tokens").set_value("1T")
     at.text_input(key="ddp_measured_step").set_value("-3s").run()
     assert_clean(at)
-    assert any("Measured step time" in e.value for e in at.error)
+    assert any("Measured step time" in _text(e.value) for e in at.error)

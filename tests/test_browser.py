@@ -162,3 +162,23 @@ def test_screenshot_of_every_page(browser_page, app_url, name):
         page.evaluate("window.scrollTo(0, 0)")
     expect(page.get_by_test_id("stException")).to_have_count(0)
     page.screenshot(path=str(ARTIFACTS / f"page-{name}.png"), full_page=True)
+
+
+def test_a_shared_link_cannot_inject_markdown(browser_page, app_url):
+    """Issue 14: `/memory?params=![x](https://attacker.invalid/p.png)` made the browser fetch the
+    image and a Markdown link rendered live. The value must show as text in the error."""
+    page = browser_page
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
+    page.goto(
+        f"{app_url}/memory?params=![x](https://attacker.invalid/p.png)"
+        "%20[click](https://attacker.invalid/)"
+    )
+    alert = page.get_by_test_id("stAlert").filter(has_text="attacker.invalid").first
+    expect(alert).to_contain_text("![x](https:")  # shown literally
+    expect(alert).to_contain_text("attacker.invalid/p.png)")
+    assert alert.locator("img").count() == 0
+    assert alert.locator("a").count() == 0
+    from urllib.parse import urlparse
+
+    assert not [url for url in fetched if urlparse(url).hostname == "attacker.invalid"]

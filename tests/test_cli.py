@@ -665,6 +665,35 @@ def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):
     assert_usage_error(run("validate", "torch", "--backend", "mpi"), "allowed: auto")
 
 
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--ops", "all_reduce,allreduce"], "--ops: ['allreduce'] not known"),
+        (["--ops", ""], "--ops: empty"),
+        (["--ops", "none"], "--ops: empty"),
+        (["--min-bytes", ""], "--min-bytes"),
+        (["--min-bytes", "0B"], "--min-bytes: must be > 0"),
+        (["--min-bytes", "2MiB", "--max-bytes", "1MiB"], "larger than --max-bytes"),
+        (["-o", "/nonexistent-folder/t.jsonl"], "does not exist"),
+        (["-o", "/"], "folder"),
+    ],
+)
+def test_validate_torch_checks_arguments_before_torchrun(monkeypatch, args, fragment):
+    """Issue 14: bad arguments died inside torchrun with torch's elastic error page."""
+    calls = []
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
+    assert_usage_error(run("validate", "torch", *args), fragment)
+    assert calls == []  # torchrun never started
+
+
+def test_validate_torch_ddp_only_is_allowed(monkeypatch, tmp_path):
+    calls = []
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
+    result = run("validate", "torch", "--ops", "none", "--ddp", "-o", str(tmp_path / "d.jsonl"))
+    assert result.exit_code == 0, result.stderr
+    assert len(calls) == 1
+
+
 # --- review: bad input and README lines (each fails without its fix) ---------------------------
 def test_sweep_unwritable_folder_is_one_output_line():
     # /proc accepts os.access(W_OK) as root but refuses new files: mkstemp's OSError used to
@@ -720,3 +749,24 @@ def test_readme_sweep_of_all_presets_over_nodes(tmp_path):
         run("sweep", "--set", "preset=pcie-8x-l40s", "--set", "nodes=2", "--set", "size=8B"),
         "no network",
     )
+
+
+def test_validate_compare_passes_the_showcase_run_with_defaults():
+    """Issue 14: with default settings `validate compare` failed 06a (exit 1). The default is
+    now the docs/fidelity.md goal (median |busbw error| <= 8% from 1 MiB, <= 20% overall)."""
+    log = DATA / "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt"
+    result = run("validate", "compare", str(log), "--cluster", "dell-xe9680-h100")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "ok: docs/fidelity.md goal" in result.stdout
+    assert "warning" not in result.stderr
+    textbook = run(
+        "validate", "compare", str(log), "--cluster", "dell-xe9680-h100", "--model", "textbook"
+    )
+    assert textbook.exit_code == 1 and "FAIL" in textbook.stdout
+
+
+def test_validate_compare_warns_when_the_preset_does_not_match_the_log():
+    log = DATA / "02_coreweave-16x8xA100-IB_allreduce.txt"
+    result = run("validate", "compare", str(log), "--cluster", "dgx-h100", "--tolerance", "100")
+    assert result.exit_code == 0, result.stderr
+    assert "does not match the log" in result.stderr and "coreweave-hgx-a100" in result.stderr

@@ -334,3 +334,118 @@ def test_truncated_log_keeps_complete_rows_when_not_strict():
 def test_missing_file_is_a_parse_error(tmp_path):
     with pytest.raises(NcclTestsParseError, match="cannot read"):
         read_nccl_tests(tmp_path / "nope.log")
+
+
+# ---------------------------------------------------------------------------- issue 14: strictness
+_HEADER = (
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong"
+    "     time   algbw   busbw  #wrong\n"
+)
+
+
+def _row(size: int) -> str:
+    return (
+        f"  {size:>10}  {size // 4:>10}  float  sum  -1  10.0  0.10  0.15  0  10.0  0.10  0.15  0\n"
+    )
+
+
+_FOOTER = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.15\n"
+
+
+def _messages(df) -> list[tuple[int, str]]:
+    return [(w["line"], w["message"]) for w in df.attrs["warnings"]]
+
+
+def test_clean_synthetic_log_has_no_warnings():
+    df = parse_nccl_tests(_HEADER + _row(1024) + _row(2048) + _FOOTER, op="all_reduce")
+    assert len(df) == 4 and _messages(df) == []
+
+
+def test_duplicated_header_is_reported_with_its_line():
+    text = _HEADER + _row(1024) + _HEADER + _row(2048) + _FOOTER
+    df = parse_nccl_tests(text, op="all_reduce")
+    assert len(df) == 4
+    assert any(line == 3 and "header repeated" in msg for line, msg in _messages(df))
+
+
+def test_duplicate_and_out_of_order_rows_are_reported_with_their_lines():
+    text = _HEADER + _row(1024) + _row(4096) + _row(2048) + _row(4096) + _FOOTER
+    messages = _messages(parse_nccl_tests(text, op="all_reduce"))
+    assert any(line == 4 and "out of order" in msg for line, msg in messages)
+    assert any(line == 5 and "duplicate row" in msg and "line 3" in msg for line, msg in messages)
+
+
+def test_missing_footer_and_missing_step_are_reported():
+    text = "# nThread 1 nGpus 2 minBytes 1024 maxBytes 8192 step: 2(factor)\n" + _HEADER
+    df = parse_nccl_tests(text + _row(1024) + _row(8192), op="all_reduce")
+    messages = _messages(df)
+    assert any(line == 4 and "rows are missing" in msg for line, msg in messages)
+    assert any("footer" in msg for _, msg in messages)
+
+
+def test_cut_off_row_names_its_line():
+    text = _HEADER + _row(1024) + "     2048\n" + _FOOTER
+    with pytest.raises(NcclTestsParseError, match="cut-off") as info:
+        parse_nccl_tests(text, op="all_reduce")
+    assert info.value.line == 3
+
+
+def test_huge_log_of_duplicates_is_summarised():
+    text = _HEADER + _row(1024) * 5000 + _FOOTER
+    messages = _messages(parse_nccl_tests(text, op="all_reduce"))
+    assert any("4999 duplicate rows" in msg for _, msg in messages)
+    assert len(messages) <= 25  # listed one by one up to a cap, then counted
+
+
+def test_bom_is_ignored_and_bad_bytes_are_named(tmp_path):
+    from costmodel.validation.nccl_tests import decode_log
+
+    text = _HEADER + _row(1024) + _FOOTER
+    plain = parse_nccl_tests(text, op="all_reduce")
+    path = tmp_path / "bom.log"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert read_nccl_tests(path, op="all_reduce").time_s.tolist() == plain.time_s.tolist()
+    assert len(parse_nccl_tests("\ufeff" + text, op="all_reduce")) == 2
+    with pytest.raises(NcclTestsParseError, match=r"not UTF-8.*0xff at offset 3"):
+        decode_log(b"abc\xffdef")
+    path.write_bytes(text.encode("utf-16"))
+    with pytest.raises(NcclTestsParseError, match="not UTF-8"):
+        read_nccl_tests(path)
+
+
+def test_long_line_is_refused_fast():
+    """A 1 MB line without spaces hung the app for > 15 min (issue 14); the bound here is a hang
+    guard, the speed itself is measured in benchmarks/."""
+    import subprocess
+    import sys
+
+    code = (
+        "from costmodel.validation.nccl_tests import parse_nccl_tests as p\n"
+        "for s in ('a' * 2**20, ('x:' * 9000 + '\\n') * 60, ('1 2 ' * 4000 + '\\n') * 60):\n"
+        "    try: p(s)\n"
+        "    except ValueError as e: print(str(e)[:90])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "limit is 16,384" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "[]",
+        '{"results": 5}',
+        '{"results": [{"size": "x", "out_of_place": {"time": 1}}]}',
+        '{"results": [{"size": 8, "out_of_place": [1, 2]}]}',
+        '{"results": [{"size": 8, "out_of_place": {"time": "fast"}}]}',
+        '{"results": [], "devices": "gpu0"}',
+        '{"results": [{"size": 8, "out_of_place": {"time": 1}}], "devices": [1, 2]}',
+        '{"results": [{"size": 1e999, "out_of_place": {"time": 1}}]}',
+        '{"results": [{"size": 8, "out_of_place": {"time": 1}, "out_of_place_per_iter": 3}]}',
+        '{"results": [{"size": 8, "out_of_place": {"time": 1}}], "out_of_bounds": [1]}',
+        "[" * 100000,
+    ],
+)
+def test_malformed_json_of_any_shape_is_a_clear_error(doc):
+    with pytest.raises(NcclTestsParseError, match="JSON"):
+        parse_nccl_tests(doc, source="bad.json")

@@ -221,3 +221,95 @@ def test_retries_that_never_completed_are_not_counted_twice(tmp_path):
     df = load_results(path)
     assert len(df) == 2 and set(df.attempt) == {"20261129T110000-2"}
     assert len(load_results(path, keep_incomplete=True)) == 4
+
+
+# ---------------------------------------------------------------------------- issue 14: hygiene
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _wait(predicate, seconds: float = 20.0) -> bool:
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGKILL"])
+def test_killed_runner_leaves_no_nccl_tests_child(tmp_path, how):
+    """A fake nccl-tests binary that records its pid and sleeps; the runner is signalled while
+    it runs. SIGTERM/SIGINT: the runner kills the child's process group and records the run as
+    interrupted. SIGKILL: the child is told by the kernel (PR_SET_PDEATHSIG) and exits."""
+    import signal
+    import subprocess
+    import sys
+
+    build = tmp_path / "build"
+    build.mkdir()
+    pid_file = tmp_path / "child.pid"
+    _script(build, "all_reduce_perf", f'echo $$ > "{pid_file}"\nexec sleep 60\n')
+    code = (
+        "from costmodel.validation.runner import run_nccl_tests\n"
+        f"run_nccl_tests({str(tmp_path / 'out')!r}, ['all_reduce'], build_dir={str(build)!r}, "
+        "progress=False)\n"
+    )
+    runner = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
+    try:
+        assert _wait(lambda: pid_file.is_file() and pid_file.read_text().strip())
+        child = int(pid_file.read_text())
+        assert _alive(child)
+        runner.send_signal(getattr(signal, how))
+        runner.wait(timeout=20)
+        assert _wait(lambda: not _alive(child)), f"nccl-tests child {child} survived {how}"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    if how != "SIGKILL":
+        runs = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+        assert [r["status"] for r in runs] == ["interrupted"]
+
+
+def test_rerun_with_another_configuration_measures_again(build, tmp_path):
+    out = tmp_path / "out"
+    first = run_sweep(plan_sweep(["all_gather"], build_dir=build, gpus=4), out, progress=False)
+    assert first.ok == ["all_gather"]
+    same = run_sweep(plan_sweep(["all_gather"], build_dir=build, gpus=4), out, progress=False)
+    assert same.skipped == ["all_gather"] and same.ok == []
+    for change in ({"gpus": 8}, {"max_bytes": "1G"}, {"algos": ["Ring"]}):
+        plan = {"build_dir": build, "gpus": 4, **change}
+        again = run_sweep(plan_sweep(["all_gather"], **plan), out, progress=False)
+        assert again.skipped == [] and len(again.ok) == 1, change
+
+
+def test_kill_between_rows_and_done_record_never_duplicates(build, tmp_path):
+    out = tmp_path / "out"
+    run_sweep(plan_sweep(["all_gather"], build_dir=build), out, progress=False)
+    assert len(load_results(out / "results.jsonl")) == 62
+    # as if killed after appending the rows, before recording the run as done
+    (out / "runs.jsonl").write_text("")
+    again = run_sweep(plan_sweep(["all_gather"], build_dir=build), out, progress=False)
+    assert again.ok == ["all_gather"]
+    assert len(load_results(out / "results.jsonl", keep_incomplete=True)) == 124
+    df = load_results(out / "results.jsonl")
+    assert len(df) == 62 and df.attempt.nunique() == 1
+
+
+def test_rerun_removes_stale_temporary_files(build, tmp_path):
+    out = tmp_path / "out"
+    (out / "logs").mkdir(parents=True)
+    stale = [out / ".results.jsonl.abc123.tmp", out / "logs" / ".x.log.q.tmp"]
+    for path in stale:
+        path.write_text("half")
+    keep = out / "notes.txt"
+    keep.write_text("mine")
+    run_sweep(plan_sweep(["all_gather"], build_dir=build), out, progress=False)
+    assert not any(p.exists() for p in stale) and keep.read_text() == "mine"

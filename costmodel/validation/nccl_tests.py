@@ -51,7 +51,10 @@ if TYPE_CHECKING:  # pandas is imported lazily, where a frame is built
 __all__ = [
     "COLUMNS",
     "NCCL_TESTS_OPS",
+    "MAX_LINE_CHARS",
+    "MAX_LOG_BYTES",
     "NcclTestsParseError",
+    "decode_log",
     "is_busbw_table",
     "parse_busbw_table",
     "parse_nccl_tests",
@@ -136,10 +139,13 @@ _PREFIX_RE = re.compile(
     r")\s?"
 )
 _TIMESTAMP_RE = re.compile(r"^\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}[: ]?\s*")  # --timestamp-output
+# Every pattern below is linear in the line length: a variable-length run is anchored (``^``) or
+# preceded by a look-behind that rules out starting inside the same run, so a 1 MB line without
+# spaces cannot make the engine retry from every offset (issue 14: a 200 kB line hung the app).
 _DEBUG_RE = re.compile(
-    r"(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] NCCL (?:INFO|WARN|TRACE|ABORT|ERROR)"
+    r"(?<![\w.-])(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] NCCL (?:INFO|WARN|TRACE|ABORT|ERROR)"
 )
-_TUNING_RE = re.compile(r"(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+)")
+_TUNING_RE = re.compile(r"(?<!\w)(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+)")
 _ENV_SET_RE = re.compile(r"(NCCL_\w+) set by environment to (\S+)")
 _NCCL_VERSION_RE = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _TESTS_VERSION_RE = re.compile(
@@ -149,7 +155,7 @@ _NTHREAD_RE = re.compile(r"nThread (\d+) nGpus (\d+)")
 _RANK_RE = re.compile(
     r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*)$"
 )
-_OMITTED_RE = re.compile(r"(\d+) further device lines omitted")
+_OMITTED_RE = re.compile(r"(?<!\d)(\d+) further device lines omitted")
 _MARKER_RE = re.compile(r"^###\s*(\w+=\S+(?:\s+\w+=\S+)*)\s*$")
 _SEPARATOR_RE = re.compile(r"^#\s*=+\s*(.*?)\s*=+\s*$")
 _STARTING_RE = re.compile(r"Collective test (?:starting|concluded):\s*(\w+?)_perf")
@@ -160,6 +166,13 @@ _META_RE = re.compile(r"^#\s(?=[A-Z])([A-Za-z0-9 /_'-]*?(?:\s*\([^)]*\))?):\s?(.
 _NP_RE = re.compile(r"(?:-np|--np|-n)\s+(\d+)\b")
 _INT_RE = re.compile(r"^-?\d+$")
 _NUM_RE = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_NTHREAD_STEP_RE = re.compile(r"step:\s*(\d+)\((factor|bytes)\)")
+
+# Limits that bound the work of one parse (issue 14). nccl-tests lines are < 300 characters and
+# NCCL debug lines a few thousand; the largest reference log is ~100 kB.
+MAX_LINE_CHARS = 16_384
+MAX_LOG_BYTES = 32 * 1024 * 1024
+MAX_LISTED = 20  # at most this many duplicate/out-of-order findings are listed one by one
 
 _TABLE_STARTS = ("nThread", "Using devices", "Collective test", "nccl-tests version", "size ")
 _TIME_NAMES = {"time": "gpu", "cputime": "cpu"}
@@ -173,6 +186,16 @@ _BLOCK_NAMES = {
     "i_p99": "i_p99",
     "i_cv%": "i_cv",
 }
+
+
+def _looks_like_row(tokens: list[str], need_ints: bool = True) -> bool:
+    """True for >= 8 fields, mostly numbers: a result row (``need_ints``: starting size count)."""
+    if len(tokens) < 8:
+        return False
+    if need_ints and not (_INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1])):
+        return False
+    numeric = sum(1 for t in tokens if _NUM_RE.match(t) or t == "N/A")
+    return numeric >= 0.6 * len(tokens)
 
 
 def _strip_prefix(line: str) -> str:
@@ -246,6 +269,8 @@ class _Run:
     out_of_bounds_ok: bool | None = None
     avg_busbw_bytes_per_s: float | None = None
     concluded: bool = False
+    header_line: int | None = None  # line of the column header this run's rows follow
+    step: tuple[int, str] | None = None  # nccl-tests -f/-i: (step, "factor" | "bytes")
 
     @property
     def started(self) -> bool:
@@ -269,6 +294,7 @@ class _Parser:
         self.runs: list[_Run] = []
         self.meta: dict[str, str] = {}
         self.problems: list[tuple[int, str]] = []
+        self.warnings: list[tuple[int, str]] = []
         self.hosts: set[str] = set()
         self.last_op_hint: str | None = op
         self.pending: list[str] | None = None
@@ -288,6 +314,10 @@ class _Parser:
             self.run = self._new_run(line)
         return self.run
 
+    def _warn(self, line: int, message: str) -> None:
+        """A finding that does not stop the parse (listed in ``df.attrs["warnings"]``)."""
+        self.warnings.append((line, message))
+
     def _problem(self, line: int, message: str) -> None:
         if self.strict:
             raise NcclTestsParseError(line, message, self.source)
@@ -306,7 +336,8 @@ class _Parser:
             expected = f"{layout.width} fields" if layout else "a known nccl-tests row layout"
             self._problem(
                 line,
-                f"result row has {len(tokens)} fields, expected {expected}: {' '.join(tokens)!r}",
+                f"result row has {len(tokens)} fields, expected {expected} (a cut-off or joined row): "
+                f"{' '.join(tokens)[:80]!r}",
             )
             return
         if not (_INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1])):
@@ -392,7 +423,15 @@ class _Parser:
             and _INT_RE.match(tokens[0])
             and _INT_RE.match(tokens[1])
         ):
-            self._problem(lineno, f"result row without a data type field: {body.strip()!r}")
+            self._problem(lineno, f"result row without a data type field: {body.strip()[:80]!r}")
+            return
+        if self.pending is None and not debug and all(_NUM_RE.match(t) for t in tokens):
+            self._problem(lineno, f"cut-off result row: {body.strip()[:80]!r}")
+            return
+        if not debug and _looks_like_row(tokens, need_ints=False):
+            self._problem(
+                lineno, f"line looks like a result row but cannot be read: {body.strip()[:80]!r}"
+            )
             return
         self._debug(text, self.run)  # plain text: "NCCL version 2.26.2+cuda12.8", warnings
 
@@ -444,9 +483,19 @@ class _Parser:
         if tokens[:2] == ["size", "count"] or (
             tokens and tokens[0] == "size" and "count" in tokens
         ):
+            if self.run.rows:
+                self._warn(
+                    lineno,
+                    f"column header repeated (first at line {self.run.header_line}) with no new "
+                    "run preamble: a duplicated header or a second log pasted in; the rows after "
+                    "it are read as a new run",
+                )
+            elif self.run.header_line is not None and self.pending is None:
+                self._warn(lineno, f"column header repeated (first at line {self.run.header_line})")
             run = self._boundary(lineno) if self.run.rows else self.run
             self._flush()
             run.layout = _layout_from_header(tokens)
+            run.header_line = lineno
             return
         if body.startswith("nccl-tests version"):
             run = self._boundary(lineno)
@@ -473,6 +522,9 @@ class _Parser:
             match = _NTHREAD_RE.search(body)
             if match:
                 self.run.nthread, self.run.ngpus = int(match.group(1)), int(match.group(2))
+            step = _NTHREAD_STEP_RE.search(body)
+            if step:
+                self.run.step = (int(step.group(1)), step.group(2))
             return
         rank = _RANK_RE.match(stripped)
         if rank:
@@ -504,6 +556,9 @@ class _Parser:
             except ValueError:
                 self._problem(lineno, f"'Avg bus bandwidth' value {avg.group(1)!r} is not a number")
             self.run.concluded = True
+            return
+        if _looks_like_row(tokens):
+            self._warn(lineno, f"a result row is commented out and not read: {body[:80]!r}")
             return
         perf = _PERF_RE.search(body)
         if perf and perf.group(1) in NCCL_TESTS_OPS:
@@ -635,6 +690,55 @@ _BLOCK_COLUMNS = {
 }
 
 
+def _check_sizes(parser: _Parser, run: _Run, layout: _Layout) -> None:
+    """Warn where a run's sizes are not what nccl-tests prints: strictly increasing per
+    (type, redop, root), by the run's ``step`` (``-f`` factor or ``-i`` bytes) when the header
+    gives it. Finds duplicated rows, swapped lines, a second run pasted in without its preamble
+    and missing rows; each finding names its line (the first :data:`MAX_LISTED` one by one)."""
+    pre = {name: i for i, name in enumerate(layout.preamble)}
+    key_at = [pre[n] for n in ("type", "redop", "root") if n in pre]
+    last: dict[tuple[str, ...], tuple[int, int]] = {}  # key -> (size, line)
+    seen: dict[tuple[Any, ...], int] = {}
+    duplicates = disorder = 0
+    for lineno, tokens in run.rows:
+        if not _INT_RE.match(tokens[0]):
+            continue
+        size = int(tokens[0])
+        if size == 0:  # nccl-tests prints size 0 once per step while size / ranks rounds to 0
+            continue
+        key = tuple(tokens[i] for i in key_at)
+        if (key, size) in seen:
+            duplicates += 1
+            if duplicates <= MAX_LISTED:
+                parser._warn(
+                    lineno, f"duplicate row: size {size} already at line {seen[key, size]}"
+                )
+        elif key in last and size < last[key][0]:
+            disorder += 1
+            if disorder <= MAX_LISTED:
+                parser._warn(
+                    lineno,
+                    f"sizes out of order: {size} after {last[key][0]} (line {last[key][1]}); "
+                    "nccl-tests prints increasing sizes (swapped lines or a second run pasted in)",
+                )
+        elif key in last and run.step is not None and size > 0:
+            step, kind = run.step
+            prev = last[key][0]
+            gap = size / prev if kind == "factor" and prev > 0 else (size - prev) / max(step, 1)
+            expected = step if kind == "factor" else 1
+            if step > 1 and gap > 1.5 * expected:
+                parser._warn(
+                    lineno,
+                    f"size {size} follows {prev} (line {last[key][1]}), the header's step is "
+                    f"{step} ({kind}): rows are missing",
+                )
+        seen.setdefault((key, size), lineno)
+        last[key] = (size, lineno)
+    for count, what in ((duplicates, "duplicate rows"), (disorder, "out-of-order rows")):
+        if count > MAX_LISTED:
+            parser._warn(run.line, f"{count} {what} in the run starting at line {run.line}")
+
+
 def _build(parser: _Parser) -> pd.DataFrame:
     meta_np = None
     command = next((v for k, v in parser.meta.items() if k.upper().startswith("COMMAND")), None)
@@ -653,6 +757,13 @@ def _build(parser: _Parser) -> pd.DataFrame:
         layout = run.layout
         if not run.rows or layout is None:  # rows are only accepted with a layout
             continue
+        _check_sizes(parser, run, layout)
+        if not run.concluded:
+            parser._warn(
+                run.rows[-1][0],
+                f"the run starting at line {run.line} ends without nccl-tests' footer "
+                "('# Out of bounds values', '# Avg bus bandwidth'): the log may be cut off",
+            )
         op = (
             parser.default_op
             or run.op
@@ -755,10 +866,16 @@ def _build(parser: _Parser) -> pd.DataFrame:
         run_number += 1
     if not columns["run"]:
         raise NcclTestsParseError(0, "no result row could be read", parser.source)
-    return _frame(columns, parser.source, parser.meta, runs_info, parser.problems)
+    kinds = {(info["op"], info["ranks"], info["nodes"]) for info in runs_info}
+    if len(kinds) > 1:
+        listed = ", ".join(
+            f"line {info['line']}: {info['op']} on {info['ranks']} ranks" for info in runs_info
+        )
+        parser._warn(0, f"mixed runs in one file ({listed[:300]}); compare them one by one")
+    return _frame(columns, parser.source, parser.meta, runs_info, parser.problems, parser.warnings)
 
 
-def _frame(records, source, meta, runs_info, problems) -> pd.DataFrame:
+def _frame(records, source, meta, runs_info, problems, warnings=()) -> pd.DataFrame:
     import pandas as pd
 
     if isinstance(records, dict):
@@ -804,6 +921,7 @@ def _frame(records, source, meta, runs_info, problems) -> pd.DataFrame:
     df.attrs["meta"] = meta
     df.attrs["runs"] = runs_info
     df.attrs["problems"] = [{"line": line, "message": msg} for line, msg in problems]
+    df.attrs["warnings"] = [{"line": line, "message": msg} for line, msg in sorted(warnings)]
     return df
 
 
@@ -969,12 +1087,22 @@ def parse_nccl_tests(
         ``nccl_version``, ``nccl_tests_version``, ``algo_env``/``proto_env`` (NCCL_ALGO/PROTO as
         the log shows them), ``nccl_algo``/``nccl_proto`` (NCCL_DEBUG=TUNING choice per size).
         ``df.attrs``: ``source``, ``meta`` (the collector's ``# KEY: value`` comment block),
-        ``runs`` (per-run facts incl. footer values), ``problems``.
+        ``runs`` (per-run facts incl. footer values), ``problems`` (rows skipped, lenient mode),
+        ``warnings`` (``{"line", "message"}``: what the parser read but nccl-tests would not have
+        printed: a column header repeated without a new run preamble, a duplicate row (same size,
+        type, redop, root), sizes out of order, a size gap larger than the header's ``step``, a
+        run without its footer (cut off?), a commented-out result row, runs of different ops or
+        rank counts in one file; duplicates and disorder are listed one by one up to
+        :data:`MAX_LISTED`, then counted). Warnings never change the rows: the caller decides.
 
     Raises
     ------
     NcclTestsParseError
-        Empty input, no result rows, or (strict) a malformed row; the message names the line.
+        Empty input, no result rows, or (strict) a malformed or cut-off row, or a line that looks
+        like a result row but cannot be read; the message names the line. Also: a log over
+        :data:`MAX_LOG_BYTES` characters, a line over :data:`MAX_LINE_CHARS` (nccl-tests lines
+        are < 300; this bounds the work of one parse), JSON that is invalid or not shaped like
+        nccl-tests' ``-J`` output.
 
     Notes
     -----
@@ -996,6 +1124,11 @@ def parse_nccl_tests(
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, got {type(text).__name__}")
+    text = text.removeprefix("\ufeff")  # a UTF-8 BOM (Windows editors) is not part of the log
+    if len(text) > MAX_LOG_BYTES:
+        raise NcclTestsParseError(
+            0, f"log is {len(text):,} characters; the limit is {MAX_LOG_BYTES:,}", source
+        )
     if not text.strip():
         raise NcclTestsParseError(0, "empty log: no nccl-tests output at all", source)
     if op is not None and op not in NCCL_TESTS_OPS.values():
@@ -1003,15 +1136,33 @@ def parse_nccl_tests(
             f"op={op!r} is not an nccl-tests op; use one of {sorted(set(NCCL_TESTS_OPS.values()))}"
         )
     head = text.lstrip()
-    if head.startswith("{"):
+    if head.startswith(("{", "[")):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise NcclTestsParseError(exc.lineno, f"invalid JSON: {exc.msg}", source) from exc
-        return _parse_json(data, source, op)
+        except RecursionError as exc:
+            raise NcclTestsParseError(0, "invalid JSON: nested too deeply", source) from exc
+        try:
+            return _parse_json(data, source, op)
+        except NcclTestsParseError:
+            raise
+        except (TypeError, AttributeError, KeyError, ValueError, OverflowError) as exc:
+            # a field of the wrong shape (a list where nccl-tests writes an object, a string
+            # where it writes a number, ...): not nccl-tests -J output
+            raise NcclTestsParseError(
+                0, f"JSON does not have nccl-tests -J's shape ({type(exc).__name__}: {exc})", source
+            ) from exc
     parser = _Parser(source, op, strict, _fallback_op)
     in_meta = True
     for lineno, raw in enumerate(text.splitlines(), start=1):
+        if len(raw) > MAX_LINE_CHARS:
+            raise NcclTestsParseError(
+                lineno,
+                f"line is {len(raw):,} characters long; the limit is {MAX_LINE_CHARS:,} "
+                "(nccl-tests lines are < 300): not an nccl-tests log",
+                source,
+            )
         if in_meta:
             stripped = _strip_prefix(raw).strip()
             if stripped and not stripped.startswith("#"):
@@ -1052,12 +1203,39 @@ def read_nccl_tests(
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        size = path.stat().st_size
+        if size > MAX_LOG_BYTES:
+            raise NcclTestsParseError(
+                0, f"file is {size:,} bytes; the limit is {MAX_LOG_BYTES:,}", str(path)
+            )
+        text = decode_log(path.read_bytes(), str(path))
     except OSError as exc:
         raise NcclTestsParseError(0, f"cannot read the file: {exc.strerror}", str(path)) from exc
     return parse_nccl_tests(
         text, source=str(path), op=op, strict=strict, _fallback_op=_op_from_filename(path.name)
     )
+
+
+def decode_log(data: bytes, source: str = "<bytes>") -> str:
+    """Decode a log's bytes as UTF-8 (a leading BOM is dropped).
+
+    Raises :class:`NcclTestsParseError` naming the byte offset when the bytes are not UTF-8
+    (nccl-tests writes ASCII; a log re-saved as UTF-16 or Latin-1 must be converted first), or
+    when the data exceed :data:`MAX_LOG_BYTES`.
+    """
+    if len(data) > MAX_LOG_BYTES:
+        raise NcclTestsParseError(
+            0, f"file is {len(data):,} bytes; the limit is {MAX_LOG_BYTES:,}", source
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NcclTestsParseError(
+            0,
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be "
+            "decoded (save the log as UTF-8 or ASCII)",
+            source,
+        ) from exc
 
 
 def _op_from_filename(name: str) -> str | None:
@@ -1079,7 +1257,9 @@ def _op_from_filename(name: str) -> str | None:
 # Some vendors publish only nccl-tests' in-place busbw column, as a markdown table with rounded
 # size labels (the bundled 21a-21d Azure runs): "| 65K | 2.72 |". There is no time and no algbw,
 # so these rows cannot go through parse_nccl_tests' frame; they are read here on their own.
-_BUSBW_ROW = re.compile(r"^\|\s*(\d+(?:\.\d+)?)\s*([KMGT]?)\s*\|\s*(\d+(?:\.\d+)?)\s*\|\s*$")
+# one whitespace run between the number and "|" whether or not a prefix sits there (two adjacent
+# \s* around an optional prefix made a long run of spaces quadratic)
+_BUSBW_ROW = re.compile(r"^\|\s*(\d+(?:\.\d+)?)\s*(?:([KMGT])\s*)?\|\s*(\d+(?:\.\d+)?)\s*\|\s*$")
 _BUSBW_HEADER_OP = re.compile(r"^#\s*op:\s*([a-z_]+)", re.MULTILINE)
 _BUSBW_HEADER_RANKS = re.compile(r"^#\s*op:.*?\b(\d+) ranks\b", re.MULTILINE)
 _LABEL_POWER = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4}
@@ -1140,11 +1320,12 @@ def parse_busbw_table(text: str, source: str = "<text>", *, op: str | None = Non
         m = _BUSBW_ROW.match(line)
         if not m:
             continue
+        prefix = m.group(2) or ""
         rows.append(
             {
                 "op": op,
-                "size_bytes": _size_from_label(m.group(1), m.group(2), source, lineno),
-                "size_label": f"{m.group(1)}{m.group(2)}",
+                "size_bytes": _size_from_label(m.group(1), prefix, source, lineno),
+                "size_label": f"{m.group(1)}{prefix}",
                 "busbw_bytes_per_s": float(m.group(3)) * GB,
                 "placement": "in_place",
                 "ranks": int(ranks_match.group(1)) if ranks_match else None,
@@ -1165,7 +1346,13 @@ def read_busbw_table(path: str | Path, *, op: str | None = None) -> pd.DataFrame
     """Read a busbw-only markdown table file; see :func:`parse_busbw_table`."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.stat().st_size > MAX_LOG_BYTES:
+            raise NcclTestsParseError(
+                0,
+                f"file is {path.stat().st_size:,} bytes; the limit is {MAX_LOG_BYTES:,}",
+                str(path),
+            )
+        text = decode_log(path.read_bytes(), str(path))
     except OSError as exc:
         raise NcclTestsParseError(0, f"cannot read the file: {exc.strerror}", str(path)) from exc
     return parse_busbw_table(text, source=str(path), op=op)

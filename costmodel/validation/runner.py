@@ -17,6 +17,8 @@ interrupted sweep keeps what finished; running the same sweep again skips the ru
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -90,6 +92,15 @@ class RunSpec:
     env: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     ranks: int | None = None
     nodes: int = 1
+
+    @property
+    def config(self) -> str:
+        """Hash of the whole configuration: the command line (the binary by its name, not its
+        folder), the NCCL environment, ranks and nodes. The resume key is (``key``, ``config``):
+        a rerun with other ``--gpus``, sizes or env measures again instead of skipping."""
+        argv = [Path(a).name if a.endswith("_perf") else a for a in self.argv]
+        blob = json.dumps([argv, sorted(self.env.items()), self.ranks, self.nodes])
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -319,16 +330,25 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         raise ValueError(f"results file {str(path)!r} holds no rows")
     df = pd.DataFrame.from_records(records)
     if not keep_incomplete and {"run_key", "complete", "attempt"} <= set(df.columns):
+        # one attempt per run: the latest complete one, else the latest. A runner killed between
+        # appending a run's rows and recording it as done reruns it; the earlier complete
+        # attempt is then dropped here, never counted twice. Runs of other configurations (other
+        # GPUs, sizes, env) under the same key are kept apart by ``config``.
+        run = ["run_key", "config"] if "config" in df.columns else ["run_key"]
+        ids = df[run].astype(str).agg("\x1f".join, axis=1)
         complete = df.complete.astype(bool)
-        done = set(df.loc[complete, "run_key"])
-        # attempts are named <YYYYmmddTHHMMSS>-<pid>: the largest is the latest
-        latest = df.groupby("run_key")["attempt"].transform("max")
-        keep = complete | (~df.run_key.isin(done) & (df.attempt == latest))
-        df = df[keep].reset_index(drop=True)
+        # attempts are named <YYYYmmddTHHMMSS>[.<ns>]-<pid>: the largest is the latest
+        attempt = df.attempt.astype(str)
+        best_complete = attempt.where(complete).groupby(ids).transform("max")
+        latest = attempt.groupby(ids).transform("max")
+        chosen = best_complete.where(best_complete.notna(), latest)
+        df = df[attempt == chosen].reset_index(drop=True)
     return df
 
 
-def _runs_done(runs_path: Path) -> set[str]:
+def _runs_done(runs_path: Path) -> set[tuple[str, str | None]]:
+    """(key, config) of every run recorded ``ok`` (config None for records of older runners,
+    which therefore match no spec and are measured again)."""
     done = set()
     if runs_path.is_file():
         for line in runs_path.read_text(encoding="utf-8").splitlines():
@@ -336,14 +356,64 @@ def _runs_done(runs_path: Path) -> set[str]:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if record.get("status") == "ok":
-                done.add(record["key"])
+            if isinstance(record, dict) and record.get("status") == "ok" and "key" in record:
+                done.add((record["key"], record.get("config")))
     return done
 
 
 def _log_run(runs_path: Path, record: dict[str, Any]) -> None:
+    drop_partial_line(runs_path)  # a record cut by a kill would swallow this one
     with runs_path.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _remove_stale_temporaries(out: Path) -> list[Path]:
+    """Delete temporary files a killed writer left in ``out`` (costmodel.atomic's
+    ``.<name>.*.tmp``); they are never a result. Returns what was removed."""
+    removed = []
+    for folder in (out, out / "logs"):
+        for tmp in folder.glob(".*.tmp"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+                removed.append(tmp)
+    return removed
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the forked child
+    """In the child before exec: get SIGTERM when the runner dies, even by SIGKILL (Linux
+    prctl PR_SET_PDEATHSIG = 1); elsewhere a no-op (the process group is killed on exit)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM/SIGHUP to the runner, handled as Ctrl-C: kill the child's group, record, stop."""
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Any:
+    """Within: SIGTERM and SIGHUP raise :class:`_Terminated` (main thread only; elsewhere the
+    handlers cannot be set and the defaults stay)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise _Terminated(f"signal {signum}")
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
 
 
 def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int | None, str]:
@@ -355,8 +425,15 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
             log.write(f"# costmodel runner env: {name}={value}\n")
         log.flush()
         try:
+            # own session = own process group, killed as a whole (srun/mpirun and their ranks);
+            # and the child is told when the runner dies without cleaning up (SIGKILL)
             proc = subprocess.Popen(
-                spec.argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+                spec.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         except OSError as exc:
             return "failed", None, f"cannot start {spec.argv[0]}: {exc.strerror}"
@@ -365,7 +442,7 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
         except subprocess.TimeoutExpired:
             _kill(proc)
             return "timeout", None, f"no exit after {timeout_s:g} s (killed); partial log kept"
-        except KeyboardInterrupt:
+        except BaseException:  # Ctrl-C, SIGTERM (as _Terminated), SystemExit: no orphan
             _kill(proc)
             raise
     if rc != 0:
@@ -394,17 +471,21 @@ def run_sweep(
 ) -> SweepSummary:
     """Run ``specs`` in order; append each run's parsed rows to ``out_dir/results.jsonl``.
 
-    Runs already ``ok`` in ``out_dir/runs.jsonl`` are skipped. Each run's raw log is kept in
-    ``out_dir/logs/<key>.log``. Ctrl-C stops the sweep after killing the running job; what
-    finished is on disk. Never raises for a failed run: it is reported in the summary.
+    Runs already ``ok`` in ``out_dir/runs.jsonl`` with the same configuration
+    (:attr:`RunSpec.config`) are skipped. Each run's raw log is kept in
+    ``out_dir/logs/<key>.<attempt>.log``. Ctrl-C, SIGTERM or SIGHUP stop the sweep after killing
+    the running job's whole process group; what finished is on disk. Stale temporary files of a
+    killed earlier run are removed first. Never raises for a failed run: it is reported in the
+    summary.
     """
     out = Path(out_dir)
     (out / "logs").mkdir(parents=True, exist_ok=True)
     runs_path, results_path = out / "runs.jsonl", out / "results.jsonl"
+    _remove_stale_temporaries(out)
     summary = SweepSummary(out)
     done = _runs_done(runs_path)
-    todo = [s for s in specs if s.key not in done]
-    summary.skipped = [s.key for s in specs if s.key in done]
+    todo = [s for s in specs if (s.key, s.config) not in done]
+    summary.skipped = [s.key for s in specs if (s.key, s.config) in done]
     show = sys.stderr.isatty() if progress is None else progress
     bar = None
     if show:
@@ -417,83 +498,106 @@ def run_sweep(
             TimeElapsedColumn(),
         )
         bar.start()
-        task = bar.add_task("nccl-tests", total=len(todo))
+        bar.add_task("nccl-tests", total=len(todo))
     try:
-        for spec in todo:
-            if bar is not None:
-                bar.update(task, description=f"running {spec.key}")
-            attempt = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
-            log_path = out / "logs" / f"{spec.key}.{attempt}.log"
-            started = time.time()
-            try:
-                status, rc, reason = _execute(spec, log_path, timeout_s)
-            except KeyboardInterrupt:
-                _log_run(
-                    runs_path,
-                    {
-                        "key": spec.key,
-                        "status": "interrupted",
-                        "log": str(log_path),
-                        "attempt": attempt,
-                    },
-                )
-                summary.interrupted = True
-                summary.failed[spec.key] = "interrupted"
-                break
-            rows, parse_note = 0, ""
-            try:
-                df = parse_nccl_tests(
-                    log_path.read_text(encoding="utf-8", errors="replace"),
-                    source=str(log_path),
-                    op=spec.op,
-                    strict=status == "ok",
-                )
-            except NcclTestsParseError as exc:
-                df, parse_note = None, str(exc)
-                if status == "ok":
-                    status, reason = "failed", f"log does not parse: {exc}"
-            if df is not None:
-                if spec.algo:
-                    df["algo_env"] = df["algo_env"].where(df["algo_env"].notna(), spec.algo)
-                if spec.proto:
-                    df["proto_env"] = df["proto_env"].where(df["proto_env"].notna(), spec.proto)
-                rows = append_results(
-                    results_path,
-                    df,
-                    source="nccl-tests",
-                    backend="nccl",
-                    run_key=spec.key,
-                    attempt=attempt,
-                    complete=status == "ok",
-                    log=str(log_path),
-                )
-            summary.rows += rows
-            _log_run(
-                runs_path,
-                {
-                    "key": spec.key,
-                    "status": status,
-                    "rc": rc,
-                    "reason": reason,
-                    "rows": rows,
-                    "log": str(log_path),
-                    "attempt": attempt,
-                    "argv": list(spec.argv),
-                    "env": spec.env,
-                    "seconds": round(time.time() - started, 3),
-                    "parse_note": parse_note,
-                },
-            )
-            if status == "ok":
-                summary.ok.append(spec.key)
-            else:
-                summary.failed[spec.key] = reason + (f" ({rows} partial rows kept)" if rows else "")
-            if bar is not None:
-                bar.advance(task)
+        with _signals_interrupt():
+            _run_all(todo, out, runs_path, results_path, timeout_s, summary, bar)
     finally:
         if bar is not None:
             bar.stop()
     return summary
+
+
+def _run_all(
+    todo: Sequence[RunSpec],
+    out: Path,
+    runs_path: Path,
+    results_path: Path,
+    timeout_s: float,
+    summary: SweepSummary,
+    bar: Any,
+) -> None:
+    """Run each spec: execute, parse, append its rows, record it (see :func:`run_sweep`)."""
+    task = bar.task_ids[0] if bar is not None else None
+    for spec in todo:
+        if bar is not None:
+            bar.update(task, description=f"running {spec.key}")
+        # sortable and unique within one process: <YYYYmmddTHHMMSS>.<ns>-<pid>
+        now = time.time_ns()
+        attempt = (
+            time.strftime("%Y%m%dT%H%M%S", time.localtime(now / 1e9))
+            + f".{now % 10**9:09d}-{os.getpid()}"
+        )
+        log_path = out / "logs" / f"{spec.key}.{attempt}.log"
+        started = time.time()
+        try:
+            status, rc, reason = _execute(spec, log_path, timeout_s)
+        except KeyboardInterrupt:
+            _log_run(
+                runs_path,
+                {
+                    "key": spec.key,
+                    "config": spec.config,
+                    "status": "interrupted",
+                    "log": str(log_path),
+                    "attempt": attempt,
+                },
+            )
+            summary.interrupted = True
+            summary.failed[spec.key] = "interrupted"
+            break
+        rows, parse_note = 0, ""
+        try:
+            df = parse_nccl_tests(
+                log_path.read_text(encoding="utf-8", errors="replace"),
+                source=str(log_path),
+                op=spec.op,
+                strict=status == "ok",
+            )
+        except NcclTestsParseError as exc:
+            df, parse_note = None, str(exc)
+            if status == "ok":
+                status, reason = "failed", f"log does not parse: {exc}"
+        if df is not None:
+            if spec.algo:
+                df["algo_env"] = df["algo_env"].where(df["algo_env"].notna(), spec.algo)
+            if spec.proto:
+                df["proto_env"] = df["proto_env"].where(df["proto_env"].notna(), spec.proto)
+            rows = append_results(
+                results_path,
+                df,
+                source="nccl-tests",
+                backend="nccl",
+                run_key=spec.key,
+                config=spec.config,
+                attempt=attempt,
+                complete=status == "ok",
+                log=str(log_path),
+            )
+        summary.rows += rows
+        _log_run(
+            runs_path,
+            {
+                "key": spec.key,
+                "config": spec.config,
+                "status": status,
+                "rc": rc,
+                "reason": reason,
+                "rows": rows,
+                "log": str(log_path),
+                "attempt": attempt,
+                "argv": list(spec.argv),
+                "env": spec.env,
+                "seconds": round(time.time() - started, 3),
+                "parse_note": parse_note,
+            },
+        )
+        if status == "ok":
+            summary.ok.append(spec.key)
+        else:
+            summary.failed[spec.key] = reason + (f" ({rows} partial rows kept)" if rows else "")
+        if bar is not None:
+            bar.advance(task)
 
 
 def run_nccl_tests(

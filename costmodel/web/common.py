@@ -6,6 +6,7 @@ page repeats. It is the only module here besides the pages that imports streamli
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import time
@@ -44,7 +45,41 @@ CUSTOM = "custom"
 FIRST_CHART_PAUSE_S: float = 1.0
 
 #: Largest uploaded log the Validate page reads [B]; the longest reference log is about 60 kB.
+#: The server refuses larger uploads too: ``server.maxUploadSize = 5`` (MB) in
+#: .streamlit/config.toml, so a client that skips the widget's check cannot send 50 MB.
 MAX_UPLOAD_BYTES: int = 5_000_000
+
+
+# Every ASCII punctuation character CommonMark lets a backslash escape (spec section 2.4).
+_MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def plain(text: object, limit: int = 500) -> str:
+    """``text`` escaped so that Streamlit's Markdown shows it literally (issue 14).
+
+    Values from the URL or an upload reach the page in error messages and notes; Streamlit
+    renders those as Markdown, so ``![x](https://attacker.invalid/p.png)`` in a shared link would
+    make the victim's browser fetch the image and ``[x](https://...)`` would be a live link.
+    Every ASCII punctuation character gets a backslash (CommonMark: an escaped character is
+    literal), bare URLs get a zero-width space after ``://`` (GFM links them even when escaped),
+    line breaks become spaces
+    and the text is cut at ``limit`` characters. Use for every user-controlled string shown
+    through ``st.markdown``/``st.error``/``st.warning``/``st.caption``/``st.info``.
+    """
+    value = " ".join(str(text).split())
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    # GFM turns bare URLs into links after escapes are resolved (checked in chromium): a
+    # zero-width space after "://", "www" and "@" keeps them plain text
+    for token in ("://", "www", "@"):
+        value = value.replace(token, token + "\u200b")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", value)
+
+
+def plain_html(text: object, limit: int = 200) -> str:
+    """``text`` for a plotly title or label (which render a subset of HTML): HTML-escaped."""
+    value = " ".join(str(text).split())
+    return html.escape(value[:limit])
 
 
 def size_label(size_bytes: float) -> str:
@@ -108,6 +143,7 @@ def show_error(field: str, exc: Exception) -> None:
     """A red message naming the field and what is allowed (the library's ValueError text).
 
     A pydantic ``ValidationError`` (a ValueError) lists each refused field with its rule.
+    The message is shown as text (:func:`plain`): it may quote what the user typed.
     """
     errors = getattr(exc, "errors", None)
     if callable(errors):
@@ -116,9 +152,9 @@ def show_error(field: str, exc: Exception) -> None:
             f"{e['msg'].removeprefix('Value error, ')} (got {e.get('input')!r})"
             for e in errors()
         ]
-        st.error(f"**{field}**: " + "; ".join(lines), icon=":material/error:")
+        st.error(f"**{plain(field)}**: " + plain("; ".join(lines)), icon=":material/error:")
         return
-    st.error(f"**{field}**: {exc}", icon=":material/error:")
+    st.error(f"**{plain(field)}**: {plain(exc)}", icon=":material/error:")
 
 
 @contextmanager
@@ -139,7 +175,7 @@ def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
     try:
         return parse(text, name=field)
     except ValueError as exc:  # the parser's message starts with the field's name
-        st.error(str(exc), icon=":material/error:")
+        st.error(plain(exc), icon=":material/error:")
         return None
 
 

@@ -405,12 +405,29 @@ def reference_logs() -> dict[str, str]:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def parse_log(text: str, source: str) -> pd.DataFrame:
+def parse_log(raw: bytes | str, source: str) -> pd.DataFrame:
     """:func:`costmodel.validation.nccl_tests.parse_nccl_tests`, lenient: bad rows are listed in
-    ``attrs["problems"]`` instead of stopping the whole log."""
-    from costmodel.validation.nccl_tests import parse_nccl_tests
+    ``attrs["problems"]`` instead of stopping the whole log. Bytes are decoded as UTF-8 (a BOM
+    dropped; another encoding raises a ValueError naming the byte)."""
+    from costmodel.validation.nccl_tests import decode_log, parse_nccl_tests
 
+    text = decode_log(raw, source) if isinstance(raw, bytes) else raw
     return parse_nccl_tests(text, source=source, strict=False)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def detect_log_cluster(raw: bytes | str, source: str) -> str | None:
+    """The cluster preset a log ran on (validation.compare.detect_cluster), or None."""
+    from costmodel.validation.compare import detect_cluster
+
+    return detect_cluster(parse_log(raw, source), source)
+
+
+def cluster_mismatch(measured: pd.DataFrame, cluster: str) -> str | None:
+    """Why ``measured`` does not look like a run on ``cluster`` (compare.preset_mismatch)."""
+    from costmodel.validation.compare import preset_mismatch
+
+    return preset_mismatch(measured, cluster)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -15,6 +15,8 @@ from costmodel.web.common import (
     QP,
     chart,
     page_header,
+    plain,
+    plain_html,
     section,
     show_error,
     table,
@@ -27,8 +29,10 @@ SOURCES = {"upload": "Upload a log", "reference": "A reference run"}
 LOG_TYPES = ["txt", "log", "out", "json"]
 
 
-def _log() -> tuple[str | None, str | None]:
-    """(text, name) of the chosen log, or (None, None) with a message saying why."""
+def _log() -> tuple[bytes | None, str | None, bool]:
+    """(bytes, name, uploaded) of the chosen log, or (None, None, False) with a message saying
+    why. The bytes are decoded in :func:`render` (``nccl_tests.decode_log``), where a BOM is
+    dropped and any other encoding gets a red message."""
     source = st.radio(
         "Measurements",
         tuple(SOURCES),
@@ -49,31 +53,32 @@ def _log() -> tuple[str | None, str | None]:
                 "Upload the output of an nccl-tests binary (e.g. all_reduce_perf -b 8 -e 8G "
                 "-f 2), or pick a reference run."
             )
-            return None, None
-        if upload.size > MAX_UPLOAD_BYTES:
+            return None, None, True
+        content = upload.getvalue()
+        if max(upload.size, len(content)) > MAX_UPLOAD_BYTES:  # the server checks too
             show_error(
                 "Log file",
                 ValueError(
-                    f"{upload.name} is {format_bytes(upload.size)}; the limit is "
+                    f"{upload.name} is {format_bytes(len(content))}; the limit is "
                     f"{format_bytes(MAX_UPLOAD_BYTES)} (an 8 B - 16 GiB sweep is about 10 kB)"
                 ),
             )
-            return None, None
-        return upload.getvalue().decode("utf-8", errors="replace"), upload.name
+            return None, None, True
+        return content, upload.name, True
     refs = data.reference_logs()
     if not refs:
         st.warning(
             "No reference runs found: set COSTMODEL_REFERENCE_LOGS to a folder of "
             "nccl-tests logs, or upload one."
         )
-        return None, None
+        return None, None, False
     name = st.selectbox(
         "Reference run (published logs bundled with costmodel; index: costmodel/data/reference/README.md)",
         list(refs),
         key="val_reference",
         bind=QP,
     )
-    return Path(refs[name]).read_text(encoding="utf-8", errors="replace"), name
+    return Path(refs[name]).read_bytes(), name, False
 
 
 def _problem(problem: object) -> str:
@@ -81,6 +86,20 @@ def _problem(problem: object) -> str:
     if isinstance(problem, dict) and "message" in problem:
         return f"line {problem.get('line', '?')}: {problem['message']}"
     return str(problem)
+
+
+def _default_cluster(raw: bytes | None, name: str | None, clusters: list[str]) -> str:
+    """The preset the chosen log ran on (GPU model, GPUs per node; compare.detect_cluster),
+    else dgx-h100. Used as the selectbox default, so a reference run never opens paired with
+    another machine's preset (issue 14: a 16 x 8 A100 run opened on dgx-h100)."""
+    fallback = "dgx-h100" if "dgx-h100" in clusters else clusters[0]
+    if raw is None:
+        return fallback
+    try:
+        detected = data.detect_log_cluster(raw, name)
+    except ValueError:
+        return fallback
+    return detected if detected in clusters else fallback
 
 
 def _overlay(comparison: pd.DataFrame) -> pd.DataFrame:
@@ -115,15 +134,18 @@ def render() -> None:
         "Measured nccl-tests bus bandwidth against the prediction for a cluster preset: "
         "the error per size, a CSV of the comparison, and a calibrated preset fitted to the run.",
     )
-    text, name = _log()
+    raw, name, uploaded = _log()
     c = st.columns(3)
     clusters = data.preset_names("cluster")
+    default = _default_cluster(raw, name, clusters)
+    # one cluster widget per log, so the default follows the log chosen (the URL still binds it)
     cluster = c[0].selectbox(
         "Cluster it ran on",
         clusters,
-        index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
+        index=clusters.index(default),
         key="val_cluster",
         bind=QP,
+        help="Defaults to the preset the log's GPU model and GPUs per node point to.",
     )
     model = c[1].radio(
         "Model",
@@ -134,11 +156,11 @@ def render() -> None:
         help=data.MODELS_HELP + "; nccl-table: NCCL's tuning table alone (reference baseline)",
     )
     in_place = c[2].checkbox("Include in-place rows", value=False, key="val_in_place", bind=QP)
-    if text is None:
+    if raw is None:
         return
     measured = None
     with section("Log file"):
-        measured = data.parse_log(text, name)
+        measured = data.parse_log(raw, name)
         if measured.empty:
             raise ValueError(
                 f"no nccl-tests result rows in {name}; expected the table an nccl-tests binary "
@@ -148,7 +170,19 @@ def render() -> None:
         return
     problems = measured.attrs.get("problems") or []
     if problems:
-        st.warning(f"{len(problems)} line(s) skipped: " + "; ".join(map(_problem, problems[:3])))
+        st.warning(
+            plain(f"{len(problems)} line(s) skipped: " + "; ".join(map(_problem, problems[:3])))
+        )
+    warnings = measured.attrs.get("warnings") or []
+    if warnings:
+        with st.expander(f"{len(warnings)} finding(s) in the log", icon=":material/warning:"):
+            for finding in warnings[:20]:
+                st.text(_problem(finding))  # st.text: never Markdown
+    mismatch = data.cluster_mismatch(measured, cluster)
+    if mismatch:
+        st.warning(
+            plain(f"{cluster} does not match the log: {mismatch}"), icon=":material/warning:"
+        )
     if not in_place:
         measured = measured[measured["placement"] != "in_place"]
     with section("Comparison"):
@@ -159,8 +193,12 @@ def render() -> None:
             raise ValueError(f"no row of {name} could be predicted on {cluster}: {notes}")
         m = st.columns(5)
         m[0].metric("Rows compared", f"{len(ok)} of {len(comparison)}")
-        m[1].metric("Median |error| of time", f"{100 * ok['rel_error'].abs().median():.1f} %")
-        m[2].metric("Max |error| of time", f"{100 * ok['rel_error'].abs().max():.1f} %")
+        m[1].metric(
+            "Median |busbw error|",
+            f"{100 * ok['rel_error'].abs().median():.1f} %",
+            help="busbw_pred / busbw_meas - 1, uncapped; |ln ratio| is in the table",
+        )
+        m[2].metric("Max |busbw error|", f"{100 * ok['rel_error'].abs().max():.1f} %")
         m[3].metric("Peak measured busbw", format_rate(ok["measured_busbw_bytes_per_s"].max()))
         m[4].metric("Peak predicted busbw", format_rate(ok["predicted_busbw_bytes_per_s"].max()))
         overlay = _overlay(ok)
@@ -171,15 +209,22 @@ def render() -> None:
                 y="busbw_bytes_per_s",
                 series="series",
                 markers_only=measured_series,
-                title=f"{name}: measured vs predicted ({model}) on {cluster}",
+                title=f"{plain_html(name)}: measured vs predicted ({model}) on {cluster}",
             ),
             key="chart_validate",
+        )
+        chart(
+            plots.validation_error_figure(
+                ok, title=f"{plain_html(name)}: busbw error vs size ({model} on {cluster})"
+            ),
+            key="chart_validate_error",
         )
         table(
             data.summarize_comparison(comparison),
             "comparison_summary.csv",
             key="summary",
-            caption="Error by op, algorithm and size band (rel_error = predicted/measured - 1)",
+            caption="Error by op, algorithm and size band (rel_error = busbw predicted / "
+            "measured - 1, uncapped; abs_log_ratio = |ln(predicted / measured)|)",
         )
         columns = [
             c
@@ -195,6 +240,7 @@ def render() -> None:
                 "measured_busbw_bytes_per_s",
                 "predicted_busbw_bytes_per_s",
                 "rel_error",
+                "abs_log_ratio",
                 "algorithm",
                 "note",
             )
