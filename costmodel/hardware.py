@@ -492,8 +492,8 @@ class CandidateCalibration(_Frozen):
     )
     nodes: tuple[int, ...] = Field((), strict=False, description="node counts measured")
     gpus_per_node: tuple[int, ...] = Field((), strict=False, description="GPUs per node measured")
-    min_bytes: float = Field(0.0, ge=0, description="smallest size fitted [B]")
-    max_bytes: float = Field(0.0, ge=0, description="largest size fitted [B]")
+    min_bytes: Bytes | None = Field(None, description="smallest size fitted")
+    max_bytes: Bytes | None = Field(None, description="largest size fitted")
     points: int = Field(0, ge=0, description="measured points this candidate was chosen on")
     source: Source
 

@@ -648,6 +648,16 @@ def load_calibration(path: str | Path) -> Calibration:
     )
 
 
+def _size(value: Any) -> float:
+    from costmodel.units import parse_bytes
+
+    return (
+        float(parse_bytes(value, name="min_bytes/max_bytes"))
+        if isinstance(value, str)
+        else float(value)
+    )
+
+
 def _candidates_from_entries(entries: list[dict[str, Any]]) -> list[RealisticFit]:
     """[[candidate]] tables (as written by :meth:`RealisticFit.entries`) -> RealisticFit."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -672,8 +682,8 @@ def _candidates_from_entries(entries: list[dict[str, Any]]) -> list[RealisticFit
                 chosen={(e["algorithm"], e["protocol"]): int(e.get("points", 0)) for e in es},
                 nodes=tuple(star.get("nodes", ())),
                 gpus_per_node=tuple(star.get("gpus_per_node", ())),
-                min_bytes=float(star.get("min_bytes", 0.0)),
-                max_bytes=float(star.get("max_bytes", 0.0)),
+                min_bytes=_size(star.get("min_bytes", 0.0)),
+                max_bytes=_size(star.get("max_bytes", 0.0)),
                 points=int(star.get("points", 0)),
                 rms_log_error=math.nan,
             )
@@ -684,15 +694,47 @@ def _candidates_from_entries(entries: list[dict[str, Any]]) -> list[RealisticFit
 def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[..., np.ndarray]:
     """A predictor for :func:`costmodel.validation.compare.compare` from a calibration.
 
-    ``predictor(op, message_bytes, ranks, nodes, algorithm=None, protocol=None) -> time_s``,
-    through :func:`costmodel.predict.fitted_time_s` (the same code a calibrated cluster uses).
+    ``predictor(op, message_bytes, ranks, nodes, algorithm=None, protocol=None) -> time_s``.
+    With calibrated candidates and a base cluster: the calibrated realistic model on the base
+    cluster (``predict_collective(..., model="calibrated")``, the road a calibrated cluster
+    takes; ``ranks`` must then be a multiple of ``nodes``); otherwise the alpha-beta fits through
+    :func:`costmodel.predict.fitted_time_s`.
     """
-    from costmodel.predict import fitted_time_s
+    from costmodel.predict import fitted_time_s, predict_collective
 
     cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
     # a preset name must be lower-case [a-z0-9._-]; the predictor only needs the fits
     safe = re.sub(r"[^a-z0-9._-]+", "-", cal.name.lower()).strip("-._") or "calibration"
     preset = to_preset(replace(cal, name=safe, source=cal.source or "<results>"), base=None)
+    if cal.candidates and cal.base:
+        from costmodel.presets import cluster as load_cluster
+
+        base = load_cluster(cal.base).model_copy(update={"calibration": preset})
+
+        def realistic(
+            op: str,
+            message_bytes: Any,
+            ranks: int,
+            nodes: int = 1,
+            algorithm: str | None = None,
+            protocol: str | None = None,
+        ) -> np.ndarray:
+            if int(ranks) % int(nodes):
+                raise ValueError(f"ranks={ranks} must be a multiple of nodes={nodes}")
+            p = predict_collective(
+                op,
+                message_bytes,
+                base,
+                nodes=int(nodes),
+                gpus_per_node=int(ranks) // int(nodes),
+                algorithm=algorithm or "auto",
+                protocol=protocol or "auto",
+                model="calibrated",
+            )
+            return np.asarray(p.time_s, float)
+
+        realistic.model_name = f"calibrated:{cal.name}"  # type: ignore[attr-defined]
+        return realistic
 
     def predictor(
         op: str,
@@ -779,8 +821,8 @@ class RealisticFit:
                 "latency_scale": float(lam),
                 "nodes": list(self.nodes),
                 "gpus_per_node": list(self.gpus_per_node),
-                "min_bytes": float(self.min_bytes),
-                "max_bytes": float(self.max_bytes),
+                "min_bytes": f"{int(self.min_bytes)}B",
+                "max_bytes": f"{int(self.max_bytes)}B",
                 "points": int(self.chosen.get((a, p), self.points if a == "*" else 0)),
                 "source": f"fitted (robust least squares on log time) to {self.points} measured "
                 f"points from {source}",
