@@ -81,10 +81,12 @@ class Run:
         return load_cluster(self.spec.preset, nodes=self.nodes, gpus_per_node=self.gpus_per_node)
 
 
-def load_runs() -> dict[str, Run]:
-    """Every run of RUNS + HELD_OUT_RUNS, out-of-place rows with size > 0, by key."""
+def load_runs(prefixes: tuple[str, ...] | None = None) -> dict[str, Run]:
+    """Every run of RUNS + HELD_OUT_RUNS (or of those files), out-of-place, size > 0, by key."""
     out: dict[str, Run] = {}
     for spec in (*fc.RUNS, *fc.HELD_OUT_RUNS):
+        if prefixes is not None and spec.prefix not in prefixes:
+            continue
         (path,) = sorted(fc.DATA.glob(f"{spec.prefix}_*.txt"))
         df = read_nccl_tests(path)
         multi = df.run.nunique() > 1
