@@ -363,7 +363,7 @@ def _placement_rows(df: pd.DataFrame, placement: str) -> pd.DataFrame:
 
 def _filled(df: pd.DataFrame, column: str, value: int | None, flag: str) -> pd.Series | None:
     """The column with ``value`` filled in; None if unknown somewhere and no value given."""
-    have = df[column] if column in df else pd_series_nan(df)
+    have = df[column] if column in df else _nan_series(df)
     known = have.dropna()
     if value is not None:
         if value < 1:
@@ -377,7 +377,7 @@ def _filled(df: pd.DataFrame, column: str, value: int | None, flag: str) -> pd.S
     return have.astype(int)
 
 
-def pd_series_nan(df: pd.DataFrame) -> pd.Series:
+def _nan_series(df: pd.DataFrame) -> pd.Series:
     import pandas as pd
 
     return pd.Series(np.nan, index=df.index, dtype=float)
@@ -405,7 +405,7 @@ def _shape_columns(
         raise ValueError(f"ranks must be a multiple of nodes; got (ranks, nodes) {bad}")
     df["nodes"], df["ranks"] = n, r
     df["gpus_per_node"] = (r // n).astype(int)
-    gpp = df["gpus_per_process"] if "gpus_per_process" in df else pd_series_nan(df)
+    gpp = df["gpus_per_process"] if "gpus_per_process" in df else _nan_series(df)
     df["gpus_per_process"] = gpp.fillna(gpus_per_process or 1).astype(int)
     return df
 
