@@ -1719,45 +1719,77 @@ def calibrate(
     name: Annotated[str | None, typer.Option(help="Name stored in the TOML.")] = None,
     min_bytes: Annotated[str, typer.Option(help="Leave out sizes below this: 64KiB.")] = "0B",
     nodes: Annotated[
-        int | None, typer.Option(min=1, help="Nodes, when the file does not say.")
+        int | None,
+        typer.Option(
+            min=1, help="Nodes, when the file does not say (no host lines): never guessed."
+        ),
     ] = None,
+    ranks: Annotated[
+        int | None, typer.Option(min=1, help="Ranks, when the file does not say.")
+    ] = None,
+    placement: Annotated[
+        str,
+        typer.Option(
+            help="nccl-tests rows to fit: out-of-place (the figures users quote), in-place, both."
+        ),
+    ] = "out-of-place",
     cluster: Annotated[
         str | None,
         typer.Option(
             help="Base cluster preset: the TOML then loads as that cluster carrying the fits "
-            "(cm.cluster(NAME), --cluster NAME everywhere), and the preset's figures are shown "
-            "next to the fitted ones."
+            "(cm.cluster(NAME), --cluster NAME everywhere), its realistic model calibrated "
+            "per algorithm/protocol; the preset's figures are shown next to the fitted ones."
         ),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Fit latency and bandwidth per op/algorithm/protocol/level; write a preset TOML.
+    """Calibrate on a measured sweep; write a calibration preset TOML.
 
-    Reports the fit's residuals and the error on held-out sizes (every other size). With
-    --cluster the written preset is that cluster with the fitted figures, loadable by name from a
-    COSTMODEL_PRESETS folder or by path.
+    With --cluster the realistic model's own candidates are calibrated (bandwidth efficiency
+    and latency scale per NCCL algorithm/protocol, host-floor scale; robust least squares on
+    log time) and the written preset is that cluster, loadable by name from a COSTMODEL_PRESETS
+    folder or by path; model "calibrated" and "nccl" then use them. The textbook alpha-beta
+    line per op/algorithm/protocol/level is fitted too (residuals and held-out sizes shown). A
+    file without host lines needs --nodes (and --ranks if it lacks them): never guessed.
 
     Example:
 
         costmodel calibrate runs/cpu/results.jsonl -o my-cluster.toml --min-bytes 64KiB
     """
+    import pandas as pd
+
     from .validation import calibrate as cal
 
     if output.suffix.lower() != ".toml":
         raise ValueError(f"--output: {str(output)!r} must end in .toml")
     sw = importlib.import_module("costmodel.sweep")
     sw.check_writable(output)
-    measured = _read_measurements(results, nodes)
-    c = cal.calibrate(
-        measured,
-        name=name or output.stem,
-        min_bytes=units.parse_bytes(min_bytes, name="--min-bytes"),
-        source=str(results),
-    )
+    if placement not in cal.PLACEMENTS:
+        raise ValueError(
+            f"--placement: {placement!r} unknown; allowed: {', '.join(cal.PLACEMENTS)}"
+        )
     if cluster is not None:
         from . import presets
 
         presets.cluster(cluster)  # an unknown name fails here, before anything is written
+    measured = _read_measurements(results, nodes)
+    try:
+        c = cal.calibrate(
+            measured,
+            name=name or output.stem,
+            min_bytes=units.parse_bytes(min_bytes, name="--min-bytes"),
+            source=str(results),
+            nodes=nodes,
+            ranks=ranks,
+            placement=placement,
+            base=cluster,
+        )
+    except ValueError as exc:
+        msg = str(exc)
+        for field in ("nodes", "ranks", "placement"):
+            if msg.startswith(f"{field}:"):
+                msg = f"--{field}: " + msg.removeprefix(f"{field}:").lstrip()
+        raise ValueError(msg) from None
     with sw.atomic_path(output) as tmp:
         cal.write_calibration(c, tmp, base=cluster)
     fits = c.table()
@@ -1773,10 +1805,27 @@ def calibrate(
         fits["preset_bandwidth_bytes_per_s"] = [
             reference.get(lv, float("nan")) for lv in fits["level"]
         ]
+    candidates = pd.DataFrame(
+        [
+            {
+                "op": f.op,
+                "level": f.level,
+                "algorithm": a,
+                "protocol": p,
+                "efficiency": e,
+                "latency_scale": lam,
+                "points": f.chosen.get((a, p), 0),
+            }
+            for f in c.candidates
+            for (a, p), (e, lam) in f.scale.items()
+        ]
+    )
     if as_json:
         _print_json(
             {
                 "path": str(output),
+                "placement": placement,
+                "candidates": _records(candidates),
                 "fits": _records(fits),
                 "skipped": list(c.residuals.attrs.get("skipped", []))
                 if c.residuals is not None
@@ -1802,7 +1851,12 @@ def calibrate(
         if x in fits.columns
     ]
     typer.echo(_human_frame(fits[cols]))
-    typer.echo(f"wrote {output}")
+    if not candidates.empty:
+        typer.echo(
+            "realistic model, calibrated candidates (efficiency x bandwidth, scale x latency):"
+        )
+        typer.echo(_human_frame(candidates))
+    typer.echo(f"wrote {output} (placement {placement})")
 
 
 APP_SCRIPT = Path(__file__).resolve().parent.parent / "app.py"

@@ -465,13 +465,48 @@ class CollectiveFit(_Frozen):
         )
 
 
+Placement = Literal["out-of-place", "in-place", "both"]
+
+
+class CandidateCalibration(_Frozen):
+    r"""Calibrated parameters of one realistic-model candidate (``[[candidate]]`` in the TOML).
+
+    The realistic model (:mod:`costmodel.realistic`) times each NCCL (algorithm, protocol)
+    candidate as :math:`t_c = \lambda_c \ell_c + M h_c / \eta_c` (capped by the hardware),
+    takes the fastest, then the host floor. ``bandwidth_efficiency`` is :math:`\eta_c` and
+    ``latency_scale`` :math:`\lambda_c`, both fitted by
+    :func:`costmodel.validation.calibrate.fit_realistic` (robust least squares on log time).
+    ``algorithm = protocol = "*"`` is the entry every other candidate of (op, level) takes and
+    carries ``host_floor_scale``, the fitted multiplier of the model's host floor.
+    """
+
+    op: CollectiveOp = Field(description="collective")
+    level: CalibrationLevel = Field(description="'intra' (one node) or 'inter' (several nodes)")
+    fabric: str = Field("none", description="network between nodes at this level")
+    algorithm: str = Field(description="NCCL algorithm (ring, tree, nvls, ...) or '*'")
+    protocol: str = Field(description="NCCL protocol (ll, ll128, simple) or '*'")
+    bandwidth_efficiency: float = Field(gt=0, le=100, description="eta: bandwidth multiplier")
+    latency_scale: float = Field(gt=0, le=1000, description="lambda: latency multiplier")
+    host_floor_scale: float | None = Field(
+        None, gt=0, le=1000, description="multiplier of the host floor (the * entry)"
+    )
+    nodes: tuple[int, ...] = Field((), strict=False, description="node counts measured")
+    gpus_per_node: tuple[int, ...] = Field((), strict=False, description="GPUs per node measured")
+    min_bytes: Bytes | None = Field(None, description="smallest size fitted")
+    max_bytes: Bytes | None = Field(None, description="largest size fitted")
+    points: int = Field(0, ge=0, description="measured points this candidate was chosen on")
+    source: Source
+
+
 class CalibrationPreset(_Frozen):
-    """Fitted alpha-beta figures for a cluster: a calibration preset (``preset = "calibration"``).
+    """Fitted figures for a cluster: a calibration preset (``preset = "calibration"``).
 
     ``base`` names the cluster preset the fits refine; loaded through
     :func:`costmodel.presets.load` / ``cm.cluster``, a calibration with a base becomes that
     :class:`Cluster` with :attr:`Cluster.calibration` set (see :mod:`costmodel.predict` for how
-    predictions use it). In the TOML file the fits are ``[[fit]]`` tables.
+    predictions use it). In the TOML file the alpha-beta fits are ``[[fit]]`` tables and the
+    realistic model's calibrated candidates ``[[candidate]]`` tables; ``placement`` says which
+    nccl-tests rows were fitted (out-of-place, in-place or both).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
@@ -483,16 +518,46 @@ class CalibrationPreset(_Frozen):
     method: str = Field("", description="how the fits were made")
     created: str = Field("", description="when the fits were made (ISO 8601)")
     fits: tuple[CollectiveFit, ...] = Field(
-        min_length=1,
+        (),
         strict=False,
         validation_alias=AliasChoices("fit", "fits"),
-        description="fitted groups ([[fit]] tables in the file)",
+        description="fitted alpha-beta groups ([[fit]] tables in the file)",
+    )
+    candidates: tuple[CandidateCalibration, ...] = Field(
+        (),
+        strict=False,
+        validation_alias=AliasChoices("candidate", "candidates"),
+        description="calibrated realistic-model candidates ([[candidate]] tables)",
+    )
+    placement: Placement | None = Field(
+        None, description="nccl-tests rows fitted: out-of-place, in-place or both"
     )
     source: Source
 
+    @model_validator(mode="after")
+    def _check_nonempty(self) -> CalibrationPreset:
+        if not self.fits and not self.candidates:
+            raise ValueError("fit: a calibration needs at least one [[fit]] or [[candidate]]")
+        return self
+
     def covers(self, op: str, level: str) -> bool:
         """Whether some fit is for ``op`` at ``level`` ("intra"/"inter")."""
-        return any(f.op == op and f.level == level for f in self.fits)
+        return any(f.op == op and f.level == level for f in (*self.fits, *self.candidates))
+
+    def candidate_scale(self, op: str, level: str) -> dict[tuple[str, str], tuple[float, float]]:
+        """``{(algorithm, protocol): (efficiency, latency scale)}`` of (op, level); {} if none."""
+        return {
+            (c.algorithm, c.protocol): (c.bandwidth_efficiency, c.latency_scale)
+            for c in self.candidates
+            if c.op == op and c.level == level
+        }
+
+    def host_floor_scale(self, op: str, level: str) -> float:
+        """The fitted multiplier of the host floor of (op, level); 1 where none was fitted."""
+        for c in self.candidates:
+            if c.op == op and c.level == level and c.host_floor_scale is not None:
+                return c.host_floor_scale
+        return 1.0
 
 
 class Cluster(_Frozen):

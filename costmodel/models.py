@@ -17,10 +17,12 @@ textbook   Topology-aware alpha-beta (DESIGN 3.2): intra- and inter-node levels,
            is the flat ring; ``"hierarchical"`` / ``"hierarchical_pipelined"`` the two-level
            all-reduce. The best an ideal implementation of the named algorithm could do.
 nccl       (default) The realistic model: NCCL 2.30's own algorithm/protocol choice, timed with
-           the terms NCCL's tuner leaves out (fitted corrections); a cluster's calibration is
-           used where its fits cover the request.
-calibrated Only the fits of a calibration preset (``costmodel calibrate ... --base NAME``):
-           what was measured on this cluster, extended by ``T = s(N) alpha + b(M, N) / B``.
+           the terms NCCL's tuner leaves out (fitted corrections); on a calibrated cluster the
+           calibrated answer (warns where the calibration lacks the op or level).
+calibrated The realistic model with the candidates a calibration preset fitted on this cluster
+           (``costmodel calibrate ... --cluster NAME``: efficiency and latency per NCCL
+           algorithm/protocol); older presets with alpha-beta fits only use
+           ``T = s(N) alpha + b(M, N) / B``. Refuses an op/level not calibrated.
 ========== ====================================================================================
 
 ``nccl-table`` (NCCL's tuning table alone, no corrections) is a *reference baseline* for the
@@ -67,7 +69,7 @@ DESCRIPTIONS: dict[str, str] = {
     LESSON: "the lesson's flat ring at the per-GPU NIC bandwidth (reproduces its worked examples)",
     TEXTBOOK: "topology-aware alpha-beta: intra/inter levels, NIC count, measured link efficiency",
     NCCL: "realistic: NCCL's own choice timed with the fitted corrections (default)",
-    CALIBRATED: "only the fits of a calibration preset measured on this cluster",
+    CALIBRATED: "the realistic model calibrated on this cluster (a calibration preset)",
     NCCL_TABLE: "reference baseline: NCCL's tuning table alone, no corrections",
 }
 

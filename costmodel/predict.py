@@ -20,15 +20,25 @@ Cluster and Collectives pages, the CLI, ``cm.sweep``, Scenario and the DDP step 
 - ``"nccl-table"``: reference baseline only (fidelity report, compare): NCCL 2.30's own tuning
   model (:mod:`costmodel.nccl`) with the topology its search would find on this hardware.
 
-Calibrated clusters (decision): a calibration preset is a base cluster preset plus fitted
-``T = s(N) alpha + b(M, N) / B`` per (op, textbook algorithm, protocol, level); loading it
+Calibrated clusters (decision, issue 11 item 5): a calibration preset is a base cluster preset
+plus, per (op, level), the realistic model's own calibrated candidates (``[[candidate]]``:
+bandwidth efficiency and latency scale per NCCL (algorithm, protocol), a host-floor scale;
+:func:`costmodel.validation.calibrate.fit_realistic`) and the older alpha-beta lines
+``T = s(N) alpha + b(M, N) / B`` per (op, textbook algorithm, protocol, level). Loading it
 (``cm.cluster("my-cluster")`` or a path) gives the base :class:`~costmodel.hardware.Cluster`
 with ``.calibration`` set. Then
 
-- ``model="calibrated"`` uses only the fits (:func:`fitted_time_s`) and raises ValueError for an
-  op/level/algorithm/protocol no fit covers;
-- ``model="nccl"`` (the default, so Scenario, sweeps, ddp and the CLI pick a calibration up by
-  name alone) uses the fits for the groups they cover and the NCCL-faithful model elsewhere;
+- with ``[[candidate]]`` entries, ``model="calibrated"`` **and** ``model="nccl"`` both run the
+  realistic model with the calibrated multipliers inside every candidate (so NCCL's choice and
+  the protocol switches are still modelled) and give the same numbers: on a calibrated cluster
+  the default answer is the calibrated one. Other node/rank counts and sizes of a covered level
+  are extrapolated by the model structure. An uncovered (op, level) raises ValueError under
+  ``"calibrated"`` and warns (:class:`CalibrationWarning`) under ``"nccl"``, which then answers
+  with the uncalibrated model: never a silent fall-back;
+- a preset with alpha-beta fits only (older files, or a calibration without a base cluster):
+  ``model="calibrated"`` uses only the fits (:func:`fitted_time_s`) and raises ValueError for an
+  op/level/algorithm/protocol no fit covers; ``model="nccl"`` uses the fits where they cover the
+  request and warns where it falls back to the realistic model;
 - ``"nccl-table"``, ``"textbook"`` and ``"lesson"`` ignore the calibration.
 
 The level is ``"intra"`` for one node and ``"inter"`` for several; a fit is reused at other rank
@@ -45,6 +55,7 @@ True
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -122,6 +133,23 @@ def fitted_params() -> dict[str, object]:
     return FITTED.all.as_dict()
 
 
+class CalibrationWarning(UserWarning):
+    """A calibrated cluster was asked something its calibration does not cover."""
+
+
+def scaled_floor_params(params: Mapping[str, object], floor_scale: float) -> dict[str, object]:
+    r"""Correction parameters with the host floor :math:`a + b g` multiplied by ``floor_scale``.
+
+    >>> p = scaled_floor_params({"host_base_us": 3.0, "host_per_gpu_us": 5.0}, 2.0)
+    >>> p["host_base_us"], p["host_per_gpu_us"]
+    (6.0, 10.0)
+    """
+    out = dict(params)
+    out["host_base_us"] = float(out["host_base_us"]) * floor_scale  # type: ignore[arg-type]
+    out["host_per_gpu_us"] = float(out["host_per_gpu_us"]) * floor_scale  # type: ignore[arg-type]
+    return out
+
+
 def cluster_topology(
     cluster: Cluster,
     *,
@@ -181,6 +209,44 @@ def _covering_fits(
     return fits
 
 
+def _calibrated_scale(
+    cal: CalibrationPreset, model: str, op: str, level: str, algorithm: str, protocol: str
+) -> dict | None:
+    """The calibrated candidate multipliers for (op, level), or None (with a warning/raise).
+
+    Decision (issue 11 item 5): a calibration never silently falls back. ``model="calibrated"``
+    raises ValueError for an (op, level) it does not cover; ``model="nccl"`` then warns
+    (:class:`CalibrationWarning`) and uses the uncalibrated realistic model. Inside a covered
+    level, other node/rank counts and sizes outside the fitted range are extrapolated by the
+    model's structure (the fitted multipliers scale every candidate's latency and bandwidth;
+    node count, steps, caps and the choice are the model's), without a warning.
+    """
+    if not cal.candidates:
+        if model == "nccl" and not _covering_fits(cal, op, level, algorithm, protocol):
+            warnings.warn(
+                f"calibration {cal.name!r} has no fit for {op} at level {level!r}; "
+                "using the uncalibrated nccl model",
+                CalibrationWarning,
+                stacklevel=4,
+            )
+        return None
+    scale = cal.candidate_scale(op, level)
+    if scale:
+        return scale
+    have = sorted({f"{c.op}/{c.level}" for c in cal.candidates})
+    what = (
+        f"calibration {cal.name!r} covers {', '.join(have)}; not {op} at level {level!r} "
+        f"({'several nodes' if level == 'inter' else 'one node'})"
+    )
+    if model == CALIBRATED:
+        raise ValueError(
+            f"model='calibrated': {what}; allowed: calibrate on a run of that shape, or "
+            "model='nccl' (uncalibrated there)"
+        )
+    warnings.warn(f"{what}: using the uncalibrated nccl model", CalibrationWarning, stacklevel=4)
+    return None
+
+
 def fitted_time_s(
     calibration: CalibrationPreset,
     op: str,
@@ -237,6 +303,7 @@ def realistic_time_s(
     gpus_per_process: int = 1,
     nvls: bool | None = None,
     collnet_enabled: bool = False,
+    candidate_scale: Mapping[tuple[str, str], tuple[float, float]] | None = None,
 ):
     """The corrected model's choice and time: ``(time_s, algorithm, protocol)`` arrays.
 
@@ -262,6 +329,7 @@ def realistic_time_s(
         gpus_per_process=gpus_per_process,
         nvls=nvls,
         collnet_enabled=collnet_enabled,
+        candidate_scale=candidate_scale,
     )
     return t, np.asarray(a_names)[a], np.asarray(p_names)[pr]
 
@@ -354,12 +422,34 @@ def predict_collective(
             "allowed: a calibration preset (costmodel calibrate ... --base NAME) or "
             "the models " + ", ".join(m for m in MODELS if m != CALIBRATED)
         )
-    if model == CALIBRATED or (
+    scale: dict | None = None
+    if cal is not None and model in (CALIBRATED, "nccl") and n >= 2:
+        scale = _calibrated_scale(cal, model, op, level, algorithm, protocol)
+    if scale:
+        assert cal is not None
+        base = fitted_params() if params is None else dict(params)
+        t, algos, protos = realistic_time_s(
+            op,
+            m1,
+            c,
+            algorithm,
+            protocol,
+            params=scaled_floor_params(base, cal.host_floor_scale(op, level)),
+            gpus_per_process=gpus_per_process,
+            nvls=nvls,
+            collnet_enabled=collnet_enabled,
+            candidate_scale=scale,
+        )
+    elif model == CALIBRATED and cal is not None and cal.candidates:
+        t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
+    elif model == CALIBRATED or (
         model == "nccl"
         and cal is not None
         and n >= 2
+        and not cal.candidates
         and _covering_fits(cal, op, level, algorithm, protocol)
     ):
+        assert cal is not None
         t, algos, protos = fitted_time_s(cal, op, m1, n, c.nodes, algorithm, protocol)
     elif model in (_models.LESSON, _models.TEXTBOOK):
         ok = _models.textbook_algorithms(model, op)

@@ -232,8 +232,14 @@ def _group_times(
     p: Mapping[str, object] | None,
     nvls: bool | None,
     collnet_enabled: bool,
+    candidate_scale: Mapping[tuple[str, str], tuple[float, float]] | None = None,
 ) -> tuple[np.ndarray, list[tuple[str, str]]]:
-    """Candidate times (K, rows) for rows of one (GPUs per node, node class) group."""
+    r"""Candidate times (K, rows) for rows of one (GPUs per node, node class) group.
+
+    ``candidate_scale`` (calibration hook, :func:`candidate_scale_of`): per (algorithm,
+    protocol) a bandwidth efficiency :math:`\eta` and a latency scale :math:`\lambda`, so the
+    candidate costs :math:`\lambda\,\ell_c + M h_c / \eta` (bandwidth still capped).
+    """
     from .predict import cluster_topology
 
     corrected = p is not None
@@ -263,11 +269,12 @@ def _group_times(
         L = c.intra_bandwidth_bytes_per_s
         B = c.node_inter_bandwidth_bytes_per_s
     for i, (a, pr) in enumerate(pairs):
+        eta, lam = candidate_scale_of(candidate_scale, a, pr)
         if op == "all_to_all":
-            times[i] = _p2p_time_s(m, k, topo, c, p, duplex if corrected else 1.0)
+            times[i] = _p2p_time_s(m, k, topo, c, p, duplex if corrected else 1.0) / eta
             continue
-        bw = _algbw_gbs(op, a, nccl.bus_bandwidth_gbs(op, a, pr, topo), n)
-        lat = _latency_us(op, a, pr, topo, k)
+        bw = _algbw_gbs(op, a, nccl.bus_bandwidth_gbs(op, a, pr, topo), n) * eta
+        lat = _latency_us(op, a, pr, topo, k) * lam
         if corrected and op == "all_reduce" and a == "nvls" and c.nodes == 1:
             bw = np.full(n.shape, C.nvls_allreduce_algbw_gbs(topo))
         elif corrected and a == "tree":
@@ -292,6 +299,24 @@ def _group_times(
         with np.errstate(divide="ignore"):
             times[i] = (lat + factor * m / (1000.0 * bw_m)) * _US
     return times, pairs
+
+
+def candidate_scale_of(
+    scale: Mapping[tuple[str, str], tuple[float, float]] | None, algorithm: str, protocol: str
+) -> tuple[float, float]:
+    """(bandwidth efficiency, latency scale) of one candidate: its own entry, else ``("*", "*")``.
+
+    The calibration hook (:mod:`costmodel.validation.calibrate`): no mapping, or no entry and
+    no default, is (1, 1), the uncalibrated candidate. All-to-all takes only the efficiency
+    (its time is divided by it).
+
+    >>> candidate_scale_of({("ring", "ll"): (0.8, 2.0), ("*", "*"): (0.9, 1.0)}, "tree", "ll")
+    (0.9, 1.0)
+    """
+    if not scale:
+        return 1.0, 1.0
+    eta, lam = scale.get((algorithm, protocol), scale.get(("*", "*"), (1.0, 1.0)))
+    return float(eta), float(lam)
 
 
 def _p2p_time_s(m, k, topo, c, p, duplex: float) -> np.ndarray:
@@ -332,6 +357,7 @@ def realistic_rows(
     gpus_per_process: int = 1,
     nvls: bool | None = None,
     collnet_enabled: bool = False,
+    candidate_scale: Mapping[tuple[str, str], tuple[float, float]] | None = None,
 ):
     r"""Time of ``op`` for rows of (message size, nodes, GPUs per node) on a cluster preset.
 
@@ -347,6 +373,10 @@ def realistic_rows(
         Per-rank buffer [B]; NVLink domains (>= 1); GPUs in each (1 to the preset's count).
     cluster : Cluster
         The base preset (its node count is ignored).
+    candidate_scale : mapping, optional
+        Calibrated (bandwidth efficiency, latency scale) per (algorithm, protocol), key
+        ``("*", "*")`` for the others (:func:`candidate_scale_of`); applied inside every
+        candidate before the choice and the caps. None: uncalibrated.
     """
     from .presets import cluster as load_cluster
 
@@ -393,6 +423,7 @@ def realistic_rows(
             p,
             nvls,
             collnet_enabled,
+            candidate_scale,
         )
         best = np.argmin(times, axis=0)
         t[rows] = times[best, np.arange(rows.size)]

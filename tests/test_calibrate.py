@@ -35,7 +35,7 @@ def test_recovers_known_alpha_beta_across_rank_counts():
             for n in (2, 4, 8)
         ]
     )
-    cal = calibrate(rows)
+    cal = calibrate(rows, nodes=1)  # synthetic rows: one node, said explicitly (never guessed)
     (fit,) = cal.fits
     assert fit.latency_s == pytest.approx(5e-6, rel=1e-9)  # exact data: exact fit
     assert fit.bandwidth_bytes_per_s == pytest.approx(20e9, rel=1e-9)

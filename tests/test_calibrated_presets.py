@@ -64,39 +64,66 @@ def test_written_toml_loads_by_path_as_the_base_cluster(cal, tmp_path):
     assert fit.bandwidth_bytes_per_s == orig.bandwidth_bytes_per_s
 
 
+def _realistic(cal, m, **kw):
+    """The realistic model on the base preset with the calibrated candidates (issue 11 item 5)."""
+    from costmodel.predict import fitted_params, realistic_time_s, scaled_floor_params
+
+    pc = cal.to_preset()
+    params = scaled_floor_params(fitted_params(), pc.host_floor_scale("all_reduce", "intra"))
+    scale = pc.candidate_scale("all_reduce", "intra")
+    return realistic_time_s(
+        "all_reduce", m, presets.cluster(BASE), params=params, candidate_scale=scale, **kw
+    )
+
+
 def test_predicts_held_out_sizes_with_the_fit(cal, log, tmp_path):
+    # behaviour change (issue 11 item 5): with a base cluster, "calibrated" and "nccl" run the
+    # realistic model with its calibrated candidates, no longer the alpha-beta line
     path = write_calibration(cal, tmp_path / "rtx-cal.toml")
-    (orig,) = cal.fits
+    t_ref, a_ref, p_ref = _realistic(cal, HELD_OUT)
+    assert cal.candidates and ("*", "*") in cal.candidates[0].scale
     for model in ("calibrated", "nccl"):  # "nccl" picks the calibration up automatically
         p = predict_collective("all_reduce", HELD_OUT, str(path), model=model)
-        assert p.time_s == pytest.approx(_fitted(orig, HELD_OUT, 2), rel=1e-12)
-        assert p.algorithm.tolist() == ["ring"] * 3 and p.protocol.tolist() == ["-"] * 3
+        assert p.time_s == pytest.approx(t_ref, rel=1e-12)
+        assert p.algorithm.tolist() == a_ref.tolist() and p.protocol.tolist() == p_ref.tolist()
         assert p.busbw_bytes_per_s == pytest.approx(HELD_OUT / p.time_s)  # factor 1 at N=2
-    # and it describes the measurement: 09a levels off at 4.0 GB/s; from 1 MiB up within 5%
-    # (the fit's held-out error there, test_calibrate.test_real_log_fit_and_cross_validation)
+    # the multipliers change the answer (else the calibration would be a no-op)
+    assert not np.allclose(t_ref, predict_collective("all_reduce", HELD_OUT, BASE).time_s)
+    # and it describes the measurement from 1 MiB up: median within 5 %; the worst size (256 MiB,
+    # where the model's mid-size ramp has faded and 09a has not levelled off) 7.4 % (bound 8 %;
+    # the alpha-beta line was within 5 % there, the realistic structure trades it for the
+    # small and mid sizes, issue 11 item 5 and docs/calibration.md)
     oop = log[(log.placement == "out_of_place") & (log.size_bytes >= 2**20)]
     p = predict_collective("all_reduce", oop.size_bytes.to_numpy(float), str(path))
-    assert np.abs(p.time_s / oop.time_s.to_numpy() - 1).max() < 0.05
+    err = np.abs(p.time_s / oop.time_s.to_numpy() - 1)
+    assert np.median(err) < 0.05 and err.max() < 0.08
     # the calibrated predictor of compare goes the same road
     t = calibrated_predictor(path)("all_reduce", HELD_OUT, 2)
-    assert t == pytest.approx(_fitted(orig, HELD_OUT, 2), rel=1e-12)
+    assert t == pytest.approx(t_ref, rel=1e-12)
+    # the alpha-beta line is still fitted and written (machines without a cluster preset)
+    (orig,) = cal.fits
+    assert load_calibration(path).fits[0].latency_s == orig.latency_s
 
 
 def test_uncovered_ops_and_reference_models(cal, tmp_path):
+    from costmodel.predict import CalibrationWarning
+
     path = str(write_calibration(cal, tmp_path / "rtx-cal.toml"))
     m = np.array([2.0**20, 2.0**26])
-    for op in ("all_gather", "broadcast"):  # not fitted: "nccl" falls back to the base preset
-        got = predict_collective(op, m, path).time_s
+    for op in ("all_gather", "broadcast"):  # not fitted: "nccl" warns, then the base preset
+        with pytest.warns(CalibrationWarning, match=f"not {op} at level 'intra'"):
+            got = predict_collective(op, m, path).time_s
         assert got == pytest.approx(predict_collective(op, m, BASE).time_s, rel=1e-12)
-        with pytest.raises(ValueError, match=f"no fit for op='{op}'"):
+        with pytest.raises(ValueError, match=f"not {op} at level 'intra'"):
             predict_collective(op, m, path, model="calibrated")
     # NCCL's table and the textbook stay uncalibrated references
     for model in ("nccl-table", "textbook"):
         got = predict_collective("all_reduce", m, path, model=model).time_s
         assert got == pytest.approx(predict_collective("all_reduce", m, BASE, model=model).time_s)
-    # a pinned algorithm the fit does not cover -> NCCL model; "calibrated" refuses it
-    tree = predict_collective("all_reduce", m, path, algorithm="tree").time_s
-    assert tree == pytest.approx(predict_collective("all_reduce", m, BASE, algorithm="tree").time_s)
+    # a pinned algorithm: the calibrated candidate (or the '*' default) of the same model
+    tree = predict_collective("all_reduce", m, path, algorithm="tree")
+    assert tree.time_s == pytest.approx(_realistic(cal, m, algorithm="tree")[0], rel=1e-12)
+    assert set(tree.algorithm.tolist()) == {"tree"}
     with pytest.raises(ValueError, match="carries no calibration"):
         predict_collective("all_reduce", m, BASE, model="calibrated")
 
@@ -115,9 +142,8 @@ def test_presets_folder_listing_and_ddp(cal, tmp_path):
     row = next(r for r in presets.listing("cluster", dirs=[folder]) if r.name == "rtx-cal")
     assert row.kind == "calibration" and row.origin == "user" and "calibrated on" in row.headline
     c = presets.cluster("rtx-cal", dirs=[folder])
-    (orig,) = cal.fits
-    f = allreduce_time_fn(c)  # DDP buckets use the fitted all-reduce
-    assert f(np.array([25 * 2**20]))[0] == pytest.approx(_fitted(orig, 25 * 2**20, 2))
+    f = allreduce_time_fn(c)  # DDP buckets use the calibrated all-reduce
+    assert f(np.array([25 * 2**20]))[0] == pytest.approx(_realistic(cal, [25 * 2**20])[0][0])
     # a file directly in the folder works too (kind = "calibration" says what it is)
     flat = tmp_path / "flat"
     write_calibration(cal, flat / "rtx-cal.toml", created=CREATED)

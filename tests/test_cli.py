@@ -616,9 +616,14 @@ def test_validate_loop_run_compare_calibrate(tmp_path, fake_nccl_tests):
     assert loaded.calibration is not None
     pred = run_json("predict", "--op", "all_reduce", "--cluster", str(cal), "--sizes", "64MiB")
     (row,) = pred["results"]
-    n, m = row["ranks"], 64 * 2**20  # the fitted ring alpha-beta, not the NCCL model
-    expected = 2 * (n - 1) * fit["latency_s"] + 2 * (n - 1) / n * m / fit["bandwidth_bytes_per_s"]
-    assert row["time_s"] == pytest.approx(expected, rel=1e-6)
+    # behaviour change (issue 11 item 5): a calibrated cluster answers with the realistic model
+    # and its calibrated candidates (no longer the alpha-beta line), the same as the API's
+    assert c["placement"] == "out-of-place" and c["candidates"]
+    expected = cm.predict_collective("all_reduce", 64 * 2**20, loaded, model="calibrated")
+    assert row["time_s"] == pytest.approx(float(expected.time_s), rel=1e-6)
+    n, m = row["ranks"], 64 * 2**20
+    line = 2 * (n - 1) * fit["latency_s"] + 2 * (n - 1) / n * m / fit["bandwidth_bytes_per_s"]
+    assert row["time_s"] != pytest.approx(line, rel=1e-6)
 
 
 def test_compare_and_calibrate_read_raw_logs(tmp_path):
@@ -636,6 +641,19 @@ def test_compare_and_calibrate_read_raw_logs(tmp_path):
     empty.write_text("")
     assert_usage_error(run("calibrate", str(empty), "-o", str(tmp_path / "c.toml")), "no rows")
     assert not (tmp_path / "c.toml").exists()
+    # a log without host lines: the node count is asked for, never guessed (issue 11 item 5)
+    no_hosts = DATA / "13e_waynehacking8_1x2-4-6xH100_GPUcount-scaling_allreduce.txt"
+    out = tmp_path / "e.toml"
+    assert_usage_error(run("calibrate", str(no_hosts), "-o", str(out)), "--nodes")
+    assert_usage_error(
+        run("calibrate", str(no_hosts), "-o", str(out), "--nodes", "1", "--placement", "x"),
+        "--placement",
+    )
+    assert not out.exists()
+    ok = run_json(
+        "calibrate", str(no_hosts), "-o", str(out), "--nodes", "1", "--placement", "in-place"
+    )
+    assert ok["placement"] == "in-place" and 'placement = "in-place"' in out.read_text()
 
 
 def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):

@@ -254,15 +254,19 @@ def render() -> None:
         )
     with section("Calibration"):
         stem = Path(name).stem.lower().replace(" ", "-")[:40]
-        toml = data.calibrated_preset_toml(measured, f"calibrated-{stem}", name)
-        st.download_button(
-            "Download a calibrated preset (TOML)",
-            toml.encode(),
-            file_name=f"calibrated-{stem}.toml",
-            mime="application/toml",
-            key="download_calibration",
-            icon=":material/download:",
-        )
+        try:  # a log without host lines has no node count: calibration refuses to guess it
+            toml = data.calibrated_preset_toml(measured, f"calibrated-{stem}", name)
+        except ValueError as exc:
+            st.info(f"No calibrated preset: {exc}. Use `costmodel calibrate ... --nodes N`.")
+        else:
+            st.download_button(
+                "Download a calibrated preset (TOML)",
+                toml.encode(),
+                file_name=f"calibrated-{stem}.toml",
+                mime="application/toml",
+                key="download_calibration",
+                icon=":material/download:",
+            )
 
 
 if __name__ == "__main__":

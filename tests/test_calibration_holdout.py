@@ -1,0 +1,134 @@
+"""Calibration that closes the loop (issue 11 item 5): held-out error, shape, placement, coverage.
+
+The held-out figures are recomputed here for a subset of scripts/calibration_holdout.py's table
+(docs/calibration.md): two half splits (06a, 2 x 8 H100 over NDR400; 13a, a 4-GPU H100 slice)
+and two siblings (13e 4 -> 6 GPUs; Alps 2 -> 4 nodes). Each bound sits 1-3 points above the
+achieved figure (regression bounds); the issue's goals are <= 5 % (half split) and <= 10 %
+(sibling), met by these four (not by every run: docs/calibration.md).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from costmodel.predict import CalibrationWarning, predict_collective
+from costmodel.reference import reference_path
+from costmodel.validation.calibrate import calibrate, load_calibration, write_calibration
+from costmodel.validation.nccl_tests import read_nccl_tests
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location(
+    "calibration_holdout", ROOT / "scripts" / "calibration_holdout.py"
+)
+ch = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+sys.modules.setdefault("calibration_holdout", ch)
+_spec.loader.exec_module(ch)  # type: ignore[union-attr]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return ch.load_runs(("06a", "13a", "13e", "15"))
+
+
+# run -> bound on median |busbw err| >= 1 MiB of the held-out half
+HALF = {"06a": 0.04, "13a": 0.03}
+# (fit on, predict) -> bound on median |busbw err| >= 1 MiB
+SIBLING = {("13e/1", "13e/2"): 0.03, ("15/1", "15/2"): 0.07}
+
+
+@pytest.mark.parametrize("key", sorted(HALF))
+def test_half_split_held_out_error(runs, key):
+    row = ch.half_split(runs[key])
+    calibrated, nccl = row["calibrated"][0], row["nccl"][0]
+    assert calibrated <= HALF[key]
+    assert calibrated <= ch.HALF_GOAL  # the issue's goal, met on these runs
+    assert calibrated < nccl  # calibration helps on sizes it never saw
+
+
+@pytest.mark.parametrize("pair", sorted(SIBLING))
+def test_sibling_held_out_error(runs, pair):
+    row = ch.sibling(runs[pair[0]], runs[pair[1]])
+    assert row["calibrated"][0] <= SIBLING[pair]
+    assert row["calibrated"][0] <= ch.SIBLING_GOAL
+
+
+def _log(run: str) -> pd.DataFrame:
+    return read_nccl_tests(reference_path(run))
+
+
+def test_nodes_never_guessed():
+    df = _log("13e")  # no host lines: nodes unknown
+    assert df["nodes"].isna().all()
+    with pytest.raises(ValueError, match="nodes: .*never guessed"):
+        calibrate(df, base="dgx-h100")
+    with pytest.raises(ValueError, match="nodes 2 contradicts|contradicts"):
+        calibrate(_log("06a"), nodes=1)  # 06a's host lines say 2 nodes
+    cal = calibrate(df, nodes=1)  # given: one node (alpha-beta only here, to stay quick)
+    (fit,) = cal.fits
+    assert fit.level == "intra" and fit.ranks == (2, 4, 6)
+
+
+def test_placement_is_explicit_and_recorded(tmp_path):
+    df = _log("13a")
+    with pytest.raises(ValueError, match="placement: 'sideways' unknown"):
+        calibrate(df, placement="sideways")
+    kw = {"base": "dgx-h100", "min_bytes": 2**20}
+    out = calibrate(df, **kw)  # default: out-of-place, as nccl-tests users quote
+    inp = calibrate(df, placement="in-place", **kw)
+    both = calibrate(df, placement="both", min_bytes=2**20)
+    assert (out.placement, inp.placement, both.placement) == ("out-of-place", "in-place", "both")
+    assert out.fits[0].points == inp.fits[0].points == both.fits[0].points // 2
+    assert out.candidates[0].scale != inp.candidates[0].scale  # different rows, different fit
+    path = write_calibration(out, tmp_path / "h.toml")
+    assert 'placement = "out-of-place"' in path.read_text()
+    assert load_calibration(path).placement == "out-of-place"
+
+
+def test_calibrated_cluster_never_falls_back_silently(runs):
+    c = ch.calibrated_cluster(runs["13a"], runs["13a"].segments)  # one node only
+    m = np.array([2.0**20, 2.0**30])
+    with pytest.raises(ValueError, match="not all_reduce at level 'inter'"):
+        predict_collective("all_reduce", m, c, nodes=2, model="calibrated")
+    with pytest.warns(CalibrationWarning, match="uncalibrated nccl model"):
+        p = predict_collective("all_reduce", m, c, nodes=2, model="nccl")
+    base = c.model_copy(update={"calibration": None})
+    assert p.time_s == pytest.approx(predict_collective("all_reduce", m, base, nodes=2).time_s)
+    # inside the calibrated level: other GPU counts and sizes extrapolate by the model's
+    # structure, no warning, and "nccl" on a calibrated cluster is the calibrated answer
+    odd = m * 3  # sizes never measured (13a has powers of two)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibrationWarning)
+        for g in (2, 4):
+            a = predict_collective("all_reduce", odd, c, gpus_per_node=g, model="calibrated")
+            b = predict_collective("all_reduce", odd, c, gpus_per_node=g, model="nccl")
+            assert a.time_s == pytest.approx(b.time_s, rel=1e-12)
+    uncal = predict_collective("all_reduce", odd, base, gpus_per_node=4).time_s
+    assert not np.allclose(a.time_s, uncal)  # the fitted multipliers are used
+
+
+def test_calibrated_candidates_respect_the_hardware_bound(runs):
+    from costmodel.realistic import busbw_bound_bytes_per_s
+
+    c = ch.calibrated_cluster(runs["06a"], runs["06a"].segments)
+    m = 2.0 ** np.arange(20, 35)
+    for nodes in (2, 4, 8):
+        p = predict_collective("all_reduce", m, c, nodes=nodes, model="calibrated")
+        for a, bw in zip(p.algorithm, p.busbw_bytes_per_s, strict=True):
+            bound = busbw_bound_bytes_per_s(
+                "all_reduce",
+                str(a),
+                nodes,
+                8,
+                c.intra_bandwidth_bytes_per_s,
+                c.node_inter_bandwidth_bytes_per_s,
+            )
+            assert bw <= float(bound) * (1 + 1e-9)
+        t = np.asarray(p.time_s)
+        assert np.all(np.diff(t) >= 0)  # time never falls with size
