@@ -38,8 +38,6 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .units import format_bytes
-
 FloatOrArray = float | np.ndarray
 
 
@@ -753,6 +751,8 @@ def min_ranks(
             except ValueError:
                 hint = "; even zero_stage=3 cannot fit it (reduce activations or the context)"
         what = "every part of the state" if stage == 0 else "the unsharded parts"
+        from .units import format_bytes  # lazy: units builds a pydantic validator at import
+
         raise ValueError(
             f"zero_stage={stage} replicates {what} on every rank: "
             f"{format_bytes(replicated)} per rank, {replicated / mem:.3g}x the "
