@@ -467,3 +467,44 @@ def model_sweep(op: str, cluster: str, nodes: int, gpus_per_node: int | None) ->
             )
         )
     return pd.concat(parts, ignore_index=True)
+
+
+# --- validation, keyed by the log text ---------------------------------------------------------
+# The helpers above take DataFrames, which st.cache_data hashes column by column on every rerun
+# (~40 ms for one 62-row nccl-tests log, three calls per rerun). These take what the page has
+# as plain values instead (the log text, its name, the in-place choice, cluster, model), so a
+# rerun's cache lookup hashes one string. The frames are rebuilt from the cached parse.
+def _measured_rows(text: str, source: str, in_place: bool) -> pd.DataFrame:
+    measured = parse_log(text, source)
+    return measured if in_place else measured[measured["placement"] != "in_place"]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def compare_text(text: str, source: str, in_place: bool, cluster: str, model: str) -> pd.DataFrame:
+    """:func:`compare_log` of the log ``text`` (in-place rows dropped unless ``in_place``)."""
+    from costmodel.validation.compare import cluster_predictor, compare
+
+    measured = _measured_rows(text, source, in_place)
+    return compare(measured, cluster_predictor(cluster, model=model), model=model)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def summarize_text(
+    text: str, source: str, in_place: bool, cluster: str, model: str
+) -> pd.DataFrame:
+    """:func:`summarize_comparison` of :func:`compare_text` (same arguments)."""
+    from costmodel.validation.compare import summarize
+
+    return summarize(compare_text(text, source, in_place, cluster, model))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def calibrated_toml_text(text: str, source: str, in_place: bool, name: str) -> str:
+    """:func:`calibrated_preset_toml` of the log ``text`` (rows as :func:`compare_text`)."""
+    import tempfile
+
+    from costmodel.validation.calibrate import calibrate, write_calibration
+
+    calibration = calibrate(_measured_rows(text, source, in_place), name=name, source=source)
+    with tempfile.TemporaryDirectory() as tmp:
+        return write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()

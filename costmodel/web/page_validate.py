@@ -152,7 +152,7 @@ def render() -> None:
     if not in_place:
         measured = measured[measured["placement"] != "in_place"]
     with section("Comparison"):
-        comparison = data.compare_log(measured, cluster, model)
+        comparison = data.compare_text(text, name, in_place, cluster, model)
         ok = comparison[comparison["rel_error"].notna()]
         if ok.empty:
             notes = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
@@ -176,7 +176,7 @@ def render() -> None:
             key="chart_validate",
         )
         table(
-            data.summarize_comparison(comparison),
+            data.summarize_text(text, name, in_place, cluster, model),
             "comparison_summary.csv",
             key="summary",
             caption="Error by op, algorithm and size band (rel_error = predicted/measured - 1)",
@@ -208,7 +208,7 @@ def render() -> None:
         )
     with section("Calibration"):
         stem = Path(name).stem.lower().replace(" ", "-")[:40]
-        toml = data.calibrated_preset_toml(measured, f"calibrated-{stem}", name)
+        toml = data.calibrated_toml_text(text, name, in_place, f"calibrated-{stem}")
         st.download_button(
             "Download a calibrated preset (TOML)",
             toml.encode(),
