@@ -66,3 +66,13 @@ def test_in_place_choice_changes_the_rows_compared():
     assert len(both) == 2 * len(out_of_place)
     toml = data.calibrated_toml_text(text, LOG, False, "calibrated-x")
     assert "calibrated-x" in toml
+
+
+def test_scenario_without_timeline_has_the_same_totals():
+    from costmodel.scenario import Scenario
+
+    sc = Scenario(params=70e9, cluster="dgx-h100", nodes=4)
+    full = sc.evaluate(scaling=True, flips=True).model_dump()
+    lean = sc.evaluate(scaling=True, flips=True, timeline=False).model_dump()
+    assert len(full.pop("timeline")) > 1000 and lean.pop("timeline") == []
+    assert full == lean

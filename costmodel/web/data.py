@@ -221,7 +221,10 @@ def evaluate_scenario(scaling: bool = False, flips: bool = False, **fields):
     """
     from costmodel.scenario import Scenario
 
-    return Scenario(**fields).evaluate(scaling=scaling, flips=flips)
+    # the flips and the scaling table read totals only: no timeline to build there
+    return Scenario(**fields).evaluate(
+        scaling=scaling, flips=flips, timeline=not (scaling or flips)
+    )
 
 
 @st.cache_data(show_spinner=False)
