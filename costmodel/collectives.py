@@ -292,6 +292,18 @@ def _scalar_log2(n: float) -> float:
     return float((int(n) - 1).bit_length())
 
 
+def _row_time_scalar(row: _Row, m: float, n: float, bw: float, a: float, g: float = 0.0) -> float:
+    """One row's time for checked Python floats: :func:`collective_time`'s scalar path."""
+    if n == 1.0:
+        return 0.0
+    L = _scalar_log2(n)  # noqa: N806
+    return float(
+        row.latency_steps(n, L) * a
+        + row.bandwidth_factor(n, L) * (m / bw)
+        + row.reduction_factor(n, L) * m * g
+    )
+
+
 def _check_scalar(name: str, x: float, unit: str, *, positive: bool = False) -> float:
     ok = math.isfinite(x) and (x > 0.0 if positive else x >= 0.0)
     if not ok:
@@ -360,14 +372,7 @@ def collective_time(
         bw = _check_scalar("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s", positive=True)
         a = _check_scalar("latency_s", latency_s, "s")
         g = _check_scalar("gamma_s_per_byte", gamma_s_per_byte, "s/B")
-        if n == 1.0:
-            return 0.0
-        L = _scalar_log2(n)  # noqa: N806
-        return float(
-            row.latency_steps(n, L) * a
-            + row.bandwidth_factor(n, L) * (m / bw)
-            + row.reduction_factor(n, L) * m * g
-        )
+        return _row_time_scalar(row, m, n, bw, a, g)
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(ranks)
     bw = _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s")

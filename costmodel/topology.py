@@ -43,12 +43,16 @@ from .collectives import (
     _out,
     _positive,
     _ranks,
+    _row,
+    _row_time_scalar,
     _scalars,
     collective_time,
 )
 
 Mode = Literal["serial", "pipelined"]
 MODES: tuple[str, ...] = ("serial", "pipelined")
+
+_RING = {op: _row(op, "ring") for op in ("all_reduce", "reduce_scatter", "all_gather")}
 
 PHASES: tuple[str, ...] = ("intra_reduce_scatter_s", "inter_allreduce_s", "intra_all_gather_s")
 
@@ -216,12 +220,12 @@ def _phases_scalar(
         inter = 0.0
     elif sharp:
         inter = a_e + (n - 1.0) / n * shard / inter_bw
-    else:
-        inter = collective_time("all_reduce", shard, n, inter_bw, a_e, "ring")
+    else:  # inputs checked above: the rows' scalar evaluator, as collective_time's fast path
+        inter = _row_time_scalar(_RING["all_reduce"], shard, n, inter_bw, a_e)
     return {
-        "intra_reduce_scatter_s": collective_time("reduce_scatter", m, g, intra_bw, a_i, "ring"),
+        "intra_reduce_scatter_s": _row_time_scalar(_RING["reduce_scatter"], m, g, intra_bw, a_i),
         "inter_allreduce_s": inter,
-        "intra_all_gather_s": collective_time("all_gather", m, g, intra_bw, a_i, "ring"),
+        "intra_all_gather_s": _row_time_scalar(_RING["all_gather"], m, g, intra_bw, a_i),
     }
 
 
