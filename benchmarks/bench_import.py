@@ -1,8 +1,9 @@
 """How long ``import costmodel`` plus the first call takes, against ``import numpy, pydantic``.
 
 Each case runs in a fresh interpreter (``python -c``), which times itself from before its first
-import to after its first call (``time.perf_counter``; interpreter start-up excluded, it is the
-same for every case). Cases are interleaved and the minimum of ``--repeat`` runs is kept, so a
+import to after its first call: CPU time of the process (``time.process_time``; wall time on a
+shared machine measures the neighbours too; interpreter start-up excluded, it is the same for
+every case). Cases are interleaved and the minimum of ``--repeat`` runs is kept, so a
 burst of load on a shared machine hits no case alone. Reported: each case's time and its ratio to
 the baseline ``import numpy, pydantic``. Target (issue 12 item 2): <= 1.2x for the notebook
 formulas.
@@ -46,7 +47,7 @@ CASES: dict[str, tuple[str, bool]] = {
     ),
 }
 
-_TIMER = "import time; _t = time.perf_counter()\n{stmt}\nprint(time.perf_counter() - _t)"
+_TIMER = "import time; _t = time.process_time()\n{stmt}\nprint(time.process_time() - _t)"
 
 
 def _once(stmt: str) -> float:
