@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_app.py            # both parts
     .venv/bin/python benchmarks/bench_app.py --no-browser
+    .venv/bin/python benchmarks/bench_app.py --no-rerun     # first paint only
 
 Rerun: each page is opened headless with streamlit.testing.v1.AppTest, then each of several of
 its inputs is moved, one at a time, through values never seen before (each a cache miss: the
@@ -205,22 +206,25 @@ def bench_first_paint() -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-browser", action="store_true", help="skip the first-paint part")
+    parser.add_argument("--no-rerun", action="store_true", help="skip the AppTest rerun part")
     args = parser.parse_args()
     os.chdir(ROOT)
     ok = True
     print(
-        f"server-side rerun per input change (AppTest; target <= {TARGET_RERUN_S * 1e3:.0f} ms CPU)"
-    )
-    print(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
         "(wall times grow with it; CPU time does not)"
     )
-    print(
-        f"{'page':<23}{'input':<14}{'first':>7}{'new value: cpu':>16}{'max':>7}{'wall':>7}"
-        f"{'cached: cpu':>13}{'wall':>7}"
-    )
+    if not args.no_rerun:
+        print(
+            f"server-side rerun per input change (AppTest; target <= "
+            f"{TARGET_RERUN_S * 1e3:.0f} ms CPU)"
+        )
+        print(
+            f"{'page':<23}{'input':<14}{'first':>7}{'new value: cpu':>16}{'max':>7}{'wall':>7}"
+            f"{'cached: cpu':>13}{'wall':>7}"
+        )
     worst = 0.0
-    for (label, key), r in bench_reruns().items():
+    for (label, key), r in ({} if args.no_rerun else bench_reruns()).items():
         if "missing" in r:
             print(f"{label:<23}{key:<14}  (no such input on this page: skipped)")
             continue
@@ -232,7 +236,8 @@ def main() -> int:
             f"{ms['cold_cpu_max_s']:>7}{ms['cold_wall_s']:>7}{ms['warm_cpu_s']:>13}"
             f"{ms['warm_wall_s']:>7}"
         )
-    print(f"slowest input (median CPU of new values): {worst * 1e3:.0f} ms")
+    if not args.no_rerun:
+        print(f"slowest input (median CPU of new values): {worst * 1e3:.0f} ms")
     if not args.no_browser:
         if not Path(CHROMIUM).exists():
             print(f"first paint: skipped, {CHROMIUM} is missing (apt-get install chromium)")
