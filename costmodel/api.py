@@ -29,6 +29,7 @@ r"""The public front of the textbook model: plain numbers or a :class:`~costmode
 from __future__ import annotations
 
 import numbers
+from typing import TypeGuard, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -43,7 +44,7 @@ __all__ = ["allreduce_time", "collective_time", "CLUSTER_ALLREDUCE_ALGORITHMS", 
 CLUSTER_ALLREDUCE_ALGORITHMS = models.CLUSTER_ALLREDUCE_ALGORITHMS
 
 
-def _is_cluster_like(x: object) -> bool:
+def _is_cluster_like(x: object) -> TypeGuard[Cluster | str]:
     return isinstance(x, Cluster | str)
 
 
@@ -156,7 +157,8 @@ def collective_time(
             ranks,  # type: ignore[arg-type]
             bandwidth_bytes_per_s,  # type: ignore[arg-type]
             latency_s,
-            "ring" if algorithm is None else algorithm,
+            # a str: collective_time checks it against ALGORITHMS[op] and raises ValueError
+            cast(collectives.Algorithm, "ring" if algorithm is None else algorithm),
         )
     if np.any(np.asarray(latency_s) != 0.0):
         raise ValueError(
