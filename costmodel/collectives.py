@@ -57,7 +57,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -92,13 +92,20 @@ OPS: tuple[str, ...] = (
 
 
 # --- the table: one row per (op, algorithm) ----------------------------------------------------
+# A coefficient of a row, called as f(N, L). It is duck-typed on purpose: the scalar fast path of
+# collective_time calls it with floats, the array path with float arrays, and L is None for a row
+# whose equation has no L (such a row never reads it). So it is typed Any -> Any: mypy does not
+# check the table's lambdas (their equations are checked by the tests against the papers' values).
+_Coef = Callable[[Any, Any], Any]
+
+
 @dataclass(frozen=True)
 class _Row:
     """Coefficients of one affine cost row, each a function of (N, L=ceil(log2 N)) arrays."""
 
-    latency_steps: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    bandwidth_factor: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    reduction_factor: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    latency_steps: _Coef
+    bandwidth_factor: _Coef
+    reduction_factor: _Coef
     equation: str
 
     @property
@@ -283,9 +290,15 @@ def _out(x: np.ndarray) -> FloatOrArray:
     return float(x) if np.ndim(x) == 0 else x
 
 
-def _scalars(*values: object) -> bool:
-    """True when every value is a plain Python int or float (the fast scalar path applies)."""
-    return all(type(v) is float or type(v) is int for v in values)
+def _scalars(*values: object) -> tuple[float, ...] | None:
+    """The values when every one is a plain Python int or float (the fast scalar path applies),
+    else None. Returning them (not a bool) lets the type checker see they are numbers."""
+    out: list[float] = []
+    for v in values:
+        if not (type(v) is float or type(v) is int):
+            return None
+        out.append(v)
+    return tuple(out)
 
 
 def _scalar_log2(n: float) -> float:
@@ -367,13 +380,15 @@ def collective_time(
     0.03
     """
     row = _row(op, algorithm)
-    if _scalars(message_bytes, ranks, bandwidth_bytes_per_s, latency_s, gamma_s_per_byte):
+    scalars = _scalars(message_bytes, ranks, bandwidth_bytes_per_s, latency_s, gamma_s_per_byte)
+    if scalars is not None:
         # fast path for Python scalars: the same row, evaluated with floats (no array overhead)
-        m = _check_scalar("message_bytes", message_bytes, "B")
-        n = _check_scalar_ranks(ranks)
-        bw = _check_scalar("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s", positive=True)
-        a = _check_scalar("latency_s", latency_s, "s")
-        g = _check_scalar("gamma_s_per_byte", gamma_s_per_byte, "s/B")
+        m_s, n_s, bw_s, a_s, g_s = scalars
+        m = _check_scalar("message_bytes", m_s, "B")
+        n = _check_scalar_ranks(n_s)
+        bw = _check_scalar("bandwidth_bytes_per_s", bw_s, "B/s", positive=True)
+        a = _check_scalar("latency_s", a_s, "s")
+        g = _check_scalar("gamma_s_per_byte", g_s, "s/B")
         return _row_time_scalar(row, m, n, bw, a, g)
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(ranks)
@@ -381,7 +396,7 @@ def collective_time(
     a = _nonnegative("latency_s", latency_s, "s")
     g = _nonnegative("gamma_s_per_byte", gamma_s_per_byte, "s/B")
     L = row.log(n)  # noqa: N806
-    t = row.latency_steps(n, L) * a + row.bandwidth_factor(n, L) * (m / bw)
+    t: np.ndarray = row.latency_steps(n, L) * a + row.bandwidth_factor(n, L) * (m / bw)
     if np.any(g):
         t = t + row.reduction_factor(n, L) * m * g
     return _out(_zero_for_one_rank(n, t))

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 # --- nccl-tests bus bandwidth ---------------------------------------------------------------
 # nccl-tests doc/PERFORMANCE.md l.136-143 and src/*.cu GetBw (v2.19.6): busbw = algbw * factor(N)
-BUSBW_FACTOR: dict[str, Callable[[float], float]] = {
+# factor(N) [-]; N a float or a float array (the lambdas are numpy-broadcasting)
+BUSBW_FACTOR: dict[str, Callable[[float | np.ndarray], float | np.ndarray]] = {
     "all_reduce": lambda n: 2.0 * (n - 1) / n,
     "reduce_scatter": lambda n: (n - 1) / n,
     "all_gather": lambda n: (n - 1) / n,
