@@ -913,15 +913,14 @@ def _advice_text(name: str, adv: Any, scenario: Any) -> str:
     label = f"bucket_cap advice{' (' + name + ')' if name else ''}"
     best = adv.best_index
     line = (
-        f"{label}: {units.format_bytes(adv.best_cap_bytes)} minimises the exposed "
+        f"{label}: {adv.best_cap_bytes / 2**20:g} MiB minimises the exposed "
         f"communication ({units.format_duration(adv.exposed_comm_s[best])}, "
-        f"{adv.buckets[best]} buckets) over {units.format_bytes(caps[0])}-"
-        f"{units.format_bytes(caps[-1])}"
+        f"{adv.buckets[best]} buckets) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB"
     )
     if now in caps:
         k = caps.index(now)
         line += (
-            f"; at the current {units.format_bytes(now)}: "
+            f"; at the current {now / 2**20:g} MiB: "
             f"{units.format_duration(adv.exposed_comm_s[k])} ({adv.buckets[k]} buckets)"
         )
     return line
