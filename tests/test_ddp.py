@@ -542,3 +542,28 @@ def test_bucket_cap_sweep_refuses_bad_caps():
         ddp.bucket_cap_sweep(
             params=1e9, ranks=8, compute_time_s=0.1, bandwidth_bytes_per_s=1e9, bucket_cap_bytes=1e6
         )
+
+
+def test_timeline_hover_shows_durations_not_end_times():
+    """Issue 14: plotly's %{x} on a bar with a base is the bar's end; the hover must read the
+    duration (and start) from customdata."""
+    from costmodel import plots
+
+    step = ddp.ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9)
+    tl = [
+        {
+            "kind": i.kind,
+            "start_s": i.start_s,
+            "end_s": i.end_s,
+            "label": i.label,
+            "message_bytes": i.message_bytes,
+        }
+        for i in step.timeline
+    ]
+    fig = plots.ddp_timeline_figure(tl, compute_s=step.compute_s, step_time_s=step.step_time_s)
+    comm = next(t for t in fig.data if t.name == "allreduce")
+    assert "%{x" not in comm.hovertemplate and "%{customdata[3]" in comm.hovertemplate
+    bars = [i for i in step.timeline if i.kind == "allreduce"]
+    durations = [row[3] for row in comm.customdata]
+    assert durations == pytest.approx([i.end_s - i.start_s for i in bars])
+    assert durations != pytest.approx([i.end_s for i in bars])
