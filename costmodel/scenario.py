@@ -332,8 +332,9 @@ class Scenario(BaseModel):
         the CLI's short names ``zero``, ``seq``, ``bucket``, ``compute_time``; values in the
         fields' own unit grammar: ``params=70B``, ``bucket_cap_bytes=50MiB``; booleans only
         ``true``/``false``; ``none`` clears an optional field). Changing ``arch`` drops this
-        scenario's ``params`` (the architecture gives them), and changing ``params`` drops
-        ``arch``. The result is validated as any Scenario.
+        scenario's ``params`` (the architecture gives them; ``arch=none`` keeps the count as a
+        bare parameter count), and changing ``params`` drops ``arch``. The result is validated
+        as any Scenario.
         """
         kw = _parse_changes(changes) if isinstance(changes, str) else dict(changes)
         unknown = sorted(set(kw) - set(type(self).model_fields))
@@ -343,8 +344,8 @@ class Scenario(BaseModel):
                 f"{', '.join(type(self).model_fields)}"
             )
         data = self.model_dump()
-        if "arch" in kw and "params" not in kw:
-            data.pop("params")
+        if kw.get("arch") is not None and "params" not in kw:
+            data.pop("params")  # arch=none keeps A's parameter count as a bare count
         if "params" in kw and "arch" not in kw:
             data["arch"] = None
         data.update(kw)

@@ -286,6 +286,8 @@ def test_with_changes_text_form_and_arch_params_exclusive():
     assert c.params == Scenario(arch="llama-3.1-8b").params != a.params
     d = a.with_changes("params=13B")  # a bare count drops A's arch
     assert d.arch is None and d.params == 13e9
+    e = a.with_changes("arch=none")  # the same count, without the tensor list
+    assert e.arch is None and e.params == a.params
 
 
 @pytest.mark.parametrize(
