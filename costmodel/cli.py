@@ -783,6 +783,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         model=o["model"],
         flash_attention=o["flash"],
         recompute=o["recompute"],
+        comm_contention=o.get("contention", 0.0),
     )
 
 
@@ -826,23 +827,129 @@ def scenario(
     flash: Annotated[
         bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
     ] = True,
+    contention: Annotated[
+        float,
+        typer.Option(
+            "--contention",
+            min=0.0,
+            max=1.0,
+            help="Overlap contention c in [0, 1]: backward slows to 1 - c while an all-reduce "
+            "runs. 0 = perfect overlap; 1 = the fit to PyTorch's V100 DDP benchmark.",
+        ),
+    ] = 0.0,
+    vs: Annotated[
+        str | None,
+        typer.Option(
+            help="Second configuration to compare: this one with some fields changed, "
+            "e.g. 'nodes=16,zero_stage=3' or 'cluster=dgx-a100,arch=llama-3.1-70b'."
+        ),
+    ] = None,
+    bucket_advice: Annotated[
+        bool,
+        typer.Option(
+            "--bucket-advice/--no-bucket-advice",
+            help="Sweep bucket_cap 1-200 MiB and print the cap with the least exposed comm.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """A whole training setup: memory, batch, DDP step, verdict and what flips it.
 
-    --model names the collective cost model; the architecture is --arch.
+    --model names the collective cost model; the architecture is --arch. --vs compares a
+    second configuration (A = the options, B = A with the --vs changes) and prints both
+    side by side with B - A and B / A; --bucket-advice adds the bucket_cap advisor.
 
     Example:
 
         costmodel scenario --params 7B --cluster dgx-h100 --nodes 8 --local-batch 1 --zero 1
 
         costmodel scenario --arch llama-2-7b --cluster dgx-h100 --nodes 8 --recompute full
+
+        costmodel scenario --arch llama-3.1-70b --nodes 8 --zero 3 --vs 'cluster=dgx-a100'
     """
-    result = _scenario_from_options(locals()).evaluate()
+    a = _scenario_from_options(locals())
+    b = a.with_changes(vs) if vs is not None else None
+    result = a.evaluate(scaling=b is None, flips=b is None)
+    other = b.evaluate(scaling=False, flips=False) if b is not None else None
+    advice = {"A": a.bucket_advice()} if bucket_advice else {}
+    if bucket_advice and b is not None:
+        advice["B"] = b.bucket_advice()
     if as_json:
-        _print_json(result)
+        if other is None and not advice:
+            _print_json(result)
+            return
+        data: dict[str, Any] = {"a": result} if other is not None else {**_jsonable(result)}
+        if other is not None:
+            data.update(b=other, changes=vs, comparison=result.compare(other))
+        if advice:
+            data["bucket_advice"] = {k: v.as_dict() for k, v in advice.items()}
+        _print_json(data)
         return
-    typer.echo(result.summary())
+    if other is None:
+        typer.echo(result.summary())
+    else:
+        typer.echo(_comparison_text(result, other, vs or ""))
+    for name, adv in advice.items():
+        typer.echo(_advice_text(name if other is not None else "", adv, a if name == "A" else b))
+
+
+def _comparison_text(a: Any, b: Any, changes: str) -> str:
+    """A and B side by side (one row per figure, B - A and B / A), and the one-line answer."""
+    from .scenario import compare, compare_summary
+
+    def fmt(v: Any, unit: str) -> str:
+        if unit == "B":
+            return units.format_bytes(v)
+        if unit == "s":
+            return units.format_duration(v)
+        if unit == "%":
+            return f"{100 * v:.1f}%"
+        if unit == "bool":
+            return "yes" if v else "no"
+        if unit == "text":
+            return str(v)
+        return units.format_count(v)
+
+    def diff(r: dict[str, Any]) -> str:
+        d, unit = r["difference"], r["unit"]
+        if d is None:
+            return "same" if r["a"] == r["b"] else "differs"
+        if unit == "%":
+            return f"{100 * d:+.1f} pt"
+        sign = "+" if d >= 0 else "-"
+        return sign + fmt(abs(d), unit)
+
+    head = f"A: {a.summary().splitlines()[0]}\nB: {b.summary().splitlines()[0]}  (A with {changes})"
+    rows = [("", "A", "B", "B - A", "B / A")]
+    for r in compare(a, b):
+        ratio = f"{r['ratio']:.3g}x" if r["ratio"] is not None else ""
+        rows.append((r["label"], fmt(r["a"], r["unit"]), fmt(r["b"], r["unit"]), diff(r), ratio))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    table = "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+    return f"{head}\n{table}\nanswer: {compare_summary(a, b)}"
+
+
+def _advice_text(name: str, adv: Any, scenario: Any) -> str:
+    """The bucket_cap advisor in a few lines: best cap, and the exposed time there vs now."""
+    caps = list(adv.caps_bytes)
+    now = float(scenario.bucket_cap_bytes)
+    label = f"bucket_cap advice{' (' + name + ')' if name else ''}"
+    best = adv.best_index
+    line = (
+        f"{label}: {adv.best_cap_bytes / 2**20:g} MiB minimises the exposed "
+        f"communication ({units.format_duration(adv.exposed_comm_s[best])}, "
+        f"{adv.buckets[best]} buckets) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB"
+    )
+    if now in caps:
+        k = caps.index(now)
+        line += (
+            f"; at the current {now / 2**20:g} MiB: "
+            f"{units.format_duration(adv.exposed_comm_s[k])} ({adv.buckets[k]} buckets)"
+        )
+    return line
 
 
 @app.command()

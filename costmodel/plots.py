@@ -227,11 +227,19 @@ def ddp_timeline_figure(
                     "color": _TIMELINE_COLORS.get(kind, "grey"),
                     "line": {"color": "white", "width": 0.5},
                 },
-                # numbers and text apart (an object array is deep-copied element by element)
-                "customdata": np.array([iv.get("message_bytes") or 0.0 for iv in ivs], dtype=float),
+                # numbers and text apart (an object array is deep-copied element by element);
+                # plotly's %{x} on a bar with a base is where the bar ends, not its length:
+                # the hover reads the start and the duration from customdata instead
+                "customdata": np.array(
+                    [
+                        [iv.get("message_bytes") or 0.0, iv["start_s"], iv["end_s"] - iv["start_s"]]
+                        for iv in ivs
+                    ],
+                    dtype=float,
+                ),
                 "hovertext": np.array([iv.get("label") or kind for iv in ivs]),
-                "hovertemplate": "%{hovertext}: from %{base:.3s}s, %{x:.3s}s long, "
-                "%{customdata:.3s}B" + f"<extra>{kind}</extra>",
+                "hovertemplate": "%{hovertext}: from %{customdata[1]:.3s}s, "
+                "%{customdata[2]:.3s}s long, %{customdata[0]:.3s}B" + f"<extra>{kind}</extra>",
             }
         )
     layout = {
@@ -504,5 +512,170 @@ def validation_models_figure(
         yaxis=_unit_axis("B/s", log=True, title="bus bandwidth (busbw)"),
         legend={"orientation": "h", "y": -0.3},
         margin={"t": 50, "b": 10},
+    )
+    return fig
+
+
+# --- side by side (a pinned second configuration) and the bucket_cap advisor -------------------
+_PAIR_COLORS = ("#4C78A8", "#F58518", "#54A24B", "#B279A2")
+
+
+def scaling_compare_figure(frames: dict, *, title: str = "") -> go.Figure:
+    """Scaling efficiency against GPU count for several configurations, overlaid.
+
+    ``frames`` maps a label ("A: ...", "B: ...") to a scaling table (``ranks``, ``efficiency``
+    (0-1], ``bound``), as :func:`scaling_figure` takes one.
+    """
+    data = [
+        {
+            "type": "scatter",
+            "x": f["ranks"].to_numpy(),
+            "y": 100.0 * f["efficiency"].to_numpy(),
+            "mode": "lines+markers",
+            "name": str(label),
+            "line": {"color": _PAIR_COLORS[i % len(_PAIR_COLORS)]},
+            "customdata": f["bound"].tolist(),
+            "hovertemplate": "%{x} GPUs: %{y:.1f}% (%{customdata}-bound)<extra>"
+            + str(label)
+            + "</extra>",
+        }
+        for i, (label, f) in enumerate(frames.items())
+    ]
+    layout = {
+        "title": {"text": title},
+        "xaxis": {"type": "log", "title": {"text": "GPUs"}, "dtick": _LOG10_2},
+        "yaxis": {"title": {"text": "scaling efficiency"}, "ticksuffix": "%", "range": [0, 105]},
+        "legend": _legend(-0.3),
+        "margin": {"t": 50, "b": 10},
+    }
+    return go.Figure(data=data, layout=layout)
+
+
+def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
+    """One step per configuration as a horizontal bar: compute, then exposed communication [s].
+
+    ``steps`` maps a label to ``(compute_s, exposed_comm_s)``; the bar's length is the step.
+    """
+    labels = list(steps)
+    parts = (("compute", 0, "#72B7B2"), ("exposed communication", 1, "#E45756"))
+    data = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": name,
+            "y": labels,
+            "x": [float(steps[k][i]) for k in labels],
+            "marker": {"color": color},
+            "hovertemplate": "%{y}: %{x:.3s}s<extra>" + name + "</extra>",
+        }
+        for name, i, color in parts
+    ]
+    layout = {
+        "barmode": "stack",
+        "title": {"text": title},
+        "xaxis": _unit_axis("s", title="step time"),
+        "yaxis": {"autorange": "reversed"},
+        "legend": _legend(-0.4),
+        "margin": {"t": 50, "b": 10},
+        "height": 260,
+    }
+    return go.Figure(data=data, layout=layout)
+
+
+def bucket_advice_figure(
+    curves: dict, *, current_cap_bytes: float | None = None, title: str = ""
+) -> go.Figure:
+    """Exposed communication against DDP's bucket_cap, the best cap of each curve marked.
+
+    ``curves`` maps a label to a :class:`costmodel.ddp.BucketCapSweep` (``caps_bytes`` [B],
+    ``exposed_comm_s`` [s], ``best_index``); ``current_cap_bytes`` is drawn as a dashed line.
+    """
+    data = []
+    for i, (label, sw) in enumerate(curves.items()):
+        color = _PAIR_COLORS[i % len(_PAIR_COLORS)]
+        caps = [c / 2**20 for c in sw.caps_bytes]
+        data.append(
+            {
+                "type": "scatter",
+                "x": caps,
+                "y": list(sw.exposed_comm_s),
+                "mode": "lines",
+                "name": str(label),
+                "line": {"color": color},
+                "customdata": list(sw.buckets),
+                "hovertemplate": "bucket_cap %{x} MiB: exposed %{y:.3s}s, "
+                "%{customdata} buckets<extra>" + str(label) + "</extra>",
+            }
+        )
+        b = sw.best_index
+        data.append(
+            {
+                "type": "scatter",
+                "x": [caps[b]],
+                "y": [sw.exposed_comm_s[b]],
+                "mode": "markers+text",
+                "marker": {"color": color, "size": 11, "symbol": "star"},
+                "text": [f"best {caps[b]:g} MiB"],
+                "textposition": "top center",
+                "name": f"{label}: best",
+                "showlegend": False,
+                "hovertemplate": "best bucket_cap %{x} MiB: exposed %{y:.3s}s<extra></extra>",
+            }
+        )
+    layout = {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": "bucket_cap [MiB]"}},
+        "yaxis": _unit_axis("s", title="exposed communication"),
+        "legend": _legend(-0.3),
+        "margin": {"t": 50, "b": 10},
+    }
+    if current_cap_bytes is not None:
+        x = current_cap_bytes / 2**20
+        layout["shapes"] = [
+            {
+                "type": "line",
+                "xref": "x",
+                "x0": x,
+                "x1": x,
+                "yref": "paper",
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": "grey", "dash": "dash"},
+            }
+        ]
+        layout["annotations"] = [
+            {
+                "xref": "x",
+                "x": x,
+                "yref": "paper",
+                "y": 1,
+                "text": f"current {x:g} MiB",
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "top",
+            }
+        ]
+    return go.Figure(data=data, layout=layout)
+
+
+def memory_compare_figure(frame, *, capacities: dict, title: str = "") -> go.Figure:
+    """Stacked memory per GPU of several configurations, each against its own GPU's memory.
+
+    ``frame`` is long format (``config``, ``part``, ``bytes`` [B]) as for
+    :func:`memory_stack_figure`; ``capacities`` maps each config to its GPU's memory [B],
+    drawn as a red marker on that bar.
+    """
+    fig = memory_stack_figure(frame, title=title)
+    configs = list(capacities)
+    fig.add_trace(
+        {
+            "type": "scatter",
+            "x": configs,
+            "y": [float(capacities[c]) for c in configs],
+            "mode": "markers",
+            "marker": {"symbol": "line-ew", "size": 60, "line": {"width": 3, "color": "red"}},
+            "name": "GPU memory",
+            "hovertemplate": "%{x}: GPU memory %{y:.3s}B<extra></extra>",
+        }
     )
     return fig
