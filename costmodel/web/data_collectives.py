@@ -129,7 +129,7 @@ def difference_table(a, b) -> pd.DataFrame:
         ]
 
     left, right = chosen(a), chosen(b)
-    both = left.join(right, how="inner", lsuffix="_a", rsuffix="_b")
+    both = left.merge(right, how="inner", left_index=True, right_index=True, suffixes=("_a", "_b"))
     with np.errstate(divide="ignore", invalid="ignore"):
         t_ratio = both["time_s_b"] / both["time_s_a"]
         bw_ratio = both["busbw_bytes_per_s_b"] / both["busbw_bytes_per_s_a"]
