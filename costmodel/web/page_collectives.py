@@ -91,7 +91,7 @@ def _inputs() -> dict:
             st.error(str(exc), icon=":material/error:")
             size = None
     if view == "cluster":
-        c0, c1, c2 = st.columns(3)
+        c0, c1, c2, c3 = st.columns([1.2, 0.8, 0.9, 1.3], vertical_alignment="bottom")
         clusters = data.preset_names("cluster")
         cluster = c0.selectbox(
             "Cluster preset",
@@ -102,14 +102,15 @@ def _inputs() -> dict:
         )
         nodes = c1.number_input("Nodes", value=1, step=1, key="nccl_nodes", bind=QP)
         gpus = c2.number_input(
-            "GPUs per node (empty: the preset's)",
+            "GPUs per node",
             value=None,
             step=1,
             key="nccl_gpus",
             bind=QP,
             placeholder="preset",
+            help="empty: the preset's",
         )
-        model = st.radio(
+        model = c3.radio(
             "Model",
             data.answer_models(cluster),
             horizontal=True,
@@ -125,7 +126,7 @@ def _inputs() -> dict:
             "nodes": nodes,
             "gpus": gpus,
             "model": model,
-            "pin": _pin_inputs(clusters),
+            "pin": _pin_inputs(clusters, st),
         }
     c0, c1, c2 = st.columns(3)
     links = [CUSTOM, *data.preset_names("link")]
@@ -200,9 +201,10 @@ def _default(key: str, **default) -> dict:
     return {} if key in st.session_state else default
 
 
-def _pin_inputs(clusters: list[str]) -> dict | None:
-    """Inputs of the pinned configuration B (None when side by side is off)."""
-    on = st.toggle(
+def _pin_inputs(clusters: list[str], where) -> dict | None:
+    """Inputs of the pinned configuration B (None when side by side is off); the toggle goes
+    in ``where`` (beside the model)."""
+    on = where.toggle(
         "Side by side: compare with a second configuration B",
         key="coll_compare",
         bind=QP,
@@ -388,8 +390,8 @@ def _cluster(inp: dict) -> None:
         chosen = at_size.loc[model]
         nccl = at_size.loc["nccl"]
         ranks = int(chosen["ranks"])
-        st.subheader(
-            f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {ranks} GPUs, "
+        st.markdown(  # a smaller heading than the link view's: the answer table fits one screen
+            f"#### {OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {ranks} GPUs, "
             f"model {model}"
         )
         m = st.columns(4)
@@ -411,7 +413,6 @@ def _cluster(inp: dict) -> None:
 def _algorithms(inp: dict, r, size: float) -> None:
     """Every algorithm of the model on the cluster: table at the size, charts, unavailable."""
     op = inp["op"]
-    st.markdown(f"**Every {inp['model']} algorithm on {inp['cluster']}**")
     if not len(r.frame):
         st.info("No algorithm has a time here (one rank communicates nothing).")
     else:
@@ -419,9 +420,8 @@ def _algorithms(inp: dict, r, size: float) -> None:
             _algorithm_rows(r, size),
             "collective_algorithms_at_size.csv",
             key="algorithms_at_size",
-            caption=f"Each algorithm the cluster can run at M = {format_bytes(size)}, fastest "
-            "first; 'model's choice' is what the model picks on its own (algorithm auto), and "
-            "each algorithm runs the protocol the model would pick for it",
+            caption=f"Every {inp['model']} algorithm {inp['cluster']} can run at M = "
+            f"{format_bytes(size)}, fastest first (protocol: the model's pick for it)",
         )
     if r.unavailable:
         table(
@@ -562,7 +562,7 @@ def render() -> None:
         "Collectives",
         "How long does one collective take, and which algorithm wins at which message size? "
         "The alpha-beta formulas on one link, or a model (lesson, textbook, nccl, calibrated) on "
-        "a cluster preset with every algorithm it can run, side by side with a second one.",
+        "a cluster preset: every algorithm it can run, and a second cluster side by side.",
     )
     inp = _inputs()
     if inp["view"] == "cluster":
