@@ -104,3 +104,27 @@ def test_bad_size_text_in_the_browser(chromium_browser, app_url):
         expect(page.get_by_test_id("stException")).to_have_count(0)
     finally:
         context.close()
+
+
+def test_side_by_side_in_the_browser(chromium_browser, app_url):
+    context = chromium_browser.new_context(viewport={"width": 1440, "height": 2400})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(
+            f"{app_url}/?view=A+model+on+a+cluster+preset&nccl_nodes=8&size_text=14GB"
+            "&coll_compare=true&pin_cluster=dgx-b200&pin_nodes=8"
+        )
+        a = predict_collective("all_reduce", 14e9, "dgx-h100", nodes=8)
+        b = predict_collective("all_reduce", 14e9, "dgx-b200", nodes=8)
+        expect(metric(page, "Time B / A")).to_have_text(f"{b.time_s / a.time_s:.3g}x")
+        # the first chart of the side-by-side tabs: A's algorithms and B's choice (charts in
+        # a hidden tab are not visible, so pick the third of the page: the first two are A's)
+        chart = page.get_by_test_id("stPlotlyChart").nth(2)
+        chart.hover()
+        expect(chart.locator(".gtitle").first).to_contain_text("B's choice (dashed)")
+        expect(page.get_by_test_id("stException")).to_have_count(0)
+        page.get_by_role("heading", name="Collectives").first.hover()
+        page.screenshot(path=str(ARTIFACTS / "collectives-side-by-side-1440.png"))
+    finally:
+        context.close()
