@@ -78,6 +78,8 @@ MODELS: tuple[str, ...] = _models.MODELS
 REFERENCE_MODELS: tuple[str, ...] = _models.REFERENCE_MODELS
 CALIBRATED = _models.CALIBRATED
 OPS: tuple[str, ...] = nccl.OPS
+#: the value of ``algorithm`` that asks for every algorithm (:func:`predict_all_algorithms`)
+ALL = "all"
 _CPU = {"intel": "intel", "amd": "amd", "nvidia": "other", "unknown": "intel"}
 
 
@@ -367,7 +369,8 @@ def predict_collective(
         ``"auto"`` (NCCL's choice) or an NCCL name (ring, tree, nvls, nvls_tree,
         collnet_direct, collnet_chain, pat; ll, ll128, simple) as with NCCL_ALGO/NCCL_PROTO.
         For ``"lesson"`` / ``"textbook"`` one of ``collectives.ALGORITHMS[op]`` (the textbook
-        also ``"hierarchical"``, ``"hierarchical_pipelined"`` for all-reduce).
+        also ``"hierarchical"``, ``"hierarchical_pipelined"`` for all-reduce). Every algorithm
+        at once (``"all"``) is :func:`predict_all_algorithms`.
     model : {"nccl", "lesson", "textbook", "calibrated", "nccl-table"}
         :mod:`costmodel.models`; see the module docstring for how a calibration is used.
     gpus_per_process : int
@@ -400,6 +403,11 @@ def predict_collective(
     nccl.check_op(op)
     nvls = flag("nvls", nvls, allow_none=True)
     collnet_enabled = flag("collnet_enabled", collnet_enabled)
+    if algorithm == ALL:
+        raise ValueError(
+            "algorithm='all' gives several rows per size: call predict_all_algorithms(op, sizes, "
+            "cluster, nodes, model=...); allowed here: auto or one algorithm"
+        )
     try:
         m = np.asarray(message_bytes, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -572,10 +580,6 @@ def compare_models(
 # --------------------------------------------------------------------------------------------
 # every algorithm on a cluster (issue 13 item 4)
 # --------------------------------------------------------------------------------------------
-#: the value of ``algorithm`` that asks for every algorithm (:func:`predict_all_algorithms`)
-ALL = "all"
-
-
 @dataclass(frozen=True)
 class AlgorithmComparison:
     """Every algorithm of one model on one cluster, per size (:func:`predict_all_algorithms`).
