@@ -177,3 +177,8 @@ def test_cli_algorithm_all_refuses_op_all():
     )
     assert res.exit_code == 2
     assert res.stderr.strip().count("\n") == 0 and "one op" in res.stderr
+
+
+def test_predict_collective_points_all_at_predict_all_algorithms():
+    with pytest.raises(ValueError, match="predict_all_algorithms"):
+        predict_collective("all_reduce", [1e6], "dgx-h100", 2, algorithm="all")
