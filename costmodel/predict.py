@@ -638,9 +638,10 @@ def _listed_algorithms(model: str, op: str, c: Cluster, level: str) -> tuple[str
     if model == CALIBRATED:
         cal = c.calibration
         assert cal is not None  # predict_collective refused it before
-        return tuple(
-            dict.fromkeys(f.algorithm for f in cal.fits if f.op == op and f.level == level)
-        )
+        if not cal.candidate_scale(op, level):  # alpha-beta fits only: their algorithms
+            return tuple(
+                dict.fromkeys(f.algorithm for f in cal.fits if f.op == op and f.level == level)
+            )
     if op == "all_to_all":
         return (nccl.P2P_ALGORITHM,)
     return tuple(a for a in nccl.ALGORITHMS if a != nccl.P2P_ALGORITHM)
@@ -737,9 +738,14 @@ def predict_all_algorithms(
     m1 = np.atleast_1d(np.asarray(message_bytes, dtype=float)).ravel()
     level = "inter" if c.nodes > 1 else "intra"
     listed = _listed_algorithms(model, op, c, level)
-    calibrated_nccl = model == "nccl" and c.calibration is not None
+    # alpha-beta fits answer by textbook algorithm: NCCL's reasons do not apply to them
+    calibrated_nccl = (
+        model in ("nccl", CALIBRATED)
+        and c.calibration is not None
+        and not c.calibration.candidate_scale(op, level)
+    )
     topo = None
-    if model in ("nccl", "nccl-table") and c.ranks >= 2:
+    if model in ("nccl", "nccl-table", CALIBRATED) and c.ranks >= 2:
         topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
     frames, unavailable = [], []
     for a in listed:

@@ -182,3 +182,23 @@ def test_cli_algorithm_all_refuses_op_all():
 def test_predict_collective_points_all_at_predict_all_algorithms():
     with pytest.raises(ValueError, match="predict_all_algorithms"):
         predict_collective("all_reduce", [1e6], "dgx-h100", 2, algorithm="all")
+
+
+@pytest.mark.parametrize("model", ["nccl", "calibrated"])
+def test_a_calibrated_cluster_keeps_choice_equal_to_auto(model, tmp_path):
+    from costmodel.validation.calibrate import calibrate, write_calibration
+    from costmodel.validation.nccl_tests import read_nccl_tests
+    from tests._paths import NCCL_TESTS
+
+    log = read_nccl_tests(NCCL_TESTS / "09a_autodl-1x2x2080Ti-PCIe3-noP2P_allreduce.txt")
+    cal = calibrate(
+        log, name="rtx-cal", min_bytes=2**16, source="09a", base="pcie3-2x-rtx2080ti-nop2p"
+    )
+    write_calibration(cal, tmp_path / "rtx-cal.toml")
+    c = cm.cluster(str(tmp_path / "rtx-cal.toml"))
+    sizes = 2.0 ** np.arange(10, 30)
+    r = cm.predict_all_algorithms("all_reduce", sizes, c, 1, model=model)
+    auto = predict_collective("all_reduce", sizes, c, 1, model=model)
+    chosen = r.frame[r.frame["chosen"]].sort_values("message_bytes")
+    assert np.array_equal(chosen["time_s"].to_numpy(), auto.time_s)
+    assert "NVLink SHARP" in dict(r.unavailable)["nvls"]  # PCIe: no NVLS, with the reason
