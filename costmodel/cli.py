@@ -334,7 +334,8 @@ def collective(
         typer.Option(
             "--algorithm",
             "-a",
-            help="Textbook: ring, tree, ..., or 'all'. With --cluster: auto or an NCCL algorithm.",
+            help="Textbook: ring, tree, ..., or 'all'. With --cluster: auto, an NCCL algorithm, "
+            "or 'all' (every algorithm the cluster can run, the model's choice marked *).",
         ),
     ] = "",
     cluster: Annotated[
@@ -350,13 +351,19 @@ def collective(
 ) -> None:
     """Time, algbw and busbw of one collective over a link or a cluster preset.
 
-    Example (the lesson's 7B gradient all-reduce, about 0.551 s):
+    Examples (the lesson's 7B gradient all-reduce, about 0.551 s; then which algorithm wins on
+    8 DGX H100 at that size):
 
         costmodel collective all_reduce --size 14GB --ranks 64 --bandwidth 50GB/s
+
+        costmodel collective all_reduce --size 14GB --cluster dgx-h100 --nodes 8 --algorithm all
     """
     from .sweep import sweep
 
     sizes = _sizes(size)
+    if cluster is not None and algorithm == "all":
+        _collective_all(op, sizes, cluster, nodes, gpus_per_node, model, as_json)
+        return
     axes: dict[str, Any] = {"op": op, "size": sizes}
     if cluster is not None:
         if bandwidth is not None or ranks is not None:
@@ -396,6 +403,46 @@ def collective(
         if c in df.columns
     ]
     typer.echo(_human_frame(df[keep]))
+
+
+def _collective_all(
+    op: str,
+    sizes: list[int],
+    cluster: str,
+    nodes: int,
+    gpus_per_node: int | None,
+    model: str,
+    as_json: bool,
+) -> None:
+    """``collective --cluster NAME --algorithm all``: :func:`costmodel.predict_all_algorithms`."""
+    from .predict import predict_all_algorithms
+
+    if op == "all":
+        from .nccl import OPS
+
+        raise ValueError("--algorithm all takes one op; allowed: " + ", ".join(OPS))
+    r = predict_all_algorithms(op, sizes, cluster, nodes, gpus_per_node, model=model)
+    if as_json:
+        _print_json(r.to_dict())
+        return
+    f = r.frame.sort_values(["message_bytes", "time_s"], kind="stable")
+    shown = f.assign(
+        mark=["*" if c else "" for c in f["chosen"]],
+        size_bytes=f["message_bytes"],
+        busbw_bytes_per_s=f["busbw_bytes_per_s"],
+    )[["size_bytes", "mark", "algorithm", "protocol", "time_s", "busbw_bytes_per_s"]]
+    typer.echo(
+        f"{op} on {r.cluster}, {r.nodes} node(s), {r.ranks} GPUs, model {r.model} "
+        "(* = the model's choice)"
+    )
+    typer.echo(_human_frame(shown))
+    for a, why in r.unavailable:
+        typer.echo(f"not available: {a}: {why}")
+    for x in r.crossovers.itertuples():
+        typer.echo(
+            f"crossover: {x.faster_below} -> {x.faster_above} between "
+            f"{units.format_bytes(x.previous_bytes)} and {units.format_bytes(x.message_bytes)}"
+        )
 
 
 # --- memory -----------------------------------------------------------------------------------

@@ -133,6 +133,104 @@ def collective_sweep_figure(
     return go.Figure(data=data, layout=layout)
 
 
+def algorithms_on_cluster_figure(
+    frame,
+    *,
+    y: str = "time_s",
+    crossovers=None,
+    selected_bytes: float | None = None,
+    pinned=None,
+    pinned_label: str = "B",
+    title: str = "",
+) -> go.Figure:
+    """Every algorithm of one model on one cluster against size, the model's choice marked.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :attr:`costmodel.predict.AlgorithmComparison.frame`: ``algorithm``, ``message_bytes``
+        [B], ``y`` (``time_s`` [s] or ``busbw_bytes_per_s`` [B/s]) and ``chosen``.
+    crossovers : pandas.DataFrame, optional
+        :attr:`~costmodel.predict.AlgorithmComparison.crossovers`: marked with an x and
+        ``below -> above``.
+    selected_bytes : float, optional
+        The size asked about, a dotted vertical line [B].
+    pinned : pandas.DataFrame, optional
+        A second configuration's frame: its chosen curve is overlaid (dashed, ``pinned_label``).
+    """
+    is_time = y == "time_s"
+    unit = "s" if is_time else "B/s"
+    data = [
+        {
+            "type": "scatter",
+            "x": part["message_bytes"].to_numpy(),
+            "y": part[y].to_numpy(),
+            "mode": "lines",
+            "name": str(name),
+            "hovertemplate": f"%{{x:.3s}}B: %{{y:.3s}}{unit}<extra>{name}</extra>",
+        }
+        for name, part in frame.groupby("algorithm", sort=False)
+    ]
+    chosen = frame[frame["chosen"]].sort_values("message_bytes")
+    data.append(
+        {
+            "type": "scatter",
+            "x": chosen["message_bytes"].to_numpy(),
+            "y": chosen[y].to_numpy(),
+            "mode": "markers",
+            "name": "model's choice",
+            "text": chosen["algorithm"].tolist(),
+            "marker": {"symbol": "circle-open", "size": 9, "color": "black"},
+            "hovertemplate": f"%{{x:.3s}}B: %{{y:.3s}}{unit}<extra>choice: %{{text}}</extra>",
+        }
+    )
+    if pinned is not None and len(pinned):
+        pin = pinned[pinned["chosen"]].sort_values("message_bytes")
+        data.append(
+            {
+                "type": "scatter",
+                "x": pin["message_bytes"].to_numpy(),
+                "y": pin[y].to_numpy(),
+                "mode": "lines",
+                "name": pinned_label,
+                "text": pin["algorithm"].tolist(),
+                "line": {"dash": "dash", "color": "black", "width": 2},
+                "hovertemplate": f"%{{x:.3s}}B: %{{y:.3s}}{unit}<extra>{pinned_label}: "
+                "%{text}</extra>",
+            }
+        )
+    if crossovers is not None and len(crossovers) and y in crossovers.columns:
+        labels = [
+            f"{a} → {b}"
+            for a, b in zip(crossovers["faster_below"], crossovers["faster_above"], strict=True)
+        ]
+        data.append(
+            {
+                "type": "scatter",
+                "x": crossovers["message_bytes"].to_numpy(),
+                "y": crossovers[y].to_numpy(),
+                "mode": "markers+text",
+                "name": "crossover",
+                "text": labels,
+                "textposition": "top center",
+                "marker": {"symbol": "x", "size": 11, "color": "black"},
+                "hovertemplate": f"crossover at %{{x:.3s}}B: %{{y:.3s}}{unit}<extra>%{{text}}</extra>",
+            }
+        )
+    layout = {
+        "title": {"text": title},
+        "xaxis": _unit_axis("B", log=True, title="message size M (per rank)"),
+        "yaxis": _unit_axis(unit, log=is_time, title="time" if is_time else "bus bandwidth"),
+        "legend": _legend(),
+        "margin": {"t": 50, "b": 10},
+        "hovermode": "closest",
+    }
+    if selected_bytes is not None:
+        shape, notes = _vline(selected_bytes, log=True)
+        layout["shapes"], layout["annotations"] = [shape], notes
+    return go.Figure(data=data, layout=layout)
+
+
 def memory_stack_figure(
     frame, *, capacity_bytes: float | None = None, title: str = ""
 ) -> go.Figure:
