@@ -11,10 +11,13 @@ from costmodel.web.common import (
     CUSTOM,
     QP,
     SIZES_BYTES,
+    accuracy_caption,
     chart,
     page_header,
     parse_input,
+    prediction_band,
     section,
+    shade_band,
     size_label,
     table,
 )
@@ -286,23 +289,28 @@ def _cluster(inp: dict) -> None:
         m[1].metric("Bus bandwidth (busbw)", format_rate(chosen["busbw_bytes_per_s"]))
         m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
         m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
+        band = prediction_band(op, size, inp["cluster"], int(inp["nodes"]), gpus, model)
+        accuracy_caption(band)
+        mine = sweep[sweep["model"] == model]
+        sizes_band = prediction_band(
+            op, mine["message_bytes"].to_numpy(), inp["cluster"], int(inp["nodes"]), gpus, model
+        )
         tab_time, tab_busbw = st.tabs(["Time vs size", "busbw vs size"])
         for tab, y, what in (
             (tab_time, "time_s", "time"),
             (tab_busbw, "busbw_bytes_per_s", "bus bandwidth"),
         ):
             with tab:
-                chart(
-                    plots.collective_sweep_figure(
-                        sweep,
-                        y=y,
-                        series="model",
-                        selected_bytes=size,
-                        title=f"{OP_LABELS[op]} {what} on {inp['cluster']}, N = {ranks}, "
-                        f"M = {size_label(size)} dotted: every model",
-                    ),
-                    key=f"chart_nccl_{y}",
+                fig = plots.collective_sweep_figure(
+                    sweep,
+                    y=y,
+                    series="model",
+                    selected_bytes=size,
+                    title=f"{OP_LABELS[op]} {what} on {inp['cluster']}, N = {ranks}, "
+                    f"M = {size_label(size)} dotted: every model",
                 )
+                shade_band(fig, mine, x="message_bytes", y=y, band=sizes_band, name=model)
+                chart(fig, key=f"chart_nccl_{y}")
         per_model = at_size.reset_index().assign(
             **{
                 "time [µs]": at_size["time_s"].to_numpy() * 1e6,
