@@ -539,5 +539,6 @@ def band_trace(figure: go.Figure, x, y, lo, hi, *, name: str = "expected error")
             hoverinfo="skip",
         ),
     ]
-    figure.data = (*band, *figure.data)
+    figure.add_traces(band)
+    figure.data = (*figure.data[-2:], *figure.data[:-2])  # under every line
     return figure

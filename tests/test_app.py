@@ -568,3 +568,24 @@ def test_ddp_bad_tokens_or_step_time_names_the_field():
     at.text_input(key="ddp_measured_step").set_value("-3s").run()
     assert_clean(at)
     assert any("Measured step time" in e.value for e in at.error)
+
+
+def test_accuracy_on_screen_cluster_and_collectives_and_validate():
+    """Issue 13 item 7: the expected error of the regime next to the numbers, the note on what
+    the model leaves out, the band shaded on the charts, the fidelity table on Validate."""
+    from costmodel.predict import predict_collective
+
+    at = open_page("page_cluster.py")
+    assert_clean(at)
+    band = predict_collective("all_reduce", 2**30, "dgx-h100", nodes=4).error_band
+    assert metrics(at)["Expected error"] == band.pct()
+    captions = " ".join(c.value for c in at.caption)
+    assert band.pct() in captions and "Leaves out" in captions
+    at = open_page("page_collectives.py", {"view": "cluster"})
+    assert_clean(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "Expected error" in captions and "Leaves out" in captions
+    at = open_page("page_validate.py")
+    assert_clean(at)
+    texts = " ".join(m.value for m in at.markdown)
+    assert "grouped CV" in texts and "| run |" in texts
