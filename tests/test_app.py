@@ -581,7 +581,7 @@ def test_accuracy_on_screen_cluster_and_collectives_and_validate():
     assert metrics(at)["Expected error"] == band.pct()
     captions = " ".join(c.value for c in at.caption)
     assert band.pct() in captions and "Leaves out" in captions
-    at = open_page("page_collectives.py", {"view": "cluster"})
+    at = open_page("page_collectives.py", {"view": "A model on a cluster preset"})
     assert_clean(at)
     captions = " ".join(c.value for c in at.caption)
     assert "Expected error" in captions and "Leaves out" in captions
