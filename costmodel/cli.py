@@ -267,6 +267,32 @@ def _human_frame(df: Any) -> str:
     return out.to_string(index=False)
 
 
+def _with_error_band(df: Any) -> Any:
+    """Replace ``error_band_pct`` by an ``expected_error`` column of "±X%" strings ("± ?" where
+    the regime has no measurement; costmodel.uncertainty)."""
+    if "error_band_pct" not in df.columns:
+        return df
+    out = df.copy()
+    out.insert(
+        list(out.columns).index("error_band_pct"),
+        "expected_error",
+        [f"±{v:.0f}%" if v == v else "± ?" for v in out["error_band_pct"]],
+    )
+    return out.drop(columns=["error_band_pct"])
+
+
+def _band_note(df: Any) -> str:
+    """One line: what the ± means, whether a regime has no measurement, what is left out."""
+    from .uncertainty import LEAVES_OUT
+
+    if "error_band_pct" not in df.columns:
+        return ""
+    text = "expected_error: 80% of measured rows of this regime fell within it (grouped CV)."
+    if df["error_band_pct"].isna().any():
+        text += " '± ?': no bundled run measured this regime or fabric: the error is unknown."
+    return text + " " + LEAVES_OUT
+
+
 def _left_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Left-aligned plain-text columns."""
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
@@ -399,10 +425,15 @@ def collective(
             "time_s",
             "algbw_GBps",
             "busbw_GBps",
+            "error_band_pct",
+            "regime",
         )
         if c in df.columns
     ]
-    typer.echo(_human_frame(df[keep]))
+    typer.echo(_human_frame(_with_error_band(df[keep])))
+    note = _band_note(df)
+    if note:
+        typer.echo(note)
 
 
 def _collective_all(
@@ -1276,6 +1307,13 @@ def predict(
             help="Every model that can answer (and the nccl-table baseline) side by side.",
         ),
     ] = False,
+    harness: Annotated[
+        str,
+        typer.Option(
+            help="How the op is launched and timed: nccl-tests (one process per GPU), "
+            "nccl-tests-g (one process drives the node's GPUs) or pytorch (a torch loop)."
+        ),
+    ] = "nccl-tests",
     as_json: JsonOpt = False,
 ) -> None:
     """Predicted time, algbw and busbw of a collective on a cluster, per size.
@@ -1308,6 +1346,7 @@ def predict(
             algorithm=algorithm,
             protocol=protocol,
             model=model,
+            harness=harness,
         ).to_frame()
     if as_json:
         _print_json(
@@ -1323,7 +1362,10 @@ def predict(
         )
         return
     typer.echo(f"{op} on {cluster} x {nodes} node(s)")
-    typer.echo(_human_frame(df))
+    typer.echo(_human_frame(_with_error_band(df)))
+    note = _band_note(df)
+    if note:
+        typer.echo(note)
 
 
 # --- sweep ------------------------------------------------------------------------------------

@@ -777,3 +777,43 @@ def memory_compare_figure(frame, *, capacities: dict, title: str = "") -> go.Fig
         }
     )
     return fig
+
+
+# --- expected error (costmodel.uncertainty) --------------------------------------------------------
+def band_trace(figure: go.Figure, x, y, lo, hi, *, name: str = "expected error") -> go.Figure:
+    """Shade the expected-error band around a predicted line (in place; returns ``figure``).
+
+    ``y`` is the predicted value per ``x`` (a time or a busbw), ``lo`` and ``hi`` the band's
+    multipliers on the predicted *busbw* (:class:`costmodel.uncertainty.ErrorBand`); for a time
+    the band is ``y / hi`` to ``y / lo`` (a slower measurement is a lower busbw). Points without
+    a measured band (NaN) are left unshaded. The band is drawn first, under every line.
+    """
+    import numpy as np
+
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    lo = np.broadcast_to(np.asarray(lo, dtype=float), y.shape)
+    hi = np.broadcast_to(np.asarray(hi, dtype=float), y.shape)
+    ok = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(y)
+    if not ok.any():
+        return figure
+    is_time = (figure.layout.yaxis.type or "") == "log"
+    upper = np.where(ok, y / lo if is_time else y * hi, np.nan)
+    lower = np.where(ok, y / hi if is_time else y * lo, np.nan)
+    edge = {"width": 0}
+    band = [
+        go.Scatter(x=x, y=upper, mode="lines", line=edge, hoverinfo="skip", showlegend=False),
+        go.Scatter(
+            x=x,
+            y=lower,
+            mode="lines",
+            line=edge,
+            fill="tonexty",
+            fillcolor="rgba(99, 110, 250, 0.18)",
+            name=name,
+            hoverinfo="skip",
+        ),
+    ]
+    figure.add_traces(band)
+    figure.data = (*figure.data[-2:], *figure.data[:-2])  # under every line
+    return figure

@@ -71,12 +71,18 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .hardware import CalibrationPreset, Cluster
+    from .uncertainty import ErrorBand
 
 #: the four answer models (costmodel.models.MODELS); "calibrated" needs a calibrated cluster
 MODELS: tuple[str, ...] = _models.MODELS
 #: reference baselines, accepted wherever a model is (costmodel.models.REFERENCE_MODELS)
 REFERENCE_MODELS: tuple[str, ...] = _models.REFERENCE_MODELS
 CALIBRATED = _models.CALIBRATED
+#: how the collective is launched and timed (the host launch floor, issue 11 item 3):
+#: "nccl-tests" one process per GPU (the default, as the reference runs), "nccl-tests-g" one
+#: process drives every GPU of its node (``-g gpus_per_node``), "pytorch" a torch.distributed
+#: loop (the nccl-tests floor, and no error band below 1 MiB: no bundled measurement of it)
+HARNESSES: tuple[str, ...] = ("nccl-tests", "nccl-tests-g", "pytorch")
 OPS: tuple[str, ...] = nccl.OPS
 #: the value of ``algorithm`` that asks for every algorithm (:func:`predict_all_algorithms`)
 ALL = "all"
@@ -97,9 +103,14 @@ class Prediction:
     busbw_bytes_per_s: Any
     algorithm: Any
     protocol: Any
+    #: expected error from grouped cross-validation (costmodel.uncertainty.ErrorBand):
+    #: relative half-width per size, (lo, hi) multipliers on busbw, regime, and whether the
+    #: regime was measured at all
+    error_band: ErrorBand | None = None
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per size: op, model, ranks, nodes, sizes, time, bandwidths, choice."""
+        """One row per size: op, model, ranks, nodes, sizes, time, bandwidths, choice, and the
+        error band (``error_band_pct``: ±%, NaN where no measurement; ``regime``)."""
         import pandas as pd
 
         size = np.atleast_1d(self.message_bytes)
@@ -115,6 +126,17 @@ class Prediction:
                 "busbw_bytes_per_s": np.atleast_1d(self.busbw_bytes_per_s),
                 "algorithm": np.atleast_1d(self.algorithm),
                 "protocol": np.atleast_1d(self.protocol),
+                **(
+                    {
+                        "error_band_pct": 100
+                        * np.broadcast_to(
+                            np.asarray(self.error_band.half_width, dtype=float), size.shape
+                        ),
+                        "regime": self.error_band.regime,
+                    }
+                    if self.error_band is not None
+                    else {}
+                ),
             }
         )
 
@@ -351,6 +373,7 @@ def predict_collective(
     nvls: bool | None = None,
     collnet_enabled: bool = False,
     params: Mapping[str, object] | None = None,
+    harness: str = "nccl-tests",
 ) -> Prediction:
     r"""Predict one collective per message size: time, algbw, busbw, algorithm and protocol.
 
@@ -381,6 +404,13 @@ def predict_collective(
         NCCL_COLLNET_ENABLE=1 (IB SHARP clusters).
     params : mapping, optional
         Correction parameters (default: :func:`fitted_params`).
+    harness : {"nccl-tests", "nccl-tests-g", "pytorch"}
+        How the op is launched and timed (:data:`HARNESSES`). ``"nccl-tests"`` (default): one
+        process per GPU, host floor ``a + b g`` with ``g = gpus_per_process``;
+        ``"nccl-tests-g"``: one process drives the node's GPUs (``g = gpus_per_node`` unless
+        ``gpus_per_process`` is given); ``"pytorch"``: a torch.distributed loop. No bundled run
+        measures a PyTorch loop, so its floor is the nccl-tests one (a lower bound: issue 11
+        saw such floors several times higher) and its error band is NaN below 1 MiB.
 
     Returns
     -------
@@ -408,6 +438,8 @@ def predict_collective(
             "algorithm='all' gives several rows per size: call predict_all_algorithms(op, sizes, "
             "cluster, nodes, model=...); allowed here: auto or one algorithm"
         )
+    if harness not in HARNESSES:
+        raise ValueError(f"harness={harness!r}; allowed: {', '.join(HARNESSES)}")
     try:
         m = np.asarray(message_bytes, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -430,9 +462,22 @@ def predict_collective(
             "allowed: a calibration preset (costmodel calibrate ... --base NAME) or "
             "the models " + ", ".join(m for m in MODELS if m != CALIBRATED)
         )
+    if harness == "nccl-tests-g" and gpus_per_process == 1:
+        gpus_per_process = c.gpus_per_node  # one process drives every GPU of its node
     scale: dict | None = None
     if cal is not None and model in (CALIBRATED, "nccl") and n >= 2:
         scale = _calibrated_scale(cal, model, op, level, algorithm, protocol)
+    used_fits = (
+        bool(scale)
+        or model == CALIBRATED
+        or (
+            model == "nccl"
+            and cal is not None
+            and n >= 2
+            and not cal.candidates
+            and _covering_fits(cal, op, level, algorithm, protocol)
+        )
+    )
     if scale:
         assert cal is not None
         base = fitted_params() if params is None else dict(params)
@@ -450,13 +495,7 @@ def predict_collective(
         )
     elif model == CALIBRATED and cal is not None and cal.candidates:
         t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
-    elif model == CALIBRATED or (
-        model == "nccl"
-        and cal is not None
-        and n >= 2
-        and not cal.candidates
-        and _covering_fits(cal, op, level, algorithm, protocol)
-    ):
+    elif used_fits:
         assert cal is not None
         t, algos, protos = fitted_time_s(cal, op, m1, n, c.nodes, algorithm, protocol)
     elif model in (_models.LESSON, _models.TEXTBOOK):
@@ -491,6 +530,7 @@ def predict_collective(
     with np.errstate(divide="ignore", invalid="ignore"):
         algbw = np.where(t > 0, m1 / np.where(t > 0, t, 1.0), 0.0)
     busbw = algbw * T.BUSBW_FACTOR[op](n)
+    band = _band(model, c, n, m if scalar else m1.reshape(m.shape), used_fits, harness)
     if scalar:
         return Prediction(
             op,
@@ -503,6 +543,7 @@ def predict_collective(
             float(busbw[0]),
             str(algos[0]),
             str(protos[0]),
+            band,
         )
     return Prediction(
         op,
@@ -515,7 +556,54 @@ def predict_collective(
         busbw.reshape(m.shape),
         algos.reshape(m.shape),
         protos.reshape(m.shape),
+        band,
     )
+
+
+def _band(
+    model: str, c: Cluster, ranks: int, m, used_fits: bool, harness: str = "nccl-tests"
+) -> ErrorBand:
+    """The prediction's error band (costmodel.uncertainty): grouped-CV figures of its regime;
+    a calibrated prediction or one rank has none from the reference runs, and says so; a
+    PyTorch loop has none below 1 MiB (its launch floor was never measured here)."""
+    import dataclasses
+
+    from . import uncertainty as U
+
+    if harness == "pytorch" and not used_fits and ranks >= 2:
+        b = U.error_band(model, c.fabric, c.intra_kind, c.nodes, m)
+        small = np.asarray(m, dtype=float) < U.ONE_MIB
+
+        def cut(v):
+            out = np.where(small, np.nan, v)
+            return float(out) if out.ndim == 0 else out
+
+        return dataclasses.replace(
+            b,
+            half_width=cut(b.half_width),
+            lo=cut(b.lo),
+            hi=cut(b.hi),
+            note=b.note + "; below 1 MiB a PyTorch loop's launch floor is not measured (unknown)",
+        )
+
+    if used_fits:
+        shape = np.shape(m)
+        nan = np.full(shape, np.nan) if shape else float("nan")
+        reg = U.regime(c.fabric, c.intra_kind, c.nodes)
+        return U.ErrorBand(
+            model,
+            reg,
+            False,
+            nan,
+            nan,
+            nan,
+            0,
+            0,
+            "calibrated fit: its error is the calibration report's, not the reference runs'",
+        )
+    if ranks < 2:
+        return U.error_band("none", c.fabric, c.intra_kind, c.nodes, m, {}, ())
+    return U.error_band(model, c.fabric, c.intra_kind, c.nodes, m)
 
 
 def allreduce_time_fn(

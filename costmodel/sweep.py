@@ -16,7 +16,9 @@ Grid values are written as lists (``[8, 64]``, ``"8,64"``) or ranges:
 - ``"8B:8GB"``: nccl-tests' ``-b 8 -e 8G -f 2`` doubling range.
 
 Output columns carry their unit in the name (``size_bytes``, ``time_s``, ``algbw_GBps``,
-``busbw_GBps``, ``memory_GB``); GB is 1e9 B, as nccl-tests prints it.
+``busbw_GBps``, ``memory_GB``); GB is 1e9 B, as nccl-tests prints it. Preset rows also carry
+``error_band_pct`` (the expected ±% of the row's regime from grouped cross-validation, NaN where
+no bundled run measured the regime or fabric) and ``regime`` (:mod:`costmodel.uncertainty`).
 
 >>> parse_values("ranks", "8..64x2")
 [8, 16, 32, 64]
@@ -666,6 +668,21 @@ def _eval_collective_preset(
         "busbw_GBps": busbw / _GB,
         "algorithm_used": _categorical(alg_parts, n),
         "protocol_used": _categorical(proto_parts, n),
+        **_band_cols(cat["model"], base, nodes, sizes, calibrated=base.calibration is not None),
+    }
+
+
+def _band_cols(model: str, base: Any, nodes, sizes, calibrated: bool = False) -> dict[str, Any]:
+    """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement or a
+    calibration answers) and ``regime`` columns (costmodel.uncertainty.band_columns)."""
+    from .uncertainty import band_columns
+
+    pct, reg = band_columns(model, base.fabric, base.intra_kind, nodes, sizes)
+    if calibrated and model in ("nccl", "calibrated"):
+        pct = np.full(pct.shape, np.nan)
+    return {
+        "error_band_pct": pct,
+        "regime": _categorical([(np.ones(len(reg), bool), reg)], len(reg)),
     }
 
 
@@ -711,6 +728,7 @@ def _eval_collective_vectorised(
         "busbw_GBps": busbw / _GB,
         "algorithm_used": _Cat(a.astype(np.int32), a_names),
         "protocol_used": _Cat(p.astype(np.int32), p_names),
+        **_band_cols(cat["model"], base, nodes, sizes),
     }
 
 

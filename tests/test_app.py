@@ -800,3 +800,24 @@ def test_memory_pin_bad_ranks_names_the_field():
     assert_clean(at)
     assert any("Data-parallel ranks (B)" in e.value for e in at.error)
     assert "Fits?" in metrics(at)
+
+
+def test_accuracy_on_screen_cluster_and_collectives_and_validate():
+    """Issue 13 item 7: the expected error of the regime next to the numbers, the note on what
+    the model leaves out, the band shaded on the charts, the fidelity table on Validate."""
+    from costmodel.predict import predict_collective
+
+    at = open_page("page_cluster.py")
+    assert_clean(at)
+    band = predict_collective("all_reduce", 2**30, "dgx-h100", nodes=4).error_band
+    assert metrics(at)["Expected error"] == band.pct()
+    captions = " ".join(c.value for c in at.caption)
+    assert band.pct() in captions and "Leaves out" in captions
+    at = open_page("page_collectives.py", {"view": "A model on a cluster preset"})
+    assert_clean(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "Expected error" in captions and "Leaves out" in captions
+    at = open_page("page_validate.py")
+    assert_clean(at)
+    texts = " ".join(m.value for m in at.markdown)
+    assert "grouped CV" in texts and "| run |" in texts

@@ -224,3 +224,97 @@ def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
         st.session_state["_first_chart_sent"] = True
         time.sleep(FIRST_CHART_PAUSE_S)
     st.plotly_chart(figure, key=key, **kwargs)
+
+
+def accuracy_caption(band: Any, *, where: str = "") -> None:
+    """One caption next to predicted numbers: the expected error "±X%" of the prediction's
+    regime (grouped cross-validation, costmodel.uncertainty), or that no run measured it, and
+    what the model leaves out. ``band`` is a :class:`costmodel.uncertainty.ErrorBand`."""
+    from costmodel.uncertainty import LEAVES_OUT
+
+    if band is None:
+        return
+    if band.measured:
+        head = (
+            f"Expected error {band.pct()}{where} ({band.regime}): 80% of measured nccl-tests "
+            f"rows on clusters the model was not fitted on fell within it "
+            f"({band.n_runs} runs, {band.n_groups} sources; see the fidelity table on Validate)."
+        )
+    else:
+        head = f"Expected error unknown{where} ({band.regime}): {band.note}."
+    st.caption(head + " " + LEAVES_OUT)
+
+
+def prediction_band(
+    op: str, size: Any, cluster: str, nodes: int, gpus_per_node: int | None, model: str
+) -> Any:
+    """The :class:`costmodel.uncertainty.ErrorBand` of a prediction (predict_collective; one
+    size or an array of sizes)."""
+    import numpy as np
+
+    from costmodel import predict
+
+    return predict.predict_collective(
+        op,
+        np.asarray(size, dtype=float),
+        cluster,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        model=model,
+    ).error_band
+
+
+def shade_band(
+    figure: Any, frame: pd.DataFrame, *, x: str, y: str, band: Any, name: str = ""
+) -> Any:
+    """Shade ``band`` (an ErrorBand whose arrays follow ``frame``'s rows) around ``frame[y]``
+    against ``frame[x]`` on ``figure`` (costmodel.plots.band_trace)."""
+    from costmodel import plots
+
+    if band is None or not band.measured:
+        return figure
+    label = f"expected error{' of ' + name if name else ''} ({band.pct()})"
+    return plots.band_trace(
+        figure, frame[x].to_numpy(), frame[y].to_numpy(), band.lo, band.hi, name=label
+    )
+
+
+def cliff_band(figure: Any, sweep: pd.DataFrame, cluster: str, size: float) -> Any:
+    """Shade the ``nccl`` model's expected error around the "NCCL-faithful" busbw line of the
+    Cluster page's cliff chart (one band per row: one node and several nodes are different
+    regimes; costmodel.uncertainty)."""
+    import numpy as np
+
+    from costmodel import plots, presets, uncertainty
+
+    base = presets.cluster(cluster)
+    lo, hi = [], []
+    for n in sweep["nodes"].to_numpy():
+        b = uncertainty.error_band("nccl", base.fabric, base.intra_kind, int(n), float(size))
+        lo.append(b.lo)
+        hi.append(b.hi)
+    return plots.band_trace(
+        figure,
+        sweep["gpus"].to_numpy(),
+        sweep["nccl_busbw_bytes_per_s"].to_numpy(),
+        np.asarray(lo, dtype=float),
+        np.asarray(hi, dtype=float),
+        name="expected error, NCCL-faithful",
+    )
+
+
+def fidelity_text() -> str:
+    """The fidelity report shipped in the wheel (costmodel/data/fidelity.md, written by
+    scripts/fit_corrections.py together with docs/fidelity.md)."""
+    from importlib import resources
+
+    return resources.files("costmodel").joinpath("data/fidelity.md").read_text(encoding="utf-8")
+
+
+def fidelity_table() -> None:
+    """The fidelity table in the app: an expander with the packaged report rendered."""
+    with st.expander(
+        "Fidelity table: each model against every bundled nccl-tests run (grouped "
+        "cross-validation, in-sample, error bands per regime)"
+    ):
+        st.markdown(fidelity_text())

@@ -13,9 +13,11 @@ from costmodel.web.common import (
     CUSTOM,
     QP,
     SIZES_BYTES,
+    accuracy_caption,
     chart,
     page_header,
     parse_input,
+    prediction_band,
     section,
     size_label,
     table,
@@ -399,6 +401,8 @@ def _cluster(inp: dict) -> None:
         m[1].metric("Bus bandwidth (busbw)", format_rate(chosen["busbw_bytes_per_s"]))
         m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
         m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
+        band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
+        accuracy_caption(band)
         r = data_collectives.algorithms_on_cluster(op, inp["cluster"], nodes, gpus, model, size)
         _algorithms(inp, r, size)
     if r is None or at_size is None:
