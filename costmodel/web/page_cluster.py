@@ -7,7 +7,17 @@ import streamlit as st
 from costmodel import plots
 from costmodel.units import format_bytes, format_duration, format_rate
 from costmodel.web import data
-from costmodel.web.common import QP, SIZES_BYTES, chart, page_header, section, size_label, table
+from costmodel.web.common import (
+    QP,
+    SIZES_BYTES,
+    chart,
+    headline,
+    headline_text,
+    page_header,
+    section,
+    size_label,
+    table,
+)
 
 
 def _inputs() -> dict:
@@ -95,11 +105,11 @@ def render() -> None:
         here = sweep[
             (sweep["nodes"] == facts["nodes"]) & (sweep["gpus_per_node"] == facts["gpus_per_node"])
         ].iloc[0]
-        st.subheader(
+        headline_text(
             f"All-reduce of {format_bytes(inp['size'])} over {facts['ranks']} GPUs "
             f"({facts['nodes']} x {facts['gpus_per_node']})"
         )
-        m = st.columns(4)
+        m = headline(4)
         m[0].metric(
             f"Time, model {inp['model']}",
             format_duration(here["model_s"]),

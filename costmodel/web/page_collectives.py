@@ -12,6 +12,8 @@ from costmodel.web.common import (
     QP,
     SIZES_BYTES,
     chart,
+    headline,
+    headline_text,
     page_header,
     parse_input,
     section,
@@ -177,8 +179,8 @@ def _link(inp: dict) -> None:
         at_size = sweep[sweep["message_bytes"] == size]
         best = at_size.loc[at_size["time_s"].idxmin()]
 
-        st.subheader(f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks")
-        m = st.columns(4)
+        headline_text(f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks")
+        m = headline(4)
         m[0].metric("Fastest algorithm", best["algorithm"])
         m[1].metric("Time", format_duration(best["time_s"]))
         m[2].metric("Bus bandwidth (busbw)", format_rate(best["busbw_bytes_per_s"]))
@@ -277,11 +279,11 @@ def _cluster(inp: dict) -> None:
         chosen = at_size.loc[model]
         nccl = at_size.loc["nccl"]
         ranks = int(chosen["ranks"])
-        st.subheader(
+        headline_text(
             f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {ranks} GPUs, "
             f"model {model}"
         )
-        m = st.columns(4)
+        m = headline(4)
         m[0].metric("Time", format_duration(chosen["time_s"]), help=f"model {model}")
         m[1].metric("Bus bandwidth (busbw)", format_rate(chosen["busbw_bytes_per_s"]))
         m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
