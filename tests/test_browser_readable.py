@@ -22,10 +22,10 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
+import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
+
 from costmodel.reference import reference_path  # noqa: E402
 from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
-
-import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
 expect = playwright_api.expect
 TIMEOUT_MS = 30_000  # a rerun takes well under a second; 30 s covers a loaded 2-core CI box
@@ -111,6 +111,20 @@ def metric(page, label: str):
     return box.get_by_test_id("stMetricValue")
 
 
+def screenshot(page, name: str) -> None:
+    """The page from its top, 2400 px tall at the same width (Streamlit scrolls an inner box, so
+    a full-page shot alone shows only the viewport), to test-artifacts/<name>.png."""
+    page.mouse.move(0, 0)
+    page.evaluate(
+        "for (const el of document.querySelectorAll('*')) if (el.scrollTop) el.scrollTop = 0"
+    )
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
+    page.set_viewport_size({"width": width, "height": 2400})
+    page.wait_for_timeout(500)  # the layout settles at the new height
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size({"width": width, "height": height})
+
+
 def assert_readable(page, headline: str | None) -> None:
     """No metric cut off; the headline metric above every input; no exception on the page."""
     expect(page.get_by_test_id("stException")).to_have_count(0)
@@ -147,11 +161,9 @@ def test_every_page_is_readable(chromium_browser, app_url, name, viewport):
         expect(metric(page, headline).first).to_have_text(re.compile(r"\S"))
         if name != "batch":  # every page but Batch draws charts
             assert_toolbar_clear_of_title(page)
-            page.mouse.move(0, 0)
-            page.evaluate("window.scrollTo(0, 0)")
         # Validate answers only after a log is chosen: its input comes first by design
         assert_readable(page, None if name == "validate" else headline)
-        page.screenshot(path=str(ARTIFACTS / f"readable-{name}-{viewport}.png"), full_page=True)
+        screenshot(page, f"readable-{name}-{viewport}")
     finally:
         context.close()
 
@@ -186,7 +198,7 @@ def test_question_does_70b_fit_on_64_h100_with_zero3(chromium_browser, app_url, 
         expect(metric(page, "Memory per GPU, ZeRO-3")).to_have_text(re.compile(r"\d.* GB$"))
         expect(metric(page, "Fits?")).to_have_text(re.compile(r"^(yes|no)$"))
         assert_readable(page, "Memory per GPU, ZeRO-3")
-        page.screenshot(path=str(ARTIFACTS / f"question-70b-zero3-{viewport}.png"), full_page=True)
+        screenshot(page, f"question-70b-zero3-{viewport}")
     finally:
         context.close()
 
@@ -200,8 +212,7 @@ def test_question_how_long_and_how_much_to_train(chromium_browser, app_url, view
             expect(metric(page, label)).to_have_text(re.compile(r"^[\d,.]+$"))
         expect(metric(page, "MFU at the predicted step")).to_have_text(re.compile(r"% *$"))
         assert_readable(page, "Step time")
-        page.get_by_text("Time and cost to train").first.scroll_into_view_if_needed()
-        page.screenshot(path=str(ARTIFACTS / f"question-train-cost-{viewport}.png"))
+        screenshot(page, f"question-train-cost-{viewport}")
     finally:
         context.close()
 
@@ -216,7 +227,7 @@ def test_question_which_algorithm_wins_on_my_cluster(chromium_browser, app_url, 
         expect(metric(page, "Algorithm / protocol")).to_have_text(re.compile(r"\w+ / \w+"))
         expect(metric(page, "NCCL's choice")).to_have_text(re.compile(r"\w+ / \w+"))
         assert_readable(page, "Time")
-        page.screenshot(path=str(ARTIFACTS / f"question-algorithm-{viewport}.png"), full_page=True)
+        screenshot(page, f"question-algorithm-{viewport}")
     finally:
         context.close()
 
@@ -233,7 +244,7 @@ def test_question_cluster_a_or_cluster_b(chromium_browser, app_url, viewport):
             expect(value).to_have_text(re.compile(r"\d"))
             assert_readable(page, "Time, model nccl")
             times[cluster] = value.inner_text()
-            page.screenshot(path=str(ARTIFACTS / f"question-cluster-{cluster}-{viewport}.png"))
+            screenshot(page, f"question-cluster-{cluster}-{viewport}")
         assert times["dgx-h100"] != times["dgx-a100"], times
     finally:
         context.close()
@@ -248,6 +259,6 @@ def test_question_how_accurate_is_this(chromium_browser, app_url, viewport):
         page.goto(f"{app_url}/{PAGES['validate'][0]}")
         expect(metric(page, "Median |error| of time")).to_have_text(re.compile(r"^\d+\.\d %$"))
         assert_readable(page, None)
-        page.screenshot(path=str(ARTIFACTS / f"question-accuracy-{viewport}.png"), full_page=True)
+        screenshot(page, f"question-accuracy-{viewport}")
     finally:
         context.close()

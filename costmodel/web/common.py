@@ -280,7 +280,11 @@ def _general(value: Any) -> str:
         return str(value)
     if not math.isfinite(v) or v == 0:
         return str(v) if v else "0"
-    return f"{v:,.4g}" if abs(v) < 1e15 else f"{v:.4g}"
+    if not 1e-3 <= abs(v) < 1e15:
+        return f"{v:.4g}"
+    decimals = 3 - math.floor(math.log10(abs(v)))  # 4 significant digits: 146,800 and 0.01234
+    text = f"{round(v, decimals):,.{max(decimals, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def styled(frame: pd.DataFrame) -> Any:
