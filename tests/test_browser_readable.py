@@ -4,7 +4,9 @@ Debian's chromium via Playwright against `streamlit run`, at a desktop (1440 x 9
 (390 x 844) viewport. On every page and at both widths: no st.metric label or value is cut off
 (an element whose content is wider than its box, as Streamlit's one-line ellipsis leaves it),
 the headline answer sits above the page's first input, and the plotly toolbar does not cover a
-chart's title. Screenshots go to test-artifacts/readable-*.png (gitignored, made here).
+chart's title. Screenshots go to test-artifacts/readable-*.png (gitignored, made here). Tables
+are not read here: the grid draws its (formatted) cells on a canvas and its accessibility table
+carries the raw values, so the display strings are checked through AppTest (test_readable.py).
 
 Issue 13's five questions are walked as far as the app answers them on main today; the
 per-algorithm view, the side-by-side pages and the error bands are built (and browser-tested)
@@ -28,7 +30,9 @@ from costmodel.reference import reference_path  # noqa: E402
 from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
 
 expect = playwright_api.expect
-TIMEOUT_MS = 30_000  # a rerun takes well under a second; 30 s covers a loaded 2-core CI box
+TIMEOUT_MS = (
+    90_000  # a page paints in 4-15 s here; 7 sessions testing at once on 2 cores took >30 s
+)
 expect.set_options(timeout=TIMEOUT_MS)
 
 REFERENCE_LOG = reference_path("13a_waynehacking8_1x4xH100-slice_auto_allreduce")
@@ -164,24 +168,6 @@ def test_every_page_is_readable(chromium_browser, app_url, name, viewport):
         # Validate answers only after a log is chosen: its input comes first by design
         assert_readable(page, None if name == "validate" else headline)
         screenshot(page, f"readable-{name}-{viewport}")
-    finally:
-        context.close()
-
-
-def test_tables_show_units_not_raw_floats(chromium_browser, app_url):
-    """The Cluster table shows "ms" and "GB/s" where the data holds seconds and bytes/s."""
-    context, page = _open(chromium_browser, 1440, 900)
-    try:
-        page.goto(f"{app_url}/cluster")
-        grid = page.get_by_test_id("stDataFrame").first
-        grid.scroll_into_view_if_needed()
-        expect(grid).to_be_visible()
-        # glide-data-grid draws on a canvas; its accessible table carries the display strings
-        cells = grid.locator("td")
-        expect(cells.filter(has_text=re.compile(r"^\d[\d.]* (ms|µs|s)$")).first).to_be_attached()
-        expect(cells.filter(has_text=re.compile(r"^\d[\d.]* GB/s$")).first).to_be_attached()
-        raw = cells.filter(has_text=re.compile(r"^\d+\.\d{5,}$|^\d\.\d+e-\d+$"))
-        expect(raw).to_have_count(0)
     finally:
         context.close()
 

@@ -92,3 +92,18 @@ def test_headline_metrics_are_drawn_above_the_inputs():
         "busbw, model nccl",
         "Algorithm / protocol",
     ]
+
+
+def test_every_page_table_reaches_the_browser_with_units():
+    """What the grid draws: the Styler's display strings travel with the raw data (AppTest)."""
+    from streamlit import dataframe_util
+
+    at = AppTest.from_file(str(WEB / "page_cluster.py"), default_timeout=60).run()
+    proto = at.dataframe[0].proto.arrow_data
+    shown = dataframe_util.convert_arrow_bytes_to_pandas_df(proto.styler.display_values)
+    raw = at.dataframe[0].value
+    row = raw.index[-1]
+    assert shown.loc[row, "model_s"].endswith(("ms", "µs", " s"))
+    assert shown.loc[row, "model_busbw_bytes_per_s"].endswith("B/s")
+    assert shown.loc[row, "message_bytes"] == "1.07 GB"  # the page's default 2**30 B
+    assert raw.loc[row, "message_bytes"] == 2**30  # the data (and the CSV) stay raw SI
