@@ -243,7 +243,7 @@ def test_question_how_accurate_is_this(chromium_browser, app_url, viewport):
     context, page = _open(chromium_browser, *VIEWPORTS[viewport])
     try:
         page.goto(f"{app_url}/{PAGES['validate'][0]}")
-        expect(metric(page, "Median |error| of time")).to_have_text(re.compile(r"^\d+\.\d %$"))
+        expect(metric(page, "Median |busbw error|")).to_have_text(re.compile(r"^\d+\.\d %$"))
         assert_readable(page, None)
         screenshot(page, f"question-accuracy-{viewport}")
     finally:
