@@ -6,6 +6,8 @@ Every figure here takes results (DataFrames or result objects) and returns a
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go  # noqa: F401  (used by the figure builders below)
 
@@ -61,6 +63,61 @@ def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
         else []
     )
     return shape, notes
+
+
+#: Height of plotly's toolbar (modebar) row at the top of a chart [px]: 4 px padding and 26 px
+#: of buttons in plotly.js 3 (measured in chromium, 2026-12).
+TOOLBAR_PX = 30
+
+
+def clear_of_toolbar(figure: go.Figure) -> go.Figure:
+    """Move a figure's title below the row plotly's toolbar takes, in place; returns it.
+
+    Plotly centres the title in the top margin, where the toolbar appears on hover, or on a tap
+    on a phone, and covers the title's right end (the whole title at 390 px). The title is set
+    on the plot area's top edge (8 px above it) and the top margin holds its lines plus
+    :data:`TOOLBAR_PX` above them, so the toolbar's row stays empty; a title too wide for a phone
+    is broken onto lines of at most 50 characters.
+    """
+    title = figure.layout.title.text or ""
+    lines = _wrap(title, 50) if title else []
+    top = TOOLBAR_PX + 22 * max(len(lines), 1) + 8
+    figure.update_layout(
+        title={
+            "text": "<br>".join(lines),
+            "y": 1,
+            "yref": "paper",
+            "yanchor": "bottom",
+            "pad": {"b": 8},
+        },
+        margin={"t": max(top, figure.layout.margin.t or 0)},
+    )
+    return figure
+
+
+_UNIT = re.compile(r"^[kMGTPmµn]?(B|s|B/s|params|GPUs?)[,.;:)]*$")
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """Break ``text`` at spaces into lines of at most ``width`` characters (longer words whole).
+
+    A value stays on one line with its unit and its name: "M = 268 MB" is never split.
+    """
+    words: list[str] = []
+    glue = False
+    for token in text.split(" "):
+        if words and (glue or token == "=" or _UNIT.match(token)):
+            words[-1] += " " + token
+        else:
+            words.append(token)
+        glue = token == "="
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def _legend(y: float = -0.2) -> dict:

@@ -13,6 +13,8 @@ from costmodel.web.common import (
     accuracy_caption,
     chart,
     cliff_band,
+    headline,
+    headline_text,
     page_header,
     prediction_band,
     section,
@@ -106,11 +108,11 @@ def render() -> None:
         here = sweep[
             (sweep["nodes"] == facts["nodes"]) & (sweep["gpus_per_node"] == facts["gpus_per_node"])
         ].iloc[0]
-        st.subheader(
+        headline_text(
             f"All-reduce of {format_bytes(inp['size'])} over {facts['ranks']} GPUs "
             f"({facts['nodes']} x {facts['gpus_per_node']})"
         )
-        m = st.columns(4)
+        m = headline(4)
         m[0].metric(
             f"Time, model {inp['model']}",
             format_duration(here["model_s"]),

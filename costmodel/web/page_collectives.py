@@ -15,6 +15,8 @@ from costmodel.web.common import (
     SIZES_BYTES,
     accuracy_caption,
     chart,
+    headline,
+    headline_text,
     page_header,
     parse_input,
     prediction_band,
@@ -272,8 +274,8 @@ def _link(inp: dict) -> None:
         at_size = data_collectives.textbook_at_size(*args, float(size))
         best = at_size.loc[at_size["time_s"].idxmin()]
 
-        st.subheader(f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks")
-        m = st.columns(4)
+        headline_text(f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks")
+        m = headline(4)
         m[0].metric("Fastest algorithm", best["algorithm"])
         m[1].metric("Time", format_duration(best["time_s"]))
         m[2].metric("Bus bandwidth (busbw)", format_rate(best["busbw_bytes_per_s"]))
@@ -392,11 +394,11 @@ def _cluster(inp: dict) -> None:
         chosen = at_size.loc[model]
         nccl = at_size.loc["nccl"]
         ranks = int(chosen["ranks"])
-        st.markdown(  # a smaller heading than the link view's: the answer table fits one screen
-            f"#### {OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {ranks} GPUs, "
+        headline_text(
+            f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {ranks} GPUs, "
             f"model {model}"
         )
-        m = st.columns(4)
+        m = headline(4)
         m[0].metric("Time", format_duration(chosen["time_s"]), help=f"model {model}")
         m[1].metric("Bus bandwidth (busbw)", format_rate(chosen["busbw_bytes_per_s"]))
         m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")

@@ -15,7 +15,7 @@ from costmodel.units import (
     parse_duration,
 )
 from costmodel.web import data
-from costmodel.web.common import QP, chart, page_header, parse_input, section, table
+from costmodel.web.common import QP, chart, headline, page_header, parse_input, section, table
 
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
@@ -312,12 +312,12 @@ def render() -> None:
         result = data.evaluate_scenario(**inp)
     if result is None:
         return
-    m = st.columns(4)
+    m = headline(4)
     m[0].metric("Step time", format_duration(result.step_time_s))
     m[1].metric("Compute", format_duration(result.compute_s))
     m[2].metric("All-reduce (sum over buckets)", format_duration(result.comm_s))
     m[3].metric("Exposed communication", format_duration(result.exposed_comm_s))
-    m = st.columns(4)
+    m = headline(4)
     m[0].metric("Verdict", f"{result.bound}-bound")
     m[1].metric(
         "Scaling efficiency",
@@ -326,7 +326,7 @@ def render() -> None:
     )
     m[2].metric("GPUs", f"{result.ranks} ({result.nodes} x {result.gpus_per_node})")
     m[3].metric("Throughput [tokens/s]", format_count(result.tokens_per_s))
-    m = st.columns(4)
+    m = headline(4)
     m[0].metric(
         "Tokens per GPU per micro-batch",
         format_count(batch.tokens_per_step(inp["local_batch"], inp["sequence_length"])),

@@ -7,7 +7,16 @@ import streamlit as st
 from costmodel import architecture, memory, plots
 from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
-from costmodel.web.common import QP, chart, gpu_choice, page_header, parse_input, section, table
+from costmodel.web.common import (
+    QP,
+    chart,
+    gpu_choice,
+    headline,
+    page_header,
+    parse_input,
+    section,
+    table,
+)
 
 #: Largest parameter count the page takes [-]: the DDP page's bound (``Scenario.params``,
 #: ``le=1e15``), about 1,000x the largest dense model published (~1e12, 2024).
@@ -336,7 +345,7 @@ def render() -> None:
         parts, totals = data.memory_by_stage(inp["params"], int(inp["ranks"]), **kw)
         stage = inp["stage"]
         total = totals[stage]
-        m = st.columns(4)
+        m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
         m[1].metric(f"GPU memory ({name})", format_bytes(capacity))
         m[2].metric(
