@@ -63,9 +63,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import finite_result
-from .tables import BUSBW_FACTOR
+from .tables import BUSBW_FACTOR, OPS, Op
 
-Op = Literal["all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"]
 Algorithm = Literal[
     "ring",
     "tree",
@@ -80,15 +79,6 @@ Algorithm = Literal[
     "pairwise",
 ]
 FloatOrArray = float | np.ndarray
-
-OPS: tuple[str, ...] = (
-    "all_reduce",
-    "reduce_scatter",
-    "all_gather",
-    "broadcast",
-    "reduce",
-    "all_to_all",
-)
 
 
 # --- the table: one row per (op, algorithm) ----------------------------------------------------

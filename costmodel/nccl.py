@@ -37,14 +37,7 @@ import numpy as np
 
 from . import tables as T
 
-OPS: tuple[str, ...] = (
-    "all_reduce",
-    "reduce_scatter",
-    "all_gather",
-    "broadcast",
-    "reduce",
-    "all_to_all",
-)
+OPS: tuple[str, ...] = T.OPS
 ALGORITHMS: tuple[str, ...] = T.NCCL_ALGORITHMS
 PROTOCOLS: tuple[str, ...] = T.NCCL_PROTOCOLS
 INTRA_KINDS: tuple[str, ...] = ("nvswitch", "nvlink-mesh", "pcie")

@@ -65,7 +65,7 @@ import numpy as np
 from . import models as _models
 from . import nccl
 from . import tables as T
-from ._checks import finite_result, flag
+from ._checks import finite_result, flag, must_be
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -409,7 +409,7 @@ def predict_collective(
             "costmodel.units.parse_bytes)"
         ) from exc
     if np.any(~np.isfinite(m)) or np.any(m < 0) or np.any(m > 2.0**44):
-        raise ValueError(f"message_bytes={message_bytes!r} must be between 0 and 2**44 B (16 TiB)")
+        raise must_be("message_bytes", "between 0 and 2**44 B (16 TiB)", message_bytes)
     scalar = m.ndim == 0
     m1 = np.atleast_1d(m)
     c = _resolve(cluster, nodes, gpus_per_node)

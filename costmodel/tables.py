@@ -7,16 +7,36 @@ NCCL's tuning constants (NCCL 2.30.7, ``src/graph/tuning.cc``), then the terms N
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal, get_args
+
+# --- the collectives ----------------------------------------------------------------------------
+# The one list of collective operations every model, the CLI, the sweep and the app accept
+# (collectives.OPS, nccl.OPS, predict.OPS and hardware.CollectiveOp are this one).
+Op = Literal["all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"]
+OPS: tuple[str, ...] = get_args(Op)
 
 # --- nccl-tests bus bandwidth ---------------------------------------------------------------
 # nccl-tests doc/PERFORMANCE.md l.136-143 and src/*.cu GetBw (v2.19.6): busbw = algbw * factor(N)
+# with factor(N) = a * (N - 1) / N; a = 0 stands for the rooted ops, whose factor is 1.
+BUSBW_NUMERATOR: dict[str, float] = {
+    "all_reduce": 2.0,
+    "reduce_scatter": 1.0,
+    "all_gather": 1.0,
+    "all_to_all": 1.0,
+    "broadcast": 0.0,
+    "reduce": 0.0,
+}
+
+
+def _busbw_factor(a: float) -> Callable[[float], float]:
+    """factor(N) = a (N-1)/N, or the constant 1 when ``a == 0`` (nccl-tests GetBw)."""
+    if a == 0.0:
+        return lambda n: 1.0
+    return lambda n: a * (n - 1) / n
+
+
 BUSBW_FACTOR: dict[str, Callable[[float], float]] = {
-    "all_reduce": lambda n: 2.0 * (n - 1) / n,
-    "reduce_scatter": lambda n: (n - 1) / n,
-    "all_gather": lambda n: (n - 1) / n,
-    "all_to_all": lambda n: (n - 1) / n,
-    "broadcast": lambda n: 1.0,
-    "reduce": lambda n: 1.0,
+    op: _busbw_factor(a) for op, a in BUSBW_NUMERATOR.items()
 }
 
 # --- NCCL tuning model (NCCL 2.30.7, HEAD 5067397c) ---------------------------------------------

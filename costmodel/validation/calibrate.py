@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from costmodel._checks import must_be
 from costmodel.atomic import write_text_atomic
 from costmodel.collectives import ALGORITHMS, bytes_per_rank, latency_steps
 
@@ -720,7 +721,7 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
             protocol: str | None = None,
         ) -> np.ndarray:
             if int(ranks) % int(nodes):
-                raise ValueError(f"ranks={ranks} must be a multiple of nodes={nodes}")
+                raise must_be("ranks", f"a multiple of nodes={nodes}", ranks)
             p = predict_collective(
                 op,
                 message_bytes,

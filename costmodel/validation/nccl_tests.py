@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from costmodel.tables import BUSBW_NUMERATOR
 from costmodel.units import GB, US
 
 if TYPE_CHECKING:  # pandas is imported lazily, where a frame is built
@@ -77,9 +78,9 @@ NCCL_TESTS_OPS: dict[str, str] = {
     "hypercube": "hypercube",
 }
 
-# nccl-tests busbw factors as (a, b): factor = a * (n - 1) / n, or 1 when a == 0
-# (nccl-tests doc/PERFORMANCE.md l.136-143; src/*.cu GetBw). Used only to infer the rank count.
-_BUSBW_NUMERATOR = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0, "all_to_all": 1.0}
+# nccl-tests busbw factor = a * (n - 1) / n (tables.BUSBW_NUMERATOR; a == 0: factor 1, which
+# says nothing about n). Used only to infer the rank count.
+_BUSBW_NUMERATOR = BUSBW_NUMERATOR
 
 COLUMNS: tuple[str, ...] = (
     "run",
@@ -572,7 +573,7 @@ class _Parser:
 def _ranks_from_busbw(op: str, pairs: list[tuple[float, float]]) -> int | None:
     """Infer n from busbw/algbw = a (n-1)/n, intersecting the rounding intervals of all rows."""
     numerator = _BUSBW_NUMERATOR.get(op)
-    if numerator is None:
+    if not numerator:
         return None
     lo_n, hi_n, used = 1.0, math.inf, 0
     for algbw, busbw in pairs:  # GB/s as printed
