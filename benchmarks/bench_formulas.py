@@ -14,7 +14,12 @@ It checks that the three agree on the subsample, then prints rows/s and the rati
 element-wise operations run on one thread, and times are CPU (process) time, best of
 ``--repeat`` interleaved runs, so the rows/s are per core.
 
-Usage: ``python benchmarks/bench_formulas.py [--rows 1000000] [--repeat 5]``
+A second table (issue 12 item 2) times the notebook formulas three ways on the same inputs:
+one call with Python numbers (the scalar fast path, target <= 10 us), one call with one-element
+arrays (the array path for one row) and a vectorised call per row; it checks the first two are
+equal.
+
+Usage: ``python benchmarks/bench_formulas.py [--rows 1000000] [--repeat 5] [--scalar-only]``
 """
 
 from __future__ import annotations
@@ -130,9 +135,104 @@ def main(
     return results
 
 
+TARGET_SCALAR_S = 10e-6  # issue 12 item 2: one call with Python numbers
+
+
+def _scalar_cases():
+    """name -> (scalar args, the function, vectorised args of ``n`` rows) for the notebook API.
+
+    Each formula is called three ways on the same inputs: Python numbers (the scalar fast path),
+    one-element arrays (the array path for one row: what a scalar call cost before the fast
+    path) and ``n``-row arrays (per row)."""
+    import costmodel as cm
+    from costmodel import batch, memory, topology
+
+    def rows(n, x):
+        return np.full(n, float(x))
+
+    return {
+        "allreduce_time": (cm.allreduce_time, (14e9, 64, 50e9)),
+        "collectives.collective_time": (
+            collectives.collective_time,
+            ("all_gather", 1e9, 8, 100e9, 5e-6),
+        ),
+        "bus_bandwidth": (cm.bus_bandwidth, ("all_reduce", 1e9, 8, 0.01)),
+        "bytes_per_rank": (cm.bytes_per_rank, ("all_reduce", 1e9, 8)),
+        "crossover_bytes": (cm.crossover_bytes, ("ring", "tree", 64, 50e9, 5e-6)),
+        "hierarchical_allreduce_time": (
+            cm.hierarchical_allreduce_time,
+            (1e9, 4, 8, 450e9, 50e9, 1e-6, 5e-6),
+        ),
+        "flat_ring_allreduce_time": (
+            cm.flat_ring_allreduce_time,
+            (1e9, 4, 8, 450e9, 8, 50e9, 1e-6, 5e-6),
+        ),
+        "training_memory": (cm.training_memory, (7e9,)),
+        "max_params": (cm.max_params, (80e9,)),
+        "activation_bytes": (memory.activation_bytes, (32, 4096, 2048, 1, 32)),
+        "global_batch": (cm.global_batch, (4, 64, 8)),
+        "scale_learning_rate": (cm.scale_learning_rate, (0.1, 256, 8192)),
+        "per_gpu_inter_bandwidth": (topology.per_gpu_inter_bandwidth, (8, 50e9, 8)),
+        "tokens_per_step": (batch.tokens_per_step, (8192, 2048)),
+    }, rows
+
+
+def _per_call(fn, number: int, repeat: int) -> float:
+    """Best-of-``repeat`` CPU seconds per call over ``number`` calls."""
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.process_time()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.process_time() - t0) / number)
+    return best
+
+
+def scalar_main(calls: int = 20_000, rows: int = 100_000, repeat: int = 5) -> list[dict]:
+    """Scalar call vs one-row array call vs vectorised per row, side by side (one run)."""
+    cases, full = _scalar_cases()
+    print(
+        f"\nscalar calls (Python numbers in, a Python float out; target <= "
+        f"{TARGET_SCALAR_S * 1e6:.0f} us): CPU per call, best of {repeat} x {calls} calls"
+    )
+    head = (
+        f"{'function':<30}{'scalar':>10}{'1-row array':>13}{'speed-up':>10}"
+        f"{'vectorised/row':>16}  verdict"
+    )
+    print(head)
+    print("-" * len(head))
+    out = []
+    for name, (fn, args) in cases.items():
+        one = tuple(np.array([a]) if not isinstance(a, str) else a for a in args)
+        many = tuple(full(rows, a) if not isinstance(a, str) else a for a in args)
+        fast, slow = fn(*args), fn(*one)
+        value = fast.total_bytes if hasattr(fast, "total_bytes") else fast
+        ref = slow.total_bytes if hasattr(slow, "total_bytes") else slow
+        assert type(value) in (float, int), (name, type(value))
+        assert value == np.asarray(ref).item(), name  # equal results, both paths
+        t_scalar = _per_call(lambda fn=fn, args=args: fn(*args), calls, repeat)
+        t_one = _per_call(lambda fn=fn, one=one: fn(*one), max(calls // 10, 100), repeat)
+        try:
+            t_vec = _per_call(lambda fn=fn, many=many: fn(*many), 3, repeat) / rows
+        except ValueError:  # a scalar-only function (none today)
+            t_vec = math.nan
+        verdict = "met" if t_scalar <= TARGET_SCALAR_S else "NOT met"
+        print(
+            f"{name:<30}{t_scalar * 1e6:>8.2f}us{t_one * 1e6:>11.1f}us{t_one / t_scalar:>9.0f}x"
+            f"{t_vec * 1e9:>14.1f}ns  {verdict}"
+        )
+        out.append(
+            {"function": name, "scalar_s": t_scalar, "one_row_array_s": t_one, "row_s": t_vec}
+        )
+    return out
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--scalar-only", action="store_true", help="only the scalar-call table")
     args = parser.parse_args()
-    main(rows=args.rows, repeat=args.repeat)
+    if not args.scalar_only:
+        main(rows=args.rows, repeat=args.repeat)
+    scalar_main(repeat=args.repeat)

@@ -29,13 +29,17 @@ r"""The public front of the textbook model: plain numbers or a :class:`~costmode
 from __future__ import annotations
 
 import numbers
+import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from . import collectives, models
 from ._checks import finite_result
-from .hardware import Cluster
+
+if TYPE_CHECKING:
+    from .hardware import Cluster
 
 __all__ = ["allreduce_time", "collective_time", "CLUSTER_ALLREDUCE_ALGORITHMS", "resolve_cluster"]
 
@@ -43,8 +47,16 @@ __all__ = ["allreduce_time", "collective_time", "CLUSTER_ALLREDUCE_ALGORITHMS", 
 CLUSTER_ALLREDUCE_ALGORITHMS = models.CLUSTER_ALLREDUCE_ALGORITHMS
 
 
+def _is_cluster(x: object) -> bool:
+    """``isinstance(x, Cluster)`` without importing :mod:`costmodel.hardware` (pydantic models,
+    ~100 ms): while that module is not loaded, no Cluster can exist, so plain-number calls never
+    pay for it (the import budget of issue 12)."""
+    hardware = sys.modules.get(f"{__package__}.hardware")
+    return hardware is not None and isinstance(x, hardware.Cluster)
+
+
 def _is_cluster_like(x: object) -> bool:
-    return isinstance(x, Cluster | str)
+    return isinstance(x, str) or _is_cluster(x)
 
 
 def resolve_cluster(ranks: object, bandwidth_bytes_per_s: object = None) -> Cluster | None:
@@ -61,21 +73,23 @@ def resolve_cluster(ranks: object, bandwidth_bytes_per_s: object = None) -> Clus
     >>> resolve_cluster(8, 50e9) is None
     True
     """
-    from .presets import cluster as _load
-
     if _is_cluster_like(ranks):
         if bandwidth_bytes_per_s is not None:
             raise ValueError(
                 f"bandwidth_bytes_per_s: {bandwidth_bytes_per_s!r} given with a cluster as ranks; "
                 "allowed: None (the bandwidths come from the cluster)"
             )
-        return ranks if isinstance(ranks, Cluster) else _load(ranks)
+        from .presets import cluster as _load
+
+        return ranks if _is_cluster(ranks) else _load(ranks)  # type: ignore[return-value,arg-type]
     if not _is_cluster_like(bandwidth_bytes_per_s):
         return None
+    from .presets import cluster as _load
+
     c = (
         bandwidth_bytes_per_s
-        if isinstance(bandwidth_bytes_per_s, Cluster)
-        else _load(bandwidth_bytes_per_s)
+        if _is_cluster(bandwidth_bytes_per_s)
+        else _load(bandwidth_bytes_per_s)  # type: ignore[arg-type]
     )
     if not isinstance(ranks, numbers.Integral) or isinstance(ranks, bool) or ranks < 1:
         raise ValueError(

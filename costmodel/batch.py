@@ -87,6 +87,18 @@ def _positive(name: str, value: ArrayLike) -> np.ndarray:
     return x
 
 
+def _scalars(*values: object) -> bool:
+    """True when every value is a plain Python int or float (the scalar fast path applies)."""
+    return all(type(v) is float or type(v) is int for v in values)
+
+
+def _positive_scalar(name: str, value: float) -> float:
+    """:func:`_positive` for one Python number (same rule, same message)."""
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name}: must be a finite number > 0, got {float(value)!r}")
+    return float(value)
+
+
 def _int_out(x: np.ndarray) -> int | np.ndarray:
     return int(x) if np.ndim(x) == 0 else x
 
@@ -139,6 +151,10 @@ def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) ->
     >>> tokens_per_step(8192, 2048)
     16777216
     """
+    if _scalars(global_batch_size, sequence_length):  # Python numbers: no array machinery
+        return _whole("global_batch_size", global_batch_size) * _whole(
+            "sequence_length", sequence_length
+        )
     g = _whole_array("global_batch_size", global_batch_size)
     s = _whole_array("sequence_length", sequence_length)
     return _int_out(g * s)
@@ -255,6 +271,12 @@ def scale_learning_rate(
     """
     if rule not in LR_RULES:
         raise ValueError(f"rule: unknown learning-rate rule {rule!r}; valid: {', '.join(LR_RULES)}")
+    if _scalars(base_lr, base_batch, new_batch):  # Python numbers: the same expression on floats
+        lr = _positive_scalar("base_lr", base_lr)
+        k = _positive_scalar("new_batch", new_batch) / _positive_scalar("base_batch", base_batch)
+        if rule in ("linear", "sqrt"):
+            return lr * (k if rule == "linear" else math.sqrt(k))
+        return float(lr * LR_RULES[rule](k))
     lr = _positive("base_lr", base_lr)
     k = _positive("new_batch", new_batch) / _positive("base_batch", base_batch)
     return _float_out(lr * LR_RULES[rule](k))

@@ -278,6 +278,23 @@ def _scalars(*values: object) -> bool:
     return all(type(v) is float or type(v) is int for v in values)
 
 
+def _scalar_log2(n: float) -> float:
+    """ceil(log2 n) of a whole float n >= 1, exactly (the scalar twin of :func:`_ceil_log2`)."""
+    return float((int(n) - 1).bit_length())
+
+
+def _row_time_scalar(row: _Row, m: float, n: float, bw: float, a: float, g: float = 0.0) -> float:
+    """One row's time for checked Python floats: :func:`collective_time`'s scalar path."""
+    if n == 1.0:
+        return 0.0
+    L = _scalar_log2(n)  # noqa: N806
+    return float(
+        row.latency_steps(n, L) * a
+        + row.bandwidth_factor(n, L) * (m / bw)
+        + row.reduction_factor(n, L) * m * g
+    )
+
+
 def _check_scalar(name: str, x: float, unit: str, *, positive: bool = False) -> float:
     ok = math.isfinite(x) and (x > 0.0 if positive else x >= 0.0)
     if not ok:
@@ -347,14 +364,7 @@ def collective_time(
         bw = _check_scalar("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s", positive=True)
         a = _check_scalar("latency_s", latency_s, "s")
         g = _check_scalar("gamma_s_per_byte", gamma_s_per_byte, "s/B")
-        if n == 1.0:
-            return 0.0
-        L = float((int(n) - 1).bit_length())  # noqa: N806  (ceil(log2 n), exactly)
-        return float(
-            row.latency_steps(n, L) * a
-            + row.bandwidth_factor(n, L) * (m / bw)
-            + row.reduction_factor(n, L) * m * g
-        )
+        return _row_time_scalar(row, m, n, bw, a, g)
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(ranks)
     bw = _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s")
@@ -414,6 +424,10 @@ def bytes_per_rank(
     875.0
     """
     row = _row(op, algorithm)
+    if _scalars(message_bytes, ranks):
+        m = _check_scalar("message_bytes", message_bytes, "B")
+        n = _check_scalar_ranks(ranks)
+        return 0.0 if n == 1.0 else float(row.bandwidth_factor(n, _scalar_log2(n)) * m)
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(ranks)
     return _out(_zero_for_one_rank(n, row.bandwidth_factor(n, row.log(n)) * m))
@@ -428,6 +442,9 @@ def latency_steps(op: Op, ranks: ArrayLike, algorithm: Algorithm = "ring") -> Fl
     18.0
     """
     row = _row(op, algorithm)
+    if _scalars(ranks):
+        n = _check_scalar_ranks(ranks)
+        return 0.0 if n == 1.0 else float(row.latency_steps(n, _scalar_log2(n)))
     n = _ranks(ranks)
     return _out(_zero_for_one_rank(n, row.latency_steps(n, row.log(n))))
 
@@ -442,8 +459,10 @@ def busbw_factor(op: Op, ranks: ArrayLike) -> FloatOrArray:
     >>> busbw_factor("all_reduce", 8), busbw_factor("broadcast", 8)
     (1.75, 1.0)
     """
-    n = _ranks(ranks)
     factor = BUSBW_FACTOR[_op(op)]
+    if _scalars(ranks):
+        return float(factor(_check_scalar_ranks(ranks)))
+    n = _ranks(ranks)
     return _out(np.asarray(factor(n), dtype=float) + np.zeros_like(n))
 
 
@@ -454,6 +473,9 @@ def algorithm_bandwidth(message_bytes: ArrayLike, time_s: ArrayLike) -> FloatOrA
     >>> algorithm_bandwidth(1e9, 0.01)
     100000000000.0
     """
+    if _scalars(message_bytes, time_s):
+        m = _check_scalar("message_bytes", message_bytes, "B")
+        return m / _check_scalar("time_s", time_s, "s", positive=True)
     m = _nonnegative("message_bytes", message_bytes, "B")
     t = _positive("time_s", time_s, "s")
     return _out(m / t)
@@ -471,6 +493,8 @@ def bus_bandwidth(
     900.0...
     """
     factor = busbw_factor(op, ranks)
+    if _scalars(message_bytes, ranks, time_s):
+        return algorithm_bandwidth(message_bytes, time_s) * factor
     return _out(np.asarray(algorithm_bandwidth(message_bytes, time_s)) * factor)
 
 
@@ -484,6 +508,10 @@ def allreduce_lower_bound_bytes(message_bytes: ArrayLike, ranks: ArrayLike) -> F
     >>> allreduce_lower_bound_bytes(14e9, 64) / 1e9
     27.5625
     """
+    if _scalars(message_bytes, ranks):
+        m = _check_scalar("message_bytes", message_bytes, "B")
+        n = _check_scalar_ranks(ranks)
+        return 2.0 * (n - 1.0) / n * m
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(ranks)
     return _out(2.0 * (n - 1.0) / n * m)
@@ -517,6 +545,10 @@ def crossover_bytes(
     inf
     """
     row_a, row_b = _row(op, algorithm_a), _row(op, algorithm_b)
+    if _scalars(ranks, bandwidth_bytes_per_s, latency_s, gamma_s_per_byte):
+        return _crossover_scalar(
+            row_a, row_b, ranks, bandwidth_bytes_per_s, latency_s, gamma_s_per_byte
+        )
     n = _ranks(ranks)
     bw = _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s")
     a = _nonnegative("latency_s", latency_s, "s")
@@ -539,6 +571,25 @@ def crossover_bytes(
         m = num / den
     ok = (den != 0.0) & (m > 0.0) & np.isfinite(m) & (n > 1.0)
     return _out(np.where(ok, m, np.inf))
+
+
+def _crossover_scalar(
+    row_a: _Row, row_b: _Row, ranks: float, bandwidth: float, latency: float, gamma: float
+) -> float:
+    """:func:`crossover_bytes` for Python scalars: the same expressions on floats."""
+    n = _check_scalar_ranks(ranks)
+    bw = _check_scalar("bandwidth_bytes_per_s", bandwidth, "B/s", positive=True)
+    a = _check_scalar("latency_s", latency, "s")
+    g = _check_scalar("gamma_s_per_byte", gamma, "s/B")
+    L = _scalar_log2(n)  # noqa: N806
+    fixed_a, fixed_b = row_a.latency_steps(n, L) * a, row_b.latency_steps(n, L) * a
+    slope_a = row_a.bandwidth_factor(n, L) / bw + row_a.reduction_factor(n, L) * g
+    slope_b = row_b.bandwidth_factor(n, L) / bw + row_b.reduction_factor(n, L) * g
+    num, den = fixed_a - fixed_b, slope_b - slope_a
+    if den == 0.0 or n <= 1.0:
+        return math.inf
+    m = num / den
+    return float(m) if (m > 0.0 and math.isfinite(m)) else math.inf
 
 
 # --- one named function per row (STYLE: the module names the quantity, the function the model) --

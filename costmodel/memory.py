@@ -39,7 +39,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import finite_result, flag
-from .units import format_bytes
 
 FloatOrArray = float | np.ndarray
 
@@ -187,6 +186,18 @@ def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "
     return x
 
 
+def _scalar(name: str, value: float, *, positive: bool = False, unit: str = "") -> float | None:
+    """One Python number checked as :func:`_array` checks it (same message), as a float; None
+    when ``value`` is not a plain int or float (the caller then takes the array path)."""
+    if type(value) is not float and type(value) is not int:
+        return None
+    x = float(value)
+    if not (math.isfinite(x) and (x > 0.0 if positive else x >= 0.0)):
+        need = "> 0" if positive else ">= 0"
+        raise ValueError(f"{name}: must be a finite number {need} {unit}, got {x!r}".rstrip())
+    return x
+
+
 def _ranks(value: ArrayLike, name: str = "dp_ranks") -> np.ndarray:
     x = _array(name, value, positive=True)
     bad = (x < 1.0) | (x != np.floor(x))
@@ -256,6 +267,15 @@ def state_bytes_per_param(
     """
     r = get_recipe(recipe_name)
     sharded = _SHARDED[_stage(zero_stage)]
+    n = _scalar("dp_ranks", dp_ranks, positive=True)
+    if n is not None and n == math.floor(n) and n >= 1.0:  # Python number: floats out, no numpy
+        parts = {
+            "weights": r.weight_bytes,
+            "gradients": r.gradient_bytes,
+            "master": r.master_bytes,
+            "optimizer": r.optimizer_bytes,
+        }
+        return {k: v / n if k in sharded else v + 0.0 for k, v in parts.items()}
     n = _ranks(dp_ranks)
     parts = {
         "weights": r.weight_bytes,
@@ -311,6 +331,16 @@ def activation_bytes(
     if recompute not in _ACTIVATION_TERMS:
         raise ValueError(f"recompute: unknown {recompute!r}; valid: {', '.join(_ACTIVATION_TERMS)}")
     c, attn = _ACTIVATION_TERMS[recompute]
+    if all(
+        type(v) is float or type(v) is int
+        for v in (layers, hidden, sequence_length, micro_batch, heads)
+    ):
+        L = _scalar("layers", layers, positive=True)  # noqa: N806
+        h = _scalar("hidden", hidden, positive=True)
+        s = _scalar("sequence_length", sequence_length, positive=True, unit="tokens")
+        b = _scalar("micro_batch", micro_batch, positive=True)
+        a = _scalar("heads", heads, positive=True)
+        return L * s * b * h * (c + attn * a * s / h)
     L = _array("layers", layers, positive=True)  # noqa: N806
     h = _array("hidden", hidden, positive=True)
     s = _array("sequence_length", sequence_length, positive=True, unit="tokens")
@@ -579,8 +609,12 @@ def _per_param_and_fixed(
     ddp_bucket_copy: bool,
     cuda_context_bytes: ArrayLike,
     fragmentation: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(bytes per parameter, fixed bytes) of the affine model M(P) = a P + c."""
+    *,
+    scalar: bool = False,
+) -> tuple[np.ndarray, np.ndarray] | tuple[float, float]:
+    """(bytes per parameter, fixed bytes) of the affine model M(P) = a P + c.
+
+    ``scalar=True``: Python floats when training_memory answered with floats (its scalar path)."""
     one = training_memory(
         1.0,
         recipe_obj,
@@ -601,6 +635,8 @@ def _per_param_and_fixed(
         cuda_context_bytes,
         fragmentation,
     )
+    if scalar and type(zero.total_bytes) is float and type(one.total_bytes) is float:
+        return one.total_bytes - zero.total_bytes, zero.total_bytes
     fixed = np.asarray(zero.total_bytes, dtype=float)
     return np.asarray(one.total_bytes, dtype=float) - fixed, fixed
 
@@ -629,6 +665,20 @@ def max_params(
     >>> max_params(80e9, zero_stage=3, dp_ranks=16) / 1e9       # 80 GB / (16 B / 16)
     80.0
     """
+    mem_s = _scalar("memory_bytes", memory_bytes, positive=True, unit="B")
+    if mem_s is not None:  # Python number: training_memory's scalar path twice, floats out
+        a, c = _per_param_and_fixed(
+            get_recipe(recipe),
+            zero_stage,
+            dp_ranks,
+            activations_bytes,
+            ddp_bucket_copy,
+            cuda_context_bytes,
+            fragmentation,
+            scalar=True,
+        )
+        if type(a) is float:
+            return max(0.0, (mem_s - c) / a)
     mem = _array("memory_bytes", memory_bytes, positive=True, unit="B")
     a, c = _per_param_and_fixed(
         get_recipe(recipe),
@@ -681,8 +731,12 @@ def min_ranks(
         raise ValueError("params, memory_bytes: min_ranks takes scalars (one model, one GPU size)")
     r = get_recipe(recipe)
     stage = _stage(zero_stage)
-    mem = float(_array("memory_bytes", memory_bytes, positive=True, unit="B"))
-    p = float(_array("params", params))
+    mem = _scalar("memory_bytes", memory_bytes, positive=True, unit="B")
+    if mem is None:
+        mem = float(_array("memory_bytes", memory_bytes, positive=True, unit="B"))
+    p = _scalar("params", params)
+    if p is None:
+        p = float(_array("params", params))
     kw = dict(
         activations_bytes=activations_bytes,
         ddp_bucket_copy=ddp_bucket_copy,
@@ -703,6 +757,8 @@ def min_ranks(
             except ValueError:
                 hint = "; even zero_stage=3 cannot fit it (reduce activations or the context)"
         what = "every part of the state" if stage == 0 else "the unsharded parts"
+        from .units import format_bytes  # lazy: units builds a pydantic validator at import
+
         raise ValueError(
             f"zero_stage={stage} replicates {what} on every rank: "
             f"{format_bytes(replicated)} per rank, {replicated / mem:.3g}x the "

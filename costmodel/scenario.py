@@ -316,8 +316,15 @@ class Scenario(BaseModel):
         )
 
     # --- evaluation --------------------------------------------------------------------------
-    def evaluate(self, scaling: bool = True, flips: bool = True) -> ScenarioResult:
-        """Every figure the app, the CLI and the reports show for this scenario."""
+    def evaluate(
+        self, scaling: bool = True, flips: bool = True, timeline: bool = True
+    ) -> ScenarioResult:
+        """Every figure the app, the CLI and the reports show for this scenario.
+
+        ``timeline=False`` leaves ``ScenarioResult.timeline`` empty (every total is the same):
+        for callers that read only the flips or the scaling table, since a large model's step
+        has thousands of bucket intervals.
+        """
         from . import batch, memory
 
         clusters = _Clusters(self)
@@ -337,7 +344,7 @@ class Scenario(BaseModel):
         gpu_bytes = float(c.gpu.memory_bytes)
         total = float(mem.total_bytes)
         gb = int(batch.global_batch(self.local_batch, ranks, self.accumulation))
-        step = self._step(c, allreduce_fn=clusters.allreduce_fn(int(c.nodes)))
+        step = self._step(c, allreduce_fn=clusters.allreduce_fn(int(c.nodes)), timeline=timeline)
         tokens = gb * self.sequence_length
         notes = [mem.activations_note]
         if self.zero_stage in (1, 2):

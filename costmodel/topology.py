@@ -29,6 +29,7 @@ R. L. Graham et al., "Scalable Hierarchical Aggregation Protocol (SHArP)", COMHP
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
@@ -37,15 +38,22 @@ from numpy.typing import ArrayLike
 from ._checks import finite_result, flag
 from .collectives import (
     FloatOrArray,
+    _check_scalar,
+    _check_scalar_ranks,
     _nonnegative,
     _out,
     _positive,
     _ranks,
+    _row,
+    _row_time_scalar,
+    _scalars,
     collective_time,
 )
 
 Mode = Literal["serial", "pipelined"]
 MODES: tuple[str, ...] = ("serial", "pipelined")
+
+_RING = {op: _row(op, "ring") for op in ("all_reduce", "reduce_scatter", "all_gather")}
 
 PHASES: tuple[str, ...] = ("intra_reduce_scatter_s", "inter_allreduce_s", "intra_all_gather_s")
 
@@ -56,6 +64,21 @@ def _whole_nonnegative(name: str, value: ArrayLike) -> np.ndarray:
     if bad.any():
         raise ValueError(f"{name}: must be a whole number >= 0, got {value!r}")
     return x
+
+
+def _scalar_whole_nonnegative(name: str, value: float) -> float:
+    x = _check_scalar(name, value, "")
+    if x != math.floor(x):
+        raise ValueError(f"{name}: must be a whole number >= 0, got {value!r}")
+    return x
+
+
+def _scalar_needs_fabric(nodes: float, bandwidth: float, what: str) -> None:
+    if nodes > 1.0 and not bandwidth > 0.0:
+        raise ValueError(
+            f"{what}: must be > 0 B/s when nodes > 1 (a collective across nodes needs "
+            f"a fabric), got {float(bandwidth)!r}"
+        )
 
 
 def _needs_fabric(nodes: np.ndarray, bandwidth: np.ndarray, what: str) -> None:
@@ -77,6 +100,12 @@ def per_gpu_inter_bandwidth(
     >>> per_gpu_inter_bandwidth(32, 12.5e9, 8) / 1e9   # AWS p5: 32 x 100G EFA for 8 GPUs
     50.0
     """
+    if _scalars(nics_per_node, nic_bandwidth_bytes_per_s, gpus_per_node):
+        nics = _scalar_whole_nonnegative("nics_per_node", nics_per_node)
+        bw = _check_scalar(
+            "nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "B/s", positive=True
+        )
+        return nics * bw / _check_scalar_ranks(gpus_per_node, "gpus_per_node")
     nics = _whole_nonnegative("nics_per_node", nics_per_node)
     bw = _positive("nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "B/s")
     g = _ranks(gpus_per_node, "gpus_per_node")
@@ -126,6 +155,25 @@ def hierarchical_allreduce_phases(
     >>> {k: round(v * 1e3, 3) for k, v in p.items()}    # ms
     {'intra_reduce_scatter_s': 1.944, 'inter_allreduce_s': 2.5, 'intra_all_gather_s': 1.944}
     """
+    if type(in_network_reduction) is bool and _scalars(
+        message_bytes,
+        nodes,
+        gpus_per_node,
+        intra_bandwidth_bytes_per_s,
+        inter_bandwidth_bytes_per_s,
+        intra_latency_s,
+        inter_latency_s,
+    ):
+        return _phases_scalar(
+            message_bytes,
+            nodes,
+            gpus_per_node,
+            intra_bandwidth_bytes_per_s,
+            inter_bandwidth_bytes_per_s,
+            intra_latency_s,
+            inter_latency_s,
+            in_network_reduction,
+        )
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(nodes, "nodes")
     g = _ranks(gpus_per_node, "gpus_per_node")
@@ -147,6 +195,39 @@ def hierarchical_allreduce_phases(
         "intra_reduce_scatter_s": _out(np.asarray(intra) + 0.0 * inter),
         "inter_allreduce_s": _out(inter + 0.0 * np.asarray(intra)),
         "intra_all_gather_s": _out(np.asarray(gather) + 0.0 * inter),
+    }
+
+
+def _phases_scalar(
+    message_bytes: float,
+    nodes: float,
+    gpus_per_node: float,
+    intra_bandwidth: float,
+    inter_bandwidth: float,
+    intra_latency: float,
+    inter_latency: float,
+    sharp: bool,
+) -> dict[str, float]:
+    """:func:`hierarchical_allreduce_phases` for Python scalars (same expressions, floats)."""
+    m = _check_scalar("message_bytes", message_bytes, "B")
+    n = _check_scalar_ranks(nodes, "nodes")
+    g = _check_scalar_ranks(gpus_per_node, "gpus_per_node")
+    intra_bw = _check_scalar("intra_bandwidth_bytes_per_s", intra_bandwidth, "B/s", positive=True)
+    inter_bw = _check_scalar("inter_bandwidth_bytes_per_s", inter_bandwidth, "B/s")
+    _scalar_needs_fabric(n, inter_bw, "inter_bandwidth_bytes_per_s")
+    a_i = _check_scalar("intra_latency_s", intra_latency, "s")
+    a_e = _check_scalar("inter_latency_s", inter_latency, "s")
+    shard = m / g
+    if n <= 1.0:
+        inter = 0.0
+    elif sharp:
+        inter = a_e + (n - 1.0) / n * shard / inter_bw
+    else:  # inputs checked above: the rows' scalar evaluator, as collective_time's fast path
+        inter = _row_time_scalar(_RING["all_reduce"], shard, n, inter_bw, a_e)
+    return {
+        "intra_reduce_scatter_s": _row_time_scalar(_RING["reduce_scatter"], m, g, intra_bw, a_i),
+        "inter_allreduce_s": inter,
+        "intra_all_gather_s": _row_time_scalar(_RING["all_gather"], m, g, intra_bw, a_i),
     }
 
 
@@ -187,6 +268,9 @@ def hierarchical_allreduce_time(
         inter_latency_s,
         in_network_reduction,
     )
+    if type(p["inter_allreduce_s"]) is float and type(p["intra_reduce_scatter_s"]) is float:
+        rs, ar, ag = (p[k] for k in PHASES)
+        return rs + ar + ag if mode == "serial" else max(rs + ag, ar)
     parts = [np.asarray(p[k]) for k in PHASES]
     if mode == "serial":
         return _out(parts[0] + parts[1] + parts[2])
@@ -210,6 +294,16 @@ def flat_ring_bandwidth(
     >>> flat_ring_bandwidth(2, 8, 450e9, 8, 50e9) / 1e9   # 2x8 H100, 8x 400G NDR (nccl-tests #309)
     400.0
     """
+    if _scalars(
+        nodes, gpus_per_node, intra_bandwidth_bytes_per_s, nics_per_node, nic_bandwidth_bytes_per_s
+    ):
+        return _flat_ring_bandwidth_scalar(
+            nodes,
+            gpus_per_node,
+            intra_bandwidth_bytes_per_s,
+            nics_per_node,
+            nic_bandwidth_bytes_per_s,
+        )
     n = _ranks(nodes, "nodes")
     g = _ranks(gpus_per_node, "gpus_per_node")
     intra = _positive("intra_bandwidth_bytes_per_s", intra_bandwidth_bytes_per_s, "B/s")
@@ -219,6 +313,22 @@ def flat_ring_bandwidth(
     _needs_fabric(n, fabric, "nics_per_node x nic_bandwidth_bytes_per_s")
     across = np.where(g > 1.0, np.minimum(intra, fabric), fabric)
     return _out(np.where(n > 1.0, across, intra))
+
+
+def _flat_ring_bandwidth_scalar(
+    nodes: float, gpus_per_node: float, intra_bandwidth: float, nics: float, nic_bandwidth: float
+) -> float:
+    """:func:`flat_ring_bandwidth` for Python scalars (same expressions, floats)."""
+    n = _check_scalar_ranks(nodes, "nodes")
+    g = _check_scalar_ranks(gpus_per_node, "gpus_per_node")
+    intra = _check_scalar("intra_bandwidth_bytes_per_s", intra_bandwidth, "B/s", positive=True)
+    k = _scalar_whole_nonnegative("nics_per_node", nics)
+    nic_bw = _check_scalar("nic_bandwidth_bytes_per_s", nic_bandwidth, "B/s")
+    fabric = k * nic_bw
+    _scalar_needs_fabric(n, fabric, "nics_per_node x nic_bandwidth_bytes_per_s")
+    if n <= 1.0:
+        return intra
+    return min(intra, fabric) if g > 1.0 else fabric
 
 
 @finite_result("time")
@@ -242,6 +352,22 @@ def flat_ring_allreduce_time(
     >>> flat_ring_allreduce_time(500e6, 8, 1, 450e9, 1, 50e9)   # 8 nodes x 1 GPU over NDR: 17.5 ms
     0.0175
     """
+    if _scalars(message_bytes, nodes, gpus_per_node, intra_latency_s, inter_latency_s):
+        m = _check_scalar("message_bytes", message_bytes, "B")
+        bw = flat_ring_bandwidth(
+            nodes,
+            gpus_per_node,
+            intra_bandwidth_bytes_per_s,
+            nics_per_node,
+            nic_bandwidth_bytes_per_s,
+        )
+        if type(bw) is float:
+            n = _check_scalar_ranks(nodes, "nodes")
+            g = _check_scalar_ranks(gpus_per_node, "gpus_per_node")
+            a_i = _check_scalar("intra_latency_s", intra_latency_s, "s")
+            a_e = _check_scalar("inter_latency_s", inter_latency_s, "s")
+            alpha = (max(a_i, a_e) if g > 1.0 else a_e) if n > 1.0 else a_i
+            return collective_time("all_reduce", m, n * g, bw, alpha, "ring")
     m = _nonnegative("message_bytes", message_bytes, "B")
     bw = np.asarray(
         flat_ring_bandwidth(

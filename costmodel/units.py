@@ -107,8 +107,8 @@ def _match(pattern: re.Pattern[str], text: object, what: str, examples: str) -> 
     s = text.strip()
     if len(s) > MAX_TEXT_LENGTH:
         raise ValueError(
-            f"{what}: text of {len(s)} characters is too long (at most {MAX_TEXT_LENGTH}); "
-            f"e.g. {examples}"
+            f"{what}: {s[:32]!r}... ({len(s)} characters) is too long (at most "
+            f"{MAX_TEXT_LENGTH}); e.g. {examples}"
         )
     m = pattern.fullmatch(s)
     if m is None:

@@ -7,6 +7,7 @@ No model figure is computed here: every number comes from a costmodel function.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from pathlib import Path
@@ -220,7 +221,10 @@ def evaluate_scenario(scaling: bool = False, flips: bool = False, **fields):
     """
     from costmodel.scenario import Scenario
 
-    return Scenario(**fields).evaluate(scaling=scaling, flips=flips)
+    # the flips and the scaling table read totals only: no timeline to build there
+    return Scenario(**fields).evaluate(
+        scaling=scaling, flips=flips, timeline=not (scaling or flips)
+    )
 
 
 @st.cache_data(show_spinner=False)
@@ -278,6 +282,63 @@ def _gpu_counts(gpus_per_node: int, max_nodes: int) -> tuple[np.ndarray, np.ndar
     return np.asarray(nodes, dtype=float), np.asarray(gpus, dtype=float)
 
 
+@functools.lru_cache(maxsize=4096)
+def _hierarchy_row(
+    cluster: str, nodes: int, gpus_per_node: int, message_bytes: float, sharp: bool
+) -> dict[str, float | str]:
+    """One GPU count of :func:`hierarchy_sweep`: every column but the chosen model's.
+
+    Cached per row (a pure function of hashable inputs), so moving the Nodes box computes only
+    the one new row (the page's own node count): the powers of two below it are shared by every
+    node count, and the Model radio does not touch these columns at all.
+    """
+    from costmodel import models, predict, presets, topology
+
+    c = presets.cluster(presets.cluster(cluster), nodes=nodes, gpus_per_node=gpus_per_node)
+    phases = topology.hierarchical_allreduce_phases(
+        message_bytes,
+        c.nodes,
+        c.gpus_per_node,
+        c.effective_intra_bandwidth_bytes_per_s,
+        c.effective_inter_bandwidth_bytes_per_s,
+        c.intra_latency_s,
+        c.inter_latency_s,
+        in_network_reduction=c.sharp or sharp,
+    )
+    row: dict[str, float | str] = {k: float(v) for k, v in phases.items()}
+    for name, algo in (
+        ("hierarchical_serial", "hierarchical"),
+        ("hierarchical_pipelined", "hierarchical_pipelined"),
+    ):
+        t, _ = models.textbook_time_s(
+            "all_reduce", message_bytes, c, algo, in_network_reduction=c.sharp or sharp
+        )
+        row[f"{name}_s"] = float(t)
+    kw = dict(nodes=c.nodes, gpus_per_node=c.gpus_per_node)
+    ring = predict.predict_collective(
+        "all_reduce", message_bytes, c, algorithm="ring", model="textbook", **kw
+    )
+    row["flat_ring_s"] = float(ring.time_s)
+    nccl = predict.predict_collective("all_reduce", message_bytes, c, model="nccl", **kw)
+    row["nccl_s"] = float(nccl.time_s)
+    row["nccl_algorithm"] = f"{nccl.algorithm}/{nccl.protocol}"
+    return row
+
+
+@functools.lru_cache(maxsize=4096)
+def _model_row(
+    cluster: str, nodes: int, gpus_per_node: int, message_bytes: float, model: str
+) -> tuple[float, str]:
+    """(time [s], "algorithm/protocol") of ``model`` at one GPU count of :func:`hierarchy_sweep`."""
+    from costmodel import predict, presets
+
+    c = presets.cluster(presets.cluster(cluster), nodes=nodes, gpus_per_node=gpus_per_node)
+    p = predict.predict_collective(
+        "all_reduce", message_bytes, c, model=model, nodes=c.nodes, gpus_per_node=c.gpus_per_node
+    )
+    return float(p.time_s), f"{p.algorithm}/{p.protocol}"
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def hierarchy_sweep(
     cluster: str,
@@ -296,48 +357,18 @@ def hierarchy_sweep(
     figures the textbook model uses. ``in_network_reduction`` is the page's SHARP what-if for
     the hierarchical columns (a preset with IB SHARP reduces in the network either way).
     """
-    from costmodel import models, predict, presets, topology
-
-    base = presets.cluster(cluster)
     nodes, gpus = _gpu_counts(facts["gpus_per_node"], max(max_nodes, 2))
     ranks = nodes * gpus
+    sharp = bool(in_network_reduction)
     rows = []
-    for n, g in zip(nodes.astype(int), gpus.astype(int), strict=True):
-        c = presets.cluster(base, nodes=int(n), gpus_per_node=int(g))
-        phases = topology.hierarchical_allreduce_phases(
-            message_bytes,
-            c.nodes,
-            c.gpus_per_node,
-            c.effective_intra_bandwidth_bytes_per_s,
-            c.effective_inter_bandwidth_bytes_per_s,
-            c.intra_latency_s,
-            c.inter_latency_s,
-            in_network_reduction=c.sharp or in_network_reduction,
-        )
-        row = {k: float(v) for k, v in phases.items()}
-        for name, algo in (
-            ("hierarchical_serial", "hierarchical"),
-            ("hierarchical_pipelined", "hierarchical_pipelined"),
-        ):
-            t, _ = models.textbook_time_s(
-                "all_reduce",
-                message_bytes,
-                c,
-                algo,
-                in_network_reduction=c.sharp or in_network_reduction,
+    for n, g in zip(nodes.astype(int).tolist(), gpus.astype(int).tolist(), strict=True):
+        row = dict(_hierarchy_row(cluster, n, g, float(message_bytes), sharp))
+        if model == "nccl":  # the same call as the nccl column: reuse it
+            row["model_s"], row["model_algorithm"] = row["nccl_s"], row["nccl_algorithm"]
+        else:
+            row["model_s"], row["model_algorithm"] = _model_row(
+                cluster, n, g, float(message_bytes), model
             )
-            row[f"{name}_s"] = float(t)
-        kw = dict(nodes=c.nodes, gpus_per_node=c.gpus_per_node)
-        ring = predict.predict_collective(
-            "all_reduce", message_bytes, c, algorithm="ring", model="textbook", **kw
-        )
-        row["flat_ring_s"] = float(ring.time_s)
-        nccl = predict.predict_collective("all_reduce", message_bytes, c, model="nccl", **kw)
-        row["nccl_s"] = float(nccl.time_s)
-        row["nccl_algorithm"] = f"{nccl.algorithm}/{nccl.protocol}"
-        chosen = predict.predict_collective("all_reduce", message_bytes, c, model=model, **kw)
-        row["model_s"] = float(chosen.time_s)
-        row["model_algorithm"] = f"{chosen.algorithm}/{chosen.protocol}"
         rows.append(row)
     out = pd.DataFrame(
         {
@@ -484,3 +515,46 @@ def model_sweep(op: str, cluster: str, nodes: int, gpus_per_node: int | None) ->
             )
         )
     return pd.concat(parts, ignore_index=True)
+
+
+# --- validation, keyed by the log text ---------------------------------------------------------
+# The helpers above take DataFrames, which st.cache_data hashes column by column on every rerun
+# (~40 ms for one 62-row nccl-tests log, three calls per rerun). These take what the page has
+# as plain values instead (the log text, its name, the in-place choice, cluster, model), so a
+# rerun's cache lookup hashes one string. The frames are rebuilt from the cached parse.
+def _measured_rows(text: bytes | str, source: str, in_place: bool) -> pd.DataFrame:
+    measured = parse_log(text, source)
+    return measured if in_place else measured[measured["placement"] != "in_place"]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def compare_text(
+    text: bytes | str, source: str, in_place: bool, cluster: str, model: str
+) -> pd.DataFrame:
+    """:func:`compare_log` of the log ``text`` (in-place rows dropped unless ``in_place``)."""
+    from costmodel.validation.compare import cluster_predictor, compare
+
+    measured = _measured_rows(text, source, in_place)
+    return compare(measured, cluster_predictor(cluster, model=model), model=model)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def summarize_text(
+    text: bytes | str, source: str, in_place: bool, cluster: str, model: str
+) -> pd.DataFrame:
+    """:func:`summarize_comparison` of :func:`compare_text` (same arguments)."""
+    from costmodel.validation.compare import summarize
+
+    return summarize(compare_text(text, source, in_place, cluster, model))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def calibrated_toml_text(text: bytes | str, source: str, in_place: bool, name: str) -> str:
+    """:func:`calibrated_preset_toml` of the log ``text`` (rows as :func:`compare_text`)."""
+    import tempfile
+
+    from costmodel.validation.calibrate import calibrate, write_calibration
+
+    calibration = calibrate(_measured_rows(text, source, in_place), name=name, source=source)
+    with tempfile.TemporaryDirectory() as tmp:
+        return write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()

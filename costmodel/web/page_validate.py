@@ -186,7 +186,7 @@ def render() -> None:
     if not in_place:
         measured = measured[measured["placement"] != "in_place"]
     with section("Comparison"):
-        comparison = data.compare_log(measured, cluster, model)
+        comparison = data.compare_text(raw, name, in_place, cluster, model)
         ok = comparison[comparison["rel_error"].notna()]
         if ok.empty:
             notes = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
@@ -220,7 +220,7 @@ def render() -> None:
             key="chart_validate_error",
         )
         table(
-            data.summarize_comparison(comparison),
+            data.summarize_text(raw, name, in_place, cluster, model),
             "comparison_summary.csv",
             key="summary",
             caption="Error by op, algorithm and size band (rel_error = busbw predicted / "
@@ -255,7 +255,7 @@ def render() -> None:
     with section("Calibration"):
         stem = Path(name).stem.lower().replace(" ", "-")[:40]
         try:  # a log without host lines has no node count: calibration refuses to guess it
-            toml = data.calibrated_preset_toml(measured, f"calibrated-{stem}", name)
+            toml = data.calibrated_toml_text(raw, name, in_place, f"calibrated-{stem}")
         except ValueError as exc:
             st.info(f"No calibrated preset: {exc}. Use `costmodel calibrate ... --nodes N`.")
         else:
