@@ -251,7 +251,7 @@ def _ceil_log2(n: np.ndarray) -> np.ndarray:
 
 def _op(op: str) -> str:
     if op not in _ROWS:
-        raise ValueError(f"op: unknown collective {op!r}; valid: {', '.join(OPS)}")
+        raise ValueError(f"op: unknown collective {op!r}; allowed: {', '.join(OPS)}")
     return op
 
 
@@ -260,7 +260,7 @@ def _row(op: str, algorithm: str) -> _Row:
     name = _ALIASES[op].get(algorithm, algorithm)
     if name not in rows:
         valid = ", ".join([*rows, *_ALIASES[op]])
-        raise ValueError(f"algorithm: unknown algorithm {algorithm!r} for {op}; valid: {valid}")
+        raise ValueError(f"algorithm: unknown algorithm {algorithm!r} for {op}; allowed: {valid}")
     return rows[name]
 
 

@@ -257,7 +257,7 @@ def hierarchical_allreduce_time(
     3.889
     """
     if mode not in MODES:
-        raise ValueError(f"mode: unknown mode {mode!r}; valid: {', '.join(MODES)}")
+        raise ValueError(f"mode: unknown mode {mode!r}; allowed: {', '.join(MODES)}")
     p = hierarchical_allreduce_phases(
         message_bytes,
         nodes,

@@ -300,7 +300,7 @@ def test_sweep_failure_leaves_no_file(tmp_path, monkeypatch):
                 "-a",
                 "spiral",
             ),
-            "valid: ring",
+            "allowed: ring",
         ),
         (("collective", "all_reduce", "--size", "1GB"), "--ranks and --bandwidth"),
         (("memory", "--params", "7B", "--recipe", "magic"), "magic"),
