@@ -329,7 +329,9 @@ def activation_bytes(
     16.777216
     """
     if recompute not in _ACTIVATION_TERMS:
-        raise ValueError(f"recompute: unknown {recompute!r}; allowed: {', '.join(_ACTIVATION_TERMS)}")
+        raise ValueError(
+            f"recompute: unknown {recompute!r}; allowed: {', '.join(_ACTIVATION_TERMS)}"
+        )
     c, attn = _ACTIVATION_TERMS[recompute]
     if all(
         type(v) is float or type(v) is int
