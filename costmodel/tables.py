@@ -42,7 +42,7 @@ BUSBW_FACTOR: dict[str, Callable[[float], float]] = {
 # --- NCCL tuning model (NCCL 2.30.7, HEAD 5067397c) ---------------------------------------------
 # Everything below is read from NVIDIA/nccl at version 2.30.7 (makefiles/version.mk); file and
 # line numbers refer to that commit (see docs/nccl-model.md section 1). Units are
-# NCCL's own: latencies in microseconds, bandwidths in GB/s (1e9 B/s); nccl.py converts to SI.
+# NCCL's own: latencies in microseconds, bandwidths in GB/s (1e9 B/s); costmodel.nccl converts to SI.
 NCCL_VERSION = "2.30.7"
 
 # src/include/plugin/nccl_tuner.h l.27-54: algorithm and protocol indices, in NCCL's order.
