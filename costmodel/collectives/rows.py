@@ -123,9 +123,7 @@ _ROWS: dict[str, dict[str, _Row]] = {
     },
 }
 
-
 ALGORITHMS: dict[str, tuple[str, ...]] = {op: tuple(rows) for op, rows in _ROWS.items()}
-
 
 # accepted alternative names -> canonical name, per op
 _ALIASES: dict[str, dict[str, str]] = {
@@ -136,7 +134,6 @@ _ALIASES: dict[str, dict[str, str]] = {
     "reduce": {"ring": "chain"},
     "all_to_all": {"ring": "pairwise"},
 }
-
 
 EQUATIONS: dict[tuple[str, str], str] = {
     (op, name): row.equation for op, rows in _ROWS.items() for name, row in rows.items()

@@ -5,23 +5,13 @@ from __future__ import annotations
 from .. import tables as T
 
 OPS: tuple[str, ...] = T.OPS
-
-
 ALGORITHMS: tuple[str, ...] = T.NCCL_ALGORITHMS
-
-
 PROTOCOLS: tuple[str, ...] = T.NCCL_PROTOCOLS
-
-
 INTRA_KINDS: tuple[str, ...] = ("nvswitch", "nvlink-mesh", "pcie")
-
-
 CPU_VENDORS: tuple[str, ...] = ("intel", "amd", "other")
-
 
 # all_to_all is point-to-point in NCCL (no tuning-table entry); it is modelled as "p2p".
 P2P_ALGORITHM = "p2p"
-
 
 _ALGO_ALIASES = {
     "tree": "tree",
@@ -34,14 +24,9 @@ _ALGO_ALIASES = {
     "pat": "pat",
     "p2p": "p2p",
 }
-
-
 _PROTO_ALIASES = {"ll": "ll", "ll128": "ll128", "simple": "simple"}
 
-
 _US = 1e-6
-
-
 _GBS = 1e9
 
 
