@@ -78,7 +78,7 @@ def cc_index(compute_capability: float) -> int:
     """
     cc = float(compute_capability)
     if not cc > 0:
-        raise ValueError(f"compute_capability={compute_capability!r} must be > 0 (e.g. 9.0)")
+        raise ValueError(f"compute_capability: must be > 0 (e.g. 9.0), got {compute_capability!r}")
     return 3 if cc >= 10.0 else 2 if cc >= 9.0 else 1 if cc >= 8.0 else 0
 
 

@@ -242,9 +242,9 @@ def topology_inputs(
     cc = float(compute_capability)
     cc_index(cc)
     if int(nodes) != nodes or nodes < 1:
-        raise ValueError(f"nodes={nodes!r} must be an integer >= 1")
+        raise ValueError(f"nodes: must be an integer >= 1, got {nodes!r}")
     if int(gpus_per_node) != gpus_per_node or gpus_per_node < 1:
-        raise ValueError(f"gpus_per_node={gpus_per_node!r} must be an integer >= 1")
+        raise ValueError(f"gpus_per_node: must be an integer >= 1, got {gpus_per_node!r}")
     if intra_kind not in INTRA_KINDS:
         raise ValueError(f"intra_kind={intra_kind!r} unknown; allowed: {', '.join(INTRA_KINDS)}")
     if cpu_vendor not in CPU_VENDORS:

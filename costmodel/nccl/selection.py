@@ -14,7 +14,7 @@ from .search import TopologyInputs
 def _sizes(message_bytes) -> np.ndarray:
     m = np.asarray(message_bytes, dtype=float)
     if np.any(~np.isfinite(m)) or np.any(m < 0):
-        raise ValueError(f"message_bytes={message_bytes!r} must be finite and >= 0")
+        raise ValueError(f"message_bytes: must be finite and >= 0 B, got {message_bytes!r}")
     return m
 
 

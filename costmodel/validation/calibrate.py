@@ -134,7 +134,7 @@ def fit_alpha_beta(
     if m.shape != t.shape:
         raise ValueError(f"message_bytes has {m.size} values but time_s has {t.size}")
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
-        raise ValueError("time_s must be finite and > 0 for every point")
+        raise ValueError("time_s: must be finite and > 0 at every point")
     if np.unique(m).size < 2:
         raise ValueError(
             f"need at least 2 distinct sizes to fit {op}/{algorithm}, got {np.unique(m).size}"
@@ -905,7 +905,7 @@ def fit_realistic(
     if m_all.size < 2 or np.unique(m_all).size < 2:
         raise ValueError(f"{op}: need at least 2 distinct sizes to calibrate, got {m_all.size}")
     if not np.all(np.isfinite(t_all)) or np.any(t_all <= 0):
-        raise ValueError("time_s must be finite and > 0 for every point")
+        raise ValueError("time_s: must be finite and > 0 at every point")
     log_t = np.log(t_all)
     level = "inter" if segments[0].nodes > 1 else "intra"
 
