@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "cluster": "presets:cluster",
     # realistic prediction
     "predict_collective": "predict:predict_collective",
+    "predict_all_algorithms": "predict:predict_all_algorithms",
     # scenario and sweeps
     "Scenario": "scenario:Scenario",
     "sweep": "sweep:sweep",

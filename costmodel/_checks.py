@@ -37,6 +37,8 @@ def _all_finite(value: Any, depth: int = 0) -> bool:
         return bool(np.isfinite(value))
     if depth > 2:
         return True
+    if getattr(type(value), "NAN_MEANS_UNKNOWN", False):
+        return True  # e.g. an error band: NaN there means "no measurement", not an overflow
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return all(
             _all_finite(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)

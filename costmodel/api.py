@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numbers
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -55,7 +55,7 @@ def _is_cluster(x: object) -> bool:
     return hardware is not None and isinstance(x, hardware.Cluster)
 
 
-def _is_cluster_like(x: object) -> bool:
+def _is_cluster_like(x: object) -> TypeGuard[Cluster | str]:
     return isinstance(x, str) or _is_cluster(x)
 
 
@@ -170,7 +170,8 @@ def collective_time(
             ranks,  # type: ignore[arg-type]
             bandwidth_bytes_per_s,  # type: ignore[arg-type]
             latency_s,
-            "ring" if algorithm is None else algorithm,
+            # a str: collective_time checks it against ALGORITHMS[op] and raises ValueError
+            cast(collectives.Algorithm, "ring" if algorithm is None else algorithm),
         )
     if np.any(np.asarray(latency_s) != 0.0):
         raise ValueError(

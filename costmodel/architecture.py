@@ -218,7 +218,7 @@ class Architecture(BaseModel):
         if self.family == "mixtral":
             q = f"{p}.block_sparse_moe"
             f = self._expert_ffn()
-            out = [(f"{q}.gate.weight", (self.experts, h))]
+            out: list[tuple[str, tuple[int, ...]]] = [(f"{q}.gate.weight", (self.experts, h))]
             for e in range(self.experts):  # MixtralBlockSparseTop2MLP: w1 gate, w2 down, w3 up
                 x = f"{q}.experts.{e}"
                 out += [

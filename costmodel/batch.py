@@ -240,7 +240,7 @@ def solve_batch(
             f"{name}: {total} / ({formula}) = {exact:.4g} is not a whole number; "
             f"nearest valid: {' or '.join(options)}"
         )
-    return BatchSolution(**{**known, name: total // product}, solved=name)  # type: ignore[arg-type]
+    return BatchSolution(**{**known, name: total // product}, solved=name)
 
 
 @finite_result("learning rate")

@@ -267,6 +267,32 @@ def _human_frame(df: Any) -> str:
     return out.to_string(index=False)
 
 
+def _with_error_band(df: Any) -> Any:
+    """Replace ``error_band_pct`` by an ``expected_error`` column of "±X%" strings ("± ?" where
+    the regime has no measurement; costmodel.uncertainty)."""
+    if "error_band_pct" not in df.columns:
+        return df
+    out = df.copy()
+    out.insert(
+        list(out.columns).index("error_band_pct"),
+        "expected_error",
+        [f"±{v:.0f}%" if v == v else "± ?" for v in out["error_band_pct"]],
+    )
+    return out.drop(columns=["error_band_pct"])
+
+
+def _band_note(df: Any) -> str:
+    """One line: what the ± means, whether a regime has no measurement, what is left out."""
+    from .uncertainty import LEAVES_OUT
+
+    if "error_band_pct" not in df.columns:
+        return ""
+    text = "expected_error: 80% of measured rows of this regime fell within it (grouped CV)."
+    if df["error_band_pct"].isna().any():
+        text += " '± ?': no bundled run measured this regime or fabric: the error is unknown."
+    return text + " " + LEAVES_OUT
+
+
 def _left_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Left-aligned plain-text columns."""
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
@@ -334,7 +360,8 @@ def collective(
         typer.Option(
             "--algorithm",
             "-a",
-            help="Textbook: ring, tree, ..., or 'all'. With --cluster: auto or an NCCL algorithm.",
+            help="Textbook: ring, tree, ..., or 'all'. With --cluster: auto, an NCCL algorithm, "
+            "or 'all' (every algorithm the cluster can run, the model's choice marked *).",
         ),
     ] = "",
     cluster: Annotated[
@@ -350,13 +377,19 @@ def collective(
 ) -> None:
     """Time, algbw and busbw of one collective over a link or a cluster preset.
 
-    Example (the lesson's 7B gradient all-reduce, about 0.551 s):
+    Examples (the lesson's 7B gradient all-reduce, about 0.551 s; then which algorithm wins on
+    8 DGX H100 at that size):
 
         costmodel collective all_reduce --size 14GB --ranks 64 --bandwidth 50GB/s
+
+        costmodel collective all_reduce --size 14GB --cluster dgx-h100 --nodes 8 --algorithm all
     """
     from .sweep import sweep
 
     sizes = _sizes(size)
+    if cluster is not None and algorithm == "all":
+        _collective_all(op, sizes, cluster, nodes, gpus_per_node, model, as_json)
+        return
     axes: dict[str, Any] = {"op": op, "size": sizes}
     if cluster is not None:
         if bandwidth is not None or ranks is not None:
@@ -392,10 +425,55 @@ def collective(
             "time_s",
             "algbw_GBps",
             "busbw_GBps",
+            "error_band_pct",
+            "regime",
         )
         if c in df.columns
     ]
-    typer.echo(_human_frame(df[keep]))
+    typer.echo(_human_frame(_with_error_band(df[keep])))
+    note = _band_note(df)
+    if note:
+        typer.echo(note)
+
+
+def _collective_all(
+    op: str,
+    sizes: list[int],
+    cluster: str,
+    nodes: int,
+    gpus_per_node: int | None,
+    model: str,
+    as_json: bool,
+) -> None:
+    """``collective --cluster NAME --algorithm all``: :func:`costmodel.predict_all_algorithms`."""
+    from .predict import predict_all_algorithms
+
+    if op == "all":
+        from .nccl import OPS
+
+        raise ValueError("--algorithm all takes one op; allowed: " + ", ".join(OPS))
+    r = predict_all_algorithms(op, sizes, cluster, nodes, gpus_per_node, model=model)
+    if as_json:
+        _print_json(r.to_dict())
+        return
+    f = r.frame.sort_values(["message_bytes", "time_s"], kind="stable")
+    shown = f.assign(
+        mark=["*" if c else "" for c in f["chosen"]],
+        size_bytes=f["message_bytes"],
+        busbw_bytes_per_s=f["busbw_bytes_per_s"],
+    )[["size_bytes", "mark", "algorithm", "protocol", "time_s", "busbw_bytes_per_s"]]
+    typer.echo(
+        f"{op} on {r.cluster}, {r.nodes} node(s), {r.ranks} GPUs, model {r.model} "
+        "(* = the model's choice)"
+    )
+    typer.echo(_human_frame(shown))
+    for a, why in r.unavailable:
+        typer.echo(f"not available: {a}: {why}")
+    for x in r.crossovers.itertuples():
+        typer.echo(
+            f"crossover: {x.faster_below} -> {x.faster_above} between "
+            f"{units.format_bytes(x.previous_bytes)} and {units.format_bytes(x.message_bytes)}"
+        )
 
 
 # --- memory -----------------------------------------------------------------------------------
@@ -783,6 +861,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         model=o["model"],
         flash_attention=o["flash"],
         recompute=o["recompute"],
+        comm_contention=o.get("contention", 0.0),
     )
 
 
@@ -826,23 +905,129 @@ def scenario(
     flash: Annotated[
         bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
     ] = True,
+    contention: Annotated[
+        float,
+        typer.Option(
+            "--contention",
+            min=0.0,
+            max=1.0,
+            help="Overlap contention c in [0, 1]: backward slows to 1 - c while an all-reduce "
+            "runs. 0 = perfect overlap; 1 = the fit to PyTorch's V100 DDP benchmark.",
+        ),
+    ] = 0.0,
+    vs: Annotated[
+        str | None,
+        typer.Option(
+            help="Second configuration to compare: this one with some fields changed, "
+            "e.g. 'nodes=16,zero_stage=3' or 'cluster=dgx-a100,arch=llama-3.1-70b'."
+        ),
+    ] = None,
+    bucket_advice: Annotated[
+        bool,
+        typer.Option(
+            "--bucket-advice/--no-bucket-advice",
+            help="Sweep bucket_cap 1-200 MiB and print the cap with the least exposed comm.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """A whole training setup: memory, batch, DDP step, verdict and what flips it.
 
-    --model names the collective cost model; the architecture is --arch.
+    --model names the collective cost model; the architecture is --arch. --vs compares a
+    second configuration (A = the options, B = A with the --vs changes) and prints both
+    side by side with B - A and B / A; --bucket-advice adds the bucket_cap advisor.
 
     Example:
 
         costmodel scenario --params 7B --cluster dgx-h100 --nodes 8 --local-batch 1 --zero 1
 
         costmodel scenario --arch llama-2-7b --cluster dgx-h100 --nodes 8 --recompute full
+
+        costmodel scenario --arch llama-3.1-70b --nodes 8 --zero 3 --vs 'cluster=dgx-a100'
     """
-    result = _scenario_from_options(locals()).evaluate()
+    a = _scenario_from_options(locals())
+    b = a.with_changes(vs) if vs is not None else None
+    result = a.evaluate(scaling=b is None, flips=b is None)
+    other = b.evaluate(scaling=False, flips=False) if b is not None else None
+    advice = {"A": a.bucket_advice()} if bucket_advice else {}
+    if bucket_advice and b is not None:
+        advice["B"] = b.bucket_advice()
     if as_json:
-        _print_json(result)
+        if other is None and not advice:
+            _print_json(result)
+            return
+        data: dict[str, Any] = {"a": result} if other is not None else {**_jsonable(result)}
+        if other is not None:
+            data.update(b=other, changes=vs, comparison=result.compare(other))
+        if advice:
+            data["bucket_advice"] = {k: v.as_dict() for k, v in advice.items()}
+        _print_json(data)
         return
-    typer.echo(result.summary())
+    if other is None:
+        typer.echo(result.summary())
+    else:
+        typer.echo(_comparison_text(result, other, vs or ""))
+    for name, adv in advice.items():
+        typer.echo(_advice_text(name if other is not None else "", adv, a if name == "A" else b))
+
+
+def _comparison_text(a: Any, b: Any, changes: str) -> str:
+    """A and B side by side (one row per figure, B - A and B / A), and the one-line answer."""
+    from .scenario import compare, compare_summary
+
+    def fmt(v: Any, unit: str) -> str:
+        if unit == "B":
+            return units.format_bytes(v)
+        if unit == "s":
+            return units.format_duration(v)
+        if unit == "%":
+            return f"{100 * v:.1f}%"
+        if unit == "bool":
+            return "yes" if v else "no"
+        if unit == "text":
+            return str(v)
+        return units.format_count(v)
+
+    def diff(r: dict[str, Any]) -> str:
+        d, unit = r["difference"], r["unit"]
+        if d is None:
+            return "same" if r["a"] == r["b"] else "differs"
+        if unit == "%":
+            return f"{100 * d:+.1f} pt"
+        sign = "+" if d >= 0 else "-"
+        return sign + fmt(abs(d), unit)
+
+    head = f"A: {a.summary().splitlines()[0]}\nB: {b.summary().splitlines()[0]}  (A with {changes})"
+    rows = [("", "A", "B", "B - A", "B / A")]
+    for r in compare(a, b):
+        ratio = f"{r['ratio']:.3g}x" if r["ratio"] is not None else ""
+        rows.append((r["label"], fmt(r["a"], r["unit"]), fmt(r["b"], r["unit"]), diff(r), ratio))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    table = "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+    return f"{head}\n{table}\nanswer: {compare_summary(a, b)}"
+
+
+def _advice_text(name: str, adv: Any, scenario: Any) -> str:
+    """The bucket_cap advisor in a few lines: best cap, and the exposed time there vs now."""
+    caps = list(adv.caps_bytes)
+    now = float(scenario.bucket_cap_bytes)
+    label = f"bucket_cap advice{' (' + name + ')' if name else ''}"
+    best = adv.best_index
+    line = (
+        f"{label}: {adv.best_cap_bytes / 2**20:g} MiB minimises the exposed "
+        f"communication ({units.format_duration(adv.exposed_comm_s[best])}, "
+        f"{adv.buckets[best]} buckets) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB"
+    )
+    if now in caps:
+        k = caps.index(now)
+        line += (
+            f"; at the current {now / 2**20:g} MiB: "
+            f"{units.format_duration(adv.exposed_comm_s[k])} ({adv.buckets[k]} buckets)"
+        )
+    return line
 
 
 @app.command()
@@ -1122,6 +1307,13 @@ def predict(
             help="Every model that can answer (and the nccl-table baseline) side by side.",
         ),
     ] = False,
+    harness: Annotated[
+        str,
+        typer.Option(
+            help="How the op is launched and timed: nccl-tests (one process per GPU), "
+            "nccl-tests-g (one process drives the node's GPUs) or pytorch (a torch loop)."
+        ),
+    ] = "nccl-tests",
     as_json: JsonOpt = False,
 ) -> None:
     """Predicted time, algbw and busbw of a collective on a cluster, per size.
@@ -1154,6 +1346,7 @@ def predict(
             algorithm=algorithm,
             protocol=protocol,
             model=model,
+            harness=harness,
         ).to_frame()
     if as_json:
         _print_json(
@@ -1169,7 +1362,10 @@ def predict(
         )
         return
     typer.echo(f"{op} on {cluster} x {nodes} node(s)")
-    typer.echo(_human_frame(df))
+    typer.echo(_human_frame(_with_error_band(df)))
+    note = _band_note(df)
+    if note:
+        typer.echo(note)
 
 
 # --- sweep ------------------------------------------------------------------------------------

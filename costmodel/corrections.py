@@ -180,6 +180,11 @@ def nvlink_domain_scale(
 # network path), and NCCL's per-hop and per-channel constants were measured on InfiniBand.
 OFI_FABRICS: tuple[str, ...] = ("efa", "slingshot")
 
+# fabrics whose mid-size ramp amplitude is fitted on its own (:func:`fabric_ramp_phi`): the OFI
+# ones, RoCE (run 23: Spectrum-X) and the TCP-based GPUDirect stacks (TCPX/TCPXO, data 20: a
+# host-driven socket transport with its own per-chunk cost); InfiniBand keeps the global one.
+PER_MESSAGE_FABRICS: tuple[str, ...] = (*OFI_FABRICS, "roce", "ethernet", "tcpxo")
+
 
 def fabric_tree_efficiency(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
     r"""Share of NCCL's Tree bandwidth reached beyond two nodes on a libfabric (OFI) fabric.
@@ -214,17 +219,18 @@ def fabric_ramp_phi(fabric: str, nodes: int, params: Mapping[str, object]) -> fl
 
     aws-ofi-nccl's proxy posts, completes and signals each NCCL chunk from the host, a fixed
     cost per message that NCCL's table (an InfiniBand latency per hop) does not carry; mid
-    sizes move small chunks, so they lose a larger share of the link than on InfiniBand. On
-    several nodes of an OFI fabric (:data:`OFI_FABRICS`) the fitted per-fabric amplitude
-    replaces the global ``ramp_phi`` (same knee and shape, :func:`mid_size_ramp`); elsewhere,
-    and for an OFI fabric without a fitted value, the global one.
+    sizes move small chunks, so they lose a larger share of the link than on InfiniBand. The
+    same holds for RoCE and the TCP-based GPUDirect stacks (TCPX/TCPXO). On several nodes of
+    such a fabric (:data:`PER_MESSAGE_FABRICS`) the fitted per-fabric amplitude replaces the
+    global ``ramp_phi`` (same knee and shape, :func:`mid_size_ramp`); elsewhere, and for a
+    fabric without a fitted value, the global one.
 
     >>> p = {"ramp_phi": 0.12, "fabric_ramp_phi": {"efa": 1.5}}
     >>> fabric_ramp_phi("efa", 2, p), fabric_ramp_phi("efa", 1, p), fabric_ramp_phi("slingshot", 4, p)
     (1.5, 0.12, 0.12)
     """
     base = float(params.get("ramp_phi", 0.0))  # type: ignore[arg-type]
-    if fabric not in OFI_FABRICS or int(nodes) < 2:
+    if fabric not in PER_MESSAGE_FABRICS or int(nodes) < 2:
         return base
     table = params.get("fabric_ramp_phi", {}) or {}
     phi = float(table.get(fabric, base))  # type: ignore[union-attr]

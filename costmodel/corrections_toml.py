@@ -32,9 +32,16 @@ def dumps(
     fitted_on: str,
     nccl_version: str,
     all_params: Mapping[str, object],
-    loro: Mapping[str, Mapping[str, object]],
+    cv: Mapping[str, Mapping[str, object]],
+    *,
+    groups: Mapping[str, str] | None = None,
+    bands: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]] | None = None,
+    measured_fabrics: list[str] | tuple[str, ...] = (),
+    dropped_terms: list[str] | tuple[str, ...] = (),
 ) -> str:
-    """The fitted_corrections.toml text: header, [all], then one [loro."run"] table per run.
+    """The fitted_corrections.toml text: header, [all], one [cv."run"] table per run (the
+    parameters fitted without the run's source), then [groups] (run -> source) and
+    [band."model"."regime"."size class"] (grouped-CV error bands, costmodel.uncertainty).
 
     >>> print(dumps("2026-12-01", "2.30.7", {"a": 1, "t": {"x": 2}}, {"01": {"a": 0.5}}))
     ... # doctest: +NORMALIZE_WHITESPACE
@@ -46,7 +53,7 @@ def dumps(
     a = 1.0
     t = { "x" = 2.0 }
     <BLANKLINE>
-    [loro."01"]
+    [cv."01"]
     a = 0.5
     <BLANKLINE>
     """
@@ -54,10 +61,18 @@ def dumps(
         "# Correction parameters fitted by scripts/fit_corrections.py (generated; do not edit).",
         f'fitted_on = "{fitted_on}"',
         f'nccl_version = "{nccl_version}"',
-        "",
-        *_table("all", all_params),
-        "",
     ]
-    for run in loro:
-        out += [*_table(f'loro."{run}"', loro[run]), ""]
+    if measured_fabrics:
+        out.append("measured_fabrics = [" + ", ".join(f'"{f}"' for f in measured_fabrics) + "]")
+    if dropped_terms:
+        out.append("dropped_terms = [" + ", ".join(f'"{t}"' for t in dropped_terms) + "]")
+    out += ["", *_table("all", all_params), ""]
+    for run in cv:
+        out += [*_table(f'cv."{run}"', cv[run]), ""]
+    if groups:
+        out += ["[groups]", *(f'"{k}" = "{v}"' for k, v in groups.items()), ""]
+    for model, regs in (bands or {}).items():
+        for reg, classes in regs.items():
+            for sc, vals in classes.items():
+                out += [*_table(f'band."{model}"."{reg}"."{sc}"', vals), ""]
     return "\n".join(out)

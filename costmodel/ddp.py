@@ -58,6 +58,14 @@ BACKWARD_FRACTION = 2.0 / 3.0
 FLOPS_PER_PARAM_TOKEN = 6.0
 # Default tensor size when only a parameter count is given: a 4096 x 4096 matrix [params].
 DEFAULT_TENSOR_PARAMS = 2**24
+# comm_contention fitted to PyTorch's DDP benchmark (V100 DGX-1, ResNet/ResNeXt, 1-16 GPUs,
+# costmodel/data/reference/ddp): the grid fit over [0, 1] in tests/test_ddp.py
+# (test_ddp_benchmark_shape, which asserts this value) lands at 1.0. One GPU generation and
+# one model family: the default the DDP step page shows, with that caveat beside it.
+FITTED_COMM_CONTENTION = 1.0
+# bucket_cap values the advisor sweeps [B]: 1 to 200 MiB in 1 MiB steps (PyTorch's knob is
+# bucket_cap_mb; 25 MiB is its default).
+ADVICE_CAPS_BYTES: tuple[int, ...] = tuple(m * 2**20 for m in range(1, 201))
 
 MAX_BUCKETS = 100_000
 """Most buckets :func:`ddp_step` schedules (issue 14, bounded work): about 1.7e12 parameters at
@@ -635,3 +643,93 @@ def ddp_step(
         bucket_comm_s=tuple(b_comm.tolist()),
         timeline=tuple(bars),
     )
+
+
+@dataclass(frozen=True)
+class BucketCapSweep:
+    """Result of :func:`bucket_cap_sweep`: one entry per cap, in the order given [B, s]."""
+
+    caps_bytes: tuple[float, ...]
+    exposed_comm_s: tuple[float, ...]  # step - compute at each cap
+    comm_s: tuple[float, ...]  # sum of the all-reduce times at each cap
+    step_time_s: tuple[float, ...]
+    buckets: tuple[int, ...]
+    best_index: int  # argmin of exposed_comm_s (ties: the smaller comm_s, then the first)
+
+    @property
+    def best_cap_bytes(self) -> float:
+        """The cap that minimises the exposed communication [B]."""
+        return self.caps_bytes[self.best_index]
+
+    def as_dict(self) -> dict[str, object]:
+        return {**asdict(self), "best_cap_bytes": self.best_cap_bytes}
+
+    @classmethod
+    def from_steps(cls, caps_bytes: np.ndarray, steps: Sequence[DDPStep]) -> BucketCapSweep:
+        """The sweep of one :class:`DDPStep` per cap; the best is the argmin of the exposed time
+        (ties: the smaller total all-reduce time, then the smaller cap)."""
+        exposed = np.array([s.exposed_comm_s for s in steps], dtype=float)
+        comm = np.array([s.comm_s for s in steps], dtype=float)
+        return cls(
+            caps_bytes=tuple(float(c) for c in caps_bytes),
+            exposed_comm_s=tuple(exposed.tolist()),
+            comm_s=tuple(comm.tolist()),
+            step_time_s=tuple(float(s.step_time_s) for s in steps),
+            buckets=tuple(s.buckets for s in steps),
+            best_index=int(np.lexsort((np.asarray(caps_bytes, float), comm, exposed))[0]),
+        )
+
+
+def advice_caps(caps_bytes: Sequence[float] | None) -> np.ndarray:
+    """The caps a bucket_cap sweep tries [B], checked (default :data:`ADVICE_CAPS_BYTES`)."""
+    caps = np.asarray(ADVICE_CAPS_BYTES if caps_bytes is None else caps_bytes, dtype=float)
+    if caps.ndim != 1 or caps.size == 0 or not np.all(np.isfinite(caps)) or np.any(caps <= 0):
+        raise ValueError("caps_bytes: must be a non-empty list of finite caps > 0 [B]")
+    if caps.size > 10_000:
+        raise ValueError(f"caps_bytes: at most 10000 caps, got {caps.size}")
+    return caps
+
+
+def bucket_cap_sweep(
+    caps_bytes: Sequence[float] | None = None, **step_kwargs: object
+) -> BucketCapSweep:
+    r"""Exposed communication of one DDP step against ``bucket_cap``; marks the best cap.
+
+    Each cap re-runs :func:`ddp_step` with ``bucket_cap_bytes=cap`` and every other argument
+    from ``step_kwargs`` (``timeline=False``: totals only). The exposed communication
+    ``step - compute`` trades two effects (Li et al. 2020, section 3.2.3, fig. 2(a)): small
+    buckets start all-reducing early and leave only a small last bucket after backward, but
+    pay the per-collective latency ``alpha`` once per bucket; large buckets pay it rarely but
+    leave more of the gradient to be sent after backward. The answer is
+    ``argmin_cap exposed(cap)`` over the grid (ties: the smaller total all-reduce time, then
+    the smaller cap), not a closed form: the NCCL model's time is piecewise in size.
+
+    Speed: the bucket assignment is one greedy pass over the tensor list per cap, the schedule
+    the vectorized max-plus solution (:func:`_schedule_uncontended`) when
+    ``comm_contention = 0``, else the event loop; a memoized ``allreduce_time_fn`` makes the
+    collective model see each distinct bucket size once.
+
+    Parameters
+    ----------
+    caps_bytes : sequence of float, optional
+        Caps to try [B] (default :data:`ADVICE_CAPS_BYTES`, 1 to 200 MiB).
+    **step_kwargs
+        Arguments of :func:`ddp_step` (not ``bucket_cap_bytes``).
+
+    Examples
+    --------
+    A huge per-collective latency (1 s) against a fast link: the fewest buckets win.
+
+    >>> sw = bucket_cap_sweep([2**20, 25 * 2**20, 200 * 2**20], params=1e9, ranks=8,
+    ...                       compute_time_s=0.1, allreduce_time_fn=lambda b: 1.0 + b / 1e11)
+    >>> sw.best_cap_bytes == 200 * 2**20
+    True
+    """
+    if "bucket_cap_bytes" in step_kwargs:
+        raise ValueError("bucket_cap_bytes: swept here; give caps_bytes instead")
+    caps = advice_caps(caps_bytes)
+    steps = [
+        ddp_step(bucket_cap_bytes=cap, timeline=False, **step_kwargs)  # type: ignore[arg-type]
+        for cap in caps.tolist()
+    ]
+    return BucketCapSweep.from_steps(caps, steps)

@@ -48,11 +48,13 @@ from typing import TYPE_CHECKING, Any
 from .atomic import atomic_path, write_text_atomic
 
 # the module, not the function: ``costmodel.sweep`` is also bound to :func:`costmodel.sweep.sweep`
-sw = importlib.import_module("costmodel.sweep")
-
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import pyarrow as pa
+
+    import costmodel.sweep as sw  # the type checker sees the module the same way
+else:
+    sw = importlib.import_module("costmodel.sweep")
 
 MANIFEST = "_manifest.json"
 """Name of the manifest file in a dataset folder (ignored by Parquet readers: leading ``_``)."""

@@ -2,8 +2,11 @@
 
 The numbers are data, written (atomically) by ``scripts/fit_corrections.py``; this module only
 reads them into frozen, typed objects (issue 10 item 4). ``ALL`` is fitted on every reference
-run; ``LORO[run]`` on every run except that one (tests/test_fidelity.py predicts each run with
-its own, so no run is predicted by constants fitted on it). ``ALL`` and ``LORO[run]`` are
+run; ``CV[run]`` on every run of the other sources (grouped cross-validation: the run's whole
+source, e.g. all of 13a-f, is left out; tests/test_fidelity.py predicts each run with its own,
+so no run is predicted by constants fitted on it or on a sibling). ``LORO`` is the former name
+of ``CV``, kept as an alias. ``FITTED.bands`` holds the grouped-CV error bands
+(:mod:`costmodel.uncertainty`). ``ALL`` and ``CV[run]`` are
 read-only mappings in the form :mod:`costmodel.corrections` takes
 (:meth:`CorrectionParams.as_dict` gives a plain dict).
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from types import MappingProxyType
 
@@ -68,6 +71,17 @@ class FittedCorrections:
     nccl_version: str
     all: CorrectionParams
     loro: Mapping[str, CorrectionParams]
+    groups: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    bands: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    measured_fabrics: tuple[str, ...] = ()
+    dropped_terms: tuple[str, ...] = ()
+
+    @property
+    def cv(self) -> Mapping[str, CorrectionParams]:
+        """Per run, the parameters fitted with the run's whole source left out (grouped CV)."""
+        return self.loro
 
 
 def parse(text: str, where: str = DATA_FILE) -> FittedCorrections:
@@ -79,15 +93,31 @@ def parse(text: str, where: str = DATA_FILE) -> FittedCorrections:
     for key in ("fitted_on", "nccl_version", "all"):
         if key not in doc:
             raise ValueError(f"{where}: missing {key!r}")
+    section = "cv" if "cv" in doc else "loro"  # files before grouped CV: leave-one-run-out
     loro = {
-        str(run): CorrectionParams.from_table(t, f"{where} [loro.{run}]")
-        for run, t in doc.get("loro", {}).items()
+        str(run): CorrectionParams.from_table(t, f"{where} [{section}.{run}]")
+        for run, t in doc.get(section, {}).items()
+    }
+    bands = {
+        str(model): MappingProxyType(
+            {
+                str(reg): MappingProxyType(
+                    {str(sc): MappingProxyType(dict(v)) for sc, v in classes.items()}
+                )
+                for reg, classes in regs.items()
+            }
+        )
+        for model, regs in doc.get("band", {}).items()
     }
     return FittedCorrections(
         fitted_on=str(doc["fitted_on"]),
         nccl_version=str(doc["nccl_version"]),
         all=CorrectionParams.from_table(doc["all"], f"{where} [all]"),
         loro=MappingProxyType(loro),
+        groups=MappingProxyType({str(k): str(v) for k, v in doc.get("groups", {}).items()}),
+        bands=MappingProxyType(bands),
+        measured_fabrics=tuple(str(f) for f in doc.get("measured_fabrics", ())),
+        dropped_terms=tuple(str(t) for t in doc.get("dropped_terms", ())),
     )
 
 
@@ -101,6 +131,7 @@ FITTED = load()
 FITTED_ON = FITTED.fitted_on
 NCCL_VERSION = FITTED.nccl_version
 ALL: Mapping[str, object] = MappingProxyType(FITTED.all.as_dict())
-LORO: Mapping[str, Mapping[str, object]] = MappingProxyType(
+CV: Mapping[str, Mapping[str, object]] = MappingProxyType(
     {k: MappingProxyType(v.as_dict()) for k, v in FITTED.loro.items()}
 )
+LORO = CV  # the name before grouped CV (issue 11 item 2); same per-run mapping

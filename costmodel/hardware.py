@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AliasChoices,
@@ -455,12 +455,13 @@ class CollectiveFit(_Frozen):
         >>> round(f.time_s(1e6, 2) * 1e3, 6)     # 2 x 0.1 ms + 1 MB / 1 GB/s (N = 2: b = M)
         1.2
         """
-        from .collectives import bytes_per_rank, latency_steps
+        from .collectives import Algorithm, bytes_per_rank, latency_steps
 
+        # algorithm is a str field; collectives checks it against ALGORITHMS[op] (ValueError)
+        algorithm = cast(Algorithm, self.algorithm)
         return (
-            latency_steps(self.op, ranks, self.algorithm) * self.latency_s
-            + bytes_per_rank(self.op, message_bytes, ranks, self.algorithm)
-            / self.bandwidth_bytes_per_s
+            latency_steps(self.op, ranks, algorithm) * self.latency_s
+            + bytes_per_rank(self.op, message_bytes, ranks, algorithm) / self.bandwidth_bytes_per_s
         )
 
 

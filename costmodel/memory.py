@@ -400,7 +400,11 @@ DEFAULT_SEQUENCE_LENGTH = 4096
 
 
 def _arch_activations(
-    arch: object, sequence_length: int, micro_batch: int, flash_attention: bool, recompute: str
+    arch: object,
+    sequence_length: int,
+    micro_batch: int,
+    flash_attention: bool,
+    recompute: Recompute,
 ) -> tuple[float, str]:
     """(activation bytes, note) of an architecture under one recipe (architecture module)."""
     from .architecture import load_arch  # lazy: architecture reads the presets folder
@@ -522,13 +526,12 @@ def training_memory(
         note = "activations: given"
     r = get_recipe(recipe)
     stage = _stage(zero_stage)
-    if _SCALAR_TYPES.issuperset(
-        map(type, (params, dp_ranks, activations_bytes, cuda_context_bytes, fragmentation))
-    ):
+    plain = _plain_numbers(params, dp_ranks, activations_bytes, cuda_context_bytes, fragmentation)
+    if plain is not None:
+        p_s, n_s, act_s, ctx_s, frag_s = plain
         fast = _training_memory_scalar(
-            r, stage, params, dp_ranks, activations_bytes, ddp_bucket_copy,
-            cuda_context_bytes, fragmentation, note,
-        )  # fmt: skip
+            r, stage, p_s, n_s, act_s, ddp_bucket_copy, ctx_s, frag_s, note
+        )
         if fast is not None:
             return fast
     p = _array("params", params)
@@ -560,7 +563,15 @@ def training_memory(
     )
 
 
-_SCALAR_TYPES = frozenset({int, float})
+def _plain_numbers(*values: object) -> tuple[float, ...] | None:
+    """The values when each is a plain Python int or float (the scalar fast path applies), else
+    None. Returning them (not a bool) lets the type checker see that they are numbers."""
+    out: list[float] = []
+    for v in values:
+        if not (type(v) is int or type(v) is float):  # not bool, not numpy scalars
+            return None
+        out.append(v)
+    return tuple(out)
 
 
 def _training_memory_scalar(
@@ -733,29 +744,49 @@ def min_ranks(
         raise ValueError("params, memory_bytes: min_ranks takes scalars (one model, one GPU size)")
     r = get_recipe(recipe)
     stage = _stage(zero_stage)
-    mem = _scalar("memory_bytes", memory_bytes, positive=True, unit="B")
-    if mem is None:
-        mem = float(_array("memory_bytes", memory_bytes, positive=True, unit="B"))
-    p = _scalar("params", params)
-    if p is None:
-        p = float(_array("params", params))
-    kw = dict(
-        activations_bytes=activations_bytes,
-        ddp_bucket_copy=ddp_bucket_copy,
-        cuda_context_bytes=cuda_context_bytes,
-        fragmentation=fragmentation,
+    mem_s = _scalar("memory_bytes", memory_bytes, positive=True, unit="B")
+    mem = (
+        mem_s
+        if mem_s is not None
+        else float(_array("memory_bytes", memory_bytes, positive=True, unit="B"))
     )
-    full = float(training_memory(p, r, stage, 1, **kw).total_bytes)
+    p_s = _scalar("params", params)
+    p: float = p_s if p_s is not None else float(_array("params", params))
+
+    def per_rank(ranks: float) -> float:
+        m = training_memory(
+            p,
+            r,
+            stage,
+            ranks,
+            activations_bytes=activations_bytes,
+            ddp_bucket_copy=ddp_bucket_copy,
+            cuda_context_bytes=cuda_context_bytes,
+            fragmentation=fragmentation,
+        )
+        return float(m.total_bytes)
+
+    full = per_rank(1)
     if full <= mem:
         return 1
     # replicated part = the limit of the per-rank memory as N -> infinity
-    replicated = float(training_memory(p, r, stage, 2.0**60, **kw).total_bytes)
+    replicated = per_rank(2.0**60)
     sharded = full - replicated
     if replicated >= mem or sharded <= 0.0:
         hint = ""
         if stage < 3:
             try:
-                hint = f"; zero_stage=3 needs {min_ranks(p, mem, r, 3, **kw)} ranks"
+                n3 = min_ranks(
+                    p,
+                    mem,
+                    r,
+                    3,
+                    activations_bytes,
+                    ddp_bucket_copy,
+                    cuda_context_bytes,
+                    fragmentation,
+                )
+                hint = f"; zero_stage=3 needs {n3} ranks"
             except ValueError:
                 hint = "; even zero_stage=3 cannot fit it (reduce activations or the context)"
         what = "every part of the state" if stage == 0 else "the unsharded parts"

@@ -6,6 +6,8 @@ Every figure here takes results (DataFrames or result objects) and returns a
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go  # noqa: F401  (used by the figure builders below)
 
@@ -63,6 +65,61 @@ def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
     return shape, notes
 
 
+#: Height of plotly's toolbar (modebar) row at the top of a chart [px]: 4 px padding and 26 px
+#: of buttons in plotly.js 3 (measured in chromium, 2026-12).
+TOOLBAR_PX = 30
+
+
+def clear_of_toolbar(figure: go.Figure) -> go.Figure:
+    """Move a figure's title below the row plotly's toolbar takes, in place; returns it.
+
+    Plotly centres the title in the top margin, where the toolbar appears on hover, or on a tap
+    on a phone, and covers the title's right end (the whole title at 390 px). The title is set
+    on the plot area's top edge (8 px above it) and the top margin holds its lines plus
+    :data:`TOOLBAR_PX` above them, so the toolbar's row stays empty; a title too wide for a phone
+    is broken onto lines of at most 50 characters.
+    """
+    title = figure.layout.title.text or ""
+    lines = _wrap(title, 50) if title else []
+    top = TOOLBAR_PX + 22 * max(len(lines), 1) + 8
+    figure.update_layout(
+        title={
+            "text": "<br>".join(lines),
+            "y": 1,
+            "yref": "paper",
+            "yanchor": "bottom",
+            "pad": {"b": 8},
+        },
+        margin={"t": max(top, figure.layout.margin.t or 0)},
+    )
+    return figure
+
+
+_UNIT = re.compile(r"^[kMGTPmµn]?(B|s|B/s|params|GPUs?)[,.;:)]*$")
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """Break ``text`` at spaces into lines of at most ``width`` characters (longer words whole).
+
+    A value stays on one line with its unit and its name: "M = 268 MB" is never split.
+    """
+    words: list[str] = []
+    glue = False
+    for token in text.split(" "):
+        if words and (glue or token == "=" or _UNIT.match(token)):
+            words[-1] += " " + token
+        else:
+            words.append(token)
+        glue = token == "="
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
 def _legend(y: float = -0.2) -> dict:
     return {"orientation": "h", "y": y}
 
@@ -114,6 +171,104 @@ def collective_sweep_figure(
                 "mode": "markers+text",
                 "name": "crossover",
                 "text": marks["label"].tolist(),
+                "textposition": "top center",
+                "marker": {"symbol": "x", "size": 11, "color": "black"},
+                "hovertemplate": f"crossover at %{{x:.3s}}B: %{{y:.3s}}{unit}<extra>%{{text}}</extra>",
+            }
+        )
+    layout = {
+        "title": {"text": title},
+        "xaxis": _unit_axis("B", log=True, title="message size M (per rank)"),
+        "yaxis": _unit_axis(unit, log=is_time, title="time" if is_time else "bus bandwidth"),
+        "legend": _legend(),
+        "margin": {"t": 50, "b": 10},
+        "hovermode": "closest",
+    }
+    if selected_bytes is not None:
+        shape, notes = _vline(selected_bytes, log=True)
+        layout["shapes"], layout["annotations"] = [shape], notes
+    return go.Figure(data=data, layout=layout)
+
+
+def algorithms_on_cluster_figure(
+    frame,
+    *,
+    y: str = "time_s",
+    crossovers=None,
+    selected_bytes: float | None = None,
+    pinned=None,
+    pinned_label: str = "B",
+    title: str = "",
+) -> go.Figure:
+    """Every algorithm of one model on one cluster against size, the model's choice marked.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :attr:`costmodel.predict.AlgorithmComparison.frame`: ``algorithm``, ``message_bytes``
+        [B], ``y`` (``time_s`` [s] or ``busbw_bytes_per_s`` [B/s]) and ``chosen``.
+    crossovers : pandas.DataFrame, optional
+        :attr:`~costmodel.predict.AlgorithmComparison.crossovers`: marked with an x and
+        ``below -> above``.
+    selected_bytes : float, optional
+        The size asked about, a dotted vertical line [B].
+    pinned : pandas.DataFrame, optional
+        A second configuration's frame: its chosen curve is overlaid (dashed, ``pinned_label``).
+    """
+    is_time = y == "time_s"
+    unit = "s" if is_time else "B/s"
+    data = [
+        {
+            "type": "scatter",
+            "x": part["message_bytes"].to_numpy(),
+            "y": part[y].to_numpy(),
+            "mode": "lines",
+            "name": str(name),
+            "hovertemplate": f"%{{x:.3s}}B: %{{y:.3s}}{unit}<extra>{name}</extra>",
+        }
+        for name, part in frame.groupby("algorithm", sort=False)
+    ]
+    chosen = frame[frame["chosen"]].sort_values("message_bytes")
+    data.append(
+        {
+            "type": "scatter",
+            "x": chosen["message_bytes"].to_numpy(),
+            "y": chosen[y].to_numpy(),
+            "mode": "markers",
+            "name": "model's choice",
+            "text": chosen["algorithm"].tolist(),
+            "marker": {"symbol": "circle-open", "size": 9, "color": "black"},
+            "hovertemplate": f"%{{x:.3s}}B: %{{y:.3s}}{unit}<extra>choice: %{{text}}</extra>",
+        }
+    )
+    if pinned is not None and len(pinned):
+        pin = pinned[pinned["chosen"]].sort_values("message_bytes")
+        data.append(
+            {
+                "type": "scatter",
+                "x": pin["message_bytes"].to_numpy(),
+                "y": pin[y].to_numpy(),
+                "mode": "lines",
+                "name": pinned_label,
+                "text": pin["algorithm"].tolist(),
+                "line": {"dash": "dash", "color": "black", "width": 2},
+                "hovertemplate": f"%{{x:.3s}}B: %{{y:.3s}}{unit}<extra>{pinned_label}: "
+                "%{text}</extra>",
+            }
+        )
+    if crossovers is not None and len(crossovers) and y in crossovers.columns:
+        labels = [
+            f"{a} → {b}"
+            for a, b in zip(crossovers["faster_below"], crossovers["faster_above"], strict=True)
+        ]
+        data.append(
+            {
+                "type": "scatter",
+                "x": crossovers["message_bytes"].to_numpy(),
+                "y": crossovers[y].to_numpy(),
+                "mode": "markers+text",
+                "name": "crossover",
+                "text": labels,
                 "textposition": "top center",
                 "marker": {"symbol": "x", "size": 11, "color": "black"},
                 "hovertemplate": f"crossover at %{{x:.3s}}B: %{{y:.3s}}{unit}<extra>%{{text}}</extra>",
@@ -227,11 +382,19 @@ def ddp_timeline_figure(
                     "color": _TIMELINE_COLORS.get(kind, "grey"),
                     "line": {"color": "white", "width": 0.5},
                 },
-                # numbers and text apart (an object array is deep-copied element by element)
-                "customdata": np.array([iv.get("message_bytes") or 0.0 for iv in ivs], dtype=float),
+                # numbers and text apart (an object array is deep-copied element by element);
+                # plotly's %{x} on a bar with a base is where the bar ends, not its length:
+                # the hover reads the start and the duration from customdata instead
+                "customdata": np.array(
+                    [
+                        [iv.get("message_bytes") or 0.0, iv["start_s"], iv["end_s"] - iv["start_s"]]
+                        for iv in ivs
+                    ],
+                    dtype=float,
+                ),
                 "hovertext": np.array([iv.get("label") or kind for iv in ivs]),
-                "hovertemplate": "%{hovertext}: from %{base:.3s}s, %{x:.3s}s long, "
-                "%{customdata:.3s}B" + f"<extra>{kind}</extra>",
+                "hovertemplate": "%{hovertext}: from %{customdata[1]:.3s}s, "
+                "%{customdata[2]:.3s}s long, %{customdata[0]:.3s}B" + f"<extra>{kind}</extra>",
             }
         )
     layout = {
@@ -506,3 +669,208 @@ def validation_models_figure(
         margin={"t": 50, "b": 10},
     )
     return fig
+
+
+# --- side by side (a pinned second configuration) and the bucket_cap advisor -------------------
+_PAIR_COLORS = ("#4C78A8", "#F58518", "#54A24B", "#B279A2")
+
+
+def scaling_compare_figure(frames: dict, *, title: str = "") -> go.Figure:
+    """Scaling efficiency against GPU count for several configurations, overlaid.
+
+    ``frames`` maps a label ("A: ...", "B: ...") to a scaling table (``ranks``, ``efficiency``
+    (0-1], ``bound``), as :func:`scaling_figure` takes one.
+    """
+    data = [
+        {
+            "type": "scatter",
+            "x": f["ranks"].to_numpy(),
+            "y": 100.0 * f["efficiency"].to_numpy(),
+            "mode": "lines+markers",
+            "name": str(label),
+            "line": {"color": _PAIR_COLORS[i % len(_PAIR_COLORS)]},
+            "customdata": f["bound"].tolist(),
+            "hovertemplate": "%{x} GPUs: %{y:.1f}% (%{customdata}-bound)<extra>"
+            + str(label)
+            + "</extra>",
+        }
+        for i, (label, f) in enumerate(frames.items())
+    ]
+    layout = {
+        "title": {"text": title},
+        "xaxis": {"type": "log", "title": {"text": "GPUs"}, "dtick": _LOG10_2},
+        "yaxis": {"title": {"text": "scaling efficiency"}, "ticksuffix": "%", "range": [0, 105]},
+        "legend": _legend(-0.3),
+        "margin": {"t": 50, "b": 10},
+    }
+    return go.Figure(data=data, layout=layout)
+
+
+def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
+    """One step per configuration as a horizontal bar: compute, then exposed communication [s].
+
+    ``steps`` maps a label to ``(compute_s, exposed_comm_s)``; the bar's length is the step.
+    """
+    labels = list(steps)
+    parts = (("compute", 0, "#72B7B2"), ("exposed communication", 1, "#E45756"))
+    data = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": name,
+            "y": labels,
+            "x": [float(steps[k][i]) for k in labels],
+            "marker": {"color": color},
+            "hovertemplate": "%{y}: %{x:.3s}s<extra>" + name + "</extra>",
+        }
+        for name, i, color in parts
+    ]
+    layout = {
+        "barmode": "stack",
+        "title": {"text": title},
+        "xaxis": _unit_axis("s", title="step time"),
+        "yaxis": {"autorange": "reversed"},
+        "legend": _legend(-0.4),
+        "margin": {"t": 50, "b": 10},
+        "height": 260,
+    }
+    return go.Figure(data=data, layout=layout)
+
+
+def bucket_advice_figure(
+    curves: dict, *, current_cap_bytes: float | None = None, title: str = ""
+) -> go.Figure:
+    """Exposed communication against DDP's bucket_cap, the best cap of each curve marked.
+
+    ``curves`` maps a label to a :class:`costmodel.ddp.BucketCapSweep` (``caps_bytes`` [B],
+    ``exposed_comm_s`` [s], ``best_index``); ``current_cap_bytes`` is drawn as a dashed line.
+    """
+    data = []
+    for i, (label, sw) in enumerate(curves.items()):
+        color = _PAIR_COLORS[i % len(_PAIR_COLORS)]
+        caps = [c / 2**20 for c in sw.caps_bytes]
+        data.append(
+            {
+                "type": "scatter",
+                "x": caps,
+                "y": list(sw.exposed_comm_s),
+                "mode": "lines",
+                "name": str(label),
+                "line": {"color": color},
+                "customdata": list(sw.buckets),
+                "hovertemplate": "bucket_cap %{x} MiB: exposed %{y:.3s}s, "
+                "%{customdata} buckets<extra>" + str(label) + "</extra>",
+            }
+        )
+        b = sw.best_index
+        data.append(
+            {
+                "type": "scatter",
+                "x": [caps[b]],
+                "y": [sw.exposed_comm_s[b]],
+                "mode": "markers+text",
+                "marker": {"color": color, "size": 11, "symbol": "star"},
+                "text": [f"best {caps[b]:g} MiB"],
+                "textposition": "top center",
+                "name": f"{label}: best",
+                "showlegend": False,
+                "hovertemplate": "best bucket_cap %{x} MiB: exposed %{y:.3s}s<extra></extra>",
+            }
+        )
+    layout = {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": "bucket_cap [MiB]"}},
+        "yaxis": _unit_axis("s", title="exposed communication"),
+        "legend": _legend(-0.3),
+        "margin": {"t": 50, "b": 10},
+    }
+    if current_cap_bytes is not None:
+        x = current_cap_bytes / 2**20
+        layout["shapes"] = [
+            {
+                "type": "line",
+                "xref": "x",
+                "x0": x,
+                "x1": x,
+                "yref": "paper",
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": "grey", "dash": "dash"},
+            }
+        ]
+        layout["annotations"] = [
+            {
+                "xref": "x",
+                "x": x,
+                "yref": "paper",
+                "y": 1,
+                "text": f"current {x:g} MiB",
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "top",
+            }
+        ]
+    return go.Figure(data=data, layout=layout)
+
+
+def memory_compare_figure(frame, *, capacities: dict, title: str = "") -> go.Figure:
+    """Stacked memory per GPU of several configurations, each against its own GPU's memory.
+
+    ``frame`` is long format (``config``, ``part``, ``bytes`` [B]) as for
+    :func:`memory_stack_figure`; ``capacities`` maps each config to its GPU's memory [B],
+    drawn as a red marker on that bar.
+    """
+    fig = memory_stack_figure(frame, title=title)
+    configs = list(capacities)
+    fig.add_trace(
+        {
+            "type": "scatter",
+            "x": configs,
+            "y": [float(capacities[c]) for c in configs],
+            "mode": "markers",
+            "marker": {"symbol": "line-ew", "size": 60, "line": {"width": 3, "color": "red"}},
+            "name": "GPU memory",
+            "hovertemplate": "%{x}: GPU memory %{y:.3s}B<extra></extra>",
+        }
+    )
+    return fig
+
+
+# --- expected error (costmodel.uncertainty) --------------------------------------------------------
+def band_trace(figure: go.Figure, x, y, lo, hi, *, name: str = "expected error") -> go.Figure:
+    """Shade the expected-error band around a predicted line (in place; returns ``figure``).
+
+    ``y`` is the predicted value per ``x`` (a time or a busbw), ``lo`` and ``hi`` the band's
+    multipliers on the predicted *busbw* (:class:`costmodel.uncertainty.ErrorBand`); for a time
+    the band is ``y / hi`` to ``y / lo`` (a slower measurement is a lower busbw). Points without
+    a measured band (NaN) are left unshaded. The band is drawn first, under every line.
+    """
+    import numpy as np
+
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    lo = np.broadcast_to(np.asarray(lo, dtype=float), y.shape)
+    hi = np.broadcast_to(np.asarray(hi, dtype=float), y.shape)
+    ok = np.isfinite(lo) & np.isfinite(hi) & np.isfinite(y)
+    if not ok.any():
+        return figure
+    is_time = (figure.layout.yaxis.type or "") == "log"
+    upper = np.where(ok, y / lo if is_time else y * hi, np.nan)
+    lower = np.where(ok, y / hi if is_time else y * lo, np.nan)
+    edge = {"width": 0}
+    band = [
+        go.Scatter(x=x, y=upper, mode="lines", line=edge, hoverinfo="skip", showlegend=False),
+        go.Scatter(
+            x=x,
+            y=lower,
+            mode="lines",
+            line=edge,
+            fill="tonexty",
+            fillcolor="rgba(99, 110, 250, 0.18)",
+            name=name,
+            hoverinfo="skip",
+        ),
+    ]
+    figure.add_traces(band)
+    figure.data = (*figure.data[-2:], *figure.data[:-2])  # under every line
+    return figure

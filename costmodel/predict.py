@@ -66,18 +66,27 @@ from . import models as _models
 from . import nccl
 from . import tables as T
 from ._checks import finite_result, flag, must_be
+from .nccl.availability import _default_enabled
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from .hardware import CalibrationPreset, Cluster
+    from .uncertainty import ErrorBand
 
 #: the four answer models (costmodel.models.MODELS); "calibrated" needs a calibrated cluster
 MODELS: tuple[str, ...] = _models.MODELS
 #: reference baselines, accepted wherever a model is (costmodel.models.REFERENCE_MODELS)
 REFERENCE_MODELS: tuple[str, ...] = _models.REFERENCE_MODELS
 CALIBRATED = _models.CALIBRATED
+#: how the collective is launched and timed (the host launch floor, issue 11 item 3):
+#: "nccl-tests" one process per GPU (the default, as the reference runs), "nccl-tests-g" one
+#: process drives every GPU of its node (``-g gpus_per_node``), "pytorch" a torch.distributed
+#: loop (the nccl-tests floor, and no error band below 1 MiB: no bundled measurement of it)
+HARNESSES: tuple[str, ...] = ("nccl-tests", "nccl-tests-g", "pytorch")
 OPS: tuple[str, ...] = nccl.OPS
+#: the value of ``algorithm`` that asks for every algorithm (:func:`predict_all_algorithms`)
+ALL = "all"
 _CPU = {"intel": "intel", "amd": "amd", "nvidia": "other", "unknown": "intel"}
 
 
@@ -95,9 +104,14 @@ class Prediction:
     busbw_bytes_per_s: Any
     algorithm: Any
     protocol: Any
+    #: expected error from grouped cross-validation (costmodel.uncertainty.ErrorBand):
+    #: relative half-width per size, (lo, hi) multipliers on busbw, regime, and whether the
+    #: regime was measured at all
+    error_band: ErrorBand | None = None
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per size: op, model, ranks, nodes, sizes, time, bandwidths, choice."""
+        """One row per size: op, model, ranks, nodes, sizes, time, bandwidths, choice, and the
+        error band (``error_band_pct``: ±%, NaN where no measurement; ``regime``)."""
         import pandas as pd
 
         size = np.atleast_1d(self.message_bytes)
@@ -113,6 +127,17 @@ class Prediction:
                 "busbw_bytes_per_s": np.atleast_1d(self.busbw_bytes_per_s),
                 "algorithm": np.atleast_1d(self.algorithm),
                 "protocol": np.atleast_1d(self.protocol),
+                **(
+                    {
+                        "error_band_pct": 100
+                        * np.broadcast_to(
+                            np.asarray(self.error_band.half_width, dtype=float), size.shape
+                        ),
+                        "regime": self.error_band.regime,
+                    }
+                    if self.error_band is not None
+                    else {}
+                ),
             }
         )
 
@@ -349,6 +374,7 @@ def predict_collective(
     nvls: bool | None = None,
     collnet_enabled: bool = False,
     params: Mapping[str, object] | None = None,
+    harness: str = "nccl-tests",
 ) -> Prediction:
     r"""Predict one collective per message size: time, algbw, busbw, algorithm and protocol.
 
@@ -367,7 +393,8 @@ def predict_collective(
         ``"auto"`` (NCCL's choice) or an NCCL name (ring, tree, nvls, nvls_tree,
         collnet_direct, collnet_chain, pat; ll, ll128, simple) as with NCCL_ALGO/NCCL_PROTO.
         For ``"lesson"`` / ``"textbook"`` one of ``collectives.ALGORITHMS[op]`` (the textbook
-        also ``"hierarchical"``, ``"hierarchical_pipelined"`` for all-reduce).
+        also ``"hierarchical"``, ``"hierarchical_pipelined"`` for all-reduce). Every algorithm
+        at once (``"all"``) is :func:`predict_all_algorithms`.
     model : {"nccl", "lesson", "textbook", "calibrated", "nccl-table"}
         :mod:`costmodel.models`; see the module docstring for how a calibration is used.
     gpus_per_process : int
@@ -378,6 +405,13 @@ def predict_collective(
         NCCL_COLLNET_ENABLE=1 (IB SHARP clusters).
     params : mapping, optional
         Correction parameters (default: :func:`fitted_params`).
+    harness : {"nccl-tests", "nccl-tests-g", "pytorch"}
+        How the op is launched and timed (:data:`HARNESSES`). ``"nccl-tests"`` (default): one
+        process per GPU, host floor ``a + b g`` with ``g = gpus_per_process``;
+        ``"nccl-tests-g"``: one process drives the node's GPUs (``g = gpus_per_node`` unless
+        ``gpus_per_process`` is given); ``"pytorch"``: a torch.distributed loop. No bundled run
+        measures a PyTorch loop, so its floor is the nccl-tests one (a lower bound: issue 11
+        saw such floors several times higher) and its error band is NaN below 1 MiB.
 
     Returns
     -------
@@ -400,6 +434,13 @@ def predict_collective(
     nccl.check_op(op)
     nvls = flag("nvls", nvls, allow_none=True)
     collnet_enabled = flag("collnet_enabled", collnet_enabled)
+    if algorithm == ALL:
+        raise ValueError(
+            "algorithm='all' gives several rows per size: call predict_all_algorithms(op, sizes, "
+            "cluster, nodes, model=...); allowed here: auto or one algorithm"
+        )
+    if harness not in HARNESSES:
+        raise ValueError(f"harness={harness!r}; allowed: {', '.join(HARNESSES)}")
     try:
         m = np.asarray(message_bytes, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -422,9 +463,22 @@ def predict_collective(
             "allowed: a calibration preset (costmodel calibrate ... --base NAME) or "
             "the models " + ", ".join(m for m in MODELS if m != CALIBRATED)
         )
+    if harness == "nccl-tests-g" and gpus_per_process == 1:
+        gpus_per_process = c.gpus_per_node  # one process drives every GPU of its node
     scale: dict | None = None
     if cal is not None and model in (CALIBRATED, "nccl") and n >= 2:
         scale = _calibrated_scale(cal, model, op, level, algorithm, protocol)
+    used_fits = (
+        bool(scale)
+        or model == CALIBRATED
+        or (
+            model == "nccl"
+            and cal is not None
+            and n >= 2
+            and not cal.candidates
+            and _covering_fits(cal, op, level, algorithm, protocol)
+        )
+    )
     if scale:
         assert cal is not None
         base = fitted_params() if params is None else dict(params)
@@ -442,13 +496,7 @@ def predict_collective(
         )
     elif model == CALIBRATED and cal is not None and cal.candidates:
         t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
-    elif model == CALIBRATED or (
-        model == "nccl"
-        and cal is not None
-        and n >= 2
-        and not cal.candidates
-        and _covering_fits(cal, op, level, algorithm, protocol)
-    ):
+    elif used_fits:
         assert cal is not None
         t, algos, protos = fitted_time_s(cal, op, m1, n, c.nodes, algorithm, protocol)
     elif model in (_models.LESSON, _models.TEXTBOOK):
@@ -483,6 +531,7 @@ def predict_collective(
     with np.errstate(divide="ignore", invalid="ignore"):
         algbw = np.where(t > 0, m1 / np.where(t > 0, t, 1.0), 0.0)
     busbw = algbw * T.BUSBW_FACTOR[op](n)
+    band = _band(model, c, n, m if scalar else m1.reshape(m.shape), used_fits, harness)
     if scalar:
         return Prediction(
             op,
@@ -495,6 +544,7 @@ def predict_collective(
             float(busbw[0]),
             str(algos[0]),
             str(protos[0]),
+            band,
         )
     return Prediction(
         op,
@@ -507,7 +557,54 @@ def predict_collective(
         busbw.reshape(m.shape),
         algos.reshape(m.shape),
         protos.reshape(m.shape),
+        band,
     )
+
+
+def _band(
+    model: str, c: Cluster, ranks: int, m, used_fits: bool, harness: str = "nccl-tests"
+) -> ErrorBand:
+    """The prediction's error band (costmodel.uncertainty): grouped-CV figures of its regime;
+    a calibrated prediction or one rank has none from the reference runs, and says so; a
+    PyTorch loop has none below 1 MiB (its launch floor was never measured here)."""
+    import dataclasses
+
+    from . import uncertainty as U
+
+    if harness == "pytorch" and not used_fits and ranks >= 2:
+        b = U.error_band(model, c.fabric, c.intra_kind, c.nodes, m)
+        small = np.asarray(m, dtype=float) < U.ONE_MIB
+
+        def cut(v):
+            out = np.where(small, np.nan, v)
+            return float(out) if out.ndim == 0 else out
+
+        return dataclasses.replace(
+            b,
+            half_width=cut(b.half_width),
+            lo=cut(b.lo),
+            hi=cut(b.hi),
+            note=b.note + "; below 1 MiB a PyTorch loop's launch floor is not measured (unknown)",
+        )
+
+    if used_fits:
+        shape = np.shape(m)
+        nan = np.full(shape, np.nan) if shape else float("nan")
+        reg = U.regime(c.fabric, c.intra_kind, c.nodes)
+        return U.ErrorBand(
+            model,
+            reg,
+            False,
+            nan,
+            nan,
+            nan,
+            0,
+            0,
+            "calibrated fit: its error is the calibration report's, not the reference runs'",
+        )
+    if ranks < 2:
+        return U.error_band("none", c.fabric, c.intra_kind, c.nodes, m, {}, ())
+    return U.error_band(model, c.fabric, c.intra_kind, c.nodes, m)
 
 
 def allreduce_time_fn(
@@ -567,3 +664,268 @@ def compare_models(
         if mod in models and "nccl" in models:
             out[f"{mod}_over_nccl"] = out[f"time_s[{mod}]"] / out["time_s[nccl]"]
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# every algorithm on a cluster (issue 13 item 4)
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AlgorithmComparison:
+    """Every algorithm of one model on one cluster, per size (:func:`predict_all_algorithms`).
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        Long format, one row per (available algorithm, size): ``algorithm``, ``protocol`` (the
+        protocol the model picks for that algorithm at that size; ``"-"`` for the alpha-beta
+        models), ``message_bytes`` [B], ``time_s`` [s], ``algbw_bytes_per_s``,
+        ``busbw_bytes_per_s`` [B/s], ``chosen`` (the model's own choice, ``algorithm="auto"``:
+        NCCL's for ``nccl``/``nccl-table``) and ``fastest`` (the smallest time at that size).
+    unavailable : tuple of (str, str)
+        ``(algorithm, reason)`` for every algorithm the cluster (or the model) cannot run.
+    choice : Prediction
+        :func:`predict_collective` with ``algorithm="auto"``: the time of the ``chosen`` row.
+    crossovers : pandas.DataFrame
+        Sizes where the fastest algorithm changes between neighbouring sizes of the grid:
+        ``message_bytes`` (first size of the new winner), ``previous_bytes``, ``faster_below``,
+        ``faster_above``, ``time_s`` and ``busbw_bytes_per_s`` of the new winner there.
+    """
+
+    op: str
+    model: str
+    cluster: str
+    ranks: int
+    nodes: int
+    frame: Any
+    unavailable: tuple[tuple[str, str], ...]
+    choice: Prediction
+    crossovers: Any
+
+    @property
+    def available(self) -> tuple[str, ...]:
+        """Names of the algorithms with a time, in the order listed."""
+        return tuple(dict.fromkeys(self.frame["algorithm"].tolist()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON: the rows, the unavailable algorithms and the crossovers."""
+        return {
+            "op": self.op,
+            "model": self.model,
+            "cluster": self.cluster,
+            "ranks": self.ranks,
+            "nodes": self.nodes,
+            "results": self.frame.to_dict(orient="records"),
+            "unavailable": [{"algorithm": a, "reason": r} for a, r in self.unavailable],
+            "crossovers": self.crossovers.to_dict(orient="records"),
+        }
+
+
+def _listed_algorithms(model: str, op: str, c: Cluster, level: str) -> tuple[str, ...]:
+    """The algorithms ``algorithm="all"`` lists for a model (see predict_all_algorithms)."""
+    if model in (_models.LESSON, _models.TEXTBOOK):
+        return _models.textbook_algorithms(model, op)
+    if model == CALIBRATED:
+        cal = c.calibration
+        assert cal is not None  # predict_collective refused it before
+        if not cal.candidate_scale(op, level):  # alpha-beta fits only: their algorithms
+            return tuple(
+                dict.fromkeys(f.algorithm for f in cal.fits if f.op == op and f.level == level)
+            )
+    if op == "all_to_all":
+        return (nccl.P2P_ALGORITHM,)
+    return tuple(a for a in nccl.ALGORITHMS if a != nccl.P2P_ALGORITHM)
+
+
+def _nccl_reason(op: str, algorithm: str, protocol: str, topo: nccl.TopologyInputs) -> str | None:
+    """Why NCCL would not run ``algorithm`` here (None: it would consider it)."""
+    protos = nccl.PROTOCOLS if protocol == "auto" else (nccl.normalize_protocol(protocol),)
+    why = [nccl.unavailable_reason(op, algorithm, p, topo) for p in protos]
+    if all(w is not None for w in why):
+        # the simple protocol's reason names the hardware; the others only "simple only"
+        return why[protos.index("simple")] if "simple" in protos else why[0]
+    if not _default_enabled(op, algorithm, topo):
+        return (
+            "off by default: NCCL considers it only with NCCL_COLLNET_ENABLE=1 "
+            "(collnet_enabled=True)"
+        )
+    return None
+
+
+def predict_all_algorithms(
+    op: str,
+    message_bytes,
+    cluster: str | Cluster,
+    nodes: int = 1,
+    gpus_per_node: int | None = None,
+    protocol: str = "auto",
+    model: str = "nccl",
+    *,
+    gpus_per_process: int = 1,
+    nvls: bool | None = None,
+    collnet_enabled: bool = False,
+    params: Mapping[str, object] | None = None,
+) -> AlgorithmComparison:
+    r"""Every algorithm the cluster can run, per size, with the model's choice and crossovers.
+
+    This is ``algorithm="all"`` (decision: a function of its own rather than a mode of
+    :func:`predict_collective`, whose result stays one :class:`Prediction` per size; the CLI's
+    ``--algorithm all`` and the Collectives page call this). Each listed algorithm is
+    :func:`predict_collective` with that algorithm pinned, so it goes through the same
+    per-candidate costs as the automatic choice: for ``nccl`` and ``nccl-table`` the pinned
+    algorithm's row is the fastest of its protocols, and the row of the algorithm NCCL picks
+    has exactly the time of ``algorithm="auto"`` (the auto choice is the argmin over the same
+    candidate times).
+
+    Listed per model:
+
+    - ``nccl``, ``nccl-table``: every NCCL algorithm (ring, tree, collnet_direct,
+      collnet_chain, nvls, nvls_tree, pat; p2p for all_to_all). One NCCL would not run here is
+      in ``unavailable`` with :func:`costmodel.nccl.unavailable_reason` (no NVLink SHARP, no IB
+      SHARP, one node for NVLSTree, PAT with more than one GPU per node, not in NCCL's table for
+      the op, ...) or "off by default" for CollNet / multi-node NVLS without
+      ``collnet_enabled=True`` (NCCL's default does not consider them, so neither does the
+      choice here).
+    - ``lesson``, ``textbook``: the textbook algorithms of :mod:`costmodel.collectives` (and the
+      hierarchical all-reduces for ``textbook``); the model's choice is its default (ring), which
+      need not be the fastest: ``fastest`` and the crossovers say which is.
+    - ``calibrated``: the algorithms the calibration has fits for at this level.
+
+    Crossovers are where the fastest algorithm changes between neighbouring sizes of the grid
+    given (for NCCL's models the fastest is NCCL's choice), so pass a fine grid (x2 as
+    nccl-tests) to find them.
+
+    Parameters are those of :func:`predict_collective` (without ``algorithm``).
+
+    Raises
+    ------
+    ValueError
+        Bad op, sizes, model or cluster (as :func:`predict_collective`).
+
+    Examples
+    --------
+    >>> r = predict_all_algorithms("all_reduce", [2**20, 2**34], "dgx-h100", nodes=8)
+    >>> r.available
+    ('tree', 'ring', 'nvls_tree')
+    >>> dict(r.unavailable)["nvls"]
+    'multi-node NVLS needs CollNet (IB SHARP)'
+    >>> r.frame[r.frame.chosen].algorithm.tolist()      # NCCL's pick at 1 MiB and 16 GiB
+    ['tree', 'nvls_tree']
+    """
+    import pandas as pd
+
+    kw = dict(
+        gpus_per_process=gpus_per_process,
+        nvls=nvls,
+        collnet_enabled=collnet_enabled,
+        params=params,
+    )
+    choice = predict_collective(
+        op, message_bytes, cluster, nodes, gpus_per_node, "auto", protocol, model, **kw
+    )
+    model = _models.check_model(model)
+    c = _resolve(cluster, nodes, gpus_per_node)
+    m1 = np.atleast_1d(np.asarray(message_bytes, dtype=float)).ravel()
+    level = "inter" if c.nodes > 1 else "intra"
+    listed = _listed_algorithms(model, op, c, level)
+    # alpha-beta fits answer by textbook algorithm: NCCL's reasons do not apply to them
+    calibrated_nccl = (
+        model in ("nccl", CALIBRATED)
+        and c.calibration is not None
+        and not c.calibration.candidate_scale(op, level)
+    )
+    topo = None
+    if model in ("nccl", "nccl-table", CALIBRATED) and c.ranks >= 2:
+        topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
+    frames, unavailable = [], []
+    for a in listed:
+        if c.ranks < 2:
+            unavailable.append((a, "one rank: nothing to communicate"))
+            continue
+        if topo is not None and not calibrated_nccl:
+            why = _nccl_reason(op, a, protocol, topo)
+            if why is not None:
+                unavailable.append((a, why))
+                continue
+        try:
+            p = predict_collective(op, m1, c, c.nodes, c.gpus_per_node, a, protocol, model, **kw)
+        except ValueError as exc:
+            unavailable.append((a, str(exc)))
+            continue
+        frames.append(
+            pd.DataFrame(
+                {
+                    "algorithm": a,
+                    "protocol": np.asarray(p.protocol).astype(str),
+                    "message_bytes": m1,
+                    "time_s": p.time_s,
+                    "algbw_bytes_per_s": p.algbw_bytes_per_s,
+                    "busbw_bytes_per_s": p.busbw_bytes_per_s,
+                }
+            )
+        )
+    cols = [
+        "algorithm",
+        "protocol",
+        "message_bytes",
+        "time_s",
+        "algbw_bytes_per_s",
+        "busbw_bytes_per_s",
+        "chosen",
+        "fastest",
+    ]
+    xcols = [
+        "message_bytes",
+        "previous_bytes",
+        "faster_below",
+        "faster_above",
+        "time_s",
+        "busbw_bytes_per_s",
+    ]
+    if not frames:
+        empty = pd.DataFrame({k: [] for k in cols})
+        return AlgorithmComparison(
+            op,
+            model,
+            c.name,
+            c.ranks,
+            c.nodes,
+            empty,
+            tuple(unavailable),
+            choice,
+            pd.DataFrame({k: [] for k in xcols}),
+        )
+    frame = pd.concat(frames, ignore_index=True)
+    n_sizes = m1.size
+    size_idx = np.tile(np.arange(n_sizes), len(frames))
+    auto_algo = np.atleast_1d(np.asarray(choice.algorithm)).astype(str).ravel()
+    frame["chosen"] = frame["algorithm"].to_numpy() == auto_algo[size_idx]
+    times = frame["time_s"].to_numpy().reshape(len(frames), n_sizes)
+    best = np.argmin(times, axis=0)
+    frame["fastest"] = False
+    frame.loc[best * n_sizes + np.arange(n_sizes), "fastest"] = True
+    names = [f["algorithm"].iloc[0] for f in frames]
+    rows = []
+    for i in range(1, n_sizes):
+        if best[i] != best[i - 1]:
+            w = best[i]
+            rows.append(
+                {
+                    "message_bytes": float(m1[i]),
+                    "previous_bytes": float(m1[i - 1]),
+                    "faster_below": names[best[i - 1]],
+                    "faster_above": names[w],
+                    "time_s": float(times[w, i]),
+                    "busbw_bytes_per_s": float(frame["busbw_bytes_per_s"].iloc[w * n_sizes + i]),
+                }
+            )
+    return AlgorithmComparison(
+        op,
+        model,
+        c.name,
+        c.ranks,
+        c.nodes,
+        frame[cols],
+        tuple(unavailable),
+        choice,
+        pd.DataFrame(rows, columns=xcols),
+    )

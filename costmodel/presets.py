@@ -464,11 +464,15 @@ def load(
     """
     k = _normalize_kind(kind)
     reg = _registry(dirs)
+    f: _File | None
+    model: BaseModel | None
     if _is_path(name) and not (isinstance(name, str) and name in reg.files):
         f, model = _load_path(name, reg)
-    else:
-        f = reg.files.get(name) if isinstance(name, str) else None
+    elif isinstance(name, str):
+        f = reg.files.get(name)
         model = reg.models[name] if f is not None else None
+    else:
+        f, model = None, None
     if f is None or model is None or not _kind_matches(f, model, k):
         if f is not None and f.kind == "calibration" and k == "cluster":
             raise PresetError(
@@ -495,7 +499,7 @@ def cluster(
     >>> cluster("dgx-h100", gpus_per_node=4).ranks    # a 4-GPU slice of one node
     4
     """
-    c = name if isinstance(name, Cluster) else load(name, "cluster", dirs=dirs)  # type: ignore[arg-type]
+    c = name if isinstance(name, Cluster) else load(name, "cluster", dirs=dirs)
     assert isinstance(c, Cluster)
     if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
         raise ValueError(f"nodes: must be an integer >= 1, got {nodes!r}")

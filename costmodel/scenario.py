@@ -160,6 +160,13 @@ class Scenario(BaseModel):
     recompute: Literal["none", "selective", "full"] = Field(
         "none", description="activation recomputation (with arch)"
     )
+    comm_contention: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="backward slows to 1 - c while an all-reduce runs (ddp.ddp_step); 0 = "
+        "perfect overlap, ddp.FITTED_COMM_CONTENTION (1.0) = the fit to PyTorch's V100 benchmark",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -312,8 +319,61 @@ class Scenario(BaseModel):
             no_sync=self.no_sync,
             allreduce_time_fn=fn,
             timeline=timeline,
+            comm_contention=self.comm_contention,
             **kwargs,
         )
+
+    # --- side by side and the bucket_cap advisor ----------------------------------------------
+    def with_changes(self, changes: str | dict[str, Any]) -> Scenario:
+        """This scenario with some fields changed: the second configuration of a comparison.
+
+        ``changes`` is a dict of fields or the CLI's text form ``"nodes=16,zero_stage=3"``
+        (``key=value`` pairs, comma-separated; keys are field names, ``-`` read as ``_``, plus
+        the CLI's short names ``zero``, ``seq``, ``bucket``, ``compute_time``; values in the
+        fields' own unit grammar: ``params=70B``, ``bucket_cap_bytes=50MiB``; booleans only
+        ``true``/``false``; ``none`` clears an optional field). Changing ``arch`` drops this
+        scenario's ``params`` (the architecture gives them; ``arch=none`` keeps the count as a
+        bare parameter count), and changing ``params`` drops ``arch``. The result is validated
+        as any Scenario.
+        """
+        kw = _parse_changes(changes) if isinstance(changes, str) else dict(changes)
+        unknown = sorted(set(kw) - set(type(self).model_fields))
+        if unknown:
+            raise ValueError(
+                f"changes: unknown field(s) {', '.join(unknown)}; allowed: "
+                f"{', '.join(type(self).model_fields)}"
+            )
+        data = self.model_dump()
+        if kw.get("arch") is not None and "params" not in kw:
+            data.pop("params")  # arch=none keeps A's parameter count as a bare count
+        if "params" in kw and "arch" not in kw:
+            data["arch"] = None
+        data.update(kw)
+        return Scenario(**data)
+
+    def bucket_advice(self, caps_bytes: Any = None) -> Any:
+        """The bucket_cap that minimises the exposed communication of this scenario's step.
+
+        Sweeps ``bucket_cap`` over ``caps_bytes`` (default 1 to 200 MiB in 1 MiB steps,
+        :data:`costmodel.ddp.ADVICE_CAPS_BYTES`) with every other input of this scenario
+        (cluster, collective model, tensor list, compute, contention) through
+        :func:`costmodel.ddp.bucket_cap_sweep`; the all-reduce time of each distinct bucket
+        size is predicted once (:func:`_memoized`). Returns a
+        :class:`costmodel.ddp.BucketCapSweep` (``best_cap_bytes``, the curve per cap).
+        """
+        from . import ddp
+
+        clusters = _Clusters(self)
+        base = clusters.base
+        fn = clusters.allreduce_fn(int(base.nodes))
+        caps = ddp.advice_caps(caps_bytes)
+        steps = [
+            self.model_copy(update={"bucket_cap_bytes": cap})._step(
+                base, allreduce_fn=fn, timeline=False
+            )
+            for cap in caps.tolist()
+        ]
+        return ddp.BucketCapSweep.from_steps(caps, steps)
 
     # --- evaluation --------------------------------------------------------------------------
     def evaluate(
@@ -394,6 +454,7 @@ class Scenario(BaseModel):
             step_time_s=float(step.step_time_s),
             bound=str(step.bound),
             efficiency=float(step.efficiency),
+            perfect_overlap_efficiency=float(step.perfect_overlap_efficiency),
             tokens_per_s=tokens / float(step.step_time_s),
             timeline=[_interval(i) for i in step.timeline],
             flips=flip_list,
@@ -683,6 +744,9 @@ class ScenarioResult(BaseModel):
     step_time_s: float
     bound: str = Field(description="'compute' or 'comms'")
     efficiency: float = Field(description="scaling efficiency vs one GPU (0-1]")
+    perfect_overlap_efficiency: float = Field(
+        1.0, description="efficiency if every all-reduce hid under compute (c = 0, no order)"
+    )
     tokens_per_s: float
     timeline: list[dict[str, Any]] = Field(description="compute and comm intervals of the step")
     flips: list[Flip] = Field(description="each kind of change tried, and whether it flips")
@@ -727,6 +791,10 @@ class ScenarioResult(BaseModel):
             measured=measured,
         )
 
+    def compare(self, other: ScenarioResult) -> list[dict[str, Any]]:
+        """This result (A) and ``other`` (B) side by side, see :func:`compare`."""
+        return compare(self, other)
+
     def summary(self) -> str:
         """A few lines for people, with units."""
         fu = units
@@ -760,3 +828,111 @@ class ScenarioResult(BaseModel):
                 )
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
+
+
+# --- side by side ------------------------------------------------------------------------------
+_CHANGE_ALIASES = {
+    "zero": "zero_stage",
+    "seq": "sequence_length",
+    "bucket": "bucket_cap_bytes",
+    "bucket_cap": "bucket_cap_bytes",
+    "compute_time": "compute_time_s",
+    "flash": "flash_attention",
+    "contention": "comm_contention",
+}
+
+
+def _parse_changes(text: str) -> dict[str, Any]:
+    """``"nodes=16,zero_stage=3"`` -> ``{"nodes": "16", "zero_stage": "3"}`` (strings, validated
+    by the Scenario; ``true``/``false`` -> bool, ``none`` -> None)."""
+    out: dict[str, Any] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        key = key.strip().replace("-", "_")
+        key = _CHANGE_ALIASES.get(key, key)
+        value = value.strip()
+        if not sep or not key or not value:
+            raise ValueError(f"changes: {part.strip()!r} is not key=value (e.g. nodes=16)")
+        if key in out:
+            raise ValueError(f"changes: {key} given twice")
+        field = Scenario.model_fields.get(key)
+        if field is not None and field.annotation is bool:
+            if value.lower() not in ("true", "false"):
+                raise ValueError(f"{key}: must be true or false, got {value!r}")
+            out[key] = value.lower() == "true"
+        elif value.lower() == "none":
+            out[key] = None
+        else:
+            out[key] = value
+    if not out:
+        raise ValueError("changes: give at least one key=value, e.g. nodes=16,zero_stage=3")
+    return out
+
+
+#: (field of ScenarioResult, label, unit) of the comparison rows; unit "" is a count, "%" a
+#: fraction shown in percent, "bool"/"text" are compared for equality only.
+COMPARE_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("ranks", "GPUs", ""),
+    ("memory_total_bytes", "memory per GPU", "B"),
+    ("gpu_memory_bytes", "GPU memory", "B"),
+    ("fits", "fits", "bool"),
+    ("global_batch", "global batch [samples]", ""),
+    ("compute_s", "compute per step", "s"),
+    ("comm_s", "all-reduce (sum)", "s"),
+    ("exposed_comm_s", "exposed communication", "s"),
+    ("step_time_s", "step time", "s"),
+    ("bound", "verdict", "text"),
+    ("efficiency", "scaling efficiency", "%"),
+    ("tokens_per_s", "throughput [tokens/s]", ""),
+    ("tokens_per_gpu_s", "throughput per GPU [tokens/s]", ""),
+)
+
+
+def compare(a: ScenarioResult, b: ScenarioResult) -> list[dict[str, Any]]:
+    """Two evaluated scenarios side by side: one row per figure (:data:`COMPARE_ROWS`).
+
+    Each row: ``field``, ``label``, ``unit``, ``a``, ``b``, ``difference`` (``b - a``, None for
+    text and booleans) and ``ratio`` (``b / a``, None where ``a`` is 0 or not a number).
+    ``tokens_per_gpu_s`` is ``tokens_per_s / ranks`` (what a GPU-hour buys).
+    """
+    rows = []
+    for field, label, unit in COMPARE_ROWS:
+        if field == "tokens_per_gpu_s":
+            va, vb = a.tokens_per_s / a.ranks, b.tokens_per_s / b.ranks
+        else:
+            va, vb = getattr(a, field), getattr(b, field)
+        numeric = unit not in ("bool", "text")
+        rows.append(
+            {
+                "field": field,
+                "label": label,
+                "unit": unit,
+                "a": va,
+                "b": vb,
+                "difference": (vb - va) if numeric else None,
+                "ratio": (vb / va) if numeric and va else None,
+            }
+        )
+    return rows
+
+
+def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
+    """One sentence answering "A or B?": the faster per step and per GPU-hour, and what fits."""
+    fits = {True: "fits", False: "does NOT fit"}
+    ratio = max(a.step_time_s, b.step_time_s) / min(a.step_time_s, b.step_time_s)
+    if ratio < 1.005:
+        speed = "A and B take the same step time (within 0.5%)"
+    else:
+        speed = f"{'A' if a.step_time_s < b.step_time_s else 'B'}'s step is {ratio:.3g}x faster"
+    ga, gb = a.tokens_per_s / a.ranks, b.tokens_per_s / b.ranks
+    if max(ga, gb) / min(ga, gb) < 1.005:
+        per_gpu = "both do the same tokens per GPU-hour (within 0.5%)"
+    else:
+        per_gpu = f"{'A' if ga > gb else 'B'} does more tokens per GPU-hour"
+    return (
+        f"{speed}; {per_gpu} "
+        f"({units.format_count(ga)} vs {units.format_count(gb)} tokens/s per GPU); "
+        f"memory: A {fits[a.fits]}, B {fits[b.fits]}."
+    )

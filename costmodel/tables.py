@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal, get_args
 
+import numpy as np
+
 # --- the collectives ----------------------------------------------------------------------------
 # The one list of collective operations every model, the CLI, the sweep and the app accept
 # (collectives.OPS, nccl.OPS, predict.OPS and hardware.CollectiveOp are this one).
@@ -18,6 +20,7 @@ OPS: tuple[str, ...] = get_args(Op)
 # --- nccl-tests bus bandwidth ---------------------------------------------------------------
 # nccl-tests doc/PERFORMANCE.md l.136-143 and src/*.cu GetBw (v2.19.6): busbw = algbw * factor(N)
 # with factor(N) = a * (N - 1) / N; a = 0 stands for the rooted ops, whose factor is 1.
+# factor(N) [-]; N a float or a float array (the lambdas are numpy-broadcasting)
 BUSBW_NUMERATOR: dict[str, float] = {
     "all_reduce": 2.0,
     "reduce_scatter": 1.0,
@@ -28,14 +31,14 @@ BUSBW_NUMERATOR: dict[str, float] = {
 }
 
 
-def _busbw_factor(a: float) -> Callable[[float], float]:
+def _busbw_factor(a: float) -> Callable[[float | np.ndarray], float | np.ndarray]:
     """factor(N) = a (N-1)/N, or the constant 1 when ``a == 0`` (nccl-tests GetBw)."""
     if a == 0.0:
         return lambda n: 1.0
     return lambda n: a * (n - 1) / n
 
 
-BUSBW_FACTOR: dict[str, Callable[[float], float]] = {
+BUSBW_FACTOR: dict[str, Callable[[float | np.ndarray], float | np.ndarray]] = {
     op: _busbw_factor(a) for op, a in BUSBW_NUMERATOR.items()
 }
 

@@ -135,7 +135,7 @@ def _number(text: object, what: str) -> float | None:
     if isinstance(text, float):
         return text
     if hasattr(text, "__float__") and not isinstance(text, str):  # numpy scalars
-        return float(text)  # type: ignore[arg-type]
+        return float(text)
     return None
 
 

@@ -1,10 +1,14 @@
 """Fit the correction terms of costmodel/corrections.py on the reference nccl-tests runs.
 
-Usage: ``python scripts/fit_corrections.py`` (about 4 CPU-minutes; 12 min wall on 2 loaded cores). Writes
-``costmodel/data/fitted_corrections.toml`` (ALL = fitted on every run; LORO[run] = fitted on every run
-but that one) and ``docs/fidelity.md`` (per-run median |busbw error| of the lesson (flat ring), NCCL-table
-and full models, each run predicted with the LORO parameters, i.e. never by constants fitted on
-itself). tests/test_fidelity.py imports this file for RUNS and evaluate().
+Usage: ``python scripts/fit_corrections.py [--refit-ablation | --docs-only]`` (about 1 CPU-minute
+per 13 grouped-CV folds, spread over 4 processes; ``--refit-ablation`` refits every fold with each
+term off, about 8x; ``--docs-only`` rewrites the report from the fitted file). Writes
+``costmodel/data/fitted_corrections.toml`` (ALL = fitted on every run; CV[run] = fitted on every
+run of the other sources, grouped cross-validation, :func:`group_of`; the error bands per regime)
+and ``docs/fidelity.md`` + ``costmodel/data/fidelity.md`` (per-run median |busbw error| of the
+lesson (flat ring), NCCL-table and full models, the full model in-sample and grouped-CV; the
+ablation of every correction term). tests/test_fidelity.py imports this file for RUNS and
+evaluate().
 
 Every run is predicted from its cluster preset alone plus what the run's own header states about
 how it was launched (nodes, GPUs per node, GPUs per process ``-g``, NCCL_ALGO/PROTO,
@@ -114,14 +118,13 @@ RUNS: tuple[RunSpec, ...] = (
     RunSpec("16c", "aws-p5", 8, 1, trust="M", note="partial, NCCL 2.18.5"),
 )
 
-# Runs bundled after the last fit (20, 22, 23a-b, 24a-d), each with the preset that describes it
-# (presets/README.md). They are NOT in RUNS: nothing is fitted on them and they are not goal runs,
-# so tests/test_fidelity.py and costmodel/fitted_corrections.py (whose LORO has one entry per
-# RUNS key) stay as they are until the fit's owner moves them into RUNS and re-runs this script.
-# Until then they are genuinely held-out data: tests/test_held_out_runs.py checks each spec against
-# its rows and predicts them with the ALL parameters. Trust is capped at "M" (not a goal run) for
-# the same reason. 21a-21d are busbw-only tables (no times: read_busbw_table) and cannot be runs.
-HELD_OUT_RUNS: tuple[RunSpec, ...] = (
+# Runs bundled after the first fits (20, 22, 23a-b, 24a-d), each with the preset that describes it
+# (presets/README.md). They are fitted on and cross-validated like the others (issue 11 item 2);
+# trust stays "M" as curated (env or launch details not printed), so they are not goal runs.
+# 21a-21d are busbw-only tables (no times: read_busbw_table): they are left out of the fit and of
+# the cross-validation (a busbw-only CV would need a second evaluation path for four
+# single-node Azure tables whose regime, single-node NVSwitch, is covered by 06a-24d already).
+NEWER_RUNS: tuple[RunSpec, ...] = (
     RunSpec(
         "20",
         "gcp-a3-high",
@@ -169,12 +172,65 @@ HELD_OUT_RUNS: tuple[RunSpec, ...] = (
         "24d", "dgx-b200", 8, 1, nodes=1, trust="M", note="uint8; processes per GPU not stated"
     ),
 )
+RUNS = RUNS + NEWER_RUNS
+# nothing is held out of the fit any more: generalisation is measured by grouped CV instead
+HELD_OUT_RUNS: tuple[RunSpec, ...] = ()
+
+
+def group_of(key: str) -> str:
+    """The cross-validation group of a run: its source (the two-digit file prefix).
+
+    All sub-runs of one file and all files of one source leave the fit together (13a-f: one
+    machine; 15/0-9: Alps; 09a-e; 24a-d; 16a-c: AWS), so no run is predicted with constants
+    fitted on a sibling from the same machine (issue 11 item 2).
+
+    >>> group_of("13d/2"), group_of("15/7"), group_of("24c"), group_of("06a")
+    ('13', '15', '24', '06')
+    """
+    return key.split("/")[0][:2]
+
+
+# per regime: (bound on the median over runs of the grouped-CV error >= 1 MiB, all sizes), 1-2
+# points above the achieved figure; asserted by tests/test_fidelity.py
+CV_BOUNDS: dict[str, tuple[float, float]] = {
+    "single-node-nvlink": (0.05, 0.055),  # achieved 4.0 % / 4.4 % (goal 8 % / 20 %: met)
+    "single-node-pcie": (1.38, 0.67),  # 136 % / 65 %: one source (09), duplex term neutralised
+    "multi-node-infiniband": (0.13, 0.13),  # 11.5 % / 11.5 % (goal 8 %: not met)
+    "multi-node-cloud": (0.42, 0.81),  # 40 % / 79 % (goal 15 % from 1 MiB: not met)
+    "multi-node-slingshot": (0.70, 0.70),  # 69 % / 69 %: one source (Alps)
+}
+
+
+# per regime that misses issue 11's goal under grouped CV: the cause, from the per-run errors
+REGIME_GAPS: dict[str, str] = {
+    "multi-node-infiniband": "median 11.5 % (goal 8 %) over 6 runs from 5 sources: 04c (20 "
+    "NVL72 racks, 41 %: the algorithm NCCL 2.26 ran is not in the source), 02 (16 x 8 A100, "
+    "70 %: the HCA rate is not stated), 22 (2 x 8 H100 Ring, 11 %: the mid-size ramp, fitted "
+    "mostly on single-node runs, is too small for 2-node Ring); 06a (4 %) and 04b (2 %) meet it.",
+    "multi-node-cloud": "median 40 % from 1 MiB (goal 15 %): every cloud fabric has one source "
+    "(16: EFA, 20: GPUDirect-TCPX, 23: Spectrum-X RoCE), so its per-fabric ramp cannot pass "
+    "grouped CV and is neutralised; TCPX (20, 59 %) has a 1.6-1.8 ms latency floor no term "
+    "models; EFA v1 (16a) mid sizes take 2-3x NCCL's time (aws-ofi-nccl per-message cost).",
+    "multi-node-slingshot": "one source (Alps): the Tree efficiency fitted on it cannot be "
+    "assessed, so 32-512 nodes run at NCCL's InfiniBand Tree constants (65-95 % off).",
+    "single-node-pcie": "one source (09): the host-staged duplex sharing cannot be assessed; "
+    "all-reduce, all-gather and all-to-all are predicted 2-3x too fast without it.",
+}
 
 
 # Goal runs that miss issue 4's goals (<= 8 % from 1 MiB up, <= 20 % over all sizes): run ->
 # (bound >= 1 MiB, bound all sizes, why). The bounds sit 1-2 points above the achieved
-# leave-one-run-out figure and are asserted by tests/test_fidelity.py as regression bounds.
+# in-sample figure and are asserted by tests/test_fidelity.py as regression bounds.
 NOT_MET: dict[str, tuple[float, float, str]] = {
+    "04a": (
+        0.18,
+        0.18,
+        "one GB200 NVL72 rack (72 GPUs, NVLS off): NCCL's Blackwell per-link NVLink constant "
+        "(40.1 GB/s) is below what the rack delivers. The NVLink-domain scale that fixed it "
+        "(7 % with it) is fitted on 04 alone, so grouped CV cannot show that it generalises "
+        "and the ablation rule neutralised it; a second multi-node NVLink domain source "
+        "would let it back in.",
+    ),
     "04c": (
         0.43,
         0.43,
@@ -207,19 +263,18 @@ OFI_BOUNDS: dict[str, tuple[float, str]] = {
     ),
     "15/2": (0.07, "4 nodes: Ring at 4 x 25 GB/s from 64 MiB up."),
     "15/5": (
-        0.36,
-        "32 nodes: Tree at the fitted Slingshot efficiency up to 16 MiB, Ring/LL128 above; "
-        "1-16 MiB rows vary by 2x between neighbouring sizes (shared machine). Was 19 % "
-        "(bound 22 %): with the Tree efficiency inside the choice, the fit lowers it to 0.3 "
-        "(better at 64-128 nodes, 15/6-7) and the model then picks Ring/LL128 at 32 MiB-"
-        "512 MiB, which NCCL 2.23 does not run on this PHB GPU-NIC path (LL128 off).",
+        0.69,
+        "32 nodes: Tree at NCCL's InfiniBand constants up to 16 MiB, Ring/LL128 above; "
+        "1-16 MiB rows vary by 2x between neighbouring sizes (shared machine). The Slingshot "
+        "Tree efficiency that brought it to 19 % is fitted on Alps alone, so grouped CV cannot "
+        "assess it and it is neutralised (docs/fidelity.md, ablation).",
     ),
     "15/6": (
-        0.32,
+        0.83,
         "64 nodes: NCCL 2.23 switched to Ring at 1 GiB; NCCL 2.30's table keeps Tree "
-        "to 2 GiB (Ring's 510-step latency), so 1-2 GiB are predicted at Tree's rate.",
+        "to 2 GiB (Ring's 510-step latency); the Slingshot Tree efficiency is neutralised.",
     ),
-    "15/7": (0.21, "128 nodes: as 64 nodes; NCCL 2.23 ran Ring from 2 GiB, 2.30's table Tree."),
+    "15/7": (0.93, "128 nodes: as 64 nodes; NCCL 2.23 ran Ring from 2 GiB, 2.30's table Tree."),
     "16a": (
         0.44,
         "2 x p4de, EFA v1 4 x 100G: 1-64 MiB take 2-3x NCCL's time (aws-ofi-nccl "
@@ -306,8 +361,8 @@ def predict_run(run: Run, model: str, params=None) -> np.ndarray:
         run.cluster,
         nodes=run.nodes,
         gpus_per_node=run.gpus_per_node,
-        algorithm=run.algorithm if model != "lesson" else "auto",
-        protocol=run.protocol if model != "lesson" else "auto",
+        algorithm=run.algorithm if model in ("nccl", "nccl-table") else "auto",
+        protocol=run.protocol if model in ("nccl", "nccl-table") else "auto",
         model=model,
         gpus_per_process=run.gpus_per_process,
         nvls=run.spec.nvls,
@@ -446,11 +501,6 @@ def _fit_ramp(runs: list[Run], params: dict) -> dict:
     return {"ramp_phi": round(best[0], 2), "ramp_knee_bytes": best[1]}
 
 
-def _ofi_multi_node(r: Run) -> bool:
-    """A multi-node run on a fabric reached through aws-ofi-nccl (its own ramp amplitude)."""
-    return r.nodes > 1 and r.cluster.fabric in C.OFI_FABRICS
-
-
 def _median_error(runs: list[Run], params: dict) -> float:
     """Median over runs of each run's median |busbw error| from 1 MiB up."""
     errs = [summary(r, predict_run(r, "nccl", params))["ge1MiB"] for r in runs]
@@ -485,13 +535,14 @@ def _fit_tree_efficiency(runs: list[Run], params: dict) -> dict:
 
 
 def _fit_fabric_ramp(runs: list[Run], params: dict) -> dict:
-    """Per OFI fabric: the mid-size ramp amplitude on its high-trust multi-node runs (the
-    global knee and shape; grid 0-4, minimising the median of run medians from 1 MiB up)."""
+    """Per fabric of C.PER_MESSAGE_FABRICS: the mid-size ramp amplitude on its multi-node runs
+    (high-trust where it has some, else medium; the global knee and shape; grid 0-4, minimising
+    the median of run medians from 1 MiB up)."""
     out = {}
-    for fabric in C.OFI_FABRICS:
-        sel = [
-            r for r in runs if r.trust == "H" and _ofi_multi_node(r) and r.cluster.fabric == fabric
-        ]
+    for fabric in C.PER_MESSAGE_FABRICS:
+        multi = [r for r in runs if r.nodes > 1 and r.cluster.fabric == fabric]
+        # high-trust runs where the fabric has them, else its medium-trust ones (20, 23a-b)
+        sel = [r for r in multi if r.trust == "H"] or [r for r in multi if r.trust == "M"]
         if not sel:
             continue
         best, best_err = 0.0, math.inf
@@ -509,16 +560,56 @@ def _fit_fabric_ramp(runs: list[Run], params: dict) -> dict:
     return {"fabric_ramp_phi": out}
 
 
-def fit(runs: list[Run]) -> dict:
-    """All correction parameters, fitted in order on ``runs``."""
+# correction term -> the parameters it owns (their no-op values are C.DEFAULT_PARAMS)
+TERM_PARAMS: dict[str, tuple[str, ...]] = {
+    "host_floor": ("host_base_us", "host_per_gpu_us"),
+    "fabric_latency": ("fabric_latency_us",),
+    "host_staged_duplex": ("host_staged_duplex",),
+    "nvl_domain_link_scale": ("nvl_domain_link_scale",),
+    "fabric_tree_efficiency": ("fabric_tree_efficiency",),
+    "ramp": ("ramp_phi", "ramp_knee_bytes"),
+    "fabric_ramp": ("fabric_ramp_phi",),
+}
+ABLATION_MODE = ["neutralised"]  # how main() switched terms off (for the report)
+
+
+def neutralise(params: dict, terms) -> dict:
+    """``params`` with every parameter of ``terms`` at its no-op value (C.DEFAULT_PARAMS).
+
+    >>> neutralise({"ramp_phi": 0.1, "ramp_knee_bytes": 2.0, "host_staged_duplex": 0.3},
+    ...            {"ramp"})["ramp_phi"]
+    0.0
+    """
+    out = dict(params)
+    for t in terms:
+        for k in TERM_PARAMS[t]:
+            v = C.DEFAULT_PARAMS[k]
+            out[k] = dict(v) if isinstance(v, dict) else v
+    return out
+
+
+# correction term -> its fitting step; a term "off" keeps its no-op value (C.DEFAULT_PARAMS)
+TERMS: dict[str, object] = {
+    "host_floor": _fit_host,
+    "fabric_latency": _fit_fabric,
+    "host_staged_duplex": _fit_duplex,
+    "nvl_domain_link_scale": _fit_nvl_scale,
+    "fabric_tree_efficiency": _fit_tree_efficiency,
+    "ramp": _fit_ramp,
+    "fabric_ramp": _fit_fabric_ramp,
+}
+
+
+def fit(runs: list[Run], off: frozenset[str] | set[str] = frozenset()) -> dict:
+    """All correction parameters, fitted in order on ``runs``; terms in ``off`` stay no-ops."""
+    unknown = set(off) - set(TERMS)
+    if unknown:
+        raise ValueError(f"off={sorted(unknown)}: allowed terms {list(TERMS)}")
     p = _base({})
-    p.update(_fit_host(runs))
-    p.update(_fit_fabric(runs, p))
-    p.update(_fit_duplex(runs, p))
-    p.update(_fit_nvl_scale(runs, p))
-    p.update(_fit_tree_efficiency(runs, p))
-    p.update(_fit_ramp(runs, p))
-    p.update(_fit_fabric_ramp(runs, p))
+    for name, step in TERMS.items():
+        if name in off:
+            continue
+        p.update(step(runs) if name == "host_floor" else step(runs, p))  # type: ignore[operator]
     return _rounded(p)
 
 
@@ -532,8 +623,10 @@ def _rounded(p: dict) -> dict:
     return out
 
 
-def evaluate(runs: list[Run], loro: dict[str, dict]) -> list[dict]:
-    """Per run, the three models' summaries (full model with the run's LORO parameters)."""
+def evaluate(runs: list[Run], cv: dict[str, dict], params_all: dict | None = None) -> list[dict]:
+    """Per run, the three models' summaries: ``nccl`` with the run's grouped-CV parameters
+    (fitted without its source), ``in_sample`` (when ``params_all`` is given) with the
+    parameters fitted on every run, and the regime and CV group of the run."""
     rows = []
     for r in runs:
         row = {
@@ -544,56 +637,188 @@ def evaluate(runs: list[Run], loro: dict[str, dict]) -> list[dict]:
             "gpus_per_node": r.gpus_per_node,
             "trust": r.trust,
             "goal": r.goal,
+            "group": group_of(r.key),
+            "regime": regime_of(r),
         }
         for model in ("lesson", "nccl-table", "nccl"):
-            params = loro[r.key] if model == "nccl" else None
+            params = cv[r.key] if model == "nccl" else None
             row[model] = summary(r, predict_run(r, model, params))
+        if params_all is not None:
+            row["in_sample"] = summary(r, predict_run(r, "nccl", params_all))
         rows.append(row)
     return rows
 
 
-def fidelity_markdown(rows: list[dict], date: str) -> str:
+GOAL_GE_1MIB, GOAL_ALL, GOAL_CLOUD_GE_1MIB = 0.08, 0.20, 0.15
+
+
+def regime_summary(rows: list[dict]) -> list[dict]:
+    """Per regime: runs, sources, median over runs of the grouped-CV and in-sample errors."""
+    from costmodel.uncertainty import REGIMES
+
+    out = []
+    for reg in REGIMES:
+        sel = [r for r in rows if r["regime"] == reg]
+        if not sel:
+            continue
+
+        def med(key, model, sel=sel):
+            v = [r[model][key] for r in sel if not math.isnan(r[model][key])]
+            return float(np.median(v)) if v else math.nan
+
+        out.append(
+            {
+                "regime": reg,
+                "runs": len(sel),
+                "groups": len({r["group"] for r in sel}),
+                "cv_ge1MiB": med("ge1MiB", "nccl"),
+                "cv_all": med("all", "nccl"),
+                "in_ge1MiB": med("ge1MiB", "in_sample"),
+                "in_all": med("all", "in_sample"),
+                "table_ge1MiB": med("ge1MiB", "nccl-table"),
+            }
+        )
+    return out
+
+
+def fidelity_markdown(
+    rows: list[dict],
+    date: str,
+    ablation: dict[str, dict] | None = None,
+    base_score: float = math.nan,
+    dropped: frozenset[str] = frozenset(),
+    band_table: dict | None = None,
+    fabrics: list[str] | None = None,
+) -> str:
     def pct(x):
         return "-" if math.isnan(x) else f"{100 * x:.0f}%"
+
+    def cell(s):
+        return f"{pct(s['ge1MiB'])} / {pct(s['all'])} / {pct(s['lt64KiB'])}"
 
     lines = [
         f"# Fidelity: predicted vs measured nccl-tests busbw ({date})",
         "",
         "Median |busbw error| per run, sizes >= 1 MiB / all sizes / < 64 KiB, for the lesson's",
-        "flat-ring alpha-beta model, NCCL 2.30's tuning model alone, and the full model (NCCL's table plus",
-        "costmodel/corrections.py, each run predicted with parameters fitted leave-one-run-out).",
-        "Goal (high-trust NVSwitch / InfiniBand runs, marked *): <= 8% from 1 MiB up, <= 20% over",
-        "all sizes. Written by scripts/fit_corrections.py.",
+        "flat-ring alpha-beta model, NCCL 2.30's tuning model alone, and the full model (`nccl`:",
+        "NCCL's table plus costmodel/corrections.py) twice: **in-sample** (parameters fitted on",
+        "every run) and **grouped CV** (parameters fitted with the run's whole source left out:",
+        "all of 13a-f together, all Alps runs 15/0-9, 09a-e, 16a-c, 24a-d, ...; never one sub-run",
+        "with its siblings kept). Grouped CV is the figure to expect on a cluster the model has",
+        "never seen. Goal (issue 11; high-trust NVSwitch / InfiniBand runs, marked *): <= 8% from",
+        "1 MiB up, <= 20% over all sizes; cloud fabrics <= 15% from 1 MiB. Written by",
+        "scripts/fit_corrections.py (also shipped as costmodel/data/fidelity.md, rendered on the",
+        "app's Validate page). 21a-d (Azure, busbw-only tables without times) are not in the fit",
+        "nor in the CV.",
         "",
-        "The full model (issue 11 item 1) times every (algorithm, protocol) candidate with the",
-        "corrections applied and capped by the hardware bound of its algorithm (NIC aggregate",
-        "across nodes, NVLink per direction, the NVLS bound), then takes the fastest, as a tuner",
-        "would; the ramp is an additive term without a step at 1 MiB and NCCL's Tree size",
-        "correction an envelope that falls at most 1 % per doubling (costmodel/realistic.py).",
-        "tests/test_invariants.py checks the bounds and the shapes over every preset, 1-64 nodes,",
-        "2 to the preset's GPUs per node, every op and 8 B-16 GiB. Where a tuner that knows the",
-        "ramp picks LL128 over NCCL's Simple (1-4 GPUs at 64 MiB-1 GiB, runs 13d/0-2), the",
-        "prediction follows the faster protocol: that is the cost of a choice that minimises the",
-        "corrected time.",
+        "The full model times every (algorithm, protocol) candidate with the corrections applied",
+        "and capped by the hardware bound of its algorithm, then takes the fastest, as a tuner",
+        "would (costmodel/realistic.py); tests/test_invariants.py checks bounds and shapes.",
         "",
-        "| run | op | cluster | nodes x GPUs | trust | lesson | NCCL table | full model |",
-        "|---|---|---|---|---|---|---|---|",
+        "## Per regime (median over runs)",
+        "",
+        "| regime | runs | sources | grouped CV >= 1 MiB | grouped CV all | in-sample >= 1 MiB "
+        "| in-sample all | NCCL table >= 1 MiB | band (+-, >= 1 MiB / < 1 MiB) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        cells = []
-        for model in ("lesson", "nccl-table", "nccl"):
-            s = r[model]
-            cells.append(f"{pct(s['ge1MiB'])} / {pct(s['all'])} / {pct(s['lt64KiB'])}")
-        mark = "*" if r["goal"] else ""
+    band_n = (band_table or {}).get("nccl", {})
+    for g in regime_summary(rows):
+        b = band_n.get(g["regime"], {})
+        bcell = " / ".join(
+            f"+-{100 * b[sc]['half_width']:.0f}%" if sc in b else "-" for sc in ("ge1MiB", "lt1MiB")
+        )
         lines.append(
-            f"| {r['run']}{mark} | {r['op']} | {r['cluster']} | {r['nodes']} x "
-            f"{r['gpus_per_node']} | {r['trust']} | " + " | ".join(cells) + " |"
+            f"| {g['regime']} | {g['runs']} | {g['groups']} | {pct(g['cv_ge1MiB'])} | "
+            f"{pct(g['cv_all'])} | {pct(g['in_ge1MiB'])} | {pct(g['in_all'])} | "
+            f"{pct(g['table_ge1MiB'])} | {bcell} |"
         )
     lines += [
         "",
-        "## Goals not met",
+        "The band is the 80th percentile of |busbw error| over the regime's rows under grouped CV",
+        "(each run weighted equally); `Prediction.error_band` carries it (costmodel/uncertainty.py).",
+        "Fabrics measured between nodes: " + ", ".join(fabrics or []) + ". A multi-node",
+        "prediction on any other fabric (e.g. `tcpxo`, GCP A3 Mega) has no band: the error is",
+        "unknown, and the app and CLI say so.",
         "",
-        "Each is held to a regression bound just above its figure (tests/test_fidelity.py).",
+    ]
+    if ablation:
+        lines += [
+            "## Which correction terms earn their place (grouped-CV ablation)",
+            "",
+            (
+                "Each term switched off in turn, every other term refitted in every fold."
+                if ABLATION_MODE[0] == "refit"
+                else "Each term switched off in turn (its no-op value in every fold's fitted "
+                "parameters, the other terms as fitted; `--refit-ablation` refits them, about "
+                "8x the CPU time)."
+            ),
+            "Score: mean over all runs of (median |err| >= 1 MiB + median |err| all sizes) / 2,"
+            " grouped CV;",
+            f"with every term: {100 * base_score:.2f}%. A term stays only if switching it off",
+            "makes the score worse (delta > 0); the others are neutralised (no-op value) in the",
+            "fitted file. A delta of exactly 0 means no CV prediction changes: the term is fitted",
+            "on one source only (09's host-staged duplex, 04's NVLink-domain scale, Slingshot's",
+            "Tree efficiency, the per-fabric ramps), so the fold that would use it is the fold",
+            "without its data and grouped CV cannot show that it generalises. By the rule it is",
+            "neutralised; its source's in-sample error rises (09a-b/e, 04a, 15/5-7, 16a-b in the",
+            "table below). A second source of the same kind would let it earn its place.",
+            "",
+            "| term | score with it off | delta (points) | verdict |",
+            "|---|---|---|---|",
+        ]
+        for term, a in ablation.items():
+            verdict = "dropped (no-op)" if term in dropped else "kept"
+            lines.append(
+                f"| {term} | {100 * a['score_off']:.2f}% | {100 * a['delta']:+.2f} | {verdict} |"
+            )
+        lines.append("")
+    lines += [
+        "## Per run",
+        "",
+        "| run | op | cluster | nodes x GPUs | trust | regime | lesson | NCCL table | "
+        "full, in-sample | full, grouped CV |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        mark = "*" if r["goal"] else ""
+        ins = cell(r["in_sample"]) if "in_sample" in r else "-"
+        lines.append(
+            f"| {r['run']}{mark} | {r['op']} | {r['cluster']} | {r['nodes']} x "
+            f"{r['gpus_per_node']} | {r['trust']} | {r['regime']} | {cell(r['lesson'])} | "
+            f"{cell(r['nccl-table'])} | {ins} | {cell(r['nccl'])} |"
+        )
+    goal = [r for r in rows if r["goal"]]
+    met_cv = [
+        r for r in goal if r["nccl"]["ge1MiB"] <= GOAL_GE_1MIB and r["nccl"]["all"] <= GOAL_ALL
+    ]
+    met_in = [
+        r
+        for r in goal
+        if "in_sample" in r
+        and r["in_sample"]["ge1MiB"] <= GOAL_GE_1MIB
+        and r["in_sample"]["all"] <= GOAL_ALL
+    ]
+    lines += [
+        "",
+        "## Goal vs measured gap",
+        "",
+        f"Goal runs meeting <= 8% / <= 20%: grouped CV {len(met_cv)}/{len(goal)}, in-sample "
+        f"{len(met_in)}/{len(goal)}. Misses under grouped CV: "
+        + (
+            ", ".join(
+                f"{r['run']} ({pct(r['nccl']['ge1MiB'])} / {pct(r['nccl']['all'])})"
+                for r in goal
+                if r not in met_cv
+            )
+            or "none"
+        )
+        + ".",
+        "",
+        "Where a regime misses under grouped CV, the cause:",
+        "",
+        *(f"- **{reg}**: {why}" for reg, why in REGIME_GAPS.items()),
+        "",
+        "## Why runs miss (in-sample regression bounds, tests/test_fidelity.py)",
         "",
     ]
     for run, (b_ge, b_all, why) in NOT_MET.items():
@@ -603,14 +828,13 @@ def fidelity_markdown(rows: list[dict], date: str) -> str:
         "## Fabrics reached through aws-ofi-nccl (Slingshot, EFA)",
         "",
         "Not goal runs (the goals are for NVSwitch/InfiniBand), but held to regression "
-        "bounds from 1 MiB up. Terms: NCCL's tree search pass 2 (bwIntra up to 2 x "
+        "bounds from 1 MiB up (in-sample). Terms: NCCL's tree search pass 2 (bwIntra up to 2 x "
         "bwInter, used on 2 nodes), `fabric_tree_efficiency` (Tree beyond 2 nodes, "
-        "fitted per fabric) and `fabric_ramp_phi` (mid-size ramp per fabric); "
-        "02 uses the 4 HCAs per A100 node that coreweave/nccl-tests gpus/a100.cue lists "
-        "(was 8 assumed), and is still about 2x faster than measured from 128 MiB up "
-        "(45 GB/s busbw: the HCA rate is not stated; 4 x HDR gives 90). Runs 15/3, 15/4, "
-        "15/8, 15/9 reported wrong results (Out of bounds FAILED): medium trust, left out of "
-        "the Tree-efficiency and ramp fits.",
+        "fitted per fabric) and `fabric_ramp_phi` (mid-size ramp per fabric: also RoCE and "
+        "GPUDirect-TCPX over Ethernet); 02 uses the 4 HCAs per A100 node that "
+        "coreweave/nccl-tests gpus/a100.cue lists. Runs 15/3, 15/4, 15/8, 15/9 reported wrong "
+        "results (Out of bounds FAILED): medium trust, left out of the Tree-efficiency and "
+        "ramp fits.",
         "",
     ]
     for run, (b_ge, why) in OFI_BOUNDS.items():
@@ -618,23 +842,199 @@ def fidelity_markdown(rows: list[dict], date: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _score(rows: list[dict]) -> float:
+    """Ablation score: mean over runs of (median |err| >= 1 MiB + median |err| all sizes) / 2.
+
+    A mean, not a median, over runs, so a term that serves a few runs (host-staged duplex:
+    09a-e; NVLink-domain scale: 04a-b) registers; both size ranges, so a small-size term
+    (host floor, fabric latency) does too."""
+    vals = []
+    for r in rows:
+        s = r["nccl"]
+        ge = s["ge1MiB"] if not math.isnan(s["ge1MiB"]) else s["all"]
+        vals.append(0.5 * (ge + s["all"]))
+    return float(np.mean(vals))
+
+
+_POOL_RUNS: list[Run] = []  # the runs, shared with forked workers
+
+
+def _fold(task: tuple[frozenset[str], str]) -> dict:
+    off, g = task
+    return fit([r for r in _POOL_RUNS if group_of(r.key) != g], off)
+
+
+def grouped_cv_many(
+    runs: list[Run], offs: list[frozenset[str]], workers: int = 4
+) -> list[dict[str, dict]]:
+    """:func:`grouped_cv` for several sets of terms off, the folds spread over ``workers``
+    processes (each fold is one independent fit)."""
+    global _POOL_RUNS
+    groups = sorted({group_of(r.key) for r in runs})
+    tasks = [(off, g) for off in offs for g in groups]
+    _POOL_RUNS = runs
+    if workers > 1:
+        import multiprocessing as mp
+
+        with mp.get_context("fork").Pool(workers) as pool:
+            fitted = pool.map(_fold, tasks, chunksize=1)
+    else:
+        fitted = [_fold(t) for t in tasks]
+    out = []
+    for k in range(len(offs)):
+        per_group = dict(zip(groups, fitted[k * len(groups) : (k + 1) * len(groups)], strict=True))
+        out.append({r.key: per_group[group_of(r.key)] for r in runs})
+    return out
+
+
+def grouped_cv(runs: list[Run], off: frozenset[str] = frozenset()) -> dict[str, dict]:
+    """Per run, the parameters fitted on every run of the other groups (:func:`group_of`)."""
+    return grouped_cv_many(runs, [off], workers=1)[0]
+
+
+def _summaries(runs: list[Run], per_run: dict[str, dict]) -> list[dict]:
+    return [
+        {"run": r.key, "nccl": summary(r, predict_run(r, "nccl", per_run[r.key]))} for r in runs
+    ]
+
+
+def regime_of(r: Run) -> str:
+    from costmodel.uncertainty import regime
+
+    return regime(r.cluster.fabric, r.cluster.intra_kind, r.nodes)
+
+
+def bands(runs: list[Run], cv: dict[str, dict]) -> dict:
+    """``[model][regime][size class]`` -> half_width, lo, hi, n_runs, n_groups from the rows'
+    residuals (nccl with its grouped-CV parameters; the other models fit nothing)."""
+    from costmodel.uncertainty import ONE_MIB, weighted_quantile
+
+    out: dict = {}
+    for model in ("nccl", "nccl-table", "textbook", "lesson"):
+        pool: dict = {}
+        for r in runs:
+            t = predict_run(r, model, cv[r.key] if model == "nccl" else None)
+            e = errors(r, t)
+            ratio = 1.0 / (1.0 + e)  # busbw_meas / busbw_pred
+            for sc, sel in (("ge1MiB", r.size >= ONE_MIB), ("lt1MiB", r.size < ONE_MIB)):
+                if sel.any():
+                    d = pool.setdefault((regime_of(r), sc), {"e": [], "q": [], "w": [], "g": set()})
+                    d["e"].append(np.abs(e[sel]))
+                    d["q"].append(ratio[sel])
+                    d["w"].append(np.full(sel.sum(), 1.0 / sel.sum()))  # each run counts once
+                    d["g"].add(group_of(r.key))
+        for (reg, sc), d in sorted(pool.items()):
+            e, q, w = (np.concatenate(d[k]) for k in ("e", "q", "w"))
+            out.setdefault(model, {}).setdefault(reg, {})[sc] = {
+                "half_width": round(weighted_quantile(e, w, 0.8), 4),
+                "lo": round(weighted_quantile(q, w, 0.1), 4),
+                "hi": round(weighted_quantile(q, w, 0.9), 4),
+                "n_runs": float(len(d["e"])),
+                "n_groups": float(len(d["g"])),
+            }
+    return out
+
+
+def measured_fabrics(runs: list[Run]) -> list[str]:
+    """Fabrics with at least one multi-node run in the fit."""
+    return sorted({r.cluster.fabric for r in runs if r.nodes > 1})
+
+
+def _docs_only(runs: list[Run]) -> None:
+    """Rewrite docs/fidelity.md (and its packaged copy) from the fitted file without fitting:
+    the ablation is recomputed by neutralising each term in the file's CV parameters (the
+    default ablation mode; terms already neutralised give delta 0, as when they were
+    dropped)."""
+    from costmodel.atomic import write_text_atomic
+    from costmodel.fitted_corrections import ALL, CV, FITTED
+
+    cv = {k: dict(v) for k, v in CV.items()}
+    base_score = _score(_summaries(runs, cv))
+    ablation = {}
+    for t in TERMS:
+        sc = _score(_summaries(runs, {k: neutralise(p, {t}) for k, p in cv.items()}))
+        ablation[t] = {"score_off": sc, "delta": sc - base_score}
+    bands_ = {
+        m: {r: {c: dict(v) for c, v in cl.items()} for r, cl in regs.items()}
+        for m, regs in FITTED.bands.items()
+    }
+    rows = evaluate(runs, cv, dict(ALL))
+    text = fidelity_markdown(
+        rows,
+        FITTED.fitted_on,
+        ablation,
+        base_score,
+        frozenset(FITTED.dropped_terms),
+        bands_,
+        list(FITTED.measured_fabrics),
+    )
+    write_text_atomic(ROOT / "docs" / "fidelity.md", text)
+    write_text_atomic(ROOT / "costmodel" / "data" / "fidelity.md", text)
+    print(text)
+
+
 def main() -> None:
+    import time
+
+    t0 = time.time()
     runs = load_runs()
-    params_all = fit(runs)
-    loro = {}
-    for r in runs:
-        loro[r.key] = fit([x for x in runs if x.key != r.key])
+    # 1. ablation under grouped CV: every term off in turn, everything else refitted
+    if "--docs-only" in sys.argv:
+        return _docs_only(runs)
+    terms = list(TERMS)
+    refit = "--refit-ablation" in sys.argv
+    offs = [frozenset({t}) for t in terms] if refit else []
+    cvs = grouped_cv_many(runs, [frozenset(), *offs])
+    cv = cvs[0]
+    base_score = _score(_summaries(runs, cv))
+    print(f"grouped CV with every term: score {base_score:.4f} ({time.time() - t0:.0f} s)")
+    ablation: dict[str, dict] = {}
+    if refit:
+        cv_off: dict[str, dict] = dict(zip(terms, cvs[1:], strict=True))
+    else:  # the term's no-op value in every fold's fitted parameters, the others as fitted
+        cv_off = {t: {k: neutralise(p, {t}) for k, p in cv.items()} for t in terms}
+    for term in terms:
+        sc = _score(_summaries(runs, cv_off[term]))
+        ablation[term] = {"score_off": sc, "delta": sc - base_score}
+        print(f"  {term:24s} off: {sc:.4f} ({sc - base_score:+.4f}) ({time.time() - t0:.0f} s)")
+    # 2. a term stays only if switching it off makes the grouped-CV score worse
+    dropped = frozenset(t for t, a in ablation.items() if a["delta"] <= 0.0)
+    if not dropped:
+        final_cv = cv
+    elif refit:
+        final_cv = grouped_cv_many(runs, [dropped])[0]
+    else:
+        final_cv = {k: neutralise(p, dropped) for k, p in cv.items()}
+    params_all = fit(runs, dropped) if refit else neutralise(fit(runs), dropped)
+    ABLATION_MODE[0] = "refit" if refit else "neutralised"
     date = _dt.date.today().isoformat()
+    band_table = bands(runs, final_cv)
+    fabrics = measured_fabrics(runs)
     from costmodel.atomic import write_text_atomic
     from costmodel.corrections_toml import dumps
 
     out = ROOT / "costmodel" / "data" / "fitted_corrections.toml"
-    write_text_atomic(out, dumps(date, T.NCCL_VERSION, params_all, loro))
-    rows = evaluate(runs, loro)
+    write_text_atomic(
+        out,
+        dumps(
+            date,
+            T.NCCL_VERSION,
+            params_all,
+            final_cv,
+            groups={r.key: group_of(r.key) for r in runs},
+            bands=band_table,
+            measured_fabrics=fabrics,
+            dropped_terms=sorted(dropped),
+        ),
+    )
+    rows = evaluate(runs, final_cv, params_all)
+    text = fidelity_markdown(rows, date, ablation, base_score, dropped, band_table, fabrics)
     (ROOT / "docs").mkdir(exist_ok=True)
-    write_text_atomic(ROOT / "docs" / "fidelity.md", fidelity_markdown(rows, date))
-    print(fidelity_markdown(rows, date))
+    write_text_atomic(ROOT / "docs" / "fidelity.md", text)
+    write_text_atomic(ROOT / "costmodel" / "data" / "fidelity.md", text)
+    print(text)
     print("ALL =", params_all)
+    print(f"done in {time.time() - t0:.0f} s")
 
 
 if __name__ == "__main__":

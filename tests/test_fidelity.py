@@ -1,12 +1,15 @@
 """Fidelity report as a test: every reference nccl-tests run predicted from its preset alone.
 
 Prints, per run, the median |busbw error| (>= 1 MiB / all sizes / < 64 KiB) of the lesson (flat ring),
-NCCL-table and full models; the full model uses the run's leave-one-run-out parameters
-(costmodel/data/fitted_corrections.toml, LORO), so no run is predicted by constants fitted on itself.
+NCCL-table and full models; the full model twice: with the run's grouped-CV parameters
+(costmodel/data/fitted_corrections.toml ``[cv]``: fitted with the run's whole source left out)
+and in-sample (``[all]``).
 
-Goals (issue 4) for high-trust NVSwitch/InfiniBand runs: <= 8 % from 1 MiB up, <= 20 % over all
-sizes. Runs that miss a goal are held to a regression bound just above what they achieve, listed
-in NOT_MET with the reason (also in docs/fidelity.md).
+Goals (issue 11) for high-trust NVSwitch/InfiniBand runs: <= 8 % from 1 MiB up, <= 20 % over all
+sizes. Changed with issue 11 item 2: the per-run goal and regression bounds (NOT_MET, OFI_BOUNDS)
+are now checked in-sample (they were leave-one-run-out, which the issue shows is close to
+in-sample), and the generalisation figure, grouped CV, is held per regime to CV_BOUNDS (the
+achieved grouped-CV medians plus 1-2 points; docs/fidelity.md names the gap to the goal).
 """
 
 from __future__ import annotations
@@ -19,12 +22,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "fit_corrections", ROOT / "scripts" / "fit_corrections.py"
-)
-fit = importlib.util.module_from_spec(_spec)
-sys.modules["fit_corrections"] = fit
-_spec.loader.exec_module(fit)
+if "fit_corrections" in sys.modules:
+    fit = sys.modules["fit_corrections"]
+else:
+    _spec = importlib.util.spec_from_file_location(
+        "fit_corrections", ROOT / "scripts" / "fit_corrections.py"
+    )
+    fit = importlib.util.module_from_spec(_spec)
+    sys.modules["fit_corrections"] = fit
+    _spec.loader.exec_module(fit)
 
 GOAL_GE_1MIB = 0.08
 GOAL_ALL = 0.20
@@ -36,14 +42,14 @@ NOT_MET = fit.NOT_MET
 
 @pytest.fixture(scope="module")
 def rows():
-    from costmodel.fitted_corrections import LORO
+    from costmodel.fitted_corrections import ALL, CV
 
     runs = fit.load_runs()
-    missing = sorted({r.key for r in runs} - set(LORO))
+    missing = sorted({r.key for r in runs} - set(CV))
     assert not missing, (
-        f"data/fitted_corrections.toml is stale (no LORO for {missing}): re-run the script"
+        f"data/fitted_corrections.toml is stale (no CV for {missing}): re-run the script"
     )
-    return fit.evaluate(runs, LORO)
+    return fit.evaluate(runs, CV, dict(ALL))
 
 
 def _pct(x: float) -> str:
@@ -59,7 +65,7 @@ def test_print_fidelity_table(rows, capsys):
                 for m in ("lesson", "nccl-table", "nccl")
             ]
             print(f"{r['run'] + ('*' if r['goal'] else ''):10s} {r['op']:15s} " + "   ".join(cells))
-    assert len(rows) >= 40
+    assert len(rows) >= 60
 
 
 def test_goal_runs_meet_goals_or_their_regression_bound(rows):
@@ -67,7 +73,7 @@ def test_goal_runs_meet_goals_or_their_regression_bound(rows):
     assert len(goal_rows) >= 30
     failures = []
     for r in goal_rows:
-        ge, al = r["nccl"]["ge1MiB"], r["nccl"]["all"]
+        ge, al = r["in_sample"]["ge1MiB"], r["in_sample"]["all"]
         b_ge, b_all, _ = NOT_MET.get(r["run"], (GOAL_GE_1MIB, GOAL_ALL, ""))
         if not (ge <= b_ge and al <= b_all):
             failures.append(f"{r['run']}: {ge:.3f} (bound {b_ge}), all {al:.3f} (bound {b_all})")
@@ -78,7 +84,7 @@ def test_not_met_list_is_honest(rows):
     """Every NOT_MET entry really misses a goal (else it must be removed from the list)."""
     by_run = {r["run"]: r for r in rows}
     for run in NOT_MET:
-        s = by_run[run]["nccl"]
+        s = by_run[run]["in_sample"]
         assert s["ge1MiB"] > GOAL_GE_1MIB or s["all"] > GOAL_ALL, run
 
 
@@ -111,14 +117,41 @@ def test_ofi_fabric_runs_hold_their_regression_bounds(rows):
 
     by_run = {r["run"]: r for r in rows}
     over = [
-        f"{k}: {by_run[k]['nccl']['ge1MiB']:.3f} > {b}"
+        f"{k}: {by_run[k]['in_sample']['ge1MiB']:.3f} > {b}"
         for k, (b, _) in fit.OFI_BOUNDS.items()
-        if by_run[k]["nccl"]["ge1MiB"] > b
+        if by_run[k]["in_sample"]["ge1MiB"] > b
     ]
     assert not over, over
     keys = list(fit.OFI_BOUNDS)
-    full = np.median([by_run[k]["nccl"]["ge1MiB"] for k in keys])
+    full = np.median([by_run[k]["in_sample"]["ge1MiB"] for k in keys])
     table = np.median([by_run[k]["nccl-table"]["ge1MiB"] for k in keys])
     assert full < table, (full, table)
     text = (ROOT / "docs" / "fidelity.md").read_text()
     assert all(f"**{k}**" in text for k in keys), "docs/fidelity.md lacks OFI_BOUNDS: re-run"
+
+
+def test_grouped_cv_errors_per_regime_hold_their_regression_bounds(rows):
+    """The generalisation figure: median over a regime's runs of the grouped-CV error."""
+    got = {g["regime"]: g for g in fit.regime_summary(rows)}
+    assert set(fit.CV_BOUNDS) <= set(got)
+    over = []
+    for reg, (b_ge, b_all) in fit.CV_BOUNDS.items():
+        g = got[reg]
+        if not (g["cv_ge1MiB"] <= b_ge and g["cv_all"] <= b_all):
+            over.append(f"{reg}: {g['cv_ge1MiB']:.3f} (bound {b_ge}), {g['cv_all']:.3f} ({b_all})")
+    assert not over, over
+
+
+def test_grouped_cv_is_never_better_than_in_sample_by_much(rows):
+    """Leaving a source out cannot help much on average (a sanity check of the split)."""
+    import numpy as np
+
+    cv = np.nanmean([r["nccl"]["ge1MiB"] for r in rows])
+    ins = np.nanmean([r["in_sample"]["ge1MiB"] for r in rows])
+    assert cv >= ins - 0.01, (cv, ins)
+
+
+def test_packaged_fidelity_report_is_the_docs_one():
+    packaged = (ROOT / "costmodel" / "data" / "fidelity.md").read_text()
+    assert packaged == (ROOT / "docs" / "fidelity.md").read_text()
+    assert "grouped CV" in packaged and "earn their place" in packaged

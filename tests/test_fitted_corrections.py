@@ -31,10 +31,21 @@ def test_fitted_params_is_a_fresh_copy():
 
 def test_writer_and_reader_round_trip():
     text = dumps(
-        FITTED.fitted_on, FITTED.nccl_version, dict(ALL), {k: dict(v) for k, v in LORO.items()}
+        FITTED.fitted_on,
+        FITTED.nccl_version,
+        dict(ALL),
+        {k: dict(v) for k, v in LORO.items()},
+        groups=dict(FITTED.groups),
+        bands={
+            m: {r: {c: dict(v) for c, v in cl.items()} for r, cl in regs.items()}
+            for m, regs in FITTED.bands.items()
+        },
+        measured_fabrics=FITTED.measured_fabrics,
+        dropped_terms=FITTED.dropped_terms,
     )
     again = parse(text)
     assert again == FITTED
+    assert FITTED.bands and FITTED.groups  # grouped CV written (issue 11 items 2 and 4)
 
 
 def test_bad_files_name_what_is_wrong():

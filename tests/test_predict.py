@@ -100,11 +100,15 @@ def test_host_floor_linear_in_gpus_per_process():
 
 
 def test_fitted_host_floor_reproduces_launch_floors():
-    # measured 8 B times: 13a (-g 4) 22.7 us, 12a (-g 8) 40.1 us, 15 (1 GPU/process) 7.8 us;
-    # 25 % tolerance: each run's floor is predicted from constants fitted on all runs.
+    # measured 8 B times: 13a (-g 4) 22.7 us, 12a (-g 8) 40.1 us; 25 % tolerance: each run's
+    # floor is predicted from constants fitted on all runs.
     p = fitted_params()
-    for g, measured_us in ((4, 22.7), (8, 40.1), (1, 7.8)):
+    for g, measured_us in ((4, 22.7), (8, 40.1)):
         assert C.host_floor_s(g, p) * 1e6 == pytest.approx(measured_us, rel=0.25)
+    # one GPU per process: the single-node floors at <= 4 KiB span 7.8-8.9 us (15, 4 GPUs) to
+    # 11-25 us (24a-d, 8 x B200), which the fit pools since 24a-d joined it (issue 11: the floor
+    # has no rank-count term yet); the fitted floor lies inside that span.
+    assert 7.8 <= C.host_floor_s(1, p) * 1e6 <= 24.7
 
 
 def test_nvls_physical_bandwidth_matches_13f():
@@ -129,12 +133,19 @@ def test_host_staged_duplex_only_for_two_way_ops():
     t = nccl.topology_inputs(
         compute_capability=7.5, nodes=1, gpus_per_node=2, intra_kind="pcie", p2p=False
     )
-    p = fitted_params()
-    assert 0.2 < C.host_staged_duplex_factor("all_reduce", t, p) < 0.5
+    # issue 11 item 2: the term is fitted on one source (09) only, grouped CV cannot show that
+    # it generalises, so the packaged fit neutralises it (factor 1); with its fitted value
+    # (0.335 before the grouped-CV ablation) broadcast on the PCIe box reaches ~2.5x the
+    # all-reduce busbw, as measured (09c vs 09a: 11.1 vs 4.0)
+    from costmodel.fitted_corrections import FITTED
+
+    assert "host_staged_duplex" in FITTED.dropped_terms
+    assert C.host_staged_duplex_factor("all_reduce", t, fitted_params()) == 1.0
+    p = {**fitted_params(), "host_staged_duplex": 0.335}
+    assert C.host_staged_duplex_factor("all_reduce", t, p) == 0.335
     assert C.host_staged_duplex_factor("reduce", t, p) == 1.0
-    # broadcast on a PCIe box reaches ~2.5x the all-reduce busbw (09c vs 09a: 11.1 vs 4.0)
-    bc = predict_collective("broadcast", 2.0**30, "pcie3-2x-rtx2080ti-nop2p")
-    ar = predict_collective("all_reduce", 2.0**30, "pcie3-2x-rtx2080ti-nop2p")
+    bc = predict_collective("broadcast", 2.0**30, "pcie3-2x-rtx2080ti-nop2p", params=p)
+    ar = predict_collective("all_reduce", 2.0**30, "pcie3-2x-rtx2080ti-nop2p", params=p)
     assert 2.0 < bc.busbw_bytes_per_s / ar.busbw_bytes_per_s < 3.5
 
 
@@ -144,8 +155,15 @@ def test_nvlink_domain_scale_only_for_large_blackwell_domains():
     assert C.nvlink_domain_scale(10.0, 8, "nvswitch", p) == 1.0
     assert C.nvlink_domain_scale(9.0, 72, "nvswitch", p) == 1.0
     # GB200 NVL72 measures ~840 GB/s ring busbw at 4-8 GiB (04a); NCCL's constant caps at 720
+    # with the scale fitted on 04 (1.2) the full model passes NCCL's cap; the packaged fit
+    # neutralises it (one source: grouped CV cannot assess it, issue 11 item 2)
+    from costmodel.fitted_corrections import FITTED
+
+    assert "nvl_domain_link_scale" in FITTED.dropped_terms
     table = predict_collective("all_reduce", 2.0**33, "gb200-nvl72", nvls=False, model="nccl-table")
-    full = predict_collective("all_reduce", 2.0**33, "gb200-nvl72", nvls=False)
+    full = predict_collective(
+        "all_reduce", 2.0**33, "gb200-nvl72", nvls=False, params={**fitted_params(), **p}
+    )
     assert table.busbw_bytes_per_s < 720e9 < full.busbw_bytes_per_s
 
 

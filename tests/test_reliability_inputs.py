@@ -139,6 +139,14 @@ VALID: dict[str, dict[str, Any]] = {
         "nvls": True,
         "collnet_enabled": False,
     },
+    "predict_all_algorithms": {
+        "op": "all_reduce",
+        "message_bytes": 1e8,
+        "cluster": "dgx-h100",
+        "nodes": 2,
+        "nvls": True,
+        "collnet_enabled": False,
+    },
 }
 
 

@@ -274,3 +274,91 @@ def test_flip_thresholds_come_from_closed_form_not_search(fields, monkeypatch):
     Scenario(**fields).evaluate(scaling=False)
     assert len(calls) <= 1 + 2 + 2 + 1 + 2
     assert all(kw.get("allreduce_fn") is not None for kw in calls)  # memoized predictions
+
+
+# --- issue 13 item 5/6 and issue 14: side by side, bucket_cap advisor, overlap contention -------
+def test_with_changes_text_form_and_arch_params_exclusive():
+    a = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=4)
+    b = a.with_changes("nodes=16,zero=3,bucket=50MiB,no_sync=false")
+    assert (b.nodes, b.zero_stage, b.bucket_cap_bytes, b.no_sync) == (16, 3, 50 * 2**20, False)
+    assert b.arch == "llama-2-7b" and b.cluster == a.cluster  # the rest is A's
+    c = a.with_changes({"arch": "llama-3.1-8b"})  # the new arch brings its own params
+    assert c.params == Scenario(arch="llama-3.1-8b").params != a.params
+    d = a.with_changes("params=13B")  # a bare count drops A's arch
+    assert d.arch is None and d.params == 13e9
+    e = a.with_changes("arch=none")  # the same count, without the tensor list
+    assert e.arch is None and e.params == a.params
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ("nodes", "key=value"),
+        ("bogus=1", "bogus"),
+        ("no_sync=yes", "true or false"),
+        ("nodes=1,nodes=2", "twice"),
+        ("nodes=0", "nodes"),
+        ("", "at least one"),
+    ],
+)
+def test_with_changes_refuses_bad_text(changes, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        Scenario(params="7B").with_changes(changes)
+
+
+def test_compare_rows_are_b_minus_a_and_b_over_a():
+    from costmodel.scenario import compare, compare_summary
+
+    a = Scenario(params="7B", cluster="dgx-h100", nodes=4).evaluate(scaling=False, flips=False)
+    b = Scenario(params="7B", cluster="dgx-a100", nodes=4).evaluate(scaling=False, flips=False)
+    rows = {r["field"]: r for r in compare(a, b)}
+    step = rows["step_time_s"]
+    assert (step["a"], step["b"]) == (a.step_time_s, b.step_time_s)
+    assert step["difference"] == pytest.approx(b.step_time_s - a.step_time_s)
+    assert step["ratio"] == pytest.approx(b.step_time_s / a.step_time_s)
+    assert rows["tokens_per_gpu_s"]["a"] == pytest.approx(a.tokens_per_s / a.ranks)
+    assert rows["fits"]["difference"] is None
+    # A100s compute at about a third of H100's dense bf16 rate: A's step is faster
+    assert b.step_time_s > a.step_time_s
+    assert compare_summary(a, b).startswith("A's step is")
+    assert a.compare(b) == compare(a, b)
+
+
+def test_bucket_advice_marks_the_argmin_of_its_curve():
+    s = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8)
+    adv = s.bucket_advice()
+    caps = adv.caps_bytes
+    assert len(caps) == 200 and caps[0] == 2**20 and caps[-1] == 200 * 2**20
+    assert adv.exposed_comm_s[adv.best_index] == min(adv.exposed_comm_s)
+    assert adv.best_cap_bytes == caps[adv.best_index]
+    # the curve's point at the scenario's own cap is the scenario's exposed communication
+    r = s.evaluate(scaling=False, flips=False)
+    assert adv.exposed_comm_s[caps.index(25 * 2**20)] == pytest.approx(r.exposed_comm_s, rel=1e-9)
+    assert adv.buckets[caps.index(25 * 2**20)] == 226  # PyTorch's bucketing of the real tensors
+
+
+def test_bucket_advice_with_a_slow_network_favours_large_buckets():
+    """Comms-bound, latency-heavy (the lesson's flat ring over 32 nodes, fp32 gradients): each
+    bucket pays the all-reduce latency, so the largest caps expose the least."""
+    s = Scenario(params="7B", cluster="dgx-h100", nodes=32, model="lesson", compute_time_s="50ms")
+    adv = s.bucket_advice(caps_bytes=[2**20, 25 * 2**20, 200 * 2**20])
+    assert adv.best_cap_bytes == 200 * 2**20
+    assert adv.exposed_comm_s[0] > adv.exposed_comm_s[2]
+
+
+def test_bucket_advice_refuses_bad_caps():
+    with pytest.raises(ValueError, match="caps_bytes"):
+        Scenario(params="7B").bucket_advice(caps_bytes=[0.0])
+
+
+def test_contention_lowers_efficiency_as_ddp_step_says():
+    kw = dict(arch="llama-2-7b", cluster="dgx-h100", nodes=4)
+    free = Scenario(**kw).evaluate(scaling=False, flips=False)
+    stalled = Scenario(**kw, comm_contention=ddp.FITTED_COMM_CONTENTION).evaluate(
+        scaling=False, flips=False
+    )
+    assert stalled.efficiency < free.efficiency
+    assert stalled.bound == free.bound  # the verdict compares sums, not the schedule
+    assert stalled.compute_s == free.compute_s and stalled.comm_s == pytest.approx(free.comm_s)
+    with pytest.raises(ValidationError, match="comm_contention"):
+        Scenario(**kw, comm_contention=1.5)

@@ -66,9 +66,15 @@ def _out(x: np.ndarray) -> FloatOrArray:
     return float(x) if np.ndim(x) == 0 else x
 
 
-def _scalars(*values: object) -> bool:
-    """True when every value is a plain Python int or float (the fast scalar path applies)."""
-    return all(type(v) is float or type(v) is int for v in values)
+def _scalars(*values: object) -> tuple[float, ...] | None:
+    """The values when every one is a plain Python int or float (the fast scalar path applies),
+    else None. Returning them (not a bool) lets the type checker see they are numbers."""
+    out: list[float] = []
+    for v in values:
+        if not (type(v) is float or type(v) is int):
+            return None
+        out.append(v)
+    return tuple(out)
 
 
 def _check_scalar(name: str, x: float, unit: str, *, positive: bool = False) -> float:

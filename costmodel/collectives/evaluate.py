@@ -71,13 +71,15 @@ def collective_time(
     0.03
     """
     row = _row(op, algorithm)
-    if _scalars(message_bytes, ranks, bandwidth_bytes_per_s, latency_s, gamma_s_per_byte):
+    scalars = _scalars(message_bytes, ranks, bandwidth_bytes_per_s, latency_s, gamma_s_per_byte)
+    if scalars is not None:
         # fast path for Python scalars: the same row, evaluated with floats (no array overhead)
-        m = _check_scalar("message_bytes", message_bytes, "B")
-        n = _check_scalar_ranks(ranks)
-        bw = _check_scalar("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s", positive=True)
-        a = _check_scalar("latency_s", latency_s, "s")
-        g = _check_scalar("gamma_s_per_byte", gamma_s_per_byte, "s/B")
+        m_s, n_s, bw_s, a_s, g_s = scalars
+        m = _check_scalar("message_bytes", m_s, "B")
+        n = _check_scalar_ranks(n_s)
+        bw = _check_scalar("bandwidth_bytes_per_s", bw_s, "B/s", positive=True)
+        a = _check_scalar("latency_s", a_s, "s")
+        g = _check_scalar("gamma_s_per_byte", g_s, "s/B")
         return _row_time_scalar(row, m, n, bw, a, g)
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(ranks)
@@ -85,7 +87,7 @@ def collective_time(
     a = _nonnegative("latency_s", latency_s, "s")
     g = _nonnegative("gamma_s_per_byte", gamma_s_per_byte, "s/B")
     L = row.log(n)  # noqa: N806
-    t = row.latency_steps(n, L) * a + row.bandwidth_factor(n, L) * (m / bw)
+    t: np.ndarray = row.latency_steps(n, L) * a + row.bandwidth_factor(n, L) * (m / bw)
     if np.any(g):
         t = t + row.reduction_factor(n, L) * m * g
     return _out(_zero_for_one_rank(n, t))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -26,13 +26,20 @@ Algorithm = Literal[
 ]
 
 
+# A coefficient of a row, called as f(N, L). It is duck-typed on purpose: the scalar fast path of
+# collective_time calls it with floats, the array path with float arrays, and L is None for a row
+# whose equation has no L (such a row never reads it). So it is typed Any -> Any: mypy does not
+# check the table's lambdas (their equations are checked by the tests against the papers' values).
+_Coef = Callable[[Any, Any], Any]
+
+
 @dataclass(frozen=True)
 class _Row:
     """Coefficients of one affine cost row, each a function of (N, L=ceil(log2 N)) arrays."""
 
-    latency_steps: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    bandwidth_factor: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    reduction_factor: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    latency_steps: _Coef
+    bandwidth_factor: _Coef
+    reduction_factor: _Coef
     equation: str
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import tables as T
 from .availability import candidates
@@ -11,14 +12,14 @@ from .names import _US, PROTOCOLS, check_op
 from .search import TopologyInputs
 
 
-def _sizes(message_bytes) -> np.ndarray:
+def _sizes(message_bytes: ArrayLike) -> np.ndarray:
     m = np.asarray(message_bytes, dtype=float)
     if np.any(~np.isfinite(m)) or np.any(m < 0):
         raise ValueError(f"message_bytes: must be finite and >= 0 B, got {message_bytes!r}")
     return m
 
 
-def tree_correction_factor(protocol: str, message_bytes) -> np.ndarray:
+def tree_correction_factor(protocol: str, message_bytes: ArrayLike) -> np.ndarray:
     """treeCorrectionFactor[p][log2(nBytes/64)] (tuning.cc l.623-627); 1 outside the table.
 
     >>> float(tree_correction_factor("simple", 64 * 2**11))
@@ -58,12 +59,12 @@ def table_time_s(
     op: str,
     algorithm: str,
     protocol: str,
-    message_bytes,
+    message_bytes: ArrayLike,
     topo: TopologyInputs,
     *,
     algbw_gbs: float | None = None,
-    bw_time_factor=1.0,
-):
+    bw_time_factor: float = 1.0,
+) -> float | np.ndarray:
     r"""NCCL's modelled time (ncclTopoGetAlgoTime, tuning.cc l.630-655) in seconds.
 
     ``t = lat + M / (1000 bw)`` us with the Tree AllReduce size correction and the Ring
@@ -100,7 +101,9 @@ def table_time_s(
     return float(t) if m.ndim == 0 else t
 
 
-def p2p_time_s(message_bytes, topo: TopologyInputs, *, bw_time_factor=1.0) -> np.ndarray:
+def p2p_time_s(
+    message_bytes: ArrayLike, topo: TopologyInputs, *, bw_time_factor: float = 1.0
+) -> float | np.ndarray:
     r"""All-to-all as NCCL runs it (grouped send/recv, no tuning-table entry) **[inferred]**.
 
     Each rank sends M (ppn - 1)/N inside its node and M (N - ppn)/N across the network, both at
@@ -134,8 +137,12 @@ def p2p_time_s(message_bytes, topo: TopologyInputs, *, bw_time_factor=1.0) -> np
 
 
 def nccl_table_time(
-    op: str, message_bytes, topo: TopologyInputs, algorithm: str = "auto", protocol: str = "auto"
-):
+    op: str,
+    message_bytes: ArrayLike,
+    topo: TopologyInputs,
+    algorithm: str = "auto",
+    protocol: str = "auto",
+) -> tuple[float, str, str] | tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""NCCL's choice and modelled time: argmin over the allowed (algorithm, protocol) pairs.
 
     Returns ``(time_s, algorithm, protocol)``: arrays for array input (names as numpy str

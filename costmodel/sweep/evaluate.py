@@ -147,6 +147,21 @@ def _eval_collective_preset(
         "busbw_GBps": busbw / _GB,
         "algorithm_used": _categorical(alg_parts, n),
         "protocol_used": _categorical(proto_parts, n),
+        **_band_cols(cat["model"], base, nodes, sizes, calibrated=base.calibration is not None),
+    }
+
+
+def _band_cols(model: str, base: Any, nodes, sizes, calibrated: bool = False) -> dict[str, Any]:
+    """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement or a
+    calibration answers) and ``regime`` columns (costmodel.uncertainty.band_columns)."""
+    from ..uncertainty import band_columns
+
+    pct, reg = band_columns(model, base.fabric, base.intra_kind, nodes, sizes)
+    if calibrated and model in ("nccl", "calibrated"):
+        pct = np.full(pct.shape, np.nan)
+    return {
+        "error_band_pct": pct,
+        "regime": _categorical([(np.ones(len(reg), bool), reg)], len(reg)),
     }
 
 
@@ -192,6 +207,7 @@ def _eval_collective_vectorised(
         "busbw_GBps": busbw / _GB,
         "algorithm_used": _Cat(a.astype(np.int32), a_names),
         "protocol_used": _Cat(p.astype(np.int32), p_names),
+        **_band_cols(cat["model"], base, nodes, sizes),
     }
 
 

@@ -2,6 +2,21 @@
 
 Pages only connect widgets to library functions (STYLE 13); this module holds the wiring every
 page repeats. It is the only module here besides the pages that imports streamlit.
+
+Readable answers (issue 14 item 7), decided here once for every page:
+
+- Metrics never truncate: :data:`READABLE_CSS` lets an ``st.metric`` label and value wrap
+  instead of ending in "…" (Streamlit clips both to one line), at 1440 px and at 390 px.
+- The answer comes first: :func:`page_header` leaves an empty slot under the page's question and
+  :func:`headline` draws the page's headline metrics into it, so they sit above the inputs. On a
+  phone, where columns stack, the answer is the first thing under the title instead of below a
+  screenful of inputs; on a desktop it is the first line read. The inputs stay on the page (not in
+  the sidebar, which a phone hides behind a menu and which holds the page list).
+- Tables show units: :func:`table` formats each column by the unit its name carries (``_s``,
+  ``_bytes``, ``_bytes_per_s``, ``[s]``, ``[B]``, ``[B/s]``) with the same formatters as the
+  metrics ("17.5 ms", "1.07 GB", "366 GB/s"). Only the display is formatted: the table's data and
+  its CSV download keep the raw SI numbers (seconds, bytes, bytes per second) at full precision.
+- Charts keep their titles clear of plotly's toolbar (:func:`costmodel.plots.clear_of_toolbar`).
 """
 
 from __future__ import annotations
@@ -9,6 +24,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,7 +33,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from costmodel.units import format_bytes, parse_bytes
+from costmodel.units import format_bytes, format_duration, format_rate, parse_bytes
 
 T = TypeVar("T")
 
@@ -87,11 +103,34 @@ def size_label(size_bytes: float) -> str:
     return format_bytes(size_bytes)
 
 
+#: Lets a metric's label and value wrap rather than be cut off with "…" (Streamlit 1.67 sets
+#: ``white-space: nowrap; overflow: hidden; text-overflow: ellipsis`` on both). Values such as
+#: "compute-bound" or "nvls_tree / simple" no longer fit a quarter of a 1440 px page at 2.25 rem,
+#: and nothing fits a 390 px phone's column at that size: the value shrinks with the viewport.
+READABLE_CSS = """<style>
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {
+  white-space: normal !important;
+  overflow: visible !important;
+  text-overflow: clip !important;
+  overflow-wrap: anywhere;
+}
+[data-testid="stMetricValue"] { font-size: clamp(1.25rem, 2.4vw, 2.25rem); line-height: 1.2; }
+</style>"""
+
+#: The slot under the page's question where :func:`headline` draws; one per script run, per
+#: session thread (Streamlit runs each session's script in its own thread).
+_answer = threading.local()
+
+
 def page_header(title: str, question: str) -> None:
-    """Title and the one question the page answers; refuses out-of-range numbers in the URL."""
+    """Title, the one question the page answers, and the slot for the answer (:func:`headline`);
+    refuses out-of-range numbers in the URL."""
+    st.html(READABLE_CSS)
     st.title(title)
     st.caption(question)
     check_url_numbers()
+    _answer.slot = st.container()
 
 
 _URL_NUMBER = re.compile(
@@ -139,6 +178,24 @@ def check_url_numbers() -> None:
         )
 
 
+def headline(columns: int) -> Any:
+    """``columns`` columns in the answer slot under the page's question, above the inputs.
+
+    A page draws its headline metrics with ``m = headline(4)`` where it would write
+    ``m = st.columns(4)``: the metrics are computed after the inputs but shown before them, so
+    the answer comes first at every width (on a phone the inputs stack into a long column).
+    Falls back to ``st.columns`` where no :func:`page_header` opened a slot in this run.
+    """
+    slot = getattr(_answer, "slot", None)
+    return (slot if slot is not None else st).columns(columns)
+
+
+def headline_text(text: str) -> None:
+    """A subheader in the answer slot (what the headline metrics are about)."""
+    slot = getattr(_answer, "slot", None)
+    (slot if slot is not None else st).subheader(text)
+
+
 def show_error(field: str, exc: Exception) -> None:
     """A red message naming the field and what is allowed (the library's ValueError text).
 
@@ -179,11 +236,89 @@ def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
         return None
 
 
+def column_formatter(name: str) -> Callable[[Any], str] | None:
+    """How a table column is shown, from the unit its name carries; None: a non-number format.
+
+    ``*_bytes_per_s``, ``busbw``, ``[B/s]``: a rate ("366 GB/s"); ``*_s`` (not ``*_per_s``), ``[s]``:
+    a duration ("17.5 ms"); ``*_bytes``, ``bytes_*``, ``[B]``: bytes ("1.07 GB", decimal SI as
+    everywhere in costmodel); ``rel_error``/``*_error``: a signed percentage; any other float: 4
+    significant digits. Names decide, not magnitudes, so a column reads the same in every row.
+    """
+    low = name.lower()
+    if "[" in low:  # a unit in brackets decides: "[s]", "[B]", "[B/s]"; "[µs]", "[GB/s]" are
+        unit = low[low.rindex("[") :]  # already scaled and keep 4 significant digits
+        return {"[b/s]": _safe(format_rate), "[s]": _safe(format_duration)}.get(
+            unit, _safe(format_bytes) if unit == "[b]" else None
+        )
+    if low.endswith("_bytes_per_s") or low in ("busbw", "algbw"):
+        return _safe(format_rate)
+    if low.endswith("_s") and not low.endswith("_per_s"):  # tokens_per_s is a rate, not a time
+        return _safe(format_duration)
+    if low.endswith("_bytes") or low.startswith("bytes_") or low == "bytes":
+        return _safe(format_bytes)
+    if low == "rel_error" or low.endswith("_error"):
+        return _safe(lambda v: f"{100 * v:+.1f} %")
+    return None
+
+
+def _safe(fmt: Callable[[float], str]) -> Callable[[Any], str]:
+    def show(value: Any) -> str:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            return str(value)
+        return fmt(v) if math.isfinite(v) else str(v)
+
+    return show
+
+
+def _general(value: Any) -> str:
+    """Floats without a unit: 4 significant digits, thousands separated."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(v) or v == 0:
+        return str(v) if v else "0"
+    if not 1e-3 <= abs(v) < 1e15:
+        return f"{v:.4g}"
+    decimals = 3 - math.floor(math.log10(abs(v)))  # 4 significant digits: 146,800 and 0.01234
+    text = f"{round(v, decimals):,.{max(decimals, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def styled(frame: pd.DataFrame) -> Any:
+    """``frame`` with display formats by unit (:func:`column_formatter`), data untouched.
+
+    A pandas Styler: ``st.dataframe`` shows its display strings while the data it holds (what
+    sorting uses, and what AppTest reads) stays the raw SI numbers. Cost: Streamlit marshals a
+    Styler cell by cell, 50-60 ms for the Collectives sweep (256 rows x 6 columns) against a
+    few ms for the bare frame (measured on this 2-core box under load, 2026-12-01); pages that
+    must stay inside a rerun budget can cache the Styler with the frame.
+    """
+    formats: dict[str, Callable[[Any], str]] = {}
+    for name in frame.columns:
+        dtype = frame[name].dtype
+        if not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+            continue
+        fmt = column_formatter(str(name))
+        if fmt is not None:
+            formats[name] = fmt
+        elif pd.api.types.is_float_dtype(dtype):
+            formats[name] = _general
+    return frame.style.format(formats, na_rep="–")
+
+
 def table(frame: pd.DataFrame, file_name: str, *, key: str, caption: str | None = None) -> None:
-    """Show a table (units in the column names) and a button that downloads it as CSV."""
+    """Show a table formatted with units and a button that downloads it as CSV.
+
+    The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`); the CSV keeps the raw
+    SI numbers (seconds, bytes, bytes per second) at full precision, under the same column names,
+    so a download is data for a script and the screen is for reading.
+    """
     if caption:
         st.caption(caption)
-    st.dataframe(frame, hide_index=True, width="stretch")
+    st.dataframe(styled(frame), hide_index=True, width="stretch")
     st.download_button(
         f"Download {file_name}",
         data=lambda: frame.to_csv(index=False),  # made on click, not on every rerun
@@ -223,4 +358,102 @@ def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
     if not st.session_state.get("_first_chart_sent"):
         st.session_state["_first_chart_sent"] = True
         time.sleep(FIRST_CHART_PAUSE_S)
+    from costmodel import plots
+
+    plots.clear_of_toolbar(figure)
+    kwargs.setdefault("config", {"displayModeBar": "hover", "displaylogo": False})
     st.plotly_chart(figure, key=key, **kwargs)
+
+
+def accuracy_caption(band: Any, *, where: str = "") -> None:
+    """One caption next to predicted numbers: the expected error "±X%" of the prediction's
+    regime (grouped cross-validation, costmodel.uncertainty), or that no run measured it, and
+    what the model leaves out. ``band`` is a :class:`costmodel.uncertainty.ErrorBand`."""
+    from costmodel.uncertainty import LEAVES_OUT
+
+    if band is None:
+        return
+    if band.measured:
+        head = (
+            f"Expected error {band.pct()}{where} ({band.regime}): 80% of measured nccl-tests "
+            f"rows on clusters the model was not fitted on fell within it "
+            f"({band.n_runs} runs, {band.n_groups} sources; see the fidelity table on Validate)."
+        )
+    else:
+        head = f"Expected error unknown{where} ({band.regime}): {band.note}."
+    st.caption(head + " " + LEAVES_OUT)
+
+
+def prediction_band(
+    op: str, size: Any, cluster: str, nodes: int, gpus_per_node: int | None, model: str
+) -> Any:
+    """The :class:`costmodel.uncertainty.ErrorBand` of a prediction (predict_collective; one
+    size or an array of sizes)."""
+    import numpy as np
+
+    from costmodel import predict
+
+    return predict.predict_collective(
+        op,
+        np.asarray(size, dtype=float),
+        cluster,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        model=model,
+    ).error_band
+
+
+def shade_band(
+    figure: Any, frame: pd.DataFrame, *, x: str, y: str, band: Any, name: str = ""
+) -> Any:
+    """Shade ``band`` (an ErrorBand whose arrays follow ``frame``'s rows) around ``frame[y]``
+    against ``frame[x]`` on ``figure`` (costmodel.plots.band_trace)."""
+    from costmodel import plots
+
+    if band is None or not band.measured:
+        return figure
+    label = f"expected error{' of ' + name if name else ''} ({band.pct()})"
+    return plots.band_trace(
+        figure, frame[x].to_numpy(), frame[y].to_numpy(), band.lo, band.hi, name=label
+    )
+
+
+def cliff_band(figure: Any, sweep: pd.DataFrame, cluster: str, size: float) -> Any:
+    """Shade the ``nccl`` model's expected error around the "NCCL-faithful" busbw line of the
+    Cluster page's cliff chart (one band per row: one node and several nodes are different
+    regimes; costmodel.uncertainty)."""
+    import numpy as np
+
+    from costmodel import plots, presets, uncertainty
+
+    base = presets.cluster(cluster)
+    lo, hi = [], []
+    for n in sweep["nodes"].to_numpy():
+        b = uncertainty.error_band("nccl", base.fabric, base.intra_kind, int(n), float(size))
+        lo.append(b.lo)
+        hi.append(b.hi)
+    return plots.band_trace(
+        figure,
+        sweep["gpus"].to_numpy(),
+        sweep["nccl_busbw_bytes_per_s"].to_numpy(),
+        np.asarray(lo, dtype=float),
+        np.asarray(hi, dtype=float),
+        name="expected error, NCCL-faithful",
+    )
+
+
+def fidelity_text() -> str:
+    """The fidelity report shipped in the wheel (costmodel/data/fidelity.md, written by
+    scripts/fit_corrections.py together with docs/fidelity.md)."""
+    from importlib import resources
+
+    return resources.files("costmodel").joinpath("data/fidelity.md").read_text(encoding="utf-8")
+
+
+def fidelity_table() -> None:
+    """The fidelity table in the app: an expander with the packaged report rendered."""
+    with st.expander(
+        "Fidelity table: each model against every bundled nccl-tests run (grouped "
+        "cross-validation, in-sample, error bands per regime)"
+    ):
+        st.markdown(fidelity_text())

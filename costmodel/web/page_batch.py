@@ -7,7 +7,7 @@ import streamlit as st
 
 from costmodel import batch
 from costmodel.units import format_count
-from costmodel.web.common import QP, page_header, section, table
+from costmodel.web.common import QP, headline, page_header, section, table
 
 FIELDS = {
     "local_batch": ("Local batch per GPU [samples]", 4),
@@ -76,7 +76,7 @@ def render() -> None:
         solution = batch.solve_batch(**inp["known"])
     if solution is None:
         return
-    m = st.columns(5)
+    m = headline(5)
     for col, name in zip(m, FIELDS, strict=False):
         col.metric(
             FIELDS[name][0] + (" (solved)" if name == inp["unknown"] else ""),

@@ -7,7 +7,20 @@ import streamlit as st
 from costmodel import plots
 from costmodel.units import format_bytes, format_duration, format_rate
 from costmodel.web import data
-from costmodel.web.common import QP, SIZES_BYTES, chart, page_header, section, size_label, table
+from costmodel.web.common import (
+    QP,
+    SIZES_BYTES,
+    accuracy_caption,
+    chart,
+    cliff_band,
+    headline,
+    headline_text,
+    page_header,
+    prediction_band,
+    section,
+    size_label,
+    table,
+)
 
 
 def _inputs() -> dict:
@@ -95,11 +108,11 @@ def render() -> None:
         here = sweep[
             (sweep["nodes"] == facts["nodes"]) & (sweep["gpus_per_node"] == facts["gpus_per_node"])
         ].iloc[0]
-        st.subheader(
+        headline_text(
             f"All-reduce of {format_bytes(inp['size'])} over {facts['ranks']} GPUs "
             f"({facts['nodes']} x {facts['gpus_per_node']})"
         )
-        m = st.columns(4)
+        m = headline(4)
         m[0].metric(
             f"Time, model {inp['model']}",
             format_duration(here["model_s"]),
@@ -108,6 +121,16 @@ def render() -> None:
         )
         m[1].metric(f"busbw, model {inp['model']}", format_rate(here["model_busbw_bytes_per_s"]))
         m[2].metric("Algorithm / protocol", here["model_algorithm"])
+        band = prediction_band(
+            "all_reduce",
+            inp["size"],
+            inp["cluster"],
+            facts["nodes"],
+            facts["gpus_per_node"],
+            inp["model"],
+        )
+        m[3].metric("Expected error", band.pct(), help=band.note)
+        accuracy_caption(band)
         st.caption(
             "Below: the textbook model's algorithms (flat ring = its default) and the "
             "NCCL-faithful model, whichever model is chosen above."
@@ -150,16 +173,21 @@ def render() -> None:
             )
         with right:
             chart(
-                plots.bandwidth_vs_gpus_figure(
+                cliff_band(
+                    plots.bandwidth_vs_gpus_figure(
+                        sweep,
+                        {
+                            "hierarchical (serial)": "hierarchical_serial_busbw_bytes_per_s",
+                            "hierarchical (pipelined)": "hierarchical_pipelined_busbw_bytes_per_s",
+                            "flat ring": "flat_ring_busbw_bytes_per_s",
+                            "NCCL-faithful": "nccl_busbw_bytes_per_s",
+                        },
+                        node_gpus=facts["gpus_per_node"],
+                        title="The cliff: busbw as the job grows past one node",
+                    ),
                     sweep,
-                    {
-                        "hierarchical (serial)": "hierarchical_serial_busbw_bytes_per_s",
-                        "hierarchical (pipelined)": "hierarchical_pipelined_busbw_bytes_per_s",
-                        "flat ring": "flat_ring_busbw_bytes_per_s",
-                        "NCCL-faithful": "nccl_busbw_bytes_per_s",
-                    },
-                    node_gpus=facts["gpus_per_node"],
-                    title="The cliff: busbw as the job grows past one node",
+                    inp["cluster"],
+                    float(inp["size"]),
                 ),
                 key="chart_cliff",
             )

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 from costmodel import collectives, plots
 from costmodel.units import format_bytes, format_duration, format_rate, parse_duration, parse_rate
-from costmodel.web import data
+from costmodel.web import data, data_collectives
 from costmodel.web.common import (
     CUSTOM,
     QP,
     SIZES_BYTES,
+    accuracy_caption,
     chart,
+    headline,
+    headline_text,
     page_header,
     parse_input,
+    prediction_band,
     section,
     size_label,
     table,
@@ -64,7 +70,8 @@ def _inputs() -> dict:
         disabled=view != "link",
         help="one-link view; the cluster view takes nodes x GPUs per node",
     )
-    size = st.select_slider(
+    s1, s2 = st.columns([3, 1])
+    slider_size = s1.select_slider(
         "Message size M [B] (per-rank buffer, as nccl-tests prints it)",
         SIZES_BYTES,
         value=2**28,
@@ -72,8 +79,23 @@ def _inputs() -> dict:
         key="size",
         bind=QP,
     )
+    size_text = s2.text_input(
+        "or type a size",
+        value="",
+        key="size_text",
+        bind=QP,
+        placeholder="e.g. 14GB",
+        help="Wins over the slider when filled: " + data_collectives.SIZE_GRAMMAR,
+    )
+    size: float | None = slider_size
+    if size_text.strip():
+        try:
+            size = data_collectives.typed_size(size_text)
+        except ValueError as exc:
+            st.error(str(exc), icon=":material/error:")
+            size = None
     if view == "cluster":
-        c0, c1, c2 = st.columns(3)
+        c0, c1, c2, c3 = st.columns([1.2, 0.8, 0.9, 1.3], vertical_alignment="bottom")
         clusters = data.preset_names("cluster")
         cluster = c0.selectbox(
             "Cluster preset",
@@ -84,14 +106,15 @@ def _inputs() -> dict:
         )
         nodes = c1.number_input("Nodes", value=1, step=1, key="nccl_nodes", bind=QP)
         gpus = c2.number_input(
-            "GPUs per node (empty: the preset's)",
+            "GPUs per node",
             value=None,
             step=1,
             key="nccl_gpus",
             bind=QP,
             placeholder="preset",
+            help="empty: the preset's",
         )
-        model = st.radio(
+        model = c3.radio(
             "Model",
             data.answer_models(cluster),
             horizontal=True,
@@ -107,6 +130,7 @@ def _inputs() -> dict:
             "nodes": nodes,
             "gpus": gpus,
             "model": model,
+            "pin": _pin_inputs(clusters, st),
         }
     c0, c1, c2 = st.columns(3)
     links = [CUSTOM, *data.preset_names("link")]
@@ -159,9 +183,82 @@ def _inputs() -> dict:
     }
 
 
+#: (configuration A's widget key, pinned B's widget key) copied by "Pin the current as B"
+_PIN_KEYS = (
+    ("nccl_cluster", "pin_cluster"),
+    ("nccl_nodes", "pin_nodes"),
+    ("nccl_gpus", "pin_gpus"),
+    ("coll_model", "pin_model"),
+)
+
+
+def _pin_current() -> None:
+    """Copy configuration A into B's inputs (then A can be changed and compared with it)."""
+    for a, b in _PIN_KEYS:
+        if a in st.session_state:
+            st.session_state[b] = st.session_state[a]
+
+
+def _default(key: str, **default) -> dict:
+    """A widget's default, left out once "Pin" has put its value in the session state (a
+    default together with a value set through the session state makes Streamlit warn)."""
+    return {} if key in st.session_state else default
+
+
+def _pin_inputs(clusters: list[str], where) -> dict | None:
+    """Inputs of the pinned configuration B (None when side by side is off); the toggle goes
+    in ``where`` (beside the model)."""
+    on = where.toggle(
+        "Side by side: compare with a second configuration B",
+        key="coll_compare",
+        bind=QP,
+        help="B is another cluster, node count, GPUs per node or model: its choice is drawn "
+        "dashed over A's algorithms, with a table of time and busbw ratios per size",
+    )
+    if not on:
+        return None
+    st.button(
+        "Pin the current configuration as B",
+        on_click=_pin_current,
+        key="pin_now",
+        icon=":material/push_pin:",
+        help="Copies A's cluster, nodes, GPUs per node and model into B; then change A",
+    )
+    b0, b1, b2, b3 = st.columns(4)
+    cluster = b0.selectbox(
+        "B: cluster preset",
+        clusters,
+        key="pin_cluster",
+        bind=QP,
+        **_default(
+            "pin_cluster", index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0
+        ),
+    )
+    nodes = b1.number_input(
+        "B: nodes", step=1, key="pin_nodes", bind=QP, **_default("pin_nodes", value=2)
+    )
+    gpus = b2.number_input(
+        "B: GPUs per node",
+        step=1,
+        key="pin_gpus",
+        bind=QP,
+        placeholder="preset",
+        **_default("pin_gpus", value=None),
+    )
+    model = b3.selectbox(
+        "B: model", data.answer_models(cluster), key="pin_model", bind=QP, help=data.MODELS_HELP
+    )
+    return {"cluster": cluster, "nodes": nodes, "gpus": gpus, "model": model}
+
+
+def _label(cfg: dict) -> str:
+    gpus = "" if cfg["gpus"] is None else f" x {int(cfg['gpus'])} GPUs"
+    return f"{cfg['cluster']}, {int(cfg['nodes'])} node(s){gpus}, {cfg['model']}"
+
+
 def _link(inp: dict) -> None:
     op, ranks, size = inp["op"], int(inp["ranks"]), inp["size"]
-    if inp["bandwidth"] is None or inp["latency"] is None:
+    if size is None or inp["bandwidth"] is None or inp["latency"] is None:
         return
     if not inp["algorithms"]:
         st.warning("Pick at least one algorithm to compare.")
@@ -174,11 +271,11 @@ def _link(inp: dict) -> None:
         args = (op, ranks, inp["bandwidth"], inp["latency"], inp["algorithms"])
         sweep = data.textbook_sweep(*args)
         crossovers = data.textbook_crossovers(*args)
-        at_size = sweep[sweep["message_bytes"] == size]
+        at_size = data_collectives.textbook_at_size(*args, float(size))
         best = at_size.loc[at_size["time_s"].idxmin()]
 
-        st.subheader(f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks")
-        m = st.columns(4)
+        headline_text(f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks")
+        m = headline(4)
         m[0].metric("Fastest algorithm", best["algorithm"])
         m[1].metric("Time", format_duration(best["time_s"]))
         m[2].metric("Bus bandwidth (busbw)", format_rate(best["busbw_bytes_per_s"]))
@@ -268,62 +365,201 @@ def _link(inp: dict) -> None:
         )
 
 
+def _algorithm_rows(r, size: float) -> pd.DataFrame:
+    """Each available algorithm at the size asked about, fastest first."""
+    at = r.frame[r.frame["message_bytes"] == float(size)].sort_values("time_s")
+    best = float(at["time_s"].min())
+    return pd.DataFrame(
+        {
+            "algorithm": at["algorithm"].to_numpy(),
+            "protocol": at["protocol"].to_numpy(),
+            "model's choice": ["yes" if c else "" for c in at["chosen"]],
+            "time [µs]": at["time_s"].to_numpy() * 1e6,
+            "busbw [GB/s]": at["busbw_bytes_per_s"].to_numpy() / 1e9,
+            "time / fastest": at["time_s"].to_numpy() / best if best > 0 else np.nan,
+        }
+    )
+
+
 def _cluster(inp: dict) -> None:
     op, size, model = inp["op"], inp["size"], inp["model"]
+    if size is None:
+        return
+    r = at_size = None
     with section("Nodes / GPUs per node"):
         gpus = None if inp["gpus"] is None else int(inp["gpus"])
-        sweep = data.model_sweep(op, inp["cluster"], int(inp["nodes"]), gpus)
-        at_size = sweep[sweep["message_bytes"] == size].set_index("model")
+        nodes = int(inp["nodes"])
+        models = tuple(dict.fromkeys((*data.answer_models(inp["cluster"]), "nccl-table")))
+        at_size = data_collectives.models_at_size(op, inp["cluster"], nodes, gpus, models, size)
         chosen = at_size.loc[model]
         nccl = at_size.loc["nccl"]
         ranks = int(chosen["ranks"])
-        st.subheader(
+        headline_text(
             f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {ranks} GPUs, "
             f"model {model}"
         )
-        m = st.columns(4)
+        m = headline(4)
         m[0].metric("Time", format_duration(chosen["time_s"]), help=f"model {model}")
         m[1].metric("Bus bandwidth (busbw)", format_rate(chosen["busbw_bytes_per_s"]))
         m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
         m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
-        tab_time, tab_busbw = st.tabs(["Time vs size", "busbw vs size"])
-        for tab, y, what in (
-            (tab_time, "time_s", "time"),
-            (tab_busbw, "busbw_bytes_per_s", "bus bandwidth"),
-        ):
-            with tab:
-                chart(
-                    plots.collective_sweep_figure(
-                        sweep,
-                        y=y,
-                        series="model",
-                        selected_bytes=size,
-                        title=f"{OP_LABELS[op]} {what} on {inp['cluster']}, N = {ranks}, "
-                        f"M = {size_label(size)} dotted: every model",
-                    ),
-                    key=f"chart_nccl_{y}",
-                )
-        per_model = at_size.reset_index().assign(
-            **{
-                "time [µs]": at_size["time_s"].to_numpy() * 1e6,
-                "algbw [GB/s]": at_size["algbw_bytes_per_s"].to_numpy() / 1e9,
-                "busbw [GB/s]": at_size["busbw_bytes_per_s"].to_numpy() / 1e9,
-            }
-        )[["model", "algorithm", "protocol", "time [µs]", "algbw [GB/s]", "busbw [GB/s]"]]
+        band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
+        accuracy_caption(band)
+        r = data_collectives.algorithms_on_cluster(op, inp["cluster"], nodes, gpus, model, size)
+        _algorithms(inp, r, size)
+    if r is None or at_size is None:
+        return
+    if inp["pin"] is not None:
+        with section("Configuration B"):
+            _side_by_side(inp, r, size)
+    with section("Nodes / GPUs per node"):
+        _models(inp, at_size, int(at_size["ranks"].iloc[0]))
+
+
+def _algorithms(inp: dict, r, size: float) -> None:
+    """Every algorithm of the model on the cluster: table at the size, charts, unavailable."""
+    op = inp["op"]
+    if not len(r.frame):
+        st.info("No algorithm has a time here (one rank communicates nothing).")
+    else:
         table(
-            per_model,
-            "collective_models_at_size.csv",
-            key="models_at_size",
-            caption=f"Each model at M = {format_bytes(size)} (lesson: the lesson's flat ring; "
-            "textbook: topology-aware alpha-beta; nccl: NCCL 2.30's tuning model with the terms "
-            "it leaves out; nccl-table: its table alone, a reference baseline)",
+            _algorithm_rows(r, size),
+            "collective_algorithms_at_size.csv",
+            key="algorithms_at_size",
+            caption=f"Every {inp['model']} algorithm {inp['cluster']} can run at M = "
+            f"{format_bytes(size)}, fastest first (protocol: the model's pick for it)",
         )
+    if r.unavailable:
         table(
-            sweep,
-            "collective_models_sweep.csv",
-            key="models_sweep",
-            caption="The whole sweep (SI units: bytes, seconds, bytes per second)",
+            pd.DataFrame(r.unavailable, columns=["algorithm", "why not here"]),
+            "collective_algorithms_unavailable.csv",
+            key="algorithms_unavailable",
+            caption="Algorithms this cluster (or this model) cannot run, and why",
         )
+    if not len(r.frame):
+        return
+    tab_time, tab_busbw = st.tabs(["Time vs size", "busbw vs size"])
+    for tab, y, what in (
+        (tab_time, "time_s", "time"),
+        (tab_busbw, "busbw_bytes_per_s", "bus bandwidth"),
+    ):
+        with tab:
+            chart(
+                plots.algorithms_on_cluster_figure(
+                    r.frame,
+                    y=y,
+                    crossovers=r.crossovers,
+                    selected_bytes=size,
+                    title=f"{OP_LABELS[op]} {what}, every algorithm on {inp['cluster']}, "
+                    f"N = {r.ranks}, M = {size_label(size)} dotted (o: the model's choice, "
+                    "x: crossovers)",
+                ),
+                key=f"chart_algorithms_{y}",
+            )
+    if len(r.crossovers):
+        x = r.crossovers
+        table(
+            pd.DataFrame(
+                {
+                    "faster below": x["faster_below"].to_numpy(),
+                    "faster from [B]": x["message_bytes"].to_numpy(),
+                    "previous size [B]": x["previous_bytes"].to_numpy(),
+                    "faster above": x["faster_above"].to_numpy(),
+                    "time there [µs]": x["time_s"].to_numpy() * 1e6,
+                }
+            ),
+            "collective_algorithm_crossovers.csv",
+            key="algorithm_crossovers",
+            caption="Crossovers: sizes where the fastest algorithm changes (on the x2 grid)",
+        )
+    else:
+        st.caption("No crossover: one algorithm is the fastest at every size.")
+
+
+def _side_by_side(inp: dict, r, size: float) -> None:
+    """Configuration B (pinned) against A: overlaid curves and a table of ratios per size."""
+    pin = inp["pin"]
+    gpus = None if pin["gpus"] is None else int(pin["gpus"])
+    rb = data_collectives.algorithms_on_cluster(
+        inp["op"], pin["cluster"], int(pin["nodes"]), gpus, pin["model"], size
+    )
+    a_label, b_label = _label(inp), _label(pin)
+    st.markdown(f"**Side by side: A = {a_label}; B = {b_label}**")
+    diff = data_collectives.difference_table(r, rb)
+    here = diff[diff["message size [B]"] == float(size)]
+    if len(here):
+        row = here.iloc[0]
+        m = st.columns(4)
+        m[0].metric("B: time", format_duration(row["B time [µs]"] / 1e6))
+        m[1].metric("B: algorithm / protocol", f"{row['B algorithm']} / {row['B protocol']}")
+        m[2].metric("Time B / A", f"{row['time B / A']:.3g}x")
+        m[3].metric("busbw B / A", f"{row['busbw B / A']:.3g}x")
+    tab_time, tab_busbw = st.tabs(["A and B: time", "A and B: busbw"])
+    for tab, y in ((tab_time, "time_s"), (tab_busbw, "busbw_bytes_per_s")):
+        with tab:
+            chart(
+                plots.algorithms_on_cluster_figure(
+                    r.frame,
+                    y=y,
+                    selected_bytes=size,
+                    pinned=rb.frame,
+                    pinned_label=f"B's choice ({b_label})",
+                    title=f"A's algorithms (lines) and B's choice (dashed); A = {a_label}",
+                ),
+                key=f"chart_pinned_{y}",
+            )
+    table(
+        diff,
+        "collective_side_by_side.csv",
+        key="side_by_side",
+        caption="Each model's choice on A and on B per size; time B / A > 1: B is slower",
+    )
+
+
+def _models(inp: dict, at_size, ranks: int) -> None:
+    """Every model on the cluster (lesson, textbook, nccl, nccl-table): charts and table."""
+    op, size = inp["op"], inp["size"]
+    gpus = None if inp["gpus"] is None else int(inp["gpus"])
+    sweep = data.model_sweep(op, inp["cluster"], int(inp["nodes"]), gpus)
+    st.markdown("**Every model on this cluster (the model's choice each)**")
+    tab_time, tab_busbw = st.tabs(["Models: time vs size", "Models: busbw vs size"])
+    for tab, y, what in (
+        (tab_time, "time_s", "time"),
+        (tab_busbw, "busbw_bytes_per_s", "bus bandwidth"),
+    ):
+        with tab:
+            chart(
+                plots.collective_sweep_figure(
+                    sweep,
+                    y=y,
+                    series="model",
+                    selected_bytes=size,
+                    title=f"{OP_LABELS[op]} {what} on {inp['cluster']}, N = {ranks}, "
+                    f"M = {size_label(size)} dotted: every model",
+                ),
+                key=f"chart_nccl_{y}",
+            )
+    per_model = at_size.reset_index().assign(
+        **{
+            "time [µs]": at_size["time_s"].to_numpy() * 1e6,
+            "algbw [GB/s]": at_size["algbw_bytes_per_s"].to_numpy() / 1e9,
+            "busbw [GB/s]": at_size["busbw_bytes_per_s"].to_numpy() / 1e9,
+        }
+    )[["model", "algorithm", "protocol", "time [µs]", "algbw [GB/s]", "busbw [GB/s]"]]
+    table(
+        per_model,
+        "collective_models_at_size.csv",
+        key="models_at_size",
+        caption=f"Each model at M = {format_bytes(size)} (lesson: the lesson's flat ring; "
+        "textbook: topology-aware alpha-beta; nccl: NCCL 2.30's tuning model with the terms "
+        "it leaves out; nccl-table: its table alone, a reference baseline)",
+    )
+    table(
+        sweep,
+        "collective_models_sweep.csv",
+        key="models_sweep",
+        caption="The whole sweep (SI units: bytes, seconds, bytes per second)",
+    )
 
 
 def render() -> None:
@@ -332,7 +568,7 @@ def render() -> None:
         "Collectives",
         "How long does one collective take, and which algorithm wins at which message size? "
         "The alpha-beta formulas on one link, or a model (lesson, textbook, nccl, calibrated) on "
-        "a cluster preset.",
+        "a cluster preset: every algorithm it can run, and a second cluster side by side.",
     )
     inp = _inputs()
     if inp["view"] == "cluster":

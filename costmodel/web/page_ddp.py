@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from costmodel import architecture, batch, plots, training
+from costmodel import architecture, batch, ddp, plots, training
 from costmodel.units import (
     format_bytes,
     format_count,
@@ -15,9 +15,10 @@ from costmodel.units import (
     parse_duration,
 )
 from costmodel.web import data
-from costmodel.web.common import QP, chart, page_header, parse_input, section, table
+from costmodel.web.common import QP, chart, headline, page_header, parse_input, section, table
 
 CUSTOM = "custom (parameter count)"
+SAME = "same as A"
 
 
 def _inputs() -> dict:
@@ -80,13 +81,26 @@ def _inputs() -> dict:
         bind=QP,
         help="e.g. 350ms; leave empty to use 6 P tokens / (peak x MFU)",
     )
+    contention = c[3].number_input(
+        "Overlap contention c [0-1]",
+        min_value=0.0,
+        max_value=1.0,
+        value=ddp.FITTED_COMM_CONTENTION,
+        step=0.1,
+        key="ddp_contention",
+        bind=QP,
+        help="Backward runs at 1 - c while an all-reduce is in flight (NCCL shares the SMs and "
+        "memory bandwidth). Default: the fit to PyTorch's DDP benchmark (V100 DGX-1, "
+        "ResNet/ResNeXt, 1-16 GPUs), c = 1. 0 is the textbook's perfect overlap.",
+    )
     recompute, flash = "none", True
+    c = st.columns(4)
+    zero = c[0].selectbox("ZeRO stage", (0, 1, 2, 3), key="ddp_zero", bind=QP)
     if arch != CUSTOM:
-        c = st.columns(4)
-        recompute = c[0].selectbox(
+        recompute = c[1].selectbox(
             "Recompute", ("none", "selective", "full"), key="ddp_recompute", bind=QP
         )
-        flash = c[1].checkbox("FlashAttention", value=True, key="ddp_flash", bind=QP)
+        flash = c[2].checkbox("FlashAttention", value=True, key="ddp_flash", bind=QP)
         st.caption(
             f"Memory includes the activations of one micro-batch ({int(local_batch)} x "
             f"{int(seq)} tokens, {'FlashAttention' if flash else 'no FlashAttention'}, "
@@ -110,7 +124,175 @@ def _inputs() -> dict:
         "no_sync": no_sync,
         "bucket_cap_bytes": parse_input("DDP bucket_cap", parse_bytes, bucket_text),
         "compute_time_s": compute_text.strip() or None,
+        "zero_stage": zero,
+        "comm_contention": float(contention),
     }
+
+
+def _pinned(inp: dict) -> dict | None:
+    """The second configuration (B): A's inputs with the cluster, model, nodes or ZeRO stage
+    changed; None when nothing is pinned. Every B widget is URL-bound ("same as A" is left out
+    of the URL), so a shared link restores both configurations."""
+    pin = st.toggle(
+        "Compare with a second configuration (B)",
+        value=False,
+        key="ddp_pin",
+        bind=QP,
+        help="Pin B: A with another cluster, model, node count or ZeRO stage; both are drawn "
+        "on the same charts and a table gives B - A.",
+    )
+    if not pin:
+        return None
+    c = st.columns(4)
+    clusters = data.preset_names("cluster")
+    cluster = c[0].selectbox("Cluster (B)", (SAME, *clusters), key="ddp_b_cluster", bind=QP)
+    arch = c[1].selectbox(
+        "Model (B)", (SAME, *architecture.arch_names(), CUSTOM), key="ddp_b_arch", bind=QP
+    )
+    nodes_text = c[2].text_input(
+        "Nodes (B)", value="", key="ddp_b_nodes", bind=QP, placeholder=SAME
+    )
+    zero = c[3].selectbox("ZeRO stage (B)", (SAME, 0, 1, 2, 3), key="ddp_b_zero", bind=QP)
+    changes: dict = {}
+    if cluster != SAME:
+        changes["cluster"] = cluster
+    if arch == CUSTOM:
+        text = c[1].text_input("Parameters (B)", value="7B", key="ddp_b_params", bind=QP)
+        p = parse_input("Parameters (B)", parse_count, text)
+        if p is None:
+            return None
+        changes.update(arch=None, params=p)
+    elif arch != SAME:
+        changes.update(arch=arch, params=None)
+    if nodes_text.strip():
+        try:
+            n = int(nodes_text.strip())
+        except ValueError:
+            st.error(f"Nodes (B): a whole number >= 1, got {nodes_text!r}", icon=":material/error:")
+            return None
+        changes["nodes"] = n
+    if zero != SAME:
+        changes["zero_stage"] = zero
+    if not changes:
+        st.info("B is the same as A: pick another cluster, model, node count or ZeRO stage.")
+        return None
+    return {**inp, **changes}
+
+
+def _label(inp: dict, result) -> str:
+    model = inp["arch"] or f"{format_count(result.scenario.params)} params"
+    return f"{model} on {result.cluster_name} x {result.nodes}, ZeRO-{inp['zero_stage']}"
+
+
+def _compare(inp: dict, result, inp_b: dict) -> None:
+    """B beside A: the one-line answer, the steps as bars, B - A per figure, overlaid scaling."""
+    from costmodel.scenario import compare, compare_summary
+
+    with section("Configuration B"):
+        rb = data.evaluate_scenario(**inp_b)
+    if rb is None:
+        return
+    st.subheader("A or B?")
+    st.success(compare_summary(result, rb), icon=":material/compare_arrows:")
+    la, lb = f"A: {_label(inp, result)}", f"B: {_label(inp_b, rb)}"
+    chart(
+        plots.step_compare_figure(
+            {la: (result.compute_s, result.exposed_comm_s), lb: (rb.compute_s, rb.exposed_comm_s)},
+            title="One step, A and B",
+        ),
+        key="chart_compare_step",
+    )
+    rows = []
+    for r in compare(result, rb):
+        rows.append(
+            {
+                "figure": r["label"],
+                "A": _fmt(r["a"], r["unit"]),
+                "B": _fmt(r["b"], r["unit"]),
+                "B - A": _diff(r),
+                "B / A": f"{r['ratio']:.3g}x" if r["ratio"] is not None else "",
+            }
+        )
+    table(pd.DataFrame(rows), "compare.csv", key="compare", caption=f"{la}  |  {lb}")
+    sa = data.evaluate_scenario(scaling=True, **inp).scaling_frame()
+    sb = data.evaluate_scenario(scaling=True, **inp_b).scaling_frame()
+    chart(
+        plots.scaling_compare_figure({la: sa, lb: sb}, title="Scaling efficiency, A and B"),
+        key="chart_compare_scaling",
+    )
+
+
+def _fmt(v, unit: str) -> str:
+    if unit == "B":
+        return format_bytes(v)
+    if unit == "s":
+        return format_duration(v)
+    if unit == "%":
+        return f"{100 * v:.1f} %"
+    if unit == "bool":
+        return "yes" if v else "no"
+    if unit == "text":
+        return str(v)
+    return format_count(v)
+
+
+def _diff(r: dict) -> str:
+    d = r["difference"]
+    if d is None:
+        return "same" if r["a"] == r["b"] else "differs"
+    if r["unit"] == "%":
+        return f"{100 * d:+.1f} pt"
+    return ("+" if d >= 0 else "-") + _fmt(abs(d), r["unit"])
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _advice(**fields):
+    """Cached :meth:`Scenario.bucket_advice` (200 steps: about 0.5-1.5 s on 2 cores)."""
+    from costmodel.scenario import Scenario
+
+    return Scenario(**fields).bucket_advice()
+
+
+def _advisor(inp: dict, inp_b: dict | None) -> None:
+    """The bucket_cap that minimises the exposed communication, with the curve per cap."""
+    st.subheader("bucket_cap advisor")
+    curves = {}
+    with section("bucket_cap advisor"):
+        curves["A"] = _advice(**inp)
+        if inp_b is not None:
+            curves["B"] = _advice(**inp_b)
+    if not curves:
+        return
+    a = curves["A"]
+    caps = list(a.caps_bytes)
+    now = float(inp["bucket_cap_bytes"])
+    m = st.columns(4)
+    m[0].metric("Best bucket_cap", f"{a.best_cap_bytes / 2**20:g} MiB")
+    m[1].metric("Exposed at the best cap", format_duration(a.exposed_comm_s[a.best_index]))
+    if now in caps:
+        m[2].metric(
+            f"Exposed at {now / 2**20:g} MiB (current)",
+            format_duration(a.exposed_comm_s[caps.index(now)]),
+        )
+    m[3].metric("Buckets at the best cap", f"{a.buckets[a.best_index]:,}")
+    if "B" in curves:
+        st.caption(
+            f"B: best bucket_cap {curves['B'].best_cap_bytes / 2**20:g} MiB, exposed "
+            f"{format_duration(curves['B'].exposed_comm_s[curves['B'].best_index])}."
+        )
+    chart(
+        plots.bucket_advice_figure(
+            curves,
+            current_cap_bytes=now,
+            title="Exposed communication vs bucket_cap (1-200 MiB)",
+        ),
+        key="chart_bucket_advice",
+    )
+    st.caption(
+        "Each cap re-runs the step with everything else as above; the star is the argmin "
+        "(ties: fewer all-reduce seconds, then the smaller cap). Small caps start sending "
+        "early but pay NCCL's latency per bucket; large caps leave more to send after backward."
+    )
 
 
 def render() -> None:
@@ -122,6 +304,7 @@ def render() -> None:
         "verdict.",
     )
     inp = _inputs()
+    inp_b = _pinned(inp)
     if (inp["params"] is None and inp["arch"] is None) or inp["bucket_cap_bytes"] is None:
         return
     result = None
@@ -129,17 +312,21 @@ def render() -> None:
         result = data.evaluate_scenario(**inp)
     if result is None:
         return
-    m = st.columns(4)
+    m = headline(4)
     m[0].metric("Step time", format_duration(result.step_time_s))
     m[1].metric("Compute", format_duration(result.compute_s))
     m[2].metric("All-reduce (sum over buckets)", format_duration(result.comm_s))
     m[3].metric("Exposed communication", format_duration(result.exposed_comm_s))
-    m = st.columns(4)
+    m = headline(4)
     m[0].metric("Verdict", f"{result.bound}-bound")
-    m[1].metric("Scaling efficiency", f"{100 * result.efficiency:.1f} %")
+    m[1].metric(
+        "Scaling efficiency",
+        f"{100 * result.efficiency:.1f} %",
+        help="compute / step at the overlap contention c chosen above",
+    )
     m[2].metric("GPUs", f"{result.ranks} ({result.nodes} x {result.gpus_per_node})")
     m[3].metric("Throughput [tokens/s]", format_count(result.tokens_per_s))
-    m = st.columns(4)
+    m = headline(4)
     m[0].metric(
         "Tokens per GPU per micro-batch",
         format_count(batch.tokens_per_step(inp["local_batch"], inp["sequence_length"])),
@@ -153,8 +340,23 @@ def render() -> None:
         delta_arrow="off",
     )
     m[3].metric("GPU memory", format_bytes(result.gpu_memory_bytes))
+    c = inp["comm_contention"]
+    ideal = data.evaluate_scenario(**{**inp, "comm_contention": 0.0}) if c > 0 else result
+    st.caption(
+        f"Efficiency at overlap contention c = {c:g}"
+        + (
+            " (fitted to PyTorch's DDP benchmark: V100 DGX-1, ResNet/ResNeXt, 1-16 GPUs; one "
+            "GPU generation and model family, so treat it as a pessimistic bound)"
+            if c == ddp.FITTED_COMM_CONTENTION
+            else ""
+        )
+        + f": {100 * result.efficiency:.1f} %. With perfect overlap (c = 0): "
+        f"{100 * ideal.efficiency:.1f} %."
+    )
     for note in result.notes:
         st.caption(note)
+    if inp_b is not None:
+        _compare(inp, result, inp_b)
     _training_cost(result, inp)
     chart(
         plots.ddp_timeline_figure(
@@ -165,6 +367,7 @@ def render() -> None:
         ),
         key="chart_timeline",
     )
+    _advisor(inp, inp_b)
     # the searches re-evaluate the step many times: shown after the step, cached on their own
     flips = data.evaluate_scenario(flips=True, **inp)
     if flips.flip is not None:

@@ -7,7 +7,16 @@ import streamlit as st
 from costmodel import architecture, memory, plots
 from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
-from costmodel.web.common import QP, chart, gpu_choice, page_header, parse_input, section, table
+from costmodel.web.common import (
+    QP,
+    chart,
+    gpu_choice,
+    headline,
+    page_header,
+    parse_input,
+    section,
+    table,
+)
 
 #: Largest parameter count the page takes [-]: the DDP page's bound (``Scenario.params``,
 #: ``le=1e15``), about 1,000x the largest dense model published (~1e12, 2024).
@@ -17,6 +26,7 @@ STAGE_LABELS = {0: "0 (DDP)", 1: "1 (optimizer)", 2: "2 (+ gradients)", 3: "3 (F
 
 
 CUSTOM = "custom (parameter count)"
+SAME = "same as A"
 
 
 def _inputs() -> dict:
@@ -141,7 +151,164 @@ def _inputs() -> dict:
         "activation": activation,
         "context": parse_input("CUDA context", parse_bytes, ctx_text),
         "fragmentation": frag,
+        "recipe_act": recipe_act,
     }
+
+
+def _pinned(inp: dict) -> dict | None:
+    """The second configuration (B): A with another model, rank count, ZeRO stage or GPU.
+
+    Every B widget is URL-bound ("same as A" stays out of the URL), so a shared link restores
+    both. B's model is a named architecture (its activations come from its shape with A's
+    sequence, micro-batch, recompute and FlashAttention choices); None when nothing is pinned.
+    """
+    pin = st.toggle(
+        "Compare with a second configuration (B)",
+        value=False,
+        key="mem_pin",
+        bind=QP,
+        help="Pin B: A with another model, rank count, ZeRO stage or GPU; both bars are drawn "
+        "side by side and a table gives B - A part by part.",
+    )
+    if not pin:
+        return None
+    c = st.columns(4)
+    arch = c[0].selectbox(
+        "Model (B)", (SAME, *architecture.arch_names()), key="mem_b_arch", bind=QP
+    )
+    ranks_text = c[1].text_input(
+        "Data-parallel ranks (B)", value="", key="mem_b_ranks", bind=QP, placeholder=SAME
+    )
+    stage = c[2].selectbox("ZeRO stage (B)", (SAME, *memory.ZERO_STAGES), key="mem_b_zero", bind=QP)
+    gpus = (SAME, *data.preset_names("gpu"))
+    gpu = c[3].selectbox("GPU (B)", gpus, key="mem_b_gpu", bind=QP)
+    b = dict(inp)
+    changed = False
+    if arch != SAME:
+        a = architecture.load_arch(arch)
+        b.update(arch=a, params=float(a.params))
+        if inp["activation"] is not None:
+            b["activation"] = ("arch", a.name, *inp["recipe_act"])
+        changed = True
+    if ranks_text.strip():
+        try:
+            n = int(ranks_text.strip())
+            if n < 1:
+                raise ValueError
+        except ValueError:
+            st.error(
+                f"Data-parallel ranks (B): a whole number >= 1, got {ranks_text!r}",
+                icon=":material/error:",
+            )
+            return None
+        b["ranks"], changed = n, True
+    if stage != SAME:
+        b["stage"], changed = stage, True
+    if gpu != SAME:
+        b["gpu"], changed = (gpu, float(data.gpu_memory_bytes(gpu))), True
+    if not changed:
+        st.info("B is the same as A: pick another model, rank count, ZeRO stage or GPU.")
+        return None
+    return b
+
+
+def _figures(inp: dict) -> dict | None:
+    """Memory per GPU of one configuration at its ZeRO stage: parts, total, capacity, largest."""
+    name, capacity = inp["gpu"]
+    activations = 0.0
+    if inp["activation"] is not None:
+        activations = data.activations_for(*inp["activation"])
+    kw = {
+        "recipe": inp["recipe"],
+        "activations_bytes": activations,
+        "ddp_bucket_copy": inp["buckets"],
+        "cuda_context_bytes": inp["context"],
+        "fragmentation": inp["fragmentation"],
+    }
+    parts, totals = data.memory_by_stage(inp["params"], int(inp["ranks"]), **kw)
+    stage = inp["stage"]
+    return {
+        "parts": parts[parts["config"] == f"ZeRO-{stage}"],
+        "total": totals[stage],
+        "capacity": capacity,
+        "gpu": name,
+        "largest": data.max_params(capacity, stage, int(inp["ranks"]), **kw),
+    }
+
+
+def _label(inp: dict) -> str:
+    model = inp["arch"].name if inp["arch"] is not None else format_count(inp["params"])
+    return f"{model}, N = {int(inp['ranks'])}, ZeRO-{inp['stage']}, {inp['gpu'][0]}"
+
+
+def _compare(inp: dict, inp_b: dict) -> None:
+    """A and B side by side: the bars against each GPU's memory, and B - A part by part."""
+    import pandas as pd
+
+    with section("Configuration B"):
+        fa, fb = _figures(inp), _figures(inp_b)
+        la, lb = f"A: {_label(inp)}", f"B: {_label(inp_b)}"
+        st.subheader("A or B?")
+        verdict = {True: "fits", False: "does NOT fit"}
+        st.success(
+            f"A needs {format_bytes(fa['total'])} per GPU of {format_bytes(fa['capacity'])} "
+            f"({verdict[fa['total'] <= fa['capacity']]}); B needs {format_bytes(fb['total'])} "
+            f"of {format_bytes(fb['capacity'])} ({verdict[fb['total'] <= fb['capacity']]}).",
+            icon=":material/compare_arrows:",
+        )
+        frame = pd.concat([fa["parts"].assign(config=la), fb["parts"].assign(config=lb)])
+        chart(
+            plots.memory_compare_figure(
+                frame,
+                capacities={la: fa["capacity"], lb: fb["capacity"]},
+                title="Memory per GPU, A and B",
+            ),
+            key="chart_memory_compare",
+        )
+        pa = fa["parts"].set_index("part")["bytes"]
+        pb = fb["parts"].set_index("part")["bytes"]
+        rows = [
+            {
+                "part": part,
+                "A": format_bytes(pa.get(part, 0.0)),
+                "B": format_bytes(pb.get(part, 0.0)),
+                "B - A": _signed(pb.get(part, 0.0) - pa.get(part, 0.0)),
+            }
+            for part in dict.fromkeys([*pa.index, *pb.index])
+        ]
+        rows += [
+            {
+                "part": "total per GPU",
+                "A": format_bytes(fa["total"]),
+                "B": format_bytes(fb["total"]),
+                "B - A": _signed(fb["total"] - fa["total"]),
+            },
+            {
+                "part": "GPU memory",
+                "A": format_bytes(fa["capacity"]),
+                "B": format_bytes(fb["capacity"]),
+                "B - A": _signed(fb["capacity"] - fa["capacity"]),
+            },
+            {
+                "part": "headroom",
+                "A": _signed(fa["capacity"] - fa["total"]),
+                "B": _signed(fb["capacity"] - fb["total"]),
+                "B - A": _signed((fb["capacity"] - fb["total"]) - (fa["capacity"] - fa["total"])),
+            },
+            {
+                "part": "largest model that fits [params]",
+                "A": format_count(fa["largest"]),
+                "B": format_count(fb["largest"]),
+                "B - A": "",
+            },
+        ]
+        table(
+            pd.DataFrame(rows), "memory_compare.csv", key="memory_compare", caption=f"{la}  |  {lb}"
+        )
+
+
+def _signed(v: float) -> str:
+    return ("+" if v >= 0 else "-") + format_bytes(abs(v))
 
 
 def render() -> None:
@@ -152,6 +319,7 @@ def render() -> None:
         "and how many ranks does sharding need? (ZeRO: Rajbhandari et al. 2020)",
     )
     inp = _inputs()
+    inp_b = _pinned(inp)
     name, capacity = inp["gpu"]
     if inp["params"] is not None and not 0 < inp["params"] <= MAX_PARAMS:
         st.error(
@@ -177,7 +345,7 @@ def render() -> None:
         parts, totals = data.memory_by_stage(inp["params"], int(inp["ranks"]), **kw)
         stage = inp["stage"]
         total = totals[stage]
-        m = st.columns(4)
+        m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
         m[1].metric(f"GPU memory ({name})", format_bytes(capacity))
         m[2].metric(
@@ -200,6 +368,8 @@ def render() -> None:
             ),
             key="chart_memory",
         )
+    if inp_b is not None and parts is not None:
+        _compare(inp, inp_b)
     if inp["buckets"]:
         st.caption(
             "DDP's bucket copy exists only with unsharded gradients: the ZeRO-2 and "

@@ -14,6 +14,7 @@ from costmodel.web.common import (
     MAX_UPLOAD_BYTES,
     QP,
     chart,
+    fidelity_table,
     page_header,
     plain,
     plain_html,
@@ -134,6 +135,7 @@ def render() -> None:
         "Measured nccl-tests bus bandwidth against the prediction for a cluster preset: "
         "the error per size, a CSV of the comparison, and a calibrated preset fitted to the run.",
     )
+    fidelity_table()
     raw, name, uploaded = _log()
     c = st.columns(3)
     clusters = data.preset_names("cluster")

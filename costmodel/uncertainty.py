@@ -1,0 +1,206 @@
+r"""Expected error of a prediction: the regime it falls in and that regime's grouped-CV band.
+
+A prediction's error band is not a guess: ``scripts/fit_corrections.py`` predicts every bundled
+nccl-tests run with parameters fitted on the *other sources* only (grouped cross-validation, one
+source at a time: :func:`fit_corrections.group_of`), collects the relative busbw residuals
+``e = busbw_pred / busbw_meas - 1`` of every row, and writes per (model, regime, size class)
+into ``costmodel/data/fitted_corrections.toml`` (``[band.<model>.<regime>]``):
+
+- ``half_width``: the 80th percentile of ``|e|`` (each run weighted equally, whatever its row
+  count), shown as "±X%": four in five measured rows of that regime fell within it;
+- ``lo``, ``hi``: the 10th and 90th percentiles of ``busbw_meas / busbw_pred`` (multipliers on
+  the predicted busbw; the time band is ``time / hi`` to ``time / lo``);
+- ``n_runs``, ``n_groups``: how many runs and independent sources the figures rest on.
+
+Size classes: ``"ge1MiB"`` (from 1 MiB per rank up) and ``"lt1MiB"``. Regimes
+(:func:`regime`): one node over NVSwitch/NVLink, one node over PCIe, several nodes over
+InfiniBand, over a cloud fabric (RoCE, EFA, GPUDirect-TCPX/TCPXO over Ethernet), over
+Slingshot. A regime without measured runs, or a multi-node prediction on a fabric no bundled
+run measured (e.g. ``tcpxo``: GCP A3 Mega), gets ``measured=False`` and no number: the note
+says so instead of borrowing another fabric's band.
+
+Decision: the band describes the *model's* error against nccl-tests out-of-place busbw on
+clusters it was not fitted on; it does not cover what the model leaves out (:data:`LEAVES_OUT`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+#: regime -> what it covers (the order is the display order)
+REGIMES: dict[str, str] = {
+    "single-node-nvlink": "one node, GPUs over NVSwitch or an NVLink mesh",
+    "single-node-pcie": "one node, GPUs over PCIe (peer-to-peer or host-staged)",
+    "multi-node-infiniband": "several nodes over InfiniBand",
+    "multi-node-cloud": "several nodes over a cloud fabric (RoCE, EFA, GPUDirect-TCPX/TCPXO)",
+    "multi-node-slingshot": "several nodes over HPE Slingshot (aws-ofi-nccl)",
+    "multi-node-other": "several nodes over a fabric or intra-node link not listed above",
+}
+CLOUD_FABRICS: tuple[str, ...] = ("roce", "efa", "ethernet", "tcpxo")
+SIZE_CLASSES: tuple[str, ...] = ("ge1MiB", "lt1MiB")
+ONE_MIB = 2**20
+
+#: one line on what the predicted times leave out (shown next to the numbers in the app)
+LEAVES_OUT = (
+    "Leaves out: other jobs sharing the network, stragglers and congestion, GPU clocks and "
+    "thermals, datatype and reduction-op speed, in-place vs out-of-place, NCCL versions other "
+    "than the modelled one and env tuning beyond NCCL_ALGO/PROTO."
+)
+
+
+def regime(fabric: str, intra_kind: str, nodes: int) -> str:
+    """The error-band regime of a prediction.
+
+    >>> regime("infiniband", "nvswitch", 1), regime("infiniband", "nvswitch", 4)
+    ('single-node-nvlink', 'multi-node-infiniband')
+    >>> regime("tcpxo", "nvswitch", 2), regime("none", "pcie", 1)
+    ('multi-node-cloud', 'single-node-pcie')
+    """
+    if int(nodes) <= 1:
+        return "single-node-pcie" if intra_kind == "pcie" else "single-node-nvlink"
+    if fabric == "infiniband":
+        return "multi-node-infiniband"
+    if fabric in CLOUD_FABRICS:
+        return "multi-node-cloud"
+    if fabric == "slingshot":
+        return "multi-node-slingshot"
+    return "multi-node-other"
+
+
+@dataclass(frozen=True)
+class ErrorBand:
+    """Expected error of a prediction (see the module docstring for how it is derived).
+
+    ``half_width`` (relative, e.g. 0.08 for ±8 %), ``lo`` and ``hi`` (multipliers on the
+    predicted busbw) are per size like the prediction (scalars for a scalar prediction); NaN
+    where ``measured`` is False.
+    """
+
+    #: NaN in a band means "no measurement for this regime": costmodel._checks skips it
+    NAN_MEANS_UNKNOWN: ClassVar[bool] = True
+
+    model: str
+    regime: str
+    measured: bool
+    half_width: Any
+    lo: Any
+    hi: Any
+    n_runs: int
+    n_groups: int
+    note: str
+
+    def pct(self, i: int | None = None) -> str:
+        """``"±X%"`` (the largest half-width over sizes, or size ``i``'s), or ``"± ?"``.
+
+        >>> ErrorBand("nccl", "r", True, 0.084, 0.9, 1.1, 3, 2, "").pct()
+        '±8%'
+        >>> ErrorBand("nccl", "r", False, float("nan"), float("nan"), float("nan"), 0, 0, "").pct()
+        '± ? (no measurement)'
+        """
+        if not self.measured:
+            return "± ? (no measurement)"
+        hw = np.atleast_1d(np.asarray(self.half_width, dtype=float))
+        x = hw[i] if i is not None else np.nanmax(hw)
+        return f"±{100 * x:.0f}%"
+
+    def time_bounds(self, time_s) -> tuple[Any, Any]:
+        """(fastest, slowest) time the band allows: ``time / hi``, ``time / lo``."""
+        t = np.asarray(time_s, dtype=float)
+        return t / np.asarray(self.hi, dtype=float), t / np.asarray(self.lo, dtype=float)
+
+
+def _empty(model: str, reg: str, note: str, shape) -> ErrorBand:
+    nan = np.full(shape, np.nan) if shape else float("nan")
+    return ErrorBand(model, reg, False, nan, nan, nan, 0, 0, note)
+
+
+def error_band(
+    model: str,
+    fabric: str,
+    intra_kind: str,
+    nodes: int,
+    message_bytes,
+    bands: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]] | None = None,
+    measured_fabrics: tuple[str, ...] | None = None,
+) -> ErrorBand:
+    """The band of a prediction from the fitted file's grouped-CV figures.
+
+    ``bands[model][regime][size_class]`` holds ``half_width``, ``lo``, ``hi``, ``n_runs``,
+    ``n_groups`` (default: the packaged file, :data:`costmodel.fitted_corrections.FITTED`).
+    """
+    if bands is None or measured_fabrics is None:
+        from .fitted_corrections import FITTED
+
+        bands = FITTED.bands if bands is None else bands
+        measured_fabrics = FITTED.measured_fabrics if measured_fabrics is None else measured_fabrics
+    m = np.asarray(message_bytes, dtype=float)
+    shape = m.shape
+    reg = regime(fabric, intra_kind, nodes)
+    table = bands.get(model, {}).get(reg)
+    if int(nodes) > 1 and fabric not in measured_fabrics:
+        return _empty(
+            model,
+            reg,
+            f"no bundled run measured {fabric!r} between nodes: the error is unknown "
+            f"(fabric constants are priors, not fits)",
+            shape,
+        )
+    if not table or any(sc not in table for sc in SIZE_CLASSES):
+        return _empty(model, reg, f"no grouped-CV measurement for {model!r} in {reg}", shape)
+    big = m >= ONE_MIB
+
+    def pick(key: str):
+        v = np.where(big, table["ge1MiB"][key], table["lt1MiB"][key])
+        return float(v) if not shape else v
+
+    n_runs = int(max(table[sc]["n_runs"] for sc in SIZE_CLASSES))
+    n_groups = int(max(table[sc]["n_groups"] for sc in SIZE_CLASSES))
+    note = (
+        f"{REGIMES[reg]}: 80% of measured rows within this band under grouped cross-validation "
+        f"({n_runs} runs from {n_groups} sources, none fitted on)"
+    )
+    return ErrorBand(
+        model, reg, True, pick("half_width"), pick("lo"), pick("hi"), n_runs, n_groups, note
+    )
+
+
+def weighted_quantile(values, weights, q: float) -> float:
+    """Quantile ``q`` of ``values`` with ``weights`` (midpoint rule on the weighted CDF).
+
+    >>> weighted_quantile([1, 2, 3, 4], [1, 1, 1, 1], 0.5)
+    2.5
+    >>> weighted_quantile([1, 10], [3, 1], 0.25)  # below the first midpoint (0.375)
+    1.0
+    """
+    v = np.asarray(values, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    o = np.argsort(v)
+    v, w = v[o], w[o]
+    cdf = (np.cumsum(w) - 0.5 * w) / w.sum()
+    return float(np.interp(q, cdf, v))
+
+
+def band_columns(
+    model: str, fabric: str, intra_kind: str, nodes, message_bytes
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sweep columns per row: ``error_band_pct`` (±%, NaN where unmeasured) and ``regime``.
+
+    >>> pct, reg = band_columns("nccl", "tcpxo", "nvswitch", [1, 2], [2**20, 2**20])
+    >>> reg.tolist(), bool(np.isnan(pct[1]))
+    (['single-node-nvlink', 'multi-node-cloud'], True)
+    """
+    nodes = np.asarray(nodes, dtype=np.int64)
+    m = np.broadcast_to(np.asarray(message_bytes, dtype=float), np.broadcast(nodes, 0).shape)
+    nodes = np.broadcast_to(nodes, m.shape)
+    pct = np.full(m.shape, np.nan)
+    reg = np.empty(m.shape, dtype=object)
+    for n1 in np.unique(np.minimum(nodes, 2)):  # regimes depend on 1 vs several nodes only
+        sel = np.minimum(nodes, 2) == n1
+        b = error_band(model, fabric, intra_kind, int(n1), m[sel])
+        pct[sel] = 100.0 * np.asarray(b.half_width, dtype=float)
+        reg[sel] = b.regime
+    return pct, reg.astype(str)

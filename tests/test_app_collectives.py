@@ -1,0 +1,115 @@
+"""Headless tests of the Collectives page's cluster view (issue 13 items 4 and 5): every algorithm
+on a cluster, a typed message size ("14GB"), and a pinned second configuration side by side."""
+
+from __future__ import annotations
+
+import pytest
+
+from costmodel.predict import predict_all_algorithms, predict_collective
+from costmodel.units import format_duration
+from tests.test_app import assert_clean, metrics, open_page
+
+CLUSTER_VIEW = {"view": "A model on a cluster preset"}
+
+
+def frame_with(at, column: str):
+    frames = [d.value for d in at.dataframe if column in d.value.columns]
+    assert frames, f"no table with {column!r}"
+    return frames[0]
+
+
+def test_14gb_on_8_dgx_h100_answers_which_algorithm_wins():
+    at = open_page("page_collectives.py", {**CLUSTER_VIEW, "nccl_nodes": "8", "size_text": "14GB"})
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    p = predict_collective("all_reduce", 14e9, "dgx-h100", nodes=8)
+    m = metrics(at)
+    assert m["Time"] == format_duration(p.time_s)
+    assert m["Algorithm / protocol"] == f"{p.algorithm} / {p.protocol}"
+    table = frame_with(at, "model's choice")
+    r = predict_all_algorithms("all_reduce", [14e9], "dgx-h100", 8)
+    assert sorted(table["algorithm"]) == sorted(r.available)
+    assert table["algorithm"].iloc[0] == p.algorithm  # fastest first, and it is NCCL's pick
+    assert table.loc[table["model's choice"] == "yes", "algorithm"].tolist() == [p.algorithm]
+    assert table["time [µs]"].iloc[0] == pytest.approx(p.time_s * 1e6, rel=1e-12)
+    refused = frame_with(at, "why not here").set_index("algorithm")["why not here"]
+    assert "IB SHARP" in refused["nvls"]
+    assert {"chart_algorithms_time_s", "chart_algorithms_busbw_bytes_per_s"} <= {
+        c.key for c in at.get("plotly_chart")
+    }
+
+
+def test_the_text_box_wins_over_the_slider():
+    at = open_page("page_collectives.py", {**CLUSTER_VIEW, "size": "1.05 MB"})
+    before = metrics(at)["Time"]
+    at.text_input(key="size_text").set_value("14GB").run()
+    assert_clean(at)
+    assert metrics(at)["Time"] == format_duration(
+        predict_collective("all_reduce", 14e9, "dgx-h100").time_s
+    )
+    assert metrics(at)["Time"] != before
+    at.text_input(key="size_text").set_value("").run()  # emptied: the slider again
+    assert metrics(at)["Time"] == before
+
+
+@pytest.mark.parametrize("text", ["14 gigs", "8Gb", "-3MB", "99TiB"])
+def test_a_bad_size_text_names_the_grammar(text):
+    at = open_page("page_collectives.py", CLUSTER_VIEW)
+    at.text_input(key="size_text").set_value(text).run()
+    assert_clean(at)
+    errors = [e.value for e in at.error]
+    assert any("Message size" in e and "14GB" in e and "16 TiB" in e for e in errors), errors
+    assert at.selectbox(key="nccl_cluster").value == "dgx-h100"  # the inputs still render
+
+
+def test_the_link_view_takes_a_typed_size():
+    from costmodel import collectives
+
+    at = open_page("page_collectives.py", {"size_text": "14GB", "ranks": "64"})
+    assert_clean(at)
+    best = min(
+        collectives.collective_time("all_reduce", 14e9, 64, 450e9, 5e-6, a)
+        for a in ("ring", "tree", "recursive_doubling")
+    )
+    assert metrics(at)["Time"] == format_duration(best)
+
+
+def test_pin_a_second_configuration_side_by_side():
+    at = open_page("page_collectives.py", {**CLUSTER_VIEW, "nccl_nodes": "8", "size_text": "14GB"})
+    at.toggle(key="coll_compare").set_value(True).run()
+    at.button(key="pin_now").click().run()  # B = 8 x dgx-h100
+    assert at.number_input(key="pin_nodes").value == 8
+    at.number_input(key="nccl_nodes").set_value(2).run()  # A = 2 x dgx-h100
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    a = predict_collective("all_reduce", 14e9, "dgx-h100", nodes=2)
+    b = predict_collective("all_reduce", 14e9, "dgx-h100", nodes=8)
+    diff = frame_with(at, "time B / A").set_index("message size [B]")
+    assert diff.at[14e9, "time B / A"] == pytest.approx(b.time_s / a.time_s, rel=1e-12)
+    assert diff.at[14e9, "busbw B / A"] == pytest.approx(
+        b.busbw_bytes_per_s / a.busbw_bytes_per_s, rel=1e-12
+    )
+    assert diff.at[14e9, "B algorithm"] == b.algorithm
+    m = metrics(at)
+    assert m["B: time"] == format_duration(b.time_s)
+    assert m["Time B / A"] == f"{b.time_s / a.time_s:.3g}x"
+    assert {"chart_pinned_time_s", "chart_pinned_busbw_bytes_per_s"} <= {
+        c.key for c in at.get("plotly_chart")
+    }
+
+
+def test_the_pinned_comparison_is_restored_from_the_url():
+    query = {
+        **CLUSTER_VIEW,
+        "coll_compare": "true",
+        "pin_cluster": "dgx-a100",
+        "pin_nodes": "4",
+        "pin_model": "textbook",
+    }
+    at = open_page("page_collectives.py", query)
+    assert_clean(at)
+    b = predict_collective("all_reduce", 2**28, "dgx-a100", nodes=4, model="textbook")
+    assert metrics(at)["B: time"] == format_duration(b.time_s)
+    diff = frame_with(at, "time B / A")
+    assert len(diff) == 32  # every size of the slider (8 B .. 16 GiB)
+    assert (diff["B algorithm"] == "ring").all()  # the textbook's choice

@@ -1,0 +1,130 @@
+"""The question "Which algorithm wins on my cluster at 14 GB?" in a real browser (issue 13):
+type 14GB on the Collectives page's cluster view and read the answer, at desktop (1440 px) and
+phone (390 px) widths. Screenshots go to test-artifacts/collectives-14gb-<width>.png."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+from costmodel.predict import predict_collective  # noqa: E402
+from costmodel.units import format_duration  # noqa: E402
+from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+TIMEOUT_MS = 60_000  # a fresh server and session on a loaded shared 2-core box
+
+import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; no skip)
+
+expect = playwright_api.expect
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open(ARTIFACTS / "streamlit-server-collectives.log", "w") as log:
+        try:
+            with served_app(log=log) as url:
+                yield url
+        except RuntimeError as exc:
+            pytest.fail(f"{exc}; see {log.name}")
+
+
+@pytest.fixture(scope="module")
+def chromium_browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (or `make chromium`)")
+    with playwright_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def metric(page, label: str):
+    box = page.get_by_test_id("stMetric").filter(
+        has=page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True)
+    )
+    return box.get_by_test_id("stMetricValue")
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_which_algorithm_wins_at_14gb(chromium_browser, app_url, width, height):
+    context = chromium_browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(f"{app_url}/?view=A+model+on+a+cluster+preset&nccl_nodes=8")
+        expect(metric(page, "Time")).to_have_text(re.compile(r"\d"))
+        # let the first run finish (its last element is drawn) before typing: a rerun that is
+        # still going when Enter is pressed can paint the old size last on a loaded machine
+        expect(page.get_by_text("The whole sweep (SI units")).to_be_visible()
+        box = page.get_by_role("textbox", name="or type a size")
+        box.fill("14GB")
+        box.press("Enter")
+        p = predict_collective("all_reduce", 14e9, "dgx-h100", nodes=8)
+        expect(metric(page, "Time")).to_have_text(format_duration(p.time_s))
+        expect(metric(page, "Algorithm / protocol")).to_have_text(f"{p.algorithm} / {p.protocol}")
+        assert "size_text=14GB" in page.url  # the typed size is in the URL
+        # the per-algorithm table (fastest first) and the refused algorithms with reasons
+        caption = page.get_by_text("Every nccl algorithm dgx-h100 can run at M = 14 GB")
+        expect(caption).to_be_visible()
+        expect(
+            page.get_by_text("Algorithms this cluster (or this model) cannot run")
+        ).to_be_visible()
+        chart = page.get_by_test_id("stPlotlyChart").first
+        chart.hover()
+        expect(chart.locator(".gtitle").first).to_contain_text("every algorithm on dgx-h100")
+        expect(page.get_by_test_id("stException")).to_have_count(0)
+        page.get_by_role("heading", name="Collectives").first.hover()  # back to the top
+        grid = page.get_by_test_id("stDataFrame").first.bounding_box()
+        print(f"width {width}: the algorithm table at {grid}")
+        if width >= 1000:  # desktop: the answer (metrics and the algorithm table) on one screen
+            assert grid is not None and grid["y"] + grid["height"] < height
+        page.set_viewport_size({"width": width, "height": 2000 if width >= 1000 else 3000})
+        page.get_by_role("heading", name="Collectives").first.hover()
+        page.screenshot(path=str(ARTIFACTS / f"collectives-14gb-{width}.png"))
+    finally:
+        context.close()
+
+
+def test_bad_size_text_in_the_browser(chromium_browser, app_url):
+    context = chromium_browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(f"{app_url}/?view=A+model+on+a+cluster+preset&size_text=14+gigs")
+        alert = page.get_by_test_id("stAlert").filter(has_text="Message size")
+        expect(alert.first).to_contain_text("14GB, 1.5GiB")
+        expect(page.get_by_test_id("stException")).to_have_count(0)
+    finally:
+        context.close()
+
+
+def test_side_by_side_in_the_browser(chromium_browser, app_url):
+    context = chromium_browser.new_context(viewport={"width": 1440, "height": 2400})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(
+            f"{app_url}/?view=A+model+on+a+cluster+preset&nccl_nodes=8&size_text=14GB"
+            "&coll_compare=true&pin_cluster=dgx-b200&pin_nodes=8"
+        )
+        a = predict_collective("all_reduce", 14e9, "dgx-h100", nodes=8)
+        b = predict_collective("all_reduce", 14e9, "dgx-b200", nodes=8)
+        expect(metric(page, "Time B / A")).to_have_text(f"{b.time_s / a.time_s:.3g}x")
+        # the first chart of the side-by-side tabs: A's algorithms and B's choice (charts in
+        # a hidden tab are not visible, so pick the third of the page: the first two are A's)
+        chart = page.get_by_test_id("stPlotlyChart").nth(2)
+        chart.hover()
+        expect(chart.locator(".gtitle").first).to_contain_text("B's choice (dashed)")
+        expect(page.get_by_test_id("stException")).to_have_count(0)
+        page.get_by_role("heading", name="Collectives").first.hover()
+        page.screenshot(path=str(ARTIFACTS / "collectives-side-by-side-1440.png"))
+    finally:
+        context.close()

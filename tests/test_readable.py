@@ -1,0 +1,110 @@
+"""Readable answers without a browser (issue 14 item 7): table formats by unit, the CSV stays raw
+SI, chart titles clear of plotly's toolbar, the headline drawn above the inputs (AppTest).
+
+What only a browser can show (no metric cut off, the toolbar's real box against the title's) is
+in tests/test_browser_readable.py.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from costmodel import plots
+from costmodel.web import common
+
+WEB = Path(common.__file__).parent
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "shown"),
+    [
+        ("time_s", 0.00005, "50 µs"),  # a raw float the issue found on screen
+        ("predicted_time_s", 1.5, "1.5 s"),
+        ("step [s]", 0.435, "435 ms"),
+        ("busbw_bytes_per_s", 146754.5659e6, "147 GB/s"),
+        ("algbw [B/s]", 2.5e9, "2.5 GB/s"),
+        ("message_bytes", 2**30, "1.07 GB"),
+        ("crossover size [B]", 7.2e7, "72 MB"),
+        ("bytes_per_rank", 1.5e3, "1.5 kB"),
+        ("rel_error", -0.071, "-7.1 %"),
+    ],
+)
+def test_a_column_is_shown_in_the_unit_its_name_carries(column, value, shown):
+    assert common.column_formatter(column)(value) == shown
+
+
+@pytest.mark.parametrize(
+    "column",
+    ["time [µs]", "algbw [GB/s]", "tokens_per_s", "efficiency [0-1]", "learning rate [-]"],
+)
+def test_a_column_already_scaled_or_without_a_unit_is_not_rescaled(column):
+    # "[µs]" holds microseconds: reading it as seconds would show 3 µs as "3 s"
+    assert common.column_formatter(column) is None
+
+
+def test_the_table_shows_units_and_the_csv_keeps_raw_si():
+    frame = pd.DataFrame(
+        {
+            "algorithm": ["ring", "tree"],
+            "time_s": [0.00005, 1.25e-3],
+            "busbw_bytes_per_s": [146754.5659, 4.5e11],
+            "ranks": [8, 16],
+            "ratio": [146754.5659, float("nan")],
+        }
+    )
+    shown = common.styled(frame)
+    html = shown.to_html()
+    for text in ("50 µs", "1.25 ms", "147 kB/s", "450 GB/s", "146,800", "–"):
+        assert text in html, text
+    assert "0.00005" not in html and "146754.5659" not in html
+    assert shown.data is frame  # the data itself is untouched: only the display is formatted
+    back = pd.read_csv(io.StringIO(frame.to_csv(index=False)))  # what the download button sends
+    assert back["time_s"].tolist() == [0.00005, 1.25e-3]
+    assert back["busbw_bytes_per_s"].iloc[0] == 146754.5659
+
+
+def test_chart_title_sits_below_the_toolbar_row_and_wraps():
+    title = "Scaling efficiency of a data-parallel step vs GPU count at M = 268 MB on dgx-h100"
+    fig = plots.clear_of_toolbar(go.Figure(layout={"title": {"text": title}, "margin": {"t": 50}}))
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) == 2 and all(len(line) <= 50 for line in lines)
+    assert any("M = 268 MB" in line for line in lines)  # a value stays with its name and unit
+    assert " ".join(lines) == title
+    # the title rests on the plot area; the margin above holds its lines and the toolbar's row
+    assert (fig.layout.title.yref, fig.layout.title.yanchor) == ("paper", "bottom")
+    assert fig.layout.margin.t >= plots.TOOLBAR_PX + 2 * 20
+
+
+def test_headline_metrics_are_drawn_above_the_inputs():
+    at = AppTest.from_file(str(WEB / "page_cluster.py"), default_timeout=60).run()
+    assert not at.exception
+    order = [node for node in at.main if node.type in ("metric", "selectbox")]  # page order
+    assert order[0].type == "metric" and order[0].label == "Time, model nccl"
+    first_input = next(i for i, node in enumerate(order) if node.type == "selectbox")
+    assert [n.label for n in order[:first_input]] == [
+        "Time, model nccl",
+        "busbw, model nccl",
+        "Algorithm / protocol",
+        "Expected error",  # the accuracy of the answer sits with it (issue 13 item 7)
+    ]
+
+
+def test_every_page_table_reaches_the_browser_with_units():
+    """What the grid draws: the Styler's display strings travel with the raw data (AppTest)."""
+    from streamlit import dataframe_util
+
+    at = AppTest.from_file(str(WEB / "page_cluster.py"), default_timeout=60).run()
+    proto = at.dataframe[0].proto.arrow_data
+    shown = dataframe_util.convert_arrow_bytes_to_pandas_df(proto.styler.display_values)
+    raw = at.dataframe[0].value
+    row = raw.index[-1]
+    assert shown.loc[row, "model_s"].endswith(("ms", "µs", " s"))
+    assert shown.loc[row, "model_busbw_bytes_per_s"].endswith("B/s")
+    assert shown.loc[row, "message_bytes"] == "1.07 GB"  # the page's default 2**30 B
+    assert raw.loc[row, "message_bytes"] == 2**30  # the data (and the CSV) stay raw SI
