@@ -119,3 +119,16 @@ def flag(name: str, value: object, *, allow_none: bool = False) -> Any:
         return np.asarray(value, dtype=bool)
     allowed = "True, False" + (" or None" if allow_none else "")
     raise ValueError(f"{name}: expected a bool ({allowed}), got {value!r}")
+
+
+def must_be(name: str, rule: str, value: object) -> ValueError:
+    """The one style of a bad-input message: ``"name: must be RULE, got VALUE"``.
+
+    ``rule`` states the allowed range (``"a whole number >= 1"``, ``"in (0, 1]"``); the caller
+    raises the returned error (``raise must_be("ranks", "a whole number >= 1", ranks)``), so the
+    traceback points at the check.
+
+    >>> str(must_be("ranks", "a whole number >= 1", 0))
+    'ranks: must be a whole number >= 1, got 0'
+    """
+    return ValueError(f"{name}: must be {rule}, got {value!r}")

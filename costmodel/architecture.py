@@ -298,7 +298,7 @@ class Architecture(BaseModel):
         it and are not modelled (the estimate is the paper's, applied to this ``h`` and ``a``).
         """
         if recompute not in ("none", "selective", "full"):
-            raise ValueError(f"recompute: unknown {recompute!r}; valid: none, selective, full")
+            raise ValueError(f"recompute: unknown {recompute!r}; allowed: none, selective, full")
         sequence_length = _whole("sequence_length", sequence_length, "tokens")
         h = self.hidden
         if recompute == "full":

@@ -270,7 +270,9 @@ def scale_learning_rate(
     0.2
     """
     if rule not in LR_RULES:
-        raise ValueError(f"rule: unknown learning-rate rule {rule!r}; valid: {', '.join(LR_RULES)}")
+        raise ValueError(
+            f"rule: unknown learning-rate rule {rule!r}; allowed: {', '.join(LR_RULES)}"
+        )
     if _scalars(base_lr, base_batch, new_batch):  # Python numbers: the same expression on floats
         lr = _positive_scalar("base_lr", base_lr)
         k = _positive_scalar("new_batch", new_batch) / _positive_scalar("base_batch", base_batch)

@@ -59,6 +59,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import tables as T
+from ._checks import must_be
 from .nccl import TopologyInputs, tree_correction_applies
 
 
@@ -75,7 +76,7 @@ def host_floor_s(gpus_per_process: int, params: Mapping[str, float]) -> float:
     """
     g = int(gpus_per_process)
     if g < 1:
-        raise ValueError(f"gpus_per_process={gpus_per_process!r} must be an integer >= 1")
+        raise must_be("gpus_per_process", "an integer >= 1", gpus_per_process)
     return (params["host_base_us"] + params["host_per_gpu_us"] * g) * 1e-6
 
 
@@ -209,7 +210,7 @@ def fabric_tree_efficiency(fabric: str, nodes: int, params: Mapping[str, object]
     table = params.get("fabric_tree_efficiency", {}) or {}
     e = float(table.get(fabric, 1.0))  # type: ignore[union-attr]
     if not 0.0 < e <= 1.0:
-        raise ValueError(f"fabric_tree_efficiency[{fabric!r}]={e!r} must be in (0, 1]")
+        raise must_be(f"fabric_tree_efficiency[{fabric!r}]", "in (0, 1]", e)
     return e
 
 
@@ -234,7 +235,7 @@ def fabric_ramp_phi(fabric: str, nodes: int, params: Mapping[str, object]) -> fl
     table = params.get("fabric_ramp_phi", {}) or {}
     phi = float(table.get(fabric, base))  # type: ignore[union-attr]
     if not (math.isfinite(phi) and phi >= 0):
-        raise ValueError(f"fabric_ramp_phi[{fabric!r}]={phi!r} must be finite and >= 0")
+        raise must_be(f"fabric_ramp_phi[{fabric!r}]", "a finite number >= 0", phi)
     return phi
 
 
@@ -343,4 +344,4 @@ def _check(params: Mapping[str, object]) -> None:
         raise ValueError(f"correction params lack {missing}; expected keys {list(DEFAULT_PARAMS)}")
     for k in ("host_base_us", "host_per_gpu_us", "ramp_phi"):
         if not math.isfinite(float(params[k])) or float(params[k]) < 0:  # type: ignore[arg-type]
-            raise ValueError(f"correction param {k}={params[k]!r} must be finite and >= 0")
+            raise must_be(f"correction param {k}", "a finite number >= 0", params[k])

@@ -49,6 +49,7 @@ from pydantic import (
     model_validator,
 )
 
+from .tables import Op
 from .units import parse_bytes, parse_duration, parse_flops, parse_rate
 
 __all__ = [
@@ -367,9 +368,7 @@ class Node(_Frozen):
 
 # --- calibration (fitted alpha-beta per op, algorithm, protocol and level) ---------------------
 CalibrationLevel = Literal["intra", "inter"]
-CollectiveOp = Literal[
-    "all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"
-]
+CollectiveOp = Op  # tables.Op: the one list of collectives
 
 # alternative names of a textbook algorithm -> its name in collectives.ALGORITHMS, per op (the
 # ring-like algorithm of broadcast/reduce is "chain", of all-to-all "pairwise")

@@ -220,7 +220,7 @@ def get_recipe(name: str | Recipe) -> Recipe:
     if isinstance(name, Recipe):
         return name
     if name not in RECIPES:
-        raise ValueError(f"recipe: unknown recipe {name!r}; valid: {', '.join(RECIPES)}")
+        raise ValueError(f"recipe: unknown recipe {name!r}; allowed: {', '.join(RECIPES)}")
     return RECIPES[name]
 
 
@@ -329,7 +329,9 @@ def activation_bytes(
     16.777216
     """
     if recompute not in _ACTIVATION_TERMS:
-        raise ValueError(f"recompute: unknown {recompute!r}; valid: {', '.join(_ACTIVATION_TERMS)}")
+        raise ValueError(
+            f"recompute: unknown {recompute!r}; allowed: {', '.join(_ACTIVATION_TERMS)}"
+        )
     c, attn = _ACTIVATION_TERMS[recompute]
     if all(
         type(v) is float or type(v) is int

@@ -65,7 +65,8 @@ import numpy as np
 from . import models as _models
 from . import nccl
 from . import tables as T
-from ._checks import finite_result, flag
+from ._checks import finite_result, flag, must_be
+from .nccl.availability import _default_enabled
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -449,7 +450,7 @@ def predict_collective(
             "costmodel.units.parse_bytes)"
         ) from exc
     if np.any(~np.isfinite(m)) or np.any(m < 0) or np.any(m > 2.0**44):
-        raise ValueError(f"message_bytes={message_bytes!r} must be between 0 and 2**44 B (16 TiB)")
+        raise must_be("message_bytes", "between 0 and 2**44 B (16 TiB)", message_bytes)
     scalar = m.ndim == 0
     m1 = np.atleast_1d(m)
     c = _resolve(cluster, nodes, gpus_per_node)
@@ -742,7 +743,7 @@ def _nccl_reason(op: str, algorithm: str, protocol: str, topo: nccl.TopologyInpu
     if all(w is not None for w in why):
         # the simple protocol's reason names the hardware; the others only "simple only"
         return why[protos.index("simple")] if "simple" in protos else why[0]
-    if not nccl._default_enabled(op, algorithm, topo):
+    if not _default_enabled(op, algorithm, topo):
         return (
             "off by default: NCCL considers it only with NCCL_COLLNET_ENABLE=1 "
             "(collnet_enabled=True)"

@@ -389,9 +389,9 @@ def realistic_rows(
     shape = m.shape
     m, k, g = m.ravel(), k.ravel(), g.ravel()
     if m.size and (np.any(~np.isfinite(m)) or np.any(m < 0)):
-        raise ValueError("message_bytes must be finite and >= 0")
+        raise ValueError("message_bytes: must be finite and >= 0 B at every point")
     if m.size and (k.min() < 1 or g.min() < 1):
-        raise ValueError("nodes and gpus_per_node must be integers >= 1")
+        raise ValueError("nodes, gpus_per_node: must be integers >= 1")
     p = None
     if corrected:
         from .predict import fitted_params

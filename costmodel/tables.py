@@ -7,25 +7,45 @@ NCCL's tuning constants (NCCL 2.30.7, ``src/graph/tuning.cc``), then the terms N
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal, get_args
 
 import numpy as np
 
+# --- the collectives ----------------------------------------------------------------------------
+# The one list of collective operations every model, the CLI, the sweep and the app accept
+# (collectives.OPS, nccl.OPS, predict.OPS and hardware.CollectiveOp are this one).
+Op = Literal["all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"]
+OPS: tuple[str, ...] = get_args(Op)
+
 # --- nccl-tests bus bandwidth ---------------------------------------------------------------
 # nccl-tests doc/PERFORMANCE.md l.136-143 and src/*.cu GetBw (v2.19.6): busbw = algbw * factor(N)
+# with factor(N) = a * (N - 1) / N; a = 0 stands for the rooted ops, whose factor is 1.
 # factor(N) [-]; N a float or a float array (the lambdas are numpy-broadcasting)
+BUSBW_NUMERATOR: dict[str, float] = {
+    "all_reduce": 2.0,
+    "reduce_scatter": 1.0,
+    "all_gather": 1.0,
+    "all_to_all": 1.0,
+    "broadcast": 0.0,
+    "reduce": 0.0,
+}
+
+
+def _busbw_factor(a: float) -> Callable[[float | np.ndarray], float | np.ndarray]:
+    """factor(N) = a (N-1)/N, or the constant 1 when ``a == 0`` (nccl-tests GetBw)."""
+    if a == 0.0:
+        return lambda n: 1.0
+    return lambda n: a * (n - 1) / n
+
+
 BUSBW_FACTOR: dict[str, Callable[[float | np.ndarray], float | np.ndarray]] = {
-    "all_reduce": lambda n: 2.0 * (n - 1) / n,
-    "reduce_scatter": lambda n: (n - 1) / n,
-    "all_gather": lambda n: (n - 1) / n,
-    "all_to_all": lambda n: (n - 1) / n,
-    "broadcast": lambda n: 1.0,
-    "reduce": lambda n: 1.0,
+    op: _busbw_factor(a) for op, a in BUSBW_NUMERATOR.items()
 }
 
 # --- NCCL tuning model (NCCL 2.30.7, HEAD 5067397c) ---------------------------------------------
 # Everything below is read from NVIDIA/nccl at version 2.30.7 (makefiles/version.mk); file and
 # line numbers refer to that commit (see docs/nccl-model.md section 1). Units are
-# NCCL's own: latencies in microseconds, bandwidths in GB/s (1e9 B/s); nccl.py converts to SI.
+# NCCL's own: latencies in microseconds, bandwidths in GB/s (1e9 B/s); costmodel.nccl converts to SI.
 NCCL_VERSION = "2.30.7"
 
 # src/include/plugin/nccl_tuner.h l.27-54: algorithm and protocol indices, in NCCL's order.

@@ -36,19 +36,17 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import finite_result, flag
-from .collectives import (
-    FloatOrArray,
+from .collectives import FloatOrArray, collective_time
+from .collectives._inputs import (
     _check_scalar,
     _check_scalar_ranks,
     _nonnegative,
     _out,
     _positive,
     _ranks,
-    _row,
-    _row_time_scalar,
     _scalars,
-    collective_time,
 )
+from .collectives.rows import _row, _row_time_scalar
 
 Mode = Literal["serial", "pipelined"]
 MODES: tuple[str, ...] = ("serial", "pipelined")
@@ -257,7 +255,7 @@ def hierarchical_allreduce_time(
     3.889
     """
     if mode not in MODES:
-        raise ValueError(f"mode: unknown mode {mode!r}; valid: {', '.join(MODES)}")
+        raise ValueError(f"mode: unknown mode {mode!r}; allowed: {', '.join(MODES)}")
     p = hierarchical_allreduce_phases(
         message_bytes,
         nodes,

@@ -96,7 +96,7 @@ def test_learning_rate_rules() -> None:
     )
     assert scale_learning_rate(0.1, 8192, 256) == pytest.approx(0.1 / 32, rel=1e-12)
     with pytest.raises(
-        ValueError, match="rule: unknown learning-rate rule 'cubic'; valid: linear, sqrt"
+        ValueError, match="rule: unknown learning-rate rule 'cubic'; allowed: linear, sqrt"
     ):
         scale_learning_rate(0.1, 256, 512, rule="cubic")
     with pytest.raises(ValueError, match="base_batch: must be a finite number > 0"):

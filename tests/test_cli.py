@@ -300,7 +300,7 @@ def test_sweep_failure_leaves_no_file(tmp_path, monkeypatch):
                 "-a",
                 "spiral",
             ),
-            "valid: ring",
+            "allowed: ring",
         ),
         (("collective", "all_reduce", "--size", "1GB"), "--ranks and --bandwidth"),
         (("memory", "--params", "7B", "--recipe", "magic"), "magic"),
@@ -364,13 +364,13 @@ def test_app_starts_streamlit(tmp_path, monkeypatch):
     script = tmp_path / "app.py"
     script.write_text("")
     calls = []
-    monkeypatch.setattr(cli, "APP_SCRIPT", script)
+    monkeypatch.setattr(cli.serve, "APP_SCRIPT", script)
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
     assert run("app", "--port", "8600").exit_code == 0
     (cmd,) = calls
     assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4] == str(script)
     assert "8600" in cmd
-    monkeypatch.setattr(cli, "APP_SCRIPT", tmp_path / "missing.py")
+    monkeypatch.setattr(cli.serve, "APP_SCRIPT", tmp_path / "missing.py")
     assert_usage_error(run("app"), "not found")
 
 
@@ -842,3 +842,34 @@ def test_scenario_contention_option_slows_the_step():
     slow = run_json("scenario", "--arch", "llama-2-7b", "--nodes", "4", "--contention", "1")
     assert slow["efficiency"] < base["efficiency"]
     assert slow["scenario"]["comm_contention"] == 1.0
+
+
+# --- the package layout (issue 10 item 4) -------------------------------------------------------
+def test_help_lists_commands_in_their_order():
+    """The cli/ package registers every command in one table; --help keeps the order it had."""
+    out = run("--help").stdout
+    listed = [
+        line.split()[0]
+        for line in out.split("Commands:")[1].splitlines()
+        if line.startswith("  ") and not line.startswith("   ")
+    ]
+    assert listed == [
+        "collective", "memory", "batch", "step", "scenario", "train", "archs", "predict",
+        "sweep", "calibrate", "app", "presets", "validate",
+    ]  # fmt: skip
+
+
+def test_python_dash_m_runs_the_cli():
+    out = subprocess.run(
+        [sys.executable, "-m", "costmodel.cli", "collective", "all_reduce", "--size", "14GB",
+         "--ranks", "64", "--bandwidth", "50GB/s", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    # the lesson's 7B all-reduce: 2 (63/64) 14 GB / 50 GB/s
+    assert json.loads(out.stdout)["results"][0]["time_s"] == pytest.approx(0.55125, rel=1e-12)
+    bad = subprocess.run(
+        [sys.executable, "-m", "costmodel.cli", "collective", "nope", "--size", "1GB"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode == 2 and bad.stderr.startswith("costmodel: error: ")

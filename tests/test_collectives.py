@@ -8,6 +8,7 @@ Expected values are computed here independently from the DESIGN.md 3.1 table wit
 from __future__ import annotations
 
 import math
+import typing
 
 import numpy as np
 import pytest
@@ -436,3 +437,21 @@ def test_scalar_fast_path_equals_array_path(m, n, bw, a, g, row):
 def test_booleans_are_not_rank_counts(bad):
     with pytest.raises(ValueError, match="ranks: expected a number"):
         c.allreduce_time(1e6, bad, 50e9)
+
+
+def test_one_op_list_and_one_busbw_table():
+    """Every module that names the collectives uses tables.OPS; the busbw factors are one table."""
+    from costmodel import hardware, nccl, predict, tables
+    from costmodel.validation import compare, nccl_tests, torch_bench
+
+    assert c.OPS is tables.OPS and nccl.OPS is tables.OPS and predict.OPS is tables.OPS
+    assert typing.get_args(hardware.CollectiveOp) == tables.OPS
+    assert set(tables.BUSBW_FACTOR) == set(tables.OPS) == set(tables.BUSBW_NUMERATOR)
+    assert compare._BUSBW is tables.BUSBW_FACTOR
+    assert torch_bench.BUSBW_FACTOR is tables.BUSBW_FACTOR
+    assert set(torch_bench.OPS) <= set(tables.OPS)
+    assert nccl_tests._BUSBW_NUMERATOR is tables.BUSBW_NUMERATOR
+    # nccl-tests doc/PERFORMANCE.md: 2(n-1)/n, (n-1)/n, 1
+    assert tables.BUSBW_FACTOR["all_reduce"](4) == 1.5
+    assert tables.BUSBW_FACTOR["all_gather"](4) == 0.75
+    assert tables.BUSBW_FACTOR["broadcast"](4) == 1.0

@@ -97,7 +97,7 @@ def test_activation_formula_by_hand() -> None:
         L * s * b * h * 34, rel=EXACT
     )
     assert activation_bytes(L, h, s, b, a, "full") == pytest.approx(L * s * b * h * 2, rel=EXACT)
-    with pytest.raises(ValueError, match="recompute.*valid: none, selective, full"):
+    with pytest.raises(ValueError, match="recompute.*allowed: none, selective, full"):
         activation_bytes(L, h, s, b, a, "some")
 
 
@@ -144,7 +144,7 @@ def test_min_ranks_refuses_when_replicated_part_does_not_fit() -> None:
         (lambda: training_memory(float("nan")), "params"),
         (
             lambda: training_memory(1e9, "adam-16bit"),
-            "recipe: unknown recipe 'adam-16bit'; valid: mixed-adam",
+            "recipe: unknown recipe 'adam-16bit'; allowed: mixed-adam",
         ),
         (
             lambda: training_memory(1e9, zero_stage=4),

@@ -81,7 +81,7 @@ def test_plan_command_lines():
     [
         ({"launcher": "ssh"}, "launcher='ssh'"),
         ({"nodes": 2}, "nodes=2 needs launcher"),
-        ({"gpus": 0}, "gpus=0"),
+        ({"gpus": 0}, "gpus: must be an integer >= 1, got 0"),
     ],
 )
 def test_plan_bad_input(kwargs, match):

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from costmodel._checks import must_be
 from costmodel.atomic import write_text_atomic
 from costmodel.collectives import ALGORITHMS, bytes_per_rank, latency_steps
 
@@ -133,7 +134,7 @@ def fit_alpha_beta(
     if m.shape != t.shape:
         raise ValueError(f"message_bytes has {m.size} values but time_s has {t.size}")
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
-        raise ValueError("time_s must be finite and > 0 for every point")
+        raise ValueError("time_s: must be finite and > 0 at every point")
     if np.unique(m).size < 2:
         raise ValueError(
             f"need at least 2 distinct sizes to fit {op}/{algorithm}, got {np.unique(m).size}"
@@ -720,7 +721,7 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
             protocol: str | None = None,
         ) -> np.ndarray:
             if int(ranks) % int(nodes):
-                raise ValueError(f"ranks={ranks} must be a multiple of nodes={nodes}")
+                raise must_be("ranks", f"a multiple of nodes={nodes}", ranks)
             p = predict_collective(
                 op,
                 message_bytes,
@@ -904,7 +905,7 @@ def fit_realistic(
     if m_all.size < 2 or np.unique(m_all).size < 2:
         raise ValueError(f"{op}: need at least 2 distinct sizes to calibrate, got {m_all.size}")
     if not np.all(np.isfinite(t_all)) or np.any(t_all <= 0):
-        raise ValueError("time_s must be finite and > 0 for every point")
+        raise ValueError("time_s: must be finite and > 0 at every point")
     log_t = np.log(t_all)
     level = "inter" if segments[0].nodes > 1 else "intra"
 

@@ -36,7 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from costmodel._checks import must_be
 from costmodel.atomic import write_text_atomic
+from costmodel.tables import BUSBW_FACTOR
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,15 +80,8 @@ SIZE_BANDS: tuple[tuple[str, float], ...] = (
     ("16 - 256 MiB", 2.0**24),
     (">= 256 MiB", 2.0**28),
 )
-# nccl-tests doc/PERFORMANCE.md busbw factors
-_BUSBW = {
-    "all_reduce": lambda n: 2 * (n - 1) / n,
-    "all_gather": lambda n: (n - 1) / n,
-    "reduce_scatter": lambda n: (n - 1) / n,
-    "all_to_all": lambda n: (n - 1) / n,
-    "broadcast": lambda n: 1.0,
-    "reduce": lambda n: 1.0,
-}
+# nccl-tests doc/PERFORMANCE.md busbw factors (the one table: tables.BUSBW_FACTOR)
+_BUSBW = BUSBW_FACTOR
 
 
 def torch_first_bucket_bytes(bucket_cap_mb: float | None) -> float:
@@ -103,7 +98,7 @@ def torch_first_bucket_bytes(bucket_cap_mb: float | None) -> float:
     if not (isinstance(bucket_cap_mb, int | float) and math.isfinite(bucket_cap_mb)) or (
         bucket_cap_mb <= 0
     ):
-        raise ValueError(f"bucket_cap_mb={bucket_cap_mb!r} must be a finite number > 0 (MiB)")
+        raise must_be("bucket_cap_mb", "a finite number > 0 (MiB)", bucket_cap_mb)
     return float(int(bucket_cap_mb * 2**20))
 
 
@@ -455,7 +450,7 @@ def summarize(comparison: pd.DataFrame) -> pd.DataFrame:
 def exceeds(comparison: pd.DataFrame, tolerance: float) -> pd.DataFrame:
     """Rows whose |rel_error| (busbw_pred / busbw_meas - 1) exceeds ``tolerance`` (a fraction)."""
     if not tolerance > 0:
-        raise ValueError(f"tolerance={tolerance!r} must be a fraction > 0, e.g. 0.25")
+        raise must_be("tolerance", "a fraction > 0, e.g. 0.25", tolerance)
     return comparison[comparison.rel_error.abs() > tolerance]
 
 

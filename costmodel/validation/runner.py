@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from costmodel._checks import must_be
 from costmodel.validation.nccl_tests import NcclTestsParseError, parse_nccl_tests
 
 if TYPE_CHECKING:
@@ -191,7 +192,7 @@ def plan_sweep(
         ("iters", iters),
     ):
         if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}={value!r} must be an integer >= 1")
+            raise must_be(name, "an integer >= 1", value)
     if launcher == "local" and nodes != 1:
         raise ValueError(f"nodes={nodes} needs launcher 'srun' or 'mpirun'; 'local' runs one node")
     specs = []

@@ -28,16 +28,12 @@ import sys
 import time
 from typing import Any
 
+from costmodel.tables import BUSBW_FACTOR
 from costmodel.units import parse_bytes, parse_count
 
+# the ops this benchmark implements (a subset of tables.OPS: no plain reduce here); busbw
+# factors: nccl-tests doc/PERFORMANCE.md, the one table costmodel.tables.BUSBW_FACTOR
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all")
-BUSBW_FACTOR = {  # nccl-tests doc/PERFORMANCE.md
-    "all_reduce": lambda n: 2 * (n - 1) / n,
-    "all_gather": lambda n: (n - 1) / n,
-    "reduce_scatter": lambda n: (n - 1) / n,
-    "all_to_all": lambda n: (n - 1) / n,
-    "broadcast": lambda n: 1.0,
-}
 
 
 def _launcher_env() -> None:

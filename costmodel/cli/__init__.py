@@ -1,0 +1,94 @@
+"""The ``costmodel`` command line: every question from the shell, grids to CSV and Parquet.
+
+A thin face over the library: each subcommand parses units through :mod:`costmodel.units`, calls
+one library function and prints its answer, with units for people by default and as JSON with
+``--json``. Bad input (an unknown name, a unit that does not parse, an inconsistent grid, an
+unwritable output path) exits with code 2 and one line on stderr; nothing prints a traceback.
+
+Examples::
+
+    costmodel collective all_reduce --size 14GB --ranks 64 --bandwidth 50GB/s
+    costmodel predict --op all_reduce --cluster dgx-h100 --nodes 2 --sizes 8B:16GB --json
+    costmodel sweep --set preset=dgx-h100,dgx-a100 --set nodes=1..16x2 --set size=8B..16GB x2 -o out.parquet
+
+The package follows the subcommand groups: :mod:`._common` (apps, exit-2 error handling,
+output helpers), :mod:`.comm` (collective, predict, sweep), :mod:`.training` (memory, batch,
+step, scenario, train), :mod:`.catalog` (presets, archs), :mod:`.measure` (validate,
+calibrate) and :mod:`.serve` (app). The commands are registered below, in the order ``--help``
+lists them.
+"""
+
+import subprocess  # noqa: F401  (costmodel.cli.subprocess: what app/validate torch call)
+from collections.abc import Sequence
+
+import typer
+
+from . import _common, catalog, comm, measure, serve, training
+from ._common import EXIT_USAGE, JsonOpt, app, nccl_tests_app, presets_app, validate_app
+from .catalog import archs, presets_list, presets_schema, presets_show
+from .comm import collective, predict, sweep
+from .measure import calibrate, nccl_tests_run, validate_compare, validate_torch
+from .serve import APP_SCRIPT, app_
+from .training import batch, memory, scenario, step, train
+
+__all__ = [
+    "APP_SCRIPT",
+    "EXIT_USAGE",
+    "JsonOpt",
+    "app",
+    "app_",
+    "archs",
+    "batch",
+    "calibrate",
+    "collective",
+    "main",
+    "memory",
+    "nccl_tests_app",
+    "nccl_tests_run",
+    "predict",
+    "presets_app",
+    "presets_list",
+    "presets_schema",
+    "presets_show",
+    "scenario",
+    "step",
+    "sweep",
+    "train",
+    "validate_app",
+    "validate_compare",
+    "validate_torch",
+]
+
+
+# --- the command table (registration order = the order --help lists) ---
+app.callback()(_common._root)
+app.command()(comm.collective)
+app.command()(training.memory)
+app.command()(training.batch)
+app.command()(training.step)
+app.command()(training.scenario)
+app.command()(training.train)
+app.command()(catalog.archs)
+presets_app.command("list")(catalog.presets_list)
+presets_app.command("show")(catalog.presets_show)
+presets_app.command("schema")(catalog.presets_schema)
+app.command()(comm.predict)
+app.command()(comm.sweep)
+nccl_tests_app.command("run")(measure.nccl_tests_run)
+validate_app.command("torch")(measure.validate_torch)
+validate_app.command("compare")(measure.validate_compare)
+app.command()(measure.calibrate)
+app.command("app")(serve.app_)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``costmodel`` script; returns the exit code (2 for bad input)."""
+    command = typer.main.get_command(app)
+    return int(
+        command.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="costmodel",
+            standalone_mode=False,
+        )
+        or 0
+    )

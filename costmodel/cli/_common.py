@@ -1,0 +1,279 @@
+"""What every subcommand shares: the Typer apps, the root options, the exit-2 one-line
+error handling (:class:`_Group`) and the output helpers (text tables, ``--json``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from .. import units
+
+EXIT_USAGE = 2
+"""Exit code for bad input of any kind (click's own code for usage errors)."""
+
+
+# --- error handling: one line, exit 2 ----------------------------------------------------------
+def _one_line(exc: BaseException) -> str:
+    """A single-line message for an exception (pydantic's multi-error text joined with '; ')."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and type(exc).__name__ == "ValidationError":
+        try:
+            parts = []
+            for err in exc.errors():  # type: ignore[attr-defined]
+                loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
+                parts.append(f"{loc}: {err.get('msg', '')}")
+            return f"{getattr(exc, 'title', 'input')}: " + "; ".join(parts)
+        except Exception:  # noqa: BLE001  (fall back to the plain text)
+            pass
+    if isinstance(exc, KeyError) and exc.args:
+        text = str(exc.args[0])
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+def _exception_modules() -> list[Any]:
+    """click's exception modules: typer >= 0.20 vendors click as ``typer._click``."""
+    mods = []
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            mods.append(importlib.import_module(name))
+        except ImportError:
+            continue
+    return mods
+
+
+_EXC = _exception_modules()
+_CLICK_ERRORS = tuple(m.ClickException for m in _EXC)
+_EXITS = (typer.Exit, *(getattr(m, "Exit", typer.Exit) for m in _EXC))
+_ABORTS = (typer.Abort, KeyboardInterrupt, *(getattr(m, "Abort", typer.Abort) for m in _EXC))
+_NO_ARGS = tuple(m.NoArgsIsHelpError for m in _EXC if hasattr(m, "NoArgsIsHelpError"))
+
+
+def _usage_line(exc: Exception) -> str:
+    msg = exc.format_message()  # type: ignore[attr-defined]
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None and getattr(exc, "exit_code", 1) == 2:
+        command = ctx.command
+        if hasattr(command, "list_commands") and "command" in msg.lower():
+            msg += f" Allowed: {', '.join(sorted(command.list_commands(ctx)))}."
+        msg = msg.rstrip()
+        msg += ("" if msg.endswith((".", "?", "!")) else ".") + f" See '{ctx.command_path} --help'."
+    return " ".join(msg.split())
+
+
+_INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError,
+    LookupError,
+    OSError,
+    TypeError,
+    ImportError,
+)
+
+
+class _Group(TyperGroup):
+    """The top-level group: turns every usage or input error into exit 2 and one line."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        code: int | None = 0
+        try:
+            rv = super().main(
+                args, prog_name or "costmodel", complete_var, standalone_mode=False, **extra
+            )
+            code = rv if isinstance(rv, int) else 0
+        except _EXITS as exc:
+            code = getattr(exc, "exit_code", 0)
+        except _NO_ARGS as exc:  # bare `costmodel` or `costmodel presets`: show the help
+            typer.echo(exc.format_message())  # type: ignore[attr-defined]
+            code = 0
+        except _CLICK_ERRORS as exc:
+            typer.echo(f"costmodel: error: {_usage_line(exc)}", err=True)
+            code = getattr(exc, "exit_code", EXIT_USAGE)
+        except _ABORTS:
+            typer.echo("costmodel: interrupted", err=True)
+            code = 130
+        except _INPUT_ERRORS as exc:
+            typer.echo(f"costmodel: error: {_one_line(exc)}", err=True)
+            code = EXIT_USAGE
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+app = typer.Typer(
+    rich_markup_mode=None,
+    cls=_Group,
+    name="costmodel",
+    help="Predict what data-parallel training costs on a GPU cluster, and check it against "
+    "measurements. Sizes and rates take units: 14GB, 1.5GiB, 400Gb/s, 50GB/s, 5us.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+presets_app = typer.Typer(
+    rich_markup_mode=None, help="List, show and describe hardware presets.", no_args_is_help=True
+)
+validate_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Measure (nccl-tests, torch) and compare with the model.",
+    no_args_is_help=True,
+)
+nccl_tests_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Run nccl-tests binaries and keep their parsed rows.",
+    no_args_is_help=True,
+)
+app.add_typer(presets_app, name="presets")
+app.add_typer(validate_app, name="validate")
+validate_app.add_typer(nccl_tests_app, name="nccl-tests")
+
+
+def _root(
+    presets_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--presets-dir",
+            help="Extra folder of preset TOML files (repeatable); overrides "
+            "shipped presets of the same name, like COSTMODEL_PRESETS.",
+        ),
+    ] = None,
+) -> None:
+    """Predict what data-parallel training costs on a GPU cluster.
+
+    Example: costmodel collective all_reduce --size 14GB --ranks 64 --bandwidth 50GB/s
+    """
+    if presets_dir:
+        for d in presets_dir:
+            if not d.is_dir():
+                raise ValueError(f"--presets-dir: {str(d)!r} is not a folder")
+        old = os.environ.get("COSTMODEL_PRESETS", "")
+        paths = [str(d) for d in presets_dir] + ([old] if old else [])
+        os.environ["COSTMODEL_PRESETS"] = os.pathsep.join(paths)
+
+
+# --- output helpers ---------------------------------------------------------------------------
+def _jsonable(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    if hasattr(value, "model_dump"):
+        return _jsonable(value.model_dump(mode="json"))
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _print_json(data: Any) -> None:
+    typer.echo(json.dumps(_jsonable(data), indent=2))
+
+
+def _records(df: Any) -> list[dict[str, Any]]:
+    return [_jsonable(r) for r in df.to_dict(orient="records")]
+
+
+_FORMATTERS: dict[str, Callable[[float], str]] = {
+    "_bytes_per_s": units.format_rate,
+    "_GBps": lambda v: units.format_rate(v * 1e9),
+    "_GB": lambda v: units.format_bytes(v * 1e9),
+    "_bytes": units.format_bytes,
+    "_rel_error": lambda v: f"{100 * v:+.1f}%",
+    "_s": units.format_duration,
+}
+"""Column-name suffix -> formatter for text output (first match wins; order matters)."""
+
+
+def _percent(v: float) -> str:
+    return f"{100 * v:.1f}%"
+
+
+def _human_frame(df: Any) -> str:
+    """A DataFrame as aligned text, numbers formatted with their units from the column names."""
+    out = df.copy()
+    renames = {}
+    for col in out.columns:
+        name, bracket = str(col), ""
+        if name.endswith("]") and "[" in name:  # "time_s[textbook]": unit before the bracket
+            name, bracket = name[: name.index("[")], name[name.index("[") :]
+        for suffix, fmt in _FORMATTERS.items():
+            hit = ("_rel_error" in name) if suffix == "_rel_error" else name.endswith(suffix)
+            if hit and out[col].dtype.kind in "fiu":
+                if suffix == "_rel_error" and ("abs" in name or "rms" in name):
+                    fmt = _percent  # noqa: PLW2901  (a magnitude: no sign)
+                out[col] = [fmt(float(v)) if v == v else "-" for v in out[col]]
+                if suffix != "_rel_error":
+                    renames[col] = name[: -len(suffix)] + bracket
+                break
+        else:
+            if col == "params" and out[col].dtype.kind in "fiu":
+                out[col] = [units.format_count(float(v)) for v in out[col]]
+            elif col.endswith("_over_nccl"):
+                out[col] = [f"{v:.3g}x" for v in out[col]]
+    out = out.rename(columns=renames)
+    return out.to_string(index=False)
+
+
+def _left_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Left-aligned plain-text columns."""
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    return "\n".join(
+        "  ".join(f"{x:<{w}}" for x, w in zip(line, widths, strict=True)).rstrip()
+        for line in [header, *rows]
+    )
+
+
+def _kv(rows: Sequence[tuple[str, str]]) -> str:
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def _sizes(values: Sequence[str], name: str = "--size") -> list[int]:
+    from ..sweep import parse_values
+
+    if not values:
+        raise ValueError(f"{name}: give at least one size, e.g. {name} 14GB or {name} 8B:1GB")
+    out: list[int] = []
+    for v in values:
+        out.extend(parse_values("size", v))
+    return out
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
+
+
+def _model_help() -> str:
+    from .. import models
+
+    answer = ", ".join(f"{m}{' (default)' if m == models.DEFAULT else ''}" for m in models.MODELS)
+    return f"{answer}; reference baseline: {', '.join(models.REFERENCE_MODELS)}."
+
+
+_MODEL_HELP = _model_help()

@@ -1,0 +1,151 @@
+"""Subcommands that list what ships: ``presets list|show|schema`` and ``archs``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from .. import units
+from ._common import JsonOpt, _jsonable, _kv, _left_table, _print_json
+
+
+def archs(as_json: JsonOpt = False) -> None:
+    """Architecture presets (parameters, shape, source) and price presets."""
+    from ..architecture import arch_names, load_arch
+    from ..training import load_price, price_names
+
+    rows = [load_arch(n) for n in arch_names()]
+    prices = [load_price(n) for n in price_names()]
+    if as_json:
+        _print_json(
+            {
+                "archs": [
+                    {**a.model_dump(), "params": a.params, "active_params": a.active_params}
+                    for a in rows
+                ],
+                "prices": [
+                    {**p.model_dump(), "usd_per_gpu_hour": p.usd_per_gpu_hour} for p in prices
+                ],
+            }
+        )
+        return
+    for a in rows:
+        moe = f", {units.format_count(a.active_params)} active" if a.moe else ""
+        typer.echo(
+            f"{a.name:<16} {units.format_count(a.params):>9} params{moe}; L={a.layers} "
+            f"h={a.hidden} heads={a.heads}/{a.kv_heads} vocab={a.vocab}"
+        )
+    for p in prices:
+        typer.echo(f"{p.name:<24} ${p.usd_per_gpu_hour:.3f}/GPU-h ({p.date}) {p.description}")
+
+
+# --- presets ----------------------------------------------------------------------------------
+def presets_list(
+    kind: Annotated[
+        str | None, typer.Option(help="gpu, link or cluster (plural accepted).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Every preset with its headline figures, source, and whether a user file overrides it.
+
+    Example: costmodel presets list --kind cluster
+    """
+    from .. import presets
+
+    rows = [r.as_dict() for r in presets.listing(kind)]
+    if as_json:
+        _print_json(rows)
+        return
+    cols = ["name", "kind", "headline", "origin", "source"]
+    table = [[str(r[c]) for c in cols] for r in rows]
+    for line in table:
+        line[-1] = line[-1] if len(line[-1]) <= 60 else line[-1][:59] + "…"
+    typer.echo(_left_table(cols, table))
+
+
+def presets_show(
+    name: Annotated[str, typer.Argument(help="Preset name, e.g. dgx-h100.")],
+    nodes: Annotated[int, typer.Option(min=1, help="For a cluster: number of nodes.")] = 1,
+    as_json: JsonOpt = False,
+) -> None:
+    """Every field of one preset (and, for a cluster, the figures the formulas use).
+
+    Example: costmodel presets show dgx-h100 --nodes 2
+    """
+    from .. import presets
+
+    obj = presets.load(name)
+    data: dict[str, Any] = {
+        "name": name,
+        "kind": type(obj).__name__,
+        "fields": _jsonable(obj.model_dump(mode="json")),
+    }
+    target = presets.cluster(name, nodes=nodes) if type(obj).__name__ == "Cluster" else obj
+    derived = {attr: _jsonable(getattr(target, attr)) for attr in _DERIVED if hasattr(target, attr)}
+    if derived:
+        data["derived"] = derived
+    if as_json:
+        _print_json(data)
+        return
+    typer.echo(f"{name} ({data['kind']})")
+    typer.echo(_kv([(k, _fmt_field(k, v)) for k, v in _flatten(data["fields"]).items()]))
+    if "derived" in data:
+        typer.echo("\nderived (what the formulas use; per GPU, per direction):")
+        typer.echo(_kv([(k, _fmt_field(k, v)) for k, v in data["derived"].items()]))
+
+
+_DERIVED = (
+    "per_direction_bandwidth_bytes_per_s",
+    "effective_bandwidth_bytes_per_s",
+    "peak_flops",
+    "nodes",
+    "gpus_per_node",
+    "ranks",
+    "intra_bandwidth_bytes_per_s",
+    "inter_bandwidth_bytes_per_s",
+    "node_inter_bandwidth_bytes_per_s",
+    "intra_latency_s",
+    "inter_latency_s",
+    "intra_kind",
+    "fabric",
+    "nvls",
+    "sharp",
+)
+"""Properties `presets show` prints under the stored fields, where the preset has them."""
+
+
+def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _fmt_field(name: str, value: Any) -> str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        for suffix, fmt in (
+            ("_bytes_per_s", units.format_rate),
+            ("_bytes", units.format_bytes),
+            ("_s", units.format_duration),
+            ("_flops", units.format_flops),
+        ):
+            if name.endswith(suffix):
+                return fmt(float(value))
+    return str(value)
+
+
+def presets_schema(
+    kind: Annotated[str, typer.Argument(help="gpu, link or cluster.")] = "cluster",
+) -> None:
+    """The JSON schema a preset TOML file is written against.
+
+    Example: costmodel presets schema link
+    """
+    from .. import presets
+
+    typer.echo(presets.schema_json(kind.lower()))

@@ -1,0 +1,430 @@
+"""Subcommands about collectives: ``collective`` (textbook formulas), ``predict`` (a
+cluster preset through :func:`costmodel.predict.predict_collective`) and ``sweep`` (grids)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .. import units
+from ._common import _MODEL_HELP, JsonOpt, _human_frame, _print_json, _records, _sizes
+
+
+def _with_error_band(df: Any) -> Any:
+    """Replace ``error_band_pct`` by an ``expected_error`` column of "±X%" strings ("± ?" where
+    the regime has no measurement; costmodel.uncertainty)."""
+    if "error_band_pct" not in df.columns:
+        return df
+    out = df.copy()
+    out.insert(
+        list(out.columns).index("error_band_pct"),
+        "expected_error",
+        [f"±{v:.0f}%" if v == v else "± ?" for v in out["error_band_pct"]],
+    )
+    return out.drop(columns=["error_band_pct"])
+
+
+def _band_note(df: Any) -> str:
+    """One line: what the ± means, whether a regime has no measurement, what is left out."""
+    from ..uncertainty import LEAVES_OUT
+
+    if "error_band_pct" not in df.columns:
+        return ""
+    text = "expected_error: 80% of measured rows of this regime fell within it (grouped CV)."
+    if df["error_band_pct"].isna().any():
+        text += " '± ?': no bundled run measured this regime or fabric: the error is unknown."
+    return text + " " + LEAVES_OUT
+
+
+# --- collective -------------------------------------------------------------------------------
+def collective(
+    op: Annotated[
+        str,
+        typer.Argument(
+            help="all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, or 'all'."
+        ),
+    ],
+    size: Annotated[
+        list[str],
+        typer.Option(
+            "--size",
+            "-s",
+            help="Per-rank buffer, as nccl-tests' size column: 14GB, 8B:1GB "
+            "(doubling), 1MB,2MB. Repeatable.",
+        ),
+    ],
+    ranks: Annotated[str | None, typer.Option(help="Number of ranks N (with --bandwidth).")] = None,
+    bandwidth: Annotated[
+        str | None, typer.Option(help="Per-direction bandwidth per rank: 50GB/s, 400Gb/s.")
+    ] = None,
+    latency: Annotated[str, typer.Option(help="Latency per step (alpha): 5us.")] = "0s",
+    gamma: Annotated[float, typer.Option(help="Reduction cost per byte [s/B].")] = 0.0,
+    algorithm: Annotated[
+        str,
+        typer.Option(
+            "--algorithm",
+            "-a",
+            help="Textbook: ring, tree, ..., or 'all'. With --cluster: auto, an NCCL algorithm, "
+            "or 'all' (every algorithm the cluster can run, the model's choice marked *).",
+        ),
+    ] = "",
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="A cluster preset (see 'costmodel presets list') instead of --bandwidth."
+        ),
+    ] = None,
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
+    gpus_per_node: Annotated[int | None, typer.Option(min=1, help="GPUs per node.")] = None,
+    model: Annotated[str, typer.Option(help="With --cluster: " + _MODEL_HELP)] = "nccl",
+    as_json: JsonOpt = False,
+) -> None:
+    """Time, algbw and busbw of one collective over a link or a cluster preset.
+
+    Examples (the lesson's 7B gradient all-reduce, about 0.551 s; then which algorithm wins on
+    8 DGX H100 at that size):
+
+        costmodel collective all_reduce --size 14GB --ranks 64 --bandwidth 50GB/s
+
+        costmodel collective all_reduce --size 14GB --cluster dgx-h100 --nodes 8 --algorithm all
+    """
+    from ..sweep import sweep
+
+    sizes = _sizes(size)
+    if cluster is not None and algorithm == "all":
+        _collective_all(op, sizes, cluster, nodes, gpus_per_node, model, as_json)
+        return
+    axes: dict[str, Any] = {"op": op, "size": sizes}
+    if cluster is not None:
+        if bandwidth is not None or ranks is not None:
+            raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
+        axes.update(preset=cluster, nodes=nodes, model=model, algorithm=algorithm or "auto")
+        if gpus_per_node is not None:
+            axes["gpus_per_node"] = gpus_per_node
+    else:
+        if ranks is None or bandwidth is None:
+            raise ValueError("collective: needs --ranks and --bandwidth, or --cluster NAME")
+        axes.update(
+            ranks=ranks,
+            bandwidth=bandwidth,
+            latency=latency,
+            gamma=gamma,
+            algorithm=algorithm or "ring",
+        )
+    df = sweep(**axes)
+    if as_json:
+        _print_json({"results": _records(df)})
+        return
+    keep = [
+        c
+        for c in (
+            "preset",
+            "nodes",
+            "ranks",
+            "op",
+            "algorithm",
+            "algorithm_used",
+            "protocol_used",
+            "size_bytes",
+            "time_s",
+            "algbw_GBps",
+            "busbw_GBps",
+            "error_band_pct",
+            "regime",
+        )
+        if c in df.columns
+    ]
+    typer.echo(_human_frame(_with_error_band(df[keep])))
+    note = _band_note(df)
+    if note:
+        typer.echo(note)
+
+
+def _collective_all(
+    op: str,
+    sizes: list[int],
+    cluster: str,
+    nodes: int,
+    gpus_per_node: int | None,
+    model: str,
+    as_json: bool,
+) -> None:
+    """``collective --cluster NAME --algorithm all``: :func:`costmodel.predict_all_algorithms`."""
+    from ..predict import predict_all_algorithms
+
+    if op == "all":
+        from ..nccl import OPS
+
+        raise ValueError("--algorithm all takes one op; allowed: " + ", ".join(OPS))
+    r = predict_all_algorithms(op, sizes, cluster, nodes, gpus_per_node, model=model)
+    if as_json:
+        _print_json(r.to_dict())
+        return
+    f = r.frame.sort_values(["message_bytes", "time_s"], kind="stable")
+    shown = f.assign(
+        mark=["*" if c else "" for c in f["chosen"]],
+        size_bytes=f["message_bytes"],
+        busbw_bytes_per_s=f["busbw_bytes_per_s"],
+    )[["size_bytes", "mark", "algorithm", "protocol", "time_s", "busbw_bytes_per_s"]]
+    typer.echo(
+        f"{op} on {r.cluster}, {r.nodes} node(s), {r.ranks} GPUs, model {r.model} "
+        "(* = the model's choice)"
+    )
+    typer.echo(_human_frame(shown))
+    for a, why in r.unavailable:
+        typer.echo(f"not available: {a}: {why}")
+    for x in r.crossovers.itertuples():
+        typer.echo(
+            f"crossover: {x.faster_below} -> {x.faster_above} between "
+            f"{units.format_bytes(x.previous_bytes)} and {units.format_bytes(x.message_bytes)}"
+        )
+
+
+# --- predict ----------------------------------------------------------------------------------
+def predict(
+    cluster: Annotated[str, typer.Option(help="Cluster preset, e.g. dgx-h100.")],
+    sizes: Annotated[
+        list[str],
+        typer.Option(
+            "--sizes",
+            "--size",
+            "-s",
+            help="8B:16GB (doubling, as nccl-tests -b -e -f 2), "
+            "a list 1MB,1GB, or one size. Repeatable.",
+        ),
+    ],
+    op: Annotated[str, typer.Option(help="Collective: all_reduce, all_gather, ...")] = "all_reduce",
+    nodes: Annotated[int, typer.Option(min=1)] = 1,
+    gpus_per_node: Annotated[int | None, typer.Option(min=1)] = None,
+    algorithm: Annotated[
+        str, typer.Option(help="auto or an NCCL algorithm (Ring, Tree, NVLS, ...).")
+    ] = "auto",
+    protocol: Annotated[str, typer.Option(help="auto, LL, LL128 or Simple.")] = "auto",
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
+    compare_models: Annotated[
+        bool,
+        typer.Option(
+            "--compare-models",
+            help="Every model that can answer (and the nccl-table baseline) side by side.",
+        ),
+    ] = False,
+    harness: Annotated[
+        str,
+        typer.Option(
+            help="How the op is launched and timed: nccl-tests (one process per GPU), "
+            "nccl-tests-g (one process drives the node's GPUs) or pytorch (a torch loop)."
+        ),
+    ] = "nccl-tests",
+    as_json: JsonOpt = False,
+) -> None:
+    """Predicted time, algbw and busbw of a collective on a cluster, per size.
+
+    Example:
+
+        costmodel predict --op all_reduce --cluster dgx-h100 --nodes 2 --sizes 8B:16GB
+    """
+    import numpy as np
+
+    from .. import predict as pr
+
+    sz = _sizes(sizes, "--sizes")
+
+    m = np.asarray(sz, dtype=float)
+    if compare_models:
+        if algorithm != "auto" or protocol != "auto":
+            raise ValueError(
+                "--compare-models compares each model's own choice; leave "
+                "--algorithm and --protocol at auto"
+            )
+        df = pr.compare_models(op, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node)
+    else:
+        df = pr.predict_collective(
+            op,
+            m,
+            cluster,
+            nodes=nodes,
+            gpus_per_node=gpus_per_node,
+            algorithm=algorithm,
+            protocol=protocol,
+            model=model,
+            harness=harness,
+        ).to_frame()
+    if as_json:
+        _print_json(
+            {
+                "op": op,
+                "cluster": cluster,
+                "nodes": nodes,
+                "models": [c[len("time_s[") : -1] for c in df.columns if c.startswith("time_s[")]
+                if compare_models
+                else [model],
+                "results": _records(df),
+            }
+        )
+        return
+    typer.echo(f"{op} on {cluster} x {nodes} node(s)")
+    typer.echo(_human_frame(_with_error_band(df)))
+    note = _band_note(df)
+    if note:
+        typer.echo(note)
+
+
+# --- sweep ------------------------------------------------------------------------------------
+def sweep(
+    grid_file: Annotated[Path | None, typer.Argument(help="TOML grid spec ([grid] table).")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="name=v1,v2 or name=a..b x f; repeatable (e.g. --set ranks=8..4096x2 "
+            "--set 'size=8B..16GB x2').",
+        ),
+    ] = None,
+    kind: Annotated[str | None, typer.Option(help="collective or memory.")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Output file: .csv (default format) or .parquet. Without it, CSV goes to stdout.",
+        ),
+    ] = None,
+    chunk_rows: Annotated[
+        int, typer.Option(min=1, help="Rows per streamed chunk (per partition file with dask).")
+    ] = 1_000_000,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")
+    ] = True,
+    engine: Annotated[
+        str,
+        typer.Option(
+            help="local (this process) or dask (partitions on a Dask cluster, written to the "
+            "folder -o as one Parquet file each; needs costmodel[distributed])."
+        ),
+    ] = "local",
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="With --engine dask: scheduler address (tcp://host:8786); default: a local "
+            "cluster, one worker per core."
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Evaluate presets x a grid of sizes, GPU counts, algorithms (or model sizes) to a table.
+
+    Example:
+
+        costmodel sweep --set preset=dgx-h100,dgx-a100 --set nodes=1..16x2 --set 'size=8B..16GB x2' -o out.parquet
+
+    Past one machine (--chunk-rows rows per partition file; a rerun skips finished ones):
+
+        costmodel sweep grid.toml --engine dask --scheduler tcp://head:8786 -o sweep_dataset/
+    """
+    sw = importlib.import_module("costmodel.sweep")
+
+    axes = dict(sw.parse_set(s) for s in (set_ or []))
+    if len(axes) != len(set_ or []):
+        raise ValueError("--set: the same axis is given twice")
+    if grid_file is not None:
+        loaded = sw.load_grid(grid_file)
+        if kind is not None and kind != loaded.kind:
+            raise ValueError(f"--kind {kind} contradicts kind = {loaded.kind!r} in {grid_file}")
+        grid = sw.make_grid({**loaded.axes, **axes}, kind=loaded.kind)
+    elif axes:
+        grid = sw.make_grid(axes, kind=kind or "collective")
+    else:
+        raise ValueError("sweep: give a grid file or --set name=values, e.g. --set ranks=8..64x2")
+    if engine not in sw.ENGINES:
+        raise ValueError(f"--engine: unknown {engine!r}; allowed: {', '.join(sw.ENGINES)}")
+    if engine == "dask":
+        if output is None:
+            raise ValueError("--engine dask: needs -o FOLDER (a partitioned Parquet dataset)")
+        _sweep_dask(grid, output, scheduler, chunk_rows, progress and not as_json, as_json)
+        return
+    if scheduler is not None:
+        raise ValueError("--scheduler: only with --engine dask")
+    if output is None:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        first = True
+        if as_json:  # a JSON array of row objects, streamed chunk by chunk
+            sys.stdout.write("[")
+            for table in sw.iter_sweep(grid, chunk_rows):
+                for rec in _records(table.to_pandas()):
+                    sys.stdout.write(("\n" if first else ",\n") + json.dumps(rec))
+                    first = False
+            sys.stdout.write("\n]\n")
+            return
+        for table in sw.iter_sweep(grid, chunk_rows):
+            table = table.cast(
+                pa.schema(
+                    [
+                        pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
+                        for f in table.schema
+                    ]
+                )
+            )
+            buf = pa.BufferOutputStream()
+            pacsv.write_csv(table, buf, pacsv.WriteOptions(include_header=first))
+            sys.stdout.write(buf.getvalue().to_pybytes().decode())
+            first = False
+        return
+    summary = sw.sweep_to_file(
+        output,
+        grid,
+        chunk_rows=chunk_rows,
+        progress=progress and sys.stderr.isatty() and not as_json,
+    )
+    if as_json:
+        _print_json(dataclasses.asdict(summary))
+        return
+    rate = summary.rows / summary.seconds if summary.seconds > 0 else float("inf")
+    typer.echo(
+        f"wrote {summary.rows} rows to {summary.path} ({summary.format}) in "
+        f"{summary.seconds:.2f} s ({rate:,.0f} rows/s)"
+    )
+
+
+def _sweep_dask(
+    grid: Any, output: Path, scheduler: str | None, chunk_rows: int, progress: bool, as_json: bool
+) -> None:
+    from .. import distributed
+
+    if progress and sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        with Progress(
+            TextColumn("sweep (dask)"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        ) as bar:
+            task = bar.add_task("rows", total=grid.rows)
+            summary = distributed.sweep_dask(
+                output,
+                grid,
+                scheduler=scheduler,
+                partition_rows=chunk_rows,
+                progress=lambda k: bar.advance(task, k),
+            )
+    else:
+        summary = distributed.sweep_dask(
+            output, grid, scheduler=scheduler, partition_rows=chunk_rows
+        )
+    if as_json:
+        _print_json(dataclasses.asdict(summary))
+        return
+    typer.echo(
+        f"wrote {summary.written} of {summary.partitions} partitions ({summary.skipped} already "
+        f"done, {summary.rows} rows in all) to {summary.path} in {summary.seconds:.2f} s"
+    )

@@ -1,0 +1,545 @@
+"""Subcommands that measure and fit: ``validate nccl-tests run``, ``validate torch``,
+``validate compare`` and ``calibrate``."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .. import units
+from ._common import _MODEL_HELP, JsonOpt, _human_frame, _print_json, _records
+
+
+# --- validate ---------------------------------------------------------------------------------
+def _csv_list(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise ValueError(f"expected a comma-separated list, got {text!r}")
+    return items
+
+
+def nccl_tests_run(
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", help="Folder for results.jsonl, runs.jsonl and logs/ (created)."
+        ),
+    ],
+    ops: Annotated[str, typer.Option(help="Comma list: all_reduce,all_gather,...")] = "all_reduce",
+    algos: Annotated[
+        str | None, typer.Option(help="NCCL_ALGO values to sweep: Ring,Tree,...")
+    ] = None,
+    protos: Annotated[str | None, typer.Option(help="NCCL_PROTO values: LL,LL128,Simple.")] = None,
+    gpus: Annotated[int, typer.Option(min=1, help="GPUs per node.")] = 1,
+    nodes: Annotated[int, typer.Option(min=1)] = 1,
+    launcher: Annotated[str, typer.Option(help="local (-g GPUS), srun or mpirun.")] = "local",
+    build_dir: Annotated[
+        Path | None, typer.Option(help="nccl-tests build folder (or $NCCL_TESTS_BUILD, or $PATH).")
+    ] = None,
+    min_bytes: Annotated[str, typer.Option("--min-bytes", "-b")] = "8",
+    max_bytes: Annotated[str, typer.Option("--max-bytes", "-e")] = "8G",
+    step_factor: Annotated[int, typer.Option("--step-factor", "-f", min=2)] = 2,
+    iters: Annotated[int, typer.Option("--iters", "-n", min=1)] = 20,
+    warmup: Annotated[int, typer.Option("--warmup", "-w", min=0)] = 5,
+    timeout: Annotated[str, typer.Option(help="Per-run time limit: 30min, 600s.")] = "30min",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the command lines only.")
+    ] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run nccl-tests over collectives (x NCCL_ALGO x NCCL_PROTO), appending parsed rows.
+
+    Reruns skip finished runs; an interrupted sweep keeps what finished. Exit 1 if a run failed.
+
+    Example:
+
+        costmodel validate nccl-tests run -o runs/h100 --ops all_reduce,all_gather --gpus 8 --algos Ring,Tree
+    """
+    from ..validation import runner
+
+    if launcher not in runner.LAUNCHERS:
+        raise ValueError(
+            f"--launcher: unknown {launcher!r}; allowed: {', '.join(runner.LAUNCHERS)}"
+        )
+    plan = dict(
+        algos=_csv_list(algos),
+        protos=_csv_list(protos),
+        gpus=gpus,
+        nodes=nodes,
+        launcher=launcher,
+        build_dir=build_dir,
+        min_bytes=min_bytes,
+        max_bytes=max_bytes,
+        step_factor=step_factor,
+        warmup_iters=warmup,
+        iters=iters,
+    )
+    op_list = _csv_list(ops) or []
+    if dry_run:
+        specs = runner.plan_sweep(op_list, **plan)
+        rows = [{"key": sp.key, "argv": list(sp.argv), "env": sp.env} for sp in specs]
+        if as_json:
+            _print_json(rows)
+        else:
+            for r in rows:
+                env = " ".join(f"{k}={v}" for k, v in r["env"].items())
+                typer.echo((env + " " if env else "") + " ".join(r["argv"]))
+        return
+    summary = runner.run_nccl_tests(
+        output,
+        op_list,
+        timeout_s=units.parse_duration(timeout, name="--timeout"),
+        progress=progress and sys.stderr.isatty() and not as_json,
+        **plan,
+    )
+    if as_json:
+        _print_json(
+            {
+                "out_dir": str(summary.out_dir),
+                "ok": summary.ok,
+                "skipped": summary.skipped,
+                "failed": summary.failed,
+                "rows": summary.rows,
+                "interrupted": summary.interrupted,
+                "results": str(summary.results_path),
+            }
+        )
+    else:
+        typer.echo(summary.message())
+    if summary.failed or summary.interrupted:
+        raise typer.Exit(1)
+
+
+def validate_torch(
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="JSON lines results file (appended).")
+    ] = Path("results.jsonl"),
+    nproc: Annotated[
+        int, typer.Option(min=1, help="Ranks on this machine (torchrun --nproc_per_node).")
+    ] = 2,
+    backend: Annotated[str, typer.Option(help="auto, gloo (CPU) or nccl (GPU).")] = "auto",
+    ops: Annotated[
+        str, typer.Option(help="Comma list of collectives, or none.")
+    ] = "all_reduce,all_gather,reduce_scatter,broadcast,all_to_all",
+    min_bytes: Annotated[str, typer.Option()] = "4KiB",
+    max_bytes: Annotated[str, typer.Option()] = "64MiB",
+    iters: Annotated[int, typer.Option(min=1)] = 10,
+    ddp: Annotated[bool, typer.Option("--ddp", help="Also time DDP steps.")] = False,
+    extra: Annotated[
+        list[str] | None,
+        typer.Argument(help="More torch_bench arguments after --, e.g. -- --ddp-params 25M."),
+    ] = None,
+) -> None:
+    """Time torch.distributed collectives (and DDP steps) on this machine with torchrun.
+
+    For several nodes launch the job yourself (srun ... python -m costmodel.validation.torch_bench).
+
+    Example (CPU, gloo, 2 ranks):
+
+        costmodel validate torch --nproc 2 --backend gloo --max-bytes 16MiB -o torch.jsonl
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise ValueError(
+            "validate torch: torch is not installed; pip install 'costmodel[validate]'"
+        )
+    # every argument is checked here, before torchrun starts: a bad one is one line and exit 2,
+    # not torch's elastic error page from inside the job (issue 14)
+    from ..atomic import check_writable
+    from ..validation.torch_bench import OPS as TORCH_OPS
+
+    low = units.parse_bytes(min_bytes, name="--min-bytes")
+    high = units.parse_bytes(max_bytes, name="--max-bytes")
+    if not low > 0:
+        raise ValueError(f"--min-bytes: must be > 0, got {min_bytes!r}")
+    if low > high:
+        raise ValueError(f"--min-bytes {min_bytes} is larger than --max-bytes {max_bytes}")
+    if backend not in ("auto", "gloo", "nccl"):
+        raise ValueError(f"--backend: unknown {backend!r}; allowed: auto, gloo, nccl")
+    chosen = [] if ops.strip() == "none" else [o.strip() for o in ops.split(",") if o.strip()]
+    unknown = [o for o in chosen if o not in TORCH_OPS]
+    if unknown:
+        raise ValueError(f"--ops: {unknown} not known; allowed: {','.join(TORCH_OPS)} or none")
+    if not chosen and not ddp:
+        raise ValueError("--ops: empty; name at least one collective, or give --ddp with none")
+    check_writable(output)
+    if output.exists() and not os.access(output, os.W_OK):
+        raise ValueError(f"output: {str(output)!r} is not writable")
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        str(nproc),
+        "-m",
+        "costmodel.validation.torch_bench",
+        "-o",
+        str(output),
+        "--backend",
+        backend,
+        "--ops",
+        ops,
+        "--min-bytes",
+        min_bytes,
+        "--max-bytes",
+        max_bytes,
+        "--iters",
+        str(iters),
+        *(["--ddp"] if ddp else []),
+        *(extra or []),
+    ]
+    code = subprocess.call(cmd)
+    if code != 0:
+        raise typer.Exit(code)
+
+
+def _read_measurements(path: Path, nodes: int | None = None) -> Any:
+    """Measured rows from a results file (.jsonl: runner or torch job) or an nccl-tests log."""
+    from ..validation import nccl_tests, runner
+
+    if not path.is_file():
+        raise ValueError(f"results: {str(path)!r} does not exist")
+    if path.suffix.lower() == ".jsonl":
+        df = runner.load_results(path)
+    else:
+        df = nccl_tests.read_nccl_tests(path)
+    if nodes is not None:
+        if "nodes" in df and df["nodes"].notna().any() and (df["nodes"].dropna() != nodes).any():
+            found = sorted({int(v) for v in df["nodes"].dropna()})
+            raise ValueError(f"--nodes {nodes} contradicts the results file (nodes {found})")
+        df["nodes"] = nodes
+    return df
+
+
+def _reference_help() -> str:
+    """--reference help: the bundled runs' short ids (full names in the error of a wrong one)."""
+    from ..reference import reference_id, reference_runs
+
+    ids = ", ".join(reference_id(n) for n in reference_runs("nccl-tests"))
+    return f"A bundled published nccl-tests run instead of RESULTS, by name or short id: {ids}."
+
+
+def validate_compare(
+    results: Annotated[
+        Path | None, typer.Argument(help="results.jsonl or an nccl-tests log.")
+    ] = None,
+    reference: Annotated[str | None, typer.Option(help=_reference_help())] = None,
+    cluster: Annotated[str | None, typer.Option(help="Cluster preset to predict with.")] = None,
+    nodes: Annotated[
+        int | None, typer.Option(min=1, help="Nodes, when the file does not say.")
+    ] = None,
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
+    calibration: Annotated[
+        Path | None,
+        typer.Option(help="Predict with a calibration TOML (from 'costmodel calibrate') instead."),
+    ] = None,
+    tolerance: Annotated[
+        float | None,
+        typer.Option(
+            help="Exit 1 when any row's |busbw error| (predicted/measured - 1) exceeds this "
+            "fraction. Default: the docs/fidelity.md goal, median |error| <= 8% from 1 MiB up "
+            "and <= 20% over all sizes."
+        ),
+    ] = None,
+    check_from: Annotated[
+        str, typer.Option(help="Apply --tolerance only to sizes from this one up: 1MiB.")
+    ] = "0B",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Per-row CSV/Parquet.")
+    ] = None,
+    report: Annotated[Path | None, typer.Option(help="HTML report with plotly charts.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Measured vs predicted time and busbw per row; summary per op/algorithm/size band.
+
+    Error = busbw_pred / busbw_meas - 1 (uncapped), with |ln ratio| beside it. Exit 1 when any
+    |error| (sizes from --check-from up) exceeds --tolerance, or, without --tolerance, when the
+    docs/fidelity.md goal fails. A log whose GPU or GPUs per node contradict --cluster gets a
+    warning on stderr naming the preset the log looks like.
+
+    Example:
+
+        costmodel validate compare runs/h100/results.jsonl --cluster dgx-h100 --nodes 2 --report r.html
+
+        costmodel validate compare --reference 06a --cluster dell-xe9680-h100
+    """
+    from ..validation import compare as cmp
+
+    if (results is None) == (reference is None):
+        raise ValueError("validate compare: give RESULTS or --reference NAME (one)")
+    if reference is not None:
+        from ..reference import reference_path
+
+        results = reference_path(reference, kind="nccl-tests")
+    assert results is not None  # one of the two, checked above
+    if (cluster is None) == (calibration is None):
+        raise ValueError("validate compare: give --cluster NAME or --calibration FILE (one)")
+    if tolerance is not None and not (math.isfinite(tolerance) and tolerance > 0):
+        raise ValueError(f"--tolerance: must be a finite fraction > 0, got {tolerance}")
+    floor = units.parse_bytes(check_from, name="--check-from")
+    if output is not None:
+        _check_output(output)
+    if report is not None:
+        _check_output(report, (".html", ".htm"))
+    measured = _read_measurements(results, nodes)
+    if calibration is not None:
+        from ..validation.calibrate import calibrated_predictor
+
+        predictor = calibrated_predictor(calibration)
+        label = f"calibration {calibration.name}"
+    else:
+        from .. import presets
+
+        presets.cluster(cluster)  # unknown names fail here, with the closest ones
+        predictor = cmp.cluster_predictor(cluster, model=model)
+        label = model
+        mismatch = cmp.preset_mismatch(measured, cluster)
+        if mismatch:
+            guess = cmp.detect_cluster(measured, results.name)
+            typer.echo(
+                f"warning: --cluster {cluster} does not match the log: {mismatch}"
+                + (f" (it looks like {guess})" if guess else ""),
+                err=True,
+            )
+    table = cmp.compare(measured, predictor, model=label)
+    if table["rel_error"].notna().sum() == 0:
+        notes = sorted({str(n) for n in table.get("note", []) if n})
+        raise ValueError(
+            "validate compare: no row could be predicted"
+            + (f" ({'; '.join(notes)[:300]})" if notes else "")
+        )
+    summary = cmp.summarize(table)
+    checked = table[(table["size_bytes"] >= floor) & table["rel_error"].notna()]
+    if tolerance is None:
+        passed, goal_lines = cmp.fidelity_check(checked)
+        bad = checked.iloc[0:0] if passed else checked
+    else:
+        bad = cmp.exceeds(checked, tolerance)
+    sw = importlib.import_module("costmodel.sweep")
+    if output is not None:
+        sw.write_table(
+            output,
+            table.drop(
+                columns=[
+                    c for c in table.columns if table[c].dtype == object and c not in _TEXT_COLUMNS
+                ],
+                errors="ignore",
+            ),
+        )
+    if report is not None:
+        with sw.atomic_path(report) as tmp:
+            cmp.write_report(table, tmp)
+    if as_json:
+        _print_json(
+            {
+                "rows": int(len(table)),
+                "predicted": int(table["rel_error"].notna().sum()),
+                "tolerance": tolerance,
+                "check_from_bytes": floor,
+                "exceeding": int(len(bad)) if tolerance is not None else None,
+                "passed": not len(bad),
+                "summary": _records(summary),
+            }
+        )
+    else:
+        typer.echo(_human_frame(summary))
+        verdict = "FAIL" if len(bad) else "ok"
+        if tolerance is None:
+            typer.echo(f"{verdict}: docs/fidelity.md goal; " + "; ".join(goal_lines))
+        else:
+            typer.echo(
+                f"{verdict}: {len(bad)} of {len(checked)} rows from "
+                f"{units.format_bytes(floor)} beyond |busbw error| {tolerance:.0%}"
+            )
+    if len(bad):
+        raise typer.Exit(1)
+
+
+_TEXT_COLUMNS = (
+    "op",
+    "algorithm",
+    "predicted_algorithm",
+    "size_band",
+    "model",
+    "note",
+    "placement",
+    "dtype",
+    "redop",
+    "run",
+    "run_key",
+    "source",
+    "backend",
+    "algo_env",
+    "proto_env",
+    "nccl_algo",
+    "nccl_proto",
+    "kind",
+)
+
+
+def _check_output(path: Path, allowed: Sequence[str] | None = None) -> None:
+    sw = importlib.import_module("costmodel.sweep")
+    if allowed is None:
+        sw.output_format(path)
+    elif path.suffix.lower() not in allowed:
+        raise ValueError(f"output: {str(path)!r} must end in {' or '.join(allowed)}")
+    sw.check_writable(path)
+
+
+def calibrate(
+    results: Annotated[Path, typer.Argument(help="results.jsonl or an nccl-tests log.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Calibration preset TOML.")],
+    name: Annotated[str | None, typer.Option(help="Name stored in the TOML.")] = None,
+    min_bytes: Annotated[str, typer.Option(help="Leave out sizes below this: 64KiB.")] = "0B",
+    nodes: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Nodes, when the file does not say (no host lines): never guessed."
+        ),
+    ] = None,
+    ranks: Annotated[
+        int | None, typer.Option(min=1, help="Ranks, when the file does not say.")
+    ] = None,
+    placement: Annotated[
+        str,
+        typer.Option(
+            help="nccl-tests rows to fit: out-of-place (the figures users quote), in-place, both."
+        ),
+    ] = "out-of-place",
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="Base cluster preset: the TOML then loads as that cluster carrying the fits "
+            "(cm.cluster(NAME), --cluster NAME everywhere), its realistic model calibrated "
+            "per algorithm/protocol; the preset's figures are shown next to the fitted ones."
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Calibrate on a measured sweep; write a calibration preset TOML.
+
+    With --cluster the realistic model's own candidates are calibrated (bandwidth efficiency
+    and latency scale per NCCL algorithm/protocol, host-floor scale; robust least squares on
+    log time) and the written preset is that cluster, loadable by name from a COSTMODEL_PRESETS
+    folder or by path; model "calibrated" and "nccl" then use them. The textbook alpha-beta
+    line per op/algorithm/protocol/level is fitted too (residuals and held-out sizes shown). A
+    file without host lines needs --nodes (and --ranks if it lacks them): never guessed.
+
+    Example:
+
+        costmodel calibrate runs/cpu/results.jsonl -o my-cluster.toml --min-bytes 64KiB
+    """
+    import pandas as pd
+
+    from ..validation import calibrate as cal
+
+    if output.suffix.lower() != ".toml":
+        raise ValueError(f"--output: {str(output)!r} must end in .toml")
+    sw = importlib.import_module("costmodel.sweep")
+    sw.check_writable(output)
+    if placement not in cal.PLACEMENTS:
+        raise ValueError(
+            f"--placement: {placement!r} unknown; allowed: {', '.join(cal.PLACEMENTS)}"
+        )
+    if cluster is not None:
+        from .. import presets
+
+        presets.cluster(cluster)  # an unknown name fails here, before anything is written
+    measured = _read_measurements(results, nodes)
+    try:
+        c = cal.calibrate(
+            measured,
+            name=name or output.stem,
+            min_bytes=units.parse_bytes(min_bytes, name="--min-bytes"),
+            source=str(results),
+            nodes=nodes,
+            ranks=ranks,
+            placement=placement,
+            base=cluster,
+        )
+    except ValueError as exc:
+        msg = str(exc)
+        for field in ("nodes", "ranks", "placement"):
+            if msg.startswith(f"{field}:"):
+                msg = f"--{field}: " + msg.removeprefix(f"{field}:").lstrip()
+        raise ValueError(msg) from None
+    with sw.atomic_path(output) as tmp:
+        cal.write_calibration(c, tmp, base=cluster)
+    fits = c.table()
+    reference: dict[str, float] = {}
+    if cluster is not None:
+        from .. import presets
+
+        pc = presets.cluster(cluster)
+        reference = {
+            "intra": float(pc.intra_bandwidth_bytes_per_s),
+            "inter": float(pc.inter_bandwidth_bytes_per_s),
+        }
+        fits["preset_bandwidth_bytes_per_s"] = [
+            reference.get(lv, float("nan")) for lv in fits["level"]
+        ]
+    candidates = pd.DataFrame(
+        [
+            {
+                "op": f.op,
+                "level": f.level,
+                "algorithm": a,
+                "protocol": p,
+                "efficiency": e,
+                "latency_scale": lam,
+                "points": f.chosen.get((a, p), 0),
+            }
+            for f in c.candidates
+            for (a, p), (e, lam) in f.scale.items()
+        ]
+    )
+    if as_json:
+        _print_json(
+            {
+                "path": str(output),
+                "placement": placement,
+                "candidates": _records(candidates),
+                "fits": _records(fits),
+                "skipped": list(c.residuals.attrs.get("skipped", []))
+                if c.residuals is not None
+                else [],
+            }
+        )
+        return
+    cols = [
+        x
+        for x in (
+            "op",
+            "algorithm",
+            "protocol",
+            "level",
+            "points",
+            "latency_s",
+            "bandwidth_bytes_per_s",
+            "preset_bandwidth_bytes_per_s",
+            "rms_rel_error",
+            "cv_max_abs_rel_error",
+            "cv_max_abs_rel_error_ge_1mib",
+        )
+        if x in fits.columns
+    ]
+    typer.echo(_human_frame(fits[cols]))
+    if not candidates.empty:
+        typer.echo(
+            "realistic model, calibrated candidates (efficiency x bandwidth, scale x latency):"
+        )
+        typer.echo(_human_frame(candidates))
+    typer.echo(f"wrote {output} (placement {placement})")

@@ -1,0 +1,185 @@
+"""The table: one affine cost row per (op, algorithm), its equation, and the lookup
+of a row by name (aliases included). The coefficients are in the package docstring's table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ..tables import OPS
+
+Algorithm = Literal[
+    "ring",
+    "tree",
+    "binomial_tree",
+    "recursive_doubling",
+    "halving_doubling",
+    "nvls",
+    "naive_root",
+    "naive_all_to_all",
+    "halving",
+    "chain",
+    "pairwise",
+]
+
+
+# A coefficient of a row, called as f(N, L). It is duck-typed on purpose: the scalar fast path of
+# collective_time calls it with floats, the array path with float arrays, and L is None for a row
+# whose equation has no L (such a row never reads it). So it is typed Any -> Any: mypy does not
+# check the table's lambdas (their equations are checked by the tests against the papers' values).
+_Coef = Callable[[Any, Any], Any]
+
+
+@dataclass(frozen=True)
+class _Row:
+    """Coefficients of one affine cost row, each a function of (N, L=ceil(log2 N)) arrays."""
+
+    latency_steps: _Coef
+    bandwidth_factor: _Coef
+    reduction_factor: _Coef
+    equation: str
+
+    @property
+    def uses_log(self) -> bool:
+        """Whether the row needs L = ceil(log2 N) (computed only then: it costs a pass)."""
+        return "L" in self.equation
+
+    def log(self, n: np.ndarray) -> np.ndarray | None:
+        return _ceil_log2(n) if self.uses_log else None
+
+
+def _zero(n: np.ndarray, L: np.ndarray) -> np.ndarray:  # noqa: N803
+    return 0.0 * n
+
+
+def _one(n: np.ndarray, L: np.ndarray) -> np.ndarray:  # noqa: N803
+    return 0.0 * n + 1.0
+
+
+def _n_minus_1(n: np.ndarray, L: np.ndarray) -> np.ndarray:  # noqa: N803
+    return n - 1.0
+
+
+def _frac(n: np.ndarray, L: np.ndarray) -> np.ndarray:  # noqa: N803
+    return (n - 1.0) / n
+
+
+def _log(n: np.ndarray, L: np.ndarray) -> np.ndarray:  # noqa: N803
+    return L
+
+
+_ROWS: dict[str, dict[str, _Row]] = {
+    "all_reduce": {
+        # Patarasuk & Yuan 2009: reduce-scatter + all-gather on a ring
+        "ring": _Row(
+            lambda n, L: 2.0 * (n - 1.0),
+            lambda n, L: 2.0 * (n - 1.0) / n,
+            _frac,
+            "2(N-1) a + 2(N-1)/N M b + (N-1)/N M g",
+        ),
+        # Sanders, Speck & Traff 2009: pipelined double binary tree (NCCL "Tree")
+        "tree": _Row(
+            lambda n, L: 2.0 * L, lambda n, L: 2.0 + 0.0 * n, _frac, "2L a + 2 M b + (N-1)/N M g"
+        ),
+        # Thakur et al. 2005: binomial-tree reduce then binomial-tree broadcast
+        "binomial_tree": _Row(
+            lambda n, L: 2.0 * L, lambda n, L: 2.0 * L, _log, "2L (a + M b) + L M g"
+        ),
+        # Thakur et al. 2005: recursive doubling, the full vector each round
+        "recursive_doubling": _Row(_log, _log, _log, "L (a + M b + M g)"),
+        # Thakur et al. 2005 (Rabenseifner): recursive-halving reduce-scatter + doubling all-gather
+        "halving_doubling": _Row(
+            lambda n, L: 2.0 * L,
+            lambda n, L: 2.0 * (n - 1.0) / n,
+            _frac,
+            "2L a + 2(N-1)/N M b + (N-1)/N M g",
+        ),
+        # NVLink SHARP: each GPU sends and receives M(1+1/N); the switch reduces (nccl-tests #239)
+        "nvls": _Row(_one, lambda n, L: (n + 1.0) / n, _zero, "a + (N+1)/N M b"),
+        # reduce to a root, then broadcast from it: the root's link is the bottleneck
+        "naive_root": _Row(
+            lambda n, L: 2.0 * (n - 1.0),
+            lambda n, L: 2.0 * (n - 1.0),
+            _n_minus_1,
+            "2(N-1)(a + M b) + (N-1) M g",
+        ),
+        # every rank sends its whole buffer to every other rank and reduces locally
+        "naive_all_to_all": _Row(_n_minus_1, _n_minus_1, _n_minus_1, "(N-1)(a + M b) + (N-1) M g"),
+    },
+    "reduce_scatter": {
+        "ring": _Row(_n_minus_1, _frac, _frac, "(N-1) a + (N-1)/N M (b + g)"),
+        "halving": _Row(_log, _frac, _frac, "L a + (N-1)/N M (b + g)"),
+    },
+    "all_gather": {
+        "ring": _Row(_n_minus_1, _frac, _zero, "(N-1) a + (N-1)/N M b"),
+        "recursive_doubling": _Row(_log, _frac, _zero, "L a + (N-1)/N M b"),
+    },
+    "broadcast": {
+        "chain": _Row(_n_minus_1, _one, _zero, "(N-1) a + M b"),
+        "binomial_tree": _Row(_log, _log, _zero, "L (a + M b)"),
+    },
+    "reduce": {
+        "chain": _Row(_n_minus_1, _one, _one, "(N-1) a + M (b + g)"),
+        "binomial_tree": _Row(_log, _log, _log, "L (a + M b + M g)"),
+    },
+    "all_to_all": {
+        "pairwise": _Row(_n_minus_1, _frac, _zero, "(N-1) a + (N-1)/N M b"),
+    },
+}
+
+ALGORITHMS: dict[str, tuple[str, ...]] = {op: tuple(rows) for op, rows in _ROWS.items()}
+
+# accepted alternative names -> canonical name, per op
+_ALIASES: dict[str, dict[str, str]] = {
+    "all_reduce": {},
+    "reduce_scatter": {"pairwise": "ring"},
+    "all_gather": {},
+    "broadcast": {"ring": "chain"},
+    "reduce": {"ring": "chain"},
+    "all_to_all": {"ring": "pairwise"},
+}
+
+EQUATIONS: dict[tuple[str, str], str] = {
+    (op, name): row.equation for op, rows in _ROWS.items() for name, row in rows.items()
+}
+"""Human-readable equation of every (op, algorithm) row, for docs, the CLI and the app."""
+
+
+def _ceil_log2(n: np.ndarray) -> np.ndarray:
+    """ceil(log2 n) for whole n >= 1, exactly (frexp gives the binary exponent of n - 1)."""
+    return np.frexp(n - 1.0)[1].astype(float)
+
+
+def _op(op: str) -> str:
+    if op not in _ROWS:
+        raise ValueError(f"op: unknown collective {op!r}; allowed: {', '.join(OPS)}")
+    return op
+
+
+def _row(op: str, algorithm: str) -> _Row:
+    rows = _ROWS[_op(op)]
+    name = _ALIASES[op].get(algorithm, algorithm)
+    if name not in rows:
+        valid = ", ".join([*rows, *_ALIASES[op]])
+        raise ValueError(f"algorithm: unknown algorithm {algorithm!r} for {op}; allowed: {valid}")
+    return rows[name]
+
+
+def _scalar_log2(n: float) -> float:
+    """ceil(log2 n) of a whole float n >= 1, exactly (the scalar twin of :func:`_ceil_log2`)."""
+    return float((int(n) - 1).bit_length())
+
+
+def _row_time_scalar(row: _Row, m: float, n: float, bw: float, a: float, g: float = 0.0) -> float:
+    """One row's time for checked Python floats: :func:`collective_time`'s scalar path."""
+    if n == 1.0:
+        return 0.0
+    L = _scalar_log2(n)  # noqa: N806
+    return float(
+        row.latency_steps(n, L) * a
+        + row.bandwidth_factor(n, L) * (m / bw)
+        + row.reduction_factor(n, L) * m * g
+    )

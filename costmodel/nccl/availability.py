@@ -1,0 +1,108 @@
+"""Which (algorithm, protocol) pairs NCCL would consider (enqueue.cc
+l.1989-2066, tuning.cc l.498-536)."""
+
+from __future__ import annotations
+
+from .. import tables as T
+from .bandwidth import _candidates, bus_bandwidth_gbs
+from .names import P2P_ALGORITHM, PROTOCOLS, check_op, normalize_algorithm, normalize_protocol
+from .search import TopologyInputs
+
+
+def unavailable_reason(op: str, algorithm: str, protocol: str, topo: TopologyInputs) -> str | None:
+    """Why this cluster cannot run (op, algorithm, protocol), or None if it can.
+
+    >>> from costmodel.nccl import topology_inputs
+    >>> t = topology_inputs(compute_capability=8.0, nodes=1, gpus_per_node=8,
+    ...                     intra_kind="nvswitch", nvlinks_per_gpu=12)
+    >>> unavailable_reason("all_reduce", "nvls", "simple", t)
+    'NVLS needs NVLink SHARP (an NVSwitch system with compute capability >= 9.0)'
+    """
+    if op == "all_to_all":
+        return None if algorithm == P2P_ALGORITHM else "all_to_all runs only as p2p in NCCL"
+    if algorithm == P2P_ALGORITHM:
+        return "p2p is only used for all_to_all"
+    if algorithm not in _candidates(op):
+        return f"NCCL has no {algorithm} for {op} (allowed: {', '.join(_candidates(op))})"
+    if algorithm in ("nvls", "nvls_tree", "pat") and protocol != "simple":
+        return f"{algorithm} runs only with the simple protocol"
+    if algorithm.startswith("collnet"):
+        if protocol != "simple":
+            return f"{algorithm} runs only with the simple protocol"
+        if not topo.collnet_support:
+            return "CollNet needs IB SHARP (in-network reduction) across several nodes"
+        if topo.gpus_per_node > T.NCCL_COLLNET_MAX_LOCAL_RANKS:
+            return f"CollNet needs <= {T.NCCL_COLLNET_MAX_LOCAL_RANKS} GPUs per node"
+        if algorithm == "collnet_direct" and not topo.nvswitch:
+            return "CollNetDirect needs an NVSwitch system"
+    if algorithm in ("nvls", "nvls_tree"):
+        if not topo.nvls_support:
+            return "NVLS needs NVLink SHARP (an NVSwitch system with compute capability >= 9.0)"
+        if algorithm == "nvls_tree" and topo.nodes == 1:
+            return "NVLSTree needs several nodes"
+        if algorithm == "nvls" and topo.nodes > 1 and not topo.collnet_support:
+            return "multi-node NVLS needs CollNet (IB SHARP)"
+        if op != "all_reduce" and topo.nodes > 1:
+            return f"multi-node NVLS {op} needs the CollNet plugin"
+        if op != "all_reduce" and topo.gpus_per_node > T.NCCL_NVLS_MAX_LOCAL_RANKS_NON_AR:
+            return f"NVLS {op} needs <= {T.NCCL_NVLS_MAX_LOCAL_RANKS_NON_AR} GPUs per node"
+    if algorithm == "pat" and (topo.nodes == 1 or topo.gpus_per_node != 1):
+        return "PAT runs only with one GPU per node on several nodes"
+    if protocol == "ll128" and not topo.ll128_enabled:
+        return "LL128 is enabled only on NVLink systems (cc >= 7.0)"
+    if bus_bandwidth_gbs(op, algorithm, protocol, topo) <= 0:
+        return f"NCCL's model gives {algorithm}/{protocol} no bandwidth here"
+    return None
+
+
+def _default_enabled(op: str, algorithm: str, topo: TopologyInputs) -> bool:
+    """Algorithms on by default: CollNet and multi-node NVLS only with NCCL_COLLNET_ENABLE."""
+    if algorithm.startswith("collnet") or (algorithm == "nvls" and topo.nodes > 1):
+        return topo.collnet_enabled
+    return True
+
+
+def candidates(
+    op: str, topo: TopologyInputs, algorithm: str = "auto", protocol: str = "auto"
+) -> list[tuple[str, str]]:
+    """The (algorithm, protocol) pairs NCCL would consider; raises if a pinned one cannot run.
+
+    >>> from costmodel.nccl import topology_inputs
+    >>> t = topology_inputs(compute_capability=9.0, nodes=1, gpus_per_node=8,
+    ...                     intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=True)
+    >>> candidates("all_reduce", t, algorithm="nvls")
+    [('nvls', 'simple')]
+    """
+    check_op(op)
+    if op == "all_to_all":
+        a = P2P_ALGORITHM if algorithm == "auto" else normalize_algorithm(algorithm)
+        if a != P2P_ALGORITHM:
+            raise ValueError(f"algorithm={algorithm!r} cannot run all_to_all; allowed: auto, p2p")
+        p = "simple" if protocol == "auto" else normalize_protocol(protocol)
+        return [(P2P_ALGORITHM, p)]
+    algos = _candidates(op) if algorithm == "auto" else (normalize_algorithm(algorithm),)
+    protos = PROTOCOLS if protocol == "auto" else (normalize_protocol(protocol),)
+    out, reasons = [], []
+    for a in algos:
+        if algorithm == "auto" and not _default_enabled(op, a, topo):
+            continue
+        for p in protos:
+            why = unavailable_reason(op, a, p, topo)
+            if why is None:
+                out.append((a, p))
+            else:
+                reasons.append(f"{a}/{p}: {why}")
+    if not out:
+        allowed = sorted(
+            {
+                a
+                for a in _candidates(op)
+                for p in PROTOCOLS
+                if unavailable_reason(op, a, p, topo) is None
+            }
+        )
+        raise ValueError(
+            f"algorithm={algorithm!r}, protocol={protocol!r} cannot run {op} on this cluster "
+            f"({'; '.join(reasons[:3])}); allowed algorithms here: auto, {', '.join(allowed)}"
+        )
+    return out

@@ -1,0 +1,232 @@
+r"""Batch evaluation: presets x grids of sizes, GPU counts and algorithms, to a DataFrame or a file.
+
+A sweep is a grid: categorical axes (preset, model, op, algorithm, recipe, ...) crossed with
+numeric axes (size, ranks, nodes, bandwidth, params, ...). Every combination is one row. The
+numbers come from the same functions the CLI, the scenario and the app call
+(:func:`costmodel.predict.predict_collective` for presets, :mod:`costmodel.collectives` for a raw
+link, :func:`costmodel.memory.training_memory`), called once per block of rows with numpy arrays:
+no per-row Python. Large grids are produced in chunks so a file can be written with bounded
+memory (:func:`sweep_to_file`); :func:`sweep` gathers the chunks into one DataFrame.
+
+Grid values are written as lists (``[8, 64]``, ``"8,64"``) or ranges:
+
+- ``"8..4096x2"``: geometric, start times 2 until the stop (both ends included when hit);
+- ``"8B..16GB x2"``: the same with units, parsed by :mod:`costmodel.units`;
+- ``"1..8"``, ``"0..64+8"``: arithmetic, step 1 by default for integer axes;
+- ``"8B:8GB"``: nccl-tests' ``-b 8 -e 8G -f 2`` doubling range.
+
+Output columns carry their unit in the name (``size_bytes``, ``time_s``, ``algbw_GBps``,
+``busbw_GBps``, ``memory_GB``); GB is 1e9 B, as nccl-tests prints it. Preset rows also carry
+``error_band_pct`` (the expected ±% of the row's regime from grouped cross-validation, NaN where
+no bundled run measured the regime or fabric) and ``regime`` (:mod:`costmodel.uncertainty`).
+
+The package keeps its seams apart: :mod:`.grid` (axes, value syntax, checks, combinations),
+:mod:`.evaluate` (rows as pyarrow tables) and :mod:`.output` (CSV/Parquet files, atomic); this
+module holds the drivers :func:`sweep` and :func:`sweep_to_file` and re-exports every public name.
+``costmodel.sweep`` is callable as :func:`sweep` (``cm.sweep(...)``).
+
+>>> parse_values("ranks", "8..64x2")
+[8, 16, 32, 64]
+>>> parse_values("size", "1KB..8KB x2")
+[1000, 2000, 4000, 8000]
+>>> parse_values("size", "8B:64B")
+[8, 16, 32, 64]
+>>> parse_values("algorithm", "ring,tree")
+['ring', 'tree']
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import types
+from collections.abc import Mapping
+from typing import Any
+
+from ..atomic import atomic_path, check_writable, write_text_atomic
+from .evaluate import (
+    DEFAULT_CHUNK_ROWS,
+    _unify,
+    evaluate_rows,
+    iter_sweep,
+)
+from .grid import (
+    AXES,
+    KINDS,
+    MAX_AXIS_VALUES,
+    MAX_COUNT,
+    MAX_GRID_ROWS,
+    Axis,
+    Grid,
+    _as_grid,
+    load_grid,
+    make_grid,
+    parse_set,
+    parse_values,
+)
+from .output import OUTPUT_FORMATS, SweepSummary, output_format, write_table
+
+__all__ = [
+    "AXES",
+    "DEFAULT_CHUNK_ROWS",
+    "ENGINES",
+    "KINDS",
+    "MAX_AXIS_VALUES",
+    "MAX_COUNT",
+    "MAX_GRID_ROWS",
+    "MAX_IN_MEMORY_ROWS",
+    "OUTPUT_FORMATS",
+    "Axis",
+    "Grid",
+    "SweepSummary",
+    "atomic_path",
+    "check_writable",
+    "evaluate_rows",
+    "iter_sweep",
+    "load_grid",
+    "make_grid",
+    "output_format",
+    "parse_set",
+    "parse_values",
+    "sweep",
+    "sweep_to_file",
+    "write_table",
+    "write_text_atomic",
+]
+
+MAX_IN_MEMORY_ROWS = 50_000_000
+"""Above this many rows :func:`sweep` refuses and points to :func:`sweep_to_file` (streaming)."""
+
+ENGINES = ("local", "dask")
+"""Where a sweep runs: this process, or a Dask cluster (:mod:`costmodel.distributed`)."""
+
+
+def sweep(
+    grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    *,
+    kind: str = "collective",
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    engine: str = "local",
+    scheduler: Any = None,
+    output: str | os.PathLike[str] | None = None,
+    **axes: Any,
+) -> Any:
+    """Evaluate every combination of a grid into one DataFrame (the engine the CLI uses).
+
+    Parameters
+    ----------
+    grid : Grid, mapping, TOML path or None
+        The grid; keyword ``axes`` are added to (or override) it.
+    kind : {"collective", "memory"}
+        What to evaluate. Collective rows come from
+        :func:`costmodel.predict.predict_collective` when a ``preset`` axis is given (``model``
+        "nccl" by default), else from the textbook formulas over a raw ``bandwidth`` and
+        ``ranks``. Memory rows come from :func:`costmodel.memory.training_memory`.
+    chunk_rows : int
+        Rows evaluated per vectorized block.
+    engine : {"local", "dask"}
+        ``"dask"`` evaluates the grid in partitions on a Dask cluster
+        (:func:`costmodel.distributed.sweep_dask`; needs the ``distributed`` extra).
+    scheduler : str, dask Client or None
+        With ``engine="dask"``: a scheduler address (``"tcp://host:8786"``), a Client, or None
+        for a local cluster on this machine.
+    output : folder or None
+        With ``engine="dask"``: write a partitioned Parquet dataset there (one file per
+        partition, a rerun skips finished ones) and return its
+        :class:`~costmodel.distributed.DatasetSummary` instead of a DataFrame, since a grid past
+        one machine does not fit in memory.
+    **axes
+        Axis values, e.g. ``size="8B..16GB x2"``, ``ranks="8..4096x2"``, ``algorithm="all"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Inputs then outputs, one row per combination; names carry units (``size_bytes``,
+        ``time_s``, ``algbw_GBps``, ``busbw_GBps``, ``memory_GB``). With ``engine="dask"`` and
+        ``output``, the dataset's summary.
+
+    Examples
+    --------
+    The lesson's 7B gradient all-reduce over 64 GPUs at 50 GB/s (0.551 s):
+
+    >>> df = sweep(size="14GB", ranks=[8, 64], bandwidth="50GB/s")
+    >>> df[["ranks", "time_s"]].round(3).values.tolist()
+    [[8.0, 0.49], [64.0, 0.551]]
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine: unknown {engine!r}; allowed: {', '.join(ENGINES)}")
+    g = _as_grid(grid, kind, axes)
+    if engine == "dask":
+        from .. import distributed
+
+        if output is not None:
+            return distributed.sweep_dask(output, g, scheduler=scheduler, partition_rows=chunk_rows)
+        return distributed.sweep_dask_frame(g, scheduler=scheduler, partition_rows=chunk_rows)
+    if scheduler is not None or output is not None:
+        raise ValueError("scheduler, output: only with engine='dask' (use sweep_to_file locally)")
+    if g.rows > MAX_IN_MEMORY_ROWS:
+        raise ValueError(
+            f"grid: {g.rows} rows is too many to hold in memory (limit {MAX_IN_MEMORY_ROWS}); "
+            "stream it to a file with sweep_to_file() or `costmodel sweep -o out.parquet`"
+        )
+    tables = list(iter_sweep(g, chunk_rows))
+    return _unify(tables).to_pandas()
+
+
+def sweep_to_file(
+    path: str | os.PathLike[str],
+    grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    *,
+    kind: str = "collective",
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    progress: bool = False,
+    **axes: Any,
+) -> SweepSummary:
+    """Stream a sweep to CSV or Parquet (by extension) in chunks, written atomically.
+
+    Memory is bounded by ``chunk_rows``, not by the grid; with ``progress=True`` a rich progress
+    bar on stderr counts rows.
+    """
+    fmt = output_format(path)
+    check_writable(path)
+    g = _as_grid(grid, kind, axes)
+    total = g.rows
+    t0 = time.perf_counter()
+    if progress:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        with Progress(
+            TextColumn("sweep"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        ) as bar:
+            task = bar.add_task("rows", total=total)
+            rows = write_table(
+                path, iter_sweep(g, chunk_rows), progress=lambda k: bar.advance(task, k)
+            )
+    else:
+        rows = write_table(path, iter_sweep(g, chunk_rows))
+    return SweepSummary(str(path), rows, time.perf_counter() - t0, fmt)
+
+
+class _CallableModule(types.ModuleType):
+    """``cm.sweep`` is both this module and its :func:`sweep` function: importing the submodule
+    (``import costmodel.sweep``) rebinds the package attribute to the module, so the module itself
+    forwards calls to :func:`sweep` and ``cm.sweep(...)`` works in either order of imports."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,375 @@
+"""Sweep evaluation: a grid's rows, block by block, as pyarrow tables (no per-row Python).
+
+Preset rows come from :func:`costmodel.predict.predict_collective` (or the vectorised realistic
+model), raw-link rows from :mod:`costmodel.collectives`, memory rows from
+:func:`costmodel.memory.training_memory`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .grid import Grid, _combos, _numeric_axes
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+DEFAULT_CHUNK_ROWS = 1_000_000
+"""Rows per streamed chunk: about 60-100 MB of columns, so a 1e8-row sweep stays bounded."""
+
+_GB = 1e9  # output columns in GB and GB/s use SI gigabytes, as nccl-tests does
+
+
+# --- evaluation ------------------------------------------------------------------------------
+def _numeric_block(grid: Grid, start: int, stop: int) -> dict[str, np.ndarray]:
+    """Values of the numeric axes for flat rows [start, stop) of one categorical block."""
+    names = _numeric_axes(grid)
+    shape = [len(grid.axes.get(n, [None])) for n in names]
+    idx = np.unravel_index(np.arange(start, stop, dtype=np.int64), shape)
+    out = {}
+    for name, i in zip(names, idx, strict=True):
+        values = grid.axes.get(name)
+        if values is None:
+            continue
+        arr = np.asarray(values)
+        out[name] = arr[i]
+    return out
+
+
+def _cluster_cache() -> Callable[[str, int, int | None], Any]:
+    """Clusters by (preset, nodes, gpus_per_node); the preset file is read once per name."""
+    from .. import presets
+
+    base: dict[str, Any] = {}
+    cache: dict[tuple[str, int, int | None], Any] = {}
+
+    def get(name: str, nodes: int, gpn: int | None) -> Any:
+        key = (name, nodes, gpn)
+        if key not in cache:
+            if name not in base:
+                base[name] = presets.cluster(name)
+            cache[key] = presets.cluster(base[name], nodes=nodes, gpus_per_node=gpn)
+        return cache[key]
+
+    return get
+
+
+@dataclass(frozen=True)
+class _Cat:
+    """A categorical column: integer codes into a list of names (no per-row Python strings)."""
+
+    codes: np.ndarray
+    categories: list[str]
+
+
+def _categorical(parts: list[tuple[np.ndarray, Any]], n: int) -> _Cat:
+    """Build one categorical column from (row mask, names for those rows) pieces."""
+    codes = np.zeros(n, dtype=np.int32)
+    index: dict[str, int] = {}
+    for mask, names in parts:
+        values = np.atleast_1d(np.asarray(names).astype(str))
+        uniq, inverse = np.unique(values, return_inverse=True)
+        remap = np.array([index.setdefault(str(u), len(index)) for u in uniq], dtype=np.int32)
+        codes[mask] = np.broadcast_to(remap[inverse.reshape(-1)], (int(np.count_nonzero(mask)),))
+    return _Cat(codes, list(index))
+
+
+def _eval_collective_preset(
+    cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
+) -> dict[str, Any]:
+    from .. import predict
+
+    sizes = num["size"]
+    n = len(sizes)
+    base = get_cluster(cat["preset"], 1, None)
+    if "ranks" in num:
+        ranks = num["ranks"]
+        gpn0 = base.gpus_per_node
+        single = ranks <= gpn0
+        bad = ~single & (ranks % gpn0 != 0)
+        if bad.any():
+            r = int(ranks[bad][0])
+            raise ValueError(
+                f"ranks: {r} GPUs cannot be built from {cat['preset']!r} nodes of {gpn0} GPUs; "
+                f"use ranks <= {gpn0} or a multiple of {gpn0}, or set nodes instead"
+            )
+        nodes = np.where(single, 1, ranks // gpn0)
+        gpn = np.where(single, ranks, gpn0)
+    else:
+        nodes = num.get("nodes", np.ones(n, dtype=np.int64))
+        gpn = num.get("gpus_per_node", np.full(n, base.gpus_per_node, dtype=np.int64))
+    if cat["model"] in ("nccl", "nccl-table") and base.calibration is None:
+        return _eval_collective_vectorised(cat, sizes, nodes, gpn, base)
+    time_s = np.empty(n)
+    algbw = np.empty(n)
+    busbw = np.empty(n)
+    alg_parts: list[tuple[np.ndarray, Any]] = []
+    proto_parts: list[tuple[np.ndarray, Any]] = []
+    keys = nodes.astype(np.int64) * 1_000_003 + gpn.astype(np.int64)
+    # rows of one (nodes, gpus_per_node) pair share a cluster: one vectorized call per pair
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    for k in range(len(uniq)):
+        mask = inverse == k
+        i0 = int(np.argmax(mask))
+        nn, gg = int(nodes[i0]), int(gpn[i0])
+        cluster = get_cluster(cat["preset"], nn, gg)
+        pred = predict.predict_collective(
+            cat["op"],
+            sizes[mask].astype(float),
+            cluster,
+            nodes=nn,
+            gpus_per_node=gg,
+            algorithm=cat["algorithm"],
+            protocol=cat["protocol"],
+            model=cat["model"],
+        )
+        time_s[mask] = pred.time_s
+        algbw[mask] = pred.algbw_bytes_per_s
+        busbw[mask] = pred.busbw_bytes_per_s
+        alg_parts.append((mask, pred.algorithm))
+        proto_parts.append((mask, pred.protocol))
+    return {
+        "preset": cat["preset"],
+        "model": cat["model"],
+        "op": cat["op"],
+        "algorithm": cat["algorithm"],
+        "protocol_requested": cat["protocol"],
+        "nodes": nodes,
+        "gpus_per_node": gpn,
+        "ranks": nodes * gpn,
+        "size_bytes": sizes,
+        "time_s": time_s,
+        "algbw_GBps": algbw / _GB,
+        "busbw_GBps": busbw / _GB,
+        "algorithm_used": _categorical(alg_parts, n),
+        "protocol_used": _categorical(proto_parts, n),
+        **_band_cols(cat["model"], base, nodes, sizes, calibrated=base.calibration is not None),
+    }
+
+
+def _band_cols(model: str, base: Any, nodes, sizes, calibrated: bool = False) -> dict[str, Any]:
+    """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement or a
+    calibration answers) and ``regime`` columns (costmodel.uncertainty.band_columns)."""
+    from ..uncertainty import band_columns
+
+    pct, reg = band_columns(model, base.fabric, base.intra_kind, nodes, sizes)
+    if calibrated and model in ("nccl", "calibrated"):
+        pct = np.full(pct.shape, np.nan)
+    return {
+        "error_band_pct": pct,
+        "regime": _categorical([(np.ones(len(reg), bool), reg)], len(reg)),
+    }
+
+
+def _eval_collective_vectorised(
+    cat: dict[str, Any], sizes: np.ndarray, nodes: np.ndarray, gpn: np.ndarray, base: Any
+) -> dict[str, Any]:
+    """NCCL models on one preset: every (nodes, GPUs per node, size) row in one array call.
+
+    :func:`costmodel.realistic.realistic_rows` groups the rows by (GPUs per node, node class)
+    once and evaluates all candidates for all rows (issue 12 item 1); the same numbers as
+    ``predict_collective`` row by row (tests/test_sweep_vectorised.py).
+    """
+    from .. import tables as T
+    from ..realistic import realistic_rows
+
+    sizes = sizes.astype(float)
+    t, a, p, (a_names, p_names) = realistic_rows(
+        cat["op"],
+        sizes,
+        nodes,
+        gpn,
+        base,
+        cat["algorithm"],
+        cat["protocol"],
+        corrected=cat["model"] == "nccl",
+    )
+    ranks = nodes * gpn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        algbw = np.where(t > 0, sizes / np.where(t > 0, t, 1.0), 0.0)
+    busbw = algbw * np.asarray(T.BUSBW_FACTOR[cat["op"]](ranks.astype(float)))
+    return {
+        "preset": cat["preset"],
+        "model": cat["model"],
+        "op": cat["op"],
+        "algorithm": cat["algorithm"],
+        "protocol_requested": cat["protocol"],
+        "nodes": nodes,
+        "gpus_per_node": gpn,
+        "ranks": ranks,
+        "size_bytes": sizes,
+        "time_s": t,
+        "algbw_GBps": algbw / _GB,
+        "busbw_GBps": busbw / _GB,
+        "algorithm_used": _Cat(a.astype(np.int32), a_names),
+        "protocol_used": _Cat(p.astype(np.int32), p_names),
+        **_band_cols(cat["model"], base, nodes, sizes),
+    }
+
+
+def _eval_collective_link(cat: dict[str, Any], num: dict[str, np.ndarray]) -> dict[str, Any]:
+    from .. import collectives
+
+    sizes = num["size"].astype(float)
+    ranks = num["ranks"]
+    bw = num["bandwidth"]
+    lat = num.get("latency", np.zeros(1))
+    gamma = num.get("gamma", np.zeros(1))
+    t = np.asarray(
+        collectives.collective_time(
+            cat["op"],
+            sizes,
+            ranks,
+            bw,
+            latency_s=lat,
+            algorithm=cat["algorithm"],
+            gamma_s_per_byte=gamma,
+        ),
+        dtype=float,
+    )
+    t = np.broadcast_to(t, sizes.shape)
+    algbw = sizes / t
+    busbw = algbw * np.asarray(collectives.busbw_factor(cat["op"], ranks), dtype=float)
+    return {
+        "model": cat.get("model") or "textbook",
+        "op": cat["op"],
+        "algorithm": cat["algorithm"],
+        "ranks": ranks,
+        "bandwidth_GBps": bw / _GB,
+        "latency_s": np.broadcast_to(lat, sizes.shape),
+        "gamma_s_per_byte": np.broadcast_to(gamma, sizes.shape),
+        "size_bytes": num["size"],
+        "time_s": t,
+        "algbw_GBps": algbw / _GB,
+        "busbw_GBps": busbw / _GB,
+    }
+
+
+def _eval_memory(
+    cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
+) -> dict[str, Any]:
+    from .. import memory
+
+    params = num["params"].astype(float)
+    ranks = num.get("ranks", np.ones(len(params), dtype=np.int64))
+    mb = memory.training_memory(
+        params, recipe=cat["recipe"], zero_stage=cat["zero_stage"], dp_ranks=ranks
+    )
+    out: dict[str, Any] = {
+        "recipe": cat["recipe"],
+        "zero_stage": cat["zero_stage"],
+        "ranks": ranks,
+        "params": params,
+    }
+    for part, value in mb.parts().items():
+        label = part[: -len("_bytes")] if part.endswith("_bytes") else part
+        out[f"{label}_GB"] = np.broadcast_to(np.asarray(value, dtype=float), params.shape) / _GB
+    total = np.broadcast_to(np.asarray(mb.total_bytes, dtype=float), params.shape)
+    out["memory_GB"] = total / _GB
+    if cat["preset"] is not None:
+        gpu_bytes = float(get_cluster(cat["preset"], 1, None).gpu.memory_bytes)
+        out = {"preset": cat["preset"], **out}
+        out["gpu_memory_GB"] = np.full(params.shape, gpu_bytes / _GB)
+        out["fits"] = total <= gpu_bytes
+    return out
+
+
+def _to_table(cols: dict[str, Any], n: int) -> pa.Table:
+    import pyarrow as pa
+
+    arrays = {}
+    for name, value in cols.items():
+        if value is None:
+            continue
+        if isinstance(value, _Cat):
+            arrays[name] = pa.DictionaryArray.from_arrays(
+                pa.array(value.codes), pa.array(value.categories, type=pa.string())
+            )
+        elif isinstance(value, str | int | float) or np.ndim(value) == 0:
+            if isinstance(value, str):
+                arrays[name] = pa.DictionaryArray.from_arrays(
+                    pa.array(np.zeros(n, dtype=np.int32)), pa.array([value])
+                )
+            else:
+                arrays[name] = pa.array(np.full(n, value))
+        elif np.asarray(value).dtype == object:
+            arrays[name] = pa.array(value, type=pa.string()).dictionary_encode()
+        else:
+            arrays[name] = pa.array(np.ascontiguousarray(value))
+    return pa.table(arrays)
+
+
+def _unify(tables: list[pa.Table]) -> pa.Table:
+    import pyarrow as pa
+
+    if len(tables) == 1:
+        return tables[0]
+    return pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
+
+
+def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.Table]:
+    """Evaluate a grid in chunks of about ``chunk_rows`` rows (pyarrow Tables, same columns).
+
+    Each categorical combination's numeric block is cut at ``chunk_rows``; small blocks are
+    gathered until a chunk is full, so memory stays bounded by the chunk size.
+    """
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows: must be >= 1, got {chunk_rows}")
+    get_cluster = _cluster_cache() if "preset" in grid.axes else None
+    pending: list[pa.Table] = []
+    pending_rows = 0
+    for cat, block in _combos(grid):
+        for start in range(0, block, chunk_rows):
+            stop = min(block, start + chunk_rows)
+            num = _numeric_block(grid, start, stop)
+            if grid.kind == "memory":
+                cols = _eval_memory(cat, num, get_cluster)
+            elif cat["preset"] is not None:
+                cols = _eval_collective_preset(cat, num, get_cluster)
+            else:
+                cols = _eval_collective_link(cat, num)
+            table = _to_table(cols, stop - start)
+            pending.append(table)
+            pending_rows += table.num_rows
+            if pending_rows >= chunk_rows:
+                yield _unify(pending)
+                pending, pending_rows = [], 0
+    if pending:
+        yield _unify(pending)
+
+
+def evaluate_rows(grid: Grid, start: int, stop: int) -> pa.Table:
+    """Evaluate the flat rows ``[start, stop)`` of a grid, in :func:`iter_sweep`'s row order.
+
+    Row ``i`` is the same row whatever the split, so a grid cut into row ranges (the Dask engine
+    in :mod:`costmodel.distributed`) gives back, concatenated in order, the single-process sweep.
+    A range may cross categorical blocks; each block's piece is evaluated with one vectorized call.
+    """
+    total = grid.rows
+    if not 0 <= start <= stop <= total:
+        raise ValueError(f"rows: need 0 <= start <= stop <= {total}, got [{start}, {stop})")
+    get_cluster = _cluster_cache() if "preset" in grid.axes else None
+    tables: list[pa.Table] = []
+    offset = 0
+    for cat, block in _combos(grid):
+        lo, hi = max(start, offset) - offset, min(stop, offset + block) - offset
+        offset += block
+        if lo >= hi:
+            if offset >= stop:
+                break
+            continue
+        num = _numeric_block(grid, lo, hi)
+        if grid.kind == "memory":
+            cols = _eval_memory(cat, num, get_cluster)
+        elif cat["preset"] is not None:
+            cols = _eval_collective_preset(cat, num, get_cluster)
+        else:
+            cols = _eval_collective_link(cat, num)
+        tables.append(_to_table(cols, hi - lo))
+    if not tables:
+        raise ValueError(f"rows: the range [{start}, {stop}) is empty")
+    return _unify(tables)

@@ -1,0 +1,513 @@
+"""Sweep grids: the axes, their value syntax (lists, ranges with units), the checks on a grid
+(limits, consistency of preset/link axes) and the categorical combinations it expands to.
+
+Nothing here evaluates a row; :mod:`costmodel.sweep.evaluate` does.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import units
+
+KINDS = ("collective", "memory")
+"""What a sweep evaluates: collective times (per preset or per raw link) or memory per GPU."""
+
+MAX_AXIS_VALUES = 100_000
+"""Most values one grid axis may hold (a range is counted before it is expanded)."""
+
+MAX_GRID_ROWS = 1_000_000_000
+"""Most rows a grid may evaluate to (streamed by :func:`sweep_to_file` in chunks; at a few
+million rows per second this is minutes). Checked from the axis lengths before any allocation."""
+
+MAX_COUNT = 10**9
+"""Largest value of an integer axis (ranks, nodes, gpus_per_node, ...): beyond any cluster, and
+far inside int64 so the evaluation's integer arrays cannot overflow."""
+
+
+# --- axes ------------------------------------------------------------------------------------
+def _parse_int(text: Any, *, name: str) -> int:
+    return units.parse_int(text, name=name, maximum=MAX_COUNT)
+
+
+def _parse_float(text: Any, *, name: str) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: cannot parse {text!r} as a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name}: must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def _parse_str(text: Any, *, name: str) -> str:
+    s = str(text).strip()
+    if not s:
+        raise ValueError(f"{name}: empty value")
+    return s
+
+
+def _parse_bool(text: Any, *, name: str) -> bool:
+    return units.parse_bool(text, name=name)  # only true/false: 'no' or '1' is refused
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One grid axis: its canonical name, parser, kind of default step and output column."""
+
+    name: str
+    parse: Callable[..., Any]
+    numeric: bool
+    integer: bool = False
+    column: str = ""
+    aliases: tuple[str, ...] = ()
+
+
+AXES: dict[str, dict[str, Axis]] = {
+    "collective": {
+        a.name: a
+        for a in (
+            Axis("preset", _parse_str, False, column="preset", aliases=("cluster", "presets")),
+            Axis("model", _parse_str, False, column="model"),
+            Axis("op", _parse_str, False, column="op", aliases=("ops", "collective")),
+            Axis(
+                "algorithm", _parse_str, False, column="algorithm", aliases=("algorithms", "algo")
+            ),
+            Axis("protocol", _parse_str, False, column="protocol_requested", aliases=("proto",)),
+            Axis("nodes", _parse_int, True, integer=True, column="nodes"),
+            Axis(
+                "gpus_per_node",
+                _parse_int,
+                True,
+                integer=True,
+                column="gpus_per_node",
+                aliases=("gpn",),
+            ),
+            Axis("ranks", _parse_int, True, integer=True, column="ranks", aliases=("gpus", "n")),
+            Axis("bandwidth", units.parse_rate, True, column="bandwidth_GBps", aliases=("bw",)),
+            Axis("latency", units.parse_duration, True, column="latency_s", aliases=("alpha",)),
+            Axis("gamma", _parse_float, True, column="gamma_s_per_byte"),
+            Axis(
+                "size",
+                units.parse_bytes,
+                True,
+                column="size_bytes",
+                aliases=("sizes", "message", "message_bytes", "bytes"),
+            ),
+        )
+    },
+    "memory": {
+        a.name: a
+        for a in (
+            Axis("preset", _parse_str, False, column="preset", aliases=("cluster", "presets")),
+            Axis("recipe", _parse_str, False, column="recipe", aliases=("recipes",)),
+            Axis(
+                "zero_stage",
+                _parse_int,
+                False,
+                integer=True,
+                column="zero_stage",
+                aliases=("zero",),
+            ),
+            Axis(
+                "ranks",
+                _parse_int,
+                True,
+                integer=True,
+                column="ranks",
+                aliases=("dp_ranks", "gpus", "n"),
+            ),
+            Axis(
+                "params",
+                units.parse_count,
+                True,
+                column="params",
+                aliases=("model_size", "parameters"),
+            ),
+        )
+    },
+}
+"""Per sweep kind, the axes a grid may set, in evaluation order (the last varies fastest)."""
+
+
+def _axis(kind: str, name: str) -> Axis:
+    if kind not in AXES:
+        raise ValueError(f"kind: unknown sweep kind {kind!r}; allowed: {', '.join(KINDS)}")
+    key = name.strip().lower().replace("-", "_")
+    for axis in AXES[kind].values():
+        if key == axis.name or key in axis.aliases:
+            return axis
+    allowed = ", ".join(AXES[kind])
+    raise ValueError(f"grid: unknown {kind} axis {name!r}; allowed: {allowed}")
+
+
+_STOP_RE = re.compile(r"^(?P<stop>.+?)\s*(?:(?P<op>[x*+])\s*(?P<step>[0-9.eE]+))?$")
+
+
+def _check_count(axis: Axis, text: str, count: float) -> None:
+    """Refuse a range of more than MAX_AXIS_VALUES values before it is expanded."""
+    if not count <= MAX_AXIS_VALUES:  # also catches NaN and inf
+        raise ValueError(
+            f"{axis.name}: range {text!r} has about {count:.3g} values; at most "
+            f"{MAX_AXIS_VALUES} values per axis (MAX_AXIS_VALUES)"
+        )
+
+
+def _expand_range(axis: Axis, text: str) -> list[Any]:
+    sep = ".." if ".." in text else ":"
+    head, _, tail = text.partition(sep)
+    m = _STOP_RE.match(tail.strip())
+    if not head.strip() or not m:
+        raise ValueError(f"{axis.name}: cannot parse range {text!r}; e.g. '8..4096x2', '8B:16GB'")
+    start = axis.parse(head.strip(), name=axis.name)
+    stop = axis.parse(m["stop"], name=axis.name)
+    op = m["op"] or ("+" if axis.integer and sep == ".." else "x")
+    if op == "*":
+        op = "x"
+    try:
+        step = float(m["step"]) if m["step"] else (1.0 if op == "+" else 2.0)
+    except ValueError:
+        raise ValueError(f"{axis.name}: cannot parse the step of {text!r}") from None
+    if not math.isfinite(step):
+        raise ValueError(f"{axis.name}: the step of {text!r} must be finite")
+    if stop < start:
+        raise ValueError(f"{axis.name}: empty range {text!r} (stop {stop} < start {start})")
+    values: list[float] = []
+    if op == "x":
+        if step <= 1 or start <= 0:
+            raise ValueError(
+                f"{axis.name}: a geometric range needs start > 0 and factor > 1, got {text!r}"
+            )
+        count = math.floor(math.log(stop / start) / math.log(step) + 1e-9) + 1
+        _check_count(axis, text, count)
+        values = [start * step**k for k in range(int(count))]
+    else:
+        if step <= 0:
+            raise ValueError(f"{axis.name}: a range step must be > 0, got {text!r}")
+        count = (stop - start) / step + 1
+        _check_count(axis, text, count)
+        values = [start + step * k for k in range(int(math.floor(count - 1 + 1e-9)) + 1)]
+    if axis.integer or axis.name == "size":
+        out = [int(round(v)) for v in values]
+        if axis.integer and any(abs(v - round(v)) > 1e-9 for v in values):
+            raise ValueError(f"{axis.name}: range {text!r} gives non-integer values")
+        return list(dict.fromkeys(out))
+    return values
+
+
+def parse_values(name: str, spec: Any, kind: str = "collective") -> list[Any]:
+    """Parse one axis' values from a list, a scalar, a comma list or a range string.
+
+    Parameters
+    ----------
+    name : str
+        Axis name or alias (see :data:`AXES`).
+    spec : str, number or sequence
+        ``"8..4096x2"``, ``"8B..16GB x2"``, ``"8B:8GB"``, ``"ring,tree"``, ``[8, 16]`` or ``8``.
+    kind : str
+        Sweep kind the axis belongs to.
+
+    Returns
+    -------
+    list
+        Values in SI units (bytes, B/s, s) or names.
+
+    Raises
+    ------
+    ValueError
+        Unknown axis, a value that does not parse, or an empty list or range.
+
+    >>> parse_values("ranks", [2, "4"])
+    [2, 4]
+    >>> parse_values("bandwidth", "50GB/s,400Gb/s")
+    [50000000000.0, 50000000000.0]
+    """
+    axis = _axis(kind, name)
+    items: list[Any]
+    if isinstance(spec, str):
+        items = [s for s in (p.strip() for p in spec.split(",")) if s]
+    elif isinstance(spec, Sequence | np.ndarray):
+        items = list(spec)
+    else:
+        items = [spec]
+    if len(items) > MAX_AXIS_VALUES:
+        raise ValueError(
+            f"{axis.name}: {len(items)} values; at most {MAX_AXIS_VALUES} values per axis "
+            "(MAX_AXIS_VALUES)"
+        )
+    values: list[Any] = []
+    for item in items:
+        if len(values) > MAX_AXIS_VALUES:
+            raise ValueError(
+                f"{axis.name}: more than {MAX_AXIS_VALUES} values; at most {MAX_AXIS_VALUES} "
+                "values per axis (MAX_AXIS_VALUES)"
+            )
+        if axis.numeric and isinstance(item, str) and (".." in item or ":" in item):
+            values.extend(_expand_range(axis, item))
+        elif axis.integer:
+            values.append(_parse_int(item, name=axis.name))
+        else:
+            values.append(axis.parse(item, name=axis.name))
+    if not values:
+        raise ValueError(f"{axis.name}: empty list of values")
+    return values
+
+
+def parse_set(text: str) -> tuple[str, str]:
+    """Split one ``--set name=values`` option into (name, values text).
+
+    >>> parse_set("ranks=8..4096x2")
+    ('ranks', '8..4096x2')
+    """
+    name, sep, values = text.partition("=")
+    if not sep or not name.strip() or not values.strip():
+        raise ValueError(f"--set: expected name=v1,v2 or name=a..b x f, got {text!r}")
+    return name.strip(), values.strip()
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A parsed sweep grid: kind and, per canonical axis name, its list of values (SI units)."""
+
+    kind: str
+    axes: dict[str, list[Any]] = field(default_factory=dict)
+
+    @property
+    def rows(self) -> int:
+        """Number of rows the grid evaluates to (algorithm ``all`` expanded)."""
+        return sum(n for _, n in _combos(self))
+
+
+def make_grid(spec: Mapping[str, Any] | None = None, kind: str = "collective", **axes: Any) -> Grid:
+    """Build a :class:`Grid` from a mapping and/or keyword axes (values as in :func:`parse_values`).
+
+    >>> g = make_grid({"size": "8B:1KB"}, ranks="8,16", bandwidth="50GB/s")  # 8 B ... 512 B
+    >>> g.rows, g.axes["ranks"]
+    (14, [8, 16])
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind: unknown sweep kind {kind!r}; allowed: {', '.join(KINDS)}")
+    merged: dict[str, list[Any]] = {}
+    for name, value in {**(spec or {}), **axes}.items():
+        axis = _axis(kind, name)
+        if axis.name in merged:
+            raise ValueError(f"grid: axis {axis.name!r} given twice (as {name!r})")
+        merged[axis.name] = parse_values(axis.name, value, kind)
+    grid = Grid(kind, merged)
+    _check(grid)
+    _check_rows(grid)
+    return grid
+
+
+def _check_rows(grid: Grid) -> None:
+    """Refuse a grid whose axes multiply to more than MAX_GRID_ROWS rows (before evaluating)."""
+    bound = math.prod(len(v) for v in grid.axes.values())
+    # 'algorithm = all' expands to at most a dozen algorithms per op
+    if "all" in grid.axes.get("algorithm", []):
+        bound *= 16
+    if bound > MAX_GRID_ROWS:
+        rows = grid.rows if bound <= 16 * MAX_GRID_ROWS else bound
+        if rows > MAX_GRID_ROWS:
+            raise ValueError(
+                f"grid: {rows:,} rows; at most {MAX_GRID_ROWS:,} rows per sweep "
+                "(MAX_GRID_ROWS): narrow an axis or split the sweep"
+            )
+
+
+def load_grid(path: str | os.PathLike[str]) -> Grid:
+    """Read a TOML grid spec: optional ``kind = "collective"|"memory"`` and a ``[grid]`` table.
+
+    Example file::
+
+        kind = "collective"
+        [grid]
+        preset = ["dgx-h100", "dgx-a100"]
+        nodes = "1..16x2"
+        size = "8B..16GB x2"
+        algorithm = "auto"
+    """
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"grid file {str(p)!r} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"grid file {str(p)!r}: invalid TOML: {exc}") from None
+    unknown = set(data) - {"kind", "grid"}
+    if unknown:
+        raise ValueError(
+            f"grid file {str(p)!r}: unknown keys {sorted(unknown)}; allowed: kind, grid"
+        )
+    if not isinstance(data.get("grid"), dict) or not data["grid"]:
+        raise ValueError(f"grid file {str(p)!r}: needs a non-empty [grid] table")
+    return make_grid(data["grid"], kind=str(data.get("kind", "collective")))
+
+
+# --- consistency and combinations -------------------------------------------------------------
+def _check(grid: Grid) -> None:
+    a = grid.axes
+    if "model" in a:  # one name per model (costmodel.models); unknown names fail here, early
+        from .. import models
+
+        a["model"] = [models.check_model(m) for m in a["model"]]
+    if grid.kind == "collective":
+        if "size" not in a:
+            raise ValueError("grid: a collective sweep needs sizes, e.g. size=8B..16GB x2")
+        if any(s <= 0 for s in a["size"]):
+            raise ValueError("size: every size must be >= 1 B")
+        if "preset" in a:
+            extra = {"bandwidth", "latency", "gamma"} & set(a)
+            if extra:
+                raise ValueError(
+                    f"grid: {sorted(extra)} come from the preset; give either preset or "
+                    "bandwidth/latency, not both"
+                )
+            if "ranks" in a and ({"nodes", "gpus_per_node"} & set(a)):
+                raise ValueError("grid: with a preset give ranks or nodes/gpus_per_node, not both")
+        else:
+            if "bandwidth" not in a:
+                raise ValueError(
+                    "grid: a collective sweep needs a preset (preset=dgx-h100) or a link "
+                    "(bandwidth=50GB/s and ranks=...)"
+                )
+            if "ranks" not in a:
+                raise ValueError("grid: a sweep over a raw link needs ranks, e.g. ranks=8..4096x2")
+            if any(r < 2 for r in a["ranks"]):
+                raise ValueError("ranks: a collective over a link needs >= 2 ranks")
+            if {"nodes", "gpus_per_node", "protocol"} & set(a):
+                raise ValueError("grid: nodes, gpus_per_node and protocol need a preset")
+            if any(m not in _LINK_MODELS for m in a.get("model", ["textbook"])):
+                raise ValueError(
+                    "model: a raw link (bandwidth=...) has only model=textbook (or lesson: on "
+                    "one link both are the same alpha-beta formula)"
+                )
+        for name in ("ranks", "nodes", "gpus_per_node"):
+            if any(v < 1 for v in a.get(name, [1])):
+                raise ValueError(f"{name}: every value must be >= 1")
+    else:
+        if "params" not in a:
+            raise ValueError("grid: a memory sweep needs params, e.g. params=1B..64B x2")
+        if any(v < 1 for v in a.get("ranks", [1])):
+            raise ValueError("ranks: every value must be >= 1")
+        if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
+            raise ValueError("zero_stage: allowed 0, 1, 2, 3")
+
+
+#: the models a raw link (bandwidth=..., no cluster) can be swept with: one alpha-beta formula
+_LINK_MODELS = ("textbook", "lesson")
+
+
+def _algorithms(op: str, model: str, requested: list[str]) -> list[str]:
+    if requested != ["all"]:
+        if "all" in requested:
+            raise ValueError("algorithm: 'all' cannot be mixed with named algorithms")
+        return requested
+    if model in _LINK_MODELS:
+        from .. import collectives
+
+        if op not in collectives.ALGORITHMS:
+            raise ValueError(f"op: unknown {op!r}; allowed: {', '.join(collectives.OPS)}")
+        return list(collectives.ALGORITHMS[op])
+    from .. import nccl
+
+    raise ValueError(
+        f"algorithm: 'all' expands only for model=textbook or lesson (a cluster cannot run "
+        f"every NCCL "
+        f"algorithm); name them instead, from: auto, {', '.join(nccl.ALGORITHMS)}"
+    )
+
+
+def _presets(requested: list[Any], axes: dict[str, Any] | None = None) -> list[Any]:
+    """``["all"]`` -> every cluster preset (shipped and user), else the names as given.
+
+    With ``all``, a grid that spans more than one node (``nodes`` > 1, or ``ranks`` above a
+    node's GPUs) leaves out the presets whose nodes have no network (``nics_per_node = 0``):
+    "every preset" means every one that can build the grid. A preset named explicitly is
+    never left out (it is refused with the reason instead).
+    """
+    if requested == ["all"]:
+        from .. import presets
+
+        names = presets.names("cluster")
+        a = axes or {}
+        max_nodes = max((int(v) for v in a.get("nodes", [1])), default=1)
+        max_ranks = max((int(v) for v in a.get("ranks", [1])), default=1)
+        if max_nodes > 1 or max_ranks > 1:
+            keep = []
+            for name in names:
+                c = presets.cluster(name)
+                multi = max_nodes > 1 or max_ranks > c.gpus_per_node
+                if not multi or c.node.nics_per_node > 0:
+                    keep.append(name)
+            names = keep
+        return names
+    if "all" in requested:
+        raise ValueError("preset: 'all' cannot be mixed with named presets")
+    return requested
+
+
+def _ops(requested: list[str]) -> list[str]:
+    if requested == ["all"]:
+        from .. import collectives
+
+        return list(collectives.OPS)
+    return requested
+
+
+def _numeric_axes(grid: Grid) -> list[str]:
+    if grid.kind == "memory":
+        return ["ranks", "params"]
+    names = ["nodes", "gpus_per_node", "ranks", "bandwidth", "latency", "gamma", "size"]
+    return [n for n in names if n in grid.axes]
+
+
+def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
+    """(categorical values, rows in that block) for every categorical combination, in order."""
+    a = grid.axes
+    numeric = _numeric_axes(grid)
+    block = math.prod(len(a.get(n, [None])) for n in numeric)
+    if grid.kind == "memory":
+        for preset in _presets(a.get("preset", [None])):
+            for recipe in a.get("recipe", ["mixed-adam"]):
+                for zero in a.get("zero_stage", [0]):
+                    yield {"preset": preset, "recipe": recipe, "zero_stage": zero}, block
+        return
+    default_model = "nccl" if "preset" in a else "textbook"
+    for preset in _presets(a.get("preset", [None]), a):
+        for model in a.get("model", [default_model]):
+            for op in _ops(a.get("op", ["all_reduce"])):
+                default_alg = "ring" if model in _LINK_MODELS else "auto"
+                for alg in _algorithms(op, model, a.get("algorithm", [default_alg])):
+                    for proto in a.get("protocol", ["auto"]):
+                        cat = {
+                            "preset": preset,
+                            "model": model,
+                            "op": op,
+                            "algorithm": alg,
+                            "protocol": proto,
+                        }
+                        yield cat, block
+
+
+def _as_grid(
+    grid: Grid | Mapping[str, Any] | str | os.PathLike[str] | None,
+    kind: str,
+    axes: Mapping[str, Any],
+) -> Grid:
+    if isinstance(grid, Grid):
+        if axes:
+            return make_grid({**grid.axes, **axes}, kind=grid.kind)
+        return grid
+    if isinstance(grid, str | os.PathLike):
+        loaded = load_grid(grid)
+        return make_grid({**loaded.axes, **axes}, kind=loaded.kind) if axes else loaded
+    return make_grid(grid, kind=kind, **axes)

@@ -1,0 +1,181 @@
+"""Runs -> the frame: one row per size and placement, SI units, header facts, flags."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+from costmodel.units import GB, US
+
+from ._common import COLUMNS, NcclTestsParseError, _frame
+from ._findings import _check_sizes
+from ._header import _op_from_rows, _ranks_from_busbw, _run_facts
+from ._lexer import _NP_RE
+from ._text import _Parser
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _number(token: str) -> float:
+    return math.nan if token == "N/A" else float(token)
+
+
+_FLOAT_COLUMNS = (
+    "time_s",
+    "algbw_bytes_per_s",
+    "busbw_bytes_per_s",
+    "max_error",
+    "iter_min_s",
+    "iter_max_s",
+    "iter_p99_s",
+    "iter_cv_pct",
+)
+# block column -> (frame column, scale to SI)
+_BLOCK_COLUMNS = {
+    "time": ("time_s", US),
+    "algbw": ("algbw_bytes_per_s", GB),
+    "busbw": ("busbw_bytes_per_s", GB),
+    "error": ("max_error", 1.0),
+    "i_min": ("iter_min_s", US),
+    "i_max": ("iter_max_s", US),
+    "i_p99": ("iter_p99_s", US),
+    "i_cv": ("iter_cv_pct", 1.0),
+}
+
+
+def _build(parser: _Parser) -> pd.DataFrame:
+    meta_np = None
+    command = next((v for k, v in parser.meta.items() if k.upper().startswith("COMMAND")), None)
+    if command:
+        match = _NP_RE.search(command)
+        meta_np = int(match.group(1)) if match else None
+    meta_env: dict[str, str] = {}  # NCCL_ALGO/PROTO set on a command line or env in the header
+    for key, value in parser.meta.items():
+        if key.upper().startswith(("COMMAND", "ENV")):
+            for match in re.finditer(r"\b(NCCL_(?:ALGO|PROTO))=([\w,^;:]+)", value):
+                meta_env[match.group(1)] = match.group(2)
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    runs_info: list[dict[str, Any]] = []
+    run_number = 0
+    for run in parser.runs:
+        layout = run.layout
+        if not run.rows or layout is None:  # rows are only accepted with a layout
+            continue
+        _check_sizes(parser, run, layout)
+        if not run.concluded:
+            parser._warn(
+                run.rows[-1][0],
+                f"the run starting at line {run.line} ends without nccl-tests' footer "
+                "('# Out of bounds values', '# Avg bus bandwidth'): the log may be cut off",
+            )
+        op = (
+            parser.default_op
+            or run.op
+            or getattr(run, "op_hint", None)
+            or parser.last_op_hint
+            or parser.fallback_op
+            or _op_from_rows([t for _, t in run.rows], layout)
+            or "unknown"
+        )
+        for key, value in meta_env.items():
+            run.env.setdefault(key, value)
+        failed = run.out_of_bounds_ok is False
+        failed_reason = f"out of bounds values: {run.out_of_bounds} FAILED"
+        pre = {name: i for i, name in enumerate(layout.preamble)}
+        base = len(layout.preamble)
+        blocks = []
+        offset = base
+        for placement, block in zip(("out_of_place", "in_place"), layout.blocks, strict=False):
+            blocks.append((placement, offset, block))
+            offset += len(block)
+        i_type, i_redop, i_root = pre.get("type"), pre.get("redop"), pre.get("root")
+        start = len(columns["run"])
+        bw_pairs: list[tuple[float, float]] = []
+        for lineno, tokens in run.rows:
+            try:
+                size, count = int(tokens[0]), int(tokens[1])
+                root = int(tokens[i_root]) if i_root is not None else None
+                values = [_number(t) for t in tokens[base:]]
+            except ValueError as exc:
+                parser._problem(lineno, f"result row field is not a number ({exc})")
+                continue
+            tuning = run.tuning.get(size, (None, None))
+            for placement, first, block in blocks:
+                fields = dict.fromkeys(_FLOAT_COLUMNS, math.nan)
+                wrong = None
+                for j, name in enumerate(block):
+                    value = values[first - base + j]
+                    if name == "wrong":
+                        wrong = None if math.isnan(value) else int(value)
+                    elif name in _BLOCK_COLUMNS:
+                        column, scale = _BLOCK_COLUMNS[name]
+                        fields[column] = value * scale
+                for column, value in fields.items():
+                    columns[column].append(value)
+                bw_pairs.append(
+                    (fields["algbw_bytes_per_s"] / GB, fields["busbw_bytes_per_s"] / GB)
+                )
+                reasons = [f"#wrong={wrong}"] if wrong else []
+                if failed:
+                    reasons.append(failed_reason)
+                columns["size_bytes"].append(size)
+                columns["count"].append(count)
+                columns["dtype"].append(tokens[i_type] if i_type is not None else None)
+                columns["redop"].append(tokens[i_redop] if i_redop is not None else None)
+                columns["root"].append(root)
+                columns["placement"].append(placement)
+                columns["wrong"].append(wrong)
+                columns["flagged"].append(bool(reasons))
+                columns["flag_reason"].append("; ".join(reasons) or None)
+                columns["line"].append(lineno)
+                columns["nccl_algo"].append(tuning[0])
+                columns["nccl_proto"].append(tuning[1])
+        added = len(columns["size_bytes"]) - start
+        if not added:
+            continue
+        facts = _run_facts(run, op, bw_pairs, meta_np)
+        constant = {
+            "run": run_number,
+            "op": op,
+            "nccl_version": run.nccl_version,
+            "nccl_tests_version": run.nccl_tests_version,
+            "algo_env": run.env.get("NCCL_ALGO"),
+            "proto_env": run.env.get("NCCL_PROTO"),
+            "timer": layout.timer,
+            "run_label": run.label,
+            **facts,
+        }
+        for name, value in constant.items():
+            columns[name].extend([value] * added)
+        runs_info.append(
+            {
+                "run": run_number,
+                "line": run.line,
+                "op": op,
+                **facts,
+                "label": run.label,
+                "nthread": run.nthread,
+                "ngpus": run.ngpus,
+                "markers": dict(run.markers),
+                "env": dict(run.env),
+                "nccl_version": run.nccl_version,
+                "nccl_tests_version": run.nccl_tests_version,
+                "hosts": sorted({h for _, h, _ in run.rank_lines}),
+                "ranks_busbw": _ranks_from_busbw(op, bw_pairs),
+                "out_of_bounds": run.out_of_bounds,
+                "out_of_bounds_ok": run.out_of_bounds_ok,
+                "avg_busbw_bytes_per_s": run.avg_busbw_bytes_per_s,
+            }
+        )
+        run_number += 1
+    if not columns["run"]:
+        raise NcclTestsParseError(0, "no result row could be read", parser.source)
+    kinds = {(info["op"], info["ranks"], info["nodes"]) for info in runs_info}
+    if len(kinds) > 1:
+        listed = ", ".join(
+            f"line {info['line']}: {info['op']} on {info['ranks']} ranks" for info in runs_info
+        )
+        parser._warn(0, f"mixed runs in one file ({listed[:300]}); compare them one by one")
+    return _frame(columns, parser.source, parser.meta, runs_info, parser.problems, parser.warnings)

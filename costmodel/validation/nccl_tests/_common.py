@@ -1,0 +1,169 @@
+"""What every part of the nccl-tests reader shares: the op names, the frame's columns, the error,
+the limits on one parse, the frame builder and the byte decoder.
+
+The frame (:data:`COLUMNS`, :func:`_frame`) is the one schema the text and the JSON readers fill.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from costmodel.tables import BUSBW_NUMERATOR
+
+if TYPE_CHECKING:  # pandas is imported lazily, where a frame is built
+    import pandas as pd
+
+
+# nccl-tests binary stem -> our op name (collectives.OPS where the op exists there).
+NCCL_TESTS_OPS: dict[str, str] = {
+    "all_reduce": "all_reduce",
+    "all_gather": "all_gather",
+    "reduce_scatter": "reduce_scatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "alltoall": "all_to_all",
+    "alltoallv": "all_to_all_v",
+    "sendrecv": "sendrecv",
+    "gather": "gather",
+    "scatter": "scatter",
+    "hypercube": "hypercube",
+}
+
+# nccl-tests busbw factor = a * (n - 1) / n (tables.BUSBW_NUMERATOR; a == 0: factor 1, which
+# says nothing about n). Used only to infer the rank count.
+_BUSBW_NUMERATOR = BUSBW_NUMERATOR
+
+COLUMNS: tuple[str, ...] = (
+    "run",
+    "op",
+    "size_bytes",
+    "count",
+    "dtype",
+    "redop",
+    "root",
+    "placement",
+    "time_s",
+    "algbw_bytes_per_s",
+    "busbw_bytes_per_s",
+    "wrong",
+    "max_error",
+    "flagged",
+    "flag_reason",
+    "line",
+    "ranks",
+    "ranks_source",
+    "nodes",
+    "gpus_per_node",
+    "gpus_per_process",
+    "nccl_version",
+    "nccl_tests_version",
+    "algo_env",
+    "proto_env",
+    "nccl_algo",
+    "nccl_proto",
+    "timer",
+    "iter_min_s",
+    "iter_max_s",
+    "iter_p99_s",
+    "iter_cv_pct",
+    "run_label",
+    "device",
+)
+
+
+class NcclTestsParseError(ValueError):
+    """A log that cannot be read as nccl-tests output; ``line`` is 1-based (0: whole file)."""
+
+    def __init__(self, line: int, message: str, source: str = "<text>") -> None:
+        self.line = line
+        self.source = source
+        self.message = message
+        where = f"{source}, line {line}" if line else source
+        super().__init__(f"{where}: {message}")
+
+
+# Limits that bound the work of one parse (issue 14). nccl-tests lines are < 300 characters and
+# NCCL debug lines a few thousand; the largest reference log is ~100 kB.
+MAX_LINE_CHARS = 16_384
+MAX_LOG_BYTES = 32 * 1024 * 1024
+MAX_LISTED = 20  # at most this many duplicate/out-of-order findings are listed one by one
+
+
+def _library_version(code: str) -> str:
+    """NCCL_VERSION_CODE -> "x.y.z" (code = x*10000 + y*100 + z since NCCL 2.9; nccl.h.in)."""
+    value = int(code)
+    if value >= 10000:
+        return f"{value // 10000}.{value // 100 % 100}.{value % 100}"
+    return f"{value // 1000}.{value // 100 % 10}.{value % 100}"
+
+
+def _frame(records, source, meta, runs_info, problems, warnings=()) -> pd.DataFrame:
+    import pandas as pd
+
+    if isinstance(records, dict):
+        df = pd.DataFrame(records, columns=list(COLUMNS))
+    else:
+        df = pd.DataFrame.from_records(records, columns=list(COLUMNS))
+    for name in ("root", "wrong", "ranks", "nodes", "gpus_per_node", "gpus_per_process"):
+        df[name] = df[name].astype("Int64")
+    for name in ("size_bytes", "count", "run", "line"):
+        df[name] = df[name].astype("int64")
+    df["flagged"] = df["flagged"].astype(bool)
+    for name in (
+        "op",
+        "dtype",
+        "redop",
+        "placement",
+        "flag_reason",
+        "ranks_source",
+        "nccl_version",
+        "nccl_tests_version",
+        "algo_env",
+        "proto_env",
+        "nccl_algo",
+        "nccl_proto",
+        "timer",
+        "run_label",
+        "device",
+    ):
+        column = df[name].astype(object)
+        df[name] = column.where(column.notna(), None)
+    for name in (
+        "time_s",
+        "algbw_bytes_per_s",
+        "busbw_bytes_per_s",
+        "max_error",
+        "iter_min_s",
+        "iter_max_s",
+        "iter_p99_s",
+        "iter_cv_pct",
+    ):
+        df[name] = df[name].astype("float64")
+    df.attrs["source"] = source
+    df.attrs["meta"] = meta
+    df.attrs["runs"] = runs_info
+    df.attrs["problems"] = [{"line": line, "message": msg} for line, msg in problems]
+    df.attrs["warnings"] = [{"line": line, "message": msg} for line, msg in sorted(warnings)]
+    return df
+
+
+def decode_log(data: bytes, source: str = "<bytes>") -> str:
+    """Decode a log's bytes as UTF-8 (a leading BOM is dropped).
+
+    Raises :class:`NcclTestsParseError` naming the byte offset when the bytes are not UTF-8
+    (nccl-tests writes ASCII; a log re-saved as UTF-16 or Latin-1 must be converted first), or
+    when the data exceed :data:`MAX_LOG_BYTES`.
+    """
+    if len(data) > MAX_LOG_BYTES:
+        raise NcclTestsParseError(
+            0, f"file is {len(data):,} bytes; the limit is {MAX_LOG_BYTES:,}", source
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NcclTestsParseError(
+            0,
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be "
+            "decoded (save the log as UTF-8 or ASCII)",
+            source,
+        ) from exc

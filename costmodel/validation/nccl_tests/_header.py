@@ -1,0 +1,105 @@
+"""Header facts of a run: rank count, nodes, GPUs per node and device from the preamble, markers,
+the busbw/algbw ratio or the launch command; the op from the redop/root columns as a last resort.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._common import _BUSBW_NUMERATOR
+from ._lexer import _INT_RE, _Layout, _Run
+
+
+def _ranks_from_busbw(op: str, pairs: list[tuple[float, float]]) -> int | None:
+    """Infer n from busbw/algbw = a (n-1)/n, intersecting the rounding intervals of all rows."""
+    numerator = _BUSBW_NUMERATOR.get(op)
+    if not numerator:
+        return None
+    lo_n, hi_n, used = 1.0, math.inf, 0
+    for algbw, busbw in pairs:  # GB/s as printed
+        if not algbw >= 1.0:
+            continue
+        half = 0.005  # values printed with 2 decimals (%.2f) at these magnitudes
+        f_lo = (busbw - half) / (algbw + half) / numerator
+        f_hi = (busbw + half) / (algbw - half) / numerator
+        if f_hi >= 1.0:
+            f_hi = 1.0 - 1e-12
+        f_lo = max(f_lo, 0.0)
+        lo_n, hi_n = max(lo_n, 1.0 / (1.0 - f_lo)), min(hi_n, 1.0 / (1.0 - f_hi))
+        used += 1
+    if not used or not math.isfinite(hi_n):
+        return None
+    candidates = range(math.ceil(lo_n - 1e-9), math.floor(hi_n + 1e-9) + 1)
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _run_facts(
+    run: _Run, op: str, pairs: list[tuple[float, float]], meta_np: int | None
+) -> dict[str, Any]:
+    ranks: int | None = None
+    source = "unknown"
+    nodes: int | None = None
+    gpus_per_node: int | None = None
+    listed = sorted({r for r, _, _ in run.rank_lines})
+    if listed:
+        complete_list = listed == list(range(len(listed))) and not run.elided and not run.omitted
+        if run.omitted:
+            ranks, source = max(len(listed) + run.omitted, listed[-1] + 1), "devices+omitted"
+        elif complete_list:
+            ranks, source = len(listed), "devices"
+        elif listed[-1] + 1 > len(listed):
+            ranks, source = listed[-1] + 1, "devices (highest rank)"
+        hosts: dict[str, int] = {}
+        for _, host, _ in run.rank_lines:
+            hosts[host] = hosts.get(host, 0) + 1
+        if complete_list:
+            nodes = len(hosts)
+            counts = set(hosts.values())
+            gpus_per_node = counts.pop() if len(counts) == 1 else None
+        elif len(hosts) >= 2:
+            first = next(iter(hosts.values()))
+            if ranks and ranks % first == 0:
+                gpus_per_node, nodes = first, ranks // first
+    if ranks is None:
+        for key in ("GPUS", "RANKS", "NP"):
+            if key in run.markers and _INT_RE.match(run.markers[key]):
+                ranks, source = int(run.markers[key]), f"marker {key}"
+                break
+    if ranks is None:
+        inferred = _ranks_from_busbw(op, pairs)
+        if inferred is not None:
+            ranks, source = inferred, "busbw/algbw"
+    if ranks is None and meta_np is not None:
+        ranks, source = meta_np, "command -np"
+    if ranks is None and run.nthread and run.ngpus and not run.rank_lines:
+        ranks, source = run.nthread * run.ngpus, "nThread*nGpus"
+    if (
+        ranks is not None
+        and nodes is None
+        and listed
+        and len({h for _, h, _ in run.rank_lines}) == 1
+        and ranks == len(listed)
+        and not run.elided
+    ):
+        nodes, gpus_per_node = 1, ranks
+    devices = sorted({d for _, _, d in run.rank_lines if d})
+    return {
+        "ranks": ranks,
+        "ranks_source": source,
+        "nodes": nodes,
+        "gpus_per_node": gpus_per_node,
+        # nccl-tests' -g: GPUs one thread drives (its launches are serialised on that thread)
+        "gpus_per_process": run.ngpus,
+        "device": "; ".join(devices) if devices else None,
+    }
+
+
+def _op_from_rows(rows: list[list[str]], layout: _Layout) -> str | None:
+    """Last resort: redop/root tell reduce and broadcast apart from the rest."""
+    if "root" not in layout.preamble or not rows:
+        return None
+    redop, root = rows[0][3], rows[0][4]
+    if root != "-1":
+        return "broadcast" if redop == "none" else "reduce"
+    return None

@@ -1,0 +1,150 @@
+"""Line-level recognition of nccl-tests text output: prefixes, patterns, column layouts, a run.
+
+Everything here looks at one line (or one row's tokens) at a time; :mod:`._text` strings the
+lines together into runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# ---------------------------------------------------------------------------- patterns
+_PREFIX_RE = re.compile(
+    r"^\s*(?:"
+    r"\[\d+,\d+\]<std(?:out|err)>:"  # mpirun --tag-output
+    r"|\d+:(?=\s|#|$)"  # srun -l, mpirun -l style "0: "
+    r"|\[\d+\](?=\s)"  # "[0] "
+    r")\s?"
+)
+_TIMESTAMP_RE = re.compile(r"^\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}[: ]?\s*")  # --timestamp-output
+# Every pattern below is linear in the line length: a variable-length run is anchored (``^``) or
+# preceded by a look-behind that rules out starting inside the same run, so a 1 MB line without
+# spaces cannot make the engine retry from every offset (issue 14: a 200 kB line hung the app).
+_DEBUG_RE = re.compile(
+    r"(?<![\w.-])(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] NCCL (?:INFO|WARN|TRACE|ABORT|ERROR)"
+)
+_TUNING_RE = re.compile(r"(?<!\w)(\w+): (\d+) Bytes -> Algo (\w+) proto (\w+)")
+_ENV_SET_RE = re.compile(r"(NCCL_\w+) set by environment to (\S+)")
+_NCCL_VERSION_RE = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+_TESTS_VERSION_RE = re.compile(
+    r"nccl-tests version (\S+)(?: nccl-headers=(\d+))?(?: nccl-library=(\d+))?"
+)
+_NTHREAD_RE = re.compile(r"nThread (\d+) nGpus (\d+)")
+_RANK_RE = re.compile(
+    r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*)$"
+)
+_OMITTED_RE = re.compile(r"(?<!\d)(\d+) further device lines omitted")
+_MARKER_RE = re.compile(r"^###\s*(\w+=\S+(?:\s+\w+=\S+)*)\s*$")
+_SEPARATOR_RE = re.compile(r"^#\s*=+\s*(.*?)\s*=+\s*$")
+_STARTING_RE = re.compile(r"Collective test (?:starting|concluded):\s*(\w+?)_perf")
+_PERF_RE = re.compile(r"\b(\w+?)_perf(?:_mpi)?\b")
+_OOB_RE = re.compile(r"Out of bounds values\s*:\s*(\d+)\s+(OK|FAILED)")
+_AVG_RE = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)")
+_META_RE = re.compile(r"^#\s(?=[A-Z])([A-Za-z0-9 /_'-]*?(?:\s*\([^)]*\))?):\s?(.*)$")
+_NP_RE = re.compile(r"(?:-np|--np|-n)\s+(\d+)\b")
+_INT_RE = re.compile(r"^-?\d+$")
+_NUM_RE = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_NTHREAD_STEP_RE = re.compile(r"step:\s*(\d+)\((factor|bytes)\)")
+
+_TABLE_STARTS = ("nThread", "Using devices", "Collective test", "nccl-tests version", "size ")
+_TIME_NAMES = {"time": "gpu", "cputime": "cpu"}
+_BLOCK_NAMES = {
+    "algbw": "algbw",
+    "busbw": "busbw",
+    "#wrong": "wrong",
+    "error": "error",
+    "i_min": "i_min",
+    "i_max": "i_max",
+    "i_p99": "i_p99",
+    "i_cv%": "i_cv",
+}
+
+
+def _looks_like_row(tokens: list[str], need_ints: bool = True) -> bool:
+    """True for >= 8 fields, mostly numbers: a result row (``need_ints``: starting size count)."""
+    if len(tokens) < 8:
+        return False
+    if need_ints and not (_INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1])):
+        return False
+    numeric = sum(1 for t in tokens if _NUM_RE.match(t) or t == "N/A")
+    return numeric >= 0.6 * len(tokens)
+
+
+def _strip_prefix(line: str) -> str:
+    line = _TIMESTAMP_RE.sub("", line, count=1)
+    match = _PREFIX_RE.match(line)
+    return line[match.end() :] if match else line
+
+
+@dataclass
+class _Layout:
+    """Column layout of a table: preamble names and the names of each placement block."""
+
+    preamble: list[str]
+    blocks: list[list[str]]
+    timer: str = "gpu"
+
+    def __post_init__(self) -> None:
+        self.width = len(self.preamble) + sum(len(b) for b in self.blocks)
+
+
+def _layout_from_header(tokens: list[str]) -> _Layout:
+    preamble: list[str] = []
+    blocks: list[list[str]] = []
+    timer = "gpu"
+    for token in tokens:
+        if token in _TIME_NAMES:
+            timer = _TIME_NAMES[token]
+            blocks.append(["time"])
+        elif blocks:
+            blocks[-1].append(_BLOCK_NAMES.get(token, token))
+        else:
+            preamble.append(token)
+    return _Layout(preamble, blocks, timer)
+
+
+def _layout_from_count(tokens: list[str]) -> _Layout | None:
+    """Guess the layout of a row seen without a column header (by its token count)."""
+    n = len(tokens)
+    for pre in (["size", "count", "type", "redop", "root"], ["size", "count", "type", "redop"]):
+        rest = n - len(pre)
+        if len(pre) == 5 and not _INT_RE.match(tokens[4]):
+            continue
+        if rest == 8:
+            block = ["time", "algbw", "busbw", "wrong" if len(pre) == 5 else "error"]
+            return _Layout(pre, [block, list(block)])
+        if rest == 16:
+            block = ["time", "algbw", "busbw", "wrong", "i_min", "i_max", "i_p99", "i_cv"]
+            return _Layout(pre, [block, list(block)])
+    return None
+
+
+@dataclass
+class _Run:
+    index: int
+    line: int
+    op: str | None = None
+    nthread: int | None = None
+    ngpus: int | None = None
+    rank_lines: list[tuple[int, str, str]] = field(default_factory=list)  # (rank, host, device)
+    elided: bool = False
+    omitted: int = 0
+    nccl_version: str | None = None
+    nccl_tests_version: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    markers: dict[str, str] = field(default_factory=dict)
+    label: str | None = None
+    tuning: dict[int, tuple[str, str]] = field(default_factory=dict)
+    layout: _Layout | None = None
+    rows: list[tuple[int, list[str]]] = field(default_factory=list)  # (line, tokens)
+    out_of_bounds: int | None = None
+    out_of_bounds_ok: bool | None = None
+    avg_busbw_bytes_per_s: float | None = None
+    concluded: bool = False
+    header_line: int | None = None  # line of the column header this run's rows follow
+    step: tuple[int, str] | None = None  # nccl-tests -f/-i: (step, "factor" | "bytes")
+
+    @property
+    def started(self) -> bool:
+        return bool(self.rows) or self.concluded

@@ -1,0 +1,343 @@
+"""The text-log reader: lines -> runs (preamble, column header, rows, footer, debug lines).
+
+:func:`read_lines` feeds a log line by line to :class:`_Parser`; :func:`._build._build` turns the
+runs into the frame.
+"""
+
+from __future__ import annotations
+
+import re
+
+from costmodel.units import GB
+
+from ._common import MAX_LINE_CHARS, NCCL_TESTS_OPS, NcclTestsParseError, _library_version
+from ._findings import _Findings
+from ._lexer import (
+    _AVG_RE,
+    _DEBUG_RE,
+    _ENV_SET_RE,
+    _INT_RE,
+    _MARKER_RE,
+    _META_RE,
+    _NCCL_VERSION_RE,
+    _NTHREAD_RE,
+    _NTHREAD_STEP_RE,
+    _NUM_RE,
+    _OMITTED_RE,
+    _OOB_RE,
+    _PERF_RE,
+    _RANK_RE,
+    _SEPARATOR_RE,
+    _STARTING_RE,
+    _TABLE_STARTS,
+    _TESTS_VERSION_RE,
+    _TUNING_RE,
+    _layout_from_count,
+    _layout_from_header,
+    _looks_like_row,
+    _Run,
+    _strip_prefix,
+)
+
+
+class _Parser(_Findings):
+    """Reads the lines of a text log into runs (:class:`._lexer._Run`), one line at a time."""
+
+    def __init__(self, source: str, op: str | None, strict: bool, fallback_op: str | None) -> None:
+        super().__init__(source, strict)
+        self.default_op = op
+        self.fallback_op = fallback_op
+        self.runs: list[_Run] = []
+        self.meta: dict[str, str] = {}
+        self.hosts: set[str] = set()
+        self.last_op_hint: str | None = op
+        self.pending: list[str] | None = None
+        self.pending_line = 0
+        self.pending_run: _Run | None = None
+        self.run = self._new_run(1)
+
+    # -- run bookkeeping
+    def _new_run(self, line: int) -> _Run:
+        run = _Run(index=len(self.runs), line=line)
+        self.runs.append(run)
+        return run
+
+    def _boundary(self, line: int) -> _Run:
+        self._flush()
+        if self.run.started:
+            self.run = self._new_run(line)
+        return self.run
+
+    # -- rows
+    def _flush(self) -> None:
+        if self.pending is None:
+            return
+        tokens, line, run = self.pending, self.pending_line, self.pending_run
+        self.pending = None
+        if run is None:
+            return
+        layout = run.layout or _layout_from_count(tokens)
+        if layout is None or len(tokens) != layout.width:
+            expected = f"{layout.width} fields" if layout else "a known nccl-tests row layout"
+            self._problem(
+                line,
+                f"result row has {len(tokens)} fields, expected {expected} (a cut-off or joined row): "
+                f"{' '.join(tokens)[:80]!r}",
+            )
+            return
+        if not (_INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1])):
+            self._problem(line, f"size and count must be integers: {' '.join(tokens[:2])!r}")
+            return
+        if run.layout is None:
+            run.layout = layout
+        run.rows.append((line, tokens))
+
+    def _cut_debug(self, text: str, run: _Run, lineno: int) -> tuple[str, str]:
+        """Split a line into (nccl-tests text, NCCL debug text)."""
+        for host in self.hosts:
+            pos = text.find(host + ":")
+            while pos >= 0:
+                if re.match(r":\d+:\d+ \[\d+\] NCCL ", text[pos + len(host) :]):
+                    return text[:pos], text[pos:]
+                pos = text.find(host + ":", pos + 1)
+        match = _DEBUG_RE.search(text)
+        if match:
+            return text[: match.start()], text[match.start() :]
+        if " NCCL INFO " in text or " NCCL WARN " in text:
+            pos = text.find(" NCCL ")
+            start = text.rfind(" ", 0, max(pos - 4, 0))
+            return text[: max(start, 0)], text[max(start, 0) :]
+        return text, ""
+
+    def _debug(self, text: str, run: _Run) -> None:
+        for match in _TUNING_RE.finditer(text):
+            run.tuning[int(match.group(2))] = (match.group(3), match.group(4))
+        for match in _ENV_SET_RE.finditer(text):
+            run.env[match.group(1)] = match.group(2)
+        match = _NCCL_VERSION_RE.search(text)
+        if match and run.nccl_version is None:
+            run.nccl_version = match.group(1)
+
+    # -- lines
+    def feed(self, raw: str, lineno: int, in_meta: bool) -> None:
+        text = _strip_prefix(raw.rstrip("\r\n"))
+        stripped = text.strip()
+        if not stripped:
+            return
+        if in_meta:
+            self._meta_line(stripped)
+            perf = _PERF_RE.search(stripped)
+            if perf and perf.group(1) in NCCL_TESTS_OPS and self.last_op_hint is None:
+                self.last_op_hint = NCCL_TESTS_OPS[perf.group(1)]
+            return
+        if stripped.startswith("#"):
+            self._comment(stripped, lineno)
+            return
+        body, debug = self._cut_debug(text, self.run, lineno)
+        if debug:
+            self._debug(debug, self.run)
+        tokens = body.split()
+        if not tokens:
+            return
+        if stripped in ("...", "…") or tokens == ["..."]:
+            if self.run.rank_lines and not self.run.rows:
+                self.run.elided = True
+            return
+        if (
+            len(tokens) >= 3
+            and _INT_RE.match(tokens[0])
+            and _INT_RE.match(tokens[1])
+            and (not _NUM_RE.match(tokens[2]) and tokens[2] != "N/A")
+        ):
+            self._flush()
+            if self.run.concluded:
+                self._boundary(lineno)
+            self.pending = tokens
+            self.pending_line = lineno
+            self.pending_run = self.run
+            self._maybe_complete()
+            return
+        if self.pending is not None and all(_NUM_RE.match(t) or t == "N/A" for t in tokens):
+            self.pending.extend(tokens)
+            self._maybe_complete()
+            return
+        if (
+            self.pending is None
+            and all(_NUM_RE.match(t) for t in tokens)
+            and len(tokens) >= 8
+            and _INT_RE.match(tokens[0])
+            and _INT_RE.match(tokens[1])
+        ):
+            self._problem(lineno, f"result row without a data type field: {body.strip()[:80]!r}")
+            return
+        if self.pending is None and not debug and all(_NUM_RE.match(t) for t in tokens):
+            self._problem(lineno, f"cut-off result row: {body.strip()[:80]!r}")
+            return
+        if not debug and _looks_like_row(tokens, need_ints=False):
+            self._problem(
+                lineno, f"line looks like a result row but cannot be read: {body.strip()[:80]!r}"
+            )
+            return
+        self._debug(text, self.run)  # plain text: "NCCL version 2.26.2+cuda12.8", warnings
+
+    def _maybe_complete(self) -> None:
+        run = self.pending_run
+        if (
+            self.pending is not None
+            and run is not None
+            and run.layout is not None
+            and len(self.pending) >= run.layout.width
+        ):
+            self._flush()
+
+    def _meta_line(self, stripped: str) -> None:
+        match = _META_RE.match(stripped)
+        if match:
+            self._meta_key = match.group(1).strip()
+            self.meta[self._meta_key] = match.group(2).strip()
+        elif (
+            getattr(self, "_meta_key", None)
+            and stripped.startswith("#")
+            and not set(stripped) <= set("#-= ")
+        ):
+            self.meta[self._meta_key] += "\n" + stripped.lstrip("#").strip()
+
+    def _comment(self, stripped: str, lineno: int) -> None:
+        body = stripped.lstrip("#").strip()
+        marker = _MARKER_RE.match(stripped)
+        if marker:
+            run = self._boundary(lineno)
+            for key in run.markers:  # markers of a run that printed no rows are superseded
+                run.env.pop("NCCL_" + key.removeprefix("NCCL_"), None)
+            run.markers.clear()
+            for item in marker.group(1).split():
+                key, _, value = item.partition("=")
+                run.markers[key.upper()] = value
+            run.label = marker.group(1)
+            for key in ("ALGO", "PROTO"):
+                for name in (key, "NCCL_" + key):
+                    if name in run.markers:
+                        run.env["NCCL_" + key] = run.markers[name]
+            return
+        separator = _SEPARATOR_RE.match(stripped)
+        if separator:
+            run = self._boundary(lineno)
+            run.label = separator.group(1) or run.label
+            return
+        tokens = body.split()
+        if tokens[:2] == ["size", "count"] or (
+            tokens and tokens[0] == "size" and "count" in tokens
+        ):
+            if self.run.rows:
+                self._warn(
+                    lineno,
+                    f"column header repeated (first at line {self.run.header_line}) with no new "
+                    "run preamble: a duplicated header or a second log pasted in; the rows after "
+                    "it are read as a new run",
+                )
+            elif self.run.header_line is not None and self.pending is None:
+                self._warn(lineno, f"column header repeated (first at line {self.run.header_line})")
+            run = self._boundary(lineno) if self.run.rows else self.run
+            self._flush()
+            run.layout = _layout_from_header(tokens)
+            run.header_line = lineno
+            return
+        if body.startswith("nccl-tests version"):
+            run = self._boundary(lineno)
+            match = _TESTS_VERSION_RE.search(body)
+            if match:
+                run.nccl_tests_version = match.group(1)
+                if match.group(3):
+                    run.nccl_version = _library_version(match.group(3))
+            return
+        starting = _STARTING_RE.search(body)
+        if starting:
+            name = NCCL_TESTS_OPS.get(starting.group(1), starting.group(1))
+            if "starting" in body:
+                run = self._boundary(lineno) if self.run.started or self.run.op else self.run
+                run.op = name
+            else:
+                self.run.op = self.run.op or name
+                self._flush()
+                self.run.concluded = True
+            return
+        if body.startswith("nThread"):
+            if self.run.nthread is not None or self.run.started:
+                self._boundary(lineno)
+            match = _NTHREAD_RE.search(body)
+            if match:
+                self.run.nthread, self.run.ngpus = int(match.group(1)), int(match.group(2))
+            step = _NTHREAD_STEP_RE.search(body)
+            if step:
+                self.run.step = (int(step.group(1)), step.group(2))
+            return
+        rank = _RANK_RE.match(stripped)
+        if rank:
+            if self.run.rows:
+                self._boundary(lineno)
+            host = rank.group(2)
+            self.hosts.add(host)
+            self.run.rank_lines.append((int(rank.group(1)), host, rank.group(4).strip()))
+            return
+        omitted = _OMITTED_RE.search(body)
+        if omitted:
+            self.run.omitted += int(omitted.group(1))
+            return
+        if body in ("...", "…"):
+            self.run.elided = self.run.elided or bool(self.run.rank_lines)
+            return
+        oob = _OOB_RE.search(body)
+        if oob:
+            self._flush()
+            self.run.out_of_bounds = int(oob.group(1))
+            self.run.out_of_bounds_ok = oob.group(2) == "OK"
+            self.run.concluded = True
+            return
+        avg = _AVG_RE.search(body)
+        if avg:
+            self._flush()
+            try:
+                self.run.avg_busbw_bytes_per_s = float(avg.group(1)) * GB
+            except ValueError:
+                self._problem(lineno, f"'Avg bus bandwidth' value {avg.group(1)!r} is not a number")
+            self.run.concluded = True
+            return
+        if _looks_like_row(tokens):
+            self._warn(lineno, f"a result row is commented out and not read: {body[:80]!r}")
+            return
+        perf = _PERF_RE.search(body)
+        if perf and perf.group(1) in NCCL_TESTS_OPS:
+            self.last_op_hint = NCCL_TESTS_OPS[perf.group(1)]
+            if self.run.op is None and not self.default_op:
+                self.run.op_hint = self.last_op_hint  # type: ignore[attr-defined]
+        self._debug(body, self.run)
+
+
+def read_lines(
+    text: str, source: str, op: str | None, strict: bool, fallback_op: str | None
+) -> _Parser:
+    """Feed every line of ``text`` to a :class:`_Parser` (the collector's ``#`` block first)."""
+    parser = _Parser(source, op, strict, fallback_op)
+    in_meta = True
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if len(raw) > MAX_LINE_CHARS:
+            raise NcclTestsParseError(
+                lineno,
+                f"line is {len(raw):,} characters long; the limit is {MAX_LINE_CHARS:,} "
+                "(nccl-tests lines are < 300): not an nccl-tests log",
+                source,
+            )
+        if in_meta:
+            stripped = _strip_prefix(raw).strip()
+            if stripped and not stripped.startswith("#"):
+                in_meta = False
+            elif (
+                _MARKER_RE.match(stripped)
+                or _SEPARATOR_RE.match(stripped)
+                or _RANK_RE.match(stripped)
+                or stripped.lstrip("#").strip().startswith(_TABLE_STARTS)
+            ):
+                in_meta = False
+        parser.feed(raw, lineno, in_meta)
+    parser._flush()
+    return parser
