@@ -32,7 +32,7 @@ LRRule = Literal["linear", "sqrt"]
 _FIELDS: tuple[str, ...] = ("local_batch", "ranks", "accumulation", "global_batch")
 
 # rule -> lr multiplier as a function of k = new_batch / base_batch
-LR_RULES: dict[str, Callable[[FloatOrArray], FloatOrArray]] = {
+LR_RULES: dict[LRRule, Callable[[FloatOrArray], FloatOrArray]] = {
     # Goyal et al. 2017, "Accurate, Large Minibatch SGD", arXiv:1706.02677, section 2.1:
     # "When the minibatch size is multiplied by k, multiply the learning rate by k."
     "linear": lambda k: k,
