@@ -81,15 +81,15 @@ def resolve_cluster(ranks: object, bandwidth_bytes_per_s: object = None) -> Clus
             )
         from .presets import cluster as _load
 
-        return ranks if _is_cluster(ranks) else _load(ranks)  # type: ignore[return-value,arg-type]
+        return _load(ranks) if isinstance(ranks, str) else ranks  # not a str: a Cluster
     if not _is_cluster_like(bandwidth_bytes_per_s):
         return None
     from .presets import cluster as _load
 
     c = (
-        bandwidth_bytes_per_s
-        if _is_cluster(bandwidth_bytes_per_s)
-        else _load(bandwidth_bytes_per_s)  # type: ignore[arg-type]
+        _load(bandwidth_bytes_per_s)
+        if isinstance(bandwidth_bytes_per_s, str)
+        else bandwidth_bytes_per_s  # not a str: a Cluster
     )
     if not isinstance(ranks, numbers.Integral) or isinstance(ranks, bool) or ranks < 1:
         raise ValueError(

@@ -32,7 +32,7 @@ LRRule = Literal["linear", "sqrt"]
 _FIELDS: tuple[str, ...] = ("local_batch", "ranks", "accumulation", "global_batch")
 
 # rule -> lr multiplier as a function of k = new_batch / base_batch
-LR_RULES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+LR_RULES: dict[LRRule, Callable[[FloatOrArray], FloatOrArray]] = {
     # Goyal et al. 2017, "Accurate, Large Minibatch SGD", arXiv:1706.02677, section 2.1:
     # "When the minibatch size is multiplied by k, multiply the learning rate by k."
     "linear": lambda k: k,
@@ -87,9 +87,15 @@ def _positive(name: str, value: ArrayLike) -> np.ndarray:
     return x
 
 
-def _scalars(*values: object) -> bool:
-    """True when every value is a plain Python int or float (the scalar fast path applies)."""
-    return all(type(v) is float or type(v) is int for v in values)
+def _scalars(*values: object) -> tuple[float, ...] | None:
+    """The values when every one is a plain Python int or float (the scalar fast path applies),
+    else None. Returning them (not a bool) lets the type checker see they are numbers."""
+    out: list[float] = []
+    for v in values:
+        if not (type(v) is float or type(v) is int):
+            return None
+        out.append(v)
+    return tuple(out)
 
 
 def _positive_scalar(name: str, value: float) -> float:
@@ -273,12 +279,14 @@ def scale_learning_rate(
         raise ValueError(
             f"rule: unknown learning-rate rule {rule!r}; allowed: {', '.join(LR_RULES)}"
         )
-    if _scalars(base_lr, base_batch, new_batch):  # Python numbers: the same expression on floats
-        lr = _positive_scalar("base_lr", base_lr)
-        k = _positive_scalar("new_batch", new_batch) / _positive_scalar("base_batch", base_batch)
+    scalars = _scalars(base_lr, base_batch, new_batch)
+    if scalars:  # Python numbers: the same expression on floats
+        lr_s, base_s, new_s = scalars
+        lr1 = _positive_scalar("base_lr", lr_s)
+        k1 = _positive_scalar("new_batch", new_s) / _positive_scalar("base_batch", base_s)
         if rule in ("linear", "sqrt"):
-            return lr * (k if rule == "linear" else math.sqrt(k))
-        return float(lr * LR_RULES[rule](k))
+            return lr1 * (k1 if rule == "linear" else math.sqrt(k1))
+        return float(lr1 * LR_RULES[rule](k1))
     lr = _positive("base_lr", base_lr)
     k = _positive("new_batch", new_batch) / _positive("base_batch", base_batch)
     return _float_out(lr * LR_RULES[rule](k))

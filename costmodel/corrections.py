@@ -55,8 +55,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import tables as T
 from ._checks import must_be
@@ -88,8 +90,9 @@ def fabric_latency_us(fabric: str, params: Mapping[str, object]) -> float:
     >>> fabric_latency_us("roce", {"fabric_latency_us": {"efa": 20.0}})
     0.0
     """
-    table = params.get("fabric_latency_us", {})
-    return float(table.get(fabric, 0.0))  # type: ignore[union-attr]
+    # a per-fabric table {fabric: us} (corrections_toml checks its shape when it loads it)
+    table = cast("Mapping[str, float]", params.get("fabric_latency_us", {}))
+    return float(table.get(fabric, 0.0))
 
 
 def nvls_allreduce_algbw_gbs(topo: TopologyInputs) -> float:
@@ -207,8 +210,8 @@ def fabric_tree_efficiency(fabric: str, nodes: int, params: Mapping[str, object]
     """
     if fabric not in OFI_FABRICS or int(nodes) <= 2:
         return 1.0
-    table = params.get("fabric_tree_efficiency", {}) or {}
-    e = float(table.get(fabric, 1.0))  # type: ignore[union-attr]
+    table = cast("Mapping[str, float]", params.get("fabric_tree_efficiency", {}) or {})
+    e = float(table.get(fabric, 1.0))
     if not 0.0 < e <= 1.0:
         raise must_be(f"fabric_tree_efficiency[{fabric!r}]", "in (0, 1]", e)
     return e
@@ -232,15 +235,18 @@ def fabric_ramp_phi(fabric: str, nodes: int, params: Mapping[str, object]) -> fl
     base = float(params.get("ramp_phi", 0.0))  # type: ignore[arg-type]
     if fabric not in PER_MESSAGE_FABRICS or int(nodes) < 2:
         return base
-    table = params.get("fabric_ramp_phi", {}) or {}
-    phi = float(table.get(fabric, base))  # type: ignore[union-attr]
+    table = cast("Mapping[str, float]", params.get("fabric_ramp_phi", {}) or {})
+    phi = float(table.get(fabric, base))
     if not (math.isfinite(phi) and phi >= 0):
         raise must_be(f"fabric_ramp_phi[{fabric!r}]", "a finite number >= 0", phi)
     return phi
 
 
 def ramp_amplitude(
-    op: str, algorithm, topo: TopologyInputs | None = None, protocol="simple"
+    op: str,
+    algorithm: ArrayLike,
+    topo: TopologyInputs | None = None,
+    protocol: ArrayLike = "simple",
 ) -> np.ndarray:
     r"""How strongly the mid-size ramp applies to (op, algorithm, protocol): 0, 1 or 2.
 
@@ -286,13 +292,13 @@ def ramp_amplitude(
 
 
 def mid_size_ramp(
-    message_bytes,
+    message_bytes: ArrayLike,
     params: Mapping[str, float],
     *,
     op: str | None = None,
-    algorithm="ring",
+    algorithm: ArrayLike = "ring",
     topo: TopologyInputs | None = None,
-    protocol="simple",
+    protocol: ArrayLike = "simple",
 ) -> np.ndarray:
     r"""Bandwidth shortfall of mid-size transfers: time multiplier on the bandwidth term.
 

@@ -40,7 +40,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -323,7 +323,9 @@ def _default_allreduce_fn(
     bw = _number("bandwidth_bytes_per_s", bandwidth_bytes_per_s, positive=True, unit="B/s")
     from . import collectives  # the textbook model (lazy: collectives is a sibling formula module)
 
-    return lambda b: np.asarray(collectives.allreduce_time(b, ranks, bw, latency_s, algorithm))
+    # the name is checked by allreduce_time itself (ValueError listing the valid ones)
+    name = cast("collectives.Algorithm", algorithm)
+    return lambda b: np.asarray(collectives.allreduce_time(b, ranks, bw, latency_s, name))
 
 
 def _schedule(

@@ -542,7 +542,9 @@ class CalibrationPreset(_Frozen):
 
     def covers(self, op: str, level: str) -> bool:
         """Whether some fit is for ``op`` at ``level`` ("intra"/"inter")."""
-        return any(f.op == op and f.level == level for f in (*self.fits, *self.candidates))
+        return any(f.op == op and f.level == level for f in self.fits) or any(
+            c.op == op and c.level == level for c in self.candidates
+        )
 
     def candidate_scale(self, op: str, level: str) -> dict[tuple[str, str], tuple[float, float]]:
         """``{(algorithm, protocol): (efficiency, latency scale)}`` of (op, level); {} if none."""

@@ -186,7 +186,7 @@ def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "
     return x
 
 
-def _scalar(name: str, value: float, *, positive: bool = False, unit: str = "") -> float | None:
+def _scalar(name: str, value: object, *, positive: bool = False, unit: str = "") -> float | None:
     """One Python number checked as :func:`_array` checks it (same message), as a float; None
     when ``value`` is not a plain int or float (the caller then takes the array path)."""
     if type(value) is not float and type(value) is not int:
@@ -267,15 +267,15 @@ def state_bytes_per_param(
     """
     r = get_recipe(recipe_name)
     sharded = _SHARDED[_stage(zero_stage)]
-    n = _scalar("dp_ranks", dp_ranks, positive=True)
-    if n is not None and n == math.floor(n) and n >= 1.0:  # Python number: floats out, no numpy
-        parts = {
+    n_s = _scalar("dp_ranks", dp_ranks, positive=True)
+    if n_s is not None and n_s == math.floor(n_s) and n_s >= 1.0:  # Python number: floats out
+        parts_s: dict[str, FloatOrArray] = {
             "weights": r.weight_bytes,
             "gradients": r.gradient_bytes,
             "master": r.master_bytes,
             "optimizer": r.optimizer_bytes,
         }
-        return {k: v / n if k in sharded else v + 0.0 for k, v in parts.items()}
+        return {k: v / n_s if k in sharded else v + 0.0 for k, v in parts_s.items()}
     n = _ranks(dp_ranks)
     parts = {
         "weights": r.weight_bytes,
@@ -337,12 +337,15 @@ def activation_bytes(
         type(v) is float or type(v) is int
         for v in (layers, hidden, sequence_length, micro_batch, heads)
     ):
-        L = _scalar("layers", layers, positive=True)  # noqa: N806
-        h = _scalar("hidden", hidden, positive=True)
-        s = _scalar("sequence_length", sequence_length, positive=True, unit="tokens")
-        b = _scalar("micro_batch", micro_batch, positive=True)
-        a = _scalar("heads", heads, positive=True)
-        return L * s * b * h * (c + attn * a * s / h)
+        # all five are Python numbers here, so none of these is None (the checks narrow the type)
+        L1 = _scalar("layers", layers, positive=True)  # noqa: N806
+        h1 = _scalar("hidden", hidden, positive=True)
+        s1 = _scalar("sequence_length", sequence_length, positive=True, unit="tokens")
+        b1 = _scalar("micro_batch", micro_batch, positive=True)
+        a1 = _scalar("heads", heads, positive=True)
+        if L1 is not None and h1 is not None and s1 is not None and b1 is not None:
+            if a1 is not None:
+                return L1 * s1 * b1 * h1 * (c + attn * a1 * s1 / h1)
     L = _array("layers", layers, positive=True)  # noqa: N806
     h = _array("hidden", hidden, positive=True)
     s = _array("sequence_length", sequence_length, positive=True, unit="tokens")

@@ -7,6 +7,7 @@ Every figure here takes results (DataFrames or result objects) and returns a
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go  # noqa: F401  (used by the figure builders below)
@@ -312,7 +313,7 @@ def memory_stack_figure(
         }
         for part, rows in frame.groupby("part", sort=False)
     ]
-    layout = {
+    layout: dict[str, Any] = {
         "barmode": "stack",
         "title": {"text": title},
         "yaxis": _unit_axis("B", title="memory per GPU"),
@@ -745,7 +746,7 @@ def bucket_advice_figure(
     ``curves`` maps a label to a :class:`costmodel.ddp.BucketCapSweep` (``caps_bytes`` [B],
     ``exposed_comm_s`` [s], ``best_index``); ``current_cap_bytes`` is drawn as a dashed line.
     """
-    data = []
+    data: list[dict[str, Any]] = []
     for i, (label, sw) in enumerate(curves.items()):
         color = _PAIR_COLORS[i % len(_PAIR_COLORS)]
         caps = [c / 2**20 for c in sw.caps_bytes]

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import models as _models
 from . import nccl
@@ -275,12 +276,12 @@ def _calibrated_scale(
 def fitted_time_s(
     calibration: CalibrationPreset,
     op: str,
-    message_bytes,
+    message_bytes: ArrayLike,
     ranks: int,
     nodes: int = 1,
     algorithm: str = "auto",
     protocol: str = "auto",
-):
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Time from a calibration's fits: ``(time_s, algorithm, protocol)`` arrays.
 
     :math:`T = s(N)\,lpha + b(M, N)/B` of the fit for (op, level, algorithm, protocol), level
@@ -329,7 +330,7 @@ def realistic_time_s(
     nvls: bool | None = None,
     collnet_enabled: bool = False,
     candidate_scale: Mapping[tuple[str, str], tuple[float, float]] | None = None,
-):
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The corrected model's choice and time: ``(time_s, algorithm, protocol)`` arrays.
 
     Every (algorithm, protocol) candidate is timed on the corrected topology (NVLink-domain
@@ -362,7 +363,7 @@ def realistic_time_s(
 @finite_result("prediction")
 def predict_collective(
     op: str,
-    message_bytes,
+    message_bytes: ArrayLike,
     cluster: str | Cluster,
     nodes: int = 1,
     gpus_per_node: int | None = None,
@@ -468,7 +469,7 @@ def predict_collective(
     scale: dict | None = None
     if cal is not None and model in (CALIBRATED, "nccl") and n >= 2:
         scale = _calibrated_scale(cal, model, op, level, algorithm, protocol)
-    used_fits = (
+    used_fits = bool(
         bool(scale)
         or model == CALIBRATED
         or (
@@ -515,7 +516,9 @@ def predict_collective(
         t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
     elif model == "nccl-table":
         topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
-        t, algos, protos = nccl.nccl_table_time(op, m1, topo, algorithm, protocol)
+        # m1 is 1-d, so the array form comes back (asarray passes arrays through: no copy)
+        res = nccl.nccl_table_time(op, m1, topo, algorithm, protocol)
+        t, algos, protos = (np.asarray(x) for x in res)
     else:
         t, algos, protos = realistic_time_s(
             op,
@@ -562,7 +565,7 @@ def predict_collective(
 
 
 def _band(
-    model: str, c: Cluster, ranks: int, m, used_fits: bool, harness: str = "nccl-tests"
+    model: str, c: Cluster, ranks: int, m: ArrayLike, used_fits: bool, harness: str = "nccl-tests"
 ) -> ErrorBand:
     """The prediction's error band (costmodel.uncertainty): grouped-CV figures of its regime;
     a calibrated prediction or one rank has none from the reference runs, and says so; a
@@ -575,7 +578,7 @@ def _band(
         b = U.error_band(model, c.fabric, c.intra_kind, c.nodes, m)
         small = np.asarray(m, dtype=float) < U.ONE_MIB
 
-        def cut(v):
+        def cut(v: ArrayLike) -> float | np.ndarray:
             out = np.where(small, np.nan, v)
             return float(out) if out.ndim == 0 else out
 
@@ -621,7 +624,7 @@ def allreduce_time_fn(
     c = _resolve(cluster, nodes, None)
     model = _models.check_model(model)
 
-    def time_fn(message_bytes):
+    def time_fn(message_bytes: Any) -> Any:
         return predict_collective("all_reduce", message_bytes, c, nodes=c.nodes, model=model).time_s
 
     return time_fn
@@ -629,7 +632,7 @@ def allreduce_time_fn(
 
 def compare_models(
     op: str,
-    message_bytes,
+    message_bytes: ArrayLike,
     cluster: str | Cluster,
     nodes: int = 1,
     gpus_per_node: int | None = None,
@@ -753,7 +756,7 @@ def _nccl_reason(op: str, algorithm: str, protocol: str, topo: nccl.TopologyInpu
 
 def predict_all_algorithms(
     op: str,
-    message_bytes,
+    message_bytes: ArrayLike,
     cluster: str | Cluster,
     nodes: int = 1,
     gpus_per_node: int | None = None,
@@ -813,14 +816,19 @@ def predict_all_algorithms(
     """
     import pandas as pd
 
-    kw = dict(
+    choice = predict_collective(
+        op,
+        message_bytes,
+        cluster,
+        nodes,
+        gpus_per_node,
+        "auto",
+        protocol,
+        model,
         gpus_per_process=gpus_per_process,
         nvls=nvls,
         collnet_enabled=collnet_enabled,
         params=params,
-    )
-    choice = predict_collective(
-        op, message_bytes, cluster, nodes, gpus_per_node, "auto", protocol, model, **kw
     )
     model = _models.check_model(model)
     c = _resolve(cluster, nodes, gpus_per_node)
@@ -847,7 +855,20 @@ def predict_all_algorithms(
                 unavailable.append((a, why))
                 continue
         try:
-            p = predict_collective(op, m1, c, c.nodes, c.gpus_per_node, a, protocol, model, **kw)
+            p = predict_collective(
+                op,
+                m1,
+                c,
+                c.nodes,
+                c.gpus_per_node,
+                a,
+                protocol,
+                model,
+                gpus_per_process=gpus_per_process,
+                nvls=nvls,
+                collnet_enabled=collnet_enabled,
+                params=params,
+            )
         except ValueError as exc:
             unavailable.append((a, str(exc)))
             continue

@@ -68,7 +68,7 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import tomli_w
 from pydantic import BaseModel, ValidationError
@@ -447,6 +447,27 @@ def _unknown(name: object, pool: list[str], kind: str | None) -> PresetError:
     return PresetError(f"name: unknown {what} {name!r}; {hint} (see `costmodel presets list`)")
 
 
+@overload
+def load(
+    name: str | os.PathLike[str],
+    kind: Literal["gpu"],
+    *,
+    dirs: Iterable[str | os.PathLike[str]] | str | None = None,
+) -> GPU: ...
+@overload
+def load(
+    name: str | os.PathLike[str],
+    kind: Literal["link"],
+    *,
+    dirs: Iterable[str | os.PathLike[str]] | str | None = None,
+) -> Link: ...
+@overload
+def load(
+    name: str | os.PathLike[str],
+    kind: str | None = None,
+    *,
+    dirs: Iterable[str | os.PathLike[str]] | str | None = None,
+) -> GPU | Link | Cluster | CalibrationPreset: ...
 def load(
     name: str | os.PathLike[str],
     kind: str | None = None,

@@ -34,9 +34,10 @@ being 1, 2 and >= 3 nodes: NCCL's search and its bandwidth tables only distingui
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import corrections as C
 from . import nccl
@@ -44,6 +45,7 @@ from . import tables as T
 
 if TYPE_CHECKING:
     from .hardware import Cluster
+    from .nccl import TopologyInputs
 
 _US = 1e-6
 #: the most NCCL's tree size correction may lower the per-byte rate per doubling of the size
@@ -100,11 +102,11 @@ def ramp_time_factor(m: np.ndarray, phi: float, knee: float, amplitude: float) -
 def busbw_bound_bytes_per_s(
     op: str,
     algorithm: str,
-    nodes,
-    gpus_per_node,
+    nodes: ArrayLike,
+    gpus_per_node: ArrayLike,
     nvlink_bytes_per_s: float,
     node_network_bytes_per_s: float,
-):
+) -> np.ndarray:
     r"""Physical upper bound on nccl-tests busbw for (op, algorithm) [B/s], arrays of nodes/GPUs.
 
     With N = k g ranks on k nodes of g GPUs, L the per-GPU NVLink (or PCIe) bandwidth per
@@ -243,12 +245,14 @@ def _group_times(
     from .predict import cluster_topology
 
     corrected = p is not None
+    # the scalar entries read below are floats (C._check verified the parameters)
+    pf = cast("Mapping[str, float] | None", p)
     algorithm, protocol = pairs_wanted
     g = c.gpus_per_node
     n = k * g
-    if corrected:
+    if p is not None and pf is not None:
         scale = C.nvlink_domain_scale(
-            float(c.gpu.compute_capability), g, c.intra_kind, p, nodes=c.nodes
+            float(c.gpu.compute_capability), g, c.intra_kind, pf, nodes=c.nodes
         )
         topo = cluster_topology(
             c,
@@ -261,11 +265,11 @@ def _group_times(
         topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
     pairs = nccl.candidates(op, topo, algorithm, protocol)
     times = np.empty((len(pairs), m.size))
-    if corrected:
+    if p is not None and pf is not None:
         phi = C.fabric_ramp_phi(c.fabric, c.nodes, p)
-        knee = float(p.get("ramp_knee_bytes", 1.0))  # type: ignore[arg-type]
+        knee = float(pf.get("ramp_knee_bytes", 1.0))
         tree_eff = C.fabric_tree_efficiency(c.fabric, c.nodes, p)
-        duplex = C.host_staged_duplex_factor(op, topo, p)
+        duplex = C.host_staged_duplex_factor(op, topo, pf)
         L = c.intra_bandwidth_bytes_per_s
         B = c.node_inter_bandwidth_bytes_per_s
     for i, (a, pr) in enumerate(pairs):
@@ -290,7 +294,7 @@ def _group_times(
             )
             per = m / (topo.comm_channels * n)
             lat = np.where(per >= T.NCCL_PLATEAU_MIN_BYTES_PER_CHANNEL_RANK, lat * plateau, lat)
-        factor = 1.0
+        factor: float | np.ndarray = 1.0
         if corrected:
             amp = float(C.ramp_amplitude(op, [a], topo, pr)[0])
             factor = (1.0 + ramp_time_factor(m, phi, knee, amp)) / duplex
@@ -319,7 +323,14 @@ def candidate_scale_of(
     return float(eta), float(lam)
 
 
-def _p2p_time_s(m, k, topo, c, p, duplex: float) -> np.ndarray:
+def _p2p_time_s(
+    m: np.ndarray,
+    k: np.ndarray,
+    topo: TopologyInputs,
+    c: Cluster,
+    p: Mapping[str, object] | None,
+    duplex: float,
+) -> np.ndarray:
     """nccl.p2p_time_s with arrays of node counts (and, corrected, the ramp and duplex)."""
     g = topo.gpus_per_node
     n = k * g
@@ -334,10 +345,10 @@ def _p2p_time_s(m, k, topo, c, p, duplex: float) -> np.ndarray:
         inter_bw = topo.extra.get("inter_share_gbs", topo.ring.n_channels * topo.ring.bw_inter_gbs)
         t_inter = m * (n - g) / n / (1000.0 * inter_bw)
         lat = lat + T.NCCL_HW_LATENCY_US["net"]["ring"][simple]
-    factor = 1.0
+    factor: float | np.ndarray = 1.0
     if p is not None:
         phi = C.fabric_ramp_phi(c.fabric, c.nodes, p)
-        knee = float(p.get("ramp_knee_bytes", 1.0))  # type: ignore[arg-type]
+        knee = float(cast("float", p.get("ramp_knee_bytes", 1.0)))  # a float (C._check)
         factor = (1.0 + ramp_time_factor(m, phi, knee, 1.0)) / duplex
     t = (lat + factor * np.maximum(t_intra, t_inter)) * _US
     return np.where(n < 2, 0.0, t)
@@ -345,9 +356,9 @@ def _p2p_time_s(m, k, topo, c, p, duplex: float) -> np.ndarray:
 
 def realistic_rows(
     op: str,
-    message_bytes,
-    nodes,
-    gpus_per_node,
+    message_bytes: ArrayLike,
+    nodes: ArrayLike,
+    gpus_per_node: ArrayLike,
     cluster: Cluster,
     algorithm: str = "auto",
     protocol: str = "auto",
@@ -358,7 +369,7 @@ def realistic_rows(
     nvls: bool | None = None,
     collnet_enabled: bool = False,
     candidate_scale: Mapping[tuple[str, str], tuple[float, float]] | None = None,
-):
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[list[str], list[str]]]:
     r"""Time of ``op`` for rows of (message size, nodes, GPUs per node) on a cluster preset.
 
     All three inputs broadcast to one shape (rows). Returns ``(time_s, algo_code, proto_code,
@@ -432,7 +443,8 @@ def realistic_rows(
         a_code[rows], p_code[rows] = amap[best], pmap[best]
     if corrected:
         live = (k * g) >= 2
-        t = np.where(live, np.maximum(t, C.host_floor_s(gpus_per_process, p)), t)
+        floor = C.host_floor_s(gpus_per_process, cast("Mapping[str, float]", p))  # floats: _check
+        t = np.where(live, np.maximum(t, floor), t)
     return (
         t.reshape(shape),
         a_code.reshape(shape),

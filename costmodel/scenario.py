@@ -782,7 +782,9 @@ class ScenarioResult(BaseModel):
             tokens,
             steps=steps,
             tokens_per_step=float(self.tokens_per_step),
-            step_time_s=measured_step_time_s if measured else self.step_time_s,
+            step_time_s=(
+                measured_step_time_s if measured_step_time_s is not None else self.step_time_s
+            ),
             ranks=self.ranks,
             usd_per_gpu_hour=usd_per_gpu_hour,
             price=price,

@@ -98,12 +98,12 @@ def per_gpu_inter_bandwidth(
     >>> per_gpu_inter_bandwidth(32, 12.5e9, 8) / 1e9   # AWS p5: 32 x 100G EFA for 8 GPUs
     50.0
     """
-    if _scalars(nics_per_node, nic_bandwidth_bytes_per_s, gpus_per_node):
-        nics = _scalar_whole_nonnegative("nics_per_node", nics_per_node)
-        bw = _check_scalar(
-            "nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "B/s", positive=True
-        )
-        return nics * bw / _check_scalar_ranks(gpus_per_node, "gpus_per_node")
+    scalars = _scalars(nics_per_node, nic_bandwidth_bytes_per_s, gpus_per_node)
+    if scalars:
+        nics_s, bw_s, g_s = scalars
+        k = _scalar_whole_nonnegative("nics_per_node", nics_s)
+        nic_bw = _check_scalar("nic_bandwidth_bytes_per_s", bw_s, "B/s", positive=True)
+        return k * nic_bw / _check_scalar_ranks(g_s, "gpus_per_node")
     nics = _whole_nonnegative("nics_per_node", nics_per_node)
     bw = _positive("nic_bandwidth_bytes_per_s", nic_bandwidth_bytes_per_s, "B/s")
     g = _ranks(gpus_per_node, "gpus_per_node")
@@ -153,16 +153,8 @@ def hierarchical_allreduce_phases(
     >>> {k: round(v * 1e3, 3) for k, v in p.items()}    # ms
     {'intra_reduce_scatter_s': 1.944, 'inter_allreduce_s': 2.5, 'intra_all_gather_s': 1.944}
     """
-    if type(in_network_reduction) is bool and _scalars(
-        message_bytes,
-        nodes,
-        gpus_per_node,
-        intra_bandwidth_bytes_per_s,
-        inter_bandwidth_bytes_per_s,
-        intra_latency_s,
-        inter_latency_s,
-    ):
-        return _phases_scalar(
+    if type(in_network_reduction) is bool:
+        scalars = _scalars(
             message_bytes,
             nodes,
             gpus_per_node,
@@ -170,8 +162,10 @@ def hierarchical_allreduce_phases(
             inter_bandwidth_bytes_per_s,
             intra_latency_s,
             inter_latency_s,
-            in_network_reduction,
         )
+        if scalars:
+            m_s, n_s, g_s, bw_i_s, bw_e_s, a_i_s, a_e_s = scalars
+            return _phases_scalar(m_s, n_s, g_s, bw_i_s, bw_e_s, a_i_s, a_e_s, in_network_reduction)
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(nodes, "nodes")
     g = _ranks(gpus_per_node, "gpus_per_node")
@@ -205,7 +199,7 @@ def _phases_scalar(
     intra_latency: float,
     inter_latency: float,
     sharp: bool,
-) -> dict[str, float]:
+) -> dict[str, FloatOrArray]:
     """:func:`hierarchical_allreduce_phases` for Python scalars (same expressions, floats)."""
     m = _check_scalar("message_bytes", message_bytes, "B")
     n = _check_scalar_ranks(nodes, "nodes")
@@ -292,16 +286,12 @@ def flat_ring_bandwidth(
     >>> flat_ring_bandwidth(2, 8, 450e9, 8, 50e9) / 1e9   # 2x8 H100, 8x 400G NDR (nccl-tests #309)
     400.0
     """
-    if _scalars(
+    scalars = _scalars(
         nodes, gpus_per_node, intra_bandwidth_bytes_per_s, nics_per_node, nic_bandwidth_bytes_per_s
-    ):
-        return _flat_ring_bandwidth_scalar(
-            nodes,
-            gpus_per_node,
-            intra_bandwidth_bytes_per_s,
-            nics_per_node,
-            nic_bandwidth_bytes_per_s,
-        )
+    )
+    if scalars:
+        n_s, g_s, intra_s, nics_s, nic_bw_s = scalars
+        return _flat_ring_bandwidth_scalar(n_s, g_s, intra_s, nics_s, nic_bw_s)
     n = _ranks(nodes, "nodes")
     g = _ranks(gpus_per_node, "gpus_per_node")
     intra = _positive("intra_bandwidth_bytes_per_s", intra_bandwidth_bytes_per_s, "B/s")
@@ -350,22 +340,24 @@ def flat_ring_allreduce_time(
     >>> flat_ring_allreduce_time(500e6, 8, 1, 450e9, 1, 50e9)   # 8 nodes x 1 GPU over NDR: 17.5 ms
     0.0175
     """
-    if _scalars(message_bytes, nodes, gpus_per_node, intra_latency_s, inter_latency_s):
-        m = _check_scalar("message_bytes", message_bytes, "B")
-        bw = flat_ring_bandwidth(
+    scalars = _scalars(message_bytes, nodes, gpus_per_node, intra_latency_s, inter_latency_s)
+    if scalars:
+        m_s, n_s, g_s, a_i_s, a_e_s = scalars
+        m1 = _check_scalar("message_bytes", m_s, "B")
+        bw1 = flat_ring_bandwidth(
             nodes,
             gpus_per_node,
             intra_bandwidth_bytes_per_s,
             nics_per_node,
             nic_bandwidth_bytes_per_s,
         )
-        if type(bw) is float:
-            n = _check_scalar_ranks(nodes, "nodes")
-            g = _check_scalar_ranks(gpus_per_node, "gpus_per_node")
-            a_i = _check_scalar("intra_latency_s", intra_latency_s, "s")
-            a_e = _check_scalar("inter_latency_s", inter_latency_s, "s")
-            alpha = (max(a_i, a_e) if g > 1.0 else a_e) if n > 1.0 else a_i
-            return collective_time("all_reduce", m, n * g, bw, alpha, "ring")
+        if type(bw1) is float:
+            n1 = _check_scalar_ranks(n_s, "nodes")
+            g1 = _check_scalar_ranks(g_s, "gpus_per_node")
+            a_i1 = _check_scalar("intra_latency_s", a_i_s, "s")
+            a_e1 = _check_scalar("inter_latency_s", a_e_s, "s")
+            alpha1 = (max(a_i1, a_e1) if g1 > 1.0 else a_e1) if n1 > 1.0 else a_i1
+            return collective_time("all_reduce", m1, n1 * g1, bw1, alpha1, "ring")
     m = _nonnegative("message_bytes", message_bytes, "B")
     bw = np.asarray(
         flat_ring_bandwidth(

@@ -30,7 +30,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from costmodel.collectives import ALGORITHMS, bytes_per_rank, latency_steps
 if TYPE_CHECKING:
     import pandas as pd
 
+    from costmodel.collectives import Algorithm, Op
     from costmodel.hardware import CalibrationPreset
 
 __all__ = [
@@ -78,15 +79,24 @@ class Fit:
 
     def predict(self, message_bytes: Any, ranks: Any) -> np.ndarray:
         """T = s(N) alpha + b(M, N) / B [s]."""
+        op, algorithm = _names(self.op, self.algorithm)
         return np.asarray(
-            latency_steps(self.op, ranks, self.algorithm) * self.latency_s
-            + bytes_per_rank(self.op, message_bytes, ranks, self.algorithm)
-            / self.bandwidth_bytes_per_s,
+            latency_steps(op, ranks, algorithm) * self.latency_s
+            + bytes_per_rank(op, message_bytes, ranks, algorithm) / self.bandwidth_bytes_per_s,
             dtype=float,
         )
 
 
-def _design(op: str, message_bytes: np.ndarray, ranks: np.ndarray, algorithm: str) -> np.ndarray:
+def _names(op: str, algorithm: str) -> tuple[Op, Algorithm]:
+    """The names as the formula functions' Literal types; those functions check them
+    (ValueError naming the valid ones), so nothing is checked twice here."""
+    return cast("Op", op), cast("Algorithm", algorithm)
+
+
+def _design(
+    op_name: str, message_bytes: np.ndarray, ranks: np.ndarray, algorithm_name: str
+) -> np.ndarray:
+    op, algorithm = _names(op_name, algorithm_name)
     steps = np.broadcast_to(
         np.asarray(latency_steps(op, ranks, algorithm), float), message_bytes.shape
     )
@@ -207,10 +217,10 @@ class Calibration:
 
 def _group_columns(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
-    algo = df["algo_env"] if "algo_env" in df else None
+    env = df["algo_env"] if "algo_env" in df else None
     if "nccl_algo" in df:
-        algo = df["nccl_algo"] if algo is None else algo.where(algo.notna(), df["nccl_algo"])
-    algo = algo.astype(object).where(algo.notna(), "ring") if algo is not None else "ring"
+        env = df["nccl_algo"] if env is None else env.where(env.notna(), df["nccl_algo"])
+    algo = env.astype(object).where(env.notna(), "ring") if env is not None else "ring"
     df["algorithm"] = (
         [_TEXTBOOK_ALGORITHM.get(str(a).lower(), str(a).lower()) for a in np.atleast_1d(algo)]
         if not isinstance(algo, str)
@@ -300,9 +310,9 @@ def calibrate(
     df = _shape_columns(df, nodes, ranks, gpus_per_process)
     df = _group_columns(df)
     fits, parts, skipped = [], [], []
-    for (op, algorithm, protocol, level), group in df.groupby(
-        ["op", "algorithm", "protocol", "level"], sort=True
-    ):
+    for key, group in df.groupby(["op", "algorithm", "protocol", "level"], sort=True):
+        # pandas-stubs types a group key as Hashable; by a list of columns it is a tuple
+        op, algorithm, protocol, level = cast("tuple[str, str, str, str]", key)
         if algorithm not in ALGORITHMS.get(op, ()) and algorithm != "ring":
             skipped.append(f"{op}/{algorithm}: no textbook formula")
             continue
@@ -439,10 +449,12 @@ def _fit_candidates(
         for v in (rows["proto_env"] if "proto_env" in rows else [None] * len(rows))
     ]
     out = []
-    for (op, level), group in rows.groupby(["op", "level"], sort=True):
+    for op_level, group in rows.groupby(["op", "level"], sort=True):
+        op, level = cast("tuple[str, str]", op_level)  # a group key (Hashable to pandas-stubs)
         segments = []
         keys = ["nodes", "gpus_per_node", "gpus_per_process", "_algo", "_proto"]
-        for (k, g, gpp, a, p), seg in group.groupby(keys, sort=True):
+        for seg_key, seg in group.groupby(keys, sort=True):
+            k, g, gpp, a, p = cast("tuple[int, int, int, Any, Any]", seg_key)
             if g > base.gpus_per_node:
                 skipped.append(
                     f"{op}/{level}: {g} GPUs per node but cluster {base.name!r} has "
@@ -622,7 +634,7 @@ def load_calibration(path: str | Path) -> Calibration:
             "[[candidate]] tables)"
         )
     fits = []
-    names = {f.name for f in Fit.__dataclass_fields__.values()}  # type: ignore[attr-defined]
+    names = {f.name for f in Fit.__dataclass_fields__.values()}
     for entry in doc.get("fit", []):
         values = {k: v for k, v in entry.items() if k in names}
         values["ranks"] = tuple(values.get("ranks", ()))

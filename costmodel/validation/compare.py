@@ -32,7 +32,7 @@ import inspect
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -376,8 +376,10 @@ def compare(
     df["_gpp"] = pd.to_numeric(gpp, errors="coerce").fillna(1).astype(int).to_numpy()
     takes_gpp = "gpus_per_process" in inspect.signature(predictor).parameters
     keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp"]
-    for (op, ranks, nodes, a, p, g), group in df.groupby(keys, dropna=False, sort=False):
-        kwargs = {}
+    for key, group in df.groupby(keys, dropna=False, sort=False):
+        # pandas-stubs types a group key as Hashable; grouped by a list of columns it is a tuple
+        op, ranks, group_nodes, a, p, g = cast("tuple[Any, ...]", key)
+        kwargs: dict[str, Any] = {}
         if use_algorithm and isinstance(a, str):
             kwargs["algorithm"] = a
         if use_algorithm and isinstance(p, str):
@@ -389,7 +391,9 @@ def compare(
             continue
         try:
             t, chosen = _times(
-                predictor(op, group.size_bytes.to_numpy(float), int(ranks), int(nodes), **kwargs)
+                predictor(
+                    op, group.size_bytes.to_numpy(float), int(ranks), int(group_nodes), **kwargs
+                )
             )
         except (ValueError, KeyError, NotImplementedError) as exc:
             df.loc[group.index, "note"] = " ".join(str(exc).split())[:200]
@@ -501,6 +505,7 @@ def predict_ddp(
             "note",
         )
     }
+    row: Any  # an itertuples namedtuple: its fields are the frame's columns (unknown to stubs)
     for row in df.itertuples(index=False):
         ranks, nodes = int(row.ranks), int(getattr(row, "nodes", 1) or 1)
         acc = int(row.accumulation)
@@ -576,7 +581,9 @@ def write_report(
         else plots.validation_busbw_figure(comparison),
         plots.validation_error_figure(comparison),
     ]
-    tables = [summarize(comparison).to_html(index=False, float_format="%.3f")]
+    # pandas accepts a format string for float_format (it has for years); pandas-stubs allows
+    # only a callable
+    tables = [summarize(comparison).to_html(index=False, float_format="%.3f")]  # type: ignore[call-overload]
     if ddp is not None and not ddp.empty:
         figures.append(plots.validation_ddp_figure(ddp))
         shown = [
@@ -596,9 +603,10 @@ def write_report(
         ]
         tables.append(
             "<h2>DDP step: measured vs predicted</h2>"
-            + ddp[shown].to_html(index=False, float_format="%.4g")
+            + ddp[shown].to_html(index=False, float_format="%.4g")  # type: ignore[call-overload]  # as above
         )
         if "timeline" in ddp:
+            row: Any  # an itertuples namedtuple (fields: the frame's columns)
             for row in ddp[ddp["timeline"].notna()].head(6).itertuples(index=False):
                 figures.append(
                     plots.ddp_timeline_figure(

@@ -296,7 +296,7 @@ def styled(frame: pd.DataFrame) -> Any:
     few ms for the bare frame (measured on this 2-core box under load, 2026-12-01); pages that
     must stay inside a rerun budget can cache the Styler with the frame.
     """
-    formats: dict[str, Callable[[Any], str]] = {}
+    formats: dict[Any, str | Callable[[object], str] | None] = {}  # Styler.format's type
     for name in frame.columns:
         dtype = frame[name].dtype
         if not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):

@@ -11,6 +11,7 @@ import functools
 import itertools
 import os
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,16 @@ from costmodel import models as _models
 from .common import SIZES_BYTES
 
 _SIZES = np.asarray(SIZES_BYTES, dtype=float)
+
+
+def _op(name: str) -> collectives.Op:
+    """A page's op name as the formula functions' Literal type (they check it: ValueError)."""
+    return cast("collectives.Op", name)
+
+
+def _alg(name: str) -> collectives.Algorithm:
+    """A page's algorithm name as the formula functions' Literal type (they check it)."""
+    return cast("collectives.Algorithm", name)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -37,7 +48,7 @@ def textbook_sweep(
     for algorithm in algorithms:
         time_s = np.asarray(
             collectives.collective_time(
-                op, _SIZES, ranks, bandwidth_bytes_per_s, latency_s, algorithm=algorithm
+                _op(op), _SIZES, ranks, bandwidth_bytes_per_s, latency_s, algorithm=_alg(algorithm)
             )
         )
         parts.append(
@@ -47,8 +58,10 @@ def textbook_sweep(
                     "message_bytes": _SIZES,
                     "time_s": time_s,
                     "algbw_bytes_per_s": collectives.algorithm_bandwidth(_SIZES, time_s),
-                    "busbw_bytes_per_s": collectives.bus_bandwidth(op, _SIZES, ranks, time_s),
-                    "bytes_per_rank": collectives.bytes_per_rank(op, _SIZES, ranks, algorithm),
+                    "busbw_bytes_per_s": collectives.bus_bandwidth(_op(op), _SIZES, ranks, time_s),
+                    "bytes_per_rank": collectives.bytes_per_rank(
+                        _op(op), _SIZES, ranks, _alg(algorithm)
+                    ),
                 }
             )
         )
@@ -66,19 +79,21 @@ def textbook_crossovers(
     """Crossover size of every pair of algorithms, with the (equal) time there; finite only."""
     rows = []
     for a, b in itertools.combinations(algorithms, 2):
-        size = collectives.crossover_bytes(a, b, ranks, bandwidth_bytes_per_s, latency_s, op=op)
+        size = collectives.crossover_bytes(
+            _alg(a), _alg(b), ranks, bandwidth_bytes_per_s, latency_s, op=_op(op)
+        )
         if not np.isfinite(size):
             continue
         time_s = collectives.collective_time(
-            op, size, ranks, bandwidth_bytes_per_s, latency_s, algorithm=a
+            _op(op), size, ranks, bandwidth_bytes_per_s, latency_s, algorithm=_alg(a)
         )
         faster_below = (
             a
             if collectives.collective_time(
-                op, size / 2, ranks, bandwidth_bytes_per_s, latency_s, algorithm=a
+                _op(op), size / 2, ranks, bandwidth_bytes_per_s, latency_s, algorithm=_alg(a)
             )
             < collectives.collective_time(
-                op, size / 2, ranks, bandwidth_bytes_per_s, latency_s, algorithm=b
+                _op(op), size / 2, ranks, bandwidth_bytes_per_s, latency_s, algorithm=_alg(b)
             )
             else b
         )
@@ -87,7 +102,7 @@ def textbook_crossovers(
                 "pair": f"{a} / {b}",
                 "message_bytes": float(size),
                 "time_s": float(time_s),
-                "busbw_bytes_per_s": float(collectives.bus_bandwidth(op, size, ranks, time_s)),
+                "busbw_bytes_per_s": float(collectives.bus_bandwidth(_op(op), size, ranks, time_s)),
                 "faster_below": faster_below,
                 "faster_above": b if faster_below == a else a,
             }
@@ -278,8 +293,8 @@ def _gpu_counts(gpus_per_node: int, max_nodes: int) -> tuple[np.ndarray, np.ndar
     pairs = [(1, k) for k in inside] + ([(1, gpus_per_node)] if gpus_per_node > 1 else [])
     nodes = sorted({n for n in (2**i for i in range(1, 64)) if n <= max_nodes} | {max_nodes})
     pairs += [(n, gpus_per_node) for n in nodes if n > 1]
-    nodes, gpus = zip(*pairs, strict=True)
-    return np.asarray(nodes, dtype=float), np.asarray(gpus, dtype=float)
+    node_counts, gpus = zip(*pairs, strict=True)
+    return np.asarray(node_counts, dtype=float), np.asarray(gpus, dtype=float)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -314,12 +329,19 @@ def _hierarchy_row(
             "all_reduce", message_bytes, c, algo, in_network_reduction=c.sharp or sharp
         )
         row[f"{name}_s"] = float(t)
-    kw = dict(nodes=c.nodes, gpus_per_node=c.gpus_per_node)
     ring = predict.predict_collective(
-        "all_reduce", message_bytes, c, algorithm="ring", model="textbook", **kw
+        "all_reduce",
+        message_bytes,
+        c,
+        algorithm="ring",
+        model="textbook",
+        nodes=c.nodes,
+        gpus_per_node=c.gpus_per_node,
     )
     row["flat_ring_s"] = float(ring.time_s)
-    nccl = predict.predict_collective("all_reduce", message_bytes, c, model="nccl", **kw)
+    nccl = predict.predict_collective(
+        "all_reduce", message_bytes, c, model="nccl", nodes=c.nodes, gpus_per_node=c.gpus_per_node
+    )
     row["nccl_s"] = float(nccl.time_s)
     row["nccl_algorithm"] = f"{nccl.algorithm}/{nccl.protocol}"
     return row

@@ -7,6 +7,8 @@ Like :mod:`costmodel.web.data`, every number comes from a costmodel function
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -99,16 +101,21 @@ def textbook_at_size(
 ) -> pd.DataFrame:
     """The one-link view's rows at one size (any size; the sweep holds only powers of two)."""
     rows = []
+    # the formula functions check the names themselves (ValueError naming the valid ones)
+    op_ = cast("collectives.Op", op)
     for a in algorithms:
-        t = float(collectives.collective_time(op, size, ranks, bandwidth_bytes_per_s, latency_s, a))
+        alg = cast("collectives.Algorithm", a)
+        t = float(
+            collectives.collective_time(op_, size, ranks, bandwidth_bytes_per_s, latency_s, alg)
+        )
         rows.append(
             {
                 "algorithm": a,
                 "message_bytes": float(size),
                 "time_s": t,
                 "algbw_bytes_per_s": float(collectives.algorithm_bandwidth(size, t)),
-                "busbw_bytes_per_s": float(collectives.bus_bandwidth(op, size, ranks, t)),
-                "bytes_per_rank": float(collectives.bytes_per_rank(op, size, ranks, a)),
+                "busbw_bytes_per_s": float(collectives.bus_bandwidth(op_, size, ranks, t)),
+                "bytes_per_rank": float(collectives.bytes_per_rank(op_, size, ranks, alg)),
             }
         )
     return pd.DataFrame(rows)

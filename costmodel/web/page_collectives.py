@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -50,7 +52,10 @@ def _inputs() -> dict:
     if old in _OLD_VIEWS and "view" not in st.session_state:  # an old shared link keeps
         st.session_state["view"] = _OLD_VIEWS[old]  # opening the view it showed
     c1, c2, c3 = st.columns(3)
-    op = c1.selectbox("Operation", collectives.OPS, format_func=OP_LABELS.get, key="op", bind=QP)
+    # every op has a label (the headline indexes OP_LABELS too)
+    op = c1.selectbox(
+        "Operation", collectives.OPS, format_func=OP_LABELS.__getitem__, key="op", bind=QP
+    )
     view = c2.radio(
         "View",
         tuple(VIEWS),
@@ -164,6 +169,7 @@ def _inputs() -> dict:
         c1.metric("Bandwidth per direction", format_rate(bandwidth))
         c2.metric("Latency per step alpha", format_duration(latency))
         st.caption(f"{fig['description']} Source: {fig['source']}")
+    assert op is not None  # a non-empty selectbox with a default index never gives None
     valid = collectives.ALGORITHMS[op]
     algorithms = st.multiselect(
         "Algorithms to compare",
@@ -272,7 +278,7 @@ def _link(inp: dict) -> None:
         sweep = data.textbook_sweep(*args)
         crossovers = data.textbook_crossovers(*args)
         at_size = data_collectives.textbook_at_size(*args, float(size))
-        best = at_size.loc[at_size["time_s"].idxmin()]
+        best = at_size.loc[at_size["time_s"].idxmin()]  # type: ignore[call-overload]  # pandas-stubs: idxmin gives Hashable
 
         headline_text(f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks")
         m = headline(4)
@@ -308,15 +314,14 @@ def _link(inp: dict) -> None:
                 key="chart_busbw",
             )
 
-        per_alg = at_size.assign(
-            **{
-                "time [µs]": at_size["time_s"] * 1e6,
-                "algbw [GB/s]": at_size["algbw_bytes_per_s"] / 1e9,
-                "busbw [GB/s]": at_size["busbw_bytes_per_s"] / 1e9,
-                "bytes sent per rank [B]": at_size["bytes_per_rank"],
-                "equation": [collectives.EQUATIONS[(op, a)] for a in at_size["algorithm"]],
-            }
-        )[
+        columns: dict[str, Any] = {
+            "time [µs]": at_size["time_s"] * 1e6,
+            "algbw [GB/s]": at_size["algbw_bytes_per_s"] / 1e9,
+            "busbw [GB/s]": at_size["busbw_bytes_per_s"] / 1e9,
+            "bytes sent per rank [B]": at_size["bytes_per_rank"],
+            "equation": [collectives.EQUATIONS[(op, a)] for a in at_size["algorithm"]],
+        }
+        per_alg = at_size.assign(**columns)[
             [
                 "algorithm",
                 "time [µs]",
@@ -333,7 +338,7 @@ def _link(inp: dict) -> None:
             caption=f"Each algorithm at M = {format_bytes(size)}",
         )
         if op == "all_reduce":
-            bound = collectives.allreduce_lower_bound_bytes(size, ranks)
+            bound = float(collectives.allreduce_lower_bound_bytes(size, ranks))  # scalar in
             st.caption(f"Lower bound on bytes each rank sends, 2(N-1)/N M = {format_bytes(bound)}.")
         if len(crossovers):
             table(

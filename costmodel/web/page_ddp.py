@@ -329,7 +329,7 @@ def render() -> None:
     m = headline(4)
     m[0].metric(
         "Tokens per GPU per micro-batch",
-        format_count(batch.tokens_per_step(inp["local_batch"], inp["sequence_length"])),
+        format_count(int(batch.tokens_per_step(inp["local_batch"], inp["sequence_length"]))),
     )
     m[1].metric("Global batch [samples]", f"{result.global_batch:,}")
     m[2].metric(

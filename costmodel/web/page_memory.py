@@ -97,10 +97,10 @@ def _inputs() -> dict:
     )
     layers = hidden = heads = None
     if a is None:
-        r = st.columns(3)
-        layers = r[0].number_input("Layers", value=32, step=1, key="layers", bind=QP)
-        hidden = r[1].number_input("Hidden size", value=4096, step=1, key="hidden", bind=QP)
-        heads = r[2].number_input("Heads", value=32, step=1, key="heads", bind=QP)
+        r3 = st.columns(3)
+        layers = r3[0].number_input("Layers", value=32, step=1, key="layers", bind=QP)
+        hidden = r3[1].number_input("Hidden size", value=4096, step=1, key="hidden", bind=QP)
+        heads = r3[2].number_input("Heads", value=32, step=1, key="heads", bind=QP)
         st.caption(
             "Custom model: the activations use the shape entered here, not the parameter count; "
             "pick a named model to get both from its published config."
@@ -132,6 +132,7 @@ def _inputs() -> dict:
             bind=QP,
         )
     recipe_act = (int(seq), int(micro), bool(flash), recompute)
+    activation: tuple[object, ...] | None  # the cache key of data.activations_for
     if not with_act:
         activation = None
     elif a is not None:
@@ -212,7 +213,7 @@ def _pinned(inp: dict) -> dict | None:
     return b
 
 
-def _figures(inp: dict) -> dict | None:
+def _figures(inp: dict) -> dict:
     """Memory per GPU of one configuration at its ZeRO stage: parts, total, capacity, largest."""
     name, capacity = inp["gpu"]
     activations = 0.0

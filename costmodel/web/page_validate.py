@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 import streamlit as st
@@ -94,7 +95,7 @@ def _default_cluster(raw: bytes | None, name: str | None, clusters: list[str]) -
     else dgx-h100. Used as the selectbox default, so a reference run never opens paired with
     another machine's preset (issue 14: a 16 x 8 A100 run opened on dgx-h100)."""
     fallback = "dgx-h100" if "dgx-h100" in clusters else clusters[0]
-    if raw is None:
+    if raw is None or name is None:  # _log gives both or neither
         return fallback
     try:
         detected = data.detect_log_cluster(raw, name)
@@ -106,7 +107,8 @@ def _default_cluster(raw: bytes | None, name: str | None, clusters: list[str]) -
 def _overlay(comparison: pd.DataFrame) -> pd.DataFrame:
     """Long frame for the chart: measured and predicted busbw per run, one series each."""
     parts = []
-    for (run, ranks), rows in comparison.groupby(["run", "ranks"], sort=False, dropna=False):
+    for (run, ranks_key), rows in comparison.groupby(["run", "ranks"], sort=False, dropna=False):
+        ranks = cast("float", ranks_key)  # pandas-stubs types a group key as Hashable
         tag = (
             f"run {run}, {int(ranks)} GPUs"
             if comparison["run"].nunique() > 1
@@ -158,7 +160,7 @@ def render() -> None:
         help=data.MODELS_HELP + "; nccl-table: NCCL's tuning table alone (reference baseline)",
     )
     in_place = c[2].checkbox("Include in-place rows", value=False, key="val_in_place", bind=QP)
-    if raw is None:
+    if raw is None or name is None:  # _log gives both or neither
         return
     measured = None
     with section("Log file"):
