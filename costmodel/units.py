@@ -107,7 +107,7 @@ def _match(pattern: re.Pattern[str], text: object, what: str, examples: str) -> 
     s = text.strip()
     if len(s) > MAX_TEXT_LENGTH:
         raise ValueError(
-            f"{what}: {s[:32]!r}... ({len(s)} characters) is too long (at most "
+            f"{what}: {s[:40]!r}... ({len(s)} characters) is too long (at most "
             f"{MAX_TEXT_LENGTH}); e.g. {examples}"
         )
     m = pattern.fullmatch(s)
