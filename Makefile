@@ -29,6 +29,7 @@ chromium:
 test: $(STAMP) chromium
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q --nbmake examples/ tests/ costmodel/
 
 ## make test-fast: everything but the real-browser and torch/gloo runs
@@ -50,6 +51,7 @@ bench-estimators: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
+	$(BIN)/python -m mypy
 
 format: $(STAMP)
 	$(BIN)/python -m ruff format .
