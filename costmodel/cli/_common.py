@@ -90,18 +90,24 @@ class _Group(TyperGroup):
         prog_name: str | None = None,
         complete_var: str | None = None,
         standalone_mode: bool = True,
+        windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
         code: int | None = 0
         try:
             rv = super().main(
-                args, prog_name or "costmodel", complete_var, standalone_mode=False, **extra
+                args,
+                prog_name or "costmodel",
+                complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
             )
             code = rv if isinstance(rv, int) else 0
         except _EXITS as exc:
             code = getattr(exc, "exit_code", 0)
         except _NO_ARGS as exc:  # bare `costmodel` or `costmodel presets`: show the help
-            typer.echo(exc.format_message())  # type: ignore[attr-defined]
+            typer.echo(exc.format_message())
             code = 0
         except _CLICK_ERRORS as exc:
             typer.echo(f"costmodel: error: {_usage_line(exc)}", err=True)

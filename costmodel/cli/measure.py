@@ -10,7 +10,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -72,36 +72,48 @@ def nccl_tests_run(
         raise ValueError(
             f"--launcher: unknown {launcher!r}; allowed: {', '.join(runner.LAUNCHERS)}"
         )
-    plan = dict(
-        algos=_csv_list(algos),
-        protos=_csv_list(protos),
-        gpus=gpus,
-        nodes=nodes,
-        launcher=launcher,
-        build_dir=build_dir,
-        min_bytes=min_bytes,
-        max_bytes=max_bytes,
-        step_factor=step_factor,
-        warmup_iters=warmup,
-        iters=iters,
-    )
+    launcher_kind = cast("runner.Launcher", launcher)  # checked against LAUNCHERS above
+    algo_list, proto_list = _csv_list(algos), _csv_list(protos)
     op_list = _csv_list(ops) or []
     if dry_run:
-        specs = runner.plan_sweep(op_list, **plan)
+        specs = runner.plan_sweep(
+            op_list,
+            algos=algo_list,
+            protos=proto_list,
+            gpus=gpus,
+            nodes=nodes,
+            launcher=launcher_kind,
+            build_dir=build_dir,
+            min_bytes=min_bytes,
+            max_bytes=max_bytes,
+            step_factor=step_factor,
+            warmup_iters=warmup,
+            iters=iters,
+        )
         rows = [{"key": sp.key, "argv": list(sp.argv), "env": sp.env} for sp in specs]
         if as_json:
             _print_json(rows)
         else:
-            for r in rows:
-                env = " ".join(f"{k}={v}" for k, v in r["env"].items())
-                typer.echo((env + " " if env else "") + " ".join(r["argv"]))
+            for sp in specs:
+                env = " ".join(f"{k}={v}" for k, v in sp.env.items())
+                typer.echo((env + " " if env else "") + " ".join(sp.argv))
         return
     summary = runner.run_nccl_tests(
         output,
         op_list,
         timeout_s=units.parse_duration(timeout, name="--timeout"),
         progress=progress and sys.stderr.isatty() and not as_json,
-        **plan,
+        algos=algo_list,
+        protos=proto_list,
+        gpus=gpus,
+        nodes=nodes,
+        launcher=launcher_kind,
+        build_dir=build_dir,
+        min_bytes=min_bytes,
+        max_bytes=max_bytes,
+        step_factor=step_factor,
+        warmup_iters=warmup,
+        iters=iters,
     )
     if as_json:
         _print_json(
@@ -303,6 +315,7 @@ def validate_compare(
     else:
         from .. import presets
 
+        assert cluster is not None  # exactly one of --cluster/--calibration, checked above
         presets.cluster(cluster)  # unknown names fail here, with the closest ones
         predictor = cmp.cluster_predictor(cluster, model=model)
         label = model

@@ -118,7 +118,7 @@ def memory(
         from .. import presets
 
         g = presets.load("h100-sxm", "gpu")
-        capacity, gpu_name = float(g.memory_bytes), f"{g.name} (default)"  # type: ignore[union-attr]
+        capacity, gpu_name = float(g.memory_bytes), f"{g.name} (default)"
     if capacity is not None:
         result["gpu_memory_bytes"] = capacity
         result["gpu"] = gpu_name

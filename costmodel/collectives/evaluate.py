@@ -75,12 +75,14 @@ def collective_time(
     if scalars is not None:
         # fast path for Python scalars: the same row, evaluated with floats (no array overhead)
         m_s, n_s, bw_s, a_s, g_s = scalars
-        m = _check_scalar("message_bytes", m_s, "B")
-        n = _check_scalar_ranks(n_s)
-        bw = _check_scalar("bandwidth_bytes_per_s", bw_s, "B/s", positive=True)
-        a = _check_scalar("latency_s", a_s, "s")
-        g = _check_scalar("gamma_s_per_byte", g_s, "s/B")
-        return _row_time_scalar(row, m, n, bw, a, g)
+        return _row_time_scalar(
+            row,
+            _check_scalar("message_bytes", m_s, "B"),
+            _check_scalar_ranks(n_s),
+            _check_scalar("bandwidth_bytes_per_s", bw_s, "B/s", positive=True),
+            _check_scalar("latency_s", a_s, "s"),
+            _check_scalar("gamma_s_per_byte", g_s, "s/B"),
+        )
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(ranks)
     bw = _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s")
@@ -140,10 +142,11 @@ def bytes_per_rank(
     875.0
     """
     row = _row(op, algorithm)
-    if _scalars(message_bytes, ranks):
-        m = _check_scalar("message_bytes", message_bytes, "B")
-        n = _check_scalar_ranks(ranks)
-        return 0.0 if n == 1.0 else float(row.bandwidth_factor(n, _scalar_log2(n)) * m)
+    scalars = _scalars(message_bytes, ranks)
+    if scalars is not None:
+        m_s = _check_scalar("message_bytes", scalars[0], "B")
+        n_s = _check_scalar_ranks(scalars[1])
+        return 0.0 if n_s == 1.0 else float(row.bandwidth_factor(n_s, _scalar_log2(n_s)) * m_s)
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(ranks)
     return _out(_zero_for_one_rank(n, row.bandwidth_factor(n, row.log(n)) * m))
@@ -158,9 +161,10 @@ def latency_steps(op: Op, ranks: ArrayLike, algorithm: Algorithm = "ring") -> Fl
     18.0
     """
     row = _row(op, algorithm)
-    if _scalars(ranks):
-        n = _check_scalar_ranks(ranks)
-        return 0.0 if n == 1.0 else float(row.latency_steps(n, _scalar_log2(n)))
+    scalars = _scalars(ranks)
+    if scalars is not None:
+        n_s = _check_scalar_ranks(scalars[0])
+        return 0.0 if n_s == 1.0 else float(row.latency_steps(n_s, _scalar_log2(n_s)))
     n = _ranks(ranks)
     return _out(_zero_for_one_rank(n, row.latency_steps(n, row.log(n))))
 
@@ -176,8 +180,9 @@ def busbw_factor(op: Op, ranks: ArrayLike) -> FloatOrArray:
     (1.75, 1.0)
     """
     factor = BUSBW_FACTOR[_op(op)]
-    if _scalars(ranks):
-        return float(factor(_check_scalar_ranks(ranks)))
+    scalars = _scalars(ranks)
+    if scalars is not None:
+        return float(factor(_check_scalar_ranks(scalars[0])))
     n = _ranks(ranks)
     return _out(np.asarray(factor(n), dtype=float) + np.zeros_like(n))
 
@@ -189,9 +194,10 @@ def algorithm_bandwidth(message_bytes: ArrayLike, time_s: ArrayLike) -> FloatOrA
     >>> algorithm_bandwidth(1e9, 0.01)
     100000000000.0
     """
-    if _scalars(message_bytes, time_s):
-        m = _check_scalar("message_bytes", message_bytes, "B")
-        return m / _check_scalar("time_s", time_s, "s", positive=True)
+    scalars = _scalars(message_bytes, time_s)
+    if scalars is not None:
+        m_s = _check_scalar("message_bytes", scalars[0], "B")
+        return m_s / _check_scalar("time_s", scalars[1], "s", positive=True)
     m = _nonnegative("message_bytes", message_bytes, "B")
     t = _positive("time_s", time_s, "s")
     return _out(m / t)
@@ -225,10 +231,11 @@ def allreduce_lower_bound_bytes(message_bytes: ArrayLike, ranks: ArrayLike) -> F
     >>> allreduce_lower_bound_bytes(14e9, 64) / 1e9
     27.5625
     """
-    if _scalars(message_bytes, ranks):
-        m = _check_scalar("message_bytes", message_bytes, "B")
-        n = _check_scalar_ranks(ranks)
-        return 2.0 * (n - 1.0) / n * m
+    scalars = _scalars(message_bytes, ranks)
+    if scalars is not None:
+        m_s = _check_scalar("message_bytes", scalars[0], "B")
+        n_s = _check_scalar_ranks(scalars[1])
+        return 2.0 * (n_s - 1.0) / n_s * m_s
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(ranks)
     return _out(2.0 * (n - 1.0) / n * m)
@@ -262,10 +269,10 @@ def crossover_bytes(
     inf
     """
     row_a, row_b = _row(op, algorithm_a), _row(op, algorithm_b)
-    if _scalars(ranks, bandwidth_bytes_per_s, latency_s, gamma_s_per_byte):
-        return _crossover_scalar(
-            row_a, row_b, ranks, bandwidth_bytes_per_s, latency_s, gamma_s_per_byte
-        )
+    scalars = _scalars(ranks, bandwidth_bytes_per_s, latency_s, gamma_s_per_byte)
+    if scalars is not None:
+        n_s, bw_s, a_s, g_s = scalars
+        return _crossover_scalar(row_a, row_b, n_s, bw_s, a_s, g_s)
     n = _ranks(ranks)
     bw = _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s")
     a = _nonnegative("latency_s", latency_s, "s")

@@ -151,7 +151,9 @@ def _eval_collective_preset(
     }
 
 
-def _band_cols(model: str, base: Any, nodes, sizes, calibrated: bool = False) -> dict[str, Any]:
+def _band_cols(
+    model: str, base: Any, nodes: np.ndarray, sizes: np.ndarray, calibrated: bool = False
+) -> dict[str, Any]:
     """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement or a
     calibration answers) and ``regime`` columns (costmodel.uncertainty.band_columns)."""
     from ..uncertainty import band_columns

@@ -106,14 +106,14 @@ def _build(parser: _Parser) -> pd.DataFrame:
                 fields = dict.fromkeys(_FLOAT_COLUMNS, math.nan)
                 wrong = None
                 for j, name in enumerate(block):
-                    value = values[first - base + j]
+                    number = values[first - base + j]
                     if name == "wrong":
-                        wrong = None if math.isnan(value) else int(value)
+                        wrong = None if math.isnan(number) else int(number)
                     elif name in _BLOCK_COLUMNS:
                         column, scale = _BLOCK_COLUMNS[name]
-                        fields[column] = value * scale
-                for column, value in fields.items():
-                    columns[column].append(value)
+                        fields[column] = number * scale
+                for column, number in fields.items():
+                    columns[column].append(number)
                 bw_pairs.append(
                     (fields["algbw_bytes_per_s"] / GB, fields["busbw_bytes_per_s"] / GB)
                 )

@@ -114,9 +114,9 @@ class _Parser(_Findings):
             run.tuning[int(match.group(2))] = (match.group(3), match.group(4))
         for match in _ENV_SET_RE.finditer(text):
             run.env[match.group(1)] = match.group(2)
-        match = _NCCL_VERSION_RE.search(text)
-        if match and run.nccl_version is None:
-            run.nccl_version = match.group(1)
+        version = _NCCL_VERSION_RE.search(text)
+        if version and run.nccl_version is None:
+            run.nccl_version = version.group(1)
 
     # -- lines
     def feed(self, raw: str, lineno: int, in_meta: bool) -> None:
