@@ -81,3 +81,31 @@ def served_app(
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def serve_for_tests(log_path: Path) -> Iterator[str]:
+    """Body of a module-scoped ``app_url`` fixture: the served app's URL, its log at
+    ``log_path``; a server that never gets healthy fails the test (no skip)."""
+    import pytest
+
+    log_path.parent.mkdir(exist_ok=True)
+    with open(log_path, "w") as log:
+        try:
+            with served_app(log=log) as url:
+                yield url
+        except RuntimeError as exc:
+            pytest.fail(f"{exc}; see {log.name}")
+
+
+def launch_chromium() -> Iterator[object]:
+    """Body of a module-scoped ``chromium_browser`` fixture: Debian's chromium via Playwright
+    (never `playwright install`); missing chromium fails the test (no skip)."""
+    import playwright.sync_api as playwright_api
+    import pytest
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (or `make chromium`)")
+    with playwright_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 from costmodel.reference import reference_path  # noqa: E402
-from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
+from tests._browser import launch_chromium, serve_for_tests  # noqa: E402
 
 # A published log bundled in the package (costmodel/data/reference/nccl-tests)
 REFERENCE_LOG = reference_path("13a_waynehacking8_1x4xH100-slice_auto_allreduce")
@@ -42,24 +42,13 @@ expect.set_options(timeout=TIMEOUT_MS)  # expect() has its own 5 s default other
 @pytest.fixture(scope="module")
 def app_url():
     """`streamlit run app.py` on a free port, healthy before the first test, killed after."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    with open(ARTIFACTS / "streamlit-server.log", "w") as log:
-        try:
-            # no COSTMODEL_REFERENCE_LOGS: the bundled runs are found without it
-            with served_app(log=log) as url:
-                yield url
-        except RuntimeError as exc:
-            pytest.fail(f"{exc}; see {log.name}")
+    # no COSTMODEL_REFERENCE_LOGS: the bundled runs are found without it
+    yield from serve_for_tests(ARTIFACTS / "streamlit-server.log")
 
 
 @pytest.fixture(scope="module")
 def chromium_browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (or `make chromium`)")
-    with playwright_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    yield from launch_chromium()
 
 
 @pytest.fixture()

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 
 from costmodel.predict import predict_collective  # noqa: E402
 from costmodel.units import format_duration  # noqa: E402
-from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
+from tests._browser import launch_chromium, serve_for_tests  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -27,23 +27,12 @@ expect.set_options(timeout=TIMEOUT_MS)
 
 @pytest.fixture(scope="module")
 def app_url():
-    ARTIFACTS.mkdir(exist_ok=True)
-    with open(ARTIFACTS / "streamlit-server-collectives.log", "w") as log:
-        try:
-            with served_app(log=log) as url:
-                yield url
-        except RuntimeError as exc:
-            pytest.fail(f"{exc}; see {log.name}")
+    yield from serve_for_tests(ARTIFACTS / "streamlit-server-collectives.log")
 
 
 @pytest.fixture(scope="module")
 def chromium_browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (or `make chromium`)")
-    with playwright_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    yield from launch_chromium()
 
 
 def metric(page, label: str):

@@ -27,7 +27,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
 from costmodel.reference import reference_path  # noqa: E402
-from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
+from tests._browser import launch_chromium, serve_for_tests  # noqa: E402
 
 expect = playwright_api.expect
 TIMEOUT_MS = (
@@ -81,23 +81,12 @@ _TRUNCATED_JS = """
 
 @pytest.fixture(scope="module")
 def app_url():
-    ARTIFACTS.mkdir(exist_ok=True)
-    with open(ARTIFACTS / "streamlit-server-readable.log", "w") as log:
-        try:
-            with served_app(log=log) as url:
-                yield url
-        except RuntimeError as exc:
-            pytest.fail(f"{exc}; see {log.name}")
+    yield from serve_for_tests(ARTIFACTS / "streamlit-server-readable.log")
 
 
 @pytest.fixture(scope="module")
 def chromium_browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (or `make chromium`)")
-    with playwright_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    yield from launch_chromium()
 
 
 def _open(chromium_browser, width: int, height: int):
