@@ -681,22 +681,7 @@ def max_params(
     >>> max_params(80e9, zero_stage=3, dp_ranks=16) / 1e9       # 80 GB / (16 B / 16)
     80.0
     """
-    mem_s = _scalar("memory_bytes", memory_bytes, positive=True, unit="B")
-    if mem_s is not None:  # Python number: training_memory's scalar path twice, floats out
-        a, c = _per_param_and_fixed(
-            get_recipe(recipe),
-            zero_stage,
-            dp_ranks,
-            activations_bytes,
-            ddp_bucket_copy,
-            cuda_context_bytes,
-            fragmentation,
-            scalar=True,
-        )
-        if type(a) is float:
-            return max(0.0, (mem_s - c) / a)
-    mem = _array("memory_bytes", memory_bytes, positive=True, unit="B")
-    a, c = _per_param_and_fixed(
+    args = (
         get_recipe(recipe),
         zero_stage,
         dp_ranks,
@@ -705,6 +690,13 @@ def max_params(
         cuda_context_bytes,
         fragmentation,
     )
+    mem_s = _scalar("memory_bytes", memory_bytes, positive=True, unit="B")
+    if mem_s is not None:  # Python number: training_memory's scalar path twice, floats out
+        a, c = _per_param_and_fixed(*args, scalar=True)
+        if type(a) is float:
+            return max(0.0, (mem_s - c) / a)
+    mem = _array("memory_bytes", memory_bytes, positive=True, unit="B")
+    a, c = _per_param_and_fixed(*args)
     return _out(np.maximum(0.0, (mem - c) / a))
 
 

@@ -125,6 +125,38 @@ def _legend(y: float = -0.2) -> dict:
     return {"orientation": "h", "y": y}
 
 
+def _crossover_trace(marks, y: str, labels: list, unit: str) -> dict:
+    """Black x markers where the fastest algorithm changes (``message_bytes`` and ``y`` columns
+    of ``marks``), labelled with ``labels``."""
+    return {
+        "type": "scatter",
+        "x": marks["message_bytes"].to_numpy(),
+        "y": marks[y].to_numpy(),
+        "mode": "markers+text",
+        "name": "crossover",
+        "text": labels,
+        "textposition": "top center",
+        "marker": {"symbol": "x", "size": 11, "color": "black"},
+        "hovertemplate": f"crossover at %{{x:.3s}}B: %{{y:.3s}}{unit}<extra>%{{text}}</extra>",
+    }
+
+
+def _size_layout(title: str, unit: str, is_time: bool, selected_bytes: float | None) -> dict:
+    """Layout of a time or busbw against message size chart (log axes, the chosen size marked)."""
+    layout: dict = {
+        "title": {"text": title},
+        "xaxis": _unit_axis("B", log=True, title="message size M (per rank)"),
+        "yaxis": _unit_axis(unit, log=is_time, title="time" if is_time else "bus bandwidth"),
+        "legend": _legend(),
+        "margin": {"t": 50, "b": 10},
+        "hovermode": "closest",
+    }
+    if selected_bytes is not None:
+        shape, notes = _vline(selected_bytes, log=True)
+        layout["shapes"], layout["annotations"] = [shape], notes
+    return layout
+
+
 def collective_sweep_figure(
     frame,
     *,
@@ -164,31 +196,8 @@ def collective_sweep_figure(
         for name, part in frame.groupby(series, sort=False)
     ]
     if marks is not None and len(marks):
-        data.append(
-            {
-                "type": "scatter",
-                "x": marks["message_bytes"].to_numpy(),
-                "y": marks[y].to_numpy(),
-                "mode": "markers+text",
-                "name": "crossover",
-                "text": marks["label"].tolist(),
-                "textposition": "top center",
-                "marker": {"symbol": "x", "size": 11, "color": "black"},
-                "hovertemplate": f"crossover at %{{x:.3s}}B: %{{y:.3s}}{unit}<extra>%{{text}}</extra>",
-            }
-        )
-    layout = {
-        "title": {"text": title},
-        "xaxis": _unit_axis("B", log=True, title="message size M (per rank)"),
-        "yaxis": _unit_axis(unit, log=is_time, title="time" if is_time else "bus bandwidth"),
-        "legend": _legend(),
-        "margin": {"t": 50, "b": 10},
-        "hovermode": "closest",
-    }
-    if selected_bytes is not None:
-        shape, notes = _vline(selected_bytes, log=True)
-        layout["shapes"], layout["annotations"] = [shape], notes
-    return go.Figure(data=data, layout=layout)
+        data.append(_crossover_trace(marks, y, marks["label"].tolist(), unit))
+    return go.Figure(data=data, layout=_size_layout(title, unit, is_time, selected_bytes))
 
 
 def algorithms_on_cluster_figure(
@@ -262,31 +271,8 @@ def algorithms_on_cluster_figure(
             f"{a} → {b}"
             for a, b in zip(crossovers["faster_below"], crossovers["faster_above"], strict=True)
         ]
-        data.append(
-            {
-                "type": "scatter",
-                "x": crossovers["message_bytes"].to_numpy(),
-                "y": crossovers[y].to_numpy(),
-                "mode": "markers+text",
-                "name": "crossover",
-                "text": labels,
-                "textposition": "top center",
-                "marker": {"symbol": "x", "size": 11, "color": "black"},
-                "hovertemplate": f"crossover at %{{x:.3s}}B: %{{y:.3s}}{unit}<extra>%{{text}}</extra>",
-            }
-        )
-    layout = {
-        "title": {"text": title},
-        "xaxis": _unit_axis("B", log=True, title="message size M (per rank)"),
-        "yaxis": _unit_axis(unit, log=is_time, title="time" if is_time else "bus bandwidth"),
-        "legend": _legend(),
-        "margin": {"t": 50, "b": 10},
-        "hovermode": "closest",
-    }
-    if selected_bytes is not None:
-        shape, notes = _vline(selected_bytes, log=True)
-        layout["shapes"], layout["annotations"] = [shape], notes
-    return go.Figure(data=data, layout=layout)
+        data.append(_crossover_trace(crossovers, y, labels, unit))
+    return go.Figure(data=data, layout=_size_layout(title, unit, is_time, selected_bytes))
 
 
 def memory_stack_figure(

@@ -30,7 +30,7 @@ RUN_06A = "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce"
 # --- no path out of the repository ------------------------------------------------------------
 # Built from pieces so that this file does not itself contain what it looks for.
 _UP = ".." + "/"
-_SHARED = "shared" + "/"
+_SHARED = "sha" + "red/"  # the workbench folder name, in pieces
 FORBIDDEN = (_UP + _SHARED, _SHARED + "data", _SHARED + "reference")
 
 
