@@ -327,6 +327,59 @@ def mid_size_ramp(
     return np.where(m >= 2**20, ramp, 1.0)
 
 
+def net_ramp_phi(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
+    r"""Amplitude :math:`\phi_n` of the network mid-size ramp on ``nodes`` > 1 (0 on one node).
+
+    Across nodes every NCCL chunk is handed to the network by a proxy thread on the host
+    (src/transport/net.cc: the proxy posts, tests and completes each send and receive), a cost
+    per chunk NCCL's tuning model does not carry; mid sizes move few, small chunks per channel
+    and so reach less of the link than NCCL's per-channel bandwidth. Same shape as the
+    intra-node ramp (:func:`costmodel.realistic.ramp_time_factor`, its own knee
+    ``net_ramp_knee_bytes``), applied to every candidate of a multi-node row, whatever its
+    protocol (LL/LL128 lines are still sent over the network in chunks). One amplitude for
+    all fabrics, fitted on every multi-node run (several sources, so grouped CV can assess it:
+    scripts/fit_corrections.py), times the fabric's multiplier where one is known
+    (``fabric_net_ramp_scale``, 1 by default).
+
+    >>> net_ramp_phi("infiniband", 2, {"net_ramp_phi": 0.2})
+    0.2
+    >>> net_ramp_phi("efa", 2, {"net_ramp_phi": 0.2, "fabric_net_ramp_scale": {"efa": 3.0}})
+    0.6000000000000001
+    >>> net_ramp_phi("infiniband", 1, {"net_ramp_phi": 0.2})
+    0.0
+    """
+    if int(nodes) < 2:
+        return 0.0
+    base = float(params.get("net_ramp_phi", 0.0))  # type: ignore[arg-type]
+    table = cast("Mapping[str, float]", params.get("fabric_net_ramp_scale", {}) or {})
+    phi = base * float(table.get(fabric, 1.0))
+    if not (math.isfinite(phi) and phi >= 0):
+        raise must_be(f"net_ramp_phi for {fabric!r}", "a finite number >= 0", phi)
+    return phi
+
+
+def achievable_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
+    r"""Share :math:`f` of the NICs' line rate that large transfers reach on this fabric.
+
+    Scales the network term of every candidate's hardware cap,
+    :math:`B \to f B` in :func:`costmodel.realistic.busbw_bound_bytes_per_s`. The values are
+    cited priors (:mod:`costmodel.fabrics`, e.g. 0.95 for InfiniBand: 46-49 GB/s per 400G NIC,
+    NVIDIA/nccl-tests#290 and #267), not fitted; 1 on one node and for a fabric without one.
+
+    >>> achievable_fraction("efa", 2, {"fabric_achievable_fraction": {"efa": 0.8}})
+    0.8
+    >>> achievable_fraction("efa", 1, {"fabric_achievable_fraction": {"efa": 0.8}})
+    1.0
+    """
+    if int(nodes) < 2:
+        return 1.0
+    table = cast("Mapping[str, float]", params.get("fabric_achievable_fraction", {}) or {})
+    f = float(table.get(fabric, 1.0))
+    if not 0.0 < f <= 1.0:
+        raise must_be(f"fabric_achievable_fraction[{fabric!r}]", "in (0, 1]", f)
+    return f
+
+
 DEFAULT_PARAMS: dict[str, object] = {
     "host_base_us": 0.0,
     "host_per_gpu_us": 0.0,
@@ -337,11 +390,22 @@ DEFAULT_PARAMS: dict[str, object] = {
     "ramp_knee_bytes": 1.0,
     "fabric_tree_efficiency": {},
     "fabric_ramp_phi": {},
+    "net_ramp_phi": 0.0,
+    "net_ramp_knee_bytes": 1.0,
+    "fabric_net_ramp_scale": {},
+    "fabric_achievable_fraction": {},
 }
 """Parameters that make every correction a no-op (NCCL's table alone)."""
 
 # keys a caller's params may leave out (their absence means: no such correction)
-_OPTIONAL = ("fabric_tree_efficiency", "fabric_ramp_phi")
+_OPTIONAL = (
+    "fabric_tree_efficiency",
+    "fabric_ramp_phi",
+    "net_ramp_phi",
+    "net_ramp_knee_bytes",
+    "fabric_net_ramp_scale",
+    "fabric_achievable_fraction",
+)
 
 
 def _check(params: Mapping[str, object]) -> None:

@@ -38,12 +38,25 @@ class CorrectionParams:
     fabric_latency_us: Mapping[str, float]
     fabric_ramp_phi: Mapping[str, float]
     fabric_tree_efficiency: Mapping[str, float]
+    # added after the first fitted files (issue 11): absent in a file means no such term
+    net_ramp_phi: float = 0.0
+    net_ramp_knee_bytes: float = 1.0
+    fabric_net_ramp_scale: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    fabric_achievable_fraction: Mapping[str, float] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> CorrectionParams:
         names = {f.name for f in fields(cls)}
+        optional = {
+            "net_ramp_phi",
+            "net_ramp_knee_bytes",
+            "fabric_net_ramp_scale",
+            "fabric_achievable_fraction",
+        }
         unknown = sorted(set(table) - names)
-        missing = sorted(names - set(table))
+        missing = sorted(names - set(table) - optional)
         if unknown or missing:
             raise ValueError(f"{where}: unknown keys {unknown}, missing keys {missing}")
         kw: dict[str, object] = {}

@@ -268,10 +268,13 @@ def _group_times(
     if p is not None and pf is not None:
         phi = C.fabric_ramp_phi(c.fabric, c.nodes, p)
         knee = float(pf.get("ramp_knee_bytes", 1.0))
+        net_phi = C.net_ramp_phi(c.fabric, c.nodes, p)
+        net_knee = float(pf.get("net_ramp_knee_bytes", 1.0))
+        net_extra = ramp_time_factor(m, net_phi, net_knee, 1.0) if net_phi > 0 else 0.0
         tree_eff = C.fabric_tree_efficiency(c.fabric, c.nodes, p)
         duplex = C.host_staged_duplex_factor(op, topo, pf)
         L = c.intra_bandwidth_bytes_per_s
-        B = c.node_inter_bandwidth_bytes_per_s
+        B = c.node_inter_bandwidth_bytes_per_s * C.achievable_fraction(c.fabric, c.nodes, p)
     for i, (a, pr) in enumerate(pairs):
         eta, lam = candidate_scale_of(candidate_scale, a, pr)
         if op == "all_to_all":
@@ -297,7 +300,7 @@ def _group_times(
         factor: float | np.ndarray = 1.0
         if corrected:
             amp = float(C.ramp_amplitude(op, [a], topo, pr)[0])
-            factor = (1.0 + ramp_time_factor(m, phi, knee, amp)) / duplex
+            factor = (1.0 + ramp_time_factor(m, phi, knee, amp) + net_extra) / duplex
             cap = busbw_bound_bytes_per_s(op, a, k, g, L, B) / T.BUSBW_FACTOR[op](n) / 1e9
             bw_m = np.minimum(bw_m, cap)
         with np.errstate(divide="ignore"):
@@ -349,7 +352,12 @@ def _p2p_time_s(
     if p is not None:
         phi = C.fabric_ramp_phi(c.fabric, c.nodes, p)
         knee = float(cast("float", p.get("ramp_knee_bytes", 1.0)))  # a float (C._check)
-        factor = (1.0 + ramp_time_factor(m, phi, knee, 1.0)) / duplex
+        extra = ramp_time_factor(m, phi, knee, 1.0)
+        net_phi = C.net_ramp_phi(c.fabric, c.nodes, p)
+        if net_phi > 0:
+            net_knee = float(cast("float", p.get("net_ramp_knee_bytes", 1.0)))
+            extra = extra + ramp_time_factor(m, net_phi, net_knee, 1.0)
+        factor = (1.0 + extra) / duplex
     t = (lat + factor * np.maximum(t_intra, t_inter)) * _US
     return np.where(n < 2, 0.0, t)
 

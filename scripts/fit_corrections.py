@@ -32,6 +32,11 @@ from costmodel import corrections as C  # noqa: E402
 from costmodel import nccl  # noqa: E402
 from costmodel import predict as P  # noqa: E402
 from costmodel import tables as T  # noqa: E402
+from costmodel.fabrics import (  # noqa: E402
+    achievable_fractions,
+    prior_latency_us,
+    proxy_driven_fabrics,
+)
 from costmodel.reference import reference_dir  # noqa: E402
 
 DATA = reference_dir("nccl-tests")  # the published runs bundled in costmodel/data/reference
@@ -195,24 +200,34 @@ def group_of(key: str) -> str:
 CV_BOUNDS: dict[str, tuple[float, float]] = {
     "single-node-nvlink": (0.05, 0.055),  # achieved 4.0 % / 4.4 % (goal 8 % / 20 %: met)
     "single-node-pcie": (1.38, 0.67),  # 136 % / 65 %: one source (09), duplex term neutralised
-    "multi-node-infiniband": (0.13, 0.13),  # 11.5 % / 11.5 % (goal 8 %: not met)
-    "multi-node-cloud": (0.42, 0.81),  # 40 % / 79 % (goal 15 % from 1 MiB: not met)
-    "multi-node-slingshot": (0.70, 0.70),  # 69 % / 69 %: one source (Alps)
+    # 13.5 % / 13.5 % (goal 8 %: not met; 11.5 % before the network ramp, which costs 22's
+    # Ring rows, already slow in NCCL's table, about 2 points and fixes the mid sizes of 06a)
+    "multi-node-infiniband": (0.15, 0.15),
+    # 16.2 % / 16.4 % (goal 15 % from 1 MiB: not met; 40 % / 79 % before the cited fabric
+    # priors and the network ramp)
+    "multi-node-cloud": (0.18, 0.18),
+    "multi-node-slingshot": (0.31, 0.35),  # 28.5 % / 32.5 %: one source (Alps); was 69 %
 }
 
 
 # per regime that misses issue 11's goal under grouped CV: the cause, from the per-run errors
 REGIME_GAPS: dict[str, str] = {
-    "multi-node-infiniband": "median 11.5 % (goal 8 %) over 6 runs from 5 sources: 04c (20 "
-    "NVL72 racks, 41 %: the algorithm NCCL 2.26 ran is not in the source), 02 (16 x 8 A100, "
-    "70 %: the HCA rate is not stated), 22 (2 x 8 H100 Ring, 11 %: the mid-size ramp, fitted "
-    "mostly on single-node runs, is too small for 2-node Ring); 06a (4 %) and 04b (2 %) meet it.",
-    "multi-node-cloud": "median 40 % from 1 MiB (goal 15 %): every cloud fabric has one source "
-    "(16: EFA, 20: GPUDirect-TCPX, 23: Spectrum-X RoCE), so its per-fabric ramp cannot pass "
-    "grouped CV and is neutralised; TCPX (20, 59 %) has a 1.6-1.8 ms latency floor no term "
-    "models; EFA v1 (16a) mid sizes take 2-3x NCCL's time (aws-ofi-nccl per-message cost).",
-    "multi-node-slingshot": "one source (Alps): the Tree efficiency fitted on it cannot be "
-    "assessed, so 32-512 nodes run at NCCL's InfiniBand Tree constants (65-95 % off).",
+    "multi-node-infiniband": "median 13.5 % (goal 8 %) over 6 runs from 5 sources: 04c (20 "
+    "NVL72 racks, 39 %: the algorithm NCCL 2.26 ran is not in the source), 02 (16 x 8 A100, "
+    "53 %: the HCA rate is not stated; its plateau is half the model's), 22 (2 x 8 H100 Ring, "
+    "13 %: NCCL's own table puts 2-node Ring 9 % below the measured 392 GB/s, and the network "
+    "ramp adds a little at 512 MiB-1 GiB), 04b (14 %: the NVLink-domain scale is fitted on 04 "
+    "alone and neutralised); 06a (4 %) and 03 (9 %) are near or within it.",
+    "multi-node-cloud": "median 16 % from 1 MiB (goal 15 %): every cloud fabric has one source "
+    "(16: EFA, 20: GPUDirect-TCPX, 23: Spectrum-X RoCE); under grouped CV each is predicted "
+    "with the cited priors of costmodel/data/fabric_priors.toml (EFA: 17 us per step) and "
+    "the network ramp fitted on the others. EFA v1 (16a, 35 %): mid sizes still take up to 2x "
+    "the model's time; TCPX (20, 18 %) has a 1.6-1.8 ms floor from 1 to 16 MiB that no term "
+    "models and no public figure explains.",
+    "multi-node-slingshot": "one source (Alps, 28.5 %): the Tree efficiency fitted on it "
+    "cannot be assessed, so 32-512 nodes run at NCCL's InfiniBand Tree constants; the shared "
+    "proxy-driven multiplier on the network ramp (fitted on EFA and TCPX when Alps is left "
+    "out) brings 32-128 nodes from 68-95 % to 23-29 % and costs 2-4 nodes (9 % to 35-43 %).",
     "single-node-pcie": "one source (09): the host-staged duplex sharing cannot be assessed; "
     "all-reduce, all-gather and all-to-all are predicted 2-3x too fast without it.",
 }
@@ -254,34 +269,44 @@ NOT_MET: dict[str, tuple[float, float, str]] = {
 # achieved leave-one-run-out figure, asserted by tests/test_fidelity.py, and why each is off.
 OFI_BOUNDS: dict[str, tuple[float, str]] = {
     "15/1": (
-        0.16,
+        0.26,
         "2 nodes: NCCL's Tree with bwIntra raised to 2 x bwInter (search.cc pass 2) "
         "gives 145 GB/s busbw at 1-4 GiB where 155-158 is measured; 2-32 MiB rows are "
         "slower than any NCCL protocol's model (LL128 is off on NCCL 2.23's PHB "
         "GPU-NIC path). Was 10 % (bound 12 %) before the corrections entered the choice: the "
-        "refitted global ramp and fabric latency now move it to 14 %.",
+        "refitted global ramp and fabric latency moved it to 14 %, and the network ramp's "
+        "proxy-driven multiplier (fitted across EFA, TCPX and Slingshot) to 24 %.",
     ),
-    "15/2": (0.07, "4 nodes: Ring at 4 x 25 GB/s from 64 MiB up."),
+    "15/2": (
+        0.28,
+        "4 nodes: Ring at 4 x 25 GB/s from 64 MiB up; 5 % before the network ramp's "
+        "proxy-driven multiplier, which is set by three fabrics and too large here (26 %).",
+    ),
     "15/5": (
-        0.69,
+        0.30,
         "32 nodes: Tree at NCCL's InfiniBand constants up to 16 MiB, Ring/LL128 above; "
         "1-16 MiB rows vary by 2x between neighbouring sizes (shared machine). The Slingshot "
         "Tree efficiency that brought it to 19 % is fitted on Alps alone, so grouped CV cannot "
-        "assess it and it is neutralised (docs/fidelity.md, ablation).",
+        "assess it and it is neutralised (docs/fidelity.md, ablation). The network ramp "
+        "(proxy-driven multiplier) brings it from 67 % to 28 %.",
     ),
     "15/6": (
-        0.83,
+        0.48,
         "64 nodes: NCCL 2.23 switched to Ring at 1 GiB; NCCL 2.30's table keeps Tree "
         "to 2 GiB (Ring's 510-step latency); the Slingshot Tree efficiency is neutralised.",
     ),
-    "15/7": (0.93, "128 nodes: as 64 nodes; NCCL 2.23 ran Ring from 2 GiB, 2.30's table Tree."),
+    "15/7": (0.35, "128 nodes: as 64 nodes; NCCL 2.23 ran Ring from 2 GiB, 2.30's table Tree."),
     "16a": (
-        0.44,
+        0.19,
         "2 x p4de, EFA v1 4 x 100G: 1-64 MiB take 2-3x NCCL's time (aws-ofi-nccl "
-        "per-message cost); the EFA ramp amplitude is fitted on the p5 run (16b), which "
-        "shows far less of it, so it does not carry over. From 512 MiB within 7 %.",
+        "per-message cost): the fitted EFA latency and the network ramp's proxy-driven "
+        "multiplier take most of it (44 % before). From 512 MiB within 7 %.",
     ),
-    "16b": (0.07, "2 x p5, EFA v2 32 x 100G: NVLSTree."),
+    "16b": (
+        0.15,
+        "2 x p5, EFA v2 32 x 100G: NVLSTree; 5 % before the network ramp, whose proxy-driven "
+        "multiplier (set by the slower EFA v1, TCPX and Slingshot runs) is too large here.",
+    ),
 }
 
 
@@ -432,7 +457,16 @@ def _fit_fabric(runs: list[Run], params: dict) -> dict:
         if ok.any():
             d = (r.time_s[sel][ok] - t0[ok]) * 1e6 / slope[ok]
             per_fabric.setdefault(r.cluster.fabric, []).append(float(np.median(d)))
-    return {"fabric_latency_us": {f: max(0.0, float(np.median(v))) for f, v in per_fabric.items()}}
+    fitted = {f: max(0.0, float(np.median(v))) for f, v in per_fabric.items()}
+    # a fabric without a multi-node run here (its only source left out of this fold, or never
+    # measured) takes its cited prior (costmodel/data/fabric_priors.toml), not NCCL's IB value
+    return {"fabric_latency_us": {**prior_latency_us(), **fitted}}
+
+
+def _prior_fraction(runs: list[Run], params: dict) -> dict:
+    """Achievable fraction of line rate per fabric: the cited priors, not fitted (the bundled
+    runs are the test of whether they help: grouped-CV ablation below)."""
+    return {"fabric_achievable_fraction": achievable_fractions()}
 
 
 def _fit_duplex(runs: list[Run], params: dict) -> dict:
@@ -560,6 +594,72 @@ def _fit_fabric_ramp(runs: list[Run], params: dict) -> dict:
     return {"fabric_ramp_phi": out}
 
 
+def _group_median_error(
+    runs: list[Run], params: dict, lo: float = 2**20, hi: float = math.inf
+) -> float:
+    """Median over sources (CV groups) of the mean over each source's runs of the run's median
+    |error| over sizes lo..hi: one source with many runs (Alps: 10) counts once."""
+    per: dict[str, list[float]] = {}
+    for r in runs:
+        sel = (r.size >= lo) & (r.size <= hi)
+        if sel.any():
+            e = np.abs(errors(r, predict_run(r, "nccl", params)))[sel]
+            per.setdefault(group_of(r.key), []).append(float(np.median(e)))
+    return float(np.median([np.mean(v) for v in per.values()])) if per else math.inf
+
+
+PLATEAU_OK = 0.15  # see _fit_net_ramp
+# the ramp is fitted on the rows it acts on, 1 MiB to 512 MiB (above, the plateau; a run's
+# median from 1 MiB up is set by its many large sizes and barely sees a ramp)
+RAMP_HI = 2.0**29
+
+
+def _fit_net_ramp(runs: list[Run], params: dict) -> dict:
+    """Network mid-size ramp (C.net_ramp_phi), two parameters and a knee, each fitted on
+    several sources so grouped CV can tell whether it generalises (issue 11 item 2):
+
+    1. amplitude and knee on the multi-node runs of verbs fabrics (InfiniBand, RoCE: NCCL's
+       own transport) that have rows from 1 MiB to 64 MiB (the others cannot see a ramp);
+    2. one multiplier for every proxy-driven fabric (cited per fabric in
+       costmodel/data/fabric_priors.toml: EFA, Slingshot, TCPX, TCPXO), on theirs.
+
+    Objective: median over sources of the source's mean run median |error| from 1 MiB to
+    512 MiB (:func:`_group_median_error`), so a source with many runs does not set it alone."""
+    proxy = set(proxy_driven_fabrics())
+
+    def eligible(r: Run) -> bool:
+        mid = ((r.size >= 2**20) & (r.size <= 2**26)).sum() >= 3
+        big = r.size >= 2**30
+        if not (r.nodes > 1 and r.trust in ("H", "M") and mid and big.any()):
+            return False
+        # a run whose plateau the model misses by more than 15 % cannot inform a ramp (its
+        # mid-size error is a bandwidth error: 02, whose HCA rate is not stated)
+        e = np.abs(errors(r, predict_run(r, "nccl", params)))[big]
+        return float(np.median(e)) <= PLATEAU_OK
+
+    verbs = [r for r in runs if eligible(r) and r.cluster.fabric not in proxy]
+    proxied = [r for r in runs if eligible(r) and r.cluster.fabric in proxy]
+    best, best_err = (0.0, 1.0), math.inf
+    for knee in 2.0 ** np.arange(22, 33, 2) if verbs else ():
+        for phi in np.arange(0.0 if knee == 2.0**22 else 0.05, 1.01, 0.05):
+            p = _base(params, net_ramp_phi=float(phi), net_ramp_knee_bytes=float(knee))
+            err = _group_median_error(verbs, p, hi=RAMP_HI)
+            if err < best_err - 1e-9:
+                best, best_err = (float(phi), float(knee)), err
+    phi, knee = round(best[0], 2), best[1]
+    out = {"net_ramp_phi": phi, "net_ramp_knee_bytes": knee, "fabric_net_ramp_scale": {}}
+    if phi <= 0 or not proxied:
+        return out
+    best_s, best_err = 1.0, math.inf
+    for s in np.arange(1.0, 12.01, 0.5):
+        p = _base(params, **{**out, "fabric_net_ramp_scale": {f: float(s) for f in proxy}})
+        err = _group_median_error(proxied, p, hi=RAMP_HI)
+        if err < best_err - 1e-9:
+            best_s, best_err = float(s), err
+    out["fabric_net_ramp_scale"] = {f: best_s for f in sorted(proxy)}
+    return out
+
+
 # correction term -> the parameters it owns (their no-op values are C.DEFAULT_PARAMS)
 TERM_PARAMS: dict[str, tuple[str, ...]] = {
     "host_floor": ("host_base_us", "host_per_gpu_us"),
@@ -569,6 +669,8 @@ TERM_PARAMS: dict[str, tuple[str, ...]] = {
     "fabric_tree_efficiency": ("fabric_tree_efficiency",),
     "ramp": ("ramp_phi", "ramp_knee_bytes"),
     "fabric_ramp": ("fabric_ramp_phi",),
+    "net_ramp": ("net_ramp_phi", "net_ramp_knee_bytes", "fabric_net_ramp_scale"),
+    "achievable_fraction": ("fabric_achievable_fraction",),
 }
 ABLATION_MODE = ["neutralised"]  # how main() switched terms off (for the report)
 
@@ -592,11 +694,13 @@ def neutralise(params: dict, terms) -> dict:
 TERMS: dict[str, object] = {
     "host_floor": _fit_host,
     "fabric_latency": _fit_fabric,
+    "achievable_fraction": _prior_fraction,
     "host_staged_duplex": _fit_duplex,
     "nvl_domain_link_scale": _fit_nvl_scale,
     "fabric_tree_efficiency": _fit_tree_efficiency,
     "ramp": _fit_ramp,
     "fabric_ramp": _fit_fabric_ramp,
+    "net_ramp": _fit_net_ramp,
 }
 
 

@@ -143,11 +143,15 @@ def test_grouped_cv_errors_per_regime_hold_their_regression_bounds(rows):
 
 
 def test_grouped_cv_is_never_better_than_in_sample_by_much(rows):
-    """Leaving a source out cannot help much on average (a sanity check of the split)."""
+    """Leaving a source out cannot help much on average (a sanity check of the split), over the
+    regimes measured by several sources. Not over the cloud and Slingshot fabrics: there a
+    fold without the fabric's only source uses the cited priors (fabric_priors.toml), which
+    can beat a per-fabric value fitted on that one source's small sizes (16a, 16c, 23a)."""
     import numpy as np
 
-    cv = np.nanmean([r["nccl"]["ge1MiB"] for r in rows])
-    ins = np.nanmean([r["in_sample"]["ge1MiB"] for r in rows])
+    several = ("single-node-nvlink", "multi-node-infiniband")
+    cv = np.nanmean([r["nccl"]["ge1MiB"] for r in rows if r["regime"] in several])
+    ins = np.nanmean([r["in_sample"]["ge1MiB"] for r in rows if r["regime"] in several])
     assert cv >= ins - 0.01, (cv, ins)
 
 
