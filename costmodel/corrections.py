@@ -40,9 +40,22 @@ term                           what and why
                                reduce-scatter/all-gather (half the steps per loop), none for
                                Tree (NCCL's treeCorrectionFactor) nor for LL/LL128 (line-
                                granular forwarding).
+:func:`net_ramp_phi`           the mid-size ramp across nodes: every network chunk is handled
+                               by a proxy thread on the host; one amplitude for NCCL's verbs
+                               fabrics and one multiplier shared by the proxy-driven ones
+                               (EFA, Slingshot, TCPX, TCPXO: cited in
+                               ``costmodel/data/fabric_priors.toml``), each fitted on several
+                               sources.
+:func:`achievable_fraction`    share of the NICs' line rate large transfers reach: cited
+                               priors (:mod:`costmodel.fabrics`), not fitted; it caps the
+                               network term of the hardware bound.
 =============================  ==============================================================
 
-Fitted values come from ``scripts/fit_corrections.py`` (leave-one-run-out, written to
+Where the fit has no multi-node run of a fabric (a fold of the grouped cross-validation
+without its only source, or a fabric no bundled run measures), :func:`fabric_latency_us`
+takes the fabric's cited per-message overhead (:mod:`costmodel.fabrics`) instead of 0.
+
+Fitted values come from ``scripts/fit_corrections.py`` (grouped cross-validation, written to
 ``costmodel/data/fitted_corrections.toml`` and read by :mod:`costmodel.fitted_corrections`);
 this module holds only the formulas. How they enter the model (inside every candidate's cost,
 before the choice, under the hardware caps) is :mod:`costmodel.realistic`.
