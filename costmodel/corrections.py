@@ -78,21 +78,34 @@ from ._checks import must_be
 from .nccl import TopologyInputs, tree_correction_applies
 
 
-def host_floor_s(gpus_per_process: int, params: Mapping[str, float]) -> float:
-    r"""Host launch floor of one operation [s]: ``t_host = a + b g``.
+def host_floor_s(
+    gpus_per_process: int, params: Mapping[str, float], processes_per_node: int = 1
+) -> float:
+    r"""Host launch floor of one operation [s]: ``t_host = a + b g + c (p - 1)``.
 
     nccl-tests launches ``iters`` operations back to back and divides the wall time by their
     number, so the measured time per op is ``max(t_host, t_device)``; a thread that drives
-    ``g`` GPUs (``-g g``) launches g kernels per op. ``a`` (host_base_us) and ``b``
-    (host_per_gpu_us) are fitted on single-node runs (scripts/fit_corrections.py).
+    ``g`` GPUs (``-g g``) launches g kernels per op. With ``p`` processes per node (one per GPU
+    under mpirun/srun) the op completes only once the last of them has launched its kernel, so
+    the floor also grows with p: ``c`` (host_per_process_us, 0 where not fitted). ``a``
+    (host_base_us), ``b`` (host_per_gpu_us) and ``c`` are fitted on single-node runs
+    (scripts/fit_corrections.py).
 
     >>> round(host_floor_s(1, {"host_base_us": 3.0, "host_per_gpu_us": 5.0}) * 1e6, 1)
     8.0
+    >>> p = {"host_base_us": 3.0, "host_per_gpu_us": 5.0, "host_per_process_us": 2.0}
+    >>> round(host_floor_s(1, p, processes_per_node=8) * 1e6, 1)
+    22.0
     """
     g = int(gpus_per_process)
     if g < 1:
         raise must_be("gpus_per_process", "an integer >= 1", gpus_per_process)
-    return (params["host_base_us"] + params["host_per_gpu_us"] * g) * 1e-6
+    if int(processes_per_node) < 1:
+        raise must_be("processes_per_node", "an integer >= 1", processes_per_node)
+    c = float(params.get("host_per_process_us", 0.0))
+    return (
+        params["host_base_us"] + params["host_per_gpu_us"] * g + c * (int(processes_per_node) - 1)
+    ) * 1e-6
 
 
 def fabric_latency_us(fabric: str, params: Mapping[str, object]) -> float:
@@ -407,6 +420,7 @@ DEFAULT_PARAMS: dict[str, object] = {
     "net_ramp_knee_bytes": 1.0,
     "fabric_net_ramp_scale": {},
     "fabric_achievable_fraction": {},
+    "host_per_process_us": 0.0,
 }
 """Parameters that make every correction a no-op (NCCL's table alone)."""
 
@@ -418,6 +432,7 @@ _OPTIONAL = (
     "net_ramp_knee_bytes",
     "fabric_net_ramp_scale",
     "fabric_achievable_fraction",
+    "host_per_process_us",
 )
 
 

@@ -45,6 +45,7 @@ class CorrectionParams:
     fabric_achievable_fraction: Mapping[str, float] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    host_per_process_us: float = 0.0
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> CorrectionParams:
@@ -54,6 +55,7 @@ class CorrectionParams:
             "net_ramp_knee_bytes",
             "fabric_net_ramp_scale",
             "fabric_achievable_fraction",
+            "host_per_process_us",
         }
         unknown = sorted(set(table) - names)
         missing = sorted(names - set(table) - optional)

@@ -451,7 +451,12 @@ def realistic_rows(
         a_code[rows], p_code[rows] = amap[best], pmap[best]
     if corrected:
         live = (k * g) >= 2
-        floor = C.host_floor_s(gpus_per_process, cast("Mapping[str, float]", p))  # floats: _check
+        pf = cast("Mapping[str, float]", p)  # floats: _check
+        floor = C.host_floor_s(gpus_per_process, pf)
+        per_proc = float(pf.get("host_per_process_us", 0.0)) * 1e-6
+        if per_proc:  # one process per gpus_per_process GPUs of a node: later launches wait
+            procs = np.maximum(np.ceil(g / gpus_per_process), 1.0)
+            floor = floor + per_proc * (procs - 1.0)
         t = np.where(live, np.maximum(t, floor), t)
     return (
         t.reshape(shape),

@@ -557,20 +557,46 @@ def _base(params: dict, **kw) -> dict:
 
 
 def _fit_host(runs: list[Run]) -> dict:
-    """host floor a + b g: least squares of each single-node run's small-size time on g."""
-    xs, ys = [], []
+    """host floor a + b g + c (p - 1): least squares (non-negative) of each single-node run's
+    small-size time on g (GPUs per process) and p (processes per node). c is identified only
+    by single-node runs with one process per GPU (15/0, 24a-d); with none in a fold it is 0."""
+    rows, ys = [], []
     for r in runs:
         sel = r.size <= 4096
         if r.nodes == 1 and sel.sum() >= 3:
-            xs.append(r.gpus_per_process)
+            procs = max(1, r.gpus_per_node // max(1, r.gpus_per_process))
+            rows.append((1.0, float(r.gpus_per_process), float(procs - 1)))
             ys.append(float(np.median(r.time_s[sel])) * 1e6)
-    if not xs:
-        return {"host_base_us": 0.0, "host_per_gpu_us": 0.0}
-    xs, ys = np.asarray(xs, float), np.asarray(ys, float)
-    if np.ptp(xs) == 0:
-        return {"host_base_us": max(0.0, float(ys.mean()) - 0.0), "host_per_gpu_us": 0.0}
-    b, a = np.polyfit(xs, ys, 1)
-    return {"host_base_us": max(0.0, float(a)), "host_per_gpu_us": max(0.0, float(b))}
+    zero = {"host_base_us": 0.0, "host_per_gpu_us": 0.0, "host_per_process_us": 0.0}
+    if not rows:
+        return zero
+    X, y = np.asarray(rows), np.asarray(ys)
+    cols = [k for k in range(3 if PER_PROCESS_FLOOR else 2) if np.ptp(X[:, k]) > 0 or k == 0]
+    coef = np.zeros(3)
+    while True:  # non-negative least squares by dropping negative columns (3 unknowns)
+        sol, *_ = np.linalg.lstsq(X[:, cols], y, rcond=None)
+        if (sol >= 0).all() or len(cols) == 1:
+            coef[:] = 0.0
+            coef[cols] = np.maximum(sol, 0.0)
+            break
+        cols = [c for c, v in zip(cols, sol, strict=True) if v >= 0 or c == 0]
+    return {
+        "host_base_us": float(coef[0]),
+        "host_per_gpu_us": float(coef[1]),
+        "host_per_process_us": float(coef[2]),
+    }
+
+
+# The per-process floor term (c above, costmodel.corrections.host_floor_s) is built but off.
+# Decided by grouped CV on 2026-12-01: c is identified only by single-node runs with one process
+# per GPU, two sources (15/0: 4 GH200; 24a-d: 8 B200, launch not stated), so each source's fold
+# fits it from the other, which points the other way (15/0's floor sits below a + b). Ablation:
+# neutralised, -0.01 points (no gain); refitted, score 20.07 % without it and 20.02 % with it
+# (-0.05 points), but the joint fit moves a from 8.5 to 3.1 us and b from 3.3 to 4.0 us and the
+# cloud regime from 16 % to 22 % from 1 MiB (its -g 8 run 23a). The gain is below the noise of
+# two sources, so it stays off until a third source of one-process-per-GPU single-node floors
+# (or a cited prior for c) is bundled; host_floor_s keeps the term for calibrated presets.
+PER_PROCESS_FLOOR = False
 
 
 def _fit_fabric(runs: list[Run], params: dict) -> dict:
@@ -795,6 +821,7 @@ def _fit_net_ramp(runs: list[Run], params: dict) -> dict:
 # correction term -> the parameters it owns (their no-op values are C.DEFAULT_PARAMS)
 TERM_PARAMS: dict[str, tuple[str, ...]] = {
     "host_floor": ("host_base_us", "host_per_gpu_us"),
+    "host_per_process": ("host_per_process_us",),
     "fabric_latency": ("fabric_latency_us",),
     "host_staged_duplex": ("host_staged_duplex",),
     "nvl_domain_link_scale": ("nvl_domain_link_scale",),
@@ -825,6 +852,7 @@ def neutralise(params: dict, terms) -> dict:
 # correction term -> its fitting step; a term "off" keeps its no-op value (C.DEFAULT_PARAMS)
 TERMS: dict[str, object] = {
     "host_floor": _fit_host,
+    "host_per_process": lambda runs, params: {},  # fitted with host_floor (_fit_host)
     "fabric_latency": _fit_fabric,
     "achievable_fraction": _prior_fraction,
     "host_staged_duplex": _fit_duplex,
@@ -846,7 +874,7 @@ def fit(runs: list[Run], off: frozenset[str] | set[str] = frozenset()) -> dict:
         if name in off:
             continue
         p.update(step(runs) if name == "host_floor" else step(runs, p))  # type: ignore[operator]
-    return _rounded(p)
+    return _rounded(neutralise(p, off))
 
 
 def _rounded(p: dict) -> dict:
