@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from . import corrections as C
 from . import models as _models
 from . import nccl
 from . import tables as T
@@ -417,9 +418,10 @@ def predict_collective(
         How the op is launched and timed (:data:`HARNESSES`). ``"nccl-tests"`` (default): one
         process per GPU, host floor ``a + b g`` with ``g = gpus_per_process``;
         ``"nccl-tests-g"``: one process drives the node's GPUs (``g = gpus_per_node`` unless
-        ``gpus_per_process`` is given); ``"pytorch"``: a torch.distributed loop. No bundled run
-        measures a PyTorch loop, so its floor is the nccl-tests one (a lower bound: issue 11
-        saw such floors several times higher) and its error band is NaN below 1 MiB.
+        ``gpus_per_process`` is given); ``"pytorch"``: a torch.distributed loop, whose floor
+        is the nccl-tests time plus a cited per-call extra
+        (:data:`costmodel.corrections.PYTORCH_LOOP_EXTRA_US`, 4.5 us). No bundled run
+        measures a PyTorch loop, so its error band is NaN below 1 MiB.
 
     Returns
     -------
@@ -538,6 +540,8 @@ def predict_collective(
             nvls=nvls,
             collnet_enabled=collnet_enabled,
         )
+    if harness == "pytorch" and model in ("nccl", CALIBRATED) and n >= 2:
+        t = np.asarray(t, dtype=float) + C.PYTORCH_LOOP_EXTRA_US * 1e-6
     with np.errstate(divide="ignore", invalid="ignore"):
         algbw = np.where(t > 0, m1 / np.where(t > 0, t, 1.0), 0.0)
     busbw = algbw * T.BUSBW_FACTOR[op](n)

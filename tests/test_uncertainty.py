@@ -139,3 +139,19 @@ def test_band_trace_shades_between_the_multipliers():
     upper, lower = fig.data[0], fig.data[1]
     assert upper.y[0] == pytest.approx(110.0) and lower.y[0] == pytest.approx(90.0)
     assert np.isnan(upper.y[1]) and lower.fill == "tonexty"
+
+
+def test_pytorch_loop_adds_the_cited_per_call_cost():
+    """8 x H100, torch.distributed.all_reduce (NCCL) in a loop: 19.19 us at 128 B and 19.50 us at
+    1 KiB published (ByteDance-Seed/Triton-distributed#57), the source of the prior."""
+    from costmodel import corrections as C
+
+    sizes = [128.0, 1024.0, 2.0**30]
+    torch = predict_collective("all_reduce", sizes, "dgx-h100", harness="pytorch").time_s
+    plain = predict_collective("all_reduce", sizes, "dgx-h100").time_s
+    assert torch[0] * 1e6 == pytest.approx(19.19, rel=0.10)
+    assert torch[1] * 1e6 == pytest.approx(19.50, rel=0.10)
+    assert torch[0] - plain[0] == pytest.approx(C.PYTORCH_LOOP_EXTRA_US * 1e-6)
+    assert torch[2] == pytest.approx(plain[2], rel=2e-3)  # 0.1 % at 1 GiB
+    # one GPU: nothing to communicate, no loop cost either
+    assert predict_collective("all_reduce", 128.0, "dgx-h100", 1, 1, harness="pytorch").time_s == 0
