@@ -452,7 +452,7 @@ def realistic_rows(
     if corrected:
         live = (k * g) >= 2
         pf = cast("Mapping[str, float]", p)  # floats: _check
-        floor = C.host_floor_s(gpus_per_process, pf)
+        floor: float | np.ndarray = C.host_floor_s(gpus_per_process, pf)
         per_proc = float(pf.get("host_per_process_us", 0.0)) * 1e-6
         if per_proc:  # one process per gpus_per_process GPUs of a node: later launches wait
             procs = np.maximum(np.ceil(g / gpus_per_process), 1.0)
