@@ -433,6 +433,7 @@ DEFAULT_PARAMS: dict[str, object] = {
     "fabric_net_ramp_scale": {},
     "fabric_achievable_fraction": {},
     "host_per_process_us": 0.0,
+    "net_ramp_exponent": 0.5,
 }
 """Parameters that make every correction a no-op (NCCL's table alone)."""
 
@@ -445,6 +446,7 @@ _OPTIONAL = (
     "fabric_net_ramp_scale",
     "fabric_achievable_fraction",
     "host_per_process_us",
+    "net_ramp_exponent",
 )
 
 

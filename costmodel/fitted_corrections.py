@@ -46,6 +46,7 @@ class CorrectionParams:
         default_factory=lambda: MappingProxyType({})
     )
     host_per_process_us: float = 0.0
+    net_ramp_exponent: float = 0.5
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> CorrectionParams:
@@ -56,6 +57,7 @@ class CorrectionParams:
             "fabric_net_ramp_scale",
             "fabric_achievable_fraction",
             "host_per_process_us",
+            "net_ramp_exponent",
         }
         unknown = sorted(set(table) - names)
         missing = sorted(names - set(table) - optional)

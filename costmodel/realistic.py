@@ -85,18 +85,24 @@ def _tree_factor(protocol: str, m: np.ndarray, envelope: bool) -> np.ndarray:
     return np.where(inside, table[np.clip(log_size, 0, len(table) - 1)], 1.0)
 
 
-def ramp_time_factor(m: np.ndarray, phi: float, knee: float, amplitude: float) -> np.ndarray:
-    r"""Mid-size ramp as a relative extra on the bandwidth term: :math:`g\phi\min(1, \sqrt{S_k/M})`.
+def ramp_time_factor(
+    m: np.ndarray, phi: float, knee: float, amplitude: float, exponent: float = 0.5
+) -> np.ndarray:
+    r"""Mid-size ramp as a relative extra on the bandwidth term: :math:`g\phi\min(1, (S_k/M)^\beta)`.
 
-    The bandwidth term becomes :math:`(M/B)(1 + g\phi\min(1,\sqrt{S_k/M}))`, i.e. an added
-    :math:`g\phi\min(M, \sqrt{S_k M})/B`: non-decreasing in M and at most doubling when M
-    doubles. Unlike :func:`costmodel.corrections.mid_size_ramp` it has no step at 1 MiB (below
-    it latency and the host floor dominate; the step made busbw drop by up to 12 % there).
+    The bandwidth term becomes :math:`(M/B)(1 + g\phi\min(1,(S_k/M)^\beta))`, i.e. an added
+    :math:`g\phi\min(M, S_k^\beta M^{1-\beta})/B`: non-decreasing in M and at most doubling
+    when M doubles for :math:`0 \le \beta \le 1`. :math:`\beta = 1/2` (default) fades slowly;
+    :math:`\beta = 1` is a pipeline fill of fixed duration once chunks reach their full size.
+    Unlike :func:`costmodel.corrections.mid_size_ramp` it has no step at 1 MiB (below it latency
+    and the host floor dominate; the step made busbw drop by up to 12 % there).
 
     >>> ramp_time_factor(np.array([2.0**20, 2.0**30]), 0.1, 2.0**28, 1.0).round(3).tolist()
     [0.1, 0.05]
+    >>> ramp_time_factor(np.array([2.0**30]), 0.1, 2.0**28, 1.0, exponent=1.0).round(3).tolist()
+    [0.025]
     """
-    return amplitude * phi * np.minimum(1.0, np.sqrt(knee / np.maximum(m, 1.0)))
+    return amplitude * phi * np.minimum(1.0, (knee / np.maximum(m, 1.0)) ** exponent)
 
 
 def busbw_bound_bytes_per_s(
@@ -270,7 +276,8 @@ def _group_times(
         knee = float(pf.get("ramp_knee_bytes", 1.0))
         net_phi = C.net_ramp_phi(c.fabric, c.nodes, p)
         net_knee = float(pf.get("net_ramp_knee_bytes", 1.0))
-        net_extra = ramp_time_factor(m, net_phi, net_knee, 1.0) if net_phi > 0 else 0.0
+        net_exp = float(pf.get("net_ramp_exponent", 0.5))
+        net_extra = ramp_time_factor(m, net_phi, net_knee, 1.0, net_exp) if net_phi > 0 else 0.0
         tree_eff = C.fabric_tree_efficiency(c.fabric, c.nodes, p)
         duplex = C.host_staged_duplex_factor(op, topo, pf)
         L = c.intra_bandwidth_bytes_per_s
@@ -356,7 +363,8 @@ def _p2p_time_s(
         net_phi = C.net_ramp_phi(c.fabric, c.nodes, p)
         if net_phi > 0:
             net_knee = float(cast("float", p.get("net_ramp_knee_bytes", 1.0)))
-            extra = extra + ramp_time_factor(m, net_phi, net_knee, 1.0)
+            net_exp = float(cast("float", p.get("net_ramp_exponent", 0.5)))
+            extra = extra + ramp_time_factor(m, net_phi, net_knee, 1.0, net_exp)
         factor = (1.0 + extra) / duplex
     t = (lat + factor * np.maximum(t_intra, t_inter)) * _US
     return np.where(n < 2, 0.0, t)

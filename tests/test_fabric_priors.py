@@ -78,3 +78,16 @@ def test_network_ramp_slows_mid_sizes_across_nodes_only():
 def test_net_ramp_rejects_a_negative_multiplier():
     with pytest.raises(ValueError, match="net_ramp_phi"):
         C.net_ramp_phi("efa", 2, {"net_ramp_phi": 0.2, "fabric_net_ramp_scale": {"efa": -1.0}})
+
+
+@pytest.mark.parametrize("beta", [0.5, 1.0])
+def test_network_ramp_shape_keeps_time_monotone_and_busbw_drops_small(beta):
+    """The ramp adds phi min(M, S^beta M^(1 - beta)) / B: non-decreasing and at most doubling
+    when M doubles, for both fitted shapes (tests/test_invariants.py checks the full grid)."""
+    from costmodel.realistic import ramp_time_factor
+
+    m = 2.0 ** np.arange(10, 40)
+    extra = m * ramp_time_factor(m, 0.5, 2.0**26, 1.0, beta)  # the added time, in units of 1/B
+    assert (np.diff(extra) >= 0).all()
+    assert (extra[1:] <= 2.0 * extra[:-1] + 1e-9).all()
+    assert float(ALL["net_ramp_exponent"]) in (0.5, 1.0)
