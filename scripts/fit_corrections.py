@@ -965,6 +965,35 @@ def regime_summary(rows: list[dict]) -> list[dict]:
     return out
 
 
+def fabric_priors_markdown() -> list[str]:
+    """The cited fabric priors (costmodel/data/fabric_priors.toml) as a markdown section."""
+    from costmodel.fabrics import PRIORS
+
+    def num(v, unit=""):
+        return "-" if v is None else f"{v:g}{unit}"
+
+    lines = [
+        "## Fabric priors (cited, not fitted)",
+        "",
+        "Used where the fit has no multi-node run of a fabric: in a grouped-CV fold without the",
+        "fabric's only source, and in the shipped parameters for fabrics no bundled run measures.",
+        "`-`: no public figure found (the model keeps NCCL's InfiniBand behaviour and the error",
+        "band says the fabric is unmeasured). Sources in costmodel/data/fabric_priors.toml.",
+        "The overhead stands in for `fabric_latency`; the achievable fraction is the",
+        "`achievable_fraction` term and proxy-driven selects the fabrics that share the",
+        "`net_ramp` multiplier (verdicts in the ablation above).",
+        "",
+        "| fabric | per-message overhead | achievable fraction | proxy-driven | confidence |",
+        "|---|---|---|---|---|",
+    ]
+    for f, p in PRIORS.items():
+        lines.append(
+            f"| {f} | {num(p.per_message_overhead_us, ' us')} | {num(p.achievable_fraction)} | "
+            f"{'yes' if p.proxy_driven else 'no'} | {p.confidence} |"
+        )
+    return [*lines, ""]
+
+
 def fidelity_markdown(
     rows: list[dict],
     date: str,
@@ -1063,6 +1092,7 @@ def fidelity_markdown(
                 f"| {term} | {100 * a['score_off']:.2f}% | {100 * a['delta']:+.2f} | {verdict} |"
             )
         lines.append("")
+    lines += fabric_priors_markdown()
     lines += [
         "## Per run",
         "",
