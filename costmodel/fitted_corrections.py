@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from importlib import resources
 from types import MappingProxyType
 
@@ -51,13 +51,11 @@ class CorrectionParams:
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> CorrectionParams:
         names = {f.name for f in fields(cls)}
+        # fields with a default were added after the first fitted files: a file may lack them
         optional = {
-            "net_ramp_phi",
-            "net_ramp_knee_bytes",
-            "fabric_net_ramp_scale",
-            "fabric_achievable_fraction",
-            "host_per_process_us",
-            "net_ramp_exponent",
+            f.name
+            for f in fields(cls)
+            if f.default is not MISSING or f.default_factory is not MISSING
         }
         unknown = sorted(set(table) - names)
         missing = sorted(names - set(table) - optional)
