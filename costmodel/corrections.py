@@ -49,6 +49,9 @@ term                           what and why
 :func:`achievable_fraction`    share of the NICs' line rate large transfers reach: cited
                                priors (:mod:`costmodel.fabrics`), not fitted; it caps the
                                network term of the hardware bound.
+:func:`ring_nic_fraction`      the same cited share as the bandwidth a multi-node Ring/Simple
+                               reaches (NIC-bound), where NCCL's quantised channel speeds give
+                               less.
 =============================  ==============================================================
 
 Where the fit has no multi-node run of a fabric (a fold of the grouped cross-validation
@@ -418,6 +421,31 @@ def achievable_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -
     return f
 
 
+def ring_nic_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
+    r"""Share :math:`f` of the NICs' line rate a multi-node Ring (Simple) reaches; 0: not used.
+
+    At large sizes a ring across nodes is bound by the NICs: every ring crosses each node
+    boundary carrying the busbw volume, so :math:`\mathrm{busbw} \to f B` with B the node's NIC
+    aggregate. NCCL's table gives less (its quantised per-channel speeds must also fit the
+    conservative per-link NVLink figure: 2 x 8 H100 on 8 x 400G, 8 channels x 45 GB/s = 360
+    GB/s where 392 is measured); NVIDIA's maintainers quote 46-49 GB/s per 400G NIC
+    (nccl-tests#290, #267). The realistic model raises a multi-node Ring/Simple candidate's
+    bandwidth to :math:`f B` where the fabric has a cited fraction (:mod:`costmodel.fabrics`).
+
+    >>> ring_nic_fraction("infiniband", 2, {"ring_nic_fraction": {"infiniband": 0.95}})
+    0.95
+    >>> ring_nic_fraction("infiniband", 1, {"ring_nic_fraction": {"infiniband": 0.95}})
+    0.0
+    """
+    if int(nodes) < 2:
+        return 0.0
+    table = cast("Mapping[str, float]", params.get("ring_nic_fraction", {}) or {})
+    f = float(table.get(fabric, 0.0))
+    if not 0.0 <= f <= 1.0:
+        raise must_be(f"ring_nic_fraction[{fabric!r}]", "in [0, 1]", f)
+    return f
+
+
 DEFAULT_PARAMS: dict[str, object] = {
     "host_base_us": 0.0,
     "host_per_gpu_us": 0.0,
@@ -434,6 +462,7 @@ DEFAULT_PARAMS: dict[str, object] = {
     "fabric_achievable_fraction": {},
     "host_per_process_us": 0.0,
     "net_ramp_exponent": 0.5,
+    "ring_nic_fraction": {},
 }
 """Parameters that make every correction a no-op (NCCL's table alone)."""
 
@@ -447,6 +476,7 @@ _OPTIONAL = (
     "fabric_achievable_fraction",
     "host_per_process_us",
     "net_ramp_exponent",
+    "ring_nic_fraction",
 )
 
 

@@ -47,6 +47,7 @@ class CorrectionParams:
     )
     host_per_process_us: float = 0.0
     net_ramp_exponent: float = 0.5
+    ring_nic_fraction: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> CorrectionParams:

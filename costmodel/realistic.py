@@ -27,8 +27,8 @@ being 1, 2 and >= 3 nodes: NCCL's search and its bandwidth tables only distingui
 >>> import numpy as np
 >>> t, a, p, names = realistic_rows("all_reduce", np.array([2.0**20, 2.0**33]),
 ...     np.array([1, 8]), np.array([8, 8]), cluster("dgx-h100"))
->>> [names[0][i] for i in a], [names[1][i] for i in p]
-(['ring', 'nvls_tree'], ['ll', 'simple'])
+>>> [names[0][i] for i in a], [names[1][i] for i in p]   # 8 GiB on 8 nodes: NIC-bound Ring
+(['ring', 'ring'], ['ll', 'simple'])
 """
 
 from __future__ import annotations
@@ -282,6 +282,8 @@ def _group_times(
         duplex = C.host_staged_duplex_factor(op, topo, pf)
         L = c.intra_bandwidth_bytes_per_s
         B = c.node_inter_bandwidth_bytes_per_s * C.achievable_fraction(c.fabric, c.nodes, p)
+        ring_f = C.ring_nic_fraction(c.fabric, c.nodes, p)
+        B_ring = c.node_inter_bandwidth_bytes_per_s * ring_f
     for i, (a, pr) in enumerate(pairs):
         eta, lam = candidate_scale_of(candidate_scale, a, pr)
         if op == "all_to_all":
@@ -309,6 +311,9 @@ def _group_times(
             amp = float(C.ramp_amplitude(op, [a], topo, pr)[0])
             factor = (1.0 + ramp_time_factor(m, phi, knee, amp) + net_extra) / duplex
             cap = busbw_bound_bytes_per_s(op, a, k, g, L, B) / T.BUSBW_FACTOR[op](n) / 1e9
+            if ring_f > 0 and a == "ring" and pr == "simple":  # NIC-bound ring (see C)
+                nic = busbw_bound_bytes_per_s(op, a, k, g, L, B_ring)
+                bw_m = np.maximum(bw_m, nic / T.BUSBW_FACTOR[op](n) / 1e9)
             bw_m = np.minimum(bw_m, cap)
         with np.errstate(divide="ignore"):
             times[i] = (lat + factor * m / (1000.0 * bw_m)) * _US

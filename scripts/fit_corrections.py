@@ -284,8 +284,9 @@ CV_BOUNDS: dict[str, tuple[float, float]] = {
     # achieved 4.4 % / 5.7 % with the busbw-only 21a-d (4.0 % / 4.4 % before they were scored)
     "single-node-nvlink": (0.06, 0.07),  # goal 8 % / 20 %: met
     "single-node-pcie": (1.38, 0.67),  # 136 % / 65 %: one source (09), duplex term neutralised
-    # 12.0 % / 12.0 % (goal 8 %: not met; 11.5 % before the network ramp)
-    "multi-node-infiniband": (0.135, 0.135),
+    # 7.6 % / 8.9 % (goal 8 %: met by the median, not by every run; 11.5 % before the network
+    # ramp and the NIC-bound ring)
+    "multi-node-infiniband": (0.09, 0.10),
     # 11.5 % / 15.2 % (goal 15 % from 1 MiB: met; 40 % / 79 % before the cited fabric priors
     # and the network ramp)
     "multi-node-cloud": (0.13, 0.17),
@@ -295,12 +296,12 @@ CV_BOUNDS: dict[str, tuple[float, float]] = {
 
 # per regime that misses issue 11's goal under grouped CV: the cause, from the per-run errors
 REGIME_GAPS: dict[str, str] = {
-    "multi-node-infiniband": "median 12 % (goal 8 %) over 6 runs from 5 sources: 04c (20 "
-    "NVL72 racks, 41 %: the algorithm NCCL 2.26 ran is not in the source), 02 (16 x 8 A100, "
-    "48 %: the HCA rate is not stated; its plateau is half the model's), 04b (12 %: the "
-    "NVLink-domain scale is fitted on 04 alone and neutralised), 22 (2 x 8 H100 Ring, 11 %: "
-    "NCCL's own table puts 2-node Ring 9 % below the measured 392 GB/s busbw); 06a (4 %) and "
-    "03 (9 %) are near or within it.",
+    "multi-node-infiniband": "median 7.6 % over 6 runs from 5 sources (goal 8 %: met by the "
+    "median; 11.5 % before the network ramp and the NIC-bound ring), but not by every run: "
+    "04c (20 NVL72 racks, 46 %: the algorithm NCCL 2.26 ran is not in the source, and the "
+    "NIC-bound ring makes the model's Ring faster still) and 02 (16 x 8 A100, 48 %: the HCA "
+    "rate is not stated; its plateau is half the model's) miss; 03 (SHARP, 9 %) is near it; "
+    "06a (4 %), 04b (5 %) and 22 (7 %) meet it.",
     "multi-node-cloud": "met from 1 MiB (11.5 %, goal 15 %; 40 % before the cited fabric "
     "priors and the network ramp); all sizes 15 %. Every cloud fabric has one source (16: EFA, "
     "20: GPUDirect-TCPX, 23: Spectrum-X RoCE); under grouped CV each is predicted with the "
@@ -331,8 +332,8 @@ NOT_MET: dict[str, tuple[float, float, str]] = {
         "would let it back in.",
     ),
     "04c": (
-        0.43,
-        0.43,
+        0.48,
+        0.48,
         "20 GB200 NVL72 racks over IB (1440 ranks, 512 MiB-16 GiB). The rows follow "
         "t = 4.4-5.4 ms + M / (210-217 GB/s algbw), i.e. about 430 GB/s busbw at the margin, "
         "half of what one or two racks reach (04a 847, 04b 820). The intercept matches a "
@@ -343,7 +344,8 @@ NOT_MET: dict[str, tuple[float, float, str]] = {
         "whether LL128 runs over the C2C-attached NICs are not in the source; no term is "
         "fitted on this one file. The NVLink-domain correction no longer applies here (more "
         "than two domains: NCCL's bandwidth is the network's bwInter), which removed the "
-        "regression to 55 %.",
+        "regression to 55 %. The NIC-bound ring (C.ring_nic_fraction, kept by the grouped-CV "
+        "ablation for 22 and 04b) moves it from 41 % to 46 %.",
     ),
 }
 
@@ -621,6 +623,12 @@ def _fit_fabric(runs: list[Run], params: dict) -> dict:
     return {"fabric_latency_us": {**prior_latency_us(), **fitted}}
 
 
+def _prior_ring_nic(runs: list[Run], params: dict) -> dict:
+    """Multi-node Ring/Simple at the cited achievable fraction of the NICs (C.ring_nic_fraction):
+    the priors, not fitted; the grouped-CV ablation decides whether it stays."""
+    return {"ring_nic_fraction": achievable_fractions()}
+
+
 def _prior_fraction(runs: list[Run], params: dict) -> dict:
     """Achievable fraction of line rate per fabric: the cited priors, not fitted (the bundled
     runs are the test of whether they help: grouped-CV ablation below)."""
@@ -849,6 +857,7 @@ TERM_PARAMS: dict[str, tuple[str, ...]] = {
         "fabric_net_ramp_scale",
     ),
     "achievable_fraction": ("fabric_achievable_fraction",),
+    "ring_nic_rate": ("ring_nic_fraction",),
 }
 ABLATION_MODE = ["neutralised"]  # how main() switched terms off (for the report)
 
@@ -874,6 +883,7 @@ TERMS: dict[str, object] = {
     "host_per_process": lambda runs, params: {},  # fitted with host_floor (_fit_host)
     "fabric_latency": _fit_fabric,
     "achievable_fraction": _prior_fraction,
+    "ring_nic_rate": _prior_ring_nic,
     "host_staged_duplex": _fit_duplex,
     "nvl_domain_link_scale": _fit_nvl_scale,
     "fabric_tree_efficiency": _fit_tree_efficiency,

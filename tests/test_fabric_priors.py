@@ -91,3 +91,25 @@ def test_network_ramp_shape_keeps_time_monotone_and_busbw_drops_small(beta):
     assert (np.diff(extra) >= 0).all()
     assert (extra[1:] <= 2.0 * extra[:-1] + 1e-9).all()
     assert float(ALL["net_ramp_exponent"]) in (0.5, 1.0)
+
+
+def test_multi_node_ring_reaches_the_cited_share_of_the_nics_and_no_more():
+    """2 x 8 H100 over 8 x 400G: NCCL's table gives Ring 8 channels x 45 GB/s (360 GB/s busbw);
+    with the NIC-bound ring the model's plateau is near 0.95 x 400 GB/s (22 measures 392), and
+    never above the line rate."""
+    assert "ring_nic_rate" not in FITTED.dropped_terms
+    f = fabrics.PRIORS["infiniband"].achievable_fraction
+    assert ALL["ring_nic_fraction"]["infiniband"] == f
+    p = predict_collective("all_reduce", 2.0**33, "dgx-h100", nodes=2, algorithm="ring")
+    table = predict_collective(
+        "all_reduce", 2.0**33, "dgx-h100", nodes=2, algorithm="ring", model="nccl-table"
+    )
+    line = 8 * 400e9 / 8
+    assert table.busbw_bytes_per_s < 0.92 * line
+    assert 0.9 * f * line <= p.busbw_bytes_per_s <= f * line
+    one = predict_collective("all_reduce", 2.0**33, "dgx-h100", nodes=1, algorithm="ring")
+    off = {**ALL, "ring_nic_fraction": {}}
+    one_off = predict_collective(
+        "all_reduce", 2.0**33, "dgx-h100", nodes=1, algorithm="ring", params=off
+    )
+    assert one.time_s == one_off.time_s  # one node: no NICs, no change
