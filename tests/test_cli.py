@@ -854,7 +854,7 @@ def test_help_lists_commands_in_their_order():
         if line.startswith("  ") and not line.startswith("   ")
     ]
     assert listed == [
-        "collective", "memory", "batch", "step", "scenario", "train", "archs", "predict",
+        "collective", "memory", "batch", "step", "scenario", "train", "archs", "fabrics", "predict",
         "sweep", "calibrate", "app", "presets", "validate",
     ]  # fmt: skip
 
@@ -873,3 +873,21 @@ def test_python_dash_m_runs_the_cli():
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert bad.returncode == 2 and bad.stderr.startswith("costmodel: error: ")
+
+
+def test_fabrics_lists_what_the_model_uses_per_fabric():
+    from costmodel.fabrics import PRIORS
+    from costmodel.fitted_corrections import ALL, FITTED
+
+    rows = {r["fabric"]: r for r in run_json("fabrics")}
+    assert set(rows) == set(PRIORS)
+    ib, tcpxo = rows["infiniband"], rows["tcpxo"]
+    assert ib["overhead_from"] == "fitted"
+    assert ib["per_message_overhead_us"] == ALL["fabric_latency_us"]["infiniband"]
+    assert ib["measured"] and not tcpxo["measured"]
+    assert tcpxo["per_message_overhead_us"] is None  # no cited figure: none invented
+    assert tcpxo["net_ramp_phi"] > ib["net_ramp_phi"]  # proxy-driven: the shared multiplier
+    assert set(FITTED.measured_fabrics) == {f for f, r in rows.items() if r["measured"]}
+    assert all(r["sources"] for r in rows.values())
+    text = run("fabrics").stdout
+    assert "tcpxo" in text and "error band unknown" in text

@@ -25,7 +25,7 @@ import typer
 
 from . import _common, catalog, comm, measure, serve, training
 from ._common import EXIT_USAGE, JsonOpt, app, nccl_tests_app, presets_app, validate_app
-from .catalog import archs, presets_list, presets_schema, presets_show
+from .catalog import archs, fabrics, presets_list, presets_schema, presets_show
 from .comm import collective, predict, sweep
 from .measure import calibrate, nccl_tests_run, validate_compare, validate_torch
 from .serve import APP_SCRIPT, app_
@@ -38,6 +38,7 @@ __all__ = [
     "app",
     "app_",
     "archs",
+    "fabrics",
     "batch",
     "calibrate",
     "collective",
@@ -69,6 +70,7 @@ app.command()(training.step)
 app.command()(training.scenario)
 app.command()(training.train)
 app.command()(catalog.archs)
+app.command()(catalog.fabrics)
 presets_app.command("list")(catalog.presets_list)
 presets_app.command("show")(catalog.presets_show)
 presets_app.command("schema")(catalog.presets_schema)

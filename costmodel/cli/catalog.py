@@ -1,4 +1,4 @@
-"""Subcommands that list what ships: ``presets list|show|schema`` and ``archs``."""
+"""Subcommands that list what ships: ``presets list|show|schema``, ``archs`` and ``fabrics``."""
 
 from __future__ import annotations
 
@@ -38,6 +38,71 @@ def archs(as_json: JsonOpt = False) -> None:
         )
     for p in prices:
         typer.echo(f"{p.name:<24} ${p.usd_per_gpu_hour:.3f}/GPU-h ({p.date}) {p.description}")
+
+
+def fabrics(as_json: JsonOpt = False) -> None:
+    """Network fabrics: what the model uses for each, fitted or cited, and the sources.
+
+    Per fabric: the per-message overhead in use (fitted on the bundled runs, else the cited
+    prior, else none), the cited share of line rate a multi-node ring reaches, whether it is
+    proxy-driven (shares the network ramp's multiplier), the network ramp amplitude, and whether
+    any bundled run measures it between nodes (an unmeasured fabric's error band is unknown).
+
+    Example: costmodel fabrics --json
+    """
+    from .. import corrections as C
+    from ..fabrics import PRIORS
+    from ..fitted_corrections import FITTED
+    from ..predict import fitted_params
+
+    params = fitted_params()
+    fitted_lat = FITTED.all.fabric_latency_us
+    rows: list[dict[str, Any]] = []
+    for f, p in PRIORS.items():
+        lat: float | None
+        if f in fitted_lat:
+            lat, lat_from = float(fitted_lat[f]), "fitted"
+        elif p.per_message_overhead_us is not None:
+            lat, lat_from = float(p.per_message_overhead_us), "cited prior"
+        else:
+            lat, lat_from = None, "none (NCCL's InfiniBand latency)"
+        rows.append(
+            {
+                "fabric": f,
+                "per_message_overhead_us": lat,
+                "overhead_from": lat_from,
+                "achievable_fraction": p.achievable_fraction,
+                "ring_nic_fraction": C.ring_nic_fraction(f, 2, params) or None,
+                "proxy_driven": p.proxy_driven,
+                "net_ramp_phi": C.net_ramp_phi(f, 2, params),
+                "measured": f in FITTED.measured_fabrics,
+                "confidence": p.confidence,
+                "sources": dict(p.sources),
+            }
+        )
+    if as_json:
+        _print_json(rows)
+        return
+    cols = ["fabric", "overhead", "from", "ring NIC share", "proxy", "net ramp", "measured"]
+
+    def num(v: float | None, fmt: str) -> str:
+        return "-" if v is None else format(v, fmt)
+
+    table = [
+        [
+            r["fabric"],
+            num(r["per_message_overhead_us"], ".1f")
+            + " us" * (r["per_message_overhead_us"] is not None),
+            r["overhead_from"],
+            num(r["ring_nic_fraction"], ".2f"),
+            "yes" if r["proxy_driven"] else "no",
+            f"{r['net_ramp_phi']:.2f}",
+            "yes" if r["measured"] else "no (error band unknown)",
+        ]
+        for r in rows
+    ]
+    typer.echo(_left_table(cols, table))
+    typer.echo("Sources: costmodel/data/fabric_priors.toml (costmodel fabrics --json lists them).")
 
 
 # --- presets ----------------------------------------------------------------------------------
