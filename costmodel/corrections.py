@@ -82,8 +82,8 @@ from .nccl import TopologyInputs, tree_correction_applies
 
 
 def host_floor_s(
-    gpus_per_process: int, params: Mapping[str, float], processes_per_node: int = 1
-) -> float:
+    gpus_per_process: int, params: Mapping[str, float], processes_per_node: ArrayLike = 1
+) -> float | np.ndarray:
     r"""Host launch floor of one operation [s]: ``t_host = a + b g + c (p - 1)``.
 
     nccl-tests launches ``iters`` operations back to back and divides the wall time by their
@@ -103,12 +103,12 @@ def host_floor_s(
     g = int(gpus_per_process)
     if g < 1:
         raise must_be("gpus_per_process", "an integer >= 1", gpus_per_process)
-    if int(processes_per_node) < 1:
-        raise must_be("processes_per_node", "an integer >= 1", processes_per_node)
+    procs = np.asarray(processes_per_node, dtype=float)
+    if procs.size and (np.any(procs < 1) or np.any(procs != np.floor(procs))):
+        raise must_be("processes_per_node", "integers >= 1", processes_per_node)
     c = float(params.get("host_per_process_us", 0.0))
-    return (
-        params["host_base_us"] + params["host_per_gpu_us"] * g + c * (int(processes_per_node) - 1)
-    ) * 1e-6
+    t = (params["host_base_us"] + params["host_per_gpu_us"] * g + c * (procs - 1.0)) * 1e-6
+    return float(t) if t.ndim == 0 else t
 
 
 #: Extra host time per call of a PyTorch timing loop over nccl-tests' C loop [us], a cited prior
@@ -374,13 +374,13 @@ def net_ramp_phi(fabric: str, nodes: int, params: Mapping[str, object]) -> float
     Across nodes every NCCL chunk is handed to the network by a proxy thread on the host
     (src/transport/net.cc: the proxy posts, tests and completes each send and receive), a cost
     per chunk NCCL's tuning model does not carry; mid sizes move few, small chunks per channel
-    and so reach less of the link than NCCL's per-channel bandwidth. Same shape as the
-    intra-node ramp (:func:`costmodel.realistic.ramp_time_factor`, its own knee
-    ``net_ramp_knee_bytes``), applied to every candidate of a multi-node row, whatever its
-    protocol (LL/LL128 lines are still sent over the network in chunks). One amplitude for
-    all fabrics, fitted on every multi-node run (several sources, so grouped CV can assess it:
-    scripts/fit_corrections.py), times the fabric's multiplier where one is known
-    (``fabric_net_ramp_scale``, 1 by default).
+    and so reach less of the link than NCCL's per-channel bandwidth. It is applied to every
+    candidate of a multi-node row, whatever its protocol (LL/LL128 lines are still sent over
+    the network in chunks), with its own knee and fade (:func:`costmodel.realistic.net_ramp_extra`).
+    ``net_ramp_phi`` is fitted on the verbs fabrics' runs (InfiniBand, RoCE); fabrics whose data
+    path needs host software beyond NCCL's verbs transport (proxy-driven, cited in
+    :mod:`costmodel.fabrics`) share one fitted multiplier, ``fabric_net_ramp_scale`` (1 for the
+    others); each is fitted on several sources (scripts/fit_corrections.py).
 
     >>> net_ramp_phi("infiniband", 2, {"net_ramp_phi": 0.2})
     0.2
@@ -399,6 +399,15 @@ def net_ramp_phi(fabric: str, nodes: int, params: Mapping[str, object]) -> float
     return phi
 
 
+def _fabric_share(key: str, fabric: str, params: Mapping[str, object], default: float) -> float:
+    """A per-fabric share of line rate from ``params[key]`` (``default`` where none), in [0, 1]."""
+    table = cast("Mapping[str, float]", params.get(key, {}) or {})
+    f = float(table.get(fabric, default))
+    if not 0.0 <= f <= 1.0:
+        raise must_be(f"{key}[{fabric!r}]", "in [0, 1]", f)
+    return f
+
+
 def achievable_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
     r"""Share :math:`f` of the NICs' line rate that large transfers reach on this fabric.
 
@@ -414,9 +423,8 @@ def achievable_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -
     """
     if int(nodes) < 2:
         return 1.0
-    table = cast("Mapping[str, float]", params.get("fabric_achievable_fraction", {}) or {})
-    f = float(table.get(fabric, 1.0))
-    if not 0.0 < f <= 1.0:
+    f = _fabric_share("fabric_achievable_fraction", fabric, params, 1.0)
+    if f == 0.0:  # a cap of 0 would stop every transfer
         raise must_be(f"fabric_achievable_fraction[{fabric!r}]", "in (0, 1]", f)
     return f
 
@@ -439,11 +447,7 @@ def ring_nic_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -> 
     """
     if int(nodes) < 2:
         return 0.0
-    table = cast("Mapping[str, float]", params.get("ring_nic_fraction", {}) or {})
-    f = float(table.get(fabric, 0.0))
-    if not 0.0 <= f <= 1.0:
-        raise must_be(f"ring_nic_fraction[{fabric!r}]", "in [0, 1]", f)
-    return f
+    return _fabric_share("ring_nic_fraction", fabric, params, 0.0)
 
 
 DEFAULT_PARAMS: dict[str, object] = {

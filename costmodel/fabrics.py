@@ -8,8 +8,13 @@ maintainers' comments; none is one of the bundled runs):
   ``latencyInter``). Where the fit has no multi-node run of a fabric (a grouped-CV fold without
   the fabric's only source, or a fabric no bundled run measures) it stands in for the fitted
   :func:`costmodel.corrections.fabric_latency_us`.
-- ``achievable_fraction``: share of the NICs' line rate that large transfers reach; it scales
-  the network term of every candidate's hardware cap (:mod:`costmodel.realistic`).
+- ``achievable_fraction``: share of the NICs' line rate that large transfers reach; a
+  multi-node Ring/Simple reaches it (:func:`costmodel.corrections.ring_nic_fraction`), and it
+  can cap every candidate (:func:`costmodel.corrections.achievable_fraction`; neutralised by
+  the grouped-CV ablation).
+- ``proxy_driven``: the fabric's data path needs host software beyond NCCL's verbs transport;
+  such fabrics share the network ramp's multiplier
+  (:func:`costmodel.corrections.net_ramp_phi`).
 
 A fabric without a figure has no entry: the model keeps NCCL's InfiniBand behaviour there and
 the error band says the fabric is unmeasured (:mod:`costmodel.uncertainty`).
@@ -60,8 +65,9 @@ def parse(text: str, where: str = DATA_FILE) -> dict[str, FabricPrior]:
             if v is not None:
                 v = float(v)
                 ok = v >= 0 if k == "per_message_overhead_us" else 0 < v <= 1
+                allowed = ">= 0 us" if k == "per_message_overhead_us" else "in (0, 1]"
                 if not (math.isfinite(v) and ok):
-                    raise ValueError(f"{where} [{fabric}] {k}={v!r}: out of range")
+                    raise ValueError(f"{where} [{fabric}] {k}: must be {allowed}, got {v!r}")
                 if not t.get(f"{k}_source"):
                     raise ValueError(f"{where} [{fabric}] {k} has no {k}_source")
             vals[k] = v
@@ -111,3 +117,46 @@ def proxy_driven_fabrics() -> tuple[str, ...]:
     (True, False)
     """
     return tuple(sorted(f for f, p in PRIORS.items() if p.proxy_driven))
+
+
+def fabric_table() -> list[dict[str, object]]:
+    """Per fabric, what the shipped model uses and where it comes from (``costmodel fabrics``).
+
+    The per-message overhead in use is the fitted one where a bundled run measures the fabric,
+    else the cited prior, else none (NCCL's InfiniBand latency); then the ring NIC share, the
+    network ramp amplitude on two nodes, whether a bundled multi-node run measures the fabric
+    (else its error band is unknown), the confidence and the sources.
+
+    >>> rows = {r["fabric"]: r for r in fabric_table()}
+    >>> rows["infiniband"]["overhead_from"], rows["tcpxo"]["per_message_overhead_us"]
+    ('fitted', None)
+    """
+    from . import corrections as C
+    from .fitted_corrections import FITTED
+
+    params = FITTED.all.as_dict()
+    fitted_lat = FITTED.all.fabric_latency_us
+    rows: list[dict[str, object]] = []
+    for f, p in PRIORS.items():
+        lat: float | None
+        if f in fitted_lat:
+            lat, lat_from = float(fitted_lat[f]), "fitted"
+        elif p.per_message_overhead_us is not None:
+            lat, lat_from = p.per_message_overhead_us, "cited prior"
+        else:
+            lat, lat_from = None, "none (NCCL's InfiniBand latency)"
+        rows.append(
+            {
+                "fabric": f,
+                "per_message_overhead_us": lat,
+                "overhead_from": lat_from,
+                "achievable_fraction": p.achievable_fraction,
+                "ring_nic_fraction": C.ring_nic_fraction(f, 2, params) or None,
+                "proxy_driven": p.proxy_driven,
+                "net_ramp_phi": C.net_ramp_phi(f, 2, params),
+                "measured": f in FITTED.measured_fabrics,
+                "confidence": p.confidence,
+                "sources": dict(p.sources),
+            }
+        )
+    return rows

@@ -164,7 +164,7 @@ class CalibrationWarning(UserWarning):
     """A calibrated cluster was asked something its calibration does not cover."""
 
 
-def scaled_floor_params(params: Mapping[str, object], floor_scale: float) -> dict[str, object]:
+def calibration_base_params(params: Mapping[str, object], floor_scale: float) -> dict[str, object]:
     r"""The base parameters under a calibration: the host floor :math:`a + b g` multiplied by
     ``floor_scale``, and the network mid-size ramp off.
 
@@ -173,7 +173,7 @@ def scaled_floor_params(params: Mapping[str, object], floor_scale: float) -> dic
     would be counted twice (on Alps, calibrating at 2 nodes with it and predicting 4 nodes
     missed by 19 %, without it by 6 %: docs/calibration.md).
 
-    >>> p = scaled_floor_params({"host_base_us": 3.0, "host_per_gpu_us": 5.0}, 2.0)
+    >>> p = calibration_base_params({"host_base_us": 3.0, "host_per_gpu_us": 5.0}, 2.0)
     >>> p["host_base_us"], p["host_per_gpu_us"], p["net_ramp_phi"]
     (6.0, 10.0, 0.0)
     """
@@ -498,7 +498,7 @@ def predict_collective(
             c,
             algorithm,
             protocol,
-            params=scaled_floor_params(base, cal.host_floor_scale(op, level)),
+            params=calibration_base_params(base, cal.host_floor_scale(op, level)),
             gpus_per_process=gpus_per_process,
             nvls=nvls,
             collnet_enabled=collnet_enabled,

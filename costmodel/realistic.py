@@ -105,6 +105,25 @@ def ramp_time_factor(
     return amplitude * phi * np.minimum(1.0, (knee / np.maximum(m, 1.0)) ** exponent)
 
 
+def net_ramp_extra(m: np.ndarray, fabric: str, nodes: int, p: Mapping[str, object]) -> np.ndarray:
+    r"""The network mid-size ramp's relative extra on the bandwidth term of a row of sizes.
+
+    :func:`ramp_time_factor` with the amplitude :func:`costmodel.corrections.net_ramp_phi` of
+    the fabric, the knee ``net_ramp_knee_bytes`` and the fade ``net_ramp_exponent``; 0 on one
+    node or where the term is off.
+
+    >>> net_ramp_extra(np.array([2.0**20]), "efa", 2, {"net_ramp_phi": 0.2,
+    ...     "net_ramp_knee_bytes": 2.0**26, "fabric_net_ramp_scale": {"efa": 2.5}}).tolist()
+    [0.5]
+    """
+    phi = C.net_ramp_phi(fabric, nodes, p)
+    if phi <= 0:
+        return np.zeros(np.shape(m))
+    knee = float(cast("float", p.get("net_ramp_knee_bytes", 1.0)))
+    beta = float(cast("float", p.get("net_ramp_exponent", 0.5)))
+    return ramp_time_factor(m, phi, knee, 1.0, beta)
+
+
 def busbw_bound_bytes_per_s(
     op: str,
     algorithm: str,
@@ -274,10 +293,7 @@ def _group_times(
     if p is not None and pf is not None:
         phi = C.fabric_ramp_phi(c.fabric, c.nodes, p)
         knee = float(pf.get("ramp_knee_bytes", 1.0))
-        net_phi = C.net_ramp_phi(c.fabric, c.nodes, p)
-        net_knee = float(pf.get("net_ramp_knee_bytes", 1.0))
-        net_exp = float(pf.get("net_ramp_exponent", 0.5))
-        net_extra = ramp_time_factor(m, net_phi, net_knee, 1.0, net_exp) if net_phi > 0 else 0.0
+        net_extra = net_ramp_extra(m, c.fabric, c.nodes, p)
         tree_eff = C.fabric_tree_efficiency(c.fabric, c.nodes, p)
         duplex = C.host_staged_duplex_factor(op, topo, pf)
         L = c.intra_bandwidth_bytes_per_s
@@ -364,12 +380,7 @@ def _p2p_time_s(
     if p is not None:
         phi = C.fabric_ramp_phi(c.fabric, c.nodes, p)
         knee = float(cast("float", p.get("ramp_knee_bytes", 1.0)))  # a float (C._check)
-        extra = ramp_time_factor(m, phi, knee, 1.0)
-        net_phi = C.net_ramp_phi(c.fabric, c.nodes, p)
-        if net_phi > 0:
-            net_knee = float(cast("float", p.get("net_ramp_knee_bytes", 1.0)))
-            net_exp = float(cast("float", p.get("net_ramp_exponent", 0.5)))
-            extra = extra + ramp_time_factor(m, net_phi, net_knee, 1.0, net_exp)
+        extra = ramp_time_factor(m, phi, knee, 1.0) + net_ramp_extra(m, c.fabric, c.nodes, p)
         factor = (1.0 + extra) / duplex
     t = (lat + factor * np.maximum(t_intra, t_inter)) * _US
     return np.where(n < 2, 0.0, t)
@@ -465,11 +476,8 @@ def realistic_rows(
     if corrected:
         live = (k * g) >= 2
         pf = cast("Mapping[str, float]", p)  # floats: _check
-        floor: float | np.ndarray = C.host_floor_s(gpus_per_process, pf)
-        per_proc = float(pf.get("host_per_process_us", 0.0)) * 1e-6
-        if per_proc:  # one process per gpus_per_process GPUs of a node: later launches wait
-            procs = np.maximum(np.ceil(g / gpus_per_process), 1.0)
-            floor = floor + per_proc * (procs - 1.0)
+        procs = np.maximum(np.ceil(g / gpus_per_process), 1).astype(np.int64)  # per node
+        floor = C.host_floor_s(gpus_per_process, pf, processes_per_node=procs)
         t = np.where(live, np.maximum(t, floor), t)
     return (
         t.reshape(shape),

@@ -66,10 +66,10 @@ def test_written_toml_loads_by_path_as_the_base_cluster(cal, tmp_path):
 
 def _realistic(cal, m, **kw):
     """The realistic model on the base preset with the calibrated candidates (issue 11 item 5)."""
-    from costmodel.predict import fitted_params, realistic_time_s, scaled_floor_params
+    from costmodel.predict import calibration_base_params, fitted_params, realistic_time_s
 
     pc = cal.to_preset()
-    params = scaled_floor_params(fitted_params(), pc.host_floor_scale("all_reduce", "intra"))
+    params = calibration_base_params(fitted_params(), pc.host_floor_scale("all_reduce", "intra"))
     scale = pc.candidate_scale("all_reduce", "intra")
     return realistic_time_s(
         "all_reduce", m, presets.cluster(BASE), params=params, candidate_scale=scale, **kw

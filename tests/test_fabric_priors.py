@@ -28,9 +28,12 @@ def test_every_prior_value_has_a_source_and_is_in_range():
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ('[x]\nachievable_fraction = 1.2\nachievable_fraction_source = "a"\n', "out of range"),
+        (
+            '[x]\nachievable_fraction = 1.2\nachievable_fraction_source = "a"\n',
+            r"must be in \(0, 1\]",
+        ),
         ("[x]\nachievable_fraction = 0.9\n", "no achievable_fraction_source"),
-        ("[x]\nper_message_overhead_us = -1.0\nper_message_overhead_us_source = 'a'\n", "range"),
+        ("[x]\nper_message_overhead_us = -1.0\nper_message_overhead_us_source = 'a'\n", ">= 0 us"),
         ("[x]\nproxy_driven = true\n", "proxy_driven"),
     ],
 )

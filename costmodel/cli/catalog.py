@@ -50,36 +50,9 @@ def fabrics(as_json: JsonOpt = False) -> None:
 
     Example: costmodel fabrics --json
     """
-    from .. import corrections as C
-    from ..fabrics import PRIORS
-    from ..fitted_corrections import FITTED
-    from ..predict import fitted_params
+    from ..fabrics import fabric_table
 
-    params = fitted_params()
-    fitted_lat = FITTED.all.fabric_latency_us
-    rows: list[dict[str, Any]] = []
-    for f, p in PRIORS.items():
-        lat: float | None
-        if f in fitted_lat:
-            lat, lat_from = float(fitted_lat[f]), "fitted"
-        elif p.per_message_overhead_us is not None:
-            lat, lat_from = float(p.per_message_overhead_us), "cited prior"
-        else:
-            lat, lat_from = None, "none (NCCL's InfiniBand latency)"
-        rows.append(
-            {
-                "fabric": f,
-                "per_message_overhead_us": lat,
-                "overhead_from": lat_from,
-                "achievable_fraction": p.achievable_fraction,
-                "ring_nic_fraction": C.ring_nic_fraction(f, 2, params) or None,
-                "proxy_driven": p.proxy_driven,
-                "net_ramp_phi": C.net_ramp_phi(f, 2, params),
-                "measured": f in FITTED.measured_fabrics,
-                "confidence": p.confidence,
-                "sources": dict(p.sources),
-            }
-        )
+    rows: list[dict[str, Any]] = fabric_table()
     if as_json:
         _print_json(rows)
         return

@@ -855,10 +855,10 @@ def _segment_times(
     nvls: bool | None,
     collnet_enabled: bool,
 ) -> tuple[np.ndarray, list[tuple[str, str]]]:
-    from costmodel.predict import fitted_params, scaled_floor_params
+    from costmodel.predict import calibration_base_params, fitted_params
     from costmodel.realistic import realistic_rows
 
-    params = scaled_floor_params(fitted_params(), floor_scale)
+    params = calibration_base_params(fitted_params(), floor_scale)
     times, pairs = [], []
     for s in segments:
         t, a, p, (an, pn) = realistic_rows(
