@@ -10,6 +10,11 @@ default) in a child process, whose peak RSS is compared with the 1e6-row in-memo
 
     python benchmarks/bench_sweep.py            # about 30-60 s on a shared 2-core machine
     python benchmarks/bench_sweep.py --json     # figures as JSON
+    python benchmarks/bench_sweep.py --every-model   # only every model side by side (~1 min)
+
+Every model (lesson, textbook, nccl, nccl-table) is also timed on one grid, side by side in this
+one process: 5 presets x nodes 1..8,192 x 31 sizes (1,269,760 rows each) to a DataFrame; goal
+>= 1e6 rows/s for every model.
 """
 
 from __future__ import annotations
@@ -88,6 +93,48 @@ def models_side_by_side(rows: int, folder: str) -> dict[str, dict[str, float]]:
             "wall_s": wall,
             "cpu_s": _CPU[0],
             "rows_per_cpu_s": summary.rows / _CPU[0],
+        }
+    return out
+
+
+#: the every-model grid: 5 presets (NVSwitch H100/A100/B200 with InfiniBand, EFA, GH200
+#: Slingshot) x nodes 1..8192 x 31 sizes (8 B .. 8 GiB x2) = 1,269,760 rows per model
+EVERY_MODEL_PRESETS = ["dgx-h100", "dgx-a100", "aws-p5", "dgx-b200", "alps-gh200"]
+EVERY_MODEL_NODES = 8192
+EVERY_MODEL_SIZES = [2**k for k in range(3, 34)]
+#: every model a preset without a calibration answers with (``calibrated`` needs a calibration)
+EVERY_MODEL = ("lesson", "textbook", "nccl", "nccl-table")
+#: the goal for every model on that grid (rows per second, in one run side by side)
+EVERY_MODEL_GOAL_ROWS_PER_S = 1e6
+
+
+def every_model_side_by_side(repeats: int = 3) -> dict[str, dict[str, float]]:
+    """Each model on the same 5-preset x 8,192-node x 31-size grid -> DataFrame, in this process.
+
+    The best of ``repeats`` (wall and CPU seconds of the same call), to keep the shared
+    machine's noise out of a ratio the runs should share.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for model in EVERY_MODEL:  # warm-up: imports, preset files, fitted parameters
+        sw.sweep(sw.make_grid(preset=EVERY_MODEL_PRESETS, model=model, nodes=[1, 2], size=[8]))
+    for model in EVERY_MODEL:
+        grid = sw.make_grid(
+            preset=EVERY_MODEL_PRESETS,
+            model=model,
+            nodes=list(range(1, EVERY_MODEL_NODES + 1)),
+            size=EVERY_MODEL_SIZES,
+        )
+        best_wall, best_cpu, rows = float("inf"), float("inf"), 0
+        for _ in range(repeats):
+            df, wall = _timed(lambda g=grid: sw.sweep(g))
+            best_wall, best_cpu, rows = min(best_wall, wall), min(best_cpu, _CPU[0]), len(df)
+            del df
+        out[model] = {
+            "rows": rows,
+            "wall_s": best_wall,
+            "cpu_s": best_cpu,
+            "rows_per_s": rows / best_wall,
+            "rows_per_cpu_s": rows / best_cpu,
         }
     return out
 
@@ -181,9 +228,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--models-only", action="store_true", help="only the realistic vs textbook comparison"
     )
+    p.add_argument(
+        "--every-model",
+        action="store_true",
+        help="only every model on the 5-preset x 8,192-node x 31-size grid, side by side",
+    )
     args = p.parse_args(argv)
     if args.child:
         _stream_child(int(float(args.child[0])), args.child[1], int(args.child[2]))
+        return 0
+    every = every_model_side_by_side()
+    for model, r in every.items():
+        verdict = "met" if r["rows_per_s"] >= EVERY_MODEL_GOAL_ROWS_PER_S else "NOT met"
+        print(
+            f"{model:10s} 5 presets x 1..{EVERY_MODEL_NODES} nodes x 31 sizes -> DataFrame: "
+            f"{r['rows']:,} rows, {r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU, "
+            f"{r['rows_per_s']:,.0f} rows/s, {r['rows_per_cpu_s']:,.0f} rows/CPU-s "
+            f"(goal >= {EVERY_MODEL_GOAL_ROWS_PER_S:.0e} rows/s: {verdict})"
+        )
+    if args.every_model:
+        if args.json:
+            print(json.dumps(every, indent=2))
         return 0
     with tempfile.TemporaryDirectory() as folder:
         side = models_side_by_side(int(args.rows), folder)

@@ -41,7 +41,7 @@ empty; a name put there later is accepted with a :class:`DeprecationWarning` nam
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -153,39 +153,53 @@ def lesson_time_s(
     >>> round(float(2 * 15 / 16 * 8 * 2**30 / t[0]) / 1e9), a     # busbw [GB/s]
     (50, 'ring')
     """
+    return _lesson(op, message_bytes, c, c.nodes, algorithm)
+
+
+def _lesson(
+    op: str, message_bytes: ArrayLike, c: Cluster, nodes: ArrayLike, algorithm: str
+) -> tuple[np.ndarray, str]:
+    """:func:`lesson_time_s` with the node count as an argument (an int or an array that
+    broadcasts with ``message_bytes``); ``c`` gives the node, its ``nodes`` is not used."""
     algo = LESSON_DEFAULT_ALGORITHM[op] if algorithm == "auto" else algorithm
-    if c.nodes > 1:
-        bw = min(c.intra_bandwidth_bytes_per_s, c.inter_bandwidth_bytes_per_s)
-        lat = max(c.intra_latency_s, c.inter_latency_s)
+    shape = np.broadcast_shapes(np.shape(message_bytes), np.shape(nodes))
+    if isinstance(nodes, int):
+        multi: ArrayLike = nodes > 1
+        ranks: ArrayLike = nodes * c.gpus_per_node
     else:
-        bw, lat = c.intra_bandwidth_bytes_per_s, c.intra_latency_s
-    t = collectives.collective_time(op, message_bytes, c.ranks, bw, lat, algorithm=algo)  # type: ignore[arg-type]
-    return np.broadcast_to(np.asarray(t, dtype=float), np.shape(message_bytes)), algo
+        n = np.asarray(nodes, dtype=np.int64)
+        multi, ranks = n > 1, n * c.gpus_per_node
+    bw_across = min(c.intra_bandwidth_bytes_per_s, c.inter_bandwidth_bytes_per_s)
+    lat_across = max(c.intra_latency_s, c.inter_latency_s)
+    if isinstance(multi, bool):  # one cluster: plain floats (the formulas' scalar fast path)
+        bw: Any = bw_across if multi else c.intra_bandwidth_bytes_per_s
+        lat: Any = lat_across if multi else c.intra_latency_s
+    else:
+        bw = np.where(multi, bw_across, c.intra_bandwidth_bytes_per_s)
+        lat = np.where(multi, lat_across, c.intra_latency_s)
+    t = collectives.collective_time(op, message_bytes, ranks, bw, lat, algorithm=algo)  # type: ignore[arg-type]
+    return np.broadcast_to(np.asarray(t, dtype=float), shape), algo
 
 
-def _flat_numbers(c: Cluster, algorithm: str) -> tuple[float, float]:
-    """(bandwidth, latency) of the whole cluster seen as one flat group of ranks."""
+def _flat_numbers(c: Cluster, algorithm: str, nodes: ArrayLike) -> tuple[Any, Any]:
+    """(bandwidth, latency) of the whole cluster seen as one flat group of ranks, per node count
+    (``nodes`` an int or an array; ``c`` gives the node)."""
     intra = c.effective_intra_bandwidth_bytes_per_s
-    if c.nodes == 1:
-        return intra, c.intra_latency_s
     nic = c.node.nic
-    assert nic is not None  # Cluster validation: nodes > 1 needs a network
+    if nic is None:  # Cluster validation: no network, one node
+        return intra, c.intra_latency_s
+    n = nodes if isinstance(nodes, int) else np.asarray(nodes, dtype=np.int64)
     if algorithm in _RING_LIKE:
-        bw = float(
-            topology.flat_ring_bandwidth(
-                c.nodes,
-                c.gpus_per_node,
-                intra,
-                c.nics_per_node,
-                nic.effective_bandwidth_bytes_per_s,
-            )
+        bw = topology.flat_ring_bandwidth(
+            n, c.gpus_per_node, intra, c.nics_per_node, nic.effective_bandwidth_bytes_per_s
         )
     else:
         share = c.effective_inter_bandwidth_bytes_per_s
-        bw = min(intra, share) if c.gpus_per_node > 1 else share
-    latency = (
-        max(c.intra_latency_s, c.inter_latency_s) if c.gpus_per_node > 1 else c.inter_latency_s
-    )
+        bw = np.where(n > 1, min(intra, share) if c.gpus_per_node > 1 else share, intra)
+    across = max(c.intra_latency_s, c.inter_latency_s) if c.gpus_per_node > 1 else c.inter_latency_s
+    latency = np.where(n > 1, across, c.intra_latency_s)
+    if np.ndim(bw) == 0 and np.ndim(latency) == 0:
+        return float(bw), float(latency)
     return bw, latency
 
 
@@ -220,11 +234,26 @@ def textbook_time_s(
     >>> round(float(2 * 15 / 16 * 8 * 2**30 / t) / 1e9), a    # 8 x 48 GB/s NICs, less latency
     (383, 'ring')
     """
+    return _textbook(op, message_bytes, c, c.nodes, algorithm, in_network_reduction)
+
+
+def _textbook(
+    op: str,
+    message_bytes: ArrayLike,
+    c: Cluster,
+    nodes: ArrayLike,
+    algorithm: str,
+    in_network_reduction: bool | None = None,
+) -> tuple[np.ndarray, str]:
+    """:func:`textbook_time_s` with the node count as an argument (an int or an array that
+    broadcasts with ``message_bytes``); ``c`` gives the node, its ``nodes`` is not used."""
     algo = "ring" if algorithm == "auto" else algorithm
+    shape = np.broadcast_shapes(np.shape(message_bytes), np.shape(nodes))
+    n = nodes if isinstance(nodes, int) else np.asarray(nodes, dtype=np.int64)
     if op == "all_reduce" and algo in CLUSTER_ALLREDUCE_ALGORITHMS:
         t = topology.hierarchical_allreduce_time(
             message_bytes,
-            c.nodes,
+            n,
             c.gpus_per_node,
             c.effective_intra_bandwidth_bytes_per_s,
             c.effective_inter_bandwidth_bytes_per_s,
@@ -238,16 +267,16 @@ def textbook_time_s(
             f"algorithm: {algo!r} is an all-reduce algorithm; allowed for {op!r}: "
             f"{', '.join(collectives.ALGORITHMS[op])}"
         )
-    elif algo == "nvls" and not (c.nvls and c.nodes == 1):
+    elif algo == "nvls" and not (c.nvls and np.max(n) == 1):
         raise ValueError(
             f"algorithm: 'nvls' needs in-switch reduction inside one node; cluster {c.name!r} has "
-            f"nvls={c.nvls} and nodes={c.nodes}; allowed: ring, hierarchical, tree, ..."
+            f"nvls={c.nvls} and nodes={int(np.max(n))}; allowed: ring, hierarchical, tree, ..."
         )
     elif op == "all_reduce" and algo == "ring":
         nic = c.node.nic
         t = topology.flat_ring_allreduce_time(
             message_bytes,
-            c.nodes,
+            n,
             c.gpus_per_node,
             c.effective_intra_bandwidth_bytes_per_s,
             c.nics_per_node,
@@ -256,6 +285,66 @@ def textbook_time_s(
             c.inter_latency_s,
         )
     else:
-        bw, latency = _flat_numbers(c, algo)
-        t = collectives.collective_time(op, message_bytes, c.ranks, bw, latency, algo)  # type: ignore[arg-type]
-    return np.broadcast_to(np.asarray(t, dtype=float), np.shape(message_bytes)), algo
+        bw, latency = _flat_numbers(c, algo, n)
+        ranks = n * c.gpus_per_node
+        t = collectives.collective_time(op, message_bytes, ranks, bw, latency, algo)  # type: ignore[arg-type]
+    return np.broadcast_to(np.asarray(t, dtype=float), shape), algo
+
+
+def check_algorithm(model: str, op: str, algorithm: str) -> None:
+    """ValueError unless ``algorithm`` is ``"auto"`` or one the alpha-beta ``model`` runs."""
+    ok = textbook_algorithms(model, op)
+    if model == TEXTBOOK:  # textbook_time_s says which op they belong to
+        ok += tuple(CLUSTER_ALLREDUCE_ALGORITHMS)
+    if algorithm != "auto" and algorithm not in ok:
+        raise ValueError(
+            f"algorithm={algorithm!r} is not a {model} {op} algorithm; "
+            f"allowed: auto, {', '.join(ok)}"
+        )
+
+
+def alpha_beta_rows(
+    model: str,
+    op: str,
+    message_bytes: ArrayLike,
+    nodes: ArrayLike,
+    gpus_per_node: ArrayLike,
+    cluster: Cluster,
+    algorithm: str = "auto",
+) -> tuple[np.ndarray, str]:
+    r"""The lesson or textbook model for rows of (size, nodes, GPUs per node): ``(time_s, algo)``.
+
+    The rows are grouped by GPUs per node (one node preset each, :func:`presets.cluster`
+    validates the largest node count of the group); each group is one array call of the same
+    formulas :func:`lesson_time_s` / :func:`textbook_time_s` evaluate for one cluster, so a
+    sweep gives :func:`costmodel.predict.predict_collective`'s numbers without a cluster per
+    row (``cluster``'s node count is ignored).
+
+    >>> from costmodel.presets import cluster
+    >>> t, a = alpha_beta_rows("lesson", "all_reduce", 8 * 2**30, [1, 8], 8, cluster("dgx-h100"))
+    >>> [round(float(2 * (8 * k - 1) / (8 * k) * 8 * 2**30 / x) / 1e9) for k, x in zip([1, 8], t)]
+    [450, 50]
+    """
+    from .presets import cluster as load_cluster
+
+    check_model(model)
+    if model not in (LESSON, TEXTBOOK):
+        raise ValueError(f"model={model!r}: allowed here: {LESSON}, {TEXTBOOK}")
+    check_algorithm(model, op, algorithm)
+    m, k, g = np.broadcast_arrays(
+        np.asarray(message_bytes, dtype=float),
+        np.asarray(nodes, dtype=np.int64),
+        np.asarray(gpus_per_node, dtype=np.int64),
+    )
+    shape = m.shape
+    m, k, g = m.ravel(), k.ravel(), g.ravel()
+    t = np.zeros(m.size)
+    algo = algorithm
+    timer = _lesson if model == LESSON else _textbook
+    uniq, inverse = np.unique(g, return_inverse=True)
+    for j, gg in enumerate(uniq.tolist()):
+        rows = np.flatnonzero(inverse == j) if len(uniq) > 1 else slice(None)
+        kk = k[rows]
+        c = load_cluster(cluster, nodes=int(kk.max()), gpus_per_node=int(gg))
+        t[rows], algo = timer(op, m[rows], c, kk, algorithm)
+    return t.reshape(shape), algo

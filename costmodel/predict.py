@@ -510,14 +510,7 @@ def predict_collective(
         assert cal is not None
         t, algos, protos = fitted_time_s(cal, op, m1, n, c.nodes, algorithm, protocol)
     elif model in (_models.LESSON, _models.TEXTBOOK):
-        ok = _models.textbook_algorithms(model, op)
-        if model == _models.TEXTBOOK:  # textbook_time_s says which op they belong to
-            ok += tuple(_models.CLUSTER_ALLREDUCE_ALGORITHMS)
-        if algorithm != "auto" and algorithm not in ok:
-            raise ValueError(
-                f"algorithm={algorithm!r} is not a {model} {op} algorithm; "
-                f"allowed: auto, {', '.join(ok)}"
-            )
+        _models.check_algorithm(model, op, algorithm)
         timer = _models.lesson_time_s if model == _models.LESSON else _models.textbook_time_s
         t, algo = timer(op, m1, c, algorithm)
         algos, protos = np.full(m1.shape, algo), np.full(m1.shape, "-")

@@ -46,3 +46,64 @@ def test_table_mode_matches_the_scalar_nccl_table(name):
         assert np.allclose(t, want_t, rtol=1e-12)
         assert np.asarray(an)[a].tolist() == want_a.tolist()
         assert np.asarray(pn)[p].tolist() == want_p.tolist()
+
+
+_AB_CASES = [
+    ("all_reduce", "auto"),
+    ("all_reduce", "tree"),
+    ("all_gather", "auto"),
+    ("all_to_all", "auto"),
+    ("broadcast", "binomial_tree"),
+]
+
+
+@pytest.mark.parametrize(
+    ("model", "op", "algorithm"),
+    [(m, op, a) for m in ("lesson", "textbook") for op, a in _AB_CASES]
+    + [
+        ("textbook", "all_reduce", "hierarchical"),
+        ("textbook", "all_reduce", "hierarchical_pipelined"),
+    ],
+)
+def test_alpha_beta_sweep_rows_equal_predict_collective(model, op, algorithm):
+    """Lesson and textbook rows (one array call per GPUs-per-node) equal the per-cluster road."""
+    sizes = [1, 4096, 2**20, 2**33]
+    nodes = [1, 2, 3, 16]
+    presets_ = ["dgx-h100", "aws-p5", "alps-gh200"]
+    df = sw.sweep(
+        sw.make_grid(
+            preset=presets_,
+            model=model,
+            op=op,
+            algorithm=algorithm,
+            nodes=nodes,
+            gpus_per_node=[1, 2, 4],
+            size=sizes,
+        )
+    )
+    assert len(df) == len(presets_) * len(nodes) * 3 * len(sizes)
+    for (preset, k, g), rows in df.groupby(["preset", "nodes", "gpus_per_node"], observed=True):
+        p = predict_collective(
+            op,
+            np.asarray(rows["size_bytes"], float),
+            preset,
+            nodes=int(k),
+            gpus_per_node=int(g),
+            model=model,
+            algorithm=algorithm,
+        )
+        assert np.allclose(rows["time_s"], p.time_s, rtol=1e-12, atol=0)
+        assert np.allclose(rows["busbw_GBps"] * 1e9, p.busbw_bytes_per_s, rtol=1e-12)
+        assert rows["algorithm_used"].astype(str).tolist() == p.algorithm.tolist()
+
+
+def test_alpha_beta_rows_refuse_what_predict_refuses():
+    """A bad algorithm, and nodes on a preset without a network, raise as predict_collective."""
+    from costmodel.models import alpha_beta_rows
+
+    with pytest.raises(ValueError, match="algorithm"):
+        alpha_beta_rows("lesson", "all_reduce", 8, 2, 8, cluster("dgx-h100"), "hierarchical")
+    with pytest.raises(ValueError, match="nvls"):
+        alpha_beta_rows("textbook", "all_reduce", 8, [1, 2], 8, cluster("dgx-h100"), "nvls")
+    with pytest.raises(ValueError, match="network"):
+        alpha_beta_rows("textbook", "all_reduce", 8, [1, 2], 8, cluster("pcie-8x-l40s"))

@@ -104,6 +104,8 @@ def _eval_collective_preset(
         gpn = num.get("gpus_per_node", np.full(n, base.gpus_per_node, dtype=np.int64))
     if cat["model"] in ("nccl", "nccl-table") and base.calibration is None:
         return _eval_collective_vectorised(cat, sizes, nodes, gpn, base)
+    if cat["model"] in ("lesson", "textbook"):
+        return _eval_alpha_beta(cat, sizes, nodes, gpn, base)
     time_s = np.empty(n)
     algbw = np.empty(n)
     busbw = np.empty(n)
@@ -210,6 +212,41 @@ def _eval_collective_vectorised(
         "algorithm_used": _Cat(a.astype(np.int32), a_names),
         "protocol_used": _Cat(p.astype(np.int32), p_names),
         **_band_cols(cat["model"], base, nodes, sizes),
+    }
+
+
+def _eval_alpha_beta(
+    cat: dict[str, Any], sizes: np.ndarray, nodes: np.ndarray, gpn: np.ndarray, base: Any
+) -> dict[str, Any]:
+    """Lesson and textbook models on one preset: every row in one array call per GPUs-per-node
+    value (:func:`costmodel.models.alpha_beta_rows`), the numbers ``predict_collective`` gives
+    row by row (tests/test_sweep_vectorised.py)."""
+    from .. import tables as T
+    from ..models import alpha_beta_rows
+
+    sizes_f = sizes.astype(float)
+    t, algo = alpha_beta_rows(cat["model"], cat["op"], sizes_f, nodes, gpn, base, cat["algorithm"])
+    ranks = nodes * gpn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        algbw = np.where(t > 0, sizes_f / np.where(t > 0, t, 1.0), 0.0)
+    busbw = algbw * np.asarray(T.BUSBW_FACTOR[cat["op"]](ranks.astype(float)))
+    n = len(sizes)
+    return {
+        "preset": cat["preset"],
+        "model": cat["model"],
+        "op": cat["op"],
+        "algorithm": cat["algorithm"],
+        "protocol_requested": cat["protocol"],
+        "nodes": nodes,
+        "gpus_per_node": gpn,
+        "ranks": ranks,
+        "size_bytes": sizes,
+        "time_s": t,
+        "algbw_GBps": algbw / _GB,
+        "busbw_GBps": busbw / _GB,
+        "algorithm_used": _Cat(np.zeros(n, dtype=np.int32), [algo]),
+        "protocol_used": _Cat(np.zeros(n, dtype=np.int32), ["-"]),
+        **_band_cols(cat["model"], base, nodes, sizes_f),
     }
 
 
