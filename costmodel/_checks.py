@@ -37,6 +37,9 @@ def _all_finite(value: Any, depth: int = 0) -> bool:
         return bool(np.isfinite(value))
     if depth > 2:
         return True
+    hook = getattr(type(value), "all_finite", None)
+    if hook is not None:  # a result type that checks itself in one expression (hot paths)
+        return bool(hook(value))
     if getattr(type(value), "NAN_MEANS_UNKNOWN", False):
         return True  # e.g. an error band: NaN there means "no measurement", not an overflow
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -370,6 +370,21 @@ class MemoryBreakdown:
     zero_stage: int
     activations_note: str = ""  # how the activations were obtained (recipe), or why they are 0
 
+    def all_finite(self) -> bool:
+        """Every part finite (the parts are >= 0, so their sum is finite exactly when each is);
+        one expression, so the result check of the scalar path stays a fraction of a us."""
+        s = (
+            self.weights_bytes
+            + self.gradients_bytes
+            + self.master_bytes
+            + self.optimizer_bytes
+            + self.activations_bytes
+            + self.ddp_buckets_bytes
+            + self.cuda_context_bytes
+            + self.fragmentation_bytes
+        )
+        return math.isfinite(s) if type(s) is float else bool(np.isfinite(s).all())
+
     @property
     def model_state_bytes(self) -> FloatOrArray:
         """Weights + gradients + master weights + optimizer states [B]."""
@@ -602,9 +617,9 @@ def _training_memory_scalar(
         and 0.0 <= act < math.inf
         and 0.0 <= ctx < math.inf
         and 0.0 <= frag < 1.0
-        and not (ddp_bucket_copy and stage > 1)
+        and (ddp_bucket_copy is False or (ddp_bucket_copy is True and stage <= 1))
     ):
-        return None
+        return None  # the array path refuses it (or a non-bool flag) with its message
     sharded = _SHARDED[stage]
     w = p * (r.weight_bytes / n if "weights" in sharded else r.weight_bytes + 0.0)
     g = p * (r.gradient_bytes / n if "gradients" in sharded else r.gradient_bytes + 0.0)

@@ -64,6 +64,7 @@ import difflib
 import importlib.resources
 import json
 import os
+import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -191,11 +192,94 @@ def _user_dirs(dirs: Iterable[str | os.PathLike[str]] | str | None) -> list[tupl
         dirs = [dirs]
     out += [(Path(d).expanduser(), "dirs argument") for d in reversed(list(dirs or []))]
     for path, how in out:
-        if not path.is_dir():
+        if not _is(path, "dir"):
             raise PresetError(
-                f"{path}: presets folder (from {how}) does not exist or is not a folder"
+                f"{_short(path)}: presets folder (from {how}) does not exist or is not a folder"
             )
     return out
+
+
+def _short(path: object) -> str:
+    """A path for a message: at most 200 characters (a 10,000-character one is cut)."""
+    text = str(path)
+    return text if len(text) <= 200 else f"{text[:200]}... ({len(text)} characters)"
+
+
+def _is(path: Path, what: str) -> bool:
+    """``path.is_dir()`` / ``is_file()``, False where the OS refuses the path (name too long,
+    a NUL byte, no permission) instead of an OSError."""
+    try:
+        return path.is_dir() if what == "dir" else path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+MAX_PRESET_FILE_BYTES = 1_000_000
+"""Largest preset TOML read (1 MB; the shipped ones are under 50 kB), checked before reading."""
+MAX_PRESET_NESTING = 32
+"""Deepest nesting of arrays and inline tables in a preset TOML (the shipped ones use 3),
+checked before parsing: a file nested 100,000 deep would otherwise exhaust the parser's stack."""
+_TOML_SKIP_RE = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*'
+)
+_TOML_BRACKET_RE = re.compile(r"[\[\]{}]")
+
+
+def toml_nesting(text: str) -> int:
+    """Deepest nesting of ``[`` / ``{`` in TOML text, strings and comments left out (linear).
+
+    >>> toml_nesting('a = [[1, 2], {b = "[[["}]  # [[[')
+    2
+    """
+    depth = deepest = 0
+    for m in _TOML_BRACKET_RE.finditer(_TOML_SKIP_RE.sub("", text)):
+        if m.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def read_toml_bounded(path: Path, what: str = "preset") -> dict[str, Any]:
+    """Parse a user TOML file with its size and nesting bounded before parsing.
+
+    PresetError (a ValueError) naming the file for a file over :data:`MAX_PRESET_FILE_BYTES`,
+    nested deeper than :data:`MAX_PRESET_NESTING`, unreadable or malformed.
+    """
+    where = _short(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_PRESET_FILE_BYTES:
+            raise PresetError(
+                f"{where}: {what} file is {size:,} bytes; allowed: at most "
+                f"{MAX_PRESET_FILE_BYTES:,} bytes"
+            )
+        with path.open("rb") as fh:  # read at most the limit (the file may grow meanwhile)
+            raw = fh.read(MAX_PRESET_FILE_BYTES + 1)
+        if len(raw) > MAX_PRESET_FILE_BYTES:
+            raise PresetError(
+                f"{where}: {what} file is over {MAX_PRESET_FILE_BYTES:,} bytes; allowed: at most "
+                f"{MAX_PRESET_FILE_BYTES:,} bytes"
+            )
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PresetError(f"{where}: cannot read: {exc}") from None
+    depth = toml_nesting(text)
+    if depth > MAX_PRESET_NESTING:
+        raise PresetError(
+            f"{where}: {what} file nests arrays or tables {depth} deep; allowed: at most "
+            f"{MAX_PRESET_NESTING}"
+        )
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PresetError(f"{where}: malformed TOML: {exc}; allowed: TOML 1.0 syntax") from None
+    except RecursionError:
+        raise PresetError(
+            f"{where}: {what} file nests too deep to parse; allowed: at most "
+            f"{MAX_PRESET_NESTING} levels"
+        ) from None
 
 
 def _toml_files(root: Path) -> list[tuple[Path, str | None]]:
@@ -210,12 +294,7 @@ def _toml_files(root: Path) -> list[tuple[Path, str | None]]:
 
 
 def _read(path: Path, folder_kind: str | None, origin: str, *, by_path: bool = False) -> _File:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise PresetError(f"{path}: malformed TOML: {exc}; allowed: TOML 1.0 syntax") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PresetError(f"{path}: cannot read: {exc}") from None
+    data = read_toml_bounded(path)
     kind = data.pop("preset", None)
     if data.get("kind") == "calibration" and kind in (None, "calibration"):
         kind = data.pop("kind")  # as calibrate.write_calibration writes it
@@ -431,9 +510,9 @@ def _is_path(name: object) -> bool:
 
 def _load_path(path: str | os.PathLike[str], reg: _Registry) -> tuple[_File, BaseModel]:
     p = Path(path).expanduser()
-    if not p.is_file():
+    if not _is(p, "file"):
         raise PresetError(
-            f"{p}: preset file does not exist; allowed: a preset name (see "
+            f"{_short(p)}: preset file does not exist; allowed: a preset name (see "
             "`costmodel presets list`) or the path of a preset TOML file"
         )
     f = _read(p, None, "user", by_path=True)
