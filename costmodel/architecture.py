@@ -299,6 +299,9 @@ class Architecture(BaseModel):
         """
         if recompute not in ("none", "selective", "full"):
             raise ValueError(f"recompute: unknown {recompute!r}; allowed: none, selective, full")
+        from ._checks import flag
+
+        flash_attention = flag("flash_attention", flash_attention)
         sequence_length = _whole("sequence_length", sequence_length, "tokens")
         h = self.hidden
         if recompute == "full":

@@ -229,6 +229,7 @@ def bucket_assignment(
     cap = _number("bucket_cap_bytes", bucket_cap_bytes, positive=True, unit="B")
     first = _number("first_bucket_bytes", first_bucket_bytes, positive=True, unit="B")
     n = sizes.size
+    small_bucket_last = flag("small_bucket_last", small_bucket_last)
     order = range(n) if small_bucket_last else range(n - 1, -1, -1)
     buckets: list[list[int]] = []
     current: list[int] = []

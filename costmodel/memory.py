@@ -170,9 +170,11 @@ _ACTIVATION_TERMS: dict[str, tuple[float, float]] = {
 
 # --- input checking ----------------------------------------------------------------------------
 def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "") -> np.ndarray:
+    if isinstance(value, bool | np.bool_) or getattr(value, "dtype", None) == np.bool_:
+        raise ValueError(f"{name}: expected a number, got a bool ({value!r})")
     try:
         x = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError, ArithmeticError):
         raise ValueError(
             f"{name}: expected a number or an array of numbers, got {value!r}"
         ) from None
@@ -522,6 +524,8 @@ def training_memory(
     >>> round(m.activations_bytes / 1e9, 1), round(m.total_bytes / 1e9, 1)  # 80 x 4096 x 2h
     (7.6, 25.3)
     """
+    if flash_attention is not True and flash_attention is not False:
+        flash_attention = flag("flash_attention", flash_attention)
     if isinstance(params, str):
         params, arch = None, params if arch is None else arch
     note = ""
@@ -708,11 +712,13 @@ def max_params(
     mem_s = _scalar("memory_bytes", memory_bytes, positive=True, unit="B")
     if mem_s is not None:  # Python number: training_memory's scalar path twice, floats out
         a, c = _per_param_and_fixed(*args, scalar=True)
-        if type(a) is float:
-            return max(0.0, (mem_s - c) / a)
+        if type(a) is float:  # the fixed part fills the card: none fits (no 0/0 when A >> P)
+            return 0.0 if c >= mem_s or a <= 0.0 else (mem_s - c) / a
     mem = _array("memory_bytes", memory_bytes, positive=True, unit="B")
     a, c = _per_param_and_fixed(*args)
-    return _out(np.maximum(0.0, (mem - c) / a))
+    room = mem - c
+    ok = (room > 0.0) & (a > 0.0)
+    return _out(np.where(ok, room / np.where(ok, a, 1.0), 0.0))
 
 
 @finite_result("rank count")

@@ -55,6 +55,7 @@ True
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -451,6 +452,13 @@ def predict_collective(
         )
     if harness not in HARNESSES:
         raise ValueError(f"harness={harness!r}; allowed: {', '.join(HARNESSES)}")
+    if (
+        isinstance(gpus_per_process, bool)
+        or not isinstance(gpus_per_process, int | float | np.integer | np.floating)
+        or not 1 <= gpus_per_process <= 1_000_000
+        or gpus_per_process != math.floor(gpus_per_process)
+    ):
+        raise must_be("gpus_per_process", "a whole number in 1..1,000,000", gpus_per_process)
     try:
         m = np.asarray(message_bytes, dtype=float)
     except (TypeError, ValueError) as exc:

@@ -386,7 +386,10 @@ class Scenario(BaseModel):
         has thousands of bucket intervals.
         """
         from . import batch, memory
+        from ._checks import flag
 
+        scaling, flips = flag("scaling", scaling), flag("flips", flips)
+        timeline = flag("timeline", timeline)
         clusters = _Clusters(self)
         c = clusters.base
         ranks = int(c.ranks)
@@ -574,9 +577,10 @@ class Scenario(BaseModel):
                 )
             )
         # 4. gradient accumulation with no_sync
-        if grow and self.no_sync:
-            micro_s = compute / int(step.accumulation)
-            guess = math.ceil(comm / int(step.syncs) / micro_s)
+        micro_s = compute / int(step.accumulation)
+        ratio = comm / int(step.syncs) / micro_s if micro_s > 0 else math.inf
+        if grow and self.no_sync and ratio < 1e15:  # else no accumulation count can flip it
+            guess = math.ceil(ratio)
             acc = _solve_int(lambda v: flips_at(accumulation=v), self.accumulation, guess)
             if acc is not None:
                 out.append(

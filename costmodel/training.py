@@ -175,6 +175,9 @@ def training_cost(
     """
     if (tokens is None) == (steps is None):
         raise ValueError("tokens, steps: give exactly one of them")
+    from ._checks import flag
+
+    measured = flag("measured", measured)
     per = _positive("tokens_per_step", tokens_per_step, "tokens")
     t = _positive("step_time_s", step_time_s, "s")
     if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
