@@ -154,8 +154,9 @@ def parse_bytes(text: str | int | float, *, name: str = "size") -> int:
     ``number`` may have a sign, a fraction and an exponent (``7e-3GB`` is 7e6 B), decimal
     prefixes ``k K M G T P E`` are powers of 1000 and binary prefixes ``Ki Mi Gi Ti Pi Ei``
     powers of 1024. A lower-case ``b`` (``8Gb``) is a bit and is refused: sizes are bytes.
-    The value is computed exactly (decimal arithmetic) and rounded to whole bytes. Negative,
-    non-finite and values above :data:`MAX_BYTES` are refused.
+    The value is computed exactly (decimal arithmetic) and must be whole bytes (``'1.5B'`` is
+    refused, ``'1.5KB'`` is 1500). Negative, non-finite and values above :data:`MAX_BYTES` are
+    refused.
 
     >>> parse_bytes("8B"), parse_bytes(1024), parse_bytes("4 KiB"), parse_bytes("7e-3 GB")
     (8, 1024, 4096, 7000000)
@@ -176,7 +177,13 @@ def parse_bytes(text: str | int | float, *, name: str = "size") -> int:
             raise ValueError(f"{name}: must be >= 0 bytes, got {text!r}")
     if value > MAX_BYTES:
         raise ValueError(f"{name}: {text!r} is above the largest size accepted, {MAX_BYTES:.0e} B")
-    return int(value.to_integral_value())
+    whole = value.to_integral_value()
+    if value != whole:  # '1.5B' was rounded to 2: a byte count is whole, never guessed
+        raise ValueError(
+            f"{name}: {text!r} is {float(value):.6g} B, not a whole number of bytes; "
+            "allowed: whole bytes, e.g. '2B', '1.5KB', '1GiB'"
+        )
+    return int(whole)
 
 
 def _finite(value: Decimal, name: str, text: object, unit: str, *, positive: bool) -> float:

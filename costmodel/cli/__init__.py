@@ -62,25 +62,27 @@ __all__ = [
 
 
 # --- the command table (registration order = the order --help lists) ---
+# every command's options are checked against the one table of limits (_limits.LIMITS) first
+_limited = _common.limited
 app.callback()(_common._root)
-app.command()(comm.collective)
-app.command()(training.memory)
-app.command()(training.batch)
-app.command()(training.step)
-app.command()(training.scenario)
-app.command()(training.train)
-app.command()(catalog.archs)
-app.command()(catalog.fabrics)
-presets_app.command("list")(catalog.presets_list)
-presets_app.command("show")(catalog.presets_show)
-presets_app.command("schema")(catalog.presets_schema)
-app.command()(comm.predict)
-app.command()(comm.sweep)
-nccl_tests_app.command("run")(measure.nccl_tests_run)
-validate_app.command("torch")(measure.validate_torch)
-validate_app.command("compare")(measure.validate_compare)
-app.command()(measure.calibrate)
-app.command("app")(serve.app_)
+app.command()(_limited(comm.collective))
+app.command()(_limited(training.memory))
+app.command()(_limited(training.batch))
+app.command()(_limited(training.step))
+app.command()(_limited(training.scenario))
+app.command()(_limited(training.train))
+app.command()(_limited(catalog.archs))
+app.command()(_limited(catalog.fabrics))
+presets_app.command("list")(_limited(catalog.presets_list))
+presets_app.command("show")(_limited(catalog.presets_show))
+presets_app.command("schema")(_limited(catalog.presets_schema))
+app.command()(_limited(comm.predict))
+app.command()(_limited(comm.sweep))
+nccl_tests_app.command("run")(_limited(measure.nccl_tests_run))
+validate_app.command("torch")(_limited(measure.validate_torch))
+validate_app.command("compare")(_limited(measure.validate_compare))
+app.command()(_limited(measure.calibrate))
+app.command("app")(_limited(serve.app_))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,6 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from .. import units
+from .._limits import LIMITS, check_limits
 
 EXIT_USAGE = 2
 """Exit code for bad input of any kind (click's own code for usage errors)."""
@@ -283,3 +284,39 @@ def _model_help() -> str:
 
 
 _MODEL_HELP = _model_help()
+
+
+# --- one set of limits for every command ------------------------------------------------------
+def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A command whose options named in :data:`LIMITS` are checked before it runs.
+
+    The limits replace the options' own ``min=``/``max=`` (removed here), so a value out of
+    range gets the same one-line message from every command.
+    """
+    import functools
+    import inspect
+    import typing
+
+    hints = typing.get_type_hints(fn, include_extras=True)
+    for name in LIMITS:
+        for meta in getattr(hints.get(name), "__metadata__", ()):
+            for attr in ("min", "max"):
+                if hasattr(meta, attr):
+                    setattr(meta, attr, None)
+    sig = inspect.signature(fn)
+    sig = sig.replace(
+        parameters=[
+            p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
+        ],
+        return_annotation=hints.get("return", sig.return_annotation),
+    )
+
+    @functools.wraps(fn)
+    def inner(*args: Any, **kwargs: Any) -> Any:
+        check_limits(kwargs)
+        return fn(*args, **kwargs)
+
+    # typer reads these: the evaluated annotations whose min/max were removed above
+    inner.__annotations__ = hints
+    inner.__signature__ = sig  # type: ignore[attr-defined]
+    return inner

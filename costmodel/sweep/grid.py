@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import units
+from .._limits import LIMITS
 
 KINDS = ("collective", "memory")
 """What a sweep evaluates: collective times (per preset or per raw link) or memory per GPU."""
@@ -234,7 +235,10 @@ def parse_values(name: str, spec: Any, kind: str = "collective") -> list[Any]:
     axis = _axis(kind, name)
     items: list[Any]
     if isinstance(spec, str):
-        items = [s for s in (p.strip() for p in spec.split(",")) if s]
+        items = [p.strip() for p in spec.split(",")]
+        if len(items) > 1 and not all(items):  # '1,,2' or '1,' is a typo, not sizes 1 and 2
+            raise ValueError(f"{axis.name}: empty value in the list {spec!r}; e.g. '8,64'")
+        items = [s for s in items if s]
     elif isinstance(spec, Sequence | np.ndarray):
         items = list(spec)
     else:
@@ -362,8 +366,8 @@ def _check(grid: Grid) -> None:
     if grid.kind == "collective":
         if "size" not in a:
             raise ValueError("grid: a collective sweep needs sizes, e.g. size=8B..16GB x2")
-        if any(s <= 0 for s in a["size"]):
-            raise ValueError("size: every size must be >= 1 B")
+        for s in a["size"]:
+            LIMITS["size"].check("size", s)
         if "preset" in a:
             extra = {"bandwidth", "latency", "gamma"} & set(a)
             if extra:
@@ -393,6 +397,8 @@ def _check(grid: Grid) -> None:
         for name in ("ranks", "nodes", "gpus_per_node"):
             if any(v < 1 for v in a.get(name, [1])):
                 raise ValueError(f"{name}: every value must be >= 1")
+        for v in a.get("nodes", []):  # the one node limit of every command (costmodel._limits)
+            LIMITS["nodes"].check("nodes", v)
     else:
         if "params" not in a:
             raise ValueError("grid: a memory sweep needs params, e.g. params=1B..64B x2")

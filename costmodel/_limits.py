@@ -1,0 +1,137 @@
+"""One set of input limits for every command and the sweep: the range and the message.
+
+Each kind of value (node count, message size, sequence length, price, ...) has one
+:class:`Limit`: the CLI checks every command's options against :data:`LIMITS` by parameter
+name before the command runs (:func:`costmodel.cli._common.limited`), and the sweep checks its
+axes against the same limits, so ``--nodes 1000001`` gets the same answer from ``collective``,
+``predict``, ``scenario`` and ``sweep --set nodes=...``: ``"--nodes: must be RULE, got VALUE"``.
+The bounds are the models' own (a Cluster holds at most 1,000,000 nodes, a collective buffer at
+most 2**44 B) or plausibility bounds far outside any real job (a step of 1e6 s, 1,000 USD per
+GPU-hour), so a typo is refused instead of answered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+from . import units
+
+
+@dataclasses.dataclass(frozen=True)
+class Limit:
+    """The allowed range of one kind of option value, the same for every command.
+
+    ``parse`` turns the option's raw value (an int, a float or the text with units) into the
+    numbers to check; ``lo``/``hi`` bound them (``lo_open``: strictly above ``lo``); ``rule``
+    says the range in the message, ``"--nodes: must be RULE, got VALUE"``.
+    """
+
+    rule: str
+    lo: float
+    hi: float
+    parse: Callable[[Any], list[float]]
+    lo_open: bool = False
+    whole: bool = False
+
+    def check(self, option: str, value: Any) -> None:
+        if value is None:
+            return
+        values = value if isinstance(value, list | tuple) else [value]
+        for raw in values:
+            try:
+                numbers = self.parse(raw)
+            except (ValueError, TypeError, ArithmeticError) as exc:
+                raise ValueError(f"{option}: must be {self.rule}, got {raw!r} ({exc})") from None
+            for x in numbers:
+                ok = math.isfinite(x) and (x > self.lo if self.lo_open else x >= self.lo)
+                ok = ok and x <= self.hi and (not self.whole or x == math.floor(x))
+                if not ok:
+                    raise ValueError(f"{option}: must be {self.rule}, got {raw!r}")
+
+
+def _num(raw: Any) -> list[float]:
+    if isinstance(raw, bool):
+        raise TypeError("not a number")
+    return [float(raw)]
+
+
+def _sizes_of(raw: Any) -> list[float]:
+    from .sweep import parse_values
+
+    if isinstance(raw, str) and ("," in raw or ".." in raw or ":" in raw):
+        return [float(x) for x in parse_values("size", raw)]
+    return [float(units.parse_bytes(raw, name="size"))]
+
+
+def _count(raw: Any) -> list[float]:
+    return [float(units.parse_count(raw, name="count"))] if isinstance(raw, str) else _num(raw)
+
+
+def _duration(raw: Any) -> list[float]:
+    return [units.parse_duration(raw, name="duration")] if isinstance(raw, str) else _num(raw)
+
+
+MAX_NODES = 1_000_000
+"""Nodes in one job (the Cluster model's bound): every command, the sweep and the app."""
+MAX_MESSAGE_BYTES = 2**44
+"""Largest collective buffer (16 TiB), as :func:`costmodel.predict.predict_collective`."""
+
+_WHOLE = "a whole number in {lo}..{hi}"
+_NODES = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, MAX_NODES, _num, whole=True)
+_GPUS = Limit(_WHOLE.format(lo=1, hi="1,024"), 1, 1024, _num, whole=True)
+_RANKS = Limit(_WHOLE.format(lo=1, hi="1,000,000,000"), 1, 1e9, _count, whole=True)
+_BATCH = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
+_SEQ = Limit(_WHOLE.format(lo=1, hi="100,000,000 tokens"), 1, 1e8, _num, whole=True)
+_SIZE = Limit("a size in 1 B..16 TiB (2**44 B), whole bytes", 1, MAX_MESSAGE_BYTES, _sizes_of)
+_ITERS = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
+_DURATION = Limit("a duration in (0, 1e6] s, e.g. 400ms, 2s", 0, 1e6, _duration, lo_open=True)
+
+LIMITS: dict[str, Limit] = {
+    "nodes": _NODES,
+    "gpus_per_node": _GPUS,
+    "gpus": _GPUS,
+    "nproc": _GPUS,
+    "ranks": _RANKS,
+    "seq": _SEQ,
+    "sequence_length": _SEQ,
+    "micro_batch": _BATCH,
+    "local_batch": _BATCH,
+    "local": _BATCH,
+    "accumulation": _BATCH,
+    "global_": Limit(_WHOLE.format(lo=1, hi="1e12"), 1, 1e12, _num, whole=True),
+    "size": _SIZE,
+    "sizes": _SIZE,
+    "min_bytes": Limit(
+        "a size in 0 B..16 TiB (2**44 B), whole bytes", 0, MAX_MESSAGE_BYTES, _sizes_of
+    ),
+    "max_bytes": _SIZE,
+    "params": Limit("a parameter count in 1..1e15, e.g. 7B", 1, 1e15, _count),
+    "tokens": Limit("a token count in 1..1e16, e.g. 2T", 1, 1e16, _count),
+    "tokens_per_gpu": Limit("a token count in 1..1e9 per GPU and step", 1, 1e9, _count),
+    "steps": Limit(_WHOLE.format(lo=1, hi="1e12"), 1, 1e12, _num, whole=True),
+    "compute_time": _DURATION,
+    "step_time": _DURATION,
+    "timeout": _DURATION,
+    "usd_per_gpu_hour": Limit("a price in (0, 1000] USD per GPU-hour", 0, 1000, _num, lo_open=True),
+    "iters": _ITERS,
+    "warmup": Limit(_WHOLE.format(lo=0, hi="1,000,000"), 0, 1e6, _num, whole=True),
+    "step_factor": Limit(_WHOLE.format(lo=2, hi="1,024"), 2, 1024, _num, whole=True),
+    "chunk_rows": Limit(_WHOLE.format(lo=1, hi="1e9"), 1, 1e9, _num, whole=True),
+}
+"""Option (the command function's parameter name) -> its limits, for every command alike."""
+
+
+def option_name(param: str) -> str:
+    """``micro_batch`` -> ``--micro-batch`` (``global_`` -> ``--global``)."""
+    return "--" + param.rstrip("_").replace("_", "-")
+
+
+def check_limits(values: dict[str, Any]) -> None:
+    """ValueError ``"--OPTION: must be RULE, got VALUE"`` for the first value out of its limit."""
+    for name, value in values.items():
+        limit = LIMITS.get(name)
+        if limit is not None:
+            limit.check(option_name(name), value)

@@ -1,0 +1,137 @@
+"""One set of limits, one message, for every CLI command (each command asked for each limit).
+
+Every command option named in ``costmodel._limits.LIMITS`` is found by walking the command
+tree, so a new command or option gets the same check; each is given a value just below and just
+above its range and must answer exit 2 with the one line ``--OPTION: must be RULE, got VALUE``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+from typing import Any
+
+import pytest
+import typer
+
+from costmodel import cli
+from costmodel._limits import LIMITS, Limit
+
+# a minimal valid command line per command; the limited option is appended to it
+BASE: dict[str, list[str]] = {
+    "collective": ["collective", "all_reduce", "--size", "1GB", "--cluster", "dgx-h100"],
+    "memory": ["memory", "--params", "7B"],
+    "batch": ["batch", "--local", "4", "--ranks", "64"],
+    "step": ["step", "--params", "7B", "--compute-time", "400ms", "--cluster", "dgx-h100"],
+    "scenario": ["scenario", "--params", "7B", "--cluster", "dgx-h100"],
+    "train": ["train", "--params", "7B", "--cluster", "dgx-h100", "--tokens", "1T"],
+    "predict": ["predict", "--cluster", "dgx-h100", "--sizes", "1GB"],
+    "sweep": ["sweep", "--set", "preset=dgx-h100", "--set", "size=8B"],
+    "calibrate": ["calibrate", "results.jsonl", "-o", "out.toml"],
+    "presets show": ["presets", "show", "dgx-h100"],
+    "validate torch": ["validate", "torch", "-o", "r.jsonl"],
+    "validate compare": ["validate", "compare"],
+    "validate nccl-tests run": ["validate", "nccl-tests", "run", "-o", "out", "--dry-run"],
+}
+
+
+def _walk(command: Any, path: list[str]) -> list[tuple[str, Any]]:
+    if hasattr(command, "commands"):
+        return [x for n, sub in command.commands.items() for x in _walk(sub, [*path, n])]
+    return [(" ".join(path), command)]
+
+
+def _cases() -> list[tuple[str, str, str, str]]:
+    """(command, option flag, parameter, bad value) for every limited option of every command."""
+    out = []
+    for path, command in _walk(typer.main.get_command(cli.app), []):
+        for param in command.params:
+            limit = LIMITS.get(param.name)
+            if limit is None:
+                continue
+            flag = max(param.opts, key=len)
+            out += [(path, flag, param.name, bad) for bad in _bad_values(param.name, limit)]
+    return out
+
+
+def _bad_values(name: str, limit: Limit) -> list[str]:
+    """Just outside the range on each side, written as a user would."""
+    if name in ("size", "sizes", "min_bytes", "max_bytes"):
+        return (["-1"] if limit.lo == 0 else ["0", "1.5B"]) + ["32TB"]
+    if name in ("compute_time", "step_time", "timeout"):
+        return ["0s", "1e30s"]
+    if name in ("params", "tokens", "tokens_per_gpu"):
+        return ["0", f"{limit.hi * 10:g}"]
+    low = limit.lo - 1 if limit.whole else limit.lo
+    return [f"{low:g}", f"{int(limit.hi) + 1}" if limit.whole else f"{limit.hi * 10:g}"]
+
+
+CASES = _cases()
+
+
+def _run(argv: list[str]) -> tuple[int, str]:
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        code = cli.main(argv)
+    return code, err.getvalue()
+
+
+def test_every_command_with_a_limited_option_has_a_base_line() -> None:
+    commands = {c for c, *_ in CASES}
+    assert commands <= set(BASE), sorted(commands - set(BASE))
+    # the table reaches the commands the issue names
+    assert {"collective", "predict", "memory", "train", "validate nccl-tests run"} <= commands
+
+
+@pytest.mark.parametrize(("command", "flag", "param", "bad"), CASES)
+def test_each_command_refuses_each_limit_with_one_message(
+    command: str, flag: str, param: str, bad: str
+) -> None:
+    code, err = _run([*BASE[command], f"{flag}={bad}"])
+    rule = LIMITS[param].rule
+    assert code == 2, (command, flag, bad, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("costmodel: error: --"), err
+    assert f": must be {rule}, got " in lines[0], err
+
+
+def test_the_same_limit_gives_the_same_line_everywhere() -> None:
+    """--nodes 1000001: collective, predict, scenario, train and presets show say the same."""
+    lines = {
+        _run([*BASE[c], "--nodes", "1000001"])[1].strip()
+        for c in ("collective", "predict", "scenario", "train", "presets show")
+    }
+    assert lines == {
+        "costmodel: error: --nodes: must be a whole number in 1..1,000,000, got 1000001"
+    }
+
+
+def test_the_sweep_uses_the_same_node_and_size_limits() -> None:
+    code, err = _run(
+        ["sweep", "--set", "preset=dgx-h100", "--set", "nodes=1..2000000x2", "--set", "size=8B"]
+    )
+    assert code == 2 and f"nodes: must be {LIMITS['nodes'].rule}" in err
+    code, err = _run(["sweep", "--set", "preset=dgx-h100", "--set", "size=32TB"])
+    assert code == 2 and f"size: must be {LIMITS['size'].rule}" in err
+
+
+@pytest.mark.parametrize("sizes", ["1,,2", "1,", "1.5B", "0", "-0", "1e-400"])
+def test_bad_size_lists_are_refused_not_read_as_other_sizes(sizes: str) -> None:
+    for base in (BASE["collective"][:2] + ["--cluster", "dgx-h100"], BASE["predict"][:3]):
+        flag = "--size" if base[0] == "collective" else "--sizes"
+        code, err = _run([*base, f"{flag}={sizes}"])
+        assert code == 2, (base, sizes, err)
+        assert "must be a size in 1 B..16 TiB" in err
+
+
+def test_values_inside_the_limits_still_answer() -> None:
+    for argv in (
+        [*BASE["collective"], "--nodes", "1000000"],
+        [*BASE["memory"], "--ranks", "1000000000", "--zero-stage", "3"],
+        [*BASE["train"], "--usd-per-gpu-hour", "1000"],
+    ):
+        code, err = _run(argv)
+        assert code == 0, (argv, err)
+    assert math.isfinite(LIMITS["nodes"].hi)
