@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from costmodel.units import GB, US
 
 from ._common import COLUMNS, NcclTestsParseError, _frame
-from ._findings import _check_sizes
+from ._findings import IdentityRow, _check_identities, _check_repeated_runs, _check_sizes
 from ._header import _op_from_rows, _ranks_from_busbw, _run_facts
 from ._lexer import _NP_RE
 from ._text import _Parser
@@ -59,6 +59,7 @@ def _build(parser: _Parser) -> pd.DataFrame:
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     runs_info: list[dict[str, Any]] = []
     run_number = 0
+    _check_repeated_runs(parser, parser.runs)
     for run in parser.runs:
         layout = run.layout
         if not run.rows or layout is None:  # rows are only accepted with a layout
@@ -93,6 +94,7 @@ def _build(parser: _Parser) -> pd.DataFrame:
         i_type, i_redop, i_root = pre.get("type"), pre.get("redop"), pre.get("root")
         start = len(columns["run"])
         bw_pairs: list[tuple[float, float]] = []
+        identity_rows: list[IdentityRow] = []
         for lineno, tokens in run.rows:
             try:
                 size, count = int(tokens[0]), int(tokens[1])
@@ -117,6 +119,11 @@ def _build(parser: _Parser) -> pd.DataFrame:
                 bw_pairs.append(
                     (fields["algbw_bytes_per_s"] / GB, fields["busbw_bytes_per_s"] / GB)
                 )
+                at = {name: tokens[first + j] for j, name in enumerate(block)}
+                if layout.timer == "gpu" and {"time", "algbw", "busbw"} <= set(at):
+                    identity_rows.append(
+                        (lineno, placement, size, at["time"], at["algbw"], at["busbw"])
+                    )
                 reasons = [f"#wrong={wrong}"] if wrong else []
                 if failed:
                     reasons.append(failed_reason)
@@ -136,6 +143,7 @@ def _build(parser: _Parser) -> pd.DataFrame:
         if not added:
             continue
         facts = _run_facts(run, op, bw_pairs, meta_np)
+        _check_identities(parser, op, facts["ranks"], facts["ranks_source"], identity_rows)
         constant = {
             "run": run_number,
             "op": op,

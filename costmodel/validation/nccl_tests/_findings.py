@@ -8,6 +8,7 @@ listed in ``df.attrs["warnings"]`` and never changes the rows.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ._common import MAX_LISTED, NcclTestsParseError
@@ -80,3 +81,99 @@ def _check_sizes(parser: _Findings, run: _Run, layout: _Layout) -> None:
     for count, what in ((duplicates, "duplicate rows"), (disorder, "out-of-order rows")):
         if count > MAX_LISTED:
             parser._warn(run.line, f"{count} {what} in the run starting at line {run.line}")
+
+
+def _decimals(token: str) -> int:
+    """Digits after the decimal point of a printed number (``'10.49'`` -> 2)."""
+    mantissa = token.lower().split("e")[0]
+    return len(mantissa.split(".")[1]) if "." in mantissa else 0
+
+
+#: (line, placement, size [B], time [us], algbw [GB/s], busbw [GB/s]) tokens as printed
+IdentityRow = tuple[int, str, int, str, str, str]
+
+
+def _check_identities(
+    parser: _Findings, op: str, ranks: int | None, ranks_source: str, rows: list[IdentityRow]
+) -> None:
+    r"""List the rows that break nccl-tests' own identities (warnings: the rows are kept).
+
+    nccl-tests computes ``algbw = size / time`` and ``busbw = algbw x factor(op, ranks)``
+    (``src/*.cu``, ``GetBw``) and prints each rounded to its printed decimals, so a row is
+    listed only when the printed numbers differ by more than that rounding allows:
+
+    .. math:: |a - M / t| \le \tfrac12 10^{-d_a} + \frac{M}{t}\,\frac{\tfrac12 10^{-d_t}}{t},
+              \qquad |b - f a| \le \tfrac12 10^{-d_b} + f\,\tfrac12 10^{-d_a}
+
+    with ``d`` the printed decimals (``t`` in us, ``a``, ``b`` in GB/s). The busbw identity
+    needs the op's factor and the ranks from the header (not inferred from busbw itself).
+    """
+    from costmodel.tables import BUSBW_FACTOR
+
+    factor = None
+    if op in BUSBW_FACTOR and ranks and ranks_source != "busbw/algbw":
+        factor = float(BUSBW_FACTOR[op](float(ranks)))
+    algbw_broken: list[tuple[int, str]] = []
+    busbw_broken: list[tuple[int, str]] = []
+    checked = 0
+    for line, placement, size, t_tok, a_tok, b_tok in rows:
+        try:
+            t, a, b = float(t_tok), float(a_tok), float(b_tok)
+        except ValueError:  # N/A and the like: nothing to check
+            continue
+        if not (t > 0 and math.isfinite(t) and math.isfinite(a) and math.isfinite(b)):
+            continue
+        checked += 1
+        expected = size / (t * 1e3)  # B / us -> GB/s
+        slack = 0.5 * 10.0 ** -_decimals(a_tok) + expected * 0.5 * 10.0 ** -_decimals(t_tok) / t
+        if abs(a - expected) > slack * 1.001 + 1e-9:
+            algbw_broken.append(
+                (
+                    line,
+                    f"algbw = size / time does not hold: {size} B in {t_tok} us is "
+                    f"{expected:.4g} GB/s, the log prints {a_tok} GB/s ({placement})",
+                )
+            )
+        elif factor is not None:
+            bslack = 0.5 * 10.0 ** -_decimals(b_tok) + factor * 0.5 * 10.0 ** -_decimals(a_tok)
+            if abs(b - factor * a) > bslack * 1.001 + 1e-9:
+                busbw_broken.append(
+                    (
+                        line,
+                        f"busbw = algbw x {factor:.4g} ({op} on {ranks} ranks) does not hold: "
+                        f"{a_tok} GB/s x {factor:.4g} = {factor * a:.4g} GB/s, the log prints "
+                        f"{b_tok} GB/s ({placement})",
+                    )
+                )
+    if busbw_broken and len(busbw_broken) > checked / 2:  # the rank count, not the rows
+        parser._warn(
+            busbw_broken[0][0],
+            f"busbw = algbw x factor({op}, {ranks} ranks from {ranks_source}) does not hold on "
+            f"{len(busbw_broken)} of {checked} rows: the header's rank count does not match "
+            "the busbw/algbw ratio nccl-tests printed (an incomplete device list?)",
+        )
+        busbw_broken = []
+    listed = sorted(algbw_broken + busbw_broken)
+    for line, message in listed[:MAX_LISTED]:
+        parser._warn(line, message)
+    if len(listed) > MAX_LISTED:
+        parser._warn(listed[0][0], f"{len(listed)} rows break nccl-tests' algbw/busbw identities")
+
+
+def _check_repeated_runs(parser: _Findings, runs: list[_Run]) -> None:
+    """Warn where a run repeats an earlier run row for row (a log pasted twice or three times
+    would otherwise be read, and plotted, as several sweeps)."""
+    first: dict[tuple[Any, ...], int] = {}
+    for run in runs:
+        if not run.rows:
+            continue
+        signature = (run.op, tuple(tuple(tokens) for _, tokens in run.rows))
+        if signature in first:
+            parser._warn(
+                run.line,
+                f"duplicate run: the run at line {run.line} repeats the run at line "
+                f"{first[signature]} row for row (the log pasted twice?); its rows are kept, "
+                "compare one copy",
+            )
+        else:
+            first[signature] = run.line
