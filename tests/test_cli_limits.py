@@ -135,3 +135,21 @@ def test_values_inside_the_limits_still_answer() -> None:
         code, err = _run(argv)
         assert code == 0, (argv, err)
     assert math.isfinite(LIMITS["nodes"].hi)
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["-o", "/proc/x.jsonl"], "output: cannot create '/proc/x.jsonl'"),
+        (["-o", "{tmp}/t.jsonl", "--", "--bogus", "1"], "'--bogus 1' not known"),
+        (["-o", "{tmp}/t.jsonl", "--", "--ddp-width", "abc"], "--ddp-width: invalid int"),
+    ],
+)
+def test_validate_torch_checks_its_output_and_job_arguments_before_torchrun(
+    tmp_path: Any, extra: list[str], fragment: str
+) -> None:
+    """One line and exit 2 (torchrun would print a traceback per rank); nothing created."""
+    argv = ["validate", "torch", *(x.replace("{tmp}", str(tmp_path)) for x in extra)]
+    code, err = _run(argv)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err, err
+    assert not (tmp_path / "t.jsonl").exists()

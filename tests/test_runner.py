@@ -81,7 +81,16 @@ def test_plan_command_lines():
     [
         ({"launcher": "ssh"}, "launcher='ssh'"),
         ({"nodes": 2}, "nodes=2 needs launcher"),
-        ({"gpus": 0}, "gpus: must be an integer >= 1, got 0"),
+        ({"gpus": 0}, "gpus: must be a whole number in 1..1,024, got 0"),
+        ({"gpus": True}, "gpus: must be an integer"),
+        ({"iters": 0}, "iters: must be"),
+        ({"warmup_iters": -1}, "warmup: must be"),
+        ({"step_factor": 1}, "step_factor: must be"),
+        ({"min_bytes": "abc"}, "min_bytes: must be"),
+        ({"max_bytes": "abc"}, "max_bytes: must be"),
+        ({"max_bytes": "32TB"}, "max_bytes: must be"),
+        ({"min_bytes": "1G", "max_bytes": "8"}, "min_bytes: '1G' is above"),
+        ({"extra_args": "-c 0"}, "extra_args: must be a list"),
     ],
 )
 def test_plan_bad_input(kwargs, match):
@@ -116,9 +125,9 @@ def test_sweep_appends_rows_keeps_logs_and_skips_done(build, tmp_path):
     assert summary.rows == 4 * 62
     df = load_results(out / "results.jsonl")
     assert len(df) == 4 * 62 and df.complete.all()
-    ring = df[df.run_key == "all_reduce-algo_Ring"]
+    ring = df[df.run_key.str.startswith("all_reduce-algo_Ring@")]
     assert set(ring.algo_env) == {"Ring"}  # parsed from the log the fake printed
-    assert set(df[df.run_key == "all_gather-algo_Ring"].algo_env) == {"Ring"}  # from the spec
+    assert set(df[df.run_key.str.startswith("all_gather-algo_Ring@")].algo_env) == {"Ring"}
     assert len(list((out / "logs").glob("*.log"))) == 4
     again = run_nccl_tests(
         out,
@@ -278,6 +287,36 @@ def test_killed_runner_leaves_no_nccl_tests_child(tmp_path, how):
         assert [r["status"] for r in runs] == ["interrupted"]
 
 
+def test_sigkill_of_the_runner_kills_the_benchmarks_grandchildren_too(tmp_path):
+    """A wrapper script (as srun/mpirun or a site's launcher) whose benchmark is a grandchild:
+    PR_SET_PDEATHSIG reaches only the wrapper; the watchdog kills the whole group."""
+    import signal
+    import subprocess
+    import sys
+
+    build = tmp_path / "build"
+    build.mkdir()
+    pid_file = tmp_path / "grandchild.pid"
+    # no exec: the shell stays (and ignores SIGTERM while waiting), sleep is its child
+    _script(build, "all_reduce_perf", f'trap "" TERM\nsleep 60 &\necho $! > "{pid_file}"\nwait\n')
+    code = (
+        "from costmodel.validation.runner import run_nccl_tests\n"
+        f"run_nccl_tests({str(tmp_path / 'out')!r}, ['all_reduce'], build_dir={str(build)!r}, "
+        "progress=False)\n"
+    )
+    runner = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
+    try:
+        assert _wait(lambda: pid_file.is_file() and pid_file.read_text().strip())
+        grandchild = int(pid_file.read_text())
+        assert _alive(grandchild)
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(timeout=20)
+        assert _wait(lambda: not _alive(grandchild)), f"benchmark {grandchild} was orphaned"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+
+
 def test_rerun_with_another_configuration_measures_again(build, tmp_path):
     out = tmp_path / "out"
     first = run_sweep(plan_sweep(["all_gather"], build_dir=build, gpus=4), out, progress=False)
@@ -288,6 +327,28 @@ def test_rerun_with_another_configuration_measures_again(build, tmp_path):
         plan = {"build_dir": build, "gpus": 4, **change}
         again = run_sweep(plan_sweep(["all_gather"], **plan), out, progress=False)
         assert again.skipped == [] and len(again.ok) == 1, change
+
+
+def test_reruns_with_other_configurations_keep_their_rows_apart(build, tmp_path):
+    """Two configurations into one -o: two run keys, no (run_key, size, placement) twice, and
+    validate compare names the runs it compares."""
+    from costmodel.cli import main
+    from costmodel.validation.runner import describe_runs
+
+    out = tmp_path / "out"
+    for gpus in (4, 8):
+        run_sweep(plan_sweep(["all_gather"], build_dir=build, gpus=gpus), out, progress=False)
+    df = load_results(out / "results.jsonl")
+    assert df.run_key.nunique() == 2 and len(df) == 2 * 62
+    assert df.groupby("run_key").size().tolist() == [62, 62]  # one configuration per key
+    assert len(describe_runs(df)) == 2
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        main(["validate", "compare", str(out / "results.jsonl"), "--cluster", "dgx-h100"])
+    assert "comparing 2 runs: all_gather@" in err.getvalue()
 
 
 def test_kill_between_rows_and_done_record_never_duplicates(build, tmp_path):

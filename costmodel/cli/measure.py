@@ -189,6 +189,30 @@ def validate_torch(
     check_writable(output)
     if output.exists() and not os.access(output, os.W_OK):
         raise ValueError(f"output: {str(output)!r} is not writable")
+    if not output.exists():  # /proc, a read-only mount: os.access cannot tell; try it
+        try:
+            output.open("x").close()
+        except OSError as exc:
+            raise ValueError(f"output: cannot create {str(output)!r}: {exc.strerror}") from None
+        output.unlink()  # the job creates it; nothing of the user's is touched
+    _check_torch_bench_args(
+        [
+            "-o",
+            str(output),
+            "--backend",
+            backend,
+            "--ops",
+            ops,
+            "--min-bytes",
+            min_bytes,
+            "--max-bytes",
+            max_bytes,
+            "--iters",
+            str(iters),
+            *(["--ddp"] if ddp else []),
+            *(extra or []),
+        ]
+    )
     cmd = [
         sys.executable,
         "-m",
@@ -216,6 +240,30 @@ def validate_torch(
     code = subprocess.call(cmd)
     if code != 0:
         raise typer.Exit(code)
+
+
+def _check_torch_bench_args(argv: list[str]) -> None:
+    """The job's own argument parser run here first: an unknown ``--`` argument or a bad
+    value is one line and exit 2, not torchrun's traceback from every rank."""
+    import contextlib
+    import io
+
+    from ..validation.torch_bench import build_parser, parse_args
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            _, unknown = build_parser().parse_known_args(argv)
+            if unknown:
+                raise ValueError(
+                    f"arguments after --: {' '.join(unknown)!r} not known; allowed: the options "
+                    "of python -m costmodel.validation.torch_bench --help"
+                )
+            parse_args(argv)
+    except SystemExit as exc:
+        lines = [x for x in err.getvalue().splitlines() if x.strip()]
+        text = lines[-1] if lines else str(exc.code)
+        raise ValueError(f"arguments after --: {text.removeprefix('torch_bench: ')}") from None
 
 
 def _read_measurements(path: Path, nodes: int | None = None) -> Any:
@@ -307,6 +355,11 @@ def validate_compare(
     if report is not None:
         _check_output(report, (".html", ".htm"))
     measured = _read_measurements(results, nodes)
+    from ..validation.runner import describe_runs
+
+    runs = describe_runs(measured)
+    if len(runs) > 1 and not as_json:  # several configurations in one folder: say which
+        typer.echo(f"comparing {len(runs)} runs: " + "; ".join(runs), err=True)
     if calibration is not None:
         from ..validation.calibrate import calibrated_predictor
 

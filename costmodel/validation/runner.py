@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from costmodel import units
 from costmodel._checks import must_be
 from costmodel.validation.nccl_tests import NcclTestsParseError, parse_nccl_tests
 
@@ -185,14 +186,26 @@ def plan_sweep(
     """
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher={launcher!r} is not known; use one of {list(LAUNCHERS)}")
+    from .._limits import LIMITS
+
+    # every argument is checked before anything is launched, with the CLI's limits
     for name, value in (
         ("gpus", gpus),
         ("nodes", nodes),
         ("step_factor", step_factor),
         ("iters", iters),
+        ("warmup", warmup_iters),
     ):
-        if not isinstance(value, int) or value < 1:
-            raise must_be(name, "an integer >= 1", value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise must_be(name, "an integer", value)
+        LIMITS[name].check(name, value)
+    LIMITS["min_bytes"].check("min_bytes", min_bytes)
+    LIMITS["max_bytes"].check("max_bytes", max_bytes)
+    if units.parse_bytes(min_bytes) > units.parse_bytes(max_bytes):
+        raise ValueError(f"min_bytes: {min_bytes!r} is above max_bytes {max_bytes!r}")
+    for name, items in (("extra_args", extra_args), ("launcher_args", launcher_args)):
+        if isinstance(items, str) or not all(isinstance(x, str) for x in items):
+            raise must_be(name, "a list of strings", items)
     if launcher == "local" and nodes != 1:
         raise ValueError(f"nodes={nodes} needs launcher 'srun' or 'mpirun'; 'local' runs one node")
     specs = []
@@ -304,6 +317,34 @@ def drop_partial_line(path: str | Path) -> int:
         return size - keep
 
 
+def describe_runs(df: pd.DataFrame) -> list[str]:
+    """One line per run key of a results frame: ranks, nodes, sizes, NCCL env, rows.
+
+    ``validate compare`` prints these, so a folder holding several configurations (a rerun
+    with other ``--gpus`` or sizes) says which rows it compares.
+    """
+    if "run_key" not in df.columns or df.empty:
+        return []
+    out = []
+    for key, rows in df.groupby(df["run_key"].astype(str), sort=True):
+        parts = [str(key)]
+        for column, label in (("ranks", "ranks"), ("nodes", "nodes")):
+            if column in rows and rows[column].notna().any():
+                parts.append(
+                    f"{label} {', '.join(str(int(v)) for v in sorted(set(rows[column].dropna())))}"
+                )
+        if "size_bytes" in rows:
+            parts.append(f"sizes {int(rows.size_bytes.min())}..{int(rows.size_bytes.max())} B")
+        for column in ("algo_env", "proto_env"):
+            if column in rows and rows[column].notna().any():
+                parts.append(
+                    f"{column.split('_')[0].upper()}={','.join(sorted(set(map(str, rows[column].dropna()))))}"
+                )
+        parts.append(f"{len(rows)} rows")
+        out.append(": ".join([parts[0], ", ".join(parts[1:])]))
+    return out
+
+
 def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataFrame:
     """Read a results file (JSON lines from the runner or the torch job) into a DataFrame.
 
@@ -384,12 +425,55 @@ def _remove_stale_temporaries(out: Path) -> list[Path]:
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the forked child
     """In the child before exec: get SIGTERM when the runner dies, even by SIGKILL (Linux
-    prctl PR_SET_PDEATHSIG = 1); elsewhere a no-op (the process group is killed on exit)."""
+    prctl PR_SET_PDEATHSIG = 1); elsewhere a no-op (the watchdog kills the group). A runner
+    killed between the fork and the prctl call is caught by the parent check after it."""
     if sys.platform.startswith("linux"):
         import ctypes
 
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+        if os.getppid() == 1:  # the runner died before the prctl: do not start at all
+            os._exit(1)
+
+
+_WATCHDOG = """\
+import os, signal, sys, time
+group = int(sys.argv[1])
+if sys.stdin.buffer.read() != b"done":  # EOF without 'done': the runner died (SIGKILL)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(group, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+        time.sleep(2)
+"""
+
+
+def _watchdog(group: int) -> subprocess.Popen[bytes] | None:
+    """A small process outside the benchmark's group that kills the group if the runner dies
+    without saying ``done`` (SIGKILL): PR_SET_PDEATHSIG reaches the direct child only, and a
+    wrapper script or launcher (srun, mpirun) leaves grandchildren running."""
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, str(group)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:  # pragma: no cover - no interpreter to start: PDEATHSIG alone
+        return None
+
+
+def _release(watchdog: subprocess.Popen[bytes] | None) -> None:
+    """Tell the watchdog the run is over (the group is gone or was killed by us)."""
+    if watchdog is None or watchdog.stdin is None:
+        return
+    with contextlib.suppress(OSError):
+        watchdog.stdin.write(b"done")
+        watchdog.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        watchdog.wait(timeout=5)
 
 
 class _Terminated(KeyboardInterrupt):
@@ -438,6 +522,7 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
             )
         except OSError as exc:
             return "failed", None, f"cannot start {spec.argv[0]}: {exc.strerror}"
+        watchdog = _watchdog(proc.pid)
         try:
             rc = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -446,6 +531,8 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
         except BaseException:  # Ctrl-C, SIGTERM (as _Terminated), SystemExit: no orphan
             _kill(proc)
             raise
+        finally:
+            _release(watchdog)
     if rc != 0:
         return "failed", rc, f"exit code {rc} (a rank died or the binary failed); see {log_path}"
     return "ok", rc, ""
@@ -569,7 +656,9 @@ def _run_all(
                 df,
                 source="nccl-tests",
                 backend="nccl",
-                run_key=spec.key,
+                # the key names the configuration too: a rerun with other --gpus, sizes or env
+                # into the same folder is another run, never mixed with the first under one key
+                run_key=f"{spec.key}@{spec.config[:8]}",
                 config=spec.config,
                 attempt=attempt,
                 complete=status == "ok",
