@@ -172,9 +172,8 @@ def check_url_numbers() -> None:
             continue
         del st.query_params[key]
         _forget_initial_url_value(key)
-        st.error(
-            f"URL parameter {key}: {value} is not a finite number below 2**53; the default is used",
-            icon=":material/error:",
+        error(
+            f"URL parameter {key}: {value} is not a finite number below 2**53; the default is used"
         )
 
 
@@ -196,6 +195,14 @@ def headline_text(text: str) -> None:
     (slot if slot is not None else st).subheader(text)
 
 
+def error(message: object) -> None:
+    """The one red message of the app: every error text passes through here (or through
+    :func:`show_error`, which calls it), escaped with :func:`plain`, so what a user typed,
+    quoted in the message, is shown as text and never rendered as Markdown (an image that
+    fetches a URL, a link). A test checks that no page calls ``st.error`` itself."""
+    st.error(plain(message), icon=":material/error:")
+
+
 def show_error(field: str, exc: Exception) -> None:
     """A red message naming the field and what is allowed (the library's ValueError text).
 
@@ -209,9 +216,14 @@ def show_error(field: str, exc: Exception) -> None:
             f"{e['msg'].removeprefix('Value error, ')} (got {e.get('input')!r})"
             for e in errors()
         ]
-        st.error(f"**{plain(field)}**: " + plain("; ".join(lines)), icon=":material/error:")
+        _red(f"**{plain(field)}**: " + plain("; ".join(lines)))
         return
-    st.error(f"**{plain(field)}**: {plain(exc)}", icon=":material/error:")
+    _red(f"**{plain(field)}**: {plain(exc)}")
+
+
+def _red(escaped: str) -> None:
+    """st.error for text :func:`plain` already escaped (the field name stays bold)."""
+    st.error(escaped, icon=":material/error:")
 
 
 @contextmanager
@@ -232,7 +244,7 @@ def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
     try:
         return parse(text, name=field)
     except ValueError as exc:  # the parser's message starts with the field's name
-        st.error(plain(exc), icon=":material/error:")
+        error(exc)
         return None
 
 

@@ -17,6 +17,7 @@ from costmodel.web.common import (
     SIZES_BYTES,
     accuracy_caption,
     chart,
+    error,
     headline,
     headline_text,
     page_header,
@@ -97,7 +98,7 @@ def _inputs() -> dict:
         try:
             size = data_collectives.typed_size(size_text)
         except ValueError as exc:
-            st.error(str(exc), icon=":material/error:")
+            error(exc)
             size = None
     if view == "cluster":
         c0, c1, c2, c3 = st.columns([1.2, 0.8, 0.9, 1.3], vertical_alignment="bottom")

@@ -15,7 +15,16 @@ from costmodel.units import (
     parse_duration,
 )
 from costmodel.web import data
-from costmodel.web.common import QP, chart, headline, page_header, parse_input, section, table
+from costmodel.web.common import (
+    QP,
+    chart,
+    error,
+    headline,
+    page_header,
+    parse_input,
+    section,
+    table,
+)
 
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
@@ -168,7 +177,7 @@ def _pinned(inp: dict) -> dict | None:
         try:
             n = int(nodes_text.strip())
         except ValueError:
-            st.error(f"Nodes (B): a whole number >= 1, got {nodes_text!r}", icon=":material/error:")
+            error(f"Nodes (B): a whole number >= 1, got {nodes_text!r}")
             return None
         changes["nodes"] = n
     if zero != SAME:
@@ -188,6 +197,7 @@ def _compare(inp: dict, result, inp_b: dict) -> None:
     """B beside A: the one-line answer, the steps as bars, B - A per figure, overlaid scaling."""
     from costmodel.scenario import compare, compare_summary
 
+    rb = None  # stays None when B is refused (its red message is shown by section)
     with section("Configuration B"):
         rb = data.evaluate_scenario(**inp_b)
     if rb is None:

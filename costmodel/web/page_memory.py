@@ -10,6 +10,7 @@ from costmodel.web import data
 from costmodel.web.common import (
     QP,
     chart,
+    error,
     gpu_choice,
     headline,
     page_header,
@@ -197,10 +198,7 @@ def _pinned(inp: dict) -> dict | None:
             if n < 1:
                 raise ValueError
         except ValueError:
-            st.error(
-                f"Data-parallel ranks (B): a whole number >= 1, got {ranks_text!r}",
-                icon=":material/error:",
-            )
+            error(f"Data-parallel ranks (B): a whole number >= 1, got {ranks_text!r}")
             return None
         b["ranks"], changed = n, True
     if stage != SAME:
@@ -323,10 +321,7 @@ def render() -> None:
     inp_b = _pinned(inp)
     name, capacity = inp["gpu"]
     if inp["params"] is not None and not 0 < inp["params"] <= MAX_PARAMS:
-        st.error(
-            f"Parameters P: must be > 0 and <= {MAX_PARAMS:g}, got {inp['params']:g}",
-            icon=":material/error:",
-        )
+        error(f"Parameters P: must be > 0 and <= {MAX_PARAMS:g}, got {inp['params']:g}")
         return
     if inp["params"] is None or inp["context"] is None or capacity is None:
         return

@@ -1,0 +1,90 @@
+"""Every text input of every app page, given hostile text, shows it as text (AppTest).
+
+The red messages quote what the user typed; they all pass through one escaping function
+(costmodel.web.common.error / show_error), so a Markdown image or link typed into any box
+(or put in a shared URL) is never rendered. Also the page defects of bad values: the DDP page's
+configuration B refused without an exception, the Memory page's activations at 1e9.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+WEB = Path(__file__).resolve().parents[1] / "costmodel" / "web"
+PAGES = sorted(p.name for p in WEB.glob("page_*.py"))
+# query parameters that reveal the second configuration's inputs (B) on the pages that have one
+REVEAL = {"page_ddp.py": {"ddp_pin": "true"}, "page_memory.py": {"mem_pin": "true"}}
+PAYLOAD = "![x](https://attacker.invalid/p.png) [y](https://attacker.invalid) <b>z</b>"
+# an unescaped Markdown image or link: "](" or "![" without a backslash before the bracket
+_LIVE = re.compile(r"(?<!\\)!\[|(?<!\\)\]\(")
+
+
+def _open(page: str) -> AppTest:
+    at = AppTest.from_file(str(WEB / page), default_timeout=120)
+    at.query_params.update(REVEAL.get(page, {}))
+    return at.run()
+
+
+def _shown(at: AppTest) -> list[str]:
+    out = []
+    for kind in ("error", "warning", "info", "success", "markdown", "caption"):
+        out += [str(getattr(e, "value", getattr(e, "body", ""))) for e in getattr(at, kind)]
+    return out
+
+
+def test_no_page_calls_st_error_itself() -> None:
+    """Every red message goes through web.common (which escapes): the one place to audit."""
+    for page in PAGES:
+        text = (WEB / page).read_text()
+        assert "st.error(" not in text, page
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_text_input_shows_hostile_text_as_text(page: str) -> None:
+    at = _open(page)
+    assert not at.exception, [e.value for e in at.exception]
+    keys = [w.key for w in at.text_input if w.key]
+    if page in ("page_memory.py", "page_ddp.py", "page_collectives.py"):
+        assert keys, f"{page}: no text input found"
+    for key in keys:
+        at.text_input(key=key).set_value(PAYLOAD).run()
+        assert not at.exception, (page, key, [e.value for e in at.exception])
+        live = [s for s in _shown(at) if "attacker" in s and _LIVE.search(s)]
+        assert not live, (page, key, live)
+        at = _open(page)
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "1.5", "1000001"])
+def test_ddp_page_b_nodes_out_of_range_is_a_red_message_only(value: str) -> None:
+    at = _open("page_ddp.py")
+    at.text_input(key="ddp_b_nodes").set_value(value).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.error, "the refused B value says why"
+
+
+CUSTOM = {"arch": "custom (parameter count)"}
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"act_seq": "1000000000"},
+        {"micro": "1000000000"},
+        {**CUSTOM, "layers": "1000000000"},
+        {**CUSTOM, "hidden": "1000000000"},
+    ],
+)
+def test_memory_page_huge_activation_inputs_answer_or_refuse(query: dict[str, str]) -> None:
+    """Activations of 1e9 layers, hidden size, tokens or sequences: an answer or a red
+    message, never ZeroDivisionError (max_params divided by a per-parameter slope of 0)."""
+    at = AppTest.from_file(str(WEB / "page_memory.py"), default_timeout=120)
+    at.query_params.update(query)
+    at = at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [e for e in at.error if "ZeroDivision" in str(e.value)]
