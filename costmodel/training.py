@@ -177,9 +177,15 @@ def training_cost(
         raise ValueError("tokens, steps: give exactly one of them")
     from ._checks import flag
 
+    from ._limits import LIMITS
+
     measured = flag("measured", measured)
     per = _positive("tokens_per_step", tokens_per_step, "tokens")
     t = _positive("step_time_s", step_time_s, "s")
+    # plausibility bounds shared with the CLI (a 1e30 s step, 1e308 USD/GPU-hour: cost inf)
+    LIMITS["step_time"].check("step_time_s", t)
+    if usd_per_gpu_hour is not None:
+        LIMITS["usd_per_gpu_hour"].check("usd_per_gpu_hour", usd_per_gpu_hour)
     if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
         raise ValueError(f"ranks: must be a whole number >= 1, got {ranks!r}")
     if tokens is not None:

@@ -214,3 +214,26 @@ def test_nesting_ignores_brackets_in_strings_and_comments() -> None:
     text = 'a = [[1], {b = "[[[[[["}]  # [[[[[[[\nc = """\n[[[[[[\n"""\n[t]\n[[u]]\n'
     assert presets.toml_nesting(text) == 2
     assert presets.toml_nesting("a = " + "[" * 33 + "]" * 33) == 33
+
+
+# --- plausibility bounds ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"usd_per_gpu_hour": 1e308}, "usd_per_gpu_hour"),
+        ({"usd_per_gpu_hour": 1e300}, "usd_per_gpu_hour"),
+        ({"step_time_s": 1e30}, "step_time_s"),
+    ],
+)
+def test_training_cost_refuses_implausible_prices_and_steps(
+    change: dict[str, float], field: str
+) -> None:
+    """1e308 USD per GPU-hour gave cost inf; the CLI and the app share these bounds."""
+    with pytest.raises(ValueError, match=field):
+        cm.training_cost(**{**VALID["training_cost"], **change})
+
+
+def test_parse_bytes_refuses_fractional_bytes() -> None:
+    with pytest.raises(ValueError, match="not a whole number of bytes"):
+        cm.parse_bytes("1.5B")
+    assert cm.parse_bytes("1.5KB") == 1500
