@@ -176,7 +176,6 @@ def training_cost(
     if (tokens is None) == (steps is None):
         raise ValueError("tokens, steps: give exactly one of them")
     from ._checks import flag
-
     from ._limits import LIMITS
 
     measured = flag("measured", measured)
