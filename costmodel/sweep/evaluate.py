@@ -70,11 +70,14 @@ def _categorical(parts: list[tuple[np.ndarray, Any]], n: int) -> _Cat:
     """Build one categorical column from (row mask, names for those rows) pieces."""
     codes = np.zeros(n, dtype=np.int32)
     index: dict[str, int] = {}
+    import pandas as pd
+
     for mask, names in parts:
-        values = np.atleast_1d(np.asarray(names).astype(str))
-        uniq, inverse = np.unique(values, return_inverse=True)
+        values = np.atleast_1d(np.asarray(names)).ravel()
+        # hash-based (O(n)): np.unique sorted 1e6 strings, a third of a sweep's time
+        inverse, uniq = pd.factorize(values, use_na_sentinel=False)
         remap = np.array([index.setdefault(str(u), len(index)) for u in uniq], dtype=np.int32)
-        codes[mask] = np.broadcast_to(remap[inverse.reshape(-1)], (int(np.count_nonzero(mask)),))
+        codes[mask] = np.broadcast_to(remap[inverse], (int(np.count_nonzero(mask)),))
     return _Cat(codes, list(index))
 
 
