@@ -185,6 +185,21 @@ def memory(
 
 
 # --- batch ------------------------------------------------------------------------------------
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+
+
+def _tokens(text: str, name: str) -> int:
+    """A whole token count: ``4194304``, ``4M`` (decimal) or ``4Mi`` (binary, 4 x 2^20)."""
+    t = text.strip()
+    if t[-2:] in _BINARY:
+        value = units.parse_count(t[:-2], name=name) * _BINARY[t[-2:]]
+    else:
+        value = units.parse_count(t, name=name)
+    if value != int(value) or value < 1:
+        raise ValueError(f"{name}: must be a whole number of tokens >= 1, got {text!r}")
+    return int(value)
+
+
 def batch(
     local: Annotated[
         int | None, typer.Option("--local", "--local-batch", min=1, help="Per-GPU micro-batch.")
@@ -192,38 +207,115 @@ def batch(
     ranks: Annotated[int | None, typer.Option(min=1, help="Data-parallel ranks.")] = None,
     accumulation: Annotated[int | None, typer.Option(min=1, help="Accumulation steps.")] = None,
     global_: Annotated[
-        int | None, typer.Option("--global", "--global-batch", min=1, help="Global batch.")
+        int | None,
+        typer.Option("--global", "--global-batch", min=1, help="Global batch [samples]."),
     ] = None,
-    sequence_length: Annotated[int | None, typer.Option(min=1, help="Tokens per sample.")] = None,
+    global_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--global-tokens",
+            help="Global batch in tokens per step (needs --seq): 4Mi = 4 x 2^20, or 4194304 "
+            "(instead of --global).",
+        ),
+    ] = None,
+    sequence_length: Annotated[
+        int | None,
+        typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample."),
+    ] = None,
+    base_lr: Annotated[
+        float | None,
+        typer.Option(min=0.0, help="Learning rate tuned at --base-batch/--base-tokens."),
+    ] = None,
+    base_batch: Annotated[
+        int | None, typer.Option(min=1, help="Global batch the LR was tuned at [samples].")
+    ] = None,
+    base_tokens: Annotated[
+        str | None, typer.Option(help="Global batch the LR was tuned at, in tokens: 1M.")
+    ] = None,
+    rule: Annotated[
+        str,
+        typer.Option(
+            help="LR rule: sqrt (Adam/AdamW, Malladi et al. 2022) or linear (SGD, ResNet)."
+        ),
+    ] = "sqrt",
+    critical_batch: Annotated[
+        str | None,
+        typer.Option(
+            help="Critical batch size (McCandlish et al. 2018), in the unit of the base batch: "
+            "the LR is not scaled past it."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Solve B_global = B_local x N x A for the one unknown left out.
+    """Solve B_global = B_local x N x A for the one unknown left out; in samples or tokens.
 
-    Example (which accumulation gives a global batch of 1024 on 64 GPUs at 4 each?):
+    With --seq the global batch is also given in tokens (--global-tokens instead of --global
+    plans tokens first); --base-lr scales a tuned learning rate to the new global batch.
+
+    Examples (accumulation for a global batch of 1024 on 64 GPUs at 4 each; 4M tokens at
+    sequence length 4096 on 512 GPUs, AdamW tuned at 3e-4 for 1M tokens):
 
         costmodel batch --local 4 --ranks 64 --global 1024
+
+        costmodel batch --local 1 --ranks 512 --global-tokens 4Mi --seq 4096 --base-lr 3e-4 --base-tokens 1Mi
     """
     from .. import batch as bt
 
+    if rule not in bt.LR_RULES:
+        raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
+    tokens = _tokens(global_tokens, "--global-tokens") if global_tokens else None
     sol = bt.solve_batch(
-        local_batch=local, ranks=ranks, accumulation=accumulation, global_batch=global_
+        local_batch=local,
+        ranks=ranks,
+        accumulation=accumulation,
+        global_batch=global_,
+        global_tokens=tokens,
+        sequence_length=sequence_length,
     )
-    data = _jsonable(sol)
-    if not isinstance(data, dict):
-        data = {
-            k: _jsonable(getattr(sol, k))
-            for k in ("local_batch", "ranks", "accumulation", "global_batch")
-        }
-    if sequence_length is not None:
-        data["sequence_length"] = sequence_length
-        data["tokens_per_step"] = int(data["global_batch"]) * sequence_length
+    data: dict[str, Any] = dict(sol.as_dict())
+    if "global_tokens" in data:
+        data["tokens_per_step"] = data["global_tokens"]
+    lr_rows: list[tuple[str, str]] = []
+    if base_lr is not None:
+        if (base_batch is None) == (base_tokens is None):
+            raise ValueError("--base-batch or --base-tokens: give the batch the LR was tuned at")
+        base: float
+        new: int
+        if base_tokens is not None:
+            if sol.global_tokens is None:
+                raise ValueError("--base-tokens: needs --seq (the new batch in tokens)")
+            base, new, unit = _tokens(base_tokens, "--base-tokens"), sol.global_tokens, "tokens"
+        else:
+            assert base_batch is not None
+            base, new, unit = float(base_batch), sol.global_batch, "samples"
+        crit = _tokens(critical_batch, "--critical-batch") if critical_batch else None
+        lr = bt.scale_learning_rate(base_lr, base, new, rule=rule, critical_batch=crit)
+        who, cite = bt.LR_RULE_INFO[rule]
+        data["learning_rate"] = {
+            "base_lr": base_lr, "base_batch": base, "new_batch": new, "unit": unit,
+            "rule": rule, "rule_for": who, "citation": cite, "critical_batch": crit,
+            "learning_rate": float(lr),
+        }  # fmt: skip
+        capped = crit is not None and new > max(crit, base)
+        lr_rows = [
+            ("learning rate", f"{float(lr):.4g} ({who})"),
+            ("", f"from {base_lr:g} at {units.format_count(base)} {unit}; {cite}"),
+        ]
+        if capped and crit is not None:
+            lr_rows.append(("", f"capped at the critical batch {units.format_count(crit)} {unit}; "
+                                + bt.CRITICAL_BATCH_CITATION))  # fmt: skip
+    elif any(x is not None for x in (base_batch, base_tokens, critical_batch)):
+        raise ValueError("--base-lr: give the tuned learning rate to scale")
     if as_json:
         _print_json(data)
         return
     rows = [(k, str(data[k])) for k in ("local_batch", "ranks", "accumulation", "global_batch")]
-    if sequence_length is not None:
-        rows.append(("tokens per step", units.format_count(data["tokens_per_step"])))
-    typer.echo(_kv(rows))
+    if sol.global_tokens is not None:
+        rows.append(("sequence length", str(sol.sequence_length)))
+        rows.append(
+            ("global batch [tokens]", f"{units.format_count(sol.global_tokens)} tokens per step")
+        )
+    typer.echo(_kv(rows + lr_rows))
 
 
 # --- step -------------------------------------------------------------------------------------
