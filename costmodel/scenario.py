@@ -373,7 +373,7 @@ class Scenario(BaseModel):
             )
             for cap in caps.tolist()
         ]
-        return ddp.BucketCapSweep.from_steps(caps, steps)
+        return ddp.BucketCapSweep.from_steps(caps, steps, prefer_cap_bytes=self.bucket_cap_bytes)
 
     # --- evaluation --------------------------------------------------------------------------
     def evaluate(

@@ -746,7 +746,7 @@ def test_ddp_bucket_advisor_is_the_api_argmin():
     ).bucket_advice()
     m = metrics(at)
     assert m["Best bucket_cap"] == f"{adv.best_cap_bytes / 2**20:g} MiB"
-    assert adv.exposed_comm_s[adv.best_index] == min(adv.exposed_comm_s)
+    assert adv.exposed_comm_s[adv.best_index] <= min(adv.exposed_comm_s) + adv.tie_s
     assert any("chart_bucket_advice" in c.proto.id for c in at.get("plotly_chart"))
 
 

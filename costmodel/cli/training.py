@@ -60,8 +60,10 @@ def memory(
 
     Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 
+    \b
         costmodel memory --params 7B --recipe mixed-adam --gpu-memory 80GB
 
+    \b
         costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
     """
     from .. import memory as mem
@@ -255,8 +257,10 @@ def batch(
     Examples (accumulation for a global batch of 1024 on 64 GPUs at 4 each; 4M tokens at
     sequence length 4096 on 512 GPUs, AdamW tuned at 3e-4 for 1M tokens):
 
+    \b
         costmodel batch --local 4 --ranks 64 --global 1024
 
+    \b
         costmodel batch --local 1 --ranks 512 --global-tokens 4Mi --seq 4096 --base-lr 3e-4 --base-tokens 1Mi
     """
     from .. import batch as bt
@@ -359,6 +363,7 @@ def step(
 
     Example (the lesson's practice problem 1: comms-bound, about 73% efficient):
 
+    \b
         costmodel step --params 7B --compute-time 400ms --ranks 64 --bandwidth 50GB/s
     """
     from .. import ddp
@@ -580,12 +585,16 @@ def scenario(
 
     Example:
 
+    \b
         costmodel scenario --params 7B --cluster dgx-h100 --nodes 8 --local-batch 1 --zero 1
 
+    \b
         costmodel scenario --arch llama-2-7b --cluster dgx-h100 --nodes 8 --recompute full
 
+    \b
         costmodel scenario --arch llama-3.1-70b --nodes 8 --zero 3 --vs 'cluster=dgx-a100'
 
+    \b
         costmodel scenario --arch llama-2-7b --nodes 8 --zero 1 --tokens 2T --price aws-p5-on-demand --vs 'cluster=dgx-b200' --price-b lambda-b200-on-demand
     """
     a = _scenario_from_options(locals())
@@ -750,7 +759,8 @@ def _advice_text(name: str, adv: Any, scenario: Any) -> str:
     line = (
         f"{label}: {adv.best_cap_bytes / 2**20:g} MiB minimises the exposed "
         f"communication ({units.format_duration(adv.exposed_comm_s[best])}, "
-        f"{adv.buckets[best]} buckets) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB"
+        f"{adv.buckets[best]} buckets) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB "
+        f"(ties within {units.format_duration(adv.tie_s)} keep the current or smaller cap)"
     )
     if now in caps:
         k = caps.index(now)
@@ -828,6 +838,7 @@ def train(
 
     Example (Llama-2-7B on 2T tokens, 64 H100s, AWS p5 on-demand price):
 
+    \b
     \b
         costmodel train --arch llama-2-7b --tokens 2T --cluster dgx-h100 --nodes 8 --zero 1 --recompute full --price aws-p5-on-demand
     """
