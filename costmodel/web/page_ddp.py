@@ -16,6 +16,7 @@ from costmodel.units import (
 )
 from costmodel.web import data
 from costmodel.web.common import QP, chart, headline, page_header, parse_input, section, table
+from costmodel.web.scope import OUT_OF_SCOPE
 
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
@@ -305,6 +306,7 @@ def render() -> None:
         "overlap it (PyTorch DDP, Li et al. 2020), the exposed tail, and what would flip the "
         "verdict.",
     )
+    st.caption(OUT_OF_SCOPE)
     inp = _inputs()
     inp_b = _pinned(inp)
     if (inp["params"] is None and inp["arch"] is None) or inp["bucket_cap_bytes"] is None:
