@@ -325,6 +325,11 @@ def training_cost(
         note = "price given"
     wall = n * t
     gpu_h = wall * ranks / 3600.0
+    if not math.isfinite(gpu_h * (usd or 1.0)):
+        raise ValueError(
+            f"step_time_s: {t:g} s x {n:g} steps x {ranks} GPUs overflows; allowed: a run "
+            "whose GPU-hours (and cost) are finite numbers"
+        )
     mfu = None
     c_tok = None
     if flops_per_token is not None:
