@@ -22,6 +22,9 @@ PAGES = [
     ("page_validate.py", "Validate", "validate", ":material/fact_check:"),
 ]
 
+from costmodel.web.scope import OUT_OF_SCOPE  # noqa: E402  (after set_page_config)
+
+st.sidebar.caption(OUT_OF_SCOPE)
 st.navigation(
     [
         st.Page(WEB / file, title=title, url_path=url, icon=icon, default=i == 0)

@@ -48,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "global_batch": "batch:global_batch",
     "solve_batch": "batch:solve_batch",
     "scale_learning_rate": "batch:scale_learning_rate",
+    "global_batch_from_tokens": "batch:global_batch_from_tokens",
     "ddp_step": "ddp:ddp_step",
     "bucket_assignment": "ddp:bucket_assignment",
     # architectures, time and cost to train
@@ -57,6 +58,8 @@ _EXPORTS: dict[str, str] = {
     "training_cost": "training:training_cost",
     "load_price": "training:load_price",
     "price_names": "training:price_names",
+    "prices_for_gpu": "training:prices_for_gpu",
+    "load_hf_config": "hf_config:load_hf_config",
     # hardware and presets
     "GPU": "hardware:GPU",
     "Link": "hardware:Link",

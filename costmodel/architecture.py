@@ -43,7 +43,7 @@ def _whole(name: str, value: object, unit: str) -> int:
     return int(value)
 
 
-Family = Literal["gpt2", "llama", "mixtral", "qwen2", "deepseek-v3"]
+Family = Literal["gpt2", "gpt-neox", "llama", "mixtral", "qwen2", "deepseek-v3"]
 Recompute = Literal["none", "selective", "full"]
 
 
@@ -52,7 +52,9 @@ class Architecture(BaseModel):
 
     Families and their Hugging Face modeling code (tensor names and registration order):
     ``gpt2`` (GPT2LMHeadModel: learned positions, LayerNorm with bias, fused c_attn Conv1D,
-    GeLU MLP with biases), ``llama`` (LlamaForCausalLM, also Mistral: RMSNorm, SwiGLU, GQA, no
+    GeLU MLP with biases), ``gpt-neox`` (GPTNeoXForCausalLM: rotary positions, LayerNorm with
+    bias, fused query_key_value, GeLU MLP with biases, untied embed_in/embed_out), ``llama``
+    (LlamaForCausalLM, also Mistral: RMSNorm, SwiGLU, GQA, no
     biases), ``qwen2`` (Qwen2ForCausalLM: as llama plus q/k/v biases), ``mixtral``
     (MixtralForCausalLM: router ``gate`` then ``experts`` w1/w2/w3), ``deepseek-v3``
     (DeepseekV3ForCausalLM: MLA attention, ``dense_layers`` dense MLPs then routed + shared
@@ -153,6 +155,8 @@ class Architecture(BaseModel):
             if not self.tied_embeddings:
                 out.append(("lm_head.weight", (v, h)))
             return out
+        if self.family == "gpt-neox":
+            return self._neox_tensors()
         out.append(("model.embed_tokens.weight", (v, h)))
         for i in range(self.layers):
             p = f"model.layers.{i}"
@@ -165,6 +169,34 @@ class Architecture(BaseModel):
         out.append(("model.norm.weight", (h,)))
         if not self.tied_embeddings:
             out.append(("lm_head.weight", (v, h)))
+        return out
+
+    def _neox_tensors(self) -> list[tuple[str, tuple[int, ...]]]:
+        """GPTNeoXForCausalLM's parameters (``nn.Linear`` ``(out, in)``), registration order."""
+        h, v, f = self.hidden, self.vocab, self.ffn
+        out: list[tuple[str, tuple[int, ...]]] = [("gpt_neox.embed_in.weight", (v, h))]
+        for i in range(self.layers):
+            p = f"gpt_neox.layers.{i}"
+            out += [
+                (f"{p}.input_layernorm.weight", (h,)),
+                (f"{p}.input_layernorm.bias", (h,)),
+                (f"{p}.post_attention_layernorm.weight", (h,)),
+                (f"{p}.post_attention_layernorm.bias", (h,)),
+                (f"{p}.attention.query_key_value.weight", (3 * h, h)),
+                (f"{p}.attention.query_key_value.bias", (3 * h,)),
+                (f"{p}.attention.dense.weight", (h, h)),
+                (f"{p}.attention.dense.bias", (h,)),
+                (f"{p}.mlp.dense_h_to_4h.weight", (f, h)),
+                (f"{p}.mlp.dense_h_to_4h.bias", (f,)),
+                (f"{p}.mlp.dense_4h_to_h.weight", (h, f)),
+                (f"{p}.mlp.dense_4h_to_h.bias", (h,)),
+            ]
+        out += [
+            ("gpt_neox.final_layer_norm.weight", (h,)),
+            ("gpt_neox.final_layer_norm.bias", (h,)),
+        ]
+        if not self.tied_embeddings:
+            out.append(("embed_out.weight", (v, h)))
         return out
 
     def _attention(self, p: str) -> list[tuple[str, tuple[int, ...]]]:
@@ -393,9 +425,17 @@ def arch_names() -> list[str]:
 
 
 def load_arch(name: str | Architecture) -> Architecture:
-    """The architecture preset called ``name`` (an :class:`Architecture` passes through)."""
+    """The architecture preset called ``name`` (an :class:`Architecture` passes through).
+
+    A name ending in ``.json`` is a Hugging Face ``config.json`` read offline by
+    :func:`costmodel.hf_config.load_hf_config` (your own model).
+    """
     if isinstance(name, Architecture):
         return name
+    if isinstance(name, str) and name.lower().endswith(".json"):
+        from .hf_config import load_hf_config  # the reader builds on this module's class
+
+        return load_hf_config(name)
     table = _all()
     if name not in table:
         import difflib

@@ -4,9 +4,15 @@ r"""Batch arithmetic of data-parallel training (DESIGN.md section 3.5).
 
 with ``B_local`` the micro-batch per GPU, ``N`` the data-parallel ranks and ``A`` the gradient
 accumulation steps. Given any three, :func:`solve_batch` finds the fourth, and refuses a split
-that is not a whole number, offering the nearest valid ones. Learning-rate scaling with the
-global batch: linear (Goyal et al. 2017) or square root (Krizhevsky 2014; Hoffer et al. 2017),
-with a linear warmup.
+that is not a whole number, offering the nearest valid ones. LLM runs plan in tokens: the global
+batch can be given (and is returned) in tokens per step, :math:`T = B_{global}\, s` with ``s``
+the sequence length (:func:`global_batch_from_tokens`, ``solve_batch(global_tokens=...)``).
+
+Learning-rate scaling with the global batch (:data:`LR_RULE_INFO`): the square-root rule for
+Adam/AdamW (Malladi et al. 2022; the LLM default here) and the linear rule of SGD on ResNet
+(Goyal et al. 2017), both stopped at the critical batch size when one is given: past it a larger
+batch no longer buys a proportionally larger step (McCandlish et al. 2018). A linear warmup
+(Goyal et al. 2017, section 2.2) ramps to the scaled rate.
 
 >>> global_batch(4, 256, 8)
 8192
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -41,6 +47,27 @@ LR_RULES: dict[LRRule, Callable[[FloatOrArray], FloatOrArray]] = {
     # the gradient-noise covariance.
     "sqrt": np.sqrt,
 }
+
+#: rule -> (who it is for, the citation), for the CLI and the app
+LR_RULE_INFO: dict[LRRule, tuple[str, str]] = {
+    "sqrt": (
+        "Adam/AdamW (LLMs): square-root scaling",
+        "Malladi et al. 2022, 'On the SDEs and Scaling Rules for Adaptive Gradient Algorithms', "
+        "NeurIPS 2022, arXiv:2205.10287, section 4, square root scaling rule (Adam: lr x sqrt(k), "
+        "1 - beta x k, eps / sqrt(k)); for SGD also Krizhevsky 2014, Hoffer et al. 2017",
+    ),
+    "linear": (
+        "SGD with momentum (ResNet/ImageNet): linear scaling",
+        "Goyal et al. 2017, 'Accurate, Large Minibatch SGD: Training ImageNet in 1 Hour', "
+        "arXiv:1706.02677, section 2.1 (0.1 at 256 images, with warmup); not for Adam",
+    ),
+}
+
+CRITICAL_BATCH_CITATION = (
+    "McCandlish et al. 2018, 'An Empirical Model of Large-Batch Training', arXiv:1812.06162, "
+    "section 2: the optimal learning rate saturates as eps_max / (1 + B_noise / B), and above "
+    "the critical batch size B_crit ~ B_noise a larger batch buys little, so no rule scales past it"
+)
 
 
 def _whole(name: str, value: object) -> int:
@@ -166,22 +193,70 @@ def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) ->
     return _int_out(g * s)
 
 
+def global_batch_from_tokens(global_tokens: int, sequence_length: int) -> int:
+    r"""Global batch in samples from a global batch in tokens: :math:`B_{global} = T / s`.
+
+    Refuses a token count that is not a whole number of sequences, with the nearest valid ones.
+
+    >>> global_batch_from_tokens(4 * 2**20, 4096)          # "4M tokens at seq 4096"
+    1024
+    >>> try:
+    ...     global_batch_from_tokens(4_000_000, 4096)
+    ... except ValueError as err:
+    ...     print(err)
+    global_tokens: 4000000 / 4096 = 976.6 sequences is not a whole number; nearest valid: 4,001,792 tokens (977 x 4096) or 3,997,696 tokens (976 x 4096); or 4 x 2^20 = 4,194,304 tokens (1024 x 4096), the binary reading of 4M
+    """
+    t = _whole("global_tokens", global_tokens)
+    s = _whole("sequence_length", sequence_length)
+    if t % s:
+        exact = t / s
+        near = sorted({max(1, math.floor(exact)), math.ceil(exact)}, key=lambda n: abs(n - exact))
+        options = " or ".join(f"{n * s:,} tokens ({n} x {s})" for n in near)
+        hint = ""
+        for unit, binary, suffix in ((10**9, 2**30, "G"), (10**6, 2**20, "M"), (10**3, 2**10, "k")):
+            if t % unit == 0 and (t // unit * binary) % s == 0:
+                b = t // unit * binary
+                hint = (
+                    f"; or {t // unit} x 2^{binary.bit_length() - 1} = {b:,} tokens "
+                    f"({b // s} x {s}), the binary reading of {t // unit}{suffix}"
+                )
+                break
+        raise ValueError(
+            f"global_tokens: {t} / {s} = {exact:.4g} sequences is not a whole number; "
+            f"nearest valid: {options}{hint}"
+        )
+    return t // s
+
+
 @dataclass(frozen=True)
 class BatchSolution:
-    """A consistent batch split: ``global_batch = local_batch * ranks * accumulation``."""
+    """A consistent batch split: ``global_batch = local_batch * ranks * accumulation``, and
+    with a sequence length, the global batch in tokens (``global_tokens``)."""
 
     local_batch: int
     ranks: int
     accumulation: int
     global_batch: int
     solved: str  # which of the four was the unknown
+    sequence_length: int | None = field(default=None, repr=False)  # tokens per sample
 
     def tokens_per_step(self, sequence_length: int) -> int:
         """Tokens per optimizer step at this sequence length [tokens]."""
         return int(tokens_per_step(self.global_batch, sequence_length))
 
+    @property
+    def global_tokens(self) -> int | None:
+        """The global batch in tokens per step (None without a sequence length) [tokens]."""
+        if self.sequence_length is None:
+            return None
+        return self.tokens_per_step(self.sequence_length)
+
     def as_dict(self) -> dict[str, int | str]:
-        return {f: getattr(self, f) for f in (*_FIELDS, "solved")}
+        out: dict[str, int | str] = {f: getattr(self, f) for f in (*_FIELDS, "solved")}
+        if self.sequence_length is not None:
+            out["sequence_length"] = self.sequence_length
+            out["global_tokens"] = int(self.tokens_per_step(self.sequence_length))
+        return out
 
 
 def solve_batch(
@@ -189,6 +264,9 @@ def solve_batch(
     ranks: int | None = None,
     accumulation: int | None = None,
     global_batch: int | None = None,
+    *,
+    global_tokens: int | None = None,
+    sequence_length: int | None = None,
 ) -> BatchSolution:
     r"""Solve :math:`B_{global} = B_{local} N A` for its one unknown (pass it as ``None``).
 
@@ -196,6 +274,11 @@ def solve_batch(
     ----------
     local_batch, ranks, accumulation, global_batch : int or None
         Exactly one must be ``None``; the others whole numbers >= 1.
+    global_tokens : int, optional
+        The global batch in tokens per step (instead of ``global_batch``; needs
+        ``sequence_length``): ``global_batch = global_tokens / sequence_length``.
+    sequence_length : int, optional
+        Tokens per sample: the solution then also gives ``global_tokens``.
 
     Returns
     -------
@@ -216,7 +299,32 @@ def solve_batch(
     ... except ValueError as err:
     ...     print(err)
     accumulation: 8192 / (3 x 64) = 42.67 is not a whole number; nearest valid: accumulation=42 (global_batch=8064) or accumulation=43 (global_batch=8256)
+
+    Tokens first: 4M tokens per step at sequence length 4096 on 512 GPUs, micro-batch 1:
+
+    >>> sol = solve_batch(local_batch=1, ranks=512, global_tokens=4 * 2**20, sequence_length=4096)
+    >>> sol.accumulation, sol.global_batch, sol.global_tokens
+    (2, 1024, 4194304)
     """
+    if global_tokens is not None:
+        if global_batch is not None:
+            raise ValueError(
+                "global_tokens: give the global batch in samples or in tokens, not both"
+            )
+        if sequence_length is None:
+            raise ValueError("sequence_length: needed with global_tokens (tokens per sample)")
+        global_batch = global_batch_from_tokens(global_tokens, sequence_length)
+    seq = _whole("sequence_length", sequence_length) if sequence_length is not None else None
+    sol = _solve(local_batch, ranks, accumulation, global_batch)
+    return sol if seq is None else BatchSolution(**{**sol.as_dict(), "sequence_length": seq})  # type: ignore[arg-type]
+
+
+def _solve(
+    local_batch: int | None,
+    ranks: int | None,
+    accumulation: int | None,
+    global_batch: int | None,
+) -> BatchSolution:
     given = {
         "local_batch": local_batch,
         "ranks": ranks,
@@ -251,22 +359,31 @@ def solve_batch(
 
 @finite_result("learning rate")
 def scale_learning_rate(
-    base_lr: ArrayLike, base_batch: ArrayLike, new_batch: ArrayLike, rule: LRRule = "linear"
+    base_lr: ArrayLike,
+    base_batch: ArrayLike,
+    new_batch: ArrayLike,
+    rule: LRRule = "linear",
+    critical_batch: ArrayLike | None = None,
 ) -> FloatOrArray:
     r"""Learning rate for a new global batch, scaled from a tuned one.
 
     .. math:: \eta' = \eta\, k \ (\text{linear}),\qquad \eta' = \eta \sqrt{k}\ (\text{sqrt}),
-              \qquad k = B'/B
+              \qquad k = \min(B', \max(B_{crit}, B)) / B
 
     Parameters
     ----------
     base_lr : array_like
         Learning rate tuned at ``base_batch`` [-], > 0.
     base_batch, new_batch : array_like
-        Global batch sizes [samples], > 0.
+        Global batch sizes, > 0, in one unit (samples, or tokens per step for LLMs).
     rule : {"linear", "sqrt"}
-        Linear: Goyal et al. 2017 (arXiv:1706.02677), with warmup (:func:`warmup_learning_rate`).
-        Square root: Krizhevsky 2014 (arXiv:1404.5997); Hoffer et al. 2017 (arXiv:1705.08741).
+        ``sqrt`` for Adam/AdamW: Malladi et al. 2022 (arXiv:2205.10287; for SGD also
+        Krizhevsky 2014, arXiv:1404.5997, and Hoffer et al. 2017, arXiv:1705.08741).
+        ``linear`` for SGD on ResNet: Goyal et al. 2017 (arXiv:1706.02677), with warmup
+        (:func:`warmup_learning_rate`); see :data:`LR_RULE_INFO`.
+    critical_batch : array_like, optional
+        Critical batch size ``B_crit`` in the unit of the batches: the rate is not scaled past
+        it (McCandlish et al. 2018, arXiv:1812.06162, :data:`CRITICAL_BATCH_CITATION`).
 
     Examples
     --------
@@ -274,12 +391,21 @@ def scale_learning_rate(
     3.2
     >>> scale_learning_rate(0.1, 256, 1024, rule="sqrt")
     0.2
+    >>> scale_learning_rate(3e-4, 2**20, 16 * 2**20, rule="sqrt", critical_batch=4 * 2**20)
+    0.0006
     """
     if rule not in LR_RULES:
         raise ValueError(
             f"rule: unknown learning-rate rule {rule!r}; allowed: {', '.join(LR_RULES)}"
         )
     scalars = _scalars(base_lr, base_batch, new_batch)
+    if critical_batch is not None:
+        crit = _positive("critical_batch", critical_batch)
+        base_a = _positive("base_batch", base_batch)
+        capped = np.minimum(_positive("new_batch", new_batch), np.maximum(crit, base_a))
+        new_batch = _float_out(capped)
+        if scalars:
+            scalars = (scalars[0], scalars[1], float(capped))
     if scalars:  # Python numbers: the same expression on floats
         lr_s, base_s, new_s = scalars
         lr1 = _positive_scalar("base_lr", lr_s)

@@ -648,6 +648,12 @@ def ddp_step(
     )
 
 
+ADVICE_TIE_REL = 0.005
+"""Exposed times within 0.5 % of the least one (or within 0.05 % of the step) are a tie for the
+bucket_cap advisor: a difference that size is below what the model resolves, so the advice keeps
+the cap in use (or the smaller cap) instead of a larger bucket for the same time."""
+
+
 @dataclass(frozen=True)
 class BucketCapSweep:
     """Result of :func:`bucket_cap_sweep`: one entry per cap, in the order given [B, s]."""
@@ -657,7 +663,10 @@ class BucketCapSweep:
     comm_s: tuple[float, ...]  # sum of the all-reduce times at each cap
     step_time_s: tuple[float, ...]
     buckets: tuple[int, ...]
-    best_index: int  # argmin of exposed_comm_s (ties: the smaller comm_s, then the first)
+    best_index: (
+        int  # least exposed_comm_s; ties (ADVICE_TIE_REL) keep the cap in use or the smallest
+    )
+    tie_s: float = 0.0  # exposed times within tie_s of the least one are a tie [s]
 
     @property
     def best_cap_bytes(self) -> float:
@@ -668,18 +677,36 @@ class BucketCapSweep:
         return {**asdict(self), "best_cap_bytes": self.best_cap_bytes}
 
     @classmethod
-    def from_steps(cls, caps_bytes: np.ndarray, steps: Sequence[DDPStep]) -> BucketCapSweep:
-        """The sweep of one :class:`DDPStep` per cap; the best is the argmin of the exposed time
-        (ties: the smaller total all-reduce time, then the smaller cap)."""
+    def from_steps(
+        cls,
+        caps_bytes: np.ndarray,
+        steps: Sequence[DDPStep],
+        prefer_cap_bytes: float | None = None,
+    ) -> BucketCapSweep:
+        """The sweep of one :class:`DDPStep` per cap; the best is the least exposed time, where
+        caps within :data:`ADVICE_TIE_REL` of the least exposed time (or of the step) are a
+        tie: a tie keeps ``prefer_cap_bytes`` (the cap in use) when it is among them, else the
+        smallest tied cap. A larger bucket is never advised for the same time."""
         exposed = np.array([s.exposed_comm_s for s in steps], dtype=float)
         comm = np.array([s.comm_s for s in steps], dtype=float)
+        caps = np.asarray(caps_bytes, float)
+        step = np.array([s.step_time_s for s in steps], dtype=float)
+        low = float(exposed.min())
+        tol = max(ADVICE_TIE_REL * low, ADVICE_TIE_REL * 0.1 * float(step.min()), 1e-9)
+        tied = np.flatnonzero(exposed <= low + tol)
+        best = int(tied[np.argmin(caps[tied])])
+        if prefer_cap_bytes is not None:
+            same = tied[np.isclose(caps[tied], float(prefer_cap_bytes), rtol=0, atol=0.5)]
+            if same.size:
+                best = int(same[0])
         return cls(
             caps_bytes=tuple(float(c) for c in caps_bytes),
             exposed_comm_s=tuple(exposed.tolist()),
             comm_s=tuple(comm.tolist()),
-            step_time_s=tuple(float(s.step_time_s) for s in steps),
+            step_time_s=tuple(step.tolist()),
             buckets=tuple(s.buckets for s in steps),
-            best_index=int(np.lexsort((np.asarray(caps_bytes, float), comm, exposed))[0]),
+            best_index=best,
+            tie_s=tol,
         )
 
 

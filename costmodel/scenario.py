@@ -373,7 +373,7 @@ class Scenario(BaseModel):
             )
             for cap in caps.tolist()
         ]
-        return ddp.BucketCapSweep.from_steps(caps, steps)
+        return ddp.BucketCapSweep.from_steps(caps, steps, prefer_cap_bytes=self.bucket_cap_bytes)
 
     # --- evaluation --------------------------------------------------------------------------
     def evaluate(
@@ -409,7 +409,9 @@ class Scenario(BaseModel):
         gb = int(batch.global_batch(self.local_batch, ranks, self.accumulation))
         step = self._step(c, allreduce_fn=clusters.allreduce_fn(int(c.nodes)), timeline=timeline)
         tokens = gb * self.sequence_length
-        notes = [mem.activations_note]
+        from .training import scale_notes
+
+        notes = [mem.activations_note, *scale_notes(float(self.params))]
         if self.zero_stage in (1, 2):
             notes.append(
                 "ZeRO-1/2 move the same gradient volume as DDP's all-reduce "
@@ -772,6 +774,7 @@ class ScenarioResult(BaseModel):
         usd_per_gpu_hour: float | None = None,
         price: str | None = None,
         measured_step_time_s: float | None = None,
+        today: Any = None,
     ) -> Any:
         """Days, GPU-hours, cost and MFU of training ``tokens`` (or ``steps``) on this setup.
 
@@ -795,6 +798,9 @@ class ScenarioResult(BaseModel):
             flops_per_token=s.flops_per_token(),
             peak_flops=float(s._validated_cluster().peak_flops),
             measured=measured,
+            gpu=s._validated_cluster().gpu.name,  # a price is for one GPU: never another's
+            today=today,
+            params=float(s.params),
         )
 
     def compare(self, other: ScenarioResult) -> list[dict[str, Any]]:
@@ -934,9 +940,9 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
         speed = f"{'A' if a.step_time_s < b.step_time_s else 'B'}'s step is {ratio:.3g}x faster"
     ga, gb = a.tokens_per_s / a.ranks, b.tokens_per_s / b.ranks
     if max(ga, gb) / min(ga, gb) < 1.005:
-        per_gpu = "both do the same tokens per GPU-hour (within 0.5%)"
+        per_gpu = "both do the same tokens/s per GPU (within 0.5%)"
     else:
-        per_gpu = f"{'A' if ga > gb else 'B'} does more tokens per GPU-hour"
+        per_gpu = f"{'A' if ga > gb else 'B'} does more tokens/s per GPU"
     return (
         f"{speed}; {per_gpu} "
         f"({units.format_count(ga)} vs {units.format_count(gb)} tokens/s per GPU); "

@@ -14,7 +14,11 @@ Chowdhery et al. 2022 (PaLM, arXiv:2204.02311, appendix B): model FLOPs per seco
 recomputation not counted.
 
 Prices are inputs: ``usd_per_gpu_hour``, or a price preset (``presets/prices/*.toml``: cited
-list prices with the date they were read; cloud prices change, so the date is shown with them).
+list prices with the date of the source they were read from). A preset is published for one GPU
+(``Price.gpu``): given the cluster's GPU (``gpu=``), a preset for another GPU is refused, never
+substituted (:func:`check_price_gpu`), and without a preset for that GPU the answer asks for
+``usd_per_gpu_hour``. Cloud prices change: every cost carries its price date, and a price older
+than :data:`STALE_PRICE_DAYS` days gets a warning (:func:`price_age_warning`).
 
 >>> c = training_cost(2e12, tokens_per_step=4e6, step_time_s=8.0, ranks=512, usd_per_gpu_hour=2.0)
 >>> c.steps, round(c.wall_days, 2), round(c.gpu_hours), round(c.cost_usd)
@@ -23,17 +27,20 @@ list prices with the date they were read; cloud prices change, so the date is sh
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import math
 import tomllib
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .presets import shipped_dir
 
 SECONDS_PER_DAY = 86400.0
+STALE_PRICE_DAYS = 365
+"""A price read more than this many days before today is flagged as possibly out of date."""
 
 
 class Price(BaseModel):
@@ -46,8 +53,16 @@ class Price(BaseModel):
     gpu: str = Field(description="GPU preset name")
     gpus_per_instance: int = Field(ge=1)
     usd_per_instance_hour: float = Field(gt=0)
-    date: str = Field(description="when the price was read (ISO date)")
+    terms: Literal["on-demand", "spot", "capacity-block", "committed"] = Field(
+        description="how the price is bought: on-demand, spot, capacity-block or committed"
+    )
+    date: str = Field(description="date of the source the price was read from (ISO date)")
     source: str
+
+    @property
+    def day(self) -> _dt.date:
+        """:attr:`date` as a :class:`datetime.date`."""
+        return _dt.date.fromisoformat(self.date)
 
     @property
     def usd_per_gpu_hour(self) -> float:
@@ -60,9 +75,92 @@ def _prices() -> dict[str, Price]:
     out: dict[str, Price] = {}
     for path in sorted((shipped_dir() / "prices").glob("*.toml")):
         with path.open("rb") as f:
-            p = Price.model_validate(tomllib.load(f))
+            try:
+                p = Price.model_validate(tomllib.load(f))
+                p.day  # noqa: B018  (an unreadable date fails here, with the file named)
+            except ValueError as exc:
+                raise ValueError(f"{path}: {exc}") from None
         out[p.name] = p
     return out
+
+
+LARGE_MODEL_PARAMS = 65e9
+"""From this size (the 70B class: Llama-2-70B has 69.0B parameters) the answers say that
+production runs add tensor and pipeline parallelism, which is not modelled."""
+
+
+def scale_notes(params: float) -> list[str]:
+    """What the answer leaves out at this model size (empty below :data:`LARGE_MODEL_PARAMS`).
+
+    Tensor, pipeline, context and expert parallelism are not modelled: the step is data
+    parallelism (DDP, ZeRO) only. Production runs of 70B-class models shard each layer with
+    tensor parallelism within a node and split layers with pipeline parallelism across nodes
+    (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+    Megatron-LM", arXiv:2104.04473; Llama 3 Herd of Models, arXiv:2407.21783, section 3.3.2).
+
+    >>> scale_notes(7e9)
+    []
+    >>> scale_notes(70e9)[0][:51]
+    'a 70B-class model: production runs add tensor and p'
+    """
+    if float(params) < LARGE_MODEL_PARAMS:
+        return []
+    return [
+        "a 70B-class model: production runs add tensor and pipeline parallelism "
+        "(Megatron-LM, arXiv:2104.04473; Llama 3, arXiv:2407.21783 section 3.3.2), which this "
+        "tool does not model: memory and step here are data parallelism (DDP/ZeRO) alone"
+    ]
+
+
+def prices_for_gpu(gpu: str) -> list[str]:
+    """Names of the price presets published for the GPU preset ``gpu``, sorted.
+
+    >>> prices_for_gpu("b200")[:2]
+    ['coreweave-b200-on-demand', 'coreweave-b200-spot']
+    """
+    return sorted(n for n, p in _prices().items() if p.gpu == gpu)
+
+
+def check_price_gpu(price: str | Price, gpu: str) -> Price:
+    """The price preset ``price`` if it was published for ``gpu``; else a ValueError naming the
+    field, the GPUs involved and the presets that do match (or ``usd_per_gpu_hour``).
+
+    A GPU is never priced with another GPU's price (a B200 at an H100 rate, an 80 GB A100 at a
+    40 GB A100 rate).
+    """
+    p = load_price(price)
+    if p.gpu != gpu:
+        match = prices_for_gpu(gpu)
+        hint = (
+            f"price presets for {gpu}: {', '.join(match)}"
+            if match
+            else f"no price preset is published for {gpu}"
+        )
+        raise ValueError(
+            f"price: {p.name} is a price for {p.gpu}, not for this cluster's GPU {gpu}; "
+            f"{hint}; or give usd_per_gpu_hour (--usd-per-gpu-hour)"
+        )
+    return p
+
+
+def price_age_warning(price: str | Price, today: _dt.date | None = None) -> str:
+    """A warning when the price is older than :data:`STALE_PRICE_DAYS` days at ``today``
+    (default: the system date), else ``""``.
+
+    >>> price_age_warning("aws-p5-capacity-block", today=_dt.date(2026, 12, 1))[:40]
+    'price aws-p5-capacity-block is from 2024'
+    >>> price_age_warning("aws-p5-capacity-block", today=_dt.date(2025, 6, 1))
+    ''
+    """
+    p = load_price(price)
+    now = today or _dt.date.today()
+    age = (now - p.day).days
+    if age <= STALE_PRICE_DAYS:
+        return ""
+    return (
+        f"price {p.name} is from {p.date}, {age} days old: cloud prices change (AWS cut P4 and "
+        "P5 prices in June 2025); check the current list or give --usd-per-gpu-hour"
+    )
 
 
 def price_names() -> list[str]:
@@ -77,8 +175,8 @@ def price_names() -> list[str]:
 def load_price(name: str | Price) -> Price:
     """The price preset called ``name``.
 
-    >>> round(load_price("aws-p5-on-demand").usd_per_gpu_hour, 2)     # $98.32 / 8 GPUs
-    12.29
+    >>> round(load_price("aws-p5-on-demand").usd_per_gpu_hour, 2)     # $55.04 / 8 GPUs
+    6.88
     """
     if isinstance(name, Price):
         return name
@@ -103,8 +201,11 @@ class TrainingCost:
     usd_per_gpu_hour: float | None
     cost_usd: float | None
     price_note: str
+    price_date: str | None  # date of the price's source (None: price given by the user)
+    price_warning: str  # "" or why the price may be out of date
     flops_per_token: float | None  # training FLOPs per token [FLOP]
     mfu: float | None  # model FLOP utilisation implied by the step time [-]
+    notes: tuple[str, ...] = ()  # what the answer leaves out (scale_notes)
 
     @property
     def wall_days(self) -> float:
@@ -140,6 +241,9 @@ def training_cost(
     flops_per_token: float | None = None,
     peak_flops: float | None = None,
     measured: bool = False,
+    gpu: str | None = None,
+    today: _dt.date | None = None,
+    params: float | None = None,
 ) -> TrainingCost:
     r"""Wall-clock time, GPU-hours, cost and implied MFU of a training run (module docstring).
 
@@ -161,17 +265,24 @@ def training_cost(
         leaves ``cost_usd`` None.
     flops_per_token, peak_flops
         Training FLOPs per token and one GPU's dense peak [FLOP/s]; both give the MFU.
+    gpu : str, optional
+        The GPU preset the run uses: a ``price`` published for another GPU is an error
+        (:func:`check_price_gpu`).
+    today : datetime.date, optional
+        The date the price's age is measured at (default: the system date).
+    params : float, optional
+        The model's parameter count: a 70B-class model gets :func:`scale_notes`.
 
     Examples
     --------
-    One hour of a p5.48xlarge at its 2023 on-demand price, and the MFU a 36 s step of a 7B
-    model at a million tokens per step implies:
+    One hour of a p5.48xlarge at its on-demand price of 2026-11-09, and the MFU a 36 s step of
+    a 7B model at a million tokens per step implies:
 
     >>> c = training_cost(steps=100, tokens_per_step=1e6, step_time_s=36.0, ranks=8,
     ...                   price="aws-p5-on-demand", flops_per_token=6 * 7e9, peak_flops=989.5e12,
-    ...                   measured=True)
-    >>> round(c.gpu_hours), round(c.cost_usd, 2), round(c.mfu, 3)
-    (8, 98.32, 0.147)
+    ...                   measured=True, gpu="h100-sxm")
+    >>> round(c.gpu_hours), round(c.cost_usd, 2), round(c.mfu, 3), c.price_date
+    (8, 55.04, 0.147, '2026-11-09')
     """
     if (tokens is None) == (steps is None):
         raise ValueError("tokens, steps: give exactly one of them")
@@ -206,15 +317,27 @@ def training_cost(
         raise ValueError("usd_per_gpu_hour, price: give one of them, not both")
     note = ""
     usd = None
+    price_date = None
+    warning = ""
     if price is not None:
-        pr = load_price(price)
+        pr = check_price_gpu(price, gpu) if gpu is not None else load_price(price)
         usd = pr.usd_per_gpu_hour
-        note = f"{pr.name}: {pr.description}, ${pr.usd_per_instance_hour:g}/h per instance, as of {pr.date}"
+        price_date = pr.date
+        warning = price_age_warning(pr, today)
+        note = (
+            f"{pr.name}: {pr.description}, ${pr.usd_per_instance_hour:g}/h per instance "
+            f"({pr.terms}), price as of {pr.date}"
+        )
     elif usd_per_gpu_hour is not None:
         usd = _positive("usd_per_gpu_hour", usd_per_gpu_hour, "USD")
         note = "price given"
     wall = n * t
     gpu_h = wall * ranks / 3600.0
+    if not math.isfinite(gpu_h * (usd or 1.0)):
+        raise ValueError(
+            f"step_time_s: {t:g} s x {n:g} steps x {ranks} GPUs overflows; allowed: a run "
+            "whose GPU-hours (and cost) are finite numbers"
+        )
     mfu = None
     c_tok = None
     if flops_per_token is not None:
@@ -234,6 +357,9 @@ def training_cost(
         usd_per_gpu_hour=usd,
         cost_usd=None if usd is None else gpu_h * usd,
         price_note=note,
+        price_date=price_date,
+        price_warning=warning,
+        notes=tuple(scale_notes(params)) if params is not None else (),
         flops_per_token=c_tok,
         mfu=mfu,
     )

@@ -671,7 +671,7 @@ def test_ddp_named_model_uses_its_tensors_and_shows_time_and_cost():
     assert metrics(at)["MFU implied by the measured step"] == f"{100 * c.mfu:.1f} %"
     at.selectbox(key="ddp_price").set_value("aws-p5-on-demand").run()
     assert_clean(at)
-    assert any("2023-07-27" in _text(cap.value) for cap in at.caption)
+    assert any("2026-11-09" in _text(cap.value) for cap in at.caption)
 
 
 def test_ddp_bad_tokens_or_step_time_names_the_field():
@@ -746,7 +746,7 @@ def test_ddp_bucket_advisor_is_the_api_argmin():
     ).bucket_advice()
     m = metrics(at)
     assert m["Best bucket_cap"] == f"{adv.best_cap_bytes / 2**20:g} MiB"
-    assert adv.exposed_comm_s[adv.best_index] == min(adv.exposed_comm_s)
+    assert adv.exposed_comm_s[adv.best_index] <= min(adv.exposed_comm_s) + adv.tie_s
     assert any("chart_bucket_advice" in c.proto.id for c in at.get("plotly_chart"))
 
 

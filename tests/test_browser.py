@@ -197,7 +197,7 @@ def test_cluster_a_or_cluster_b_on_one_screen(browser_page, app_url, width):
         except PlaywrightTimeoutError:
             if attempt == 2:
                 raise
-    answer = page.get_by_test_id("stAlert").filter(has_text="tokens per GPU-hour")
+    answer = page.get_by_test_id("stAlert").filter(has_text="tokens/s per GPU")
     expect(answer).to_contain_text("A's step is", timeout=4 * TIMEOUT_MS)
     expect(page.get_by_text("A or B?", exact=True)).to_be_visible()
     assert "ddp_pin=true" in page.url and "ddp_b_cluster=dgx-a100" in page.url
@@ -206,5 +206,5 @@ def test_cluster_a_or_cluster_b_on_one_screen(browser_page, app_url, width):
     answer.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / f"ddp-a-or-b-{width}.png"), full_page=True)
     page.goto(page.url)  # the shared link
-    linked = page.get_by_test_id("stAlert").filter(has_text="tokens per GPU-hour")
+    linked = page.get_by_test_id("stAlert").filter(has_text="tokens/s per GPU")
     expect(linked).to_contain_text(text, timeout=4 * TIMEOUT_MS)

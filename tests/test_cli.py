@@ -829,7 +829,7 @@ def test_scenario_bucket_advice_is_the_argmin():
     d = run_json("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--bucket-advice")
     adv = d["bucket_advice"]["A"]
     best = adv["best_index"]
-    assert adv["exposed_comm_s"][best] == min(adv["exposed_comm_s"])
+    assert adv["exposed_comm_s"][best] <= min(adv["exposed_comm_s"]) + adv["tie_s"]
     assert adv["best_cap_bytes"] == adv["caps_bytes"][best]
     assert d["step_time_s"] > 0  # the single scenario's fields stay at the top level
     r = run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--bucket-advice")

@@ -14,6 +14,7 @@ import importlib
 import math
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -124,6 +125,11 @@ VALID: dict[str, dict[str, Any]] = {
     "price_names": {},
     "load_arch": {"name": "gpt2-124m"},
     "load_price": {"name": "aws-p5-capacity-block"},
+    "prices_for_gpu": {"gpu": "h100-sxm"},
+    "load_hf_config": {
+        "path": str(Path(__file__).parent / "data" / "hf_configs" / "gpt2-124m" / "config.json")
+    },
+    "global_batch_from_tokens": {"global_tokens": 4 * 2**20, "sequence_length": 4096},
     "training_cost": {
         "tokens": 1e12,
         "tokens_per_step": 4e6,

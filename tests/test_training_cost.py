@@ -66,11 +66,12 @@ def test_price_presets_are_cited_and_dated():
         assert p.source.startswith("http") or "http" in p.source
         assert len(p.date) == 10 and p.date[4] == "-"
         assert 0.5 < p.usd_per_gpu_hour < 50
-    assert load_price("aws-p5-on-demand").usd_per_gpu_hour == pytest.approx(98.32 / 8)
+    assert load_price("aws-p5-on-demand").usd_per_gpu_hour == pytest.approx(55.04 / 8)
     c = training_cost(
         steps=1, tokens_per_step=1, step_time_s=3600, ranks=8, price="aws-p5-on-demand"
     )
-    assert c.cost_usd == pytest.approx(98.32) and "2023-07-27" in c.price_note
+    assert c.cost_usd == pytest.approx(55.04) and "2026-11-09" in c.price_note
+    assert c.price_date == "2026-11-09"
 
 
 @pytest.mark.parametrize(
@@ -204,7 +205,7 @@ def test_cli_train():
         "--price",
         "aws-p5-on-demand",
     ).stdout
-    assert "days" in text and "GPU-hours" in text and "$" in text and "2023-07-27" in text
+    assert "days" in text and "GPU-hours" in text and "$" in text and "2026-11-09" in text
     r = run("train", "--arch", "llama-2-7b", "--nodes", "8")
     assert r.exit_code == 2 and "--tokens" in r.stderr
 

@@ -14,7 +14,8 @@ UNIT_SUFFIXES = ("_bytes", "_s", "_bytes_per_s", "_s_per_byte", "_flops", "_per_
 UNIT_SUFFIXES_EXTRA = ("usd_per_gpu_hour", "bytes_per_param")
 # dimensionless quantities and counts [-] (names say what is counted)
 DIMENSIONLESS = {
-    "accumulation", "base_batch", "base_lr", "chunk_rows", "comm_contention", "digits",
+    "accumulation", "base_batch", "base_lr", "chunk_rows", "comm_contention", "critical_batch",
+    "digits", "global_tokens",
     "dp_ranks", "fragmentation", "global_batch", "gpus_per_node", "gpus_per_process",
     "layer_param_counts", "local_batch", "mfu", "micro_batch", "new_batch", "nics_per_node", "nodes", "overlap",
     "params", "ranks", "sequence_length", "steps", "tokens", "tokens_per_gpu",

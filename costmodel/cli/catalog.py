@@ -37,7 +37,10 @@ def archs(as_json: JsonOpt = False) -> None:
             f"h={a.hidden} heads={a.heads}/{a.kv_heads} vocab={a.vocab}"
         )
     for p in prices:
-        typer.echo(f"{p.name:<24} ${p.usd_per_gpu_hour:.3f}/GPU-h ({p.date}) {p.description}")
+        typer.echo(
+            f"{p.name:<31} {p.gpu:<14} ${p.usd_per_gpu_hour:.3f}/GPU-h {p.terms:<14} "
+            f"(as of {p.date}) {p.description}"
+        )
 
 
 def fabrics(as_json: JsonOpt = False) -> None:

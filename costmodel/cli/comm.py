@@ -200,8 +200,10 @@ def predict(
         ),
     ],
     op: Annotated[str, typer.Option(help="Collective: all_reduce, all_gather, ...")] = "all_reduce",
-    nodes: Annotated[int, typer.Option(min=1)] = 1,
-    gpus_per_node: Annotated[int | None, typer.Option(min=1)] = None,
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
+    gpus_per_node: Annotated[
+        int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
+    ] = None,
     algorithm: Annotated[
         str, typer.Option(help="auto or an NCCL algorithm (Ring, Tree, NVLS, ...).")
     ] = "auto",

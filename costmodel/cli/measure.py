@@ -41,21 +41,36 @@ def nccl_tests_run(
     ] = None,
     protos: Annotated[str | None, typer.Option(help="NCCL_PROTO values: LL,LL128,Simple.")] = None,
     gpus: Annotated[int, typer.Option(min=1, help="GPUs per node.")] = 1,
-    nodes: Annotated[int, typer.Option(min=1)] = 1,
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes (with srun or mpirun).")] = 1,
     launcher: Annotated[str, typer.Option(help="local (-g GPUS), srun or mpirun.")] = "local",
     build_dir: Annotated[
         Path | None, typer.Option(help="nccl-tests build folder (or $NCCL_TESTS_BUILD, or $PATH).")
     ] = None,
-    min_bytes: Annotated[str, typer.Option("--min-bytes", "-b")] = "8",
-    max_bytes: Annotated[str, typer.Option("--max-bytes", "-e")] = "8G",
-    step_factor: Annotated[int, typer.Option("--step-factor", "-f", min=2)] = 2,
-    iters: Annotated[int, typer.Option("--iters", "-n", min=1)] = 20,
-    warmup: Annotated[int, typer.Option("--warmup", "-w", min=0)] = 5,
+    min_bytes: Annotated[
+        str, typer.Option("--min-bytes", "-b", help="Smallest message (nccl-tests -b): 8, 1KiB.")
+    ] = "8",
+    max_bytes: Annotated[
+        str, typer.Option("--max-bytes", "-e", help="Largest message (nccl-tests -e): 8G.")
+    ] = "8G",
+    step_factor: Annotated[
+        int,
+        typer.Option(
+            "--step-factor", "-f", min=2, help="Size multiplier per step (nccl-tests -f)."
+        ),
+    ] = 2,
+    iters: Annotated[
+        int, typer.Option("--iters", "-n", min=1, help="Timed iterations per size (nccl-tests -n).")
+    ] = 20,
+    warmup: Annotated[
+        int, typer.Option("--warmup", "-w", min=0, help="Untimed warm-up iterations (-w).")
+    ] = 5,
     timeout: Annotated[str, typer.Option(help="Per-run time limit: 30min, 600s.")] = "30min",
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the command lines only.")
     ] = False,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Show a progress bar on a terminal.")
+    ] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Run nccl-tests over collectives (x NCCL_ALGO x NCCL_PROTO), appending parsed rows.
@@ -144,9 +159,13 @@ def validate_torch(
     ops: Annotated[
         str, typer.Option(help="Comma list of collectives, or none.")
     ] = "all_reduce,all_gather,reduce_scatter,broadcast,all_to_all",
-    min_bytes: Annotated[str, typer.Option()] = "4KiB",
-    max_bytes: Annotated[str, typer.Option()] = "64MiB",
-    iters: Annotated[int, typer.Option(min=1)] = 10,
+    min_bytes: Annotated[
+        str, typer.Option(help="Smallest message per collective: 4KiB (sizes double).")
+    ] = "4KiB",
+    max_bytes: Annotated[
+        str, typer.Option(help="Largest message per collective: 64MiB.")
+    ] = "64MiB",
+    iters: Annotated[int, typer.Option(min=1, help="Timed iterations per size.")] = 10,
     ddp: Annotated[bool, typer.Option("--ddp", help="Also time DDP steps.")] = False,
     extra: Annotated[
         list[str] | None,

@@ -60,8 +60,10 @@ def memory(
 
     Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 
+    \b
         costmodel memory --params 7B --recipe mixed-adam --gpu-memory 80GB
 
+    \b
         costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
     """
     from .. import memory as mem
@@ -185,6 +187,21 @@ def memory(
 
 
 # --- batch ------------------------------------------------------------------------------------
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+
+
+def _tokens(text: str, name: str) -> int:
+    """A whole token count: ``4194304``, ``4M`` (decimal) or ``4Mi`` (binary, 4 x 2^20)."""
+    t = text.strip()
+    if t[-2:] in _BINARY:
+        value = units.parse_count(t[:-2], name=name) * _BINARY[t[-2:]]
+    else:
+        value = units.parse_count(t, name=name)
+    if value != int(value) or value < 1:
+        raise ValueError(f"{name}: must be a whole number of tokens >= 1, got {text!r}")
+    return int(value)
+
+
 def batch(
     local: Annotated[
         int | None, typer.Option("--local", "--local-batch", min=1, help="Per-GPU micro-batch.")
@@ -192,38 +209,117 @@ def batch(
     ranks: Annotated[int | None, typer.Option(min=1, help="Data-parallel ranks.")] = None,
     accumulation: Annotated[int | None, typer.Option(min=1, help="Accumulation steps.")] = None,
     global_: Annotated[
-        int | None, typer.Option("--global", "--global-batch", min=1, help="Global batch.")
+        int | None,
+        typer.Option("--global", "--global-batch", min=1, help="Global batch [samples]."),
     ] = None,
-    sequence_length: Annotated[int | None, typer.Option(min=1, help="Tokens per sample.")] = None,
+    global_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--global-tokens",
+            help="Global batch in tokens per step (needs --seq): 4Mi = 4 x 2^20, or 4194304 "
+            "(instead of --global).",
+        ),
+    ] = None,
+    sequence_length: Annotated[
+        int | None,
+        typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample."),
+    ] = None,
+    base_lr: Annotated[
+        float | None,
+        typer.Option(min=0.0, help="Learning rate tuned at --base-batch/--base-tokens."),
+    ] = None,
+    base_batch: Annotated[
+        int | None, typer.Option(min=1, help="Global batch the LR was tuned at [samples].")
+    ] = None,
+    base_tokens: Annotated[
+        str | None, typer.Option(help="Global batch the LR was tuned at, in tokens: 1M.")
+    ] = None,
+    rule: Annotated[
+        str,
+        typer.Option(
+            help="LR rule: sqrt (Adam/AdamW, Malladi et al. 2022) or linear (SGD, ResNet)."
+        ),
+    ] = "sqrt",
+    critical_batch: Annotated[
+        str | None,
+        typer.Option(
+            help="Critical batch size (McCandlish et al. 2018), in the unit of the base batch: "
+            "the LR is not scaled past it."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Solve B_global = B_local x N x A for the one unknown left out.
+    """Solve B_global = B_local x N x A for the one unknown left out; in samples or tokens.
 
-    Example (which accumulation gives a global batch of 1024 on 64 GPUs at 4 each?):
+    With --seq the global batch is also given in tokens (--global-tokens instead of --global
+    plans tokens first); --base-lr scales a tuned learning rate to the new global batch.
 
+    Examples (accumulation for a global batch of 1024 on 64 GPUs at 4 each; 4M tokens at
+    sequence length 4096 on 512 GPUs, AdamW tuned at 3e-4 for 1M tokens):
+
+    \b
         costmodel batch --local 4 --ranks 64 --global 1024
+
+    \b
+        costmodel batch --local 1 --ranks 512 --global-tokens 4Mi --seq 4096 --base-lr 3e-4 --base-tokens 1Mi
     """
     from .. import batch as bt
 
+    if rule not in bt.LR_RULES:
+        raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
+    tokens = _tokens(global_tokens, "--global-tokens") if global_tokens else None
     sol = bt.solve_batch(
-        local_batch=local, ranks=ranks, accumulation=accumulation, global_batch=global_
+        local_batch=local,
+        ranks=ranks,
+        accumulation=accumulation,
+        global_batch=global_,
+        global_tokens=tokens,
+        sequence_length=sequence_length,
     )
-    data = _jsonable(sol)
-    if not isinstance(data, dict):
-        data = {
-            k: _jsonable(getattr(sol, k))
-            for k in ("local_batch", "ranks", "accumulation", "global_batch")
-        }
-    if sequence_length is not None:
-        data["sequence_length"] = sequence_length
-        data["tokens_per_step"] = int(data["global_batch"]) * sequence_length
+    data: dict[str, Any] = dict(sol.as_dict())
+    if "global_tokens" in data:
+        data["tokens_per_step"] = data["global_tokens"]
+    lr_rows: list[tuple[str, str]] = []
+    if base_lr is not None:
+        if (base_batch is None) == (base_tokens is None):
+            raise ValueError("--base-batch or --base-tokens: give the batch the LR was tuned at")
+        base: float
+        new: int
+        if base_tokens is not None:
+            if sol.global_tokens is None:
+                raise ValueError("--base-tokens: needs --seq (the new batch in tokens)")
+            base, new, unit = _tokens(base_tokens, "--base-tokens"), sol.global_tokens, "tokens"
+        else:
+            assert base_batch is not None
+            base, new, unit = float(base_batch), sol.global_batch, "samples"
+        crit = _tokens(critical_batch, "--critical-batch") if critical_batch else None
+        lr = bt.scale_learning_rate(base_lr, base, new, rule=rule, critical_batch=crit)
+        who, cite = bt.LR_RULE_INFO[rule]
+        data["learning_rate"] = {
+            "base_lr": base_lr, "base_batch": base, "new_batch": new, "unit": unit,
+            "rule": rule, "rule_for": who, "citation": cite, "critical_batch": crit,
+            "learning_rate": float(lr),
+        }  # fmt: skip
+        capped = crit is not None and new > max(crit, base)
+        lr_rows = [
+            ("learning rate", f"{float(lr):.4g} ({who})"),
+            ("", f"from {base_lr:g} at {units.format_count(base)} {unit}; {cite}"),
+        ]
+        if capped and crit is not None:
+            lr_rows.append(("", f"capped at the critical batch {units.format_count(crit)} {unit}; "
+                                + bt.CRITICAL_BATCH_CITATION))  # fmt: skip
+    elif any(x is not None for x in (base_batch, base_tokens, critical_batch)):
+        raise ValueError("--base-lr: give the tuned learning rate to scale")
     if as_json:
         _print_json(data)
         return
     rows = [(k, str(data[k])) for k in ("local_batch", "ranks", "accumulation", "global_batch")]
-    if sequence_length is not None:
-        rows.append(("tokens per step", units.format_count(data["tokens_per_step"])))
-    typer.echo(_kv(rows))
+    if sol.global_tokens is not None:
+        rows.append(("sequence length", str(sol.sequence_length)))
+        rows.append(
+            ("global batch [tokens]", f"{units.format_count(sol.global_tokens)} tokens per step")
+        )
+    typer.echo(_kv(rows + lr_rows))
 
 
 # --- step -------------------------------------------------------------------------------------
@@ -267,6 +363,7 @@ def step(
 
     Example (the lesson's practice problem 1: comms-bound, about 73% efficient):
 
+    \b
         costmodel step --params 7B --compute-time 400ms --ranks 64 --bandwidth 50GB/s
     """
     from .. import ddp
@@ -459,21 +556,46 @@ def scenario(
             help="Sweep bucket_cap 1-200 MiB and print the cap with the least exposed comm.",
         ),
     ] = False,
+    tokens: Annotated[
+        str | None,
+        typer.Option(help="Tokens to train (2T): adds days, GPU-hours and dollars (A and B)."),
+    ] = None,
+    price: Annotated[
+        str | None, typer.Option(help="Price preset for A's GPU (with --tokens).")
+    ] = None,
+    usd_per_gpu_hour: Annotated[
+        float | None, typer.Option(min=0.0, help="A's price of one GPU-hour [USD].")
+    ] = None,
+    price_b: Annotated[
+        str | None,
+        typer.Option(help="Price preset for B's GPU (default: A's price if B has A's GPU)."),
+    ] = None,
+    usd_per_gpu_hour_b: Annotated[
+        float | None,
+        typer.Option(min=0.0, help="B's price of one GPU-hour [USD] (default: A's, same GPU)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """A whole training setup: memory, batch, DDP step, verdict and what flips it.
 
     --model names the collective cost model; the architecture is --arch. --vs compares a
     second configuration (A = the options, B = A with the --vs changes) and prints both
-    side by side with B - A and B / A; --bucket-advice adds the bucket_cap advisor.
+    side by side with B - A and B / A; --tokens adds both sides' days, GPU-hours and (with a
+    price for each side's GPU) dollars; --bucket-advice adds the bucket_cap advisor.
 
     Example:
 
+    \b
         costmodel scenario --params 7B --cluster dgx-h100 --nodes 8 --local-batch 1 --zero 1
 
+    \b
         costmodel scenario --arch llama-2-7b --cluster dgx-h100 --nodes 8 --recompute full
 
+    \b
         costmodel scenario --arch llama-3.1-70b --nodes 8 --zero 3 --vs 'cluster=dgx-a100'
+
+    \b
+        costmodel scenario --arch llama-2-7b --nodes 8 --zero 1 --tokens 2T --price aws-p5-on-demand --vs 'cluster=dgx-b200' --price-b lambda-b200-on-demand
     """
     a = _scenario_from_options(locals())
     b = a.with_changes(vs) if vs is not None else None
@@ -482,8 +604,9 @@ def scenario(
     advice = {"A": a.bucket_advice()} if bucket_advice else {}
     if bucket_advice and b is not None:
         advice["B"] = b.bucket_advice()
+    costs = _side_costs(result, other, tokens, price, usd_per_gpu_hour, price_b, usd_per_gpu_hour_b)
     if as_json:
-        if other is None and not advice:
+        if other is None and not advice and not costs:
             _print_json(result)
             return
         data: dict[str, Any] = {"a": result} if other is not None else {**_jsonable(result)}
@@ -491,14 +614,101 @@ def scenario(
             data.update(b=other, changes=vs, comparison=result.compare(other))
         if advice:
             data["bucket_advice"] = {k: v.as_dict() for k, v in advice.items()}
+        if costs:
+            data["training_cost"] = {
+                k: (v.as_dict() if not isinstance(v, str) else {"cost_usd": None, "price_note": v})
+                for k, v in costs.items()
+            }
         _print_json(data)
         return
     if other is None:
         typer.echo(result.summary())
     else:
         typer.echo(_comparison_text(result, other, vs or ""))
+    if costs:
+        typer.echo(_cost_text(costs))
     for name, adv in advice.items():
         typer.echo(_advice_text(name if other is not None else "", adv, a if name == "A" else b))
+
+
+def _side_costs(
+    a: Any,
+    b: Any,
+    tokens: str | None,
+    price: str | None,
+    usd: float | None,
+    price_b: str | None,
+    usd_b: float | None,
+) -> dict[str, Any]:
+    """Days, GPU-hours and dollars of training ``tokens`` on A (and B): {"A": TrainingCost, ...}.
+
+    B takes A's price only when it runs on A's GPU (a price is published for one GPU); else
+    B's dollars need --price-b or --usd-per-gpu-hour-b, and B's entry says so (a string).
+    """
+    if tokens is None:
+        if any(x is not None for x in (price, usd, price_b, usd_b)):
+            raise ValueError("--tokens: give the tokens to train with a price (e.g. --tokens 2T)")
+        return {}
+    if b is None and (price_b is not None or usd_b is not None):
+        raise ValueError("--price-b/--usd-per-gpu-hour-b: need --vs (a B configuration)")
+    d = units.parse_count(tokens, name="--tokens")
+    out: dict[str, Any] = {"A": a.training_cost(d, usd_per_gpu_hour=usd, price=price)}
+    if b is None:
+        return out
+    gpu_a = a.scenario._validated_cluster().gpu.name
+    gpu_b = b.scenario._validated_cluster().gpu.name
+    if price_b is None and usd_b is None and gpu_a == gpu_b:
+        price_b, usd_b = price, usd
+    out["B"] = b.training_cost(d, usd_per_gpu_hour=usd_b, price=price_b)
+    if out["B"].cost_usd is None and (price is not None or usd is not None):
+        from ..training import prices_for_gpu
+
+        match = prices_for_gpu(gpu_b)
+        out["B_price"] = (
+            f"B runs on {gpu_b}, not A's {gpu_a}: give --price-b "
+            f"({', '.join(match) if match else 'no preset is published for ' + gpu_b}) "
+            "or --usd-per-gpu-hour-b for B's dollars"
+        )
+    return out
+
+
+def _cost_text(costs: dict[str, Any]) -> str:
+    """The time-and-cost rows of one or two sides, with each price's date."""
+    sides = [k for k in ("A", "B") if k in costs]
+    rows = [("time and cost to train", *sides)]
+
+    def money(c: Any) -> str:
+        if c.cost_usd is None:
+            return "n/a (no price)"
+        when = f" ({c.price_date} prices)" if c.price_date else " (price given)"
+        return f"${c.cost_usd:,.0f}{when}"
+
+    rows.append(("steps", *(f"{costs[k].steps:,}" for k in sides)))
+    rows.append(("wall clock [days]", *(f"{costs[k].wall_days:,.1f}" for k in sides)))
+    rows.append(("GPU-hours", *(f"{costs[k].gpu_hours:,.0f}" for k in sides)))
+    rows.append(
+        (
+            "price per GPU-hour",
+            *(
+                f"${costs[k].usd_per_gpu_hour:.3g}" if costs[k].usd_per_gpu_hour else "-"
+                for k in sides
+            ),
+        )
+    )
+    rows.append(("cost [USD]", *(money(costs[k]) for k in sides)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
+    for k in sides:
+        c = costs[k]
+        if c.price_note and c.price_date:
+            lines.append(f"price {k}: {c.price_note}")
+        if c.price_warning:
+            lines.append(f"warning ({k}): {c.price_warning}")
+    if "B_price" in costs:
+        lines.append(f"note: {costs['B_price']}")
+    return "\n".join(lines)
 
 
 def _comparison_text(a: Any, b: Any, changes: str) -> str:
@@ -549,7 +759,8 @@ def _advice_text(name: str, adv: Any, scenario: Any) -> str:
     line = (
         f"{label}: {adv.best_cap_bytes / 2**20:g} MiB minimises the exposed "
         f"communication ({units.format_duration(adv.exposed_comm_s[best])}, "
-        f"{adv.buckets[best]} buckets) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB"
+        f"{adv.buckets[best]} buckets) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB "
+        f"(ties within {units.format_duration(adv.tie_s)} keep the current or smaller cap)"
     )
     if now in caps:
         k = caps.index(now)
@@ -568,22 +779,41 @@ def train(
     params: Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")] = None,
     arch: _ArchOpt = None,
     cluster: Annotated[str, typer.Option(help="Cluster preset.")] = "dgx-h100",
-    nodes: Annotated[int, typer.Option(min=1)] = 1,
-    gpus_per_node: Annotated[int | None, typer.Option(min=1)] = None,
-    recipe: Annotated[str, typer.Option()] = "mixed-adam",
-    zero: Annotated[int, typer.Option("--zero", "--zero-stage", min=0, max=3)] = 0,
-    local_batch: Annotated[int, typer.Option(min=1)] = 1,
-    accumulation: Annotated[int, typer.Option(min=1)] = 1,
-    sequence_length: Annotated[int, typer.Option("--sequence-length", "--seq", min=1)] = 4096,
-    mfu: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.4,
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
+    gpus_per_node: Annotated[
+        int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
+    ] = None,
+    recipe: Annotated[
+        str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")
+    ] = "mixed-adam",
+    zero: Annotated[
+        int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
+    ] = 0,
+    local_batch: Annotated[int, typer.Option(min=1, help="Micro-batch per GPU [samples].")] = 1,
+    accumulation: Annotated[
+        int, typer.Option(min=1, help="Gradient-accumulation micro-batches per step.")
+    ] = 1,
+    sequence_length: Annotated[
+        int, typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample.")
+    ] = 4096,
+    mfu: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Model FLOP utilisation (0, 1].")
+    ] = 0.4,
     compute_time: Annotated[
         str | None, typer.Option(help="Measured compute per micro-batch.")
     ] = None,
     bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
-    no_sync: Annotated[bool, typer.Option("--no-sync/--sync")] = True,
+    no_sync: Annotated[
+        bool,
+        typer.Option(
+            "--no-sync/--sync", help="Accumulate under no_sync (one all-reduce per step)."
+        ),
+    ] = True,
     model: Annotated[str, typer.Option(help="Collective cost model: nccl or textbook.")] = "nccl",
     recompute: Annotated[str, typer.Option(help="none, selective or full (with --arch).")] = "none",
-    flash: Annotated[bool, typer.Option("--flash/--no-flash")] = True,
+    flash: Annotated[
+        bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
+    ] = True,
     step_time: Annotated[
         str | None,
         typer.Option(help="Measured step time: 1.2s (else the predicted one); gives the MFU."),
@@ -592,19 +822,25 @@ def train(
         float | None, typer.Option(min=0.0, help="Price of one GPU-hour [USD].")
     ] = None,
     price: Annotated[
-        str | None, typer.Option(help="Price preset, e.g. aws-p5-on-demand (`costmodel archs`).")
+        str | None,
+        typer.Option(
+            help="Price preset for the cluster's GPU, e.g. aws-p5-on-demand (`costmodel archs` "
+            "lists them with their GPU and date)."
+        ),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Time and cost to train: wall-clock days, GPU-hours, dollars and MFU.
 
     The step time is the scenario's prediction, or --step-time as measured (then the MFU shown
-    is what that measurement implies).
+    is what that measurement implies). A --price preset must be one published for the
+    cluster's GPU; every cost is shown with its price's date.
 
-    Example (Llama-2-7B on 2T tokens, 64 H100s at the 2023 AWS on-demand price):
+    Example (Llama-2-7B on 2T tokens, 64 H100s, AWS p5 on-demand price):
 
-        costmodel train --arch llama-2-7b --tokens 2T --cluster dgx-h100 --nodes 8 \\
-            --local-batch 4 --recompute full --price aws-p5-on-demand
+    \b
+    \b
+        costmodel train --arch llama-2-7b --tokens 2T --cluster dgx-h100 --nodes 8 --zero 1 --recompute full --price aws-p5-on-demand
     """
     opts = dict(locals())
     if (tokens is None) == (steps is None):
@@ -641,8 +877,15 @@ def train(
         ("GPU-hours", f"{cost.gpu_hours:,.0f}"),
     ]
     if cost.cost_usd is not None:
-        rows.append(("price", f"${cost.usd_per_gpu_hour:.3g} per GPU-hour"))
-        rows.append(("cost", f"${cost.cost_usd:,.0f}"))
+        when = f", as of {cost.price_date}" if cost.price_date else " (given)"
+        rows.append(("price", f"${cost.usd_per_gpu_hour:.3g} per GPU-hour{when}"))
+        rows.append(
+            (
+                "cost",
+                f"${cost.cost_usd:,.0f}"
+                + (f" at {cost.price_date} prices" if cost.price_date else ""),
+            )
+        )
     if cost.mfu is not None:
         rows.append(
             ("MFU" + (" implied" if measured else " at this step"), f"{100 * cost.mfu:.1f}%")
@@ -660,3 +903,7 @@ def train(
     typer.echo(_kv(rows))
     if cost.price_note and price is not None:
         typer.echo(f"price: {cost.price_note}")
+    if cost.price_warning:
+        typer.echo(f"warning: {cost.price_warning}")
+    for n in cost.notes:
+        typer.echo(f"note: {n}")

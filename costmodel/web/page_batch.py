@@ -1,4 +1,5 @@
-"""Batch: local batch x ranks x accumulation = global batch; solve for any one, scale the LR."""
+"""Batch: local batch x ranks x accumulation = global batch (in samples or tokens); solve for
+any one, scale the LR (square root for Adam/AdamW, linear for SGD on ResNet)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,12 @@ FIELDS = {
 }
 
 
+UNITS = ("samples", "tokens")
+
+
 def _inputs() -> dict:
-    unknown = st.radio(
+    c = st.columns(2)
+    unknown = c[0].radio(
         "Solve for",
         tuple(FIELDS),
         index=2,
@@ -27,37 +32,75 @@ def _inputs() -> dict:
         key="solve",
         bind=QP,
     )
+    unit = c[1].radio(
+        "Global batch in",
+        UNITS,
+        horizontal=True,
+        key="batch_unit",
+        bind=QP,
+        help="LLM runs plan in tokens per step (e.g. 4M tokens at sequence length 4096): the "
+        "global batch in samples is tokens / sequence length",
+    )
+    seq = st.number_input(
+        "Sequence length [tokens per sample]", value=2048, step=1, key="seq_len", bind=QP
+    )
     cols = st.columns(3)
     known = {}
     for col, name in zip(cols, [f for f in FIELDS if f != unknown], strict=True):
         label, default = FIELDS[name]
+        if name == "global_batch" and unit == "tokens":
+            known["global_tokens"] = col.number_input(
+                "Global batch [tokens per step]",
+                value=4 * 2**20,
+                step=2**20,
+                key="batch_global_tokens",
+                bind=QP,
+                help="e.g. 4194304 = 4 x 2^20 tokens; must be a whole number of sequences",
+            )
+            continue
         known[name] = col.number_input(label, value=default, step=1, key=f"batch_{name}", bind=QP)
-    seq = st.number_input(
-        "Sequence length [tokens per sample]", value=2048, step=1, key="seq_len", bind=QP
-    )
     st.subheader("Learning-rate scaling")
-    c = st.columns(4)
-    base_lr = c[0].number_input(
-        "Base learning rate [-]", value=0.1, format="%.6g", key="base_lr", bind=QP
-    )
-    base_batch = c[1].number_input(
-        "Batch it was tuned at [samples]", value=256, step=1, key="base_batch", bind=QP
-    )
-    rule = c[2].radio(
-        "Rule",
+    rule = st.radio(
+        "Optimizer and rule",
         tuple(batch.LR_RULES),
+        index=tuple(batch.LR_RULES).index("linear"),
+        format_func=lambda r: batch.LR_RULE_INFO[r][0],
         horizontal=True,
         key="rule",
         bind=QP,
-        help="linear: Goyal et al. 2017; sqrt: Krizhevsky 2014, Hoffer et al. 2017",
+        help="; ".join(
+            f"{batch.LR_RULE_INFO[r][0]}: {batch.LR_RULE_INFO[r][1]}" for r in batch.LR_RULES
+        ),
     )
-    warmup = c[3].number_input("Warmup steps [-]", value=500, step=1, key="warmup", bind=QP)
+    c4 = st.columns(4)
+    base_lr = c4[0].number_input(
+        "Base learning rate [-]", value=0.1, format="%.6g", key="base_lr", bind=QP
+    )
+    if unit == "tokens":
+        base_batch = c4[1].number_input(
+            "Batch it was tuned at [tokens]", value=2**20, step=2**18, key="base_tokens", bind=QP
+        )
+    else:
+        base_batch = c4[1].number_input(
+            "Batch it was tuned at [samples]", value=256, step=1, key="base_batch", bind=QP
+        )
+    critical = c4[2].number_input(
+        f"Critical batch size [{unit}] (0: none)",
+        value=0,
+        step=1,
+        key=f"critical_{unit}",
+        bind=QP,
+        help="The learning rate is not scaled past it: " + batch.CRITICAL_BATCH_CITATION,
+    )
+    warmup = c4[3].number_input("Warmup steps [-]", value=500, step=1, key="warmup", bind=QP)
     return {
         "unknown": unknown,
+        "unit": unit,
         "known": known,
         "seq": seq,
         "base_lr": base_lr,
         "base_batch": base_batch,
+        "critical": critical or None,
         "rule": rule,
         "warmup": warmup,
     }
@@ -73,7 +116,7 @@ def render() -> None:
     inp = _inputs()
     solution = None
     with section(FIELDS[inp["unknown"]][0]):
-        solution = batch.solve_batch(**inp["known"])
+        solution = batch.solve_batch(**inp["known"], sequence_length=inp["seq"])
     if solution is None:
         return
     m = headline(5)
@@ -82,29 +125,45 @@ def render() -> None:
             FIELDS[name][0] + (" (solved)" if name == inp["unknown"] else ""),
             f"{getattr(solution, name):,}",
         )
-    with section("Sequence length"):
-        tokens = solution.tokens_per_step(inp["seq"])
-        m[4].metric("Tokens per step", f"{format_count(tokens)} tokens")
+    tokens = int(solution.tokens_per_step(inp["seq"]))
+    m[4].metric(
+        "Global batch [tokens per step]" + (" (solved)" if inp["unit"] == "samples" else ""),
+        f"{format_count(tokens)} tokens",
+        help=f"{tokens:,} = {solution.global_batch:,} samples x {solution.sequence_length:,}",
+    )
+    new = tokens if inp["unit"] == "tokens" else solution.global_batch
     with section("Learning rate"):
         scaled = batch.scale_learning_rate(
-            inp["base_lr"], inp["base_batch"], solution.global_batch, rule=inp["rule"]
+            inp["base_lr"], inp["base_batch"], new, rule=inp["rule"], critical_batch=inp["critical"]
         )
         steps = [0, inp["warmup"] // 4, inp["warmup"] // 2, inp["warmup"]]
         schedule = batch.warmup_learning_rate(steps, scaled, inp["warmup"], start_lr=inp["base_lr"])
         st.metric(
-            f"Learning rate at global batch {solution.global_batch:,} ({inp['rule']} rule)",
+            f"Learning rate at global batch {new:,} {inp['unit']} ({inp['rule']} rule)",
             f"{scaled:.4g}",
         )
+        who, cite = batch.LR_RULE_INFO[inp["rule"]]
+        st.caption(f"{who}: {cite}.")
+        if inp["critical"] and new > max(inp["critical"], inp["base_batch"]):
+            st.caption(
+                f"Capped at the critical batch size {format_count(inp['critical'])} "
+                f"{inp['unit']}: {batch.CRITICAL_BATCH_CITATION}."
+            )
         rules = pd.DataFrame(
             {
-                "rule": list(batch.LR_RULES),
-                "global batch [samples]": solution.global_batch,
+                "rule": [batch.LR_RULE_INFO[r][0] for r in batch.LR_RULES],
+                f"global batch [{inp['unit']}]": new,
                 "learning rate [-]": [
                     batch.scale_learning_rate(
-                        inp["base_lr"], inp["base_batch"], solution.global_batch, rule=r
+                        inp["base_lr"],
+                        inp["base_batch"],
+                        new,
+                        rule=r,
+                        critical_batch=inp["critical"],
                     )
                     for r in batch.LR_RULES
                 ],
+                "source": [batch.LR_RULE_INFO[r][1] for r in batch.LR_RULES],
             }
         )
         table(rules, "learning_rate.csv", key="lr", caption="Learning rate under each rule")

@@ -25,6 +25,7 @@ from costmodel.web.common import (
     section,
     table,
 )
+from costmodel.web.scope import OUT_OF_SCOPE
 
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
@@ -193,15 +194,16 @@ def _label(inp: dict, result) -> str:
     return f"{model} on {result.cluster_name} x {result.nodes}, ZeRO-{inp['zero_stage']}"
 
 
-def _compare(inp: dict, result, inp_b: dict) -> None:
-    """B beside A: the one-line answer, the steps as bars, B - A per figure, overlaid scaling."""
+def _compare(inp: dict, result, inp_b: dict):
+    """B beside A: the one-line answer, the steps as bars, B - A per figure, overlaid scaling.
+    Returns B's result (None when B cannot be evaluated)."""
     from costmodel.scenario import compare, compare_summary
 
     rb = None  # stays None when B is refused (its red message is shown by section)
     with section("Configuration B"):
         rb = data.evaluate_scenario(**inp_b)
     if rb is None:
-        return
+        return None
     st.subheader("A or B?")
     st.success(compare_summary(result, rb), icon=":material/compare_arrows:")
     la, lb = f"A: {_label(inp, result)}", f"B: {_label(inp_b, rb)}"
@@ -230,6 +232,7 @@ def _compare(inp: dict, result, inp_b: dict) -> None:
         plots.scaling_compare_figure({la: sa, lb: sb}, title="Scaling efficiency, A and B"),
         key="chart_compare_scaling",
     )
+    return rb
 
 
 def _fmt(v, unit: str) -> str:
@@ -313,6 +316,7 @@ def render() -> None:
         "overlap it (PyTorch DDP, Li et al. 2020), the exposed tail, and what would flip the "
         "verdict.",
     )
+    st.caption(OUT_OF_SCOPE)
     inp = _inputs()
     inp_b = _pinned(inp)
     if (inp["params"] is None and inp["arch"] is None) or inp["bucket_cap_bytes"] is None:
@@ -365,9 +369,8 @@ def render() -> None:
     )
     for note in result.notes:
         st.caption(note)
-    if inp_b is not None:
-        _compare(inp, result, inp_b)
-    _training_cost(result, inp)
+    rb = _compare(inp, result, inp_b) if inp_b is not None else None
+    _training_cost(result, inp, rb)
     chart(
         plots.ddp_timeline_figure(
             result.timeline,
@@ -419,22 +422,68 @@ def render() -> None:
     )
 
 
-def _training_cost(result, inp: dict) -> None:
-    """Time and cost to train at the predicted step time, or at a measured one."""
+def _price_input(col, gpu: str, key: str, label: str):
+    """A price preset published for ``gpu`` (never another GPU's), or USD per GPU-hour typed.
+    Returns ``(price name or None, usd or None)``."""
+    prices = training.prices_for_gpu(gpu)
+    name = col.selectbox(
+        label,
+        ("custom", *prices),
+        key=key,
+        bind=QP,
+        help=f"cited list prices published for {gpu}, with their dates"
+        if prices
+        else f"no cited price is published for {gpu}: type USD per GPU-hour",
+    )
+    if name != "custom":
+        return name, None
+    usd = col.number_input(
+        f"USD per GPU-hour ({gpu})", value=2.0, step=0.1, key=f"{key}_usd", bind=QP, min_value=0.01
+    )
+    return None, usd
+
+
+def _cost_metrics(cost, side: str = "") -> None:
+    """Days, GPU-hours, dollars (with the price's date) and MFU of one side."""
+    m = st.columns(4)
+    m[0].metric(f"Wall clock{side} [days]", f"{cost.wall_days:,.1f}")
+    m[1].metric(f"GPU-hours{side}", f"{cost.gpu_hours:,.0f}")
+    when = f"prices as of {cost.price_date}" if cost.price_date else "price given"
+    m[2].metric(f"Cost{side} [USD]", f"{cost.cost_usd:,.0f}", help=when)
+    m[3].metric(
+        (
+            "MFU implied by the measured step"
+            if cost.step_time_source == "measured"
+            else "MFU at the predicted step"
+        )
+        + side,
+        f"{100 * cost.mfu:.1f} %",
+    )
+    st.caption(
+        f"{side.strip() + ': ' if side else ''}{cost.steps:,} steps of "
+        f"{format_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
+        f"({cost.step_time_source}) on {cost.ranks} GPUs; {cost.price_note} ({when}). MFU: model "
+        "FLOPs per token (6N + attention, PaLM appendix B) x tokens/s / (GPUs x peak)."
+    )
+    if cost.price_warning:
+        st.warning(cost.price_warning)
+    for n in cost.notes:
+        st.caption(n)
+
+
+def _training_cost(result, inp: dict, rb=None) -> None:
+    """Time and cost to train at the predicted step time, or at a measured one; B's too."""
     st.subheader("Time and cost to train")
-    prices = training.price_names()
+    gpu = result.scenario._validated_cluster().gpu.name
+    gpu_b = rb.scenario._validated_cluster().gpu.name if rb is not None else None
     c = st.columns(4)
     tokens_text = c[0].text_input(
         "Tokens to train", value="1T", key="ddp_tokens", bind=QP, help="e.g. 2T, 300B"
     )
-    price_name = c[1].selectbox(
-        "Price", ("custom", *prices), key="ddp_price", bind=QP, help="cited list prices"
-    )
-    usd = None
-    if price_name == "custom":
-        usd = c[2].number_input(
-            "USD per GPU-hour", value=2.0, step=0.1, key="ddp_usd", bind=QP, min_value=0.01
-        )
+    price_name, usd = _price_input(c[1], gpu, "ddp_price", "Price")
+    price_b, usd_b = price_name, usd
+    if gpu_b is not None and gpu_b != gpu:
+        price_b, usd_b = _price_input(c[2], gpu_b, "ddp_price_b", f"Price (B, {gpu_b})")
     measured_text = c[3].text_input(
         "Measured step time [s] (optional)",
         value="",
@@ -452,25 +501,11 @@ def _training_cost(result, inp: dict) -> None:
         return
     with section("Time and cost to train"):
         cost = result.training_cost(
-            tokens,
-            usd_per_gpu_hour=usd,
-            price=None if price_name == "custom" else price_name,
-            measured_step_time_s=measured,
+            tokens, usd_per_gpu_hour=usd, price=price_name, measured_step_time_s=measured
         )
-        m = st.columns(4)
-        m[0].metric("Wall clock [days]", f"{cost.wall_days:,.1f}")
-        m[1].metric("GPU-hours", f"{cost.gpu_hours:,.0f}")
-        m[2].metric("Cost [USD]", f"{cost.cost_usd:,.0f}")
-        m[3].metric(
-            "MFU implied by the measured step" if measured else "MFU at the predicted step",
-            f"{100 * cost.mfu:.1f} %",
-        )
-        st.caption(
-            f"{cost.steps:,} steps of {format_count(cost.tokens_per_step)} tokens at "
-            f"{format_duration(cost.step_time_s)} ({cost.step_time_source}) on {cost.ranks} "
-            f"GPUs; {cost.price_note}. MFU: model FLOPs per token (6N + attention, PaLM "
-            "appendix B) x tokens/s / (GPUs x peak)."
-        )
+        _cost_metrics(cost, " (A)" if rb is not None else "")
+        if rb is not None:
+            _cost_metrics(rb.training_cost(tokens, usd_per_gpu_hour=usd_b, price=price_b), " (B)")
 
 
 if __name__ == "__main__":

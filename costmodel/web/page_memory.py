@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
-from costmodel import architecture, memory, plots
+from costmodel import architecture, hf_config, memory, plots
 from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
 from costmodel.web.common import (
@@ -18,6 +20,7 @@ from costmodel.web.common import (
     section,
     table,
 )
+from costmodel.web.scope import OUT_OF_SCOPE
 
 #: Largest parameter count the page takes [-]: the DDP page's bound (``Scenario.params``,
 #: ``le=1e15``), about 1,000x the largest dense model published (~1e12, 2024).
@@ -27,11 +30,34 @@ STAGE_LABELS = {0: "0 (DDP)", 1: "1 (optimizer)", 2: "2 (+ gradients)", 3: "3 (F
 
 
 CUSTOM = "custom (parameter count)"
+OWN = "your own (config.json)"
 SAME = "same as A"
 
 
+def _own_arch(col):
+    """The architecture of an uploaded Hugging Face config.json, or None (with a message)."""
+    up = col.file_uploader(
+        "config.json",
+        type=["json"],
+        key="arch_config",
+        help="A Hugging Face config.json (Llama, Mistral, Qwen2, Mixtral, DeepSeek-V3, GPT-2, "
+        "GPT-NeoX): read offline into the same shape a preset gives",
+    )
+    if up is None:
+        col.info("Upload a config.json to use your own model.")
+        return None
+    try:
+        if up.size > hf_config.MAX_CONFIG_BYTES:
+            raise ValueError("config.json: the file is over 10 MB; a config.json is a few kB")
+        name = up.name.removesuffix(".json")
+        return hf_config.arch_from_hf_config(json.loads(up.getvalue()), name=name, source=up.name)
+    except (ValueError, UnicodeDecodeError) as exc:
+        col.error(f"{exc}".splitlines()[0])
+        return None
+
+
 def _inputs() -> dict:
-    archs = (CUSTOM, *architecture.arch_names())
+    archs = (CUSTOM, OWN, *architecture.arch_names())
     c1, c2, c3 = st.columns(3)
     arch = c1.selectbox(
         "Model",
@@ -39,9 +65,15 @@ def _inputs() -> dict:
         key="arch",
         bind=QP,
         help="A published architecture (its shape gives the parameters and the activations), "
-        "or a bare parameter count with a shape you enter",
+        "your own model's Hugging Face config.json, or a bare parameter count with a shape you "
+        f"enter. {OUT_OF_SCOPE}",
     )
-    a = None if arch == CUSTOM else architecture.load_arch(arch)
+    if arch == OWN:
+        a = _own_arch(c1)
+        if a is None:
+            st.stop()
+    else:
+        a = None if arch == CUSTOM else architecture.load_arch(arch)
     if a is None:
         params_text = c1.text_input(
             "Parameters P", value="7B", key="params", bind=QP, help="e.g. 7B, 1.3B, 350M, 70e9"
@@ -137,7 +169,8 @@ def _inputs() -> dict:
     if not with_act:
         activation = None
     elif a is not None:
-        activation = ("arch", a.name, *recipe_act)
+        # an uploaded config's Architecture is its own cache key (it has no preset name)
+        activation = ("arch", a if arch == OWN else a.name, *recipe_act)
     else:
         activation = ("shape", layers, hidden, heads, *recipe_act)
     return {

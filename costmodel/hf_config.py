@@ -1,0 +1,235 @@
+r"""Your own model: a Hugging Face ``config.json`` read offline into an :class:`Architecture`.
+
+The same object the shipped presets give (``presets/models/*.toml``), so parameters, the
+tensor list (DDP buckets), activations and FLOPs per token come out as for a preset. Supported
+``model_type`` values and the ``transformers`` modeling code whose shapes they follow:
+
+========================  ==============  ====================================================
+``model_type``            family          config keys read
+========================  ==============  ====================================================
+``llama``, ``mistral``    ``llama``       hidden_size, intermediate_size, num_hidden_layers,
+                                          num_attention_heads, num_key_value_heads, head_dim,
+                                          vocab_size, tie_word_embeddings,
+                                          max_position_embeddings
+``qwen2``                 ``qwen2``       as llama (q/k/v biases are part of the family)
+``mixtral``               ``mixtral``     as llama + num_local_experts, num_experts_per_tok
+``deepseek_v3``           ``deepseek-v3`` as llama + n_routed_experts, num_experts_per_tok,
+                                          n_shared_experts, moe_intermediate_size,
+                                          first_k_dense_replace, q_lora_rank, kv_lora_rank,
+                                          qk_nope_head_dim, qk_rope_head_dim, v_head_dim
+``gpt2``                  ``gpt2``        n_embd, n_layer, n_head, n_inner, n_positions,
+                                          vocab_size
+``gpt_neox``              ``gpt-neox``    hidden_size, intermediate_size, num_hidden_layers,
+                                          num_attention_heads, vocab_size,
+                                          tie_word_embeddings, max_position_embeddings
+========================  ==============  ====================================================
+
+Keys that change the shape in a way the families do not model (``attention_bias`` or
+``mlp_bias`` true on Llama, ``moe_layer_freq`` other than 1 on DeepSeek-V3, a GPT-NeoX
+``attention_bias`` false) are refused with the key named; keys that do not change the parameter
+shapes (dropout, RoPE, dtypes, token ids) are ignored. The count is the shapes' count: there is
+no published figure for your model, so ``published_params`` is the counted value.
+
+>>> cfg = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+...        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+...        "vocab_size": 32000, "max_position_embeddings": 4096}
+>>> arch_from_hf_config(cfg, name="my-llama").params      # = Llama-2-7B's 6,738,415,616
+6738415616
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .architecture import Architecture
+
+#: Architecture field -> the config.json key it comes from (for error messages)
+_CONFIG_KEYS = {
+    "kv_heads": "num_key_value_heads",
+    "heads": "num_attention_heads",
+    "experts_per_token": "num_experts_per_tok",
+    "experts": "num_local_experts / n_routed_experts",
+    "kv_lora_rank": "kv_lora_rank",
+}
+
+#: model_type -> family of :class:`costmodel.architecture.Architecture`
+MODEL_TYPES: dict[str, str] = {
+    "llama": "llama",
+    "mistral": "llama",
+    "qwen2": "qwen2",
+    "mixtral": "mixtral",
+    "deepseek_v3": "deepseek-v3",
+    "gpt2": "gpt2",
+    "gpt_neox": "gpt-neox",
+}
+
+MAX_CONFIG_BYTES = 10_000_000
+"""A config.json is a few kB; a larger file is refused before it is parsed."""
+
+
+def _int(cfg: dict[str, Any], key: str, *, default: Any = ..., low: int = 1) -> Any:
+    """``cfg[key]`` as a whole number >= ``low``; a missing or bad value names the key."""
+    if key not in cfg or cfg[key] is None:
+        if default is ...:
+            raise ValueError(f"config.json: missing field {key!r} (a whole number >= {low})")
+        return default
+    v = cfg[key]
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        raise ValueError(f"config.json: {key} must be a whole number >= {low}, got {v!r}")
+    if v != int(v) or v < low or v > 1e12:
+        raise ValueError(f"config.json: {key} must be a whole number in [{low}, 1e12], got {v!r}")
+    return int(v)
+
+
+def _bool(cfg: dict[str, Any], key: str, default: bool) -> bool:
+    v = cfg.get(key, default)
+    if v is None:
+        return default
+    if not isinstance(v, bool):
+        raise ValueError(f"config.json: {key} must be true or false, got {v!r}")
+    return v
+
+
+def _refuse(cfg: dict[str, Any], key: str, unsupported: Any, why: str) -> None:
+    if key in cfg and cfg[key] == unsupported:
+        raise ValueError(f"config.json: {key}={json.dumps(unsupported)} is not supported ({why})")
+
+
+def arch_from_hf_config(
+    cfg: dict[str, Any], *, name: str, source: str = "user config.json"
+) -> Architecture:
+    """An :class:`Architecture` from a parsed Hugging Face ``config.json`` (module docstring).
+
+    Parameters
+    ----------
+    cfg : dict
+        The parsed JSON object.
+    name : str
+        The name the answers show (e.g. the folder or file name).
+    source : str
+        Where the config came from (a path or URL), kept as the architecture's citation.
+    """
+    if not isinstance(cfg, dict):
+        raise ValueError("config.json: must be a JSON object with a model_type")
+    mt = cfg.get("model_type")
+    if mt is None:
+        raise ValueError(
+            f"config.json: missing field 'model_type' (one of {', '.join(MODEL_TYPES)})"
+        )
+    if mt not in MODEL_TYPES:
+        raise ValueError(
+            f"config.json: model_type {mt!r} is not supported; supported: {', '.join(MODEL_TYPES)}"
+        )
+    family = MODEL_TYPES[mt]
+    fields: dict[str, Any] = {
+        "name": name,
+        "description": f"{name} (config.json, model_type {mt})",
+        "family": family,
+        "published_params": 1.0,  # replaced by the counted value below
+        "published_params_source": "not published: counted from the config.json shapes",
+        "source": source,
+    }
+    if family == "gpt2":
+        h = _int(cfg, "n_embd")
+        heads = _int(cfg, "n_head")
+        fields.update(
+            layers=_int(cfg, "n_layer"),
+            hidden=h,
+            ffn=_int(cfg, "n_inner", default=4 * h),  # GPT2MLP: n_inner None -> 4 * n_embd
+            heads=heads,
+            kv_heads=heads,
+            vocab=_int(cfg, "vocab_size"),
+            tied_embeddings=_bool(cfg, "tie_word_embeddings", True),
+            max_positions=_int(cfg, "n_positions"),
+        )
+    else:
+        heads = _int(cfg, "num_attention_heads")
+        kv = heads if family == "gpt-neox" else _int(cfg, "num_key_value_heads", default=heads)
+        fields.update(
+            layers=_int(cfg, "num_hidden_layers"),
+            hidden=_int(cfg, "hidden_size"),
+            ffn=_int(cfg, "intermediate_size"),
+            heads=heads,
+            kv_heads=kv,
+            vocab=_int(cfg, "vocab_size"),
+            tied_embeddings=_bool(cfg, "tie_word_embeddings", False),  # these configs default False
+            max_positions=_int(cfg, "max_position_embeddings", default=1),
+        )
+        if family != "gpt-neox" and "head_dim" in cfg and cfg["head_dim"] is not None:
+            fields["head_dim"] = _int(cfg, "head_dim")
+    if family in ("llama", "qwen2", "mixtral"):
+        _refuse(cfg, "attention_bias", True, "q/k/v/o biases are not in the llama family")
+        _refuse(cfg, "mlp_bias", True, "MLP biases are not in the llama family")
+    if family == "gpt-neox":
+        _refuse(cfg, "attention_bias", False, "the gpt-neox family has q/k/v biases")
+    if family == "mixtral":
+        fields.update(
+            experts=_int(cfg, "num_local_experts"),
+            experts_per_token=_int(cfg, "num_experts_per_tok"),
+        )
+    if family == "deepseek-v3":
+        _int(cfg, "moe_layer_freq", default=1)
+        if cfg.get("moe_layer_freq", 1) != 1:
+            raise ValueError(
+                f"config.json: moe_layer_freq={cfg['moe_layer_freq']!r} is not supported "
+                "(every layer after first_k_dense_replace is modelled as MoE)"
+            )
+        _refuse(cfg, "attention_bias", True, "no attention biases in DeepseekV3")
+        fields.update(
+            experts=_int(cfg, "n_routed_experts"),
+            experts_per_token=_int(cfg, "num_experts_per_tok"),
+            shared_experts=_int(cfg, "n_shared_experts", default=0, low=0),
+            expert_ffn=_int(cfg, "moe_intermediate_size"),
+            dense_layers=_int(cfg, "first_k_dense_replace", default=0, low=0),
+            q_lora_rank=_int(cfg, "q_lora_rank", default=None),
+            kv_lora_rank=_int(cfg, "kv_lora_rank"),
+            qk_nope_head_dim=_int(cfg, "qk_nope_head_dim"),
+            qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
+            v_head_dim=_int(cfg, "v_head_dim"),
+        )
+    try:
+        a = Architecture.model_validate(fields)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors():
+            loc = ".".join(str(x) for x in err.get("loc", ()))
+            msg = str(err.get("msg", "")).removeprefix("Value error, ")
+            parts.append(f"{loc}: {msg}" if loc else msg)
+        text = "; ".join(parts)
+        keys = [k for f, k in _CONFIG_KEYS.items() if f in text]
+        where = f" (config key {', '.join(keys)})" if keys else ""
+        raise ValueError(f"config.json: {text}{where}") from None
+    return a.model_copy(update={"published_params": float(a.params)})
+
+
+@functools.lru_cache(maxsize=64)
+def _load(path: str, mtime_ns: int, size: int) -> Architecture:
+    p = Path(path)
+    if size > MAX_CONFIG_BYTES:
+        raise ValueError(f"arch: {path} is {size} bytes; a config.json is at most 10 MB")
+    try:
+        cfg = json.loads(p.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"arch: {path} is not a JSON config ({exc})") from None
+    name = p.parent.name if p.name == "config.json" and p.parent.name else p.stem
+    return arch_from_hf_config(cfg, name=name, source=str(p))
+
+
+def load_hf_config(path: str | Path) -> Architecture:
+    """The :class:`Architecture` of the Hugging Face ``config.json`` at ``path`` (read offline,
+    never modified; cached while the file is unchanged). Its name is the file's folder (for
+    ``.../NAME/config.json``) or the file's stem."""
+    p = Path(path).expanduser()
+    try:
+        st = p.resolve().stat()
+    except OSError:
+        raise ValueError(f"arch: no config.json at {str(path)!r}") from None
+    if not p.is_file():
+        raise ValueError(f"arch: {str(path)!r} is not a file")
+    return _load(str(p.resolve()), st.st_mtime_ns, st.st_size)

@@ -1,0 +1,99 @@
+"""Headless app tests of planning answers: prices only for the cluster's GPU with their date (A and
+B), tokens-first batch and Adam's learning-rate rule, your own config.json on the Memory page,
+and the out-of-scope note."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from costmodel import batch, training
+from costmodel.architecture import load_arch
+from costmodel.web.scope import OUT_OF_SCOPE
+from tests.test_app import _text, assert_clean, metrics, open_page, open_through_navigation
+
+DATA = Path(__file__).parent / "data" / "hf_configs"
+
+
+def test_ddp_price_list_is_the_clusters_gpu_only_and_b_gets_its_own_price():
+    at = open_page("page_ddp.py", {"ddp_cluster": "dgx-b200", "ddp_nodes": "1"})
+    assert_clean(at)
+    options = at.selectbox(key="ddp_price").options
+    assert set(options) == {"custom", *training.prices_for_gpu("b200")}
+    assert "aws-p5-on-demand" not in options
+    at.selectbox(key="ddp_price").set_value("lambda-b200-on-demand").run()
+    assert_clean(at)
+    cost = next(m for m in at.metric if m.label == "Cost [USD]")
+    assert "2026-09-20" in cost.help
+    # B on H100s: its own price list (H100 only), both sides' days, GPU-hours and dollars
+    at.toggle(key="ddp_pin").set_value(True).run()
+    at.selectbox(key="ddp_b_cluster").set_value("dgx-h100").run()
+    assert_clean(at)
+    assert set(at.selectbox(key="ddp_price_b").options) == {
+        "custom",
+        *training.prices_for_gpu("h100-sxm"),
+    }
+    at.selectbox(key="ddp_price_b").set_value("aws-p5-on-demand").run()
+    assert_clean(at)
+    m = metrics(at)
+    for side in ("A", "B"):
+        assert f"Wall clock ({side}) [days]" in m and f"GPU-hours ({side})" in m
+        assert f"Cost ({side}) [USD]" in m
+    cost_b = next(x for x in at.metric if x.label == "Cost (B) [USD]")
+    assert "2026-11-09" in cost_b.help
+
+
+def test_batch_page_plans_in_tokens_and_labels_the_lr_rules():
+    at = open_page("page_batch.py")
+    at.radio(key="batch_unit").set_value("tokens")
+    at.number_input(key="seq_len").set_value(4096)
+    at.number_input(key="batch_local_batch").set_value(1)
+    at.number_input(key="batch_ranks").set_value(512).run()
+    assert_clean(at)
+    m = metrics(at)
+    assert m["Accumulation steps A [-] (solved)"] == "2"  # 4 x 2^20 / 4096 = 1024 = 1 x 512 x 2
+    assert m["Global batch [tokens per step]"].startswith("4.19 M")
+    at.radio(key="rule").set_value("sqrt")
+    at.number_input(key="base_lr").set_value(3e-4).run()
+    lr = [v for k, v in metrics(at).items() if k.startswith("Learning rate")]
+    assert lr == ["0.0006"]  # Adam square-root rule: 3e-4 x sqrt(4 Mi / 1 Mi)
+    assert any("Malladi" in c.value for c in at.caption)
+    labels = at.radio(key="rule").options
+    assert any("Adam" in o for o in labels) and any("ResNet" in o for o in labels)
+    at.number_input(key="critical_tokens").set_value(2**21).run()
+    lr = [v for k, v in metrics(at).items() if k.startswith("Learning rate")]
+    expected = batch.scale_learning_rate(3e-4, 2**20, 2**22, rule="sqrt", critical_batch=2**21)
+    assert lr == [f"{expected:.4g}"] and any("McCandlish" in c.value for c in at.caption)
+
+
+def test_batch_page_tokens_that_are_not_whole_sequences_name_the_field():
+    at = open_page("page_batch.py")
+    at.radio(key="batch_unit").set_value("tokens").run()
+    at.number_input(key="batch_global_tokens").set_value(4_000_000).run()
+    assert_clean(at)
+    assert any("global_tokens" in _text(e.value) and "nearest" in _text(e.value) for e in at.error)
+
+
+def test_memory_page_reads_an_uploaded_config_like_the_preset():
+    at = open_page("page_memory.py")
+    at.selectbox(key="arch").set_value("your own (config.json)").run()
+    assert_clean(at)
+    assert any("Upload a config.json" in i.value for i in at.info)
+    content = (DATA / "llama-2-7b" / "config.json").read_bytes()
+    at.file_uploader(key="arch_config").upload("config.json", content, "application/json").run()
+    assert_clean(at)
+    mine = metrics(at)
+    ref = open_page("page_memory.py", {"arch": "llama-2-7b"})
+    assert mine == metrics(ref)
+    assert load_arch("llama-2-7b").params > 0
+    at.file_uploader(key="arch_config").upload(
+        "config.json", b'{"model_type": "bert"}', "application/json"
+    ).run()
+    assert_clean(at)
+    assert any("is not supported" in _text(e.value) for e in at.error)
+
+
+def test_out_of_scope_note_in_the_sidebar_and_the_memory_help():
+    at = open_through_navigation("page_memory.py")
+    assert_clean(at)
+    assert any(OUT_OF_SCOPE in c.value for c in at.sidebar.caption)
+    assert "tensor, pipeline" in at.selectbox(key="arch").help
