@@ -236,6 +236,14 @@ def _read_measurements(path: Path, nodes: int | None = None) -> Any:
     return df
 
 
+def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | None:
+    """validation.fallback.socket_fallback of the rows, with the raw log's NCCL debug lines."""
+    from ..validation.fallback import socket_fallback
+
+    text = None if path.suffix.lower() == ".jsonl" else path.read_bytes()
+    return socket_fallback(measured, cluster, text=text)
+
+
 def _reference_help() -> str:
     """--reference help: the bundled runs' short ids (full names in the error of a wrong one)."""
     from ..reference import reference_id, reference_runs
@@ -327,6 +335,9 @@ def validate_compare(
                 + (f" (it looks like {guess})" if guess else ""),
                 err=True,
             )
+    fallback = _socket_fallback(measured, results, cluster)
+    if fallback:
+        typer.echo(f"warning: {fallback}", err=True)
     table = cmp.compare(measured, predictor, model=label)
     if table["rel_error"].notna().sum() == 0:
         notes = sorted({str(n) for n in table.get("note", []) if n})
@@ -364,6 +375,7 @@ def validate_compare(
                 "check_from_bytes": floor,
                 "exceeding": int(len(bad)) if tolerance is not None else None,
                 "passed": not len(bad),
+                "socket_fallback": fallback,
                 "summary": _records(summary),
             }
         )
