@@ -58,7 +58,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -182,6 +182,90 @@ def calibration_base_params(params: Mapping[str, object], floor_scale: float) ->
     out["host_base_us"] = float(out["host_base_us"]) * floor_scale  # type: ignore[arg-type]
     out["host_per_gpu_us"] = float(out["host_per_gpu_us"]) * floor_scale  # type: ignore[arg-type]
     return out
+
+
+def fabric_calibration_inputs(
+    params: Mapping[str, object],
+    fabric: str,
+    *,
+    bandwidth_efficiency: float = 1.0,
+    latency_scale: float = 1.0,
+    host_floor_scale: float = 1.0,
+    nic_efficiency: float | None = None,
+    net_latency_us: float | None = None,
+    duplex_efficiency: float | None = None,
+) -> tuple[dict[str, object], dict[tuple[str, str], tuple[float, float]]]:
+    r"""The realistic model's inputs under calibrated fabric terms: ``(params, candidate_scale)``.
+
+    The terms (:class:`~costmodel.hardware.FabricCalibration`) are properties of the path, not
+    of an op or an NCCL candidate, so they enter every candidate alike: the bandwidth
+    efficiency :math:`\eta` and latency scale :math:`\lambda` as the ``("*", "*")`` entry of
+    ``candidate_scale`` (:func:`costmodel.realistic.candidate_scale_of`), the host floor
+    multiplied by :math:`\phi` and the network ramp off (:func:`calibration_base_params`),
+    ``nic_efficiency`` as the fabric's share of the NICs' line rate (the hardware cap and the
+    NIC-bound ring: ``fabric_achievable_fraction`` and ``ring_nic_fraction``) and
+    ``net_latency_us`` as the fabric's extra latency per network hop (``fabric_latency_us``)
+    and ``duplex_efficiency`` as the share of the one-way rate a host-staged (no P2P) path
+    gives each direction when both run at once (``host_staged_duplex``).
+    None keeps the model's own value.
+
+    >>> p, s = fabric_calibration_inputs({"host_base_us": 3.0, "host_per_gpu_us": 5.0,
+    ...     "fabric_latency_us": {"efa": 40.0}}, "slingshot", bandwidth_efficiency=0.9,
+    ...     nic_efficiency=0.8, net_latency_us=4.0)
+    >>> s, p["fabric_latency_us"], p["ring_nic_fraction"]
+    ({('*', '*'): (0.9, 1.0)}, {'efa': 40.0, 'slingshot': 4.0}, {'slingshot': 0.8})
+    """
+    out = calibration_base_params(params, host_floor_scale)
+    if net_latency_us is not None:
+        table = dict(cast("Mapping[str, float]", out.get("fabric_latency_us", {}) or {}))
+        out["fabric_latency_us"] = {**table, fabric: float(net_latency_us)}
+    if duplex_efficiency is not None:
+        out["host_staged_duplex"] = float(duplex_efficiency)
+    if nic_efficiency is not None:
+        for key in ("fabric_achievable_fraction", "ring_nic_fraction"):
+            table = dict(cast("Mapping[str, float]", out.get(key, {}) or {}))
+            out[key] = {**table, fabric: float(nic_efficiency)}
+    return out, {("*", "*"): (float(bandwidth_efficiency), float(latency_scale))}
+
+
+def _fabric_inputs(
+    terms: Any, fabric: str, params: Mapping[str, object]
+) -> tuple[dict[str, object], dict[tuple[str, str], tuple[float, float]]]:
+    """:func:`fabric_calibration_inputs` of a :class:`~costmodel.hardware.FabricCalibration`."""
+    return fabric_calibration_inputs(
+        params,
+        fabric,
+        bandwidth_efficiency=terms.bandwidth_efficiency,
+        latency_scale=terms.latency_scale,
+        host_floor_scale=terms.host_floor_scale,
+        nic_efficiency=terms.nic_efficiency,
+        net_latency_us=None if terms.net_latency_s is None else terms.net_latency_s * 1e6,
+        duplex_efficiency=terms.duplex_efficiency,
+    )
+
+
+def _fabric_terms_or_warn(cal: CalibrationPreset, level: str) -> Any:
+    """The calibration's fabric terms for ``level``, or None with a :class:`CalibrationWarning`.
+
+    Decision: fabric terms fitted on one node say nothing about the network, and terms fitted
+    across nodes mix the network into every figure, so a level the calibration did not measure
+    is answered by the uncalibrated model under both ``"nccl"`` and ``"calibrated"``, with a
+    warning that says so (never refused, never applied silently).
+    """
+    terms = cal.fabric_terms(level)
+    if terms is None:
+        why = {
+            "inter": "was fitted on one node only: its terms say nothing about the network "
+            "between nodes; this multi-node prediction",
+            "intra": "was fitted across nodes only: its terms include the network; this "
+            "one-node prediction",
+        }[level]
+        warnings.warn(
+            f"calibration {cal.name!r} {why} uses the uncalibrated nccl model",
+            CalibrationWarning,
+            stacklevel=4,
+        )
+    return terms
 
 
 def cluster_topology(
@@ -476,16 +560,25 @@ def predict_collective(
     if harness == "nccl-tests-g" and gpus_per_process == 1:
         gpus_per_process = c.gpus_per_node  # one process drives every GPU of its node
     scale: dict | None = None
-    if cal is not None and model in (CALIBRATED, "nccl") and n >= 2:
+    fabric_params: dict[str, object] | None = None
+    if cal is not None and cal.fabric and model in (CALIBRATED, "nccl") and n >= 2:
+        terms = _fabric_terms_or_warn(cal, level)
+        if terms is not None:
+            base = fitted_params() if params is None else dict(params)
+            fabric_params, scale = _fabric_inputs(terms, c.fabric, base)
+    elif cal is not None and model in (CALIBRATED, "nccl") and n >= 2:
         scale = _calibrated_scale(cal, model, op, level, algorithm, protocol)
+    # fabric terms that do not apply here (warned above): the uncalibrated model answers
+    fabric_off = cal is not None and bool(cal.fabric) and not scale
     used_fits = bool(
         bool(scale)
-        or model == CALIBRATED
+        or (model == CALIBRATED and not fabric_off)
         or (
             model == "nccl"
             and cal is not None
             and n >= 2
             and not cal.candidates
+            and not cal.fabric
             and _covering_fits(cal, op, level, algorithm, protocol)
         )
     )
@@ -498,13 +591,15 @@ def predict_collective(
             c,
             algorithm,
             protocol,
-            params=calibration_base_params(base, cal.host_floor_scale(op, level)),
+            params=fabric_params
+            if fabric_params is not None
+            else calibration_base_params(base, cal.host_floor_scale(op, level)),
             gpus_per_process=gpus_per_process,
             nvls=nvls,
             collnet_enabled=collnet_enabled,
             candidate_scale=scale,
         )
-    elif model == CALIBRATED and cal is not None and cal.candidates:
+    elif model == CALIBRATED and cal is not None and cal.candidates and not cal.fabric:
         t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
     elif used_fits:
         assert cal is not None
