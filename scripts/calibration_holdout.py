@@ -261,7 +261,11 @@ def sibling(train_run: Run, test_run: Run, cache: dict | None = None) -> dict:
     }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CalibrationWarning)
-        out["calibrated"] = median_errors(test, predict_rows(test_run, test, c, "calibrated"))
+        try:
+            out["calibrated"] = median_errors(test, predict_rows(test_run, test, c, "calibrated"))
+        except ValueError as exc:  # no fabric terms fitted: the alpha-beta lines refuse
+            out["calibrated"] = (math.nan, math.nan)
+            warnings.warn(str(exc), CalibrationWarning, stacklevel=1)
     notes = [str(w.message) for w in caught if issubclass(w.category, CalibrationWarning)]
     out["applies"] = not notes
     out["note"] = notes[0] if notes else ""

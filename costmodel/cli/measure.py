@@ -531,11 +531,24 @@ def calibrate(
             for (a, p), (e, lam) in f.scale.items()
         ]
     )
+    fabric = pd.DataFrame(
+        [
+            {
+                "level": f.level,
+                "fabric": f.fabric,
+                **{k: f.terms.get(k, float("nan")) for k in cal.FABRIC_BOUNDS},
+                "ops": ",".join(f.ops),
+                "points": f.points,
+            }
+            for f in c.fabric
+        ]
+    )
     if as_json:
         _print_json(
             {
                 "path": str(output),
                 "placement": placement,
+                "fabric": _records(fabric),
                 "candidates": _records(candidates),
                 "fits": _records(fits),
                 "skipped": list(c.residuals.attrs.get("skipped", []))
@@ -562,6 +575,9 @@ def calibrate(
         if x in fits.columns
     ]
     typer.echo(_human_frame(fits[cols]))
+    if not fabric.empty:
+        typer.echo("realistic model, calibrated fabric terms (NaN: not measured, model's own):")
+        typer.echo(_human_frame(fabric))
     if not candidates.empty:
         typer.echo(
             "realistic model, calibrated candidates (efficiency x bandwidth, scale x latency):"
