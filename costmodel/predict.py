@@ -14,27 +14,31 @@ Cluster and Collectives pages, the CLI, ``cm.sweep``, Scenario and the DDP step 
   node counts).
 - ``"nccl-table"`` (reference baseline, not an answer model): NCCL 2.30's own tuning model
   (:mod:`costmodel.nccl`) with the topology its search would find on this hardware.
-- ``"calibrated"``: the alpha-beta figures fitted to measurements on this cluster
-  (:class:`~costmodel.hardware.CalibrationPreset`, written by
+- ``"calibrated"``: the realistic model under the fabric terms fitted to measurements on this
+  cluster (:class:`~costmodel.hardware.CalibrationPreset`, written by
   :func:`costmodel.validation.calibrate.write_calibration`, loaded as a cluster preset).
 - ``"nccl-table"``: reference baseline only (fidelity report, compare): NCCL 2.30's own tuning
   model (:mod:`costmodel.nccl`) with the topology its search would find on this hardware.
 
-Calibrated clusters (decision, issue 11 item 5): a calibration preset is a base cluster preset
-plus, per (op, level), the realistic model's own calibrated candidates (``[[candidate]]``:
-bandwidth efficiency and latency scale per NCCL (algorithm, protocol), a host-floor scale;
-:func:`costmodel.validation.calibrate.fit_realistic`) and the older alpha-beta lines
-``T = s(N) alpha + b(M, N) / B`` per (op, textbook algorithm, protocol, level). Loading it
-(``cm.cluster("my-cluster")`` or a path) gives the base :class:`~costmodel.hardware.Cluster`
-with ``.calibration`` set. Then
+Calibrated clusters (decision): a calibration preset is a base cluster preset plus, per level,
+the **fabric's terms** (``[[fabric]]``: bandwidth efficiency and latency scale of every
+candidate, host-floor scale; across nodes the NICs' share of line rate and the latency per
+network hop; on host-staged nodes the duplex share;
+:func:`costmodel.validation.calibrate.fit_fabric`), older files' per-op calibrated candidates
+(``[[candidate]]``) and the alpha-beta lines ``T = s(N) alpha + b(M, N) / B`` per (op, textbook
+algorithm, protocol, level). Loading it (``cm.cluster("my-cluster")`` or a path) gives the base
+:class:`~costmodel.hardware.Cluster` with ``.calibration`` set. Then
 
-- with ``[[candidate]]`` entries, ``model="calibrated"`` **and** ``model="nccl"`` both run the
-  realistic model with the calibrated multipliers inside every candidate (so NCCL's choice and
-  the protocol switches are still modelled) and give the same numbers: on a calibrated cluster
-  the default answer is the calibrated one. Other node/rank counts and sizes of a covered level
-  are extrapolated by the model structure. An uncovered (op, level) raises ValueError under
-  ``"calibrated"`` and warns (:class:`CalibrationWarning`) under ``"nccl"``, which then answers
-  with the uncalibrated model: never a silent fall-back;
+- with ``[[fabric]]`` entries, ``model="calibrated"`` **and** ``model="nccl"`` both run the
+  realistic model under the fitted terms (:func:`fabric_calibration_inputs`), for every op and
+  every node/GPU count of a calibrated level: the terms are the path's, not an op's or a
+  candidate's, so they carry over (docs/calibration.md). A level the calibration did not
+  measure (one node vs several) warns (:class:`CalibrationWarning`) under both and answers with
+  the uncalibrated model: never refused, never applied silently;
+- with ``[[candidate]]`` entries only (older files), ``model="calibrated"`` **and**
+  ``model="nccl"`` both run the realistic model with the calibrated multipliers inside every
+  candidate; an uncovered (op, level) raises ValueError under ``"calibrated"`` and warns under
+  ``"nccl"``, which then answers with the uncalibrated model;
 - a preset with alpha-beta fits only (older files, or a calibration without a base cluster):
   ``model="calibrated"`` uses only the fits (:func:`fitted_time_s`) and raises ValueError for an
   op/level/algorithm/protocol no fit covers; ``model="nccl"`` uses the fits where they cover the
@@ -829,6 +833,12 @@ class AlgorithmComparison:
         }
 
 
+def _alpha_beta_only(cal: CalibrationPreset, op: str, level: str) -> bool:
+    """Whether (op, level) is answered by the calibration's alpha-beta lines (no realistic
+    calibration: no fabric terms, no calibrated candidates of (op, level))."""
+    return not cal.fabric and not cal.candidate_scale(op, level)
+
+
 def _listed_algorithms(model: str, op: str, c: Cluster, level: str) -> tuple[str, ...]:
     """The algorithms ``algorithm="all"`` lists for a model (see predict_all_algorithms)."""
     if model in (_models.LESSON, _models.TEXTBOOK):
@@ -836,7 +846,7 @@ def _listed_algorithms(model: str, op: str, c: Cluster, level: str) -> tuple[str
     if model == CALIBRATED:
         cal = c.calibration
         assert cal is not None  # predict_collective refused it before
-        if not cal.candidate_scale(op, level):  # alpha-beta fits only: their algorithms
+        if _alpha_beta_only(cal, op, level):  # alpha-beta fits only: their algorithms
             return tuple(
                 dict.fromkeys(f.algorithm for f in cal.fits if f.op == op and f.level == level)
             )
@@ -945,7 +955,7 @@ def predict_all_algorithms(
     calibrated_nccl = (
         model in ("nccl", CALIBRATED)
         and c.calibration is not None
-        and not c.calibration.candidate_scale(op, level)
+        and _alpha_beta_only(c.calibration, op, level)
     )
     topo = None
     if model in ("nccl", "nccl-table", CALIBRATED) and c.ranks >= 2:
