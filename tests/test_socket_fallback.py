@@ -142,3 +142,24 @@ def test_validate_compare_says_so_in_one_line(polaris, monkeypatch):
     args[3] = "25b"
     out = runner.invoke(app, args)
     assert out.exit_code == 0 and "socket" not in out.output.lower(), out.output
+
+
+def test_validate_page_shows_the_same_line():
+    """The Validate page calls the same function: an uploaded log whose NCCL debug lines name
+    the socket transport gets the warning; the same log without them does not."""
+    from tests.test_app import assert_clean, open_page
+
+    name = "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt"
+    text = reference_path("06a").read_bytes()
+    debug = b"node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+
+    def warnings_of(content: bytes) -> list[str]:
+        at = open_page("page_validate.py")
+        at.file_uploader(key="val_upload").set_value((name, content, "text/plain")).run()
+        assert_clean(at)
+        return [str(w.value) for w in at.warning if "socket" in str(w.value).lower()]
+
+    (line,) = warnings_of(debug + text)
+    expected = socket_fallback(read_nccl_tests(reference_path("06a")), None, text=debug)
+    assert expected is not None and line.replace("\\", "") == expected  # as Markdown-escaped
+    assert warnings_of(text) == []
