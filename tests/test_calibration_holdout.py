@@ -2,7 +2,7 @@
 
 The held-out figures are recomputed here for a subset of scripts/calibration_holdout.py's table
 (docs/calibration.md): two half splits (06a, 2 x 8 H100 over NDR400; 13a, a 4-GPU H100 slice)
-and siblings to another GPU count (13e 4 -> 6 GPUs), node count (Alps 2 -> 4 nodes) and op
+and siblings to another GPU count (13e 4 -> 6 GPUs), node count (Alps 64 -> 4 nodes) and op
 (13a all-reduce -> 13b all-gather; 09a all-reduce -> 09b all-gather on PCIe without P2P; 24b
 all-gather -> 24c reduce-scatter on B200). Each bound sits 1-3 points above the achieved figure
 (regression bounds). Goals: <= 5 % (half split); siblings within 10 % and never more than 2
@@ -39,15 +39,15 @@ def runs():
     return ch.load_runs(("06a", "09a", "09b", "13a", "13b", "13e", "15", "24b", "24c"))
 
 
-# run -> bound on median |busbw err| >= 1 MiB of the held-out half (achieved: 06a 5.0 %, above
-# the 5 % goal and the uncalibrated 3.1 %: the fabric terms fitted on every other size trade
-# it for transfer; 13a 2.4 %)
-HALF = {"06a": 0.06, "13a": 0.03}
-# (fit on, predict) -> bound on median |busbw err| >= 1 MiB; achieved 2.1 %, 7.1 %, 6.9 %,
-# 11.7 % (uncalibrated 199 %: the duplex share measured on all-reduce carries over), 2.1 %
+# run -> bound on median |busbw err| >= 1 MiB of the held-out half (achieved: 06a 1.7 %,
+# 13a 2.4 %)
+HALF = {"06a": 0.03, "13a": 0.03}
+# (fit on, predict) -> bound on median |busbw err| >= 1 MiB; achieved 2.1 %, 9.2 % (Alps 64 ->
+# 4 nodes; most Alps pairs miss the goal, docs/calibration.md), 6.9 %, 11.7 % (uncalibrated
+# 199 %: the duplex share measured on all-reduce carries over), 2.1 %
 SIBLING = {
     ("13e/1", "13e/2"): 0.03,
-    ("15/1", "15/2"): 0.09,
+    ("15/6", "15/2"): 0.11,
     ("13a", "13b"): 0.08,
     ("09a", "09b"): 0.13,
     ("24b", "24c"): 0.03,
@@ -59,6 +59,7 @@ def test_half_split_held_out_error(runs, key):
     row = ch.half_split(runs[key])
     calibrated, nccl = row["calibrated"][0], row["nccl"][0]
     assert calibrated <= HALF[key]
+    assert calibrated <= ch.HALF_GOAL  # the goal, met on these runs
     assert calibrated <= nccl + ch.SIBLING_WORSE  # never much worse than not calibrating
 
 
@@ -72,7 +73,7 @@ def test_sibling_held_out_error(runs, pair):
 
 def test_sibling_pairs_are_found_from_the_presets(runs):
     pairs = ch.sibling_pairs(runs)
-    assert ("13a", "13b") in pairs and ("15/1", "15/2") in pairs and ("09b", "09a") in pairs
+    assert ("13a", "13b") in pairs and ("15/6", "15/2") in pairs and ("09b", "09a") in pairs
     assert ("13a", "13a") not in pairs and ("13a", "24b") not in pairs  # same run; other cluster
     assert ("15/0", "15/1") in pairs  # across levels: listed, and said not to apply
     row = ch.sibling(runs["15/0"], runs["15/1"])
