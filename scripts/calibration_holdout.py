@@ -390,7 +390,7 @@ NOTES = """## How to read it, and where the goals are not met
   between neighbouring sizes, and the uncalibrated model misses every Alps pair by > 10 % too);
   PCIe without P2P from a one-way op (broadcast, reduce) to a duplex op (the duplex share is not
   measured by one-way rows); all-to-all (the model has no mid-size term for it). Half split:
-  22/41 within 5 % (the per-candidate multipliers reached 30/41 on the sizes of one run, but did
+  25/41 within 5 % (the per-candidate multipliers reached 30/41 on the sizes of one run, but did
   not transfer): three terms per level cannot follow one run's every bend.
 """
 
