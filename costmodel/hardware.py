@@ -498,6 +498,52 @@ class CandidateCalibration(_Frozen):
     source: Source
 
 
+class FabricCalibration(_Frozen):
+    r"""Calibrated terms of the cluster's fabric at one level (``[[fabric]]`` in the TOML).
+
+    Unlike :class:`CandidateCalibration` (one multiplier pair per NCCL candidate of one op),
+    these are properties of the hardware path, so one calibration applies to every op and to
+    other node and GPU counts of the same level (:mod:`costmodel.predict`):
+
+    - ``bandwidth_efficiency`` :math:`\eta`: multiplier on every candidate's modelled bandwidth
+      (one node: the NVLink/PCIe link's efficiency; several nodes: the network path's);
+    - ``latency_scale`` :math:`\lambda`: multiplier on NCCL's modelled latency;
+    - ``host_floor_scale`` :math:`\phi`: multiplier on the host launch floor;
+    - several nodes only: ``nic_efficiency`` (share of the NICs' line rate reached: the
+      hardware cap and the NIC-bound ring use it) and ``net_latency_s`` (extra latency per
+      network hop, NCCL's ``latencyInter`` slot);
+    - host-staged (no GPU peer-to-peer) nodes: ``duplex_efficiency``, the share of the one-way
+      rate each direction gets when an op sends and receives at once.
+
+    A term the calibration's rows did not constrain is left out (None: the model's own value);
+    ``measured`` lists those that were. Fitted by
+    :func:`costmodel.validation.calibrate.fit_fabric` (robust least squares on log time).
+    """
+
+    level: CalibrationLevel = Field(description="'intra' (one node) or 'inter' (several nodes)")
+    fabric: str = Field("none", description="network between nodes at this level")
+    bandwidth_efficiency: float = Field(1.0, gt=0, le=100, description="eta: bandwidth multiplier")
+    latency_scale: float = Field(1.0, gt=0, le=1000, description="lambda: latency multiplier")
+    host_floor_scale: float = Field(1.0, gt=0, le=1000, description="host floor multiplier")
+    nic_efficiency: float | None = Field(
+        None, gt=0, le=1, description="share of the NICs' line rate reached (several nodes)"
+    )
+    net_latency_s: Duration | None = Field(
+        None, description="extra latency per network hop (several nodes)"
+    )
+    duplex_efficiency: float | None = Field(
+        None, gt=0, le=1, description="share each direction gets on a host-staged path"
+    )
+    measured: tuple[str, ...] = Field((), strict=False, description="terms the rows constrained")
+    ops: tuple[CollectiveOp, ...] = Field((), strict=False, description="ops measured")
+    nodes: tuple[int, ...] = Field((), strict=False, description="node counts measured")
+    gpus_per_node: tuple[int, ...] = Field((), strict=False, description="GPUs per node measured")
+    min_bytes: Bytes | None = Field(None, description="smallest size fitted")
+    max_bytes: Bytes | None = Field(None, description="largest size fitted")
+    points: int = Field(0, ge=0, description="measured points fitted")
+    source: Source
+
+
 class CalibrationPreset(_Frozen):
     """Fitted figures for a cluster: a calibration preset (``preset = "calibration"``).
 
@@ -529,6 +575,11 @@ class CalibrationPreset(_Frozen):
         validation_alias=AliasChoices("candidate", "candidates"),
         description="calibrated realistic-model candidates ([[candidate]] tables)",
     )
+    fabric: tuple[FabricCalibration, ...] = Field(
+        (),
+        strict=False,
+        description="calibrated fabric terms per level ([[fabric]] tables)",
+    )
     placement: Placement | None = Field(
         None, description="nccl-tests rows fitted: out-of-place, in-place or both"
     )
@@ -536,14 +587,22 @@ class CalibrationPreset(_Frozen):
 
     @model_validator(mode="after")
     def _check_nonempty(self) -> CalibrationPreset:
-        if not self.fits and not self.candidates:
-            raise ValueError("fit: a calibration needs at least one [[fit]] or [[candidate]]")
+        if not self.fits and not self.candidates and not self.fabric:
+            raise ValueError(
+                "fit: a calibration needs at least one [[fit]], [[candidate]] or [[fabric]]"
+            )
         return self
+
+    def fabric_terms(self, level: str) -> FabricCalibration | None:
+        """The calibrated fabric terms of ``level`` ("intra"/"inter"); None where none."""
+        return next((f for f in self.fabric if f.level == level), None)
 
     def covers(self, op: str, level: str) -> bool:
         """Whether some fit is for ``op`` at ``level`` ("intra"/"inter")."""
-        return any(f.op == op and f.level == level for f in self.fits) or any(
-            c.op == op and c.level == level for c in self.candidates
+        return (
+            any(f.op == op and f.level == level for f in self.fits)
+            or any(c.op == op and c.level == level for c in self.candidates)
+            or self.fabric_terms(level) is not None
         )
 
     def candidate_scale(self, op: str, level: str) -> dict[tuple[str, str], tuple[float, float]]:

@@ -14,27 +14,31 @@ Cluster and Collectives pages, the CLI, ``cm.sweep``, Scenario and the DDP step 
   node counts).
 - ``"nccl-table"`` (reference baseline, not an answer model): NCCL 2.30's own tuning model
   (:mod:`costmodel.nccl`) with the topology its search would find on this hardware.
-- ``"calibrated"``: the alpha-beta figures fitted to measurements on this cluster
-  (:class:`~costmodel.hardware.CalibrationPreset`, written by
+- ``"calibrated"``: the realistic model under the fabric terms fitted to measurements on this
+  cluster (:class:`~costmodel.hardware.CalibrationPreset`, written by
   :func:`costmodel.validation.calibrate.write_calibration`, loaded as a cluster preset).
 - ``"nccl-table"``: reference baseline only (fidelity report, compare): NCCL 2.30's own tuning
   model (:mod:`costmodel.nccl`) with the topology its search would find on this hardware.
 
-Calibrated clusters (decision, issue 11 item 5): a calibration preset is a base cluster preset
-plus, per (op, level), the realistic model's own calibrated candidates (``[[candidate]]``:
-bandwidth efficiency and latency scale per NCCL (algorithm, protocol), a host-floor scale;
-:func:`costmodel.validation.calibrate.fit_realistic`) and the older alpha-beta lines
-``T = s(N) alpha + b(M, N) / B`` per (op, textbook algorithm, protocol, level). Loading it
-(``cm.cluster("my-cluster")`` or a path) gives the base :class:`~costmodel.hardware.Cluster`
-with ``.calibration`` set. Then
+Calibrated clusters (decision): a calibration preset is a base cluster preset plus, per level,
+the **fabric's terms** (``[[fabric]]``: bandwidth efficiency and latency scale of every
+candidate, host-floor scale; across nodes the NICs' share of line rate and the latency per
+network hop; on host-staged nodes the duplex share;
+:func:`costmodel.validation.calibrate.fit_fabric`), older files' per-op calibrated candidates
+(``[[candidate]]``) and the alpha-beta lines ``T = s(N) alpha + b(M, N) / B`` per (op, textbook
+algorithm, protocol, level). Loading it (``cm.cluster("my-cluster")`` or a path) gives the base
+:class:`~costmodel.hardware.Cluster` with ``.calibration`` set. Then
 
-- with ``[[candidate]]`` entries, ``model="calibrated"`` **and** ``model="nccl"`` both run the
-  realistic model with the calibrated multipliers inside every candidate (so NCCL's choice and
-  the protocol switches are still modelled) and give the same numbers: on a calibrated cluster
-  the default answer is the calibrated one. Other node/rank counts and sizes of a covered level
-  are extrapolated by the model structure. An uncovered (op, level) raises ValueError under
-  ``"calibrated"`` and warns (:class:`CalibrationWarning`) under ``"nccl"``, which then answers
-  with the uncalibrated model: never a silent fall-back;
+- with ``[[fabric]]`` entries, ``model="calibrated"`` **and** ``model="nccl"`` both run the
+  realistic model under the fitted terms (:func:`fabric_calibration_inputs`), for every op and
+  every node/GPU count of a calibrated level: the terms are the path's, not an op's or a
+  candidate's, so they carry over (docs/calibration.md). A level the calibration did not
+  measure (one node vs several) warns (:class:`CalibrationWarning`) under both and answers with
+  the uncalibrated model: never refused, never applied silently;
+- with ``[[candidate]]`` entries only (older files), ``model="calibrated"`` **and**
+  ``model="nccl"`` both run the realistic model with the calibrated multipliers inside every
+  candidate; an uncovered (op, level) raises ValueError under ``"calibrated"`` and warns under
+  ``"nccl"``, which then answers with the uncalibrated model;
 - a preset with alpha-beta fits only (older files, or a calibration without a base cluster):
   ``model="calibrated"`` uses only the fits (:func:`fitted_time_s`) and raises ValueError for an
   op/level/algorithm/protocol no fit covers; ``model="nccl"`` uses the fits where they cover the
@@ -59,7 +63,7 @@ import math
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -183,6 +187,95 @@ def calibration_base_params(params: Mapping[str, object], floor_scale: float) ->
     out["host_base_us"] = float(out["host_base_us"]) * floor_scale  # type: ignore[arg-type]
     out["host_per_gpu_us"] = float(out["host_per_gpu_us"]) * floor_scale  # type: ignore[arg-type]
     return out
+
+
+def fabric_calibration_inputs(
+    params: Mapping[str, object],
+    fabric: str,
+    *,
+    bandwidth_efficiency: float = 1.0,
+    latency_scale: float = 1.0,
+    host_floor_scale: float = 1.0,
+    nic_efficiency: float | None = None,
+    net_latency_us: float | None = None,
+    duplex_efficiency: float | None = None,
+) -> tuple[dict[str, object], dict[tuple[str, str], tuple[float, float]]]:
+    r"""The realistic model's inputs under calibrated fabric terms: ``(params, candidate_scale)``.
+
+    The terms (:class:`~costmodel.hardware.FabricCalibration`) are properties of the path, not
+    of an op or an NCCL candidate, so they enter every candidate alike: the bandwidth
+    efficiency :math:`\eta` and latency scale :math:`\lambda` as the ``("*", "*")`` entry of
+    ``candidate_scale`` (:func:`costmodel.realistic.candidate_scale_of`), the host floor
+    multiplied by :math:`\phi` (the model's own network ramp kept),
+    ``nic_efficiency`` as the fabric's share of the NICs' line rate (the hardware cap and the
+    NIC-bound ring: ``fabric_achievable_fraction`` and ``ring_nic_fraction``) and
+    ``net_latency_us`` as the fabric's extra latency per network hop (``fabric_latency_us``)
+    and ``duplex_efficiency`` as the share of the one-way rate a host-staged (no P2P) path
+    gives each direction when both run at once (``host_staged_duplex``).
+    None keeps the model's own value.
+
+    >>> p, s = fabric_calibration_inputs({"host_base_us": 3.0, "host_per_gpu_us": 5.0,
+    ...     "fabric_latency_us": {"efa": 40.0}}, "slingshot", bandwidth_efficiency=0.9,
+    ...     nic_efficiency=0.8, net_latency_us=4.0)
+    >>> s, p["fabric_latency_us"], p["ring_nic_fraction"]
+    ({('*', '*'): (0.9, 1.0)}, {'efa': 40.0, 'slingshot': 4.0}, {'slingshot': 0.8})
+    """
+    out = calibration_base_params(params, host_floor_scale)
+    # the model's own network ramp stays (calibration_base_params drops it for the per-candidate
+    # multipliers, which absorbed it): none of these terms has its mid-size shape, and without
+    # it the half splits on cloud fabrics missed by more than the uncalibrated model (16b 10.2 %
+    # vs 6.1 %; with it 4.0 %; 23a 6.5 % -> 1.6 %; docs/calibration.md)
+    out["net_ramp_phi"] = params.get("net_ramp_phi", 0.0)
+    if net_latency_us is not None:
+        table = dict(cast("Mapping[str, float]", out.get("fabric_latency_us", {}) or {}))
+        out["fabric_latency_us"] = {**table, fabric: float(net_latency_us)}
+    if duplex_efficiency is not None:
+        out["host_staged_duplex"] = float(duplex_efficiency)
+    if nic_efficiency is not None:
+        for key in ("fabric_achievable_fraction", "ring_nic_fraction"):
+            table = dict(cast("Mapping[str, float]", out.get(key, {}) or {}))
+            out[key] = {**table, fabric: float(nic_efficiency)}
+    return out, {("*", "*"): (float(bandwidth_efficiency), float(latency_scale))}
+
+
+def _fabric_inputs(
+    terms: Any, fabric: str, params: Mapping[str, object]
+) -> tuple[dict[str, object], dict[tuple[str, str], tuple[float, float]]]:
+    """:func:`fabric_calibration_inputs` of a :class:`~costmodel.hardware.FabricCalibration`."""
+    return fabric_calibration_inputs(
+        params,
+        fabric,
+        bandwidth_efficiency=terms.bandwidth_efficiency,
+        latency_scale=terms.latency_scale,
+        host_floor_scale=terms.host_floor_scale,
+        nic_efficiency=terms.nic_efficiency,
+        net_latency_us=None if terms.net_latency_s is None else terms.net_latency_s * 1e6,
+        duplex_efficiency=terms.duplex_efficiency,
+    )
+
+
+def _fabric_terms_or_warn(cal: CalibrationPreset, level: str) -> Any:
+    """The calibration's fabric terms for ``level``, or None with a :class:`CalibrationWarning`.
+
+    Decision: fabric terms fitted on one node say nothing about the network, and terms fitted
+    across nodes mix the network into every figure, so a level the calibration did not measure
+    is answered by the uncalibrated model under both ``"nccl"`` and ``"calibrated"``, with a
+    warning that says so (never refused, never applied silently).
+    """
+    terms = cal.fabric_terms(level)
+    if terms is None:
+        why = {
+            "inter": "was fitted on one node only: its terms say nothing about the network "
+            "between nodes; this multi-node prediction",
+            "intra": "was fitted across nodes only: its terms include the network; this "
+            "one-node prediction",
+        }[level]
+        warnings.warn(
+            f"calibration {cal.name!r} {why} uses the uncalibrated nccl model",
+            CalibrationWarning,
+            stacklevel=4,
+        )
+    return terms
 
 
 def cluster_topology(
@@ -484,16 +577,25 @@ def predict_collective(
     if harness == "nccl-tests-g" and gpus_per_process == 1:
         gpus_per_process = c.gpus_per_node  # one process drives every GPU of its node
     scale: dict | None = None
-    if cal is not None and model in (CALIBRATED, "nccl") and n >= 2:
+    fabric_params: dict[str, object] | None = None
+    if cal is not None and cal.fabric and model in (CALIBRATED, "nccl") and n >= 2:
+        terms = _fabric_terms_or_warn(cal, level)
+        if terms is not None:
+            base = fitted_params() if params is None else dict(params)
+            fabric_params, scale = _fabric_inputs(terms, c.fabric, base)
+    elif cal is not None and model in (CALIBRATED, "nccl") and n >= 2:
         scale = _calibrated_scale(cal, model, op, level, algorithm, protocol)
+    # fabric terms that do not apply here (warned above): the uncalibrated model answers
+    fabric_off = cal is not None and bool(cal.fabric) and not scale
     used_fits = bool(
         bool(scale)
-        or model == CALIBRATED
+        or (model == CALIBRATED and not fabric_off)
         or (
             model == "nccl"
             and cal is not None
             and n >= 2
             and not cal.candidates
+            and not cal.fabric
             and _covering_fits(cal, op, level, algorithm, protocol)
         )
     )
@@ -506,13 +608,15 @@ def predict_collective(
             c,
             algorithm,
             protocol,
-            params=calibration_base_params(base, cal.host_floor_scale(op, level)),
+            params=fabric_params
+            if fabric_params is not None
+            else calibration_base_params(base, cal.host_floor_scale(op, level)),
             gpus_per_process=gpus_per_process,
             nvls=nvls,
             collnet_enabled=collnet_enabled,
             candidate_scale=scale,
         )
-    elif model == CALIBRATED and cal is not None and cal.candidates:
+    elif model == CALIBRATED and cal is not None and cal.candidates and not cal.fabric:
         t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
     elif used_fits:
         assert cal is not None
@@ -735,6 +839,12 @@ class AlgorithmComparison:
         }
 
 
+def _alpha_beta_only(cal: CalibrationPreset, op: str, level: str) -> bool:
+    """Whether (op, level) is answered by the calibration's alpha-beta lines (no realistic
+    calibration: no fabric terms, no calibrated candidates of (op, level))."""
+    return not cal.fabric and not cal.candidate_scale(op, level)
+
+
 def _listed_algorithms(model: str, op: str, c: Cluster, level: str) -> tuple[str, ...]:
     """The algorithms ``algorithm="all"`` lists for a model (see predict_all_algorithms)."""
     if model in (_models.LESSON, _models.TEXTBOOK):
@@ -742,7 +852,7 @@ def _listed_algorithms(model: str, op: str, c: Cluster, level: str) -> tuple[str
     if model == CALIBRATED:
         cal = c.calibration
         assert cal is not None  # predict_collective refused it before
-        if not cal.candidate_scale(op, level):  # alpha-beta fits only: their algorithms
+        if _alpha_beta_only(cal, op, level):  # alpha-beta fits only: their algorithms
             return tuple(
                 dict.fromkeys(f.algorithm for f in cal.fits if f.op == op and f.level == level)
             )
@@ -851,7 +961,7 @@ def predict_all_algorithms(
     calibrated_nccl = (
         model in ("nccl", CALIBRATED)
         and c.calibration is not None
-        and not c.calibration.candidate_scale(op, level)
+        and _alpha_beta_only(c.calibration, op, level)
     )
     topo = None
     if model in ("nccl", "nccl-table", CALIBRATED) and c.ranks >= 2:

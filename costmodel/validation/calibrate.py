@@ -188,6 +188,7 @@ class Calibration:
     base: str | None = None  # the cluster preset the fits refine
     candidates: list[RealisticFit] = field(default_factory=list)  # realistic model, per op/level
     placement: str | None = None  # nccl-tests rows fitted: out-of-place, in-place or both
+    fabric: list[FabricFit] = field(default_factory=list)  # fabric terms, per level
 
     def lookup(
         self, op: str, level: str, algorithm: str | None = None, protocol: str | None = None
@@ -352,11 +353,11 @@ def calibrate(
         values = results["backend"].dropna().unique()
         backend = str(values[0]) if len(values) == 1 else None
     structure = cluster if cluster is not None else base
-    candidates = []
+    fabric = []
     if structure is not None:
-        candidates = _fit_candidates(df, structure, nvls, collnet_enabled, skipped)
+        fabric = _fit_fabric_levels(df, structure, nvls, collnet_enabled, skipped)
     return Calibration(
-        name, fits, source, backend, residuals, base, candidates, placement=placement
+        name, fits, source, backend, residuals, base, placement=placement, fabric=fabric
     )
 
 
@@ -427,18 +428,12 @@ def _pinned(value: Any, normalize: Callable[[str], str]) -> str:
     return normalize(str(value))
 
 
-def _fit_candidates(
-    df: pd.DataFrame,
-    structure: Any,
-    nvls: bool | None,
-    collnet_enabled: bool,
-    skipped: list[str],
-) -> list[RealisticFit]:
-    """fit_realistic per (op, level) of the rows (nodes/ranks already known)."""
+def _segments(
+    df: pd.DataFrame, base: Any, skipped: list[str]
+) -> dict[str, list[tuple[str, Segment]]]:
+    """(op, launch-shape rows) per level of the rows (nodes/ranks already known)."""
     from costmodel import nccl
-    from costmodel.presets import cluster as load_cluster
 
-    base = load_cluster(structure)
     rows = df.copy()
     rows["_algo"] = [
         _pinned(v, nccl.normalize_algorithm)
@@ -448,37 +443,48 @@ def _fit_candidates(
         _pinned(v, nccl.normalize_protocol)
         for v in (rows["proto_env"] if "proto_env" in rows else [None] * len(rows))
     ]
-    out = []
-    for op_level, group in rows.groupby(["op", "level"], sort=True):
-        op, level = cast("tuple[str, str]", op_level)  # a group key (Hashable to pandas-stubs)
-        segments = []
-        keys = ["nodes", "gpus_per_node", "gpus_per_process", "_algo", "_proto"]
-        for seg_key, seg in group.groupby(keys, sort=True):
-            k, g, gpp, a, p = cast("tuple[int, int, int, Any, Any]", seg_key)
-            if g > base.gpus_per_node:
-                skipped.append(
-                    f"{op}/{level}: {g} GPUs per node but cluster {base.name!r} has "
-                    f"{base.gpus_per_node}"
-                )
-                continue
-            segments.append(
-                Segment(
-                    int(k),
-                    int(g),
-                    int(gpp),
-                    a,
-                    p,
-                    seg.size_bytes.to_numpy(float),
-                    seg.time_s.to_numpy(float),
-                )
+    out: dict[str, list[tuple[str, Segment]]] = {}
+    keys = ["level", "op", "nodes", "gpus_per_node", "gpus_per_process", "_algo", "_proto"]
+    for seg_key, seg in rows.groupby(keys, sort=True):
+        level, op, k, g, gpp, a, p = cast("tuple[str, str, int, int, int, Any, Any]", seg_key)
+        if g > base.gpus_per_node:
+            skipped.append(
+                f"{op}/{level}: {g} GPUs per node but cluster {base.name!r} has "
+                f"{base.gpus_per_node}"
             )
-        if not segments:
             continue
-        c = base if level == "intra" else load_cluster(base, nodes=max(s.nodes for s in segments))
+        segment = Segment(
+            int(k),
+            int(g),
+            int(gpp),
+            a,
+            p,
+            seg.size_bytes.to_numpy(float),
+            seg.time_s.to_numpy(float),
+        )
+        out.setdefault(level, []).append((op, segment))
+    return out
+
+
+def _fit_fabric_levels(
+    df: pd.DataFrame,
+    structure: Any,
+    nvls: bool | None,
+    collnet_enabled: bool,
+    skipped: list[str],
+) -> list[FabricFit]:
+    """fit_fabric per level of the rows, every op of a level together."""
+    from costmodel.presets import cluster as load_cluster
+
+    base = load_cluster(structure)
+    out = []
+    for level, segments in _segments(df, base, skipped).items():
+        k = max(s.nodes for _, s in segments)
+        c = base if level == "intra" else load_cluster(base, nodes=k)
         try:
-            out.append(fit_realistic(op, segments, c, nvls=nvls, collnet_enabled=collnet_enabled))
+            out.append(fit_fabric(segments, c, nvls=nvls, collnet_enabled=collnet_enabled))
         except ValueError as exc:
-            skipped.append(f"{op}/{level} (realistic): {exc}")
+            skipped.append(f"{level} (fabric terms): {exc}")
     return out
 
 
@@ -564,6 +570,13 @@ def _document(
         doc["backend"] = calibration.backend
     if calibration.placement:
         doc["placement"] = calibration.placement
+    if calibration.fabric:
+        doc["method"] += (
+            "; fabric terms of the realistic model (costmodel.realistic): bandwidth efficiency, "
+            "latency scale, host-floor scale, NIC efficiency and network latency per level, "
+            "robust least squares on log time"
+        )
+        doc["fabric"] = [f.entry(calibration.source) for f in calibration.fabric]
     if calibration.candidates:
         doc["method"] += (
             "; realistic model candidates (costmodel.realistic): bandwidth efficiency and "
@@ -628,10 +641,10 @@ def load_calibration(path: str | Path) -> Calibration:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{path}: cannot read calibration TOML: {exc}") from exc
     kind = doc.get("kind", doc.get("preset"))
-    if kind != "calibration" or not (doc.get("fit") or doc.get("candidate")):
+    if kind != "calibration" or not (doc.get("fit") or doc.get("candidate") or doc.get("fabric")):
         raise ValueError(
-            f'{path}: not a calibration preset (needs kind = "calibration" and [[fit]] or '
-            "[[candidate]] tables)"
+            f'{path}: not a calibration preset (needs kind = "calibration" and [[fit]], '
+            "[[candidate]] or [[fabric]] tables)"
         )
     fits = []
     names = {f.name for f in Fit.__dataclass_fields__.values()}
@@ -650,6 +663,10 @@ def load_calibration(path: str | Path) -> Calibration:
         candidates = _candidates_from_entries(doc.get("candidate", []))
     except (TypeError, KeyError, ValueError) as exc:
         raise ValueError(f"{path}: bad [[candidate]] entry: {exc}") from exc
+    try:
+        fabric = [_fabric_from_entry(e) for e in doc.get("fabric", [])]
+    except (TypeError, KeyError, ValueError) as exc:
+        raise ValueError(f"{path}: bad [[fabric]] entry: {exc}") from exc
     return Calibration(
         doc.get("name", path.stem),
         fits,
@@ -658,6 +675,7 @@ def load_calibration(path: str | Path) -> Calibration:
         base=doc.get("base"),
         candidates=candidates,
         placement=doc.get("placement"),
+        fabric=fabric,
     )
 
 
@@ -719,7 +737,7 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
     # a preset name must be lower-case [a-z0-9._-]; the predictor only needs the fits
     safe = re.sub(r"[^a-z0-9._-]+", "-", cal.name.lower()).strip("-._") or "calibration"
     preset = to_preset(replace(cal, name=safe, source=cal.source or "<results>"), base=None)
-    if cal.candidates and cal.base:
+    if (cal.candidates or cal.fabric) and cal.base:
         from costmodel.presets import cluster as load_cluster
 
         base = load_cluster(cal.base).model_copy(update={"calibration": preset})
@@ -1007,6 +1025,294 @@ def fit_realistic(
         chosen=chosen,
         nodes=tuple(sorted({s.nodes for s in segments})),
         gpus_per_node=tuple(sorted({s.gpus_per_node for s in segments})),
+        min_bytes=float(m_all.min()),
+        max_bytes=float(m_all.max()),
+        points=int(m_all.size),
+        rms_log_error=float(np.sqrt(np.mean(r**2))),
+    )
+
+
+# ---------------------------------------------------------------------- fabric-term calibration
+#: bounds of the fitted fabric terms: bandwidth efficiency, latency scale, host-floor scale,
+#: NIC efficiency (a share of line rate: at most 1) and the extra latency per network hop [us]
+FABRIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "bandwidth_efficiency": EFFICIENCY_BOUNDS,
+    "latency_scale": LATENCY_SCALE_BOUNDS,
+    "host_floor_scale": FLOOR_SCALE_BOUNDS,
+    "nic_efficiency": (0.05, 1.0),
+    "net_latency_us": (0.0, 500.0),
+    "duplex_efficiency": (0.05, 1.0),
+}
+#: terms fitted at each level (the network terms only where rows span several nodes)
+FABRIC_TERMS: dict[str, tuple[str, ...]] = {
+    "intra": ("bandwidth_efficiency", "latency_scale", "host_floor_scale", "duplex_efficiency"),
+    "inter": (
+        "bandwidth_efficiency",
+        "host_floor_scale",
+        "nic_efficiency",
+        "net_latency_us",
+    ),
+}
+#: a term counts as measured when a 1-unit step of its fit variable (log for multipliers,
+#: 10 us for the network latency) moves some measured point's log time by at least this much;
+#: below it the rows cannot see the term and it keeps the model's own value
+MEASURED_SENSITIVITY = 0.05
+_LATENCY_UNIT_US = 10.0  # fit variable of net_latency_us: tens of microseconds (well scaled)
+# terms written as plain numbers (net_latency_us is written as net_latency_s, with its unit)
+_PLAIN_TERMS = (
+    "bandwidth_efficiency",
+    "latency_scale",
+    "host_floor_scale",
+    "nic_efficiency",
+    "duplex_efficiency",
+)
+#: (specific, general): where the rows cannot tell two terms apart (their effects on the
+#: measured log times are collinear), the specific one is fitted and the general one keeps the
+#: model's value. Duplex-only rows of a host-staged node (all-reduce on PCIe without P2P) see
+#: the duplex share and the link efficiency as one product; the model's one-way rate is the
+#: better-founded (09c/09d, broadcast and reduce, within 3 % uncalibrated), so the shortfall
+#: goes to the duplex share and a broadcast predicted from an all-reduce keeps the link rate.
+CONFOUNDED = (("duplex_efficiency", "bandwidth_efficiency"),)
+
+
+@dataclass
+class FabricFit:
+    """Calibrated fabric terms of one level (see :class:`costmodel.hardware.FabricCalibration`).
+
+    ``terms`` holds the fitted values of the terms in ``measured``; the others keep the model's
+    own (absent here, None in the preset).
+    """
+
+    level: str
+    fabric: str
+    terms: dict[str, float]
+    measured: tuple[str, ...]
+    ops: tuple[str, ...]
+    nodes: tuple[int, ...]
+    gpus_per_node: tuple[int, ...]
+    min_bytes: float
+    max_bytes: float
+    points: int
+    rms_log_error: float
+
+    def inputs(self, params: dict[str, object]) -> tuple[dict[str, object], dict]:
+        """(params, candidate_scale) of the realistic model under these terms."""
+        from costmodel.predict import fabric_calibration_inputs
+
+        return fabric_calibration_inputs(params, self.fabric, **self.terms)
+
+    def entry(self, source: str) -> dict[str, Any]:
+        """The ``[[fabric]]`` table (hardware.FabricCalibration), quantities with units."""
+        out: dict[str, Any] = {"level": self.level, "fabric": self.fabric}
+        for key in (*_PLAIN_TERMS,):
+            if key in self.terms:
+                out[key] = float(self.terms[key])
+        if "net_latency_us" in self.terms:
+            out["net_latency_s"] = _quantity(self.terms["net_latency_us"] * 1e-6, "s")
+        out.update(
+            measured=list(self.measured),
+            ops=list(self.ops),
+            nodes=list(self.nodes),
+            gpus_per_node=list(self.gpus_per_node),
+            min_bytes=f"{int(self.min_bytes)}B",
+            max_bytes=f"{int(self.max_bytes)}B",
+            points=int(self.points),
+            source=f"fitted (robust least squares on log time) to {self.points} measured points "
+            f"from {source}",
+        )
+        return out
+
+
+def _fabric_from_entry(e: dict[str, Any]) -> FabricFit:
+    from costmodel.units import parse_duration
+
+    terms = {k: float(e[k]) for k in _PLAIN_TERMS if k in e}
+    if "net_latency_s" in e:
+        terms["net_latency_us"] = _number(e["net_latency_s"], parse_duration, "net_latency_s") * 1e6
+    return FabricFit(
+        level=str(e["level"]),
+        fabric=str(e.get("fabric", "none")),
+        terms=terms,
+        measured=tuple(e.get("measured", ())),
+        ops=tuple(e.get("ops", ())),
+        nodes=tuple(e.get("nodes", ())),
+        gpus_per_node=tuple(e.get("gpus_per_node", ())),
+        min_bytes=_size(e.get("min_bytes", 0.0)),
+        max_bytes=_size(e.get("max_bytes", 0.0)),
+        points=int(e.get("points", 0)),
+        rms_log_error=math.nan,
+    )
+
+
+def _term_start(name: str, fabric: str, params: dict[str, object]) -> float:
+    """The model's own value of a term (where the fit starts and the prior pulls)."""
+    if name == "net_latency_us":
+        table = cast("dict[str, float]", params.get("fabric_latency_us", {}) or {})
+        return float(table.get(fabric, 0.0))
+    if name == "duplex_efficiency":
+        return float(cast("float", params.get("host_staged_duplex", 1.0)))
+    if name == "nic_efficiency":
+        for key in ("ring_nic_fraction", "fabric_achievable_fraction"):
+            table = cast("dict[str, float]", params.get(key, {}) or {})
+            if table.get(fabric):
+                return float(table[fabric])
+        return 1.0
+    return 1.0
+
+
+def _to_var(name: str, value: float) -> float:
+    return value / _LATENCY_UNIT_US if name == "net_latency_us" else math.log(value)
+
+
+def _from_var(name: str, var: float) -> float:
+    return var * _LATENCY_UNIT_US if name == "net_latency_us" else math.exp(var)
+
+
+def fit_fabric(
+    segments: list[tuple[str, Segment]],
+    cluster: Any,
+    *,
+    nvls: bool | None = None,
+    collnet_enabled: bool = False,
+    max_iterations: int = 40,
+) -> FabricFit:
+    r"""Calibrate the fabric terms of one level on measured rows of any ops.
+
+    Terms (:data:`FABRIC_TERMS`; how they enter the model:
+    :func:`costmodel.predict.fabric_calibration_inputs`): on one node the bandwidth efficiency
+    :math:`\eta` of every candidate, the latency scale :math:`\lambda` and the host-floor scale
+    :math:`\phi`; across nodes also the NICs' efficiency :math:`\eta_N` (share of line rate:
+    the cap and the NIC-bound ring) and the extra latency per network hop :math:`\delta`.
+    They are properties of the path, not of an op, a node count or an NCCL candidate, so the
+    same figures apply to other ops and other node/GPU counts of the level (the per-candidate
+    multipliers of :func:`fit_realistic` did not: at another node count other candidates win).
+
+    A term whose fit variable cannot move any measured point's log time by
+    :data:`MEASURED_SENSITIVITY` (e.g. the NIC efficiency on rows that never reach the NIC
+    bound) is not fitted and keeps the model's own value (``measured`` lists the others).
+
+    Objective: robust (Huber, :data:`HUBER_DELTA` on log time) least squares of
+    :math:`r_i = \log \hat t_i - \log t_i` plus a weak prior :data:`PRIOR_WEIGHT` towards the
+    model's own values, by Levenberg-Marquardt with a forward-difference Jacobian and
+    iteratively reweighted Huber weights; variables clipped to :data:`FABRIC_BOUNDS`.
+    Reference: Huber (1964); Marquardt (1963), SIAM J. Appl. Math. 11(2).
+
+    ``segments``: (op, rows of one launch shape), all one node or all several.
+    """
+    from costmodel.predict import fabric_calibration_inputs, fitted_params
+    from costmodel.realistic import realistic_rows
+
+    if not segments:
+        raise ValueError("fit_fabric: no measured rows")
+    m_all = np.concatenate([s.size for _, s in segments])
+    t_all = np.concatenate([s.time_s for _, s in segments])
+    if m_all.size < 2 or np.unique(m_all).size < 2:
+        raise ValueError(f"need at least 2 distinct sizes to calibrate, got {m_all.size}")
+    if not np.all(np.isfinite(t_all)) or np.any(t_all <= 0):
+        raise ValueError("time_s: must be finite and > 0 at every point")
+    log_t = np.log(t_all)
+    multi = {s.nodes > 1 for _, s in segments}
+    if len(multi) > 1:
+        raise ValueError("fit_fabric: segments mix one node and several nodes; fit each level")
+    level = "inter" if multi.pop() else "intra"
+    fabric = str(cluster.fabric) if level == "inter" else "none"
+    base = fitted_params()
+    names = list(FABRIC_TERMS[level])
+    start = np.array([_to_var(k, _term_start(k, fabric, base)) for k in names])
+    lo = np.array([_to_var(k, max(FABRIC_BOUNDS[k][0], 1e-12)) for k in names])
+    hi = np.array([_to_var(k, FABRIC_BOUNDS[k][1]) for k in names])
+    lo = np.where(np.array(names) == "net_latency_us", 0.0, lo)
+    start = np.clip(start, lo, hi)
+
+    def terms_of(theta: np.ndarray, active: list[int]) -> dict[str, float]:
+        values = start.copy()
+        values[active] = theta
+        return {k: _from_var(k, float(v)) for k, v in zip(names, values, strict=True)}
+
+    def residual(theta: np.ndarray, active: list[int]) -> np.ndarray:
+        params, scale = fabric_calibration_inputs(base, fabric, **terms_of(theta, active))
+        times = []
+        for op, s in segments:
+            t, *_ = realistic_rows(
+                op,
+                s.size,
+                s.nodes,
+                s.gpus_per_node,
+                cluster,
+                s.algorithm,
+                s.protocol,
+                params=params,
+                gpus_per_process=s.gpus_per_process,
+                nvls=nvls,
+                collnet_enabled=collnet_enabled,
+                candidate_scale=scale,
+            )
+            times.append(np.asarray(t, float))
+        return np.log(np.maximum(np.concatenate(times), 1e-30)) - log_t
+
+    def jacobian(theta: np.ndarray, active: list[int], r: np.ndarray) -> np.ndarray:
+        jac = np.empty((r.size, theta.size))
+        for j in range(theta.size):
+            step = theta.copy()
+            step[j] += 1e-4
+            jac[:, j] = (residual(step, active) - r) / 1e-4
+        return jac
+
+    everything = list(range(len(names)))
+    r0 = residual(start, everything)
+    jac0 = jacobian(start, everything, r0)
+    sensitivity = np.max(np.abs(jac0), axis=0)
+    active = [j for j in everything if sensitivity[j] >= MEASURED_SENSITIVITY]
+    for specific, general in CONFOUNDED:
+        if specific in names and general in names:
+            i, j = names.index(specific), names.index(general)
+            if i in active and j in active:
+                a, b = jac0[:, i], jac0[:, j]
+                cos = abs(a @ b) / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-30)
+                if cos > 0.98:
+                    active.remove(j)
+    theta = start[active].copy()
+    center = theta.copy()
+
+    def cost(r: np.ndarray, th: np.ndarray) -> float:
+        a = np.abs(r)
+        huber = np.where(a <= HUBER_DELTA, 0.5 * r**2, HUBER_DELTA * (a - 0.5 * HUBER_DELTA))
+        return float(huber.sum() + 0.5 * PRIOR_WEIGHT * np.sum((th - center) ** 2))
+
+    r = r0
+    if active:
+        lo_a, hi_a = lo[active], hi[active]
+        c0 = cost(r, theta)
+        mu = 1e-2
+        for _ in range(max_iterations):
+            w = np.minimum(1.0, HUBER_DELTA / np.maximum(np.abs(r), 1e-12))
+            jac = jacobian(theta, active, r)
+            jw = jac * w[:, None]
+            g = jw.T @ r + PRIOR_WEIGHT * (theta - center)
+            a = jw.T @ jac + PRIOR_WEIGHT * np.eye(theta.size)
+            improved = False
+            delta = np.zeros_like(theta)
+            for _try in range(8):
+                delta = np.linalg.solve(a + mu * np.diag(np.diag(a) + 1e-9), -g)
+                cand = np.clip(theta + delta, lo_a, hi_a)
+                rc = residual(cand, active)
+                cc = cost(rc, cand)
+                if cc < c0 - 1e-12:
+                    theta, r, c0, mu, improved = cand, rc, cc, max(mu / 3, 1e-6), True
+                    break
+                mu *= 10
+            if not improved or np.max(np.abs(delta)) < 1e-5:
+                break
+    fitted = terms_of(theta, active)
+    measured = tuple(names[j] for j in active)
+    return FabricFit(
+        level=level,
+        fabric=fabric,
+        terms={k: fitted[k] for k in measured},
+        measured=measured,
+        ops=tuple(sorted({op for op, _ in segments})),
+        nodes=tuple(sorted({s.nodes for _, s in segments})),
+        gpus_per_node=tuple(sorted({s.gpus_per_node for _, s in segments})),
         min_bytes=float(m_all.min()),
         max_bytes=float(m_all.max()),
         points=int(m_all.size),

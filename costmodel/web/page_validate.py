@@ -10,6 +10,7 @@ import streamlit as st
 
 from costmodel import plots
 from costmodel.units import format_bytes, format_rate
+from costmodel.validation.fallback import socket_fallback
 from costmodel.web import data
 from costmodel.web.common import (
     MAX_UPLOAD_BYTES,
@@ -187,6 +188,9 @@ def render() -> None:
         st.warning(
             plain(f"{cluster} does not match the log: {mismatch}"), icon=":material/warning:"
         )
+    fallback = socket_fallback(measured, cluster, text=raw)  # one line, as validate compare
+    if fallback:
+        st.warning(plain(fallback), icon=":material/warning:")
     if not in_place:
         measured = measured[measured["placement"] != "in_place"]
     with section("Comparison"):
