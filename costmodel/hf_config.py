@@ -163,6 +163,8 @@ def arch_from_hf_config(
         )
         if family != "gpt-neox" and "head_dim" in cfg and cfg["head_dim"] is not None:
             fields["head_dim"] = _int(cfg, "head_dim")
+    if family in ("llama", "mixtral"):
+        _refuse(cfg, "qkv_bias", True, "q/k/v biases are not in the llama family")
     if family in ("llama", "qwen2", "mixtral"):
         _refuse(cfg, "attention_bias", True, "q/k/v/o biases are not in the llama family")
         _refuse(cfg, "mlp_bias", True, "MLP biases are not in the llama family")

@@ -52,12 +52,12 @@ def test_batch_page_plans_in_tokens_and_labels_the_lr_rules():
     m = metrics(at)
     assert m["Accumulation steps A [-] (solved)"] == "2"  # 4 x 2^20 / 4096 = 1024 = 1 x 512 x 2
     assert m["Global batch [tokens per step]"].startswith("4.19 M")
-    at.radio(key="rule").set_value("sqrt")
-    at.number_input(key="base_lr").set_value(3e-4).run()
+    # tokens first: AdamW's square-root rule from 3e-4 at 1 Mi tokens is the default
+    assert at.radio(key="rule_tokens").value == "sqrt"
     lr = [v for k, v in metrics(at).items() if k.startswith("Learning rate")]
     assert lr == ["0.0006"]  # Adam square-root rule: 3e-4 x sqrt(4 Mi / 1 Mi)
     assert any("Malladi" in c.value for c in at.caption)
-    labels = at.radio(key="rule").options
+    labels = at.radio(key="rule_tokens").options
     assert any("Adam" in o for o in labels) and any("ResNet" in o for o in labels)
     at.number_input(key="critical_tokens").set_value(2**21).run()
     lr = [v for k, v in metrics(at).items() if k.startswith("Learning rate")]

@@ -175,6 +175,9 @@ def test_70b_class_answers_say_tensor_and_pipeline_parallelism_is_not_modelled()
     assert any("tensor and pipeline" in n for n in r.training_cost(1e12).notes)
     out = run("train", "--arch", "llama-3.1-70b", "--tokens", "1T", "--nodes", "8", "--zero", "3")
     assert "tensor and pipeline" in out.stdout
+    mem = run("memory", "--arch", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64")
+    assert "tensor and pipeline" in mem.stdout
+    assert "tensor" not in run("memory", "--arch", "llama-2-7b").stdout
 
 
 def test_price_files_parse_with_their_own_dates():

@@ -160,6 +160,9 @@ def memory(
                 if t <= capacity:
                     result["fits_with_recompute"] = rc
                     break
+    from ..training import scale_notes
+
+    result["notes"] = scale_notes(p)
     if as_json:
         _print_json(result)
         return
@@ -184,6 +187,8 @@ def memory(
     typer.echo(f"{head}{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {ranks} ranks")
     typer.echo(breakdown.activations_note)
     typer.echo(_kv(rows))
+    for n in result["notes"]:
+        typer.echo(f"note: {n}")
 
 
 # --- batch ------------------------------------------------------------------------------------

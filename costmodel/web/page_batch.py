@@ -60,13 +60,14 @@ def _inputs() -> dict:
             continue
         known[name] = col.number_input(label, value=default, step=1, key=f"batch_{name}", bind=QP)
     st.subheader("Learning-rate scaling")
+    llm = unit == "tokens"  # tokens first: the LLM defaults (AdamW, 3e-4 tuned at 1 Mi tokens)
     rule = st.radio(
         "Optimizer and rule",
         tuple(batch.LR_RULES),
-        index=tuple(batch.LR_RULES).index("linear"),
+        index=tuple(batch.LR_RULES).index("sqrt" if llm else "linear"),
         format_func=lambda r: batch.LR_RULE_INFO[r][0],
         horizontal=True,
-        key="rule",
+        key="rule_tokens" if llm else "rule",
         bind=QP,
         help="; ".join(
             f"{batch.LR_RULE_INFO[r][0]}: {batch.LR_RULE_INFO[r][1]}" for r in batch.LR_RULES
@@ -74,9 +75,13 @@ def _inputs() -> dict:
     )
     c4 = st.columns(4)
     base_lr = c4[0].number_input(
-        "Base learning rate [-]", value=0.1, format="%.6g", key="base_lr", bind=QP
+        "Base learning rate [-]",
+        value=3e-4 if llm else 0.1,
+        format="%.6g",
+        key="base_lr_tokens" if llm else "base_lr",
+        bind=QP,
     )
-    if unit == "tokens":
+    if llm:
         base_batch = c4[1].number_input(
             "Batch it was tuned at [tokens]", value=2**20, step=2**18, key="base_tokens", bind=QP
         )

@@ -422,7 +422,7 @@ def render() -> None:
     )
 
 
-def _price_input(col, gpu: str, key: str, label: str):
+def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
     """A price preset published for ``gpu`` (never another GPU's), or USD per GPU-hour typed.
     Returns ``(price name or None, usd or None)``."""
     prices = training.prices_for_gpu(gpu)
@@ -438,7 +438,7 @@ def _price_input(col, gpu: str, key: str, label: str):
     if name != "custom":
         return name, None
     usd = col.number_input(
-        f"USD per GPU-hour ({gpu})", value=2.0, step=0.1, key=f"{key}_usd", bind=QP, min_value=0.01
+        f"USD per GPU-hour ({gpu})", value=2.0, step=0.1, key=usd_key, bind=QP, min_value=0.01
     )
     return None, usd
 
@@ -480,10 +480,12 @@ def _training_cost(result, inp: dict, rb=None) -> None:
     tokens_text = c[0].text_input(
         "Tokens to train", value="1T", key="ddp_tokens", bind=QP, help="e.g. 2T, 300B"
     )
-    price_name, usd = _price_input(c[1], gpu, "ddp_price", "Price")
+    price_name, usd = _price_input(c[1], gpu, "ddp_price", "Price", "ddp_usd")
     price_b, usd_b = price_name, usd
     if gpu_b is not None and gpu_b != gpu:
-        price_b, usd_b = _price_input(c[2], gpu_b, "ddp_price_b", f"Price (B, {gpu_b})")
+        price_b, usd_b = _price_input(
+            c[2], gpu_b, "ddp_price_b", f"Price (B, {gpu_b})", "ddp_b_usd"
+        )
     measured_text = c[3].text_input(
         "Measured step time [s] (optional)",
         value="",
