@@ -369,7 +369,7 @@ def markdown(halves: list[dict], siblings: list[dict], date: str, before: str = 
 
 
 #: the same sibling pairs with the calibration this one replaced (per-candidate multipliers per
-#: op and level, calibrate.fit_realistic), measured on 2026-12-01 by this script's pairs
+#: op and level, the calibration before fabric terms), measured on 2026-12-01 on this script's pairs
 BEFORE = """Before (per-candidate multipliers per op and level, the same 116 same-level pairs): 37/116
 within 10 % (32 %); the 62 pairs to another op were refused; of the 54 pairs to another node or
 GPU count, 37 within 10 % and 7 more than 2 points worse than uncalibrated."""
