@@ -238,6 +238,9 @@ def sibling_pairs(runs: dict[str, Run]) -> list[tuple[str, str]]:
     ]
 
 
+_ACROSS_LEVELS = " only: its terms "  # predict._fabric_terms_or_warn's wording
+
+
 def sibling(train_run: Run, test_run: Run, cache: dict | None = None) -> dict:
     """Calibrate on one run, predict a sibling run (another op, node or GPU count).
 
@@ -267,7 +270,9 @@ def sibling(train_run: Run, test_run: Run, cache: dict | None = None) -> dict:
             out["calibrated"] = (math.nan, math.nan)
             warnings.warn(str(exc), CalibrationWarning, stacklevel=1)
     notes = [str(w.message) for w in caught if issubclass(w.category, CalibrationWarning)]
-    out["applies"] = not notes
+    # across levels the calibration does not apply; a term it did not measure (the duplex share
+    # from one-way rows) is said too, but the rest applies and the pair counts
+    out["applies"] = not any(_ACROSS_LEVELS in n or "no fit for" in n for n in notes)
     out["note"] = notes[0] if notes else ""
     out["nccl"] = median_errors(test, predict_rows(test_run, test, test_run.cluster, "nccl"))
     return out
