@@ -391,10 +391,12 @@ NOTES = """## How to read it, and where the goals are not met
   the network into every term: across levels `model="calibrated"` and `model="nccl"` warn
   (CalibrationWarning) and answer with the uncalibrated model (never refused, never applied
   silently).
+- ALCF Polaris (25a-d: 2 and 8 nodes; all-reduce, all-gather, all-to-all) joins the sibling
+  table by itself once a `polaris` cluster preset exists (`extra_runs`).
 - Where the goals are not met. Siblings: Alps at 32+ nodes (Slingshot; rows vary up to 2x
   between neighbouring sizes, and the uncalibrated model misses every Alps pair by > 10 % too);
   PCIe without P2P from a one-way op (broadcast, reduce) to a duplex op (the duplex share is not
-  measured by one-way rows); all-to-all (the model has no mid-size term for it). Half split:
+  measured by one-way rows; the prediction says so, CalibrationWarning); all-to-all (the model has no mid-size term for it). Half split:
   25/41 within 5 % (the per-candidate multipliers reached 30/41 on the sizes of one run, but did
   not transfer): three terms per level cannot follow one run's every bend.
 """
