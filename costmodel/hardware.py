@@ -475,7 +475,8 @@ class CandidateCalibration(_Frozen):
     candidate as :math:`t_c = \lambda_c \ell_c + M h_c / \eta_c` (capped by the hardware),
     takes the fastest, then the host floor. ``bandwidth_efficiency`` is :math:`\eta_c` and
     ``latency_scale`` :math:`\lambda_c`, both fitted by
-    :func:`costmodel.validation.calibrate.fit_realistic` (robust least squares on log time).
+    the calibration before fabric terms (robust least squares on log time); still read from
+    older files.
     ``algorithm = protocol = "*"`` is the entry every other candidate of (op, level) takes and
     carries ``host_floor_scale``, the fitted multiplier of the model's host floor.
     """

@@ -278,6 +278,31 @@ def _fabric_terms_or_warn(cal: CalibrationPreset, level: str) -> Any:
     return terms
 
 
+def _warn_unmeasured_duplex(
+    cal: CalibrationPreset,
+    terms: Any,
+    op: str,
+    c: Cluster,
+    nvls: bool | None,
+    collnet_enabled: bool,
+) -> None:
+    """Warn when ``op`` moves data both ways on a host-staged (no P2P) path whose duplex share
+    the calibration did not measure (its rows were one-way ops): the rest of its terms apply,
+    the duplex share stays the model's own."""
+    if terms.duplex_efficiency is not None:
+        return
+    topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
+    if C.host_staged_duplex_factor(op, topo, {"host_staged_duplex": 0.5}) == 1.0:
+        return  # peer-to-peer, or an op that moves data one way
+    warnings.warn(
+        f"calibration {cal.name!r} did not measure the duplex share of this host-staged (no "
+        f"P2P) path (its rows: {', '.join(terms.ops) or 'one-way ops'}); {op} sends and "
+        "receives at once and keeps the model's own share",
+        CalibrationWarning,
+        stacklevel=4,
+    )
+
+
 def cluster_topology(
     cluster: Cluster,
     *,
@@ -581,6 +606,7 @@ def predict_collective(
     if cal is not None and cal.fabric and model in (CALIBRATED, "nccl") and n >= 2:
         terms = _fabric_terms_or_warn(cal, level)
         if terms is not None:
+            _warn_unmeasured_duplex(cal, terms, op, c, nvls, collnet_enabled)
             base = fitted_params() if params is None else dict(params)
             fabric_params, scale = _fabric_inputs(terms, c.fabric, base)
     elif cal is not None and model in (CALIBRATED, "nccl") and n >= 2:

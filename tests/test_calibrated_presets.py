@@ -237,3 +237,24 @@ def test_scenario_picks_the_calibration_up_by_name(cal, tmp_path, monkeypatch):
     # 2 alpha per bucket (~9 buckets x 23 us = 0.2 ms, 0.4%): within 2%
     assert got.comm_s == pytest.approx(2e8 / fit.bandwidth_bytes_per_s, rel=0.02)
     assert abs(got.comm_s / base.comm_s - 1) > 0.03  # not the uncalibrated NCCL model
+
+
+def test_a_term_the_rows_did_not_measure_is_said(tmp_path):
+    """Calibrated on broadcast (one way) on the host-staged PCIe box, the duplex share is not
+    measured: an all-reduce (both ways at once) warns that it keeps the model's share; the other
+    terms still apply. Broadcast itself and all-reduce from an all-reduce calibration do not."""
+    from costmodel.predict import CalibrationWarning
+
+    bc = read_nccl_tests(DATA / "09c_autodl-1x2x2080Ti-PCIe3-noP2P_broadcast.txt")
+    cal = calibrate(bc, name="rtx-bc", min_bytes=2**16, source="nccl-tests 09c", base=BASE)
+    (fabric,) = cal.fabric
+    assert "duplex_efficiency" not in fabric.measured and fabric.ops == ("broadcast",)
+    path = str(write_calibration(cal, tmp_path / "rtx-bc.toml"))
+    m = np.array([2.0**20, 2.0**26])
+    with pytest.warns(CalibrationWarning, match="did not measure the duplex share.*broadcast"):
+        got = predict_collective("all_reduce", m, path, model="calibrated").time_s
+    assert got == pytest.approx(_realistic(cal, m)[0], rel=1e-12)  # the other terms apply
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibrationWarning)
+        predict_collective("broadcast", m, path, model="calibrated")
+        predict_collective("all_reduce", m, BASE)  # no calibration: nothing to say

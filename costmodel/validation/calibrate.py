@@ -13,6 +13,12 @@ machine-notes.md). ``level`` is ``intra`` for one-node runs and ``inter`` otherw
 Cross-validation: the fit is repeated on every other size (sorted) and its relative error
 reported on the sizes left out.
 
+With a cluster preset, the realistic model (:mod:`costmodel.realistic`) is calibrated too: the
+fabric's terms per level (:func:`fit_fabric`: bandwidth efficiency, latency scale, host-floor
+scale; across nodes the NICs' share of line rate and the latency per network hop; on
+host-staged nodes the duplex share), common to every op, so one calibration predicts other ops
+and other node/GPU counts of its level (held-out figures: docs/calibration.md).
+
 >>> import numpy as np
 >>> m = np.array([1e6, 2e6, 4e6, 8e6])
 >>> t = 2 * 1e-4 + m / 1e9          # all-reduce, N = 2: s = 2, b = M
@@ -46,11 +52,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Calibration",
+    "FabricFit",
     "Fit",
     "allreduce_time_fn",
     "calibrate",
     "calibrated_predictor",
     "fit_alpha_beta",
+    "fit_fabric",
     "load_calibration",
     "to_preset",
     "write_calibration",
@@ -262,9 +270,11 @@ def calibrate(
     Two fits are made. The textbook alpha-beta line per (op, algorithm, protocol, level)
     (``fits``; kept for machines without a cluster preset, e.g. a CPU/gloo run) and, when a
     cluster structure is known (``cluster``, a :class:`~costmodel.hardware.Cluster` or preset
-    name, default ``base``), the realistic model's own candidates per (op, level)
-    (:func:`fit_realistic`; ``candidates``), which ``model="calibrated"`` and ``model="nccl"``
-    use on the calibrated cluster (:mod:`costmodel.predict`).
+    name, default ``base``), the fabric's terms per level, every op of a level together
+    (:func:`fit_fabric`; ``fabric``), which ``model="calibrated"`` and ``model="nccl"`` use on
+    the calibrated cluster for every op and node/GPU count of that level
+    (:mod:`costmodel.predict`). (Older files' per-op calibrated candidates, ``candidates``, are
+    still read.)
 
     Shape of the runs (decision: never guessed): ``nodes`` and ``ranks`` come from the rows
     (nccl-tests host lines give ``nodes``) or from these arguments (CLI ``--nodes``/``--ranks``);
@@ -801,8 +811,8 @@ HUBER_DELTA = 0.03
 EFFICIENCY_BOUNDS = (0.05, 20.0)
 LATENCY_SCALE_BOUNDS = (0.02, 50.0)
 FLOOR_SCALE_BOUNDS = (0.05, 20.0)
-#: weight of the prior pulling every log-multiplier towards 0 (the uncalibrated model): keeps a
-#: parameter the data cannot see (a candidate chosen only where the cap binds) at 1
+#: weight of the prior pulling every fitted term towards the model's own value (the
+#: uncalibrated model)
 PRIOR_WEIGHT = 1e-3
 PLACEMENTS = ("out-of-place", "in-place", "both")
 _PLACEMENT_ROWS = {"out-of-place": ("out_of_place",), "in-place": ("in_place",)}
@@ -862,174 +872,6 @@ class RealisticFit:
                 entry["host_floor_scale"] = float(self.host_floor_scale)
             out.append(entry)
         return out
-
-
-def _segment_times(
-    op: str,
-    segments: list[Segment],
-    cluster: Any,
-    scale: dict[tuple[str, str], tuple[float, float]] | None,
-    floor_scale: float,
-    nvls: bool | None,
-    collnet_enabled: bool,
-) -> tuple[np.ndarray, list[tuple[str, str]]]:
-    from costmodel.predict import calibration_base_params, fitted_params
-    from costmodel.realistic import realistic_rows
-
-    params = calibration_base_params(fitted_params(), floor_scale)
-    times, pairs = [], []
-    for s in segments:
-        t, a, p, (an, pn) = realistic_rows(
-            op,
-            s.size,
-            s.nodes,
-            s.gpus_per_node,
-            cluster,
-            s.algorithm,
-            s.protocol,
-            params=params,
-            gpus_per_process=s.gpus_per_process,
-            nvls=nvls,
-            collnet_enabled=collnet_enabled,
-            candidate_scale=scale,
-        )
-        times.append(t)
-        pairs += [(an[i], pn[j]) for i, j in zip(a, p, strict=True)]
-    return np.concatenate(times), pairs
-
-
-def fit_realistic(
-    op: str,
-    segments: list[Segment],
-    cluster: Any,
-    *,
-    nvls: bool | None = None,
-    collnet_enabled: bool = False,
-    max_iterations: int = 40,
-) -> RealisticFit:
-    r"""Calibrate the realistic model's candidates of ``op`` on measured rows of one level.
-
-    Model (:mod:`costmodel.realistic`): every NCCL (algorithm, protocol) candidate :math:`c`
-    costs :math:`t_c(M) = \lambda_c \ell_c(M, N) + M h_c(M, N) / \eta_c`, its bandwidth capped
-    by the hardware bound; the prediction is :math:`\max(\phi\,t_{host}, \min_c t_c)`. Fitted:
-    :math:`\log\eta_c, \log\lambda_c` for every candidate the model chooses on some measured
-    row, and :math:`\log\phi`; the other candidates keep the model's own figures (the
-    ``("*", "*")`` entry, multipliers 1: decision, nothing was measured of them; taking the mean
-    of the fitted ones instead made the 2-node Alps fit, whose Tree/LL multiplier absorbs the
-    mid-size ramp, mis-predict 4 nodes, where Ring runs, by 54 %), so the protocol and
-    algorithm switches are still the model's.
-
-    Objective: robust (Huber, threshold :data:`HUBER_DELTA` on log time) least squares of
-    :math:`r_i = \log \hat t_i - \log t_i` plus a weak prior :data:`PRIOR_WEIGHT`
-    :math:`\sum \theta^2`, minimised by Levenberg-Marquardt with a forward-difference Jacobian
-    (the choice makes the model piecewise smooth) and iteratively reweighted Huber weights
-    :math:`w_i = \min(1, \delta / |r_i|)`; parameters clipped to the bounds in this module.
-    The set of fitted candidates is grown while the fit makes the model choose new ones (at
-    most 3 rounds). Reference: Huber (1964), "Robust estimation of a location parameter";
-    Marquardt (1963), SIAM J. Appl. Math. 11(2).
-
-    ``segments``: rows of one level (all one node, or all several), each a launch shape.
-    """
-    m_all = np.concatenate([s.size for s in segments])
-    t_all = np.concatenate([s.time_s for s in segments])
-    if m_all.size < 2 or np.unique(m_all).size < 2:
-        raise ValueError(f"{op}: need at least 2 distinct sizes to calibrate, got {m_all.size}")
-    if not np.all(np.isfinite(t_all)) or np.any(t_all <= 0):
-        raise ValueError("time_s: must be finite and > 0 at every point")
-    log_t = np.log(t_all)
-    level = "inter" if segments[0].nodes > 1 else "intra"
-
-    def unpack(theta: np.ndarray, active: list[tuple[str, str]]):
-        k = len(active)
-        eta = np.exp(theta[:k])
-        lam = np.exp(theta[k : 2 * k])
-        scale = {pair: (float(eta[i]), float(lam[i])) for i, pair in enumerate(active)}
-        scale[("*", "*")] = (1.0, 1.0)  # never-chosen candidates keep the model's figures
-        return scale, float(np.exp(theta[-1]))
-
-    def model(theta, active):
-        scale, floor = unpack(theta, active)
-        t, pairs = _segment_times(op, segments, cluster, scale, floor, nvls, collnet_enabled)
-        return np.log(np.maximum(t, 1e-30)) - log_t, pairs
-
-    def bounds(k: int) -> tuple[np.ndarray, np.ndarray]:
-        lo = np.r_[
-            np.full(k, np.log(EFFICIENCY_BOUNDS[0])),
-            np.full(k, np.log(LATENCY_SCALE_BOUNDS[0])),
-            np.log(FLOOR_SCALE_BOUNDS[0]),
-        ]  # noqa: E501
-        hi = np.r_[
-            np.full(k, np.log(EFFICIENCY_BOUNDS[1])),
-            np.full(k, np.log(LATENCY_SCALE_BOUNDS[1])),
-            np.log(FLOOR_SCALE_BOUNDS[1]),
-        ]  # noqa: E501
-        return lo, hi
-
-    def cost(r: np.ndarray, theta: np.ndarray) -> float:
-        a = np.abs(r)
-        huber = np.where(a <= HUBER_DELTA, 0.5 * r**2, HUBER_DELTA * (a - 0.5 * HUBER_DELTA))
-        return float(huber.sum() + 0.5 * PRIOR_WEIGHT * np.sum(theta**2))
-
-    _, pairs0 = model(np.zeros(1), [])
-    active = sorted(set(pairs0))
-    theta = np.zeros(2 * len(active) + 1)
-    for _round in range(3):
-        k = len(active)
-        lo, hi = bounds(k)
-        r, _ = model(theta, active)
-        c0 = cost(r, theta)
-        mu = 1e-2
-        for _ in range(max_iterations):
-            w = np.minimum(1.0, HUBER_DELTA / np.maximum(np.abs(r), 1e-12))
-            jac = np.empty((r.size, theta.size))
-            h = 1e-4
-            for j in range(theta.size):
-                step = theta.copy()
-                step[j] += h
-                jac[:, j] = (model(step, active)[0] - r) / h
-            jw = jac * w[:, None]
-            g = jw.T @ r + PRIOR_WEIGHT * theta
-            a = jw.T @ jac + PRIOR_WEIGHT * np.eye(theta.size)
-            improved = False
-            for _try in range(8):
-                delta = np.linalg.solve(a + mu * np.diag(np.diag(a) + 1e-9), -g)
-                cand = np.clip(theta + delta, lo, hi)
-                rc, _ = model(cand, active)
-                cc = cost(rc, cand)
-                if cc < c0 - 1e-12:
-                    theta, r, c0, mu, improved = cand, rc, cc, max(mu / 3, 1e-6), True
-                    break
-                mu *= 10
-            if not improved or np.max(np.abs(delta)) < 1e-5:
-                break
-        _, pairs = model(theta, active)
-        new = sorted(set(pairs) - set(active))
-        if not new:
-            break
-        # new candidates start at the model's own figures (multipliers 1)
-        k_old = len(active)
-        active = active + new
-        zeros = np.zeros(len(new))
-        theta = np.r_[theta[:k_old], zeros, theta[k_old : 2 * k_old], zeros, theta[-1]]
-    r, pairs = model(theta, active)
-    scale, floor = unpack(theta, active)
-    chosen: dict[tuple[str, str], int] = {}
-    for pair in pairs:
-        chosen[pair] = chosen.get(pair, 0) + 1
-    return RealisticFit(
-        op=op,
-        level=level,
-        fabric=str(cluster.fabric) if level == "inter" else "none",
-        scale=scale,
-        host_floor_scale=floor,
-        chosen=chosen,
-        nodes=tuple(sorted({s.nodes for s in segments})),
-        gpus_per_node=tuple(sorted({s.gpus_per_node for s in segments})),
-        min_bytes=float(m_all.min()),
-        max_bytes=float(m_all.max()),
-        points=int(m_all.size),
-        rms_log_error=float(np.sqrt(np.mean(r**2))),
-    )
 
 
 # ---------------------------------------------------------------------- fabric-term calibration
@@ -1185,7 +1027,8 @@ def fit_fabric(
     the cap and the NIC-bound ring) and the extra latency per network hop :math:`\delta`.
     They are properties of the path, not of an op, a node count or an NCCL candidate, so the
     same figures apply to other ops and other node/GPU counts of the level (the per-candidate
-    multipliers of :func:`fit_realistic` did not: at another node count other candidates win).
+    multipliers of the calibration before this one did not: at another node count other
+    candidates win).
 
     A term whose fit variable cannot move any measured point's log time by
     :data:`MEASURED_SENSITIVITY` (e.g. the NIC efficiency on rows that never reach the NIC
