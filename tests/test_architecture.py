@@ -32,6 +32,19 @@ PUBLISHED = {
     "qwen2.5-72b": 72.7e9,
     # DeepSeek-V3 technical report, arXiv:2412.19437, abstract: 671B total
     "deepseek-v3": 671e9,
+    # Meta-Llama-3-8B / -70B safetensors totals (same shapes as Llama 3.1)
+    "llama-3-8b": 8_030_261_248,
+    "llama-3-70b": 70_553_706_496,
+    # llm-foundry benchmarking README, NumParams column at SeqLen 2048 (@ 495218376)
+    "mpt-125m": 125_311_488,
+    "mpt-350m": 355_985_408,
+    "mpt-760m": 760_470_528,
+    "mpt-1b": 1_315_950_592,
+    "mpt-3b": 2_651_837_440,
+    "mpt-7b": 6_658_859_008,
+    "mpt-13b": 12_853_954_560,
+    "mpt-30b": 29_975_214_080,
+    "mpt-70b": 64_862_437_376,
 }
 # Active parameters per token of the MoE models, as published (rounded to 2 figures there).
 PUBLISHED_ACTIVE = {
@@ -170,3 +183,17 @@ def test_buckets_equal_torch_assignment(name):
     assert len(rebuilt) == len(ours)
     assert [sorted(b) for b in rebuilt] == [sorted(b) for b in ours]
     assert [sum(sizes[i] for i in b) for b in rebuilt] == ddp.bucket_sizes(sizes).tolist()
+
+
+def test_mpt_params_match_every_published_numparams_cell():
+    """NumParams of every llm-foundry row (it grows with the sequence length: a learned position
+    table of max_seq_len x d_model) from the preset's shape with max_positions = the row's seq."""
+    from costmodel.steps_data import step_rows
+
+    df = step_rows()
+    rows = df[df.source == "llm-foundry"].drop_duplicates(["model", "seq"])
+    assert len(rows) >= 40
+    for r in rows.itertuples():
+        shape = load_arch(r.model).model_dump() | {"max_positions": int(r.seq)}
+        a = Architecture.model_validate(shape)  # a fresh object: params are cached
+        assert a.params == pytest.approx(r.published_params, rel=0.005), (r.model, r.seq)
