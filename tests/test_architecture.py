@@ -117,20 +117,31 @@ def test_architecture_is_frozen_and_strict():
 
 
 def test_activations_korthikanti_eq1():
+    g = load_arch("gpt2-124m")  # Korthikanti's GPT layer: eq. (1) exactly
+    assert g.activation_bytes_per_token(1024, flash_attention=False) == 34 * 768 + 5 * 12 * 1024
     a = load_arch("llama-2-7b")
-    s, h, heads = 4096, 4096, 32
-    # eq. (1): s b h (34 + 5 a s / h) per layer -> per token 34 h + 5 a s
-    assert a.activation_bytes_per_token(s, flash_attention=False) == 34 * h + 5 * heads * s
-    assert a.activation_bytes_per_token(s, flash_attention=True) == 34 * h
-    assert a.activation_bytes_per_token(s, flash_attention=False, recompute="selective") == 34 * h
+    s, h, heads, f = 4096, 4096, 32, 11008
+    # the same terms with Llama's widths: norms 4h, attention 2h + 6h + 2h, SwiGLU 2h + 8f, no
+    # dropout masks; + 5 a s without FlashAttention
+    layer = 4 * h + 10 * h + 2 * h + 8 * f
+    assert a.activation_bytes_per_token(s, flash_attention=False) == layer + 5 * heads * s
+    assert a.activation_bytes_per_token(s, flash_attention=True) == layer
+    assert a.activation_bytes_per_token(s, flash_attention=False, recompute="selective") == layer
     assert a.activation_bytes_per_token(s, recompute="full") == 2 * h
+    # torchtitan op SAC: input, attention output, half the matmul outputs (q k v o gate up down)
+    op = 2 * h + 2 * h + 0.5 * 2 * (3 * h + h + 2 * f + h)
+    assert a.activation_bytes_per_token(s, recompute="selective-op") == op
+    assert a.activation_bytes_per_token(s, recompute="selective-layer") == (layer + 2 * h) / 2
     # without FlashAttention the s^2 term dominates at 4k tokens: 5 a s / 34 h = 4.7x
     assert a.activation_bytes_per_token(
         s, flash_attention=False
     ) > 5 * a.activation_bytes_per_token(s)
     one = a.activation_bytes(s, 1)
     assert a.activation_bytes(s, 2) == pytest.approx(2 * one)
-    assert one > 32 * s * 34 * h  # layers plus embedding/output/logits
+    assert one > 32 * s * layer  # layers plus embedding/output/logits
+    # checkpointing: the layer being recomputed is held again during its backward
+    full = a.activation_bytes(s, 1, recompute="full")
+    assert full == s * (32 * 2 * h + (layer - 2 * h) + 5 * h + 4 * 32000)
     with pytest.raises(ValueError, match="recompute"):
         a.activation_bytes_per_token(s, recompute="some")
     with pytest.raises(ValueError, match="micro_batch"):
