@@ -169,11 +169,14 @@ def _fits() -> dict[tuple[str, str], ComputeFit]:
     return out
 
 
-def compute_fit(gpu: Any, precision: str = "bf16") -> ComputeFit:
+def compute_fit(gpu: Any, precision: str = "bf16", held_out: str | None = None) -> ComputeFit:
     """The fitted coefficients of a GPU (preset or family name) and precision.
 
-    Raises ``ValueError`` naming the fitted families when the data has none for this one (no
-    published single-node run on that GPU family: measure one node instead).
+    ``held_out`` (a data group, ``"llm-foundry/a100-80gb"``) gives the coefficients fitted
+    without that group, as the grouped cross-validation scored them (the fidelity report uses
+    them so that no row is predicted by a fit that saw it). Raises ``ValueError`` naming the
+    fitted families when the data has none for this one (no published single-node run on that
+    GPU family: measure one node instead).
     """
     fam = gpu_family(gpu)
     if precision not in ("bf16", "fp8"):
@@ -185,7 +188,23 @@ def compute_fit(gpu: Any, precision: str = "bf16") -> ComputeFit:
             f"gpu: no fitted compute efficiency for {fam}/{precision} (fitted: {have}); "
             "give a measured single-node throughput or compute time instead"
         )
-    return fits[(fam, precision)]
+    full = fits[(fam, precision)]
+    if held_out is None:
+        return full
+    cv = _toml().get("cv_fit", {})
+    t = cv.get(held_out, {}).get(f"{fam}-{precision}")
+    if t is None:  # the group was not in the fit (a multi-node-only group): the full fit
+        return full
+    return ComputeFit(
+        fam,
+        precision,
+        float(t["u"]),
+        float(t["v"]),
+        float(t["w"]),
+        full.rows,
+        full.band,
+        float(t["m"]),
+    )
 
 
 def token_time_s(
@@ -270,13 +289,14 @@ def micro_batch_compute_s(
     ac_every: int = DEFAULT_AC_EVERY,
     compute_time_s: float | None = None,
     measured_tokens_per_s_per_gpu: float | None = None,
+    held_out: str | None = None,
 ) -> float:
     """Forward + backward (+ recomputation) of one micro-batch on one GPU [s].
 
     In order of precedence: a measured ``compute_time_s`` of this micro-batch; a measured
     single-node throughput ``measured_tokens_per_s_per_gpu`` (tokens/s per GPU of one node at
     these settings: its per-token time times the micro-batch's tokens); the fitted efficiency
-    (:func:`compute_fit`) with the architecture's FLOPs (:func:`flops_split`) and the
+    (:func:`compute_fit`, ``held_out`` as there) with the architecture's FLOPs (:func:`flops_split`) and the
     recomputation's extra work (:func:`recompute_extra`).
 
     >>> from costmodel import presets
@@ -305,7 +325,7 @@ def micro_batch_compute_s(
 
     a = load_arch(arch)
     p_lin, p_att = _peaks(gpu, precision)
-    fit = compute_fit(gpu, precision)
+    fit = compute_fit(gpu, precision, held_out)
     lin, att = flops_split(a, sequence_length)
     r_lin, r_att = recompute_extra(recompute, lin, att, ac_every)
     per = token_time_s(

@@ -160,7 +160,7 @@ def main() -> None:
         "# Achievable compute efficiency fitted by scripts/fit_compute.py (generated; do not edit).",
         "# t P = u F_lin (1 + h0/h + T0/T) + w F_att  per token (costmodel/compute.py); v = u h0,",
         "# m = u T0, w = u rho. Data: the 8-GPU pure-DP rows of costmodel.steps_data without",
-        "# torch.compile. Band: 10th-90th percentile of the grouped-CV time ratios of the key's rows.",
+        "# torch.compile. Band: 10th-90th percentile of observed/predicted time, grouped CV, per key.",
         f'fitted_on = "{datetime.date.today().isoformat()}"',
         f'form = "{chosen}"',
         f"rows = {len(t)}",
@@ -171,7 +171,7 @@ def main() -> None:
     ]
     for k in sorted(u):
         m = (t.key == k).to_numpy()
-        rr = cv[m].to_numpy()
+        rr = 1.0 / cv[m].to_numpy()  # observed / predicted time
         lo, hi = np.quantile(rr, [0.1, 0.9]) if len(rr) > 1 else (rr[0], rr[0])
         lines += [
             f'[fit."{k}"]',
@@ -188,6 +188,21 @@ def main() -> None:
     lines.append("# grouped CV (one source/GPU-type group left out): |throughput error| per form")
     for name, rep in report.items():
         lines += [f'[cv."{name}"]', f"median = {rep['median']!r}", f"p90 = {rep['p90']!r}", ""]
+    lines.append("# coefficients fitted without each (source/GPU type) group: the grouped-CV fits")
+    for grp in sorted(t.group.unique()):
+        pg = fit(t[t.group != grp], form)
+        ug: dict[str, float] = pg["u"]  # type: ignore[assignment]
+        pooled = float(np.mean(list(ug.values())))
+        for k in sorted(u):
+            uk = ug.get(k, pooled)
+            lines += [
+                f'[cv_fit."{grp}"."{k}"]',
+                f"u = {uk!r}",
+                f"v = {uk * float(pg['h0'])!r}",  # type: ignore[arg-type]
+                f"m = {uk * float(pg['t0'])!r}",  # type: ignore[arg-type]
+                f"w = {uk * float(pg['rho'])!r}",  # type: ignore[arg-type]
+                "",
+            ]
     lines.append("# held-out median |error| per group, chosen form")
     lines.append("[cv_groups]")
     for grp in sorted(t.group.unique()):
