@@ -442,6 +442,98 @@ class Architecture(BaseModel):
         return 6.0 * n + 12.0 * self.layers * self.heads * q * sequence_length
 
 
+@functools.lru_cache(maxsize=1)
+def _width_rule() -> tuple[float, float]:
+    """``(a, b)`` of ``log h = a + b log P``, least squares over the shipped dense presets."""
+    import math
+
+    pts = [(math.log(x.params), math.log(x.hidden)) for x in _all().values() if not x.moe]
+    n = len(pts)
+    mx = sum(p for p, _ in pts) / n
+    my = sum(h for _, h in pts) / n
+    b = sum((p - mx) * (h - my) for p, h in pts) / sum((p - mx) ** 2 for p, _ in pts)
+    return my - b * mx, b
+
+
+def architecture_for_params(params: float) -> Architecture:
+    r"""A dense transformer of about ``params`` parameters, for a bare parameter count [-].
+
+    So that bucketing (DDP ``bucket_cap``) and wrap units (FSDP) see layers of a realistic size
+    when only a count is known. The rule, documented and fitted rather than chosen:
+
+    * hidden size ``h = e^a P^b``, with ``(a, b)`` the least-squares fit of ``log h`` on
+      ``log P`` over the shipped dense presets (GPT-2 124M ... Llama 3.1 405B, MPT), rounded to
+      a multiple of 128 (>= 128);
+    * a Llama layer (Touvron et al. 2023, arXiv:2302.13971): heads of 128, multi-head
+      attention, SwiGLU MLP of width ``8h/3`` rounded up to 256, vocabulary 32000, untied
+      embeddings, so a layer holds ``4h^2 + 3 h f + 2h`` parameters;
+    * layers: the whole number that brings the total closest to ``params`` (>= 1).
+
+    >>> a = architecture_for_params(7e9)
+    >>> a.layers, a.hidden, round(a.params / 7e9, 2)
+    (41, 3712, 1.01)
+    """
+    import math
+
+    p = float(params)
+    if not (math.isfinite(p) and 1e6 <= p <= 1e13):
+        raise ValueError(f"params: must be a parameter count in [1e6, 1e13], got {params!r}")
+    a, b = _width_rule()
+    h = max(128, int(round(math.exp(a + b * math.log(p)) / 128.0)) * 128)
+    f = int(math.ceil(8 * h / 3 / 256.0)) * 256
+    vocab = 32000
+    per_layer = 4 * h * h + 3 * h * f + 2 * h
+    fixed = 2 * vocab * h + h
+    layers = max(1, int(round((p - fixed) / per_layer)))
+    return Architecture(
+        name=f"dense-{p / 1e9:.3g}b",
+        description=f"a dense Llama-style transformer of about {p:.3g} parameters (bare count)",
+        family="llama",
+        layers=layers,
+        hidden=h,
+        ffn=f,
+        heads=h // 128,
+        kv_heads=h // 128,
+        vocab=vocab,
+        tied_embeddings=False,
+        max_positions=4096,
+        published_params=p,
+        published_params_source="the parameter count given (no published model)",
+        source="costmodel.architecture.architecture_for_params (width fitted over the presets)",
+    )
+
+
+def moe_data_parallel_note(arch: str | Architecture) -> str | None:
+    """What a data-parallel-only answer leaves out for a mixture-of-experts model; None if dense.
+
+    Real MoE training shards the experts over GPUs (expert parallelism): each MoE layer sends
+    every token to the GPUs holding its ``k`` experts and back, an all-to-all dispatch and an
+    all-to-all combine in the forward and again in the backward (GShard, Lepikhin et al. 2020,
+    arXiv:2006.16668, section 2.2; DeepSeek-V3 report, arXiv:2412.19437, section 3.2). A
+    data-parallel step prices the compute of the active parameters but (i) keeps every expert
+    on every GPU (memory and gradient traffic of all ``P`` parameters), (ii) has no all-to-all
+    time, (iii) assumes balanced routing. The engine, CLI and app show this line next to an MoE
+    answer.
+
+    >>> moe_data_parallel_note("llama-3.1-8b") is None
+    True
+    >>> "all-to-all" in moe_data_parallel_note("deepseek-v3")
+    True
+    """
+    a = load_arch(arch)
+    if not a.moe:
+        return None
+    moe_layers = a.layers - a.dense_layers
+    return (
+        f"{a.name} is a mixture of experts ({a.experts} experts, {a.experts_per_token} per token; "
+        f"{a.active_params / 1e9:.1f}B of {a.params / 1e9:.0f}B parameters active). Compute is "
+        "priced on the active parameters, but this is a data-parallel-only answer: real MoE "
+        "training uses expert parallelism, with an all-to-all dispatch and combine per MoE layer "
+        f"({moe_layers} layers, forward and backward), which is not priced here; every GPU is "
+        "assumed to hold and synchronise all experts, and routing is assumed balanced."
+    )
+
+
 # --- presets -----------------------------------------------------------------------------------
 def models_dir() -> Path:
     """The shipped ``presets/models`` folder."""

@@ -208,3 +208,36 @@ def test_mpt_params_match_every_published_numparams_cell():
         shape = load_arch(r.model).model_dump() | {"max_positions": int(r.seq)}
         a = Architecture.model_validate(shape)  # a fresh object: params are cached
         assert a.params == pytest.approx(r.published_params, rel=0.005), (r.model, r.seq)
+
+
+def test_moe_flops_come_from_the_active_parameters_and_the_answer_says_what_is_left_out():
+    from costmodel.architecture import moe_data_parallel_note
+
+    for name, active in (("deepseek-v3", 37e9), ("mixtral-8x7b", 13e9)):
+        a = load_arch(name)
+        per_token = a.training_flops_per_token(4096)
+        assert 6 * 0.8 * active < per_token < 6 * 1.4 * active  # far below 6 x total
+        assert per_token < 6 * a.params / 3  # not the dense 6 x total
+        note = moe_data_parallel_note(name)
+        assert note is not None
+        assert "expert parallelism" in note and "all-to-all" in note and "not priced" in note
+    assert moe_data_parallel_note("llama-3.1-70b") is None
+
+
+def test_a_bare_parameter_count_gets_a_transformer_of_that_size():
+    from costmodel.architecture import architecture_for_params
+
+    for p in (1.25e8, 7e9, 70e9, 405e9):
+        a = architecture_for_params(p)
+        assert a.params == pytest.approx(p, rel=0.02)
+        assert a.hidden % 128 == 0 and a.layers >= 8
+    # the width rule is fitted on the presets: within a factor 1.5 of Llama's at 7B and 70B
+    assert 4096 / 1.5 < architecture_for_params(7e9).hidden < 4096 * 1.5
+    assert 8192 / 1.5 < architecture_for_params(70e9).hidden < 8192 * 1.5
+    # bucketing now has layers to work with: a 7B count no longer makes 2 buckets
+    sizes = np.array(architecture_for_params(7e9).tensor_sizes, dtype=float) * 2.0
+    n1 = len(ddp.bucket_sizes(sizes[::-1], bucket_cap_bytes=1 * 2**20))
+    n25 = len(ddp.bucket_sizes(sizes[::-1], bucket_cap_bytes=25 * 2**20))
+    assert n1 >= n25 > 100  # (a bare count used to make 2 buckets whatever the cap)
+    with pytest.raises(ValueError, match="params"):
+        architecture_for_params(float("nan"))
