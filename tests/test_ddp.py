@@ -447,9 +447,7 @@ def test_vectorized_schedule_equals_event_loop(seed, overlap):
     comm = rng.exponential(0.01, k) * (rng.random(k) > 0.1)  # some all-reduces take no time
     ready = np.sort(rng.random(k))
     ready[-1] = 1.0
-    tasks = tuple(
-        sddp.bucket_tasks(0.1, 0.3, ready, np.ones(k), comm, ranks=8, overlap=overlap)
-    )
+    tasks = tuple(sddp.bucket_tasks(0.1, 0.3, ready, np.ones(k), comm, ranks=8, overlap=overlap))
     fast = engine._list_schedule(tasks)
     slow = engine._event_schedule(tasks, 0.0)
     np.testing.assert_allclose(fast[0], slow[0], rtol=0, atol=1e-12)

@@ -27,6 +27,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
@@ -159,20 +161,22 @@ def _wire_bytes(tasks: tuple[Task, ...]) -> dict[str, float]:
     return out
 
 
-def _scaled(tasks: tuple[Task, ...], timer: CollectiveTimer, slow: bool) -> list[Task]:
-    """The tasks with every collective at the fast or slow end of its error band."""
-    import dataclasses
-
-    out = []
-    for t in tasks:
+def _band_work(tasks: tuple[Task, ...], timer: CollectiveTimer, slow: bool) -> list[float] | None:
+    """Each task's work with every collective at the fast or slow end of its error band
+    (None when a collective's band is unknown)."""
+    work = [t.work_s for t in tasks]
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, t in enumerate(tasks):
         if t.is_comm and t.work_s > 0:
-            fast, slow_m = timer.band(t.kind, t.span, [t.message_bytes])
-            m = float((slow_m if slow else fast)[0])
-            if not math.isfinite(m):
-                return []
-            t = dataclasses.replace(t, work_s=t.work_s * m)
-        out.append(t)
-    return out
+            groups.setdefault((t.kind, t.span), []).append(i)
+    for (kind, span), idx in groups.items():
+        fast, slow_m = timer.band(kind, span, [tasks[i].message_bytes for i in idx])
+        m = slow_m if slow else fast
+        if not np.all(np.isfinite(m)):
+            return None
+        for i, f in zip(idx, m.tolist(), strict=True):
+            work[i] *= f
+    return work
 
 
 def strategy_step(
@@ -323,12 +327,13 @@ def strategy_step(
     if band:
         ends: list[float] = []
         for slow in (False, True):
-            ts = _scaled(final_tasks, timer, slow)
-            ms = _scaled(mid_tasks, timer, slow) if mid_tasks else []
-            if not ts or (mid_tasks and not ms):
+            wf = _band_work(final_tasks, timer, slow)
+            wm = _band_work(mid_tasks, timer, slow) if mid_tasks else []
+            if wf is None or wm is None:
                 ends = []
                 break
-            ends.append((acc - 1) * (run(ms, c_).step_s if ms else 0.0) + run(ts, c_).step_s)
+            mid_end = run(mid_tasks, c_, wm).step_s if mid_tasks else 0.0
+            ends.append((acc - 1) * mid_end + run(final_tasks, c_, wf).step_s)
         if ends:
             lo, hi = ends
     bars: list[Interval] = []
