@@ -55,13 +55,18 @@ SCALING_MAX_NODES = 1024
 
 
 def _interval(i: Any) -> dict[str, Any]:
-    """One ddp.Interval as a plain dict (the ScenarioResult timeline rows)."""
+    """One timeline interval (costmodel.strategy.Interval) as a plain dict (the ScenarioResult
+    timeline rows): kind (forward, backward, all_gather, reduce_scatter, all_reduce), stream,
+    times [s], label, message [B], the ranks the collective spans and its span."""
     return {
         "kind": str(i.kind),
+        "stream": str(getattr(i, "stream", "")),
         "start_s": float(i.start_s),
         "end_s": float(i.end_s),
         "label": str(i.label),
         "message_bytes": float(i.message_bytes),
+        "span_ranks": int(getattr(i, "span_ranks", 0)),
+        "span": str(getattr(i, "span", "")),
         "micro_batch": int(i.micro_batch),
     }
 
@@ -283,10 +288,10 @@ class Scenario(BaseModel):
 
     def layout(self, nodes: int | None = None) -> Any:
         """The :class:`costmodel.strategy.Layout` this scenario runs (memory, step and cost)."""
-        from .strategy.layout import Layout
+        from .strategy.layout import make_layout
 
         c = self._validated_cluster() if nodes is None else self.build_cluster(nodes)
-        return Layout(
+        return make_layout(
             strategy=self.strategy_name,
             ranks=int(c.ranks),
             gpus_per_node=int(c.gpus_per_node),

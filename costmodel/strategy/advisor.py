@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .comm import CollectiveTimer
-from .layout import Layout
+from .layout import make_layout
 from .step import StrategyStep, strategy_step
 
 
@@ -119,7 +119,7 @@ def advise(
     c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
     if not isinstance(cluster, str) and c.nodes != nodes:
         c = presets.cluster(c, nodes=nodes)
-    layout_opts = {
+    layout_opts: dict[str, Any] = {
         k: step_kwargs.pop(k)
         for k in ("param_dtype", "grad_dtype", "bucket_cap_bytes", "comm_contention")
         if k in step_kwargs and step_kwargs[k] is not None
@@ -131,7 +131,7 @@ def advise(
     steps = []
     for kw in cands:
         opts: dict[str, Any] = {**layout_opts, **kw}
-        lay = Layout(ranks=int(c.ranks), gpus_per_node=int(c.gpus_per_node), **opts)
+        lay = make_layout(ranks=int(c.ranks), gpus_per_node=int(c.gpus_per_node), **opts)
         g = lay.shard_group
         if g not in timers:
             timers[g] = CollectiveTimer(c, model=model, group_size=g)

@@ -36,7 +36,7 @@ from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, micro_batch_compute_s, recompute_extra
 from .engine import Schedule, Task, run
 from .events import StepInputs
-from .layout import Layout, wrap_units
+from .layout import Layout, make_layout, wrap_units
 from .memory import StrategyMemory, strategy_memory
 
 EXPOSED_SIGNIFICANT = 0.05
@@ -264,10 +264,10 @@ def strategy_step(
             kw["bucket_cap_bytes"] = bucket_cap_bytes
         if comm_contention is not None:
             kw["comm_contention"] = comm_contention
-        layout = Layout(**kw)
+        layout = make_layout(**kw)
     elif layout.ranks != ranks or layout.gpus_per_node != c.gpus_per_node:
         layout = layout.model_copy(update={"ranks": ranks, "gpus_per_node": int(c.gpus_per_node)})
-        layout = Layout(**layout.model_dump())
+        layout = make_layout(**layout.model_dump())
     for name, v in (
         ("micro_batch", micro_batch),
         ("sequence_length", sequence_length),
