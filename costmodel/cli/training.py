@@ -524,9 +524,9 @@ def _step_on_cluster(
     )
     if st == "all":
         adv = advise(p, cluster=c, nodes=nodes, **common)
-        rows = adv.rows()
+        ranked = adv.rows()
         if as_json:
-            _print_json({"strategies": rows, "best": adv.best.layout.name if adv.best else None})
+            _print_json({"strategies": ranked, "best": adv.best.layout.name if adv.best else None})
             return
         typer.echo(
             f"{arch or units.format_count(float(p or 0)) + ' params'} on {cluster} x {nodes} "
@@ -535,7 +535,7 @@ def _step_on_cluster(
         )
         if adv.best is None:
             typer.echo("NOTHING FITS: every strategy needs more memory than the GPU has")
-        typer.echo(_advice_table(rows))
+        typer.echo(_advice_table(ranked))
         return
     s = strategy_step(
         p,
