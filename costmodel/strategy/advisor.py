@@ -27,6 +27,7 @@ from .step import StrategyStep, strategy_step
 def candidate_layouts(ranks: int, gpus_per_node: int, **options: Any) -> list[dict[str, Any]]:
     """Every layout the advisor tries (keyword sets for :class:`~.layout.Layout`).
 
+    >>> from costmodel.strategy import Layout
     >>> [Layout(ranks=16, gpus_per_node=8, **k).name for k in candidate_layouts(16, 8)]
     ['ddp', 'zero1', 'zero2', 'fsdp', 'fsdp (no reshard)', 'hsdp g=2', 'hsdp g=4', 'hsdp g=8']
     """
@@ -348,15 +349,15 @@ def nothing_fits_note(
     """Why even one parameter does not fit: what it would sit beside (never "0 params").
 
     >>> nothing_fits_note(80e9, 95e9, 93e9, "4096 tokens x micro-batch 1")
-    'even one parameter does not fit: 95 GB per GPU are taken before any weight (activations 93 GB at 4096 tokens x micro-batch 1) on an 80 GB card'
+    'even one parameter does not fit: 95 GB per GPU are taken before any weight (activations 93 GB at 4096 tokens x micro-batch 1) on a GPU with 80 GB'
     """
     from ..units import format_bytes
 
     at = f" at {what}" if what else ""
     return (
         f"even one parameter does not fit: {format_bytes(fixed_bytes)} per GPU are taken before "
-        f"any weight (activations {format_bytes(activations_bytes)}{at}) on a "
-        f"{format_bytes(gpu_memory_bytes)} card"
+        f"any weight (activations {format_bytes(activations_bytes)}{at}) on a GPU with "
+        f"{format_bytes(gpu_memory_bytes)}"
     )
 
 
