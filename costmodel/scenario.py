@@ -435,6 +435,36 @@ class Scenario(BaseModel):
             **kwargs,
         )
 
+    def fit_suggestions(self) -> Any:
+        """What makes this scenario fit: :func:`costmodel.strategy.advisor.fit_suggestions`
+        with every field of this scenario (the CLI and the step page call this)."""
+        from .strategy.advisor import fit_suggestions
+
+        return fit_suggestions(
+            None if self.arch else self.params,
+            arch=self.arch,
+            cluster=self._validated_cluster(),
+            nodes=self.nodes,
+            strategy=self.strategy_name,
+            group_size=self.group_size,
+            reshard_after_forward=self.reshard_after_forward,
+            param_dtype=self.param_dtype,
+            grad_dtype=self.grad_dtype,
+            bucket_cap_bytes=self.bucket_cap_bytes,
+            micro_batch=self.local_batch,
+            accumulation=self.accumulation,
+            no_sync=self.no_sync,
+            recompute=self.recompute,
+            flash_attention=self.flash_attention,
+            recipe=self.recipe,
+            sequence_length=self.sequence_length,
+            mfu=None if self.compute_time_s is not None else self.mfu,
+            compute_time_s=self.compute_time_s,
+            comm_contention=self.comm_contention,
+            model=self.model,
+            band=False,
+        )
+
     # --- side by side and the bucket_cap advisor ----------------------------------------------
     def with_changes(self, changes: str | dict[str, Any]) -> Scenario:
         """This scenario with some fields changed: the second configuration of a comparison.

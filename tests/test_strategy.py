@@ -236,11 +236,17 @@ def test_memory_buffers_per_strategy():
     assert ddp_m.buffers_bytes == 2 * p  # DDP's bucket copy of the bf16 gradients
     z = strategy_memory(Layout(strategy="zero1", ranks=8), p)
     assert z.buffers_bytes == 2 * 25 * 2**20  # one reduce and one gather bucket
-    units = sorted((u.params for u in wrap_units(p)), reverse=True)
+    block = p / len(wrap_units(p))  # a bare count: equal blocks
     f = strategy_memory(Layout(strategy="fsdp", ranks=8), p)
-    assert f.gathered_bytes == pytest.approx((2 + 2) * (units[0] + units[1]))
+    assert f.gathered_bytes == pytest.approx((2 + 2) * 2 * block)  # two blocks, params + grads
     keep = strategy_memory(Layout(strategy="fsdp", ranks=8, reshard_after_forward=False), p)
-    assert keep.gathered_bytes == pytest.approx(2 * p + 2 * (units[0] + units[1]))
+    assert keep.gathered_bytes == pytest.approx(2 * p + 2 * 2 * block)
+    u = [x.params for x in wrap_units(0, "llama-3.1-70b")]
+    m70 = strategy_memory(Layout(strategy="fsdp", ranks=64), arch="llama-3.1-70b")
+    # the last block with the head (the output projection and the final norm) is the peak,
+    # not the embedding with the head (never gathered at the same time)
+    assert m70.gathered_bytes == pytest.approx(4 * (u[-2] + u[-1]), rel=1e-12)
+    assert u[-1] > u[0] and m70.gathered_bytes < 4 * (u[0] + u[-1])
     h = strategy_memory(Layout(strategy="hsdp", ranks=64, group_size=8), p)
     assert float(h.base.model_state_bytes) == pytest.approx(16 * p / 8)
     base = memory.training_memory(p, zero_stage=3, dp_ranks=8)
@@ -300,3 +306,10 @@ def test_scenario_with_changes_switches_strategy():
     c = b.with_changes({"strategy": "ddp"})
     assert (c.strategy_name, c.group_size, c.zero_stage) == ("ddp", None, 0)
     assert math.isfinite(c.evaluate(scaling=False, flips=False).step_time_s)
+
+
+def test_a_huge_bare_count_is_refused_before_scheduling():
+    with pytest.raises(ValueError, match="buckets"):
+        strategy_step(1e14, strategy="zero1", cluster="dgx-h100", nodes=2, band=False)
+    with pytest.raises(ValueError, match="wrap units"):
+        strategy_step(1e14, strategy="fsdp", cluster="dgx-h100", nodes=2, band=False)

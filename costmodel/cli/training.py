@@ -220,9 +220,41 @@ def memory(
                 if t <= capacity:
                     result["fits_with_recompute"] = rc
                     break
+    fa = None
+    if capacity is not None and not result["fits"]:
+        fixed = total - float(breakdown.model_state_bytes) - parts.get("ddp_buckets_bytes", 0.0)
+        if result["max_params"] <= 0.0:
+            from ..strategy.advisor import nothing_fits_note
+
+            result["max_params_note"] = nothing_fits_note(
+                capacity, fixed, act_bytes, f"{seq} tokens x micro-batch {micro_batch}"
+            )
+        if cluster is not None and act is None:
+            from .. import presets
+            from ..strategy.advisor import fit_suggestions
+            from ..strategy.layout import STRATEGY_OF_STAGE
+
+            gpn = int(presets.cluster(cluster).gpus_per_node)
+            if ranks % gpn == 0:
+                fa = fit_suggestions(
+                    None if arch else p,
+                    arch=arch,
+                    cluster=cluster,
+                    nodes=ranks // gpn,
+                    strategy=STRATEGY_OF_STAGE[zero],
+                    micro_batch=micro_batch,
+                    recompute=recompute,
+                    recipe=recipe,
+                    sequence_length=seq,
+                    flash_attention=flash,
+                    band=False,
+                )
+                result["fit_suggestions"] = fa.as_dict()
     if as_json:
         _print_json(result)
         return
+    if fa is not None:
+        typer.echo(_fit_text(fa))
     rows = [(k.removesuffix("_bytes"), units.format_bytes(v)) for k, v in parts.items()]
     rows.append(("total per GPU", units.format_bytes(total)))
     if capacity is not None:
@@ -236,7 +268,11 @@ def memory(
                 verdict += f"; fits with --recompute {result['fits_with_recompute']}"
         rows.append(("fits", verdict))
         rows.append(
-            ("largest model that fits", units.format_count(result["max_params"]) + " params")
+            (
+                "largest model that fits",
+                result.get("max_params_note")
+                or units.format_count(result["max_params"]) + " params",
+            )
         )
         if result.get("min_ranks") is not None:
             rows.append(("fewest ranks that fit", str(result["min_ranks"])))
@@ -767,26 +803,8 @@ def scenario(
 
 
 def _scenario_fit(s: Any) -> Any:
-    """What makes a scenario fit: :func:`costmodel.strategy.advisor.fit_suggestions`."""
-    from ..strategy.advisor import fit_suggestions
-
-    return fit_suggestions(
-        None if s.arch else s.params,
-        arch=s.arch,
-        cluster=s._validated_cluster(),
-        nodes=s.nodes,
-        strategy=s.strategy_name,
-        micro_batch=s.local_batch,
-        accumulation=s.accumulation,
-        recompute=s.recompute,
-        recipe=s.recipe,
-        sequence_length=s.sequence_length,
-        mfu=None if s.compute_time_s is not None else s.mfu,
-        compute_time_s=s.compute_time_s,
-        comm_contention=s.comm_contention,
-        model=s.model,
-        band=False,
-    )
+    """What makes a scenario fit: :meth:`costmodel.scenario.Scenario.fit_suggestions`."""
+    return s.fit_suggestions()
 
 
 def _comparison_text(a: Any, b: Any, changes: str) -> str:

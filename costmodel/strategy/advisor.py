@@ -213,8 +213,9 @@ class FitAdvice:
             return f"fits: {format_bytes(b.memory_bytes)} of {format_bytes(b.gpu_memory_bytes)} per GPU"
         lines = [
             f"DOES NOT FIT: {format_bytes(b.memory_bytes)} per GPU > "
-            f"{format_bytes(b.gpu_memory_bytes)} ({b.layout.name}); the step below is for a "
-            "configuration that cannot run. Changes that make it fit, cheapest first:"
+            f"{format_bytes(b.gpu_memory_bytes)} ({b.layout.name}); any step or cost shown for "
+            "it is for a configuration that cannot run. Changes that make it fit, cheapest "
+            "first (GPU-time per token on this hardware; a larger card last):"
         ]
         ok = [c for c in self.changes if c.fits][:top]
         if not ok:
@@ -226,7 +227,7 @@ class FitAdvice:
             lines.append(
                 f"  {c.change}: {format_bytes(c.step.memory_bytes)} per GPU, step "
                 f"{format_duration(c.step.step_time_s)} ({d['step_time_change']:+.0%}), "
-                f"cost per token {d['cost_change']:+.0%}"
+                f"GPU-time per token {d['cost_change']:+.0%}"
             )
         return "\n".join(lines)
 
@@ -287,9 +288,19 @@ def fit_suggestions(
         for r in ("selective", "full")[("none", "selective", "full").index(recompute) :]:
             if r != recompute:
                 cands.append((f"recompute {r}", "recompute", {"recompute": r}))
+    if strategy in ("fsdp", "hsdp") and step_kwargs.get("reshard_after_forward") is False:
+        cands.append(
+            ("reshard after forward (FULL_SHARD)", "strategy", {"reshard_after_forward": True})
+        )
     i = _SHARDING_ORDER.index(strategy) if strategy in _SHARDING_ORDER else 0
     for s in _SHARDING_ORDER[i + 1 : 4]:
         cands.append((s, "strategy", {"strategy": s}))
+    if step_kwargs.get("arch") is not None and recompute != "full":
+        cands += [
+            (f"{w} and recompute full", k, {**u, "recompute": "full"})
+            for w, k, u in list(cands)
+            if k == "strategy"
+        ]
     if micro_batch > 1:
         mb, acc = micro_batch, accumulation
         while mb > 1:
@@ -302,11 +313,19 @@ def fit_suggestions(
                 )
             )
     c0 = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
+    full: dict[str, Any] = {"recompute": "full"} if step_kwargs.get("arch") is not None else {}
     n = nodes * 2
     while n <= max_nodes and n <= nodes * 64:
-        cands.append((f"{n} nodes ({n * int(c0.gpus_per_node)} GPUs)", "more_gpus", {"nodes": n}))
+        gpus = f"{n} nodes ({n * int(c0.gpus_per_node)} GPUs)"
+        cands.append((gpus, "more_gpus", {"nodes": n}))
         if strategy == "ddp":
-            cands.append((f"{n} nodes with fsdp", "more_gpus", {"nodes": n, "strategy": "fsdp"}))
+            cands.append((f"{gpus} with fsdp", "more_gpus", {"nodes": n, "strategy": "fsdp"}))
+        if full and recompute != "full":
+            shard = {"strategy": "fsdp"} if strategy == "ddp" else {}
+            what = " with fsdp" if shard else ""
+            cands.append(
+                (f"{gpus}{what} and recompute full", "more_gpus", {"nodes": n, **full, **shard})
+            )
         n *= 2
     mem0 = float(c0.gpu.memory_bytes)
     for name in presets.names("cluster"):
@@ -315,9 +334,12 @@ def fit_suggestions(
         except (ValueError, KeyError):
             continue
         if float(other.gpu.memory_bytes) > mem0 * 1.01 and other.gpu.name != c0.gpu.name:
-            cands.append(
-                (f"a larger card: {name} ({other.gpu.name})", "larger_card", {"cluster": other})
-            )
+            card = f"a larger card: {name} ({other.gpu.name})"
+            cands.append((card, "larger_card", {"cluster": other}))
+            if full and recompute != "full":
+                cands.append(
+                    (f"{card} and recompute full", "larger_card", {"cluster": other, **full})
+                )
     changes = []
     for words, kind, upd in cands:
         try:

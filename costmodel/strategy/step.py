@@ -179,6 +179,35 @@ def _band_work(tasks: tuple[Task, ...], timer: CollectiveTimer, slow: bool) -> l
     return work
 
 
+MAX_UNITS = 100_000
+"""Most wrap units a step schedules (a bare count is cut into blocks of
+:data:`~.layout.DEFAULT_BLOCK_PARAMS`): about 2e13 parameters; above it the step is refused."""
+
+
+def _check_work(p: float, layout: Layout, recipe_grad_bytes: float, shaped: bool) -> None:
+    """Refuse a step whose schedule would be too large before building it (bounded work)."""
+    from .. import ddp
+    from .layout import DEFAULT_BLOCK_PARAMS
+
+    if shaped:
+        return
+    if layout.strategy in ("ddp", "zero1", "zero2"):
+        cap = float(layout.bucket_cap_bytes)
+        pieces = p / ddp.DEFAULT_TENSOR_PARAMS
+        est = min(pieces, p * layout.grad_bytes(recipe_grad_bytes) / cap + 1)
+        if pieces > ddp.MAX_TENSORS or est > ddp.MAX_BUCKETS:
+            raise ValueError(
+                f"params: {p:.3g} parameters make about {est:.3g} gradient buckets of at most "
+                f"{cap:.3g} B; at most {ddp.MAX_BUCKETS:,} buckets are scheduled: raise "
+                "bucket_cap_bytes"
+            )
+    elif p / DEFAULT_BLOCK_PARAMS > MAX_UNITS:
+        raise ValueError(
+            f"params: {p:.3g} parameters make {p / DEFAULT_BLOCK_PARAMS:.3g} wrap units; at "
+            f"most {MAX_UNITS:,} are scheduled (name an architecture, or fewer parameters)"
+        )
+
+
 def strategy_step(
     params: float | None = None,
     *,
@@ -286,6 +315,7 @@ def strategy_step(
         timer = CollectiveTimer(c, model=model, group_size=layout.shard_group)
     if tensor_params is None and a is not None:
         tensor_params = tuple(float(x) for x in a.tensor_sizes)
+    _check_work(p, layout, r.gradient_bytes, a is not None or tensor_params is not None)
     inp = StepInputs(
         layout=layout,
         units=wrap_units(p, a),

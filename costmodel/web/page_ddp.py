@@ -517,26 +517,9 @@ def _strategies(inp: dict) -> None:
 def _does_not_fit(inp: dict, result) -> None:
     """Say first that the setup cannot run, and the cheapest changes that make it fit."""
     from costmodel.scenario import Scenario
-    from costmodel.strategy.advisor import fit_suggestions
 
-    s = Scenario(**{k: v for k, v in inp.items()})
     with section("What makes it fit"):
-        fa = fit_suggestions(
-            None if s.arch else s.params,
-            arch=s.arch,
-            cluster=s._validated_cluster(),
-            nodes=s.nodes,
-            strategy=s.strategy_name,
-            micro_batch=s.local_batch,
-            accumulation=s.accumulation,
-            recompute=s.recompute,
-            sequence_length=s.sequence_length,
-            mfu=None if s.compute_time_s is not None else s.mfu,
-            compute_time_s=s.compute_time_s,
-            comm_contention=s.comm_contention,
-            model=s.model,
-            band=False,
-        )
+        fa = Scenario(**inp).fit_suggestions()
         st.warning(
             f"Does not fit: {format_bytes(result.memory_total_bytes)} per GPU > "
             f"{format_bytes(result.gpu_memory_bytes)}. The step and the cost below are for a "
