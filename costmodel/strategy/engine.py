@@ -85,22 +85,37 @@ def _check_order(tasks: list[Task] | tuple[Task, ...]) -> None:
             raise ValueError(f"tasks[{i}].work_s: must be a finite number >= 0, got {t.work_s!r}")
 
 
-def run(tasks: list[Task] | tuple[Task, ...], contention: float) -> Schedule:
-    """Schedule ``tasks`` (program order) with overlap contention ``c`` in [0, 1]."""
+def run(
+    tasks: list[Task] | tuple[Task, ...],
+    contention: float,
+    work_s: list[float] | None = None,
+) -> Schedule:
+    """Schedule ``tasks`` (program order) with overlap contention ``c`` in [0, 1].
+
+    ``work_s`` (optional, one per task) replaces the tasks' own ``work_s``: the same step with
+    other durations (the error band's fast and slow ends) without rebuilding the tasks.
+    """
     c = float(contention)
     if not 0.0 <= c <= 1.0:
         raise ValueError(f"comm_contention: must be in [0, 1], got {contention!r}")
     tasks = tuple(tasks)
-    _check_order(tasks)
-    if c == 0.0 or not any(t.is_comm for t in tasks):
-        starts, ends = _list_schedule(tasks)
+    if work_s is None:
+        _check_order(tasks)
+        work = [t.work_s for t in tasks]
     else:
-        starts, ends = _event_schedule(tasks, c)
-    compute = math.fsum(t.work_s for t in tasks if not t.is_comm)
+        work = [float(w) for w in work_s]
+        if len(work) != len(tasks) or not all(math.isfinite(w) and w >= 0 for w in work):
+            raise ValueError("work_s: one finite time >= 0 per task")
+    is_comm = [t.stream != COMPUTE for t in tasks]
+    if c == 0.0 or not any(is_comm):
+        starts, ends = _list_schedule(tasks, work)
+    else:
+        starts, ends = _event_schedule(tasks, c, work)
+    compute = math.fsum(w for w, m in zip(work, is_comm, strict=True) if not m)
     by_kind: dict[str, float] = {}
-    for t in tasks:
-        if t.is_comm:
-            by_kind[t.kind] = by_kind.get(t.kind, 0.0) + t.work_s
+    for t, w, m in zip(tasks, work, is_comm, strict=True):
+        if m:
+            by_kind[t.kind] = by_kind.get(t.kind, 0.0) + w
     step = float(ends.max()) if len(tasks) else 0.0
     return Schedule(
         tasks=tasks,
@@ -114,32 +129,40 @@ def run(tasks: list[Task] | tuple[Task, ...], contention: float) -> Schedule:
     )
 
 
-def _list_schedule(tasks: tuple[Task, ...]) -> tuple[np.ndarray, np.ndarray]:
+def _list_schedule(
+    tasks: tuple[Task, ...], work: list[float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``c = 0``: start = max(stream predecessor's end, dependencies' ends); one pass."""
     n = len(tasks)
+    if work is None:
+        work = [t.work_s for t in tasks]
     ends = [0.0] * n
     starts = [0.0] * n
-    last: dict[str, float] = {}
+    last = {t.stream: 0.0 for t in tasks}
     for i, t in enumerate(tasks):
-        s = last.get(t.stream, 0.0)
+        s = last[t.stream]
         for d in t.after:
             e = ends[d]
             if e > s:
                 s = e
         starts[i] = s
-        ends[i] = last[t.stream] = s + t.work_s
+        ends[i] = last[t.stream] = s + work[i]
     return np.array(starts), np.array(ends)
 
 
-def _event_schedule(tasks: tuple[Task, ...], c: float) -> tuple[np.ndarray, np.ndarray]:
+def _event_schedule(
+    tasks: tuple[Task, ...], c: float, work: list[float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Any ``c``: advance from event to event; compute runs at ``1 - c`` under a collective."""
     n = len(tasks)
+    if work is None:
+        work = [t.work_s for t in tasks]
     queues: dict[str, list[int]] = {}
     for i, t in enumerate(tasks):
         queues.setdefault(t.stream, []).append(i)
     head = dict.fromkeys(queues, 0)
     running: dict[str, int] = {}
-    remaining = [t.work_s for t in tasks]
+    remaining = list(work)
     starts = [math.nan] * n
     ends = [math.nan] * n
     done = [False] * n
@@ -154,7 +177,7 @@ def _event_schedule(tasks: tuple[Task, ...], c: float) -> tuple[np.ndarray, np.n
                     break
                 starts[i] = t_now
                 head[s] += 1
-                if tasks[i].work_s == 0.0:
+                if work[i] == 0.0:
                     ends[i], done[i] = t_now, True
                     finished += 1
                     continue
@@ -168,17 +191,17 @@ def _event_schedule(tasks: tuple[Task, ...], c: float) -> tuple[np.ndarray, np.n
         t_next = math.inf
         for i in running.values():
             if tasks[i].is_comm:
-                t_next = min(t_next, starts[i] + tasks[i].work_s)
+                t_next = min(t_next, starts[i] + work[i])
             elif rate > 0:
                 t_next = min(t_next, t_now + remaining[i] / rate)
         dt = t_next - t_now
         for s, i in list(running.items()):
             if tasks[i].is_comm:
-                if starts[i] + tasks[i].work_s <= t_next:
+                if starts[i] + work[i] <= t_next:
                     ends[i], done[i] = t_next, True
             else:
                 remaining[i] -= dt * rate
-                if remaining[i] <= 1e-12 * max(1.0, tasks[i].work_s):
+                if remaining[i] <= 1e-12 * max(1.0, work[i]):
                     remaining[i] = 0.0
                     ends[i], done[i] = t_next, True
             if done[i]:

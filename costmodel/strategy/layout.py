@@ -181,6 +181,30 @@ class Layout(BaseModel):
         return base
 
 
+def make_layout(**fields: Any) -> Layout:
+    """:class:`Layout` with a plain ``ValueError`` naming the field (not pydantic's report).
+
+    >>> make_layout(strategy="hsdp", ranks=16, group_size=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: group_size: 3 does not divide the 16 ranks; allowed: 1, 2, 4, 8, 16
+    """
+    from pydantic import ValidationError
+
+    try:
+        return Layout(**fields)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        loc = ".".join(str(x) for x in e.get("loc", ()))
+        if loc and not msg.startswith(loc):
+            allowed = ""
+            if loc == "strategy":
+                allowed = f"; allowed: {', '.join(STRATEGIES)}"
+            msg = f"{loc}: {msg} (got {e.get('input')!r}){allowed}"
+        raise ValueError(msg) from None
+
+
 def _spans_nodes(g: int, gpn: int) -> bool:
     return gpn % g == 0 or g % gpn == 0
 

@@ -7,8 +7,8 @@ while it communicates:
 ========= ==================================================================================
 ddp       the bucket copy of every gradient (``gradient_as_bucket_view=False``, PyTorch's default)
 zero1/2   one gradient bucket being reduced and one parameter bucket being gathered
-fsdp/hsdp the gathered units in flight: two units' parameters (the current one and the
-          prefetched one) and two units' unsharded gradients awaiting their reduce-scatter;
+fsdp/hsdp the gathered units in flight: two neighbouring units' parameters (the one computing
+          and the one prefetched) and their unsharded gradients awaiting the reduce-scatter;
           without resharding every unit stays gathered from forward to backward (``P x`` the
           gather dtype)
 ========= ==================================================================================
@@ -113,11 +113,8 @@ def strategy_memory(
             p * lay.param_bytes, float(lay.bucket_cap_bytes)
         )
     else:
-        units = wrap_units(p, arch)
-        biggest = sorted((u.params for u in units), reverse=True)[:2]
-        if lay.reshards:
-            gathered = sum(biggest) * lay.param_bytes
-        else:
-            gathered = p * lay.param_bytes
-        gathered += sum(biggest) * grad_b
+        sizes = [u.params for u in wrap_units(p, arch)]
+        # the most two neighbouring units hold at once (the one computing, the one prefetched)
+        pair = max((a + b for a, b in zip(sizes, sizes[1:], strict=False)), default=sizes[0])
+        gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
     return StrategyMemory(base, gathered * frag, buffers * frag, lay.name)

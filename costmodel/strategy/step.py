@@ -27,6 +27,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
@@ -34,7 +36,7 @@ from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, micro_batch_compute_s, recompute_extra
 from .engine import Schedule, Task, run
 from .events import StepInputs
-from .layout import Layout, wrap_units
+from .layout import Layout, make_layout, wrap_units
 from .memory import StrategyMemory, strategy_memory
 
 EXPOSED_SIGNIFICANT = 0.05
@@ -159,20 +161,51 @@ def _wire_bytes(tasks: tuple[Task, ...]) -> dict[str, float]:
     return out
 
 
-def _scaled(tasks: tuple[Task, ...], timer: CollectiveTimer, slow: bool) -> list[Task]:
-    """The tasks with every collective at the fast or slow end of its error band."""
-    import dataclasses
-
-    out = []
-    for t in tasks:
+def _band_work(tasks: tuple[Task, ...], timer: CollectiveTimer, slow: bool) -> list[float] | None:
+    """Each task's work with every collective at the fast or slow end of its error band
+    (None when a collective's band is unknown)."""
+    work = [t.work_s for t in tasks]
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, t in enumerate(tasks):
         if t.is_comm and t.work_s > 0:
-            fast, slow_m = timer.band(t.kind, t.span, [t.message_bytes])
-            m = float((slow_m if slow else fast)[0])
-            if not math.isfinite(m):
-                return []
-            t = dataclasses.replace(t, work_s=t.work_s * m)
-        out.append(t)
-    return out
+            groups.setdefault((t.kind, t.span), []).append(i)
+    for (kind, span), idx in groups.items():
+        fast, slow_m = timer.band(kind, span, [tasks[i].message_bytes for i in idx])
+        m = slow_m if slow else fast
+        if not np.all(np.isfinite(m)):
+            return None
+        for i, f in zip(idx, m.tolist(), strict=True):
+            work[i] *= f
+    return work
+
+
+MAX_UNITS = 100_000
+"""Most wrap units a step schedules (a bare count is cut into blocks of
+:data:`~.layout.DEFAULT_BLOCK_PARAMS`): about 2e13 parameters; above it the step is refused."""
+
+
+def _check_work(p: float, layout: Layout, recipe_grad_bytes: float, shaped: bool) -> None:
+    """Refuse a step whose schedule would be too large before building it (bounded work)."""
+    from .. import ddp
+    from .layout import DEFAULT_BLOCK_PARAMS
+
+    if shaped:
+        return
+    if layout.strategy in ("ddp", "zero1", "zero2"):
+        cap = float(layout.bucket_cap_bytes)
+        pieces = p / ddp.DEFAULT_TENSOR_PARAMS
+        est = min(pieces, p * layout.grad_bytes(recipe_grad_bytes) / cap + 1)
+        if pieces > ddp.MAX_TENSORS or est > ddp.MAX_BUCKETS:
+            raise ValueError(
+                f"params: {p:.3g} parameters make about {est:.3g} gradient buckets of at most "
+                f"{cap:.3g} B; at most {ddp.MAX_BUCKETS:,} buckets are scheduled: raise "
+                "bucket_cap_bytes"
+            )
+    elif p / DEFAULT_BLOCK_PARAMS > MAX_UNITS:
+        raise ValueError(
+            f"params: {p:.3g} parameters make {p / DEFAULT_BLOCK_PARAMS:.3g} wrap units; at "
+            f"most {MAX_UNITS:,} are scheduled (name an architecture, or fewer parameters)"
+        )
 
 
 def strategy_step(
@@ -260,10 +293,10 @@ def strategy_step(
             kw["bucket_cap_bytes"] = bucket_cap_bytes
         if comm_contention is not None:
             kw["comm_contention"] = comm_contention
-        layout = Layout(**kw)
+        layout = make_layout(**kw)
     elif layout.ranks != ranks or layout.gpus_per_node != c.gpus_per_node:
         layout = layout.model_copy(update={"ranks": ranks, "gpus_per_node": int(c.gpus_per_node)})
-        layout = Layout(**layout.model_dump())
+        layout = make_layout(**layout.model_dump())
     for name, v in (
         ("micro_batch", micro_batch),
         ("sequence_length", sequence_length),
@@ -282,6 +315,7 @@ def strategy_step(
         timer = CollectiveTimer(c, model=model, group_size=layout.shard_group)
     if tensor_params is None and a is not None:
         tensor_params = tuple(float(x) for x in a.tensor_sizes)
+    _check_work(p, layout, r.gradient_bytes, a is not None or tensor_params is not None)
     inp = StepInputs(
         layout=layout,
         units=wrap_units(p, a),
@@ -323,12 +357,13 @@ def strategy_step(
     if band:
         ends: list[float] = []
         for slow in (False, True):
-            ts = _scaled(final_tasks, timer, slow)
-            ms = _scaled(mid_tasks, timer, slow) if mid_tasks else []
-            if not ts or (mid_tasks and not ms):
+            wf = _band_work(final_tasks, timer, slow)
+            wm = _band_work(mid_tasks, timer, slow) if mid_tasks else []
+            if wf is None or wm is None:
                 ends = []
                 break
-            ends.append((acc - 1) * (run(ms, c_).step_s if ms else 0.0) + run(ts, c_).step_s)
+            mid_end = run(mid_tasks, c_, wm).step_s if mid_tasks else 0.0
+            ends.append((acc - 1) * mid_end + run(final_tasks, c_, wf).step_s)
         if ends:
             lo, hi = ends
     bars: list[Interval] = []
