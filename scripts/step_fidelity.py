@@ -161,6 +161,35 @@ def main() -> None:
         )
     L += [
         "",
+        "## Memory: predicted vs the peak torchtitan measured",
+        "",
+        "Every pure data-parallel run that ran is predicted to fit (tests/test_step_memory.py);",
+        "torchtitan also publishes the peak memory it read. The prediction (strategy memory with",
+        "the row's checkpointing, no fragmentation allowance or CUDA context) is below it: the",
+        "caching allocator's reserve, the loss's bf16 and fp32 logits and their gradients beyond",
+        "the one fp32 copy counted, and torch.compile's buffers are not modelled.",
+        "",
+        "| model | GPU | GPUs | seq | checkpointing | micro-batch | measured peak [GiB] | "
+        "predicted [GiB] |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    from costmodel.strategy.layout import Layout
+    from costmodel.strategy.memory import strategy_memory
+
+    for _, r in df[df.peak_memory_gib.notna()].iterrows():
+        m = strategy_memory(
+            Layout(strategy="fsdp", ranks=int(r.gpus), gpus_per_node=8),
+            arch=r.model,
+            sequence_length=int(r.seq),
+            micro_batch=int(r.micro_batch),
+            recompute=str(r.activation_checkpointing),
+        )
+        L.append(
+            f"| {r.model} | {r.gpu_type} | {r.gpus} | {r.seq} | {r.activation_checkpointing} | "
+            f"{r.micro_batch} | {r.peak_memory_gib:.1f} | {float(m.total_bytes) / 2**30:.1f} |"
+        )
+    L += [
+        "",
         "## Scaling rows",
         "",
         "| source | model | GPU | seq | base GPUs | GPUs | micro-batch base -> row | published "
