@@ -69,6 +69,13 @@ _EXPORTS: dict[str, str] = {
     # realistic prediction
     "predict_collective": "predict:predict_collective",
     "predict_all_algorithms": "predict:predict_all_algorithms",
+    # data-parallel strategies (ddp, zero1, zero2, fsdp, hsdp): step, memory, advisor, fit
+    "Layout": "strategy:Layout",
+    "strategy_step": "strategy:strategy_step",
+    "strategy_memory": "strategy:strategy_memory",
+    "advise_strategy": "strategy.advisor:advise",
+    "fit_suggestions": "strategy.advisor:fit_suggestions",
+    "DEFAULT_COMM_CONTENTION": "strategy:DEFAULT_COMM_CONTENTION",
     # scenario and sweeps
     "Scenario": "scenario:Scenario",
     "sweep": "sweep:sweep",
@@ -89,6 +96,7 @@ _SUBMODULES = {
     "nccl",
     "predict",
     "scenario",
+    "strategy",
     "sweep",
     "plots",
     "validation",

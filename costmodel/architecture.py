@@ -44,7 +44,9 @@ def _whole(name: str, value: object, unit: str) -> int:
 
 
 Family = Literal["gpt2", "gpt-neox", "llama", "mixtral", "qwen2", "deepseek-v3"]
-Recompute = Literal["none", "selective", "full"]
+Recompute = Literal["none", "selective", "selective-op", "selective-layer", "full"]
+RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "selective-op", "selective-layer", "full")
+"""Activation checkpointing modes (:meth:`Architecture.activation_bytes_per_token`)."""
 
 
 class Architecture(BaseModel):
@@ -311,39 +313,110 @@ class Architecture(BaseModel):
         pos = self.max_positions * self.hidden if self.family == "gpt2" else 0
         return pos + (0 if self.tied_embeddings else self.vocab * self.hidden)
 
-    # --- activations -----------------------------------------------------------------------
-    def activation_bytes_per_token(
-        self, sequence_length: int, *, flash_attention: bool = True, recompute: Recompute = "none"
-    ) -> float:
-        r"""Activation bytes one transformer layer keeps per token for backward [B].
+    # --- activations ---------------------------------------------------------------------
+    def _layer_activation_bytes(self, layer: int, sequence_length: int, flash: bool) -> float:
+        r"""Bytes one layer stores per token for backward with nothing recomputed [B].
 
-        .. math:: a = 34 h + 5 a_h s \quad\text{(16-bit activations, no recomputation)}
-
-        Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
-        Models", arXiv:2205.05198, section 4.1 eq. (1), ``s b h (34 + 5 a s / h)`` per layer,
-        divided by the ``s b`` tokens. The ``5 a s`` part is the ``s x s`` attention scores,
-        softmax output and dropout mask: selective recomputation drops it (section 5), and so
-        does FlashAttention, which never stores the score matrix (Dao et al. 2022,
-        arXiv:2205.14135, section 3.1: it keeps O and the softmax statistics, O(s) memory).
-        Full recomputation keeps only each layer's input, ``2 h``. The ``34 h`` term is the
-        paper's GPT layer (4h GeLU MLP, dropout): a wider SwiGLU MLP, GQA, MLA or experts change
-        it and are not modelled (the estimate is the paper's, applied to this ``h`` and ``a``).
+        Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
+        arXiv:2205.05198, section 4.1, term by term with this architecture's widths (16-bit
+        activations): the two norm inputs ``4h``; attention ``2h`` (projection input) +
+        ``2(q + 2 kv)`` (Q, K, V) + ``2q`` (attention output, the output projection's input);
+        the MLP's input ``2h`` plus ``4f`` for a GeLU MLP (GeLU input and output) or ``8f`` for a
+        gated one (gate and up outputs, the activation's output, their product); for a GPT
+        layer the dropout masks ``h + h`` (Korthikanti's ``34h`` for ``f = 4h``, ``q = kv = h``).
+        Gated families train without dropout (Llama, Mixtral, Qwen2, DeepSeek-V3 configs) and
+        keep no masks. An MoE layer's MLP counts the ``k`` routed experts a token passes through
+        and the shared experts. Without FlashAttention the ``s x s`` scores, softmax and dropout
+        add ``5 a s`` (eq. (1)); FlashAttention stores only O and the softmax statistics (Dao
+        et al. 2022, arXiv:2205.14135, section 3.1).
         """
-        if recompute not in ("none", "selective", "full"):
-            raise ValueError(f"recompute: unknown {recompute!r}; allowed: none, selective, full")
+        h = float(self.hidden)
+        d = float(self.dim_head)
+        q, kv = self.heads * d, self.kv_heads * d
+        gpt = self.family in ("gpt2", "gpt-neox")  # GeLU MLP
+        moe_layer = self.moe and layer >= self.dense_layers
+        f = (
+            float(self._expert_ffn()) * (self.experts_per_token + self.shared_experts)
+            if moe_layer
+            else float(self.ffn)
+        )
+        attn = 2 * h + 2 * (q + 2 * kv) + 2 * q
+        mlp = 2 * h + (4 * f if gpt else 8 * f)
+        masks = 2 * h if self.family == "gpt2" else 0.0  # GPT-NeoX trains without dropout
+        scores = 0.0 if flash else 5.0 * self.heads * sequence_length
+        return 4 * h + attn + mlp + masks + scores
+
+    def _matmul_output_bytes(self, layer: int) -> float:
+        """Bytes per token of every matmul output of one layer (16-bit) [B]."""
+        h = float(self.hidden)
+        d = float(self.dim_head)
+        q, kv = self.heads * d, self.kv_heads * d
+        moe_layer = self.moe and layer >= self.dense_layers
+        f = (
+            float(self._expert_ffn()) * (self.experts_per_token + self.shared_experts)
+            if moe_layer
+            else float(self.ffn)
+        )
+        mlp = f + h if self.family in ("gpt2", "gpt-neox") else 2 * f + h
+        return 2.0 * (q + 2 * kv + h + mlp)
+
+    def activation_bytes_per_token(
+        self,
+        sequence_length: int,
+        *,
+        flash_attention: bool = True,
+        recompute: Recompute = "none",
+        ac_every: int = 2,
+    ) -> float:
+        r"""Activation bytes the layers keep per token for backward, averaged per layer [B].
+
+        With ``a`` the full layer (:meth:`_layer_activation_bytes`, Korthikanti et al. 2022,
+        section 4.1) and ``2h`` a layer's input:
+
+        * ``none``: ``a``;
+        * ``selective`` (Korthikanti et al. section 5: recompute the attention core): ``a``
+          less the ``5 a s`` scores term (nothing left to drop with FlashAttention);
+        * ``selective-op`` (torchtitan's op-level SAC: keep every matmul output except every
+          second ``mm``, keep the attention output, recompute the element-wise ops):
+          ``2h + 2q +`` half the matmul outputs;
+        * ``selective-layer`` (every ``ac_every``-th block checkpointed, torchtitan's
+          ``selective_ac_option = "2"``): ``(1 - 1/k) a + (1/k) 2h``;
+        * ``full`` (every block checkpointed; llm-foundry ``activation_checkpointing: true``,
+          torchtitan ``mode = "full"``): ``2h``.
+
+        >>> a = load_arch("gpt2-124m")
+        >>> a.activation_bytes_per_token(1024) / a.hidden           # Korthikanti's 34 h
+        34.0
+        >>> a.activation_bytes_per_token(1024, recompute="full") / a.hidden
+        2.0
+        """
+        if recompute not in RECOMPUTE_MODES:
+            raise ValueError(
+                f"recompute: unknown {recompute!r}; allowed: {', '.join(RECOMPUTE_MODES)}"
+            )
         from ._checks import flag
 
         flash_attention = flag("flash_attention", flash_attention)
         sequence_length = _whole("sequence_length", sequence_length, "tokens")
-        h = self.hidden
-        if recompute == "full":
-            return 2.0 * h
-        scores = (
-            0.0
-            if (flash_attention or recompute == "selective")
-            else 5.0 * self.heads * sequence_length
-        )
-        return 34.0 * h + scores
+        k = _whole("ac_every", ac_every, "blocks")
+        total = 0.0
+        for i in range(self.layers):
+            full = self._layer_activation_bytes(i, sequence_length, flash_attention)
+            total += self._layer_mode_bytes(i, full, sequence_length, recompute, k)
+        return total / self.layers
+
+    def _layer_mode_bytes(self, i: int, full: float, s: int, recompute: str, k: int) -> float:
+        h = float(self.hidden)
+        if recompute == "none":
+            return full
+        if recompute == "selective":
+            return self._layer_activation_bytes(i, s, True)  # the layer without its scores
+        if recompute == "selective-op":
+            q = self.heads * float(self.dim_head)
+            return min(full, 2 * h + 2 * q + 0.5 * self._matmul_output_bytes(i))
+        if recompute == "selective-layer":
+            return (1.0 - 1.0 / k) * full + (1.0 / k) * 2 * h
+        return 2 * h
 
     def activation_bytes(
         self,
@@ -352,21 +425,31 @@ class Architecture(BaseModel):
         *,
         flash_attention: bool = True,
         recompute: Recompute = "none",
+        ac_every: int = 2,
     ) -> float:
-        r"""Activation memory of one micro-batch on one GPU, whole model [B].
+        r"""Activation memory of one micro-batch on one GPU, whole model, at its peak [B].
 
-        .. math:: A = L\, s\, b\, a(s) + s\, b\, (5 h + 4 V)
+        .. math:: A = s\, b\, \Big[\sum_l a_l^{mode} + (a - a^{mode})_{max} + 5 h + 4 V\Big]
 
-        The layers (:meth:`activation_bytes_per_token`) plus the embedding dropout mask ``sbh``,
-        final-norm and output-projection inputs ``4 sbh`` and the fp32 logits of the loss
-        ``4 sbV`` (Korthikanti et al. 2022, section 4.1, "input embeddings and output layer").
+        The layers (:meth:`activation_bytes_per_token` times ``L``), the one layer being
+        recomputed in backward when checkpointing (its full activations exist again while its
+        backward runs), the embedding dropout mask ``sbh``, final-norm and output-projection
+        inputs ``4 sbh`` and the fp32 logits of the loss ``4 sbV`` (Korthikanti et al. 2022,
+        section 4.1, "input embeddings and output layer").
         """
         micro_batch = _whole("micro_batch", micro_batch, "sequences")
         per = self.activation_bytes_per_token(
-            sequence_length, flash_attention=flash_attention, recompute=recompute
+            sequence_length, flash_attention=flash_attention, recompute=recompute, ac_every=ac_every
         )
+        regen = 0.0
+        if recompute != "none":
+            full = max(
+                self._layer_activation_bytes(i, sequence_length, flash_attention)
+                for i in {0, self.layers - 1}
+            )
+            regen = max(0.0, full - per)
         tokens = float(sequence_length) * micro_batch
-        return tokens * (self.layers * per + 5.0 * self.hidden + 4.0 * self.vocab)
+        return tokens * (self.layers * per + regen + 5.0 * self.hidden + 4.0 * self.vocab)
 
     # --- FLOPs -----------------------------------------------------------------------------
     def training_flops_per_token(self, sequence_length: int) -> float:
@@ -392,6 +475,98 @@ class Architecture(BaseModel):
             else self.dim_head
         )
         return 6.0 * n + 12.0 * self.layers * self.heads * q * sequence_length
+
+
+@functools.lru_cache(maxsize=1)
+def _width_rule() -> tuple[float, float]:
+    """``(a, b)`` of ``log h = a + b log P``, least squares over the shipped dense presets."""
+    import math
+
+    pts = [(math.log(x.params), math.log(x.hidden)) for x in _all().values() if not x.moe]
+    n = len(pts)
+    mx = sum(p for p, _ in pts) / n
+    my = sum(h for _, h in pts) / n
+    b = sum((p - mx) * (h - my) for p, h in pts) / sum((p - mx) ** 2 for p, _ in pts)
+    return my - b * mx, b
+
+
+def architecture_for_params(params: float) -> Architecture:
+    r"""A dense transformer of about ``params`` parameters, for a bare parameter count [-].
+
+    So that bucketing (DDP ``bucket_cap``) and wrap units (FSDP) see layers of a realistic size
+    when only a count is known. The rule, documented and fitted rather than chosen:
+
+    * hidden size ``h = e^a P^b``, with ``(a, b)`` the least-squares fit of ``log h`` on
+      ``log P`` over the shipped dense presets (GPT-2 124M ... Llama 3.1 405B, MPT), rounded to
+      a multiple of 128 (>= 128);
+    * a Llama layer (Touvron et al. 2023, arXiv:2302.13971): heads of 128, multi-head
+      attention, SwiGLU MLP of width ``8h/3`` rounded up to 256, vocabulary 32000, untied
+      embeddings, so a layer holds ``4h^2 + 3 h f + 2h`` parameters;
+    * layers: the whole number that brings the total closest to ``params`` (>= 1).
+
+    >>> a = architecture_for_params(7e9)
+    >>> a.layers, a.hidden, round(a.params / 7e9, 2)
+    (41, 3712, 1.01)
+    """
+    import math
+
+    p = float(params)
+    if not (math.isfinite(p) and 1e6 <= p <= 1e13):
+        raise ValueError(f"params: must be a parameter count in [1e6, 1e13], got {params!r}")
+    a, b = _width_rule()
+    h = max(128, int(round(math.exp(a + b * math.log(p)) / 128.0)) * 128)
+    f = int(math.ceil(8 * h / 3 / 256.0)) * 256
+    vocab = 32000
+    per_layer = 4 * h * h + 3 * h * f + 2 * h
+    fixed = 2 * vocab * h + h
+    layers = max(1, int(round((p - fixed) / per_layer)))
+    return Architecture(
+        name=f"dense-{p / 1e9:.3g}b",
+        description=f"a dense Llama-style transformer of about {p:.3g} parameters (bare count)",
+        family="llama",
+        layers=layers,
+        hidden=h,
+        ffn=f,
+        heads=h // 128,
+        kv_heads=h // 128,
+        vocab=vocab,
+        tied_embeddings=False,
+        max_positions=4096,
+        published_params=p,
+        published_params_source="the parameter count given (no published model)",
+        source="costmodel.architecture.architecture_for_params (width fitted over the presets)",
+    )
+
+
+def moe_data_parallel_note(arch: str | Architecture) -> str | None:
+    """What a data-parallel-only answer leaves out for a mixture-of-experts model; None if dense.
+
+    Real MoE training shards the experts over GPUs (expert parallelism): each MoE layer sends
+    every token to the GPUs holding its ``k`` experts and back, an all-to-all dispatch and an
+    all-to-all combine in the forward and again in the backward (GShard, Lepikhin et al. 2020,
+    arXiv:2006.16668, section 2.2; DeepSeek-V3 report, arXiv:2412.19437, section 3.2). A
+    data-parallel step prices the compute of the active parameters but (i) keeps every expert
+    on every GPU (memory and gradient traffic of all ``P`` parameters), (ii) has no all-to-all
+    time, (iii) assumes balanced routing. The engine, CLI and app show this line next to an MoE
+    answer.
+
+    >>> moe_data_parallel_note("llama-3.1-8b") is None
+    True
+    >>> "all-to-all" in moe_data_parallel_note("deepseek-v3")
+    True
+    """
+    a = load_arch(arch)
+    if not a.moe:
+        return None
+    moe_layers = a.layers - a.dense_layers
+    return (
+        f"{a.name} is a mixture of experts ({a.experts} experts, {a.experts_per_token} per token; "
+        f"{a.active_params / 1e9:.1f}B of {a.params / 1e9:.0f}B parameters active). Compute is "
+        "priced on the active parameters, but this is a data-parallel-only answer: real MoE "
+        "training uses expert parallelism, with an all-to-all dispatch and combine per MoE layer "
+        f"({moe_layers} layers, forward and backward), which is not priced here; every GPU is "
+        "assumed to hold and synchronise all experts, and routing is assumed balanced."
+    )
 
 
 # --- presets -----------------------------------------------------------------------------------

@@ -332,83 +332,29 @@ def _default_allreduce_fn(
 def _schedule(
     fwd_s: float,
     bwd_s: float,
-    ready_work_s: np.ndarray,
+    ready_frac: np.ndarray,
+    bucket_bytes: np.ndarray,
     comm_s: np.ndarray,
     overlap: bool,
     contention: float,
+    ranks: int,
 ) -> tuple[float, np.ndarray, np.ndarray]:
     """One synchronised micro-batch starting at 0: (backward end, comm starts, comm ends).
 
-    Backward work (in seconds at full speed) reaches ``ready_work_s[k]`` when bucket ``k`` is
-    ready; it advances at rate 1 - contention while an all-reduce runs. Buckets become ready in
-    order, so bucket k's ready time depends only on the all-reduces of buckets before it.
-    Without contention the schedule is solved in one vectorized pass
-    (:func:`_schedule_uncontended`), otherwise event by event (:func:`_schedule_stepwise`).
+    The tasks come from :func:`costmodel.strategy.ddp.bucket_tasks` (forward, the backward cut
+    at each bucket's ready point, one all-reduce per bucket on one stream) and are scheduled by
+    the one timeline engine, :func:`costmodel.strategy.engine.run` (backward advances at rate
+    ``1 - contention`` while an all-reduce runs).
     """
-    if contention == 0.0 and comm_s.size:
-        return _schedule_uncontended(fwd_s, bwd_s, ready_work_s, comm_s, overlap)
-    return _schedule_stepwise(fwd_s, bwd_s, ready_work_s, comm_s, overlap, contention)
+    from .strategy import ddp as sddp
+    from .strategy import engine
 
-
-def _schedule_uncontended(
-    fwd_s: float,
-    bwd_s: float,
-    ready_work_s: np.ndarray,
-    comm_s: np.ndarray,
-    overlap: bool,
-) -> tuple[float, np.ndarray, np.ndarray]:
-    r""":func:`_schedule` with ``contention = 0``, vectorized.
-
-    Backward never slows, so bucket ``k`` is ready at ``r_k = fwd + ready_work_s[k]`` (or at
-    the end of backward without overlap), and the one communication stream gives the max-plus
-    recurrence ``e_k = max(r_k, e_{k-1}) + c_k``, solved as
-    ``e_k = C_k + max_{j<=k} (r_j - C_{j-1})`` with ``C`` the running sum of the ``c_k``.
-    Equal to the event loop to rounding (tests/test_ddp.py).
-    """
-    k_n = comm_s.size
-    ready = fwd_s + (ready_work_s if overlap else np.full(k_n, bwd_s))
-    total = np.cumsum(comm_s)
-    ends = total + np.maximum.accumulate(ready - (total - comm_s))
-    starts = np.maximum(ready, np.concatenate(([0.0], ends[:-1])))
-    return fwd_s + bwd_s, starts, starts + comm_s
-
-
-def _schedule_stepwise(
-    fwd_s: float,
-    bwd_s: float,
-    ready_work_s: np.ndarray,
-    comm_s: np.ndarray,
-    overlap: bool,
-    contention: float,
-) -> tuple[float, np.ndarray, np.ndarray]:
-    """:func:`_schedule` event by event (any contention in [0, 1])."""
-    k_n = comm_s.size
-    starts = np.zeros(k_n)
-    ends = np.zeros(k_n)
-    t, w, i = fwd_s, 0.0, 0  # compute clock, backward work done, first comm not yet passed
-    rate_busy = 1.0 - contention
-    prev_end = 0.0
-    for k in range(k_n):
-        target = ready_work_s[k] if overlap else bwd_s
-        while w < target:
-            while i < k and ends[i] <= t:
-                i += 1
-            if i < k and starts[i] <= t:
-                rate, seg_end = rate_busy, ends[i]
-            else:
-                rate, seg_end = 1.0, (starts[i] if i < k else math.inf)
-            need = (target - w) / rate if rate > 0 else math.inf
-            if t + need <= seg_end:
-                t, w = t + need, target
-            else:
-                w += (seg_end - t) * rate
-                t = seg_end
-        starts[k] = max(t, prev_end)
-        ends[k] = starts[k] + comm_s[k]
-        prev_end = ends[k]
-    # backward end: the last bucket holds the last gradient, unless no buckets were overlapped
-    backward_end = t if k_n else fwd_s + bwd_s
-    return backward_end, starts, ends
+    tasks = sddp.bucket_tasks(
+        fwd_s, bwd_s, ready_frac, bucket_bytes, comm_s, ranks=ranks, overlap=overlap
+    )
+    s = engine.run(tasks, contention)
+    k = comm_s.size
+    return float(s.ends_s[-k - 1]), s.starts_s[-k:], s.ends_s[-k:]
 
 
 @finite_result("step time")
@@ -588,8 +534,9 @@ def ddp_step(
     # backward work done when each bucket's last gradient is ready (proportional to parameters)
     ready_frac = np.cumsum(b_params) / p
     ready_frac[-1] = 1.0
-    bwd_end, starts, ends = _schedule(fwd_s, bwd_s, ready_frac * bwd_s, b_comm, overlap, contention)
-    bwd_end = float(bwd_end)
+    bwd_end, starts, ends = _schedule(
+        fwd_s, bwd_s, ready_frac, b_bytes, b_comm, overlap, contention, n
+    )
     sync_s = max(bwd_end, float(ends[-1]))
 
     syncs = 1 if no_sync else a_steps

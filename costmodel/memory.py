@@ -155,15 +155,21 @@ _SHARDED: dict[int, frozenset[str]] = {
     3: frozenset({"master", "optimizer", "gradients", "weights"}),
 }
 
-Recompute = Literal["none", "selective", "full"]
+Recompute = Literal["none", "selective", "selective-op", "selective-layer", "full"]
 
 # Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
 # arXiv:2205.05198), section 4.1, eq. (1) and section 4.3: activation bytes per transformer layer
 # with 16-bit activations = s b h (34 + 5 a s / h) without recomputation; selective recomputation
 # drops the 5 a s / h attention term; full recomputation keeps only the layer input, 2 s b h.
+# torchtitan's checkpointing options (torchtitan/parallelisms/parallelize_llama.py, 2024) on the
+# same GPT layer (4h MLP, multi-head attention): op-level SAC keeps the layer input 2h, the
+# attention output 2h and every other matmul output (half of 2(3h + h + 4h + h) = 9h): 13h;
+# layer-level SAC checkpoints every second block: (34h + 2h) / 2 = 18h (+ half the scores).
 _ACTIVATION_TERMS: dict[str, tuple[float, float]] = {
     "none": (34.0, 5.0),
     "selective": (34.0, 0.0),
+    "selective-op": (13.0, 0.0),
+    "selective-layer": (18.0, 2.5),
     "full": (2.0, 0.0),
 }
 
@@ -301,7 +307,10 @@ def activation_bytes(
     .. math:: A = L\, s\, b\, h \left(34 + 5 \frac{a s}{h}\right)
 
     without recomputation; selective recomputation of attention drops the ``5 a s / h`` term
-    (``34 s b h``); full recomputation stores only each layer's input (``2 s b h``).
+    (``34 s b h``); full recomputation stores only each layer's input (``2 s b h``); torchtitan's
+    op-level selective checkpointing keeps ``13 s b h`` and its layer-level one (every second
+    block) ``18 s b h`` plus half the scores. For an architecture's own widths (GQA, SwiGLU,
+    experts) use ``Architecture.activation_bytes``.
 
     Parameters
     ----------
@@ -315,7 +324,7 @@ def activation_bytes(
         Micro-batch size ``b`` [sequences].
     heads : array_like
         Attention heads ``a`` [-].
-    recompute : {"none", "selective", "full"}
+    recompute : {"none", "selective", "selective-op", "selective-layer", "full"}
 
     Notes
     -----
@@ -518,11 +527,11 @@ def training_memory(
     >>> m.weights_bytes / 1e9, m.gradients_bytes / 1e9, m.optimizer_bytes / 1e9
     (2.0, 2.0, 1.0)
     >>> m = training_memory(arch="llama-3.1-70b", zero_stage=3, dp_ranks=64)
-    >>> round(m.activations_bytes / 1e9, 1), round(m.total_bytes / 1e9, 1)  # 80 x 4096 x 34h
-    (93.5, 111.2)
+    >>> round(m.activations_bytes / 1e9, 1), round(m.total_bytes / 1e9, 1)  # 80 layers x 4096
+    (111.0, 128.6)
     >>> m = training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64, recompute="full")
-    >>> round(m.activations_bytes / 1e9, 1), round(m.total_bytes / 1e9, 1)  # 80 x 4096 x 2h
-    (7.6, 25.3)
+    >>> round(m.activations_bytes / 1e9, 1), round(m.total_bytes / 1e9, 1)  # 80 x 4096 x 2h + 1 layer
+    (8.9, 26.6)
     """
     if flash_attention is not True and flash_attention is not False:
         flash_attention = flag("flash_attention", flash_attention)

@@ -334,37 +334,80 @@ def memory_stack_figure(
     return go.Figure(data=data, layout=layout)
 
 
-_TIMELINE_COLORS = {"forward": "#4C78A8", "backward": "#72B7B2", "allreduce": "#F58518"}
+_TIMELINE_COLORS = {
+    "forward": "#4C78A8",
+    "backward": "#72B7B2",
+    "recompute": "#B279A2",
+    "optimizer": "#9D755D",
+    "allreduce": "#F58518",
+    "all_reduce": "#F58518",
+    "reduce_scatter": "#E45756",
+    "all_gather": "#54A24B",
+}
+_COMPUTE_KINDS = ("forward", "backward", "recompute", "optimizer")
+_STREAM_ROWS = {"params": "all-gathers", "grads": "gradient reduction"}
+
+
+def _timeline_row(iv: dict) -> str:
+    if iv["kind"] in _COMPUTE_KINDS:
+        return "compute"
+    return _STREAM_ROWS.get(str(iv.get("stream") or ""), "communication")
+
+
+def compute_gaps(timeline, step_time_s: float) -> list[tuple[float, float]]:
+    """The spans of the step where no compute runs (the compute row's gaps and its tail) [s].
+
+    >>> compute_gaps([{"kind": "forward", "start_s": 0, "end_s": 1},
+    ...               {"kind": "backward", "start_s": 1.5, "end_s": 2}], 3.0)
+    [(1.0, 1.5), (2.0, 3.0)]
+    """
+    bars = sorted(
+        (float(iv["start_s"]), float(iv["end_s"]))
+        for iv in timeline
+        if iv["kind"] in _COMPUTE_KINDS and iv["end_s"] > iv["start_s"]
+    )
+    gaps, t = [], 0.0
+    for a, b in bars:
+        if a > t + 1e-12 * max(1.0, step_time_s):
+            gaps.append((t, a))
+        t = max(t, b)
+    if step_time_s > t + 1e-12 * max(1.0, step_time_s):
+        gaps.append((t, float(step_time_s)))
+    return gaps
 
 
 def ddp_timeline_figure(
     timeline, *, compute_s: float, step_time_s: float, title: str = ""
 ) -> go.Figure:
-    """Gantt chart of one DDP step: compute on one row, bucket all-reduces on another.
+    """Gantt chart of one training step: compute on one row, collectives on their streams.
 
     Parameters
     ----------
     timeline : list of dict
-        Intervals with ``kind`` ("forward", "backward", "allreduce"), ``start_s``, ``end_s`` [s],
-        ``label`` and ``message_bytes`` [B] (as :class:`costmodel.ddp.Interval` gives them).
+        Intervals with ``kind`` (``forward``, ``backward``, ``recompute``, ``all_gather``,
+        ``reduce_scatter``, ``all_reduce``; ddp_step's ``allreduce``), ``start_s``, ``end_s``
+        [s], ``label``, ``message_bytes`` [B] and optionally ``stream`` (``params``: the
+        all-gathers; ``grads``: the gradient reductions), as :mod:`costmodel.strategy` or
+        :class:`costmodel.ddp.Interval` give them.
     compute_s, step_time_s : float
-        End of compute and of the step [s]; the span between them (the exposed communication
-        tail) is shaded.
+        Compute work and step [s]. The spans where no compute runs are shaded (the exposed
+        communication the step waits on); with overlap contention the rest of the exposed time
+        is compute slowed under communication.
     """
     data = []
+    rows = list(dict.fromkeys(_timeline_row(iv) for iv in timeline))
     for kind in dict.fromkeys(iv["kind"] for iv in timeline):  # one trace per kind
         ivs = [iv for iv in timeline if iv["kind"] == kind]
-        row = "communication" if kind == "allreduce" else "compute"
         data.append(
             {
                 "type": "bar",
                 "orientation": "h",
-                "name": kind,
+                "name": kind.replace("_", "-"),
                 # numpy arrays, not lists: plotly validates a list element by element (~100 ms
                 # for a 7B model's few hundred buckets), an array in one pass
                 "base": np.array([iv["start_s"] for iv in ivs], dtype=float),
                 "x": np.array([iv["end_s"] - iv["start_s"] for iv in ivs], dtype=float),
-                "y": np.full(len(ivs), row),
+                "y": np.array([_timeline_row(iv) for iv in ivs]),
                 "marker": {
                     "color": _TIMELINE_COLORS.get(kind, "grey"),
                     "line": {"color": "white", "width": 0.5},
@@ -384,37 +427,47 @@ def ddp_timeline_figure(
                 "%{customdata[2]:.3s}s long, %{customdata[0]:.3s}B" + f"<extra>{kind}</extra>",
             }
         )
+    order = [r for r in ("all-gathers", "gradient reduction", "communication") if r in rows]
     layout = {
         "barmode": "overlay",
         "title": {"text": title},
         "xaxis": _unit_axis("s", title="time within the step"),
-        "yaxis": {"categoryorder": "array", "categoryarray": ["communication", "compute"]},
+        "yaxis": {"categoryorder": "array", "categoryarray": [*order, "compute"]},
         "legend": _legend(-0.3),
         "margin": {"t": 50, "b": 10},
         "height": 300,
     }
-    if step_time_s > compute_s:
+    gaps = compute_gaps(timeline, step_time_s) if timeline else []
+    idle = sum(b - a for a, b in gaps)
+    exposed = max(0.0, step_time_s - compute_s)
+    if gaps:
         layout["shapes"] = [
             {
                 "type": "rect",
                 "xref": "x",
                 "yref": "paper",
-                "x0": compute_s,
-                "x1": step_time_s,
+                "x0": a,
+                "x1": b,
                 "y0": 0,
                 "y1": 1,
                 "fillcolor": "red",
                 "opacity": 0.15,
                 "line": {"width": 0},
             }
+            for a, b in gaps[:500]
         ]
+    if exposed > 0:
+        slowed = exposed - idle
+        text = "exposed communication (shaded: compute waits)"
+        if slowed > 1e-9 * max(step_time_s, 1e-30):
+            text += f"; compute slowed under communication: {slowed:.3g} s more"
         layout["annotations"] = [
             {
-                "x": compute_s,
+                "x": gaps[0][0] if gaps else compute_s,
                 "xref": "x",
                 "y": 1,
                 "yref": "paper",
-                "text": "exposed communication",
+                "text": text,
                 "showarrow": False,
                 "xanchor": "left",
                 "yanchor": "bottom",

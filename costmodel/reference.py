@@ -2,7 +2,8 @@
 
 The files live in ``costmodel/data/reference/`` (shipped in the wheel and the Docker image as
 package data of ``costmodel.data``): ``nccl-tests/`` holds public nccl-tests logs, ``ddp/`` PyTorch's
-own DDP benchmark figures. Every file is a verbatim copy of its public source with a ``#`` header
+own DDP benchmark figures, ``steps/`` published end-to-end training throughput tables (read by
+:mod:`costmodel.steps_data`). Every file is a verbatim copy of its public source with a ``#`` header
 naming source, hardware, NCCL version and trust; ``reference/README.md`` indexes them. Nothing here
 was measured by this project.
 
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 #: The kinds of bundled reference data: one folder each under ``costmodel/data/reference/``.
-KINDS: tuple[str, ...] = ("nccl-tests", "ddp")
+KINDS: tuple[str, ...] = ("nccl-tests", "ddp", "steps")
 
 
 def _check_kind(kind: str) -> str:

@@ -26,8 +26,8 @@ gradients are the smallest change that flips it (as the lesson says):
 >>> r = s.evaluate(scaling=False)
 >>> r.ranks, r.bound, r.flip.parameter
 (64, 'comms', 'gradient_bytes_per_param')
->>> r.memory_total_bytes / 1e9, r.fits          # 16 B/param on an 80 GB card
-(112.0, False)
+>>> r.memory_total_bytes / 1e9, r.fits          # 16 B/param + DDP's 2 B/param bucket copy
+(126.0, False)
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from . import units
+from .strategy.layout import DEFAULT_COMM_CONTENTION
 
 MAX_SEARCH_FACTOR = 1024.0
 """Flip searches stop at this factor of change (beyond it the suggestion is 'not reachable')."""
@@ -54,13 +55,18 @@ SCALING_MAX_NODES = 1024
 
 
 def _interval(i: Any) -> dict[str, Any]:
-    """One ddp.Interval as a plain dict (the ScenarioResult timeline rows)."""
+    """One timeline interval (costmodel.strategy.Interval) as a plain dict (the ScenarioResult
+    timeline rows): kind (forward, backward, all_gather, reduce_scatter, all_reduce), stream,
+    times [s], label, message [B], the ranks the collective spans and its span."""
     return {
         "kind": str(i.kind),
+        "stream": str(getattr(i, "stream", "")),
         "start_s": float(i.start_s),
         "end_s": float(i.end_s),
         "label": str(i.label),
         "message_bytes": float(i.message_bytes),
+        "span_ranks": int(getattr(i, "span_ranks", 0)),
+        "span": str(getattr(i, "span", "")),
         "micro_batch": int(i.micro_batch),
     }
 
@@ -130,7 +136,26 @@ class Scenario(BaseModel):
 
     params: float = Field(gt=0, le=1e15, description="model parameters [-], e.g. 7e9 or '7B'")
     recipe: str = Field("mixed-adam", description="precision/optimizer recipe (memory.RECIPES)")
-    zero_stage: int = Field(0, ge=0, le=3, description="ZeRO stage 0-3 (0 = plain DDP)")
+    zero_stage: int = Field(
+        0, ge=0, le=3, description="ZeRO stage 0-3 (0 = plain DDP); set by strategy when given"
+    )
+    strategy: Literal["ddp", "zero1", "zero2", "fsdp", "hsdp"] | None = Field(
+        None,
+        description="data-parallel strategy (costmodel.strategy): ddp, zero1, zero2, fsdp, hsdp; "
+        "default: the zero_stage's (0 ddp, 1 zero1, 2 zero2, 3 fsdp)",
+    )
+    group_size: int | None = Field(
+        None, ge=1, description="hsdp: ranks sharding one replica (default one node)"
+    )
+    reshard_after_forward: bool | None = Field(
+        None, description="fsdp/hsdp: free gathered parameters after forward (default True)"
+    )
+    param_dtype: Literal["bf16", "fp16", "fp8", "fp32"] = Field(
+        "bf16", description="dtype parameters are all-gathered in (zero1/2, fsdp, hsdp)"
+    )
+    grad_dtype: Literal["fp32", "bf16", "fp16"] | None = Field(
+        None, description="dtype gradients are reduced in (default: the recipe's)"
+    )
     cluster: str = Field("dgx-h100", description="cluster preset name")
     nodes: int = Field(1, ge=1, le=100_000, description="nodes of the preset")
     gpus_per_node: int | None = Field(
@@ -161,12 +186,33 @@ class Scenario(BaseModel):
         "none", description="activation recomputation (with arch)"
     )
     comm_contention: float = Field(
-        0.0,
+        DEFAULT_COMM_CONTENTION,
         ge=0.0,
         le=1.0,
-        description="backward slows to 1 - c while an all-reduce runs (ddp.ddp_step); 0 = "
-        "perfect overlap, ddp.FITTED_COMM_CONTENTION (1.0) = the fit to PyTorch's V100 benchmark",
+        description="compute slows to 1 - c while a collective runs; the one default of every "
+        "surface is costmodel.strategy.DEFAULT_COMM_CONTENTION (0 = perfect overlap, 1 = none)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _strategy_stage(cls, data: Any) -> Any:
+        """``strategy`` sets ``zero_stage``; a bare ``zero_stage`` names its strategy."""
+        if not isinstance(data, dict) or data.get("strategy") is None:
+            return data
+        from .strategy.layout import STRATEGIES, ZERO_STAGE
+
+        st = str(data["strategy"]).lower()
+        if st not in STRATEGIES:
+            raise ValueError(
+                f"strategy: unknown {data['strategy']!r}; allowed: {', '.join(STRATEGIES)}"
+            )
+        stage = data.get("zero_stage")
+        if stage not in (None, ZERO_STAGE[st]) and not (stage == 0 and "zero_stage" not in data):
+            raise ValueError(
+                f"zero_stage: {stage!r} contradicts strategy {st!r} (ZeRO-{ZERO_STAGE[st]}); "
+                "give one of them"
+            )
+        return {**data, "strategy": st, "zero_stage": ZERO_STAGE[st]}
 
     @model_validator(mode="before")
     @classmethod
@@ -230,7 +276,73 @@ class Scenario(BaseModel):
     @model_validator(mode="after")
     def _cluster_exists(self) -> Scenario:
         self._validated_cluster()  # raises a ValueError naming the preset and the valid ones
+        self.layout()  # raises a ValueError naming the layout field (group_size, reshard, ...)
         return self
+
+    @property
+    def strategy_name(self) -> str:
+        """The strategy: ``strategy``, else the ZeRO stage's (0 ddp, 1 zero1, 2 zero2, 3 fsdp)."""
+        from .strategy.layout import STRATEGY_OF_STAGE
+
+        return self.strategy or STRATEGY_OF_STAGE[self.zero_stage]
+
+    def layout(self, nodes: int | None = None) -> Any:
+        """The :class:`costmodel.strategy.Layout` this scenario runs (memory, step and cost)."""
+        from .strategy.layout import make_layout
+
+        c = self._validated_cluster() if nodes is None else self.build_cluster(nodes)
+        return make_layout(
+            strategy=self.strategy_name,
+            ranks=int(c.ranks),
+            gpus_per_node=int(c.gpus_per_node),
+            group_size=self.group_size,
+            reshard_after_forward=self.reshard_after_forward,
+            param_dtype=self.param_dtype,
+            grad_dtype=self.grad_dtype,
+            bucket_cap_bytes=self.bucket_cap_bytes,
+            comm_contention=self.comm_contention,
+        )
+
+    def strategy_step(
+        self,
+        cluster: Any = None,
+        *,
+        timeline: bool = True,
+        band: bool = True,
+        timer: Any = None,
+    ) -> Any:
+        """This scenario's step under its strategy: :func:`costmodel.strategy.strategy_step`
+        (memory from the same layout)."""
+        from .strategy import strategy_step
+
+        c = self._validated_cluster() if cluster is None else cluster
+        return strategy_step(
+            None if self.arch else self.params,
+            arch=self.arch,
+            cluster=c,
+            nodes=int(c.nodes),
+            layout=self.layout() if cluster is None else None,
+            strategy=self.strategy_name,
+            group_size=self.group_size,
+            reshard_after_forward=self.reshard_after_forward,
+            param_dtype=self.param_dtype,
+            grad_dtype=self.grad_dtype,
+            bucket_cap_bytes=self.bucket_cap_bytes,
+            comm_contention=self.comm_contention,
+            recipe=self.recipe,
+            micro_batch=self.local_batch,
+            sequence_length=self.sequence_length,
+            accumulation=self.accumulation,
+            no_sync=self.no_sync,
+            mfu=None if self.compute_time_s is not None else self.mfu,
+            compute_time_s=self.compute_time_s,
+            recompute=self.recompute,
+            flash_attention=self.flash_attention,
+            model=self.model,
+            timeline=timeline,
+            band=band,
+            timer=timer,
+        )
 
     def _validated_cluster(self) -> Any:
         """:meth:`build_cluster`, built once while this scenario (or an equal one) lives.
@@ -323,6 +435,36 @@ class Scenario(BaseModel):
             **kwargs,
         )
 
+    def fit_suggestions(self) -> Any:
+        """What makes this scenario fit: :func:`costmodel.strategy.advisor.fit_suggestions`
+        with every field of this scenario (the CLI and the step page call this)."""
+        from .strategy.advisor import fit_suggestions
+
+        return fit_suggestions(
+            None if self.arch else self.params,
+            arch=self.arch,
+            cluster=self._validated_cluster(),
+            nodes=self.nodes,
+            strategy=self.strategy_name,
+            group_size=self.group_size,
+            reshard_after_forward=self.reshard_after_forward,
+            param_dtype=self.param_dtype,
+            grad_dtype=self.grad_dtype,
+            bucket_cap_bytes=self.bucket_cap_bytes,
+            micro_batch=self.local_batch,
+            accumulation=self.accumulation,
+            no_sync=self.no_sync,
+            recompute=self.recompute,
+            flash_attention=self.flash_attention,
+            recipe=self.recipe,
+            sequence_length=self.sequence_length,
+            mfu=None if self.compute_time_s is not None else self.mfu,
+            compute_time_s=self.compute_time_s,
+            comm_contention=self.comm_contention,
+            model=self.model,
+            band=False,
+        )
+
     # --- side by side and the bucket_cap advisor ----------------------------------------------
     def with_changes(self, changes: str | dict[str, Any]) -> Scenario:
         """This scenario with some fields changed: the second configuration of a comparison.
@@ -344,6 +486,14 @@ class Scenario(BaseModel):
                 f"{', '.join(type(self).model_fields)}"
             )
         data = self.model_dump()
+        if "strategy" in kw and "zero_stage" not in kw:
+            data.pop("zero_stage")  # the strategy sets it
+        elif "zero_stage" in kw and "strategy" not in kw:
+            data["strategy"] = None  # a bare stage names its strategy
+        if kw.get("strategy") not in (None, "hsdp") and "group_size" not in kw:
+            data["group_size"] = None
+        if kw.get("strategy") not in (None, "fsdp", "hsdp") and "reshard_after_forward" not in kw:
+            data["reshard_after_forward"] = None
         if kw.get("arch") is not None and "params" not in kw:
             data.pop("params")  # arch=none keeps A's parameter count as a bare count
         if "params" in kw and "arch" not in kw:
@@ -387,84 +537,95 @@ class Scenario(BaseModel):
         """
         from . import batch, memory
         from ._checks import flag
+        from .strategy.advisor import nothing_fits_note
 
         scaling, flips = flag("scaling", scaling), flag("flips", flips)
         timeline = flag("timeline", timeline)
         clusters = _Clusters(self)
         c = clusters.base
         ranks = int(c.ranks)
-        mem = memory.training_memory(
-            None if self.arch else self.params,
-            recipe=self.recipe,
-            zero_stage=self.zero_stage,
-            dp_ranks=ranks,
-            arch=self.arch,
-            sequence_length=self.sequence_length,
-            micro_batch=self.local_batch,
-            flash_attention=self.flash_attention,
-            recompute=self.recompute,
-        )
+        lay = self.layout()
+        st = self.strategy_step(timeline=timeline)
+        mem = st.memory
         gpu_bytes = float(c.gpu.memory_bytes)
         total = float(mem.total_bytes)
         gb = int(batch.global_batch(self.local_batch, ranks, self.accumulation))
-        step = self._step(c, allreduce_fn=clusters.allreduce_fn(int(c.nodes)), timeline=timeline)
         tokens = gb * self.sequence_length
         from .training import scale_notes
 
-        notes = [mem.activations_note, *scale_notes(float(self.params))]
-        if self.zero_stage in (1, 2):
-            notes.append(
-                "ZeRO-1/2 move the same gradient volume as DDP's all-reduce "
-                "(reduce-scatter + all-gather; Rajbhandari et al. 2020, section 7); "
-                "the step is modelled as DDP's bucketed all-reduce."
+        notes = [mem.base.activations_note, *scale_notes(float(self.params))]
+        fits = total <= gpu_bytes
+        if not fits:
+            notes.insert(
+                0,
+                f"DOES NOT FIT: {units.format_bytes(total)} per GPU > "
+                f"{units.format_bytes(gpu_bytes)} ({lay.name}); the step and any cost below are "
+                "for a configuration that cannot run (costmodel.strategy.fit_suggestions, "
+                "`costmodel scenario --fit`, lists the changes that make it fit)",
             )
-        elif self.zero_stage == 3:
-            notes.append(
-                "ZeRO-3 moves about 1.5x DDP's volume (weights all-gathered in forward "
-                "and backward; Rajbhandari et al. 2020, section 7.2.2); the step shown "
-                "is DDP's all-reduce and underestimates its communication."
-            )
-        if total > gpu_bytes:
-            notes.append(
-                f"does not fit: {units.format_bytes(total)} per GPU > "
-                f"{units.format_bytes(gpu_bytes)}"
-            )
-        flip_list = self._flips(clusters, step) if flips else []
+        is_ddp = lay.strategy == "ddp"
+        if is_ddp:
+            # the bucket search, flips and scaling table reuse DDP's own road (same numbers)
+            step = self._step(c, allreduce_fn=clusters.allreduce_fn(int(c.nodes)), timeline=False)
+            # the flips test the lesson's balance (communication vs compute totals)
+            flip_list = self._flips(clusters, step) if flips else []
+        else:
+            step = st
+            flip_list = []
         reachable = [f for f in flip_list if f.flips]
         best = min(reachable, key=lambda f: f.relative_change) if reachable else None
+        mp = float(
+            memory.max_params(
+                gpu_bytes,
+                recipe=self.recipe,
+                zero_stage=lay.zero_stage,
+                dp_ranks=lay.shard_group,
+                activations_bytes=mem.activations_bytes,
+                ddp_bucket_copy=is_ddp,
+            )
+        )
+        if mp <= 0.0:
+            notes.append(
+                nothing_fits_note(
+                    gpu_bytes,
+                    mem.activations_bytes,
+                    mem.activations_bytes,
+                    f"{self.sequence_length} tokens x micro-batch {self.local_batch}",
+                )
+            )
+        lo, hi = st.step_time_band_s
         return ScenarioResult(
             scenario=self,
             cluster_name=self.cluster,
             nodes=int(c.nodes),
             gpus_per_node=int(c.gpus_per_node),
             ranks=ranks,
+            strategy=lay.name,
             memory_parts_bytes={k: float(v) for k, v in mem.parts().items()},
             memory_total_bytes=total,
             gpu_memory_bytes=gpu_bytes,
-            fits=total <= gpu_bytes,
-            max_params=float(
-                memory.max_params(
-                    gpu_bytes,
-                    recipe=self.recipe,
-                    zero_stage=self.zero_stage,
-                    dp_ranks=ranks,
-                    activations_bytes=mem.activations_bytes,
-                )
-            ),
+            fits=fits,
+            max_params=mp,
             global_batch=gb,
             tokens_per_step=tokens,
-            compute_s=float(step.compute_s),
-            comm_s=float(step.comm_s),
-            exposed_comm_s=float(step.exposed_comm_s),
-            step_time_s=float(step.step_time_s),
-            bound=str(step.bound),
-            efficiency=float(step.efficiency),
-            perfect_overlap_efficiency=float(step.perfect_overlap_efficiency),
-            tokens_per_s=tokens / float(step.step_time_s),
-            timeline=[_interval(i) for i in step.timeline],
+            compute_s=float(st.compute_s),
+            comm_s=float(st.comm_s),
+            comm_by_kind_s={k: float(v) for k, v in st.comm_by_kind_s.items()},
+            exposed_comm_s=float(st.exposed_comm_s),
+            step_time_s=float(st.step_time_s),
+            step_time_lo_s=float(lo),
+            step_time_hi_s=float(hi),
+            bound=str(st.bound),
+            efficiency=float(st.efficiency),
+            perfect_overlap_efficiency=float(
+                st.compute_s / max(st.compute_s, st.comm_s) if st.step_time_s > 0 else 1.0
+            ),
+            comm_contention=float(lay.comm_contention),
+            tokens_per_s=tokens / float(st.step_time_s),
+            timeline=[_interval(i) for i in st.timeline],
             flips=flip_list,
             flip=best,
-            scaling=self._scaling(clusters, step) if scaling else [],
+            scaling=self._scaling(clusters, step if is_ddp else None) if scaling else [],
             notes=notes,
         )
 
@@ -600,8 +761,12 @@ class Scenario(BaseModel):
     def _scaling(self, clusters: _Clusters | None = None, step: Any = None) -> list[ScalingRow]:
         """Step time and efficiency at 1, 2, 4, ... nodes (and this scenario's node count).
 
-        ``step`` (this scenario's own step) is reused for its node count.
+        ``step`` (this scenario's own step) is reused for its node count. ddp goes through
+        ``ddp.ddp_step`` (the same engine and numbers, with the memoized all-reduce), the
+        sharded strategies through :meth:`strategy_step`.
         """
+        from .strategy.step import verdict
+
         clusters = clusters or _Clusters(self)
         counts = sorted({2**k for k in range(11) if 2**k <= max(16, 2 * self.nodes)} | {self.nodes})
         rows = []
@@ -609,11 +774,17 @@ class Scenario(BaseModel):
             if n > SCALING_MAX_NODES:
                 continue
             c = clusters.cluster(n)
-            s = (
-                step
-                if step is not None and n == self.nodes
-                else self._step(c, allreduce_fn=clusters.allreduce_fn(n), timeline=False)
-            )
+            if self.strategy_name != "ddp":
+                try:
+                    s = self.strategy_step(c, timeline=False, band=False)
+                except ValueError:  # e.g. an hsdp group that does not divide this node count
+                    continue
+            else:
+                s = (
+                    step
+                    if step is not None and n == self.nodes
+                    else self._step(c, allreduce_fn=clusters.allreduce_fn(n), timeline=False)
+                )
             tokens = int(c.ranks) * self.local_batch * self.accumulation * self.sequence_length
             rows.append(
                 ScalingRow(
@@ -623,7 +794,12 @@ class Scenario(BaseModel):
                     comm_s=float(s.comm_s),
                     exposed_comm_s=float(s.exposed_comm_s),
                     efficiency=float(s.efficiency),
-                    bound=str(s.bound),
+                    bound=verdict(
+                        float(s.compute_s),
+                        float(s.comm_s),
+                        float(s.exposed_comm_s),
+                        float(s.step_time_s),
+                    ),
                     tokens_per_s=tokens / float(s.step_time_s),
                 )
             )
@@ -737,6 +913,7 @@ class ScenarioResult(BaseModel):
     nodes: int
     gpus_per_node: int
     ranks: int
+    strategy: str = Field("ddp", description="the layout's name: ddp, zero1, fsdp, hsdp g=8, ...")
     memory_parts_bytes: dict[str, float] = Field(description="per part, per GPU [B]")
     memory_total_bytes: float = Field(description="per GPU [B]")
     gpu_memory_bytes: float = Field(description="the preset GPU's memory [B]")
@@ -745,9 +922,21 @@ class ScenarioResult(BaseModel):
     global_batch: int
     tokens_per_step: int
     compute_s: float = Field(description="compute per optimizer step [s]")
-    comm_s: float = Field(description="all-reduce time, sum over buckets [s]")
+    comm_s: float = Field(description="communication time, sum over every collective [s]")
+    comm_by_kind_s: dict[str, float] = Field(
+        default_factory=dict, description="communication per collective kind [s]"
+    )
     exposed_comm_s: float = Field(description="communication not hidden under compute [s]")
     step_time_s: float
+    step_time_lo_s: float = Field(
+        float("nan"), description="step at the fast end of the collectives' error bands [s]"
+    )
+    step_time_hi_s: float = Field(
+        float("nan"), description="step at the slow end of the collectives' error bands [s]"
+    )
+    comm_contention: float = Field(
+        DEFAULT_COMM_CONTENTION, description="the overlap contention the step used"
+    )
     bound: str = Field(description="'compute' or 'comms'")
     efficiency: float = Field(description="scaling efficiency vs one GPU (0-1]")
     perfect_overlap_efficiency: float = Field(
@@ -813,23 +1002,43 @@ class ScenarioResult(BaseModel):
         s = self.scenario
         lines = [
             f"{s.arch + ': ' if s.arch else ''}{fu.format_count(s.params)} params on {self.cluster_name} x {self.nodes} nodes "
-            f"({self.ranks} GPUs), {s.recipe}, ZeRO-{s.zero_stage}, model={s.model}",
+            f"({self.ranks} GPUs), {s.recipe}, {self.strategy}, model={s.model}",
             f"memory per GPU      {fu.format_bytes(self.memory_total_bytes)} of "
             f"{fu.format_bytes(self.gpu_memory_bytes)} ({'fits' if self.fits else 'does NOT fit'})",
             f"global batch        {self.global_batch} ({fu.format_count(self.tokens_per_step)} "
             "tokens/step)",
             f"compute             {fu.format_duration(self.compute_s)}",
-            f"all-reduce          {fu.format_duration(self.comm_s)} "
-            f"(exposed {fu.format_duration(self.exposed_comm_s)})",
+            f"{'all-reduce' if self.strategy == 'ddp' else 'communication':<20}"
+            f"{fu.format_duration(self.comm_s)} "
+            f"(exposed {fu.format_duration(self.exposed_comm_s)})"
+            + (
+                ""
+                if self.strategy == "ddp"
+                else " = "
+                + ", ".join(
+                    f"{k.replace('_', '-')} {fu.format_duration(v)}"
+                    for k, v in self.comm_by_kind_s.items()
+                )
+            ),
             f"step time           {fu.format_duration(self.step_time_s)} "
-            f"({fu.format_count(self.tokens_per_s)} tokens/s)",
-            f"verdict             {self.bound}-bound, efficiency {100 * self.efficiency:.1f}%",
+            f"({fu.format_count(self.tokens_per_s)} tokens/s)"
+            + (
+                f", band {fu.format_duration(self.step_time_lo_s)}-"
+                f"{fu.format_duration(self.step_time_hi_s)}"
+                if math.isfinite(self.step_time_lo_s) and math.isfinite(self.step_time_hi_s)
+                else ""
+            ),
+            f"verdict             {self.bound}-bound, efficiency {100 * self.efficiency:.1f}% "
+            f"(overlap contention c = {self.comm_contention:g})",
         ]
-        if self.flip is not None:
+        if not self.fits:
+            lines.insert(0, self.notes[0] if self.notes else "DOES NOT FIT")
+        balance = "comms" if self.comm_s > self.compute_s else "compute"
+        if self.flip is not None and balance == self.bound:
             lines.append(f"smallest flip       {self.flip.description}")
-        for f in self.flips:
-            if f is not self.flip:
-                lines.append(f"  also              {f.description}")
+            for f in self.flips:
+                if f is not self.flip:
+                    lines.append(f"  also              {f.description}")
         if self.scaling:
             lines.append("scaling: nodes  GPUs  step        efficiency  bound")
             for r in self.scaling:

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from costmodel.strategy import DEFAULT_COMM_CONTENTION
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 WEB = ROOT / "costmodel" / "web"
@@ -299,7 +301,6 @@ def test_cluster_zero_nodes_names_the_field():
 
 # --- DDP step --------------------------------------------------------------------------------
 def test_ddp_step_is_the_scenario_result():
-    from costmodel import ddp
     from costmodel.scenario import Scenario
     from costmodel.units import format_duration
 
@@ -316,7 +317,7 @@ def test_ddp_step_is_the_scenario_result():
         accumulation=1,
         no_sync=True,
         model="nccl",
-        comm_contention=ddp.FITTED_COMM_CONTENTION,  # the page's default since issue 14
+        comm_contention=DEFAULT_COMM_CONTENTION,  # one default on every surface (was c = 1 here)
     ).evaluate()
     m = metrics(at)
     assert m["Step time"] == format_duration(r.step_time_s)
@@ -329,7 +330,7 @@ def test_ddp_more_nodes_changes_step_and_shows_a_verdict_flip():
     at.number_input(key="ddp_nodes").set_value(128).run()
     assert_clean(at)
     after = metrics(at)
-    assert after["All-reduce (sum over buckets)"] != before["All-reduce (sum over buckets)"]
+    assert after["Communication (sum)"] != before["Communication (sum)"]
     assert any("flips the verdict" in s.value for s in at.success) or at.info
 
 
@@ -647,15 +648,12 @@ def test_server_upload_limit_matches_the_code():
 
 # --- issue 13: named models, time and cost to train on the DDP step page -----------------------
 def test_ddp_named_model_uses_its_tensors_and_shows_time_and_cost():
-    from costmodel import ddp
     from costmodel.scenario import Scenario
 
     at = open_page("page_ddp.py")
     at.selectbox(key="ddp_arch").set_value("llama-2-7b").run()
     assert_clean(at)
-    r = Scenario(
-        arch="llama-2-7b", cluster="dgx-h100", nodes=4, comm_contention=ddp.FITTED_COMM_CONTENTION
-    ).evaluate(scaling=False)
+    r = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=4).evaluate(scaling=False)
     m = metrics(at)
     from costmodel.units import format_bytes, format_duration
 
@@ -693,7 +691,6 @@ def _table(at: AppTest, column: str):
 
 def test_ddp_cluster_a_or_b_from_a_shared_link():
     """ "Cluster A or cluster B?" on one screen: the answer, B - A per figure, overlaid charts."""
-    from costmodel import ddp
     from costmodel.scenario import Scenario, compare_summary
     from costmodel.units import format_duration
 
@@ -702,7 +699,7 @@ def test_ddp_cluster_a_or_b_from_a_shared_link():
     assert not at.error, [e.value for e in at.error]
     assert at.toggle(key="ddp_pin").value is True
     assert at.selectbox(key="ddp_b_cluster").value == "dgx-a100"
-    kw = dict(params=7e9, nodes=4, comm_contention=ddp.FITTED_COMM_CONTENTION)
+    kw = dict(params=7e9, nodes=4)  # the page's default contention is the one default
     a = Scenario(**kw).evaluate(scaling=False, flips=False)
     b = Scenario(**kw, cluster="dgx-a100").evaluate(scaling=False, flips=False)
     assert any(compare_summary(a, b) == s.value for s in at.success)
@@ -736,35 +733,54 @@ def test_ddp_pin_widgets_write_the_url_and_nodes_change_b():
 
 
 def test_ddp_bucket_advisor_is_the_api_argmin():
-    from costmodel import ddp
     from costmodel.scenario import Scenario
 
     at = open_page("page_ddp.py", {"ddp_arch": "llama-2-7b"})
     assert_clean(at)
-    adv = Scenario(
-        arch="llama-2-7b", nodes=4, comm_contention=ddp.FITTED_COMM_CONTENTION
-    ).bucket_advice()
+    adv = Scenario(arch="llama-2-7b", nodes=4).bucket_advice()  # the one default contention
     m = metrics(at)
     assert m["Best bucket_cap"] == f"{adv.best_cap_bytes / 2**20:g} MiB"
     assert adv.exposed_comm_s[adv.best_index] <= min(adv.exposed_comm_s) + adv.tie_s
     assert any("chart_bucket_advice" in c.proto.id for c in at.get("plotly_chart"))
 
 
-def test_ddp_efficiency_shows_the_fitted_contention_with_a_caveat():
-    from costmodel import ddp
+def test_step_page_shows_the_one_default_contention_beside_its_numbers():
+    # one default overlap contention on every surface (the page used c = 1, Scenario/CLI c = 0)
     from costmodel.scenario import Scenario
 
     at = open_page("page_ddp.py", {"ddp_arch": "llama-2-7b"})
-    assert at.number_input(key="ddp_contention").value == ddp.FITTED_COMM_CONTENTION == 1.0
+    assert at.number_input(key="ddp_contention").value == DEFAULT_COMM_CONTENTION
+    assert Scenario.model_fields["comm_contention"].default == DEFAULT_COMM_CONTENTION
     kw = dict(arch="llama-2-7b", nodes=4)
-    fitted = Scenario(**kw, comm_contention=1.0).evaluate(scaling=False, flips=False)
+    stalled = Scenario(**kw, comm_contention=1.0).evaluate(scaling=False, flips=False)
     ideal = Scenario(**kw).evaluate(scaling=False, flips=False)
-    assert fitted.efficiency < ideal.efficiency
-    assert metrics(at)["Scaling efficiency"] == f"{100 * fitted.efficiency:.1f} %"
-    caveat = next(c.value for c in at.caption if c.value.startswith("Efficiency at overlap"))
-    assert "V100" in caveat and f"{100 * ideal.efficiency:.1f} %" in caveat
-    at.number_input(key="ddp_contention").set_value(0.0).run()
+    assert stalled.efficiency < ideal.efficiency
     assert metrics(at)["Scaling efficiency"] == f"{100 * ideal.efficiency:.1f} %"
+    shown = next(c.value for c in at.caption if "efficiency at overlap contention" in c.value)
+    assert f"c = {DEFAULT_COMM_CONTENTION:g}" in shown
+    at.number_input(key="ddp_contention").set_value(1.0).run()
+    assert metrics(at)["Scaling efficiency"] == f"{100 * stalled.efficiency:.1f} %"
+    assert metrics(at)["Verdict"] == "comms-bound"  # 1.0 exposes the all-reduces
+
+
+def test_step_page_strategy_choice_shows_gathers_and_the_ranking():
+    from costmodel.scenario import Scenario
+    from costmodel.units import format_duration
+
+    at = open_page("page_ddp.py", {"ddp_arch": "llama-2-7b", "ddp_strategy": "fsdp"})
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    r = Scenario(arch="llama-2-7b", nodes=4, strategy="fsdp").evaluate(scaling=False)
+    assert metrics(at)["Step time"] == format_duration(r.step_time_s)
+    assert {"all_gather", "reduce_scatter"} <= {i["kind"] for i in r.timeline}
+    fig = next(c for c in at.get("plotly_chart") if "chart_timeline" in c.proto.id)
+    assert "all-gather" in fig.proto.spec and "reduce-scatter" in fig.proto.spec
+    ranking = _table(at, "strategy")
+    assert {"ddp", "zero1", "zero2", "fsdp", "hsdp g=8"} <= set(ranking["strategy"])
+    # a setup that does not fit says so first, with the changes that make it fit
+    at = open_page("page_ddp.py", {"ddp_arch": "llama-2-7b", "ddp_strategy": "ddp"})
+    assert any("Does not fit" in w.value for w in at.warning)
+    assert any("Changes that make it fit" in md.value for md in at.markdown)
 
 
 def test_memory_pinned_b_from_a_shared_link():

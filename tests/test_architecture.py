@@ -32,6 +32,19 @@ PUBLISHED = {
     "qwen2.5-72b": 72.7e9,
     # DeepSeek-V3 technical report, arXiv:2412.19437, abstract: 671B total
     "deepseek-v3": 671e9,
+    # Meta-Llama-3-8B / -70B safetensors totals (same shapes as Llama 3.1)
+    "llama-3-8b": 8_030_261_248,
+    "llama-3-70b": 70_553_706_496,
+    # llm-foundry benchmarking README, NumParams column at SeqLen 2048 (@ 495218376)
+    "mpt-125m": 125_311_488,
+    "mpt-350m": 355_985_408,
+    "mpt-760m": 760_470_528,
+    "mpt-1b": 1_315_950_592,
+    "mpt-3b": 2_651_837_440,
+    "mpt-7b": 6_658_859_008,
+    "mpt-13b": 12_853_954_560,
+    "mpt-30b": 29_975_214_080,
+    "mpt-70b": 64_862_437_376,
 }
 # Active parameters per token of the MoE models, as published (rounded to 2 figures there).
 PUBLISHED_ACTIVE = {
@@ -104,20 +117,31 @@ def test_architecture_is_frozen_and_strict():
 
 
 def test_activations_korthikanti_eq1():
+    g = load_arch("gpt2-124m")  # Korthikanti's GPT layer: eq. (1) exactly
+    assert g.activation_bytes_per_token(1024, flash_attention=False) == 34 * 768 + 5 * 12 * 1024
     a = load_arch("llama-2-7b")
-    s, h, heads = 4096, 4096, 32
-    # eq. (1): s b h (34 + 5 a s / h) per layer -> per token 34 h + 5 a s
-    assert a.activation_bytes_per_token(s, flash_attention=False) == 34 * h + 5 * heads * s
-    assert a.activation_bytes_per_token(s, flash_attention=True) == 34 * h
-    assert a.activation_bytes_per_token(s, flash_attention=False, recompute="selective") == 34 * h
+    s, h, heads, f = 4096, 4096, 32, 11008
+    # the same terms with Llama's widths: norms 4h, attention 2h + 6h + 2h, SwiGLU 2h + 8f, no
+    # dropout masks; + 5 a s without FlashAttention
+    layer = 4 * h + 10 * h + 2 * h + 8 * f
+    assert a.activation_bytes_per_token(s, flash_attention=False) == layer + 5 * heads * s
+    assert a.activation_bytes_per_token(s, flash_attention=True) == layer
+    assert a.activation_bytes_per_token(s, flash_attention=False, recompute="selective") == layer
     assert a.activation_bytes_per_token(s, recompute="full") == 2 * h
+    # torchtitan op SAC: input, attention output, half the matmul outputs (q k v o gate up down)
+    op = 2 * h + 2 * h + 0.5 * 2 * (3 * h + h + 2 * f + h)
+    assert a.activation_bytes_per_token(s, recompute="selective-op") == op
+    assert a.activation_bytes_per_token(s, recompute="selective-layer") == (layer + 2 * h) / 2
     # without FlashAttention the s^2 term dominates at 4k tokens: 5 a s / 34 h = 4.7x
     assert a.activation_bytes_per_token(
         s, flash_attention=False
     ) > 5 * a.activation_bytes_per_token(s)
     one = a.activation_bytes(s, 1)
     assert a.activation_bytes(s, 2) == pytest.approx(2 * one)
-    assert one > 32 * s * 34 * h  # layers plus embedding/output/logits
+    assert one > 32 * s * layer  # layers plus embedding/output/logits
+    # checkpointing: the layer being recomputed is held again during its backward
+    full = a.activation_bytes(s, 1, recompute="full")
+    assert full == s * (32 * 2 * h + (layer - 2 * h) + 5 * h + 4 * 32000)
     with pytest.raises(ValueError, match="recompute"):
         a.activation_bytes_per_token(s, recompute="some")
     with pytest.raises(ValueError, match="micro_batch"):
@@ -170,3 +194,50 @@ def test_buckets_equal_torch_assignment(name):
     assert len(rebuilt) == len(ours)
     assert [sorted(b) for b in rebuilt] == [sorted(b) for b in ours]
     assert [sum(sizes[i] for i in b) for b in rebuilt] == ddp.bucket_sizes(sizes).tolist()
+
+
+def test_mpt_params_match_every_published_numparams_cell():
+    """NumParams of every llm-foundry row (it grows with the sequence length: a learned position
+    table of max_seq_len x d_model) from the preset's shape with max_positions = the row's seq."""
+    from costmodel.steps_data import step_rows
+
+    df = step_rows()
+    rows = df[df.source == "llm-foundry"].drop_duplicates(["model", "seq"])
+    assert len(rows) >= 40
+    for r in rows.itertuples():
+        shape = load_arch(r.model).model_dump() | {"max_positions": int(r.seq)}
+        a = Architecture.model_validate(shape)  # a fresh object: params are cached
+        assert a.params == pytest.approx(r.published_params, rel=0.005), (r.model, r.seq)
+
+
+def test_moe_flops_come_from_the_active_parameters_and_the_answer_says_what_is_left_out():
+    from costmodel.architecture import moe_data_parallel_note
+
+    for name, active in (("deepseek-v3", 37e9), ("mixtral-8x7b", 13e9)):
+        a = load_arch(name)
+        per_token = a.training_flops_per_token(4096)
+        assert 6 * 0.8 * active < per_token < 6 * 1.4 * active  # far below 6 x total
+        assert per_token < 6 * a.params / 3  # not the dense 6 x total
+        note = moe_data_parallel_note(name)
+        assert note is not None
+        assert "expert parallelism" in note and "all-to-all" in note and "not priced" in note
+    assert moe_data_parallel_note("llama-3.1-70b") is None
+
+
+def test_a_bare_parameter_count_gets_a_transformer_of_that_size():
+    from costmodel.architecture import architecture_for_params
+
+    for p in (1.25e8, 7e9, 70e9, 405e9):
+        a = architecture_for_params(p)
+        assert a.params == pytest.approx(p, rel=0.02)
+        assert a.hidden % 128 == 0 and a.layers >= 8
+    # the width rule is fitted on the presets: within a factor 1.5 of Llama's at 7B and 70B
+    assert 4096 / 1.5 < architecture_for_params(7e9).hidden < 4096 * 1.5
+    assert 8192 / 1.5 < architecture_for_params(70e9).hidden < 8192 * 1.5
+    # bucketing now has layers to work with: a 7B count no longer makes 2 buckets
+    sizes = np.array(architecture_for_params(7e9).tensor_sizes, dtype=float) * 2.0
+    n1 = len(ddp.bucket_sizes(sizes[::-1], bucket_cap_bytes=1 * 2**20))
+    n25 = len(ddp.bucket_sizes(sizes[::-1], bucket_cap_bytes=25 * 2**20))
+    assert n1 >= n25 > 100  # (a bare count used to make 2 buckets whatever the cap)
+    with pytest.raises(ValueError, match="params"):
+        architecture_for_params(float("nan"))

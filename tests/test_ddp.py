@@ -432,21 +432,31 @@ def test_ddp_benchmark_shape() -> None:
     assert pp <= 1.3
 
 
-# --- the vectorized paths equal the plain ones -------------------------------------------------
+# --- the engine's two schedulers agree with the closed form ------------------------------------
+# (The DDP step now runs on costmodel.strategy.engine; its one-pass list scheduler (c = 0) and its
+# event loop (any c) replace ddp's own vectorized and stepwise schedulers, checked here the same
+# way: against each other and against the max-plus closed form of one FIFO stream.)
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("overlap", [True, False])
 def test_vectorized_schedule_equals_event_loop(seed, overlap):
+    from costmodel.strategy import ddp as sddp
+    from costmodel.strategy import engine
+
     rng = np.random.default_rng(seed)
     k = int(rng.integers(1, 80))
     comm = rng.exponential(0.01, k) * (rng.random(k) > 0.1)  # some all-reduces take no time
-    work = np.sort(rng.random(k)) * 0.3
-    work[-1] = 0.3
-    fast = ddp._schedule_uncontended(0.1, 0.3, work, comm, overlap)
-    slow = ddp._schedule_stepwise(0.1, 0.3, work, comm, overlap, 0.0)
-    # same recurrence, summed in another order: rounding only (1e-12 s on a ~1 s schedule)
-    assert fast[0] == pytest.approx(slow[0], abs=1e-12)
+    ready = np.sort(rng.random(k))
+    ready[-1] = 1.0
+    tasks = tuple(sddp.bucket_tasks(0.1, 0.3, ready, np.ones(k), comm, ranks=8, overlap=overlap))
+    fast = engine._list_schedule(tasks)
+    slow = engine._event_schedule(tasks, 0.0)
+    np.testing.assert_allclose(fast[0], slow[0], rtol=0, atol=1e-12)
     np.testing.assert_allclose(fast[1], slow[1], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(fast[2], slow[2], rtol=0, atol=1e-12)
+    # max-plus closed form: e_k = C_k + max_{j<=k}(r_j - C_{j-1}), r_j the ready times
+    r = 0.1 + (ready * 0.3 if overlap else np.full(k, 0.3))
+    total = np.cumsum(comm)
+    closed = total + np.maximum.accumulate(r - (total - comm))
+    np.testing.assert_allclose(fast[1][-k:], closed, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("small_last", [False, True])

@@ -97,7 +97,9 @@ def test_activation_formula_by_hand() -> None:
         L * s * b * h * 34, rel=EXACT
     )
     assert activation_bytes(L, h, s, b, a, "full") == pytest.approx(L * s * b * h * 2, rel=EXACT)
-    with pytest.raises(ValueError, match="recompute.*allowed: none, selective, full"):
+    with pytest.raises(
+        ValueError, match="recompute.*allowed: none, selective, selective-op, selective-layer, full"
+    ):
         activation_bytes(L, h, s, b, a, "some")
 
 

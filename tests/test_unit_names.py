@@ -16,8 +16,8 @@ UNIT_SUFFIXES_EXTRA = ("usd_per_gpu_hour", "bytes_per_param")
 DIMENSIONLESS = {
     "accumulation", "base_batch", "base_lr", "chunk_rows", "comm_contention", "critical_batch",
     "digits", "global_tokens",
-    "dp_ranks", "fragmentation", "global_batch", "gpus_per_node", "gpus_per_process",
-    "layer_param_counts", "local_batch", "mfu", "micro_batch", "new_batch", "nics_per_node", "nodes", "overlap",
+    "dp_ranks", "fragmentation", "global_batch", "gpus_per_node", "gpus_per_process", "group_size",
+    "layer_param_counts", "local_batch", "max_nodes", "mfu", "micro_batch", "new_batch", "nics_per_node", "nodes", "overlap",
     "params", "ranks", "sequence_length", "steps", "tokens", "tokens_per_gpu",
     "tokens_per_step", "zero_stage",
 }  # fmt: skip

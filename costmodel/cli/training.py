@@ -9,6 +9,68 @@ import typer
 from .. import units
 from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _print_json
 
+# --- the strategy options (step, scenario, train) ---------------------------------------------
+_StrategyOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Data-parallel strategy: ddp, zero1, zero2, fsdp or hsdp (default: --zero's; "
+        "ddp when neither is given)."
+    ),
+]
+_GroupOpt = Annotated[
+    int | None,
+    typer.Option(min=1, help="hsdp: GPUs sharding one replica (default one node)."),
+]
+_ReshardOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--reshard/--no-reshard",
+        help="fsdp/hsdp: free gathered parameters after forward (default --reshard).",
+    ),
+]
+_ParamDtypeOpt = Annotated[
+    str, typer.Option(help="dtype parameters are all-gathered in: bf16, fp16, fp8, fp32.")
+]
+_GradDtypeOpt = Annotated[
+    str | None,
+    typer.Option(help="dtype gradients are reduced in: fp32, bf16, fp16 (default: the recipe's)."),
+]
+_ContentionOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--contention",
+        min=0.0,
+        max=1.0,
+        help="Overlap contention c in [0, 1]: compute slows to 1 - c while a collective runs "
+        "(default: costmodel.strategy.DEFAULT_COMM_CONTENTION, shown with every answer; "
+        "1 = the fit to PyTorch's V100 DDP benchmark).",
+    ),
+]
+
+
+def _contention(value: float | None) -> float:
+    from ..strategy import DEFAULT_COMM_CONTENTION
+
+    return DEFAULT_COMM_CONTENTION if value is None else float(value)
+
+
+def _strategy_of(strategy: str | None, zero: int | None) -> str:
+    """``--strategy``, else ``--zero``'s strategy; a contradiction is an error."""
+    from ..strategy.layout import STRATEGIES, STRATEGY_OF_STAGE, ZERO_STAGE
+
+    if strategy is None:
+        return STRATEGY_OF_STAGE[zero or 0]
+    st = strategy.lower()
+    if st not in (*STRATEGIES, "all"):
+        raise ValueError(f"--strategy: unknown {strategy!r}; allowed: {', '.join(STRATEGIES)}, all")
+    if zero not in (None, 0) and st != "all" and ZERO_STAGE[st] != zero:
+        raise ValueError(f"--zero {zero} contradicts --strategy {st} (ZeRO-{ZERO_STAGE[st]})")
+    return st
+
+
+def _fit_text(fa: Any, top: int = 5) -> str:
+    return str(fa.summary(top))
+
 
 # --- memory -----------------------------------------------------------------------------------
 def memory(
@@ -160,12 +222,44 @@ def memory(
                 if t <= capacity:
                     result["fits_with_recompute"] = rc
                     break
+    fa = None
+    if capacity is not None and not result["fits"]:
+        fixed = total - float(breakdown.model_state_bytes) - parts.get("ddp_buckets_bytes", 0.0)
+        if result["max_params"] <= 0.0:
+            from ..strategy.advisor import nothing_fits_note
+
+            result["max_params_note"] = nothing_fits_note(
+                capacity, fixed, act_bytes, f"{seq} tokens x micro-batch {micro_batch}"
+            )
+        if cluster is not None and act is None:
+            from .. import presets
+            from ..strategy.advisor import fit_suggestions
+            from ..strategy.layout import STRATEGY_OF_STAGE
+
+            gpn = int(presets.cluster(cluster).gpus_per_node)
+            if ranks % gpn == 0:
+                fa = fit_suggestions(
+                    None if arch else p,
+                    arch=arch,
+                    cluster=cluster,
+                    nodes=ranks // gpn,
+                    strategy=STRATEGY_OF_STAGE[zero],
+                    micro_batch=micro_batch,
+                    recompute=recompute,
+                    recipe=recipe,
+                    sequence_length=seq,
+                    flash_attention=flash,
+                    band=False,
+                )
+                result["fit_suggestions"] = fa.as_dict()
     from ..training import scale_notes
 
     result["notes"] = scale_notes(p)
     if as_json:
         _print_json(result)
         return
+    if fa is not None:
+        typer.echo(_fit_text(fa))
     rows = [(k.removesuffix("_bytes"), units.format_bytes(v)) for k, v in parts.items()]
     rows.append(("total per GPU", units.format_bytes(total)))
     if capacity is not None:
@@ -179,7 +273,11 @@ def memory(
                 verdict += f"; fits with --recompute {result['fits_with_recompute']}"
         rows.append(("fits", verdict))
         rows.append(
-            ("largest model that fits", units.format_count(result["max_params"]) + " params")
+            (
+                "largest model that fits",
+                result.get("max_params_note")
+                or units.format_count(result["max_params"]) + " params",
+            )
         )
         if result.get("min_ranks") is not None:
             rows.append(("fewest ranks that fit", str(result["min_ranks"])))
@@ -362,62 +460,108 @@ def step(
         bool, typer.Option("--no-sync/--sync", help="Skip all-reduce on non-final micro-batches.")
     ] = True,
     model: Annotated[str, typer.Option(help="With --cluster: " + _MODEL_HELP)] = "nccl",
+    strategy: Annotated[
+        str,
+        typer.Option(
+            help="ddp, zero1, zero2, fsdp, hsdp, or all (every strategy ranked; with --cluster)."
+        ),
+    ] = "ddp",
+    group_size: _GroupOpt = None,
+    reshard: _ReshardOpt = None,
+    param_dtype: _ParamDtypeOpt = "bf16",
+    grad_dtype: _GradDtypeOpt = None,
+    contention: _ContentionOpt = None,
+    recipe: Annotated[
+        str, typer.Option(help="Precision/optimizer recipe (memory; with --cluster).")
+    ] = "mixed-adam",
+    micro_batch: Annotated[
+        int, typer.Option(min=1, help="Micro-batch per GPU [samples] (with --cluster).")
+    ] = 1,
+    seq: Annotated[
+        int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
+    ] = 4096,
+    recompute: Annotated[str, typer.Option(help="none, selective or full (with --arch).")] = "none",
     as_json: JsonOpt = False,
 ) -> None:
-    """One DDP training step: compute, bucketed all-reduce, exposed comm, bound, efficiency.
+    """One training step: compute, communication, exposed comm, bound, efficiency, memory.
 
-    Example (the lesson's practice problem 1: comms-bound, about 73% efficient):
+    With --cluster every strategy is priced on the preset (``costmodel.strategy``: its
+    collectives through the chosen --model, its memory from the same layout); --strategy all
+    ranks them all. With --ranks and --bandwidth it is the lesson's DDP step on one link.
+
+    Examples (the lesson's practice problem 1: comms-bound, about 73% efficient; then the
+    strategies of Llama-3.1-8B on 8 DGX H100 nodes):
 
     \b
         costmodel step --params 7B --compute-time 400ms --ranks 64 --bandwidth 50GB/s
+
+        costmodel step --arch llama-3.1-8b --cluster dgx-h100 --nodes 8 --strategy all
     """
     from .. import ddp
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
+    c_ = _contention(contention)
+    if compute_time is not None and tokens_per_gpu is not None:
+        raise ValueError("give --compute-time or --tokens-per-gpu (with --mfu), not both")
+    p_given = units.parse_count(params, name="--params") if params is not None else None
+    if cluster is not None:
+        if bandwidth is not None or ranks is not None:
+            raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
+        _step_on_cluster(
+            p_given,
+            arch,
+            cluster,
+            nodes,
+            strategy=strategy,
+            group_size=group_size,
+            reshard=reshard,
+            param_dtype=param_dtype,
+            grad_dtype=grad_dtype,
+            contention=c_,
+            recipe=recipe,
+            micro_batch=micro_batch,
+            seq=seq,
+            accumulation=accumulation,
+            no_sync=no_sync,
+            mfu=mfu,
+            compute_time=compute_time,
+            tokens_per_gpu=tokens_per_gpu,
+            peak_flops=peak_flops,
+            recompute=recompute,
+            bucket=bucket,
+            model=model,
+            as_json=as_json,
+        )
+        return
+    if strategy != "ddp":
+        raise ValueError(
+            f"--strategy {strategy}: the sharded strategies need --cluster NAME (their "
+            "collectives span nodes and groups); --ranks/--bandwidth prices ddp only"
+        )
     kwargs: dict[str, Any] = dict(
         bucket_cap_bytes=units.parse_bytes(bucket, name="--bucket"),
         gradient_bytes_per_param=gradient_bytes,
         accumulation=accumulation,
         no_sync=no_sync,
+        comm_contention=c_,
     )
     if compute_time is not None:
-        if tokens_per_gpu is not None:
-            raise ValueError("give --compute-time or --tokens-per-gpu (with --mfu), not both")
         kwargs["compute_time_s"] = units.parse_duration(compute_time, name="--compute-time")
     elif tokens_per_gpu is None:
         raise ValueError("step: needs --compute-time, or --tokens-per-gpu with --mfu")
     else:
         kwargs["tokens_per_gpu"] = units.parse_count(tokens_per_gpu, name="--tokens-per-gpu")
         kwargs["mfu"] = mfu
-    if cluster is not None:
-        if bandwidth is not None or ranks is not None:
-            raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
-        from .. import predict, presets
-
-        c = presets.cluster(cluster, nodes=nodes)
-        n = int(c.ranks)
-        kwargs["allreduce_time_fn"] = predict.allreduce_time_fn(c, nodes=nodes, model=model)
-        kwargs["bandwidth_bytes_per_s"] = float(
-            c.inter_bandwidth_bytes_per_s if nodes > 1 else c.intra_bandwidth_bytes_per_s
-        )
-        if "tokens_per_gpu" in kwargs:
-            kwargs["peak_flops"] = (
-                units.parse_count(peak_flops, name="--peak-flops")
-                if peak_flops
-                else float(c.peak_flops)
-            )
-    else:
-        if ranks is None or bandwidth is None:
-            raise ValueError("step: needs --ranks and --bandwidth, or --cluster NAME")
-        n = ranks
-        kwargs["bandwidth_bytes_per_s"] = units.parse_rate(bandwidth, name="--bandwidth")
-        kwargs["latency_s"] = units.parse_duration(latency, name="--latency")
-        if "tokens_per_gpu" in kwargs:
-            if peak_flops is None:
-                raise ValueError("--tokens-per-gpu without --cluster needs --peak-flops, e.g. 989T")
-            kwargs["peak_flops"] = units.parse_count(peak_flops, name="--peak-flops")
-    p_given = units.parse_count(params, name="--params") if params is not None else None
+    if ranks is None or bandwidth is None:
+        raise ValueError("step: needs --ranks and --bandwidth, or --cluster NAME")
+    n = ranks
+    kwargs["bandwidth_bytes_per_s"] = units.parse_rate(bandwidth, name="--bandwidth")
+    kwargs["latency_s"] = units.parse_duration(latency, name="--latency")
+    if "tokens_per_gpu" in kwargs:
+        if peak_flops is None:
+            raise ValueError("--tokens-per-gpu without --cluster needs --peak-flops, e.g. 989T")
+        kwargs["peak_flops"] = units.parse_count(peak_flops, name="--peak-flops")
     if arch is not None:
         from ..architecture import resolve_params
 
@@ -429,6 +573,7 @@ def step(
     data = {
         "params": p,
         "arch": arch,
+        "strategy": "ddp",
         "buckets": result.buckets,
         "ranks": n,
         "compute_s": result.compute_s,
@@ -437,6 +582,7 @@ def step(
         "step_time_s": result.step_time_s,
         "bound": result.bound,
         "efficiency": result.efficiency,
+        "comm_contention": c_,
     }
     if as_json:
         data["timeline"] = _jsonable(result.timeline)
@@ -453,9 +599,151 @@ def step(
                 ("step time", units.format_duration(result.step_time_s)),
                 ("bound", f"{result.bound}-bound"),
                 ("scaling efficiency", f"{100 * float(result.efficiency):.1f}%"),
+                ("overlap contention", f"c = {c_:g}"),
             ]
         )
     )
+
+
+def _step_on_cluster(
+    p: float | None,
+    arch: str | None,
+    cluster: str,
+    nodes: int,
+    *,
+    strategy: str,
+    contention: float,
+    compute_time: str | None,
+    tokens_per_gpu: str | None,
+    peak_flops: str | None,
+    mfu: float,
+    bucket: str,
+    as_json: bool,
+    group_size: int | None,
+    reshard: bool | None,
+    **kw: Any,
+) -> None:
+    """``step --cluster``: :func:`costmodel.strategy.strategy_step` (or the advisor for all)."""
+    from .. import presets
+    from ..strategy import micro_batch_compute_s, strategy_step
+    from ..strategy.advisor import advise, fit_suggestions
+
+    st = _strategy_of(strategy, None)
+    c = presets.cluster(cluster, nodes=nodes)
+    compute_s = None
+    if compute_time is not None:
+        compute_s = units.parse_duration(compute_time, name="--compute-time")
+    elif tokens_per_gpu is not None:  # the same compute road, at this many tokens
+        from ..architecture import load_arch
+
+        tok = units.parse_count(tokens_per_gpu, name="--tokens-per-gpu")
+        fpt = (
+            load_arch(arch).training_flops_per_token(kw["seq"])
+            if arch is not None
+            else 6.0 * float(p)  # type: ignore[arg-type]
+        )
+        peak = units.parse_count(peak_flops, name="--peak-flops") if peak_flops else None
+        compute_s = micro_batch_compute_s(fpt, tok, peak or float(c.peak_flops), mfu)
+    common: dict[str, Any] = dict(
+        arch=arch,
+        recipe=kw["recipe"],
+        micro_batch=kw["micro_batch"],
+        sequence_length=kw["seq"],
+        accumulation=kw["accumulation"],
+        no_sync=kw["no_sync"],
+        mfu=None if compute_s is not None else mfu,
+        compute_time_s=compute_s,
+        recompute=kw["recompute"],
+        model=kw["model"],
+        param_dtype=kw["param_dtype"],
+        grad_dtype=kw["grad_dtype"],
+        bucket_cap_bytes=units.parse_bytes(bucket, name="--bucket"),
+        comm_contention=contention,
+    )
+    if st == "all":
+        adv = advise(p, cluster=c, nodes=nodes, **common)
+        ranked = adv.rows()
+        if as_json:
+            _print_json({"strategies": ranked, "best": adv.best.layout.name if adv.best else None})
+            return
+        typer.echo(
+            f"{arch or units.format_count(float(p or 0)) + ' params'} on {cluster} x {nodes} "
+            f"nodes ({int(c.ranks)} GPUs), every strategy ranked by step time among those that "
+            f"fit (overlap contention c = {contention:g}, collective model {kw['model']}):"
+        )
+        if adv.best is None:
+            typer.echo("NOTHING FITS: every strategy needs more memory than the GPU has")
+        typer.echo(_advice_table(ranked))
+        return
+    s = strategy_step(
+        p,
+        cluster=c,
+        nodes=nodes,
+        strategy=st,
+        group_size=group_size,
+        reshard_after_forward=reshard,
+        **common,
+    )
+    data = {"params": s.memory.base.model_state_bytes and (p or None), "arch": arch, **s.as_dict()}
+    data["params"] = float(p) if p is not None else None
+    fa = None
+    if not s.fits:
+        fa = fit_suggestions(p, cluster=c, nodes=nodes, strategy=st, **{**common, "band": False})
+        data["fit_suggestions"] = fa.as_dict()
+    if as_json:
+        data["timeline"] = _jsonable(list(s.timeline))
+        _print_json(data)
+        return
+    if fa is not None:
+        typer.echo(_fit_text(fa))
+    lo, hi = s.step_time_band_s
+    band = (
+        f" (band {units.format_duration(lo)}-{units.format_duration(hi)})"
+        if lo == lo and hi == hi
+        else ""
+    )
+    rows = [
+        ("strategy", s.layout.name),
+        ("ranks", str(s.ranks)),
+        ("compute", units.format_duration(s.compute_s)),
+    ]
+    for k, v in s.comm_by_kind_s.items():
+        rows.append((k.replace("_", "-") + " (sum)", units.format_duration(v)))
+    rows += [
+        ("exposed communication", units.format_duration(s.exposed_comm_s)),
+        ("step time", units.format_duration(s.step_time_s) + band),
+        ("tokens/s", units.format_count(s.tokens_per_s)),
+        ("bound", f"{s.bound}-bound"),
+        ("scaling efficiency", f"{100 * float(s.efficiency):.1f}%"),
+        ("overlap contention", f"c = {s.comm_contention:g}"),
+        (
+            "memory per GPU",
+            f"{units.format_bytes(s.memory_bytes)} of {units.format_bytes(s.gpu_memory_bytes)}"
+            + (" (fits)" if s.fits else " (does NOT fit)"),
+        ),
+    ]
+    typer.echo(_kv(rows))
+
+
+def _advice_table(rows: list[dict[str, Any]]) -> str:
+    """The advisor's ranking as text: one line per strategy."""
+    out = [
+        f"{'rank':<5}{'strategy':<20}{'memory/GPU':>12}  {'fits':<5}{'step':>10}  "
+        f"{'band':<21}{'tokens/s':>10}  bound"
+    ]
+    for r in rows:
+        lo, hi = r["step_time_lo_s"], r["step_time_hi_s"]
+        band = (
+            f"{units.format_duration(lo)}-{units.format_duration(hi)}"
+            if lo == lo and hi == hi
+            else "?"
+        )
+        out.append(
+            f"{r['rank']:<5}{r['strategy']:<20}{units.format_bytes(r['memory_bytes']):>12}  "
+            f"{'yes' if r['fits'] else 'NO':<5}{units.format_duration(r['step_time_s']):>10}  "
+            f"{band:<21}{units.format_count(r['tokens_per_s']):>10}  {r['bound']}"
+        )
+    return "\n".join(out)
 
 
 # --- scenario ---------------------------------------------------------------------------------
@@ -481,7 +769,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         nodes=o["nodes"],
         gpus_per_node=o["gpus_per_node"],
         recipe=o["recipe"],
-        zero_stage=o["zero"],
+        zero_stage=o["zero"] if not o.get("strategy") else None,
         local_batch=o["local_batch"],
         accumulation=o["accumulation"],
         sequence_length=o["sequence_length"],
@@ -494,7 +782,12 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         model=o["model"],
         flash_attention=o["flash"],
         recompute=o["recompute"],
-        comm_contention=o.get("contention", 0.0),
+        comm_contention=_contention(o.get("contention")),
+        strategy=_strategy_of(o.get("strategy"), o["zero"]) if o.get("strategy") else None,
+        group_size=o.get("group_size"),
+        reshard_after_forward=o.get("reshard"),
+        param_dtype=o.get("param_dtype") or "bf16",
+        grad_dtype=o.get("grad_dtype"),
     )
 
 
@@ -537,16 +830,19 @@ def scenario(
     flash: Annotated[
         bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
     ] = True,
-    contention: Annotated[
-        float,
+    contention: _ContentionOpt = None,
+    strategy: _StrategyOpt = None,
+    group_size: _GroupOpt = None,
+    reshard: _ReshardOpt = None,
+    param_dtype: _ParamDtypeOpt = "bf16",
+    grad_dtype: _GradDtypeOpt = None,
+    fit: Annotated[
+        bool,
         typer.Option(
-            "--contention",
-            min=0.0,
-            max=1.0,
-            help="Overlap contention c in [0, 1]: backward slows to 1 - c while an all-reduce "
-            "runs. 0 = perfect overlap; 1 = the fit to PyTorch's V100 DDP benchmark.",
+            "--fit/--no-fit",
+            help="List the cheapest changes that make it fit (always when it does not fit).",
         ),
-    ] = 0.0,
+    ] = False,
     vs: Annotated[
         str | None,
         typer.Option(
@@ -605,16 +901,19 @@ def scenario(
     a = _scenario_from_options(locals())
     b = a.with_changes(vs) if vs is not None else None
     result = a.evaluate(scaling=b is None, flips=b is None)
+    fa = _scenario_fit(a) if (fit or not result.fits) and b is None else None
     other = b.evaluate(scaling=False, flips=False) if b is not None else None
     advice = {"A": a.bucket_advice()} if bucket_advice else {}
     if bucket_advice and b is not None:
         advice["B"] = b.bucket_advice()
     costs = _side_costs(result, other, tokens, price, usd_per_gpu_hour, price_b, usd_per_gpu_hour_b)
     if as_json:
-        if other is None and not advice and not costs:
+        if other is None and not advice and not costs and fa is None:
             _print_json(result)
             return
         data: dict[str, Any] = {"a": result} if other is not None else {**_jsonable(result)}
+        if fa is not None:
+            data["fit_suggestions"] = fa.as_dict()
         if other is not None:
             data.update(b=other, changes=vs, comparison=result.compare(other))
         if advice:
@@ -627,6 +926,8 @@ def scenario(
         _print_json(data)
         return
     if other is None:
+        if fa is not None and not fa.fits:
+            typer.echo(_fit_text(fa))
         typer.echo(result.summary())
     else:
         typer.echo(_comparison_text(result, other, vs or ""))
@@ -714,6 +1015,11 @@ def _cost_text(costs: dict[str, Any]) -> str:
     if "B_price" in costs:
         lines.append(f"note: {costs['B_price']}")
     return "\n".join(lines)
+
+
+def _scenario_fit(s: Any) -> Any:
+    """What makes a scenario fit: :meth:`costmodel.scenario.Scenario.fit_suggestions`."""
+    return s.fit_suggestions()
 
 
 def _comparison_text(a: Any, b: Any, changes: str) -> str:
@@ -815,6 +1121,12 @@ def train(
         ),
     ] = True,
     model: Annotated[str, typer.Option(help="Collective cost model: nccl or textbook.")] = "nccl",
+    contention: _ContentionOpt = None,
+    strategy: _StrategyOpt = None,
+    group_size: _GroupOpt = None,
+    reshard: _ReshardOpt = None,
+    param_dtype: _ParamDtypeOpt = "bf16",
+    grad_dtype: _GradDtypeOpt = None,
     recompute: Annotated[str, typer.Option(help="none, selective or full (with --arch).")] = "none",
     flash: Annotated[
         bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
@@ -852,7 +1164,9 @@ def train(
         raise ValueError("--tokens or --steps: give exactly one of them")
     d = units.parse_count(tokens, name="--tokens") if tokens is not None else None
     measured = units.parse_duration(step_time, name="--step-time") if step_time else None
-    result = _scenario_from_options(opts).evaluate(scaling=False, flips=False)
+    sc = _scenario_from_options(opts)
+    result = sc.evaluate(scaling=False, flips=False)
+    fa = _scenario_fit(sc) if not result.fits else None
     cost = result.training_cost(
         d,
         steps=steps,
@@ -868,10 +1182,16 @@ def train(
         "memory_total_bytes": result.memory_total_bytes,
         "gpu_memory_bytes": result.gpu_memory_bytes,
         "fits": result.fits,
+        "strategy": result.strategy,
+        "comm_contention": result.comm_contention,
     }
+    if fa is not None:
+        data["fit_suggestions"] = fa.as_dict()
     if as_json:
         _print_json(data)
         return
+    if fa is not None:
+        typer.echo(_fit_text(fa))
     rows = [
         ("tokens", units.format_count(cost.tokens)),
         ("steps", f"{cost.steps:,}"),
@@ -904,7 +1224,10 @@ def train(
         )
     )
     head = arch or f"{units.format_count(result.scenario.params)} params"
-    typer.echo(f"{head} on {cluster} x {result.nodes} nodes, {result.scenario.recipe}")
+    typer.echo(
+        f"{head} on {cluster} x {result.nodes} nodes, {result.scenario.recipe}, "
+        f"{result.strategy} (overlap contention c = {result.comm_contention:g})"
+    )
     typer.echo(_kv(rows))
     if cost.price_note and price is not None:
         typer.echo(f"price: {cost.price_note}")

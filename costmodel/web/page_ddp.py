@@ -1,11 +1,13 @@
-"""DDP step: how long is one training step, and is it compute- or communication-bound?"""
+"""The training step: how long is one step under DDP, ZeRO, FSDP or HSDP, and is it compute-
+or communication-bound? (The DDP step page became the step page with a strategy choice.)"""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from costmodel import architecture, batch, ddp, plots, training
+from costmodel import architecture, batch, plots, training
+from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
 from costmodel.units import (
     format_bytes,
     format_count,
@@ -95,17 +97,37 @@ def _inputs() -> dict:
         "Overlap contention c [0-1]",
         min_value=0.0,
         max_value=1.0,
-        value=ddp.FITTED_COMM_CONTENTION,
+        value=DEFAULT_COMM_CONTENTION,
         step=0.1,
         key="ddp_contention",
         bind=QP,
-        help="Backward runs at 1 - c while an all-reduce is in flight (NCCL shares the SMs and "
-        "memory bandwidth). Default: the fit to PyTorch's DDP benchmark (V100 DGX-1, "
-        "ResNet/ResNeXt, 1-16 GPUs), c = 1. 0 is the textbook's perfect overlap.",
+        help="Compute runs at 1 - c while a collective is in flight (NCCL shares the SMs and "
+        f"memory bandwidth). Default c = {DEFAULT_COMM_CONTENTION:g}, the same on every "
+        "surface (API, CLI, Scenario); 1 = the fit to PyTorch's V100 ResNet DDP benchmark.",
     )
     recompute, flash = "none", True
     c = st.columns(4)
-    zero = c[0].selectbox("ZeRO stage", (0, 1, 2, 3), key="ddp_zero", bind=QP)
+    strategy = c[0].selectbox(
+        "Strategy",
+        STRATEGIES,
+        key="ddp_strategy",
+        bind=QP,
+        help="ddp: bucketed all-reduce; zero1/zero2: reduce-scatter + all-gather (DeepSpeed); "
+        "fsdp: per-block all-gathers and reduce-scatters (ZeRO-3); hsdp: fsdp inside a group, "
+        "all-reduce across groups",
+    )
+    group_size, reshard = None, None
+    if strategy == "hsdp":
+        group_size = c[3].number_input(
+            "HSDP group [GPUs]", value=8, step=1, min_value=1, key="ddp_group", bind=QP
+        )
+    if strategy in ("fsdp", "hsdp"):
+        reshard = st.checkbox(
+            "reshard_after_forward (FULL_SHARD; off = SHARD_GRAD_OP)",
+            value=True,
+            key="ddp_reshard",
+            bind=QP,
+        )
     if arch != CUSTOM:
         recompute = c[1].selectbox(
             "Recompute", ("none", "selective", "full"), key="ddp_recompute", bind=QP
@@ -134,13 +156,15 @@ def _inputs() -> dict:
         "no_sync": no_sync,
         "bucket_cap_bytes": parse_input("DDP bucket_cap", parse_bytes, bucket_text),
         "compute_time_s": compute_text.strip() or None,
-        "zero_stage": zero,
+        "strategy": strategy,
+        "group_size": None if group_size is None else int(group_size),
+        "reshard_after_forward": reshard,
         "comm_contention": float(contention),
     }
 
 
 def _pinned(inp: dict) -> dict | None:
-    """The second configuration (B): A's inputs with the cluster, model, nodes or ZeRO stage
+    """The second configuration (B): A's inputs with the cluster, model, nodes or strategy
     changed; None when nothing is pinned. Every B widget is URL-bound ("same as A" is left out
     of the URL), so a shared link restores both configurations."""
     pin = st.toggle(
@@ -148,7 +172,7 @@ def _pinned(inp: dict) -> dict | None:
         value=False,
         key="ddp_pin",
         bind=QP,
-        help="Pin B: A with another cluster, model, node count or ZeRO stage; both are drawn "
+        help="Pin B: A with another cluster, model, node count or strategy; both are drawn "
         "on the same charts and a table gives B - A.",
     )
     if not pin:
@@ -162,7 +186,7 @@ def _pinned(inp: dict) -> dict | None:
     nodes_text = c[2].text_input(
         "Nodes (B)", value="", key="ddp_b_nodes", bind=QP, placeholder=SAME
     )
-    zero = c[3].selectbox("ZeRO stage (B)", (SAME, 0, 1, 2, 3), key="ddp_b_zero", bind=QP)
+    strat_b = c[3].selectbox("Strategy (B)", (SAME, *STRATEGIES), key="ddp_b_strategy", bind=QP)
     changes: dict = {}
     if cluster != SAME:
         changes["cluster"] = cluster
@@ -181,17 +205,21 @@ def _pinned(inp: dict) -> dict | None:
             error(f"Nodes (B): a whole number >= 1, got {nodes_text!r}")
             return None
         changes["nodes"] = n
-    if zero != SAME:
-        changes["zero_stage"] = zero
+    if strat_b != SAME:
+        changes["strategy"] = strat_b
+        if strat_b != "hsdp":
+            changes["group_size"] = None
+        if strat_b not in ("fsdp", "hsdp"):
+            changes["reshard_after_forward"] = None
     if not changes:
-        st.info("B is the same as A: pick another cluster, model, node count or ZeRO stage.")
+        st.info("B is the same as A: pick another cluster, model, node count or strategy.")
         return None
     return {**inp, **changes}
 
 
 def _label(inp: dict, result) -> str:
     model = inp["arch"] or f"{format_count(result.scenario.params)} params"
-    return f"{model} on {result.cluster_name} x {result.nodes}, ZeRO-{inp['zero_stage']}"
+    return f"{model} on {result.cluster_name} x {result.nodes}, {result.strategy}"
 
 
 def _compare(inp: dict, result, inp_b: dict):
@@ -309,12 +337,13 @@ def _advisor(inp: dict, inp_b: dict | None) -> None:
 
 
 def render() -> None:
-    """Draw the DDP step page."""
+    """Draw the training step page."""
     page_header(
-        "DDP step",
-        "One data-parallel training step: compute, the bucketed gradient all-reduces that "
-        "overlap it (PyTorch DDP, Li et al. 2020), the exposed tail, and what would flip the "
-        "verdict.",
+        "Training step",
+        "One data-parallel training step under DDP, ZeRO-1/2, FSDP or HSDP: compute, the "
+        "collectives that overlap it (all-reduces, reduce-scatters, all-gathers, each on the "
+        "ranks it spans), the exposed communication, memory from the same layout, and every "
+        "strategy ranked.",
     )
     st.caption(OUT_OF_SCOPE)
     inp = _inputs()
@@ -326,10 +355,18 @@ def render() -> None:
         result = data.evaluate_scenario(**inp)
     if result is None:
         return
+    if not result.fits:
+        _does_not_fit(inp, result)
     m = headline(4)
     m[0].metric("Step time", format_duration(result.step_time_s))
     m[1].metric("Compute", format_duration(result.compute_s))
-    m[2].metric("All-reduce (sum over buckets)", format_duration(result.comm_s))
+    m[2].metric(
+        "Communication (sum)",
+        format_duration(result.comm_s),
+        help=", ".join(
+            f"{k.replace('_', '-')} {format_duration(v)}" for k, v in result.comm_by_kind_s.items()
+        ),
+    )
     m[3].metric("Exposed communication", format_duration(result.exposed_comm_s))
     m = headline(4)
     m[0].metric("Verdict", f"{result.bound}-bound")
@@ -356,19 +393,22 @@ def render() -> None:
     m[3].metric("GPU memory", format_bytes(result.gpu_memory_bytes))
     c = inp["comm_contention"]
     ideal = data.evaluate_scenario(**{**inp, "comm_contention": 0.0}) if c > 0 else result
+    band = (
+        f" Step band from the collectives' error bands: {format_duration(result.step_time_lo_s)}"
+        f" to {format_duration(result.step_time_hi_s)}."
+        if result.step_time_lo_s == result.step_time_lo_s
+        and result.step_time_hi_s == result.step_time_hi_s
+        else ""
+    )
     st.caption(
-        f"Efficiency at overlap contention c = {c:g}"
-        + (
-            " (fitted to PyTorch's DDP benchmark: V100 DGX-1, ResNet/ResNeXt, 1-16 GPUs; one "
-            "GPU generation and model family, so treat it as a pessimistic bound)"
-            if c == ddp.FITTED_COMM_CONTENTION
-            else ""
-        )
+        f"{result.strategy}: efficiency at overlap contention c = {c:g}"
+        + (" (the default of every surface)" if c == DEFAULT_COMM_CONTENTION else "")
         + f": {100 * result.efficiency:.1f} %. With perfect overlap (c = 0): "
-        f"{100 * ideal.efficiency:.1f} %."
+        f"{100 * ideal.efficiency:.1f} %." + band
     )
     for note in result.notes:
-        st.caption(note)
+        if not note.startswith("DOES NOT FIT"):
+            st.caption(note)
     rb = _compare(inp, result, inp_b) if inp_b is not None else None
     _training_cost(result, inp, rb)
     chart(
@@ -376,35 +416,39 @@ def render() -> None:
             result.timeline,
             compute_s=result.compute_s,
             step_time_s=result.step_time_s,
-            title="One step: compute and bucket all-reduces",
+            title=f"One step ({result.strategy}): compute and collectives",
         ),
         key="chart_timeline",
     )
-    _advisor(inp, inp_b)
+    _strategies(inp)
+    if inp["strategy"] in ("ddp",):
+        _advisor(inp, inp_b)  # the bucket_cap advisor: DDP's buckets
     # the searches re-evaluate the step many times: shown after the step, cached on their own
-    flips = data.evaluate_scenario(flips=True, **inp)
-    if flips.flip is not None:
-        st.success(
-            f"Smallest change that flips the verdict: **{flips.flip.description}**",
-            icon=":material/swap_vert:",
-        )
-    else:
-        st.info("No change within reach flips the verdict.")
+    if inp["strategy"] == "ddp":
+        flips = data.evaluate_scenario(flips=True, **inp)
+        if flips.flip is not None:
+            st.success(
+                f"Smallest change that flips the verdict: **{flips.flip.description}**",
+                icon=":material/swap_vert:",
+            )
+        else:
+            st.info("No change within reach flips the verdict.")
     scaling = data.evaluate_scenario(scaling=True, **inp).scaling_frame()
     chart(
         plots.scaling_figure(scaling, title="Scaling efficiency vs GPU count"), key="chart_scaling"
     )
-    table(
-        pd.DataFrame([f.model_dump() for f in flips.flips]),
-        "verdict_flips.csv",
-        key="flips",
-        caption="Each change tried, and whether it flips",
-    )
+    if inp["strategy"] == "ddp":
+        table(
+            pd.DataFrame([f.model_dump() for f in flips.flips]),
+            "verdict_flips.csv",
+            key="flips",
+            caption="Each change tried, and whether it flips (the comm-vs-compute balance)",
+        )
     table(
         scaling.rename(
             columns={
                 "step_time_s": "step [s]",
-                "comm_s": "all-reduce [s]",
+                "comm_s": "communication [s]",
                 "exposed_comm_s": "exposed [s]",
                 "efficiency": "efficiency [0-1]",
                 "tokens_per_s": "tokens/s",
@@ -420,6 +464,95 @@ def render() -> None:
         key="timeline",
         caption="The timeline (seconds from the start of the step)",
     )
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _strategy_rows(**inp) -> list[dict]:
+    """Every strategy of this job ranked (costmodel.strategy.advisor.advise), as rows."""
+    from costmodel.strategy.advisor import advise
+
+    a = advise(
+        inp["params"],
+        arch=inp["arch"],
+        cluster=inp["cluster"],
+        nodes=int(inp["nodes"]),
+        model=inp["model"],
+        recipe="mixed-adam",
+        micro_batch=int(inp["local_batch"]),
+        sequence_length=int(inp["sequence_length"]),
+        accumulation=int(inp["accumulation"]),
+        no_sync=bool(inp["no_sync"]),
+        mfu=None if inp["compute_time_s"] else inp["mfu"],
+        compute_time_s=parse_duration(inp["compute_time_s"]) if inp["compute_time_s"] else None,
+        recompute=inp["recompute"],
+        flash_attention=inp["flash_attention"],
+        bucket_cap_bytes=int(inp["bucket_cap_bytes"]),
+        comm_contention=inp["comm_contention"],
+    )
+    return a.rows()
+
+
+def _strategies(inp: dict) -> None:
+    """The strategy advisor: every strategy with its memory, fit, step and tokens/s."""
+    st.subheader("Every strategy, ranked")
+    with section("Strategy advisor"):
+        rows = _strategy_rows(**inp)
+        frame = pd.DataFrame(
+            [
+                {
+                    "rank": r["rank"],
+                    "strategy": r["strategy"],
+                    "memory per GPU": format_bytes(r["memory_bytes"]),
+                    "fits": "yes" if r["fits"] else "NO",
+                    "step": format_duration(r["step_time_s"]),
+                    "band": (
+                        f"{format_duration(r['step_time_lo_s'])} - "
+                        f"{format_duration(r['step_time_hi_s'])}"
+                        if r["step_time_lo_s"] == r["step_time_lo_s"]
+                        else "?"
+                    ),
+                    "tokens/s": format_count(r["tokens_per_s"]),
+                    "bound": r["bound"],
+                }
+                for r in rows
+            ]
+        )
+        table(
+            frame,
+            "strategies.csv",
+            key="strategies",
+            caption="Ranked by step time among the strategies that fit, then the rest by memory "
+            f"(overlap contention c = {inp['comm_contention']:g}; the same as "
+            "`costmodel step --strategy all`).",
+        )
+
+
+def _does_not_fit(inp: dict, result) -> None:
+    """Say first that the setup cannot run, and the cheapest changes that make it fit."""
+    from costmodel.scenario import Scenario
+
+    with section("What makes it fit"):
+        fa = Scenario(**inp).fit_suggestions()
+        st.warning(
+            f"Does not fit: {format_bytes(result.memory_total_bytes)} per GPU > "
+            f"{format_bytes(result.gpu_memory_bytes)}. The step and the cost below are for a "
+            "configuration that cannot run.",
+            icon=":material/memory:",
+        )
+        ok = [ch for ch in fa.changes if ch.fits][:5]
+        if ok:
+            st.markdown(
+                "Changes that make it fit, cheapest first (GPU-time per token on this "
+                "hardware; a larger card last, its cost is its price):\n\n"
+                + "\n".join(
+                    f"- **{ch.change}**: {format_bytes(ch.step.memory_bytes)} per GPU, step "
+                    f"{format_duration(ch.step.step_time_s)} "
+                    f"({ch.step.step_time_s / fa.base.step_time_s - 1:+.0%})"
+                    for ch in ok
+                )
+            )
+        else:
+            st.markdown("None of the changes tried fits.")
 
 
 def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
@@ -474,6 +607,12 @@ def _cost_metrics(cost, side: str = "") -> None:
 def _training_cost(result, inp: dict, rb=None) -> None:
     """Time and cost to train at the predicted step time, or at a measured one; B's too."""
     st.subheader("Time and cost to train")
+    if not result.fits:
+        st.warning(
+            "This configuration does not fit in GPU memory: the time and cost below are for a "
+            "setup that cannot run (see the changes above).",
+            icon=":material/warning:",
+        )
     gpu = result.scenario._validated_cluster().gpu.name
     gpu_b = rb.scenario._validated_cluster().gpu.name if rb is not None else None
     c = st.columns(4)

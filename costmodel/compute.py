@@ -1,0 +1,362 @@
+r"""Compute time of a training micro-batch: FLOPs at a fitted achievable efficiency.
+
+A token costs the architecture's training FLOPs, split in two kinds that run at different
+efficiencies: the dense matmuls (``6 N``, Kaplan et al. 2020, arXiv:2001.08361, section 2.1) and
+the attention core (``12 L H Q s``, PaLM, Chowdhery et al. 2022, arXiv:2204.02311, appendix B).
+Activation recomputation adds forward work (:func:`recompute_extra`). The time of one token on
+one GPU is
+
+.. math::
+    t = \frac{F_{lin}\,(1 + r_{lin})}{P_{lin}}\; u\left(1 + \frac{h_0}{h}\right)
+      + \frac{F_{att}\,(1 + r_{att})}{P_{att}}\; w
+
+``P`` the datasheet dense peak of the compute precision (fp8 for the matmuls of an fp8 run, the
+attention stays bf16: FlashAttention-2 kernels), ``h`` the hidden size. ``1/u`` is the largest
+matmul efficiency of a GPU family and precision; ``1 + h_0/h`` the classic saturation of a
+GEMM's arithmetic intensity with its inner dimension (a ``k``-wide matmul reaches
+``k / (k + k_0)`` of the roofline, Williams et al. 2009, "Roofline", CACM 52(4)); ``1/w`` the
+attention kernel's efficiency. Written as ``t P = u F_lin + v F_lin / h + w F_att`` it is linear
+in ``(u, v = u h_0, w)``, fitted by relative least squares on the single-node (8-GPU) rows of the
+published runs (``scripts/fit_compute.py``, constants in ``costmodel/data/fitted_compute.toml``
+with the grouped cross-validation that chose the form). Those runs are FSDP on one node: their
+intra-node communication, kernel launch and data-loading overheads are inside the fitted
+efficiency, which is therefore a single-node *step* efficiency, the quantity a user measures.
+
+Recommended path ("measure one node, predict the cluster"): measure the tokens/s of one node
+with your model and settings and give it (:func:`micro_batch_compute_s` ``measured_...``); the
+fitted efficiency is the fallback when nothing is measured, with its own error band.
+
+>>> from costmodel.architecture import load_arch
+>>> a = load_arch("llama-3.1-8b")
+>>> lin, att = flops_split(a, 8192)
+>>> round(lin / 1e9, 1), round(att / 1e9, 1)
+(45.0, 12.9)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "CHECKPOINTING",
+    "ComputeFit",
+    "achievable_efficiency",
+    "compute_fit",
+    "ddp_step_overhead_s",
+    "flops_split",
+    "gpu_family",
+    "micro_batch_compute_s",
+    "recompute_extra",
+    "token_time_s",
+]
+
+#: Activation checkpointing modes (``costmodel.memory`` sizes each; here the extra forward work).
+CHECKPOINTING: tuple[str, ...] = ("none", "selective", "selective-op", "selective-layer", "full")
+
+#: Every k-th block checkpointed by "selective-layer" by default: torchtitan's
+#: ``selective_ac_option = "2"`` (torchtitan/parallelisms/parallelize_llama.py, 2024).
+DEFAULT_AC_EVERY = 2
+
+
+def flops_split(arch: Any, sequence_length: int) -> tuple[float, float]:
+    r"""Training FLOPs per token ``(F_lin, F_att)`` [FLOP]: matmuls and attention core.
+
+    .. math:: F_{lin} = 6 N,\qquad F_{att} = 12\, L\, H\, Q\, s
+
+    ``N`` the active non-embedding parameters, as in
+    :meth:`~costmodel.architecture.Architecture.training_flops_per_token` (their sum).
+    """
+    total = float(arch.training_flops_per_token(sequence_length))
+    lin = 6.0 * float(arch.active_params - arch.embedding_params)
+    return lin, total - lin
+
+
+def recompute_extra(
+    mode: str, linear_flops: float, attention_flops: float, every: int = DEFAULT_AC_EVERY
+) -> tuple[float, float]:
+    r"""Extra fraction of the matmul and attention work that recomputation adds ``(r_lin, r_att)``.
+
+    The forward is a third of forward + backward (``2N`` of ``6N``; Kaplan et al. 2020).
+
+    * ``none``, ``selective`` (Korthikanti et al. 2022, arXiv:2205.05198, section 5: recompute
+      the attention core; FlashAttention's backward recomputes it anyway, Dao et al. 2022, so it
+      is no extra beyond the kernel): ``(0, 0)``;
+    * ``full`` (every block's forward rerun in backward): ``(1/3, 1/3)``;
+    * ``selective-layer`` (every ``every``-th block checkpointed, torchtitan's layer SAC):
+      ``(1/3, 1/3) / every``;
+    * ``selective-op`` (torchtitan's op SAC policy: keep every matmul output except every second
+      ``mm``, keep the attention output, recompute the element-wise ops): half the forward
+      matmuls, ``(1/6, 0)``.
+
+    >>> recompute_extra("full", 1.0, 1.0)
+    (0.3333333333333333, 0.3333333333333333)
+    """
+    if mode not in CHECKPOINTING:
+        raise ValueError(f"recompute: unknown {mode!r}; allowed: {', '.join(CHECKPOINTING)}")
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ValueError(f"every: must be a whole number >= 1 (blocks), got {every!r}")
+    third = 1.0 / 3.0
+    if mode == "full":
+        return third, third
+    if mode == "selective-layer":
+        return third / every, third / every
+    if mode == "selective-op":
+        return third / 2.0, 0.0
+    return 0.0, 0.0
+
+
+def gpu_family(gpu: Any) -> str:
+    """The efficiency family of a GPU: its architecture (``ampere``, ``hopper``, ...)."""
+    return str(getattr(gpu, "architecture", gpu))
+
+
+@dataclass(frozen=True)
+class ComputeFit:
+    """Fitted coefficients of one GPU family and precision (module docstring).
+
+    ``u`` = 1 / largest matmul efficiency, ``v`` = ``u h0`` [hidden units], ``w`` = 1 / attention
+    efficiency; ``band`` = (low, high) multipliers of the predicted time that held 80% of the
+    grouped cross-validation errors.
+    """
+
+    family: str
+    precision: str
+    u: float
+    v: float
+    w: float
+    rows: int
+    band: tuple[float, float]
+    m: float = 0.0  # u * m0 [tokens]: micro-batch saturation (0 when grouped CV dropped it)
+
+    @property
+    def e_max(self) -> float:
+        """Largest matmul efficiency (``h -> inf``) [-]."""
+        return 1.0 / self.u
+
+    @property
+    def h0(self) -> float:
+        """Hidden size at which matmuls reach half of ``e_max`` [-]."""
+        return self.v / self.u
+
+
+def _toml() -> dict[str, Any]:
+    text = (resources.files("costmodel.data") / "fitted_compute.toml").read_text("utf-8")
+    return tomllib.loads(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _fits() -> dict[tuple[str, str], ComputeFit]:
+    doc = _toml()
+    out: dict[tuple[str, str], ComputeFit] = {}
+    for key, t in doc.get("fit", {}).items():
+        family, precision = key.split("-", 1)
+        out[(family, precision)] = ComputeFit(
+            family,
+            precision,
+            float(t["u"]),
+            float(t["v"]),
+            float(t["w"]),
+            int(t["rows"]),
+            (float(t["band_low"]), float(t["band_high"])),
+            float(t.get("m", 0.0)),
+        )
+    return out
+
+
+def compute_fit(gpu: Any, precision: str = "bf16", held_out: str | None = None) -> ComputeFit:
+    """The fitted coefficients of a GPU (preset or family name) and precision.
+
+    ``held_out`` (a data group, ``"llm-foundry/a100-80gb"``) gives the coefficients fitted
+    without that group, as the grouped cross-validation scored them (the fidelity report uses
+    them so that no row is predicted by a fit that saw it). Raises ``ValueError`` naming the
+    fitted families when the data has none for this one (no published single-node run on that
+    GPU family: measure one node instead).
+    """
+    fam = gpu_family(gpu)
+    if precision not in ("bf16", "fp8"):
+        raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
+    fits = _fits()
+    if (fam, precision) not in fits:
+        have = ", ".join(f"{f}/{p}" for f, p in sorted(fits))
+        raise ValueError(
+            f"gpu: no fitted compute efficiency for {fam}/{precision} (fitted: {have}); "
+            "give a measured single-node throughput or compute time instead"
+        )
+    full = fits[(fam, precision)]
+    if held_out is None:
+        return full
+    cv = _toml().get("cv_fit", {})
+    t = cv.get(held_out, {}).get(f"{fam}-{precision}")
+    if t is None:  # the group was not in the fit (a multi-node-only group): the full fit
+        return full
+    return ComputeFit(
+        fam,
+        precision,
+        float(t["u"]),
+        float(t["v"]),
+        float(t["w"]),
+        full.rows,
+        full.band,
+        float(t["m"]),
+    )
+
+
+def token_time_s(
+    linear_flops: Any,
+    attention_flops: Any,
+    hidden: Any,
+    linear_peak_flops: Any,
+    attention_peak_flops: Any,
+    u: float,
+    v: float,
+    w: float,
+    r_lin: Any = 0.0,
+    r_att: Any = 0.0,
+    tokens_per_micro_batch: Any = math.inf,
+    m: float = 0.0,
+) -> Any:
+    r"""Compute time of one token on one GPU [s] (module docstring).
+
+    .. math:: t = \frac{F_{lin}(1 + r_{lin})}{P_{lin}}\left(u + \frac{v}{h} + \frac{m}{T}\right)
+              + \frac{F_{att}(1 + r_{att})}{P_{att}}\, w
+
+    ``T`` the tokens of one micro-batch (the matmuls' row count), ``m = u T_0`` its saturation.
+
+    >>> token_time_s(6e9, 0.0, 4096, 1e15, 1e15, 2.0, 0.0, 2.0) * 1e6      # 6 GFLOP at 50 %
+    12.0
+    """
+    lin = np.asarray(linear_flops, float) * (1.0 + np.asarray(r_lin, float))
+    att = np.asarray(attention_flops, float) * (1.0 + np.asarray(r_att, float))
+    sat = u + v / np.asarray(hidden, float) + m / np.asarray(tokens_per_micro_batch, float)
+    t = lin / np.asarray(linear_peak_flops, float) * sat
+    t = t + att / np.asarray(attention_peak_flops, float) * w
+    return float(t) if np.ndim(t) == 0 else t
+
+
+def _peaks(gpu: Any, precision: str) -> tuple[float, float]:
+    bf16 = float(gpu.bf16_dense_flops or gpu.fp16_dense_flops)
+    if precision == "fp8":
+        if gpu.fp8_dense_flops is None:
+            raise ValueError(f"precision: {gpu.name} has no fp8 tensor cores; use bf16")
+        return float(gpu.fp8_dense_flops), bf16
+    return bf16, bf16
+
+
+def achievable_efficiency(
+    arch: Any,
+    gpu: Any,
+    sequence_length: int,
+    micro_batch: int = 1,
+    *,
+    precision: str = "bf16",
+    recompute: str = "none",
+) -> float:
+    """Model FLOP utilisation the fit predicts on one node [-]: model FLOPs / (time x peak).
+
+    The peak is the precision's dense peak (fp8 for fp8 runs, as llm-foundry's MFU). Model
+    FLOPs exclude recomputation (PaLM's MFU), so recomputation lowers it.
+
+    >>> from costmodel import presets
+    >>> e = achievable_efficiency("mpt-7b", presets.load("a100-sxm-80gb"), 2048, 6)
+    >>> 0.45 < e < 0.75
+    True
+    """
+    from .architecture import load_arch
+
+    a = load_arch(arch)
+    t = micro_batch_compute_s(
+        a, gpu, sequence_length, micro_batch, precision=precision, recompute=recompute
+    )
+    peak = _peaks(gpu, precision)[0]
+    tokens = float(sequence_length) * micro_batch
+    return float(a.training_flops_per_token(sequence_length)) * tokens / (t * peak)
+
+
+def micro_batch_compute_s(
+    arch: Any,
+    gpu: Any,
+    sequence_length: int,
+    micro_batch: int = 1,
+    *,
+    precision: str = "bf16",
+    recompute: str = "none",
+    ac_every: int = DEFAULT_AC_EVERY,
+    compute_time_s: float | None = None,
+    measured_tokens_per_s_per_gpu: float | None = None,
+    held_out: str | None = None,
+) -> float:
+    """Forward + backward (+ recomputation) of one micro-batch on one GPU [s].
+
+    In order of precedence: a measured ``compute_time_s`` of this micro-batch; a measured
+    single-node throughput ``measured_tokens_per_s_per_gpu`` (tokens/s per GPU of one node at
+    these settings: its per-token time times the micro-batch's tokens); the fitted efficiency
+    (:func:`compute_fit`, ``held_out`` as there) with the architecture's FLOPs (:func:`flops_split`) and the
+    recomputation's extra work (:func:`recompute_extra`).
+
+    >>> from costmodel import presets
+    >>> h100 = presets.load("h100-sxm")
+    >>> micro_batch_compute_s("llama-3.1-8b", h100, 8192, 2, measured_tokens_per_s_per_gpu=8192)
+    2.0
+    """
+    for name, val in (("sequence_length", sequence_length), ("micro_batch", micro_batch)):
+        if isinstance(val, bool) or not isinstance(val, int) or val < 1:
+            raise ValueError(f"{name}: must be a whole number >= 1, got {val!r}")
+    if compute_time_s is not None:
+        t = float(compute_time_s)
+        if not (math.isfinite(t) and t > 0):
+            raise ValueError(f"compute_time_s: must be a finite time > 0 s, got {compute_time_s!r}")
+        return t
+    tokens = float(sequence_length) * micro_batch
+    if measured_tokens_per_s_per_gpu is not None:
+        x = float(measured_tokens_per_s_per_gpu)
+        if not (math.isfinite(x) and x > 0):
+            raise ValueError(
+                "measured_tokens_per_s_per_gpu: must be a finite rate > 0 tokens/s, "
+                f"got {measured_tokens_per_s_per_gpu!r}"
+            )
+        return tokens / x
+    from .architecture import load_arch
+
+    a = load_arch(arch)
+    p_lin, p_att = _peaks(gpu, precision)
+    fit = compute_fit(gpu, precision, held_out)
+    lin, att = flops_split(a, sequence_length)
+    r_lin, r_att = recompute_extra(recompute, lin, att, ac_every)
+    per = token_time_s(
+        lin, att, a.hidden, p_lin, p_att, fit.u, fit.v, fit.w, r_lin, r_att, tokens, fit.m
+    )
+    return float(per) * tokens
+
+
+@functools.lru_cache(maxsize=1)
+def _ddp_overhead() -> tuple[str, float]:
+    text = (resources.files("costmodel.data") / "fitted_ddp_overhead.toml").read_text("utf-8")
+    doc = tomllib.loads(text)
+    return str(doc["form"]), float(doc["overhead_s"])
+
+
+def ddp_step_overhead_s(tensors: int) -> float:
+    """DDP's host-side time per step that no collective explains [s] (fitted, kept by CV).
+
+    Fitted by ``scripts/fit_ddp_overhead.py`` on PyTorch's own DDP benchmark (ResNet/ResNeXt on
+    DGX-1 V100, 1-16 GPUs; one model left out at a time): a time per parameter tensor (DDP's
+    autograd hook and bucket copy per tensor, PyTorch's Reducer), about 35 us, lowers the
+    held-out median step error from 4.7 % to 1.4 % (a fixed time per step: 3.2 %). The step
+    engine adds it to a DDP step.
+
+    >>> round(ddp_step_overhead_s(161) * 1e3, 1)                      # ResNet-50's tensors
+    5.6
+    """
+    if isinstance(tensors, bool) or not isinstance(tensors, int) or tensors < 0:
+        raise ValueError(f"tensors: must be a whole number >= 0, got {tensors!r}")
+    form, k = _ddp_overhead()
+    if form == "per-tensor":
+        return k * tensors
+    return k if form == "fixed" else 0.0

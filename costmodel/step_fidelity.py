@@ -1,0 +1,238 @@
+"""Predicted vs published training throughput of every pure data-parallel published run.
+
+Two questions, each answered through the one step engine
+(:func:`costmodel.strategy.step.strategy_step`: FSDP / SHARD_GRAD_OP collectives per unit on the
+ranks they span, overlapped with compute at contention ``c``):
+
+* **scaling** ("measure one node, predict the cluster"): from the published throughput at the
+  smallest GPU count of a series (source, table, model, sequence, precision, settings), predict
+  the larger counts. The compute time per micro-batch is set so that the engine reproduces the
+  measured step at the base count; at the larger count the compute per token changes only with
+  the micro-batch (:mod:`costmodel.compute`'s micro-batch term), the communication is the
+  engine's;
+* **absolute** (nothing measured): the fitted one-node efficiency (:mod:`costmodel.compute`)
+  gives the one-node step, which calibrates the compute the same way, and the engine carries it
+  to the row's GPU count. The step band is the compute fit's grouped-CV band.
+
+The cluster of each GPU type is the preset closest to what the source states
+(:data:`CLUSTER_OF`); llm-foundry's A100 tables state 1600 Gb/s RoCE per node (8 x 200 Gb/s,
+as ``dgx-a100``), its H100 tables state nothing (``dgx-h100``, 8 x 400 Gb/s assumed), torchtitan
+states 400 Gb/s per GPU for Grand Teton and WhiteFiber.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import presets
+from .compute import compute_fit, micro_batch_compute_s
+from .steps_data import GPU_TYPES, pure_dp_rows
+
+__all__ = [
+    "CLUSTER_OF",
+    "SERIES_KEY",
+    "FidelityRow",
+    "absolute_predictions",
+    "scaling_band",
+    "scaling_predictions",
+    "summary",
+]
+
+#: GPU type of the data -> cluster preset whose network its runs used (module docstring).
+CLUSTER_OF: dict[str, str] = {
+    "a100-40gb": "dgx-a100",
+    "a100-80gb": "dgx-a100",
+    "h100-80gb": "dgx-h100",
+    "h100-96gb": "dgx-h100",
+    "h200": "hgx-h200",
+}
+
+#: What makes a scaling series: every setting but the GPU count (and the batch that follows it).
+SERIES_KEY = [
+    "source",
+    "table",
+    "model",
+    "seq",
+    "precision",
+    "activation_checkpointing",
+    "compile",
+    "gpu_type",
+    "sharding",
+]
+
+
+@dataclass(frozen=True)
+class FidelityRow:
+    """One prediction: the published and predicted tokens/s per GPU, and the band."""
+
+    index: int
+    predicted_tokens_per_s_per_gpu: float
+    low: float  # band of the prediction [tokens/s per GPU]
+    high: float
+
+
+class _Engine:
+    """Clusters and collective timers reused across the rows of one report."""
+
+    def __init__(self, contention: float, overhead_s: float = 0.0) -> None:
+        self.contention = float(contention)
+        self.overhead_s = float(overhead_s)
+        self._c: dict[tuple[str, int], Any] = {}
+        self._t: dict[tuple[str, int, str], Any] = {}
+
+    def step_s(self, r: Any, micro_s: float, gpus: int | None = None) -> float:
+        from .strategy.comm import CollectiveTimer
+        from .strategy.step import strategy_step
+
+        n = int(gpus if gpus is not None else r.gpus)
+        preset = CLUSTER_OF[r.gpu_type]
+        nodes = max(1, n // 8)
+        gpn = min(8, n)
+        key = (preset, n)
+        if key not in self._c:
+            self._c[key] = presets.cluster(preset, nodes=nodes, gpus_per_node=gpn)
+        c = self._c[key]
+        strategy = "zero2" if r.sharding == "SHARD_GRAD_OP" else "fsdp"
+        tkey = (preset, n, strategy)
+        if tkey not in self._t:
+            self._t[tkey] = CollectiveTimer(c, model="nccl", group_size=n)
+        per_gpu = r.global_batch / r.gpus  # samples per GPU per step (n-independent per row)
+        acc = max(1, math.ceil(per_gpu / r.micro_batch - 1e-9))
+        s = strategy_step(
+            arch=r.model,
+            cluster=c,
+            nodes=nodes,
+            strategy=strategy,
+            grad_dtype="bf16" if "PURE" in str(r.mp_mode) else "fp32",
+            comm_contention=self.contention,
+            micro_batch=int(r.micro_batch),
+            sequence_length=int(r.seq),
+            accumulation=acc,
+            compute_time_s=micro_s * per_gpu / (acc * r.micro_batch),
+            timeline=False,
+            band=False,
+            timer=self._t[tkey],
+        )
+        return float(s.step_time_s) + self.overhead_s
+
+    def calibrate(self, r: Any, target_step_s: float, gpus: int) -> float:
+        """Compute time of one full micro-batch that makes the engine's step at ``gpus``
+        equal ``target_step_s`` (fixed point; the step is increasing in the compute)."""
+        per_gpu = r.global_batch / r.gpus
+        micro = target_step_s * r.micro_batch / per_gpu
+        for _ in range(6):
+            got = self.step_s(r, micro, gpus)
+            if abs(got / target_step_s - 1) < 1e-4:
+                break
+            micro *= target_step_s / got
+        return micro
+
+
+def _fitted_micro_s(r: Any, held_out: bool = False) -> float:
+    g = presets.load(GPU_TYPES[r.gpu_type][0])
+    return micro_batch_compute_s(
+        r.model,
+        g,
+        int(r.seq),
+        int(r.micro_batch),
+        precision=str(r.precision),
+        recompute=str(r.activation_checkpointing),
+        held_out=f"{r.source}/{r.gpu_type}" if held_out else None,
+    )
+
+
+def _step_tokens(r: Any) -> float:
+    return float(r.global_batch * r.seq / r.gpus)  # tokens per GPU per step
+
+
+def scaling_predictions(
+    df: pd.DataFrame | None = None, contention: float = 0.0, overhead_s: float = 0.0
+) -> list[tuple[int, int, float]]:
+    """(row index, base row index, predicted tokens/s per GPU) for every non-base series row."""
+    if df is None:
+        df = pure_dp_rows()
+    eng = _Engine(contention, overhead_s)
+    out = []
+    for _, g in df.groupby(SERIES_KEY, sort=False):
+        if g.gpus.nunique() < 2:
+            continue
+        g = g.sort_values("gpus", kind="stable")
+        base = g.iloc[0]
+        n0 = int(base.gpus)
+        measured_step = _step_tokens(base) / float(base.tokens_per_s_per_gpu)
+        micro0 = eng.calibrate(base, measured_step, n0)
+        fit0 = _fitted_micro_s(base)
+        for i, r in g.iloc[1:].iterrows():
+            if int(r.gpus) == n0:
+                continue
+            # per-token compute of the base, changed only by the micro-batch term of the fit
+            per_tok = micro0 / (base.micro_batch * base.seq)
+            ratio = (_fitted_micro_s(r) / (r.micro_batch * r.seq)) / (
+                fit0 / (base.micro_batch * base.seq)
+            )
+            micro = per_tok * ratio * r.micro_batch * r.seq
+            step = eng.step_s(r, micro)
+            out.append((int(i), int(base.name), _step_tokens(r) / step))  # type: ignore[call-overload]
+    return out
+
+
+def absolute_predictions(
+    df: pd.DataFrame | None = None,
+    contention: float = 0.0,
+    overhead_s: float = 0.0,
+    scaling_band: tuple[float, float] = (1.0, 1.0),
+) -> list[FidelityRow]:
+    """Nothing measured: fitted one-node step, carried to the row's GPU count by the engine.
+
+    The compute fit used for a row is the one fitted without the row's (source, GPU type)
+    group (grouped cross-validation), so the errors are held-out errors.
+
+    The band is the compute fit's (one-node grouped CV) and, beyond one node, also
+    ``scaling_band``: the (low, high) multipliers of the predicted step time that held the 10th
+    to 90th percentile of the scaling path's errors (:func:`scaling_band`).
+    """
+    if df is None:
+        df = pure_dp_rows()
+    eng = _Engine(contention, overhead_s)
+    out = []
+    for i, r in df.iterrows():
+        g = presets.load(GPU_TYPES[r.gpu_type][0])
+        fit = compute_fit(g, str(r.precision))
+        # the compute fit without the row's (source, GPU) group: a held-out prediction
+        one_node = _fitted_micro_s(r, True) * (_step_tokens(r) / (r.micro_batch * r.seq))
+        n1 = min(8, int(r.gpus))
+        micro = eng.calibrate(r, one_node, n1)
+        step = eng.step_s(r, micro) if int(r.gpus) != n1 else one_node
+        tps = _step_tokens(r) / step
+        lo, hi = fit.band
+        if int(r.gpus) > 8:
+            lo, hi = lo * scaling_band[0], hi * scaling_band[1]
+        out.append(FidelityRow(int(i), tps, tps / hi, tps / lo))  # type: ignore[call-overload]
+    return out
+
+
+def scaling_band(
+    df: pd.DataFrame, predictions: list[tuple[int, int, float]]
+) -> tuple[float, float]:
+    """10th and 90th percentile of observed / predicted step time on the scaling path [-]."""
+    obs = df.tokens_per_s_per_gpu.to_numpy()
+    pos = {k: n for n, k in enumerate(df.index)}
+    ratio = [p / float(obs[pos[i]]) for i, _, p in predictions]
+    lo, hi = np.quantile(ratio, [0.1, 0.9])
+    return float(min(lo, 1.0)), float(max(hi, 1.0))
+
+
+def summary(errors: Any) -> dict[str, float]:
+    """Median, 90th percentile and maximum of |errors| (fractions)."""
+    e = np.abs(np.asarray(errors, dtype=float))
+    return {
+        "rows": float(len(e)),
+        "median": float(np.median(e)),
+        "p90": float(np.quantile(e, 0.9)),
+        "max": float(e.max()),
+    }

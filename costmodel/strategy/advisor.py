@@ -1,0 +1,387 @@
+r"""Which strategy, and what makes it fit: every data-parallel layout of one job, ranked.
+
+:func:`advise` evaluates every strategy (``ddp``, ``zero1``, ``zero2``, ``fsdp`` with and
+without ``reshard_after_forward``, ``hsdp`` at each group size that divides the ranks) with
+:func:`~.step.strategy_step` (memory per GPU, fit, step time with its band from the collective
+predictions' error bands, tokens/s) and ranks them by step time among those that fit, then the
+rest by memory.
+
+:func:`fit_suggestions` answers "what makes it fit" for a configuration that does not: the
+changes a user can make (recomputation, a ZeRO stage or FSDP, a smaller micro-batch with more
+accumulation, more GPUs, a larger card), each evaluated the same way, those that fit ranked by
+cost: GPU-seconds per token (``ranks x step / tokens per step``, what a run costs at one price
+per GPU-hour), then by memory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .comm import CollectiveTimer
+from .layout import make_layout
+from .step import StrategyStep, strategy_step
+
+
+def candidate_layouts(ranks: int, gpus_per_node: int, **options: Any) -> list[dict[str, Any]]:
+    """Every layout the advisor tries (keyword sets for :class:`~.layout.Layout`).
+
+    >>> from costmodel.strategy import Layout
+    >>> [Layout(ranks=16, gpus_per_node=8, **k).name for k in candidate_layouts(16, 8)]
+    ['ddp', 'zero1', 'zero2', 'fsdp', 'fsdp (no reshard)', 'hsdp g=2', 'hsdp g=4', 'hsdp g=8']
+    """
+    out: list[dict[str, Any]] = [
+        {"strategy": "ddp"},
+        {"strategy": "zero1"},
+        {"strategy": "zero2"},
+        {"strategy": "fsdp"},
+        {"strategy": "fsdp", "reshard_after_forward": False},
+    ]
+    for g in range(2, ranks):
+        if ranks % g == 0 and (gpus_per_node % g == 0 or g % gpus_per_node == 0):
+            out.append({"strategy": "hsdp", "group_size": g})
+    return [{**options, **o} for o in out]
+
+
+@dataclass(frozen=True)
+class Advice:
+    """:func:`advise`'s answer: every strategy's step, ranked (fits first, by step time)."""
+
+    steps: tuple[StrategyStep, ...]
+
+    @property
+    def best(self) -> StrategyStep | None:
+        """The fastest strategy that fits, or None when none does."""
+        return self.steps[0] if self.steps and self.steps[0].fits else None
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One JSON-ready row per strategy, in rank order."""
+        out = []
+        for rank, s in enumerate(self.steps, 1):
+            lo, hi = s.step_time_band_s
+            out.append(
+                {
+                    "rank": rank,
+                    "strategy": s.layout.name,
+                    "memory_bytes": s.memory_bytes,
+                    "gpu_memory_bytes": s.gpu_memory_bytes,
+                    "fits": s.fits,
+                    "step_time_s": s.step_time_s,
+                    "step_time_lo_s": lo,
+                    "step_time_hi_s": hi,
+                    "exposed_comm_s": s.exposed_comm_s,
+                    "bound": s.bound,
+                    "tokens_per_s": s.tokens_per_s,
+                    "comm_contention": s.comm_contention,
+                }
+            )
+        return out
+
+
+def rank_steps(steps: list[StrategyStep]) -> tuple[StrategyStep, ...]:
+    """Fits first by step time (ties: less memory), then the rest by memory."""
+    return tuple(
+        sorted(
+            steps,
+            key=lambda s: (
+                not s.fits,
+                s.step_time_s if s.fits else s.memory_bytes,
+                s.memory_bytes,
+            ),
+        )
+    )
+
+
+def advise(
+    params: float | None = None,
+    *,
+    cluster: Any = "dgx-h100",
+    nodes: int = 1,
+    strategies: list[dict[str, Any]] | None = None,
+    model: str = "nccl",
+    band: bool = True,
+    **step_kwargs: Any,
+) -> Advice:
+    """Every strategy of one job ranked (module docstring).
+
+    ``step_kwargs`` go to :func:`~.step.strategy_step` (``arch``, ``recipe``,
+    ``micro_batch``, ``sequence_length``, ``accumulation``, ``mfu``, ``compute_time_s``,
+    ``recompute``, ``comm_contention``, ``param_dtype``, ``grad_dtype``, ...). The collective
+    predictions are shared by every strategy (one :class:`~.comm.CollectiveTimer` per group
+    size).
+
+    >>> a = advise(arch="llama-3.1-8b", cluster="dgx-h100", nodes=2, model="lesson")
+    >>> a.best.layout.name in ("fsdp", "fsdp (no reshard)", "zero1", "zero2", "hsdp g=8")
+    True
+    """
+    from .. import presets
+
+    c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
+    if not isinstance(cluster, str) and c.nodes != nodes:
+        c = presets.cluster(c, nodes=nodes)
+    layout_opts: dict[str, Any] = {
+        k: step_kwargs.pop(k)
+        for k in ("param_dtype", "grad_dtype", "bucket_cap_bytes", "comm_contention")
+        if k in step_kwargs and step_kwargs[k] is not None
+    }
+    for k in ("param_dtype", "grad_dtype", "bucket_cap_bytes", "comm_contention"):
+        step_kwargs.pop(k, None)
+    cands = strategies or candidate_layouts(int(c.ranks), int(c.gpus_per_node))
+    timers: dict[int, CollectiveTimer] = {}
+    steps = []
+    for kw in cands:
+        opts: dict[str, Any] = {**layout_opts, **kw}
+        lay = make_layout(ranks=int(c.ranks), gpus_per_node=int(c.gpus_per_node), **opts)
+        g = lay.shard_group
+        if g not in timers:
+            timers[g] = CollectiveTimer(c, model=model, group_size=g)
+        steps.append(
+            strategy_step(
+                params,
+                cluster=c,
+                nodes=int(c.nodes),
+                layout=lay,
+                model=model,
+                timer=timers[g],
+                timeline=False,
+                band=band,
+                **step_kwargs,
+            )
+        )
+    return Advice(rank_steps(steps))
+
+
+# --- what makes it fit -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FitChange:
+    """One change to a configuration, evaluated: what it is, its memory and its step."""
+
+    change: str  # human words: "recompute full", "fsdp", "micro-batch 1 x 4 accumulation", ...
+    kind: str  # recompute | strategy | micro_batch | more_gpus | larger_card
+    updates: dict[str, Any]  # the keyword changes (strategy_step's names)
+    step: StrategyStep
+
+    @property
+    def fits(self) -> bool:
+        return self.step.fits
+
+    @property
+    def gpu_seconds_per_token(self) -> float:
+        return self.step.ranks * self.step.step_time_s / self.step.tokens_per_step
+
+    def as_dict(self, base: StrategyStep | None = None) -> dict[str, Any]:
+        d = {
+            "change": self.change,
+            "kind": self.kind,
+            "updates": {
+                k: v for k, v in self.updates.items() if k != "cluster" or isinstance(v, str)
+            },
+            "fits": self.fits,
+            "memory_bytes": self.step.memory_bytes,
+            "gpu_memory_bytes": self.step.gpu_memory_bytes,
+            "step_time_s": self.step.step_time_s,
+            "gpu_seconds_per_token": self.gpu_seconds_per_token,
+        }
+        if base is not None:
+            d["memory_change_bytes"] = self.step.memory_bytes - base.memory_bytes
+            d["step_time_change"] = self.step.step_time_s / base.step_time_s - 1.0
+            d["cost_change"] = (
+                self.gpu_seconds_per_token / (base.ranks * base.step_time_s / base.tokens_per_step)
+                - 1.0
+            )
+        return d
+
+
+@dataclass(frozen=True)
+class FitAdvice:
+    """:func:`fit_suggestions`' answer: the base configuration and the changes, ranked."""
+
+    base: StrategyStep
+    changes: tuple[FitChange, ...]  # those that fit, cheapest first, then the rest
+
+    @property
+    def fits(self) -> bool:
+        return self.base.fits
+
+    def summary(self, top: int = 5) -> str:
+        """The warning first, then the cheapest changes that fit (plain text)."""
+        from ..units import format_bytes, format_duration
+
+        b = self.base
+        if b.fits:
+            return f"fits: {format_bytes(b.memory_bytes)} of {format_bytes(b.gpu_memory_bytes)} per GPU"
+        lines = [
+            f"DOES NOT FIT: {format_bytes(b.memory_bytes)} per GPU > "
+            f"{format_bytes(b.gpu_memory_bytes)} ({b.layout.name}); any step or cost shown for "
+            "it is for a configuration that cannot run. Changes that make it fit, cheapest "
+            "first (GPU-time per token on this hardware; a larger card last):"
+        ]
+        ok = [c for c in self.changes if c.fits][:top]
+        if not ok:
+            lines.append(
+                "  none of the changes tried fits (recompute, sharding, micro-batch, GPUs, cards)"
+            )
+        for c in ok:
+            d = c.as_dict(b)
+            lines.append(
+                f"  {c.change}: {format_bytes(c.step.memory_bytes)} per GPU, step "
+                f"{format_duration(c.step.step_time_s)} ({d['step_time_change']:+.0%}), "
+                f"GPU-time per token {d['cost_change']:+.0%}"
+            )
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "fits": self.fits,
+            "memory_bytes": self.base.memory_bytes,
+            "gpu_memory_bytes": self.base.gpu_memory_bytes,
+            "changes": [c.as_dict(self.base) for c in self.changes],
+        }
+
+
+_SHARDING_ORDER = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
+
+
+def fit_suggestions(
+    params: float | None = None,
+    *,
+    cluster: Any = "dgx-h100",
+    nodes: int = 1,
+    strategy: str = "ddp",
+    micro_batch: int = 1,
+    accumulation: int = 1,
+    recompute: str = "none",
+    max_nodes: int = 4096,
+    **step_kwargs: Any,
+) -> FitAdvice:
+    """What makes a configuration fit (module docstring); every change evaluated.
+
+    >>> fa = fit_suggestions(arch="llama-2-7b", cluster="dgx-h100", nodes=1, model="lesson")
+    >>> fa.fits, fa.changes[0].fits
+    (False, True)
+    """
+    from .. import presets
+
+    base_kw = dict(
+        cluster=cluster,
+        nodes=nodes,
+        strategy=strategy,
+        micro_batch=micro_batch,
+        accumulation=accumulation,
+        recompute=recompute,
+        **step_kwargs,
+    )
+    base_kw.setdefault("timeline", False)
+
+    def ev(**upd: Any) -> StrategyStep:
+        kw = {**base_kw, **upd}
+        if kw.get("strategy") != "hsdp":
+            kw.pop("group_size", None)
+        if kw.get("strategy") not in ("fsdp", "hsdp"):
+            kw.pop("reshard_after_forward", None)
+        return strategy_step(params, **kw)
+
+    base = ev()
+    cands: list[tuple[str, str, dict[str, Any]]] = []
+    if step_kwargs.get("arch") is not None:
+        for r in ("selective", "full")[("none", "selective", "full").index(recompute) :]:
+            if r != recompute:
+                cands.append((f"recompute {r}", "recompute", {"recompute": r}))
+    if strategy in ("fsdp", "hsdp") and step_kwargs.get("reshard_after_forward") is False:
+        cands.append(
+            ("reshard after forward (FULL_SHARD)", "strategy", {"reshard_after_forward": True})
+        )
+    i = _SHARDING_ORDER.index(strategy) if strategy in _SHARDING_ORDER else 0
+    for s in _SHARDING_ORDER[i + 1 : 4]:
+        cands.append((s, "strategy", {"strategy": s}))
+    if step_kwargs.get("arch") is not None and recompute != "full":
+        cands += [
+            (f"{w} and recompute full", k, {**u, "recompute": "full"})
+            for w, k, u in list(cands)
+            if k == "strategy"
+        ]
+    if micro_batch > 1:
+        mb, acc = micro_batch, accumulation
+        while mb > 1:
+            mb, acc = max(1, mb // 2), acc * 2
+            cands.append(
+                (
+                    f"micro-batch {mb} x {acc} accumulation",
+                    "micro_batch",
+                    {"micro_batch": mb, "accumulation": acc},
+                )
+            )
+    c0 = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
+    full: dict[str, Any] = {"recompute": "full"} if step_kwargs.get("arch") is not None else {}
+    n = nodes * 2
+    while n <= max_nodes and n <= nodes * 64:
+        gpus = f"{n} nodes ({n * int(c0.gpus_per_node)} GPUs)"
+        cands.append((gpus, "more_gpus", {"nodes": n}))
+        if strategy == "ddp":
+            cands.append((f"{gpus} with fsdp", "more_gpus", {"nodes": n, "strategy": "fsdp"}))
+        if full and recompute != "full":
+            shard = {"strategy": "fsdp"} if strategy == "ddp" else {}
+            what = " with fsdp" if shard else ""
+            cands.append(
+                (f"{gpus}{what} and recompute full", "more_gpus", {"nodes": n, **full, **shard})
+            )
+        n *= 2
+    mem0 = float(c0.gpu.memory_bytes)
+    for name in presets.names("cluster"):
+        try:
+            other = presets.cluster(name, nodes=nodes)
+        except (ValueError, KeyError):
+            continue
+        if float(other.gpu.memory_bytes) > mem0 * 1.01 and other.gpu.name != c0.gpu.name:
+            card = f"a larger card: {name} ({other.gpu.name})"
+            cands.append((card, "larger_card", {"cluster": other}))
+            if full and recompute != "full":
+                cands.append(
+                    (f"{card} and recompute full", "larger_card", {"cluster": other, **full})
+                )
+    changes = []
+    for words, kind, upd in cands:
+        try:
+            changes.append(FitChange(words, kind, upd, ev(**upd)))
+        except ValueError:
+            continue
+    # more GPUs: only the fewest nodes that fit, per variant (same strategy, or with fsdp)
+    seen: set[str] = set()
+    kept = []
+    for ch in changes:
+        if ch.kind == "more_gpus":
+            variant = str(ch.updates.get("strategy", strategy))
+            if not ch.fits or variant in seen:
+                continue
+            seen.add(variant)
+        kept.append(ch)
+    # same hardware first (its cost is GPU-time), a larger card after (its cost is its price)
+    ok = sorted(
+        (c for c in kept if c.fits),
+        key=lambda c: (c.kind == "larger_card", c.gpu_seconds_per_token, c.step.memory_bytes),
+    )
+    rest = sorted((c for c in kept if not c.fits), key=lambda c: c.step.memory_bytes)
+    return FitAdvice(base, tuple(ok + rest))
+
+
+def nothing_fits_note(
+    gpu_memory_bytes: float, fixed_bytes: float, activations_bytes: float, what: str = ""
+) -> str:
+    """Why even one parameter does not fit: what it would sit beside (never "0 params").
+
+    >>> nothing_fits_note(80e9, 95e9, 93e9, "4096 tokens x micro-batch 1")
+    'even one parameter does not fit: 95 GB per GPU are taken before any weight (activations 93 GB at 4096 tokens x micro-batch 1) on a GPU with 80 GB'
+    """
+    from ..units import format_bytes
+
+    at = f" at {what}" if what else ""
+    return (
+        f"even one parameter does not fit: {format_bytes(fixed_bytes)} per GPU are taken before "
+        f"any weight (activations {format_bytes(activations_bytes)}{at}) on a GPU with "
+        f"{format_bytes(gpu_memory_bytes)}"
+    )
+
+
+def _finite(x: float) -> bool:
+    return math.isfinite(x)

@@ -1,0 +1,74 @@
+r"""``ddp``: PyTorch DistributedDataParallel, one bucketed all-reduce per bucket.
+
+Gradients are packed into buckets in reverse registration order (``costmodel.ddp`` rules:
+first bucket 1 MiB, then ``bucket_cap``); backward produces gradients at a rate proportional to
+parameter count, and each bucket's all-reduce starts on the ``grads`` stream when its last
+gradient is ready (Li et al. 2020, arXiv:2006.15704, sections 3.2.3-3.2.4). With ``no_sync`` only
+the last micro-batch of an accumulation communicates. Ring volume per step ``2 (N-1)/N M``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._buckets import buckets
+from .engine import COMPUTE, Task
+from .events import StepInputs
+
+STREAM = "grads"
+
+
+def bucket_tasks(
+    forward_s: float,
+    backward_s: float,
+    ready_fraction: np.ndarray,
+    bucket_bytes: np.ndarray,
+    bucket_times_s: np.ndarray,
+    *,
+    ranks: int,
+    overlap: bool = True,
+    kind: str = "all_reduce",
+    micro_batch: int = 0,
+) -> list[Task]:
+    """Forward, the backward cut at each bucket's ready point, and one collective per bucket.
+
+    ``ready_fraction[k]``: the share of backward done when bucket ``k``'s last gradient is
+    ready (non-decreasing, the last 1). Bucket ``k``'s collective waits for its segment (or for
+    the whole backward without ``overlap``) and for bucket ``k - 1`` (one stream).
+    """
+    mb = micro_batch
+    out = [Task("forward", COMPUTE, forward_s, label="forward", micro_batch=mb)]
+    seg = np.diff(np.concatenate(([0.0], ready_fraction))) * backward_s
+    first = len(out)
+    for k, w in enumerate(seg.tolist()):
+        out.append(Task("backward", COMPUTE, w, label=f"backward to bucket {k}", micro_batch=mb))
+    last = len(out) - 1
+    for k, (b, t) in enumerate(zip(bucket_bytes.tolist(), bucket_times_s.tolist(), strict=True)):
+        dep = first + k if overlap else last
+        out.append(Task(kind, STREAM, t, (dep,), f"bucket {k}", b, ranks, "job", mb))
+    return out
+
+
+def tasks(inp: StepInputs, synced: bool, micro_batch: int = 0) -> list[Task]:
+    """One micro-batch: forward, backward in bucket segments, and (if ``synced``) the
+    all-reduces of the buckets over the whole job."""
+    if not synced:
+        return [
+            Task("forward", COMPUTE, inp.forward_s, label="forward", micro_batch=micro_batch),
+            Task(
+                "backward", COMPUTE, inp.backward_total_s, label="backward", micro_batch=micro_batch
+            ),
+        ]
+    b_bytes, b_params = buckets(inp, inp.grad_bytes)
+    ready = np.cumsum(b_params) / inp.params
+    ready[-1] = 1.0
+    return bucket_tasks(
+        inp.forward_s,
+        inp.backward_total_s,
+        ready,
+        b_bytes,
+        inp.timer.time("all_reduce", "job", b_bytes),
+        ranks=inp.timer.ranks("job"),
+        overlap=inp.overlap,
+        micro_batch=micro_batch,
+    )

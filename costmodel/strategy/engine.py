@@ -1,0 +1,211 @@
+r"""The one timeline engine: compute units and communication events on their own streams.
+
+A step is a list of :class:`Task` in program order. Each task runs on one stream (``compute``,
+or a communication stream such as ``grads`` or ``params``); a stream runs its tasks one at a
+time in list order (a CUDA stream is FIFO). A task also waits for the tasks named in ``after``
+(a reduce-scatter for the backward that made its gradients; a forward for the all-gather of its
+parameters). A communication task lasts its ``work_s`` (from the collective model); a compute
+task needs ``work_s`` of compute at full speed and, while any collective is in flight, advances
+at rate ``1 - c`` (``c`` the overlap contention: NCCL kernels share the SMs and memory bandwidth
+with the compute kernels; 0 = perfect overlap, 1 = compute stalls during communication).
+
+:func:`run` schedules the list: at ``c = 0`` in one pass (each start is the later of its stream
+predecessor's end and its dependencies' ends: list scheduling of a DAG), otherwise event by
+event (the compute rate changes only when a collective starts or ends, so time advances from
+event to event exactly). The step ends when the last task ends; the exposed communication is
+the step minus the compute work, so the timeline and the numbers count the same thing.
+
+>>> ts = [Task("forward", "compute", 1.0), Task("backward", "compute", 2.0),
+...       Task("all_reduce", "grads", 1.5, after=(1,))]
+>>> r = run(ts, 0.0)
+>>> r.step_s, r.exposed_s
+(4.5, 1.5)
+>>> ts[2] = Task("all_reduce", "grads", 1.5, after=(0,))   # overlapped with backward
+>>> run(ts, 0.0).step_s, run(ts, 1.0).step_s                # c = 1: backward stalls under it
+(3.0, 4.5)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+COMPUTE = "compute"
+COMM_KINDS = ("all_reduce", "reduce_scatter", "all_gather")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work on one stream.
+
+    ``kind``: ``forward``, ``backward``, ``recompute``, ``optimizer`` (compute) or a collective
+    (``all_reduce``, ``reduce_scatter``, ``all_gather``). ``work_s``: compute at full speed, or
+    the collective's duration [s]. ``after``: indices of earlier tasks it waits for.
+    ``message_bytes``, ``span_ranks`` and ``span`` describe a collective (its buffer, the ranks
+    it spans and whether that is a ``node``, a ``group``, ``across groups`` or the ``job``).
+    """
+
+    kind: str
+    stream: str
+    work_s: float
+    after: tuple[int, ...] = ()
+    label: str = ""
+    message_bytes: float = 0.0
+    span_ranks: int = 0
+    span: str = ""
+    micro_batch: int = 0
+
+    @property
+    def is_comm(self) -> bool:
+        return self.stream != COMPUTE
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """:func:`run`'s answer: each task's start and end [s], the step and its parts."""
+
+    tasks: tuple[Task, ...]
+    starts_s: np.ndarray
+    ends_s: np.ndarray
+    step_s: float
+    compute_s: float  # compute work at full speed
+    comm_s: float  # sum of the collectives' durations
+    exposed_s: float  # step - compute
+    comm_s_by_kind: dict[str, float] = field(default_factory=dict)
+
+
+def _check_order(tasks: list[Task] | tuple[Task, ...]) -> None:
+    for i, t in enumerate(tasks):
+        for d in t.after:
+            if not 0 <= d < i:
+                raise ValueError(f"tasks[{i}].after: {d} is not an earlier task (0..{i - 1})")
+        if not (math.isfinite(t.work_s) and t.work_s >= 0):
+            raise ValueError(f"tasks[{i}].work_s: must be a finite number >= 0, got {t.work_s!r}")
+
+
+def run(
+    tasks: list[Task] | tuple[Task, ...],
+    contention: float,
+    work_s: list[float] | None = None,
+) -> Schedule:
+    """Schedule ``tasks`` (program order) with overlap contention ``c`` in [0, 1].
+
+    ``work_s`` (optional, one per task) replaces the tasks' own ``work_s``: the same step with
+    other durations (the error band's fast and slow ends) without rebuilding the tasks.
+    """
+    c = float(contention)
+    if not 0.0 <= c <= 1.0:
+        raise ValueError(f"comm_contention: must be in [0, 1], got {contention!r}")
+    tasks = tuple(tasks)
+    if work_s is None:
+        _check_order(tasks)
+        work = [t.work_s for t in tasks]
+    else:
+        work = [float(w) for w in work_s]
+        if len(work) != len(tasks) or not all(math.isfinite(w) and w >= 0 for w in work):
+            raise ValueError("work_s: one finite time >= 0 per task")
+    is_comm = [t.stream != COMPUTE for t in tasks]
+    if c == 0.0 or not any(is_comm):
+        starts, ends = _list_schedule(tasks, work)
+    else:
+        starts, ends = _event_schedule(tasks, c, work)
+    compute = math.fsum(w for w, m in zip(work, is_comm, strict=True) if not m)
+    by_kind: dict[str, float] = {}
+    for t, w, m in zip(tasks, work, is_comm, strict=True):
+        if m:
+            by_kind[t.kind] = by_kind.get(t.kind, 0.0) + w
+    step = float(ends.max()) if len(tasks) else 0.0
+    return Schedule(
+        tasks=tasks,
+        starts_s=starts,
+        ends_s=ends,
+        step_s=step,
+        compute_s=compute,
+        comm_s=math.fsum(by_kind.values()),
+        exposed_s=max(0.0, step - compute),
+        comm_s_by_kind=by_kind,
+    )
+
+
+def _list_schedule(
+    tasks: tuple[Task, ...], work: list[float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``c = 0``: start = max(stream predecessor's end, dependencies' ends); one pass."""
+    n = len(tasks)
+    if work is None:
+        work = [t.work_s for t in tasks]
+    ends = [0.0] * n
+    starts = [0.0] * n
+    last = {t.stream: 0.0 for t in tasks}
+    for i, t in enumerate(tasks):
+        s = last[t.stream]
+        for d in t.after:
+            e = ends[d]
+            if e > s:
+                s = e
+        starts[i] = s
+        ends[i] = last[t.stream] = s + work[i]
+    return np.array(starts), np.array(ends)
+
+
+def _event_schedule(
+    tasks: tuple[Task, ...], c: float, work: list[float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Any ``c``: advance from event to event; compute runs at ``1 - c`` under a collective."""
+    n = len(tasks)
+    if work is None:
+        work = [t.work_s for t in tasks]
+    queues: dict[str, list[int]] = {}
+    for i, t in enumerate(tasks):
+        queues.setdefault(t.stream, []).append(i)
+    head = dict.fromkeys(queues, 0)
+    running: dict[str, int] = {}
+    remaining = list(work)
+    starts = [math.nan] * n
+    ends = [math.nan] * n
+    done = [False] * n
+    finished = 0
+    t_now = 0.0
+    busy_rate = 1.0 - c
+    while finished < n:
+        for s, q in queues.items():  # start what can start now
+            while s not in running and head[s] < len(q):
+                i = q[head[s]]
+                if not all(done[d] for d in tasks[i].after):
+                    break
+                starts[i] = t_now
+                head[s] += 1
+                if work[i] == 0.0:
+                    ends[i], done[i] = t_now, True
+                    finished += 1
+                    continue
+                running[s] = i
+        if not running:
+            if finished < n:
+                raise ValueError("tasks: a dependency cycle or a task waiting on a later one")
+            break
+        comm_on = any(tasks[i].is_comm for i in running.values())
+        rate = busy_rate if comm_on else 1.0
+        t_next = math.inf
+        for i in running.values():
+            if tasks[i].is_comm:
+                t_next = min(t_next, starts[i] + work[i])
+            elif rate > 0:
+                t_next = min(t_next, t_now + remaining[i] / rate)
+        dt = t_next - t_now
+        for s, i in list(running.items()):
+            if tasks[i].is_comm:
+                if starts[i] + work[i] <= t_next:
+                    ends[i], done[i] = t_next, True
+            else:
+                remaining[i] -= dt * rate
+                if remaining[i] <= 1e-12 * max(1.0, work[i]):
+                    remaining[i] = 0.0
+                    ends[i], done[i] = t_next, True
+            if done[i]:
+                finished += 1
+                del running[s]
+        t_now = t_next
+    return np.array(starts), np.array(ends)

@@ -1,0 +1,278 @@
+r"""One frozen description of a data-parallel layout: what every strategy module, the memory
+model, the step engine and the advisor read (the role of torchtitan's ``parallel_dims.py``).
+
+A :class:`Layout` names the strategy and its options; :func:`wrap_units` cuts a model into the
+units the strategy gathers and reduces (FSDP's wrapped modules: the embedding, each transformer
+block, the head, as torchtitan's ``apply_fsdp`` wraps a Llama).
+
+========= =============================================== ===================================
+strategy  sharded over the data-parallel ranks             per step on the wire (ring, M bytes)
+========= =============================================== ===================================
+ddp       nothing                                          all-reduce ``2 (N-1)/N M``
+zero1     optimizer states (+ fp32 master)                 reduce-scatter + all-gather
+zero2     + gradients                                      reduce-scatter + all-gather
+fsdp      + parameters (ZeRO-3, FULL_SHARD)                all-gather x 2 + reduce-scatter
+hsdp      as fsdp inside a group, replicated across        as fsdp in the group + all-reduce
+                                                           of the shard across groups
+========= =============================================== ===================================
+
+>>> Layout(strategy="hsdp", ranks=64, group_size=8).groups
+8
+>>> try:
+...     Layout(strategy="ddp", ranks=8, reshard_after_forward=False)
+... except ValueError as e:
+...     print(e.errors()[0]["msg"])
+Value error, reshard_after_forward: only fsdp and hsdp reshard parameters; strategy 'ddp' has no such option (leave it unset)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Strategy = Literal["ddp", "zero1", "zero2", "fsdp", "hsdp"]
+STRATEGIES: tuple[str, ...] = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
+"""Every data-parallel strategy the step engine schedules."""
+
+ZERO_STAGE: dict[str, int] = {"ddp": 0, "zero1": 1, "zero2": 2, "fsdp": 3, "hsdp": 3}
+"""The ZeRO stage of each strategy's sharding (hsdp: stage 3 inside its group)."""
+
+STRATEGY_OF_STAGE: dict[int, str] = {0: "ddp", 1: "zero1", 2: "zero2", 3: "fsdp"}
+"""The strategy a bare ZeRO stage means (the older ``zero_stage`` option)."""
+
+DEFAULT_COMM_CONTENTION = 0.0
+r"""The one default overlap contention ``c`` of every surface (API, CLI, Scenario, sweep, app).
+
+While a collective runs, compute advances at rate ``1 - c`` (NCCL kernels share the SMs and
+memory bandwidth with the compute kernels). 0 is the textbook assumption (communication fully
+overlapped with the compute it runs under); 1 stalls compute during communication (no overlap).
+The only fit shipped today, to PyTorch's DDP benchmark on V100 ResNets
+(``costmodel.ddp.FITTED_COMM_CONTENTION`` = 1.0), is one GPU generation and one model family, so
+it is not the default; an end-to-end fit on published LLM runs replaces this value when it
+passes grouped cross-validation. Every surface shows the value next to the numbers it gives."""
+
+DTYPE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
+"""Bytes per element of the communication dtypes (IEEE 754 binary32/16, bfloat16, OCP FP8)."""
+PARAM_DTYPES = ("bf16", "fp16", "fp8", "fp32")
+GRAD_DTYPES = ("fp32", "bf16", "fp16")
+
+# DeepSpeed's ZeRO defaults (deepspeed/runtime/zero/config.py): reduce_bucket_size and
+# allgather_bucket_size = 5e8 elements. DDP's default is torch's bucket_cap_mb = 25 MiB.
+DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
+
+
+class Layout(BaseModel):
+    """A data-parallel layout, validated on construction (frozen).
+
+    Errors name the field and its allowed values.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    strategy: Strategy = Field("ddp", description="ddp, zero1, zero2, fsdp or hsdp")
+    ranks: int = Field(1, ge=1, le=10_000_000, description="data-parallel ranks (GPUs)")
+    gpus_per_node: int = Field(8, ge=1, le=4096, description="GPUs per node")
+    group_size: int | None = Field(
+        None,
+        ge=1,
+        description="hsdp: ranks that shard one replica (default one node); must divide ranks",
+    )
+    reshard_after_forward: bool | None = Field(
+        None,
+        description="fsdp/hsdp: free the gathered parameters after forward (default True: "
+        "FULL_SHARD); False keeps them to backward (SHARD_GRAD_OP)",
+    )
+    param_dtype: Literal["bf16", "fp16", "fp8", "fp32"] = Field(
+        "bf16", description="dtype parameters are all-gathered in"
+    )
+    grad_dtype: Literal["fp32", "bf16", "fp16"] | None = Field(
+        None, description="dtype gradients are reduced in (default: the precision recipe's)"
+    )
+    bucket_cap_bytes: int = Field(
+        DEFAULT_BUCKET_CAP_BYTES,
+        ge=1,
+        le=10**13,
+        description="ddp/zero1/zero2 bucket size [B] (DDP's bucket_cap_mb)",
+    )
+    comm_contention: float = Field(
+        DEFAULT_COMM_CONTENTION,
+        ge=0.0,
+        le=1.0,
+        description="compute slows to 1 - c while a collective runs (0 = perfect overlap)",
+    )
+
+    @field_validator("strategy", mode="before")
+    @classmethod
+    def _strategy(cls, v: Any) -> Any:
+        if isinstance(v, str) and v.lower() not in STRATEGIES:
+            raise ValueError(f"strategy: unknown {v!r}; allowed: {', '.join(STRATEGIES)}")
+        return v.lower() if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _check(self) -> Layout:
+        if self.reshard_after_forward is not None and self.strategy not in ("fsdp", "hsdp"):
+            raise ValueError(
+                "reshard_after_forward: only fsdp and hsdp reshard parameters; strategy "
+                f"{self.strategy!r} has no such option (leave it unset)"
+            )
+        if self.group_size is not None and self.strategy != "hsdp":
+            raise ValueError(
+                f"group_size: only hsdp has a sharding group; strategy {self.strategy!r} has "
+                "none (leave it unset)"
+            )
+        if self.strategy == "hsdp":
+            g, n, gpn = self.shard_group, self.ranks, self.gpus_per_node
+            if n % g:
+                allowed = [d for d in range(1, n + 1) if n % d == 0 and _spans_nodes(d, gpn)]
+                raise ValueError(
+                    f"group_size: {g} does not divide the {n} ranks; allowed: "
+                    f"{', '.join(map(str, allowed[:24]))}{' ...' if len(allowed) > 24 else ''}"
+                )
+            if not _spans_nodes(g, gpn):
+                raise ValueError(
+                    f"group_size: {g} must divide a node's {gpn} GPUs or be whole nodes "
+                    f"(a multiple of {gpn})"
+                )
+        return self
+
+    # --- derived -----------------------------------------------------------------------------
+    @property
+    def shard_group(self) -> int:
+        """Ranks one copy of the state is sharded over [-] (1 for ddp: nothing sharded)."""
+        if self.strategy == "hsdp":
+            return self.group_size or min(self.gpus_per_node, self.ranks)
+        return self.ranks
+
+    @property
+    def groups(self) -> int:
+        """Replicas of the sharded state (hsdp's replicate dimension; ranks for ddp) [-]."""
+        return self.ranks // self.shard_group if self.strategy == "hsdp" else 1
+
+    @property
+    def reshards(self) -> bool:
+        """Whether fsdp/hsdp free the gathered parameters after forward (default True)."""
+        return self.strategy in ("fsdp", "hsdp") and self.reshard_after_forward is not False
+
+    @property
+    def zero_stage(self) -> int:
+        """The ZeRO stage of this sharding (memory.py's parts sharded)."""
+        return ZERO_STAGE[self.strategy]
+
+    @property
+    def param_bytes(self) -> float:
+        """Bytes per parameter element all-gathered [B]."""
+        return DTYPE_BYTES[self.param_dtype]
+
+    def grad_bytes(self, recipe_gradient_bytes: float) -> float:
+        """Bytes per gradient element reduced [B]: ``grad_dtype``'s, else the recipe's."""
+        return DTYPE_BYTES[self.grad_dtype] if self.grad_dtype else float(recipe_gradient_bytes)
+
+    @property
+    def name(self) -> str:
+        """A short label: ``fsdp``, ``fsdp (no reshard)``, ``hsdp g=8``."""
+        if self.strategy == "hsdp":
+            base = f"hsdp g={self.shard_group}"
+        else:
+            base = self.strategy
+        if self.strategy in ("fsdp", "hsdp") and not self.reshards:
+            base += " (no reshard)"
+        return base
+
+
+def make_layout(**fields: Any) -> Layout:
+    """:class:`Layout` with a plain ``ValueError`` naming the field (not pydantic's report).
+
+    >>> make_layout(strategy="hsdp", ranks=16, group_size=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: group_size: 3 does not divide the 16 ranks; allowed: 1, 2, 4, 8, 16
+    """
+    from pydantic import ValidationError
+
+    try:
+        return Layout(**fields)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        loc = ".".join(str(x) for x in e.get("loc", ()))
+        if loc and not msg.startswith(loc):
+            allowed = ""
+            if loc == "strategy":
+                allowed = f"; allowed: {', '.join(STRATEGIES)}"
+            msg = f"{loc}: {msg} (got {e.get('input')!r}){allowed}"
+        raise ValueError(msg) from None
+
+
+def _spans_nodes(g: int, gpn: int) -> bool:
+    return gpn % g == 0 or g % gpn == 0
+
+
+@dataclass(frozen=True)
+class WrapUnit:
+    """One unit FSDP wraps (gathers and reduces as one): its name and parameter count."""
+
+    name: str
+    params: float
+    compute_weight: float  # share of a micro-batch's compute this unit does (sums to 1)
+
+
+# A bare parameter count gets blocks of at most this many parameters (a 4096-hidden Llama block
+# is 12 x 4096^2 ~ 2e8): the documented stand-in until a tensor list of that size is derived.
+DEFAULT_BLOCK_PARAMS = 12 * 4096**2
+
+
+def wrap_units(params: float, arch: Any = None) -> tuple[WrapUnit, ...]:
+    """The wrapped units of a model in forward order: embedding, each block, the head.
+
+    With an architecture the units are its real tensors grouped by module (the input
+    embedding; ``model.layers.i``; the final norm with the output projection, or with a tied
+    embedding nothing extra). Compute is shared in proportion to the matmul parameters of each
+    unit (a lookup does no matmul: the embedding gets none unless it is tied to the head). A
+    bare count is cut into equal blocks of at most :data:`DEFAULT_BLOCK_PARAMS`.
+
+    >>> [u.name for u in wrap_units(0, "llama-2-7b")][:3], len(wrap_units(0, "llama-2-7b"))
+    (['embedding', 'block 0', 'block 1'], 34)
+    >>> len(wrap_units(7e9))
+    35
+    """
+    if arch is not None:
+        from ..architecture import load_arch
+
+        return _arch_units(load_arch(arch))
+    import math
+
+    n = max(1, math.ceil(float(params) / DEFAULT_BLOCK_PARAMS))
+    return tuple(WrapUnit(f"block {i}", params / n, 1.0 / n) for i in range(n))
+
+
+_UNITS_CACHE: dict[tuple[str, int], tuple[WrapUnit, ...]] = {}
+
+
+def _arch_units(a: Any) -> tuple[WrapUnit, ...]:
+    """:func:`wrap_units` of an :class:`~costmodel.architecture.Architecture` (cached)."""
+    key = (a.name, int(a.params))
+    hit = _UNITS_CACHE.get(key)
+    if hit is not None:
+        return hit
+    embed, head = 0.0, 0.0
+    blocks = [0.0] * a.layers
+    for (name, _), n in zip(a.tensors(), a.tensor_sizes, strict=True):
+        parts = name.split(".")
+        if len(parts) > 2 and parts[1] in ("layers", "h"):
+            blocks[int(parts[2])] += n
+        elif "embed" in name or parts[1] in ("wte", "wpe"):
+            embed += n
+        else:
+            head += n
+    # matmul parameters: a lookup does none, a tied embedding is also the output projection
+    embed_mm = float(a.vocab * a.hidden) if a.tied_embeddings else 0.0
+    weights = [embed_mm, *blocks, head]
+    total = sum(weights)
+    units = [WrapUnit("embedding", embed, weights[0] / total)]
+    units += [WrapUnit(f"block {i}", b, b / total) for i, b in enumerate(blocks)]
+    units.append(WrapUnit("head", head, head / total))
+    out = tuple(units)
+    _UNITS_CACHE[key] = out
+    return out

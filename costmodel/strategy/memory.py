@@ -1,0 +1,120 @@
+r"""Memory per GPU from the same :class:`~.layout.Layout` that prices the step.
+
+The model state is :func:`costmodel.memory.training_memory` at the layout's ZeRO stage, sharded
+over the ranks that shard it (all ranks; an hsdp group), plus what the strategy holds unsharded
+while it communicates:
+
+========= ==================================================================================
+ddp       the bucket copy of every gradient (``gradient_as_bucket_view=False``, PyTorch's default)
+zero1/2   one gradient bucket being reduced and one parameter bucket being gathered
+fsdp/hsdp the gathered units in flight: two neighbouring units' parameters (the one computing
+          and the one prefetched) and their unsharded gradients awaiting the reduce-scatter;
+          without resharding every unit stays gathered from forward to backward (``P x`` the
+          gather dtype)
+========= ==================================================================================
+
+ZeRO's per-rank model state for mixed-precision Adam (``K = 12``) is ``16 P / N`` at stage 3,
+``(2 + 2) P + 12 P / N`` at stage 1 and ``2 P + 14 P / N`` at stage 2 (Rajbhandari et al. 2020,
+arXiv:1910.02054, figure 1). Activations come from ``training_memory``'s activation part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .layout import Layout, wrap_units
+
+
+@dataclass(frozen=True)
+class StrategyMemory:
+    """Bytes one GPU holds under a layout [B]: the sharded state and the gathered buffers."""
+
+    base: Any  # costmodel.memory.MemoryBreakdown (state sharded as the layout shards it)
+    gathered_bytes: float  # unsharded units in flight (fsdp/hsdp) [B]
+    buffers_bytes: float  # communication buckets (ddp bucket copy, zero buckets) [B]
+    strategy: str
+
+    @property
+    def total_bytes(self) -> float:
+        return float(self.base.total_bytes) + self.gathered_bytes + self.buffers_bytes
+
+    @property
+    def activations_bytes(self) -> float:
+        return float(self.base.activations_bytes)
+
+    def parts(self) -> dict[str, float]:
+        """Every part [B] by name (the state parts, activations, buffers, gathered units)."""
+        d = {k: float(v) for k, v in self.base.parts().items()}
+        d.pop("ddp_buckets_bytes", None)
+        d["buckets_bytes"] = self.buffers_bytes
+        d["gathered_units_bytes"] = self.gathered_bytes
+        return d
+
+
+def strategy_memory(
+    layout: Layout,
+    params: float | None = None,
+    *,
+    arch: Any = None,
+    recipe: str = "mixed-adam",
+    sequence_length: int = 4096,
+    micro_batch: int = 1,
+    flash_attention: bool = True,
+    recompute: str = "none",
+    activations_bytes: float | None = None,
+    cuda_context_bytes: float = 0.0,
+    fragmentation: float = 0.0,
+) -> StrategyMemory:
+    """Memory per GPU of ``layout`` (module docstring).
+
+    >>> m = strategy_memory(Layout(strategy="fsdp", ranks=64), 7e9)
+    >>> round(float(m.base.model_state_bytes) / 1e9, 3)             # 16 P / N
+    1.75
+    >>> m = strategy_memory(Layout(strategy="zero1", ranks=8), 1e9)
+    >>> round(float(m.base.model_state_bytes) / 1e9, 2)             # 4 P + 12 P / N
+    5.5
+    """
+    from .. import memory as M
+
+    lay = layout
+    if arch is not None:
+        from ..architecture import load_arch
+
+        a = load_arch(arch)
+        p = float(a.params)
+    elif params is None:
+        raise ValueError("params: give a parameter count or arch= (an architecture name)")
+    else:
+        p = float(params)
+    base = M.training_memory(
+        None if arch is not None else p,
+        recipe=recipe,
+        zero_stage=lay.zero_stage,
+        dp_ranks=lay.shard_group,
+        activations_bytes=activations_bytes,
+        ddp_bucket_copy=False,
+        cuda_context_bytes=cuda_context_bytes,
+        fragmentation=fragmentation,
+        arch=arch,
+        sequence_length=sequence_length,
+        micro_batch=micro_batch,
+        flash_attention=flash_attention,
+        recompute=recompute,  # type: ignore[arg-type]
+    )
+    r = M.get_recipe(recipe)
+    grad_b = lay.grad_bytes(r.gradient_bytes)
+    frag = 1.0 + float(fragmentation)
+    gathered = buffers = 0.0
+    if lay.strategy == "ddp":
+        buffers = p * grad_b
+    elif lay.strategy in ("zero1", "zero2"):
+        buffers = min(p * grad_b, float(lay.bucket_cap_bytes)) + min(
+            p * lay.param_bytes, float(lay.bucket_cap_bytes)
+        )
+    else:
+        sizes = [u.params for u in wrap_units(p, arch)]
+        # the most two neighbouring units hold at once (the one computing, the one prefetched)
+        pair = max((a + b for a, b in zip(sizes, sizes[1:], strict=False)), default=sizes[0])
+        gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
+    return StrategyMemory(base, gathered * frag, buffers * frag, lay.name)

@@ -1,0 +1,426 @@
+r"""One data-parallel training step under any strategy: the engine's public road.
+
+:func:`strategy_step` turns a model, a cluster and a :class:`~.layout.Layout` into the step's
+tasks (one strategy module each: :mod:`.ddp`, :mod:`.zero`, :mod:`.fsdp`), schedules them with
+:func:`.engine.run`, and sizes the memory from the same layout (:func:`.memory.strategy_memory`),
+so "fits" and "step time" describe one configuration.
+
+Accumulation over ``A`` micro-batches: the micro-batches that do not communicate (``ddp`` and
+``zero1`` with ``no_sync``) take their compute; the others run the strategy's per-micro-batch
+schedule (``zero2`` reduce-scatters each micro-batch, ``fsdp``/``hsdp`` gather and reduce each
+one); the last one adds the step's remaining communication. Micro-batches do not overlap each
+other.
+
+The verdict: ``"comms"`` when the exposed communication is significant (more than
+:data:`EXPOSED_SIGNIFICANT` of the step) or the communication alone outlasts the compute;
+otherwise ``"compute"``.
+
+>>> s = strategy_step(7e9, cluster="dgx-h100", nodes=8, strategy="fsdp", model="lesson",
+...                   compute_time_s=0.4)
+>>> s.layout.name, s.ranks, round(s.comm_by_kind_s["all_gather"] / s.comm_by_kind_s["reduce_scatter"], 2)
+('fsdp', 64, 2.0)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import ddp as _ddp
+from . import fsdp as _fsdp
+from . import zero as _zero
+from .comm import CollectiveTimer
+from .compute import FORWARD_FRACTION, micro_batch_compute_s, recompute_extra
+from .engine import Schedule, Task, run
+from .events import StepInputs
+from .layout import Layout, make_layout, wrap_units
+from .memory import StrategyMemory, strategy_memory
+
+EXPOSED_SIGNIFICANT = 0.05
+"""Exposed communication above this fraction of the step makes the step comms-bound [-]: a
+step that waits on the network for more than 5 % of its time is limited by it, whatever the
+totals say."""
+
+MAX_TIMELINE_BARS = 200_000
+"""Most intervals a step draws; beyond it only the last micro-batch is drawn."""
+
+DEFAULT_FIRST_BUCKET_BYTES = 2**20  # torch dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One bar of a step's timeline [s]."""
+
+    kind: str
+    stream: str
+    start_s: float
+    end_s: float
+    label: str = ""
+    message_bytes: float = 0.0
+    span_ranks: int = 0
+    span: str = ""
+    micro_batch: int = 0
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s
+
+
+@dataclass(frozen=True)
+class StrategyStep:
+    """:func:`strategy_step`'s answer. Times per optimizer step [s], memory per GPU [B]."""
+
+    layout: Layout
+    ranks: int
+    accumulation: int
+    compute_s: float
+    comm_s: float
+    exposed_comm_s: float
+    step_time_s: float
+    step_time_band_s: tuple[float, float]  # from the collective predictions' error bands
+    bound: str
+    efficiency: float  # compute / step
+    tokens_per_step: float
+    tokens_per_s: float
+    comm_by_kind_s: dict[str, float]
+    wire_bytes_by_kind: dict[str, float]  # per GPU per step, ring volumes (N-1)/N factors
+    events: int
+    memory: StrategyMemory
+    gpu_memory_bytes: float
+    comm_contention: float
+    timeline: tuple[Interval, ...] = field(default=(), repr=False)
+
+    @property
+    def fits(self) -> bool:
+        return self.memory.total_bytes <= self.gpu_memory_bytes
+
+    @property
+    def memory_bytes(self) -> float:
+        return self.memory.total_bytes
+
+    @property
+    def strategy(self) -> str:
+        return self.layout.name
+
+    def as_dict(self) -> dict[str, Any]:
+        """Scalar figures by name (no timeline), JSON-ready."""
+        lo, hi = self.step_time_band_s
+        return {
+            "strategy": self.layout.name,
+            "layout": self.layout.model_dump(),
+            "ranks": self.ranks,
+            "accumulation": self.accumulation,
+            "compute_s": self.compute_s,
+            "comm_s": self.comm_s,
+            "exposed_comm_s": self.exposed_comm_s,
+            "step_time_s": self.step_time_s,
+            "step_time_lo_s": lo,
+            "step_time_hi_s": hi,
+            "bound": self.bound,
+            "efficiency": self.efficiency,
+            "tokens_per_step": self.tokens_per_step,
+            "tokens_per_s": self.tokens_per_s,
+            "comm_by_kind_s": dict(self.comm_by_kind_s),
+            "wire_bytes_by_kind": dict(self.wire_bytes_by_kind),
+            "events": self.events,
+            "memory_bytes": self.memory_bytes,
+            "memory_parts_bytes": self.memory.parts(),
+            "gpu_memory_bytes": self.gpu_memory_bytes,
+            "fits": self.fits,
+            "comm_contention": self.comm_contention,
+        }
+
+
+def verdict(compute_s: float, comm_s: float, exposed_s: float, step_s: float) -> str:
+    """``"comms"`` when exposed communication is significant or comm outlasts compute."""
+    if comm_s > compute_s or (step_s > 0 and exposed_s > EXPOSED_SIGNIFICANT * step_s):
+        return "comms"
+    return "compute"
+
+
+def _micro_tasks(inp: StepInputs, synced: bool, final: bool, mb: int) -> list[Task]:
+    s = inp.layout.strategy
+    if s == "ddp":
+        return _ddp.tasks(inp, synced, mb)
+    if s in ("zero1", "zero2"):
+        return _zero.tasks(inp, synced, final, mb)
+    return _fsdp.tasks(inp, mb)
+
+
+def _wire_bytes(tasks: tuple[Task, ...]) -> dict[str, float]:
+    """Bytes each GPU sends per collective kind: ring factors ``2(n-1)/n``, ``(n-1)/n``."""
+    out: dict[str, float] = {}
+    for t in tasks:
+        if t.is_comm and t.span_ranks >= 2:
+            n = t.span_ranks
+            f = 2.0 * (n - 1) / n if t.kind == "all_reduce" else (n - 1) / n
+            out[t.kind] = out.get(t.kind, 0.0) + f * t.message_bytes
+    return out
+
+
+def _band_work(tasks: tuple[Task, ...], timer: CollectiveTimer, slow: bool) -> list[float] | None:
+    """Each task's work with every collective at the fast or slow end of its error band
+    (None when a collective's band is unknown)."""
+    work = [t.work_s for t in tasks]
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, t in enumerate(tasks):
+        if t.is_comm and t.work_s > 0:
+            groups.setdefault((t.kind, t.span), []).append(i)
+    for (kind, span), idx in groups.items():
+        fast, slow_m = timer.band(kind, span, [tasks[i].message_bytes for i in idx])
+        m = slow_m if slow else fast
+        if not np.all(np.isfinite(m)):
+            return None
+        for i, f in zip(idx, m.tolist(), strict=True):
+            work[i] *= f
+    return work
+
+
+MAX_UNITS = 100_000
+"""Most wrap units a step schedules (a bare count is cut into blocks of
+:data:`~.layout.DEFAULT_BLOCK_PARAMS`): about 2e13 parameters; above it the step is refused."""
+
+
+def _check_work(p: float, layout: Layout, recipe_grad_bytes: float, shaped: bool) -> None:
+    """Refuse a step whose schedule would be too large before building it (bounded work)."""
+    from .. import ddp
+    from .layout import DEFAULT_BLOCK_PARAMS
+
+    if shaped:
+        return
+    if layout.strategy in ("ddp", "zero1", "zero2"):
+        cap = float(layout.bucket_cap_bytes)
+        pieces = p / ddp.DEFAULT_TENSOR_PARAMS
+        est = min(pieces, p * layout.grad_bytes(recipe_grad_bytes) / cap + 1)
+        if pieces > ddp.MAX_TENSORS or est > ddp.MAX_BUCKETS:
+            raise ValueError(
+                f"params: {p:.3g} parameters make about {est:.3g} gradient buckets of at most "
+                f"{cap:.3g} B; at most {ddp.MAX_BUCKETS:,} buckets are scheduled: raise "
+                "bucket_cap_bytes"
+            )
+    elif p / DEFAULT_BLOCK_PARAMS > MAX_UNITS:
+        raise ValueError(
+            f"params: {p:.3g} parameters make {p / DEFAULT_BLOCK_PARAMS:.3g} wrap units; at "
+            f"most {MAX_UNITS:,} are scheduled (name an architecture, or fewer parameters)"
+        )
+
+
+def strategy_step(
+    params: float | None = None,
+    *,
+    arch: Any = None,
+    cluster: Any = "dgx-h100",
+    nodes: int = 1,
+    gpus_per_node: int | None = None,
+    layout: Layout | None = None,
+    strategy: str = "ddp",
+    group_size: int | None = None,
+    reshard_after_forward: bool | None = None,
+    param_dtype: str = "bf16",
+    grad_dtype: str | None = None,
+    bucket_cap_bytes: int | None = None,
+    comm_contention: float | None = None,
+    recipe: str = "mixed-adam",
+    micro_batch: int = 1,
+    sequence_length: int = 4096,
+    accumulation: int = 1,
+    no_sync: bool = True,
+    mfu: float | None = None,
+    compute_time_s: float | None = None,
+    recompute: str = "none",
+    flash_attention: bool = True,
+    model: str = "nccl",
+    timeline: bool = True,
+    band: bool = True,
+    timer: CollectiveTimer | None = None,
+    first_bucket_bytes: float = DEFAULT_FIRST_BUCKET_BYTES,
+    tensor_params: Any = None,
+    overlap: bool = True,
+) -> StrategyStep:
+    """One optimizer step of a data-parallel strategy on a cluster (module docstring).
+
+    Parameters
+    ----------
+    params, arch
+        A parameter count, or an architecture preset (its tensors, wrap units and FLOPs).
+    cluster, nodes, gpus_per_node
+        A cluster preset (or :class:`~costmodel.hardware.Cluster`) and its size.
+    layout
+        A :class:`~.layout.Layout`; otherwise built from ``strategy``, ``group_size``,
+        ``reshard_after_forward``, ``param_dtype``, ``grad_dtype``, ``bucket_cap_bytes`` and
+        ``comm_contention`` (default :data:`~.layout.DEFAULT_COMM_CONTENTION`).
+    recipe, micro_batch, sequence_length, accumulation, no_sync
+        Precision recipe (memory, gradient dtype), per-GPU micro-batch [samples], tokens per
+        sample, micro-batches per step, DDP's ``no_sync`` for the non-final ones.
+    mfu, compute_time_s, recompute
+        Compute per micro-batch (:func:`.compute.micro_batch_compute_s`) and recomputation.
+    model
+        Collective model of every event (:func:`costmodel.predict.predict_collective`).
+    timeline, band
+        Build the intervals; compute the step's band from the collectives' error bands.
+    timer
+        A :class:`~.comm.CollectiveTimer` to reuse across steps of the same job.
+    """
+    from .. import presets
+    from ..architecture import load_arch
+
+    a = load_arch(arch) if arch is not None else None
+    if a is None and params is None:
+        raise ValueError("params: give a parameter count or arch= (an architecture name)")
+    p = float(a.params) if a is not None else float(params)  # type: ignore[arg-type]
+    if not (math.isfinite(p) and p > 0):
+        raise ValueError(f"params: must be a finite count > 0, got {params!r}")
+    c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
+    if not isinstance(cluster, str) and c.nodes != nodes and nodes != 1:
+        c = presets.cluster(c, nodes=nodes)
+    if gpus_per_node is not None and gpus_per_node != c.gpus_per_node:
+        c = c.with_gpus_per_node(gpus_per_node)
+    ranks = int(c.ranks)
+    if layout is None:
+        kw: dict[str, Any] = {
+            "strategy": strategy,
+            "ranks": ranks,
+            "gpus_per_node": int(c.gpus_per_node),
+            "group_size": group_size,
+            "reshard_after_forward": reshard_after_forward,
+            "param_dtype": param_dtype,
+            "grad_dtype": grad_dtype,
+        }
+        if bucket_cap_bytes is not None:
+            kw["bucket_cap_bytes"] = bucket_cap_bytes
+        if comm_contention is not None:
+            kw["comm_contention"] = comm_contention
+        layout = make_layout(**kw)
+    elif layout.ranks != ranks or layout.gpus_per_node != c.gpus_per_node:
+        layout = layout.model_copy(update={"ranks": ranks, "gpus_per_node": int(c.gpus_per_node)})
+        layout = make_layout(**layout.model_dump())
+    for name, v in (
+        ("micro_batch", micro_batch),
+        ("sequence_length", sequence_length),
+        ("accumulation", accumulation),
+    ):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name}: must be a whole number >= 1, got {v!r}")
+    from ..memory import get_recipe
+
+    r = get_recipe(recipe)
+    tokens = float(micro_batch) * sequence_length
+    fpt = float(a.training_flops_per_token(sequence_length)) if a is not None else 6.0 * p
+    micro_s = micro_batch_compute_s(fpt, tokens, float(c.peak_flops), mfu, compute_time_s)
+    extra = recompute_extra(recompute) if compute_time_s is None else 0.0
+    if timer is None or timer.cluster is not c:
+        timer = CollectiveTimer(c, model=model, group_size=layout.shard_group)
+    if tensor_params is None and a is not None:
+        tensor_params = tuple(float(x) for x in a.tensor_sizes)
+    _check_work(p, layout, r.gradient_bytes, a is not None or tensor_params is not None)
+    inp = StepInputs(
+        layout=layout,
+        units=wrap_units(p, a),
+        tensor_params=tuple(tensor_params) if tensor_params is not None else None,
+        forward_s=micro_s * FORWARD_FRACTION,
+        backward_s=micro_s * (1.0 - FORWARD_FRACTION),
+        recompute_s=micro_s * extra,
+        grad_bytes=layout.grad_bytes(r.gradient_bytes),
+        param_bytes=layout.param_bytes,
+        timer=timer,
+        first_bucket_bytes=first_bucket_bytes,
+        overlap=overlap,
+    )
+    s = layout.strategy
+    per_micro_comm = s in ("zero2", "fsdp", "hsdp") or not no_sync
+    acc = int(accumulation)
+    c_ = layout.comm_contention
+    final_tasks = tuple(_micro_tasks(inp, True, True, acc - 1))
+    final = run(final_tasks, c_)
+    if acc > 1:
+        mid_tasks = tuple(_micro_tasks(inp, per_micro_comm, False, 0))
+        mid: Schedule | None = run(mid_tasks, c_)
+    else:
+        mid_tasks, mid = (), None
+    mid_step = mid.step_s if mid else 0.0
+    step_s = (acc - 1) * mid_step + final.step_s
+    compute_s = (acc - 1) * (mid.compute_s if mid else 0.0) + final.compute_s
+    by_kind = dict(final.comm_s_by_kind)
+    wire = _wire_bytes(final_tasks)
+    if mid:
+        for k, dt in mid.comm_s_by_kind.items():
+            by_kind[k] = by_kind.get(k, 0.0) + (acc - 1) * dt
+        for k, nb in _wire_bytes(mid_tasks).items():
+            wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
+    comm_s = math.fsum(by_kind.values())
+    exposed = max(0.0, step_s - compute_s)
+    lo: float = math.nan
+    hi: float = math.nan
+    if band:
+        ends: list[float] = []
+        for slow in (False, True):
+            wf = _band_work(final_tasks, timer, slow)
+            wm = _band_work(mid_tasks, timer, slow) if mid_tasks else []
+            if wf is None or wm is None:
+                ends = []
+                break
+            mid_end = run(mid_tasks, c_, wm).step_s if mid_tasks else 0.0
+            ends.append((acc - 1) * mid_end + run(final_tasks, c_, wf).step_s)
+        if ends:
+            lo, hi = ends
+    bars: list[Interval] = []
+    if timeline:
+        n_bars = len(final_tasks) + (acc - 1) * len(mid_tasks)
+        shifts = (
+            [(i * mid_step, mid, i) for i in range(acc - 1)] if n_bars <= MAX_TIMELINE_BARS else []
+        )
+        for t0, sched, i in [*shifts, ((acc - 1) * mid_step, final, acc - 1)]:
+            assert sched is not None
+            for t, a0, e0 in zip(
+                sched.tasks, sched.starts_s.tolist(), sched.ends_s.tolist(), strict=True
+            ):
+                if e0 > a0:
+                    bars.append(
+                        Interval(
+                            t.kind,
+                            t.stream,
+                            t0 + a0,
+                            t0 + e0,
+                            t.label,
+                            t.message_bytes,
+                            t.span_ranks,
+                            t.span,
+                            i,
+                        )
+                    )
+    mem = strategy_memory(
+        layout,
+        None if a is not None else p,
+        arch=a,
+        recipe=recipe,
+        sequence_length=sequence_length,
+        micro_batch=micro_batch,
+        flash_attention=flash_attention,
+        recompute=recompute,
+    )
+    tokens_step = tokens * ranks * acc
+    return StrategyStep(
+        layout=layout,
+        ranks=ranks,
+        accumulation=acc,
+        compute_s=compute_s,
+        comm_s=comm_s,
+        exposed_comm_s=exposed,
+        step_time_s=step_s,
+        step_time_band_s=(lo, hi),
+        bound=verdict(compute_s, comm_s, exposed, step_s),
+        efficiency=compute_s / step_s if step_s > 0 else 1.0,
+        tokens_per_step=tokens_step,
+        tokens_per_s=tokens_step / step_s,
+        comm_by_kind_s=by_kind,
+        wire_bytes_by_kind=wire,
+        events=sum(1 for t in final_tasks if t.is_comm)
+        + (acc - 1) * sum(1 for t in mid_tasks if t.is_comm),
+        memory=mem,
+        gpu_memory_bytes=float(c.gpu.memory_bytes),
+        comm_contention=c_,
+        timeline=tuple(bars),
+    )

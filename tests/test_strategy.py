@@ -1,0 +1,315 @@
+"""The strategy layer (costmodel.strategy): layouts, events, engine, memory, advisor, fit.
+
+Small hand-checkable cases: the bytes each strategy puts on the wire against the ring factors,
+the ranks each hsdp event spans, ZeRO's per-rank state formulas, the engine against hand
+schedules, and the errors for bad layouts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from costmodel import ddp, memory
+from costmodel.presets import cluster
+from costmodel.scenario import Scenario
+from costmodel.strategy import (
+    DEFAULT_COMM_CONTENTION,
+    Layout,
+    Task,
+    run,
+    strategy_memory,
+    strategy_step,
+    wrap_units,
+)
+from costmodel.strategy.advisor import advise, candidate_layouts, fit_suggestions, nothing_fits_note
+from costmodel.strategy.layout import make_layout
+from costmodel.strategy.step import EXPOSED_SIGNIFICANT
+
+P = 8 * 12 * 4096**2  # 8 default blocks of a bare count (1.61e9 parameters)
+KW = dict(cluster="dgx-h100", nodes=2, model="lesson", compute_time_s=0.2, band=False)
+
+
+def _step(strategy: str, **kw):
+    return strategy_step(P, strategy=strategy, **{**KW, **kw})
+
+
+# --- layouts and their errors ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"strategy": "zero4", "ranks": 8}, "strategy"),
+        ({"strategy": "hsdp", "ranks": 16, "group_size": 3}, "group_size"),
+        ({"strategy": "hsdp", "ranks": 48, "gpus_per_node": 8, "group_size": 12}, "group_size"),
+        ({"strategy": "ddp", "ranks": 8, "reshard_after_forward": True}, "reshard_after_forward"),
+        (
+            {"strategy": "zero2", "ranks": 8, "reshard_after_forward": False},
+            "reshard_after_forward",
+        ),
+        ({"strategy": "fsdp", "ranks": 8, "group_size": 4}, "group_size"),
+        ({"strategy": "fsdp", "ranks": 8, "param_dtype": "int4"}, "param_dtype"),
+    ],
+)
+def test_bad_layout_names_the_field(fields, field):
+    with pytest.raises(ValueError, match=field):
+        make_layout(**fields)
+
+
+def test_unknown_strategy_lists_the_allowed_ones_everywhere():
+    with pytest.raises(ValueError, match="allowed: ddp, zero1, zero2, fsdp, hsdp"):
+        make_layout(strategy="megatron")
+    with pytest.raises(ValueError, match="strategy"):
+        Scenario(params=1e9, strategy="megatron")
+    with pytest.raises(ValueError, match="group_size: 3 does not divide the 16 ranks"):
+        Scenario(params=1e9, nodes=2, strategy="hsdp", group_size=3)
+    with pytest.raises(ValueError, match="zero_stage"):
+        Scenario(params=1e9, strategy="fsdp", zero_stage=1)
+
+
+def test_layout_defaults():
+    lay = Layout(strategy="hsdp", ranks=32, gpus_per_node=8)
+    assert (lay.shard_group, lay.groups, lay.reshards, lay.zero_stage) == (8, 4, True, 3)
+    assert (
+        Layout(strategy="fsdp", ranks=32, reshard_after_forward=False).name == "fsdp (no reshard)"
+    )
+    assert Layout().comm_contention == DEFAULT_COMM_CONTENTION
+    assert Scenario.model_fields["comm_contention"].default == DEFAULT_COMM_CONTENTION
+
+
+def test_wrap_units_are_the_model():
+    units = wrap_units(0, "llama-3.1-8b")
+    assert [u.name for u in units[:2]] == ["embedding", "block 0"] and units[-1].name == "head"
+    assert len(units) == 32 + 2
+    assert sum(u.params for u in units) == pytest.approx(8.03e9, rel=1e-2)
+    assert sum(u.compute_weight for u in units) == pytest.approx(1.0)
+    assert units[0].compute_weight == 0.0  # a lookup, untied: no matmul
+
+
+# --- bytes on the wire: ring factors ------------------------------------------------------------
+def test_wire_bytes_follow_the_ring_factors():
+    n = 16
+    ring = (n - 1) / n
+    d = _step("ddp").wire_bytes_by_kind
+    assert d == {"all_reduce": pytest.approx(2 * ring * 2 * P, rel=1e-9)}
+    z1 = _step("zero1").wire_bytes_by_kind
+    # zero1: reduce-scatter + all-gather, the same total as ddp's all-reduce
+    assert z1["reduce_scatter"] == pytest.approx(ring * 2 * P, rel=1e-9)
+    assert z1["all_gather"] == pytest.approx(ring * 2 * P, rel=1e-9)
+    assert sum(z1.values()) == pytest.approx(sum(d.values()), rel=1e-9)
+    f = _step("fsdp").wire_bytes_by_kind
+    last = wrap_units(P)[-1].params  # the last unit is not gathered again for backward
+    assert f["all_gather"] == pytest.approx(ring * 2 * (2 * P - last), rel=1e-9)
+    assert f["reduce_scatter"] == pytest.approx(ring * 2 * P, rel=1e-9)
+    # about 1.5x DDP's volume (ZeRO paper section 7.2.2): 3 - 1/8 halves of it here
+    assert sum(f.values()) / sum(d.values()) == pytest.approx((3 - 1 / 8) / 2, rel=1e-9)
+    keep = _step("fsdp", reshard_after_forward=False).wire_bytes_by_kind
+    assert sum(keep.values()) == pytest.approx(sum(d.values()), rel=1e-9)
+    # fp8 gathers halve the all-gather bytes, fp32 gradient reduction doubles the reduce-scatter
+    f8 = _step("fsdp", param_dtype="fp8", grad_dtype="fp32").wire_bytes_by_kind
+    assert f8["all_gather"] == pytest.approx(f["all_gather"] / 2, rel=1e-9)
+    assert f8["reduce_scatter"] == pytest.approx(f["reduce_scatter"] * 2, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("nodes", "group", "group_ranks", "across_ranks"),
+    [(4, 8, 8, 4), (4, 4, 4, 8), (4, 16, 16, 2), (2, 2, 2, 8)],
+)
+def test_hsdp_events_span_the_right_ranks(nodes, group, group_ranks, across_ranks):
+    s = strategy_step(P, strategy="hsdp", group_size=group, **{**KW, "nodes": nodes})
+    spans = {(i.kind, i.span, i.span_ranks) for i in s.timeline if i.stream != "compute"}
+    assert spans == {
+        ("all_gather", "group", group_ranks),
+        ("reduce_scatter", "group", group_ranks),
+        ("all_reduce", "across", across_ranks),
+    }
+    # each replica all-reduces its shard: 2 (r-1)/r x P x 2 B / g in all
+    ar = s.wire_bytes_by_kind["all_reduce"]
+    assert ar == pytest.approx(2 * (across_ranks - 1) / across_ranks * 2 * P / group, rel=1e-9)
+
+
+def test_fsdp_events_per_unit():
+    units = wrap_units(P)
+    n = len(units)
+    for reshard, gathers in ((True, 2 * n - 1), (False, n)):
+        s = _step("fsdp", reshard_after_forward=reshard)
+        kinds = [i.kind for i in s.timeline]
+        assert kinds.count("all_gather") == gathers
+        assert kinds.count("reduce_scatter") == n
+        assert kinds.count("forward") == kinds.count("backward") == n
+    # every unit's forward starts after its gather ends, its reduce-scatter after its backward
+    s = _step("fsdp")
+    ends = {i.label.removeprefix("gather "): i.end_s for i in s.timeline if i.kind == "all_gather"}
+    for i in s.timeline:
+        if i.kind == "forward":
+            assert i.start_s >= ends[i.label.removeprefix("forward ")] - 1e-15
+
+
+def test_zero_accumulation_reduces_per_micro_batch_only_for_stage_2():
+    z1 = _step("zero1", accumulation=4, timeline=True)
+    z2 = _step("zero2", accumulation=4, timeline=True)
+    rs1 = sum(1 for i in z1.timeline if i.kind == "reduce_scatter")
+    rs2 = sum(1 for i in z2.timeline if i.kind == "reduce_scatter")
+    assert rs2 == 4 * rs1  # zero1 under no_sync reduces once; zero2 keeps only its shard
+    assert sum(1 for i in z2.timeline if i.kind == "all_gather") == sum(
+        1 for i in z1.timeline if i.kind == "all_gather"
+    )
+
+
+# --- the engine -------------------------------------------------------------------------------
+def test_engine_against_hand_schedules():
+    ts = [
+        Task("all_gather", "params", 1.0),
+        Task("forward", "compute", 2.0, (0,)),
+        Task("reduce_scatter", "grads", 3.0, (1,)),
+        Task("backward", "compute", 1.0, (1,)),
+    ]
+    r = run(ts, 0.0)  # gather 0-1, forward 1-3, then backward 3-4 beside the reduce 3-6
+    assert r.starts_s.tolist() == [0.0, 1.0, 3.0, 3.0]
+    assert (r.step_s, r.compute_s, r.exposed_s) == (6.0, 3.0, 3.0)
+    r = run(ts, 0.5)  # backward at half speed under the reduce-scatter: 3-5
+    assert r.ends_s.tolist() == [1.0, 3.0, 6.0, 5.0]
+    r = run(ts, 1.0)  # stalled until the reduce-scatter ends: 6-7
+    assert r.ends_s[-1] == 7.0
+    with pytest.raises(ValueError, match="after"):
+        run([Task("forward", "compute", 1.0, (1,)), Task("forward", "compute", 1.0)], 0.0)
+    with pytest.raises(ValueError, match="comm_contention"):
+        run(ts, 1.5)
+
+
+@pytest.mark.parametrize("c", [0.0, 0.5, 1.0])
+def test_ddp_strategy_equals_ddp_step_and_scenario(c):
+    s = strategy_step(
+        arch="llama-2-7b", cluster="dgx-h100", nodes=4, strategy="ddp", comm_contention=c
+    )
+    from costmodel import predict
+
+    cl = cluster("dgx-h100", nodes=4)
+    a = __import__("costmodel.architecture", fromlist=["load_arch"]).load_arch("llama-2-7b")
+    ref = ddp.ddp_step(
+        a.params,
+        32,
+        compute_time_s=s.compute_s,
+        layer_param_counts=a.tensor_sizes,
+        allreduce_time_fn=predict.allreduce_time_fn(cl, nodes=4),
+        comm_contention=c,
+    )
+    assert s.step_time_s == pytest.approx(ref.step_time_s, rel=1e-12)
+    assert s.comm_s == pytest.approx(ref.comm_s, rel=1e-12)
+    r = Scenario(arch="llama-2-7b", nodes=4, comm_contention=c).evaluate(scaling=False, flips=False)
+    assert r.step_time_s == pytest.approx(s.step_time_s, rel=1e-12)
+
+
+def test_timeline_draws_what_the_numbers_count():
+    from costmodel.plots import compute_gaps
+
+    for strategy in ("ddp", "zero1", "fsdp", "hsdp"):
+        s = _step(strategy)
+        comm = sum(i.duration_s for i in s.timeline if i.stream != "compute")
+        assert comm == pytest.approx(s.comm_s, rel=1e-9)
+        gaps = compute_gaps([vars(i) for i in s.timeline], s.step_time_s)
+        # at c = 0 the exposed communication is exactly the time compute waits
+        assert sum(b - a for a, b in gaps) == pytest.approx(s.exposed_comm_s, abs=1e-12)
+        significant = s.exposed_comm_s > EXPOSED_SIGNIFICANT * s.step_time_s
+        assert (s.bound == "comms") == (significant or s.comm_s > s.compute_s)
+
+
+# --- memory -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("strategy", "per_param"),
+    [
+        ("ddp", lambda n: 16),
+        ("zero1", lambda n: 4 + 12 / n),
+        ("zero2", lambda n: 2 + 14 / n),
+        ("fsdp", lambda n: 16 / n),
+    ],
+)
+def test_state_memory_is_zero_papers_formula(strategy, per_param):
+    n = 64
+    m = strategy_memory(Layout(strategy=strategy, ranks=n), 7e9)
+    assert float(m.base.model_state_bytes) == pytest.approx(per_param(n) * 7e9, rel=1e-12)
+
+
+def test_memory_buffers_per_strategy():
+    p = 7e9
+    ddp_m = strategy_memory(Layout(strategy="ddp", ranks=8), p)
+    assert ddp_m.buffers_bytes == 2 * p  # DDP's bucket copy of the bf16 gradients
+    z = strategy_memory(Layout(strategy="zero1", ranks=8), p)
+    assert z.buffers_bytes == 2 * 25 * 2**20  # one reduce and one gather bucket
+    block = p / len(wrap_units(p))  # a bare count: equal blocks
+    f = strategy_memory(Layout(strategy="fsdp", ranks=8), p)
+    assert f.gathered_bytes == pytest.approx((2 + 2) * 2 * block)  # two blocks, params + grads
+    keep = strategy_memory(Layout(strategy="fsdp", ranks=8, reshard_after_forward=False), p)
+    assert keep.gathered_bytes == pytest.approx(2 * p + 2 * 2 * block)
+    u = [x.params for x in wrap_units(0, "llama-3.1-70b")]
+    m70 = strategy_memory(Layout(strategy="fsdp", ranks=64), arch="llama-3.1-70b")
+    # the last block with the head (the output projection and the final norm) is the peak,
+    # not the embedding with the head (never gathered at the same time)
+    assert m70.gathered_bytes == pytest.approx(4 * (u[-2] + u[-1]), rel=1e-12)
+    assert u[-1] > u[0] and m70.gathered_bytes < 4 * (u[0] + u[-1])
+    h = strategy_memory(Layout(strategy="hsdp", ranks=64, group_size=8), p)
+    assert float(h.base.model_state_bytes) == pytest.approx(16 * p / 8)
+    base = memory.training_memory(p, zero_stage=3, dp_ranks=8)
+    assert f.total_bytes == pytest.approx(float(base.total_bytes) + f.gathered_bytes)
+
+
+# --- the advisor and what makes it fit --------------------------------------------------------
+def test_advisor_tries_every_strategy_and_ranks_the_fits_by_step():
+    names = [Layout(ranks=32, **k).name for k in candidate_layouts(32, 8)]
+    assert names[:5] == ["ddp", "zero1", "zero2", "fsdp", "fsdp (no reshard)"]
+    assert names[5:] == ["hsdp g=2", "hsdp g=4", "hsdp g=8", "hsdp g=16"]
+    a = advise(arch="llama-3.1-8b", cluster="dgx-h100", nodes=4, model="lesson")
+    assert len(a.steps) == len(names)
+    fits = [s for s in a.steps if s.fits]
+    assert fits and a.best is fits[0]
+    assert [s.step_time_s for s in fits] == sorted(s.step_time_s for s in fits)
+    assert all(s.fits for s in a.steps[: len(fits)])
+    ddp_row = next(r for r in a.rows() if r["strategy"] == "ddp")
+    assert ddp_row["fits"] is False  # 8B x 16 B + activations on an 80 GB card
+    for r in a.rows():  # the lesson's band is off-centre (it is biased): ordered, not centred
+        assert r["step_time_lo_s"] <= r["step_time_hi_s"]
+
+
+def test_fit_suggestions_say_what_fits_with_its_cost():
+    fa = fit_suggestions(arch="llama-2-7b", cluster="dgx-h100", nodes=1, model="lesson", band=False)
+    assert not fa.fits
+    ok = [c for c in fa.changes if c.fits]
+    kinds = {c.kind for c in ok}
+    assert {"strategy", "more_gpus", "larger_card"} <= kinds
+    assert all(c.step.memory_bytes <= c.step.gpu_memory_bytes for c in ok)
+    same_hw = [c for c in ok if c.kind != "larger_card"]
+    assert ok[: len(same_hw)] == same_hw  # the same hardware first, cheapest first
+    cost = [c.gpu_seconds_per_token for c in same_hw]
+    assert cost == sorted(cost)
+    text = fa.summary()
+    assert text.startswith("DOES NOT FIT") and ok[0].change in text
+    d = fa.as_dict()["changes"][0]
+    assert {"memory_bytes", "step_time_s", "step_time_change", "memory_change_bytes"} <= set(d)
+
+
+def test_largest_model_never_reads_zero_params():
+    # 70B's activations at 32k tokens without recomputation fill the card before any weight
+    r = Scenario(arch="llama-3.1-70b", nodes=8, strategy="fsdp", sequence_length=32768).evaluate(
+        scaling=False, flips=False
+    )
+    assert r.max_params == 0.0
+    note = next(n for n in r.notes if n.startswith("even one parameter does not fit"))
+    assert "activations" in note and "32768 tokens" in note
+    assert nothing_fits_note(80e9, 95e9, 93e9).startswith("even one parameter does not fit")
+
+
+def test_scenario_with_changes_switches_strategy():
+    a = Scenario(params=7e9, nodes=2, zero_stage=1)
+    assert a.strategy_name == "zero1"
+    b = a.with_changes("strategy=hsdp,group_size=4")
+    assert (b.strategy_name, b.zero_stage, b.group_size) == ("hsdp", 3, 4)
+    c = b.with_changes({"strategy": "ddp"})
+    assert (c.strategy_name, c.group_size, c.zero_stage) == ("ddp", None, 0)
+    assert math.isfinite(c.evaluate(scaling=False, flips=False).step_time_s)
+
+
+def test_a_huge_bare_count_is_refused_before_scheduling():
+    with pytest.raises(ValueError, match="buckets"):
+        strategy_step(1e14, strategy="zero1", cluster="dgx-h100", nodes=2, band=False)
+    with pytest.raises(ValueError, match="wrap units"):
+        strategy_step(1e14, strategy="fsdp", cluster="dgx-h100", nodes=2, band=False)
