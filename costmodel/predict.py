@@ -676,7 +676,9 @@ def predict_collective(
     with np.errstate(divide="ignore", invalid="ignore"):
         algbw = np.where(t > 0, m1 / np.where(t > 0, t, 1.0), 0.0)
     busbw = algbw * T.BUSBW_FACTOR[op](n)
-    band = _band(model, c, n, m if scalar else m1.reshape(m.shape), used_fits, harness)
+    # the uncalibrated answer of a calibration that does not apply has the nccl model's band
+    band_model = "nccl" if model == CALIBRATED and fabric_off else model
+    band = _band(band_model, c, n, m if scalar else m1.reshape(m.shape), used_fits, harness)
     if scalar:
         return Prediction(
             op,

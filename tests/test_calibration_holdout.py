@@ -128,6 +128,7 @@ def test_calibrated_cluster_never_falls_back_silently(runs):
         with pytest.warns(CalibrationWarning, match="fitted on one node only.*uncalibrated"):
             p = predict_collective("all_reduce", m, c, nodes=2, model=model)
         assert p.time_s == pytest.approx(uncal)
+        assert p.error_band.measured  # the uncalibrated model's band, with its figures
     # inside the calibrated level: other GPU counts and sizes extrapolate by the model's
     # structure, no warning, and "nccl" on a calibrated cluster is the calibrated answer
     odd = m * 3  # sizes never measured (13a has powers of two)
