@@ -339,7 +339,8 @@ def test_bucket_advice_marks_the_argmin_of_its_curve():
     adv = s.bucket_advice()
     caps = adv.caps_bytes
     assert len(caps) == 200 and caps[0] == 2**20 and caps[-1] == 200 * 2**20
-    assert adv.exposed_comm_s[adv.best_index] == min(adv.exposed_comm_s)
+    # the advice is the least exposed time, or a cap tied with it within tie_s
+    assert adv.exposed_comm_s[adv.best_index] <= min(adv.exposed_comm_s) + adv.tie_s
     assert adv.best_cap_bytes == caps[adv.best_index]
     # the curve's point at the scenario's own cap is the scenario's exposed communication
     r = s.evaluate(scaling=False, flips=False)
