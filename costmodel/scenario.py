@@ -6,8 +6,11 @@ gathers the fields and calls the formula modules, nothing more:
 
 - memory per GPU: :func:`costmodel.memory.training_memory` (and what fits);
 - batch: :func:`costmodel.batch.global_batch` and tokens per step;
-- the DDP step: :func:`costmodel.ddp.ddp_step`, its all-reduce times from
-  :func:`costmodel.predict.allreduce_time_fn` (so the step and the collective pages agree);
+- the step under the scenario's data-parallel strategy (ddp, zero1, zero2, fsdp, hsdp):
+  :func:`costmodel.strategy.strategy_step`, every collective through
+  :func:`costmodel.predict.predict_collective` (so the step and the collective pages agree), the
+  memory from the same layout; for ddp the flips, the bucket advisor and the scaling table go
+  through :func:`costmodel.ddp.ddp_step` (the same engine and numbers);
 - the verdict (compute- or comms-bound) and the smallest changes that flip it, each checked by
   re-evaluating the step with one input changed (see :meth:`Scenario._flips`);
 - scaling efficiency against the number of nodes.

@@ -837,3 +837,12 @@ def test_accuracy_on_screen_cluster_and_collectives_and_validate():
     assert_clean(at)
     texts = " ".join(m.value for m in at.markdown)
     assert "grouped CV" in texts and "| run |" in texts
+
+
+def test_memory_largest_model_never_reads_zero_params():
+    # 70B's activations at 32k tokens fill an 80 GB card before any weight: say so, not "0 params"
+    at = open_page("page_memory.py", {"arch": "llama-3.1-70b", "act_seq": "32768"})
+    assert_clean(at)
+    largest = next(v for k, v in metrics(at).items() if k.startswith("Largest model that fits"))
+    assert largest == "none"
+    assert any("even one parameter does not fit" in w.value for w in at.warning)

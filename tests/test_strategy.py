@@ -313,3 +313,30 @@ def test_a_huge_bare_count_is_refused_before_scheduling():
         strategy_step(1e14, strategy="zero1", cluster="dgx-h100", nodes=2, band=False)
     with pytest.raises(ValueError, match="wrap units"):
         strategy_step(1e14, strategy="fsdp", cluster="dgx-h100", nodes=2, band=False)
+
+
+def test_cli_strategy_all_and_bad_options():
+    import json
+
+    from typer.testing import CliRunner
+
+    from costmodel import cli
+
+    run_ = CliRunner().invoke
+    base = ["step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--nodes", "2"]
+    r = run_(cli.app, [*base, "--strategy", "all", "--model", "lesson", "--json"])
+    assert r.exit_code == 0, r.stdout + r.stderr
+    out = json.loads(r.stdout)
+    names = [row["strategy"] for row in out["strategies"]]
+    assert {"ddp", "zero1", "zero2", "fsdp", "fsdp (no reshard)", "hsdp g=8"} <= set(names)
+    assert out["best"] == names[0]
+    for args, field in (
+        (["--strategy", "hsdp", "--group-size", "3"], "group_size"),
+        (["--strategy", "ddp", "--reshard"], "reshard_after_forward"),
+        (["--strategy", "zero9"], "--strategy"),
+        (["--zero", "1", "--strategy", "fsdp"], "--zero"),
+    ):
+        cmd = [*base, *args] if args[0] != "--zero" else ["scenario", *base[1:], *args]
+        r = run_(cli.app, cmd)
+        assert r.exit_code == 2, (args, r.stdout, r.stderr)
+        assert field in r.stderr and "Traceback" not in r.stderr

@@ -926,9 +926,11 @@ def scenario(
         _print_json(data)
         return
     if other is None:
+        text = result.summary()
         if fa is not None and not fa.fits:
             typer.echo(_fit_text(fa))
-        typer.echo(result.summary())
+            text = text.split("\n", 1)[1]  # its first line is the same warning
+        typer.echo(text)
     else:
         typer.echo(_comparison_text(result, other, vs or ""))
     if costs:

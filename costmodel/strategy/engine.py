@@ -89,18 +89,22 @@ def run(
     tasks: list[Task] | tuple[Task, ...],
     contention: float,
     work_s: list[float] | None = None,
+    *,
+    check: bool = True,
 ) -> Schedule:
     """Schedule ``tasks`` (program order) with overlap contention ``c`` in [0, 1].
 
     ``work_s`` (optional, one per task) replaces the tasks' own ``work_s``: the same step with
     other durations (the error band's fast and slow ends) without rebuilding the tasks.
+    ``check=False`` skips the order check (tasks the strategy modules built, in program order).
     """
     c = float(contention)
     if not 0.0 <= c <= 1.0:
         raise ValueError(f"comm_contention: must be in [0, 1], got {contention!r}")
     tasks = tuple(tasks)
     if work_s is None:
-        _check_order(tasks)
+        if check:
+            _check_order(tasks)
         work = [t.work_s for t in tasks]
     else:
         work = [float(w) for w in work_s]

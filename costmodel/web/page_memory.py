@@ -386,7 +386,15 @@ def render() -> None:
             delta_color="normal",
         )
         largest = data.max_params(capacity, stage, int(inp["ranks"]), **kw)
-        m[3].metric(f"Largest model that fits, ZeRO-{stage}", f"{format_count(largest)} params")
+        m[3].metric(
+            f"Largest model that fits, ZeRO-{stage}",
+            f"{format_count(largest)} params" if largest > 0 else "none",
+        )
+        if largest <= 0:  # never "0 params": say what even one parameter would sit beside
+            from costmodel.strategy.advisor import nothing_fits_note
+
+            fixed = float(data.memory_by_stage(0.0, int(inp["ranks"]), **kw)[1][stage])
+            st.warning(nothing_fits_note(capacity, fixed, activations), icon=":material/memory:")
         chart(
             plots.memory_stack_figure(
                 parts,
