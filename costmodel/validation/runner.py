@@ -223,13 +223,13 @@ def plan_sweep(
         ("algos", algos, NCCL_ALGO_NAMES),
         ("protos", protos, NCCL_PROTO_NAMES),
     ):
-        for value in values or []:
-            if value is None:
+        for choice in values or []:
+            if choice is None:
                 continue
-            names = str(value).removeprefix("^").split(",")
+            names = str(choice).removeprefix("^").split(",")
             if not all(n.lower() in known for n in names):
                 raise ValueError(
-                    f"{name}: {value!r} is not an NCCL_{name[:-1].upper()} value; allowed: "
+                    f"{name}: {choice!r} is not an NCCL_{name[:-1].upper()} value; allowed: "
                     f"{', '.join(sorted(known))} (a comma list, '^' to exclude)"
                 )
     if launcher == "local" and nodes != 1:
