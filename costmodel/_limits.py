@@ -70,6 +70,15 @@ def _count(raw: Any) -> list[float]:
     return [float(units.parse_count(raw, name="count"))] if isinstance(raw, str) else _num(raw)
 
 
+def _ranks_of(raw: Any) -> list[float]:
+    """A rank count, or a list or range of them as the sweep reads it (``8,16``, ``8..64x2``)."""
+    from .sweep import parse_values
+
+    if isinstance(raw, str) and ("," in raw or ".." in raw or ":" in raw):
+        return [float(x) for x in parse_values("ranks", raw)]
+    return _count(raw)
+
+
 def _duration(raw: Any) -> list[float]:
     return [units.parse_duration(raw, name="duration")] if isinstance(raw, str) else _num(raw)
 
@@ -82,7 +91,7 @@ MAX_MESSAGE_BYTES = 2**44
 _WHOLE = "a whole number in {lo}..{hi}"
 _NODES = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, MAX_NODES, _num, whole=True)
 _GPUS = Limit(_WHOLE.format(lo=1, hi="1,024"), 1, 1024, _num, whole=True)
-_RANKS = Limit(_WHOLE.format(lo=1, hi="1,000,000,000"), 1, 1e9, _count, whole=True)
+_RANKS = Limit(_WHOLE.format(lo=1, hi="1,000,000,000"), 1, 1e9, _ranks_of, whole=True)
 _BATCH = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
 _SEQ = Limit(_WHOLE.format(lo=1, hi="100,000,000 tokens"), 1, 1e8, _num, whole=True)
 _SIZE = Limit("a size in 1 B..16 TiB (2**44 B), whole bytes", 1, MAX_MESSAGE_BYTES, _sizes_of)

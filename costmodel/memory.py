@@ -719,6 +719,17 @@ def max_params(
         fragmentation,
     )
     mem_s = _scalar("memory_bytes", memory_bytes, positive=True, unit="B")
+    plain = _plain_numbers(dp_ranks, activations_bytes, cuda_context_bytes, fragmentation)
+    if mem_s is not None and plain is not None and type(ddp_bucket_copy) is bool:
+        # Python numbers: the scalar core of training_memory at P = 1 and P = 0 (M is affine)
+        r, stage = args[0], _stage(zero_stage)
+        n_s, act_s, ctx_s, frag_s = plain
+        one = _training_memory_scalar(r, stage, 1.0, n_s, act_s, ddp_bucket_copy, ctx_s, frag_s)
+        zero = _training_memory_scalar(r, stage, 0.0, n_s, act_s, ddp_bucket_copy, ctx_s, frag_s)
+        if one is not None and zero is not None:
+            fixed = float(zero.total_bytes)
+            slope = float(one.total_bytes) - fixed
+            return 0.0 if fixed >= mem_s or slope <= 0.0 else (mem_s - fixed) / slope
     if mem_s is not None:  # Python number: training_memory's scalar path twice, floats out
         a, c = _per_param_and_fixed(*args, scalar=True)
         if type(a) is float:  # the fixed part fills the card: none fits (no 0/0 when A >> P)

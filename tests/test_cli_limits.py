@@ -131,6 +131,19 @@ def test_values_inside_the_limits_still_answer() -> None:
         [*BASE["collective"], "--nodes", "1000000"],
         [*BASE["memory"], "--ranks", "1000000000", "--zero-stage", "3"],
         [*BASE["train"], "--usd-per-gpu-hour", "1000"],
+        # lists and ranges the sweep reads are checked value by value, not refused as text
+        [
+            "collective",
+            "all_reduce",
+            "--size",
+            "1GB,8..64",
+            "--ranks",
+            "8..64x2",
+            "--bandwidth",
+            "50GB/s",
+        ],
+        # 1e8 tokens (the limit) on a 70B model: an answer (it printed a traceback)
+        ["memory", "--arch", "llama-3.1-70b", "--zero", "3", "--ranks", "64", "--seq", "100000000"],
     ):
         code, err = _run(argv)
         assert code == 0, (argv, err)

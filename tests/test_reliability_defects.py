@@ -1,4 +1,4 @@
-"""Reliability under hostile input, the defects still open after the first pass (issue 20).
+"""Reliability under hostile input: the defects still open after the first pass.
 
 Every flag takes real booleans only (a walk over every public signature finds each bool
 parameter, so a new one cannot slip), one error type (ValueError naming the field) for every

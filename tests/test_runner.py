@@ -91,6 +91,8 @@ def test_plan_command_lines():
         ({"max_bytes": "32TB"}, "max_bytes: must be"),
         ({"min_bytes": "1G", "max_bytes": "8"}, "min_bytes: '1G' is above"),
         ({"extra_args": "-c 0"}, "extra_args: must be a list"),
+        ({"algos": ["Rings"]}, "algos: 'Rings' is not an NCCL_ALGO value"),
+        ({"protos": ["LL256"]}, "protos: 'LL256' is not an NCCL_PROTO value"),
     ],
 )
 def test_plan_bad_input(kwargs, match):

@@ -159,6 +159,13 @@ def find_binary(op: str, build_dir: str | Path | None = None) -> Path:
     raise NcclTestsMissing(f"nccl-tests binary {names[0]} not found in {where}.\n{BUILD_HINT}")
 
 
+#: NCCL_ALGO / NCCL_PROTO names NCCL 2.30 accepts (its ncclAlgoStr / ncclProtoStr tables), lower case
+NCCL_ALGO_NAMES = frozenset(
+    {"ring", "tree", "collnetdirect", "collnetchain", "nvls", "nvlstree", "pat"}
+)
+NCCL_PROTO_NAMES = frozenset({"ll", "ll128", "simple"})
+
+
 def plan_sweep(
     ops: Iterable[str],
     *,
@@ -206,6 +213,25 @@ def plan_sweep(
     for name, items in (("extra_args", extra_args), ("launcher_args", launcher_args)):
         if isinstance(items, str) or not all(isinstance(x, str) for x in items):
             raise must_be(name, "a list of strings", items)
+    ops = list(ops)
+    unknown = [op for op in ops if op not in BINARIES]
+    if unknown:
+        raise ValueError(
+            f"op={unknown[0]!r} has no nccl-tests binary; use one of {sorted(BINARIES)}"
+        )
+    for name, values, known in (
+        ("algos", algos, NCCL_ALGO_NAMES),
+        ("protos", protos, NCCL_PROTO_NAMES),
+    ):
+        for choice in values or []:
+            if choice is None:
+                continue
+            names = str(choice).removeprefix("^").split(",")
+            if not all(n.lower() in known for n in names):
+                raise ValueError(
+                    f"{name}: {choice!r} is not an NCCL_{name[:-1].upper()} value; allowed: "
+                    f"{', '.join(sorted(known))} (a comma list, '^' to exclude)"
+                )
     if launcher == "local" and nodes != 1:
         raise ValueError(f"nodes={nodes} needs launcher 'srun' or 'mpirun'; 'local' runs one node")
     specs = []
