@@ -102,8 +102,22 @@ def test_first_page_is_collectives():
 
 
 # --- Collectives -----------------------------------------------------------------------------
-def test_collectives_ranks_change_the_time():
+#: the one-link view (the lesson's formulas); the page opens on the cluster view (nccl)
+LINK_VIEW = {"view": "Formulas on one link (alpha-beta)"}
+
+
+def test_collectives_opens_on_the_realistic_model_with_the_lesson_one_click_away():
     at = open_page("page_collectives.py")
+    assert_clean(at)
+    assert at.radio(key="view").value == "cluster"
+    assert at.radio(key="coll_model").value == "nccl"
+    at.radio(key="view").set_value("link").run()
+    assert_clean(at)
+    assert "Fastest by the formulas" in metrics(at)
+
+
+def test_collectives_ranks_change_the_time():
+    at = open_page("page_collectives.py", LINK_VIEW)
     before = metrics(at)["Time"]
     at.number_input(key="ranks").set_value(512).run()
     assert_clean(at)
@@ -111,7 +125,7 @@ def test_collectives_ranks_change_the_time():
 
 
 def test_collectives_message_size_moves_time_and_bytes():
-    at = open_page("page_collectives.py")
+    at = open_page("page_collectives.py", LINK_VIEW)
     before = metrics(at)
     at.select_slider(key="size").set_value(2**20).run()
     after = metrics(at)
@@ -120,14 +134,20 @@ def test_collectives_message_size_moves_time_and_bytes():
 
 
 def test_collectives_query_restores_the_view():
-    query = {"op": "all-gather", "ranks": "16", "bandwidth": "50GB/s", "latency": "2us"}
+    query = {
+        **LINK_VIEW,
+        "op": "all-gather",
+        "ranks": "16",
+        "bandwidth": "50GB/s",
+        "latency": "2us",
+    }
     at = open_page("page_collectives.py", query)
     assert_clean(at)
     assert at.selectbox(key="op").value == "all_gather"
     assert at.number_input(key="ranks").value == 16
     assert at.text_input(key="bandwidth").value == "50GB/s"
     # the same view set by hand gives the same numbers
-    by_hand = open_page("page_collectives.py")
+    by_hand = open_page("page_collectives.py", LINK_VIEW)
     by_hand.selectbox(key="op").set_value("all_gather")
     by_hand.number_input(key="ranks").set_value(16)
     by_hand.text_input(key="bandwidth").set_value("50GB/s")
@@ -144,7 +164,7 @@ def test_collectives_query_restores_the_view():
     ],
 )
 def test_collectives_bad_text_input_names_the_field(key, value, field):
-    at = open_page("page_collectives.py")
+    at = open_page("page_collectives.py", LINK_VIEW)
     at.text_input(key=key).set_value(value).run()
     assert_clean(at)
     assert any(field in _text(e.value) for e in at.error), [e.value for e in at.error]
@@ -152,7 +172,7 @@ def test_collectives_bad_text_input_names_the_field(key, value, field):
 
 
 def test_collectives_zero_ranks_is_refused_with_the_rule():
-    at = open_page("page_collectives.py")
+    at = open_page("page_collectives.py", LINK_VIEW)
     at.number_input(key="ranks").set_value(0).run()
     assert_clean(at)
     assert any("Ranks" in _text(e.value) and ">= 1" in _text(e.value) for e in at.error)
@@ -161,7 +181,7 @@ def test_collectives_zero_ranks_is_refused_with_the_rule():
 def test_collectives_crossover_table_matches_the_library():
     from costmodel import collectives
 
-    at = open_page("page_collectives.py")
+    at = open_page("page_collectives.py", LINK_VIEW)
     frames = [d.value for d in at.dataframe if "crossover size [B]" in d.value.columns]
     assert frames, "no crossover table"
     row = frames[0].set_index("pair").loc["ring / tree"]
