@@ -427,9 +427,6 @@ def _cluster(inp: dict) -> None:
         band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
         accuracy_caption(band)
         r = data_collectives.algorithms_on_cluster(op, inp["cluster"], nodes, gpus, model, size)
-        verdict = _verdict_at(r, size)
-        if verdict is not None:
-            st.markdown(plain(f"Fastest algorithm: {verdict.text()}."))
         _algorithms(inp, r, size)
     if r is None or at_size is None:
         return
@@ -454,12 +451,16 @@ def _algorithms(inp: dict, r, size: float) -> None:
     if not len(r.frame):
         st.info("No algorithm has a time here (one rank communicates nothing).")
     else:
+        verdict = _verdict_at(r, size)
+        said = "" if verdict is None else f"Fastest algorithm: {verdict.text()}. "
         table(
             _algorithm_rows(r, size),
             "collective_algorithms_at_size.csv",
             key="algorithms_at_size",
-            caption=f"Every {inp['model']} algorithm {inp['cluster']} can run at M = "
-            f"{format_bytes(size)}, fastest first (protocol: the model's pick for it)",
+            caption=plain(
+                f"{said}Every {inp['model']} algorithm {inp['cluster']} can run at M = "
+                f"{format_bytes(size)}, fastest first (protocol: the model's pick for it)"
+            ),
         )
     if r.unavailable:
         table(
