@@ -841,3 +841,17 @@ def test_accuracy_on_screen_cluster_and_collectives_and_validate():
     assert_clean(at)
     texts = " ".join(m.value for m in at.markdown)
     assert "grouped CV" in texts and "| run |" in texts
+
+
+def test_no_page_sleeps_before_its_first_chart():
+    """The first chart is never held back by a pause in the request path (a sleep holds a
+    server thread per new session and delays every first chart): no ``time.sleep`` and no
+    ``FIRST_CHART_PAUSE_S`` in the app's code. Paint times are measured side by side with a
+    bare page in benchmarks/bench_app.py, not here."""
+    for path in sorted(WEB.glob("*.py")):  # the pages and their helpers
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "sleep":
+                raise AssertionError(f"{path.name}:{node.lineno}: sleep in the request path")
+            if isinstance(node, ast.Name) and node.id == "FIRST_CHART_PAUSE_S":
+                raise AssertionError(f"{path.name}:{node.lineno}: FIRST_CHART_PAUSE_S")

@@ -125,6 +125,30 @@ def test_upload_a_reference_log_shows_the_comparison(browser_page, app_url):
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
 
 
+def test_upload_a_log_without_an_op_header_gives_the_cli_error(browser_page, app_url):
+    """The 2 x 8 H100 log whose header names no op (the file name does): uploaded in chromium,
+    the page shows the median error `validate compare` prints, the band beside it, and that the
+    op came from the file name."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from costmodel import cli
+
+    log = reference_path("06a")
+    result = CliRunner().invoke(
+        cli.app, ["validate", "compare", str(log), "--json", "--tolerance", "100"]
+    )
+    want = json.loads(result.stdout)["median_abs_rel_error"]
+    page = browser_page
+    page.goto(f"{app_url}/validate")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(log))
+    expect(metric(page, "Median |busbw error|")).to_have_text(f"{100 * want:.1f} %")
+    expect(metric(page, "Expected error")).to_contain_text("from 1 MiB")
+    expect(page.get_by_text("op = all_reduce (the file name)")).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
 def test_bad_input_shows_a_message_and_the_page_keeps_working(browser_page, app_url):
     page = browser_page
     page.goto(f"{app_url}/?view={LINK_VIEW}&bandwidth=fast")
