@@ -847,6 +847,9 @@ class AlgorithmComparison:
     unavailable: tuple[tuple[str, str], ...]
     choice: Prediction
     crossovers: Any
+    #: per size, the decision between the best two algorithms under the expected error
+    #: (:func:`costmodel.verdict.decide_sizes`; "within the expected error" when closer)
+    verdicts: tuple[Any, ...] = ()
 
     @property
     def available(self) -> tuple[str, ...]:
@@ -864,7 +867,16 @@ class AlgorithmComparison:
             "results": self.frame.to_dict(orient="records"),
             "unavailable": [{"algorithm": a, "reason": r} for a, r in self.unavailable],
             "crossovers": self.crossovers.to_dict(orient="records"),
+            "verdicts": [
+                {"message_bytes": float(m), **v.as_dict()}
+                for m, v in zip(self.sizes, self.verdicts, strict=True)
+            ],
         }
+
+    @property
+    def sizes(self) -> Any:
+        """The sizes of the grid [B], in order (one verdict each)."""
+        return self.frame["message_bytes"].drop_duplicates().to_numpy()
 
 
 def _alpha_beta_only(cal: CalibrationPreset, op: str, level: str) -> bool:
@@ -963,6 +975,8 @@ def predict_all_algorithms(
     'multi-node NVLS needs CollNet (IB SHARP)'
     >>> r.frame[r.frame.chosen].algorithm.tolist()      # the fastest at 1 MiB and 16 GiB
     ['tree', 'ring']
+    >>> [v.label() for v in r.verdicts]  # a winner only when it beats the expected error
+    ['tree', 'within the expected error']
     """
     import pandas as pd
 
@@ -1089,6 +1103,10 @@ def predict_all_algorithms(
                     "busbw_bytes_per_s": float(frame["busbw_bytes_per_s"].iloc[w * n_sizes + i]),
                 }
             )
+    from .verdict import decide_sizes
+
+    band = choice.error_band
+    half = np.nan if band is None else np.broadcast_to(band.half_width, (n_sizes,))
     return AlgorithmComparison(
         op,
         model,
@@ -1099,4 +1117,5 @@ def predict_all_algorithms(
         tuple(unavailable),
         choice,
         pd.DataFrame(rows, columns=xcols),
+        tuple(decide_sizes(names, times, half)),
     )

@@ -36,10 +36,15 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def served_app(
-    *, log: IO[str] | None = None, env: dict[str, str] | None = None, timeout_s: float = 90.0
+    *,
+    log: IO[str] | None = None,
+    env: dict[str, str] | None = None,
+    timeout_s: float = 90.0,
+    script: str = "app.py",
 ) -> Iterator[str]:
-    """`streamlit run app.py` on a free loopback port; yields its URL once /_stcore/health says
-    ok, and stops the server on exit. RuntimeError when it does not become healthy in time."""
+    """`streamlit run app.py` (or ``script``) on a free loopback port; yields its URL once
+    /_stcore/health says ok, and stops the server on exit. RuntimeError when it does not become
+    healthy in time."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -47,7 +52,7 @@ def served_app(
             "-m",
             "streamlit",
             "run",
-            "app.py",
+            script,
             "--server.headless",
             "true",
             "--server.port",

@@ -104,8 +104,22 @@ def test_first_page_is_collectives():
 
 
 # --- Collectives -----------------------------------------------------------------------------
-def test_collectives_ranks_change_the_time():
+#: the one-link view (the lesson's formulas); the page opens on the cluster view (nccl)
+LINK_VIEW = {"view": "Formulas on one link (alpha-beta)"}
+
+
+def test_collectives_opens_on_the_realistic_model_with_the_lesson_one_click_away():
     at = open_page("page_collectives.py")
+    assert_clean(at)
+    assert at.radio(key="view").value == "cluster"
+    assert at.radio(key="coll_model").value == "nccl"
+    at.radio(key="view").set_value("link").run()
+    assert_clean(at)
+    assert "Fastest by the formulas" in metrics(at)
+
+
+def test_collectives_ranks_change_the_time():
+    at = open_page("page_collectives.py", LINK_VIEW)
     before = metrics(at)["Time"]
     at.number_input(key="ranks").set_value(512).run()
     assert_clean(at)
@@ -113,7 +127,7 @@ def test_collectives_ranks_change_the_time():
 
 
 def test_collectives_message_size_moves_time_and_bytes():
-    at = open_page("page_collectives.py")
+    at = open_page("page_collectives.py", LINK_VIEW)
     before = metrics(at)
     at.select_slider(key="size").set_value(2**20).run()
     after = metrics(at)
@@ -122,14 +136,20 @@ def test_collectives_message_size_moves_time_and_bytes():
 
 
 def test_collectives_query_restores_the_view():
-    query = {"op": "all-gather", "ranks": "16", "bandwidth": "50GB/s", "latency": "2us"}
+    query = {
+        **LINK_VIEW,
+        "op": "all-gather",
+        "ranks": "16",
+        "bandwidth": "50GB/s",
+        "latency": "2us",
+    }
     at = open_page("page_collectives.py", query)
     assert_clean(at)
     assert at.selectbox(key="op").value == "all_gather"
     assert at.number_input(key="ranks").value == 16
     assert at.text_input(key="bandwidth").value == "50GB/s"
     # the same view set by hand gives the same numbers
-    by_hand = open_page("page_collectives.py")
+    by_hand = open_page("page_collectives.py", LINK_VIEW)
     by_hand.selectbox(key="op").set_value("all_gather")
     by_hand.number_input(key="ranks").set_value(16)
     by_hand.text_input(key="bandwidth").set_value("50GB/s")
@@ -146,7 +166,7 @@ def test_collectives_query_restores_the_view():
     ],
 )
 def test_collectives_bad_text_input_names_the_field(key, value, field):
-    at = open_page("page_collectives.py")
+    at = open_page("page_collectives.py", LINK_VIEW)
     at.text_input(key=key).set_value(value).run()
     assert_clean(at)
     assert any(field in _text(e.value) for e in at.error), [e.value for e in at.error]
@@ -154,7 +174,7 @@ def test_collectives_bad_text_input_names_the_field(key, value, field):
 
 
 def test_collectives_zero_ranks_is_refused_with_the_rule():
-    at = open_page("page_collectives.py")
+    at = open_page("page_collectives.py", LINK_VIEW)
     at.number_input(key="ranks").set_value(0).run()
     assert_clean(at)
     assert any("Ranks" in _text(e.value) and ">= 1" in _text(e.value) for e in at.error)
@@ -163,7 +183,7 @@ def test_collectives_zero_ranks_is_refused_with_the_rule():
 def test_collectives_crossover_table_matches_the_library():
     from costmodel import collectives
 
-    at = open_page("page_collectives.py")
+    at = open_page("page_collectives.py", LINK_VIEW)
     frames = [d.value for d in at.dataframe if "crossover size [B]" in d.value.columns]
     assert frames, "no crossover table"
     row = frames[0].set_index("pair").loc["ring / tree"]
@@ -846,3 +866,17 @@ def test_memory_largest_model_never_reads_zero_params():
     largest = next(v for k, v in metrics(at).items() if k.startswith("Largest model that fits"))
     assert largest == "none"
     assert any("even one parameter does not fit" in w.value for w in at.warning)
+
+
+def test_no_page_sleeps_before_its_first_chart():
+    """The first chart is never held back by a pause in the request path (a sleep holds a
+    server thread per new session and delays every first chart): no ``time.sleep`` and no
+    ``FIRST_CHART_PAUSE_S`` in the app's code. Paint times are measured side by side with a
+    bare page in benchmarks/bench_app.py, not here."""
+    for path in sorted(WEB.glob("*.py")):  # the pages and their helpers
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "sleep":
+                raise AssertionError(f"{path.name}:{node.lineno}: sleep in the request path")
+            if isinstance(node, ast.Name) and node.id == "FIRST_CHART_PAUSE_S":
+                raise AssertionError(f"{path.name}:{node.lineno}: FIRST_CHART_PAUSE_S")

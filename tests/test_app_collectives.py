@@ -7,7 +7,7 @@ import pytest
 
 from costmodel.predict import predict_all_algorithms, predict_collective
 from costmodel.units import format_duration
-from tests.test_app import assert_clean, metrics, open_page
+from tests.test_app import _text, assert_clean, metrics, open_page
 
 CLUSTER_VIEW = {"view": "A model on a cluster preset"}
 
@@ -65,7 +65,8 @@ def test_a_bad_size_text_names_the_grammar(text):
 def test_the_link_view_takes_a_typed_size():
     from costmodel import collectives
 
-    at = open_page("page_collectives.py", {"size_text": "14GB", "ranks": "64"})
+    link = {"view": "Formulas on one link (alpha-beta)"}
+    at = open_page("page_collectives.py", {**link, "size_text": "14GB", "ranks": "64"})
     assert_clean(at)
     best = min(
         collectives.collective_time("all_reduce", 14e9, 64, 450e9, 5e-6, a)
@@ -113,3 +114,28 @@ def test_the_pinned_comparison_is_restored_from_the_url():
     diff = frame_with(at, "time B / A")
     assert len(diff) == 32  # every size of the slider (8 B .. 16 GiB)
     assert (diff["B algorithm"] == "ring").all()  # the textbook's choice
+
+
+def test_no_winner_inside_the_expected_error_on_the_page():
+    """14 GB on 8 DGX H100: ring 3% ahead of NVLS-tree under ±41% is not a winner."""
+    at = open_page("page_collectives.py", {**CLUSTER_VIEW, "nccl_nodes": "8", "size_text": "14GB"})
+    assert_clean(at)
+    r = predict_all_algorithms("all_reduce", [14e9], "dgx-h100", 8)
+    said = [_text(m.value) for m in at.caption if "Fastest algorithm:" in _text(m.value)]
+    assert len(said) == 1 and said[0].startswith(f"Fastest algorithm: {r.verdicts[0].text()}.")
+    assert "within the expected error" in said[0]
+    at.text_input(key="size_text").set_value("1MiB").run()  # tree wins by more than the band
+    said = [_text(m.value) for m in at.caption if "Fastest algorithm:" in _text(m.value)]
+    assert said[0].startswith("Fastest algorithm: tree (")
+
+
+def test_cluster_page_takes_a_typed_size():
+    at = open_page("page_cluster.py", {"cl_nodes": "8", "cl_size_text": "14GB"})
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    p = predict_collective("all_reduce", 14e9, "dgx-h100", nodes=8)
+    assert metrics(at)["Time, model nccl"] == format_duration(p.time_s)
+    assert any("Fastest textbook algorithm:" in _text(m.value) for m in at.markdown)
+    at.text_input(key="cl_size_text").set_value("14 gigs").run()
+    assert_clean(at)
+    assert any("Message size" in e.value for e in at.error)

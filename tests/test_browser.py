@@ -23,6 +23,8 @@ from tests._browser import launch_chromium, serve_for_tests  # noqa: E402
 # A published log bundled in the package (costmodel/data/reference/nccl-tests)
 REFERENCE_LOG = reference_path("13a_waynehacking8_1x4xH100-slice_auto_allreduce")
 TIMEOUT_MS = 30_000  # a rerun takes well under a second; 30 s covers a loaded 2-core CI box
+#: the Collectives page's one-link view (it opens on the cluster view, the nccl model)
+LINK_VIEW = "Formulas+on+one+link+%28alpha-beta%29"
 # page -> URL path (the default page, Collectives, lives at the root)
 PAGES = {
     "collectives": "",
@@ -83,7 +85,7 @@ def chart_title(page, index: int = 0, *, scroll: bool = False):
 
 def test_slider_moves_the_metric_and_the_chart(browser_page, app_url):
     page = browser_page
-    page.goto(f"{app_url}/")  # Collectives is the default page
+    page.goto(f"{app_url}/?view={LINK_VIEW}")  # Collectives, the one-link view
     time_value = metric(page, "Time")
     expect(time_value).to_have_text(re.compile(r"\d"))
     expect(chart_title(page)).to_contain_text("M = 268 MB")
@@ -101,7 +103,7 @@ def test_url_query_restores_the_view(browser_page, app_url):
     from costmodel.units import format_duration
 
     page = browser_page
-    page.goto(f"{app_url}/?op=all-gather&ranks=16&bandwidth=50GB%2Fs&latency=2us")
+    page.goto(f"{app_url}/?view={LINK_VIEW}&op=all-gather&ranks=16&bandwidth=50GB%2Fs&latency=2us")
     expected = min(
         collectives.collective_time("all_gather", 2**28, 16, 50e9, 2e-6, algorithm=a)
         for a in collectives.ALGORITHMS["all_gather"]
@@ -123,9 +125,33 @@ def test_upload_a_reference_log_shows_the_comparison(browser_page, app_url):
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
 
 
+def test_upload_a_log_without_an_op_header_gives_the_cli_error(browser_page, app_url):
+    """The 2 x 8 H100 log whose header names no op (the file name does): uploaded in chromium,
+    the page shows the median error `validate compare` prints, the band beside it, and that the
+    op came from the file name."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from costmodel import cli
+
+    log = reference_path("06a")
+    result = CliRunner().invoke(
+        cli.app, ["validate", "compare", str(log), "--json", "--tolerance", "100"]
+    )
+    want = json.loads(result.stdout)["median_abs_rel_error"]
+    page = browser_page
+    page.goto(f"{app_url}/validate")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(log))
+    expect(metric(page, "Median |busbw error|")).to_have_text(f"{100 * want:.1f} %")
+    expect(metric(page, "Expected error")).to_contain_text("from 1 MiB")
+    expect(page.get_by_text("op = all_reduce (the file name)")).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
 def test_bad_input_shows_a_message_and_the_page_keeps_working(browser_page, app_url):
     page = browser_page
-    page.goto(f"{app_url}/?bandwidth=fast")
+    page.goto(f"{app_url}/?view={LINK_VIEW}&bandwidth=fast")
     errors = page.get_by_test_id("stAlert").filter(has_text="cannot parse")
     expect(errors.first).to_contain_text("Link bandwidth")
     box = page.get_by_role("textbox", name="Link bandwidth B, per direction [B/s]")

@@ -39,7 +39,7 @@ REFERENCE_LOG = reference_path("13a_waynehacking8_1x4xH100-slice_auto_allreduce"
 VIEWPORTS = {"desktop": (1440, 900), "phone": (390, 844)}
 # page -> (URL path and query, the label of its headline metric)
 PAGES = {
-    "collectives": ("", "Fastest algorithm"),
+    "collectives": ("?view=Formulas+on+one+link+%28alpha-beta%29", "Fastest by the formulas"),
     "collectives-cluster": ("?view=A+model+on+a+cluster+preset", "Time"),
     "cluster": ("cluster", "Time, model nccl"),
     "memory": ("memory", "Memory per GPU, ZeRO-0"),

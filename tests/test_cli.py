@@ -631,7 +631,12 @@ def test_compare_and_calibrate_read_raw_logs(tmp_path):
         "validate", "compare", str(A100_LOG), "--cluster", "dgx-a100", "--tolerance", "100"
     )
     assert d["rows"] > 0
-    assert_usage_error(run("validate", "compare", str(A100_LOG)), "--cluster NAME")
+    # no --cluster: the preset the log points to, said on stderr as assumed
+    assert run_json("validate", "compare", str(A100_LOG), "--tolerance", "100")["assumed"] == [
+        "cluster = dgx-a100 (the log's GPU and GPUs per node)"
+    ]
+    no_gpu = DATA / "16b_aws-2x-p5-8xH100-EFA3200G_allreduce.txt"
+    assert_usage_error(run("validate", "compare", str(no_gpu)), "--cluster NAME")
     assert_usage_error(
         run("validate", "compare", str(tmp_path / "none.jsonl"), "--cluster", "dgx-a100"),
         "does not exist",

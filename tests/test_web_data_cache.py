@@ -51,25 +51,30 @@ def test_compare_text_equals_compare_of_the_parsed_rows(in_place):
     if not in_place:
         measured = measured[measured["placement"] != "in_place"]
     want = compare(measured, cluster_predictor("dgx-a100", model="nccl"), model="nccl")
-    got = data.compare_text(text, LOG, in_place, "dgx-a100", "nccl")
+    settings = (None, None, None, "both" if in_place else "out-of-place")
+    got = data.compare_text(text, LOG, settings, "dgx-a100", "nccl")
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
     pd.testing.assert_frame_equal(
-        data.summarize_text(text, LOG, in_place, "dgx-a100", "nccl").reset_index(drop=True),
+        data.summarize_text(text, LOG, settings, "dgx-a100", "nccl").reset_index(drop=True),
         summarize(want).reset_index(drop=True),
     )
 
 
 def test_in_place_choice_changes_the_rows_compared():
     text = (reference_dir("nccl-tests") / LOG).read_text()
-    both = data.compare_text(text, LOG, True, "dgx-a100", "nccl")
-    out_of_place = data.compare_text(text, LOG, False, "dgx-a100", "nccl")
+    both = data.compare_text(text, LOG, (None, None, None, "both"), "dgx-a100", "nccl")
+    oop = (None, None, None, "out-of-place")
+    out_of_place = data.compare_text(text, LOG, oop, "dgx-a100", "nccl")
     assert set(out_of_place["placement"]) == {"out_of_place"}
     assert len(both) == 2 * len(out_of_place)
-    # 02 has no host lines: calibration refuses to guess the node count (issue 11 item 5)
+    # 02 has no host lines: calibration never assumes the node count (the comparison does, and
+    # says so); nodes set by the user are used
     with pytest.raises(ValueError, match="node"):
-        data.calibrated_toml_text(text, LOG, False, "calibrated-x")
+        data.calibrated_toml_text(text, LOG, oop, "dgx-a100", "calibrated-x")
+    toml = data.calibrated_toml_text(text, LOG, (None, 16, None, "out-of-place"), "dgx-a100", "c")
+    assert "name" in toml
     hosts = (reference_dir("nccl-tests") / HOSTS_LOG).read_text()
-    toml = data.calibrated_toml_text(hosts, HOSTS_LOG, False, "calibrated-x")
+    toml = data.calibrated_toml_text(hosts, HOSTS_LOG, oop, "dell-xe9680-h100", "calibrated-x")
     assert "calibrated-x" in toml
 
 

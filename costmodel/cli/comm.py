@@ -177,6 +177,8 @@ def _collective_all(
         "(* = the model's choice)"
     )
     typer.echo(_human_frame(shown))
+    for m, v in zip(r.sizes, r.verdicts, strict=True):
+        typer.echo(f"fastest at {units.format_bytes(m)}: {v.text()}")
     for a, why in r.unavailable:
         typer.echo(f"not available: {a}: {why}")
     for x in r.crossovers.itertuples():

@@ -311,6 +311,21 @@ def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | No
     return socket_fallback(measured, cluster, text=text)
 
 
+def _read_log(path: Path, **settings: Any) -> Any:
+    """:func:`costmodel.validation.logread.read_log` of a log file (strict: a malformed row is an
+    error naming its line), with the file name the op and the cluster may come from."""
+    from ..validation.logread import read_log
+    from ..validation.nccl_tests import MAX_LOG_BYTES, NcclTestsParseError
+
+    if not path.is_file():
+        raise ValueError(f"results: {str(path)!r} does not exist")
+    if path.stat().st_size > MAX_LOG_BYTES:
+        raise NcclTestsParseError(
+            0, f"file is {path.stat().st_size:,} bytes; the limit is {MAX_LOG_BYTES:,}", str(path)
+        )
+    return read_log(path.read_bytes(), path.name, strict=True, **settings)
+
+
 def _reference_help() -> str:
     """--reference help: the bundled runs' short ids (full names in the error of a wrong one)."""
     from ..reference import reference_id, reference_runs
@@ -324,10 +339,40 @@ def validate_compare(
         Path | None, typer.Argument(help="results.jsonl or an nccl-tests log.")
     ] = None,
     reference: Annotated[str | None, typer.Option(help=_reference_help())] = None,
-    cluster: Annotated[str | None, typer.Option(help="Cluster preset to predict with.")] = None,
-    nodes: Annotated[
-        int | None, typer.Option(min=1, help="Nodes, when the file does not say.")
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="Cluster preset to predict with. Default: the preset the log's GPU and GPUs "
+            "per node point to (said on stderr)."
+        ),
     ] = None,
+    nodes: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Nodes, when the file does not say (default: ranks / the preset's GPUs per node).",
+        ),
+    ] = None,
+    gpus_per_node: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="GPUs per node, when the log has no host lines (sets the nodes too)."
+        ),
+    ] = None,
+    op: Annotated[
+        str | None,
+        typer.Option(
+            help="The collective, when the log's header, command line and file name do not "
+            "name it: all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all."
+        ),
+    ] = None,
+    placement: Annotated[
+        str,
+        typer.Option(
+            help="Rows compared: both (out-of-place and in-place), out-of-place or in-place "
+            "(the Validate page's choice, same default)."
+        ),
+    ] = "both",
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     calibration: Annotated[
         Path | None,
@@ -372,7 +417,7 @@ def validate_compare(
 
         results = reference_path(reference, kind="nccl-tests")
     assert results is not None  # one of the two, checked above
-    if (cluster is None) == (calibration is None):
+    if cluster is not None and calibration is not None:
         raise ValueError("validate compare: give --cluster NAME or --calibration FILE (one)")
     if tolerance is not None and not (math.isfinite(tolerance) and tolerance > 0):
         raise ValueError(f"--tolerance: must be a finite fraction > 0, got {tolerance}")
@@ -381,7 +426,33 @@ def validate_compare(
         _check_output(output)
     if report is not None:
         _check_output(report, (".html", ".htm"))
-    measured = _read_measurements(results, nodes)
+    assumed: list[str] = []
+    if results.suffix.lower() == ".jsonl":
+        measured = _read_measurements(results, nodes)
+    else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
+        read = _read_log(
+            results,
+            op=op,
+            nodes=nodes,
+            gpus_per_node=gpus_per_node,
+            cluster=cluster if calibration is None else None,
+            placement=placement,
+        )
+        measured = read.rows
+        if calibration is None:
+            cluster = read.cluster
+        assumed = [
+            line
+            for line in read.assumed_lines()
+            if calibration is None or not line.startswith("cluster")
+        ]
+    if calibration is None and cluster is None:
+        raise ValueError(
+            "--cluster: the log names no GPU a preset has; give --cluster NAME "
+            "(costmodel presets list cluster) or --calibration FILE"
+        )
+    for line in assumed:
+        typer.echo(f"assumed: {line}", err=True)
     from ..validation.runner import describe_runs
 
     runs = describe_runs(measured)
@@ -418,6 +489,12 @@ def validate_compare(
             + (f" ({'; '.join(notes)[:300]})" if notes else "")
         )
     summary = cmp.summarize(table)
+    band = None
+    if calibration is None:
+        from ..validation.logread import band_check
+
+        assert cluster is not None  # settled above
+        band = band_check(table, cluster, model)
     checked = table[(table["size_bytes"] >= floor) & table["rel_error"].notna()]
     if tolerance is None:
         passed, goal_lines = cmp.fidelity_check(checked)
@@ -448,11 +525,31 @@ def validate_compare(
                 "exceeding": int(len(bad)) if tolerance is not None else None,
                 "passed": not len(bad),
                 "socket_fallback": fallback,
+                "median_abs_rel_error": float(table["rel_error"].abs().median()),
+                "assumed": assumed,
+                "expected_error": None
+                if band is None
+                else {
+                    "half_width_from_1MiB": band.half_width_large,
+                    "half_width_below_1MiB": band.half_width_small,
+                    "rows_within": band.within,
+                    "rows_with_band": band.rows,
+                },
                 "summary": _records(summary),
             }
         )
     else:
         typer.echo(_human_frame(summary))
+        ok_rows = table["rel_error"].dropna().abs()
+        typer.echo(
+            f"median |busbw error| {ok_rows.median():.1%} over {len(ok_rows)} rows"
+            + (
+                f"; expected error (grouped CV) {band.text()}: {band.within} of {band.rows} "
+                "rows within it"
+                if band is not None
+                else ""
+            )
+        )
         verdict = "FAIL" if len(bad) else "ok"
         if tolerance is None:
             typer.echo(f"{verdict}: docs/fidelity.md goal; " + "; ".join(goal_lines))

@@ -915,7 +915,10 @@ def scenario(
         if fa is not None:
             data["fit_suggestions"] = fa.as_dict()
         if other is not None:
+            from ..verdict import decide_scenarios
+
             data.update(b=other, changes=vs, comparison=result.compare(other))
+            data["faster_step"] = decide_scenarios(result, other).as_dict()
         if advice:
             data["bucket_advice"] = {k: v.as_dict() for k, v in advice.items()}
         if costs:
@@ -1060,7 +1063,10 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     )
-    return f"{head}\n{table}\nanswer: {compare_summary(a, b)}"
+    from ..verdict import decide_scenarios
+
+    faster = decide_scenarios(a, b)  # a winner only when the gap beats the expected error
+    return f"{head}\n{table}\nanswer: {compare_summary(a, b)}\nfaster step: {faster.text()}"
 
 
 def _advice_text(name: str, adv: Any, scenario: Any) -> str:

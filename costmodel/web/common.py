@@ -25,7 +25,6 @@ import html
 import math
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -47,18 +46,6 @@ SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 35))
 
 #: The choice that replaces a preset by typed-in numbers.
 CUSTOM = "custom"
-
-#: Pause before a session's first chart [s]. Streamlit's browser side renders the elements that
-#: arrive together in one batch, and a plotly chart in the batch makes it wait for plotly's
-#: JavaScript (about 3 s to load and evaluate on a 2-core machine) before anything of that batch
-#: shows. A pause before the first chart of a session lets the numbers above it paint first.
-#: Measured in chromium on this 2-core machine (navigation to the first number, 7 page loads):
-#: no pause 4.1-5.2 s; 0.1 s 3.5-5.3 s; 0.3 s 1.8-4.7 s; 0.6 s 1.7-4.4 s; 1.0 s 1.6-2.7 s (two
-#: benchmark runs, every page); 2 s 2.0-2.3 s. The charts themselves still appear at 4.6-5.1 s with
-#: the 1 s pause, as without it: plotly's JavaScript, not the pause, sets when they show. The pause
-#: must cover the browser's own start-up work after the session connects, hence 1 s, not 50 ms.
-#: Later reruns of the session do not pause: the JavaScript is loaded by then.
-FIRST_CHART_PAUSE_S: float = 1.0
 
 #: Largest uploaded log the Validate page reads [B]; the longest reference log is about 60 kB.
 #: The server refuses larger uploads too: ``server.maxUploadSize = 5`` (MB) in
@@ -365,11 +352,11 @@ def _index(options: list[str], preferred: str) -> int:
 
 
 def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
-    """``st.plotly_chart`` that lets a session's first numbers paint before plotly's JavaScript
-    loads (see :data:`FIRST_CHART_PAUSE_S`)."""
-    if not st.session_state.get("_first_chart_sent"):
-        st.session_state["_first_chart_sent"] = True
-        time.sleep(FIRST_CHART_PAUSE_S)
+    """``st.plotly_chart`` without the mode bar's logo, the toolbar clear of the title.
+
+    Nothing waits here: no pause holds a server thread before a session's first chart (the
+    first number and the first chart are measured against a bare Streamlit + plotly page by
+    benchmarks/bench_app.py)."""
     from costmodel import plots
 
     plots.clear_of_toolbar(figure)

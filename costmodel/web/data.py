@@ -540,43 +540,95 @@ def model_sweep(op: str, cluster: str, nodes: int, gpus_per_node: int | None) ->
 
 
 # --- validation, keyed by the log text ---------------------------------------------------------
-# The helpers above take DataFrames, which st.cache_data hashes column by column on every rerun
-# (~40 ms for one 62-row nccl-tests log, three calls per rerun). These take what the page has
-# as plain values instead (the log text, its name, the in-place choice, cluster, model), so a
-# rerun's cache lookup hashes one string. The frames are rebuilt from the cached parse.
-def _measured_rows(text: bytes | str, source: str, in_place: bool) -> pd.DataFrame:
-    measured = parse_log(text, source)
-    return measured if in_place else measured[measured["placement"] != "in_place"]
+# These take what the page has as plain values (the log bytes, its name, the inputs), so a
+# rerun's cache lookup hashes one string, not a DataFrame column by column. They all go through
+# costmodel.validation.logread.read_log, the reader `validate compare` uses too (one reader: a
+# log gives the same rows, and so the same error, in the app and the CLI).
+@st.cache_data(show_spinner=False, max_entries=32)
+def read_log(
+    text: bytes | str,
+    source: str,
+    op: str | None = None,
+    nodes: int | None = None,
+    gpus_per_node: int | None = None,
+    cluster: str | None = None,
+    placement: str = "both",
+):
+    """:func:`costmodel.validation.logread.read_log`, lenient (skipped lines listed in
+    ``rows.attrs["problems"]``), cached on the log text and the inputs."""
+    from costmodel.validation.logread import read_log as _read
+
+    return _read(
+        text,
+        source,
+        op=op,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        cluster=cluster,
+        placement=placement,
+        strict=False,
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def compare_text(
-    text: bytes | str, source: str, in_place: bool, cluster: str, model: str
+    text: bytes | str,
+    source: str,
+    settings: tuple,
+    cluster: str,
+    model: str,
 ) -> pd.DataFrame:
-    """:func:`compare_log` of the log ``text`` (in-place rows dropped unless ``in_place``)."""
+    """:func:`compare_log` of the log ``text`` read with ``settings`` = (op, nodes,
+    gpus_per_node, placement) on ``cluster`` (:func:`read_log`)."""
     from costmodel.validation.compare import cluster_predictor, compare
 
-    measured = _measured_rows(text, source, in_place)
-    return compare(measured, cluster_predictor(cluster, model=model), model=model)
+    op, nodes, gpn, placement = settings
+    rows = read_log(text, source, op, nodes, gpn, cluster, placement).rows
+    return compare(rows, cluster_predictor(cluster, model=model), model=model)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def summarize_text(
-    text: bytes | str, source: str, in_place: bool, cluster: str, model: str
+    text: bytes | str, source: str, settings: tuple, cluster: str, model: str
 ) -> pd.DataFrame:
     """:func:`summarize_comparison` of :func:`compare_text` (same arguments)."""
     from costmodel.validation.compare import summarize
 
-    return summarize(compare_text(text, source, in_place, cluster, model))
+    return summarize(compare_text(text, source, settings, cluster, model))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def calibrated_toml_text(text: bytes | str, source: str, in_place: bool, name: str) -> str:
-    """:func:`calibrated_preset_toml` of the log ``text`` (rows as :func:`compare_text`)."""
+def band_text(text: bytes | str, source: str, settings: tuple, cluster: str, model: str):
+    """:func:`costmodel.validation.logread.band_check` of :func:`compare_text`."""
+    from costmodel.validation.logread import band_check
+
+    return band_check(compare_text(text, source, settings, cluster, model), cluster, model)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def calibrated_toml_text(
+    text: bytes | str, source: str, settings: tuple, cluster: str, name: str
+) -> str:
+    """:func:`calibrated_preset_toml` of the rows :func:`compare_text` compares."""
     import tempfile
 
     from costmodel.validation.calibrate import calibrate, write_calibration
+    from costmodel.validation.logread import read_log as _read
 
-    calibration = calibrate(_measured_rows(text, source, in_place), name=name, source=source)
+    op, nodes, gpn, placement = settings
+    rows = _read(
+        text,
+        source,
+        op=op,
+        nodes=nodes,
+        gpus_per_node=gpn,
+        cluster=cluster,
+        placement=placement,
+        strict=False,
+        assume_nodes=False,  # calibration never assumes the node count
+    ).rows
+    # `calibrate`'s default rows (out-of-place) unless the page compares in-place rows only
+    fitted = "in-place" if placement == "in-place" else "out-of-place"
+    calibration = calibrate(rows, name=name, source=source, placement=fitted)
     with tempfile.TemporaryDirectory() as tmp:
         return write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()

@@ -6,7 +6,8 @@ import streamlit as st
 
 from costmodel import plots
 from costmodel.units import format_bytes, format_duration, format_rate
-from costmodel.web import data
+from costmodel.verdict import decide
+from costmodel.web import data, data_collectives
 from costmodel.web.common import (
     QP,
     SIZES_BYTES,
@@ -16,6 +17,7 @@ from costmodel.web.common import (
     headline,
     headline_text,
     page_header,
+    plain,
     prediction_band,
     section,
     size_label,
@@ -58,7 +60,8 @@ def _inputs() -> dict:
         bind=QP,
         help=data.MODELS_HELP,
     )
-    size = st.select_slider(
+    s1, s2 = st.columns([3, 1])
+    slider_size = s1.select_slider(
         "Message size M [B] (per-GPU gradient buffer)",
         SIZES_BYTES,
         value=2**30,
@@ -66,6 +69,21 @@ def _inputs() -> dict:
         key="cl_size",
         bind=QP,
     )
+    size_text = s2.text_input(
+        "or type a size",
+        value="",
+        key="cl_size_text",
+        bind=QP,
+        placeholder="e.g. 14GB",
+        help="Wins over the slider when filled: " + data_collectives.SIZE_GRAMMAR,
+    )
+    size: float | None = slider_size
+    if size_text.strip():
+        try:
+            size = data_collectives.typed_size(size_text)
+        except ValueError as exc:
+            st.error(plain(exc), icon=":material/error:")
+            size = None
     return {
         "cluster": cluster,
         "nodes": nodes,
@@ -85,6 +103,8 @@ def render() -> None:
         "the job leaves NVLink for the network.",
     )
     inp = _inputs()
+    if inp["size"] is None:  # a typed size it cannot read: the red message names the grammar
+        return
     facts = None
     with section("Nodes / GPUs per node"):
         gpus = None if inp["gpus"] is None else int(inp["gpus"])
@@ -155,6 +175,27 @@ def render() -> None:
         m[1].metric("Inter-node all-reduce", format_duration(here["inter_allreduce_s"]))
         m[2].metric("Intra-node all-gather", format_duration(here["intra_all_gather_s"]))
         m[3].metric("busbw, flat ring", format_rate(here["flat_ring_busbw_bytes_per_s"]))
+        textbook = prediction_band(
+            "all_reduce",
+            inp["size"],
+            inp["cluster"],
+            facts["nodes"],
+            facts["gpus_per_node"],
+            "textbook",
+        )
+        verdict = decide(
+            {
+                name: float(here[col])
+                for name, col in (
+                    ("hierarchical (serial)", "hierarchical_serial_s"),
+                    ("hierarchical (pipelined)", "hierarchical_pipelined_s"),
+                    ("flat ring", "flat_ring_s"),
+                )
+                if float(here[col]) > 0
+            },
+            float(textbook.half_width),
+        )
+        st.markdown(plain(f"Fastest textbook algorithm: {verdict.text()}."))
         m = st.columns(4)
         m[0].metric(
             "NCCL-faithful",

@@ -10,6 +10,7 @@ import streamlit as st
 
 from costmodel import collectives, plots
 from costmodel.units import format_bytes, format_duration, format_rate, parse_duration, parse_rate
+from costmodel.verdict import decide
 from costmodel.web import data, data_collectives
 from costmodel.web.common import (
     CUSTOM,
@@ -22,6 +23,7 @@ from costmodel.web.common import (
     headline_text,
     page_header,
     parse_input,
+    plain,
     prediction_band,
     section,
     size_label,
@@ -41,6 +43,10 @@ DEFAULT_ALGORITHMS = {"all_reduce": ("ring", "tree", "recursive_doubling")}
 
 #: the two views: formulas on one link, or a model on a cluster preset (costmodel.models)
 VIEWS = {"link": "Formulas on one link (alpha-beta)", "cluster": "A model on a cluster preset"}
+#: The view a page opens on: the realistic model (nccl) on a cluster preset; the lesson's
+#: formulas on one link are one click away (decision: a planner's first number is the realistic
+#: one, not the lesson's flat ring at the NIC rate, which is several times slower).
+DEFAULT_VIEW = "cluster"
 #: deprecated URL values of ``view`` (before issue 10 renamed the views) -> the view they meant
 _OLD_VIEWS = {
     "Textbook (alpha-beta, one link)": "link",
@@ -60,6 +66,7 @@ def _inputs() -> dict:
     view = c2.radio(
         "View",
         tuple(VIEWS),
+        index=tuple(VIEWS).index(DEFAULT_VIEW),
         format_func=VIEWS.get,
         key="view",
         bind=QP,
@@ -280,14 +287,23 @@ def _link(inp: dict) -> None:
         crossovers = data.textbook_crossovers(*args)
         at_size = data_collectives.textbook_at_size(*args, float(size))
         best = at_size.loc[at_size["time_s"].idxmin()]  # type: ignore[call-overload]  # pandas-stubs: idxmin gives Hashable
+        positive = at_size[at_size["time_s"] > 0]
+        verdict = decide(dict(zip(positive["algorithm"], positive["time_s"], strict=True)), None)
 
         headline_text(f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks")
         m = headline(4)
-        m[0].metric("Fastest algorithm", best["algorithm"])
+        m[0].metric(
+            "Fastest by the formulas",
+            best["algorithm"],
+            help="The alpha-beta formulas' ranking on this one link. No measured run backs a "
+            "single link's error, so this names no winner on hardware: the cluster view's "
+            "nccl model does, when the gap beats its expected error.",
+        )
         m[1].metric("Time", format_duration(best["time_s"]))
         m[2].metric("Bus bandwidth (busbw)", format_rate(best["busbw_bytes_per_s"]))
         m[3].metric("Bytes sent per rank", format_bytes(best["bytes_per_rank"]))
 
+        st.caption(plain(f"By the formulas: {verdict.text()}."))
         marks = crossovers.assign(label=crossovers["pair"])
         tab_time, tab_busbw = st.tabs(["Time vs size", "busbw vs size"])
         with tab_time:
@@ -422,18 +438,30 @@ def _cluster(inp: dict) -> None:
         _models(inp, at_size, int(at_size["ranks"].iloc[0]))
 
 
+def _verdict_at(r, size: float):
+    """predict_all_algorithms' verdict (costmodel.verdict) at the size asked about, or None."""
+    for m, v in zip(r.sizes, r.verdicts, strict=True):
+        if float(m) == float(size) and v.best != "-":
+            return v
+    return None
+
+
 def _algorithms(inp: dict, r, size: float) -> None:
     """Every algorithm of the model on the cluster: table at the size, charts, unavailable."""
     op = inp["op"]
     if not len(r.frame):
         st.info("No algorithm has a time here (one rank communicates nothing).")
     else:
+        verdict = _verdict_at(r, size)
+        said = "" if verdict is None else f"Fastest algorithm: {verdict.text()}. "
         table(
             _algorithm_rows(r, size),
             "collective_algorithms_at_size.csv",
             key="algorithms_at_size",
-            caption=f"Every {inp['model']} algorithm {inp['cluster']} can run at M = "
-            f"{format_bytes(size)}, fastest first (protocol: the model's pick for it)",
+            caption=plain(
+                f"{said}Every {inp['model']} algorithm {inp['cluster']} can run at M = "
+                f"{format_bytes(size)}, fastest first (protocol: the model's pick for it)"
+            ),
         )
     if r.unavailable:
         table(
@@ -500,6 +528,17 @@ def _side_by_side(inp: dict, r, size: float) -> None:
         m[1].metric("B: algorithm / protocol", f"{row['B algorithm']} / {row['B protocol']}")
         m[2].metric("Time B / A", f"{row['time B / A']:.3g}x")
         m[3].metric("busbw B / A", f"{row['busbw B / A']:.3g}x")
+        bands = [
+            prediction_band(
+                inp["op"], size, cfg["cluster"], int(cfg["nodes"]), g, cfg["model"]
+            ).half_width
+            for cfg, g in ((inp, None if inp["gpus"] is None else int(inp["gpus"])), (pin, gpus))
+        ]
+        faster = decide(
+            {"A": row["A time [µs]"] / 1e6, "B": row["B time [µs]"] / 1e6},
+            float(np.max(np.asarray(bands, dtype=float))),  # the wider band; NaN if unknown
+        )
+        st.markdown(plain(f"Faster configuration: {faster.text()}."))
     tab_time, tab_busbw = st.tabs(["A and B: time", "A and B: busbw"])
     for tab, y in ((tab_time, "time_s"), (tab_busbw, "busbw_bytes_per_s")):
         with tab:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
@@ -131,23 +131,43 @@ def _overlay(comparison: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def render() -> None:
-    """Draw the Validate page."""
-    page_header(
-        "Validate",
-        "Measured nccl-tests bus bandwidth against the prediction for a cluster preset: "
-        "the error per size, a CSV of the comparison, and a calibrated preset fitted to the run.",
-    )
-    fidelity_table()
-    raw, name, uploaded = _log()
+#: The op input: "from the log" (header, command line, file name) or one the user sets.
+FROM_LOG = "from the log"
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all")
+PLACEMENT_LABELS = {
+    "both": "Both (out-of-place and in-place)",
+    "out-of-place": "Out-of-place",
+    "in-place": "In-place",
+}
+
+
+def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
+    """The comparison's inputs: ((op, nodes, gpus_per_node, placement), cluster, model).
+
+    Op, nodes and GPUs per node start empty ("from the log"): the reader fills them from the
+    log and says what it assumed; the cluster defaults to the preset the log points to."""
+    from costmodel.validation.logread import DEFAULT_PLACEMENT, PLACEMENTS
+
     c = st.columns(3)
     clusters = data.preset_names("cluster")
     default = _default_cluster(raw, name, clusters)
-    # one cluster widget per log, so the default follows the log chosen (the URL still binds it)
-    cluster = c[0].selectbox(
+    # a new log resets the inputs it settles: the cluster follows the log chosen, and op, nodes
+    # and GPUs per node go back to "from the log" (a shared URL's values hold on first load)
+    log_id = None if raw is None else (name, len(raw), hash(raw))
+    if log_id is not None and st.session_state.get("_val_log") != log_id:
+        shared = "_val_log" not in st.session_state and "val_cluster" in st.query_params
+        st.session_state["_val_log"] = log_id
+        if not shared:
+            st.session_state["val_cluster"] = default
+            st.session_state["val_op"] = FROM_LOG
+            st.session_state["val_nodes"] = None
+            st.session_state["val_gpus_per_node"] = None
+    picked = {} if "val_cluster" in st.session_state else {"index": clusters.index(default)}
+    select: Any = c[0].selectbox  # index only on the widget's first run (no state warning)
+    cluster = select(
         "Cluster it ran on",
         clusters,
-        index=clusters.index(default),
+        **picked,
         key="val_cluster",
         bind=QP,
         help="Defaults to the preset the log's GPU model and GPUs per node point to.",
@@ -160,19 +180,100 @@ def render() -> None:
         bind=QP,
         help=data.MODELS_HELP + "; nccl-table: NCCL's tuning table alone (reference baseline)",
     )
-    in_place = c[2].checkbox("Include in-place rows", value=False, key="val_in_place", bind=QP)
+    placement = c[2].radio(
+        "Rows compared",
+        PLACEMENTS,
+        index=PLACEMENTS.index(DEFAULT_PLACEMENT),
+        format_func=PLACEMENT_LABELS.get,
+        horizontal=True,
+        key="val_placement",
+        bind=QP,
+        help="nccl-tests times each size out-of-place and in-place; `costmodel validate "
+        "compare --placement` makes the same choice, with the same default (both).",
+    )
+    c = st.columns(3)
+    op = c[0].selectbox(
+        "Op",
+        (FROM_LOG, *OPS),
+        key="val_op",
+        bind=QP,
+        help="The collective the log measured: read from its header, a command line in it or "
+        "the file name; set it when none of them names it.",
+    )
+    nodes = c[1].number_input(
+        "Nodes",
+        min_value=1,
+        max_value=100_000,
+        value=None,
+        step=1,
+        placeholder=FROM_LOG,
+        key="val_nodes",
+        bind=QP,
+        help="Empty: the log's host lines, else ranks / the GPUs per node.",
+    )
+    gpn = c[2].number_input(
+        "GPUs per node",
+        min_value=1,
+        max_value=1024,
+        value=None,
+        step=1,
+        placeholder=FROM_LOG,
+        key="val_gpus_per_node",
+        bind=QP,
+        help="Empty: the log's host lines, else the cluster preset's.",
+    )
+    settings = (
+        None if op == FROM_LOG else op,
+        None if nodes is None else int(nodes),
+        None if gpn is None else int(gpn),
+        placement,
+    )
+    return settings, cluster, model
+
+
+def _facts_caption(read: object, cluster: str, detected: str | None) -> None:
+    """One caption: where each fact came from, and what was assumed (the log did not say)."""
+    stated = [
+        f"{field} {value} ({where})"
+        for field, value, where in read.facts  # type: ignore[attr-defined]
+        if field != "cluster"
+        and not where.startswith(("you set", "unknown"))
+        and (field, value, where) not in read.assumed  # type: ignore[attr-defined]
+    ]
+    assumed = list(read.assumed_lines())  # type: ignore[attr-defined]
+    if detected is None:
+        assumed.append(
+            f"cluster = {cluster} (the log names no GPU a preset has: check the cluster)"
+        )
+    elif cluster == detected:
+        assumed.append(f"cluster = {cluster} (the log's GPU and GPUs per node)")
+    text = "From the log: " + ("; ".join(stated) or "the result rows") + "."
+    if assumed:
+        text += " Assumed (change the inputs above if wrong): " + "; ".join(assumed) + "."
+    st.caption(plain(text, limit=900))
+
+
+def render() -> None:
+    """Draw the Validate page."""
+    page_header(
+        "Validate",
+        "Measured nccl-tests bus bandwidth against the prediction for a cluster preset: "
+        "the error per size beside the expected error, a CSV of the comparison, and a "
+        "calibrated preset fitted to the run.",
+    )
+    raw, name, uploaded = _log()
+    settings, cluster, model = _inputs(raw, name)
     if raw is None or name is None:  # _log gives both or neither
+        fidelity_table()
         return
-    measured = None
+    read = None
     with section("Log file"):
-        measured = data.parse_log(raw, name)
-        if measured.empty:
-            raise ValueError(
-                f"no nccl-tests result rows in {name}; expected the table an nccl-tests binary "
-                "prints ('# size count type redop root time algbw busbw #wrong ...')"
-            )
-    if measured is None or measured.empty:
+        op, nodes, gpn, placement = settings
+        read = data.read_log(raw, name, op, nodes, gpn, cluster, placement)
+    if read is None:
+        fidelity_table()
         return
+    measured = read.rows
     problems = measured.attrs.get("problems") or []
     if problems:
         st.warning(
@@ -191,24 +292,38 @@ def render() -> None:
     fallback = socket_fallback(measured, cluster, text=raw)  # one line, as validate compare
     if fallback:
         st.warning(plain(fallback), icon=":material/warning:")
-    if not in_place:
-        measured = measured[measured["placement"] != "in_place"]
+    _facts_caption(read, cluster, _detected(raw, name))
     with section("Comparison"):
-        comparison = data.compare_text(raw, name, in_place, cluster, model)
+        comparison = data.compare_text(raw, name, settings, cluster, model)
         ok = comparison[comparison["rel_error"].notna()]
         if ok.empty:
             notes = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
             raise ValueError(f"no row of {name} could be predicted on {cluster}: {notes}")
-        m = st.columns(5)
+        band = data.band_text(raw, name, settings, cluster, model)
+        m = st.columns(4)
         m[0].metric("Rows compared", f"{len(ok)} of {len(comparison)}")
         m[1].metric(
             "Median |busbw error|",
-            f"{100 * ok['rel_error'].abs().median():.1f} %",
-            help="busbw_pred / busbw_meas - 1, uncapped; |ln ratio| is in the table",
+            median_error_text(comparison),
+            help="busbw_pred / busbw_meas - 1, uncapped; |ln ratio| is in the table. "
+            "`costmodel validate compare` prints the same figure for the same log and inputs.",
         )
-        m[2].metric("Max |busbw error|", f"{100 * ok['rel_error'].abs().max():.1f} %")
-        m[3].metric("Peak measured busbw", format_rate(ok["measured_busbw_bytes_per_s"].max()))
-        m[4].metric("Peak predicted busbw", format_rate(ok["predicted_busbw_bytes_per_s"].max()))
+        m[2].metric(
+            "Expected error",
+            band.text(),
+            help="The model's grouped cross-validation band for this regime: 80% of measured "
+            "rows on clusters it was not fitted on fell within it (costmodel.uncertainty).",
+        )
+        m[3].metric(
+            "Rows within the expected error",
+            f"{band.within} of {band.rows}" if band.rows else "no band",
+            help="Rows whose |busbw error| is inside their own size's band: about 4 in 5 "
+            "for a run like the bundled ones.",
+        )
+        n = st.columns(3)
+        n[0].metric("Max |busbw error|", f"{100 * ok['rel_error'].abs().max():.1f} %")
+        n[1].metric("Peak measured busbw", format_rate(ok["measured_busbw_bytes_per_s"].max()))
+        n[2].metric("Peak predicted busbw", format_rate(ok["predicted_busbw_bytes_per_s"].max()))
         overlay = _overlay(ok)
         measured_series = tuple(s for s in overlay["series"].unique() if s.startswith("measured"))
         chart(
@@ -221,51 +336,13 @@ def render() -> None:
             ),
             key="chart_validate",
         )
-        chart(
-            plots.validation_error_figure(
-                ok, title=f"{plain_html(name)}: busbw error vs size ({model} on {cluster})"
-            ),
-            key="chart_validate_error",
-        )
-        table(
-            data.summarize_text(raw, name, in_place, cluster, model),
-            "comparison_summary.csv",
-            key="summary",
-            caption="Error by op, algorithm and size band (rel_error = busbw predicted / "
-            "measured - 1, uncapped; abs_log_ratio = |ln(predicted / measured)|)",
-        )
-        columns = [
-            c
-            for c in (
-                "run",
-                "op",
-                "size_bytes",
-                "ranks",
-                "nodes",
-                "placement",
-                "time_s",
-                "predicted_time_s",
-                "measured_busbw_bytes_per_s",
-                "predicted_busbw_bytes_per_s",
-                "rel_error",
-                "abs_log_ratio",
-                "algorithm",
-                "note",
-            )
-            if c in comparison.columns
-        ]
-        table(
-            comparison[columns],
-            "comparison.csv",
-            key="comparison",
-            caption="Every row (SI units: bytes, seconds, bytes per second)",
-        )
+        _details(raw, name, settings, cluster, model, ok, comparison)
     with section("Calibration"):
         stem = Path(name).stem.lower().replace(" ", "-")[:40]
-        try:  # a log without host lines has no node count: calibration refuses to guess it
-            toml = data.calibrated_toml_text(raw, name, in_place, f"calibrated-{stem}")
+        try:  # a log without host lines has no node count: calibration never assumes it
+            toml = data.calibrated_toml_text(raw, name, settings, cluster, f"calibrated-{stem}")
         except ValueError as exc:
-            st.info(f"No calibrated preset: {exc}. Use `costmodel calibrate ... --nodes N`.")
+            st.caption(plain(f"No calibrated preset: {exc}. Set Nodes above to fit one."))
         else:
             st.download_button(
                 "Download a calibrated preset (TOML)",
@@ -275,6 +352,70 @@ def render() -> None:
                 key="download_calibration",
                 icon=":material/download:",
             )
+    fidelity_table()
+
+
+def median_error_text(comparison: pd.DataFrame) -> str:
+    """The page's headline: median |busbw error| of the predicted rows, e.g. ``"5.8 %"``."""
+    return f"{100 * comparison['rel_error'].dropna().abs().median():.1f} %"
+
+
+def _detected(raw: bytes, name: str) -> str | None:
+    try:
+        return data.detect_log_cluster(raw, name)
+    except ValueError:
+        return None
+
+
+def _details(
+    raw: bytes,
+    name: str,
+    settings: tuple,
+    cluster: str,
+    model: str,
+    ok: pd.DataFrame,
+    comparison: pd.DataFrame,
+) -> None:
+    """The secondary outputs (error chart, tables), drawn after the first chart."""
+    chart(
+        plots.validation_error_figure(
+            ok, title=f"{plain_html(name)}: busbw error vs size ({model} on {cluster})"
+        ),
+        key="chart_validate_error",
+    )
+    table(
+        data.summarize_text(raw, name, settings, cluster, model),
+        "comparison_summary.csv",
+        key="summary",
+        caption="Error by op, algorithm and size band (rel_error = busbw predicted / "
+        "measured - 1, uncapped; abs_log_ratio = |ln(predicted / measured)|)",
+    )
+    columns = [
+        c
+        for c in (
+            "run",
+            "op",
+            "size_bytes",
+            "ranks",
+            "nodes",
+            "placement",
+            "time_s",
+            "predicted_time_s",
+            "measured_busbw_bytes_per_s",
+            "predicted_busbw_bytes_per_s",
+            "rel_error",
+            "abs_log_ratio",
+            "algorithm",
+            "note",
+        )
+        if c in comparison.columns
+    ]
+    table(
+        comparison[columns],
+        "comparison.csv",
+        key="comparison",
+        caption="Every row (SI units: bytes, seconds, bytes per second)",
+    )
 
 
 if __name__ == "__main__":

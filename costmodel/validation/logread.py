@@ -1,0 +1,317 @@
+"""One reader of an nccl-tests log for ``validate compare`` and the app's Validate page.
+
+:func:`read_log` turns a log (bytes as uploaded, or text) and its file name into the rows
+:func:`costmodel.validation.compare.compare` takes, with every fact the comparison needs settled
+and said where it came from:
+
+- **op**: the one the user set, else the log's header (``# Collective test starting: X_perf``),
+  else a command line in the log naming ``X_perf``, else the file name (``..._allgather.txt``),
+  else the ``redop``/``root`` columns (the parser's order, :func:`..nccl_tests.parse_nccl_tests`
+  and :func:`..nccl_tests.read_nccl_tests`). A log that names none gets a ValueError asking for
+  the op, never ``"unknown"`` silently.
+- **nodes** and **GPUs per node**: the log's host lines (``#  Rank  0 ... on node01``) when it
+  has them; else what the user set; else the cluster preset's GPUs per node fills the nodes
+  (``ceil(ranks / gpus_per_node)``). A user value that contradicts the host lines is an error.
+  A run whose rank count the log does not state gets ``nodes * gpus_per_node``.
+- **cluster preset**: the user's, else the preset the log's GPU and GPUs per node point to
+  (:func:`..compare.detect_cluster`).
+- **placement**: ``both`` (default: every row, out-of-place and in-place, as ``validate compare``
+  has always compared), ``out-of-place`` or ``in-place`` (the spelling of ``calibrate``).
+
+Every fact not read from the log is listed in :attr:`LogRead.assumed` (field, value, where from),
+which the CLI prints to stderr and the page shows above the comparison. Decision: one function
+for both surfaces, so a log gives the same rows, and so the same error, in the app and the CLI.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DEFAULT_PLACEMENT", "PLACEMENTS", "BandCheck", "LogRead", "band_check", "read_log"]
+
+#: Rows compared: every row, the out-of-place ones, or the in-place ones.
+PLACEMENTS: tuple[str, ...] = ("both", "out-of-place", "in-place")  # as ``calibrate --placement``
+#: Default of ``validate compare --placement`` and of the Validate page.
+DEFAULT_PLACEMENT = "both"
+
+_HEADER_OP = re.compile(r"Collective test starting:\s*\w+_perf")
+_COMMAND_OP = re.compile(r"\w+_perf\b")
+
+
+@dataclass(frozen=True)
+class LogRead:
+    """A log read for comparison: ``rows`` (the parser's columns, ``nodes`` and ``ranks`` filled
+    where they were settled), the facts, and what was assumed."""
+
+    rows: pd.DataFrame
+    name: str
+    op: str
+    op_source: str
+    nodes: int | None
+    gpus_per_node: int | None
+    cluster: str | None
+    placement: str
+    #: (field, value, where from) for each fact the log did not state itself
+    assumed: tuple[tuple[str, str, str], ...]
+    #: (field, value, where from) for every fact (stated or assumed)
+    facts: tuple[tuple[str, str, str], ...]
+
+    def assumed_lines(self) -> list[str]:
+        """One line per assumed fact: ``nodes = 2 (you set it)``."""
+        return [f"{field} = {value} ({source})" for field, value, source in self.assumed]
+
+
+def _single(values: pd.Series) -> int | None:
+    v = sorted({int(x) for x in values.dropna()})
+    return v[0] if len(v) == 1 else None
+
+
+def _describe(values: pd.Series) -> str:
+    v = sorted({int(x) for x in values.dropna()})
+    return ", ".join(map(str, v)) if v else "unknown"
+
+
+def _op_source(text: str, op: str | None, from_name: str | None, ops: list[str]) -> str:
+    if op is not None:
+        return "you set it"
+    if _HEADER_OP.search(text):
+        return "the log's header"
+    if _COMMAND_OP.search(text):
+        return "a command line in the log"
+    if from_name is not None and ops == [from_name]:
+        return "the file name"
+    return "the log's redop/root columns"
+
+
+def read_log(
+    raw: bytes | str,
+    name: str,
+    *,
+    op: str | None = None,
+    nodes: int | None = None,
+    gpus_per_node: int | None = None,
+    cluster: str | None = None,
+    placement: str = DEFAULT_PLACEMENT,
+    strict: bool = True,
+    assume_nodes: bool = True,
+) -> LogRead:
+    """Read an nccl-tests log for :func:`costmodel.validation.compare.compare`.
+
+    ``raw``: the file's bytes (decoded as UTF-8, a BOM dropped; :func:`..nccl_tests.decode_log`)
+    or text; ``name``: its file name (the op and the cluster may come from it). ``op``,
+    ``nodes``, ``gpus_per_node``, ``cluster``: what the user set (None: from the log, see the
+    module docstring). ``assume_nodes=False`` leaves the nodes the log does not state and the
+    user did not set (or imply by ``gpus_per_node``) empty instead of filling them from the
+    preset (calibration never assumes them). ``strict``: as :func:`..nccl_tests.parse_nccl_tests` (the CLI is strict;
+    the page is lenient and lists skipped lines in ``rows.attrs["problems"]``).
+
+    Raises ValueError naming the field: an op the log does not name and the user did not set,
+    a placement not in :data:`PLACEMENTS`, nodes or GPUs per node < 1 or contradicting the log's
+    host lines, no rows of the placement asked for.
+
+    >>> from costmodel.reference import reference_path
+    >>> p = reference_path("24a")  # a B200 log whose header names no op; the file name does
+    >>> r = read_log(p.read_bytes(), p.name, cluster="dgx-b200")
+    >>> r.op, r.op_source, r.nodes
+    ('all_reduce', 'the file name', 1)
+    """
+    from costmodel._checks import must_be
+
+    from .nccl_tests import _op_from_filename, decode_log, parse_nccl_tests
+
+    if placement not in PLACEMENTS:
+        raise must_be("placement", f"one of {', '.join(PLACEMENTS)}", placement)
+    for field, value in (("nodes", nodes), ("gpus_per_node", gpus_per_node)):
+        if value is not None and not (isinstance(value, int) and value >= 1):
+            raise must_be(field, "a whole number >= 1", value)
+    text = decode_log(raw, name) if isinstance(raw, bytes) else raw
+    from_name = _op_from_filename(name)
+    rows = parse_nccl_tests(text, source=name, op=op, strict=strict, _fallback_op=from_name)
+    ops = sorted(set(rows["op"].astype(str)))
+    if "unknown" in ops:
+        raise ValueError(
+            f"op: {name} does not say which collective it measured (no '# Collective test "
+            "starting: X_perf' header, no X_perf command line, no op in the file name): set "
+            "the op (CLI --op all_reduce; the page's Op input)"
+        )
+    op_from = _op_source(text, op, from_name, ops)
+    facts: list[tuple[str, str, str]] = [("op", ", ".join(ops), op_from)]
+    rows = rows.copy()
+
+    # GPUs per node and nodes: host lines first, then the user's values, then the preset
+    log_nodes = rows["nodes"] if "nodes" in rows else None
+    log_gpn = rows["gpus_per_node"] if "gpus_per_node" in rows else None
+    stated_nodes = log_nodes is not None and log_nodes.notna().all()
+    if nodes is not None and log_nodes is not None and log_nodes.notna().any():
+        found = sorted({int(v) for v in log_nodes.dropna()})
+        if found != [nodes]:
+            raise ValueError(f"nodes: {nodes} contradicts the log's host lines (nodes {found})")
+    if gpus_per_node is not None and log_gpn is not None and log_gpn.notna().any():
+        found = sorted({int(v) for v in log_gpn.dropna()})
+        if found != [gpus_per_node]:
+            raise ValueError(
+                f"gpus_per_node: {gpus_per_node} contradicts the log's host lines "
+                f"(GPUs per node {found})"
+            )
+    if cluster is None:
+        from .compare import detect_cluster
+
+        cluster = detect_cluster(rows, name)
+        cluster_from = "the log's GPU and GPUs per node" if cluster else ""
+    else:
+        cluster_from = "you set it"
+    preset_gpn = None
+    if cluster is not None:
+        from costmodel import presets
+
+        preset_gpn = presets.cluster(cluster).gpus_per_node
+    ranks = rows["ranks"].astype("Float64") if "ranks" in rows else None
+    assumed: list[tuple[str, str, str]] = []
+    if stated_nodes:
+        nodes_from = "the log's host lines"
+    else:
+        gpn = gpus_per_node or preset_gpn
+        missing = rows["nodes"].isna()  # a COLUMNS column: always there
+        if nodes is not None:
+            rows.loc[missing, "nodes"] = nodes
+            nodes_from = "you set it"
+        elif (gpus_per_node or (assume_nodes and preset_gpn)) and ranks is not None:
+            assert gpn is not None  # one of the two, just checked
+            fill = [
+                max(1, math.ceil(float(r) / gpn)) if r is not None and r == r else None
+                for r in ranks[missing]
+            ]
+            rows.loc[missing, "nodes"] = fill
+            nodes_from = (
+                f"ranks / {gpus_per_node} GPUs per node (you set it)"
+                if gpus_per_node
+                else f"ranks / {cluster}'s {preset_gpn} GPUs per node"
+            )
+        else:
+            nodes_from = "unknown: set the nodes or a cluster"
+        if gpus_per_node is not None:
+            rows.loc[rows["gpus_per_node"].isna(), "gpus_per_node"] = gpus_per_node
+        if ranks is not None and ranks.isna().any():  # a run that states no rank count
+            per_node = gpus_per_node or preset_gpn
+            n = rows["nodes"]
+            if per_node is not None:
+                rows.loc[ranks.isna().to_numpy() & n.notna().to_numpy(), "ranks"] = (
+                    n[ranks.isna().to_numpy() & n.notna().to_numpy()] * per_node
+                )
+                ranks_from = f"nodes x {per_node} GPUs per node" + (
+                    " (you set it)" if gpus_per_node else f" ({cluster})"
+                )
+                assumed.append(("ranks", _describe(rows["ranks"]), ranks_from))
+        assumed.insert(0, ("nodes", _describe(rows["nodes"]), nodes_from))
+    gpn_value = rows["gpus_per_node"] if "gpus_per_node" in rows else None
+    if gpn_value is not None and gpn_value.notna().all():
+        gpn_from = "the log's host lines" if stated_nodes else "you set it"
+    else:
+        gpn_from = f"{cluster}'s preset; ranks / nodes per run" if preset_gpn else "unknown"
+        if not stated_nodes and gpus_per_node is None:
+            assumed.append(
+                ("GPUs per node", str(preset_gpn) if preset_gpn else "unknown", gpn_from)
+            )
+    if op_from in ("you set it", "the file name"):
+        assumed.insert(0, ("op", ", ".join(ops), op_from))
+    if cluster_from != "you set it":
+        assumed.append(
+            ("cluster", cluster or "unknown", cluster_from or "the log names no known GPU")
+        )
+    facts += [
+        ("nodes", _describe(rows["nodes"]), nodes_from),
+        (
+            "GPUs per node",
+            _describe(rows["gpus_per_node"]) if gpn_value is not None else "unknown",
+            gpn_from,
+        ),
+        ("cluster", cluster or "unknown", cluster_from or "the log names no known GPU"),
+    ]
+    if placement != "both":
+        rows = rows[rows["placement"] == placement.replace("-", "_")]
+        if rows.empty:
+            raise ValueError(f"placement: {name} has no {placement} rows")
+    return LogRead(
+        rows=rows,
+        name=name,
+        op=ops[0] if len(ops) == 1 else ", ".join(ops),
+        op_source=op_from,
+        nodes=_single(rows["nodes"]),
+        gpus_per_node=_single(rows["gpus_per_node"]) if "gpus_per_node" in rows else None,
+        cluster=cluster,
+        placement=placement,
+        assumed=tuple(assumed),
+        facts=tuple(facts),
+    )
+
+
+@dataclass(frozen=True)
+class BandCheck:
+    """The expected error of a comparison's predictions beside the measured error.
+
+    ``half_width_large`` / ``half_width_small``: the grouped-CV band (±, a fraction; NaN where
+    no run measured the regime) from 1 MiB up and below; ``within``: rows whose |busbw error|
+    is inside their own band, of ``rows`` rows with a band; ``regimes``: the regimes involved.
+    """
+
+    model: str
+    half_width_large: float
+    half_width_small: float
+    within: int
+    rows: int
+    regimes: tuple[str, ...]
+
+    def text(self) -> str:
+        """``"±10% from 1 MiB, ±50% below"`` (or why there is no band)."""
+        parts = [
+            f"±{100 * hw:.0f}% {where}"
+            for hw, where in (
+                (self.half_width_large, "from 1 MiB"),
+                (self.half_width_small, "below 1 MiB"),
+            )
+            if hw == hw
+        ]
+        return ", ".join(parts) if parts else f"unknown (no grouped-CV band for {self.model})"
+
+
+def band_check(comparison: pd.DataFrame, cluster: str, model: str) -> BandCheck:
+    """The expected-error band (:func:`costmodel.uncertainty.error_band`, per row's nodes and
+    size on ``cluster``) of a :func:`..compare.compare` result, and how many rows fall in it.
+
+    The band is the 80th percentile of |busbw error| on clusters the model was not fitted on,
+    so about four rows in five of a run like the bundled ones should fall inside it.
+    """
+    import numpy as np
+
+    from costmodel import presets, uncertainty
+
+    base = presets.cluster(cluster)
+    ok = comparison[comparison["rel_error"].notna()]
+    if ok.empty:
+        return BandCheck(model, math.nan, math.nan, 0, 0, ())
+    nodes = ok["nodes"].to_numpy(dtype=float).astype(int)
+    size = ok["size_bytes"].to_numpy(dtype=float)
+    pct, regime = uncertainty.band_columns(model, base.fabric, base.intra_kind, nodes, size)
+    half = pct / 100.0
+    has = ~np.isnan(half)
+    inside = np.abs(ok["rel_error"].to_numpy(dtype=float)) <= half
+
+    def widest(sel: np.ndarray) -> float:
+        v = half[sel & has]
+        return float(v.max()) if v.size else math.nan
+
+    big = size >= uncertainty.ONE_MIB
+    return BandCheck(
+        model,
+        widest(big),
+        widest(~big),
+        int(inside[has].sum()),
+        int(has.sum()),
+        tuple(dict.fromkeys(regime.tolist())),
+    )

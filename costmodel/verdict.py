@@ -1,0 +1,196 @@
+r"""A winner only when it wins: the one decision every surface makes between two predictions.
+
+Two predicted times (the best two algorithms at a size, or two configurations side by side)
+are told apart only when their gap is larger than the prediction's expected error:
+
+.. math::
+
+    \text{gap} = t_2 / t_1 - 1 \quad (t_1 \le t_2), \qquad
+    \text{winner} = \begin{cases} \text{the faster} & \text{gap} > h \\
+    \text{none ("within the expected error")} & \text{gap} \le h \end{cases}
+
+where :math:`h` is the half-width of the expected-error band (a fraction; e.g. 0.41 for ±41 %):
+the 80th percentile of :math:`|t_\text{meas} / t_\text{pred} - 1|` on clusters the model was not
+fitted on (grouped cross-validation, :mod:`costmodel.uncertainty`, ``FITTED.bands``). A measured
+time can sit anywhere in :math:`t (1 \pm h)` for four runs in five, so a gap inside :math:`h`
+does not say which one a run would measure faster. Decision: the comparison uses the band of
+the faster prediction's regime (one band for both: the same model, cluster and size), and an
+unknown band (a regime no bundled run measured) never names a winner either: it names the
+model's ranking and says the error is unknown.
+
+Every surface calls :func:`decide` (one pair or a ranking) or :func:`decide_sizes` (per size):
+the Collectives and Cluster pages, :func:`costmodel.predict.predict_all_algorithms` (the API and
+``collective --algorithm all``) and ``scenario --vs``.
+
+>>> v = decide({"ring": 1.00, "tree": 1.03}, 0.41)
+>>> v.winner is None, v.text()
+(True, 'within the expected error: ring 3% faster than tree, under ±41%')
+>>> decide({"ring": 1.0, "tree": 2.0}, 0.41).text()
+'ring (tree is 100% slower; expected error ±41%)'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: What every surface says when the best two are closer than the expected error.
+WITHIN = "within the expected error"
+
+__all__ = ["WITHIN", "Verdict", "decide", "decide_scenarios", "decide_sizes", "step_half_width"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The decision between the best two predictions (see the module docstring).
+
+    ``best`` and ``runner_up``: names, fastest first (``runner_up`` None: only one candidate);
+    ``gap``: ``t_runner_up / t_best - 1``; ``half_width``: the band used (NaN: unknown).
+    """
+
+    best: str
+    runner_up: str | None
+    gap: float
+    half_width: float
+
+    @property
+    def known(self) -> bool:
+        """Whether the expected error is known (a measured regime)."""
+        return not math.isnan(self.half_width)
+
+    @property
+    def decided(self) -> bool:
+        """A winner: one candidate only, or a gap larger than a known band."""
+        return self.runner_up is None or (self.known and self.gap > self.half_width)
+
+    @property
+    def winner(self) -> str | None:
+        """The faster name when it wins, else None."""
+        return self.best if self.decided else None
+
+    def label(self) -> str:
+        """Short: the winner's name, or :data:`WITHIN` (``"... (error unknown)"`` unknown)."""
+        if self.decided:
+            return self.best
+        return WITHIN if self.known else f"{self.best} (expected error unknown)"
+
+    def text(self) -> str:
+        """One sentence with the figures behind the decision."""
+        if self.runner_up is None:
+            return f"{self.best} (the only candidate)"
+        pct = _pct(self.gap)
+        if not self.known:
+            return (
+                f"{self.best} {pct} faster than {self.runner_up} by the model alone: the "
+                "expected error here is unknown (no bundled run measured this regime)"
+            )
+        band = f"±{_pct(self.half_width)}"
+        if self.decided:
+            return f"{self.best} ({self.runner_up} is {pct} slower; expected error {band})"
+        return f"{WITHIN}: {self.best} {pct} faster than {self.runner_up}, under {band}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return {
+            "best": self.best,
+            "runner_up": self.runner_up,
+            "gap": self.gap,
+            "half_width": None if not self.known else self.half_width,
+            "winner": self.winner,
+            "verdict": self.label(),
+            "text": self.text(),
+        }
+
+
+def _pct(fraction: float) -> str:
+    """``41%``, ``3%``, or two significant digits below 1 % (``0.12%``)."""
+    x = 100 * fraction
+    return f"{x:.0f}%" if x >= 1 or x == 0 else f"{x:.2g}%"
+
+
+def _half_width(value: float | None) -> float:
+    if value is None:
+        return math.nan
+    v = float(value)
+    return v if math.isfinite(v) and v >= 0 else math.nan
+
+
+def decide(times_s: Mapping[str, float], half_width: float | None) -> Verdict:
+    """The verdict between the two fastest of ``times_s`` (name -> time [s], > 0).
+
+    ``half_width``: the expected error's half-width (a fraction); None or NaN: unknown.
+    Raises ValueError for no candidate or a time that is not a finite number > 0.
+    """
+    if not times_s:
+        raise ValueError("times_s: no candidate to decide between")
+    for name, t in times_s.items():
+        if not (isinstance(t, int | float) and math.isfinite(t) and t > 0):
+            raise ValueError(f"times_s[{name!r}]: must be a finite time > 0 s, got {t!r}")
+    ranked = sorted(times_s.items(), key=lambda kv: kv[1])
+    (best, t1), rest = ranked[0], ranked[1:]
+    if not rest:
+        return Verdict(best, None, math.inf, _half_width(half_width))
+    name2, t2 = rest[0]
+    return Verdict(best, name2, float(t2) / float(t1) - 1.0, _half_width(half_width))
+
+
+def decide_sizes(names: Sequence[str], times_s: Any, half_width: Any) -> list[Verdict]:
+    """:func:`decide` per size: ``times_s[i, j]`` is candidate ``names[i]`` at size ``j`` [s];
+    ``half_width``: a scalar or one per size (NaN: unknown). Candidates without a finite
+    time > 0 at a size are left out there.
+
+    >>> [v.label() for v in decide_sizes(["ring", "tree"], [[1.0, 1.0], [1.1, 3.0]], 0.2)]
+    ['within the expected error', 'ring']
+    """
+    t = np.atleast_2d(np.asarray(times_s, dtype=float))
+    if t.shape[0] != len(names):
+        raise ValueError(f"times_s: {t.shape[0]} rows for {len(names)} names")
+    hw = np.broadcast_to(np.asarray(half_width, dtype=float), (t.shape[1],))
+    out = []
+    for j in range(t.shape[1]):
+        col = {
+            n: float(t[i, j]) for i, n in enumerate(names) if np.isfinite(t[i, j]) and t[i, j] > 0
+        }
+        out.append(decide(col, float(hw[j])) if col else Verdict("-", None, math.inf, math.nan))
+    return out
+
+
+def step_half_width(result: Any) -> float:
+    """Expected error of a training step's time from its communication, as a fraction.
+
+    ``h_step = h_comm * exposed_comm_s / step_time_s``: the all-reduce's band
+    (:attr:`costmodel.predict.Prediction.error_band` at the bucket size on the scenario's
+    cluster and model) applied to the communication the step does not hide. Compute time comes
+    from the scenario's own inputs (MFU or a measured time), so it carries no model band here.
+    ``result``: a :class:`costmodel.scenario.ScenarioResult`. NaN when the band is unknown.
+    """
+    from .predict import predict_collective
+
+    step = float(result.step_time_s)
+    exposed = float(result.exposed_comm_s)
+    if not (step > 0) or exposed <= 0:
+        return 0.0
+    sc = result.scenario
+    band = predict_collective(
+        "all_reduce",
+        float(sc.bucket_cap_bytes),
+        sc.cluster,
+        nodes=int(result.nodes),
+        gpus_per_node=int(result.gpus_per_node),
+        model=sc.model,
+    ).error_band
+    if band is None or not band.measured:
+        return math.nan
+    return float(np.max(band.half_width)) * exposed / step
+
+
+def decide_scenarios(a: Any, b: Any) -> Verdict:
+    """``scenario --vs``: A or B by step time, under the wider of their step bands
+    (:func:`step_half_width`)."""
+    ha, hb = step_half_width(a), step_half_width(b)
+    half = math.nan if math.isnan(ha) or math.isnan(hb) else max(ha, hb)
+    return decide({"A": float(a.step_time_s), "B": float(b.step_time_s)}, half)

@@ -1,0 +1,155 @@
+"""One log reader for the app and the CLI: every bundled nccl-tests log uploaded on the Validate
+page gives the median busbw error ``validate compare`` prints for the same file and inputs.
+
+The page is driven headless (AppTest) through its file uploader with the file's bytes, as a
+browser upload sends them; the CLI runs in-process (typer's CliRunner) with ``--json``. The
+cluster is the one the page defaults to (the preset the log points to); a log that names no GPU
+a preset has gets, on both surfaces, the preset its run is fitted with (scripts/fit_corrections.py
+RUNS), else dgx-h100.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import sys
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from typer.testing import CliRunner
+
+from costmodel import cli
+from costmodel.reference import reference_dir
+from costmodel.validation.logread import read_log
+from costmodel.validation.nccl_tests import is_busbw_table
+from tests.test_app import WEB, _text, assert_clean, metrics
+
+logging.getLogger("streamlit").setLevel(logging.ERROR)
+
+LOGS = sorted(
+    p
+    for p in reference_dir("nccl-tests").glob("*.txt")
+    if not is_busbw_table(p.read_text(errors="replace"))
+)
+
+
+def _fitted_presets() -> dict[str, str]:
+    """Run prefix -> the preset scripts/fit_corrections.py fits it with."""
+    from tests._paths import ROOT
+
+    spec = importlib.util.spec_from_file_location("_fit", ROOT / "scripts" / "fit_corrections.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_fit"] = module  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules["_fit"]
+    runs = [*module.RUNS, *getattr(module, "NEWER_RUNS", ())]
+    return {r.prefix: r.preset for r in runs}
+
+
+def _cli_median(path, cluster: str | None) -> tuple[float, list[str]]:
+    args = ["validate", "compare", str(path), "--json", "--tolerance", "100"]
+    if cluster:
+        args += ["--cluster", cluster]
+    result = CliRunner().invoke(cli.app, args)
+    assert result.exit_code in (0, 1), result.output  # 1: a row beyond the tolerance
+    out = json.loads(result.stdout)
+    return float(out["median_abs_rel_error"]), out["assumed"]  # "inf" as text in JSON
+
+
+def _cluster_for(path, presets: dict[str, str]) -> tuple[str | None, str | None]:
+    """(the preset the log points to, the one both surfaces are given when it points to none)."""
+    detected = read_log(path.read_bytes(), path.name, strict=False).cluster
+    return detected, None if detected else presets.get(path.name.split("_")[0], "dgx-h100")
+
+
+def test_every_bundled_log_gives_the_cli_error_on_the_page():
+    """Every log: the page's reader and headline (the functions the page draws with, fed the
+    bytes the uploader gives) against ``validate compare --json`` on the file."""
+    from costmodel.web import data, page_validate
+
+    assert len(LOGS) >= 20  # the bundled logs with times (busbw-only tables have none)
+    presets = _fitted_presets()
+    for path in LOGS:
+        detected, given = _cluster_for(path, presets)
+        cluster = detected or given
+        assert cluster is not None
+        settings = (None, None, None, "both")  # the page's defaults: everything from the log
+        shown = page_validate.median_error_text(
+            data.compare_text(path.read_bytes(), path.name, settings, cluster, "nccl")
+        )
+        want, _ = _cli_median(path, given)
+        assert shown == f"{100 * want:.1f} %", path.name
+
+
+@pytest.mark.parametrize(
+    "prefix", ["02_", "06a_", "13e_", "16b_"]
+)  # no host lines; host lines; several runs; no GPU named
+def test_uploaded_log_shows_the_cli_error_and_its_assumptions(prefix):
+    """Through the real page (AppTest's file uploader), a few logs of each kind."""
+    path = next(p for p in LOGS if p.name.startswith(prefix))
+    detected, given = _cluster_for(path, _fitted_presets())
+    at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
+    raw = path.read_bytes()
+    at.file_uploader(key="val_upload").set_value((path.name, raw, "text/plain")).run()
+    assert_clean(at)
+    if given is not None:  # both surfaces get the run's own preset
+        at.selectbox(key="val_cluster").set_value(given).run()
+        assert_clean(at)
+    assert at.selectbox(key="val_cluster").value == (detected or given)
+    assert not at.error, [_text(e.value) for e in at.error]
+    want, assumed = _cli_median(path, given)
+    assert metrics(at)["Median |busbw error|"] == f"{100 * want:.1f} %"
+    caption = " ".join(_text(c.value) for c in at.caption)
+    for line in assumed:  # what the CLI says it assumed, the page says too
+        if not line.startswith("cluster"):
+            assert line in caption, line
+
+
+def test_op_from_the_file_name_and_the_band_beside_the_error():
+    """The issue's 2 x 8 H100 log: its header names no op; the file name does (5.8 % in the CLI
+    then). The page reads it, says where the op came from and shows the expected error."""
+    path = next(p for p in LOGS if p.name.startswith("06a_"))
+    at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
+    at.file_uploader(key="val_upload").set_value((path.name, path.read_bytes(), "text/plain"))
+    at.run()
+    assert_clean(at)
+    m = metrics(at)
+    assert m["Expected error"].startswith("±") and "from 1 MiB" in m["Expected error"]
+    within, rows = (int(x) for x in m["Rows within the expected error"].split(" of "))
+    assert 0 < within <= rows
+    caption = " ".join(_text(c.value) for c in at.caption)
+    assert "op = all_reduce (the file name)" in caption
+    assert not at.info  # no "never guessed" box on success: the log states its nodes
+    # in-place rows are compared by default, as in the CLI; the out-of-place choice drops them
+    both = int(m["Rows compared"].split(" of ")[1])
+    at.radio(key="val_placement").set_value("out-of-place").run()
+    assert int(metrics(at)["Rows compared"].split(" of ")[1]) == both // 2
+
+
+def test_an_op_the_log_does_not_name_is_asked_for_then_used():
+    path = next(p for p in LOGS if p.name.startswith("24a_"))
+    raw = path.read_bytes()
+    at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
+    at.file_uploader(key="val_upload").set_value(("run.txt", raw, "text/plain")).run()
+    assert_clean(at)
+    assert any("op" in _text(e.value) and "set the op" in _text(e.value) for e in at.error)
+    at.selectbox(key="val_op").set_value("all_reduce").run()
+    assert_clean(at)
+    assert not at.error
+    caption = " ".join(_text(c.value) for c in at.caption)
+    assert "op = all_reduce (you set it)" in caption
+    # nodes set by hand change what is compared, and say so
+    at.number_input(key="val_nodes").set_value(2).run()
+    assert "nodes = 2 (you set it)" in " ".join(_text(c.value) for c in at.caption)
+
+
+def test_reader_refuses_nodes_that_contradict_the_host_lines():
+    path = next(p for p in LOGS if p.name.startswith("06a_"))
+    with pytest.raises(ValueError, match="nodes: 4 contradicts"):
+        read_log(path.read_bytes(), path.name, nodes=4)
+    with pytest.raises(ValueError, match="placement"):
+        read_log(path.read_bytes(), path.name, placement="sideways")
