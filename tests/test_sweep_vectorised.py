@@ -107,3 +107,27 @@ def test_alpha_beta_rows_refuse_what_predict_refuses():
         alpha_beta_rows("textbook", "all_reduce", 8, [1, 2], 8, cluster("dgx-h100"), "nvls")
     with pytest.raises(ValueError, match="network"):
         alpha_beta_rows("textbook", "all_reduce", 8, [1, 2], 8, cluster("pcie-8x-l40s"))
+
+
+@pytest.mark.parametrize("model", ["nccl", "lesson"])
+def test_band_columns_per_distinct_pair_equal_the_per_row_call(model):
+    """The sweep evaluates the error band once per (size, node class); the rows get the same
+    error_band_pct and regime as uncertainty.band_columns row by row."""
+    from costmodel.uncertainty import band_columns
+
+    df = sw.sweep(
+        sw.make_grid(
+            preset=["dgx-h100", "aws-p5", "gcp-a4"],
+            model=model,
+            nodes=[1, 2, 3, 17],
+            gpus_per_node=[1, 8],
+            size=[1, 8, 4096, 2**20, 2**30],
+        )
+    )
+    for name, rows in df.groupby("preset", observed=True):
+        c = cluster(name)
+        pct, reg = band_columns(
+            model, c.fabric, c.intra_kind, rows.nodes.to_numpy(), rows.size_bytes.to_numpy()
+        )
+        assert np.array_equal(pct, rows.error_band_pct.to_numpy(), equal_nan=True)
+        assert rows.regime.astype(str).tolist() == reg.tolist()

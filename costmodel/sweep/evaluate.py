@@ -161,14 +161,26 @@ def _band_cols(
 ) -> dict[str, Any]:
     """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement or a
     calibration answers) and ``regime`` columns (costmodel.uncertainty.band_columns)."""
+    import pandas as pd
+
     from ..uncertainty import band_columns
 
-    pct, reg = band_columns(model, base.fabric, base.intra_kind, nodes, sizes)
+    # the band depends on the size and on one node vs several only: evaluate it once per
+    # distinct (size, node class) pair (a grid has few) and spread it to the rows
+    size_code, size_values = pd.factorize(np.asarray(sizes, dtype=float))
+    pair = size_code.astype(np.int64) * 2 + (np.minimum(np.asarray(nodes), 2) - 1)
+    pair_code, pairs = pd.factorize(pair)
+    pairs = np.asarray(pairs, dtype=np.int64)
+    pct_u, reg_u = band_columns(
+        model, base.fabric, base.intra_kind, pairs % 2 + 1, np.asarray(size_values)[pairs // 2]
+    )
+    pct = pct_u[pair_code]
     if calibrated and model in ("nccl", "calibrated"):
         pct = np.full(pct.shape, np.nan)
+    reg_code, reg_names = pd.factorize(reg_u)
     return {
         "error_band_pct": pct,
-        "regime": _categorical([(np.ones(len(reg), bool), reg)], len(reg)),
+        "regime": _Cat(reg_code.astype(np.int32)[pair_code], [str(r) for r in reg_names]),
     }
 
 
