@@ -55,14 +55,31 @@ WORKLOAD: tuple[tuple[str, str, tuple], ...] = (
     ("cluster", "cl_nodes", (8, 16, 2, 4)),
 )
 MEMORY_AT = (1, 100, 1000)
-#: Server flags for every tree (the options the packaged launcher sets, plus a port).
+#: Server flags for every tree; a tree that ships costmodel.web.launch adds its SERVER_OPTIONS
+#: (what `costmodel app` passes), an older tree is served as its image was (no file watcher, no
+#: usage statistics) and reads its own .streamlit/config.toml (the server runs in the tree).
 FLAGS = {
     "server.headless": "true",
     "server.address": "127.0.0.1",
     "server.fileWatcherType": "none",
-    "server.maxUploadSize": "5",
     "browser.gatherUsageStats": "false",
 }
+
+
+def tree_options(tree: Path) -> dict[str, str]:
+    """The server options ``tree``'s own launcher passes (none before it had one)."""
+    if not (tree / "costmodel" / "web" / "launch.py").is_file():
+        return {}
+    code = "import json; from costmodel.web import launch; print(json.dumps(launch.SERVER_OPTIONS))"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)
 
 
 def rss_bytes(pid: int) -> int:
@@ -71,6 +88,12 @@ def rss_bytes(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     return 0
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far [s] (Linux /proc; every thread)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def start_server(tree: Path, port: int) -> subprocess.Popen:
@@ -83,7 +106,7 @@ def start_server(tree: Path, port: int) -> subprocess.Popen:
         "--server.port",
         str(port),
     ]
-    for name, value in FLAGS.items():
+    for name, value in {**FLAGS, **tree_options(tree)}.items():
         cmd += [f"--{name}", value]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     proc = subprocess.Popen(
@@ -165,10 +188,11 @@ async def phase(url: str, sessions: int, seconds: float, load: Load) -> dict:
     ]
     while len(opens) < sessions and not all(t.done() for t in tasks):  # every tab has loaded
         await asyncio.sleep(0.05)
-    start_count, start = len(runs), time.monotonic()
+    start_count, start, cpu_start = len(runs), time.monotonic(), cpu_s(load.pid)
     state["end"] = start + seconds
     await asyncio.gather(*tasks)
     elapsed = time.monotonic() - start
+    cpu = cpu_s(load.pid) - cpu_start
     timed = runs[start_count:]
     walls = [r.wall_s for r in runs]
     bad = [r for r in runs + opens if not r.ok]
@@ -176,6 +200,8 @@ async def phase(url: str, sessions: int, seconds: float, load: Load) -> dict:
         "sessions": sessions,
         "reruns": len(runs),
         "reruns_per_s": len(timed) / elapsed,
+        # the server's CPU per rerun: what a rerun costs, whatever else the machine runs
+        "server_cpu_per_rerun_s": cpu / len(timed) if timed else float("nan"),
         "p50_s": pct(walls, 0.5),
         "p95_s": pct(walls, 0.95),
         "max_s": max(walls, default=float("nan")),
@@ -226,13 +252,13 @@ def report(result: dict) -> None:
     print(f"\n{result['tree']} ({result['commit']})")
     print(
         f"{'sessions':>8} {'reruns':>7} {'reruns/s':>9} {'p50 s':>7} {'p95 s':>7} {'max s':>7}"
-        f" {'1st load':>8} {'errors':>6}"
+        f" {'1st load':>8} {'errors':>6} {'CPU/rerun':>9}"
     )
     for p in result["phases"]:
         print(
             f"{p['sessions']:>8} {p['reruns']:>7} {p['reruns_per_s']:>9.2f} {p['p50_s']:>7.3f}"
             f" {p['p95_s']:>7.3f} {p['max_s']:>7.3f} {p['first_load_p50_s']:>8.2f}"
-            f" {p['errors']:>6}"
+            f" {p['errors']:>6} {p['server_cpu_per_rerun_s']:>9.3f}"
         )
         for sample in p["error_samples"]:
             print(f"{'':>10}error: {sample[:160]}")
@@ -262,11 +288,15 @@ def main() -> None:
         results.append(result)
     if len(results) > 1:
         base = results[0]
-        print("\nratios to the first tree (reruns per second, same phase):")
+        print("\nratios to the first tree (same phase):")
         for r in results[1:]:
             for a, b in zip(base["phases"], r["phases"], strict=True):
                 ratio = b["reruns_per_s"] / a["reruns_per_s"] if a["reruns_per_s"] else float("nan")
-                print(f"  {r['commit']} {b['sessions']:>3} sessions: x{ratio:.2f}")
+                cpu = a["server_cpu_per_rerun_s"] / b["server_cpu_per_rerun_s"]
+                print(
+                    f"  {r['commit']} {b['sessions']:>3} sessions: reruns/s x{ratio:.2f}, "
+                    f"server CPU per rerun x{1 / cpu:.2f} (reruns per CPU-second x{cpu:.2f})"
+                )
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
 

@@ -872,7 +872,7 @@ def band_trace(figure: go.Figure, x, y, lo, hi, *, name: str = "expected error")
 # so callers may still change what they get (add a band, wrap the title). Arguments that cannot
 # be pickled are built as before. A new builder named ``*_figure``
 # must stay pure (take results, return a new figure) to be listed here.
-FIGURE_CACHE_ENTRIES = 256
+FIGURE_CACHE_ENTRIES = 128
 
 _figures: dict[tuple, dict] = {}
 _figures_lock = __import__("threading").Lock()

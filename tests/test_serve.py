@@ -49,6 +49,10 @@ def test_page_limit_fits_the_server_limit_and_the_checkout_config_agrees():
     assert MAX_UPLOAD_BYTES <= UPLOAD_LIMIT_BYTES < 2 * MAX_UPLOAD_BYTES
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert str(config["server"]["maxUploadSize"]) == launch.SERVER_OPTIONS["server.maxUploadSize"]
+    assert (
+        str(config["runner"]["postScriptGC"]).lower()
+        == launch.SERVER_OPTIONS["runner.postScriptGC"]
+    )
 
 
 def test_the_checkout_app_delegates_to_the_packaged_entry():

@@ -290,7 +290,7 @@ def _general(value: Any) -> str:
 
 
 #: How many tables' display strings :func:`styled` keeps, shared by every session (LRU).
-STYLED_CACHE_ENTRIES = 256
+STYLED_CACHE_ENTRIES = 64
 
 _translated: OrderedDict[tuple, Any] = OrderedDict()
 _translated_lock = threading.Lock()
