@@ -18,11 +18,13 @@ moving a control; a session waits for its rerun to finish before the next. Phase
 30 sessions, ``--seconds`` each. Reported per phase: rerun wall time p50/p95/max as the client
 sees it, reruns per second over all sessions, errors (an exception element, a run that did not
 finish, a dropped connection or a timeout; red messages listed apart). The server's resident
-memory is read after 1, 100 and 1,000 reruns in all (a 10-session phase runs on until 1,000
-when the three phases did not reach it) and at the end.
+memory is read after 1, 100 and 1,000 reruns in all (and 2,000 and 3,000 when
+``--memory-reruns`` asks for them; 10-session phases run on until that count when the three
+phases did not reach it) and at the end. The server's CPU time per rerun is reported per phase.
 
-Each ``--tree`` is a source checkout (for the old commit: ``git worktree add /tmp/old <commit>``)
-served with ``streamlit run <tree>/app.py`` and the same flags, on a free port, one tree after
+Each ``--tree`` is a source checkout (for an old commit: ``git archive <commit> | tar -x -C
+/tmp/old`` and a ``costmodel/_presets -> ../presets`` link)
+served with ``streamlit run <tree>/app.py`` and that tree's own server options (:func:`tree_options`), on a free port, one tree after
 the other in the same run, so a before/after ratio is measured on the same machine minutes
 apart. Goals (README): >= 3x the reruns per second of the baseline, 10 sessions at p95 <= 1.5 s,
 30 sessions without an error, memory flat after warm-up.
@@ -54,7 +56,7 @@ WORKLOAD: tuple[tuple[str, str, tuple], ...] = (
     ("batch", "seq_len", (4096, 1024, 8192, 2048)),
     ("cluster", "cl_nodes", (8, 16, 2, 4)),
 )
-MEMORY_AT = (1, 100, 1000)
+MEMORY_AT = (1, 100, 1000, 2000, 3000)
 #: Server flags for every tree; a tree that ships costmodel.web.launch adds its SERVER_OPTIONS
 #: (what `costmodel app` passes), an older tree is served as its image was (no file watcher, no
 #: usage statistics) and reads its own .streamlit/config.toml (the server runs in the tree).

@@ -41,6 +41,7 @@ def test_every_road_starts_the_packaged_entry_with_the_options():
         assert flags[f"--{name}"] == value
     assert flags["--server.port"] == "8600" and flags["--server.address"] == "0.0.0.0"
     assert flags["--server.maxUploadSize"] == "5"
+    assert flags["--runner.postScriptGC"] == "false"  # no full collection after every rerun
 
 
 def test_page_limit_fits_the_server_limit_and_the_checkout_config_agrees():

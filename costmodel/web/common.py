@@ -63,8 +63,9 @@ CUSTOM = "custom"
 FIRST_CHART_PAUSE_S: float = 1.0
 
 #: Largest uploaded log the Validate page reads [B]; the longest reference log is about 60 kB.
-#: The server refuses larger uploads too: ``server.maxUploadSize = 5`` (MB) in
-#: .streamlit/config.toml, so a client that skips the widget's check cannot send 50 MB.
+#: The server refuses larger uploads too: ``server.maxUploadSize = 5`` (MiB), passed by every
+#: road that starts the app (costmodel.web.launch) and in a checkout's .streamlit/config.toml,
+#: so a client that skips the widget's check cannot send 50 MB.
 MAX_UPLOAD_BYTES: int = 5_000_000
 
 
