@@ -873,23 +873,30 @@ def band_trace(figure: go.Figure, x, y, lo, hi, *, name: str = "expected error")
 # be pickled are built as before. A new builder named ``*_figure``
 # must stay pure (take results, return a new figure) to be listed here.
 FIGURE_CACHE_ENTRIES = 128
+#: Largest figure kept [B of pickled arguments]: a figure of a million-row sweep in a notebook is
+#: built each time rather than held (the cache's memory stays within entries x this).
+FIGURE_CACHE_MAX_INPUT_BYTES = 2_000_000
 
 _figures: dict[tuple, dict] = {}
 _figures_lock = __import__("threading").Lock()
 
 
-def value_digest(*values: Any) -> bytes:
+def value_digest(*values: Any, limit_bytes: int | None = None) -> bytes | None:
     """A digest of ``values`` (DataFrames, arrays, dicts, lists, result objects, scalars): equal
     for equal values, so it keys a cache on what a figure or a table is made from.
 
     The values are pickled (every row of a DataFrame or array, every field of an object) and
     the bytes hashed (BLAKE2b, 128 bits). TypeError (or pickle's error) for a value that cannot
-    be pickled; the caller then builds without a cache.
+    be pickled; the caller then builds without a cache. None when the pickled values are larger
+    than ``limit_bytes``.
     """
     import hashlib
     import pickle
 
-    return hashlib.blake2b(pickle.dumps(values, protocol=5), digest_size=16).digest()
+    blob = pickle.dumps(values, protocol=5)
+    if limit_bytes is not None and len(blob) > limit_bytes:
+        return None
+    return hashlib.blake2b(blob, digest_size=16).digest()
 
 
 def _shared_figure(builder: Any) -> Any:
@@ -898,9 +905,12 @@ def _shared_figure(builder: Any) -> Any:
     @functools.wraps(builder)
     def shared(*args: Any, **kwargs: Any) -> go.Figure:
         try:
-            key = (builder.__name__, value_digest(args, kwargs))
+            digest = value_digest(args, kwargs, limit_bytes=FIGURE_CACHE_MAX_INPUT_BYTES)
         except Exception:  # noqa: BLE001  (an argument that cannot be pickled: no cache)
+            digest = None
+        if digest is None:  # or too large to keep
             return builder(*args, **kwargs)
+        key = (builder.__name__, digest)
         with _figures_lock:
             spec = _figures.pop(key, None)
             if spec is not None:

@@ -128,6 +128,9 @@ def test_figure_builders_run_once_per_distinct_arguments(monkeypatch):
     for cap in (1e9, 2e9, 3e9):
         shared(_parts(), capacity_bytes=cap, title=title)
     assert len(plots._figures) == 2 and len(calls) == 4  # bounded: the oldest went first
+    monkeypatch.setattr(plots, "FIGURE_CACHE_MAX_INPUT_BYTES", 10)
+    shared(_parts(), capacity_bytes=3e9, title=title)  # too large to keep: built again
+    assert len(calls) == 5
 
 
 def test_a_table_is_rendered_once_and_shows_what_pandas_renders(monkeypatch):

@@ -292,6 +292,9 @@ def _general(value: Any) -> str:
 
 #: How many tables' display strings :func:`styled` keeps, shared by every session (LRU).
 STYLED_CACHE_ENTRIES = 64
+#: Largest table whose rendering is kept [cells]; a larger one is rendered on every rerun (its
+#: rendered cells take about 0.5 kB each).
+STYLED_CACHE_MAX_CELLS = 20_000
 
 _translated: OrderedDict[tuple, Any] = OrderedDict()
 _translated_lock = threading.Lock()
@@ -360,7 +363,10 @@ def styled(frame: pd.DataFrame) -> Any:
             formats[name] = _general
     from costmodel.plots import value_digest
 
+    if frame.size > STYLED_CACHE_MAX_CELLS:
+        return frame.style.format(formats, na_rep="–")
     key = value_digest(frame)
+    assert key is not None  # no size limit asked
     # the uuid (an id prefix in the rendered cells) follows from the content, not from chance
     styler = Styler(frame, uuid=f"cm{key.hex()[:12]}")
     return _share_rendering(styler.format(formats, na_rep="–"), key)
