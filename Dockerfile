@@ -16,11 +16,11 @@ COPY costmodel/ /tmp/src/costmodel/
 COPY presets/ /tmp/src/presets/
 RUN pip install --no-cache-dir /tmp/src && rm -rf /tmp/src
 
-# A non-root user with a numeric id; the app file is root-owned and read-only to it.
+# A non-root user with a numeric id; the app (inside the installed package) is root-owned and
+# read-only to it.
 RUN groupadd --system --gid 10001 app \
     && useradd --system --uid 10001 --gid app --create-home --home-dir /home/app app
-WORKDIR /app
-COPY app.py ./
+WORKDIR /home/app
 USER 10001:10001
 
 EXPOSE 8501
@@ -28,4 +28,6 @@ EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["python", "-c", "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4).read() != b'ok')"]
 
-CMD ["python", "-m", "streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", "--server.fileWatcherType=none"]
+# The packaged entry with the server options it needs (costmodel/web/launch.py), as
+# `costmodel app`; it forwards `docker stop`'s SIGTERM to the server and waits for it.
+CMD ["python", "-m", "costmodel.web", "--address", "0.0.0.0", "--port", "8501"]

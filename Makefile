@@ -17,7 +17,7 @@ venv: $(STAMP)
 
 ## make run: serve the Streamlit app on http://localhost:$(PORT)
 run: $(STAMP)
-	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+	$(BIN)/python -m costmodel.web --port $(PORT)
 
 # The real-browser tests drive Debian's chromium; install it when missing (needs root, as in CI).
 chromium:

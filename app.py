@@ -1,33 +1,11 @@
-"""costmodel web app: page config and navigation only; the pages live in costmodel/web/.
+"""costmodel web app, for ``streamlit run app.py`` in a source checkout.
 
-Run with ``make run`` or ``streamlit run app.py``.
+The entry itself ships in the package (costmodel/web/app.py); ``costmodel app``,
+``python -m costmodel.web``, ``make run`` and the Docker image start it with the server options
+the app needs (costmodel/web/launch.py). This file only delegates, so a checkout serves the same
+app; .streamlit/config.toml gives it the same options.
 """
 
-from pathlib import Path
+from costmodel.web.app import main
 
-import streamlit as st
-
-import costmodel.web
-
-st.set_page_config(page_title="costmodel", page_icon=":material/hub:", layout="wide")
-
-WEB = Path(costmodel.web.__file__).parent
-PAGES = [
-    # (file in costmodel/web, title, url path, icon)
-    ("page_collectives.py", "Collectives", "collectives", ":material/swap_horiz:"),
-    ("page_cluster.py", "Cluster", "cluster", ":material/lan:"),
-    ("page_memory.py", "Memory", "memory", ":material/memory:"),
-    ("page_batch.py", "Batch", "batch", ":material/stacks:"),
-    ("page_ddp.py", "DDP step", "ddp", ":material/timeline:"),
-    ("page_validate.py", "Validate", "validate", ":material/fact_check:"),
-]
-
-from costmodel.web.scope import OUT_OF_SCOPE  # noqa: E402  (after set_page_config)
-
-st.sidebar.caption(OUT_OF_SCOPE)
-st.navigation(
-    [
-        st.Page(WEB / file, title=title, url_path=url, icon=icon, default=i == 0)
-        for i, (file, title, url, icon) in enumerate(PAGES)
-    ]
-).run()
+main()

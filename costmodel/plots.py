@@ -914,3 +914,72 @@ def band_trace(figure: go.Figure, x, y, lo, hi, *, name: str = "expected error")
     figure.add_traces(band)
     figure.data = (*figure.data[-2:], *figure.data[:-2])  # under every line
     return figure
+
+
+# --- shared figures -----------------------------------------------------------------------------
+# Every ``*_figure`` builder above is a pure function of its arguments, and building a figure
+# (plotly validates every property) costs 15-30 ms, a large part of an app rerun. The builders
+# are therefore memoised in one bounded LRU shared by every caller (every app session): a
+# builder called again with equal arguments (DataFrames, arrays, dicts and scalars compared by
+# value, :func:`value_digest`) returns a new Figure made from the stored one without validating it again (about 2 ms),
+# so callers may still change what they get (add a band, wrap the title). Arguments that cannot
+# be pickled are built as before. A new builder named ``*_figure``
+# must stay pure (take results, return a new figure) to be listed here.
+FIGURE_CACHE_ENTRIES = 128
+#: Largest figure kept [B of pickled arguments]: a figure of a million-row sweep in a notebook is
+#: built each time rather than held (the cache's memory stays within entries x this).
+FIGURE_CACHE_MAX_INPUT_BYTES = 2_000_000
+
+_figures: dict[tuple, dict] = {}
+_figures_lock = __import__("threading").Lock()
+
+
+def value_digest(*values: Any, limit_bytes: int | None = None) -> bytes | None:
+    """A digest of ``values`` (DataFrames, arrays, dicts, lists, result objects, scalars): equal
+    for equal values, so it keys a cache on what a figure or a table is made from.
+
+    The values are pickled (every row of a DataFrame or array, every field of an object) and
+    the bytes hashed (BLAKE2b, 128 bits). TypeError (or pickle's error) for a value that cannot
+    be pickled; the caller then builds without a cache. None when the pickled values are larger
+    than ``limit_bytes``.
+    """
+    import hashlib
+    import pickle
+
+    blob = pickle.dumps(values, protocol=5)
+    if limit_bytes is not None and len(blob) > limit_bytes:
+        return None
+    return hashlib.blake2b(blob, digest_size=16).digest()
+
+
+def _shared_figure(builder: Any) -> Any:
+    import functools
+
+    @functools.wraps(builder)
+    def shared(*args: Any, **kwargs: Any) -> go.Figure:
+        try:
+            digest = value_digest(args, kwargs, limit_bytes=FIGURE_CACHE_MAX_INPUT_BYTES)
+        except Exception:  # noqa: BLE001  (an argument that cannot be pickled: no cache)
+            digest = None
+        if digest is None:  # or too large to keep
+            return builder(*args, **kwargs)
+        key = (builder.__name__, digest)
+        with _figures_lock:
+            spec = _figures.pop(key, None)
+            if spec is not None:
+                _figures[key] = spec  # most recently used last
+        if spec is None:
+            spec = builder(*args, **kwargs).to_dict()
+            with _figures_lock:
+                _figures[key] = spec
+                while len(_figures) > FIGURE_CACHE_ENTRIES:
+                    _figures.pop(next(iter(_figures)))
+        return go.Figure(spec, _validate=False)  # built (and validated) once, above
+
+    shared.uncached = builder  # type: ignore[attr-defined]
+    return shared
+
+
+for _name in [n for n, f in list(globals().items()) if n.endswith("_figure") and callable(f)]:
+    globals()[_name] = _shared_figure(globals()[_name])
+del _name

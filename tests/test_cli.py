@@ -365,11 +365,11 @@ def test_app_starts_streamlit(tmp_path, monkeypatch):
     script.write_text("")
     calls = []
     monkeypatch.setattr(cli.serve, "APP_SCRIPT", script)
-    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
+    monkeypatch.setattr(cli.serve.launch, "serve", lambda cmd: calls.append(cmd) or 0)
     assert run("app", "--port", "8600").exit_code == 0
     (cmd,) = calls
     assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4] == str(script)
-    assert "8600" in cmd
+    assert "8600" in cmd and "--server.maxUploadSize" in cmd
     monkeypatch.setattr(cli.serve, "APP_SCRIPT", tmp_path / "missing.py")
     assert_usage_error(run("app"), "not found")
 

@@ -76,7 +76,7 @@ def test_runs_as_a_non_root_user():
 def test_installs_the_package_from_the_repo_with_its_presets():
     inst = instructions()
     copies = " ".join(args for word, args in inst if word == "COPY")
-    for path in ("pyproject.toml", "README.md", "costmodel/", "presets/", "app.py"):
+    for path in ("pyproject.toml", "README.md", "costmodel/", "presets/"):
         assert path in copies, f"{path} is not copied into the image"
         assert (ROOT / path.rstrip("/")).exists(), f"{path} is copied but missing in the repo"
     runs = " ".join(args for word, args in inst if word == "RUN")
@@ -87,8 +87,10 @@ def test_serves_on_all_interfaces_port_8501_with_a_healthcheck():
     inst = dict(instructions())
     assert "8501" in inst["EXPOSE"]
     cmd = json.loads(inst["CMD"])
-    assert cmd[:4] == ["python", "-m", "streamlit", "run"] and "app.py" in cmd
-    assert "--server.address=0.0.0.0" in cmd and "--server.port=8501" in cmd
+    # the packaged entry, as `costmodel app` (the launcher sets the server options it needs)
+    assert cmd[:3] == ["python", "-m", "costmodel.web"]
+    assert cmd[cmd.index("--address") + 1] == "0.0.0.0" and cmd[cmd.index("--port") + 1] == "8501"
+    assert "app.py" not in " ".join(args for word, args in instructions() if word == "COPY")
     assert "/_stcore/health" in inst["HEALTHCHECK"] and "8501" in inst["HEALTHCHECK"]
 
 
@@ -97,5 +99,5 @@ def test_dockerignore_keeps_the_context_small():
     ignored = [x.strip() for x in lines if x.strip() and not x.startswith("#")]
     for entry in (".git", ".venv", "tests", "test-artifacts"):
         assert entry in ignored
-    for needed in ("costmodel", "presets", "app.py", "pyproject.toml", "README.md"):
+    for needed in ("costmodel", "presets", "pyproject.toml", "README.md"):
         assert needed not in ignored

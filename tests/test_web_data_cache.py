@@ -86,3 +86,83 @@ def test_scenario_without_timeline_has_the_same_totals():
     lean = sc.evaluate(scaling=True, flips=True, timeline=False).model_dump()
     assert len(full.pop("timeline")) > 1000 and lean.pop("timeline") == []
     assert full == lean
+
+
+# --- figures and tables shared across reruns and sessions --------------------------------------
+def _parts() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "config": ["ZeRO-0", "ZeRO-0", "ZeRO-3", "ZeRO-3"],
+            "part": ["weights", "optimizer states", "weights", "optimizer states"],
+            "bytes": [14e9, 84e9, 1.75e9, 10.5e9],
+        }
+    )
+
+
+def _spec(figure) -> dict:
+    import json
+
+    return json.loads(figure.to_json())  # key order aside, what the browser receives
+
+
+def test_a_shared_figure_is_the_built_one_and_each_caller_gets_its_own_copy():
+    from costmodel import plots
+
+    built = plots.memory_stack_figure.uncached(_parts(), capacity_bytes=80e9, title="t")
+    first = plots.memory_stack_figure(_parts(), capacity_bytes=80e9, title="t")
+    assert _spec(first) == _spec(built)
+    plots.band_trace(first, [1.0, 2.0], [1.0, 2.0], [0.9, 0.9], [1.1, 1.1])  # callers add to it
+    plots.clear_of_toolbar(first)
+    again = plots.memory_stack_figure(_parts(), capacity_bytes=80e9, title="t")
+    assert _spec(again) == _spec(built) and len(first.data) == len(built.data) + 2
+    other = plots.memory_stack_figure(_parts(), capacity_bytes=40e9, title="t")
+    assert _spec(other) != _spec(built)  # another argument value: another figure
+
+
+def test_figure_builders_run_once_per_distinct_arguments(monkeypatch):
+    from costmodel import plots
+
+    calls = []
+    real = plots.memory_stack_figure.uncached
+    shared = plots._shared_figure(lambda *a, **k: calls.append(a) or real(*a, **k))
+    title = f"count {len(plots._figures)}"
+    for _ in range(3):
+        shared(_parts(), capacity_bytes=80e9, title=title)  # an equal frame, a new object
+    assert len(calls) == 1
+    monkeypatch.setattr(plots, "FIGURE_CACHE_ENTRIES", 2)
+    for cap in (1e9, 2e9, 3e9):
+        shared(_parts(), capacity_bytes=cap, title=title)
+    assert len(plots._figures) == 2 and len(calls) == 4  # bounded: the oldest went first
+    monkeypatch.setattr(plots, "FIGURE_CACHE_MAX_INPUT_BYTES", 10)
+    shared(_parts(), capacity_bytes=3e9, title=title)  # too large to keep: built again
+    assert len(calls) == 5
+
+
+def test_a_table_is_rendered_once_and_shows_what_pandas_renders(monkeypatch):
+    from pandas.io.formats.style import Styler
+    from streamlit.elements.lib.pandas_styler_utils import marshall_styler
+    from streamlit.proto.ArrowData_pb2 import ArrowData
+
+    from costmodel.web import common
+
+    def display(styler) -> pd.DataFrame:
+        from streamlit import dataframe_util
+
+        proto = ArrowData()
+        marshall_styler(proto, styler, "u")
+        return dataframe_util.convert_arrow_bytes_to_pandas_df(proto.styler.display_values)
+
+    frame = pd.DataFrame({"time_s": [5e-5, 1.25e-3, 2.5], "message_bytes": [8.0, 2**30, 1e12]})
+    want = display(frame.style.format({c: common.column_formatter(c) for c in frame.columns}))
+    translated = []
+    real = Styler._translate
+    monkeypatch.setattr(
+        Styler, "_translate", lambda s, *a, **k: translated.append(1) or real(s, *a, **k)
+    )
+    common._translated.clear()
+    for _ in range(3):  # three reruns (or sessions) showing the same table
+        got = display(common.styled(frame.copy()))
+        pd.testing.assert_frame_equal(got, want)
+    assert len(translated) == 1 and got.loc[0, "time_s"] == "50 µs"
+    changed = frame.assign(time_s=[1.0, 2.0, 3.0])
+    assert display(common.styled(changed)).loc[0, "time_s"] == "1 s" and len(translated) == 2

@@ -1,41 +1,36 @@
-"""``costmodel app``: serve the Streamlit app."""
+"""``costmodel app``: serve the Streamlit app (costmodel.web.launch; python -m costmodel.web)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-APP_SCRIPT = Path(__file__).resolve().parent.parent.parent / "app.py"
-"""The Streamlit entry point `costmodel app` serves (top level of the source tree)."""
+from costmodel.web import launch
+
+APP_SCRIPT = launch.APP_SCRIPT
+"""The Streamlit entry point `costmodel app` serves (costmodel/web/app.py, in the wheel)."""
 
 
 # --- app --------------------------------------------------------------------------------------
 def app_(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to serve on.")] = 8501,
+    address: Annotated[
+        str | None,
+        typer.Option(help="Address to listen on (0.0.0.0: every interface, as in the image)."),
+    ] = None,
     headless: Annotated[bool, typer.Option(help="Do not open a browser.")] = True,
 ) -> None:
-    """Start the Streamlit app (streamlit run app.py).
+    """Start the Streamlit app packaged in costmodel (costmodel/web/app.py).
+
+    The server options the app depends on (5 MiB upload limit, no file watcher, no usage
+    statistics) are passed from code, whatever folder it starts in. SIGTERM, SIGINT and SIGHUP
+    are forwarded to the server, and the command returns when the server has stopped.
 
     Example: costmodel app --port 8501
     """
     script = APP_SCRIPT
     if not script.is_file():
-        raise ValueError(f"app: {script} not found (the app ships with the source tree)")
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(script),
-        "--server.port",
-        str(port),
-        "--server.headless",
-        str(headless).lower(),
-        "--browser.gatherUsageStats",
-        "false",
-    ]
-    raise typer.Exit(subprocess.call(cmd))
+        raise ValueError(f"app: {script} not found (the package is incomplete: reinstall it)")
+    cmd = launch.streamlit_command(port=port, address=address, headless=headless, script=script)
+    raise typer.Exit(launch.serve(cmd))

@@ -1,1 +1,1 @@
-"""The Streamlit app's pages (one file each, run by app.py's st.navigation); the only package that imports streamlit."""
+"""The Streamlit app: its entry (app.py, run by every road: costmodel app, python -m costmodel.web, the image), its launcher (launch.py) and its pages (one file each); the only package that imports streamlit."""

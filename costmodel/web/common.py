@@ -25,12 +25,14 @@ import html
 import math
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
+from pandas.io.formats.style import Styler
 
 from costmodel.units import format_bytes, format_duration, format_rate, parse_bytes
 
@@ -48,8 +50,9 @@ SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 35))
 CUSTOM = "custom"
 
 #: Largest uploaded log the Validate page reads [B]; the longest reference log is about 60 kB.
-#: The server refuses larger uploads too: ``server.maxUploadSize = 5`` (MB) in
-#: .streamlit/config.toml, so a client that skips the widget's check cannot send 50 MB.
+#: The server refuses larger uploads too: ``server.maxUploadSize = 5`` (MiB), passed by every
+#: road that starts the app (costmodel.web.launch) and in a checkout's .streamlit/config.toml,
+#: so a client that skips the widget's check cannot send 50 MB.
 MAX_UPLOAD_BYTES: int = 5_000_000
 
 
@@ -286,14 +289,66 @@ def _general(value: Any) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+#: How many tables' display strings :func:`styled` keeps, shared by every session (LRU).
+STYLED_CACHE_ENTRIES = 64
+#: Largest table whose rendering is kept [cells]; a larger one is rendered on every rerun (its
+#: rendered cells take about 0.5 kB each).
+STYLED_CACHE_MAX_CELLS = 20_000
+
+_translated: OrderedDict[tuple, Any] = OrderedDict()
+_translated_lock = threading.Lock()
+
+
+def _share_rendering(styler: Styler, key: bytes) -> Styler:
+    """``styler`` with its rendered cells computed once per distinct table (``key``).
+
+    Streamlit marshals a Styler through its ``_compute`` and ``_translate`` (pandas' per-cell
+    rendering, the larger half of a table's cost on every rerun). Both are pure functions of
+    the data and the formats, and here the formats follow from the column names and dtypes
+    (:func:`column_formatter`), so the rendered cells are kept in a bounded LRU shared by every
+    session, keyed by :func:`costmodel.plots.value_digest` of the frame: a rerun that shows the same table again, in any
+    session, skips the rendering. The two methods are wrapped on the instance (Streamlit
+    recognises a Styler by its exact class, so no subclass); anything else is pandas' own.
+    """
+    target: Any = styler  # the two methods are protected: not in pandas' type stubs
+    compute, translate = target._compute, target._translate
+
+    def cached(*args: Any, **kwargs: Any) -> tuple:
+        return (key, args, tuple(sorted(kwargs.items())))
+
+    def shared_compute() -> Any:
+        with _translated_lock:
+            if any(k[0] == key for k in _translated):
+                return styler
+        return compute()
+
+    def shared_translate(*args: Any, **kwargs: Any) -> Any:
+        k = cached(*args, **kwargs)
+        with _translated_lock:
+            if k in _translated:
+                _translated.move_to_end(k)
+                return _translated[k]
+        out = translate(*args, **kwargs)
+        with _translated_lock:
+            _translated[k] = out
+            while len(_translated) > STYLED_CACHE_ENTRIES:
+                _translated.popitem(last=False)
+        return out
+
+    target._compute = shared_compute
+    target._translate = shared_translate
+    return styler
+
+
 def styled(frame: pd.DataFrame) -> Any:
     """``frame`` with display formats by unit (:func:`column_formatter`), data untouched.
 
     A pandas Styler: ``st.dataframe`` shows its display strings while the data it holds (what
     sorting uses, and what AppTest reads) stays the raw SI numbers. Cost: Streamlit marshals a
     Styler cell by cell, 50-60 ms for the Collectives sweep (256 rows x 6 columns) against a
-    few ms for the bare frame (measured on this 2-core box under load, 2026-12-01); pages that
-    must stay inside a rerun budget can cache the Styler with the frame.
+    few ms for the bare frame (measured on this 2-core box under load, 2026-12-01); the cells
+    are therefore rendered once per distinct table and shared across reruns and sessions
+    (:func:`_share_rendering`).
     """
     formats: dict[Any, str | Callable[[object], str] | None] = {}  # Styler.format's type
     for name in frame.columns:
@@ -305,7 +360,15 @@ def styled(frame: pd.DataFrame) -> Any:
             formats[name] = fmt
         elif pd.api.types.is_float_dtype(dtype):
             formats[name] = _general
-    return frame.style.format(formats, na_rep="–")
+    from costmodel.plots import value_digest
+
+    if frame.size > STYLED_CACHE_MAX_CELLS:
+        return frame.style.format(formats, na_rep="–")
+    key = value_digest(frame)
+    assert key is not None  # no size limit asked
+    # the uuid (an id prefix in the rendered cells) follows from the content, not from chance
+    styler = Styler(frame, uuid=f"cm{key.hex()[:12]}")
+    return _share_rendering(styler.format(formats, na_rep="–"), key)
 
 
 def table(frame: pd.DataFrame, file_name: str, *, key: str, caption: str | None = None) -> None:
