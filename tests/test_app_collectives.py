@@ -139,3 +139,17 @@ def test_cluster_page_takes_a_typed_size():
     at.text_input(key="cl_size_text").set_value("14 gigs").run()
     assert_clean(at)
     assert any("Message size" in e.value for e in at.error)
+
+
+def test_every_model_is_one_click_away():
+    at = open_page("page_collectives.py", CLUSTER_VIEW)
+    assert_clean(at)
+    keys = {c.key for c in at.get("plotly_chart")}
+    assert "chart_nccl_time_s" not in keys  # not drawn on the first view
+    at.toggle(key="coll_all_models").set_value(True).run()
+    assert_clean(at)
+    models = frame_with(at, "algbw [GB/s]")
+    want = predict_collective("all_reduce", 2**28, "dgx-h100", model="lesson")
+    lesson = models[models["model"] == "lesson"]
+    assert lesson["time [µs]"].iloc[0] == pytest.approx(want.time_s * 1e6, rel=1e-12)
+    assert "chart_nccl_time_s" in {c.key for c in at.get("plotly_chart")}

@@ -110,7 +110,7 @@ def test_uploaded_log_shows_the_cli_error_and_its_assumptions(prefix):
 
 
 def test_op_from_the_file_name_and_the_band_beside_the_error():
-    """The issue's 2 x 8 H100 log: its header names no op; the file name does (5.8 % in the CLI
+    """The 2 x 8 H100 log (06a): its header names no op; the file name does (5.8 % in the CLI
     then). The page reads it, says where the op came from and shows the expected error."""
     path = next(p for p in LOGS if p.name.startswith("06a_"))
     at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()

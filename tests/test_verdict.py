@@ -52,7 +52,7 @@ def test_per_size_verdicts_follow_each_sizes_band():
 
 
 def test_all_algorithms_carry_the_verdict_of_their_best_two():
-    """The issue's case: 14 GB on 8 DGX H100, ring 3% ahead of NVLS-tree under ±41%."""
+    """14 GB on 8 DGX H100, ring 3% ahead of NVLS-tree under ±41%."""
     sizes = [2**20, 14e9]
     r = predict_all_algorithms("all_reduce", sizes, "dgx-h100", nodes=8)
     band = predict_collective("all_reduce", np.asarray(sizes), "dgx-h100", nodes=8).error_band

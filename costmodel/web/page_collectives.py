@@ -434,8 +434,17 @@ def _cluster(inp: dict) -> None:
     if inp["pin"] is not None:
         with section("Configuration B"):
             _side_by_side(inp, r, size)
-    with section("Nodes / GPUs per node"):
-        _models(inp, at_size, int(at_size["ranks"].iloc[0]))
+    # every model's curves are the secondary answer: drawn on request, so the first view
+    # renders the answer (metrics, table, one chart) with less for the browser to draw
+    if st.toggle(
+        "Every model on this cluster (lesson, textbook, nccl, nccl-table)",
+        key="coll_all_models",
+        bind=QP,
+        help="The lesson's flat ring at the NIC rate, the topology-aware textbook model, NCCL's "
+        "tuning model and its table alone, side by side over every size",
+    ):
+        with section("Nodes / GPUs per node"):
+            _models(inp, at_size, int(at_size["ranks"].iloc[0]))
 
 
 def _verdict_at(r, size: float):
