@@ -1143,13 +1143,18 @@ def compare(a: ScenarioResult, b: ScenarioResult) -> list[dict[str, Any]]:
 
 
 def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
-    """One sentence answering "A or B?": the faster per step and per GPU-hour, and what fits."""
+    """One sentence answering "A or B?": the faster per step (named only when the gap is larger
+    than the expected error, :func:`costmodel.verdict.decide_scenarios`), tokens/s per GPU, and
+    what fits."""
     fits = {True: "fits", False: "does NOT fit"}
+    from .verdict import decide_scenarios
+
     ratio = max(a.step_time_s, b.step_time_s) / min(a.step_time_s, b.step_time_s)
-    if ratio < 1.005:
-        speed = "A and B take the same step time (within 0.5%)"
+    faster = decide_scenarios(a, b)  # a winner only when the gap beats the expected error
+    if faster.decided:
+        speed = f"{faster.best}'s step is {ratio:.3g}x faster"
     else:
-        speed = f"{'A' if a.step_time_s < b.step_time_s else 'B'}'s step is {ratio:.3g}x faster"
+        speed = f"A and B take the same step time ({faster.text()})"
     ga, gb = a.tokens_per_s / a.ranks, b.tokens_per_s / b.ranks
     if max(ga, gb) / min(ga, gb) < 1.005:
         per_gpu = "both do the same tokens/s per GPU (within 0.5%)"

@@ -331,6 +331,8 @@ def test_compare_rows_are_b_minus_a_and_b_over_a():
     # A100s compute at about a third of H100's dense bf16 rate: A's step is faster
     assert b.step_time_s > a.step_time_s
     assert compare_summary(a, b).startswith("A's step is")
+    # no winner is named when the gap is not larger than the expected error (here: no gap)
+    assert compare_summary(a, a).startswith("A and B take the same step time")
     assert a.compare(b) == compare(a, b)
 
 
