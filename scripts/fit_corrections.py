@@ -237,7 +237,45 @@ BUSBW_ONLY_RUNS: tuple[RunSpec, ...] = (
         "NVLINK_DOMAIN_MIN_GPUS, so no NVLink-domain term applies",
     ),
 )
-RUNS = tuple(sorted(RUNS + NEWER_RUNS + BUSBW_ONLY_RUNS, key=lambda s: s.prefix))
+# 25a-25e: ALCF Polaris (argonne-lcf/alcf-nccl-tests, one source, group "25"): a second
+# Slingshot site beside Alps (15), with the repository's first multi-node all-gather (25c) and
+# all-to-all (25d), and the same 8 nodes on NCCL's TCP socket transport (25e: no net plugin).
+# One rank per GPU (aprun -n 4N -N 4, -g 1 in the README's script). The NIC count is the one the
+# site's documentation states (2 per node, preset alcf-polaris); a later log in the same
+# repository says 4, so the Slingshot runs' plateau is compared with a stated, not a measured,
+# NIC count.
+POLARIS_RUNS: tuple[RunSpec, ...] = (
+    RunSpec("25a", "alcf-polaris", 4, 1, nodes=2, note="aws-ofi-nccl, README setup 4"),
+    RunSpec("25b", "alcf-polaris", 4, 1, nodes=8, note="aws-ofi-nccl, README setup 4"),
+    RunSpec("25c", "alcf-polaris", 4, 1, nodes=8, note="aws-ofi-nccl, README setup 4"),
+    RunSpec(
+        "25d",
+        "alcf-polaris",
+        4,
+        1,
+        nodes=8,
+        note="aws-ofi-nccl, README setup 5 (setup 4 + three libfabric CXI settings)",
+    ),
+    RunSpec(
+        "25e",
+        "alcf-polaris-socket",
+        4,
+        1,
+        nodes=8,
+        note="README setup 1: no NCCL environment, NCCL's TCP socket transport",
+    ),
+)
+
+# Bundled files that are not nccl-tests runs and are not fitted: file prefix -> why.
+NOT_FITTED: dict[str, str] = {
+    "26": "8 RTX PRO 6000 over PCIe Gen5 switches, timed through torch.distributed (markdown "
+    "tables, not nccl-tests output): no GPU preset for the RTX PRO 6000 with cited compute "
+    "figures yet, so it is vendored and indexed but not scored",
+    "27": "two headline numbers (811 GB/s multi-node NVLink, 85 GB/s InfiniBand on 2 x 4 "
+    "GB200), no sizes or times: a coarse check (tests/test_held_out_runs.py), not a run",
+}
+
+RUNS = tuple(sorted(RUNS + NEWER_RUNS + BUSBW_ONLY_RUNS + POLARIS_RUNS, key=lambda s: s.prefix))
 
 # Do the busbw-only runs enter the fit? Decided by grouped CV (issue 11): they would stay out
 # unless including them lowers the grouped-CV score (_score, the ablation's score). Of today's
@@ -1200,7 +1238,7 @@ def _fold(task: tuple[frozenset[str], str]) -> dict:
 
 
 def grouped_cv_many(
-    runs: list[Run], offs: list[frozenset[str]], workers: int = 4
+    runs: list[Run], offs: list[frozenset[str]], workers: int = 2
 ) -> list[dict[str, dict]]:
     """:func:`grouped_cv` for several sets of terms off, the folds spread over ``workers``
     processes (each fold is one independent fit)."""
