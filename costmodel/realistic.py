@@ -16,6 +16,16 @@ item 1):
 - The bandwidth every candidate uses is capped by the physical bound of its algorithm, so the
   chosen one never exceeds the hardware (NIC aggregate across nodes, NVLink per direction
   inside a node, the NVLS bound).
+- Adding nodes never makes an op faster: a job on k > 1 nodes of g GPUs takes at least the
+  time of the same op (same per-rank size M) on one of its nodes, the fastest single-node
+  candidate, :math:`t_k(M) \ge t_1(M)`. Each GPU of the larger job still receives at least
+  the bytes it receives on one node (all-reduce, all-gather, reduce-scatter: a (n-1)/n share
+  that grows with n; broadcast, reduce: M) through the same intra-node links, plus the
+  network phase, so its inter-node phase cannot beat the intra-node bound. Without the cap the
+  NIC-bound Ring on two nodes (NICs x 0.95 of line rate) beat NCCL's quantised single-node Ring
+  (e.g. 380 vs 360 GB/s on 8 x H100 broadcast) and a GB200 rack pair beat one rack by up to
+  20 %. The cap is the maximum of two non-decreasing times whose busbw never drops more than
+  2 % per doubling, so both size invariants survive it.
 - The host floor is applied after the choice (it is the same for every candidate).
 
 Topology inputs are computed once per (GPUs per node, node class) group, the node classes
@@ -474,6 +484,19 @@ def realistic_rows(
         pmap = np.array([p_names.setdefault(x, len(p_names)) for _, x in pairs], dtype=np.int32)
         a_code[rows], p_code[rows] = amap[best], pmap[best]
     if corrected:
+        multi = (k > 1) & (g > 1)
+        if multi.any():  # never faster than the same op on one of its nodes (module docstring)
+            t1, _, _, _ = realistic_rows(
+                op,
+                m[multi],
+                1,
+                g[multi],
+                cluster,
+                params=p,
+                gpus_per_process=gpus_per_process,
+                nvls=nvls,
+            )
+            t[multi] = np.maximum(t[multi], t1)
         live = (k * g) >= 2
         pf = cast("Mapping[str, float]", p)  # floats: _check
         procs = np.maximum(np.ceil(g / gpus_per_process), 1).astype(np.int64)  # per node
