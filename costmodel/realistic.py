@@ -26,6 +26,9 @@ item 1):
   (e.g. 380 vs 360 GB/s on 8 x H100 broadcast) and a GB200 rack pair beat one rack by up to
   20 %. The cap is the maximum of two non-decreasing times whose busbw never drops more than
   2 % per doubling, so both size invariants survive it.
+- A transport that copies every byte through host memory (NCCL's TCP socket fallback) caps a
+  multi-node op's busbw at its per-node rate (:func:`costmodel.corrections.fabric_node_rate_gbs`),
+  after the choice: every candidate moves its bytes through the same host path.
 - The host floor is applied after the choice (it is the same for every candidate).
 
 Topology inputs are computed once per (GPUs per node, node class) group, the node classes
@@ -384,6 +387,8 @@ def _p2p_time_s(
     t_inter = 0.0 * m
     if c.nodes > 1:
         inter_bw = topo.extra.get("inter_share_gbs", topo.ring.n_channels * topo.ring.bw_inter_gbs)
+        if p is not None:  # many flows per NIC, incast (C.a2a_net_efficiency)
+            inter_bw = inter_bw * C.a2a_net_efficiency(c.nodes, p)
         t_inter = m * (n - g) / n / (1000.0 * inter_bw)
         lat = lat + T.NCCL_HW_LATENCY_US["net"]["ring"][simple]
     factor: float | np.ndarray = 1.0
@@ -497,6 +502,11 @@ def realistic_rows(
                 nvls=nvls,
             )
             t[multi] = np.maximum(t[multi], t1)
+        rate = C.fabric_node_rate_gbs(cluster.fabric, 2, cast("Mapping[str, object]", p))
+        if np.isfinite(rate) and multi.any():  # host-copy transport (socket): busbw <= rate
+            n_multi = (k * g)[multi]
+            floor_rate = m[multi] * T.BUSBW_FACTOR[op](n_multi) / (rate * 1e9)
+            t[multi] = np.maximum(t[multi], floor_rate)
         live = (k * g) >= 2
         pf = cast("Mapping[str, float]", p)  # floats: _check
         procs = np.maximum(np.ceil(g / gpus_per_process), 1).astype(np.int64)  # per node
