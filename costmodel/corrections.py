@@ -52,6 +52,12 @@ term                           what and why
 :func:`ring_nic_fraction`      the same cited share as the bandwidth a multi-node Ring/Simple
                                reaches (NIC-bound), where NCCL's quantised channel speeds give
                                less.
+:func:`a2a_net_efficiency`     share of its NIC bandwidth a multi-node all-to-all reaches
+                               (incast, many concurrent flows per NIC); a cited prior where no
+                               multi-node all-to-all run is fitted, else fitted.
+:func:`fabric_node_rate_gbs`   per-node rate of a transport that copies every byte through host
+                               memory (NCCL's TCP socket fallback): it caps a multi-node op's
+                               busbw whatever the NICs' line rate; cited prior or fitted.
 =============================  ==============================================================
 
 Where the fit has no multi-node run of a fabric (a fold of the grouped cross-validation
@@ -450,6 +456,64 @@ def ring_nic_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -> 
     return _fabric_share("ring_nic_fraction", fabric, params, 0.0)
 
 
+#: Prior for :func:`a2a_net_efficiency` where no multi-node all-to-all run is fitted: on 8 nodes
+#: x 8 V100 over 100 Gb/s InfiniBand, all-to-all reached 0.51 GB/s busbw where all-reduce on the
+#: same nodes reached 4.33 (NVIDIA/nccl-tests#78, 2021-12, user measurement). With the NIC
+#: bound of each (ring all-reduce busbw = B per node; all-to-all busbw = (n-1)/(n-g) B/g for n
+#: ranks of g per node: 63/56 x B/8) that is 0.51 / (4.33 x 63/448) = 0.84 of what all-reduce
+#: reaches on the same network. A maintainer adds that all-to-all "cannot aggregate the
+#: bandwidth of multiple NICs" (nccl-tests#267). Low confidence: one report.
+A2A_NET_EFFICIENCY_PRIOR = 0.84
+
+
+def a2a_net_efficiency(nodes: int, params: Mapping[str, object]) -> float:
+    r"""Share :math:`e` of its NIC bandwidth a multi-node all-to-all reaches (1 on one node).
+
+    NCCL runs all-to-all as grouped point-to-point sends: every rank keeps one flow to each of
+    the ``n - g`` ranks on other nodes, so each NIC carries many concurrent flows into many
+    receivers at once (incast) and, through the net plugin, as many proxy-posted messages per
+    chunk. It does not reach the rate one ring flow per NIC reaches; the inter-node term of
+    :func:`costmodel.realistic._p2p_time_s` runs at :math:`e` times the per-GPU NIC share.
+    ``a2a_net_efficiency`` is fitted on the multi-node all-to-all runs
+    (scripts/fit_corrections.py), the cited :data:`A2A_NET_EFFICIENCY_PRIOR` where a fit has
+    none; 1 = no correction.
+
+    >>> a2a_net_efficiency(8, {"a2a_net_efficiency": 0.4}), a2a_net_efficiency(1, {"a2a_net_efficiency": 0.4})
+    (0.4, 1.0)
+    """
+    if int(nodes) < 2:
+        return 1.0
+    e = float(cast("float", params.get("a2a_net_efficiency", 1.0)))
+    if not 0.0 < e <= 1.0:
+        raise must_be("a2a_net_efficiency", "in (0, 1]", e)
+    return e
+
+
+def fabric_node_rate_gbs(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
+    r"""Per-node rate of a host-copy transport [GB/s]; ``inf`` where none applies.
+
+    NCCL's TCP socket transport (the fallback when neither its verbs transport nor a net plugin
+    loads) copies every byte through host memory and TCP sockets driven by a few threads, so a
+    node moves at most a rate set by the host, not by its NICs: :math:`\mathrm{busbw} \le R`
+    (a ring's busbw is the node's rate per direction),
+    :math:`t \ge M f_\mathrm{bus}(n) / R` with nccl-tests' busbw factor. Fitted per fabric on its
+    multi-node runs (median busbw from 64 MiB), the cited prior of
+    ``costmodel/data/fabric_priors.toml`` elsewhere; 1 node or no value: no cap.
+
+    >>> fabric_node_rate_gbs("socket", 8, {"fabric_node_rate_gbs": {"socket": 3.4}})
+    3.4
+    >>> fabric_node_rate_gbs("socket", 1, {"fabric_node_rate_gbs": {"socket": 3.4}})
+    inf
+    """
+    if int(nodes) < 2:
+        return math.inf
+    table = cast("Mapping[str, float]", params.get("fabric_node_rate_gbs", {}) or {})
+    r = float(table.get(fabric, math.inf))
+    if not r > 0.0:
+        raise must_be(f"fabric_node_rate_gbs[{fabric!r}]", "> 0 GB/s", r)
+    return r
+
+
 DEFAULT_PARAMS: dict[str, object] = {
     "host_base_us": 0.0,
     "host_per_gpu_us": 0.0,
@@ -467,6 +531,8 @@ DEFAULT_PARAMS: dict[str, object] = {
     "host_per_process_us": 0.0,
     "net_ramp_exponent": 0.5,
     "ring_nic_fraction": {},
+    "a2a_net_efficiency": 1.0,
+    "fabric_node_rate_gbs": {},
 }
 """Parameters that make every correction a no-op (NCCL's table alone)."""
 
@@ -481,6 +547,8 @@ _OPTIONAL = (
     "host_per_process_us",
     "net_ramp_exponent",
     "ring_nic_fraction",
+    "a2a_net_efficiency",
+    "fabric_node_rate_gbs",
 )
 
 

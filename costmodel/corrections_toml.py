@@ -38,10 +38,16 @@ def dumps(
     bands: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]] | None = None,
     measured_fabrics: list[str] | tuple[str, ...] = (),
     dropped_terms: list[str] | tuple[str, ...] = (),
+    coverage: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+    folds: Mapping[str, Mapping[str, Mapping[str, object]]] | None = None,
 ) -> str:
     """The fitted_corrections.toml text: header, [all], one [cv."run"] table per run (the
     parameters fitted without the run's source), then [groups] (run -> source) and
-    [band."model"."regime"."size class"] (grouped-CV error bands, costmodel.uncertainty).
+    [band."model"."regime"."size class"] (grouped-CV error bands, costmodel.uncertainty), and
+    [coverage."regime"."size class"] (the nccl band's nominal and leave-one-source-out measured
+    coverage; ``measured`` absent where a cell rests on one source), and per harder fold kind
+    (``family``, ``op``) [fold."kind"."run"]: the parameters fitted without the run's fabric
+    family or op class, from which the bands are recomputed.
 
     >>> print(dumps("2026-12-01", "2.30.7", {"a": 1, "t": {"x": 2}}, {"01": {"a": 0.5}}))
     ... # doctest: +NORMALIZE_WHITESPACE
@@ -69,10 +75,17 @@ def dumps(
     out += ["", *_table("all", all_params), ""]
     for run in cv:
         out += [*_table(f'cv."{run}"', cv[run]), ""]
+    for kind, per_run in (folds or {}).items():  # the harder folds the bands come from
+        for run in per_run:
+            out += [*_table(f'fold."{kind}"."{run}"', per_run[run]), ""]
     if groups:
         out += ["[groups]", *(f'"{k}" = "{v}"' for k, v in groups.items()), ""]
     for model, regs in (bands or {}).items():
         for reg, classes in regs.items():
             for sc, vals in classes.items():
                 out += [*_table(f'band."{model}"."{reg}"."{sc}"', vals), ""]
+    for reg, classes in (coverage or {}).items():  # measured coverage of the nccl band
+        for sc, vals in classes.items():
+            finite = {k: v for k, v in vals.items() if math.isfinite(float(v))}
+            out += [*_table(f'coverage."{reg}"."{sc}"', finite), ""]
     return "\n".join(out)

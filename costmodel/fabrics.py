@@ -12,6 +12,9 @@ maintainers' comments; none is one of the bundled runs):
   multi-node Ring/Simple reaches it (:func:`costmodel.corrections.ring_nic_fraction`), and it
   can cap every candidate (:func:`costmodel.corrections.achievable_fraction`; neutralised by
   the grouped-CV ablation).
+- ``node_rate_gbs``: for a transport that copies every byte through host memory (NCCL's TCP
+  socket fallback) the most a node moves per direction whatever its NICs' line rate; it stands
+  in for :func:`costmodel.corrections.fabric_node_rate_gbs` where no run of the fabric is fitted.
 - ``proxy_driven``: the fabric's data path needs host software beyond NCCL's verbs transport;
   such fabrics share the network ramp's multiplier
   (:func:`costmodel.corrections.net_ramp_phi`).
@@ -35,7 +38,7 @@ from importlib import resources
 from types import MappingProxyType
 
 DATA_FILE = "data/fabric_priors.toml"
-_VALUES = ("per_message_overhead_us", "achievable_fraction")
+_VALUES = ("per_message_overhead_us", "achievable_fraction", "node_rate_gbs")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class FabricPrior:
     confidence: str
     sources: Mapping[str, str]
     proxy_driven: bool = False
+    node_rate_gbs: float | None = None
 
 
 def parse(text: str, where: str = DATA_FILE) -> dict[str, FabricPrior]:
@@ -64,8 +68,11 @@ def parse(text: str, where: str = DATA_FILE) -> dict[str, FabricPrior]:
             v = t.get(k)
             if v is not None:
                 v = float(v)
-                ok = v >= 0 if k == "per_message_overhead_us" else 0 < v <= 1
-                allowed = ">= 0 us" if k == "per_message_overhead_us" else "in (0, 1]"
+                ok, allowed = {
+                    "per_message_overhead_us": (v >= 0, ">= 0 us"),
+                    "achievable_fraction": (0 < v <= 1, "in (0, 1]"),
+                    "node_rate_gbs": (v > 0, "> 0 GB/s"),
+                }[k]
                 if not (math.isfinite(v) and ok):
                     raise ValueError(f"{where} [{fabric}] {k}: must be {allowed}, got {v!r}")
                 if not t.get(f"{k}_source"):
@@ -84,6 +91,7 @@ def parse(text: str, where: str = DATA_FILE) -> dict[str, FabricPrior]:
             str(t.get("confidence", "")),
             MappingProxyType(srcs),
             proxy,
+            vals["node_rate_gbs"],
         )
     return out
 
@@ -107,6 +115,11 @@ def achievable_fractions() -> dict[str, float]:
     return {
         f: p.achievable_fraction for f, p in PRIORS.items() if p.achievable_fraction is not None
     }
+
+
+def node_rates_gbs() -> dict[str, float]:
+    """{fabric: per-node rate [GB/s]} for host-copy transports with a cited figure (socket)."""
+    return {f: p.node_rate_gbs for f, p in PRIORS.items() if p.node_rate_gbs is not None}
 
 
 def proxy_driven_fabrics() -> tuple[str, ...]:

@@ -48,6 +48,8 @@ class CorrectionParams:
     host_per_process_us: float = 0.0
     net_ramp_exponent: float = 0.5
     ring_nic_fraction: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    a2a_net_efficiency: float = 1.0
+    fabric_node_rate_gbs: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> CorrectionParams:
@@ -93,6 +95,15 @@ class FittedCorrections:
     )
     measured_fabrics: tuple[str, ...] = ()
     dropped_terms: tuple[str, ...] = ()
+    #: fold kind ("family", "op") -> run -> parameters fitted without the run's fabric family
+    #: or op class (the harder folds the error bands come from, with ``cv``)
+    folds: Mapping[str, Mapping[str, CorrectionParams]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    #: regime -> size class -> nominal / measured (leave one source out) coverage of the band
+    coverage: Mapping[str, Mapping[str, Mapping[str, float]]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     @property
     def cv(self) -> Mapping[str, CorrectionParams]:
@@ -134,6 +145,25 @@ def parse(text: str, where: str = DATA_FILE) -> FittedCorrections:
         bands=MappingProxyType(bands),
         measured_fabrics=tuple(str(f) for f in doc.get("measured_fabrics", ())),
         dropped_terms=tuple(str(t) for t in doc.get("dropped_terms", ())),
+        folds=MappingProxyType(
+            {
+                str(kind): MappingProxyType(
+                    {
+                        str(run): CorrectionParams.from_table(t, f"{where} [fold.{kind}.{run}]")
+                        for run, t in per_run.items()
+                    }
+                )
+                for kind, per_run in doc.get("fold", {}).items()
+            }
+        ),
+        coverage=MappingProxyType(
+            {
+                str(reg): MappingProxyType(
+                    {str(sc): MappingProxyType(dict(v)) for sc, v in classes.items()}
+                )
+                for reg, classes in doc.get("coverage", {}).items()
+            }
+        ),
     )
 
 

@@ -69,9 +69,11 @@ __all__ = [
 ]
 
 Architecture = Literal["volta", "turing", "ampere", "ada", "hopper", "blackwell"]
-LinkKind = Literal["nvlink", "pcie", "infiniband", "roce", "efa", "slingshot", "tcpxo", "ethernet"]
+LinkKind = Literal[
+    "nvlink", "pcie", "infiniband", "roce", "efa", "slingshot", "tcpxo", "ethernet", "socket"
+]
 IntraKind = Literal["nvswitch", "nvlink-mesh", "pcie"]
-Fabric = Literal["infiniband", "efa", "slingshot", "roce", "tcpxo", "ethernet", "none"]
+Fabric = Literal["infiniband", "efa", "slingshot", "roce", "tcpxo", "ethernet", "socket", "none"]
 CpuVendor = Literal["intel", "amd", "nvidia", "unknown"]
 
 # CUDA compute capabilities per architecture (CUDA C Programming Guide, "Compute Capabilities")
@@ -92,6 +94,7 @@ _FABRIC_OF_KIND: dict[str, str] = {
     "slingshot": "slingshot",
     "tcpxo": "tcpxo",
     "ethernet": "ethernet",
+    "socket": "socket",  # NCCL's TCP socket transport (no RDMA, no plugin) over any NIC
 }
 
 #: validation context key: when true, quantities must be strings with units (preset files)

@@ -16,6 +16,19 @@ item 1):
 - The bandwidth every candidate uses is capped by the physical bound of its algorithm, so the
   chosen one never exceeds the hardware (NIC aggregate across nodes, NVLink per direction
   inside a node, the NVLS bound).
+- Adding nodes never makes an op faster: a job on k > 1 nodes of g GPUs takes at least the
+  time of the same op (same per-rank size M) on one of its nodes, the fastest single-node
+  candidate, :math:`t_k(M) \ge t_1(M)`. Each GPU of the larger job still receives at least
+  the bytes it receives on one node (all-reduce, all-gather, reduce-scatter: a (n-1)/n share
+  that grows with n; broadcast, reduce: M) through the same intra-node links, plus the
+  network phase, so its inter-node phase cannot beat the intra-node bound. Without the cap the
+  NIC-bound Ring on two nodes (NICs x 0.95 of line rate) beat NCCL's quantised single-node Ring
+  (e.g. 380 vs 360 GB/s on 8 x H100 broadcast) and a GB200 rack pair beat one rack by up to
+  20 %. The cap is the maximum of two non-decreasing times whose busbw never drops more than
+  2 % per doubling, so both size invariants survive it.
+- A transport that copies every byte through host memory (NCCL's TCP socket fallback) caps a
+  multi-node op's busbw at its per-node rate (:func:`costmodel.corrections.fabric_node_rate_gbs`),
+  after the choice: every candidate moves its bytes through the same host path.
 - The host floor is applied after the choice (it is the same for every candidate).
 
 Topology inputs are computed once per (GPUs per node, node class) group, the node classes
@@ -374,6 +387,8 @@ def _p2p_time_s(
     t_inter = 0.0 * m
     if c.nodes > 1:
         inter_bw = topo.extra.get("inter_share_gbs", topo.ring.n_channels * topo.ring.bw_inter_gbs)
+        if p is not None:  # many flows per NIC, incast (C.a2a_net_efficiency)
+            inter_bw = inter_bw * C.a2a_net_efficiency(c.nodes, p)
         t_inter = m * (n - g) / n / (1000.0 * inter_bw)
         lat = lat + T.NCCL_HW_LATENCY_US["net"]["ring"][simple]
     factor: float | np.ndarray = 1.0
@@ -474,6 +489,24 @@ def realistic_rows(
         pmap = np.array([p_names.setdefault(x, len(p_names)) for _, x in pairs], dtype=np.int32)
         a_code[rows], p_code[rows] = amap[best], pmap[best]
     if corrected:
+        multi = (k > 1) & (g > 1)
+        if multi.any():  # never faster than the same op on one of its nodes (module docstring)
+            t1, _, _, _ = realistic_rows(
+                op,
+                m[multi],
+                1,
+                g[multi],
+                cluster,
+                params=p,
+                gpus_per_process=gpus_per_process,
+                nvls=nvls,
+            )
+            t[multi] = np.maximum(t[multi], t1)
+        rate = C.fabric_node_rate_gbs(cluster.fabric, 2, cast("Mapping[str, object]", p))
+        if np.isfinite(rate) and multi.any():  # host-copy transport (socket): busbw <= rate
+            n_multi = (k * g)[multi]
+            floor_rate = m[multi] * T.BUSBW_FACTOR[op](n_multi) / (rate * 1e9)
+            t[multi] = np.maximum(t[multi], floor_rate)
         live = (k * g) >= 2
         pf = cast("Mapping[str, float]", p)  # floats: _check
         procs = np.maximum(np.ceil(g / gpus_per_process), 1).astype(np.int64)  # per node

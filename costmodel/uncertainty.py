@@ -9,8 +9,15 @@ into ``costmodel/data/fitted_corrections.toml`` (``[band.<model>.<regime>]``):
 - ``half_width``: the 80th percentile of ``|e|`` (each run weighted equally, whatever its row
   count), shown as "±X%": four in five measured rows of that regime fell within it;
 - ``lo``, ``hi``: the 10th and 90th percentiles of ``busbw_meas / busbw_pred`` (multipliers on
-  the predicted busbw; the time band is ``time / hi`` to ``time / lo``);
-- ``n_runs``, ``n_groups``: how many runs and independent sources the figures rest on.
+  the predicted busbw; the time band is ``time / hi`` to ``time / lo``): asymmetric, since the
+  misses are mostly one-sided;
+- ``n_runs``, ``n_groups``: how many runs and independent sources the figures rest on
+  (:attr:`ErrorBand.sources`).
+
+The residuals come from the harder folds: each run predicted with its source, then its whole
+fabric family (the regime), then its whole op class left out of the fit; a regime resting on
+few sources S has its spread widened by 1 + 0.2/S^2 (docs/fidelity.md, "Error bands from the
+hardest honest split", which also reports the measured leave-one-source-out coverage).
 
 Size classes: ``"ge1MiB"`` (from 1 MiB per rank up) and ``"lt1MiB"``. Regimes
 (:func:`regime`): one node over NVSwitch/NVLink, one node over PCIe, several nodes over
@@ -92,6 +99,18 @@ class ErrorBand:
     n_runs: int
     n_groups: int
     note: str
+
+    @property
+    def sources(self) -> int:
+        """How many independent sources (clusters, CV groups) the band rests on; 0 unmeasured.
+
+        Few sources widen the band (scripts/fit_corrections.py, ``band_of``: the spread is
+        multiplied by 1 + 0.2/sources^2), and the app and CLI show the count next to it.
+
+        >>> ErrorBand("nccl", "r", True, 0.084, 0.9, 1.1, 3, 2, "").sources
+        2
+        """
+        return int(self.n_groups)
 
     def pct(self, i: int | None = None) -> str:
         """``"±X%"`` (the largest half-width over sizes, or size ``i``'s), or ``"± ?"``.

@@ -414,7 +414,8 @@ def test_validate_lists_the_bundled_runs_without_any_environment(monkeypatch):
     bundled = sorted(p.name for p in REFERENCE_LOGS.glob("*.txt"))
     busbw_only = [n for n in bundled if n.endswith("_busbw-only.txt")]  # no times to compare
     assert len(busbw_only) == 4
-    assert sorted(options) == sorted(set(bundled) - set(busbw_only))
+    not_logs = [n for n in bundled if n.startswith(("26_", "27_"))]  # no result rows at all
+    assert sorted(options) == sorted(set(bundled) - set(busbw_only) - set(not_logs))
     assert REFERENCE in options
 
 

@@ -22,7 +22,13 @@ def test_every_prior_value_has_a_source_and_is_in_range():
             assert p.sources["proxy_driven"], f
     # InfiniBand is NCCL's own reference: no extra per-message cost, not proxy-driven
     assert fabrics.PRIORS["infiniband"].per_message_overhead_us == 0.0
-    assert set(fabrics.proxy_driven_fabrics()) == {"efa", "ethernet", "slingshot", "tcpxo"}
+    assert set(fabrics.proxy_driven_fabrics()) == {
+        "efa",
+        "ethernet",
+        "slingshot",
+        "socket",
+        "tcpxo",
+    }
 
 
 @pytest.mark.parametrize(

@@ -42,10 +42,16 @@ def test_writer_and_reader_round_trip():
         },
         measured_fabrics=FITTED.measured_fabrics,
         dropped_terms=FITTED.dropped_terms,
+        coverage={r: {c: dict(v) for c, v in cl.items()} for r, cl in FITTED.coverage.items()},
+        folds={
+            kind: {run: p.as_dict() for run, p in per_run.items()}
+            for kind, per_run in FITTED.folds.items()
+        },
     )
     again = parse(text)
     assert again == FITTED
     assert FITTED.bands and FITTED.groups  # grouped CV written (issue 11 items 2 and 4)
+    assert FITTED.coverage and FITTED.folds  # the harder folds and the band's coverage
 
 
 def test_bad_files_name_what_is_wrong():

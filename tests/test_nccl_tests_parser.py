@@ -53,6 +53,11 @@ ROWS = {
     "24b_vultr-1x8xB200-NVLink5_allgather.txt": 32,
     "24c_vultr-1x8xB200-NVLink5_reducescatter.txt": 32,
     "24d_vultr-1x8xB200-NVLink5_alltoall.txt": 32,
+    "25a_alcf-polaris-2x4xA100-Slingshot11-awsofi_allreduce.txt": 29,
+    "25b_alcf-polaris-8x4xA100-Slingshot11-awsofi_allreduce.txt": 29,
+    "25c_alcf-polaris-8x4xA100-Slingshot11-awsofi_allgather.txt": 29,
+    "25d_alcf-polaris-8x4xA100-Slingshot11-awsofi_alltoall.txt": 29,
+    "25e_alcf-polaris-8x4xA100-Slingshot11-default-socket_allreduce.txt": 29,
 }
 
 # Busbw-only markdown tables (in-place busbw per rounded size label, no times): table rows per
@@ -66,10 +71,26 @@ BUSBW_ROWS = {
 }
 
 
+# Bundled files that are neither nccl-tests logs nor busbw-only tables (a PyTorch-timed markdown
+# write-up, two headline numbers): both readers refuse them (reference/README.md).
+NOT_LOGS = (
+    "26_rtxpro6000-1x8-PCIe5-switch-P2P_torch-ring-allreduce.txt",
+    "27_lixueduan-GB200-NVL72-2x4-MNNVL-vs-IB_allreduce_points.txt",
+)
+
+
 def test_every_data_file_is_listed():
     assert sorted(p.name for p in DATA.glob("*.txt") if p.name != "README.md") == sorted(
-        {**ROWS, **BUSBW_ROWS}
+        {**ROWS, **BUSBW_ROWS, **dict.fromkeys(NOT_LOGS)}
     )
+
+
+@pytest.mark.parametrize("name", NOT_LOGS)
+def test_files_that_are_not_logs_are_refused_by_both_readers(name):
+    with pytest.raises(NcclTestsParseError, match="no nccl-tests result rows"):
+        read_nccl_tests(DATA / name)
+    with pytest.raises(NcclTestsParseError, match="no busbw table rows"):
+        read_busbw_table(DATA / name)
 
 
 @pytest.mark.parametrize("name", sorted(BUSBW_ROWS))
@@ -116,7 +137,7 @@ def test_data_file_row_count_and_units(name):
     assert (df.op != "unknown").all()
     # the collector's header names the source: "# SOURCE:" (read into meta) in the older files,
     # "# source:" in the runs 20-24 (the meta block reads capitalised keys only, so check the text)
-    if name[:2] < "20":
+    if name[:2] < "20" or name[:2] >= "25":
         assert df.attrs["meta"]["SOURCE"]
     else:
         assert (DATA / name).read_text().startswith("# source: ")

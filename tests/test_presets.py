@@ -92,7 +92,15 @@ DATA_RUNS = [
     "24b",
     "24c",
     "24d",
+    "25a",
+    "25b",
+    "25c",
+    "25d",
+    "25e",
+    "27",
 ]
+# bundled files no preset describes yet (presets/README.md says why)
+NO_PRESET = ["26"]
 
 
 @pytest.fixture(autouse=True)
@@ -418,4 +426,4 @@ def test_bad_value_message_names_the_field_once(tmp_path):
 def test_data_runs_are_the_bundled_runs():
     from costmodel.reference import reference_id, reference_runs
 
-    assert sorted(DATA_RUNS) == sorted(reference_id(n) for n in reference_runs())
+    assert sorted(DATA_RUNS + NO_PRESET) == sorted(reference_id(n) for n in reference_runs())

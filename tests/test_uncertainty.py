@@ -29,9 +29,20 @@ else:
 
 
 def test_bands_in_the_file_are_the_grouped_cv_residuals_recomputed():
-    """Not hand-typed: recomputing from the CV parameters in the file gives the file's bands."""
+    """Not hand-typed: recomputing from the fold parameters in the file (grouped CV, then the
+    fabric-family and op-class folds) gives the file's bands and coverage."""
     runs = fit.load_runs()
-    again = fit.bands(runs, {k: dict(v) for k, v in CV.items()})
+    cv = {k: dict(v) for k, v in CV.items()}
+    assert set(FITTED.folds) == {"family", "op"}
+    hard = [cv, *({k: v.as_dict() for k, v in FITTED.folds[f].items()} for f in ("family", "op"))]
+    again = fit.bands(runs, cv, hard)
+    cover = fit.coverage(fit._residual_pool(runs, "nccl", hard))
+    for reg, classes in cover.items():
+        for sc, v in classes.items():
+            want = FITTED.coverage[reg][sc].get("measured", math.nan)
+            assert (math.isnan(v["measured"]) and math.isnan(want)) or v["measured"] == (
+                pytest.approx(want, abs=2e-4)
+            ), (reg, sc)
     assert set(again) == set(FITTED.bands)
     for model, regs in again.items():
         assert set(regs) == set(FITTED.bands[model]), model

@@ -37,6 +37,18 @@ def _band_note(df: Any) -> str:
     if "error_band_pct" not in df.columns:
         return ""
     text = "expected_error: 80% of measured rows of this regime fell within it (grouped CV)."
+    if "regime" in df.columns:  # how many sources each shown band rests on
+        from ..fitted_corrections import FITTED
+
+        model = str(df["model"].iloc[0]) if "model" in df.columns and len(df) else "nccl"
+        bands = FITTED.bands.get(model, {})
+        counts = {
+            r: int(max(v["n_groups"] for v in bands[r].values()))
+            for r in dict.fromkeys(df["regime"])
+            if r in bands
+        }
+        if counts:
+            text += " Sources: " + ", ".join(f"{r} {n}" for r, n in counts.items()) + "."
     if df["error_band_pct"].isna().any():
         text += " '± ?': no bundled run measured this regime or fabric: the error is unknown."
     return text + " " + LEAVES_OUT

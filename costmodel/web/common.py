@@ -436,7 +436,10 @@ def accuracy_caption(band: Any, *, where: str = "") -> None:
     if band is None:
         return
     if band.measured:
-        head = f"Expected error {band.pct()}{where} ({band.regime}, grouped CV)."
+        head = (
+            f"Expected error {band.pct()}{where} ({band.regime}, grouped CV, "
+            f"{band.sources} source{'s' if band.sources != 1 else ''})."
+        )
         detail = (
             f"80% of measured nccl-tests rows on clusters the model was not fitted on fell "
             f"within it ({band.n_runs} runs, {band.n_groups} sources; see the fidelity table on "

@@ -445,14 +445,27 @@ def reference_logs() -> dict[str, str]:
     """Reference log name -> path, from :func:`reference_dirs` (the first folder wins a name).
 
     Busbw-only markdown tables (bundled 21a-21d) are left out: they have no times to compare
-    (read them with :func:`costmodel.validation.nccl_tests.read_busbw_table`).
+    (read them with :func:`costmodel.validation.nccl_tests.read_busbw_table`); so are files with
+    no nccl-tests result row at all (bundled 26, 27: a PyTorch-timed write-up, headline points).
     """
-    from costmodel.validation.nccl_tests import is_busbw_table
+    from costmodel.validation.nccl_tests import (
+        NcclTestsParseError,
+        is_busbw_table,
+        parse_nccl_tests,
+    )
+
+    def is_log(text: str) -> bool:
+        try:
+            parse_nccl_tests(text, strict=False)
+        except NcclTestsParseError:
+            return False
+        return True
 
     out: dict[str, str] = {}
     for d in reference_dirs():
         for p in sorted(d.glob("*.txt")):
-            if p.name not in out and not is_busbw_table(p.read_text(errors="replace")):
+            text = p.read_text(errors="replace")
+            if p.name not in out and not is_busbw_table(text) and is_log(text):
                 out[p.name] = str(p)
     return out
 

@@ -14,6 +14,7 @@ from ._common import MAX_LINE_CHARS, NCCL_TESTS_OPS, NcclTestsParseError, _libra
 from ._findings import _Findings
 from ._lexer import (
     _AVG_RE,
+    _BLOCK_NAMES,
     _DEBUG_RE,
     _ENV_SET_RE,
     _INT_RE,
@@ -32,6 +33,7 @@ from ._lexer import (
     _TABLE_STARTS,
     _TESTS_VERSION_RE,
     _TUNING_RE,
+    _Layout,
     _layout_from_count,
     _layout_from_header,
     _looks_like_row,
@@ -239,7 +241,15 @@ class _Parser(_Findings):
                 self._warn(lineno, f"column header repeated (first at line {self.run.header_line})")
             run = self._boundary(lineno) if self.run.rows else self.run
             self._flush()
-            run.layout = _layout_from_header(tokens)
+            layout: _Layout | None = _layout_from_header(tokens)
+            if layout is not None and any(t in _BLOCK_NAMES for t in layout.preamble):
+                self._warn(
+                    lineno,
+                    "column header has algbw/busbw columns before its first time column (a "
+                    "damaged header): the row layout is taken from the rows' field count",
+                )
+                layout = None
+            run.layout = layout
             run.header_line = lineno
             return
         if body.startswith("nccl-tests version"):
