@@ -4,9 +4,8 @@
 TCP sockets (its header); 25b is the same 8 nodes through aws-ofi-nccl (RDMA). Every other
 bundled nccl-tests log is a working run and must not be flagged.
 
-The Polaris cluster is the ``polaris`` preset where the presets have one; until then the
-equivalent node is written here from ALCF's documentation (4 A100 on NVLink 3, 2 Slingshot-11
-NICs of 200 Gb/s per node; the bundled files' headers) into a user presets folder.
+The Polaris cluster is the shipped ``alcf-polaris`` preset (4 A100 on NVLink 3, 2 Slingshot-11
+NICs of 200 Gb/s per node, as ALCF documents it).
 """
 
 from __future__ import annotations
@@ -32,37 +31,11 @@ fc = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
 sys.modules.setdefault("fit_corrections", fc)
 _spec.loader.exec_module(fc)  # type: ignore[union-attr]
 
-POLARIS_TOML = """name = "polaris-test"
-description = "ALCF Polaris node as ALCF documents it (test fixture until a polaris preset exists)"
-nodes = 1
-source = "ALCF Polaris documentation; headers of the bundled runs 25a-e"
-
-[node]
-name = "ALCF Polaris node"
-gpus_per_node = 4                              # 25a-e device lines: 4 x A100-SXM4-40GB
-gpu = "a100-sxm-80gb"                          # same A100 SXM4 links (40 GB variant: memory only)
-intra_link = "nvlink3"
-intra_kind = "nvlink-mesh"                     # ALCF docs: the 4 A100s are connected by NVLink
-nvlinks_per_gpu = 12                           # A100 whitepaper: 12 NVLink3 links per GPU
-p2p = true
-nvls = false
-nics_per_node = 2                              # ALCF docs: 2 Slingshot-11 NICs per node (25a header)
-nic = "slingshot-11"
-fabric = "slingshot"
-cpu_vendor = "amd"                             # ALCF docs: AMD EPYC Milan host
-source = "ALCF Polaris documentation"
-"""
-
-
 @pytest.fixture(scope="module")
 def polaris(tmp_path_factory):
-    """(preset name, presets folder or None)."""
-    if "polaris" in presets.names("cluster"):
-        return "polaris", None
-    folder = tmp_path_factory.mktemp("presets")
-    (folder / "clusters").mkdir()
-    (folder / "clusters" / "polaris-test.toml").write_text(POLARIS_TOML)
-    return "polaris-test", folder
+    """(preset name, presets folder or None): the shipped ALCF Polaris preset."""
+    assert "alcf-polaris" in presets.names("cluster")
+    return "alcf-polaris", None
 
 
 def _cluster(polaris):
