@@ -41,6 +41,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sweep.py
 	$(BIN)/python benchmarks/bench_parse.py
 	$(BIN)/python benchmarks/bench_app.py
+	$(BIN)/python benchmarks/bench_strategy.py
+	$(BIN)/python benchmarks/bench_load.py
 	$(BIN)/python benchmarks/bench_distributed.py --rows 2e7
 
 ## make bench-estimators: costmodel's memory vs DeepSpeed's and llm-analysis' (the bench extra)
