@@ -340,3 +340,54 @@ def test_cli_strategy_all_and_bad_options():
         r = run_(cli.app, cmd)
         assert r.exit_code == 2, (args, r.stdout, r.stderr)
         assert field in r.stderr and "Traceback" not in r.stderr
+
+
+# --- one compute road: the fitted efficiency by default ------------------------------------
+def test_default_compute_is_the_fitted_one_node_step_counted_once():
+    from costmodel import compute, presets
+
+    h100 = presets.load("h100-sxm")
+    one = strategy_step(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, strategy="fsdp")
+    assert one.compute_source == "fitted" and "hopper/bf16" in one.compute_label
+    fitted = compute.micro_batch_compute_s("llama-3.1-8b", h100, 4096, 1)
+    # the engine's one-node FSDP step is the fitted one-node step (its intra-node
+    # communication counted once): the compute under it is a little less
+    assert one.step_time_s == pytest.approx(fitted, rel=1e-3)
+    assert one.compute_s < fitted
+    # the calibrated compute carries to every node count and strategy unchanged
+    many = strategy_step(arch="llama-3.1-8b", cluster="dgx-h100", nodes=8, strategy="ddp")
+    assert many.compute_s == pytest.approx(one.compute_s, rel=1e-12)
+    # a contention what-if does not move the compute
+    stalled = strategy_step(
+        arch="llama-3.1-8b", cluster="dgx-h100", nodes=8, strategy="ddp", comm_contention=1.0
+    )
+    assert stalled.compute_s == pytest.approx(many.compute_s, rel=1e-12)
+
+
+def test_given_mfu_and_measured_time_override_the_fit_and_say_so():
+    kw = dict(arch="llama-3.1-8b", cluster="dgx-h100", nodes=2, strategy="fsdp")
+    given = strategy_step(**kw, mfu=0.5)
+    assert given.compute_source == "mfu" and given.compute_label == "given MFU 0.50"
+    from costmodel.architecture import load_arch
+
+    a = load_arch("llama-3.1-8b")
+    peak = float(cluster("dgx-h100").peak_flops)
+    assert given.compute_s == pytest.approx(4096 * a.training_flops_per_token(4096) / (peak * 0.5))
+    measured = strategy_step(**kw, compute_time_s=0.3)
+    assert measured.compute_source == "measured" and measured.compute_s == pytest.approx(0.3)
+    assert measured.as_dict()["compute_source"] == "measured"
+
+
+def test_gpu_without_a_fit_falls_back_to_the_default_mfu_and_says_why():
+    s = strategy_step(arch="gpt2-124m", cluster="dgx1-v100", nodes=1, strategy="ddp")
+    assert s.compute_source == "default-mfu"
+    assert "no fitted efficiency for volta" in s.compute_label
+
+
+@pytest.mark.parametrize(("mode", "more"), [("selective-op", True), ("selective-layer", True)])
+def test_new_recompute_modes_cost_compute(mode, more):
+    kw = dict(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, strategy="fsdp", mfu=0.4)
+    base = strategy_step(**kw)
+    r = strategy_step(**kw, recompute=mode)
+    full = strategy_step(**kw, recompute="full")
+    assert base.compute_s < r.compute_s < full.compute_s
