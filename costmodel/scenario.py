@@ -420,6 +420,11 @@ class Scenario(BaseModel):
         arch = self.architecture()
         if arch is not None:
             kwargs["layer_param_counts"] = arch.tensor_sizes
+        else:  # a bare count: the tensors of a transformer of that size (the engine's too)
+            shape = _shape_of(float(self.params))
+            if shape is not None:
+                k = float(self.params) / float(shape.params)
+                kwargs["layer_param_counts"] = [float(x) * k for x in shape.tensor_sizes]
         if self.compute_time_s is not None:
             kwargs["compute_time_s"] = self.compute_time_s * compute_scale
         else:  # the engine's compute per micro-batch (fitted efficiency or the given MFU)
@@ -889,6 +894,14 @@ def _search_factor(flips: Callable[[float], bool], rel_tol: float = 0.01) -> flo
 
 _VALIDATED: weakref.WeakKeyDictionary[Scenario, Any] = weakref.WeakKeyDictionary()
 """Scenario -> its Cluster (:meth:`Scenario._validated_cluster`); entries die with the scenario."""
+
+
+def _shape_of(params: float) -> Any:
+    from .strategy.step import _shape_of as shape_of
+
+    return shape_of(params)
+
+
 _MICRO_S: weakref.WeakKeyDictionary[Scenario, float] = weakref.WeakKeyDictionary()
 """Scenario -> its compute per micro-batch (:meth:`Scenario._micro_compute_s`)."""
 

@@ -101,8 +101,10 @@ def test_wire_bytes_follow_the_ring_factors():
     last = wrap_units(P)[-1].params  # the last unit is not gathered again for backward
     assert f["all_gather"] == pytest.approx(ring * 2 * (2 * P - last), rel=1e-9)
     assert f["reduce_scatter"] == pytest.approx(ring * 2 * P, rel=1e-9)
-    # about 1.5x DDP's volume (ZeRO paper section 7.2.2): 3 - 1/8 halves of it here
-    assert sum(f.values()) / sum(d.values()) == pytest.approx((3 - 1 / 8) / 2, rel=1e-9)
+    # about 1.5x DDP's volume (ZeRO paper section 7.2.2): 3 halves less the last unit's share
+    # (a bare count's last unit is its transformer's head, architecture_for_params)
+    assert sum(f.values()) / sum(d.values()) == pytest.approx((3 - last / P) / 2, rel=1e-9)
+    assert 1.4 < sum(f.values()) / sum(d.values()) < 1.5
     keep = _step("fsdp", reshard_after_forward=False).wire_bytes_by_kind
     assert sum(keep.values()) == pytest.approx(sum(d.values()), rel=1e-9)
     # fp8 gathers halve the all-gather bytes, fp32 gradient reduction doubles the reduce-scatter
@@ -136,7 +138,9 @@ def test_fsdp_events_per_unit():
         kinds = [i.kind for i in s.timeline]
         assert kinds.count("all_gather") == gathers
         assert kinds.count("reduce_scatter") == n
-        assert kinds.count("forward") == kinds.count("backward") == n
+        # a unit with no matmul (an untied embedding: a lookup) draws no compute bar
+        m = sum(1 for u in units if u.compute_weight > 0)
+        assert kinds.count("forward") == kinds.count("backward") == m
     # every unit's forward starts after its gather ends, its reduce-scatter after its backward
     s = _step("fsdp")
     ends = {i.label.removeprefix("gather "): i.end_s for i in s.timeline if i.kind == "all_gather"}
@@ -236,11 +240,15 @@ def test_memory_buffers_per_strategy():
     assert ddp_m.buffers_bytes == 2 * p  # DDP's bucket copy of the bf16 gradients
     z = strategy_memory(Layout(strategy="zero1", ranks=8), p)
     assert z.buffers_bytes == 2 * 25 * 2**20  # one reduce and one gather bucket
-    block = p / len(wrap_units(p))  # a bare count: equal blocks
+    # a bare count: the units of its transformer (architecture_for_params), so the largest
+    # neighbouring pair is the last block and the head
+    sizes = [u.params for u in wrap_units(p)]
+    pair = max(a + b for a, b in zip(sizes, sizes[1:], strict=False))
+    assert pair > 2 * p / len(sizes)  # the head outweighs a block
     f = strategy_memory(Layout(strategy="fsdp", ranks=8), p)
-    assert f.gathered_bytes == pytest.approx((2 + 2) * 2 * block)  # two blocks, params + grads
+    assert f.gathered_bytes == pytest.approx((2 + 2) * pair)  # the pair, params + grads
     keep = strategy_memory(Layout(strategy="fsdp", ranks=8, reshard_after_forward=False), p)
-    assert keep.gathered_bytes == pytest.approx(2 * p + 2 * 2 * block)
+    assert keep.gathered_bytes == pytest.approx(2 * p + 2 * pair)
     u = [x.params for x in wrap_units(0, "llama-3.1-70b")]
     m70 = strategy_memory(Layout(strategy="fsdp", ranks=64), arch="llama-3.1-70b")
     # the last block with the head (the output projection and the final norm) is the peak,
