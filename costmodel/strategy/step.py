@@ -340,8 +340,8 @@ def strategy_step(
     if tensor_params is None and a is not None:
         tensor_params = tuple(float(x) for x in a.tensor_sizes)
     elif tensor_params is None and shape is not None:  # a bare count: its transformer's tensors
-        k = p / float(shape.params)
-        tensor_params = tuple(float(x) * k for x in shape.tensor_sizes)
+        scale = p / float(shape.params)
+        tensor_params = tuple(float(x) * scale for x in shape.tensor_sizes)
     _check_work(p, layout, r.gradient_bytes, a is not None or tensor_params is not None)
     inp = StepInputs(
         layout=layout,
