@@ -908,3 +908,11 @@ def test_step_and_scenario_say_which_compute_source_they_used():
     assert_usage_error(
         CliRunner().invoke(cli.app, ["scenario", *common, "--recompute", "some"]), "--recompute"
     )
+
+
+def test_step_prints_the_moe_note():
+    from costmodel.architecture import moe_data_parallel_note
+
+    args = ["--arch", "mixtral-8x7b", "--cluster", "dgx-h100", "--nodes", "2", "--strategy", "fsdp"]
+    out = run("step", *args).stdout
+    assert f"note: {moe_data_parallel_note('mixtral-8x7b')}" in out

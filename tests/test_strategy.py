@@ -399,3 +399,15 @@ def test_new_recompute_modes_cost_compute(mode, more):
     r = strategy_step(**kw, recompute=mode)
     full = strategy_step(**kw, recompute="full")
     assert base.compute_s < r.compute_s < full.compute_s
+
+
+def test_moe_answer_says_what_data_parallelism_leaves_out():
+    from costmodel.architecture import moe_data_parallel_note
+
+    note = moe_data_parallel_note("mixtral-8x7b")
+    assert note
+    kw = dict(arch="mixtral-8x7b", cluster="dgx-h100", nodes=2, strategy="fsdp")
+    assert strategy_step(**kw, band=False).notes == (note,)
+    assert strategy_step(arch="llama-3.1-8b", cluster="dgx-h100", band=False).notes == ()
+    r = Scenario(**kw).evaluate(scaling=False, flips=False)
+    assert note in r.notes
