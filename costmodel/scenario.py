@@ -435,6 +435,10 @@ class Scenario(BaseModel):
             else cluster.intra_bandwidth_bytes_per_s
         )
         grad = get_recipe(self.recipe).gradient_bytes if gradient_bytes is None else gradient_bytes
+        if "layer_param_counts" in kwargs:  # the engine's DDP host overhead, per tensor
+            from .compute import ddp_step_overhead_s
+
+            kwargs["step_overhead_s"] = ddp_step_overhead_s(len(kwargs["layer_param_counts"]))
         return ddp.ddp_step(
             self.params,
             cluster.ranks,

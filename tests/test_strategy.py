@@ -187,6 +187,7 @@ def test_ddp_strategy_equals_ddp_step_and_scenario(c):
         arch="llama-2-7b", cluster="dgx-h100", nodes=4, strategy="ddp", comm_contention=c
     )
     from costmodel import predict
+    from costmodel.compute import ddp_step_overhead_s
 
     cl = cluster("dgx-h100", nodes=4)
     a = __import__("costmodel.architecture", fromlist=["load_arch"]).load_arch("llama-2-7b")
@@ -197,6 +198,8 @@ def test_ddp_strategy_equals_ddp_step_and_scenario(c):
         layer_param_counts=a.tensor_sizes,
         allreduce_time_fn=predict.allreduce_time_fn(cl, nodes=4),
         comm_contention=c,
+        # DDP's fitted host time per step (both roads add it)
+        step_overhead_s=ddp_step_overhead_s(len(a.tensor_sizes)),
     )
     assert s.step_time_s == pytest.approx(ref.step_time_s, rel=1e-12)
     assert s.comm_s == pytest.approx(ref.comm_s, rel=1e-12)
@@ -411,3 +414,22 @@ def test_moe_answer_says_what_data_parallelism_leaves_out():
     assert strategy_step(arch="llama-3.1-8b", cluster="dgx-h100", band=False).notes == ()
     r = Scenario(**kw).evaluate(scaling=False, flips=False)
     assert note in r.notes
+
+
+def test_ddp_step_adds_the_fitted_per_tensor_host_overhead():
+    from costmodel.architecture import load_arch
+    from costmodel.compute import ddp_step_overhead_s
+
+    kw = dict(arch="llama-2-7b", cluster="dgx-h100", nodes=1, gpus_per_node=1, band=False)
+    n = len(load_arch("llama-2-7b").tensor_sizes)
+    one = strategy_step(**kw, strategy="ddp", compute_time_s=0.3)
+    # one GPU: no collective, the step is compute plus DDP's hooks and bucket copies per tensor
+    assert one.comm_s == 0.0
+    assert one.step_time_s == pytest.approx(0.3 + ddp_step_overhead_s(n), rel=1e-12)
+    assert ddp_step_overhead_s(n) > 0
+    # fsdp has no such term; accumulation under no_sync pays it once per step
+    assert strategy_step(**kw, strategy="fsdp", compute_time_s=0.3).step_time_s == pytest.approx(
+        0.3, rel=1e-12
+    )
+    acc = strategy_step(**kw, strategy="ddp", compute_time_s=0.3, accumulation=3)
+    assert acc.step_time_s == pytest.approx(0.9 + ddp_step_overhead_s(n), rel=1e-12)

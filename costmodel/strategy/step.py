@@ -367,8 +367,11 @@ def strategy_step(
         mid: Schedule | None = run(mid_tasks, c_, check=False)
     else:
         mid_tasks, mid = (), None
-    mid_step = mid.step_s if mid else 0.0
-    step_s = (acc - 1) * mid_step + final.step_s
+    # DDP's host-side time per synced micro-batch (hooks and bucket copies, per tensor):
+    # fitted on PyTorch's DDP benchmark (costmodel.compute.ddp_step_overhead_s)
+    overhead = _ddp_overhead_s(s, inp.tensor_params)
+    mid_step = (mid.step_s + (overhead if per_micro_comm else 0.0)) if mid else 0.0
+    step_s = (acc - 1) * mid_step + final.step_s + overhead
     compute_s = (acc - 1) * (mid.compute_s if mid else 0.0) + final.compute_s
     by_kind = dict(final.comm_s_by_kind)
     wire = _wire_bytes(final_tasks)
@@ -389,8 +392,12 @@ def strategy_step(
             if wf is None or wm is None:
                 ends = []
                 break
-            mid_end = run(mid_tasks, c_, wm).step_s if mid_tasks else 0.0
-            ends.append((acc - 1) * mid_end + run(final_tasks, c_, wf).step_s)
+            mid_end = (
+                run(mid_tasks, c_, wm).step_s + (overhead if per_micro_comm else 0.0)
+                if mid_tasks
+                else 0.0
+            )
+            ends.append((acc - 1) * mid_end + run(final_tasks, c_, wf).step_s + overhead)
         if ends:
             lo, hi = ends
     bars: list[Interval] = []
@@ -454,6 +461,16 @@ def strategy_step(
         compute_label=ct.label,
         notes=_notes(shape),
     )
+
+
+def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
+    """DDP's per-step host overhead of a tensor list [s] (0 for other strategies or without
+    a tensor list)."""
+    if strategy != "ddp" or tensor_params is None:
+        return 0.0
+    from ..compute import ddp_step_overhead_s
+
+    return ddp_step_overhead_s(len(tensor_params))
 
 
 def _shape_of(p: float) -> Any:
