@@ -372,6 +372,7 @@ def ddp_step(
     overlap: bool = True,
     allreduce_time_fn: Callable[[np.ndarray], ArrayLike] | None = None,
     layer_param_counts: Sequence[float] | None = None,
+    step_overhead_s: float = 0.0,
     *,
     tokens_per_gpu: float | None = None,
     peak_flops: float | None = None,
@@ -395,6 +396,9 @@ def ddp_step(
         PyTorch's. Compute stays ``6 P T`` here (``Scenario`` uses the architecture's FLOPs).
     ranks : int
         Data-parallel ranks ``N`` [-].
+    step_overhead_s : float
+        DDP's host-side time per synced micro-batch after its all-reduces [s] (default 0, the
+        lesson's step; the engine and Scenario pass :func:`costmodel.compute.ddp_step_overhead_s`).
     compute_time_s : float, optional
         Measured forward + backward time of one micro-batch on one GPU [s]. Otherwise
         ``6 P T / (peak x MFU)`` from ``tokens_per_gpu`` (``T``, per micro-batch), ``peak_flops``
@@ -537,7 +541,10 @@ def ddp_step(
     bwd_end, starts, ends = _schedule(
         fwd_s, bwd_s, ready_frac, b_bytes, b_comm, overlap, contention, n
     )
-    sync_s = max(bwd_end, float(ends[-1]))
+    # DDP's host-side time per synced micro-batch (autograd hooks, bucket copies), after its
+    # all-reduces: costmodel.compute.ddp_step_overhead_s (0 unless given)
+    overhead = _number("step_overhead_s", step_overhead_s, positive=False, unit="s")
+    sync_s = max(bwd_end, float(ends[-1])) + overhead
 
     syncs = 1 if no_sync else a_steps
     b_list = b_bytes.tolist()

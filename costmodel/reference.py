@@ -22,9 +22,12 @@ True
 from __future__ import annotations
 
 import importlib.resources
+import re
 from pathlib import Path
 
 __all__ = [
+    "ddp_benchmark_file",
+    "parse_ddp_benchmark",
     "KINDS",
     "reference_dir",
     "reference_id",
@@ -89,3 +92,37 @@ def reference_path(name: str, kind: str | None = None) -> Path:
         raise ValueError(f"reference: {name!r} {why}; allowed: {allowed}")
     k, n = hits[0]
     return reference_dir(k) / f"{n}.txt"
+
+
+def ddp_benchmark_file() -> Path:
+    """PyTorch's own DDP benchmark output (bundled under ``reference_dir("ddp")``)."""
+    files = sorted(reference_dir("ddp").glob("14_*.txt"))
+    if not files:
+        raise FileNotFoundError(f"PyTorch DDP benchmark file missing under {reference_dir('ddp')}")
+    return files[0]
+
+
+def parse_ddp_benchmark(text: str) -> tuple[dict, dict]:
+    """(p50 sec/iter by model and setup, bucket-1-vs-25 diff % by model and GPUs).
+
+    Setups: "no ddp" (one GPU, no DDP) and GPU counts 1, 2, 4, 8, 16 (DDP, bucket_cap_mb=25).
+    The diff block gives p75 sec/iter with bucket_cap_mb=1 and its change in ex/sec vs 25.
+    Used by the DDP shape check (tests) and the overhead fit (``scripts/fit_ddp_overhead.py``).
+    """
+    main, diff = text.split("diff.py output")
+    steps: dict[str, dict] = {}
+    model = ""
+    for line in main.splitlines():
+        if m := re.match(r"Benchmark: (\S+) with batch size", line):
+            model = m[1]
+            steps[model] = {}
+        elif m := re.match(r"\s*(\d+) GPUs --\s+(no ddp|\d+M/\d+G):\s+p50:\s+([\d.]+)s", line):
+            steps[model]["no ddp" if m[2] == "no ddp" else int(m[1])] = float(m[3])
+    diffs: dict[str, dict] = {}
+    for line in diff.splitlines():
+        if m := re.match(r"Benchmark: (\S+) with batch size", line):
+            model = m[1]
+            diffs[model] = {}
+        elif m := re.match(r"\s*(\d+) GPUs:\s+p75:\s+[\d.]+s\s+\d+/s\s+([-\d.]+)%", line):
+            diffs[model][int(m[1])] = float(m[2])
+    return steps, diffs

@@ -167,7 +167,13 @@ class Scenario(BaseModel):
     local_batch: int = Field(1, ge=1, le=10**7, description="micro-batch per GPU [samples]")
     accumulation: int = Field(1, ge=1, le=10**6, description="micro-batches per step")
     sequence_length: int = Field(4096, ge=1, le=10**8, description="tokens per sample")
-    mfu: float = Field(0.4, gt=0, le=1, description="model FLOP utilisation (0, 1]")
+    mfu: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="model FLOP utilisation (0, 1]; default: the fitted achievable efficiency "
+        "(costmodel.compute), or 0.4 on a GPU family it has no fit for",
+    )
     compute_time_s: float | None = Field(
         None, gt=0, le=1e6, description="measured compute per micro-batch [s] (overrides mfu)"
     )
@@ -185,8 +191,8 @@ class Scenario(BaseModel):
         "the real tensor list for DDP's buckets, activations and FLOPs per token",
     )
     flash_attention: bool = Field(True, description="FlashAttention (activations, with arch)")
-    recompute: Literal["none", "selective", "full"] = Field(
-        "none", description="activation recomputation (with arch)"
+    recompute: Literal["none", "selective", "selective-op", "selective-layer", "full"] = Field(
+        "none", description="activation recomputation (with arch; architecture.RECOMPUTE_MODES)"
     )
     comm_contention: float = Field(
         DEFAULT_COMM_CONTENTION,
@@ -347,6 +353,15 @@ class Scenario(BaseModel):
             timer=timer,
         )
 
+    def _micro_compute_s(self) -> float:
+        """Compute per micro-batch of :meth:`strategy_step` [s] (the one compute road: the
+        fitted efficiency, calibrated to one node, or the given MFU); node-count independent."""
+        t = _MICRO_S.get(self)
+        if t is None:
+            st = self.strategy_step(timeline=False, band=False)
+            t = _MICRO_S[self] = float(st.compute_s) / self.accumulation
+        return t
+
     def _validated_cluster(self) -> Any:
         """:meth:`build_cluster`, built once while this scenario (or an equal one) lives.
 
@@ -405,25 +420,25 @@ class Scenario(BaseModel):
         arch = self.architecture()
         if arch is not None:
             kwargs["layer_param_counts"] = arch.tensor_sizes
+        else:  # a bare count: the tensors of a transformer of that size (the engine's too)
+            shape = _shape_of(float(self.params))
+            if shape is not None:
+                k = float(self.params) / float(shape.params)
+                kwargs["layer_param_counts"] = [float(x) * k for x in shape.tensor_sizes]
         if self.compute_time_s is not None:
             kwargs["compute_time_s"] = self.compute_time_s * compute_scale
-        elif arch is not None:  # FLOPs per token of the shape (6N + attention) over peak x MFU
-            tokens = self.local_batch * self.sequence_length * compute_scale
-            kwargs["compute_time_s"] = (
-                tokens * self.flops_per_token() / (float(cluster.peak_flops) * self.mfu)
-            )
-        else:
-            kwargs.update(
-                tokens_per_gpu=self.local_batch * self.sequence_length * compute_scale,
-                peak_flops=float(cluster.peak_flops),
-                mfu=self.mfu,
-            )
+        else:  # the engine's compute per micro-batch (fitted efficiency or the given MFU)
+            kwargs["compute_time_s"] = self._micro_compute_s() * compute_scale
         bw = (
             cluster.inter_bandwidth_bytes_per_s
             if cluster.nodes > 1
             else cluster.intra_bandwidth_bytes_per_s
         )
         grad = get_recipe(self.recipe).gradient_bytes if gradient_bytes is None else gradient_bytes
+        if "layer_param_counts" in kwargs:  # the engine's DDP host overhead, per tensor
+            from .compute import ddp_step_overhead_s
+
+            kwargs["step_overhead_s"] = ddp_step_overhead_s(len(kwargs["layer_param_counts"]))
         return ddp.ddp_step(
             self.params,
             cluster.ranks,
@@ -556,7 +571,12 @@ class Scenario(BaseModel):
         tokens = gb * self.sequence_length
         from .training import scale_notes
 
-        notes = [mem.base.activations_note, *scale_notes(float(self.params))]
+        notes = [
+            mem.base.activations_note,
+            *scale_notes(float(self.params)),
+            f"compute per micro-batch: {st.compute_label}",
+            *st.notes,
+        ]
         fits = total <= gpu_bytes
         if not fits:
             notes.insert(
@@ -630,6 +650,8 @@ class Scenario(BaseModel):
             flip=best,
             scaling=self._scaling(clusters, step if is_ddp else None) if scaling else [],
             notes=notes,
+            compute_source=st.compute_source,
+            compute_label=st.compute_label,
         )
 
     def _flips(self, clusters: _Clusters, step: Any) -> list[Flip]:  # noqa: C901
@@ -878,6 +900,16 @@ _VALIDATED: weakref.WeakKeyDictionary[Scenario, Any] = weakref.WeakKeyDictionary
 """Scenario -> its Cluster (:meth:`Scenario._validated_cluster`); entries die with the scenario."""
 
 
+def _shape_of(params: float) -> Any:
+    from .strategy.step import _shape_of as shape_of
+
+    return shape_of(params)
+
+
+_MICRO_S: weakref.WeakKeyDictionary[Scenario, float] = weakref.WeakKeyDictionary()
+"""Scenario -> its compute per micro-batch (:meth:`Scenario._micro_compute_s`)."""
+
+
 class Flip(BaseModel):
     """One change that flips (or fails to flip) the compute/comms verdict."""
 
@@ -951,6 +983,10 @@ class ScenarioResult(BaseModel):
     flip: Flip | None = Field(description="the smallest change that flips the verdict")
     scaling: list[ScalingRow] = Field(description="step and efficiency vs node count")
     notes: list[str]
+    compute_source: str = Field(
+        "fitted", description="where the compute came from: fitted, mfu, measured, default-mfu"
+    )
+    compute_label: str = Field("", description="the compute source in words (with its band)")
 
     def scaling_frame(self) -> Any:
         """The scaling table as a pandas DataFrame."""

@@ -28,14 +28,15 @@ from costmodel import ddp  # noqa: E402
 from costmodel.atomic import write_text_atomic  # noqa: E402
 
 # the benchmark's parser, DGX-1 ring and torchvision tensor lists live with the DDP test (one copy)
-from tests.test_ddp import GPUS, MODELS, MiB, _benchmark_file, _predict, parse_ddp_benchmark  # noqa: E402
+from costmodel.reference import ddp_benchmark_file, parse_ddp_benchmark  # noqa: E402
+from tests.test_ddp import GPUS, MODELS, MiB, _predict  # noqa: E402  (the shape check's model)
 
 OUT = ROOT / "costmodel" / "data" / "fitted_ddp_overhead.toml"
 FORMS = ("none", "fixed", "per-tensor")
 
 
 def evaluate() -> dict[str, dict[str, float]]:
-    steps, _ = parse_ddp_benchmark(_benchmark_file().read_text())
+    steps, _ = parse_ddp_benchmark(ddp_benchmark_file().read_text())
     c = ddp.FITTED_COMM_CONTENTION
     pred = {m: {n: _predict(m, n, steps[m]["no ddp"], 25 * MiB, c) for n in GPUS} for m in steps}
     tensors = {m: len(MODELS[m][0]) for m in steps}

@@ -332,16 +332,24 @@ def test_ddp_step_is_the_scenario_result():
         nodes=4,
         local_batch=1,
         sequence_length=4096,
-        mfu=0.4,
         bucket_cap_bytes=25 * 2**20,
         accumulation=1,
         no_sync=True,
         model="nccl",
         comm_contention=DEFAULT_COMM_CONTENTION,  # one default on every surface (was c = 1 here)
-    ).evaluate()
+    ).evaluate()  # no MFU: the fitted efficiency is the default of the page and of Scenario
     m = metrics(at)
     assert m["Step time"] == format_duration(r.step_time_s)
     assert m["Verdict"] == f"{r.bound}-bound"
+    # the page says where the compute came from, and a given MFU changes it
+    assert any("fitted efficiency hopper/bf16" in c.value for c in at.caption)
+    at.checkbox(key="ddp_own_mfu").check().run()
+    assert_clean(at)
+    assert any("given MFU 0.40" in c.value for c in at.caption)
+    given = Scenario(params=7e9, cluster="dgx-h100", nodes=4, mfu=0.4).evaluate(
+        scaling=False, flips=False
+    )
+    assert metrics(at)["Step time"] == format_duration(given.step_time_s)
 
 
 def test_ddp_more_nodes_changes_step_and_shows_a_verdict_flip():

@@ -896,3 +896,28 @@ def test_fabrics_lists_what_the_model_uses_per_fabric():
     assert all(r["sources"] for r in rows.values())
     text = run("fabrics").stdout
     assert "tcpxo" in text and "error band unknown" in text
+
+
+def test_step_and_scenario_say_which_compute_source_they_used():
+    common = ["--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--nodes", "2"]
+    out = run("step", *common, "--strategy", "fsdp").stdout
+    assert "compute source" in out and "fitted efficiency hopper/bf16" in out
+    out = run("step", *common, "--strategy", "fsdp", "--mfu", "0.5").stdout
+    assert "given MFU 0.50" in out
+    data = run_json("step", *common, "--strategy", "zero2", "--compute-time", "300ms")
+    assert data["compute_source"] == "measured"
+    sc = run("scenario", *common, "--strategy", "fsdp", "--recompute", "selective-op").stdout
+    assert "compute per micro-batch: fitted efficiency" in sc
+    tr = run_json("train", *common, "--strategy", "fsdp", "--steps", "10", "--mfu", "0.45")
+    assert tr["compute_source"] == "mfu" and tr["compute_label"] == "given MFU 0.45"
+    assert_usage_error(
+        CliRunner().invoke(cli.app, ["scenario", *common, "--recompute", "some"]), "--recompute"
+    )
+
+
+def test_step_prints_the_moe_note():
+    from costmodel.architecture import moe_data_parallel_note
+
+    args = ["--arch", "mixtral-8x7b", "--cluster", "dgx-h100", "--nodes", "2", "--strategy", "fsdp"]
+    out = run("step", *args).stdout
+    assert f"note: {moe_data_parallel_note('mixtral-8x7b')}" in out

@@ -4,7 +4,6 @@ check against PyTorch's own DDP benchmark (bundled as costmodel/data/reference/d
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,7 @@ from costmodel.ddp import (
     bucket_sizes,
     ddp_step,
 )
-from costmodel.reference import reference_dir
+from costmodel.reference import ddp_benchmark_file, parse_ddp_benchmark, reference_dir
 
 MiB = 2**20
 
@@ -236,34 +235,7 @@ DATA = reference_dir("ddp")  # bundled in the package (costmodel.reference)
 
 
 def _benchmark_file() -> Path:
-    files = sorted(DATA.glob("14_*.txt"))
-    assert files, f"PyTorch DDP benchmark file missing under {DATA}"
-    return files[0]
-
-
-def parse_ddp_benchmark(text: str) -> tuple[dict, dict]:
-    """(p50 sec/iter by model and setup, bucket-1-vs-25 diff % by model and GPUs).
-
-    Setups: "no ddp" (one GPU, no DDP) and GPU counts 1, 2, 4, 8, 16 (DDP, bucket_cap_mb=25).
-    The diff block gives p75 sec/iter with bucket_cap_mb=1 and its change in ex/sec vs 25.
-    """
-    main, diff = text.split("diff.py output")
-    steps: dict[str, dict] = {}
-    model = ""
-    for line in main.splitlines():
-        if m := re.match(r"Benchmark: (\S+) with batch size", line):
-            model = m[1]
-            steps[model] = {}
-        elif m := re.match(r"\s*(\d+) GPUs --\s+(no ddp|\d+M/\d+G):\s+p50:\s+([\d.]+)s", line):
-            steps[model]["no ddp" if m[2] == "no ddp" else int(m[1])] = float(m[3])
-    diffs: dict[str, dict] = {}
-    for line in diff.splitlines():
-        if m := re.match(r"Benchmark: (\S+) with batch size", line):
-            model = m[1]
-            diffs[model] = {}
-        elif m := re.match(r"\s*(\d+) GPUs:\s+p75:\s+[\d.]+s\s+\d+/s\s+([-\d.]+)%", line):
-            diffs[model][int(m[1])] = float(m[2])
-    return steps, diffs
+    return ddp_benchmark_file()
 
 
 def torchvision_param_counts(

@@ -12,6 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from costmodel import ddp, memory, predict, presets
+from costmodel.architecture import architecture_for_params
 from costmodel.scenario import Scenario, ScenarioResult
 from costmodel.strategy.step import EXPOSED_SIGNIFICANT, verdict
 
@@ -82,9 +83,15 @@ def test_evaluate_wires_the_formula_modules():
     assert r.memory_total_bytes == pytest.approx(float(mem.total_bytes), rel=1e-12)
     assert r.gpu_memory_bytes == c.gpu.memory_bytes
     assert r.global_batch == 4 * 16 * 2 and r.tokens_per_step == 4 * 16 * 2 * 2048
+    # a bare count's tensors are those of a transformer of that size (architecture_for_params)
+    from costmodel.compute import ddp_step_overhead_s
+
+    shape = architecture_for_params(1e9)
     ref = ddp.ddp_step(
         1e9,
         16,
+        layer_param_counts=[x * 1e9 / shape.params for x in shape.tensor_sizes],
+        step_overhead_s=ddp_step_overhead_s(len(shape.tensor_sizes)),  # DDP's host time
         tokens_per_gpu=4 * 2048,
         peak_flops=c.peak_flops,
         mfu=0.5,

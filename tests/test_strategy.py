@@ -101,8 +101,10 @@ def test_wire_bytes_follow_the_ring_factors():
     last = wrap_units(P)[-1].params  # the last unit is not gathered again for backward
     assert f["all_gather"] == pytest.approx(ring * 2 * (2 * P - last), rel=1e-9)
     assert f["reduce_scatter"] == pytest.approx(ring * 2 * P, rel=1e-9)
-    # about 1.5x DDP's volume (ZeRO paper section 7.2.2): 3 - 1/8 halves of it here
-    assert sum(f.values()) / sum(d.values()) == pytest.approx((3 - 1 / 8) / 2, rel=1e-9)
+    # about 1.5x DDP's volume (ZeRO paper section 7.2.2): 3 halves less the last unit's share
+    # (a bare count's last unit is its transformer's head, architecture_for_params)
+    assert sum(f.values()) / sum(d.values()) == pytest.approx((3 - last / P) / 2, rel=1e-9)
+    assert 1.4 < sum(f.values()) / sum(d.values()) < 1.5
     keep = _step("fsdp", reshard_after_forward=False).wire_bytes_by_kind
     assert sum(keep.values()) == pytest.approx(sum(d.values()), rel=1e-9)
     # fp8 gathers halve the all-gather bytes, fp32 gradient reduction doubles the reduce-scatter
@@ -136,7 +138,9 @@ def test_fsdp_events_per_unit():
         kinds = [i.kind for i in s.timeline]
         assert kinds.count("all_gather") == gathers
         assert kinds.count("reduce_scatter") == n
-        assert kinds.count("forward") == kinds.count("backward") == n
+        # a unit with no matmul (an untied embedding: a lookup) draws no compute bar
+        m = sum(1 for u in units if u.compute_weight > 0)
+        assert kinds.count("forward") == kinds.count("backward") == m
     # every unit's forward starts after its gather ends, its reduce-scatter after its backward
     s = _step("fsdp")
     ends = {i.label.removeprefix("gather "): i.end_s for i in s.timeline if i.kind == "all_gather"}
@@ -183,6 +187,7 @@ def test_ddp_strategy_equals_ddp_step_and_scenario(c):
         arch="llama-2-7b", cluster="dgx-h100", nodes=4, strategy="ddp", comm_contention=c
     )
     from costmodel import predict
+    from costmodel.compute import ddp_step_overhead_s
 
     cl = cluster("dgx-h100", nodes=4)
     a = __import__("costmodel.architecture", fromlist=["load_arch"]).load_arch("llama-2-7b")
@@ -193,6 +198,8 @@ def test_ddp_strategy_equals_ddp_step_and_scenario(c):
         layer_param_counts=a.tensor_sizes,
         allreduce_time_fn=predict.allreduce_time_fn(cl, nodes=4),
         comm_contention=c,
+        # DDP's fitted host time per step (both roads add it)
+        step_overhead_s=ddp_step_overhead_s(len(a.tensor_sizes)),
     )
     assert s.step_time_s == pytest.approx(ref.step_time_s, rel=1e-12)
     assert s.comm_s == pytest.approx(ref.comm_s, rel=1e-12)
@@ -236,11 +243,15 @@ def test_memory_buffers_per_strategy():
     assert ddp_m.buffers_bytes == 2 * p  # DDP's bucket copy of the bf16 gradients
     z = strategy_memory(Layout(strategy="zero1", ranks=8), p)
     assert z.buffers_bytes == 2 * 25 * 2**20  # one reduce and one gather bucket
-    block = p / len(wrap_units(p))  # a bare count: equal blocks
+    # a bare count: the units of its transformer (architecture_for_params), so the largest
+    # neighbouring pair is the last block and the head
+    sizes = [u.params for u in wrap_units(p)]
+    pair = max(a + b for a, b in zip(sizes, sizes[1:], strict=False))
+    assert pair > 2 * p / len(sizes)  # the head outweighs a block
     f = strategy_memory(Layout(strategy="fsdp", ranks=8), p)
-    assert f.gathered_bytes == pytest.approx((2 + 2) * 2 * block)  # two blocks, params + grads
+    assert f.gathered_bytes == pytest.approx((2 + 2) * pair)  # the pair, params + grads
     keep = strategy_memory(Layout(strategy="fsdp", ranks=8, reshard_after_forward=False), p)
-    assert keep.gathered_bytes == pytest.approx(2 * p + 2 * 2 * block)
+    assert keep.gathered_bytes == pytest.approx(2 * p + 2 * pair)
     u = [x.params for x in wrap_units(0, "llama-3.1-70b")]
     m70 = strategy_memory(Layout(strategy="fsdp", ranks=64), arch="llama-3.1-70b")
     # the last block with the head (the output projection and the final norm) is the peak,
@@ -340,3 +351,85 @@ def test_cli_strategy_all_and_bad_options():
         r = run_(cli.app, cmd)
         assert r.exit_code == 2, (args, r.stdout, r.stderr)
         assert field in r.stderr and "Traceback" not in r.stderr
+
+
+# --- one compute road: the fitted efficiency by default ------------------------------------
+def test_default_compute_is_the_fitted_one_node_step_counted_once():
+    from costmodel import compute, presets
+
+    h100 = presets.load("h100-sxm")
+    one = strategy_step(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, strategy="fsdp")
+    assert one.compute_source == "fitted" and "hopper/bf16" in one.compute_label
+    fitted = compute.micro_batch_compute_s("llama-3.1-8b", h100, 4096, 1)
+    # the engine's one-node FSDP step is the fitted one-node step (its intra-node
+    # communication counted once): the compute under it is a little less
+    assert one.step_time_s == pytest.approx(fitted, rel=1e-3)
+    assert one.compute_s < fitted
+    # the calibrated compute carries to every node count and strategy unchanged
+    many = strategy_step(arch="llama-3.1-8b", cluster="dgx-h100", nodes=8, strategy="ddp")
+    assert many.compute_s == pytest.approx(one.compute_s, rel=1e-12)
+    # a contention what-if does not move the compute
+    stalled = strategy_step(
+        arch="llama-3.1-8b", cluster="dgx-h100", nodes=8, strategy="ddp", comm_contention=1.0
+    )
+    assert stalled.compute_s == pytest.approx(many.compute_s, rel=1e-12)
+
+
+def test_given_mfu_and_measured_time_override_the_fit_and_say_so():
+    kw = dict(arch="llama-3.1-8b", cluster="dgx-h100", nodes=2, strategy="fsdp")
+    given = strategy_step(**kw, mfu=0.5)
+    assert given.compute_source == "mfu" and given.compute_label == "given MFU 0.50"
+    from costmodel.architecture import load_arch
+
+    a = load_arch("llama-3.1-8b")
+    peak = float(cluster("dgx-h100").peak_flops)
+    assert given.compute_s == pytest.approx(4096 * a.training_flops_per_token(4096) / (peak * 0.5))
+    measured = strategy_step(**kw, compute_time_s=0.3)
+    assert measured.compute_source == "measured" and measured.compute_s == pytest.approx(0.3)
+    assert measured.as_dict()["compute_source"] == "measured"
+
+
+def test_gpu_without_a_fit_falls_back_to_the_default_mfu_and_says_why():
+    s = strategy_step(arch="gpt2-124m", cluster="dgx1-v100", nodes=1, strategy="ddp")
+    assert s.compute_source == "default-mfu"
+    assert "no fitted efficiency for volta" in s.compute_label
+
+
+@pytest.mark.parametrize(("mode", "more"), [("selective-op", True), ("selective-layer", True)])
+def test_new_recompute_modes_cost_compute(mode, more):
+    kw = dict(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, strategy="fsdp", mfu=0.4)
+    base = strategy_step(**kw)
+    r = strategy_step(**kw, recompute=mode)
+    full = strategy_step(**kw, recompute="full")
+    assert base.compute_s < r.compute_s < full.compute_s
+
+
+def test_moe_answer_says_what_data_parallelism_leaves_out():
+    from costmodel.architecture import moe_data_parallel_note
+
+    note = moe_data_parallel_note("mixtral-8x7b")
+    assert note
+    kw = dict(arch="mixtral-8x7b", cluster="dgx-h100", nodes=2, strategy="fsdp")
+    assert strategy_step(**kw, band=False).notes == (note,)
+    assert strategy_step(arch="llama-3.1-8b", cluster="dgx-h100", band=False).notes == ()
+    r = Scenario(**kw).evaluate(scaling=False, flips=False)
+    assert note in r.notes
+
+
+def test_ddp_step_adds_the_fitted_per_tensor_host_overhead():
+    from costmodel.architecture import load_arch
+    from costmodel.compute import ddp_step_overhead_s
+
+    kw = dict(arch="llama-2-7b", cluster="dgx-h100", nodes=1, gpus_per_node=1, band=False)
+    n = len(load_arch("llama-2-7b").tensor_sizes)
+    one = strategy_step(**kw, strategy="ddp", compute_time_s=0.3)
+    # one GPU: no collective, the step is compute plus DDP's hooks and bucket copies per tensor
+    assert one.comm_s == 0.0
+    assert one.step_time_s == pytest.approx(0.3 + ddp_step_overhead_s(n), rel=1e-12)
+    assert ddp_step_overhead_s(n) > 0
+    # fsdp has no such term; accumulation under no_sync pays it once per step
+    assert strategy_step(**kw, strategy="fsdp", compute_time_s=0.3).step_time_s == pytest.approx(
+        0.3, rel=1e-12
+    )
+    acc = strategy_step(**kw, strategy="ddp", compute_time_s=0.3, accumulation=3)
+    assert acc.step_time_s == pytest.approx(0.9 + ddp_step_overhead_s(n), rel=1e-12)

@@ -99,7 +99,7 @@ def test_bad_input_names_the_field(kwargs, field):
 
 # --- Scenario with an architecture ------------------------------------------------------------
 def test_scenario_arch_uses_real_tensors_activations_and_flops():
-    s = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8)
+    s = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8, mfu=0.4)  # a given MFU
     r = s.evaluate(scaling=False, flips=False)
     a = load_arch("llama-2-7b")
     assert s.params == a.params

@@ -7,7 +7,10 @@ from typing import Annotated, Any
 import typer
 
 from .. import units
+from ..architecture import RECOMPUTE_MODES
 from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _print_json
+
+_RECOMPUTE_HELP = "Activation recomputation (with --arch): " + ", ".join(RECOMPUTE_MODES) + "."
 
 # --- the strategy options (step, scenario, train) ---------------------------------------------
 _StrategyOpt = Annotated[
@@ -132,8 +135,8 @@ def memory(
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
-    if recompute not in ("none", "selective", "full"):
-        raise ValueError(f"--recompute: must be none, selective or full, got {recompute!r}")
+    if recompute not in RECOMPUTE_MODES:
+        raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
     p_given = units.parse_count(params, name="--params") if params is not None else None
     act = units.parse_bytes(activations, name="--activations") if activations else None
     recipe_kw: dict[str, Any] = dict(
@@ -439,7 +442,14 @@ def step(
     tokens_per_gpu: Annotated[
         str | None, typer.Option(help="Tokens per GPU per micro-batch (with --mfu): 8k.")
     ] = None,
-    mfu: Annotated[float, typer.Option(min=0.0, max=1.0, help="Model FLOP utilisation.")] = 0.4,
+    mfu: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Model FLOP utilisation (default with --cluster: the fitted efficiency).",
+        ),
+    ] = None,
     peak_flops: Annotated[
         str | None,
         typer.Option(help="Peak dense FLOP/s per GPU (default: the preset's bf16 figure): 989T."),
@@ -480,7 +490,7 @@ def step(
     seq: Annotated[
         int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
     ] = 4096,
-    recompute: Annotated[str, typer.Option(help="none, selective or full (with --arch).")] = "none",
+    recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
     as_json: JsonOpt = False,
 ) -> None:
     """One training step: compute, communication, exposed comm, bound, efficiency, memory.
@@ -552,7 +562,9 @@ def step(
         raise ValueError("step: needs --compute-time, or --tokens-per-gpu with --mfu")
     else:
         kwargs["tokens_per_gpu"] = units.parse_count(tokens_per_gpu, name="--tokens-per-gpu")
-        kwargs["mfu"] = mfu
+        from ..strategy.compute import DEFAULT_MFU
+
+        kwargs["mfu"] = DEFAULT_MFU if mfu is None else mfu  # one link: no GPU to fit
     if ranks is None or bandwidth is None:
         raise ValueError("step: needs --ranks and --bandwidth, or --cluster NAME")
     n = ranks
@@ -616,7 +628,7 @@ def _step_on_cluster(
     compute_time: str | None,
     tokens_per_gpu: str | None,
     peak_flops: str | None,
-    mfu: float,
+    mfu: float | None,
     bucket: str,
     as_json: bool,
     group_size: int | None,
@@ -706,6 +718,7 @@ def _step_on_cluster(
         ("strategy", s.layout.name),
         ("ranks", str(s.ranks)),
         ("compute", units.format_duration(s.compute_s)),
+        ("compute source", s.compute_label),
     ]
     for k, v in s.comm_by_kind_s.items():
         rows.append((k.replace("_", "-") + " (sum)", units.format_duration(v)))
@@ -723,6 +736,8 @@ def _step_on_cluster(
         ),
     ]
     typer.echo(_kv(rows))
+    for n in s.notes:
+        typer.echo(f"note: {n}")
 
 
 def _advice_table(rows: list[dict[str, Any]]) -> str:
@@ -760,8 +775,10 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
 
     if o["params"] is None and o["arch"] is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
-    if o["recompute"] not in ("none", "selective", "full"):
-        raise ValueError(f"--recompute: must be none, selective or full, got {o['recompute']!r}")
+    if o["recompute"] not in RECOMPUTE_MODES:
+        raise ValueError(
+            f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {o['recompute']!r}"
+        )
     return Scenario(
         params=o["params"],
         arch=o["arch"],
@@ -813,8 +830,11 @@ def scenario(
         int, typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample.")
     ] = 4096,
     mfu: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="Model FLOP utilisation (0, 1].")
-    ] = 0.4,
+        float | None,
+        typer.Option(
+            min=0.0, max=1.0, help="Model FLOP utilisation (0, 1] (default: the fitted efficiency)."
+        ),
+    ] = None,
     compute_time: Annotated[
         str | None, typer.Option(help="Measured compute per micro-batch (overrides --mfu): 0.4s.")
     ] = None,
@@ -826,7 +846,7 @@ def scenario(
         ),
     ] = True,
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
-    recompute: Annotated[str, typer.Option(help="none, selective or full (with --arch).")] = "none",
+    recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
     flash: Annotated[
         bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
     ] = True,
@@ -1116,8 +1136,11 @@ def train(
         int, typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample.")
     ] = 4096,
     mfu: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="Model FLOP utilisation (0, 1].")
-    ] = 0.4,
+        float | None,
+        typer.Option(
+            min=0.0, max=1.0, help="Model FLOP utilisation (0, 1] (default: the fitted efficiency)."
+        ),
+    ] = None,
     compute_time: Annotated[
         str | None, typer.Option(help="Measured compute per micro-batch.")
     ] = None,
@@ -1135,7 +1158,7 @@ def train(
     reshard: _ReshardOpt = None,
     param_dtype: _ParamDtypeOpt = "bf16",
     grad_dtype: _GradDtypeOpt = None,
-    recompute: Annotated[str, typer.Option(help="none, selective or full (with --arch).")] = "none",
+    recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
     flash: Annotated[
         bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
     ] = True,
@@ -1192,6 +1215,8 @@ def train(
         "fits": result.fits,
         "strategy": result.strategy,
         "comm_contention": result.comm_contention,
+        "compute_source": result.compute_source,
+        "compute_label": result.compute_label,
     }
     if fa is not None:
         data["fit_suggestions"] = fa.as_dict()
@@ -1205,6 +1230,7 @@ def train(
         ("steps", f"{cost.steps:,}"),
         ("tokens per step", units.format_count(cost.tokens_per_step)),
         (f"step time ({cost.step_time_source})", units.format_duration(cost.step_time_s)),
+        ("compute source", result.compute_label),
         ("GPUs", str(cost.ranks)),
         ("wall clock", f"{cost.wall_days:,.1f} days"),
         ("GPU-hours", f"{cost.gpu_hours:,.0f}"),

@@ -1,31 +1,46 @@
-r"""Compute time of one micro-batch: the single function the step engine calls.
+r"""Compute time of one micro-batch: the single place the step engine gets it.
 
-Today: the model's training FLOPs over the GPU's peak times a model FLOP utilisation,
+In order of precedence (:func:`step_compute`):
 
-.. math:: t = \frac{F_{token}\, T}{\text{peak} \times \text{MFU}}\quad(+\ \tfrac13 t
-   \text{ with full recomputation})
+1. a measured ``compute_time_s`` of one micro-batch (source ``"measured"``);
+2. a given model FLOP utilisation ``mfu``: the model's training FLOPs over the GPU's peak times
+   it (source ``"mfu"``),
 
-(Kaplan et al. 2020, arXiv:2001.08361, ``C = 6 N D``; PaLM's MFU, Chowdhery et al. 2022,
-arXiv:2204.02311, appendix B). A measured ``compute_time_s`` overrides it. A fitted achievable
-efficiency replaces the constant MFU here (one place) when it is fitted and validated.
+   .. math:: t = \frac{F_{token}\, T\,(1 + r)}{\text{peak} \times \text{MFU}}
 
-Full recomputation reruns each unit's forward in its backward (Korthikanti et al. 2022,
-arXiv:2205.05198, section 5): one more forward, ``2 N`` FLOPs per token on top of ``6 N``, so a
-third more time at the same efficiency. Selective recomputation's extra (a few percent there) is
-not counted.
+   (Kaplan et al. 2020, arXiv:2001.08361, ``C = 6 N D``; PaLM's MFU, Chowdhery et al. 2022,
+   arXiv:2204.02311, appendix B), ``r`` the recomputation's extra work;
+3. otherwise the fitted achievable efficiency of :mod:`costmodel.compute` (source
+   ``"fitted"``, with its grouped-CV band), for the GPU family and precision it was fitted on;
+   a GPU family with no fit falls back to :data:`DEFAULT_MFU` and says so (source
+   ``"default-mfu"``).
+
+Recomputation's extra work is :func:`costmodel.compute.recompute_extra` (matmuls and attention
+separately; ``full`` reruns the forward, a third more, Korthikanti et al. 2022,
+arXiv:2205.05198, section 5; ``selective-op`` / ``selective-layer`` as torchtitan's policies).
+
+The fitted efficiency is a one-node *step* efficiency: the published single-node FSDP runs it
+was fitted on include their intra-node communication. The engine then prices that
+communication again; to count it once, :func:`strategy_step` calibrates the fitted compute so
+that the engine's own one-node FSDP step of one micro-batch equals the fitted one-node step
+(the fidelity report's calibration, ``costmodel.step_fidelity``); see docs/design.md.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 DEFAULT_MFU = 0.4
-"""Model FLOP utilisation when nothing is measured (the tool's long-standing default)."""
+"""MFU when nothing is measured and the GPU family has no fitted efficiency (the tool's
+long-standing default)."""
 
 # Forward 2PT, backward 4PT FLOPs (Kaplan et al. 2020, section 2.1).
 FORWARD_FRACTION = 1.0 / 3.0
-RECOMPUTE_EXTRA = {"none": 0.0, "selective": 0.0, "full": FORWARD_FRACTION}
-"""Extra compute of each recomputation mode, as a fraction of forward + backward."""
+
+SOURCES = ("fitted", "mfu", "measured", "default-mfu")
+"""Where a step's compute time came from (:attr:`ComputeTime.source`)."""
 
 
 def micro_batch_compute_s(
@@ -35,9 +50,11 @@ def micro_batch_compute_s(
     mfu: float | None = None,
     compute_time_s: float | None = None,
 ) -> float:
-    """Forward + backward of one micro-batch on one GPU [s] (module docstring).
+    """Forward + backward of one micro-batch on one GPU at a given MFU [s] (module docstring).
 
     ``compute_time_s`` (measured) wins over ``mfu``; ``mfu`` defaults to :data:`DEFAULT_MFU`.
+    The step engine's default is the fitted efficiency (:func:`step_compute`); this is the
+    MFU road it takes when an MFU is given.
 
     >>> round(micro_batch_compute_s(6 * 7e9, 4096, 989e12), 3)
     0.435
@@ -55,8 +72,91 @@ def micro_batch_compute_s(
     return float(flops_per_token) * float(tokens) / (float(peak_flops) * u)
 
 
-def recompute_extra(recompute: str) -> float:
-    """Extra compute of a recomputation mode, a fraction of forward + backward [-]."""
-    if recompute not in RECOMPUTE_EXTRA:
-        raise ValueError(f"recompute: unknown {recompute!r}; allowed: {', '.join(RECOMPUTE_EXTRA)}")
-    return RECOMPUTE_EXTRA[recompute]
+def recompute_extra(recompute: str, arch: Any = None, sequence_length: int = 4096) -> float:
+    """Extra compute of a recomputation mode, a fraction of forward + backward [-].
+
+    :func:`costmodel.compute.recompute_extra` weighted by the architecture's matmul and
+    attention FLOPs (a bare count: matmuls only).
+
+    >>> round(recompute_extra("full"), 4), recompute_extra("selective")
+    (0.3333, 0.0)
+    """
+    from .. import compute as _c
+
+    if arch is None:
+        lin, att = 1.0, 0.0
+    else:
+        lin, att = _c.flops_split(arch, sequence_length)
+    r_lin, r_att = _c.recompute_extra(recompute, lin, att)
+    return (lin * r_lin + att * r_att) / (lin + att)
+
+
+@dataclass(frozen=True)
+class ComputeTime:
+    """One micro-batch's compute on one GPU and where it came from."""
+
+    micro_s: float  # forward + backward + recomputation [s]
+    recompute_fraction: float  # recomputation's share of the work over forward + backward [-]
+    source: str  # one of SOURCES
+    label: str  # what to show next to a number derived from it
+    band: tuple[float, float] = (1.0, 1.0)  # (low, high) multipliers of micro_s
+    one_node_step: bool = False  # a one-node step time (fitted): calibrate the engine to it
+
+
+def step_compute(
+    arch: Any,
+    gpu: Any,
+    sequence_length: int,
+    micro_batch: int,
+    *,
+    flops_per_token: float,
+    peak_flops: float,
+    mfu: float | None = None,
+    compute_time_s: float | None = None,
+    recompute: str = "none",
+    precision: str = "bf16",
+) -> ComputeTime:
+    """The compute of one micro-batch by the precedence of the module docstring.
+
+    ``arch`` an :class:`~costmodel.architecture.Architecture` (or None: MFU road only).
+    """
+    from .. import compute as _c
+
+    extra = recompute_extra(recompute, arch, sequence_length)
+    tokens = float(micro_batch) * sequence_length
+    if compute_time_s is not None:
+        t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, None, compute_time_s)
+        return ComputeTime(t, extra / (1 + extra), "measured", "measured compute time")
+    if mfu is not None:
+        t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, mfu) * (1 + extra)
+        return ComputeTime(t, extra / (1 + extra), "mfu", f"given MFU {float(mfu):.2f}")
+    fam = _c.gpu_family(gpu)
+    fit = None
+    if arch is not None:
+        try:
+            fit = _c.compute_fit(gpu, precision)
+        except ValueError:
+            fit = None
+    if fit is None:
+        t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, DEFAULT_MFU)
+        why = "no architecture" if arch is None else f"no fitted efficiency for {fam}/{precision}"
+        return ComputeTime(
+            t * (1 + extra),
+            extra / (1 + extra),
+            "default-mfu",
+            f"default MFU {DEFAULT_MFU:.2f} ({why})",
+        )
+    t = _c.micro_batch_compute_s(
+        arch, gpu, int(sequence_length), int(micro_batch), precision=precision, recompute=recompute
+    )
+    e = float(arch.training_flops_per_token(sequence_length)) * tokens / (t * peak_flops)
+    lo, hi = fit.band
+    return ComputeTime(
+        t,
+        extra / (1 + extra),
+        "fitted",
+        f"fitted efficiency {fam}/{precision}: MFU {e:.2f} on one node "
+        f"(compute band x{lo:.2f}-x{hi:.2f})",
+        (lo, hi),
+        True,
+    )

@@ -220,8 +220,8 @@ class WrapUnit:
     compute_weight: float  # share of a micro-batch's compute this unit does (sums to 1)
 
 
-# A bare parameter count gets blocks of at most this many parameters (a 4096-hidden Llama block
-# is 12 x 4096^2 ~ 2e8): the documented stand-in until a tensor list of that size is derived.
+# A bare parameter count outside architecture_for_params' range (1e6-1e13) gets blocks of at
+# most this many parameters (a 4096-hidden Llama block is 12 x 4096^2 ~ 2e8).
 DEFAULT_BLOCK_PARAMS = 12 * 4096**2
 
 
@@ -232,21 +232,32 @@ def wrap_units(params: float, arch: Any = None) -> tuple[WrapUnit, ...]:
     embedding; ``model.layers.i``; the final norm with the output projection, or with a tied
     embedding nothing extra). Compute is shared in proportion to the matmul parameters of each
     unit (a lookup does no matmul: the embedding gets none unless it is tied to the head). A
-    bare count is cut into equal blocks of at most :data:`DEFAULT_BLOCK_PARAMS`.
+    bare count gets the units of the transformer of that size
+    (:func:`~costmodel.architecture.architecture_for_params`), scaled to exactly ``params``;
+    outside that rule's range (1e6 to 1e13 parameters) equal blocks of at most
+    :data:`DEFAULT_BLOCK_PARAMS`.
 
     >>> [u.name for u in wrap_units(0, "llama-2-7b")][:3], len(wrap_units(0, "llama-2-7b"))
     (['embedding', 'block 0', 'block 1'], 34)
-    >>> len(wrap_units(7e9))
-    35
+    >>> len(wrap_units(7e9)), round(sum(u.params for u in wrap_units(7e9)) / 7e9, 12)
+    (43, 1.0)
     """
     if arch is not None:
         from ..architecture import load_arch
 
         return _arch_units(load_arch(arch))
     import math
+    from dataclasses import replace
 
-    n = max(1, math.ceil(float(params) / DEFAULT_BLOCK_PARAMS))
-    return tuple(WrapUnit(f"block {i}", params / n, 1.0 / n) for i in range(n))
+    from ..architecture import architecture_for_params
+
+    try:
+        shape = architecture_for_params(params)
+    except ValueError:
+        n = max(1, math.ceil(float(params) / DEFAULT_BLOCK_PARAMS))
+        return tuple(WrapUnit(f"block {i}", params / n, 1.0 / n) for i in range(n))
+    k = float(params) / float(shape.params)
+    return tuple(replace(u, params=u.params * k) for u in _arch_units(shape))
 
 
 _UNITS_CACHE: dict[tuple[str, int], tuple[WrapUnit, ...]] = {}

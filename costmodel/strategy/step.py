@@ -33,10 +33,10 @@ from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
 from .comm import CollectiveTimer
-from .compute import FORWARD_FRACTION, micro_batch_compute_s, recompute_extra
+from .compute import FORWARD_FRACTION, ComputeTime, step_compute
 from .engine import Schedule, Task, run
 from .events import StepInputs
-from .layout import Layout, make_layout, wrap_units
+from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
 from .memory import StrategyMemory, strategy_memory
 
 EXPOSED_SIGNIFICANT = 0.05
@@ -92,6 +92,9 @@ class StrategyStep:
     gpu_memory_bytes: float
     comm_contention: float
     timeline: tuple[Interval, ...] = field(default=(), repr=False)
+    compute_source: str = "mfu"  # fitted, mfu, measured or default-mfu (.compute.SOURCES)
+    compute_label: str = ""  # the compute source in words, shown next to the step
+    notes: tuple[str, ...] = ()  # what the answer leaves out (mixture-of-experts)
 
     @property
     def fits(self) -> bool:
@@ -131,6 +134,9 @@ class StrategyStep:
             "gpu_memory_bytes": self.gpu_memory_bytes,
             "fits": self.fits,
             "comm_contention": self.comm_contention,
+            "compute_source": self.compute_source,
+            "compute_label": self.compute_label,
+            "notes": list(self.notes),
         }
 
 
@@ -308,20 +314,41 @@ def strategy_step(
 
     r = get_recipe(recipe)
     tokens = float(micro_batch) * sequence_length
+    shape = a if a is not None else _shape_of(p)
     fpt = float(a.training_flops_per_token(sequence_length)) if a is not None else 6.0 * p
-    micro_s = micro_batch_compute_s(fpt, tokens, float(c.peak_flops), mfu, compute_time_s)
-    extra = recompute_extra(recompute) if compute_time_s is None else 0.0
+    if a is None and shape is not None and mfu is None and compute_time_s is None:
+        fpt = float(shape.training_flops_per_token(sequence_length))  # fitted road: the shape
+    ct = step_compute(
+        shape,
+        c.gpu,
+        sequence_length,
+        micro_batch,
+        flops_per_token=fpt,
+        peak_flops=float(c.peak_flops),
+        mfu=mfu,
+        compute_time_s=compute_time_s,
+        recompute=recompute,
+    )
+    micro_s = ct.micro_s
+    if ct.one_node_step:
+        micro_s = _calibrated_micro_s(
+            ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model
+        )
+    extra = ct.recompute_fraction
     if timer is None or timer.cluster is not c:
         timer = CollectiveTimer(c, model=model, group_size=layout.shard_group)
     if tensor_params is None and a is not None:
         tensor_params = tuple(float(x) for x in a.tensor_sizes)
+    elif tensor_params is None and shape is not None:  # a bare count: its transformer's tensors
+        scale = p / float(shape.params)
+        tensor_params = tuple(float(x) * scale for x in shape.tensor_sizes)
     _check_work(p, layout, r.gradient_bytes, a is not None or tensor_params is not None)
     inp = StepInputs(
         layout=layout,
         units=wrap_units(p, a),
         tensor_params=tuple(tensor_params) if tensor_params is not None else None,
-        forward_s=micro_s * FORWARD_FRACTION,
-        backward_s=micro_s * (1.0 - FORWARD_FRACTION),
+        forward_s=micro_s * (1.0 - extra) * FORWARD_FRACTION,
+        backward_s=micro_s * (1.0 - extra) * (1.0 - FORWARD_FRACTION),
         recompute_s=micro_s * extra,
         grad_bytes=layout.grad_bytes(r.gradient_bytes),
         param_bytes=layout.param_bytes,
@@ -340,8 +367,11 @@ def strategy_step(
         mid: Schedule | None = run(mid_tasks, c_, check=False)
     else:
         mid_tasks, mid = (), None
-    mid_step = mid.step_s if mid else 0.0
-    step_s = (acc - 1) * mid_step + final.step_s
+    # DDP's host-side time per synced micro-batch (hooks and bucket copies, per tensor):
+    # fitted on PyTorch's DDP benchmark (costmodel.compute.ddp_step_overhead_s)
+    overhead = _ddp_overhead_s(s, inp.tensor_params)
+    mid_step = (mid.step_s + (overhead if per_micro_comm else 0.0)) if mid else 0.0
+    step_s = (acc - 1) * mid_step + final.step_s + overhead
     compute_s = (acc - 1) * (mid.compute_s if mid else 0.0) + final.compute_s
     by_kind = dict(final.comm_s_by_kind)
     wire = _wire_bytes(final_tasks)
@@ -362,8 +392,12 @@ def strategy_step(
             if wf is None or wm is None:
                 ends = []
                 break
-            mid_end = run(mid_tasks, c_, wm).step_s if mid_tasks else 0.0
-            ends.append((acc - 1) * mid_end + run(final_tasks, c_, wf).step_s)
+            mid_end = (
+                run(mid_tasks, c_, wm).step_s + (overhead if per_micro_comm else 0.0)
+                if mid_tasks
+                else 0.0
+            )
+            ends.append((acc - 1) * mid_end + run(final_tasks, c_, wf).step_s + overhead)
         if ends:
             lo, hi = ends
     bars: list[Interval] = []
@@ -423,4 +457,104 @@ def strategy_step(
         gpu_memory_bytes=float(c.gpu.memory_bytes),
         comm_contention=c_,
         timeline=tuple(bars),
+        compute_source=ct.source,
+        compute_label=ct.label,
+        notes=_notes(shape),
     )
+
+
+def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
+    """DDP's per-step host overhead of a tensor list [s] (0 for other strategies or without
+    a tensor list)."""
+    if strategy != "ddp" or tensor_params is None:
+        return 0.0
+    from ..compute import ddp_step_overhead_s
+
+    return ddp_step_overhead_s(len(tensor_params))
+
+
+def _shape_of(p: float) -> Any:
+    """The transformer a bare parameter count stands for
+    (:func:`~costmodel.architecture.architecture_for_params`; None outside its range)."""
+    from ..architecture import architecture_for_params
+
+    try:
+        return architecture_for_params(p)
+    except ValueError:
+        return None
+
+
+def _notes(a: Any) -> tuple[str, ...]:
+    from ..architecture import moe_data_parallel_note
+
+    n = moe_data_parallel_note(a) if a is not None else None
+    return (n,) if n else ()
+
+
+_CALIBRATED: dict[tuple[Any, ...], float] = {}
+
+
+def _calibrated_micro_s(
+    ct: ComputeTime,
+    p: float,
+    a: Any,
+    c: Any,
+    layout: Layout,
+    recipe: str,
+    micro_batch: int,
+    sequence_length: int,
+    model: str,
+) -> float:
+    """Compute of one micro-batch that makes the engine's one-node FSDP step of that
+    micro-batch equal the fitted one-node step ``ct.micro_s`` (module docstring of
+    :mod:`.compute`): the intra-node communication inside the fitted efficiency is counted
+    once. The one-node step is taken at the default contention
+    (:data:`~.layout.DEFAULT_COMM_CONTENTION`, the overlap the published steps were fitted
+    with): another ``c`` is a what-if on the network side and leaves the compute as it is.
+    Fixed point (the step increases with the compute), cached per one-node setting."""
+    from .. import presets
+
+    one = presets.cluster(c, nodes=1) if int(c.nodes) != 1 else c
+    key = (
+        one.model_dump_json(),
+        a.name if a is not None else p,
+        p,
+        ct.micro_s,
+        ct.recompute_fraction,
+        recipe,
+        micro_batch,
+        sequence_length,
+        model,
+        layout.param_dtype,
+        layout.grad_dtype,
+    )
+    hit = _CALIBRATED.get(key)
+    if hit is not None:
+        return hit
+    micro = target = ct.micro_s
+    if int(one.ranks) > 1:
+        for _ in range(4):
+            s = strategy_step(
+                p,
+                arch=a,
+                cluster=one,
+                nodes=1,
+                strategy="fsdp",
+                param_dtype=layout.param_dtype,
+                grad_dtype=layout.grad_dtype,
+                comm_contention=DEFAULT_COMM_CONTENTION,
+                recipe=recipe,
+                micro_batch=micro_batch,
+                sequence_length=sequence_length,
+                compute_time_s=micro,
+                model=model,
+                timeline=False,
+                band=False,
+            )
+            if abs(s.step_time_s / target - 1) < 1e-4:
+                break
+            micro *= target / s.step_time_s
+    if len(_CALIBRATED) > 4096:
+        _CALIBRATED.clear()
+    _CALIBRATED[key] = micro
+    return micro

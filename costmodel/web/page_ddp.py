@@ -71,7 +71,24 @@ def _inputs() -> dict:
         "Local batch per GPU [samples]", value=1, step=1, key="ddp_local_batch", bind=QP
     )
     seq = c[1].number_input("Sequence length [tokens]", value=4096, step=1, key="ddp_seq", bind=QP)
-    mfu = c[2].slider("MFU [fraction of peak]", 0.05, 1.0, 0.4, 0.05, key="ddp_mfu", bind=QP)
+    own_mfu = c[2].checkbox(
+        "Set the MFU (else the fitted efficiency)",
+        value=False,
+        key="ddp_own_mfu",
+        bind=QP,
+        help="Default: the achievable efficiency fitted on published one-node runs "
+        "(costmodel.compute), shown with its band under the step; 0.4 on a GPU it has no fit for",
+    )
+    mfu = c[2].slider(
+        "MFU [fraction of peak]",
+        0.05,
+        1.0,
+        0.4,
+        0.05,
+        key="ddp_mfu",
+        bind=QP,
+        disabled=not own_mfu,
+    )
     bucket_text = c[3].text_input(
         "DDP bucket_cap [B]",
         value="25MiB",
@@ -91,7 +108,7 @@ def _inputs() -> dict:
         value="",
         key="ddp_compute",
         bind=QP,
-        help="e.g. 350ms; leave empty to use 6 P tokens / (peak x MFU)",
+        help="e.g. 350ms; leave empty to use the FLOPs at the fitted efficiency (or the MFU set)",
     )
     contention = c[3].number_input(
         "Overlap contention c [0-1]",
@@ -130,7 +147,7 @@ def _inputs() -> dict:
         )
     if arch != CUSTOM:
         recompute = c[1].selectbox(
-            "Recompute", ("none", "selective", "full"), key="ddp_recompute", bind=QP
+            "Recompute", architecture.RECOMPUTE_MODES, key="ddp_recompute", bind=QP
         )
         flash = c[2].checkbox("FlashAttention", value=True, key="ddp_flash", bind=QP)
         st.caption(
@@ -151,7 +168,7 @@ def _inputs() -> dict:
         "model": model,
         "local_batch": local_batch,
         "sequence_length": seq,
-        "mfu": mfu,
+        "mfu": float(mfu) if own_mfu else None,
         "accumulation": accumulation,
         "no_sync": no_sync,
         "bucket_cap_bytes": parse_input("DDP bucket_cap", parse_bytes, bucket_text),
