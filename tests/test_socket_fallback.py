@@ -31,6 +31,7 @@ fc = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
 sys.modules.setdefault("fit_corrections", fc)
 _spec.loader.exec_module(fc)  # type: ignore[union-attr]
 
+
 @pytest.fixture(scope="module")
 def polaris(tmp_path_factory):
     """(preset name, presets folder or None): the shipped ALCF Polaris preset."""
