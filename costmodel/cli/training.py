@@ -12,7 +12,39 @@ from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _print_json
 
 _RECOMPUTE_HELP = "Activation recomputation (with --arch): " + ", ".join(RECOMPUTE_MODES) + "."
 
-# --- the strategy options (step, scenario, train) ---------------------------------------------
+# --- options shared by the training commands (one spelling, one help text) ---------------------
+_ParamsOpt = Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")]
+_ClusterOpt = Annotated[str, typer.Option(help="Cluster preset.")]
+_NodesOpt = Annotated[int, typer.Option(min=1, help="Nodes of the preset.")]
+_GpnOpt = Annotated[
+    int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
+]
+_RecipeOpt = Annotated[str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")]
+_ZeroOpt = Annotated[
+    int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
+]
+_LocalBatchOpt = Annotated[int, typer.Option(min=1, help="Micro-batch per GPU [samples].")]
+_AccumulationOpt = Annotated[
+    int, typer.Option(min=1, help="Gradient-accumulation micro-batches per step.")
+]
+_SeqOpt = Annotated[
+    int, typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample.")
+]
+_MfuOpt = Annotated[
+    float | None,
+    typer.Option(
+        min=0.0, max=1.0, help="Model FLOP utilisation (0, 1] (default: the fitted efficiency)."
+    ),
+]
+_BucketOpt = Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")]
+_NoSyncOpt = Annotated[
+    bool,
+    typer.Option("--no-sync/--sync", help="Accumulate under no_sync (one all-reduce per step)."),
+]
+_FlashOpt = Annotated[
+    bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
+]
+# the strategy options (step, scenario, train)
 _StrategyOpt = Annotated[
     str | None,
     typer.Option(
@@ -89,12 +121,8 @@ def memory(
             "parameters and the activations.",
         ),
     ] = None,
-    recipe: Annotated[
-        str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")
-    ] = "mixed-adam",
-    zero: Annotated[
-        int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
-    ] = 0,
+    recipe: _RecipeOpt = "mixed-adam",
+    zero: _ZeroOpt = 0,
     ranks: Annotated[int, typer.Option(min=1, help="Data-parallel ranks sharding the state.")] = 1,
     activations: Annotated[
         str | None,
@@ -430,7 +458,7 @@ def batch(
 
 # --- step -------------------------------------------------------------------------------------
 def step(
-    params: Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")] = None,
+    params: _ParamsOpt = None,
     arch: Annotated[
         str | None,
         typer.Option(help="Architecture preset: its parameters and real tensor list (buckets)."),
@@ -457,11 +485,11 @@ def step(
     cluster: Annotated[
         str | None, typer.Option(help="Cluster preset (the realistic model).")
     ] = None,
-    nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
+    nodes: _NodesOpt = 1,
     ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
     bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
     latency: Annotated[str, typer.Option(help="All-reduce latency per step: 5us.")] = "0s",
-    bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
+    bucket: _BucketOpt = "25MiB",
     gradient_bytes: Annotated[
         float, typer.Option(help="Bytes per gradient element all-reduced (2 = bf16, 1 = fp8).")
     ] = 2.0,
@@ -505,6 +533,7 @@ def step(
     \b
         costmodel step --params 7B --compute-time 400ms --ranks 64 --bandwidth 50GB/s
 
+    \b
         costmodel step --arch llama-3.1-8b --cluster dgx-h100 --nodes 8 --strategy all
     """
     from .. import ddp
@@ -809,47 +838,25 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
 
 
 def scenario(
-    params: Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")] = None,
+    params: _ParamsOpt = None,
     arch: _ArchOpt = None,
-    cluster: Annotated[str, typer.Option(help="Cluster preset.")] = "dgx-h100",
-    nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
-    gpus_per_node: Annotated[
-        int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
-    ] = None,
-    recipe: Annotated[
-        str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")
-    ] = "mixed-adam",
-    zero: Annotated[
-        int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
-    ] = 0,
-    local_batch: Annotated[int, typer.Option(min=1, help="Micro-batch per GPU [samples].")] = 1,
-    accumulation: Annotated[
-        int, typer.Option(min=1, help="Gradient-accumulation micro-batches per step.")
-    ] = 1,
-    sequence_length: Annotated[
-        int, typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample.")
-    ] = 4096,
-    mfu: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0, max=1.0, help="Model FLOP utilisation (0, 1] (default: the fitted efficiency)."
-        ),
-    ] = None,
+    cluster: _ClusterOpt = "dgx-h100",
+    nodes: _NodesOpt = 1,
+    gpus_per_node: _GpnOpt = None,
+    recipe: _RecipeOpt = "mixed-adam",
+    zero: _ZeroOpt = 0,
+    local_batch: _LocalBatchOpt = 1,
+    accumulation: _AccumulationOpt = 1,
+    sequence_length: _SeqOpt = 4096,
+    mfu: _MfuOpt = None,
     compute_time: Annotated[
         str | None, typer.Option(help="Measured compute per micro-batch (overrides --mfu): 0.4s.")
     ] = None,
-    bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
-    no_sync: Annotated[
-        bool,
-        typer.Option(
-            "--no-sync/--sync", help="Accumulate under no_sync (one all-reduce per step)."
-        ),
-    ] = True,
+    bucket: _BucketOpt = "25MiB",
+    no_sync: _NoSyncOpt = True,
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
-    flash: Annotated[
-        bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
-    ] = True,
+    flash: _FlashOpt = True,
     contention: _ContentionOpt = None,
     strategy: _StrategyOpt = None,
     group_size: _GroupOpt = None,
@@ -1115,42 +1122,22 @@ def train(
         str | None, typer.Option(help="Tokens to train: 2T, 300B (or --steps).")
     ] = None,
     steps: Annotated[int | None, typer.Option(min=1, help="Optimizer steps.")] = None,
-    params: Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")] = None,
+    params: _ParamsOpt = None,
     arch: _ArchOpt = None,
-    cluster: Annotated[str, typer.Option(help="Cluster preset.")] = "dgx-h100",
-    nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
-    gpus_per_node: Annotated[
-        int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
-    ] = None,
-    recipe: Annotated[
-        str, typer.Option(help="Precision/optimizer recipe, e.g. mixed-adam.")
-    ] = "mixed-adam",
-    zero: Annotated[
-        int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
-    ] = 0,
-    local_batch: Annotated[int, typer.Option(min=1, help="Micro-batch per GPU [samples].")] = 1,
-    accumulation: Annotated[
-        int, typer.Option(min=1, help="Gradient-accumulation micro-batches per step.")
-    ] = 1,
-    sequence_length: Annotated[
-        int, typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample.")
-    ] = 4096,
-    mfu: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0, max=1.0, help="Model FLOP utilisation (0, 1] (default: the fitted efficiency)."
-        ),
-    ] = None,
+    cluster: _ClusterOpt = "dgx-h100",
+    nodes: _NodesOpt = 1,
+    gpus_per_node: _GpnOpt = None,
+    recipe: _RecipeOpt = "mixed-adam",
+    zero: _ZeroOpt = 0,
+    local_batch: _LocalBatchOpt = 1,
+    accumulation: _AccumulationOpt = 1,
+    sequence_length: _SeqOpt = 4096,
+    mfu: _MfuOpt = None,
     compute_time: Annotated[
         str | None, typer.Option(help="Measured compute per micro-batch.")
     ] = None,
-    bucket: Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")] = "25MiB",
-    no_sync: Annotated[
-        bool,
-        typer.Option(
-            "--no-sync/--sync", help="Accumulate under no_sync (one all-reduce per step)."
-        ),
-    ] = True,
+    bucket: _BucketOpt = "25MiB",
+    no_sync: _NoSyncOpt = True,
     model: Annotated[str, typer.Option(help="Collective cost model: nccl or textbook.")] = "nccl",
     contention: _ContentionOpt = None,
     strategy: _StrategyOpt = None,
@@ -1159,9 +1146,7 @@ def train(
     param_dtype: _ParamDtypeOpt = "bf16",
     grad_dtype: _GradDtypeOpt = None,
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
-    flash: Annotated[
-        bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
-    ] = True,
+    flash: _FlashOpt = True,
     step_time: Annotated[
         str | None,
         typer.Option(help="Measured step time: 1.2s (else the predicted one); gives the MFU."),
