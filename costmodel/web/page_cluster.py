@@ -14,6 +14,7 @@ from costmodel.web.common import (
     accuracy_caption,
     chart,
     cliff_band,
+    error,
     headline,
     headline_text,
     page_header,
@@ -82,7 +83,7 @@ def _inputs() -> dict:
         try:
             size = data_collectives.typed_size(size_text)
         except ValueError as exc:
-            st.error(plain(exc), icon=":material/error:")
+            error(exc)
             size = None
     return {
         "cluster": cluster,
