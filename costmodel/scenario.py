@@ -322,8 +322,10 @@ class Scenario(BaseModel):
     ) -> Any:
         """This scenario's step under its strategy: :func:`costmodel.strategy.strategy_step`
         (memory from the same layout)."""
+        from ._checks import flag
         from .strategy import strategy_step
 
+        timeline, band = flag("timeline", timeline), flag("band", band)
         c = self._validated_cluster() if cluster is None else cluster
         return strategy_step(
             None if self.arch else self.params,

@@ -36,6 +36,12 @@ BOOL_CALLS: dict[str, Callable[..., Any]] = {
     "Architecture.activation_bytes_per_token": lambda **kw: cm.load_arch(
         "gpt2-124m"
     ).activation_bytes_per_token(1024, **kw),
+    "Scenario.strategy_step": lambda **kw: cm.Scenario(**_SCENARIO).strategy_step(**kw),
+    "strategy_step": lambda **kw: cm.strategy_step(1e9, strategy="fsdp", model="lesson", **kw),
+    "advise_strategy": lambda **kw: cm.advise_strategy(1e9, model="lesson", **kw),
+    "strategy_memory": lambda **kw: cm.strategy_memory(
+        cm.Layout(strategy="fsdp", ranks=8), 1e9, **kw
+    ),
 }
 
 

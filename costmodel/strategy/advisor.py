@@ -116,7 +116,9 @@ def advise(
     True
     """
     from .. import presets
+    from .._checks import flag
 
+    band = flag("band", band)
     c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
     if not isinstance(cluster, str) and c.nodes != nodes:
         c = presets.cluster(c, nodes=nodes)

@@ -76,7 +76,9 @@ def strategy_memory(
     5.5
     """
     from .. import memory as M
+    from .._checks import flag
 
+    flash_attention = flag("flash_attention", flash_attention)
     lay = layout
     if arch is not None:
         from ..architecture import load_arch

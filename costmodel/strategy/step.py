@@ -270,6 +270,15 @@ def strategy_step(
     timer
         A :class:`~.comm.CollectiveTimer` to reuse across steps of the same job.
     """
+    from .._checks import flag
+
+    reshard_after_forward = flag("reshard_after_forward", reshard_after_forward, allow_none=True)
+    no_sync, flash_attention = flag("no_sync", no_sync), flag("flash_attention", flash_attention)
+    timeline, band, overlap = (
+        flag("timeline", timeline),
+        flag("band", band),
+        flag("overlap", overlap),
+    )
     from .. import presets
     from ..architecture import load_arch
 
