@@ -27,10 +27,25 @@ from tests.test_app import WEB, _text, assert_clean, metrics
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)
 
+
+def _has_result_rows(text: str) -> bool:
+    from costmodel.validation.nccl_tests import NcclTestsParseError, parse_nccl_tests
+
+    try:
+        parse_nccl_tests(text, strict=False)
+    except NcclTestsParseError:
+        return False
+    return True
+
+
+# the bundled nccl-tests logs with times (not the busbw-only tables 21a-d, nor 26 and 27, which
+# have no nccl-tests result row: a PyTorch-timed write-up and two headline points); the same
+# list the Validate page offers (costmodel.web.data.reference_logs)
 LOGS = sorted(
     p
     for p in reference_dir("nccl-tests").glob("*.txt")
     if not is_busbw_table(p.read_text(errors="replace"))
+    and _has_result_rows(p.read_text(errors="replace"))
 )
 
 
@@ -72,6 +87,7 @@ def test_every_bundled_log_gives_the_cli_error_on_the_page():
     from costmodel.web import data, page_validate
 
     assert len(LOGS) >= 20  # the bundled logs with times (busbw-only tables have none)
+    assert {p.name for p in LOGS} == set(data.reference_logs())  # what the page offers
     presets = _fitted_presets()
     for path in LOGS:
         detected, given = _cluster_for(path, presets)
