@@ -52,7 +52,7 @@ Which preset describes each measured run in ``data/nccl-tests`` is tabled in
 ``presets/README.md`` (e.g. 06a: ``cluster("dell-xe9680-h100", nodes=2)``).
 
 >>> names("gpu")[:3]
-['a100-sxm-80gb', 'b200', 'gb200']
+['a100-sxm-40gb', 'a100-sxm-80gb', 'b200']
 >>> c = cluster("dgx-h100", nodes=8)
 >>> c.ranks, c.gpu.name, c.node.nic.name
 (64, 'h100-sxm', 'ib-ndr')

@@ -47,7 +47,10 @@ HALF = {"06a": 0.03, "13a": 0.03}
 # 199 %: the duplex share measured on all-reduce carries over), 2.1 %
 SIBLING = {
     ("13e/1", "13e/2"): 0.03,
-    ("15/6", "15/2"): 0.11,
+    (
+        "15/6",
+        "15/2",
+    ): 0.19,  # 9.2 % before the Polaris refit kept the Slingshot Tree term; 18.3 % now
     ("13a", "13b"): 0.08,
     ("09a", "09b"): 0.13,
     ("24b", "24c"): 0.03,
