@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-from costmodel.predict import predict_collective  # noqa: E402
+from costmodel.predict import predict_all_algorithms, predict_collective  # noqa: E402
 from costmodel.units import format_duration  # noqa: E402
 from tests._browser import launch_chromium, serve_for_tests  # noqa: E402
 
@@ -52,7 +52,8 @@ def test_which_algorithm_wins_at_14gb(chromium_browser, app_url, width, height):
         expect(metric(page, "Time")).to_have_text(re.compile(r"\d"))
         # let the first run finish (its last element is drawn) before typing: a rerun that is
         # still going when Enter is pressed can paint the old size last on a loaded machine
-        expect(page.get_by_text("The whole sweep (SI units")).to_be_visible()
+        # (the last element: the toggle that draws every model's curves, off on the first view)
+        expect(page.get_by_text("Every model on this cluster (lesson")).to_be_visible()
         box = page.get_by_role("textbox", name="or type a size")
         box.fill("14GB")
         box.press("Enter")
@@ -60,9 +61,13 @@ def test_which_algorithm_wins_at_14gb(chromium_browser, app_url, width, height):
         expect(metric(page, "Time")).to_have_text(format_duration(p.time_s))
         expect(metric(page, "Algorithm / protocol")).to_have_text(f"{p.algorithm} / {p.protocol}")
         assert "size_text=14GB" in page.url  # the typed size is in the URL
-        # the per-algorithm table (fastest first) and the refused algorithms with reasons
-        caption = page.get_by_text("Every nccl algorithm dgx-h100 can run at M = 14 GB")
+        # the answer: the verdict (costmodel.verdict: the winner only when it wins beyond the
+        # expected error, else "within the expected error") in the caption of the per-algorithm
+        # table (fastest first), as the API decides it; and the refused algorithms with reasons
+        verdict = predict_all_algorithms("all_reduce", [14e9], "dgx-h100", nodes=8).verdicts[0]
+        caption = page.get_by_text(f"Fastest algorithm: {verdict.text()}.")
         expect(caption).to_be_visible()
+        expect(caption).to_contain_text("Every nccl algorithm dgx-h100 can run at M = 14 GB")
         expect(
             page.get_by_text("Algorithms this cluster (or this model) cannot run")
         ).to_be_visible()
@@ -71,11 +76,13 @@ def test_which_algorithm_wins_at_14gb(chromium_browser, app_url, width, height):
         expect(chart.locator(".gtitle").first).to_contain_text("every algorithm on dgx-h100")
         expect(page.get_by_test_id("stException")).to_have_count(0)
         page.get_by_role("heading", name="Collectives").first.hover()  # back to the top
+        said = caption.bounding_box()
         grid = page.get_by_test_id("stDataFrame").first.bounding_box()
-        print(f"width {width}: the algorithm table at {grid}")
-        if width >= 1000:  # desktop: the answer (metrics and the winning row) on one screen:
-            # the table's header and its first row (fastest first) above the fold (35 px a row)
-            assert grid is not None and grid["y"] + 2 * 35 < height
+        print(f"width {width}: the verdict at {said}, the algorithm table at {grid}")
+        if width >= 1000:  # desktop: the answer (metrics, verdict, fastest row) on one screen:
+            # the verdict, the table's header and its first row (fastest first) above the fold
+            assert said is not None and said["y"] + said["height"] <= height
+            assert grid is not None and grid["y"] + 2 * 35 < height  # 35 px a row
         page.set_viewport_size({"width": width, "height": 2000 if width >= 1000 else 3000})
         page.get_by_role("heading", name="Collectives").first.hover()
         page.screenshot(path=str(ARTIFACTS / f"collectives-14gb-{width}.png"))

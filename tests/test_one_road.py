@@ -166,7 +166,9 @@ def test_collectives_page_agrees(calibrated_presets, model, nodes):
     at.selectbox(key="nccl_cluster").set_value(_cluster_name(model)).run()
     at.number_input(key="nccl_nodes").set_value(nodes)
     at.select_slider(key="size").set_value(M)
-    at.radio(key="coll_model").set_value(model).run()
+    at.radio(key="coll_model").set_value(model)
+    # every model's sweep table sits behind the every-model toggle (off on the first view)
+    at.toggle(key="coll_all_models").set_value(True).run()
     _clean(at)
     sweep = _frame_with(at, "busbw_bytes_per_s")
     row = sweep[(sweep["model"] == model) & np.isclose(sweep["message_bytes"], M, rtol=0)]
