@@ -969,7 +969,15 @@ def _shared_figure(builder: Any) -> Any:
             if spec is not None:
                 _figures[key] = spec  # most recently used last
         if spec is None:
-            spec = builder(*args, **kwargs).to_dict()
+            fig = builder(*args, **kwargs)
+            # a deep copy of the properties as set, not fig.to_dict(): plotly >= 6 encodes a
+            # numpy array there as a base64 {dtype, bdata, shape} dict, so the copy's x,
+            # customdata ... would read as that dict, not as the builder's numbers (the
+            # browser decodes either; what a caller reads from the figure must not change)
+            spec = {
+                "data": [trace.to_plotly_json() for trace in fig.data],
+                "layout": fig.layout.to_plotly_json(),
+            }
             with _figures_lock:
                 _figures[key] = spec
                 while len(_figures) > FIGURE_CACHE_ENTRIES:
