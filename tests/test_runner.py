@@ -289,6 +289,34 @@ def test_killed_runner_leaves_no_nccl_tests_child(tmp_path, how):
         assert [r["status"] for r in runs] == ["interrupted"]
 
 
+def test_kill_reaps_the_child_even_when_an_interrupted_wait_left_popens_lock_held():
+    """SIGTERM (raised as _Terminated) or Ctrl-C inside proc.wait(timeout=...) can leave
+    Popen's wait lock held (CPython runs the handler between its acquire and its try; about one
+    signal in a few hundred); _kill then must still kill and reap the child, not block forever
+    in proc.wait() (the runner hung after SIGTERM with its benchmark dead)."""
+    import signal
+    import subprocess
+    import threading
+
+    from costmodel.validation.runner import _kill
+
+    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        lock = getattr(proc, "_waitpid_lock", None)
+        if lock is None:  # pragma: no cover - another Popen implementation
+            pytest.skip("no Popen._waitpid_lock to hold")
+        lock.acquire()
+        done = threading.Thread(target=_kill, args=(proc,), daemon=True)
+        done.start()
+        done.join(timeout=15)
+        assert not done.is_alive(), "_kill blocked on the wait lock an interrupted wait left held"
+        assert proc.returncode == -signal.SIGTERM
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            os.waitpid(proc.pid, 0)
+
+
 def test_sigkill_of_the_runner_kills_the_benchmarks_grandchildren_too(tmp_path):
     """A wrapper script (as srun/mpirun or a site's launcher) whose benchmark is a grandchild:
     PR_SET_PDEATHSIG reaches only the wrapper; the watchdog kills the whole group."""

@@ -565,15 +565,36 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
 
 
 def _kill(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=5)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
+    """Kill the child's process group (SIGTERM, SIGKILL after 5 s) and reap the child.
+
+    Reaped with os.waitpid, not proc.wait(): a signal whose handler raised inside
+    proc.wait(timeout=...) (SIGTERM as _Terminated, Ctrl-C) can leave Popen's internal wait lock
+    held (CPython runs the handler between the lock's acquire and its try), and proc.wait() then
+    never returns: the runner hung after SIGTERM with its benchmark already dead.
+    """
+    for sig, grace_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
+        with contextlib.suppress(ProcessLookupError):  # the group is gone: reap the child
+            os.killpg(proc.pid, sig)
+        if _reap(proc, grace_s):
+            return
+
+
+def _reap(proc: subprocess.Popen, timeout_s: float | None) -> bool:
+    """Wait for ``proc`` (None: without limit) by its pid, setting ``proc.returncode``; False
+    when it still runs after timeout_s."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while proc.returncode is None:
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+            pid, status = os.waitpid(proc.pid, 0 if deadline is None else os.WNOHANG)
+        except ChildProcessError:  # reaped already (by the wait the signal interrupted)
+            return True
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        elif deadline is not None and time.monotonic() >= deadline:
+            return False
+        else:
+            time.sleep(0.01)
+    return True
 
 
 def run_sweep(
