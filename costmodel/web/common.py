@@ -185,6 +185,33 @@ def headline_text(text: str) -> None:
     (slot if slot is not None else st).subheader(text)
 
 
+def size_input(label: str, *, value: int, key: str, text_key: str) -> float | None:
+    """A message size: a slider over :data:`SIZES_BYTES` beside a text box (``14GB``) that wins
+    when filled (:func:`costmodel.web.data_collectives.typed_size`); a bad text shows its red
+    message and gives None. The Collectives and Cluster pages ask for a size through this."""
+    from costmodel.web import data_collectives
+
+    s1, s2 = st.columns([3, 1])
+    slider_size = s1.select_slider(
+        label, SIZES_BYTES, value=value, format_func=size_label, key=key, bind=QP
+    )
+    size_text = s2.text_input(
+        "or type a size",
+        value="",
+        key=text_key,
+        bind=QP,
+        placeholder="e.g. 14GB",
+        help="Wins over the slider when filled: " + data_collectives.SIZE_GRAMMAR,
+    )
+    if not size_text.strip():
+        return float(slider_size)
+    try:
+        return data_collectives.typed_size(size_text)
+    except ValueError as exc:
+        error(exc)
+        return None
+
+
 def error(message: object) -> None:
     """The one red message of the app: every error text passes through here (or through
     :func:`show_error`, which calls it), escaped with :func:`plain`, so what a user typed,

@@ -7,21 +7,19 @@ import streamlit as st
 from costmodel import plots
 from costmodel.units import format_bytes, format_duration, format_rate
 from costmodel.verdict import decide
-from costmodel.web import data, data_collectives
+from costmodel.web import data
 from costmodel.web.common import (
     QP,
-    SIZES_BYTES,
     accuracy_caption,
     chart,
     cliff_band,
-    error,
     headline,
     headline_text,
     page_header,
     plain,
     prediction_band,
     section,
-    size_label,
+    size_input,
     table,
 )
 
@@ -61,30 +59,12 @@ def _inputs() -> dict:
         bind=QP,
         help=data.MODELS_HELP,
     )
-    s1, s2 = st.columns([3, 1])
-    slider_size = s1.select_slider(
+    size = size_input(
         "Message size M [B] (per-GPU gradient buffer)",
-        SIZES_BYTES,
         value=2**30,
-        format_func=size_label,
         key="cl_size",
-        bind=QP,
+        text_key="cl_size_text",
     )
-    size_text = s2.text_input(
-        "or type a size",
-        value="",
-        key="cl_size_text",
-        bind=QP,
-        placeholder="e.g. 14GB",
-        help="Wins over the slider when filled: " + data_collectives.SIZE_GRAMMAR,
-    )
-    size: float | None = slider_size
-    if size_text.strip():
-        try:
-            size = data_collectives.typed_size(size_text)
-        except ValueError as exc:
-            error(exc)
-            size = None
     return {
         "cluster": cluster,
         "nodes": nodes,

@@ -15,10 +15,8 @@ from costmodel.web import data, data_collectives
 from costmodel.web.common import (
     CUSTOM,
     QP,
-    SIZES_BYTES,
     accuracy_caption,
     chart,
-    error,
     headline,
     headline_text,
     page_header,
@@ -26,6 +24,7 @@ from costmodel.web.common import (
     plain,
     prediction_band,
     section,
+    size_input,
     size_label,
     table,
 )
@@ -83,30 +82,12 @@ def _inputs() -> dict:
         disabled=view != "link",
         help="one-link view; the cluster view takes nodes x GPUs per node",
     )
-    s1, s2 = st.columns([3, 1])
-    slider_size = s1.select_slider(
+    size = size_input(
         "Message size M [B] (per-rank buffer, as nccl-tests prints it)",
-        SIZES_BYTES,
         value=2**28,
-        format_func=size_label,
         key="size",
-        bind=QP,
+        text_key="size_text",
     )
-    size_text = s2.text_input(
-        "or type a size",
-        value="",
-        key="size_text",
-        bind=QP,
-        placeholder="e.g. 14GB",
-        help="Wins over the slider when filled: " + data_collectives.SIZE_GRAMMAR,
-    )
-    size: float | None = slider_size
-    if size_text.strip():
-        try:
-            size = data_collectives.typed_size(size_text)
-        except ValueError as exc:
-            error(exc)
-            size = None
     if view == "cluster":
         c0, c1, c2, c3 = st.columns([1.2, 0.8, 0.9, 1.3], vertical_alignment="bottom")
         clusters = data.preset_names("cluster")
