@@ -214,33 +214,7 @@ def validate_torch(
         except OSError as exc:
             raise ValueError(f"output: cannot create {str(output)!r}: {exc.strerror}") from None
         output.unlink()  # the job creates it; nothing of the user's is touched
-    _check_torch_bench_args(
-        [
-            "-o",
-            str(output),
-            "--backend",
-            backend,
-            "--ops",
-            ops,
-            "--min-bytes",
-            min_bytes,
-            "--max-bytes",
-            max_bytes,
-            "--iters",
-            str(iters),
-            *(["--ddp"] if ddp else []),
-            *(extra or []),
-        ]
-    )
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node",
-        str(nproc),
-        "-m",
-        "costmodel.validation.torch_bench",
+    bench_args = [
         "-o",
         str(output),
         "--backend",
@@ -255,6 +229,18 @@ def validate_torch(
         str(iters),
         *(["--ddp"] if ddp else []),
         *(extra or []),
+    ]
+    _check_torch_bench_args(bench_args)  # the job's own arguments, checked before launching
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        str(nproc),
+        "-m",
+        "costmodel.validation.torch_bench",
+        *bench_args,
     ]
     code = subprocess.call(cmd)
     if code != 0:
