@@ -8,7 +8,7 @@ Rerun: each page is opened headless with streamlit.testing.v1.AppTest, then each
 its inputs is moved, one at a time, through values never seen before (each a cache miss: the
 library really recomputes) and back through the same values (cache hits). Reported per page
 and input: the median and the max CPU time of the page script per rerun, and the median wall
-time. Target (issue 12 item 3): <= 150 ms CPU per rerun after one input change, judged on the
+time. Target: <= 150 ms CPU per rerun after one input change, judged on the
 median CPU time of the new values (wall time on a shared machine measures the neighbours too;
 the max is printed beside it).
 

@@ -14,7 +14,7 @@ It checks that the three agree on the subsample, then prints rows/s and the rati
 element-wise operations run on one thread, and times are CPU (process) time, best of
 ``--repeat`` interleaved runs, so the rows/s are per core.
 
-A second table (issue 12 item 2) times the notebook formulas three ways on the same inputs:
+A second table times the notebook formulas three ways on the same inputs:
 one call with Python numbers (the scalar fast path, target <= 10 us), one call with one-element
 arrays (the array path for one row) and a vectorised call per row; it checks the first two are
 equal.
@@ -135,7 +135,7 @@ def main(
     return results
 
 
-TARGET_SCALAR_S = 10e-6  # issue 12 item 2: one call with Python numbers
+TARGET_SCALAR_S = 10e-6  # goal: one call with Python numbers
 
 
 def _scalar_cases():

@@ -5,7 +5,7 @@ import to after its first call: CPU time of the process (``time.process_time``; 
 shared machine measures the neighbours too; interpreter start-up excluded, it is the same for
 every case). Cases are interleaved and the minimum of ``--repeat`` runs is kept, so a
 burst of load on a shared machine hits no case alone. Reported: each case's time and its ratio to
-the baseline ``import numpy, pydantic``. Target (issue 12 item 2): <= 1.2x for the notebook
+the baseline ``import numpy, pydantic``. Target: <= 1.2x for the notebook
 formulas.
 
     .venv/bin/python benchmarks/bench_import.py [--repeat 9]

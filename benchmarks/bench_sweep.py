@@ -4,7 +4,7 @@ The grid: every textbook all-reduce algorithm x every cluster preset that has a 
 nodes 1..64 x message sizes (log-spaced, 8 B to 16 GB), evaluated through
 ``predict.predict_collective`` (model="lesson": the flat formula, which runs every algorithm), the road the CLI and the app take.
 
-Targets (issue 6): CSV <= 3 s and Parquet <= 1 s for 1e6 rows on one core; memory bounded for
+Targets: CSV <= 3 s and Parquet <= 1 s for 1e6 rows on one core; memory bounded for
 1e8 rows when streaming. Streaming is measured on a larger grid (``--stream-rows``, 1e7 by
 default) in a child process, whose peak RSS is compared with the 1e6-row in-memory run.
 
@@ -81,7 +81,7 @@ def model_grid(rows: int, model: str) -> sw.Grid:
 
 
 def models_side_by_side(rows: int, folder: str) -> dict[str, dict[str, float]]:
-    """Sweep -> Parquet, the same grid shape for each model, in this one process (issue 12)."""
+    """Sweep -> Parquet, the same grid shape for each model, in this one process."""
     out = {}
     sw.sweep(model_grid(1000, "nccl"))  # warm-up
     for model in ("textbook", "nccl", "nccl-table"):
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU, {r['rows_per_cpu_s']:,.0f} rows/CPU-s "
             f"({r['rows_per_cpu_s'] / book:.2f} x textbook)"
         )
-    print("goal (issue 12): nccl >= 1e6 rows/CPU-s and >= 0.5 x textbook")
+    print("goal: nccl >= 1e6 rows/CPU-s and >= 0.5 x textbook")
     if args.models_only:
         return 0
     with tempfile.TemporaryDirectory() as folder:

@@ -1,6 +1,6 @@
 """Checks shared by the formula modules: a result that is not finite is an error naming an input.
 
-Issue 14 (no silent numbers): a formula fed extreme but individually valid inputs (a bandwidth of
+No silent numbers: a formula fed extreme but individually valid inputs (a bandwidth of
 1e-300 B/s, a latency of 1e308 s) overflows to ``inf`` or produces ``NaN`` (``0 * inf``). Rather
 than return that, :func:`finite_result` raises ValueError naming the input most likely to blame:
 the numeric argument farthest from 1 in orders of magnitude (``|log10 |x||``, the largest element

@@ -68,7 +68,7 @@ FITTED_COMM_CONTENTION = 1.0
 ADVICE_CAPS_BYTES: tuple[int, ...] = tuple(m * 2**20 for m in range(1, 201))
 
 MAX_BUCKETS = 100_000
-"""Most buckets :func:`ddp_step` schedules (issue 14, bounded work): about 1.7e12 parameters at
+"""Most buckets :func:`ddp_step` schedules (bounded work): about 1.7e12 parameters at
 the default 25 MiB cap, in about 2 s. Above it the step is refused with a message (raise
 ``bucket_cap_bytes``): the schedule is per bucket, so its cost grows with the count."""
 

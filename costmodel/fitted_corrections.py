@@ -1,7 +1,7 @@
 """The fitted correction parameters, loaded from ``costmodel/data/fitted_corrections.toml``.
 
 The numbers are data, written (atomically) by ``scripts/fit_corrections.py``; this module only
-reads them into frozen, typed objects (issue 10 item 4). ``ALL`` is fitted on every reference
+reads them into frozen, typed objects. ``ALL`` is fitted on every reference
 run; ``CV[run]`` on every run of the other sources (grouped cross-validation: the run's whole
 source, e.g. all of 13a-f, is left out; tests/test_fidelity.py predicts each run with its own,
 so no run is predicted by constants fitted on it or on a sibling). ``LORO`` is the former name
@@ -38,7 +38,7 @@ class CorrectionParams:
     fabric_latency_us: Mapping[str, float]
     fabric_ramp_phi: Mapping[str, float]
     fabric_tree_efficiency: Mapping[str, float]
-    # added after the first fitted files (issue 11): absent in a file means no such term
+    # added after the first fitted files: absent in a file means no such term
     net_ramp_phi: float = 0.0
     net_ramp_knee_bytes: float = 1.0
     fabric_net_ramp_scale: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
@@ -180,4 +180,4 @@ ALL: Mapping[str, object] = MappingProxyType(FITTED.all.as_dict())
 CV: Mapping[str, Mapping[str, object]] = MappingProxyType(
     {k: MappingProxyType(v.as_dict()) for k, v in FITTED.loro.items()}
 )
-LORO = CV  # the name before grouped CV (issue 11 item 2); same per-run mapping
+LORO = CV  # the name before grouped CV; same per-run mapping

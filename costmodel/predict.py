@@ -86,7 +86,7 @@ MODELS: tuple[str, ...] = _models.MODELS
 #: reference baselines, accepted wherever a model is (costmodel.models.REFERENCE_MODELS)
 REFERENCE_MODELS: tuple[str, ...] = _models.REFERENCE_MODELS
 CALIBRATED = _models.CALIBRATED
-#: how the collective is launched and timed (the host launch floor, issue 11 item 3):
+#: how the collective is launched and timed (the host launch floor):
 #: "nccl-tests" one process per GPU (the default, as the reference runs), "nccl-tests-g" one
 #: process drives every GPU of its node (``-g gpus_per_node``), "pytorch" a torch.distributed
 #: loop (the nccl-tests floor, and no error band below 1 MiB: no bundled measurement of it)
@@ -367,7 +367,7 @@ def _calibrated_scale(
 ) -> dict | None:
     """The calibrated candidate multipliers for (op, level), or None (with a warning/raise).
 
-    Decision (issue 11 item 5): a calibration never silently falls back. ``model="calibrated"``
+    Decision: a calibration never silently falls back. ``model="calibrated"``
     raises ValueError for an (op, level) it does not cover; ``model="nccl"`` then warns
     (:class:`CalibrationWarning`) and uses the uncalibrated realistic model. Inside a covered
     level, other node/rank counts and sizes outside the fitted range are extrapolated by the
@@ -814,7 +814,7 @@ def compare_models(
 
 
 # --------------------------------------------------------------------------------------------
-# every algorithm on a cluster (issue 13 item 4)
+# every algorithm on a cluster
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class AlgorithmComparison:

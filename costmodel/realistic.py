@@ -3,8 +3,7 @@ r"""The realistic NCCL model, vectorised over clusters: rows of (nodes, GPUs per
 NCCL picks the (algorithm, protocol) pair with the smallest modelled time. Here every candidate
 pair is timed **with the corrections already applied** (:mod:`costmodel.corrections`) and
 **capped by the hardware** (:func:`busbw_bound_bytes_per_s`), and the choice is an argmin over
-a candidate axis, as a tuner that knew the corrected costs would choose. Decisions (issue 11
-item 1):
+a candidate axis, as a tuner that knew the corrected costs would choose. Decisions:
 
 - Each candidate's time has the form :math:`t_c(M) = \ell_c + M h_c(M)` with a per-byte cost
   :math:`h_c` that never rises with M by more than 1 % per doubling (the mid-size ramp is an

@@ -178,7 +178,7 @@ def predict_rows(run: Run, rows: pd.DataFrame, cluster, model: str) -> np.ndarra
 
 
 def alpha_beta_rows(run: Run, train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
-    """The single alpha-beta line (the calibration before issue 11) fitted on ``train``."""
+    """The single alpha-beta line (the first calibration model) fitted on ``train``."""
     n = run.nodes * run.gpus_per_node
     fit = fit_alpha_beta(run.op, train.size_bytes, n, train.time_s, "ring")
     return fit.predict(test.size_bytes.to_numpy(float), n)

@@ -126,7 +126,7 @@ RUNS: tuple[RunSpec, ...] = (
 )
 
 # Runs bundled after the first fits (20, 22, 23a-b, 24a-d), each with the preset that describes it
-# (presets/README.md). They are fitted on and cross-validated like the others (issue 11 item 2);
+# (presets/README.md). They are fitted on and cross-validated like the others;
 # trust stays "M" as curated (env or launch details not printed), so they are not goal runs.
 NEWER_RUNS: tuple[RunSpec, ...] = (
     RunSpec(
@@ -278,7 +278,7 @@ NOT_FITTED: dict[str, str] = {
 
 RUNS = tuple(sorted(RUNS + NEWER_RUNS + BUSBW_ONLY_RUNS + POLARIS_RUNS, key=lambda s: s.prefix))
 
-# Do the busbw-only runs enter the fit? Decided by grouped CV (issue 11): they would stay out
+# Do the busbw-only runs enter the fit? Decided by grouped CV: they would stay out
 # unless including them lowers the grouped-CV score (_score, the ablation's score). Of today's
 # fitting steps only the host floor sees them (the others take multi-node, host-staged, > 8-GPU
 # NVLink-domain or high-trust runs), through their 1-4 KiB rows, published to 2 decimals (0.07
@@ -309,7 +309,7 @@ def group_of(key: str) -> str:
 
     All sub-runs of one file and all files of one source leave the fit together (13a-f: one
     machine; 15/0-9: Alps; 09a-e; 21a-d: Azure; 24a-d; 16a-c: AWS), so no run is predicted with
-    constants fitted on a sibling from the same machine (issue 11 item 2).
+    constants fitted on a sibling from the same machine.
 
     >>> group_of("13d/2"), group_of("15/7"), group_of("24c"), group_of("06a")
     ('13', '15', '24', '06')
@@ -378,7 +378,7 @@ REGIME_GOALS: dict[str, float] = {
 }
 
 
-# per regime that misses issue 11's goal under grouped CV: the cause, from the per-run errors
+# per regime that misses the grouped-CV goal under grouped CV: the cause, from the per-run errors
 REGIME_GAPS: dict[str, str] = {
     "multi-node-infiniband": "median 7.6 % over 6 runs from 5 sources (goal 8 %: met by the "
     "median; 11.5 % before the network ramp and the NIC-bound ring), but not by every run: "
@@ -406,7 +406,7 @@ REGIME_GAPS: dict[str, str] = {
 }
 
 
-# Goal runs that miss issue 4's goals (<= 8 % from 1 MiB up, <= 20 % over all sizes): run ->
+# Goal runs that miss the goals (<= 8 % from 1 MiB up, <= 20 % over all sizes): run ->
 # (bound >= 1 MiB, bound all sizes, why). The bounds sit 1-2 points above the achieved
 # in-sample figure and are asserted by tests/test_fidelity.py as regression bounds.
 NOT_MET: dict[str, tuple[float, float, str]] = {
@@ -771,7 +771,7 @@ def _fit_ramp(runs: list[Run], params: dict) -> dict:
     from 1 MiB up (medians, so one badly identified fabric does not set it for all).
 
     Every grid point runs the full model: the ramp enters each candidate's cost before the
-    choice (issue 11), so a larger amplitude can move the choice (e.g. Simple to LL128) and the
+    choice, so a larger amplitude can move the choice (e.g. Simple to LL128) and the
     time is not linear in it."""
     runs = [r for r in runs if r.trust == "H"]
     best, best_err = (0.0, 1.0), math.inf
@@ -873,7 +873,7 @@ NET_RAMP_EXPONENTS = (0.5, 1.0)
 
 def _fit_net_ramp(runs: list[Run], params: dict) -> dict:
     """Network mid-size ramp (C.net_ramp_phi), two parameters and a knee, each fitted on
-    several sources so grouped CV can tell whether it generalises (issue 11 item 2):
+    several sources so grouped CV can tell whether it generalises:
 
     1. amplitude and knee on the multi-node runs of verbs fabrics (InfiniBand, RoCE: NCCL's
        own transport) that have rows from 1 MiB to 64 MiB (the others cannot see a ramp);
@@ -1156,7 +1156,7 @@ def fidelity_markdown(
         "every run) and **grouped CV** (parameters fitted with the run's whole source left out:",
         "all of 13a-f together, all Alps runs 15/0-9, 09a-e, 16a-c, 21a-d, 24a-d, ...; never one",
         "sub-run with its siblings kept). Grouped CV is the figure to expect on a cluster the",
-        "model has never seen. Goal (issue 11; high-trust NVSwitch / InfiniBand runs, marked *):",
+        "model has never seen. Goal (high-trust NVSwitch / InfiniBand runs, marked *):",
         "<= 8% from 1 MiB up, <= 20% over all sizes; cloud fabrics <= 15% from 1 MiB. Written by",
         "scripts/fit_corrections.py (also shipped as costmodel/data/fidelity.md, rendered on the",
         "app's Validate page). 21a-d (Azure, one source) publish only the in-place busbw per",

@@ -1,4 +1,4 @@
-"""Every algorithm on a real cluster (issue 13 item 4): cm.predict_all_algorithms and the CLI's
+"""Every algorithm on a real cluster: cm.predict_all_algorithms and the CLI's
 ``collective --cluster ... --algorithm all``."""
 
 from __future__ import annotations

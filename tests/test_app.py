@@ -192,7 +192,7 @@ def test_collectives_crossover_table_matches_the_library():
 
 
 # --- Memory ----------------------------------------------------------------------------------
-# issue 13: activations are on by default (4096 tokens, micro-batch 1, FlashAttention, no
+# activations are on by default (4096 tokens, micro-batch 1, FlashAttention, no
 # recompute) on the default custom 7B shape (32 layers, hidden 4096): 32 x 4096 x 34 x 4096 B
 _ACT_7B = 32 * 4096 * 34 * 4096
 
@@ -284,7 +284,7 @@ def test_cluster_metrics_are_the_topology_functions_on_the_preset():
     at = open_page("page_cluster.py")
     assert_clean(at)
     c = presets.cluster("dgx-h100", nodes=4)
-    # issue 10: the page's hierarchical columns are the textbook model's, on the links'
+    # the page's hierarchical columns are the textbook model's, on the links'
     # effective figures (datasheet x measured efficiency), as cm.allreduce_time(M, cluster)
     expected = topology.hierarchical_allreduce_time(
         2**30,
@@ -466,7 +466,7 @@ def test_collectives_nccl_view_is_predict_collective():
 
 
 def test_collectives_old_view_url_still_opens_the_cluster_view():
-    # issue 10 renamed the views; a link shared before keeps opening the view it showed
+    # the views were renamed; a link shared before keeps opening the view it showed
     at = open_page("page_collectives.py", {"view": "NCCL-faithful (a cluster preset)"})
     assert_clean(at)
     assert at.radio(key="view").value == "cluster"
@@ -570,13 +570,13 @@ def test_validate_truncated_log_names_the_skipped_line():
     ).run()
     assert_clean(at)
     assert "Rows compared" in metrics(at)  # the whole rows before the cut are compared
-    # shown as text: Markdown punctuation escaped (issue 14), so compare the unescaped text
+    # shown as text: Markdown punctuation escaped, so compare the unescaped text
     assert any(_text(w.value).startswith("1 line(s) skipped: line ") for w in at.warning), [
         w.value for w in at.warning
     ]
 
 
-# --- issue 14: safe to share a link, honest Validate page ----------------------------------------
+# --- safe to share a link, honest Validate page ----------------------------------------
 INJECTION = "![x](https://attacker.invalid/p.png) [click](https://attacker.invalid/)"
 
 
@@ -675,7 +675,7 @@ def test_server_upload_limit_matches_the_code():
     assert config["server"]["maxUploadSize"] * 10**6 == MAX_UPLOAD_BYTES
 
 
-# --- issue 13: named models, time and cost to train on the DDP step page -----------------------
+# --- named models, time and cost to train on the DDP step page -----------------------
 def test_ddp_named_model_uses_its_tensors_and_shows_time_and_cost():
     from costmodel.scenario import Scenario
 
@@ -713,7 +713,7 @@ def test_ddp_bad_tokens_or_step_time_names_the_field():
     assert any("Measured step time" in e.value for e in at.error)
 
 
-# --- issue 13 items 5-6, issue 14: side by side, bucket_cap advisor, fitted contention ----------
+# --- side by side, bucket_cap advisor, fitted contention ----------
 def _table(at: AppTest, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
@@ -848,7 +848,7 @@ def test_memory_pin_bad_ranks_names_the_field():
 
 
 def test_accuracy_on_screen_cluster_and_collectives_and_validate():
-    """Issue 13 item 7: the expected error of the regime next to the numbers, the note on what
+    """The expected error of the regime next to the numbers, the note on what
     the model leaves out, the band shaded on the charts, the fidelity table on Validate."""
     from costmodel.predict import predict_collective
 

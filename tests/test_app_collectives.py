@@ -1,4 +1,4 @@
-"""Headless tests of the Collectives page's cluster view (issue 13 items 4 and 5): every algorithm
+"""Headless tests of the Collectives page's cluster view: every algorithm
 on a cluster, a typed message size ("14GB"), and a pinned second configuration side by side."""
 
 from __future__ import annotations

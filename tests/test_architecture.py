@@ -166,7 +166,7 @@ def test_training_flops_per_token():
 
 
 def test_bucket_count_of_real_tensors_differs_from_equal_split():
-    # issue 13: equal 2^24-parameter tensors give 402 buckets, PyTorch's real layers 226
+    # equal 2^24-parameter tensors give 402 buckets, PyTorch's real layers 226
     sizes = np.array(load_arch("llama-2-7b").tensor_sizes) * 2.0
     assert len(ddp.bucket_assignment(sizes)) == 226
 

@@ -181,7 +181,7 @@ def test_screenshot_of_every_page(browser_page, app_url, name):
 
 
 def test_a_shared_link_cannot_inject_markdown(browser_page, app_url):
-    """Issue 14: `/memory?params=![x](https://attacker.invalid/p.png)` made the browser fetch the
+    """`/memory?params=![x](https://attacker.invalid/p.png)` made the browser fetch the
     image and a Markdown link rendered live. The value must show as text in the error."""
     page = browser_page
     fetched: list[str] = []
@@ -202,7 +202,7 @@ def test_a_shared_link_cannot_inject_markdown(browser_page, app_url):
 
 @pytest.mark.parametrize("width", [1440, 390])
 def test_cluster_a_or_cluster_b_on_one_screen(browser_page, app_url, width):
-    """Issue 13: "Cluster A or cluster B?" answered on the DDP step page. Pin B with the toggle
+    """ "Cluster A or cluster B?" answered on the DDP step page. Pin B with the toggle
     and the Cluster (B) box; the answer, the B - A table and the overlaid charts show, the URL
     carries both configurations, and the link opened afresh restores them."""
     page = browser_page

@@ -1,4 +1,4 @@
-"""The question "Which algorithm wins on my cluster at 14 GB?" in a real browser (issue 13):
+"""The question "Which algorithm wins on my cluster at 14 GB?" in a real browser:
 type 14GB on the Collectives page's cluster view and read the answer, at desktop (1440 px) and
 phone (390 px) widths. Screenshots go to test-artifacts/collectives-14gb-<width>.png."""
 

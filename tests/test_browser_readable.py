@@ -1,4 +1,4 @@
-"""Readable answers in a real browser (issue 14 item 7; issue 13's five questions walked).
+"""Readable answers in a real browser (the five everyday questions walked).
 
 Debian's chromium via Playwright against `streamlit run`, at a desktop (1440 x 900) and a phone
 (390 x 844) viewport. On every page and at both widths: no st.metric label or value is cut off
@@ -8,7 +8,7 @@ chart's title. Screenshots go to test-artifacts/readable-*.png (gitignored, made
 are not read here: the grid draws its (formatted) cells on a canvas and its accessibility table
 carries the raw values, so the display strings are checked through AppTest (test_readable.py).
 
-Issue 13's five questions are walked as far as the app answers them on main today; the
+The five everyday questions are walked as far as the app answers them on main today; the
 per-algorithm view, the side-by-side pages and the error bands are built (and browser-tested)
 on their own branches.
 """
@@ -167,7 +167,7 @@ def test_every_page_is_readable(chromium_browser, app_url, name, viewport):
         context.close()
 
 
-# --- issue 13's five everyday questions, at both widths ---------------------------------------
+# --- the five everyday questions, at both widths ---------------------------------------
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)

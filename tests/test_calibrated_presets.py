@@ -77,7 +77,7 @@ def _realistic(cal, m, op="all_reduce", **kw):
 
 
 def test_predicts_held_out_sizes_with_the_fit(cal, log, tmp_path):
-    # behaviour change (issue 11 item 5): with a base cluster, "calibrated" and "nccl" run the
+    # behaviour change: with a base cluster, "calibrated" and "nccl" run the
     # realistic model with its calibrated candidates, no longer the alpha-beta line
     path = write_calibration(cal, tmp_path / "rtx-cal.toml")
     t_ref, a_ref, p_ref = _realistic(cal, HELD_OUT)
@@ -96,7 +96,7 @@ def test_predicts_held_out_sizes_with_the_fit(cal, log, tmp_path):
     # and it describes the measurement from 1 MiB up: median within 5 %; the worst size (256 MiB,
     # where the model's mid-size ramp has faded and 09a has not levelled off) 7.4 % (bound 8 %;
     # the alpha-beta line was within 5 % there, the realistic structure trades it for the
-    # small and mid sizes, issue 11 item 5 and docs/calibration.md)
+    # small and mid sizes, docs/calibration.md)
     oop = log[(log.placement == "out_of_place") & (log.size_bytes >= 2**20)]
     p = predict_collective("all_reduce", oop.size_bytes.to_numpy(float), str(path))
     err = np.abs(p.time_s / oop.time_s.to_numpy() - 1)

@@ -646,7 +646,7 @@ def test_compare_and_calibrate_read_raw_logs(tmp_path):
     empty.write_text("")
     assert_usage_error(run("calibrate", str(empty), "-o", str(tmp_path / "c.toml")), "no rows")
     assert not (tmp_path / "c.toml").exists()
-    # a log without host lines: the node count is asked for, never guessed (issue 11 item 5)
+    # a log without host lines: the node count is asked for, never guessed
     no_hosts = DATA / "13e_waynehacking8_1x2-4-6xH100_GPUcount-scaling_allreduce.txt"
     out = tmp_path / "e.toml"
     assert_usage_error(run("calibrate", str(no_hosts), "-o", str(out)), "--nodes")
@@ -702,7 +702,7 @@ def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):
     ],
 )
 def test_validate_torch_checks_arguments_before_torchrun(monkeypatch, args, fragment):
-    """Issue 14: bad arguments died inside torchrun with torch's elastic error page."""
+    """bad arguments died inside torchrun with torch's elastic error page."""
     calls = []
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
     assert_usage_error(run("validate", "torch", *args), fragment)
@@ -775,7 +775,7 @@ def test_readme_sweep_of_all_presets_over_nodes(tmp_path):
 
 
 def test_validate_compare_passes_the_showcase_run_with_defaults():
-    """Issue 14: with default settings `validate compare` failed 06a (exit 1). The default is
+    """with default settings `validate compare` failed 06a (exit 1). The default is
     now the docs/fidelity.md goal (median |busbw error| <= 8% from 1 MiB, <= 20% overall)."""
     log = DATA / "06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt"
     result = run("validate", "compare", str(log), "--cluster", "dell-xe9680-h100")
@@ -795,7 +795,7 @@ def test_validate_compare_warns_when_the_preset_does_not_match_the_log():
     assert "does not match the log" in result.stderr and "coreweave-hgx-a100" in result.stderr
 
 
-# --- scenario side by side and the bucket_cap advisor (issue 13 items 5-6) ----------------------
+# --- scenario side by side and the bucket_cap advisor ----------------------
 def test_scenario_vs_prints_both_and_the_difference():
     from costmodel.scenario import Scenario
 
@@ -849,7 +849,7 @@ def test_scenario_contention_option_slows_the_step():
     assert slow["scenario"]["comm_contention"] == 1.0
 
 
-# --- the package layout (issue 10 item 4) -------------------------------------------------------
+# --- the package layout -------------------------------------------------------
 def test_help_lists_commands_in_their_order():
     """The cli/ package registers every command in one table; --help keeps the order it had."""
     out = run("--help").stdout

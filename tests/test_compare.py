@@ -50,7 +50,7 @@ def test_errors_sign_bands_and_tolerance():
         }
     )
     out = compare(rows, lambda op, m, n, nodes, **kw: np.full(len(m), 1.3e-3), model="toy")
-    # issue 14: rel_error is the busbw error busbw_pred / busbw_meas - 1 (was the time error,
+    # rel_error is the busbw error busbw_pred / busbw_meas - 1 (was the time error,
     # (t_pred - t_meas) / t_meas = 0.3 here, kept as time_rel_error)
     assert out.rel_error.tolist() == pytest.approx([1 / 1.3 - 1] * 4)
     assert out.busbw_rel_error.tolist() == pytest.approx([1 / 1.3 - 1] * 4)
@@ -129,9 +129,9 @@ def test_cluster_models_side_by_side_on_06a(tmp_path):
     assert big["rel_error[nccl]"].abs().max() < 0.10
     assert set(big["predicted_algorithm[nccl]"]) == {"nvls_tree"}
     # the lesson's flat ring over one NIC share per GPU is about 9x too slow there (DESIGN 3.2:
-    # 390 GB/s busbw measured, not the 50 GB/s of a per-GPU-NIC ring). Issue 10: this model was
+    # 390 GB/s busbw measured, not the 50 GB/s of a per-GPU-NIC ring). This model was
     # called "textbook" here; the topology-aware textbook (a ring on all 8 NICs) is 8-22% slow
-    # (measured when written), no in-switch reduction in its ring. Issue 14: rel_error is now the
+    # (measured when written), no in-switch reduction in its ring. rel_error is now the
     # busbw error (pred/meas - 1): 9x too slow reads < -80 % (was a time error > 5), 0-30% slow
     # reads -23 %..0 (was 0..0.3)
     assert (big["rel_error[lesson]"] < -0.8).all()
@@ -171,7 +171,7 @@ def test_predict_ddp_timeline_and_contention():
     assert out.predicted_compute_s.tolist() == pytest.approx([0.01, 0.02])
     # the MLP's tensors in registration order (weight, bias per layer), float32, bucketed as
     # PyTorch does with an explicit bucket_cap_mb (torch_bench passes one): the first bucket is
-    # capped at 0.25 MiB too (issue 14; was 1 MiB, torch's cap only for bucket_cap_mb=None)
+    # capped at 0.25 MiB too (was 1 MiB, torch's cap only for bucket_cap_mb=None)
     tensors = np.array([256 * 256, 256] * 8, dtype=float) * 4
     buckets = bucket_sizes(tensors, 0.25 * 2**20, 0.25 * 2**20)
     assert len(buckets) >= 3
@@ -225,7 +225,7 @@ def test_log_without_node_count_fills_the_presets_nodes():
 
 
 def test_busbw_error_is_uncapped_where_the_time_error_saturates():
-    """Issue 14: 350 GB/s predicted against 45 measured read as -87 % (time error, capped at
+    """350 GB/s predicted against 45 measured read as -87 % (time error, capped at
     -100 %); the busbw error says +678 % and |ln ratio| 2.05."""
     rows = pd.DataFrame({"op": ["all_reduce"], "size_bytes": [1e9], "ranks": [16], "time_s": [1.0]})
     factor = 2 * 15 / 16

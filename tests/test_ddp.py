@@ -469,7 +469,7 @@ def test_without_timeline_every_figure_is_the_same(accumulation, no_sync):
     assert full.step_time_s == pytest.approx(max(i.end_s for i in full.timeline), rel=1e-12)
 
 
-# --- bucket_cap advisor (issue 13 item 6) --------------------------------------------------------
+# --- bucket_cap advisor --------------------------------------------------------
 def test_bucket_cap_sweep_best_is_the_argmin():
     sw = ddp.bucket_cap_sweep(
         params=1e9, ranks=64, compute_time_s=0.3, bandwidth_bytes_per_s=25e9, latency_s=20e-6
@@ -527,7 +527,7 @@ def test_bucket_cap_sweep_refuses_bad_caps():
 
 
 def test_timeline_hover_shows_durations_not_end_times():
-    """Issue 14: plotly's %{x} on a bar with a base is the bar's end; the hover must read the
+    """plotly's %{x} on a bar with a base is the bar's end; the hover must read the
     duration (and start) from customdata."""
     from costmodel import plots
 

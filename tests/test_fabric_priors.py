@@ -1,4 +1,4 @@
-"""Cited fabric priors and the network mid-size ramp (issue 11 item 3)."""
+"""Cited fabric priors and the network mid-size ramp."""
 
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ def test_writer_and_reader_round_trip():
     )
     again = parse(text)
     assert again == FITTED
-    assert FITTED.bands and FITTED.groups  # grouped CV written (issue 11 items 2 and 4)
+    assert FITTED.bands and FITTED.groups  # grouped CV written
     assert FITTED.coverage and FITTED.folds  # the harder folds and the band's coverage
 
 

@@ -1,4 +1,4 @@
-"""Physical invariants of the realistic model (issue 11 item 1), over an exhaustive grid.
+"""Physical invariants of the realistic model, over an exhaustive grid.
 
 For every cluster preset, 1 to 64 nodes (where the preset has a network), 2 to its GPUs per
 NVLink domain, every op and 8 B to 16 GiB on a x2 grid:

@@ -134,7 +134,7 @@ def test_practice_1a_on_a_cluster_through_model_lesson():
     """The same worked example asked of a cluster: 8 x DGX H100 (one 400G NDR NIC per GPU) under
     model="lesson" is the lesson's flat ring at 50 GB/s per GPU, plus the preset's per-hop
     latency (2 x 63 steps of a few us: < 1 ms on 0.55 s); the topology-aware textbook, whose
-    ring uses all 8 NICs of a node, is several times faster (issue 10: two models, two names)."""
+    ring uses all 8 NICs of a node, is several times faster (two models, two names)."""
     cluster = cm.cluster("dgx-h100", nodes=8)
     lesson = cm.allreduce_time(GRAD_BYTES, cluster, model="lesson")
     assert lesson == pytest.approx(0.55, abs=0.005)

@@ -1,4 +1,4 @@
-"""training_memory's scalar fast path (issue 12 item 2): Python floats out, equal bit for bit to
+"""training_memory's scalar fast path: Python floats out, equal bit for bit to
 the array path, and the same errors for bad input."""
 
 from __future__ import annotations

@@ -223,7 +223,7 @@ def test_nvlink_domain_scale_not_where_the_network_governs():
     assert C.nvlink_domain_scale(10.0, 72, "nvswitch", p, nodes=3) == 1.0
 
 
-# --- tree graph pass 2, fabric terms (issue 4: other fabrics) --------------------------------
+# --- tree graph pass 2, fabric terms (other fabrics) --------------------------------
 GH200x4 = dict(
     compute_capability=9.0,
     gpus_per_node=4,
@@ -295,7 +295,7 @@ def test_tree_efficiency_slows_only_tree_rows_in_the_full_model():
     m = np.array([2.0**24, 2.0**28])
     a = predict_collective("all_reduce", m, "alps-gh200", nodes=32, params=base)
     assert a.algorithm.tolist() == ["tree", "tree"]  # NCCL's own pick
-    # issue 11: the efficiency enters Tree's cost before the choice, so with half of Tree's
+    # the efficiency enters Tree's cost before the choice, so with half of Tree's
     # bandwidth the choice may move to Ring, never to something slower than pinned Tree
     b_auto = predict_collective("all_reduce", m, "alps-gh200", nodes=32, params=half)
     b = predict_collective("all_reduce", m, "alps-gh200", nodes=32, params=half, algorithm="tree")

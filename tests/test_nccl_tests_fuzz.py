@@ -1,4 +1,4 @@
-"""Mutation fuzz of the nccl-tests parser over every bundled reference log (issue 14).
+"""Mutation fuzz of the nccl-tests parser over every bundled reference log.
 
 Each log is mutated the ways real logs get damaged (cut off, lines duplicated or swapped, the
 column header duplicated, bytes flipped) with a fixed seed. The parser must either refuse the

@@ -357,7 +357,7 @@ def test_missing_file_is_a_parse_error(tmp_path):
         read_nccl_tests(tmp_path / "nope.log")
 
 
-# ---------------------------------------------------------------------------- issue 14: strictness
+# ---------------------------------------------------------------------------- strictness
 _HEADER = (
     "#       size         count      type   redop    root     time   algbw   busbw  #wrong"
     "     time   algbw   busbw  #wrong\n"
@@ -435,7 +435,7 @@ def test_bom_is_ignored_and_bad_bytes_are_named(tmp_path):
 
 
 def test_long_line_is_refused_fast():
-    """A 1 MB line without spaces hung the app for > 15 min (issue 14); the bound here is a hang
+    """A 1 MB line without spaces hung the app for > 15 min; the bound here is a hang
     guard, the speed itself is measured in benchmarks/."""
     import subprocess
     import sys

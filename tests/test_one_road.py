@@ -1,4 +1,4 @@
-"""One road per model (issue 10): the same question through every surface gives the same number.
+"""One road per model: the same question through every surface gives the same number.
 
 For each of the four answer models (lesson, textbook, nccl, calibrated) an all-reduce of 8 GiB on
 DGX H100, over 2 nodes and inside 1 node, is asked of the API (``cm.predict_collective``,

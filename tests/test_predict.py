@@ -26,8 +26,8 @@ def test_shapes_and_consistency(model):
 
 
 def test_lesson_multi_node_is_one_nic_per_gpu():
-    # issue 4: 8 x 8 H100 with 8 x 400G NDR measure ~320 GB/s; the lesson's flat ring says 50
-    # (issue 10: this model was called "textbook" here; it is "lesson" now)
+    # 8 x 8 H100 with 8 x 400G NDR measure ~320 GB/s; the lesson's flat ring says 50
+    # (this model was called "textbook" here; it is "lesson" now)
     p = predict_collective("all_reduce", 2.0**33, "dgx-h100", nodes=8, model="lesson")
     assert p.busbw_bytes_per_s / 1e9 == pytest.approx(50, rel=0.01)
     # the topology-aware textbook: a ring crosses each node on all 8 NICs at 48 GB/s each
@@ -106,7 +106,7 @@ def test_fitted_host_floor_reproduces_launch_floors():
     for g, measured_us in ((4, 22.7), (8, 40.1)):
         assert C.host_floor_s(g, p) * 1e6 == pytest.approx(measured_us, rel=0.25)
     # one GPU per process: the single-node floors at <= 4 KiB span 7.8-8.9 us (15, 4 GPUs) to
-    # 11-25 us (24a-d, 8 x B200), which the fit pools since 24a-d joined it (issue 11: the floor
+    # 11-25 us (24a-d, 8 x B200), which the fit pools since 24a-d joined it (the floor
     # has no rank-count term yet); the fitted floor lies inside that span.
     assert 7.8 <= C.host_floor_s(1, p) * 1e6 <= 24.7
 
@@ -133,7 +133,7 @@ def test_host_staged_duplex_only_for_two_way_ops():
     t = nccl.topology_inputs(
         compute_capability=7.5, nodes=1, gpus_per_node=2, intra_kind="pcie", p2p=False
     )
-    # issue 11 item 2: the term is fitted on one source (09) only, grouped CV cannot show that
+    # the term is fitted on one source (09) only, grouped CV cannot show that
     # it generalises, so the packaged fit neutralises it (factor 1); with its fitted value
     # (0.335 before the grouped-CV ablation) broadcast on the PCIe box reaches ~2.5x the
     # all-reduce busbw, as measured (09c vs 09a: 11.1 vs 4.0)
@@ -156,7 +156,7 @@ def test_nvlink_domain_scale_only_for_large_blackwell_domains():
     assert C.nvlink_domain_scale(9.0, 72, "nvswitch", p) == 1.0
     # GB200 NVL72 measures ~840 GB/s ring busbw at 4-8 GiB (04a); NCCL's constant caps at 720
     # with the scale fitted on 04 (1.2) the full model passes NCCL's cap; the packaged fit
-    # neutralises it (one source: grouped CV cannot assess it, issue 11 item 2)
+    # neutralises it (one source: grouped CV cannot assess it)
     from costmodel.fitted_corrections import FITTED
 
     assert "nvl_domain_link_scale" in FITTED.dropped_terms

@@ -1,4 +1,4 @@
-"""Readable answers without a browser (issue 14 item 7): table formats by unit, the CSV stays raw
+"""Readable answers without a browser: table formats by unit, the CSV stays raw
 SI, chart titles clear of plotly's toolbar, the headline drawn above the inputs (AppTest).
 
 What only a browser can show (no metric cut off, the toolbar's real box against the title's) is
@@ -91,7 +91,7 @@ def test_headline_metrics_are_drawn_above_the_inputs():
         "Time, model nccl",
         "busbw, model nccl",
         "Algorithm / protocol",
-        "Expected error",  # the accuracy of the answer sits with it (issue 13 item 7)
+        "Expected error",  # the accuracy of the answer sits with it
     ]
 
 

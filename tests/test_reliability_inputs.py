@@ -1,4 +1,4 @@
-"""Reliability under hostile input (issue 14, items 1 and 2): every public formula entry point.
+"""Reliability under hostile input (items 1 and 2): every public formula entry point.
 
 For each entry point of ``costmodel``'s lazy API map there is one valid call; hypothesis (fixed
 seed: ``derandomize=True``) replaces one argument at a time by a hostile value (huge, tiny,

@@ -234,7 +234,7 @@ def test_retries_that_never_completed_are_not_counted_twice(tmp_path):
     assert len(load_results(path, keep_incomplete=True)) == 4
 
 
-# ---------------------------------------------------------------------------- issue 14: hygiene
+# ---------------------------------------------------------------------------- hygiene
 def _alive(pid: int) -> bool:
     """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
     try:

@@ -1,4 +1,4 @@
-"""Scalar fast paths of the formula functions (issue 12 item 2).
+"""Scalar fast paths of the formula functions.
 
 A Python number in gives a Python ``float`` (or ``int``) out, equal bit for bit to the array
 path on the same inputs, and bad input raises the same ValueError naming the field. The array

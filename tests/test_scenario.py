@@ -293,7 +293,7 @@ def test_flip_thresholds_come_from_closed_form_not_search(fields, monkeypatch):
     assert all(kw.get("allreduce_fn") is not None for kw in calls)  # memoized predictions
 
 
-# --- issue 13 item 5/6 and issue 14: side by side, bucket_cap advisor, overlap contention -------
+# --- side by side, bucket_cap advisor, overlap contention -------
 def test_with_changes_text_form_and_arch_params_exclusive():
     a = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=4)
     b = a.with_changes("nodes=16,zero=3,bucket=50MiB,no_sync=false")

@@ -278,7 +278,7 @@ def test_preset_all_and_textbook_algorithms():
 
     df = sweep.sweep(preset="all", size="1GB")
     assert set(df["preset"]) == set(presets.names("cluster"))
-    # issue 10: the flat formula over every algorithm is the lesson's model now ("textbook" is
+    # the flat formula over every algorithm is the lesson's model now ("textbook" is
     # topology-aware and refuses NVLS across nodes, as cm.allreduce_time(M, cluster) always did)
     df = sweep.sweep(preset="dgx-h100", model="lesson", algorithm="all", nodes=2, size="1GB")
     assert set(df["algorithm"]) == set(collectives.ALGORITHMS["all_reduce"])
@@ -293,6 +293,6 @@ def test_preset_all_and_textbook_algorithms():
 
 def test_memory_sweep_with_preset_says_what_fits():
     df = sweep.sweep(kind="memory", preset="dgx-h100", params="4B,6B")
-    # 16 B/param: 64 GB and 96 GB vs the H100's device-true 81559 MiB = 85.5 GB (issue 14)
+    # 16 B/param: 64 GB and 96 GB vs the H100's device-true 81559 MiB = 85.5 GB
     assert df["fits"].tolist() == [True, False]
     assert (df["gpu_memory_GB"] == 81559 * 2**20 / 1e9).all()

@@ -1,4 +1,4 @@
-"""The vectorised NCCL sweep path equals predict_collective row by row (issue 12 item 1)."""
+"""The vectorised NCCL sweep path equals predict_collective row by row."""
 
 from __future__ import annotations
 

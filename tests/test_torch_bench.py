@@ -1,7 +1,7 @@
 """A real CPU run through the whole harness: torchrun with gloo (2 ranks) -> results.jsonl ->
 calibrate (weighted fit, every other size held out) -> predict the held-out sizes -> compare, DDP
 steps predicted with ddp_step, HTML report. The held-out sizes >= 1 MiB must be predicted within
-25% (issue 5; machine-notes.md: gloo's ring fits to 10-20% from 1 MiB up).
+25% (machine-notes.md: gloo's ring fits to 10-20% from 1 MiB up).
 
 Size range, measured here (2 cores, L2 2 MiB per core; minimum over 60 iterations): gloo's
 all-reduce moves 2-4 MiB at 0.57 ns/B but 8-64 MiB at 0.61-0.86 ns/B, because the smaller

@@ -1,5 +1,5 @@
 """Time and cost to train (costmodel.training), Scenario with an architecture, and the CLI
-surfaces of issue 13 (memory --arch, train, archs, step --arch)."""
+surfaces (memory --arch, train, archs, step --arch)."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_api_surfaces_take_an_architecture():
     equal = cm.ddp_step(
         load_arch("llama-2-7b").params, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9
     )
-    assert (s.buckets, equal.buckets) == (226, 402)  # issue 13: 226 real vs 402 equal pieces
+    assert (s.buckets, equal.buckets) == (226, 402)  # 226 real vs 402 equal pieces
     assert equal.comm_s > s.comm_s
     with pytest.raises(ValueError, match="layer_param_counts"):
         ddp.ddp_step(
@@ -158,7 +158,7 @@ def test_cli_memory_issue_command_prints_activations_and_verdict():
     )
     assert r.exit_code == 0, r.stderr
     assert "activations" in r.stdout and "FlashAttention" in r.stdout
-    # the default GPU is the H100 at its device-true 81559 MiB = 85.5 GB (issue 14; was 80 GB)
+    # the default GPU is the H100 at its device-true 81559 MiB = 85.5 GB (was 80 GB)
     assert "fits" in r.stdout and "85.5 GB" in r.stdout
     d = run_json("memory", "--arch", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64")
     act = load_arch("llama-3.1-70b").activation_bytes(4096, 1)

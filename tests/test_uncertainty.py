@@ -1,4 +1,4 @@
-"""Expected error bands (issue 11 item 4, issue 13 item 7): derived in code from the grouped-CV
+"""Expected error bands: derived in code from the grouped-CV
 residuals written by scripts/fit_corrections.py, carried by every prediction, shown by the CLI,
 the sweep and the app; a regime or fabric without a measurement says so."""
 

@@ -1,4 +1,4 @@
-"""The app's cached data helpers (issue 12 item 3) answer what the library answers.
+"""The app's cached data helpers answer what the library answers.
 
 The Cluster page's sweep is cached per GPU count, and the Validate page's comparison is keyed
 by the log text instead of a DataFrame; these tests hold both to the uncached library calls.

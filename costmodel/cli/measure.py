@@ -187,7 +187,7 @@ def validate_torch(
             "validate torch: torch is not installed; pip install 'costmodel[validate]'"
         )
     # every argument is checked here, before torchrun starts: a bad one is one line and exit 2,
-    # not torch's elastic error page from inside the job (issue 14)
+    # not torch's elastic error page from inside the job
     from ..atomic import check_writable
     from ..validation.torch_bench import OPS as TORCH_OPS
 

@@ -313,7 +313,7 @@ def topology_inputs(
             inter = s_nvls
             # the inter-node side of an NVLS channel runs through its head GPU's NICs (nics /
             # channels of them, behind one PCIe link): never above that path (search.cc checks
-            # the NET path carries bwInter; issue 11)
+            # the NET path carries bwInter)
             head_path = min(pci, nic * max(1, nics // max(n_nvls, 1))) if multi else 0.0
             if multi and inter > head_path + 1e-9:
                 slower = [x for x in speeds if x <= head_path + 1e-9]

@@ -190,7 +190,7 @@ def _eval_collective_vectorised(
     """NCCL models on one preset: every (nodes, GPUs per node, size) row in one array call.
 
     :func:`costmodel.realistic.realistic_rows` groups the rows by (GPUs per node, node class)
-    once and evaluates all candidates for all rows (issue 12 item 1); the same numbers as
+    once and evaluates all candidates for all rows; the same numbers as
     ``predict_collective`` row by row (tests/test_sweep_vectorised.py).
     """
     from .. import tables as T

@@ -3,7 +3,7 @@
 Pages only connect widgets to library functions (STYLE 13); this module holds the wiring every
 page repeats. It is the only module here besides the pages that imports streamlit.
 
-Readable answers (issue 14 item 7), decided here once for every page:
+Readable answers, decided here once for every page:
 
 - Metrics never truncate: :data:`READABLE_CSS` lets an ``st.metric`` label and value wrap
   instead of ending in "…" (Streamlit clips both to one line), at 1440 px and at 390 px.
@@ -61,7 +61,7 @@ _MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
 
 
 def plain(text: object, limit: int = 500) -> str:
-    """``text`` escaped so that Streamlit's Markdown shows it literally (issue 14).
+    """``text`` escaped so that Streamlit's Markdown shows it literally.
 
     Values from the URL or an upload reach the page in error messages and notes; Streamlit
     renders those as Markdown, so ``![x](https://attacker.invalid/p.png)`` in a shared link would
@@ -150,7 +150,7 @@ def check_url_numbers() -> None:
     """Drop URL numbers that are not finite or not below 2**53, with a red message each.
 
     A shared link such as ``?cl_nodes=1e400`` would otherwise crash the widget it seeds
-    ("cannot convert float infinity to integer") before the page can check it (issue 14).
+    ("cannot convert float infinity to integer") before the page can check it.
     Must run before the page creates its widgets (``page_header`` calls it first).
     """
     for key in list(st.query_params):

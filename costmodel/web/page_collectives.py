@@ -46,7 +46,7 @@ VIEWS = {"link": "Formulas on one link (alpha-beta)", "cluster": "A model on a c
 #: formulas on one link are one click away (decision: a planner's first number is the realistic
 #: one, not the lesson's flat ring at the NIC rate, which is several times slower).
 DEFAULT_VIEW = "cluster"
-#: deprecated URL values of ``view`` (before issue 10 renamed the views) -> the view they meant
+#: deprecated URL values of ``view`` (before the views were renamed) -> the view they meant
 _OLD_VIEWS = {
     "Textbook (alpha-beta, one link)": "link",
     "NCCL-faithful (a cluster preset)": "cluster",

@@ -94,7 +94,7 @@ def _problem(problem: object) -> str:
 def _default_cluster(raw: bytes | None, name: str | None, clusters: list[str]) -> str:
     """The preset the chosen log ran on (GPU model, GPUs per node; compare.detect_cluster),
     else dgx-h100. Used as the selectbox default, so a reference run never opens paired with
-    another machine's preset (issue 14: a 16 x 8 A100 run opened on dgx-h100)."""
+    another machine's preset (a 16 x 8 A100 run opened on dgx-h100)."""
     fallback = "dgx-h100" if "dgx-h100" in clusters else clusters[0]
     if raw is None or name is None:  # _log gives both or neither
         return fallback

@@ -82,7 +82,7 @@ class NcclTestsParseError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-# Limits that bound the work of one parse (issue 14). nccl-tests lines are < 300 characters and
+# Limits that bound the work of one parse. nccl-tests lines are < 300 characters and
 # NCCL debug lines a few thousand; the largest reference log is ~100 kB.
 MAX_LINE_CHARS = 16_384
 MAX_LOG_BYTES = 32 * 1024 * 1024

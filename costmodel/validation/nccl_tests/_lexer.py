@@ -20,7 +20,7 @@ _PREFIX_RE = re.compile(
 _TIMESTAMP_RE = re.compile(r"^\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}[: ]?\s*")  # --timestamp-output
 # Every pattern below is linear in the line length: a variable-length run is anchored (``^``) or
 # preceded by a look-behind that rules out starting inside the same run, so a 1 MB line without
-# spaces cannot make the engine retry from every offset (issue 14: a 200 kB line hung the app).
+# spaces cannot make the engine retry from every offset (a 200 kB line hung the app).
 _DEBUG_RE = re.compile(
     r"(?<![\w.-])(?P<host>[A-Za-z][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[\d+\] NCCL (?:INFO|WARN|TRACE|ABORT|ERROR)"
 )
