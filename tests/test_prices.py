@@ -260,3 +260,55 @@ def test_cli_lists_the_commitment_term_and_prices_with_it():
     )  # fmt: skip
     assert r.exit_code == 0, r.stderr
     assert "committed-1y" in r.stdout and "2026-01-21" in r.stdout
+
+
+def _cloud(name: str) -> str:
+    return name.split("-")[0]
+
+
+def test_every_discounted_price_is_below_the_same_clouds_on_demand_price():
+    """Spot, committed and capacity-block rates undercut the on-demand list of the same cloud
+    and GPU, and a 3-year commitment undercuts the 1-year one: a rate read from the wrong
+    column of a price table (e.g. a reservation read as on-demand) breaks this."""
+    names = price_names()
+    compared = 0
+    for name in names:
+        p = load_price(name)
+        if p.terms == "on-demand":
+            continue
+        for other in names:
+            od = load_price(other)
+            if od.terms == "on-demand" and od.gpu == p.gpu and _cloud(other) == _cloud(name):
+                assert p.usd_per_gpu_hour < od.usd_per_gpu_hour, (name, other)
+                compared += 1
+        if p.terms_label == "committed-3y":
+            one_year = load_price(name.replace("-3y", "-1y"))
+            assert p.usd_per_gpu_hour < one_year.usd_per_gpu_hour, name
+    assert compared >= 20
+
+
+def test_hyperscalers_price_the_gpus_the_issue_names():
+    """Azure H200, Google Cloud B200 (spot and committed: Google lists no on-demand A4 price),
+    AWS B200, and committed prices from AWS and Google Cloud."""
+    have = {(_cloud(n), load_price(n).gpu, load_price(n).terms) for n in price_names()}
+    assert ("azure", "h200-sxm", "on-demand") in have
+    assert ("aws", "b200", "on-demand") in have
+    assert {("gcp", "b200", "spot"), ("gcp", "b200", "committed")} <= have
+    for gpu in ("h100-sxm", "h200-sxm", "b200", "a100-sxm-40gb"):
+        assert ("gcp", gpu, "committed") in have, gpu
+    assert ("aws", "a100-sxm-40gb", "committed") in have
+    for gpu in ("h100-sxm", "a100-sxm-40gb", "a100-sxm-80gb"):
+        assert ("azure", gpu, "spot") in have, gpu
+    for gpu in ("a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"):
+        assert len({c for c, g, _ in have if g == gpu}) >= 4, gpu
+
+
+def test_two_dumps_agree_where_they_overlap():
+    """The Azure H100 and A100 40 GB on-demand presets (one dump, 2026-11-09) match the rates
+    the other dump (2026-10-10) printed beside its spot rows."""
+    for spot, on_demand in (
+        ("azure-nd-h100-v5-spot", "azure-nd-h100-v5-on-demand"),
+        ("azure-nd-a100-v4-spot", "azure-nd-a100-v4-on-demand"),
+    ):
+        quoted = load_price(spot).source.split("on-demand ")[1].split(" ")[0]
+        assert float(quoted) == pytest.approx(load_price(on_demand).usd_per_instance_hour, rel=1e-4)
