@@ -34,7 +34,7 @@ import tomllib
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .presets import shipped_dir
 
@@ -56,8 +56,32 @@ class Price(BaseModel):
     terms: Literal["on-demand", "spot", "capacity-block", "committed"] = Field(
         description="how the price is bought: on-demand, spot, capacity-block or committed"
     )
+    term_years: int | None = Field(
+        default=None,
+        description="commitment term of a committed price (reserved instance, savings plan, "
+        "committed-use discount): 1 or 3 years; absent for every other terms",
+    )
     date: str = Field(description="date of the source the price was read from (ISO date)")
     source: str
+
+    @model_validator(mode="after")
+    def _term_matches_terms(self) -> Price:
+        if self.terms == "committed" and self.term_years not in (1, 3):
+            raise ValueError(
+                f"term_years: a committed price needs its commitment term, 1 or 3 (years); "
+                f"got {self.term_years!r}"
+            )
+        if self.terms != "committed" and self.term_years is not None:
+            raise ValueError(
+                f"term_years: only a committed price has a term; terms={self.terms!r}, "
+                f"term_years={self.term_years!r}"
+            )
+        return self
+
+    @property
+    def terms_label(self) -> str:
+        """How the price is bought, with the term of a commitment: ``committed-1y``, ``spot``."""
+        return f"committed-{self.term_years}y" if self.terms == "committed" else self.terms
 
     @property
     def day(self) -> _dt.date:
@@ -115,8 +139,8 @@ def scale_notes(params: float) -> list[str]:
 def prices_for_gpu(gpu: str) -> list[str]:
     """Names of the price presets published for the GPU preset ``gpu``, sorted.
 
-    >>> prices_for_gpu("b200")[:2]
-    ['coreweave-b200-on-demand', 'coreweave-b200-spot']
+    >>> prices_for_gpu("b200")[:3]
+    ['aws-p6-b200-on-demand', 'coreweave-b200-on-demand', 'coreweave-b200-spot']
     """
     return sorted(n for n, p in _prices().items() if p.gpu == gpu)
 
@@ -326,7 +350,7 @@ def training_cost(
         warning = price_age_warning(pr, today)
         note = (
             f"{pr.name}: {pr.description}, ${pr.usd_per_instance_hour:g}/h per instance "
-            f"({pr.terms}), price as of {pr.date}"
+            f"({pr.terms_label}), price as of {pr.date}"
         )
     elif usd_per_gpu_hour is not None:
         usd = _positive("usd_per_gpu_hour", usd_per_gpu_hour, "USD")

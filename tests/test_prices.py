@@ -15,6 +15,7 @@ from costmodel.presets import shipped_dir
 from costmodel.scenario import Scenario
 from costmodel.training import (
     STALE_PRICE_DAYS,
+    Price,
     check_price_gpu,
     load_price,
     price_age_warning,
@@ -185,3 +186,129 @@ def test_price_files_parse_with_their_own_dates():
         with path.open("rb") as f:
             raw = tomllib.load(f)
         assert dt.date.fromisoformat(raw["date"]) == load_price(raw["name"]).day
+
+
+def _raw(name: str) -> dict:
+    with (shipped_dir() / "prices" / f"{name}.toml").open("rb") as f:
+        return tomllib.load(f)
+
+
+def test_committed_prices_carry_their_term_and_only_they_do():
+    committed = [n for n in price_names() if load_price(n).terms == "committed"]
+    assert {"aws-p4d-reserved-1y", "aws-p4de-reserved-1y"} <= set(committed)
+    for name in price_names():
+        p = load_price(name)
+        if p.terms == "committed":
+            assert p.term_years in (1, 3) and p.terms_label == f"committed-{p.term_years}y"
+            assert f"{p.term_years}-year" in p.description, name
+        else:
+            assert p.term_years is None and p.terms_label == p.terms, name
+    # the loader refuses a commitment without its term, and a term on anything else
+    raw = _raw("aws-p4d-reserved-1y")
+    del raw["term_years"]
+    with pytest.raises(ValueError, match="term_years: a committed price needs"):
+        Price.model_validate(raw)
+    with pytest.raises(ValueError, match="term_years: a committed price needs"):
+        Price.model_validate({**raw, "term_years": 2})
+    with pytest.raises(ValueError, match="term_years: only a committed price has a term"):
+        Price.model_validate({**_raw("aws-p4d-on-demand"), "term_years": 1})
+
+
+def test_reserved_rows_are_read_beside_the_on_demand_price_of_the_same_row():
+    """The dump row holds both rates: its on-demand rate is our on-demand preset's, and the
+    1-year reservation is cheaper (a wrong column would break one of the two)."""
+    for reserved, on_demand in (
+        ("aws-p4d-reserved-1y", "aws-p4d-on-demand"),
+        ("aws-p4de-reserved-1y", "aws-p4de-on-demand"),
+    ):
+        r, od = load_price(reserved), load_price(on_demand)
+        assert r.gpu == od.gpu and r.gpus_per_instance == od.gpus_per_instance
+        assert f"on-demand {od.usd_per_instance_hour!r} in the same row" in r.source
+        assert 0.4 < r.usd_per_instance_hour / od.usd_per_instance_hour < 0.9
+
+
+def test_new_presets_price_only_their_own_gpu():
+    cases = {
+        "aws-p6-b200-on-demand": ("dgx-b200", "dgx-h100"),
+        "aws-p4d-reserved-1y": ("alcf-polaris", "aws-p4de"),  # 40 GB A100, not the 80 GB one
+        "aws-p4de-reserved-1y": ("aws-p4de", "alcf-polaris"),
+    }
+    for name, (own, other) in cases.items():
+        p = load_price(name)
+        assert presets.cluster(own).gpu.name == p.gpu
+        kw = dict(steps=1, tokens_per_step=1e6, step_time_s=3600.0, ranks=8)
+        c = training_cost(price=name, gpu=p.gpu, **kw)
+        assert c.cost_usd == pytest.approx(p.usd_per_instance_hour)  # 8 GPUs x 1 h
+        assert c.price_date == p.date and p.terms_label in c.price_note
+        with pytest.raises(ValueError, match=f"price: {name} is a price for {p.gpu}"):
+            training_cost(price=name, gpu=presets.cluster(other).gpu.name, **kw)
+    assert load_price("aws-p6-b200-on-demand").usd_per_gpu_hour == pytest.approx(113.9328 / 8)
+
+
+def test_cli_lists_the_commitment_term_and_prices_with_it():
+    text = run("archs").stdout
+    line = next(x for x in text.splitlines() if x.startswith("aws-p4d-reserved-1y "))
+    assert "committed-1y" in line and "2026-01-21" in line
+    d = json.loads(run("archs", "--json").stdout)
+    rows = {p["name"]: p for p in d["prices"]}
+    assert rows["aws-p4d-reserved-1y"]["term_years"] == 1
+    assert rows["aws-p4d-reserved-1y"]["terms_label"] == "committed-1y"
+    assert rows["aws-p5-on-demand"]["term_years"] is None
+    r = run(
+        "train", "--arch", "llama-2-7b", "--tokens", "1B", "--cluster", "alcf-polaris",
+        "--nodes", "2", "--zero", "3", "--price", "aws-p4d-reserved-1y",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert "committed-1y" in r.stdout and "2026-01-21" in r.stdout
+
+
+def _cloud(name: str) -> str:
+    return name.split("-")[0]
+
+
+def test_every_discounted_price_is_below_the_same_clouds_on_demand_price():
+    """Spot, committed and capacity-block rates undercut the on-demand list of the same cloud
+    and GPU, and a 3-year commitment undercuts the 1-year one: a rate read from the wrong
+    column of a price table (e.g. a reservation read as on-demand) breaks this."""
+    names = price_names()
+    compared = 0
+    for name in names:
+        p = load_price(name)
+        if p.terms == "on-demand":
+            continue
+        for other in names:
+            od = load_price(other)
+            if od.terms == "on-demand" and od.gpu == p.gpu and _cloud(other) == _cloud(name):
+                assert p.usd_per_gpu_hour < od.usd_per_gpu_hour, (name, other)
+                compared += 1
+        if p.terms_label == "committed-3y":
+            one_year = load_price(name.replace("-3y", "-1y"))
+            assert p.usd_per_gpu_hour < one_year.usd_per_gpu_hour, name
+    assert compared >= 20
+
+
+def test_hyperscalers_price_the_gpus_the_issue_names():
+    """Azure H200, Google Cloud B200 (spot and committed: Google lists no on-demand A4 price),
+    AWS B200, and committed prices from AWS and Google Cloud."""
+    have = {(_cloud(n), load_price(n).gpu, load_price(n).terms) for n in price_names()}
+    assert ("azure", "h200-sxm", "on-demand") in have
+    assert ("aws", "b200", "on-demand") in have
+    assert {("gcp", "b200", "spot"), ("gcp", "b200", "committed")} <= have
+    for gpu in ("h100-sxm", "h200-sxm", "b200", "a100-sxm-40gb"):
+        assert ("gcp", gpu, "committed") in have, gpu
+    assert ("aws", "a100-sxm-40gb", "committed") in have
+    for gpu in ("h100-sxm", "a100-sxm-40gb", "a100-sxm-80gb"):
+        assert ("azure", gpu, "spot") in have, gpu
+    for gpu in ("a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"):
+        assert len({c for c, g, _ in have if g == gpu}) >= 4, gpu
+
+
+def test_two_dumps_agree_where_they_overlap():
+    """The Azure H100 and A100 40 GB on-demand presets (one dump, 2026-11-09) match the rates
+    the other dump (2026-10-10) printed beside its spot rows."""
+    for spot, on_demand in (
+        ("azure-nd-h100-v5-spot", "azure-nd-h100-v5-on-demand"),
+        ("azure-nd-a100-v4-spot", "azure-nd-a100-v4-on-demand"),
+    ):
+        quoted = load_price(spot).source.split("on-demand ")[1].split(" ")[0]
+        assert float(quoted) == pytest.approx(load_price(on_demand).usd_per_instance_hour, rel=1e-4)

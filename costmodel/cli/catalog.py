@@ -25,7 +25,12 @@ def archs(as_json: JsonOpt = False) -> None:
                     for a in rows
                 ],
                 "prices": [
-                    {**p.model_dump(), "usd_per_gpu_hour": p.usd_per_gpu_hour} for p in prices
+                    {
+                        **p.model_dump(),
+                        "usd_per_gpu_hour": p.usd_per_gpu_hour,
+                        "terms_label": p.terms_label,
+                    }
+                    for p in prices
                 ],
             }
         )
@@ -38,7 +43,7 @@ def archs(as_json: JsonOpt = False) -> None:
         )
     for p in prices:
         typer.echo(
-            f"{p.name:<31} {p.gpu:<14} ${p.usd_per_gpu_hour:.3f}/GPU-h {p.terms:<14} "
+            f"{p.name:<31} {p.gpu:<14} ${p.usd_per_gpu_hour:.3f}/GPU-h {p.terms_label:<14} "
             f"(as of {p.date}) {p.description}"
         )
 
