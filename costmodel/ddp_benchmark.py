@@ -91,7 +91,7 @@ def dgx1_allreduce_time_fn(ranks: int) -> Callable[[np.ndarray], np.ndarray]:
     if nodes > 1:
         lat *= VOLTA_MULTINODE
     bw = NVLINK_BYTES_PER_S if nodes == 1 else min(NVLINK_BYTES_PER_S, NODE_IB_BYTES_PER_S)
-    return lambda b: lat + collectives.allreduce_time(b, ranks, bw)
+    return lambda b: np.asarray(lat + collectives.allreduce_time(b, ranks, bw))
 
 
 def predict_step_s(
