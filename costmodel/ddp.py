@@ -1,6 +1,17 @@
 r"""One PyTorch DDP training step: buckets, overlap of all-reduce with backward, step time
 (DESIGN.md section 3.6).
 
+This module holds PyTorch's bucket rule (:func:`bucket_assignment`, also what the strategy
+road's ``ddp`` and ``zero`` buckets are made of), the bucket_cap advisor
+(:func:`bucket_cap_sweep`) and :func:`ddp_step`, the lesson's DDP step on one link: numbers in,
+numbers out, no cluster. :func:`ddp_step` is a compatibility surface, not a second model: it
+checks its arguments, makes the buckets and their all-reduce times, and hands the rest to the
+strategy road, which every other surface uses (:func:`costmodel.strategy.strategy_step`): DDP's
+micro-batch tasks (:func:`costmodel.strategy.ddp.micro_batch_tasks`), the one timeline engine
+(:func:`costmodel.strategy.engine.run`) and the one accumulation
+(:func:`costmodel.strategy.accumulate.accumulate`). For a cluster, a strategy other than DDP,
+or a :class:`~costmodel.strategy.Layout`, call :func:`costmodel.strategy.strategy_step`.
+
 Model
 -----
 1. **Compute** per micro-batch: forward ``2 P T`` and backward ``4 P T`` FLOPs over
@@ -40,7 +51,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -329,34 +340,6 @@ def _default_allreduce_fn(
     return lambda b: np.asarray(collectives.allreduce_time(b, ranks, bw, latency_s, name))
 
 
-def _schedule(
-    fwd_s: float,
-    bwd_s: float,
-    ready_frac: np.ndarray,
-    bucket_bytes: np.ndarray,
-    comm_s: np.ndarray,
-    overlap: bool,
-    contention: float,
-    ranks: int,
-) -> tuple[float, np.ndarray, np.ndarray]:
-    """One synchronised micro-batch starting at 0: (backward end, comm starts, comm ends).
-
-    The tasks come from :func:`costmodel.strategy.ddp.bucket_tasks` (forward, the backward cut
-    at each bucket's ready point, one all-reduce per bucket on one stream) and are scheduled by
-    the one timeline engine, :func:`costmodel.strategy.engine.run` (backward advances at rate
-    ``1 - contention`` while an all-reduce runs).
-    """
-    from .strategy import ddp as sddp
-    from .strategy import engine
-
-    tasks = sddp.bucket_tasks(
-        fwd_s, bwd_s, ready_frac, bucket_bytes, comm_s, ranks=ranks, overlap=overlap
-    )
-    s = engine.run(tasks, contention)
-    k = comm_s.size
-    return float(s.ends_s[-k - 1]), s.starts_s[-k:], s.ends_s[-k:]
-
-
 @finite_result("step time")
 def ddp_step(
     params: float | str | None,
@@ -384,6 +367,14 @@ def ddp_step(
     arch: object = None,
 ) -> DDPStep:
     r"""Time of one DDP optimizer step, with its timeline of compute and bucket all-reduces.
+
+    The lesson's one-link surface of the strategy road (module docstring): the arguments are
+    checked here, the buckets and their all-reduce times made here, and the step is scheduled
+    and accumulated by :mod:`costmodel.strategy` (``ddp.micro_batch_tasks``,
+    ``engine.run``, ``accumulate.accumulate``), the same functions
+    :func:`costmodel.strategy.strategy_step` calls for ``strategy="ddp"``; given the same
+    compute, buckets, all-reduce times and host overhead both give the same step
+    (``tests/test_strategy.py``).
 
     Parameters
     ----------
@@ -533,54 +524,50 @@ def ddp_step(
             f"{b_comm!r} for {b_bytes.size} buckets"
         )
 
-    fwd_s = micro_s * (1.0 - BACKWARD_FRACTION)
-    bwd_s = micro_s * BACKWARD_FRACTION
-    # backward work done when each bucket's last gradient is ready (proportional to parameters)
-    ready_frac = np.cumsum(b_params) / p
-    ready_frac[-1] = 1.0
-    bwd_end, starts, ends = _schedule(
-        fwd_s, bwd_s, ready_frac, b_bytes, b_comm, overlap, contention, n
-    )
     # DDP's host-side time per synced micro-batch (autograd hooks, bucket copies), after its
     # all-reduces: costmodel.compute.ddp_step_overhead_s (0 unless given)
     overhead = _number("step_overhead_s", step_overhead_s, positive=False, unit="s")
-    sync_s = max(bwd_end, float(ends[-1])) + overhead
-
     syncs = 1 if no_sync else a_steps
-    b_list = b_bytes.tolist()
-    bars: list[Interval] = []
-    t0 = 0.0
-    n_bars = 2 * a_steps + syncs * len(b_list)
+    n_bars = 2 * a_steps + syncs * b_bytes.size
     if timeline and n_bars > MAX_TIMELINE_BARS:
         raise ValueError(
-            f"accumulation: {a_steps} micro-batches x {len(b_list)} buckets make {n_bars:,} "
+            f"accumulation: {a_steps} micro-batches x {b_bytes.size} buckets make {n_bars:,} "
             f"timeline bars, above the {MAX_TIMELINE_BARS:,} accepted; pass timeline=False"
         )
-    # closed form of the loop below (which also draws the timeline): each synced micro-batch
-    # lasts sync_s, each other micro_s (no_sync: only the last one syncs)
-    t0 = (a_steps - 1) * micro_s + sync_s if no_sync else a_steps * sync_s
-    for m in range(a_steps if timeline else 0):
-        if m == 0:
-            t0 = 0.0
-        synced = (m == a_steps - 1) or not no_sync
-        if timeline:
-            bars.append(Interval("forward", t0, t0 + fwd_s, f"forward {m}", micro_batch=m))
-            bwd_stop = t0 + (bwd_end if synced else micro_s)
-            bars.append(
-                Interval("backward", t0 + fwd_s, float(bwd_stop), f"backward {m}", micro_batch=m)
-            )
-            if synced:
-                bars.extend(
-                    Interval("allreduce", s, e, f"bucket {k}", b, m)
-                    for k, (s, e, b) in enumerate(
-                        zip((t0 + starts).tolist(), (t0 + ends).tolist(), b_list, strict=True)
-                    )
-                )
-        t0 += sync_s if synced else micro_s
 
-    compute = a_steps * micro_s
-    comm = syncs * float(b_comm.sum())
-    step_time = t0
+    # The step itself is the strategy road's: DDP's micro-batch tasks (costmodel.strategy.ddp),
+    # scheduled by the one engine and joined over the accumulation (costmodel.strategy.accumulate)
+    from .strategy import ddp as sddp
+    from .strategy.accumulate import accumulate
+    from .strategy.engine import Task
+
+    fwd_s = micro_s * (1.0 - BACKWARD_FRACTION)
+    bwd_s = micro_s * BACKWARD_FRACTION
+    ready = sddp.ready_fraction(b_params, p)
+
+    def micro(synced: bool, m: int) -> list[Task]:
+        return sddp.micro_batch_tasks(
+            fwd_s,
+            bwd_s,
+            ready,
+            b_bytes,
+            b_comm,
+            ranks=n,
+            synced=synced,
+            overlap=overlap,
+            micro_batch=m,
+        )
+
+    steps = accumulate(
+        micro(True, a_steps - 1),
+        micro(not no_sync, 0) if a_steps > 1 else (),
+        a_steps,
+        contention,
+        overhead_s=overhead,
+        mid_overhead_s=0.0 if no_sync else overhead,
+    )
+    bars = _timeline_bars(steps.placements()) if timeline else ()
+    compute, comm, step_time = steps.compute_s, steps.comm_s, steps.step_s
     per_sync_comm = float(b_comm.sum())
     perfect = (a_steps - syncs) * micro_s + syncs * max(micro_s, per_sync_comm)
     return DDPStep(
@@ -596,10 +583,37 @@ def ddp_step(
         ranks=n,
         accumulation=a_steps,
         syncs=syncs,
-        bucket_bytes=tuple(b_list),
+        bucket_bytes=tuple(b_bytes.tolist()),
         bucket_comm_s=tuple(b_comm.tolist()),
-        timeline=tuple(bars),
+        timeline=bars,
     )
+
+
+def _timeline_bars(placements: Sequence[tuple[float, Any, int]]) -> tuple[Interval, ...]:
+    """The lesson's bars from the engine's schedules: per micro-batch a forward bar, one
+    backward bar (its bucket segments joined) and an ``allreduce`` bar per bucket."""
+    bars: list[Interval] = []
+    for t0, sched, m in placements:
+        starts, ends = sched.starts_s.tolist(), sched.ends_s.tolist()
+        comp = [i for i, t in enumerate(sched.tasks) if not t.is_comm]
+        bars.append(
+            Interval("forward", t0 + starts[0], t0 + ends[0], f"forward {m}", micro_batch=m)
+        )
+        bars.append(
+            Interval(
+                "backward",
+                t0 + starts[comp[1]],
+                t0 + ends[comp[-1]],
+                f"backward {m}",
+                micro_batch=m,
+            )
+        )
+        bars.extend(
+            Interval("allreduce", t0 + starts[i], t0 + ends[i], t.label, t.message_bytes, m)
+            for i, t in enumerate(sched.tasks)
+            if t.is_comm
+        )
+    return tuple(bars)
 
 
 ADVICE_TIE_REL = 0.005

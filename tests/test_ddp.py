@@ -498,3 +498,48 @@ def test_bucket_advice_never_advises_a_larger_bucket_for_the_same_time():
     flat = ddp.BucketCapSweep.from_steps(caps, steps, prefer_cap_bytes=25 * 2**20)
     assert flat.best_cap_bytes == 25 * 2**20
     assert ddp.BucketCapSweep.from_steps(caps, steps).best_cap_bytes == 2**20
+
+
+# --- one road: ddp_step is the strategy road's DDP step ------------------------------------------
+@pytest.mark.parametrize(
+    ("accumulation", "no_sync", "c"), [(3, True, 0.0), (3, False, 0.0), (2, False, 0.6)]
+)
+def test_ddp_step_with_accumulation_is_the_strategy_step(accumulation, no_sync, c):
+    """The lesson's ddp_step and strategy_step("ddp") answer one question with one number, also
+    over an accumulation with and without no_sync (the step assembled by one function)."""
+    from costmodel import predict
+    from costmodel.architecture import load_arch
+    from costmodel.compute import ddp_step_overhead_s
+    from costmodel.presets import cluster
+    from costmodel.strategy import strategy_step
+
+    s = strategy_step(
+        arch="llama-2-7b",
+        cluster="dgx-h100",
+        nodes=2,
+        strategy="ddp",
+        accumulation=accumulation,
+        no_sync=no_sync,
+        comm_contention=c,
+        compute_time_s=0.25,
+        band=False,
+    )
+    a = load_arch("llama-2-7b")
+    ref = ddp_step(
+        a.params,
+        16,
+        compute_time_s=0.25,
+        layer_param_counts=a.tensor_sizes,
+        allreduce_time_fn=predict.allreduce_time_fn(cluster("dgx-h100", nodes=2), nodes=2),
+        accumulation=accumulation,
+        no_sync=no_sync,
+        comm_contention=c,
+        step_overhead_s=ddp_step_overhead_s(len(a.tensor_sizes)),
+    )
+    assert ref.syncs == (1 if no_sync else accumulation)
+    for name in ("step_time_s", "compute_s", "comm_s", "exposed_comm_s"):
+        assert getattr(ref, name) == pytest.approx(getattr(s, name), rel=1e-12), name
+    # the timelines draw the same micro-batches at the same times
+    ends = [max(i.end_s for i in ref.timeline if i.micro_batch == m) for m in range(accumulation)]
+    got = [max(i.end_s for i in s.timeline if i.micro_batch == m) for m in range(accumulation)]
+    assert ends == pytest.approx(got, rel=1e-12)
