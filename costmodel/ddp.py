@@ -340,6 +340,79 @@ def _default_allreduce_fn(
     return lambda b: np.asarray(collectives.allreduce_time(b, ranks, bw, latency_s, name))
 
 
+def _step_buckets(
+    params: object,
+    layer_param_counts: Sequence[float] | None,
+    gbytes: float,
+    cap: float,
+    first: float,
+    small_bucket_last: bool,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """(parameters, bytes and parameters of each bucket in reduction order) of :func:`ddp_step`:
+    the given tensor list, or ``params`` in equal tensors (cached), refused above
+    :data:`MAX_BUCKETS` / :data:`MAX_TENSORS` before allocating."""
+    if layer_param_counts is not None:
+        counts = _sizes("layer_param_counts", layer_param_counts)
+        p = float(counts.sum())
+        if params is not None and not math.isclose(float(params), p, rel_tol=1e-6):  # type: ignore[arg-type]
+            raise ValueError(f"params: {params!r} differs from sum(layer_param_counts) = {p!r}")
+        b_bytes, b_params = _bucket_totals(
+            counts * gbytes, counts, cap, first, bool(small_bucket_last)
+        )
+        return p, b_bytes, b_params
+    p = _number("params", params, positive=True)
+    pieces = p / DEFAULT_TENSOR_PARAMS
+    est = min(pieces, p * gbytes / cap + 1)  # floats: may be inf, compared only
+    if pieces > MAX_TENSORS or est > MAX_BUCKETS:
+        raise ValueError(
+            f"params: {params!r} parameters make about {min(pieces, est):.3g} gradient buckets "
+            f"of at most {cap:.3g} B; at most {MAX_BUCKETS:,} buckets ({MAX_TENSORS:,} "
+            "tensors) are scheduled: raise bucket_cap_bytes or pass layer_param_counts"
+        )
+    b_bytes, b_params = (
+        a.copy() for a in _default_bucket_totals(p, gbytes, cap, first, bool(small_bucket_last))
+    )
+    return p, b_bytes, b_params
+
+
+def _micro_batch_s(
+    p: float,
+    compute_time_s: float | None,
+    tokens_per_gpu: float | None,
+    peak_flops: float | None,
+    mfu: float | None,
+) -> float:
+    """Compute of one micro-batch [s]: the measured time, or ``6 P T / (peak x MFU)``."""
+    if compute_time_s is not None:
+        if any(v is not None for v in (tokens_per_gpu, peak_flops, mfu)):
+            raise ValueError(
+                "compute_time_s: give either compute_time_s or "
+                "(tokens_per_gpu, peak_flops, mfu), not both"
+            )
+        return _number("compute_time_s", compute_time_s, positive=True, unit="s")
+    if any(v is None for v in (tokens_per_gpu, peak_flops, mfu)):
+        raise ValueError(
+            "compute_time_s: missing; give it, or all of tokens_per_gpu, peak_flops and mfu"
+        )
+    tok = _number("tokens_per_gpu", tokens_per_gpu, positive=True, unit="tokens")
+    peak = _number("peak_flops", peak_flops, positive=True, unit="FLOP/s")
+    u = _number("mfu", mfu, positive=True)
+    if u > 1:
+        raise ValueError(f"mfu: must be in (0, 1], got {mfu!r}")
+    return FLOPS_PER_PARAM_TOKEN * p * tok / (peak * u)
+
+
+def _bucket_times(fn: Callable[[np.ndarray], ArrayLike], b_bytes: np.ndarray) -> np.ndarray:
+    """Each bucket's all-reduce time [s] from ``fn``, checked (one finite time >= 0 each)."""
+    b_comm = np.asarray(fn(b_bytes), dtype=float).reshape(-1)
+    if b_comm.shape != b_bytes.shape or not np.all(np.isfinite(b_comm)) or np.any(b_comm < 0):
+        raise ValueError(
+            f"allreduce_time_fn: must return one finite time >= 0 per bucket; got "
+            f"{b_comm!r} for {b_bytes.size} buckets"
+        )
+    return b_comm
+
+
 @finite_result("step time")
 def ddp_step(
     params: float | str | None,
@@ -475,54 +548,12 @@ def ddp_step(
     gbytes = _number("gradient_bytes_per_param", gradient_bytes_per_param, positive=True, unit="B")
     cap = _number("bucket_cap_bytes", bucket_cap_bytes, positive=True, unit="B")
     first = _number("first_bucket_bytes", first_bucket_bytes, positive=True, unit="B")
-    if layer_param_counts is not None:
-        counts = _sizes("layer_param_counts", layer_param_counts)
-        p = float(counts.sum())
-        if params is not None and not math.isclose(float(params), p, rel_tol=1e-6):
-            raise ValueError(f"params: {params!r} differs from sum(layer_param_counts) = {p!r}")
-        b_bytes, b_params = _bucket_totals(
-            counts * gbytes, counts, cap, first, bool(small_bucket_last)
-        )
-    else:
-        p = _number("params", params, positive=True)
-        pieces = p / DEFAULT_TENSOR_PARAMS
-        est = min(pieces, p * gbytes / cap + 1)  # floats: may be inf, compared only
-        if pieces > MAX_TENSORS or est > MAX_BUCKETS:
-            raise ValueError(
-                f"params: {params!r} parameters make about {min(pieces, est):.3g} gradient buckets "
-                f"of at most {cap:.3g} B; at most {MAX_BUCKETS:,} buckets ({MAX_TENSORS:,} "
-                "tensors) are scheduled: raise bucket_cap_bytes or pass layer_param_counts"
-            )
-        b_bytes, b_params = (
-            a.copy() for a in _default_bucket_totals(p, gbytes, cap, first, bool(small_bucket_last))
-        )
-
-    if compute_time_s is not None:
-        if any(v is not None for v in (tokens_per_gpu, peak_flops, mfu)):
-            raise ValueError(
-                "compute_time_s: give either compute_time_s or "
-                "(tokens_per_gpu, peak_flops, mfu), not both"
-            )
-        micro_s = _number("compute_time_s", compute_time_s, positive=True, unit="s")
-    else:
-        if any(v is None for v in (tokens_per_gpu, peak_flops, mfu)):
-            raise ValueError(
-                "compute_time_s: missing; give it, or all of tokens_per_gpu, peak_flops and mfu"
-            )
-        tok = _number("tokens_per_gpu", tokens_per_gpu, positive=True, unit="tokens")
-        peak = _number("peak_flops", peak_flops, positive=True, unit="FLOP/s")
-        u = _number("mfu", mfu, positive=True)
-        if u > 1:
-            raise ValueError(f"mfu: must be in (0, 1], got {mfu!r}")
-        micro_s = FLOPS_PER_PARAM_TOKEN * p * tok / (peak * u)
-
+    p, b_bytes, b_params = _step_buckets(
+        params, layer_param_counts, gbytes, cap, first, small_bucket_last
+    )
+    micro_s = _micro_batch_s(p, compute_time_s, tokens_per_gpu, peak_flops, mfu)
     fn = allreduce_time_fn or _default_allreduce_fn(n, bandwidth_bytes_per_s, latency_s, algorithm)
-    b_comm = np.asarray(fn(b_bytes), dtype=float).reshape(-1)
-    if b_comm.shape != b_bytes.shape or not np.all(np.isfinite(b_comm)) or np.any(b_comm < 0):
-        raise ValueError(
-            f"allreduce_time_fn: must return one finite time >= 0 per bucket; got "
-            f"{b_comm!r} for {b_bytes.size} buckets"
-        )
+    b_comm = _bucket_times(fn, b_bytes)
 
     # DDP's host-side time per synced micro-batch (autograd hooks, bucket copies), after its
     # all-reduces: costmodel.compute.ddp_step_overhead_s (0 unless given)
