@@ -87,6 +87,36 @@ def test_a_sweep_row_is_costmodel_step_for_the_same_question(tmp_path, ext):
             assert row["comm_contention"] == step["comm_contention"]  # the one default
 
 
+def test_hsdp_group_and_resharding_rows_are_costmodel_step():
+    df = sweep.sweep(
+        kind="step",
+        preset="dgx-h100",
+        arch="llama-3.1-8b",
+        strategy="hsdp",
+        nodes=2,
+        group_size="4,16",
+        reshard_after_forward="false",
+    )
+    assert df["strategy"].tolist() == ["hsdp g=4 (no reshard)", "hsdp g=16 (no reshard)"]
+    for _, row in df.iterrows():
+        step = _cli_step(
+            "--arch",
+            "llama-3.1-8b",
+            "--cluster",
+            "dgx-h100",
+            "--nodes",
+            "2",
+            "--strategy",
+            "hsdp",
+            "--group-size",
+            str(row["group_size"]),
+            "--no-reshard",
+        )
+        assert step["strategy"] == row["strategy"]
+        assert row["step_time_s"] == pytest.approx(step["step_time_s"], rel=1e-9)
+        assert row["memory_GB"] * 1e9 == pytest.approx(step["memory_bytes"], rel=1e-9)
+
+
 def test_step_rows_follow_the_grid_and_the_api_is_the_cli():
     """Options the grid sets reach the step (mfu, contention, a bare count); the API sweep and
     the row function agree (one road)."""
@@ -118,6 +148,16 @@ def test_step_rows_follow_the_grid_and_the_api_is_the_cli():
         (["arch=llama-3.1-8b"], "preset"),
         (["preset=dgx-h100", "arch=llama-3.1-8b", "params=7B"], "arch=NAME"),
         (["preset=dgx-h100", "arch=llama-3.1-8b", "size=1GB"], "unknown step axis 'size'"),
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "group_size=4"], "group_size: only hsdp"),
+        (
+            ["preset=dgx-h100", "arch=llama-3.1-8b", "strategy=zero1,fsdp", "reshard=false"],
+            "reshard_after_forward: only fsdp and hsdp",
+        ),
+        (
+            ["preset=dgx-h100", "arch=llama-3.1-8b", "strategy=hsdp", "group_size=3"],
+            "group_size: 3 does not divide",
+        ),
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "reshard=maybe"], "reshard_after_forward"),
         (["preset=dgx-h100", "arch=llama-3.1-8b", "nodes=1..1000000"], "MAX_AXIS_VALUES"),
     ],
 )

@@ -355,6 +355,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         "strategy": np.array([r["strategy"] for r in rows], dtype=object),
         "recipe": cat["recipe"],
         "recompute": cat["recompute"],
+        "reshard_after_forward": cat["reshard_after_forward"],
         "nodes": nodes,
     }
     for k in num:
@@ -403,6 +404,7 @@ def step_row(
     nodes: int,
     *,
     params: float | None = None,
+    group_size: int | None = None,
     micro_batch: int = 1,
     sequence_length: int = 4096,
     accumulation: int = 1,
@@ -420,6 +422,8 @@ def step_row(
         cluster=cluster,
         nodes=nodes,
         strategy=cat["strategy"],
+        group_size=None if group_size is None else int(group_size),
+        reshard_after_forward=cat.get("reshard_after_forward"),
         recipe=cat["recipe"],
         recompute=cat["recompute"],
         micro_batch=int(micro_batch),

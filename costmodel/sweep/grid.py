@@ -6,6 +6,7 @@ Nothing here evaluates a row; :mod:`costmodel.sweep.evaluate` does.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -151,7 +152,22 @@ AXES: dict[str, dict[str, Axis]] = {
             Axis("strategy", _parse_str, False, column="strategy", aliases=("strategies",)),
             Axis("recipe", _parse_str, False, column="recipe", aliases=("recipes",)),
             Axis("recompute", _parse_str, False, column="recompute"),
+            Axis(
+                "reshard_after_forward",
+                _parse_bool,
+                False,
+                column="reshard_after_forward",
+                aliases=("reshard",),
+            ),
             Axis("nodes", _parse_int, True, integer=True, column="nodes"),
+            Axis(
+                "group_size",
+                _parse_int,
+                True,
+                integer=True,
+                column="group_size",
+                aliases=("group",),
+            ),
             Axis(
                 "params",
                 units.parse_count,
@@ -494,6 +510,17 @@ def _check_step(a: dict[str, list[Any]]) -> None:
             load_arch(name)  # raises "arch: unknown ...; allowed: ..."
     if "strategy" in a:
         a["strategy"] = _strategies(a["strategy"])
+    chosen = a.get("strategy", ["ddp"])
+    if "group_size" in a and any(x != "hsdp" for x in chosen):
+        raise ValueError(
+            "group_size: only hsdp has a sharding group; set strategy=hsdp (sweep the other "
+            "strategies separately)"
+        )
+    if "reshard_after_forward" in a and any(x not in ("fsdp", "hsdp") for x in chosen):
+        raise ValueError(
+            "reshard_after_forward: only fsdp and hsdp reshard parameters; set strategy=fsdp "
+            "or hsdp (sweep the other strategies separately)"
+        )
     if "recipe" in a:
         from ..memory import get_recipe
 
@@ -507,7 +534,7 @@ def _check_step(a: dict[str, list[Any]]) -> None:
             raise ValueError(
                 f"recompute: unknown {bad[0]!r}; allowed: {', '.join(RECOMPUTE_MODES)}"
             )
-    for name in ("nodes", "micro_batch", "sequence_length", "accumulation"):
+    for name in ("nodes", "micro_batch", "sequence_length", "accumulation", "group_size"):
         if any(v < 1 for v in a.get(name, [1])):
             raise ValueError(f"{name}: every value must be >= 1")
     top = LIMITS["nodes"]  # the one node limit of every command (costmodel._limits)
@@ -604,6 +631,7 @@ def _numeric_axes(grid: Grid) -> list[str]:
     if grid.kind == "step":
         names = [
             "nodes",
+            "group_size",
             "params",
             "micro_batch",
             "sequence_length",
@@ -628,23 +656,17 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
                     yield {"preset": preset, "recipe": recipe, "zero_stage": zero}, block
         return
     if grid.kind == "step":
-        for preset in _presets(a["preset"], a):
-            for model in a.get("model", ["nccl"]):
-                for arch in a.get("arch", [None]):
-                    for strategy in a.get("strategy", ["ddp"]):
-                        for recipe in a.get("recipe", ["mixed-adam"]):
-                            for recompute in a.get("recompute", ["none"]):
-                                yield (
-                                    {
-                                        "preset": preset,
-                                        "model": model,
-                                        "arch": arch,
-                                        "strategy": strategy,
-                                        "recipe": recipe,
-                                        "recompute": recompute,
-                                    },
-                                    block,
-                                )
+        cats = {
+            "preset": _presets(a["preset"], a),
+            "model": a.get("model", ["nccl"]),
+            "arch": a.get("arch", [None]),
+            "strategy": a.get("strategy", ["ddp"]),
+            "recipe": a.get("recipe", ["mixed-adam"]),
+            "recompute": a.get("recompute", ["none"]),
+            "reshard_after_forward": a.get("reshard_after_forward", [None]),
+        }
+        for values in itertools.product(*cats.values()):
+            yield dict(zip(cats, values, strict=True)), block
         return
     default_model = "nccl" if "preset" in a else "textbook"
     for preset in _presets(a.get("preset", [None]), a):
