@@ -1,6 +1,17 @@
 r"""One PyTorch DDP training step: buckets, overlap of all-reduce with backward, step time
 (DESIGN.md section 3.6).
 
+This module holds PyTorch's bucket rule (:func:`bucket_assignment`, also what the strategy
+road's ``ddp`` and ``zero`` buckets are made of), the bucket_cap advisor
+(:func:`bucket_cap_sweep`) and :func:`ddp_step`, the lesson's DDP step on one link: numbers in,
+numbers out, no cluster. :func:`ddp_step` is a compatibility surface, not a second model: it
+checks its arguments, makes the buckets and their all-reduce times, and hands the rest to the
+strategy road, which every other surface uses (:func:`costmodel.strategy.strategy_step`): DDP's
+micro-batch tasks (:func:`costmodel.strategy.ddp.micro_batch_tasks`), the one timeline engine
+(:func:`costmodel.strategy.engine.run`) and the one accumulation
+(:func:`costmodel.strategy.accumulate.accumulate`). For a cluster, a strategy other than DDP,
+or a :class:`~costmodel.strategy.Layout`, call :func:`costmodel.strategy.strategy_step`.
+
 Model
 -----
 1. **Compute** per micro-batch: forward ``2 P T`` and backward ``4 P T`` FLOPs over
@@ -40,7 +51,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -329,32 +340,77 @@ def _default_allreduce_fn(
     return lambda b: np.asarray(collectives.allreduce_time(b, ranks, bw, latency_s, name))
 
 
-def _schedule(
-    fwd_s: float,
-    bwd_s: float,
-    ready_frac: np.ndarray,
-    bucket_bytes: np.ndarray,
-    comm_s: np.ndarray,
-    overlap: bool,
-    contention: float,
-    ranks: int,
+def _step_buckets(
+    params: object,
+    layer_param_counts: Sequence[float] | None,
+    gbytes: float,
+    cap: float,
+    first: float,
+    small_bucket_last: bool,
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """One synchronised micro-batch starting at 0: (backward end, comm starts, comm ends).
-
-    The tasks come from :func:`costmodel.strategy.ddp.bucket_tasks` (forward, the backward cut
-    at each bucket's ready point, one all-reduce per bucket on one stream) and are scheduled by
-    the one timeline engine, :func:`costmodel.strategy.engine.run` (backward advances at rate
-    ``1 - contention`` while an all-reduce runs).
-    """
-    from .strategy import ddp as sddp
-    from .strategy import engine
-
-    tasks = sddp.bucket_tasks(
-        fwd_s, bwd_s, ready_frac, bucket_bytes, comm_s, ranks=ranks, overlap=overlap
+    """(parameters, bytes and parameters of each bucket in reduction order) of :func:`ddp_step`:
+    the given tensor list, or ``params`` in equal tensors (cached), refused above
+    :data:`MAX_BUCKETS` / :data:`MAX_TENSORS` before allocating."""
+    if layer_param_counts is not None:
+        counts = _sizes("layer_param_counts", layer_param_counts)
+        p = float(counts.sum())
+        if params is not None and not math.isclose(float(params), p, rel_tol=1e-6):  # type: ignore[arg-type]
+            raise ValueError(f"params: {params!r} differs from sum(layer_param_counts) = {p!r}")
+        b_bytes, b_params = _bucket_totals(
+            counts * gbytes, counts, cap, first, bool(small_bucket_last)
+        )
+        return p, b_bytes, b_params
+    p = _number("params", params, positive=True)
+    pieces = p / DEFAULT_TENSOR_PARAMS
+    est = min(pieces, p * gbytes / cap + 1)  # floats: may be inf, compared only
+    if pieces > MAX_TENSORS or est > MAX_BUCKETS:
+        raise ValueError(
+            f"params: {params!r} parameters make about {min(pieces, est):.3g} gradient buckets "
+            f"of at most {cap:.3g} B; at most {MAX_BUCKETS:,} buckets ({MAX_TENSORS:,} "
+            "tensors) are scheduled: raise bucket_cap_bytes or pass layer_param_counts"
+        )
+    b_bytes, b_params = (
+        a.copy() for a in _default_bucket_totals(p, gbytes, cap, first, bool(small_bucket_last))
     )
-    s = engine.run(tasks, contention)
-    k = comm_s.size
-    return float(s.ends_s[-k - 1]), s.starts_s[-k:], s.ends_s[-k:]
+    return p, b_bytes, b_params
+
+
+def _micro_batch_s(
+    p: float,
+    compute_time_s: float | None,
+    tokens_per_gpu: float | None,
+    peak_flops: float | None,
+    mfu: float | None,
+) -> float:
+    """Compute of one micro-batch [s]: the measured time, or ``6 P T / (peak x MFU)``."""
+    if compute_time_s is not None:
+        if any(v is not None for v in (tokens_per_gpu, peak_flops, mfu)):
+            raise ValueError(
+                "compute_time_s: give either compute_time_s or "
+                "(tokens_per_gpu, peak_flops, mfu), not both"
+            )
+        return _number("compute_time_s", compute_time_s, positive=True, unit="s")
+    if any(v is None for v in (tokens_per_gpu, peak_flops, mfu)):
+        raise ValueError(
+            "compute_time_s: missing; give it, or all of tokens_per_gpu, peak_flops and mfu"
+        )
+    tok = _number("tokens_per_gpu", tokens_per_gpu, positive=True, unit="tokens")
+    peak = _number("peak_flops", peak_flops, positive=True, unit="FLOP/s")
+    u = _number("mfu", mfu, positive=True)
+    if u > 1:
+        raise ValueError(f"mfu: must be in (0, 1], got {mfu!r}")
+    return FLOPS_PER_PARAM_TOKEN * p * tok / (peak * u)
+
+
+def _bucket_times(fn: Callable[[np.ndarray], ArrayLike], b_bytes: np.ndarray) -> np.ndarray:
+    """Each bucket's all-reduce time [s] from ``fn``, checked (one finite time >= 0 each)."""
+    b_comm = np.asarray(fn(b_bytes), dtype=float).reshape(-1)
+    if b_comm.shape != b_bytes.shape or not np.all(np.isfinite(b_comm)) or np.any(b_comm < 0):
+        raise ValueError(
+            f"allreduce_time_fn: must return one finite time >= 0 per bucket; got "
+            f"{b_comm!r} for {b_bytes.size} buckets"
+        )
+    return b_comm
 
 
 @finite_result("step time")
@@ -384,6 +440,14 @@ def ddp_step(
     arch: object = None,
 ) -> DDPStep:
     r"""Time of one DDP optimizer step, with its timeline of compute and bucket all-reduces.
+
+    The lesson's one-link surface of the strategy road (module docstring): the arguments are
+    checked here, the buckets and their all-reduce times made here, and the step is scheduled
+    and accumulated by :mod:`costmodel.strategy` (``ddp.micro_batch_tasks``,
+    ``engine.run``, ``accumulate.accumulate``), the same functions
+    :func:`costmodel.strategy.strategy_step` calls for ``strategy="ddp"``; given the same
+    compute, buckets, all-reduce times and host overhead both give the same step
+    (``tests/test_strategy.py``).
 
     Parameters
     ----------
@@ -484,103 +548,57 @@ def ddp_step(
     gbytes = _number("gradient_bytes_per_param", gradient_bytes_per_param, positive=True, unit="B")
     cap = _number("bucket_cap_bytes", bucket_cap_bytes, positive=True, unit="B")
     first = _number("first_bucket_bytes", first_bucket_bytes, positive=True, unit="B")
-    if layer_param_counts is not None:
-        counts = _sizes("layer_param_counts", layer_param_counts)
-        p = float(counts.sum())
-        if params is not None and not math.isclose(float(params), p, rel_tol=1e-6):
-            raise ValueError(f"params: {params!r} differs from sum(layer_param_counts) = {p!r}")
-        b_bytes, b_params = _bucket_totals(
-            counts * gbytes, counts, cap, first, bool(small_bucket_last)
-        )
-    else:
-        p = _number("params", params, positive=True)
-        pieces = p / DEFAULT_TENSOR_PARAMS
-        est = min(pieces, p * gbytes / cap + 1)  # floats: may be inf, compared only
-        if pieces > MAX_TENSORS or est > MAX_BUCKETS:
-            raise ValueError(
-                f"params: {params!r} parameters make about {min(pieces, est):.3g} gradient buckets "
-                f"of at most {cap:.3g} B; at most {MAX_BUCKETS:,} buckets ({MAX_TENSORS:,} "
-                "tensors) are scheduled: raise bucket_cap_bytes or pass layer_param_counts"
-            )
-        b_bytes, b_params = (
-            a.copy() for a in _default_bucket_totals(p, gbytes, cap, first, bool(small_bucket_last))
-        )
-
-    if compute_time_s is not None:
-        if any(v is not None for v in (tokens_per_gpu, peak_flops, mfu)):
-            raise ValueError(
-                "compute_time_s: give either compute_time_s or "
-                "(tokens_per_gpu, peak_flops, mfu), not both"
-            )
-        micro_s = _number("compute_time_s", compute_time_s, positive=True, unit="s")
-    else:
-        if any(v is None for v in (tokens_per_gpu, peak_flops, mfu)):
-            raise ValueError(
-                "compute_time_s: missing; give it, or all of tokens_per_gpu, peak_flops and mfu"
-            )
-        tok = _number("tokens_per_gpu", tokens_per_gpu, positive=True, unit="tokens")
-        peak = _number("peak_flops", peak_flops, positive=True, unit="FLOP/s")
-        u = _number("mfu", mfu, positive=True)
-        if u > 1:
-            raise ValueError(f"mfu: must be in (0, 1], got {mfu!r}")
-        micro_s = FLOPS_PER_PARAM_TOKEN * p * tok / (peak * u)
-
-    fn = allreduce_time_fn or _default_allreduce_fn(n, bandwidth_bytes_per_s, latency_s, algorithm)
-    b_comm = np.asarray(fn(b_bytes), dtype=float).reshape(-1)
-    if b_comm.shape != b_bytes.shape or not np.all(np.isfinite(b_comm)) or np.any(b_comm < 0):
-        raise ValueError(
-            f"allreduce_time_fn: must return one finite time >= 0 per bucket; got "
-            f"{b_comm!r} for {b_bytes.size} buckets"
-        )
-
-    fwd_s = micro_s * (1.0 - BACKWARD_FRACTION)
-    bwd_s = micro_s * BACKWARD_FRACTION
-    # backward work done when each bucket's last gradient is ready (proportional to parameters)
-    ready_frac = np.cumsum(b_params) / p
-    ready_frac[-1] = 1.0
-    bwd_end, starts, ends = _schedule(
-        fwd_s, bwd_s, ready_frac, b_bytes, b_comm, overlap, contention, n
+    p, b_bytes, b_params = _step_buckets(
+        params, layer_param_counts, gbytes, cap, first, small_bucket_last
     )
+    micro_s = _micro_batch_s(p, compute_time_s, tokens_per_gpu, peak_flops, mfu)
+    fn = allreduce_time_fn or _default_allreduce_fn(n, bandwidth_bytes_per_s, latency_s, algorithm)
+    b_comm = _bucket_times(fn, b_bytes)
+
     # DDP's host-side time per synced micro-batch (autograd hooks, bucket copies), after its
     # all-reduces: costmodel.compute.ddp_step_overhead_s (0 unless given)
     overhead = _number("step_overhead_s", step_overhead_s, positive=False, unit="s")
-    sync_s = max(bwd_end, float(ends[-1])) + overhead
-
     syncs = 1 if no_sync else a_steps
-    b_list = b_bytes.tolist()
-    bars: list[Interval] = []
-    t0 = 0.0
-    n_bars = 2 * a_steps + syncs * len(b_list)
+    n_bars = 2 * a_steps + syncs * b_bytes.size
     if timeline and n_bars > MAX_TIMELINE_BARS:
         raise ValueError(
-            f"accumulation: {a_steps} micro-batches x {len(b_list)} buckets make {n_bars:,} "
+            f"accumulation: {a_steps} micro-batches x {b_bytes.size} buckets make {n_bars:,} "
             f"timeline bars, above the {MAX_TIMELINE_BARS:,} accepted; pass timeline=False"
         )
-    # closed form of the loop below (which also draws the timeline): each synced micro-batch
-    # lasts sync_s, each other micro_s (no_sync: only the last one syncs)
-    t0 = (a_steps - 1) * micro_s + sync_s if no_sync else a_steps * sync_s
-    for m in range(a_steps if timeline else 0):
-        if m == 0:
-            t0 = 0.0
-        synced = (m == a_steps - 1) or not no_sync
-        if timeline:
-            bars.append(Interval("forward", t0, t0 + fwd_s, f"forward {m}", micro_batch=m))
-            bwd_stop = t0 + (bwd_end if synced else micro_s)
-            bars.append(
-                Interval("backward", t0 + fwd_s, float(bwd_stop), f"backward {m}", micro_batch=m)
-            )
-            if synced:
-                bars.extend(
-                    Interval("allreduce", s, e, f"bucket {k}", b, m)
-                    for k, (s, e, b) in enumerate(
-                        zip((t0 + starts).tolist(), (t0 + ends).tolist(), b_list, strict=True)
-                    )
-                )
-        t0 += sync_s if synced else micro_s
 
-    compute = a_steps * micro_s
-    comm = syncs * float(b_comm.sum())
-    step_time = t0
+    # The step itself is the strategy road's: DDP's micro-batch tasks (costmodel.strategy.ddp),
+    # scheduled by the one engine and joined over the accumulation (costmodel.strategy.accumulate)
+    from .strategy import ddp as sddp
+    from .strategy.accumulate import accumulate
+    from .strategy.engine import Task
+
+    fwd_s = micro_s * (1.0 - BACKWARD_FRACTION)
+    bwd_s = micro_s * BACKWARD_FRACTION
+    ready = sddp.ready_fraction(b_params, p)
+
+    def micro(synced: bool, m: int) -> list[Task]:
+        return sddp.micro_batch_tasks(
+            fwd_s,
+            bwd_s,
+            ready,
+            b_bytes,
+            b_comm,
+            ranks=n,
+            synced=synced,
+            overlap=overlap,
+            micro_batch=m,
+        )
+
+    steps = accumulate(
+        micro(True, a_steps - 1),
+        micro(not no_sync, 0) if a_steps > 1 else (),
+        a_steps,
+        contention,
+        overhead_s=overhead,
+        mid_overhead_s=0.0 if no_sync else overhead,
+    )
+    bars = _timeline_bars(steps.placements()) if timeline else ()
+    compute, comm, step_time = steps.compute_s, steps.comm_s, steps.step_s
     per_sync_comm = float(b_comm.sum())
     perfect = (a_steps - syncs) * micro_s + syncs * max(micro_s, per_sync_comm)
     return DDPStep(
@@ -596,10 +614,37 @@ def ddp_step(
         ranks=n,
         accumulation=a_steps,
         syncs=syncs,
-        bucket_bytes=tuple(b_list),
+        bucket_bytes=tuple(b_bytes.tolist()),
         bucket_comm_s=tuple(b_comm.tolist()),
-        timeline=tuple(bars),
+        timeline=bars,
     )
+
+
+def _timeline_bars(placements: Sequence[tuple[float, Any, int]]) -> tuple[Interval, ...]:
+    """The lesson's bars from the engine's schedules: per micro-batch a forward bar, one
+    backward bar (its bucket segments joined) and an ``allreduce`` bar per bucket."""
+    bars: list[Interval] = []
+    for t0, sched, m in placements:
+        starts, ends = sched.starts_s.tolist(), sched.ends_s.tolist()
+        comp = [i for i, t in enumerate(sched.tasks) if not t.is_comm]
+        bars.append(
+            Interval("forward", t0 + starts[0], t0 + ends[0], f"forward {m}", micro_batch=m)
+        )
+        bars.append(
+            Interval(
+                "backward",
+                t0 + starts[comp[1]],
+                t0 + ends[comp[-1]],
+                f"backward {m}",
+                micro_batch=m,
+            )
+        )
+        bars.extend(
+            Interval("allreduce", t0 + starts[i], t0 + ends[i], t.label, t.message_bytes, m)
+            for i, t in enumerate(sched.tasks)
+            if t.is_comm
+        )
+    return tuple(bars)
 
 
 ADVICE_TIE_REL = 0.005

@@ -107,7 +107,8 @@ def parse_ddp_benchmark(text: str) -> tuple[dict, dict]:
 
     Setups: "no ddp" (one GPU, no DDP) and GPU counts 1, 2, 4, 8, 16 (DDP, bucket_cap_mb=25).
     The diff block gives p75 sec/iter with bucket_cap_mb=1 and its change in ex/sec vs 25.
-    Used by the DDP shape check (tests) and the overhead fit (``scripts/fit_ddp_overhead.py``).
+    Used by the DDP shape check (tests) and the overhead fit (``scripts/fit_ddp_overhead.py``);
+    the benchmark's models and machine are in :mod:`costmodel.ddp_benchmark`.
     """
     main, diff = text.split("diff.py output")
     steps: dict[str, dict] = {}

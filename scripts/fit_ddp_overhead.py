@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 from costmodel import ddp  # noqa: E402
 from costmodel.atomic import write_text_atomic  # noqa: E402
 
-# the benchmark's parser, DGX-1 ring and torchvision tensor lists live with the DDP test (one copy)
+# the benchmark's parser, and its models, DGX-1 ring and step (shared with the DDP shape test)
+from costmodel.ddp_benchmark import GPUS, MODELS, MiB, predict_step_s  # noqa: E402
 from costmodel.reference import ddp_benchmark_file, parse_ddp_benchmark  # noqa: E402
-from tests.test_ddp import GPUS, MODELS, MiB, _predict  # noqa: E402  (the shape check's model)
 
 OUT = ROOT / "costmodel" / "data" / "fitted_ddp_overhead.toml"
 FORMS = ("none", "fixed", "per-tensor")
@@ -38,7 +38,9 @@ FORMS = ("none", "fixed", "per-tensor")
 def evaluate() -> dict[str, dict[str, float]]:
     steps, _ = parse_ddp_benchmark(ddp_benchmark_file().read_text())
     c = ddp.FITTED_COMM_CONTENTION
-    pred = {m: {n: _predict(m, n, steps[m]["no ddp"], 25 * MiB, c) for n in GPUS} for m in steps}
+    pred = {
+        m: {n: predict_step_s(m, n, steps[m]["no ddp"], 25 * MiB, c) for n in GPUS} for m in steps
+    }
     tensors = {m: len(MODELS[m][0]) for m in steps}
 
     def x(form: str, m: str) -> float:

@@ -19,6 +19,7 @@ from costmodel.ddp import (
     bucket_sizes,
     ddp_step,
 )
+from costmodel.ddp_benchmark import GPUS, MODELS, predict_step_s
 from costmodel.reference import ddp_benchmark_file, parse_ddp_benchmark, reference_dir
 
 MiB = 2**20
@@ -238,86 +239,8 @@ def _benchmark_file() -> Path:
     return ddp_benchmark_file()
 
 
-def torchvision_param_counts(
-    blocks: list[int], groups: int = 1, width_per_group: int = 64
-) -> list[int]:
-    """Parameter tensors of torchvision's Bottleneck ResNet/ResNeXt, in registration order.
-
-    Follows torchvision/models/resnet.py: conv1 7x7 + bn1; per stage, Bottleneck blocks of
-    conv1 1x1, bn1, conv2 3x3 (grouped), bn2, conv3 1x1, bn3, and a downsample 1x1 conv + bn on
-    the first block; fc 2048 x 1000 + bias. Convolutions have no bias; a BatchNorm has a weight
-    and a bias. The totals are checked against torchvision's published counts below.
-    """
-    counts = [3 * 64 * 7 * 7, 64, 64]
-    inplanes = 64
-    for stage, n_blocks in enumerate(blocks):
-        planes = 64 * 2**stage
-        width = int(planes * (width_per_group / 64.0)) * groups
-        for b in range(n_blocks):
-            counts += [inplanes * width, width, width]
-            counts += [width // groups * width * 9, width, width]
-            counts += [width * planes * 4, planes * 4, planes * 4]
-            if b == 0:
-                counts += [inplanes * planes * 4, planes * 4, planes * 4]
-            inplanes = planes * 4
-    return counts + [2048 * 1000, 1000]
-
-
-# torchvision model docs ("num_params" of the IMAGENET1K_V1 weights)
-MODELS = {
-    "resnet50": (torchvision_param_counts([3, 4, 6, 3]), 25_557_032),
-    "resnet101": (torchvision_param_counts([3, 4, 23, 3]), 44_549_160),
-    "resnext50_32x4d": (torchvision_param_counts([3, 4, 6, 3], 32, 4), 25_028_904),
-    "resnext101_32x8d": (torchvision_param_counts([3, 4, 23, 3], 32, 8), 88_791_336),
-}
-
-# DGX-1 (V100 SXM2): NVLink2, 6 links x 25 GB/s per direction = 150 GB/s per GPU per direction
-# (NVIDIA Tesla V100 datasheet: "NVLink 300 GB/s", bidirectional). Across the 2 machines, 4x
-# 100 Gb/s InfiniBand per machine (the benchmark's text) = 50 GB/s per node, which bounds a flat
-# ring over both nodes (DESIGN.md 3.2).
-NVLINK_BYTES_PER_S = 150e9
-NODE_IB_BYTES_PER_S = 4 * 100e9 / 8
-# NCCL's Ring/Simple latency (docs/nccl-model.md sections 1.2, 1.5, 1.6, from tuning.cc):
-# base 8.4 us, + 3.4 us per NVLink step, + 14 us per network step (2 (nodes-1) of the 2 (N-1)
-# steps), x 1.9 on multi-node Volta ("plateau effect").
-BASE_LAT_S, NVLINK_STEP_S, NET_STEP_S, VOLTA_MULTINODE = 8.4e-6, 3.4e-6, 14e-6, 1.9
-
-
-def dgx1_allreduce_time_fn(ranks: int):
-    """Textbook ring on DGX-1 V100 with NCCL's latency constants; 8 GPUs per machine."""
-    if ranks == 1:
-        return lambda b: np.zeros_like(b)  # one rank sends nothing
-    nodes = (ranks + 7) // 8
-    steps = 2 * (ranks - 1)
-    net_steps = 2 * (nodes - 1)
-    lat = BASE_LAT_S + (steps - net_steps) * NVLINK_STEP_S + net_steps * NET_STEP_S
-    if nodes > 1:
-        lat *= VOLTA_MULTINODE
-    bw = NVLINK_BYTES_PER_S if nodes == 1 else min(NVLINK_BYTES_PER_S, NODE_IB_BYTES_PER_S)
-    return lambda b: lat + collectives.allreduce_time(b, ranks, bw)
-
-
-GPUS = (1, 2, 4, 8, 16)
-
-
-def _predict(
-    model: str, ranks: int, compute_s: float, cap_bytes: float, contention: float
-) -> float:
-    counts, _ = MODELS[model]
-    return ddp_step(
-        None,
-        ranks,
-        compute_time_s=compute_s,
-        gradient_bytes_per_param=4,  # fp32 training
-        bucket_cap_bytes=cap_bytes,
-        first_bucket_bytes=MiB,
-        small_bucket_last=True,  # PyTorch 1.4
-        allreduce_time_fn=dgx1_allreduce_time_fn(ranks),
-        layer_param_counts=counts,
-        comm_contention=contention,
-    ).step_time_s
-
-
+# the benchmark's models, DGX-1 ring and the step of one row: costmodel.ddp_benchmark (one copy,
+# shared with scripts/fit_ddp_overhead.py)
 def test_layer_lists_match_torchvision_counts() -> None:
     for model, (counts, published) in MODELS.items():
         assert sum(counts) == published, model
@@ -329,7 +252,7 @@ def test_textbook_overlap_hides_small_buckets() -> None:
     steps, _ = parse_ddp_benchmark(_benchmark_file().read_text())
     compute = steps["resnet50"]["no ddp"]
     for n in (2, 4, 8):
-        p1, p25 = (_predict("resnet50", n, compute, cap, 0.0) for cap in (MiB, 25 * MiB))
+        p1, p25 = (predict_step_s("resnet50", n, compute, cap, 0.0) for cap in (MiB, 25 * MiB))
         assert p1 == pytest.approx(p25, rel=1e-9)
 
 
@@ -343,9 +266,9 @@ def test_ddp_benchmark_shape() -> None:
     def growth_residuals(c: float) -> np.ndarray:
         res = []
         for model, measured in steps.items():
-            base = _predict(model, 1, measured["no ddp"], 25 * MiB, c)
+            base = predict_step_s(model, 1, measured["no ddp"], 25 * MiB, c)
             res += [
-                (_predict(model, n, measured["no ddp"], 25 * MiB, c) - base)
+                (predict_step_s(model, n, measured["no ddp"], 25 * MiB, c) - base)
                 - (measured[n] - measured[1])
                 for n in GPUS[1:]
             ]
@@ -364,8 +287,8 @@ def test_ddp_benchmark_shape() -> None:
     errors, extra_model, extra_measured = [], [], []
     for model, measured in steps.items():
         compute = measured["no ddp"]
-        pred25 = [_predict(model, n, compute, 25 * MiB, c_fit) for n in GPUS]
-        pred1 = [_predict(model, n, compute, MiB, c_fit) for n in GPUS]
+        pred25 = [predict_step_s(model, n, compute, 25 * MiB, c_fit) for n in GPUS]
+        pred1 = [predict_step_s(model, n, compute, MiB, c_fit) for n in GPUS]
         meas = [measured[n] for n in GPUS]
         # the step grows with GPU count, as measured
         assert all(b >= a for a, b in zip(meas, meas[1:], strict=False)), model
@@ -575,3 +498,48 @@ def test_bucket_advice_never_advises_a_larger_bucket_for_the_same_time():
     flat = ddp.BucketCapSweep.from_steps(caps, steps, prefer_cap_bytes=25 * 2**20)
     assert flat.best_cap_bytes == 25 * 2**20
     assert ddp.BucketCapSweep.from_steps(caps, steps).best_cap_bytes == 2**20
+
+
+# --- one road: ddp_step is the strategy road's DDP step ------------------------------------------
+@pytest.mark.parametrize(
+    ("accumulation", "no_sync", "c"), [(3, True, 0.0), (3, False, 0.0), (2, False, 0.6)]
+)
+def test_ddp_step_with_accumulation_is_the_strategy_step(accumulation, no_sync, c):
+    """The lesson's ddp_step and strategy_step("ddp") answer one question with one number, also
+    over an accumulation with and without no_sync (the step assembled by one function)."""
+    from costmodel import predict
+    from costmodel.architecture import load_arch
+    from costmodel.compute import ddp_step_overhead_s
+    from costmodel.presets import cluster
+    from costmodel.strategy import strategy_step
+
+    s = strategy_step(
+        arch="llama-2-7b",
+        cluster="dgx-h100",
+        nodes=2,
+        strategy="ddp",
+        accumulation=accumulation,
+        no_sync=no_sync,
+        comm_contention=c,
+        compute_time_s=0.25,
+        band=False,
+    )
+    a = load_arch("llama-2-7b")
+    ref = ddp_step(
+        a.params,
+        16,
+        compute_time_s=0.25,
+        layer_param_counts=a.tensor_sizes,
+        allreduce_time_fn=predict.allreduce_time_fn(cluster("dgx-h100", nodes=2), nodes=2),
+        accumulation=accumulation,
+        no_sync=no_sync,
+        comm_contention=c,
+        step_overhead_s=ddp_step_overhead_s(len(a.tensor_sizes)),
+    )
+    assert ref.syncs == (1 if no_sync else accumulation)
+    for name in ("step_time_s", "compute_s", "comm_s", "exposed_comm_s"):
+        assert getattr(ref, name) == pytest.approx(getattr(s, name), rel=1e-12), name
+    # the timelines draw the same micro-batches at the same times
+    ends = [max(i.end_s for i in ref.timeline if i.micro_batch == m) for m in range(accumulation)]
+    got = [max(i.end_s for i in s.timeline if i.micro_batch == m) for m in range(accumulation)]
+    assert ends == pytest.approx(got, rel=1e-12)

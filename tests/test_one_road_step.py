@@ -3,7 +3,8 @@
 Llama-3.1-8B on 4 DGX H100 nodes under FSDP (and HSDP in groups of 8), micro-batch 1 at 4096
 tokens, MFU 0.4, the nccl collective model and the one default overlap contention: asked of the
 API (``cm.strategy_step``), ``cm.Scenario``, the CLI (``step --json``, ``scenario --json``,
-``train --json``) and the step page (AppTest: its step metric and its scaling table). Every
+``train --json``), the sweep (``cm.sweep(kind="step")``, what ``costmodel sweep --kind step``
+writes) and the step page (AppTest: its step metric and its scaling table). Every
 answer must equal the API's to 1e-9 relative (the page's metric to its printed digits).
 """
 
@@ -53,6 +54,11 @@ def test_one_step_question_one_number(strategy, options):
     tr = _cli_json("train", *common, "--strategy", strategy, *options, "--steps", "10")
     assert tr["step_time_s"] == pytest.approx(t, rel=RTOL)
     assert tr["strategy"] == api.layout.name
+    sw = cm.sweep(kind="step", preset="dgx-h100", arch="llama-3.1-8b", nodes=4, strategy=strategy)
+    assert sw["strategy"].tolist() == [api.layout.name]  # hsdp's default group: one node (8)
+    assert sw["step_time_s"].iloc[0] == pytest.approx(t, rel=RTOL)
+    assert sw["memory_GB"].iloc[0] * 1e9 == pytest.approx(api.memory_bytes, rel=RTOL)
+    assert sw["comm_contention"].iloc[0] == DEFAULT_COMM_CONTENTION
     # the step page: the headline metric and the scaling table's row for 4 nodes
     query = {"ddp_arch": "llama-3.1-8b", "ddp_strategy": strategy, "ddp_nodes": "4"}
     if strategy == "hsdp":

@@ -1,5 +1,6 @@
 """Subcommands about collectives: ``collective`` (textbook formulas), ``predict`` (a
-cluster preset through :func:`costmodel.predict.predict_collective`) and ``sweep`` (grids)."""
+cluster preset through :func:`costmodel.predict.predict_collective`) and ``sweep`` (grids of
+collectives, memory, or training steps through :func:`costmodel.strategy.strategy_step`)."""
 
 from __future__ import annotations
 
@@ -302,7 +303,13 @@ def sweep(
             "--set 'size=8B..16GB x2').",
         ),
     ] = None,
-    kind: Annotated[str | None, typer.Option(help="collective or memory.")] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            help="collective (default), memory, or step (a training step per row: the "
+            "function and defaults of `costmodel step --cluster`)."
+        ),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -333,11 +340,18 @@ def sweep(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Evaluate presets x a grid of sizes, GPU counts, algorithms (or model sizes) to a table.
+    """Evaluate presets x a grid of sizes, GPU counts, algorithms (model sizes, or training
+    steps) to a table.
 
     Example:
 
         costmodel sweep --set preset=dgx-h100,dgx-a100 --set nodes=1..16x2 --set 'size=8B..16GB x2' -o out.parquet
+
+    Training steps (strategies x node counts x micro-batches; each row is `costmodel step`'s
+    answer to the same question):
+
+    \b
+        costmodel sweep --kind step --set preset=dgx-h100 --set arch=llama-3.1-8b --set strategy=all --set nodes=1..16x2 --set micro_batch=1,2 -o steps.csv
 
     Past one machine (--chunk-rows rows per partition file; a rerun skips finished ones):
 

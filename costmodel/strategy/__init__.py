@@ -9,6 +9,7 @@ parallelism):
   events for one micro-batch;
 - :mod:`.comm`: every event's time from ``predict_collective`` on the ranks it spans;
 - :mod:`.engine`: the one timeline engine (streams, dependencies, overlap contention);
+- :mod:`.accumulate`: the one assembly of a step's micro-batches (accumulation, host time);
 - :mod:`.compute`: compute time of a micro-batch (the one function to swap for a fitted
   efficiency);
 - :mod:`.memory`: memory per GPU from the same layout;

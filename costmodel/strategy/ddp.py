@@ -49,26 +49,69 @@ def bucket_tasks(
     return out
 
 
-def tasks(inp: StepInputs, synced: bool, micro_batch: int = 0) -> list[Task]:
-    """One micro-batch: forward, backward in bucket segments, and (if ``synced``) the
-    all-reduces of the buckets over the whole job."""
+def ready_fraction(bucket_params: np.ndarray, params: float) -> np.ndarray:
+    """Share of backward done when each bucket's last gradient is ready: gradients come at a
+    rate proportional to parameter count, in bucket order (the last is exactly 1)."""
+    ready = np.cumsum(bucket_params) / params
+    ready[-1] = 1.0
+    return ready
+
+
+def micro_batch_tasks(
+    forward_s: float,
+    backward_s: float,
+    ready: np.ndarray,
+    bucket_bytes: np.ndarray,
+    bucket_times_s: np.ndarray,
+    *,
+    ranks: int,
+    synced: bool,
+    overlap: bool = True,
+    micro_batch: int = 0,
+) -> list[Task]:
+    """One DDP micro-batch: forward and backward, and if ``synced`` one all-reduce per bucket
+    (:func:`bucket_tasks`); a micro-batch under ``no_sync`` is forward and backward only."""
     if not synced:
         return [
-            Task("forward", COMPUTE, inp.forward_s, label="forward", micro_batch=micro_batch),
-            Task(
-                "backward", COMPUTE, inp.backward_total_s, label="backward", micro_batch=micro_batch
-            ),
+            Task("forward", COMPUTE, forward_s, label="forward", micro_batch=micro_batch),
+            Task("backward", COMPUTE, backward_s, label="backward", micro_batch=micro_batch),
         ]
-    b_bytes, b_params = buckets(inp, inp.grad_bytes)
-    ready = np.cumsum(b_params) / inp.params
-    ready[-1] = 1.0
     return bucket_tasks(
+        forward_s,
+        backward_s,
+        ready,
+        bucket_bytes,
+        bucket_times_s,
+        ranks=ranks,
+        overlap=overlap,
+        micro_batch=micro_batch,
+    )
+
+
+def tasks(inp: StepInputs, synced: bool, micro_batch: int = 0) -> list[Task]:
+    """One micro-batch of the job (:func:`micro_batch_tasks`): the buckets of its tensors,
+    all-reduced over the whole job when ``synced``."""
+    if not synced:
+        e = np.zeros(0)
+        return micro_batch_tasks(
+            inp.forward_s,
+            inp.backward_total_s,
+            e,
+            e,
+            e,
+            ranks=0,
+            synced=False,
+            micro_batch=micro_batch,
+        )
+    b_bytes, b_params = buckets(inp, inp.grad_bytes)
+    return micro_batch_tasks(
         inp.forward_s,
         inp.backward_total_s,
-        ready,
+        ready_fraction(b_params, inp.params),
         b_bytes,
         inp.timer.time("all_reduce", "job", b_bytes),
         ranks=inp.timer.ranks("job"),
+        synced=True,
         overlap=inp.overlap,
         micro_batch=micro_batch,
     )

@@ -32,9 +32,10 @@ import numpy as np
 from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
+from .accumulate import accumulate
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
-from .engine import Schedule, Task, run
+from .engine import Task
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
 from .memory import StrategyMemory, strategy_memory
@@ -370,26 +371,20 @@ def strategy_step(
     acc = int(accumulation)
     c_ = layout.comm_contention
     final_tasks = tuple(_micro_tasks(inp, True, True, acc - 1))
-    final = run(final_tasks, c_, check=False)
-    if acc > 1:
-        mid_tasks = tuple(_micro_tasks(inp, per_micro_comm, False, 0))
-        mid: Schedule | None = run(mid_tasks, c_, check=False)
-    else:
-        mid_tasks, mid = (), None
+    mid_tasks = tuple(_micro_tasks(inp, per_micro_comm, False, 0)) if acc > 1 else ()
     # DDP's host-side time per synced micro-batch (hooks and bucket copies, per tensor):
     # fitted on PyTorch's DDP benchmark (costmodel.compute.ddp_step_overhead_s)
     overhead = _ddp_overhead_s(s, inp.tensor_params)
-    mid_step = (mid.step_s + (overhead if per_micro_comm else 0.0)) if mid else 0.0
-    step_s = (acc - 1) * mid_step + final.step_s + overhead
-    compute_s = (acc - 1) * (mid.compute_s if mid else 0.0) + final.compute_s
-    by_kind = dict(final.comm_s_by_kind)
+    mid_overhead = overhead if per_micro_comm else 0.0
+    steps = accumulate(
+        final_tasks, mid_tasks, acc, c_, overhead_s=overhead, mid_overhead_s=mid_overhead
+    )
+    step_s, compute_s, by_kind = steps.step_s, steps.compute_s, steps.comm_by_kind_s
     wire = _wire_bytes(final_tasks)
-    if mid:
-        for k, dt in mid.comm_s_by_kind.items():
-            by_kind[k] = by_kind.get(k, 0.0) + (acc - 1) * dt
+    if mid_tasks:
         for k, nb in _wire_bytes(mid_tasks).items():
             wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
-    comm_s = math.fsum(by_kind.values())
+    comm_s = steps.comm_s
     exposed = max(0.0, step_s - compute_s)
     lo: float = math.nan
     hi: float = math.nan
@@ -401,22 +396,22 @@ def strategy_step(
             if wf is None or wm is None:
                 ends = []
                 break
-            mid_end = (
-                run(mid_tasks, c_, wm).step_s + (overhead if per_micro_comm else 0.0)
-                if mid_tasks
-                else 0.0
+            banded = accumulate(
+                final_tasks,
+                mid_tasks,
+                acc,
+                c_,
+                overhead_s=overhead,
+                mid_overhead_s=mid_overhead,
+                final_work_s=wf,
+                mid_work_s=wm or None,
             )
-            ends.append((acc - 1) * mid_end + run(final_tasks, c_, wf).step_s + overhead)
+            ends.append(banded.step_s)
         if ends:
             lo, hi = ends
     bars: list[Interval] = []
     if timeline:
-        n_bars = len(final_tasks) + (acc - 1) * len(mid_tasks)
-        shifts = (
-            [(i * mid_step, mid, i) for i in range(acc - 1)] if n_bars <= MAX_TIMELINE_BARS else []
-        )
-        for t0, sched, i in [*shifts, ((acc - 1) * mid_step, final, acc - 1)]:
-            assert sched is not None
+        for t0, sched, i in steps.placements(MAX_TIMELINE_BARS):
             for t, a0, e0 in zip(
                 sched.tasks, sched.starts_s.tolist(), sched.ends_s.tolist(), strict=True
             ):

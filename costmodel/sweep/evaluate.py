@@ -2,7 +2,8 @@
 
 Preset rows come from :func:`costmodel.predict.predict_collective` (or the vectorised realistic
 model), raw-link rows from :mod:`costmodel.collectives`, memory rows from
-:func:`costmodel.memory.training_memory`.
+:func:`costmodel.memory.training_memory`, step rows from :func:`costmodel.strategy.strategy_step`
+(one call per row, with ``costmodel step``'s defaults: :func:`step_row`).
 """
 
 from __future__ import annotations
@@ -332,6 +333,114 @@ def _eval_memory(
     return out
 
 
+def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any) -> dict[str, Any]:
+    """One :func:`costmodel.strategy.strategy_step` per row, with ``costmodel step``'s defaults.
+
+    A step is a schedule of buckets or wrap units, not a closed form, so this is the one sweep
+    kind evaluated row by row (:data:`~.grid.MAX_STEP_ROWS` bounds it). Every option the grid
+    does not set takes the value ``costmodel step --cluster`` gives it (:func:`step_row`), so a
+    row is that command's answer to the same question.
+    """
+    n = len(next(iter(num.values()))) if num else 1
+    nodes = num.get("nodes", np.ones(n, dtype=np.int64))
+    rows = []
+    for i in range(n):
+        kw = {k: v[i].item() for k, v in num.items() if k != "nodes"}
+        c = get_cluster(cat["preset"], int(nodes[i]), None)
+        rows.append(step_row(cat, c, int(nodes[i]), **kw))
+    out: dict[str, Any] = {
+        "preset": cat["preset"],
+        "model": cat["model"],
+        "arch": cat["arch"],
+        "strategy": np.array([r["strategy"] for r in rows], dtype=object),
+        "recipe": cat["recipe"],
+        "recompute": cat["recompute"],
+        "reshard_after_forward": cat["reshard_after_forward"],
+        "nodes": nodes,
+    }
+    for k in num:
+        if k != "nodes":
+            out[k] = num[k]
+    for k in STEP_COLUMNS:
+        if k == "strategy":
+            continue
+        v = [r[k] for r in rows]
+        out[k] = np.array(v, dtype=object if isinstance(v[0], str) else None)
+    return out
+
+
+STEP_COLUMNS = (
+    "strategy",
+    "ranks",
+    "micro_batch",
+    "sequence_length",
+    "accumulation",
+    "comm_contention",
+    "compute_s",
+    "comm_s",
+    "exposed_comm_s",
+    "step_time_s",
+    "step_time_lo_s",
+    "step_time_hi_s",
+    "bound",
+    "efficiency",
+    "tokens_per_step",
+    "tokens_per_s",
+    "memory_GB",
+    "gpu_memory_GB",
+    "fits",
+    "compute_source",
+    "notes",
+)
+"""The output columns of a step row after its inputs (units in the names; GB = 1e9 B).
+``strategy`` is the layout's name (``hsdp g=8``); ``fits`` says whether the memory per GPU fits
+the card (a step that does not fit is in the table, marked so); ``notes`` what the answer leaves
+out (a mixture-of-experts model's expert parallelism), empty otherwise."""
+
+
+def step_row(
+    cat: dict[str, Any],
+    cluster: Any,
+    nodes: int,
+    *,
+    params: float | None = None,
+    group_size: int | None = None,
+    micro_batch: int = 1,
+    sequence_length: int = 4096,
+    accumulation: int = 1,
+    mfu: float | None = None,
+    comm_contention: float | None = None,
+) -> dict[str, Any]:
+    """One step sweep row: :func:`~costmodel.strategy.strategy_step` with ``costmodel step``'s
+    defaults (nccl model, mixed-adam, micro-batch 1, sequence 4096, no_sync, 25 MiB buckets,
+    the fitted compute, the one default contention), as a dict of :data:`STEP_COLUMNS`."""
+    from ..strategy import strategy_step
+
+    s = strategy_step(
+        params,
+        arch=cat["arch"],
+        cluster=cluster,
+        nodes=nodes,
+        strategy=cat["strategy"],
+        group_size=None if group_size is None else int(group_size),
+        reshard_after_forward=cat.get("reshard_after_forward"),
+        recipe=cat["recipe"],
+        recompute=cat["recompute"],
+        micro_batch=int(micro_batch),
+        sequence_length=int(sequence_length),
+        accumulation=int(accumulation),
+        mfu=mfu,
+        comm_contention=comm_contention,
+        model=cat["model"],
+        timeline=False,
+    )
+    d = s.as_dict()
+    d["micro_batch"], d["sequence_length"] = int(micro_batch), int(sequence_length)
+    d["memory_GB"], d["gpu_memory_GB"] = d["memory_bytes"] / _GB, d["gpu_memory_bytes"] / _GB
+    d["notes"] = " ".join(d["notes"])  # what the answer leaves out (mixture-of-experts)
+    return {k: d[k] for k in STEP_COLUMNS}
+
+
 def _to_table(cols: dict[str, Any], n: int) -> pa.Table:
     import pyarrow as pa
 
@@ -382,6 +491,8 @@ def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.
             num = _numeric_block(grid, start, stop)
             if grid.kind == "memory":
                 cols = _eval_memory(cat, num, get_cluster)
+            elif grid.kind == "step":
+                cols = _eval_step(cat, num, get_cluster)
             elif cat["preset"] is not None:
                 cols = _eval_collective_preset(cat, num, get_cluster)
             else:
@@ -419,6 +530,8 @@ def evaluate_rows(grid: Grid, start: int, stop: int) -> pa.Table:
         num = _numeric_block(grid, lo, hi)
         if grid.kind == "memory":
             cols = _eval_memory(cat, num, get_cluster)
+        elif grid.kind == "step":
+            cols = _eval_step(cat, num, get_cluster)
         elif cat["preset"] is not None:
             cols = _eval_collective_preset(cat, num, get_cluster)
         else:

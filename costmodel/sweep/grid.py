@@ -6,6 +6,7 @@ Nothing here evaluates a row; :mod:`costmodel.sweep.evaluate` does.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -20,8 +21,14 @@ import numpy as np
 from .. import units
 from .._limits import LIMITS
 
-KINDS = ("collective", "memory")
-"""What a sweep evaluates: collective times (per preset or per raw link) or memory per GPU."""
+KINDS = ("collective", "memory", "step")
+"""What a sweep evaluates: collective times (per preset or per raw link), memory per GPU, or
+a training step (:func:`costmodel.strategy.strategy_step`, the function of ``costmodel step``)."""
+
+MAX_STEP_ROWS = 100_000
+"""Most rows a step sweep may evaluate: each row is one :func:`~costmodel.strategy.strategy_step`
+(its schedule of buckets or wrap units, about 40 ms on one core), so 1e5 rows is about an hour.
+Checked from the axis lengths before any evaluation."""
 
 MAX_AXIS_VALUES = 100_000
 """Most values one grid axis may hold (a range is counted before it is expanded)."""
@@ -133,6 +140,72 @@ AXES: dict[str, dict[str, Axis]] = {
                 True,
                 column="params",
                 aliases=("model_size", "parameters"),
+            ),
+        )
+    },
+    "step": {
+        a.name: a
+        for a in (
+            Axis("preset", _parse_str, False, column="preset", aliases=("cluster", "presets")),
+            Axis("model", _parse_str, False, column="model"),
+            Axis("arch", _parse_str, False, column="arch", aliases=("archs", "architecture")),
+            Axis("strategy", _parse_str, False, column="strategy", aliases=("strategies",)),
+            Axis("recipe", _parse_str, False, column="recipe", aliases=("recipes",)),
+            Axis("recompute", _parse_str, False, column="recompute"),
+            Axis(
+                "reshard_after_forward",
+                _parse_bool,
+                False,
+                column="reshard_after_forward",
+                aliases=("reshard",),
+            ),
+            Axis("nodes", _parse_int, True, integer=True, column="nodes"),
+            Axis(
+                "group_size",
+                _parse_int,
+                True,
+                integer=True,
+                column="group_size",
+                aliases=("group",),
+            ),
+            Axis(
+                "params",
+                units.parse_count,
+                True,
+                column="params",
+                aliases=("model_size", "parameters"),
+            ),
+            Axis(
+                "micro_batch",
+                _parse_int,
+                True,
+                integer=True,
+                column="micro_batch",
+                aliases=("mb", "micro_batch_size"),
+            ),
+            Axis(
+                "sequence_length",
+                _parse_int,
+                True,
+                integer=True,
+                column="sequence_length",
+                aliases=("seq", "sequence"),
+            ),
+            Axis(
+                "accumulation",
+                _parse_int,
+                True,
+                integer=True,
+                column="accumulation",
+                aliases=("acc", "grad_accumulation"),
+            ),
+            Axis("mfu", _parse_float, True, column="mfu"),
+            Axis(
+                "comm_contention",
+                _parse_float,
+                True,
+                column="comm_contention",
+                aliases=("contention",),
             ),
         )
     },
@@ -314,6 +387,13 @@ def make_grid(spec: Mapping[str, Any] | None = None, kind: str = "collective", *
 
 def _check_rows(grid: Grid) -> None:
     """Refuse a grid whose axes multiply to more than MAX_GRID_ROWS rows (before evaluating)."""
+    if grid.kind == "step" and math.prod(len(v) for v in grid.axes.values()) > 0:
+        rows = grid.rows  # presets 'all' expanded
+        if rows > MAX_STEP_ROWS:
+            raise ValueError(
+                f"grid: {rows:,} step rows; at most {MAX_STEP_ROWS:,} per step sweep "
+                "(MAX_STEP_ROWS, about 40 ms a row): narrow an axis or split the sweep"
+            )
     bound = math.prod(len(v) for v in grid.axes.values())
     # 'algorithm = all' expands to at most a dozen algorithms per op
     if "all" in grid.axes.get("algorithm", []):
@@ -328,7 +408,8 @@ def _check_rows(grid: Grid) -> None:
 
 
 def load_grid(path: str | os.PathLike[str]) -> Grid:
-    """Read a TOML grid spec: optional ``kind = "collective"|"memory"`` and a ``[grid]`` table.
+    """Read a TOML grid spec: optional ``kind = "collective"|"memory"|"step"`` and a ``[grid]``
+    table.
 
     Example file::
 
@@ -403,6 +484,8 @@ def _check(grid: Grid) -> None:
         bad = [v for v in a.get("nodes", []) if not top.lo <= v <= top.hi]
         if bad:
             top.check("nodes", bad[0])
+    elif grid.kind == "step":
+        _check_step(a)
     else:
         if "params" not in a:
             raise ValueError("grid: a memory sweep needs params, e.g. params=1B..64B x2")
@@ -410,6 +493,75 @@ def _check(grid: Grid) -> None:
             raise ValueError("ranks: every value must be >= 1")
         if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
             raise ValueError("zero_stage: allowed 0, 1, 2, 3")
+
+
+def _check_step(a: dict[str, list[Any]]) -> None:
+    """A step sweep's axes, each name and range checked before any row is evaluated."""
+    if "preset" not in a:
+        raise ValueError("grid: a step sweep needs a cluster preset, e.g. preset=dgx-h100")
+    if ("arch" in a) == ("params" in a):
+        raise ValueError(
+            "grid: a step sweep needs arch=NAME (an architecture) or params=7B (a count), not both"
+        )
+    if "arch" in a:
+        from ..architecture import load_arch
+
+        for name in a["arch"]:
+            load_arch(name)  # raises "arch: unknown ...; allowed: ..."
+    if "strategy" in a:
+        a["strategy"] = _strategies(a["strategy"])
+    chosen = a.get("strategy", ["ddp"])
+    if "group_size" in a and any(x != "hsdp" for x in chosen):
+        raise ValueError(
+            "group_size: only hsdp has a sharding group; set strategy=hsdp (sweep the other "
+            "strategies separately)"
+        )
+    if "reshard_after_forward" in a and any(x not in ("fsdp", "hsdp") for x in chosen):
+        raise ValueError(
+            "reshard_after_forward: only fsdp and hsdp reshard parameters; set strategy=fsdp "
+            "or hsdp (sweep the other strategies separately)"
+        )
+    if "recipe" in a:
+        from ..memory import get_recipe
+
+        for name in a["recipe"]:
+            get_recipe(name)
+    if "recompute" in a:
+        from ..architecture import RECOMPUTE_MODES
+
+        bad = [r for r in a["recompute"] if r not in RECOMPUTE_MODES]
+        if bad:
+            raise ValueError(
+                f"recompute: unknown {bad[0]!r}; allowed: {', '.join(RECOMPUTE_MODES)}"
+            )
+    for name in ("nodes", "micro_batch", "sequence_length", "accumulation", "group_size"):
+        if any(v < 1 for v in a.get(name, [1])):
+            raise ValueError(f"{name}: every value must be >= 1")
+    top = LIMITS["nodes"]  # the one node limit of every command (costmodel._limits)
+    bad_nodes = [v for v in a.get("nodes", []) if not top.lo <= v <= top.hi]
+    if bad_nodes:
+        top.check("nodes", bad_nodes[0])
+    if any(not 0.0 < v <= 1.0 for v in a.get("mfu", [1.0])):
+        raise ValueError("mfu: every value must be in (0, 1]")
+    if any(not 0.0 <= v <= 1.0 for v in a.get("comm_contention", [0.0])):
+        raise ValueError("comm_contention: every value must be in [0, 1]")
+    if any(v <= 0 for v in a.get("params", [1.0])):
+        raise ValueError("params: every value must be > 0")
+
+
+def _strategies(requested: list[str]) -> list[str]:
+    """``["all"]`` -> every strategy; else the names, checked (lower case)."""
+    from ..strategy.layout import STRATEGIES
+
+    if requested == ["all"]:
+        return list(STRATEGIES)
+    if "all" in requested:
+        raise ValueError("strategy: 'all' cannot be mixed with named strategies")
+    out = [s.lower() for s in requested]
+    for s in out:
+        if s not in STRATEGIES:
+            raise ValueError(f"strategy: unknown {s!r}; allowed: {', '.join(STRATEGIES)}, all")
+    return out
 
 
 #: the models a raw link (bandwidth=..., no cluster) can be swept with: one alpha-beta formula
@@ -476,6 +628,18 @@ def _ops(requested: list[str]) -> list[str]:
 def _numeric_axes(grid: Grid) -> list[str]:
     if grid.kind == "memory":
         return ["ranks", "params"]
+    if grid.kind == "step":
+        names = [
+            "nodes",
+            "group_size",
+            "params",
+            "micro_batch",
+            "sequence_length",
+            "accumulation",
+            "mfu",
+            "comm_contention",
+        ]
+        return [n for n in names if n in grid.axes]
     names = ["nodes", "gpus_per_node", "ranks", "bandwidth", "latency", "gamma", "size"]
     return [n for n in names if n in grid.axes]
 
@@ -490,6 +654,19 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             for recipe in a.get("recipe", ["mixed-adam"]):
                 for zero in a.get("zero_stage", [0]):
                     yield {"preset": preset, "recipe": recipe, "zero_stage": zero}, block
+        return
+    if grid.kind == "step":
+        cats = {
+            "preset": _presets(a["preset"], a),
+            "model": a.get("model", ["nccl"]),
+            "arch": a.get("arch", [None]),
+            "strategy": a.get("strategy", ["ddp"]),
+            "recipe": a.get("recipe", ["mixed-adam"]),
+            "recompute": a.get("recompute", ["none"]),
+            "reshard_after_forward": a.get("reshard_after_forward", [None]),
+        }
+        for values in itertools.product(*cats.values()):
+            yield dict(zip(cats, values, strict=True)), block
         return
     default_model = "nccl" if "preset" in a else "textbook"
     for preset in _presets(a.get("preset", [None]), a):

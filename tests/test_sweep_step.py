@@ -1,0 +1,192 @@
+"""Step sweeps: ``costmodel sweep --kind step`` (and ``cm.sweep(kind="step")``) go through
+``strategy_step`` with ``costmodel step``'s defaults, so a row is that command's answer."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from costmodel import cli
+
+sweep = importlib.import_module("costmodel.sweep")  # cm.sweep is also a function name
+
+FIELDS = (
+    "step_time_s",
+    "compute_s",
+    "comm_s",
+    "exposed_comm_s",
+    "step_time_lo_s",
+    "step_time_hi_s",
+    "efficiency",
+    "tokens_per_s",
+)
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(cli.app, list(args))
+
+
+def _cli_step(*args: str) -> dict:
+    r = _cli("step", *args, "--json")
+    assert r.exit_code == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet"])
+def test_a_sweep_row_is_costmodel_step_for_the_same_question(tmp_path, ext):
+    out = tmp_path / f"steps{ext}"
+    r = _cli(
+        "sweep",
+        "--kind",
+        "step",
+        "--set",
+        "preset=dgx-h100",
+        "--set",
+        "arch=llama-3.1-8b",
+        "--set",
+        "strategy=ddp,hsdp",
+        "--set",
+        "nodes=1,2",
+        "--set",
+        "micro_batch=2",
+        "--set",
+        "accumulation=2",
+        "-o",
+        str(out),
+        "--no-progress",
+    )
+    assert r.exit_code == 0, r.stderr
+    df = pd.read_csv(out) if ext == ".csv" else pd.read_parquet(out)
+    assert len(df) == 4 and set(df["strategy"]) == {"ddp", "hsdp g=8"}
+    for strategy in ("ddp", "hsdp"):
+        for nodes in (1, 2):
+            row = df[df["strategy"].str.startswith(strategy) & (df["nodes"] == nodes)].iloc[0]
+            step = _cli_step(
+                "--arch",
+                "llama-3.1-8b",
+                "--cluster",
+                "dgx-h100",
+                "--nodes",
+                str(nodes),
+                "--strategy",
+                strategy,
+                "--micro-batch",
+                "2",
+                "--accumulation",
+                "2",
+            )
+            for name in FIELDS:
+                assert row[name] == pytest.approx(step[name], rel=1e-9, abs=0), name
+            assert row["memory_GB"] * 1e9 == pytest.approx(step["memory_bytes"], rel=1e-9)
+            assert bool(row["fits"]) == step["fits"]
+            assert row["bound"] == step["bound"] and row["ranks"] == step["ranks"]
+            assert row["comm_contention"] == step["comm_contention"]  # the one default
+
+
+def test_hsdp_group_and_resharding_rows_are_costmodel_step():
+    df = sweep.sweep(
+        kind="step",
+        preset="dgx-h100",
+        arch="llama-3.1-8b",
+        strategy="hsdp",
+        nodes=2,
+        group_size="4,16",
+        reshard_after_forward="false",
+    )
+    assert df["strategy"].tolist() == ["hsdp g=4 (no reshard)", "hsdp g=16 (no reshard)"]
+    for _, row in df.iterrows():
+        step = _cli_step(
+            "--arch",
+            "llama-3.1-8b",
+            "--cluster",
+            "dgx-h100",
+            "--nodes",
+            "2",
+            "--strategy",
+            "hsdp",
+            "--group-size",
+            str(row["group_size"]),
+            "--no-reshard",
+        )
+        assert step["strategy"] == row["strategy"]
+        assert row["step_time_s"] == pytest.approx(step["step_time_s"], rel=1e-9)
+        assert row["memory_GB"] * 1e9 == pytest.approx(step["memory_bytes"], rel=1e-9)
+
+
+def test_step_rows_follow_the_grid_and_the_api_is_the_cli():
+    """Options the grid sets reach the step (mfu, contention, a bare count); the API sweep and
+    the row function agree (one road)."""
+    df = sweep.sweep(
+        kind="step",
+        preset="dgx-h100",
+        params="1B",
+        strategy="fsdp",
+        nodes=2,
+        mfu="0.3,0.6",
+        comm_contention="0,1",
+    )
+    assert len(df) == 4 and df["params"].eq(1e9).all()
+    by = df.set_index(["mfu", "comm_contention"])["compute_s"]
+    assert by[(0.3, 0.0)] == pytest.approx(2 * by[(0.6, 0.0)], rel=1e-12)  # compute ~ 1/MFU
+    step = df.set_index(["mfu", "comm_contention"])["step_time_s"]
+    assert step[(0.6, 1.0)] > step[(0.6, 0.0)]  # contention stalls compute under collectives
+    assert (df["compute_source"] == "mfu").all()
+
+
+@pytest.mark.parametrize(
+    ("sets", "field"),
+    [
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "strategy=zero9"], "strategy: unknown 'zero9'"),
+        (["preset=dgx-h100", "arch=no-such-model"], "arch: unknown"),
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "micro_batch=0"], "micro_batch"),
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "mfu=1.5"], "mfu"),
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "recompute=some"], "recompute: unknown"),
+        (["arch=llama-3.1-8b"], "preset"),
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "params=7B"], "arch=NAME"),
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "size=1GB"], "unknown step axis 'size'"),
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "group_size=4"], "group_size: only hsdp"),
+        (
+            ["preset=dgx-h100", "arch=llama-3.1-8b", "strategy=zero1,fsdp", "reshard=false"],
+            "reshard_after_forward: only fsdp and hsdp",
+        ),
+        (
+            ["preset=dgx-h100", "arch=llama-3.1-8b", "strategy=hsdp", "group_size=3"],
+            "group_size: 3 does not divide",
+        ),
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "reshard=maybe"], "reshard_after_forward"),
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "nodes=1..1000000"], "MAX_AXIS_VALUES"),
+    ],
+)
+def test_bad_step_grid_is_one_line_naming_the_field(sets, field):
+    args = ["sweep", "--kind", "step"]
+    for s in sets:
+        args += ["--set", s]
+    r = _cli(*args)
+    assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert field in lines[0], lines[0]
+
+
+def test_a_step_grid_file_and_the_row_limit(tmp_path):
+    grid = tmp_path / "steps.toml"
+    grid.write_text(
+        'kind = "step"\n[grid]\npreset = "dgx-h100"\narch = "llama-3.1-8b"\n'
+        'strategy = ["zero1", "zero2"]\nnodes = "1..2"\n'
+    )
+    g = sweep.load_grid(grid)
+    assert g.kind == "step" and g.rows == 4
+    with pytest.raises(ValueError, match="MAX_STEP_ROWS"):
+        sweep.make_grid(
+            {
+                "preset": "dgx-h100",
+                "arch": "llama-3.1-8b",
+                "nodes": "1..100",
+                "micro_batch": "1..2000",
+            },
+            kind="step",
+        )
