@@ -38,7 +38,8 @@ def test_step_page_upload_gives_the_cli_step_for_the_same_file():
     m = metrics(at)
     assert m["Step time"] == format_duration(want["step_time_s"])
     assert m["Memory per GPU"] == format_bytes(want["memory_total_bytes"])
-    assert any("config.json (uploaded)" in c.value and "28 layers" in c.value for c in at.caption)
+    shown = [_text(c.value) for c in at.caption]
+    assert any("config.json (uploaded)" in c and "28 layers" in c for c in shown), shown
 
 
 def test_step_page_bad_config_is_one_red_line_naming_the_problem():

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from costmodel.architecture import Architecture
-from costmodel.web.common import error
+from costmodel.web.common import error, plain
 
 #: The model choice that asks for a config.json upload (Memory and Training step pages).
 OWN = "your own (config.json)"
@@ -85,11 +85,11 @@ def upload_arch(col, key: str) -> tuple[Architecture, str] | None:
 
 def describe(a: Architecture, col, source: str | None = None) -> None:
     """One caption under the model choice: parameters and shape, with the source (``source``
-    for an upload: its file name, not the saved copy's path)."""
+    for an upload: its file name, not the saved copy's path, escaped: the browser names it)."""
     from costmodel.units import format_count
 
     moe = f", {format_count(a.active_params)} active per token" if a.moe else ""
     col.caption(
         f"{format_count(a.params)} params{moe}; {a.layers} layers, hidden {a.hidden}, "
-        f"{a.heads} heads ({a.kv_heads} KV), vocab {a.vocab}. Source: {source or a.source}"
+        f"{a.heads} heads ({a.kv_heads} KV), vocab {a.vocab}. Source: {a.source if source is None else plain(source)}"
     )
