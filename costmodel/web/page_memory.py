@@ -368,7 +368,11 @@ def render() -> None:
             from costmodel.strategy.advisor import nothing_fits_note
 
             fixed = float(data.memory_by_stage(0.0, int(inp["ranks"]), **kw)[1][stage])
-            st.warning(nothing_fits_note(capacity, fixed, activations), icon=":material/memory:")
+            seq, micro = inp["recipe_act"][:2]  # the CLI's `memory` note, word for word
+            what = f"{seq} tokens x micro-batch {micro}" if inp["activation"] else ""
+            st.warning(
+                nothing_fits_note(capacity, fixed, activations, what), icon=":material/memory:"
+            )
         chart(
             plots.memory_stack_figure(
                 parts,
