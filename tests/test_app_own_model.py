@@ -7,6 +7,7 @@ in-process (typer's CliRunner)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -16,6 +17,7 @@ from costmodel.units import format_bytes, format_duration
 from costmodel.web.own_model import OWN, read_upload
 from tests.test_app import _text, assert_clean, metrics, open_page
 
+HOSTILE = "![x](https://attacker.invalid/p.png).json"
 QWEN = Path(__file__).parent / "data" / "hf_configs" / "qwen2.5-7b" / "config.json"
 #: zero1 on 8 nodes: the step page without the DDP-only searches (bucket advisor, flips)
 QUERY = {"ddp_nodes": "8", "ddp_strategy": "zero1", "ddp_arch": OWN}
@@ -26,8 +28,9 @@ def test_step_page_upload_gives_the_cli_step_for_the_same_file():
     assert_clean(at)
     assert any("Upload a config.json" in i.value for i in at.info)
     assert not at.metric  # nothing is priced or timed before a model is given
+    # the browser names the file: a name that is Markdown must show as text, never render
     at.file_uploader(key="ddp_arch_config").upload(
-        "config.json", QWEN.read_bytes(), "application/json"
+        HOSTILE, QWEN.read_bytes(), "application/json"
     ).run()
     assert_clean(at)
     got = CliRunner().invoke(
@@ -38,8 +41,12 @@ def test_step_page_upload_gives_the_cli_step_for_the_same_file():
     m = metrics(at)
     assert m["Step time"] == format_duration(want["step_time_s"])
     assert m["Memory per GPU"] == format_bytes(want["memory_total_bytes"])
-    shown = [_text(c.value) for c in at.caption]
-    assert any("config.json (uploaded)" in c and "28 layers" in c for c in shown), shown
+    shown = [c.value for c in at.caption if "28 layers" in c.value]
+    # shown literally (web.common.plain: punctuation escaped, a zero-width space after "://")
+    assert shown and all(
+        f"{HOSTILE} (uploaded)" in _text(c).replace("\u200b", "") for c in shown
+    ), shown
+    assert not any(re.search(r"(?<!\\)!\[|(?<!\\)\]\(", c) for c in shown), shown
 
 
 def test_step_page_bad_config_is_one_red_line_naming_the_problem():
