@@ -27,6 +27,7 @@ from costmodel.web.common import (
     section,
     table,
 )
+from costmodel.web.own_model import OWN, upload_arch
 from costmodel.web.scope import OUT_OF_SCOPE
 
 CUSTOM = "custom (parameter count)"
@@ -37,14 +38,20 @@ def _inputs() -> dict:
     c = st.columns(4)
     arch = c[0].selectbox(
         "Model",
-        (CUSTOM, *architecture.arch_names()),
+        (CUSTOM, OWN, *architecture.arch_names()),
         key="ddp_arch",
         bind=QP,
-        help="A published architecture: its real tensor list makes PyTorch's DDP buckets, its "
-        "shape the activations and FLOPs per token. Custom: equal 2^24-parameter tensors, 6P "
-        "FLOPs per token, no activations.",
+        help="A published architecture or your own model's Hugging Face config.json: its real "
+        "tensor list makes PyTorch's DDP buckets, its shape the activations and FLOPs per token. "
+        "Custom: equal 2^24-parameter tensors, 6P FLOPs per token, no activations.",
     )
     params_text = "0"
+    arch_field = None if arch == CUSTOM else arch  # Scenario.arch: a preset name or a path
+    if arch == OWN:
+        upload = upload_arch(c[0], "ddp_arch_config")  # the CLI's --arch path/config.json road
+        if upload is None:
+            st.stop()
+        arch_field = upload[1]
     if arch == CUSTOM:
         params_text = c[0].text_input(
             "Model parameters P", value="7B", key="ddp_params", bind=QP, help="e.g. 7B, 1.3B"
@@ -157,7 +164,7 @@ def _inputs() -> dict:
             "the card."
         )
     return {
-        "arch": None if arch == CUSTOM else arch,
+        "arch": arch_field,
         "flash_attention": flash,
         "recompute": recompute,
         "params": None
@@ -235,7 +242,8 @@ def _pinned(inp: dict) -> dict | None:
 
 
 def _label(inp: dict, result) -> str:
-    model = inp["arch"] or f"{format_count(result.scenario.params)} params"
+    a = result.scenario.architecture()  # an uploaded config's name, not its saved path
+    model = a.name if a is not None else f"{format_count(result.scenario.params)} params"
     return f"{model} on {result.cluster_name} x {result.nodes}, {result.strategy}"
 
 

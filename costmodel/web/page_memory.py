@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
-from costmodel import architecture, hf_config, memory, plots
+from costmodel import architecture, memory, plots
 from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
 from costmodel.web.common import (
@@ -20,6 +18,7 @@ from costmodel.web.common import (
     section,
     table,
 )
+from costmodel.web.own_model import OWN, describe, upload_arch
 from costmodel.web.scope import OUT_OF_SCOPE
 
 #: Largest parameter count the page takes [-]: the DDP page's bound (``Scenario.params``,
@@ -30,30 +29,7 @@ STAGE_LABELS = {0: "0 (DDP)", 1: "1 (optimizer)", 2: "2 (+ gradients)", 3: "3 (F
 
 
 CUSTOM = "custom (parameter count)"
-OWN = "your own (config.json)"
 SAME = "same as A"
-
-
-def _own_arch(col):
-    """The architecture of an uploaded Hugging Face config.json, or None (with a message)."""
-    up = col.file_uploader(
-        "config.json",
-        type=["json"],
-        key="arch_config",
-        help="A Hugging Face config.json (Llama, Mistral, Qwen2, Mixtral, DeepSeek-V3, GPT-2, "
-        "GPT-NeoX): read offline into the same shape a preset gives",
-    )
-    if up is None:
-        col.info("Upload a config.json to use your own model.")
-        return None
-    try:
-        if up.size > hf_config.MAX_CONFIG_BYTES:
-            raise ValueError("config.json: the file is over 10 MB; a config.json is a few kB")
-        name = up.name.removesuffix(".json")
-        return hf_config.arch_from_hf_config(json.loads(up.getvalue()), name=name, source=up.name)
-    except (ValueError, UnicodeDecodeError) as exc:
-        col.error(f"{exc}".splitlines()[0])
-        return None
 
 
 def _inputs() -> dict:
@@ -68,22 +44,20 @@ def _inputs() -> dict:
         "your own model's Hugging Face config.json, or a bare parameter count with a shape you "
         f"enter. {OUT_OF_SCOPE}",
     )
+    a: architecture.Architecture | None
     if arch == OWN:
-        a = _own_arch(c1)
-        if a is None:
+        upload = upload_arch(c1, "arch_config")  # the CLI's --arch path/config.json reader
+        if upload is None:
             st.stop()
+        a = upload[0]
     else:
         a = None if arch == CUSTOM else architecture.load_arch(arch)
     if a is None:
         params_text = c1.text_input(
             "Parameters P", value="7B", key="params", bind=QP, help="e.g. 7B, 1.3B, 350M, 70e9"
         )
-    else:
-        moe = f", {format_count(a.active_params)} active per token" if a.moe else ""
-        c1.caption(
-            f"{format_count(a.params)} params{moe}; {a.layers} layers, hidden {a.hidden}, "
-            f"{a.heads} heads ({a.kv_heads} KV), vocab {a.vocab}. Source: {a.source}"
-        )
+    elif arch != OWN:
+        describe(a, c1)
     recipe = c2.selectbox("Precision recipe", tuple(memory.RECIPES), key="recipe", bind=QP)
     st.caption(
         f"{recipe}: {memory.RECIPES[recipe].description} "
@@ -394,7 +368,11 @@ def render() -> None:
             from costmodel.strategy.advisor import nothing_fits_note
 
             fixed = float(data.memory_by_stage(0.0, int(inp["ranks"]), **kw)[1][stage])
-            st.warning(nothing_fits_note(capacity, fixed, activations), icon=":material/memory:")
+            seq, micro = inp["recipe_act"][:2]  # the CLI's `memory` note, word for word
+            what = f"{seq} tokens x micro-batch {micro}" if inp["activation"] else ""
+            st.warning(
+                nothing_fits_note(capacity, fixed, activations, what), icon=":material/memory:"
+            )
         chart(
             plots.memory_stack_figure(
                 parts,

@@ -1,0 +1,95 @@
+"""Your own model in the app: an uploaded Hugging Face ``config.json``, read by the CLI's reader.
+
+The Memory and Training step pages take the same upload. The bytes are saved once, by their
+hash, under the temporary folder (``costmodel-configs/<sha256>/<name>/config.json``, written
+atomically) and read there by :func:`costmodel.hf_config.load_hf_config`: the road
+``--arch path/config.json`` takes in the CLI, so the page and the CLI give the same numbers, and
+the step page's :class:`~costmodel.scenario.Scenario` gets a path for ``arch`` as the CLI's does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from pathlib import Path
+
+from costmodel.architecture import Architecture
+from costmodel.web.common import error, plain
+
+#: The model choice that asks for a config.json upload (Memory and Training step pages).
+OWN = "your own (config.json)"
+HELP = (
+    "A Hugging Face config.json (Llama, Mistral, Qwen2, Mixtral, DeepSeek-V3, GPT-2, GPT-NeoX): "
+    "read offline into the same shape a preset gives, as `--arch path/config.json` in the CLI"
+)
+
+
+def _model_name(filename: str) -> str:
+    """The model's name from the uploaded file's name: ``qwen2.5-7b.json`` -> ``qwen2.5-7b``;
+    a plain ``config.json`` (what the Hub calls every config) -> ``uploaded-config``."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(filename).name.removesuffix(".json"))
+    stem = stem.strip(".-")[:60]
+    return stem if stem and stem.lower() != "config" else "uploaded-config"
+
+
+def read_upload(content: bytes, filename: str) -> tuple[Architecture, str]:
+    """``(architecture, path of the saved copy)`` of an uploaded config.json.
+
+    ValueError (naming the file and the config key) for a file over
+    :data:`~costmodel.hf_config.MAX_CONFIG_BYTES`, one that is not UTF-8 JSON, or a shape the
+    reader cannot read; the user's file itself is never written to.
+    """
+    from costmodel import hf_config
+    from costmodel.atomic import atomic_path
+
+    if len(content) > hf_config.MAX_CONFIG_BYTES:
+        raise ValueError(
+            f"config.json: {filename} is {len(content):,} bytes; a config.json is a few kB "
+            f"(at most {hf_config.MAX_CONFIG_BYTES:,})"
+        )
+    digest = hashlib.sha256(content).hexdigest()
+    path = (
+        Path(tempfile.gettempdir())
+        / "costmodel-configs"
+        / digest
+        / _model_name(filename)
+        / "config.json"
+    )
+    if not path.is_file() or path.read_bytes() != content:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(content)
+    try:
+        return hf_config.load_hf_config(path), str(path)
+    except ValueError as exc:  # the message names the upload, not the private copy
+        raise ValueError(str(exc).replace(str(path.resolve()), filename)) from None
+
+
+def upload_arch(col, key: str) -> tuple[Architecture, str] | None:
+    """The uploader in ``col``: ``(architecture, saved path)`` with a caption of its shape, or
+    None with a message (an invitation to upload, or a red error naming what is wrong)."""
+    up = col.file_uploader("config.json", type=["json"], key=key, help=HELP)
+    if up is None:
+        col.info("Upload a config.json to use your own model.")
+        return None
+    try:
+        a, path = read_upload(up.getvalue(), up.name)
+    except ValueError as exc:
+        with col:
+            error(f"{exc}".splitlines()[0])
+        return None
+    describe(a, col, source=f"{up.name} (uploaded)")
+    return a, path
+
+
+def describe(a: Architecture, col, source: str | None = None) -> None:
+    """One caption under the model choice: parameters and shape, with the source (``source``
+    for an upload: its file name, not the saved copy's path, escaped: the browser names it)."""
+    from costmodel.units import format_count
+
+    moe = f", {format_count(a.active_params)} active per token" if a.moe else ""
+    col.caption(
+        f"{format_count(a.params)} params{moe}; {a.layers} layers, hidden {a.hidden}, "
+        f"{a.heads} heads ({a.kv_heads} KV), vocab {a.vocab}. Source: {a.source if source is None else plain(source)}"
+    )
