@@ -97,3 +97,38 @@ def test_out_of_scope_note_in_the_sidebar_and_the_memory_help():
     assert_clean(at)
     assert any(OUT_OF_SCOPE in c.value for c in at.sidebar.caption)
     assert "tensor, pipeline" in at.selectbox(key="arch").help
+
+
+def test_memory_page_says_what_makes_it_fit_as_the_cli_does():
+    """70B on 64 H100s with 4096-token activations does not fit at any ZeRO stage without
+    recomputation: the page says so first and names the recomputation the CLI's `memory` names
+    (ZeRO-3: full), and says that none does where the CLI names none (ZeRO-1)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from costmodel.cli import app
+
+    for zero in (3, 1):
+        q = {"arch": "llama-3.1-70b", "dp_ranks": "64"}
+        at = open_page("page_memory.py", q)
+        at.radio(key="zero_stage").set_value(zero).run()
+        assert_clean(at)
+        warn = " ".join(w.value for w in at.warning)
+        assert "Does not fit" in warn
+        args = ["memory", "--arch", "llama-3.1-70b", "--zero", str(zero), "--ranks", "64"]
+        out = CliRunner().invoke(app, [*args, "--json"])
+        assert out.exit_code == 0, out.output
+        cli = json.loads(out.output)
+        assert cli["fits"] is False
+        if "fits_with_recompute" in cli:
+            assert f"recompute {cli['fits_with_recompute']}:" in warn
+        else:
+            assert "No recomputation mode or ZeRO stage makes it fit" in warn
+    assert zero == 1 and "fits_with_recompute" not in cli  # both branches ran
+    # a setup that fits gets no such warning
+    at.radio(key="zero_stage").set_value(3)
+    at.selectbox(key="recompute").set_value("full").run()
+    assert_clean(at)
+    ok = at
+    assert not any("Does not fit" in w.value for w in ok.warning)

@@ -238,9 +238,9 @@ def memory(
                 result["min_ranks"] = None
                 result["min_ranks_note"] = str(exc)
         if arch is not None and act is None and not result["fits"]:
-            for rc in ("selective", "full"):
-                if rc == recompute or (rc == "selective" and flash):
-                    continue  # with FlashAttention selective recomputation saves nothing more
+            from ..strategy.advisor import recompute_choices
+
+            for rc in recompute_choices(recompute, flash):
                 t = float(
                     mem.training_memory(
                         recipe=recipe,

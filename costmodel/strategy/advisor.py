@@ -367,6 +367,29 @@ def fit_suggestions(
     return FitAdvice(base, tuple(ok + rest))
 
 
+def recompute_choices(current: str, flash_attention: bool) -> tuple[str, ...]:
+    """Recomputation modes to try, cheapest first, when a setup does not fit at ``current``.
+
+    Selective recomputation (Korthikanti et al. 2022) drops the attention-score term that
+    FlashAttention already drops, so with FlashAttention it saves nothing more and is skipped;
+    full recomputation keeps only each layer's input. The CLI's ``memory`` and the Memory page
+    both ask in this order, so both name the same mode.
+
+    >>> recompute_choices("none", True)
+    ('full',)
+    >>> recompute_choices("none", False)
+    ('selective', 'full')
+    >>> recompute_choices("full", False)
+    ()
+    >>> recompute_choices("selective-layer", False)
+    ('full',)
+    """
+    order = ("none", "selective", "full")
+    # a partial mode (selective-op, selective-layer) already keeps less than none: only full is left
+    later = order[order.index(current) + 1 :] if current in order else ("full",)
+    return tuple(rc for rc in later if not (rc == "selective" and flash_attention))
+
+
 def nothing_fits_note(
     gpu_memory_bytes: float, fixed_bytes: float, activations_bytes: float, what: str = ""
 ) -> str:

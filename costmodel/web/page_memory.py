@@ -317,6 +317,41 @@ def _signed(v: float) -> str:
     return ("+" if v >= 0 else "-") + format_bytes(abs(v))
 
 
+def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -> None:
+    """Say first that it does not fit, and what would: the recomputation the CLI's ``memory``
+    names (same order, :func:`costmodel.strategy.advisor.recompute_choices`), a higher ZeRO
+    stage at these ranks, and the fewest ranks (the table below)."""
+    from costmodel.strategy.advisor import recompute_choices
+
+    stage, ranks = inp["stage"], int(inp["ranks"])
+    changes = []
+    act = inp["activation"]
+    if act is not None:
+        seq, micro, flash, recompute = inp["recipe_act"]
+        for rc in recompute_choices(recompute, flash):
+            a_rc = data.activations_for(*act[:-1], rc)
+            t = data.memory_by_stage(inp["params"], ranks, **{**kw, "activations_bytes": a_rc})[1]
+            if t[stage] <= capacity:
+                changes.append(f"recompute {rc}: {format_bytes(t[stage])} per GPU")
+                break
+    higher = [s for s in memory.ZERO_STAGES if s > stage and totals[s] <= capacity]
+    if higher:
+        changes.append(
+            f"ZeRO-{higher[0]} at N = {ranks}: {format_bytes(totals[higher[0]])} per GPU"
+        )
+    st.warning(
+        f"Does not fit: {format_bytes(totals[stage])} per GPU > {format_bytes(capacity)} "
+        f"({inp['gpu'][0]}). "
+        + (
+            "What makes it fit: " + "; ".join(changes) + ". More ranks: see 'Ranks needed' below."
+            if changes
+            else "No recomputation mode or ZeRO stage makes it fit at these ranks; see "
+            "'Ranks needed' below, a smaller micro-batch or sequence, or a larger card."
+        ),
+        icon=":material/memory:",
+    )
+
+
 def render() -> None:
     """Draw the Memory page."""
     page_header(
@@ -373,6 +408,8 @@ def render() -> None:
             st.warning(
                 nothing_fits_note(capacity, fixed, activations, what), icon=":material/memory:"
             )
+        if total > capacity:
+            _what_fits(inp, kw, totals, capacity)
         chart(
             plots.memory_stack_figure(
                 parts,
