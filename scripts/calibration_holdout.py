@@ -312,10 +312,12 @@ def markdown(halves: list[dict], siblings: list[dict], date: str, before: str = 
         "",
         "Written by `scripts/calibration_holdout.py`; regression bounds in",
         "`tests/test_calibration_holdout.py`. Calibration fits the **fabric's terms** of the",
-        "realistic model, one set per level (one node / several nodes) and common to every op:",
-        "the bandwidth efficiency and latency scale of every candidate, the host-floor scale and,",
-        "across nodes, the NICs' efficiency (share of line rate) and the extra latency per network",
-        "hop (`calibrate.fit_fabric`; robust least squares on log time). It predicts with",
+        "realistic model, one set per level (one node / several nodes) and common to every op,",
+        "only those that transfer to the cluster's other ops and node counts (`FABRIC_TERMS`,",
+        "chosen by leave one cluster out: below): on one node the latency scale of every",
+        "candidate, the host-floor scale and, without P2P, the duplex share; across nodes the",
+        "host-floor scale, the NICs' efficiency (share of line rate) and the extra latency per",
+        "network hop (`calibrate.fit_fabric`; robust least squares on log time). It predicts with",
         '`model="calibrated"`. Error: median |busbw error| on the held-out rows (out-of-place),',
         "from 1 MiB and over all held-out sizes. Beside it the uncalibrated `nccl` model and the",
         "single alpha-beta line per group.",
@@ -336,6 +338,7 @@ def markdown(halves: list[dict], siblings: list[dict], date: str, before: str = 
     ]
     if before:
         lines += [before, ""]
+    lines += [SELECTION, ""]
     lines += [
         "## Half split (fit on even-indexed sizes, predict the odd ones)",
         "",
@@ -379,6 +382,38 @@ BEFORE = """Before (per-candidate multipliers per op and level, the same 116 sam
 within 10 % (32 %); the 62 pairs to another op were refused; of the 54 pairs to another node or
 GPU count, 37 within 10 % and 7 more than 2 points worse than uncalibrated."""
 
+#: the leave-one-cluster-out choice of the carried terms (``--select``, minutes of CPU),
+#: measured on 2026-12-01; calibrate.FABRIC_TERMS holds the chosen sets
+SELECTION = """## Which terms a calibration carries (leave one cluster out)
+
+Each sibling pair at one level, predicted with every term set: all terms, and each one
+left out (`python scripts/calibration_holdout.py --select`; measured 2026-12-01 before
+`calibrate.FABRIC_TERMS` took the chosen sets). For each cluster the set with the lowest
+loss on the other clusters' pairs (a pair costs 1 when it misses the goal, plus its excess
+over the uncalibrated error) is scored on its own pairs.
+
+| level | terms carried | pairs | within 10 % | > 2 points worse |
+|---|---|---|---|---|
+| intra | bandwidth_efficiency, latency_scale, host_floor_scale, duplex_efficiency | 94 | 80 | 12 |
+| intra | latency_scale, host_floor_scale, duplex_efficiency | 94 | 80 | 2 |
+| intra | bandwidth_efficiency, host_floor_scale, duplex_efficiency | 94 | 76 | 8 |
+| intra | bandwidth_efficiency, latency_scale, duplex_efficiency | 94 | 80 | 5 |
+| intra | bandwidth_efficiency, latency_scale, host_floor_scale | 94 | 73 | 17 |
+| inter | bandwidth_efficiency, host_floor_scale, nic_efficiency, net_latency_us | 34 | 6 | 19 |
+| inter | host_floor_scale, nic_efficiency, net_latency_us | 34 | 6 | 4 |
+| inter | bandwidth_efficiency, nic_efficiency, net_latency_us | 34 | 6 | 19 |
+| inter | bandwidth_efficiency, host_floor_scale, net_latency_us | 34 | 5 | 17 |
+| inter | bandwidth_efficiency, host_floor_scale, nic_efficiency | 34 | 5 | 17 |
+
+Leave one cluster out: 86/128 pairs within 10 %, 6 more than 2 points worse than uncalibrated. Chosen per fold: dgx-b200 (intra): latency_scale, host_floor_scale, duplex_efficiency; dgx-h100 (intra): latency_scale, host_floor_scale, duplex_efficiency; pcie3-2x-rtx2080ti-nop2p (intra): latency_scale, host_floor_scale, duplex_efficiency; alcf-polaris (inter): host_floor_scale, nic_efficiency, net_latency_us; alps-gh200 (inter): host_floor_scale, nic_efficiency, net_latency_us; gb200-nvl72 (inter): host_floor_scale, nic_efficiency, net_latency_us.
+
+Every fold chooses the same sets, so the shipped choice is the one each cluster was scored
+with. A second step (every set with two terms left out as well, measured the same way) is
+not taken: its folds disagree (B200 keeps host floor and duplex, H100 also the latency
+scale, the PCIe box the latency scale and duplex; Alps and GB200 drop the NIC efficiency,
+Polaris keeps it) and left one cluster out it scores 84/128 within 10 % and 5 pairs more
+than 2 points worse: one pair fewer worse, two fewer within."""
+
 NOTES = """## How to read it, and where the goals are not met
 
 - The fabric terms are properties of the path (how much of the link or NIC a transfer gets,
@@ -391,18 +426,136 @@ NOTES = """## How to read it, and where the goals are not met
   the network into every term: across levels `model="calibrated"` and `model="nccl"` warn
   (CalibrationWarning) and answer with the uncalibrated model (never refused, never applied
   silently).
-- ALCF Polaris (25a-d: 2 and 8 nodes; all-reduce, all-gather, all-to-all) joins the sibling
-  table by itself once a `polaris` cluster preset exists (`extra_runs`).
-- Where the goals are not met. Siblings: Alps at 32+ nodes (Slingshot; rows vary up to 2x
-  between neighbouring sizes, and the uncalibrated model misses every Alps pair by > 10 % too);
-  PCIe without P2P from a one-way op (broadcast, reduce) to a duplex op (the duplex share is not
-  measured by one-way rows; the prediction says so, CalibrationWarning); all-to-all (the model has no mid-size term for it). Half split:
-  25/41 within 5 % (the per-candidate multipliers reached 30/41 on the sizes of one run, but did
-  not transfer): three terms per level cannot follow one run's every bend.
+- ALCF Polaris (25a-d: 2 and 8 nodes; all-reduce, all-gather, all-to-all) is in the sibling
+  table (preset `alcf-polaris`).
+- Which terms carry: leave one cluster out (above) drops the candidate-wide bandwidth
+  efficiency at both levels: it is identified only for the candidates the calibration run's
+  sizes chose and moved the others by a share no row measured (31 pairs more than 2 points
+  worse with it, 6 without). A NIC efficiency fitted to its bound (1) no longer breaks the
+  fit (the finite differences stay inside the bounds): before, such a run (Alps 32 nodes)
+  fell back to its alpha-beta line, 50-60 % off at other node counts.
+- Where the goals are not met. Within 10 % on 86/128 pairs (goal 80 %: 103): the
+  uncalibrated model itself is within 10 % on only 81, and no Alps pair at 2-4 nodes or
+  Polaris pair is (Slingshot: rows vary up to 2x between neighbouring sizes at 32+ nodes,
+  Polaris' plateau is 72 % of the NICs its site states); PCIe without P2P from a one-way op
+  (broadcast, reduce) to a duplex op (the duplex share is not measured by one-way rows; the
+  prediction says so, CalibrationWarning). More than 2 points worse than uncalibrated: 6
+  pairs, by 2.1-6.4 points: Polaris 8 -> 2 nodes and all-gather -> all-reduce (the extra
+  latency per hop fitted at 8 nodes), Alps 128 -> 32 nodes, H100 all-gather -> all-reduce
+  and B200 all-reduce -> reduce-scatter (the latency scale of one op's candidates). Half
+  split: 26/46 within 5 %: three terms per level cannot follow one run's every bend.
 """
 
 
+def _level(run: Run) -> str:
+    return "inter" if run.nodes > 1 else "intra"
+
+
+def _candidate_sets(level: str) -> list[tuple[str, ...]]:
+    """The term sets :func:`select_terms` weighs at a level: all of them, and every set with
+    one term left out (one step of backward elimination)."""
+    from costmodel.validation.calibrate import ALL_FABRIC_TERMS
+
+    full = ALL_FABRIC_TERMS[level]
+    return [full, *(tuple(t for t in full if t != drop) for drop in full)]
+
+
+def _pair_loss(calibrated: float, uncalibrated: float) -> float:
+    """What a sibling pair costs a term set: 1 if it misses the goal (over 10 %, or more than
+    2 points worse than uncalibrated), plus its excess over the uncalibrated error."""
+    miss = calibrated > SIBLING_GOAL or calibrated > uncalibrated + SIBLING_WORSE
+    return float(miss) + max(0.0, calibrated - uncalibrated)
+
+
+def select_terms(runs: dict[str, Run]) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    """Which fabric terms a calibration should carry, per level, by leave one cluster out.
+
+    Every sibling pair (same level) is predicted under every candidate term set of its level
+    (:func:`_candidate_sets`); for each cluster, the set with the lowest total
+    :func:`_pair_loss` over the *other* clusters' pairs (ties: the larger set) is scored on its
+    own pairs, so no pair's data picks its own setting. Returns the set chosen on all clusters
+    per level and a markdown report (per set: pairs within 10 % and more than 2 points worse;
+    the leave-one-cluster-out result and the sets each fold chose). Minutes of CPU.
+    """
+    import costmodel.validation.calibrate as cal
+
+    pairs = [
+        p for p in sibling_pairs(runs) if _level(runs[p[0]]) == _level(runs[p[1]])
+    ]  # across levels the calibration does not apply
+    sets = {lvl: _candidate_sets(lvl) for lvl in ("intra", "inter")}
+    keep = dict(cal.FABRIC_TERMS)
+    err: dict[tuple[str, tuple[str, ...]], dict[tuple[str, str], tuple[float, float]]] = {}
+    try:
+        for i in range(max(len(v) for v in sets.values())):
+            for lvl in sets:
+                cal.FABRIC_TERMS[lvl] = sets[lvl][min(i, len(sets[lvl]) - 1)]
+            cache: dict = {}
+            for a, b in pairs:
+                lvl = _level(runs[a])
+                if i >= len(sets[lvl]):
+                    continue
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    r = sibling(runs[a], runs[b], cache)
+                err.setdefault((lvl, sets[lvl][i]), {})[(a, b)] = (
+                    r["calibrated"][0],
+                    r["nccl"][0],
+                )
+    finally:
+        cal.FABRIC_TERMS.clear()
+        cal.FABRIC_TERMS.update(keep)
+
+    def loss(lvl: str, terms: tuple[str, ...], sel: list[tuple[str, str]]) -> float:
+        return sum(_pair_loss(*err[(lvl, terms)][p]) for p in sel)
+
+    def group(p: tuple[str, str]) -> str:
+        return runs[p[0]].spec.preset
+
+    chosen: dict[str, tuple[str, ...]] = {}
+    lines = [
+        "| level | terms carried | pairs | within 10 % | > 2 points worse |",
+        "|---|---|---|---|---|",
+    ]
+    loco = {"within": 0, "worse": 0, "pairs": 0}
+    folds: list[str] = []
+    for lvl, cands in sets.items():
+        mine = [p for p in pairs if _level(runs[p[0]]) == lvl]
+        if not mine:
+            continue
+        for terms in cands:
+            e = [err[(lvl, terms)][p] for p in mine]
+            lines.append(
+                f"| {lvl} | {', '.join(terms) or '(none)'} | {len(e)} | "
+                f"{sum(c <= SIBLING_GOAL for c, _ in e)} | "
+                f"{sum(c > n + SIBLING_WORSE for c, n in e)} |"
+            )
+        chosen[lvl] = min(cands, key=lambda t: (loss(lvl, t, mine), -len(t)))
+        for g in sorted({group(p) for p in mine}):
+            others = [p for p in mine if group(p) != g]
+            own = [p for p in mine if group(p) == g]
+            pick = min(cands, key=lambda t: (loss(lvl, t, others), -len(t)))
+            folds.append(f"{g} ({lvl}): {', '.join(pick)}")
+            for p in own:
+                c, n = err[(lvl, pick)][p]
+                loco["pairs"] += 1
+                loco["within"] += c <= SIBLING_GOAL
+                loco["worse"] += c > n + SIBLING_WORSE
+    lines += [
+        "",
+        f"Leave one cluster out: {loco['within']}/{loco['pairs']} pairs within 10 %, "
+        f"{loco['worse']} more than 2 points worse than uncalibrated. Chosen per fold: "
+        + "; ".join(folds)
+        + ".",
+    ]
+    return chosen, lines
+
+
 def main() -> None:
+    if "--select" in sys.argv:
+        chosen, lines = select_terms(load_runs())
+        print("\n".join(lines))
+        print("chosen on every cluster:", chosen)
+        return
     runs = load_runs()
     halves = [half_split(r) for r in runs.values() if len(r.segments) >= MIN_SIZES]
     cache: dict = {}

@@ -4,7 +4,8 @@ The held-out figures are recomputed here for a subset of scripts/calibration_hol
 (docs/calibration.md): two half splits (06a, 2 x 8 H100 over NDR400; 13a, a 4-GPU H100 slice)
 and siblings to another GPU count (13e 4 -> 6 GPUs), node count (Alps 64 -> 4 nodes) and op
 (13a all-reduce -> 13b all-gather; 09a all-reduce -> 09b all-gather on PCIe without P2P; 24b
-all-gather -> 24c reduce-scatter on B200). Each bound sits 1-3 points above the achieved figure
+all-gather -> 24c reduce-scatter and 24d all-to-all -> 24c on B200; Alps 4 -> 128 nodes, 65 %
+while the candidate-wide bandwidth efficiency was carried). Each bound sits 1-3 points above the achieved figure
 (regression bounds). Goals: <= 5 % (half split); siblings within 10 % and never more than 2
 points worse than uncalibrated (met by these; not by every pair: docs/calibration.md).
 """
@@ -36,24 +37,25 @@ _spec.loader.exec_module(ch)  # type: ignore[union-attr]
 
 @pytest.fixture(scope="module")
 def runs():
-    return ch.load_runs(("06a", "09a", "09b", "09c", "13a", "13b", "13e", "15", "24b", "24c"))
+    return ch.load_runs(
+        ("06a", "09a", "09b", "09c", "13a", "13b", "13e", "15", "24b", "24c", "24d")
+    )
 
 
-# run -> bound on median |busbw err| >= 1 MiB of the held-out half (achieved: 06a 1.7 %,
-# 13a 2.4 %)
-HALF = {"06a": 0.03, "13a": 0.03}
-# (fit on, predict) -> bound on median |busbw err| >= 1 MiB; achieved 2.1 %, 9.2 % (Alps 64 ->
-# 4 nodes; most Alps pairs miss the goal, docs/calibration.md), 6.9 %, 11.7 % (uncalibrated
-# 199 %: the duplex share measured on all-reduce carries over), 2.1 %
+# run -> bound on median |busbw err| >= 1 MiB of the held-out half (achieved: 06a 3.1 %,
+# 1.7 % while the candidate-wide bandwidth efficiency was fitted; 13a 2.4 %)
+HALF = {"06a": 0.04, "13a": 0.03}
+# (fit on, predict) -> bound on median |busbw err| >= 1 MiB, 1-2 points above the achieved
+# figure (docs/calibration.md; in brackets the figure while the candidate-wide bandwidth
+# efficiency was carried, which leave one cluster out dropped)
 SIBLING = {
-    ("13e/1", "13e/2"): 0.03,
-    (
-        "15/6",
-        "15/2",
-    ): 0.19,  # 9.2 % before the Polaris refit kept the Slingshot Tree term; 18.3 % now
-    ("13a", "13b"): 0.08,
-    ("09a", "09b"): 0.13,
-    ("24b", "24c"): 0.03,
+    ("13e/1", "13e/2"): 0.03,  # 2.1 % (2.1 %)
+    ("15/6", "15/2"): 0.17,  # 15.7 % (18.3 %; uncalibrated 22.7 %)
+    ("13a", "13b"): 0.08,  # 6.3 % (6.9 %)
+    ("09a", "09b"): 0.13,  # 11.7 % (11.7 %; uncalibrated 199 %: the duplex share carries over)
+    ("24b", "24c"): 0.03,  # 2.4 % (2.1 %)
+    ("15/2", "15/7"): 0.13,  # 11.4 % (65.5 %; uncalibrated 11.2 %)
+    ("24d", "24c"): 0.04,  # 2.7 % (7.6 %; uncalibrated 2.7 %)
 }
 
 
@@ -164,3 +166,36 @@ def test_calibrated_candidates_respect_the_hardware_bound(runs):
             assert bw <= float(bound) * (1 + 1e-9)
         t = np.asarray(p.time_s)
         assert np.all(np.diff(t) >= 0)  # time never falls with size
+
+
+def test_calibration_carries_only_the_terms_that_transfer(runs):
+    """The candidate-wide bandwidth efficiency is not fitted (leave one cluster out dropped it
+    at both levels: docs/calibration.md); the terms that are stay measured, and a term that is
+    not a fabric term of the level is refused with the allowed ones named."""
+    from costmodel.validation import calibrate as cal
+
+    assert "bandwidth_efficiency" not in cal.FABRIC_TERMS["intra"] + cal.FABRIC_TERMS["inter"]
+    assert set(cal.FABRIC_TERMS["intra"]) < set(cal.ALL_FABRIC_TERMS["intra"])
+    one = ch.calibrated_cluster(runs["13a"], runs["13a"].segments).calibration.fabric[0]
+    many = ch.calibrated_cluster(runs["06a"], runs["06a"].segments).calibration.fabric[0]
+    assert one.level == "intra" and "bandwidth_efficiency" not in one.measured
+    assert many.level == "inter" and "bandwidth_efficiency" not in many.measured
+    assert one.bandwidth_efficiency == many.bandwidth_efficiency == 1.0  # the model's own
+    assert set(one.measured) <= set(cal.FABRIC_TERMS["intra"]) and one.measured
+    assert "nic_efficiency" in many.measured or "net_latency_us" in many.measured
+    seg = cal.Segment(1, 4, 1, "auto", "auto", np.array([2.0**20, 2.0**24]), np.ones(2) * 1e-4)
+    with pytest.raises(ValueError, match="terms: \\['nic_efficiency'\\] not fitted at level"):
+        cal.fit_fabric([("all_reduce", seg)], runs["13a"].cluster, terms=("nic_efficiency",))
+
+
+def test_term_selection_rule():
+    """select_terms weighs every term set with one term left out; a pair costs 1 when it
+    misses the goal (over 10 % or more than 2 points worse than uncalibrated) plus its excess."""
+    from costmodel.validation.calibrate import ALL_FABRIC_TERMS
+
+    sets = ch._candidate_sets("inter")
+    assert sets[0] == ALL_FABRIC_TERMS["inter"] and len(sets) == 1 + len(sets[0])
+    assert all(len(s) == len(sets[0]) - 1 for s in sets[1:])
+    assert ch._pair_loss(0.05, 0.06) == 0.0
+    assert ch._pair_loss(0.05, 0.02) == pytest.approx(1.03)  # within 10 %, 3 points worse
+    assert ch._pair_loss(0.12, 0.30) == 1.0  # over 10 %, better than uncalibrated

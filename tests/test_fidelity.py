@@ -43,15 +43,26 @@ NOT_MET = fit.NOT_MET
 
 
 @pytest.fixture(scope="module")
-def rows():
-    from costmodel.fitted_corrections import ALL, CV
+def unseen():
+    """The fitted runs plus the unseen ones (UNSEEN_RUNS), their CV parameters and the measured
+    coverage of the unseen runs' regimes, from the fitted file's folds."""
+    from costmodel.fitted_corrections import ALL, CV, FITTED
 
     runs = fit.load_runs()
     missing = sorted({r.key for r in runs} - set(CV))
     assert not missing, (
         f"data/fitted_corrections.toml is stale (no CV for {missing}): re-run the script"
     )
-    return fit.evaluate(runs, CV, dict(ALL))
+    folds = {k: {r: v.as_dict() for r, v in FITTED.folds[k].items()} for k in ("family", "op")}
+    return fit.with_unseen(runs, {k: dict(v) for k, v in CV.items()}, dict(ALL), folds)
+
+
+@pytest.fixture(scope="module")
+def rows(unseen):
+    from costmodel.fitted_corrections import ALL
+
+    every, cv, _ = unseen
+    return fit.evaluate(every, cv, dict(ALL))
 
 
 def _pct(x: float) -> str:
@@ -284,3 +295,66 @@ def test_error_band_shows_its_source_count():
 
     b = predict_collective("all_reduce", 2**30, "dgx-h100", nodes=2).error_band
     assert b.measured and b.sources == b.n_groups >= 2
+
+
+# --- unseen runs: scored with the shipped parameters, never fitted on ------------------------
+def test_unseen_runs_are_never_fitted_and_hold_their_bounds(rows):
+    """26 (8 RTX PRO 6000 over PCIe Gen5 switches, P2P) is scored, not fitted: not in RUNS (so
+    in no fitting step, fold, band or coverage of the fitted file), predicted with the shipped
+    parameters (its grouped-CV parameters: the fit without its source is the fit on every
+    run), and held to UNSEEN_BOUNDS."""
+    from costmodel.fitted_corrections import ALL, CV, FITTED
+
+    assert set(fit.UNSEEN_BOUNDS) == fit.UNSEEN_KEYS == {"26"}
+    assert not fit.UNSEEN_KEYS & {s.prefix for s in fit.RUNS}
+    assert not fit.UNSEEN_KEYS & (set(CV) | set(FITTED.groups))
+    by_run = {r["run"]: r for r in rows}
+    bad = []
+    for run, (b_ge, b_all, _) in fit.UNSEEN_BOUNDS.items():
+        r = by_run[run]
+        assert r["nccl"] == r["in_sample"], run  # one parameter set: the shipped one
+        assert r["regime"] == "single-node-pcie" and not r["goal"]
+        if not (r["nccl"]["ge1MiB"] <= b_ge and r["nccl"]["all"] <= b_all):
+            bad.append((run, r["nccl"]["ge1MiB"], r["nccl"]["all"], (b_ge, b_all)))
+    assert not bad, bad
+    # the parameters really are the shipped ones: changing them changes the prediction
+    (run,) = fit.load_runs(fit.UNSEEN_RUNS)
+    t = fit.predict_run(run, "nccl", dict(ALL))
+    assert fit.summary(run, t)["ge1MiB"] == by_run["26"]["nccl"]["ge1MiB"]
+    text = (ROOT / "docs" / "fidelity.md").read_text()
+    assert "| 26 (unseen) | all_reduce | pcie5-8x-rtxpro6000-p2p |" in text and "**26**" in text
+
+
+def test_unseen_run_26_is_read_from_its_two_tables():
+    """read_torch_tables: table 7 (4 KB-4 MB, printed times) and table 6 (algbw, up to 1 GB)
+    give 10 sizes, each once, binary labels; busbw = 1.75 M / t reproduces the file's printed
+    group A busbw within its rounding."""
+    import numpy as np
+
+    (run,) = fit.load_runs(fit.UNSEEN_RUNS)
+    assert run.size.tolist() == [4096 * 4**i for i in range(10)]
+    assert run.time_s[0] == pytest.approx(23.93e-6) and run.time_s[4] == pytest.approx(81.08e-6)
+    busbw = 1.75 * run.size / run.time_s / 1e9
+    printed = [0.30, 1.54, 6.33, 18.28, 22.63, 40.22, 44.16, 45.63, 45.94, 46.44]
+    assert np.allclose(busbw, printed, rtol=0.02, atol=0.01), busbw.round(2)
+    assert run.spec.harness == "pytorch" and run.cluster.p2p and run.cluster.ranks == 8
+    with pytest.raises(ValueError, match="no torch table rows"):
+        fit.read_torch_tables("| 1 MB | 12.33 GB/s |")
+
+
+def test_unseen_regime_coverage_holds_its_regression_bound(unseen):
+    """The measured coverage of the regimes with unseen runs (single-node PCIe: 09 and 26, two
+    sources), leave one source out, within UNSEEN_COVERAGE_BOUNDS; and what the fitted file
+    says for every other cell is untouched by them."""
+    from costmodel.fitted_corrections import FITTED
+
+    _, _, cover = unseen
+    got = {(reg, sc): v["measured"] for reg, cl in cover.items() for sc, v in cl.items()}
+    assert set(got) == set(fit.UNSEEN_COVERAGE_BOUNDS)
+    assert all(cover[reg][sc]["n_groups"] == 2 for reg, sc in got)
+    bounds = fit.UNSEEN_COVERAGE_BOUNDS
+    bad = [(c, got[c], b) for c, b in bounds.items() if not b[0] <= got[c] <= b[1]]
+    assert not bad, bad
+    assert not set(cover) & {reg for reg, _ in fit.COVERAGE_BOUNDS}
+    # the fitted file has no measured coverage there (one source without 26)
+    assert all(math.isnan(FITTED.coverage[reg][sc].get("measured", math.nan)) for reg, sc in got)

@@ -97,10 +97,11 @@ DATA_RUNS = [
     "25c",
     "25d",
     "25e",
+    "26",
     "27",
 ]
 # bundled files no preset describes yet (presets/README.md says why)
-NO_PRESET = ["26"]
+NO_PRESET: list[str] = []
 
 
 @pytest.fixture(autouse=True)
