@@ -382,6 +382,7 @@ def ddp_step(
     comm_contention: float = 0.0,
     timeline: bool = True,
     arch: object = None,
+    optimizer_s: float = 0.0,
 ) -> DDPStep:
     r"""Time of one DDP optimizer step, with its timeline of compute and bucket all-reduces.
 
@@ -399,6 +400,10 @@ def ddp_step(
     step_overhead_s : float
         DDP's host-side time per synced micro-batch after its all-reduces [s] (default 0, the
         lesson's step; the engine and Scenario pass :func:`costmodel.compute.ddp_step_overhead_s`).
+    optimizer_s : float
+        The optimizer step after the step's last all-reduce [s] (default 0, the lesson's step;
+        Scenario passes the engine's :func:`costmodel.strategy.step.optimizer_time_s`): in the
+        step time, not in the exposed communication.
     compute_time_s : float, optional
         Measured forward + backward time of one micro-batch on one GPU [s]. Otherwise
         ``6 P T / (peak x MFU)`` from ``tokens_per_gpu`` (``T``, per micro-batch), ``peak_flops``
@@ -580,13 +585,14 @@ def ddp_step(
 
     compute = a_steps * micro_s
     comm = syncs * float(b_comm.sum())
-    step_time = t0
+    opt = _number("optimizer_s", optimizer_s, positive=False, unit="s")
+    step_time = t0 + opt
     per_sync_comm = float(b_comm.sum())
     perfect = (a_steps - syncs) * micro_s + syncs * max(micro_s, per_sync_comm)
     return DDPStep(
         compute_s=compute,
         comm_s=comm,
-        exposed_comm_s=step_time - compute,
+        exposed_comm_s=step_time - opt - compute,
         step_time_s=step_time,
         bound="comms" if comm > compute else "compute",
         efficiency=compute / step_time,

@@ -11,6 +11,15 @@ schedule (``zero2`` reduce-scatters each micro-batch, ``fsdp``/``hsdp`` gather a
 one); the last one adds the step's remaining communication. Micro-batches do not overlap each
 other.
 
+The optimizer step runs on the compute stream after the step's last gradient collective (not
+overlapped: it needs every reduced gradient of the rank's shard; ``zero1``/``zero2`` all-gather
+the updated parameters after it). It is HBM-bandwidth bound
+(:func:`costmodel.compute.optimizer_step_s`): the bytes the recipe's optimizer reads and writes
+per parameter (:func:`costmodel.compute.optimizer_bytes_per_param`, 28 B for AdamW with fp32
+master weights, states and gradients) over the rank's parameters (its shard under ZeRO/FSDP).
+It is reported as ``optimizer_s``, apart from ``compute_s`` (forward, backward, recomputation)
+and from the exposed communication.
+
 The verdict: ``"comms"`` when the exposed communication is significant (more than
 :data:`EXPOSED_SIGNIFICANT` of the step) or the communication alone outlasts the compute;
 otherwise ``"compute"``.
@@ -95,6 +104,7 @@ class StrategyStep:
     compute_source: str = "mfu"  # fitted, mfu, measured or default-mfu (.compute.SOURCES)
     compute_label: str = ""  # the compute source in words, shown next to the step
     notes: tuple[str, ...] = ()  # what the answer leaves out (mixture-of-experts)
+    optimizer_s: float = 0.0  # the optimizer step (HBM-bound; not in compute_s) [s]
 
     @property
     def fits(self) -> bool:
@@ -137,6 +147,7 @@ class StrategyStep:
             "compute_source": self.compute_source,
             "compute_label": self.compute_label,
             "notes": list(self.notes),
+            "optimizer_s": self.optimizer_s,
         }
 
 
@@ -245,6 +256,8 @@ def strategy_step(
     first_bucket_bytes: float = DEFAULT_FIRST_BUCKET_BYTES,
     tensor_params: Any = None,
     overlap: bool = True,
+    precision: str = "bf16",
+    held_out: str | None = None,
 ) -> StrategyStep:
     """One optimizer step of a data-parallel strategy on a cluster (module docstring).
 
@@ -269,6 +282,12 @@ def strategy_step(
         Build the intervals; compute the step's band from the collectives' error bands.
     timer
         A :class:`~.comm.CollectiveTimer` to reuse across steps of the same job.
+    precision
+        Compute precision of the matmuls (``bf16``, or ``fp8`` where the GPU has it): the fitted
+        efficiency of that precision.
+    held_out
+        A data group (``"llm-foundry/h100-80gb"``): the fitted efficiency without it
+        (:func:`costmodel.compute.compute_fit`; grouped-CV scoring of the fidelity report).
     """
     from .._checks import flag
 
@@ -319,6 +338,10 @@ def strategy_step(
     ):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name}: must be a whole number >= 1, got {v!r}")
+    if precision not in ("bf16", "fp8"):
+        raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
+    if precision == "fp8" and c.gpu.fp8_dense_flops is None:
+        raise ValueError(f"precision: {c.gpu.name} has no fp8 tensor cores; use bf16")
     from ..memory import get_recipe
 
     r = get_recipe(recipe)
@@ -337,11 +360,13 @@ def strategy_step(
         mfu=mfu,
         compute_time_s=compute_time_s,
         recompute=recompute,
+        precision=precision,
+        held_out=held_out,
     )
     micro_s = ct.micro_s
     if ct.one_node_step:
         micro_s = _calibrated_micro_s(
-            ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model
+            ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model, precision
         )
     extra = ct.recompute_fraction
     if timer is None or timer.cluster is not c:
@@ -369,7 +394,8 @@ def strategy_step(
     per_micro_comm = s in ("zero2", "fsdp", "hsdp") or not no_sync
     acc = int(accumulation)
     c_ = layout.comm_contention
-    final_tasks = tuple(_micro_tasks(inp, True, True, acc - 1))
+    opt_s = _optimizer_s(p, layout, r, c.gpu)
+    final_tasks = _with_optimizer(_micro_tasks(inp, True, True, acc - 1), opt_s, acc - 1)
     final = run(final_tasks, c_, check=False)
     if acc > 1:
         mid_tasks = tuple(_micro_tasks(inp, per_micro_comm, False, 0))
@@ -381,7 +407,8 @@ def strategy_step(
     overhead = _ddp_overhead_s(s, inp.tensor_params)
     mid_step = (mid.step_s + (overhead if per_micro_comm else 0.0)) if mid else 0.0
     step_s = (acc - 1) * mid_step + final.step_s + overhead
-    compute_s = (acc - 1) * (mid.compute_s if mid else 0.0) + final.compute_s
+    # forward, backward and recomputation; the optimizer step is its own figure (optimizer_s)
+    compute_s = (acc - 1) * (mid.compute_s if mid else 0.0) + final.compute_s - opt_s
     by_kind = dict(final.comm_s_by_kind)
     wire = _wire_bytes(final_tasks)
     if mid:
@@ -390,7 +417,7 @@ def strategy_step(
         for k, nb in _wire_bytes(mid_tasks).items():
             wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
     comm_s = math.fsum(by_kind.values())
-    exposed = max(0.0, step_s - compute_s)
+    exposed = max(0.0, step_s - compute_s - opt_s)
     lo: float = math.nan
     hi: float = math.nan
     if band:
@@ -469,7 +496,55 @@ def strategy_step(
         compute_source=ct.source,
         compute_label=ct.label,
         notes=_notes(shape),
+        optimizer_s=opt_s,
     )
+
+
+def optimizer_time_s(params: float, layout: Layout, recipe: Any, gpu: Any) -> float:
+    """The optimizer step of one rank's parameters [s] (module docstring): the engine's, for
+    any road that times a step of this layout (``Scenario``'s DDP what-ifs add it too).
+
+    ``recipe`` a :class:`~costmodel.memory.Recipe` or its name, ``gpu`` a GPU with its
+    ``memory_bandwidth_bytes_per_s``.
+    """
+    from ..memory import get_recipe
+
+    r = get_recipe(recipe) if isinstance(recipe, str) else recipe
+    return _optimizer_s(float(params), layout, r, gpu)
+
+
+def _optimizer_s(p: float, layout: Layout, recipe: Any, gpu: Any) -> float:
+    from ..compute import optimizer_bytes_per_param, optimizer_step_s
+
+    b = optimizer_bytes_per_param(
+        recipe.weight_bytes,
+        recipe.master_bytes,
+        recipe.optimizer_bytes,
+        # the optimizer reads the gradient in the master weights' dtype when there is one
+        # (AMP's fp32 parameters, FSDP's fp32 shard, DeepSpeed's fp32 gradient partition)
+        recipe.master_bytes or recipe.gradient_bytes,
+    )
+    bw = float(gpu.memory_bandwidth_bytes_per_s)
+    shards = layout.shard_group if layout.zero_stage >= 1 else 1  # ddp: every rank, all of it
+    return float(optimizer_step_s(p / shards, b, bw))
+
+
+def _with_optimizer(tasks: list[Task], opt_s: float, mb: int) -> tuple[Task, ...]:
+    """The final micro-batch's tasks with the optimizer step timed: a strategy's own
+    ``optimizer`` task (zero1/zero2: the parameter all-gathers wait for it) gets the time;
+    otherwise one is appended after the last gradient collective."""
+    from dataclasses import replace
+
+    from .engine import COMPUTE
+
+    for i, t in enumerate(tasks):
+        if t.kind == "optimizer":
+            tasks[i] = replace(t, work_s=opt_s)
+            return tuple(tasks)
+    comm = [i for i, t in enumerate(tasks) if t.is_comm and t.kind != "all_gather"]
+    dep = (comm[-1],) if comm else ()
+    tasks.append(Task("optimizer", COMPUTE, opt_s, dep, "optimizer step", micro_batch=mb))
+    return tuple(tasks)
 
 
 def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
@@ -513,6 +588,7 @@ def _calibrated_micro_s(
     micro_batch: int,
     sequence_length: int,
     model: str,
+    precision: str = "bf16",
 ) -> float:
     """Compute of one micro-batch that makes the engine's one-node FSDP step of that
     micro-batch equal the fitted one-node step ``ct.micro_s`` (module docstring of
@@ -536,6 +612,7 @@ def _calibrated_micro_s(
         model,
         layout.param_dtype,
         layout.grad_dtype,
+        precision,
     )
     hit = _CALIBRATED.get(key)
     if hit is not None:
