@@ -57,6 +57,8 @@ __all__ = [
     "optimizer_step_s",
     "precision_peak_flops",
     "recompute_extra",
+    "sync_loss_per_doubling",
+    "sync_loss_s",
     "token_time_s",
 ]
 
@@ -393,6 +395,38 @@ def optimizer_step_s(
         * np.asarray(bytes_per_param, float)
         / (float(fraction) * np.asarray(hbm_bytes_per_s, float))
     )
+    return float(t) if np.ndim(t) == 0 else t
+
+
+@functools.lru_cache(maxsize=1)
+def _sync_loss() -> float:
+    text = (resources.files("costmodel.data") / "fitted_sync_loss.toml").read_text("utf-8")
+    return float(tomllib.loads(text)["per_doubling"])
+
+
+def sync_loss_per_doubling() -> float:
+    """The fitted synchronisation loss per doubling of the ranks [-] (:func:`sync_loss_s`)."""
+    return _sync_loss()
+
+
+def sync_loss_s(compute_s: Any, ranks: Any, per_doubling: float | None = None) -> Any:
+    r"""Time the ranks of a data-parallel step lose waiting for the slowest one [s].
+
+    .. math:: t = k\, \log_2 N \; t_{compute}
+
+    Every collective is a barrier: the step of ``N`` ranks lasts as long as its slowest rank's,
+    and the expected maximum of ``N`` jittered step times grows with ``log N`` (extreme values of
+    ``N`` draws; Dean and Barroso 2013, "The Tail at Scale", CACM 56(2)). ``k`` (the loss per
+    doubling, a fraction of the compute) is fitted on the published runs' scaling series by
+    ``scripts/fit_sync_loss.py`` and kept because it lowers the grouped cross-validation median
+    (``costmodel/data/fitted_sync_loss.toml``). One rank loses nothing.
+
+    >>> sync_loss_s(1.0, 1, 0.015), round(sync_loss_s(1.0, 64, 0.015), 3)
+    (0.0, 0.09)
+    """
+    k = _sync_loss() if per_doubling is None else float(per_doubling)
+    n = np.maximum(np.asarray(ranks, float), 1.0)
+    t = k * np.log2(n) * np.asarray(compute_s, float)
     return float(t) if np.ndim(t) == 0 else t
 
 

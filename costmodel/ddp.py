@@ -382,7 +382,7 @@ def ddp_step(
     comm_contention: float = 0.0,
     timeline: bool = True,
     arch: object = None,
-    optimizer_s: float = 0.0,
+    tail_s: float = 0.0,
 ) -> DDPStep:
     r"""Time of one DDP optimizer step, with its timeline of compute and bucket all-reduces.
 
@@ -400,10 +400,11 @@ def ddp_step(
     step_overhead_s : float
         DDP's host-side time per synced micro-batch after its all-reduces [s] (default 0, the
         lesson's step; the engine and Scenario pass :func:`costmodel.compute.ddp_step_overhead_s`).
-    optimizer_s : float
-        The optimizer step after the step's last all-reduce [s] (default 0, the lesson's step;
-        Scenario passes the engine's :func:`costmodel.strategy.step.optimizer_time_s`): in the
-        step time, not in the exposed communication.
+    tail_s : float
+        Serial time after the step's last all-reduce that is neither compute nor communication
+        [s] (default 0, the lesson's step; Scenario passes the engine's optimizer step and
+        synchronisation loss, :func:`costmodel.strategy.step.step_tail_s`): in the step time,
+        not in the exposed communication.
     compute_time_s : float, optional
         Measured forward + backward time of one micro-batch on one GPU [s]. Otherwise
         ``6 P T / (peak x MFU)`` from ``tokens_per_gpu`` (``T``, per micro-batch), ``peak_flops``
@@ -585,7 +586,7 @@ def ddp_step(
 
     compute = a_steps * micro_s
     comm = syncs * float(b_comm.sum())
-    opt = _number("optimizer_s", optimizer_s, positive=False, unit="s")
+    opt = _number("tail_s", tail_s, positive=False, unit="s")
     step_time = t0 + opt
     per_sync_comm = float(b_comm.sum())
     perfect = (a_steps - syncs) * micro_s + syncs * max(micro_s, per_sync_comm)

@@ -448,12 +448,15 @@ class Scenario(BaseModel):
             from .compute import ddp_step_overhead_s
 
             kwargs["step_overhead_s"] = ddp_step_overhead_s(len(kwargs["layer_param_counts"]))
-        # the optimizer step after the last all-reduce, as the engine times it
+        # the optimizer step and the synchronisation loss after the last all-reduce, as the
+        # engine adds them
         from .strategy.layout import make_layout
-        from .strategy.step import optimizer_time_s
+        from .strategy.step import step_tail_s
 
         lay = make_layout(strategy="ddp", ranks=int(cluster.ranks))
-        opt_s = optimizer_time_s(float(self.params), lay, self.recipe, cluster.gpu)
+        tail = step_tail_s(
+            float(self.params), lay, self.recipe, cluster.gpu, acc * kwargs["compute_time_s"]
+        )
         return ddp.ddp_step(
             self.params,
             cluster.ranks,
@@ -465,7 +468,7 @@ class Scenario(BaseModel):
             allreduce_time_fn=fn,
             timeline=timeline,
             comm_contention=self.comm_contention,
-            optimizer_s=opt_s,
+            tail_s=tail,
             **kwargs,
         )
 

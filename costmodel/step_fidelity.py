@@ -52,6 +52,16 @@ CLUSTER_OF: dict[str, str] = {
     "h200": "hgx-h200",
 }
 
+#: FSDP sharding of the data -> (strategy, reshard_after_forward) of the step engine.
+#: SHARD_GRAD_OP gathers each unit before its forward and keeps it gathered for its backward
+#: (PyTorch FSDP docs, ShardingStrategy): ``fsdp`` without resharding, not DeepSpeed's ``zero2``
+#: order (all-gather of every parameter after the optimizer step).
+SHARDING: dict[str, tuple[str, bool | None]] = {
+    "FULL_SHARD": ("fsdp", None),
+    "SHARD_GRAD_OP": ("fsdp", False),
+    "FSDP2": ("fsdp", None),
+}
+
 #: What makes a scaling series: every setting but the GPU count (and the batch that follows it).
 SERIES_KEY = [
     "source",
@@ -79,22 +89,26 @@ class FidelityRow:
 class _Engine:
     """Clusters and collective timers reused across the rows of one report."""
 
-    def __init__(self, contention: float, overhead_s: float = 0.0) -> None:
+    def __init__(
+        self, contention: float, overhead_s: float = 0.0, sync_loss: float | None = None
+    ) -> None:
         self.contention = float(contention)
         self.overhead_s = float(overhead_s)
+        self.sync_loss = sync_loss
         self._c: dict[tuple[str, int], Any] = {}
         self._t: dict[tuple[str, int, str], Any] = {}
 
     def step_s(self, r: Any, micro_s: float, gpus: int | None = None) -> float:
         from .strategy.step import strategy_step
 
-        c, nodes, strategy, timer, acc = self._setup(r, gpus)
+        c, nodes, strategy, timer, acc, reshard = self._setup(r, gpus)
         per_gpu = r.global_batch / r.gpus
         s = strategy_step(
             arch=r.model,
             cluster=c,
             nodes=nodes,
             strategy=strategy,
+            reshard_after_forward=reshard,
             grad_dtype="bf16" if "PURE" in str(r.mp_mode) else "fp32",
             comm_contention=self.contention,
             micro_batch=int(r.micro_batch),
@@ -104,10 +118,11 @@ class _Engine:
             timeline=False,
             band=False,
             timer=timer,
+            sync_loss=self.sync_loss,
         )
         return float(s.step_time_s) + self.overhead_s
 
-    def _setup(self, r: Any, gpus: int | None = None) -> tuple[Any, int, str, Any, int]:
+    def _setup(self, r: Any, gpus: int | None = None) -> tuple[Any, int, str, Any, int, Any]:
         """The row's cluster, nodes, strategy, collective timer and accumulation."""
         from .strategy.comm import CollectiveTimer
 
@@ -118,26 +133,27 @@ class _Engine:
         if key not in self._c:
             self._c[key] = presets.cluster(preset, nodes=nodes, gpus_per_node=min(8, n))
         c = self._c[key]
-        strategy = "zero2" if r.sharding == "SHARD_GRAD_OP" else "fsdp"
+        strategy, reshard = SHARDING[str(r.sharding)]
         tkey = (preset, n, strategy)
         if tkey not in self._t:
             self._t[tkey] = CollectiveTimer(c, model="nccl", group_size=n)
         per_gpu = r.global_batch / r.gpus  # samples per GPU per step (n-independent per row)
         acc = max(1, math.ceil(per_gpu / r.micro_batch - 1e-9))
-        return c, nodes, strategy, self._t[tkey], acc
+        return c, nodes, strategy, self._t[tkey], acc, reshard
 
     def user_step_s(self, r: Any, contention: float | None = None) -> float:
         """The row's step through ``strategy_step`` at its defaults (nothing measured), the
         compute fit held out from the row's (source, GPU type) group."""
         from .strategy.step import strategy_step
 
-        c, nodes, strategy, timer, acc = self._setup(r)
+        c, nodes, strategy, timer, acc, reshard = self._setup(r)
         kw: dict[str, Any] = {} if contention is None else {"comm_contention": contention}
         s = strategy_step(
             arch=r.model,
             cluster=c,
             nodes=nodes,
             strategy=strategy,
+            reshard_after_forward=reshard,
             grad_dtype="bf16" if "PURE" in str(r.mp_mode) else "fp32",
             micro_batch=int(r.micro_batch),
             sequence_length=int(r.seq),
@@ -148,6 +164,7 @@ class _Engine:
             timeline=False,
             band=False,
             timer=timer,
+            sync_loss=self.sync_loss,
             **kw,
         )
         return float(s.step_time_s) + self.overhead_s
@@ -183,12 +200,17 @@ def _step_tokens(r: Any) -> float:
 
 
 def scaling_predictions(
-    df: pd.DataFrame | None = None, contention: float = 0.0, overhead_s: float = 0.0
+    df: pd.DataFrame | None = None,
+    contention: float = 0.0,
+    overhead_s: float = 0.0,
+    sync_loss: float | None = None,
 ) -> list[tuple[int, int, float]]:
-    """(row index, base row index, predicted tokens/s per GPU) for every non-base series row."""
+    """(row index, base row index, predicted tokens/s per GPU) for every non-base series row.
+
+    ``sync_loss`` the synchronisation loss per doubling (None: the fitted default)."""
     if df is None:
         df = pure_dp_rows()
-    eng = _Engine(contention, overhead_s)
+    eng = _Engine(contention, overhead_s, sync_loss)
     out = []
     for _, g in df.groupby(SERIES_KEY, sort=False):
         if g.gpus.nunique() < 2:

@@ -86,7 +86,7 @@ def test_evaluate_wires_the_formula_modules():
     # a bare count's tensors are those of a transformer of that size (architecture_for_params)
     from costmodel.compute import ddp_step_overhead_s
     from costmodel.strategy.layout import make_layout
-    from costmodel.strategy.step import optimizer_time_s
+    from costmodel.strategy.step import step_tail_s
 
     shape = architecture_for_params(1e9)
     ref = ddp.ddp_step(
@@ -94,9 +94,9 @@ def test_evaluate_wires_the_formula_modules():
         16,
         layer_param_counts=[x * 1e9 / shape.params for x in shape.tensor_sizes],
         step_overhead_s=ddp_step_overhead_s(len(shape.tensor_sizes)),  # DDP's host time
-        # the optimizer step after the last all-reduce (HBM-bound, the engine's)
-        optimizer_s=optimizer_time_s(
-            1e9, make_layout(strategy="ddp", ranks=16), "mixed-adam", c.gpu
+        # the optimizer step and the synchronisation loss after the last all-reduce (the engine's)
+        tail_s=step_tail_s(
+            1e9, make_layout(strategy="ddp", ranks=16), "mixed-adam", c.gpu, r.compute_s
         ),
         tokens_per_gpu=4 * 2048,
         peak_flops=c.peak_flops,

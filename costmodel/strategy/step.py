@@ -20,6 +20,12 @@ master weights, states and gradients) over the rank's parameters (its shard unde
 It is reported as ``optimizer_s``, apart from ``compute_s`` (forward, backward, recomputation)
 and from the exposed communication.
 
+The ranks of a sharded strategy (:data:`SYNC_LOSS_STRATEGIES`) then wait for the slowest one:
+a synchronisation loss that grows with the log of the ranks (:func:`costmodel.compute.sync_loss_s`, ``k log2 N`` of the compute, ``k`` fitted on the
+published scaling series and kept by grouped cross-validation; ``sync_loss`` overrides ``k``,
+0 switches it off). It is added at the end of the step and reported as ``sync_s``, apart from
+the exposed communication.
+
 The verdict: ``"comms"`` when the exposed communication is significant (more than
 :data:`EXPOSED_SIGNIFICANT` of the step) or the communication alone outlasts the compute;
 otherwise ``"compute"``.
@@ -52,6 +58,11 @@ EXPOSED_SIGNIFICANT = 0.05
 """Exposed communication above this fraction of the step makes the step comms-bound [-]: a
 step that waits on the network for more than 5 % of its time is limited by it, whatever the
 totals say."""
+
+SYNC_LOSS_STRATEGIES = ("zero1", "zero2", "fsdp", "hsdp")
+"""Strategies whose step adds the synchronisation loss: the sharded ones it was fitted on
+(FSDP runs). Not ``ddp``: on PyTorch's DDP benchmark (1-16 V100, with DDP's fitted per-tensor
+overhead and contention) it raises the median step error from 1.3 % to 2.5 %."""
 
 MAX_TIMELINE_BARS = 200_000
 """Most intervals a step draws; beyond it only the last micro-batch is drawn."""
@@ -105,6 +116,7 @@ class StrategyStep:
     compute_label: str = ""  # the compute source in words, shown next to the step
     notes: tuple[str, ...] = ()  # what the answer leaves out (mixture-of-experts)
     optimizer_s: float = 0.0  # the optimizer step (HBM-bound; not in compute_s) [s]
+    sync_s: float = 0.0  # waiting for the slowest rank (fitted, log of the ranks) [s]
 
     @property
     def fits(self) -> bool:
@@ -148,6 +160,7 @@ class StrategyStep:
             "compute_label": self.compute_label,
             "notes": list(self.notes),
             "optimizer_s": self.optimizer_s,
+            "sync_s": self.sync_s,
         }
 
 
@@ -258,6 +271,7 @@ def strategy_step(
     overlap: bool = True,
     precision: str = "bf16",
     held_out: str | None = None,
+    sync_loss: float | None = None,
 ) -> StrategyStep:
     """One optimizer step of a data-parallel strategy on a cluster (module docstring).
 
@@ -288,6 +302,9 @@ def strategy_step(
     held_out
         A data group (``"llm-foundry/h100-80gb"``): the fitted efficiency without it
         (:func:`costmodel.compute.compute_fit`; grouped-CV scoring of the fidelity report).
+    sync_loss
+        Synchronisation loss per doubling of the ranks [-] (default: the fitted one,
+        :func:`costmodel.compute.sync_loss_per_doubling`; 0 switches it off).
     """
     from .._checks import flag
 
@@ -338,6 +355,10 @@ def strategy_step(
     ):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name}: must be a whole number >= 1, got {v!r}")
+    if sync_loss is not None and (
+        isinstance(sync_loss, bool) or not (math.isfinite(float(sync_loss)) and 0 <= sync_loss < 1)
+    ):
+        raise ValueError(f"sync_loss: must be a fraction in [0, 1) per doubling, got {sync_loss!r}")
     if precision not in ("bf16", "fp8"):
         raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
     if precision == "fp8" and c.gpu.fp8_dense_flops is None:
@@ -366,7 +387,7 @@ def strategy_step(
     micro_s = ct.micro_s
     if ct.one_node_step:
         micro_s = _calibrated_micro_s(
-            ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model, precision
+            ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model, sync_loss
         )
     extra = ct.recompute_fraction
     if timer is None or timer.cluster is not c:
@@ -406,9 +427,12 @@ def strategy_step(
     # fitted on PyTorch's DDP benchmark (costmodel.compute.ddp_step_overhead_s)
     overhead = _ddp_overhead_s(s, inp.tensor_params)
     mid_step = (mid.step_s + (overhead if per_micro_comm else 0.0)) if mid else 0.0
-    step_s = (acc - 1) * mid_step + final.step_s + overhead
     # forward, backward and recomputation; the optimizer step is its own figure (optimizer_s)
     compute_s = (acc - 1) * (mid.compute_s if mid else 0.0) + final.compute_s - opt_s
+    from ..compute import sync_loss_s
+
+    sync_s = float(sync_loss_s(compute_s, ranks, sync_loss)) if s in SYNC_LOSS_STRATEGIES else 0.0
+    step_s = (acc - 1) * mid_step + final.step_s + overhead + sync_s
     by_kind = dict(final.comm_s_by_kind)
     wire = _wire_bytes(final_tasks)
     if mid:
@@ -417,7 +441,7 @@ def strategy_step(
         for k, nb in _wire_bytes(mid_tasks).items():
             wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
     comm_s = math.fsum(by_kind.values())
-    exposed = max(0.0, step_s - compute_s - opt_s)
+    exposed = max(0.0, step_s - compute_s - opt_s - sync_s)
     lo: float = math.nan
     hi: float = math.nan
     if band:
@@ -433,7 +457,7 @@ def strategy_step(
                 if mid_tasks
                 else 0.0
             )
-            ends.append((acc - 1) * mid_end + run(final_tasks, c_, wf).step_s + overhead)
+            ends.append((acc - 1) * mid_end + run(final_tasks, c_, wf).step_s + overhead + sync_s)
         if ends:
             lo, hi = ends
     bars: list[Interval] = []
@@ -461,6 +485,17 @@ def strategy_step(
                             i,
                         )
                     )
+        if sync_s > 0:  # the ranks wait for the slowest one at the end of the step
+            bars.append(
+                Interval(
+                    "sync",
+                    "compute",
+                    step_s - sync_s,
+                    step_s,
+                    "waiting for the slowest rank",
+                    micro_batch=acc - 1,
+                )
+            )
     mem = strategy_memory(
         layout,
         None if a is not None else p,
@@ -497,12 +532,12 @@ def strategy_step(
         compute_label=ct.label,
         notes=_notes(shape),
         optimizer_s=opt_s,
+        sync_s=sync_s,
     )
 
 
 def optimizer_time_s(params: float, layout: Layout, recipe: Any, gpu: Any) -> float:
-    """The optimizer step of one rank's parameters [s] (module docstring): the engine's, for
-    any road that times a step of this layout (``Scenario``'s DDP what-ifs add it too).
+    """The optimizer step of one rank's parameters [s] (module docstring).
 
     ``recipe`` a :class:`~costmodel.memory.Recipe` or its name, ``gpu`` a GPU with its
     ``memory_bandwidth_bytes_per_s``.
@@ -511,6 +546,20 @@ def optimizer_time_s(params: float, layout: Layout, recipe: Any, gpu: Any) -> fl
 
     r = get_recipe(recipe) if isinstance(recipe, str) else recipe
     return _optimizer_s(float(params), layout, r, gpu)
+
+
+def step_tail_s(params: float, layout: Layout, recipe: Any, gpu: Any, compute_s: float) -> float:
+    """What the engine adds after a step's last gradient collective [s]: the optimizer step
+    (:func:`optimizer_time_s`) and the synchronisation loss of ``compute_s`` over the layout's
+    ranks (:func:`costmodel.compute.sync_loss_s`). For any road that times a step of this
+    layout outside the engine (``Scenario``'s DDP what-ifs), so that it gives the same number.
+    """
+    from ..compute import sync_loss_s
+
+    sync = 0.0
+    if layout.strategy in SYNC_LOSS_STRATEGIES:
+        sync = float(sync_loss_s(compute_s, layout.ranks))
+    return optimizer_time_s(params, layout, recipe, gpu) + sync
 
 
 def _optimizer_s(p: float, layout: Layout, recipe: Any, gpu: Any) -> float:
@@ -588,7 +637,7 @@ def _calibrated_micro_s(
     micro_batch: int,
     sequence_length: int,
     model: str,
-    precision: str = "bf16",
+    sync_loss: float | None = None,
 ) -> float:
     """Compute of one micro-batch that makes the engine's one-node FSDP step of that
     micro-batch equal the fitted one-node step ``ct.micro_s`` (module docstring of
@@ -612,7 +661,7 @@ def _calibrated_micro_s(
         model,
         layout.param_dtype,
         layout.grad_dtype,
-        precision,
+        sync_loss,
     )
     hit = _CALIBRATED.get(key)
     if hit is not None:
@@ -636,6 +685,7 @@ def _calibrated_micro_s(
                 model=model,
                 timeline=False,
                 band=False,
+                sync_loss=sync_loss,
             )
             if abs(s.step_time_s / target - 1) < 1e-4:
                 break
