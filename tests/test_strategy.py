@@ -501,6 +501,6 @@ def test_sharded_steps_add_the_fitted_synchronisation_loss_kept_by_grouped_cv():
         strategy="fsdp",
     )
     assert one.sync_s == 0.0
-    for bad in (-0.1, 1.0, float("nan"), True):
+    for bad in (-0.1, 1.0, float("nan"), True, "0.02"):
         with pytest.raises(ValueError, match="sync_loss"):
             strategy_step(**kw, strategy="fsdp", sync_loss=bad)

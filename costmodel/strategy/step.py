@@ -356,7 +356,9 @@ def strategy_step(
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name}: must be a whole number >= 1, got {v!r}")
     if sync_loss is not None and (
-        isinstance(sync_loss, bool) or not (math.isfinite(float(sync_loss)) and 0 <= sync_loss < 1)
+        isinstance(sync_loss, bool)
+        or not isinstance(sync_loss, (int, float))
+        or not (math.isfinite(sync_loss) and 0 <= sync_loss < 1)
     ):
         raise ValueError(f"sync_loss: must be a fraction in [0, 1) per doubling, got {sync_loss!r}")
     if precision not in ("bf16", "fp8"):
