@@ -53,7 +53,12 @@ __all__ = [
     "flops_split",
     "gpu_family",
     "micro_batch_compute_s",
+    "optimizer_bytes_per_param",
+    "optimizer_step_s",
+    "precision_peak_flops",
     "recompute_extra",
+    "sync_loss_per_doubling",
+    "sync_loss_s",
     "token_time_s",
 ]
 
@@ -240,6 +245,11 @@ def token_time_s(
     return float(t) if np.ndim(t) == 0 else t
 
 
+def precision_peak_flops(gpu: Any, precision: str = "bf16") -> float:
+    """Datasheet dense peak of the matmuls in ``precision`` (bf16 or fp8) [FLOP/s]."""
+    return _peaks(gpu, precision)[0]
+
+
 def _peaks(gpu: Any, precision: str) -> tuple[float, float]:
     bf16 = float(gpu.bf16_dense_flops or gpu.fp16_dense_flops)
     if precision == "fp8":
@@ -333,6 +343,91 @@ def micro_batch_compute_s(
         lin, att, a.hidden, p_lin, p_att, fit.u, fit.v, fit.w, r_lin, r_att, tokens, fit.m
     )
     return float(per) * tokens
+
+
+#: Fraction of the datasheet HBM bandwidth a streaming kernel achieves: 750 GB/s measured of the
+#: V100's 900 GB/s (Jia et al. 2018, "Dissecting the NVIDIA Volta GPU Architecture via
+#: Microbenchmarking", arXiv:1804.06826, global memory throughput). Taken for every HBM GPU.
+HBM_ACHIEVABLE_FRACTION = 750.0 / 900.0
+
+
+def optimizer_bytes_per_param(
+    weight_bytes: float, master_bytes: float, optimizer_bytes: float, grad_bytes: float
+) -> float:
+    r"""HBM bytes an element-wise optimizer step reads and writes per local parameter [B].
+
+    .. math:: b = 2\,b_{param} + 2\,b_{state} + b_{grad}
+
+    The updated copy of the weights (the fp32 master when there is one, else the weights) and the
+    optimizer states are read and written, the gradient is read. AdamW, fused or foreach
+    (PyTorch ``torch/optim/adamw.py`` ``_fused_adamw`` / ``_multi_tensor_adamw``; DeepSpeed
+    ``csrc/adam/multi_tensor_adam.cu``, tensor lists g, p, m, v): reads ``p, g, m, v``, writes
+    ``p, m, v``: with fp32 parameters, gradients and states ``4 + 4 + 8`` read-and-written plus
+    ``4`` = 28 B per parameter (26 B with bf16 gradients).
+
+    >>> optimizer_bytes_per_param(2.0, 4.0, 8.0, 4.0)
+    28.0
+    """
+    param = float(master_bytes) if master_bytes > 0 else float(weight_bytes)
+    return 2.0 * param + 2.0 * float(optimizer_bytes) + float(grad_bytes)
+
+
+def optimizer_step_s(
+    local_params: Any,
+    bytes_per_param: Any,
+    hbm_bytes_per_s: Any,
+    fraction: float = HBM_ACHIEVABLE_FRACTION,
+) -> Any:
+    r"""Time of the optimizer step on one GPU [s]: HBM-bandwidth bound.
+
+    .. math:: t = \frac{P_{local}\, b}{f\, B_{HBM}}
+
+    ``P_local`` the parameters this rank updates (its shard under ZeRO/FSDP), ``b`` from
+    :func:`optimizer_bytes_per_param`, ``B_HBM`` the datasheet HBM bandwidth [B/s], ``f``
+    :data:`HBM_ACHIEVABLE_FRACTION`. An element-wise update does about one FLOP per byte, far
+    below any GPU's ridge point (Williams et al. 2009, "Roofline"), so bandwidth bounds it.
+
+    >>> round(optimizer_step_s(7e9 / 64, 28.0, 3.35e12) * 1e3, 2)    # 7B sharded over 64 H100s
+    1.1
+    """
+    t = (
+        np.asarray(local_params, float)
+        * np.asarray(bytes_per_param, float)
+        / (float(fraction) * np.asarray(hbm_bytes_per_s, float))
+    )
+    return float(t) if np.ndim(t) == 0 else t
+
+
+@functools.lru_cache(maxsize=1)
+def _sync_loss() -> float:
+    text = (resources.files("costmodel.data") / "fitted_sync_loss.toml").read_text("utf-8")
+    return float(tomllib.loads(text)["per_doubling"])
+
+
+def sync_loss_per_doubling() -> float:
+    """The fitted synchronisation loss per doubling of the ranks [-] (:func:`sync_loss_s`)."""
+    return _sync_loss()
+
+
+def sync_loss_s(compute_s: Any, ranks: Any, per_doubling: float | None = None) -> Any:
+    r"""Time the ranks of a data-parallel step lose waiting for the slowest one [s].
+
+    .. math:: t = k\, \log_2 N \; t_{compute}
+
+    Every collective is a barrier: the step of ``N`` ranks lasts as long as its slowest rank's,
+    and the expected maximum of ``N`` jittered step times grows with ``log N`` (extreme values of
+    ``N`` draws; Dean and Barroso 2013, "The Tail at Scale", CACM 56(2)). ``k`` (the loss per
+    doubling, a fraction of the compute) is fitted on the published runs' scaling series by
+    ``scripts/fit_sync_loss.py`` and kept because it lowers the grouped cross-validation median
+    (``costmodel/data/fitted_sync_loss.toml``). One rank loses nothing.
+
+    >>> sync_loss_s(1.0, 1, 0.015), round(sync_loss_s(1.0, 64, 0.015), 3)
+    (0.0, 0.09)
+    """
+    k = _sync_loss() if per_doubling is None else float(per_doubling)
+    n = np.maximum(np.asarray(ranks, float), 1.0)
+    t = k * np.log2(n) * np.asarray(compute_s, float)
+    return float(t) if np.ndim(t) == 0 else t
 
 
 @functools.lru_cache(maxsize=1)

@@ -438,6 +438,7 @@ def ddp_step(
     comm_contention: float = 0.0,
     timeline: bool = True,
     arch: object = None,
+    tail_s: float = 0.0,
 ) -> DDPStep:
     r"""Time of one DDP optimizer step, with its timeline of compute and bucket all-reduces.
 
@@ -463,6 +464,11 @@ def ddp_step(
     step_overhead_s : float
         DDP's host-side time per synced micro-batch after its all-reduces [s] (default 0, the
         lesson's step; the engine and Scenario pass :func:`costmodel.compute.ddp_step_overhead_s`).
+    tail_s : float
+        Serial time after the step's last all-reduce that is neither compute nor communication
+        [s] (default 0, the lesson's step; Scenario passes the engine's optimizer step and
+        synchronisation loss, :func:`costmodel.strategy.step.step_tail_s`): in the step time,
+        not in the exposed communication.
     compute_time_s : float, optional
         Measured forward + backward time of one micro-batch on one GPU [s]. Otherwise
         ``6 P T / (peak x MFU)`` from ``tokens_per_gpu`` (``T``, per micro-batch), ``peak_flops``
@@ -598,13 +604,14 @@ def ddp_step(
         mid_overhead_s=0.0 if no_sync else overhead,
     )
     bars = _timeline_bars(steps.placements()) if timeline else ()
-    compute, comm, step_time = steps.compute_s, steps.comm_s, steps.step_s
+    opt = _number("tail_s", tail_s, positive=False, unit="s")
+    compute, comm, step_time = steps.compute_s, steps.comm_s, steps.step_s + opt
     per_sync_comm = float(b_comm.sum())
     perfect = (a_steps - syncs) * micro_s + syncs * max(micro_s, per_sync_comm)
     return DDPStep(
         compute_s=compute,
         comm_s=comm,
-        exposed_comm_s=step_time - compute,
+        exposed_comm_s=step_time - opt - compute,
         step_time_s=step_time,
         bound="comms" if comm > compute else "compute",
         efficiency=compute / step_time,

@@ -339,12 +339,13 @@ _TIMELINE_COLORS = {
     "backward": "#72B7B2",
     "recompute": "#B279A2",
     "optimizer": "#9D755D",
+    "sync": "#BAB0AC",
     "allreduce": "#F58518",
     "all_reduce": "#F58518",
     "reduce_scatter": "#E45756",
     "all_gather": "#54A24B",
 }
-_COMPUTE_KINDS = ("forward", "backward", "recompute", "optimizer")
+_COMPUTE_KINDS = ("forward", "backward", "recompute", "optimizer", "sync")
 _STREAM_ROWS = {"params": "all-gathers", "grads": "gradient reduction"}
 
 

@@ -448,6 +448,15 @@ class Scenario(BaseModel):
             from .compute import ddp_step_overhead_s
 
             kwargs["step_overhead_s"] = ddp_step_overhead_s(len(kwargs["layer_param_counts"]))
+        # the optimizer step and the synchronisation loss after the last all-reduce, as the
+        # engine adds them
+        from .strategy.layout import make_layout
+        from .strategy.step import step_tail_s
+
+        lay = make_layout(strategy="ddp", ranks=int(cluster.ranks))
+        tail = step_tail_s(
+            float(self.params), lay, self.recipe, cluster.gpu, acc * kwargs["compute_time_s"]
+        )
         return ddp.ddp_step(
             self.params,
             cluster.ranks,
@@ -459,6 +468,7 @@ class Scenario(BaseModel):
             allreduce_time_fn=fn,
             timeline=timeline,
             comm_contention=self.comm_contention,
+            tail_s=tail,
             **kwargs,
         )
 

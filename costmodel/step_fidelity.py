@@ -52,6 +52,16 @@ CLUSTER_OF: dict[str, str] = {
     "h200": "hgx-h200",
 }
 
+#: FSDP sharding of the data -> (strategy, reshard_after_forward) of the step engine.
+#: SHARD_GRAD_OP gathers each unit before its forward and keeps it gathered for its backward
+#: (PyTorch FSDP docs, ShardingStrategy): ``fsdp`` without resharding, not DeepSpeed's ``zero2``
+#: order (all-gather of every parameter after the optimizer step).
+SHARDING: dict[str, tuple[str, bool | None]] = {
+    "FULL_SHARD": ("fsdp", None),
+    "SHARD_GRAD_OP": ("fsdp", False),
+    "FSDP2": ("fsdp", None),
+}
+
 #: What makes a scaling series: every setting but the GPU count (and the batch that follows it).
 SERIES_KEY = [
     "source",
@@ -79,35 +89,26 @@ class FidelityRow:
 class _Engine:
     """Clusters and collective timers reused across the rows of one report."""
 
-    def __init__(self, contention: float, overhead_s: float = 0.0) -> None:
+    def __init__(
+        self, contention: float, overhead_s: float = 0.0, sync_loss: float | None = None
+    ) -> None:
         self.contention = float(contention)
         self.overhead_s = float(overhead_s)
+        self.sync_loss = sync_loss
         self._c: dict[tuple[str, int], Any] = {}
         self._t: dict[tuple[str, int, str], Any] = {}
 
     def step_s(self, r: Any, micro_s: float, gpus: int | None = None) -> float:
-        from .strategy.comm import CollectiveTimer
         from .strategy.step import strategy_step
 
-        n = int(gpus if gpus is not None else r.gpus)
-        preset = CLUSTER_OF[r.gpu_type]
-        nodes = max(1, n // 8)
-        gpn = min(8, n)
-        key = (preset, n)
-        if key not in self._c:
-            self._c[key] = presets.cluster(preset, nodes=nodes, gpus_per_node=gpn)
-        c = self._c[key]
-        strategy = "zero2" if r.sharding == "SHARD_GRAD_OP" else "fsdp"
-        tkey = (preset, n, strategy)
-        if tkey not in self._t:
-            self._t[tkey] = CollectiveTimer(c, model="nccl", group_size=n)
-        per_gpu = r.global_batch / r.gpus  # samples per GPU per step (n-independent per row)
-        acc = max(1, math.ceil(per_gpu / r.micro_batch - 1e-9))
+        c, nodes, strategy, timer, acc, reshard = self._setup(r, gpus)
+        per_gpu = r.global_batch / r.gpus
         s = strategy_step(
             arch=r.model,
             cluster=c,
             nodes=nodes,
             strategy=strategy,
+            reshard_after_forward=reshard,
             grad_dtype="bf16" if "PURE" in str(r.mp_mode) else "fp32",
             comm_contention=self.contention,
             micro_batch=int(r.micro_batch),
@@ -116,7 +117,55 @@ class _Engine:
             compute_time_s=micro_s * per_gpu / (acc * r.micro_batch),
             timeline=False,
             band=False,
-            timer=self._t[tkey],
+            timer=timer,
+            sync_loss=self.sync_loss,
+        )
+        return float(s.step_time_s) + self.overhead_s
+
+    def _setup(self, r: Any, gpus: int | None = None) -> tuple[Any, int, str, Any, int, Any]:
+        """The row's cluster, nodes, strategy, collective timer and accumulation."""
+        from .strategy.comm import CollectiveTimer
+
+        n = int(gpus if gpus is not None else r.gpus)
+        preset = CLUSTER_OF[r.gpu_type]
+        nodes = max(1, n // 8)
+        key = (preset, n)
+        if key not in self._c:
+            self._c[key] = presets.cluster(preset, nodes=nodes, gpus_per_node=min(8, n))
+        c = self._c[key]
+        strategy, reshard = SHARDING[str(r.sharding)]
+        tkey = (preset, n, strategy)
+        if tkey not in self._t:
+            self._t[tkey] = CollectiveTimer(c, model="nccl", group_size=n)
+        per_gpu = r.global_batch / r.gpus  # samples per GPU per step (n-independent per row)
+        acc = max(1, math.ceil(per_gpu / r.micro_batch - 1e-9))
+        return c, nodes, strategy, self._t[tkey], acc, reshard
+
+    def user_step_s(self, r: Any, contention: float | None = None) -> float:
+        """The row's step through ``strategy_step`` at its defaults (nothing measured), the
+        compute fit held out from the row's (source, GPU type) group."""
+        from .strategy.step import strategy_step
+
+        c, nodes, strategy, timer, acc, reshard = self._setup(r)
+        kw: dict[str, Any] = {} if contention is None else {"comm_contention": contention}
+        s = strategy_step(
+            arch=r.model,
+            cluster=c,
+            nodes=nodes,
+            strategy=strategy,
+            reshard_after_forward=reshard,
+            grad_dtype="bf16" if "PURE" in str(r.mp_mode) else "fp32",
+            micro_batch=int(r.micro_batch),
+            sequence_length=int(r.seq),
+            accumulation=acc,
+            recompute=str(r.activation_checkpointing),
+            precision=str(r.precision),
+            held_out=f"{r.source}/{r.gpu_type}",
+            timeline=False,
+            band=False,
+            timer=timer,
+            sync_loss=self.sync_loss,
+            **kw,
         )
         return float(s.step_time_s) + self.overhead_s
 
@@ -151,12 +200,17 @@ def _step_tokens(r: Any) -> float:
 
 
 def scaling_predictions(
-    df: pd.DataFrame | None = None, contention: float = 0.0, overhead_s: float = 0.0
+    df: pd.DataFrame | None = None,
+    contention: float = 0.0,
+    overhead_s: float = 0.0,
+    sync_loss: float | None = None,
 ) -> list[tuple[int, int, float]]:
-    """(row index, base row index, predicted tokens/s per GPU) for every non-base series row."""
+    """(row index, base row index, predicted tokens/s per GPU) for every non-base series row.
+
+    ``sync_loss`` the synchronisation loss per doubling (None: the fitted default)."""
     if df is None:
         df = pure_dp_rows()
-    eng = _Engine(contention, overhead_s)
+    eng = _Engine(contention, overhead_s, sync_loss)
     out = []
     for _, g in df.groupby(SERIES_KEY, sort=False):
         if g.gpus.nunique() < 2:
@@ -183,14 +237,18 @@ def scaling_predictions(
 
 def absolute_predictions(
     df: pd.DataFrame | None = None,
-    contention: float = 0.0,
+    contention: float | None = None,
     overhead_s: float = 0.0,
     scaling_band: tuple[float, float] = (1.0, 1.0),
 ) -> list[FidelityRow]:
-    """Nothing measured: fitted one-node step, carried to the row's GPU count by the engine.
+    """Nothing measured: the step a user gets from
+    :func:`~costmodel.strategy.step.strategy_step` at its defaults (fitted compute efficiency,
+    its one-node calibration, the default contention unless ``contention`` is given) with the
+    row's model, cluster, strategy, micro-batch, accumulation, recomputation and precision.
 
-    The compute fit used for a row is the one fitted without the row's (source, GPU type)
-    group (grouped cross-validation), so the errors are held-out errors.
+    The one departure from the defaults: the compute fit used for a row is the one fitted
+    without the row's (source, GPU type) group (``held_out``, grouped cross-validation), so
+    the errors are held-out errors.
 
     The band is the compute fit's (one-node grouped CV) and, beyond one node, also
     ``scaling_band``: the (low, high) multipliers of the predicted step time that held the 10th
@@ -198,16 +256,12 @@ def absolute_predictions(
     """
     if df is None:
         df = pure_dp_rows()
-    eng = _Engine(contention, overhead_s)
+    eng = _Engine(0.0 if contention is None else contention, overhead_s)
     out = []
     for i, r in df.iterrows():
         g = presets.load(GPU_TYPES[r.gpu_type][0])
         fit = compute_fit(g, str(r.precision))
-        # the compute fit without the row's (source, GPU) group: a held-out prediction
-        one_node = _fitted_micro_s(r, True) * (_step_tokens(r) / (r.micro_batch * r.seq))
-        n1 = min(8, int(r.gpus))
-        micro = eng.calibrate(r, one_node, n1)
-        step = eng.step_s(r, micro) if int(r.gpus) != n1 else one_node
+        step = eng.user_step_s(r, None if contention is None else float(contention))
         tps = _step_tokens(r) / step
         lo, hi = fit.band
         if int(r.gpus) > 8:

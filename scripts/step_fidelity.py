@@ -8,6 +8,7 @@ grouped cross-validation, which is how the defaults were chosen.)
 from __future__ import annotations
 
 import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +46,23 @@ def grouped_choice(df: pd.DataFrame, results: dict[float, dict[int, float]]) -> 
     return summary(held)
 
 
+def collective_rows() -> list[str]:
+    """All-gather times of the ``nccl`` model at 8-512 ranks (the engine's timer)."""
+    from costmodel import presets
+    from costmodel.strategy.comm import CollectiveTimer
+    from costmodel.units import format_duration
+
+    rows = []
+    for name in ("dgx-a100", "dgx-h100"):
+        for n in (8, 64, 128, 512):
+            c = presets.cluster(name, nodes=n // 8)
+            t = CollectiveTimer(c, model="nccl", group_size=n).time(
+                "all_gather", "job", [1e6, 14e6, 100e6]
+            )
+            rows.append(f"| {name} | {n} | " + " | ".join(format_duration(x) for x in t) + " |")
+    return rows
+
+
 def pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
@@ -66,12 +84,33 @@ def main() -> None:
     abs_err = np.array([x.predicted_tokens_per_s_per_gpu / obs[x.index] - 1 for x in ab])
     covered = np.array([x.low <= obs[x.index] <= x.high for x in ab])
     a_sum = summary(abs_err)
+    # ablations: the same two paths without the optimizer step (the engine's term switched off
+    # here, in the report only) and without the synchronisation loss (sync_loss=0)
+    import costmodel.strategy.step as _st
+
+    keep_opt = _st._optimizer_s
+    _st._optimizer_s = lambda *a, **k: 0.0  # noqa: E731
+    try:
+        no_opt_sc = summary([p / obs[i] - 1 for i, _, p in scaling_predictions(df)])
+        no_opt_ab = summary(
+            [
+                x.predicted_tokens_per_s_per_gpu / obs[x.index] - 1
+                for x in absolute_predictions(df, scaling_band=band)
+            ]
+        )
+    finally:
+        _st._optimizer_s = keep_opt
+    no_sync_sc = summary([p / obs[i] - 1 for i, _, p in scaling_predictions(df, sync_loss=0.0)])
+    sync = tomllib.loads((ROOT / "costmodel" / "data" / "fitted_sync_loss.toml").read_text())
     naive = summary(
         [
             obs[b] / obs[i] - 1  # "same throughput per GPU as the base"
             for i, b, _ in sc
         ]
     )
+    h100 = (df.source == "llm-foundry") & (df.gpu_type == "h100-80gb")
+    h_bf = float(np.median(abs_err[(h100 & (df.precision == "bf16")).to_numpy()]))
+    h_fp = float(np.median(abs_err[(h100 & (df.precision == "fp8")).to_numpy()]))
     L: list[str] = []
     L += [
         "# Step-time fidelity: predicted vs published training throughput",
@@ -90,8 +129,12 @@ def main() -> None:
         "| goal | target | achieved |",
         "|---|---|---|",
         f"| scaling: median abs. tokens/s error, larger counts from the smallest of each series "
-        f"({int(base['rows'])} rows) | <= 3 % | {pct(base['median'])} |",
-        f"| scaling: every row | <= 10 % | max {pct(base['max'])} (p90 {pct(base['p90'])}) |",
+        f"({int(base['rows'])} rows) | <= 3 % | {pct(base['median'])}; "
+        f"{pct(sync['cv']['fitted']['median'])} with the synchronisation loss fitted without "
+        "the row's group |",
+        f"| scaling: every row | <= 10 % | max {pct(base['max'])} (p90 {pct(base['p90'])}); "
+        f"held out: max {pct(sync['cv']['fitted']['max'])} (p90 "
+        f"{pct(sync['cv']['fitted']['p90'])}) |",
         f"| absolute, nothing measured: median ({int(a_sum['rows'])} rows) | <= 10 % | "
         f"{pct(a_sum['median'])} |",
         f"| absolute: 90th percentile | <= 20 % | {pct(a_sum['p90'])} |",
@@ -107,12 +150,34 @@ def main() -> None:
         "  smallest GPU count of the series (so the measured one-node overheads and exposed",
         "  communication are inside it); at a larger count only the micro-batch term of the compute",
         "  fit changes it, and the engine adds the communication of the larger job.",
-        "- **Absolute.** The fitted efficiency gives the one-node step (it was fitted on one-node",
-        "  steps), which calibrates the compute the same way; the engine carries it to the row's",
-        "  GPU count. Band: the compute fit's grouped-CV band (10th-90th percentile per GPU family",
+        "- **Absolute.** What a user gets from `strategy_step` (and `Scenario`) at their",
+        "  defaults, with the row's model, cluster, strategy, micro-batch, accumulation,",
+        "  recomputation and precision: the fitted efficiency gives the one-node step (it was",
+        "  fitted on one-node steps), `strategy_step` calibrates its compute so that its own",
+        "  one-node FSDP step equals it, and the engine carries it to the row's GPU count. The one",
+        "  departure from the defaults: each row's compute fit leaves out the row's (source, GPU",
+        "  type) group (`held_out`), so every error is a held-out error.",
+        "  Band: the compute fit's grouped-CV band (10th-90th percentile per GPU family",
         f"  and precision), times the scaling path's ({band[0]:.3f}, {band[1]:.3f}) beyond one node.",
+        "- **Optimizer step** (physics, no fit): AdamW's HBM traffic per local parameter",
+        "  (read parameter, gradient, m, v; write parameter, m, v: 28 B with fp32 master weights,",
+        "  states and gradients) over the datasheet HBM bandwidth times 0.83 (a streaming",
+        "  kernel's achieved fraction, Jia et al. 2018), after the last gradient collective.",
+        f"  Without it: scaling median {pct(no_opt_sc['median'])} (max {pct(no_opt_sc['max'])}),"
+        f" absolute median {pct(no_opt_ab['median'])}, p90 {pct(no_opt_ab['p90'])}; with it:"
+        f" {pct(base['median'])} ({pct(base['max'])}), {pct(a_sum['median'])},"
+        f" {pct(a_sum['p90'])}. Sharded over 8-512 ranks it is a few ms of a step of seconds.",
         "- **Defaults chosen by grouped cross-validation** (leave one source/GPU-type group out,",
         "  choose on the rest, score the group):",
+        "  - synchronisation loss, `k log2 N` of the compute (the ranks wait for the slowest;",
+        f"    `scripts/fit_sync_loss.py`): k = {float(sync['per_doubling']):.4f} per doubling, "
+        f"grouped-CV median {pct(sync['cv']['fitted']['median'])} (p90 "
+        f"{pct(sync['cv']['fitted']['p90'])}, max {pct(sync['cv']['fitted']['max'])}) vs "
+        f"{pct(sync['cv']['none']['median'])} (p90 {pct(sync['cv']['none']['p90'])}, max "
+        f"{pct(sync['cv']['none']['max'])}) without. "
+        + ("Kept." if sync["kept"] else "Not kept.")
+        + f" The report's scaling path without it: median {pct(no_sync_sc['median'])}, "
+        f"p90 {pct(no_sync_sc['p90'])}.",
         f"  - overlap contention c: fitted per fold, grouped-CV median {pct(cv_c['median'])} vs "
         f"{pct(base['median'])} at c = 0. "
         + ("Not kept: the default stays c = 0." if cv_c["median"] >= base["median"] else "Kept."),
@@ -123,11 +188,7 @@ def main() -> None:
         + ".",
         f"  - a fixed per-step overhead: grouped-CV median {pct(cv_o['median'])} vs "
         f"{pct(base['median'])} without. "
-        + (
-            "Not kept (one group wants 0.2 s, the others 0.05 s)."
-            if cv_o["median"] >= base["median"]
-            else "Kept."
-        ),
+        + ("Not kept." if cv_o["median"] >= base["median"] else "Kept."),
         "    In-sample medians by overhead [s]: "
         + ", ".join(
             f"{o}: {pct(float(np.median(np.abs(list(v.values())))))}" for o, v in by_o.items()
@@ -137,16 +198,44 @@ def main() -> None:
         "## What the gap is",
         "",
         "- The small MPT models (125M-1B) lose 6-10 % tokens/s per GPU from 8 to 64-128 GPUs in the",
-        "  published tables while their collectives are a few percent of the compute: the engine,",
-        "  with communication overlapped, predicts almost no loss. A fixed per-step overhead or",
-        "  a contention explains part of it in sample but not across held-out groups (above).",
+        "  published tables while their collectives are a few percent of the compute (the engine,",
+        "  with communication overlapped, predicts almost no loss from them). The synchronisation",
+        "  loss carries most of it; it over-corrects the series that lose nothing (MPT-13B on H100 at",
+        "  micro-batch 2, 8-64 GPUs) and those the engine already slows through their exposed",
+        "  communication, which is why the scaling p90 rose while the median fell.",
+        "- The absolute p90 is the llm-foundry H100 rows (70 bf16 and 7 fp8 of 317): held out, the",
+        "  Hopper bf16 efficiency comes from torchtitan's 500 W H100s alone (one one-node row",
+        f"  without torch.compile; median error {100 * h_bf:+.0f} %)",
+        "  and there is no fp8 row left to fit (the pooled scale: median error "
+        f"{100 * h_fp:+.0f} %). The",
+        "  synchronisation loss lowers the absolute median and raises this p90 (the H100 rows were",
+        "  already too slow).",
         "- Where the micro-batch changes with the GPU count (llm-foundry tuned it per run), the",
         "  compute fit's micro-batch term carries the change; some published rows move the other",
         "  way (MPT-30B on A100 80GB: micro-batch 3 -> 10 and lower tokens/s).",
         "- One published row is an outlier of its own series (MPT-1B, A100 40GB, 32 GPUs: 19 % below",
         "  both neighbours).",
         "- torchtitan's Grand Teton H100s run at 500 W with HBM2e (below the SXM datasheet peak)",
-        "  and with torch.compile in some rows: the compute fit has no compiler term.",
+        "  and with torch.compile in some rows: the compute fit has no compiler term. The only",
+        "  rows with and without compile at the same settings are in one group (torchtitan H100,",
+        "  about 16 % faster compiled), so a compiler term cannot be scored with that group left",
+        "  out and is not added.",
+        "",
+        "## Small collectives at scale",
+        "",
+        "A fixed cost per collective (launch, the host's per-collective work) does not change",
+        "with the GPU count at a fixed schedule: the scaling path's calibration at the base count",
+        "and the one-node compute fit absorb it, so the data cannot tell it apart. What does",
+        "change with the count is the collectives' latency: the `nccl` model's all-gather (the",
+        "reduce-scatter is the same) grows about linearly with the ranks (ring), so an MPT-125M",
+        "block (14 MB in bf16) is mostly latency at 128-512 ranks. Its 39 collectives per",
+        "micro-batch then take about 4 % of its step at 128 A100s, all under compute at c = 0;",
+        "stalling compute under them (a contention) would explain the small models' loss, but",
+        "the contention did not lower the grouped-CV error (above):",
+        "",
+        "| cluster | ranks | 1 MB | 14 MB | 100 MB |",
+        "|---|---|---|---|---|",
+        *collective_rows(),
         "",
         "## Errors by source, GPU and GPU count (absolute path)",
         "",

@@ -85,6 +85,8 @@ def test_evaluate_wires_the_formula_modules():
     assert r.global_batch == 4 * 16 * 2 and r.tokens_per_step == 4 * 16 * 2 * 2048
     # a bare count's tensors are those of a transformer of that size (architecture_for_params)
     from costmodel.compute import ddp_step_overhead_s
+    from costmodel.strategy.layout import make_layout
+    from costmodel.strategy.step import step_tail_s
 
     shape = architecture_for_params(1e9)
     ref = ddp.ddp_step(
@@ -92,6 +94,10 @@ def test_evaluate_wires_the_formula_modules():
         16,
         layer_param_counts=[x * 1e9 / shape.params for x in shape.tensor_sizes],
         step_overhead_s=ddp_step_overhead_s(len(shape.tensor_sizes)),  # DDP's host time
+        # the optimizer step and the synchronisation loss after the last all-reduce (the engine's)
+        tail_s=step_tail_s(
+            1e9, make_layout(strategy="ddp", ranks=16), "mixed-adam", c.gpu, r.compute_s
+        ),
         tokens_per_gpu=4 * 2048,
         peak_flops=c.peak_flops,
         mfu=0.5,

@@ -115,10 +115,13 @@ def step_compute(
     compute_time_s: float | None = None,
     recompute: str = "none",
     precision: str = "bf16",
+    held_out: str | None = None,
 ) -> ComputeTime:
     """The compute of one micro-batch by the precedence of the module docstring.
 
-    ``arch`` an :class:`~costmodel.architecture.Architecture` (or None: MFU road only).
+    ``arch`` an :class:`~costmodel.architecture.Architecture` (or None: MFU road only);
+    ``precision`` the matmuls' compute precision (``bf16``/``fp8``); ``held_out`` a data group
+    whose rows the fitted efficiency leaves out (:func:`costmodel.compute.compute_fit`).
     """
     from .. import compute as _c
 
@@ -134,7 +137,7 @@ def step_compute(
     fit = None
     if arch is not None:
         try:
-            fit = _c.compute_fit(gpu, precision)
+            fit = _c.compute_fit(gpu, precision, held_out)
         except ValueError:
             fit = None
     if fit is None:
@@ -147,9 +150,16 @@ def step_compute(
             f"default MFU {DEFAULT_MFU:.2f} ({why})",
         )
     t = _c.micro_batch_compute_s(
-        arch, gpu, int(sequence_length), int(micro_batch), precision=precision, recompute=recompute
+        arch,
+        gpu,
+        int(sequence_length),
+        int(micro_batch),
+        precision=precision,
+        recompute=recompute,
+        held_out=held_out,
     )
-    e = float(arch.training_flops_per_token(sequence_length)) * tokens / (t * peak_flops)
+    peak = _c.precision_peak_flops(gpu, precision)
+    e = float(arch.training_flops_per_token(sequence_length)) * tokens / (t * peak)
     lo, hi = fit.band
     return ComputeTime(
         t,

@@ -11,6 +11,21 @@ schedule (``zero2`` reduce-scatters each micro-batch, ``fsdp``/``hsdp`` gather a
 one); the last one adds the step's remaining communication. Micro-batches do not overlap each
 other.
 
+The optimizer step runs on the compute stream after the step's last gradient collective (not
+overlapped: it needs every reduced gradient of the rank's shard; ``zero1``/``zero2`` all-gather
+the updated parameters after it). It is HBM-bandwidth bound
+(:func:`costmodel.compute.optimizer_step_s`): the bytes the recipe's optimizer reads and writes
+per parameter (:func:`costmodel.compute.optimizer_bytes_per_param`, 28 B for AdamW with fp32
+master weights, states and gradients) over the rank's parameters (its shard under ZeRO/FSDP).
+It is reported as ``optimizer_s``, apart from ``compute_s`` (forward, backward, recomputation)
+and from the exposed communication.
+
+The ranks of a sharded strategy (:data:`SYNC_LOSS_STRATEGIES`) then wait for the slowest one:
+a synchronisation loss that grows with the log of the ranks (:func:`costmodel.compute.sync_loss_s`, ``k log2 N`` of the compute, ``k`` fitted on the
+published scaling series and kept by grouped cross-validation; ``sync_loss`` overrides ``k``,
+0 switches it off). It is added at the end of the step and reported as ``sync_s``, apart from
+the exposed communication.
+
 The verdict: ``"comms"`` when the exposed communication is significant (more than
 :data:`EXPOSED_SIGNIFICANT` of the step) or the communication alone outlasts the compute;
 otherwise ``"compute"``.
@@ -44,6 +59,11 @@ EXPOSED_SIGNIFICANT = 0.05
 """Exposed communication above this fraction of the step makes the step comms-bound [-]: a
 step that waits on the network for more than 5 % of its time is limited by it, whatever the
 totals say."""
+
+SYNC_LOSS_STRATEGIES = ("zero1", "zero2", "fsdp", "hsdp")
+"""Strategies whose step adds the synchronisation loss: the sharded ones it was fitted on
+(FSDP runs). Not ``ddp``: on PyTorch's DDP benchmark (1-16 V100, with DDP's fitted per-tensor
+overhead and contention) it raises the median step error from 1.3 % to 2.5 %."""
 
 MAX_TIMELINE_BARS = 200_000
 """Most intervals a step draws; beyond it only the last micro-batch is drawn."""
@@ -96,6 +116,8 @@ class StrategyStep:
     compute_source: str = "mfu"  # fitted, mfu, measured or default-mfu (.compute.SOURCES)
     compute_label: str = ""  # the compute source in words, shown next to the step
     notes: tuple[str, ...] = ()  # what the answer leaves out (mixture-of-experts)
+    optimizer_s: float = 0.0  # the optimizer step (HBM-bound; not in compute_s) [s]
+    sync_s: float = 0.0  # waiting for the slowest rank (fitted, log of the ranks) [s]
 
     @property
     def fits(self) -> bool:
@@ -138,6 +160,8 @@ class StrategyStep:
             "compute_source": self.compute_source,
             "compute_label": self.compute_label,
             "notes": list(self.notes),
+            "optimizer_s": self.optimizer_s,
+            "sync_s": self.sync_s,
         }
 
 
@@ -246,6 +270,9 @@ def strategy_step(
     first_bucket_bytes: float = DEFAULT_FIRST_BUCKET_BYTES,
     tensor_params: Any = None,
     overlap: bool = True,
+    precision: str = "bf16",
+    held_out: str | None = None,
+    sync_loss: float | None = None,
 ) -> StrategyStep:
     """One optimizer step of a data-parallel strategy on a cluster (module docstring).
 
@@ -270,6 +297,15 @@ def strategy_step(
         Build the intervals; compute the step's band from the collectives' error bands.
     timer
         A :class:`~.comm.CollectiveTimer` to reuse across steps of the same job.
+    precision
+        Compute precision of the matmuls (``bf16``, or ``fp8`` where the GPU has it): the fitted
+        efficiency of that precision.
+    held_out
+        A data group (``"llm-foundry/h100-80gb"``): the fitted efficiency without it
+        (:func:`costmodel.compute.compute_fit`; grouped-CV scoring of the fidelity report).
+    sync_loss
+        Synchronisation loss per doubling of the ranks [-] (default: the fitted one,
+        :func:`costmodel.compute.sync_loss_per_doubling`; 0 switches it off).
     """
     from .._checks import flag
 
@@ -320,6 +356,16 @@ def strategy_step(
     ):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name}: must be a whole number >= 1, got {v!r}")
+    if sync_loss is not None and (
+        isinstance(sync_loss, bool)
+        or not isinstance(sync_loss, (int, float))
+        or not (math.isfinite(sync_loss) and 0 <= sync_loss < 1)
+    ):
+        raise ValueError(f"sync_loss: must be a fraction in [0, 1) per doubling, got {sync_loss!r}")
+    if precision not in ("bf16", "fp8"):
+        raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
+    if precision == "fp8" and c.gpu.fp8_dense_flops is None:
+        raise ValueError(f"precision: {c.gpu.name} has no fp8 tensor cores; use bf16")
     from ..memory import get_recipe
 
     r = get_recipe(recipe)
@@ -338,11 +384,13 @@ def strategy_step(
         mfu=mfu,
         compute_time_s=compute_time_s,
         recompute=recompute,
+        precision=precision,
+        held_out=held_out,
     )
     micro_s = ct.micro_s
     if ct.one_node_step:
         micro_s = _calibrated_micro_s(
-            ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model
+            ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model, sync_loss
         )
     extra = ct.recompute_fraction
     if timer is None or timer.cluster is not c:
@@ -370,7 +418,8 @@ def strategy_step(
     per_micro_comm = s in ("zero2", "fsdp", "hsdp") or not no_sync
     acc = int(accumulation)
     c_ = layout.comm_contention
-    final_tasks = tuple(_micro_tasks(inp, True, True, acc - 1))
+    opt_s = _optimizer_s(p, layout, r, c.gpu)
+    final_tasks = _with_optimizer(_micro_tasks(inp, True, True, acc - 1), opt_s, acc - 1)
     mid_tasks = tuple(_micro_tasks(inp, per_micro_comm, False, 0)) if acc > 1 else ()
     # DDP's host-side time per synced micro-batch (hooks and bucket copies, per tensor):
     # fitted on PyTorch's DDP benchmark (costmodel.compute.ddp_step_overhead_s)
@@ -379,13 +428,19 @@ def strategy_step(
     steps = accumulate(
         final_tasks, mid_tasks, acc, c_, overhead_s=overhead, mid_overhead_s=mid_overhead
     )
-    step_s, compute_s, by_kind = steps.step_s, steps.compute_s, steps.comm_by_kind_s
+    # forward, backward and recomputation; the optimizer step is its own figure (optimizer_s)
+    compute_s = steps.compute_s - opt_s
+    from ..compute import sync_loss_s
+
+    sync_s = float(sync_loss_s(compute_s, ranks, sync_loss)) if s in SYNC_LOSS_STRATEGIES else 0.0
+    step_s = steps.step_s + sync_s
+    by_kind = steps.comm_by_kind_s
     wire = _wire_bytes(final_tasks)
     if mid_tasks:
         for k, nb in _wire_bytes(mid_tasks).items():
             wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
     comm_s = steps.comm_s
-    exposed = max(0.0, step_s - compute_s)
+    exposed = max(0.0, step_s - compute_s - opt_s - sync_s)
     lo: float = math.nan
     hi: float = math.nan
     if band:
@@ -406,7 +461,7 @@ def strategy_step(
                 final_work_s=wf,
                 mid_work_s=wm or None,
             )
-            ends.append(banded.step_s)
+            ends.append(banded.step_s + sync_s)
         if ends:
             lo, hi = ends
     bars: list[Interval] = []
@@ -429,6 +484,17 @@ def strategy_step(
                             i,
                         )
                     )
+        if sync_s > 0:  # the ranks wait for the slowest one at the end of the step
+            bars.append(
+                Interval(
+                    "sync",
+                    "compute",
+                    step_s - sync_s,
+                    step_s,
+                    "waiting for the slowest rank",
+                    micro_batch=acc - 1,
+                )
+            )
     mem = strategy_memory(
         layout,
         None if a is not None else p,
@@ -464,7 +530,69 @@ def strategy_step(
         compute_source=ct.source,
         compute_label=ct.label,
         notes=_notes(shape),
+        optimizer_s=opt_s,
+        sync_s=sync_s,
     )
+
+
+def optimizer_time_s(params: float, layout: Layout, recipe: Any, gpu: Any) -> float:
+    """The optimizer step of one rank's parameters [s] (module docstring).
+
+    ``recipe`` a :class:`~costmodel.memory.Recipe` or its name, ``gpu`` a GPU with its
+    ``memory_bandwidth_bytes_per_s``.
+    """
+    from ..memory import get_recipe
+
+    r = get_recipe(recipe) if isinstance(recipe, str) else recipe
+    return _optimizer_s(float(params), layout, r, gpu)
+
+
+def step_tail_s(params: float, layout: Layout, recipe: Any, gpu: Any, compute_s: float) -> float:
+    """What the engine adds after a step's last gradient collective [s]: the optimizer step
+    (:func:`optimizer_time_s`) and the synchronisation loss of ``compute_s`` over the layout's
+    ranks (:func:`costmodel.compute.sync_loss_s`). For any road that times a step of this
+    layout outside the engine (``Scenario``'s DDP what-ifs), so that it gives the same number.
+    """
+    from ..compute import sync_loss_s
+
+    sync = 0.0
+    if layout.strategy in SYNC_LOSS_STRATEGIES:
+        sync = float(sync_loss_s(compute_s, layout.ranks))
+    return optimizer_time_s(params, layout, recipe, gpu) + sync
+
+
+def _optimizer_s(p: float, layout: Layout, recipe: Any, gpu: Any) -> float:
+    from ..compute import optimizer_bytes_per_param, optimizer_step_s
+
+    b = optimizer_bytes_per_param(
+        recipe.weight_bytes,
+        recipe.master_bytes,
+        recipe.optimizer_bytes,
+        # the optimizer reads the gradient in the master weights' dtype when there is one
+        # (AMP's fp32 parameters, FSDP's fp32 shard, DeepSpeed's fp32 gradient partition)
+        recipe.master_bytes or recipe.gradient_bytes,
+    )
+    bw = float(gpu.memory_bandwidth_bytes_per_s)
+    shards = layout.shard_group if layout.zero_stage >= 1 else 1  # ddp: every rank, all of it
+    return float(optimizer_step_s(p / shards, b, bw))
+
+
+def _with_optimizer(tasks: list[Task], opt_s: float, mb: int) -> tuple[Task, ...]:
+    """The final micro-batch's tasks with the optimizer step timed: a strategy's own
+    ``optimizer`` task (zero1/zero2: the parameter all-gathers wait for it) gets the time;
+    otherwise one is appended after the last gradient collective."""
+    from dataclasses import replace
+
+    from .engine import COMPUTE
+
+    for i, t in enumerate(tasks):
+        if t.kind == "optimizer":
+            tasks[i] = replace(t, work_s=opt_s)
+            return tuple(tasks)
+    comm = [i for i, t in enumerate(tasks) if t.is_comm and t.kind != "all_gather"]
+    dep = (comm[-1],) if comm else ()
+    tasks.append(Task("optimizer", COMPUTE, opt_s, dep, "optimizer step", micro_batch=mb))
+    return tuple(tasks)
 
 
 def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
@@ -508,6 +636,7 @@ def _calibrated_micro_s(
     micro_batch: int,
     sequence_length: int,
     model: str,
+    sync_loss: float | None = None,
 ) -> float:
     """Compute of one micro-batch that makes the engine's one-node FSDP step of that
     micro-batch equal the fitted one-node step ``ct.micro_s`` (module docstring of
@@ -531,6 +660,7 @@ def _calibrated_micro_s(
         model,
         layout.param_dtype,
         layout.grad_dtype,
+        sync_loss,
     )
     hit = _CALIBRATED.get(key)
     if hit is not None:
@@ -554,6 +684,7 @@ def _calibrated_micro_s(
                 model=model,
                 timeline=False,
                 band=False,
+                sync_loss=sync_loss,
             )
             if abs(s.step_time_s / target - 1) < 1e-4:
                 break

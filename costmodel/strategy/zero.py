@@ -3,7 +3,8 @@ arXiv:1910.02054, sections 5.1-5.2 and 7).
 
 Order as DeepSpeed runs it: gradients are reduce-scattered in buckets during backward (the DDP
 buckets, on the ``grads`` stream; each rank keeps the reduced shard it owns), each rank steps
-the optimizer on its shard (not timed: as in ``ddp``), then the updated parameters are
+the optimizer on its shard (timed by the step engine: HBM-bound,
+``costmodel.compute.optimizer_step_s``), then the updated parameters are
 all-gathered in buckets (``param_dtype``) before the next forward. Ring volume per step
 ``(N-1)/N M`` for each, ``2 (N-1)/N M`` together: DDP's. Stage 1 keeps whole gradients, so with
 ``no_sync`` it reduces only at the last micro-batch; stage 2 keeps only its gradient shard, so it
