@@ -19,6 +19,7 @@ import argparse
 import time
 
 from costmodel.strategy.advisor import advise
+from costmodel.strategy.comm import PredictionCache
 
 GOAL_S = 0.100
 STRATEGIES = [
@@ -34,9 +35,17 @@ NODES = range(1, 17)
 
 def _table(arch: str, band: bool) -> int:
     n = 0
+    cache = PredictionCache()  # fresh predictions for each table, shared by its node counts
     for nodes in NODES:
         strategies = [s for s in STRATEGIES if s["strategy"] != "hsdp" or nodes > 1]
-        a = advise(arch=arch, cluster="dgx-h100", nodes=nodes, strategies=strategies, band=band)
+        a = advise(
+            arch=arch,
+            cluster="dgx-h100",
+            nodes=nodes,
+            strategies=strategies,
+            band=band,
+            predictions=cache,
+        )
         n += len(a.steps)
     return n
 
