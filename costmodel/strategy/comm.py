@@ -82,9 +82,14 @@ class PredictionCache:
         """``presets.cluster(cluster, nodes=nodes)``, loaded once per preset name and size."""
         from .. import presets
 
-        key = (cluster if isinstance(cluster, str) else id(cluster), int(nodes))
+        if isinstance(cluster, str):  # the preset is read once; each size is derived from it
+            base = self._clusters.get(("preset", cluster))
+            if base is None:
+                base = self._clusters[("preset", cluster)] = presets.cluster(cluster)
+            cluster = base
+        key = (id(cluster), int(nodes))
         hit = self._clusters.get(key)
-        if hit is None or (not isinstance(cluster, str) and hit[0] is not cluster):
+        if hit is None or hit[0] is not cluster:
             hit = (cluster, presets.cluster(cluster, nodes=nodes))
             self._clusters[key] = hit
         return hit[1]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,9 +37,9 @@ COMPUTE = "compute"
 COMM_KINDS = ("all_reduce", "reduce_scatter", "all_gather")
 
 
-@dataclass(frozen=True)
-class Task:
-    """One unit of work on one stream.
+class Task(NamedTuple):
+    """One unit of work on one stream (immutable; a named tuple, cheap to make by the
+    thousand: a bucketed step has a few per bucket).
 
     ``kind``: ``forward``, ``backward``, ``recompute``, ``optimizer`` (compute) or a collective
     (``all_reduce``, ``reduce_scatter``, ``all_gather``). ``work_s``: compute at full speed, or
@@ -114,43 +115,55 @@ _PLANS_KEPT = 4
 def _plan(tasks: tuple[Task, ...]) -> _Plan:
     """The task list's :class:`_Plan`, from a small cache keyed by the list's identity.
 
-    A segment is a run of consecutive tasks on one stream none of which waits for a task of the
-    same run: its ends follow from the tasks before it in closed form (:func:`_list_schedule`).
+    A segment is a run of consecutive tasks on one stream. A long one (at least
+    :data:`VECTOR_MIN` tasks) none of which waits for a task of the same segment has its ends
+    in closed form from the tasks before it (:func:`_plan_schedule`); the others are scheduled
+    task by task.
     """
     for t_, p_ in _PLANS:
         if t_ is tasks:
             return p_
     n = len(tasks)
-    streams = [t.stream for t in tasks]
-    after = tuple([t.after for t in tasks])
+    cols = list(zip(*tasks, strict=True)) if n else [()] * 4  # kind, stream, work_s, after, ...
+    kinds, streams, works, after = cols[0], cols[1], cols[2], cols[3]
     is_comm = tuple([s != COMPUTE for s in streams])
-    kinds: dict[str, list[int]] = {}
-    for i, t in enumerate(tasks):
+    by_kind: dict[str, list[int]] = {}
+    for i, k in enumerate(kinds):
         if is_comm[i]:
-            kinds.setdefault(t.kind, []).append(i)
-    latest = [max(a) if a else -1 for a in after]  # the latest task each one waits for
+            by_kind.setdefault(k, []).append(i)
+    lens = [len(a) for a in after]
+    latest = [max(a) if k else -1 for a, k in zip(after, lens, strict=True)]  # last waited for
+    runs = [i for i in range(1, n) if streams[i] != streams[i - 1]]  # one stream each
     segments: list[tuple[int, int, str, np.ndarray | None]] = []
-    i0 = 0
-    for i in range(1, n + 1):
-        if i < n and latest[i] < i0 and streams[i] == streams[i0]:
+    for r0, r1 in zip([0, *runs], [*runs, n], strict=True) if n else ():
+        if r1 - r0 < VECTOR_MIN:  # task by task: dependencies inside the run are fine
+            segments.append((r0, r1, streams[r0], None))
             continue
-        deps: np.ndarray | None = None
-        if i - i0 >= VECTOR_MIN:
-            width = max(len(a) for a in after[i0:i])
-            deps = np.full((i - i0, width), -1, dtype=np.intp)
-            for k, a in enumerate(after[i0:i]):
-                if a:
-                    deps[k, : len(a)] = a
-        segments.append((i0, i, streams[i0], deps))
-        i0 = i
+        cuts = [r0]
+        if max(latest[r0:r1]) >= r0:  # split where a task waits for one of its own segment
+            for i in range(r0 + 1, r1):
+                if latest[i] >= cuts[-1]:
+                    cuts.append(i)
+        for i0, i1 in zip(cuts, [*cuts[1:], r1], strict=True):
+            deps: np.ndarray | None = None
+            if i1 - i0 >= VECTOR_MIN:
+                seg, seg_lens = after[i0:i1], lens[i0:i1]
+                width = max(seg_lens)
+                if min(seg_lens) == width:
+                    deps = np.array(seg, dtype=np.intp).reshape(i1 - i0, width)
+                else:
+                    deps = np.full((i1 - i0, width), -1, dtype=np.intp)
+                    for k, a in enumerate(seg):
+                        deps[k, : len(a)] = a
+            segments.append((i0, i1, streams[i0], deps))
     plan = _Plan(
         n=n,
-        work=np.array([t.work_s for t in tasks], dtype=float),
+        work=np.array(works, dtype=float),
         after=after,
         is_comm=is_comm,
         any_comm=any(is_comm),
         compute_idx=np.array([i for i in range(n) if not is_comm[i]], dtype=np.intp),
-        kind_idx=tuple((k, np.array(v, dtype=np.intp)) for k, v in kinds.items()),
+        kind_idx=tuple((k, np.array(v, dtype=np.intp)) for k, v in by_kind.items()),
         segments=tuple(segments),
     )
     _PLANS.insert(0, (tasks, plan))
@@ -191,7 +204,7 @@ def run(
         if work.shape != (len(tasks),) or not (np.all(np.isfinite(work)) and np.all(work >= 0)):
             raise ValueError("work_s: one finite time >= 0 per task")
     if c == 0.0 or not plan.any_comm:
-        starts, ends = _list_schedule(plan, work)
+        starts, ends = _plan_schedule(plan, work)
     else:
         starts, ends = _event_schedule(tasks, c, work.tolist())
     compute = math.fsum(work[plan.compute_idx].tolist())
@@ -209,7 +222,15 @@ def run(
     )
 
 
-def _list_schedule(plan: _Plan, work: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _list_schedule(
+    tasks: tuple[Task, ...], work: list[float] | np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``c = 0`` list scheduling of ``tasks`` (their own work, or ``work``): starts and ends."""
+    plan = _plan(tuple(tasks))
+    return _plan_schedule(plan, plan.work if work is None else np.asarray(work, dtype=float))
+
+
+def _plan_schedule(plan: _Plan, work: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``c = 0``: start = max(stream predecessor's end, dependencies' ends); one pass.
 
     A long segment (:func:`_plan`) in closed form: with ``a_j`` the latest end of task ``j``'s
