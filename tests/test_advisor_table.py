@@ -1,8 +1,7 @@
 """The advisor's table is the per-configuration steps, made from fewer predictions.
 
 The advisor shares its collective predictions (one ``predict_collective`` call per op and
-cluster, hinted sizes included) and the engine schedules long runs of bucket tasks in closed
-form; neither may change a number. The speed goal itself is measured side by side in
+cluster, hinted sizes included); that may not change a number. The speed goal itself is measured side by side in
 benchmarks/bench_strategy.py; here the deterministic part of it (the count of predictions a
 table makes) is bounded.
 """
@@ -10,15 +9,12 @@ table makes) is bounded.
 from __future__ import annotations
 
 import math
-import random
 
 import pytest
 
 import costmodel.predict
-from costmodel.strategy import engine
 from costmodel.strategy.advisor import advise
 from costmodel.strategy.comm import PredictionCache
-from costmodel.strategy.engine import Task, run
 from costmodel.strategy.step import strategy_step
 
 REL = 1e-9
@@ -110,43 +106,3 @@ def test_an_advisor_table_predicts_each_op_on_each_cluster_once(monkeypatch):
     assert {c for c in calls if c[0] == "all_reduce" and c[2] == 1} == {
         ("all_reduce", n, 1) for n in (2, 3, 4)
     }
-
-
-def _tasks(rng: random.Random, buckets: int) -> list[Task]:
-    """A bucketed step (forward, backward cut at each bucket, a reduction per bucket, an
-    optimizer, gathers) with durations and a few extra dependencies drawn at random."""
-    out = [Task("forward", "compute", rng.uniform(0.1, 1.0))]
-    first = len(out)
-    for _ in range(buckets):
-        out.append(Task("backward", "compute", rng.uniform(0.0, 0.05)))
-    for k in range(buckets):
-        deps = {first + k} | ({first + rng.randrange(buckets)} if rng.random() < 0.3 else set())
-        out.append(Task("reduce_scatter", "grads", rng.uniform(0.0, 0.08), tuple(sorted(deps))))
-    out.append(Task("optimizer", "compute", 0.0, (len(out) - 1,)))
-    opt = len(out) - 1
-    for _ in range(buckets):
-        out.append(Task("all_gather", "params", rng.choice([0.0, rng.uniform(0.0, 0.03)]), (opt,)))
-    out.append(Task("forward", "compute", 0.2, (len(out) - 1,)))
-    return out
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_long_segments_in_closed_form_are_the_task_by_task_schedule(monkeypatch, seed):
-    rng = random.Random(seed)
-    tasks = tuple(_tasks(rng, rng.choice([20, 60, 200])))
-    assert any(d is not None for *_, d in engine._plan(tasks).segments)  # some in closed form
-    fast = run(tasks, 0.0)
-    work = [t.work_s * rng.uniform(0.5, 2.0) for t in tasks]
-    fast_w = run(tasks, 0.0, work)
-    monkeypatch.setattr(engine, "VECTOR_MIN", 10**9)  # every segment task by task
-    monkeypatch.setattr(engine, "_PLANS", [])
-    assert all(d is None for *_, d in engine._plan(tasks).segments)
-    slow = run(tasks, 0.0)
-    slow_w = run(tasks, 0.0, work)
-    for f, s in ((fast, slow), (fast_w, slow_w)):
-        assert f.step_s == pytest.approx(s.step_s, rel=1e-12)
-        assert f.starts_s.tolist() == pytest.approx(s.starts_s.tolist(), rel=1e-12, abs=1e-15)
-        assert f.ends_s.tolist() == pytest.approx(s.ends_s.tolist(), rel=1e-12, abs=1e-15)
-        assert f.comm_s_by_kind == pytest.approx(s.comm_s_by_kind, rel=1e-12)
-        assert f.compute_s == s.compute_s
-    assert fast_w.step_s != fast.step_s  # the durations given were used

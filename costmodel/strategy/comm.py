@@ -76,6 +76,7 @@ class PredictionCache:
         self.calls = 0
         self._t: dict[tuple[Any, ...], dict[float, tuple[float, float, float]]] = {}
         self._hints: dict[tuple[Any, ...], dict[float, None]] = {}
+        self._tables: dict[tuple[Any, ...], tuple[np.ndarray, ...]] = {}
         self._clusters: dict[tuple[Any, ...], Any] = {}
 
     def cluster(self, cluster: Any, nodes: int) -> Any:
@@ -203,17 +204,30 @@ class CollectiveTimer:
             )
         return known
 
+    def _rows(self, op: str, span: str, sizes: Any) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+        """The entry of ``op`` over ``span`` as sorted arrays (sizes, time, fast, slow) and the
+        row of each size (predicting those not yet known): a step asks for hundreds of bucket
+        sizes at a time, looked up in one ``searchsorted``."""
+        a = np.asarray(sizes, dtype=float).reshape(-1)
+        key = self._key(op, span)
+        table = self.cache._tables.get(key)
+        if table is not None and len(table[0]):
+            idx = np.minimum(np.searchsorted(table[0], a), len(table[0]) - 1)
+            if np.array_equal(table[0][idx], a):
+                return table, idx
+        known = self._fill(op, span, a.tolist())
+        order = sorted(known)
+        rows = np.array([known[x] for x in order], dtype=float).reshape(-1, 3)
+        table = (np.array(order, dtype=float), rows[:, 0], rows[:, 1], rows[:, 2])
+        self.cache._tables[key] = table
+        return table, np.searchsorted(table[0], a)
+
     def time(self, op: str, span: str, sizes: Any) -> np.ndarray:
         """Seconds per size of ``op`` over ``span`` (the predicted time)."""
-        flat = np.asarray(sizes, dtype=float).reshape(-1).tolist()
-        known = self._fill(op, span, flat)
-        return np.array([known[x][0] for x in flat], dtype=float)
+        table, idx = self._rows(op, span, sizes)
+        return table[1][idx]
 
     def band(self, op: str, span: str, sizes: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(fast, slow)`` time multipliers per size from the prediction's error band."""
-        flat = np.asarray(sizes, dtype=float).reshape(-1).tolist()
-        known = self._fill(op, span, flat)
-        return (
-            np.array([known[x][1] for x in flat], dtype=float),
-            np.array([known[x][2] for x in flat], dtype=float),
-        )
+        table, idx = self._rows(op, span, sizes)
+        return table[2][idx], table[3][idx]

@@ -86,96 +86,6 @@ def _check_order(tasks: list[Task] | tuple[Task, ...]) -> None:
             raise ValueError(f"tasks[{i}].work_s: must be a finite number >= 0, got {t.work_s!r}")
 
 
-VECTOR_MIN = 16
-"""Segments at least this long are scheduled with numpy (closed form below); shorter ones task
-by task (numpy's per-call cost is more than a few tasks')."""
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What :func:`run` reads of a task list, once per list (its streams, dependencies and
-    segments), so that the same list with other durations (the error band's ends) is not
-    read again."""
-
-    n: int
-    work: np.ndarray
-    after: tuple[tuple[int, ...], ...]
-    is_comm: tuple[bool, ...]
-    any_comm: bool
-    compute_idx: np.ndarray
-    kind_idx: tuple[tuple[str, np.ndarray], ...]  # collective kind -> its tasks, in order
-    # (first, end, stream, dependency matrix padded with -1 or None for a short segment)
-    segments: tuple[tuple[int, int, str, np.ndarray | None], ...]
-
-
-_PLANS: list[tuple[tuple[Task, ...], _Plan]] = []
-_PLANS_KEPT = 4
-
-
-def _plan(tasks: tuple[Task, ...]) -> _Plan:
-    """The task list's :class:`_Plan`, from a small cache keyed by the list's identity.
-
-    A segment is a run of consecutive tasks on one stream. A long one (at least
-    :data:`VECTOR_MIN` tasks) none of which waits for a task of the same segment has its ends
-    in closed form from the tasks before it (:func:`_plan_schedule`); the others are scheduled
-    task by task.
-    """
-    for t_, p_ in _PLANS:
-        if t_ is tasks:
-            return p_
-    n = len(tasks)
-    cols = list(zip(*tasks, strict=True)) if n else [()] * 4  # kind, stream, work_s, after, ...
-    kinds, streams, works, after = cols[0], cols[1], cols[2], cols[3]
-    is_comm = tuple([s != COMPUTE for s in streams])
-    by_kind: dict[str, list[int]] = {}
-    for i, k in enumerate(kinds):
-        if is_comm[i]:
-            by_kind.setdefault(k, []).append(i)
-    lens = [len(a) for a in after]
-    latest = [max(a) if k else -1 for a, k in zip(after, lens, strict=True)]  # last waited for
-    runs = [i for i in range(1, n) if streams[i] != streams[i - 1]]  # one stream each
-    segments: list[tuple[int, int, str, np.ndarray | None]] = []
-    for r0, r1 in zip([0, *runs], [*runs, n], strict=True) if n else ():
-        if r1 - r0 < VECTOR_MIN:  # task by task: dependencies inside the run are fine
-            segments.append((r0, r1, streams[r0], None))
-            continue
-        cuts = [r0]
-        if max(latest[r0:r1]) >= r0:  # split where a task waits for one of its own segment
-            for i in range(r0 + 1, r1):
-                if latest[i] >= cuts[-1]:
-                    cuts.append(i)
-        for i0, i1 in zip(cuts, [*cuts[1:], r1], strict=True):
-            deps: np.ndarray | None = None
-            if i1 - i0 >= VECTOR_MIN:
-                seg, seg_lens = after[i0:i1], lens[i0:i1]
-                width = max(seg_lens)
-                if min(seg_lens) == width:
-                    deps = np.array(seg, dtype=np.intp).reshape(i1 - i0, width)
-                else:
-                    deps = np.full((i1 - i0, width), -1, dtype=np.intp)
-                    for k, a in enumerate(seg):
-                        deps[k, : len(a)] = a
-            segments.append((i0, i1, streams[i0], deps))
-    plan = _Plan(
-        n=n,
-        work=np.array(works, dtype=float),
-        after=after,
-        is_comm=is_comm,
-        any_comm=any(is_comm),
-        compute_idx=np.array([i for i in range(n) if not is_comm[i]], dtype=np.intp),
-        kind_idx=tuple((k, np.array(v, dtype=np.intp)) for k, v in by_kind.items()),
-        segments=tuple(segments),
-    )
-    _PLANS.insert(0, (tasks, plan))
-    del _PLANS[_PLANS_KEPT:]
-    return plan
-
-
-def _seq_sum(x: np.ndarray) -> float:
-    """Left-to-right sum (the order a loop adds in), as a float."""
-    return float(np.cumsum(x)[-1]) if len(x) else 0.0
-
-
 def run(
     tasks: list[Task] | tuple[Task, ...],
     contention: float,
@@ -196,19 +106,21 @@ def run(
     if work_s is None:
         if check:
             _check_order(tasks)
-        plan = _plan(tasks)
-        work = plan.work
+        work = [t.work_s for t in tasks]
     else:
-        plan = _plan(tasks)
-        work = np.asarray(work_s, dtype=float)
-        if work.shape != (len(tasks),) or not (np.all(np.isfinite(work)) and np.all(work >= 0)):
+        work = [float(w) for w in work_s]
+        if len(work) != len(tasks) or not all(math.isfinite(w) and w >= 0 for w in work):
             raise ValueError("work_s: one finite time >= 0 per task")
-    if c == 0.0 or not plan.any_comm:
-        starts, ends = _plan_schedule(plan, work)
+    is_comm = [t.stream != COMPUTE for t in tasks]
+    if c == 0.0 or not any(is_comm):
+        starts, ends = _list_schedule(tasks, work)
     else:
-        starts, ends = _event_schedule(tasks, c, work.tolist())
-    compute = math.fsum(work[plan.compute_idx].tolist())
-    by_kind = {k: _seq_sum(work[idx]) for k, idx in plan.kind_idx}
+        starts, ends = _event_schedule(tasks, c, work)
+    compute = math.fsum(w for w, m in zip(work, is_comm, strict=True) if not m)
+    by_kind: dict[str, float] = {}
+    for t, w, m in zip(tasks, work, is_comm, strict=True):
+        if m:
+            by_kind[t.kind] = by_kind.get(t.kind, 0.0) + w
     step = float(ends.max()) if len(tasks) else 0.0
     return Schedule(
         tasks=tasks,
@@ -223,53 +135,23 @@ def run(
 
 
 def _list_schedule(
-    tasks: tuple[Task, ...], work: list[float] | np.ndarray | None = None
+    tasks: tuple[Task, ...], work: list[float] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``c = 0`` list scheduling of ``tasks`` (their own work, or ``work``): starts and ends."""
-    plan = _plan(tuple(tasks))
-    return _plan_schedule(plan, plan.work if work is None else np.asarray(work, dtype=float))
-
-
-def _plan_schedule(plan: _Plan, work: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``c = 0``: start = max(stream predecessor's end, dependencies' ends); one pass.
-
-    A long segment (:func:`_plan`) in closed form: with ``a_j`` the latest end of task ``j``'s
-    dependencies, ``E`` its stream's end before the segment and ``T_j`` the segment's running
-    work, ``e_j = max(e_{j-1}, a_j) + w_j`` unrolls to
-    ``e_j = T_j + max(E, max_{k<=j}(a_k - T_{k-1}))`` (a running maximum); the same ends up to
-    rounding (about 1e-16 of the step per task)."""
-    n = plan.n
-    w = work.tolist()
+    """``c = 0``: start = max(stream predecessor's end, dependencies' ends); one pass."""
+    n = len(tasks)
+    if work is None:
+        work = [t.work_s for t in tasks]
     ends = [0.0] * n
     starts = [0.0] * n
-    last: dict[str, float] = {}
-    after = plan.after
-    for i0, i1, stream, deps in plan.segments:
-        e = last.get(stream, 0.0)
-        if deps is None:
-            for i in range(i0, i1):
+    last = {t.stream: 0.0 for t in tasks}
+    for i, t in enumerate(tasks):
+        s = last[t.stream]
+        for d in t.after:
+            e = ends[d]
+            if e > s:
                 s = e
-                for d in after[i]:
-                    x = ends[d]
-                    if x > s:
-                        s = x
-                starts[i] = s
-                e = ends[i] = s + w[i]
-        else:
-            seg_w = work[i0:i1]
-            if deps.shape[1]:
-                before = np.array([*ends[:i0], -math.inf])  # index -1: no dependency
-                a = before[deps].max(axis=1)
-            else:
-                a = np.full(i1 - i0, -math.inf)
-            total = np.cumsum(seg_w)
-            prev_total = np.concatenate(([0.0], total[:-1]))
-            seg_e = total + np.maximum(np.maximum.accumulate(a - prev_total), e)
-            seg_s = np.maximum(np.concatenate(([e], seg_e[:-1])), a)
-            ends[i0:i1] = seg_e.tolist()
-            starts[i0:i1] = seg_s.tolist()
-            e = ends[i1 - 1]
-        last[stream] = e
+        starts[i] = s
+        ends[i] = last[t.stream] = s + work[i]
     return np.array(starts), np.array(ends)
 
 
