@@ -175,16 +175,18 @@ def _hint_unit_sizes(
     sharded = [lay for lay in layouts if lay.strategy in ("fsdp", "hsdp")]
     if not sharded:
         return
-    from ..architecture import load_arch
+    from ..architecture import architecture_for_params, load_arch
     from ..memory import get_recipe
 
     try:
         arch = step_kwargs.get("arch")
         a = load_arch(arch) if arch is not None else None
         p = float(a.params) if a is not None else float(params)  # type: ignore[arg-type]
+        if a is None:
+            architecture_for_params(p)  # a count outside its range: no hints (bounded work)
         units = wrap_units(p, a)
         grad_bytes = get_recipe(step_kwargs.get("recipe", "mixed-adam")).gradient_bytes
-    except (TypeError, ValueError, KeyError):
+    except (TypeError, ValueError, KeyError, OverflowError):
         return  # the step itself reports the bad input
     for lay in sharded:
         hybrid = lay.strategy == "hsdp"

@@ -5,7 +5,8 @@ holding the same shard in every group (HSDP's replicate dimension). :func:`span_
 the cluster those ranks form from the job's cluster with the existing helpers
 (``presets.cluster`` / ``Cluster.with_gpus_per_node``), and :class:`CollectiveTimer` prices every
 event with :func:`costmodel.predict.predict_collective` on that cluster (any model: lesson,
-textbook, nccl, calibrated), once per distinct (span, op, size).
+textbook, nccl, calibrated), once per distinct (span, op, size); the timers of a table share a
+:class:`PredictionCache`, where all the sizes of one op on one cluster are one call.
 
 =================== ========================================== ==============================
 span                ranks                                      cluster it runs on
