@@ -17,7 +17,7 @@ parallelism):
   and what makes a configuration fit.
 """
 
-from .comm import CollectiveTimer, span_cluster
+from .comm import CollectiveTimer, PredictionCache, span_cluster
 from .compute import DEFAULT_MFU, micro_batch_compute_s
 from .engine import Schedule, Task, run
 from .layout import (
@@ -40,6 +40,7 @@ __all__ = [
     "CollectiveTimer",
     "Interval",
     "Layout",
+    "PredictionCache",
     "Schedule",
     "StrategyMemory",
     "StrategyStep",

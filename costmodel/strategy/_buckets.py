@@ -6,25 +6,40 @@ import numpy as np
 
 from .events import StepInputs
 
+_TOTALS: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray]] = {}
+_TOTALS_KEPT = 256
+
 
 def buckets(inp: StepInputs, bytes_per_param: float) -> tuple[np.ndarray, np.ndarray]:
-    """(bytes, parameters) of each bucket in reduction order (``costmodel.ddp`` rules)."""
+    """(bytes, parameters) of each bucket in reduction order (``costmodel.ddp`` rules).
+
+    The buckets depend only on the tensor list, the bytes per element and the caps, not on the
+    cluster: they are formed once per such setting and copied out (every node count and every
+    bucketed strategy of an advisor table asks for the same ones)."""
     from .. import ddp
 
     cap = float(inp.layout.bucket_cap_bytes)
-    if inp.tensor_params:
-        counts = np.asarray(inp.tensor_params, dtype=float)
-        return ddp._bucket_totals(
-            counts * bytes_per_param,
-            counts,
-            cap,
-            float(inp.first_bucket_bytes),
-            bool(inp.small_bucket_last),
-        )
-    b, p = ddp._default_bucket_totals(
-        inp.params, bytes_per_param, cap, float(inp.first_bucket_bytes), bool(inp.small_bucket_last)
+    first, last = float(inp.first_bucket_bytes), bool(inp.small_bucket_last)
+    tensors = inp.tensor_params or None
+    key = (
+        tensors,
+        inp.params if tensors is None else None,
+        float(bytes_per_param),
+        cap,
+        first,
+        last,
     )
-    return b.copy(), p.copy()
+    hit = _TOTALS.get(key)
+    if hit is None:
+        if tensors is not None:
+            counts = np.asarray(tensors, dtype=float)
+            hit = ddp._bucket_totals(counts * bytes_per_param, counts, cap, first, last)
+        else:
+            hit = ddp._default_bucket_totals(inp.params, bytes_per_param, cap, first, last)
+        if len(_TOTALS) >= _TOTALS_KEPT:
+            _TOTALS.clear()
+        _TOTALS[key] = hit
+    return hit[0].copy(), hit[1].copy()
 
 
 def backward_segments(inp: StepInputs, bucket_params: np.ndarray) -> np.ndarray:

@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .comm import CollectiveTimer
-from .layout import make_layout
+from .comm import CollectiveTimer, PredictionCache
+from .layout import make_layout, wrap_units
 from .step import StrategyStep, strategy_step
 
 
@@ -101,6 +101,7 @@ def advise(
     strategies: list[dict[str, Any]] | None = None,
     model: str = "nccl",
     band: bool = True,
+    predictions: PredictionCache | None = None,
     **step_kwargs: Any,
 ) -> Advice:
     """Every strategy of one job ranked (module docstring).
@@ -108,8 +109,11 @@ def advise(
     ``step_kwargs`` go to :func:`~.step.strategy_step` (``arch``, ``recipe``,
     ``micro_batch``, ``sequence_length``, ``accumulation``, ``mfu``, ``compute_time_s``,
     ``recompute``, ``comm_contention``, ``param_dtype``, ``grad_dtype``, ...). The collective
-    predictions are shared by every strategy (one :class:`~.comm.CollectiveTimer` per group
-    size).
+    predictions are shared by every strategy: one :class:`~.comm.CollectiveTimer` per group
+    size over one :class:`~.comm.PredictionCache`, with the sizes of every wrapped unit hinted
+    before the first step, so that each op on each cluster is one ``predict_collective`` call.
+    ``predictions`` (optional) shares them with other calls: pass one cache to every node count
+    of a table and the spans they have in common (one node, an HSDP group) are predicted once.
 
     >>> a = advise(arch="llama-3.1-8b", cluster="dgx-h100", nodes=2, model="lesson")
     >>> a.best.layout.name in ("fsdp", "fsdp (no reshard)", "zero1", "zero2", "hsdp g=8")
@@ -119,9 +123,11 @@ def advise(
     from .._checks import flag
 
     band = flag("band", band)
-    c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
-    if not isinstance(cluster, str) and c.nodes != nodes:
-        c = presets.cluster(c, nodes=nodes)
+    cache = predictions if predictions is not None else PredictionCache()
+    if isinstance(cluster, str):
+        c = cache.cluster(cluster, nodes)
+    else:
+        c = cluster if cluster.nodes == nodes else presets.cluster(cluster, nodes=nodes)
     layout_opts: dict[str, Any] = {
         k: step_kwargs.pop(k)
         for k in ("param_dtype", "grad_dtype", "bucket_cap_bytes", "comm_contention")
@@ -130,28 +136,69 @@ def advise(
     for k in ("param_dtype", "grad_dtype", "bucket_cap_bytes", "comm_contention"):
         step_kwargs.pop(k, None)
     cands = strategies or candidate_layouts(int(c.ranks), int(c.gpus_per_node))
+    layouts = [
+        make_layout(ranks=int(c.ranks), gpus_per_node=int(c.gpus_per_node), **{**layout_opts, **kw})
+        for kw in cands
+    ]
     timers: dict[int, CollectiveTimer] = {}
-    steps = []
-    for kw in cands:
-        opts: dict[str, Any] = {**layout_opts, **kw}
-        lay = make_layout(ranks=int(c.ranks), gpus_per_node=int(c.gpus_per_node), **opts)
+    for lay in layouts:
         g = lay.shard_group
         if g not in timers:
-            timers[g] = CollectiveTimer(c, model=model, group_size=g)
-        steps.append(
-            strategy_step(
-                params,
-                cluster=c,
-                nodes=int(c.nodes),
-                layout=lay,
-                model=model,
-                timer=timers[g],
-                timeline=False,
-                band=band,
-                **step_kwargs,
-            )
+            timers[g] = CollectiveTimer(c, model=model, group_size=g, cache=cache)
+    _hint_unit_sizes(params, layouts, timers, step_kwargs)
+    steps = [
+        strategy_step(
+            params,
+            cluster=c,
+            nodes=int(c.nodes),
+            layout=lay,
+            model=model,
+            timer=timers[lay.shard_group],
+            timeline=False,
+            band=band,
+            **step_kwargs,
         )
+        for lay in layouts
+    ]
     return Advice(rank_steps(steps))
+
+
+def _hint_unit_sizes(
+    params: float | None,
+    layouts: list[Any],
+    timers: dict[int, CollectiveTimer],
+    step_kwargs: dict[str, Any],
+) -> None:
+    """Hint the per-unit gathers and reductions of the sharded layouts (:mod:`.fsdp`'s sizes),
+    so that the bucketed strategies' request of the same op predicts them in the same call. A
+    hint that no step asks for costs a size in a call, never a number."""
+    sharded = [lay for lay in layouts if lay.strategy in ("fsdp", "hsdp")]
+    if not sharded:
+        return
+    from ..architecture import architecture_for_params, load_arch
+    from ..memory import get_recipe
+
+    try:
+        arch = step_kwargs.get("arch")
+        a = load_arch(arch) if arch is not None else None
+        p = float(a.params) if a is not None else float(params)  # type: ignore[arg-type]
+        if a is None:
+            architecture_for_params(p)  # a count outside its range: no hints (bounded work)
+        units = wrap_units(p, a)
+        grad_bytes = get_recipe(step_kwargs.get("recipe", "mixed-adam")).gradient_bytes
+    except (TypeError, ValueError, KeyError, OverflowError):
+        return  # the step itself reports the bad input
+    for lay in sharded:
+        hybrid = lay.strategy == "hsdp"
+        span = "group" if hybrid else "job"
+        timer = timers[lay.shard_group]
+        pb, gb = lay.param_bytes, lay.grad_bytes(grad_bytes)
+        rs = [u.params * gb for u in units]
+        timer.hint("all_gather", span, [u.params * pb for u in units])
+        timer.hint("reduce_scatter", span, rs)
+        if hybrid:
+            g = lay.shard_group
+            timer.hint("all_reduce", "across", [b / g for b in rs])
 
 
 # --- what makes it fit -------------------------------------------------------------------------

@@ -5,7 +5,8 @@ holding the same shard in every group (HSDP's replicate dimension). :func:`span_
 the cluster those ranks form from the job's cluster with the existing helpers
 (``presets.cluster`` / ``Cluster.with_gpus_per_node``), and :class:`CollectiveTimer` prices every
 event with :func:`costmodel.predict.predict_collective` on that cluster (any model: lesson,
-textbook, nccl, calibrated), once per distinct (span, op, size).
+textbook, nccl, calibrated), once per distinct (span, op, size); the timers of a table share a
+:class:`PredictionCache`, where all the sizes of one op on one cluster are one call.
 
 =================== ========================================== ==============================
 span                ranks                                      cluster it runs on
@@ -57,15 +58,66 @@ def span_cluster(cluster: Any, span: str, group_size: int) -> Any:
     raise ValueError(f"span: unknown {span!r}; allowed: {', '.join(SPANS)}")
 
 
+class PredictionCache:
+    """Collective predictions shared by every timer of a table (the advisor over strategies
+    and node counts): one entry per (model, span cluster, op), holding the time and band
+    multipliers of every size predicted so far.
+
+    The cost of :func:`costmodel.predict.predict_collective` is mostly per call (the cluster's
+    topology and the algorithm search), not per size, so a cache predicts every size a table
+    needs of one op on one cluster in one call: :meth:`CollectiveTimer.hint` registers sizes
+    that later steps will ask for, and the first request of that op on that cluster predicts
+    them together with its own. Two spans that form the same cluster (one node of an 8-GPU
+    job and the 8-GPU group of a larger HSDP job) share their entries. The numbers are those
+    of a call per size: ``predict_collective`` predicts each size on its own. ``calls``
+    counts the predictions made (the advisor's benchmark bounds it).
+    """
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._t: dict[tuple[Any, ...], dict[float, tuple[float, float, float]]] = {}
+        self._hints: dict[tuple[Any, ...], dict[float, None]] = {}
+        self._tables: dict[tuple[Any, ...], tuple[np.ndarray, ...]] = {}
+        self._clusters: dict[tuple[Any, ...], Any] = {}
+
+    def cluster(self, cluster: Any, nodes: int) -> Any:
+        """``presets.cluster(cluster, nodes=nodes)``, loaded once per preset name and size."""
+        from .. import presets
+
+        if isinstance(cluster, str):  # the preset is read once; each size is derived from it
+            base = self._clusters.get(("preset", cluster))
+            if base is None:
+                base = self._clusters[("preset", cluster)] = presets.cluster(cluster)
+            cluster = base
+        key = (id(cluster), int(nodes))
+        hit = self._clusters.get(key)
+        if hit is None or hit[0] is not cluster:
+            hit = (cluster, presets.cluster(cluster, nodes=nodes))
+            self._clusters[key] = hit
+        return hit[1]
+
+    def span_cluster(self, cluster: Any, span: str, group_size: int) -> tuple[Any, str]:
+        """:func:`span_cluster` and the key of the cluster it forms (its JSON)."""
+        key = (id(cluster), span, int(group_size))
+        hit = self._clusters.get(key)
+        if hit is None or hit[0] is not cluster:
+            c = span_cluster(cluster, span, group_size)
+            hit = (cluster, c, c.model_dump_json())
+            self._clusters[key] = hit
+        return hit[1], hit[2]
+
+
 class CollectiveTimer:
     """Collective times [s] on the spans of one job, predicted once per distinct size.
 
     ``time(op, span, sizes)`` calls :func:`costmodel.predict.predict_collective` (``model``) on
-    :func:`span_cluster`'s cluster for the sizes it has not seen; ``band(op, span, sizes)``
-    gives the prediction's error band as time multipliers ``(fast, slow)`` (NaN when the regime
-    has no measurement). One timer serves many steps of the same job (a sweep, the advisor).
-    ``time_fn`` (optional, ``f(op, span_ranks, bytes) -> s``) replaces the collective model
-    (a measured or textbook function; the bands are then unknown).
+    :func:`span_cluster`'s cluster for the sizes it has not seen (with any sizes hinted for that
+    op and cluster: :meth:`hint`); ``band(op, span, sizes)`` gives the prediction's error band
+    as time multipliers ``(fast, slow)`` (NaN when the regime has no measurement). One timer
+    serves many steps of the same job (a sweep, the advisor); timers that share a
+    :class:`PredictionCache` share their predictions. ``time_fn`` (optional,
+    ``f(op, span_ranks, bytes) -> s``) replaces the collective model (a measured or textbook
+    function; the bands are then unknown).
     """
 
     def __init__(
@@ -74,28 +126,50 @@ class CollectiveTimer:
         model: str = "nccl",
         group_size: int | None = None,
         time_fn: Callable[[str, int, np.ndarray], Any] | None = None,
+        cache: PredictionCache | None = None,
     ) -> None:
         self.cluster = cluster
         self.model = model
         self.group_size = int(group_size or cluster.gpus_per_node)
         self.time_fn = time_fn
-        self._clusters: dict[str, Any] = {}
-        self._t: dict[tuple[str, str], dict[float, tuple[float, float, float]]] = {}
+        self.cache = cache if cache is not None else PredictionCache()
+        self._spans: dict[str, tuple[Any, str]] = {}
+
+    def _span(self, span: str) -> tuple[Any, str]:
+        hit = self._spans.get(span)
+        if hit is None:
+            hit = self.cache.span_cluster(self.cluster, span, self.group_size)
+            self._spans[span] = hit
+        return hit
 
     def span_cluster(self, span: str) -> Any:
-        if span not in self._clusters:
-            self._clusters[span] = span_cluster(self.cluster, span, self.group_size)
-        return self._clusters[span]
+        return self._span(span)[0]
 
     def ranks(self, span: str) -> int:
         return int(self.span_cluster(span).ranks)
 
+    def _key(self, op: str, span: str) -> tuple[Any, ...]:
+        return (self.model, self.time_fn, self._span(span)[1], op)
+
+    def hint(self, op: str, span: str, sizes: Any) -> None:
+        """Sizes [B] of ``op`` over ``span`` that later steps will ask for: predicted with the
+        next request of that op on that cluster, in the same call."""
+        key = self._key(op, span)
+        known = self.cache._t.get(key, {})
+        pending = self.cache._hints.setdefault(key, {})
+        for x in np.asarray(sizes, dtype=float).reshape(-1).tolist():
+            if x not in known:
+                pending[x] = None
+
     def _fill(
         self, op: str, span: str, sizes: list[float]
     ) -> dict[float, tuple[float, float, float]]:
-        known = self._t.setdefault((op, span), {})
+        key = self._key(op, span)
+        known = self.cache._t.setdefault(key, {})
         new = [x for x in dict.fromkeys(sizes) if x not in known]
         if new:
+            asked = set(new)
+            new += [x for x in self.cache._hints.pop(key, {}) if x not in known and x not in asked]
             c = self.span_cluster(span)
             arr = np.array(new, dtype=float)
             if self.time_fn is not None:
@@ -107,6 +181,7 @@ class CollectiveTimer:
             else:
                 from ..predict import predict_collective
 
+                self.cache.calls += 1
                 p = predict_collective(op, arr, c, nodes=c.nodes, model=self.model)
                 t = np.asarray(p.time_s, dtype=float).reshape(-1)
                 b = p.error_band
@@ -130,17 +205,30 @@ class CollectiveTimer:
             )
         return known
 
+    def _rows(self, op: str, span: str, sizes: Any) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+        """The entry of ``op`` over ``span`` as sorted arrays (sizes, time, fast, slow) and the
+        row of each size (predicting those not yet known): a step asks for hundreds of bucket
+        sizes at a time, looked up in one ``searchsorted``."""
+        a = np.asarray(sizes, dtype=float).reshape(-1)
+        key = self._key(op, span)
+        table = self.cache._tables.get(key)
+        if table is not None and len(table[0]):
+            idx = np.minimum(np.searchsorted(table[0], a), len(table[0]) - 1)
+            if np.array_equal(table[0][idx], a):
+                return table, idx
+        known = self._fill(op, span, a.tolist())
+        order = sorted(known)
+        rows = np.array([known[x] for x in order], dtype=float).reshape(-1, 3)
+        table = (np.array(order, dtype=float), rows[:, 0], rows[:, 1], rows[:, 2])
+        self.cache._tables[key] = table
+        return table, np.searchsorted(table[0], a)
+
     def time(self, op: str, span: str, sizes: Any) -> np.ndarray:
         """Seconds per size of ``op`` over ``span`` (the predicted time)."""
-        flat = np.asarray(sizes, dtype=float).reshape(-1).tolist()
-        known = self._fill(op, span, flat)
-        return np.array([known[x][0] for x in flat], dtype=float)
+        table, idx = self._rows(op, span, sizes)
+        return table[1][idx]
 
     def band(self, op: str, span: str, sizes: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(fast, slow)`` time multipliers per size from the prediction's error band."""
-        flat = np.asarray(sizes, dtype=float).reshape(-1).tolist()
-        known = self._fill(op, span, flat)
-        return (
-            np.array([known[x][1] for x in flat], dtype=float),
-            np.array([known[x][2] for x in flat], dtype=float),
-        )
+        table, idx = self._rows(op, span, sizes)
+        return table[2][idx], table[3][idx]

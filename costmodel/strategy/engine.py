@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,9 +37,9 @@ COMPUTE = "compute"
 COMM_KINDS = ("all_reduce", "reduce_scatter", "all_gather")
 
 
-@dataclass(frozen=True)
-class Task:
-    """One unit of work on one stream.
+class Task(NamedTuple):
+    """One unit of work on one stream (immutable; a named tuple, cheap to make by the
+    thousand: a bucketed step has a few per bucket).
 
     ``kind``: ``forward``, ``backward``, ``recompute``, ``optimizer`` (compute) or a collective
     (``all_reduce``, ``reduce_scatter``, ``all_gather``). ``work_s``: compute at full speed, or
@@ -107,15 +108,17 @@ def run(
             _check_order(tasks)
         work = [t.work_s for t in tasks]
     else:
-        work = [float(w) for w in work_s]
-        if len(work) != len(tasks) or not all(math.isfinite(w) and w >= 0 for w in work):
+        w_arr = np.asarray(work_s, dtype=float)
+        if w_arr.shape != (len(tasks),) or not (np.isfinite(w_arr).all() and (w_arr >= 0).all()):
             raise ValueError("work_s: one finite time >= 0 per task")
-    is_comm = [t.stream != COMPUTE for t in tasks]
+        work = w_arr.tolist()
+    streams = [t.stream for t in tasks]
+    is_comm = [s != COMPUTE for s in streams]
     if c == 0.0 or not any(is_comm):
-        starts, ends = _list_schedule(tasks, work)
+        starts, ends = _list_schedule(tasks, work, streams)
     else:
         starts, ends = _event_schedule(tasks, c, work)
-    compute = math.fsum(w for w, m in zip(work, is_comm, strict=True) if not m)
+    compute = math.fsum([w for w, m in zip(work, is_comm, strict=True) if not m])
     by_kind: dict[str, float] = {}
     for t, w, m in zip(tasks, work, is_comm, strict=True):
         if m:
@@ -134,23 +137,25 @@ def run(
 
 
 def _list_schedule(
-    tasks: tuple[Task, ...], work: list[float] | None = None
+    tasks: tuple[Task, ...], work: list[float] | None = None, streams: list[str] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """``c = 0``: start = max(stream predecessor's end, dependencies' ends); one pass."""
     n = len(tasks)
     if work is None:
         work = [t.work_s for t in tasks]
+    if streams is None:
+        streams = [t.stream for t in tasks]
     ends = [0.0] * n
     starts = [0.0] * n
-    last = {t.stream: 0.0 for t in tasks}
-    for i, t in enumerate(tasks):
-        s = last[t.stream]
-        for d in t.after:
+    last = dict.fromkeys(streams, 0.0)
+    for i, (st, after, w) in enumerate(zip(streams, [t.after for t in tasks], work, strict=True)):
+        s = last[st]
+        for d in after:
             e = ends[d]
             if e > s:
                 s = e
         starts[i] = s
-        ends[i] = last[t.stream] = s + work[i]
+        ends[i] = last[st] = s + w
     return np.array(starts), np.array(ends)
 
 
