@@ -581,13 +581,11 @@ def _with_optimizer(tasks: list[Task], opt_s: float, mb: int) -> tuple[Task, ...
     """The final micro-batch's tasks with the optimizer step timed: a strategy's own
     ``optimizer`` task (zero1/zero2: the parameter all-gathers wait for it) gets the time;
     otherwise one is appended after the last gradient collective."""
-    from dataclasses import replace
-
     from .engine import COMPUTE
 
     for i, t in enumerate(tasks):
         if t.kind == "optimizer":
-            tasks[i] = replace(t, work_s=opt_s)
+            tasks[i] = t._replace(work_s=opt_s)
             return tuple(tasks)
     comm = [i for i, t in enumerate(tasks) if t.is_comm and t.kind != "all_gather"]
     dep = (comm[-1],) if comm else ()
