@@ -275,16 +275,18 @@ def test_a_one_megabyte_line_is_refused_fast(parse: Any) -> None:
         t0 = time.perf_counter()
         with pytest.raises(ValueError):
             parse(text)
-        assert time.perf_counter() - t0 < 0.5
+        assert time.perf_counter() - t0 < 10.0  # a hang detector (the length limit), not a target
 
 
 def test_the_grammar_regexes_do_not_backtrack_on_long_input() -> None:
-    # the length limit guards the parsers; the patterns themselves must also be linear
+    # the length limit guards the parsers; the patterns themselves must also be linear. A
+    # quadratic pattern takes minutes on 200,000 characters and a linear one milliseconds, so
+    # the bound is a hang detector (10 s), not a speed target: a loaded machine cannot fail it.
     for pattern in (units._BYTES_RE, units._RATE_RE, units._DURATION_RE, units._COUNT_RE):
         for text in ("1" * 200_000 + "x", "1 " + " " * 200_000 + "x", "1." + "0" * 200_000 + "e"):
             t0 = time.perf_counter()
             assert pattern.fullmatch(text) is None
-            assert time.perf_counter() - t0 < 0.5
+            assert time.perf_counter() - t0 < 10.0
 
 
 def test_units_does_not_import_pydantic_validators_eagerly() -> None:
@@ -392,7 +394,7 @@ def test_sweep_grids_are_capped_before_allocating(spec: dict[str, str], limit: s
     with pytest.raises(ValueError, match=limit) as info:
         sweep.make_grid(axes)
     assert str(sweep.MAX_AXIS_VALUES) in str(info.value).replace(",", "").replace("_", "")
-    assert time.perf_counter() - t0 < 1
+    assert time.perf_counter() - t0 < 10  # allocating 1e9 values first would take far longer
 
 
 def test_sweep_grid_rows_are_capped() -> None:
