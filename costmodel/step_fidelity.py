@@ -101,26 +101,34 @@ class _Engine:
     def step_s(self, r: Any, micro_s: float, gpus: int | None = None) -> float:
         from .strategy.step import strategy_step
 
-        c, nodes, strategy, timer, acc, reshard = self._setup(r, gpus)
+        kw, acc = self._row_kwargs(r, gpus)
         per_gpu = r.global_batch / r.gpus
         s = strategy_step(
+            **kw,
+            comm_contention=self.contention,
+            compute_time_s=micro_s * per_gpu / (acc * r.micro_batch),
+        )
+        return float(s.step_time_s) + self.overhead_s
+
+    def _row_kwargs(self, r: Any, gpus: int | None = None) -> tuple[dict[str, Any], int]:
+        """The ``strategy_step`` arguments every road of a row shares, and its accumulation."""
+        c, nodes, strategy, timer, acc, reshard = self._setup(r, gpus)
+        kw = dict(
             arch=r.model,
             cluster=c,
             nodes=nodes,
             strategy=strategy,
             reshard_after_forward=reshard,
             grad_dtype="bf16" if "PURE" in str(r.mp_mode) else "fp32",
-            comm_contention=self.contention,
             micro_batch=int(r.micro_batch),
             sequence_length=int(r.seq),
             accumulation=acc,
-            compute_time_s=micro_s * per_gpu / (acc * r.micro_batch),
             timeline=False,
             band=False,
             timer=timer,
             sync_loss=self.sync_loss,
         )
-        return float(s.step_time_s) + self.overhead_s
+        return kw, acc
 
     def _setup(self, r: Any, gpus: int | None = None) -> tuple[Any, int, str, Any, int, Any]:
         """The row's cluster, nodes, strategy, collective timer and accumulation."""
@@ -146,26 +154,14 @@ class _Engine:
         compute fit held out from the row's (source, GPU type) group."""
         from .strategy.step import strategy_step
 
-        c, nodes, strategy, timer, acc, reshard = self._setup(r)
-        kw: dict[str, Any] = {} if contention is None else {"comm_contention": contention}
+        kw, _ = self._row_kwargs(r)
+        if contention is not None:
+            kw["comm_contention"] = contention
         s = strategy_step(
-            arch=r.model,
-            cluster=c,
-            nodes=nodes,
-            strategy=strategy,
-            reshard_after_forward=reshard,
-            grad_dtype="bf16" if "PURE" in str(r.mp_mode) else "fp32",
-            micro_batch=int(r.micro_batch),
-            sequence_length=int(r.seq),
-            accumulation=acc,
+            **kw,
             recompute=str(r.activation_checkpointing),
             precision=str(r.precision),
             held_out=f"{r.source}/{r.gpu_type}",
-            timeline=False,
-            band=False,
-            timer=timer,
-            sync_loss=self.sync_loss,
-            **kw,
         )
         return float(s.step_time_s) + self.overhead_s
 
