@@ -366,7 +366,7 @@ def test_ddp_more_nodes_changes_step_and_shows_a_verdict_flip():
     ("kind", "key", "value", "field"),
     [
         ("text_input", "ddp_params", "-7B", "Model parameters"),
-        ("text_input", "ddp_bucket", "lots", "DDP bucket_cap"),
+        ("text_input", "ddp_bucket", "lots", "bucket_cap"),
         ("number_input", "ddp_accumulation", 0, "accumulation"),
         ("text_input", "ddp_compute", "-1s", "compute_time_s"),
     ],
