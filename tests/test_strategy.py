@@ -122,6 +122,30 @@ def test_zero_buckets_are_deepspeeds_5e8_elements_unless_given(strategy):
     assert fp32_given["reduce_scatter"] > 1.5 * n["reduce_scatter"]
 
 
+def test_an_explicit_bucket_wins_on_every_surface():
+    import json
+
+    from typer.testing import CliRunner
+
+    from costmodel import cli
+
+    q = dict(arch="llama-2-7b", cluster="dgx-h100", nodes=2, strategy="zero2")
+    given = strategy_step(**q, bucket_cap_bytes=25 * 2**20, band=False)
+    default = strategy_step(**q, band=False)
+    assert given.events > 10 * default.events
+    base = ["--arch", "llama-2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--strategy", "zero2"]
+    for cmd, want in (
+        (["step", *base, "--bucket", "25MiB"], given),
+        (["step", *base], default),
+        (["scenario", *base, "--bucket", "25MiB"], given),
+    ):
+        r = CliRunner().invoke(cli.app, [*cmd, "--json"])
+        assert r.exit_code == 0, r.stdout + r.stderr
+        assert json.loads(r.stdout)["step_time_s"] == pytest.approx(want.step_time_s, rel=1e-9)
+    sc = Scenario(**q, bucket_cap_bytes="25MiB").evaluate(scaling=False, flips=False)
+    assert sc.step_time_s == pytest.approx(given.step_time_s, rel=1e-9)
+
+
 def test_zero_is_not_priced_as_tens_of_thousands_of_small_buckets():
     # DeepSeek-V3 (671B) on 64 nodes: with DDP's 25 MiB buckets ZeRO-1/2 made ~90,000
     # latency-bound collectives and a 118.9 s step against DDP's 30.4 s; at DeepSpeed's
