@@ -177,8 +177,12 @@ class Scenario(BaseModel):
     compute_time_s: float | None = Field(
         None, gt=0, le=1e6, description="measured compute per micro-batch [s] (overrides mfu)"
     )
-    bucket_cap_bytes: int = Field(
-        25 * 2**20, ge=1, le=10**13, description="DDP bucket_cap [B] (25 MiB default)"
+    bucket_cap_bytes: int | None = Field(
+        None,
+        ge=1,
+        le=10**13,
+        description="bucket size [B] of ddp/zero1/zero2 (default: the strategy's own, "
+        "ddp 25 MiB, zero1/zero2 5e8 elements; effective_bucket_cap_bytes)",
     )
     no_sync: bool = Field(True, description="skip the all-reduce on non-final micro-batches")
     model: Literal["nccl", "lesson", "textbook", "calibrated"] = Field(
@@ -294,6 +298,29 @@ class Scenario(BaseModel):
         from .strategy.layout import STRATEGY_OF_STAGE
 
         return self.strategy or STRATEGY_OF_STAGE[self.zero_stage]
+
+    @property
+    def effective_bucket_cap_bytes(self) -> float:
+        """The gradient bucket size [B] this scenario's strategy uses: ``bucket_cap_bytes`` if
+        given, else the strategy's default (ddp 25 MiB; zero1/zero2 DeepSpeed's 5e8 elements of
+        the gradient dtype; :func:`costmodel.strategy.layout.bucket_cap_bytes_for`)."""
+        from .memory import get_recipe
+        from .strategy.layout import DTYPE_BYTES, bucket_cap_bytes_for
+
+        grad = (
+            DTYPE_BYTES[self.grad_dtype]
+            if self.grad_dtype
+            else float(get_recipe(self.recipe).gradient_bytes)
+        )
+        return bucket_cap_bytes_for(self.strategy_name, self.bucket_cap_bytes, grad)
+
+    @property
+    def ddp_bucket_cap_bytes(self) -> float:
+        """DDP's bucket_cap [B] (the lesson's DDP step and the bucket_cap advisor):
+        ``bucket_cap_bytes`` if given, else PyTorch's 25 MiB."""
+        from .strategy.layout import bucket_cap_bytes_for
+
+        return bucket_cap_bytes_for("ddp", self.bucket_cap_bytes, 1.0)
 
     def layout(self, nodes: int | None = None) -> Any:
         """The :class:`costmodel.strategy.Layout` this scenario runs (memory, step and cost)."""
@@ -462,7 +489,7 @@ class Scenario(BaseModel):
             cluster.ranks,
             bandwidth_bytes_per_s=float(bw),
             gradient_bytes_per_param=grad,
-            bucket_cap_bytes=self.bucket_cap_bytes,
+            bucket_cap_bytes=self.ddp_bucket_cap_bytes,
             accumulation=acc,
             no_sync=self.no_sync,
             allreduce_time_fn=fn,
@@ -544,7 +571,9 @@ class Scenario(BaseModel):
             )
             for cap in caps.tolist()
         ]
-        return ddp.BucketCapSweep.from_steps(caps, steps, prefer_cap_bytes=self.bucket_cap_bytes)
+        return ddp.BucketCapSweep.from_steps(
+            caps, steps, prefer_cap_bytes=self.ddp_bucket_cap_bytes
+        )
 
     # --- evaluation --------------------------------------------------------------------------
     def evaluate(

@@ -177,7 +177,7 @@ def step_half_width(result: Any) -> float:
     sc = result.scenario
     band = predict_collective(
         "all_reduce",
-        float(sc.bucket_cap_bytes),
+        float(sc.effective_bucket_cap_bytes),
         sc.cluster,
         nodes=int(result.nodes),
         gpus_per_node=int(result.gpus_per_node),

@@ -362,11 +362,30 @@ def test_ddp_more_nodes_changes_step_and_shows_a_verdict_flip():
     assert any("flips the verdict" in s.value for s in at.success) or at.info
 
 
+def test_step_page_bucket_is_the_strategys_default_unless_given():
+    from costmodel.strategy import strategy_step
+    from costmodel.units import format_duration
+
+    q = dict(arch="llama-3.1-8b", cluster="dgx-h100", nodes=2, strategy="zero2")
+    at = open_page(
+        "page_ddp.py", {"ddp_arch": "llama-3.1-8b", "ddp_strategy": "zero2", "ddp_nodes": "2"}
+    )
+    assert_clean(at)
+    assert at.text_input(key="ddp_bucket").value == ""  # empty: zero2's own 5e8 elements
+    default = strategy_step(**q, band=False)
+    assert metrics(at)["Step time"] == format_duration(default.step_time_s)
+    at.text_input(key="ddp_bucket").set_value("25MiB").run()
+    assert_clean(at)
+    given = strategy_step(**q, bucket_cap_bytes=25 * 2**20, band=False)
+    assert format_duration(given.step_time_s) != format_duration(default.step_time_s)
+    assert metrics(at)["Step time"] == format_duration(given.step_time_s)
+
+
 @pytest.mark.parametrize(
     ("kind", "key", "value", "field"),
     [
         ("text_input", "ddp_params", "-7B", "Model parameters"),
-        ("text_input", "ddp_bucket", "lots", "DDP bucket_cap"),
+        ("text_input", "ddp_bucket", "lots", "bucket_cap"),
         ("number_input", "ddp_accumulation", 0, "accumulation"),
         ("text_input", "ddp_compute", "-1s", "compute_time_s"),
     ],

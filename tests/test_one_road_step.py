@@ -1,6 +1,7 @@
 """One road for the step: the same step question through every surface gives one number.
 
-Llama-3.1-8B on 4 DGX H100 nodes under FSDP (and HSDP in groups of 8), micro-batch 1 at 4096
+Llama-3.1-8B on 4 DGX H100 nodes under FSDP (and HSDP in groups of 8, and ZeRO-1 at its own
+default buckets), micro-batch 1 at 4096
 tokens, MFU 0.4, the nccl collective model and the one default overlap contention: asked of the
 API (``cm.strategy_step``), ``cm.Scenario``, the CLI (``step --json``, ``scenario --json``,
 ``train --json``), the sweep (``cm.sweep(kind="step")``, what ``costmodel sweep --kind step``
@@ -35,7 +36,12 @@ def _cli_json(*args: str) -> dict:
 
 @pytest.mark.parametrize(
     ("strategy", "options"),
-    [pytest.param("fsdp", [], id="fsdp"), pytest.param("hsdp", ["--group-size", "8"], id="hsdp")],
+    [
+        pytest.param("fsdp", [], id="fsdp"),
+        pytest.param("hsdp", ["--group-size", "8"], id="hsdp"),
+        # no --bucket anywhere: every surface takes zero1's own bucket (5e8 elements)
+        pytest.param("zero1", [], id="zero1"),
+    ],
 )
 def test_one_step_question_one_number(strategy, options):
     extra = {"group_size": 8} if strategy == "hsdp" else {}

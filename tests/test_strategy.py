@@ -77,6 +77,86 @@ def test_layout_defaults():
     assert Scenario.model_fields["comm_contention"].default == DEFAULT_COMM_CONTENTION
 
 
+def test_bucket_defaults_are_each_strategys_own():
+    # ddp: PyTorch's bucket_cap_mb = 25 MiB whatever the dtype; zero1/zero2: DeepSpeed's
+    # reduce_bucket_size = allgather_bucket_size = 5e8 elements, so bytes follow the dtype
+    assert Layout().bucket_cap_bytes is None
+    assert Layout(strategy="ddp").bucket_cap(4.0) == 25 * 2**20
+    for st in ("zero1", "zero2"):
+        lay = Layout(strategy=st, ranks=8)
+        assert (lay.bucket_cap(2.0), lay.bucket_cap(4.0)) == (1e9, 2e9)
+        assert Layout(strategy=st, bucket_cap_bytes=2**20).bucket_cap(4.0) == 2**20
+    assert Scenario.model_fields["bucket_cap_bytes"].default is None
+    assert Scenario(params=1e9, strategy="zero1").effective_bucket_cap_bytes == 1e9
+    assert Scenario(params=1e9).effective_bucket_cap_bytes == 25 * 2**20
+
+
+def _comm_counts(s) -> dict:
+    out: dict = {}
+    for i in s.timeline:
+        if i.stream != "compute":
+            out[i.kind] = out.get(i.kind, 0) + 1
+    return out
+
+
+@pytest.mark.parametrize("strategy", ["zero1", "zero2"])
+def test_zero_buckets_are_deepspeeds_5e8_elements_unless_given(strategy):
+    kw = dict(arch="llama-2-7b", cluster="dgx-h100", nodes=2, strategy=strategy, band=False)
+    grad_bytes = 6_738_415_616 * 2  # llama-2-7b's parameters, bf16 gradients
+    at_default = strategy_step(**kw)
+    n = _comm_counts(at_default)
+    # whole tensors per bucket of 1e9 B (5e8 bf16 elements), plus DDP's small first bucket
+    assert math.ceil(grad_bytes / 1e9) <= n["reduce_scatter"] <= math.ceil(grad_bytes / 1e9) + 2
+    assert n["all_gather"] == n["reduce_scatter"]  # bf16 parameters: the same buckets
+    explicit = strategy_step(**kw, bucket_cap_bytes=10**9)
+    assert explicit.step_time_s == at_default.step_time_s
+    assert _comm_counts(explicit) == n
+    # an explicit bucket wins: 25 MiB makes DDP's many buckets
+    small = _comm_counts(strategy_step(**kw, bucket_cap_bytes=25 * 2**20))
+    assert small["reduce_scatter"] > 10 * n["reduce_scatter"]
+    # the default is in elements: fp32 gradients keep the count, twice the bytes per bucket,
+    # while an explicit 1e9 B bucket of fp32 gradients holds half the elements
+    fp32 = _comm_counts(strategy_step(**kw, grad_dtype="fp32"))
+    assert fp32["reduce_scatter"] == n["reduce_scatter"]
+    fp32_given = _comm_counts(strategy_step(**kw, grad_dtype="fp32", bucket_cap_bytes=10**9))
+    assert fp32_given["reduce_scatter"] > 1.5 * n["reduce_scatter"]
+
+
+def test_an_explicit_bucket_wins_on_every_surface():
+    import json
+
+    from typer.testing import CliRunner
+
+    from costmodel import cli
+
+    q = dict(arch="llama-2-7b", cluster="dgx-h100", nodes=2, strategy="zero2")
+    given = strategy_step(**q, bucket_cap_bytes=25 * 2**20, band=False)
+    default = strategy_step(**q, band=False)
+    assert given.events > 10 * default.events
+    base = ["--arch", "llama-2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--strategy", "zero2"]
+    for cmd, want in (
+        (["step", *base, "--bucket", "25MiB"], given),
+        (["step", *base], default),
+        (["scenario", *base, "--bucket", "25MiB"], given),
+    ):
+        r = CliRunner().invoke(cli.app, [*cmd, "--json"])
+        assert r.exit_code == 0, r.stdout + r.stderr
+        assert json.loads(r.stdout)["step_time_s"] == pytest.approx(want.step_time_s, rel=1e-9)
+    sc = Scenario(**q, bucket_cap_bytes="25MiB").evaluate(scaling=False, flips=False)
+    assert sc.step_time_s == pytest.approx(given.step_time_s, rel=1e-9)
+
+
+def test_zero_is_not_priced_as_tens_of_thousands_of_small_buckets():
+    # DeepSeek-V3 (671B) on 64 nodes: with DDP's 25 MiB buckets ZeRO-1/2 made ~90,000
+    # latency-bound collectives and a 118.9 s step against DDP's 30.4 s; at DeepSpeed's
+    # buckets the volume is DDP's in a few thousand events, so the step is no worse than DDP's
+    kw = dict(arch="deepseek-v3", cluster="dgx-h100", nodes=64, timeline=False, band=False)
+    d = strategy_step(**kw, strategy="ddp")
+    z1 = strategy_step(**kw, strategy="zero1")
+    assert z1.events < 5_000 < d.events
+    assert z1.step_time_s <= d.step_time_s
+
+
 def test_wrap_units_are_the_model():
     units = wrap_units(0, "llama-3.1-8b")
     assert [u.name for u in units[:2]] == ["embedding", "block 0"] and units[-1].name == "head"
@@ -244,7 +324,10 @@ def test_memory_buffers_per_strategy():
     ddp_m = strategy_memory(Layout(strategy="ddp", ranks=8), p)
     assert ddp_m.buffers_bytes == 2 * p  # DDP's bucket copy of the bf16 gradients
     z = strategy_memory(Layout(strategy="zero1", ranks=8), p)
-    assert z.buffers_bytes == 2 * 25 * 2**20  # one reduce and one gather bucket
+    # one reduce and one gather bucket, DeepSpeed's default 5e8 elements each (bf16 both)
+    assert z.buffers_bytes == 2 * 5e8 * 2
+    z = strategy_memory(Layout(strategy="zero1", ranks=8, bucket_cap_bytes=25 * 2**20), p)
+    assert z.buffers_bytes == 2 * 25 * 2**20  # an explicit bucket wins
     # a bare count: the units of its transformer (architecture_for_params), so the largest
     # neighbouring pair is the last block and the head
     sizes = [u.params for u in wrap_units(p)]

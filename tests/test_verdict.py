@@ -86,7 +86,7 @@ def test_scenario_vs_decides_under_the_step_band():
     slower = a.with_changes("cluster=dgx-a100").evaluate(scaling=False, flips=False)
     h = step_half_width(ra)
     band = predict_collective(
-        "all_reduce", float(a.bucket_cap_bytes), "dgx-h100", nodes=8, model="nccl"
+        "all_reduce", a.effective_bucket_cap_bytes, "dgx-h100", nodes=8, model="nccl"
     ).error_band
     assert h == pytest.approx(float(band.half_width) * ra.exposed_comm_s / ra.step_time_s)
     assert decide_scenarios(ra, slower).winner == "A"

@@ -36,7 +36,14 @@ _MfuOpt = Annotated[
         min=0.0, max=1.0, help="Model FLOP utilisation (0, 1] (default: the fitted efficiency)."
     ),
 ]
-_BucketOpt = Annotated[str, typer.Option(help="DDP bucket_cap: 25MiB.")]
+_BucketOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Bucket size of ddp/zero1/zero2: 50MiB (default: the strategy's own: ddp 25 MiB, "
+        "PyTorch's bucket_cap_mb; zero1/zero2 5e8 elements, DeepSpeed's reduce/allgather "
+        "bucket_size).",
+    ),
+]
 _NoSyncOpt = Annotated[
     bool,
     typer.Option("--no-sync/--sync", help="Accumulate under no_sync (one all-reduce per step)."),
@@ -489,7 +496,7 @@ def step(
     ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
     bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
     latency: Annotated[str, typer.Option(help="All-reduce latency per step: 5us.")] = "0s",
-    bucket: _BucketOpt = "25MiB",
+    bucket: _BucketOpt = None,
     gradient_bytes: Annotated[
         float, typer.Option(help="Bytes per gradient element all-reduced (2 = bf16, 1 = fp8).")
     ] = 2.0,
@@ -578,8 +585,10 @@ def step(
             f"--strategy {strategy}: the sharded strategies need --cluster NAME (their "
             "collectives span nodes and groups); --ranks/--bandwidth prices ddp only"
         )
+    from ..strategy.layout import bucket_cap_bytes_for
+
     kwargs: dict[str, Any] = dict(
-        bucket_cap_bytes=units.parse_bytes(bucket, name="--bucket"),
+        bucket_cap_bytes=bucket_cap_bytes_for("ddp", _bucket_bytes(bucket), 1.0),
         gradient_bytes_per_param=gradient_bytes,
         accumulation=accumulation,
         no_sync=no_sync,
@@ -658,7 +667,7 @@ def _step_on_cluster(
     tokens_per_gpu: str | None,
     peak_flops: str | None,
     mfu: float | None,
-    bucket: str,
+    bucket: str | None,
     as_json: bool,
     group_size: int | None,
     reshard: bool | None,
@@ -698,7 +707,7 @@ def _step_on_cluster(
         model=kw["model"],
         param_dtype=kw["param_dtype"],
         grad_dtype=kw["grad_dtype"],
-        bucket_cap_bytes=units.parse_bytes(bucket, name="--bucket"),
+        bucket_cap_bytes=_bucket_bytes(bucket),
         comm_contention=contention,
     )
     if st == "all":
@@ -799,6 +808,11 @@ _ArchOpt = Annotated[
 ]
 
 
+def _bucket_bytes(bucket: str | None) -> int | None:
+    """``--bucket`` in bytes, or None when not given (the strategy's default bucket)."""
+    return None if bucket is None else units.parse_bytes(bucket, name="--bucket")
+
+
 def _scenario_from_options(o: dict[str, Any]) -> Any:
     from ..scenario import Scenario
 
@@ -823,7 +837,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         compute_time_s=units.parse_duration(o["compute_time"], name="--compute-time")
         if o["compute_time"] is not None
         else None,
-        bucket_cap_bytes=o["bucket"],
+        bucket_cap_bytes=o["bucket"],  # None: the strategy's default bucket
         no_sync=o["no_sync"],
         model=o["model"],
         flash_attention=o["flash"],
@@ -852,7 +866,7 @@ def scenario(
     compute_time: Annotated[
         str | None, typer.Option(help="Measured compute per micro-batch (overrides --mfu): 0.4s.")
     ] = None,
-    bucket: _BucketOpt = "25MiB",
+    bucket: _BucketOpt = None,
     no_sync: _NoSyncOpt = True,
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
@@ -1099,7 +1113,7 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
 def _advice_text(name: str, adv: Any, scenario: Any) -> str:
     """The bucket_cap advisor in a few lines: best cap, and the exposed time there vs now."""
     caps = list(adv.caps_bytes)
-    now = float(scenario.bucket_cap_bytes)
+    now = float(scenario.ddp_bucket_cap_bytes)
     label = f"bucket_cap advice{' (' + name + ')' if name else ''}"
     best = adv.best_index
     line = (
@@ -1136,7 +1150,7 @@ def train(
     compute_time: Annotated[
         str | None, typer.Option(help="Measured compute per micro-batch.")
     ] = None,
-    bucket: _BucketOpt = "25MiB",
+    bucket: _BucketOpt = None,
     no_sync: _NoSyncOpt = True,
     model: Annotated[str, typer.Option(help="Collective cost model: nccl or textbook.")] = "nccl",
     contention: _ContentionOpt = None,

@@ -11,14 +11,16 @@ _TOTALS_KEPT = 256
 
 
 def buckets(inp: StepInputs, bytes_per_param: float) -> tuple[np.ndarray, np.ndarray]:
-    """(bytes, parameters) of each bucket in reduction order (``costmodel.ddp`` rules).
+    """(bytes, parameters) of each bucket in reduction order (``costmodel.ddp`` rules), capped
+    at the layout's bucket size for elements of ``bytes_per_param`` bytes
+    (:meth:`~.layout.Layout.bucket_cap`: ddp 25 MiB, zero1/zero2 5e8 elements by default).
 
     The buckets depend only on the tensor list, the bytes per element and the caps, not on the
     cluster: they are formed once per such setting and copied out (every node count and every
     bucketed strategy of an advisor table asks for the same ones)."""
     from .. import ddp
 
-    cap = float(inp.layout.bucket_cap_bytes)
+    cap = inp.layout.bucket_cap(bytes_per_param)
     first, last = float(inp.first_bucket_bytes), bool(inp.small_bucket_last)
     tensors = inp.tensor_params or None
     key = (

@@ -60,9 +60,35 @@ DTYPE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1
 PARAM_DTYPES = ("bf16", "fp16", "fp8", "fp32")
 GRAD_DTYPES = ("fp32", "bf16", "fp16")
 
-# DeepSpeed's ZeRO defaults (deepspeed/runtime/zero/config.py): reduce_bucket_size and
-# allgather_bucket_size = 5e8 elements. DDP's default is torch's bucket_cap_mb = 25 MiB.
+# DDP's default bucket: torch/nn/parallel/distributed.py, bucket_cap_mb=25 -> 25 * 2**20 bytes.
 DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
+# DeepSpeed's ZeRO-1/2 defaults (deepspeed/runtime/zero/config.py,
+# ZERO_OPTIMIZATION_REDUCE_BUCKET_SIZE_DEFAULT and ..._ALLGATHER_BUCKET_SIZE_DEFAULT): reduce_bucket_size
+# = allgather_bucket_size = 5e8 elements (counted in elements, not bytes).
+DEFAULT_ZERO_BUCKET_ELEMENTS = 500_000_000
+
+
+def bucket_cap_bytes_for(
+    strategy: str, bucket_cap_bytes: float | None, bytes_per_element: float
+) -> float:
+    r"""The bucket size a bucketed strategy really uses [B]: the one given, else its default.
+
+    ``ddp`` (and the unbucketed ``fsdp``/``hsdp``): PyTorch's ``bucket_cap_mb`` = 25 MiB.
+    ``zero1``/``zero2``: DeepSpeed's ``reduce_bucket_size`` = ``allgather_bucket_size`` =
+    5e8 elements, so ``cap = 5e8 * bytes_per_element`` (the gradient dtype's bytes for the
+    reduce-scatter buckets, the parameter dtype's for the all-gather buckets). An explicit
+    ``bucket_cap_bytes`` wins for every strategy.
+
+    >>> bucket_cap_bytes_for("ddp", None, 2.0) / 2**20
+    25.0
+    >>> bucket_cap_bytes_for("zero2", None, 2.0), bucket_cap_bytes_for("zero2", 2**20, 2.0)
+    (1000000000.0, 1048576.0)
+    """
+    if bucket_cap_bytes is not None:
+        return float(bucket_cap_bytes)
+    if strategy in ("zero1", "zero2"):
+        return DEFAULT_ZERO_BUCKET_ELEMENTS * float(bytes_per_element)
+    return float(DEFAULT_BUCKET_CAP_BYTES)
 
 
 class Layout(BaseModel):
@@ -92,11 +118,12 @@ class Layout(BaseModel):
     grad_dtype: Literal["fp32", "bf16", "fp16"] | None = Field(
         None, description="dtype gradients are reduced in (default: the precision recipe's)"
     )
-    bucket_cap_bytes: int = Field(
-        DEFAULT_BUCKET_CAP_BYTES,
+    bucket_cap_bytes: int | None = Field(
+        None,
         ge=1,
         le=10**13,
-        description="ddp/zero1/zero2 bucket size [B] (DDP's bucket_cap_mb)",
+        description="ddp/zero1/zero2 bucket size [B] (default: the strategy's own, "
+        "bucket_cap(): ddp 25 MiB, zero1/zero2 5e8 elements)",
     )
     comm_contention: float = Field(
         DEFAULT_COMM_CONTENTION,
@@ -170,6 +197,11 @@ class Layout(BaseModel):
     def grad_bytes(self, recipe_gradient_bytes: float) -> float:
         """Bytes per gradient element reduced [B]: ``grad_dtype``'s, else the recipe's."""
         return DTYPE_BYTES[self.grad_dtype] if self.grad_dtype else float(recipe_gradient_bytes)
+
+    def bucket_cap(self, bytes_per_element: float) -> float:
+        """Bucket size [B] for elements of ``bytes_per_element`` bytes: ``bucket_cap_bytes`` if
+        given, else this strategy's default (:func:`bucket_cap_bytes_for`)."""
+        return bucket_cap_bytes_for(self.strategy, self.bucket_cap_bytes, bytes_per_element)
 
     @property
     def name(self) -> str:

@@ -111,8 +111,8 @@ def strategy_memory(
     if lay.strategy == "ddp":
         buffers = p * grad_b
     elif lay.strategy in ("zero1", "zero2"):
-        buffers = min(p * grad_b, float(lay.bucket_cap_bytes)) + min(
-            p * lay.param_bytes, float(lay.bucket_cap_bytes)
+        buffers = min(p * grad_b, lay.bucket_cap(grad_b)) + min(
+            p * lay.param_bytes, lay.bucket_cap(lay.param_bytes)
         )
     else:
         sizes = [u.params for u in wrap_units(p, arch)]

@@ -223,9 +223,10 @@ def _check_work(p: float, layout: Layout, recipe_grad_bytes: float, shaped: bool
     if shaped:
         return
     if layout.strategy in ("ddp", "zero1", "zero2"):
-        cap = float(layout.bucket_cap_bytes)
+        grad_b = layout.grad_bytes(recipe_grad_bytes)
+        cap = layout.bucket_cap(grad_b)
         pieces = p / ddp.DEFAULT_TENSOR_PARAMS
-        est = min(pieces, p * layout.grad_bytes(recipe_grad_bytes) / cap + 1)
+        est = min(pieces, p * grad_b / cap + 1)
         if pieces > ddp.MAX_TENSORS or est > ddp.MAX_BUCKETS:
             raise ValueError(
                 f"params: {p:.3g} parameters make about {est:.3g} gradient buckets of at most "
@@ -285,7 +286,9 @@ def strategy_step(
     layout
         A :class:`~.layout.Layout`; otherwise built from ``strategy``, ``group_size``,
         ``reshard_after_forward``, ``param_dtype``, ``grad_dtype``, ``bucket_cap_bytes`` and
-        ``comm_contention`` (default :data:`~.layout.DEFAULT_COMM_CONTENTION`).
+        ``comm_contention`` (default :data:`~.layout.DEFAULT_COMM_CONTENTION`);
+        ``bucket_cap_bytes`` None is the strategy's own bucket (:meth:`~.layout.Layout.bucket_cap`:
+        ddp 25 MiB, zero1/zero2 DeepSpeed's 5e8 elements).
     recipe, micro_batch, sequence_length, accumulation, no_sync
         Precision recipe (memory, gradient dtype), per-GPU micro-batch [samples], tokens per
         sample, micro-batches per step, DDP's ``no_sync`` for the non-final ones.
@@ -341,7 +344,7 @@ def strategy_step(
             "param_dtype": param_dtype,
             "grad_dtype": grad_dtype,
         }
-        if bucket_cap_bytes is not None:
+        if bucket_cap_bytes is not None:  # None: the strategy's default bucket
             kw["bucket_cap_bytes"] = bucket_cap_bytes
         if comm_contention is not None:
             kw["comm_contention"] = comm_contention

@@ -412,7 +412,7 @@ def step_row(
     comm_contention: float | None = None,
 ) -> dict[str, Any]:
     """One step sweep row: :func:`~costmodel.strategy.strategy_step` with ``costmodel step``'s
-    defaults (nccl model, mixed-adam, micro-batch 1, sequence 4096, no_sync, 25 MiB buckets,
+    defaults (nccl model, mixed-adam, micro-batch 1, sequence 4096, no_sync, the strategy's buckets,
     the fitted compute, the one default contention), as a dict of :data:`STEP_COLUMNS`."""
     from ..strategy import strategy_step
 

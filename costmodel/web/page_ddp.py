@@ -8,6 +8,7 @@ import streamlit as st
 
 from costmodel import architecture, batch, plots, training
 from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
+from costmodel.strategy.layout import bucket_cap_bytes_for
 from costmodel.units import (
     format_bytes,
     format_count,
@@ -97,11 +98,17 @@ def _inputs() -> dict:
         disabled=not own_mfu,
     )
     bucket_text = c[3].text_input(
-        "DDP bucket_cap [B]",
-        value="25MiB",
+        "bucket_cap [B]",
+        value="",
         key="ddp_bucket",
         bind=QP,
-        help="PyTorch default 25 MiB",
+        placeholder="strategy default",
+        help="Bucket size of ddp/zero1/zero2, e.g. 50MiB. Empty: the strategy's default "
+        "(ddp: PyTorch's bucket_cap_mb = 25 MiB; zero1/zero2: DeepSpeed's reduce_bucket_size "
+        "= allgather_bucket_size = 5e8 elements)",
+    )
+    bucket = (
+        parse_input("bucket_cap", parse_bytes, bucket_text.strip()) if bucket_text.strip() else None
     )
     c = st.columns(4)
     accumulation = c[0].number_input(
@@ -178,7 +185,9 @@ def _inputs() -> dict:
         "mfu": float(mfu) if own_mfu else None,
         "accumulation": accumulation,
         "no_sync": no_sync,
-        "bucket_cap_bytes": parse_input("DDP bucket_cap", parse_bytes, bucket_text),
+        # empty: the strategy's default bucket (None); a bad entry shows its error
+        "bucket_cap_bytes": bucket,
+        "_bad_bucket": bool(bucket_text.strip()) and bucket is None,
         "compute_time_s": compute_text.strip() or None,
         "strategy": strategy,
         "group_size": None if group_size is None else int(group_size),
@@ -331,7 +340,7 @@ def _advisor(inp: dict, inp_b: dict | None) -> None:
         return
     a = curves["A"]
     caps = list(a.caps_bytes)
-    now = float(inp["bucket_cap_bytes"])
+    now = bucket_cap_bytes_for("ddp", inp["bucket_cap_bytes"], 1.0)  # DDP's cap now
     m = st.columns(4)
     m[0].metric("Best bucket_cap", f"{a.best_cap_bytes / 2**20:g} MiB")
     m[1].metric("Exposed at the best cap", format_duration(a.exposed_comm_s[a.best_index]))
@@ -372,8 +381,9 @@ def render() -> None:
     )
     st.caption(OUT_OF_SCOPE)
     inp = _inputs()
+    bad_bucket = inp.pop("_bad_bucket")
     inp_b = _pinned(inp)
-    if (inp["params"] is None and inp["arch"] is None) or inp["bucket_cap_bytes"] is None:
+    if (inp["params"] is None and inp["arch"] is None) or bad_bucket:
         return
     result = None
     with section("Scenario"):
@@ -511,7 +521,7 @@ def _strategy_rows(**inp) -> list[dict]:
         compute_time_s=parse_duration(inp["compute_time_s"]) if inp["compute_time_s"] else None,
         recompute=inp["recompute"],
         flash_attention=inp["flash_attention"],
-        bucket_cap_bytes=int(inp["bucket_cap_bytes"]),
+        bucket_cap_bytes=inp["bucket_cap_bytes"],  # None: each strategy's default bucket
         comm_contention=inp["comm_contention"],
     )
     return a.rows()
