@@ -34,6 +34,11 @@ Topology inputs are computed once per (GPUs per node, node class) group, the nod
 being 1, 2 and >= 3 nodes: NCCL's search and its bandwidth tables only distinguish those
 (``nNodes <= 2`` in tuning.cc l.306, ``idx2``); everything that varies with the node count
 (ranks, steps, log2 of the nodes, algbw conversion, latency, caps) is an array expression.
+What does not depend on the sizes (the topology, the candidates, their latency, bandwidth and
+caps at one node count) is kept per (op, cluster, node count) for the fitted parameters and
+NCCL's table, read-only; the sizes' terms are evaluated for every candidate at once with the
+same operations: a prediction on a cluster seen before costs well under half of one from
+scratch, with the same numbers bit for bit (tests/test_realistic_plan.py).
 
 >>> from costmodel.presets import cluster
 >>> import numpy as np
@@ -45,8 +50,10 @@ being 1, 2 and >= 3 nodes: NCCL's search and its bandwidth tables only distingui
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, cast
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -87,8 +94,16 @@ def tree_correction_envelope(protocol: str) -> np.ndarray:
     return e
 
 
+@functools.cache
+def _envelope(protocol: str) -> np.ndarray:
+    """:func:`tree_correction_envelope`, computed once per protocol (read-only)."""
+    e = tree_correction_envelope(protocol)
+    e.flags.writeable = False
+    return e
+
+
 def _tree_factor(protocol: str, m: np.ndarray, envelope: bool) -> np.ndarray:
-    table = tree_correction_envelope(protocol) if envelope else None
+    table = _envelope(protocol) if envelope else None
     if table is None:
         return nccl.tree_correction_factor(protocol, m)
     units = np.floor(m / 64.0)
@@ -272,13 +287,133 @@ def _group_times(
     nvls: bool | None,
     collnet_enabled: bool,
     candidate_scale: Mapping[tuple[str, str], tuple[float, float]] | None = None,
+    p_key: str | None = None,
 ) -> tuple[np.ndarray, list[tuple[str, str]]]:
     r"""Candidate times (K, rows) for rows of one (GPUs per node, node class) group.
 
     ``candidate_scale`` (calibration hook, :func:`candidate_scale_of`): per (algorithm,
     protocol) a bandwidth efficiency :math:`\eta` and a latency scale :math:`\lambda`, so the
     candidate costs :math:`\lambda\,\ell_c + M h_c / \eta` (bandwidth still capped).
+
+    Everything that does not depend on the sizes (the topology, the candidates, their latency,
+    bandwidth and caps for the group's node count: :func:`_group_plan`) is computed once per
+    (op, cluster, node count) and kept (``p_key`` names the parameters: ``"fitted"`` for the
+    shared fitted ones; None, or node counts that differ between rows, are computed afresh);
+    here only the size-dependent terms are evaluated, with the same expressions, so the
+    numbers are those of a computation from scratch.
     """
+    corrected = p is not None
+    cacheable = (p_key is not None or not corrected) and not candidate_scale
+    if cacheable and k.size and bool(np.all(k == k[0])) and _hashable(c):
+        plan = _group_plan_cached(
+            op, c, pairs_wanted, p_key, nvls, collnet_enabled, float(k[0]), _Ref(p)
+        )
+    else:
+        plan = _group_plan(op, k, c, pairs_wanted, p, nvls, collnet_enabled, candidate_scale)
+    pairs = plan.pairs
+    times = np.empty((len(pairs), m.size))
+    if corrected:
+        net_extra = net_ramp_extra(m, c.fabric, c.nodes, cast("Mapping[str, object]", p))
+        # ramp_time_factor(m, phi, knee, amp) = amp * phi * fade, the fade shared by candidates
+        fade = np.minimum(1.0, (plan.knee / np.maximum(m, 1.0)) ** 0.5)
+    if plan.stack is None:  # all-to-all: point-to-point time per candidate
+        for i, cand in enumerate(plan.candidates):
+            times[i] = (
+                _p2p_time_s(m, cand.k, plan.topo, c, p, plan.duplex if corrected else 1.0)
+                / cand.eta
+            )
+        return times, pairs
+    # every candidate at once, (K, rows): element by element the operations of one candidate
+    # at a time (a tree factor of 1.0 where it does not apply and a max with -inf where there
+    # is no NIC floor leave a value unchanged, exactly)
+    s = plan.stack
+    bw_m = s.bw
+    if s.tree_rows:
+        tf = np.ones((len(pairs), m.size))
+        by_protocol: dict[str, np.ndarray] = {}
+        for i, pr in s.tree_rows:
+            f = by_protocol.get(pr)
+            if f is None:
+                f = by_protocol[pr] = _tree_factor(pr, m, envelope=corrected)
+            tf[i] = f
+        bw_m = s.bw * tf
+    lat: np.ndarray = s.lat
+    if s.plateau_rows:
+        lat = np.array(np.broadcast_to(s.lat, times.shape))
+        for i, denom, lat_plateau in s.plateau_rows:
+            per = m / denom
+            lat[i] = np.where(
+                per >= T.NCCL_PLATEAU_MIN_BYTES_PER_CHANNEL_RANK, lat_plateau, s.lat[i]
+            )
+    factor: float | np.ndarray = 1.0
+    if corrected:
+        factor = (1.0 + s.amp_phi * fade + net_extra) / plan.duplex
+        if s.nic is not None:  # NIC-bound ring (see C); -inf for the other candidates
+            bw_m = np.maximum(bw_m, s.nic)
+        assert s.cap is not None
+        bw_m = np.minimum(bw_m, s.cap)
+    with np.errstate(divide="ignore"):
+        times[:] = (lat + factor * m / (1000.0 * bw_m)) * _US
+    return times, pairs
+
+
+class _Candidate(NamedTuple):
+    """One (algorithm, protocol) candidate's size-independent terms (see _group_plan)."""
+
+    algorithm: str
+    protocol: str
+    eta: float
+    p2p: bool
+    k: np.ndarray
+    bw: np.ndarray  # algbw [GB/s] before NCCL's tree size correction and the caps
+    lat: np.ndarray  # latency [us] (x lambda), before the all-reduce plateau
+    tree: bool  # NCCL's tree size correction applies
+    plateau: tuple[np.ndarray, np.ndarray] | None  # (channels x ranks, lat x plateau factor)
+    amp: float  # ramp amplitude
+    cap: np.ndarray | None  # hardware busbw bound as algbw [GB/s]
+    nic: np.ndarray | None  # NIC-bound ring floor as algbw [GB/s]
+
+
+class _Stack(NamedTuple):
+    """The candidates' size-independent terms stacked (K, node counts), read-only."""
+
+    bw: np.ndarray
+    lat: np.ndarray
+    tree_rows: list[tuple[int, str]]  # (candidate, protocol) with NCCL's tree correction
+    plateau_rows: list[tuple[int, np.ndarray, np.ndarray]]  # (candidate, denominator, lat)
+    amp_phi: np.ndarray  # (K, 1): ramp amplitude x phi
+    cap: np.ndarray | None
+    nic: np.ndarray | None  # -inf where the candidate has no NIC floor
+
+
+class _GroupPlan(NamedTuple):
+    topo: TopologyInputs
+    pairs: list[tuple[str, str]]
+    candidates: list[_Candidate]
+    phi: float
+    knee: float
+    duplex: float
+    stack: _Stack | None  # None for all-to-all (point-to-point times)
+
+
+def _frozen(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    x.flags.writeable = False
+    return x
+
+
+def _group_plan(
+    op: str,
+    k: np.ndarray,
+    c: Cluster,
+    pairs_wanted: tuple[str, str],
+    p: Mapping[str, object] | None,
+    nvls: bool | None,
+    collnet_enabled: bool,
+    candidate_scale: Mapping[tuple[str, str], tuple[float, float]] | None,
+) -> _GroupPlan:
+    """The size-independent part of :func:`_group_times` for node counts ``k`` (any shape
+    that broadcasts against the sizes): the same expressions, evaluated once."""
     from .predict import cluster_topology
 
     corrected = p is not None
@@ -301,21 +436,23 @@ def _group_times(
     else:
         topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
     pairs = nccl.candidates(op, topo, algorithm, protocol)
-    times = np.empty((len(pairs), m.size))
+    phi = knee = tree_eff = ring_f = 0.0
+    duplex = 1.0
     if p is not None and pf is not None:
         phi = C.fabric_ramp_phi(c.fabric, c.nodes, p)
         knee = float(pf.get("ramp_knee_bytes", 1.0))
-        net_extra = net_ramp_extra(m, c.fabric, c.nodes, p)
         tree_eff = C.fabric_tree_efficiency(c.fabric, c.nodes, p)
         duplex = C.host_staged_duplex_factor(op, topo, pf)
         L = c.intra_bandwidth_bytes_per_s
         B = c.node_inter_bandwidth_bytes_per_s * C.achievable_fraction(c.fabric, c.nodes, p)
         ring_f = C.ring_nic_fraction(c.fabric, c.nodes, p)
         B_ring = c.node_inter_bandwidth_bytes_per_s * ring_f
-    for i, (a, pr) in enumerate(pairs):
+    out: list[_Candidate] = []
+    empty = np.empty(0)
+    for a, pr in pairs:
         eta, lam = candidate_scale_of(candidate_scale, a, pr)
         if op == "all_to_all":
-            times[i] = _p2p_time_s(m, k, topo, c, p, duplex if corrected else 1.0) / eta
+            out.append(_Candidate(a, pr, eta, True, k, empty, empty, False, None, 0.0, None, None))
             continue
         bw = _algbw_gbs(op, a, nccl.bus_bandwidth_gbs(op, a, pr, topo), n) * eta
         lat = _latency_us(op, a, pr, topo, k) * lam
@@ -323,29 +460,101 @@ def _group_times(
             bw = np.full(n.shape, C.nvls_allreduce_algbw_gbs(topo))
         elif corrected and a == "tree":
             bw = bw * tree_eff
-        bw_m = bw
-        if nccl.tree_correction_applies(op, a, topo):
-            bw_m = bw * _tree_factor(pr, m, envelope=corrected)
+        tree = nccl.tree_correction_applies(op, a, topo)
+        plateau = None
         if op == "all_reduce" and a == "ring" and pr == "simple" and c.nodes > 1:
-            plateau = (
+            factor = (
                 T.NCCL_PLATEAU_FACTOR_PRE_SM80
                 if topo.compute_capability < 8.0
                 else T.NCCL_PLATEAU_FACTOR
             )
-            per = m / (topo.comm_channels * n)
-            lat = np.where(per >= T.NCCL_PLATEAU_MIN_BYTES_PER_CHANNEL_RANK, lat * plateau, lat)
-        factor: float | np.ndarray = 1.0
+            plateau = (_frozen(topo.comm_channels * n), _frozen(lat * factor))
+        amp, cap, nic = 0.0, None, None
         if corrected:
             amp = float(C.ramp_amplitude(op, [a], topo, pr)[0])
-            factor = (1.0 + ramp_time_factor(m, phi, knee, amp) + net_extra) / duplex
             cap = busbw_bound_bytes_per_s(op, a, k, g, L, B) / T.BUSBW_FACTOR[op](n) / 1e9
-            if ring_f > 0 and a == "ring" and pr == "simple":  # NIC-bound ring (see C)
-                nic = busbw_bound_bytes_per_s(op, a, k, g, L, B_ring)
-                bw_m = np.maximum(bw_m, nic / T.BUSBW_FACTOR[op](n) / 1e9)
-            bw_m = np.minimum(bw_m, cap)
-        with np.errstate(divide="ignore"):
-            times[i] = (lat + factor * m / (1000.0 * bw_m)) * _US
-    return times, pairs
+            if ring_f > 0 and a == "ring" and pr == "simple":
+                nic_bound = busbw_bound_bytes_per_s(op, a, k, g, L, B_ring)
+                nic = _frozen(nic_bound / T.BUSBW_FACTOR[op](n) / 1e9)
+            cap = _frozen(cap)
+        out.append(
+            _Candidate(
+                a, pr, eta, False, k, _frozen(bw), _frozen(lat), tree, plateau, amp, cap, nic
+            )
+        )
+    stack = None
+    if op != "all_to_all":
+        shape = (len(out), *np.shape(n))
+        amp_phi = np.array([[x.amp * phi] for x in out]).reshape(len(out), 1)
+        nic = None
+        if any(x.nic is not None for x in out):
+            nic = np.full(shape, -np.inf)
+            for i, x in enumerate(out):
+                if x.nic is not None:
+                    nic[i] = x.nic
+        stack = _Stack(
+            _frozen(np.array([np.broadcast_to(x.bw, np.shape(n)) for x in out]).reshape(shape)),
+            _frozen(np.array([np.broadcast_to(x.lat, np.shape(n)) for x in out]).reshape(shape)),
+            [(i, x.protocol) for i, x in enumerate(out) if x.tree],
+            [(i, *x.plateau) for i, x in enumerate(out) if x.plateau is not None],
+            _frozen(amp_phi),
+            _frozen(np.array([x.cap for x in out]).reshape(shape)) if corrected else None,
+            None if nic is None else _frozen(nic),
+        )
+    return _GroupPlan(topo, pairs, out, phi, knee, duplex, stack)
+
+
+def _hashable(x: object) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+class _Ref:
+    """Carries the parameters into the cached plan without being part of its key."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Mapping[str, object] | None) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Ref)
+
+
+@functools.lru_cache(maxsize=1024)
+def _group_plan_cached(
+    op: str,
+    c: Cluster,
+    pairs_wanted: tuple[str, str],
+    p_key: str | None,
+    nvls: bool | None,
+    collnet_enabled: bool,
+    nodes: float,
+    params: _Ref,
+) -> _GroupPlan:
+    """:func:`_group_plan` for one node count, kept per (op, cluster, candidates wanted,
+    parameters' name, NVLS, CollNet, node count): ``params`` is not part of the key, its name
+    ``p_key`` is (the shared fitted parameters, or None for NCCL's table)."""
+    return _group_plan(
+        op, np.array([nodes]), c, pairs_wanted, params.value, nvls, collnet_enabled, None
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _fitted_shared() -> Mapping[str, object]:
+    """The fitted parameters (:func:`costmodel.predict.fitted_params`), read and checked once;
+    read-only (``realistic_rows`` copies parameters it is given)."""
+    from .predict import fitted_params
+
+    p = fitted_params()
+    C._check(p)
+    return MappingProxyType(p)
 
 
 def candidate_scale_of(
@@ -449,12 +658,15 @@ def realistic_rows(
         raise ValueError("message_bytes: must be finite and >= 0 B at every point")
     if m.size and (k.min() < 1 or g.min() < 1):
         raise ValueError("nodes, gpus_per_node: must be integers >= 1")
-    p = None
+    p: Mapping[str, object] | None = None
+    p_key: str | None = None
     if corrected:
-        from .predict import fitted_params
-
-        p = fitted_params() if params is None else dict(params)
-        C._check(p)
+        shared = _fitted_shared()
+        if params is None or params is shared:  # read and checked once (_fitted_shared)
+            p, p_key = shared, "fitted"
+        else:
+            p = dict(params)
+            C._check(p)
     t = np.zeros(m.size)
     a_code = np.zeros(m.size, dtype=np.int32)
     p_code = np.zeros(m.size, dtype=np.int32)
@@ -481,6 +693,7 @@ def realistic_rows(
             nvls,
             collnet_enabled,
             candidate_scale,
+            p_key,
         )
         best = np.argmin(times, axis=0)
         t[rows] = times[best, np.arange(rows.size)]
