@@ -1,8 +1,10 @@
-"""How fast the app answers: server-side rerun per page and input (AppTest) and first paint.
+"""How fast the app answers: server-side rerun per page and input (AppTest), the work before
+each page's first chart, and first paint in chromium.
 
-    .venv/bin/python benchmarks/bench_app.py            # both parts
+    .venv/bin/python benchmarks/bench_app.py            # every part
     .venv/bin/python benchmarks/bench_app.py --no-browser
-    .venv/bin/python benchmarks/bench_app.py --no-rerun     # first paint only
+    .venv/bin/python benchmarks/bench_app.py --no-rerun     # first view and first paint only
+    .venv/bin/python benchmarks/bench_app.py --no-rerun --before /tmp/old   # before and after
 
 Rerun: each page is opened headless with streamlit.testing.v1.AppTest, then each of several of
 its inputs is moved, one at a time, through values never seen before (each a cache miss: the
@@ -12,20 +14,30 @@ time. Target: <= 150 ms CPU per rerun after one input change, judged on the
 median CPU time of the new values (wall time on a shared machine measures the neighbours too;
 the max is printed beside it).
 
+Work before the first chart (tests/_first_view.py): per page, the charts and tables its first
+view sends, the elements and bytes sent before (and with) its first chart, and the script's
+CPU time until then. Counts, not times: tests/test_first_view.py bounds them.
+
 First paint: the app and a bare Streamlit + plotly page (benchmarks/bare_page.py: one number,
-one chart, nothing else) are served side by side; Debian's chromium (Playwright) loads them
-alternately and the times from navigation to the first ``st.metric`` value and to the first
-plotly chart drawn are measured. Goal: the app's first number and first chart within 1.3x the
-bare page's, on every page (ratios, so the machine's load cancels).
+one chart, nothing else) are served side by side (with ``--before``, an older checkout of the
+app too); Debian's chromium (Playwright) loads them in turn and the times from navigation to the
+first ``st.metric`` value and to the first plotly chart drawn are measured, in wall-clock
+seconds and in CPU seconds of the page's renderer main thread (Chrome's ``ThreadTime``: the work
+the page gave the browser, which a loaded machine does not inflate). Goal: the app's first
+number and first chart within 1.3x the bare page's, on every page (ratios, so the machine's load
+cancels).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "costmodel" / "web"
 TARGET_RERUN_S = 0.150
 sys.path.insert(0, str(ROOT))  # tests/_browser.py: the served app and chromium flags
-from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
+from tests._browser import CHROMIUM, CHROMIUM_ARGS, free_port, served_app  # noqa: E402
 
 _VALIDATE_QUERY = {
     "val_source": "A reference run",
@@ -179,8 +191,22 @@ TARGET_RATIO = 1.3
 PAINT_REPEATS = 3
 
 
-def _paint(browser: Any, url: str, context: Any | None) -> tuple[float, float]:
-    """(first number, first chart) [s] from navigation, one page load."""
+def _main_thread_cpu_s(cdp: Any) -> float:
+    """CPU time of the page's renderer main thread so far [s] (Chrome's ``ThreadTime``).
+
+    Chromium runs a page's JavaScript, style, layout and paint on that one thread; its CPU time
+    counts the work the page made the browser do, not the time spent waiting for a core, so it
+    stays comparable when the machine is loaded (the wall times do not).
+    """
+    metrics = cdp.send("Performance.getMetrics")["metrics"]
+    return float(next(m["value"] for m in metrics if m["name"] == "ThreadTime"))
+
+
+def _paint(
+    browser: Any, url: str, context: Any | None, *, chart: bool = True
+) -> tuple[float, float, float, float]:
+    """One page load: (first number, first chart) from navigation [s], wall clock, then the
+    renderer main thread's CPU time [s] at the same two moments (:func:`_main_thread_cpu_s`)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
     # a tall window: plotly draws a chart once it is on screen, and every page's first chart
@@ -189,72 +215,212 @@ def _paint(browser: Any, url: str, context: Any | None) -> tuple[float, float]:
     page = browser.new_page(viewport=size) if context is None else context.new_page()
     if context is not None:
         page.set_viewport_size(size)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Performance.enable", {"timeMetrics": "threadTicks"})
     t0 = time.perf_counter()
     page.goto(url)
     page.get_by_test_id("stMetricValue").first.wait_for(timeout=120_000)
     number = time.perf_counter() - t0
-    try:
-        page.locator(_CHART).first.wait_for(timeout=120_000)
-        drawn = time.perf_counter() - t0
-    except PlaywrightTimeoutError:  # a page whose first view has no chart
-        drawn = float("nan")
+    number_cpu = _main_thread_cpu_s(cdp)
+    drawn = drawn_cpu = float("nan")  # a page whose first view has no chart
+    if chart:
+        with contextlib.suppress(PlaywrightTimeoutError):
+            page.locator(_CHART).first.wait_for(timeout=120_000)
+            drawn = time.perf_counter() - t0
+            drawn_cpu = _main_thread_cpu_s(cdp)
     page.close()
-    return number, drawn
+    return number, drawn, number_cpu, drawn_cpu
+
+
+#: pages whose first view has no chart (the first-paint loop does not wait for one)
+NO_CHART = frozenset({"batch"})
+#: the app's pages as a first visit opens them (url path and query)
+PAINT_PATHS = {
+    "collectives": "",
+    "cluster": "cluster",
+    "memory": "memory",
+    "batch": "batch",
+    "ddp": "ddp",
+    "validate": "validate?val_source=A+reference+run&val_reference="
+    "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt",
+}
+
+
+@contextlib.contextmanager
+def _served_tree(tree: Path) -> Iterator[str]:
+    """``streamlit run <tree>/app.py`` with that checkout's own code (``PYTHONPATH=tree``) on a
+    free loopback port: another commit served beside this one (``--before``)."""
+    import urllib.request
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(tree / "app.py"),
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            with contextlib.suppress(OSError):
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{tree}: streamlit did not become healthy")
+            time.sleep(0.25)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+Load = tuple[float, float, float, float]
 
 
 def bench_first_paint(
     pages: list[str] | None = None,
     repeats: int = PAINT_REPEATS,
     visits: tuple[str, ...] = ("first visit", "cached"),
-) -> dict[tuple[str, str], tuple[float, float, float, float]]:
-    """Per (page, visit): median (number, chart) of the app page and of the bare page [s].
+    before: Path | None = None,
+) -> dict[tuple[str, str], dict[str, list[Load]]]:
+    """Per (page, visit): every load of the bare page, the app, and the ``before`` checkout.
 
-    The app and the bare page (benchmarks/bare_page.py) are served at the same time and loaded
-    alternately, :data:`PAINT_REPEATS` times each, so both see the same machine load; the ratios
-    are the result. "first visit": a new browser context (nothing cached); "cached": a
-    returning visitor (Streamlit's and plotly's JavaScript in the browser cache).
+    The app, the bare page (benchmarks/bare_page.py) and, with ``before``, an older checkout of
+    the app are served at the same time and loaded in turn, ``repeats`` times each, so all see
+    the same machine load; each load gives :func:`_paint`'s (number, chart, number CPU, chart
+    CPU). "first visit": a new browser context (nothing cached); "cached": a returning visitor
+    (Streamlit's and plotly's JavaScript in the browser cache).
     """
     from playwright.sync_api import sync_playwright
 
-    paths = {
-        "collectives": "",
-        "cluster": "cluster",
-        "memory": "memory",
-        "batch": "batch",
-        "ddp": "ddp",
-        "validate": "validate?val_source=A+reference+run&val_reference="
-        "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt",
-    }
-    out = {}
-    with (
-        served_app() as url,
-        served_app(script="benchmarks/bare_page.py") as bare,
-        sync_playwright() as pw,
-    ):
+    out: dict[tuple[str, str], dict[str, list[Load]]] = {}
+    with contextlib.ExitStack() as stack:
+        urls = {
+            "bare": stack.enter_context(served_app(script="benchmarks/bare_page.py")),
+            "app": stack.enter_context(served_app()),
+        }
+        if before is not None:
+            urls["before"] = stack.enter_context(_served_tree(before))
+        pw = stack.enter_context(sync_playwright())
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         # one warm-up load each: the servers' first session imports plotly/pandas
-        for warm in (f"{url}/", f"{bare}/"):
-            _paint(browser, warm, None)
+        for url in urls.values():
+            _paint(browser, f"{url}/", None)
         context = browser.new_context()  # a returning visitor: the JS is in the cache
-        for name, path in paths.items():
+        for name, path in PAINT_PATHS.items():
             if pages and name not in pages:
                 continue
             for visit, ctx in (("first visit", None), ("cached", context)):
                 if visit not in visits:
                     continue
-                app, base = [], []
+                loads: dict[str, list[Load]] = {k: [] for k in urls}
                 for _ in range(repeats):
-                    base.append(_paint(browser, f"{bare}/", ctx))
-                    app.append(_paint(browser, f"{url}/{path}", ctx))
-                out[(name, visit)] = (
-                    statistics.median(a[0] for a in app),
-                    statistics.median(a[1] for a in app),
-                    statistics.median(b[0] for b in base),
-                    statistics.median(b[1] for b in base),
-                )
-                print(f"  measured {name}, {visit}: {out[(name, visit)]}", flush=True)
+                    for kind, url in urls.items():
+                        if kind == "bare":
+                            loads[kind].append(_paint(browser, f"{url}/", ctx))
+                        else:
+                            loads[kind].append(
+                                _paint(browser, f"{url}/{path}", ctx, chart=name not in NO_CHART)
+                            )
+                out[(name, visit)] = loads
+                print(f"  measured {name}, {visit}", flush=True)
         browser.close()
     return out
+
+
+def _ratios(app: list[Load], bare: list[Load]) -> list[float]:
+    """Median over the repeats of app / bare, load by load (the bare load just before): first
+    number, first chart (wall), then the same two in main-thread CPU."""
+    return [
+        statistics.median(a[k] / b[k] for a, b in zip(app, bare, strict=True)) for k in range(4)
+    ]
+
+
+def _report_first_view() -> None:
+    """Print what each page's first view sends (tests/_first_view.py): deterministic counts
+    beside the timings, bounded by tests/test_first_view.py."""
+    from tests._first_view import PAGES, first_view
+
+    print(
+        "\nwork before the first chart (AppTest, the page's second run: warm caches as a new "
+        "session of a served app; script CPU is not exact)"
+    )
+    print(
+        f"{'page':<13}{'charts':>7}{'tables':>7}{'elements':>10}{'bytes':>9}{'chart':>8}"
+        f"{'view bytes':>12}{'cpu to chart':>14}{'cpu':>7}"
+    )
+    print(f"{'':<13}{'':>7}{'':>7}{'(before the first chart)':>27}")
+    for name in PAGES:
+        v = first_view(name)
+        print(
+            f"{name:<13}{v.charts:>7}{v.tables:>7}{v.elements_before_chart:>10}"
+            f"{v.bytes_before_chart:>9,}{v.chart_bytes[0] if v.charts else 0:>8,}"
+            f"{v.total_bytes:>12,}{v.cpu_to_chart_s * 1e3:>12.0f}ms{v.cpu_s * 1e3:>5.0f}ms"
+        )
+
+
+def _report_first_paint(args: argparse.Namespace) -> bool:
+    """Print the first-paint table; True when every ratio is within :data:`TARGET_RATIO`."""
+    print(
+        "\nfirst paint in chromium, side by side with a bare Streamlit + plotly page "
+        f"(benchmarks/bare_page.py; {args.repeats} loads of each in turn, medians; goal: app / "
+        f"bare <= {TARGET_RATIO} for the first number and the first chart). wall: seconds from "
+        "navigation; cpu: the renderer main thread's CPU seconds by then (what the page made "
+        "the browser do, robust to a loaded machine); ratios: median of app / the bare load "
+        "just before it"
+    )
+    head = f"{'page':<13}{'visit':<13}{'':<8}{'number':>8}{'cpu':>7}{'chart':>8}{'cpu':>7}"
+    print(head + f"{'number':>9}{'cpu':>7}{'chart':>8}{'cpu':>7}  (app / bare)")
+    paint = bench_first_paint(
+        args.pages.split(",") if args.pages else None,
+        args.repeats,
+        ("cached",) if args.cached_only else ("first visit", "cached"),
+        args.before.resolve() if args.before else None,
+    )
+    ok = True
+    worst: dict[str, list[float]] = {}
+    for (name, visit), loads in paint.items():
+        for kind in [k for k in ("bare", "before", "app") if k in loads]:
+            # columns: number, its CPU, chart, its CPU (_paint gives number, chart, CPUs)
+            med = [statistics.median(x[k] for x in loads[kind]) for k in (0, 2, 1, 3)]
+            line = f"{name:<13}{visit:<13}{kind:<8}" + "".join(
+                f"{v:>7.2f}s" if i % 2 == 0 else f"{v:>6.2f}s" for i, v in enumerate(med)
+            )
+            if kind != "bare":
+                r = _ratios(loads[kind], loads["bare"])
+                line += "".join(
+                    f"{v:>8.2f}x" if i % 2 == 0 else f"{v:>6.2f}x"
+                    for i, v in enumerate((r[0], r[2], r[1], r[3]))
+                )
+                prev = worst.setdefault(kind, [0.0] * 4)
+                worst[kind] = [max(p, v) if v == v else p for p, v in zip(prev, r, strict=True)]
+                if kind == "app":
+                    ok &= r[0] <= TARGET_RATIO and not r[1] > TARGET_RATIO
+            print(line)
+    for kind, w in worst.items():
+        print(
+            f"worst ratio, {kind}: first number {w[0]:.2f}x (cpu {w[2]:.2f}x), first chart "
+            f"{w[1]:.2f}x (cpu {w[3]:.2f}x); goal <= {TARGET_RATIO}x"
+        )
+    return ok
 
 
 def main() -> int:
@@ -267,6 +433,15 @@ def main() -> int:
     )
     parser.add_argument(
         "--cached-only", action="store_true", help="returning visitor only (JS in the cache)"
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="an older checkout of the app (git worktree add /tmp/old <commit>) served and "
+        "loaded beside this one: before and after in one run",
+    )
+    parser.add_argument(
+        "--no-work", action="store_true", help="skip the work-before-the-first-chart table"
     )
     args = parser.parse_args()
     os.chdir(ROOT)
@@ -299,38 +474,13 @@ def main() -> int:
         )
     if not args.no_rerun:
         print(f"slowest input (median CPU of new values): {worst * 1e3:.0f} ms")
+    if not args.no_work:
+        _report_first_view()
     if not args.no_browser:
         if not Path(CHROMIUM).exists():
             print(f"first paint: skipped, {CHROMIUM} is missing (apt-get install chromium)")
         else:
-            print(
-                "\nfirst paint in chromium, side by side with a bare Streamlit + plotly page "
-                f"(benchmarks/bare_page.py; median of {PAINT_REPEATS} alternating loads; goal: "
-                f"app / bare <= {TARGET_RATIO} for the first number and the first chart)"
-            )
-            print(
-                f"{'page':<13}{'visit':<13}{'number':>8}{'bare':>7}{'ratio':>7}"
-                f"{'chart':>8}{'bare':>7}{'ratio':>7}"
-            )
-            paint = bench_first_paint(
-                args.pages.split(",") if args.pages else None,
-                args.repeats,
-                ("cached",) if args.cached_only else ("first visit", "cached"),
-            )
-            worst = {"number": 0.0, "chart": 0.0}
-            for (name, visit), (number, drawn, b_number, b_drawn) in paint.items():
-                r_number, r_chart = number / b_number, drawn / b_drawn
-                worst["number"] = max(worst["number"], r_number)
-                worst["chart"] = max(worst["chart"], r_chart)
-                ok &= r_number <= TARGET_RATIO and r_chart <= TARGET_RATIO
-                print(
-                    f"{name:<13}{visit:<13}{number:>7.2f}s{b_number:>6.2f}s{r_number:>6.2f}x"
-                    f"{drawn:>7.2f}s{b_drawn:>6.2f}s{r_chart:>6.2f}x"
-                )
-            print(
-                f"worst ratio: first number {worst['number']:.2f}x, first chart "
-                f"{worst['chart']:.2f}x (goal <= {TARGET_RATIO}x)"
-            )
+            ok &= _report_first_paint(args)
     print("\nall within target" if ok else "\nSOME FIGURES ARE OVER TARGET")
     return 0
 

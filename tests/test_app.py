@@ -883,6 +883,9 @@ def test_accuracy_on_screen_cluster_and_collectives_and_validate():
     assert "Expected error" in captions and "Leaves out" in captions
     at = open_page("page_validate.py")
     assert_clean(at)
+    assert "| run |" not in " ".join(m.value for m in at.markdown)  # sent once opened
+    at.session_state["fidelity_open"] = True  # the user opens the expander
+    at.run()
     texts = " ".join(m.value for m in at.markdown)
     assert "grouped CV" in texts and "| run |" in texts
 

@@ -115,9 +115,9 @@ def test_side_by_side_in_the_browser(chromium_browser, app_url):
         a = predict_collective("all_reduce", 14e9, "dgx-h100", nodes=8)
         b = predict_collective("all_reduce", 14e9, "dgx-b200", nodes=8)
         expect(metric(page, "Time B / A")).to_have_text(f"{b.time_s / a.time_s:.3g}x")
-        # the first chart of the side-by-side tabs: A's algorithms and B's choice (charts in
-        # a hidden tab are not visible, so pick the third of the page: the first two are A's)
-        chart = page.get_by_test_id("stPlotlyChart").nth(2)
+        # the first chart of the side-by-side tabs: A's algorithms and B's choice (only the
+        # open tab of each set of tabs draws its chart: the page's first chart is A's)
+        chart = page.get_by_test_id("stPlotlyChart").nth(1)
         chart.hover()
         expect(chart.locator(".gtitle").first).to_contain_text("B's choice (dashed)")
         expect(page.get_by_test_id("stException")).to_have_count(0)

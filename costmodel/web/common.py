@@ -26,7 +26,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -454,6 +454,33 @@ def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
     st.plotly_chart(figure, key=key, **kwargs)
 
 
+def chart_tabs(labels: Sequence[str], *, key: str) -> list[tuple[Any, bool]]:
+    """Tabs of charts where only the open tab's chart is built and sent: ``(tab, is_open)``.
+
+    A chart in a hidden ``st.tabs`` tab is still sent, laid out and drawn by plotly in the same
+    frame as the rest of the page: a second 8 kB chart behind a tab cost the browser's main
+    thread about 0.5 s of CPU before the first chart appeared (measured in chromium beside a
+    bare page, 2026-12-01). These tabs rerun the script when one is chosen
+    (``on_change="rerun"``) and the page draws the chart of the open one only; the choice is
+    in the URL like every input. The first tab is open on a page's first view.
+    """
+    tabs = st.tabs(list(labels), key=key, on_change="rerun", bind=QP)
+    # open is None where Streamlit tracks no state: then every tab's chart is drawn
+    return [(tab, tab.open is not False) for tab in tabs]
+
+
+def on_open(label: str, *, key: str, **kwargs: Any) -> Any | None:
+    """An expander whose content is built only once it is opened: the container, or None while
+    it is closed.
+
+    A closed ``st.expander`` still receives (and the browser still renders) everything inside
+    it; this one reruns the script when it is opened (``on_change="rerun"``), so a large
+    secondary table or text costs nothing on a page's first view.
+    """
+    box = st.expander(label, key=key, on_change="rerun", **kwargs)
+    return None if box.open is False else box
+
+
 def accuracy_caption(band: Any, *, where: str = "") -> None:
     """One caption next to predicted numbers: the expected error "±X%" of the prediction's
     regime (grouped cross-validation, costmodel.uncertainty), or that no run measured it, and
@@ -550,8 +577,11 @@ def fidelity_text() -> str:
 
 def fidelity_table() -> None:
     """The fidelity table in the app: an expander with the packaged report rendered."""
-    with st.expander(
+    box = on_open(
         "Fidelity table: each model against every bundled nccl-tests run (grouped "
-        "cross-validation, in-sample, error bands per regime)"
-    ):
-        st.markdown(fidelity_text())
+        "cross-validation, in-sample, error bands per regime)",
+        key="fidelity_open",
+    )
+    if box is not None:  # 25 kB of Markdown: sent once opened
+        with box:
+            st.markdown(fidelity_text())

@@ -242,6 +242,17 @@ def evaluate_scenario(scaling: bool = False, flips: bool = False, **fields):
     )
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def fit_suggestions(**fields):
+    """:meth:`costmodel.scenario.Scenario.fit_suggestions` of the page's inputs, shared by every
+    session: the cheapest changes that make a setup fit re-evaluate the step for each change
+    tried (22 steps for the page's default 7B model, about 0.9 s of CPU), work a new session
+    would otherwise repeat before the page's first chart."""
+    from costmodel.scenario import Scenario
+
+    return Scenario(**fields).fit_suggestions()
+
+
 @st.cache_data(show_spinner=False)
 def link_figures(name: str) -> dict:
     """Per-direction bandwidth [B/s], latency [s] and description of a link preset."""

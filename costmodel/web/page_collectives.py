@@ -17,6 +17,7 @@ from costmodel.web.common import (
     QP,
     accuracy_caption,
     chart,
+    chart_tabs,
     headline,
     headline_text,
     page_header,
@@ -286,31 +287,24 @@ def _link(inp: dict) -> None:
 
         st.caption(plain(f"By the formulas: {verdict.text()}."))
         marks = crossovers.assign(label=crossovers["pair"])
-        tab_time, tab_busbw = st.tabs(["Time vs size", "busbw vs size"])
-        with tab_time:
-            chart(
-                plots.collective_sweep_figure(
-                    sweep,
-                    y="time_s",
-                    marks=marks,
-                    selected_bytes=size,
-                    title=f"{OP_LABELS[op]} time, N = {ranks}, M = {size_label(size)} dotted"
-                    " (crossovers x)",
-                ),
-                key="chart_time",
-            )
-        with tab_busbw:
-            chart(
-                plots.collective_sweep_figure(
-                    sweep,
-                    y="busbw_bytes_per_s",
-                    marks=marks,
-                    selected_bytes=size,
-                    title=f"{OP_LABELS[op]} bus bandwidth as nccl-tests prints it, N = {ranks},"
-                    f" M = {size_label(size)} dotted",
-                ),
-                key="chart_busbw",
-            )
+        titles = {
+            "time_s": f"{OP_LABELS[op]} time, N = {ranks}, M = {size_label(size)} dotted"
+            " (crossovers x)",
+            "busbw_bytes_per_s": f"{OP_LABELS[op]} bus bandwidth as nccl-tests prints it, "
+            f"N = {ranks}, M = {size_label(size)} dotted",
+        }
+        tabs = chart_tabs(["Time vs size", "busbw vs size"], key="link_chart_tab")
+        for (tab, is_open), (y, key) in zip(
+            tabs, (("time_s", "chart_time"), ("busbw_bytes_per_s", "chart_busbw")), strict=True
+        ):
+            if is_open:  # the open tab's chart only (common.chart_tabs)
+                with tab:
+                    chart(
+                        plots.collective_sweep_figure(
+                            sweep, y=y, marks=marks, selected_bytes=size, title=titles[y]
+                        ),
+                        key=key,
+                    )
 
         columns: dict[str, Any] = {
             "time [µs]": at_size["time_s"] * 1e6,
@@ -462,11 +456,12 @@ def _algorithms(inp: dict, r, size: float) -> None:
         )
     if not len(r.frame):
         return
-    tab_time, tab_busbw = st.tabs(["Time vs size", "busbw vs size"])
-    for tab, y, what in (
-        (tab_time, "time_s", "time"),
-        (tab_busbw, "busbw_bytes_per_s", "bus bandwidth"),
+    tabs = chart_tabs(["Time vs size", "busbw vs size"], key="cluster_chart_tab")
+    for (tab, is_open), y, what in zip(
+        tabs, ("time_s", "busbw_bytes_per_s"), ("time", "bus bandwidth"), strict=True
     ):
+        if not is_open:  # the open tab's chart only (common.chart_tabs)
+            continue
         with tab:
             chart(
                 plots.algorithms_on_cluster_figure(
@@ -529,8 +524,10 @@ def _side_by_side(inp: dict, r, size: float) -> None:
             float(np.max(np.asarray(bands, dtype=float))),  # the wider band; NaN if unknown
         )
         st.markdown(plain(f"Faster configuration: {faster.text()}."))
-    tab_time, tab_busbw = st.tabs(["A and B: time", "A and B: busbw"])
-    for tab, y in ((tab_time, "time_s"), (tab_busbw, "busbw_bytes_per_s")):
+    tabs = chart_tabs(["A and B: time", "A and B: busbw"], key="pinned_chart_tab")
+    for (tab, is_open), y in zip(tabs, ("time_s", "busbw_bytes_per_s"), strict=True):
+        if not is_open:
+            continue
         with tab:
             chart(
                 plots.algorithms_on_cluster_figure(
@@ -557,11 +554,12 @@ def _models(inp: dict, at_size, ranks: int) -> None:
     gpus = None if inp["gpus"] is None else int(inp["gpus"])
     sweep = data.model_sweep(op, inp["cluster"], int(inp["nodes"]), gpus)
     st.markdown("**Every model on this cluster (the model's choice each)**")
-    tab_time, tab_busbw = st.tabs(["Models: time vs size", "Models: busbw vs size"])
-    for tab, y, what in (
-        (tab_time, "time_s", "time"),
-        (tab_busbw, "busbw_bytes_per_s", "bus bandwidth"),
+    tabs = chart_tabs(["Models: time vs size", "Models: busbw vs size"], key="models_chart_tab")
+    for (tab, is_open), y, what in zip(
+        tabs, ("time_s", "busbw_bytes_per_s"), ("time", "bus bandwidth"), strict=True
     ):
+        if not is_open:
+            continue
         with tab:
             chart(
                 plots.collective_sweep_figure(

@@ -21,8 +21,10 @@ from costmodel.web import data
 from costmodel.web.common import (
     QP,
     chart,
+    chart_tabs,
     error,
     headline,
+    on_open,
     page_header,
     parse_input,
     section,
@@ -390,8 +392,6 @@ def render() -> None:
         result = data.evaluate_scenario(**inp)
     if result is None:
         return
-    if not result.fits:
-        _does_not_fit(inp, result)
     m = headline(4)
     m[0].metric("Step time", format_duration(result.step_time_s))
     m[1].metric("Compute", format_duration(result.compute_s))
@@ -426,6 +426,8 @@ def render() -> None:
         delta_arrow="off",
     )
     m[3].metric("GPU memory", format_bytes(result.gpu_memory_bytes))
+    if not result.fits:  # below the headline (drawn in the slot above), computed after it
+        _does_not_fit(inp, result)
     c = inp["comm_contention"]
     ideal = data.evaluate_scenario(**{**inp, "comm_contention": 0.0}) if c > 0 else result
     band = (
@@ -446,15 +448,29 @@ def render() -> None:
             st.caption(note)
     rb = _compare(inp, result, inp_b) if inp_b is not None else None
     _training_cost(result, inp, rb)
-    chart(
-        plots.ddp_timeline_figure(
-            result.timeline,
-            compute_s=result.compute_s,
-            step_time_s=result.step_time_s,
-            title=f"One step ({result.strategy}): compute and collectives",
-        ),
-        key="chart_timeline",
+    (tab_step, step_open), (tab_scaling, scaling_open) = chart_tabs(
+        ["One step", "Scaling vs GPU count"], key="ddp_chart_tab"
     )
+    if step_open:  # the open tab's chart only (common.chart_tabs)
+        with tab_step:
+            chart(
+                plots.ddp_timeline_figure(
+                    result.timeline,
+                    compute_s=result.compute_s,
+                    step_time_s=result.step_time_s,
+                    title=f"One step ({result.strategy}): compute and collectives",
+                ),
+                key="chart_timeline",
+            )
+    if scaling_open:
+        with tab_scaling:
+            chart(
+                plots.scaling_figure(
+                    data.evaluate_scenario(scaling=True, **inp).scaling_frame(),
+                    title="Scaling efficiency vs GPU count",
+                ),
+                key="chart_scaling",
+            )
     _strategies(inp)
     if inp["strategy"] in ("ddp",):
         _advisor(inp, inp_b)  # the bucket_cap advisor: DDP's buckets
@@ -469,9 +485,6 @@ def render() -> None:
         else:
             st.info("No change within reach flips the verdict.")
     scaling = data.evaluate_scenario(scaling=True, **inp).scaling_frame()
-    chart(
-        plots.scaling_figure(scaling, title="Scaling efficiency vs GPU count"), key="chart_scaling"
-    )
     if inp["strategy"] == "ddp":
         table(
             pd.DataFrame([f.model_dump() for f in flips.flips]),
@@ -493,12 +506,20 @@ def render() -> None:
         key="scaling",
         caption="Step time and efficiency vs node count",
     )
-    table(
-        pd.DataFrame(result.timeline),
-        "timeline.csv",
-        key="timeline",
-        caption="The timeline (seconds from the start of the step)",
+    # every interval of the step (hundreds of rows, the page's largest message): sent once the
+    # expander is opened
+    box = on_open(
+        f"The timeline, interval by interval ({len(result.timeline):,} intervals)",
+        key="timeline_open",
     )
+    if box is not None:
+        with box:
+            table(
+                pd.DataFrame(result.timeline),
+                "timeline.csv",
+                key="timeline",
+                caption="The timeline (seconds from the start of the step)",
+            )
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -564,10 +585,8 @@ def _strategies(inp: dict) -> None:
 
 def _does_not_fit(inp: dict, result) -> None:
     """Say first that the setup cannot run, and the cheapest changes that make it fit."""
-    from costmodel.scenario import Scenario
-
     with section("What makes it fit"):
-        fa = Scenario(**inp).fit_suggestions()
+        fa = data.fit_suggestions(**inp)
         st.warning(
             f"Does not fit: {format_bytes(result.memory_total_bytes)} per GPU > "
             f"{format_bytes(result.gpu_memory_bytes)}. The step and the cost below are for a "

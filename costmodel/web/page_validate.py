@@ -16,6 +16,7 @@ from costmodel.web.common import (
     MAX_UPLOAD_BYTES,
     QP,
     chart,
+    chart_tabs,
     fidelity_table,
     page_header,
     plain,
@@ -326,17 +327,30 @@ def render() -> None:
         n[2].metric("Peak predicted busbw", format_rate(ok["predicted_busbw_bytes_per_s"].max()))
         overlay = _overlay(ok)
         measured_series = tuple(s for s in overlay["series"].unique() if s.startswith("measured"))
-        chart(
-            plots.collective_sweep_figure(
-                overlay,
-                y="busbw_bytes_per_s",
-                series="series",
-                markers_only=measured_series,
-                title=f"{plain_html(name)}: measured vs predicted ({model}) on {cluster}",
-            ),
-            key="chart_validate",
+        (tab_busbw, busbw_open), (tab_error, error_open) = chart_tabs(
+            ["Measured vs predicted busbw", "Error vs size"], key="val_chart_tab"
         )
-        _details(raw, name, settings, cluster, model, ok, comparison)
+        if busbw_open:  # the open tab's chart only (common.chart_tabs)
+            with tab_busbw:
+                chart(
+                    plots.collective_sweep_figure(
+                        overlay,
+                        y="busbw_bytes_per_s",
+                        series="series",
+                        markers_only=measured_series,
+                        title=f"{plain_html(name)}: measured vs predicted ({model}) on {cluster}",
+                    ),
+                    key="chart_validate",
+                )
+        if error_open:
+            with tab_error:
+                chart(
+                    plots.validation_error_figure(
+                        ok, title=f"{plain_html(name)}: busbw error vs size ({model} on {cluster})"
+                    ),
+                    key="chart_validate_error",
+                )
+        _details(raw, name, settings, cluster, model, comparison)
     with section("Calibration"):
         stem = Path(name).stem.lower().replace(" ", "-")[:40]
         try:  # a log without host lines has no node count: calibration never assumes it
@@ -373,16 +387,9 @@ def _details(
     settings: tuple,
     cluster: str,
     model: str,
-    ok: pd.DataFrame,
     comparison: pd.DataFrame,
 ) -> None:
-    """The secondary outputs (error chart, tables), drawn after the first chart."""
-    chart(
-        plots.validation_error_figure(
-            ok, title=f"{plain_html(name)}: busbw error vs size ({model} on {cluster})"
-        ),
-        key="chart_validate_error",
-    )
+    """The secondary outputs (tables), drawn after the charts."""
     table(
         data.summarize_text(raw, name, settings, cluster, model),
         "comparison_summary.csv",

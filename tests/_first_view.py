@@ -1,0 +1,109 @@
+"""What a page sends before its first chart: the deterministic side of the first-paint goal.
+
+A browser paints a page's first number and first chart after it has received, laid out and
+drawn everything the script sent before them (and, when the script is quick, everything it sent
+in the same burst). :func:`first_view` runs a page once headless (Streamlit's AppTest) and
+records every message the script sends, in order: how many elements and bytes come before the
+first ``st.plotly_chart``, how large each figure is, and how many charts and tables the first
+view holds. These counts do not depend on the machine's load, so a test can bound them
+(tests/test_first_view.py) where a timed test could not; benchmarks/bench_app.py prints them
+beside the browser's timings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Every page, as the first-paint benchmark opens it: (module in costmodel.web, URL query).
+PAGES: dict[str, tuple[str, dict[str, str]]] = {
+    "collectives": ("page_collectives", {}),
+    "cluster": ("page_cluster", {}),
+    "memory": ("page_memory", {}),
+    "batch": ("page_batch", {}),
+    "ddp": ("page_ddp", {}),
+    "validate": (
+        "page_validate",
+        {
+            "val_source": "A reference run",
+            "val_reference": "13a_waynehacking8_1x4xH100-slice_auto_allreduce.txt",
+        },
+    ),
+}
+
+# The page runs inside this script; every message it sends is recorded (kind, bytes, the
+# script thread's CPU time then) on its way to Streamlit's queue.
+_RECORDER = """
+import time
+import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from costmodel.web import {module} as page
+
+ctx = get_script_run_ctx()
+sent = []
+send = ctx._enqueue
+cpu0 = time.thread_time()
+
+
+def record(msg):
+    kind = None
+    if msg.WhichOneof("type") == "delta":
+        which = msg.delta.WhichOneof("type")
+        if which == "new_element":
+            kind = msg.delta.new_element.WhichOneof("type")
+    sent.append((kind, msg.ByteSize(), time.thread_time() - cpu0))
+    send(msg)
+
+
+ctx._enqueue = record
+try:
+    page.render()
+finally:
+    ctx._enqueue = send
+st.session_state["_first_view"] = sent
+"""
+
+#: element kinds that are tables on screen (the grid is the heaviest element after a chart)
+TABLE_KINDS = ("arrow_data_frame", "arrow_table", "dataframe")
+
+
+@dataclass(frozen=True)
+class FirstView:
+    """What one page's first view sends (:func:`first_view`)."""
+
+    elements_before_chart: int  #: elements (widgets, metrics, text, tables) before the chart
+    bytes_before_chart: int  #: every message before the first chart, and the chart itself [B]
+    chart_bytes: tuple[int, ...]  #: each plotly chart's message, in order [B]
+    tables: int  #: st.dataframe elements in the first view
+    total_bytes: int  #: every message of the first view [B]
+    cpu_to_chart_s: float  #: script thread CPU until the first chart was sent [s] (not exact)
+    cpu_s: float  #: script thread CPU of the whole run [s] (not exact)
+
+    @property
+    def charts(self) -> int:
+        return len(self.chart_bytes)
+
+
+def first_view(page: str, *, runs: int = 2) -> FirstView:
+    """Run ``page`` (a key of :data:`PAGES`) ``runs`` times in one AppTest session and describe
+    the last run's messages (the runs after the first see warm caches, as a new session of a
+    served app does)."""
+    from streamlit.testing.v1 import AppTest
+
+    module, query = PAGES[page]
+    at = AppTest.from_string(_RECORDER.format(module=module), default_timeout=120)
+    at.query_params.update(query)
+    for _ in range(runs):
+        at.run()
+        if at.exception:
+            raise RuntimeError(f"{module}: {at.exception[0].value}")
+    sent: list[tuple[str | None, int, float]] = at.session_state["_first_view"]
+    first = next((i for i, s in enumerate(sent) if s[0] == "plotly_chart"), len(sent) - 1)
+    return FirstView(
+        elements_before_chart=sum(1 for s in sent[:first] if s[0] is not None),
+        bytes_before_chart=sum(s[1] for s in sent[: first + 1]),
+        chart_bytes=tuple(s[1] for s in sent if s[0] == "plotly_chart"),
+        tables=sum(1 for s in sent if s[0] in TABLE_KINDS),
+        total_bytes=sum(s[1] for s in sent),
+        cpu_to_chart_s=sent[first][2] if sent else 0.0,
+        cpu_s=sent[-1][2] if sent else 0.0,
+    )
