@@ -34,10 +34,8 @@ import argparse
 import contextlib
 import os
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "costmodel" / "web"
 TARGET_RERUN_S = 0.150
 sys.path.insert(0, str(ROOT))  # tests/_browser.py: the served app and chromium flags
-from tests._browser import CHROMIUM, CHROMIUM_ARGS, free_port, served_app  # noqa: E402
+from tests._browser import CHROMIUM, CHROMIUM_ARGS, served_app  # noqa: E402
 
 _VALIDATE_QUERY = {
     "val_source": "A reference run",
@@ -246,50 +244,12 @@ PAINT_PATHS = {
 }
 
 
-@contextlib.contextmanager
-def _served_tree(tree: Path) -> Iterator[str]:
+def _served_tree(tree: Path) -> contextlib.AbstractContextManager[str]:
     """``streamlit run <tree>/app.py`` with that checkout's own code (``PYTHONPATH=tree``) on a
     free loopback port: another commit served beside this one (``--before``)."""
-    import urllib.request
-
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(tree / "app.py"),
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ],
-        cwd=tree,
-        env={**os.environ, "PYTHONPATH": str(tree)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    return served_app(
+        script=str(tree / "app.py"), cwd=tree, env={"PYTHONPATH": str(tree)}, timeout_s=120
     )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            with contextlib.suppress(OSError):
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{tree}: streamlit did not become healthy")
-            time.sleep(0.25)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 Load = tuple[float, float, float, float]

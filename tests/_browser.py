@@ -41,6 +41,7 @@ def served_app(
     env: dict[str, str] | None = None,
     timeout_s: float = 90.0,
     script: str = "app.py",
+    cwd: Path | None = None,
 ) -> Iterator[str]:
     """`streamlit run app.py` (or ``script``) on a free loopback port; yields its URL once
     /_stcore/health says ok, and stops the server on exit. RuntimeError when it does not become
@@ -64,7 +65,7 @@ def served_app(
             "--server.fileWatcherType",
             "none",
         ],
-        cwd=ROOT,
+        cwd=cwd or ROOT,
         stdout=log if log is not None else subprocess.DEVNULL,
         stderr=subprocess.STDOUT if log is not None else subprocess.DEVNULL,
         env={**os.environ, **(env or {})},
