@@ -190,3 +190,82 @@ def test_a_step_grid_file_and_the_row_limit(tmp_path):
             },
             kind="step",
         )
+
+
+@pytest.mark.parametrize(
+    ("strategy", "sets", "options"),
+    [
+        ("fsdp", ["param_dtype=fp8"], ["--param-dtype", "fp8"]),
+        ("zero2", ["grad_dtype=fp32"], ["--grad-dtype", "fp32"]),
+        ("ddp", ["no_sync=false"], ["--sync"]),
+        ("zero1", ["bucket_cap=10MiB"], ["--bucket", "10MiB"]),
+    ],
+)
+def test_communication_axes_rows_are_costmodel_step(tmp_path, strategy, sets, options):
+    """param_dtype, grad_dtype, no_sync and bucket_cap reach the step as the CLI's options do;
+    each row equals ``costmodel step --json`` with them, and differs from the default step."""
+    args = ["sweep", "--kind", "step", "--no-progress", "-o", str(tmp_path / "s.csv")]
+    base = ["preset=dgx-h100", "arch=llama-3.1-8b", f"strategy={strategy}", "nodes=2"]
+    for s in [*base, "accumulation=2", *sets]:
+        args += ["--set", s]
+    r = _cli(*args)
+    assert r.exit_code == 0, r.stderr
+    df = pd.read_csv(tmp_path / "s.csv")
+    assert len(df) == 1
+    row = df.iloc[0]
+    name, value = sets[0].split("=")
+    column = "bucket_cap_bytes" if name == "bucket_cap" else name
+    expected = {"no_sync": False, "bucket_cap": 10 * 2**20}.get(name, value)
+    assert row[column] == expected  # the input is an output column
+    common = ["--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--nodes", "2"]
+    common += ["--strategy", strategy, "--accumulation", "2"]
+    step = _cli_step(*common, *options)
+    default = _cli_step(*common)
+    for f in FIELDS:
+        assert row[f] == pytest.approx(step[f], rel=1e-9, abs=0), f
+    assert row["memory_GB"] * 1e9 == pytest.approx(step["memory_bytes"], rel=1e-9)
+    assert step["comm_s"] != pytest.approx(default["comm_s"], rel=1e-6)  # the axis mattered
+
+
+def test_communication_axes_default_to_costmodel_step_and_cross():
+    """Without the axes a row is the default step (bf16 gathers, the recipe's gradients,
+    no_sync, the strategy's bucket); crossed, they give one row per combination."""
+    df = sweep.sweep(kind="step", preset="dgx-h100", params="1B", strategy="ddp", nodes=2)
+    assert df["param_dtype"].tolist() == ["bf16"] and df["no_sync"].tolist() == [True]
+    assert "grad_dtype" not in df and "bucket_cap_bytes" not in df  # unset: not an input
+    crossed = sweep.sweep(
+        kind="step",
+        preset="dgx-h100",
+        params="1B",
+        strategy="ddp",
+        nodes=2,
+        grad_dtype="fp32,bf16",
+        no_sync="true,false",
+        accumulation=4,
+        bucket_cap="1MiB..4MiB x2",
+    )
+    assert len(crossed) == 12
+    assert sorted(set(crossed["bucket_cap_bytes"])) == [2**20, 2**21, 2**22]
+    by = crossed.set_index(["grad_dtype", "no_sync", "bucket_cap_bytes"])["comm_s"]
+    # fp32 gradients move twice bf16's bytes; syncing every micro-batch reduces 4 times
+    assert by[("fp32", True, 2**22)] > by[("bf16", True, 2**22)]
+    assert by[("bf16", False, 2**22)] == pytest.approx(4 * by[("bf16", True, 2**22)], rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        ("param_dtype=int4", "param_dtype: unknown 'int4'; allowed: bf16, fp16, fp8, fp32"),
+        ("grad_dtype=fp8", "grad_dtype: unknown 'fp8'; allowed: fp32, bf16, fp16"),
+        ("no_sync=maybe", "no_sync"),
+        ("bucket_cap=0", "bucket_cap: every value must be 1 to"),
+        ("bucket_cap=lots", "bucket_cap: cannot parse"),
+    ],
+)
+def test_bad_communication_axis_is_one_line_naming_the_field(bad, field):
+    args = ["sweep", "--kind", "step", "--set", "preset=dgx-h100", "--set", "arch=llama-3.1-8b"]
+    r = _cli(*args, "--set", bad)
+    assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert field in lines[0], lines[0]

@@ -356,11 +356,14 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         "recipe": cat["recipe"],
         "recompute": cat["recompute"],
         "reshard_after_forward": cat["reshard_after_forward"],
+        "param_dtype": cat["param_dtype"],
+        "grad_dtype": cat["grad_dtype"],  # None (the recipe's): no column
+        "no_sync": cat["no_sync"],
         "nodes": nodes,
     }
     for k in num:
         if k != "nodes":
-            out[k] = num[k]
+            out["bucket_cap_bytes" if k == "bucket_cap" else k] = num[k]
     for k in STEP_COLUMNS:
         if k == "strategy":
             continue
@@ -410,10 +413,14 @@ def step_row(
     accumulation: int = 1,
     mfu: float | None = None,
     comm_contention: float | None = None,
+    bucket_cap: int | None = None,
 ) -> dict[str, Any]:
     """One step sweep row: :func:`~costmodel.strategy.strategy_step` with ``costmodel step``'s
-    defaults (nccl model, mixed-adam, micro-batch 1, sequence 4096, no_sync, the strategy's buckets,
-    the fitted compute, the one default contention), as a dict of :data:`STEP_COLUMNS`."""
+    defaults (nccl model, mixed-adam, micro-batch 1, sequence 4096, no_sync, parameters gathered
+    in bf16, gradients reduced in the recipe's dtype, the strategy's buckets, the fitted compute,
+    the one default contention), as a dict of :data:`STEP_COLUMNS`. ``cat`` holds the categorical
+    axes (``param_dtype``, ``grad_dtype`` and ``no_sync`` default as above when absent);
+    ``bucket_cap`` [B] None is the strategy's own bucket."""
     from ..strategy import strategy_step
 
     s = strategy_step(
@@ -424,6 +431,10 @@ def step_row(
         strategy=cat["strategy"],
         group_size=None if group_size is None else int(group_size),
         reshard_after_forward=cat.get("reshard_after_forward"),
+        param_dtype=cat.get("param_dtype", "bf16"),
+        grad_dtype=cat.get("grad_dtype"),
+        bucket_cap_bytes=None if bucket_cap is None else int(bucket_cap),
+        no_sync=bool(cat.get("no_sync", True)),
         recipe=cat["recipe"],
         recompute=cat["recompute"],
         micro_batch=int(micro_batch),

@@ -159,6 +159,9 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="reshard_after_forward",
                 aliases=("reshard",),
             ),
+            Axis("param_dtype", _parse_str, False, column="param_dtype"),
+            Axis("grad_dtype", _parse_str, False, column="grad_dtype"),
+            Axis("no_sync", _parse_bool, False, column="no_sync"),
             Axis("nodes", _parse_int, True, integer=True, column="nodes"),
             Axis(
                 "group_size",
@@ -207,6 +210,13 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="comm_contention",
                 aliases=("contention",),
             ),
+            Axis(
+                "bucket_cap",
+                units.parse_bytes,
+                True,
+                column="bucket_cap_bytes",
+                aliases=("bucket", "bucket_cap_bytes"),
+            ),
         )
     },
 }
@@ -223,6 +233,9 @@ def _axis(kind: str, name: str) -> Axis:
     allowed = ", ".join(AXES[kind])
     raise ValueError(f"grid: unknown {kind} axis {name!r}; allowed: {allowed}")
 
+
+_BYTE_AXES = ("size", "bucket_cap")
+"""Axes in whole bytes: a range over them is rounded to integers, as :func:`units.parse_bytes`."""
 
 _STOP_RE = re.compile(r"^(?P<stop>.+?)\s*(?:(?P<op>[x*+])\s*(?P<step>[0-9.eE]+))?$")
 
@@ -270,7 +283,7 @@ def _expand_range(axis: Axis, text: str) -> list[Any]:
         count = (stop - start) / step + 1
         _check_count(axis, text, count)
         values = [start + step * k for k in range(int(math.floor(count - 1 + 1e-9)) + 1)]
-    if axis.integer or axis.name == "size":
+    if axis.integer or axis.name in _BYTE_AXES:
         out = [int(round(v)) for v in values]
         if axis.integer and any(abs(v - round(v)) > 1e-9 for v in values):
             raise ValueError(f"{axis.name}: range {text!r} gives non-integer values")
@@ -547,6 +560,32 @@ def _check_step(a: dict[str, list[Any]]) -> None:
         raise ValueError("comm_contention: every value must be in [0, 1]")
     if any(v <= 0 for v in a.get("params", [1.0])):
         raise ValueError("params: every value must be > 0")
+    _check_step_layout(a)
+
+
+def _check_step_layout(a: dict[str, list[Any]]) -> None:
+    """The communication axes, checked as :class:`~costmodel.strategy.layout.Layout` checks
+    ``costmodel step``'s options (the same allowed values and bounds), before any row.
+
+    A dtype or bucket on a strategy that does not use it is accepted, as ``Layout`` accepts it
+    (ddp all-gathers no parameters; fsdp/hsdp have no buckets): the row is that strategy's step.
+    """
+    from ..strategy.layout import GRAD_DTYPES, PARAM_DTYPES, Layout
+
+    for name, allowed in (("param_dtype", PARAM_DTYPES), ("grad_dtype", GRAD_DTYPES)):
+        bad = [v for v in a.get(name, []) if v not in allowed]
+        if bad:
+            raise ValueError(f"{name}: unknown {bad[0]!r}; allowed: {', '.join(allowed)}")
+    # Layout's own bounds on bucket_cap_bytes (its Field's ge/le), not a copy of them
+    meta = Layout.model_fields["bucket_cap_bytes"].metadata
+    lo = next(m.ge for m in meta if hasattr(m, "ge"))
+    hi = next(m.le for m in meta if hasattr(m, "le"))
+    bad_caps = [v for v in a.get("bucket_cap", []) if not lo <= v <= hi]
+    if bad_caps:
+        raise ValueError(
+            f"bucket_cap: every value must be {lo} to {hi:.0e} bytes, got {bad_caps[0]}; "
+            "leave it unset for the strategy's default"
+        )
 
 
 def _strategies(requested: list[str]) -> list[str]:
@@ -638,6 +677,7 @@ def _numeric_axes(grid: Grid) -> list[str]:
             "accumulation",
             "mfu",
             "comm_contention",
+            "bucket_cap",
         ]
         return [n for n in names if n in grid.axes]
     names = ["nodes", "gpus_per_node", "ranks", "bandwidth", "latency", "gamma", "size"]
@@ -664,6 +704,9 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "recipe": a.get("recipe", ["mixed-adam"]),
             "recompute": a.get("recompute", ["none"]),
             "reshard_after_forward": a.get("reshard_after_forward", [None]),
+            "param_dtype": a.get("param_dtype", ["bf16"]),  # costmodel step's defaults
+            "grad_dtype": a.get("grad_dtype", [None]),  # None: the recipe's
+            "no_sync": a.get("no_sync", [True]),
         }
         for values in itertools.product(*cats.values()):
             yield dict(zip(cats, values, strict=True)), block
