@@ -50,7 +50,7 @@ from . import zero as _zero
 from .accumulate import accumulate
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
-from .engine import Task
+from .engine import Task, columns
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
 from .memory import StrategyMemory, strategy_memory
@@ -183,31 +183,41 @@ def _micro_tasks(inp: StepInputs, synced: bool, final: bool, mb: int) -> list[Ta
 
 def _wire_bytes(tasks: tuple[Task, ...]) -> dict[str, float]:
     """Bytes each GPU sends per collective kind: ring factors ``2(n-1)/n``, ``(n-1)/n``."""
-    out: dict[str, float] = {}
-    for t in tasks:
-        if t.is_comm and t.span_ranks >= 2:
-            n = t.span_ranks
-            f = 2.0 * (n - 1) / n if t.kind == "all_reduce" else (n - 1) / n
-            out[t.kind] = out.get(t.kind, 0.0) + f * t.message_bytes
-    return out
+    cols = columns(tasks)
+    found: list[tuple[int, str, float]] = []
+    for kind, idx in cols.by_kind.items():  # each kind summed in task order
+        first = -1
+        acc = 0.0
+        for i in idx:
+            n = cols.span_ranks[i]
+            if n >= 2:
+                f = 2.0 * (n - 1) / n if kind == "all_reduce" else (n - 1) / n
+                acc += f * float(cols.message_bytes[i])
+                if first < 0:
+                    first = i
+        if first >= 0:
+            found.append((first, kind, acc))
+    return {kind: acc for _, kind, acc in sorted(found)}
 
 
 def _band_work(tasks: tuple[Task, ...], timer: CollectiveTimer, slow: bool) -> list[float] | None:
     """Each task's work with every collective at the fast or slow end of its error band
     (None when a collective's band is unknown)."""
-    work = [t.work_s for t in tasks]
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, t in enumerate(tasks):
-        if t.is_comm and t.work_s > 0:
-            groups.setdefault((t.kind, t.span), []).append(i)
-    for (kind, span), idx in groups.items():
-        fast, slow_m = timer.band(kind, span, [tasks[i].message_bytes for i in idx])
-        m = slow_m if slow else fast
-        if not np.all(np.isfinite(m)):
-            return None
-        for i, f in zip(idx, m.tolist(), strict=True):
-            work[i] *= f
-    return work
+    cols = columns(tasks)
+    work = np.array(cols.work, dtype=float)
+    for kind, idx in cols.by_kind.items():
+        groups: dict[str, list[int]] = {}
+        for i in idx:
+            if cols.work[i] > 0:
+                groups.setdefault(cols.span[i], []).append(i)
+        for span, sel in groups.items():
+            ix = np.array(sel, dtype=np.intp)
+            fast, slow_m = timer.band(kind, span, cols.message_bytes[ix])
+            m = slow_m if slow else fast
+            if not np.all(np.isfinite(m)):
+                return None
+            work[ix] *= m
+    return work.tolist()
 
 
 MAX_UNITS = 100_000
@@ -399,7 +409,7 @@ def strategy_step(
     if timer is None or timer.cluster is not c:
         timer = CollectiveTimer(c, model=model, group_size=layout.shard_group)
     if tensor_params is None and a is not None:
-        tensor_params = tuple(float(x) for x in a.tensor_sizes)
+        tensor_params = _arch_tensors(a)
     elif tensor_params is None and shape is not None:  # a bare count: its transformer's tensors
         scale = p / float(shape.params)
         tensor_params = tuple(float(x) * scale for x in shape.tensor_sizes)
@@ -524,8 +534,7 @@ def strategy_step(
         tokens_per_s=tokens_step / step_s,
         comm_by_kind_s=by_kind,
         wire_bytes_by_kind=wire,
-        events=sum(1 for t in final_tasks if t.is_comm)
-        + (acc - 1) * sum(1 for t in mid_tasks if t.is_comm),
+        events=_comm_count(final_tasks) + (acc - 1) * _comm_count(mid_tasks),
         memory=mem,
         gpu_memory_bytes=float(c.gpu.memory_bytes),
         comm_contention=c_,
@@ -594,6 +603,26 @@ def _with_optimizer(tasks: list[Task], opt_s: float, mb: int) -> tuple[Task, ...
     dep = (comm[-1],) if comm else ()
     tasks.append(Task("optimizer", COMPUTE, opt_s, dep, "optimizer step", micro_batch=mb))
     return tuple(tasks)
+
+
+def _comm_count(tasks: tuple[Task, ...]) -> int:
+    """How many collectives a task list holds."""
+    return sum(len(ix) for ix in columns(tasks).by_kind.values())
+
+
+_TENSORS: dict[int, tuple[Any, tuple[float, ...]]] = {}
+
+
+def _arch_tensors(a: Any) -> tuple[float, ...]:
+    """An architecture's tensor sizes as floats, kept per architecture object (every
+    configuration of an advisor table asks for the same thousands)."""
+    hit = _TENSORS.get(id(a))
+    if hit is None or hit[0] is not a:
+        if len(_TENSORS) >= 64:
+            _TENSORS.clear()
+        hit = (a, tuple(float(x) for x in a.tensor_sizes))
+        _TENSORS[id(a)] = hit
+    return hit[1]
 
 
 def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
