@@ -150,6 +150,8 @@ class Columns(NamedTuple):
     message_bytes: np.ndarray
     span_ranks: list[int]
     span: list[str]
+    # the collectives with work, grouped by (kind, span) in order of first appearance per kind
+    comm_groups: list[tuple[str, str, np.ndarray]]
 
 
 _COLUMNS: dict[int, tuple[tuple[Task, ...], Columns]] = {}
@@ -162,25 +164,37 @@ def columns(tasks: tuple[Task, ...]) -> Columns:
     hit = _COLUMNS.get(id(tasks))
     if hit is not None and hit[0] is tasks:
         return hit[1]
+    if tasks:
+        kinds, streams, work, after, _, message_bytes, span_ranks, span, _ = map(
+            list, zip(*tasks, strict=True)
+        )
+    else:
+        kinds = streams = work = after = message_bytes = span_ranks = span = []
     ids: dict[str, int] = {}
-    stream = [ids.setdefault(t.stream, len(ids)) for t in tasks]
+    stream = [ids.setdefault(st, len(ids)) for st in streams]
     compute: list[int] = []
     by_kind: dict[str, list[int]] = {}
-    for i, t in enumerate(tasks):
-        if t.stream == COMPUTE:
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, (kind, st) in enumerate(zip(kinds, streams, strict=True)):
+        if st == COMPUTE:
             compute.append(i)
         else:
-            by_kind.setdefault(t.kind, []).append(i)
+            by_kind.setdefault(kind, []).append(i)
+    for kind, idx in by_kind.items():
+        for i in idx:
+            if work[i] > 0:
+                groups.setdefault((kind, span[i]), []).append(i)
     cols = Columns(
-        work=[t.work_s for t in tasks],
+        work=work,
         stream=stream,
         n_streams=len(ids),
-        after=[t.after for t in tasks],
+        after=after,
         compute=compute,
         by_kind=by_kind,
-        message_bytes=np.array([t.message_bytes for t in tasks], dtype=float),
-        span_ranks=[t.span_ranks for t in tasks],
-        span=[t.span for t in tasks],
+        message_bytes=np.array(message_bytes, dtype=float),
+        span_ranks=span_ranks,
+        span=span,
+        comm_groups=[(k, sp, np.array(ix, dtype=np.intp)) for (k, sp), ix in groups.items()],
     )
     if len(_COLUMNS) >= _COLUMNS_KEPT:
         _COLUMNS.clear()

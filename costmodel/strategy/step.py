@@ -200,24 +200,21 @@ def _wire_bytes(tasks: tuple[Task, ...]) -> dict[str, float]:
     return {kind: acc for _, kind, acc in sorted(found)}
 
 
-def _band_work(tasks: tuple[Task, ...], timer: CollectiveTimer, slow: bool) -> list[float] | None:
-    """Each task's work with every collective at the fast or slow end of its error band
-    (None when a collective's band is unknown)."""
+def _band_works(
+    tasks: tuple[Task, ...], timer: CollectiveTimer
+) -> tuple[list[float], list[float]] | None:
+    """Each task's work with every collective at the fast, and at the slow, end of its error
+    band (None when a collective's band is unknown)."""
     cols = columns(tasks)
-    work = np.array(cols.work, dtype=float)
-    for kind, idx in cols.by_kind.items():
-        groups: dict[str, list[int]] = {}
-        for i in idx:
-            if cols.work[i] > 0:
-                groups.setdefault(cols.span[i], []).append(i)
-        for span, sel in groups.items():
-            ix = np.array(sel, dtype=np.intp)
-            fast, slow_m = timer.band(kind, span, cols.message_bytes[ix])
-            m = slow_m if slow else fast
-            if not np.all(np.isfinite(m)):
-                return None
-            work[ix] *= m
-    return work.tolist()
+    fast = np.array(cols.work, dtype=float)
+    slow = fast.copy()
+    for kind, span, ix in cols.comm_groups:
+        m_fast, m_slow = timer.band(kind, span, cols.message_bytes[ix])
+        if not (np.all(np.isfinite(m_fast)) and np.all(np.isfinite(m_slow))):
+            return None
+        fast[ix] *= m_fast
+        slow[ix] *= m_slow
+    return fast.tolist(), slow.tolist()
 
 
 MAX_UNITS = 100_000
@@ -458,23 +455,21 @@ def strategy_step(
     hi: float = math.nan
     if band:
         ends: list[float] = []
-        for slow in (False, True):
-            wf = _band_work(final_tasks, timer, slow)
-            wm = _band_work(mid_tasks, timer, slow) if mid_tasks else []
-            if wf is None or wm is None:
-                ends = []
-                break
-            banded = accumulate(
-                final_tasks,
-                mid_tasks,
-                acc,
-                c_,
-                overhead_s=overhead,
-                mid_overhead_s=mid_overhead,
-                final_work_s=wf,
-                mid_work_s=wm or None,
-            )
-            ends.append(banded.step_s + sync_s)
+        wf = _band_works(final_tasks, timer)
+        wm = _band_works(mid_tasks, timer) if mid_tasks else ([], [])
+        if wf is not None and wm is not None:
+            for end in (0, 1):  # the fast, then the slow end
+                banded = accumulate(
+                    final_tasks,
+                    mid_tasks,
+                    acc,
+                    c_,
+                    overhead_s=overhead,
+                    mid_overhead_s=mid_overhead,
+                    final_work_s=wf[end],
+                    mid_work_s=wm[end] or None,
+                )
+                ends.append(banded.step_s + sync_s)
         if ends:
             lo, hi = ends
     bars: list[Interval] = []
