@@ -649,6 +649,22 @@ def _notes(a: Any) -> tuple[str, ...]:
 
 
 _CALIBRATED: dict[tuple[Any, ...], float] = {}
+_ONE_NODE: dict[int, tuple[Any, Any, str]] = {}
+
+
+def _one_node(c: Any) -> tuple[Any, str]:
+    """One node of cluster ``c`` and its JSON (the calibration's key), kept per cluster object
+    (clusters are frozen): every configuration of an advisor table asks for them."""
+    hit = _ONE_NODE.get(id(c))
+    if hit is None or hit[0] is not c:
+        from .. import presets
+
+        one = presets.cluster(c, nodes=1) if int(c.nodes) != 1 else c
+        if len(_ONE_NODE) >= 64:
+            _ONE_NODE.clear()
+        hit = (c, one, one.model_dump_json())
+        _ONE_NODE[id(c)] = hit
+    return hit[1], hit[2]
 
 
 def _calibrated_micro_s(
@@ -670,11 +686,9 @@ def _calibrated_micro_s(
     (:data:`~.layout.DEFAULT_COMM_CONTENTION`, the overlap the published steps were fitted
     with): another ``c`` is a what-if on the network side and leaves the compute as it is.
     Fixed point (the step increases with the compute), cached per one-node setting."""
-    from .. import presets
-
-    one = presets.cluster(c, nodes=1) if int(c.nodes) != 1 else c
+    one, one_json = _one_node(c)
     key = (
-        one.model_dump_json(),
+        one_json,
         a.name if a is not None else p,
         p,
         ct.micro_s,
