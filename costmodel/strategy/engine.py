@@ -147,11 +147,9 @@ class Columns(NamedTuple):
     after: list[tuple[int, ...]]
     compute: list[int]  # indices of the compute tasks
     by_kind: dict[str, list[int]]  # collective kind -> its tasks' indices (first appearance)
-    message_bytes: np.ndarray
+    message_bytes: list[float]
     span_ranks: list[int]
     span: list[str]
-    # the collectives with work, grouped by (kind, span) in order of first appearance per kind
-    comm_groups: list[tuple[str, str, np.ndarray]]
 
 
 _COLUMNS: dict[int, tuple[tuple[Task, ...], Columns]] = {}
@@ -170,20 +168,14 @@ def columns(tasks: tuple[Task, ...]) -> Columns:
         )
     else:
         kinds = streams = work = after = message_bytes = span_ranks = span = []
-    ids: dict[str, int] = {}
-    stream = [ids.setdefault(st, len(ids)) for st in streams]
-    compute: list[int] = []
-    by_kind: dict[str, list[int]] = {}
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, (kind, st) in enumerate(zip(kinds, streams, strict=True)):
-        if st == COMPUTE:
-            compute.append(i)
-        else:
-            by_kind.setdefault(kind, []).append(i)
-    for kind, idx in by_kind.items():
-        for i in idx:
-            if work[i] > 0:
-                groups.setdefault((kind, span[i]), []).append(i)
+    ids = {st: k for k, st in enumerate(dict.fromkeys(streams))}
+    stream = list(map(ids.__getitem__, streams))
+    compute = [i for i, st in enumerate(streams) if st == COMPUTE]
+    comm = [i for i, st in enumerate(streams) if st != COMPUTE]
+    by_kind = {
+        kind: [i for i in comm if kinds[i] == kind]
+        for kind in dict.fromkeys(kinds[i] for i in comm)
+    }
     cols = Columns(
         work=work,
         stream=stream,
@@ -191,10 +183,9 @@ def columns(tasks: tuple[Task, ...]) -> Columns:
         after=after,
         compute=compute,
         by_kind=by_kind,
-        message_bytes=np.array(message_bytes, dtype=float),
+        message_bytes=message_bytes,
         span_ranks=span_ranks,
         span=span,
-        comm_groups=[(k, sp, np.array(ix, dtype=np.intp)) for (k, sp), ix in groups.items()],
     )
     if len(_COLUMNS) >= _COLUMNS_KEPT:
         _COLUMNS.clear()

@@ -192,7 +192,7 @@ def _wire_bytes(tasks: tuple[Task, ...]) -> dict[str, float]:
             n = cols.span_ranks[i]
             if n >= 2:
                 f = 2.0 * (n - 1) / n if kind == "all_reduce" else (n - 1) / n
-                acc += f * float(cols.message_bytes[i])
+                acc += f * cols.message_bytes[i]
                 if first < 0:
                     first = i
         if first >= 0:
@@ -206,14 +206,21 @@ def _band_works(
     """Each task's work with every collective at the fast, and at the slow, end of its error
     band (None when a collective's band is unknown)."""
     cols = columns(tasks)
-    fast = np.array(cols.work, dtype=float)
+    work, span, nbytes = cols.work, cols.span, np.array(cols.message_bytes, dtype=float)
+    fast = np.array(work, dtype=float)
     slow = fast.copy()
-    for kind, span, ix in cols.comm_groups:
-        m_fast, m_slow = timer.band(kind, span, cols.message_bytes[ix])
-        if not (np.all(np.isfinite(m_fast)) and np.all(np.isfinite(m_slow))):
-            return None
-        fast[ix] *= m_fast
-        slow[ix] *= m_slow
+    for kind, idx in cols.by_kind.items():
+        groups: dict[str, list[int]] = {}
+        for i in idx:
+            if work[i] > 0:
+                groups.setdefault(span[i], []).append(i)
+        for sp, sel in groups.items():
+            ix = np.array(sel, dtype=np.intp)
+            m_fast, m_slow = timer.band(kind, sp, nbytes[ix])
+            if not (np.all(np.isfinite(m_fast)) and np.all(np.isfinite(m_slow))):
+                return None
+            fast[ix] *= m_fast
+            slow[ix] *= m_slow
     return fast.tolist(), slow.tolist()
 
 
