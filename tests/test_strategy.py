@@ -587,3 +587,41 @@ def test_sharded_steps_add_the_fitted_synchronisation_loss_kept_by_grouped_cv():
     for bad in (-0.1, 1.0, float("nan"), True, "0.02"):
         with pytest.raises(ValueError, match="sync_loss"):
             strategy_step(**kw, strategy="fsdp", sync_loss=bad)
+
+
+def test_kept_work_gives_the_numbers_of_a_fresh_process() -> None:
+    """The step keeps work between calls (task columns, fsdp's task order, the base memory,
+    the one-node cluster): steps asked in one order, then with everything kept dropped and
+    asked in the reverse order, give the same numbers and timelines bit for bit."""
+    from costmodel.strategy import engine, fsdp, step
+    from costmodel.strategy import memory as smem
+
+    configs = [
+        {"strategy": "fsdp", "nodes": 2, "accumulation": 2},
+        {"strategy": "fsdp", "nodes": 2, "reshard_after_forward": False},
+        {"strategy": "hsdp", "nodes": 2, "comm_contention": 0.5},
+        {"strategy": "zero2", "nodes": 3, "accumulation": 2},
+        {"strategy": "ddp", "nodes": 2, "micro_batch": 2},
+    ]
+
+    def answers(order: list[dict[str, object]]) -> list[tuple[object, ...]]:
+        out = []
+        for kw in order:
+            s = strategy_step(arch="llama-2-7b", cluster="dgx-h100", **kw)  # type: ignore[arg-type]
+            out.append(
+                (
+                    s.step_time_s,
+                    s.step_time_band_s,
+                    s.comm_by_kind_s,
+                    s.wire_bytes_by_kind,
+                    s.events,
+                    s.memory.total_bytes,
+                    s.timeline,
+                )
+            )
+        return out
+
+    first = answers(configs)
+    for kept in (engine._COLUMNS, fsdp._ORDERS, smem._BASE, step._ONE_NODE, step._TENSORS):
+        kept.clear()
+    assert answers(configs[::-1])[::-1] == first

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .events import StepInputs
@@ -50,3 +52,10 @@ def backward_segments(inp: StepInputs, bucket_params: np.ndarray) -> np.ndarray:
     ready = np.cumsum(bucket_params) / inp.params
     ready[-1] = 1.0
     return np.diff(np.concatenate(([0.0], ready))) * inp.backward_total_s
+
+
+@lru_cache(maxsize=256)
+def labels(pattern: str, n: int) -> tuple[str, ...]:
+    """``pattern.format(k)`` for ``k`` in ``0..n-1`` (the buckets' task labels), kept per
+    pattern and count: every step of a table labels the same buckets."""
+    return tuple(pattern.format(k) for k in range(n))

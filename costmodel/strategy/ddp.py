@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._buckets import buckets
+from ._buckets import buckets, labels
 from .engine import COMPUTE, Task
 from .events import StepInputs
 
@@ -40,12 +40,19 @@ def bucket_tasks(
     out = [Task("forward", COMPUTE, forward_s, label="forward", micro_batch=mb)]
     seg = np.diff(np.concatenate(([0.0], ready_fraction))) * backward_s
     first = len(out)
-    for k, w in enumerate(seg.tolist()):
-        out.append(Task("backward", COMPUTE, w, label=f"backward to bucket {k}", micro_batch=mb))
+    back = labels("backward to bucket {}", len(seg))
+    out += [
+        Task("backward", COMPUTE, w, (), lab, 0.0, 0, "", mb)
+        for w, lab in zip(seg.tolist(), back, strict=True)
+    ]
     last = len(out) - 1
-    for k, (b, t) in enumerate(zip(bucket_bytes.tolist(), bucket_times_s.tolist(), strict=True)):
-        dep = first + k if overlap else last
-        out.append(Task(kind, STREAM, t, (dep,), f"bucket {k}", b, ranks, "job", mb))
+    names = labels("bucket {}", len(bucket_bytes))
+    out += [
+        Task(kind, STREAM, t, (first + k if overlap else last,), lab, b, ranks, "job", mb)
+        for k, (b, t, lab) in enumerate(
+            zip(bucket_bytes.tolist(), bucket_times_s.tolist(), names, strict=True)
+        )
+    ]
     return out
 
 

@@ -103,26 +103,27 @@ def run(
     if not 0.0 <= c <= 1.0:
         raise ValueError(f"comm_contention: must be in [0, 1], got {contention!r}")
     tasks = tuple(tasks)
+    cols = columns(tasks)
     if work_s is None:
         if check:
             _check_order(tasks)
-        work = [t.work_s for t in tasks]
+        work = cols.work
     else:
         w_arr = np.asarray(work_s, dtype=float)
         if w_arr.shape != (len(tasks),) or not (np.isfinite(w_arr).all() and (w_arr >= 0).all()):
             raise ValueError("work_s: one finite time >= 0 per task")
         work = w_arr.tolist()
-    streams = [t.stream for t in tasks]
-    is_comm = [s != COMPUTE for s in streams]
-    if c == 0.0 or not any(is_comm):
-        starts, ends = _list_schedule(tasks, work, streams)
+    if c == 0.0 or not cols.by_kind:
+        starts, ends = _list_schedule(tasks, work, cols=cols)
     else:
         starts, ends = _event_schedule(tasks, c, work)
-    compute = math.fsum([w for w, m in zip(work, is_comm, strict=True) if not m])
+    compute = math.fsum([work[i] for i in cols.compute])
     by_kind: dict[str, float] = {}
-    for t, w, m in zip(tasks, work, is_comm, strict=True):
-        if m:
-            by_kind[t.kind] = by_kind.get(t.kind, 0.0) + w
+    for kind, idx in cols.by_kind.items():  # each kind summed in task order
+        acc = 0.0
+        for i in idx:
+            acc += work[i]
+        by_kind[kind] = acc
     step = float(ends.max()) if len(tasks) else 0.0
     return Schedule(
         tasks=tasks,
@@ -136,19 +137,75 @@ def run(
     )
 
 
+class Columns(NamedTuple):
+    """A task list as columns (:func:`columns`): what :func:`run` and the step's band and
+    wire bytes read of each task, taken once per list instead of once per schedule."""
+
+    work: list[float]
+    stream: list[int]  # index of the task's stream, in order of first appearance
+    n_streams: int
+    after: list[tuple[int, ...]]
+    compute: list[int]  # indices of the compute tasks
+    by_kind: dict[str, list[int]]  # collective kind -> its tasks' indices (first appearance)
+    message_bytes: list[float]
+    span_ranks: list[int]
+    span: list[str]
+
+
+_COLUMNS: dict[int, tuple[tuple[Task, ...], Columns]] = {}
+_COLUMNS_KEPT = 64
+
+
+def columns(tasks: tuple[Task, ...]) -> Columns:
+    """The columns of ``tasks`` (kept for the last few lists: a step schedules the same list
+    three times with its band, and reads its band and wire bytes from it)."""
+    hit = _COLUMNS.get(id(tasks))
+    if hit is not None and hit[0] is tasks:
+        return hit[1]
+    if tasks:
+        kinds, streams, work, after, _, message_bytes, span_ranks, span, _ = map(
+            list, zip(*tasks, strict=True)
+        )
+    else:
+        kinds = streams = work = after = message_bytes = span_ranks = span = []
+    ids = {st: k for k, st in enumerate(dict.fromkeys(streams))}
+    stream = list(map(ids.__getitem__, streams))
+    compute = [i for i, st in enumerate(streams) if st == COMPUTE]
+    comm = [i for i, st in enumerate(streams) if st != COMPUTE]
+    by_kind = {
+        kind: [i for i in comm if kinds[i] == kind]
+        for kind in dict.fromkeys(kinds[i] for i in comm)
+    }
+    cols = Columns(
+        work=work,
+        stream=stream,
+        n_streams=len(ids),
+        after=after,
+        compute=compute,
+        by_kind=by_kind,
+        message_bytes=message_bytes,
+        span_ranks=span_ranks,
+        span=span,
+    )
+    if len(_COLUMNS) >= _COLUMNS_KEPT:
+        _COLUMNS.clear()
+    _COLUMNS[id(tasks)] = (tasks, cols)
+    return cols
+
+
 def _list_schedule(
-    tasks: tuple[Task, ...], work: list[float] | None = None, streams: list[str] | None = None
+    tasks: tuple[Task, ...], work: list[float] | None = None, *, cols: Columns | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """``c = 0``: start = max(stream predecessor's end, dependencies' ends); one pass."""
-    n = len(tasks)
+    if cols is None:
+        cols = columns(tasks)
     if work is None:
-        work = [t.work_s for t in tasks]
-    if streams is None:
-        streams = [t.stream for t in tasks]
+        work = cols.work
+    n = len(tasks)
     ends = [0.0] * n
     starts = [0.0] * n
-    last = dict.fromkeys(streams, 0.0)
-    for i, (st, after, w) in enumerate(zip(streams, [t.after for t in tasks], work, strict=True)):
+    last = [0.0] * cols.n_streams
+    for i, (st, after, w) in enumerate(zip(cols.stream, cols.after, work, strict=True)):
         s = last[st]
         for d in after:
             e = ends[d]

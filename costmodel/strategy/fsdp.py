@@ -24,116 +24,94 @@ from .events import StepInputs
 GRADS, PARAMS = "grads", "params"
 
 
+# where a task's numbers come from: its unit's forward or backward, or its unit's collective
+_FWD, _BWD, _AG, _RS, _AR = range(5)
+Row = tuple[str, str, tuple[int, ...], str, int, int]  # kind, stream, after, label, source, unit
+_ORDERS: dict[tuple[object, ...], list[Row]] = {}
+
+
 def tasks(inp: StepInputs, micro_batch: int = 0) -> list[Task]:
-    """One micro-batch of ``fsdp`` or ``hsdp`` (every micro-batch gathers and reduces)."""
+    """One micro-batch of ``fsdp`` or ``hsdp`` (every micro-batch gathers and reduces).
+
+    The order of the tasks and their dependencies (:func:`_order`) depend only on the units'
+    names, the strategy and resharding; they are built once per such setting, and each step
+    gives them its own times, sizes and spans."""
     lay = inp.layout
     hybrid = lay.strategy == "hsdp"
     span = "group" if hybrid else "job"
     g = lay.shard_group
     units = inp.units
-    n = len(units)
     ag_bytes = [u.params * inp.param_bytes for u in units]
     rs_bytes = [u.params * inp.grad_bytes for u in units]
     t_ag = inp.timer.time("all_gather", span, ag_bytes).tolist()
     t_rs = inp.timer.time("reduce_scatter", span, rs_bytes).tolist()
     ranks = inp.timer.ranks(span)
+    ar_bytes: list[float] = []
+    t_ar: list[float] = []
+    ranks_ar = 0
     if hybrid:
         ar_bytes = [b / g for b in rs_bytes]
         t_ar = inp.timer.time("all_reduce", "across", ar_bytes).tolist()
         ranks_ar = inp.timer.ranks("across")
+    forward_s, backward_s = inp.forward_s, inp.backward_total_s
+    fwd = [forward_s * u.compute_weight for u in units]
+    bwd = [backward_s * u.compute_weight for u in units]
+    zeros = [0.0] * len(units)
+    work = (fwd, bwd, t_ag, t_rs, t_ar)
+    nbytes = (zeros, zeros, ag_bytes, rs_bytes, ar_bytes)
+    rk = (0, 0, ranks, ranks, ranks_ar)
+    sp = ("", "", span, span, "across")
     mb = micro_batch
-    out: list[Task] = []
+    return [
+        Task(kind, stream, work[src][j], after, label, nbytes[src][j], rk[src], sp[src], mb)
+        for kind, stream, after, label, src, j in _order(
+            tuple(u.name for u in units), hybrid, lay.reshards
+        )
+    ]
+
+
+def _order(names: tuple[str, ...], hybrid: bool, reshard: bool) -> list[Row]:
+    """The tasks of one micro-batch as rows (module docstring), kept per setting."""
+    key = (names, hybrid, reshard)
+    hit = _ORDERS.get(key)
+    if hit is not None:
+        return hit
+    n = len(names)
+    out: list[Row] = []
     fwd: dict[int, int] = {}
     ag_f: dict[int, int] = {}
 
     def gather_f(i: int) -> None:
         dep = (fwd[i - 2],) if i >= 2 else ()
-        out.append(
-            Task(
-                "all_gather",
-                PARAMS,
-                t_ag[i],
-                dep,
-                f"gather {units[i].name}",
-                ag_bytes[i],
-                ranks,
-                span,
-                mb,
-            )
-        )
+        out.append(("all_gather", PARAMS, dep, f"gather {names[i]}", _AG, i))
         ag_f[i] = len(out) - 1
 
     for i in range(min(2, n)):
         gather_f(i)
-    for i, u in enumerate(units):
-        out.append(
-            Task(
-                "forward",
-                COMPUTE,
-                inp.forward_s * u.compute_weight,
-                (ag_f[i],),
-                f"forward {u.name}",
-                micro_batch=mb,
-            )
-        )
+    for i in range(n):
+        out.append(("forward", COMPUTE, (ag_f[i],), f"forward {names[i]}", _FWD, i))
         fwd[i] = len(out) - 1
         if i + 2 < n:
             gather_f(i + 2)
     bwd: dict[int, int] = {}
     ag_b: dict[int, int] = {}
-    reshard = lay.reshards
 
     def gather_b(j: int, dep: int) -> None:
-        out.append(
-            Task(
-                "all_gather",
-                PARAMS,
-                t_ag[j],
-                (dep,),
-                f"gather {units[j].name} (backward)",
-                ag_bytes[j],
-                ranks,
-                span,
-                mb,
-            )
-        )
+        out.append(("all_gather", PARAMS, (dep,), f"gather {names[j]} (backward)", _AG, j))
         ag_b[j] = len(out) - 1
 
     if reshard and n >= 2:
         gather_b(n - 2, fwd[n - 1])
     for j in range(n - 1, -1, -1):
-        u = units[j]
         deps = (ag_b[j],) if j in ag_b else ()
-        work = inp.backward_total_s * u.compute_weight
-        out.append(Task("backward", COMPUTE, work, deps, f"backward {u.name}", micro_batch=mb))
+        out.append(("backward", COMPUTE, deps, f"backward {names[j]}", _BWD, j))
         bwd[j] = len(out) - 1
-        out.append(
-            Task(
-                "reduce_scatter",
-                GRADS,
-                t_rs[j],
-                (bwd[j],),
-                f"reduce {u.name}",
-                rs_bytes[j],
-                ranks,
-                span,
-                mb,
-            )
-        )
+        out.append(("reduce_scatter", GRADS, (bwd[j],), f"reduce {names[j]}", _RS, j))
         if hybrid:
-            out.append(
-                Task(
-                    "all_reduce",
-                    GRADS,
-                    t_ar[j],
-                    (len(out) - 1,),
-                    f"replicas {u.name}",
-                    ar_bytes[j],
-                    ranks_ar,
-                    "across",
-                    mb,
-                )
-            )
+            out.append(("all_reduce", GRADS, (len(out) - 1,), f"replicas {names[j]}", _AR, j))
         if reshard and j - 2 >= 0:
             gather_b(j - 2, bwd[j])
+    if len(_ORDERS) >= 64:
+        _ORDERS.clear()
+    _ORDERS[key] = out
     return out

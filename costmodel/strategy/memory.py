@@ -89,21 +89,21 @@ def strategy_memory(
         raise ValueError("params: give a parameter count or arch= (an architecture name)")
     else:
         p = float(params)
-    base = M.training_memory(
-        None if arch is not None else p,
-        recipe=recipe,
-        zero_stage=lay.zero_stage,
-        dp_ranks=lay.shard_group,
-        activations_bytes=activations_bytes,
-        ddp_bucket_copy=False,
-        cuda_context_bytes=cuda_context_bytes,
-        fragmentation=fragmentation,
-        arch=arch,
-        sequence_length=sequence_length,
-        micro_batch=micro_batch,
-        flash_attention=flash_attention,
-        recompute=recompute,  # type: ignore[arg-type]
-    )
+    kw: dict[str, Any] = {
+        "recipe": recipe,
+        "zero_stage": lay.zero_stage,
+        "dp_ranks": lay.shard_group,
+        "activations_bytes": activations_bytes,
+        "ddp_bucket_copy": False,
+        "cuda_context_bytes": cuda_context_bytes,
+        "fragmentation": fragmentation,
+        "arch": arch,
+        "sequence_length": sequence_length,
+        "micro_batch": micro_batch,
+        "flash_attention": flash_attention,
+        "recompute": recompute,
+    }
+    base = _training_memory(None if arch is not None else p, kw)
     r = M.get_recipe(recipe)
     grad_b = lay.grad_bytes(r.gradient_bytes)
     frag = 1.0 + float(fragmentation)
@@ -120,3 +120,36 @@ def strategy_memory(
         pair = max((a + b for a, b in zip(sizes, sizes[1:], strict=False)), default=sizes[0])
         gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
     return StrategyMemory(base, gathered * frag, buffers * frag, lay.name)
+
+
+_BASE: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+_BASE_KEPT = 256
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _training_memory(params: float | None, kw: dict[str, Any]) -> Any:
+    """:func:`costmodel.memory.training_memory` of these arguments, kept per setting when they
+    are all plain numbers, names or one architecture object (its identity): every node count of
+    an advisor table asks for the same few, and the architecture's activations are the costly
+    part. The answer is a frozen dataclass of floats, shared as it is."""
+    from .. import memory as M
+
+    arch = kw["arch"]
+    plain = all(isinstance(v, _SCALARS) for k, v in kw.items() if k != "arch")
+    if not plain or isinstance(params, bool):
+        return M.training_memory(params, **kw)
+    named = isinstance(arch, str)
+    key = (
+        type(params).__name__,
+        params,
+        arch if named else id(arch),
+        *sorted((k, type(v).__name__, v) for k, v in kw.items() if k != "arch"),
+    )
+    hit = _BASE.get(key)
+    if hit is not None and (named or hit[0] is arch):
+        return hit[1]
+    base = M.training_memory(params, **kw)
+    if len(_BASE) >= _BASE_KEPT:
+        _BASE.clear()
+    _BASE[key] = (arch, base)
+    return base

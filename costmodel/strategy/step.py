@@ -50,7 +50,7 @@ from . import zero as _zero
 from .accumulate import accumulate
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
-from .engine import Task
+from .engine import Task, columns
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
 from .memory import StrategyMemory, strategy_memory
@@ -183,31 +183,45 @@ def _micro_tasks(inp: StepInputs, synced: bool, final: bool, mb: int) -> list[Ta
 
 def _wire_bytes(tasks: tuple[Task, ...]) -> dict[str, float]:
     """Bytes each GPU sends per collective kind: ring factors ``2(n-1)/n``, ``(n-1)/n``."""
-    out: dict[str, float] = {}
-    for t in tasks:
-        if t.is_comm and t.span_ranks >= 2:
-            n = t.span_ranks
-            f = 2.0 * (n - 1) / n if t.kind == "all_reduce" else (n - 1) / n
-            out[t.kind] = out.get(t.kind, 0.0) + f * t.message_bytes
-    return out
+    cols = columns(tasks)
+    found: list[tuple[int, str, float]] = []
+    for kind, idx in cols.by_kind.items():  # each kind summed in task order
+        first = -1
+        acc = 0.0
+        for i in idx:
+            n = cols.span_ranks[i]
+            if n >= 2:
+                f = 2.0 * (n - 1) / n if kind == "all_reduce" else (n - 1) / n
+                acc += f * cols.message_bytes[i]
+                if first < 0:
+                    first = i
+        if first >= 0:
+            found.append((first, kind, acc))
+    return {kind: acc for _, kind, acc in sorted(found)}
 
 
-def _band_work(tasks: tuple[Task, ...], timer: CollectiveTimer, slow: bool) -> list[float] | None:
-    """Each task's work with every collective at the fast or slow end of its error band
-    (None when a collective's band is unknown)."""
-    work = [t.work_s for t in tasks]
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, t in enumerate(tasks):
-        if t.is_comm and t.work_s > 0:
-            groups.setdefault((t.kind, t.span), []).append(i)
-    for (kind, span), idx in groups.items():
-        fast, slow_m = timer.band(kind, span, [tasks[i].message_bytes for i in idx])
-        m = slow_m if slow else fast
-        if not np.all(np.isfinite(m)):
-            return None
-        for i, f in zip(idx, m.tolist(), strict=True):
-            work[i] *= f
-    return work
+def _band_works(
+    tasks: tuple[Task, ...], timer: CollectiveTimer
+) -> tuple[list[float], list[float]] | None:
+    """Each task's work with every collective at the fast, and at the slow, end of its error
+    band (None when a collective's band is unknown)."""
+    cols = columns(tasks)
+    work, span, nbytes = cols.work, cols.span, np.array(cols.message_bytes, dtype=float)
+    fast = np.array(work, dtype=float)
+    slow = fast.copy()
+    for kind, idx in cols.by_kind.items():
+        groups: dict[str, list[int]] = {}
+        for i in idx:
+            if work[i] > 0:
+                groups.setdefault(span[i], []).append(i)
+        for sp, sel in groups.items():
+            ix = np.array(sel, dtype=np.intp)
+            m_fast, m_slow = timer.band(kind, sp, nbytes[ix])
+            if not (np.all(np.isfinite(m_fast)) and np.all(np.isfinite(m_slow))):
+                return None
+            fast[ix] *= m_fast
+            slow[ix] *= m_slow
+    return fast.tolist(), slow.tolist()
 
 
 MAX_UNITS = 100_000
@@ -399,7 +413,7 @@ def strategy_step(
     if timer is None or timer.cluster is not c:
         timer = CollectiveTimer(c, model=model, group_size=layout.shard_group)
     if tensor_params is None and a is not None:
-        tensor_params = tuple(float(x) for x in a.tensor_sizes)
+        tensor_params = _arch_tensors(a)
     elif tensor_params is None and shape is not None:  # a bare count: its transformer's tensors
         scale = p / float(shape.params)
         tensor_params = tuple(float(x) * scale for x in shape.tensor_sizes)
@@ -448,23 +462,21 @@ def strategy_step(
     hi: float = math.nan
     if band:
         ends: list[float] = []
-        for slow in (False, True):
-            wf = _band_work(final_tasks, timer, slow)
-            wm = _band_work(mid_tasks, timer, slow) if mid_tasks else []
-            if wf is None or wm is None:
-                ends = []
-                break
-            banded = accumulate(
-                final_tasks,
-                mid_tasks,
-                acc,
-                c_,
-                overhead_s=overhead,
-                mid_overhead_s=mid_overhead,
-                final_work_s=wf,
-                mid_work_s=wm or None,
-            )
-            ends.append(banded.step_s + sync_s)
+        wf = _band_works(final_tasks, timer)
+        wm = _band_works(mid_tasks, timer) if mid_tasks else ([], [])
+        if wf is not None and wm is not None:
+            for end in (0, 1):  # the fast, then the slow end
+                banded = accumulate(
+                    final_tasks,
+                    mid_tasks,
+                    acc,
+                    c_,
+                    overhead_s=overhead,
+                    mid_overhead_s=mid_overhead,
+                    final_work_s=wf[end],
+                    mid_work_s=wm[end] or None,
+                )
+                ends.append(banded.step_s + sync_s)
         if ends:
             lo, hi = ends
     bars: list[Interval] = []
@@ -524,8 +536,7 @@ def strategy_step(
         tokens_per_s=tokens_step / step_s,
         comm_by_kind_s=by_kind,
         wire_bytes_by_kind=wire,
-        events=sum(1 for t in final_tasks if t.is_comm)
-        + (acc - 1) * sum(1 for t in mid_tasks if t.is_comm),
+        events=_comm_count(final_tasks) + (acc - 1) * _comm_count(mid_tasks),
         memory=mem,
         gpu_memory_bytes=float(c.gpu.memory_bytes),
         comm_contention=c_,
@@ -596,6 +607,26 @@ def _with_optimizer(tasks: list[Task], opt_s: float, mb: int) -> tuple[Task, ...
     return tuple(tasks)
 
 
+def _comm_count(tasks: tuple[Task, ...]) -> int:
+    """How many collectives a task list holds."""
+    return sum(len(ix) for ix in columns(tasks).by_kind.values())
+
+
+_TENSORS: dict[int, tuple[Any, tuple[float, ...]]] = {}
+
+
+def _arch_tensors(a: Any) -> tuple[float, ...]:
+    """An architecture's tensor sizes as floats, kept per architecture object (every
+    configuration of an advisor table asks for the same thousands)."""
+    hit = _TENSORS.get(id(a))
+    if hit is None or hit[0] is not a:
+        if len(_TENSORS) >= 64:
+            _TENSORS.clear()
+        hit = (a, tuple(float(x) for x in a.tensor_sizes))
+        _TENSORS[id(a)] = hit
+    return hit[1]
+
+
 def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
     """DDP's per-step host overhead of a tensor list [s] (0 for other strategies or without
     a tensor list)."""
@@ -625,6 +656,22 @@ def _notes(a: Any) -> tuple[str, ...]:
 
 
 _CALIBRATED: dict[tuple[Any, ...], float] = {}
+_ONE_NODE: dict[int, tuple[Any, Any, str]] = {}
+
+
+def _one_node(c: Any) -> tuple[Any, str]:
+    """One node of cluster ``c`` and its JSON (the calibration's key), kept per cluster object
+    (clusters are frozen): every configuration of an advisor table asks for them."""
+    hit = _ONE_NODE.get(id(c))
+    if hit is None or hit[0] is not c:
+        from .. import presets
+
+        one = presets.cluster(c, nodes=1) if int(c.nodes) != 1 else c
+        if len(_ONE_NODE) >= 64:
+            _ONE_NODE.clear()
+        hit = (c, one, one.model_dump_json())
+        _ONE_NODE[id(c)] = hit
+    return hit[1], hit[2]
 
 
 def _calibrated_micro_s(
@@ -646,11 +693,9 @@ def _calibrated_micro_s(
     (:data:`~.layout.DEFAULT_COMM_CONTENTION`, the overlap the published steps were fitted
     with): another ``c`` is a what-if on the network side and leaves the compute as it is.
     Fixed point (the step increases with the compute), cached per one-node setting."""
-    from .. import presets
-
-    one = presets.cluster(c, nodes=1) if int(c.nodes) != 1 else c
+    one, one_json = _one_node(c)
     key = (
-        one.model_dump_json(),
+        one_json,
         a.name if a is not None else p,
         p,
         ct.micro_s,

@@ -14,7 +14,7 @@ before each unit's forward instead) is ``fsdp`` with ``reshard_after_forward=Fal
 
 from __future__ import annotations
 
-from ._buckets import backward_segments, buckets
+from ._buckets import backward_segments, buckets, labels
 from .engine import COMPUTE, Task
 from .events import StepInputs
 
@@ -36,19 +36,30 @@ def tasks(inp: StepInputs, synced: bool, final: bool, micro_batch: int = 0) -> l
     g_bytes, g_params = buckets(inp, inp.grad_bytes)
     seg = backward_segments(inp, g_params)
     first = len(out)
-    for k, w in enumerate(seg.tolist()):
-        out.append(
-            Task("backward", COMPUTE, w, label=f"backward to bucket {k}", micro_batch=micro_batch)
-        )
+    mb = micro_batch
+    back = labels("backward to bucket {}", len(seg))
+    out += [
+        Task("backward", COMPUTE, w, (), lab, 0.0, 0, "", mb)
+        for w, lab in zip(seg.tolist(), back, strict=True)
+    ]
     last_bwd = len(out) - 1
     times = inp.timer.time("reduce_scatter", "job", g_bytes)
-    for k, (b, t) in enumerate(zip(g_bytes.tolist(), times.tolist(), strict=True)):
-        dep = first + k if inp.overlap else last_bwd
-        out.append(
-            Task(
-                "reduce_scatter", GRADS, t, (dep,), f"grad bucket {k}", b, ranks, "job", micro_batch
-            )
+    names = labels("grad bucket {}", len(g_bytes))
+    overlap = inp.overlap
+    out += [
+        Task(
+            "reduce_scatter",
+            GRADS,
+            t,
+            (first + k if overlap else last_bwd,),
+            lab,
+            b,
+            ranks,
+            "job",
+            mb,
         )
+        for k, (b, t, lab) in enumerate(zip(g_bytes.tolist(), times.tolist(), names, strict=True))
+    ]
     if not final:
         return out
     out.append(
@@ -64,8 +75,9 @@ def tasks(inp: StepInputs, synced: bool, final: bool, micro_batch: int = 0) -> l
     opt = len(out) - 1
     p_bytes, _ = buckets(inp, inp.param_bytes)
     times = inp.timer.time("all_gather", "job", p_bytes)
-    for k, (b, t) in enumerate(zip(p_bytes.tolist(), times.tolist(), strict=True)):
-        out.append(
-            Task("all_gather", PARAMS, t, (opt,), f"param bucket {k}", b, ranks, "job", micro_batch)
-        )
+    names = labels("param bucket {}", len(p_bytes))
+    out += [
+        Task("all_gather", PARAMS, t, (opt,), lab, b, ranks, "job", mb)
+        for b, t, lab in zip(p_bytes.tolist(), times.tolist(), names, strict=True)
+    ]
     return out
