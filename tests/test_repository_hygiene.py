@@ -1,6 +1,6 @@
 """Repository hygiene checked on every file we ship: the project is self-contained (nothing reads
 the developers' workbench beside the repository) and code and docs state decisions instead of
-citing this project's tracker ("issue 14"), which a user who cloned the repository cannot read.
+citing this project's tracker by number, which a user who cloned the repository cannot read.
 Citations of other projects' trackers ("NVIDIA/nccl-tests issue #239") stay: those are public."""
 
 from __future__ import annotations

@@ -194,7 +194,6 @@ def _eval_collective_vectorised(
     once and evaluates all candidates for all rows; the same numbers as
     ``predict_collective`` row by row (tests/test_sweep_vectorised.py).
     """
-    from .. import tables as T
     from ..realistic import realistic_rows
 
     sizes = sizes.astype(float)
@@ -208,6 +207,26 @@ def _eval_collective_vectorised(
         cat["protocol"],
         corrected=cat["model"] == "nccl",
     )
+    return _collective_columns(
+        cat, sizes, nodes, gpn, base, t, _Cat(a.astype(np.int32), a_names),
+        _Cat(p.astype(np.int32), p_names),
+    )  # fmt: skip
+
+
+def _collective_columns(
+    cat: dict[str, Any],
+    sizes: np.ndarray,
+    nodes: np.ndarray,
+    gpn: np.ndarray,
+    base: Any,
+    t: np.ndarray,
+    algorithm_used: Any,
+    protocol_used: Any,
+) -> dict[str, Any]:
+    """The output columns of collective rows timed ``t`` [s]: bandwidths from the sizes [B] and
+    each op's bus-bandwidth factor (nccl-tests' definitions), and the error band."""
+    from .. import tables as T
+
     ranks = nodes * gpn
     with np.errstate(divide="ignore", invalid="ignore"):
         algbw = np.where(t > 0, sizes / np.where(t > 0, t, 1.0), 0.0)
@@ -225,8 +244,8 @@ def _eval_collective_vectorised(
         "time_s": t,
         "algbw_GBps": algbw / _GB,
         "busbw_GBps": busbw / _GB,
-        "algorithm_used": _Cat(a.astype(np.int32), a_names),
-        "protocol_used": _Cat(p.astype(np.int32), p_names),
+        "algorithm_used": algorithm_used,
+        "protocol_used": protocol_used,
         **_band_cols(cat["model"], base, nodes, sizes),
     }
 
@@ -237,33 +256,17 @@ def _eval_alpha_beta(
     """Lesson and textbook models on one preset: every row in one array call per GPUs-per-node
     value (:func:`costmodel.models.alpha_beta_rows`), the numbers ``predict_collective`` gives
     row by row (tests/test_sweep_vectorised.py)."""
-    from .. import tables as T
     from ..models import alpha_beta_rows
 
     sizes_f = sizes.astype(float)
     t, algo = alpha_beta_rows(cat["model"], cat["op"], sizes_f, nodes, gpn, base, cat["algorithm"])
-    ranks = nodes * gpn
-    with np.errstate(divide="ignore", invalid="ignore"):
-        algbw = np.where(t > 0, sizes_f / np.where(t > 0, t, 1.0), 0.0)
-    busbw = algbw * np.asarray(T.BUSBW_FACTOR[cat["op"]](ranks.astype(float)))
     n = len(sizes)
-    return {
-        "preset": cat["preset"],
-        "model": cat["model"],
-        "op": cat["op"],
-        "algorithm": cat["algorithm"],
-        "protocol_requested": cat["protocol"],
-        "nodes": nodes,
-        "gpus_per_node": gpn,
-        "ranks": ranks,
-        "size_bytes": sizes,
-        "time_s": t,
-        "algbw_GBps": algbw / _GB,
-        "busbw_GBps": busbw / _GB,
-        "algorithm_used": _Cat(np.zeros(n, dtype=np.int32), [algo]),
-        "protocol_used": _Cat(np.zeros(n, dtype=np.int32), ["-"]),
-        **_band_cols(cat["model"], base, nodes, sizes_f),
-    }
+    out = _collective_columns(
+        cat, sizes_f, nodes, gpn, base, t, _Cat(np.zeros(n, dtype=np.int32), [algo]),
+        _Cat(np.zeros(n, dtype=np.int32), ["-"]),
+    )  # fmt: skip
+    out["size_bytes"] = sizes  # the grid's own values, as given
+    return out
 
 
 def _eval_collective_link(cat: dict[str, Any], num: dict[str, np.ndarray]) -> dict[str, Any]:
