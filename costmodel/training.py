@@ -139,8 +139,8 @@ def scale_notes(params: float) -> list[str]:
 def prices_for_gpu(gpu: str) -> list[str]:
     """Names of the price presets published for the GPU preset ``gpu``, sorted.
 
-    >>> prices_for_gpu("b200")[:3]
-    ['aws-p6-b200-on-demand', 'coreweave-b200-on-demand', 'coreweave-b200-spot']
+    >>> prices_for_gpu("gb200")[:2]
+    ['aws-p6e-gb200-capacity-block', 'azure-nd-gb200-v6-on-demand']
     """
     return sorted(n for n, p in _prices().items() if p.gpu == gpu)
 
@@ -171,9 +171,9 @@ def price_age_warning(price: str | Price, today: _dt.date | None = None) -> str:
     """A warning when the price is older than :data:`STALE_PRICE_DAYS` days at ``today``
     (default: the system date), else ``""``.
 
-    >>> price_age_warning("aws-p5-capacity-block", today=_dt.date(2026, 12, 1))[:40]
-    'price aws-p5-capacity-block is from 2024'
-    >>> price_age_warning("aws-p5-capacity-block", today=_dt.date(2025, 6, 1))
+    >>> price_age_warning("aws-p5-capacity-block", today=_dt.date(2027, 12, 1))[:40]
+    'price aws-p5-capacity-block is from 2026'
+    >>> price_age_warning("aws-p5-capacity-block", today=_dt.date(2026, 12, 1))
     ''
     """
     p = load_price(price)

@@ -52,9 +52,11 @@ def test_every_price_is_for_one_known_gpu_cited_and_dated():
     for name in names:
         p = load_price(name)
         assert p.gpu in gpus, (name, p.gpu)
-        assert "http" in p.source and p.date in p.source or p.date == "2024-12-31", name
+        assert "http" in p.source and p.date in p.source, name
         assert p.day <= dt.date(2026, 12, 1)
-        assert 0.5 < p.usd_per_gpu_hour < 20, name
+        # a per-instance price stored per GPU (or the reverse) leaves this range; the top is
+        # Azure's GB200 list rate, $27.04 per GPU-hour
+        assert 0.5 < p.usd_per_gpu_hour < 30, name
         text = (shipped_dir() / "prices" / f"{name}.toml").read_text()
         assert "usd_per_instance_hour" in text and "#" in text.split("usd_per_instance_hour")[1]
     # every GPU the issue names has at least one price from more than one cloud
@@ -97,8 +99,8 @@ def test_mismatch_names_the_presets_that_match_or_asks_for_a_typed_price():
     with pytest.raises(ValueError, match="lambda-b200-on-demand") as e:
         check_price_gpu("aws-p5-on-demand", "b200")
     assert "usd_per_gpu_hour" in str(e.value)
-    with pytest.raises(ValueError, match="no price preset is published for l40s"):
-        check_price_gpu("aws-p5-on-demand", "l40s")
+    with pytest.raises(ValueError, match="no price preset is published for rtx-2080ti"):
+        check_price_gpu("aws-p5-on-demand", "rtx-2080ti")
 
 
 def test_scenario_cost_checks_the_cluster_gpu():
@@ -122,8 +124,8 @@ def test_stale_warning_with_an_injected_today():
     assert training_cost(**kw, today=fresh).price_warning == ""
     assert "days old" in training_cost(**kw, today=stale).price_warning
     r = Scenario(params=1e9, cluster="dgx-h100").evaluate(scaling=False, flips=False)
-    old = r.training_cost(1e9, price="aws-p5-capacity-block", today=dt.date(2026, 12, 1))
-    assert "2024-12-31" in old.price_warning
+    old = r.training_cost(1e9, price="aws-p5-capacity-block", today=dt.date(2027, 12, 1))
+    assert "2026-07-22" in old.price_warning and "497 days old" in old.price_warning
 
 
 def test_cli_train_shows_the_date_and_refuses_another_gpus_price():
@@ -299,6 +301,10 @@ def test_hyperscalers_price_the_gpus_the_issue_names():
     assert ("aws", "a100-sxm-40gb", "committed") in have
     for gpu in ("h100-sxm", "a100-sxm-40gb", "a100-sxm-80gb"):
         assert ("azure", gpu, "spot") in have, gpu
+    # GB200: Azure and Oracle list it, AWS sells it only as UltraServer capacity blocks
+    assert {("azure", "gb200", "on-demand"), ("oci", "gb200", "on-demand")} <= have
+    assert {("aws", "gb200", "capacity-block"), ("aws", "b200", "capacity-block")} <= have
+    assert ("gcp", "a100-sxm-80gb", "committed") in have
     for gpu in ("a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"):
         assert len({c for c, g, _ in have if g == gpu}) >= 4, gpu
 
@@ -312,3 +318,27 @@ def test_two_dumps_agree_where_they_overlap():
     ):
         quoted = load_price(spot).source.split("on-demand ")[1].split(" ")[0]
         assert float(quoted) == pytest.approx(load_price(on_demand).usd_per_instance_hour, rel=1e-4)
+
+
+# Shipped clusters whose GPU no cloud rents: consumer and workstation cards, and the 32 GB
+# V100 of DGX-1 (no dated list price for it was found).
+UNPRICED_CLUSTER_GPUS = {"rtx-2080ti", "rtx-pro-6000-blackwell", "v100-sxm2"}
+
+
+def test_every_datacenter_gpu_of_a_shipped_cluster_has_a_price_and_none_is_stale():
+    """Every shipped cluster's data-center GPU has a price preset of its own (GH200 and L40S
+    included), GB200 from four clouds, and no shipped price is more than a year old on
+    2026-12-01 (the 2024 capacity-block rates were replaced)."""
+    gpus = set(_cluster_gpus().values())
+    for gpu in sorted(gpus - UNPRICED_CLUSTER_GPUS):
+        assert prices_for_gpu(gpu), gpu
+    for gpu in UNPRICED_CLUSTER_GPUS & gpus:
+        assert prices_for_gpu(gpu) == [], gpu  # a new price must leave this set
+    assert {_cloud(n) for n in prices_for_gpu("gb200")} == {"aws", "azure", "coreweave", "oci"}
+    day = dt.date(2026, 12, 1)
+    assert [n for n in price_names() if price_age_warning(n, today=day)] == []
+    r = Scenario(params=1e9, cluster="gb200-nvl72", nodes=1).evaluate(scaling=False, flips=False)
+    c = r.training_cost(1e9, price="aws-p6e-gb200-capacity-block")
+    assert c.cost_usd == pytest.approx(c.gpu_hours * 761.904 / 72)
+    with pytest.raises(ValueError, match="gb200"):
+        r.training_cost(1e9, price="aws-p6-b200-capacity-block")
