@@ -212,10 +212,16 @@ def _doc() -> dict[str, Any]:
     return _toml()
 
 
+@functools.lru_cache(maxsize=256)
 def _coefficients(
-    params: dict[str, Any], doc: dict[str, Any], gpu: Any, fam: str, precision: str
+    held_out: str | None, name: str, fam: str, p16: float, p8: float | None, precision: str
 ) -> tuple[float, float, float, float]:
-    """``(u, v, w, m)`` of a GPU and precision from one fit's shape and scales."""
+    """``(u, v, w, m)`` of a GPU (name, family, bf16 and fp8 peaks) and precision from one
+    fit's shape and scales (cached: the step surfaces ask it for every step)."""
+    doc = _doc()
+    params = doc
+    if held_out is not None:
+        params = doc.get("cv_fit", {}).get(held_out, doc)  # a group not in the fit: full fit
     scales: dict[str, float] = params["scale"]
     if doc.get("power"):
         key = "all" if doc.get("fp8") else precision
@@ -225,14 +231,14 @@ def _coefficients(
     if key not in scales and precision == "fp8" and doc.get("fp8_from_bf16"):
         key, amdahl = key.replace("fp8", "bf16"), True  # no fp8 row fitted: from bf16
     s = scales.get(key, float(np.mean(list(scales.values()))))  # unseen key: the mean scale
-    p16 = float(gpu.bf16_dense_flops or gpu.fp16_dense_flops)
     alpha = float(params.get("alpha", 0.0))
     if alpha:
-        s *= energy_per_flop_pj(gpu_power_w(gpu), p16) ** (-alpha)
+        watts = GPU_POWER_W.get(name) or GPU_POWER_W[_FAMILY_POWER_OF[fam]]
+        s *= energy_per_flop_pj(watts, p16) ** (-alpha)
     u, v, m, w = s, s * params["h0"], s * params["t0"], s * params["rho"]
-    if amdahl:
+    if amdahl and p8 is not None:
         # Amdahl: the matmul arithmetic at the fp8 peak, the rest of the bf16 time unchanged
-        k = float(gpu.fp8_dense_flops) / p16
+        k = p8 / p16
         u, v, m = 1.0 - k + k * u, k * v, k * m
     return u, v, w, m
 
@@ -258,15 +264,15 @@ def compute_fit(gpu: Any, precision: str = "bf16", held_out: str | None = None) 
             f"gpu: no fitted compute efficiency for {fam}/{precision} (fitted: {have}); "
             "give a measured single-node throughput or compute time instead"
         )
-    if precision == "fp8" and getattr(gpu, "fp8_dense_flops", None) is None:
+    if precision == "fp8" and gpu.fp8_dense_flops is None:
         raise ValueError(
             f"precision: {getattr(gpu, 'name', fam)} has no fp8 tensor cores; use bf16"
         )
     t = fitted[key]
-    params = doc
-    if held_out is not None:
-        params = doc.get("cv_fit", {}).get(held_out, doc)  # a group not in the fit: full fit
-    u, v, w, m = _coefficients(params, doc, gpu, fam, precision)
+    p16 = float(gpu.bf16_dense_flops or gpu.fp16_dense_flops)
+    p8 = None if gpu.fp8_dense_flops is None else float(gpu.fp8_dense_flops)
+    gpu_power_w(gpu)  # a clear error for a GPU without a datasheet power
+    u, v, w, m = _coefficients(held_out, str(gpu.name), fam, p16, p8, precision)
     return ComputeFit(
         fam, precision, u, v, w, int(t["rows"]), (float(t["band_low"]), float(t["band_high"])), m
     )
