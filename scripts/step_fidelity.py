@@ -251,7 +251,11 @@ def main() -> None:
         "and scores it with one (source, GPU type) group left out at a time; a term is kept",
         "if it lowers the held-out median (or leaves it within 0.01 points and lowers the",
         f"p90). Chosen: `{cfit['form']}`, exponent of the power budget per peak FLOP",
-        f"alpha = {float(cfit['alpha']):.2f}.",
+        f"alpha = {float(cfit['alpha']):.2f}; fitted without each group in turn: "
+        + ", ".join(sorted({f"{float(v['alpha']):.2f}" for v in cfit["cv_fit"].values()}))
+        + ". Held-out median |error| per group, chosen form: "
+        + ", ".join(f"{g} {pct(float(v))}" for g, v in cfit["cv_groups"].items())
+        + ".",
         "",
         "- *power*: the scale of the time is `s (W / P_bf16)^-alpha`, `W` the datasheet power",
         "  (A100 SXM 400 W, H100/H200 SXM 700 W; the data's own 500 W limit for torchtitan's",
