@@ -7,20 +7,24 @@ Activation recomputation adds forward work (:func:`recompute_extra`). The time o
 one GPU is
 
 .. math::
-    t = \frac{F_{lin}\,(1 + r_{lin})}{P_{lin}}\; u\left(1 + \frac{h_0}{h}\right)
+    t = \frac{F_{lin}\,(1 + r_{lin})}{P_{lin}}\; u\left(1 + \frac{h_0}{h} + \frac{T_0}{T}\right)
       + \frac{F_{att}\,(1 + r_{att})}{P_{att}}\; w
 
 ``P`` the datasheet dense peak of the compute precision (fp8 for the matmuls of an fp8 run, the
-attention stays bf16: FlashAttention-2 kernels), ``h`` the hidden size. ``1/u`` is the largest
-matmul efficiency of a GPU family and precision; ``1 + h_0/h`` the classic saturation of a
+attention stays bf16: FlashAttention-2 kernels), ``h`` the hidden size, ``T`` the tokens of a
+micro-batch. ``1/u`` is the largest matmul efficiency; ``1 + h_0/h`` the classic saturation of a
 GEMM's arithmetic intensity with its inner dimension (a ``k``-wide matmul reaches
 ``k / (k + k_0)`` of the roofline, Williams et al. 2009, "Roofline", CACM 52(4)); ``1/w`` the
-attention kernel's efficiency. Written as ``t P = u F_lin + v F_lin / h + w F_att`` it is linear
-in ``(u, v = u h_0, w)``, fitted by relative least squares on the single-node (8-GPU) rows of the
-published runs (``scripts/fit_compute.py``, constants in ``costmodel/data/fitted_compute.toml``
-with the grouped cross-validation that chose the form). Those runs are FSDP on one node: their
-intra-node communication, kernel launch and data-loading overheads are inside the fitted
-efficiency, which is therefore a single-node *step* efficiency, the quantity a user measures.
+attention kernel's efficiency (``w = u rho``). The scale follows the GPU's power budget per peak
+FLOP, ``u = s (W / P_{bf16})^{-alpha}`` (:func:`energy_per_flop_pj`: a power-capped chip
+sustains less of its boost clock), one ``s`` per precision for every GPU; an fp8 run that the
+fit has no fp8 row for is the bf16 time with its matmul arithmetic at the fp8 peak (Amdahl:
+``u_8 = 1 - k + k u``, ``k = P_{fp8} / P_{bf16}``). Fitted by relative least squares on the
+single-node (8-GPU) rows of the published runs (``scripts/fit_compute.py``, constants in
+``costmodel/data/fitted_compute.toml`` with the grouped cross-validation that chose the form).
+Those runs are FSDP on one node: their intra-node communication, kernel launch and data-loading
+overheads are inside the fitted efficiency, which is therefore a single-node *step* efficiency,
+the quantity a user measures.
 
 Recommended path ("measure one node, predict the cluster"): measure the tokens/s of one node
 with your model and settings and give it (:func:`micro_batch_compute_s` ``measured_...``); the
@@ -46,12 +50,15 @@ import numpy as np
 
 __all__ = [
     "CHECKPOINTING",
+    "GPU_POWER_W",
     "ComputeFit",
     "achievable_efficiency",
     "compute_fit",
     "ddp_step_overhead_s",
+    "energy_per_flop_pj",
     "flops_split",
     "gpu_family",
+    "gpu_power_w",
     "micro_batch_compute_s",
     "optimizer_bytes_per_param",
     "optimizer_step_s",
@@ -122,9 +129,53 @@ def gpu_family(gpu: Any) -> str:
     return str(getattr(gpu, "architecture", gpu))
 
 
+#: Board power a GPU may draw [W]: the datasheet's maximum TDP of the SXM part.
+GPU_POWER_W: dict[str, float] = {
+    "a100-sxm-40gb": 400.0,  # A100 datasheet: Max TDP Power 400W (40GB and 80GB SXM)
+    "a100-sxm-80gb": 400.0,  # A100 datasheet: Max TDP Power 400W
+    "h100-sxm": 700.0,  # H100 datasheet: Max thermal design power up to 700W (H100 SXM)
+    "h200-sxm": 700.0,  # H200 datasheet: Max thermal design power up to 700W (H200 SXM)
+}
+
+#: A GPU of a fitted family without its own entry above gets its family's SXM part's power.
+_FAMILY_POWER_OF = {"ampere": "a100-sxm-80gb", "hopper": "h100-sxm"}
+
+
+def gpu_power_w(gpu: Any) -> float:
+    """Datasheet power of a GPU preset [W] (:data:`GPU_POWER_W`; else its family's SXM part).
+
+    >>> from costmodel import presets
+    >>> gpu_power_w(presets.load("h100-sxm"))
+    700.0
+    """
+    name = str(getattr(gpu, "name", ""))
+    if name in GPU_POWER_W:
+        return GPU_POWER_W[name]
+    fam = gpu_family(gpu)
+    if fam in _FAMILY_POWER_OF:
+        return GPU_POWER_W[_FAMILY_POWER_OF[fam]]
+    raise ValueError(f"gpu: no datasheet power for {name or fam!r}")
+
+
+def energy_per_flop_pj(power_w: Any, bf16_peak_flops: Any) -> Any:
+    r"""Power budget per peak FLOP [pJ/FLOP]: :math:`W / P_{bf16}`.
+
+    A tensor-core GEMM is power-bound below its boost clock (the clock falls until the board
+    power fits the limit: NVIDIA H100 datasheet, "configurable" TDP; torchtitan's note that
+    raising its H100s from 500 W to 700 W "can potentially provide further speedups"), so the
+    fraction of the datasheet peak a chip sustains grows with the energy it may spend per
+    peak FLOP. A100 SXM: 400 W / 312 TFLOP/s = 1.28 pJ; H100 SXM: 700 W / 989.5 = 0.71.
+
+    >>> round(energy_per_flop_pj(400.0, 312e12), 2)
+    1.28
+    """
+    pj = np.asarray(power_w, float) / np.asarray(bf16_peak_flops, float) * 1e12
+    return float(pj) if np.ndim(pj) == 0 else pj
+
+
 @dataclass(frozen=True)
 class ComputeFit:
-    """Fitted coefficients of one GPU family and precision (module docstring).
+    """Fitted coefficients of one GPU and precision (module docstring).
 
     ``u`` = 1 / largest matmul efficiency, ``v`` = ``u h0`` [hidden units], ``w`` = 1 / attention
     efficiency; ``band`` = (low, high) multipliers of the predicted time that held 80% of the
@@ -157,26 +208,43 @@ def _toml() -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=1)
-def _fits() -> dict[tuple[str, str], ComputeFit]:
-    doc = _toml()
-    out: dict[tuple[str, str], ComputeFit] = {}
-    for key, t in doc.get("fit", {}).items():
-        family, precision = key.split("-", 1)
-        out[(family, precision)] = ComputeFit(
-            family,
-            precision,
-            float(t["u"]),
-            float(t["v"]),
-            float(t["w"]),
-            int(t["rows"]),
-            (float(t["band_low"]), float(t["band_high"])),
-            float(t.get("m", 0.0)),
-        )
-    return out
+def _doc() -> dict[str, Any]:
+    return _toml()
+
+
+@functools.lru_cache(maxsize=256)
+def _coefficients(
+    held_out: str | None, name: str, fam: str, p16: float, p8: float | None, precision: str
+) -> tuple[float, float, float, float]:
+    """``(u, v, w, m)`` of a GPU (name, family, bf16 and fp8 peaks) and precision from one
+    fit's shape and scales (cached: the step surfaces ask it for every step)."""
+    doc = _doc()
+    params = doc
+    if held_out is not None:
+        params = doc.get("cv_fit", {}).get(held_out, doc)  # a group not in the fit: full fit
+    scales: dict[str, float] = params["scale"]
+    if doc.get("power"):
+        key = "all" if doc.get("fp8") else precision
+    else:
+        key = fam if doc.get("fp8") else f"{fam}-{precision}"
+    amdahl = precision == "fp8" and bool(doc.get("fp8"))
+    if key not in scales and precision == "fp8" and doc.get("fp8_from_bf16"):
+        key, amdahl = key.replace("fp8", "bf16"), True  # no fp8 row fitted: from bf16
+    s = scales.get(key, float(np.mean(list(scales.values()))))  # unseen key: the mean scale
+    alpha = float(params.get("alpha", 0.0))
+    if alpha:
+        watts = GPU_POWER_W.get(name) or GPU_POWER_W[_FAMILY_POWER_OF[fam]]
+        s *= energy_per_flop_pj(watts, p16) ** (-alpha)
+    u, v, m, w = s, s * params["h0"], s * params["t0"], s * params["rho"]
+    if amdahl and p8 is not None:
+        # Amdahl: the matmul arithmetic at the fp8 peak, the rest of the bf16 time unchanged
+        k = p8 / p16
+        u, v, m = 1.0 - k + k * u, k * v, k * m
+    return u, v, w, m
 
 
 def compute_fit(gpu: Any, precision: str = "bf16", held_out: str | None = None) -> ComputeFit:
-    """The fitted coefficients of a GPU (preset or family name) and precision.
+    """The fitted coefficients of a GPU preset and precision.
 
     ``held_out`` (a data group, ``"llm-foundry/a100-80gb"``) gives the coefficients fitted
     without that group, as the grouped cross-validation scored them (the fidelity report uses
@@ -187,29 +255,26 @@ def compute_fit(gpu: Any, precision: str = "bf16", held_out: str | None = None) 
     fam = gpu_family(gpu)
     if precision not in ("bf16", "fp8"):
         raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
-    fits = _fits()
-    if (fam, precision) not in fits:
-        have = ", ".join(f"{f}/{p}" for f, p in sorted(fits))
+    doc = _doc()
+    fitted = doc.get("fit", {})
+    key = f"{fam}-{precision}"
+    if key not in fitted:
+        have = ", ".join(k.replace("-", "/", 1) for k in sorted(fitted))
         raise ValueError(
             f"gpu: no fitted compute efficiency for {fam}/{precision} (fitted: {have}); "
             "give a measured single-node throughput or compute time instead"
         )
-    full = fits[(fam, precision)]
-    if held_out is None:
-        return full
-    cv = _toml().get("cv_fit", {})
-    t = cv.get(held_out, {}).get(f"{fam}-{precision}")
-    if t is None:  # the group was not in the fit (a multi-node-only group): the full fit
-        return full
+    if precision == "fp8" and gpu.fp8_dense_flops is None:
+        raise ValueError(
+            f"precision: {getattr(gpu, 'name', fam)} has no fp8 tensor cores; use bf16"
+        )
+    t = fitted[key]
+    p16 = float(gpu.bf16_dense_flops or gpu.fp16_dense_flops)
+    p8 = None if gpu.fp8_dense_flops is None else float(gpu.fp8_dense_flops)
+    gpu_power_w(gpu)  # a clear error for a GPU without a datasheet power
+    u, v, w, m = _coefficients(held_out, str(gpu.name), fam, p16, p8, precision)
     return ComputeFit(
-        fam,
-        precision,
-        float(t["u"]),
-        float(t["v"]),
-        float(t["w"]),
-        full.rows,
-        full.band,
-        float(t["m"]),
+        fam, precision, u, v, w, int(t["rows"]), (float(t["band_low"]), float(t["band_high"])), m
     )
 
 

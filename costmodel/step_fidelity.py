@@ -200,10 +200,17 @@ def scaling_predictions(
     contention: float = 0.0,
     overhead_s: float = 0.0,
     sync_loss: float | None = None,
+    microbatch: str = "fit",
 ) -> list[tuple[int, int, float]]:
     """(row index, base row index, predicted tokens/s per GPU) for every non-base series row.
 
-    ``sync_loss`` the synchronisation loss per doubling (None: the fitted default)."""
+    ``sync_loss`` the synchronisation loss per doubling (None: the fitted default);
+    ``microbatch`` how the base's compute per token is carried to a row with another
+    micro-batch: ``"fit"`` by the compute fit's ratio between the two micro-batches,
+    ``"held-out"`` the same with the fit that left out the series' group, ``"equal"`` the same
+    time per token (the ablations of the report)."""
+    if microbatch not in ("fit", "held-out", "equal"):
+        raise ValueError(f"microbatch: must be fit, held-out or equal, got {microbatch!r}")
     if df is None:
         df = pure_dp_rows()
     eng = _Engine(contention, overhead_s, sync_loss)
@@ -216,15 +223,18 @@ def scaling_predictions(
         n0 = int(base.gpus)
         measured_step = _step_tokens(base) / float(base.tokens_per_s_per_gpu)
         micro0 = eng.calibrate(base, measured_step, n0)
-        fit0 = _fitted_micro_s(base)
+        held = microbatch == "held-out"
+        fit0 = _fitted_micro_s(base, held)
         for i, r in g.iloc[1:].iterrows():
             if int(r.gpus) == n0:
                 continue
             # per-token compute of the base, changed only by the micro-batch term of the fit
             per_tok = micro0 / (base.micro_batch * base.seq)
-            ratio = (_fitted_micro_s(r) / (r.micro_batch * r.seq)) / (
+            ratio = (_fitted_micro_s(r, held) / (r.micro_batch * r.seq)) / (
                 fit0 / (base.micro_batch * base.seq)
             )
+            if microbatch == "equal":
+                ratio = 1.0
             micro = per_tok * ratio * r.micro_batch * r.seq
             step = eng.step_s(r, micro)
             out.append((int(i), int(base.name), _step_tokens(r) / step))  # type: ignore[call-overload]

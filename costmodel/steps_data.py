@@ -31,7 +31,7 @@ import pandas as pd
 
 from .reference import reference_dir
 
-__all__ = ["GPU_TYPES", "STEP_FILES", "step_rows", "pure_dp_rows"]
+__all__ = ["GPU_TYPES", "POWER_LIMIT_W", "STEP_FILES", "step_rows", "pure_dp_rows"]
 
 #: The raw files, by short name.
 STEP_FILES: dict[str, str] = {
@@ -55,6 +55,12 @@ GPU_TYPES: dict[str, tuple[str, float, str]] = {
     ),
     "h200": ("h200-sxm", 143771 * 2**20, "H200 141GB SXM"),
 }
+
+#: GPU types of the data that ran below their datasheet power [W]: torchtitan's Grand Teton H100s
+#: "used the default 500W power limit" (torchtitan docs/performance.md and benchmarks/, copied in
+#: data/reference/steps/). The compute fit's power feature uses it; the others run at their
+#: datasheet TDP (:data:`costmodel.compute.GPU_POWER_W`).
+POWER_LIMIT_W: dict[str, float] = {"h100-96gb": 500.0}
 
 _MPT_GPU = {"a100_40gb": "a100-40gb", "a100_80gb": "a100-80gb", "h100_80gb": "h100-80gb"}
 
