@@ -426,7 +426,10 @@ def fitted_nic_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -
     Where present it replaces the cited share in :func:`achievable_fraction` (the cap
     :math:`B \to f B` of every candidate) and :func:`ring_nic_fraction` (a multi-node
     Ring/Simple at :math:`f B`). Fitted in scripts/fit_corrections.py on every multi-node run
-    of the fabric in a fit (Slingshot: Alps and Polaris together, never per run).
+    of the fabric in a fit (Slingshot: Alps and Polaris together, never per run). Tried and not
+    kept (grouped CV: docs/fidelity.md), so the shipped parameters have none. Were it kept, a
+    calibration's NIC share (which sets the cited tables) would have to clear it for its fabric,
+    since this value takes precedence.
 
     >>> fitted_nic_fraction("slingshot", 8, {"fabric_fitted_fraction": {"slingshot": 0.7}})
     0.7
