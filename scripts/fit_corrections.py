@@ -1157,7 +1157,10 @@ TRIED_NOT_KEPT: dict[str, str] = {
     "never the 0.72 of Polaris' plateau: the mid-size rows under the network ramp dominate. "
     "Score 26.03 -> 25.98 % (-0.05 points); Alps better (15/2 23 -> 17 %, 15/5 25 -> 23 %), "
     "Polaris worse (25a 21 -> 23 %, 25b 27 -> 28 %, 25c 25 -> 26 %): Slingshot all-reduce "
-    "26.9 -> 27.1 %, all-gather 24.6 -> 26.4 % from 1 MiB. Not kept: a cell gets worse.",
+    "26.9 -> 27.1 %, all-gather 24.6 -> 26.4 % from 1 MiB. Estimated directly instead (median "
+    "busbw from 256 MiB over line rate, high-trust runs): Polaris gives 0.71, which makes Alps "
+    "3-15 points worse from 1 MiB (15/5 25 -> 38 %); Alps gives 0.91, Polaris within a point. "
+    "Not kept: a cell gets worse.",
     "a2a_peer_latency": "a multi-node all-to-all's fixed cost per remote peer "
     "(C.a2a_peer_latency_us): 21.5 us per peer on 25d's rows <= 64 KiB; in-sample 25d goes "
     "from 50 % / 324 % to 33 % / 38 % (>= 1 MiB / all sizes). But 25d is the only multi-node "
