@@ -58,6 +58,11 @@ term                           what and why
 :func:`fabric_node_rate_gbs`   per-node rate of a transport that copies every byte through host
                                memory (NCCL's TCP socket fallback): it caps a multi-node op's
                                busbw whatever the NICs' line rate; cited prior or fitted.
+:func:`fitted_nic_fraction`    a fabric's effective share of its NICs' line rate fitted across
+                               its sources (Slingshot: Alps and Polaris), replacing the cited
+                               :func:`achievable_fraction` and :func:`ring_nic_fraction`.
+:func:`a2a_peer_latency_us`    a multi-node all-to-all's fixed cost per remote peer (one
+                               proxy-posted send/receive pair per peer, incast at the receiver).
 =============================  ==============================================================
 
 Where the fit has no multi-node run of a fabric (a fold of the grouped cross-validation
@@ -414,6 +419,32 @@ def _fabric_share(key: str, fabric: str, params: Mapping[str, object], default: 
     return f
 
 
+def fitted_nic_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -> float | None:
+    r"""The fabric's effective share :math:`f` of its NICs' line rate, fitted across its
+    sources (``fabric_fitted_fraction``); None where none is fitted (or on one node).
+
+    Where present it replaces the cited share in :func:`achievable_fraction` (the cap
+    :math:`B \to f B` of every candidate) and :func:`ring_nic_fraction` (a multi-node
+    Ring/Simple at :math:`f B`). Fitted in scripts/fit_corrections.py on every multi-node run
+    of the fabric in a fit (Slingshot: Alps and Polaris together, never per run). Tried and not
+    kept (grouped CV: docs/fidelity.md), so the shipped parameters have none. Were it kept, a
+    calibration's NIC share (which sets the cited tables) would have to clear it for its fabric,
+    since this value takes precedence.
+
+    >>> fitted_nic_fraction("slingshot", 8, {"fabric_fitted_fraction": {"slingshot": 0.7}})
+    0.7
+    >>> fitted_nic_fraction("efa", 8, {"fabric_fitted_fraction": {"slingshot": 0.7}}) is None
+    True
+    """
+    table = cast("Mapping[str, float]", params.get("fabric_fitted_fraction", {}) or {})
+    if int(nodes) < 2 or fabric not in table:
+        return None
+    f = float(table[fabric])
+    if not 0.0 < f <= 1.0:
+        raise must_be(f"fabric_fitted_fraction[{fabric!r}]", "in (0, 1]", f)
+    return f
+
+
 def achievable_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
     r"""Share :math:`f` of the NICs' line rate that large transfers reach on this fabric.
 
@@ -429,6 +460,9 @@ def achievable_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -
     """
     if int(nodes) < 2:
         return 1.0
+    fitted = fitted_nic_fraction(fabric, nodes, params)
+    if fitted is not None:
+        return fitted
     f = _fabric_share("fabric_achievable_fraction", fabric, params, 1.0)
     if f == 0.0:  # a cap of 0 would stop every transfer
         raise must_be(f"fabric_achievable_fraction[{fabric!r}]", "in (0, 1]", f)
@@ -453,6 +487,9 @@ def ring_nic_fraction(fabric: str, nodes: int, params: Mapping[str, object]) -> 
     """
     if int(nodes) < 2:
         return 0.0
+    fitted = fitted_nic_fraction(fabric, nodes, params)
+    if fitted is not None:
+        return fitted
     return _fabric_share("ring_nic_fraction", fabric, params, 0.0)
 
 
@@ -487,6 +524,31 @@ def a2a_net_efficiency(nodes: int, params: Mapping[str, object]) -> float:
     if not 0.0 < e <= 1.0:
         raise must_be("a2a_net_efficiency", "in (0, 1]", e)
     return e
+
+
+def a2a_peer_latency_us(
+    nodes: int, remote_peers: ArrayLike, params: Mapping[str, object]
+) -> np.ndarray:
+    r"""Extra latency of a multi-node all-to-all [us]: :math:`\lambda_p (n - g)` for
+    :math:`n - g` remote peers per rank (0 on one node).
+
+    NCCL runs all-to-all as one send and one receive per peer; across nodes each is a
+    proxy-posted network message, so the fixed cost grows with the number of remote peers
+    (many flows per NIC, incast at each receiver) where NCCL's table charges one ring step.
+    ``a2a_peer_latency_us`` (:math:`\lambda_p`) is fitted on the multi-node all-to-all runs'
+    small sizes (scripts/fit_corrections.py); 0 = no correction.
+
+    >>> float(a2a_peer_latency_us(8, 28, {"a2a_peer_latency_us": 10.0}))
+    280.0
+    >>> float(a2a_peer_latency_us(1, 0, {"a2a_peer_latency_us": 10.0}))
+    0.0
+    """
+    lam = float(cast("float", params.get("a2a_peer_latency_us", 0.0)))
+    if not (math.isfinite(lam) and lam >= 0.0):
+        raise must_be("a2a_peer_latency_us", "a finite number >= 0 us", lam)
+    if int(nodes) < 2:
+        return np.zeros_like(np.asarray(remote_peers, dtype=float))
+    return lam * np.asarray(remote_peers, dtype=float)
 
 
 def fabric_node_rate_gbs(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
@@ -533,6 +595,8 @@ DEFAULT_PARAMS: dict[str, object] = {
     "ring_nic_fraction": {},
     "a2a_net_efficiency": 1.0,
     "fabric_node_rate_gbs": {},
+    "fabric_fitted_fraction": {},
+    "a2a_peer_latency_us": 0.0,
 }
 """Parameters that make every correction a no-op (NCCL's table alone)."""
 
@@ -549,6 +613,8 @@ _OPTIONAL = (
     "ring_nic_fraction",
     "a2a_net_efficiency",
     "fabric_node_rate_gbs",
+    "fabric_fitted_fraction",
+    "a2a_peer_latency_us",
 )
 
 

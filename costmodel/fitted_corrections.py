@@ -50,6 +50,10 @@ class CorrectionParams:
     ring_nic_fraction: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     a2a_net_efficiency: float = 1.0
     fabric_node_rate_gbs: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    fabric_fitted_fraction: Mapping[str, float] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    a2a_peer_latency_us: float = 0.0
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> CorrectionParams:

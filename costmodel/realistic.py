@@ -599,6 +599,8 @@ def _p2p_time_s(
             inter_bw = inter_bw * C.a2a_net_efficiency(c.nodes, p)
         t_inter = m * (n - g) / n / (1000.0 * inter_bw)
         lat = lat + T.NCCL_HW_LATENCY_US["net"]["ring"][simple]
+        if p is not None:  # one proxy-posted message per remote peer (C.a2a_peer_latency_us)
+            lat = lat + C.a2a_peer_latency_us(c.nodes, n - g, p)
     factor: float | np.ndarray = 1.0
     if p is not None:
         phi = C.fabric_ramp_phi(c.fabric, c.nodes, p)
