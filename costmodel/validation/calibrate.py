@@ -974,6 +974,14 @@ class FabricFit:
     #: the unshrunk fit of the terms the shrinkage moved, used on the ops and shapes measured
     measured_shape: dict[str, float] = field(default_factory=dict)
 
+    def at(self, op: str, nodes: int, gpus_per_node: int) -> FabricFit:
+        """These terms for ``op`` on ``nodes`` x ``gpus_per_node``: the unshrunk fit
+        (``measured_shape``) on an op and shape the rows measured, as
+        :meth:`costmodel.hardware.FabricCalibration.at`."""
+        if op in self.ops and nodes in self.nodes and gpus_per_node in self.gpus_per_node:
+            return replace(self, terms={**self.terms, **self.measured_shape})
+        return self
+
     def inputs(self, params: dict[str, object]) -> tuple[dict[str, object], dict]:
         """(params, candidate_scale) of the realistic model under these terms."""
         from costmodel.predict import fabric_calibration_inputs
