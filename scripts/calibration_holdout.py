@@ -392,14 +392,16 @@ A fitted term is shrunk towards the model's own value by how well the run identi
 the linearised posterior mean under a Gaussian prior of width tau (log units; tens of
 microseconds for the network latency) around the model's value, with the run's own scatter
 about the fit as the noise (`calibrate.fit_fabric`). A term many sizes measure where it
-matters (the duplex share of a host-staged all-reduce) keeps nearly all of its shift; one
-that a few sizes or a noisy run move (a latency scale from the small sizes of an op that ran
-another algorithm there, a NIC efficiency or hop latency from Slingshot's scattered plateau)
-keeps little of it. On the ops and node/GPU counts the run measured the unshrunk fit applies
-(`FabricCalibration.measured_shape`: the half split above is that case). Each sibling pair at one level, predicted with every width
-(`python scripts/calibration_holdout.py --select-prior`; measured 2026-12-01); for each
-cluster the width with the lowest loss on the other clusters' pairs (as below) is scored on
-its own pairs.
+matters keeps nearly all of its shift (on the runs' own calibrations: the duplex share of the
+host-staged all-reduce 09a 99 %, the latency scale of the B200 and H100 runs 90-96 %); one
+that few sizes or a noisy run move keeps little (the host-floor scale of the H100 and B200
+all-gathers 0 %, Polaris' NIC share and hop latency fitted on its 8-node all-gather 11 % and
+3 %, Alps' hop latency at 64-128 nodes 25-43 %). On the ops and node/GPU counts the run
+measured the whole fit applies (`FabricCalibration.measured_shape`; the half split below is
+that case; no sibling pair is, so the table is the same with or without it). Each sibling
+pair at one level, predicted with every width (`python scripts/calibration_holdout.py
+--select-prior`; measured 2026-12-01); for each cluster the width with the lowest loss on
+the other clusters' pairs (as below) is scored on its own pairs.
 
 | prior width (log units) | pairs | within 10 % | > 2 points worse |
 |---|---|---|---|
