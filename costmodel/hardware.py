@@ -502,6 +502,24 @@ class CandidateCalibration(_Frozen):
     source: Source
 
 
+class FabricShapeTerms(_Frozen):
+    """The fitted fabric terms before the shrinkage, used at the calibration's own shape.
+
+    :func:`costmodel.validation.calibrate.fit_fabric` shrinks each term towards the model's
+    value by how well the rows identify it, for other ops and node/GPU counts; on the ops,
+    node and GPU counts the rows measured (``FabricCalibration.ops``, ``nodes``,
+    ``gpus_per_node``) the fit itself is the best estimate of that path, and these apply.
+    None: as the shrunk term.
+    """
+
+    bandwidth_efficiency: float | None = Field(None, gt=0, le=100)
+    latency_scale: float | None = Field(None, gt=0, le=1000)
+    host_floor_scale: float | None = Field(None, gt=0, le=1000)
+    nic_efficiency: float | None = Field(None, gt=0, le=1)
+    net_latency_s: Duration | None = None
+    duplex_efficiency: float | None = Field(None, gt=0, le=1)
+
+
 class FabricCalibration(_Frozen):
     r"""Calibrated terms of the cluster's fabric at one level (``[[fabric]]`` in the TOML).
 
@@ -546,6 +564,22 @@ class FabricCalibration(_Frozen):
     max_bytes: Bytes | None = Field(None, description="largest size fitted")
     points: int = Field(0, ge=0, description="measured points fitted")
     source: Source
+    measured_shape: FabricShapeTerms | None = Field(
+        None, description="the unshrunk fit, used on the ops and node/GPU counts measured"
+    )
+
+    def at(self, op: str, nodes: int, gpus_per_node: int) -> FabricCalibration:
+        """The terms for ``op`` on ``nodes`` x ``gpus_per_node``: the unshrunk fit
+        (:attr:`measured_shape`) where the rows measured that op and shape, else these."""
+        own = self.measured_shape
+        if (
+            own is None
+            or op not in self.ops
+            or nodes not in self.nodes
+            or gpus_per_node not in self.gpus_per_node
+        ):
+            return self
+        return self.model_copy(update={k: v for k, v in own.model_dump().items() if v is not None})
 
 
 class CalibrationPreset(_Frozen):

@@ -607,6 +607,9 @@ def predict_collective(
         terms = _fabric_terms_or_warn(cal, level)
         if terms is not None:
             _warn_unmeasured_duplex(cal, terms, op, c, nvls, collnet_enabled)
+            # the unshrunk fit on the op and shape the rows measured; elsewhere the terms as
+            # shrunk by how well the rows identify them (calibrate.fit_fabric)
+            terms = terms.at(op, c.nodes, c.gpus_per_node)
             base = fitted_params() if params is None else dict(params)
             fabric_params, scale = _fabric_inputs(terms, c.fabric, base)
     elif cal is not None and model in (CALIBRATED, "nccl") and n >= 2:

@@ -115,7 +115,13 @@ def test_fabric_terms_round_trip_and_apply_to_other_ops(tmp_path):
     assert "[[fabric]]" in text and 'net_latency_s = "' in text  # a duration with its unit
     back = load_calibration(path)
     assert back.fabric[0].terms == pytest.approx(fabric.terms, rel=1e-12)
+    # the unshrunk fit (the shrinkage moved some term) round-trips too and serves the shape
+    # measured: all-reduce on 2 x 8; other ops and node counts get the shrunk terms
+    assert fabric.measured_shape and "measured_shape" in text
+    assert back.fabric[0].measured_shape == pytest.approx(fabric.measured_shape, rel=1e-12)
     c = presets.load(str(path))
+    terms = c.calibration.fabric_terms("inter")
+    assert terms.at("all_reduce", 2, 8) != terms == terms.at("all_gather", 2, 8)
     m = np.array([2.0**20, 2.0**30])
     with warnings.catch_warnings():
         warnings.simplefilter("error", CalibrationWarning)  # same level: applies, no warning

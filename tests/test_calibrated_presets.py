@@ -70,10 +70,10 @@ def _realistic(cal, m, op="all_reduce", **kw):
     from costmodel.predict import fitted_params, realistic_time_s
 
     (fabric,) = cal.fabric  # one level measured (one node)
-    params, scale = fabric.inputs(fitted_params())
-    return realistic_time_s(
-        op, m, presets.cluster(BASE), params=params, candidate_scale=scale, **kw
-    )
+    c = presets.cluster(BASE)
+    # the unshrunk fit on the op and shape measured, the shrunk terms elsewhere
+    params, scale = fabric.at(op, c.nodes, c.gpus_per_node).inputs(fitted_params())
+    return realistic_time_s(op, m, c, params=params, candidate_scale=scale, **kw)
 
 
 def test_predicts_held_out_sizes_with_the_fit(cal, log, tmp_path):

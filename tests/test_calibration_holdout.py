@@ -1,13 +1,13 @@
-"""Calibration that transfers: held-out error, shape, placement, levels.
+"""Calibration that transfers: held-out error, shape, placement, levels, shrinkage.
 
 The held-out figures are recomputed here for a subset of scripts/calibration_holdout.py's table
 (docs/calibration.md): two half splits (06a, 2 x 8 H100 over NDR400; 13a, a 4-GPU H100 slice)
-and siblings to another GPU count (13e 4 -> 6 GPUs), node count (Alps 64 -> 4 nodes) and op
-(13a all-reduce -> 13b all-gather; 09a all-reduce -> 09b all-gather on PCIe without P2P; 24b
-all-gather -> 24c reduce-scatter and 24d all-to-all -> 24c on B200; Alps 4 -> 128 nodes, 65 %
-while the candidate-wide bandwidth efficiency was carried). Each bound sits 1-3 points above the achieved figure
-(regression bounds). Goals: <= 5 % (half split); siblings within 10 % and never more than 2
-points worse than uncalibrated (met by these; not by every pair: docs/calibration.md).
+and siblings to another GPU count (13e 4 -> 6 GPUs), node count (Alps 64 -> 4, 4 -> 128 and
+128 -> 32 nodes) and op (13a all-reduce -> 13b all-gather; 09a all-reduce -> 09b all-gather on
+PCIe without P2P; 24b all-gather, 24a all-reduce and 24d all-to-all -> 24c reduce-scatter on
+B200). Each bound sits 1-2 points above the achieved figure (regression bounds). Goals: <= 5 %
+(half split); siblings within 10 % on >= 80 % of pairs and never more than 2 points worse than
+uncalibrated (the second met on every pair, the first on 87/128: docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ _spec.loader.exec_module(ch)  # type: ignore[union-attr]
 @pytest.fixture(scope="module")
 def runs():
     return ch.load_runs(
-        ("06a", "09a", "09b", "09c", "13a", "13b", "13e", "15", "24b", "24c", "24d")
+        ("06a", "09a", "09b", "09c", "13a", "13b", "13e", "15", "24a", "24b", "24c", "24d")
     )
 
 
@@ -46,16 +46,19 @@ def runs():
 # 1.7 % while the candidate-wide bandwidth efficiency was fitted; 13a 2.4 %)
 HALF = {"06a": 0.04, "13a": 0.03}
 # (fit on, predict) -> bound on median |busbw err| >= 1 MiB, 1-2 points above the achieved
-# figure (docs/calibration.md; in brackets the figure while the candidate-wide bandwidth
-# efficiency was carried, which leave one cluster out dropped)
+# figure (docs/calibration.md; in brackets the figure before each term was shrunk by how well
+# the run identifies it, calibrate.PRIOR_SD, and the uncalibrated one)
 SIBLING = {
     ("13e/1", "13e/2"): 0.03,  # 2.1 % (2.1 %)
-    ("15/6", "15/2"): 0.17,  # 15.7 % (18.3 %; uncalibrated 22.7 %)
-    ("13a", "13b"): 0.08,  # 6.3 % (6.9 %)
-    ("09a", "09b"): 0.13,  # 11.7 % (11.7 %; uncalibrated 199 %: the duplex share carries over)
-    ("24b", "24c"): 0.03,  # 2.4 % (2.1 %)
-    ("15/2", "15/7"): 0.13,  # 11.4 % (65.5 %; uncalibrated 11.2 %)
-    ("24d", "24c"): 0.04,  # 2.7 % (7.6 %; uncalibrated 2.7 %)
+    ("15/6", "15/2"): 0.24,  # 22.6 % (15.7 %; uncalibrated 22.7 %: the shrinkage gave it up)
+    ("13a", "13b"): 0.08,  # 6.1 % (6.3 %)
+    ("09a", "09b"): 0.14,  # 12.6 % (11.7 %; uncalibrated 199 %: the duplex share carries over)
+    ("24b", "24c"): 0.05,  # 3.8 % (2.4 %; uncalibrated 2.7 %)
+    ("15/2", "15/7"): 0.13,  # 11.3 % (11.4 %; uncalibrated 11.2 %)
+    ("24d", "24c"): 0.04,  # 2.7 % (2.7 %; uncalibrated 2.7 %)
+    # more than 2 points worse than uncalibrated before the shrinkage
+    ("15/7", "15/5"): 0.09,  # 7.2 % (15.0 %; uncalibrated 8.7 %): Alps 128 -> 32 nodes
+    ("24a", "24c"): 0.04,  # 2.3 % (5.0 %; uncalibrated 2.7 %): B200 all-reduce -> RS
 }
 
 
@@ -199,3 +202,40 @@ def test_term_selection_rule():
     assert ch._pair_loss(0.05, 0.06) == 0.0
     assert ch._pair_loss(0.05, 0.02) == pytest.approx(1.03)  # within 10 %, 3 points worse
     assert ch._pair_loss(0.12, 0.30) == 1.0  # over 10 %, better than uncalibrated
+
+
+def test_terms_are_shrunk_by_how_well_the_rows_identify_them(runs):
+    """After the fit each term is pulled towards the model's value by the linearised posterior
+    mean (calibrate.PRIOR_SD, chosen by leave one cluster out): a term many rows see keeps
+    nearly all of its shift, a weak prior (inf) keeps all of it, a strong one almost none; the
+    op and shape the rows measured keep the whole fit."""
+    import math
+
+    from costmodel.predict import fitted_params
+    from costmodel.validation import calibrate as cal
+
+    frame = ch._measured_frame(runs["09a"], runs["09a"].segments)  # PCIe, no P2P: all-reduce
+    df = cal._group_columns(cal._shape_columns(frame, None, None, None))
+    base = runs["09a"].cluster
+    segments = cal._segments(df, base, [])["intra"]
+    free = cal.fit_fabric(segments, base, prior_sd=math.inf)
+    default = cal.fit_fabric(segments, base)
+    tight = cal.fit_fabric(segments, base, prior_sd=1e-3)
+    d = "duplex_efficiency"
+    assert free.kept == dict.fromkeys(free.measured, 1.0) and not free.measured_shape
+    assert default.kept[d] > 0.8
+    assert all(0.0 <= v <= 1.0 for v in default.kept.values())
+    assert "kept: " in default.entry("x")["source"]
+    # the duplex share is what the run's large sizes measure: it keeps most of its shift
+    own = cal._term_start(d, "none", fitted_params())  # the model's own share
+    shift = [math.log(f.terms[d] / own) for f in (free, default, tight)]
+    assert abs(shift[1]) > 0.8 * abs(shift[0]) > 0
+    assert abs(shift[2]) < 0.05 * abs(shift[0])  # a tight prior: the model's own value
+    # the unshrunk fit is kept for the op and shape the rows measured, and used there only
+    assert default.measured_shape[d] == pytest.approx(free.terms[d], rel=1e-6)
+    fab = ch.calibrated_cluster(runs["09a"], runs["09a"].segments).calibration.fabric[0]
+    assert fab.duplex_efficiency == pytest.approx(default.terms[d], rel=1e-9)
+    assert fab.at("all_reduce", 1, 2).duplex_efficiency == pytest.approx(free.terms[d], rel=1e-6)
+    assert fab.at("all_gather", 1, 2).duplex_efficiency == fab.duplex_efficiency
+    with pytest.raises(ValueError, match="prior_sd: 0.0 must be > 0"):
+        cal.fit_fabric(segments, base, prior_sd=0.0)

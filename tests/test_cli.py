@@ -619,6 +619,8 @@ def test_validate_loop_run_compare_calibrate(tmp_path, fake_nccl_tests):
     # a calibrated cluster answers with the realistic model under its calibrated fabric terms
     # (not the alpha-beta line), the same as the API's
     assert c["placement"] == "out-of-place" and c["fabric"]
+    # each fitted term says how much of its shift it keeps on other ops and node counts
+    assert all(isinstance(f["kept"], str) for f in c["fabric"])
     expected = cm.predict_collective("all_reduce", 64 * 2**20, loaded, model="calibrated")
     assert row["time_s"] == pytest.approx(float(expected.time_s), rel=1e-6)
     n, m = row["ranks"], 64 * 2**20

@@ -76,6 +76,9 @@ def test_in_place_choice_changes_the_rows_compared():
     hosts = (reference_dir("nccl-tests") / HOSTS_LOG).read_text()
     toml = data.calibrated_toml_text(hosts, HOSTS_LOG, oop, "dell-xe9680-h100", "calibrated-x")
     assert "calibrated-x" in toml
+    # the same road as `costmodel calibrate --cluster`: the page's cluster is the base and the
+    # preset carries the fabric terms with how much of each fitted shift was kept
+    assert 'base = "dell-xe9680-h100"' in toml and "[[fabric]]" in toml and "kept:" in toml
 
 
 def test_scenario_without_timeline_has_the_same_totals():

@@ -604,16 +604,17 @@ def calibrate(
         typer.Option(
             help="Base cluster preset: the TOML then loads as that cluster carrying the fits "
             "(cm.cluster(NAME), --cluster NAME everywhere), its realistic model calibrated "
-            "per algorithm/protocol; the preset's figures are shown next to the fitted ones."
+            "(fabric terms per level); the preset's figures are shown next to the fitted ones."
         ),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Calibrate on a measured sweep; write a calibration preset TOML.
 
-    With --cluster the realistic model's own candidates are calibrated (bandwidth efficiency
-    and latency scale per NCCL algorithm/protocol, host-floor scale; robust least squares on
-    log time) and the written preset is that cluster, loadable by name from a COSTMODEL_PRESETS
+    With --cluster the realistic model's fabric terms are calibrated (per level: latency and
+    host-floor scale, NIC efficiency and network latency across nodes, duplex share without P2P;
+    robust least squares on log time, each term then shrunk towards the model's value by how
+    well the rows identify it) and the written preset is that cluster, loadable by name from a COSTMODEL_PRESETS
     folder or by path; model "calibrated" and "nccl" then use them. The textbook alpha-beta
     line per op/algorithm/protocol/level is fitted too (residuals and held-out sizes shown). A
     file without host lines needs --nodes (and --ranks if it lacks them): never guessed.
@@ -694,6 +695,9 @@ def calibrate(
                 **{k: f.terms.get(k, float("nan")) for k in cal.FABRIC_BOUNDS},
                 "ops": ",".join(f.ops),
                 "points": f.points,
+                # share of each term's fitted shift kept after the shrinkage towards the
+                # model's value (how well the rows identify it; fit_fabric)
+                "kept": ", ".join(f"{k} {100 * v:.0f}%" for k, v in f.kept.items()),
             }
             for f in c.fabric
         ]
@@ -731,7 +735,10 @@ def calibrate(
     ]
     typer.echo(_human_frame(fits[cols]))
     if not fabric.empty:
-        typer.echo("realistic model, calibrated fabric terms (NaN: not measured, model's own):")
+        typer.echo(
+            "realistic model, calibrated fabric terms (NaN: not measured, model's own; kept: "
+            "share of each fitted shift kept, by how well the rows identify it):"
+        )
         typer.echo(_human_frame(fabric))
     if not candidates.empty:
         typer.echo(

@@ -17,7 +17,9 @@ With a cluster preset, the realistic model (:mod:`costmodel.realistic`) is calib
 fabric's terms per level (:func:`fit_fabric`: bandwidth efficiency, latency scale, host-floor
 scale; across nodes the NICs' share of line rate and the latency per network hop; on
 host-staged nodes the duplex share), common to every op, so one calibration predicts other ops
-and other node/GPU counts of its level (held-out figures: docs/calibration.md).
+and other node/GPU counts of its level; each term is shrunk towards the model's own value by
+how well the rows identify it (:data:`PRIOR_SD`), so a term a run barely sees does not carry a
+share it never measured to the sibling (held-out figures: docs/calibration.md).
 
 >>> import numpy as np
 >>> m = np.array([1e6, 2e6, 4e6, 8e6])
@@ -584,7 +586,8 @@ def _document(
         doc["method"] += (
             "; fabric terms of the realistic model (costmodel.realistic): bandwidth efficiency, "
             "latency scale, host-floor scale, NIC efficiency and network latency per level, "
-            "robust least squares on log time"
+            "robust least squares on log time, each shrunk towards the model's value by how "
+            "well the rows identify it"
         )
         doc["fabric"] = [f.entry(calibration.source) for f in calibration.fabric]
     if calibration.candidates:
@@ -814,6 +817,21 @@ FLOOR_SCALE_BOUNDS = (0.05, 20.0)
 #: weight of the prior pulling every fitted term towards the model's own value (the
 #: uncalibrated model)
 PRIOR_WEIGHT = 1e-3
+#: prior width of every fitted fabric term around the model's own value, in its fit variable
+#: (log units for the multipliers and shares, tens of microseconds for the network latency).
+#: After the fit each term is shrunk towards the model's value by how well the rows identify
+#: it (:func:`fit_fabric`): a term many rows see clearly (a duplex share from a whole run of
+#: large sizes: 99 % kept) keeps nearly all of its fitted shift, one that only a few sizes or
+#: sizes where it hardly matters move (the host floor of an all-gather on NVLink: 0 %; a NIC
+#: share and hop latency from Polaris' scattered 8-node plateau: 11 % and 3 %) keeps little of
+#: it; on the op and shape the rows measured the whole fit applies. Siblings more than 2
+#: points worse than uncalibrated: 6 of 128 without it, 0 with it. Chosen by leave one cluster out
+#: over the repository's sibling sets among (inf, 0.5, 0.2, 0.1, 0.05, 0.03)
+#: (scripts/calibration_holdout.py ``--select-prior``; docs/calibration.md). math.inf: none.
+PRIOR_SD = 0.1
+#: smallest residual scatter (log time) the shrinkage assumes: a fit that matches its own rows
+#: to better than 1 % is not taken as proof the terms transfer that well
+NOISE_FLOOR = 0.01
 PLACEMENTS = ("out-of-place", "in-place", "both")
 _PLACEMENT_ROWS = {"out-of-place": ("out_of_place",), "in-place": ("in_place",)}
 
@@ -954,12 +972,34 @@ class FabricFit:
     max_bytes: float
     points: int
     rms_log_error: float
+    kept: dict[str, float] = field(default_factory=dict)  # share of each fitted shift kept
+    #: the unshrunk fit of the terms the shrinkage moved, used on the ops and shapes measured
+    measured_shape: dict[str, float] = field(default_factory=dict)
+
+    def at(self, op: str, nodes: int, gpus_per_node: int) -> FabricFit:
+        """These terms for ``op`` on ``nodes`` x ``gpus_per_node``: the unshrunk fit
+        (``measured_shape``) on an op and shape the rows measured, as
+        :meth:`costmodel.hardware.FabricCalibration.at`."""
+        if op in self.ops and nodes in self.nodes and gpus_per_node in self.gpus_per_node:
+            return replace(self, terms={**self.terms, **self.measured_shape})
+        return self
 
     def inputs(self, params: dict[str, object]) -> tuple[dict[str, object], dict]:
         """(params, candidate_scale) of the realistic model under these terms."""
         from costmodel.predict import fabric_calibration_inputs
 
         return fabric_calibration_inputs(params, self.fabric, **self.terms)
+
+    def _kept_note(self) -> str:
+        """How far each term was shrunk towards the model's value (fit_fabric), in words."""
+        if not self.kept:
+            return ""
+        shares = ", ".join(f"{k} {100 * v:.0f} %" for k, v in self.kept.items())
+        return (
+            "; on other ops and node/GPU counts each is shifted from the model's value by the "
+            f"share the rows identify (kept: {shares}), on those measured by the whole fit "
+            "(measured_shape)"
+        )
 
     def entry(self, source: str) -> dict[str, Any]:
         """The ``[[fabric]]`` table (hardware.FabricCalibration), quantities with units."""
@@ -969,6 +1009,13 @@ class FabricFit:
                 out[key] = float(self.terms[key])
         if "net_latency_us" in self.terms:
             out["net_latency_s"] = _quantity(self.terms["net_latency_us"] * 1e-6, "s")
+        if self.measured_shape:
+            own: dict[str, Any] = {
+                k: float(v) for k, v in self.measured_shape.items() if k in _PLAIN_TERMS
+            }
+            if "net_latency_us" in self.measured_shape:
+                own["net_latency_s"] = _quantity(self.measured_shape["net_latency_us"] * 1e-6, "s")
+            out["measured_shape"] = own
         out.update(
             measured=list(self.measured),
             ops=list(self.ops),
@@ -978,7 +1025,7 @@ class FabricFit:
             max_bytes=f"{int(self.max_bytes)}B",
             points=int(self.points),
             source=f"fitted (robust least squares on log time) to {self.points} measured points "
-            f"from {source}",
+            f"from {source}" + self._kept_note(),
         )
         return out
 
@@ -989,6 +1036,12 @@ def _fabric_from_entry(e: dict[str, Any]) -> FabricFit:
     terms = {k: float(e[k]) for k in _PLAIN_TERMS if k in e}
     if "net_latency_s" in e:
         terms["net_latency_us"] = _number(e["net_latency_s"], parse_duration, "net_latency_s") * 1e6
+    shape = dict(e.get("measured_shape", {}) or {})
+    own = {k: float(shape[k]) for k in _PLAIN_TERMS if k in shape}
+    if "net_latency_s" in shape:
+        own["net_latency_us"] = (
+            _number(shape["net_latency_s"], parse_duration, "measured_shape.net_latency_s") * 1e6
+        )
     return FabricFit(
         level=str(e["level"]),
         fabric=str(e.get("fabric", "none")),
@@ -1001,6 +1054,7 @@ def _fabric_from_entry(e: dict[str, Any]) -> FabricFit:
         max_bytes=_size(e.get("max_bytes", 0.0)),
         points=int(e.get("points", 0)),
         rms_log_error=math.nan,
+        measured_shape=own,
     )
 
 
@@ -1036,6 +1090,7 @@ def fit_fabric(
     collnet_enabled: bool = False,
     max_iterations: int = 40,
     terms: tuple[str, ...] | None = None,
+    prior_sd: float | None = None,
 ) -> FabricFit:
     r"""Calibrate the fabric terms of one level on measured rows of any ops.
 
@@ -1060,13 +1115,33 @@ def fit_fabric(
     :math:`r_i = \log \hat t_i - \log t_i` plus a weak prior :data:`PRIOR_WEIGHT` towards the
     model's own values, by Levenberg-Marquardt with a forward-difference Jacobian and
     iteratively reweighted Huber weights; variables clipped to :data:`FABRIC_BOUNDS`.
-    Reference: Huber (1964); Marquardt (1963), SIAM J. Appl. Math. 11(2).
+
+    Shrinkage (what makes the terms transfer): the fitted shift
+    :math:`\hat\theta - \theta_0` from the model's own values is replaced by the linearised
+    posterior mean under a Gaussian prior of width :math:`\tau` (``prior_sd``, default
+    :data:`PRIOR_SD`, chosen by leave one cluster out),
+
+    .. math:: \theta = \theta_0 + (J^\top J + (s^2/\tau^2) I)^{-1} J^\top J\,(\hat\theta - \theta_0)
+
+    with :math:`J` the sensitivities of the measured log times to the fit variables at the fit
+    and :math:`s^2 = \sum r_i^2 / (n - p)` (at least :data:`NOISE_FLOOR` squared) the rows'
+    scatter about it: a term identified by many rows where it matters keeps its fit, one that
+    only a few sizes or a noisy run move is pulled back to the model's value. ``kept`` is the
+    share of each shift kept (the diagonal of the gain); ``measured_shape`` holds the unshrunk
+    fit, which predictions use on the ops and node/GPU counts the rows measured
+    (:meth:`costmodel.hardware.FabricCalibration.at`: there the fit is the best estimate of
+    the path). ``prior_sd=math.inf``: no shrinkage.
+    Reference: Huber (1964); Marquardt (1963), SIAM J. Appl. Math. 11(2); the ridge/posterior
+    mean: Hoerl & Kennard (1970), Technometrics 12(1).
 
     ``segments``: (op, rows of one launch shape), all one node or all several.
     """
     from costmodel.predict import fabric_calibration_inputs, fitted_params
     from costmodel.realistic import realistic_rows
 
+    prior_sd = PRIOR_SD if prior_sd is None else float(prior_sd)
+    if not prior_sd > 0:
+        raise ValueError(f"prior_sd: {prior_sd} must be > 0 (math.inf: no shrinkage)")
     if not segments:
         raise ValueError("fit_fabric: no measured rows")
     m_all = np.concatenate([s.size for _, s in segments])
@@ -1177,8 +1252,23 @@ def fit_fabric(
                 mu *= 10
             if not improved or np.max(np.abs(delta)) < 1e-5:
                 break
+    kept = np.ones(len(active))
+    own: dict[str, float] = {}
+    if active and math.isfinite(prior_sd):
+        # shrink towards the model's value by how well the rows identify each term: the
+        # linearised posterior mean (J'J + s^2/tau^2 I)^-1 J'J (theta - theta_0), J the
+        # sensitivities of the measured log times at the fit, s^2 their residual variance
+        jac = jacobian(theta, active, r)
+        info = jac.T @ jac
+        dof = max(r.size - len(active), 1)
+        noise = max(float(r @ r) / dof, NOISE_FLOOR**2)
+        gain = np.linalg.solve(info + noise / prior_sd**2 * np.eye(theta.size), info)
+        kept = np.clip(np.diag(gain), 0.0, 1.0)
+        own = terms_of(theta, active)  # the fit itself: what the run's own shape measured
+        theta = np.clip(center + gain @ (theta - center), lo[active], hi[active])
     fitted = terms_of(theta, active)
     measured = tuple(names[j] for j in active)
+    own = {k: v for k, v in own.items() if k in measured and not math.isclose(v, fitted[k])}
     return FabricFit(
         level=level,
         fabric=fabric,
@@ -1191,4 +1281,6 @@ def fit_fabric(
         max_bytes=float(m_all.max()),
         points=int(m_all.size),
         rms_log_error=float(np.sqrt(np.mean(r**2))),
+        kept={k: float(v) for k, v in zip(measured, kept, strict=True)},
+        measured_shape=own,
     )

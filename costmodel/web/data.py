@@ -653,6 +653,8 @@ def calibrated_toml_text(
     ).rows
     # `calibrate`'s default rows (out-of-place) unless the page compares in-place rows only
     fitted = "in-place" if placement == "in-place" else "out-of-place"
-    calibration = calibrate(rows, name=name, source=source, placement=fitted)
+    # the page's cluster is the base, as `costmodel calibrate --cluster`: the preset carries the
+    # fabric terms (shrunk by how well the run identifies them) and loads as that cluster
+    calibration = calibrate(rows, name=name, source=source, placement=fitted, base=cluster)
     with tempfile.TemporaryDirectory() as tmp:
         return write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()
