@@ -75,6 +75,7 @@ class Schedule:
     comm_s: float  # sum of the collectives' durations
     exposed_s: float  # step - compute
     comm_s_by_kind: dict[str, float] = field(default_factory=dict)
+    band_step_s: tuple[float, float] | None = None  # the step at each band end (run's band_work_s)
 
 
 def _check_order(tasks: list[Task] | tuple[Task, ...]) -> None:
@@ -92,12 +93,15 @@ def run(
     work_s: list[float] | None = None,
     *,
     check: bool = True,
+    band_work_s: tuple[list[float], list[float]] | None = None,
 ) -> Schedule:
     """Schedule ``tasks`` (program order) with overlap contention ``c`` in [0, 1].
 
     ``work_s`` (optional, one per task) replaces the tasks' own ``work_s``: the same step with
     other durations (the error band's fast and slow ends) without rebuilding the tasks.
     ``check=False`` skips the order check (tasks the strategy modules built, in program order).
+    ``band_work_s`` (optional): two more work columns (the band's fast and slow ends, finite
+    and >= 0, one per task), scheduled in the same pass; their steps are ``band_step_s``.
     """
     c = float(contention)
     if not 0.0 <= c <= 1.0:
@@ -113,10 +117,19 @@ def run(
         if w_arr.shape != (len(tasks),) or not (np.isfinite(w_arr).all() and (w_arr >= 0).all()):
             raise ValueError("work_s: one finite time >= 0 per task")
         work = w_arr.tolist()
+    band_step: tuple[float, float] | None = None
+    if band_work_s is not None and len(tasks) == 0:
+        band_step = (0.0, 0.0)
     if c == 0.0 or not cols.by_kind:
-        starts, ends = _list_schedule(tasks, work, cols=cols)
+        if band_work_s is not None and len(tasks):
+            starts, ends, band_step = _list_schedule_band(cols, work, *band_work_s)
+        else:
+            starts, ends = _list_schedule(tasks, work, cols=cols)
     else:
         starts, ends = _event_schedule(tasks, c, work)
+        if band_work_s is not None and len(tasks):
+            fast, slow = (float(_event_schedule(tasks, c, w)[1].max()) for w in band_work_s)
+            band_step = (fast, slow)
     compute = math.fsum([work[i] for i in cols.compute])
     by_kind: dict[str, float] = {}
     for kind, idx in cols.by_kind.items():  # each kind summed in task order
@@ -134,6 +147,7 @@ def run(
         comm_s=math.fsum(by_kind.values()),
         exposed_s=max(0.0, step - compute),
         comm_s_by_kind=by_kind,
+        band_step_s=band_step,
     )
 
 
@@ -214,6 +228,39 @@ def _list_schedule(
         starts[i] = s
         ends[i] = last[st] = s + w
     return np.array(starts), np.array(ends)
+
+
+def _list_schedule_band(
+    cols: Columns, work: list[float], fast: list[float], slow: list[float]
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
+    """:func:`_list_schedule` of ``work`` (starts and ends) and, in the same pass, the step of
+    the ``fast`` and ``slow`` columns (the same operations on each column, so each is the
+    number its own schedule gives). A stream's ends never decrease (a start is at least its
+    predecessor's end, work >= 0), so the step is the latest of the streams' last ends."""
+    n = len(work)
+    ends, starts = [0.0] * n, [0.0] * n
+    ends_f, ends_s = [0.0] * n, [0.0] * n
+    k = cols.n_streams
+    last, last_f, last_s = [0.0] * k, [0.0] * k, [0.0] * k
+    for i, (st, after, w, wf, ws) in enumerate(
+        zip(cols.stream, cols.after, work, fast, slow, strict=True)
+    ):
+        s, sf, ss = last[st], last_f[st], last_s[st]
+        for d in after:
+            e = ends[d]
+            if e > s:
+                s = e
+            e = ends_f[d]
+            if e > sf:
+                sf = e
+            e = ends_s[d]
+            if e > ss:
+                ss = e
+        starts[i] = s
+        ends[i] = last[st] = s + w
+        ends_f[i] = last_f[st] = sf + wf
+        ends_s[i] = last_s[st] = ss + ws
+    return np.array(starts), np.array(ends), (max(last_f), max(last_s))
 
 
 def _event_schedule(

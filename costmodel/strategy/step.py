@@ -442,8 +442,22 @@ def strategy_step(
     # fitted on PyTorch's DDP benchmark (costmodel.compute.ddp_step_overhead_s)
     overhead = _ddp_overhead_s(s, inp.tensor_params)
     mid_overhead = overhead if per_micro_comm else 0.0
+    band_f: tuple[list[float], list[float]] | None = None
+    band_m: tuple[list[float], list[float]] | None = None
+    if band:  # each collective at the fast and at the slow end of its band, same schedules
+        band_f = _band_works(final_tasks, timer)
+        band_m = _band_works(mid_tasks, timer) if mid_tasks else None
+        if band_m is None and mid_tasks:
+            band_f = None
     steps = accumulate(
-        final_tasks, mid_tasks, acc, c_, overhead_s=overhead, mid_overhead_s=mid_overhead
+        final_tasks,
+        mid_tasks,
+        acc,
+        c_,
+        overhead_s=overhead,
+        mid_overhead_s=mid_overhead,
+        final_band_work_s=band_f,
+        mid_band_work_s=band_m,
     )
     # forward, backward and recomputation; the optimizer step is its own figure (optimizer_s)
     compute_s = steps.compute_s - opt_s
@@ -460,25 +474,8 @@ def strategy_step(
     exposed = max(0.0, step_s - compute_s - opt_s - sync_s)
     lo: float = math.nan
     hi: float = math.nan
-    if band:
-        ends: list[float] = []
-        wf = _band_works(final_tasks, timer)
-        wm = _band_works(mid_tasks, timer) if mid_tasks else ([], [])
-        if wf is not None and wm is not None:
-            for end in (0, 1):  # the fast, then the slow end
-                banded = accumulate(
-                    final_tasks,
-                    mid_tasks,
-                    acc,
-                    c_,
-                    overhead_s=overhead,
-                    mid_overhead_s=mid_overhead,
-                    final_work_s=wf[end],
-                    mid_work_s=wm[end] or None,
-                )
-                ends.append(banded.step_s + sync_s)
-        if ends:
-            lo, hi = ends
+    if steps.band_step_s is not None:
+        lo, hi = (x + sync_s for x in steps.band_step_s)
     bars: list[Interval] = []
     if timeline:
         for t0, sched, i in steps.placements(MAX_TIMELINE_BARS):
