@@ -105,16 +105,12 @@ def accumulate(
     a = int(accumulation)
     if a < 1:
         raise ValueError(f"accumulation: must be a whole number >= 1, got {accumulation!r}")
-    final = run(
-        tuple(final_tasks), contention, final_work_s, check=False, band_work_s=final_band_work_s
-    )
+    final = run(final_tasks, contention, final_work_s, check=False, band_work_s=final_band_work_s)
     mid: Schedule | None = None
     mid_step = 0.0
     band: tuple[float, float] | None = None
     if a > 1:
-        mid = run(
-            tuple(mid_tasks), contention, mid_work_s, check=False, band_work_s=mid_band_work_s
-        )
+        mid = run(mid_tasks, contention, mid_work_s, check=False, band_work_s=mid_band_work_s)
         mid_step = mid.step_s + mid_overhead_s
     if final.band_step_s is not None and (a == 1 or (mid is not None and mid.band_step_s)):
         ends = []

@@ -39,6 +39,7 @@ otherwise ``"compute"``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +51,7 @@ from . import zero as _zero
 from .accumulate import accumulate
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
-from .engine import Task, columns
+from .engine import Plan, Task, TaskList, columns, plan
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
 from .memory import StrategyMemory, strategy_memory
@@ -172,7 +173,7 @@ def verdict(compute_s: float, comm_s: float, exposed_s: float, step_s: float) ->
     return "compute"
 
 
-def _micro_tasks(inp: StepInputs, synced: bool, final: bool, mb: int) -> list[Task]:
+def _micro_tasks(inp: StepInputs, synced: bool, final: bool, mb: int) -> Sequence[Task]:
     s = inp.layout.strategy
     if s == "ddp":
         return _ddp.tasks(inp, synced, mb)
@@ -181,7 +182,7 @@ def _micro_tasks(inp: StepInputs, synced: bool, final: bool, mb: int) -> list[Ta
     return _fsdp.tasks(inp, mb)
 
 
-def _wire_bytes(tasks: tuple[Task, ...]) -> dict[str, float]:
+def _wire_bytes(tasks: Sequence[Task]) -> dict[str, float]:
     """Bytes each GPU sends per collective kind: ring factors ``2(n-1)/n``, ``(n-1)/n``."""
     cols = columns(tasks)
     found: list[tuple[int, str, float]] = []
@@ -201,7 +202,7 @@ def _wire_bytes(tasks: tuple[Task, ...]) -> dict[str, float]:
 
 
 def _band_works(
-    tasks: tuple[Task, ...], timer: CollectiveTimer
+    tasks: Sequence[Task], timer: CollectiveTimer
 ) -> tuple[list[float], list[float]] | None:
     """Each task's work with every collective at the fast, and at the slow, end of its error
     band (None when a collective's band is unknown)."""
@@ -437,7 +438,10 @@ def strategy_step(
     c_ = layout.comm_contention
     opt_s = _optimizer_s(p, layout, r, c.gpu)
     final_tasks = _with_optimizer(_micro_tasks(inp, True, True, acc - 1), opt_s, acc - 1)
-    mid_tasks = tuple(_micro_tasks(inp, per_micro_comm, False, 0)) if acc > 1 else ()
+    mid_tasks: Sequence[Task] = ()
+    if acc > 1:
+        mid = _micro_tasks(inp, per_micro_comm, False, 0)
+        mid_tasks = mid if isinstance(mid, TaskList) else tuple(mid)
     # DDP's host-side time per synced micro-batch (hooks and bucket copies, per tensor):
     # fitted on PyTorch's DDP benchmark (costmodel.compute.ddp_step_overhead_s)
     overhead = _ddp_overhead_s(s, inp.tensor_params)
@@ -588,23 +592,55 @@ def _optimizer_s(p: float, layout: Layout, recipe: Any, gpu: Any) -> float:
     return float(optimizer_step_s(p / shards, b, bw))
 
 
-def _with_optimizer(tasks: list[Task], opt_s: float, mb: int) -> tuple[Task, ...]:
+def _with_optimizer(tasks: Sequence[Task], opt_s: float, mb: int) -> Sequence[Task]:
     """The final micro-batch's tasks with the optimizer step timed: a strategy's own
     ``optimizer`` task (zero1/zero2: the parameter all-gathers wait for it) gets the time;
     otherwise one is appended after the last gradient collective."""
     from .engine import COMPUTE
 
-    for i, t in enumerate(tasks):
+    if isinstance(tasks, TaskList) and tasks.micro_batch == mb:
+        p = tasks.plan
+        if "optimizer" in p.kind:
+            return tasks.with_work(p.kind.index("optimizer"), opt_s)
+        hit = _OPT_PLANS.get(id(p))
+        if hit is None or hit[0] is not p:
+            comm = [
+                i
+                for i, st in enumerate(p.stream_name)
+                if st != COMPUTE and p.kind[i] != "all_gather"
+            ]
+            p2 = plan(
+                (*p.kind, "optimizer"),
+                (*p.stream_name, COMPUTE),
+                [*p.after, (comm[-1],) if comm else ()],
+                (*p.label, "optimizer step"),
+                [*p.span, ""],
+            )
+            if len(_OPT_PLANS) >= 64:
+                _OPT_PLANS.clear()
+            hit = _OPT_PLANS[id(p)] = (p, p2)
+        return TaskList(
+            hit[1],
+            [*tasks.work, opt_s],
+            [*tasks.message_bytes, 0.0],
+            [*tasks.span_ranks, 0],
+            mb,
+        )
+    out = list(tasks)
+    for i, t in enumerate(out):
         if t.kind == "optimizer":
-            tasks[i] = t._replace(work_s=opt_s)
-            return tuple(tasks)
-    comm = [i for i, t in enumerate(tasks) if t.is_comm and t.kind != "all_gather"]
+            out[i] = t._replace(work_s=opt_s)
+            return tuple(out)
+    comm = [i for i, t in enumerate(out) if t.is_comm and t.kind != "all_gather"]
     dep = (comm[-1],) if comm else ()
-    tasks.append(Task("optimizer", COMPUTE, opt_s, dep, "optimizer step", micro_batch=mb))
-    return tuple(tasks)
+    out.append(Task("optimizer", COMPUTE, opt_s, dep, "optimizer step", micro_batch=mb))
+    return tuple(out)
 
 
-def _comm_count(tasks: tuple[Task, ...]) -> int:
+_OPT_PLANS: dict[int, tuple[Plan, Plan]] = {}
+
+
+def _comm_count(tasks: Sequence[Task]) -> int:
     """How many collectives a task list holds."""
     return sum(len(ix) for ix in columns(tasks).by_kind.values())
 
