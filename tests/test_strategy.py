@@ -629,6 +629,8 @@ def test_kept_work_gives_the_numbers_of_a_fresh_process() -> None:
         ddp._PLANS,
         zero._PLANS,
         step._OPT_PLANS,
+        step._GROUPS,
+        step._COMPUTE,
         smem._BASE,
         step._ONE_NODE,
         step._TENSORS,

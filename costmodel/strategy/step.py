@@ -207,22 +207,45 @@ def _band_works(
     """Each task's work with every collective at the fast, and at the slow, end of its error
     band (None when a collective's band is unknown)."""
     cols = columns(tasks)
-    work, span, nbytes = cols.work, cols.span, np.array(cols.message_bytes, dtype=float)
-    fast = np.array(work, dtype=float)
-    slow = fast.copy()
+    work = np.array(cols.work, dtype=float)
+    nbytes = np.array(cols.message_bytes, dtype=float)
+    fast = work.copy()
+    slow = work.copy()
+    for kind, sp, ix_all in _span_groups(tasks):
+        ix = ix_all[work[ix_all] > 0]  # collectives that take time
+        if not ix.size:
+            continue
+        m_fast, m_slow = timer.band(kind, sp, nbytes[ix])
+        if not (np.all(np.isfinite(m_fast)) and np.all(np.isfinite(m_slow))):
+            return None
+        fast[ix] *= m_fast
+        slow[ix] *= m_slow
+    return fast.tolist(), slow.tolist()
+
+
+_GROUPS: dict[int, tuple[Plan, list[tuple[str, str, np.ndarray]]]] = {}
+
+
+def _span_groups(tasks: Sequence[Task]) -> list[tuple[str, str, np.ndarray]]:
+    """The collectives of a task list grouped by (kind, span), each group's task indices in
+    task order (kinds and spans in order of first appearance); kept per :class:`Plan`."""
+    p = tasks.plan if isinstance(tasks, TaskList) else None
+    if p is not None:
+        hit = _GROUPS.get(id(p))
+        if hit is not None and hit[0] is p:
+            return hit[1]
+    cols = columns(tasks)
+    out = []
     for kind, idx in cols.by_kind.items():
         groups: dict[str, list[int]] = {}
         for i in idx:
-            if work[i] > 0:
-                groups.setdefault(span[i], []).append(i)
-        for sp, sel in groups.items():
-            ix = np.array(sel, dtype=np.intp)
-            m_fast, m_slow = timer.band(kind, sp, nbytes[ix])
-            if not (np.all(np.isfinite(m_fast)) and np.all(np.isfinite(m_slow))):
-                return None
-            fast[ix] *= m_fast
-            slow[ix] *= m_slow
-    return fast.tolist(), slow.tolist()
+            groups.setdefault(cols.span[i], []).append(i)
+        out += [(kind, sp, np.array(sel, dtype=np.intp)) for sp, sel in groups.items()]
+    if p is not None:
+        if len(_GROUPS) >= 64:
+            _GROUPS.clear()
+        _GROUPS[id(p)] = (p, out)
+    return out
 
 
 MAX_UNITS = 100_000
@@ -392,7 +415,7 @@ def strategy_step(
     fpt = float(a.training_flops_per_token(sequence_length)) if a is not None else 6.0 * p
     if a is None and shape is not None and mfu is None and compute_time_s is None:
         fpt = float(shape.training_flops_per_token(sequence_length))  # fitted road: the shape
-    ct = step_compute(
+    ct = _step_compute(
         shape,
         c.gpu,
         sequence_length,
@@ -686,6 +709,29 @@ def _notes(a: Any) -> tuple[str, ...]:
 
     n = moe_data_parallel_note(a) if a is not None else None
     return (n,) if n else ()
+
+
+_COMPUTE: dict[tuple[Any, ...], tuple[Any, ComputeTime]] = {}
+
+
+def _step_compute(
+    shape: Any, gpu: Any, sequence_length: int, micro_batch: int, **kw: Any
+) -> ComputeTime:
+    """:func:`.compute.step_compute`, kept per setting (the shape's identity, the GPU, the
+    scalar arguments): every strategy and node count of an advisor table asks for the same
+    one. The answer is a frozen dataclass, shared as it is."""
+    try:
+        key = (id(shape), gpu, sequence_length, micro_batch, *sorted(kw.items()))
+        hit = _COMPUTE.get(key)
+    except TypeError:  # an argument that is not hashable: computed afresh
+        return step_compute(shape, gpu, sequence_length, micro_batch, **kw)
+    if hit is not None and hit[0] is shape:
+        return hit[1]
+    ct = step_compute(shape, gpu, sequence_length, micro_batch, **kw)
+    if len(_COMPUTE) >= 256:
+        _COMPUTE.clear()
+    _COMPUTE[key] = (shape, ct)
+    return ct
 
 
 _CALIBRATED: dict[tuple[Any, ...], float] = {}
