@@ -51,7 +51,9 @@ scratch, with the same numbers bit for bit (tests/test_realistic_plan.py).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, cast
 
@@ -572,6 +574,52 @@ def _load_cluster(cluster: Cluster, nodes: int, gpus_per_node: int) -> Cluster:
     return hit[1]
 
 
+_FLOORS: ContextVar[dict[tuple[object, ...], np.ndarray] | None] = ContextVar(
+    "one_node_floors", default=None
+)
+
+
+@contextmanager
+def one_node_floors(kept: dict[tuple[object, ...], np.ndarray]) -> Iterator[None]:
+    """Inside it, :func:`realistic_rows` keeps the one-node floors of multi-node rows in
+    ``kept`` (per op, one-node cluster, GPUs, sizes and options, with the shared fitted
+    parameters): the node counts of a table (:class:`costmodel.strategy.comm.PredictionCache`)
+    ask for the same floor of the same sizes. A floor is the same call's answer, kept."""
+    token = _FLOORS.set(kept)
+    try:
+        yield
+    finally:
+        _FLOORS.reset(token)
+
+
+def _one_node_rows(
+    op: str,
+    m: np.ndarray,
+    g: np.ndarray,
+    cluster: Cluster,
+    p: Mapping[str, object] | None,
+    gpus_per_process: int,
+    nvls: bool | None,
+) -> np.ndarray:
+    """The same op on one node of each row's GPUs (the multi-node rows' floor)."""
+    kept = _FLOORS.get()
+    key: tuple[object, ...] | None = None
+    if kept is not None and p is _fitted_shared() and g.size and bool((g == g[0]).all()):
+        one = _load_cluster(cluster, 1, int(g[0]))
+        if _hashable(one):
+            key = (op, one, int(g[0]), m.tobytes(), gpus_per_process, nvls)
+            hit = kept.get(key)
+            if hit is not None:
+                return hit
+    t1 = realistic_rows(
+        op, m, 1, g, cluster, params=p, gpus_per_process=gpus_per_process, nvls=nvls
+    )[0]
+    if key is not None and kept is not None:
+        t1.flags.writeable = False
+        kept[key] = t1
+    return t1
+
+
 @functools.lru_cache(maxsize=1024)
 def _group_plan_cached(
     op: str,
@@ -750,16 +798,7 @@ def realistic_rows(
     if corrected:
         multi = (k > 1) & (g > 1)
         if multi.any():  # never faster than the same op on one of its nodes (module docstring)
-            t1, _, _, _ = realistic_rows(
-                op,
-                m[multi],
-                1,
-                g[multi],
-                cluster,
-                params=p,
-                gpus_per_process=gpus_per_process,
-                nvls=nvls,
-            )
+            t1 = _one_node_rows(op, m[multi], g[multi], cluster, p, gpus_per_process, nvls)
             t[multi] = np.maximum(t[multi], t1)
         rate = C.fabric_node_rate_gbs(cluster.fabric, 2, cast("Mapping[str, object]", p))
         if np.isfinite(rate) and multi.any():  # host-copy transport (socket): busbw <= rate

@@ -79,6 +79,7 @@ class PredictionCache:
         self._hints: dict[tuple[Any, ...], dict[float, None]] = {}
         self._tables: dict[tuple[Any, ...], tuple[np.ndarray, ...]] = {}
         self._clusters: dict[tuple[Any, ...], Any] = {}
+        self._floors: dict[tuple[Any, ...], np.ndarray] = {}  # realistic.one_node_floors
 
     def cluster(self, cluster: Any, nodes: int) -> Any:
         """``presets.cluster(cluster, nodes=nodes)``, loaded once per preset name and size."""
@@ -180,9 +181,11 @@ class CollectiveTimer:
                 lo = hi = np.ones(arr.shape)
             else:
                 from ..predict import predict_collective
+                from ..realistic import one_node_floors
 
                 self.cache.calls += 1
-                p = predict_collective(op, arr, c, nodes=c.nodes, model=self.model)
+                with one_node_floors(self.cache._floors):  # shared by the table's node counts
+                    p = predict_collective(op, arr, c, nodes=c.nodes, model=self.model)
                 t = np.asarray(p.time_s, dtype=float).reshape(-1)
                 b = p.error_band
                 if b is None:
