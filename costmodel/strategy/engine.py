@@ -373,11 +373,21 @@ def _list_schedule_band(
     ends_f, ends_s = [0.0] * n, [0.0] * n
     k = cols.n_streams
     last, last_f, last_s = [0.0] * k, [0.0] * k, [0.0] * k
-    for i, (st, after, w, wf, ws) in enumerate(
-        zip(cols.stream, cols.after, work, fast, slow, strict=True)
-    ):
+    one = _one_dependency(cols.after)
+    for i, (st, d, w, wf, ws) in enumerate(zip(cols.stream, one, work, fast, slow, strict=True)):
         s, sf, ss = last[st], last_f[st], last_s[st]
-        for d in after:
+        if d is None:  # several dependencies
+            for dd in cols.after[i]:
+                e = ends[dd]
+                if e > s:
+                    s = e
+                e = ends_f[dd]
+                if e > sf:
+                    sf = e
+                e = ends_s[dd]
+                if e > ss:
+                    ss = e
+        elif d >= 0:
             e = ends[d]
             if e > s:
                 s = e
@@ -392,6 +402,22 @@ def _list_schedule_band(
         ends_f[i] = last_f[st] = sf + wf
         ends_s[i] = last_s[st] = ss + ws
     return np.array(starts), np.array(ends), (max(last_f), max(last_s))
+
+
+_ONE_DEP: dict[int, tuple[list[tuple[int, ...]], list[int | None]]] = {}
+
+
+def _one_dependency(after: list[tuple[int, ...]]) -> list[int | None]:
+    """Each task's one dependency (-1 for none, None for several), kept per ``after`` list
+    (a :class:`Plan`'s is shared by every step of that structure)."""
+    hit = _ONE_DEP.get(id(after))
+    if hit is not None and hit[0] is after:
+        return hit[1]
+    one = [(a[0] if a else -1) if len(a) < 2 else None for a in after]
+    if len(_ONE_DEP) >= 64:
+        _ONE_DEP.clear()
+    _ONE_DEP[id(after)] = (after, one)
+    return one
 
 
 def _event_schedule(
