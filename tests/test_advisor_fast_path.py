@@ -117,3 +117,29 @@ def test_interned_clusters_are_equal_ones_only():
     other = c.model_copy(update={"name": "edited"})
     assert comm._interned(other) is not c and comm._interned(other) == other
     assert a.cluster(other, 2).name == "edited" and a.cluster(other, 2).nodes == 2
+
+
+def test_a_table_evaluates_each_one_node_floor_once(monkeypatch):
+    """The multi-node rows' floor (the same op on one node) is kept per table: over 1-4 nodes
+    the job clusters of 2, 3 and 4 nodes share one floor per op (the same sizes)."""
+    import costmodel.realistic as R
+
+    def table() -> PredictionCache:
+        cache = PredictionCache()
+        for nodes in (1, 2, 3, 4):
+            s = [x for x in STRATEGIES if x["strategy"] != "hsdp" or nodes > 1]
+            advise(arch="llama-3.1-8b", nodes=nodes, strategies=s, predictions=cache)
+        return cache
+
+    table()  # the work kept across tables (compute calibration, plans)
+    calls: list[str] = []
+    real = R.realistic_rows
+
+    def counting(op, *a, **k):
+        calls.append(op)
+        return real(op, *a, **k)
+
+    monkeypatch.setattr(R, "realistic_rows", counting)
+    cache = table()
+    assert len(cache._floors) == 3  # all-reduce, reduce-scatter, all-gather
+    assert len(calls) == cache.calls + 3 == 15 + 3
