@@ -632,6 +632,7 @@ def test_kept_work_gives_the_numbers_of_a_fresh_process() -> None:
         step._GROUPS,
         step._COMPUTE,
         smem._BASE,
+        smem._PAIRS,
         step._ONE_NODE,
         step._TENSORS,
     ):
