@@ -16,14 +16,23 @@ the whole table, CPU (process) seconds, median of ``--repeat`` (the machine is s
 The two roads are timed side by side in one run (alternating), their ratio and the ratio to
 the goal printed; the goal and the measured figure go in the README. The count of
 ``predict_collective`` calls per table is deterministic and bounded in
-tests/test_advisor_table.py. Usage:
-``python benchmarks/bench_strategy.py [--arch llama-3.1-8b] [--repeat 5]``
+tests/test_advisor_table.py.
+
+``--before DIR`` times the advisor of another checkout of the code (``DIR`` holds its
+``costmodel`` package, e.g. ``git archive`` of an earlier commit) side by side: a second,
+persistent process imports it and the two processes time their tables in turn (CPU seconds
+of each process, ``--pairs`` alternations), medians and fastest printed with their ratio.
+Usage: ``python benchmarks/bench_strategy.py [--arch llama-3.1-8b] [--repeat 5]
+[--before DIR --pairs 30]``
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -77,11 +86,72 @@ def per_configuration_table(arch: str, band: bool) -> tuple[int, int]:
     return n, -1
 
 
+def _timed_table(arch: str, band: bool) -> float:
+    """CPU seconds of one advisor table."""
+    t0 = time.process_time()
+    advisor_table(arch, band)
+    return time.process_time() - t0
+
+
+def _serve(arch: str) -> None:
+    """The other side of ``--before``: time one table per line read ("1" band, "0" none)."""
+    advisor_table(arch, True)  # imports, presets, the work kept across tables
+    import costmodel
+
+    print(os.path.dirname(os.path.dirname(costmodel.__file__)), flush=True)
+    for line in sys.stdin:
+        print(f"{_timed_table(arch, line.strip() == '1')!r}", flush=True)
+
+
+def side_by_side(arch: str, before: str, pairs: int) -> None:
+    """This code's advisor table and ``before``'s, alternating in two persistent processes."""
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(before)}
+    child = subprocess.Popen(
+        [sys.executable, os.path.abspath(__file__), "--serve", "--arch", arch],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    print(f"before: {child.stdout.readline().strip()}")
+    advisor_table(arch, True)
+    try:
+        for band in (True, False):
+            new: list[float] = []
+            old: list[float] = []
+            for _ in range(pairs):
+                child.stdin.write("1\n" if band else "0\n")
+                child.stdin.flush()
+                old.append(float(child.stdout.readline()))
+                new.append(_timed_table(arch, band))
+            label = "with band" if band else "no band"
+            mo, mn = statistics.median(old), statistics.median(new)
+            print(
+                f"{arch}, {label}, {pairs} pairs, CPU ms: before median {mo * 1e3:.0f} fastest "
+                f"{min(old) * 1e3:.0f}; now median {mn * 1e3:.0f} fastest {min(new) * 1e3:.0f} "
+                f"(now/before {mn / mo:.2f} medians, {min(new) / min(old):.2f} fastest; goal "
+                f"{GOAL_S * 1e3:.0f} ms)"
+            )
+    finally:
+        child.stdin.close()
+        child.wait()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", default="llama-3.1-8b")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--before", default=None, help="a directory holding the code to compare")
+    ap.add_argument("--pairs", type=int, default=30)
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.serve:
+        _serve(args.arch)
+        return
+    if args.before:
+        side_by_side(args.arch, args.before, args.pairs)
+        return
     advisor_table(args.arch, True)  # imports, presets, architecture tensors
     per_configuration_table(args.arch, True)
     roads = (("advisor", advisor_table), ("per configuration", per_configuration_table))

@@ -582,7 +582,7 @@ def ddp_step(
     bwd_s = micro_s * BACKWARD_FRACTION
     ready = sddp.ready_fraction(b_params, p)
 
-    def micro(synced: bool, m: int) -> list[Task]:
+    def micro(synced: bool, m: int) -> Sequence[Task]:
         return sddp.micro_batch_tasks(
             fwd_s,
             bwd_s,

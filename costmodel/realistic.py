@@ -51,7 +51,9 @@ scratch, with the same numbers bit for bit (tests/test_realistic_plan.py).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, cast
 
@@ -304,11 +306,10 @@ def _group_times(
     """
     corrected = p is not None
     cacheable = (p_key is not None or not corrected) and not candidate_scale
-    if cacheable and k.size and bool(np.all(k == k[0])) and _hashable(c):
-        plan = _group_plan_cached(
-            op, c, pairs_wanted, p_key, nvls, collnet_enabled, float(k[0]), _Ref(p)
-        )
-    else:
+    plan: _GroupPlan | None = None
+    if cacheable and k.size and bool(np.all(k == k[0])):
+        plan = _kept_plan(op, c, pairs_wanted, p_key, nvls, collnet_enabled, float(k[0]), p)
+    if plan is None:
         plan = _group_plan(op, k, c, pairs_wanted, p, nvls, collnet_enabled, candidate_scale)
     pairs = plan.pairs
     times = np.empty((len(pairs), m.size))
@@ -527,6 +528,98 @@ class _Ref:
         return isinstance(other, _Ref)
 
 
+_PLANS_BY_ID: dict[tuple[object, ...], tuple[Cluster, _GroupPlan]] = {}
+
+
+def _kept_plan(
+    op: str,
+    c: Cluster,
+    pairs_wanted: tuple[str, str],
+    p_key: str | None,
+    nvls: bool | None,
+    collnet_enabled: bool,
+    nodes: float,
+    p: Mapping[str, object] | None,
+) -> _GroupPlan | None:
+    """:func:`_group_plan_cached` (None for a cluster that cannot be hashed), looked up first
+    by the cluster object's identity: a cluster is frozen, and hashing one reads every field."""
+    key = (op, id(c), pairs_wanted, p_key, nvls, collnet_enabled, nodes)
+    hit = _PLANS_BY_ID.get(key)
+    if hit is not None and hit[0] is c:
+        return hit[1]
+    if not _hashable(c):
+        return None
+    plan = _group_plan_cached(op, c, pairs_wanted, p_key, nvls, collnet_enabled, nodes, _Ref(p))
+    if len(_PLANS_BY_ID) >= 1024:
+        _PLANS_BY_ID.clear()
+    _PLANS_BY_ID[key] = (c, plan)
+    return plan
+
+
+_LOADED: dict[tuple[int, int, int], tuple[Cluster, Cluster]] = {}
+
+
+def _load_cluster(cluster: Cluster, nodes: int, gpus_per_node: int) -> Cluster:
+    """``presets.cluster(cluster, nodes=..., gpus_per_node=...)`` kept per cluster object
+    (frozen) and size: the ops of one cluster, and its one-node floor, ask for the same."""
+    from .presets import cluster as load_cluster
+
+    key = (id(cluster), nodes, gpus_per_node)
+    hit = _LOADED.get(key)
+    if hit is None or hit[0] is not cluster:
+        hit = (cluster, load_cluster(cluster, nodes=nodes, gpus_per_node=gpus_per_node))
+        if len(_LOADED) >= 256:
+            _LOADED.clear()
+        _LOADED[key] = hit
+    return hit[1]
+
+
+_FLOORS: ContextVar[dict[tuple[object, ...], np.ndarray] | None] = ContextVar(
+    "one_node_floors", default=None
+)
+
+
+@contextmanager
+def one_node_floors(kept: dict[tuple[object, ...], np.ndarray]) -> Iterator[None]:
+    """Inside it, :func:`realistic_rows` keeps the one-node floors of multi-node rows in
+    ``kept`` (per op, one-node cluster, GPUs, sizes and options, with the shared fitted
+    parameters): the node counts of a table (:class:`costmodel.strategy.comm.PredictionCache`)
+    ask for the same floor of the same sizes. A floor is the same call's answer, kept."""
+    token = _FLOORS.set(kept)
+    try:
+        yield
+    finally:
+        _FLOORS.reset(token)
+
+
+def _one_node_rows(
+    op: str,
+    m: np.ndarray,
+    g: np.ndarray,
+    cluster: Cluster,
+    p: Mapping[str, object] | None,
+    gpus_per_process: int,
+    nvls: bool | None,
+) -> np.ndarray:
+    """The same op on one node of each row's GPUs (the multi-node rows' floor)."""
+    kept = _FLOORS.get()
+    key: tuple[object, ...] | None = None
+    if kept is not None and p is _fitted_shared() and g.size and bool((g == g[0]).all()):
+        one = _load_cluster(cluster, 1, int(g[0]))
+        if _hashable(one):
+            key = (op, one, int(g[0]), m.tobytes(), gpus_per_process, nvls)
+            hit = kept.get(key)
+            if hit is not None:
+                return hit
+    t1 = realistic_rows(
+        op, m, 1, g, cluster, params=p, gpus_per_process=gpus_per_process, nvls=nvls
+    )[0]
+    if key is not None and kept is not None:
+        t1.flags.writeable = False
+        kept[key] = t1
+    return t1
+
+
 @functools.lru_cache(maxsize=1024)
 def _group_plan_cached(
     op: str,
@@ -646,8 +739,6 @@ def realistic_rows(
         ``("*", "*")`` for the others (:func:`candidate_scale_of`); applied inside every
         candidate before the choice and the caps. None: uncalibrated.
     """
-    from .presets import cluster as load_cluster
-
     nccl.check_op(op)
     m, k, g = np.broadcast_arrays(
         np.asarray(message_bytes, dtype=float),
@@ -676,15 +767,19 @@ def realistic_rows(
     p_names: dict[str, int] = {}
     cls = np.minimum(k, 3)
     key = g * 4 + cls
-    uniq, inverse = np.unique(key, return_inverse=True)
-    for j, kk in enumerate(uniq.tolist()):
-        rows = np.flatnonzero(inverse == j)
+    groups: list[tuple[int, np.ndarray]] = []
+    if key.size and bool((key == key[0]).all()):  # one group: every row, in order
+        groups = [(int(key[0]), np.arange(key.size))]
+    elif key.size:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        groups = [(kk, np.flatnonzero(inverse == j)) for j, kk in enumerate(uniq.tolist())]
+    for kk, rows in groups:
         gg, cc = kk // 4, kk % 4
         if gg * cc < 2 and cc == 1:  # one GPU: nothing to communicate
             a_code[rows] = a_names.setdefault("none", len(a_names))
             p_code[rows] = p_names.setdefault("-", len(p_names))
             continue
-        c = load_cluster(cluster, nodes=int(cc), gpus_per_node=int(gg))
+        c = _load_cluster(cluster, int(cc), int(gg))
         times, pairs = _group_times(
             op,
             m[rows],
@@ -705,16 +800,7 @@ def realistic_rows(
     if corrected:
         multi = (k > 1) & (g > 1)
         if multi.any():  # never faster than the same op on one of its nodes (module docstring)
-            t1, _, _, _ = realistic_rows(
-                op,
-                m[multi],
-                1,
-                g[multi],
-                cluster,
-                params=p,
-                gpus_per_process=gpus_per_process,
-                nvls=nvls,
-            )
+            t1 = _one_node_rows(op, m[multi], g[multi], cluster, p, gpus_per_process, nvls)
             t[multi] = np.maximum(t[multi], t1)
         rate = C.fabric_node_rate_gbs(cluster.fabric, 2, cast("Mapping[str, object]", p))
         if np.isfinite(rate) and multi.any():  # host-copy transport (socket): busbw <= rate

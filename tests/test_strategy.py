@@ -593,7 +593,7 @@ def test_kept_work_gives_the_numbers_of_a_fresh_process() -> None:
     """The step keeps work between calls (task columns, fsdp's task order, the base memory,
     the one-node cluster): steps asked in one order, then with everything kept dropped and
     asked in the reverse order, give the same numbers and timelines bit for bit."""
-    from costmodel.strategy import engine, fsdp, step
+    from costmodel.strategy import ddp, engine, fsdp, step, zero
     from costmodel.strategy import memory as smem
 
     configs = [
@@ -622,6 +622,19 @@ def test_kept_work_gives_the_numbers_of_a_fresh_process() -> None:
         return out
 
     first = answers(configs)
-    for kept in (engine._COLUMNS, fsdp._ORDERS, smem._BASE, step._ONE_NODE, step._TENSORS):
+    for kept in (
+        engine._COLUMNS,
+        fsdp._ORDERS,
+        fsdp._PLANS,
+        ddp._PLANS,
+        zero._PLANS,
+        step._OPT_PLANS,
+        step._GROUPS,
+        step._COMPUTE,
+        smem._BASE,
+        smem._PAIRS,
+        step._ONE_NODE,
+        step._TENSORS,
+    ):
         kept.clear()
     assert answers(configs[::-1])[::-1] == first

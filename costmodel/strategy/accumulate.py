@@ -46,6 +46,7 @@ class Accumulated:
     step_s: float
     compute_s: float
     comm_by_kind_s: dict[str, float] = field(default_factory=dict)
+    band_step_s: tuple[float, float] | None = None  # the step at the band's ends (band works)
 
     @property
     def comm_s(self) -> float:
@@ -76,6 +77,8 @@ def accumulate(
     mid_overhead_s: float = 0.0,
     final_work_s: list[float] | None = None,
     mid_work_s: list[float] | None = None,
+    final_band_work_s: tuple[list[float], list[float]] | None = None,
+    mid_band_work_s: tuple[list[float], list[float]] | None = None,
 ) -> Accumulated:
     """Schedule the final and the non-final micro-batch and join ``accumulation`` of them.
 
@@ -93,16 +96,30 @@ def accumulate(
     final_work_s, mid_work_s
         Each task's work instead of its own (:func:`.engine.run`'s ``work_s``): the same step
         with every collective at an end of its error band.
+    final_band_work_s, mid_band_work_s
+        Each task's work at the fast and at the slow end of the band, scheduled in the same
+        pass as the step (:func:`.engine.run`'s ``band_work_s``): ``band_step_s`` is the
+        step at each end, the number :func:`accumulate` gives with those works.
+        ``mid_band_work_s`` is needed when ``accumulation`` > 1.
     """
     a = int(accumulation)
     if a < 1:
         raise ValueError(f"accumulation: must be a whole number >= 1, got {accumulation!r}")
-    final = run(tuple(final_tasks), contention, final_work_s, check=False)
+    final = run(final_tasks, contention, final_work_s, check=False, band_work_s=final_band_work_s)
     mid: Schedule | None = None
     mid_step = 0.0
+    band: tuple[float, float] | None = None
     if a > 1:
-        mid = run(tuple(mid_tasks), contention, mid_work_s, check=False)
+        mid = run(mid_tasks, contention, mid_work_s, check=False, band_work_s=mid_band_work_s)
         mid_step = mid.step_s + mid_overhead_s
+    if final.band_step_s is not None and (a == 1 or (mid is not None and mid.band_step_s)):
+        ends = []
+        for e in (0, 1):  # as step_s below, with each band end's schedules
+            mid_b = (
+                mid.band_step_s[e] + mid_overhead_s if mid is not None and mid.band_step_s else 0.0
+            )
+            ends.append((a - 1) * mid_b + final.band_step_s[e] + overhead_s)
+        band = (ends[0], ends[1])
     by_kind = dict(final.comm_s_by_kind)
     if mid is not None:
         for k, dt in mid.comm_s_by_kind.items():
@@ -115,4 +132,5 @@ def accumulate(
         step_s=(a - 1) * mid_step + final.step_s + overhead_s,
         compute_s=(a - 1) * (mid.compute_s if mid else 0.0) + final.compute_s,
         comm_by_kind_s=by_kind,
+        band_step_s=band,
     )

@@ -79,32 +79,79 @@ class PredictionCache:
         self._hints: dict[tuple[Any, ...], dict[float, None]] = {}
         self._tables: dict[tuple[Any, ...], tuple[np.ndarray, ...]] = {}
         self._clusters: dict[tuple[Any, ...], Any] = {}
+        self._floors: dict[tuple[Any, ...], np.ndarray] = {}  # realistic.one_node_floors
 
     def cluster(self, cluster: Any, nodes: int) -> Any:
-        """``presets.cluster(cluster, nodes=nodes)``, loaded once per preset name and size."""
+        """``presets.cluster(cluster, nodes=nodes)``, loaded once per preset name and size.
+
+        A preset read from its file is exchanged for an equal one read before (the first of
+        its content, :func:`_interned`), and the sizes and spans derived from it are kept
+        with it: the clusters of every table are then the same objects, and the work kept
+        per cluster object (the collective model's size-independent plans) is found again."""
         from .. import presets
 
         if isinstance(cluster, str):  # the preset is read once; each size is derived from it
             base = self._clusters.get(("preset", cluster))
             if base is None:
-                base = self._clusters[("preset", cluster)] = presets.cluster(cluster)
+                base = self._clusters[("preset", cluster)] = _interned(presets.cluster(cluster))
             cluster = base
-        key = (id(cluster), int(nodes))
-        hit = self._clusters.get(key)
-        if hit is None or hit[0] is not cluster:
-            hit = (cluster, presets.cluster(cluster, nodes=nodes))
-            self._clusters[key] = hit
-        return hit[1]
+        return _derived(cluster, int(nodes))
 
     def span_cluster(self, cluster: Any, span: str, group_size: int) -> tuple[Any, str]:
         """:func:`span_cluster` and the key of the cluster it forms (its JSON)."""
         key = (id(cluster), span, int(group_size))
-        hit = self._clusters.get(key)
+        hit = _SPANS.get(key)
         if hit is None or hit[0] is not cluster:
             c = span_cluster(cluster, span, group_size)
+            c = _interned(c) if _is_interned_family(cluster) else c
             hit = (cluster, c, c.model_dump_json())
-            self._clusters[key] = hit
+            if len(_SPANS) >= 1024:
+                _SPANS.clear()
+            _SPANS[key] = hit
         return hit[1], hit[2]
+
+
+_INTERNED: dict[Any, Any] = {}
+_FAMILY: dict[int, Any] = {}  # id -> an interned cluster (kept alive here)
+_DERIVED: dict[tuple[int, int], tuple[Any, Any]] = {}
+_SPANS: dict[tuple[Any, ...], tuple[Any, Any, str]] = {}
+
+
+def _interned(c: Any) -> Any:
+    """The first cluster seen equal to ``c`` (clusters are frozen: equal ones are
+    interchangeable), or ``c`` itself when it cannot be hashed."""
+    try:
+        hit = _FAMILY.get(id(c))
+        if hit is c:
+            return c
+        if len(_INTERNED) >= 256:
+            _INTERNED.clear()
+            _FAMILY.clear()
+            _DERIVED.clear()
+        kept = _INTERNED.setdefault(c, c)
+    except TypeError:
+        return c
+    _FAMILY[id(kept)] = kept
+    return kept
+
+
+def _is_interned_family(c: Any) -> bool:
+    return _FAMILY.get(id(c)) is c
+
+
+def _derived(cluster: Any, nodes: int) -> Any:
+    """``presets.cluster(cluster, nodes=nodes)``, interned and kept per (cluster, nodes) for
+    an interned cluster (others are derived afresh)."""
+    from .. import presets
+
+    if not _is_interned_family(cluster):
+        return presets.cluster(cluster, nodes=nodes)
+    key = (id(cluster), nodes)
+    hit = _DERIVED.get(key)
+    if hit is None or hit[0] is not cluster:
+        hit = (cluster, _interned(presets.cluster(cluster, nodes=nodes)))
+        _DERIVED[key] = hit
+    return hit[1]
 
 
 class CollectiveTimer:
@@ -180,9 +227,11 @@ class CollectiveTimer:
                 lo = hi = np.ones(arr.shape)
             else:
                 from ..predict import predict_collective
+                from ..realistic import one_node_floors
 
                 self.cache.calls += 1
-                p = predict_collective(op, arr, c, nodes=c.nodes, model=self.model)
+                with one_node_floors(self.cache._floors):  # shared by the table's node counts
+                    p = predict_collective(op, arr, c, nodes=c.nodes, model=self.model)
                 t = np.asarray(p.time_s, dtype=float).reshape(-1)
                 b = p.error_band
                 if b is None:

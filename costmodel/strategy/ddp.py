@@ -9,10 +9,12 @@ the last micro-batch of an accumulation communicates. Ring volume per step ``2 (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ._buckets import buckets, labels
-from .engine import COMPUTE, Task
+from .engine import COMPUTE, Plan, Task, TaskList, plan
 from .events import StepInputs
 
 STREAM = "grads"
@@ -29,31 +31,41 @@ def bucket_tasks(
     overlap: bool = True,
     kind: str = "all_reduce",
     micro_batch: int = 0,
-) -> list[Task]:
+) -> TaskList:
     """Forward, the backward cut at each bucket's ready point, and one collective per bucket.
 
     ``ready_fraction[k]``: the share of backward done when bucket ``k``'s last gradient is
     ready (non-decreasing, the last 1). Bucket ``k``'s collective waits for its segment (or for
-    the whole backward without ``overlap``) and for bucket ``k - 1`` (one stream).
+    the whole backward without ``overlap``) and for bucket ``k - 1`` (one stream). The list's
+    structure is kept per (bucket count, overlap, kind); each call gives it its numbers.
     """
-    mb = micro_batch
-    out = [Task("forward", COMPUTE, forward_s, label="forward", micro_batch=mb)]
     seg = np.diff(np.concatenate(([0.0], ready_fraction))) * backward_s
-    first = len(out)
-    back = labels("backward to bucket {}", len(seg))
-    out += [
-        Task("backward", COMPUTE, w, (), lab, 0.0, 0, "", mb)
-        for w, lab in zip(seg.tolist(), back, strict=True)
-    ]
-    last = len(out) - 1
-    names = labels("bucket {}", len(bucket_bytes))
-    out += [
-        Task(kind, STREAM, t, (first + k if overlap else last,), lab, b, ranks, "job", mb)
-        for k, (b, t, lab) in enumerate(
-            zip(bucket_bytes.tolist(), bucket_times_s.tolist(), names, strict=True)
+    k = len(seg)
+    n = len(bucket_bytes)
+    key = (k, n, bool(overlap), kind)
+    p = _PLANS.get(key)
+    if p is None:
+        first, last = 1, k  # forward is task 0, the backward segments 1..k
+        p = plan(
+            ("forward",) + ("backward",) * k + (kind,) * n,
+            (COMPUTE,) * (1 + k) + (STREAM,) * n,
+            [()] * (1 + k) + [(first + j if overlap else last,) for j in range(n)],
+            ("forward", *labels("backward to bucket {}", k), *labels("bucket {}", n)),
+            [""] * (1 + k) + ["job"] * n,
         )
-    ]
-    return out
+        if len(_PLANS) >= 64:
+            _PLANS.clear()
+        _PLANS[key] = p
+    return TaskList(
+        p,
+        [forward_s, *seg.tolist(), *bucket_times_s.tolist()],
+        [0.0] * (1 + k) + bucket_bytes.tolist(),
+        [0] * (1 + k) + [ranks] * n,
+        micro_batch,
+    )
+
+
+_PLANS: dict[tuple[object, ...], Plan] = {}
 
 
 def ready_fraction(bucket_params: np.ndarray, params: float) -> np.ndarray:
@@ -75,7 +87,7 @@ def micro_batch_tasks(
     synced: bool,
     overlap: bool = True,
     micro_batch: int = 0,
-) -> list[Task]:
+) -> Sequence[Task]:
     """One DDP micro-batch: forward and backward, and if ``synced`` one all-reduce per bucket
     (:func:`bucket_tasks`); a micro-batch under ``no_sync`` is forward and backward only."""
     if not synced:
@@ -95,7 +107,7 @@ def micro_batch_tasks(
     )
 
 
-def tasks(inp: StepInputs, synced: bool, micro_batch: int = 0) -> list[Task]:
+def tasks(inp: StepInputs, synced: bool, micro_batch: int = 0) -> Sequence[Task]:
     """One micro-batch of the job (:func:`micro_batch_tasks`): the buckets of its tensors,
     all-reduced over the whole job when ``synced``."""
     if not synced:

@@ -28,8 +28,9 @@ the step minus the compute work, so the timeline and the numbers count the same 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 import numpy as np
 
@@ -67,7 +68,7 @@ class Task(NamedTuple):
 class Schedule:
     """:func:`run`'s answer: each task's start and end [s], the step and its parts."""
 
-    tasks: tuple[Task, ...]
+    tasks: Sequence[Task]  # a tuple of Task, or a TaskList
     starts_s: np.ndarray
     ends_s: np.ndarray
     step_s: float
@@ -75,9 +76,10 @@ class Schedule:
     comm_s: float  # sum of the collectives' durations
     exposed_s: float  # step - compute
     comm_s_by_kind: dict[str, float] = field(default_factory=dict)
+    band_step_s: tuple[float, float] | None = None  # the step at each band end (run's band_work_s)
 
 
-def _check_order(tasks: list[Task] | tuple[Task, ...]) -> None:
+def _check_order(tasks: Sequence[Task]) -> None:
     for i, t in enumerate(tasks):
         for d in t.after:
             if not 0 <= d < i:
@@ -87,22 +89,25 @@ def _check_order(tasks: list[Task] | tuple[Task, ...]) -> None:
 
 
 def run(
-    tasks: list[Task] | tuple[Task, ...],
+    tasks: Sequence[Task],
     contention: float,
     work_s: list[float] | None = None,
     *,
     check: bool = True,
+    band_work_s: tuple[list[float], list[float]] | None = None,
 ) -> Schedule:
     """Schedule ``tasks`` (program order) with overlap contention ``c`` in [0, 1].
 
     ``work_s`` (optional, one per task) replaces the tasks' own ``work_s``: the same step with
     other durations (the error band's fast and slow ends) without rebuilding the tasks.
     ``check=False`` skips the order check (tasks the strategy modules built, in program order).
+    ``band_work_s`` (optional): two more work columns (the band's fast and slow ends, finite
+    and >= 0, one per task), scheduled in the same pass; their steps are ``band_step_s``.
     """
     c = float(contention)
     if not 0.0 <= c <= 1.0:
         raise ValueError(f"comm_contention: must be in [0, 1], got {contention!r}")
-    tasks = tuple(tasks)
+    tasks = tasks if isinstance(tasks, TaskList) else tuple(tasks)
     cols = columns(tasks)
     if work_s is None:
         if check:
@@ -113,10 +118,19 @@ def run(
         if w_arr.shape != (len(tasks),) or not (np.isfinite(w_arr).all() and (w_arr >= 0).all()):
             raise ValueError("work_s: one finite time >= 0 per task")
         work = w_arr.tolist()
+    band_step: tuple[float, float] | None = None
+    if band_work_s is not None and len(tasks) == 0:
+        band_step = (0.0, 0.0)
     if c == 0.0 or not cols.by_kind:
-        starts, ends = _list_schedule(tasks, work, cols=cols)
+        if band_work_s is not None and len(tasks):
+            starts, ends, band_step = _list_schedule_band(cols, work, *band_work_s)
+        else:
+            starts, ends = _list_schedule(tasks, work, cols=cols)
     else:
         starts, ends = _event_schedule(tasks, c, work)
+        if band_work_s is not None and len(tasks):
+            fast, slow = (float(_event_schedule(tasks, c, w)[1].max()) for w in band_work_s)
+            band_step = (fast, slow)
     compute = math.fsum([work[i] for i in cols.compute])
     by_kind: dict[str, float] = {}
     for kind, idx in cols.by_kind.items():  # each kind summed in task order
@@ -134,6 +148,7 @@ def run(
         comm_s=math.fsum(by_kind.values()),
         exposed_s=max(0.0, step - compute),
         comm_s_by_kind=by_kind,
+        band_step_s=band_step,
     )
 
 
@@ -152,13 +167,16 @@ class Columns(NamedTuple):
     span: list[str]
 
 
-_COLUMNS: dict[int, tuple[tuple[Task, ...], Columns]] = {}
+_COLUMNS: dict[int, tuple[Sequence[Task], Columns]] = {}
 _COLUMNS_KEPT = 64
 
 
-def columns(tasks: tuple[Task, ...]) -> Columns:
-    """The columns of ``tasks`` (kept for the last few lists: a step schedules the same list
-    three times with its band, and reads its band and wire bytes from it)."""
+def columns(tasks: Sequence[Task]) -> Columns:
+    """The columns of ``tasks`` (a :class:`TaskList` holds its own; a tuple's are kept for
+    the last few lists: a step schedules the same list, and reads its band and wire bytes
+    from it)."""
+    if isinstance(tasks, TaskList):
+        return tasks.columns
     hit = _COLUMNS.get(id(tasks))
     if hit is not None and hit[0] is tasks:
         return hit[1]
@@ -193,8 +211,135 @@ def columns(tasks: tuple[Task, ...]) -> Columns:
     return cols
 
 
+class Plan(NamedTuple):
+    """A task list's structure, everything but its numbers (:func:`plan`): what the strategy
+    modules keep per structure (bucket count, units, resharding) and give each step's times."""
+
+    kind: tuple[str, ...]
+    stream_name: tuple[str, ...]
+    after: list[tuple[int, ...]]
+    label: tuple[str, ...]
+    span: list[str]
+    stream: list[int]  # index of the task's stream, in order of first appearance
+    n_streams: int
+    compute: list[int]
+    by_kind: dict[str, list[int]]
+
+
+def plan(
+    kind: Sequence[str],
+    stream_name: Sequence[str],
+    after: Sequence[tuple[int, ...]],
+    label: Sequence[str],
+    span: Sequence[str],
+) -> Plan:
+    """The :class:`Plan` of tasks given column by column (stream indices, compute tasks and
+    each collective kind's tasks, as :func:`columns` derives them from a task list)."""
+    ids = {st: k for k, st in enumerate(dict.fromkeys(stream_name))}
+    comm = [i for i, st in enumerate(stream_name) if st != COMPUTE]
+    return Plan(
+        kind=tuple(kind),
+        stream_name=tuple(stream_name),
+        after=list(after),
+        label=tuple(label),
+        span=list(span),
+        stream=list(map(ids.__getitem__, stream_name)),
+        n_streams=len(ids),
+        compute=[i for i, st in enumerate(stream_name) if st == COMPUTE],
+        by_kind={
+            k: [i for i in comm if kind[i] == k] for k in dict.fromkeys(kind[i] for i in comm)
+        },
+    )
+
+
+class TaskList(Sequence[Task]):
+    """A task list held as columns: a kept :class:`Plan` and one step's numbers (each task's
+    work, message bytes and span ranks; one micro-batch index). It reads as a sequence of
+    :class:`Task` (made when first read: a timeline); :func:`columns` and :func:`run` read
+    its columns directly, so a step that draws nothing makes no Task."""
+
+    __slots__ = ("_cols", "_tasks", "message_bytes", "micro_batch", "plan", "span_ranks", "work")
+
+    def __init__(
+        self,
+        plan: Plan,
+        work: list[float],
+        message_bytes: list[float],
+        span_ranks: list[int],
+        micro_batch: int = 0,
+    ) -> None:
+        n = len(plan.kind)
+        if not (len(work) == len(message_bytes) == len(span_ranks) == n):
+            raise ValueError(f"TaskList: {n} tasks need {n} works, message sizes and spans")
+        self.plan = plan
+        self.work = work
+        self.message_bytes = message_bytes
+        self.span_ranks = span_ranks
+        self.micro_batch = micro_batch
+        self._tasks: tuple[Task, ...] | None = None
+        self._cols: Columns | None = None
+
+    @property
+    def columns(self) -> Columns:
+        if self._cols is None:
+            p = self.plan
+            self._cols = Columns(
+                work=self.work,
+                stream=p.stream,
+                n_streams=p.n_streams,
+                after=p.after,
+                compute=p.compute,
+                by_kind=p.by_kind,
+                message_bytes=self.message_bytes,
+                span_ranks=self.span_ranks,
+                span=p.span,
+            )
+        return self._cols
+
+    @property
+    def tasks(self) -> tuple[Task, ...]:
+        if self._tasks is None:
+            p, mb = self.plan, self.micro_batch
+            self._tasks = tuple(
+                Task(k, st, w, af, lab, b, r, sp, mb)
+                for k, st, w, af, lab, b, r, sp in zip(
+                    p.kind,
+                    p.stream_name,
+                    self.work,
+                    p.after,
+                    p.label,
+                    self.message_bytes,
+                    self.span_ranks,
+                    p.span,
+                    strict=True,
+                )
+            )
+        return self._tasks
+
+    def with_work(self, i: int, work_s: float) -> TaskList:
+        """The same list with task ``i``'s work replaced."""
+        w = list(self.work)
+        w[i] = work_s
+        return TaskList(self.plan, w, self.message_bytes, self.span_ranks, self.micro_batch)
+
+    def __len__(self) -> int:
+        return len(self.plan.kind)
+
+    @overload
+    def __getitem__(self, i: int) -> Task: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Task]: ...
+
+    def __getitem__(self, i: int | slice) -> Task | Sequence[Task]:
+        return self.tasks[i]
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self.tasks)
+
+
 def _list_schedule(
-    tasks: tuple[Task, ...], work: list[float] | None = None, *, cols: Columns | None = None
+    tasks: Sequence[Task], work: list[float] | None = None, *, cols: Columns | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """``c = 0``: start = max(stream predecessor's end, dependencies' ends); one pass."""
     if cols is None:
@@ -216,8 +361,67 @@ def _list_schedule(
     return np.array(starts), np.array(ends)
 
 
+def _list_schedule_band(
+    cols: Columns, work: list[float], fast: list[float], slow: list[float]
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
+    """:func:`_list_schedule` of ``work`` (starts and ends) and, in the same pass, the step of
+    the ``fast`` and ``slow`` columns (the same operations on each column, so each is the
+    number its own schedule gives). A stream's ends never decrease (a start is at least its
+    predecessor's end, work >= 0), so the step is the latest of the streams' last ends."""
+    n = len(work)
+    ends, starts = [0.0] * n, [0.0] * n
+    ends_f, ends_s = [0.0] * n, [0.0] * n
+    k = cols.n_streams
+    last, last_f, last_s = [0.0] * k, [0.0] * k, [0.0] * k
+    one = _one_dependency(cols.after)
+    for i, (st, d, w, wf, ws) in enumerate(zip(cols.stream, one, work, fast, slow, strict=True)):
+        s, sf, ss = last[st], last_f[st], last_s[st]
+        if d is None:  # several dependencies
+            for dd in cols.after[i]:
+                e = ends[dd]
+                if e > s:
+                    s = e
+                e = ends_f[dd]
+                if e > sf:
+                    sf = e
+                e = ends_s[dd]
+                if e > ss:
+                    ss = e
+        elif d >= 0:
+            e = ends[d]
+            if e > s:
+                s = e
+            e = ends_f[d]
+            if e > sf:
+                sf = e
+            e = ends_s[d]
+            if e > ss:
+                ss = e
+        starts[i] = s
+        ends[i] = last[st] = s + w
+        ends_f[i] = last_f[st] = sf + wf
+        ends_s[i] = last_s[st] = ss + ws
+    return np.array(starts), np.array(ends), (max(last_f), max(last_s))
+
+
+_ONE_DEP: dict[int, tuple[list[tuple[int, ...]], list[int | None]]] = {}
+
+
+def _one_dependency(after: list[tuple[int, ...]]) -> list[int | None]:
+    """Each task's one dependency (-1 for none, None for several), kept per ``after`` list
+    (a :class:`Plan`'s is shared by every step of that structure)."""
+    hit = _ONE_DEP.get(id(after))
+    if hit is not None and hit[0] is after:
+        return hit[1]
+    one = [(a[0] if a else -1) if len(a) < 2 else None for a in after]
+    if len(_ONE_DEP) >= 64:
+        _ONE_DEP.clear()
+    _ONE_DEP[id(after)] = (after, one)
+    return one
+
+
 def _event_schedule(
-    tasks: tuple[Task, ...], c: float, work: list[float] | None = None
+    tasks: Sequence[Task], c: float, work: list[float] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Any ``c``: advance from event to event; compute runs at ``1 - c`` under a collective."""
     n = len(tasks)

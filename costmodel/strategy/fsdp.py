@@ -18,7 +18,7 @@ on the same ``grads`` stream right after (PyTorch FSDP2's HSDP: reduce-scatter t
 
 from __future__ import annotations
 
-from .engine import COMPUTE, Task
+from .engine import COMPUTE, Plan, TaskList, plan
 from .events import StepInputs
 
 GRADS, PARAMS = "grads", "params"
@@ -30,7 +30,7 @@ Row = tuple[str, str, tuple[int, ...], str, int, int]  # kind, stream, after, la
 _ORDERS: dict[tuple[object, ...], list[Row]] = {}
 
 
-def tasks(inp: StepInputs, micro_batch: int = 0) -> list[Task]:
+def tasks(inp: StepInputs, micro_batch: int = 0) -> TaskList:
     """One micro-batch of ``fsdp`` or ``hsdp`` (every micro-batch gathers and reduces).
 
     The order of the tasks and their dependencies (:func:`_order`) depend only on the units'
@@ -60,14 +60,42 @@ def tasks(inp: StepInputs, micro_batch: int = 0) -> list[Task]:
     work = (fwd, bwd, t_ag, t_rs, t_ar)
     nbytes = (zeros, zeros, ag_bytes, rs_bytes, ar_bytes)
     rk = (0, 0, ranks, ranks, ranks_ar)
-    sp = ("", "", span, span, "across")
-    mb = micro_batch
-    return [
-        Task(kind, stream, work[src][j], after, label, nbytes[src][j], rk[src], sp[src], mb)
-        for kind, stream, after, label, src, j in _order(
-            tuple(u.name for u in units), hybrid, lay.reshards
+    p, where = _plan(tuple(u.name for u in units), hybrid, lay.reshards, span)
+    return TaskList(
+        p,
+        [work[src][j] for src, j in where],
+        [nbytes[src][j] for src, j in where],
+        [rk[src] for src, _ in where],
+        micro_batch,
+    )
+
+
+_PLANS: dict[tuple[object, ...], tuple[Plan, list[tuple[int, int]]]] = {}
+
+
+def _plan(
+    names: tuple[str, ...], hybrid: bool, reshard: bool, span: str
+) -> tuple[Plan, list[tuple[int, int]]]:
+    """:func:`_order` as a :class:`~.engine.Plan` and each task's (source, unit), kept."""
+    key = (names, hybrid, reshard, span)
+    hit = _PLANS.get(key)
+    if hit is None:
+        rows = _order(names, hybrid, reshard)
+        sp = ("", "", span, span, "across")
+        hit = (
+            plan(
+                [r[0] for r in rows],
+                [r[1] for r in rows],
+                [r[2] for r in rows],
+                [r[3] for r in rows],
+                [sp[r[4]] for r in rows],
+            ),
+            [(r[4], r[5]) for r in rows],
         )
-    ]
+        if len(_PLANS) >= 64:
+            _PLANS.clear()
+        _PLANS[key] = hit
+    return hit
 
 
 def _order(names: tuple[str, ...], hybrid: bool, reshard: bool) -> list[Row]:

@@ -115,11 +115,27 @@ def strategy_memory(
             p * lay.param_bytes, lay.bucket_cap(lay.param_bytes)
         )
     else:
-        sizes = [u.params for u in wrap_units(p, arch)]
-        # the most two neighbouring units hold at once (the one computing, the one prefetched)
-        pair = max((a + b for a, b in zip(sizes, sizes[1:], strict=False)), default=sizes[0])
+        pair = _largest_pair(p, arch)
         gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
     return StrategyMemory(base, gathered * frag, buffers * frag, lay.name)
+
+
+_PAIRS: dict[tuple[Any, ...], tuple[Any, float]] = {}
+
+
+def _largest_pair(p: float, arch: Any) -> float:
+    """Parameters of the two neighbouring wrap units that are gathered at once (the one
+    computing, the one prefetched), at most; kept per (count, architecture object)."""
+    key = (p, id(arch))
+    hit = _PAIRS.get(key)
+    if hit is not None and hit[0] is arch:
+        return hit[1]
+    sizes = [u.params for u in wrap_units(p, arch)]
+    pair = max((a + b for a, b in zip(sizes, sizes[1:], strict=False)), default=sizes[0])
+    if len(_PAIRS) >= 256:
+        _PAIRS.clear()
+    _PAIRS[key] = (arch, pair)
+    return pair
 
 
 _BASE: dict[tuple[Any, ...], tuple[Any, Any]] = {}

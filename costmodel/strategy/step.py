@@ -39,6 +39,7 @@ otherwise ``"compute"``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +51,7 @@ from . import zero as _zero
 from .accumulate import accumulate
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
-from .engine import Task, columns
+from .engine import Plan, Task, TaskList, columns, plan
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
 from .memory import StrategyMemory, strategy_memory
@@ -172,7 +173,7 @@ def verdict(compute_s: float, comm_s: float, exposed_s: float, step_s: float) ->
     return "compute"
 
 
-def _micro_tasks(inp: StepInputs, synced: bool, final: bool, mb: int) -> list[Task]:
+def _micro_tasks(inp: StepInputs, synced: bool, final: bool, mb: int) -> Sequence[Task]:
     s = inp.layout.strategy
     if s == "ddp":
         return _ddp.tasks(inp, synced, mb)
@@ -181,7 +182,7 @@ def _micro_tasks(inp: StepInputs, synced: bool, final: bool, mb: int) -> list[Ta
     return _fsdp.tasks(inp, mb)
 
 
-def _wire_bytes(tasks: tuple[Task, ...]) -> dict[str, float]:
+def _wire_bytes(tasks: Sequence[Task]) -> dict[str, float]:
     """Bytes each GPU sends per collective kind: ring factors ``2(n-1)/n``, ``(n-1)/n``."""
     cols = columns(tasks)
     found: list[tuple[int, str, float]] = []
@@ -201,27 +202,50 @@ def _wire_bytes(tasks: tuple[Task, ...]) -> dict[str, float]:
 
 
 def _band_works(
-    tasks: tuple[Task, ...], timer: CollectiveTimer
+    tasks: Sequence[Task], timer: CollectiveTimer
 ) -> tuple[list[float], list[float]] | None:
     """Each task's work with every collective at the fast, and at the slow, end of its error
     band (None when a collective's band is unknown)."""
     cols = columns(tasks)
-    work, span, nbytes = cols.work, cols.span, np.array(cols.message_bytes, dtype=float)
-    fast = np.array(work, dtype=float)
-    slow = fast.copy()
+    work = np.array(cols.work, dtype=float)
+    nbytes = np.array(cols.message_bytes, dtype=float)
+    fast = work.copy()
+    slow = work.copy()
+    for kind, sp, ix_all in _span_groups(tasks):
+        ix = ix_all[work[ix_all] > 0]  # collectives that take time
+        if not ix.size:
+            continue
+        m_fast, m_slow = timer.band(kind, sp, nbytes[ix])
+        if not (np.all(np.isfinite(m_fast)) and np.all(np.isfinite(m_slow))):
+            return None
+        fast[ix] *= m_fast
+        slow[ix] *= m_slow
+    return fast.tolist(), slow.tolist()
+
+
+_GROUPS: dict[int, tuple[Plan, list[tuple[str, str, np.ndarray]]]] = {}
+
+
+def _span_groups(tasks: Sequence[Task]) -> list[tuple[str, str, np.ndarray]]:
+    """The collectives of a task list grouped by (kind, span), each group's task indices in
+    task order (kinds and spans in order of first appearance); kept per :class:`Plan`."""
+    p = tasks.plan if isinstance(tasks, TaskList) else None
+    if p is not None:
+        hit = _GROUPS.get(id(p))
+        if hit is not None and hit[0] is p:
+            return hit[1]
+    cols = columns(tasks)
+    out = []
     for kind, idx in cols.by_kind.items():
         groups: dict[str, list[int]] = {}
         for i in idx:
-            if work[i] > 0:
-                groups.setdefault(span[i], []).append(i)
-        for sp, sel in groups.items():
-            ix = np.array(sel, dtype=np.intp)
-            m_fast, m_slow = timer.band(kind, sp, nbytes[ix])
-            if not (np.all(np.isfinite(m_fast)) and np.all(np.isfinite(m_slow))):
-                return None
-            fast[ix] *= m_fast
-            slow[ix] *= m_slow
-    return fast.tolist(), slow.tolist()
+            groups.setdefault(cols.span[i], []).append(i)
+        out += [(kind, sp, np.array(sel, dtype=np.intp)) for sp, sel in groups.items()]
+    if p is not None:
+        if len(_GROUPS) >= 64:
+            _GROUPS.clear()
+        _GROUPS[id(p)] = (p, out)
+    return out
 
 
 MAX_UNITS = 100_000
@@ -391,7 +415,7 @@ def strategy_step(
     fpt = float(a.training_flops_per_token(sequence_length)) if a is not None else 6.0 * p
     if a is None and shape is not None and mfu is None and compute_time_s is None:
         fpt = float(shape.training_flops_per_token(sequence_length))  # fitted road: the shape
-    ct = step_compute(
+    ct = _step_compute(
         shape,
         c.gpu,
         sequence_length,
@@ -437,13 +461,30 @@ def strategy_step(
     c_ = layout.comm_contention
     opt_s = _optimizer_s(p, layout, r, c.gpu)
     final_tasks = _with_optimizer(_micro_tasks(inp, True, True, acc - 1), opt_s, acc - 1)
-    mid_tasks = tuple(_micro_tasks(inp, per_micro_comm, False, 0)) if acc > 1 else ()
+    mid_tasks: Sequence[Task] = ()
+    if acc > 1:
+        mid = _micro_tasks(inp, per_micro_comm, False, 0)
+        mid_tasks = mid if isinstance(mid, TaskList) else tuple(mid)
     # DDP's host-side time per synced micro-batch (hooks and bucket copies, per tensor):
     # fitted on PyTorch's DDP benchmark (costmodel.compute.ddp_step_overhead_s)
     overhead = _ddp_overhead_s(s, inp.tensor_params)
     mid_overhead = overhead if per_micro_comm else 0.0
+    band_f: tuple[list[float], list[float]] | None = None
+    band_m: tuple[list[float], list[float]] | None = None
+    if band:  # each collective at the fast and at the slow end of its band, same schedules
+        band_f = _band_works(final_tasks, timer)
+        band_m = _band_works(mid_tasks, timer) if mid_tasks else None
+        if band_m is None and mid_tasks:
+            band_f = None
     steps = accumulate(
-        final_tasks, mid_tasks, acc, c_, overhead_s=overhead, mid_overhead_s=mid_overhead
+        final_tasks,
+        mid_tasks,
+        acc,
+        c_,
+        overhead_s=overhead,
+        mid_overhead_s=mid_overhead,
+        final_band_work_s=band_f,
+        mid_band_work_s=band_m,
     )
     # forward, backward and recomputation; the optimizer step is its own figure (optimizer_s)
     compute_s = steps.compute_s - opt_s
@@ -460,25 +501,8 @@ def strategy_step(
     exposed = max(0.0, step_s - compute_s - opt_s - sync_s)
     lo: float = math.nan
     hi: float = math.nan
-    if band:
-        ends: list[float] = []
-        wf = _band_works(final_tasks, timer)
-        wm = _band_works(mid_tasks, timer) if mid_tasks else ([], [])
-        if wf is not None and wm is not None:
-            for end in (0, 1):  # the fast, then the slow end
-                banded = accumulate(
-                    final_tasks,
-                    mid_tasks,
-                    acc,
-                    c_,
-                    overhead_s=overhead,
-                    mid_overhead_s=mid_overhead,
-                    final_work_s=wf[end],
-                    mid_work_s=wm[end] or None,
-                )
-                ends.append(banded.step_s + sync_s)
-        if ends:
-            lo, hi = ends
+    if steps.band_step_s is not None:
+        lo, hi = (x + sync_s for x in steps.band_step_s)
     bars: list[Interval] = []
     if timeline:
         for t0, sched, i in steps.placements(MAX_TIMELINE_BARS):
@@ -591,23 +615,55 @@ def _optimizer_s(p: float, layout: Layout, recipe: Any, gpu: Any) -> float:
     return float(optimizer_step_s(p / shards, b, bw))
 
 
-def _with_optimizer(tasks: list[Task], opt_s: float, mb: int) -> tuple[Task, ...]:
+def _with_optimizer(tasks: Sequence[Task], opt_s: float, mb: int) -> Sequence[Task]:
     """The final micro-batch's tasks with the optimizer step timed: a strategy's own
     ``optimizer`` task (zero1/zero2: the parameter all-gathers wait for it) gets the time;
     otherwise one is appended after the last gradient collective."""
     from .engine import COMPUTE
 
-    for i, t in enumerate(tasks):
+    if isinstance(tasks, TaskList) and tasks.micro_batch == mb:
+        p = tasks.plan
+        if "optimizer" in p.kind:
+            return tasks.with_work(p.kind.index("optimizer"), opt_s)
+        hit = _OPT_PLANS.get(id(p))
+        if hit is None or hit[0] is not p:
+            comm = [
+                i
+                for i, st in enumerate(p.stream_name)
+                if st != COMPUTE and p.kind[i] != "all_gather"
+            ]
+            p2 = plan(
+                (*p.kind, "optimizer"),
+                (*p.stream_name, COMPUTE),
+                [*p.after, (comm[-1],) if comm else ()],
+                (*p.label, "optimizer step"),
+                [*p.span, ""],
+            )
+            if len(_OPT_PLANS) >= 64:
+                _OPT_PLANS.clear()
+            hit = _OPT_PLANS[id(p)] = (p, p2)
+        return TaskList(
+            hit[1],
+            [*tasks.work, opt_s],
+            [*tasks.message_bytes, 0.0],
+            [*tasks.span_ranks, 0],
+            mb,
+        )
+    out = list(tasks)
+    for i, t in enumerate(out):
         if t.kind == "optimizer":
-            tasks[i] = t._replace(work_s=opt_s)
-            return tuple(tasks)
-    comm = [i for i, t in enumerate(tasks) if t.is_comm and t.kind != "all_gather"]
+            out[i] = t._replace(work_s=opt_s)
+            return tuple(out)
+    comm = [i for i, t in enumerate(out) if t.is_comm and t.kind != "all_gather"]
     dep = (comm[-1],) if comm else ()
-    tasks.append(Task("optimizer", COMPUTE, opt_s, dep, "optimizer step", micro_batch=mb))
-    return tuple(tasks)
+    out.append(Task("optimizer", COMPUTE, opt_s, dep, "optimizer step", micro_batch=mb))
+    return tuple(out)
 
 
-def _comm_count(tasks: tuple[Task, ...]) -> int:
+_OPT_PLANS: dict[int, tuple[Plan, Plan]] = {}
+
+
+def _comm_count(tasks: Sequence[Task]) -> int:
     """How many collectives a task list holds."""
     return sum(len(ix) for ix in columns(tasks).by_kind.values())
 
@@ -653,6 +709,29 @@ def _notes(a: Any) -> tuple[str, ...]:
 
     n = moe_data_parallel_note(a) if a is not None else None
     return (n,) if n else ()
+
+
+_COMPUTE: dict[tuple[Any, ...], tuple[Any, ComputeTime]] = {}
+
+
+def _step_compute(
+    shape: Any, gpu: Any, sequence_length: int, micro_batch: int, **kw: Any
+) -> ComputeTime:
+    """:func:`.compute.step_compute`, kept per setting (the shape's identity, the GPU, the
+    scalar arguments): every strategy and node count of an advisor table asks for the same
+    one. The answer is a frozen dataclass, shared as it is."""
+    try:
+        key = (id(shape), gpu, sequence_length, micro_batch, *sorted(kw.items()))
+        hit = _COMPUTE.get(key)
+    except TypeError:  # an argument that is not hashable: computed afresh
+        return step_compute(shape, gpu, sequence_length, micro_batch, **kw)
+    if hit is not None and hit[0] is shape:
+        return hit[1]
+    ct = step_compute(shape, gpu, sequence_length, micro_batch, **kw)
+    if len(_COMPUTE) >= 256:
+        _COMPUTE.clear()
+    _COMPUTE[key] = (shape, ct)
+    return ct
 
 
 _CALIBRATED: dict[tuple[Any, ...], float] = {}

@@ -14,70 +14,71 @@ before each unit's forward instead) is ``fsdp`` with ``reshard_after_forward=Fal
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ._buckets import backward_segments, buckets, labels
-from .engine import COMPUTE, Task
+from .engine import COMPUTE, Plan, Task, TaskList, plan
 from .events import StepInputs
 
 GRADS, PARAMS = "grads", "params"
 
 
-def tasks(inp: StepInputs, synced: bool, final: bool, micro_batch: int = 0) -> list[Task]:
+def tasks(inp: StepInputs, synced: bool, final: bool, micro_batch: int = 0) -> Sequence[Task]:
     """One micro-batch: forward, backward, the gradient reduce-scatters (if ``synced``) and,
-    on the ``final`` micro-batch, the optimizer step and the parameter all-gathers."""
-    out = [Task("forward", COMPUTE, inp.forward_s, label="forward", micro_batch=micro_batch)]
+    on the ``final`` micro-batch, the optimizer step and the parameter all-gathers. The list's
+    structure is kept per (bucket counts, final, overlap); each step gives it its numbers."""
     if not synced:
-        out.append(
+        return [
+            Task("forward", COMPUTE, inp.forward_s, label="forward", micro_batch=micro_batch),
             Task(
                 "backward", COMPUTE, inp.backward_total_s, label="backward", micro_batch=micro_batch
-            )
-        )
-        return out
+            ),
+        ]
     ranks = inp.timer.ranks("job")
     g_bytes, g_params = buckets(inp, inp.grad_bytes)
     seg = backward_segments(inp, g_params)
-    first = len(out)
-    mb = micro_batch
-    back = labels("backward to bucket {}", len(seg))
-    out += [
-        Task("backward", COMPUTE, w, (), lab, 0.0, 0, "", mb)
-        for w, lab in zip(seg.tolist(), back, strict=True)
-    ]
-    last_bwd = len(out) - 1
     times = inp.timer.time("reduce_scatter", "job", g_bytes)
-    names = labels("grad bucket {}", len(g_bytes))
-    overlap = inp.overlap
-    out += [
-        Task(
-            "reduce_scatter",
-            GRADS,
-            t,
-            (first + k if overlap else last_bwd,),
-            lab,
-            b,
-            ranks,
-            "job",
-            mb,
-        )
-        for k, (b, t, lab) in enumerate(zip(g_bytes.tolist(), times.tolist(), names, strict=True))
-    ]
-    if not final:
-        return out
-    out.append(
-        Task(
-            "optimizer",
-            COMPUTE,
-            0.0,
-            (len(out) - 1,),
-            "optimizer step (shard)",
-            micro_batch=micro_batch,
-        )
-    )
-    opt = len(out) - 1
-    p_bytes, _ = buckets(inp, inp.param_bytes)
-    times = inp.timer.time("all_gather", "job", p_bytes)
-    names = labels("param bucket {}", len(p_bytes))
-    out += [
-        Task("all_gather", PARAMS, t, (opt,), lab, b, ranks, "job", mb)
-        for b, t, lab in zip(p_bytes.tolist(), times.tolist(), names, strict=True)
-    ]
-    return out
+    work = [inp.forward_s, *seg.tolist(), *times.tolist()]
+    nbytes = [0.0] * (1 + len(seg)) + g_bytes.tolist()
+    nr = len(g_bytes)
+    n_p = 0
+    if final:
+        p_bytes, _ = buckets(inp, inp.param_bytes)
+        work += [0.0, *inp.timer.time("all_gather", "job", p_bytes).tolist()]
+        nbytes += [0.0, *p_bytes.tolist()]
+        n_p = len(p_bytes)
+    key = (len(seg), nr, n_p, bool(final), bool(inp.overlap))
+    p = _PLANS.get(key)
+    if p is None:
+        p = _plan(len(seg), nr, n_p, final, inp.overlap)
+        if len(_PLANS) >= 64:
+            _PLANS.clear()
+        _PLANS[key] = p
+    spans = [0] * (1 + len(seg)) + [ranks] * nr
+    if final:
+        spans += [0, *[ranks] * n_p]
+    return TaskList(p, work, nbytes, spans, micro_batch)
+
+
+_PLANS: dict[tuple[object, ...], Plan] = {}
+
+
+def _plan(n_seg: int, n_rs: int, n_ag: int, final: bool, overlap: bool) -> Plan:
+    """Forward, the backward segments, a reduce-scatter per gradient bucket (after its
+    segment, or after the whole backward without overlap) and, when ``final``, the optimizer
+    step and an all-gather per parameter bucket after it."""
+    first, last_bwd = 1, n_seg
+    kind = ["forward", *["backward"] * n_seg, *["reduce_scatter"] * n_rs]
+    stream = [COMPUTE] * (1 + n_seg) + [GRADS] * n_rs
+    after: list[tuple[int, ...]] = [()] * (1 + n_seg)
+    after += [(first + k if overlap else last_bwd,) for k in range(n_rs)]
+    label = ["forward", *labels("backward to bucket {}", n_seg), *labels("grad bucket {}", n_rs)]
+    span = [""] * (1 + n_seg) + ["job"] * n_rs
+    if final:
+        opt = len(kind)
+        kind += ["optimizer", *["all_gather"] * n_ag]
+        stream += [COMPUTE, *[PARAMS] * n_ag]
+        after += [(opt - 1,), *[(opt,)] * n_ag]
+        label += ["optimizer step (shard)", *labels("param bucket {}", n_ag)]
+        span += ["", *["job"] * n_ag]
+    return plan(kind, stream, after, label, span)

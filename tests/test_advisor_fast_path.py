@@ -1,0 +1,145 @@
+"""The advisor's fast path gives the numbers of the straightforward one, bit for bit.
+
+The step reads each task list as columns (a kept structure and one step's numbers), schedules
+the band's fast and slow ends in the nominal schedule's pass, and the advisor's predictions
+reuse clusters, plans and one-node floors kept between node counts and tables. Here each of
+those is compared exactly with the plain road: a tuple of ``Task`` scheduled once per work
+column, and one ``strategy_step`` per configuration with its own predictions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from costmodel.strategy import comm
+from costmodel.strategy.advisor import advise
+from costmodel.strategy.comm import PredictionCache
+from costmodel.strategy.engine import TaskList, columns, run
+from costmodel.strategy.step import _band_works, strategy_step
+
+STRATEGIES = [
+    {"strategy": "ddp"},
+    {"strategy": "zero1"},
+    {"strategy": "zero2"},
+    {"strategy": "fsdp"},
+    {"strategy": "fsdp", "reshard_after_forward": False},
+    {"strategy": "hsdp"},
+]
+
+
+def _exact(a: object, b: object, where: str) -> None:
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b), where
+        for k in a:
+            _exact(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _exact(x, y, f"{where}[{i}]")
+    elif isinstance(a, float):
+        assert type(b) is float and (a == b or (math.isnan(a) and math.isnan(b))), (where, a, b)
+    else:
+        assert a == b, (where, a, b)
+
+
+def _task_lists(strategy: dict[str, object]) -> list[tuple[TaskList, object]]:
+    """The final and a non-final micro-batch's task lists of a step, as the step builds them."""
+    from costmodel.strategy import step as S
+
+    lists: list[tuple[TaskList, object]] = []
+    real = S._band_works
+
+    def keep(tasks, timer):  # the lists the step schedules, with their timer
+        if isinstance(tasks, TaskList):
+            lists.append((tasks, timer))
+        return real(tasks, timer)
+
+    S._band_works = keep
+    try:
+        strategy_step(
+            arch="llama-3.1-8b", nodes=2, accumulation=2, no_sync=False, timeline=False, **strategy
+        )
+    finally:
+        S._band_works = real
+    return lists
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: str(sorted(s.values(), key=str)))
+@pytest.mark.parametrize("contention", [0.0, 0.5])
+def test_columns_and_band_pass_are_the_tuple_road(strategy, contention):
+    lists = _task_lists(strategy)
+    assert len(lists) == 2  # the final and the non-final micro-batch
+    for tl, timer in lists:
+        plain = tuple(tl)  # Task objects: the columns are derived from them
+        assert columns(plain) == columns(tl)
+        fast, slow = _band_works(tl, timer)  # type: ignore[misc]
+        assert (fast, slow) == _band_works(plain, timer)  # type: ignore[arg-type]
+        both = run(tl, contention, check=False, band_work_s=(fast, slow))
+        alone = run(plain, contention)
+        assert both.starts_s.tolist() == alone.starts_s.tolist()
+        assert both.ends_s.tolist() == alone.ends_s.tolist()
+        assert (both.step_s, both.compute_s, both.comm_s_by_kind) == (
+            alone.step_s,
+            alone.compute_s,
+            alone.comm_s_by_kind,
+        )
+        ends = (run(plain, contention, fast).step_s, run(plain, contention, slow).step_s)
+        assert both.band_step_s == ends
+
+
+def test_advisor_table_is_the_per_configuration_steps_exactly():
+    """Two tables through one advisor road (predictions shared by node counts, kept work
+    found again by the second table) and each configuration alone: every field equal."""
+    tables = []
+    for _ in range(2):
+        cache = PredictionCache()
+        rows = {}
+        for nodes in (1, 2, 3):
+            s = [x for x in STRATEGIES if x["strategy"] != "hsdp" or nodes > 1]
+            a = advise(arch="llama-3.1-8b", nodes=nodes, strategies=s, predictions=cache)
+            rows[nodes] = {st.layout.name: st.as_dict() for st in a.steps}
+        tables.append(rows)
+    _exact(tables[0], tables[1], "second table")
+    for nodes, by_name in tables[0].items():
+        for kw in STRATEGIES:
+            if kw["strategy"] == "hsdp" and nodes == 1:
+                continue
+            alone = strategy_step(arch="llama-3.1-8b", nodes=nodes, timeline=False, **kw)
+            _exact(by_name[alone.layout.name], alone.as_dict(), f"{nodes} nodes {kw}")
+
+
+def test_interned_clusters_are_equal_ones_only():
+    a, b = PredictionCache(), PredictionCache()
+    assert a.cluster("dgx-h100", 4) is b.cluster("dgx-h100", 4)  # kept work found again
+    c = a.cluster("dgx-h100", 4)
+    other = c.model_copy(update={"name": "edited"})
+    assert comm._interned(other) is not c and comm._interned(other) == other
+    assert a.cluster(other, 2).name == "edited" and a.cluster(other, 2).nodes == 2
+
+
+def test_a_table_evaluates_each_one_node_floor_once(monkeypatch):
+    """The multi-node rows' floor (the same op on one node) is kept per table: over 1-4 nodes
+    the job clusters of 2, 3 and 4 nodes share one floor per op (the same sizes)."""
+    import costmodel.realistic as R
+
+    def table() -> PredictionCache:
+        cache = PredictionCache()
+        for nodes in (1, 2, 3, 4):
+            s = [x for x in STRATEGIES if x["strategy"] != "hsdp" or nodes > 1]
+            advise(arch="llama-3.1-8b", nodes=nodes, strategies=s, predictions=cache)
+        return cache
+
+    table()  # the work kept across tables (compute calibration, plans)
+    calls: list[str] = []
+    real = R.realistic_rows
+
+    def counting(op, *a, **k):
+        calls.append(op)
+        return real(op, *a, **k)
+
+    monkeypatch.setattr(R, "realistic_rows", counting)
+    cache = table()
+    assert len(cache._floors) == 3  # all-reduce, reduce-scatter, all-gather
+    assert len(calls) == cache.calls + 3 == 15 + 3
