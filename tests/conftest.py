@@ -31,3 +31,14 @@ def _scan_streamlit_components_once() -> Iterator[None]:
             functools.cache(manifest_scanner.scan_component_manifests),
         )
         yield
+
+
+@pytest.fixture(scope="session")
+def app_url() -> Iterator[str]:
+    """`streamlit run app.py` on a free port, healthy before the first browser test, stopped at
+    the end of the session: one server for every real-browser module (each page is a new
+    browser context, so a new Streamlit session); its log is test-artifacts/streamlit-server.log.
+    No COSTMODEL_REFERENCE_LOGS: the bundled runs are found without it."""
+    from tests._browser import ROOT, serve_for_tests
+
+    yield from serve_for_tests(ROOT / "test-artifacts" / "streamlit-server.log")
