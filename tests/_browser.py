@@ -90,8 +90,8 @@ def served_app(
 
 
 def serve_for_tests(log_path: Path) -> Iterator[str]:
-    """Body of a module-scoped ``app_url`` fixture: the served app's URL, its log at
-    ``log_path``; a server that never gets healthy fails the test (no skip)."""
+    """Body of the session-scoped ``app_url`` fixture (tests/conftest.py): the served app's
+    URL, its log at ``log_path``; a server that never gets healthy fails the test (no skip)."""
     import pytest
 
     log_path.parent.mkdir(exist_ok=True)

@@ -2,7 +2,8 @@
 
 What only a browser shows: the pages paint, a slider moves and the metric and the chart follow,
 a URL with query parameters restores a view, an uploaded log is compared. Screenshots of every
-page go to test-artifacts/ (gitignored). One server for the whole module; chromium is launched
+page go to test-artifacts/ (gitignored). One server for the whole session (tests/conftest.py's
+``app_url``, shared by every browser module); chromium is launched
 from /usr/bin/chromium (never `playwright install`; .ci/run and `make chromium` install it).
 """
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 from costmodel.reference import reference_path  # noqa: E402
-from tests._browser import launch_chromium, serve_for_tests  # noqa: E402
+from tests._browser import launch_chromium  # noqa: E402
 
 # A published log bundled in the package (costmodel/data/reference/nccl-tests)
 REFERENCE_LOG = reference_path("13a_waynehacking8_1x4xH100-slice_auto_allreduce")
@@ -40,13 +41,6 @@ import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; no 
 expect = playwright_api.expect
 PlaywrightTimeoutError = playwright_api.TimeoutError
 expect.set_options(timeout=TIMEOUT_MS)  # expect() has its own 5 s default otherwise
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    """`streamlit run app.py` on a free port, healthy before the first test, killed after."""
-    # no COSTMODEL_REFERENCE_LOGS: the bundled runs are found without it
-    yield from serve_for_tests(ARTIFACTS / "streamlit-server.log")
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
 from costmodel.reference import reference_path  # noqa: E402
-from tests._browser import launch_chromium, serve_for_tests  # noqa: E402
+from tests._browser import launch_chromium  # noqa: E402
 
 expect = playwright_api.expect
 TIMEOUT_MS = (
@@ -77,11 +77,6 @@ _TRUNCATED_JS = """
   return out;
 }
 """
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    yield from serve_for_tests(ARTIFACTS / "streamlit-server-readable.log")
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,8 @@ page's formatter, and that same text found in the CLI's human output where it pr
 5. Which all-reduce algorithm wins at 14 GB, and at 64 KiB? (Collectives page, size typed)
 6. How far is the model from a bundled nccl-tests log? (Validate page, file uploaded)
 
-All six at a desktop width (1440 px); the batch question also at a phone width (390 px). One server and one browser for the module, one page per question, no sleeps: every
+All six at a desktop width (1440 px); the batch question also at a phone width (390 px). One server for
+the session (tests/conftest.py), one browser for the module, one page per question, no sleeps: every
 wait is a Playwright expectation. Most inputs arrive in the page's URL, the way a shared link
 sets them (every input is mirrored there); a size, the ZeRO-3 stage and the log are set by
 typing, clicking and uploading, as a user does.
@@ -34,7 +35,7 @@ from typer.testing import CliRunner  # noqa: E402
 from costmodel import cli  # noqa: E402
 from costmodel.reference import reference_path  # noqa: E402
 from costmodel.units import format_bytes, format_count, format_duration  # noqa: E402
-from tests._browser import launch_chromium, serve_for_tests  # noqa: E402
+from tests._browser import launch_chromium  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -43,11 +44,6 @@ DESKTOP, PHONE = (1440, 900), (390, 844)
 
 expect = playwright_api.expect
 expect.set_options(timeout=TIMEOUT_MS)
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    yield from serve_for_tests(ARTIFACTS / "streamlit-server-six-questions.log")
 
 
 @pytest.fixture(scope="module")
