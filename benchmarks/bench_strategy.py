@@ -58,10 +58,19 @@ def _strategies(nodes: int) -> list[dict[str, Any]]:
     return [s for s in STRATEGIES if s["strategy"] != "hsdp" or nodes > 1]
 
 
+def _cache() -> PredictionCache:
+    """A cache that knows the table's node counts (one prediction per op and span); code
+    before that option (``--before``) gets its plain cache."""
+    try:
+        return PredictionCache(nodes=NODES)  # type: ignore[call-arg,unused-ignore]
+    except TypeError:
+        return PredictionCache()
+
+
 def advisor_table(arch: str, band: bool) -> tuple[int, int]:
     """The table through the advisor: (steps, predict_collective calls)."""
     n = 0
-    cache = PredictionCache()  # fresh predictions for each table, shared by its node counts
+    cache = _cache()  # fresh predictions for each table, shared by its node counts
     for nodes in NODES:
         a = advise(
             arch=arch,
