@@ -6,9 +6,9 @@ its collectives through ``predict_collective`` and its memory from the same layo
 benchmark asks it for 16 node counts (1..16 DGX H100 nodes, 8..128 GPUs), one model, and times
 the whole table, CPU (process) seconds, median of ``--repeat`` (the machine is shared):
 
-- ``advisor``: one :class:`~costmodel.strategy.comm.PredictionCache` for the table, so every
-  prediction is made afresh once per table (each op on each cluster one ``predict_collective``
-  call, the spans node counts share predicted once);
+- ``advisor``: one :class:`~costmodel.strategy.comm.PredictionCache` for the table that knows
+  its node counts, so every prediction is made afresh once per table (each op over each span
+  one call for every node count, ``predict_collective_nodes``);
 - ``per configuration``: the same table as one ``strategy_step`` per strategy and node count,
   each with its own timer (the road without the advisor's sharing), the same numbers;
 - each with and without the step's error band (two more schedules per strategy).
@@ -16,7 +16,8 @@ the whole table, CPU (process) seconds, median of ``--repeat`` (the machine is s
 The two roads are timed side by side in one run (alternating), their ratio and the ratio to
 the goal printed; the goal and the measured figure go in the README. The count of
 ``predict_collective`` calls per table is deterministic and bounded in
-tests/test_advisor_table.py.
+tests/test_advisor_table.py (a plain cache) and tests/test_advisor_fast_path.py (one that knows
+its node counts).
 
 ``--before DIR`` times the advisor of another checkout of the code (``DIR`` holds its
 ``costmodel`` package, e.g. ``git archive`` of an earlier commit) side by side: a second,
@@ -58,10 +59,19 @@ def _strategies(nodes: int) -> list[dict[str, Any]]:
     return [s for s in STRATEGIES if s["strategy"] != "hsdp" or nodes > 1]
 
 
+def _cache() -> PredictionCache:
+    """A cache that knows the table's node counts (one prediction per op and span); code
+    before that option (``--before``) gets its plain cache."""
+    try:
+        return PredictionCache(nodes=NODES)  # type: ignore[call-arg,unused-ignore]
+    except TypeError:
+        return PredictionCache()
+
+
 def advisor_table(arch: str, band: bool) -> tuple[int, int]:
     """The table through the advisor: (steps, predict_collective calls)."""
     n = 0
-    cache = PredictionCache()  # fresh predictions for each table, shared by its node counts
+    cache = _cache()  # fresh predictions for each table, shared by its node counts
     for nodes in NODES:
         a = advise(
             arch=arch,

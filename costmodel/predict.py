@@ -711,6 +711,66 @@ def predict_collective(
     )
 
 
+@finite_result("prediction")
+def predict_collective_nodes(
+    op: str, message_bytes: ArrayLike, clusters: list[Cluster], model: str = "nccl"
+) -> list[Prediction]:
+    """:func:`predict_collective` of the same sizes on one cluster at several node counts:
+    ``[predict_collective(op, message_bytes, c, nodes=c.nodes, model=model) for c in
+    clusters]``, the same numbers.
+
+    Where the plain ``nccl`` model answers every cluster (no calibration, at least 2 ranks,
+    clusters that differ only in their node count, sizes in range), the times of every node
+    count are one :func:`costmodel.realistic.realistic_rows` call (its rows may mix node
+    counts and give each row the number of a call of its own); otherwise one call each.
+
+    >>> from costmodel.presets import cluster
+    >>> cs = [cluster("dgx-h100", nodes=n) for n in (2, 4)]
+    >>> both = predict_collective_nodes("all_reduce", [2**20, 2**30], cs)
+    >>> alone = [predict_collective("all_reduce", [2**20, 2**30], c, nodes=c.nodes) for c in cs]
+    >>> all((a.time_s == b.time_s).all() for a, b in zip(both, alone))
+    True
+    """
+    m = np.asarray(message_bytes, dtype=float)
+    c0 = clusters[0] if clusters else None
+    if (
+        c0 is None
+        or _models.check_model(model) != "nccl"
+        or m.ndim != 1
+        or np.any(~np.isfinite(m))
+        or np.any(m < 0)
+        or np.any(m > 2.0**44)
+        or any(
+            c.calibration is not None
+            or c.ranks < 2
+            or (c is not c0 and c.model_copy(update={"nodes": c0.nodes}) != c0)
+            for c in clusters
+        )
+    ):
+        return [predict_collective(op, m, c, nodes=c.nodes, model=model) for c in clusters]
+    from .realistic import realistic_rows
+
+    nccl.check_op(op)
+    k = np.repeat(np.array([c.nodes for c in clusters], dtype=np.int64), m.size)
+    g = np.repeat(np.array([c.gpus_per_node for c in clusters], dtype=np.int64), m.size)
+    t_all, a, pr, (a_names, p_names) = realistic_rows(op, np.tile(m, len(clusters)), k, g, c0)
+    algos_all, protos_all = np.asarray(a_names)[a], np.asarray(p_names)[pr]
+    out = []
+    for i, c in enumerate(clusters):
+        rows = slice(i * m.size, (i + 1) * m.size)
+        t, n = t_all[rows], c.ranks
+        with np.errstate(divide="ignore", invalid="ignore"):
+            algbw = np.where(t > 0, m / np.where(t > 0, t, 1.0), 0.0)
+        busbw = algbw * T.BUSBW_FACTOR[op](n)
+        band = _band(model, c, n, m, False, "nccl-tests")
+        out.append(
+            Prediction(
+                op, n, c.nodes, model, m, t, algbw, busbw, algos_all[rows], protos_all[rows], band
+            )
+        )
+    return out
+
+
 def _band(
     model: str, c: Cluster, ranks: int, m: ArrayLike, used_fits: bool, harness: str = "nccl-tests"
 ) -> ErrorBand:

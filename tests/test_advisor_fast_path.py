@@ -143,3 +143,101 @@ def test_a_table_evaluates_each_one_node_floor_once(monkeypatch):
     cache = table()
     assert len(cache._floors) == 3  # all-reduce, reduce-scatter, all-gather
     assert len(calls) == cache.calls + 3 == 15 + 3
+
+
+def _table(nodes, cache, band=True, **kw):
+    """Every row of an advisor table (as_dict of each step), node count by node count."""
+    out = {}
+    for n in nodes:
+        s = [x for x in STRATEGIES if x["strategy"] != "hsdp" or n > 1]
+        a = advise(nodes=n, strategies=s, predictions=cache, band=band, **kw)
+        out[n] = [st.as_dict() for st in a.steps]
+    return out
+
+
+BENCH_NODES = tuple(range(1, 17))
+
+
+@pytest.mark.parametrize("band", [True, False])
+def test_a_table_that_knows_its_node_counts_gives_the_same_rows(band):
+    """The benchmark's table (1-16 nodes): the predictions of every node count in one call
+    per op and span give every field of every row of one call per node count."""
+    known = PredictionCache(nodes=BENCH_NODES)
+    fast = _table(BENCH_NODES, known, band, arch="llama-3.1-8b")
+    assert known.calls == 4  # all-reduce, reduce-scatter, all-gather over the job; across
+    plain = PredictionCache()
+    _exact(fast, _table(BENCH_NODES, plain, band, arch="llama-3.1-8b"), "bench table")
+    assert plain.calls == 63
+
+
+def test_other_tables_that_know_their_node_counts_give_the_same_rows():
+    """Every default candidate (HSDP at each group size), node counts in any order, another
+    model size and cluster: the same rows as without the node counts, and alone."""
+    for nodes, kw in (
+        ((8, 1, 2, 4, 6), {"params": 13e9}),
+        ((1, 3, 2), {"arch": "llama-3.1-8b", "cluster": "dgx-a100", "micro_batch": 2}),
+    ):
+        rows = []
+        for cache in (PredictionCache(nodes=nodes), PredictionCache()):
+            by_nodes = {}
+            for n in nodes:
+                a = advise(nodes=n, predictions=cache, **kw)
+                by_nodes[n] = [st.as_dict() for st in a.steps]
+            rows.append(by_nodes)
+        _exact(rows[0], rows[1], f"{nodes} {kw}")
+        n = nodes[-1]
+        for st in advise(nodes=n, predictions=PredictionCache(nodes=nodes), **kw).steps:
+            lay = st.layout
+            opts = {
+                k: getattr(lay, k)
+                for k in ("strategy", "group_size", "reshard_after_forward")
+                if getattr(lay, k) is not None
+            }
+            alone = strategy_step(nodes=n, timeline=False, **opts, **kw)
+            _exact(st.as_dict(), alone.as_dict(), f"{n} nodes {lay.name} alone")
+
+
+def test_predictions_of_several_node_counts_are_those_of_one_call_each():
+    import numpy as np
+
+    from costmodel.predict import predict_collective, predict_collective_nodes
+    from costmodel.presets import cluster
+
+    sizes = np.array([0.0, 1.0, 4096.0, 3.0 * 2**20, 2.0**33])
+    for name, gpn, model in (
+        ("dgx-h100", None, "nccl"),
+        ("dgx-h100", 1, "nccl"),
+        ("dgx-a100", 4, "nccl"),
+        ("dgx-h100", None, "lesson"),  # not the nccl model: one call each
+    ):
+        cs = [cluster(name, nodes=n, gpus_per_node=gpn) for n in (1, 2, 3, 7, 16)]
+        cs = [c for c in cs if c.ranks >= 2]
+        for op in ("all_reduce", "reduce_scatter", "all_gather", "broadcast"):
+            both = predict_collective_nodes(op, sizes, cs, model=model)
+            for c, p in zip(cs, both, strict=True):
+                alone = predict_collective(op, sizes, c, nodes=c.nodes, model=model)
+                for f in ("ranks", "nodes", "model", "algorithm", "protocol"):
+                    assert np.array_equal(getattr(p, f), getattr(alone, f)), (name, op, f)
+                for f in ("message_bytes", "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s"):
+                    assert getattr(p, f).tolist() == getattr(alone, f).tolist(), (name, op, f)
+                assert repr(p.error_band) == repr(alone.error_band), (name, op)
+
+
+def test_a_table_that_knows_its_node_counts_evaluates_the_model_seven_times(monkeypatch):
+    """Over 1-4 nodes: one call per op over the job clusters (their one-node floors once
+    each) and one for HSDP's all-reduce across nodes: 4 + 3 evaluations (15 + 3 without)."""
+    import costmodel.realistic as R
+
+    _table((1, 2, 3, 4), PredictionCache(nodes=(1, 2, 3, 4)), arch="llama-3.1-8b")
+    calls: list[str] = []
+    real = R.realistic_rows
+
+    def counting(op, *a, **k):
+        calls.append(op)
+        return real(op, *a, **k)
+
+    monkeypatch.setattr(R, "realistic_rows", counting)
+    cache = PredictionCache(nodes=(1, 2, 3, 4))
+    _table((1, 2, 3, 4), cache, arch="llama-3.1-8b")
+    assert len(cache._floors) == 3
+    assert len(calls) == cache.calls + 3 == 4 + 3

@@ -24,7 +24,7 @@ concurrent replicate all-reduces of one node share its network.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -71,10 +71,17 @@ class PredictionCache:
     job and the 8-GPU group of a larger HSDP job) share their entries. The numbers are those
     of a call per size: ``predict_collective`` predicts each size on its own. ``calls``
     counts the predictions made (the advisor's benchmark bounds it).
+
+    ``nodes`` (optional): the node counts of the table. A prediction of the ``nccl`` model for
+    a preset's cluster then predicts the same sizes of that op on the same span at every
+    other node count too, in one call (:func:`costmodel.predict.predict_collective_nodes`):
+    the steps of a table ask each node count for the same sizes (bucket and unit sizes do not
+    depend on the ranks), so a table's predictions are one call per (op, span).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, nodes: Iterable[int] | None = None) -> None:
         self.calls = 0
+        self.nodes = tuple(dict.fromkeys(int(n) for n in nodes)) if nodes is not None else ()
         self._t: dict[tuple[Any, ...], dict[float, tuple[float, float, float]]] = {}
         self._hints: dict[tuple[Any, ...], dict[float, None]] = {}
         self._tables: dict[tuple[Any, ...], tuple[np.ndarray, ...]] = {}
@@ -226,21 +233,25 @@ class CollectiveTimer:
                 t = np.zeros(arr.shape)
                 lo = hi = np.ones(arr.shape)
             else:
-                from ..predict import predict_collective
+                from ..predict import predict_collective, predict_collective_nodes
                 from ..realistic import one_node_floors
 
                 self.cache.calls += 1
+                others = self._other_nodes(op, span, new)
                 with one_node_floors(self.cache._floors):  # shared by the table's node counts
-                    p = predict_collective(op, arr, c, nodes=c.nodes, model=self.model)
-                t = np.asarray(p.time_s, dtype=float).reshape(-1)
-                b = p.error_band
-                if b is None:
-                    lo = hi = np.full(t.shape, np.nan)
-                else:
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        # band lo/hi multiply the predicted busbw: time multipliers are 1/hi, 1/lo
-                        lo = np.broadcast_to(1.0 / np.asarray(b.hi, dtype=float), t.shape)
-                        hi = np.broadcast_to(1.0 / np.asarray(b.lo, dtype=float), t.shape)
+                    if others:
+                        ps = predict_collective_nodes(
+                            op, arr, [c] + [x[1] for x in others], model=self.model
+                        )
+                        p = ps[0]
+                        for (k2, _), p2 in zip(others, ps[1:], strict=True):
+                            self.cache._tables.pop(k2, None)
+                            kept = self.cache._t.setdefault(k2, {})
+                            for x, row in zip(new, zip(*_entries(p2), strict=True), strict=True):
+                                kept.setdefault(x, row)
+                    else:
+                        p = predict_collective(op, arr, c, nodes=c.nodes, model=self.model)
+                t, lo, hi = (np.asarray(x) for x in _entries(p))
             if t.shape != arr.shape or not np.all(np.isfinite(t)) or np.any(t < 0):
                 raise ValueError(
                     f"time_fn: must return one finite time >= 0 per size for {op}; got {t!r}"
@@ -253,6 +264,33 @@ class CollectiveTimer:
                 )
             )
         return known
+
+    def _other_nodes(self, op: str, span: str, sizes: list[float]) -> list[tuple[Any, Any]]:
+        """(key, span cluster) of ``op`` over ``span`` at the cache's other node counts that
+        lack some of ``sizes`` (``PredictionCache.nodes``; the ``nccl`` model on a preset's
+        cluster only): predicted in the same call."""
+        if not self.cache.nodes or self.model != "nccl" or not _is_interned_family(self.cluster):
+            return []
+        own = self._span(span)[1]
+        seen = {own}
+        out = []
+        for n in self.cache.nodes:
+            if n == int(self.cluster.nodes):
+                continue
+            try:
+                c, js = self.cache.span_cluster(
+                    self.cache.cluster(self.cluster, n), span, self.group_size
+                )
+            except ValueError:  # no such span at that node count
+                continue
+            if js in seen or c.ranks < 2 or c.calibration is not None:
+                continue
+            seen.add(js)
+            key = (self.model, self.time_fn, js, op)
+            known = self.cache._t.get(key, {})
+            if any(x not in known for x in sizes):
+                out.append((key, c))
+        return out
 
     def _rows(self, op: str, span: str, sizes: Any) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
         """The entry of ``op`` over ``span`` as sorted arrays (sizes, time, fast, slow) and the
@@ -281,3 +319,17 @@ class CollectiveTimer:
         """``(fast, slow)`` time multipliers per size from the prediction's error band."""
         table, idx = self._rows(op, span, sizes)
         return table[2][idx], table[3][idx]
+
+
+def _entries(p: Any) -> tuple[list[float], list[float], list[float]]:
+    """A prediction's times and band time multipliers ``(fast, slow)`` per size, as lists."""
+    t = np.asarray(p.time_s, dtype=float).reshape(-1)
+    b = p.error_band
+    if b is None:
+        lo = hi = np.full(t.shape, np.nan)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # band lo/hi multiply the predicted busbw: time multipliers are 1/hi, 1/lo
+            lo = np.broadcast_to(1.0 / np.asarray(b.hi, dtype=float), t.shape)
+            hi = np.broadcast_to(1.0 / np.asarray(b.lo, dtype=float), t.shape)
+    return t.tolist(), np.asarray(lo).tolist(), np.asarray(hi).tolist()
