@@ -70,8 +70,22 @@ def _cache() -> PredictionCache:
 
 def advisor_table(arch: str, band: bool) -> tuple[int, int]:
     """The table through the advisor: (steps, predict_collective calls)."""
-    n = 0
+    try:  # the public API: one advise per node count sharing one PredictionCache(nodes=...)
+        from costmodel.strategy.advisor import advise_nodes
+    except ImportError:  # code before advise_nodes (``--before``)
+        advise_nodes = None
     cache = _cache()  # fresh predictions for each table, shared by its node counts
+    if advise_nodes is not None:
+        table = advise_nodes(
+            arch=arch,
+            cluster=CLUSTER,
+            nodes=NODES,
+            strategies=_strategies,
+            band=band,
+            predictions=cache,
+        )
+        return sum(len(a.steps) for a in table.values()), cache.calls
+    n = 0
     for nodes in NODES:
         a = advise(
             arch=arch,

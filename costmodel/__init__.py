@@ -74,6 +74,7 @@ _EXPORTS: dict[str, str] = {
     "strategy_step": "strategy:strategy_step",
     "strategy_memory": "strategy:strategy_memory",
     "advise_strategy": "strategy.advisor:advise",
+    "advise_strategy_nodes": "strategy.advisor:advise_nodes",
     "fit_suggestions": "strategy.advisor:fit_suggestions",
     "DEFAULT_COMM_CONTENTION": "strategy:DEFAULT_COMM_CONTENTION",
     # scenario and sweeps

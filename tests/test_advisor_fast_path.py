@@ -197,6 +197,32 @@ def test_other_tables_that_know_their_node_counts_give_the_same_rows():
             _exact(st.as_dict(), alone.as_dict(), f"{n} nodes {lay.name} alone")
 
 
+def test_advise_nodes_is_advise_at_each_node_count():
+    """The public several-node-counts advisor (`cm.advise_strategy_nodes`) answers what one
+    `advise` per node count answers, every field, strategies as a list or a function of the
+    node count; bad node counts name the field."""
+    import costmodel as cm
+
+    nodes = (1, 3, 2)
+    kw = {"arch": "llama-3.1-8b", "cluster": "dgx-a100", "micro_batch": 2}
+    by = cm.advise_strategy_nodes(nodes=nodes, **kw)
+    assert list(by) == list(nodes)
+    for n in nodes:
+        alone = advise(nodes=n, **kw)
+        _exact([s.as_dict() for s in by[n].steps], [s.as_dict() for s in alone.steps], f"{n}")
+    chosen = cm.advise_strategy_nodes(
+        nodes=(1, 2),
+        strategies=lambda n: [x for x in STRATEGIES if x["strategy"] != "hsdp" or n > 1],
+        **kw,
+    )
+    assert [s.layout.name for s in chosen[1].steps if s.layout.strategy == "hsdp"] == []
+    assert any(s.layout.strategy == "hsdp" for s in chosen[2].steps)
+    with pytest.raises(ValueError, match="nodes"):
+        cm.advise_strategy_nodes(nodes=(), **kw)
+    with pytest.raises(ValueError, match="nodes"):
+        cm.advise_strategy_nodes(nodes=(0, 2), **kw)
+
+
 def test_predictions_of_several_node_counts_are_those_of_one_call_each():
     import numpy as np
 

@@ -39,6 +39,9 @@ BOOL_CALLS: dict[str, Callable[..., Any]] = {
     "Scenario.strategy_step": lambda **kw: cm.Scenario(**_SCENARIO).strategy_step(**kw),
     "strategy_step": lambda **kw: cm.strategy_step(1e9, strategy="fsdp", model="lesson", **kw),
     "advise_strategy": lambda **kw: cm.advise_strategy(1e9, model="lesson", **kw),
+    "advise_strategy_nodes": lambda **kw: cm.advise_strategy_nodes(
+        1e9, nodes=(1,), model="lesson", **kw
+    ),
     "strategy_memory": lambda **kw: cm.strategy_memory(
         cm.Layout(strategy="fsdp", ranks=8), 1e9, **kw
     ),
