@@ -16,6 +16,7 @@ from costmodel.web.common import (
     CUSTOM,
     QP,
     accuracy_caption,
+    answer_first,
     chart,
     chart_tabs,
     headline,
@@ -603,7 +604,11 @@ def render() -> None:
         "The alpha-beta formulas on one link, or a model (lesson, textbook, nccl, calibrated) on "
         "a cluster preset: every algorithm it can run, and a second cluster side by side.",
     )
-    inp = _inputs()
+    answer_first("collectives", _inputs, _answer)
+
+
+def _answer(inp: dict) -> None:
+    """Everything below the inputs: the chosen view's answer."""
     if inp["view"] == "cluster":
         _cluster(inp)
     else:

@@ -15,6 +15,7 @@ from costmodel.web import data
 from costmodel.web.common import (
     MAX_UPLOAD_BYTES,
     QP,
+    answer_first,
     chart,
     chart_tabs,
     fidelity_table,
@@ -262,8 +263,18 @@ def render() -> None:
         "the error per size beside the expected error, a CSV of the comparison, and a "
         "calibrated preset fitted to the run.",
     )
+    answer_first("validate", _all_inputs, _answer)
+
+
+def _all_inputs() -> tuple[bytes | None, str | None, bool, tuple, str, str]:
+    """The log (bytes, name, uploaded) and the comparison's inputs (:func:`_inputs`)."""
     raw, name, uploaded = _log()
-    settings, cluster, model = _inputs(raw, name)
+    return (raw, name, uploaded, *_inputs(raw, name))
+
+
+def _answer(inputs: tuple[bytes | None, str | None, bool, tuple, str, str]) -> None:
+    """Everything below the inputs: the log read, the comparison, the charts."""
+    raw, name, uploaded, settings, cluster, model = inputs
     if raw is None or name is None:  # _log gives both or neither
         fidelity_table()
         return
