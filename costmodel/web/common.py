@@ -21,8 +21,6 @@ Readable answers, decided here once for every page:
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import html
 import math
 import re
@@ -185,58 +183,6 @@ def headline_text(text: str) -> None:
     """A subheader in the answer slot (what the headline metrics are about)."""
     slot = getattr(_answer, "slot", None)
     (slot if slot is not None else st).subheader(text)
-
-
-#: (page, the URL's query) -> what the page's inputs gave a session's first run there; at most
-#: :data:`MAX_FIRST_INPUTS` entries (URLs come from users).
-_FIRST_INPUTS: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
-MAX_FIRST_INPUTS = 256
-
-
-def _same(a: Any, b: Any) -> bool:
-    """``a == b`` as a plain bool; False where the comparison itself fails (arrays, frames)."""
-    try:
-        return bool(a == b)
-    except Exception:  # noqa: BLE001  (an ambiguous comparison: treat as different)
-        return False
-
-
-def answer_first(page: str, inputs: Callable[[], T], answer: Callable[[T], None]) -> None:
-    """Draw a page as ``answer(inputs())`` with the inputs in place above the answer, but send
-    the answer first when the inputs can be known before their widgets exist.
-
-    A browser draws a session's first view in the order it receives it, and Streamlit sends
-    each element as the script creates it. A page's inputs come first in the script (the
-    answer needs their values), and chromium then loads and lays out every widget before the
-    headline number: 16 widgets before one ``st.metric`` put the number next to the chart,
-    seconds after a page without them (measured side by side, 2026-12-01). The inputs a
-    session's first run sees depend only on the URL (defaults, or the values bound in its
-    query), so the first run at a URL records them here; the next new session at the same URL
-    draws the answer (headline, charts, tables) from them first and then builds the widgets
-    into a container above it. If the widgets give anything else, the recorded inputs are
-    dropped and the script reruns (the answer is then drawn again from the widgets' values,
-    the usual way); every later run of a session is the usual way too. Same layout either way.
-    """
-    box = st.container()
-    marker = f"_answered_{page}"
-    first = marker not in st.session_state
-    st.session_state[marker] = True
-    key = (page, tuple(sorted(st.query_params.to_dict().items())))
-    known = _FIRST_INPUTS.get(key) if first else None
-    if known is None:
-        with box:
-            values = inputs()
-        if first and len(_FIRST_INPUTS) < MAX_FIRST_INPUTS:
-            with contextlib.suppress(Exception):  # inputs it cannot copy: never sent first
-                _FIRST_INPUTS[key] = copy.deepcopy(values)
-        answer(values)
-        return
-    answer(copy.deepcopy(known))
-    with box:
-        values = inputs()
-    if not _same(values, known):  # the widgets disagree: forget, draw again their way
-        _FIRST_INPUTS.pop(key, None)
-        st.rerun()
 
 
 def size_input(label: str, *, value: int, key: str, text_key: str) -> float | None:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from costmodel import batch
 from costmodel.units import format_count
-from costmodel.web.common import QP, answer_first, headline, page_header, section, table
+from costmodel.web.common import QP, headline, page_header, section, table
 
 FIELDS = {
     "local_batch": ("Local batch per GPU [samples]", 4),
@@ -118,11 +118,7 @@ def render() -> None:
         "Global batch = local batch x ranks x accumulation steps: give three, get the fourth; "
         "then scale the learning rate to the new global batch.",
     )
-    answer_first("batch", _inputs, _answer)
-
-
-def _answer(inp: dict) -> None:
-    """Everything below the inputs: the solved batch and the learning rate."""
+    inp = _inputs()
     solution = None
     with section(FIELDS[inp["unknown"]][0]):
         solution = batch.solve_batch(**inp["known"], sequence_length=inp["seq"])

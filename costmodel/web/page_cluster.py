@@ -11,7 +11,6 @@ from costmodel.web import data
 from costmodel.web.common import (
     QP,
     accuracy_caption,
-    answer_first,
     chart,
     cliff_band,
     headline,
@@ -84,11 +83,7 @@ def render() -> None:
         "all-reduce across nodes, all-gather inside) against one flat ring, and the cliff where "
         "the job leaves NVLink for the network.",
     )
-    answer_first("cluster", _inputs, _answer)
-
-
-def _answer(inp: dict) -> None:
-    """Everything below the inputs: the all-reduce at this size on this cluster."""
+    inp = _inputs()
     if inp["size"] is None:  # a typed size it cannot read: the red message names the grammar
         return
     facts = None

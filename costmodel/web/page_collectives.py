@@ -16,7 +16,6 @@ from costmodel.web.common import (
     CUSTOM,
     QP,
     accuracy_caption,
-    answer_first,
     chart,
     chart_tabs,
     headline,
@@ -604,11 +603,7 @@ def render() -> None:
         "The alpha-beta formulas on one link, or a model (lesson, textbook, nccl, calibrated) on "
         "a cluster preset: every algorithm it can run, and a second cluster side by side.",
     )
-    answer_first("collectives", _inputs, _answer)
-
-
-def _answer(inp: dict) -> None:
-    """Everything below the inputs: the chosen view's answer."""
+    inp = _inputs()
     if inp["view"] == "cluster":
         _cluster(inp)
     else:

@@ -20,7 +20,6 @@ from costmodel.units import (
 from costmodel.web import data
 from costmodel.web.common import (
     QP,
-    answer_first,
     chart,
     chart_tabs,
     error,
@@ -383,20 +382,9 @@ def render() -> None:
         "strategy ranked.",
     )
     st.caption(OUT_OF_SCOPE)
-    answer_first("ddp", _all_inputs, _answer)
-
-
-def _all_inputs() -> tuple[dict, bool, dict | None]:
-    """Configuration A's inputs, whether its bucket size failed to read, and the pinned B's
-    inputs (None when nothing is pinned)."""
     inp = _inputs()
     bad_bucket = inp.pop("_bad_bucket")
-    return inp, bad_bucket, _pinned(inp)
-
-
-def _answer(inputs: tuple[dict, bool, dict | None]) -> None:
-    """Everything below the inputs: the step, its cost, the charts and the searches."""
-    inp, bad_bucket, inp_b = inputs
+    inp_b = _pinned(inp)
     if (inp["params"] is None and inp["arch"] is None) or bad_bucket:
         return
     result = None

@@ -9,7 +9,6 @@ from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
 from costmodel.web.common import (
     QP,
-    answer_first,
     chart,
     error,
     gpu_choice,
@@ -360,18 +359,8 @@ def render() -> None:
         "How much memory does one GPU need to train this model, which ZeRO stage fits it, "
         "and how many ranks does sharding need? (ZeRO: Rajbhandari et al. 2020)",
     )
-    answer_first("memory", _all_inputs, _answer)
-
-
-def _all_inputs() -> tuple[dict, dict | None]:
-    """Configuration A's inputs and the pinned B's (None when nothing is pinned)."""
     inp = _inputs()
-    return inp, _pinned(inp)
-
-
-def _answer(inputs: tuple[dict, dict | None]) -> None:
-    """Everything below the inputs: memory per GPU, what fits, the ranks needed."""
-    inp, inp_b = inputs
+    inp_b = _pinned(inp)
     name, capacity = inp["gpu"]
     if inp["params"] is not None and not 0 < inp["params"] <= MAX_PARAMS:
         error(f"Parameters P: must be > 0 and <= {MAX_PARAMS:g}, got {inp['params']:g}")

@@ -15,7 +15,6 @@ from costmodel.web import data
 from costmodel.web.common import (
     MAX_UPLOAD_BYTES,
     QP,
-    answer_first,
     chart,
     chart_tabs,
     fidelity_table,
@@ -263,18 +262,8 @@ def render() -> None:
         "the error per size beside the expected error, a CSV of the comparison, and a "
         "calibrated preset fitted to the run.",
     )
-    answer_first("validate", _all_inputs, _answer)
-
-
-def _all_inputs() -> tuple[bytes | None, str | None, bool, tuple, str, str]:
-    """The log (bytes, name, uploaded) and the comparison's inputs (:func:`_inputs`)."""
     raw, name, uploaded = _log()
-    return (raw, name, uploaded, *_inputs(raw, name))
-
-
-def _answer(inputs: tuple[bytes | None, str | None, bool, tuple, str, str]) -> None:
-    """Everything below the inputs: the log read, the comparison, the charts."""
-    raw, name, uploaded, settings, cluster, model = inputs
+    settings, cluster, model = _inputs(raw, name)
     if raw is None or name is None:  # _log gives both or neither
         fidelity_table()
         return
