@@ -12,8 +12,6 @@ uncalibrated (the second met on every pair, the first on 87/128: docs/calibratio
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import warnings
 from pathlib import Path
 
@@ -25,14 +23,10 @@ from costmodel.predict import CalibrationWarning, predict_collective
 from costmodel.reference import reference_path
 from costmodel.validation.calibrate import calibrate, load_calibration, write_calibration
 from costmodel.validation.nccl_tests import read_nccl_tests
+from tests._paths import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "calibration_holdout", ROOT / "scripts" / "calibration_holdout.py"
-)
-ch = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
-sys.modules.setdefault("calibration_holdout", ch)
-_spec.loader.exec_module(ch)  # type: ignore[union-attr]
+ch = load_script("calibration_holdout")
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import tomllib
 from importlib import resources
-from pathlib import Path
 
 import pytest
 
@@ -13,14 +12,9 @@ from costmodel.compute import ddp_step_overhead_s
 
 
 def _script():
-    import importlib.util
+    from tests._paths import load_script
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "fit_ddp_overhead.py"
-    spec = importlib.util.spec_from_file_location("fit_ddp_overhead", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("fit_ddp_overhead")
 
 
 def test_shipped_fit_matches_a_refit_and_cv_kept_the_form():

@@ -16,23 +16,15 @@ The busbw-only Azure runs 21a-d (no times) are scored on busbw like the others, 
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests._paths import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
-if "fit_corrections" in sys.modules:
-    fit = sys.modules["fit_corrections"]
-else:
-    _spec = importlib.util.spec_from_file_location(
-        "fit_corrections", ROOT / "scripts" / "fit_corrections.py"
-    )
-    fit = importlib.util.module_from_spec(_spec)
-    sys.modules["fit_corrections"] = fit
-    _spec.loader.exec_module(fit)
+fit = load_script("fit_corrections")
 
 GOAL_GE_1MIB = 0.08
 GOAL_ALL = 0.20

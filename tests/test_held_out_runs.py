@@ -7,9 +7,7 @@ docs/fidelity.md and tests/test_fidelity.py."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,17 +17,10 @@ from costmodel import predict as P
 from costmodel.collectives import busbw_factor
 from costmodel.reference import reference_id, reference_path, reference_runs
 from costmodel.validation.nccl_tests import is_busbw_table, read_busbw_table, read_nccl_tests
+from tests._paths import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-if "fit_corrections" in sys.modules:
-    fit = sys.modules["fit_corrections"]
-else:
-    _spec = importlib.util.spec_from_file_location(
-        "fit_corrections", ROOT / "scripts" / "fit_corrections.py"
-    )
-    fit = importlib.util.module_from_spec(_spec)
-    sys.modules["fit_corrections"] = fit
-    _spec.loader.exec_module(fit)
+fit = load_script("fit_corrections")
 
 HELD = {s.prefix: s for s in fit.NEWER_RUNS}
 BUSBW = {s.prefix: s for s in fit.RUNS if s.busbw_only}

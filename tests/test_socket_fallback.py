@@ -10,9 +10,6 @@ NICs of 200 Gb/s per node, as ALCF documents it).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -22,14 +19,9 @@ from costmodel.cli import app
 from costmodel.reference import reference_path, reference_runs
 from costmodel.validation.fallback import socket_fallback
 from costmodel.validation.nccl_tests import read_nccl_tests
-from tests._paths import ROOT
+from tests._paths import load_script
 
-_spec = importlib.util.spec_from_file_location(
-    "fit_corrections", ROOT / "scripts/fit_corrections.py"
-)
-fc = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
-sys.modules.setdefault("fit_corrections", fc)
-_spec.loader.exec_module(fc)  # type: ignore[union-attr]
+fc = load_script("fit_corrections")
 
 
 @pytest.fixture(scope="module")

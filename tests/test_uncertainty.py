@@ -4,9 +4,7 @@ the sweep and the app; a regime or fabric without a measurement says so."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,17 +13,10 @@ import pytest
 from costmodel import uncertainty as U
 from costmodel.fitted_corrections import CV, FITTED
 from costmodel.predict import predict_collective
+from tests._paths import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-if "fit_corrections" in sys.modules:
-    fit = sys.modules["fit_corrections"]
-else:
-    _spec = importlib.util.spec_from_file_location(
-        "fit_corrections", ROOT / "scripts" / "fit_corrections.py"
-    )
-    fit = importlib.util.module_from_spec(_spec)
-    sys.modules["fit_corrections"] = fit
-    _spec.loader.exec_module(fit)
+fit = load_script("fit_corrections")
 
 
 def test_bands_in_the_file_are_the_grouped_cv_residuals_recomputed():

@@ -10,10 +10,8 @@ RUNS), else dgx-h100.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
-import sys
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -51,16 +49,9 @@ LOGS = sorted(
 
 def _fitted_presets() -> dict[str, str]:
     """Run prefix -> the preset scripts/fit_corrections.py fits it with."""
-    from tests._paths import ROOT
+    from tests._paths import load_script
 
-    spec = importlib.util.spec_from_file_location("_fit", ROOT / "scripts" / "fit_corrections.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["_fit"] = module  # its dataclasses look their module up
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules["_fit"]
+    module = load_script("fit_corrections")
     runs = [*module.RUNS, *getattr(module, "NEWER_RUNS", ())]
     return {r.prefix: r.preset for r in runs}
 
