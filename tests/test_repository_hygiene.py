@@ -46,7 +46,7 @@ def test_nothing_reads_the_workbench() -> None:
 
 
 def test_no_tracker_issue_numbers() -> None:
-    own = re.compile(r"\b[Ii]ssues? #?\d+\b")
+    own = re.compile(r"\b[Ii]ssues?[ -]?#?\d+\b")  # "issue 4", "issue #4", "issue-4"
     public = re.compile(r"(nccl-tests|nccl|pytorch|streamlit|[\w.-]+/[\w.-]+)[ ]?(issue|#)", re.I)
     hits = []
     for p in _files():
