@@ -9,8 +9,6 @@ column, and one ``strategy_step`` per configuration with its own predictions.
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from costmodel.strategy import comm
@@ -18,6 +16,7 @@ from costmodel.strategy.advisor import advise
 from costmodel.strategy.comm import PredictionCache
 from costmodel.strategy.engine import TaskList, columns, run
 from costmodel.strategy.step import _band_works, strategy_step
+from tests._compare import assert_same
 
 STRATEGIES = [
     {"strategy": "ddp"},
@@ -30,18 +29,7 @@ STRATEGIES = [
 
 
 def _exact(a: object, b: object, where: str) -> None:
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and list(a) == list(b), where
-        for k in a:
-            _exact(a[k], b[k], f"{where}.{k}")
-    elif isinstance(a, (list, tuple)):
-        assert isinstance(b, (list, tuple)) and len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _exact(x, y, f"{where}[{i}]")
-    elif isinstance(a, float):
-        assert type(b) is float and (a == b or (math.isnan(a) and math.isnan(b))), (where, a, b)
-    else:
-        assert a == b, (where, a, b)
+    assert_same(a, b, where)
 
 
 def _task_lists(strategy: dict[str, object]) -> list[tuple[TaskList, object]]:

@@ -8,35 +8,19 @@ table makes) is bounded.
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 import costmodel.predict
 from costmodel.strategy.advisor import advise
 from costmodel.strategy.comm import PredictionCache
 from costmodel.strategy.step import strategy_step
+from tests._compare import assert_same
 
 REL = 1e-9
 
 
 def _same(a: object, b: object, where: str) -> None:
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and set(a) == set(b), where
-        for k in a:
-            _same(a[k], b[k], f"{where}.{k}")
-    elif isinstance(a, (list, tuple)):
-        assert isinstance(b, (list, tuple)) and len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same(x, y, f"{where}[{i}]")
-    elif isinstance(a, float) and not isinstance(b, bool):
-        assert isinstance(b, float), where
-        if math.isnan(a):
-            assert math.isnan(b), where
-        else:
-            assert b == pytest.approx(a, rel=REL, abs=1e-15), where
-    else:
-        assert a == b, where
+    assert_same(a, b, where, rel=REL)
 
 
 SETUPS = [
