@@ -387,7 +387,7 @@ def _list_schedule_band(
                 e = ends_s[dd]
                 if e > ss:
                     ss = e
-        elif d >= 0:
+        elif d >= 0:  # the common case, the same three updates without the inner loop (speed)
             e = ends[d]
             if e > s:
                 s = e
