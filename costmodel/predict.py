@@ -676,9 +676,7 @@ def predict_collective(
         )
     if harness == "pytorch" and model in ("nccl", CALIBRATED) and n >= 2:
         t = np.asarray(t, dtype=float) + C.PYTORCH_LOOP_EXTRA_US * 1e-6
-    with np.errstate(divide="ignore", invalid="ignore"):
-        algbw = np.where(t > 0, m1 / np.where(t > 0, t, 1.0), 0.0)
-    busbw = algbw * T.BUSBW_FACTOR[op](n)
+    algbw, busbw = _bandwidths(op, m1, t, n)
     # the uncalibrated answer of a calibration that does not apply has the nccl model's band
     band_model = "nccl" if model == CALIBRATED and fabric_off else model
     band = _band(band_model, c, n, m if scalar else m1.reshape(m.shape), used_fits, harness)
@@ -759,9 +757,7 @@ def predict_collective_nodes(
     for i, c in enumerate(clusters):
         rows = slice(i * m.size, (i + 1) * m.size)
         t, n = t_all[rows], c.ranks
-        with np.errstate(divide="ignore", invalid="ignore"):
-            algbw = np.where(t > 0, m / np.where(t > 0, t, 1.0), 0.0)
-        busbw = algbw * T.BUSBW_FACTOR[op](n)
+        algbw, busbw = _bandwidths(op, m, t, n)
         band = _band(model, c, n, m, False, "nccl-tests")
         out.append(
             Prediction(
@@ -769,6 +765,14 @@ def predict_collective_nodes(
             )
         )
     return out
+
+
+def _bandwidths(op: str, m: np.ndarray, t: np.ndarray, ranks: int) -> tuple[Any, Any]:
+    """nccl-tests' ``algbw = M / t`` (0 where t = 0) and ``busbw = algbw x factor(op, n)``
+    (bytes/s; nccl-tests doc/PERFORMANCE.md)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        algbw = np.where(t > 0, m / np.where(t > 0, t, 1.0), 0.0)
+    return algbw, algbw * T.BUSBW_FACTOR[op](ranks)
 
 
 def _band(
