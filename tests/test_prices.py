@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import tomllib
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -290,12 +291,13 @@ def test_every_discounted_price_is_below_the_same_clouds_on_demand_price():
 
 
 def test_hyperscalers_price_the_gpus_the_issue_names():
-    """Azure H200, Google Cloud B200 (spot and committed: Google lists no on-demand A4 price),
-    AWS B200, and committed prices from AWS and Google Cloud."""
+    """Azure H200, Google Cloud B200 (spot, committed and DWS Calendar mode: Google lists no
+    on-demand A4 price), AWS B200, and committed prices from AWS and Google Cloud."""
     have = {(_cloud(n), load_price(n).gpu, load_price(n).terms) for n in price_names()}
     assert ("azure", "h200-sxm", "on-demand") in have
     assert ("aws", "b200", "on-demand") in have
     assert {("gcp", "b200", "spot"), ("gcp", "b200", "committed")} <= have
+    assert ("gcp", "b200", "capacity-block") in have
     for gpu in ("h100-sxm", "h200-sxm", "b200", "a100-sxm-40gb"):
         assert ("gcp", gpu, "committed") in have, gpu
     assert ("aws", "a100-sxm-40gb", "committed") in have
@@ -340,3 +342,69 @@ def test_every_datacenter_gpu_of_a_shipped_cluster_has_a_price_and_none_is_stale
     assert c.cost_usd == pytest.approx(c.gpu_hours * 761.904 / 72)
     with pytest.raises(ValueError, match="gb200"):
         r.training_cost(1e9, price="aws-p6-b200-capacity-block")
+
+
+def test_gcp_calendar_mode_prices_are_the_cells_of_the_page_copy_the_committed_rows_use():
+    """Google's DWS Calendar mode (a block of capacity booked for a fixed duration) is shipped
+    as `capacity-block`, read from the same dated copy of the pricing table as the committed-use
+    rows of the same machine: same file and commit, same date, same GPU, and the number is the
+    cell the source quotes (a typo or a cell from the wrong column breaks one of these)."""
+    shapes = {
+        "gcp-a4": "a4-highgpu-8g",
+        "gcp-a3-ultra": "a3-ultragpu-8g",
+        "gcp-a3-mega": "a3-megagpu-8g",
+        "gcp-a3-high": "a3-highgpu-8g",
+    }
+    for prefix, shape in shapes.items():
+        cal, cud = load_price(f"{prefix}-dws-calendar"), load_price(f"{prefix}-cud-1y")
+        assert cal.terms == "capacity-block" and cal.gpu == cud.gpu and cal.date == cud.date
+        assert cal.source.split(" ")[0] == cud.source.split(" ")[0]  # same page copy and commit
+        assert f"{shape} row: DWS Calendar Mode price $" in cal.source
+        cell = cal.source.split("DWS Calendar Mode price $")[1].split(" ")[0]
+        assert float(cell) == cal.usd_per_instance_hour, prefix
+        # Calendar mode is dearer per hour than the 3-year commitment of the same machine
+        assert cal.usd_per_instance_hour > load_price(f"{prefix}-cud-3y").usd_per_instance_hour
+
+
+# What no source read publishes (the README's "Not found, so not shipped" list): a preset for
+# one of these means that list has to change too. None stands for any GPU or any terms.
+NOT_PUBLISHED = [
+    ("azure", "b200", None),
+    ("azure", "h200-sxm", "spot"),
+    ("azure", "gb200", "spot"),
+    ("azure", None, "committed"),
+    ("gcp", "b200", "on-demand"),
+    ("gcp", "gb200", None),
+    ("aws", "gb200", "on-demand"),
+    ("aws", "gb200", "spot"),
+    ("aws", "gb200", "committed"),
+    ("aws", "b200", "spot"),
+    ("aws", "b200", "committed"),
+    ("aws", "h100-sxm", "committed"),
+    ("aws", "h200-sxm", "committed"),
+    ("oci", None, "spot"),
+    ("lambda", "h200-sxm", None),
+    ("lambda", "gb200", None),
+    ("coreweave", None, "committed"),
+]
+
+
+def test_the_readme_list_of_unpublished_prices_matches_the_presets():
+    have = {(_cloud(n), load_price(n).gpu, load_price(n).terms) for n in price_names()}
+    for cloud, gpu, terms in NOT_PUBLISHED:
+        hits = [h for h in have if h[0] == cloud and gpu in (None, h[1]) and terms in (None, h[2])]
+        assert hits == [], (cloud, gpu, terms)
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    gaps = readme.split("**Not found, so not shipped**")[1].split("- **")[0]
+    for words in (
+        "Azure B200",
+        "Azure H200 and GB200 spot",
+        "reservation or savings-plan",
+        "Google Cloud B200 on-demand",
+        "(A4X)",
+        "B200 spot",
+        "preemptible",
+        "Lambda H200 and GB200",
+        "CoreWeave committed",
+    ):
+        assert words in " ".join(gaps.split()), words
