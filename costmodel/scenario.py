@@ -164,6 +164,12 @@ class Scenario(BaseModel):
     gpus_per_node: int | None = Field(
         None, ge=1, le=4096, description="GPUs per node (default: the preset's)"
     )
+    power_limit_w: float | None = Field(
+        None,
+        description="board power limit of the cluster's GPUs [W] in (0, datasheet maximum], "
+        "e.g. 500 for H100s capped at 500 W (default: the preset's datasheet power); the fitted "
+        "compute efficiency follows it (costmodel.compute.gpu_power_w)",
+    )
     local_batch: int = Field(1, ge=1, le=10**7, description="micro-batch per GPU [samples]")
     accumulation: int = Field(1, ge=1, le=10**6, description="micro-batches per step")
     sequence_length: int = Field(4096, ge=1, le=10**8, description="tokens per sample")
@@ -415,7 +421,7 @@ class Scenario(BaseModel):
         from . import presets
 
         n = self.nodes if nodes is None else nodes
-        c = presets.cluster(self.cluster, nodes=n)
+        c = presets.cluster(self.cluster, nodes=n, power_limit_w=self.power_limit_w)
         if self.gpus_per_node is not None and self.gpus_per_node != c.gpus_per_node:
             c = c.with_gpus_per_node(self.gpus_per_node)
         return c

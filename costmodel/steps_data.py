@@ -26,12 +26,16 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from .reference import reference_dir
 
-__all__ = ["GPU_TYPES", "POWER_LIMIT_W", "STEP_FILES", "step_rows", "pure_dp_rows"]
+if TYPE_CHECKING:
+    from .hardware import GPU
+
+__all__ = ["GPU_TYPES", "POWER_LIMIT_W", "STEP_FILES", "gpu_of", "step_rows", "pure_dp_rows"]
 
 #: The raw files, by short name.
 STEP_FILES: dict[str, str] = {
@@ -58,9 +62,28 @@ GPU_TYPES: dict[str, tuple[str, float, str]] = {
 
 #: GPU types of the data that ran below their datasheet power [W]: torchtitan's Grand Teton H100s
 #: "used the default 500W power limit" (torchtitan docs/performance.md and benchmarks/, copied in
-#: data/reference/steps/). The compute fit's power feature uses it; the others run at their
-#: datasheet TDP (:data:`costmodel.compute.GPU_POWER_W`).
+#: data/reference/steps/). The compute fit's power feature and the fidelity report's steps use it
+#: (through :func:`gpu_of`); the others run at their datasheet TDP
+#: (:data:`costmodel.compute.GPU_POWER_W`).
 POWER_LIMIT_W: dict[str, float] = {"h100-96gb": 500.0}
+
+
+def gpu_of(gpu_type: str) -> GPU:
+    """The GPU preset a GPU type of the data ran on (:data:`GPU_TYPES`), capped at the power
+    limit its source states (:data:`POWER_LIMIT_W`; else its datasheet power).
+
+    >>> gpu_of("h100-96gb").power_limit_w, gpu_of("h100-80gb").power_limit_w
+    (500.0, None)
+    """
+    from . import presets
+    from .hardware import GPU
+
+    if gpu_type not in GPU_TYPES:
+        raise ValueError(f"gpu_type: unknown {gpu_type!r}; allowed: {', '.join(GPU_TYPES)}")
+    gpu = presets.load(GPU_TYPES[gpu_type][0], "gpu")
+    assert isinstance(gpu, GPU)
+    return gpu.with_power_limit_w(POWER_LIMIT_W.get(gpu_type))
+
 
 _MPT_GPU = {"a100_40gb": "a100-40gb", "a100_80gb": "a100-80gb", "h100_80gb": "h100-80gb"}
 
