@@ -76,8 +76,8 @@ def test_one_power_limit_one_number_on_every_surface():
     sc = cm.Scenario(**Q, power_limit_w=500).evaluate(scaling=False, flips=False)
     assert sc.step_time_s == pytest.approx(api.step_time_s, rel=1e-9)
     runner = CliRunner()
-    for cmd in ("step", "scenario"):
-        out = runner.invoke(cli.app, [cmd, *CLI_Q, "--power-limit-w", "500", "--json"])
+    for cmd in (["step"], ["scenario"], ["train", "--steps", "10"]):
+        out = runner.invoke(cli.app, [*cmd, *CLI_Q, "--power-limit-w", "500", "--json"])
         assert out.exit_code == 0, out.stderr + out.stdout
         assert json.loads(out.stdout)["step_time_s"] == pytest.approx(api.step_time_s, rel=1e-9)
 
@@ -143,3 +143,18 @@ def test_a_torchtitan_h100_row_is_predicted_at_500_w():
     capped = cm.strategy_step(**common, power_limit_w=500)
     assert got == pytest.approx(capped.step_time_s, rel=1e-12)
     assert got > cm.strategy_step(**common).step_time_s * 1.1
+
+
+def test_the_step_page_shows_a_bad_power_limit_as_a_red_message():
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    page = Path(__file__).resolve().parents[1] / "costmodel" / "web" / "page_ddp.py"
+    at = AppTest.from_file(str(page), default_timeout=120)
+    at.query_params.update({"ddp_arch": "llama-3.1-8b", "ddp_nodes": "1", "ddp_power": "900"})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(str(e.value) for e in at.error).replace("\\", "")
+    assert "power_limit_w: must be a power in (0, 700] W" in shown
+    assert not at.metric  # no step shown for the refused input
