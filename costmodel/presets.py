@@ -635,9 +635,10 @@ def _headline(model: BaseModel) -> str:
     if isinstance(model, GPU):
         flops = model.bf16_dense_flops or model.fp16_dense_flops
         prec = "bf16" if model.bf16_dense_flops else "fp16"
+        cap = "" if model.power_limit_w is None else f", capped at {model.power_limit_w:g} W"
         return (
             f"{format_bytes(model.memory_bytes)}, {format_rate(model.memory_bandwidth_bytes_per_s)}, "
-            f"{format_flops(flops, 4)} {prec} dense"
+            f"{format_flops(flops, 4)} {prec} dense{cap}"
         )
     if isinstance(model, Link):
         ds = (

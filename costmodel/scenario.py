@@ -529,8 +529,9 @@ class Scenario(BaseModel):
         fields' own unit grammar: ``params=70B``, ``bucket_cap_bytes=50MiB``; booleans only
         ``true``/``false``; ``none`` clears an optional field). Changing ``arch`` drops this
         scenario's ``params`` (the architecture gives them; ``arch=none`` keeps the count as a
-        bare parameter count), and changing ``params`` drops ``arch``. The result is validated
-        as any Scenario.
+        bare parameter count), and changing ``params`` drops ``arch``. Changing ``cluster``
+        drops ``power_limit_w`` (A's cap is of A's GPUs; B runs at its datasheet power unless
+        given one). The result is validated as any Scenario.
         """
         kw = _parse_changes(changes) if isinstance(changes, str) else dict(changes)
         unknown = sorted(set(kw) - set(type(self).model_fields))
@@ -552,6 +553,8 @@ class Scenario(BaseModel):
             data.pop("params")  # arch=none keeps A's parameter count as a bare count
         if "params" in kw and "arch" not in kw:
             data["arch"] = None
+        if kw.get("cluster", self.cluster) != self.cluster and "power_limit_w" not in kw:
+            data["power_limit_w"] = None
         data.update(kw)
         return Scenario(**data)
 

@@ -75,6 +75,12 @@ def test_one_power_limit_one_number_on_every_surface():
     assert "at a 500 W power limit" in api.compute_label
     sc = cm.Scenario(**Q, power_limit_w=500).evaluate(scaling=False, flips=False)
     assert sc.step_time_s == pytest.approx(api.step_time_s, rel=1e-9)
+    sw = cm.sweep(kind="step", preset="dgx-h100", arch="llama-3.1-8b", nodes=1,
+                  strategy="fsdp", power_limit_w=[500, 700])  # fmt: skip
+    assert sw["power_limit_w"].tolist() == [500.0, 700.0]
+    assert sw["step_time_s"].tolist() == pytest.approx(
+        [api.step_time_s, default.step_time_s], rel=1e-9
+    )
     runner = CliRunner()
     for cmd in (["step"], ["scenario"], ["train", "--steps", "10"]):
         out = runner.invoke(cli.app, [*cmd, *CLI_Q, "--power-limit-w", "500", "--json"])
@@ -96,6 +102,14 @@ def test_cli_bad_power_limit_exits_2_with_one_line(cmd, value, fragment):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("costmodel: error: ")
     assert fragment in lines[0] and "Traceback" not in out.stderr
+
+
+def test_the_step_sweep_checks_each_preset_s_range_before_any_row():
+    args = ["sweep", "--kind", "step", "--set", "preset=dgx-h100,dgx-a100"]
+    out = CliRunner().invoke(cli.app, [*args, "--set", "arch=llama-3.1-8b", "--set", "power=500"])
+    assert out.exit_code == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "power_limit_w: must be a power in (0, 400] W" in lines[0]
 
 
 def test_cli_power_limit_needs_a_cluster():
