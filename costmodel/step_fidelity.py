@@ -18,8 +18,9 @@ The cluster of each GPU type is the preset closest to what the source states
 (:data:`CLUSTER_OF`); llm-foundry's A100 tables state 1600 Gb/s RoCE per node (8 x 200 Gb/s,
 as ``dgx-a100``), its H100 tables state nothing (``dgx-h100``, 8 x 400 Gb/s assumed), torchtitan
 states 400 Gb/s per GPU for Grand Teton and WhiteFiber. Its GPUs run at the power limit the
-source states (:data:`costmodel.steps_data.POWER_LIMIT_W`: torchtitan's Grand Teton H100s at
-500 W), given to ``strategy_step`` as ``power_limit_w`` as a user would.
+source states (the rows' ``power_limit_w``, :data:`costmodel.steps_data.POWER_LIMIT_W`:
+torchtitan's Grand Teton H100s at 500 W), given to ``strategy_step`` as ``power_limit_w`` as a
+user would.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import pandas as pd
 
 from . import presets
 from .compute import compute_fit, micro_batch_compute_s
-from .steps_data import POWER_LIMIT_W, gpu_of, pure_dp_rows
+from .steps_data import pure_dp_rows, row_gpu, row_power_limit_w
 
 __all__ = [
     "CLUSTER_OF",
@@ -129,7 +130,7 @@ class _Engine:
             band=False,
             timer=timer,
             sync_loss=self.sync_loss,
-            power_limit_w=POWER_LIMIT_W.get(str(r.gpu_type)),
+            power_limit_w=row_power_limit_w(r),
         )
         return kw, acc
 
@@ -140,7 +141,7 @@ class _Engine:
         n = int(gpus if gpus is not None else r.gpus)
         preset = CLUSTER_OF[r.gpu_type]
         nodes = max(1, n // 8)
-        watts = POWER_LIMIT_W.get(str(r.gpu_type))
+        watts = row_power_limit_w(r)
         key = (preset, n, watts)
         if key not in self._c:
             self._c[key] = presets.cluster(
@@ -188,7 +189,7 @@ class _Engine:
 
 
 def _fitted_micro_s(r: Any, held_out: bool = False) -> float:
-    g = gpu_of(str(r.gpu_type))  # at the power limit the source states
+    g = row_gpu(r)  # at the power limit the source states
     return micro_batch_compute_s(
         r.model,
         g,
@@ -274,7 +275,7 @@ def absolute_predictions(
     eng = _Engine(0.0 if contention is None else contention, overhead_s)
     out = []
     for i, r in df.iterrows():
-        fit = compute_fit(gpu_of(str(r.gpu_type)), str(r.precision))
+        fit = compute_fit(row_gpu(r), str(r.precision))
         step = eng.user_step_s(r, None if contention is None else float(contention))
         tps = _step_tokens(r) / step
         lo, hi = fit.band

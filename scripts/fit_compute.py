@@ -38,7 +38,7 @@ from costmodel.compute import (  # noqa: E402
     gpu_power_w,
     recompute_extra,
 )
-from costmodel.steps_data import gpu_of, pure_dp_rows  # noqa: E402
+from costmodel.steps_data import pure_dp_rows, row_gpu  # noqa: E402
 
 OUT = ROOT / "costmodel" / "data" / "fitted_compute.toml"
 
@@ -71,7 +71,7 @@ def table(df: pd.DataFrame | None = None) -> pd.DataFrame:
     rows = []
     for r in df.itertuples():
         a = load_arch(r.model)
-        g = gpu_of(r.gpu_type)  # at the power limit its source states (torchtitan's 500 W)
+        g = row_gpu(r)  # at the power limit its source states (torchtitan's 500 W)
         lin, att = flops_split(a, int(r.seq))
         rl, ra = recompute_extra(str(r.activation_checkpointing), lin, att)
         bf16 = float(g.bf16_dense_flops)

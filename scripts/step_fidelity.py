@@ -125,14 +125,7 @@ def main() -> None:
     )
     # ablation: the same absolute path with every GPU at its datasheet power (no power limit
     # from the sources: torchtitan's Grand Teton H100s at 700 W instead of their 500 W)
-    import costmodel.step_fidelity as _sf
-
-    keep_power = _sf.POWER_LIMIT_W
-    _sf.POWER_LIMIT_W = {}
-    try:
-        ab_700 = absolute_predictions(df, scaling_band=band)
-    finally:
-        _sf.POWER_LIMIT_W = keep_power
+    ab_700 = absolute_predictions(df.assign(power_limit_w=np.nan), scaling_band=band)
     err_700 = np.array([x.predicted_tokens_per_s_per_gpu / obs[x.index] - 1 for x in ab_700])
     sum_700 = summary(err_700)
     tt = ((df.source == "torchtitan") & (df.gpu_type == "h100-96gb")).to_numpy()
@@ -257,7 +250,8 @@ def main() -> None:
         "- One published row is an outlier of its own series (MPT-1B, A100 40GB, 32 GPUs: 19 % below",
         "  both neighbours).",
         "- torchtitan's Grand Teton H100s run at the 500 W power limit their pages state",
-        "  (`costmodel.steps_data.POWER_LIMIT_W`, the one place it is written), with HBM2e and",
+        "  (`costmodel.steps_data.POWER_LIMIT_W`, the one place it is written; each row's",
+        "  `power_limit_w`), with HBM2e and",
         "  torch.compile in some rows. The compute fit and the step both use it: each row is",
         "  predicted with `strategy_step(..., power_limit_w=500)` (the `h100-sxm` preset",
         "  capped, `Cluster.with_power_limit_w`), as a user would. Its rows without compile:",

@@ -126,6 +126,9 @@ def test_a_torchtitan_h100_row_is_predicted_at_500_w():
 
     assert POWER_LIMIT_W == {"h100-96gb": 500.0}
     df = pure_dp_rows()
+    capped = df.power_limit_w.notna()  # each row carries the power its source states
+    assert (df.gpu_type[capped] == "h100-96gb").all() and (df.power_limit_w[capped] == 500).all()
+    assert capped.sum() == (df.gpu_type == "h100-96gb").sum() > 0
     r = df[(df.gpu_type == "h100-96gb") & (df.gpus == 8) & ~df["compile"]].iloc[0]
     assert r.precision == "bf16"
     at_700 = micro_batch_compute_s(
@@ -154,8 +157,8 @@ def test_a_torchtitan_h100_row_is_predicted_at_500_w():
         timeline=False,
         band=False,
     )
-    capped = cm.strategy_step(**common, power_limit_w=500)
-    assert got == pytest.approx(capped.step_time_s, rel=1e-12)
+    at_500 = cm.strategy_step(**common, power_limit_w=500)
+    assert got == pytest.approx(at_500.step_time_s, rel=1e-12)
     assert got > cm.strategy_step(**common).step_time_s * 1.1
 
 
