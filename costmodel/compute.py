@@ -17,7 +17,8 @@ GEMM's arithmetic intensity with its inner dimension (a ``k``-wide matmul reache
 ``k / (k + k_0)`` of the roofline, Williams et al. 2009, "Roofline", CACM 52(4)); ``1/w`` the
 attention kernel's efficiency (``w = u rho``). The scale follows the GPU's power budget per peak
 FLOP, ``u = s (W / P_{bf16})^{-alpha}`` (:func:`energy_per_flop_pj`: a power-capped chip
-sustains less of its boost clock), one ``s`` per precision for every GPU; an fp8 run that the
+sustains less of its boost clock; ``W`` from :func:`gpu_power_w`, the GPU's ``power_limit_w``
+when set, else its datasheet power), one ``s`` per precision for every GPU; an fp8 run that the
 fit has no fp8 row for is the bf16 time with its matmul arithmetic at the fp8 peak (Amdahl:
 ``u_8 = 1 - k + k u``, ``k = P_{fp8} / P_{bf16}``). Fitted by relative least squares on the
 single-node (8-GPU) rows of the published runs (``scripts/fit_compute.py``, constants in
@@ -54,6 +55,7 @@ __all__ = [
     "ComputeFit",
     "achievable_efficiency",
     "compute_fit",
+    "datasheet_power_w",
     "ddp_step_overhead_s",
     "energy_per_flop_pj",
     "flops_split",
@@ -141,11 +143,13 @@ GPU_POWER_W: dict[str, float] = {
 _FAMILY_POWER_OF = {"ampere": "a100-sxm-80gb", "hopper": "h100-sxm"}
 
 
-def gpu_power_w(gpu: Any) -> float:
+def datasheet_power_w(gpu: Any) -> float:
     """Datasheet power of a GPU preset [W] (:data:`GPU_POWER_W`; else its family's SXM part).
 
+    The most a board may draw, and so the upper end of a GPU's ``power_limit_w``.
+
     >>> from costmodel import presets
-    >>> gpu_power_w(presets.load("h100-sxm"))
+    >>> datasheet_power_w(presets.load("h100-sxm"))
     700.0
     """
     name = str(getattr(gpu, "name", ""))
@@ -155,6 +159,24 @@ def gpu_power_w(gpu: Any) -> float:
     if fam in _FAMILY_POWER_OF:
         return GPU_POWER_W[_FAMILY_POWER_OF[fam]]
     raise ValueError(f"gpu: no datasheet power for {name or fam!r}")
+
+
+def gpu_power_w(gpu: Any) -> float:
+    """Power a GPU runs at [W]: its ``power_limit_w`` when set, else :func:`datasheet_power_w`.
+
+    The power of the compute fit's ``(W / P_bf16)^-alpha`` law (:func:`energy_per_flop_pj`):
+    an H100 capped at 500 W (``nvidia-smi -pl 500``; torchtitan's Grand Teton default) is
+    predicted slower than one at its datasheet 700 W.
+
+    >>> from costmodel import presets
+    >>> h100 = presets.load("h100-sxm")
+    >>> gpu_power_w(h100), gpu_power_w(h100.with_power_limit_w(500.0))
+    (700.0, 500.0)
+    """
+    limit = getattr(gpu, "power_limit_w", None)
+    if limit is not None:
+        return float(limit)
+    return datasheet_power_w(gpu)
 
 
 def energy_per_flop_pj(power_w: Any, bf16_peak_flops: Any) -> Any:
@@ -214,10 +236,11 @@ def _doc() -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=256)
 def _coefficients(
-    held_out: str | None, name: str, fam: str, p16: float, p8: float | None, precision: str
+    held_out: str | None, watts: float, fam: str, p16: float, p8: float | None, precision: str
 ) -> tuple[float, float, float, float]:
-    """``(u, v, w, m)`` of a GPU (name, family, bf16 and fp8 peaks) and precision from one
-    fit's shape and scales (cached: the step surfaces ask it for every step)."""
+    """``(u, v, w, m)`` of a GPU (power it runs at [W], family, bf16 and fp8 peaks) and
+    precision from one fit's shape and scales (cached: the step surfaces ask it for every
+    step)."""
     doc = _doc()
     params = doc
     if held_out is not None:
@@ -233,7 +256,6 @@ def _coefficients(
     s = scales.get(key, float(np.mean(list(scales.values()))))  # unseen key: the mean scale
     alpha = float(params.get("alpha", 0.0))
     if alpha:
-        watts = GPU_POWER_W.get(name) or GPU_POWER_W[_FAMILY_POWER_OF[fam]]
         s *= energy_per_flop_pj(watts, p16) ** (-alpha)
     u, v, m, w = s, s * params["h0"], s * params["t0"], s * params["rho"]
     if amdahl and p8 is not None:
@@ -271,8 +293,8 @@ def compute_fit(gpu: Any, precision: str = "bf16", held_out: str | None = None) 
     t = fitted[key]
     p16 = float(gpu.bf16_dense_flops or gpu.fp16_dense_flops)
     p8 = None if gpu.fp8_dense_flops is None else float(gpu.fp8_dense_flops)
-    gpu_power_w(gpu)  # a clear error for a GPU without a datasheet power
-    u, v, w, m = _coefficients(held_out, str(gpu.name), fam, p16, p8, precision)
+    watts = gpu_power_w(gpu)  # its power limit, else datasheet (a clear error without one)
+    u, v, w, m = _coefficients(held_out, watts, fam, p16, p8, precision)
     return ComputeFit(
         fam, precision, u, v, w, int(t["rows"]), (float(t["band_low"]), float(t["band_high"])), m
     )

@@ -66,6 +66,7 @@ __all__ = [
     "CollectiveFit",
     "CalibrationPreset",
     "textbook_algorithm",
+    "check_power_limit_w",
 ]
 
 Architecture = Literal["volta", "turing", "ampere", "ada", "hopper", "blackwell"]
@@ -190,6 +191,12 @@ class GPU(_Frozen):
     fp8_dense_flops: Flops | None = Field(
         None, description="dense FP8 tensor-core throughput [FLOP/s]; absent if unsupported"
     )
+    power_limit_w: float | None = Field(
+        None,
+        strict=False,
+        description="board power limit the GPU runs at [W] (nvidia-smi -pl), in (0, datasheet "
+        "maximum]; absent: the datasheet power (costmodel.compute.GPU_POWER_W)",
+    )
     source: Source
 
     @model_validator(mode="after")
@@ -200,7 +207,20 @@ class GPU(_Frozen):
                 f"compute_capability={self.compute_capability} does not match "
                 f"architecture={self.architecture!r}; allowed: {', '.join(map(str, allowed))}"
             )
+        if self.power_limit_w is not None:
+            check_power_limit_w(self, self.power_limit_w)
         return self
+
+    def with_power_limit_w(self, power_limit_w: float | None) -> GPU:
+        """This GPU capped at ``power_limit_w`` [W] (None: back to its datasheet power).
+
+        Validated by :func:`check_power_limit_w`: in (0, datasheet maximum].
+        """
+        if power_limit_w == self.power_limit_w:
+            return self
+        if power_limit_w is not None:
+            power_limit_w = check_power_limit_w(self, power_limit_w)
+        return GPU.model_validate({**_shallow(self), "power_limit_w": power_limit_w})
 
     @property
     def peak_flops(self) -> float:
@@ -844,6 +864,53 @@ class Cluster(_Frozen):
             {**_shallow(self.node), "gpus_per_node": gpus_per_node, "nics_per_node": nics}
         )
         return Cluster.model_validate({**_shallow(self), "node": node})
+
+    def with_power_limit_w(self, power_limit_w: float | None) -> Cluster:
+        """This cluster with its GPUs capped at ``power_limit_w`` [W] (:meth:`GPU.with_power_limit_w`;
+        None: the datasheet power). The same cluster object when nothing changes.
+
+        >>> from costmodel.presets import cluster
+        >>> cluster("dgx-h100").with_power_limit_w(500.0).gpu.power_limit_w
+        500.0
+        """
+        gpu = self.node.gpu.with_power_limit_w(power_limit_w)
+        if gpu is self.node.gpu:
+            return self
+        node = Node.model_validate({**_shallow(self.node), "gpu": gpu})
+        return Cluster.model_validate({**_shallow(self), "node": node})
+
+
+def check_power_limit_w(gpu: Any, power_limit_w: Any) -> float:
+    """``power_limit_w`` [W] of ``gpu`` if it is in (0, datasheet maximum], else ``ValueError``.
+
+    The range: a board's power limit can be lowered (``nvidia-smi -pl``, down to its minimum
+    enforced limit) but not raised above its datasheet maximum TDP
+    (:func:`costmodel.compute.datasheet_power_w`: A100 SXM 400 W, H100/H200 SXM 700 W). The
+    compute fit knows no datasheet power for other GPUs (no published runs), so a limit there
+    would change nothing and is refused.
+    """
+    from .compute import datasheet_power_w
+
+    name = str(getattr(gpu, "name", gpu))
+    try:
+        top = datasheet_power_w(gpu)
+    except ValueError:
+        raise ValueError(
+            f"power_limit_w: no datasheet power is known for {name} (costmodel.compute."
+            "GPU_POWER_W: the GPUs of the compute fit), so a power limit cannot apply; leave it unset"
+        ) from None
+    ok = (
+        not isinstance(power_limit_w, bool)
+        and isinstance(power_limit_w, (int, float))
+        and math.isfinite(power_limit_w)
+        and 0 < power_limit_w <= top
+    )
+    if not ok:
+        raise ValueError(
+            f"power_limit_w: must be a power in (0, {top:g}] W ({name}'s datasheet maximum), "
+            f"got {power_limit_w!r}"
+        )
+    return float(power_limit_w)
 
 
 def _shallow(model: BaseModel) -> dict[str, Any]:

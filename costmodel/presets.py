@@ -590,14 +590,19 @@ def cluster(
     nodes: int = 1,
     *,
     gpus_per_node: int | None = None,
+    power_limit_w: float | None = None,
     dirs: Iterable[str | os.PathLike[str]] | str | None = None,
 ) -> Cluster:
-    """A cluster preset with ``nodes`` nodes (and optionally a ``gpus_per_node`` slice).
+    """A cluster preset with ``nodes`` nodes (optionally a ``gpus_per_node`` slice, and its
+    GPUs capped at ``power_limit_w`` [W]; None keeps the preset's: its datasheet power unless
+    the GPU preset sets a limit).
 
     >>> cluster("dgx-h100", nodes=8).ranks
     64
     >>> cluster("dgx-h100", gpus_per_node=4).ranks    # a 4-GPU slice of one node
     4
+    >>> cluster("dgx-h100", power_limit_w=500).gpu.power_limit_w
+    500.0
     """
     c = name if isinstance(name, Cluster) else load(name, "cluster", dirs=dirs)
     assert isinstance(c, Cluster)
@@ -605,6 +610,8 @@ def cluster(
         raise ValueError(f"nodes: must be an integer >= 1, got {nodes!r}")
     if gpus_per_node is not None and gpus_per_node != c.gpus_per_node:
         c = c.with_gpus_per_node(gpus_per_node)
+    if power_limit_w is not None:
+        c = c.with_power_limit_w(power_limit_w)
     try:
         return c if nodes == c.nodes else c.with_nodes(nodes)
     except ValidationError as exc:
@@ -628,9 +635,10 @@ def _headline(model: BaseModel) -> str:
     if isinstance(model, GPU):
         flops = model.bf16_dense_flops or model.fp16_dense_flops
         prec = "bf16" if model.bf16_dense_flops else "fp16"
+        cap = "" if model.power_limit_w is None else f", capped at {model.power_limit_w:g} W"
         return (
             f"{format_bytes(model.memory_bytes)}, {format_rate(model.memory_bandwidth_bytes_per_s)}, "
-            f"{format_flops(flops, 4)} {prec} dense"
+            f"{format_flops(flops, 4)} {prec} dense{cap}"
         )
     if isinstance(model, Link):
         ds = (

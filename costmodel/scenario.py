@@ -164,6 +164,12 @@ class Scenario(BaseModel):
     gpus_per_node: int | None = Field(
         None, ge=1, le=4096, description="GPUs per node (default: the preset's)"
     )
+    power_limit_w: float | None = Field(
+        None,
+        description="board power limit of the cluster's GPUs [W] in (0, datasheet maximum], "
+        "e.g. 500 for H100s capped at 500 W (default: the preset's datasheet power); the fitted "
+        "compute efficiency follows it (costmodel.compute.gpu_power_w)",
+    )
     local_batch: int = Field(1, ge=1, le=10**7, description="micro-batch per GPU [samples]")
     accumulation: int = Field(1, ge=1, le=10**6, description="micro-batches per step")
     sequence_length: int = Field(4096, ge=1, le=10**8, description="tokens per sample")
@@ -415,7 +421,7 @@ class Scenario(BaseModel):
         from . import presets
 
         n = self.nodes if nodes is None else nodes
-        c = presets.cluster(self.cluster, nodes=n)
+        c = presets.cluster(self.cluster, nodes=n, power_limit_w=self.power_limit_w)
         if self.gpus_per_node is not None and self.gpus_per_node != c.gpus_per_node:
             c = c.with_gpus_per_node(self.gpus_per_node)
         return c
@@ -523,8 +529,9 @@ class Scenario(BaseModel):
         fields' own unit grammar: ``params=70B``, ``bucket_cap_bytes=50MiB``; booleans only
         ``true``/``false``; ``none`` clears an optional field). Changing ``arch`` drops this
         scenario's ``params`` (the architecture gives them; ``arch=none`` keeps the count as a
-        bare parameter count), and changing ``params`` drops ``arch``. The result is validated
-        as any Scenario.
+        bare parameter count), and changing ``params`` drops ``arch``. Changing ``cluster``
+        drops ``power_limit_w`` (A's cap is of A's GPUs; B runs at its datasheet power unless
+        given one). The result is validated as any Scenario.
         """
         kw = _parse_changes(changes) if isinstance(changes, str) else dict(changes)
         unknown = sorted(set(kw) - set(type(self).model_fields))
@@ -546,6 +553,8 @@ class Scenario(BaseModel):
             data.pop("params")  # arch=none keeps A's parameter count as a bare count
         if "params" in kw and "arch" not in kw:
             data["arch"] = None
+        if kw.get("cluster", self.cluster) != self.cluster and "power_limit_w" not in kw:
+            data["power_limit_w"] = None
         data.update(kw)
         return Scenario(**data)
 

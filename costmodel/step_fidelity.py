@@ -17,7 +17,10 @@ ranks they span, overlapped with compute at contention ``c``):
 The cluster of each GPU type is the preset closest to what the source states
 (:data:`CLUSTER_OF`); llm-foundry's A100 tables state 1600 Gb/s RoCE per node (8 x 200 Gb/s,
 as ``dgx-a100``), its H100 tables state nothing (``dgx-h100``, 8 x 400 Gb/s assumed), torchtitan
-states 400 Gb/s per GPU for Grand Teton and WhiteFiber.
+states 400 Gb/s per GPU for Grand Teton and WhiteFiber. Its GPUs run at the power limit the
+source states (the rows' ``power_limit_w``, :data:`costmodel.steps_data.POWER_LIMIT_W`:
+torchtitan's Grand Teton H100s at 500 W), given to ``strategy_step`` as ``power_limit_w`` as a
+user would.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import pandas as pd
 
 from . import presets
 from .compute import compute_fit, micro_batch_compute_s
-from .steps_data import GPU_TYPES, pure_dp_rows
+from .steps_data import pure_dp_rows, row_gpu, row_power_limit_w
 
 __all__ = [
     "CLUSTER_OF",
@@ -95,8 +98,8 @@ class _Engine:
         self.contention = float(contention)
         self.overhead_s = float(overhead_s)
         self.sync_loss = sync_loss
-        self._c: dict[tuple[str, int], Any] = {}
-        self._t: dict[tuple[str, int, str], Any] = {}
+        self._c: dict[tuple[str, int, float | None], Any] = {}
+        self._t: dict[tuple[str, int, str, float | None], Any] = {}
 
     def step_s(self, r: Any, micro_s: float, gpus: int | None = None) -> float:
         from .strategy.step import strategy_step
@@ -127,6 +130,7 @@ class _Engine:
             band=False,
             timer=timer,
             sync_loss=self.sync_loss,
+            power_limit_w=row_power_limit_w(r),
         )
         return kw, acc
 
@@ -137,12 +141,18 @@ class _Engine:
         n = int(gpus if gpus is not None else r.gpus)
         preset = CLUSTER_OF[r.gpu_type]
         nodes = max(1, n // 8)
-        key = (preset, n)
+        watts = row_power_limit_w(r)
+        key = (preset, n, watts)
         if key not in self._c:
-            self._c[key] = presets.cluster(preset, nodes=nodes, gpus_per_node=min(8, n))
+            self._c[key] = presets.cluster(
+                preset,
+                nodes=nodes,
+                gpus_per_node=min(8, n),
+                power_limit_w=watts,
+            )
         c = self._c[key]
         strategy, reshard = SHARDING[str(r.sharding)]
-        tkey = (preset, n, strategy)
+        tkey = (preset, n, strategy, watts)
         if tkey not in self._t:
             self._t[tkey] = CollectiveTimer(c, model="nccl", group_size=n)
         per_gpu = r.global_batch / r.gpus  # samples per GPU per step (n-independent per row)
@@ -179,7 +189,7 @@ class _Engine:
 
 
 def _fitted_micro_s(r: Any, held_out: bool = False) -> float:
-    g = presets.load(GPU_TYPES[r.gpu_type][0])
+    g = row_gpu(r)  # at the power limit the source states
     return micro_batch_compute_s(
         r.model,
         g,
@@ -265,8 +275,7 @@ def absolute_predictions(
     eng = _Engine(0.0 if contention is None else contention, overhead_s)
     out = []
     for i, r in df.iterrows():
-        g = presets.load(GPU_TYPES[r.gpu_type][0])
-        fit = compute_fit(g, str(r.precision))
+        fit = compute_fit(row_gpu(r), str(r.precision))
         step = eng.user_step_s(r, None if contention is None else float(contention))
         tps = _step_tokens(r) / step
         lo, hi = fit.band

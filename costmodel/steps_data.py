@@ -24,14 +24,27 @@ True
 from __future__ import annotations
 
 import functools
+import math
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .reference import reference_dir
 
-__all__ = ["GPU_TYPES", "POWER_LIMIT_W", "STEP_FILES", "step_rows", "pure_dp_rows"]
+if TYPE_CHECKING:
+    from .hardware import GPU
+
+__all__ = [
+    "GPU_TYPES",
+    "POWER_LIMIT_W",
+    "STEP_FILES",
+    "pure_dp_rows",
+    "row_gpu",
+    "row_power_limit_w",
+    "step_rows",
+]
 
 #: The raw files, by short name.
 STEP_FILES: dict[str, str] = {
@@ -58,9 +71,36 @@ GPU_TYPES: dict[str, tuple[str, float, str]] = {
 
 #: GPU types of the data that ran below their datasheet power [W]: torchtitan's Grand Teton H100s
 #: "used the default 500W power limit" (torchtitan docs/performance.md and benchmarks/, copied in
-#: data/reference/steps/). The compute fit's power feature uses it; the others run at their
-#: datasheet TDP (:data:`costmodel.compute.GPU_POWER_W`).
+#: data/reference/steps/). Each row carries it (column ``power_limit_w``, NaN: the datasheet
+#: TDP, :data:`costmodel.compute.GPU_POWER_W`); the compute fit and the fidelity report's steps
+#: read it from there (:func:`row_gpu`, :func:`row_power_limit_w`).
 POWER_LIMIT_W: dict[str, float] = {"h100-96gb": 500.0}
+
+
+def row_power_limit_w(row: Any) -> float | None:
+    """The power limit [W] a row's source states (its ``power_limit_w`` column), None where it
+    ran at its datasheet power (NaN in the column, or no such column)."""
+    w = getattr(row, "power_limit_w", None)
+    return None if w is None or math.isnan(float(w)) else float(w)
+
+
+def row_gpu(row: Any) -> GPU:
+    """The GPU preset a row ran on (``gpu_preset``), capped at the power limit its source
+    states (:func:`row_power_limit_w`; else its datasheet power).
+
+    >>> df = pure_dp_rows()
+    >>> row_gpu(df[df.gpu_type == "h100-96gb"].iloc[0]).power_limit_w
+    500.0
+    >>> row_gpu(df[df.gpu_type == "h100-80gb"].iloc[0]).power_limit_w is None
+    True
+    """
+    from . import presets
+    from .hardware import GPU
+
+    gpu = presets.load(str(row.gpu_preset), "gpu")
+    assert isinstance(gpu, GPU)
+    return gpu.with_power_limit_w(row_power_limit_w(row))
+
 
 _MPT_GPU = {"a100_40gb": "a100-40gb", "a100_80gb": "a100-80gb", "h100_80gb": "h100-80gb"}
 
@@ -359,6 +399,7 @@ def _rows() -> pd.DataFrame:
     df = df.drop_duplicates(subset=key, keep="first").reset_index(drop=True)
     df["gpu_memory_bytes"] = [GPU_TYPES[g][1] for g in df.gpu_type]
     df["gpu_preset"] = [GPU_TYPES[g][0] for g in df.gpu_type]
+    df["power_limit_w"] = [POWER_LIMIT_W.get(g, math.nan) for g in df.gpu_type]
     df["tokens_per_step"] = df.global_batch * df.seq
     return df
 
@@ -373,7 +414,9 @@ def step_rows() -> pd.DataFrame:
     (none, selective-op, selective-layer, full), ``compile``, ``micro_batch``, ``grad_accum``,
     ``global_batch`` (sequences), ``tokens_per_s_per_gpu``, ``mfu`` (fraction, NaN if not
     published), ``peak_memory_gib`` (torchtitan's reading), ``ran``, ``pure_dp``,
-    ``gpu_memory_bytes``, ``gpu_preset``, ``tokens_per_step``. A copy: edit it freely.
+    ``gpu_memory_bytes``, ``gpu_preset``, ``power_limit_w`` (the board power limit the source
+    states [W], :data:`POWER_LIMIT_W`; NaN: the datasheet power), ``tokens_per_step``. A copy:
+    edit it freely.
     """
     return _rows().copy()
 

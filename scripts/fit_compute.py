@@ -30,7 +30,6 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from costmodel import presets  # noqa: E402
 from costmodel.architecture import load_arch  # noqa: E402
 from costmodel.atomic import write_text_atomic  # noqa: E402
 from costmodel.compute import (  # noqa: E402
@@ -39,7 +38,7 @@ from costmodel.compute import (  # noqa: E402
     gpu_power_w,
     recompute_extra,
 )
-from costmodel.steps_data import GPU_TYPES, POWER_LIMIT_W, pure_dp_rows  # noqa: E402
+from costmodel.steps_data import pure_dp_rows, row_gpu  # noqa: E402
 
 OUT = ROOT / "costmodel" / "data" / "fitted_compute.toml"
 
@@ -72,12 +71,12 @@ def table(df: pd.DataFrame | None = None) -> pd.DataFrame:
     rows = []
     for r in df.itertuples():
         a = load_arch(r.model)
-        g = presets.load(GPU_TYPES[r.gpu_type][0])
+        g = row_gpu(r)  # at the power limit its source states (torchtitan's 500 W)
         lin, att = flops_split(a, int(r.seq))
         rl, ra = recompute_extra(str(r.activation_checkpointing), lin, att)
         bf16 = float(g.bf16_dense_flops)
         k = float(g.fp8_dense_flops) / bf16 if r.precision == "fp8" else 1.0
-        watts = POWER_LIMIT_W.get(r.gpu_type) or gpu_power_w(g)
+        watts = gpu_power_w(g)
         rows.append(
             {
                 "key": f"{g.architecture}-{r.precision}",

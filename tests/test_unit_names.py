@@ -10,7 +10,10 @@ import inspect
 import costmodel as cm
 
 # a numeric parameter's name must end with one of these (SI units, DESIGN.md section 2)
-UNIT_SUFFIXES = ("_bytes", "_s", "_bytes_per_s", "_s_per_byte", "_flops", "_per_token", "_usd")
+UNIT_SUFFIXES = (
+    "_bytes", "_s", "_bytes_per_s", "_s_per_byte", "_flops", "_per_token", "_usd",
+    "_w",  # watts: a GPU's board power (power_limit_w)
+)  # fmt: skip
 UNIT_SUFFIXES_EXTRA = ("usd_per_gpu_hour", "bytes_per_param")
 # dimensionless quantities and counts [-] (names say what is counted)
 DIMENSIONLESS = {

@@ -89,6 +89,16 @@ _ContentionOpt = Annotated[
     ),
 ]
 
+_PowerOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--power-limit-w",
+        help="Board power limit of the cluster's GPUs [W], in (0, datasheet maximum], e.g. 500 "
+        "for H100s capped at 500 W (nvidia-smi -pl); the fitted compute efficiency follows it "
+        "(default: the GPU's datasheet power, H100/H200 SXM 700 W, A100 SXM 400 W).",
+    ),
+]
+
 
 def _contention(value: float | None) -> float:
     from ..strategy import DEFAULT_COMM_CONTENTION
@@ -516,6 +526,7 @@ def step(
     param_dtype: _ParamDtypeOpt = "bf16",
     grad_dtype: _GradDtypeOpt = None,
     contention: _ContentionOpt = None,
+    power_limit_w: _PowerOpt = None,
     recipe: Annotated[
         str, typer.Option(help="Precision/optimizer recipe (memory; with --cluster).")
     ] = "mixed-adam",
@@ -565,6 +576,7 @@ def step(
             param_dtype=param_dtype,
             grad_dtype=grad_dtype,
             contention=c_,
+            power_limit_w=power_limit_w,
             recipe=recipe,
             micro_batch=micro_batch,
             seq=seq,
@@ -580,6 +592,11 @@ def step(
             as_json=as_json,
         )
         return
+    if power_limit_w is not None:
+        raise ValueError(
+            "--power-limit-w: needs --cluster NAME (the limit caps its GPUs' fitted compute); "
+            "--ranks/--bandwidth takes a measured --compute-time"
+        )
     if strategy != "ddp":
         raise ValueError(
             f"--strategy {strategy}: the sharded strategies need --cluster NAME (their "
@@ -671,6 +688,7 @@ def _step_on_cluster(
     as_json: bool,
     group_size: int | None,
     reshard: bool | None,
+    power_limit_w: float | None = None,
     **kw: Any,
 ) -> None:
     """``step --cluster``: :func:`costmodel.strategy.strategy_step` (or the advisor for all)."""
@@ -679,7 +697,7 @@ def _step_on_cluster(
     from ..strategy.advisor import advise, fit_suggestions
 
     st = _strategy_of(strategy, None)
-    c = presets.cluster(cluster, nodes=nodes)
+    c = presets.cluster(cluster, nodes=nodes, power_limit_w=power_limit_w)
     compute_s = None
     if compute_time is not None:
         compute_s = units.parse_duration(compute_time, name="--compute-time")
@@ -848,6 +866,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         reshard_after_forward=o.get("reshard"),
         param_dtype=o.get("param_dtype") or "bf16",
         grad_dtype=o.get("grad_dtype"),
+        power_limit_w=o.get("power_limit_w"),
     )
 
 
@@ -872,6 +891,7 @@ def scenario(
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
     flash: _FlashOpt = True,
     contention: _ContentionOpt = None,
+    power_limit_w: _PowerOpt = None,
     strategy: _StrategyOpt = None,
     group_size: _GroupOpt = None,
     reshard: _ReshardOpt = None,
@@ -1154,6 +1174,7 @@ def train(
     no_sync: _NoSyncOpt = True,
     model: Annotated[str, typer.Option(help="Collective cost model: nccl or textbook.")] = "nccl",
     contention: _ContentionOpt = None,
+    power_limit_w: _PowerOpt = None,
     strategy: _StrategyOpt = None,
     group_size: _GroupOpt = None,
     reshard: _ReshardOpt = None,

@@ -161,11 +161,13 @@ def step_compute(
     peak = _c.precision_peak_flops(gpu, precision)
     e = float(arch.training_flops_per_token(sequence_length)) * tokens / (t * peak)
     lo, hi = fit.band
+    limit = getattr(gpu, "power_limit_w", None)
+    at = f" at a {float(limit):g} W power limit" if limit is not None else ""
     return ComputeTime(
         t,
         extra / (1 + extra),
         "fitted",
-        f"fitted efficiency {fam}/{precision}: MFU {e:.2f} on one node "
+        f"fitted efficiency {fam}/{precision}{at}: MFU {e:.2f} on one node "
         f"(compute band x{lo:.2f}-x{hi:.2f})",
         (lo, hi),
         True,

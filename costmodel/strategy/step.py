@@ -312,6 +312,7 @@ def strategy_step(
     precision: str = "bf16",
     held_out: str | None = None,
     sync_loss: float | None = None,
+    power_limit_w: float | None = None,
 ) -> StrategyStep:
     """One optimizer step of a data-parallel strategy on a cluster (module docstring).
 
@@ -347,6 +348,12 @@ def strategy_step(
     sync_loss
         Synchronisation loss per doubling of the ranks [-] (default: the fitted one,
         :func:`costmodel.compute.sync_loss_per_doubling`; 0 switches it off).
+    power_limit_w
+        Board power limit of the cluster's GPUs [W], in (0, datasheet maximum] (default: the
+        preset's, i.e. its datasheet power: H100 SXM 700 W): the fitted compute efficiency
+        follows the power per peak FLOP (:func:`costmodel.compute.gpu_power_w`); applied by
+        :meth:`costmodel.hardware.Cluster.with_power_limit_w`, as ``Scenario`` and the CLI's
+        ``--power-limit-w`` do.
     """
     from .._checks import flag
 
@@ -371,6 +378,8 @@ def strategy_step(
         c = presets.cluster(c, nodes=nodes)
     if gpus_per_node is not None and gpus_per_node != c.gpus_per_node:
         c = c.with_gpus_per_node(gpus_per_node)
+    if power_limit_w is not None:
+        c = c.with_power_limit_w(power_limit_w)  # the same cluster when already capped so
     ranks = int(c.ranks)
     if layout is None:
         kw: dict[str, Any] = {

@@ -417,13 +417,15 @@ def step_row(
     mfu: float | None = None,
     comm_contention: float | None = None,
     bucket_cap: int | None = None,
+    power_limit_w: float | None = None,
 ) -> dict[str, Any]:
     """One step sweep row: :func:`~costmodel.strategy.strategy_step` with ``costmodel step``'s
     defaults (nccl model, mixed-adam, micro-batch 1, sequence 4096, no_sync, parameters gathered
     in bf16, gradients reduced in the recipe's dtype, the strategy's buckets, the fitted compute,
     the one default contention), as a dict of :data:`STEP_COLUMNS`. ``cat`` holds the categorical
     axes (``param_dtype``, ``grad_dtype`` and ``no_sync`` default as above when absent);
-    ``bucket_cap`` [B] None is the strategy's own bucket."""
+    ``bucket_cap`` [B] None is the strategy's own bucket; ``power_limit_w`` [W] None is the
+    GPU's datasheet power."""
     from ..strategy import strategy_step
 
     s = strategy_step(
@@ -447,6 +449,7 @@ def step_row(
         comm_contention=comm_contention,
         model=cat["model"],
         timeline=False,
+        power_limit_w=power_limit_w,
     )
     d = s.as_dict()
     d["micro_batch"], d["sequence_length"] = int(micro_batch), int(sequence_length)

@@ -217,6 +217,13 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="bucket_cap_bytes",
                 aliases=("bucket", "bucket_cap_bytes"),
             ),
+            Axis(
+                "power_limit_w",
+                _parse_float,
+                True,
+                column="power_limit_w",
+                aliases=("power", "power_limit"),
+            ),
         )
     },
 }
@@ -560,6 +567,14 @@ def _check_step(a: dict[str, list[Any]]) -> None:
         raise ValueError("comm_contention: every value must be in [0, 1]")
     if any(v <= 0 for v in a.get("params", [1.0])):
         raise ValueError("params: every value must be > 0")
+    if "power_limit_w" in a:  # each preset's GPU's range, as costmodel step --power-limit-w
+        from .. import presets
+        from ..hardware import check_power_limit_w
+
+        for name in _presets(a["preset"], a):
+            gpu = presets.cluster(name).gpu
+            for v in a["power_limit_w"]:
+                check_power_limit_w(gpu, v)
     _check_step_layout(a)
 
 
@@ -678,6 +693,7 @@ def _numeric_axes(grid: Grid) -> list[str]:
             "mfu",
             "comm_contention",
             "bucket_cap",
+            "power_limit_w",
         ]
         return [n for n in names if n in grid.axes]
     names = ["nodes", "gpus_per_node", "ranks", "bandwidth", "latency", "gamma", "size"]

@@ -161,6 +161,18 @@ def _inputs() -> dict:
             key="ddp_reshard",
             bind=QP,
         )
+    power = st.columns(4)[0].number_input(
+        "GPU power limit [W] (optional)",
+        value=None,
+        step=50.0,
+        key="ddp_power",
+        bind=QP,
+        placeholder="datasheet",
+        help="Board power limit the cluster's GPUs run at (nvidia-smi -pl), in (0, datasheet "
+        "maximum]: e.g. 500 for H100s capped at 500 W. The fitted compute efficiency follows "
+        "it (costmodel.compute.gpu_power_w). Empty: the datasheet power (H100/H200 SXM 700 W, "
+        "A100 SXM 400 W), as the API's and the CLI's default.",
+    )
     if arch != CUSTOM:
         recompute = c[1].selectbox(
             "Recompute", architecture.RECOMPUTE_MODES, key="ddp_recompute", bind=QP
@@ -195,6 +207,7 @@ def _inputs() -> dict:
         "group_size": None if group_size is None else int(group_size),
         "reshard_after_forward": reshard,
         "comm_contention": float(contention),
+        "power_limit_w": None if power is None else float(power),
     }
 
 
@@ -224,7 +237,8 @@ def _pinned(inp: dict) -> dict | None:
     strat_b = c[3].selectbox("Strategy (B)", (SAME, *STRATEGIES), key="ddp_b_strategy", bind=QP)
     changes: dict = {}
     if cluster != SAME:
-        changes["cluster"] = cluster
+        # A's power limit caps A's GPUs: B's other cluster runs at its datasheet power
+        changes.update(cluster=cluster, power_limit_w=None)
     if arch == CUSTOM:
         text = c[1].text_input("Parameters (B)", value="7B", key="ddp_b_params", bind=QP)
         p = parse_input("Parameters (B)", parse_count, text)
@@ -525,12 +539,15 @@ def render() -> None:
 @st.cache_data(show_spinner=False, max_entries=32)
 def _strategy_rows(**inp) -> list[dict]:
     """Every strategy of this job ranked (costmodel.strategy.advisor.advise), as rows."""
+    from costmodel import presets
     from costmodel.strategy.advisor import advise
 
     a = advise(
         inp["params"],
         arch=inp["arch"],
-        cluster=inp["cluster"],
+        cluster=presets.cluster(
+            inp["cluster"], nodes=int(inp["nodes"]), power_limit_w=inp["power_limit_w"]
+        ),
         nodes=int(inp["nodes"]),
         model=inp["model"],
         recipe="mixed-adam",

@@ -1,0 +1,177 @@
+"""A GPU's board power limit (``power_limit_w``): validated on the GPU, one road from the API,
+``Scenario`` and the CLI to the fitted compute, and the published torchtitan H100 rows predicted
+at the 500 W their pages state."""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from importlib import resources
+
+import pytest
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+import costmodel as cm
+from costmodel import cli, presets
+from costmodel.compute import compute_fit, gpu_power_w, micro_batch_compute_s
+from costmodel.hardware import GPU
+
+# one node, a step that fits (FSDP, micro-batch 1 at 4096 tokens): the fitted compute road
+Q = dict(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, strategy="fsdp")
+CLI_Q = ["--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--nodes", "1", "--strategy", "fsdp"]
+
+
+def _alpha() -> float:
+    text = (resources.files("costmodel.data") / "fitted_compute.toml").read_text("utf-8")
+    return float(tomllib.loads(text)["alpha"])
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, 700.5, 1e4, math.nan, math.inf, True, "500"])
+def test_a_bad_power_limit_names_the_field_and_the_range(bad):
+    h100 = presets.load("h100-sxm")
+    with pytest.raises(ValueError, match=r"power_limit_w: must be a power in \(0, 700\] W"):
+        h100.with_power_limit_w(bad)
+    with pytest.raises(ValueError, match=r"power_limit_w: must be a power in \(0, 700\] W"):
+        presets.cluster("dgx-h100", power_limit_w=bad)
+
+
+def test_the_range_is_each_gpu_s_datasheet_maximum():
+    a100 = presets.load("a100-sxm-80gb")
+    assert a100.with_power_limit_w(400).power_limit_w == 400.0  # the datasheet maximum itself
+    with pytest.raises(ValueError, match=r"\(0, 400\] W"):
+        a100.with_power_limit_w(401)
+    # a preset (or a user's TOML) that sets the field is checked by the model itself
+    data = {**presets.load("h100-sxm").model_dump(), "power_limit_w": 900.0}
+    with pytest.raises(ValidationError, match=r"power_limit_w: must be a power in \(0, 700\] W"):
+        GPU.model_validate(data)
+    # no datasheet power known (no fit for the family): refused rather than silently unused
+    with pytest.raises(ValueError, match="power_limit_w: no datasheet power is known for b200"):
+        presets.load("b200").with_power_limit_w(500)
+    # None goes back to the datasheet power
+    capped = presets.load("h100-sxm").with_power_limit_w(500)
+    assert gpu_power_w(capped) == 500.0 and gpu_power_w(capped.with_power_limit_w(None)) == 700.0
+
+
+def test_the_compute_fit_follows_the_power_law():
+    h100 = presets.load("h100-sxm")
+    law = (500.0 / 700.0) ** (-_alpha())
+    assert law > 1.1  # a capped chip is slower: the test below can fail
+    full, capped = compute_fit(h100), compute_fit(h100.with_power_limit_w(500))
+    for k in ("u", "v", "w", "m"):
+        assert getattr(capped, k) == pytest.approx(getattr(full, k) * law, rel=1e-12)
+    t700 = micro_batch_compute_s("llama-3.1-8b", h100, 8192, 2)
+    t500 = micro_batch_compute_s("llama-3.1-8b", h100.with_power_limit_w(500), 8192, 2)
+    assert t500 / t700 == pytest.approx(law, rel=1e-12)
+
+
+def test_one_power_limit_one_number_on_every_surface():
+    default = cm.strategy_step(**Q, timeline=False)
+    at_700 = cm.strategy_step(**Q, power_limit_w=700, timeline=False)
+    assert at_700.step_time_s == default.step_time_s  # the default is the datasheet power
+    api = cm.strategy_step(**Q, power_limit_w=500, timeline=False)
+    assert api.compute_s > default.compute_s * 1.1
+    assert "at a 500 W power limit" in api.compute_label
+    sc = cm.Scenario(**Q, power_limit_w=500).evaluate(scaling=False, flips=False)
+    assert sc.step_time_s == pytest.approx(api.step_time_s, rel=1e-9)
+    sw = cm.sweep(kind="step", preset="dgx-h100", arch="llama-3.1-8b", nodes=1,
+                  strategy="fsdp", power_limit_w=[500, 700])  # fmt: skip
+    assert sw["power_limit_w"].tolist() == [500.0, 700.0]
+    assert sw["step_time_s"].tolist() == pytest.approx(
+        [api.step_time_s, default.step_time_s], rel=1e-9
+    )
+    runner = CliRunner()
+    for cmd in (["step"], ["scenario"], ["train", "--steps", "10"]):
+        out = runner.invoke(cli.app, [*cmd, *CLI_Q, "--power-limit-w", "500", "--json"])
+        assert out.exit_code == 0, out.stderr + out.stdout
+        assert json.loads(out.stdout)["step_time_s"] == pytest.approx(api.step_time_s, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("cmd", "value", "fragment"),
+    [
+        ("step", "900", r"power_limit_w: must be a power in (0, 700] W"),
+        ("scenario", "0", r"power_limit_w: must be a power in (0, 700] W"),
+        ("step", "abc", "--power-limit-w"),
+    ],
+)
+def test_cli_bad_power_limit_exits_2_with_one_line(cmd, value, fragment):
+    out = CliRunner().invoke(cli.app, [cmd, *CLI_Q, "--power-limit-w", value])
+    assert out.exit_code == 2, (out.stdout, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("costmodel: error: ")
+    assert fragment in lines[0] and "Traceback" not in out.stderr
+
+
+def test_the_step_sweep_checks_each_preset_s_range_before_any_row():
+    args = ["sweep", "--kind", "step", "--set", "preset=dgx-h100,dgx-a100"]
+    out = CliRunner().invoke(cli.app, [*args, "--set", "arch=llama-3.1-8b", "--set", "power=500"])
+    assert out.exit_code == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "power_limit_w: must be a power in (0, 400] W" in lines[0]
+
+
+def test_cli_power_limit_needs_a_cluster():
+    args = ["step", "--params", "7B", "--compute-time", "400ms", "--ranks", "8"]
+    out = CliRunner().invoke(cli.app, [*args, "--bandwidth", "50GB/s", "--power-limit-w", "500"])
+    assert out.exit_code == 2 and "--power-limit-w: needs --cluster" in out.stderr
+
+
+def test_a_torchtitan_h100_row_is_predicted_at_500_w():
+    """The fidelity report predicts torchtitan's Grand Teton H100s at the 500 W their pages
+    state (steps_data.POWER_LIMIT_W), through strategy_step's power_limit_w as a user would."""
+    from costmodel.step_fidelity import _Engine, _fitted_micro_s
+    from costmodel.steps_data import POWER_LIMIT_W, pure_dp_rows
+
+    assert POWER_LIMIT_W == {"h100-96gb": 500.0}
+    df = pure_dp_rows()
+    capped = df.power_limit_w.notna()  # each row carries the power its source states
+    assert (df.gpu_type[capped] == "h100-96gb").all() and (df.power_limit_w[capped] == 500).all()
+    assert capped.sum() == (df.gpu_type == "h100-96gb").sum() > 0
+    r = df[(df.gpu_type == "h100-96gb") & (df.gpus == 8) & ~df["compile"]].iloc[0]
+    assert r.precision == "bf16"
+    at_700 = micro_batch_compute_s(
+        r.model,
+        presets.load("h100-sxm"),
+        int(r.seq),
+        int(r.micro_batch),
+        recompute=str(r.activation_checkpointing),
+    )
+    assert _fitted_micro_s(r) / at_700 == pytest.approx((500 / 700) ** (-_alpha()), rel=1e-12)
+    eng = _Engine(0.0)
+    got = eng.user_step_s(r)
+    kw, _ = eng._row_kwargs(r)
+    assert kw["power_limit_w"] == 500.0 and kw["cluster"].gpu.power_limit_w == 500.0
+    common = dict(
+        arch=r.model,
+        cluster="dgx-h100",
+        nodes=1,
+        strategy="fsdp",
+        grad_dtype=kw["grad_dtype"],
+        micro_batch=int(r.micro_batch),
+        sequence_length=int(r.seq),
+        accumulation=kw["accumulation"],
+        recompute=str(r.activation_checkpointing),
+        held_out="torchtitan/h100-96gb",
+        timeline=False,
+        band=False,
+    )
+    at_500 = cm.strategy_step(**common, power_limit_w=500)
+    assert got == pytest.approx(at_500.step_time_s, rel=1e-12)
+    assert got > cm.strategy_step(**common).step_time_s * 1.1
+
+
+def test_the_step_page_shows_a_bad_power_limit_as_a_red_message():
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    page = Path(__file__).resolve().parents[1] / "costmodel" / "web" / "page_ddp.py"
+    at = AppTest.from_file(str(page), default_timeout=120)
+    at.query_params.update({"ddp_arch": "llama-3.1-8b", "ddp_nodes": "1", "ddp_power": "900"})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(str(e.value) for e in at.error).replace("\\", "")
+    assert "power_limit_w: must be a power in (0, 700] W" in shown
+    assert not at.metric  # no step shown for the refused input
