@@ -18,6 +18,8 @@ on the same ``grads`` stream right after (PyTorch FSDP2's HSDP: reduce-scatter t
 
 from __future__ import annotations
 
+import numpy as np
+
 from .engine import COMPUTE, Plan, TaskList, plan
 from .events import StepInputs
 
@@ -35,48 +37,63 @@ def tasks(inp: StepInputs, micro_batch: int = 0) -> TaskList:
 
     The order of the tasks and their dependencies (:func:`_order`) depend only on the units'
     names, the strategy and resharding; they are built once per such setting, and each step
-    gives them its own times, sizes and spans."""
+    gives them its own times, sizes and spans (one gather of each column by a kept index;
+    with ``inp.band`` also the works at the ends of the collectives' error bands)."""
     lay = inp.layout
     hybrid = lay.strategy == "hsdp"
     span = "group" if hybrid else "job"
     g = lay.shard_group
     units = inp.units
+    n = len(units)
+    timer, band = inp.timer, inp.band
     ag_bytes = [u.params * inp.param_bytes for u in units]
     rs_bytes = [u.params * inp.grad_bytes for u in units]
-    t_ag = inp.timer.time("all_gather", span, ag_bytes).tolist()
-    t_rs = inp.timer.time("reduce_scatter", span, rs_bytes).tolist()
-    ranks = inp.timer.ranks(span)
-    ar_bytes: list[float] = []
-    t_ar: list[float] = []
+    ops = [("all_gather", span, ag_bytes), ("reduce_scatter", span, rs_bytes)]
+    ranks = timer.ranks(span)
+    ar_bytes: list[float] = [0.0] * n
     ranks_ar = 0
     if hybrid:
         ar_bytes = [b / g for b in rs_bytes]
-        t_ar = inp.timer.time("all_reduce", "across", ar_bytes).tolist()
-        ranks_ar = inp.timer.ranks("across")
-    forward_s, backward_s = inp.forward_s, inp.backward_total_s
-    fwd = [forward_s * u.compute_weight for u in units]
-    bwd = [backward_s * u.compute_weight for u in units]
-    zeros = [0.0] * len(units)
-    work = (fwd, bwd, t_ag, t_rs, t_ar)
-    nbytes = (zeros, zeros, ag_bytes, rs_bytes, ar_bytes)
-    rk = (0, 0, ranks, ranks, ranks_ar)
-    p, where = _plan(tuple(u.name for u in units), hybrid, lay.reshards, span)
-    return TaskList(
-        p,
-        [work[src][j] for src, j in where],
-        [nbytes[src][j] for src, j in where],
-        [rk[src] for src, _ in where],
-        micro_batch,
-    )
+        ops.append(("all_reduce", "across", ar_bytes))
+        ranks_ar = timer.ranks("across")
+    times: list[np.ndarray] = []
+    ends: list[tuple[np.ndarray, np.ndarray]] | None = [] if band else None
+    for op, sp, nb in ops:
+        if ends is None:
+            times.append(timer.time(op, sp, nb))
+            continue
+        t, b = timer.time_band(op, sp, nb)
+        times.append(t)
+        if b is None:
+            ends = None
+        else:
+            ends.append(b)
+    weights = np.array([u.compute_weight for u in units], dtype=float)
+    fwd = inp.forward_s * weights
+    bwd = inp.backward_total_s * weights
+    zeros = np.zeros(n)
+    p, flat, src = _plan(tuple(u.name for u in units), hybrid, lay.reshards, span)
+
+    def column(comm: list[np.ndarray]) -> list[float]:
+        # sources in the order _FWD, _BWD, _AG, _RS, _AR, each one value per unit
+        return np.concatenate((fwd, bwd, *comm, *[zeros] * (3 - len(comm))))[flat].tolist()
+
+    nbytes = np.concatenate((zeros, zeros, ag_bytes, rs_bytes, ar_bytes))[flat].tolist()
+    rk = np.array((0, 0, ranks, ranks, ranks_ar))[src].tolist()
+    band_work = None
+    if ends is not None:
+        band_work = (column([e[0] for e in ends]), column([e[1] for e in ends]))
+    return TaskList(p, column(times), nbytes, rk, micro_batch, band_work, band)
 
 
-_PLANS: dict[tuple[object, ...], tuple[Plan, list[tuple[int, int]]]] = {}
+_PLANS: dict[tuple[object, ...], tuple[Plan, np.ndarray, np.ndarray]] = {}
 
 
 def _plan(
     names: tuple[str, ...], hybrid: bool, reshard: bool, span: str
-) -> tuple[Plan, list[tuple[int, int]]]:
-    """:func:`_order` as a :class:`~.engine.Plan` and each task's (source, unit), kept."""
+) -> tuple[Plan, np.ndarray, np.ndarray]:
+    """:func:`_order` as a :class:`~.engine.Plan`, each task's place in the five columns of
+    per-unit values (``source x units + unit``) and its source, kept."""
     key = (names, hybrid, reshard, span)
     hit = _PLANS.get(key)
     if hit is None:
@@ -90,7 +107,8 @@ def _plan(
                 [r[3] for r in rows],
                 [sp[r[4]] for r in rows],
             ),
-            [(r[4], r[5]) for r in rows],
+            np.array([r[4] * len(names) + r[5] for r in rows], dtype=np.intp),
+            np.array([r[4] for r in rows], dtype=np.intp),
         )
         if len(_PLANS) >= 64:
             _PLANS.clear()

@@ -38,7 +38,9 @@ otherwise ``"compute"``.
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +53,7 @@ from . import zero as _zero
 from .accumulate import accumulate
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
-from .engine import Plan, Task, TaskList, columns, plan
+from .engine import Plan, Task, TaskList, _picker, columns, plan
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
 from .memory import StrategyMemory, strategy_memory
@@ -187,25 +189,40 @@ def _wire_bytes(tasks: Sequence[Task]) -> dict[str, float]:
     cols = columns(tasks)
     found: list[tuple[int, str, float]] = []
     for kind, idx in cols.by_kind.items():  # each kind summed in task order
-        first = -1
-        acc = 0.0
-        for i in idx:
-            n = cols.span_ranks[i]
-            if n >= 2:
-                f = 2.0 * (n - 1) / n if kind == "all_reduce" else (n - 1) / n
-                acc += f * cols.message_bytes[i]
-                if first < 0:
-                    first = i
-        if first >= 0:
-            found.append((first, kind, acc))
+        pick = _picker(idx)
+        ranks = pick(cols.span_ranks)
+        first = next((i for i, n in zip(idx, ranks, strict=True) if n >= 2), -1)
+        if first < 0:
+            continue
+        # a span of one rank sends nothing: its factor 0 adds exactly 0.0 to the sum
+        factor = _ring_factor_ar if kind == "all_reduce" else _ring_factor
+        acc = functools.reduce(
+            operator.add, map(operator.mul, map(factor, ranks), pick(cols.message_bytes)), 0.0
+        )
+        found.append((first, kind, acc))
     return {kind: acc for _, kind, acc in sorted(found)}
+
+
+@functools.lru_cache(maxsize=1024)
+def _ring_factor_ar(n: int) -> float:
+    """An all-reduce's ring factor ``2 (n-1)/n`` (0 for a span of fewer than 2 ranks)."""
+    return 2.0 * (n - 1) / n if n >= 2 else 0.0
+
+
+@functools.lru_cache(maxsize=1024)
+def _ring_factor(n: int) -> float:
+    """A reduce-scatter's or all-gather's ring factor ``(n-1)/n`` (0 below 2 ranks)."""
+    return (n - 1) / n if n >= 2 else 0.0
 
 
 def _band_works(
     tasks: Sequence[Task], timer: CollectiveTimer
 ) -> tuple[list[float], list[float]] | None:
     """Each task's work with every collective at the fast, and at the slow, end of its error
-    band (None when a collective's band is unknown)."""
+    band (None when a collective's band is unknown). A :class:`~.engine.TaskList` that read
+    them with its times (``has_band``) holds them already: the same numbers."""
+    if isinstance(tasks, TaskList) and tasks.has_band:
+        return tasks.band_work
     cols = columns(tasks)
     work = np.array(cols.work, dtype=float)
     nbytes = np.array(cols.message_bytes, dtype=float)
@@ -454,6 +471,7 @@ def strategy_step(
         timer=timer,
         first_bucket_bytes=first_bucket_bytes,
         overlap=overlap,
+        band=band,
     )
     s = layout.strategy
     per_micro_comm = s in ("zero2", "fsdp", "hsdp") or not no_sync
@@ -642,12 +660,17 @@ def _with_optimizer(tasks: Sequence[Task], opt_s: float, mb: int) -> Sequence[Ta
             if len(_OPT_PLANS) >= 64:
                 _OPT_PLANS.clear()
             hit = _OPT_PLANS[id(p)] = (p, p2)
+        band = tasks.band_work
+        if band is not None:  # the optimizer is compute: the same work at both ends
+            band = ([*band[0], opt_s], [*band[1], opt_s])
         return TaskList(
             hit[1],
             [*tasks.work, opt_s],
             [*tasks.message_bytes, 0.0],
             [*tasks.span_ranks, 0],
             mb,
+            band,
+            tasks.has_band,
         )
     out = list(tasks)
     for i, t in enumerate(out):
