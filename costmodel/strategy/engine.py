@@ -133,6 +133,18 @@ def run(
         if band_work_s is not None and len(tasks):
             fast, slow = (float(_event_schedule(tasks, c, w)[1].max()) for w in band_work_s)
             band_step = (fast, slow)
+    return _schedule(tasks, cols, work, starts, ends, band_step)
+
+
+def _schedule(
+    tasks: Sequence[Task],
+    cols: Columns,
+    work: list[float],
+    starts: np.ndarray,
+    ends: np.ndarray,
+    band_step: tuple[float, float] | None,
+) -> Schedule:
+    """:func:`run`'s answer from the starts and ends of a schedule: the step and its sums."""
     compute = math.fsum(_picker(cols.compute)(work))
     by_kind: dict[str, float] = {}
     for kind, idx in cols.by_kind.items():  # each kind summed in task order, from 0.0
@@ -149,6 +161,63 @@ def run(
         comm_s_by_kind=by_kind,
         band_step_s=band_step,
     )
+
+
+def run_many(
+    lists: Sequence[TaskList],
+    band_work_s: Sequence[tuple[list[float], list[float]] | None],
+) -> list[Schedule]:
+    """:func:`run` at ``c = 0`` of task lists of one :class:`Plan` (one structure, each list its
+    numbers; ``band_work_s`` each list's band works, all given or all None), in one pass.
+
+    Each list's answer is :func:`run`'s (``check=False``), number for number: the list
+    schedule's operations (the later of the stream predecessor's end and the dependencies'
+    ends, plus the work) run on every list's work columns at once, a numpy row per task."""
+    if not lists:
+        return []
+    p = lists[0].plan
+    if any(tl.plan is not p for tl in lists) or not len(p.kind):
+        raise ValueError("run_many: task lists of one non-empty plan")
+    band = band_work_s[0] is not None
+    if any((b is not None) != band for b in band_work_s) or len(band_work_s) != len(lists):
+        raise ValueError("run_many: one band work pair per list, all given or all None")
+    m = len(lists)
+    columns_ = [tl.work for tl in lists]
+    if band:
+        columns_ += [b[0] for b in band_work_s if b is not None]
+        columns_ += [b[1] for b in band_work_s if b is not None]
+    work = np.array(columns_, dtype=float)
+    if work.shape[1] != len(p.kind) or not (np.isfinite(work).all() and (work >= 0).all()):
+        raise ValueError("band_work_s: one finite time >= 0 per task")
+    starts, ends, last = _list_schedule_many(p, np.ascontiguousarray(work.T))
+    step_ends = last.max(axis=0) if band else None
+    out = []
+    for j, tl in enumerate(lists):
+        band_step = None
+        if step_ends is not None:
+            band_step = (float(step_ends[m + j]), float(step_ends[2 * m + j]))
+        out.append(_schedule(tl, tl.columns, tl.work, starts[j], ends[j], band_step))
+    return out
+
+
+def _list_schedule_many(p: Plan, work: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_list_schedule` of every column of ``work`` (tasks x columns): each column's
+    starts and ends (columns x tasks) and each stream's last end (streams x columns)."""
+    n, m = work.shape
+    starts = np.empty((n, m))
+    ends = np.empty((n, m))
+    zero = np.zeros(m)
+    last = [zero] * p.n_streams
+    maximum, add = np.maximum, np.add
+    for i, (st, after) in enumerate(zip(p.stream, p.after, strict=True)):
+        s = last[st]
+        for d in after:
+            s = maximum(s, ends[d])
+        starts[i] = s
+        e = ends[i]
+        add(s, work[i], out=e)
+        last[st] = e
+    return starts.T.copy(), ends.T.copy(), np.array(last)
 
 
 class Columns(NamedTuple):

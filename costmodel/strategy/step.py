@@ -39,21 +39,22 @@ otherwise ``"compute"``.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, ParamSpec
 
 import numpy as np
 
 from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
-from .accumulate import accumulate
+from .accumulate import Accumulated, accumulate
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
-from .engine import Plan, Task, TaskList, _picker, columns, plan
+from .engine import Plan, Schedule, Task, TaskList, _picker, columns, plan, run_many
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
 from .memory import StrategyMemory, strategy_memory
@@ -295,7 +296,7 @@ def _check_work(p: float, layout: Layout, recipe_grad_bytes: float, shaped: bool
         )
 
 
-def strategy_step(
+def _prepare_step(
     params: float | None = None,
     *,
     arch: Any = None,
@@ -329,7 +330,7 @@ def strategy_step(
     precision: str = "bf16",
     held_out: str | None = None,
     sync_loss: float | None = None,
-) -> StrategyStep:
+) -> _Prepared:
     """One optimizer step of a data-parallel strategy on a cluster (module docstring).
 
     Parameters
@@ -494,101 +495,181 @@ def strategy_step(
         band_m = _band_works(mid_tasks, timer) if mid_tasks else None
         if band_m is None and mid_tasks:
             band_f = None
-    steps = accumulate(
-        final_tasks,
-        mid_tasks,
-        acc,
-        c_,
-        overhead_s=overhead,
-        mid_overhead_s=mid_overhead,
-        final_band_work_s=band_f,
-        mid_band_work_s=band_m,
-    )
-    # forward, backward and recomputation; the optimizer step is its own figure (optimizer_s)
-    compute_s = steps.compute_s - opt_s
-    from ..compute import sync_loss_s
 
-    sync_s = float(sync_loss_s(compute_s, ranks, sync_loss)) if s in SYNC_LOSS_STRATEGIES else 0.0
-    step_s = steps.step_s + sync_s
-    by_kind = steps.comm_by_kind_s
-    wire = _wire_bytes(final_tasks)
-    if mid_tasks:
-        for k, nb in _wire_bytes(mid_tasks).items():
-            wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
-    comm_s = steps.comm_s
-    exposed = max(0.0, step_s - compute_s - opt_s - sync_s)
-    lo: float = math.nan
-    hi: float = math.nan
-    if steps.band_step_s is not None:
-        lo, hi = (x + sync_s for x in steps.band_step_s)
-    bars: list[Interval] = []
-    if timeline:
-        for t0, sched, i in steps.placements(MAX_TIMELINE_BARS):
-            for t, a0, e0 in zip(
-                sched.tasks, sched.starts_s.tolist(), sched.ends_s.tolist(), strict=True
-            ):
-                if e0 > a0:
-                    bars.append(
-                        Interval(
-                            t.kind,
-                            t.stream,
-                            t0 + a0,
-                            t0 + e0,
-                            t.label,
-                            t.message_bytes,
-                            t.span_ranks,
-                            t.span,
-                            i,
+    def finish(steps: Accumulated) -> StrategyStep:
+        """The step from its schedules (the inputs prepared above)."""
+        # forward, backward and recomputation; the optimizer step is its own figure (optimizer_s)
+        compute_s = steps.compute_s - opt_s
+        from ..compute import sync_loss_s
+
+        sync_s = (
+            float(sync_loss_s(compute_s, ranks, sync_loss)) if s in SYNC_LOSS_STRATEGIES else 0.0
+        )
+        step_s = steps.step_s + sync_s
+        by_kind = steps.comm_by_kind_s
+        wire = _wire_bytes(final_tasks)
+        if mid_tasks:
+            for k, nb in _wire_bytes(mid_tasks).items():
+                wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
+        comm_s = steps.comm_s
+        exposed = max(0.0, step_s - compute_s - opt_s - sync_s)
+        lo: float = math.nan
+        hi: float = math.nan
+        if steps.band_step_s is not None:
+            lo, hi = (x + sync_s for x in steps.band_step_s)
+        bars: list[Interval] = []
+        if timeline:
+            for t0, sched, i in steps.placements(MAX_TIMELINE_BARS):
+                for t, a0, e0 in zip(
+                    sched.tasks, sched.starts_s.tolist(), sched.ends_s.tolist(), strict=True
+                ):
+                    if e0 > a0:
+                        bars.append(
+                            Interval(
+                                t.kind,
+                                t.stream,
+                                t0 + a0,
+                                t0 + e0,
+                                t.label,
+                                t.message_bytes,
+                                t.span_ranks,
+                                t.span,
+                                i,
+                            )
                         )
+            if sync_s > 0:  # the ranks wait for the slowest one at the end of the step
+                bars.append(
+                    Interval(
+                        "sync",
+                        "compute",
+                        step_s - sync_s,
+                        step_s,
+                        "waiting for the slowest rank",
+                        micro_batch=acc - 1,
                     )
-        if sync_s > 0:  # the ranks wait for the slowest one at the end of the step
-            bars.append(
-                Interval(
-                    "sync",
-                    "compute",
-                    step_s - sync_s,
-                    step_s,
-                    "waiting for the slowest rank",
-                    micro_batch=acc - 1,
                 )
+        mem = strategy_memory(
+            layout,
+            None if a is not None else p,
+            arch=a,
+            recipe=recipe,
+            sequence_length=sequence_length,
+            micro_batch=micro_batch,
+            flash_attention=flash_attention,
+            recompute=recompute,
+        )
+        tokens_step = tokens * ranks * acc
+        return StrategyStep(
+            layout=layout,
+            ranks=ranks,
+            accumulation=acc,
+            compute_s=compute_s,
+            comm_s=comm_s,
+            exposed_comm_s=exposed,
+            step_time_s=step_s,
+            step_time_band_s=(lo, hi),
+            bound=verdict(compute_s, comm_s, exposed, step_s),
+            efficiency=compute_s / step_s if step_s > 0 else 1.0,
+            tokens_per_step=tokens_step,
+            tokens_per_s=tokens_step / step_s,
+            comm_by_kind_s=by_kind,
+            wire_bytes_by_kind=wire,
+            events=_comm_count(final_tasks) + (acc - 1) * _comm_count(mid_tasks),
+            memory=mem,
+            gpu_memory_bytes=float(c.gpu.memory_bytes),
+            comm_contention=c_,
+            timeline=tuple(bars),
+            compute_source=ct.source,
+            compute_label=ct.label,
+            notes=_notes(shape),
+            optimizer_s=opt_s,
+            sync_s=sync_s,
+        )
+
+    return _Prepared(
+        final_tasks, mid_tasks, acc, c_, overhead, mid_overhead, band_f, band_m, finish
+    )
+
+
+class _Prepared(NamedTuple):
+    """A step prepared up to its schedule (:func:`_prepare_step`): what :func:`accumulate`
+    schedules, and the function that makes the step from the schedules."""
+
+    final_tasks: Sequence[Task]
+    mid_tasks: Sequence[Task]
+    accumulation: int
+    contention: float
+    overhead_s: float
+    mid_overhead_s: float
+    final_band: tuple[list[float], list[float]] | None
+    mid_band: tuple[list[float], list[float]] | None
+    make: Callable[[Accumulated], StrategyStep]
+
+    def finish(self, final: Schedule | None = None) -> StrategyStep:
+        """The step: its micro-batches scheduled (``final``: the final one's schedule, made
+        already by :func:`~.engine.run_many`) and accumulated."""
+        return self.make(
+            accumulate(
+                self.final_tasks,
+                self.mid_tasks,
+                self.accumulation,
+                self.contention,
+                overhead_s=self.overhead_s,
+                mid_overhead_s=self.mid_overhead_s,
+                final_band_work_s=self.final_band,
+                mid_band_work_s=self.mid_band,
+                final_schedule=final,
             )
-    mem = strategy_memory(
-        layout,
-        None if a is not None else p,
-        arch=a,
-        recipe=recipe,
-        sequence_length=sequence_length,
-        micro_batch=micro_batch,
-        flash_attention=flash_attention,
-        recompute=recompute,
+        )
+
+    def plan_key(self) -> tuple[Plan, bool] | None:
+        """(plan, band) of a step whose schedule is its final list's at ``c = 0`` (one
+        micro-batch): steps with the same key are scheduled together; None otherwise."""
+        t = self.final_tasks
+        if self.accumulation != 1 or self.contention != 0.0 or not isinstance(t, TaskList):
+            return None
+        return (t.plan, self.final_band is not None) if len(t) else None
+
+
+_P = ParamSpec("_P")
+
+
+def _one_step(prepare: Callable[_P, _Prepared]) -> Callable[_P, StrategyStep]:
+    """The public step of a preparation: prepared, scheduled and accumulated at once."""
+
+    def strategy_step(*args: _P.args, **kwargs: _P.kwargs) -> StrategyStep:
+        return prepare(*args, **kwargs).finish()
+
+    strategy_step.__doc__ = prepare.__doc__
+    strategy_step.__signature__ = inspect.signature(prepare).replace(  # type: ignore[attr-defined]
+        return_annotation=StrategyStep
     )
-    tokens_step = tokens * ranks * acc
-    return StrategyStep(
-        layout=layout,
-        ranks=ranks,
-        accumulation=acc,
-        compute_s=compute_s,
-        comm_s=comm_s,
-        exposed_comm_s=exposed,
-        step_time_s=step_s,
-        step_time_band_s=(lo, hi),
-        bound=verdict(compute_s, comm_s, exposed, step_s),
-        efficiency=compute_s / step_s if step_s > 0 else 1.0,
-        tokens_per_step=tokens_step,
-        tokens_per_s=tokens_step / step_s,
-        comm_by_kind_s=by_kind,
-        wire_bytes_by_kind=wire,
-        events=_comm_count(final_tasks) + (acc - 1) * _comm_count(mid_tasks),
-        memory=mem,
-        gpu_memory_bytes=float(c.gpu.memory_bytes),
-        comm_contention=c_,
-        timeline=tuple(bars),
-        compute_source=ct.source,
-        compute_label=ct.label,
-        notes=_notes(shape),
-        optimizer_s=opt_s,
-        sync_s=sync_s,
-    )
+    strategy_step.__module__ = prepare.__module__
+    strategy_step.__qualname__ = "strategy_step"
+    return strategy_step
+
+
+strategy_step = _one_step(_prepare_step)
+
+
+def strategy_steps(calls: Sequence[dict[str, Any]]) -> list[StrategyStep]:
+    """One :func:`strategy_step` per keyword set of ``calls``, the same numbers: the steps of
+    one task structure (a table's node counts of one strategy) are scheduled together
+    (:func:`~.engine.run_many`, one numpy row per task for all of them and their band ends)."""
+    prepared = [_prepare_step(**kw) for kw in calls]
+    groups: dict[tuple[int, bool], list[int]] = {}
+    for i, prep in enumerate(prepared):
+        key = prep.plan_key()
+        if key is not None:
+            groups.setdefault((id(key[0]), key[1]), []).append(i)
+    finals: dict[int, Schedule] = {}
+    for idx in groups.values():
+        if len(idx) < 2:
+            continue
+        lists = [prepared[i].final_tasks for i in idx]
+        scheds = run_many(lists, [prepared[i].final_band for i in idx])  # type: ignore[arg-type]
+        finals.update(zip(idx, scheds, strict=True))
+    return [prep.finish(finals.get(i)) for i, prep in enumerate(prepared)]
 
 
 def optimizer_time_s(params: float, layout: Layout, recipe: Any, gpu: Any) -> float:
