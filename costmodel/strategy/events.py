@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from .comm import CollectiveTimer
@@ -38,6 +39,7 @@ class StepInputs:
         """Backward of one micro-batch with its recomputation [s]."""
         return self.backward_s + self.recompute_s
 
-    @property
+    @functools.cached_property
     def params(self) -> float:
+        """Parameters of the units (their sum; kept: a step reads it several times)."""
         return float(sum(u.params for u in self.units))

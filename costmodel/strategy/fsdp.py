@@ -18,10 +18,13 @@ on the same ``grads`` stream right after (PyTorch FSDP2's HSDP: reduce-scatter t
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .engine import COMPUTE, Plan, TaskList, plan
 from .events import StepInputs
+from .layout import WrapUnit
 
 GRADS, PARAMS = "grads", "params"
 
@@ -42,19 +45,13 @@ def tasks(inp: StepInputs, micro_batch: int = 0) -> TaskList:
     lay = inp.layout
     hybrid = lay.strategy == "hsdp"
     span = "group" if hybrid else "job"
-    g = lay.shard_group
-    units = inp.units
-    n = len(units)
+    k = _kept(inp.units, inp.param_bytes, inp.grad_bytes, lay.shard_group, hybrid, lay.reshards)
     timer, band = inp.timer, inp.band
-    ag_bytes = [u.params * inp.param_bytes for u in units]
-    rs_bytes = [u.params * inp.grad_bytes for u in units]
-    ops = [("all_gather", span, ag_bytes), ("reduce_scatter", span, rs_bytes)]
+    ops = [("all_gather", span, k.ag_bytes), ("reduce_scatter", span, k.rs_bytes)]
     ranks = timer.ranks(span)
-    ar_bytes: list[float] = [0.0] * n
     ranks_ar = 0
     if hybrid:
-        ar_bytes = [b / g for b in rs_bytes]
-        ops.append(("all_reduce", "across", ar_bytes))
+        ops.append(("all_reduce", "across", k.ar_bytes))
         ranks_ar = timer.ranks("across")
     times: list[np.ndarray] = []
     ends: list[tuple[np.ndarray, np.ndarray]] | None = [] if band else None
@@ -68,22 +65,70 @@ def tasks(inp: StepInputs, micro_batch: int = 0) -> TaskList:
             ends = None
         else:
             ends.append(b)
-    weights = np.array([u.compute_weight for u in units], dtype=float)
-    fwd = inp.forward_s * weights
-    bwd = inp.backward_total_s * weights
+    # one row per column (the works, and at the band's ends), the per-unit values of the
+    # sources _FWD, _BWD, _AG, _RS, _AR side by side; each task picks its own (k.flat)
+    n = len(k.weights)
+    rows = [times] if ends is None else [times, [e[0] for e in ends], [e[1] for e in ends]]
+    values = np.zeros((len(rows), 5 * n))
+    values[:, :n] = inp.forward_s * k.weights
+    values[:, n : 2 * n] = inp.backward_total_s * k.weights
+    for r, comm in enumerate(rows):
+        for j, x in enumerate(comm):
+            values[r, (2 + j) * n : (3 + j) * n] = x
+    cols = values[:, k.flat].tolist()
+    rk = np.array((0, 0, ranks, ranks, ranks_ar))[k.src].tolist()
+    band_work = (cols[1], cols[2]) if ends is not None else None
+    return TaskList(k.plan, cols[0], k.nbytes, rk, micro_batch, band_work, band)
+
+
+class _Kept(NamedTuple):
+    """What a step of ``fsdp``/``hsdp`` reads that depends only on the units, the dtypes, the
+    group and resharding (not on the cluster): kept per such setting."""
+
+    units: tuple[WrapUnit, ...]
+    plan: Plan
+    flat: np.ndarray  # each task's place among the five sources' per-unit values
+    src: np.ndarray  # each task's source
+    ag_bytes: np.ndarray  # per unit [B]
+    rs_bytes: np.ndarray
+    ar_bytes: np.ndarray  # hsdp: the reduce-scattered shard all-reduced across groups
+    weights: np.ndarray  # each unit's share of the compute
+    nbytes: list[float]  # each task's message [B]
+
+
+_KEPT: dict[tuple[object, ...], _Kept] = {}
+
+
+def _kept(
+    units: tuple[WrapUnit, ...],
+    param_bytes: float,
+    grad_bytes: float,
+    g: int,
+    hybrid: bool,
+    reshard: bool,
+) -> _Kept:
+    key = (id(units), param_bytes, grad_bytes, g, hybrid, reshard)
+    hit = _KEPT.get(key)
+    if hit is not None and hit.units is units:
+        return hit
+    n = len(units)
+    params = np.array([u.params for u in units], dtype=float)
+    ag = params * param_bytes
+    rs = params * grad_bytes
+    ar = rs / g if hybrid else np.zeros(n)
+    p, flat, src = _plan(
+        tuple(u.name for u in units), hybrid, reshard, "group" if hybrid else "job"
+    )
     zeros = np.zeros(n)
-    p, flat, src = _plan(tuple(u.name for u in units), hybrid, lay.reshards, span)
-
-    def column(comm: list[np.ndarray]) -> list[float]:
-        # sources in the order _FWD, _BWD, _AG, _RS, _AR, each one value per unit
-        return np.concatenate((fwd, bwd, *comm, *[zeros] * (3 - len(comm))))[flat].tolist()
-
-    nbytes = np.concatenate((zeros, zeros, ag_bytes, rs_bytes, ar_bytes))[flat].tolist()
-    rk = np.array((0, 0, ranks, ranks, ranks_ar))[src].tolist()
-    band_work = None
-    if ends is not None:
-        band_work = (column([e[0] for e in ends]), column([e[1] for e in ends]))
-    return TaskList(p, column(times), nbytes, rk, micro_batch, band_work, band)
+    nbytes = np.concatenate((zeros, zeros, ag, rs, ar))[flat].tolist()
+    weights = np.array([u.compute_weight for u in units], dtype=float)
+    hit = _Kept(units, p, flat, src, ag, rs, ar, weights, nbytes)
+    for a in (ag, rs, ar, weights):
+        a.flags.writeable = False
+    if len(_KEPT) >= 64:
+        _KEPT.clear()
+    _KEPT[key] = hit
+    return hit
 
 
 _PLANS: dict[tuple[object, ...], tuple[Plan, np.ndarray, np.ndarray]] = {}

@@ -500,11 +500,7 @@ def _prepare_step(
         """The step from its schedules (the inputs prepared above)."""
         # forward, backward and recomputation; the optimizer step is its own figure (optimizer_s)
         compute_s = steps.compute_s - opt_s
-        from ..compute import sync_loss_s
-
-        sync_s = (
-            float(sync_loss_s(compute_s, ranks, sync_loss)) if s in SYNC_LOSS_STRATEGIES else 0.0
-        )
+        sync_s = _sync_loss_s(compute_s, ranks, sync_loss) if s in SYNC_LOSS_STRATEGIES else 0.0
         step_s = steps.step_s + sync_s
         by_kind = steps.comm_by_kind_s
         wire = _wire_bytes(final_tasks)
@@ -699,19 +695,37 @@ def step_tail_s(params: float, layout: Layout, recipe: Any, gpu: Any, compute_s:
 
 
 def _optimizer_s(p: float, layout: Layout, recipe: Any, gpu: Any) -> float:
-    from ..compute import optimizer_bytes_per_param, optimizer_step_s
-
-    b = optimizer_bytes_per_param(
+    shards = layout.shard_group if layout.zero_stage >= 1 else 1  # ddp: every rank, all of it
+    return _optimizer_step_s(
+        p / shards,
         recipe.weight_bytes,
         recipe.master_bytes,
         recipe.optimizer_bytes,
         # the optimizer reads the gradient in the master weights' dtype when there is one
         # (AMP's fp32 parameters, FSDP's fp32 shard, DeepSpeed's fp32 gradient partition)
         recipe.master_bytes or recipe.gradient_bytes,
+        float(gpu.memory_bandwidth_bytes_per_s),
     )
-    bw = float(gpu.memory_bandwidth_bytes_per_s)
-    shards = layout.shard_group if layout.zero_stage >= 1 else 1  # ddp: every rank, all of it
-    return float(optimizer_step_s(p / shards, b, bw))
+
+
+@functools.lru_cache(maxsize=1024)
+def _optimizer_step_s(
+    local_params: float, weight_b: Any, master_b: Any, state_b: Any, grad_b: Any, bw: float
+) -> float:
+    """:func:`costmodel.compute.optimizer_step_s` of the recipe's bytes per parameter, kept
+    per setting (every node count of an advisor table asks for the same few)."""
+    from ..compute import optimizer_bytes_per_param, optimizer_step_s
+
+    b = optimizer_bytes_per_param(weight_b, master_b, state_b, grad_b)
+    return float(optimizer_step_s(local_params, b, bw))
+
+
+@functools.lru_cache(maxsize=1024)
+def _sync_loss_s(compute_s: float, ranks: int, per_doubling: float | None) -> float:
+    """:func:`costmodel.compute.sync_loss_s` of one step, kept per (compute, ranks, k)."""
+    from ..compute import sync_loss_s
+
+    return float(sync_loss_s(compute_s, ranks, per_doubling))
 
 
 def _with_optimizer(tasks: Sequence[Task], opt_s: float, mb: int) -> Sequence[Task]:
