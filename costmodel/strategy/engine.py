@@ -204,20 +204,19 @@ def _list_schedule_many(p: Plan, work: np.ndarray) -> tuple[np.ndarray, np.ndarr
     """:func:`_list_schedule` of every column of ``work`` (tasks x columns): each column's
     starts and ends (columns x tasks) and each stream's last end (streams x columns)."""
     n, m = work.shape
-    starts = np.empty((n, m))
-    ends = np.empty((n, m))
-    zero = np.zeros(m)
-    last = [zero] * p.n_streams
-    maximum, add = np.maximum, np.add
-    for i, (st, after) in enumerate(zip(p.stream, p.after, strict=True)):
+    starts: list[np.ndarray] = []
+    ends: list[np.ndarray] = []
+    last = [np.zeros(m)] * p.n_streams
+    maximum = np.maximum
+    for st, after, w in zip(p.stream, p.after, work, strict=True):
         s = last[st]
         for d in after:
             s = maximum(s, ends[d])
-        starts[i] = s
-        e = ends[i]
-        add(s, work[i], out=e)
+        starts.append(s)
+        e = s + w
+        ends.append(e)
         last[st] = e
-    return starts.T.copy(), ends.T.copy(), np.array(last)
+    return np.array(starts).T.copy(), np.array(ends).T.copy(), np.array(last)
 
 
 class Columns(NamedTuple):

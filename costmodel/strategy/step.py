@@ -782,8 +782,8 @@ _OPT_PLANS: dict[int, tuple[Plan, Plan]] = {}
 
 
 def _comm_count(tasks: Sequence[Task]) -> int:
-    """How many collectives a task list holds."""
-    return sum(len(ix) for ix in columns(tasks).by_kind.values())
+    """How many collectives a task list holds (every task not on the compute stream)."""
+    return len(tasks) - len(columns(tasks).compute)
 
 
 _TENSORS: dict[int, tuple[Any, tuple[float, ...]]] = {}
