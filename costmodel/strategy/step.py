@@ -660,10 +660,10 @@ def strategy_steps(calls: Sequence[dict[str, Any]]) -> list[StrategyStep]:
             groups.setdefault((id(key[0]), key[1]), []).append(i)
     finals: dict[int, Schedule] = {}
     for idx in groups.values():
-        if len(idx) < 2:
+        lists = [t for i in idx if isinstance(t := prepared[i].final_tasks, TaskList)]
+        if len(idx) < 2 or len(lists) != len(idx):
             continue
-        lists = [prepared[i].final_tasks for i in idx]
-        scheds = run_many(lists, [prepared[i].final_band for i in idx])  # type: ignore[arg-type]
+        scheds = run_many(lists, [prepared[i].final_band for i in idx])
         finals.update(zip(idx, scheds, strict=True))
     return [prep.finish(finals.get(i)) for i, prep in enumerate(prepared)]
 
