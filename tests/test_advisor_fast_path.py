@@ -255,3 +255,73 @@ def test_a_table_that_knows_its_node_counts_evaluates_the_model_seven_times(monk
     _table((1, 2, 3, 4), cache, arch="llama-3.1-8b")
     assert len(cache._floors) == 3
     assert len(calls) == cache.calls + 3 == 4 + 3
+
+
+def _prepared(strategy: dict[str, object], nodes: tuple[int, ...], band: bool) -> list:
+    """The prepared steps (final task list and its band works) of one strategy at each node
+    count, as the advisor's batched road holds them before scheduling."""
+    from costmodel.strategy.step import _prepare_step
+
+    return [
+        _prepare_step(arch="llama-3.1-8b", nodes=n, timeline=False, band=band, **strategy)
+        for n in nodes
+    ]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: str(sorted(s.values(), key=str)))
+@pytest.mark.parametrize("band", [True, False])
+def test_one_pass_over_several_lists_is_run_of_each(strategy, band):
+    """engine.run_many (one numpy row per task, a column per list and band end) gives each
+    list what run gives it: starts, ends, the step, the sums and the band's steps."""
+    from costmodel.strategy.engine import run_many
+
+    prepared = _prepared(strategy, (2, 3, 5, 16), band)
+    lists = [p.final_tasks for p in prepared]
+    assert len({id(tl.plan) for tl in lists}) == 1  # one structure at every node count
+    bands = [p.final_band for p in prepared]
+    assert all((b is not None) == band for b in bands)
+    for tl, b, many in zip(lists, bands, run_many(lists, bands), strict=True):
+        one = run(tl, 0.0, check=False, band_work_s=b)
+        assert many.starts_s.tolist() == one.starts_s.tolist()
+        assert many.ends_s.tolist() == one.ends_s.tolist()
+        assert (many.step_s, many.compute_s, many.comm_s, many.exposed_s) == (
+            one.step_s,
+            one.compute_s,
+            one.comm_s,
+            one.exposed_s,
+        )
+        assert list(many.comm_s_by_kind.items()) == list(one.comm_s_by_kind.items())
+        assert many.band_step_s == one.band_step_s
+        assert (many.band_step_s is not None) == band
+
+
+def test_one_pass_refuses_lists_of_other_plans_or_mixed_bands():
+    from costmodel.strategy.engine import run_many
+
+    fsdp = _prepared({"strategy": "fsdp"}, (2, 3), True)
+    ddp = _prepared({"strategy": "ddp"}, (2,), True)
+    with pytest.raises(ValueError, match="one non-empty plan"):
+        run_many([fsdp[0].final_tasks, ddp[0].final_tasks], [fsdp[0].final_band] * 2)
+    with pytest.raises(ValueError, match="all given or all None"):
+        run_many([p.final_tasks for p in fsdp], [fsdp[0].final_band, None])
+    assert run_many([], []) == []
+
+
+@pytest.mark.parametrize("band", [True, False])
+def test_the_benchmark_table_through_advise_nodes_is_advise_per_node_count(band):
+    """The benchmark's road (advise_nodes over 1-16 nodes: every node count's steps of one
+    strategy scheduled in one pass) gives every field of every row of one advise per node
+    count, with the same 4 predictions."""
+    from costmodel.strategy.advisor import advise_nodes
+
+    def strategies(n):
+        return [x for x in STRATEGIES if x["strategy"] != "hsdp" or n > 1]
+
+    cache = PredictionCache(nodes=BENCH_NODES)
+    table = advise_nodes(
+        arch="llama-3.1-8b", nodes=BENCH_NODES, strategies=strategies, band=band, predictions=cache
+    )
+    assert cache.calls == 4
+    rows = {n: [st.as_dict() for st in a.steps] for n, a in table.items()}
+    plain = _table(BENCH_NODES, PredictionCache(nodes=BENCH_NODES), band, arch="llama-3.1-8b")
+    _exact(rows, plain, "advise_nodes")

@@ -79,6 +79,7 @@ def accumulate(
     mid_work_s: list[float] | None = None,
     final_band_work_s: tuple[list[float], list[float]] | None = None,
     mid_band_work_s: tuple[list[float], list[float]] | None = None,
+    final_schedule: Schedule | None = None,
 ) -> Accumulated:
     """Schedule the final and the non-final micro-batch and join ``accumulation`` of them.
 
@@ -101,11 +102,18 @@ def accumulate(
         pass as the step (:func:`.engine.run`'s ``band_work_s``): ``band_step_s`` is the
         step at each end, the number :func:`accumulate` gives with those works.
         ``mid_band_work_s`` is needed when ``accumulation`` > 1.
+    final_schedule
+        The final micro-batch already scheduled (what :func:`.engine.run` gives for
+        ``final_tasks`` with these works: :func:`.engine.run_many` of several steps' lists).
     """
     a = int(accumulation)
     if a < 1:
         raise ValueError(f"accumulation: must be a whole number >= 1, got {accumulation!r}")
-    final = run(final_tasks, contention, final_work_s, check=False, band_work_s=final_band_work_s)
+    final = final_schedule
+    if final is None:
+        final = run(
+            final_tasks, contention, final_work_s, check=False, band_work_s=final_band_work_s
+        )
     mid: Schedule | None = None
     mid_step = 0.0
     band: tuple[float, float] | None = None

@@ -24,7 +24,7 @@ from typing import Any
 
 from .comm import CollectiveTimer, PredictionCache
 from .layout import make_layout, wrap_units
-from .step import StrategyStep, strategy_step
+from .step import StrategyStep, strategy_step, strategy_steps
 
 
 def candidate_layouts(ranks: int, gpus_per_node: int, **options: Any) -> list[dict[str, Any]]:
@@ -122,6 +122,32 @@ def advise(
     >>> a.best.layout.name in ("fsdp", "fsdp (no reshard)", "zero1", "zero2", "hsdp g=8")
     True
     """
+    calls = _advise_calls(
+        params,
+        cluster=cluster,
+        nodes=nodes,
+        strategies=strategies,
+        model=model,
+        band=band,
+        predictions=predictions,
+        **step_kwargs,
+    )
+    return Advice(rank_steps(strategy_steps(calls)))
+
+
+def _advise_calls(
+    params: float | None = None,
+    *,
+    cluster: Any = "dgx-h100",
+    nodes: int = 1,
+    strategies: list[dict[str, Any]] | None = None,
+    model: str = "nccl",
+    band: bool = True,
+    predictions: PredictionCache | None = None,
+    **step_kwargs: Any,
+) -> list[dict[str, Any]]:
+    """:func:`advise`'s steps as :func:`~.step.strategy_step` keyword sets (its layouts, with
+    timers sharing one cache and the unit sizes hinted)."""
     from .. import presets
     from .._checks import flag
 
@@ -149,21 +175,20 @@ def advise(
         if g not in timers:
             timers[g] = CollectiveTimer(c, model=model, group_size=g, cache=cache)
     _hint_unit_sizes(params, layouts, timers, step_kwargs)
-    steps = [
-        strategy_step(
-            params,
-            cluster=c,
-            nodes=int(c.nodes),
-            layout=lay,
-            model=model,
-            timer=timers[lay.shard_group],
-            timeline=False,
-            band=band,
+    return [
+        {
+            "params": params,
+            "cluster": c,
+            "nodes": int(c.nodes),
+            "layout": lay,
+            "model": model,
+            "timer": timers[lay.shard_group],
+            "timeline": False,
+            "band": band,
             **step_kwargs,
-        )
+        }
         for lay in layouts
     ]
-    return Advice(rank_steps(steps))
 
 
 def advise_nodes(
@@ -194,10 +219,10 @@ def advise_nodes(
     if not counts or min(counts) < 1:
         raise ValueError(f"nodes must be one or more node counts >= 1, got {list(nodes)!r}")
     cache = predictions if predictions is not None else PredictionCache(nodes=counts)
-    out: dict[int, Advice] = {}
+    calls: dict[int, list[dict[str, Any]]] = {}
     for n in counts:
         cands = strategies(n) if callable(strategies) else strategies
-        out[n] = advise(
+        calls[n] = _advise_calls(
             params,
             cluster=cluster,
             nodes=n,
@@ -207,7 +232,9 @@ def advise_nodes(
             predictions=cache,
             **step_kwargs,
         )
-    return out
+    # every node count's steps at once: one strategy's steps share a schedule pass
+    steps = iter(strategy_steps([kw for n in calls for kw in calls[n]]))
+    return {n: Advice(rank_steps([next(steps) for _ in calls[n]])) for n in calls}
 
 
 def _hint_unit_sizes(

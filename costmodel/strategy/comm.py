@@ -87,6 +87,8 @@ class PredictionCache:
         self._tables: dict[tuple[Any, ...], tuple[np.ndarray, ...]] = {}
         self._clusters: dict[tuple[Any, ...], Any] = {}
         self._floors: dict[tuple[Any, ...], np.ndarray] = {}  # realistic.one_node_floors
+        self._band: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # CollectiveTimer.time_band
+        self._asked: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # its answers, per sizes
 
     def cluster(self, cluster: Any, nodes: int) -> Any:
         """``presets.cluster(cluster, nodes=nodes)``, loaded once per preset name and size.
@@ -319,6 +321,48 @@ class CollectiveTimer:
         """``(fast, slow)`` time multipliers per size from the prediction's error band."""
         table, idx = self._rows(op, span, sizes)
         return table[2][idx], table[3][idx]
+
+    def time_band(
+        self, op: str, span: str, sizes: Any
+    ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+        """:meth:`time` and, in the same look-up, the times at the fast and at the slow end of
+        the band (``time x multiplier`` for a time > 0, the time itself for 0; None when the
+        band of a size that takes time is unknown): what the step's band schedules read.
+
+        The answer is kept per (op, span cluster, sizes) while that entry's table stands (the
+        steps of a table ask the same sizes again: zero1 and zero2, fsdp with and without
+        resharding, an HSDP group at every node count); its arrays are read-only."""
+        a = np.asarray(sizes, dtype=float).reshape(-1)
+        key = self._key(op, span)
+        asked = (key, a.tobytes())
+        kept = self.cache._asked.get(asked)
+        if kept is not None and kept[0] is self.cache._tables.get(key):
+            return kept[1], kept[2]
+        table, idx = self._rows(op, span, a)
+        t = table[1][idx]
+        t.flags.writeable = False
+        band = self._band_times(key, table, idx)
+        self.cache._asked[asked] = (table, t, band)
+        return t, band
+
+    def _band_times(
+        self, key: tuple[Any, ...], table: tuple[np.ndarray, ...], idx: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The times at the band's ends of the rows ``idx`` of ``table`` (:meth:`time_band`)."""
+        hit = self.cache._band.get(key)
+        if hit is None or hit[0] is not table:
+            t, m_fast, m_slow = table[1], table[2], table[3]
+            busy = t > 0
+            with np.errstate(invalid="ignore", over="ignore"):
+                fast = np.where(busy, t * m_fast, t)
+                slow = np.where(busy, t * m_slow, t)
+            known = ~busy | (np.isfinite(m_fast) & np.isfinite(m_slow))
+            hit = self.cache._band[key] = (table, fast, slow, known)
+        if not hit[3][idx].all():
+            return None
+        fast, slow = hit[1][idx], hit[2][idx]
+        fast.flags.writeable = slow.flags.writeable = False
+        return fast, slow
 
 
 def _entries(p: Any) -> tuple[list[float], list[float], list[float]]:

@@ -31,6 +31,8 @@ def bucket_tasks(
     overlap: bool = True,
     kind: str = "all_reduce",
     micro_batch: int = 0,
+    band_times_s: tuple[np.ndarray, np.ndarray] | None = None,
+    has_band: bool = False,
 ) -> TaskList:
     """Forward, the backward cut at each bucket's ready point, and one collective per bucket.
 
@@ -38,6 +40,8 @@ def bucket_tasks(
     ready (non-decreasing, the last 1). Bucket ``k``'s collective waits for its segment (or for
     the whole backward without ``overlap``) and for bucket ``k - 1`` (one stream). The list's
     structure is kept per (bucket count, overlap, kind); each call gives it its numbers.
+    ``band_times_s`` with ``has_band``: the buckets' times at the fast and at the slow end of
+    their error band (None: unknown), kept with the list (:class:`~.engine.TaskList`).
     """
     seg = np.diff(np.concatenate(([0.0], ready_fraction))) * backward_s
     k = len(seg)
@@ -56,12 +60,18 @@ def bucket_tasks(
         if len(_PLANS) >= 64:
             _PLANS.clear()
         _PLANS[key] = p
+    compute = [forward_s, *seg.tolist()]
+    band = None
+    if has_band and band_times_s is not None:
+        band = ([*compute, *band_times_s[0].tolist()], [*compute, *band_times_s[1].tolist()])
     return TaskList(
         p,
-        [forward_s, *seg.tolist(), *bucket_times_s.tolist()],
+        [*compute, *bucket_times_s.tolist()],
         [0.0] * (1 + k) + bucket_bytes.tolist(),
         [0] * (1 + k) + [ranks] * n,
         micro_batch,
+        band,
+        has_band,
     )
 
 
@@ -87,9 +97,12 @@ def micro_batch_tasks(
     synced: bool,
     overlap: bool = True,
     micro_batch: int = 0,
+    band_times_s: tuple[np.ndarray, np.ndarray] | None = None,
+    has_band: bool = False,
 ) -> Sequence[Task]:
     """One DDP micro-batch: forward and backward, and if ``synced`` one all-reduce per bucket
-    (:func:`bucket_tasks`); a micro-batch under ``no_sync`` is forward and backward only."""
+    (:func:`bucket_tasks`, with the buckets' band times if given); a micro-batch under
+    ``no_sync`` is forward and backward only."""
     if not synced:
         return [
             Task("forward", COMPUTE, forward_s, label="forward", micro_batch=micro_batch),
@@ -104,6 +117,8 @@ def micro_batch_tasks(
         ranks=ranks,
         overlap=overlap,
         micro_batch=micro_batch,
+        band_times_s=band_times_s,
+        has_band=has_band,
     )
 
 
@@ -123,14 +138,20 @@ def tasks(inp: StepInputs, synced: bool, micro_batch: int = 0) -> Sequence[Task]
             micro_batch=micro_batch,
         )
     b_bytes, b_params = buckets(inp, inp.grad_bytes)
+    if inp.band:
+        times, band = inp.timer.time_band("all_reduce", "job", b_bytes)
+    else:
+        times, band = inp.timer.time("all_reduce", "job", b_bytes), None
     return micro_batch_tasks(
         inp.forward_s,
         inp.backward_total_s,
         ready_fraction(b_params, inp.params),
         b_bytes,
-        inp.timer.time("all_reduce", "job", b_bytes),
+        times,
         ranks=inp.timer.ranks("job"),
         synced=True,
         overlap=inp.overlap,
         micro_batch=micro_batch,
+        band_times_s=band,
+        has_band=inp.band,
     )

@@ -27,8 +27,10 @@ the step minus the compute work, so the timeline and the numbers count the same 
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator, Sequence
+import operator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, overload
 
@@ -131,13 +133,22 @@ def run(
         if band_work_s is not None and len(tasks):
             fast, slow = (float(_event_schedule(tasks, c, w)[1].max()) for w in band_work_s)
             band_step = (fast, slow)
-    compute = math.fsum([work[i] for i in cols.compute])
+    return _schedule(tasks, cols, work, starts, ends, band_step)
+
+
+def _schedule(
+    tasks: Sequence[Task],
+    cols: Columns,
+    work: list[float],
+    starts: np.ndarray,
+    ends: np.ndarray,
+    band_step: tuple[float, float] | None,
+) -> Schedule:
+    """:func:`run`'s answer from the starts and ends of a schedule: the step and its sums."""
+    compute = math.fsum(_picker(cols.compute)(work))
     by_kind: dict[str, float] = {}
-    for kind, idx in cols.by_kind.items():  # each kind summed in task order
-        acc = 0.0
-        for i in idx:
-            acc += work[i]
-        by_kind[kind] = acc
+    for kind, idx in cols.by_kind.items():  # each kind summed in task order, from 0.0
+        by_kind[kind] = functools.reduce(operator.add, _picker(idx)(work), 0.0)
     step = float(ends.max()) if len(tasks) else 0.0
     return Schedule(
         tasks=tasks,
@@ -150,6 +161,62 @@ def run(
         comm_s_by_kind=by_kind,
         band_step_s=band_step,
     )
+
+
+def run_many(
+    lists: Sequence[TaskList],
+    band_work_s: Sequence[tuple[list[float], list[float]] | None],
+) -> list[Schedule]:
+    """:func:`run` at ``c = 0`` of task lists of one :class:`Plan` (one structure, each list its
+    numbers; ``band_work_s`` each list's band works, all given or all None), in one pass.
+
+    Each list's answer is :func:`run`'s (``check=False``), number for number: the list
+    schedule's operations (the later of the stream predecessor's end and the dependencies'
+    ends, plus the work) run on every list's work columns at once, a numpy row per task."""
+    if not lists:
+        return []
+    p = lists[0].plan
+    if any(tl.plan is not p for tl in lists) or not len(p.kind):
+        raise ValueError("run_many: task lists of one non-empty plan")
+    band = band_work_s[0] is not None
+    if any((b is not None) != band for b in band_work_s) or len(band_work_s) != len(lists):
+        raise ValueError("run_many: one band work pair per list, all given or all None")
+    m = len(lists)
+    columns_ = [tl.work for tl in lists]
+    if band:
+        columns_ += [b[0] for b in band_work_s if b is not None]
+        columns_ += [b[1] for b in band_work_s if b is not None]
+    work = np.array(columns_, dtype=float)
+    if work.shape[1] != len(p.kind) or not (np.isfinite(work).all() and (work >= 0).all()):
+        raise ValueError("band_work_s: one finite time >= 0 per task")
+    starts, ends, last = _list_schedule_many(p, np.ascontiguousarray(work.T))
+    step_ends = last.max(axis=0) if band else None
+    out = []
+    for j, tl in enumerate(lists):
+        band_step = None
+        if step_ends is not None:
+            band_step = (float(step_ends[m + j]), float(step_ends[2 * m + j]))
+        out.append(_schedule(tl, tl.columns, tl.work, starts[j], ends[j], band_step))
+    return out
+
+
+def _list_schedule_many(p: Plan, work: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_list_schedule` of every column of ``work`` (tasks x columns): each column's
+    starts and ends (columns x tasks) and each stream's last end (streams x columns)."""
+    n, m = work.shape
+    starts: list[np.ndarray] = []
+    ends: list[np.ndarray] = []
+    last = [np.zeros(m)] * p.n_streams
+    maximum = np.maximum
+    for st, after, w in zip(p.stream, p.after, work, strict=True):
+        s = last[st]
+        for d in after:
+            s = maximum(s, ends[d])
+        starts.append(s)
+        e = s + w
+        ends.append(e)
+        last[st] = e
+    return np.array(starts).T.copy(), np.array(ends).T.copy(), np.array(last)
 
 
 class Columns(NamedTuple):
@@ -256,9 +323,23 @@ class TaskList(Sequence[Task]):
     """A task list held as columns: a kept :class:`Plan` and one step's numbers (each task's
     work, message bytes and span ranks; one micro-batch index). It reads as a sequence of
     :class:`Task` (made when first read: a timeline); :func:`columns` and :func:`run` read
-    its columns directly, so a step that draws nothing makes no Task."""
+    its columns directly, so a step that draws nothing makes no Task.
 
-    __slots__ = ("_cols", "_tasks", "message_bytes", "micro_batch", "plan", "span_ranks", "work")
+    ``band_work`` (optional, with ``has_band=True``): each task's work with every collective at
+    the fast, and at the slow, end of its error band (None: a band unknown), as the strategy
+    module read it with the times (:meth:`~.comm.CollectiveTimer.time_band`)."""
+
+    __slots__ = (
+        "_cols",
+        "_tasks",
+        "band_work",
+        "has_band",
+        "message_bytes",
+        "micro_batch",
+        "plan",
+        "span_ranks",
+        "work",
+    )
 
     def __init__(
         self,
@@ -267,15 +348,21 @@ class TaskList(Sequence[Task]):
         message_bytes: list[float],
         span_ranks: list[int],
         micro_batch: int = 0,
+        band_work: tuple[list[float], list[float]] | None = None,
+        has_band: bool = False,
     ) -> None:
         n = len(plan.kind)
         if not (len(work) == len(message_bytes) == len(span_ranks) == n):
             raise ValueError(f"TaskList: {n} tasks need {n} works, message sizes and spans")
+        if has_band and band_work is not None and not (len(band_work[0]) == len(band_work[1]) == n):
+            raise ValueError(f"TaskList: {n} tasks need {n} works at each end of the band")
         self.plan = plan
         self.work = work
         self.message_bytes = message_bytes
         self.span_ranks = span_ranks
         self.micro_batch = micro_batch
+        self.band_work = band_work
+        self.has_band = has_band
         self._tasks: tuple[Task, ...] | None = None
         self._cols: Columns | None = None
 
@@ -317,10 +404,19 @@ class TaskList(Sequence[Task]):
         return self._tasks
 
     def with_work(self, i: int, work_s: float) -> TaskList:
-        """The same list with task ``i``'s work replaced."""
+        """The same list with task ``i``'s work replaced: a compute task's at both ends of the
+        band too; a collective's band is then no longer known to the list (read afresh)."""
         w = list(self.work)
         w[i] = work_s
-        return TaskList(self.plan, w, self.message_bytes, self.span_ranks, self.micro_batch)
+        has_band = self.has_band and self.plan.stream_name[i] == COMPUTE
+        band = self.band_work if has_band else None
+        if band is not None:
+            fast, slow = list(band[0]), list(band[1])
+            fast[i] = slow[i] = work_s
+            band = (fast, slow)
+        return TaskList(
+            self.plan, w, self.message_bytes, self.span_ranks, self.micro_batch, band, has_band
+        )
 
     def __len__(self) -> int:
         return len(self.plan.kind)
@@ -402,6 +498,28 @@ def _list_schedule_band(
         ends_f[i] = last_f[st] = sf + wf
         ends_s[i] = last_s[st] = ss + ws
     return np.array(starts), np.array(ends), (max(last_f), max(last_s))
+
+
+_PICKERS: dict[int, tuple[list[int], Callable[[Sequence[float]], Sequence[float]]]] = {}
+
+
+def _picker(idx: list[int]) -> Callable[[Sequence[float]], Sequence[float]]:
+    """A function that picks the values at ``idx`` of a list, in order (a tuple), kept per
+    index list (a :class:`Plan`'s lists are shared by every step of that structure)."""
+    hit = _PICKERS.get(id(idx))
+    if hit is not None and hit[0] is idx:
+        return hit[1]
+    if not idx:
+        pick: Callable[[Sequence[float]], Sequence[float]] = lambda _: ()  # noqa: E731
+    elif len(idx) == 1:
+        i0 = idx[0]
+        pick = lambda v: (v[i0],)  # noqa: E731
+    else:
+        pick = operator.itemgetter(*idx)
+    if len(_PICKERS) >= 256:
+        _PICKERS.clear()
+    _PICKERS[id(idx)] = (idx, pick)
+    return pick
 
 
 _ONE_DEP: dict[int, tuple[list[tuple[int, ...]], list[int | None]]] = {}

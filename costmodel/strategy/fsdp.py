@@ -18,8 +18,13 @@ on the same ``grads`` stream right after (PyTorch FSDP2's HSDP: reduce-scatter t
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
+
 from .engine import COMPUTE, Plan, TaskList, plan
 from .events import StepInputs
+from .layout import WrapUnit
 
 GRADS, PARAMS = "grads", "params"
 
@@ -35,48 +40,105 @@ def tasks(inp: StepInputs, micro_batch: int = 0) -> TaskList:
 
     The order of the tasks and their dependencies (:func:`_order`) depend only on the units'
     names, the strategy and resharding; they are built once per such setting, and each step
-    gives them its own times, sizes and spans."""
+    gives them its own times, sizes and spans (one gather of each column by a kept index;
+    with ``inp.band`` also the works at the ends of the collectives' error bands)."""
     lay = inp.layout
     hybrid = lay.strategy == "hsdp"
     span = "group" if hybrid else "job"
-    g = lay.shard_group
-    units = inp.units
-    ag_bytes = [u.params * inp.param_bytes for u in units]
-    rs_bytes = [u.params * inp.grad_bytes for u in units]
-    t_ag = inp.timer.time("all_gather", span, ag_bytes).tolist()
-    t_rs = inp.timer.time("reduce_scatter", span, rs_bytes).tolist()
-    ranks = inp.timer.ranks(span)
-    ar_bytes: list[float] = []
-    t_ar: list[float] = []
+    k = _kept(inp.units, inp.param_bytes, inp.grad_bytes, lay.shard_group, hybrid, lay.reshards)
+    timer, band = inp.timer, inp.band
+    ops = [("all_gather", span, k.ag_bytes), ("reduce_scatter", span, k.rs_bytes)]
+    ranks = timer.ranks(span)
     ranks_ar = 0
     if hybrid:
-        ar_bytes = [b / g for b in rs_bytes]
-        t_ar = inp.timer.time("all_reduce", "across", ar_bytes).tolist()
-        ranks_ar = inp.timer.ranks("across")
-    forward_s, backward_s = inp.forward_s, inp.backward_total_s
-    fwd = [forward_s * u.compute_weight for u in units]
-    bwd = [backward_s * u.compute_weight for u in units]
-    zeros = [0.0] * len(units)
-    work = (fwd, bwd, t_ag, t_rs, t_ar)
-    nbytes = (zeros, zeros, ag_bytes, rs_bytes, ar_bytes)
-    rk = (0, 0, ranks, ranks, ranks_ar)
-    p, where = _plan(tuple(u.name for u in units), hybrid, lay.reshards, span)
-    return TaskList(
-        p,
-        [work[src][j] for src, j in where],
-        [nbytes[src][j] for src, j in where],
-        [rk[src] for src, _ in where],
-        micro_batch,
+        ops.append(("all_reduce", "across", k.ar_bytes))
+        ranks_ar = timer.ranks("across")
+    times: list[np.ndarray] = []
+    ends: list[tuple[np.ndarray, np.ndarray]] | None = [] if band else None
+    for op, sp, nb in ops:
+        if ends is None:
+            times.append(timer.time(op, sp, nb))
+            continue
+        t, b = timer.time_band(op, sp, nb)
+        times.append(t)
+        if b is None:
+            ends = None
+        else:
+            ends.append(b)
+    # one row per column (the works, and at the band's ends), the per-unit values of the
+    # sources _FWD, _BWD, _AG, _RS, _AR side by side; each task picks its own (k.flat)
+    n = len(k.weights)
+    rows = [times] if ends is None else [times, [e[0] for e in ends], [e[1] for e in ends]]
+    values = np.zeros((len(rows), 5 * n))
+    values[:, :n] = inp.forward_s * k.weights
+    values[:, n : 2 * n] = inp.backward_total_s * k.weights
+    for r, comm in enumerate(rows):
+        for j, x in enumerate(comm):
+            values[r, (2 + j) * n : (3 + j) * n] = x
+    cols = values[:, k.flat].tolist()
+    rk = np.array((0, 0, ranks, ranks, ranks_ar))[k.src].tolist()
+    band_work = (cols[1], cols[2]) if ends is not None else None
+    return TaskList(k.plan, cols[0], k.nbytes, rk, micro_batch, band_work, band)
+
+
+class _Kept(NamedTuple):
+    """What a step of ``fsdp``/``hsdp`` reads that depends only on the units, the dtypes, the
+    group and resharding (not on the cluster): kept per such setting."""
+
+    units: tuple[WrapUnit, ...]
+    plan: Plan
+    flat: np.ndarray  # each task's place among the five sources' per-unit values
+    src: np.ndarray  # each task's source
+    ag_bytes: np.ndarray  # per unit [B]
+    rs_bytes: np.ndarray
+    ar_bytes: np.ndarray  # hsdp: the reduce-scattered shard all-reduced across groups
+    weights: np.ndarray  # each unit's share of the compute
+    nbytes: list[float]  # each task's message [B]
+
+
+_KEPT: dict[tuple[object, ...], _Kept] = {}
+
+
+def _kept(
+    units: tuple[WrapUnit, ...],
+    param_bytes: float,
+    grad_bytes: float,
+    g: int,
+    hybrid: bool,
+    reshard: bool,
+) -> _Kept:
+    key = (id(units), param_bytes, grad_bytes, g, hybrid, reshard)
+    hit = _KEPT.get(key)
+    if hit is not None and hit.units is units:
+        return hit
+    n = len(units)
+    params = np.array([u.params for u in units], dtype=float)
+    ag = params * param_bytes
+    rs = params * grad_bytes
+    ar = rs / g if hybrid else np.zeros(n)
+    p, flat, src = _plan(
+        tuple(u.name for u in units), hybrid, reshard, "group" if hybrid else "job"
     )
+    zeros = np.zeros(n)
+    nbytes = np.concatenate((zeros, zeros, ag, rs, ar))[flat].tolist()
+    weights = np.array([u.compute_weight for u in units], dtype=float)
+    hit = _Kept(units, p, flat, src, ag, rs, ar, weights, nbytes)
+    for a in (ag, rs, ar, weights):
+        a.flags.writeable = False
+    if len(_KEPT) >= 64:
+        _KEPT.clear()
+    _KEPT[key] = hit
+    return hit
 
 
-_PLANS: dict[tuple[object, ...], tuple[Plan, list[tuple[int, int]]]] = {}
+_PLANS: dict[tuple[object, ...], tuple[Plan, np.ndarray, np.ndarray]] = {}
 
 
 def _plan(
     names: tuple[str, ...], hybrid: bool, reshard: bool, span: str
-) -> tuple[Plan, list[tuple[int, int]]]:
-    """:func:`_order` as a :class:`~.engine.Plan` and each task's (source, unit), kept."""
+) -> tuple[Plan, np.ndarray, np.ndarray]:
+    """:func:`_order` as a :class:`~.engine.Plan`, each task's place in the five columns of
+    per-unit values (``source x units + unit``) and its source, kept."""
     key = (names, hybrid, reshard, span)
     hit = _PLANS.get(key)
     if hit is None:
@@ -90,7 +152,8 @@ def _plan(
                 [r[3] for r in rows],
                 [sp[r[4]] for r in rows],
             ),
-            [(r[4], r[5]) for r in rows],
+            np.array([r[4] * len(names) + r[5] for r in rows], dtype=np.intp),
+            np.array([r[4] for r in rows], dtype=np.intp),
         )
         if len(_PLANS) >= 64:
             _PLANS.clear()

@@ -151,15 +151,19 @@ def _training_memory(params: float | None, kw: dict[str, Any]) -> Any:
     from .. import memory as M
 
     arch = kw["arch"]
-    plain = all(isinstance(v, _SCALARS) for k, v in kw.items() if k != "arch")
+    rest = {k: v for k, v in kw.items() if k != "arch"}
+    values = tuple(rest.values())
+    plain = all([isinstance(v, _SCALARS) for v in values])
     if not plain or isinstance(params, bool):
         return M.training_memory(params, **kw)
     named = isinstance(arch, str)
-    key = (
-        type(params).__name__,
+    key = (  # the names, values and their types (1, 1.0 and True are not one key)
+        type(params),
         params,
         arch if named else id(arch),
-        *sorted((k, type(v).__name__, v) for k, v in kw.items() if k != "arch"),
+        tuple(rest),
+        values,
+        tuple(map(type, values)),
     )
     hit = _BASE.get(key)
     if hit is not None and (named or hit[0] is arch):

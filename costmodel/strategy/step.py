@@ -38,20 +38,23 @@ otherwise ``"compute"``.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, ParamSpec
 
 import numpy as np
 
 from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
-from .accumulate import accumulate
+from .accumulate import Accumulated, accumulate
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
-from .engine import Plan, Task, TaskList, columns, plan
+from .engine import Plan, Schedule, Task, TaskList, _picker, columns, plan, run_many
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
 from .memory import StrategyMemory, strategy_memory
@@ -187,25 +190,40 @@ def _wire_bytes(tasks: Sequence[Task]) -> dict[str, float]:
     cols = columns(tasks)
     found: list[tuple[int, str, float]] = []
     for kind, idx in cols.by_kind.items():  # each kind summed in task order
-        first = -1
-        acc = 0.0
-        for i in idx:
-            n = cols.span_ranks[i]
-            if n >= 2:
-                f = 2.0 * (n - 1) / n if kind == "all_reduce" else (n - 1) / n
-                acc += f * cols.message_bytes[i]
-                if first < 0:
-                    first = i
-        if first >= 0:
-            found.append((first, kind, acc))
+        pick = _picker(idx)
+        ranks = pick(cols.span_ranks)
+        first = next((i for i, n in zip(idx, ranks, strict=True) if n >= 2), -1)
+        if first < 0:
+            continue
+        # a span of one rank sends nothing: its factor 0 adds exactly 0.0 to the sum
+        factor = _ring_factor_ar if kind == "all_reduce" else _ring_factor
+        acc = functools.reduce(
+            operator.add, map(operator.mul, map(factor, ranks), pick(cols.message_bytes)), 0.0
+        )
+        found.append((first, kind, acc))
     return {kind: acc for _, kind, acc in sorted(found)}
+
+
+@functools.lru_cache(maxsize=1024)
+def _ring_factor_ar(n: int) -> float:
+    """An all-reduce's ring factor ``2 (n-1)/n`` (0 for a span of fewer than 2 ranks)."""
+    return 2.0 * (n - 1) / n if n >= 2 else 0.0
+
+
+@functools.lru_cache(maxsize=1024)
+def _ring_factor(n: int) -> float:
+    """A reduce-scatter's or all-gather's ring factor ``(n-1)/n`` (0 below 2 ranks)."""
+    return (n - 1) / n if n >= 2 else 0.0
 
 
 def _band_works(
     tasks: Sequence[Task], timer: CollectiveTimer
 ) -> tuple[list[float], list[float]] | None:
     """Each task's work with every collective at the fast, and at the slow, end of its error
-    band (None when a collective's band is unknown)."""
+    band (None when a collective's band is unknown). A :class:`~.engine.TaskList` that read
+    them with its times (``has_band``) holds them already: the same numbers."""
+    if isinstance(tasks, TaskList) and tasks.has_band:
+        return tasks.band_work
     cols = columns(tasks)
     work = np.array(cols.work, dtype=float)
     nbytes = np.array(cols.message_bytes, dtype=float)
@@ -278,7 +296,7 @@ def _check_work(p: float, layout: Layout, recipe_grad_bytes: float, shaped: bool
         )
 
 
-def strategy_step(
+def _prepare_step(
     params: float | None = None,
     *,
     arch: Any = None,
@@ -313,7 +331,7 @@ def strategy_step(
     held_out: str | None = None,
     sync_loss: float | None = None,
     power_limit_w: float | None = None,
-) -> StrategyStep:
+) -> _Prepared:
     """One optimizer step of a data-parallel strategy on a cluster (module docstring).
 
     Parameters
@@ -463,6 +481,7 @@ def strategy_step(
         timer=timer,
         first_bucket_bytes=first_bucket_bytes,
         overlap=overlap,
+        band=band,
     )
     s = layout.strategy
     per_micro_comm = s in ("zero2", "fsdp", "hsdp") or not no_sync
@@ -485,101 +504,177 @@ def strategy_step(
         band_m = _band_works(mid_tasks, timer) if mid_tasks else None
         if band_m is None and mid_tasks:
             band_f = None
-    steps = accumulate(
-        final_tasks,
-        mid_tasks,
-        acc,
-        c_,
-        overhead_s=overhead,
-        mid_overhead_s=mid_overhead,
-        final_band_work_s=band_f,
-        mid_band_work_s=band_m,
-    )
-    # forward, backward and recomputation; the optimizer step is its own figure (optimizer_s)
-    compute_s = steps.compute_s - opt_s
-    from ..compute import sync_loss_s
 
-    sync_s = float(sync_loss_s(compute_s, ranks, sync_loss)) if s in SYNC_LOSS_STRATEGIES else 0.0
-    step_s = steps.step_s + sync_s
-    by_kind = steps.comm_by_kind_s
-    wire = _wire_bytes(final_tasks)
-    if mid_tasks:
-        for k, nb in _wire_bytes(mid_tasks).items():
-            wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
-    comm_s = steps.comm_s
-    exposed = max(0.0, step_s - compute_s - opt_s - sync_s)
-    lo: float = math.nan
-    hi: float = math.nan
-    if steps.band_step_s is not None:
-        lo, hi = (x + sync_s for x in steps.band_step_s)
-    bars: list[Interval] = []
-    if timeline:
-        for t0, sched, i in steps.placements(MAX_TIMELINE_BARS):
-            for t, a0, e0 in zip(
-                sched.tasks, sched.starts_s.tolist(), sched.ends_s.tolist(), strict=True
-            ):
-                if e0 > a0:
-                    bars.append(
-                        Interval(
-                            t.kind,
-                            t.stream,
-                            t0 + a0,
-                            t0 + e0,
-                            t.label,
-                            t.message_bytes,
-                            t.span_ranks,
-                            t.span,
-                            i,
+    def finish(steps: Accumulated) -> StrategyStep:
+        """The step from its schedules (the inputs prepared above)."""
+        # forward, backward and recomputation; the optimizer step is its own figure (optimizer_s)
+        compute_s = steps.compute_s - opt_s
+        sync_s = _sync_loss_s(compute_s, ranks, sync_loss) if s in SYNC_LOSS_STRATEGIES else 0.0
+        step_s = steps.step_s + sync_s
+        by_kind = steps.comm_by_kind_s
+        wire = _wire_bytes(final_tasks)
+        if mid_tasks:
+            for k, nb in _wire_bytes(mid_tasks).items():
+                wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
+        comm_s = steps.comm_s
+        exposed = max(0.0, step_s - compute_s - opt_s - sync_s)
+        lo: float = math.nan
+        hi: float = math.nan
+        if steps.band_step_s is not None:
+            lo, hi = (x + sync_s for x in steps.band_step_s)
+        bars: list[Interval] = []
+        if timeline:
+            for t0, sched, i in steps.placements(MAX_TIMELINE_BARS):
+                for t, a0, e0 in zip(
+                    sched.tasks, sched.starts_s.tolist(), sched.ends_s.tolist(), strict=True
+                ):
+                    if e0 > a0:
+                        bars.append(
+                            Interval(
+                                t.kind,
+                                t.stream,
+                                t0 + a0,
+                                t0 + e0,
+                                t.label,
+                                t.message_bytes,
+                                t.span_ranks,
+                                t.span,
+                                i,
+                            )
                         )
+            if sync_s > 0:  # the ranks wait for the slowest one at the end of the step
+                bars.append(
+                    Interval(
+                        "sync",
+                        "compute",
+                        step_s - sync_s,
+                        step_s,
+                        "waiting for the slowest rank",
+                        micro_batch=acc - 1,
                     )
-        if sync_s > 0:  # the ranks wait for the slowest one at the end of the step
-            bars.append(
-                Interval(
-                    "sync",
-                    "compute",
-                    step_s - sync_s,
-                    step_s,
-                    "waiting for the slowest rank",
-                    micro_batch=acc - 1,
                 )
+        mem = strategy_memory(
+            layout,
+            None if a is not None else p,
+            arch=a,
+            recipe=recipe,
+            sequence_length=sequence_length,
+            micro_batch=micro_batch,
+            flash_attention=flash_attention,
+            recompute=recompute,
+        )
+        tokens_step = tokens * ranks * acc
+        return StrategyStep(
+            layout=layout,
+            ranks=ranks,
+            accumulation=acc,
+            compute_s=compute_s,
+            comm_s=comm_s,
+            exposed_comm_s=exposed,
+            step_time_s=step_s,
+            step_time_band_s=(lo, hi),
+            bound=verdict(compute_s, comm_s, exposed, step_s),
+            efficiency=compute_s / step_s if step_s > 0 else 1.0,
+            tokens_per_step=tokens_step,
+            tokens_per_s=tokens_step / step_s,
+            comm_by_kind_s=by_kind,
+            wire_bytes_by_kind=wire,
+            events=_comm_count(final_tasks) + (acc - 1) * _comm_count(mid_tasks),
+            memory=mem,
+            gpu_memory_bytes=float(c.gpu.memory_bytes),
+            comm_contention=c_,
+            timeline=tuple(bars),
+            compute_source=ct.source,
+            compute_label=ct.label,
+            notes=_notes(shape),
+            optimizer_s=opt_s,
+            sync_s=sync_s,
+        )
+
+    return _Prepared(
+        final_tasks, mid_tasks, acc, c_, overhead, mid_overhead, band_f, band_m, finish
+    )
+
+
+class _Prepared(NamedTuple):
+    """A step prepared up to its schedule (:func:`_prepare_step`): what :func:`accumulate`
+    schedules, and the function that makes the step from the schedules."""
+
+    final_tasks: Sequence[Task]
+    mid_tasks: Sequence[Task]
+    accumulation: int
+    contention: float
+    overhead_s: float
+    mid_overhead_s: float
+    final_band: tuple[list[float], list[float]] | None
+    mid_band: tuple[list[float], list[float]] | None
+    make: Callable[[Accumulated], StrategyStep]
+
+    def finish(self, final: Schedule | None = None) -> StrategyStep:
+        """The step: its micro-batches scheduled (``final``: the final one's schedule, made
+        already by :func:`~.engine.run_many`) and accumulated."""
+        return self.make(
+            accumulate(
+                self.final_tasks,
+                self.mid_tasks,
+                self.accumulation,
+                self.contention,
+                overhead_s=self.overhead_s,
+                mid_overhead_s=self.mid_overhead_s,
+                final_band_work_s=self.final_band,
+                mid_band_work_s=self.mid_band,
+                final_schedule=final,
             )
-    mem = strategy_memory(
-        layout,
-        None if a is not None else p,
-        arch=a,
-        recipe=recipe,
-        sequence_length=sequence_length,
-        micro_batch=micro_batch,
-        flash_attention=flash_attention,
-        recompute=recompute,
+        )
+
+    def plan_key(self) -> tuple[Plan, bool] | None:
+        """(plan, band) of a step whose schedule is its final list's at ``c = 0`` (one
+        micro-batch): steps with the same key are scheduled together; None otherwise."""
+        t = self.final_tasks
+        if self.accumulation != 1 or self.contention != 0.0 or not isinstance(t, TaskList):
+            return None
+        return (t.plan, self.final_band is not None) if len(t) else None
+
+
+_P = ParamSpec("_P")
+
+
+def _one_step(prepare: Callable[_P, _Prepared]) -> Callable[_P, StrategyStep]:
+    """The public step of a preparation: prepared, scheduled and accumulated at once."""
+
+    def strategy_step(*args: _P.args, **kwargs: _P.kwargs) -> StrategyStep:
+        return prepare(*args, **kwargs).finish()
+
+    strategy_step.__doc__ = prepare.__doc__
+    strategy_step.__signature__ = inspect.signature(prepare).replace(  # type: ignore[attr-defined]
+        return_annotation=StrategyStep
     )
-    tokens_step = tokens * ranks * acc
-    return StrategyStep(
-        layout=layout,
-        ranks=ranks,
-        accumulation=acc,
-        compute_s=compute_s,
-        comm_s=comm_s,
-        exposed_comm_s=exposed,
-        step_time_s=step_s,
-        step_time_band_s=(lo, hi),
-        bound=verdict(compute_s, comm_s, exposed, step_s),
-        efficiency=compute_s / step_s if step_s > 0 else 1.0,
-        tokens_per_step=tokens_step,
-        tokens_per_s=tokens_step / step_s,
-        comm_by_kind_s=by_kind,
-        wire_bytes_by_kind=wire,
-        events=_comm_count(final_tasks) + (acc - 1) * _comm_count(mid_tasks),
-        memory=mem,
-        gpu_memory_bytes=float(c.gpu.memory_bytes),
-        comm_contention=c_,
-        timeline=tuple(bars),
-        compute_source=ct.source,
-        compute_label=ct.label,
-        notes=_notes(shape),
-        optimizer_s=opt_s,
-        sync_s=sync_s,
-    )
+    strategy_step.__module__ = prepare.__module__
+    strategy_step.__qualname__ = "strategy_step"
+    return strategy_step
+
+
+strategy_step = _one_step(_prepare_step)
+
+
+def strategy_steps(calls: Sequence[dict[str, Any]]) -> list[StrategyStep]:
+    """One :func:`strategy_step` per keyword set of ``calls``, the same numbers: the steps of
+    one task structure (a table's node counts of one strategy) are scheduled together
+    (:func:`~.engine.run_many`, one numpy row per task for all of them and their band ends)."""
+    prepared = [_prepare_step(**kw) for kw in calls]
+    groups: dict[tuple[int, bool], list[int]] = {}
+    for i, prep in enumerate(prepared):
+        key = prep.plan_key()
+        if key is not None:
+            groups.setdefault((id(key[0]), key[1]), []).append(i)
+    finals: dict[int, Schedule] = {}
+    for idx in groups.values():
+        lists = [t for i in idx if isinstance(t := prepared[i].final_tasks, TaskList)]
+        if len(idx) < 2 or len(lists) != len(idx):
+            continue
+        scheds = run_many(lists, [prepared[i].final_band for i in idx])
+        finals.update(zip(idx, scheds, strict=True))
+    return [prep.finish(finals.get(i)) for i, prep in enumerate(prepared)]
 
 
 def optimizer_time_s(params: float, layout: Layout, recipe: Any, gpu: Any) -> float:
@@ -609,19 +704,37 @@ def step_tail_s(params: float, layout: Layout, recipe: Any, gpu: Any, compute_s:
 
 
 def _optimizer_s(p: float, layout: Layout, recipe: Any, gpu: Any) -> float:
-    from ..compute import optimizer_bytes_per_param, optimizer_step_s
-
-    b = optimizer_bytes_per_param(
+    shards = layout.shard_group if layout.zero_stage >= 1 else 1  # ddp: every rank, all of it
+    return _optimizer_step_s(
+        p / shards,
         recipe.weight_bytes,
         recipe.master_bytes,
         recipe.optimizer_bytes,
         # the optimizer reads the gradient in the master weights' dtype when there is one
         # (AMP's fp32 parameters, FSDP's fp32 shard, DeepSpeed's fp32 gradient partition)
         recipe.master_bytes or recipe.gradient_bytes,
+        float(gpu.memory_bandwidth_bytes_per_s),
     )
-    bw = float(gpu.memory_bandwidth_bytes_per_s)
-    shards = layout.shard_group if layout.zero_stage >= 1 else 1  # ddp: every rank, all of it
-    return float(optimizer_step_s(p / shards, b, bw))
+
+
+@functools.lru_cache(maxsize=1024)
+def _optimizer_step_s(
+    local_params: float, weight_b: Any, master_b: Any, state_b: Any, grad_b: Any, bw: float
+) -> float:
+    """:func:`costmodel.compute.optimizer_step_s` of the recipe's bytes per parameter, kept
+    per setting (every node count of an advisor table asks for the same few)."""
+    from ..compute import optimizer_bytes_per_param, optimizer_step_s
+
+    b = optimizer_bytes_per_param(weight_b, master_b, state_b, grad_b)
+    return float(optimizer_step_s(local_params, b, bw))
+
+
+@functools.lru_cache(maxsize=1024)
+def _sync_loss_s(compute_s: float, ranks: int, per_doubling: float | None) -> float:
+    """:func:`costmodel.compute.sync_loss_s` of one step, kept per (compute, ranks, k)."""
+    from ..compute import sync_loss_s
+
+    return float(sync_loss_s(compute_s, ranks, per_doubling))
 
 
 def _with_optimizer(tasks: Sequence[Task], opt_s: float, mb: int) -> Sequence[Task]:
@@ -651,12 +764,17 @@ def _with_optimizer(tasks: Sequence[Task], opt_s: float, mb: int) -> Sequence[Ta
             if len(_OPT_PLANS) >= 64:
                 _OPT_PLANS.clear()
             hit = _OPT_PLANS[id(p)] = (p, p2)
+        band = tasks.band_work
+        if band is not None:  # the optimizer is compute: the same work at both ends
+            band = ([*band[0], opt_s], [*band[1], opt_s])
         return TaskList(
             hit[1],
             [*tasks.work, opt_s],
             [*tasks.message_bytes, 0.0],
             [*tasks.span_ranks, 0],
             mb,
+            band,
+            tasks.has_band,
         )
     out = list(tasks)
     for i, t in enumerate(out):
@@ -673,8 +791,8 @@ _OPT_PLANS: dict[int, tuple[Plan, Plan]] = {}
 
 
 def _comm_count(tasks: Sequence[Task]) -> int:
-    """How many collectives a task list holds."""
-    return sum(len(ix) for ix in columns(tasks).by_kind.values())
+    """How many collectives a task list holds (every task not on the compute stream)."""
+    return len(tasks) - len(columns(tasks).compute)
 
 
 _TENSORS: dict[int, tuple[Any, tuple[float, ...]]] = {}

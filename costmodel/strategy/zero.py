@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ._buckets import backward_segments, buckets, labels
 from .engine import COMPUTE, Plan, Task, TaskList, plan
 from .events import StepInputs
@@ -37,14 +39,23 @@ def tasks(inp: StepInputs, synced: bool, final: bool, micro_batch: int = 0) -> S
     ranks = inp.timer.ranks("job")
     g_bytes, g_params = buckets(inp, inp.grad_bytes)
     seg = backward_segments(inp, g_params)
-    times = inp.timer.time("reduce_scatter", "job", g_bytes)
-    work = [inp.forward_s, *seg.tolist(), *times.tolist()]
+    band = inp.band
+    compute = [inp.forward_s, *seg.tolist()]
+    times, ends = _times(inp, "reduce_scatter", g_bytes)
+    work = [*compute, *times]
+    fast, slow = ([*compute, *ends[0]], [*compute, *ends[1]]) if ends is not None else ([], [])
+    known = ends is not None
     nbytes = [0.0] * (1 + len(seg)) + g_bytes.tolist()
     nr = len(g_bytes)
     n_p = 0
     if final:
         p_bytes, _ = buckets(inp, inp.param_bytes)
-        work += [0.0, *inp.timer.time("all_gather", "job", p_bytes).tolist()]
+        times, ends = _times(inp, "all_gather", p_bytes)
+        work += [0.0, *times]
+        if ends is not None:  # the optimizer (0 here, timed by the step) and the gathers
+            fast += [0.0, *ends[0]]
+            slow += [0.0, *ends[1]]
+        known = known and ends is not None
         nbytes += [0.0, *p_bytes.tolist()]
         n_p = len(p_bytes)
     key = (len(seg), nr, n_p, bool(final), bool(inp.overlap))
@@ -57,7 +68,19 @@ def tasks(inp: StepInputs, synced: bool, final: bool, micro_batch: int = 0) -> S
     spans = [0] * (1 + len(seg)) + [ranks] * nr
     if final:
         spans += [0, *[ranks] * n_p]
-    return TaskList(p, work, nbytes, spans, micro_batch)
+    band_work = (fast, slow) if band and known else None
+    return TaskList(p, work, nbytes, spans, micro_batch, band_work, band)
+
+
+def _times(
+    inp: StepInputs, op: str, nbytes: np.ndarray
+) -> tuple[list[float], tuple[list[float], list[float]] | None]:
+    """The buckets' times of ``op`` over the job and, with ``inp.band``, their times at the
+    ends of the band (None without, or when unknown)."""
+    if not inp.band:
+        return inp.timer.time(op, "job", nbytes).tolist(), None
+    t, b = inp.timer.time_band(op, "job", nbytes)
+    return t.tolist(), (b[0].tolist(), b[1].tolist()) if b is not None else None
 
 
 _PLANS: dict[tuple[object, ...], Plan] = {}
