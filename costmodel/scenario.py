@@ -212,13 +212,11 @@ class Scenario(BaseModel):
         """``strategy`` sets ``zero_stage``; a bare ``zero_stage`` names its strategy."""
         if not isinstance(data, dict) or data.get("strategy") is None:
             return data
-        from .strategy.layout import STRATEGIES, ZERO_STAGE
+        from .strategy.layout import STRATEGIES, ZERO_STAGE, unknown_strategy
 
         st = str(data["strategy"]).lower()
         if st not in STRATEGIES:
-            raise ValueError(
-                f"strategy: unknown {data['strategy']!r}; allowed: {', '.join(STRATEGIES)}"
-            )
+            raise ValueError(unknown_strategy(data["strategy"]))
         stage = data.get("zero_stage")
         if stage not in (None, ZERO_STAGE[st]) and not (stage == 0 and "zero_stage" not in data):
             raise ValueError(
@@ -667,6 +665,8 @@ class Scenario(BaseModel):
             comm_s=float(st.comm_s),
             comm_by_kind_s={k: float(v) for k, v in st.comm_by_kind_s.items()},
             exposed_comm_s=float(st.exposed_comm_s),
+            optimizer_s=float(getattr(st, "optimizer_s", 0.0)),
+            sync_s=float(getattr(st, "sync_s", 0.0)),
             step_time_s=float(st.step_time_s),
             step_time_lo_s=float(lo),
             step_time_hi_s=float(hi),
@@ -994,6 +994,8 @@ class ScenarioResult(BaseModel):
         default_factory=dict, description="communication per collective kind [s]"
     )
     exposed_comm_s: float = Field(description="communication not hidden under compute [s]")
+    optimizer_s: float = Field(0.0, description="the optimizer step (on its shard) [s]")
+    sync_s: float = Field(0.0, description="waiting for the slowest rank (fitted) [s]")
     step_time_s: float
     step_time_lo_s: float = Field(
         float("nan"), description="step at the fast end of the collectives' error bands [s]"
@@ -1091,6 +1093,14 @@ class ScenarioResult(BaseModel):
                     for k, v in self.comm_by_kind_s.items()
                 )
             ),
+            *(
+                [
+                    f"optimizer, sync     {fu.format_duration(self.optimizer_s)} optimizer step, "
+                    f"{fu.format_duration(self.sync_s)} waiting for the slowest rank"
+                ]
+                if self.optimizer_s > 0 or self.sync_s > 0
+                else []
+            ),
             f"step time           {fu.format_duration(self.step_time_s)} "
             f"({fu.format_count(self.tokens_per_s)} tokens/s)"
             + (
@@ -1131,6 +1141,7 @@ _CHANGE_ALIASES = {
     "compute_time": "compute_time_s",
     "flash": "flash_attention",
     "contention": "comm_contention",
+    "micro_batch": "local_batch",
 }
 
 
@@ -1172,7 +1183,7 @@ COMPARE_ROWS: tuple[tuple[str, str, str], ...] = (
     ("fits", "fits", "bool"),
     ("global_batch", "global batch [samples]", ""),
     ("compute_s", "compute per step", "s"),
-    ("comm_s", "all-reduce (sum)", "s"),
+    ("comm_s", "communication (sum)", "s"),
     ("exposed_comm_s", "exposed communication", "s"),
     ("step_time_s", "step time", "s"),
     ("bound", "verdict", "text"),

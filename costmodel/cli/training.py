@@ -23,7 +23,10 @@ _RecipeOpt = Annotated[str, typer.Option(help="Precision/optimizer recipe, e.g. 
 _ZeroOpt = Annotated[
     int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
 ]
-_LocalBatchOpt = Annotated[int, typer.Option(min=1, help="Micro-batch per GPU [samples].")]
+_LocalBatchOpt = Annotated[
+    int,
+    typer.Option("--local-batch", "--micro-batch", min=1, help="Micro-batch per GPU [samples]."),
+]
 _AccumulationOpt = Annotated[
     int, typer.Option(min=1, help="Gradient-accumulation micro-batches per step.")
 ]
@@ -98,13 +101,13 @@ def _contention(value: float | None) -> float:
 
 def _strategy_of(strategy: str | None, zero: int | None) -> str:
     """``--strategy``, else ``--zero``'s strategy; a contradiction is an error."""
-    from ..strategy.layout import STRATEGIES, STRATEGY_OF_STAGE, ZERO_STAGE
+    from ..strategy.layout import STRATEGIES, STRATEGY_OF_STAGE, ZERO_STAGE, unknown_strategy
 
     if strategy is None:
         return STRATEGY_OF_STAGE[zero or 0]
     st = strategy.lower()
     if st not in (*STRATEGIES, "all"):
-        raise ValueError(f"--strategy: unknown {strategy!r}; allowed: {', '.join(STRATEGIES)}, all")
+        raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=True))
     if zero not in (None, 0) and st != "all" and ZERO_STAGE[st] != zero:
         raise ValueError(f"--zero {zero} contradicts --strategy {st} (ZeRO-{ZERO_STAGE[st]})")
     return st
@@ -138,7 +141,12 @@ def memory(
     seq: Annotated[
         int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
     ] = 4096,
-    micro_batch: Annotated[int, typer.Option(min=1, help="Micro-batch per GPU [samples].")] = 1,
+    micro_batch: Annotated[
+        int,
+        typer.Option(
+            "--micro-batch", "--local-batch", min=1, help="Micro-batch per GPU [samples]."
+        ),
+    ] = 1,
     recompute: Annotated[
         str, typer.Option(help="Activation recomputation: none, selective, full.")
     ] = "none",
@@ -495,11 +503,18 @@ def step(
     nodes: _NodesOpt = 1,
     ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
     bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
-    latency: Annotated[str, typer.Option(help="All-reduce latency per step: 5us.")] = "0s",
+    latency: Annotated[
+        str | None,
+        typer.Option(help="All-reduce latency per step (with --bandwidth): 5us (default 0s)."),
+    ] = None,
     bucket: _BucketOpt = None,
     gradient_bytes: Annotated[
-        float, typer.Option(help="Bytes per gradient element all-reduced (2 = bf16, 1 = fp8).")
-    ] = 2.0,
+        float | None,
+        typer.Option(
+            help="Bytes per gradient element all-reduced (with --bandwidth; default 2 = bf16, "
+            "1 = fp8). With --cluster: --grad-dtype."
+        ),
+    ] = None,
     accumulation: Annotated[int, typer.Option(min=1, help="Micro-batches per step.")] = 1,
     no_sync: Annotated[
         bool, typer.Option("--no-sync/--sync", help="Skip all-reduce on non-final micro-batches.")
@@ -520,7 +535,13 @@ def step(
         str, typer.Option(help="Precision/optimizer recipe (memory; with --cluster).")
     ] = "mixed-adam",
     micro_batch: Annotated[
-        int, typer.Option(min=1, help="Micro-batch per GPU [samples] (with --cluster).")
+        int,
+        typer.Option(
+            "--micro-batch",
+            "--local-batch",
+            min=1,
+            help="Micro-batch per GPU [samples] (with --cluster).",
+        ),
     ] = 1,
     seq: Annotated[
         int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
@@ -554,6 +575,17 @@ def step(
     if cluster is not None:
         if bandwidth is not None or ranks is not None:
             raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
+        # options of the one-link step only: refused rather than silently ignored
+        if gradient_bytes is not None:
+            raise ValueError(
+                "--gradient-bytes: an option of the one-link step (--ranks/--bandwidth); with "
+                "--cluster give --grad-dtype fp32, bf16 or fp16"
+            )
+        if latency is not None:
+            raise ValueError(
+                "--latency: an option of the one-link step (--ranks/--bandwidth); with "
+                "--cluster the preset's links and the --model give the latency"
+            )
         _step_on_cluster(
             p_given,
             arch,
@@ -585,11 +617,30 @@ def step(
             f"--strategy {strategy}: the sharded strategies need --cluster NAME (their "
             "collectives span nodes and groups); --ranks/--bandwidth prices ddp only"
         )
+    # options of the cluster step only: refused rather than silently ignored
+    cluster_only = {
+        "--grad-dtype": grad_dtype is not None,
+        "--param-dtype": param_dtype != "bf16",
+        "--group-size": group_size is not None,
+        "--reshard/--no-reshard": reshard is not None,
+        "--recipe": recipe != "mixed-adam",
+        "--micro-batch": micro_batch != 1,
+        "--recompute": recompute != "none",
+        "--seq": seq != 4096,
+        "--model": model != "nccl",
+    }
+    given = [name for name, on in cluster_only.items() if on]
+    if given:
+        raise ValueError(
+            f"{given[0]}: an option of the step on a cluster preset (--cluster NAME); the "
+            "one-link step (--ranks/--bandwidth) takes --gradient-bytes, --latency, --bucket, "
+            "--accumulation, --no-sync and --contention"
+        )
     from ..strategy.layout import bucket_cap_bytes_for
 
     kwargs: dict[str, Any] = dict(
         bucket_cap_bytes=bucket_cap_bytes_for("ddp", _bucket_bytes(bucket), 1.0),
-        gradient_bytes_per_param=gradient_bytes,
+        gradient_bytes_per_param=2.0 if gradient_bytes is None else gradient_bytes,
         accumulation=accumulation,
         no_sync=no_sync,
         comm_contention=c_,
@@ -607,7 +658,7 @@ def step(
         raise ValueError("step: needs --ranks and --bandwidth, or --cluster NAME")
     n = ranks
     kwargs["bandwidth_bytes_per_s"] = units.parse_rate(bandwidth, name="--bandwidth")
-    kwargs["latency_s"] = units.parse_duration(latency, name="--latency")
+    kwargs["latency_s"] = units.parse_duration(latency or "0s", name="--latency")
     if "tokens_per_gpu" in kwargs:
         if peak_flops is None:
             raise ValueError("--tokens-per-gpu without --cluster needs --peak-flops, e.g. 989T")
@@ -713,16 +764,28 @@ def _step_on_cluster(
     if st == "all":
         adv = advise(p, cluster=c, nodes=nodes, **common)
         ranked = adv.rows()
+        fa_all = None
+        if adv.best is None:  # what makes it fit, from the most sharded strategy (fsdp)
+            fa_all = fit_suggestions(
+                p, cluster=c, nodes=nodes, strategy="fsdp", **{**common, "band": False}
+            )
         if as_json:
-            _print_json({"strategies": ranked, "best": adv.best.layout.name if adv.best else None})
+            out: dict[str, Any] = {
+                "strategies": ranked,
+                "best": adv.best.layout.name if adv.best else None,
+            }
+            if fa_all is not None:
+                out["fit_suggestions"] = fa_all.as_dict()
+            _print_json(out)
             return
         typer.echo(
             f"{arch or units.format_count(float(p or 0)) + ' params'} on {cluster} x {nodes} "
             f"nodes ({int(c.ranks)} GPUs), every strategy ranked by step time among those that "
             f"fit (overlap contention c = {contention:g}, collective model {kw['model']}):"
         )
-        if adv.best is None:
+        if fa_all is not None:
             typer.echo("NOTHING FITS: every strategy needs more memory than the GPU has")
+            typer.echo(_fit_text(fa_all))
         typer.echo(_advice_table(ranked))
         return
     s = strategy_step(
@@ -760,8 +823,13 @@ def _step_on_cluster(
     ]
     for k, v in s.comm_by_kind_s.items():
         rows.append((k.replace("_", "-") + " (sum)", units.format_duration(v)))
+    rows.append(("exposed communication", units.format_duration(s.exposed_comm_s)))
+    # the rest of the step, so that the parts add up to it (exposed = step - compute - these)
+    if s.optimizer_s > 0:
+        rows.append(("optimizer step", units.format_duration(s.optimizer_s)))
+    if s.sync_s > 0:
+        rows.append(("waiting for slowest rank", units.format_duration(s.sync_s)))
     rows += [
-        ("exposed communication", units.format_duration(s.exposed_comm_s)),
         ("step time", units.format_duration(s.step_time_s) + band),
         ("tokens/s", units.format_count(s.tokens_per_s)),
         ("bound", f"{s.bound}-bound"),
@@ -1152,7 +1220,7 @@ def train(
     ] = None,
     bucket: _BucketOpt = None,
     no_sync: _NoSyncOpt = True,
-    model: Annotated[str, typer.Option(help="Collective cost model: nccl or textbook.")] = "nccl",
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     contention: _ContentionOpt = None,
     strategy: _StrategyOpt = None,
     group_size: _GroupOpt = None,
@@ -1253,7 +1321,7 @@ def train(
             "memory per GPU",
             f"{units.format_bytes(result.memory_total_bytes)} of "
             f"{units.format_bytes(result.gpu_memory_bytes)}"
-            + ("" if result.fits else " (does NOT fit)"),
+            + (" (fits)" if result.fits else " (does NOT fit)"),
         )
     )
     head = arch or f"{units.format_count(result.scenario.params)} params"
