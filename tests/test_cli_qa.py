@@ -199,3 +199,29 @@ def test_a_count_has_no_stray_space_before_the_comma():
         cm.training_memory(-1)
     with pytest.raises(ValueError, match=r"must be a finite number > 0 s, got"):
         cm.ddp_step(7e9, 64, compute_time_s=-0.4, bandwidth_bytes_per_s=50e9)
+
+
+# --- validate compare: --op fills a gap in the log, it never overrides what the log says ------
+def test_an_op_that_contradicts_the_log_is_refused():
+    from costmodel.reference import reference_path
+
+    log = str(reference_path("13a"))  # header: "Collective test starting: all_reduce_perf"
+    one_line_error(
+        run("validate", "compare", log, "--op", "all_gather"),
+        "op: all_gather contradicts the log, which names all_reduce",
+    )
+    same = run("validate", "compare", log, "--op", "all_reduce", "--json")
+    assert same.exit_code == 0, same.stderr
+    assert json.loads(same.stdout)["rows"]
+
+
+# --- a measured compute time faster than the GPU's peak is said next to its numbers ------------
+def test_a_compute_time_faster_than_peak_is_said():
+    kw = dict(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, strategy="fsdp")
+    fast = cm.strategy_step(None, compute_time_s=1e-3, **kw)
+    assert any("faster than the GPU can run" in n for n in fast.notes)
+    ok = cm.strategy_step(None, compute_time_s=0.4, **kw)  # 2.1e14 FLOP in 0.4 s: 53% of peak
+    assert not any("faster than the GPU" in n for n in ok.notes)
+    out = run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--strategy", "fsdp",
+              "--compute-time", "1ms").stdout  # fmt: skip
+    assert "warning: an MFU of" in out and "faster than the GPUs' peak" in out

@@ -147,9 +147,7 @@ def memory(
             "--micro-batch", "--local-batch", min=1, help="Micro-batch per GPU [samples]."
         ),
     ] = 1,
-    recompute: Annotated[
-        str, typer.Option(help="Activation recomputation: none, selective, full.")
-    ] = "none",
+    recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
     flash: Annotated[
         bool, typer.Option("--flash/--no-flash", help="FlashAttention (no s x s scores kept).")
     ] = True,
@@ -1334,5 +1332,11 @@ def train(
         typer.echo(f"price: {cost.price_note}")
     if cost.price_warning:
         typer.echo(f"warning: {cost.price_warning}")
+    if cost.mfu is not None and cost.mfu > 1.0:  # from a --compute-time no GPU can reach
+        typer.echo(
+            f"warning: an MFU of {100 * cost.mfu:,.0f}% is faster than the GPUs' peak: the "
+            "step (from --compute-time) cannot run this fast; check its unit, --seq and "
+            "--local-batch"
+        )
     for n in cost.notes:
         typer.echo(f"note: {n}")

@@ -567,7 +567,7 @@ def strategy_step(
         timeline=tuple(bars),
         compute_source=ct.source,
         compute_label=ct.label,
-        notes=_notes(shape),
+        notes=_notes(shape) + _faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision),
         optimizer_s=opt_s,
         sync_s=sync_s,
     )
@@ -702,6 +702,26 @@ def _shape_of(p: float) -> Any:
         return architecture_for_params(p)
     except ValueError:
         return None
+
+
+def _faster_than_peak(
+    ct: Any, compute_time_s: Any, flops: float, gpu: Any, precision: str
+) -> tuple[str, ...]:
+    """A note when a measured compute time implies more than the GPU's dense peak: the model's
+    FLOPs of one micro-batch (``flops``) in that time is impossible (a unit, the sequence length
+    or the micro-batch is off), and every figure from it is too."""
+    if compute_time_s is None or ct.source != "measured" or not ct.micro_s > 0:
+        return ()
+    peak = float(gpu.fp8_dense_flops if precision == "fp8" else gpu.peak_flops)
+    share = flops / (ct.micro_s * peak)
+    if share <= 1.0:
+        return ()
+    return (
+        f"the measured compute time ({ct.micro_s:.3g} s per micro-batch) implies {share:.0%} "
+        f"of the {gpu.name}'s dense {precision} peak for this model's {flops:.3g} FLOP per "
+        "micro-batch: faster than the GPU can run; check its unit, the sequence length and the "
+        "micro-batch",
+    )
 
 
 def _notes(a: Any) -> tuple[str, ...]:
