@@ -556,9 +556,15 @@ class Scenario(BaseModel):
         :func:`costmodel.ddp.bucket_cap_sweep`; the all-reduce time of each distinct bucket
         size is predicted once (:func:`_memoized`). Returns a
         :class:`costmodel.ddp.BucketCapSweep` (``best_cap_bytes``, the curve per cap).
+
+        DDP only: the sweep re-runs DDP's bucketed all-reduce, so for another strategy it would
+        describe a different step (a ValueError says so, :func:`bucket_advice_refusal`).
         """
         from . import ddp
 
+        why = bucket_advice_refusal(self.strategy_name)
+        if why is not None:
+            raise ValueError(why)
         clusters = _Clusters(self)
         base = clusters.base
         fn = clusters.allreduce_fn(int(base.nodes))
@@ -861,6 +867,22 @@ class Scenario(BaseModel):
                 )
             )
         return rows
+
+
+def bucket_advice_refusal(strategy: str) -> str | None:
+    """Why the bucket_cap advisor has no answer for ``strategy`` (None for ddp, the one it
+    models: it sweeps DDP's bucketed all-reduce)."""
+    if strategy == "ddp":
+        return None
+    what = (
+        "gathers and reduces per wrapped unit (a transformer block), not in buckets"
+        if strategy in ("fsdp", "hsdp")
+        else "reduce-scatters and all-gathers in DeepSpeed's buckets, which it does not sweep"
+    )
+    return (
+        f"bucket_advice: the bucket_cap advisor sweeps DDP's bucketed all-reduce; {strategy} "
+        f"{what}; allowed: strategy ddp"
+    )
 
 
 def _solve_factor(

@@ -225,3 +225,18 @@ def test_a_compute_time_faster_than_peak_is_said():
     out = run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--strategy", "fsdp",
               "--compute-time", "1ms").stdout  # fmt: skip
     assert "warning: an MFU of" in out and "faster than the GPUs' peak" in out
+
+
+# --- the bucket_cap advisor answers for the step it models (ddp), and says so otherwise -------
+def test_bucket_advice_is_for_ddp_only():
+    kw = dict(arch="llama-2-7b", cluster="dgx-h100", nodes=2)
+    for strategy in ("zero1", "fsdp"):
+        with pytest.raises(ValueError, match=rf"bucket_advice: .*; {strategy} .*allowed: strategy"):
+            cm.Scenario(**kw, strategy=strategy).bucket_advice()
+    ddp = cm.Scenario(**kw).bucket_advice()  # its curve is the scenario's own step at each cap
+    r = cm.Scenario(**kw).evaluate(scaling=False, flips=False)
+    now = list(ddp.caps_bytes).index(25 * 2**20)
+    assert ddp.step_time_s[now] == pytest.approx(r.step_time_s, rel=1e-12)
+    out = run("scenario", "--arch", "llama-2-7b", "--nodes", "2", "--zero", "3", "--vs",
+              "strategy=ddp", "--bucket-advice").stdout  # fmt: skip
+    assert "bucket_cap advice (A): none: " in out and "bucket_cap advice (B): 25 MiB" in out

@@ -1010,9 +1010,13 @@ def scenario(
     result = a.evaluate(scaling=b is None, flips=b is None)
     fa = _scenario_fit(a) if (fit or not result.fits) and b is None else None
     other = b.evaluate(scaling=False, flips=False) if b is not None else None
-    advice = {"A": a.bucket_advice()} if bucket_advice else {}
-    if bucket_advice and b is not None:
-        advice["B"] = b.bucket_advice()
+    from ..scenario import bucket_advice_refusal
+
+    advice: dict[str, Any] = {}
+    for side, sc in (("A", a), ("B", b)) if bucket_advice else ():
+        if sc is not None:  # another strategy than ddp: why there is no advice, not DDP's curve
+            why = bucket_advice_refusal(sc.strategy_name)
+            advice[side] = sc.bucket_advice() if why is None else why
     costs = _side_costs(result, other, tokens, price, usd_per_gpu_hour, price_b, usd_per_gpu_hour_b)
     if as_json:
         if other is None and not advice and not costs and fa is None:
@@ -1027,7 +1031,10 @@ def scenario(
             data.update(b=other, changes=vs, comparison=result.compare(other))
             data["faster_step"] = decide_scenarios(result, other).as_dict()
         if advice:
-            data["bucket_advice"] = {k: v.as_dict() for k, v in advice.items()}
+            data["bucket_advice"] = {
+                k: (v.as_dict() if not isinstance(v, str) else {"best_cap_bytes": None, "note": v})
+                for k, v in advice.items()
+            }
         if costs:
             data["training_cost"] = {
                 k: (v.as_dict() if not isinstance(v, str) else {"cost_usd": None, "price_note": v})
@@ -1178,9 +1185,11 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
 
 def _advice_text(name: str, adv: Any, scenario: Any) -> str:
     """The bucket_cap advisor in a few lines: best cap, and the exposed time there vs now."""
+    label = f"bucket_cap advice{' (' + name + ')' if name else ''}"
+    if isinstance(adv, str):  # no advice for this strategy, and why
+        return f"{label}: none: {adv.removeprefix('bucket_advice: ')}"
     caps = list(adv.caps_bytes)
     now = float(scenario.ddp_bucket_cap_bytes)
-    label = f"bucket_cap advice{' (' + name + ')' if name else ''}"
     best = adv.best_index
     line = (
         f"{label}: {adv.best_cap_bytes / 2**20:g} MiB minimises the exposed "
