@@ -8,6 +8,7 @@ answer: one line naming the field on exit 2, or the numbers that make up a step 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -240,3 +241,18 @@ def test_bucket_advice_is_for_ddp_only():
     out = run("scenario", "--arch", "llama-2-7b", "--nodes", "2", "--zero", "3", "--vs",
               "strategy=ddp", "--bucket-advice").stdout  # fmt: skip
     assert "bucket_cap advice (A): none: " in out and "bucket_cap advice (B): 25 MiB" in out
+
+
+# --- a shipped preset file loads by its path, and the calibration hint names a real option ---
+def test_a_preset_in_a_kind_folder_loads_by_path():
+    from costmodel import presets
+
+    root = Path(__file__).resolve().parents[1] / "presets"
+    by_path = presets.cluster(str(root / "clusters" / "dgx-h100.toml"), nodes=2)
+    assert by_path.ranks == 16 and by_path.gpu.name == "h100-sxm"
+    assert run("presets", "show", str(root / "gpus" / "h100-sxm.toml")).exit_code == 0
+    line = one_line_error(
+        run("predict", "--cluster", "dgx-h100", "--sizes", "1GB", "--model", "calibrated"),
+        "carries no calibration",
+    )
+    assert "--cluster NAME" in line and "--base" not in line
