@@ -145,6 +145,12 @@ def test_micro_batch_and_local_batch_are_one_option_everywhere():
     c = json.loads(run(*step, "--local-batch", "2").stdout)
     d = json.loads(run(*step, "--micro-batch", "2").stdout)
     assert c["tokens_per_step"] == d["tokens_per_step"] == 2 * 8 * 4096
+    solved = json.loads(
+        run(
+            "batch", "--micro-batch", "4", "--ranks", "64", "--global-batch", "8192", "--json"
+        ).stdout
+    )
+    assert solved["accumulation"] == 32
     vs = cm.Scenario(params=7e9).with_changes("micro_batch=2")
     assert vs.local_batch == 2
 
@@ -256,3 +262,11 @@ def test_a_preset_in_a_kind_folder_loads_by_path():
         "carries no calibration",
     )
     assert "--cluster NAME" in line and "--base" not in line
+
+
+def test_a_gap_of_rounding_noise_is_not_printed_as_a_figure():
+    from costmodel.verdict import decide
+
+    text = decide({"a": 1.0, "b": 1.0 + 1e-15}, 0.01).text()
+    assert "<0.01% faster" in text and "e-" not in text
+    assert "0.12%" in decide({"a": 1.0, "b": 1.0012}, 0.01).text()

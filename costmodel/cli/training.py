@@ -351,7 +351,10 @@ def _tokens(text: str, name: str) -> int:
 
 def batch(
     local: Annotated[
-        int | None, typer.Option("--local", "--local-batch", min=1, help="Per-GPU micro-batch.")
+        int | None,
+        typer.Option(
+            "--local", "--local-batch", "--micro-batch", min=1, help="Per-GPU micro-batch."
+        ),
     ] = None,
     ranks: Annotated[int | None, typer.Option(min=1, help="Data-parallel ranks.")] = None,
     accumulation: Annotated[int | None, typer.Option(min=1, help="Accumulation steps.")] = None,
