@@ -270,3 +270,11 @@ def test_a_gap_of_rounding_noise_is_not_printed_as_a_figure():
     text = decide({"a": 1.0, "b": 1.0 + 1e-15}, 0.01).text()
     assert "<0.01% faster" in text and "e-" not in text
     assert "0.12%" in decide({"a": 1.0, "b": 1.0012}, 0.01).text()
+
+
+def test_train_says_what_a_data_parallel_answer_leaves_out_for_moe():
+    out = run("train", "--arch", "mixtral-8x7b", "--tokens", "1T", "--nodes", "4", "--strategy",
+              "fsdp").stdout  # fmt: skip
+    assert "note: mixtral-8x7b is a mixture of experts" in out and "expert parallelism" in out
+    dense = run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--strategy", "fsdp").stdout
+    assert "mixture of experts" not in dense

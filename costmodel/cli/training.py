@@ -1350,5 +1350,9 @@ def train(
             "step (from --compute-time) cannot run this fast; check its unit, --seq and "
             "--local-batch"
         )
-    for n in cost.notes:
+    from ..architecture import moe_data_parallel_note
+
+    arch_obj = result.scenario.architecture()
+    moe = moe_data_parallel_note(arch_obj) if arch_obj is not None else None
+    for n in (*cost.notes, *([moe] if moe else [])):  # what the answer leaves out
         typer.echo(f"note: {n}")
