@@ -491,7 +491,7 @@ def step(
         typer.Option(
             min=0.0,
             max=1.0,
-            help="Model FLOP utilisation (default with --cluster: the fitted efficiency).",
+            help="Model FLOP utilisation (0, 1] (default with --cluster: the fitted efficiency).",
         ),
     ] = None,
     peak_flops: Annotated[
@@ -964,7 +964,7 @@ def scenario(
         bool,
         typer.Option(
             "--bucket-advice/--no-bucket-advice",
-            help="Sweep bucket_cap 1-200 MiB and print the cap with the least exposed comm.",
+            help="ddp: sweep bucket_cap 1-200 MiB and print the cap with the least exposed comm.",
         ),
     ] = False,
     tokens: Annotated[
@@ -987,12 +987,12 @@ def scenario(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """A whole training setup: memory, batch, DDP step, verdict and what flips it.
+    """A whole training setup: memory, batch, the step (ddp, zero1, zero2, fsdp, hsdp), verdict, flips.
 
     --model names the collective cost model; the architecture is --arch. --vs compares a
     second configuration (A = the options, B = A with the --vs changes) and prints both
     side by side with B - A and B / A; --tokens adds both sides' days, GPU-hours and (with a
-    price for each side's GPU) dollars; --bucket-advice adds the bucket_cap advisor.
+    price for each side's GPU) dollars; --bucket-advice adds the bucket_cap advisor (ddp).
 
     Example:
 
