@@ -278,3 +278,15 @@ def test_train_says_what_a_data_parallel_answer_leaves_out_for_moe():
     assert "note: mixtral-8x7b is a mixture of experts" in out and "expert parallelism" in out
     dense = run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--strategy", "fsdp").stdout
     assert "mixture of experts" not in dense
+
+
+def test_fp8_all_gathers_need_a_gpu_with_fp8():
+    kw = dict(arch="llama-3.1-8b", nodes=1, strategy="fsdp", param_dtype="fp8", band=False)
+    with pytest.raises(ValueError, match=r"param_dtype: .*a100-sxm-80gb has none; allowed: bf16"):
+        cm.strategy_step(None, cluster="dgx-a100", **kw)
+    assert cm.strategy_step(None, cluster="dgx-h100", **kw).step_time_s > 0
+    one_line_error(
+        run("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-a100", "--strategy", "fsdp",
+            "--param-dtype", "fp8"),
+        "param_dtype: fp8 all-gathers need fp8 tensor cores",
+    )  # fmt: skip

@@ -407,6 +407,13 @@ def strategy_step(
         raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
     if precision == "fp8" and c.gpu.fp8_dense_flops is None:
         raise ValueError(f"precision: {c.gpu.name} has no fp8 tensor cores; use bf16")
+    if layout.param_dtype == "fp8" and c.gpu.fp8_dense_flops is None:
+        # fp8 all-gathers come with float8 training (torchao's float8 FSDP), which needs fp8
+        # tensor cores (Hopper, Ada, Blackwell)
+        raise ValueError(
+            f"param_dtype: fp8 all-gathers need fp8 tensor cores; {c.gpu.name} has none; "
+            "allowed: bf16, fp16, fp32"
+        )
     from ..memory import get_recipe
 
     r = get_recipe(recipe)
