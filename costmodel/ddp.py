@@ -156,7 +156,9 @@ def _number(name: str, value: object, *, positive: bool, unit: str = "") -> floa
         raise ValueError(f"{name}: expected a number, got {value!r}") from None
     if not math.isfinite(x) or (x <= 0 if positive else x < 0):
         need = "> 0" if positive else ">= 0"
-        raise ValueError(f"{name}: must be a finite number {need} {unit}, got {value!r}".rstrip())
+        raise ValueError(
+            f"{name}: must be a finite number {need}{' ' * bool(unit)}{unit}, got {value!r}"
+        )
     return x
 
 

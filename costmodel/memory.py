@@ -189,7 +189,7 @@ def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "
         first = x.ravel()[int(np.flatnonzero(bad.ravel())[0])]
         need = "> 0" if positive else ">= 0"
         raise ValueError(
-            f"{name}: must be a finite number {need} {unit}, got {float(first)!r}".rstrip()
+            f"{name}: must be a finite number {need}{' ' * bool(unit)}{unit}, got {float(first)!r}"
         )
     return x
 
@@ -202,7 +202,9 @@ def _scalar(name: str, value: object, *, positive: bool = False, unit: str = "")
     x = float(value)
     if not (math.isfinite(x) and (x > 0.0 if positive else x >= 0.0)):
         need = "> 0" if positive else ">= 0"
-        raise ValueError(f"{name}: must be a finite number {need} {unit}, got {x!r}".rstrip())
+        raise ValueError(
+            f"{name}: must be a finite number {need}{' ' * bool(unit)}{unit}, got {x!r}"
+        )
     return x
 
 

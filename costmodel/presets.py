@@ -515,7 +515,10 @@ def _load_path(path: str | os.PathLike[str], reg: _Registry) -> tuple[_File, Bas
             f"{_short(p)}: preset file does not exist; allowed: a preset name (see "
             "`costmodel presets list`) or the path of a preset TOML file"
         )
-    f = _read(p, None, "user", by_path=True)
+    # a file in a gpus/, links/, clusters/ or calibrations/ folder is of that kind, as it is
+    # when its folder is a presets root's (so a shipped preset loads by its path too)
+    folder_kind = next((k for k, (folder, _) in KINDS.items() if p.parent.name == folder), None)
+    f = _read(p, folder_kind, "user", by_path=True)
     return f, reg._validate(f)
 
 

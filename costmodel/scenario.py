@@ -218,13 +218,11 @@ class Scenario(BaseModel):
         """``strategy`` sets ``zero_stage``; a bare ``zero_stage`` names its strategy."""
         if not isinstance(data, dict) or data.get("strategy") is None:
             return data
-        from .strategy.layout import STRATEGIES, ZERO_STAGE
+        from .strategy.layout import STRATEGIES, ZERO_STAGE, unknown_strategy
 
         st = str(data["strategy"]).lower()
         if st not in STRATEGIES:
-            raise ValueError(
-                f"strategy: unknown {data['strategy']!r}; allowed: {', '.join(STRATEGIES)}"
-            )
+            raise ValueError(unknown_strategy(data["strategy"]))
         stage = data.get("zero_stage")
         if stage not in (None, ZERO_STAGE[st]) and not (stage == 0 and "zero_stage" not in data):
             raise ValueError(
@@ -567,9 +565,15 @@ class Scenario(BaseModel):
         :func:`costmodel.ddp.bucket_cap_sweep`; the all-reduce time of each distinct bucket
         size is predicted once (:func:`_memoized`). Returns a
         :class:`costmodel.ddp.BucketCapSweep` (``best_cap_bytes``, the curve per cap).
+
+        DDP only: the sweep re-runs DDP's bucketed all-reduce, so for another strategy it would
+        describe a different step (a ValueError says so, :func:`bucket_advice_refusal`).
         """
         from . import ddp
 
+        why = bucket_advice_refusal(self.strategy_name)
+        if why is not None:
+            raise ValueError(why)
         clusters = _Clusters(self)
         base = clusters.base
         fn = clusters.allreduce_fn(int(base.nodes))
@@ -676,6 +680,8 @@ class Scenario(BaseModel):
             comm_s=float(st.comm_s),
             comm_by_kind_s={k: float(v) for k, v in st.comm_by_kind_s.items()},
             exposed_comm_s=float(st.exposed_comm_s),
+            optimizer_s=float(getattr(st, "optimizer_s", 0.0)),
+            sync_s=float(getattr(st, "sync_s", 0.0)),
             step_time_s=float(st.step_time_s),
             step_time_lo_s=float(lo),
             step_time_hi_s=float(hi),
@@ -872,6 +878,22 @@ class Scenario(BaseModel):
         return rows
 
 
+def bucket_advice_refusal(strategy: str) -> str | None:
+    """Why the bucket_cap advisor has no answer for ``strategy`` (None for ddp, the one it
+    models: it sweeps DDP's bucketed all-reduce)."""
+    if strategy == "ddp":
+        return None
+    what = (
+        "gathers and reduces per wrapped unit (a transformer block), not in buckets"
+        if strategy in ("fsdp", "hsdp")
+        else "reduce-scatters and all-gathers in DeepSpeed's buckets, which it does not sweep"
+    )
+    return (
+        f"bucket_advice: the bucket_cap advisor sweeps DDP's bucketed all-reduce; {strategy} "
+        f"{what}; allowed: strategy ddp"
+    )
+
+
 def _solve_factor(
     flips: Callable[[float], bool], guess: float, rel_tol: float = FLIP_REL_TOL
 ) -> float | None:
@@ -1003,6 +1025,8 @@ class ScenarioResult(BaseModel):
         default_factory=dict, description="communication per collective kind [s]"
     )
     exposed_comm_s: float = Field(description="communication not hidden under compute [s]")
+    optimizer_s: float = Field(0.0, description="the optimizer step (on its shard) [s]")
+    sync_s: float = Field(0.0, description="waiting for the slowest rank (fitted) [s]")
     step_time_s: float
     step_time_lo_s: float = Field(
         float("nan"), description="step at the fast end of the collectives' error bands [s]"
@@ -1100,6 +1124,14 @@ class ScenarioResult(BaseModel):
                     for k, v in self.comm_by_kind_s.items()
                 )
             ),
+            *(
+                [
+                    f"optimizer, sync     {fu.format_duration(self.optimizer_s)} optimizer step, "
+                    f"{fu.format_duration(self.sync_s)} waiting for the slowest rank"
+                ]
+                if self.optimizer_s > 0 or self.sync_s > 0
+                else []
+            ),
             f"step time           {fu.format_duration(self.step_time_s)} "
             f"({fu.format_count(self.tokens_per_s)} tokens/s)"
             + (
@@ -1140,6 +1172,7 @@ _CHANGE_ALIASES = {
     "compute_time": "compute_time_s",
     "flash": "flash_attention",
     "contention": "comm_contention",
+    "micro_batch": "local_batch",
 }
 
 
@@ -1181,7 +1214,7 @@ COMPARE_ROWS: tuple[tuple[str, str, str], ...] = (
     ("fits", "fits", "bool"),
     ("global_batch", "global batch [samples]", ""),
     ("compute_s", "compute per step", "s"),
-    ("comm_s", "all-reduce (sum)", "s"),
+    ("comm_s", "communication (sum)", "s"),
     ("exposed_comm_s", "exposed communication", "s"),
     ("step_time_s", "step time", "s"),
     ("bound", "verdict", "text"),

@@ -249,7 +249,8 @@ def _positive(name: str, value: Any, unit: str = "") -> float:
     except (TypeError, ValueError):
         raise ValueError(f"{name}: expected a number, got {value!r}") from None
     if not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{name}: must be a finite number > 0 {unit}, got {value!r}".rstrip())
+        unit = f" {unit}" if unit else ""
+        raise ValueError(f"{name}: must be a finite number > 0{unit}, got {value!r}")
     return x
 
 
@@ -369,6 +370,13 @@ def training_cost(
         if peak_flops is not None:
             peak = _positive("peak_flops", peak_flops, "FLOP/s")
             mfu = c_tok * per / (t * ranks * peak)
+            if measured and mfu > 1.0:  # faster than the GPUs' peak: a typo or a wrong unit
+                t_min = c_tok * per / (ranks * peak)
+                raise ValueError(
+                    f"step_time_s: a measured step of {t:.3g} s implies an MFU of {mfu:.3g} "
+                    f"({100 * mfu:,.0f}% of the {peak / 1e12:,.4g} TFLOP/s dense peak); allowed: "
+                    f"a step of at least {t_min:.3g} s for {per:,.0f} tokens on {ranks} GPUs"
+                )
     return TrainingCost(
         tokens=d,
         steps=n,

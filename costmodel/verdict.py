@@ -107,8 +107,11 @@ class Verdict:
 
 
 def _pct(fraction: float) -> str:
-    """``41%``, ``3%``, or two significant digits below 1 % (``0.12%``)."""
+    """``41%``, ``3%``, two significant digits below 1 % (``0.12%``), ``<0.01%`` below that
+    (a gap of rounding noise, e.g. 1.8e-13 %, is not a figure to print)."""
     x = 100 * fraction
+    if 0 < x < 0.01:
+        return "<0.01%"
     return f"{x:.0f}%" if x >= 1 or x == 0 else f"{x:.2g}%"
 
 

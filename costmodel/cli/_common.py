@@ -31,8 +31,10 @@ def _one_line(exc: BaseException) -> str:
         try:
             parts = []
             for err in exc.errors():  # type: ignore[attr-defined]
-                loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
-                parts.append(f"{loc}: {err.get('msg', '')}")
+                loc = ".".join(str(x) for x in err.get("loc", ()))
+                # a model-level check names its field itself: no "value: Value error, " before it
+                msg = str(err.get("msg", "")).removeprefix("Value error, ")
+                parts.append(f"{loc}: {msg}" if loc else msg)
             return f"{getattr(exc, 'title', 'input')}: " + "; ".join(parts)
         except Exception:  # noqa: BLE001  (fall back to the plain text)
             pass

@@ -271,12 +271,21 @@ def _check_torch_bench_args(argv: list[str]) -> None:
         raise ValueError(f"arguments after --: {text.removeprefix('torch_bench: ')}") from None
 
 
+def _need_file(path: Path) -> None:
+    """A results file the user named: a folder or a missing path is one clear line."""
+    if path.is_dir():
+        raise ValueError(
+            f"results: {str(path)!r} is a folder; give a file: a results.jsonl or an nccl-tests log"
+        )
+    if not path.is_file():
+        raise ValueError(f"results: {str(path)!r} does not exist")
+
+
 def _read_measurements(path: Path, nodes: int | None = None) -> Any:
     """Measured rows from a results file (.jsonl: runner or torch job) or an nccl-tests log."""
     from ..validation import nccl_tests, runner
 
-    if not path.is_file():
-        raise ValueError(f"results: {str(path)!r} does not exist")
+    _need_file(path)
     if path.suffix.lower() == ".jsonl":
         df = runner.load_results(path)
     else:
@@ -303,8 +312,7 @@ def _read_log(path: Path, **settings: Any) -> Any:
     from ..validation.logread import read_log
     from ..validation.nccl_tests import MAX_LOG_BYTES, NcclTestsParseError
 
-    if not path.is_file():
-        raise ValueError(f"results: {str(path)!r} does not exist")
+    _need_file(path)
     if path.stat().st_size > MAX_LOG_BYTES:
         raise NcclTestsParseError(
             0, f"file is {path.stat().st_size:,} bytes; the limit is {MAX_LOG_BYTES:,}", str(path)

@@ -23,7 +23,10 @@ _RecipeOpt = Annotated[str, typer.Option(help="Precision/optimizer recipe, e.g. 
 _ZeroOpt = Annotated[
     int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
 ]
-_LocalBatchOpt = Annotated[int, typer.Option(min=1, help="Micro-batch per GPU [samples].")]
+_LocalBatchOpt = Annotated[
+    int,
+    typer.Option("--local-batch", "--micro-batch", min=1, help="Micro-batch per GPU [samples]."),
+]
 _AccumulationOpt = Annotated[
     int, typer.Option(min=1, help="Gradient-accumulation micro-batches per step.")
 ]
@@ -108,13 +111,13 @@ def _contention(value: float | None) -> float:
 
 def _strategy_of(strategy: str | None, zero: int | None) -> str:
     """``--strategy``, else ``--zero``'s strategy; a contradiction is an error."""
-    from ..strategy.layout import STRATEGIES, STRATEGY_OF_STAGE, ZERO_STAGE
+    from ..strategy.layout import STRATEGIES, STRATEGY_OF_STAGE, ZERO_STAGE, unknown_strategy
 
     if strategy is None:
         return STRATEGY_OF_STAGE[zero or 0]
     st = strategy.lower()
     if st not in (*STRATEGIES, "all"):
-        raise ValueError(f"--strategy: unknown {strategy!r}; allowed: {', '.join(STRATEGIES)}, all")
+        raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=True))
     if zero not in (None, 0) and st != "all" and ZERO_STAGE[st] != zero:
         raise ValueError(f"--zero {zero} contradicts --strategy {st} (ZeRO-{ZERO_STAGE[st]})")
     return st
@@ -148,10 +151,13 @@ def memory(
     seq: Annotated[
         int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
     ] = 4096,
-    micro_batch: Annotated[int, typer.Option(min=1, help="Micro-batch per GPU [samples].")] = 1,
-    recompute: Annotated[
-        str, typer.Option(help="Activation recomputation: none, selective, full.")
-    ] = "none",
+    micro_batch: Annotated[
+        int,
+        typer.Option(
+            "--micro-batch", "--local-batch", min=1, help="Micro-batch per GPU [samples]."
+        ),
+    ] = 1,
+    recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
     flash: Annotated[
         bool, typer.Option("--flash/--no-flash", help="FlashAttention (no s x s scores kept).")
     ] = True,
@@ -355,7 +361,10 @@ def _tokens(text: str, name: str) -> int:
 
 def batch(
     local: Annotated[
-        int | None, typer.Option("--local", "--local-batch", min=1, help="Per-GPU micro-batch.")
+        int | None,
+        typer.Option(
+            "--local", "--local-batch", "--micro-batch", min=1, help="Per-GPU micro-batch."
+        ),
     ] = None,
     ranks: Annotated[int | None, typer.Option(min=1, help="Data-parallel ranks.")] = None,
     accumulation: Annotated[int | None, typer.Option(min=1, help="Accumulation steps.")] = None,
@@ -492,7 +501,7 @@ def step(
         typer.Option(
             min=0.0,
             max=1.0,
-            help="Model FLOP utilisation (default with --cluster: the fitted efficiency).",
+            help="Model FLOP utilisation (0, 1] (default with --cluster: the fitted efficiency).",
         ),
     ] = None,
     peak_flops: Annotated[
@@ -505,11 +514,18 @@ def step(
     nodes: _NodesOpt = 1,
     ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
     bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
-    latency: Annotated[str, typer.Option(help="All-reduce latency per step: 5us.")] = "0s",
+    latency: Annotated[
+        str | None,
+        typer.Option(help="All-reduce latency per step (with --bandwidth): 5us (default 0s)."),
+    ] = None,
     bucket: _BucketOpt = None,
     gradient_bytes: Annotated[
-        float, typer.Option(help="Bytes per gradient element all-reduced (2 = bf16, 1 = fp8).")
-    ] = 2.0,
+        float | None,
+        typer.Option(
+            help="Bytes per gradient element all-reduced (with --bandwidth; default 2 = bf16, "
+            "1 = fp8). With --cluster: --grad-dtype."
+        ),
+    ] = None,
     accumulation: Annotated[int, typer.Option(min=1, help="Micro-batches per step.")] = 1,
     no_sync: Annotated[
         bool, typer.Option("--no-sync/--sync", help="Skip all-reduce on non-final micro-batches.")
@@ -531,7 +547,13 @@ def step(
         str, typer.Option(help="Precision/optimizer recipe (memory; with --cluster).")
     ] = "mixed-adam",
     micro_batch: Annotated[
-        int, typer.Option(min=1, help="Micro-batch per GPU [samples] (with --cluster).")
+        int,
+        typer.Option(
+            "--micro-batch",
+            "--local-batch",
+            min=1,
+            help="Micro-batch per GPU [samples] (with --cluster).",
+        ),
     ] = 1,
     seq: Annotated[
         int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
@@ -565,6 +587,17 @@ def step(
     if cluster is not None:
         if bandwidth is not None or ranks is not None:
             raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
+        # options of the one-link step only: refused rather than silently ignored
+        if gradient_bytes is not None:
+            raise ValueError(
+                "--gradient-bytes: an option of the one-link step (--ranks/--bandwidth); with "
+                "--cluster give --grad-dtype fp32, bf16 or fp16"
+            )
+        if latency is not None:
+            raise ValueError(
+                "--latency: an option of the one-link step (--ranks/--bandwidth); with "
+                "--cluster the preset's links and the --model give the latency"
+            )
         _step_on_cluster(
             p_given,
             arch,
@@ -602,11 +635,30 @@ def step(
             f"--strategy {strategy}: the sharded strategies need --cluster NAME (their "
             "collectives span nodes and groups); --ranks/--bandwidth prices ddp only"
         )
+    # options of the cluster step only: refused rather than silently ignored
+    cluster_only = {
+        "--grad-dtype": grad_dtype is not None,
+        "--param-dtype": param_dtype != "bf16",
+        "--group-size": group_size is not None,
+        "--reshard/--no-reshard": reshard is not None,
+        "--recipe": recipe != "mixed-adam",
+        "--micro-batch": micro_batch != 1,
+        "--recompute": recompute != "none",
+        "--seq": seq != 4096,
+        "--model": model != "nccl",
+    }
+    given = [name for name, on in cluster_only.items() if on]
+    if given:
+        raise ValueError(
+            f"{given[0]}: an option of the step on a cluster preset (--cluster NAME); the "
+            "one-link step (--ranks/--bandwidth) takes --gradient-bytes, --latency, --bucket, "
+            "--accumulation, --no-sync and --contention"
+        )
     from ..strategy.layout import bucket_cap_bytes_for
 
     kwargs: dict[str, Any] = dict(
         bucket_cap_bytes=bucket_cap_bytes_for("ddp", _bucket_bytes(bucket), 1.0),
-        gradient_bytes_per_param=gradient_bytes,
+        gradient_bytes_per_param=2.0 if gradient_bytes is None else gradient_bytes,
         accumulation=accumulation,
         no_sync=no_sync,
         comm_contention=c_,
@@ -624,7 +676,7 @@ def step(
         raise ValueError("step: needs --ranks and --bandwidth, or --cluster NAME")
     n = ranks
     kwargs["bandwidth_bytes_per_s"] = units.parse_rate(bandwidth, name="--bandwidth")
-    kwargs["latency_s"] = units.parse_duration(latency, name="--latency")
+    kwargs["latency_s"] = units.parse_duration(latency or "0s", name="--latency")
     if "tokens_per_gpu" in kwargs:
         if peak_flops is None:
             raise ValueError("--tokens-per-gpu without --cluster needs --peak-flops, e.g. 989T")
@@ -731,16 +783,28 @@ def _step_on_cluster(
     if st == "all":
         adv = advise(p, cluster=c, nodes=nodes, **common)
         ranked = adv.rows()
+        fa_all = None
+        if adv.best is None:  # what makes it fit, from the most sharded strategy (fsdp)
+            fa_all = fit_suggestions(
+                p, cluster=c, nodes=nodes, strategy="fsdp", **{**common, "band": False}
+            )
         if as_json:
-            _print_json({"strategies": ranked, "best": adv.best.layout.name if adv.best else None})
+            out: dict[str, Any] = {
+                "strategies": ranked,
+                "best": adv.best.layout.name if adv.best else None,
+            }
+            if fa_all is not None:
+                out["fit_suggestions"] = fa_all.as_dict()
+            _print_json(out)
             return
         typer.echo(
             f"{arch or units.format_count(float(p or 0)) + ' params'} on {cluster} x {nodes} "
             f"nodes ({int(c.ranks)} GPUs), every strategy ranked by step time among those that "
             f"fit (overlap contention c = {contention:g}, collective model {kw['model']}):"
         )
-        if adv.best is None:
+        if fa_all is not None:
             typer.echo("NOTHING FITS: every strategy needs more memory than the GPU has")
+            typer.echo(_fit_text(fa_all))
         typer.echo(_advice_table(ranked))
         return
     s = strategy_step(
@@ -778,8 +842,13 @@ def _step_on_cluster(
     ]
     for k, v in s.comm_by_kind_s.items():
         rows.append((k.replace("_", "-") + " (sum)", units.format_duration(v)))
+    rows.append(("exposed communication", units.format_duration(s.exposed_comm_s)))
+    # the rest of the step, so that the parts add up to it (exposed = step - compute - these)
+    if s.optimizer_s > 0:
+        rows.append(("optimizer step", units.format_duration(s.optimizer_s)))
+    if s.sync_s > 0:
+        rows.append(("waiting for slowest rank", units.format_duration(s.sync_s)))
     rows += [
-        ("exposed communication", units.format_duration(s.exposed_comm_s)),
         ("step time", units.format_duration(s.step_time_s) + band),
         ("tokens/s", units.format_count(s.tokens_per_s)),
         ("bound", f"{s.bound}-bound"),
@@ -915,7 +984,7 @@ def scenario(
         bool,
         typer.Option(
             "--bucket-advice/--no-bucket-advice",
-            help="Sweep bucket_cap 1-200 MiB and print the cap with the least exposed comm.",
+            help="ddp: sweep bucket_cap 1-200 MiB and print the cap with the least exposed comm.",
         ),
     ] = False,
     tokens: Annotated[
@@ -938,12 +1007,12 @@ def scenario(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """A whole training setup: memory, batch, DDP step, verdict and what flips it.
+    """A whole training setup: memory, batch, the step (ddp, zero1, zero2, fsdp, hsdp), verdict, flips.
 
     --model names the collective cost model; the architecture is --arch. --vs compares a
     second configuration (A = the options, B = A with the --vs changes) and prints both
     side by side with B - A and B / A; --tokens adds both sides' days, GPU-hours and (with a
-    price for each side's GPU) dollars; --bucket-advice adds the bucket_cap advisor.
+    price for each side's GPU) dollars; --bucket-advice adds the bucket_cap advisor (ddp).
 
     Example:
 
@@ -964,9 +1033,13 @@ def scenario(
     result = a.evaluate(scaling=b is None, flips=b is None)
     fa = _scenario_fit(a) if (fit or not result.fits) and b is None else None
     other = b.evaluate(scaling=False, flips=False) if b is not None else None
-    advice = {"A": a.bucket_advice()} if bucket_advice else {}
-    if bucket_advice and b is not None:
-        advice["B"] = b.bucket_advice()
+    from ..scenario import bucket_advice_refusal
+
+    advice: dict[str, Any] = {}
+    for side, sc in (("A", a), ("B", b)) if bucket_advice else ():
+        if sc is not None:  # another strategy than ddp: why there is no advice, not DDP's curve
+            why = bucket_advice_refusal(sc.strategy_name)
+            advice[side] = sc.bucket_advice() if why is None else why
     costs = _side_costs(result, other, tokens, price, usd_per_gpu_hour, price_b, usd_per_gpu_hour_b)
     if as_json:
         if other is None and not advice and not costs and fa is None:
@@ -981,7 +1054,10 @@ def scenario(
             data.update(b=other, changes=vs, comparison=result.compare(other))
             data["faster_step"] = decide_scenarios(result, other).as_dict()
         if advice:
-            data["bucket_advice"] = {k: v.as_dict() for k, v in advice.items()}
+            data["bucket_advice"] = {
+                k: (v.as_dict() if not isinstance(v, str) else {"best_cap_bytes": None, "note": v})
+                for k, v in advice.items()
+            }
         if costs:
             data["training_cost"] = {
                 k: (v.as_dict() if not isinstance(v, str) else {"cost_usd": None, "price_note": v})
@@ -1132,9 +1208,11 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
 
 def _advice_text(name: str, adv: Any, scenario: Any) -> str:
     """The bucket_cap advisor in a few lines: best cap, and the exposed time there vs now."""
+    label = f"bucket_cap advice{' (' + name + ')' if name else ''}"
+    if isinstance(adv, str):  # no advice for this strategy, and why
+        return f"{label}: none: {adv.removeprefix('bucket_advice: ')}"
     caps = list(adv.caps_bytes)
     now = float(scenario.ddp_bucket_cap_bytes)
-    label = f"bucket_cap advice{' (' + name + ')' if name else ''}"
     best = adv.best_index
     line = (
         f"{label}: {adv.best_cap_bytes / 2**20:g} MiB minimises the exposed "
@@ -1172,7 +1250,7 @@ def train(
     ] = None,
     bucket: _BucketOpt = None,
     no_sync: _NoSyncOpt = True,
-    model: Annotated[str, typer.Option(help="Collective cost model: nccl or textbook.")] = "nccl",
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     contention: _ContentionOpt = None,
     power_limit_w: _PowerOpt = None,
     strategy: _StrategyOpt = None,
@@ -1274,7 +1352,7 @@ def train(
             "memory per GPU",
             f"{units.format_bytes(result.memory_total_bytes)} of "
             f"{units.format_bytes(result.gpu_memory_bytes)}"
-            + ("" if result.fits else " (does NOT fit)"),
+            + (" (fits)" if result.fits else " (does NOT fit)"),
         )
     )
     head = arch or f"{units.format_count(result.scenario.params)} params"
@@ -1287,5 +1365,15 @@ def train(
         typer.echo(f"price: {cost.price_note}")
     if cost.price_warning:
         typer.echo(f"warning: {cost.price_warning}")
-    for n in cost.notes:
+    if cost.mfu is not None and cost.mfu > 1.0:  # from a --compute-time no GPU can reach
+        typer.echo(
+            f"warning: an MFU of {100 * cost.mfu:,.0f}% is faster than the GPUs' peak: the "
+            "step (from --compute-time) cannot run this fast; check its unit, --seq and "
+            "--local-batch"
+        )
+    from ..architecture import moe_data_parallel_note
+
+    arch_obj = result.scenario.architecture()
+    moe = moe_data_parallel_note(arch_obj) if arch_obj is not None else None
+    for n in (*cost.notes, *([moe] if moe else [])):  # what the answer leaves out
         typer.echo(f"note: {n}")

@@ -29,12 +29,19 @@ def _array(name: str, value: ArrayLike) -> np.ndarray:
         ) from None
 
 
+def _unit(unit: str) -> str:
+    """`` B`` for ``B``; nothing for a count (no stray space before the comma)."""
+    return f" {unit}" if unit else ""
+
+
 def _nonnegative(name: str, value: ArrayLike, unit: str) -> np.ndarray:
     x = _array(name, value)
     ok = (x >= 0.0) & (x < np.inf)  # NaN fails both comparisons
     if not ok.all():
         bad = ~ok
-        raise ValueError(f"{name}: must be a finite number >= 0 {unit}, got {_first_bad(x, bad)}")
+        raise ValueError(
+            f"{name}: must be a finite number >= 0{_unit(unit)}, got {_first_bad(x, bad)}"
+        )
     return x
 
 
@@ -43,7 +50,9 @@ def _positive(name: str, value: ArrayLike, unit: str) -> np.ndarray:
     ok = (x > 0.0) & (x < np.inf)
     if not ok.all():
         bad = ~ok
-        raise ValueError(f"{name}: must be a finite number > 0 {unit}, got {_first_bad(x, bad)}")
+        raise ValueError(
+            f"{name}: must be a finite number > 0{_unit(unit)}, got {_first_bad(x, bad)}"
+        )
     return x
 
 
@@ -81,7 +90,9 @@ def _check_scalar(name: str, x: float, unit: str, *, positive: bool = False) -> 
     ok = math.isfinite(x) and (x > 0.0 if positive else x >= 0.0)
     if not ok:
         rule = "> 0" if positive else ">= 0"
-        raise ValueError(f"{name}: must be a finite number {rule} {unit}, got {float(x)!r}")
+        raise ValueError(
+            f"{name}: must be a finite number {rule}{' ' * bool(unit)}{unit}, got {float(x)!r}"
+        )
     return float(x)
 
 

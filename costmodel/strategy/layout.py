@@ -39,6 +39,36 @@ STRATEGIES: tuple[str, ...] = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
 ZERO_STAGE: dict[str, int] = {"ddp": 0, "zero1": 1, "zero2": 2, "fsdp": 3, "hsdp": 3}
 """The ZeRO stage of each strategy's sharding (hsdp: stage 3 inside its group)."""
 
+_OTHER_NAMES: dict[str, str] = {
+    "zero0": "ddp",
+    "zero1": "zero1",
+    "zero2": "zero2",
+    "zero3": "fsdp",
+    "fullshard": "fsdp",
+    "shardgradop": "zero2",
+    "hybridshard": "hsdp",
+    "noshard": "ddp",
+}
+"""Names users type for a strategy (ZeRO-3, FSDP's ShardingStrategy) -> the one name used here."""
+
+
+def unknown_strategy(name: Any, *, field: str = "strategy", allow_all: bool = False) -> str:
+    """The one-line error for a strategy name that is not one of :data:`STRATEGIES`, pointing
+    to the name used here when ``name`` is another name for it (``zero3`` -> ``fsdp``).
+
+    >>> unknown_strategy("zero-3")
+    "strategy: unknown 'zero-3'; allowed: ddp, zero1, zero2, fsdp, hsdp (ZeRO-3 is fsdp here)"
+    """
+    allowed = ", ".join(STRATEGIES) + (", all" if allow_all else "")
+    key = "".join(c for c in str(name).lower() if c.isalnum())
+    same = _OTHER_NAMES.get(key)
+    hint = ""
+    if same is not None:
+        label = f"ZeRO-{key[-1]}" if key.startswith("zero") else str(name)
+        hint = f" ({label} is {same} here)"
+    return f"{field}: unknown {name!r}; allowed: {allowed}{hint}"
+
+
 STRATEGY_OF_STAGE: dict[int, str] = {0: "ddp", 1: "zero1", 2: "zero2", 3: "fsdp"}
 """The strategy a bare ZeRO stage means (the older ``zero_stage`` option)."""
 
@@ -136,7 +166,7 @@ class Layout(BaseModel):
     @classmethod
     def _strategy(cls, v: Any) -> Any:
         if isinstance(v, str) and v.lower() not in STRATEGIES:
-            raise ValueError(f"strategy: unknown {v!r}; allowed: {', '.join(STRATEGIES)}")
+            raise ValueError(unknown_strategy(v))
         return v.lower() if isinstance(v, str) else v
 
     @model_validator(mode="after")

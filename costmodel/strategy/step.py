@@ -434,6 +434,13 @@ def _prepare_step(
         raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
     if precision == "fp8" and c.gpu.fp8_dense_flops is None:
         raise ValueError(f"precision: {c.gpu.name} has no fp8 tensor cores; use bf16")
+    if layout.param_dtype == "fp8" and c.gpu.fp8_dense_flops is None:
+        # fp8 all-gathers come with float8 training (torchao's float8 FSDP), which needs fp8
+        # tensor cores (Hopper, Ada, Blackwell)
+        raise ValueError(
+            f"param_dtype: fp8 all-gathers need fp8 tensor cores; {c.gpu.name} has none; "
+            "allowed: bf16, fp16, fp32"
+        )
     from ..memory import get_recipe
 
     r = get_recipe(recipe)
@@ -586,7 +593,8 @@ def _prepare_step(
             timeline=tuple(bars),
             compute_source=ct.source,
             compute_label=ct.label,
-            notes=_notes(shape),
+            notes=_notes(shape)
+            + _faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision),
             optimizer_s=opt_s,
             sync_s=sync_s,
         )
@@ -829,6 +837,26 @@ def _shape_of(p: float) -> Any:
         return architecture_for_params(p)
     except ValueError:
         return None
+
+
+def _faster_than_peak(
+    ct: Any, compute_time_s: Any, flops: float, gpu: Any, precision: str
+) -> tuple[str, ...]:
+    """A note when a measured compute time implies more than the GPU's dense peak: the model's
+    FLOPs of one micro-batch (``flops``) in that time is impossible (a unit, the sequence length
+    or the micro-batch is off), and every figure from it is too."""
+    if compute_time_s is None or ct.source != "measured" or not ct.micro_s > 0:
+        return ()
+    peak = float(gpu.fp8_dense_flops if precision == "fp8" else gpu.peak_flops)
+    share = flops / (ct.micro_s * peak)
+    if share <= 1.0:
+        return ()
+    return (
+        f"the measured compute time ({ct.micro_s:.3g} s per micro-batch) implies {share:.0%} "
+        f"of the {gpu.name}'s dense {precision} peak for this model's {flops:.3g} FLOP per "
+        "micro-batch: faster than the GPU can run; check its unit, the sequence length and the "
+        "micro-batch",
+    )
 
 
 def _notes(a: Any) -> tuple[str, ...]:

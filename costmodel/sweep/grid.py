@@ -442,9 +442,16 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
     """
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text())
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ValueError(f"grid file {str(p)!r} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"grid file {str(p)!r} is a folder; give a TOML file") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"grid file {str(p)!r}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+            f"offset {exc.start}); give a TOML file"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"grid file {str(p)!r}: invalid TOML: {exc}") from None
     unknown = set(data) - {"kind", "grid"}
@@ -605,7 +612,7 @@ def _check_step_layout(a: dict[str, list[Any]]) -> None:
 
 def _strategies(requested: list[str]) -> list[str]:
     """``["all"]`` -> every strategy; else the names, checked (lower case)."""
-    from ..strategy.layout import STRATEGIES
+    from ..strategy.layout import STRATEGIES, unknown_strategy
 
     if requested == ["all"]:
         return list(STRATEGIES)
@@ -614,7 +621,7 @@ def _strategies(requested: list[str]) -> list[str]:
     out = [s.lower() for s in requested]
     for s in out:
         if s not in STRATEGIES:
-            raise ValueError(f"strategy: unknown {s!r}; allowed: {', '.join(STRATEGIES)}, all")
+            raise ValueError(unknown_strategy(s, allow_all=True))
     return out
 
 

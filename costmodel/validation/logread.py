@@ -140,6 +140,14 @@ def read_log(
             "starting: X_perf' header, no X_perf command line, no op in the file name): set "
             "the op (CLI --op all_reduce; the page's Op input)"
         )
+    if op is not None:  # the user's op fills a gap: it never overrides what the log says
+        said = parse_nccl_tests(text, source=name, strict=False)
+        own = sorted(set(said["op"].astype(str)) - {"unknown"})
+        if own and own != ops:
+            raise ValueError(
+                f"op: {', '.join(ops)} contradicts the log, which names {', '.join(own)} (its "
+                "header, a command line or its redop/root columns); leave the op unset"
+            )
     op_from = _op_source(text, op, from_name, ops)
     facts: list[tuple[str, str, str]] = [("op", ", ".join(ops), op_from)]
     rows = rows.copy()
