@@ -1082,6 +1082,21 @@ def _from_var(name: str, var: float) -> float:
     return var * _LATENCY_UNIT_US if name == "net_latency_us" else math.exp(var)
 
 
+def _shrinkage(jac: np.ndarray, r: np.ndarray, prior_sd: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""(information :math:`J^\top J`, prior precision :math:`(s^2/\tau^2) I`) of
+    :func:`fit_fabric`'s shrinkage: ``jac`` the sensitivities of the measured log times to the
+    fitted variables at the fit, ``r`` the residuals there, :math:`s^2 = \sum r_i^2 / (n - p)`
+    (at least :data:`NOISE_FLOOR` squared) the whole run's scatter about the fit.
+
+    Robust or per-term noise estimates (the median absolute residual, Huber-weighted rows, the
+    scatter of the rows that identify each term) were weighed against it by leave one cluster
+    out and are not kept (scripts/calibration_holdout.py ``--tried``, docs/calibration.md).
+    """
+    p = jac.shape[1]
+    noise = max(float(r @ r) / max(r.size - p, 1), NOISE_FLOOR**2)
+    return jac.T @ jac, noise / prior_sd**2 * np.eye(p)
+
+
 def fit_fabric(
     segments: list[tuple[str, Segment]],
     cluster: Any,
@@ -1258,11 +1273,8 @@ def fit_fabric(
         # shrink towards the model's value by how well the rows identify each term: the
         # linearised posterior mean (J'J + s^2/tau^2 I)^-1 J'J (theta - theta_0), J the
         # sensitivities of the measured log times at the fit, s^2 their residual variance
-        jac = jacobian(theta, active, r)
-        info = jac.T @ jac
-        dof = max(r.size - len(active), 1)
-        noise = max(float(r @ r) / dof, NOISE_FLOOR**2)
-        gain = np.linalg.solve(info + noise / prior_sd**2 * np.eye(theta.size), info)
+        info, precision = _shrinkage(jacobian(theta, active, r), r, prior_sd)
+        gain = np.linalg.solve(info + precision, info)
         kept = np.clip(np.diag(gain), 0.0, 1.0)
         own = terms_of(theta, active)  # the fit itself: what the run's own shape measured
         theta = np.clip(center + gain @ (theta - center), lo[active], hi[active])
