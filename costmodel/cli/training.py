@@ -172,7 +172,10 @@ def memory(
     With --arch the activations of one micro-batch are included (default recipe: 4096 tokens,
     micro-batch 1, FlashAttention, no recomputation) and the verdict is checked against
     --gpu-memory, --cluster's GPU, or an 80 GB H100 (h100-sxm) when neither is given.
-    --model is accepted for --arch here (this command has no cost model).
+    --model is accepted for --arch here (this command has no cost model). The total is that of
+    the layout `costmodel step` prices for the stage (0 ddp, 1 zero1, 2 zero2, 3 fsdp): DDP's
+    bucket copy, ZeRO-1/2's buckets or FSDP's gathered units are rows of their own, beside the
+    lesson's total (none on one rank).
 
     Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 

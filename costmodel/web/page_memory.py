@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from costmodel import architecture, memory, plots
+from costmodel.strategy.layout import STRATEGY_OF_STAGE
 from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
 from costmodel.web.common import (
@@ -75,11 +76,6 @@ def _inputs() -> dict:
         bind=QP,
     )
     gpu = gpu_choice(c2)
-    c3.caption(
-        "Each stage is sized as the step prices it: DDP's bucket copy of the gradients, "
-        "ZeRO-1/2's gradient and parameter buckets, FSDP's gathered units in flight "
-        "(none on one rank)."
-    )
     with_act = st.checkbox(
         "Include activations (Korthikanti et al. 2022)",
         value=True,
@@ -390,12 +386,12 @@ def render() -> None:
         )
         stage = inp["stage"]
         total = totals[stage]
-        if lesson[stage] != total:
-            st.caption(
-                f"The lesson's figure (state + activations, no communication buffers): "
-                f"{format_bytes(lesson[stage])}; the step's layout adds "
-                f"{format_bytes(total - lesson[stage])} of buckets or gathered units."
-            )
+        st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
+            f"Sized as the step prices ZeRO-{stage} ({STRATEGY_OF_STAGE[stage]}): the lesson's "
+            f"state + activations, {format_bytes(lesson[stage])}, plus "
+            f"{format_bytes(total - lesson[stage])} of DDP's bucket copy, ZeRO-1/2's buckets or "
+            "FSDP's gathered units in flight (none on one rank: it communicates nothing)."
+        )
         m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
         m[1].metric(f"GPU memory ({name})", format_bytes(capacity))
