@@ -198,21 +198,27 @@ _ACT_7B = 32 * 4096 * 34 * 4096
 
 
 def test_memory_zero_stage_changes_memory_per_gpu():
+    from costmodel.strategy.memory import stage_memory
     from costmodel.units import format_bytes
 
     at = open_page("page_memory.py")
     before = metrics(at)
-    # 7B x 16 B/param (ZeRO paper) plus the activations
-    assert before["Memory per GPU, ZeRO-0"] == format_bytes(112e9 + _ACT_7B)
+    # 7B x 16 B/param (ZeRO paper) plus the activations: the lesson's figure, shown beside the
+    # total of the layout the step prices (DDP on 8 ranks: + its bf16 bucket copy, 2 B/param)
+    assert before["Memory per GPU, ZeRO-0"] == format_bytes(112e9 + 14e9 + _ACT_7B)
+    assert any(format_bytes(112e9 + _ACT_7B) in c.value for c in at.caption)
     at.radio(key="zero_stage").set_value(3).run()
     assert_clean(at)
-    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(14e9 + _ACT_7B)  # 112 GB / 8
+    gathered = stage_memory(3, 8, 7e9).gathered_bytes  # FSDP's gathered units in flight
+    assert 0 < gathered < 14e9
+    shown = metrics(at)["Memory per GPU, ZeRO-3"]
+    assert shown == format_bytes(14e9 + gathered + _ACT_7B)  # 112 GB / 8 + gathered
     at.checkbox(key="activations").uncheck().run()  # the model state alone, as before
-    assert metrics(at)["Memory per GPU, ZeRO-3"] == "14 GB"
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(14e9 + gathered)
 
 
 def test_memory_named_model_gives_activations_and_a_verdict():
-    from costmodel import memory
+    from costmodel.strategy.memory import stage_memory
     from costmodel.units import format_bytes
 
     at = open_page("page_memory.py")
@@ -220,13 +226,13 @@ def test_memory_named_model_gives_activations_and_a_verdict():
     at.number_input(key="dp_ranks").set_value(64)
     at.radio(key="zero_stage").set_value(3).run()
     assert_clean(at)
-    m = memory.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64)
+    m = stage_memory(3, 64, arch="llama-3.1-70b")  # the layout the step prices: fsdp
     shown = metrics(at)
     assert shown["Memory per GPU, ZeRO-3"] == format_bytes(m.total_bytes)
     assert shown["Fits?"] == ("yes" if m.total_bytes <= 80e9 else "no")
     assert any("FlashAttention" in c.value for c in at.caption)
     at.selectbox(key="recompute").set_value("full").run()
-    full = memory.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64, recompute="full")
+    full = stage_memory(3, 64, arch="llama-3.1-70b", recompute="full")
     assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(full.total_bytes)
     assert metrics(at)["Fits?"] == "yes"
 
@@ -239,11 +245,15 @@ def test_memory_bad_parameter_count_names_the_field_and_keeps_the_page():
     assert at.radio(key="zero_stage").value == 0
 
 
-def test_memory_bucket_copy_at_stage_three_is_explained_not_crashed():
+def test_memory_page_one_rank_holds_no_buffers_and_says_so():
+    # one rank communicates nothing: the lesson's 112 GB for a 7B model, no buckets
+    from costmodel.units import format_bytes
+
     at = open_page("page_memory.py")
-    at.checkbox(key="ddp_buckets").check()
-    at.radio(key="zero_stage").set_value(3).run()
+    at.checkbox(key="activations").uncheck()
+    at.number_input(key="dp_ranks").set_value(1).run()
     assert_clean(at)
+    assert metrics(at)["Memory per GPU, ZeRO-0"] == format_bytes(112e9)
     assert any("bucket" in c.value for c in at.caption)
 
 
@@ -832,7 +842,7 @@ def test_step_page_strategy_choice_shows_gathers_and_the_ranking():
 
 
 def test_memory_pinned_b_from_a_shared_link():
-    from costmodel import memory
+    from costmodel.strategy.memory import stage_memory
     from costmodel.units import format_bytes
 
     at = open_page(
@@ -849,9 +859,9 @@ def test_memory_pinned_b_from_a_shared_link():
     assert not at.error, [e.value for e in at.error]
     assert at.selectbox(key="mem_b_zero").value == 3
     rows = _table(at, "B - A").set_index("part")
-    kw = dict(arch="llama-3.1-70b", dp_ranks=64, sequence_length=4096, micro_batch=1)
-    a = memory.training_memory(None, zero_stage=0, **kw)
-    b = memory.training_memory(None, zero_stage=3, **kw)
+    kw = dict(arch="llama-3.1-70b", sequence_length=4096, micro_batch=1)
+    a = stage_memory(0, 64, **kw)  # the layouts the step prices: ddp and fsdp
+    b = stage_memory(3, 64, **kw)
     assert rows.loc["total per GPU", "A"] == format_bytes(a.total_bytes)
     assert rows.loc["total per GPU", "B"] == format_bytes(b.total_bytes)
     assert rows.loc["GPU memory", "B"] != rows.loc["GPU memory", "A"]

@@ -148,14 +148,18 @@ def test_all_ops_expand_with_their_algorithms():
     assert len(df) == sum(len(v) for v in collectives.ALGORITHMS.values())
 
 
-def test_memory_sweep_matches_training_memory():
+def test_memory_sweep_matches_the_steps_layout_memory():
+    from costmodel.strategy.memory import stage_memory
+
     df = sweep.sweep(kind="memory", params="1B..64B x2", zero_stage="0,3", ranks="8,64")
     assert len(df) == 7 * 2 * 2
     for _, row in df.iterrows():
-        mb = memory.training_memory(
-            row["params"], zero_stage=int(row["zero_stage"]), dp_ranks=int(row["ranks"])
-        )
-        assert row["memory_GB"] == pytest.approx(mb.total_bytes / 1e9, rel=1e-12)
+        z, n = int(row["zero_stage"]), int(row["ranks"])
+        mb = memory.training_memory(row["params"], zero_stage=z, dp_ranks=n)  # the lesson's
+        assert row["lesson_memory_GB"] == pytest.approx(mb.total_bytes / 1e9, rel=1e-12)
+        sm = stage_memory(z, n, row["params"])  # + buckets or gathered units, as the step
+        assert row["memory_GB"] == pytest.approx(sm.total_bytes / 1e9, rel=1e-12)
+        assert row["memory_GB"] > row["lesson_memory_GB"]
 
 
 def test_chunking_does_not_change_the_result():

@@ -172,7 +172,10 @@ def memory(
     With --arch the activations of one micro-batch are included (default recipe: 4096 tokens,
     micro-batch 1, FlashAttention, no recomputation) and the verdict is checked against
     --gpu-memory, --cluster's GPU, or an 80 GB H100 (h100-sxm) when neither is given.
-    --model is accepted for --arch here (this command has no cost model).
+    --model is accepted for --arch here (this command has no cost model). The total is that of
+    the layout `costmodel step` prices for the stage (0 ddp, 1 zero1, 2 zero2, 3 fsdp): DDP's
+    bucket copy, ZeRO-1/2's buckets or FSDP's gathered units are rows of their own, beside the
+    lesson's total (none on one rank).
 
     Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 
@@ -182,7 +185,8 @@ def memory(
     \b
         costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
     """
-    from .. import memory as mem
+    from ..strategy.layout import STRATEGY_OF_STAGE
+    from ..strategy.memory import stage_max_params, stage_memory, stage_min_ranks
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
@@ -193,32 +197,30 @@ def memory(
     recipe_kw: dict[str, Any] = dict(
         sequence_length=seq, micro_batch=micro_batch, flash_attention=flash, recompute=recompute
     )
-    breakdown = mem.training_memory(
-        p_given,
-        recipe=recipe,
-        zero_stage=zero,
-        dp_ranks=ranks,
-        activations_bytes=act,
-        arch=arch,
-        **recipe_kw,
-    )
+    # the layout `costmodel step` prices for this stage: one total, one verdict for both
+    skw: dict[str, Any] = dict(recipe=recipe, activations_bytes=act, arch=arch, **recipe_kw)
+    sm = stage_memory(zero, ranks, p_given, **skw)
+    breakdown = sm.base
     if arch is not None:
         from ..architecture import resolve_params
 
         p = resolve_params(p_given, arch)[0]
     else:
         p = float(p_given)  # type: ignore[arg-type]
-    parts = {k: float(v) for k, v in breakdown.parts().items()}
-    total = float(breakdown.total_bytes)
+    parts = sm.parts()
+    total = float(sm.total_bytes)
     act_bytes = parts["activations_bytes"]
     result: dict[str, Any] = {
         "params": p,
         "arch": arch,
         "recipe": recipe,
         "zero_stage": zero,
+        "strategy": STRATEGY_OF_STAGE[zero],
         "dp_ranks": ranks,
         "activations": breakdown.activations_note,
         "parts_bytes": parts,
+        "model_state_bytes": float(breakdown.model_state_bytes),
+        "lesson_total_bytes": float(breakdown.total_bytes),
         "total_bytes": total,
     }
     capacity = None
@@ -242,21 +244,11 @@ def memory(
         result["gpu"] = gpu_name
         result["fits"] = bool(total <= capacity)
         result["max_params"] = float(
-            mem.max_params(
-                capacity,
-                recipe=recipe,
-                zero_stage=zero,
-                dp_ranks=ranks,
-                activations_bytes=act_bytes,
-            )
+            stage_max_params(capacity, zero, ranks, recipe=recipe, activations_bytes=act_bytes)
         )
         if zero > 0:
             try:
-                result["min_ranks"] = _jsonable(
-                    mem.min_ranks(
-                        p, capacity, recipe=recipe, zero_stage=zero, activations_bytes=act_bytes
-                    )
-                )
+                result["min_ranks"] = _jsonable(stage_min_ranks(p_given, capacity, zero, **skw))
             except ValueError as exc:
                 result["min_ranks"] = None
                 result["min_ranks_note"] = str(exc)
@@ -264,21 +256,13 @@ def memory(
             from ..strategy.advisor import recompute_choices
 
             for rc in recompute_choices(recompute, flash):
-                t = float(
-                    mem.training_memory(
-                        recipe=recipe,
-                        zero_stage=zero,
-                        dp_ranks=ranks,
-                        arch=arch,
-                        **{**recipe_kw, "recompute": rc},
-                    ).total_bytes
-                )
+                t = float(stage_memory(zero, ranks, **{**skw, "recompute": rc}).total_bytes)
                 if t <= capacity:
                     result["fits_with_recompute"] = rc
                     break
     fa = None
     if capacity is not None and not result["fits"]:
-        fixed = total - float(breakdown.model_state_bytes) - parts.get("ddp_buckets_bytes", 0.0)
+        fixed = float(breakdown.total_bytes) - float(breakdown.model_state_bytes)
         if result["max_params"] <= 0.0:
             from ..strategy.advisor import nothing_fits_note
 
@@ -314,7 +298,14 @@ def memory(
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
-    rows = [(k.removesuffix("_bytes"), units.format_bytes(v)) for k, v in parts.items()]
+    extra = ("buckets_bytes", "gathered_units_bytes")  # shown when the layout holds them
+    rows = [
+        (k.removesuffix("_bytes"), units.format_bytes(v))
+        for k, v in parts.items()
+        if k not in extra or v > 0.0
+    ]
+    if total != result["lesson_total_bytes"]:
+        rows.append(("lesson total (no buffers)", units.format_bytes(result["lesson_total_bytes"])))
     rows.append(("total per GPU", units.format_bytes(total)))
     if capacity is not None:
         rows.append(
@@ -336,7 +327,10 @@ def memory(
         if result.get("min_ranks") is not None:
             rows.append(("fewest ranks that fit", str(result["min_ranks"])))
     head = f"{arch}: " if arch else ""
-    typer.echo(f"{head}{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {ranks} ranks")
+    typer.echo(
+        f"{head}{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {ranks} ranks "
+        f"(the step's layout: {result['strategy']})"
+    )
     typer.echo(breakdown.activations_note)
     typer.echo(_kv(rows))
     for n in result["notes"]:

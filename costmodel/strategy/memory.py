@@ -13,6 +13,9 @@ fsdp/hsdp the gathered units in flight: two neighbouring units' parameters (the 
           gather dtype)
 ========= ==================================================================================
 
+One rank communicates nothing, so it holds none of these (``ranks = 1``: the lesson's
+``16 P`` for mixed-precision Adam, unchanged).
+
 ZeRO's per-rank model state for mixed-precision Adam (``K = 12``) is ``16 P / N`` at stage 3,
 ``(2 + 2) P + 12 P / N`` at stage 1 and ``2 P + 14 P / N`` at stage 2 (Rajbhandari et al. 2020,
 arXiv:1910.02054, figure 1). Activations come from ``training_memory``'s activation part.
@@ -108,7 +111,9 @@ def strategy_memory(
     grad_b = lay.grad_bytes(r.gradient_bytes)
     frag = 1.0 + float(fragmentation)
     gathered = buffers = 0.0
-    if lay.strategy == "ddp":
+    if lay.ranks == 1:
+        pass  # one rank: no collective, no bucket, nothing gathered
+    elif lay.strategy == "ddp":
         buffers = p * grad_b
     elif lay.strategy in ("zero1", "zero2"):
         buffers = min(p * grad_b, lay.bucket_cap(grad_b)) + min(
@@ -118,6 +123,148 @@ def strategy_memory(
         pair = _largest_pair(p, arch)
         gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
     return StrategyMemory(base, gathered * frag, buffers * frag, lay.name)
+
+
+def stage_memory(
+    zero_stage: int, ranks: int, params: float | None = None, **kw: Any
+) -> StrategyMemory:
+    """Memory per GPU under a bare ZeRO stage on ``ranks`` data-parallel ranks [B]: the
+    :class:`~.layout.Layout` the step prices for that stage
+    (:data:`~.layout.STRATEGY_OF_STAGE`: 0 ddp, 1 zero1, 2 zero2, 3 fsdp), so ``costmodel
+    memory``, the Memory page, the memory sweep and ``costmodel step`` size one configuration.
+    ``kw`` as for :func:`strategy_memory`.
+
+    >>> round(stage_memory(0, 1, 7e9).total_bytes / 1e9)        # lesson: 16 B x 7B, one GPU
+    112
+    >>> round(stage_memory(0, 8, 7e9).buffers_bytes / 1e9)      # + DDP's bf16 bucket copy
+    14
+    """
+    from .layout import STRATEGY_OF_STAGE
+
+    if zero_stage not in STRATEGY_OF_STAGE:
+        raise ValueError(f"zero_stage: must be one of 0, 1, 2, 3, got {zero_stage!r}")
+    if isinstance(ranks, bool) or int(ranks) != ranks or not 1 <= ranks <= 10_000_000:
+        raise ValueError(f"dp_ranks: must be a whole number in [1, 10000000], got {ranks!r}")
+    lay = Layout(strategy=STRATEGY_OF_STAGE[zero_stage], ranks=int(ranks))
+    return strategy_memory(lay, params, **kw)
+
+
+def stage_buffers_bytes(
+    zero_stage: int, ranks: Any, params: Any, recipe: str = "mixed-adam"
+) -> Any:
+    """What :func:`stage_memory` adds to the lesson's state for bare parameter counts [B],
+    elementwise over arrays of ``ranks`` and ``params`` (the memory sweep's rows): the buckets
+    and gathered units, which depend on the count and not on the rank count above one rank, so
+    each distinct count is sized once (by :func:`stage_memory` itself) and one rank gets 0.
+
+    >>> [round(b / 1e9) for b in stage_buffers_bytes(0, [1, 8], [7e9, 7e9])]
+    [0, 14]
+    """
+    import numpy as np
+
+    p = np.asarray(params, dtype=float)
+    n = np.asarray(ranks)
+    p, n = np.broadcast_arrays(p, n)
+    values, index = np.unique(p, return_inverse=True)
+    extra = np.array(
+        [
+            (lambda m: m.gathered_bytes + m.buffers_bytes)(
+                stage_memory(zero_stage, 2, float(v), recipe=recipe)
+            )
+            for v in values
+        ],
+        dtype=float,
+    )
+    return np.where(n > 1, extra[index.reshape(p.shape)], 0.0)
+
+
+def stage_max_params(capacity_bytes: float, zero_stage: int, ranks: int, **kw: Any) -> float:
+    """Largest bare parameter count whose :func:`stage_memory` fits in ``capacity_bytes`` [-].
+
+    The state is affine in ``P`` and the buffers grow with ``P`` (piecewise linearly: the
+    buckets stop at their cap, the gathered pair follows the wrap units), so the total is
+    monotone in ``P``: bisection on ``log P`` to a relative 1e-9, 0 when nothing fits.
+    ``kw`` as for :func:`strategy_memory` (no ``arch``: the count is the unknown).
+
+    >>> round(stage_max_params(80e9, 0, 1) / 1e9, 6)            # lesson: 80 GB / 16 B
+    5.0
+    """
+    import math
+
+    def total(p: float) -> float:
+        return float(stage_memory(zero_stage, ranks, p, **kw).total_bytes)
+
+    cap = float(capacity_bytes)
+    if total(0.0) > cap:
+        return 0.0
+    base = stage_memory(zero_stage, ranks, 1.0, **kw).base
+    per_param = float(base.total_bytes) - float(
+        stage_memory(zero_stage, ranks, 0.0, **kw).total_bytes
+    )
+    hi = max(1.0, cap / max(per_param, 1e-30))  # the state alone: an upper bound
+    if total(hi) <= cap:
+        return hi
+    lo = 0.0
+    if total(1.0) <= cap:
+        lo = 1.0
+        for _ in range(200):
+            mid = math.sqrt(lo * hi)
+            if total(mid) <= cap:
+                lo = mid
+            else:
+                hi = mid
+            if hi / lo - 1.0 < 1e-9:
+                break
+    return lo
+
+
+def stage_min_ranks(
+    params: float | None,
+    capacity_bytes: float,
+    zero_stage: int,
+    *,
+    max_ranks: int = 10_000_000,
+    **kw: Any,
+) -> int:
+    """Fewest data-parallel ranks whose :func:`stage_memory` fits in ``capacity_bytes`` [-].
+
+    The buffers do not depend on the rank count (above one rank) and the sharded state falls as
+    ``1/N``, so the total is monotone in ``N`` from 2 on: bisection over ``[2, max_ranks]``.
+
+    Raises
+    ------
+    ValueError
+        When no rank count fits: the replicated part alone exceeds the card.
+
+    >>> stage_min_ranks(30e9, 80e9, 3)
+    7
+    """
+    cap = float(capacity_bytes)
+
+    def fits(n: int) -> bool:
+        return float(stage_memory(zero_stage, n, params, **kw).total_bytes) <= cap
+
+    if fits(1):
+        return 1
+    if not fits(max_ranks):
+        m = stage_memory(zero_stage, max_ranks, params, **kw)
+        raise ValueError(
+            f"no rank count fits ZeRO-{zero_stage} in {cap / 1e9:.3g} GB per GPU: even at "
+            f"{max_ranks} ranks each needs {float(m.total_bytes) / 1e9:.3g} GB"
+            + (
+                " (stage 0 replicates the whole state; shard it: ZeRO-1/2/3)"
+                if zero_stage == 0
+                else ""
+            )
+        )
+    lo, hi = 1, max_ranks  # fits(lo) False, fits(hi) True
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 _PAIRS: dict[tuple[Any, ...], tuple[Any, float]] = {}

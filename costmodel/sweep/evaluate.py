@@ -311,6 +311,7 @@ def _eval_memory(
     cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
 ) -> dict[str, Any]:
     from .. import memory
+    from ..strategy.memory import stage_buffers_bytes
 
     params = num["params"].astype(float)
     ranks = num.get("ranks", np.ones(len(params), dtype=np.int64))
@@ -324,9 +325,17 @@ def _eval_memory(
         "params": params,
     }
     for part, value in mb.parts().items():
+        if part == "ddp_buckets_bytes":
+            continue  # counted with the other buffers below
         label = part[: -len("_bytes")] if part.endswith("_bytes") else part
         out[f"{label}_GB"] = np.broadcast_to(np.asarray(value, dtype=float), params.shape) / _GB
-    total = np.broadcast_to(np.asarray(mb.total_bytes, dtype=float), params.shape)
+    # what the layout the step prices for this stage holds while it communicates (DDP's bucket
+    # copy, ZeRO-1/2's buckets, FSDP's gathered units): `costmodel memory`'s total, row by row
+    buffers = stage_buffers_bytes(cat["zero_stage"], ranks, params, recipe=cat["recipe"])
+    out["buffers_GB"] = buffers / _GB
+    lesson = np.broadcast_to(np.asarray(mb.total_bytes, dtype=float), params.shape)
+    out["lesson_memory_GB"] = lesson / _GB
+    total = lesson + buffers
     out["memory_GB"] = total / _GB
     if cat["preset"] is not None:
         gpu_bytes = float(get_cluster(cat["preset"], 1, None).gpu.memory_bytes)

@@ -125,18 +125,11 @@ _PART_LABELS = {
     "master_bytes": "fp32 master",
     "optimizer_bytes": "optimizer states",
     "activations_bytes": "activations",
-    "ddp_buckets_bytes": "DDP buckets",
     "cuda_context_bytes": "CUDA context",
     "fragmentation_bytes": "fragmentation",
+    "buckets_bytes": "communication buckets",
+    "gathered_units_bytes": "gathered units (FSDP)",
 }
-
-
-def _memory_kw(stage: int, kw: dict) -> dict:
-    # DDP's bucket copy exists only with unsharded gradients; memory.training_memory refuses it
-    # at stages 2 and 3, so those bars are drawn without it (the page says so).
-    if stage > 1:
-        return {**kw, "ddp_bucket_copy": False}
-    return kw
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -168,37 +161,51 @@ def activations_for(kind: str, *args) -> float:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def memory_by_stage(params: float, ranks: int, **kw) -> tuple[pd.DataFrame, dict[int, float]]:
-    """Memory per GPU, part by part, at every ZeRO stage (long format), and the totals [B]."""
-    rows, totals = [], {}
+def memory_by_stage(
+    params: float, ranks: int, arch: object = None, **kw
+) -> tuple[pd.DataFrame, dict[int, float], dict[int, float]]:
+    """Memory per GPU, part by part, at every ZeRO stage (long format), the totals and the
+    lesson's totals (state + activations, no communication buffers) [B].
+
+    Each stage is the layout ``costmodel step`` prices for it
+    (:func:`costmodel.strategy.memory.stage_memory`), as ``costmodel memory`` sizes it: DDP's
+    bucket copy, ZeRO-1/2's buckets and FSDP's gathered units are parts of the bar.
+    """
+    from costmodel.strategy.memory import stage_memory
+
+    rows, totals, lesson = [], {}, {}
     for stage in memory.ZERO_STAGES:
-        mb = memory.training_memory(
-            params, zero_stage=stage, dp_ranks=ranks, **_memory_kw(stage, kw)
-        )
-        totals[stage] = float(mb.total_bytes)
+        sm = stage_memory(stage, ranks, None if arch is not None else params, arch=arch, **kw)
+        totals[stage] = float(sm.total_bytes)
+        lesson[stage] = float(sm.base.total_bytes)
         rows += [
             {"config": f"ZeRO-{stage}", "part": _PART_LABELS[k], "bytes": float(v)}
-            for k, v in mb.parts().items()
+            for k, v in sm.parts().items()
         ]
-    return pd.DataFrame(rows), totals
+    return pd.DataFrame(rows), totals, lesson
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def max_params(capacity_bytes: float, stage: int, ranks: int, **kw) -> float:
-    """Cached :func:`costmodel.memory.max_params` [-]."""
-    return float(
-        memory.max_params(capacity_bytes, zero_stage=stage, dp_ranks=ranks, **_memory_kw(stage, kw))
-    )
+    """Cached :func:`costmodel.strategy.memory.stage_max_params` [-]."""
+    from costmodel.strategy.memory import stage_max_params
+
+    return float(stage_max_params(capacity_bytes, stage, ranks, **kw))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def ranks_needed(params: float, capacity_bytes: float, **kw) -> pd.DataFrame:
-    """Fewest ranks per ZeRO stage (:func:`costmodel.memory.min_ranks`), or why none fits."""
+def ranks_needed(params: float, capacity_bytes: float, arch: object = None, **kw) -> pd.DataFrame:
+    """Fewest ranks per ZeRO stage (:func:`costmodel.strategy.memory.stage_min_ranks`, the
+    layout the step prices), or why none fits."""
+    from costmodel.strategy.memory import stage_min_ranks
+
     rows = []
     for stage in memory.ZERO_STAGES:
         try:
             n, note = (
-                memory.min_ranks(params, capacity_bytes, zero_stage=stage, **_memory_kw(stage, kw)),
+                stage_min_ranks(
+                    None if arch is not None else params, capacity_bytes, stage, arch=arch, **kw
+                ),
                 "",
             )
         except ValueError as exc:

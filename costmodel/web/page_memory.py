@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from costmodel import architecture, memory, plots
+from costmodel.strategy.layout import STRATEGY_OF_STAGE
 from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
 from costmodel.web.common import (
@@ -75,14 +76,6 @@ def _inputs() -> dict:
         bind=QP,
     )
     gpu = gpu_choice(c2)
-    buckets = c3.checkbox(
-        "DDP bucket copy of the gradients",
-        value=False,
-        key="ddp_buckets",
-        bind=QP,
-        help="PyTorch DDP keeps a second copy of the gradients in its buckets "
-        "(gradient_as_bucket_view=False); stages 0 and 1 only",
-    )
     with_act = st.checkbox(
         "Include activations (Korthikanti et al. 2022)",
         value=True,
@@ -156,7 +149,6 @@ def _inputs() -> dict:
         "ranks": ranks,
         "stage": stage,
         "gpu": gpu,
-        "buckets": buckets,
         "activation": activation,
         "context": parse_input("CUDA context", parse_bytes, ctx_text),
         "fragmentation": frag,
@@ -227,11 +219,10 @@ def _figures(inp: dict) -> dict:
     kw = {
         "recipe": inp["recipe"],
         "activations_bytes": activations,
-        "ddp_bucket_copy": inp["buckets"],
         "cuda_context_bytes": inp["context"],
         "fragmentation": inp["fragmentation"],
     }
-    parts, totals = data.memory_by_stage(inp["params"], int(inp["ranks"]), **kw)
+    parts, totals, _ = data.memory_by_stage(inp["params"], int(inp["ranks"]), _arch(inp), **kw)
     stage = inp["stage"]
     return {
         "parts": parts[parts["config"] == f"ZeRO-{stage}"],
@@ -240,6 +231,15 @@ def _figures(inp: dict) -> dict:
         "gpu": name,
         "largest": data.max_params(capacity, stage, int(inp["ranks"]), **kw),
     }
+
+
+def _arch(inp: dict) -> object:
+    """The architecture the gathered units are cut from: a preset's name (the step's key), an
+    uploaded config's Architecture, or None for a bare parameter count."""
+    a = inp["arch"]
+    if a is None:
+        return None
+    return a if a.name not in architecture.arch_names() else a.name
 
 
 def _label(inp: dict) -> str:
@@ -330,7 +330,9 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
         seq, micro, flash, recompute = inp["recipe_act"]
         for rc in recompute_choices(recompute, flash):
             a_rc = data.activations_for(*act[:-1], rc)
-            t = data.memory_by_stage(inp["params"], ranks, **{**kw, "activations_bytes": a_rc})[1]
+            t = data.memory_by_stage(
+                inp["params"], ranks, _arch(inp), **{**kw, "activations_bytes": a_rc}
+            )[1]
             if t[stage] <= capacity:
                 changes.append(f"recompute {rc}: {format_bytes(t[stage])} per GPU")
                 break
@@ -374,15 +376,22 @@ def render() -> None:
     kw = {
         "recipe": inp["recipe"],
         "activations_bytes": activations,
-        "ddp_bucket_copy": inp["buckets"],
         "cuda_context_bytes": inp["context"],
         "fragmentation": inp["fragmentation"],
     }
     parts = None
     with section("Memory"):
-        parts, totals = data.memory_by_stage(inp["params"], int(inp["ranks"]), **kw)
+        parts, totals, lesson = data.memory_by_stage(
+            inp["params"], int(inp["ranks"]), _arch(inp), **kw
+        )
         stage = inp["stage"]
         total = totals[stage]
+        st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
+            f"Sized as the step prices ZeRO-{stage} ({STRATEGY_OF_STAGE[stage]}): the lesson's "
+            f"state + activations, {format_bytes(lesson[stage])}, plus "
+            f"{format_bytes(total - lesson[stage])} of DDP's bucket copy, ZeRO-1/2's buckets or "
+            "FSDP's gathered units in flight (none on one rank: it communicates nothing)."
+        )
         m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
         m[1].metric(f"GPU memory ({name})", format_bytes(capacity))
@@ -402,7 +411,7 @@ def render() -> None:
         if largest <= 0:  # never "0 params": say what even one parameter would sit beside
             from costmodel.strategy.advisor import nothing_fits_note
 
-            fixed = float(data.memory_by_stage(0.0, int(inp["ranks"]), **kw)[1][stage])
+            fixed = float(data.memory_by_stage(0.0, int(inp["ranks"]), None, **kw)[1][stage])
             seq, micro = inp["recipe_act"][:2]  # the CLI's `memory` note, word for word
             what = f"{seq} tokens x micro-batch {micro}" if inp["activation"] else ""
             st.warning(
@@ -422,13 +431,8 @@ def render() -> None:
         )
     if inp_b is not None and parts is not None:
         _compare(inp, inp_b)
-    if inp["buckets"]:
-        st.caption(
-            "DDP's bucket copy exists only with unsharded gradients: the ZeRO-2 and "
-            "ZeRO-3 bars leave it out."
-        )
     with section("Ranks needed"):
-        rows = data.ranks_needed(inp["params"], capacity, **kw)
+        rows = data.ranks_needed(inp["params"], capacity, _arch(inp), **kw)
         table(
             rows,
             "ranks_needed.csv",

@@ -1,0 +1,110 @@
+"""One memory question, one answer: ``costmodel memory`` at ZeRO stage s on N ranks, the step
+that prices the same layout (``strategy_step``), the Memory page and the memory sweep give one
+total per GPU and one fits verdict (the layout: 0 ddp, 1 zero1, 2 zero2, 3 fsdp)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from costmodel import cli
+from costmodel.strategy import strategy_step
+from costmodel.strategy.layout import STRATEGY_OF_STAGE
+from costmodel.strategy.memory import stage_max_params, stage_memory, stage_min_ranks
+from costmodel.units import format_bytes
+from tests.test_app import assert_clean, metrics, open_page
+
+sweep_mod = importlib.import_module("costmodel.sweep")
+
+
+def _cli(*args: str) -> dict:
+    r = CliRunner().invoke(cli.app, ["memory", *args, "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+@pytest.mark.parametrize(
+    ("zero", "recompute"), [(3, "none"), (3, "full"), (0, "full"), (1, "full"), (2, "full")]
+)
+def test_memory_cli_and_the_step_give_one_total_and_one_verdict(zero, recompute):
+    d = _cli(
+        "--arch", "llama-3.1-70b", "--zero-stage", str(zero), "--ranks", "64",
+        "--recompute", recompute,
+    )  # fmt: skip
+    step = strategy_step(
+        arch="llama-3.1-70b",
+        cluster="dgx-h100",
+        nodes=8,
+        strategy=STRATEGY_OF_STAGE[zero],
+        recompute=recompute,
+        timeline=False,
+    )
+    assert d["strategy"] == STRATEGY_OF_STAGE[zero]
+    assert d["total_bytes"] == pytest.approx(step.memory.total_bytes, rel=1e-12)
+    assert d["gpu_memory_bytes"] == step.gpu_memory_bytes  # dgx-h100's GPU is the default's
+    assert d["fits"] is step.fits
+    # the buffers are rows of their own, beside the lesson's state + activations
+    extra = d["parts_bytes"]["buckets_bytes"] + d["parts_bytes"]["gathered_units_bytes"]
+    assert extra > 0
+    assert d["total_bytes"] == pytest.approx(d["lesson_total_bytes"] + extra, rel=1e-12)
+
+
+def test_the_issue_question_no_longer_has_two_answers():
+    # 70B, ZeRO-3 on 64 ranks: `memory` said 129 GB while `step --strategy fsdp` said 136 GB
+    d = _cli("--arch", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64")
+    assert round(d["lesson_total_bytes"] / 1e9) == 129
+    assert round(d["total_bytes"] / 1e9) == 136
+    assert d["parts_bytes"]["gathered_units_bytes"] > 5e9
+
+
+@pytest.mark.parametrize("zero", [3, 1])
+def test_memory_page_gives_the_cli_total_and_verdict(zero):
+    d = _cli("--arch", "llama-3.1-70b", "--zero-stage", str(zero), "--ranks", "64")
+    at = open_page("page_memory.py", {"arch": "llama-3.1-70b", "dp_ranks": "64"})
+    at.radio(key="zero_stage").set_value(zero).run()
+    assert_clean(at)
+    shown = metrics(at)
+    assert shown[f"Memory per GPU, ZeRO-{zero}"] == format_bytes(d["total_bytes"])
+    assert shown["Fits?"] == ("yes" if d["fits"] else "no")
+    assert any(format_bytes(d["lesson_total_bytes"]) in c.value for c in at.caption)
+
+
+def test_memory_sweep_rows_are_the_cli_totals():
+    df = sweep_mod.sweep(
+        kind="memory", params="7B,30B", zero_stage="0,1,2,3", ranks="1,16", preset="dgx-h100"
+    )
+    for r in df.itertuples():
+        d = _cli(
+            "--params", f"{r.params:g}", "--zero-stage", str(r.zero_stage),
+            "--ranks", str(r.ranks), "--cluster", "dgx-h100",
+        )  # fmt: skip
+        assert r.memory_GB * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
+        assert r.lesson_memory_GB * 1e9 == pytest.approx(d["lesson_total_bytes"], rel=1e-12)
+        assert bool(r.fits) is d["fits"]
+
+
+def test_largest_model_and_fewest_ranks_are_bounds_of_the_same_total():
+    cap = 80e9
+    for zero, ranks in [(0, 8), (1, 8), (2, 8), (3, 16)]:
+        p = stage_max_params(cap, zero, ranks)
+        assert stage_memory(zero, ranks, p).total_bytes <= cap
+        assert stage_memory(zero, ranks, p * 1.001).total_bytes > cap
+    for zero, p in [(1, 7e9), (2, 7e9), (3, 30e9)]:
+        n = stage_min_ranks(p, cap, zero)
+        assert n > 1
+        assert stage_memory(zero, n, p).total_bytes <= cap
+        assert stage_memory(zero, n - 1, p).total_bytes > cap
+    for zero in (0, 1):  # the replicated part alone is over the card: no rank count helps
+        with pytest.raises(ValueError, match=f"ZeRO-{zero}"):
+            stage_min_ranks(30e9, cap, zero)
+
+
+def test_one_rank_keeps_the_lesson_numbers():
+    # one rank communicates nothing: 7B under mixed-precision Adam needs 112 GB (16 B/param)
+    d = _cli("--params", "7B", "--gpu-memory", "80GB")
+    assert d["total_bytes"] == d["lesson_total_bytes"] == pytest.approx(112e9, rel=1e-12)
+    assert d["max_params"] == pytest.approx(5e9, rel=1e-9)
+    assert stage_memory(3, 1, 7e9).total_bytes == pytest.approx(112e9, rel=1e-12)
