@@ -13,6 +13,7 @@ from costmodel.web.common import (
     error,
     gpu_choice,
     headline,
+    headline_text,
     page_header,
     parse_input,
     section,
@@ -383,6 +384,10 @@ def render() -> None:
         parts, totals = data.memory_by_stage(inp["params"], int(inp["ranks"]), **kw)
         stage = inp["stage"]
         total = totals[stage]
+        headline_text(
+            f"Memory per GPU, ZeRO-{stage}",
+            f"{format_bytes(total)} ({'fits' if total <= capacity else 'does not fit'})",
+        )
         m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
         m[1].metric(f"GPU memory ({name})", format_bytes(capacity))
