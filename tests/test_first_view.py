@@ -44,5 +44,7 @@ def test_first_view_stays_light(name):
     assert view.elements_before_chart <= elements, view
     assert view.bytes_before_chart <= before, view
     assert view.total_bytes <= total, view
+    # the main number reaches the screen first as the headline sentence, not as a metric
+    assert view.answer_first, view
     # the page itself sends something (the recorder sees the page's messages)
     assert view.elements_before_chart >= 10 and view.total_bytes > 10_000, view
