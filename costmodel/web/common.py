@@ -179,10 +179,19 @@ def headline(columns: int) -> Any:
     return (slot if slot is not None else st).columns(columns)
 
 
-def headline_text(text: str) -> None:
-    """A subheader in the answer slot (what the headline metrics are about)."""
+def headline_text(text: str, answer: str | None = None) -> None:
+    """A subheader in the answer slot (what the headline metrics are about), ending with the
+    page's main number when given (``"All-reduce of 1 GB over 16 ranks: 3.2 ms"``).
+
+    The number goes in the sentence because a browser draws it there first: every Streamlit
+    element kind is a JavaScript chunk loaded on first use, and a metric is revealed only after
+    the chunks of the inputs, tables and chart sent with it (plotly's takes seconds), while the
+    subheader's chunk is already loaded by the page's title. The metrics below repeat it.
+    """
     slot = getattr(_answer, "slot", None)
-    (slot if slot is not None else st).subheader(text)
+    (slot if slot is not None else st).subheader(
+        text if answer is None else f"{text}: {answer}", anchor="answer"
+    )
 
 
 def size_input(label: str, *, value: int, key: str, text_key: str) -> float | None:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from costmodel import batch
 from costmodel.units import format_count
-from costmodel.web.common import QP, headline, page_header, section, table
+from costmodel.web.common import QP, headline, headline_text, page_header, section, table
 
 FIELDS = {
     "local_batch": ("Local batch per GPU [samples]", 4),
@@ -124,6 +124,7 @@ def render() -> None:
         solution = batch.solve_batch(**inp["known"], sequence_length=inp["seq"])
     if solution is None:
         return
+    headline_text(f"{FIELDS[inp['unknown']][0]} (solved)", f"{getattr(solution, inp['unknown']):,}")
     m = headline(5)
     for col, name in zip(m, FIELDS, strict=False):
         col.metric(

@@ -111,7 +111,8 @@ def render() -> None:
         ].iloc[0]
         headline_text(
             f"All-reduce of {format_bytes(inp['size'])} over {facts['ranks']} GPUs "
-            f"({facts['nodes']} x {facts['gpus_per_node']})"
+            f"({facts['nodes']} x {facts['gpus_per_node']})",
+            format_duration(here["model_s"]),
         )
         m = headline(4)
         m[0].metric(

@@ -272,7 +272,10 @@ def _link(inp: dict) -> None:
         positive = at_size[at_size["time_s"] > 0]
         verdict = decide(dict(zip(positive["algorithm"], positive["time_s"], strict=True)), None)
 
-        headline_text(f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks")
+        headline_text(
+            f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks",
+            f"{format_duration(best['time_s'])} at best by the formulas",
+        )
         m = headline(4)
         m[0].metric(
             "Fastest by the formulas",
@@ -393,7 +396,8 @@ def _cluster(inp: dict) -> None:
         ranks = int(chosen["ranks"])
         headline_text(
             f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {ranks} GPUs, "
-            f"model {model}"
+            f"model {model}",
+            format_duration(chosen["time_s"]),
         )
         m = headline(4)
         m[0].metric("Time", format_duration(chosen["time_s"]), help=f"model {model}")

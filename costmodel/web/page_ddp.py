@@ -24,6 +24,7 @@ from costmodel.web.common import (
     chart_tabs,
     error,
     headline,
+    headline_text,
     on_open,
     page_header,
     parse_input,
@@ -406,6 +407,10 @@ def render() -> None:
         result = data.evaluate_scenario(**inp)
     if result is None:
         return
+    headline_text(
+        f"Step on {result.ranks} GPUs ({result.nodes} x {result.gpus_per_node})",
+        f"{format_duration(result.step_time_s)}, {result.bound}-bound",
+    )
     m = headline(4)
     m[0].metric("Step time", format_duration(result.step_time_s))
     m[1].metric("Compute", format_duration(result.compute_s))

@@ -14,6 +14,7 @@ from costmodel.web.common import (
     error,
     gpu_choice,
     headline,
+    headline_text,
     page_header,
     parse_input,
     section,
@@ -386,6 +387,10 @@ def render() -> None:
         )
         stage = inp["stage"]
         total = totals[stage]
+        headline_text(
+            f"Memory per GPU, ZeRO-{stage}",
+            f"{format_bytes(total)} ({'fits' if total <= capacity else 'does not fit'})",
+        )
         st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
             f"Sized as the step prices ZeRO-{stage} ({STRATEGY_OF_STAGE[stage]}): the lesson's "
             f"state + activations, {format_bytes(lesson[stage])}, plus "

@@ -18,6 +18,7 @@ from costmodel.web.common import (
     chart,
     chart_tabs,
     fidelity_table,
+    headline_text,
     page_header,
     plain,
     plain_html,
@@ -301,6 +302,7 @@ def render() -> None:
             notes = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
             raise ValueError(f"no row of {name} could be predicted on {cluster}: {notes}")
         band = data.band_text(raw, name, settings, cluster, model)
+        headline_text("Median busbw error against the log", median_error_text(comparison))
         m = st.columns(4)
         m[0].metric("Rows compared", f"{len(ok)} of {len(comparison)}")
         m[1].metric(
