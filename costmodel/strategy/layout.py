@@ -130,7 +130,7 @@ class Layout(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     strategy: Strategy = Field("ddp", description="ddp, zero1, zero2, fsdp or hsdp")
-    ranks: int = Field(1, ge=1, le=10_000_000, description="data-parallel ranks (GPUs)")
+    ranks: int = Field(1, ge=1, le=1_000_000_000, description="data-parallel ranks (GPUs)")
     gpus_per_node: int = Field(8, ge=1, le=4096, description="GPUs per node")
     group_size: int | None = Field(
         None,

@@ -143,8 +143,8 @@ def stage_memory(
 
     if zero_stage not in STRATEGY_OF_STAGE:
         raise ValueError(f"zero_stage: must be one of 0, 1, 2, 3, got {zero_stage!r}")
-    if isinstance(ranks, bool) or int(ranks) != ranks or not 1 <= ranks <= 10_000_000:
-        raise ValueError(f"dp_ranks: must be a whole number in [1, 10000000], got {ranks!r}")
+    if isinstance(ranks, bool) or int(ranks) != ranks or not 1 <= ranks <= 1_000_000_000:
+        raise ValueError(f"dp_ranks: must be a whole number in [1, 1000000000], got {ranks!r}")
     lay = Layout(strategy=STRATEGY_OF_STAGE[zero_stage], ranks=int(ranks))
     return strategy_memory(lay, params, **kw)
 
