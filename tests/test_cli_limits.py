@@ -16,7 +16,7 @@ import pytest
 import typer
 
 from costmodel import cli
-from costmodel._limits import LIMITS, Limit
+from costmodel._limits import LIMITS, LINK_RANKS, Limit
 
 # a minimal valid command line per command; the limited option is appended to it
 BASE: dict[str, list[str]] = {
@@ -115,6 +115,22 @@ def test_the_sweep_uses_the_same_node_and_size_limits() -> None:
     assert code == 2 and f"nodes: must be {LIMITS['nodes'].rule}" in err
     code, err = _run(["sweep", "--set", "preset=dgx-h100", "--set", "size=32TB"])
     assert code == 2 and f"size: must be {LIMITS['size'].rule}" in err
+
+
+def test_ranks_over_a_link_say_the_range_that_holds_there() -> None:
+    """A collective over a link needs 2 ranks or more: --ranks 1 and 0 get one line with that
+    range (not the generic 1.. that --ranks of memory or batch allows), in the CLI and the
+    sweep alike; 2 answers."""
+    link = ["collective", "all_reduce", "--size", "1GB", "--bandwidth", "50GB/s", "--ranks"]
+    for bad in ("1", "0", "2,1"):
+        code, err = _run([*link, bad])
+        assert (code, err.strip().count("\n")) == (2, 0), err
+        assert err.strip() == f"costmodel: error: --ranks: must be {LINK_RANKS.rule}, got {bad!r}"
+    assert LINK_RANKS.rule.startswith("a whole number in 2..")
+    assert _run([*link, "2"])[0] == 0
+    code, err = _run(["sweep", "--set", "bandwidth=50GB/s", "--set", "ranks=1", "--set", "size=8B"])
+    assert code == 2 and f"ranks: must be {LINK_RANKS.rule}" in err
+    assert _run([*BASE["memory"], "--ranks", "1"])[0] == 0  # one rank still shards for memory
 
 
 @pytest.mark.parametrize("sizes", ["1,,2", "1,", "1.5B", "0", "-0", "1e-400"])
