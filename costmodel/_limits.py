@@ -133,6 +133,9 @@ LIMITS: dict[str, Limit] = {
     "compute_time": _DURATION,
     "step_time": _DURATION,
     "timeout": _DURATION,
+    # a learning rate: > 0 (0 trains nothing; the scaled rate is a multiple of it), and a
+    # plausibility bound far above any tuned rate (Adam ~1e-4..1e-2, SGD ~0.1..10)
+    "base_lr": Limit("a learning rate in (0, 100]", 0, 100, _num, lo_open=True),
     "usd_per_gpu_hour": Limit("a price in (0, 1000] USD per GPU-hour", 0, 1000, _num, lo_open=True),
     "iters": _ITERS,
     "warmup": Limit(_WHOLE.format(lo=0, hi="1,000,000"), 0, 1e6, _num, whole=True),

@@ -133,6 +133,17 @@ def test_ranks_over_a_link_say_the_range_that_holds_there() -> None:
     assert _run([*BASE["memory"], "--ranks", "1"])[0] == 0  # one rank still shards for memory
 
 
+def test_a_learning_rate_of_zero_is_refused_before_anything_is_solved() -> None:
+    """--base-lr 0 (or below) trains nothing: one line naming the option and its range."""
+    lr = [*BASE["batch"], "--accumulation", "1", "--base-batch", "256", "--base-lr"]
+    for bad in ("0", "-3e-4"):
+        code, err = _run([*lr, bad])
+        assert code == 2 and err.strip() == (
+            f"costmodel: error: --base-lr: must be {LIMITS['base_lr'].rule}, got {float(bad)!r}"
+        )
+    assert _run([*lr, "3e-4"])[0] == 0
+
+
 @pytest.mark.parametrize("sizes", ["1,,2", "1,", "1.5B", "0", "-0", "1e-400"])
 def test_bad_size_lists_are_refused_not_read_as_other_sizes(sizes: str) -> None:
     for base in (BASE["collective"][:2] + ["--cluster", "dgx-h100"], BASE["predict"][:3]):
