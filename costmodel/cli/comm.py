@@ -401,17 +401,11 @@ def sweep(
                     first = False
             sys.stdout.write("\n]\n")
             return
+        from ..sweep.output import csv_ready
+
         for table in sw.iter_sweep(grid, chunk_rows):
-            table = table.cast(
-                pa.schema(
-                    [
-                        pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
-                        for f in table.schema
-                    ]
-                )
-            )
             buf = pa.BufferOutputStream()
-            pacsv.write_csv(table, buf, pacsv.WriteOptions(include_header=first))
+            pacsv.write_csv(csv_ready(table), buf, pacsv.WriteOptions(include_header=first))
             sys.stdout.write(buf.getvalue().to_pybytes().decode())
             first = False
         return
