@@ -92,6 +92,15 @@ _WHOLE = "a whole number in {lo}..{hi}"
 _NODES = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, MAX_NODES, _num, whole=True)
 _GPUS = Limit(_WHOLE.format(lo=1, hi="1,024"), 1, 1024, _num, whole=True)
 _RANKS = Limit(_WHOLE.format(lo=1, hi="1,000,000,000"), 1, 1e9, _ranks_of, whole=True)
+LINK_RANKS = Limit(
+    _WHOLE.format(lo=2, hi="1,000,000,000") + " (a collective over a link needs 2 ranks or more)",
+    2,
+    1e9,
+    _ranks_of,
+    whole=True,
+)
+"""``--ranks`` of a collective over a raw link (``collective``/``sweep`` with a bandwidth):
+one rank has no one to talk to. Other commands' ``--ranks`` (memory, batch) allow 1."""
 _BATCH = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
 _SEQ = Limit(_WHOLE.format(lo=1, hi="100,000,000 tokens"), 1, 1e8, _num, whole=True)
 _SIZE = Limit("a size in 1 B..16 TiB (2**44 B), whole bytes", 1, MAX_MESSAGE_BYTES, _sizes_of)
@@ -124,6 +133,9 @@ LIMITS: dict[str, Limit] = {
     "compute_time": _DURATION,
     "step_time": _DURATION,
     "timeout": _DURATION,
+    # a learning rate: > 0 (0 trains nothing; the scaled rate is a multiple of it), and a
+    # plausibility bound far above any tuned rate (Adam ~1e-4..1e-2, SGD ~0.1..10)
+    "base_lr": Limit("a learning rate in (0, 100]", 0, 100, _num, lo_open=True),
     "usd_per_gpu_hour": Limit("a price in (0, 1000] USD per GPU-hour", 0, 1000, _num, lo_open=True),
     "iters": _ITERS,
     "warmup": Limit(_WHOLE.format(lo=0, hi="1,000,000"), 0, 1e6, _num, whole=True),

@@ -615,6 +615,12 @@ def load_arch(name: str | Architecture) -> Architecture:
     if name not in table:
         import difflib
 
+        same = [n for n in table if n.lower() == str(name).lower()]
+        if same:  # only the case differs
+            raise ValueError(
+                f"arch: unknown architecture {name!r}; did you mean {same[0]!r}? (names are "
+                "lower-case)"
+            )
         close = difflib.get_close_matches(str(name), list(table), n=3, cutoff=0.4)
         hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(sorted(table))}"
         raise ValueError(f"arch: unknown architecture {name!r}; {hint}")

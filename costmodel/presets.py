@@ -524,6 +524,12 @@ def _load_path(path: str | os.PathLike[str], reg: _Registry) -> tuple[_File, Bas
 
 def _unknown(name: object, pool: list[str], kind: str | None) -> PresetError:
     what = f"{kind} preset" if kind else "preset"
+    same = [n for n in pool if n.lower() == str(name).lower()]
+    if same:  # only the case differs: say so rather than guess (names are one spelling each)
+        return PresetError(
+            f"name: unknown {what} {name!r}; did you mean {same[0]!r}? (preset names are "
+            "lower-case)"
+        )
     close = difflib.get_close_matches(str(name), pool, n=3, cutoff=0.4)
     hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
     return PresetError(f"name: unknown {what} {name!r}; {hint} (see `costmodel presets list`)")

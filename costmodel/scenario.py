@@ -699,6 +699,8 @@ class Scenario(BaseModel):
             notes=notes,
             compute_source=st.compute_source,
             compute_label=st.compute_label,
+            compute_band=(float(st.compute_band[0]), float(st.compute_band[1])),
+            gpu_name=str(c.gpu.name),
         )
 
     def _flips(self, clusters: _Clusters, step: Any) -> list[Flip]:  # noqa: C901
@@ -1052,6 +1054,12 @@ class ScenarioResult(BaseModel):
         "fitted", description="where the compute came from: fitted, mfu, measured, default-mfu"
     )
     compute_label: str = Field("", description="the compute source in words (with its band)")
+    compute_band: tuple[float, float] = Field(
+        (1.0, 1.0),
+        description="(low, high) multipliers of the compute time that held 80% of the fitted "
+        "efficiency's grouped-CV errors; (1, 1) for a measured or given compute",
+    )
+    gpu_name: str = Field("", description="the cluster preset's GPU (whose compute this is)")
 
     def scaling_frame(self) -> Any:
         """The scaling table as a pandas DataFrame."""
@@ -1263,6 +1271,8 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
     faster = decide_scenarios(a, b)  # a winner only when the gap beats the expected error
     if faster.decided:
         speed = f"{faster.best}'s step is {ratio:.3g}x faster"
+    elif not faster.known:  # no winner named: the model's ranking, and why it is not decided
+        speed = faster.text()
     else:
         speed = f"A and B take the same step time ({faster.text()})"
     ga, gb = a.tokens_per_s / a.ranks, b.tokens_per_s / b.ranks

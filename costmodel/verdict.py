@@ -20,7 +20,8 @@ model's ranking and says the error is unknown.
 
 Every surface calls :func:`decide` (one pair or a ranking) or :func:`decide_sizes` (per size):
 the Collectives and Cluster pages, :func:`costmodel.predict.predict_all_algorithms` (the API and
-``collective --algorithm all``) and ``scenario --vs``.
+``collective --algorithm all``) and ``scenario --vs`` (:func:`decide_scenarios`, whose band is
+each side's step band with its compute band folded in, see there).
 
 >>> v = decide({"ring": 1.00, "tree": 1.03}, 0.41)
 >>> v.winner is None, v.text()
@@ -41,7 +42,16 @@ import numpy as np
 #: What every surface says when the best two are closer than the expected error.
 WITHIN = "within the expected error"
 
-__all__ = ["WITHIN", "Verdict", "decide", "decide_scenarios", "decide_sizes", "step_half_width"]
+__all__ = [
+    "WITHIN",
+    "Verdict",
+    "comm_half_width",
+    "compute_half_width",
+    "decide",
+    "decide_scenarios",
+    "decide_sizes",
+    "step_half_width",
+]
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,7 @@ class Verdict:
     runner_up: str | None
     gap: float
     half_width: float
+    why_unknown: str = "no bundled run measured this regime"
 
     @property
     def known(self) -> bool:
@@ -86,7 +97,7 @@ class Verdict:
         if not self.known:
             return (
                 f"{self.best} {pct} faster than {self.runner_up} by the model alone: the "
-                "expected error here is unknown (no bundled run measured this regime)"
+                f"expected error here is unknown ({self.why_unknown})"
             )
         band = f"±{_pct(self.half_width)}"
         if self.decided:
@@ -122,10 +133,16 @@ def _half_width(value: float | None) -> float:
     return v if math.isfinite(v) and v >= 0 else math.nan
 
 
-def decide(times_s: Mapping[str, float], half_width: float | None) -> Verdict:
+def decide(
+    times_s: Mapping[str, float],
+    half_width: float | None,
+    *,
+    why_unknown: str = "no bundled run measured this regime",
+) -> Verdict:
     """The verdict between the two fastest of ``times_s`` (name -> time [s], > 0).
 
-    ``half_width``: the expected error's half-width (a fraction); None or NaN: unknown.
+    ``half_width``: the expected error's half-width (a fraction); None or NaN: unknown
+    (``why_unknown`` says why, in the verdict's text).
     Raises ValueError for no candidate or a time that is not a finite number > 0.
     """
     if not times_s:
@@ -136,9 +153,10 @@ def decide(times_s: Mapping[str, float], half_width: float | None) -> Verdict:
     ranked = sorted(times_s.items(), key=lambda kv: kv[1])
     (best, t1), rest = ranked[0], ranked[1:]
     if not rest:
-        return Verdict(best, None, math.inf, _half_width(half_width))
+        return Verdict(best, None, math.inf, _half_width(half_width), why_unknown)
     name2, t2 = rest[0]
-    return Verdict(best, name2, float(t2) / float(t1) - 1.0, _half_width(half_width))
+    gap = float(t2) / float(t1) - 1.0
+    return Verdict(best, name2, gap, _half_width(half_width), why_unknown)
 
 
 def decide_sizes(names: Sequence[str], times_s: Any, half_width: Any) -> list[Verdict]:
@@ -162,13 +180,12 @@ def decide_sizes(names: Sequence[str], times_s: Any, half_width: Any) -> list[Ve
     return out
 
 
-def step_half_width(result: Any) -> float:
+def comm_half_width(result: Any) -> float:
     """Expected error of a training step's time from its communication, as a fraction.
 
-    ``h_step = h_comm * exposed_comm_s / step_time_s``: the all-reduce's band
+    ``h_comm = h_allreduce * exposed_comm_s / step_time_s``: the all-reduce's band
     (:attr:`costmodel.predict.Prediction.error_band` at the bucket size on the scenario's
-    cluster and model) applied to the communication the step does not hide. Compute time comes
-    from the scenario's own inputs (MFU or a measured time), so it carries no model band here.
+    cluster and model) applied to the communication the step does not hide.
     ``result``: a :class:`costmodel.scenario.ScenarioResult`. NaN when the band is unknown.
     """
     from .predict import predict_collective
@@ -191,9 +208,77 @@ def step_half_width(result: Any) -> float:
     return float(np.max(band.half_width)) * exposed / step
 
 
+def compute_half_width(result: Any) -> float:
+    """Expected error of a training step's time from its compute, as a fraction.
+
+    ``h_compute = max(1 - b_lo, b_hi - 1) * compute_s / step_time_s``: the fitted efficiency's
+    compute band (``ScenarioResult.compute_band``, the multipliers that held 80 % of its
+    grouped-CV errors, :func:`costmodel.compute.compute_fit`) applied to the step's compute.
+    A measured compute time or a given MFU is the user's own input: no model band (0).
+    A GPU family with no fitted efficiency (source ``"default-mfu"``, e.g. Blackwell: its
+    compute is the default MFU, extrapolated from no measured run) has an unknown error: NaN.
+    """
+    step = float(result.step_time_s)
+    if getattr(result, "compute_source", "fitted") == "default-mfu":
+        return math.nan
+    lo, hi = (float(x) for x in getattr(result, "compute_band", (1.0, 1.0)))
+    if not (step > 0 and math.isfinite(lo) and math.isfinite(hi)):
+        return math.nan
+    return max(1.0 - lo, hi - 1.0, 0.0) * float(result.compute_s) / step
+
+
+def step_half_width(result: Any) -> float:
+    """Expected error of a training step's time, as a fraction: the communication's band
+    (:func:`comm_half_width`) plus the compute's (:func:`compute_half_width`), added (the two
+    may err the same way). NaN when either is unknown."""
+    return comm_half_width(result) + compute_half_width(result)
+
+
+def _same_compute(a: Any, b: Any) -> bool:
+    """Whether both sides' compute comes from the same estimate on the same GPU (their compute
+    errors are then one error, shared)."""
+    ka = (getattr(a, "gpu_name", ""), a.compute_source, tuple(a.compute_band))
+    kb = (getattr(b, "gpu_name", ""), b.compute_source, tuple(b.compute_band))
+    return ka == kb and bool(ka[0])
+
+
 def decide_scenarios(a: Any, b: Any) -> Verdict:
-    """``scenario --vs``: A or B by step time, under the wider of their step bands
-    (:func:`step_half_width`)."""
-    ha, hb = step_half_width(a), step_half_width(b)
-    half = math.nan if math.isnan(ha) or math.isnan(hb) else max(ha, hb)
-    return decide({"A": float(a.step_time_s), "B": float(b.step_time_s)}, half)
+    """``scenario --vs`` (and the API's and the app's side-by-side, through
+    :func:`costmodel.scenario.compare_summary`): A or B by step time, under the comparison's
+    expected error.
+
+    Each side's band is its step band with its compute band folded in (:func:`step_half_width`:
+    communication ``m`` plus compute ``c``). Rule for the two sides:
+
+    - different GPUs or compute estimates (H100 vs A100): their compute errors are not shared,
+      so they do not cancel in the ratio of the step times: ``h = m_A + c_A + m_B + c_B``;
+    - the same GPU and estimate (e.g. 8 vs 64 H100s): a fitted efficiency that is off is off by
+      the same factor ``1 + e`` on both. With ``t = C (1 + e) + X`` the ratio ``t_B / t_A``
+      moves by ``e (C_B / t_B - C_A / t_A)`` to first order, so
+      ``h = max(m_A, m_B) + b |C_B / t_B - C_A / t_A|`` (``b`` the compute band's half-width);
+    - a side whose compute has no fitted efficiency (a B200: the default MFU, extrapolated
+      from no measured run): the error is unknown and no winner is named (the text says why).
+    """
+    times = {"A": float(a.step_time_s), "B": float(b.step_time_s)}
+    ma, mb = comm_half_width(a), comm_half_width(b)
+    if math.isnan(ma) or math.isnan(mb):
+        return decide(times, math.nan)
+    fa, fb = float(a.compute_s) / times["A"], float(b.compute_s) / times["B"]
+    same = _same_compute(a, b)
+    if same and math.isclose(fa, fb, rel_tol=1e-9, abs_tol=1e-12):
+        return decide(times, max(ma, mb))  # one compute error, the same share: it cancels
+    ca, cb = compute_half_width(a), compute_half_width(b)
+    if math.isnan(ca) or math.isnan(cb):
+        why = "; ".join(
+            f"{side}'s compute is the {r.compute_label or 'default MFU'}"
+            for side, r in (("A", a), ("B", b))
+            if r.compute_source == "default-mfu"
+        )
+        return decide(times, math.nan, why_unknown=why)
+    if same:
+        # t = C (1 + e) + X with one e for both: the ratio moves by e (C_B/t_B - C_A/t_A)
+        lo, hi = (float(x) for x in a.compute_band)
+        half = max(ma, mb) + max(1.0 - lo, hi - 1.0, 0.0) * abs(fa - fb)
+    else:
+        half = ma + ca + mb + cb
+    return decide(times, half)

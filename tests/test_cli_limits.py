@@ -16,7 +16,7 @@ import pytest
 import typer
 
 from costmodel import cli
-from costmodel._limits import LIMITS, Limit
+from costmodel._limits import LIMITS, LINK_RANKS, Limit
 
 # a minimal valid command line per command; the limited option is appended to it
 BASE: dict[str, list[str]] = {
@@ -115,6 +115,33 @@ def test_the_sweep_uses_the_same_node_and_size_limits() -> None:
     assert code == 2 and f"nodes: must be {LIMITS['nodes'].rule}" in err
     code, err = _run(["sweep", "--set", "preset=dgx-h100", "--set", "size=32TB"])
     assert code == 2 and f"size: must be {LIMITS['size'].rule}" in err
+
+
+def test_ranks_over_a_link_say_the_range_that_holds_there() -> None:
+    """A collective over a link needs 2 ranks or more: --ranks 1 and 0 get one line with that
+    range (not the generic 1.. that --ranks of memory or batch allows), in the CLI and the
+    sweep alike; 2 answers."""
+    link = ["collective", "all_reduce", "--size", "1GB", "--bandwidth", "50GB/s", "--ranks"]
+    for bad in ("1", "0", "2,1"):
+        code, err = _run([*link, bad])
+        assert (code, err.strip().count("\n")) == (2, 0), err
+        assert err.strip() == f"costmodel: error: --ranks: must be {LINK_RANKS.rule}, got {bad!r}"
+    assert LINK_RANKS.rule.startswith("a whole number in 2..")
+    assert _run([*link, "2"])[0] == 0
+    code, err = _run(["sweep", "--set", "bandwidth=50GB/s", "--set", "ranks=1", "--set", "size=8B"])
+    assert code == 2 and f"ranks: must be {LINK_RANKS.rule}" in err
+    assert _run([*BASE["memory"], "--ranks", "1"])[0] == 0  # one rank still shards for memory
+
+
+def test_a_learning_rate_of_zero_is_refused_before_anything_is_solved() -> None:
+    """--base-lr 0 (or below) trains nothing: one line naming the option and its range."""
+    lr = [*BASE["batch"], "--accumulation", "1", "--base-batch", "256", "--base-lr"]
+    for bad in ("0", "-3e-4"):
+        code, err = _run([*lr, bad])
+        assert code == 2 and err.strip() == (
+            f"costmodel: error: --base-lr: must be {LIMITS['base_lr'].rule}, got {float(bad)!r}"
+        )
+    assert _run([*lr, "3e-4"])[0] == 0
 
 
 @pytest.mark.parametrize("sizes", ["1,,2", "1,", "1.5B", "0", "-0", "1e-400"])

@@ -46,7 +46,18 @@ def test_a_scenario_error_names_the_field_without_pydantic_noise():
         run("train", "--arch", "llama-3.1-8B", "--tokens", "15T"), "arch: unknown architecture"
     )
     assert "Value error" not in line and "value:" not in line
-    assert "closest: llama-3.1-8b" in line
+    assert "did you mean 'llama-3.1-8b'?" in line
+
+
+def test_a_preset_name_in_other_case_gets_did_you_mean():
+    """Names are lower-case, one spelling each: DGX-H100 is refused with the one to type."""
+    line = one_line_error(
+        run("collective", "all_reduce", "--size", "1GB", "--cluster", "DGX-H100"),
+        "unknown cluster preset 'DGX-H100'",
+    )
+    assert "did you mean 'dgx-h100'?" in line
+    line = one_line_error(run("presets", "show", "Dgx-A100"), "unknown preset 'Dgx-A100'")
+    assert "did you mean 'dgx-a100'?" in line
 
 
 # --- one name per strategy: the other names users type point to it ----------------------------

@@ -6,7 +6,9 @@ import importlib
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
+from typer.testing import CliRunner
 
 from costmodel import collectives, memory
 
@@ -74,7 +76,7 @@ def test_parse_set():
         ({"ranks": 8, "bandwidth": "50GB/s"}, "needs sizes"),
         ({"size": "1GB", "ranks": 8}, "needs a preset"),
         ({"size": "1GB", "bandwidth": "50GB/s"}, "needs ranks"),
-        ({"size": "1GB", "ranks": 1, "bandwidth": "50GB/s"}, ">= 2 ranks"),
+        ({"size": "1GB", "ranks": 1, "bandwidth": "50GB/s"}, r"in 2\.\.1,000,000,000"),
         ({"size": "1GB", "ranks": 8, "bandwidth": "5GB/s", "model": "nccl"}, "model=textbook"),
         ({"size": "1GB", "preset": "x", "bandwidth": "5GB/s"}, "not both"),
         ({"size": "1GB", "ranks": 8, "bandwidth": "5GB/s", "nodes": 2}, "need a preset"),
@@ -206,6 +208,26 @@ def test_streamed_file_reloads_equal_to_the_dataframe(tmp_path, ext):
             np.testing.assert_array_equal(back[col].to_numpy(), df[col].to_numpy())
         else:
             assert back[col].astype(str).tolist() == df[col].astype(str).tolist()
+
+
+def test_csv_writes_a_count_column_in_one_format(tmp_path):
+    """params 7B and 70B: one integer format per column in the file and on stdout (Arrow's
+    shortest float form wrote 7000000000 and 7e+10 in one column); fractions stay floats."""
+    import csv
+
+    from costmodel import cli
+
+    args = ["sweep", "--kind", "memory", "--set", "params=7B,70B,700B", "--set", "ranks=8"]
+    out = tmp_path / "m.csv"
+    assert cli.main([*args, "--no-progress", "-o", str(out)]) == 0
+    stdout = CliRunner().invoke(cli.app, args).stdout
+    for text in (out.read_text(), stdout):
+        rows = list(csv.DictReader(text.splitlines()))
+        assert [r["params"] for r in rows] == ["7000000000", "70000000000", "700000000000"]
+        assert not any("e+" in v for r in rows for v in r.values())
+    cols = {"x": [0.5, 2.0], "n": [1e15, 3.0], "big": [1e16, 3.0], "z": [float("nan"), 1.0]}
+    table = sweep.csv_ready(pa.table(cols))  # past 2**53 a float is not an exact count
+    assert [str(t) for t in table.schema.types] == ["double", "int64", "double", "double"]
 
 
 def test_output_format_and_writability(tmp_path):

@@ -11,7 +11,15 @@ from typer.testing import CliRunner
 
 from costmodel import cli
 from costmodel.predict import predict_all_algorithms, predict_collective
-from costmodel.verdict import WITHIN, decide, decide_scenarios, decide_sizes, step_half_width
+from costmodel.verdict import (
+    WITHIN,
+    comm_half_width,
+    compute_half_width,
+    decide,
+    decide_scenarios,
+    decide_sizes,
+    step_half_width,
+)
 
 
 def test_a_gap_inside_the_band_names_no_winner():
@@ -84,11 +92,16 @@ def test_scenario_vs_decides_under_the_step_band():
     ra = a.evaluate(scaling=False, flips=False)
     same = a.with_changes("nodes=16").evaluate(scaling=False, flips=False)
     slower = a.with_changes("cluster=dgx-a100").evaluate(scaling=False, flips=False)
-    h = step_half_width(ra)
+    h = comm_half_width(ra)
     band = predict_collective(
         "all_reduce", a.effective_bucket_cap_bytes, "dgx-h100", nodes=8, model="nccl"
     ).error_band
     assert h == pytest.approx(float(band.half_width) * ra.exposed_comm_s / ra.step_time_s)
+    lo, hi = ra.compute_band
+    assert ra.compute_source == "fitted" and hi > 1 > lo  # the fitted efficiency's band
+    c = compute_half_width(ra)
+    assert c == pytest.approx(max(1 - lo, hi - 1) * ra.compute_s / ra.step_time_s)
+    assert step_half_width(ra) == pytest.approx(h + c)
     assert decide_scenarios(ra, slower).winner == "A"
     v = decide_scenarios(ra, same)
     assert v.winner is None or v.gap > v.half_width
@@ -98,3 +111,52 @@ def test_scenario_vs_decides_under_the_step_band():
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["faster_step"]["winner"] == "A"
+
+
+def _side_by_side(changes: str, **kw):
+    from costmodel.scenario import Scenario
+
+    a = Scenario(**kw)
+    b = a.with_changes(changes)
+    return a.evaluate(scaling=False, flips=False), b.evaluate(scaling=False, flips=False)
+
+
+def test_scenario_vs_on_other_gpus_adds_both_compute_bands():
+    """70B H100 vs A100: the expected error holds both sides' compute bands (they run on
+    different GPUs, so their errors do not cancel), not the communication's 0.3 % alone."""
+    ra, rb = _side_by_side("cluster=dgx-a100", arch="llama-3.1-70b", nodes=8, zero_stage=3)
+    assert ra.gpu_name != rb.gpu_name
+    v = decide_scenarios(ra, rb)
+    band_a = max(1 - ra.compute_band[0], ra.compute_band[1] - 1)
+    band_b = max(1 - rb.compute_band[0], rb.compute_band[1] - 1)
+    assert v.half_width > band_a and v.half_width > band_b
+    assert v.half_width == pytest.approx(step_half_width(ra) + step_half_width(rb))
+    assert v.half_width > 10 * (comm_half_width(ra) + comm_half_width(rb))
+    assert v.winner == "A" and "expected error ±" in v.text()  # a 2.2x gap still wins
+
+
+def test_scenario_vs_a_gpu_without_fitted_compute_names_no_winner():
+    """H100 vs B200: the B200's compute is the default MFU (no fitted efficiency for its
+    family), so the expected error is unknown, and the answer says why instead of a winner."""
+    ra, rb = _side_by_side("cluster=dgx-b200", arch="llama-2-7b", nodes=8, zero_stage=1)
+    assert (ra.compute_source, rb.compute_source) == ("fitted", "default-mfu")
+    assert math.isnan(compute_half_width(rb))
+    v = decide_scenarios(ra, rb)
+    assert v.winner is None and not v.known and v.best == "B"
+    assert "B's compute is the default MFU" in v.text()
+    from costmodel.scenario import compare_summary
+
+    assert compare_summary(ra, rb).startswith(v.text())
+    assert "same step time" not in compare_summary(ra, rb)
+
+
+def test_scenario_vs_same_gpu_shares_the_compute_error():
+    """8 vs 64 H100s: one compute error on both sides, counted through the compute shares'
+    difference; a clearly different step (same global batch) still names its winner."""
+    ra, rb = _side_by_side("nodes=8,local_batch=1", arch="llama-2-7b", nodes=1, local_batch=8)
+    v = decide_scenarios(ra, rb)
+    fa, fb = ra.compute_s / ra.step_time_s, rb.compute_s / rb.step_time_s
+    lo, hi = ra.compute_band
+    expect = max(comm_half_width(ra), comm_half_width(rb)) + max(1 - lo, hi - 1) * abs(fa - fb)
+    assert v.half_width == pytest.approx(expect)
+    assert v.winner == "B" and v.gap > 1

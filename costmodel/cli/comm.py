@@ -72,7 +72,10 @@ def collective(
             "(doubling), 1MB,2MB. Repeatable.",
         ),
     ],
-    ranks: Annotated[str | None, typer.Option(help="Number of ranks N (with --bandwidth).")] = None,
+    link_ranks: Annotated[
+        str | None,
+        typer.Option("--ranks", help="Number of ranks N, 2 or more (with --bandwidth)."),
+    ] = None,
     bandwidth: Annotated[
         str | None, typer.Option(help="Per-direction bandwidth per rank: 50GB/s, 400Gb/s.")
     ] = None,
@@ -115,16 +118,21 @@ def collective(
         return
     axes: dict[str, Any] = {"op": op, "size": sizes}
     if cluster is not None:
-        if bandwidth is not None or ranks is not None:
+        if bandwidth is not None or link_ranks is not None:
             raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
         axes.update(preset=cluster, nodes=nodes, model=model, algorithm=algorithm or "auto")
         if gpus_per_node is not None:
             axes["gpus_per_node"] = gpus_per_node
     else:
-        if ranks is None or bandwidth is None:
+        if link_ranks is None or bandwidth is None:
             raise ValueError("collective: needs --ranks and --bandwidth, or --cluster NAME")
+        from .._limits import LINK_RANKS
+
+        # a link's range (2..), checked here: the parameter is not named ``ranks`` so that the
+        # generic 1.. limit of every command's --ranks (memory, batch) does not answer first
+        LINK_RANKS.check("--ranks", link_ranks)
         axes.update(
-            ranks=ranks,
+            ranks=link_ranks,
             bandwidth=bandwidth,
             latency=latency,
             gamma=gamma,
@@ -393,17 +401,11 @@ def sweep(
                     first = False
             sys.stdout.write("\n]\n")
             return
+        from ..sweep.output import csv_ready
+
         for table in sw.iter_sweep(grid, chunk_rows):
-            table = table.cast(
-                pa.schema(
-                    [
-                        pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
-                        for f in table.schema
-                    ]
-                )
-            )
             buf = pa.BufferOutputStream()
-            pacsv.write_csv(table, buf, pacsv.WriteOptions(include_header=first))
+            pacsv.write_csv(csv_ready(table), buf, pacsv.WriteOptions(include_header=first))
             sys.stdout.write(buf.getvalue().to_pybytes().decode())
             first = False
         return

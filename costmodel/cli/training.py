@@ -380,7 +380,7 @@ def batch(
     ] = None,
     base_lr: Annotated[
         float | None,
-        typer.Option(min=0.0, help="Learning rate tuned at --base-batch/--base-tokens."),
+        typer.Option(help="Learning rate tuned at --base-batch/--base-tokens, > 0."),
     ] = None,
     base_batch: Annotated[
         int | None, typer.Option(min=1, help="Global batch the LR was tuned at [samples].")

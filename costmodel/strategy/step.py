@@ -119,6 +119,7 @@ class StrategyStep:
     timeline: tuple[Interval, ...] = field(default=(), repr=False)
     compute_source: str = "mfu"  # fitted, mfu, measured or default-mfu (.compute.SOURCES)
     compute_label: str = ""  # the compute source in words, shown next to the step
+    compute_band: tuple[float, float] = (1.0, 1.0)  # (low, high) multipliers of compute_s
     notes: tuple[str, ...] = ()  # what the answer leaves out (mixture-of-experts)
     optimizer_s: float = 0.0  # the optimizer step (HBM-bound; not in compute_s) [s]
     sync_s: float = 0.0  # waiting for the slowest rank (fitted, log of the ranks) [s]
@@ -163,6 +164,7 @@ class StrategyStep:
             "comm_contention": self.comm_contention,
             "compute_source": self.compute_source,
             "compute_label": self.compute_label,
+            "compute_band": list(self.compute_band),
             "notes": list(self.notes),
             "optimizer_s": self.optimizer_s,
             "sync_s": self.sync_s,
@@ -593,6 +595,7 @@ def _prepare_step(
             timeline=tuple(bars),
             compute_source=ct.source,
             compute_label=ct.label,
+            compute_band=ct.band,
             notes=_notes(shape)
             + _faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision),
             optimizer_s=opt_s,

@@ -65,7 +65,7 @@ from .grid import (
     parse_set,
     parse_values,
 )
-from .output import OUTPUT_FORMATS, SweepSummary, output_format, write_table
+from .output import OUTPUT_FORMATS, SweepSummary, csv_ready, output_format, write_table
 
 __all__ = [
     "AXES",
@@ -86,6 +86,7 @@ __all__ = [
     "iter_sweep",
     "load_grid",
     "make_grid",
+    "csv_ready",
     "output_format",
     "parse_set",
     "parse_values",

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import units
-from .._limits import LIMITS
+from .._limits import LIMITS, LINK_RANKS
 
 KINDS = ("collective", "memory", "step")
 """What a sweep evaluates: collective times (per preset or per raw link), memory per GPU, or
@@ -495,8 +495,7 @@ def _check(grid: Grid) -> None:
                 )
             if "ranks" not in a:
                 raise ValueError("grid: a sweep over a raw link needs ranks, e.g. ranks=8..4096x2")
-            if any(r < 2 for r in a["ranks"]):
-                raise ValueError("ranks: a collective over a link needs >= 2 ranks")
+            LINK_RANKS.check("ranks", list(a["ranks"]))  # 2..1e9: one rank talks to no one
             if {"nodes", "gpus_per_node", "protocol"} & set(a):
                 raise ValueError("grid: nodes, gpus_per_node and protocol need a preset")
             if any(m not in _LINK_MODELS for m in a.get("model", ["textbook"])):

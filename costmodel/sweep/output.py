@@ -36,6 +36,40 @@ def output_format(path: str | os.PathLike[str]) -> str:
     return OUTPUT_FORMATS[suffix]
 
 
+#: Whole numbers up to this magnitude are exact in a float64 (2**53) and written as integers.
+_EXACT_WHOLE = 2.0**53
+
+
+def csv_ready(table: pa.Table) -> pa.Table:
+    """A chunk as CSV writes it: dictionary columns as plain strings, and a float column whose
+    values are all whole numbers (below 2**53) as integers.
+
+    CSV has no dictionary type. Arrow writes a float in its shortest form, which switches to an
+    exponent at 1e10 (``7000000000`` and ``7e+10`` in one ``params`` column); counts (parameters,
+    bytes, tokens) read alike as integers, in every row.
+
+    >>> import pyarrow as pa
+    >>> csv_ready(pa.table({"params": [7e9, 7e10], "t": [0.5, 2.0]})).schema.types
+    [DataType(int64), DataType(double)]
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    fields, columns = [], []
+    for f, col in zip(table.schema, table.columns, strict=True):
+        if pa.types.is_dictionary(f.type):
+            f, col = pa.field(f.name, pa.string()), col.cast(pa.string())
+        elif pa.types.is_floating(f.type) and len(col) and col.null_count == 0:
+            x = col.to_numpy(zero_copy_only=False)
+            with np.errstate(invalid="ignore"):  # NaN/inf: not whole, the column stays float
+                whole = np.isfinite(x) & (x == np.floor(x)) & (np.abs(x) < _EXACT_WHOLE)
+            if bool(np.all(whole)):
+                f, col = pa.field(f.name, pa.int64()), col.cast(pa.int64())
+        fields.append(f)
+        columns.append(col)
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+
+
 class _Writer:
     def __init__(self, path: Path, fmt: str) -> None:
         self.path, self.fmt = path, fmt
@@ -43,24 +77,16 @@ class _Writer:
         self._schema: Any = None
 
     def write(self, table: pa.Table) -> None:
-        import pyarrow as pa
-
         if self.fmt == "csv":
             import pyarrow.csv as pacsv
 
-            # CSV has no dictionary type: write plain strings
-            table = table.cast(
-                pa.schema(
-                    [
-                        pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
-                        for f in table.schema
-                    ]
-                )
+            # one chunk at a time with its own types (csv_ready); the header once
+            first = self._writer is None
+            if first:
+                self._writer = open(self.path, "wb")  # noqa: SIM115 (closed in close())
+            pacsv.write_csv(
+                csv_ready(table), self._writer, pacsv.WriteOptions(include_header=first)
             )
-            if self._writer is None:
-                self._schema = table.schema
-                self._writer = pacsv.CSVWriter(str(self.path), table.schema)
-            self._writer.write_table(table.cast(self._schema))
         else:
             import pyarrow.parquet as pq
 
