@@ -50,6 +50,7 @@ __all__ = [
     "decide",
     "decide_scenarios",
     "decide_sizes",
+    "pair_half_width",
     "step_half_width",
 ]
 
@@ -157,6 +158,24 @@ def decide(
     name2, t2 = rest[0]
     gap = float(t2) / float(t1) - 1.0
     return Verdict(best, name2, gap, _half_width(half_width), why_unknown)
+
+
+def pair_half_width(a_half: float, b_half: float, *, shared: bool) -> float:
+    """Expected error of the ratio of two predictions, as a fraction, from each one's band.
+
+    ``h = max(h_A, h_B)`` when both rest on one error (the same cluster preset, model and
+    band regime: a fabric that is off is off for both, and the ratio keeps most of it out);
+    ``h = h_A + h_B`` otherwise (other hardware or another regime: the two errors are not
+    shared, so they do not cancel in the ratio; the bound of the sum of two relative errors).
+    The same rule as :func:`decide_scenarios` for two steps. NaN when either band is unknown.
+
+    >>> pair_half_width(0.1, 0.2, shared=True), round(pair_half_width(0.1, 0.2, shared=False), 3)
+    (0.2, 0.3)
+    """
+    a, b = float(a_half), float(b_half)
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    return max(a, b) if shared else a + b
 
 
 def decide_sizes(names: Sequence[str], times_s: Any, half_width: Any) -> list[Verdict]:

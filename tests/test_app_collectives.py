@@ -119,6 +119,37 @@ def test_the_pinned_comparison_is_restored_from_the_url():
     assert (diff["B algorithm"] == "ring").all()  # the textbook's choice
 
 
+@pytest.mark.parametrize(
+    ("pin_cluster", "pin_nodes", "shared"),
+    [("dgx-a100", "4", False), ("dgx-h100", "8", True)],
+)
+def test_side_by_side_error_adds_on_other_hardware(pin_cluster, pin_nodes, shared):
+    """A on 2 DGX H100 against B: on other hardware the two bands add; on the same preset,
+    model and regime they are one error (the wider band)."""
+    from costmodel.verdict import decide, pair_half_width
+
+    query = {
+        **CLUSTER_VIEW,
+        "nccl_nodes": "2",
+        "size_text": "1GB",
+        "coll_compare": "true",
+        "pin_cluster": pin_cluster,
+        "pin_nodes": pin_nodes,
+        "pin_model": "nccl",
+    }
+    at = open_page("page_collectives.py", query)
+    assert_clean(at)
+    a = predict_collective("all_reduce", 1e9, "dgx-h100", nodes=2)
+    b = predict_collective("all_reduce", 1e9, pin_cluster, nodes=int(pin_nodes))
+    ha, hb = float(a.error_band.half_width), float(b.error_band.half_width)
+    assert (a.error_band.regime == b.error_band.regime) or not shared
+    half = pair_half_width(ha, hb, shared=shared)
+    assert half == pytest.approx(max(ha, hb) if shared else ha + hb)
+    said = [_text(m.value) for m in at.markdown if "Faster configuration" in _text(m.value)]
+    want = decide({"A": a.time_s, "B": b.time_s}, half).text()
+    assert said == [f"Faster configuration: {want}."]
+
+
 def test_no_winner_inside_the_expected_error_on_the_page():
     """14 GB on 8 DGX H100: ring 3% ahead of NVLS-tree under ±41% is not a winner."""
     at = open_page("page_collectives.py", {**CLUSTER_VIEW, "nccl_nodes": "8", "size_text": "14GB"})

@@ -10,7 +10,7 @@ import streamlit as st
 
 from costmodel import collectives, plots
 from costmodel.units import format_bytes, format_duration, format_rate, parse_duration, parse_rate
-from costmodel.verdict import decide
+from costmodel.verdict import decide, pair_half_width
 from costmodel.web import data, data_collectives
 from costmodel.web.common import (
     CUSTOM,
@@ -517,15 +517,22 @@ def _side_by_side(inp: dict, r, size: float) -> None:
         m[1].metric("B: algorithm / protocol", f"{row['B algorithm']} / {row['B protocol']}")
         m[2].metric("Time B / A", f"{row['time B / A']:.3g}x")
         m[3].metric("busbw B / A", f"{row['busbw B / A']:.3g}x")
-        bands = [
-            prediction_band(
-                inp["op"], size, cfg["cluster"], int(cfg["nodes"]), g, cfg["model"]
-            ).half_width
+        ba, bb = (
+            prediction_band(inp["op"], size, cfg["cluster"], int(cfg["nodes"]), g, cfg["model"])
             for cfg, g in ((inp, None if inp["gpus"] is None else int(inp["gpus"])), (pin, gpus))
-        ]
-        faster = decide(
+        )
+        shared = (inp["cluster"], inp["model"], ba.regime) == (
+            pin["cluster"],
+            pin["model"],
+            bb.regime,
+        )
+        faster = decide(  # one error when both rest on it, else the two add (pair_half_width)
             {"A": row["A time [µs]"] / 1e6, "B": row["B time [µs]"] / 1e6},
-            float(np.max(np.asarray(bands, dtype=float))),  # the wider band; NaN if unknown
+            pair_half_width(
+                float(np.max(np.asarray(ba.half_width, dtype=float))),
+                float(np.max(np.asarray(bb.half_width, dtype=float))),
+                shared=shared,
+            ),
         )
         st.markdown(plain(f"Faster configuration: {faster.text()}."))
     tabs = chart_tabs(["A and B: time", "A and B: busbw"], key="pinned_chart_tab")
