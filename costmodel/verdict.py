@@ -160,7 +160,7 @@ def decide(
     return Verdict(best, name2, gap, _half_width(half_width), why_unknown)
 
 
-def pair_half_width(a_half: float, b_half: float, *, shared: bool) -> float:
+def pair_half_width(a_half: float, b_half: float, *, same_error: bool) -> float:
     """Expected error of the ratio of two predictions, as a fraction, from each one's band.
 
     ``h = max(h_A, h_B)`` when both rest on one error (the same cluster preset, model and
@@ -169,13 +169,13 @@ def pair_half_width(a_half: float, b_half: float, *, shared: bool) -> float:
     shared, so they do not cancel in the ratio; the bound of the sum of two relative errors).
     The same rule as :func:`decide_scenarios` for two steps. NaN when either band is unknown.
 
-    >>> pair_half_width(0.1, 0.2, shared=True), round(pair_half_width(0.1, 0.2, shared=False), 3)
+    >>> pair_half_width(0.1, 0.2, same_error=True), round(pair_half_width(0.1, 0.2, same_error=False), 3)
     (0.2, 0.3)
     """
     a, b = float(a_half), float(b_half)
     if math.isnan(a) or math.isnan(b):
         return math.nan
-    return max(a, b) if shared else a + b
+    return max(a, b) if same_error else a + b
 
 
 def decide_sizes(names: Sequence[str], times_s: Any, half_width: Any) -> list[Verdict]:

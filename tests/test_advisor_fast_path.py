@@ -107,10 +107,24 @@ def test_interned_clusters_are_equal_ones_only():
     assert a.cluster(other, 2).name == "edited" and a.cluster(other, 2).nodes == 2
 
 
+def _count_model_evaluations(monkeypatch) -> list[str]:
+    """From now on, the op of every realistic-model evaluation (``realistic_rows`` call)."""
+    import costmodel.realistic as R
+
+    calls: list[str] = []
+    real = R.realistic_rows
+
+    def counting(op, *a, **k):
+        calls.append(op)
+        return real(op, *a, **k)
+
+    monkeypatch.setattr(R, "realistic_rows", counting)
+    return calls
+
+
 def test_a_table_evaluates_each_one_node_floor_once(monkeypatch):
     """The multi-node rows' floor (the same op on one node) is kept per table: over 1-4 nodes
     the job clusters of 2, 3 and 4 nodes share one floor per op (the same sizes)."""
-    import costmodel.realistic as R
 
     def table() -> PredictionCache:
         cache = PredictionCache()
@@ -120,14 +134,7 @@ def test_a_table_evaluates_each_one_node_floor_once(monkeypatch):
         return cache
 
     table()  # the work kept across tables (compute calibration, plans)
-    calls: list[str] = []
-    real = R.realistic_rows
-
-    def counting(op, *a, **k):
-        calls.append(op)
-        return real(op, *a, **k)
-
-    monkeypatch.setattr(R, "realistic_rows", counting)
+    calls = _count_model_evaluations(monkeypatch)
     cache = table()
     assert len(cache._floors) == 3  # all-reduce, reduce-scatter, all-gather
     assert len(calls) == cache.calls + 3 == 15 + 3
@@ -240,17 +247,8 @@ def test_predictions_of_several_node_counts_are_those_of_one_call_each():
 def test_a_table_that_knows_its_node_counts_evaluates_the_model_seven_times(monkeypatch):
     """Over 1-4 nodes: one call per op over the job clusters (their one-node floors once
     each) and one for HSDP's all-reduce across nodes: 4 + 3 evaluations (15 + 3 without)."""
-    import costmodel.realistic as R
-
     _table((1, 2, 3, 4), PredictionCache(nodes=(1, 2, 3, 4)), arch="llama-3.1-8b")
-    calls: list[str] = []
-    real = R.realistic_rows
-
-    def counting(op, *a, **k):
-        calls.append(op)
-        return real(op, *a, **k)
-
-    monkeypatch.setattr(R, "realistic_rows", counting)
+    calls = _count_model_evaluations(monkeypatch)
     cache = PredictionCache(nodes=(1, 2, 3, 4))
     _table((1, 2, 3, 4), cache, arch="llama-3.1-8b")
     assert len(cache._floors) == 3

@@ -120,10 +120,10 @@ def test_the_pinned_comparison_is_restored_from_the_url():
 
 
 @pytest.mark.parametrize(
-    ("pin_cluster", "pin_nodes", "shared"),
+    ("pin_cluster", "pin_nodes", "one_error"),
     [("dgx-a100", "4", False), ("dgx-h100", "8", True)],
 )
-def test_side_by_side_error_adds_on_other_hardware(pin_cluster, pin_nodes, shared):
+def test_side_by_side_error_adds_on_other_hardware(pin_cluster, pin_nodes, one_error):
     """A on 2 DGX H100 against B: on other hardware the two bands add; on the same preset,
     model and regime they are one error (the wider band)."""
     from costmodel.verdict import decide, pair_half_width
@@ -142,9 +142,9 @@ def test_side_by_side_error_adds_on_other_hardware(pin_cluster, pin_nodes, share
     a = predict_collective("all_reduce", 1e9, "dgx-h100", nodes=2)
     b = predict_collective("all_reduce", 1e9, pin_cluster, nodes=int(pin_nodes))
     ha, hb = float(a.error_band.half_width), float(b.error_band.half_width)
-    assert (a.error_band.regime == b.error_band.regime) or not shared
-    half = pair_half_width(ha, hb, shared=shared)
-    assert half == pytest.approx(max(ha, hb) if shared else ha + hb)
+    assert (a.error_band.regime == b.error_band.regime) or not one_error
+    half = pair_half_width(ha, hb, same_error=one_error)
+    assert half == pytest.approx(max(ha, hb) if one_error else ha + hb)
     said = [_text(m.value) for m in at.markdown if "Faster configuration" in _text(m.value)]
     want = decide({"A": a.time_s, "B": b.time_s}, half).text()
     assert said == [f"Faster configuration: {want}."]

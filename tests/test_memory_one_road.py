@@ -52,7 +52,7 @@ def test_memory_cli_and_the_step_give_one_total_and_one_verdict(zero, recompute)
     assert d["total_bytes"] == pytest.approx(d["lesson_total_bytes"] + extra, rel=1e-12)
 
 
-def test_the_issue_question_no_longer_has_two_answers():
+def test_70b_zero3_on_64_ranks_has_one_memory_answer():
     # 70B, ZeRO-3 on 64 ranks: `memory` said 129 GB while `step --strategy fsdp` said 136 GB
     d = _cli("--arch", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64")
     assert round(d["lesson_total_bytes"] / 1e9) == 129

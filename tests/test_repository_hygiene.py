@@ -1,7 +1,8 @@
 """Repository hygiene checked on every file we ship: the project is self-contained (nothing reads
 the developers' workbench beside the repository) and code and docs state decisions instead of
 citing this project's tracker by number, which a user who cloned the repository cannot read.
-Citations of other projects' trackers ("NVIDIA/nccl-tests issue #239") stay: those are public."""
+Citations of other projects' trackers (an nccl-tests thread named with its repository) stay:
+those are public."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def test_nothing_reads_the_workbench() -> None:
 
 
 def test_no_tracker_issue_numbers() -> None:
-    own = re.compile(r"\b[Ii]ssues?[ -]?#?\d+\b")  # "issue 4", "issue #4", "issue-4"
+    # the word, then a space, a hyphen or '#', then a number (any of the three spellings)
+    own = re.compile(r"\b[Ii]ssues?[ -]?#?\d+\b")
     public = re.compile(r"(nccl-tests|nccl|pytorch|streamlit|[\w.-]+/[\w.-]+)[ ]?(issue|#)", re.I)
     hits = []
     for p in _files():

@@ -521,7 +521,7 @@ def _side_by_side(inp: dict, r, size: float) -> None:
             prediction_band(inp["op"], size, cfg["cluster"], int(cfg["nodes"]), g, cfg["model"])
             for cfg, g in ((inp, None if inp["gpus"] is None else int(inp["gpus"])), (pin, gpus))
         )
-        shared = (inp["cluster"], inp["model"], ba.regime) == (
+        same_error = (inp["cluster"], inp["model"], ba.regime) == (
             pin["cluster"],
             pin["model"],
             bb.regime,
@@ -531,7 +531,7 @@ def _side_by_side(inp: dict, r, size: float) -> None:
             pair_half_width(
                 float(np.max(np.asarray(ba.half_width, dtype=float))),
                 float(np.max(np.asarray(bb.half_width, dtype=float))),
-                shared=shared,
+                same_error=same_error,
             ),
         )
         st.markdown(plain(f"Faster configuration: {faster.text()}."))
