@@ -1031,10 +1031,12 @@ class ScenarioResult(BaseModel):
     sync_s: float = Field(0.0, description="waiting for the slowest rank (fitted) [s]")
     step_time_s: float
     step_time_lo_s: float = Field(
-        float("nan"), description="step at the fast end of the collectives' error bands [s]"
+        float("nan"),
+        description="fast end of the step's expected-error band (compute, scaling beyond one "
+        "node, collectives: costmodel.strategy.band) [s]; NaN when unknown",
     )
     step_time_hi_s: float = Field(
-        float("nan"), description="step at the slow end of the collectives' error bands [s]"
+        float("nan"), description="slow end of the step's expected-error band [s]"
     )
     comm_contention: float = Field(
         DEFAULT_COMM_CONTENTION, description="the overlap contention the step used"

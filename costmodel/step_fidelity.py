@@ -35,6 +35,7 @@ import pandas as pd
 from . import presets
 from .compute import compute_fit, micro_batch_compute_s
 from .steps_data import pure_dp_rows, row_gpu, row_power_limit_w
+from .strategy.band import step_time_band
 
 __all__ = [
     "CLUSTER_OF",
@@ -278,10 +279,12 @@ def absolute_predictions(
         fit = compute_fit(row_gpu(r), str(r.precision))
         step = eng.user_step_s(r, None if contention is None else float(contention))
         tps = _step_tokens(r) / step
-        lo, hi = fit.band
-        if int(r.gpus) > 8:
-            lo, hi = lo * scaling_band[0], hi * scaling_band[1]
-        out.append(FidelityRow(int(i), tps, tps / hi, tps / lo))  # type: ignore[call-overload]
+        # the band the tool shows (costmodel.strategy.band), without the collectives' own
+        # (an outer envelope there: the product below is what is checked here)
+        lo_s, hi_s = step_time_band(
+            step, (step, step), "fitted", fit.band, int(r.gpus) > 8, scaling_band
+        )
+        out.append(FidelityRow(int(i), tps, _step_tokens(r) / hi_s, _step_tokens(r) / lo_s))  # type: ignore[call-overload]
     return out
 
 

@@ -28,6 +28,7 @@ from costmodel.step_fidelity import (  # noqa: E402
 from costmodel.steps_data import pure_dp_rows  # noqa: E402
 
 OUT = ROOT / "docs" / "step-fidelity.md"
+BAND_OUT = ROOT / "costmodel" / "data" / "fitted_step_band.toml"
 CONTENTIONS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 OVERHEADS_S = (0.0, 0.02, 0.05, 0.1, 0.2)
 
@@ -61,6 +62,24 @@ def collective_rows() -> list[str]:
             )
             rows.append(f"| {name} | {n} | " + " | ".join(format_duration(x) for x in t) + " |")
     return rows
+
+
+def band_toml(band: tuple[float, float], rows: int) -> str:
+    """The scaling path's band as the step band reads it (costmodel.strategy.band)."""
+    return "\n".join(
+        [
+            "# The scaling path's band beyond one node, written by scripts/step_fidelity.py",
+            "# (generated; do not edit): 10th and 90th percentile of observed / predicted step",
+            "# time when each published series' smallest GPU count is carried to its larger",
+            "# counts (costmodel.step_fidelity.scaling_band). The step band multiplies it with",
+            "# the compute band (costmodel.strategy.band.step_time_band).",
+            "[scaling]",
+            f"low = {band[0]!r}",
+            f"high = {band[1]!r}",
+            f"rows = {rows}",
+            "",
+        ]
+    )
 
 
 def pct(x: float) -> str:
@@ -192,6 +211,9 @@ def main() -> None:
         "  type) group (`held_out`), so every error is a held-out error.",
         "  Band: the compute fit's grouped-CV band (10th-90th percentile per GPU family",
         f"  and precision), times the scaling path's ({band[0]:.3f}, {band[1]:.3f}) beyond one node.",
+        "  This is the band every surface shows for a step (`costmodel.strategy.band`; the",
+        "  scaling band is written to `costmodel/data/fitted_step_band.toml`), widened there to",
+        "  the step with every collective at an end of its own error band where that is wider.",
         "- **Optimizer step** (physics, no fit): AdamW's HBM traffic per local parameter",
         "  (read parameter, gradient, m, v; write parameter, m, v: 28 B with fp32 master weights,",
         "  states and gradients) over the datasheet HBM bandwidth times 0.83 (a streaming",
@@ -394,6 +416,7 @@ def main() -> None:
             f" | {x.low:.0f}-{x.high:.0f} | {100 * e:+.1f} % |"
         )
     write_text_atomic(OUT, "\n".join(L) + "\n")
+    write_text_atomic(BAND_OUT, band_toml(band, len(sc)))
     print(f"scaling {base}; absolute {a_sum}; band covers {covered.mean():.3f}; wrote {OUT}")
     print(f"contention grouped CV {cv_c}; overhead grouped CV {cv_o}")
 

@@ -34,6 +34,7 @@ def results():
         "absolute": summary([x.predicted_tokens_per_s_per_gpu / obs[x.index] - 1 for x in ab]),
         "covers": float(np.mean([x.low <= obs[x.index] <= x.high for x in ab])),
         "rows": len(ab),
+        "band": band,
     }
 
 
@@ -91,6 +92,10 @@ def test_absolute_rows_are_strategy_steps_at_their_defaults():
 
 
 def test_the_report_is_current(results):
+    from costmodel.strategy.band import scaling_band as shipped
+
+    # the step band every surface shows reads the scaling band this report fits
+    assert shipped() == pytest.approx(results["band"], rel=1e-9)
     text = DOC.read_text()
     for key in ("scaling", "absolute"):
         assert f"{100 * results[key]['median']:.1f} %" in text

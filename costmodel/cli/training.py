@@ -826,6 +826,8 @@ def _step_on_cluster(
     band = (
         f" (band {units.format_duration(lo)}-{units.format_duration(hi)})"
         if lo == lo and hi == hi
+        else " (band unknown: no fitted efficiency on this GPU)"
+        if s.compute_source == "default-mfu"
         else ""
     )
     rows = [

@@ -52,6 +52,7 @@ from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
 from .accumulate import Accumulated, accumulate
+from .band import step_time_band
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
 from .engine import Plan, Schedule, Task, TaskList, _picker, columns, plan, run_many
@@ -105,7 +106,8 @@ class StrategyStep:
     comm_s: float
     exposed_comm_s: float
     step_time_s: float
-    step_time_band_s: tuple[float, float]  # from the collective predictions' error bands
+    # the expected-error band (compute, scaling beyond one node, collectives: .band)
+    step_time_band_s: tuple[float, float]
     bound: str
     efficiency: float  # compute / step
     tokens_per_step: float
@@ -581,7 +583,9 @@ def _prepare_step(
             comm_s=comm_s,
             exposed_comm_s=exposed,
             step_time_s=step_s,
-            step_time_band_s=(lo, hi),
+            step_time_band_s=step_time_band(
+                step_s, (lo, hi), ct.source, ct.band, ranks > int(c.gpus_per_node)
+            ),
             bound=verdict(compute_s, comm_s, exposed, step_s),
             efficiency=compute_s / step_s if step_s > 0 else 1.0,
             tokens_per_step=tokens_step,

@@ -450,10 +450,13 @@ def render() -> None:
     c = inp["comm_contention"]
     ideal = data.evaluate_scenario(**{**inp, "comm_contention": 0.0}) if c > 0 else result
     band = (
-        f" Step band from the collectives' error bands: {format_duration(result.step_time_lo_s)}"
+        f" Step band (compute, scaling beyond one node, collectives; checked on published"
+        f" runs): {format_duration(result.step_time_lo_s)}"
         f" to {format_duration(result.step_time_hi_s)}."
         if result.step_time_lo_s == result.step_time_lo_s
         and result.step_time_hi_s == result.step_time_hi_s
+        else " Step band unknown: the compute has no fitted efficiency on this GPU."
+        if result.compute_source == "default-mfu"
         else ""
     )
     st.caption(
