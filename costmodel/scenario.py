@@ -1104,6 +1104,9 @@ class ScenarioResult(BaseModel):
             gpu=s._validated_cluster().gpu.name,  # a price is for one GPU: never another's
             today=today,
             params=float(s.params),
+            step_time_band_s=(
+                None if measured else (float(self.step_time_lo_s), float(self.step_time_hi_s))
+            ),
         )
 
     def compare(self, other: ScenarioResult) -> list[dict[str, Any]]:
@@ -1227,6 +1230,8 @@ COMPARE_ROWS: tuple[tuple[str, str, str], ...] = (
     ("comm_s", "communication (sum)", "s"),
     ("exposed_comm_s", "exposed communication", "s"),
     ("step_time_s", "step time", "s"),
+    ("step_time_lo_s", "step band, fast end", "s"),
+    ("step_time_hi_s", "step band, slow end", "s"),
     ("bound", "verdict", "text"),
     ("efficiency", "scaling efficiency", "%"),
     ("tokens_per_s", "throughput [tokens/s]", ""),
@@ -1238,7 +1243,8 @@ def compare(a: ScenarioResult, b: ScenarioResult) -> list[dict[str, Any]]:
     """Two evaluated scenarios side by side: one row per figure (:data:`COMPARE_ROWS`).
 
     Each row: ``field``, ``label``, ``unit``, ``a``, ``b``, ``difference`` (``b - a``, None for
-    text and booleans) and ``ratio`` (``b / a``, None where ``a`` is 0 or not a number).
+    text and booleans and where a side is unknown: NaN) and ``ratio`` (``b / a``, None where
+    ``a`` is 0 or either side is not a number).
     ``tokens_per_gpu_s`` is ``tokens_per_s / ranks`` (what a GPU-hour buys).
     """
     rows = []
@@ -1248,6 +1254,20 @@ def compare(a: ScenarioResult, b: ScenarioResult) -> list[dict[str, Any]]:
         else:
             va, vb = getattr(a, field), getattr(b, field)
         numeric = unit not in ("bool", "text")
+        if numeric and not (math.isfinite(va) and math.isfinite(vb)):
+            # an unknown figure (a band without a fitted compute) has no difference
+            rows.append(
+                {
+                    "field": field,
+                    "label": label,
+                    "unit": unit,
+                    "a": va,
+                    "b": vb,
+                    "difference": None,
+                    "ratio": None,
+                }
+            )
+            continue
         rows.append(
             {
                 "field": field,
@@ -1255,7 +1275,13 @@ def compare(a: ScenarioResult, b: ScenarioResult) -> list[dict[str, Any]]:
                 "unit": unit,
                 "a": va,
                 "b": vb,
-                "difference": (vb - va) if numeric else None,
+                # a difference within rounding of the larger value is none (float noise
+                # printed as "-7.44e-06 ns" before)
+                "difference": (
+                    (0.0 if abs(vb - va) <= 1e-9 * max(abs(va), abs(vb)) else vb - va)
+                    if numeric
+                    else None
+                ),
                 "ratio": (vb / va) if numeric and va else None,
             }
         )

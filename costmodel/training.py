@@ -230,16 +230,51 @@ class TrainingCost:
     flops_per_token: float | None  # training FLOPs per token [FLOP]
     mfu: float | None  # model FLOP utilisation implied by the step time [-]
     notes: tuple[str, ...] = ()  # what the answer leaves out (scale_notes)
+    # the predicted step's expected-error band [s] (costmodel.strategy.band); NaN: none given
+    # (a measured step) or unknown
+    step_time_band_s: tuple[float, float] = (math.nan, math.nan)
 
     @property
     def wall_days(self) -> float:
         """Wall-clock days [d]."""
         return self.wall_s / SECONDS_PER_DAY
 
+    @property
+    def band_factors(self) -> tuple[float, float]:
+        """(low, high) multipliers of the step time, hence of the days, GPU-hours and cost [-]
+        (every one of them is proportional to the step); NaN when there is no band."""
+        lo, hi = self.step_time_band_s
+        return (lo / self.step_time_s, hi / self.step_time_s)
+
+    @property
+    def wall_days_band(self) -> tuple[float, float]:
+        """Wall-clock days at the ends of the step's band [d]."""
+        lo, hi = self.band_factors
+        return (self.wall_days * lo, self.wall_days * hi)
+
+    @property
+    def gpu_hours_band(self) -> tuple[float, float]:
+        """GPU-hours at the ends of the step's band [GPU h]."""
+        lo, hi = self.band_factors
+        return (self.gpu_hours * lo, self.gpu_hours * hi)
+
+    @property
+    def cost_usd_band(self) -> tuple[float, float] | None:
+        """Cost at the ends of the step's band [USD]; None without a price."""
+        if self.cost_usd is None:
+            return None
+        lo, hi = self.band_factors
+        return (self.cost_usd * lo, self.cost_usd * hi)
+
     def as_dict(self) -> dict[str, Any]:
         """Every figure by name (JSON, tables)."""
         d = asdict(self)
         d["wall_days"] = self.wall_days
+        d["step_time_band_s"] = list(self.step_time_band_s)
+        d["wall_days_band"] = list(self.wall_days_band)
+        d["gpu_hours_band"] = list(self.gpu_hours_band)
+        cb = self.cost_usd_band
+        d["cost_usd_band"] = None if cb is None else list(cb)
         return d
 
 
@@ -269,6 +304,7 @@ def training_cost(
     gpu: str | None = None,
     today: _dt.date | None = None,
     params: float | None = None,
+    step_time_band_s: tuple[float, float] | None = None,
 ) -> TrainingCost:
     r"""Wall-clock time, GPU-hours, cost and implied MFU of a training run (module docstring).
 
@@ -297,6 +333,10 @@ def training_cost(
         The date the price's age is measured at (default: the system date).
     params : float, optional
         The model's parameter count: a 70B-class model gets :func:`scale_notes`.
+    step_time_band_s : (float, float), optional
+        The predicted step's expected-error band [s] (``StrategyStep.step_time_band_s``):
+        days, GPU-hours and cost are proportional to the step, so they carry the same band.
+        Not with ``measured=True``.
 
     Examples
     --------
@@ -377,7 +417,20 @@ def training_cost(
                     f"({100 * mfu:,.0f}% of the {peak / 1e12:,.4g} TFLOP/s dense peak); allowed: "
                     f"a step of at least {t_min:.3g} s for {per:,.0f} tokens on {ranks} GPUs"
                 )
+    band = (math.nan, math.nan)
+    if step_time_band_s is not None:
+        if measured:
+            raise ValueError("step_time_band_s: a measured step has no predicted band")
+        b_lo, b_hi = (float(x) for x in step_time_band_s)
+        if math.isfinite(b_lo) and math.isfinite(b_hi):
+            if not 0.0 < b_lo <= t <= b_hi:
+                raise ValueError(
+                    f"step_time_band_s: must satisfy 0 < low <= step_time_s <= high, got "
+                    f"({b_lo:g}, {b_hi:g}) around {t:g} s"
+                )
+            band = (b_lo, b_hi)
     return TrainingCost(
+        step_time_band_s=band,
         tokens=d,
         steps=n,
         tokens_per_step=per,

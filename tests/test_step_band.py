@@ -102,3 +102,63 @@ def test_the_band_function():
     )
     lo, hi = step_time_band(2.0, (2.0, 2.0), "fitted", (0.9, 1.1), True, (0.95, 1.05))
     assert (lo, hi) == pytest.approx((2.0 * 0.9 * 0.95, 2.0 * 1.1 * 1.05))
+
+
+def test_days_gpu_hours_and_dollars_carry_the_step_band():
+    res = cm.Scenario(
+        arch="llama-2-7b", cluster="dgx-h100", nodes=8, strategy="zero1", recompute="full"
+    ).evaluate()
+    cost = res.training_cost(2e12, price="aws-p5-on-demand")
+    lo_f, hi_f = res.step_time_lo_s / res.step_time_s, res.step_time_hi_s / res.step_time_s
+    assert lo_f < 1.0 < hi_f
+    assert cost.wall_days_band == pytest.approx((cost.wall_days * lo_f, cost.wall_days * hi_f))
+    assert cost.gpu_hours_band == pytest.approx((cost.gpu_hours * lo_f, cost.gpu_hours * hi_f))
+    assert cost.cost_usd_band == pytest.approx((cost.cost_usd * lo_f, cost.cost_usd * hi_f))
+    # a measured step has no predicted band
+    m = res.training_cost(2e12, price="aws-p5-on-demand", measured_step_time_s=0.7)
+    assert all(math.isnan(x) for x in m.wall_days_band)
+    r = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "--arch",
+            "llama-2-7b",
+            "--tokens",
+            "2T",
+            "--cluster",
+            "dgx-h100",
+            "--nodes",
+            "8",
+            "--zero",
+            "1",
+            "--recompute",
+            "full",
+            "--price",
+            "aws-p5-on-demand",
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.output.splitlines() if x.startswith("wall clock"))
+    assert f"(band {cost.wall_days_band[0]:,.1f}-{cost.wall_days_band[1]:,.1f})" in line
+
+
+def test_a_band_that_does_not_hold_the_step_is_refused():
+    from costmodel.training import training_cost
+
+    with pytest.raises(ValueError, match="step_time_band_s"):
+        training_cost(
+            steps=10, tokens_per_step=1e6, step_time_s=1.0, ranks=8, step_time_band_s=(1.1, 1.2)
+        )
+
+
+def test_side_by_side_rows_show_an_unknown_band_as_unknown_not_nan():
+    from costmodel.scenario import compare
+
+    a = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=2, strategy="fsdp").evaluate()
+    b = cm.Scenario(arch="llama-2-7b", cluster="dgx-b200", nodes=2, strategy="fsdp").evaluate()
+    rows = {r["field"]: r for r in compare(a, b)}
+    assert rows["step_time_lo_s"]["difference"] is None and rows["step_time_lo_s"]["ratio"] is None
+    assert rows["step_time_hi_s"]["a"] == pytest.approx(a.step_time_hi_s)
+    # the same figure on both sides differs by nothing, not by float noise
+    same = {r["field"]: r for r in compare(a, a)}
+    assert all(r["difference"] in (0.0, None) for r in same.values())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 import typer
@@ -861,6 +862,14 @@ def _step_on_cluster(
         typer.echo(f"note: {n}")
 
 
+def _band_text(band: tuple[float, float] | None, fmt: str) -> str:
+    """The text ' (band LO-HI)' for a figure proportional to the step (days, GPU-hours,
+    dollars); empty when there is no band (a measured step, or an unknown compute error)."""
+    if band is None or not all(math.isfinite(x) for x in band):
+        return ""
+    return f" (band {fmt.format(band[0])}-{fmt.format(band[1])})"
+
+
 def _advice_table(rows: list[dict[str, Any]]) -> str:
     """The advisor's ranking as text: one line per strategy."""
     out = [
@@ -1129,6 +1138,15 @@ def _cost_text(costs: dict[str, Any]) -> str:
 
     rows.append(("steps", *(f"{costs[k].steps:,}" for k in sides)))
     rows.append(("wall clock [days]", *(f"{costs[k].wall_days:,.1f}" for k in sides)))
+    rows.append(
+        (
+            "days, step's band",
+            *(
+                _band_text(costs[k].wall_days_band, "{:,.1f}").strip(" ()")[5:] or "?"
+                for k in sides
+            ),
+        )
+    )
     rows.append(("GPU-hours", *(f"{costs[k].gpu_hours:,.0f}" for k in sides)))
     rows.append(
         (
@@ -1165,6 +1183,8 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
     from ..scenario import compare, compare_summary
 
     def fmt(v: Any, unit: str) -> str:
+        if isinstance(v, float) and math.isnan(v):
+            return "unknown"
         if unit == "B":
             return units.format_bytes(v)
         if unit == "s":
@@ -1180,6 +1200,8 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
     def diff(r: dict[str, Any]) -> str:
         d, unit = r["difference"], r["unit"]
         if d is None:
+            if unit not in ("bool", "text"):
+                return "?"
             return "same" if r["a"] == r["b"] else "differs"
         if unit == "%":
             return f"{100 * d:+.1f} pt"
@@ -1326,8 +1348,8 @@ def train(
         (f"step time ({cost.step_time_source})", units.format_duration(cost.step_time_s)),
         ("compute source", result.compute_label),
         ("GPUs", str(cost.ranks)),
-        ("wall clock", f"{cost.wall_days:,.1f} days"),
-        ("GPU-hours", f"{cost.gpu_hours:,.0f}"),
+        ("wall clock", f"{cost.wall_days:,.1f} days" + _band_text(cost.wall_days_band, "{:,.1f}")),
+        ("GPU-hours", f"{cost.gpu_hours:,.0f}" + _band_text(cost.gpu_hours_band, "{:,.0f}")),
     ]
     if cost.cost_usd is not None:
         when = f", as of {cost.price_date}" if cost.price_date else " (given)"
@@ -1336,7 +1358,8 @@ def train(
             (
                 "cost",
                 f"${cost.cost_usd:,.0f}"
-                + (f" at {cost.price_date} prices" if cost.price_date else ""),
+                + (f" at {cost.price_date} prices" if cost.price_date else "")
+                + _band_text(cost.cost_usd_band, "${:,.0f}"),
             )
         )
     if cost.mfu is not None:

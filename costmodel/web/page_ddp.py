@@ -315,6 +315,8 @@ def _compare(inp: dict, result, inp_b: dict):
 
 
 def _fmt(v, unit: str) -> str:
+    if isinstance(v, float) and v != v:
+        return "unknown"
     if unit == "B":
         return format_bytes(v)
     if unit == "s":
@@ -331,6 +333,8 @@ def _fmt(v, unit: str) -> str:
 def _diff(r: dict) -> str:
     d = r["difference"]
     if d is None:
+        if r["unit"] not in ("bool", "text"):
+            return "?"
         return "same" if r["a"] == r["b"] else "differs"
     if r["unit"] == "%":
         return f"{100 * d:+.1f} pt"
@@ -671,11 +675,20 @@ def _cost_metrics(cost, side: str = "") -> None:
         + side,
         f"{100 * cost.mfu:.1f} %",
     )
+    d_lo, d_hi = cost.wall_days_band
+    cb = cost.cost_usd_band
+    band = (
+        f" Expected-error band (the step's): {d_lo:,.1f}-{d_hi:,.1f} days"
+        + (f", ${cb[0]:,.0f}-${cb[1]:,.0f}" if cb is not None else "")
+        + "."
+        if d_lo == d_lo and d_hi == d_hi
+        else ""
+    )
     st.caption(
         f"{side.strip() + ': ' if side else ''}{cost.steps:,} steps of "
         f"{format_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
-        f"({cost.step_time_source}) on {cost.ranks} GPUs; {cost.price_note} ({when}). MFU: model "
-        "FLOPs per token (6N + attention, PaLM appendix B) x tokens/s / (GPUs x peak)."
+        f"({cost.step_time_source}) on {cost.ranks} GPUs; {cost.price_note} ({when}).{band} MFU: "
+        "model FLOPs per token (6N + attention, PaLM appendix B) x tokens/s / (GPUs x peak)."
     )
     if cost.price_warning:
         st.warning(cost.price_warning)
