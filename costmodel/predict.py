@@ -679,7 +679,7 @@ def predict_collective(
     algbw, busbw = _bandwidths(op, m1, t, n)
     # the uncalibrated answer of a calibration that does not apply has the nccl model's band
     band_model = "nccl" if model == CALIBRATED and fabric_off else model
-    band = _band(band_model, c, n, m if scalar else m1.reshape(m.shape), used_fits, harness)
+    band = _band(band_model, c, n, m if scalar else m1.reshape(m.shape), used_fits, harness, op)
     if scalar:
         return Prediction(
             op,
@@ -758,7 +758,7 @@ def predict_collective_nodes(
         rows = slice(i * m.size, (i + 1) * m.size)
         t, n = t_all[rows], c.ranks
         algbw, busbw = _bandwidths(op, m, t, n)
-        band = _band(model, c, n, m, False, "nccl-tests")
+        band = _band(model, c, n, m, False, "nccl-tests", op)
         out.append(
             Prediction(
                 op, n, c.nodes, model, m, t, algbw, busbw, algos_all[rows], protos_all[rows], band
@@ -776,7 +776,13 @@ def _bandwidths(op: str, m: np.ndarray, t: np.ndarray, ranks: int) -> tuple[Any,
 
 
 def _band(
-    model: str, c: Cluster, ranks: int, m: ArrayLike, used_fits: bool, harness: str = "nccl-tests"
+    model: str,
+    c: Cluster,
+    ranks: int,
+    m: ArrayLike,
+    used_fits: bool,
+    harness: str = "nccl-tests",
+    op: str | None = None,
 ) -> ErrorBand:
     """The prediction's error band (costmodel.uncertainty): grouped-CV figures of its regime;
     a calibrated prediction or one rank has none from the reference runs, and says so; a
@@ -786,7 +792,7 @@ def _band(
     from . import uncertainty as U
 
     if harness == "pytorch" and not used_fits and ranks >= 2:
-        b = U.error_band(model, c.fabric, c.intra_kind, c.nodes, m)
+        b = U.error_band(model, c.fabric, c.intra_kind, c.nodes, m, op=op)
         small = np.asarray(m, dtype=float) < U.ONE_MIB
 
         def cut(v: ArrayLike) -> float | np.ndarray:
@@ -818,7 +824,7 @@ def _band(
         )
     if ranks < 2:
         return U.error_band("none", c.fabric, c.intra_kind, c.nodes, m, {}, ())
-    return U.error_band(model, c.fabric, c.intra_kind, c.nodes, m)
+    return U.error_band(model, c.fabric, c.intra_kind, c.nodes, m, op=op)
 
 
 def allreduce_time_fn(

@@ -48,6 +48,11 @@ REGIMES: dict[str, str] = {
     "multi-node-other": "several nodes over a fabric or intra-node link not listed above",
 }
 CLOUD_FABRICS: tuple[str, ...] = ("roce", "efa", "ethernet", "tcpxo")
+#: multi-node regimes with a bundled all-to-all run across nodes (tests/test_band_ops.py checks
+#: this against the fitted runs). All-to-all across nodes is point-to-point to every remote
+#: peer: incast and many-flow effects the model leaves out, and the one bundled run (Slingshot)
+#: misses by several times the all-reduce band. Elsewhere its error is unknown, not borrowed.
+MULTI_NODE_ALL_TO_ALL_REGIMES: frozenset[str] = frozenset({"multi-node-slingshot"})
 SIZE_CLASSES: tuple[str, ...] = ("ge1MiB", "lt1MiB")
 ONE_MIB = 2**20
 
@@ -145,11 +150,14 @@ def error_band(
     message_bytes,
     bands: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]] | None = None,
     measured_fabrics: tuple[str, ...] | None = None,
+    op: str | None = None,
 ) -> ErrorBand:
     """The band of a prediction from the fitted file's grouped-CV figures.
 
     ``bands[model][regime][size_class]`` holds ``half_width``, ``lo``, ``hi``, ``n_runs``,
     ``n_groups`` (default: the packaged file, :data:`costmodel.fitted_corrections.FITTED`).
+    ``op``: the collective; an all-to-all across nodes in a regime with no bundled multi-node
+    all-to-all run (:data:`MULTI_NODE_ALL_TO_ALL_REGIMES`) has an unknown error.
     """
     if bands is None or measured_fabrics is None:
         from .fitted_corrections import FITTED
@@ -170,6 +178,16 @@ def error_band(
         )
     if not table or any(sc not in table for sc in SIZE_CLASSES):
         return _empty(model, reg, f"no grouped-CV measurement for {model!r} in {reg}", shape)
+    if op == "all_to_all" and int(nodes) > 1 and reg not in MULTI_NODE_ALL_TO_ALL_REGIMES:
+        return _empty(
+            model,
+            reg,
+            f"all-to-all across nodes, {REGIMES[reg]}: no bundled run measured it, and the one "
+            "multi-node all-to-all bundled (HPE Slingshot) misses by several times the "
+            "all-reduce band (incast and many-flow effects are not modelled): the error is "
+            "unknown",
+            shape,
+        )
     big = m >= ONE_MIB
 
     def pick(key: str):
@@ -204,7 +222,7 @@ def weighted_quantile(values, weights, q: float) -> float:
 
 
 def band_columns(
-    model: str, fabric: str, intra_kind: str, nodes, message_bytes
+    model: str, fabric: str, intra_kind: str, nodes, message_bytes, op: str | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sweep columns per row: ``error_band_pct`` (±%, NaN where unmeasured) and ``regime``.
 
@@ -219,7 +237,7 @@ def band_columns(
     reg = np.empty(m.shape, dtype=object)
     for n1 in np.unique(np.minimum(nodes, 2)):  # regimes depend on 1 vs several nodes only
         sel = np.minimum(nodes, 2) == n1
-        b = error_band(model, fabric, intra_kind, int(n1), m[sel])
+        b = error_band(model, fabric, intra_kind, int(n1), m[sel], op=op)
         pct[sel] = 100.0 * np.asarray(b.half_width, dtype=float)
         reg[sel] = b.regime
     return pct, reg.astype(str)

@@ -51,7 +51,10 @@ def _band_note(df: Any) -> str:
         if counts:
             text += " Sources: " + ", ".join(f"{r} {n}" for r, n in counts.items()) + "."
     if df["error_band_pct"].isna().any():
-        text += " '± ?': no bundled run measured this regime or fabric: the error is unknown."
+        text += (
+            " '± ?': no bundled run measured this regime, fabric or (across nodes) op: the "
+            "error is unknown."
+        )
     return text + " " + LEAVES_OUT
 
 

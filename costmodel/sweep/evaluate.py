@@ -153,12 +153,24 @@ def _eval_collective_preset(
         "busbw_GBps": busbw / _GB,
         "algorithm_used": _categorical(alg_parts, n),
         "protocol_used": _categorical(proto_parts, n),
-        **_band_cols(cat["model"], base, nodes, sizes, calibrated=base.calibration is not None),
+        **_band_cols(
+            cat["model"],
+            base,
+            nodes,
+            sizes,
+            calibrated=base.calibration is not None,
+            op=cat["op"],
+        ),
     }
 
 
 def _band_cols(
-    model: str, base: Any, nodes: np.ndarray, sizes: np.ndarray, calibrated: bool = False
+    model: str,
+    base: Any,
+    nodes: np.ndarray,
+    sizes: np.ndarray,
+    calibrated: bool = False,
+    op: str | None = None,
 ) -> dict[str, Any]:
     """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement or a
     calibration answers) and ``regime`` columns (costmodel.uncertainty.band_columns)."""
@@ -173,7 +185,12 @@ def _band_cols(
     pair_code, pairs = pd.factorize(pair)
     pairs = np.asarray(pairs, dtype=np.int64)
     pct_u, reg_u = band_columns(
-        model, base.fabric, base.intra_kind, pairs % 2 + 1, np.asarray(size_values)[pairs // 2]
+        model,
+        base.fabric,
+        base.intra_kind,
+        pairs % 2 + 1,
+        np.asarray(size_values)[pairs // 2],
+        op=op,
     )
     pct = pct_u[pair_code]
     if calibrated and model in ("nccl", "calibrated"):
@@ -246,7 +263,7 @@ def _collective_columns(
         "busbw_GBps": busbw / _GB,
         "algorithm_used": algorithm_used,
         "protocol_used": protocol_used,
-        **_band_cols(cat["model"], base, nodes, sizes),
+        **_band_cols(cat["model"], base, nodes, sizes, op=cat["op"]),
     }
 
 

@@ -305,7 +305,14 @@ def band_check(comparison: pd.DataFrame, cluster: str, model: str) -> BandCheck:
         return BandCheck(model, math.nan, math.nan, 0, 0, ())
     nodes = ok["nodes"].to_numpy(dtype=float).astype(int)
     size = ok["size_bytes"].to_numpy(dtype=float)
-    pct, regime = uncertainty.band_columns(model, base.fabric, base.intra_kind, nodes, size)
+    ops = ok["op"].astype(str).to_numpy() if "op" in ok else np.full(len(ok), "", dtype=object)
+    pct = np.full(len(ok), np.nan)
+    regime = np.empty(len(ok), dtype=object)
+    for op in dict.fromkeys(ops.tolist()):  # the band depends on the op (all-to-all)
+        sel = ops == op
+        pct[sel], regime[sel] = uncertainty.band_columns(
+            model, base.fabric, base.intra_kind, nodes[sel], size[sel], op=op or None
+        )
     half = pct / 100.0
     has = ~np.isnan(half)
     inside = np.abs(ok["rel_error"].to_numpy(dtype=float)) <= half
