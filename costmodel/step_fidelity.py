@@ -26,6 +26,7 @@ user would.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,7 @@ __all__ = [
     "FidelityRow",
     "absolute_predictions",
     "scaling_band",
+    "scaling_parts",
     "scaling_predictions",
     "summary",
 ]
@@ -66,9 +68,15 @@ SHARDING: dict[str, tuple[str, bool | None]] = {
     "FSDP2": ("fsdp", None),
 }
 
-#: What makes a scaling series: every setting but the GPU count (and the batch that follows it).
+#: What makes a scaling series: every setting but the GPU count (and the batch that follows it),
+#: measured in one campaign. ``version`` (the source's commit) and ``mp_mode`` keep a base from
+#: another campaign out: llm-foundry's A100 80GB table of 2024-04 (amp_bf16 / DEFAULT) has
+#: 8-GPU rows of the models its 2023-07 table (bf16 / PURE) ran at 8-64 GPUs under the same
+#: title; MPT-30B's 8-GPU step differs by 16 % between the two (916 vs 788 tokens/s per GPU).
 SERIES_KEY = [
     "source",
+    "version",
+    "mp_mode",
     "table",
     "model",
     "seq",
@@ -103,16 +111,19 @@ class _Engine:
         self._t: dict[tuple[str, int, str, float | None], Any] = {}
 
     def step_s(self, r: Any, micro_s: float, gpus: int | None = None) -> float:
+        return float(self.detail(r, micro_s, gpus).step_time_s) + self.overhead_s
+
+    def detail(self, r: Any, micro_s: float, gpus: int | None = None) -> Any:
+        """The engine's step of row ``r`` with ``micro_s`` of compute per full micro-batch."""
         from .strategy.step import strategy_step
 
         kw, acc = self._row_kwargs(r, gpus)
         per_gpu = r.global_batch / r.gpus
-        s = strategy_step(
+        return strategy_step(
             **kw,
             comm_contention=self.contention,
             compute_time_s=micro_s * per_gpu / (acc * r.micro_batch),
         )
-        return float(s.step_time_s) + self.overhead_s
 
     def _row_kwargs(self, r: Any, gpus: int | None = None) -> tuple[dict[str, Any], int]:
         """The ``strategy_step`` arguments every road of a row shares, and its accumulation."""
@@ -212,6 +223,7 @@ def scaling_predictions(
     overhead_s: float = 0.0,
     sync_loss: float | None = None,
     microbatch: str = "fit",
+    term: Callable[[Any, Any], float] | None = None,
 ) -> list[tuple[int, int, float]]:
     """(row index, base row index, predicted tokens/s per GPU) for every non-base series row.
 
@@ -219,7 +231,8 @@ def scaling_predictions(
     ``microbatch`` how the base's compute per token is carried to a row with another
     micro-batch: ``"fit"`` by the compute fit's ratio between the two micro-batches,
     ``"held-out"`` the same with the fit that left out the series' group, ``"equal"`` the same
-    time per token (the ablations of the report)."""
+    time per token (the ablations of the report); ``term(row, base)`` a candidate term's
+    factor on that ratio (``scripts/scaling_terms.py`` scores the terms it tries with it)."""
     if microbatch not in ("fit", "held-out", "equal"):
         raise ValueError(f"microbatch: must be fit, held-out or equal, got {microbatch!r}")
     if df is None:
@@ -246,9 +259,36 @@ def scaling_predictions(
             )
             if microbatch == "equal":
                 ratio = 1.0
+            if term is not None:
+                ratio *= float(term(r, base))
             micro = per_tok * ratio * r.micro_batch * r.seq
             step = eng.step_s(r, micro)
             out.append((int(i), int(base.name), _step_tokens(r) / step))  # type: ignore[call-overload]
+    return out
+
+
+def scaling_parts(df: pd.DataFrame, pairs: list[tuple[int, int]]) -> list[dict[str, float]]:
+    """What the scaling path's step is made of, for (row index, base index) pairs: the compute
+    fit's per-token ratio row / base (``fit_ratio``) against the published one
+    (``published_ratio``, time per token), and at the base and the row (``base_``/``row_``
+    prefixes) the shares of the step that are all collectives (``comm``), collectives not under
+    compute (``exposed``) and the synchronisation loss (``sync``) [-]."""
+    eng = _Engine(0.0)
+    obs = df.tokens_per_s_per_gpu
+    out: list[dict[str, float]] = []
+    for i, b in pairs:
+        r: Any = df.loc[i]
+        r0: Any = df.loc[b]
+        micro0 = eng.calibrate(r0, _step_tokens(r0) / float(obs[b]), int(r0.gpus))
+        tok, tok0 = float(r.micro_batch * r.seq), float(r0.micro_batch * r0.seq)
+        ratio = (_fitted_micro_s(r) / tok) / (_fitted_micro_s(r0) / tok0)
+        d = {"fit_ratio": ratio, "published_ratio": float(obs[b] / obs[i])}
+        for tag, row, micro in (("base", r0, micro0), ("row", r, micro0 / tok0 * ratio * tok)):
+            s = eng.detail(row, micro)
+            d[f"{tag}_comm"] = float(s.comm_s / s.step_time_s)
+            d[f"{tag}_exposed"] = float(s.exposed_comm_s / s.step_time_s)
+            d[f"{tag}_sync"] = float(s.sync_s / s.step_time_s)
+        out.append(d)
     return out
 
 

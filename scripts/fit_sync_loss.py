@@ -1,7 +1,8 @@
 """Fit the synchronisation loss per doubling of the ranks (costmodel.compute.sync_loss_s).
 
 Data: the scaling series of the published pure data-parallel runs (``costmodel.steps_data``;
-one series = source, table, model, sequence, precision, settings, GPU type): from the published
+one series = source, campaign (commit, mixed-precision mode), table, model, sequence,
+precision, settings, GPU type): from the published
 throughput at the smallest GPU count, the step engine predicts the larger counts
 (``costmodel.step_fidelity.scaling_predictions``). Without the term the engine, its
 communication overlapped, predicts almost no loss of tokens/s per GPU where the tables lose

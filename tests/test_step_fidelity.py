@@ -13,6 +13,7 @@ import pytest
 from costmodel.step_fidelity import (
     absolute_predictions,
     scaling_band,
+    scaling_parts,
     scaling_predictions,
     summary,
 )
@@ -41,28 +42,33 @@ def results():
 def test_scaling_from_the_smallest_count_of_each_series(results):
     s = results["scaling"]
     assert s["rows"] >= 80
-    # goal: median <= 3 %, every row <= 10 %; achieved 2.2 % (2.7 % with the synchronisation
-    # loss fitted without the row's group), max 20.3 %, p90 11.9 % (see the README)
-    assert s["median"] <= 0.025
-    assert s["p90"] <= 0.13
+    # goal: median <= 3 %, every row <= 10 %; achieved 1.9 % (2.0 % with the synchronisation
+    # loss fitted without the row's group), max 20.8 % (the MPT-1B outlier row), p90 7.1 %
+    # (see the README; 2.2 %, 20.3 %, 11.9 % when a series could take its base from another
+    # campaign)
+    assert s["median"] <= 0.022
+    assert s["p90"] <= 0.08
     assert s["max"] <= 0.21
     assert s["median"] < results["naive"]["median"]  # the engine beats "same tokens/s per GPU"
     doc = tomllib.loads(
         (resources.files("costmodel.data") / "fitted_sync_loss.toml").read_text("utf-8")
     )
-    assert doc["cv"]["fitted"]["median"] <= 0.03  # held out: the goal is met
-    assert doc["cv"]["fitted"]["max"] <= 0.21
+    assert doc["cv"]["fitted"]["median"] <= 0.022  # held out: the goal is met (1.97 %)
+    assert doc["cv"]["fitted"]["p90"] <= 0.08  # 7.1 %
+    assert doc["cv"]["fitted"]["max"] <= 0.21  # 20.3 %
 
 
 def test_absolute_with_nothing_measured(results):
     a = results["absolute"]
     assert results["rows"] == 317
-    # goals: median <= 10 %, p90 <= 20 %, band covers 75-85 %; achieved 3.8 %, 13.5 %, 81 %
-    # with torchtitan's H100s at their stated 500 W (3.7 %, 13.0 %, 82 % when they were
-    # predicted at 700 W: the missing power cap hid the missing compiler term of their
-    # compiled rows; 5.0 %, 23.4 %, 81 % before the compute fit's power and fp8-from-bf16 terms)
+    # goals: median <= 10 %, p90 <= 20 %, band covers 75-85 %; achieved 3.8 %, 13.0 %, 81 %
+    # with torchtitan's H100s at their stated 500 W (3.8 %, 13.5 %, 81 % with the
+    # synchronisation loss fitted on series that mixed campaigns; 3.7 %, 13.0 %, 82 % when
+    # they were predicted at 700 W: the missing power cap hid the missing compiler term of
+    # their compiled rows; 5.0 %, 23.4 %, 81 % before the compute fit's power and
+    # fp8-from-bf16 terms)
     assert a["median"] <= 0.04
-    assert a["p90"] <= 0.14
+    assert a["p90"] <= 0.135
     assert 0.75 <= results["covers"] <= 0.85
 
 
@@ -100,3 +106,71 @@ def test_the_report_is_current(results):
     for key in ("scaling", "absolute"):
         assert f"{100 * results[key]['median']:.1f} %" in text
     assert f"{100 * results['covers']:.1f} %" in text
+
+
+def _series(model: str, gpu: str):
+    df = pure_dp_rows()
+    return df[(df.model == model) & (df.gpu_type == gpu) & (df.seq == 2048)]
+
+
+def test_a_scaling_series_is_one_campaign():
+    """llm-foundry's 2024-04 A100 80GB table (amp_bf16) has 8-GPU rows under the same title as
+    the 2023-07 table (bf16 PURE) that ran 8-64 GPUs: the base of the 2023-07 rows is the
+    2023-07 8-GPU row (MPT-30B: 788 tokens/s per GPU, not the 2024-04 row's 916)."""
+    df = _series("mpt-30b", "a100-80gb")
+    pairs = [(i, b) for i, b, _ in scaling_predictions(df)]
+    assert len(pairs) == 3
+    for i, b in pairs:
+        assert df.loc[i, "version"] == df.loc[b, "version"]
+        assert df.loc[i, "mp_mode"] == df.loc[b, "mp_mode"] == "bf16 / PURE"
+        assert round(float(df.loc[b, "tokens_per_s_per_gpu"])) == 788
+    full = pure_dp_rows()
+    for i, b, _ in scaling_predictions(full[full.gpu_type == "a100-80gb"]):
+        assert (
+            full.loc[i, ["version", "mp_mode"]].tolist()
+            == full.loc[b, ["version", "mp_mode"]].tolist()
+        )
+
+
+def test_a_term_scales_the_carried_compute():
+    """``term`` multiplies the per-token compute carried from the base: 1 changes nothing, 1.1
+    slows every row by at most 10 % and, the step being mostly compute, by more than 8 %."""
+    df = _series("mpt-7b", "a100-40gb")
+    plain = scaling_predictions(df)
+    assert scaling_predictions(df, term=lambda r, b: 1.0) == plain
+    slow = scaling_predictions(df, term=lambda r, b: 1.1)
+    for (i, _, p), (j, _, q) in zip(plain, slow, strict=True):
+        assert i == j and p / 1.1 <= q < p / 1.08
+
+
+def test_the_slow_base_of_mpt_13b_on_a100_40gb_is_not_its_communication():
+    """The diagnosis in docs/step-fidelity.md: the 8-GPU base's collectives are all under
+    compute (on NVLink), and the published per-token time falls more from 8 to 16-128 GPUs
+    than the compute fit's micro-batch ratio says."""
+    df = _series("mpt-13b", "a100-40gb")
+    pairs = [(i, b) for i, b, _ in scaling_predictions(df)]
+    parts = scaling_parts(df, pairs)
+    assert len(parts) == 4
+    for d in parts:
+        assert d["base_exposed"] < 0.01 and d["row_exposed"] < 0.01
+        assert d["base_comm"] > 0.05  # the collectives exist, hidden under compute
+        assert d["published_ratio"] < d["fit_ratio"] - 0.05
+
+
+def test_no_tried_scaling_term_is_kept(results):
+    """scripts/scaling_terms.py scored its candidates by grouped CV; none beat the path in
+    median, p90 and max, so none is shipped, and its baseline is the shipped path."""
+    doc = tomllib.loads(
+        (resources.files("costmodel.data") / "scaling_terms.toml").read_text("utf-8")
+    )
+    forms = {k: v for k, v in doc.items() if isinstance(v, dict) and "kept" in v}
+    assert {"microbatch-t0", "state-share", "memory-above-80"} <= set(forms)
+    for v in forms.values():
+        beats = all(v[m] < doc["none"][m] for m in ("median", "p90", "max"))
+        assert v["kept"] is beats is False
+    sync = tomllib.loads(
+        (resources.files("costmodel.data") / "fitted_sync_loss.toml").read_text("utf-8")
+    )
+    assert doc["rows"] == sync["rows"] == results["scaling"]["rows"]
+    for m in ("median", "p90", "max"):
+        assert doc["none"][m] == pytest.approx(results["scaling"][m], rel=1e-9)
