@@ -246,11 +246,22 @@ class CollectiveTimer:
                             op, arr, [c] + [x[1] for x in others], model=self.model
                         )
                         p = ps[0]
+                        order = np.argsort(arr)
                         for (k2, _), p2 in zip(others, ps[1:], strict=True):
-                            self.cache._tables.pop(k2, None)
                             kept = self.cache._t.setdefault(k2, {})
-                            for x, row in zip(new, zip(*_entries(p2), strict=True), strict=True):
-                                kept.setdefault(x, row)
+                            entries = _entries(p2)
+                            if kept:
+                                self.cache._tables.pop(k2, None)
+                                for x, row in zip(new, zip(*entries, strict=True), strict=True):
+                                    kept.setdefault(x, row)
+                                continue
+                            # its first sizes: the entry and its table (sorted by size, what
+                            # _rows makes of the entry) at once
+                            kept.update(zip(new, zip(*entries, strict=True), strict=True))
+                            self.cache._tables[k2] = (
+                                arr[order],
+                                *(np.array(e, dtype=float)[order] for e in entries),
+                            )
                     else:
                         p = predict_collective(op, arr, c, nodes=c.nodes, model=self.model)
                 t, lo, hi = (np.asarray(x) for x in _entries(p))

@@ -234,21 +234,62 @@ def _list_schedule_many(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_list_schedule` of every column of ``work`` (tasks x columns): the starts and
     ends of the first ``kept`` columns (columns x tasks) and each stream's last end (streams x
-    columns)."""
+    columns).
+
+    A run of tasks that each follow the one before on its stream and wait for nothing on
+    another stream (:func:`_chains`: a backward cut into segments) starts each where the one
+    before ends: its ends are one cumulative sum down the rows, the same additions in the
+    same order."""
     n, m = work.shape
     starts: list[np.ndarray] = []
     ends: list[np.ndarray] = []
     last = [np.zeros(m)] * p.n_streams
     maximum = np.maximum
-    for st, after, w in zip(p.stream, p.after, work, strict=True):
+    stream, after = p.stream, p.after
+    for i, j in _chains(p):
+        st = stream[i]
         s = last[st]
-        for d in after:
+        for d in after[i]:
             s = maximum(s, ends[d])
         starts.append(s)
-        e = s + w
+        e = s + work[i]
         ends.append(e)
+        if j > i + 1:
+            block = np.cumsum(np.concatenate((e[None], work[i + 1 : j])), axis=0)
+            starts.extend(block[:-1])
+            ends.extend(block[1:])
+            e = block[-1]
         last[st] = e
     return np.array(starts)[:, :kept].T.copy(), np.array(ends)[:, :kept].T.copy(), np.array(last)
+
+
+_CHAINS: dict[int, tuple[Plan, list[tuple[int, int]]]] = {}
+
+
+def _chains(p: Plan) -> list[tuple[int, int]]:
+    """The tasks of plan ``p`` as runs ``[i, j)``: task ``i`` scheduled as any, each later one
+    on the same stream as the task before it and waiting only for tasks of that stream (so it
+    starts exactly where the task before it ends: a stream's ends never decrease). Kept per
+    plan."""
+    hit = _CHAINS.get(id(p))
+    if hit is not None and hit[0] is p:
+        return hit[1]
+    stream, after = p.stream, p.after
+    runs: list[tuple[int, int]] = []
+    i = 0
+    n = len(stream)
+    while i < n:
+        j = i + 1
+        while (
+            j < n and stream[j] == stream[j - 1] and all(stream[d] == stream[j] for d in after[j])
+        ):
+            j += 1
+        runs.append((i, j))
+        i = j
+    if len(_CHAINS) >= 64:
+        _CHAINS.clear()
+    _CHAINS[id(p)] = (p, runs)
+    return runs
 
 
 class Columns(NamedTuple):
