@@ -72,7 +72,7 @@ from . import corrections as C
 from . import models as _models
 from . import nccl
 from . import tables as T
-from ._checks import finite_result, flag, must_be
+from ._checks import _all_finite, finite_result, flag, must_be
 from .nccl.availability import _default_enabled
 
 if TYPE_CHECKING:
@@ -115,6 +115,24 @@ class Prediction:
     #: relative half-width per size, (lo, hi) multipliers on busbw, regime, and whether the
     #: regime was measured at all
     error_band: ErrorBand | None = None
+
+    def all_finite(self) -> bool:
+        """Whether every number is finite: what :func:`costmodel._checks.finite_result` checks
+        field by field, in one pass (the names are text; NaN in the error band means "no
+        measurement", not an overflow, so the band is not checked there either)."""
+        return all(
+            _all_finite(v, 2)
+            for v in (
+                self.ranks,
+                self.nodes,
+                self.message_bytes,
+                self.time_s,
+                self.algbw_bytes_per_s,
+                self.busbw_bytes_per_s,
+                self.algorithm,
+                self.protocol,
+            )
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per size: op, model, ranks, nodes, sizes, time, bandwidths, choice, and the
@@ -754,11 +772,14 @@ def predict_collective_nodes(
     t_all, a, pr, (a_names, p_names) = realistic_rows(op, np.tile(m, len(clusters)), k, g, c0)
     algos_all, protos_all = np.asarray(a_names)[a], np.asarray(p_names)[pr]
     out = []
+    bands: dict[bool, ErrorBand] = {}  # the clusters differ in their node count only
     for i, c in enumerate(clusters):
         rows = slice(i * m.size, (i + 1) * m.size)
         t, n = t_all[rows], c.ranks
         algbw, busbw = _bandwidths(op, m, t, n)
-        band = _band(model, c, n, m, False, "nccl-tests")
+        band = bands.get(c.nodes > 1)  # a band reads the node count as one node or more
+        if band is None:
+            band = bands[c.nodes > 1] = _band(model, c, n, m, False, "nccl-tests")
         out.append(
             Prediction(
                 op, n, c.nodes, model, m, t, algbw, busbw, algos_all[rows], protos_all[rows], band

@@ -430,3 +430,33 @@ def test_a_column_on_other_hardware_takes_its_own_setup():
         _exact(st.as_dict(), strategy_step(**kw).as_dict(), kw["cluster"].name)
     with pytest.raises(TypeError, match="unknown_option"):
         strategy_steps([{**calls[0], "unknown_option": 1}])
+
+
+def test_a_prediction_checks_its_numbers_in_one_pass():
+    """Prediction.all_finite (the finite-result check of the predictions, one pass) answers
+    what the field-by-field check answers: any non-finite number fails, a band's NaN
+    ("no measurement") does not, names are text."""
+    import dataclasses
+
+    import numpy as np
+
+    from costmodel._checks import _all_finite
+    from costmodel.predict import predict_collective
+    from costmodel.presets import cluster
+
+    p = predict_collective("all_reduce", [1.0, 2.0**20], cluster("dgx-h100", nodes=2))
+
+    def field_by_field(x: object) -> bool:
+        return all(_all_finite(getattr(x, f.name), 1) for f in dataclasses.fields(x))
+
+    nan_band = dataclasses.replace(p.error_band, lo=np.array([np.nan, np.nan]))
+    cases = [p, dataclasses.replace(p, error_band=nan_band)]
+    for name in ("message_bytes", "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s"):
+        for bad in (np.inf, np.nan):
+            v = np.array(getattr(p, name), dtype=float)
+            v[-1] = bad
+            cases.append(dataclasses.replace(p, **{name: v}))
+    cases.append(dataclasses.replace(p, ranks=float("inf")))
+    answers = [c.all_finite() for c in cases]
+    assert answers == [field_by_field(c) for c in cases]
+    assert answers[:2] == [True, True] and not any(answers[2:])
