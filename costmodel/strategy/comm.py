@@ -334,7 +334,7 @@ class CollectiveTimer:
         return table[2][idx], table[3][idx]
 
     def time_band(
-        self, op: str, span: str, sizes: Any
+        self, op: str, span: str, sizes: Any, *, keep: bool = True
     ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
         """:meth:`time` and, in the same look-up, the times at the fast and at the slow end of
         the band (``time x multiplier`` for a time > 0, the time itself for 0; None when the
@@ -342,9 +342,13 @@ class CollectiveTimer:
 
         The answer is kept per (op, span cluster, sizes) while that entry's table stands (the
         steps of a table ask the same sizes again: zero1 and zero2, fsdp with and without
-        resharding, an HSDP group at every node count); its arrays are read-only."""
+        resharding, an HSDP group at every node count); its arrays are read-only. ``keep=False``
+        for sizes asked once (the same numbers, not kept)."""
         a = np.asarray(sizes, dtype=float).reshape(-1)
         key = self._key(op, span)
+        if not keep:
+            table, idx = self._rows(op, span, a)
+            return table[1][idx], self._band_times(key, table, idx)
         asked = (key, a.tobytes())
         kept = self.cache._asked.get(asked)
         if kept is not None and kept[0] is self.cache._tables.get(key):

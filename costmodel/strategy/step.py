@@ -1032,7 +1032,7 @@ def _retimed(
             if not band:
                 work[ix, j] = timer.time(kind, span, sizes)
                 continue
-            t, ends = timer.time_band(kind, span, sizes)
+            t, ends = timer.time_band(kind, span, sizes, keep=False)
             work[ix, j] = t
             if ends is None:
                 known[j] = False
@@ -1066,14 +1066,14 @@ def _wire_bytes_many(p: Plan, nbytes: np.ndarray, ranks: np.ndarray) -> list[dic
     found: list[list[tuple[int, str, float]]] = [[] for _ in range(m)]
     for kind, idx in p.by_kind.items():
         r = ranks[idx]
-        busy = r >= 2
+        busy: np.ndarray = r >= 2
         rf = r.astype(float)
         with np.errstate(divide="ignore", invalid="ignore"):
             f = 2.0 * (rf - 1) / rf if kind == "all_reduce" else (rf - 1) / rf
         f = np.where(busy, f, 0.0)
         terms = np.concatenate((np.zeros((1, m)), f * nbytes[idx][:, None]))
         sums = np.cumsum(terms, axis=0)[-1].tolist()
-        any_busy = busy.any(axis=0).tolist()
+        any_busy: list[bool] = np.asarray(busy.any(axis=0), dtype=bool).tolist()
         first = busy.argmax(axis=0).tolist()
         for j in range(m):
             if any_busy[j]:
