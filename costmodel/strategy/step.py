@@ -438,23 +438,26 @@ def _resolve(
     bucket_cap_bytes: int | None,
     comm_contention: float | None,
     power_limit_w: float | None,
-    flags: tuple[Any, ...],
+    flags: tuple[Any, ...] | None,
 ) -> tuple[Any, Layout]:
     """A step's cluster and layout (its node count's), after checking the flags and the model
-    (:func:`_prepare_step`'s order of errors)."""
+    (:func:`_prepare_step`'s order of errors; ``flags=None``: checked already, with the same
+    arguments, for another node count of a column)."""
     from .. import presets
     from .._checks import flag
-    from ..architecture import load_arch
 
     reshard_after_forward = flag("reshard_after_forward", reshard_after_forward, allow_none=True)
-    for name, v in zip(_FLAGS, flags, strict=True):
-        flag(name, v)
-    a = load_arch(arch) if arch is not None else None
-    if a is None and params is None:
-        raise ValueError("params: give a parameter count or arch= (an architecture name)")
-    p = float(a.params) if a is not None else float(params)  # type: ignore[arg-type]
-    if not (math.isfinite(p) and p > 0):
-        raise ValueError(f"params: must be a finite count > 0, got {params!r}")
+    if flags is not None:
+        from ..architecture import load_arch
+
+        for name, v in zip(_FLAGS, flags, strict=True):
+            flag(name, v)
+        a = load_arch(arch) if arch is not None else None
+        if a is None and params is None:
+            raise ValueError("params: give a parameter count or arch= (an architecture name)")
+        p = float(a.params) if a is not None else float(params)  # type: ignore[arg-type]
+        if not (math.isfinite(p) and p > 0):
+            raise ValueError(f"params: must be a finite count > 0, got {params!r}")
     c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
     if not isinstance(cluster, str) and c.nodes != nodes and nodes != 1:
         c = presets.cluster(c, nodes=nodes)
@@ -903,9 +906,9 @@ def _column_key(kw: dict[str, Any]) -> tuple[Any, ...] | None:
     lay = kw.get("layout")
     if not isinstance(lay, Layout):
         return None
-    rest = tuple(
+    rest = tuple(  # in the keywords' order: the advisor's calls name them alike
         (k, type(v), v if isinstance(v, _PLAIN) else id(v))
-        for k, v in sorted(kw.items())
+        for k, v in kw.items()
         if k not in _PER_NODE_COUNT
     )
     fields = tuple((k, v) for k, v in lay.__dict__.items() if k != "ranks")
@@ -929,10 +932,12 @@ def _prepare_column(calls: list[dict[str, Any]]) -> list[_Prepared]:
     (:func:`_retimed`) and, at ``c = 0`` with one micro-batch, scheduled at once
     (:func:`~.engine.run_many` of the retimed lists' array)."""
     args = _arguments(calls[0])
-    flags = tuple(args[k] for k in _FLAGS)
+    flags: tuple[Any, ...] | None = tuple(args[k] for k in _FLAGS)
     members: list[tuple[Any, Layout, Any]] = []
     for kw in calls:
         a = {**args, **{k: kw[k] for k in _PER_NODE_COUNT if k in kw}}
+        if members:  # the flags and the model are the first call's: checked there
+            flags = None
         c, layout = _resolve(
             a["params"],
             arch=a["arch"],
