@@ -8,8 +8,9 @@ the whole table, CPU (process) seconds, median of ``--repeat`` (the machine is s
 
 - ``advisor``: one :class:`~costmodel.strategy.comm.PredictionCache` for the table that knows
   its node counts, so every prediction is made afresh once per table (each op over each span
-  one call for every node count, ``predict_collective_nodes``), and the steps of one task
-  structure scheduled together (``advise_nodes``: ``engine.run_many``);
+  one call for every node count, ``predict_collective_nodes``), and the node counts of one
+  strategy prepared as one column (``advise_nodes``: one setup, the first node count's task
+  list retimed for all of them as one array and scheduled at once, ``engine.run_many``);
 - ``per configuration``: the same table as one ``strategy_step`` per strategy and node count,
   each with its own timer (the road without the advisor's sharing), the same numbers;
 - each with and without the step's error band (two more schedules per strategy).

@@ -72,7 +72,7 @@ from . import corrections as C
 from . import models as _models
 from . import nccl
 from . import tables as T
-from ._checks import finite_result, flag, must_be
+from ._checks import _all_finite, finite_result, flag, must_be
 from .nccl.availability import _default_enabled
 
 if TYPE_CHECKING:
@@ -115,6 +115,24 @@ class Prediction:
     #: relative half-width per size, (lo, hi) multipliers on busbw, regime, and whether the
     #: regime was measured at all
     error_band: ErrorBand | None = None
+
+    def all_finite(self) -> bool:
+        """Whether every number is finite: what :func:`costmodel._checks.finite_result` checks
+        field by field, in one pass (the names are text; NaN in the error band means "no
+        measurement", not an overflow, so the band is not checked there either)."""
+        return all(
+            _all_finite(v, 2)
+            for v in (
+                self.ranks,
+                self.nodes,
+                self.message_bytes,
+                self.time_s,
+                self.algbw_bytes_per_s,
+                self.busbw_bytes_per_s,
+                self.algorithm,
+                self.protocol,
+            )
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per size: op, model, ranks, nodes, sizes, time, bandwidths, choice, and the
@@ -739,10 +757,7 @@ def predict_collective_nodes(
         or np.any(m < 0)
         or np.any(m > 2.0**44)
         or any(
-            c.calibration is not None
-            or c.ranks < 2
-            or (c is not c0 and c.model_copy(update={"nodes": c0.nodes}) != c0)
-            for c in clusters
+            c.calibration is not None or c.ranks < 2 or not _same_but_nodes(c, c0) for c in clusters
         )
     ):
         return [predict_collective(op, m, c, nodes=c.nodes, model=model) for c in clusters]
@@ -754,17 +769,39 @@ def predict_collective_nodes(
     t_all, a, pr, (a_names, p_names) = realistic_rows(op, np.tile(m, len(clusters)), k, g, c0)
     algos_all, protos_all = np.asarray(a_names)[a], np.asarray(p_names)[pr]
     out = []
+    bands: dict[bool, ErrorBand] = {}  # the clusters differ in their node count only
     for i, c in enumerate(clusters):
         rows = slice(i * m.size, (i + 1) * m.size)
         t, n = t_all[rows], c.ranks
         algbw, busbw = _bandwidths(op, m, t, n)
-        band = _band(model, c, n, m, False, "nccl-tests", op)
+        band = bands.get(c.nodes > 1)  # a band reads the node count as one node or more
+        if band is None:
+            band = bands[c.nodes > 1] = _band(model, c, n, m, False, "nccl-tests", op)
         out.append(
             Prediction(
                 op, n, c.nodes, model, m, t, algbw, busbw, algos_all[rows], protos_all[rows], band
             )
         )
     return out
+
+
+_SAME_BUT_NODES: dict[tuple[int, int], tuple[Cluster, Cluster]] = {}
+
+
+def _same_but_nodes(c: Cluster, c0: Cluster) -> bool:
+    """Whether cluster ``c`` is ``c0`` but for its node count; a yes is kept per pair of
+    cluster objects (frozen: an advisor table asks about the same pairs for every op)."""
+    if c is c0:
+        return True
+    hit = _SAME_BUT_NODES.get((id(c), id(c0)))
+    if hit is not None and hit[0] is c and hit[1] is c0:
+        return True
+    if c.model_copy(update={"nodes": c0.nodes}) != c0:
+        return False
+    if len(_SAME_BUT_NODES) >= 1024:
+        _SAME_BUT_NODES.clear()
+    _SAME_BUT_NODES[(id(c), id(c0))] = (c, c0)
+    return True
 
 
 def _bandwidths(op: str, m: np.ndarray, t: np.ndarray, ranks: int) -> tuple[Any, Any]:

@@ -323,3 +323,140 @@ def test_the_benchmark_table_through_advise_nodes_is_advise_per_node_count(band)
     rows = {n: [st.as_dict() for st in a.steps] for n, a in table.items()}
     plain = _table(BENCH_NODES, PredictionCache(nodes=BENCH_NODES), band, arch="llama-3.1-8b")
     _exact(rows, plain, "advise_nodes")
+
+
+def _column_calls(strategy: dict[str, object], nodes: tuple[int, ...], **kw: object) -> list:
+    """One strategy's calls at several node counts, as the advisor makes them (a layout and a
+    timer per node count over one cache that knows the node counts)."""
+    from costmodel.strategy.advisor import _advise_calls
+
+    cache = PredictionCache(nodes=nodes)
+    return [
+        _advise_calls(nodes=n, strategies=[strategy], predictions=cache, **kw)[0] for n in nodes
+    ]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: str(sorted(s.values(), key=str)))
+@pytest.mark.parametrize("band", [True, False])
+def test_a_retimed_column_is_each_strategy_modules_list(strategy, band):
+    """A column (one strategy at every node count) takes the first node count's task list
+    with each cluster's collective times: each list, its band works, wire bytes and schedule
+    are what the strategy module and run give that node count alone."""
+    from costmodel.strategy.step import _prepare_column, _prepare_step, _wire_bytes
+
+    nodes = (2, 3, 5, 16)
+    calls = _column_calls(strategy, nodes, arch="llama-3.1-8b", band=band)
+    column = _prepare_column(calls)
+    alone = [
+        _prepare_step(**kw) for kw in _column_calls(strategy, nodes, arch="llama-3.1-8b", band=band)
+    ]
+    for n, col, one in zip(nodes, column, alone, strict=True):
+        a, b = col.final_tasks, one.final_tasks
+        assert isinstance(a, TaskList) and isinstance(b, TaskList)
+        assert a.plan is b.plan, n
+        assert (a.work, a.message_bytes, a.span_ranks, a.micro_batch) == (
+            b.work,
+            b.message_bytes,
+            b.span_ranks,
+            b.micro_batch,
+        ), n
+        assert (a.band_work, a.has_band, col.final_band) == (
+            b.band_work,
+            b.has_band,
+            one.final_band,
+        )
+        assert col.schedule is not None  # scheduled with its column
+        ref = run(b, 0.0, check=False, band_work_s=one.final_band)
+        s = col.schedule
+        assert (s.starts_s.tolist(), s.ends_s.tolist()) == (
+            ref.starts_s.tolist(),
+            ref.ends_s.tolist(),
+        )
+        assert (s.step_s, s.compute_s, s.comm_s, s.exposed_s, s.band_step_s) == (
+            ref.step_s,
+            ref.compute_s,
+            ref.comm_s,
+            ref.exposed_s,
+            ref.band_step_s,
+        )
+        assert list(s.comm_s_by_kind.items()) == list(ref.comm_s_by_kind.items())
+        _exact(col.finish().as_dict(), one.finish().as_dict(), f"{n} nodes")
+        assert col.finish().wire_bytes_by_kind == _wire_bytes(b)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"arch": "llama-3.1-8b", "accumulation": 3, "no_sync": False},  # mid lists too
+        {"arch": "llama-3.1-8b", "comm_contention": 0.5},  # the event schedule, one by one
+        {"params": 13e9, "micro_batch": 2, "recompute": "full", "grad_dtype": "bf16"},
+    ],
+    ids=["accumulation", "contention", "bare-count"],
+)
+def test_a_column_of_other_settings_is_one_step_per_node_count(kw):
+    """Columns that are not scheduled at once (several micro-batches, contention) or of a bare
+    parameter count: every field of every step is strategy_step's at that node count."""
+    from costmodel.strategy.step import strategy_steps
+
+    nodes = (1, 2, 4)
+    for strategy in STRATEGIES:
+        if strategy["strategy"] == "hsdp":
+            continue  # one node: no replicas (its column: the tests above)
+        steps = strategy_steps(_column_calls(strategy, nodes, **kw))
+        for n, st in zip(nodes, steps, strict=True):
+            alone = strategy_step(nodes=n, timeline=False, **strategy, **kw)
+            _exact(st.as_dict(), alone.as_dict(), f"{n} nodes {strategy} {kw}")
+
+
+def test_a_column_on_other_hardware_takes_its_own_setup():
+    """Calls alike but for their cluster's GPU (H100, A100) share no setup: each step is its
+    own strategy_step; a keyword the step does not take is refused as by the step."""
+    from costmodel.strategy.layout import make_layout
+    from costmodel.strategy.step import strategy_steps
+
+    calls = [
+        {
+            "arch": "llama-3.1-8b",
+            "cluster": PredictionCache().cluster(name, 2),
+            "nodes": 2,
+            "layout": make_layout(strategy="fsdp", ranks=16, gpus_per_node=8),
+            "timeline": False,
+        }
+        for name in ("dgx-h100", "dgx-a100", "dgx-h100")
+    ]
+    steps = strategy_steps(calls)
+    assert steps[0].as_dict() != steps[1].as_dict()
+    for st, kw in zip(steps, calls, strict=True):
+        _exact(st.as_dict(), strategy_step(**kw).as_dict(), kw["cluster"].name)
+    with pytest.raises(TypeError, match="unknown_option"):
+        strategy_steps([{**calls[0], "unknown_option": 1}])
+
+
+def test_a_prediction_checks_its_numbers_in_one_pass():
+    """Prediction.all_finite (the finite-result check of the predictions, one pass) answers
+    what the field-by-field check answers: any non-finite number fails, a band's NaN
+    ("no measurement") does not, names are text."""
+    import dataclasses
+
+    import numpy as np
+
+    from costmodel._checks import _all_finite
+    from costmodel.predict import predict_collective
+    from costmodel.presets import cluster
+
+    p = predict_collective("all_reduce", [1.0, 2.0**20], cluster("dgx-h100", nodes=2))
+
+    def field_by_field(x: object) -> bool:
+        return all(_all_finite(getattr(x, f.name), 1) for f in dataclasses.fields(x))
+
+    nan_band = dataclasses.replace(p.error_band, lo=np.array([np.nan, np.nan]))
+    cases = [p, dataclasses.replace(p, error_band=nan_band)]
+    for name in ("message_bytes", "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s"):
+        for bad in (np.inf, np.nan):
+            v = np.array(getattr(p, name), dtype=float)
+            v[-1] = bad
+            cases.append(dataclasses.replace(p, **{name: v}))
+    cases.append(dataclasses.replace(p, ranks=float("inf")))
+    answers = [c.all_finite() for c in cases]
+    assert answers == [field_by_field(c) for c in cases]
+    assert answers[:2] == [True, True] and not any(answers[2:])

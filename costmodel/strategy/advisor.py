@@ -262,11 +262,16 @@ def _hint_unit_sizes(
         grad_bytes = get_recipe(step_kwargs.get("recipe", "mixed-adam")).gradient_bytes
     except (TypeError, ValueError, KeyError, OverflowError):
         return  # the step itself reports the bad input
+    done: set[tuple[Any, ...]] = set()
     for lay in sharded:
         hybrid = lay.strategy == "hsdp"
         span = "group" if hybrid else "job"
         timer = timers[lay.shard_group]
         pb, gb = lay.param_bytes, lay.grad_bytes(grad_bytes)
+        key = (id(timer), hybrid, pb, gb)  # fsdp with and without resharding: the same sizes
+        if key in done:
+            continue
+        done.add(key)
         rs = [u.params * gb for u in units]
         timer.hint("all_gather", span, [u.params * pb for u in units])
         timer.hint("reduce_scatter", span, rs)

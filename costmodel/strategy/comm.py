@@ -246,11 +246,22 @@ class CollectiveTimer:
                             op, arr, [c] + [x[1] for x in others], model=self.model
                         )
                         p = ps[0]
+                        order = np.argsort(arr)
                         for (k2, _), p2 in zip(others, ps[1:], strict=True):
-                            self.cache._tables.pop(k2, None)
                             kept = self.cache._t.setdefault(k2, {})
-                            for x, row in zip(new, zip(*_entries(p2), strict=True), strict=True):
-                                kept.setdefault(x, row)
+                            entries = _entries(p2)
+                            if kept:
+                                self.cache._tables.pop(k2, None)
+                                for x, row in zip(new, zip(*entries, strict=True), strict=True):
+                                    kept.setdefault(x, row)
+                                continue
+                            # its first sizes: the entry and its table (sorted by size, what
+                            # _rows makes of the entry) at once
+                            kept.update(zip(new, zip(*entries, strict=True), strict=True))
+                            self.cache._tables[k2] = (
+                                arr[order],
+                                *(np.array(e, dtype=float)[order] for e in entries),
+                            )
                     else:
                         p = predict_collective(op, arr, c, nodes=c.nodes, model=self.model)
                 t, lo, hi = (np.asarray(x) for x in _entries(p))
@@ -323,7 +334,7 @@ class CollectiveTimer:
         return table[2][idx], table[3][idx]
 
     def time_band(
-        self, op: str, span: str, sizes: Any
+        self, op: str, span: str, sizes: Any, *, keep: bool = True
     ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
         """:meth:`time` and, in the same look-up, the times at the fast and at the slow end of
         the band (``time x multiplier`` for a time > 0, the time itself for 0; None when the
@@ -331,9 +342,13 @@ class CollectiveTimer:
 
         The answer is kept per (op, span cluster, sizes) while that entry's table stands (the
         steps of a table ask the same sizes again: zero1 and zero2, fsdp with and without
-        resharding, an HSDP group at every node count); its arrays are read-only."""
+        resharding, an HSDP group at every node count); its arrays are read-only. ``keep=False``
+        for sizes asked once (the same numbers, not kept)."""
         a = np.asarray(sizes, dtype=float).reshape(-1)
         key = self._key(op, span)
+        if not keep:
+            table, idx = self._rows(op, span, a)
+            return table[1][idx], self._band_times(key, table, idx)
         asked = (key, a.tobytes())
         kept = self.cache._asked.get(asked)
         if kept is not None and kept[0] is self.cache._tables.get(key):

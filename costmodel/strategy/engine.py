@@ -166,13 +166,17 @@ def _schedule(
 def run_many(
     lists: Sequence[TaskList],
     band_work_s: Sequence[tuple[list[float], list[float]] | None],
+    work: np.ndarray | None = None,
 ) -> list[Schedule]:
     """:func:`run` at ``c = 0`` of task lists of one :class:`Plan` (one structure, each list its
     numbers; ``band_work_s`` each list's band works, all given or all None), in one pass.
 
     Each list's answer is :func:`run`'s (``check=False``), number for number: the list
     schedule's operations (the later of the stream predecessor's end and the dependencies'
-    ends, plus the work) run on every list's work columns at once, a numpy row per task."""
+    ends, plus the work) run on every list's work columns at once, a numpy row per task; the
+    compute summed exactly (``math.fsum``), each collective kind in task order from 0.0 (a
+    cumulative sum down the rows). ``work`` (optional): those columns already as one array
+    (tasks x lists, then the lists' fast and slow band ends), the lists' own numbers."""
     if not lists:
         return []
     p = lists[0].plan
@@ -182,41 +186,110 @@ def run_many(
     if any((b is not None) != band for b in band_work_s) or len(band_work_s) != len(lists):
         raise ValueError("run_many: one band work pair per list, all given or all None")
     m = len(lists)
-    columns_ = [tl.work for tl in lists]
-    if band:
-        columns_ += [b[0] for b in band_work_s if b is not None]
-        columns_ += [b[1] for b in band_work_s if b is not None]
-    work = np.array(columns_, dtype=float)
-    if work.shape[1] != len(p.kind) or not (np.isfinite(work).all() and (work >= 0).all()):
+    if work is None:
+        columns_ = [tl.work for tl in lists]
+        if band:
+            columns_ += [b[0] for b in band_work_s if b is not None]
+            columns_ += [b[1] for b in band_work_s if b is not None]
+        by_task = np.ascontiguousarray(np.array(columns_, dtype=float).T)
+    else:
+        by_task = np.ascontiguousarray(work, dtype=float)
+    shape = (len(p.kind), 3 * m if band else m)
+    if by_task.shape != shape or not (np.isfinite(by_task).all() and (by_task >= 0).all()):
         raise ValueError("band_work_s: one finite time >= 0 per task")
-    starts, ends, last = _list_schedule_many(p, np.ascontiguousarray(work.T))
-    step_ends = last.max(axis=0) if band else None
+    starts, ends, last = _list_schedule_many(p, by_task, m)
+    # the step is the latest stream end (a stream's ends never decrease): ends.max() of each
+    step_ends = last.max(axis=0).tolist()
+    nominal = by_task[:, :m]
+    compute = list(map(math.fsum, nominal[p.compute].T.tolist()))
+    by_kind: dict[str, list[float]] = {}
+    for kind, idx in p.by_kind.items():  # each kind summed in task order, from 0.0
+        rows = np.concatenate((np.zeros((1, m)), nominal[idx]))
+        by_kind[kind] = np.cumsum(rows, axis=0)[-1].tolist()
     out = []
     for j, tl in enumerate(lists):
         band_step = None
-        if step_ends is not None:
-            band_step = (float(step_ends[m + j]), float(step_ends[2 * m + j]))
-        out.append(_schedule(tl, tl.columns, tl.work, starts[j], ends[j], band_step))
+        if band:
+            band_step = (step_ends[m + j], step_ends[2 * m + j])
+        kinds = {kind: sums[j] for kind, sums in by_kind.items()}
+        step = step_ends[j]
+        out.append(
+            Schedule(
+                tasks=tl,
+                starts_s=starts[j],
+                ends_s=ends[j],
+                step_s=step,
+                compute_s=compute[j],
+                comm_s=math.fsum(kinds.values()),
+                exposed_s=max(0.0, step - compute[j]),
+                comm_s_by_kind=kinds,
+                band_step_s=band_step,
+            )
+        )
     return out
 
 
-def _list_schedule_many(p: Plan, work: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_list_schedule` of every column of ``work`` (tasks x columns): each column's
-    starts and ends (columns x tasks) and each stream's last end (streams x columns)."""
+def _list_schedule_many(
+    p: Plan, work: np.ndarray, kept: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_list_schedule` of every column of ``work`` (tasks x columns): the starts and
+    ends of the first ``kept`` columns (columns x tasks) and each stream's last end (streams x
+    columns).
+
+    A run of tasks that each follow the one before on its stream and wait for nothing on
+    another stream (:func:`_chains`: a backward cut into segments) starts each where the one
+    before ends: its ends are one cumulative sum down the rows, the same additions in the
+    same order."""
     n, m = work.shape
     starts: list[np.ndarray] = []
     ends: list[np.ndarray] = []
     last = [np.zeros(m)] * p.n_streams
     maximum = np.maximum
-    for st, after, w in zip(p.stream, p.after, work, strict=True):
+    stream, after = p.stream, p.after
+    for i, j in _chains(p):
+        st = stream[i]
         s = last[st]
-        for d in after:
+        for d in after[i]:
             s = maximum(s, ends[d])
         starts.append(s)
-        e = s + w
+        e = s + work[i]
         ends.append(e)
+        if j > i + 1:
+            block = np.cumsum(np.concatenate((e[None], work[i + 1 : j])), axis=0)
+            starts.extend(block[:-1])
+            ends.extend(block[1:])
+            e = block[-1]
         last[st] = e
-    return np.array(starts).T.copy(), np.array(ends).T.copy(), np.array(last)
+    return np.array(starts)[:, :kept].T.copy(), np.array(ends)[:, :kept].T.copy(), np.array(last)
+
+
+_CHAINS: dict[int, tuple[Plan, list[tuple[int, int]]]] = {}
+
+
+def _chains(p: Plan) -> list[tuple[int, int]]:
+    """The tasks of plan ``p`` as runs ``[i, j)``: task ``i`` scheduled as any, each later one
+    on the same stream as the task before it and waiting only for tasks of that stream (so it
+    starts exactly where the task before it ends: a stream's ends never decrease). Kept per
+    plan."""
+    hit = _CHAINS.get(id(p))
+    if hit is not None and hit[0] is p:
+        return hit[1]
+    stream, after = p.stream, p.after
+    runs: list[tuple[int, int]] = []
+    i = 0
+    n = len(stream)
+    while i < n:
+        j = i + 1
+        while (
+            j < n and stream[j] == stream[j - 1] and all(stream[d] == stream[j] for d in after[j])
+        ):
+            j += 1
+        runs.append((i, j))
+        i = j
+    if len(_CHAINS) >= 64:
+        _CHAINS.clear()
+    _CHAINS[id(p)] = (p, runs)
+    return runs
 
 
 class Columns(NamedTuple):

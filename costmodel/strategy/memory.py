@@ -78,10 +78,55 @@ def strategy_memory(
     >>> round(float(m.base.model_state_bytes) / 1e9, 2)             # 4 P + 12 P / N
     5.5
     """
-    from .. import memory as M
     from .._checks import flag
 
     flash_attention = flag("flash_attention", flash_attention)
+    plain = (
+        params,
+        recipe,
+        sequence_length,
+        micro_batch,
+        recompute,
+        activations_bytes,
+        cuda_context_bytes,
+        fragmentation,
+    )
+    if not (isinstance(layout, Layout) and all([isinstance(v, _SCALARS) for v in plain])):
+        return _strategy_memory(layout, params, arch, flash_attention, plain)
+    # the values and their types (1, 1.0 and True are not one key)
+    who = arch if isinstance(arch, str) else id(arch)
+    key: tuple[Any, ...] = (layout, who, flash_attention, plain, tuple(map(type, plain)))
+    hit = _KEPT.get(key)
+    if hit is not None and (isinstance(arch, str) or hit[0] is arch):
+        return hit[1]
+    m = _strategy_memory(layout, params, arch, flash_attention, plain)
+    if len(_KEPT) >= _BASE_KEPT:
+        _KEPT.clear()
+    _KEPT[key] = (arch, m)
+    return m
+
+
+_KEPT: dict[tuple[Any, ...], tuple[Any, StrategyMemory]] = {}
+
+
+def _strategy_memory(
+    layout: Layout, params: float | None, arch: Any, flash_attention: bool, plain: tuple[Any, ...]
+) -> StrategyMemory:
+    """:func:`strategy_memory` of checked arguments (``plain``: its other arguments in order),
+    kept there per setting when they are plain values, the layout and one architecture
+    (every table of the advisor asks for the same layouts)."""
+    from .. import memory as M
+
+    (
+        _,
+        recipe,
+        sequence_length,
+        micro_batch,
+        recompute,
+        activations_bytes,
+        cuda_context_bytes,
+        fragmentation,
+    ) = plain
     lay = layout
     if arch is not None:
         from ..architecture import load_arch

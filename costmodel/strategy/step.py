@@ -377,24 +377,89 @@ def _prepare_step(
         :meth:`costmodel.hardware.Cluster.with_power_limit_w`, as ``Scenario`` and the CLI's
         ``--power-limit-w`` do.
     """
+    c, layout = _resolve(
+        params,
+        arch=arch,
+        cluster=cluster,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        layout=layout,
+        strategy=strategy,
+        group_size=group_size,
+        reshard_after_forward=reshard_after_forward,
+        param_dtype=param_dtype,
+        grad_dtype=grad_dtype,
+        bucket_cap_bytes=bucket_cap_bytes,
+        comm_contention=comm_contention,
+        power_limit_w=power_limit_w,
+        flags=(no_sync, flash_attention, timeline, band, overlap),
+    )
+    su = _setup(
+        params,
+        c,
+        layout,
+        arch=arch,
+        recipe=recipe,
+        micro_batch=micro_batch,
+        sequence_length=sequence_length,
+        accumulation=accumulation,
+        no_sync=no_sync,
+        mfu=mfu,
+        compute_time_s=compute_time_s,
+        recompute=recompute,
+        flash_attention=flash_attention,
+        model=model,
+        timeline=timeline,
+        band=band,
+        first_bucket_bytes=first_bucket_bytes,
+        tensor_params=tensor_params,
+        overlap=overlap,
+        precision=precision,
+        held_out=held_out,
+        sync_loss=sync_loss,
+    )
+    return _prepare_at(su, c, layout, timer)
+
+
+_FLAGS = ("no_sync", "flash_attention", "timeline", "band", "overlap")
+
+
+def _resolve(
+    params: float | None,
+    *,
+    arch: Any,
+    cluster: Any,
+    nodes: int,
+    gpus_per_node: int | None,
+    layout: Layout | None,
+    strategy: str,
+    group_size: int | None,
+    reshard_after_forward: bool | None,
+    param_dtype: str,
+    grad_dtype: str | None,
+    bucket_cap_bytes: int | None,
+    comm_contention: float | None,
+    power_limit_w: float | None,
+    flags: tuple[Any, ...] | None,
+) -> tuple[Any, Layout]:
+    """A step's cluster and layout (its node count's), after checking the flags and the model
+    (:func:`_prepare_step`'s order of errors; ``flags=None``: checked already, with the same
+    arguments, for another node count of a column)."""
+    from .. import presets
     from .._checks import flag
 
     reshard_after_forward = flag("reshard_after_forward", reshard_after_forward, allow_none=True)
-    no_sync, flash_attention = flag("no_sync", no_sync), flag("flash_attention", flash_attention)
-    timeline, band, overlap = (
-        flag("timeline", timeline),
-        flag("band", band),
-        flag("overlap", overlap),
-    )
-    from .. import presets
-    from ..architecture import load_arch
+    if flags is not None:
+        from ..architecture import load_arch
 
-    a = load_arch(arch) if arch is not None else None
-    if a is None and params is None:
-        raise ValueError("params: give a parameter count or arch= (an architecture name)")
-    p = float(a.params) if a is not None else float(params)  # type: ignore[arg-type]
-    if not (math.isfinite(p) and p > 0):
-        raise ValueError(f"params: must be a finite count > 0, got {params!r}")
+        for name, v in zip(_FLAGS, flags, strict=True):
+            flag(name, v)
+        a = load_arch(arch) if arch is not None else None
+        if a is None and params is None:
+            raise ValueError("params: give a parameter count or arch= (an architecture name)")
+        p = float(a.params) if a is not None else float(params)  # type: ignore[arg-type]
+        if not (math.isfinite(p) and p > 0):
+            raise ValueError(f"params: must be a finite count > 0, got {params!r}")
     c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
     if not isinstance(cluster, str) and c.nodes != nodes and nodes != 1:
         c = presets.cluster(c, nodes=nodes)
@@ -421,6 +486,81 @@ def _prepare_step(
     elif layout.ranks != ranks or layout.gpus_per_node != c.gpus_per_node:
         layout = layout.model_copy(update={"ranks": ranks, "gpus_per_node": int(c.gpus_per_node)})
         layout = make_layout(**layout.model_dump())
+    return c, layout
+
+
+class _Setup(NamedTuple):
+    """What a step reads that does not depend on its node count (:func:`_setup`): the model,
+    the compute of one micro-batch, the options. Every node count of one cluster and layout
+    (a table's column of one strategy) shares one (:func:`strategy_steps`)."""
+
+    a: Any  # the architecture, or None for a bare count
+    p: float  # parameters
+    shape: Any  # the transformer the compute is fitted on (a, or a bare count's)
+    recipe: str
+    gradient_bytes: float  # the recipe's bytes per gradient element
+    recipe_obj: Any  # costmodel.memory.Recipe
+    tokens: float  # per micro-batch per GPU
+    micro_batch: int
+    sequence_length: int
+    accumulation: int
+    no_sync: bool
+    flash_attention: bool
+    recompute: str
+    model: str
+    timeline: bool
+    band: bool
+    first_bucket_bytes: float
+    tensor_params: tuple[float, ...] | None
+    overlap: bool
+    sync_loss: float | None
+    ct: ComputeTime
+    forward_s: float
+    backward_s: float
+    recompute_s: float
+    notes: tuple[str, ...]
+
+
+def _setup(
+    params: float | None,
+    c: Any,
+    layout: Layout,
+    *,
+    arch: Any,
+    recipe: str,
+    micro_batch: int,
+    sequence_length: int,
+    accumulation: int,
+    no_sync: bool,
+    mfu: float | None,
+    compute_time_s: float | None,
+    recompute: str,
+    flash_attention: bool,
+    model: str,
+    timeline: bool,
+    band: bool,
+    first_bucket_bytes: float,
+    tensor_params: Any,
+    overlap: bool,
+    precision: str,
+    held_out: str | None,
+    sync_loss: float | None,
+) -> _Setup:
+    """The node-count-free part of a step on cluster ``c`` under ``layout``: checked inputs,
+    the compute of one micro-batch (calibrated on one node of ``c``) and the tensor list. It
+    reads of ``c`` only its GPU and one node, and of ``layout`` only its dtypes."""
+    from .._checks import flag
+    from ..architecture import load_arch
+    from ..memory import get_recipe
+
+    no_sync, flash_attention = flag("no_sync", no_sync), flag("flash_attention", flash_attention)
+    timeline, band, overlap = (
+        flag("timeline", timeline),
+        flag("band", band),
+        flag("overlap", overlap),
+    )
+    a = load_arch(arch) if arch is not None else None
+    p = float(a.params) if a is not None else float(params)  # type: ignore[arg-type]
     for name, v in (
         ("micro_batch", micro_batch),
         ("sequence_length", sequence_length),
@@ -445,8 +585,6 @@ def _prepare_step(
             f"param_dtype: fp8 all-gathers need fp8 tensor cores; {c.gpu.name} has none; "
             "allowed: bf16, fp16, fp32"
         )
-    from ..memory import get_recipe
-
     r = get_recipe(recipe)
     tokens = float(micro_batch) * sequence_length
     shape = a if a is not None else _shape_of(p)
@@ -472,49 +610,98 @@ def _prepare_step(
             ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model, sync_loss
         )
     extra = ct.recompute_fraction
-    if timer is None or timer.cluster is not c:
-        timer = CollectiveTimer(c, model=model, group_size=layout.shard_group)
     if tensor_params is None and a is not None:
         tensor_params = _arch_tensors(a)
     elif tensor_params is None and shape is not None:  # a bare count: its transformer's tensors
         scale = p / float(shape.params)
         tensor_params = tuple(float(x) * scale for x in shape.tensor_sizes)
-    _check_work(p, layout, r.gradient_bytes, a is not None or tensor_params is not None)
-    inp = StepInputs(
-        layout=layout,
-        units=wrap_units(p, a),
+    return _Setup(
+        a=a,
+        p=p,
+        shape=shape,
+        recipe=recipe,
+        gradient_bytes=r.gradient_bytes,
+        recipe_obj=r,
+        tokens=tokens,
+        micro_batch=micro_batch,
+        sequence_length=sequence_length,
+        accumulation=int(accumulation),
+        no_sync=no_sync,
+        flash_attention=flash_attention,
+        recompute=recompute,
+        model=model,
+        timeline=timeline,
+        band=band,
+        first_bucket_bytes=first_bucket_bytes,
         tensor_params=tuple(tensor_params) if tensor_params is not None else None,
+        overlap=overlap,
+        sync_loss=sync_loss,
+        ct=ct,
         forward_s=micro_s * (1.0 - extra) * FORWARD_FRACTION,
         backward_s=micro_s * (1.0 - extra) * (1.0 - FORWARD_FRACTION),
         recompute_s=micro_s * extra,
-        grad_bytes=layout.grad_bytes(r.gradient_bytes),
-        param_bytes=layout.param_bytes,
-        timer=timer,
-        first_bucket_bytes=first_bucket_bytes,
-        overlap=overlap,
-        band=band,
+        notes=_notes(shape) + _faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision),
     )
+
+
+def _prepare_at(
+    su: _Setup,
+    c: Any,
+    layout: Layout,
+    timer: CollectiveTimer | None,
+    final: TaskList | None = None,
+    final_wire: dict[str, float] | None = None,
+) -> _Prepared:
+    """A step of setup ``su`` on cluster ``c`` (its node count) under ``layout``, prepared up
+    to its schedule. ``final`` (optional): its final micro-batch's task list, made already
+    (:func:`_retimed`), instead of by the strategy module, and its wire bytes ``final_wire``
+    (:func:`_wire_bytes_many`)."""
+    a, p, r = su.a, su.p, su.recipe_obj
+    ranks = int(c.ranks)
+    if timer is None or timer.cluster is not c:
+        timer = CollectiveTimer(c, model=su.model, group_size=layout.shard_group)
+    if final is None:  # a list made already: checked with its column's first step
+        _check_work(p, layout, r.gradient_bytes, a is not None or su.tensor_params is not None)
     s = layout.strategy
-    per_micro_comm = s in ("zero2", "fsdp", "hsdp") or not no_sync
-    acc = int(accumulation)
+    per_micro_comm = s in ("zero2", "fsdp", "hsdp") or not su.no_sync
+    acc = su.accumulation
     c_ = layout.comm_contention
     opt_s = _optimizer_s(p, layout, r, c.gpu)
-    final_tasks = _with_optimizer(_micro_tasks(inp, True, True, acc - 1), opt_s, acc - 1)
+    inp = None
+    if final is None or acc > 1:
+        inp = StepInputs(
+            layout=layout,
+            units=wrap_units(p, a),
+            tensor_params=su.tensor_params,
+            forward_s=su.forward_s,
+            backward_s=su.backward_s,
+            recompute_s=su.recompute_s,
+            grad_bytes=layout.grad_bytes(r.gradient_bytes),
+            param_bytes=layout.param_bytes,
+            timer=timer,
+            first_bucket_bytes=su.first_bucket_bytes,
+            overlap=su.overlap,
+            band=su.band,
+        )
+    final_tasks: Sequence[Task] = final if final is not None else ()
+    if inp is not None and final is None:
+        final_tasks = _with_optimizer(_micro_tasks(inp, True, True, acc - 1), opt_s, acc - 1)
     mid_tasks: Sequence[Task] = ()
-    if acc > 1:
+    if inp is not None and acc > 1:
         mid = _micro_tasks(inp, per_micro_comm, False, 0)
         mid_tasks = mid if isinstance(mid, TaskList) else tuple(mid)
     # DDP's host-side time per synced micro-batch (hooks and bucket copies, per tensor):
     # fitted on PyTorch's DDP benchmark (costmodel.compute.ddp_step_overhead_s)
-    overhead = _ddp_overhead_s(s, inp.tensor_params)
+    overhead = _ddp_overhead_s(s, su.tensor_params)
     mid_overhead = overhead if per_micro_comm else 0.0
     band_f: tuple[list[float], list[float]] | None = None
     band_m: tuple[list[float], list[float]] | None = None
-    if band:  # each collective at the fast and at the slow end of its band, same schedules
+    if su.band:  # each collective at the fast and at the slow end of its band, same schedules
         band_f = _band_works(final_tasks, timer)
         band_m = _band_works(mid_tasks, timer) if mid_tasks else None
         if band_m is None and mid_tasks:
             band_f = None
+    sync_loss, timeline = su.sync_loss, su.timeline
 
     def finish(steps: Accumulated) -> StrategyStep:
         """The step from its schedules (the inputs prepared above)."""
@@ -523,7 +710,7 @@ def _prepare_step(
         sync_s = _sync_loss_s(compute_s, ranks, sync_loss) if s in SYNC_LOSS_STRATEGIES else 0.0
         step_s = steps.step_s + sync_s
         by_kind = steps.comm_by_kind_s
-        wire = _wire_bytes(final_tasks)
+        wire = _wire_bytes(final_tasks) if final_wire is None else dict(final_wire)
         if mid_tasks:
             for k, nb in _wire_bytes(mid_tasks).items():
                 wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
@@ -568,13 +755,14 @@ def _prepare_step(
             layout,
             None if a is not None else p,
             arch=a,
-            recipe=recipe,
-            sequence_length=sequence_length,
-            micro_batch=micro_batch,
-            flash_attention=flash_attention,
-            recompute=recompute,
+            recipe=su.recipe,
+            sequence_length=su.sequence_length,
+            micro_batch=su.micro_batch,
+            flash_attention=su.flash_attention,
+            recompute=su.recompute,
         )
-        tokens_step = tokens * ranks * acc
+        tokens_step = su.tokens * ranks * acc
+        ct = su.ct
         return StrategyStep(
             layout=layout,
             ranks=ranks,
@@ -600,8 +788,7 @@ def _prepare_step(
             compute_source=ct.source,
             compute_label=ct.label,
             compute_band=ct.band,
-            notes=_notes(shape)
-            + _faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision),
+            notes=su.notes,
             optimizer_s=opt_s,
             sync_s=sync_s,
         )
@@ -624,6 +811,7 @@ class _Prepared(NamedTuple):
     final_band: tuple[list[float], list[float]] | None
     mid_band: tuple[list[float], list[float]] | None
     make: Callable[[Accumulated], StrategyStep]
+    schedule: Schedule | None = None  # the final list's, made with its column's (run_many)
 
     def finish(self, final: Schedule | None = None) -> StrategyStep:
         """The step: its micro-batches scheduled (``final``: the final one's schedule, made
@@ -638,15 +826,18 @@ class _Prepared(NamedTuple):
                 mid_overhead_s=self.mid_overhead_s,
                 final_band_work_s=self.final_band,
                 mid_band_work_s=self.mid_band,
-                final_schedule=final,
+                final_schedule=final if final is not None else self.schedule,
             )
         )
 
     def plan_key(self) -> tuple[Plan, bool] | None:
         """(plan, band) of a step whose schedule is its final list's at ``c = 0`` (one
-        micro-batch): steps with the same key are scheduled together; None otherwise."""
+        micro-batch) and not made yet: steps with the same key are scheduled together; None
+        otherwise."""
         t = self.final_tasks
         if self.accumulation != 1 or self.contention != 0.0 or not isinstance(t, TaskList):
+            return None
+        if self.schedule is not None:
             return None
         return (t.plan, self.final_band is not None) if len(t) else None
 
@@ -673,23 +864,230 @@ strategy_step = _one_step(_prepare_step)
 
 
 def strategy_steps(calls: Sequence[dict[str, Any]]) -> list[StrategyStep]:
-    """One :func:`strategy_step` per keyword set of ``calls``, the same numbers: the steps of
-    one task structure (a table's node counts of one strategy) are scheduled together
-    (:func:`~.engine.run_many`, one numpy row per task for all of them and their band ends)."""
-    prepared = [_prepare_step(**kw) for kw in calls]
+    """One :func:`strategy_step` per keyword set of ``calls``, the same numbers.
+
+    Calls that differ only in their node count (``nodes``, ``cluster``, ``layout``'s ranks,
+    ``timer``: a table's column of one strategy) share their setup (:func:`_setup`: checks,
+    compute, tensors) and the first one's task list, which the others take with their own
+    collective times (:func:`_retimed`); the steps of one task structure are then scheduled
+    together (:func:`~.engine.run_many`, one numpy row per task for all of them and their
+    band ends)."""
+    prepared: list[_Prepared | None] = [None] * len(calls)
+    columns_: dict[tuple[Any, ...], list[int]] = {}
+    for i, kw in enumerate(calls):
+        key = _column_key(kw)
+        if key is None:
+            prepared[i] = _prepare_step(**kw)
+        else:
+            columns_.setdefault(key, []).append(i)
+    for idx in columns_.values():
+        for i, prep in zip(idx, _prepare_column([calls[i] for i in idx]), strict=True):
+            prepared[i] = prep
+    done = [p for p in prepared if p is not None]
     groups: dict[tuple[int, bool], list[int]] = {}
-    for i, prep in enumerate(prepared):
+    for i, prep in enumerate(done):
         key = prep.plan_key()
         if key is not None:
             groups.setdefault((id(key[0]), key[1]), []).append(i)
     finals: dict[int, Schedule] = {}
     for idx in groups.values():
-        lists = [t for i in idx if isinstance(t := prepared[i].final_tasks, TaskList)]
+        lists = [t for i in idx if isinstance(t := done[i].final_tasks, TaskList)]
         if len(idx) < 2 or len(lists) != len(idx):
             continue
-        scheds = run_many(lists, [prepared[i].final_band for i in idx])
+        scheds = run_many(lists, [done[i].final_band for i in idx])
         finals.update(zip(idx, scheds, strict=True))
-    return [prep.finish(finals.get(i)) for i, prep in enumerate(prepared)]
+    return [prep.finish(finals.get(i)) for i, prep in enumerate(done)]
+
+
+_PER_NODE_COUNT = ("nodes", "cluster", "layout", "timer")
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _column_key(kw: dict[str, Any]) -> tuple[Any, ...] | None:
+    """What calls of one column share: every keyword but the node count's, by value (plain
+    values) or identity (objects, alive in ``calls``), and the layout but its ranks; None for a
+    call without a layout object (its own road)."""
+    lay = kw.get("layout")
+    if not isinstance(lay, Layout):
+        return None
+    rest = tuple(  # in the keywords' order: the advisor's calls name them alike
+        (k, type(v), v if isinstance(v, _PLAIN) else id(v))
+        for k, v in kw.items()
+        if k not in _PER_NODE_COUNT
+    )
+    fields = tuple((k, v) for k, v in lay.__dict__.items() if k != "ranks")
+    # an hsdp group's size follows the ranks when not given: its messages too (rs / g)
+    return (rest, fields, lay.shard_group if lay.strategy == "hsdp" else 0)
+
+
+_SETUP_ARGS = tuple(
+    k
+    for k in inspect.signature(_prepare_step).parameters
+    if k not in ("cluster", "nodes", "gpus_per_node", "layout", "timer", "power_limit_w")
+    and k not in ("strategy", "group_size", "reshard_after_forward", "param_dtype")
+    and k not in ("grad_dtype", "bucket_cap_bytes", "comm_contention", "params")
+)
+
+
+def _prepare_column(calls: list[dict[str, Any]]) -> list[_Prepared]:
+    """:func:`_prepare_step` of calls that differ only in their node count (:func:`_column_key`):
+    one :func:`_setup` for those on the same GPU and one node of the same cluster; the first
+    one's final task list, made by its strategy module, retimed for all of them at once
+    (:func:`_retimed`) and, at ``c = 0`` with one micro-batch, scheduled at once
+    (:func:`~.engine.run_many` of the retimed lists' array)."""
+    args = _arguments(calls[0])
+    flags: tuple[Any, ...] | None = tuple(args[k] for k in _FLAGS)
+    members: list[tuple[Any, Layout, Any]] = []
+    for kw in calls:
+        a = {**args, **{k: kw[k] for k in _PER_NODE_COUNT if k in kw}}
+        if members:  # the flags and the model are the first call's: checked there
+            flags = None
+        c, layout = _resolve(
+            a["params"],
+            arch=a["arch"],
+            cluster=a["cluster"],
+            nodes=a["nodes"],
+            gpus_per_node=a["gpus_per_node"],
+            layout=a["layout"],
+            strategy=a["strategy"],
+            group_size=a["group_size"],
+            reshard_after_forward=a["reshard_after_forward"],
+            param_dtype=a["param_dtype"],
+            grad_dtype=a["grad_dtype"],
+            bucket_cap_bytes=a["bucket_cap_bytes"],
+            comm_contention=a["comm_contention"],
+            power_limit_w=a["power_limit_w"],
+            flags=flags,
+        )
+        members.append((c, layout, a["timer"]))
+    setup_args = {k: args[k] for k in _SETUP_ARGS}
+    c0, lay0, timer0 = members[0]
+    su = _setup(args["params"], c0, lay0, **setup_args)
+    out: list[_Prepared | None] = [None] * len(members)
+    out[0] = first = _prepare_at(su, c0, lay0, timer0)
+    t = first.final_tasks
+    template = t if isinstance(t, TaskList) and "optimizer" in t.plan.kind else None
+    same: list[int] = []
+    for j, (c, layout, timer) in enumerate(members[1:], 1):
+        if template is not None and _same_setup(c0, c):
+            same.append(j)
+        else:
+            own = _setup(args["params"], c, layout, **setup_args)
+            out[j] = _prepare_at(own, c, layout, timer)
+    if not same or template is None:
+        return [p for p in out if p is not None]
+    same.insert(0, 0)
+    timers = []
+    for j in same:
+        c, layout, timer = members[j]
+        if timer is None or timer.cluster is not c:
+            timer = CollectiveTimer(c, model=su.model, group_size=layout.shard_group)
+        timers.append(timer)
+    opt = [_optimizer_s(su.p, members[j][1], su.recipe_obj, members[j][0].gpu) for j in same]
+    finals, wires, work = _retimed(template, timers, opt, su.band)
+    preps = [
+        _prepare_at(su, members[j][0], members[j][1], timer, final, wire)
+        for j, timer, final, wire in zip(same, timers, finals, wires, strict=True)
+    ]
+    bands = [p.final_band for p in preps]
+    if preps[0].plan_key() is not None and len({b is None for b in bands}) == 1:
+        width = 3 * len(preps) if bands[0] is not None else len(preps)
+        scheds = run_many(finals, bands, work[:, :width])
+        preps = [p._replace(schedule=s) for p, s in zip(preps, scheds, strict=True)]
+    for j, prep in zip(same, preps, strict=True):
+        out[j] = prep
+    return [p for p in out if p is not None]
+
+
+_DEFAULTS = {k: v.default for k, v in inspect.signature(_prepare_step).parameters.items()}
+
+
+def _arguments(kw: dict[str, Any]) -> dict[str, Any]:
+    """Every argument of :func:`_prepare_step` for the keywords ``kw`` (its defaults for the
+    rest); a keyword it does not take is refused by the call itself."""
+    if not kw.keys() <= _DEFAULTS.keys():
+        _prepare_step(**kw)  # raises TypeError naming it
+    return {**_DEFAULTS, **kw}
+
+
+def _same_setup(c0: Any, c: Any) -> bool:
+    """Whether a step on cluster ``c`` has the setup of one on ``c0`` (:func:`_setup` reads the
+    GPU and one node of the cluster)."""
+    return (c.gpu is c0.gpu or c.gpu == c0.gpu) and _one_node(c)[1] == _one_node(c0)[1]
+
+
+def _retimed(
+    template: TaskList, timers: list[CollectiveTimer], opt_s: list[float], band: bool
+) -> tuple[list[TaskList], list[dict[str, float]], np.ndarray]:
+    """The final micro-batch's list ``template`` of another node count (the same setup and
+    layout but the ranks: the same structure, compute and messages) on each timer's cluster:
+    each collective's work is its kind's time over its span for its message, as every strategy
+    module gives it (:meth:`~.comm.CollectiveTimer.time_band`, one look-up per kind, span and
+    cluster), its ranks the span's, and the optimizer step's work that cluster's ``opt_s``.
+    The lists are made as the columns of one array (tasks x lists, then the lists at the
+    band's fast and slow ends), returned with them and their wire bytes
+    (:func:`_wire_bytes_many`)."""
+    p = template.plan
+    m = len(timers)
+    width = 3 * m if band else m
+    work = np.repeat(np.array(template.work, dtype=float)[:, None], width, axis=1)
+    nbytes = np.array(template.message_bytes, dtype=float)
+    ranks = np.repeat(np.array(template.span_ranks, dtype=np.int64)[:, None], m, axis=1)
+    known = [band] * m
+    for kind, span, ix in _span_groups(template):
+        sizes = nbytes[ix]
+        for j, timer in enumerate(timers):
+            ranks[ix, j] = timer.ranks(span)
+            if not band:
+                work[ix, j] = timer.time(kind, span, sizes)
+                continue
+            t, ends = timer.time_band(kind, span, sizes, keep=False)
+            work[ix, j] = t
+            if ends is None:
+                known[j] = False
+            else:
+                work[ix, m + j], work[ix, 2 * m + j] = ends
+    i = p.kind.index("optimizer")  # compute: the same work at both ends of the band
+    work[i] = np.tile(np.array(opt_s, dtype=float), width // m)
+    cols = work.T.tolist()
+    spans = ranks.T.tolist()
+    lists = [
+        TaskList(
+            p,
+            cols[j],
+            template.message_bytes,
+            spans[j],
+            template.micro_batch,
+            (cols[m + j], cols[2 * m + j]) if known[j] else None,
+            band,
+        )
+        for j in range(m)
+    ]
+    return lists, _wire_bytes_many(p, nbytes, ranks), work
+
+
+def _wire_bytes_many(p: Plan, nbytes: np.ndarray, ranks: np.ndarray) -> list[dict[str, float]]:
+    """:func:`_wire_bytes` of the lists of plan ``p`` with messages ``nbytes`` (one per task)
+    and the span ranks in each column of ``ranks`` (tasks x lists), the same operations on
+    every column at once: each ring factor (``2.0 * (n - 1) / n``, ``(n - 1) / n``) times the
+    message, summed in task order from 0.0."""
+    m = ranks.shape[1]
+    found: list[list[tuple[int, str, float]]] = [[] for _ in range(m)]
+    for kind, idx in p.by_kind.items():
+        r = ranks[idx]
+        busy: np.ndarray = r >= 2
+        rf = r.astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f = 2.0 * (rf - 1) / rf if kind == "all_reduce" else (rf - 1) / rf
+        f = np.where(busy, f, 0.0)
+        terms = np.concatenate((np.zeros((1, m)), f * nbytes[idx][:, None]))
+        sums = np.cumsum(terms, axis=0)[-1].tolist()
+        any_busy: list[bool] = np.asarray(busy.any(axis=0), dtype=bool).tolist()
+        first = busy.argmax(axis=0).tolist()
+        for j in range(m):
+            if any_busy[j]:
+                found[j].append((idx[first[j]], kind, sums[j]))
+    return [{kind: acc for _, kind, acc in sorted(f)} for f in found]
 
 
 def optimizer_time_s(params: float, layout: Layout, recipe: Any, gpu: Any) -> float:
