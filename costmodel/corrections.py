@@ -63,6 +63,8 @@ term                           what and why
                                :func:`achievable_fraction` and :func:`ring_nic_fraction`.
 :func:`a2a_peer_latency_us`    a multi-node all-to-all's fixed cost per remote peer (one
                                proxy-posted send/receive pair per peer, incast at the receiver).
+:func:`net_ll128_enabled`      NCCL runs LL128 across nodes only where the GPU reaches its NIC
+                               through PCIe switches (tuning.cc); off per fabric (tried).
 =============================  ==============================================================
 
 Where the fit has no multi-node run of a fabric (a fold of the grouped cross-validation
@@ -551,6 +553,30 @@ def a2a_peer_latency_us(
     return lam * np.asarray(remote_peers, dtype=float)
 
 
+def net_ll128_enabled(fabric: str, nodes: int, params: Mapping[str, object]) -> bool:
+    r"""Whether NCCL may run its LL128 protocol across nodes of this fabric.
+
+    NCCL enables LL128 by default only where the GPU reaches its NIC through PCIe switches
+    (src/graph/tuning.cc, ncclTopoTuneModel: ``typeInter <= PATH_PXB``, or PXN on sm90),
+    since other paths were not validated for its 128-byte stores. A node whose NICs hang off
+    the CPU's root ports (PATH_PHB: the path that needs ``NCCL_NET_GDR_LEVEL=PHB`` for GPUDirect
+    RDMA, as set at both bundled Slingshot sites) then runs LL or Simple across nodes.
+    ``fabric_net_ll128_off[fabric] = 1`` marks such a fabric (a per-fabric stand-in for the
+    node's GPU-NIC path, which presets do not state). Tried and not kept (grouped CV:
+    docs/fidelity.md), so the shipped parameters have none: always True then.
+
+    >>> net_ll128_enabled("slingshot", 8, {"fabric_net_ll128_off": {"slingshot": 1.0}})
+    False
+    >>> net_ll128_enabled("slingshot", 1, {"fabric_net_ll128_off": {"slingshot": 1.0}})
+    True
+    """
+    table = cast("Mapping[str, float]", params.get("fabric_net_ll128_off", {}) or {})
+    off = float(table.get(fabric, 0.0))
+    if off not in (0.0, 1.0):
+        raise must_be(f"fabric_net_ll128_off[{fabric!r}]", "0 or 1", off)
+    return int(nodes) < 2 or off == 0.0
+
+
 def fabric_node_rate_gbs(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
     r"""Per-node rate of a host-copy transport [GB/s]; ``inf`` where none applies.
 
@@ -597,6 +623,7 @@ DEFAULT_PARAMS: dict[str, object] = {
     "fabric_node_rate_gbs": {},
     "fabric_fitted_fraction": {},
     "a2a_peer_latency_us": 0.0,
+    "fabric_net_ll128_off": {},
 }
 """Parameters that make every correction a no-op (NCCL's table alone)."""
 
@@ -615,6 +642,7 @@ _OPTIONAL = (
     "fabric_node_rate_gbs",
     "fabric_fitted_fraction",
     "a2a_peer_latency_us",
+    "fabric_net_ll128_off",
 )
 
 

@@ -54,6 +54,7 @@ class CorrectionParams:
         default_factory=lambda: MappingProxyType({})
     )
     a2a_peer_latency_us: float = 0.0
+    fabric_net_ll128_off: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> CorrectionParams:

@@ -27,6 +27,7 @@ def _time(op: str, size: float, nodes: int, **extra: object) -> float:
 def test_tried_terms_are_off_in_the_shipped_model():
     assert set(fit.TRIED_TERMS).isdisjoint(fit.TERMS)
     assert ALL["a2a_peer_latency_us"] == 0.0 and dict(ALL["fabric_fitted_fraction"]) == {}
+    assert dict(ALL.get("fabric_net_ll128_off", {})) == {}
     assert C.DEFAULT_PARAMS["a2a_peer_latency_us"] == 0.0
 
 
@@ -75,3 +76,37 @@ def test_a2a_peer_latency_cannot_pass_grouped_cv_with_one_source():
         np.isclose(b_ge, a_ge) and np.isclose(b_all, a_all)
         for _, _, a_ge, a_all, b_ge, b_all in table
     )
+
+
+def test_net_ll128_off_drops_ll128_across_nodes_only():
+    """fabric_net_ll128_off (NCCL's tuning.cc: LL128 across nodes only on a GPU-NIC path through
+    PCIe switches): the choice on 8 Polaris nodes never takes LL128, one node keeps it, a
+    pinned LL128 is still honoured, and only 0 or 1 are accepted."""
+    sizes = 2.0 ** np.arange(12, 31, 2)
+    off = {**dict(ALL), "fabric_net_ll128_off": {"slingshot": 1.0}}
+
+    def protocols(nodes: int, params: dict) -> set[str]:
+        r = predict_collective("all_reduce", sizes, "alcf-polaris", nodes=nodes, params=params)
+        return {str(x) for x in r.protocol}
+
+    assert "ll128" in protocols(8, dict(ALL)) and "ll128" not in protocols(8, off)
+    assert protocols(1, off) == protocols(1, dict(ALL)) and "ll128" in protocols(1, off)
+    pinned = predict_collective(
+        "all_reduce", 2**20, "alcf-polaris", nodes=8, protocol="ll128", params=off
+    )
+    assert str(pinned.protocol) == "ll128"
+    assert C.net_ll128_enabled("efa", 8, off) and not C.net_ll128_enabled("slingshot", 8, off)
+    with pytest.raises(ValueError, match="fabric_net_ll128_off"):
+        C.net_ll128_enabled("slingshot", 8, {"fabric_net_ll128_off": {"slingshot": 0.5}})
+
+
+def test_net_ll128_off_is_decided_per_fold_on_the_other_slingshot_site():
+    """The fitted switch (_fit_net_ll128) sees only the Slingshot runs of its fold: without
+    any it decides nothing; a fold holding one site decides on that site alone."""
+    runs = fit.load_runs(tuple(s for s in fit.RUNS if s.prefix in ("16a", "25b")))
+    p = fit._base(dict(ALL))
+    assert fit._fit_net_ll128([r for r in runs if r.key == "16a"], p) == {
+        "fabric_net_ll128_off": {}
+    }
+    got = fit._fit_net_ll128([r for r in runs if r.key == "25b"], p)["fabric_net_ll128_off"]
+    assert set(got) == {"slingshot"} and got["slingshot"] in (0.0, 1.0)
