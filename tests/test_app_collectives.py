@@ -7,12 +7,13 @@ import pytest
 
 from costmodel.predict import predict_all_algorithms, predict_collective
 from costmodel.units import format_duration
-from tests.test_app import _text, assert_clean, metrics, open_page
+from tests.test_app import _text, assert_clean, metrics, open_page, open_tables
 
 CLUSTER_VIEW = {"view": "A model on a cluster preset"}
 
 
 def frame_with(at, column: str):
+    open_tables(at)
     frames = [d.value for d in at.dataframe if column in d.value.columns]
     assert frames, f"no table with {column!r}"
     return frames[0]

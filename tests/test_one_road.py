@@ -28,6 +28,7 @@ import costmodel as cm
 from costmodel import cli, models, predict
 from costmodel.units import format_duration
 from tests._paths import NCCL_TESTS
+from tests.test_app import open_tables
 
 WEB = Path(__file__).resolve().parents[1] / "costmodel" / "web"
 M = 8 * 2**30  # 8 GiB, on the app's size slider (powers of two)
@@ -132,6 +133,7 @@ def _clean(at: AppTest) -> None:
 
 
 def _frame_with(at: AppTest, column: str) -> pd.DataFrame:
+    open_tables(at)
     frames = [d.value for d in at.dataframe if column in d.value.columns]
     assert frames, f"no table with a {column!r} column"
     return frames[-1]

@@ -407,15 +407,92 @@ def styled(frame: pd.DataFrame) -> Any:
     return _share_rendering(styler.format(formats, na_rep="–"), key)
 
 
-def table(frame: pd.DataFrame, file_name: str, *, key: str, caption: str | None = None) -> None:
+#: Largest table a page's first view writes out as text (:func:`table` with ``on_demand``):
+#: rows and cells; a larger one waits in its expander.
+TEXT_TABLE_ROWS = 16
+TEXT_TABLE_CELLS = 160
+
+
+def _cell(name: str, value: Any) -> str:
+    """One cell of a text table, formatted as :func:`styled` shows it in the grid."""
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return "–"  # the grid's na_rep
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return plain(value, limit=200)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    fmt = column_formatter(name)
+    if fmt is not None:
+        return plain(fmt(value), limit=200)
+    return plain(_general(value) if isinstance(value, float) else str(value), limit=200)
+
+
+def text_table(frame: pd.DataFrame) -> str:
+    """``frame`` as a Markdown table, cells formatted by unit as in the grid (:func:`styled`)
+    and escaped (:func:`plain`: cells may quote a preset or model name the user gave)."""
+    names = [str(c) for c in frame.columns]
+    rows = [
+        "| " + " | ".join(plain(n, limit=200) for n in names) + " |",
+        "|" + "---|" * len(names),
+    ]
+    for values in frame.itertuples(index=False, name=None):
+        cells = (
+            _cell(n, v.item() if hasattr(v, "item") else v)
+            for n, v in zip(names, values, strict=True)
+        )
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def table(
+    frame: pd.DataFrame,
+    file_name: str,
+    *,
+    key: str,
+    caption: str | None = None,
+    on_demand: bool = False,
+) -> None:
     """Show a table formatted with units and a button that downloads it as CSV.
 
     The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`); the CSV keeps the raw
     SI numbers (seconds, bytes, bytes per second) at full precision, under the same column names,
     so a download is data for a script and the screen is for reading.
+
+    ``on_demand`` (the tables of a page's first view): the sortable grid and the CSV button wait
+    in an expander built once opened (:func:`on_open`, key ``table_<key>``), and a small table
+    (:data:`TEXT_TABLE_ROWS`) is written out above it as text, formatted the same way. The
+    grid's JavaScript (1.65 MB, loaded on the first ``st.dataframe`` of a page) cost the
+    browser's main thread about 0.5 s of CPU before the first chart appeared, wherever the
+    table stood on the page (measured in chromium beside a bare page, 2026-12-02); text costs
+    nothing the page's title has not loaded already.
     """
+    if on_demand:
+        small = len(frame) <= TEXT_TABLE_ROWS and frame.size <= TEXT_TABLE_CELLS
+        if caption and small:
+            st.caption(caption)
+        if small:
+            st.markdown(text_table(frame))
+        label = (
+            f"Sortable table and {file_name}"
+            if small
+            else f"{caption or file_name} ({len(frame)} rows; sortable, with {file_name})"
+        )
+        box = on_open(
+            label,
+            key=f"table_{key}",
+            icon=":material/table:",
+        )
+        if box is not None:
+            with box:
+                _grid(frame, file_name, key=key)
+        return
     if caption:
         st.caption(caption)
+    _grid(frame, file_name, key=key)
+
+
+def _grid(frame: pd.DataFrame, file_name: str, *, key: str) -> None:
+    """The sortable grid (:func:`styled`) and its CSV button."""
     st.dataframe(styled(frame), hide_index=True, width="stretch")
     st.download_button(
         f"Download {file_name}",

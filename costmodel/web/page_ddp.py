@@ -509,6 +509,7 @@ def render() -> None:
             pd.DataFrame([f.model_dump() for f in flips.flips]),
             "verdict_flips.csv",
             key="flips",
+            on_demand=True,
             caption="Each change tried, and whether it flips (the comm-vs-compute balance)",
         )
     table(
@@ -523,6 +524,7 @@ def render() -> None:
         ),
         "scaling.csv",
         key="scaling",
+        on_demand=True,
         caption="Step time and efficiency vs node count",
     )
     # every interval of the step (hundreds of rows, the page's largest message): sent once the
@@ -599,6 +601,7 @@ def _strategies(inp: dict) -> None:
             frame,
             "strategies.csv",
             key="strategies",
+            on_demand=True,
             caption="Ranked by step time among the strategies that fit, then the rest by memory "
             f"(overlap contention c = {inp['comm_contention']:g}; the same as "
             "`costmodel step --strategy all`).",
