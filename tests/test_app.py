@@ -141,7 +141,7 @@ def test_collectives_ranks_change_the_time():
 def test_collectives_message_size_moves_time_and_bytes():
     at = open_page("page_collectives.py", LINK_VIEW)
     before = metrics(at)
-    at.select_slider(key="size").set_value(2**20).run()
+    at.selectbox(key="size").set_value(2**20).run()
     after = metrics(at)
     assert after["Time"] != before["Time"]
     assert after["Bytes sent per rank"] != before["Bytes sent per rank"]

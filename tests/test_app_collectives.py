@@ -42,7 +42,7 @@ def test_14gb_on_8_dgx_h100_answers_which_algorithm_wins():
     assert [c.key for c in at.get("plotly_chart")] == ["chart_algorithms_busbw_bytes_per_s"]
 
 
-def test_the_text_box_wins_over_the_slider():
+def test_the_text_box_wins_over_the_size_list():
     at = open_page("page_collectives.py", {**CLUSTER_VIEW, "size": "1.05 MB"})
     before = metrics(at)["Time"]
     at.text_input(key="size_text").set_value("14GB").run()
@@ -51,7 +51,7 @@ def test_the_text_box_wins_over_the_slider():
         predict_collective("all_reduce", 14e9, "dgx-h100").time_s
     )
     assert metrics(at)["Time"] != before
-    at.text_input(key="size_text").set_value("").run()  # emptied: the slider again
+    at.text_input(key="size_text").set_value("").run()  # emptied: the size list again
     assert metrics(at)["Time"] == before
 
 
@@ -116,7 +116,7 @@ def test_the_pinned_comparison_is_restored_from_the_url():
     b = predict_collective("all_reduce", 2**28, "dgx-a100", nodes=4, model="textbook")
     assert metrics(at)["B: time"] == format_duration(b.time_s)
     diff = frame_with(at, "time B / A")
-    assert len(diff) == 32  # every size of the slider (8 B .. 16 GiB)
+    assert len(diff) == 32  # every size of the size list (8 B .. 16 GiB)
     assert (diff["B algorithm"] == "ring").all()  # the textbook's choice
 
 

@@ -42,7 +42,7 @@ T = TypeVar("T")
 #: the view (Streamlit's ``bind="query-params"``; a value equal to its default is left out).
 QP: Any = "query-params"
 
-#: Message sizes offered by the log sliders: 8 B .. 16 GiB in powers of two, as nccl-tests
+#: Message sizes offered by the size lists (:func:`size_input`): 8 B .. 16 GiB in powers of two, as nccl-tests
 #: sweeps them (``-b 8 -e 16G -f 2``).
 SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 35))
 
@@ -89,7 +89,7 @@ def plain_html(text: object, limit: int = 200) -> str:
 
 
 def size_label(size_bytes: float) -> str:
-    """Label of a message size on a slider and in the URL (``'268 MB'``)."""
+    """Label of a message size in the size list and in the URL (``'268 MB'``)."""
     return format_bytes(size_bytes)
 
 
@@ -195,25 +195,36 @@ def headline_text(text: str, answer: str | None = None) -> None:
 
 
 def size_input(label: str, *, value: int, key: str, text_key: str) -> float | None:
-    """A message size: a slider over :data:`SIZES_BYTES` beside a text box (``14GB``) that wins
+    """A message size: a list of :data:`SIZES_BYTES` beside a text box (``14GB``) that wins
     when filled (:func:`costmodel.web.data_collectives.typed_size`); a bad text shows its red
-    message and gives None. The Collectives and Cluster pages ask for a size through this."""
+    message and gives None. The Collectives and Cluster pages ask for a size through this.
+
+    The list is a select box, the kind of input both pages already draw for their presets: a
+    slider would be one more JavaScript chunk (91 kB with its date library) for the browser to
+    load and evaluate before the page's first chart. The URL keeps the size's label
+    (``size=268 MB``), as the slider wrote it."""
     from costmodel.web import data_collectives
 
     s1, s2 = st.columns([3, 1])
-    slider_size = s1.select_slider(
-        label, SIZES_BYTES, value=value, format_func=size_label, key=key, bind=QP
+    listed_size = s1.selectbox(
+        label,
+        SIZES_BYTES,
+        index=SIZES_BYTES.index(value),
+        format_func=size_label,
+        key=key,
+        bind=QP,
     )
+    assert listed_size is not None  # a select box with a default index never gives None
     size_text = s2.text_input(
         "or type a size",
         value="",
         key=text_key,
         bind=QP,
         placeholder="e.g. 14GB",
-        help="Wins over the slider when filled: " + data_collectives.SIZE_GRAMMAR,
+        help="Wins over the list when filled: " + data_collectives.SIZE_GRAMMAR,
     )
     if not size_text.strip():
-        return float(slider_size)
+        return float(listed_size)
     try:
         return data_collectives.typed_size(size_text)
     except ValueError as exc:

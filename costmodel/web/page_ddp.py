@@ -90,12 +90,13 @@ def _inputs() -> dict:
         help="Default: the achievable efficiency fitted on published one-node runs "
         "(costmodel.compute), shown with its band under the step; 0.4 on a GPU it has no fit for",
     )
-    mfu = c[2].slider(
+    mfu = c[2].number_input(  # a number box like the page's others: no slider's chunk to load
         "MFU [fraction of peak]",
-        0.05,
-        1.0,
-        0.4,
-        0.05,
+        min_value=0.05,
+        max_value=1.0,
+        value=0.4,
+        step=0.05,
+        format="%.2f",
         key="ddp_mfu",
         bind=QP,
         disabled=not own_mfu,
