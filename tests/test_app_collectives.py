@@ -44,6 +44,7 @@ def test_14gb_on_8_dgx_h100_answers_which_algorithm_wins():
 
 def test_the_text_box_wins_over_the_size_list():
     at = open_page("page_collectives.py", {**CLUSTER_VIEW, "size": "1.05 MB"})
+    assert at.selectbox(key="size").value == 2**20  # a shared link's size label, as before
     before = metrics(at)["Time"]
     at.text_input(key="size_text").set_value("14GB").run()
     assert_clean(at)
