@@ -123,6 +123,9 @@ def test_upload_a_reference_log_shows_the_comparison(browser_page, app_url):
     expect(rows).to_have_text(re.compile(r"^\d+ of \d+$"))
     expect(metric(page, "Peak measured busbw")).to_have_text("366 GB/s")  # the log's peak row
     expect(chart_title(page, scroll=True)).to_contain_text(REFERENCE_LOG.name)
+    # the summary written out as text; every row in a sortable grid once its expander opens
+    expect(page.locator("[data-testid='stMarkdown'] table").first).to_be_visible()
+    page.get_by_test_id("stExpander").filter(has_text="comparison.csv").locator("summary").click()
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
 
 
