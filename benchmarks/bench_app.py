@@ -414,9 +414,10 @@ def _report_first_paint(args: argparse.Namespace) -> bool:
                 worst[kind] = [max(p, v) if v == v else p for p, v in zip(prev, r, strict=True)]
                 if kind == "app":
                     ok &= r[0] <= TARGET_RATIO and not r[1] > TARGET_RATIO
-                # every load, not only the median: number / chart wall ratio per load
-                line += "  each: " + ", ".join(
-                    f"{a[0] / b[0]:.2f}/{a[1] / b[1]:.2f}"
+                # every load, not only the median: number / chart ratio per load, wall then
+                # main-thread CPU
+                line += "  each (wall; cpu): " + ", ".join(
+                    f"{a[0] / b[0]:.2f}/{a[1] / b[1]:.2f}; {a[2] / b[2]:.2f}/{a[3] / b[3]:.2f}"
                     for a, b in zip(loads[kind], loads["bare"], strict=True)
                 )
             print(line)
