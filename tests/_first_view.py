@@ -67,6 +67,43 @@ st.session_state["_first_view"] = sent
 #: element kinds that are tables on screen (the grid is the heaviest element after a chart)
 TABLE_KINDS = ("arrow_data_frame", "arrow_table", "dataframe")
 
+#: element kinds whose React component Streamlit 1.67's frontend loads on first use, one
+#: JavaScript chunk each (``lazy(() => import("./Metric....js"))`` in its index bundle; slider
+#: and select_slider share one, checkbox and toggle one). Text (title, subheader, markdown,
+#: caption, alerts) and layout blocks (columns, expanders, tabs) are drawn by the bundle itself.
+#: A chunk that arrives before plotly's is evaluated before the first chart can be drawn:
+#: st.dataframe's (1.65 MB with its dependencies) cost about 0.5 s of the browser's main thread
+#: wherever it stood on the page, five input kinds about 0.3 s (chromium beside a bare page,
+#: 2026-12-02).
+LAZY_KINDS = frozenset(
+    {
+        "arrow_data_frame",
+        "arrow_table",
+        "dataframe",
+        "table",
+        "button",
+        "button_group",
+        "checkbox",
+        "color_picker",
+        "date_input",
+        "download_button",
+        "file_uploader",
+        "html",
+        "json",
+        "metric",
+        "multiselect",
+        "number_input",
+        "plotly_chart",
+        "progress",
+        "radio",
+        "selectbox",
+        "slider",
+        "text_area",
+        "text_input",
+        "time_input",
+    }
+)
+
 
 @dataclass(frozen=True)
 class FirstView:
@@ -79,6 +116,11 @@ class FirstView:
     total_bytes: int  #: every message of the first view [B]
     cpu_to_chart_s: float  #: script thread CPU until the first chart was sent [s] (not exact)
     cpu_s: float  #: script thread CPU of the whole run [s] (not exact)
+    #: distinct element kinds sent before the first chart, in order of first use
+    kinds_before_chart: tuple[str, ...]
+    #: distinct lazily loaded kinds (:data:`LAZY_KINDS`, one JavaScript chunk each) in the
+    #: whole first view, the chart's included
+    chunks: frozenset[str]
     #: the headline sentence with the page's main number (common.headline_text) is sent before
     #: the first metric: the browser draws it at once, a metric only after the chunks of the
     #: elements sent with it
@@ -114,6 +156,10 @@ def first_view(page: str, *, runs: int = 2) -> FirstView:
         cpu_to_chart_s=sent[first][2] if sent else 0.0,
         cpu_s=sent[-1][2] if sent else 0.0,
         answer_first=_before(kinds, "answer", "metric"),
+        kinds_before_chart=tuple(
+            dict.fromkeys("heading" if k == "answer" else k for k in kinds[:first] if k)
+        ),
+        chunks=frozenset(k for k in kinds if k in LAZY_KINDS),
     )
 
 

@@ -37,6 +37,16 @@ def open_page(page_file: str, query: dict | None = None) -> AppTest:
     return at.run()
 
 
+def open_tables(at: AppTest) -> AppTest:
+    """Open every table a page keeps in an expander until asked (common.table's ``on_demand``:
+    key ``table_<key>``), as a user clicks each, and rerun: the grids and CSV buttons are then
+    in the page."""
+    keys = [k for e in at.expander if (k := e.proto.id.rsplit("-", 1)[-1]).startswith("table_")]
+    for key in keys:
+        at.session_state[key] = True
+    return at.run() if keys else at
+
+
 def open_through_navigation(page_file: str) -> AppTest:
     """Run app.py, then switch to ``page_file`` as a click in the sidebar would."""
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S).run()
@@ -75,7 +85,9 @@ def test_page_runs_shows_numbers_and_csv_for_every_table(page_file):
         assert_clean(at)
     assert not at.error, [e.value for e in at.error]
     assert len(at.metric) >= 1
-    # every st.dataframe comes with a CSV download button
+    # every st.dataframe comes with a CSV download button (the first view's wait in expanders)
+    open_tables(at)
+    assert_clean(at)
     downloads = at.get("download_button")
     assert len(downloads) >= len(at.dataframe) >= 1
 
@@ -129,7 +141,7 @@ def test_collectives_ranks_change_the_time():
 def test_collectives_message_size_moves_time_and_bytes():
     at = open_page("page_collectives.py", LINK_VIEW)
     before = metrics(at)
-    at.select_slider(key="size").set_value(2**20).run()
+    at.selectbox(key="size").set_value(2**20).run()
     after = metrics(at)
     assert after["Time"] != before["Time"]
     assert after["Bytes sent per rank"] != before["Bytes sent per rank"]
@@ -183,7 +195,7 @@ def test_collectives_zero_ranks_is_refused_with_the_rule():
 def test_collectives_crossover_table_matches_the_library():
     from costmodel import collectives
 
-    at = open_page("page_collectives.py", LINK_VIEW)
+    at = open_tables(open_page("page_collectives.py", LINK_VIEW))
     frames = [d.value for d in at.dataframe if "crossover size [B]" in d.value.columns]
     assert frames, "no crossover table"
     row = frames[0].set_index("pair").loc["ring / tree"]
@@ -427,6 +439,8 @@ def test_validate_uploaded_log_is_compared_with_a_calibrated_preset():
     assert 0 < compared <= total
     labels = [b.label for b in at.get("download_button")]
     assert any("calibrated preset" in label for label in labels)
+    assert not any("comparison.csv" in label for label in labels)  # waits in its expander
+    labels = [b.label for b in open_tables(at).get("download_button")]
     assert any("comparison.csv" in label for label in labels)
 
 
@@ -744,6 +758,7 @@ def test_ddp_bad_tokens_or_step_time_names_the_field():
 
 # --- side by side, bucket_cap advisor, fitted contention ----------
 def _table(at: AppTest, column: str):
+    open_tables(at)
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
@@ -771,7 +786,7 @@ def test_ddp_cluster_a_or_b_from_a_shared_link():
 
 
 def test_ddp_pin_widgets_write_the_url_and_nodes_change_b():
-    at = open_page("page_ddp.py")
+    at = open_tables(open_page("page_ddp.py"))
     assert not any("B - A" in d.value.columns for d in at.dataframe)  # nothing pinned yet
     at.toggle(key="ddp_pin").set_value(True).run()
     assert_clean(at)

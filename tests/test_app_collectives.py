@@ -7,12 +7,13 @@ import pytest
 
 from costmodel.predict import predict_all_algorithms, predict_collective
 from costmodel.units import format_duration
-from tests.test_app import _text, assert_clean, metrics, open_page
+from tests.test_app import _text, assert_clean, metrics, open_page, open_tables
 
 CLUSTER_VIEW = {"view": "A model on a cluster preset"}
 
 
 def frame_with(at, column: str):
+    open_tables(at)
     frames = [d.value for d in at.dataframe if column in d.value.columns]
     assert frames, f"no table with {column!r}"
     return frames[0]
@@ -41,8 +42,9 @@ def test_14gb_on_8_dgx_h100_answers_which_algorithm_wins():
     assert [c.key for c in at.get("plotly_chart")] == ["chart_algorithms_busbw_bytes_per_s"]
 
 
-def test_the_text_box_wins_over_the_slider():
+def test_the_text_box_wins_over_the_size_list():
     at = open_page("page_collectives.py", {**CLUSTER_VIEW, "size": "1.05 MB"})
+    assert at.selectbox(key="size").value == 2**20  # a shared link's size label, as before
     before = metrics(at)["Time"]
     at.text_input(key="size_text").set_value("14GB").run()
     assert_clean(at)
@@ -50,7 +52,7 @@ def test_the_text_box_wins_over_the_slider():
         predict_collective("all_reduce", 14e9, "dgx-h100").time_s
     )
     assert metrics(at)["Time"] != before
-    at.text_input(key="size_text").set_value("").run()  # emptied: the slider again
+    at.text_input(key="size_text").set_value("").run()  # emptied: the size list again
     assert metrics(at)["Time"] == before
 
 
@@ -115,7 +117,7 @@ def test_the_pinned_comparison_is_restored_from_the_url():
     b = predict_collective("all_reduce", 2**28, "dgx-a100", nodes=4, model="textbook")
     assert metrics(at)["B: time"] == format_duration(b.time_s)
     diff = frame_with(at, "time B / A")
-    assert len(diff) == 32  # every size of the slider (8 B .. 16 GiB)
+    assert len(diff) == 32  # every size of the size list (8 B .. 16 GiB)
     assert (diff["B algorithm"] == "ring").all()  # the textbook's choice
 
 

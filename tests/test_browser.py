@@ -1,7 +1,7 @@
 """The app in a real browser: Debian's chromium driven by Playwright against `streamlit run`.
 
-What only a browser shows: the pages paint, a slider moves and the metric and the chart follow,
-a URL with query parameters restores a view, an uploaded log is compared. Screenshots of every
+What only a browser shows: the pages paint, a size picked from the list moves the metric and the
+chart, a URL with query parameters restores a view, an uploaded log is compared. Screenshots of every
 page go to test-artifacts/ (gitignored). One server for the whole session (tests/conftest.py's
 ``app_url``, shared by every browser module); chromium is launched
 from /usr/bin/chromium (never `playwright install`; .ci/run and `make chromium` install it).
@@ -77,16 +77,24 @@ def chart_title(page, index: int = 0, *, scroll: bool = False):
     return chart.locator(".gtitle").first
 
 
-def test_slider_moves_the_metric_and_the_chart(browser_page, app_url):
+def test_size_list_moves_the_metric_and_the_chart(browser_page, app_url):
     page = browser_page
     page.goto(f"{app_url}/?view={LINK_VIEW}")  # Collectives, the one-link view
     time_value = metric(page, "Time")
     expect(time_value).to_have_text(re.compile(r"\d"))
     expect(chart_title(page)).to_contain_text("M = 268 MB")
     before = time_value.inner_text()
-    slider = page.get_by_role("slider", name=re.compile("Message size"))
-    slider.focus()
-    slider.press("ArrowRight")  # 256 MiB -> 512 MiB
+    sizes = page.get_by_role("combobox", name=re.compile("Message size"))
+    option = page.get_by_role("option", name="537 MB", exact=True)
+    for attempt in range(3):  # a rerun that lands after the click closes the list: open it again
+        sizes.click()
+        sizes.fill("537 MB")  # the list draws the options near its top only: filter it
+        try:
+            option.click(timeout=TIMEOUT_MS)  # 256 MiB -> 512 MiB
+            break
+        except PlaywrightTimeoutError:
+            if attempt == 2:
+                raise
     expect(chart_title(page)).to_contain_text("M = 537 MB")
     expect(time_value).not_to_have_text(before)
     assert "size=537" in page.url  # the input is mirrored into the URL
@@ -116,6 +124,9 @@ def test_upload_a_reference_log_shows_the_comparison(browser_page, app_url):
     expect(rows).to_have_text(re.compile(r"^\d+ of \d+$"))
     expect(metric(page, "Peak measured busbw")).to_have_text("366 GB/s")  # the log's peak row
     expect(chart_title(page, scroll=True)).to_contain_text(REFERENCE_LOG.name)
+    # the summary written out as text; every row in a sortable grid once its expander opens
+    expect(page.locator("[data-testid='stMarkdown'] table").first).to_be_visible()
+    page.get_by_test_id("stExpander").filter(has_text="comparison.csv").locator("summary").click()
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
 
 

@@ -28,9 +28,10 @@ import costmodel as cm
 from costmodel import cli, models, predict
 from costmodel.units import format_duration
 from tests._paths import NCCL_TESTS
+from tests.test_app import open_tables
 
 WEB = Path(__file__).resolve().parents[1] / "costmodel" / "web"
-M = 8 * 2**30  # 8 GiB, on the app's size slider (powers of two)
+M = 8 * 2**30  # 8 GiB, in the app's size list (powers of two)
 RTOL = 1e-9
 CAL = "h100-cal"
 QUESTIONS = [pytest.param(2, id="2-nodes"), pytest.param(1, id="1-node")]
@@ -132,6 +133,7 @@ def _clean(at: AppTest) -> None:
 
 
 def _frame_with(at: AppTest, column: str) -> pd.DataFrame:
+    open_tables(at)
     frames = [d.value for d in at.dataframe if column in d.value.columns]
     assert frames, f"no table with a {column!r} column"
     return frames[-1]
@@ -144,7 +146,7 @@ def test_cluster_page_agrees(calibrated_presets, model, nodes):
     at = _page("page_cluster.py")
     at.selectbox(key="cl_cluster").set_value(_cluster_name(model)).run()
     at.number_input(key="cl_nodes").set_value(nodes)
-    at.select_slider(key="cl_size").set_value(M)
+    at.selectbox(key="cl_size").set_value(M)
     at.radio(key="cl_model").set_value(model).run()
     _clean(at)
     sweep = _frame_with(at, "model_s")
@@ -165,7 +167,7 @@ def test_collectives_page_agrees(calibrated_presets, model, nodes):
     at.radio(key="view").set_value("cluster").run()
     at.selectbox(key="nccl_cluster").set_value(_cluster_name(model)).run()
     at.number_input(key="nccl_nodes").set_value(nodes)
-    at.select_slider(key="size").set_value(M)
+    at.selectbox(key="size").set_value(M)
     at.radio(key="coll_model").set_value(model)
     # every model's sweep table sits behind the every-model toggle (off on the first view)
     at.toggle(key="coll_all_models").set_value(True).run()
@@ -195,7 +197,7 @@ def test_cluster_page_hierarchical_columns_are_the_textbook_model_on_a_sharp_clu
     at = _page("page_cluster.py")
     at.selectbox(key="cl_cluster").set_value(name).run()
     at.number_input(key="cl_nodes").set_value(nodes)
-    at.select_slider(key="cl_size").set_value(M).run()
+    at.selectbox(key="cl_size").set_value(M).run()
     _clean(at)
     assert at.checkbox(key="cl_sharp").value is False  # the what-if is off; the preset has SHARP
     sweep = _frame_with(at, "hierarchical_serial_s")

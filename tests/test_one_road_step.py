@@ -22,6 +22,7 @@ import costmodel as cm
 from costmodel import cli
 from costmodel.strategy import DEFAULT_COMM_CONTENTION
 from costmodel.units import format_duration
+from tests.test_app import open_tables
 
 WEB = Path(__file__).resolve().parents[1] / "costmodel" / "web"
 RTOL = 1e-9
@@ -75,6 +76,7 @@ def test_one_step_question_one_number(strategy, options):
     assert not at.exception, at.exception
     shown = {m.label: m.value for m in at.metric}
     assert shown["Step time"] == format_duration(t)
+    open_tables(at)
     scaling = next(d.value for d in at.dataframe if "step [s]" in d.value.columns)
     row = scaling.set_index("nodes").loc[4]
     assert row["step [s]"] == pytest.approx(t, rel=RTOL)

@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from costmodel import plots
 from costmodel.web import common
+from tests.test_app import open_tables
 
 WEB = Path(common.__file__).parent
 
@@ -100,6 +101,7 @@ def test_every_page_table_reaches_the_browser_with_units():
     from streamlit import dataframe_util
 
     at = AppTest.from_file(str(WEB / "page_cluster.py"), default_timeout=60).run()
+    open_tables(at)
     proto = at.dataframe[0].proto.arrow_data
     shown = dataframe_util.convert_arrow_bytes_to_pandas_df(proto.styler.display_values)
     raw = at.dataframe[0].value

@@ -42,7 +42,7 @@ T = TypeVar("T")
 #: the view (Streamlit's ``bind="query-params"``; a value equal to its default is left out).
 QP: Any = "query-params"
 
-#: Message sizes offered by the log sliders: 8 B .. 16 GiB in powers of two, as nccl-tests
+#: Message sizes offered by the size lists (:func:`size_input`): 8 B .. 16 GiB in powers of two, as nccl-tests
 #: sweeps them (``-b 8 -e 16G -f 2``).
 SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 35))
 
@@ -89,7 +89,7 @@ def plain_html(text: object, limit: int = 200) -> str:
 
 
 def size_label(size_bytes: float) -> str:
-    """Label of a message size on a slider and in the URL (``'268 MB'``)."""
+    """Label of a message size in the size list and in the URL (``'268 MB'``)."""
     return format_bytes(size_bytes)
 
 
@@ -195,25 +195,36 @@ def headline_text(text: str, answer: str | None = None) -> None:
 
 
 def size_input(label: str, *, value: int, key: str, text_key: str) -> float | None:
-    """A message size: a slider over :data:`SIZES_BYTES` beside a text box (``14GB``) that wins
+    """A message size: a list of :data:`SIZES_BYTES` beside a text box (``14GB``) that wins
     when filled (:func:`costmodel.web.data_collectives.typed_size`); a bad text shows its red
-    message and gives None. The Collectives and Cluster pages ask for a size through this."""
+    message and gives None. The Collectives and Cluster pages ask for a size through this.
+
+    The list is a select box, the kind of input both pages already draw for their presets: a
+    slider would be one more JavaScript chunk (91 kB with its date library) for the browser to
+    load and evaluate before the page's first chart. The URL keeps the size's label
+    (``size=268 MB``), as the slider wrote it."""
     from costmodel.web import data_collectives
 
     s1, s2 = st.columns([3, 1])
-    slider_size = s1.select_slider(
-        label, SIZES_BYTES, value=value, format_func=size_label, key=key, bind=QP
+    listed_size = s1.selectbox(
+        label,
+        SIZES_BYTES,
+        index=SIZES_BYTES.index(value),
+        format_func=size_label,
+        key=key,
+        bind=QP,
     )
+    assert listed_size is not None  # a select box with a default index never gives None
     size_text = s2.text_input(
         "or type a size",
         value="",
         key=text_key,
         bind=QP,
         placeholder="e.g. 14GB",
-        help="Wins over the slider when filled: " + data_collectives.SIZE_GRAMMAR,
+        help="Wins over the list when filled: " + data_collectives.SIZE_GRAMMAR,
     )
     if not size_text.strip():
-        return float(slider_size)
+        return float(listed_size)
     try:
         return data_collectives.typed_size(size_text)
     except ValueError as exc:
@@ -407,15 +418,92 @@ def styled(frame: pd.DataFrame) -> Any:
     return _share_rendering(styler.format(formats, na_rep="–"), key)
 
 
-def table(frame: pd.DataFrame, file_name: str, *, key: str, caption: str | None = None) -> None:
+#: Largest table a page's first view writes out as text (:func:`table` with ``on_demand``):
+#: rows and cells; a larger one waits in its expander.
+TEXT_TABLE_ROWS = 16
+TEXT_TABLE_CELLS = 160
+
+
+def _cell(name: str, value: Any) -> str:
+    """One cell of a text table, formatted as :func:`styled` shows it in the grid."""
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return "–"  # the grid's na_rep
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return plain(value, limit=200)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    fmt = column_formatter(name)
+    if fmt is not None:
+        return plain(fmt(value), limit=200)
+    return plain(_general(value) if isinstance(value, float) else str(value), limit=200)
+
+
+def text_table(frame: pd.DataFrame) -> str:
+    """``frame`` as a Markdown table, cells formatted by unit as in the grid (:func:`styled`)
+    and escaped (:func:`plain`: cells may quote a preset or model name the user gave)."""
+    names = [str(c) for c in frame.columns]
+    rows = [
+        "| " + " | ".join(plain(n, limit=200) for n in names) + " |",
+        "|" + "---|" * len(names),
+    ]
+    for values in frame.itertuples(index=False, name=None):
+        cells = (
+            _cell(n, v.item() if hasattr(v, "item") else v)
+            for n, v in zip(names, values, strict=True)
+        )
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def table(
+    frame: pd.DataFrame,
+    file_name: str,
+    *,
+    key: str,
+    caption: str | None = None,
+    on_demand: bool = False,
+) -> None:
     """Show a table formatted with units and a button that downloads it as CSV.
 
     The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`); the CSV keeps the raw
     SI numbers (seconds, bytes, bytes per second) at full precision, under the same column names,
     so a download is data for a script and the screen is for reading.
+
+    ``on_demand`` (the tables of a page's first view): the sortable grid and the CSV button wait
+    in an expander built once opened (:func:`on_open`, key ``table_<key>``), and a small table
+    (:data:`TEXT_TABLE_ROWS`) is written out above it as text, formatted the same way. The
+    grid's JavaScript (1.65 MB, loaded on the first ``st.dataframe`` of a page) cost the
+    browser's main thread about 0.5 s of CPU before the first chart appeared, wherever the
+    table stood on the page (measured in chromium beside a bare page, 2026-12-02); text costs
+    nothing the page's title has not loaded already.
     """
+    if on_demand:
+        small = len(frame) <= TEXT_TABLE_ROWS and frame.size <= TEXT_TABLE_CELLS
+        if caption and small:
+            st.caption(caption)
+        if small:
+            st.markdown(text_table(frame))
+        label = (
+            f"Sortable table and {file_name}"
+            if small
+            else f"{caption or file_name} ({len(frame)} rows; sortable, with {file_name})"
+        )
+        box = on_open(
+            label,
+            key=f"table_{key}",
+            icon=":material/table:",
+        )
+        if box is not None:
+            with box:
+                _grid(frame, file_name, key=key)
+        return
     if caption:
         st.caption(caption)
+    _grid(frame, file_name, key=key)
+
+
+def _grid(frame: pd.DataFrame, file_name: str, *, key: str) -> None:
+    """The sortable grid (:func:`styled`) and its CSV button."""
     st.dataframe(styled(frame), hide_index=True, width="stretch")
     st.download_button(
         f"Download {file_name}",

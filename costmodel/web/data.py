@@ -1,7 +1,7 @@
 """Cached calls from the pages into the library: presets, sweeps, scenarios.
 
 Each function here gathers library results into a DataFrame for a page and is cached with
-``st.cache_data`` (keyed on its arguments), so moving one slider reruns only what changed.
+``st.cache_data`` (keyed on its arguments), so moving one input reruns only what changed.
 No model figure is computed here: every number comes from a costmodel function.
 """
 
@@ -43,7 +43,7 @@ def textbook_sweep(
     latency_s: float,
     algorithms: tuple[str, ...],
 ) -> pd.DataFrame:
-    """Textbook time, algbw and busbw of each algorithm over the slider's sizes (long format)."""
+    """Textbook time, algbw and busbw of each algorithm over the size list's sizes (long format)."""
     parts = []
     for algorithm in algorithms:
         time_s = np.asarray(
@@ -544,7 +544,7 @@ def calibrated_preset_toml(measured: pd.DataFrame, name: str, source: str) -> st
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def model_sweep(op: str, cluster: str, nodes: int, gpus_per_node: int | None) -> pd.DataFrame:
-    """predict_collective over the slider's sizes for every model that can answer for this
+    """predict_collective over the size list's sizes for every model that can answer for this
     cluster (:func:`answer_models`) and the reference baseline nccl-table."""
     from costmodel import models, predict
 

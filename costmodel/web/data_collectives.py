@@ -48,7 +48,7 @@ def typed_size(text: str) -> int:
 
 
 def size_grid(size: float) -> np.ndarray:
-    """The slider's powers of two plus the size asked about, sorted [B]."""
+    """The size list's powers of two plus the size asked about, sorted [B]."""
     return np.unique(np.append(np.asarray(SIZES_BYTES, dtype=float), float(size)))
 
 

@@ -218,6 +218,7 @@ def render() -> None:
             sweep,
             "cluster_allreduce.csv",
             key="cluster",
+            on_demand=True,
             caption="Every GPU count (SI units: seconds, bytes per second)",
         )
 

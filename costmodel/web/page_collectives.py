@@ -330,6 +330,7 @@ def _link(inp: dict) -> None:
             per_alg,
             "collective_at_size.csv",
             key="at_size",
+            on_demand=True,
             caption=f"Each algorithm at M = {format_bytes(size)}",
         )
         if op == "all_reduce":
@@ -353,6 +354,7 @@ def _link(inp: dict) -> None:
                 ],
                 "crossovers.csv",
                 key="crossovers",
+                on_demand=True,
                 caption="Crossover sizes",
             )
         else:
@@ -361,6 +363,7 @@ def _link(inp: dict) -> None:
             sweep,
             "collective_sweep.csv",
             key="sweep",
+            on_demand=True,
             caption="The whole sweep (SI units: bytes, seconds, bytes per second)",
         )
 
@@ -446,6 +449,7 @@ def _algorithms(inp: dict, r, size: float) -> None:
             _algorithm_rows(r, size),
             "collective_algorithms_at_size.csv",
             key="algorithms_at_size",
+            on_demand=True,
             caption=plain(
                 f"{said}Every {inp['model']} algorithm {inp['cluster']} can run at M = "
                 f"{format_bytes(size)}, fastest first (protocol: the model's pick for it)"
@@ -456,6 +460,7 @@ def _algorithms(inp: dict, r, size: float) -> None:
             pd.DataFrame(r.unavailable, columns=["algorithm", "why not here"]),
             "collective_algorithms_unavailable.csv",
             key="algorithms_unavailable",
+            on_demand=True,
             caption="Algorithms this cluster (or this model) cannot run, and why",
         )
     if not len(r.frame):
@@ -493,6 +498,7 @@ def _algorithms(inp: dict, r, size: float) -> None:
             ),
             "collective_algorithm_crossovers.csv",
             key="algorithm_crossovers",
+            on_demand=True,
             caption="Crossovers: sizes where the fastest algorithm changes (on the x2 grid)",
         )
     else:

@@ -90,12 +90,13 @@ def _inputs() -> dict:
         help="Default: the achievable efficiency fitted on published one-node runs "
         "(costmodel.compute), shown with its band under the step; 0.4 on a GPU it has no fit for",
     )
-    mfu = c[2].slider(
+    mfu = c[2].number_input(  # a number box like the page's others: no slider's chunk to load
         "MFU [fraction of peak]",
-        0.05,
-        1.0,
-        0.4,
-        0.05,
+        min_value=0.05,
+        max_value=1.0,
+        value=0.4,
+        step=0.05,
+        format="%.2f",
         key="ddp_mfu",
         bind=QP,
         disabled=not own_mfu,
@@ -516,6 +517,7 @@ def render() -> None:
             pd.DataFrame([f.model_dump() for f in flips.flips]),
             "verdict_flips.csv",
             key="flips",
+            on_demand=True,
             caption="Each change tried, and whether it flips (the comm-vs-compute balance)",
         )
     table(
@@ -530,6 +532,7 @@ def render() -> None:
         ),
         "scaling.csv",
         key="scaling",
+        on_demand=True,
         caption="Step time and efficiency vs node count",
     )
     # every interval of the step (hundreds of rows, the page's largest message): sent once the
@@ -606,6 +609,7 @@ def _strategies(inp: dict) -> None:
             frame,
             "strategies.csv",
             key="strategies",
+            on_demand=True,
             caption="Ranked by step time among the strategies that fit, then the rest by memory "
             f"(overlap contention c = {inp['comm_contention']:g}; the same as "
             "`costmodel step --strategy all`).",

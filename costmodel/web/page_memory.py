@@ -442,6 +442,7 @@ def render() -> None:
             rows,
             "ranks_needed.csv",
             key="ranks_needed",
+            on_demand=True,
             caption=f"Fewest data-parallel ranks whose share fits in {format_bytes(capacity)}",
         )
     if parts is None:  # the section above showed why
@@ -452,7 +453,13 @@ def render() -> None:
             parts.pivot(index="part", columns="config", values="bytes").reindex(order).reset_index()
         )
         wide.columns = ["part", *[f"{c} [B]" for c in wide.columns[1:]]]
-        table(wide, "memory_per_gpu.csv", key="memory", caption="Bytes per GPU, part by part")
+        table(
+            wide,
+            "memory_per_gpu.csv",
+            key="memory",
+            on_demand=True,
+            caption="Bytes per GPU, part by part",
+        )
 
 
 if __name__ == "__main__":

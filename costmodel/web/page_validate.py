@@ -396,6 +396,7 @@ def _details(
         data.summarize_text(raw, name, settings, cluster, model),
         "comparison_summary.csv",
         key="summary",
+        on_demand=True,
         caption="Error by op, algorithm and size band (rel_error = busbw predicted / "
         "measured - 1, uncapped; abs_log_ratio = |ln(predicted / measured)|)",
     )
@@ -423,6 +424,7 @@ def _details(
         comparison[columns],
         "comparison.csv",
         key="comparison",
+        on_demand=True,
         caption="Every row (SI units: bytes, seconds, bytes per second)",
     )
 
