@@ -6,29 +6,27 @@ import functools
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 # --- parallel runs (pytest-xdist; `make test` runs `-n 2 --dist loadfile`) -----------------------
 # Scheduling only: which worker runs which file, and in what order. No test is added, dropped or
-# changed, and a run without xdist (plain `pytest`) is untouched.
-TESTS = Path(__file__).resolve().parent
-# The real-browser modules (marked `browser` for the whole module) are one unit of work, so one
-# worker runs them all against one Streamlit server (`app_url`, session-scoped per worker).
-BROWSER_MODULES = frozenset(
-    f"tests/{p.name}"
-    for p in sorted(TESTS.glob("test_*.py"))
-    if "pytestmark = pytest.mark.browser" in p.read_text(encoding="utf-8")
-)
-# Units whose wall time is longest on the 2-core CI machine, handed out first so that no long
-# unit starts last and leaves the other worker idle (the rest keep xdist's order).
+# changed, and a run without xdist (plain `pytest`) is untouched. Each test file is one unit of
+# work (its module-scoped fixtures, such as a fit or a launched chromium, are built once, as in a
+# serial run); a worker that runs real-browser modules starts one Streamlit server (`app_url`).
+# The units with the longest wall time on a 2-core machine are handed out first, the browser
+# modules first of all (their time grows most with the load), so that no long unit starts last
+# while the other worker has nothing left; the others keep xdist's order.
 LONGEST_FIRST = (
-    "browser",
+    "tests/test_browser_readable.py",
+    "tests/test_browser.py",
+    "tests/test_six_questions.py",
     "tests/test_torch_bench.py",
     "tests/test_app.py",
+    "tests/test_browser_collectives.py",
     "examples/worked_examples.ipynb",
+    "tests/test_cli.py",
 )
 
 try:
@@ -38,14 +36,8 @@ except ImportError:  # pragma: no cover - xdist is in the test extra; serial run
 
 if LoadFileScheduling is not None:
 
-    class _SuiteScheduling(LoadFileScheduling):
-        """``--dist loadfile`` (each file one unit: its module-scoped fixtures, a fit or a
-        launched chromium, built once as in a serial run), with the browser modules as one
-        unit and the longest units handed out first."""
-
-        def _split_scope(self, nodeid: str) -> str:
-            scope = super()._split_scope(nodeid)
-            return "browser" if scope in BROWSER_MODULES else scope
+    class _LongestFirst(LoadFileScheduling):
+        """``--dist loadfile`` with the LONGEST_FIRST files handed out before the rest."""
 
         def _assign_work_unit(self, node: Any) -> None:
             for scope in LONGEST_FIRST:
@@ -57,7 +49,7 @@ if LoadFileScheduling is not None:
     def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
         if config.getvalue("dist") != "loadfile":
             return None  # another --dist: xdist's own scheduler
-        return _SuiteScheduling(config, log)
+        return _LongestFirst(config, log)
 
 
 @pytest.fixture(autouse=True, scope="session")
