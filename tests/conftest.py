@@ -17,7 +17,8 @@ import pytest
 # serial run); a worker that runs real-browser modules starts one Streamlit server (`app_url`).
 # The units with the longest wall time on a 2-core machine are handed out first, the browser
 # modules first of all (their time grows most with the load), so that no long unit starts last
-# while the other worker has nothing left; the others keep xdist's order.
+# while the other worker has nothing left; the others keep xdist's order. (Order from per-file
+# wall times on the shared 2-core box at load 15-22, 2026-12-02; a wrong order costs only balance.)
 LONGEST_FIRST = (
     "tests/test_browser_readable.py",
     "tests/test_browser.py",
@@ -79,8 +80,9 @@ def _scan_streamlit_components_once() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def app_url() -> Iterator[str]:
     """`streamlit run app.py` on a free port, healthy before the first browser test, stopped at
-    the end of the session: one server for every real-browser module (each page is a new
-    browser context, so a new Streamlit session); its log is test-artifacts/streamlit-server.log
+    the end of the session: one server per pytest process for all its real-browser modules (each
+    page is a new browser context, so a new Streamlit session); its log is
+    test-artifacts/streamlit-server.log
     (streamlit-server-gw0.log and so on under xdist).
     No COSTMODEL_REFERENCE_LOGS: the bundled runs are found without it."""
     from tests._browser import ROOT, serve_for_tests
