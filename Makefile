@@ -4,6 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
+# pytest-xdist workers for `make test`/`test-fast` (2 = the CI machine's cores; WORKERS=auto for more;
+# the file-by-file scheduling is tests/conftest.py's)
+WORKERS ?= 2
+PYTEST_PARALLEL := -n $(WORKERS) --dist loadfile
 
 .PHONY: run test test-fast bench bench-estimators lint format clean venv chromium
 
@@ -30,11 +34,11 @@ test: $(STAMP) chromium
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest -q --nbmake examples/ tests/ costmodel/
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) --nbmake examples/ tests/ costmodel/
 
 ## make test-fast: everything but the real-browser and torch/gloo runs
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not browser and not torch" tests/ costmodel/
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not browser and not torch" tests/ costmodel/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_formulas.py

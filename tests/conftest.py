@@ -3,10 +3,54 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+
+# --- parallel runs (pytest-xdist; `make test` runs `-n 2 --dist loadfile`) -----------------------
+# Scheduling only: which worker runs which file, and in what order. No test is added, dropped or
+# changed, and a run without xdist (plain `pytest`) is untouched. Each test file is one unit of
+# work (its module-scoped fixtures, such as a fit or a launched chromium, are built once, as in a
+# serial run); a worker that runs real-browser modules starts one Streamlit server (`app_url`).
+# The units with the longest wall time on a 2-core machine are handed out first, the browser
+# modules first of all (their time grows most with the load), so that no long unit starts last
+# while the other worker has nothing left; the others keep xdist's order. (Order from per-file
+# wall times on the shared 2-core box at load 15-22, 2026-12-02; a wrong order costs only balance.)
+LONGEST_FIRST = (
+    "tests/test_browser_readable.py",
+    "tests/test_browser.py",
+    "tests/test_six_questions.py",
+    "tests/test_torch_bench.py",
+    "tests/test_app.py",
+    "tests/test_browser_collectives.py",
+    "examples/worked_examples.ipynb",
+    "tests/test_cli.py",
+)
+
+try:
+    from xdist.scheduler import LoadFileScheduling
+except ImportError:  # pragma: no cover - xdist is in the test extra; serial runs need no hook
+    LoadFileScheduling = None
+
+if LoadFileScheduling is not None:
+
+    class _LongestFirst(LoadFileScheduling):
+        """``--dist loadfile`` with the LONGEST_FIRST files handed out before the rest."""
+
+        def _assign_work_unit(self, node: Any) -> None:
+            for scope in LONGEST_FIRST:
+                if scope in self.workqueue:
+                    self.workqueue.move_to_end(scope, last=False)
+                    break
+            super()._assign_work_unit(node)
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+        if config.getvalue("dist") != "loadfile":
+            return None  # another --dist: xdist's own scheduler
+        return _LongestFirst(config, log)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -36,9 +80,13 @@ def _scan_streamlit_components_once() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def app_url() -> Iterator[str]:
     """`streamlit run app.py` on a free port, healthy before the first browser test, stopped at
-    the end of the session: one server for every real-browser module (each page is a new
-    browser context, so a new Streamlit session); its log is test-artifacts/streamlit-server.log.
+    the end of the session: one server per pytest process for all its real-browser modules (each
+    page is a new browser context, so a new Streamlit session); its log is
+    test-artifacts/streamlit-server.log
+    (streamlit-server-gw0.log and so on under xdist).
     No COSTMODEL_REFERENCE_LOGS: the bundled runs are found without it."""
     from tests._browser import ROOT, serve_for_tests
 
-    yield from serve_for_tests(ROOT / "test-artifacts" / "streamlit-server.log")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # one log per xdist worker that serves
+    name = f"streamlit-server-{worker}.log" if worker else "streamlit-server.log"
+    yield from serve_for_tests(ROOT / "test-artifacts" / name)
