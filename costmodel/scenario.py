@@ -1254,20 +1254,8 @@ def compare(a: ScenarioResult, b: ScenarioResult) -> list[dict[str, Any]]:
         else:
             va, vb = getattr(a, field), getattr(b, field)
         numeric = unit not in ("bool", "text")
-        if numeric and not (math.isfinite(va) and math.isfinite(vb)):
-            # an unknown figure (a band without a fitted compute) has no difference
-            rows.append(
-                {
-                    "field": field,
-                    "label": label,
-                    "unit": unit,
-                    "a": va,
-                    "b": vb,
-                    "difference": None,
-                    "ratio": None,
-                }
-            )
-            continue
+        # an unknown figure (a band without a fitted compute) has no difference
+        known = numeric and math.isfinite(va) and math.isfinite(vb)
         rows.append(
             {
                 "field": field,
@@ -1279,10 +1267,10 @@ def compare(a: ScenarioResult, b: ScenarioResult) -> list[dict[str, Any]]:
                 # printed as "-7.44e-06 ns" before)
                 "difference": (
                     (0.0 if abs(vb - va) <= 1e-9 * max(abs(va), abs(vb)) else vb - va)
-                    if numeric
+                    if known
                     else None
                 ),
-                "ratio": (vb / va) if numeric and va else None,
+                "ratio": (vb / va) if known and va else None,
             }
         )
     return rows

@@ -230,9 +230,9 @@ class TrainingCost:
     flops_per_token: float | None  # training FLOPs per token [FLOP]
     mfu: float | None  # model FLOP utilisation implied by the step time [-]
     notes: tuple[str, ...] = ()  # what the answer leaves out (scale_notes)
-    # the predicted step's expected-error band [s] (costmodel.strategy.band); NaN: none given
+    # the predicted step's expected-error band [s] (costmodel.strategy.band); None: none given
     # (a measured step) or unknown
-    step_time_band_s: tuple[float, float] = (math.nan, math.nan)
+    step_time_band_s: tuple[float, float] | None = None
 
     @property
     def wall_days(self) -> float:
@@ -240,41 +240,40 @@ class TrainingCost:
         return self.wall_s / SECONDS_PER_DAY
 
     @property
-    def band_factors(self) -> tuple[float, float]:
+    def band_factors(self) -> tuple[float, float] | None:
         """(low, high) multipliers of the step time, hence of the days, GPU-hours and cost [-]
-        (every one of them is proportional to the step); NaN when there is no band."""
+        (every one of them is proportional to the step); None when there is no band."""
+        if self.step_time_band_s is None:
+            return None
         lo, hi = self.step_time_band_s
         return (lo / self.step_time_s, hi / self.step_time_s)
 
-    @property
-    def wall_days_band(self) -> tuple[float, float]:
-        """Wall-clock days at the ends of the step's band [d]."""
-        lo, hi = self.band_factors
-        return (self.wall_days * lo, self.wall_days * hi)
+    def _scaled(self, value: float | None) -> tuple[float, float] | None:
+        f = self.band_factors
+        return None if f is None or value is None else (value * f[0], value * f[1])
 
     @property
-    def gpu_hours_band(self) -> tuple[float, float]:
-        """GPU-hours at the ends of the step's band [GPU h]."""
-        lo, hi = self.band_factors
-        return (self.gpu_hours * lo, self.gpu_hours * hi)
+    def wall_days_band(self) -> tuple[float, float] | None:
+        """Wall-clock days at the ends of the step's band [d]; None without a band."""
+        return self._scaled(self.wall_days)
+
+    @property
+    def gpu_hours_band(self) -> tuple[float, float] | None:
+        """GPU-hours at the ends of the step's band [GPU h]; None without a band."""
+        return self._scaled(self.gpu_hours)
 
     @property
     def cost_usd_band(self) -> tuple[float, float] | None:
-        """Cost at the ends of the step's band [USD]; None without a price."""
-        if self.cost_usd is None:
-            return None
-        lo, hi = self.band_factors
-        return (self.cost_usd * lo, self.cost_usd * hi)
+        """Cost at the ends of the step's band [USD]; None without a price or a band."""
+        return self._scaled(self.cost_usd)
 
     def as_dict(self) -> dict[str, Any]:
         """Every figure by name (JSON, tables)."""
         d = asdict(self)
         d["wall_days"] = self.wall_days
-        d["step_time_band_s"] = list(self.step_time_band_s)
-        d["wall_days_band"] = list(self.wall_days_band)
-        d["gpu_hours_band"] = list(self.gpu_hours_band)
-        cb = self.cost_usd_band
-        d["cost_usd_band"] = None if cb is None else list(cb)
+        for k in ("step_time_band_s", "wall_days_band", "gpu_hours_band", "cost_usd_band"):
+            v = getattr(self, k)
+            d[k] = None if v is None else list(v)
         return d
 
 
@@ -417,7 +416,7 @@ def training_cost(
                     f"({100 * mfu:,.0f}% of the {peak / 1e12:,.4g} TFLOP/s dense peak); allowed: "
                     f"a step of at least {t_min:.3g} s for {per:,.0f} tokens on {ranks} GPUs"
                 )
-    band = (math.nan, math.nan)
+    band = None
     if step_time_band_s is not None:
         if measured:
             raise ValueError("step_time_band_s: a measured step has no predicted band")

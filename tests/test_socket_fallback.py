@@ -81,8 +81,10 @@ def test_no_false_positive_on_any_bundled_log(polaris):
         spec = specs.get(prefix)
         if prefix.startswith("25") and spec is None:
             cluster = _cluster(polaris)
-        elif spec is None or spec.busbw_only:
-            continue  # busbw-only tables (21a-d) and points files have no node count to judge
+        elif spec is None or spec.busbw_only or spec.torch_table:
+            # busbw-only tables (21a-d) and points files have no node count to judge; a
+            # PyTorch-timed table (26) is not an nccl-tests log
+            continue
         else:
             cluster = presets.cluster(spec.preset)
         df = read_nccl_tests(path)

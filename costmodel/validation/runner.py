@@ -548,8 +548,9 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
             )
         except OSError as exc:
             return "failed", None, f"cannot start {spec.argv[0]}: {exc.strerror}"
-        watchdog = _watchdog(proc.pid)
-        try:
+        watchdog = None
+        try:  # the watchdog's start inside: an interrupt while it starts still kills the child
+            watchdog = _watchdog(proc.pid)
             rc = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             _kill(proc)

@@ -679,13 +679,12 @@ def _cost_metrics(cost, side: str = "") -> None:
         + side,
         f"{100 * cost.mfu:.1f} %",
     )
-    d_lo, d_hi = cost.wall_days_band
-    cb = cost.cost_usd_band
+    db, cb = cost.wall_days_band, cost.cost_usd_band
     band = (
-        f" Expected-error band (the step's): {d_lo:,.1f}-{d_hi:,.1f} days"
+        f" Expected-error band (the step's): {db[0]:,.1f}-{db[1]:,.1f} days"
         + (f", ${cb[0]:,.0f}-${cb[1]:,.0f}" if cb is not None else "")
         + "."
-        if d_lo == d_lo and d_hi == d_hi
+        if db is not None
         else ""
     )
     st.caption(
