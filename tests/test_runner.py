@@ -273,15 +273,20 @@ def test_killed_runner_leaves_no_nccl_tests_child(tmp_path, how):
         f"run_nccl_tests({str(tmp_path / 'out')!r}, ['all_reduce'], build_dir={str(build)!r}, "
         "progress=False)\n"
     )
-    runner = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
+    # as from a shell: SIGINT at its default, so Python turns it into KeyboardInterrupt (a
+    # pytest-xdist worker ignores SIGINT, and an ignored signal is inherited: the runner never
+    # saw the Ctrl-C)
+    runner = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         assert _wait(lambda: pid_file.is_file() and pid_file.read_text().strip())
         child = int(pid_file.read_text())
         assert _alive(child)
         runner.send_signal(getattr(signal, how))
-        # the runner's own bounds: 5 s of SIGTERM grace and 5 s for its watchdog to exit,
-        # plus starting and stopping Python processes on a loaded machine
-        runner.wait(timeout=60)
+        runner.wait(timeout=20)
         assert _wait(lambda: not _alive(child)), f"nccl-tests child {child} survived {how}"
     finally:
         if runner.poll() is None:
