@@ -106,7 +106,7 @@ def load_runs(prefixes: tuple[str, ...] | None = None) -> dict[str, Run]:
             continue
         if getattr(spec, "busbw_only", False):  # no timed rows to calibrate on
             continue
-        if getattr(spec, "torch_table", False):  # 26: PyTorch-timed tables, not nccl-tests rows
+        if getattr(spec, "torch_table", False):  # run 26: PyTorch-timed tables, not nccl-tests rows
             continue
         (path,) = sorted(fc.DATA.glob(f"{spec.prefix}_*.txt"))
         df = read_nccl_tests(path)

@@ -278,7 +278,7 @@ NOT_FITTED: dict[str, str] = {
     "GB200), no sizes or times: a coarse check (tests/test_held_out_runs.py), not a run",
 }
 
-# 26: 8 RTX PRO 6000 Blackwell behind two PCIe Gen5 switches with peer-to-peer (the second
+# Run 26: 8 RTX PRO 6000 Blackwell behind two PCIe Gen5 switches with peer-to-peer (the second
 # single-node PCIe source beside 09, which has no P2P), ring all-reduce timed through
 # torch.distributed (NCCL 2.27.5, NCCL_P2P_LEVEL=SYS; the author calls it ring, NCCL_ALGO is not
 # stated, so the model chooses: "auto"); group A's columns (GPUs 0-7). Trust "M": markdown
@@ -989,15 +989,20 @@ def _fit_tree_efficiency(runs: list[Run], params: dict) -> dict:
     return {"fabric_tree_efficiency": out}
 
 
+def _fabric_fit_runs(runs: list[Run], fabric: str) -> list[Run]:
+    """A fabric's multi-node runs a per-fabric term is fitted on: its high-trust runs where it
+    has some, else its medium-trust ones (20, 23a-b); empty where the fit has none."""
+    multi = [r for r in runs if r.nodes > 1 and r.cluster.fabric == fabric]
+    return [r for r in multi if r.trust == "H"] or [r for r in multi if r.trust == "M"]
+
+
 def _fit_fabric_ramp(runs: list[Run], params: dict) -> dict:
     """Per fabric of C.PER_MESSAGE_FABRICS: the mid-size ramp amplitude on its multi-node runs
     (high-trust where it has some, else medium; the global knee and shape; grid 0-4, minimising
     the median of run medians from 1 MiB up)."""
     out = {}
     for fabric in C.PER_MESSAGE_FABRICS:
-        multi = [r for r in runs if r.nodes > 1 and r.cluster.fabric == fabric]
-        # high-trust runs where the fabric has them, else its medium-trust ones (20, 23a-b)
-        sel = [r for r in multi if r.trust == "H"] or [r for r in multi if r.trust == "M"]
+        sel = _fabric_fit_runs(runs, fabric)
         if not sel:
             continue
         best, best_err = 0.0, math.inf
@@ -1143,8 +1148,7 @@ def _fit_nic_rate(runs: list[Run], params: dict) -> dict:
     such run (the cited share stays)."""
     out: dict[str, float] = {}
     for fabric in FITTED_RATE_FABRICS:
-        multi = [r for r in runs if r.nodes > 1 and r.cluster.fabric == fabric]
-        sel = [r for r in multi if r.trust == "H"] or [r for r in multi if r.trust == "M"]
+        sel = _fabric_fit_runs(runs, fabric)
         if not sel:
             continue
         best, best_err = 1.0, math.inf
@@ -1186,8 +1190,7 @@ def _fit_net_ll128(runs: list[Run], params: dict) -> dict:
     So the fold without one Slingshot site decides on the other site alone."""
     out: dict[str, float] = {}
     for fabric in PHB_NIC_FABRICS:
-        multi = [r for r in runs if r.nodes > 1 and r.cluster.fabric == fabric]
-        sel = [r for r in multi if r.trust == "H"] or [r for r in multi if r.trust == "M"]
+        sel = _fabric_fit_runs(runs, fabric)
         if not sel:
             continue
         errs = {}

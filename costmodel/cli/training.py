@@ -862,12 +862,18 @@ def _step_on_cluster(
         typer.echo(f"note: {n}")
 
 
-def _band_text(band: tuple[float, float] | None, fmt: str) -> str:
-    """The text ' (band LO-HI)' for a figure proportional to the step (days, GPU-hours,
-    dollars); empty when there is no band (a measured step, or an unknown compute error)."""
+def _band_range(band: tuple[float, float] | None, fmt: str) -> str:
+    """'LO-HI' of a figure proportional to the step (days, GPU-hours, dollars); empty when
+    there is no band (a measured step, or an unknown compute error)."""
     if band is None or not all(math.isfinite(x) for x in band):
         return ""
-    return f" (band {fmt.format(band[0])}-{fmt.format(band[1])})"
+    return f"{fmt.format(band[0])}-{fmt.format(band[1])}"
+
+
+def _band_text(band: tuple[float, float] | None, fmt: str) -> str:
+    """' (band LO-HI)', or empty without a band (:func:`_band_range`)."""
+    r = _band_range(band, fmt)
+    return f" (band {r})" if r else ""
 
 
 def _advice_table(rows: list[dict[str, Any]]) -> str:
@@ -1140,11 +1146,8 @@ def _cost_text(costs: dict[str, Any]) -> str:
     rows.append(("wall clock [days]", *(f"{costs[k].wall_days:,.1f}" for k in sides)))
     rows.append(
         (
-            "days, step's band",
-            *(
-                _band_text(costs[k].wall_days_band, "{:,.1f}").strip(" ()")[5:] or "?"
-                for k in sides
-            ),
+            "wall clock band [days]",
+            *(_band_range(costs[k].wall_days_band, "{:,.1f}") or "?" for k in sides),
         )
     )
     rows.append(("GPU-hours", *(f"{costs[k].gpu_hours:,.0f}" for k in sides)))
