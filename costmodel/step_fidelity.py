@@ -41,6 +41,7 @@ from .strategy.band import step_time_band
 __all__ = [
     "CLUSTER_OF",
     "SERIES_KEY",
+    "MIN_FAMILY_BAND_ROWS",
     "SPLITS",
     "FidelityRow",
     "absolute_predictions",
@@ -382,24 +383,46 @@ def held_out_scaling_bands(
     return out
 
 
+#: Fewest one-node rows a per-family compute band without a group is taken from
+#: (:func:`held_out_compute_bands`); below it, the band pooled over families.
+MIN_FAMILY_BAND_ROWS = 5
+
+
 def held_out_compute_bands(
-    df: pd.DataFrame, rows: list[FidelityRow], by: str = "group"
+    df: pd.DataFrame, rows: list[FidelityRow], by: str = "group", per_family: bool = False
 ) -> dict[str, tuple[float, float]]:
     """A compute band fitted without each key of a split: key -> the 10th and 90th percentile
     of observed / predicted step time [-] over the one-node rows of the other keys, pooled over
     GPU families and precisions. ``rows`` are :func:`absolute_predictions`, whose compute fit
     already left out each row's group, so these are held-out errors twice over (the fit and
-    the band both without the key). The shipped compute band is per family and precision
-    (:func:`costmodel.compute.compute_fit`); the hopper rows are one group but for one row,
-    so a per-family band without the row's group does not exist for them."""
+    the band both without the key).
+
+    The shipped compute band is per family and precision
+    (:func:`costmodel.compute.compute_fit`); ``per_family`` (``by="group"`` only: a group is
+    one GPU family) takes the band from the other groups of the key's family alone, pooled
+    over families where those have fewer than :data:`MIN_FAMILY_BAND_ROWS` one-node rows (the
+    hopper rows are one group but for four rows)."""
+    if per_family and by != "group":
+        raise ValueError(f"by: per_family needs by='group', got {by!r}")
     keys = split_of(df, by)
+    fams = split_of(df, "family")
     obs = df.tokens_per_s_per_gpu
     one = [x for x in rows if not x.multi_node]
+
+    def band(r: list[float]) -> tuple[float, float]:
+        lo, hi = np.quantile(r, [0.1, 0.9])
+        return (float(min(lo, 1.0)), float(max(hi, 1.0)))
+
     out = {}
     for k in sorted(set(keys)):
-        r = [x.predicted_tokens_per_s_per_gpu / obs[x.index] for x in one if keys[x.index] != k]
-        lo, hi = np.quantile(r, [0.1, 0.9])
-        out[k] = (float(min(lo, 1.0)), float(max(hi, 1.0)))
+        rest = [x for x in one if keys[x.index] != k]
+        r = [x.predicted_tokens_per_s_per_gpu / obs[x.index] for x in rest]
+        if per_family:
+            fam = fams[keys == k].iloc[0]
+            same = [x for x in rest if fams[x.index] == fam]
+            if len(same) >= MIN_FAMILY_BAND_ROWS:
+                r = [x.predicted_tokens_per_s_per_gpu / obs[x.index] for x in same]
+        out[k] = band(r)
     return out
 
 
@@ -435,7 +458,9 @@ def band_coverage(
     - ``"source"`` / ``"family"``: the scaling band fitted without the row's whole source /
       GPU family;
     - ``"group, both"``: the compute band also without the row's group
-      (:func:`held_out_compute_bands`, pooled over families).
+      (:func:`held_out_compute_bands`, pooled over families);
+    - ``"group, both, per family"``: the same with the compute band from the other groups of
+      the row's GPU family (the shipped compute band's construction, held out).
 
     ``rows`` are :func:`absolute_predictions`, ``predictions`` :func:`scaling_predictions`.
     """
@@ -447,14 +472,10 @@ def band_coverage(
     out = {"in-sample": hit(rebanded(df, rows, scaling_band(df, predictions)))}
     for by in SPLITS:
         out[by] = hit(rebanded(df, rows, held_out_scaling_bands(df, predictions, by), by=by))
-    out["group, both"] = hit(
-        rebanded(
-            df,
-            rows,
-            held_out_scaling_bands(df, predictions),
-            held_out_compute_bands(df, rows),
-        )
-    )
+    lgo = held_out_scaling_bands(df, predictions)
+    out["group, both"] = hit(rebanded(df, rows, lgo, held_out_compute_bands(df, rows)))
+    fam = held_out_compute_bands(df, rows, per_family=True)
+    out["group, both, per family"] = hit(rebanded(df, rows, lgo, fam))
     return out
 
 
