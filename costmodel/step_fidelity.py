@@ -26,7 +26,7 @@ user would.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,18 +34,25 @@ import numpy as np
 import pandas as pd
 
 from . import presets
-from .compute import compute_fit, micro_batch_compute_s
+from .compute import compute_fit, gpu_family, micro_batch_compute_s
 from .steps_data import pure_dp_rows, row_gpu, row_power_limit_w
 from .strategy.band import step_time_band
 
 __all__ = [
     "CLUSTER_OF",
     "SERIES_KEY",
+    "MIN_FAMILY_BAND_ROWS",
+    "SPLITS",
     "FidelityRow",
     "absolute_predictions",
+    "band_coverage",
+    "held_out_compute_bands",
+    "held_out_scaling_bands",
+    "rebanded",
     "scaling_band",
     "scaling_parts",
     "scaling_predictions",
+    "split_of",
     "summary",
 ]
 
@@ -88,6 +95,12 @@ SERIES_KEY = [
 ]
 
 
+#: The splits the step band is checked on (:func:`split_of`): the compute fit's and the
+#: synchronisation loss's cross-validation groups (source and GPU type), whole sources, and
+#: GPU families.
+SPLITS = ("group", "source", "family")
+
+
 @dataclass(frozen=True)
 class FidelityRow:
     """One prediction: the published and predicted tokens/s per GPU, and the band."""
@@ -96,6 +109,9 @@ class FidelityRow:
     predicted_tokens_per_s_per_gpu: float
     low: float  # band of the prediction [tokens/s per GPU]
     high: float
+    step_s: float = math.nan  # the predicted step [s]
+    compute_band: tuple[float, float] = (1.0, 1.0)  # the compute fit's band [-]
+    multi_node: bool = False  # beyond one node: the scaling band applies
 
 
 class _Engine:
@@ -318,13 +334,148 @@ def absolute_predictions(
     for i, r in df.iterrows():
         fit = compute_fit(row_gpu(r), str(r.precision))
         step = eng.user_step_s(r, None if contention is None else float(contention))
-        tps = _step_tokens(r) / step
-        # the band the tool shows (costmodel.strategy.band), without the collectives' own
-        # (an outer envelope there: the product below is what is checked here)
-        lo_s, hi_s = step_time_band(
-            step, (step, step), "fitted", fit.band, int(r.gpus) > 8, scaling_band
-        )
-        out.append(FidelityRow(int(i), tps, _step_tokens(r) / hi_s, _step_tokens(r) / lo_s))  # type: ignore[call-overload]
+        out.append(_banded(r, int(i), step, fit.band, int(r.gpus) > 8, scaling_band))  # type: ignore[call-overload]
+    return out
+
+
+def _banded(
+    r: Any,
+    index: int,
+    step_s: float,
+    compute: tuple[float, float],
+    multi_node: bool,
+    scaling: tuple[float, float],
+) -> FidelityRow:
+    """A row's prediction with the band the tool shows (:mod:`costmodel.strategy.band`),
+    without the collectives' own (an outer envelope there: the product is what is checked)."""
+    lo_s, hi_s = step_time_band(step_s, (step_s, step_s), "fitted", compute, multi_node, scaling)
+    tok = _step_tokens(r)
+    return FidelityRow(index, tok / step_s, tok / hi_s, tok / lo_s, step_s, compute, multi_node)
+
+
+def split_of(df: pd.DataFrame, by: str = "group") -> pd.Series:
+    """Each row's key under a split of :data:`SPLITS`: ``"group"`` its (source, GPU type)
+    group (``"llm-foundry/a100-80gb"``, the compute fit's and the synchronisation loss's
+    cross-validation groups), ``"source"`` its source, ``"family"`` its GPU family."""
+    if by == "group":
+        return df.source.astype(str) + "/" + df.gpu_type.astype(str)
+    if by == "source":
+        return df.source.astype(str)
+    if by == "family":
+        fam = {p: gpu_family(presets.load(str(p), "gpu")) for p in df.gpu_preset.unique()}
+        return df.gpu_preset.map(fam).astype(str)
+    raise ValueError(f"by: must be one of {', '.join(SPLITS)}, got {by!r}")
+
+
+def held_out_scaling_bands(
+    df: pd.DataFrame, predictions: list[tuple[int, int, float]], by: str = "group"
+) -> dict[str, tuple[float, float]]:
+    """The scaling band (:func:`scaling_band`) fitted without each key of a split
+    (:func:`split_of`): key -> the 10th-90th percentile band of the scaling rows of the other
+    keys, what a cluster of that key would be shown had it not been in the data."""
+    keys = split_of(df, by)
+    out = {}
+    for k in sorted(set(keys)):
+        rest = [p for p in predictions if keys[p[0]] != k]
+        if not rest:
+            raise ValueError(f"by: every scaling row is in {k!r}; nothing to fit without it")
+        out[k] = scaling_band(df, rest)
+    return out
+
+
+#: Fewest one-node rows a per-family compute band without a group is taken from
+#: (:func:`held_out_compute_bands`); below it, the band pooled over families.
+MIN_FAMILY_BAND_ROWS = 5
+
+
+def held_out_compute_bands(
+    df: pd.DataFrame, rows: list[FidelityRow], by: str = "group", per_family: bool = False
+) -> dict[str, tuple[float, float]]:
+    """A compute band fitted without each key of a split: key -> the 10th and 90th percentile
+    of observed / predicted step time [-] over the one-node rows of the other keys, pooled over
+    GPU families and precisions. ``rows`` are :func:`absolute_predictions`, whose compute fit
+    already left out each row's group, so these are held-out errors twice over (the fit and
+    the band both without the key).
+
+    The shipped compute band is per family and precision
+    (:func:`costmodel.compute.compute_fit`); ``per_family`` (``by="group"`` only: a group is
+    one GPU family) takes the band from the other groups of the key's family alone, pooled
+    over families where those have fewer than :data:`MIN_FAMILY_BAND_ROWS` one-node rows (the
+    hopper rows are one group but for four rows)."""
+    if per_family and by != "group":
+        raise ValueError(f"by: per_family needs by='group', got {by!r}")
+    keys = split_of(df, by)
+    fams = split_of(df, "family")
+    obs = df.tokens_per_s_per_gpu
+    one = [x for x in rows if not x.multi_node]
+
+    def band(r: list[float]) -> tuple[float, float]:
+        lo, hi = np.quantile(r, [0.1, 0.9])
+        return (float(min(lo, 1.0)), float(max(hi, 1.0)))
+
+    out = {}
+    for k in sorted(set(keys)):
+        rest = [x for x in one if keys[x.index] != k]
+        r = [x.predicted_tokens_per_s_per_gpu / obs[x.index] for x in rest]
+        if per_family:
+            fam = fams[keys == k].iloc[0]
+            same = [x for x in rest if fams[x.index] == fam]
+            if len(same) >= MIN_FAMILY_BAND_ROWS:
+                r = [x.predicted_tokens_per_s_per_gpu / obs[x.index] for x in same]
+        out[k] = band(r)
+    return out
+
+
+def rebanded(
+    df: pd.DataFrame,
+    rows: list[FidelityRow],
+    scaling: tuple[float, float] | Mapping[str, tuple[float, float]],
+    compute: Mapping[str, tuple[float, float]] | None = None,
+    by: str = "group",
+) -> list[FidelityRow]:
+    """The same predictions with another band: ``scaling`` one band, or one per key of the
+    split ``by`` (:func:`held_out_scaling_bands`); ``compute`` one compute band per key
+    (:func:`held_out_compute_bands`; None: each row's own, the shipped one)."""
+    keys = split_of(df, by)
+    out = []
+    for x in rows:
+        k = keys[x.index]
+        s = scaling[k] if isinstance(scaling, Mapping) else scaling
+        c = x.compute_band if compute is None else compute[k]
+        out.append(_banded(df.loc[x.index], x.index, x.step_s, c, x.multi_node, s))
+    return out
+
+
+def band_coverage(
+    df: pd.DataFrame, rows: list[FidelityRow], predictions: list[tuple[int, int, float]]
+) -> dict[str, np.ndarray]:
+    """Whether the step band holds each published row (bool per row, in the order of
+    ``rows``) under each way of fitting it:
+
+    - ``"in-sample"``: the scaling band fitted on every scaling row (the shipped band);
+    - ``"group"``: the scaling band fitted without the row's (source, GPU type) group, as the
+      compute fit already is (the measured coverage: what a new cluster sees);
+    - ``"source"`` / ``"family"``: the scaling band fitted without the row's whole source /
+      GPU family;
+    - ``"group, both"``: the compute band also without the row's group
+      (:func:`held_out_compute_bands`, pooled over families);
+    - ``"group, both, per family"``: the same with the compute band from the other groups of
+      the row's GPU family (the shipped compute band's construction, held out).
+
+    ``rows`` are :func:`absolute_predictions`, ``predictions`` :func:`scaling_predictions`.
+    """
+    obs = df.tokens_per_s_per_gpu
+
+    def hit(rs: list[FidelityRow]) -> np.ndarray:
+        return np.array([x.low <= obs[x.index] <= x.high for x in rs])
+
+    out = {"in-sample": hit(rebanded(df, rows, scaling_band(df, predictions)))}
+    for by in SPLITS:
+        out[by] = hit(rebanded(df, rows, held_out_scaling_bands(df, predictions, by), by=by))
+    lgo = held_out_scaling_bands(df, predictions)
+    out["group, both"] = hit(rebanded(df, rows, lgo, held_out_compute_bands(df, rows)))
+    fam = held_out_compute_bands(df, rows, per_family=True)
+    out["group, both, per family"] = hit(rebanded(df, rows, lgo, fam))
     return out
 
 

@@ -12,9 +12,14 @@ import pytest
 
 from costmodel.step_fidelity import (
     absolute_predictions,
+    band_coverage,
+    held_out_compute_bands,
+    held_out_scaling_bands,
+    rebanded,
     scaling_band,
     scaling_parts,
     scaling_predictions,
+    split_of,
     summary,
 )
 from costmodel.steps_data import pure_dp_rows
@@ -36,6 +41,10 @@ def results():
         "covers": float(np.mean([x.low <= obs[x.index] <= x.high for x in ab])),
         "rows": len(ab),
         "band": band,
+        "df": df,
+        "sc": sc,
+        "ab": ab,
+        "coverage": band_coverage(df, ab, sc),
     }
 
 
@@ -69,7 +78,80 @@ def test_absolute_with_nothing_measured(results):
     # fp8-from-bf16 terms)
     assert a["median"] <= 0.04
     assert a["p90"] <= 0.135
-    assert 0.75 <= results["covers"] <= 0.85
+    assert 0.75 <= results["covers"] <= 0.85  # in-sample scaling band
+
+
+def test_the_step_band_holds_with_its_fit_held_out(results):
+    """The step band's coverage when each row's band was fitted without the row's group (the
+    measured coverage: what a cluster not in the data sees), and without larger parts."""
+    cov = results["coverage"]
+    multi = np.array([x.multi_node for x in results["ab"]])
+    src = split_of(results["df"], "source").to_numpy()
+    held = cov["group"]
+    # goal 75-85 %; achieved 81.1 % (one node 77.5 %, beyond one node 88.5 %), the same as
+    # with the scaling band fitted on every row
+    assert 0.80 <= held.mean() <= 0.85
+    assert held[~multi].mean() >= 0.77 and held[multi].mean() >= 0.86
+    assert held.mean() == pytest.approx(results["covers"], abs=0.01)
+    # the harder splits: scaling band without the whole source 78.2 %, without the GPU family
+    # 81.1 %, compute band also without the row's group (pooled over families) 77.9 %
+    assert cov["source"].mean() >= 0.78
+    assert cov["family"].mean() >= 0.80
+    assert cov["group, both"].mean() >= 0.77
+    assert all(0.75 <= cov[k].mean() <= 0.85 for k in ("in-sample", "group", "source", "family"))
+    # gap: with the compute band of the row's GPU family fitted without its group too (the
+    # other A100 group alone, whose errors sit elsewhere) 55.2 %, one node 40.4 %
+    per_family = cov["group, both, per family"]
+    assert per_family.mean() >= 0.55 and per_family[~multi].mean() >= 0.40
+    # gap: torchtitan's rows 58.8 % (its torch.compile rows are off the compute fit)
+    assert held[src == "torchtitan"].mean() >= 0.58
+    assert held[src == "llm-foundry"].mean() >= 0.82
+
+
+def test_a_held_out_scaling_band_leaves_out_its_group(results):
+    df, sc = results["df"], results["sc"]
+    bands = held_out_scaling_bands(df, sc)
+    groups = split_of(df)
+    assert set(bands) == set(groups)
+    g = "llm-foundry/a100-80gb"
+    rest = [p for p in sc if groups[p[0]] != g]
+    assert 0 < len(rest) < len(sc)
+    assert bands[g] == pytest.approx(scaling_band(df, rest), rel=1e-12)
+    assert bands[g] != pytest.approx(results["band"], rel=1e-6)
+    # a group with no scaling row sees the band of every row
+    assert bands["torchtitan/a100-80gb"] == pytest.approx(results["band"], rel=1e-12)
+    # the same band for every row is the report's band (one road: the step band function)
+    again = rebanded(df, results["ab"], results["band"])
+    assert [b for x in again for b in (x.low, x.high)] == pytest.approx(
+        [b for x in results["ab"] for b in (x.low, x.high)], rel=1e-12
+    )
+    with pytest.raises(ValueError, match="by: must be one of"):
+        split_of(df, "cluster")
+
+
+def test_a_held_out_compute_band_leaves_out_its_group(results):
+    df, ab = results["df"], results["ab"]
+    obs = df.tokens_per_s_per_gpu
+    groups = split_of(df)
+
+    def band_of(rows):
+        r = [x.predicted_tokens_per_s_per_gpu / obs[x.index] for x in rows]
+        lo, hi = np.quantile(r, [0.1, 0.9])
+        return min(lo, 1.0), max(hi, 1.0)
+
+    one = [x for x in ab if not x.multi_node]
+    pooled = held_out_compute_bands(df, ab)
+    fam = held_out_compute_bands(df, ab, per_family=True)
+    g = "llm-foundry/a100-40gb"
+    assert pooled[g] == pytest.approx(band_of([x for x in one if groups[x.index] != g]))
+    # per family: the other A100 groups' one-node rows alone
+    other_a100 = [x for x in one if groups[x.index].endswith(("a100-80gb", "a100-40gb"))]
+    assert fam[g] == pytest.approx(band_of([x for x in other_a100 if groups[x.index] != g]))
+    assert fam[g] != pytest.approx(pooled[g], rel=1e-3)
+    # too few other hopper rows at one node for llm-foundry's H100: the pooled band
+    assert fam["llm-foundry/h100-80gb"] == pytest.approx(pooled["llm-foundry/h100-80gb"])
+    with pytest.raises(ValueError, match="by: per_family"):
+        held_out_compute_bands(df, ab, by="source", per_family=True)
 
 
 def test_absolute_rows_are_strategy_steps_at_their_defaults():
@@ -105,7 +187,10 @@ def test_the_report_is_current(results):
     text = DOC.read_text()
     for key in ("scaling", "absolute"):
         assert f"{100 * results[key]['median']:.1f} %" in text
-    assert f"{100 * results['covers']:.1f} %" in text
+    cov = results["coverage"]
+    goal = next(x for x in text.splitlines() if x.startswith("| absolute: step band covers"))
+    assert f"| 75-85 % | {100 * cov['group'].mean():.1f} %" in goal
+    assert f"in-sample {100 * cov['in-sample'].mean():.1f} %" in goal
 
 
 def _series(model: str, gpu: str):
