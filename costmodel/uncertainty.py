@@ -15,9 +15,12 @@ into ``costmodel/data/fitted_corrections.toml`` (``[band.<model>.<regime>]``):
   (:attr:`ErrorBand.sources`).
 
 The residuals come from the harder folds: each run predicted with its source, then its whole
-fabric family (the regime), then its whole op class left out of the fit; a regime resting on
-few sources S has its spread widened by 1 + 0.2/S^2 (docs/fidelity.md, "Error bands from the
-hardest honest split", which also reports the measured leave-one-source-out coverage).
+fabric family (the regime), then its whole op class left out of the fit. A regime resting on
+few sources S is widened by the spread between clusters those S cannot show: (z tau / S)^2
+added in quadrature to each side's log spread, tau the measured standard deviation of the
+sources' median errors within a regime (pooled over the regimes with >= 3 sources), z = 1.28
+(docs/fidelity.md, "Error bands from the hardest honest split", which also reports the
+measured leave-one-source-out coverage).
 
 Size classes: ``"ge1MiB"`` (from 1 MiB per rank up) and ``"lt1MiB"``. Regimes
 (:func:`regime`): one node over NVSwitch/NVLink, one node over PCIe, several nodes over
@@ -109,8 +112,9 @@ class ErrorBand:
     def sources(self) -> int:
         """How many independent sources (clusters, CV groups) the band rests on; 0 unmeasured.
 
-        Few sources widen the band (scripts/fit_corrections.py, ``band_of``: the spread is
-        multiplied by 1 + 0.2/sources^2), and the app and CLI show the count next to it.
+        Few sources widen the band (scripts/fit_corrections.py, ``band_of``: (z tau /
+        sources)^2 added in quadrature to the log spread, tau the measured spread between
+        sources), and the app and CLI show the count next to it.
 
         >>> ErrorBand("nccl", "r", True, 0.084, 0.9, 1.1, 3, 2, "").sources
         2

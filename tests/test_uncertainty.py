@@ -30,10 +30,11 @@ def test_bands_in_the_file_are_the_grouped_cv_residuals_recomputed():
     cover = fit.coverage(fit._residual_pool(runs, "nccl", hard))
     for reg, classes in cover.items():
         for sc, v in classes.items():
-            want = FITTED.coverage[reg][sc].get("measured", math.nan)
-            assert (math.isnan(v["measured"]) and math.isnan(want)) or v["measured"] == (
-                pytest.approx(want, abs=2e-4)
-            ), (reg, sc)
+            for key in ("measured", "measured_loro", "tau"):
+                want = FITTED.coverage[reg][sc].get(key, math.nan)
+                assert (math.isnan(v[key]) and math.isnan(want)) or v[key] == (
+                    pytest.approx(want, abs=2e-4)
+                ), (reg, sc, key)
     assert set(again) == set(FITTED.bands)
     for model, regs in again.items():
         assert set(regs) == set(FITTED.bands[model]), model
