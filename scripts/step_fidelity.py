@@ -305,8 +305,8 @@ def main() -> None:
         "The step band is the compute band times, beyond one node, the scaling band. The compute",
         "band is one band for every GPU family and precision: the 10th-90th percentile of the",
         "compute fit's grouped-CV errors, pooled (`scripts/fit_compute.py`, "
-        f"x{cfit['band_low']:.3f}-x{cfit['band_high']:.3f}). The scaling band is fitted here, on",
-        "the scaling rows. A cluster that is not in the data is a new (source, GPU type) group",
+        f"x{cfit['band_low']:.3f}-x{cfit['band_high']:.3f}).",
+        "The scaling band is fitted here, on the scaling rows. A cluster that is not in the data is a new (source, GPU type) group",
         "and sees bands fitted without it, so each row is checked against both bands fitted",
         "without the row's group (`costmodel.step_fidelity.band_coverage`: the measured",
         "coverage): the compute band as the compute fit without the group ships it (its grouped",
@@ -385,8 +385,9 @@ def main() -> None:
         "  one-node FSDP step equals it, and the engine carries it to the row's GPU count. The one",
         "  departure from the defaults: each row's compute fit leaves out the row's (source, GPU",
         "  type) group (`held_out`), so every error is a held-out error.",
-        "  Band: the compute fit's grouped-CV band (10th-90th percentile per GPU family",
-        f"  and precision), times the scaling path's ({band[0]:.3f}, {band[1]:.3f}) beyond one node.",
+        "  Band: the compute fit's grouped-CV band (10th-90th percentile pooled over GPU",
+        f"  families and precisions, ({cfit['band_low']:.3f}, {cfit['band_high']:.3f})), times "
+        f"the scaling path's ({band[0]:.3f}, {band[1]:.3f}) beyond one node.",
         "  This is the band every surface shows for a step (`costmodel.strategy.band`; the",
         "  scaling band is written to `costmodel/data/fitted_step_band.toml`), widened there to",
         "  the step with every collective at an end of its own error band where that is wider.",

@@ -181,6 +181,13 @@ def test_the_shipped_compute_band_is_pooled_and_held_out_by_its_fit(results):
     assert held[g] == compute_band(g) == compute_fit(h100, "bf16", held_out=g).band
     assert held[g] != pytest.approx(shipped, rel=1e-3)
     assert held["torchtitan/h200"] == shipped  # no row of it in the compute fit
+    # one band in the fit's file; each group the fit leaves out has the band of its own CV
+    doc = tomllib.loads(
+        (resources.files("costmodel.data") / "fitted_compute.toml").read_text("utf-8")
+    )
+    assert all("band_low" not in t for t in doc["fit"].values())
+    assert set(doc["cv_fit"]) == set(doc["cv_groups"])
+    assert all(compute_band(grp) != shipped for grp in doc["cv_fit"])
     with pytest.raises(ValueError, match="by: how='shipped' needs"):
         held_out_compute_bands(df, ab, by="source")
 
