@@ -54,6 +54,7 @@ __all__ = [
     "GPU_POWER_W",
     "ComputeFit",
     "achievable_efficiency",
+    "compute_band",
     "compute_fit",
     "datasheet_power_w",
     "ddp_step_overhead_s",
@@ -201,7 +202,7 @@ class ComputeFit:
 
     ``u`` = 1 / largest matmul efficiency, ``v`` = ``u h0`` [hidden units], ``w`` = 1 / attention
     efficiency; ``band`` = (low, high) multipliers of the predicted time that held 80% of the
-    grouped cross-validation errors.
+    grouped cross-validation errors, pooled over GPU families and precisions.
     """
 
     family: str
@@ -269,8 +270,9 @@ def compute_fit(gpu: Any, precision: str = "bf16", held_out: str | None = None) 
     """The fitted coefficients of a GPU preset and precision.
 
     ``held_out`` (a data group, ``"llm-foundry/a100-80gb"``) gives the coefficients fitted
-    without that group, as the grouped cross-validation scored them (the fidelity report uses
-    them so that no row is predicted by a fit that saw it). Raises ``ValueError`` naming the
+    without that group, as the grouped cross-validation scored them, and the band that fit
+    would ship (the grouped CV without the group; the fidelity report uses them so that no row
+    is predicted or banded by a fit that saw it). Raises ``ValueError`` naming the
     fitted families when the data has none for this one (no published single-node run on that
     GPU family: measure one node instead).
     """
@@ -295,9 +297,19 @@ def compute_fit(gpu: Any, precision: str = "bf16", held_out: str | None = None) 
     p8 = None if gpu.fp8_dense_flops is None else float(gpu.fp8_dense_flops)
     watts = gpu_power_w(gpu)  # its power limit, else datasheet (a clear error without one)
     u, v, w, m = _coefficients(held_out, watts, fam, p16, p8, precision)
-    return ComputeFit(
-        fam, precision, u, v, w, int(t["rows"]), (float(t["band_low"]), float(t["band_high"])), m
-    )
+    return ComputeFit(fam, precision, u, v, w, int(t["rows"]), compute_band(held_out), m)
+
+
+def compute_band(held_out: str | None = None) -> tuple[float, float]:
+    """The fitted efficiency's band: (low, high) multipliers of the predicted compute time that
+    held the 10th-90th percentile of the grouped cross-validation errors, one band for every
+    GPU family and precision (``scripts/fit_compute.py``: pooled, because a new cluster is a
+    new (source, GPU type) group and a family has one or two). ``held_out`` (a data group)
+    gives the band the fit without that group would ship (its grouped CV run without it); a
+    group not in the fit gets the shipped band."""
+    doc = _doc()
+    b = doc.get("cv_fit", {}).get(held_out, doc) if held_out is not None else doc
+    return float(b["band_low"]), float(b["band_high"])
 
 
 def token_time_s(

@@ -12,7 +12,8 @@ ranks they span, overlapped with compute at contention ``c``):
   engine's;
 * **absolute** (nothing measured): the fitted one-node efficiency (:mod:`costmodel.compute`)
   gives the one-node step, which calibrates the compute the same way, and the engine carries it
-  to the row's GPU count. The step band is the compute fit's grouped-CV band.
+  to the row's GPU count. The step band is the compute fit's grouped-CV band (pooled over GPU
+  families and precisions) and, beyond one node, the scaling band.
 
 The cluster of each GPU type is the preset closest to what the source states
 (:data:`CLUSTER_OF`); llm-foundry's A100 tables state 1600 Gb/s RoCE per node (8 x 200 Gb/s,
@@ -34,12 +35,13 @@ import numpy as np
 import pandas as pd
 
 from . import presets
-from .compute import compute_fit, gpu_family, micro_batch_compute_s
+from .compute import compute_band, compute_fit, gpu_family, micro_batch_compute_s
 from .steps_data import pure_dp_rows, row_gpu, row_power_limit_w
 from .strategy.band import step_time_band
 
 __all__ = [
     "CLUSTER_OF",
+    "COMPUTE_BAND_HOW",
     "SERIES_KEY",
     "MIN_FAMILY_BAND_ROWS",
     "SPLITS",
@@ -384,27 +386,42 @@ def held_out_scaling_bands(
 
 
 #: Fewest one-node rows a per-family compute band without a group is taken from
-#: (:func:`held_out_compute_bands`); below it, the band pooled over families.
+#: (:func:`held_out_compute_bands` ``how="step, per family"``); below it, the band pooled over
+#: families.
 MIN_FAMILY_BAND_ROWS = 5
+
+#: How :func:`held_out_compute_bands` makes a compute band without a key: the shipped
+#: construction, and the two built from the absolute path's one-node step errors that were
+#: measured against it.
+COMPUTE_BAND_HOW = ("shipped", "step, pooled", "step, per family")
 
 
 def held_out_compute_bands(
-    df: pd.DataFrame, rows: list[FidelityRow], by: str = "group", per_family: bool = False
+    df: pd.DataFrame, rows: list[FidelityRow], by: str = "group", how: str = "shipped"
 ) -> dict[str, tuple[float, float]]:
-    """A compute band fitted without each key of a split: key -> the 10th and 90th percentile
-    of observed / predicted step time [-] over the one-node rows of the other keys, pooled over
-    GPU families and precisions. ``rows`` are :func:`absolute_predictions`, whose compute fit
-    already left out each row's group, so these are held-out errors twice over (the fit and
-    the band both without the key).
+    """A compute band fitted without each key of a split: key -> (low, high) multipliers of
+    the predicted step time [-].
 
-    The shipped compute band is per family and precision
-    (:func:`costmodel.compute.compute_fit`); ``per_family`` (``by="group"`` only: a group is
-    one GPU family) takes the band from the other groups of the key's family alone, pooled
-    over families where those have fewer than :data:`MIN_FAMILY_BAND_ROWS` one-node rows (the
-    hopper rows are one group but for four rows)."""
-    if per_family and by != "group":
-        raise ValueError(f"by: per_family needs by='group', got {by!r}")
+    - ``"shipped"`` (``by="group"`` only: the compute fit leaves out groups): the band the
+      compute fit without the group ships (:func:`costmodel.compute.compute_band`: the
+      shipped rule, the 10th-90th percentile of the grouped-CV errors pooled over GPU families
+      and precisions, on the grouped CV run again without the group, so that no error in it
+      comes from a fit that saw the group). What a cluster not in the data is shown.
+    - ``"step, pooled"``: the 10th and 90th percentile of observed / predicted step time over
+      the one-node rows of the other keys, pooled over families and precisions. ``rows`` are
+      :func:`absolute_predictions`, whose compute fit already left out each row's group.
+    - ``"step, per family"`` (``by="group"`` only): the same from the other groups of the
+      key's GPU family alone, pooled over families where those have fewer than
+      :data:`MIN_FAMILY_BAND_ROWS` one-node rows (the hopper rows are one group but for four
+      rows): the construction of the per-family band shipped before, rejected.
+    """
+    if how not in COMPUTE_BAND_HOW:
+        raise ValueError(f"how: must be one of {', '.join(COMPUTE_BAND_HOW)}, got {how!r}")
+    if how != "step, pooled" and by != "group":
+        raise ValueError(f"by: how={how!r} needs by='group', got {by!r}")
     keys = split_of(df, by)
+    if how == "shipped":
+        return {k: compute_band(k) for k in sorted(set(keys))}
     fams = split_of(df, "family")
     obs = df.tokens_per_s_per_gpu
     one = [x for x in rows if not x.multi_node]
@@ -417,7 +434,7 @@ def held_out_compute_bands(
     for k in sorted(set(keys)):
         rest = [x for x in one if keys[x.index] != k]
         r = [x.predicted_tokens_per_s_per_gpu / obs[x.index] for x in rest]
-        if per_family:
+        if how == "step, per family":
             fam = fams[keys == k].iloc[0]
             same = [x for x in rest if fams[x.index] == fam]
             if len(same) >= MIN_FAMILY_BAND_ROWS:
@@ -432,16 +449,22 @@ def rebanded(
     scaling: tuple[float, float] | Mapping[str, tuple[float, float]],
     compute: Mapping[str, tuple[float, float]] | None = None,
     by: str = "group",
+    compute_of: Mapping[int, tuple[float, float]] | None = None,
 ) -> list[FidelityRow]:
     """The same predictions with another band: ``scaling`` one band, or one per key of the
     split ``by`` (:func:`held_out_scaling_bands`); ``compute`` one compute band per key
-    (:func:`held_out_compute_bands`; None: each row's own, the shipped one)."""
+    (:func:`held_out_compute_bands`), or ``compute_of`` one per row index (None: each row's
+    own, the shipped one)."""
     keys = split_of(df, by)
     out = []
     for x in rows:
         k = keys[x.index]
         s = scaling[k] if isinstance(scaling, Mapping) else scaling
-        c = x.compute_band if compute is None else compute[k]
+        c = x.compute_band
+        if compute is not None:
+            c = compute[k]
+        elif compute_of is not None:
+            c = compute_of[x.index]
         out.append(_banded(df.loc[x.index], x.index, x.step_s, c, x.multi_node, s))
     return out
 
@@ -452,30 +475,40 @@ def band_coverage(
     """Whether the step band holds each published row (bool per row, in the order of
     ``rows``) under each way of fitting it:
 
-    - ``"in-sample"``: the scaling band fitted on every scaling row (the shipped band);
-    - ``"group"``: the scaling band fitted without the row's (source, GPU type) group, as the
-      compute fit already is (the measured coverage: what a new cluster sees);
+    - ``"in-sample"``: both bands fitted on every row (the shipped bands as they are);
+    - ``"group"``: the scaling band and the compute band fitted without the row's (source, GPU
+      type) group (the compute band as shipped, :func:`held_out_compute_bands`; the compute
+      fit is already held out): the measured coverage, what a new cluster sees;
     - ``"source"`` / ``"family"``: the scaling band fitted without the row's whole source /
-      GPU family;
-    - ``"group, both"``: the compute band also without the row's group
-      (:func:`held_out_compute_bands`, pooled over families);
-    - ``"group, both, per family"``: the same with the compute band from the other groups of
-      the row's GPU family (the shipped compute band's construction, held out).
+      GPU family, the compute band without its group (the compute fit leaves out groups);
+    - ``"group, scaling only"``: the scaling band without the row's group, the compute band
+      fitted on every row;
+    - ``"group, step, pooled"`` / ``"group, step, per family"``: the scaling band without the
+      row's group and the compute band from the other groups' one-node step errors, pooled
+      over families / from the row's family (:func:`held_out_compute_bands`; the latter is
+      the per-family band's construction, rejected).
 
     ``rows`` are :func:`absolute_predictions`, ``predictions`` :func:`scaling_predictions`.
     """
     obs = df.tokens_per_s_per_gpu
+    grp = split_of(df, "group")
 
     def hit(rs: list[FidelityRow]) -> np.ndarray:
         return np.array([x.low <= obs[x.index] <= x.high for x in rs])
 
-    out = {"in-sample": hit(rebanded(df, rows, scaling_band(df, predictions)))}
-    for by in SPLITS:
-        out[by] = hit(rebanded(df, rows, held_out_scaling_bands(df, predictions, by), by=by))
+    shipped = held_out_compute_bands(df, rows)
+    by_row = {x.index: shipped[grp[x.index]] for x in rows}
     lgo = held_out_scaling_bands(df, predictions)
-    out["group, both"] = hit(rebanded(df, rows, lgo, held_out_compute_bands(df, rows)))
-    fam = held_out_compute_bands(df, rows, per_family=True)
-    out["group, both, per family"] = hit(rebanded(df, rows, lgo, fam))
+    out = {"in-sample": hit(rebanded(df, rows, scaling_band(df, predictions)))}
+    out["group"] = hit(rebanded(df, rows, lgo, shipped))
+    for by in SPLITS[1:]:
+        bands = held_out_scaling_bands(df, predictions, by)
+        out[by] = hit(rebanded(df, rows, bands, by=by, compute_of=by_row))
+    out["group, scaling only"] = hit(rebanded(df, rows, lgo))
+    for how in COMPUTE_BAND_HOW[1:]:
+        out[f"group, {how}"] = hit(
+            rebanded(df, rows, lgo, held_out_compute_bands(df, rows, how=how))
+        )
     return out
 
 

@@ -4,7 +4,8 @@ A step's time has three sources of error, and the band a user sees covers the on
 measured against published end-to-end runs (``docs/step-fidelity.md``, 317 rows):
 
 - the compute estimate: the fitted efficiency's band (``ComputeTime.band``, the multipliers of
-  the compute that held 80 % of its one-node grouped-CV errors, :func:`costmodel.compute.compute_fit`);
+  the compute that held 80 % of its one-node grouped-CV errors pooled over GPU families and
+  precisions, :func:`costmodel.compute.compute_band`);
 - beyond one node, the scaling path: the 10th and 90th percentiles of observed over predicted
   step time when the published one-node step is carried to the larger GPU counts
   (:func:`costmodel.step_fidelity.scaling_band`, written to
@@ -12,17 +13,19 @@ measured against published end-to-end runs (``docs/step-fidelity.md``, 317 rows)
 - the collectives: the step recomputed with every collective at the fast and at the slow end
   of its own error band (the step engine's ``band_step_s``).
 
-Their product covered 81 % of the published rows with the scaling band fitted without each
-row's (source, GPU type) group, as the compute band already is (the report's "step band covers,
-held out"; :func:`costmodel.step_fidelity.band_coverage`), 78 % with it fitted without the
-row's whole source, and 78 % with the compute band also fitted without the row's group (pooled
-over GPU families; 55 % per family, the gap: an A100 group's band from the other A100 group
-alone). Rule: the shipped scaling band is the 10th-90th percentile of all scaling rows while
+Their product covered 79 % of the published rows with both bands fitted without each row's
+(source, GPU type) group (the compute band as the compute fit without the group ships it; the
+report's "step band covers, held out"; :func:`costmodel.step_fidelity.band_coverage`), 81 %
+in-sample, 79 % with the scaling band fitted without the row's whole source. The compute band
+is one band pooled over GPU families and precisions (``scripts/fit_compute.py``): a family has
+one or two groups, and the per-family band it replaced covered 55 % held out. Rule: the
+shipped scaling band is the 10th-90th percentile of all scaling rows while
 its coverage fitted without the row's group, source or GPU family stays in 75-85 %; else it is
 to be taken from the hardest of those splits' held-out errors. The collectives' band
 is then folded in as an outer envelope, so the band shown is never narrower than what was
 checked. Before this module, the band shown was the collectives' alone (a 70B
-FSDP step of 5.78 s shown as 5.78-5.79 s, against a compute band of x0.90-x1.16).
+FSDP step of 5.78 s shown as 5.78-5.79 s, against the then per-family compute band of
+x0.90-x1.16 on Hopper).
 """
 
 from __future__ import annotations
