@@ -802,8 +802,9 @@ def _step_on_cluster(
             typer.echo(_fit_text(fa_all))
         typer.echo(_advice_table(ranked))
         return
-    s = strategy_step(
-        p,
+    # one set of arguments for the step and for what makes it fit, so that the suggestions'
+    # base is the step shown (an hsdp group or --no-reshard dropped there priced another layout)
+    layout_kw: dict[str, Any] = dict(
         cluster=c,
         nodes=nodes,
         strategy=st,
@@ -811,11 +812,12 @@ def _step_on_cluster(
         reshard_after_forward=reshard,
         **common,
     )
+    s = strategy_step(p, **layout_kw)
     data = {"params": s.memory.base.model_state_bytes and (p or None), "arch": arch, **s.as_dict()}
     data["params"] = float(p) if p is not None else None
     fa = None
     if not s.fits:
-        fa = fit_suggestions(p, cluster=c, nodes=nodes, strategy=st, **{**common, "band": False})
+        fa = fit_suggestions(p, **{**layout_kw, "band": False})
         data["fit_suggestions"] = fa.as_dict()
     if as_json:
         data["timeline"] = _jsonable(list(s.timeline))
