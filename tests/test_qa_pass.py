@@ -50,3 +50,48 @@ def test_step_says_what_makes_the_step_shown_fit_not_another_layout(extra, label
     text = run(*STEP_70B, *extra).stdout
     header = text.splitlines()[0]
     assert header.startswith("DOES NOT FIT") and f"({label})" in header, header
+
+
+# --- collective: an option of the other form is refused, not silently ignored -----------------
+COLL_LINK = ("collective", "all_reduce", "--size", "14GB", "--ranks", "64", "--bandwidth", "50GB/s")
+COLL_CLUSTER = ("collective", "all_reduce", "--size", "14GB", "--cluster", "dgx-h100", "--nodes",
+                "8")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [((*COLL_CLUSTER, "--latency", "5us"), "--latency"),
+     ((*COLL_CLUSTER, "--gamma", "1e-12"), "--gamma"),
+     ((*COLL_CLUSTER, "--algorithm", "all", "--latency", "5us"), "--latency"),
+     ((*COLL_LINK, "--model", "lesson"), "--model"),
+     (("collective", "all_reduce", "--size", "14GB", "--ranks", "64", "--bandwidth", "50GB/s",
+       "--nodes", "8"), "--nodes"),
+     ((*COLL_LINK, "--gpus-per-node", "4"), "--gpus-per-node")],
+)  # fmt: skip
+def test_collective_refuses_an_option_its_form_would_ignore(args, field):
+    """`collective --cluster dgx-h100 --latency 5us` printed the preset's answer as if no
+    latency had been given; `--ranks/--bandwidth --model lesson` answered with the textbook."""
+    line = one_line_error(run(*args), field)
+    assert line.startswith(f"costmodel: error: {field}: an option of the collective")
+
+
+def test_collective_over_a_link_still_takes_latency_and_gamma():
+    base = json.loads(run(*COLL_LINK, "--json").stdout)["results"][0]["time_s"]
+    slow = json.loads(run(*COLL_LINK, "--latency", "5us", "--json").stdout)["results"][0]
+    assert slow["time_s"] == pytest.approx(base + 2 * 63 * 5e-6, rel=1e-9)  # 2(N-1) alpha
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [(("collective", "all_reduce", "--size", "14GB", "--ranks", "64", "--bandwidth", "50"),
+      "--bandwidth: must be a per-direction rate in 1 MB/s..1 PB/s"),
+     (("collective", "all_reduce", "--size", "14GB", "--ranks", "64", "--bandwidth", "1e40GB/s"),
+      "--bandwidth: must be"),
+     ((*COLL_LINK, "--latency", "1e9s"), "--latency: must be a latency in 0..1 s"),
+     (("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64", "--bandwidth",
+       "50"), "--bandwidth: must be")],
+)  # fmt: skip
+def test_a_link_rate_or_latency_outside_any_real_link_is_refused(args, field):
+    """A bare `--bandwidth 50` (meant as 50 GB/s) was 50 B/s and answered 5.51e+08 s; a
+    `--latency 1e9s` answered 1.26e+11 s. Both are typos, not links: exit 2 naming the range."""
+    one_line_error(run(*args), field)
