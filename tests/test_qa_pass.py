@@ -95,3 +95,30 @@ def test_a_link_rate_or_latency_outside_any_real_link_is_refused(args, field):
     """A bare `--bandwidth 50` (meant as 50 GB/s) was 50 B/s and answered 5.51e+08 s; a
     `--latency 1e9s` answered 1.26e+11 s. Both are typos, not links: exit 2 naming the range."""
     one_line_error(run(*args), field)
+
+
+def test_python_dash_m_costmodel_runs_the_cli():
+    """`python -m costmodel ...` (what a user without the script on PATH types) said "No module
+    named costmodel.__main__"; only `python -m costmodel.cli` worked."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run(
+        [sys.executable, "-m", "costmodel", "batch", "--local", "4", "--ranks", "64",
+         "--global-batch", "8192", "--json"],
+        capture_output=True, text=True, cwd=root, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["accumulation"] == 32
+
+
+def test_the_sweep_rate_says_a_slow_sweep_s_rate_not_zero():
+    """A one-row step sweep in 2 s printed "wrote 1 rows ... (0 rows/s)"."""
+    from costmodel.cli.comm import _rate_text, _rows_text
+
+    assert _rate_text(1, 2.03) == " (0.493 rows/s)"
+    assert _rate_text(4123, 0.99) == " (4,165 rows/s)"
+    assert _rate_text(5, 0.0) == ""  # too fast to time: no "inf rows/s"
+    assert (_rows_text(1), _rows_text(4123)) == ("1 row", "4,123 rows")

@@ -444,11 +444,23 @@ def sweep(
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return
-    rate = summary.rows / summary.seconds if summary.seconds > 0 else float("inf")
     typer.echo(
-        f"wrote {summary.rows} rows to {summary.path} ({summary.format}) in "
-        f"{summary.seconds:.2f} s ({rate:,.0f} rows/s)"
+        f"wrote {_rows_text(summary.rows)} to {summary.path} ({summary.format}) in "
+        f"{summary.seconds:.2f} s{_rate_text(summary.rows, summary.seconds)}"
     )
+
+
+def _rows_text(rows: int) -> str:
+    return f"{rows:,} row" + ("" if rows == 1 else "s")
+
+
+def _rate_text(rows: int, seconds: float) -> str:
+    """`` (4,182 rows/s)``; three significant digits below 100 (a step sweep's 0.49 rows/s
+    read "0 rows/s"); nothing when the time is too short to measure (not "inf rows/s")."""
+    if not seconds > 0:
+        return ""
+    rate = rows / seconds
+    return f" ({rate:,.0f} rows/s)" if rate >= 100 else f" ({rate:.3g} rows/s)"
 
 
 def _sweep_dask(
