@@ -35,6 +35,7 @@ gradients are the smallest change that flips it (as the lesson says):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import weakref
 from collections.abc import Callable
@@ -1088,7 +1089,7 @@ class ScenarioResult(BaseModel):
 
         s = self.scenario
         measured = measured_step_time_s is not None
-        return training_cost(
+        cost = training_cost(
             tokens,
             steps=steps,
             tokens_per_step=float(self.tokens_per_step),
@@ -1108,6 +1109,11 @@ class ScenarioResult(BaseModel):
                 None if measured else (float(self.step_time_lo_s), float(self.step_time_hi_s))
             ),
         )
+        if self.fits:
+            return cost
+        # a cost of a setup that cannot run is never handed out without saying so
+        warning = next((n for n in self.notes if n.startswith("DOES NOT FIT")), "DOES NOT FIT")
+        return dataclasses.replace(cost, fit_warning=warning)
 
     def compare(self, other: ScenarioResult) -> list[dict[str, Any]]:
         """This result (A) and ``other`` (B) side by side, see :func:`compare`."""

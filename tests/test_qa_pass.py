@@ -122,3 +122,18 @@ def test_the_sweep_rate_says_a_slow_sweep_s_rate_not_zero():
     assert _rate_text(4123, 0.99) == " (4,165 rows/s)"
     assert _rate_text(5, 0.0) == ""  # too fast to time: no "inf rows/s"
     assert (_rows_text(1), _rows_text(4123)) == ("1 row", "4,123 rows")
+
+
+def test_a_cost_of_a_setup_that_does_not_fit_says_so():
+    """`Scenario(arch="llama-2-7b", nodes=8).evaluate().training_cost(2e12, price=...)` (the
+    README's example) handed out $474k for plain DDP at 142 GB per 85.5 GB card with nothing
+    in the cost saying it cannot run; the CLI printed a warning, the API object did not."""
+    import costmodel as cm
+
+    ddp = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8).evaluate()
+    cost = ddp.training_cost(2e12, price="aws-p5-on-demand")
+    assert not ddp.fits
+    assert cost.fit_warning.startswith("DOES NOT FIT: 142 GB per GPU > 85.5 GB (ddp)")
+    assert cost.as_dict()["fit_warning"] == cost.fit_warning  # JSON (`train --json`) too
+    fsdp = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8, strategy="fsdp").evaluate()
+    assert fsdp.fits and fsdp.training_cost(2e12, price="aws-p5-on-demand").fit_warning == ""
