@@ -1036,7 +1036,7 @@ def scenario(
         costmodel scenario --arch llama-2-7b --cluster dgx-h100 --nodes 8 --recompute full
 
     \b
-        costmodel scenario --arch llama-3.1-70b --nodes 8 --zero 3 --vs 'cluster=dgx-a100'
+        costmodel scenario --arch llama-3.1-70b --nodes 8 --zero 3 --recompute full --vs 'cluster=dgx-a100'
 
     \b
         costmodel scenario --arch llama-2-7b --nodes 8 --zero 1 --tokens 2T --price aws-p5-on-demand --vs 'cluster=dgx-b200' --price-b lambda-b200-on-demand
