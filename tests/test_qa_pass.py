@@ -137,3 +137,14 @@ def test_a_cost_of_a_setup_that_does_not_fit_says_so():
     assert cost.as_dict()["fit_warning"] == cost.fit_warning  # JSON (`train --json`) too
     fsdp = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8, strategy="fsdp").evaluate()
     assert fsdp.fits and fsdp.training_cost(2e12, price="aws-p5-on-demand").fit_warning == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "where"),
+    [("aws-p5-on-demand", "is a price preset"), ("llama-2-7b", "is an architecture preset")],
+)
+def test_presets_show_of_a_price_or_architecture_says_where_it_lives(name, where):
+    """`presets show aws-p5-on-demand` (a name `costmodel archs` prints) said "unknown preset;
+    closest: aws-p4de, aws-p5", pointing at a cluster instead of the price."""
+    one_line_error(run("presets", "show", name), f"name: {name!r} {where}", "costmodel archs")
+    assert run("presets", "show", "dgx-h100").exit_code == 0
