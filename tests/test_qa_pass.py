@@ -148,3 +148,16 @@ def test_presets_show_of_a_price_or_architecture_says_where_it_lives(name, where
     closest: aws-p4de, aws-p5", pointing at a cluster instead of the price."""
     one_line_error(run("presets", "show", name), f"name: {name!r} {where}", "costmodel archs")
     assert run("presets", "show", "dgx-h100").exit_code == 0
+
+
+def test_a_gpu_without_bf16_is_not_labelled_bf16():
+    """A V100 step said "default MFU 0.40 (no fitted efficiency for volta/bf16)": Volta has no
+    bf16 at all; the step is priced at its fp16 peak, and the label now says so."""
+    import costmodel as cm
+
+    s = cm.strategy_step(arch="llama-3.1-8b", cluster="dgx1-v100", nodes=1, strategy="fsdp",
+                         recompute="full")  # fmt: skip
+    assert "volta/bf16" not in s.compute_label
+    assert "volta/fp16" in s.compute_label and "has no bf16" in s.compute_label
+    h100 = cm.strategy_step(arch="llama-3.1-8b", cluster="dgx-b200", nodes=1, strategy="fsdp")
+    assert "blackwell/bf16" in h100.compute_label  # a GPU with bf16 keeps its label
