@@ -161,3 +161,30 @@ def test_a_gpu_without_bf16_is_not_labelled_bf16():
     assert "volta/fp16" in s.compute_label and "has no bf16" in s.compute_label
     h100 = cm.strategy_step(arch="llama-3.1-8b", cluster="dgx-b200", nodes=1, strategy="fsdp")
     assert "blackwell/bf16" in h100.compute_label  # a GPU with bf16 keeps its label
+
+
+def test_same_gpu_at_two_node_counts_is_judged_under_the_scaling_band():
+    """`scenario --arch llama-2-7b --nodes 8 --strategy fsdp --vs nodes=16` said "faster step:
+    A (B is 2% slower; expected error +/-0.89%)": a 2 % ratio between two node counts is inside
+    the scaling path's own measured band (x0.964-1.032), so no winner may be named."""
+    import costmodel as cm
+    from costmodel.strategy.band import scaling_band
+    from costmodel.verdict import decide_scenarios
+
+    a = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8, strategy="fsdp")
+    ra = a.evaluate(scaling=False, flips=False)
+    rb = a.with_changes("nodes=16").evaluate(scaling=False, flips=False)
+    v = decide_scenarios(ra, rb)
+    lo, hi = scaling_band()
+    assert v.half_width >= max(1 - lo, hi - 1)
+    assert abs(rb.step_time_s / ra.step_time_s - 1) < max(1 - lo, hi - 1)  # the case asked
+    assert v.winner is None and "within the expected error" in v.text()
+    from costmodel.scenario import compare_summary
+
+    # tokens/s per GPU carries the step's error: no "A does more tokens/s per GPU" either
+    assert "tokens/s per GPU within the expected error" in compare_summary(ra, rb)
+    from costmodel.verdict import _scaling_half_width
+
+    zero1 = a.with_changes("strategy=zero1").evaluate(scaling=False, flips=False)
+    assert _scaling_half_width(ra, zero1) == 0.0  # one node count: no scaling band added
+    assert _scaling_half_width(ra, rb) == pytest.approx(max(1 - lo, hi - 1))
