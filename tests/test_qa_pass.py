@@ -188,3 +188,24 @@ def test_same_gpu_at_two_node_counts_is_judged_under_the_scaling_band():
     zero1 = a.with_changes("strategy=zero1").evaluate(scaling=False, flips=False)
     assert _scaling_half_width(ra, zero1) == 0.0  # one node count: no scaling band added
     assert _scaling_half_width(ra, rb) == pytest.approx(max(1 - lo, hi - 1))
+
+
+def test_a_model_folder_is_read_through_its_config_json(tmp_path):
+    """`--arch path/to/model-folder` (how Hugging Face saves a model) said "unknown architecture
+    '...'; allowed: deepseek-v3, ...", listing presets for what is plainly a path."""
+    import costmodel as cm
+
+    folder = "tests/data/hf_configs/mistral-7b"
+    assert cm.load_arch(folder).params == cm.load_arch(f"{folder}/config.json").params
+    r = run("memory", "--arch", folder, "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["params"] == 7_241_732_096
+    one_line_error(run("memory", "--arch", str(tmp_path)), "is a folder with no config.json")
+    (tmp_path / "weights.bin").write_bytes(b"\0\1")
+    one_line_error(run("memory", "--arch", str(tmp_path / "weights.bin")), "is not a .json file")
+
+
+@pytest.mark.parametrize("command", ["memory", "step", "scenario", "train"])
+def test_arch_help_says_a_config_json_is_accepted(command):
+    """The README's `--arch path/config.json` was in no `--help` text."""
+    text = " ".join(run(command, "--help").stdout.split())
+    assert "config.json" in text

@@ -138,7 +138,8 @@ def memory(
         typer.Option(
             "--arch",
             "--model",
-            help="Architecture preset, e.g. llama-3.1-70b (see `costmodel archs`): gives the "
+            help="Architecture preset, e.g. llama-3.1-70b (see `costmodel archs`), or your model's "
+            "Hugging Face config.json (or its folder): gives the "
             "parameters and the activations.",
         ),
     ] = None,
@@ -482,7 +483,10 @@ def step(
     params: _ParamsOpt = None,
     arch: Annotated[
         str | None,
-        typer.Option(help="Architecture preset: its parameters and real tensor list (buckets)."),
+        typer.Option(
+            help="Architecture preset, or your model's Hugging Face config.json (or its "
+            "folder): its parameters and real tensor list (buckets)."
+        ),
     ] = None,
     compute_time: Annotated[
         str | None,
@@ -903,7 +907,8 @@ def _advice_table(rows: list[dict[str, Any]]) -> str:
 _ArchOpt = Annotated[
     str | None,
     typer.Option(
-        help="Architecture preset (`costmodel archs`): parameters, tensors, activations, FLOPs."
+        help="Architecture preset (`costmodel archs`), or your model's Hugging Face config.json "
+        "(or its folder): parameters, tensors, activations, FLOPs."
     ),
 ]
 
