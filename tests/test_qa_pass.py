@@ -209,3 +209,14 @@ def test_arch_help_says_a_config_json_is_accepted(command):
     """The README's `--arch path/config.json` was in no `--help` text."""
     text = " ".join(run(command, "--help").stdout.split())
     assert "config.json" in text
+
+
+def test_train_with_a_measured_step_does_not_show_the_unused_compute_estimate():
+    """`train --step-time 600ms` printed "compute source  fitted efficiency hopper/bf16 ..."
+    beside a step that was measured, not predicted from that compute."""
+    base = ("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--nodes", "8", "--strategy",
+            "fsdp")  # fmt: skip
+    measured = run(*base, "--step-time", "600ms").stdout
+    assert "not used (the step time is measured)" in measured
+    assert "fitted efficiency" not in measured
+    assert "fitted efficiency hopper/bf16" in run(*base).stdout

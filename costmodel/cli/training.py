@@ -1356,7 +1356,11 @@ def train(
         ("steps", f"{cost.steps:,}"),
         ("tokens per step", units.format_count(cost.tokens_per_step)),
         (f"step time ({cost.step_time_source})", units.format_duration(cost.step_time_s)),
-        ("compute source", result.compute_label),
+        # a measured step replaces the predicted one whole: its compute estimate was not used
+        (
+            "compute source",
+            "not used (the step time is measured)" if measured else result.compute_label,
+        ),
         ("GPUs", str(cost.ranks)),
         ("wall clock", f"{cost.wall_days:,.1f} days" + _band_text(cost.wall_days_band, "{:,.1f}")),
         ("GPU-hours", f"{cost.gpu_hours:,.0f}" + _band_text(cost.gpu_hours_band, "{:,.0f}")),
