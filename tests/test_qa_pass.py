@@ -220,3 +220,17 @@ def test_train_with_a_measured_step_does_not_show_the_unused_compute_estimate():
     assert "not used (the step time is measured)" in measured
     assert "fitted efficiency" not in measured
     assert "fitted efficiency hopper/bf16" in run(*base).stdout
+
+
+def test_scenario_cost_of_one_configuration_has_no_a_column():
+    """`scenario --tokens 15T --price P` without --vs headed its cost table "A" and wrote
+    "price A: ...", naming a side of a comparison that was not asked."""
+    base = ("scenario", "--arch", "llama-3.1-8b", "--nodes", "8", "--strategy", "fsdp", "--tokens",
+            "15T", "--price", "aws-p5-on-demand")  # fmt: skip
+    one = run(*base).stdout
+    assert "\nprice: aws-p5-on-demand" in one and "price A:" not in one
+    assert [ln for ln in one.splitlines() if ln.startswith("time and cost to train")] == [
+        "time and cost to train"
+    ]
+    two = run(*base, "--vs", "nodes=16").stdout
+    assert "price A: aws-p5-on-demand" in two and "price B: aws-p5-on-demand" in two

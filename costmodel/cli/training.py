@@ -1141,7 +1141,8 @@ def _side_costs(
 def _cost_text(costs: dict[str, Any]) -> str:
     """The time-and-cost rows of one or two sides, with each price's date."""
     sides = [k for k in ("A", "B") if k in costs]
-    rows = [("time and cost to train", *sides)]
+    two = len(sides) > 1  # one configuration: no "A" that names a comparison there is not
+    rows = [("time and cost to train", *(sides if two else [""]))]
 
     def money(c: Any) -> str:
         if c.cost_usd is None:
@@ -1175,9 +1176,9 @@ def _cost_text(costs: dict[str, Any]) -> str:
     for k in sides:
         c = costs[k]
         if c.price_note and c.price_date:
-            lines.append(f"price {k}: {c.price_note}")
+            lines.append(f"price{' ' + k if two else ''}: {c.price_note}")
         if c.price_warning:
-            lines.append(f"warning ({k}): {c.price_warning}")
+            lines.append(f"warning{f' ({k})' if two else ''}: {c.price_warning}")
     if "B_price" in costs:
         lines.append(f"note: {costs['B_price']}")
     return "\n".join(lines)
