@@ -234,3 +234,13 @@ def test_scenario_cost_of_one_configuration_has_no_a_column():
     ]
     two = run(*base, "--vs", "nodes=16").stdout
     assert "price A: aws-p5-on-demand" in two and "price B: aws-p5-on-demand" in two
+
+
+def test_a_wrong_price_for_b_names_price_b():
+    """`scenario ... --vs cluster=dgx-b200 --price-b aws-p5-on-demand` said "price: ... not for
+    this cluster's GPU b200", naming A's option and "this cluster" for B's price."""
+    base = ("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--strategy", "fsdp", "--tokens",
+            "2T", "--vs", "cluster=dgx-b200")  # fmt: skip
+    one_line_error(run(*base, "--price-b", "aws-p5-on-demand"),
+                   "--price-b: aws-p5-on-demand is a price for h100-sxm, not for B's GPU b200")  # fmt: skip
+    one_line_error(run(*base, "--usd-per-gpu-hour-b", "0"), "--usd-per-gpu-hour-b: must be")

@@ -1125,7 +1125,17 @@ def _side_costs(
     gpu_b = b.scenario._validated_cluster().gpu.name
     if price_b is None and usd_b is None and gpu_a == gpu_b:
         price_b, usd_b = price, usd
-    out["B"] = b.training_cost(d, usd_per_gpu_hour=usd_b, price=price_b)
+    try:
+        out["B"] = b.training_cost(d, usd_per_gpu_hour=usd_b, price=price_b)
+    except ValueError as exc:  # B's price is --price-b's: name the option the user typed
+        msg = str(exc)
+        for field, option in (("usd_per_gpu_hour, price:", "--price-b, --usd-per-gpu-hour-b:"),
+                              ("usd_per_gpu_hour:", "--usd-per-gpu-hour-b:"),
+                              ("price:", "--price-b:")):  # fmt: skip
+            if msg.startswith(field):
+                msg = option + msg[len(field) :]
+                break
+        raise ValueError(msg.replace("this cluster's GPU", "B's GPU")) from None
     if out["B"].cost_usd is None and (price is not None or usd is not None):
         from ..training import prices_for_gpu
 
