@@ -244,3 +244,12 @@ def test_a_wrong_price_for_b_names_price_b():
     one_line_error(run(*base, "--price-b", "aws-p5-on-demand"),
                    "--price-b: aws-p5-on-demand is a price for h100-sxm, not for B's GPU b200")  # fmt: skip
     one_line_error(run(*base, "--usd-per-gpu-hour-b", "0"), "--usd-per-gpu-hour-b: must be")
+
+
+def test_scenario_fit_is_never_silently_ignored():
+    """`scenario --fit` on a setup that fits printed nothing about fitting, and with --vs the
+    option was dropped without a word."""
+    base = ("scenario", "--arch", "llama-3.1-8b", "--nodes", "8", "--strategy", "fsdp", "--fit")
+    out = run(*base).stdout.strip().splitlines()
+    assert out[-1] == "fits: 29.2 GB of 85.5 GB per GPU: nothing to change"
+    one_line_error(run(*base, "--vs", "nodes=2"), "--fit: lists what makes one configuration fit")

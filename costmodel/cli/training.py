@@ -1046,6 +1046,11 @@ def scenario(
     \b
         costmodel scenario --arch llama-2-7b --nodes 8 --zero 1 --tokens 2T --price aws-p5-on-demand --vs 'cluster=dgx-b200' --price-b lambda-b200-on-demand
     """
+    if fit and vs is not None:
+        raise ValueError(
+            "--fit: lists what makes one configuration fit; with --vs each side's header says "
+            "whether it fits (run --fit on each side alone)"
+        )
     a = _scenario_from_options(locals())
     b = a.with_changes(vs) if vs is not None else None
     result = a.evaluate(scaling=b is None, flips=b is None)
@@ -1089,6 +1094,8 @@ def scenario(
             typer.echo(_fit_text(fa))
             text = text.split("\n", 1)[1]  # its first line is the same warning
         typer.echo(text)
+        if fa is not None and fa.fits:  # --fit asked: say so rather than print nothing
+            typer.echo(f"{_fit_text(fa)}: nothing to change")
     else:
         typer.echo(_comparison_text(result, other, vs or ""))
     if costs:
