@@ -253,3 +253,39 @@ def test_scenario_fit_is_never_silently_ignored():
     out = run(*base).stdout.strip().splitlines()
     assert out[-1] == "fits: 29.2 GB of 85.5 GB per GPU: nothing to change"
     one_line_error(run(*base, "--vs", "nodes=2"), "--fit: lists what makes one configuration fit")
+
+
+# --- README figures quoted in prose: what the code prints today ------------------------------
+def _readme() -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_quoted_figures_match_the_code():
+    """Figures the README quoted that had gone stale: 14 architectures (25 ship), the 70B
+    ZeRO-3 total "111 GB" (the activations alone; the total is 129 GB) and "25 GB" with full
+    recompute (27 GB), and the 1 GB lesson-vs-realistic "4.2 ms ... 8.9x"."""
+    import re
+
+    import costmodel as cm
+
+    text = _readme()
+    n = int(re.search(r"cm\.arch_names\(\) lists all (\d+)", text)[1])
+    assert n == len(cm.arch_names())
+    m = re.search(
+        r"m\.total_bytes, m\.activations_note  # (\d+) GB \((\d+) GB activations\); "
+        r'recompute="full": (\d+) GB',
+        text,
+    )
+    mem = cm.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64)
+    full = cm.training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64, recompute="full")
+    got = (mem.total_bytes, mem.activations_bytes, full.total_bytes)
+    assert tuple(int(x) for x in m.groups()) == tuple(round(x / 1e9) for x in got)
+    m = re.search(r"and (\d+\.\d) ms realistically \(`costmodel predict\n--compare-models`\): "
+                  r"(\d+\.\d)x", text)  # fmt: skip
+    nccl = float(cm.predict_collective("all_reduce", 1e9, "dgx-h100", nodes=2).time_s)
+    lesson = float(
+        cm.predict_collective("all_reduce", 1e9, "dgx-h100", nodes=2, model="lesson").time_s
+    )
+    assert (float(m[1]), float(m[2])) == (round(nccl * 1e3, 1), round(lesson / nccl, 1))
