@@ -289,3 +289,19 @@ def test_readme_quoted_figures_match_the_code():
         cm.predict_collective("all_reduce", 1e9, "dgx-h100", nodes=2, model="lesson").time_s
     )
     assert (float(m[1]), float(m[2])) == (round(nccl * 1e3, 1), round(lesson / nccl, 1))
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "b", "e"),
+    [("1.5GB", "16TB", "1500000000", "16000000000000"),  # nccl-tests read these as 1 B, 16 B
+     ("1e3", "1GB", "1000", "1000000000"),  # 1 B; 1 GiB to nccl-tests, 1e9 to our checks
+     (8, "8GiB", "8", "8589934592")],  # the default: the same run as nccl-tests' own -e 8G
+)  # fmt: skip
+def test_nccl_tests_sizes_are_handed_over_as_the_bytes_we_checked(low, high, b, e):
+    """`validate nccl-tests run -b 1.5GB` passed '1.5GB' verbatim: nccl-tests parses
+    `%zu%[kmgKMG]`, so it ran from 1 B (and '16TB' ended at 16 B, '1e9' at 1 B) after our own
+    checks had read 1.5e9."""
+    from costmodel.validation.runner import plan_sweep
+
+    argv = plan_sweep(["all_reduce"], min_bytes=low, max_bytes=high, build_dir="/b")[0].argv
+    assert argv[argv.index("-b") + 1] == b and argv[argv.index("-e") + 1] == e

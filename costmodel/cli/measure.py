@@ -47,11 +47,22 @@ def nccl_tests_run(
         Path | None, typer.Option(help="nccl-tests build folder (or $NCCL_TESTS_BUILD, or $PATH).")
     ] = None,
     min_bytes: Annotated[
-        str, typer.Option("--min-bytes", "-b", help="Smallest message (nccl-tests -b): 8, 1KiB.")
+        str,
+        typer.Option(
+            "--min-bytes",
+            "-b",
+            help="Smallest message (nccl-tests -b): 8, 1KiB; passed to nccl-tests in bytes.",
+        ),
     ] = "8",
     max_bytes: Annotated[
-        str, typer.Option("--max-bytes", "-e", help="Largest message (nccl-tests -e): 8G.")
-    ] = "8G",
+        str,
+        typer.Option(
+            "--max-bytes",
+            "-e",
+            help="Largest message (nccl-tests -e): 8GiB (= 8 x 2^30; 8GB is 8e9); passed to "
+            "nccl-tests in bytes.",
+        ),
+    ] = "8GiB",
     step_factor: Annotated[
         int,
         typer.Option(
