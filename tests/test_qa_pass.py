@@ -305,3 +305,14 @@ def test_nccl_tests_sizes_are_handed_over_as_the_bytes_we_checked(low, high, b, 
 
     argv = plan_sweep(["all_reduce"], min_bytes=low, max_bytes=high, build_dir="/b")[0].argv
     assert argv[argv.index("-b") + 1] == b and argv[argv.index("-e") + 1] == e
+
+
+@pytest.mark.parametrize("extra", [("--group-size", "8"), ("--no-reshard",)])
+def test_step_strategy_all_refuses_one_layout_s_option(extra):
+    """`step --strategy all --group-size 8` (or --no-reshard) printed the whole ranking as if
+    the option had not been given."""
+    one_line_error(
+        run("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--nodes", "2",
+            "--strategy", "all", *extra),
+        f"{extra[0] if extra[0] == '--group-size' else '--reshard/--no-reshard'}: --strategy all",
+    )  # fmt: skip

@@ -780,6 +780,14 @@ def _step_on_cluster(
         comm_contention=contention,
     )
     if st == "all":
+        # the advisor ranks every hsdp group and fsdp with and without resharding: one of them
+        # given here would be silently ignored
+        for name, value in (("--group-size", group_size), ("--reshard/--no-reshard", reshard)):
+            if value is not None:
+                raise ValueError(
+                    f"{name}: --strategy all ranks every hsdp group that divides the ranks and "
+                    "fsdp with and without resharding; give --strategy hsdp or fsdp for one"
+                )
         adv = advise(p, cluster=c, nodes=nodes, **common)
         ranked = adv.rows()
         fa_all = None
