@@ -316,3 +316,20 @@ def test_step_strategy_all_refuses_one_layout_s_option(extra):
             "--strategy", "all", *extra),
         f"{extra[0] if extra[0] == '--group-size' else '--reshard/--no-reshard'}: --strategy all",
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [(("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--strategy", "fsdp",
+       "--compute-time", "400ms", "--mfu", "0.5"), "--mfu: not with --compute-time"),
+     (("scenario", "--arch", "llama-3.1-8b", "--compute-time", "400ms", "--mfu", "0.5"),
+      "--mfu: not with --compute-time"),
+     (("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--step-time", "400ms", "--mfu",
+       "0.5"), "--mfu: not with --step-time"),
+     (("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--step-time", "400ms",
+       "--compute-time", "300ms"), "--compute-time: not with --step-time")],
+)  # fmt: skip
+def test_a_second_compute_input_is_refused_not_ignored(args, field):
+    """`step --compute-time 400ms --mfu 0.5` (and scenario/train, and train --step-time with
+    --mfu or --compute-time) answered with the measured time and dropped the other silently."""
+    one_line_error(run(*args), field)

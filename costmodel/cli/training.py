@@ -580,6 +580,7 @@ def step(
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
     c_ = _contention(contention)
+    _one_compute(mfu, compute_time)
     if compute_time is not None and tokens_per_gpu is not None:
         raise ValueError("give --compute-time or --tokens-per-gpu (with --mfu), not both")
     p_given = units.parse_count(params, name="--params") if params is not None else None
@@ -926,6 +927,22 @@ def _bucket_bytes(bucket: str | None) -> int | None:
     return None if bucket is None else units.parse_bytes(bucket, name="--bucket")
 
 
+def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
+    """A measured step replaces the compute, and a measured compute the MFU: a second one given
+    beside it would be silently ignored, so it is refused (the CLI's rule for options)."""
+    if step_time is not None and (mfu is not None or compute_time is not None):
+        given = "--mfu" if mfu is not None else "--compute-time"
+        raise ValueError(
+            f"{given}: not with --step-time (a measured step replaces the predicted compute); "
+            "give one of them"
+        )
+    if mfu is not None and compute_time is not None:
+        raise ValueError(
+            "--mfu: not with --compute-time (a measured compute time replaces the MFU); give "
+            "one of them"
+        )
+
+
 def _scenario_from_options(o: dict[str, Any]) -> Any:
     from ..scenario import Scenario
 
@@ -935,6 +952,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         raise ValueError(
             f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {o['recompute']!r}"
         )
+    _one_compute(o["mfu"], o["compute_time"], o.get("step_time"))
     return Scenario(
         params=o["params"],
         arch=o["arch"],
