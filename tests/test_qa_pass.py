@@ -7,6 +7,7 @@ step shown, an option silently ignored, a README figure that the code no longer 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -333,3 +334,14 @@ def test_a_second_compute_input_is_refused_not_ignored(args, field):
     """`step --compute-time 400ms --mfu 0.5` (and scenario/train, and train --step-time with
     --mfu or --compute-time) answered with the measured time and dropped the other silently."""
     one_line_error(run(*args), field)
+
+
+def test_memory_of_a_bare_count_says_how_to_get_the_verdict():
+    """The README's first question, `memory --params 30B --zero-stage 3 --ranks 16` ("does a 30B
+    model fit?"), printed the bytes and no fit line at all (a bare count has no default card,
+    unlike --arch); it now says which option gives the verdict."""
+    out = run("memory", "--params", "30B", "--zero-stage", "3", "--ranks", "16").stdout
+    assert "give --gpu-memory (e.g. 80GB) or --cluster NAME for the verdict" in out
+    given = run("memory", "--params", "30B", "--zero-stage", "3", "--ranks", "16",
+                "--gpu-memory", "80GB").stdout  # fmt: skip
+    assert "for the verdict" not in given and re.search(r"^fits\s+yes", given, re.M)

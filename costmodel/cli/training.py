@@ -328,6 +328,8 @@ def memory(
         )
         if result.get("min_ranks") is not None:
             rows.append(("fewest ranks that fit", str(result["min_ranks"])))
+    else:  # a bare count has no default card: say how to get the verdict, not nothing
+        rows.append(("fits", "give --gpu-memory (e.g. 80GB) or --cluster NAME for the verdict"))
     head = f"{arch}: " if arch else ""
     typer.echo(
         f"{head}{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {ranks} ranks "
