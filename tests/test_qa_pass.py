@@ -345,3 +345,10 @@ def test_memory_of_a_bare_count_says_how_to_get_the_verdict():
     given = run("memory", "--params", "30B", "--zero-stage", "3", "--ranks", "16",
                 "--gpu-memory", "80GB").stdout  # fmt: skip
     assert "for the verdict" not in given and re.search(r"^fits\s+yes", given, re.M)
+
+
+def test_presets_list_of_prices_points_to_where_they_are():
+    """`presets list --kind price` (prices are presets too: presets/prices) said only "not a
+    preset kind; allowed: gpu, link, cluster, calibration"."""
+    one_line_error(run("presets", "list", "--kind", "price"), "`costmodel archs`")
+    assert "costmodel archs" not in run("presets", "list", "--kind", "foo").stderr
