@@ -352,3 +352,15 @@ def test_presets_list_of_prices_points_to_where_they_are():
     preset kind; allowed: gpu, link, cluster, calibration"."""
     one_line_error(run("presets", "list", "--kind", "price"), "`costmodel archs`")
     assert "costmodel archs" not in run("presets", "list", "--kind", "foo").stderr
+
+
+def test_step_takes_a_slice_of_each_node_like_scenario_and_train():
+    """`step --gpus-per-node 4` was "No such option" while scenario, train, collective and
+    predict take it: the same question (2 nodes x 4 GPUs) now gives one number on both."""
+    args = ("--arch", "llama-2-7b", "--nodes", "2", "--gpus-per-node", "4", "--strategy",
+            "fsdp", "--json")  # fmt: skip
+    step = json.loads(run("step", "--cluster", "dgx-h100", *args).stdout)
+    scen = json.loads(run("scenario", "--cluster", "dgx-h100", *args).stdout)
+    assert step["ranks"] == scen["ranks"] == 8
+    assert step["step_time_s"] == pytest.approx(scen["step_time_s"], rel=1e-12)
+    assert step["memory_bytes"] == pytest.approx(scen["memory_total_bytes"], rel=1e-12)

@@ -513,6 +513,7 @@ def step(
         str | None, typer.Option(help="Cluster preset (the realistic model).")
     ] = None,
     nodes: _NodesOpt = 1,
+    gpus_per_node: _GpnOpt = None,
     ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
     bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
     latency: Annotated[
@@ -605,6 +606,7 @@ def step(
             arch,
             cluster,
             nodes,
+            gpus_per_node=gpus_per_node,
             strategy=strategy,
             group_size=group_size,
             reshard=reshard,
@@ -639,6 +641,7 @@ def step(
         )
     # options of the cluster step only: refused rather than silently ignored
     cluster_only = {
+        "--gpus-per-node": gpus_per_node is not None,
         "--grad-dtype": grad_dtype is not None,
         "--param-dtype": param_dtype != "bf16",
         "--group-size": group_size is not None,
@@ -732,6 +735,7 @@ def _step_on_cluster(
     cluster: str,
     nodes: int,
     *,
+    gpus_per_node: int | None = None,
     strategy: str,
     contention: float,
     compute_time: str | None,
@@ -751,7 +755,9 @@ def _step_on_cluster(
     from ..strategy.advisor import advise, fit_suggestions
 
     st = _strategy_of(strategy, None)
-    c = presets.cluster(cluster, nodes=nodes, power_limit_w=power_limit_w)
+    c = presets.cluster(
+        cluster, nodes=nodes, gpus_per_node=gpus_per_node, power_limit_w=power_limit_w
+    )
     compute_s = None
     if compute_time is not None:
         compute_s = units.parse_duration(compute_time, name="--compute-time")
