@@ -364,3 +364,22 @@ def test_step_takes_a_slice_of_each_node_like_scenario_and_train():
     assert step["ranks"] == scen["ranks"] == 8
     assert step["step_time_s"] == pytest.approx(scen["step_time_s"], rel=1e-12)
     assert step["memory_bytes"] == pytest.approx(scen["memory_total_bytes"], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("ref", "what"),
+    [("21a", "is a busbw-only table"), ("26", "is not an nccl-tests log"),
+     ("27", "is not an nccl-tests log")],
+)  # fmt: skip
+def test_validate_compare_reference_that_has_no_times_says_what_it_is(ref, what):
+    """`validate compare --reference 26` (offered by --help) failed with the parser's "no
+    nccl-tests result rows found (expected lines like ...)"; the Validate page leaves these runs
+    out. One predicate now decides for both, and the CLI names the runs it can compare."""
+    from costmodel.reference import reference_id
+    from costmodel.web import data
+
+    line = one_line_error(run("validate", "compare", "--reference", ref), f"--reference: {ref}_",
+                          what, "the bundled runs validate compare reads: 02, ")  # fmt: skip
+    listed = line.rsplit("reads: ", 1)[1].split(", ")
+    assert listed == [reference_id(n) for n in data.reference_logs()]  # the page's list
+    assert ref not in listed

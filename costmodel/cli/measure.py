@@ -336,7 +336,10 @@ def _reference_help() -> str:
     from ..reference import reference_id, reference_runs
 
     ids = ", ".join(reference_id(n) for n in reference_runs("nccl-tests"))
-    return f"A bundled published nccl-tests run instead of RESULTS, by name or short id: {ids}."
+    return (
+        f"A bundled published nccl-tests run instead of RESULTS, by name or short id: {ids} "
+        "(a busbw-only table or a run without nccl-tests rows is refused, naming the others)."
+    )
 
 
 def validate_compare(
@@ -421,6 +424,22 @@ def validate_compare(
         from ..reference import reference_path
 
         results = reference_path(reference, kind="nccl-tests")
+        from ..validation.nccl_tests import why_not_timed
+
+        why = why_not_timed(results.read_text(errors="replace"))
+        if why is not None:  # the Validate page does not offer these: the same list here
+            from ..reference import reference_id, reference_runs
+
+            timed = [
+                reference_id(n)
+                for n in reference_runs("nccl-tests")
+                if why_not_timed(reference_path(n, kind="nccl-tests").read_text(errors="replace"))
+                is None
+            ]
+            raise ValueError(
+                f"--reference: {results.name} is {why}; the bundled runs validate compare "
+                f"reads: {', '.join(timed)}"
+            )
     assert results is not None  # one of the two, checked above
     if cluster is not None and calibration is not None:
         raise ValueError("validate compare: give --cluster NAME or --calibration FILE (one)")
