@@ -83,6 +83,10 @@ def _duration(raw: Any) -> list[float]:
     return [units.parse_duration(raw, name="duration")] if isinstance(raw, str) else _num(raw)
 
 
+def _rate(raw: Any) -> list[float]:
+    return [units.parse_rate(raw, name="bandwidth")] if isinstance(raw, str) else _num(raw)
+
+
 MAX_NODES = 1_000_000
 """Nodes in one job (the Cluster model's bound): every command, the sweep and the app."""
 MAX_MESSAGE_BYTES = 2**44
@@ -133,6 +137,14 @@ LIMITS: dict[str, Limit] = {
     "compute_time": _DURATION,
     "step_time": _DURATION,
     "timeout": _DURATION,
+    # alpha of the one-link formulas: a message's start-up cost, ns to tens of us on real links
+    # (NVLink ~0.6 us, InfiniBand ~2.7 us per hop); above 1 s it is a typo, not a link
+    "latency": Limit("a latency in 0..1 s per message, e.g. 5us", 0, 1, _duration),
+    # a link's per-direction rate: 1 MB/s (10 Mb/s Ethernet) .. 1 PB/s (1000x NVLink 5's
+    # 900 GB/s); a bare number is B/s, so "--bandwidth 50" (meant as 50 GB/s) is refused
+    "bandwidth": Limit(
+        "a per-direction rate in 1 MB/s..1 PB/s, e.g. 50GB/s, 400Gb/s", 1e6, 1e15, _rate
+    ),
     # a learning rate: > 0 (0 trains nothing; the scaled rate is a multiple of it), and a
     # plausibility bound far above any tuned rate (Adam ~1e-4..1e-2, SGD ~0.1..10)
     "base_lr": Limit("a learning rate in (0, 100]", 0, 100, _num, lo_open=True),

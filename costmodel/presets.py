@@ -177,7 +177,15 @@ def _normalize_kind(kind: str | None) -> str | None:
         return None
     k = _KIND_ALIASES.get(kind, kind)
     if k not in KINDS:
-        raise PresetError(f"kind: {kind!r} is not a preset kind; allowed: {', '.join(KINDS)}")
+        other = (
+            " (price and architecture presets: `costmodel archs`, cm.price_names(), "
+            "cm.arch_names())"
+            if str(kind).lower().rstrip("s") in ("price", "arch", "architecture", "model")
+            else ""
+        )
+        raise PresetError(
+            f"kind: {kind!r} is not a preset kind; allowed: {', '.join(KINDS)}{other}"
+        )
     return k
 
 

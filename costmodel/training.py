@@ -233,6 +233,9 @@ class TrainingCost:
     # the predicted step's expected-error band [s] (costmodel.strategy.band); None: none given
     # (a measured step) or unknown
     step_time_band_s: tuple[float, float] | None = None
+    # "" or, for a configuration that does not fit in GPU memory, the warning that the cost is
+    # of a setup that cannot run (ScenarioResult.training_cost sets it; a cost is never without it)
+    fit_warning: str = ""
 
     @property
     def wall_days(self) -> float:

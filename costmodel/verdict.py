@@ -261,6 +261,17 @@ def _same_compute(a: Any, b: Any) -> bool:
     return ka == kb and bool(ka[0])
 
 
+def _scaling_half_width(a: Any, b: Any) -> float:
+    """Half-width of the scaling path's band [-] when the two sides run on different GPU
+    counts (and one of them beyond one node, where that band applies); else 0."""
+    if int(a.ranks) == int(b.ranks) or max(int(a.nodes), int(b.nodes)) <= 1:
+        return 0.0
+    from .strategy.band import scaling_band
+
+    lo, hi = scaling_band()
+    return max(1.0 - lo, hi - 1.0, 0.0)
+
+
 def decide_scenarios(a: Any, b: Any) -> Verdict:
     """``scenario --vs`` (and the API's and the app's side-by-side, through
     :func:`costmodel.scenario.compare_summary`): A or B by step time, under the comparison's
@@ -277,6 +288,12 @@ def decide_scenarios(a: Any, b: Any) -> Verdict:
       ``h = max(m_A, m_B) + b |C_B / t_B - C_A / t_A|`` (``b`` the compute band's half-width);
     - a side whose compute has no fitted efficiency (a B200: the default MFU, extrapolated
       from no measured run): the error is unknown and no winner is named (the text says why).
+
+    On the same GPU and estimate at two GPU counts (8 vs 16 H100 nodes), the ratio of the two
+    steps is what the scaling path predicts, and its error was measured: the half-width of the
+    scaling band (:func:`costmodel.strategy.band.scaling_band`, the 10th-90th percentile of
+    observed / predicted when a series' smallest count is carried to the larger ones) is added
+    (without it, 8 vs 16 nodes named A "2 % faster" under +/-0.89 %, inside that band).
     """
     times = {"A": float(a.step_time_s), "B": float(b.step_time_s)}
     ma, mb = comm_half_width(a), comm_half_width(b)
@@ -284,8 +301,10 @@ def decide_scenarios(a: Any, b: Any) -> Verdict:
         return decide(times, math.nan)
     fa, fb = float(a.compute_s) / times["A"], float(b.compute_s) / times["B"]
     same = _same_compute(a, b)
+    scale = _scaling_half_width(a, b) if same else 0.0
     if same and math.isclose(fa, fb, rel_tol=1e-9, abs_tol=1e-12):
-        return decide(times, max(ma, mb))  # one compute error, the same share: it cancels
+        # one compute error, the same share: it cancels
+        return decide(times, max(ma, mb) + scale)
     ca, cb = compute_half_width(a), compute_half_width(b)
     if math.isnan(ca) or math.isnan(cb):
         why = "; ".join(
@@ -297,7 +316,7 @@ def decide_scenarios(a: Any, b: Any) -> Verdict:
     if same:
         # t = C (1 + e) + X with one e for both: the ratio moves by e (C_B/t_B - C_A/t_A)
         lo, hi = (float(x) for x in a.compute_band)
-        half = max(ma, mb) + max(1.0 - lo, hi - 1.0, 0.0) * abs(fa - fb)
+        half = max(ma, mb) + max(1.0 - lo, hi - 1.0, 0.0) * abs(fa - fb) + scale
     else:
         half = ma + ca + mb + cb
     return decide(times, half)

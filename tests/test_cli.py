@@ -542,7 +542,7 @@ def test_nccl_tests_dry_run():
     ]
     assert d[0]["env"] == {"NCCL_ALGO": "Ring"} and "-g" in d[0]["argv"]
     text = run("validate", "nccl-tests", "run", "-o", "x", "--gpus", "8", "--dry-run").stdout
-    assert "all_reduce_perf -b 8 -e 8G -f 2" in text
+    assert "all_reduce_perf -b 8 -e 8589934592 -f 2" in text
 
 
 def test_validate_loop_run_compare_calibrate(tmp_path, fake_nccl_tests):

@@ -61,6 +61,10 @@ def _bad_values(name: str, limit: Limit) -> list[str]:
         return (["-1"] if limit.lo == 0 else ["0", "1.5B"]) + ["32TB"]
     if name in ("compute_time", "step_time", "timeout"):
         return ["0s", "1e30s"]
+    if name == "bandwidth":
+        return ["999kB/s", "2PB/s"]
+    if name == "latency":
+        return ["-1us", "2s"]
     if name in ("params", "tokens", "tokens_per_gpu"):
         return ["0", f"{limit.hi * 10:g}"]
     low = limit.lo - 1 if limit.whole else limit.lo

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from costmodel import cli
 from costmodel.predict import predict_all_algorithms, predict_collective
+from costmodel.strategy.band import scaling_band
 from costmodel.verdict import (
     WITHIN,
     comm_half_width,
@@ -157,6 +158,7 @@ def test_scenario_vs_same_gpu_shares_the_compute_error():
     v = decide_scenarios(ra, rb)
     fa, fb = ra.compute_s / ra.step_time_s, rb.compute_s / rb.step_time_s
     lo, hi = ra.compute_band
+    s_lo, s_hi = scaling_band()  # 1 vs 8 nodes: the ratio is the scaling path's, its band added
     expect = max(comm_half_width(ra), comm_half_width(rb)) + max(1 - lo, hi - 1) * abs(fa - fb)
-    assert v.half_width == pytest.approx(expect)
+    assert v.half_width == pytest.approx(expect + max(1 - s_lo, s_hi - 1))
     assert v.winner == "B" and v.gap > 1

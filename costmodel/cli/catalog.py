@@ -120,7 +120,20 @@ def presets_show(
     Example: costmodel presets show dgx-h100 --nodes 2
     """
     from .. import presets
+    from ..architecture import arch_names
+    from ..training import price_names
 
+    # the other two kinds of preset live elsewhere: say where, not "unknown preset"
+    if name not in presets.names() and name in price_names():
+        raise ValueError(
+            f"name: {name!r} is a price preset, not hardware: `costmodel archs` lists prices "
+            "(GPU, price per GPU-hour, date, source)"
+        )
+    if name not in presets.names() and name in arch_names():
+        raise ValueError(
+            f"name: {name!r} is an architecture preset, not hardware: `costmodel archs` lists "
+            f"architectures (parameters, shape, source); `costmodel memory --arch {name}` uses it"
+        )
     obj = presets.load(name)
     data: dict[str, Any] = {
         "name": name,

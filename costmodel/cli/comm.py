@@ -82,8 +82,14 @@ def collective(
     bandwidth: Annotated[
         str | None, typer.Option(help="Per-direction bandwidth per rank: 50GB/s, 400Gb/s.")
     ] = None,
-    latency: Annotated[str, typer.Option(help="Latency per step (alpha): 5us.")] = "0s",
-    gamma: Annotated[float, typer.Option(help="Reduction cost per byte [s/B].")] = 0.0,
+    latency: Annotated[
+        str | None,
+        typer.Option(help="Latency per step (alpha), with --bandwidth: 5us. Default 0s."),
+    ] = None,
+    gamma: Annotated[
+        float | None,
+        typer.Option(help="Reduction cost per byte [s/B], with --bandwidth. Default 0."),
+    ] = None,
     algorithm: Annotated[
         str,
         typer.Option(
@@ -116,6 +122,23 @@ def collective(
     from ..sweep import sweep
 
     sizes = _sizes(size)
+    # an option of the other form is refused rather than silently ignored
+    if cluster is not None:
+        for name, value in (("--latency", latency), ("--gamma", gamma)):
+            if value is not None:
+                raise ValueError(
+                    f"{name}: an option of the collective over one link (--ranks/--bandwidth); "
+                    "with --cluster the preset's links and the --model give it"
+                )
+    else:
+        cluster_only = {"--nodes": nodes != 1, "--gpus-per-node": gpus_per_node is not None,
+                        "--model": model != "nccl"}  # fmt: skip
+        for name, on in cluster_only.items():
+            if on:
+                raise ValueError(
+                    f"{name}: an option of the collective on a cluster preset (--cluster NAME); "
+                    "over one link (--ranks/--bandwidth) the model is the textbook alpha-beta"
+                )
     if cluster is not None and algorithm == "all":
         _collective_all(op, sizes, cluster, nodes, gpus_per_node, model, as_json)
         return
@@ -137,8 +160,8 @@ def collective(
         axes.update(
             ranks=link_ranks,
             bandwidth=bandwidth,
-            latency=latency,
-            gamma=gamma,
+            latency=latency or "0s",
+            gamma=gamma or 0.0,
             algorithm=algorithm or "ring",
         )
     df = sweep(**axes)
@@ -421,11 +444,23 @@ def sweep(
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return
-    rate = summary.rows / summary.seconds if summary.seconds > 0 else float("inf")
     typer.echo(
-        f"wrote {summary.rows} rows to {summary.path} ({summary.format}) in "
-        f"{summary.seconds:.2f} s ({rate:,.0f} rows/s)"
+        f"wrote {_rows_text(summary.rows)} to {summary.path} ({summary.format}) in "
+        f"{summary.seconds:.2f} s{_rate_text(summary.rows, summary.seconds)}"
     )
+
+
+def _rows_text(rows: int) -> str:
+    return f"{rows:,} row" + ("" if rows == 1 else "s")
+
+
+def _rate_text(rows: int, seconds: float) -> str:
+    """`` (4,182 rows/s)``; three significant digits below 100 (a step sweep's 0.49 rows/s
+    read "0 rows/s"); nothing when the time is too short to measure (not "inf rows/s")."""
+    if not seconds > 0:
+        return ""
+    rate = rows / seconds
+    return f" ({rate:,.0f} rows/s)" if rate >= 100 else f" ({rate:.3g} rows/s)"
 
 
 def _sweep_dask(

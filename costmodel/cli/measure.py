@@ -47,11 +47,22 @@ def nccl_tests_run(
         Path | None, typer.Option(help="nccl-tests build folder (or $NCCL_TESTS_BUILD, or $PATH).")
     ] = None,
     min_bytes: Annotated[
-        str, typer.Option("--min-bytes", "-b", help="Smallest message (nccl-tests -b): 8, 1KiB.")
+        str,
+        typer.Option(
+            "--min-bytes",
+            "-b",
+            help="Smallest message (nccl-tests -b): 8, 1KiB; passed to nccl-tests in bytes.",
+        ),
     ] = "8",
     max_bytes: Annotated[
-        str, typer.Option("--max-bytes", "-e", help="Largest message (nccl-tests -e): 8G.")
-    ] = "8G",
+        str,
+        typer.Option(
+            "--max-bytes",
+            "-e",
+            help="Largest message (nccl-tests -e): 8GiB (= 8 x 2^30; 8GB is 8e9); passed to "
+            "nccl-tests in bytes.",
+        ),
+    ] = "8GiB",
     step_factor: Annotated[
         int,
         typer.Option(
@@ -325,7 +336,10 @@ def _reference_help() -> str:
     from ..reference import reference_id, reference_runs
 
     ids = ", ".join(reference_id(n) for n in reference_runs("nccl-tests"))
-    return f"A bundled published nccl-tests run instead of RESULTS, by name or short id: {ids}."
+    return (
+        f"A bundled published nccl-tests run instead of RESULTS, by name or short id: {ids} "
+        "(a busbw-only table or a run without nccl-tests rows is refused, naming the others)."
+    )
 
 
 def validate_compare(
@@ -410,6 +424,22 @@ def validate_compare(
         from ..reference import reference_path
 
         results = reference_path(reference, kind="nccl-tests")
+        from ..validation.nccl_tests import why_not_timed
+
+        why = why_not_timed(results.read_text(errors="replace"))
+        if why is not None:  # the Validate page does not offer these: the same list here
+            from ..reference import reference_id, reference_runs
+
+            timed = [
+                reference_id(n)
+                for n in reference_runs("nccl-tests")
+                if why_not_timed(reference_path(n, kind="nccl-tests").read_text(errors="replace"))
+                is None
+            ]
+            raise ValueError(
+                f"--reference: {results.name} is {why}; the bundled runs validate compare "
+                f"reads: {', '.join(timed)}"
+            )
     assert results is not None  # one of the two, checked above
     if cluster is not None and calibration is not None:
         raise ValueError("validate compare: give --cluster NAME or --calibration FILE (one)")

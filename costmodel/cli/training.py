@@ -138,7 +138,8 @@ def memory(
         typer.Option(
             "--arch",
             "--model",
-            help="Architecture preset, e.g. llama-3.1-70b (see `costmodel archs`): gives the "
+            help="Architecture preset, e.g. llama-3.1-70b (see `costmodel archs`), or your model's "
+            "Hugging Face config.json (or its folder): gives the "
             "parameters and the activations.",
         ),
     ] = None,
@@ -327,6 +328,8 @@ def memory(
         )
         if result.get("min_ranks") is not None:
             rows.append(("fewest ranks that fit", str(result["min_ranks"])))
+    else:  # a bare count has no default card: say how to get the verdict, not nothing
+        rows.append(("fits", "give --gpu-memory (e.g. 80GB) or --cluster NAME for the verdict"))
     head = f"{arch}: " if arch else ""
     typer.echo(
         f"{head}{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {ranks} ranks "
@@ -482,7 +485,10 @@ def step(
     params: _ParamsOpt = None,
     arch: Annotated[
         str | None,
-        typer.Option(help="Architecture preset: its parameters and real tensor list (buckets)."),
+        typer.Option(
+            help="Architecture preset, or your model's Hugging Face config.json (or its "
+            "folder): its parameters and real tensor list (buckets)."
+        ),
     ] = None,
     compute_time: Annotated[
         str | None,
@@ -507,6 +513,7 @@ def step(
         str | None, typer.Option(help="Cluster preset (the realistic model).")
     ] = None,
     nodes: _NodesOpt = 1,
+    gpus_per_node: _GpnOpt = None,
     ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
     bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
     latency: Annotated[
@@ -576,6 +583,7 @@ def step(
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
     c_ = _contention(contention)
+    _one_compute(mfu, compute_time)
     if compute_time is not None and tokens_per_gpu is not None:
         raise ValueError("give --compute-time or --tokens-per-gpu (with --mfu), not both")
     p_given = units.parse_count(params, name="--params") if params is not None else None
@@ -598,6 +606,7 @@ def step(
             arch,
             cluster,
             nodes,
+            gpus_per_node=gpus_per_node,
             strategy=strategy,
             group_size=group_size,
             reshard=reshard,
@@ -632,6 +641,7 @@ def step(
         )
     # options of the cluster step only: refused rather than silently ignored
     cluster_only = {
+        "--gpus-per-node": gpus_per_node is not None,
         "--grad-dtype": grad_dtype is not None,
         "--param-dtype": param_dtype != "bf16",
         "--group-size": group_size is not None,
@@ -725,6 +735,7 @@ def _step_on_cluster(
     cluster: str,
     nodes: int,
     *,
+    gpus_per_node: int | None = None,
     strategy: str,
     contention: float,
     compute_time: str | None,
@@ -744,7 +755,9 @@ def _step_on_cluster(
     from ..strategy.advisor import advise, fit_suggestions
 
     st = _strategy_of(strategy, None)
-    c = presets.cluster(cluster, nodes=nodes, power_limit_w=power_limit_w)
+    c = presets.cluster(
+        cluster, nodes=nodes, gpus_per_node=gpus_per_node, power_limit_w=power_limit_w
+    )
     compute_s = None
     if compute_time is not None:
         compute_s = units.parse_duration(compute_time, name="--compute-time")
@@ -776,6 +789,14 @@ def _step_on_cluster(
         comm_contention=contention,
     )
     if st == "all":
+        # the advisor ranks every hsdp group and fsdp with and without resharding: one of them
+        # given here would be silently ignored
+        for name, value in (("--group-size", group_size), ("--reshard/--no-reshard", reshard)):
+            if value is not None:
+                raise ValueError(
+                    f"{name}: --strategy all ranks every hsdp group that divides the ranks and "
+                    "fsdp with and without resharding; give --strategy hsdp or fsdp for one"
+                )
         adv = advise(p, cluster=c, nodes=nodes, **common)
         ranked = adv.rows()
         fa_all = None
@@ -802,8 +823,9 @@ def _step_on_cluster(
             typer.echo(_fit_text(fa_all))
         typer.echo(_advice_table(ranked))
         return
-    s = strategy_step(
-        p,
+    # one set of arguments for the step and for what makes it fit, so that the suggestions'
+    # base is the step shown (an hsdp group or --no-reshard dropped there priced another layout)
+    layout_kw: dict[str, Any] = dict(
         cluster=c,
         nodes=nodes,
         strategy=st,
@@ -811,11 +833,12 @@ def _step_on_cluster(
         reshard_after_forward=reshard,
         **common,
     )
+    s = strategy_step(p, **layout_kw)
     data = {"params": s.memory.base.model_state_bytes and (p or None), "arch": arch, **s.as_dict()}
     data["params"] = float(p) if p is not None else None
     fa = None
     if not s.fits:
-        fa = fit_suggestions(p, cluster=c, nodes=nodes, strategy=st, **{**common, "band": False})
+        fa = fit_suggestions(p, **{**layout_kw, "band": False})
         data["fit_suggestions"] = fa.as_dict()
     if as_json:
         data["timeline"] = _jsonable(list(s.timeline))
@@ -901,7 +924,8 @@ def _advice_table(rows: list[dict[str, Any]]) -> str:
 _ArchOpt = Annotated[
     str | None,
     typer.Option(
-        help="Architecture preset (`costmodel archs`): parameters, tensors, activations, FLOPs."
+        help="Architecture preset (`costmodel archs`), or your model's Hugging Face config.json "
+        "(or its folder): parameters, tensors, activations, FLOPs."
     ),
 ]
 
@@ -909,6 +933,22 @@ _ArchOpt = Annotated[
 def _bucket_bytes(bucket: str | None) -> int | None:
     """``--bucket`` in bytes, or None when not given (the strategy's default bucket)."""
     return None if bucket is None else units.parse_bytes(bucket, name="--bucket")
+
+
+def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
+    """A measured step replaces the compute, and a measured compute the MFU: a second one given
+    beside it would be silently ignored, so it is refused (the CLI's rule for options)."""
+    if step_time is not None and (mfu is not None or compute_time is not None):
+        given = "--mfu" if mfu is not None else "--compute-time"
+        raise ValueError(
+            f"{given}: not with --step-time (a measured step replaces the predicted compute); "
+            "give one of them"
+        )
+    if mfu is not None and compute_time is not None:
+        raise ValueError(
+            "--mfu: not with --compute-time (a measured compute time replaces the MFU); give "
+            "one of them"
+        )
 
 
 def _scenario_from_options(o: dict[str, Any]) -> Any:
@@ -920,6 +960,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         raise ValueError(
             f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {o['recompute']!r}"
         )
+    _one_compute(o["mfu"], o["compute_time"], o.get("step_time"))
     return Scenario(
         params=o["params"],
         arch=o["arch"],
@@ -1034,11 +1075,16 @@ def scenario(
         costmodel scenario --arch llama-2-7b --cluster dgx-h100 --nodes 8 --recompute full
 
     \b
-        costmodel scenario --arch llama-3.1-70b --nodes 8 --zero 3 --vs 'cluster=dgx-a100'
+        costmodel scenario --arch llama-3.1-70b --nodes 8 --zero 3 --recompute full --vs 'cluster=dgx-a100'
 
     \b
         costmodel scenario --arch llama-2-7b --nodes 8 --zero 1 --tokens 2T --price aws-p5-on-demand --vs 'cluster=dgx-b200' --price-b lambda-b200-on-demand
     """
+    if fit and vs is not None:
+        raise ValueError(
+            "--fit: lists what makes one configuration fit; with --vs each side's header says "
+            "whether it fits (run --fit on each side alone)"
+        )
     a = _scenario_from_options(locals())
     b = a.with_changes(vs) if vs is not None else None
     result = a.evaluate(scaling=b is None, flips=b is None)
@@ -1082,6 +1128,8 @@ def scenario(
             typer.echo(_fit_text(fa))
             text = text.split("\n", 1)[1]  # its first line is the same warning
         typer.echo(text)
+        if fa is not None and fa.fits:  # --fit asked: say so rather than print nothing
+            typer.echo(f"{_fit_text(fa)}: nothing to change")
     else:
         typer.echo(_comparison_text(result, other, vs or ""))
     if costs:
@@ -1118,7 +1166,17 @@ def _side_costs(
     gpu_b = b.scenario._validated_cluster().gpu.name
     if price_b is None and usd_b is None and gpu_a == gpu_b:
         price_b, usd_b = price, usd
-    out["B"] = b.training_cost(d, usd_per_gpu_hour=usd_b, price=price_b)
+    try:
+        out["B"] = b.training_cost(d, usd_per_gpu_hour=usd_b, price=price_b)
+    except ValueError as exc:  # B's price is --price-b's: name the option the user typed
+        msg = str(exc)
+        for field, option in (("usd_per_gpu_hour, price:", "--price-b, --usd-per-gpu-hour-b:"),
+                              ("usd_per_gpu_hour:", "--usd-per-gpu-hour-b:"),
+                              ("price:", "--price-b:")):  # fmt: skip
+            if msg.startswith(field):
+                msg = option + msg[len(field) :]
+                break
+        raise ValueError(msg.replace("this cluster's GPU", "B's GPU")) from None
     if out["B"].cost_usd is None and (price is not None or usd is not None):
         from ..training import prices_for_gpu
 
@@ -1134,7 +1192,8 @@ def _side_costs(
 def _cost_text(costs: dict[str, Any]) -> str:
     """The time-and-cost rows of one or two sides, with each price's date."""
     sides = [k for k in ("A", "B") if k in costs]
-    rows = [("time and cost to train", *sides)]
+    two = len(sides) > 1  # one configuration: no "A" that names a comparison there is not
+    rows = [("time and cost to train", *(sides if two else [""]))]
 
     def money(c: Any) -> str:
         if c.cost_usd is None:
@@ -1168,9 +1227,9 @@ def _cost_text(costs: dict[str, Any]) -> str:
     for k in sides:
         c = costs[k]
         if c.price_note and c.price_date:
-            lines.append(f"price {k}: {c.price_note}")
+            lines.append(f"price{' ' + k if two else ''}: {c.price_note}")
         if c.price_warning:
-            lines.append(f"warning ({k}): {c.price_warning}")
+            lines.append(f"warning{f' ({k})' if two else ''}: {c.price_warning}")
     if "B_price" in costs:
         lines.append(f"note: {costs['B_price']}")
     return "\n".join(lines)
@@ -1349,7 +1408,11 @@ def train(
         ("steps", f"{cost.steps:,}"),
         ("tokens per step", units.format_count(cost.tokens_per_step)),
         (f"step time ({cost.step_time_source})", units.format_duration(cost.step_time_s)),
-        ("compute source", result.compute_label),
+        # a measured step replaces the predicted one whole: its compute estimate was not used
+        (
+            "compute source",
+            "not used (the step time is measured)" if measured else result.compute_label,
+        ),
         ("GPUs", str(cost.ranks)),
         ("wall clock", f"{cost.wall_days:,.1f} days" + _band_text(cost.wall_days_band, "{:,.1f}")),
         ("GPU-hours", f"{cost.gpu_hours:,.0f}" + _band_text(cost.gpu_hours_band, "{:,.0f}")),

@@ -143,6 +143,12 @@ def step_compute(
     if fit is None:
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, DEFAULT_MFU)
         why = "no architecture" if arch is None else f"no fitted efficiency for {fam}/{precision}"
+        if precision == "bf16" and getattr(gpu, "bf16_dense_flops", 0) is None:
+            # a V100: no bf16 tensor cores; peak_flops is its fp16 peak, so say so, not "bf16"
+            why = (
+                f"{why.replace('/bf16', '/fp16')}; {getattr(gpu, 'name', fam)} has no bf16: "
+                "priced at its fp16 peak"
+            )
         return ComputeTime(
             t * (1 + extra),
             extra / (1 + extra),

@@ -176,7 +176,7 @@ def plan_sweep(
     launcher: Launcher = "local",
     build_dir: str | Path | None = None,
     min_bytes: str | int = 8,
-    max_bytes: str | int = "8G",
+    max_bytes: str | int = "8GiB",
     step_factor: int = 2,
     warmup_iters: int = 5,
     iters: int = 20,
@@ -189,7 +189,10 @@ def plan_sweep(
     ``gpus`` is GPUs per node. ``local``: one process, ``-g gpus`` (nodes must be 1).
     ``srun``: ``srun -N nodes --ntasks-per-node gpus <bin> -g 1``. ``mpirun``:
     ``mpirun -np nodes*gpus --map-by ppr:gpus:node -x NCCL_ALGO ... <bin> -g 1``.
-    Sizes are passed through as nccl-tests reads them (``8``, ``1M``, ``8G``).
+    Sizes are read in costmodel's units (``8``, ``1MiB``, ``8GiB`` = 8 x 2**30, ``8GB`` = 8e9)
+    and handed to nccl-tests as whole bytes: nccl-tests reads ``-b``/``-e`` itself as a whole
+    number with an optional binary K/M/G, so ``1.5GB`` or ``1e9`` would be 1 B to it and
+    ``16TB`` 16 B, after our checks had passed them.
     """
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher={launcher!r} is not known; use one of {list(LAUNCHERS)}")
@@ -254,9 +257,9 @@ def plan_sweep(
                 test = [
                     str(binary),
                     "-b",
-                    str(min_bytes),
+                    str(units.parse_bytes(min_bytes)),
                     "-e",
-                    str(max_bytes),
+                    str(units.parse_bytes(max_bytes)),
                     "-f",
                     str(step_factor),
                     "-w",

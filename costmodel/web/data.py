@@ -466,24 +466,13 @@ def reference_logs() -> dict[str, str]:
     (read them with :func:`costmodel.validation.nccl_tests.read_busbw_table`); so are files with
     no nccl-tests result row at all (bundled 26, 27: a PyTorch-timed write-up, headline points).
     """
-    from costmodel.validation.nccl_tests import (
-        NcclTestsParseError,
-        is_busbw_table,
-        parse_nccl_tests,
-    )
-
-    def is_log(text: str) -> bool:
-        try:
-            parse_nccl_tests(text, strict=False)
-        except NcclTestsParseError:
-            return False
-        return True
+    from costmodel.validation.nccl_tests import why_not_timed
 
     out: dict[str, str] = {}
     for d in reference_dirs():
         for p in sorted(d.glob("*.txt")):
             text = p.read_text(errors="replace")
-            if p.name not in out and not is_busbw_table(text) and is_log(text):
+            if p.name not in out and why_not_timed(text) is None:
                 out[p.name] = str(p)
     return out
 

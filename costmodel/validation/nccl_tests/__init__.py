@@ -73,6 +73,7 @@ __all__ = [
     "NcclTestsParseError",
     "decode_log",
     "is_busbw_table",
+    "why_not_timed",
     "parse_busbw_table",
     "parse_nccl_tests",
     "read_busbw_table",
@@ -239,4 +240,20 @@ def _op_from_filename(name: str) -> str | None:
     ):
         if re.search(pattern, lowered):
             return op
+    return None
+
+
+def why_not_timed(text: str) -> str | None:
+    """None when ``text`` is an nccl-tests log with timed result rows (what ``validate compare``
+    and the Validate page compare); else why not, in words. One predicate for both surfaces.
+
+    >>> why_not_timed("| size | busbw |")
+    'not an nccl-tests log (no result rows)'
+    """
+    if is_busbw_table(text):
+        return "a busbw-only table (no times to compare: read it with read_busbw_table)"
+    try:
+        parse_nccl_tests(text, strict=False)
+    except NcclTestsParseError:
+        return "not an nccl-tests log (no result rows)"
     return None
