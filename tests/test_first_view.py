@@ -94,3 +94,27 @@ def test_first_view_needs_few_element_kinds(name):
         assert "plotly_chart" in view.chunks and not view.chunks & set(TABLE_KINDS), view.chunks
     # the page's CSS is Markdown, drawn by Streamlit's main bundle: no st.html chunk to load
     assert "html" not in view.chunks, view.chunks
+
+
+def test_input_kind_pages_hold_what_they_measure():
+    """benchmarks/bench_input_kinds.py's test pages: the bare page's number and chart with 16
+    inputs of the named kind (or four each of four kinds) above them, and nothing else."""
+    import sys
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_input_kinds import COUNT, INPUTS, MIXED, page_source
+
+    for kind in [*INPUTS, "mixed"]:
+        at = AppTest.from_string(page_source(kind), default_timeout=60).run()
+        assert not at.exception, (kind, at.exception)
+        counts = {k: len(getattr(at, k)) for k in INPUTS}
+        want = (
+            dict.fromkeys(INPUTS, 0) | dict.fromkeys(MIXED, COUNT // len(MIXED))
+            if kind == "mixed"
+            else dict.fromkeys(INPUTS, 0) | {kind: COUNT}
+        )
+        assert counts == want, (kind, counts)
+        assert len(at.metric) == 1 and at.title[0].value == "Bare page", kind
