@@ -116,8 +116,8 @@ def screenshot(page, name: str) -> None:
 def assert_readable(page, headline: str | None) -> None:
     """No metric cut off; the headline metric above every input; no exception on the page."""
     expect(page.get_by_test_id("stException")).to_have_count(0)
-    # Streamlit loads the st.html element (the page's CSS) lazily: metrics can paint a moment
-    # before the CSS applies. Re-measure for up to 10 s; a lasting cut-off still fails.
+    # Metrics can paint a moment before the page's CSS applies. Re-measure for up to 10 s; a
+    # lasting cut-off still fails.
     for _ in range(20):
         truncated = page.evaluate(_TRUNCATED_JS)
         if not truncated:

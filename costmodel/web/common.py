@@ -17,6 +17,16 @@ Readable answers, decided here once for every page:
   metrics ("17.5 ms", "1.07 GB", "366 GB/s"). Only the display is formatted: the table's data and
   its CSV download keep the raw SI numbers (seconds, bytes, bytes per second) at full precision.
 - Charts keep their titles clear of plotly's toolbar (:func:`costmodel.plots.clear_of_toolbar`).
+- Inputs as they read best, above the answer: every Streamlit input, metric, table and chart kind
+  is a JavaScript chunk the browser loads on first use (text, alerts and layout blocks are in
+  Streamlit's main bundle), but measured beside the bare page (benchmarks/bench_input_kinds.py,
+  2026-12-02) what the first chart pays for is each element drawn, not each kind loaded: 16
+  select boxes cost it more than 16 radios, number, text or check boxes, and 16 inputs of four
+  kinds no more than of one. So a choice among a few named options stays a radio (a select box
+  is the costliest input per element), a long list a select box, a yes/no a checkbox or toggle;
+  no slider and no grid on a first view. The inputs stay above the chart: drawn after it they
+  did not make it sooner and made the number later. The page's CSS goes through Markdown, not
+  ``st.html`` (one chunk fewer for nothing).
 """
 
 from __future__ import annotations
@@ -115,8 +125,11 @@ _answer = threading.local()
 
 def page_header(title: str, question: str) -> None:
     """Title, the one question the page answers, and the slot for the answer (:func:`headline`);
-    refuses out-of-range numbers in the URL."""
-    st.html(READABLE_CSS)
+    refuses out-of-range numbers in the URL.
+
+    The CSS goes through ``st.markdown``, not ``st.html``: Markdown is drawn by Streamlit's main
+    bundle, while ``st.html`` is one more lazily loaded JavaScript chunk on every page."""
+    st.markdown(READABLE_CSS, unsafe_allow_html=True)
     st.title(title)
     st.caption(question)
     check_url_numbers()
