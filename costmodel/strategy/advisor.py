@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..verdict import WITHIN, Verdict, decide
+from ..verdict import WITHIN, Verdict, decide, pair_half_width, shared_compute_half_width
 from .comm import CollectiveTimer, PredictionCache
 from .layout import make_layout, wrap_units
 from .step import StrategyStep, strategy_step, strategy_steps
@@ -73,7 +73,6 @@ def pair_step_half_width(a: StrategyStep, b: StrategyStep) -> float:
     NaN when a band is unknown (no band computed, or the compute is the default MFU of a GPU
     family with no fitted efficiency).
     """
-    from ..verdict import pair_half_width, shared_compute_half_width
 
     def compute_half(s: StrategyStep) -> float:
         if s.compute_source == "default-mfu":
@@ -159,9 +158,10 @@ class Advice:
         every strategy that fits (none is told apart)."""
         if self.best is None or self.decisive:
             return ()
-        return tuple(s for s, w in zip(self.steps, self._within(), strict=True) if w is not False)
+        return tuple(s for s, w in zip(self.steps, self._within, strict=True) if w is not False)
 
-    def _within(self) -> list[bool | None]:
+    @functools.cached_property
+    def _within(self) -> tuple[bool | None, ...]:
         """Per step: in the tie with the fastest (True), told apart (False), unknown (None)."""
         v = self.verdict
         out: list[bool | None] = []
@@ -172,7 +172,7 @@ class Advice:
                 out.append(None if not v.known and v.runner_up is not None else not v.decided)
             else:
                 out.append(None if half != half else bool(gap <= half))
-        return out
+        return tuple(out)
 
     def summary(self) -> str:
         """One sentence: the winner with the figures behind it, or which strategies are
@@ -209,7 +209,7 @@ class Advice:
         the best itself and for a strategy that does not fit); ``winner``: the decisive
         fastest."""
         out = []
-        within = self._within()
+        within = self._within
         decisive = self.decisive
         for rank, (s, (gap, half), w) in enumerate(
             zip(self.steps, self._against_best, within, strict=True), 1
