@@ -186,8 +186,8 @@ class Advice:
             return v.text()
         if v.decided:
             return (
-                f"winner: {v.best} ({v.runner_up} is {_pct(v.gap)} slower, the closest to it "
-                f"against the expected error ±{_pct(v.half_width)})"
+                f"winner: {v.best} (the closest that fits, {v.runner_up}, is {_pct(v.gap)} "
+                f"slower, beyond the expected error ±{_pct(v.half_width)})"
             )
         tied = self.tied
         names = [s.layout.name for s in tied]
