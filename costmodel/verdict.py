@@ -51,6 +51,7 @@ __all__ = [
     "decide_scenarios",
     "decide_sizes",
     "pair_half_width",
+    "shared_compute_half_width",
     "step_half_width",
 ]
 
@@ -176,6 +177,48 @@ def pair_half_width(a_half: float, b_half: float, *, same_error: bool) -> float:
     if math.isnan(a) or math.isnan(b):
         return math.nan
     return max(a, b) if same_error else a + b
+
+
+def shared_compute_half_width(
+    comm_a: float,
+    comm_b: float,
+    compute_share_a: float,
+    compute_share_b: float,
+    compute_half: float,
+    scaling_half: float = 0.0,
+) -> float:
+    r"""Expected error of the ratio of two steps whose compute is one estimate on one GPU.
+
+    .. math::
+
+        h = \max(m_A, m_B) + b\,|C_B / t_B - C_A / t_A| + s
+
+    ``comm_a``, ``comm_b``: each step's communication half-width ``m`` (a fraction of its
+    step); ``compute_share_*``: ``C / t``, the step's compute over its time [-];
+    ``compute_half``: ``b``, the compute band's half-width (a fraction; NaN unknown);
+    ``scaling_half``: ``s``, the scaling band's half-width when the two run on different GPU
+    counts (else 0). A fitted efficiency that is off is off by the same factor ``1 + e`` on
+    both: with ``t = C (1 + e) + X`` the ratio ``t_B / t_A`` moves by
+    ``e (C_B / t_B - C_A / t_A)`` to first order, so only the difference of the compute
+    shares counts (it cancels for equal shares, even when ``b`` is unknown). The rule of
+    :func:`decide_scenarios` (8 vs 64 H100s) and of the strategy advisor
+    (:meth:`costmodel.strategy.advisor.Advice.verdict`). NaN when a band it needs is unknown.
+
+    >>> round(shared_compute_half_width(0.01, 0.02, 0.9, 0.8, 0.15), 6)
+    0.035
+    >>> shared_compute_half_width(0.01, 0.02, 0.9, 0.9, float("nan"))
+    0.02
+    """
+    ma, mb = float(comm_a), float(comm_b)
+    if math.isnan(ma) or math.isnan(mb):
+        return math.nan
+    d = abs(float(compute_share_b) - float(compute_share_a))
+    if math.isclose(d, 0.0, abs_tol=1e-12):
+        return max(ma, mb) + float(scaling_half)  # one compute error, the same share: cancels
+    b = float(compute_half)
+    if math.isnan(b):
+        return math.nan
+    return max(ma, mb) + b * d + float(scaling_half)
 
 
 def decide_sizes(names: Sequence[str], times_s: Any, half_width: Any) -> list[Verdict]:
@@ -304,7 +347,7 @@ def decide_scenarios(a: Any, b: Any) -> Verdict:
     scale = _scaling_half_width(a, b) if same else 0.0
     if same and math.isclose(fa, fb, rel_tol=1e-9, abs_tol=1e-12):
         # one compute error, the same share: it cancels
-        return decide(times, max(ma, mb) + scale)
+        return decide(times, shared_compute_half_width(ma, mb, fa, fa, math.nan, scale))
     ca, cb = compute_half_width(a), compute_half_width(b)
     if math.isnan(ca) or math.isnan(cb):
         why = "; ".join(
@@ -316,7 +359,7 @@ def decide_scenarios(a: Any, b: Any) -> Verdict:
     if same:
         # t = C (1 + e) + X with one e for both: the ratio moves by e (C_B/t_B - C_A/t_A)
         lo, hi = (float(x) for x in a.compute_band)
-        half = max(ma, mb) + max(1.0 - lo, hi - 1.0, 0.0) * abs(fa - fb) + scale
+        half = shared_compute_half_width(ma, mb, fa, fb, max(1.0 - lo, hi - 1.0, 0.0), scale)
     else:
         half = ma + ca + mb + cb
     return decide(times, half)

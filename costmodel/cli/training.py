@@ -805,10 +805,7 @@ def _step_on_cluster(
                 p, cluster=c, nodes=nodes, strategy="fsdp", **{**common, "band": False}
             )
         if as_json:
-            out: dict[str, Any] = {
-                "strategies": ranked,
-                "best": adv.best.layout.name if adv.best else None,
-            }
+            out: dict[str, Any] = adv.as_dict()
             if fa_all is not None:
                 out["fit_suggestions"] = fa_all.as_dict()
             _print_json(out)
@@ -822,6 +819,7 @@ def _step_on_cluster(
             typer.echo("NOTHING FITS: every strategy needs more memory than the GPU has")
             typer.echo(_fit_text(fa_all))
         typer.echo(_advice_table(ranked))
+        typer.echo(adv.summary())
         return
     # one set of arguments for the step and for what makes it fit, so that the suggestions'
     # base is the step shown (an hsdp group or --no-reshard dropped there priced another layout)
@@ -900,10 +898,13 @@ def _band_text(band: tuple[float, float] | None, fmt: str) -> str:
 
 
 def _advice_table(rows: list[dict[str, Any]]) -> str:
-    """The advisor's ranking as text: one line per strategy."""
+    """The advisor's ranking as text: one line per strategy (a tie with the fastest ranks
+    "1=", and its last column says how far each is from the fastest, under what error)."""
+    from ..strategy.advisor import vs_fastest
+
     out = [
         f"{'rank':<5}{'strategy':<20}{'memory/GPU':>12}  {'fits':<5}{'step':>10}  "
-        f"{'band':<21}{'tokens/s':>10}  bound"
+        f"{'band':<21}{'tokens/s':>10}  {'bound':<9}vs fastest"
     ]
     for r in rows:
         lo, hi = r["step_time_lo_s"], r["step_time_hi_s"]
@@ -912,10 +913,12 @@ def _advice_table(rows: list[dict[str, Any]]) -> str:
             if lo == lo and hi == hi
             else "?"
         )
+        rank = "1=" if r["within_expected_error"] else str(r["rank"])  # a tie: no 1, 2, 3
         out.append(
-            f"{r['rank']:<5}{r['strategy']:<20}{units.format_bytes(r['memory_bytes']):>12}  "
+            f"{rank:<5}{r['strategy']:<20}{units.format_bytes(r['memory_bytes']):>12}  "
             f"{'yes' if r['fits'] else 'NO':<5}{units.format_duration(r['step_time_s']):>10}  "
-            f"{band:<21}{units.format_count(r['tokens_per_s']):>10}  {r['bound']}"
+            f"{band:<21}{units.format_count(r['tokens_per_s']):>10}  {r['bound']:<9}"
+            f"{vs_fastest(r)}"
         )
     return "\n".join(out)
 

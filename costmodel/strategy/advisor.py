@@ -18,10 +18,12 @@ per GPU-hour), then by memory.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..verdict import WITHIN, Verdict, decide, pair_half_width, shared_compute_half_width
 from .comm import CollectiveTimer, PredictionCache
 from .layout import make_layout, wrap_units
 from .step import StrategyStep, strategy_step, strategy_steps
@@ -47,21 +49,171 @@ def candidate_layouts(ranks: int, gpus_per_node: int, **options: Any) -> list[di
     return [{**options, **o} for o in out]
 
 
+def collective_half_width(s: StrategyStep) -> float:
+    """A step's communication half-width ``m`` [-]: how far its time moves, as a fraction,
+    with every collective at an end of its own error band (``collective_band_s``; the
+    strategy engine's counterpart of :func:`costmodel.verdict.comm_half_width`). NaN when
+    the band was not computed (``band=False``) or a collective's band is unknown."""
+    lo, hi = s.collective_band_s
+    t = float(s.step_time_s)
+    if not (math.isfinite(lo) and math.isfinite(hi) and t > 0):
+        return math.nan
+    return max(t - lo, hi - t, 0.0) / t
+
+
+def pair_step_half_width(a: StrategyStep, b: StrategyStep) -> float:
+    """Expected error of ``t_b / t_a`` for two strategies of one job (a fraction).
+
+    The rule of :func:`costmodel.verdict.decide_scenarios`: one compute estimate on one GPU
+    (every strategy of :func:`advise`: the same cluster, job and compute source) shares the
+    compute error, so only the difference of the compute shares counts
+    (:func:`costmodel.verdict.shared_compute_half_width`); the two run on the same GPU count,
+    so the scaling band does not enter. Two steps whose compute estimates differ (a list of
+    layouts with other options): the errors add (:func:`costmodel.verdict.pair_half_width`).
+    NaN when a band is unknown (no band computed, or the compute is the default MFU of a GPU
+    family with no fitted efficiency).
+    """
+
+    def compute_half(s: StrategyStep) -> float:
+        if s.compute_source == "default-mfu":
+            return math.nan
+        lo, hi = (float(x) for x in s.compute_band)
+        return max(1.0 - lo, hi - 1.0, 0.0)
+
+    ma, mb = collective_half_width(a), collective_half_width(b)
+    fa, fb = a.compute_s / a.step_time_s, b.compute_s / b.step_time_s
+    if (a.compute_source, tuple(a.compute_band)) == (b.compute_source, tuple(b.compute_band)):
+        return shared_compute_half_width(ma, mb, fa, fb, compute_half(a))
+    return pair_half_width(ma + compute_half(a) * fa, mb + compute_half(b) * fb, same_error=False)
+
+
 @dataclass(frozen=True)
 class Advice:
-    """:func:`advise`'s answer: every strategy's step, ranked (fits first, by step time)."""
+    """:func:`advise`'s answer: every strategy's step, ranked (fits first, by step time).
+
+    A winner only when it wins: the strategies that fit and are within the expected error of
+    the fastest (:func:`pair_step_half_width`, the rule of :mod:`costmodel.verdict`) are a tie
+    (:attr:`tied`), and :attr:`decisive` is False; :meth:`summary` says so in words.
+    """
 
     steps: tuple[StrategyStep, ...]
 
     @property
     def best(self) -> StrategyStep | None:
-        """The fastest strategy that fits, or None when none does."""
+        """The nominally fastest strategy that fits, or None when none does (a strategy that
+        does not fit is never named). It is the winner only when :attr:`decisive` is True;
+        otherwise the strategies in :attr:`tied` are within the expected error of it."""
         return self.steps[0] if self.steps and self.steps[0].fits else None
 
+    @functools.cached_property
+    def _against_best(self) -> tuple[tuple[float, float], ...]:
+        """Per step, (gap to the best, the pair's half-width); NaN for the best itself and
+        for a step that does not fit."""
+        b = self.best
+        nan = (math.nan, math.nan)
+        if b is None:
+            return tuple(nan for _ in self.steps)
+        return (nan,) + tuple(
+            (s.step_time_s / b.step_time_s - 1.0, pair_step_half_width(b, s)) if s.fits else nan
+            for s in self.steps[1:]
+        )
+
+    @functools.cached_property
+    def verdict(self) -> Verdict | None:
+        """The decision between the best and its closest rival (the one with the least margin
+        between its gap and the pair's expected error): a :class:`costmodel.verdict.Verdict`
+        (``winner`` None: within the expected error, or unknown); None when nothing fits."""
+        b = self.best
+        if b is None:
+            return None
+        rivals = [
+            (gap - half if half == half else -math.inf, i)
+            for i, (gap, half) in enumerate(self._against_best)
+            if i > 0 and self.steps[i].fits
+        ]
+        if not rivals:
+            return decide({b.layout.name: b.step_time_s}, math.nan)
+        i = min(rivals)[1]
+        s, half = self.steps[i], self._against_best[i][1]
+        why = (
+            f"the compute is the {b.compute_label or 'default MFU'}"
+            if b.compute_source == "default-mfu"
+            else "the step band was not computed, or a collective's band is unknown"
+        )
+        return decide(
+            {b.layout.name: b.step_time_s, s.layout.name: s.step_time_s}, half, why_unknown=why
+        )
+
+    @property
+    def decisive(self) -> bool:
+        """Whether :attr:`best` is the winner: it fits and every other strategy that fits is
+        slower by more than the pair's expected error (or none other fits)."""
+        v = self.verdict
+        return v is not None and v.decided
+
+    @property
+    def tied(self) -> tuple[StrategyStep, ...]:
+        """The strategies that fit and are within the expected error of the fastest, the
+        fastest first; empty when :attr:`decisive` (or nothing fits). With an unknown band,
+        every strategy that fits (none is told apart)."""
+        if self.best is None or self.decisive:
+            return ()
+        return tuple(s for s, w in zip(self.steps, self._within, strict=True) if w is not False)
+
+    @functools.cached_property
+    def _within(self) -> tuple[bool | None, ...]:
+        """Per step: in the tie with the fastest (True), told apart (False), unknown (None)."""
+        v = self.verdict
+        out: list[bool | None] = []
+        for i, (s, (gap, half)) in enumerate(zip(self.steps, self._against_best, strict=True)):
+            if not s.fits or v is None:
+                out.append(False)
+            elif i == 0:
+                out.append(None if not v.known and v.runner_up is not None else not v.decided)
+            else:
+                out.append(None if half != half else bool(gap <= half))
+        return tuple(out)
+
+    def summary(self) -> str:
+        """One sentence: the winner with the figures behind it, or which strategies are
+        within the expected error of each other (no winner), or why none is named."""
+        v, b = self.verdict, self.best
+        if v is None or b is None:
+            return "no strategy fits: none is named"
+        if v.runner_up is None:
+            return f"{b.layout.name}: the only strategy that fits"
+        if not v.known:
+            return v.text()
+        if v.decided:
+            return (
+                f"winner: {v.best} (the closest that fits, {v.runner_up}, is {_pct(v.gap)} "
+                f"slower, beyond the expected error ±{_pct(v.half_width)})"
+            )
+        tied = self.tied
+        names = [s.layout.name for s in tied]
+        listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+        pairs = [self._against_best[self.steps.index(s)] for s in tied[1:]]
+        gap = max(g for g, _ in pairs)
+        half = max(h for _, h in pairs)
+        slower = (
+            f"the same step time as {b.layout.name}"
+            if gap <= 0
+            else f"up to {_pct(gap)} slower than {b.layout.name}"
+        )
+        return f"{listed} are {WITHIN} of each other ({slower}, under ±{_pct(half)}): no winner"
+
     def rows(self) -> list[dict[str, Any]]:
-        """One JSON-ready row per strategy, in rank order."""
+        """One JSON-ready row per strategy, in rank order. ``within_expected_error``: in the
+        tie with the fastest (None: the expected error is unknown); ``gap_to_best`` and
+        ``half_width_vs_best``: ``t / t_best - 1`` and the pair's expected error (None for
+        the best itself and for a strategy that does not fit); ``winner``: the decisive
+        fastest."""
         out = []
-        for rank, s in enumerate(self.steps, 1):
+        within = self._within
+        decisive = self.decisive
+        for rank, (s, (gap, half), w) in enumerate(
+            zip(self.steps, self._against_best, within, strict=True), 1
+        ):
             lo, hi = s.step_time_band_s
             out.append(
                 {
@@ -77,9 +229,56 @@ class Advice:
                     "bound": s.bound,
                     "tokens_per_s": s.tokens_per_s,
                     "comm_contention": s.comm_contention,
+                    "within_expected_error": w,
+                    "gap_to_best": None if gap != gap else gap,
+                    "half_width_vs_best": None if half != half else half,
+                    "winner": rank == 1 and decisive and s.fits,
                 }
             )
         return out
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ranking and the decision, JSON-ready (``step --strategy all --json``):
+        ``best`` the nominal fastest that fits, ``winner`` it only when decisive, ``tied``
+        the strategies within the expected error of it, ``verdict`` the sentence."""
+        b = self.best
+        return {
+            "strategies": self.rows(),
+            "best": b.layout.name if b else None,
+            "winner": b.layout.name if b and self.decisive else None,
+            "decisive": self.decisive,
+            "tied": [s.layout.name for s in self.tied],
+            "verdict": self.summary(),
+        }
+
+
+def _pct(fraction: float) -> str:
+    """A percentage with two significant digits below 10 % (``8.4%``, ``0.34%``), whole above
+    (``12%``): the gap and the band beside it must not round to the same figure."""
+    x = 100 * float(fraction)
+    return f"{x:.0f}%" if abs(x) >= 10 or x == 0 else f"{x:.2g}%"
+
+
+def vs_fastest(row: dict[str, Any]) -> str:
+    """One row's place against the fastest, in words (the CLI's and the app's column), from
+    :meth:`Advice.rows`: ``winner``, ``fastest (a tie)``, ``+1.2% (within ±2%)``, ``+8%
+    (beyond ±7.7%)``, ``... (error unknown)`` or ``does not fit``.
+
+    >>> vs_fastest({"fits": True, "rank": 2, "within_expected_error": True,
+    ...             "gap_to_best": 0.012, "half_width_vs_best": 0.02, "winner": False})
+    '+1.2% (within ±2%)'
+    """
+    if not row["fits"]:
+        return "does not fit"
+    w = row["within_expected_error"]
+    if row["winner"]:
+        return "winner"
+    if row["gap_to_best"] is None:  # the fastest, not a winner
+        return "fastest (a tie)" if w else "fastest (error unknown)"
+    gap = f"+{_pct(row['gap_to_best'])}"
+    if w is None:
+        return f"{gap} (error unknown)"
+    return f"{gap} ({'within' if w else 'beyond'} ±{_pct(row['half_width_vs_best'])})"
 
 
 def rank_steps(steps: list[StrategyStep]) -> tuple[StrategyStep, ...]:

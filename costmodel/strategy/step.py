@@ -125,6 +125,9 @@ class StrategyStep:
     notes: tuple[str, ...] = ()  # what the answer leaves out (mixture-of-experts)
     optimizer_s: float = 0.0  # the optimizer step (HBM-bound; not in compute_s) [s]
     sync_s: float = 0.0  # waiting for the slowest rank (fitted, log of the ranks) [s]
+    # the step with every collective at the fast and at the slow end of its own error band [s]
+    # (NaN: no band asked, or a collective's band unknown); step_time_band_s folds it in
+    collective_band_s: tuple[float, float] = (math.nan, math.nan)
 
     @property
     def fits(self) -> bool:
@@ -791,6 +794,7 @@ def _prepare_at(
             notes=su.notes,
             optimizer_s=opt_s,
             sync_s=sync_s,
+            collective_band_s=(lo, hi),
         )
 
     return _Prepared(

@@ -552,8 +552,9 @@ def render() -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _strategy_rows(**inp) -> list[dict]:
-    """Every strategy of this job ranked (costmodel.strategy.advisor.advise), as rows."""
+def _strategy_rows(**inp) -> dict:
+    """Every strategy of this job ranked (costmodel.strategy.advisor.advise): its
+    ``Advice.as_dict()`` (the rows, and which are within the expected error of the fastest)."""
     from costmodel import presets
     from costmodel.strategy.advisor import advise
 
@@ -577,18 +578,22 @@ def _strategy_rows(**inp) -> list[dict]:
         bucket_cap_bytes=inp["bucket_cap_bytes"],  # None: each strategy's default bucket
         comm_contention=inp["comm_contention"],
     )
-    return a.rows()
+    return a.as_dict()
 
 
 def _strategies(inp: dict) -> None:
     """The strategy advisor: every strategy with its memory, fit, step and tokens/s."""
     st.subheader("Every strategy, ranked")
     with section("Strategy advisor"):
-        rows = _strategy_rows(**inp)
+        from costmodel.strategy.advisor import vs_fastest
+
+        advice = _strategy_rows(**inp)
+        rows = advice["strategies"]
         frame = pd.DataFrame(
             [
                 {
-                    "rank": r["rank"],
+                    # a tie with the fastest ranks "1=": no 1, 2, 3 inside the expected error
+                    "rank": "1=" if r["within_expected_error"] else str(r["rank"]),
                     "strategy": r["strategy"],
                     "memory per GPU": format_bytes(r["memory_bytes"]),
                     "fits": "yes" if r["fits"] else "NO",
@@ -601,10 +606,13 @@ def _strategies(inp: dict) -> None:
                     ),
                     "tokens/s": format_count(r["tokens_per_s"]),
                     "bound": r["bound"],
+                    "vs fastest": vs_fastest(r),
                 }
                 for r in rows
             ]
         )
+        # a winner only when it wins: the tie, or the winner with its margin (the CLI's line)
+        st.caption(f"**Which strategy:** {advice['verdict']}.")
         table(
             frame,
             "strategies.csv",
