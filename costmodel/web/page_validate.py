@@ -115,7 +115,7 @@ def _default_cluster(raw: bytes | None, name: str | None, clusters: list[str]) -
         return fallback
     bundled = _bundled_preset(raw, name)
     if bundled in clusters:
-        return cast("str", bundled)
+        return bundled
     try:
         detected = data.detect_log_cluster(raw, name)
     except ValueError:
