@@ -635,11 +635,18 @@ def test_compare_and_calibrate_read_raw_logs(tmp_path):
         "validate", "compare", str(A100_LOG), "--cluster", "dgx-a100", "--tolerance", "100"
     )
     assert d["rows"] > 0
-    # no --cluster: the preset the log points to, said on stderr as assumed
+    # no --cluster, a bundled run: the preset it is fitted with, said on stderr as assumed
     assert run_json("validate", "compare", str(A100_LOG), "--tolerance", "100")["assumed"] == [
+        "cluster = dgx-a100 (the bundled run's preset)"
+    ]
+    # the user's own log (not a bundled file, not named like one): the preset it points to
+    own = tmp_path / "a100.txt"
+    own.write_text(A100_LOG.read_text() + "# my rerun\n")
+    assert run_json("validate", "compare", str(own), "--tolerance", "100")["assumed"] == [
         "cluster = dgx-a100 (the log's GPU and GPUs per node)"
     ]
-    no_gpu = DATA / "16b_aws-2x-p5-8xH100-EFA3200G_allreduce.txt"
+    no_gpu = tmp_path / "p5.txt"  # 16b's rows, which name no GPU, as the user's own log
+    no_gpu.write_text((DATA / "16b_aws-2x-p5-8xH100-EFA3200G_allreduce.txt").read_text() + "#\n")
     assert_usage_error(run("validate", "compare", str(no_gpu)), "--cluster NAME")
     assert_usage_error(
         run("validate", "compare", str(tmp_path / "none.jsonl"), "--cluster", "dgx-a100"),

@@ -2,10 +2,10 @@
 page gives the median busbw error ``validate compare`` prints for the same file and inputs.
 
 The page is driven headless (AppTest) through its file uploader with the file's bytes, as a
-browser upload sends them; the CLI runs in-process (typer's CliRunner) with ``--json``. The
-cluster is the one the page defaults to (the preset the log points to); a log that names no GPU
-a preset has gets, on both surfaces, the preset its run is fitted with (scripts/fit_corrections.py
-RUNS), else dgx-h100.
+browser upload sends them; the CLI runs in-process (typer's CliRunner) with ``--json`` and no
+``--cluster``, ``--nodes`` or ``--gpus-per-node``: both surfaces take their defaults, which for
+a bundled run are its index entry (costmodel.validation.reference_runs, the one the fit uses),
+so the test checks the two surfaces assume the same cluster as well as give the same error.
 """
 
 from __future__ import annotations
@@ -47,48 +47,43 @@ LOGS = sorted(
 )
 
 
-def _fitted_presets() -> dict[str, str]:
-    """Run prefix -> the preset scripts/fit_corrections.py fits it with."""
-    from tests._paths import load_script
-
-    module = load_script("fit_corrections")
-    runs = [*module.RUNS, *getattr(module, "NEWER_RUNS", ())]
-    return {r.prefix: r.preset for r in runs}
-
-
-def _cli_median(path, cluster: str | None) -> tuple[float, list[str]]:
-    args = ["validate", "compare", str(path), "--json", "--tolerance", "100"]
-    if cluster:
-        args += ["--cluster", cluster]
+def _cli_median(*where: str) -> tuple[float, list[str]]:
+    """``validate compare WHERE --json``, no cluster, nodes or GPUs per node given."""
+    args = ["validate", "compare", *where, "--json", "--tolerance", "100"]
     result = CliRunner().invoke(cli.app, args)
     assert result.exit_code in (0, 1), result.output  # 1: a row beyond the tolerance
     out = json.loads(result.stdout)
     return float(out["median_abs_rel_error"]), out["assumed"]  # "inf" as text in JSON
 
 
-def _cluster_for(path, presets: dict[str, str]) -> tuple[str | None, str | None]:
-    """(the preset the log points to, the one both surfaces are given when it points to none)."""
-    detected = read_log(path.read_bytes(), path.name, strict=False).cluster
-    return detected, None if detected else presets.get(path.name.split("_")[0], "dgx-h100")
+def _assumed_cluster(assumed: list[str]) -> str:
+    """The cluster of the CLI's ``cluster = NAME (where from)`` line."""
+    (line,) = [a for a in assumed if a.startswith("cluster = ")]
+    return line.split(" = ", 1)[1].split(" ", 1)[0]
 
 
 def test_every_bundled_log_gives_the_cli_error_on_the_page():
-    """Every log: the page's reader and headline (the functions the page draws with, fed the
-    bytes the uploader gives) against ``validate compare --json`` on the file."""
+    """Every log: the page's default cluster, reader and headline (the functions the page draws
+    with, fed the bytes the uploader gives) against ``validate compare --reference ID --json``
+    with no --cluster: both assume the run's own preset from the index, and give one error."""
+    from costmodel.reference import reference_id
+    from costmodel.validation.reference_runs import run_spec
     from costmodel.web import data, page_validate
 
     assert len(LOGS) >= 20  # the bundled logs with times (busbw-only tables have none)
     assert {p.name for p in LOGS} == set(data.reference_logs())  # what the page offers
-    presets = _fitted_presets()
+    clusters = data.preset_names("cluster")
     for path in LOGS:
-        detected, given = _cluster_for(path, presets)
-        cluster = detected or given
-        assert cluster is not None
+        raw, run = path.read_bytes(), run_spec(reference_id(path.name))
+        assert run is not None, path.name  # every log the page offers is in the index
+        cluster = page_validate._default_cluster(raw, path.name, clusters)
+        want, assumed = _cli_median("--reference", reference_id(path.name))
+        assert cluster == _assumed_cluster(assumed) == run.preset, path.name
+        assert f"cluster = {cluster} (the bundled run's preset)" in assumed
         settings = (None, None, None, "both")  # the page's defaults: everything from the log
         shown = page_validate.median_error_text(
-            data.compare_text(path.read_bytes(), path.name, settings, cluster, "nccl")
+            data.compare_text(raw, path.name, settings, cluster, "nccl")
         )
-        want, _ = _cli_median(path, given)
         assert shown == f"{100 * want:.1f} %", path.name
 
 
@@ -96,24 +91,20 @@ def test_every_bundled_log_gives_the_cli_error_on_the_page():
     "prefix", ["02_", "06a_", "13e_", "16b_"]
 )  # no host lines; host lines; several runs; no GPU named
 def test_uploaded_log_shows_the_cli_error_and_its_assumptions(prefix):
-    """Through the real page (AppTest's file uploader), a few logs of each kind."""
+    """Through the real page (AppTest's file uploader), a few logs of each kind, against the
+    CLI on the same file with no --cluster: same default cluster, error and assumptions."""
     path = next(p for p in LOGS if p.name.startswith(prefix))
-    detected, given = _cluster_for(path, _fitted_presets())
     at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
     raw = path.read_bytes()
     at.file_uploader(key="val_upload").set_value((path.name, raw, "text/plain")).run()
     assert_clean(at)
-    if given is not None:  # both surfaces get the run's own preset
-        at.selectbox(key="val_cluster").set_value(given).run()
-        assert_clean(at)
-    assert at.selectbox(key="val_cluster").value == (detected or given)
     assert not at.error, [_text(e.value) for e in at.error]
-    want, assumed = _cli_median(path, given)
+    want, assumed = _cli_median(str(path))
+    assert at.selectbox(key="val_cluster").value == _assumed_cluster(assumed)
     assert metrics(at)["Median |busbw error|"] == f"{100 * want:.1f} %"
     caption = " ".join(_text(c.value) for c in at.caption)
-    for line in assumed:  # what the CLI says it assumed, the page says too
-        if not line.startswith("cluster"):
-            assert line in caption, line
+    for line in assumed:  # what the CLI says it assumed, the page says too (cluster included)
+        assert line in caption, line
 
 
 def test_op_from_the_file_name_and_the_band_beside_the_error():

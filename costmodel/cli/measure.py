@@ -350,21 +350,25 @@ def validate_compare(
     cluster: Annotated[
         str | None,
         typer.Option(
-            help="Cluster preset to predict with. Default: the preset the log's GPU and GPUs "
-            "per node point to (said on stderr)."
+            help="Cluster preset to predict with. Default: for a bundled run (--reference, or "
+            "a log equal to or named like one) the preset it is fitted with; else the preset "
+            "the log's GPU and GPUs per node point to (said on stderr)."
         ),
     ] = None,
     nodes: Annotated[
         int | None,
         typer.Option(
             min=1,
-            help="Nodes, when the file does not say (default: ranks / the preset's GPUs per node).",
+            help="Nodes, when the file does not say (default: a bundled run's own, else "
+            "ranks / the GPUs per node).",
         ),
     ] = None,
     gpus_per_node: Annotated[
         int | None,
         typer.Option(
-            min=1, help="GPUs per node, when the log has no host lines (sets the nodes too)."
+            min=1,
+            help="GPUs per node, when the log has no host lines (sets the nodes too; default: a "
+            "bundled run's own, else the preset's).",
         ),
     ] = None,
     op: Annotated[
@@ -408,13 +412,15 @@ def validate_compare(
     Error = busbw_pred / busbw_meas - 1 (uncapped), with |ln ratio| beside it. Exit 1 when any
     |error| (sizes from --check-from up) exceeds --tolerance, or, without --tolerance, when the
     docs/fidelity.md goal fails. A log whose GPU or GPUs per node contradict --cluster gets a
-    warning on stderr naming the preset the log looks like.
+    warning on stderr naming the preset the log looks like. A bundled run's cluster, nodes and
+    GPUs per node default to its index entry (costmodel.validation.reference_runs), as on the
+    app's Validate page; stderr says what was assumed, and any option given wins.
 
     Example:
 
         costmodel validate compare runs/h100/results.jsonl --cluster dgx-h100 --nodes 2 --report r.html
 
-        costmodel validate compare --reference 06a --cluster dell-xe9680-h100
+        costmodel validate compare --reference 16a
     """
     from ..validation import compare as cmp
 

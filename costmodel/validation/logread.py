@@ -10,11 +10,13 @@ and said where it came from:
   and :func:`..nccl_tests.read_nccl_tests`). A log that names none gets a ValueError asking for
   the op, never ``"unknown"`` silently.
 - **nodes** and **GPUs per node**: the log's host lines (``#  Rank  0 ... on node01``) when it
-  has them; else what the user set; else the cluster preset's GPUs per node fills the nodes
+  has them; else what the user set; else, for a bundled run, the index's
+  (:mod:`.reference_runs`); else the cluster preset's GPUs per node fills the nodes
   (``ceil(ranks / gpus_per_node)``). A user value that contradicts the host lines is an error.
   A run whose rank count the log does not state gets ``nodes * gpus_per_node``.
-- **cluster preset**: the user's, else the preset the log's GPU and GPUs per node point to
-  (:func:`..compare.detect_cluster`).
+- **cluster preset**: the user's, else, for a bundled run (:func:`.reference_runs.
+  find_bundled_run`: its bytes or its file name's short id), the preset it is fitted with,
+  else the preset the log's GPU and GPUs per node point to (:func:`..compare.detect_cluster`).
 - **placement**: ``both`` (default: every row, out-of-place and in-place, as ``validate compare``
   has always compared), ``out-of-place`` or ``in-place`` (the spelling of ``calibrate``).
 
@@ -33,12 +35,23 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DEFAULT_PLACEMENT", "PLACEMENTS", "BandCheck", "LogRead", "band_check", "read_log"]
+__all__ = [
+    "BUNDLED_PRESET",
+    "DEFAULT_PLACEMENT",
+    "PLACEMENTS",
+    "BandCheck",
+    "LogRead",
+    "band_check",
+    "read_log",
+]
 
 #: Rows compared: every row, the out-of-place ones, or the in-place ones.
 PLACEMENTS: tuple[str, ...] = ("both", "out-of-place", "in-place")  # as ``calibrate --placement``
 #: Default of ``validate compare --placement`` and of the Validate page.
 DEFAULT_PLACEMENT = "both"
+
+#: Where a bundled run's cluster comes from when the user sets none (the CLI and the page say it).
+BUNDLED_PRESET = "the bundled run's preset"
 
 _HEADER_OP = re.compile(r"Collective test starting:\s*\w+_perf")
 _COMMAND_OP = re.compile(r"\w+_perf\b")
@@ -124,6 +137,7 @@ def read_log(
     from costmodel._checks import must_be
 
     from .nccl_tests import _op_from_filename, decode_log, parse_nccl_tests
+    from .reference_runs import find_bundled_run
 
     if placement not in PLACEMENTS:
         raise must_be("placement", f"one of {', '.join(PLACEMENTS)}", placement)
@@ -167,7 +181,18 @@ def read_log(
                 f"gpus_per_node: {gpus_per_node} contradicts the log's host lines "
                 f"(GPUs per node {found})"
             )
-    if cluster is None:
+    bundled = find_bundled_run(raw, name)  # None for a log that is not a bundled run
+    from_index = f"the bundled run {bundled.prefix}'s index" if bundled else ""
+    # the index's nodes and GPUs per node fill what the log does not state, as a user's would
+    log_has_gpn = log_gpn is not None and log_gpn.notna().any()
+    index_nodes = bundled.nodes if bundled and nodes is None and not stated_nodes else None
+    index_gpn = (
+        bundled.gpus_per_node if bundled and gpus_per_node is None and not log_has_gpn else None
+    )
+    if cluster is None and bundled is not None:
+        cluster = bundled.preset
+        cluster_from = BUNDLED_PRESET
+    elif cluster is None:
         from .compare import detect_cluster
 
         cluster = detect_cluster(rows, name)
@@ -184,12 +209,16 @@ def read_log(
     if stated_nodes:
         nodes_from = "the log's host lines"
     else:
-        gpn = gpus_per_node or preset_gpn
+        given_gpn = gpus_per_node or index_gpn  # the user's, else the bundled run's
+        gpn = given_gpn or preset_gpn
         missing = rows["nodes"].isna()  # a COLUMNS column: always there
         if nodes is not None:
             rows.loc[missing, "nodes"] = nodes
             nodes_from = "you set it"
-        elif (gpus_per_node or (assume_nodes and preset_gpn)) and ranks is not None:
+        elif index_nodes is not None:
+            rows.loc[missing, "nodes"] = index_nodes
+            nodes_from = from_index
+        elif (given_gpn or (assume_nodes and preset_gpn)) and ranks is not None:
             assert gpn is not None  # one of the two, just checked
             fill = [
                 max(1, math.ceil(float(r) / gpn)) if r is not None and r == r else None
@@ -199,27 +228,41 @@ def read_log(
             nodes_from = (
                 f"ranks / {gpus_per_node} GPUs per node (you set it)"
                 if gpus_per_node
+                else f"ranks / {index_gpn} GPUs per node ({from_index})"
+                if index_gpn
                 else f"ranks / {cluster}'s {preset_gpn} GPUs per node"
             )
         else:
             nodes_from = "unknown: set the nodes or a cluster"
-        if gpus_per_node is not None:
-            rows.loc[rows["gpus_per_node"].isna(), "gpus_per_node"] = gpus_per_node
+        if given_gpn is not None:
+            rows.loc[rows["gpus_per_node"].isna(), "gpus_per_node"] = given_gpn
         if ranks is not None and ranks.isna().any():  # a run that states no rank count
-            per_node = gpus_per_node or preset_gpn
+            per_node = given_gpn or preset_gpn
             n = rows["nodes"]
             if per_node is not None:
                 rows.loc[ranks.isna().to_numpy() & n.notna().to_numpy(), "ranks"] = (
                     n[ranks.isna().to_numpy() & n.notna().to_numpy()] * per_node
                 )
                 ranks_from = f"nodes x {per_node} GPUs per node" + (
-                    " (you set it)" if gpus_per_node else f" ({cluster})"
+                    " (you set it)"
+                    if gpus_per_node
+                    else f" ({from_index})"
+                    if index_gpn
+                    else f" ({cluster})"
                 )
                 assumed.append(("ranks", _describe(rows["ranks"]), ranks_from))
         assumed.insert(0, ("nodes", _describe(rows["nodes"]), nodes_from))
     gpn_value = rows["gpus_per_node"] if "gpus_per_node" in rows else None
     if gpn_value is not None and gpn_value.notna().all():
-        gpn_from = "the log's host lines" if stated_nodes else "you set it"
+        gpn_from = (
+            "the log's host lines"
+            if stated_nodes or log_has_gpn
+            else "you set it"
+            if gpus_per_node
+            else from_index
+        )
+        if gpn_from == from_index:
+            assumed.append(("GPUs per node", _describe(gpn_value), gpn_from))
     else:
         gpn_from = f"{cluster}'s preset; ranks / nodes per run" if preset_gpn else "unknown"
         if not stated_nodes and gpus_per_node is None:

@@ -93,13 +93,29 @@ def _problem(problem: object) -> str:
     return str(problem)
 
 
+def _bundled_preset(raw: bytes | None, name: str | None) -> str | None:
+    """The preset a bundled run is fitted with, when the log is one (picked from the list, or
+    uploaded with a bundled file's bytes or a name starting with its short id), else None: the
+    default ``validate compare`` takes for the same file (validation.reference_runs)."""
+    from costmodel.validation.reference_runs import find_bundled_run
+
+    if raw is None or name is None:
+        return None
+    run = find_bundled_run(raw, name)
+    return None if run is None else run.preset
+
+
 def _default_cluster(raw: bytes | None, name: str | None, clusters: list[str]) -> str:
-    """The preset the chosen log ran on (GPU model, GPUs per node; compare.detect_cluster),
-    else dgx-h100. Used as the selectbox default, so a reference run never opens paired with
-    another machine's preset (a 16 x 8 A100 run opened on dgx-h100)."""
+    """The preset the chosen log ran on: a bundled run's own (the index the fit and
+    ``validate compare`` use), else the one its GPU model and GPUs per node point to
+    (compare.detect_cluster), else dgx-h100. Used as the selectbox default, so a reference run
+    never opens paired with another machine's preset (a 2 x 8 A100 run opened on dgx-h100)."""
     fallback = "dgx-h100" if "dgx-h100" in clusters else clusters[0]
     if raw is None or name is None:  # _log gives both or neither
         return fallback
+    bundled = _bundled_preset(raw, name)
+    if bundled in clusters:
+        return bundled
     try:
         detected = data.detect_log_cluster(raw, name)
     except ValueError:
@@ -172,7 +188,8 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         **picked,
         key="val_cluster",
         bind=QP,
-        help="Defaults to the preset the log's GPU model and GPUs per node point to.",
+        help="Defaults to a bundled run's own preset, else the one the log's GPU model and "
+        "GPUs per node point to.",
     )
     model = c[1].radio(
         "Model",
@@ -233,8 +250,13 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
     return settings, cluster, model
 
 
-def _facts_caption(read: object, cluster: str, detected: str | None) -> None:
-    """One caption: where each fact came from, and what was assumed (the log did not say)."""
+def _facts_caption(
+    read: object, cluster: str, detected: str | None, bundled: str | None = None
+) -> None:
+    """One caption: where each fact came from, and what was assumed (the log did not say).
+    ``bundled``: the preset of the bundled run the log is (:func:`_bundled_preset`), if any."""
+    from costmodel.validation.logread import BUNDLED_PRESET
+
     stated = [
         f"{field} {value} ({where})"
         for field, value, where in read.facts  # type: ignore[attr-defined]
@@ -243,7 +265,9 @@ def _facts_caption(read: object, cluster: str, detected: str | None) -> None:
         and (field, value, where) not in read.assumed  # type: ignore[attr-defined]
     ]
     assumed = list(read.assumed_lines())  # type: ignore[attr-defined]
-    if detected is None:
+    if bundled is not None and cluster == bundled:
+        assumed.append(f"cluster = {cluster} ({BUNDLED_PRESET})")
+    elif detected is None:
         assumed.append(
             f"cluster = {cluster} (the log names no GPU a preset has: check the cluster)"
         )
@@ -294,7 +318,7 @@ def render() -> None:
     fallback = socket_fallback(measured, cluster, text=raw)  # one line, as validate compare
     if fallback:
         st.warning(plain(fallback), icon=":material/warning:")
-    _facts_caption(read, cluster, _detected(raw, name))
+    _facts_caption(read, cluster, _detected(raw, name), _bundled_preset(raw, name))
     with section("Comparison"):
         comparison = data.compare_text(raw, name, settings, cluster, model)
         ok = comparison[comparison["rel_error"].notna()]
