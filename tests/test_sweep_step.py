@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -269,3 +270,36 @@ def test_bad_communication_axis_is_one_line_naming_the_field(bad, field):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
     assert field in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet"])
+def test_an_unknown_band_says_why_in_the_file_as_costmodel_step_does(tmp_path, ext):
+    """A GPU with no fitted efficiency (the default MFU) has NaN band ends: the row says why in
+    ``band_note``, in ``costmodel step``'s words; a fitted GPU's row has a band and no note."""
+    from costmodel.strategy.band import UNKNOWN_COMPUTE
+
+    out = tmp_path / f"band{ext}"
+    r = _cli(
+        "sweep",
+        "--kind",
+        "step",
+        "--set",
+        "preset=dgx-b200,dgx-h100",
+        "--set",
+        "arch=llama-3.1-8b",
+        "--set",
+        "strategy=fsdp",
+        "-o",
+        str(out),
+        "--no-progress",
+    )
+    assert r.exit_code == 0, r.stderr
+    df = pd.read_csv(out, keep_default_na=False) if ext == ".csv" else pd.read_parquet(out)
+    b200 = df[df["preset"] == "dgx-b200"].iloc[0]
+    h100 = df[df["preset"] == "dgx-h100"].iloc[0]
+    assert b200["compute_source"] == "default-mfu"
+    assert math.isnan(float(b200["step_time_lo_s"])) and math.isnan(float(b200["step_time_hi_s"]))
+    assert b200["band_note"] == UNKNOWN_COMPUTE
+    assert h100["band_note"] == "" and float(h100["step_time_lo_s"]) > 0
+    step = _cli("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-b200", "--strategy", "fsdp")
+    assert step.exit_code == 0 and f"({UNKNOWN_COMPUTE})" in step.stdout

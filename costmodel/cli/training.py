@@ -753,6 +753,7 @@ def _step_on_cluster(
     from .. import presets
     from ..strategy import micro_batch_compute_s, strategy_step
     from ..strategy.advisor import advise, fit_suggestions
+    from ..strategy.band import band_note
 
     st = _strategy_of(strategy, None)
     c = presets.cluster(
@@ -845,12 +846,9 @@ def _step_on_cluster(
     if fa is not None:
         typer.echo(_fit_text(fa))
     lo, hi = s.step_time_band_s
+    note = band_note(s.step_time_band_s, s.compute_source)
     band = (
-        f" (band {units.format_duration(lo)}-{units.format_duration(hi)})"
-        if lo == lo and hi == hi
-        else " (band unknown: no fitted efficiency on this GPU)"
-        if s.compute_source == "default-mfu"
-        else ""
+        f" ({note})" if note else f" (band {units.format_duration(lo)}-{units.format_duration(hi)})"
     )
     rows = [
         ("strategy", s.layout.name),

@@ -35,7 +35,12 @@ import math
 import tomllib
 from importlib import resources
 
-__all__ = ["scaling_band", "step_time_band"]
+__all__ = ["band_note", "scaling_band", "step_time_band"]
+
+UNKNOWN_COMPUTE = "band unknown: no fitted compute efficiency for this GPU (default MFU)"
+"""Why a step's band is NaN when its compute is the default MFU (source ``"default-mfu"``)."""
+UNKNOWN_COLLECTIVE = "band unknown: a collective's error band is unknown"
+"""Why a step's band is NaN when a collective's band is unknown."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -85,3 +90,20 @@ def step_time_band(
     s_lo, s_hi = (scaling or scaling_band()) if multi_node else (1.0, 1.0)
     t = float(step_s)
     return (min(t * b_lo * s_lo, c_lo), max(t * b_hi * s_hi, c_hi))
+
+
+def band_note(band_s: tuple[float, float], compute_source: str) -> str:
+    """Why a step's band (``step_time_band``'s (low, high) [s]) is unknown, in words: "" when
+    both ends are numbers, else :data:`UNKNOWN_COMPUTE` (no fitted efficiency: the default MFU)
+    or :data:`UNKNOWN_COLLECTIVE`. The one wording of ``costmodel step``, the step sweep's
+    ``band_note`` column and the app's step page, so a NaN band is never shown silently.
+
+    >>> band_note((1.0, 2.0), "fitted")
+    ''
+    >>> band_note((math.nan, math.nan), "default-mfu")
+    'band unknown: no fitted compute efficiency for this GPU (default MFU)'
+    """
+    lo, hi = (float(x) for x in band_s)
+    if math.isfinite(lo) and math.isfinite(hi):
+        return ""
+    return UNKNOWN_COMPUTE if compute_source == "default-mfu" else UNKNOWN_COLLECTIVE

@@ -29,6 +29,8 @@ _GB = 1e9  # output columns in GB and GB/s use SI gigabytes, as nccl-tests does
 def _numeric_block(grid: Grid, start: int, stop: int) -> dict[str, np.ndarray]:
     """Values of the numeric axes for flat rows [start, stop) of one categorical block."""
     names = _numeric_axes(grid)
+    if not names:  # a step grid of categorical axes only: one row per block
+        return {}
     shape = [len(grid.axes.get(n, [None])) for n in names]
     idx = np.unravel_index(np.arange(start, stop, dtype=np.int64), shape)
     out = {}
@@ -422,11 +424,14 @@ STEP_COLUMNS = (
     "gpu_memory_GB",
     "fits",
     "compute_source",
+    "band_note",
     "notes",
 )
 """The output columns of a step row after its inputs (units in the names; GB = 1e9 B).
 ``strategy`` is the layout's name (``hsdp g=8``); ``fits`` says whether the memory per GPU fits
-the card (a step that does not fit is in the table, marked so); ``notes`` what the answer leaves
+the card (a step that does not fit is in the table, marked so); ``band_note`` why
+``step_time_lo_s``/``step_time_hi_s`` are NaN (:func:`costmodel.strategy.band.band_note`, the
+words of ``costmodel step``), empty where the band is known; ``notes`` what the answer leaves
 out (a mixture-of-experts model's expert parallelism), empty otherwise."""
 
 
@@ -453,6 +458,7 @@ def step_row(
     ``bucket_cap`` [B] None is the strategy's own bucket; ``power_limit_w`` [W] None is the
     GPU's datasheet power."""
     from ..strategy import strategy_step
+    from ..strategy.band import band_note
 
     s = strategy_step(
         params,
@@ -481,6 +487,8 @@ def step_row(
     d["micro_batch"], d["sequence_length"] = int(micro_batch), int(sequence_length)
     d["memory_GB"], d["gpu_memory_GB"] = d["memory_bytes"] / _GB, d["gpu_memory_bytes"] / _GB
     d["notes"] = " ".join(d["notes"])  # what the answer leaves out (mixture-of-experts)
+    # why step_time_lo_s/hi_s are NaN (costmodel step's wording), "" where the band is known
+    d["band_note"] = band_note(s.step_time_band_s, s.compute_source)
     return {k: d[k] for k in STEP_COLUMNS}
 
 

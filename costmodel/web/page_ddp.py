@@ -8,6 +8,7 @@ import streamlit as st
 
 from costmodel import architecture, batch, plots, training
 from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
+from costmodel.strategy.band import band_note
 from costmodel.strategy.layout import bucket_cap_bytes_for
 from costmodel.units import (
     format_bytes,
@@ -454,15 +455,13 @@ def render() -> None:
         _does_not_fit(inp, result)
     c = inp["comm_contention"]
     ideal = data.evaluate_scenario(**{**inp, "comm_contention": 0.0}) if c > 0 else result
+    band_why = band_note((result.step_time_lo_s, result.step_time_hi_s), result.compute_source)
     band = (
-        f" Step band (compute, scaling beyond one node, collectives; checked on published"
+        f" Step {band_why}."
+        if band_why
+        else f" Step band (compute, scaling beyond one node, collectives; checked on published"
         f" runs): {format_duration(result.step_time_lo_s)}"
         f" to {format_duration(result.step_time_hi_s)}."
-        if result.step_time_lo_s == result.step_time_lo_s
-        and result.step_time_hi_s == result.step_time_hi_s
-        else " Step band unknown: the compute has no fitted efficiency on this GPU."
-        if result.compute_source == "default-mfu"
-        else ""
     )
     st.caption(
         f"{result.strategy}: efficiency at overlap contention c = {c:g}"
