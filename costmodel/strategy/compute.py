@@ -42,6 +42,9 @@ FORWARD_FRACTION = 1.0 / 3.0
 SOURCES = ("fitted", "mfu", "measured", "default-mfu")
 """Where a step's compute time came from (:attr:`ComputeTime.source`)."""
 
+MEASURED_LABEL = "measured compute time"
+""":attr:`ComputeTime.label` of a measured compute time (it overrides a given MFU)."""
+
 
 def micro_batch_compute_s(
     flops_per_token: float,
@@ -129,7 +132,7 @@ def step_compute(
     tokens = float(micro_batch) * sequence_length
     if compute_time_s is not None:
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, None, compute_time_s)
-        return ComputeTime(t, extra / (1 + extra), "measured", "measured compute time")
+        return ComputeTime(t, extra / (1 + extra), "measured", MEASURED_LABEL)
     if mfu is not None:
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, mfu) * (1 + extra)
         return ComputeTime(t, extra / (1 + extra), "mfu", f"given MFU {float(mfu):.2f}")

@@ -9,6 +9,7 @@ import streamlit as st
 from costmodel import architecture, batch, plots, training
 from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
 from costmodel.strategy.band import band_note
+from costmodel.strategy.compute import MEASURED_LABEL
 from costmodel.strategy.layout import bucket_cap_bytes_for
 from costmodel.units import (
     format_bytes,
@@ -102,6 +103,7 @@ def _inputs() -> dict:
         bind=QP,
         disabled=not own_mfu,
     )
+    mfu_unused = c[2].empty()  # filled below once the measured compute box is read
     bucket_text = c[3].text_input(
         "bucket_cap [B]",
         value="",
@@ -129,6 +131,8 @@ def _inputs() -> dict:
         bind=QP,
         help="e.g. 350ms; leave empty to use the FLOPs at the fitted efficiency (or the MFU set)",
     )
+    if own_mfu and compute_text.strip():  # the API's rule: a compute time overrides the MFU
+        mfu_unused.caption(f"MFU not used: the {MEASURED_LABEL} is given.")
     contention = c[3].number_input(
         "Overlap contention c [0-1]",
         min_value=0.0,
