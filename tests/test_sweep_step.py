@@ -303,3 +303,54 @@ def test_an_unknown_band_says_why_in_the_file_as_costmodel_step_does(tmp_path, e
     assert h100["band_note"] == "" and float(h100["step_time_lo_s"]) > 0
     step = _cli("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-b200", "--strategy", "fsdp")
     assert step.exit_code == 0 and f"({UNKNOWN_COMPUTE})" in step.stdout
+
+
+def test_a_gpus_per_node_row_is_costmodel_step_with_gpus_per_node():
+    """The step sweep's ``gpus_per_node`` axis is ``step --gpus-per-node``: a slice of each node."""
+    df = sweep.sweep(
+        kind="step",
+        preset="dgx-h100",
+        arch="llama-3.1-8b",
+        strategy="fsdp",
+        nodes=2,
+        gpus_per_node="4,8",
+    )
+    assert df["gpus_per_node"].tolist() == [4, 8] and df["ranks"].tolist() == [8, 16]
+    for _, row in df.iterrows():
+        step = _cli_step(
+            "--arch",
+            "llama-3.1-8b",
+            "--cluster",
+            "dgx-h100",
+            "--nodes",
+            "2",
+            "--strategy",
+            "fsdp",
+            "--gpus-per-node",
+            str(row["gpus_per_node"]),
+        )
+        assert row["ranks"] == step["ranks"]
+        for name in FIELDS:
+            assert row[name] == pytest.approx(step[name], rel=1e-9, abs=0), name
+
+
+@pytest.mark.parametrize(
+    ("value", "words"), [("0", "gpus_per_node: every value must be >= 1"), ("16", "allowed: 1..8")]
+)
+def test_a_gpus_per_node_beyond_the_node_is_refused_in_one_line(tmp_path, value, words):
+    r = _cli(
+        "sweep",
+        "--kind",
+        "step",
+        "--set",
+        "preset=dgx-h100",
+        "--set",
+        "arch=llama-3.1-8b",
+        "--set",
+        f"gpus_per_node={value}",
+        "-o",
+        str(tmp_path / "never.csv"),
+        "--no-progress",
+    )
+    assert r.exit_code == 2 and words in r.stderr and "Traceback" not in r.output
+    assert not (tmp_path / "never.csv").exists()

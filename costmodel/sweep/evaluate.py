@@ -374,10 +374,11 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
     """
     n = len(next(iter(num.values()))) if num else 1
     nodes = num.get("nodes", np.ones(n, dtype=np.int64))
+    gpn = num.get("gpus_per_node")  # None: every GPU of the node, as costmodel step
     rows = []
     for i in range(n):
-        kw = {k: v[i].item() for k, v in num.items() if k != "nodes"}
-        c = get_cluster(cat["preset"], int(nodes[i]), None)
+        kw = {k: v[i].item() for k, v in num.items() if k not in ("nodes", "gpus_per_node")}
+        c = get_cluster(cat["preset"], int(nodes[i]), None if gpn is None else int(gpn[i]))
         rows.append(step_row(cat, c, int(nodes[i]), **kw))
     out: dict[str, Any] = {
         "preset": cat["preset"],

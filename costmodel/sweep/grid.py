@@ -164,6 +164,14 @@ AXES: dict[str, dict[str, Axis]] = {
             Axis("no_sync", _parse_bool, False, column="no_sync"),
             Axis("nodes", _parse_int, True, integer=True, column="nodes"),
             Axis(
+                "gpus_per_node",
+                _parse_int,
+                True,
+                integer=True,
+                column="gpus_per_node",
+                aliases=("gpn",),
+            ),
+            Axis(
                 "group_size",
                 _parse_int,
                 True,
@@ -560,7 +568,14 @@ def _check_step(a: dict[str, list[Any]]) -> None:
             raise ValueError(
                 f"recompute: unknown {bad[0]!r}; allowed: {', '.join(RECOMPUTE_MODES)}"
             )
-    for name in ("nodes", "micro_batch", "sequence_length", "accumulation", "group_size"):
+    for name in (
+        "nodes",
+        "gpus_per_node",
+        "micro_batch",
+        "sequence_length",
+        "accumulation",
+        "group_size",
+    ):
         if any(v < 1 for v in a.get(name, [1])):
             raise ValueError(f"{name}: every value must be >= 1")
     top = LIMITS["nodes"]  # the one node limit of every command (costmodel._limits)
@@ -573,6 +588,12 @@ def _check_step(a: dict[str, list[Any]]) -> None:
         raise ValueError("comm_contention: every value must be in [0, 1]")
     if any(v <= 0 for v in a.get("params", [1.0])):
         raise ValueError("params: every value must be > 0")
+    if "gpus_per_node" in a:  # a slice of each preset's node, as costmodel step --gpus-per-node
+        from .. import presets
+
+        for name in _presets(a["preset"], a):
+            for v in a["gpus_per_node"]:
+                presets.cluster(name, gpus_per_node=int(v))  # raises "gpus_per_node: ..."
     if "power_limit_w" in a:  # each preset's GPU's range, as costmodel step --power-limit-w
         from .. import presets
         from ..hardware import check_power_limit_w
@@ -691,6 +712,7 @@ def _numeric_axes(grid: Grid) -> list[str]:
     if grid.kind == "step":
         names = [
             "nodes",
+            "gpus_per_node",
             "group_size",
             "params",
             "micro_batch",
