@@ -11,28 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import costmodel as cm
-from costmodel import cli
 from costmodel.strategy.layout import unknown_strategy
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli.app, list(args))
-
-
-def one_line_error(result, *fragments: str) -> str:
-    """Exit 2, nothing on stdout, one line on stderr naming ``fragments``; returns the line."""
-    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
-    assert result.stdout == ""
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("costmodel: error: ")
-    for f in fragments:
-        assert f in lines[0], lines[0]
-    return lines[0]
-
+from tests._cli import one_line_error, run
 
 ONE_LINK = ("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64", "--bandwidth",
             "50GB/s")  # fmt: skip

@@ -80,6 +80,11 @@ class Axis:
     aliases: tuple[str, ...] = ()
 
 
+# the collective and step sweeps take the same node slice
+_GPUS_PER_NODE = Axis(
+    "gpus_per_node", _parse_int, True, integer=True, column="gpus_per_node", aliases=("gpn",)
+)
+
 AXES: dict[str, dict[str, Axis]] = {
     "collective": {
         a.name: a
@@ -92,14 +97,7 @@ AXES: dict[str, dict[str, Axis]] = {
             ),
             Axis("protocol", _parse_str, False, column="protocol_requested", aliases=("proto",)),
             Axis("nodes", _parse_int, True, integer=True, column="nodes"),
-            Axis(
-                "gpus_per_node",
-                _parse_int,
-                True,
-                integer=True,
-                column="gpus_per_node",
-                aliases=("gpn",),
-            ),
+            _GPUS_PER_NODE,
             Axis("ranks", _parse_int, True, integer=True, column="ranks", aliases=("gpus", "n")),
             Axis("bandwidth", units.parse_rate, True, column="bandwidth_GBps", aliases=("bw",)),
             Axis("latency", units.parse_duration, True, column="latency_s", aliases=("alpha",)),
@@ -163,14 +161,7 @@ AXES: dict[str, dict[str, Axis]] = {
             Axis("grad_dtype", _parse_str, False, column="grad_dtype"),
             Axis("no_sync", _parse_bool, False, column="no_sync"),
             Axis("nodes", _parse_int, True, integer=True, column="nodes"),
-            Axis(
-                "gpus_per_node",
-                _parse_int,
-                True,
-                integer=True,
-                column="gpus_per_node",
-                aliases=("gpn",),
-            ),
+            _GPUS_PER_NODE,
             Axis(
                 "group_size",
                 _parse_int,
