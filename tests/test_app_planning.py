@@ -132,3 +132,20 @@ def test_memory_page_says_what_makes_it_fit_as_the_cli_does():
     assert_clean(at)
     ok = at
     assert not any("Does not fit" in w.value for w in ok.warning)
+
+
+def test_ddp_cost_caption_names_the_price_once_typed_or_dated():
+    """The caption under the cost says where the price came from exactly once: a typed price is
+    the user's, with its value and no date ("price given (price given)" before); a published
+    price carries its date once."""
+    at = open_page("page_ddp.py")
+    assert_clean(at)
+    captions = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]
+    assert len(captions) == 1, captions
+    assert "$2 per GPU-hour, given by the user" in captions[0]
+    assert captions[0].count("given") == 1
+    at.selectbox(key="ddp_price").set_value("aws-p5-on-demand").run()
+    assert_clean(at)
+    captions = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]
+    date = training.load_price("aws-p5-on-demand").date
+    assert len(captions) == 1 and captions[0].count(date) == 1, captions

@@ -690,7 +690,7 @@ def _cost_metrics(cost, side: str = "") -> None:
     st.caption(
         f"{side.strip() + ': ' if side else ''}{cost.steps:,} steps of "
         f"{format_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
-        f"({cost.step_time_source}) on {cost.ranks} GPUs; {cost.price_note} ({when}).{band} MFU: "
+        f"({cost.step_time_source}) on {cost.ranks} GPUs; {cost.price_note}.{band} MFU: "
         "model FLOPs per token (6N + attention, PaLM appendix B) x tokens/s / (GPUs x peak)."
     )
     if cost.price_warning:
