@@ -467,8 +467,9 @@ def render() -> None:
     st.caption(
         f"{result.strategy}: efficiency at overlap contention c = {c:g}"
         + (" (the default of every surface)" if c == DEFAULT_COMM_CONTENTION else "")
-        + f": {100 * result.efficiency:.1f} %. With perfect overlap (c = 0): "
-        f"{100 * ideal.efficiency:.1f} %." + band
+        + f": {100 * result.efficiency:.1f} %."
+        + (f" With perfect overlap (c = 0): {100 * ideal.efficiency:.1f} %." if c > 0 else "")
+        + band
     )
     for note in result.notes:
         if not note.startswith("DOES NOT FIT"):
