@@ -34,6 +34,10 @@ WEB = Path(common.__file__).parent
         ("crossover size [B]", 7.2e7, "72 MB"),
         ("bytes_per_rank", 1.5e3, "1.5 kB"),
         ("rel_error", -0.071, "-7.1 %"),
+        ("mean_rel_error", 0.062, "+6.2 %"),
+        # a magnitude has no sign: "+60.7 %" read as an over-estimate on the Validate page
+        ("median_abs_rel_error", 0.607, "60.7 %"),
+        ("max_abs_rel_error", 0.991, "99.1 %"),
     ],
 )
 def test_a_column_is_shown_in_the_unit_its_name_carries(column, value, shown):

@@ -293,7 +293,8 @@ def column_formatter(name: str) -> Callable[[Any], str] | None:
 
     ``*_bytes_per_s``, ``busbw``, ``[B/s]``: a rate ("366 GB/s"); ``*_s`` (not ``*_per_s``), ``[s]``:
     a duration ("17.5 ms"); ``*_bytes``, ``bytes_*``, ``[B]``: bytes ("1.07 GB", decimal SI as
-    everywhere in costmodel); ``rel_error``/``*_error``: a signed percentage; any other float: 4
+    everywhere in costmodel); ``rel_error``/``*_error``: a signed percentage (unsigned when the
+    name says ``abs``: a magnitude); any other float: 4
     significant digits. Names decide, not magnitudes, so a column reads the same in every row.
     """
     low = name.lower()
@@ -309,6 +310,8 @@ def column_formatter(name: str) -> Callable[[Any], str] | None:
     if low.endswith("_bytes") or low.startswith("bytes_") or low == "bytes":
         return _safe(format_bytes)
     if low == "rel_error" or low.endswith("_error"):
+        if "abs" in low:  # |error|: a size, not a direction ("+60.7 %" read as an over-estimate)
+            return _safe(lambda v: f"{100 * v:.1f} %")
         return _safe(lambda v: f"{100 * v:+.1f} %")
     return None
 
