@@ -74,6 +74,18 @@ def test_the_table_shows_units_and_the_csv_keeps_raw_si():
     assert back["busbw_bytes_per_s"].iloc[0] == 146754.5659
 
 
+def test_text_table_header_drops_the_si_unit_its_cells_now_carry():
+    """ "step [s]" above "548 ms" read as 548 seconds: the text table's header loses a bracketed
+    SI unit the cells are rescaled from, and keeps a unit the cells are already in."""
+    frame = pd.DataFrame(
+        {"step [s]": [0.548], "ZeRO-0 [B]": [1.4e10], "time [µs]": [3.0], "ranks": [8]}
+    )
+    header, _, row = common.text_table(frame).splitlines()
+    assert header == "| step | ZeRO\\-0 | time \\[µs\\] | ranks |", header
+    assert "548 ms" in row and "14 GB" in row and "| 3 |" in row, row
+    assert list(frame.columns) == ["step [s]", "ZeRO-0 [B]", "time [µs]", "ranks"]  # CSV's
+
+
 def test_chart_title_sits_below_the_toolbar_row_and_wraps():
     title = "Scaling efficiency of a data-parallel step vs GPU count at M = 268 MB on dgx-h100"
     fig = plots.clear_of_toolbar(go.Figure(layout={"title": {"text": title}, "margin": {"t": 50}}))

@@ -444,12 +444,22 @@ def _cell(name: str, value: Any) -> str:
     return plain(_general(value) if isinstance(value, float) else str(value), limit=200)
 
 
+def _shown_header(name: str) -> str:
+    """A column's header as the text table shows it: without the bracketed SI unit ("[s]",
+    "[B]", "[B/s]") when :func:`column_formatter` rescales its cells, which then carry their
+    own unit ("step [s]" above "548 ms" read as 548 seconds). The grid and the CSV keep the
+    name: the CSV holds the SI numbers the bracket names."""
+    if "[" in name and column_formatter(name) is not None:
+        return name[: name.rindex("[")].rstrip() or name
+    return name
+
+
 def text_table(frame: pd.DataFrame) -> str:
-    """``frame`` as a Markdown table, cells formatted by unit as in the grid (:func:`styled`)
-    and escaped (:func:`plain`: cells may quote a preset or model name the user gave)."""
+    """``frame`` as a Markdown table, cells formatted by unit as in the grid (:func:`styled`),
+    headers without the SI unit the cells now carry (:func:`_shown_header`), and escaped (:func:`plain`: cells may quote a preset or model name the user gave)."""
     names = [str(c) for c in frame.columns]
     rows = [
-        "| " + " | ".join(plain(n, limit=200) for n in names) + " |",
+        "| " + " | ".join(plain(_shown_header(n), limit=200) for n in names) + " |",
         "|" + "---|" * len(names),
     ]
     for values in frame.itertuples(index=False, name=None):
