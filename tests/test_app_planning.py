@@ -149,3 +149,20 @@ def test_ddp_cost_caption_names_the_price_once_typed_or_dated():
     captions = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]
     date = training.load_price("aws-p5-on-demand").date
     assert len(captions) == 1 and captions[0].count(date) == 1, captions
+
+
+def test_ddp_b_that_does_not_fit_has_its_warning_beside_its_step_and_cost():
+    """A (fsdp) fits, B (ddp, 126 GB on an 85.5 GB H100) does not: B's step and B's cost were
+    shown with no warning (the only one spoke of A); now each sits beside B's warning."""
+    at = open_page("page_ddp.py", {"ddp_strategy": "fsdp"})
+    at.toggle(key="ddp_pin").set_value(True).run()
+    at.selectbox(key="ddp_b_strategy").set_value("ddp").run()
+    assert_clean(at)
+    assert "Cost (B) [USD]" in metrics(at)
+    warned = [_text(w.value) for w in at.warning if "Configuration B does not fit" in w.value]
+    assert len(warned) == 2, [w.value for w in at.warning]
+    assert "126 GB per GPU > 85.5 GB" in warned[0] and "time and cost" in warned[1]
+    assert not any("Configuration A" in w.value for w in at.warning)  # A fits
+    at.selectbox(key="ddp_strategy").set_value("ddp").run()  # now both do not fit
+    assert_clean(at)
+    assert any("Configuration A does not fit" in w.value for w in at.warning)
