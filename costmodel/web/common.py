@@ -26,7 +26,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -253,12 +253,22 @@ def show_error(field: str, exc: Exception) -> None:
     if callable(errors):
         lines = [
             f"{'.'.join(str(p) for p in e['loc']) or field}: "
-            f"{e['msg'].removeprefix('Value error, ')} (got {e.get('input')!r})"
+            f"{e['msg'].removeprefix('Value error, ')}{_got(e)}"
             for e in errors()
         ]
         _red(f"**{plain(field)}**: " + plain("; ".join(lines)))
         return
     _red(f"**{plain(field)}**: {plain(exc)}")
+
+
+def _got(e: Mapping[str, Any]) -> str:
+    """ " (got 'abc')" for a refused field's own value; nothing for a rule over the whole model
+    (no ``loc``: its input is every field, a Python dict repr that says nothing to a user, and
+    the rule's message names the fields itself) or for a value that is not a plain scalar."""
+    value = e.get("input")
+    if not e.get("loc") or not isinstance(value, (str, int, float, bool, type(None))):
+        return ""
+    return f" (got {value!r})"
 
 
 def _red(escaped: str) -> None:
