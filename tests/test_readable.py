@@ -8,6 +8,8 @@ in tests/test_browser_readable.py.
 from __future__ import annotations
 
 import io
+import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -84,6 +86,25 @@ def test_text_table_header_drops_the_si_unit_its_cells_now_carry():
     assert header == "| step | ZeRO\\-0 | time \\[µs\\] | ranks |", header
     assert "548 ms" in row and "14 GB" in row and "| 3 |" in row, row
     assert list(frame.columns) == ["step [s]", "ZeRO-0 [B]", "time [µs]", "ranks"]  # CSV's
+
+
+def test_a_non_finite_number_reads_as_no_value_not_inf():
+    """The Step page's verdict-flip table read "inf" (the relative change of a flip no finite
+    change reaches): a non-finite number shows as common.NO_VALUE in the text table and grid."""
+    frame = pd.DataFrame(
+        {
+            "parameter": ["accumulation", "gradient_bytes_per_param"],
+            "relative_change": [7.0, math.inf],
+            "time_s": [1e-3, -math.inf],
+            "rel_error": [0.1, math.nan],
+        }
+    )
+    text = common.text_table(frame)
+    html = common.styled(frame).to_html()
+    for shown in (text, html):
+        assert not re.search(r"\b(inf|nan)\b", shown, re.IGNORECASE), shown
+    assert text.splitlines()[-1].count(common.NO_VALUE) == 3
+    assert "| 1 ms |" in text and "10\\.0 \\%" in text
 
 
 def test_chart_title_sits_below_the_toolbar_row_and_wraps():

@@ -326,13 +326,18 @@ def column_formatter(name: str) -> Callable[[Any], str] | None:
     return None
 
 
+#: What a table cell shows for a missing or non-finite number (NaN, ±inf: e.g. the relative
+#: change of a verdict flip no finite change reaches), never "nan" or "inf".
+NO_VALUE = "–"
+
+
 def _safe(fmt: Callable[[float], str]) -> Callable[[Any], str]:
     def show(value: Any) -> str:
         try:
             v = float(value)
         except (TypeError, ValueError):
             return str(value)
-        return fmt(v) if math.isfinite(v) else str(v)
+        return fmt(v) if math.isfinite(v) else NO_VALUE
 
     return show
 
@@ -343,8 +348,10 @@ def _general(value: Any) -> str:
         v = float(value)
     except (TypeError, ValueError):
         return str(value)
-    if not math.isfinite(v) or v == 0:
-        return str(v) if v else "0"
+    if not math.isfinite(v):
+        return NO_VALUE
+    if v == 0:
+        return "0"
     if not 1e-3 <= abs(v) < 1e15:
         return f"{v:.4g}"
     decimals = 3 - math.floor(math.log10(abs(v)))  # 4 significant digits: 146,800 and 0.01234
@@ -426,12 +433,12 @@ def styled(frame: pd.DataFrame) -> Any:
     from costmodel.plots import value_digest
 
     if frame.size > STYLED_CACHE_MAX_CELLS:
-        return frame.style.format(formats, na_rep="–")
+        return frame.style.format(formats, na_rep=NO_VALUE)
     key = value_digest(frame)
     assert key is not None  # no size limit asked
     # the uuid (an id prefix in the rendered cells) follows from the content, not from chance
     styler = Styler(frame, uuid=f"cm{key.hex()[:12]}")
-    return _share_rendering(styler.format(formats, na_rep="–"), key)
+    return _share_rendering(styler.format(formats, na_rep=NO_VALUE), key)
 
 
 #: Largest table a page's first view writes out as text (:func:`table` with ``on_demand``):
@@ -443,11 +450,11 @@ TEXT_TABLE_CELLS = 160
 def _cell(name: str, value: Any) -> str:
     """One cell of a text table, formatted as :func:`styled` shows it in the grid."""
     if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
-        return "–"  # the grid's na_rep
+        return NO_VALUE  # the grid's na_rep
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return plain(value, limit=200)
     if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
+        return NO_VALUE
     fmt = column_formatter(name)
     if fmt is not None:
         return plain(fmt(value), limit=200)
