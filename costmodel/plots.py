@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go  # noqa: F401  (used by the figure builders below)
 
+from .units import format_duration
+
 # --- app figures (costmodel/web): collectives, cluster, memory, DDP step, scaling ---------------
 # Axes keep SI values (bytes, seconds, B/s) and let plotly print SI prefixes with the unit as a
 # suffix ("256MB", "100µs", "400GB/s"), so hover text and ticks carry units. Each figure is built
@@ -392,8 +394,9 @@ def ddp_timeline_figure(
         :class:`costmodel.ddp.Interval` give them.
     compute_s, step_time_s : float
         Compute work and step [s]. The spans where no compute runs are shaded (the exposed
-        communication the step waits on); with overlap contention the rest of the exposed time
-        is compute slowed under communication.
+        communication the step waits on); with overlap contention the rest of the exposed time,
+        less the optimizer step and FSDP's sync (compute-row work outside ``compute_s``), is
+        compute slowed under communication.
     """
     data = []
     rows = list(dict.fromkeys(_timeline_row(iv) for iv in timeline))
@@ -457,11 +460,18 @@ def ddp_timeline_figure(
             }
             for a, b in gaps[:500]
         ]
+    # the optimizer step and FSDP's end-of-step sync sit on the compute row but are not part of
+    # compute_s (forward + backward + recompute): they are neither idle nor slowed compute
+    extra = sum(
+        float(iv["end_s"]) - float(iv["start_s"])
+        for iv in timeline
+        if iv["kind"] in ("optimizer", "sync")
+    )
     if exposed > 0:
-        slowed = exposed - idle
+        slowed = exposed - idle - extra
         text = "exposed communication (shaded: compute waits)"
-        if slowed > 1e-9 * max(step_time_s, 1e-30):
-            text += f"; compute slowed under communication: {slowed:.3g} s more"
+        if slowed > 1e-6 * max(step_time_s, 1e-30):
+            text += f"; compute slowed under communication: {format_duration(slowed)} more"
         layout["annotations"] = [
             {
                 "x": gaps[0][0] if gaps else compute_s,

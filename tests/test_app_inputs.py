@@ -88,3 +88,26 @@ def test_memory_page_huge_activation_inputs_answer_or_refuse(query: dict[str, st
     at = at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not [e for e in at.error if "ZeroDivision" in str(e.value)]
+
+
+def test_a_rule_over_several_fields_is_shown_without_a_python_repr():
+    """Two nodes of a preset without NICs: the model-level rule's message, not a repr of every
+    field ("(got {'arch': None, 'flash_attention': True, ...})" before); a field's own value
+    is still quoted."""
+    at = AppTest.from_file(str(WEB / "page_ddp.py"), default_timeout=120)
+    at.query_params.update({"ddp_cluster": "pcie-8x-l40s", "ddp_nodes": "2"})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(e.value for e in at.error)
+    assert "nodes\\=2 but the node has no network" in said, said
+    assert "{" not in said and "arch" not in said, said
+    from pydantic import BaseModel, Field, ValidationError
+
+    from costmodel.web.common import _got
+
+    class One(BaseModel):
+        n: int = Field(ge=1)
+
+    with pytest.raises(ValidationError) as refused:
+        One(n=0)
+    assert _got(refused.value.errors()[0]) == " (got 0)"

@@ -132,3 +132,37 @@ def test_memory_page_says_what_makes_it_fit_as_the_cli_does():
     assert_clean(at)
     ok = at
     assert not any("Does not fit" in w.value for w in ok.warning)
+
+
+def test_ddp_cost_caption_names_the_price_once_typed_or_dated():
+    """The caption under the cost says where the price came from exactly once: a typed price is
+    the user's, with its value and no date ("price given (price given)" before); a published
+    price carries its date once."""
+    at = open_page("page_ddp.py")
+    assert_clean(at)
+    captions = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]
+    assert len(captions) == 1, captions
+    assert "$2 per GPU-hour, given by the user" in captions[0]
+    assert captions[0].count("given") == 1
+    at.selectbox(key="ddp_price").set_value("aws-p5-on-demand").run()
+    assert_clean(at)
+    captions = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]
+    date = training.load_price("aws-p5-on-demand").date
+    assert len(captions) == 1 and captions[0].count(date) == 1, captions
+
+
+def test_ddp_b_that_does_not_fit_has_its_warning_beside_its_step_and_cost():
+    """A (fsdp) fits, B (ddp, 126 GB on an 85.5 GB H100) does not: B's step and B's cost were
+    shown with no warning (the only one spoke of A); now each sits beside B's warning."""
+    at = open_page("page_ddp.py", {"ddp_strategy": "fsdp"})
+    at.toggle(key="ddp_pin").set_value(True).run()
+    at.selectbox(key="ddp_b_strategy").set_value("ddp").run()
+    assert_clean(at)
+    assert "Cost (B) [USD]" in metrics(at)
+    warned = [_text(w.value) for w in at.warning if "Configuration B does not fit" in w.value]
+    assert len(warned) == 2, [w.value for w in at.warning]
+    assert "126 GB per GPU > 85.5 GB" in warned[0] and "time and cost" in warned[1]
+    assert not any("Configuration A" in w.value for w in at.warning)  # A fits
+    at.selectbox(key="ddp_strategy").set_value("ddp").run()  # now both do not fit
+    assert_clean(at)
+    assert any("Configuration A does not fit" in w.value for w in at.warning)

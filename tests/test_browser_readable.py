@@ -78,6 +78,19 @@ _TRUNCATED_JS = """
 }
 """
 
+# The page's main box scrolling sideways, and the outermost elements that reach past its edge.
+_WIDER_THAN_PAGE_JS = """
+() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  if (main.scrollWidth <= main.clientWidth + 1) return [];
+  const vw = document.documentElement.clientWidth;
+  return [...main.querySelectorAll('*')]
+    .filter(e => e.getBoundingClientRect().right > vw + 1 && !e.closest('svg'))
+    .slice(0, 3).map(e => `${e.tagName} ${e.textContent.trim().slice(0, 40)} (to ` +
+      `${Math.round(e.getBoundingClientRect().right)} px of ${vw})`);
+}
+"""
+
 
 @pytest.fixture(scope="module")
 def chromium_browser():
@@ -124,6 +137,10 @@ def assert_readable(page, headline: str | None) -> None:
             break
         page.wait_for_timeout(500)
     assert not truncated, truncated
+    # nothing widens the page past the viewport (a phone would scroll the whole page sideways):
+    # a wide text table scrolls inside its own box (common.READABLE_CSS)
+    wide = page.evaluate(_WIDER_THAN_PAGE_JS)
+    assert not wide, wide
     if headline is not None:
         top = metric(page, headline).first.bounding_box()["y"]
         first_input = page.locator(INPUTS).first.bounding_box()["y"]

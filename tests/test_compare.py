@@ -272,3 +272,16 @@ def test_first_bucket_follows_torch():
     assert torch_first_bucket_bytes(0.5) == 2**19
     with pytest.raises(ValueError, match="bucket_cap_mb"):
         torch_first_bucket_bytes(0)
+
+
+def test_rows_of_one_rank_are_refused_naming_ranks():
+    """One rank communicates nothing (busbw = algbw x 0): comparing it gave infinite errors
+    and a NaN predicted peak on the Validate page; it is refused with the rule instead."""
+    rows = pd.DataFrame(
+        {"op": "all_reduce", "size_bytes": [1e6, 1e8], "ranks": 1, "time_s": [1e-4, 1e-3]}
+    )
+    toy = lambda op, m, n, nodes, **kw: np.full(len(m), 1e-3)  # noqa: E731
+    with pytest.raises(ValueError, match=r"^ranks: .*allowed: 2 ranks or more"):
+        compare(rows, toy, model="toy")
+    two = compare(rows.assign(ranks=2), toy, model="toy")
+    assert np.isfinite(two.rel_error).all()

@@ -98,8 +98,9 @@ def test_largest_model_and_fewest_ranks_are_bounds_of_the_same_total():
         assert stage_memory(zero, n, p).total_bytes <= cap
         assert stage_memory(zero, n - 1, p).total_bytes > cap
     for zero in (0, 1):  # the replicated part alone is over the card: no rank count helps
-        with pytest.raises(ValueError, match=f"ZeRO-{zero}"):
+        with pytest.raises(ValueError, match=f"ZeRO-{zero}") as refused:
             stage_min_ranks(30e9, cap, zero)
+        assert "even at 10,000,000 ranks" in str(refused.value)  # thousands separated
 
 
 def test_one_rank_keeps_the_lesson_numbers():

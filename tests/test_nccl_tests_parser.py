@@ -470,3 +470,32 @@ def test_long_line_is_refused_fast():
 def test_malformed_json_of_any_shape_is_a_clear_error(doc):
     with pytest.raises(NcclTestsParseError, match="JSON"):
         parse_nccl_tests(doc, source="bad.json")
+
+
+def test_a_device_list_cut_to_rank_0_does_not_make_a_one_rank_run():
+    """23a (Spectrum-X, 2 x 8 H200) keeps rank 0's device line only (the curator omitted the
+    other 15 in a note the parser does not read): the list looked complete, so the run read as
+    1 rank on 1 node, whose busbw factor is 0 (the Validate page showed "inf %" and "nan B/s").
+    busbw/algbw = 1.875 on every row says 16 ranks: that wins, nodes and GPUs per node unknown."""
+    from costmodel.validation.logread import read_log
+
+    name = "23a_spectrumx-2x8xH200-8x400G-RoCE_allreduce.txt"
+    df = parse_nccl_tests((DATA / name).read_text(), source=name)
+    assert set(df["ranks"]) == {16}
+    assert df["nodes"].isna().all() and df["gpus_per_node"].isna().all()
+    r = read_log((DATA / name).read_bytes(), name)
+    assert set(r.rows["nodes"]) == {2}  # 16 ranks / the detected preset's 8 GPUs per node
+    # a complete device list still decides: one node of two GPUs stays 1 x 2
+    two = "\n".join(
+        [
+            "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20",
+            "#  Rank  0 Group  0 Pid  1 on host1 device  0 [0x1b] NVIDIA H100",
+            "#  Rank  1 Group  0 Pid  1 on host1 device  1 [0x1c] NVIDIA H100",
+            "#       size         count      type   redop    root     time   algbw   busbw "
+            "#wrong     time   algbw   busbw #wrong",
+            "     1048576        262144     float     sum      -1    10.00  104.86  104.86"
+            "      0    10.00  104.86  104.86      0",
+        ]
+    )
+    got = parse_nccl_tests(two, source="all_reduce_two.txt", op="all_reduce")
+    assert set(got["ranks"]) == {2} and set(got["nodes"]) == {1}

@@ -8,6 +8,8 @@ in tests/test_browser_readable.py.
 from __future__ import annotations
 
 import io
+import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -34,6 +36,10 @@ WEB = Path(common.__file__).parent
         ("crossover size [B]", 7.2e7, "72 MB"),
         ("bytes_per_rank", 1.5e3, "1.5 kB"),
         ("rel_error", -0.071, "-7.1 %"),
+        ("mean_rel_error", 0.062, "+6.2 %"),
+        # a magnitude has no sign: "+60.7 %" read as an over-estimate on the Validate page
+        ("median_abs_rel_error", 0.607, "60.7 %"),
+        ("max_abs_rel_error", 0.991, "99.1 %"),
     ],
 )
 def test_a_column_is_shown_in_the_unit_its_name_carries(column, value, shown):
@@ -68,6 +74,37 @@ def test_the_table_shows_units_and_the_csv_keeps_raw_si():
     back = pd.read_csv(io.StringIO(frame.to_csv(index=False)))  # what the download button sends
     assert back["time_s"].tolist() == [0.00005, 1.25e-3]
     assert back["busbw_bytes_per_s"].iloc[0] == 146754.5659
+
+
+def test_text_table_header_drops_the_si_unit_its_cells_now_carry():
+    """ "step [s]" above "548 ms" read as 548 seconds: the text table's header loses a bracketed
+    SI unit the cells are rescaled from, and keeps a unit the cells are already in."""
+    frame = pd.DataFrame(
+        {"step [s]": [0.548], "ZeRO-0 [B]": [1.4e10], "time [µs]": [3.0], "ranks": [8]}
+    )
+    header, _, row = common.text_table(frame).splitlines()
+    assert header == "| step | ZeRO\\-0 | time \\[µs\\] | ranks |", header
+    assert "548 ms" in row and "14 GB" in row and "| 3 |" in row, row
+    assert list(frame.columns) == ["step [s]", "ZeRO-0 [B]", "time [µs]", "ranks"]  # CSV's
+
+
+def test_a_non_finite_number_reads_as_no_value_not_inf():
+    """The Step page's verdict-flip table read "inf" (the relative change of a flip no finite
+    change reaches): a non-finite number shows as common.NO_VALUE in the text table and grid."""
+    frame = pd.DataFrame(
+        {
+            "parameter": ["accumulation", "gradient_bytes_per_param"],
+            "relative_change": [7.0, math.inf],
+            "time_s": [1e-3, -math.inf],
+            "rel_error": [0.1, math.nan],
+        }
+    )
+    text = common.text_table(frame)
+    html = common.styled(frame).to_html()
+    for shown in (text, html):
+        assert not re.search(r"\b(inf|nan)\b", shown, re.IGNORECASE), shown
+    assert text.splitlines()[-1].count(common.NO_VALUE) == 3
+    assert "| 1 ms |" in text and "10\\.0 \\%" in text
 
 
 def test_chart_title_sits_below_the_toolbar_row_and_wraps():

@@ -638,3 +638,32 @@ def test_kept_work_gives_the_numbers_of_a_fresh_process() -> None:
     ):
         kept.clear()
     assert answers(configs[::-1])[::-1] == first
+
+
+@pytest.mark.parametrize(
+    ("strategy", "contention"), [("ddp", 0.0), ("fsdp", 0.0), ("ddp", 0.5), ("fsdp", 0.5)]
+)
+def test_timeline_slowed_compute_is_the_stretch_only(strategy, contention):
+    """The step chart's "compute slowed under communication" is the stretch of forward and
+    backward under contention: zero without contention, never the optimizer step or FSDP's sync
+    (the chart called a 7B DDP step's 70 ms optimizer step "compute slowed" at c = 0)."""
+    from costmodel.plots import ddp_timeline_figure
+
+    r = Scenario(
+        params=7e9, cluster="dgx-h100", nodes=4, strategy=strategy, comm_contention=contention
+    ).evaluate(scaling=False)
+    fig = ddp_timeline_figure(r.timeline, compute_s=r.compute_s, step_time_s=r.step_time_s)
+    text = fig.layout.annotations[0].text
+    stretch = (
+        sum(
+            iv["end_s"] - iv["start_s"]
+            for iv in r.timeline
+            if iv["kind"] in ("forward", "backward")
+        )
+        - r.compute_s
+    )
+    assert (contention > 0) == ("slowed" in text), text
+    if contention > 0:
+        from costmodel.units import format_duration
+
+        assert stretch > 1e-3 and f"slowed under communication: {format_duration(stretch)}" in text

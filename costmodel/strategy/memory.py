@@ -295,7 +295,7 @@ def stage_min_ranks(
         m = stage_memory(zero_stage, max_ranks, params, **kw)
         raise ValueError(
             f"no rank count fits ZeRO-{zero_stage} in {cap / 1e9:.3g} GB per GPU: even at "
-            f"{max_ranks} ranks each needs {float(m.total_bytes) / 1e9:.3g} GB"
+            f"{max_ranks:,} ranks each needs {float(m.total_bytes) / 1e9:.3g} GB"
             + (
                 " (stage 0 replicates the whole state; shard it: ZeRO-1/2/3)"
                 if zero_stage == 0

@@ -351,6 +351,13 @@ def compare(
     df = measured.reset_index(drop=True).copy()
     if "kind" in df:
         df = df[df["kind"].fillna("collective") == "collective"].reset_index(drop=True)
+    single = pd.to_numeric(df["ranks"], errors="coerce") < 2
+    if len(df) and single.all():  # busbw = algbw x 0 at one rank: every error would be inf
+        raise ValueError(
+            "ranks: every measured row ran on 1 rank, which communicates nothing (busbw is 0 "
+            "and the error infinite); allowed: 2 ranks or more (a log whose device list is "
+            "cut short: give the nodes and GPUs per node)"
+        )
     # nodes the log does not state: as many of the predictor's nodes as the ranks fill (a
     # cluster_predictor knows its preset's GPUs per node), else 1
     nodes = (

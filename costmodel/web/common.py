@@ -36,7 +36,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -107,6 +107,8 @@ def size_label(size_bytes: float) -> str:
 #: ``white-space: nowrap; overflow: hidden; text-overflow: ellipsis`` on both). Values such as
 #: "compute-bound" or "nvls_tree / simple" no longer fit a quarter of a 1440 px page at 2.25 rem,
 #: and nothing fits a 390 px phone's column at that size: the value shrinks with the viewport.
+#: A text table (:func:`text_table`) wider than a phone scrolls inside its own box; without this
+#: the Memory page's parts table widened the whole page at 390 px (the page scrolled sideways).
 READABLE_CSS = """<style>
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {
@@ -116,6 +118,7 @@ READABLE_CSS = """<style>
   overflow-wrap: anywhere;
 }
 [data-testid="stMetricValue"] { font-size: clamp(1.25rem, 2.4vw, 2.25rem); line-height: 1.2; }
+[data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
 </style>"""
 
 #: The slot under the page's question where :func:`headline` draws; one per script run, per
@@ -263,12 +266,22 @@ def show_error(field: str, exc: Exception) -> None:
     if callable(errors):
         lines = [
             f"{'.'.join(str(p) for p in e['loc']) or field}: "
-            f"{e['msg'].removeprefix('Value error, ')} (got {e.get('input')!r})"
+            f"{e['msg'].removeprefix('Value error, ')}{_got(e)}"
             for e in errors()
         ]
         _red(f"**{plain(field)}**: " + plain("; ".join(lines)))
         return
     _red(f"**{plain(field)}**: {plain(exc)}")
+
+
+def _got(e: Mapping[str, Any]) -> str:
+    """ " (got 'abc')" for a refused field's own value; nothing for a rule over the whole model
+    (no ``loc``: its input is every field, a Python dict repr that says nothing to a user, and
+    the rule's message names the fields itself) or for a value that is not a plain scalar."""
+    value = e.get("input")
+    if not e.get("loc") or not isinstance(value, (str, int, float, bool, type(None))):
+        return ""
+    return f" (got {value!r})"
 
 
 def _red(escaped: str) -> None:
@@ -303,7 +316,8 @@ def column_formatter(name: str) -> Callable[[Any], str] | None:
 
     ``*_bytes_per_s``, ``busbw``, ``[B/s]``: a rate ("366 GB/s"); ``*_s`` (not ``*_per_s``), ``[s]``:
     a duration ("17.5 ms"); ``*_bytes``, ``bytes_*``, ``[B]``: bytes ("1.07 GB", decimal SI as
-    everywhere in costmodel); ``rel_error``/``*_error``: a signed percentage; any other float: 4
+    everywhere in costmodel); ``rel_error``/``*_error``: a signed percentage (unsigned when the
+    name says ``abs``: a magnitude); any other float: 4
     significant digits. Names decide, not magnitudes, so a column reads the same in every row.
     """
     low = name.lower()
@@ -319,8 +333,15 @@ def column_formatter(name: str) -> Callable[[Any], str] | None:
     if low.endswith("_bytes") or low.startswith("bytes_") or low == "bytes":
         return _safe(format_bytes)
     if low == "rel_error" or low.endswith("_error"):
+        if "abs" in low:  # |error|: a size, not a direction ("+60.7 %" read as an over-estimate)
+            return _safe(lambda v: f"{100 * v:.1f} %")
         return _safe(lambda v: f"{100 * v:+.1f} %")
     return None
+
+
+#: What a table cell shows for a missing or non-finite number (NaN, ±inf: e.g. the relative
+#: change of a verdict flip no finite change reaches), never "nan" or "inf".
+NO_VALUE = "–"
 
 
 def _safe(fmt: Callable[[float], str]) -> Callable[[Any], str]:
@@ -329,7 +350,7 @@ def _safe(fmt: Callable[[float], str]) -> Callable[[Any], str]:
             v = float(value)
         except (TypeError, ValueError):
             return str(value)
-        return fmt(v) if math.isfinite(v) else str(v)
+        return fmt(v) if math.isfinite(v) else NO_VALUE
 
     return show
 
@@ -340,8 +361,10 @@ def _general(value: Any) -> str:
         v = float(value)
     except (TypeError, ValueError):
         return str(value)
-    if not math.isfinite(v) or v == 0:
-        return str(v) if v else "0"
+    if not math.isfinite(v):
+        return NO_VALUE
+    if v == 0:
+        return "0"
     if not 1e-3 <= abs(v) < 1e15:
         return f"{v:.4g}"
     decimals = 3 - math.floor(math.log10(abs(v)))  # 4 significant digits: 146,800 and 0.01234
@@ -423,12 +446,12 @@ def styled(frame: pd.DataFrame) -> Any:
     from costmodel.plots import value_digest
 
     if frame.size > STYLED_CACHE_MAX_CELLS:
-        return frame.style.format(formats, na_rep="–")
+        return frame.style.format(formats, na_rep=NO_VALUE)
     key = value_digest(frame)
     assert key is not None  # no size limit asked
     # the uuid (an id prefix in the rendered cells) follows from the content, not from chance
     styler = Styler(frame, uuid=f"cm{key.hex()[:12]}")
-    return _share_rendering(styler.format(formats, na_rep="–"), key)
+    return _share_rendering(styler.format(formats, na_rep=NO_VALUE), key)
 
 
 #: Largest table a page's first view writes out as text (:func:`table` with ``on_demand``):
@@ -440,23 +463,33 @@ TEXT_TABLE_CELLS = 160
 def _cell(name: str, value: Any) -> str:
     """One cell of a text table, formatted as :func:`styled` shows it in the grid."""
     if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
-        return "–"  # the grid's na_rep
+        return NO_VALUE  # the grid's na_rep
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return plain(value, limit=200)
     if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
+        return NO_VALUE
     fmt = column_formatter(name)
     if fmt is not None:
         return plain(fmt(value), limit=200)
     return plain(_general(value) if isinstance(value, float) else str(value), limit=200)
 
 
+def _shown_header(name: str) -> str:
+    """A column's header as the text table shows it: without the bracketed SI unit ("[s]",
+    "[B]", "[B/s]") when :func:`column_formatter` rescales its cells, which then carry their
+    own unit ("step [s]" above "548 ms" read as 548 seconds). The grid and the CSV keep the
+    name: the CSV holds the SI numbers the bracket names."""
+    if "[" in name and column_formatter(name) is not None:
+        return name[: name.rindex("[")].rstrip() or name
+    return name
+
+
 def text_table(frame: pd.DataFrame) -> str:
-    """``frame`` as a Markdown table, cells formatted by unit as in the grid (:func:`styled`)
-    and escaped (:func:`plain`: cells may quote a preset or model name the user gave)."""
+    """``frame`` as a Markdown table, cells formatted by unit as in the grid (:func:`styled`),
+    headers without the SI unit the cells now carry (:func:`_shown_header`), and escaped (:func:`plain`: cells may quote a preset or model name the user gave)."""
     names = [str(c) for c in frame.columns]
     rows = [
-        "| " + " | ".join(plain(n, limit=200) for n in names) + " |",
+        "| " + " | ".join(plain(_shown_header(n), limit=200) for n in names) + " |",
         "|" + "---|" * len(names),
     ]
     for values in frame.itertuples(index=False, name=None):

@@ -291,6 +291,8 @@ def _compare(inp: dict, result, inp_b: dict):
         return None
     st.subheader("A or B?")
     st.success(compare_summary(result, rb), icon=":material/compare_arrows:")
+    if not rb.fits:
+        _b_does_not_fit(rb, "its step below is")
     la, lb = f"A: {_label(inp, result)}", f"B: {_label(inp_b, rb)}"
     chart(
         plots.step_compare_figure(
@@ -318,6 +320,15 @@ def _compare(inp: dict, result, inp_b: dict):
         key="chart_compare_scaling",
     )
     return rb
+
+
+def _b_does_not_fit(rb, what: str) -> None:
+    """The warning beside B's step or cost when B does not fit (A's is above B's inputs)."""
+    st.warning(
+        f"Configuration B does not fit in GPU memory: {format_bytes(rb.memory_total_bytes)} "
+        f"per GPU > {format_bytes(rb.gpu_memory_bytes)}; {what} for a setup that cannot run.",
+        icon=":material/memory:",
+    )
 
 
 def _fmt(v, unit: str) -> str:
@@ -470,8 +481,9 @@ def render() -> None:
     st.caption(
         f"{result.strategy}: efficiency at overlap contention c = {c:g}"
         + (" (the default of every surface)" if c == DEFAULT_COMM_CONTENTION else "")
-        + f": {100 * result.efficiency:.1f} %. With perfect overlap (c = 0): "
-        f"{100 * ideal.efficiency:.1f} %." + band
+        + f": {100 * result.efficiency:.1f} %."
+        + (f" With perfect overlap (c = 0): {100 * ideal.efficiency:.1f} %." if c > 0 else "")
+        + band
     )
     for note in result.notes:
         if not note.startswith("DOES NOT FIT"):
@@ -701,7 +713,7 @@ def _cost_metrics(cost, side: str = "") -> None:
     st.caption(
         f"{side.strip() + ': ' if side else ''}{cost.steps:,} steps of "
         f"{format_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
-        f"({cost.step_time_source}) on {cost.ranks} GPUs; {cost.price_note} ({when}).{band} MFU: "
+        f"({cost.step_time_source}) on {cost.ranks} GPUs; {cost.price_note}.{band} MFU: "
         "model FLOPs per token (6N + attention, PaLM appendix B) x tokens/s / (GPUs x peak)."
     )
     if cost.price_warning:
@@ -715,10 +727,13 @@ def _training_cost(result, inp: dict, rb=None) -> None:
     st.subheader("Time and cost to train")
     if not result.fits:
         st.warning(
-            "This configuration does not fit in GPU memory: the time and cost below are for a "
-            "setup that cannot run (see the changes above).",
+            ("Configuration A does" if rb is not None else "This configuration does")
+            + " not fit in GPU memory: the time and cost below are for a setup that cannot run "
+            "(see the changes above).",
             icon=":material/warning:",
         )
+    if rb is not None and not rb.fits:
+        _b_does_not_fit(rb, "its time and cost below are")
     gpu = result.scenario._validated_cluster().gpu.name
     gpu_b = rb.scenario._validated_cluster().gpu.name if rb is not None else None
     c = st.columns(4)

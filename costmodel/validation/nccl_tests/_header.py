@@ -61,6 +61,14 @@ def _run_facts(
             first = next(iter(hosts.values()))
             if ranks and ranks % first == 0:
                 gpus_per_node, nodes = first, ranks // first
+    if source == "devices":
+        # a device list that looks complete but is not (a curated log kept rank 0's line
+        # only): busbw/algbw = a (n-1)/n of every row names another n. The rows' own ratio
+        # wins; nodes and GPUs per node are then unknown, never 1 x 1.
+        inferred = _ranks_from_busbw(op, pairs)
+        if inferred is not None and inferred != ranks:
+            ranks, source = inferred, "busbw/algbw (the device list is incomplete)"
+            nodes = gpus_per_node = None
     if ranks is None:
         for key in ("GPUS", "RANKS", "NP"):
             if key in run.markers and _INT_RE.match(run.markers[key]):
