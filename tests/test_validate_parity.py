@@ -151,3 +151,38 @@ def test_reader_refuses_nodes_that_contradict_the_host_lines():
         read_log(path.read_bytes(), path.name, nodes=4)
     with pytest.raises(ValueError, match="placement"):
         read_log(path.read_bytes(), path.name, placement="sideways")
+
+
+def test_a_user_log_without_host_lines_says_why_calibration_needs_the_nodes():
+    """A log that is not a bundled run (one byte changed, another name) and names no hosts:
+    the comparison assumes its nodes from the cluster and says so, and the calibration, which
+    never assumes them, says that beside it instead of the API's ``nodes=...`` hint."""
+    path = next(p for p in LOGS if p.name.startswith("16a_"))
+    raw = path.read_bytes() + b"\n# a copy of the run\n"
+    at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
+    at.file_uploader(key="val_upload").set_value(("run_all_reduce.txt", raw, "text/plain")).run()
+    assert_clean(at)
+    caption = " ".join(_text(c.value) for c in at.caption)
+    assert "GPUs per node" in caption and "nodes = 2 (ranks / " in caption, caption
+    said = [_text(c.value) for c in at.caption if "No calibrated preset" in _text(c.value)]
+    assert said == [
+        "No calibrated preset: the log does not say how many nodes ran, and a calibration never "
+        "uses a node count the comparison above assumed: set Nodes above to fit one."
+    ], said
+    at.number_input(key="val_nodes").set_value(2).run()  # given, it fits one
+    assert not [c for c in at.caption if "No calibrated preset" in _text(c.value)]
+
+
+def test_an_op_the_rows_cannot_have_is_refused_in_one_line_not_a_pandas_error(tmp_path):
+    """An all-gather log whose header names no op, compared as an all-reduce: its rows' rank
+    counts cannot be read from the bus/algorithm bandwidth ratio (pandas' NA); the reader
+    used to test NA for truth ('boolean value of NA is ambiguous')."""
+    path = next(p for p in LOGS if p.name.startswith("24b_"))
+    copy = tmp_path / "run.txt"
+    copy.write_bytes(path.read_bytes() + b"\n# a copy of the run\n")
+    args = ["validate", "compare", str(copy), "--op", "all_reduce", "--cluster", "dgx-h100"]
+    result = CliRunner().invoke(cli.app, args)
+    assert result.exit_code == 2, result.output
+    assert "ambiguous" not in result.stderr
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("costmodel: error: ranks: "), line

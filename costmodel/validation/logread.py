@@ -220,9 +220,10 @@ def read_log(
             nodes_from = from_index
         elif (given_gpn or (assume_nodes and preset_gpn)) and ranks is not None:
             assert gpn is not None  # one of the two, just checked
+            known = ranks[missing]  # pandas' NA where a row gives no rank count (no truth value)
             fill = [
-                max(1, math.ceil(float(r) / gpn)) if r is not None and r == r else None
-                for r in ranks[missing]
+                None if na else max(1, math.ceil(float(r) / gpn))
+                for r, na in zip(known, known.isna(), strict=True)
             ]
             rows.loc[missing, "nodes"] = fill
             nodes_from = (

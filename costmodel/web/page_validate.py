@@ -34,6 +34,28 @@ SOURCES = {"upload": "Upload a log", "reference": "A reference run"}
 LOG_TYPES = ["txt", "log", "out", "json"]
 
 
+def _calibration_refusal(exc: ValueError) -> str:
+    """Why no calibrated preset, in the page's words.
+
+    A node count the comparison assumed (from the preset's GPUs per node) is not one a
+    calibration uses (``calibrate``: never guessed), so the page says that beside the
+    "assumed" line above rather than the API's ``nodes=...`` hint; any other refusal is shown
+    as the calibration states it.
+
+    >>> _calibration_refusal(ValueError("nodes: the measured rows do not say how many nodes ran"))
+    'the log does not say how many nodes ran, and a calibration never uses a node count the comparison above assumed: set Nodes above to fit one.'
+    >>> _calibration_refusal(ValueError("nothing could be fitted: ring: one size"))
+    'nothing could be fitted: ring: one size.'
+    """
+    text = str(exc)
+    if text.startswith("nodes:"):
+        return (
+            "the log does not say how many nodes ran, and a calibration never uses a node count "
+            "the comparison above assumed: set Nodes above to fit one."
+        )
+    return text.rstrip(".") + "."
+
+
 def _log() -> tuple[bytes | None, str | None, bool]:
     """(bytes, name, uploaded) of the chosen log, or (None, None, False) with a message saying
     why. The bytes are decoded in :func:`render` (``nccl_tests.decode_log``), where a BOM is
@@ -382,7 +404,7 @@ def render() -> None:
         try:  # a log without host lines has no node count: calibration never assumes it
             toml = data.calibrated_toml_text(raw, name, settings, cluster, f"calibrated-{stem}")
         except ValueError as exc:
-            st.caption(plain(f"No calibrated preset: {exc}. Set Nodes above to fit one."))
+            st.caption(plain(f"No calibrated preset: {_calibration_refusal(exc)}"))
         else:
             st.download_button(
                 "Download a calibrated preset (TOML)",
