@@ -44,9 +44,13 @@ def test_the_reader_defaults_a_bundled_log_and_what_the_user_sets_wins():
     assert (mine.cluster, mine.nodes, mine.gpus_per_node) == ("aws-p5", 4, 4)
     assert not any(line.startswith("cluster") for line in mine.assumed_lines())
     assert read_log(path.read_bytes(), path.name, nodes=16).nodes == 16
-    # the log's host lines win over the index (23a: the curator kept rank 0's line only)
+    # a device list cut to rank 0 (23a: the curator kept rank 0's line only) is not host lines
+    # (its busbw/algbw ratio says 16 ranks), so the index's 2 x 8 fills what it leaves unknown
     cut = reference_path("23a")
-    assert read_log(cut.read_bytes(), cut.name).nodes == idx.run_spec("23a").nodes - 1
+    read = read_log(cut.read_bytes(), cut.name)
+    spec = idx.run_spec("23a")
+    assert (read.nodes, read.gpus_per_node) == (spec.nodes, spec.gpus_per_node) == (2, 8)
+    assert "nodes = 2 (the bundled run 23a's index)" in read.assumed_lines()
 
 
 def test_validate_compare_reference_needs_no_cluster():

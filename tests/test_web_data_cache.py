@@ -16,6 +16,7 @@ from costmodel import predict, presets
 from costmodel.reference import reference_dir
 from costmodel.validation.compare import cluster_predictor, compare, summarize
 from costmodel.validation.nccl_tests import parse_nccl_tests
+from costmodel.validation.reference_runs import run_spec
 from costmodel.web import data
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # "no runtime": caches work in memory
@@ -48,6 +49,10 @@ def test_hierarchy_sweep_rows_equal_direct_predictions(model):
 def test_compare_text_equals_compare_of_the_parsed_rows(in_place):
     text = (reference_dir("nccl-tests") / LOG).read_text()
     measured = parse_nccl_tests(text, source=LOG, strict=False)
+    # a bundled run's GPUs per node, which its log does not state, come from the runs' index
+    # (costmodel.validation.reference_runs), as on the page and in `validate compare`
+    gpn = run_spec(LOG.split("_")[0]).gpus_per_node
+    measured["gpus_per_node"] = measured["gpus_per_node"].fillna(gpn)
     if not in_place:
         measured = measured[measured["placement"] != "in_place"]
     want = compare(measured, cluster_predictor("dgx-a100", model="nccl"), model="nccl")
@@ -67,10 +72,13 @@ def test_in_place_choice_changes_the_rows_compared():
     out_of_place = data.compare_text(text, LOG, oop, "dgx-a100", "nccl")
     assert set(out_of_place["placement"]) == {"out_of_place"}
     assert len(both) == 2 * len(out_of_place)
-    # 02 has no host lines: calibration never assumes the node count (the comparison does, and
-    # says so); nodes set by the user are used
+    # a log with no host lines that is not a bundled run (one byte added, another name):
+    # calibration never assumes the node count (the comparison does, and says so); nodes set
+    # by the user are used. 02 itself takes its 16 nodes from the runs' index, a stated fact.
+    mine = text + "\n# a copy\n"
     with pytest.raises(ValueError, match="node"):
-        data.calibrated_toml_text(text, LOG, oop, "dgx-a100", "calibrated-x")
+        data.calibrated_toml_text(mine, "mine.txt", ("all_reduce", *oop[1:]), "dgx-a100", "x")
+    assert "name" in data.calibrated_toml_text(text, LOG, oop, "dgx-a100", "calibrated-x")
     toml = data.calibrated_toml_text(text, LOG, (None, 16, None, "out-of-place"), "dgx-a100", "c")
     assert "name" in toml
     hosts = (reference_dir("nccl-tests") / HOSTS_LOG).read_text()

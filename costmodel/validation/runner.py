@@ -12,7 +12,7 @@ interrupted sweep keeps what finished; running the same sweep again skips the ru
 >>> spec.key
 'all_reduce-algo_Ring'
 >>> " ".join(spec.argv)
-'/opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -w 5 -n 20 -g 8'
+'/opt/nccl-tests/build/all_reduce_perf -b 8 -e 8589934592 -f 2 -w 5 -n 20 -g 8'
 """
 
 from __future__ import annotations

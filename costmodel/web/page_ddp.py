@@ -103,7 +103,6 @@ def _inputs() -> dict:
         bind=QP,
         disabled=not own_mfu,
     )
-    mfu_unused = c[2].empty()  # filled below once the measured compute box is read
     bucket_text = c[3].text_input(
         "bucket_cap [B]",
         value="",
@@ -132,7 +131,9 @@ def _inputs() -> dict:
         help="e.g. 350ms; leave empty to use the FLOPs at the fitted efficiency (or the MFU set)",
     )
     if own_mfu and compute_text.strip():  # the API's rule: a compute time overrides the MFU
-        mfu_unused.caption(f"MFU not used: the {MEASURED_LABEL} is given.")
+        # said under the compute box, not by a placeholder under the MFU (an element more
+        # before the first chart on every view: tests/test_first_view.py)
+        c[2].caption(f"MFU not used: the {MEASURED_LABEL} is given.")
     contention = c[3].number_input(
         "Overlap contention c [0-1]",
         min_value=0.0,
