@@ -82,3 +82,19 @@ def test_the_page_defaults_a_picked_or_uploaded_bundled_log_and_says_so():
     clusters = data.preset_names("cluster")
     assert page_validate._default_cluster(raw, "tcpx.txt", clusters) == "gcp-a3-high"
     assert page_validate._default_cluster(raw[:-1], "tcpx.txt", clusters) == "dgx-h100"
+
+
+def test_a_bundled_run_whose_rows_imply_another_rank_count_is_read_as_the_fit_reads_it():
+    """04b's header says 144 GPUs, its rows imply 128 (the index's ``ranks``, which the fit
+    uses): `validate compare` and the page compare it at the index's count and say so."""
+    for prefix in ("04b", "03"):
+        path = reference_path(prefix)
+        read = read_log(path.read_bytes(), path.name)
+        spec = idx.run_spec(prefix)
+        assert spec.ranks is not None and set(read.rows["ranks"]) == {spec.ranks}
+        assert f"ranks = {spec.ranks} (the bundled run {prefix}'s index)" in read.assumed_lines()
+    # a copy of yours (one byte added, another name) keeps the count its own log gives
+    path = reference_path("04b")
+    mine = read_log(path.read_bytes() + b"\n# a copy\n", "mine.txt", cluster="gb200-nvl72")
+    assert set(mine.rows["ranks"]) == {144}
+    assert not any(line.startswith("ranks") for line in mine.assumed_lines())

@@ -204,8 +204,13 @@ def read_log(
         from costmodel import presets
 
         preset_gpn = presets.cluster(cluster).gpus_per_node
-    ranks = rows["ranks"].astype("Float64") if "ranks" in rows else None
     assumed: list[tuple[str, str, str]] = []
+    if bundled is not None and bundled.ranks is not None and nodes is None and not gpus_per_node:
+        # the index's rank count where its curator found the log's own inconsistent with its
+        # rows (04b: a 144-GPU header over rows that imply 128), as the fit reads the run
+        rows["ranks"] = bundled.ranks
+        assumed.append(("ranks", str(bundled.ranks), from_index))
+    ranks = rows["ranks"].astype("Float64") if "ranks" in rows else None
     if stated_nodes:
         nodes_from = "the log's host lines"
     else:
