@@ -49,6 +49,63 @@ Recompute = Literal["none", "selective", "selective-op", "selective-layer", "ful
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "selective-op", "selective-layer", "full")
 """Activation checkpointing modes (:meth:`Architecture.activation_bytes_per_token`)."""
 
+Loss = Literal["fp32", "fp32-held", "fused"]
+"""How the loss is computed (:data:`LOSS_LOGIT_BYTES`)."""
+#: The loss's tensors of ``s b V`` logits, in bytes per logit: ``(peak, held)``, ``peak`` the
+#: most alive at once at the loss (forward or backward), ``held`` what stays alive for the rest
+#: of backward (it meets the recomputed layer there). Derivation: :func:`loss_logits_bytes`.
+LOSS_LOGIT_BYTES: dict[str, tuple[float, float]] = {
+    "fp32": (12.0, 0.0),
+    "fp32-held": (16.0, 4.0),
+    "fused": (4.0, 2.0),
+}
+LOSS_MODES: tuple[str, ...] = tuple(LOSS_LOGIT_BYTES)
+"""Loss implementations (:func:`loss_logits_bytes`)."""
+DEFAULT_LOSS = "fp32"
+"""Plain PyTorch: ``F.cross_entropy(logits.float(), labels)``, the bf16 logits dropped before
+backward (torchtitan's train step since 2024-06)."""
+
+
+def loss_logits_bytes(tokens: float, vocab: float, loss: str = DEFAULT_LOSS) -> tuple[float, float]:
+    r"""Bytes of the loss's logit tensors at its peak, and held through the rest of backward [B].
+
+    .. math:: M_{loss} = c_{peak}\, s b V, \qquad M_{held} = c_{held}\, s b V
+
+    with ``s b`` the tokens of a micro-batch and ``V`` the vocabulary; ``c`` in bytes per logit
+    from what PyTorch keeps alive (:data:`LOSS_LOGIT_BYTES`):
+
+    * ``fp32`` (``F.cross_entropy(logits.float(), y)``, the bf16 logits ``del``-ed before
+      ``backward``, torchtitan train.py since e29b6b4, 2024-06-12, "del logits ... to save 3.9G
+      memory"): ``cross_entropy`` is ``nll_loss(log_softmax(x))`` (PyTorch
+      aten/src/ATen/native/LossNLL.cpp ``cross_entropy_loss``). Forward: the bf16 logits
+      ``2``, their fp32 copy ``4`` and the log-softmax output ``4``, 10. Backward
+      (tools/autograd/derivatives.yaml): ``nll_loss_backward`` writes a dense fp32 gradient
+      ``4`` while the log-softmax output ``4`` is saved (``_log_softmax_backward_data`` reads
+      its ``result``, not its input), then the log-softmax gradient, a new fp32 tensor ``4``:
+      12; the cast's backward (``_to_copy``) makes the bf16 gradient ``2`` once those are
+      freed. Peak 12, nothing held after the output layer's backward.
+    * ``fp32-held`` (the model returns fp32 logits, kept by the caller through ``backward``:
+      torchtitan's model ``self.output(h).float()`` and train step before e29b6b4): the 12 above
+      plus the held fp32 logits ``4``, 16; they stay alive through the whole backward.
+    * ``fused`` (a fused kernel that upcasts in registers: flash-attention's
+      ``flash_attn/ops/triton/cross_entropy.py``, llm-foundry's default ``fused_crossentropy``;
+      a ``torch.compile``-d loss, torchtitan since e10cb94, 2024-10-22, "forward and backward
+      casts can be fused with the loss"): it saves the bf16 logits ``2`` (and a per-row
+      log-sum-exp, ``s b`` fp32, left out) and writes a bf16 gradient ``2``
+      (``torch.empty_like(logits)``): 4; the logits stay with the caller's output (Composer's
+      ``state.outputs``) through backward, 2.
+
+    >>> loss_logits_bytes(8192 * 2, 128256)[0] / 2**30      # 12 B x 16384 x 128256: GiB
+    23.484375
+    >>> loss_logits_bytes(10, 100, "fused")
+    (4000.0, 2000.0)
+    """
+    if loss not in LOSS_LOGIT_BYTES:
+        raise ValueError(f"loss: unknown {loss!r}; allowed: {', '.join(LOSS_MODES)}")
+    peak, held = LOSS_LOGIT_BYTES[loss]
+    n = float(tokens) * float(vocab)
+    return peak * n, held * n
+
 
 class Architecture(BaseModel):
     """Shape of a decoder-only transformer, with its citation (frozen, strict).
@@ -427,16 +484,54 @@ class Architecture(BaseModel):
         flash_attention: bool = True,
         recompute: Recompute = "none",
         ac_every: int = 2,
+        loss: Loss = "fp32",
     ) -> float:
         r"""Activation memory of one micro-batch on one GPU, whole model, at its peak [B].
 
-        .. math:: A = s\, b\, \Big[\sum_l a_l^{mode} + (a - a^{mode})_{max} + 5 h + 4 V\Big]
+        .. math::
+            A = s\, b\, \Big[\sum_l a_l^{mode} + 5 h
+                + \max\big(c_{peak} V,\ (a - a^{mode})_{max} + c_{held} V\big)\Big]
 
-        The layers (:meth:`activation_bytes_per_token` times ``L``), the one layer being
-        recomputed in backward when checkpointing (its full activations exist again while its
-        backward runs), the embedding dropout mask ``sbh``, final-norm and output-projection
-        inputs ``4 sbh`` and the fp32 logits of the loss ``4 sbV`` (Korthikanti et al. 2022,
-        section 4.1, "input embeddings and output layer").
+        The layers (:meth:`activation_bytes_per_token` times ``L``), the embedding dropout mask
+        ``sbh`` and final-norm and output-projection inputs ``4 sbh`` (Korthikanti et al. 2022,
+        section 4.1, "input embeddings and output layer"), then the larger of two moments that
+        are not alive at once: the loss at its peak, ``c_peak sbV`` (:func:`loss_logits_bytes`,
+        ``loss`` its implementation: ``fp32`` 12 B per logit by default), and later in backward
+        the one layer being recomputed when checkpointing (its full activations exist again
+        while its backward runs) beside the logits the loss still holds, ``c_held sbV``.
+        """
+        p = self.activation_parts(
+            sequence_length,
+            micro_batch,
+            flash_attention=flash_attention,
+            recompute=recompute,
+            ac_every=ac_every,
+            loss=loss,
+        )
+        return (
+            p["layers"]
+            + p["output_layer"]
+            + max(p["loss_peak"], p["recomputed_layer"] + p["loss_held"])
+        )
+
+    def activation_parts(
+        self,
+        sequence_length: int,
+        micro_batch: int = 1,
+        *,
+        flash_attention: bool = True,
+        recompute: Recompute = "none",
+        ac_every: int = 2,
+        loss: Loss = "fp32",
+    ) -> dict[str, float]:
+        """The terms of :meth:`activation_bytes`, each for the whole micro-batch [B]:
+        ``layers`` (``sb sum_l a_l``), ``output_layer`` (``5 sbh``), ``recomputed_layer``
+        (``sb (a - a^mode)_max``, 0 without checkpointing), ``loss_peak`` and ``loss_held``
+        (:func:`loss_logits_bytes`).
+
+        >>> p = load_arch("llama-3.1-8b").activation_parts(8192, 2, recompute="selective-op")
+        >>> round(p["loss_peak"] / 2**30, 2), p["loss_held"]      # 12 B x 16384 x 128256
+        (23.48, 0.0)
         """
         micro_batch = _whole("micro_batch", micro_batch, "sequences")
         per = self.activation_bytes_per_token(
@@ -450,7 +545,14 @@ class Architecture(BaseModel):
             )
             regen = max(0.0, full - per)
         tokens = float(sequence_length) * micro_batch
-        return tokens * (self.layers * per + regen + 5.0 * self.hidden + 4.0 * self.vocab)
+        peak, held = loss_logits_bytes(tokens, self.vocab, loss)
+        return {
+            "layers": tokens * self.layers * per,
+            "output_layer": tokens * 5.0 * self.hidden,
+            "recomputed_layer": tokens * regen,
+            "loss_peak": peak,
+            "loss_held": held,
+        }
 
     # --- FLOPs -----------------------------------------------------------------------------
     def training_flops_per_token(self, sequence_length: int) -> float:

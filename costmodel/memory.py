@@ -436,18 +436,23 @@ def _arch_activations(
     micro_batch: int,
     flash_attention: bool,
     recompute: Recompute,
+    loss: str = "fp32",
 ) -> tuple[float, str]:
     """(activation bytes, note) of an architecture under one recipe (architecture module)."""
     from .architecture import load_arch  # lazy: architecture reads the presets folder
 
     a = load_arch(arch)  # type: ignore[arg-type]
     act = a.activation_bytes(
-        sequence_length, micro_batch, flash_attention=flash_attention, recompute=recompute
+        sequence_length,
+        micro_batch,
+        flash_attention=flash_attention,
+        recompute=recompute,
+        loss=loss,  # type: ignore[arg-type]
     )
     note = (
         f"activations: {a.name}, {sequence_length} tokens x micro-batch {micro_batch}, "
         f"{'FlashAttention' if flash_attention else 'no FlashAttention'}, recompute {recompute} "
-        "(Korthikanti et al. 2022)"
+        f"(Korthikanti et al. 2022), loss {loss}"
     )
     return act, note
 
@@ -468,6 +473,7 @@ def training_memory(
     micro_batch: int = 1,
     flash_attention: bool = True,
     recompute: Recompute = "none",
+    loss: str = "fp32",
 ) -> MemoryBreakdown:
     r"""Memory one data-parallel rank needs for training [B], part by part.
 
@@ -505,9 +511,10 @@ def training_memory(
         A named architecture (``"llama-3.1-70b"``, see ``costmodel.architecture.arch_names``);
         ``params`` may also be that name. Gives ``P`` and, unless ``activations_bytes`` is
         given, the activations of one micro-batch (``Architecture.activation_bytes``).
-    sequence_length, micro_batch, flash_attention, recompute
+    sequence_length, micro_batch, flash_attention, recompute, loss
         The activation recipe used with ``arch``: by default 4096 tokens, micro-batch 1,
-        FlashAttention, no recomputation. With a bare parameter count there is no shape, the
+        FlashAttention, no recomputation, the loss in plain PyTorch (``"fp32"``: 12 B per logit
+        at its peak; ``"fused"``, ``"fp32-held"``: :func:`costmodel.architecture.loss_logits_bytes`). With a bare parameter count there is no shape, the
         activations are 0 unless ``activations_bytes`` is given, and ``activations_note`` says so.
 
     Returns
@@ -530,10 +537,10 @@ def training_memory(
     (2.0, 2.0, 1.0)
     >>> m = training_memory(arch="llama-3.1-70b", zero_stage=3, dp_ranks=64)
     >>> round(m.activations_bytes / 1e9, 1), round(m.total_bytes / 1e9, 1)  # 80 layers x 4096
-    (111.0, 128.6)
+    (115.2, 132.8)
     >>> m = training_memory("llama-3.1-70b", zero_stage=3, dp_ranks=64, recompute="full")
-    >>> round(m.activations_bytes / 1e9, 1), round(m.total_bytes / 1e9, 1)  # 80 x 4096 x 2h + 1 layer
-    (8.9, 26.6)
+    >>> round(m.activations_bytes / 1e9, 1), round(m.total_bytes / 1e9, 1)  # 80 x 4096 x 2h + loss
+    (11.8, 29.5)
     """
     if flash_attention is not True and flash_attention is not False:
         flash_attention = flag("flash_attention", flash_attention)
@@ -546,7 +553,7 @@ def training_memory(
         params, arch = resolve_params(params, arch)  # type: ignore[arg-type]
         if activations_bytes is None:
             activations_bytes, note = _arch_activations(
-                arch, sequence_length, micro_batch, flash_attention, recompute
+                arch, sequence_length, micro_batch, flash_attention, recompute, loss
             )
         else:
             note = "activations: given"

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GPU_TYPES",
     "POWER_LIMIT_W",
+    "ROW_LOSS",
     "STEP_FILES",
     "pure_dp_rows",
     "row_gpu",
@@ -124,6 +125,24 @@ _TT_AC = {
     "selective op": "selective-op",
     "full": "full",
     "selective": "selective-op",  # Grand Teton / Trainy configs: selective_ac_option = "op"
+}
+
+#: How each published run computed its loss, by the ``version`` its rows carry (what the code at
+#: that commit does; it sizes the loss's logits, :func:`costmodel.architecture.loss_logits_bytes`):
+#: llm-foundry's MPT defaults to ``loss_fn: fused_crossentropy`` (flash-attention's fused kernel;
+#: llmfoundry/models/mpt/modeling_mpt.py at both commits, the benchmark yamls do not set it);
+#: torchtitan in April 2024 returned ``self.output(h).float()`` from the model and kept it as
+#: ``pred`` through ``backward`` (train.py at 395a526 / 157a12c; ``del pred`` came in e29b6b4,
+#: 2024-06-12); at 9dec370 (the Grand Teton runs) the loss is ``cross_entropy(pred.float())``
+#: after ``del pred``, not compiled ("compiling loss function causes CUDA errors"); at e7c0cae
+#: (Trainy, ``--training.compile``) ``build_cross_entropy_loss`` compiles it.
+ROW_LOSS: dict[str, str] = {
+    "495218376": "fused",
+    "c6cfb4284": "fused",
+    "395a52627": "fp32-held",
+    "157a12c56": "fp32-held",
+    "llama3_h100_202412_torchtitan.md": "fp32",
+    "llama3-8b_h200_202506_trainy-whitefiber.md": "fused",
 }
 
 COLUMNS = [
@@ -401,6 +420,7 @@ def _rows() -> pd.DataFrame:
     df["gpu_preset"] = [GPU_TYPES[g][0] for g in df.gpu_type]
     df["power_limit_w"] = [POWER_LIMIT_W.get(g, math.nan) for g in df.gpu_type]
     df["tokens_per_step"] = df.global_batch * df.seq
+    df["loss"] = [ROW_LOSS[str(v)] for v in df.version]
     return df
 
 
@@ -415,7 +435,8 @@ def step_rows() -> pd.DataFrame:
     ``global_batch`` (sequences), ``tokens_per_s_per_gpu``, ``mfu`` (fraction, NaN if not
     published), ``peak_memory_gib`` (torchtitan's reading), ``ran``, ``pure_dp``,
     ``gpu_memory_bytes``, ``gpu_preset``, ``power_limit_w`` (the board power limit the source
-    states [W], :data:`POWER_LIMIT_W`; NaN: the datasheet power), ``tokens_per_step``. A copy:
+    states [W], :data:`POWER_LIMIT_W`; NaN: the datasheet power), ``tokens_per_step``,
+    ``loss`` (how the run computed its loss, :data:`ROW_LOSS`). A copy:
     edit it freely.
     """
     return _rows().copy()

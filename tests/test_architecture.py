@@ -139,9 +139,18 @@ def test_activations_korthikanti_eq1():
     one = a.activation_bytes(s, 1)
     assert a.activation_bytes(s, 2) == pytest.approx(2 * one)
     assert one > 32 * s * layer  # layers plus embedding/output/logits
-    # checkpointing: the layer being recomputed is held again during its backward
+    # checkpointing: the layer being recomputed is held again during its backward, after the
+    # loss's logits are freed (fp32: 12 B per logit, none held) or beside the held ones
     full = a.activation_bytes(s, 1, recompute="full")
-    assert full == s * (32 * 2 * h + (layer - 2 * h) + 5 * h + 4 * 32000)
+    assert 12 * 32000 > layer - 2 * h  # the loss's peak is the larger moment here
+    assert full == s * (32 * 2 * h + 5 * h + 12 * 32000)
+    fused = a.activation_bytes(s, 1, recompute="full", loss="fused")
+    assert (layer - 2 * h) + 2 * 32000 > 4 * 32000  # the recomputed layer + held bf16 logits
+    assert fused == s * (32 * 2 * h + 5 * h + (layer - 2 * h) + 2 * 32000)
+    held = a.activation_bytes(s, 1, recompute="full", loss="fp32-held")
+    assert held == s * (32 * 2 * h + 5 * h + 16 * 32000)
+    with pytest.raises(ValueError, match="loss"):
+        a.activation_bytes(s, 1, loss="chunked")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="recompute"):
         a.activation_bytes_per_token(s, recompute="some")
     with pytest.raises(ValueError, match="micro_batch"):

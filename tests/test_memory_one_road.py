@@ -54,9 +54,10 @@ def test_memory_cli_and_the_step_give_one_total_and_one_verdict(zero, recompute)
 
 def test_70b_zero3_on_64_ranks_has_one_memory_answer():
     # 70B, ZeRO-3 on 64 ranks: `memory` said 129 GB while `step --strategy fsdp` said 136 GB
+    # (one fp32 logits copy then; the plain-PyTorch loss's 12 B per logit now: 133 and 140)
     d = _cli("--arch", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64")
-    assert round(d["lesson_total_bytes"] / 1e9) == 129
-    assert round(d["total_bytes"] / 1e9) == 136
+    assert round(d["lesson_total_bytes"] / 1e9) == 133
+    assert round(d["total_bytes"] / 1e9) == 140
     assert d["parts_bytes"]["gathered_units_bytes"] > 5e9
 
 

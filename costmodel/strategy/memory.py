@@ -68,8 +68,10 @@ def strategy_memory(
     activations_bytes: float | None = None,
     cuda_context_bytes: float = 0.0,
     fragmentation: float = 0.0,
+    loss: str = "fp32",
 ) -> StrategyMemory:
-    """Memory per GPU of ``layout`` (module docstring).
+    """Memory per GPU of ``layout`` (module docstring). ``loss``: how the loss is computed,
+    which sizes its logits (:func:`costmodel.architecture.loss_logits_bytes`).
 
     >>> m = strategy_memory(Layout(strategy="fsdp", ranks=64), 7e9)
     >>> round(float(m.base.model_state_bytes) / 1e9, 3)             # 16 P / N
@@ -90,6 +92,7 @@ def strategy_memory(
         activations_bytes,
         cuda_context_bytes,
         fragmentation,
+        loss,
     )
     if not (isinstance(layout, Layout) and all([isinstance(v, _SCALARS) for v in plain])):
         return _strategy_memory(layout, params, arch, flash_attention, plain)
@@ -126,6 +129,7 @@ def _strategy_memory(
         activations_bytes,
         cuda_context_bytes,
         fragmentation,
+        loss,
     ) = plain
     lay = layout
     if arch is not None:
@@ -150,6 +154,7 @@ def _strategy_memory(
         "micro_batch": micro_batch,
         "flash_attention": flash_attention,
         "recompute": recompute,
+        "loss": loss,
     }
     base = _training_memory(None if arch is not None else p, kw)
     r = M.get_recipe(recipe)
