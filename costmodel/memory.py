@@ -514,8 +514,10 @@ def training_memory(
     sequence_length, micro_batch, flash_attention, recompute, loss
         The activation recipe used with ``arch``: by default 4096 tokens, micro-batch 1,
         FlashAttention, no recomputation, the loss in plain PyTorch (``"fp32"``: 12 B per logit
-        at its peak; ``"fused"``, ``"fp32-held"``: :func:`costmodel.architecture.loss_logits_bytes`). With a bare parameter count there is no shape, the
-        activations are 0 unless ``activations_bytes`` is given, and ``activations_note`` says so.
+        at its peak; ``"fused"``, ``"fp32-held"``:
+        :func:`costmodel.architecture.loss_logits_bytes`). With a bare parameter count there is
+        no shape, the activations are 0 unless ``activations_bytes`` is given, and
+        ``activations_note`` says so.
 
     Returns
     -------

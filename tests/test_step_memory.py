@@ -93,8 +93,7 @@ def test_torchtitan_measured_peaks_are_within_the_bound():
     rows = df[df.peak_memory_gib.notna()]
     assert len(rows) == 9
     short = {
-        (r.gpu_type, r.gpus, r.seq, r.tokens_per_s_per_gpu): r.peak_memory_gib
-        - _memory(r) / 2**30
+        (r.gpu_type, r.gpus, r.seq, r.tokens_per_s_per_gpu): r.peak_memory_gib - _memory(r) / 2**30
         for r in rows.itertuples()
     }
     assert all(0.0 < v <= 12.5 for v in short.values()), short
