@@ -205,6 +205,12 @@ class Scenario(BaseModel):
     recompute: Literal["none", "selective", "selective-op", "selective-layer", "full"] = Field(
         "none", description="activation recomputation (with arch; architecture.RECOMPUTE_MODES)"
     )
+    loss: Literal["fp32", "fp32-held", "fused"] = Field(
+        "fp32",
+        description="how the loss is computed, which sizes its logits (with arch; "
+        "architecture.LOSS_MODES: fp32 = cross_entropy(logits.float()), fused = a fused or "
+        "compiled loss)",
+    )
     comm_contention: float = Field(
         DEFAULT_COMM_CONTENTION,
         ge=0.0,
@@ -391,6 +397,7 @@ class Scenario(BaseModel):
             "compute_time_s": self.compute_time_s,
             "recompute": self.recompute,
             "flash_attention": self.flash_attention,
+            "loss": self.loss,
             "model": self.model,
         }
 

@@ -110,3 +110,47 @@ def test_one_rank_keeps_the_lesson_numbers():
     assert d["total_bytes"] == d["lesson_total_bytes"] == pytest.approx(112e9, rel=1e-12)
     assert d["max_params"] == pytest.approx(5e9, rel=1e-9)
     assert stage_memory(3, 1, 7e9).total_bytes == pytest.approx(112e9, rel=1e-12)
+
+
+def test_the_loss_is_one_input_with_one_answer_on_every_surface():
+    # a fused (or compiled) loss keeps 4 B per logit, plain fp32 cross-entropy 12: the same
+    # question (Llama 3.1 8B, fsdp on 8 H100s, 8192 tokens x 2, op-level checkpointing) gets
+    # one memory from the CLI's memory and step, the Scenario, the step sweep and the page
+    from costmodel.scenario import Scenario
+
+    q = dict(arch="llama-3.1-8b", sequence_length=8192, micro_batch=2, recompute="selective-op")
+    totals = {}
+    for loss in ("fp32", "fused"):
+        d = _cli(
+            "--arch", "llama-3.1-8b", "--zero-stage", "3", "--ranks", "8", "--seq", "8192",
+            "--micro-batch", "2", "--recompute", "selective-op", "--loss", loss,
+        )  # fmt: skip
+        step = strategy_step(cluster="dgx-h100", nodes=1, strategy="fsdp", loss=loss, **q)
+        sc = Scenario(
+            arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, strategy="fsdp",
+            sequence_length=8192, local_batch=2, recompute="selective-op", loss=loss,
+        ).evaluate(scaling=False, flips=False, timeline=False)  # fmt: skip
+        row = sweep_mod.sweep(
+            kind="step", preset="dgx-h100", arch="llama-3.1-8b", strategy="fsdp", nodes=1,
+            sequence_length=8192, micro_batch=2, recompute="selective-op", loss=loss,
+        ).iloc[0]  # fmt: skip
+        assert d["total_bytes"] == pytest.approx(step.memory.total_bytes, rel=1e-12)
+        assert sc.memory_total_bytes == pytest.approx(d["total_bytes"], rel=1e-12)
+        assert row["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-9)
+        assert row["loss"] == loss
+        totals[loss] = d["total_bytes"]
+    # 8 B per logit of 2 x 8192 x 128256 apart (the recomputed layer is below both peaks)
+    assert totals["fp32"] - totals["fused"] == pytest.approx(8 * 2 * 8192 * 128256, rel=1e-9)
+    at = open_page("page_memory.py", {"arch": "llama-3.1-8b", "dp_ranks": "8"})
+    at.radio(key="zero_stage").set_value(3).run()
+    at.number_input(key="act_seq").set_value(8192).run()
+    at.number_input(key="micro").set_value(2).run()
+    at.selectbox(key="loss").set_value("fused").run()
+    assert_clean(at)
+    d = _cli(
+        "--arch", "llama-3.1-8b", "--zero-stage", "3", "--ranks", "8", "--seq", "8192",
+        "--micro-batch", "2", "--loss", "fused",
+    )  # fmt: skip
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(d["total_bytes"])
+    bad = CliRunner().invoke(cli.app, ["memory", "--arch", "llama-3.1-8b", "--loss", "chunked"])
+    assert bad.exit_code == 2 and "--loss: must be fp32, fp32-held, fused" in bad.output

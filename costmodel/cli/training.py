@@ -8,10 +8,21 @@ from typing import Annotated, Any
 import typer
 
 from .. import units
-from ..architecture import RECOMPUTE_MODES
+from ..architecture import LOSS_MODES, RECOMPUTE_MODES
 from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _print_json
 
 _RECOMPUTE_HELP = "Activation recomputation (with --arch): " + ", ".join(RECOMPUTE_MODES) + "."
+_LOSS_HELP = (
+    "How the loss is computed, which sizes its logits (with --arch): fp32 = "
+    "cross_entropy(logits.float()), 12 B per logit; fused = a fused or compiled loss, 4 B; "
+    "fp32-held = fp32 logits kept through backward, 16 B."
+)
+
+
+def _check_loss(loss: str) -> None:
+    if loss not in LOSS_MODES:
+        raise ValueError(f"--loss: must be {', '.join(LOSS_MODES)}, got {loss!r}")
+
 
 # --- options shared by the training commands (one spelling, one help text) ---------------------
 _ParamsOpt = Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")]
@@ -160,6 +171,7 @@ def memory(
         ),
     ] = 1,
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
+    loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
     flash: Annotated[
         bool, typer.Option("--flash/--no-flash", help="FlashAttention (no s x s scores kept).")
     ] = True,
@@ -194,10 +206,15 @@ def memory(
         raise ValueError("--params or --arch: give a parameter count or an architecture")
     if recompute not in RECOMPUTE_MODES:
         raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
+    _check_loss(loss)
     p_given = units.parse_count(params, name="--params") if params is not None else None
     act = units.parse_bytes(activations, name="--activations") if activations else None
     recipe_kw: dict[str, Any] = dict(
-        sequence_length=seq, micro_batch=micro_batch, flash_attention=flash, recompute=recompute
+        sequence_length=seq,
+        micro_batch=micro_batch,
+        flash_attention=flash,
+        recompute=recompute,
+        loss=loss,
     )
     # the layout `costmodel step` prices for this stage: one total, one verdict for both
     skw: dict[str, Any] = dict(recipe=recipe, activations_bytes=act, arch=arch, **recipe_kw)
@@ -286,6 +303,7 @@ def memory(
                     strategy=STRATEGY_OF_STAGE[zero],
                     micro_batch=micro_batch,
                     recompute=recompute,
+                    loss=loss,
                     recipe=recipe,
                     sequence_length=seq,
                     flash_attention=flash,
@@ -561,6 +579,7 @@ def step(
         int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
     ] = 4096,
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
+    loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
     as_json: JsonOpt = False,
 ) -> None:
     """One training step: compute, communication, exposed comm, bound, efficiency, memory.
@@ -624,6 +643,7 @@ def step(
             tokens_per_gpu=tokens_per_gpu,
             peak_flops=peak_flops,
             recompute=recompute,
+            loss=loss,
             bucket=bucket,
             model=model,
             as_json=as_json,
@@ -649,6 +669,7 @@ def step(
         "--recipe": recipe != "mixed-adam",
         "--micro-batch": micro_batch != 1,
         "--recompute": recompute != "none",
+        "--loss": loss != "fp32",
         "--seq": seq != 4096,
         "--model": model != "nccl",
     }
@@ -750,6 +771,7 @@ def _step_on_cluster(
     **kw: Any,
 ) -> None:
     """``step --cluster``: :func:`costmodel.strategy.strategy_step` (or the advisor for all)."""
+    _check_loss(kw["loss"])
     from .. import presets
     from ..strategy import micro_batch_compute_s, strategy_step
     from ..strategy.advisor import advise, fit_suggestions
@@ -783,6 +805,7 @@ def _step_on_cluster(
         mfu=None if compute_s is not None else mfu,
         compute_time_s=compute_s,
         recompute=kw["recompute"],
+        loss=kw["loss"],
         model=kw["model"],
         param_dtype=kw["param_dtype"],
         grad_dtype=kw["grad_dtype"],
@@ -961,6 +984,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         raise ValueError(
             f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {o['recompute']!r}"
         )
+    _check_loss(o["loss"])
     _one_compute(o["mfu"], o["compute_time"], o.get("step_time"))
     return Scenario(
         params=o["params"],
@@ -982,6 +1006,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         model=o["model"],
         flash_attention=o["flash"],
         recompute=o["recompute"],
+        loss=o["loss"],
         comm_contention=_contention(o.get("contention")),
         strategy=_strategy_of(o.get("strategy"), o["zero"]) if o.get("strategy") else None,
         group_size=o.get("group_size"),
@@ -1011,6 +1036,7 @@ def scenario(
     no_sync: _NoSyncOpt = True,
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
+    loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
     flash: _FlashOpt = True,
     contention: _ContentionOpt = None,
     power_limit_w: _PowerOpt = None,
@@ -1340,6 +1366,7 @@ def train(
     param_dtype: _ParamDtypeOpt = "bf16",
     grad_dtype: _GradDtypeOpt = None,
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
+    loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
     flash: _FlashOpt = True,
     step_time: Annotated[
         str | None,

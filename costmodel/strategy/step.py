@@ -327,6 +327,7 @@ def _prepare_step(
     compute_time_s: float | None = None,
     recompute: str = "none",
     flash_attention: bool = True,
+    loss: str = "fp32",
     model: str = "nccl",
     timeline: bool = True,
     band: bool = True,
@@ -358,6 +359,10 @@ def _prepare_step(
         sample, micro-batches per step, DDP's ``no_sync`` for the non-final ones.
     mfu, compute_time_s, recompute
         Compute per micro-batch (:func:`.compute.micro_batch_compute_s`) and recomputation.
+    loss
+        How the loss is computed, which sizes its logits in the memory (``fp32``: plain
+        ``cross_entropy(logits.float())``, ``fused``, ``fp32-held``;
+        :func:`costmodel.architecture.loss_logits_bytes`).
     model
         Collective model of every event (:func:`costmodel.predict.predict_collective`).
     timeline, band
@@ -411,6 +416,7 @@ def _prepare_step(
         compute_time_s=compute_time_s,
         recompute=recompute,
         flash_attention=flash_attention,
+        loss=loss,
         model=model,
         timeline=timeline,
         band=band,
@@ -510,6 +516,7 @@ class _Setup(NamedTuple):
     no_sync: bool
     flash_attention: bool
     recompute: str
+    loss: str
     model: str
     timeline: bool
     band: bool
@@ -539,6 +546,7 @@ def _setup(
     compute_time_s: float | None,
     recompute: str,
     flash_attention: bool,
+    loss: str,
     model: str,
     timeline: bool,
     band: bool,
@@ -553,7 +561,7 @@ def _setup(
     the compute of one micro-batch (calibrated on one node of ``c``) and the tensor list. It
     reads of ``c`` only its GPU and one node, and of ``layout`` only its dtypes."""
     from .._checks import flag
-    from ..architecture import load_arch
+    from ..architecture import LOSS_MODES, load_arch
     from ..memory import get_recipe
 
     no_sync, flash_attention = flag("no_sync", no_sync), flag("flash_attention", flash_attention)
@@ -579,6 +587,8 @@ def _setup(
         raise ValueError(f"sync_loss: must be a fraction in [0, 1) per doubling, got {sync_loss!r}")
     if precision not in ("bf16", "fp8"):
         raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
+    if loss not in LOSS_MODES:
+        raise ValueError(f"loss: unknown {loss!r}; allowed: {', '.join(LOSS_MODES)}")
     if precision == "fp8" and c.gpu.fp8_dense_flops is None:
         raise ValueError(f"precision: {c.gpu.name} has no fp8 tensor cores; use bf16")
     if layout.param_dtype == "fp8" and c.gpu.fp8_dense_flops is None:
@@ -632,6 +642,7 @@ def _setup(
         no_sync=no_sync,
         flash_attention=flash_attention,
         recompute=recompute,
+        loss=loss,
         model=model,
         timeline=timeline,
         band=band,
@@ -763,6 +774,7 @@ def _prepare_at(
             micro_batch=su.micro_batch,
             flash_attention=su.flash_attention,
             recompute=su.recompute,
+            loss=su.loss,
         )
         tokens_step = su.tokens * ranks * acc
         ct = su.ct

@@ -387,6 +387,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         "strategy": np.array([r["strategy"] for r in rows], dtype=object),
         "recipe": cat["recipe"],
         "recompute": cat["recompute"],
+        "loss": cat["loss"],
         "reshard_after_forward": cat["reshard_after_forward"],
         "param_dtype": cat["param_dtype"],
         "grad_dtype": cat["grad_dtype"],  # None (the recipe's): no column
@@ -475,6 +476,7 @@ def step_row(
         no_sync=bool(cat.get("no_sync", True)),
         recipe=cat["recipe"],
         recompute=cat["recompute"],
+        loss=cat.get("loss", "fp32"),
         micro_batch=int(micro_batch),
         sequence_length=int(sequence_length),
         accumulation=int(accumulation),

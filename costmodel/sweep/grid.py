@@ -150,6 +150,7 @@ AXES: dict[str, dict[str, Axis]] = {
             Axis("strategy", _parse_str, False, column="strategy", aliases=("strategies",)),
             Axis("recipe", _parse_str, False, column="recipe", aliases=("recipes",)),
             Axis("recompute", _parse_str, False, column="recompute"),
+            Axis("loss", _parse_str, False, column="loss"),
             Axis(
                 "reshard_after_forward",
                 _parse_bool,
@@ -559,6 +560,12 @@ def _check_step(a: dict[str, list[Any]]) -> None:
             raise ValueError(
                 f"recompute: unknown {bad[0]!r}; allowed: {', '.join(RECOMPUTE_MODES)}"
             )
+    if "loss" in a:
+        from ..architecture import LOSS_MODES
+
+        bad = [r for r in a["loss"] if r not in LOSS_MODES]
+        if bad:
+            raise ValueError(f"loss: unknown {bad[0]!r}; allowed: {', '.join(LOSS_MODES)}")
     for name in (
         "nodes",
         "gpus_per_node",
@@ -738,6 +745,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "strategy": a.get("strategy", ["ddp"]),
             "recipe": a.get("recipe", ["mixed-adam"]),
             "recompute": a.get("recompute", ["none"]),
+            "loss": a.get("loss", ["fp32"]),
             "reshard_after_forward": a.get("reshard_after_forward", [None]),
             "param_dtype": a.get("param_dtype", ["bf16"]),  # costmodel step's defaults
             "grad_dtype": a.get("grad_dtype", [None]),  # None: the recipe's

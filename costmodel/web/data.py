@@ -142,17 +142,19 @@ def activation_bytes(layers, hidden, seq, micro, heads, recompute) -> float:
 def activations_for(kind: str, *args) -> float:
     """Activation bytes of one micro-batch [B], cached.
 
-    ``("arch", name, seq, micro, flash, recompute)``: ``Architecture.activation_bytes`` (layers
-    plus embedding, output and logits). ``("shape", layers, hidden, heads, seq, micro, flash,
+    ``("arch", name, seq, micro, flash, recompute, loss)``: ``Architecture.activation_bytes``
+    (layers plus embedding, output and the loss's logits). ``("shape", layers, hidden, heads, seq, micro, flash,
     recompute)``: :func:`costmodel.memory.activation_bytes` of the layers; FlashAttention drops
     the attention-score term, as selective recomputation does.
     """
     if kind == "arch":
         from costmodel.architecture import load_arch
 
-        name, seq, micro, flash, recompute = args
+        name, seq, micro, flash, recompute, loss = args
         return float(
-            load_arch(name).activation_bytes(seq, micro, flash_attention=flash, recompute=recompute)
+            load_arch(name).activation_bytes(
+                seq, micro, flash_attention=flash, recompute=recompute, loss=loss
+            )
         )
     layers, hidden, heads, seq, micro, flash, recompute = args
     if flash and recompute == "none":

@@ -146,7 +146,7 @@ def _inputs() -> dict:
         f"memory bandwidth). Default c = {DEFAULT_COMM_CONTENTION:g}, the same on every "
         "surface (API, CLI, Scenario); 1 = the fit to PyTorch's V100 ResNet DDP benchmark.",
     )
-    recompute, flash = "none", True
+    recompute, flash, loss = "none", True, "fp32"
     c = st.columns(4)
     strategy = c[0].selectbox(
         "Strategy",
@@ -186,16 +186,26 @@ def _inputs() -> dict:
             "Recompute", architecture.RECOMPUTE_MODES, key="ddp_recompute", bind=QP
         )
         flash = c[2].checkbox("FlashAttention", value=True, key="ddp_flash", bind=QP)
+        loss = st.columns(4)[0].selectbox(
+            "Loss",
+            architecture.LOSS_MODES,
+            key="ddp_loss",
+            bind=QP,
+            help="How the loss is computed, which sizes its logits: fp32 = "
+            "cross_entropy(logits.float()), 12 B per logit at its peak; fused = a fused or "
+            "compiled loss, 4 B; fp32-held = fp32 logits kept through backward, 16 B",
+        )
         st.caption(
             f"Memory includes the activations of one micro-batch ({int(local_batch)} x "
             f"{int(seq)} tokens, {'FlashAttention' if flash else 'no FlashAttention'}, "
-            f"recompute {recompute}; Korthikanti et al. 2022); 'fits' means the total fits "
-            "the card."
+            f"recompute {recompute}, loss {loss}; Korthikanti et al. 2022); 'fits' means the "
+            "total fits the card."
         )
     return {
         "arch": arch_field,
         "flash_attention": flash,
         "recompute": recompute,
+        "loss": loss,
         "params": None
         if arch != CUSTOM
         else parse_input("Model parameters", parse_count, params_text),
@@ -590,6 +600,7 @@ def _strategy_rows(**inp) -> dict:
         mfu=None if inp["compute_time_s"] else inp["mfu"],
         compute_time_s=parse_duration(inp["compute_time_s"]) if inp["compute_time_s"] else None,
         recompute=inp["recompute"],
+        loss=inp["loss"],
         flash_attention=inp["flash_attention"],
         bucket_cap_bytes=inp["bucket_cap_bytes"],  # None: each strategy's default bucket
         comm_contention=inp["comm_contention"],

@@ -84,7 +84,7 @@ def _inputs() -> dict:
         bind=QP,
         help="On by default: a verdict without activations says a model fits that does not",
     )
-    r = st.columns(4)
+    r = st.columns(5)
     seq = r[0].number_input("Sequence [tokens]", value=4096, step=1, key="act_seq", bind=QP)
     micro = r[1].number_input("Micro-batch [seq]", value=1, step=1, key="micro", bind=QP)
     recompute = r[2].selectbox("Recompute", ("none", "selective", "full"), key="recompute", bind=QP)
@@ -95,6 +95,15 @@ def _inputs() -> dict:
         bind=QP,
         help="FlashAttention (Dao et al. 2022) keeps no s x s attention scores: "
         "the 5 a s^2 b term of eq. (1) drops, as with selective recomputation",
+    )
+    loss = r[4].selectbox(
+        "Loss",
+        architecture.LOSS_MODES,
+        key="loss",
+        bind=QP,
+        help="How the loss is computed, which sizes its logits (named models): fp32 = "
+        "cross_entropy(logits.float()), 12 B per logit at its peak; fused = a fused or compiled "
+        "loss, 4 B; fp32-held = fp32 logits kept through backward, 16 B",
     )
     layers = hidden = heads = None
     if a is None:
@@ -109,8 +118,9 @@ def _inputs() -> dict:
     if with_act:
         st.caption(
             f"Activation recipe: {int(seq)} tokens x micro-batch {int(micro)}, "
-            f"{'FlashAttention' if flash else 'no FlashAttention'}, recompute {recompute}; "
-            "bytes per layer s b h (34 + 5 a s / h), Korthikanti et al. 2022 eq. (1). "
+            f"{'FlashAttention' if flash else 'no FlashAttention'}, recompute {recompute}"
+            + (f", loss {loss}" if a is not None else "")
+            + "; bytes per layer s b h (34 + 5 a s / h), Korthikanti et al. 2022 eq. (1). "
             "'Fits' means the total below (state + activations + buckets + context + "
             "fragmentation) fits the card."
         )
@@ -138,7 +148,7 @@ def _inputs() -> dict:
         activation = None
     elif a is not None:
         # an uploaded config's Architecture is its own cache key (it has no preset name)
-        activation = ("arch", a if arch == OWN else a.name, *recipe_act)
+        activation = ("arch", a if arch == OWN else a.name, *recipe_act, loss)
     else:
         activation = ("shape", layers, hidden, heads, *recipe_act)
     return {
@@ -154,6 +164,7 @@ def _inputs() -> dict:
         "context": parse_input("CUDA context", parse_bytes, ctx_text),
         "fragmentation": frag,
         "recipe_act": recipe_act,
+        "loss": loss,
     }
 
 
@@ -190,7 +201,7 @@ def _pinned(inp: dict) -> dict | None:
         a = architecture.load_arch(arch)
         b.update(arch=a, params=float(a.params))
         if inp["activation"] is not None:
-            b["activation"] = ("arch", a.name, *inp["recipe_act"])
+            b["activation"] = ("arch", a.name, *inp["recipe_act"], inp["loss"])
         changed = True
     if ranks_text.strip():
         try:
@@ -330,7 +341,8 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
     if act is not None:
         seq, micro, flash, recompute = inp["recipe_act"]
         for rc in recompute_choices(recompute, flash):
-            a_rc = data.activations_for(*act[:-1], rc)
+            key = (*act[:-2], rc, act[-1]) if act[0] == "arch" else (*act[:-1], rc)
+            a_rc = data.activations_for(*key)
             t = data.memory_by_stage(
                 inp["params"], ranks, _arch(inp), **{**kw, "activations_bytes": a_rc}
             )[1]
