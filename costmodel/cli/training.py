@@ -233,8 +233,10 @@ def memory(
         capacity = float(units.parse_bytes(gpu_memory, name="--gpu-memory"))
     elif cluster is not None:
         from .. import presets
+        from ..strategy.step import check_fp8_support
 
         c = presets.cluster(cluster)
+        check_fp8_support(c.gpu, recipe=recipe)
         capacity, gpu_name = float(c.gpu.memory_bytes), c.gpu.name
     elif arch is not None:
         from .. import presets

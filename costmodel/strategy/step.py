@@ -176,6 +176,33 @@ class StrategyStep:
         }
 
 
+def check_fp8_support(gpu: Any, *, recipe: Any = None, param_dtype: str | None = None) -> None:
+    """Refuse an fp8 recipe or fp8 all-gathers on a GPU without fp8 tensor cores.
+
+    fp8 working weights and gradients (the ``fp8-mixed`` recipe, Micikevicius et al. 2022,
+    arXiv:2209.05433) and fp8 all-gathers (torchao's float8 FSDP) come with float8 training,
+    which needs fp8 tensor cores (Hopper, Ada, Blackwell; ``gpu.fp8_dense_flops``). The one
+    check for every surface that knows the GPU (step, scenario, train, sweep, memory).
+    """
+    from ..memory import RECIPES, get_recipe
+
+    if gpu.fp8_dense_flops is not None:
+        return
+    if param_dtype == "fp8":
+        raise ValueError(
+            f"param_dtype: fp8 all-gathers need fp8 tensor cores; {gpu.name} has none; "
+            "allowed: bf16, fp16, fp32"
+        )
+    if recipe is not None:
+        r = get_recipe(recipe)
+        if r.name.startswith("fp8"):
+            allowed = ", ".join(n for n in RECIPES if not n.startswith("fp8"))
+            raise ValueError(
+                f"recipe: {r.name} trains with fp8 weights and gradients, which need fp8 tensor "
+                f"cores; {gpu.name} has none; allowed: {allowed}"
+            )
+
+
 def verdict(compute_s: float, comm_s: float, exposed_s: float, step_s: float) -> str:
     """``"comms"`` when exposed communication is significant or comm outlasts compute."""
     if comm_s > compute_s or (step_s > 0 and exposed_s > EXPOSED_SIGNIFICANT * step_s):
@@ -581,13 +608,7 @@ def _setup(
         raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
     if precision == "fp8" and c.gpu.fp8_dense_flops is None:
         raise ValueError(f"precision: {c.gpu.name} has no fp8 tensor cores; use bf16")
-    if layout.param_dtype == "fp8" and c.gpu.fp8_dense_flops is None:
-        # fp8 all-gathers come with float8 training (torchao's float8 FSDP), which needs fp8
-        # tensor cores (Hopper, Ada, Blackwell)
-        raise ValueError(
-            f"param_dtype: fp8 all-gathers need fp8 tensor cores; {c.gpu.name} has none; "
-            "allowed: bf16, fp16, fp32"
-        )
+    check_fp8_support(c.gpu, recipe=recipe, param_dtype=layout.param_dtype)
     r = get_recipe(recipe)
     tokens = float(micro_batch) * sequence_length
     shape = a if a is not None else _shape_of(p)
