@@ -621,7 +621,7 @@ class Scenario(BaseModel):
             mem.base.activations_note,
             *scale_notes(float(self.params)),
             f"compute per micro-batch: {st.compute_label}",
-            *st.notes,
+            *(n for n in st.notes if n != mem.base.activations_note),
         ]
         fits = total <= gpu_bytes
         if not fits:
@@ -1109,6 +1109,10 @@ class ScenarioResult(BaseModel):
                 None if measured else (float(self.step_time_lo_s), float(self.step_time_hi_s))
             ),
         )
+        # a "fits" from memory without activations (a bare parameter count) says so
+        unsized = tuple(n for n in self.notes if n.startswith("activations: not included"))
+        if unsized:
+            cost = dataclasses.replace(cost, notes=(*cost.notes, *unsized))
         if self.fits:
             return cost
         # a cost of a setup that cannot run is never handed out without saying so

@@ -7,6 +7,7 @@ checks that they agree, say what they leave out, and refuse bad input on one lin
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 import costmodel as cm
@@ -39,3 +40,35 @@ def test_an_fp8_recipe_on_a_gpu_without_fp8_is_refused_everywhere(tmp_path):
     assert not (tmp_path / "s.csv").exists()
     # without a GPU named, memory is a formula: the recipe's bytes, no verdict to refuse
     assert run("memory", "--params", "7B", "--recipe", "fp8-mixed").exit_code == 0
+
+
+# --- a bare parameter count: "fits" says its memory has no activations -------------------------
+UNSIZED = "activations: not included"
+
+
+def test_a_fit_of_a_bare_parameter_count_says_it_has_no_activations(tmp_path):
+    """`train --params 7B --strategy fsdp` and `step --params 7B --cluster ...` said
+    "memory per GPU 3.07 GB of 85.5 GB (fits)" with no word that the memory holds the model
+    state alone (its compute is priced on a 7B shape, its activations, ~20 GB at 4096 tokens,
+    are not counted); `memory` and `scenario` said so. Now the step's notes carry it, and the
+    training cost, the JSON and the sweep's notes column with them."""
+    kw = dict(nodes=8, strategy="fsdp", band=False)
+    st = cm.strategy_step(7e9, cluster="dgx-h100", **kw)
+    assert st.fits and any(n.startswith(UNSIZED) for n in st.notes)
+    shaped = cm.strategy_step(None, arch="llama-2-7b", cluster="dgx-h100", **kw)
+    assert not any(n.startswith(UNSIZED) for n in shaped.notes)
+    r = cm.Scenario(params="7B", cluster="dgx-h100", nodes=8, strategy="fsdp").evaluate()
+    assert sum(n.startswith(UNSIZED) for n in r.notes) == 1  # once, not twice
+    assert any(n.startswith(UNSIZED) for n in r.training_cost(2e12).notes)
+    for args in (
+        ("train", "--params", "7B", "--tokens", "2T", "--nodes", "8", "--strategy", "fsdp"),
+        ("step", "--params", "7B", "--cluster", "dgx-h100", "--nodes", "8", "--strategy", "fsdp"),
+    ):
+        res = run(*args)
+        assert res.exit_code == 0 and "(fits)" in res.stdout
+        assert f"note: {UNSIZED}" in res.stdout, res.stdout
+    out = tmp_path / "s.csv"
+    res = run("sweep", "--kind", "step", "--set", "preset=dgx-h100", "--set", "params=7B",
+              "--set", "strategy=fsdp", "--set", "nodes=8", "-o", str(out))  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert UNSIZED in pd.read_csv(out)["notes"][0]

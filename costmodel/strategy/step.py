@@ -812,7 +812,7 @@ def _prepare_at(
             compute_source=ct.source,
             compute_label=ct.label,
             compute_band=ct.band,
-            notes=su.notes,
+            notes=su.notes + _unsized_activations(a, mem),
             optimizer_s=opt_s,
             sync_s=sync_s,
             collective_band_s=(lo, hi),
@@ -1256,6 +1256,14 @@ def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
     from ..compute import ddp_step_overhead_s
 
     return ddp_step_overhead_s(len(tensor_params))
+
+
+def _unsized_activations(a: Any, mem: Any) -> tuple[str, ...]:
+    """The memory's note that it has no activations, for a bare parameter count: its compute
+    is priced on a shape (:func:`_shape_of`) but its memory holds the model state alone, so a
+    "fits" beside it must say what it leaves out (empty for an architecture)."""
+    note = str(getattr(mem.base, "activations_note", ""))
+    return (note,) if a is None and note.startswith("activations: not included") else ()
 
 
 def _shape_of(p: float) -> Any:
