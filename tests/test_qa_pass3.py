@@ -72,3 +72,15 @@ def test_a_fit_of_a_bare_parameter_count_says_it_has_no_activations(tmp_path):
               "--set", "strategy=fsdp", "--set", "nodes=8", "-o", str(out))  # fmt: skip
     assert res.exit_code == 0, res.output
     assert UNSIZED in pd.read_csv(out)["notes"][0]
+
+
+# --- validate compare: a refusal is one line, even after "assumed:" ----------------------------
+def test_validate_compare_refusal_after_assumptions_is_one_line():
+    """`validate compare --reference 06a --model calibrated` printed "assumed: op = ...",
+    "assumed: cluster = ..." and then the error: three lines on stderr for exit 2. What was
+    assumed is said once the comparison is made; a refusal is its one line."""
+    res = run("validate", "compare", "--reference", "06a", "--model", "calibrated")
+    one_line_error(res, "no row could be predicted", "dell-xe9680-h100", "carries no calibration")
+    ok = run("validate", "compare", "--reference", "06a")
+    assert ok.exit_code == 0
+    assert "assumed: cluster = dell-xe9680-h100" in ok.stderr
