@@ -7,6 +7,8 @@ checks that they agree, say what they leave out, and refuse bad input on one lin
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -84,3 +86,18 @@ def test_validate_compare_refusal_after_assumptions_is_one_line():
     ok = run("validate", "compare", "--reference", "06a")
     assert ok.exit_code == 0
     assert "assumed: cluster = dell-xe9680-h100" in ok.stderr
+
+
+def test_validate_compare_json_carries_the_goal_checks_the_text_prints():
+    """`validate compare --reference 06a` printed "median |busbw error| from 1 MiB: 3.4% (<= goal
+    8%, 30 rows)"; `--json` had only "passed": true, not the figures it was judged on."""
+    text = run("validate", "compare", "--reference", "06a")
+    doc = json.loads(run("validate", "compare", "--reference", "06a", "--json").stdout)
+    goals = {g["check"]: g for g in doc["goal"]}
+    assert set(goals) == {"from 1 MiB", "all sizes"}
+    for label, g in goals.items():
+        assert g["passed"] is True and 0 < g["median_abs_rel_error"] <= g["goal"]
+        shown = f"median |busbw error| {label}: {g['median_abs_rel_error']:.1%}"
+        assert f"{shown} (<= goal {g['goal']:.0%}, {g['rows']} rows)" in text.stdout
+    assert goals["all sizes"]["rows"] == doc["checked_rows"] == doc["predicted"]
+    assert goals["from 1 MiB"]["rows"] < goals["all sizes"]["rows"]
