@@ -124,7 +124,7 @@ def fidelity_goals(comparison: pd.DataFrame) -> list[dict[str, Any]]:
                 "median_abs_rel_error": median,
                 "goal": goal,
                 "rows": int(len(rows)),
-                "passed": bool(median <= goal) if len(rows) else None,
+                "passed": None if median is None else bool(median <= goal),
             }
         )
     return out
