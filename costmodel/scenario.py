@@ -683,6 +683,7 @@ class Scenario(BaseModel):
             exposed_comm_s=float(st.exposed_comm_s),
             optimizer_s=float(getattr(st, "optimizer_s", 0.0)),
             sync_s=float(getattr(st, "sync_s", 0.0)),
+            host_overhead_s=float(st.host_overhead_s),
             step_time_s=float(st.step_time_s),
             step_time_lo_s=float(lo),
             step_time_hi_s=float(hi),
@@ -1030,6 +1031,9 @@ class ScenarioResult(BaseModel):
     exposed_comm_s: float = Field(description="communication not hidden under compute [s]")
     optimizer_s: float = Field(0.0, description="the optimizer step (on its shard) [s]")
     sync_s: float = Field(0.0, description="waiting for the slowest rank (fitted) [s]")
+    host_overhead_s: float = Field(
+        0.0, description="DDP's host time: hooks, bucket copies (fitted; not communication) [s]"
+    )
     step_time_s: float
     step_time_lo_s: float = Field(
         float("nan"),
@@ -1151,8 +1155,13 @@ class ScenarioResult(BaseModel):
                 [
                     f"optimizer, sync     {fu.format_duration(self.optimizer_s)} optimizer step, "
                     f"{fu.format_duration(self.sync_s)} waiting for the slowest rank"
+                    + (
+                        f", {fu.format_duration(self.host_overhead_s)} DDP host overhead"
+                        if self.host_overhead_s > 0
+                        else ""
+                    )
                 ]
-                if self.optimizer_s > 0 or self.sync_s > 0
+                if self.optimizer_s > 0 or self.sync_s > 0 or self.host_overhead_s > 0
                 else []
             ),
             f"step time           {fu.format_duration(self.step_time_s)} "

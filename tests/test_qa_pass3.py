@@ -101,3 +101,44 @@ def test_validate_compare_json_carries_the_goal_checks_the_text_prints():
         assert f"{shown} (<= goal {g['goal']:.0%}, {g['rows']} rows)" in text.stdout
     assert goals["all sizes"]["rows"] == doc["checked_rows"] == doc["predicted"]
     assert goals["from 1 MiB"]["rows"] < goals["all sizes"]["rows"]
+
+
+# --- DDP's host time is its own figure, not exposed communication ------------------------------
+def test_ddp_host_overhead_is_not_exposed_communication():
+    """`step --params 7B --cluster dgx-h100 --nodes 1 --gpus-per-node 1` (one GPU, no
+    all-reduce) said "all-reduce (sum) 0 s, exposed communication 13 ms", and `step --arch
+    llama-2-7b --nodes 8 --bucket 100GB` "all-reduce (sum) 71.7 ms, exposed communication
+    80.1 ms": DDP's fitted host time (hooks, bucket copies) was counted as exposed
+    communication. It is now a part of the step of its own, on every road and in the timeline."""
+    from costmodel.plots import compute_gaps
+
+    one = cm.strategy_step(7e9, cluster="dgx-h100", nodes=1, gpus_per_node=1, band=False)
+    assert one.comm_s == 0.0 and one.exposed_comm_s == 0.0 and one.host_overhead_s > 0
+    big = cm.strategy_step(None, arch="llama-2-7b", cluster="dgx-h100", nodes=8,
+                           bucket_cap_bytes=100e9, band=False)  # fmt: skip
+    assert 0 < big.exposed_comm_s <= big.comm_s
+    for s in (one, big):
+        parts = s.compute_s + s.exposed_comm_s + s.optimizer_s + s.sync_s + s.host_overhead_s
+        assert parts == pytest.approx(s.step_time_s, rel=1e-12)
+        # the timeline draws it on the compute row: the gaps are the exposed communication
+        gaps = compute_gaps([vars(i) for i in s.timeline], s.step_time_s)
+        assert sum(b - a for a, b in gaps) == pytest.approx(s.exposed_comm_s, abs=1e-9)
+        host = [i for i in s.timeline if i.kind == "host"]
+        assert sum(i.duration_s for i in host) == pytest.approx(s.host_overhead_s, rel=1e-12)
+    # the same step through Scenario (DDP's own road) and the CLI's text and JSON
+    r = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8, bucket_cap_bytes=100e9)
+    res = r.evaluate(scaling=False, flips=False)
+    assert res.exposed_comm_s == pytest.approx(big.exposed_comm_s, rel=1e-9)
+    assert res.host_overhead_s == pytest.approx(big.host_overhead_s, rel=1e-12)
+    args = ("step", "--params", "7B", "--cluster", "dgx-h100", "--gpus-per-node", "1")
+    d = json.loads(run(*args, "--json").stdout)
+    assert d["exposed_comm_s"] == 0.0 and d["host_overhead_s"] == pytest.approx(one.host_overhead_s)
+    text = run(*args).stdout
+    assert "exposed communication  0 s" in text and "DDP host overhead" in text
+    # the lesson's road with a host time gives the same split
+    from costmodel import ddp
+
+    lesson = ddp.ddp_step(7e9, 1, compute_time_s=0.4, bandwidth_bytes_per_s=50e9,
+                          step_overhead_s=0.01)  # fmt: skip
+    assert lesson.exposed_comm_s == pytest.approx(0.0, abs=1e-12)
+    assert lesson.host_overhead_s == 0.01

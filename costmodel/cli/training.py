@@ -866,6 +866,8 @@ def _step_on_cluster(
         rows.append(("optimizer step", units.format_duration(s.optimizer_s)))
     if s.sync_s > 0:
         rows.append(("waiting for slowest rank", units.format_duration(s.sync_s)))
+    if s.host_overhead_s > 0:  # DDP's hooks and bucket copies: neither compute nor comm
+        rows.append(("DDP host overhead", units.format_duration(s.host_overhead_s)))
     rows += [
         ("step time", units.format_duration(s.step_time_s) + band),
         ("tokens/s", units.format_count(s.tokens_per_s)),

@@ -128,6 +128,7 @@ class StrategyStep:
     # the step with every collective at the fast and at the slow end of its own error band [s]
     # (NaN: no band asked, or a collective's band unknown); step_time_band_s folds it in
     collective_band_s: tuple[float, float] = (math.nan, math.nan)
+    host_overhead_s: float = 0.0  # DDP's host time: hooks, bucket copies (fitted; not comm) [s]
 
     @property
     def fits(self) -> bool:
@@ -173,6 +174,7 @@ class StrategyStep:
             "notes": list(self.notes),
             "optimizer_s": self.optimizer_s,
             "sync_s": self.sync_s,
+            "host_overhead_s": self.host_overhead_s,
         }
 
 
@@ -739,7 +741,10 @@ def _prepare_at(
             for k, nb in _wire_bytes(mid_tasks).items():
                 wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
         comm_s = steps.comm_s
-        exposed = max(0.0, step_s - compute_s - opt_s - sync_s)
+        # DDP's host time (hooks, bucket copies) is neither compute nor communication: its own
+        # figure, so the exposed communication is never more than the communication
+        host_s = steps.host_s
+        exposed = max(0.0, step_s - compute_s - opt_s - sync_s - host_s)
         lo: float = math.nan
         hi: float = math.nan
         if steps.band_step_s is not None:
@@ -747,6 +752,18 @@ def _prepare_at(
         bars: list[Interval] = []
         if timeline:
             for t0, sched, i in steps.placements(MAX_TIMELINE_BARS):
+                h = steps.overhead_s if i == acc - 1 else steps.mid_overhead_s
+                if h > 0:  # DDP's host time after the micro-batch's schedule, on compute's row
+                    bars.append(
+                        Interval(
+                            "host",
+                            "compute",
+                            t0 + sched.step_s,
+                            t0 + sched.step_s + h,
+                            "DDP host overhead (hooks, bucket copies)",
+                            micro_batch=i,
+                        )
+                    )
                 for t, a0, e0 in zip(
                     sched.tasks, sched.starts_s.tolist(), sched.ends_s.tolist(), strict=True
                 ):
@@ -816,6 +833,7 @@ def _prepare_at(
             optimizer_s=opt_s,
             sync_s=sync_s,
             collective_band_s=(lo, hi),
+            host_overhead_s=host_s,
         )
 
     return _Prepared(
