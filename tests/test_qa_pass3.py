@@ -142,3 +142,29 @@ def test_ddp_host_overhead_is_not_exposed_communication():
                           step_overhead_s=0.01)  # fmt: skip
     assert lesson.exposed_comm_s == pytest.approx(0.0, abs=1e-12)
     assert lesson.host_overhead_s == 0.01
+
+
+# --- "a larger card" is the same job on a larger card ------------------------------------------
+@pytest.mark.parametrize(
+    ("kw", "gpus"),
+    [
+        (dict(arch="llama-3.1-70b", nodes=8, strategy="fsdp"), 64),
+        (dict(params=7e9, nodes=1, gpus_per_node=1, compute_time_s=0.4), 1),
+    ],
+)
+def test_a_larger_card_keeps_the_job_s_gpu_count(kw, gpus):
+    """`step --arch llama-3.1-70b --nodes 8 --strategy fsdp` offered "a larger card: gb200-nvl72
+    (gb200): 121 GB per GPU" against 136 GB on the H100s: 8 NVL72 racks, 576 GPUs, not 64, so
+    the state was sharded 9 ways finer; on one GPU (`--gpus-per-node 1`) the larger cards were
+    whole 8-GPU nodes. A larger card is now the same GPU count on that card (whole nodes, or a
+    slice of one node), so its memory per GPU is the same layout's."""
+    from costmodel.strategy.advisor import fit_suggestions
+
+    params = kw.pop("params", None)
+    fa = fit_suggestions(params, cluster="dgx-h100", band=False, **kw)
+    cards = [c for c in fa.changes if c.kind == "larger_card"]
+    assert cards, fa.changes
+    for c in cards:
+        assert c.step.ranks == gpus, c.change
+        if "recompute" not in c.updates:
+            assert c.step.memory_bytes == pytest.approx(fa.base.memory_bytes, rel=1e-9), c.change
