@@ -658,10 +658,10 @@ def fit_suggestions(
             )
         n *= 2
     mem0 = float(c0.gpu.memory_bytes)
-    gpus = nodes * int(c0.gpus_per_node)  # the job's GPU count: a larger card keeps it
+    job_gpus = nodes * int(c0.gpus_per_node)  # the job's GPU count: a larger card keeps it
     for name in presets.names("cluster"):
         try:
-            other = _same_gpus(name, gpus)
+            other = _same_gpus(name, job_gpus)
         except (ValueError, KeyError):
             continue
         if other is None:
