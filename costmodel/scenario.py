@@ -862,6 +862,9 @@ class Scenario(BaseModel):
                     else self._step(c, allreduce_fn=clusters.allreduce_fn(n), timeline=False)
                 )
             tokens = int(c.ranks) * self.local_batch * self.accumulation * self.sequence_length
+            # memory from the layout at this node count (sharding changes with it): a step of
+            # a node count that does not fit is said so, as the scenario's own step is
+            mem = float(s.memory_bytes) if hasattr(s, "memory_bytes") else self._memory_at(c)
             rows.append(
                 ScalingRow(
                     nodes=n,
@@ -877,9 +880,41 @@ class Scenario(BaseModel):
                         float(s.step_time_s),
                     ),
                     tokens_per_s=tokens / float(s.step_time_s),
+                    memory_bytes=mem,
+                    fits=mem <= float(c.gpu.memory_bytes),
                 )
             )
         return rows
+
+    def _memory_at(self, c: Any) -> float:
+        """Memory per GPU [B] of this scenario's layout on cluster ``c`` (its node count):
+        :func:`costmodel.strategy.memory.strategy_memory`, as the step's own."""
+        from .strategy.layout import make_layout
+        from .strategy.memory import strategy_memory
+
+        lay = make_layout(
+            strategy=self.strategy_name,
+            ranks=int(c.ranks),
+            gpus_per_node=int(c.gpus_per_node),
+            group_size=self.group_size,
+            reshard_after_forward=self.reshard_after_forward,
+            param_dtype=self.param_dtype,
+            grad_dtype=self.grad_dtype,
+            bucket_cap_bytes=self.bucket_cap_bytes,
+            comm_contention=self.comm_contention,
+        )
+        return float(
+            strategy_memory(
+                lay,
+                None if self.arch else float(self.params),
+                arch=self.arch,
+                recipe=self.recipe,
+                sequence_length=self.sequence_length,
+                micro_batch=self.local_batch,
+                flash_attention=self.flash_attention,
+                recompute=self.recompute,
+            ).total_bytes
+        )
 
 
 def bucket_advice_refusal(strategy: str) -> str | None:
@@ -1003,6 +1038,11 @@ class ScalingRow(BaseModel):
     efficiency: float
     bound: str
     tokens_per_s: float
+    memory_bytes: float = Field(description="memory per GPU at this node count [B]")
+    fits: bool = Field(
+        description="whether that memory fits the GPU: a step that does not is "
+        "for a configuration that cannot run"
+    )
 
 
 class ScenarioResult(BaseModel):
@@ -1184,12 +1224,13 @@ class ScenarioResult(BaseModel):
                 if f is not self.flip:
                     lines.append(f"  also              {f.description}")
         if self.scaling:
-            lines.append("scaling: nodes  GPUs  step        efficiency  bound")
+            lines.append("scaling: nodes  GPUs  step        efficiency  bound    memory/GPU")
             for r in self.scaling:
                 lines.append(
                     f"         {r.nodes:<6} {r.ranks:<5} "
                     f"{fu.format_duration(r.step_time_s):<11} "
-                    f"{100 * r.efficiency:5.1f}%      {r.bound}"
+                    f"{100 * r.efficiency:5.1f}%      {r.bound:<8} "
+                    f"{fu.format_bytes(r.memory_bytes)}" + ("" if r.fits else " (does NOT fit)")
                 )
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)

@@ -168,3 +168,26 @@ def test_a_larger_card_keeps_the_job_s_gpu_count(kw, gpus):
         assert c.step.ranks == gpus, c.change
         if "recompute" not in c.updates:
             assert c.step.memory_bytes == pytest.approx(fa.base.memory_bytes, rel=1e-9), c.change
+
+
+# --- the scaling table says which node counts do not fit ----------------------------------------
+@pytest.mark.parametrize("strategy", ["fsdp", "ddp"])
+def test_scenario_scaling_rows_say_which_node_counts_do_not_fit(strategy):
+    """`scenario --arch llama-3.1-70b --nodes 8 --zero 3 --recompute full` fits (34 GB per GPU)
+    and its scaling table listed 1 and 2 nodes (158 and 87 GB per GPU on 85.5 GB cards) with a
+    step and an efficiency and no word that those configurations cannot run. Each row now has
+    the memory per GPU of its own layout (the strategy step's, at that node count) and fits."""
+    kw = dict(arch="llama-3.1-70b", cluster="dgx-h100", nodes=8, strategy=strategy)
+    r = cm.Scenario(**kw, recompute="full").evaluate(flips=False)
+    rows = {row.nodes: row for row in r.scaling}
+    for n in (1, 8):
+        st = cm.strategy_step(None, **{**kw, "nodes": n}, recompute="full", band=False)
+        assert rows[n].memory_bytes == pytest.approx(st.memory_bytes, rel=1e-9)
+        assert rows[n].fits is st.fits
+    assert rows[8].fits is r.fits
+    if strategy == "fsdp":
+        assert r.fits and not rows[1].fits and rows[16].fits
+    text = r.summary()
+    line = next(x for x in text.splitlines() if x.split()[:2] == ["1", "8"])
+    assert ("does NOT fit" in line) is (not rows[1].fits)
+    assert {"memory_bytes", "fits"} <= set(r.scaling_frame().columns)
