@@ -191,3 +191,14 @@ def test_scenario_scaling_rows_say_which_node_counts_do_not_fit(strategy):
     line = next(x for x in text.splitlines() if x.split()[:2] == ["1", "8"])
     assert ("does NOT fit" in line) is (not rows[1].fits)
     assert {"memory_bytes", "fits"} <= set(r.scaling_frame().columns)
+
+
+# --- batch: a learning rate tuned at two batches at once ----------------------------------------
+def test_a_base_batch_given_twice_is_refused_as_twice():
+    """`batch ... --base-lr 0.1 --base-batch 256 --base-tokens 1Mi` said "--base-batch or
+    --base-tokens: give the batch the LR was tuned at", as if neither had been given."""
+    base = ("batch", "--local", "4", "--ranks", "64", "--global-batch", "8192", "--seq", "4096",
+            "--base-lr", "0.1")  # fmt: skip
+    one_line_error(run(*base, "--base-batch", "256", "--base-tokens", "1Mi"), "not both")
+    one_line_error(run(*base), "give the batch the LR was tuned at")
+    assert run(*base, "--base-batch", "256").exit_code == 0

@@ -441,7 +441,12 @@ def batch(
         data["tokens_per_step"] = data["global_tokens"]
     lr_rows: list[tuple[str, str]] = []
     if base_lr is not None:
-        if (base_batch is None) == (base_tokens is None):
+        if base_batch is not None and base_tokens is not None:
+            raise ValueError(
+                "--base-batch, --base-tokens: give the batch the LR was tuned at once, in "
+                "samples or in tokens, not both"
+            )
+        if base_batch is None and base_tokens is None:
             raise ValueError("--base-batch or --base-tokens: give the batch the LR was tuned at")
         base: float
         new: int
