@@ -202,3 +202,23 @@ def test_a_base_batch_given_twice_is_refused_as_twice():
     one_line_error(run(*base, "--base-batch", "256", "--base-tokens", "1Mi"), "not both")
     one_line_error(run(*base), "give the batch the LR was tuned at")
     assert run(*base, "--base-batch", "256").exit_code == 0
+
+
+# --- step --strategy all: the order it states is the order it prints ----------------------------
+def test_strategy_ranking_header_states_the_order_of_rows_that_do_not_fit():
+    """`step --arch llama-3.1-70b --nodes 8 --strategy all` (nothing fits) was headed "every
+    strategy ranked by step time among those that fit" above ten rows in memory order (fsdp
+    4.29 s, hsdp 4.3 s, ..., zero2 4.7 s, fsdp no-reshard 4.29 s): the rows that do not fit
+    are ranked by memory per GPU, and the header now says so."""
+    args = ("step", "--arch", "llama-3.1-70b", "--cluster", "dgx-h100", "--nodes", "8",
+            "--strategy", "all")  # fmt: skip
+    text = run(*args).stdout
+    assert "then the rest by memory per GPU" in text.splitlines()[0]
+    doc = json.loads(run(*args, "--json").stdout)
+    rows = doc["strategies"]
+    fit = [r for r in rows if r["fits"]]
+    rest = [r for r in rows if not r["fits"]]
+    assert rows == fit + rest and rest  # nothing fits at 70B, recompute none, on 64 H100s
+    assert [r["memory_bytes"] for r in rest] == sorted(r["memory_bytes"] for r in rest)
+    steps = [r["step_time_s"] for r in rest]
+    assert steps != sorted(steps)  # memory order is not step order: the header must say it

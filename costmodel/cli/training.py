@@ -821,7 +821,8 @@ def _step_on_cluster(
         typer.echo(
             f"{arch or units.format_count(float(p or 0)) + ' params'} on {cluster} x {nodes} "
             f"nodes ({int(c.ranks)} GPUs), every strategy ranked by step time among those that "
-            f"fit (overlap contention c = {contention:g}, collective model {kw['model']}):"
+            f"fit, then the rest by memory per GPU (overlap contention c = {contention:g}, "
+            f"collective model {kw['model']}):"
         )
         if fa_all is not None:
             typer.echo("NOTHING FITS: every strategy needs more memory than the GPU has")
