@@ -1153,10 +1153,17 @@ class ScenarioResult(BaseModel):
                 None if measured else (float(self.step_time_lo_s), float(self.step_time_hi_s))
             ),
         )
-        # a "fits" from memory without activations (a bare parameter count) says so
+        # what the answer leaves out travels with the cost: a "fits" from memory without
+        # activations (a bare parameter count), a mixture of experts priced without its
+        # expert parallelism
+        from .architecture import moe_data_parallel_note
+
+        a = s.architecture()
+        moe = moe_data_parallel_note(a) if a is not None else None
         unsized = tuple(n for n in self.notes if n.startswith("activations: not included"))
-        if unsized:
-            cost = dataclasses.replace(cost, notes=(*cost.notes, *unsized))
+        extra = (*unsized, *([moe] if moe else []))
+        if extra:
+            cost = dataclasses.replace(cost, notes=(*cost.notes, *extra))
         if self.fits:
             return cost
         # a cost of a setup that cannot run is never handed out without saying so

@@ -222,3 +222,28 @@ def test_strategy_ranking_header_states_the_order_of_rows_that_do_not_fit():
     assert [r["memory_bytes"] for r in rest] == sorted(r["memory_bytes"] for r in rest)
     steps = [r["step_time_s"] for r in rest]
     assert steps != sorted(steps)  # memory order is not step order: the header must say it
+
+
+# --- a mixture of experts says what a data-parallel answer leaves out, on every surface ---------
+def test_moe_note_is_in_memory_and_in_the_train_json():
+    """`memory --arch mixtral-8x7b` said nothing of expert parallelism (its "fits" assumes every
+    GPU holds all experts), and `train --arch mixtral-8x7b --json` had "notes": [] while its
+    text printed the mixture-of-experts note: the note came from the CLI, not the cost."""
+    moe = "mixture of experts"
+    mem = run("memory", "--arch", "mixtral-8x7b", "--zero-stage", "3", "--ranks", "64")
+    assert mem.stdout.count(moe) == 1
+    doc = json.loads(
+        run(
+            "memory", "--arch", "mixtral-8x7b", "--zero-stage", "3", "--ranks", "64", "--json"
+        ).stdout
+    )
+    assert any(moe in n for n in doc["notes"])
+    args = ("train", "--arch", "mixtral-8x7b", "--tokens", "1T", "--strategy", "fsdp")
+    assert run(*args).stdout.count(moe) == 1
+    assert any(moe in n for n in json.loads(run(*args, "--json").stdout)["notes"])
+    r = cm.Scenario(arch="mixtral-8x7b", cluster="dgx-h100", nodes=1, strategy="fsdp").evaluate(
+        scaling=False, flips=False
+    )
+    assert any(moe in n for n in r.training_cost(1e12).notes)
+    dense = run("memory", "--arch", "llama-3.1-8b", "--ranks", "8", "--json")
+    assert not any(moe in n for n in json.loads(dense.stdout)["notes"])

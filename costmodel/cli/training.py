@@ -294,9 +294,11 @@ def memory(
                     band=False,
                 )
                 result["fit_suggestions"] = fa.as_dict()
+    from ..architecture import moe_data_parallel_note
     from ..training import scale_notes
 
-    result["notes"] = scale_notes(p)
+    moe = moe_data_parallel_note(arch) if arch is not None else None
+    result["notes"] = scale_notes(p) + ([moe] if moe else [])
     if as_json:
         _print_json(result)
         return
@@ -1467,9 +1469,5 @@ def train(
             "step (from --compute-time) cannot run this fast; check its unit, --seq and "
             "--local-batch"
         )
-    from ..architecture import moe_data_parallel_note
-
-    arch_obj = result.scenario.architecture()
-    moe = moe_data_parallel_note(arch_obj) if arch_obj is not None else None
-    for n in (*cost.notes, *([moe] if moe else [])):  # what the answer leaves out
+    for n in cost.notes:  # what the answer leaves out (70B class, mixture of experts, ...)
         typer.echo(f"note: {n}")
