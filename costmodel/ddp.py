@@ -580,6 +580,7 @@ def ddp_step(
     from .strategy import ddp as sddp
     from .strategy.accumulate import accumulate
     from .strategy.engine import Task
+    from .strategy.step import exposed_time_s
 
     fwd_s = micro_s * (1.0 - BACKWARD_FRACTION)
     bwd_s = micro_s * BACKWARD_FRACTION
@@ -615,7 +616,7 @@ def ddp_step(
         compute_s=compute,
         comm_s=comm,
         # DDP's host time (hooks, bucket copies) is its own figure, not exposed communication
-        exposed_comm_s=max(0.0, step_time - opt - compute - steps.host_s),
+        exposed_comm_s=exposed_time_s(step_time, opt + compute + steps.host_s),
         step_time_s=step_time,
         bound="comms" if comm > compute else "compute",
         efficiency=compute / step_time,

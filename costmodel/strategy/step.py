@@ -205,6 +205,18 @@ def check_fp8_support(gpu: Any, *, recipe: Any = None, param_dtype: str | None =
             )
 
 
+def exposed_time_s(step_s: float, not_comm_s: float) -> float:
+    """The exposed communication ``step - (compute + optimizer + sync + host)`` [s], with the
+    rounding residue of that difference (a step with no communication, e.g. one rank) as 0."""
+    x = step_s - not_comm_s
+    return 0.0 if x <= EXPOSED_RESIDUE * max(abs(step_s), 1e-300) else x
+
+
+EXPOSED_RESIDUE = 1e-12
+"""Differences below this fraction of the step are rounding, not exposed communication [-]
+(the timeline's gaps use the same tolerance: :func:`costmodel.plots.compute_gaps`)."""
+
+
 def verdict(compute_s: float, comm_s: float, exposed_s: float, step_s: float) -> str:
     """``"comms"`` when exposed communication is significant or comm outlasts compute."""
     if comm_s > compute_s or (step_s > 0 and exposed_s > EXPOSED_SIGNIFICANT * step_s):
@@ -744,7 +756,7 @@ def _prepare_at(
         # DDP's host time (hooks, bucket copies) is neither compute nor communication: its own
         # figure, so the exposed communication is never more than the communication
         host_s = steps.host_s
-        exposed = max(0.0, step_s - compute_s - opt_s - sync_s - host_s)
+        exposed = exposed_time_s(step_s, compute_s + opt_s + sync_s + host_s)
         lo: float = math.nan
         hi: float = math.nan
         if steps.band_step_s is not None:
