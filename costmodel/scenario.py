@@ -136,7 +136,7 @@ class Scenario(BaseModel):
     ``bucket_cap_bytes="25MiB"``, ``compute_time_s="400ms"``); everything is stored in SI.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     params: float = Field(gt=0, le=1e15, description="model parameters [-], e.g. 7e9 or '7B'")
     recipe: str = Field("mixed-adam", description="precision/optimizer recipe (memory.RECIPES)")

@@ -264,3 +264,23 @@ def test_a_step_without_communication_shows_no_exposed_communication():
     assert "exposed communication        0 s" in out
     # a real exposed time is kept, however small against the step
     assert cm.ddp_step(7e9, 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9).exposed_comm_s > 0.2
+
+
+# --- a Scenario field out of range: the field, why, and the range --------------------------------
+@pytest.mark.parametrize(
+    ("change", "field", "why", "allowed"),
+    [
+        ("contention=nan", "comm_contention", "finite number", "[0, 1]"),
+        ("mfu=nan", "mfu", "finite number", "(0, 1]"),
+        ("nodes=0", "nodes", "greater than or equal to 1", "[1, 100,000]"),
+        ("micro_batch=-1", "local_batch", "greater than or equal to 1", "[1, 10,000,000]"),
+    ],
+)
+def test_a_scenario_field_out_of_range_names_the_range(change, field, why, allowed):
+    """`scenario ... --vs contention=nan` said "comm_contention: Input should be less than or
+    equal to 1" (NaN is not above 1; pydantic names one bound) and `--vs nodes=0` gave no upper
+    bound. NaN is now refused as not finite, and the field's range is named."""
+    res = run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--vs", change)
+    one_line_error(res, f"Scenario: {field}: ", why, f"allowed: {allowed}")
+    with pytest.raises(ValueError, match=why):
+        cm.Scenario(arch="llama-2-7b", nodes=8).with_changes(change)
