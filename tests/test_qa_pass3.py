@@ -284,3 +284,33 @@ def test_a_scenario_field_out_of_range_names_the_range(change, field, why, allow
     one_line_error(res, f"Scenario: {field}: ", why, f"allowed: {allowed}")
     with pytest.raises(ValueError, match=why):
         cm.Scenario(arch="llama-2-7b", nodes=8).with_changes(change)
+
+
+# --- "which algorithm wins" over one link --------------------------------------------------------
+def test_collective_over_a_link_with_every_algorithm_names_the_fastest():
+    """The README's `collective all_reduce --size 500MB --ranks 8 --bandwidth 900GB/s
+    --algorithm all` printed eight rows in no order and no answer to "which algorithm wins"
+    (the cluster form says "fastest at ..."); now it names the fastest per size, with the
+    runner-up's gap, in the text and the JSON."""
+    args = ("collective", "all_reduce", "--size", "500MB", "--size", "14GB", "--ranks", "8",
+            "--bandwidth", "900GB/s", "--algorithm", "all")  # fmt: skip
+    doc = json.loads(run(*args, "--json").stdout)
+    rows = pd.DataFrame(doc["results"])
+    assert [f["size_bytes"] for f in doc["fastest"]] == [5e8, 14e9]
+    for f in doc["fastest"]:
+        at = rows[rows["size_bytes"] == f["size_bytes"]]
+        best = at.loc[at["time_s"].idxmin()]
+        assert best["algorithm"] in f["fastest"]
+        assert set(at[at["time_s"] <= best["time_s"] * (1 + 1e-9)]["algorithm"]) == set(
+            f["fastest"]
+        )
+    text = run(*args).stdout
+    assert "fastest at 500 MB: nvls (ring is 56% slower" in text
+    assert text.count("fastest at ") == 2
+    # one algorithm asked: no ranking to state
+    one = run("collective", "all_reduce", "--size", "500MB", "--ranks", "8", "--bandwidth",
+              "900GB/s")  # fmt: skip
+    assert "fastest" not in one.stdout and "fastest" not in json.loads(
+        run("collective", "all_reduce", "--size", "500MB", "--ranks", "8", "--bandwidth",
+            "900GB/s", "--json").stdout
+    )  # fmt: skip
