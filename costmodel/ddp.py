@@ -119,7 +119,7 @@ class DDPStep:
 
     compute_s: float  # forward + backward of all micro-batches
     comm_s: float  # sum of all bucket all-reduce times
-    exposed_comm_s: float  # step_time_s - compute_s
+    exposed_comm_s: float  # step_time_s - compute_s - optimizer and tail - host_overhead_s
     step_time_s: float
     bound: Bound  # "comms" when comm_s > compute_s (Li et al. 2020; the lesson's section 8)
     efficiency: float  # compute_s / step_time_s = throughput per GPU vs one GPU
@@ -132,6 +132,7 @@ class DDPStep:
     bucket_bytes: tuple[float, ...]  # in reduction order
     bucket_comm_s: tuple[float, ...]
     timeline: tuple[Interval, ...]
+    host_overhead_s: float = 0.0  # DDP's host time: hooks, bucket copies (not communication) [s]
 
     @property
     def buckets(self) -> int:
@@ -579,6 +580,7 @@ def ddp_step(
     from .strategy import ddp as sddp
     from .strategy.accumulate import accumulate
     from .strategy.engine import Task
+    from .strategy.step import exposed_time_s
 
     fwd_s = micro_s * (1.0 - BACKWARD_FRACTION)
     bwd_s = micro_s * BACKWARD_FRACTION
@@ -605,7 +607,7 @@ def ddp_step(
         overhead_s=overhead,
         mid_overhead_s=0.0 if no_sync else overhead,
     )
-    bars = _timeline_bars(steps.placements()) if timeline else ()
+    bars = _timeline_bars(steps.placements(), steps) if timeline else ()
     opt = _number("tail_s", tail_s, positive=False, unit="s")
     compute, comm, step_time = steps.compute_s, steps.comm_s, steps.step_s + opt
     per_sync_comm = float(b_comm.sum())
@@ -613,7 +615,8 @@ def ddp_step(
     return DDPStep(
         compute_s=compute,
         comm_s=comm,
-        exposed_comm_s=step_time - opt - compute,
+        # DDP's host time (hooks, bucket copies) is its own figure, not exposed communication
+        exposed_comm_s=exposed_time_s(step_time, opt + compute + steps.host_s),
         step_time_s=step_time,
         bound="comms" if comm > compute else "compute",
         efficiency=compute / step_time,
@@ -626,14 +629,24 @@ def ddp_step(
         bucket_bytes=tuple(b_bytes.tolist()),
         bucket_comm_s=tuple(b_comm.tolist()),
         timeline=bars,
+        host_overhead_s=steps.host_s,
     )
 
 
-def _timeline_bars(placements: Sequence[tuple[float, Any, int]]) -> tuple[Interval, ...]:
+def _timeline_bars(
+    placements: Sequence[tuple[float, Any, int]], steps: Any = None
+) -> tuple[Interval, ...]:
     """The lesson's bars from the engine's schedules: per micro-batch a forward bar, one
-    backward bar (its bucket segments joined) and an ``allreduce`` bar per bucket."""
+    backward bar (its bucket segments joined), an ``allreduce`` bar per bucket and a ``host``
+    bar for DDP's host time after it (``steps``: the accumulated step, when it has one)."""
     bars: list[Interval] = []
-    for t0, sched, m in placements:
+    last = len(placements) - 1
+    for j, (t0, sched, m) in enumerate(placements):
+        if steps is not None:
+            h = steps.overhead_s if j == last else steps.mid_overhead_s
+            if h > 0:
+                end = t0 + sched.step_s
+                bars.append(Interval("host", end, end + h, f"DDP host overhead {m}", micro_batch=m))
         starts, ends = sched.starts_s.tolist(), sched.ends_s.tolist()
         comp = [i for i, t in enumerate(sched.tasks) if not t.is_comm]
         bars.append(

@@ -342,12 +342,13 @@ _TIMELINE_COLORS = {
     "recompute": "#B279A2",
     "optimizer": "#9D755D",
     "sync": "#BAB0AC",
+    "host": "#D8B5A5",
     "allreduce": "#F58518",
     "all_reduce": "#F58518",
     "reduce_scatter": "#E45756",
     "all_gather": "#54A24B",
 }
-_COMPUTE_KINDS = ("forward", "backward", "recompute", "optimizer", "sync")
+_COMPUTE_KINDS = ("forward", "backward", "recompute", "optimizer", "sync", "host")
 _STREAM_ROWS = {"params": "all-gathers", "grads": "gradient reduction"}
 
 
@@ -460,12 +461,12 @@ def ddp_timeline_figure(
             }
             for a, b in gaps[:500]
         ]
-    # the optimizer step and FSDP's end-of-step sync sit on the compute row but are not part of
-    # compute_s (forward + backward + recompute): they are neither idle nor slowed compute
+    # the optimizer step, FSDP's end-of-step sync and DDP's host time sit on the compute row but
+    # are not part of compute_s (forward + backward + recompute): neither idle nor slowed compute
     extra = sum(
         float(iv["end_s"]) - float(iv["start_s"])
         for iv in timeline
-        if iv["kind"] in ("optimizer", "sync")
+        if iv["kind"] in ("optimizer", "sync", "host")
     )
     if exposed > 0:
         slowed = exposed - idle - extra

@@ -136,7 +136,7 @@ class Scenario(BaseModel):
     ``bucket_cap_bytes="25MiB"``, ``compute_time_s="400ms"``); everything is stored in SI.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     params: float = Field(gt=0, le=1e15, description="model parameters [-], e.g. 7e9 or '7B'")
     recipe: str = Field("mixed-adam", description="precision/optimizer recipe (memory.RECIPES)")
@@ -628,7 +628,7 @@ class Scenario(BaseModel):
             mem.base.activations_note,
             *scale_notes(float(self.params)),
             f"compute per micro-batch: {st.compute_label}",
-            *st.notes,
+            *(n for n in st.notes if n != mem.base.activations_note),
         ]
         fits = total <= gpu_bytes
         if not fits:
@@ -690,6 +690,7 @@ class Scenario(BaseModel):
             exposed_comm_s=float(st.exposed_comm_s),
             optimizer_s=float(getattr(st, "optimizer_s", 0.0)),
             sync_s=float(getattr(st, "sync_s", 0.0)),
+            host_overhead_s=float(st.host_overhead_s),
             step_time_s=float(st.step_time_s),
             step_time_lo_s=float(lo),
             step_time_hi_s=float(hi),
@@ -868,6 +869,9 @@ class Scenario(BaseModel):
                     else self._step(c, allreduce_fn=clusters.allreduce_fn(n), timeline=False)
                 )
             tokens = int(c.ranks) * self.local_batch * self.accumulation * self.sequence_length
+            # memory from the layout at this node count (sharding changes with it): a step of
+            # a node count that does not fit is said so, as the scenario's own step is
+            mem = float(s.memory_bytes) if hasattr(s, "memory_bytes") else self._memory_at(c)
             rows.append(
                 ScalingRow(
                     nodes=n,
@@ -883,9 +887,41 @@ class Scenario(BaseModel):
                         float(s.step_time_s),
                     ),
                     tokens_per_s=tokens / float(s.step_time_s),
+                    memory_bytes=mem,
+                    fits=mem <= float(c.gpu.memory_bytes),
                 )
             )
         return rows
+
+    def _memory_at(self, c: Any) -> float:
+        """Memory per GPU [B] of this scenario's layout on cluster ``c`` (its node count):
+        :func:`costmodel.strategy.memory.strategy_memory`, as the step's own."""
+        from .strategy.layout import make_layout
+        from .strategy.memory import strategy_memory
+
+        lay = make_layout(
+            strategy=self.strategy_name,
+            ranks=int(c.ranks),
+            gpus_per_node=int(c.gpus_per_node),
+            group_size=self.group_size,
+            reshard_after_forward=self.reshard_after_forward,
+            param_dtype=self.param_dtype,
+            grad_dtype=self.grad_dtype,
+            bucket_cap_bytes=self.bucket_cap_bytes,
+            comm_contention=self.comm_contention,
+        )
+        return float(
+            strategy_memory(
+                lay,
+                None if self.arch else float(self.params),
+                arch=self.arch,
+                recipe=self.recipe,
+                sequence_length=self.sequence_length,
+                micro_batch=self.local_batch,
+                flash_attention=self.flash_attention,
+                recompute=self.recompute,
+            ).total_bytes
+        )
 
 
 def bucket_advice_refusal(strategy: str) -> str | None:
@@ -1009,6 +1045,11 @@ class ScalingRow(BaseModel):
     efficiency: float
     bound: str
     tokens_per_s: float
+    memory_bytes: float = Field(description="memory per GPU at this node count [B]")
+    fits: bool = Field(
+        description="whether that memory fits the GPU: a step that does not is "
+        "for a configuration that cannot run"
+    )
 
 
 class ScenarioResult(BaseModel):
@@ -1037,6 +1078,9 @@ class ScenarioResult(BaseModel):
     exposed_comm_s: float = Field(description="communication not hidden under compute [s]")
     optimizer_s: float = Field(0.0, description="the optimizer step (on its shard) [s]")
     sync_s: float = Field(0.0, description="waiting for the slowest rank (fitted) [s]")
+    host_overhead_s: float = Field(
+        0.0, description="DDP's host time: hooks, bucket copies (fitted; not communication) [s]"
+    )
     step_time_s: float
     step_time_lo_s: float = Field(
         float("nan"),
@@ -1116,6 +1160,17 @@ class ScenarioResult(BaseModel):
                 None if measured else (float(self.step_time_lo_s), float(self.step_time_hi_s))
             ),
         )
+        # what the answer leaves out travels with the cost: a "fits" from memory without
+        # activations (a bare parameter count), a mixture of experts priced without its
+        # expert parallelism
+        from .architecture import moe_data_parallel_note
+
+        a = s.architecture()
+        moe = moe_data_parallel_note(a) if a is not None else None
+        unsized = tuple(n for n in self.notes if n.startswith("activations: not included"))
+        extra = (*unsized, *([moe] if moe else []))
+        if extra:
+            cost = dataclasses.replace(cost, notes=(*cost.notes, *extra))
         if self.fits:
             return cost
         # a cost of a setup that cannot run is never handed out without saying so
@@ -1154,8 +1209,13 @@ class ScenarioResult(BaseModel):
                 [
                     f"optimizer, sync     {fu.format_duration(self.optimizer_s)} optimizer step, "
                     f"{fu.format_duration(self.sync_s)} waiting for the slowest rank"
+                    + (
+                        f", {fu.format_duration(self.host_overhead_s)} DDP host overhead"
+                        if self.host_overhead_s > 0
+                        else ""
+                    )
                 ]
-                if self.optimizer_s > 0 or self.sync_s > 0
+                if self.optimizer_s > 0 or self.sync_s > 0 or self.host_overhead_s > 0
                 else []
             ),
             f"step time           {fu.format_duration(self.step_time_s)} "
@@ -1178,12 +1238,13 @@ class ScenarioResult(BaseModel):
                 if f is not self.flip:
                     lines.append(f"  also              {f.description}")
         if self.scaling:
-            lines.append("scaling: nodes  GPUs  step        efficiency  bound")
+            lines.append("scaling: nodes  GPUs  step        efficiency  bound    memory/GPU")
             for r in self.scaling:
                 lines.append(
                     f"         {r.nodes:<6} {r.ranks:<5} "
                     f"{fu.format_duration(r.step_time_s):<11} "
-                    f"{100 * r.efficiency:5.1f}%      {r.bound}"
+                    f"{100 * r.efficiency:5.1f}%      {r.bound:<8} "
+                    f"{fu.format_bytes(r.memory_bytes)}" + ("" if r.fits else " (does NOT fit)")
                 )
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)

@@ -165,8 +165,9 @@ def collective(
             algorithm=algorithm or "ring",
         )
     df = sweep(**axes)
+    fastest = _fastest_over_link(df) if cluster is None and algorithm == "all" else []
     if as_json:
-        _print_json({"results": _records(df)})
+        _print_json({"results": _records(df), **({"fastest": fastest} if fastest else {})})
         return
     keep = [
         c
@@ -188,9 +189,37 @@ def collective(
         if c in df.columns
     ]
     typer.echo(_human_frame(_with_error_band(df[keep])))
+    ops = len({f["op"] for f in fastest}) > 1
+    for f in fastest:
+        what = f"{f['op']} " if ops else ""
+        typer.echo(f"fastest {what}at {units.format_bytes(f['size_bytes'])}: {f['text']}")
     note = _band_note(df)
     if note:
         typer.echo(note)
+
+
+def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
+    """Per op and size of a one-link ``--algorithm all`` table: which algorithm wins, the
+    runner-up and its gap (the cluster form's "fastest at" line; the textbook alpha-beta
+    formulas over one link have no error band, so the gap is the formulas' alone)."""
+    out = []
+    for (op, size), g in df.groupby(["op", "size_bytes"], sort=False):
+        g = g.sort_values("time_s", kind="stable")
+        t = g["time_s"].to_numpy(dtype=float)
+        names = g["algorithm"].astype(str).tolist()
+        tied = [n for n, x in zip(names, t, strict=True) if x <= t[0] * (1 + 1e-9)]
+        rest = [(n, x) for n, x in zip(names, t, strict=True) if x > t[0] * (1 + 1e-9)]
+        if len(tied) > 1:
+            text = f"{' and '.join(tied)} tie"
+        else:
+            text = tied[0]
+        if rest and t[0] > 0:
+            n2, t2 = rest[0]
+            text += f" ({n2} is {t2 / t[0] - 1:.0%} slower; the textbook formulas, no error band)"
+        elif not rest and len(tied) == 1:
+            text += " (the only candidate)"
+        out.append({"op": str(op), "size_bytes": float(size), "fastest": tied, "text": text})
+    return out
 
 
 def _collective_all(

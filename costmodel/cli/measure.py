@@ -481,13 +481,14 @@ def validate_compare(
             "--cluster: the log names no GPU a preset has; give --cluster NAME "
             "(costmodel presets list cluster) or --calibration FILE"
         )
-    for line in assumed:
-        typer.echo(f"assumed: {line}", err=True)
+    # what was assumed and the warnings go to stderr once the comparison is made: a refusal
+    # below stays the one line on stderr it is everywhere else
+    said = [f"assumed: {line}" for line in assumed]
     from ..validation.runner import describe_runs
 
     runs = describe_runs(measured)
     if len(runs) > 1 and not as_json:  # several configurations in one folder: say which
-        typer.echo(f"comparing {len(runs)} runs: " + "; ".join(runs), err=True)
+        said.append(f"comparing {len(runs)} runs: " + "; ".join(runs))
     if calibration is not None:
         from ..validation.calibrate import calibrated_predictor
 
@@ -503,14 +504,13 @@ def validate_compare(
         mismatch = cmp.preset_mismatch(measured, cluster)
         if mismatch:
             guess = cmp.detect_cluster(measured, results.name)
-            typer.echo(
+            said.append(
                 f"warning: --cluster {cluster} does not match the log: {mismatch}"
-                + (f" (it looks like {guess})" if guess else ""),
-                err=True,
+                + (f" (it looks like {guess})" if guess else "")
             )
     fallback = _socket_fallback(measured, results, cluster)
     if fallback:
-        typer.echo(f"warning: {fallback}", err=True)
+        said.append(f"warning: {fallback}")
     table = cmp.compare(measured, predictor, model=label)
     if table["rel_error"].notna().sum() == 0:
         notes = sorted({str(n) for n in table.get("note", []) if n})
@@ -518,6 +518,8 @@ def validate_compare(
             "validate compare: no row could be predicted"
             + (f" ({'; '.join(notes)[:300]})" if notes else "")
         )
+    for line in said:
+        typer.echo(line, err=True)
     summary = cmp.summarize(table)
     band = None
     if calibration is None:
@@ -526,8 +528,10 @@ def validate_compare(
         assert cluster is not None  # settled above
         band = band_check(table, cluster, model)
     checked = table[(table["size_bytes"] >= floor) & table["rel_error"].notna()]
+    goals = None
     if tolerance is None:
         passed, goal_lines = cmp.fidelity_check(checked)
+        goals = cmp.fidelity_goals(checked)
         bad = checked.iloc[0:0] if passed else checked
     else:
         bad = cmp.exceeds(checked, tolerance)
@@ -552,7 +556,9 @@ def validate_compare(
                 "predicted": int(table["rel_error"].notna().sum()),
                 "tolerance": tolerance,
                 "check_from_bytes": floor,
+                "checked_rows": int(len(checked)),
                 "exceeding": int(len(bad)) if tolerance is not None else None,
+                "goal": goals,  # the docs/fidelity.md checks (without --tolerance), as the text
                 "passed": not len(bad),
                 "socket_fallback": fallback,
                 "median_abs_rel_error": float(table["rel_error"].abs().median()),

@@ -250,8 +250,10 @@ def memory(
         capacity = float(units.parse_bytes(gpu_memory, name="--gpu-memory"))
     elif cluster is not None:
         from .. import presets
+        from ..strategy.step import check_fp8_support
 
         c = presets.cluster(cluster)
+        check_fp8_support(c.gpu, recipe=recipe)
         capacity, gpu_name = float(c.gpu.memory_bytes), c.gpu.name
     elif arch is not None:
         from .. import presets
@@ -310,9 +312,11 @@ def memory(
                     band=False,
                 )
                 result["fit_suggestions"] = fa.as_dict()
+    from ..architecture import moe_data_parallel_note
     from ..training import scale_notes
 
-    result["notes"] = scale_notes(p)
+    moe = moe_data_parallel_note(arch) if arch is not None else None
+    result["notes"] = scale_notes(p) + ([moe] if moe else [])
     if as_json:
         _print_json(result)
         return
@@ -457,7 +461,12 @@ def batch(
         data["tokens_per_step"] = data["global_tokens"]
     lr_rows: list[tuple[str, str]] = []
     if base_lr is not None:
-        if (base_batch is None) == (base_tokens is None):
+        if base_batch is not None and base_tokens is not None:
+            raise ValueError(
+                "--base-batch, --base-tokens: give the batch the LR was tuned at once, in "
+                "samples or in tokens, not both"
+            )
+        if base_batch is None and base_tokens is None:
             raise ValueError("--base-batch or --base-tokens: give the batch the LR was tuned at")
         base: float
         new: int
@@ -837,7 +846,8 @@ def _step_on_cluster(
         typer.echo(
             f"{arch or units.format_count(float(p or 0)) + ' params'} on {cluster} x {nodes} "
             f"nodes ({int(c.ranks)} GPUs), every strategy ranked by step time among those that "
-            f"fit (overlap contention c = {contention:g}, collective model {kw['model']}):"
+            f"fit, then the rest by memory per GPU (overlap contention c = {contention:g}, "
+            f"collective model {kw['model']}):"
         )
         if fa_all is not None:
             typer.echo("NOTHING FITS: every strategy needs more memory than the GPU has")
@@ -887,6 +897,8 @@ def _step_on_cluster(
         rows.append(("optimizer step", units.format_duration(s.optimizer_s)))
     if s.sync_s > 0:
         rows.append(("waiting for slowest rank", units.format_duration(s.sync_s)))
+    if s.host_overhead_s > 0:  # DDP's hooks and bucket copies: neither compute nor comm
+        rows.append(("DDP host overhead", units.format_duration(s.host_overhead_s)))
     rows += [
         ("step time", units.format_duration(s.step_time_s) + band),
         ("tokens/s", units.format_count(s.tokens_per_s)),
@@ -1484,9 +1496,5 @@ def train(
             "step (from --compute-time) cannot run this fast; check its unit, --seq and "
             "--local-batch"
         )
-    from ..architecture import moe_data_parallel_note
-
-    arch_obj = result.scenario.architecture()
-    moe = moe_data_parallel_note(arch_obj) if arch_obj is not None else None
-    for n in (*cost.notes, *([moe] if moe else [])):  # what the answer leaves out
+    for n in cost.notes:  # what the answer leaves out (70B class, mixture of experts, ...)
         typer.echo(f"note: {n}")

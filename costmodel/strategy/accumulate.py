@@ -47,6 +47,13 @@ class Accumulated:
     compute_s: float
     comm_by_kind_s: dict[str, float] = field(default_factory=dict)
     band_step_s: tuple[float, float] | None = None  # the step at the band's ends (band works)
+    overhead_s: float = 0.0  # host time after the final micro-batch (h)
+    mid_overhead_s: float = 0.0  # host time after each non-final micro-batch (h_mid)
+
+    @property
+    def host_s(self) -> float:
+        """The step's host time, neither compute nor communication: ``(A - 1) h_mid + h`` [s]."""
+        return (self.accumulation - 1) * self.mid_overhead_s + self.overhead_s
 
     @property
     def comm_s(self) -> float:
@@ -141,4 +148,6 @@ def accumulate(
         compute_s=(a - 1) * (mid.compute_s if mid else 0.0) + final.compute_s,
         comm_by_kind_s=by_kind,
         band_step_s=band,
+        overhead_s=float(overhead_s),
+        mid_overhead_s=float(mid_overhead_s) if a > 1 else 0.0,
     )

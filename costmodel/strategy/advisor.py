@@ -640,6 +640,9 @@ def fit_suggestions(
                 )
             )
     c0 = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
+    gpn = step_kwargs.get("gpus_per_node")
+    if gpn is not None and gpn != c0.gpus_per_node:  # a slice of each node, as the step has it
+        c0 = c0.with_gpus_per_node(gpn)
     full: dict[str, Any] = {"recompute": "full"} if step_kwargs.get("arch") is not None else {}
     n = nodes * 2
     while n <= max_nodes and n <= nodes * 64:
@@ -655,18 +658,24 @@ def fit_suggestions(
             )
         n *= 2
     mem0 = float(c0.gpu.memory_bytes)
+    job_gpus = nodes * int(c0.gpus_per_node)  # the job's GPU count: a larger card keeps it
     for name in presets.names("cluster"):
         try:
-            other = presets.cluster(name, nodes=nodes)
+            other = _same_gpus(name, job_gpus)
         except (ValueError, KeyError):
+            continue
+        if other is None:
             continue
         if float(other.gpu.memory_bytes) > mem0 * 1.01 and other.gpu.name != c0.gpu.name:
             card = f"a larger card: {name} ({other.gpu.name})"
-            cands.append((card, "larger_card", {"cluster": other}))
+            shape = {
+                "cluster": other,
+                "nodes": int(other.nodes),
+                "gpus_per_node": int(other.gpus_per_node),
+            }
+            cands.append((card, "larger_card", shape))
             if full and recompute != "full":
-                cands.append(
-                    (f"{card} and recompute full", "larger_card", {"cluster": other, **full})
-                )
+                cands.append((f"{card} and recompute full", "larger_card", {**shape, **full}))
     changes = []
     for words, kind, upd in cands:
         try:
@@ -690,6 +699,21 @@ def fit_suggestions(
     )
     rest = sorted((c for c in kept if not c.fits), key=lambda c: c.step.memory_bytes)
     return FitAdvice(base, tuple(ok + rest))
+
+
+def _same_gpus(name: str, gpus: int) -> Any:
+    """Cluster preset ``name`` with ``gpus`` GPUs in all: whole nodes when they divide it, one
+    node's slice when it holds fewer, else None (that card cannot hold this job's GPU count, so
+    "a larger card" would also change the GPUs the state is sharded over)."""
+    from .. import presets
+
+    one = presets.cluster(name, nodes=1)
+    gpn = int(one.gpus_per_node)
+    if gpus < gpn:
+        return one.with_gpus_per_node(gpus)
+    if gpus % gpn == 0:
+        return presets.cluster(name, nodes=gpus // gpn)
+    return None
 
 
 def recompute_choices(current: str, flash_attention: bool) -> tuple[str, ...]:

@@ -128,6 +128,7 @@ class StrategyStep:
     # the step with every collective at the fast and at the slow end of its own error band [s]
     # (NaN: no band asked, or a collective's band unknown); step_time_band_s folds it in
     collective_band_s: tuple[float, float] = (math.nan, math.nan)
+    host_overhead_s: float = 0.0  # DDP's host time: hooks, bucket copies (fitted; not comm) [s]
 
     @property
     def fits(self) -> bool:
@@ -173,7 +174,47 @@ class StrategyStep:
             "notes": list(self.notes),
             "optimizer_s": self.optimizer_s,
             "sync_s": self.sync_s,
+            "host_overhead_s": self.host_overhead_s,
         }
+
+
+def check_fp8_support(gpu: Any, *, recipe: Any = None, param_dtype: str | None = None) -> None:
+    """Refuse an fp8 recipe or fp8 all-gathers on a GPU without fp8 tensor cores.
+
+    fp8 working weights and gradients (the ``fp8-mixed`` recipe, Micikevicius et al. 2022,
+    arXiv:2209.05433) and fp8 all-gathers (torchao's float8 FSDP) come with float8 training,
+    which needs fp8 tensor cores (Hopper, Ada, Blackwell; ``gpu.fp8_dense_flops``). The one
+    check for every surface that knows the GPU (step, scenario, train, sweep, memory).
+    """
+    from ..memory import RECIPES, get_recipe
+
+    if gpu.fp8_dense_flops is not None:
+        return
+    if param_dtype == "fp8":
+        raise ValueError(
+            f"param_dtype: fp8 all-gathers need fp8 tensor cores; {gpu.name} has none; "
+            "allowed: bf16, fp16, fp32"
+        )
+    if recipe is not None:
+        r = get_recipe(recipe)
+        if r.name.startswith("fp8"):
+            allowed = ", ".join(n for n in RECIPES if not n.startswith("fp8"))
+            raise ValueError(
+                f"recipe: {r.name} trains with fp8 weights and gradients, which need fp8 tensor "
+                f"cores; {gpu.name} has none; allowed: {allowed}"
+            )
+
+
+def exposed_time_s(step_s: float, not_comm_s: float) -> float:
+    """The exposed communication ``step - (compute + optimizer + sync + host)`` [s], with the
+    rounding residue of that difference (a step with no communication, e.g. one rank) as 0."""
+    x = step_s - not_comm_s
+    return 0.0 if x <= EXPOSED_RESIDUE * max(abs(step_s), 1e-300) else x
+
+
+EXPOSED_RESIDUE = 1e-12
+"""Differences below this fraction of the step are rounding, not exposed communication [-]
+(the timeline's gaps use the same tolerance: :func:`costmodel.plots.compute_gaps`)."""
 
 
 def verdict(compute_s: float, comm_s: float, exposed_s: float, step_s: float) -> str:
@@ -591,13 +632,7 @@ def _setup(
         raise ValueError(f"loss: unknown {loss!r}; allowed: {', '.join(LOSS_MODES)}")
     if precision == "fp8" and c.gpu.fp8_dense_flops is None:
         raise ValueError(f"precision: {c.gpu.name} has no fp8 tensor cores; use bf16")
-    if layout.param_dtype == "fp8" and c.gpu.fp8_dense_flops is None:
-        # fp8 all-gathers come with float8 training (torchao's float8 FSDP), which needs fp8
-        # tensor cores (Hopper, Ada, Blackwell)
-        raise ValueError(
-            f"param_dtype: fp8 all-gathers need fp8 tensor cores; {c.gpu.name} has none; "
-            "allowed: bf16, fp16, fp32"
-        )
+    check_fp8_support(c.gpu, recipe=recipe, param_dtype=layout.param_dtype)
     r = get_recipe(recipe)
     tokens = float(micro_batch) * sequence_length
     shape = a if a is not None else _shape_of(p)
@@ -729,7 +764,10 @@ def _prepare_at(
             for k, nb in _wire_bytes(mid_tasks).items():
                 wire[k] = wire.get(k, 0.0) + (acc - 1) * nb
         comm_s = steps.comm_s
-        exposed = max(0.0, step_s - compute_s - opt_s - sync_s)
+        # DDP's host time (hooks, bucket copies) is neither compute nor communication: its own
+        # figure, so the exposed communication is never more than the communication
+        host_s = steps.host_s
+        exposed = exposed_time_s(step_s, compute_s + opt_s + sync_s + host_s)
         lo: float = math.nan
         hi: float = math.nan
         if steps.band_step_s is not None:
@@ -737,6 +775,18 @@ def _prepare_at(
         bars: list[Interval] = []
         if timeline:
             for t0, sched, i in steps.placements(MAX_TIMELINE_BARS):
+                h = steps.overhead_s if i == acc - 1 else steps.mid_overhead_s
+                if h > 0:  # DDP's host time after the micro-batch's schedule, on compute's row
+                    bars.append(
+                        Interval(
+                            "host",
+                            "compute",
+                            t0 + sched.step_s,
+                            t0 + sched.step_s + h,
+                            "DDP host overhead (hooks, bucket copies)",
+                            micro_batch=i,
+                        )
+                    )
                 for t, a0, e0 in zip(
                     sched.tasks, sched.starts_s.tolist(), sched.ends_s.tolist(), strict=True
                 ):
@@ -803,10 +853,11 @@ def _prepare_at(
             compute_source=ct.source,
             compute_label=ct.label,
             compute_band=ct.band,
-            notes=su.notes,
+            notes=su.notes + _unsized_activations(a, mem),
             optimizer_s=opt_s,
             sync_s=sync_s,
             collective_band_s=(lo, hi),
+            host_overhead_s=host_s,
         )
 
     return _Prepared(
@@ -1247,6 +1298,14 @@ def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
     from ..compute import ddp_step_overhead_s
 
     return ddp_step_overhead_s(len(tensor_params))
+
+
+def _unsized_activations(a: Any, mem: Any) -> tuple[str, ...]:
+    """The memory's note that it has no activations, for a bare parameter count: its compute
+    is priced on a shape (:func:`_shape_of`) but its memory holds the model state alone, so a
+    "fits" beside it must say what it leaves out (empty for an architecture)."""
+    note = str(getattr(mem.base, "activations_note", ""))
+    return (note,) if a is None and note.startswith("activations: not included") else ()
 
 
 def _shape_of(p: float) -> Any:

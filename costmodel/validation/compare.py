@@ -51,6 +51,7 @@ __all__ = [
     "compare",
     "detect_cluster",
     "fidelity_check",
+    "fidelity_goals",
     "preset_mismatch",
     "torch_first_bucket_bytes",
     "compare_cluster",
@@ -102,27 +103,45 @@ def torch_first_bucket_bytes(bucket_cap_mb: float | None) -> float:
     return float(int(bucket_cap_mb * 2**20))
 
 
-def fidelity_check(comparison: pd.DataFrame) -> tuple[bool, list[str]]:
-    """The fidelity goal of docs/fidelity.md on a comparison: (passed, one line per check).
+def fidelity_goals(comparison: pd.DataFrame) -> list[dict[str, Any]]:
+    """The checks of the fidelity goal of docs/fidelity.md on a comparison, as data: per check
+    its ``check`` ("from 1 MiB", "all sizes"), ``median_abs_rel_error`` (busbw; None without
+    rows), ``goal``, ``rows`` and ``passed`` (None without rows: skipped).
 
     Median |rel_error| (busbw) from 1 MiB up <= :data:`FIDELITY_MEDIAN_FROM_1MIB` and over all
-    sizes <= :data:`FIDELITY_MEDIAN_ALL`. A check with no rows is skipped (said so).
+    sizes <= :data:`FIDELITY_MEDIAN_ALL`.
     """
     ok = comparison[comparison["rel_error"].notna()]
-    lines, passed = [], True
+    out: list[dict[str, Any]] = []
     for label, rows, goal in (
         ("from 1 MiB", ok[ok["size_bytes"] >= 2**20], FIDELITY_MEDIAN_FROM_1MIB),
         ("all sizes", ok, FIDELITY_MEDIAN_ALL),
     ):
-        if rows.empty:
-            lines.append(f"median |busbw error| {label}: no rows")
+        median = float(rows["rel_error"].abs().median()) if len(rows) else None
+        out.append(
+            {
+                "check": label,
+                "median_abs_rel_error": median,
+                "goal": goal,
+                "rows": int(len(rows)),
+                "passed": None if median is None else bool(median <= goal),
+            }
+        )
+    return out
+
+
+def fidelity_check(comparison: pd.DataFrame) -> tuple[bool, list[str]]:
+    """The fidelity goal of docs/fidelity.md on a comparison: (passed, one line per check),
+    the lines of :func:`fidelity_goals`. A check with no rows is skipped (said so)."""
+    lines, passed = [], True
+    for g in fidelity_goals(comparison):
+        if g["passed"] is None:
+            lines.append(f"median |busbw error| {g['check']}: no rows")
             continue
-        median = float(rows["rel_error"].abs().median())
-        good = median <= goal
-        passed &= good
+        passed &= g["passed"]
         lines.append(
-            f"median |busbw error| {label}: {median:.1%} "
-            f"({'<=' if good else '>'} goal {goal:.0%}, {len(rows)} rows)"
+            f"median |busbw error| {g['check']}: {g['median_abs_rel_error']:.1%} "
+            f"({'<=' if g['passed'] else '>'} goal {g['goal']:.0%}, {g['rows']} rows)"
         )
     return passed, lines
 
