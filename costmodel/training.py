@@ -124,13 +124,16 @@ def scale_notes(params: float) -> list[str]:
 
     >>> scale_notes(7e9)
     []
-    >>> scale_notes(70e9)[0][:51]
-    'a 70B-class model: production runs add tensor and p'
+    >>> scale_notes(70e9)[0][:59]
+    'a model of 70B parameters: production runs of this size add'
+    >>> scale_notes(671e9)[0][:23]
+    'a model of 671B paramet'
     """
     if float(params) < LARGE_MODEL_PARAMS:
         return []
     return [
-        "a 70B-class model: production runs add tensor and pipeline parallelism "
+        f"a model of {float(params) / 1e9:,.0f}B parameters: production runs of this size add "
+        "tensor and pipeline parallelism "
         "(Megatron-LM, arXiv:2104.04473; Llama 3, arXiv:2407.21783 section 3.3.2), which this "
         "tool does not model: memory and step here are data parallelism (DDP/ZeRO) alone"
     ]
