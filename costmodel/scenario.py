@@ -1186,7 +1186,7 @@ class ScenarioResult(BaseModel):
         fu = units
         s = self.scenario
         lines = [
-            f"{s.arch + ': ' if s.arch else ''}{fu.format_count(s.params)} params on {self.cluster_name} x {self.nodes} nodes "
+            f"{s.arch + ': ' if s.arch else ''}{fu.format_count(s.params)} params on {self.cluster_name} x {self.nodes} node{'s' if self.nodes != 1 else ''} "
             f"({self.ranks} GPUs), {s.recipe}, {self.strategy}, model={s.model}",
             f"memory per GPU      {fu.format_bytes(self.memory_total_bytes)} of "
             f"{fu.format_bytes(self.gpu_memory_bytes)} ({'fits' if self.fits else 'does NOT fit'})",

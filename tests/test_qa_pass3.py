@@ -314,3 +314,11 @@ def test_collective_over_a_link_with_every_algorithm_names_the_fastest():
         run("collective", "all_reduce", "--size", "500MB", "--ranks", "8", "--bandwidth",
             "900GB/s", "--json").stdout
     )  # fmt: skip
+
+
+def test_one_node_is_written_in_the_singular():
+    """'dgx-h100 x 1 nodes' read wrong in the scenario summary and the step header."""
+    import costmodel as cm
+
+    text = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=1).evaluate().summary()
+    assert "x 1 node " in text and "x 1 nodes" not in text

@@ -1482,7 +1482,7 @@ def train(
     )
     head = arch or f"{units.format_count(result.scenario.params)} params"
     typer.echo(
-        f"{head} on {cluster} x {result.nodes} nodes, {result.scenario.recipe}, "
+        f"{head} on {cluster} x {result.nodes} node{'s' if result.nodes != 1 else ''}, {result.scenario.recipe}, "
         f"{result.strategy} (overlap contention c = {result.comm_contention:g})"
     )
     typer.echo(_kv(rows))
