@@ -322,3 +322,18 @@ def test_one_node_is_written_in_the_singular():
 
     text = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=1).evaluate().summary()
     assert "x 1 node " in text and "x 1 nodes" not in text
+
+
+def test_calibrate_says_why_its_fitted_bandwidth_exceeds_the_preset_s(tmp_path):
+    """`calibrate 06a --cluster dgx-h100` printed a fitted 402 GB/s beside a 'preset bandwidth'
+    of 50 GB/s with no word that one is per rank over all of a node's NICs and the other one
+    GPU's NIC: it read as the model being 8x off."""
+    from tests._paths import NCCL_TESTS
+
+    log = next(NCCL_TESTS.glob("06a_*"))
+    out = run("calibrate", str(log), "--cluster", "dgx-h100", "-o", str(tmp_path / "c.toml"))
+    assert out.exit_code == 0, out.output
+    fitted = [ln for ln in out.stdout.splitlines() if ln.startswith("all_reduce")]
+    assert fitted and "GB/s" in fitted[0]
+    assert "preset_bandwidth: the preset's link bandwidth per GPU" in out.stdout
+    assert "not by one GPU's share" in out.stdout

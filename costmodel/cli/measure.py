@@ -784,6 +784,13 @@ def calibrate(
         if x in fits.columns
     ]
     typer.echo(_human_frame(fits[cols]))
+    if "preset_bandwidth_bytes_per_s" in fits.columns:
+        typer.echo(
+            "preset_bandwidth: the preset's link bandwidth per GPU at that level (the lesson's "
+            "B). The fitted bandwidth is the per-rank bus bandwidth, which across nodes is bounded "
+            "by the node's NICs together (NCCL spreads its rings over all of them), not by one "
+            "GPU's share: it can exceed the preset's"
+        )
     if not fabric.empty:
         typer.echo(
             "realistic model, calibrated fabric terms (NaN: not measured, model's own; kept: "
