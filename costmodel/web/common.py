@@ -728,3 +728,109 @@ def fidelity_table() -> None:
     if box is not None:  # 25 kB of Markdown: sent once opened
         with box:
             st.markdown(fidelity_text())
+
+
+#: Widget kinds :class:`MoreInputs` draws (or, closed, reads from the session): ``st.<kind>``.
+_MORE_KINDS = frozenset(
+    {"checkbox", "multiselect", "number_input", "radio", "selectbox", "text_input", "toggle"}
+)
+
+
+def _widget_default(kind: str, args: tuple, kwargs: dict) -> Any:
+    """The value a ``st.<kind>(label, ...)`` call shows on a first run (its default)."""
+    if kind in ("selectbox", "radio"):
+        options = list(args[1] if len(args) > 1 else kwargs["options"])
+        index = kwargs.get("index", 0)
+        return None if index is None or not options else options[index]
+    if kind == "multiselect":
+        return list(kwargs.get("default") or [])
+    if kind == "text_input":
+        return kwargs.get("value", "")
+    if kind in ("checkbox", "toggle"):
+        return kwargs.get("value", False)
+    return kwargs["value"]  # number_input: every page gives its value
+
+
+class _Slot:
+    """Where :class:`MoreInputs` draws a widget: the open section or one of its columns."""
+
+    def __init__(self, more: MoreInputs, target: Any) -> None:
+        self._more, self._target = more, target
+
+    def __getattr__(self, kind: str) -> Callable[..., Any]:
+        if kind not in _MORE_KINDS:
+            raise AttributeError(kind)
+
+        def widget(*args: Any, key: str, **kwargs: Any) -> Any:
+            return self._more._widget(self._target, kind, args, key, kwargs)
+
+        return widget
+
+
+class MoreInputs:
+    """The page's secondary inputs behind one "More inputs" section, drawn only while it is
+    open; closed, each input gives the value it holds without drawing anything.
+
+    A page's first view draws its core inputs (the few a planner changes first) and this
+    section, closed: what costs the browser before the first chart is each element drawn
+    (README, "First paint, goal vs measured"), and a closed ``st.expander`` still sends, and
+    the browser still draws, everything in it. Here the section reruns the page when opened
+    (``on_change="rerun"``), and only then are its widgets sent. Used as
+    ``more = MoreInputs(label, key=..., keys=(...))``, then ``more.number_input(...)``,
+    ``c = more.columns(3)`` and ``c[0].selectbox(...)`` with the arguments of ``st.<kind>``.
+
+    Values: open, a widget is Streamlit's own (URL-bound like every input: ``bind=QP`` is
+    added). Closed, an input gives the value it last had in this session (Streamlit keeps a
+    URL-bound widget's value under its key when it stops being drawn, across page switches
+    too) or its default, so the answer is the same open or closed. The open state is in the URL
+    (``<key>=true``), and a URL that sets any of ``keys`` opens the section, so a shared link
+    shows and applies its values. Closing the section takes its inputs out of the URL (their
+    values stay for the session); :meth:`note` says under the closed section which of them
+    differ from their defaults, so a closed section never hides a changed input.
+    """
+
+    def __init__(self, label: str, *, key: str, keys: Sequence[str]) -> None:
+        self.keys = frozenset(keys)
+        self._changed: list[str] = []
+        if key not in st.session_state and any(k in st.query_params for k in self.keys):
+            st.session_state[key] = True  # a shared link with these inputs opens the section
+        box = st.expander(label, key=key, on_change="rerun", bind=QP, icon=":material/tune:")
+        self.open = box.open is not False
+        self._box = box
+
+    def columns(self, spec: Any, **kwargs: Any) -> list[_Slot]:
+        """Columns in the open section (nothing drawn while it is closed)."""
+        if not self.open:
+            n = spec if isinstance(spec, int) else len(spec)
+            return [_Slot(self, None) for _ in range(n)]
+        return [_Slot(self, c) for c in self._box.columns(spec, **kwargs)]
+
+    def caption(self, text: str, **kwargs: Any) -> None:
+        """A caption in the open section (nothing while it is closed)."""
+        if self.open:
+            self._box.caption(text, **kwargs)
+
+    def __getattr__(self, kind: str) -> Callable[..., Any]:
+        return getattr(_Slot(self, self._box), kind)
+
+    def _widget(self, target: Any, kind: str, args: tuple, key: str, kwargs: dict) -> Any:
+        if key not in self.keys:
+            raise ValueError(f"MoreInputs: widget key {key!r} is not among its keys")
+        if self.open:
+            return getattr(target, kind)(*args, key=key, bind=QP, **kwargs)
+        default = _widget_default(kind, args, kwargs)
+        value = st.session_state.get(key, default)
+        if kind in ("selectbox", "radio"):
+            options = list(args[1] if len(args) > 1 else kwargs["options"])
+            if value not in options:  # kept from other options (another cluster's models)
+                value = default
+        if value != default:
+            fmt = kwargs.get("format_func", str)
+            shown = ", ".join(map(fmt, value)) if kind == "multiselect" else fmt(value)
+            self._changed.append(f"{args[0]} = {shown}")
+        return value
+
+    def note(self) -> None:
+        """Under the closed section: the inputs in it that differ from their defaults."""
+        if not self.open and self._changed:
+            st.caption(plain("Set under More inputs: " + "; ".join(self._changed)))
