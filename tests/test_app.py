@@ -47,15 +47,6 @@ def open_tables(at: AppTest) -> AppTest:
     return at.run() if keys else at
 
 
-def open_more(at: AppTest) -> AppTest:
-    """Open the page's "More inputs" section (common.MoreInputs, key ``<page>_more``), as a user
-    clicks it, and rerun: its inputs are then in the page."""
-    keys = [k for e in at.expander if (k := e.proto.id.rsplit("-", 1)[-1]).endswith("_more")]
-    for key in keys:
-        at.session_state[key] = True
-    return at.run() if keys else at
-
-
 def open_through_navigation(page_file: str) -> AppTest:
     """Run app.py, then switch to ``page_file`` as a click in the sidebar would."""
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S).run()
@@ -133,8 +124,7 @@ def test_collectives_opens_on_the_realistic_model_with_the_lesson_one_click_away
     at = open_page("page_collectives.py")
     assert_clean(at)
     assert at.radio(key="view").value == "cluster"
-    assert at.subheader[0].value.split(":")[0].endswith("model nccl")  # its section closed
-    assert open_more(at).radio(key="coll_model").value == "nccl"
+    assert at.radio(key="coll_model").value == "nccl"
     at.radio(key="view").set_value("link").run()
     assert_clean(at)
     assert "Fastest by the formulas" in metrics(at)
@@ -229,7 +219,6 @@ def test_memory_zero_stage_changes_memory_per_gpu():
     # total of the layout the step prices (DDP on 8 ranks: + its bf16 bucket copy, 2 B/param)
     assert before["Memory per GPU, ZeRO-0"] == format_bytes(112e9 + 14e9 + _ACT_7B)
     assert any(format_bytes(112e9 + _ACT_7B) in c.value for c in at.caption)
-    open_more(at)  # the activations' inputs
     at.radio(key="zero_stage").set_value(3).run()
     assert_clean(at)
     gathered = stage_memory(3, 8, 7e9).gathered_bytes  # FSDP's gathered units in flight
@@ -254,7 +243,7 @@ def test_memory_named_model_gives_activations_and_a_verdict():
     assert shown["Memory per GPU, ZeRO-3"] == format_bytes(m.total_bytes)
     assert shown["Fits?"] == ("yes" if m.total_bytes <= 80e9 else "no")
     assert any("FlashAttention" in c.value for c in at.caption)
-    open_more(at).selectbox(key="recompute").set_value("full").run()
+    at.selectbox(key="recompute").set_value("full").run()
     full = stage_memory(3, 64, arch="llama-3.1-70b", recompute="full")
     assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(full.total_bytes)
     assert metrics(at)["Fits?"] == "yes"
@@ -272,7 +261,7 @@ def test_memory_page_one_rank_holds_no_buffers_and_says_so():
     # one rank communicates nothing: the lesson's 112 GB for a 7B model, no buckets
     from costmodel.units import format_bytes
 
-    at = open_more(open_page("page_memory.py"))
+    at = open_page("page_memory.py")
     at.checkbox(key="activations").uncheck()
     at.number_input(key="dp_ranks").set_value(1).run()
     assert_clean(at)
@@ -534,7 +523,7 @@ def test_collectives_old_view_url_still_opens_the_cluster_view():
 )
 def test_memory_refused_number_shows_the_rule_not_a_traceback(key, value, field):
     # the part table below the chart used the chart's frame even when that section had failed
-    at = open_more(open_page("page_memory.py"))
+    at = open_page("page_memory.py")
     at.number_input(key=key).set_value(value).run()
     assert_clean(at)
     assert any(field in _text(e.value) for e in at.error), [e.value for e in at.error]

@@ -19,11 +19,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 WEB = Path(__file__).resolve().parents[1] / "costmodel" / "web"
 PAGES = sorted(p.name for p in WEB.glob("page_*.py"))
 # query parameters that reveal the second configuration's inputs (B) on the pages that have one
-# and the secondary inputs behind "More inputs" (common.MoreInputs)
-REVEAL = {
-    "page_ddp.py": {"ddp_pin": "true"},
-    "page_memory.py": {"mem_pin": "true", "mem_more": "true"},
-}
+REVEAL = {"page_ddp.py": {"ddp_pin": "true"}, "page_memory.py": {"mem_pin": "true"}}
 PAYLOAD = "![x](https://attacker.invalid/p.png) [y](https://attacker.invalid) <b>z</b>"
 # an unescaped Markdown image or link: "](" or "![" without a backslash before the bracket
 _LIVE = re.compile(r"(?<!\\)!\[|(?<!\\)\]\(")

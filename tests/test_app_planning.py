@@ -9,14 +9,7 @@ from pathlib import Path
 from costmodel import batch, training
 from costmodel.architecture import load_arch
 from costmodel.web.scope import OUT_OF_SCOPE
-from tests.test_app import (
-    _text,
-    assert_clean,
-    metrics,
-    open_more,
-    open_page,
-    open_through_navigation,
-)
+from tests.test_app import _text, assert_clean, metrics, open_page, open_through_navigation
 
 DATA = Path(__file__).parent / "data" / "hf_configs"
 
@@ -135,7 +128,7 @@ def test_memory_page_says_what_makes_it_fit_as_the_cli_does():
     assert zero == 1 and "fits_with_recompute" not in cli  # both branches ran
     # a setup that fits gets no such warning
     at.radio(key="zero_stage").set_value(3)
-    open_more(at).selectbox(key="recompute").set_value("full").run()
+    at.selectbox(key="recompute").set_value("full").run()
     assert_clean(at)
     ok = at
     assert not any("Does not fit" in w.value for w in ok.warning)

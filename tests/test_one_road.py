@@ -168,8 +168,6 @@ def test_collectives_page_agrees(calibrated_presets, model, nodes):
     at.selectbox(key="nccl_cluster").set_value(_cluster_name(model)).run()
     at.number_input(key="nccl_nodes").set_value(nodes)
     at.selectbox(key="size").set_value(M)
-    at.session_state["coll_more"] = True  # the model is under "More inputs"
-    at.run()
     at.radio(key="coll_model").set_value(model)
     # every model's sweep table sits behind the every-model toggle (off on the first view)
     at.toggle(key="coll_all_models").set_value(True).run()

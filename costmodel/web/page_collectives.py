@@ -15,7 +15,6 @@ from costmodel.web import data, data_collectives
 from costmodel.web.common import (
     CUSTOM,
     QP,
-    MoreInputs,
     accuracy_caption,
     chart,
     chart_tabs,
@@ -40,9 +39,6 @@ OP_LABELS = {
     "all_to_all": "all-to-all",
 }
 DEFAULT_ALGORITHMS = {"all_reduce": ("ring", "tree", "recursive_doubling")}
-#: The cluster view's secondary inputs (common.MoreInputs): the operation, the view, the
-#: message size, the cluster and its node count are the first view's.
-MORE_KEYS = ("nccl_gpus", "coll_model")
 
 
 #: the two views: formulas on one link, or a model on a cluster preset (costmodel.models)
@@ -78,19 +74,15 @@ def _inputs() -> dict:
         "side; a cluster preset: one of the models lesson, textbook, nccl, calibrated "
         "(predict_collective, the same number as the API, the CLI and cm.sweep)",
     )
-    ranks = 8
-    if view == "link":  # the cluster view takes nodes x GPUs per node
-        ranks = c3.number_input("Ranks N [GPUs]", value=8, step=1, key="ranks", bind=QP)
-    else:
-        clusters = data.preset_names("cluster")
-        cluster = c3.selectbox(
-            "Cluster preset",
-            clusters,
-            index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
-            key="nccl_cluster",
-            bind=QP,
-        )
-        nodes = c3.number_input("Nodes", value=1, step=1, key="nccl_nodes", bind=QP)
+    ranks = c3.number_input(
+        "Ranks N [GPUs]",
+        value=8,
+        step=1,
+        key="ranks",
+        bind=QP,
+        disabled=view != "link",
+        help="one-link view; the cluster view takes nodes x GPUs per node",
+    )
     size = size_input(
         "Message size M [B] (per-rank buffer, as nccl-tests prints it)",
         value=2**28,
@@ -98,31 +90,33 @@ def _inputs() -> dict:
         text_key="size_text",
     )
     if view == "cluster":
-        # the rest: common.MoreInputs, drawn once opened (the first view's elements cost its
-        # chart)
-        more = MoreInputs(
-            "More inputs: GPUs per node, model (lesson, textbook, nccl, calibrated)",
-            key="coll_more",
-            keys=MORE_KEYS,
+        c0, c1, c2, c3 = st.columns([1.2, 0.8, 0.9, 1.3], vertical_alignment="bottom")
+        clusters = data.preset_names("cluster")
+        cluster = c0.selectbox(
+            "Cluster preset",
+            clusters,
+            index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
+            key="nccl_cluster",
+            bind=QP,
         )
-        g1, g2 = more.columns([1, 2], vertical_alignment="bottom")
-        gpus = g1.number_input(
+        nodes = c1.number_input("Nodes", value=1, step=1, key="nccl_nodes", bind=QP)
+        gpus = c2.number_input(
             "GPUs per node",
             value=None,
             step=1,
             key="nccl_gpus",
+            bind=QP,
             placeholder="preset",
             help="empty: the preset's",
         )
-        model = g2.radio(
+        model = c3.radio(
             "Model",
             data.answer_models(cluster),
             horizontal=True,
             key="coll_model",
+            bind=QP,
             help=data.MODELS_HELP,
         )
-        more.note()
-        pin = _pin_inputs(clusters, st)
         return {
             "view": view,
             "op": op,
@@ -131,7 +125,7 @@ def _inputs() -> dict:
             "nodes": nodes,
             "gpus": gpus,
             "model": model,
-            "pin": pin,
+            "pin": _pin_inputs(clusters, st),
         }
     c0, c1, c2 = st.columns(3)
     links = [CUSTOM, *data.preset_names("link")]

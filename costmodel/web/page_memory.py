@@ -10,7 +10,6 @@ from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
 from costmodel.web.common import (
     QP,
-    MoreInputs,
     chart,
     error,
     gpu_choice,
@@ -33,23 +32,6 @@ STAGE_LABELS = {0: "0 (DDP)", 1: "1 (optimizer)", 2: "2 (+ gradients)", 3: "3 (F
 
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
-
-
-#: The Memory page's secondary inputs (common.MoreInputs): everything but the model, its
-#: parameter count, the GPU, the rank count and the ZeRO stage.
-MORE_KEYS = (
-    "recipe",
-    "activations",
-    "act_seq",
-    "micro",
-    "recompute",
-    "flash",
-    "layers",
-    "hidden",
-    "heads",
-    "context",
-    "fragmentation",
-)
 
 
 def _inputs() -> dict:
@@ -78,8 +60,15 @@ def _inputs() -> dict:
         )
     elif arch != OWN:
         describe(a, c1)
-    ranks = c2.number_input("Data-parallel ranks N", value=8, step=1, key="dp_ranks", bind=QP)
-    stage = c2.radio(
+    recipe = c2.selectbox("Precision recipe", tuple(memory.RECIPES), key="recipe", bind=QP)
+    st.caption(
+        f"{recipe}: {memory.RECIPES[recipe].description} "
+        f"({memory.RECIPES[recipe].bytes_per_param:g} B/param). "
+        f"Source: {memory.RECIPES[recipe].source}"
+    )
+    ranks = c3.number_input("Data-parallel ranks N", value=8, step=1, key="dp_ranks", bind=QP)
+    c1, c2, c3 = st.columns(3)
+    stage = c1.radio(
         "ZeRO stage",
         memory.ZERO_STAGES,
         format_func=STAGE_LABELS.get,
@@ -87,74 +76,61 @@ def _inputs() -> dict:
         key="zero_stage",
         bind=QP,
     )
-    gpu = gpu_choice(c3)
-    # the rest: common.MoreInputs, drawn once opened (the first view's elements cost its chart)
-    more = MoreInputs(
-        "More inputs: precision recipe, activations (sequence, micro-batch, recompute), "
-        "model shape, CUDA context",
-        key="mem_more",
-        keys=MORE_KEYS,
-    )
-    m1, m2 = more.columns(2)
-    recipe = m1.selectbox("Precision recipe", tuple(memory.RECIPES), key="recipe")
-    with_act = m2.checkbox(
+    gpu = gpu_choice(c2)
+    with_act = st.checkbox(
         "Include activations (Korthikanti et al. 2022)",
         value=True,
         key="activations",
+        bind=QP,
         help="On by default: a verdict without activations says a model fits that does not",
     )
-    more.caption(
-        f"{recipe}: {memory.RECIPES[recipe].description} "
-        f"({memory.RECIPES[recipe].bytes_per_param:g} B/param). "
-        f"Source: {memory.RECIPES[recipe].source}"
-    )
-    r = more.columns(4)
-    seq = r[0].number_input("Sequence [tokens]", value=4096, step=1, key="act_seq")
-    micro = r[1].number_input("Micro-batch [seq]", value=1, step=1, key="micro")
-    recompute = r[2].selectbox("Recompute", ("none", "selective", "full"), key="recompute")
+    r = st.columns(4)
+    seq = r[0].number_input("Sequence [tokens]", value=4096, step=1, key="act_seq", bind=QP)
+    micro = r[1].number_input("Micro-batch [seq]", value=1, step=1, key="micro", bind=QP)
+    recompute = r[2].selectbox("Recompute", ("none", "selective", "full"), key="recompute", bind=QP)
     flash = r[3].checkbox(
         "FlashAttention",
         value=True,
         key="flash",
+        bind=QP,
         help="FlashAttention (Dao et al. 2022) keeps no s x s attention scores: "
         "the 5 a s^2 b term of eq. (1) drops, as with selective recomputation",
     )
     layers = hidden = heads = None
     if a is None:
-        r3 = more.columns(3)
-        layers = r3[0].number_input("Layers", value=32, step=1, key="layers")
-        hidden = r3[1].number_input("Hidden size", value=4096, step=1, key="hidden")
-        heads = r3[2].number_input("Heads", value=32, step=1, key="heads")
-        more.caption(
+        r3 = st.columns(3)
+        layers = r3[0].number_input("Layers", value=32, step=1, key="layers", bind=QP)
+        hidden = r3[1].number_input("Hidden size", value=4096, step=1, key="hidden", bind=QP)
+        heads = r3[2].number_input("Heads", value=32, step=1, key="heads", bind=QP)
+        st.caption(
             "Custom model: the activations use the shape entered here, not the parameter count; "
             "pick a named model to get both from its published config."
         )
-    b = more.columns(2)
-    ctx_text = b[0].text_input(
-        "CUDA context per GPU [B]",
-        value="0",
-        key="context",
-        help="e.g. 0, 500MB (measure with nvidia-smi)",
-    )
-    frag = b[1].number_input(
-        "Fragmentation allowance [fraction of held memory]",
-        value=0.0,
-        step=0.05,
-        key="fragmentation",
-    )
-    more.note()
     if with_act:
         st.caption(
-            f"Precision {recipe}. Activation recipe: {int(seq)} tokens x micro-batch "
-            f"{int(micro)}, {'FlashAttention' if flash else 'no FlashAttention'}, recompute "
-            f"{recompute}; bytes per layer s b h (34 + 5 a s / h), Korthikanti et al. 2022 eq. "
-            "(1). 'Fits' means the total below (state + activations + buckets + context + "
+            f"Activation recipe: {int(seq)} tokens x micro-batch {int(micro)}, "
+            f"{'FlashAttention' if flash else 'no FlashAttention'}, recompute {recompute}; "
+            "bytes per layer s b h (34 + 5 a s / h), Korthikanti et al. 2022 eq. (1). "
+            "'Fits' means the total below (state + activations + buckets + context + "
             "fragmentation) fits the card."
         )
     else:
-        st.caption(
-            f"Precision {recipe}. Activations left out: the verdict below counts the model "
-            "state only."
+        st.caption("Activations left out: the verdict below counts the model state only.")
+    with st.expander("CUDA context, fragmentation"):
+        b = st.columns(2)
+        ctx_text = b[0].text_input(
+            "CUDA context per GPU [B]",
+            value="0",
+            key="context",
+            bind=QP,
+            help="e.g. 0, 500MB (measure with nvidia-smi)",
+        )
+        frag = b[1].number_input(
+            "Fragmentation allowance [fraction of held memory]",
+            value=0.0,
+            step=0.05,
+            key="fragmentation",
+            bind=QP,
         )
     recipe_act = (int(seq), int(micro), bool(flash), recompute)
     activation: tuple[object, ...] | None  # the cache key of data.activations_for
