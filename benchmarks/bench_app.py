@@ -5,6 +5,7 @@ each page's first chart, and first paint in chromium.
     .venv/bin/python benchmarks/bench_app.py --no-browser
     .venv/bin/python benchmarks/bench_app.py --no-rerun     # first view and first paint only
     .venv/bin/python benchmarks/bench_app.py --no-rerun --before /tmp/old   # before and after
+    .venv/bin/python benchmarks/bench_app.py --no-rerun --before /tmp/old --also B=/tmp/variant
 
 Rerun: each page is opened headless with streamlit.testing.v1.AppTest, then each of several of
 its inputs is moved, one at a time, through values never seen before (each a cache miss: the
