@@ -5,6 +5,7 @@ each page's first chart, and first paint in chromium.
     .venv/bin/python benchmarks/bench_app.py --no-browser
     .venv/bin/python benchmarks/bench_app.py --no-rerun     # first view and first paint only
     .venv/bin/python benchmarks/bench_app.py --no-rerun --before /tmp/old   # before and after
+    .venv/bin/python benchmarks/bench_app.py --no-rerun --before /tmp/old --also B=/tmp/variant
 
 Rerun: each page is opened headless with streamlit.testing.v1.AppTest, then each of several of
 its inputs is moved, one at a time, through values never seen before (each a cache miss: the
@@ -297,8 +298,10 @@ def bench_first_paint(
     repeats: int = PAINT_REPEATS,
     visits: tuple[str, ...] = ("first visit", "cached"),
     before: Path | None = None,
+    also: dict[str, Path] | None = None,
 ) -> dict[tuple[str, str], dict[str, list[Load]]]:
-    """Per (page, visit): every load of the bare page, the app, and the ``before`` checkout.
+    """Per (page, visit): every load of the bare page, the app, the ``before`` checkout and each
+    of ``also`` (label -> another checkout: variants measured in the same run).
 
     The app, the bare page (benchmarks/bare_page.py) and, with ``before``, an older checkout of
     the app are served at the same time and loaded in turn, ``repeats`` times each, so all see
@@ -316,6 +319,8 @@ def bench_first_paint(
         }
         if before is not None:
             urls["before"] = stack.enter_context(_served_tree(before))
+        for label, tree in (also or {}).items():
+            urls[label] = stack.enter_context(_served_tree(tree))
         pw = stack.enter_context(sync_playwright())
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         # one warm-up load each: the servers' first session imports plotly/pandas
@@ -394,11 +399,12 @@ def _report_first_paint(args: argparse.Namespace) -> bool:
         args.repeats,
         ("cached",) if args.cached_only else ("first visit", "cached"),
         args.before.resolve() if args.before else None,
+        {label: Path(path).resolve() for label, _, path in (a.partition("=") for a in args.also)},
     )
     ok = True
     worst: dict[str, list[float]] = {}
     for (name, visit), loads in paint.items():
-        for kind in [k for k in ("bare", "before", "app") if k in loads]:
+        for kind in ["bare", *sorted(k for k in loads if k not in ("bare", "app")), "app"]:
             # columns: number, its CPU, chart, its CPU (_paint gives number, chart, CPUs)
             med = [statistics.median(x[k] for x in loads[kind]) for k in (0, 2, 1, 3)]
             line = f"{name:<13}{visit:<13}{kind:<8}" + "".join(
@@ -445,6 +451,14 @@ def main() -> int:
         type=Path,
         help="an older checkout of the app (git worktree add /tmp/old <commit>) served and "
         "loaded beside this one: before and after in one run",
+    )
+    parser.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="LABEL=PATH",
+        help="another checkout served and loaded beside the others under LABEL (a variant "
+        "tried against the same run's app, before and bare page); repeatable",
     )
     parser.add_argument(
         "--no-work", action="store_true", help="skip the work-before-the-first-chart table"
