@@ -17,6 +17,23 @@ import numpy as np
 Op = Literal["all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"]
 OPS: tuple[str, ...] = get_args(Op)
 
+
+def canonical_op(name: str) -> str:
+    """The collective ``name`` as :data:`OPS` spells it, from the spellings people type.
+
+    NCCL writes ``AllReduce``, nccl-tests ``all_reduce_perf``, papers "all-reduce": case, ``-``,
+    ``_`` and spaces are ignored. Anything else raises ValueError naming the allowed ones.
+
+    >>> canonical_op("all-reduce"), canonical_op("AllGather"), canonical_op("reduce_scatter")
+    ('all_reduce', 'all_gather', 'reduce_scatter')
+    """
+    key = "".join(ch for ch in str(name).lower() if ch not in "-_ ")
+    for op in OPS:
+        if op.replace("_", "") == key:
+            return op
+    raise ValueError(f"op: unknown collective {name!r}; allowed: {', '.join(OPS)}")
+
+
 # --- nccl-tests bus bandwidth ---------------------------------------------------------------
 # nccl-tests doc/PERFORMANCE.md l.136-143 and src/*.cu GetBw (v2.19.6): busbw = algbw * factor(N)
 # with factor(N) = a * (N - 1) / N; a = 0 stands for the rooted ops, whose factor is 1.

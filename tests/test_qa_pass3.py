@@ -337,3 +337,32 @@ def test_calibrate_says_why_its_fitted_bandwidth_exceeds_the_preset_s(tmp_path):
     assert fitted and "GB/s" in fitted[0]
     assert "preset_bandwidth: the preset's link bandwidth per GPU" in out.stdout
     assert "not by one GPU's share" in out.stdout
+
+
+@pytest.mark.parametrize("spelling", ["all-reduce", "AllReduce", "all_reduce", "allreduce"])
+def test_a_collective_is_read_as_people_write_it(spelling):
+    """`costmodel collective all-reduce ...` (the spelling of the lesson, the README's prose and
+    most papers) was refused, as was NCCL's `AllReduce`; each form now gives the same answer."""
+    link = ("-s", "1GB", "--ranks", "8", "--bandwidth", "900GB/s", "--json")
+    want = json.loads(run("collective", "all_reduce", *link).stdout)
+    out = run("collective", spelling, *link)
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout) == want
+    pred = run("predict", "--op", spelling, "--cluster", "dgx-h100", "--nodes", "2", "-s", "1GB")
+    assert pred.exit_code == 0 and "all_reduce on dgx-h100" in pred.stdout, pred.output
+
+
+def test_an_unknown_collective_is_still_one_line_naming_the_allowed():
+    out = run("collective", "allreduc", "-s", "1GB", "--ranks", "8", "--bandwidth", "900GB/s")
+    one_line_error(out, "op: unknown collective 'allreduc'", "allowed: all_reduce")
+
+
+def test_validate_compare_reads_op_as_people_write_it():
+    from tests._paths import NCCL_TESTS
+
+    log = str(next(NCCL_TESTS.glob("24b_*")))
+    a = run("validate", "compare", log, "--op", "all-gather", "--json")
+    b = run("validate", "compare", log, "--op", "all_gather", "--json")
+    assert a.exit_code == b.exit_code and a.exit_code in (0, 1), (a.output, b.output)  # 1: goal
+    assert json.loads(a.stdout) == json.loads(b.stdout)
+    assert "op = all_gather" in a.stderr

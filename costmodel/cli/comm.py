@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import units
+from ..tables import canonical_op
 from ._common import _MODEL_HELP, JsonOpt, _human_frame, _print_json, _records, _sizes
 
 
@@ -122,6 +123,8 @@ def collective(
     from ..sweep import sweep
 
     sizes = _sizes(size)
+    if op != "all":
+        op = canonical_op(op)  # "all-reduce", "AllReduce" as typed
     # an option of the other form is refused rather than silently ignored
     if cluster is not None:
         for name, value in (("--latency", latency), ("--gamma", gamma)):
@@ -314,6 +317,7 @@ def predict(
     from .. import predict as pr
 
     sz = _sizes(sizes, "--sizes")
+    op = canonical_op(op)  # "all-reduce", "AllReduce" as typed
 
     m = np.asarray(sz, dtype=float)
     if compare_models:

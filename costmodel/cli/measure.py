@@ -28,6 +28,15 @@ def _csv_list(text: str | None) -> list[str] | None:
     return items
 
 
+def _nccl_tests_op(op: str) -> str:
+    """``--op`` as nccl-tests' reader spells it ("all-gather", "AllGather" -> "all_gather");
+    a name it does not know is passed on for the reader's own error."""
+    from ..validation.nccl_tests._common import NCCL_TESTS_OPS
+
+    key = "".join(ch for ch in op.lower() if ch not in "-_ ")
+    return next((v for v in NCCL_TESTS_OPS.values() if v.replace("_", "") == key), op)
+
+
 def nccl_tests_run(
     output: Annotated[
         Path,
@@ -462,7 +471,7 @@ def validate_compare(
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
         read = _read_log(
             results,
-            op=op,
+            op=None if op is None else _nccl_tests_op(op),
             nodes=nodes,
             gpus_per_node=gpus_per_node,
             cluster=cluster if calibration is None else None,
