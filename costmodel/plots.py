@@ -72,6 +72,10 @@ def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
 #: of buttons in plotly.js 3 (measured in chromium, 2026-12).
 TOOLBAR_PX = 30
 
+#: Height of one line of a chart's title [px]: 21 px between a title's lines in the app, measured
+#: in chromium (2026-12), rounded up.
+TITLE_LINE_PX = 22
+
 
 def clear_of_toolbar(figure: go.Figure) -> go.Figure:
     """Move a figure's title below the row plotly's toolbar takes, in place; returns it.
@@ -84,14 +88,15 @@ def clear_of_toolbar(figure: go.Figure) -> go.Figure:
     """
     title = figure.layout.title.text or ""
     lines = _wrap(title, 50) if title else []
-    top = TOOLBAR_PX + 22 * max(len(lines), 1) + 8
+    top = TOOLBAR_PX + TITLE_LINE_PX * max(len(lines), 1) + 8
     figure.update_layout(
         title={
             "text": "<br>".join(lines),
             "y": 1,
             "yref": "paper",
             "yanchor": "bottom",
-            "pad": {"b": 8},
+            # plotly anchors a title's first line, the others hang below it: lift them clear
+            "pad": {"b": 8 + TITLE_LINE_PX * max(len(lines) - 1, 0)},
         },
         margin={"t": max(top, figure.layout.margin.t or 0)},
     )

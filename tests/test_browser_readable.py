@@ -162,6 +162,16 @@ def assert_toolbar_clear_of_title(page) -> None:
     assert overlap_x <= 0 or overlap_y <= 0, f"toolbar {b} covers title {t}"
 
 
+def assert_title_above_plot(page) -> None:
+    """Every chart's title ends above its plot area: a title broken onto two or three lines
+    hung its lines over the plot (plotly anchors the first line), over the bars and ticks."""
+    for chart in page.get_by_test_id("stPlotlyChart").all():
+        title = chart.locator(".gtitle").first
+        expect(title).not_to_be_empty()
+        t, plot = title.bounding_box(), chart.locator(".nsewdrag").first.bounding_box()
+        assert t["y"] + t["height"] <= plot["y"], f"title {t} over the plot area {plot}"
+
+
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 @pytest.mark.parametrize("name", PAGES)
 def test_every_page_is_readable(chromium_browser, app_url, name, viewport):
@@ -172,6 +182,7 @@ def test_every_page_is_readable(chromium_browser, app_url, name, viewport):
         expect(metric(page, headline).first).to_have_text(re.compile(r"\S"))
         if name != "batch":  # every page but Batch draws charts
             assert_toolbar_clear_of_title(page)
+            assert_title_above_plot(page)
         # Validate answers only after a log is chosen: its input comes first by design
         assert_readable(page, None if name == "validate" else headline)
         screenshot(page, f"readable-{name}-{viewport}")
