@@ -431,7 +431,13 @@ def render() -> None:
         return
     headline_text(
         f"Step on {result.ranks} GPUs ({result.nodes} x {result.gpus_per_node})",
-        f"{format_duration(result.step_time_s)}, {result.bound}-bound",
+        f"{format_duration(result.step_time_s)}, {result.bound}-bound"
+        + (
+            ""
+            if result.fits
+            else f" (does not fit: {format_bytes(result.memory_total_bytes)} per GPU > "
+            f"{format_bytes(result.gpu_memory_bytes)})"
+        ),
     )
     m = headline(4)
     m[0].metric("Step time", format_duration(result.step_time_s))
