@@ -163,13 +163,18 @@ def assert_toolbar_clear_of_title(page) -> None:
 
 
 def assert_title_above_plot(page) -> None:
-    """Every chart's title ends above its plot area: a title broken onto two or three lines
-    hung its lines over the plot (plotly anchors the first line), over the bars and ticks."""
+    """Every chart's title ends above its plot area (a title broken onto two or three lines
+    hung its lines over the plot: plotly anchors the first line) and fits the chart's width."""
     for chart in page.get_by_test_id("stPlotlyChart").all():
         title = chart.locator(".gtitle").first
         expect(title).not_to_be_empty()
         t, plot = title.bounding_box(), chart.locator(".nsewdrag").first.bounding_box()
         assert t["y"] + t["height"] <= plot["y"], f"title {t} over the plot area {plot}"
+        # and within the chart's width: a long file name in a title ran past a phone's edge
+        box = chart.bounding_box()
+        assert box["x"] <= t["x"] and t["x"] + t["width"] <= box["x"] + box["width"], (
+            f"title {t} wider than its chart {box}"
+        )
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
