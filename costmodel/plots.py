@@ -72,6 +72,11 @@ def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
 #: of buttons in plotly.js 3 (measured in chromium, 2026-12).
 TOOLBAR_PX = 30
 
+#: Characters per line of a chart's title: a 390 px phone's chart is 354 px wide and the bold
+#: title takes 7.3-7.9 px a character (measured in chromium, 2026-12), so 45 fit; 40 leaves room
+#: for wide glyphs (digits, capitals).
+TITLE_CHARS = 40
+
 #: Height of one line of a chart's title [px]: 21 px between a title's lines in the app, measured
 #: in chromium (2026-12), rounded up.
 TITLE_LINE_PX = 22
@@ -84,10 +89,10 @@ def clear_of_toolbar(figure: go.Figure) -> go.Figure:
     on a phone, and covers the title's right end (the whole title at 390 px). The title is set
     on the plot area's top edge (8 px above it) and the top margin holds its lines plus
     :data:`TOOLBAR_PX` above them, so the toolbar's row stays empty; a title too wide for a phone
-    is broken onto lines of at most 50 characters.
+    is broken onto lines of at most :data:`TITLE_CHARS` characters.
     """
     title = figure.layout.title.text or ""
-    lines = _wrap(title, 50) if title else []
+    lines = _wrap(title, TITLE_CHARS) if title else []
     top = TOOLBAR_PX + TITLE_LINE_PX * max(len(lines), 1) + 8
     figure.update_layout(
         title={
@@ -107,9 +112,11 @@ _UNIT = re.compile(r"^[kMGTPmµn]?(B|s|B/s|params|GPUs?)[,.;:)]*$")
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    """Break ``text`` at spaces into lines of at most ``width`` characters (longer words whole).
+    """Break ``text`` at spaces into lines of at most ``width`` characters.
 
-    A value stays on one line with its unit and its name: "M = 268 MB" is never split.
+    A value stays on one line with its unit and its name: "M = 268 MB" is never split. A word
+    longer than a line (a log's file name) is broken after a ``-``, ``_``, ``.`` or ``/``, or at
+    ``width`` where it has none.
     """
     words: list[str] = []
     glue = False
@@ -123,8 +130,12 @@ def _wrap(text: str, width: int) -> list[str]:
     for word in words:
         if lines and len(lines[-1]) + 1 + len(word) <= width:
             lines[-1] += " " + word
-        else:
-            lines.append(word)
+            continue
+        while len(word) > width and " " not in word:  # a file name: break after - _ . /
+            cut = max(word.rfind(c, 0, width) for c in "-_./") + 1 or width
+            lines.append(word[:cut])
+            word = word[cut:]
+        lines.append(word)
     return lines
 
 
