@@ -3,7 +3,12 @@ failed on the defect it names before its fix."""
 
 from __future__ import annotations
 
-from tests.test_app import assert_clean, open_page
+from tests.test_app import _text, assert_clean, open_page
+
+
+def _plain(markdown: str) -> str:
+    """An error's text as shown: Markdown's escapes and bold removed."""
+    return _text(markdown).replace("**", "")
 
 
 def _subheaders(at) -> list[str]:
@@ -22,3 +27,20 @@ def test_step_headline_of_a_setup_that_does_not_fit_says_so():
     assert_clean(at)
     head = next(h for h in _subheaders(at) if h.startswith("Step on"))
     assert "fit" not in head, head
+
+
+def test_step_page_bad_measured_compute_names_the_box_once():
+    """A bad measured compute ("-1", "0", "abc") said "**Scenario**: compute_time_s:
+    compute_time_s: must be ... got '-1' (got '-1')": the API's field name twice, not the box
+    the user typed in, while every other box on the page is named by its label."""
+    for bad in ("-1", "0", "abc", "2e6"):
+        at = open_page("page_ddp.py", {"ddp_compute": bad})
+        assert_clean(at)
+        errors = [_plain(e.value) for e in at.error]
+        assert len(errors) == 1, (bad, errors)
+        assert errors[0].startswith("Measured compute per micro-batch:"), errors
+        assert "compute_time_s" not in errors[0] and errors[0].count("got") <= 1, errors
+        assert not at.metric  # no step from a refused input
+    at = open_page("page_ddp.py", {"ddp_compute": "350ms"})
+    assert_clean(at)
+    assert not at.error and any(m.label == "Step time" for m in at.metric)
