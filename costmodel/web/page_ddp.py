@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import architecture, batch, plots, training
+from costmodel.scenario import Scenario
 from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
 from costmodel.strategy.band import band_note
 from costmodel.strategy.compute import MEASURED_LABEL
@@ -35,6 +36,12 @@ from costmodel.web.common import (
 )
 from costmodel.web.own_model import OWN, upload_arch
 from costmodel.web.scope import OUT_OF_SCOPE
+
+#: The measured compute box, as its refusals name it; its upper bound is the scenario's.
+COMPUTE_FIELD = "Measured compute per micro-batch"
+MAX_COMPUTE_S: float = next(
+    m.le for m in Scenario.model_fields["compute_time_s"].metadata if hasattr(m, "le")
+)
 
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
@@ -130,6 +137,16 @@ def _inputs() -> dict:
         bind=QP,
         help="e.g. 350ms; leave empty to use the FLOPs at the fitted efficiency (or the MFU set)",
     )
+    # checked here, so that a refusal names this box (the scenario would name compute_time_s)
+    compute_s = (
+        parse_input(COMPUTE_FIELD, parse_duration, compute_text) if compute_text.strip() else None
+    )
+    if compute_s is not None and not 0 < compute_s <= MAX_COMPUTE_S:
+        error(
+            f"{COMPUTE_FIELD}: must be a duration in (0, {MAX_COMPUTE_S:g}] s, e.g. 350ms, "
+            f"got {compute_text.strip()!r}"
+        )
+        compute_s = None
     if own_mfu and compute_text.strip():  # the API's rule: a compute time overrides the MFU
         # said under the compute box, not by a placeholder under the MFU (an element more
         # before the first chart on every view: tests/test_first_view.py)
@@ -210,6 +227,7 @@ def _inputs() -> dict:
         # empty: the strategy's default bucket (None); a bad entry shows its error
         "bucket_cap_bytes": bucket,
         "_bad_bucket": bool(bucket_text.strip()) and bucket is None,
+        "_bad_compute": bool(compute_text.strip()) and compute_s is None,
         "compute_time_s": compute_text.strip() or None,
         "strategy": strategy,
         "group_size": None if group_size is None else int(group_size),
@@ -421,8 +439,9 @@ def render() -> None:
     st.caption(OUT_OF_SCOPE)
     inp = _inputs()
     bad_bucket = inp.pop("_bad_bucket")
+    bad_compute = inp.pop("_bad_compute")
     inp_b = _pinned(inp)
-    if (inp["params"] is None and inp["arch"] is None) or bad_bucket:
+    if (inp["params"] is None and inp["arch"] is None) or bad_bucket or bad_compute:
         return
     result = None
     with section("Scenario"):
