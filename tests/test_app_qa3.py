@@ -3,7 +3,7 @@ failed on the defect it names before its fix."""
 
 from __future__ import annotations
 
-from tests.test_app import _text, assert_clean, open_page
+from tests.test_app import _text, assert_clean, metrics, open_page
 
 
 def _plain(markdown: str) -> str:
@@ -44,3 +44,21 @@ def test_step_page_bad_measured_compute_names_the_box_once():
     at = open_page("page_ddp.py", {"ddp_compute": "350ms"})
     assert_clean(at)
     assert not at.error and any(m.label == "Step time" for m in at.metric)
+
+
+def test_memory_heads_box_is_off_while_nothing_uses_the_heads():
+    """Heads 32 -> 64 changed nothing on the Memory page's first view: the heads enter only the
+    attention-score term (5 a s^2 b), which FlashAttention (on by default) and recomputation
+    drop. The box is greyed out then, with why; it counts again without them."""
+    at = open_page("page_memory.py")
+    assert_clean(at)
+    heads = at.number_input(key="heads")
+    assert heads.disabled and "FlashAttention" in heads.help
+    at = open_page("page_memory.py", {"flash": "false", "recompute": "full"})
+    assert at.number_input(key="heads").disabled
+    at = open_page("page_memory.py", {"flash": "false"})
+    assert not at.number_input(key="heads").disabled
+    before = metrics(at)["Memory per GPU, ZeRO-0"]
+    at.number_input(key="heads").set_value(64).run()
+    assert_clean(at)
+    assert metrics(at)["Memory per GPU, ZeRO-0"] != before
