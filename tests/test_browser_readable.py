@@ -164,7 +164,8 @@ def assert_toolbar_clear_of_title(page) -> None:
 
 def assert_title_above_plot(page) -> None:
     """Every chart's title ends above its plot area (a title broken onto two or three lines
-    hung its lines over the plot: plotly anchors the first line) and fits the chart's width."""
+    hung its lines over the plot: plotly anchors the first line) and fits the chart's width, as
+    do its notes."""
     for chart in page.get_by_test_id("stPlotlyChart").all():
         title = chart.locator(".gtitle").first
         expect(title).not_to_be_empty()
@@ -175,6 +176,13 @@ def assert_title_above_plot(page) -> None:
         assert box["x"] <= t["x"] and t["x"] + t["width"] <= box["x"] + box["width"], (
             f"title {t} wider than its chart {box}"
         )
+        # a note on the chart too: the step chart's "exposed communication (shaded: compute
+        # waits)", anchored at the first wait near the right end, was cut to "exposed" at 390 px
+        for note in chart.locator(".annotation-text").all():
+            n = note.bounding_box()
+            assert n is not None and n["x"] + n["width"] <= box["x"] + box["width"] + 1, (
+                f"{note.text_content()!r} at {n} runs past its chart {box}"
+            )
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
