@@ -485,21 +485,22 @@ def ddp_timeline_figure(
     )
     if exposed > 0:
         slowed = exposed - idle - extra
-        text = "exposed communication (shaded: compute waits)"
+        text = "exposed communication<br>(shaded: compute waits)"
         if slowed > 1e-6 * max(step_time_s, 1e-30):
-            text += f"; compute slowed under communication: {format_duration(slowed)} more"
-        layout["annotations"] = [
+            text += f";<br>compute slowed under communication: {format_duration(slowed)} more"
+        # a legend entry, not a note at the first wait: that sits near the right end, and a
+        # phone's chart cut the note to "exposed"; the legend wraps with the chart's width
+        data.append(
             {
-                "x": gaps[0][0] if gaps else compute_s,
-                "xref": "x",
-                "y": 1,
-                "yref": "paper",
-                "text": text,
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "bottom",
+                "type": "scatter",
+                "x": [None],
+                "y": [None],
+                "mode": "markers",
+                "marker": {"symbol": "square", "size": 12, "color": "rgba(255, 0, 0, 0.15)"},
+                "name": text,
+                "hoverinfo": "skip",
             }
-        ]
+        )
     return go.Figure(data=data, layout=layout)
 
 
