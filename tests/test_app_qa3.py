@@ -62,3 +62,27 @@ def test_memory_heads_box_is_off_while_nothing_uses_the_heads():
     at.number_input(key="heads").set_value(64).run()
     assert_clean(at)
     assert metrics(at)["Memory per GPU, ZeRO-0"] != before
+
+
+def _after(at, subheader: str) -> list:
+    """The page's elements after the subheader ``subheader``, in page order."""
+    nodes = list(at.main)
+    start = next(i for i, n in enumerate(nodes) if n.type == "subheader" and n.value == subheader)
+    return nodes[start + 1 :]
+
+
+def test_bucket_advisor_of_a_setup_that_does_not_fit_says_so_beside_it():
+    """The bucket_cap advisor gave "Exposed at the best cap 14.5 ms" for 7B under DDP on 80 GB
+    cards (126 GB per GPU) with no warning in its section: the page's warnings sit a screen
+    above. A fitting setup gets no such warning."""
+    at = open_page("page_ddp.py")
+    assert_clean(at)
+    after = _after(at, "bucket_cap advisor")
+    first_metric = next(i for i, n in enumerate(after) if n.type == "metric")
+    warned = [n.value for n in after[:first_metric] if n.type == "alert" or "warning" in n.type]
+    assert any("does not fit" in _plain(w) for w in warned), [n.type for n in after[:5]]
+    at = open_page("page_ddp.py", {"ddp_nodes": "8", "ddp_local_batch": "1", "ddp_params": "1B"})
+    assert_clean(at)
+    after = _after(at, "bucket_cap advisor")
+    first_metric = next(i for i, n in enumerate(after) if n.type == "metric")
+    assert not [n for n in after[:first_metric] if "warning" in n.type or n.type == "alert"]
