@@ -385,9 +385,18 @@ def _advice(**fields):
     return Scenario(**fields).bucket_advice()
 
 
-def _advisor(inp: dict, inp_b: dict | None) -> None:
-    """The bucket_cap that minimises the exposed communication, with the curve per cap."""
+def _advisor(inp: dict, inp_b: dict | None, fits: bool = True, rb=None) -> None:
+    """The bucket_cap that minimises the exposed communication, with the curve per cap; a
+    setup that does not fit (``fits``, B's ``rb``) is said so beside its times."""
     st.subheader("bucket_cap advisor")
+    if not fits:
+        st.warning(
+            ("Configuration A does" if rb is not None else "This configuration does")
+            + " not fit in GPU memory: the exposed times below are for a setup that cannot run.",
+            icon=":material/memory:",
+        )
+    if rb is not None and not rb.fits:
+        _b_does_not_fit(rb, "its exposed times below are")
     curves = {}
     with section("bucket_cap advisor"):
         curves["A"] = _advice(**inp)
@@ -541,7 +550,7 @@ def render() -> None:
             )
     _strategies(inp)
     if inp["strategy"] in ("ddp",):
-        _advisor(inp, inp_b)  # the bucket_cap advisor: DDP's buckets
+        _advisor(inp, inp_b, result.fits, rb)  # the bucket_cap advisor: DDP's buckets
     # the searches re-evaluate the step many times: shown after the step, cached on their own
     if inp["strategy"] == "ddp":
         flips = data.evaluate_scenario(flips=True, **inp)
