@@ -178,6 +178,11 @@ def assert_title_above_plot(page) -> None:
         )
         # a note on the chart too: the step chart's "exposed communication (shaded: compute
         # waits)", anchored at the first wait near the right end, was cut to "exposed" at 390 px
+        # the legend below the x axis's title: a legend of many rows (a phone's) rose over it
+        legend, xtitle = chart.locator(".legend").first, chart.locator(".xtitle").first
+        if legend.count() and xtitle.count():
+            lb, xb = legend.bounding_box(), xtitle.bounding_box()
+            assert xb["y"] + xb["height"] <= lb["y"] + 1, f"legend {lb} over the axis title {xb}"
         for note in chart.locator(".annotation-text").all():
             n = note.bounding_box()
             assert n is not None and n["x"] + n["width"] <= box["x"] + box["width"] + 1, (
