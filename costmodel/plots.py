@@ -139,8 +139,11 @@ def _wrap(text: str, width: int) -> list[str]:
     return lines
 
 
-def _legend(y: float = -0.2) -> dict:
-    return {"orientation": "h", "y": y}
+def _legend() -> dict:
+    """A horizontal legend at the figure's foot, below the x axis's title however many rows it
+    wraps to (plotly makes room for it). Placed at a fraction of the plot's height below it
+    instead, a legend of several rows on a phone rose over the axis title."""
+    return {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"}
 
 
 def _crossover_trace(marks, y: str, labels: list, unit: str) -> dict:
@@ -321,7 +324,7 @@ def memory_stack_figure(
         "barmode": "stack",
         "title": {"text": title},
         "yaxis": _unit_axis("B", title="memory per GPU"),
-        "legend": _legend(-0.15),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
     if capacity_bytes is not None:
@@ -453,7 +456,7 @@ def ddp_timeline_figure(
         "title": {"text": title},
         "xaxis": _unit_axis("s", title="time within the step"),
         "yaxis": {"categoryorder": "array", "categoryarray": [*order, "compute"]},
-        "legend": _legend(-0.3),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
         "height": 300,
     }
@@ -577,7 +580,7 @@ def hierarchy_phases_figure(
         "title": {"text": title},
         "xaxis": {"title": {"text": "GPUs (nodes x GPUs per node)"}, "type": "category"},
         "yaxis": _unit_axis("s", title="all-reduce time"),
-        "legend": _legend(-0.3),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
     return go.Figure(data=data, layout=layout)
@@ -605,7 +608,7 @@ def bandwidth_vs_gpus_figure(
         "title": {"text": title},
         "xaxis": {"type": "log", "title": {"text": "GPUs"}, "dtick": _LOG10_2},
         "yaxis": _unit_axis("B/s", title="bus bandwidth (busbw)"),
-        "legend": _legend(-0.25),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
     if node_gpus is not None:
@@ -645,7 +648,7 @@ def validation_busbw_figure(
         title={"text": title},
         xaxis=_unit_axis("B", log=True, title="message size"),
         yaxis=_unit_axis("B/s", log=True, title="bus bandwidth (busbw)"),
-        legend={"orientation": "h", "y": -0.3},
+        legend=_legend(),
         margin={"t": 50, "b": 10},
     )
     return fig
@@ -665,7 +668,7 @@ def validation_error_figure(comparison, *, title: str = "Prediction error vs siz
         title={"text": title},
         xaxis=_unit_axis("B", log=True, title="message size"),
         yaxis={"title": {"text": "busbw error, predicted / measured - 1"}, "tickformat": ".0%"},
-        legend={"orientation": "h", "y": -0.3},
+        legend=_legend(),
         margin={"t": 50, "b": 10},
     )
     return fig
@@ -689,7 +692,7 @@ def validation_ddp_figure(ddp, *, title: str = "DDP step: measured vs predicted"
         title={"text": title},
         barmode="group",
         yaxis=_unit_axis("s", title="time"),
-        legend={"orientation": "h", "y": -0.3},
+        legend=_legend(),
         margin={"t": 50, "b": 10},
     )
     return fig
@@ -733,7 +736,7 @@ def validation_models_figure(
         title={"text": title},
         xaxis=_unit_axis("B", log=True, title="message size"),
         yaxis=_unit_axis("B/s", log=True, title="bus bandwidth (busbw)"),
-        legend={"orientation": "h", "y": -0.3},
+        legend=_legend(),
         margin={"t": 50, "b": 10},
     )
     return fig
@@ -768,7 +771,7 @@ def scaling_compare_figure(frames: dict, *, title: str = "") -> go.Figure:
         "title": {"text": title},
         "xaxis": {"type": "log", "title": {"text": "GPUs"}, "dtick": _LOG10_2},
         "yaxis": {"title": {"text": "scaling efficiency"}, "ticksuffix": "%", "range": [0, 105]},
-        "legend": _legend(-0.3),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
     return go.Figure(data=data, layout=layout)
@@ -798,7 +801,7 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
         "title": {"text": title},
         "xaxis": _unit_axis("s", title="step time"),
         "yaxis": {"autorange": "reversed"},
-        "legend": _legend(-0.4),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
         "height": 260,
     }
@@ -849,7 +852,7 @@ def bucket_advice_figure(
         "title": {"text": title},
         "xaxis": {"title": {"text": "bucket_cap [MiB]"}},
         "yaxis": _unit_axis("s", title="exposed communication"),
-        "legend": _legend(-0.3),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
     if current_cap_bytes is not None:
