@@ -72,6 +72,15 @@ def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
 #: of buttons in plotly.js 3 (measured in chromium, 2026-12).
 TOOLBAR_PX = 30
 
+#: Characters per line of a chart's title: a 390 px phone's chart is 354 px wide and the bold
+#: title takes 7.3-7.9 px a character (measured in chromium, 2026-12), so 45 fit; 40 leaves room
+#: for wide glyphs (digits, capitals).
+TITLE_CHARS = 40
+
+#: Height of one line of a chart's title [px]: 21 px between a title's lines in the app, measured
+#: in chromium (2026-12), rounded up.
+TITLE_LINE_PX = 22
+
 
 def clear_of_toolbar(figure: go.Figure) -> go.Figure:
     """Move a figure's title below the row plotly's toolbar takes, in place; returns it.
@@ -80,18 +89,19 @@ def clear_of_toolbar(figure: go.Figure) -> go.Figure:
     on a phone, and covers the title's right end (the whole title at 390 px). The title is set
     on the plot area's top edge (8 px above it) and the top margin holds its lines plus
     :data:`TOOLBAR_PX` above them, so the toolbar's row stays empty; a title too wide for a phone
-    is broken onto lines of at most 50 characters.
+    is broken onto lines of at most :data:`TITLE_CHARS` characters.
     """
     title = figure.layout.title.text or ""
-    lines = _wrap(title, 50) if title else []
-    top = TOOLBAR_PX + 22 * max(len(lines), 1) + 8
+    lines = _wrap(title, TITLE_CHARS) if title else []
+    top = TOOLBAR_PX + TITLE_LINE_PX * max(len(lines), 1) + 8
     figure.update_layout(
         title={
             "text": "<br>".join(lines),
             "y": 1,
             "yref": "paper",
             "yanchor": "bottom",
-            "pad": {"b": 8},
+            # plotly anchors a title's first line, the others hang below it: lift them clear
+            "pad": {"b": 8 + TITLE_LINE_PX * max(len(lines) - 1, 0)},
         },
         margin={"t": max(top, figure.layout.margin.t or 0)},
     )
@@ -102,9 +112,11 @@ _UNIT = re.compile(r"^[kMGTPmµn]?(B|s|B/s|params|GPUs?)[,.;:)]*$")
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    """Break ``text`` at spaces into lines of at most ``width`` characters (longer words whole).
+    """Break ``text`` at spaces into lines of at most ``width`` characters.
 
-    A value stays on one line with its unit and its name: "M = 268 MB" is never split.
+    A value stays on one line with its unit and its name: "M = 268 MB" is never split. A word
+    longer than a line (a log's file name) is broken after a ``-``, ``_``, ``.`` or ``/``, or at
+    ``width`` where it has none.
     """
     words: list[str] = []
     glue = False
@@ -118,13 +130,20 @@ def _wrap(text: str, width: int) -> list[str]:
     for word in words:
         if lines and len(lines[-1]) + 1 + len(word) <= width:
             lines[-1] += " " + word
-        else:
-            lines.append(word)
+            continue
+        while len(word) > width and " " not in word:  # a file name: break after - _ . /
+            cut = max(word.rfind(c, 0, width) for c in "-_./") + 1 or width
+            lines.append(word[:cut])
+            word = word[cut:]
+        lines.append(word)
     return lines
 
 
-def _legend(y: float = -0.2) -> dict:
-    return {"orientation": "h", "y": y}
+def _legend() -> dict:
+    """A horizontal legend at the figure's foot, below the x axis's title however many rows it
+    wraps to (plotly makes room for it). Placed at a fraction of the plot's height below it
+    instead, a legend of several rows on a phone rose over the axis title."""
+    return {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"}
 
 
 def _crossover_trace(marks, y: str, labels: list, unit: str) -> dict:
@@ -305,7 +324,7 @@ def memory_stack_figure(
         "barmode": "stack",
         "title": {"text": title},
         "yaxis": _unit_axis("B", title="memory per GPU"),
-        "legend": _legend(-0.15),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
     if capacity_bytes is not None:
@@ -438,7 +457,7 @@ def ddp_timeline_figure(
         "title": {"text": title},
         "xaxis": _unit_axis("s", title="time within the step"),
         "yaxis": {"categoryorder": "array", "categoryarray": [*order, "compute"]},
-        "legend": _legend(-0.3),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
         "height": 300,
     }
@@ -470,21 +489,22 @@ def ddp_timeline_figure(
     )
     if exposed > 0:
         slowed = exposed - idle - extra
-        text = "exposed communication (shaded: compute waits)"
+        text = "exposed communication<br>(shaded: compute waits)"
         if slowed > 1e-6 * max(step_time_s, 1e-30):
-            text += f"; compute slowed under communication: {format_duration(slowed)} more"
-        layout["annotations"] = [
+            text += f";<br>compute slowed under communication: {format_duration(slowed)} more"
+        # a legend entry, not a note at the first wait: that sits near the right end, and a
+        # phone's chart cut the note to "exposed"; the legend wraps with the chart's width
+        data.append(
             {
-                "x": gaps[0][0] if gaps else compute_s,
-                "xref": "x",
-                "y": 1,
-                "yref": "paper",
-                "text": text,
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "bottom",
+                "type": "scatter",
+                "x": [None],
+                "y": [None],
+                "mode": "markers",
+                "marker": {"symbol": "square", "size": 12, "color": "rgba(255, 0, 0, 0.15)"},
+                "name": text,
+                "hoverinfo": "skip",
             }
-        ]
+        )
     return go.Figure(data=data, layout=layout)
 
 
@@ -561,7 +581,7 @@ def hierarchy_phases_figure(
         "title": {"text": title},
         "xaxis": {"title": {"text": "GPUs (nodes x GPUs per node)"}, "type": "category"},
         "yaxis": _unit_axis("s", title="all-reduce time"),
-        "legend": _legend(-0.3),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
     return go.Figure(data=data, layout=layout)
@@ -589,7 +609,7 @@ def bandwidth_vs_gpus_figure(
         "title": {"text": title},
         "xaxis": {"type": "log", "title": {"text": "GPUs"}, "dtick": _LOG10_2},
         "yaxis": _unit_axis("B/s", title="bus bandwidth (busbw)"),
-        "legend": _legend(-0.25),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
     if node_gpus is not None:
@@ -629,7 +649,7 @@ def validation_busbw_figure(
         title={"text": title},
         xaxis=_unit_axis("B", log=True, title="message size"),
         yaxis=_unit_axis("B/s", log=True, title="bus bandwidth (busbw)"),
-        legend={"orientation": "h", "y": -0.3},
+        legend=_legend(),
         margin={"t": 50, "b": 10},
     )
     return fig
@@ -649,7 +669,7 @@ def validation_error_figure(comparison, *, title: str = "Prediction error vs siz
         title={"text": title},
         xaxis=_unit_axis("B", log=True, title="message size"),
         yaxis={"title": {"text": "busbw error, predicted / measured - 1"}, "tickformat": ".0%"},
-        legend={"orientation": "h", "y": -0.3},
+        legend=_legend(),
         margin={"t": 50, "b": 10},
     )
     return fig
@@ -673,7 +693,7 @@ def validation_ddp_figure(ddp, *, title: str = "DDP step: measured vs predicted"
         title={"text": title},
         barmode="group",
         yaxis=_unit_axis("s", title="time"),
-        legend={"orientation": "h", "y": -0.3},
+        legend=_legend(),
         margin={"t": 50, "b": 10},
     )
     return fig
@@ -717,7 +737,7 @@ def validation_models_figure(
         title={"text": title},
         xaxis=_unit_axis("B", log=True, title="message size"),
         yaxis=_unit_axis("B/s", log=True, title="bus bandwidth (busbw)"),
-        legend={"orientation": "h", "y": -0.3},
+        legend=_legend(),
         margin={"t": 50, "b": 10},
     )
     return fig
@@ -752,7 +772,7 @@ def scaling_compare_figure(frames: dict, *, title: str = "") -> go.Figure:
         "title": {"text": title},
         "xaxis": {"type": "log", "title": {"text": "GPUs"}, "dtick": _LOG10_2},
         "yaxis": {"title": {"text": "scaling efficiency"}, "ticksuffix": "%", "range": [0, 105]},
-        "legend": _legend(-0.3),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
     return go.Figure(data=data, layout=layout)
@@ -782,7 +802,7 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
         "title": {"text": title},
         "xaxis": _unit_axis("s", title="step time"),
         "yaxis": {"autorange": "reversed"},
-        "legend": _legend(-0.4),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
         "height": 260,
     }
@@ -833,7 +853,7 @@ def bucket_advice_figure(
         "title": {"text": title},
         "xaxis": {"title": {"text": "bucket_cap [MiB]"}},
         "yaxis": _unit_axis("s", title="exposed communication"),
-        "legend": _legend(-0.3),
+        "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
     if current_cap_bytes is not None:

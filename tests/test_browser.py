@@ -166,6 +166,32 @@ def test_bad_input_shows_a_message_and_the_page_keeps_working(browser_page, app_
     expect(errors).to_have_count(0)
 
 
+def test_every_page_opens_at_its_own_url_path_and_the_root_opens_collectives(browser_page, app_url):
+    """A link to a page's own path (shared, or copied from the sidebar) opens that page; the
+    first page, Collectives, also at ``/collectives``, not only at the root (Streamlit served it
+    at ``/`` alone and showed "Page not found" there). The sidebar lists each page once, and a
+    shared ``/collectives`` link keeps its query string."""
+    from costmodel.web.app import PAGES as APP_PAGES
+
+    page = browser_page
+    titles = [title for _file, title, _url, _icon in APP_PAGES]
+    for path, title in [(url, title) for _file, title, url, _icon in APP_PAGES] + [
+        ("", "Collectives")
+    ]:
+        page.goto(f"{app_url}/{path}")
+        # the heading is drawn after Streamlit's "Page not found" (sent before the page runs)
+        expect(page.get_by_role("heading", level=1)).to_have_text(title)
+        expect(page.get_by_text("Page not found")).to_have_count(0)
+        expect(page.get_by_test_id("stSidebarNavLink")).to_have_count(len(titles))
+        # each link's text is its icon's ligature name, then the title
+        expect(page.get_by_test_id("stSidebarNavLink")).to_have_text(
+            [re.compile(f"{re.escape(t)}$") for t in titles]
+        )
+    page.goto(f"{app_url}/collectives?view={LINK_VIEW}")
+    expect(page.get_by_role("radio", name="Formulas on one link (alpha-beta)")).to_be_checked()
+    expect(page.get_by_text("Page not found")).to_have_count(0)
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_screenshot_of_every_page(browser_page, app_url, name):
     page = browser_page

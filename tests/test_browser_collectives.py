@@ -69,7 +69,9 @@ def test_which_algorithm_wins_at_14gb(chromium_browser, app_url, width, height):
         ).to_be_visible()
         chart = page.get_by_test_id("stPlotlyChart").first
         chart.hover()
-        expect(chart.locator(".gtitle").first).to_contain_text("every algorithm on dgx-h100")
+        expect(chart.locator(".gtitle").first).to_contain_text(
+            re.compile(r"every algorithm on\s*dgx-h100")  # a title's lines join with no space
+        )
         expect(page.get_by_test_id("stException")).to_have_count(0)
         page.get_by_role("heading", name="Collectives").first.hover()  # back to the top
         said = caption.bounding_box()
@@ -116,7 +118,9 @@ def test_side_by_side_in_the_browser(chromium_browser, app_url):
         # open tab of each set of tabs draws its chart: the page's first chart is A's)
         chart = page.get_by_test_id("stPlotlyChart").nth(1)
         chart.hover()
-        expect(chart.locator(".gtitle").first).to_contain_text("B's choice (dashed)")
+        expect(chart.locator(".gtitle").first).to_contain_text(
+            re.compile(r"B's choice\s*\(dashed\)")  # a title's lines join with no space
+        )
         expect(page.get_by_test_id("stException")).to_have_count(0)
         page.get_by_role("heading", name="Collectives").first.hover()
         page.screenshot(path=str(ARTIFACTS / "collectives-side-by-side-1440.png"))

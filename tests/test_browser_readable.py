@@ -162,6 +162,34 @@ def assert_toolbar_clear_of_title(page) -> None:
     assert overlap_x <= 0 or overlap_y <= 0, f"toolbar {b} covers title {t}"
 
 
+def assert_title_above_plot(page) -> None:
+    """Every chart's title ends above its plot area (a title broken onto two or three lines
+    hung its lines over the plot: plotly anchors the first line) and fits the chart's width, as
+    do its notes."""
+    for chart in page.get_by_test_id("stPlotlyChart").all():
+        title = chart.locator(".gtitle").first
+        expect(title).not_to_be_empty()
+        t, plot = title.bounding_box(), chart.locator(".nsewdrag").first.bounding_box()
+        assert t["y"] + t["height"] <= plot["y"], f"title {t} over the plot area {plot}"
+        # and within the chart's width: a long file name in a title ran past a phone's edge
+        box = chart.bounding_box()
+        assert box["x"] <= t["x"] and t["x"] + t["width"] <= box["x"] + box["width"], (
+            f"title {t} wider than its chart {box}"
+        )
+        # a note on the chart too: the step chart's "exposed communication (shaded: compute
+        # waits)", anchored at the first wait near the right end, was cut to "exposed" at 390 px
+        # the legend below the x axis's title: a legend of many rows (a phone's) rose over it
+        legend, xtitle = chart.locator(".legend").first, chart.locator(".xtitle").first
+        if legend.count() and xtitle.count():
+            lb, xb = legend.bounding_box(), xtitle.bounding_box()
+            assert xb["y"] + xb["height"] <= lb["y"] + 1, f"legend {lb} over the axis title {xb}"
+        for note in chart.locator(".annotation-text").all():
+            n = note.bounding_box()
+            assert n is not None and n["x"] + n["width"] <= box["x"] + box["width"] + 1, (
+                f"{note.text_content()!r} at {n} runs past its chart {box}"
+            )
+
+
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 @pytest.mark.parametrize("name", PAGES)
 def test_every_page_is_readable(chromium_browser, app_url, name, viewport):
@@ -172,6 +200,7 @@ def test_every_page_is_readable(chromium_browser, app_url, name, viewport):
         expect(metric(page, headline).first).to_have_text(re.compile(r"\S"))
         if name != "batch":  # every page but Batch draws charts
             assert_toolbar_clear_of_title(page)
+            assert_title_above_plot(page)
         # Validate answers only after a log is chosen: its input comes first by design
         assert_readable(page, None if name == "validate" else headline)
         screenshot(page, f"readable-{name}-{viewport}")

@@ -23,6 +23,32 @@ PAGES: tuple[tuple[str, str, str, str], ...] = (
 WEB = Path(__file__).resolve().parent
 
 
+def _open_first_page_at_its_own_path() -> None:
+    """Let ``/collectives`` (the first page's own path) open that page, as ``/`` does.
+
+    Streamlit serves the default page at the root only: a link to its own path (shared, or copied
+    from the sidebar) matches no page and shows "Page not found". A request for that path by name
+    (a typed or shared URL; sidebar clicks send the page's hash instead) is turned into a request
+    for the default page before the navigation resolves it; the browser then shows ``/`` with the
+    same query string. There is no public API for the requested page, so this reaches into the
+    run's pages manager (as :func:`costmodel.web.common._forget_initial_url_value` does into the
+    URL snapshot) and does nothing when the internals differ.
+    """
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        pages = ctx.pages_manager if ctx is not None else None
+        if (
+            pages is not None
+            and not pages.intended_page_script_hash
+            and (pages.intended_page_name or "").strip("/") == PAGES[0][2]
+        ):
+            pages.set_script_intent("", "")
+    except Exception:  # noqa: BLE001  (internals moved: Streamlit's "Page not found" again)
+        return
+
+
 def main() -> None:
     """Configure the page and run the navigation (one script run of a session)."""
     import streamlit as st
@@ -31,6 +57,7 @@ def main() -> None:
     from costmodel.web.scope import OUT_OF_SCOPE  # after set_page_config
 
     st.sidebar.caption(OUT_OF_SCOPE)
+    _open_first_page_at_its_own_path()
     st.navigation(
         [
             st.Page(WEB / file, title=title, url_path=url, icon=icon, default=i == 0)

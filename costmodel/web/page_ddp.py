@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import architecture, batch, plots, training
+from costmodel.scenario import Scenario
 from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
 from costmodel.strategy.band import band_note
 from costmodel.strategy.compute import MEASURED_LABEL
@@ -35,6 +36,12 @@ from costmodel.web.common import (
 )
 from costmodel.web.own_model import OWN, upload_arch
 from costmodel.web.scope import OUT_OF_SCOPE
+
+#: The measured compute box, as its refusals name it; its upper bound is the scenario's.
+COMPUTE_FIELD = "Measured compute per micro-batch"
+MAX_COMPUTE_S: float = next(
+    m.le for m in Scenario.model_fields["compute_time_s"].metadata if hasattr(m, "le")
+)
 
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
@@ -130,6 +137,16 @@ def _inputs() -> dict:
         bind=QP,
         help="e.g. 350ms; leave empty to use the FLOPs at the fitted efficiency (or the MFU set)",
     )
+    # checked here, so that a refusal names this box (the scenario would name compute_time_s)
+    compute_s = (
+        parse_input(COMPUTE_FIELD, parse_duration, compute_text) if compute_text.strip() else None
+    )
+    if compute_s is not None and not 0 < compute_s <= MAX_COMPUTE_S:
+        error(
+            f"{COMPUTE_FIELD}: must be a duration in (0, {MAX_COMPUTE_S:g}] s, e.g. 350ms, "
+            f"got {compute_text.strip()!r}"
+        )
+        compute_s = None
     if own_mfu and compute_text.strip():  # the API's rule: a compute time overrides the MFU
         # said under the compute box, not by a placeholder under the MFU (an element more
         # before the first chart on every view: tests/test_first_view.py)
@@ -220,6 +237,7 @@ def _inputs() -> dict:
         # empty: the strategy's default bucket (None); a bad entry shows its error
         "bucket_cap_bytes": bucket,
         "_bad_bucket": bool(bucket_text.strip()) and bucket is None,
+        "_bad_compute": bool(compute_text.strip()) and compute_s is None,
         "compute_time_s": compute_text.strip() or None,
         "strategy": strategy,
         "group_size": None if group_size is None else int(group_size),
@@ -377,9 +395,18 @@ def _advice(**fields):
     return Scenario(**fields).bucket_advice()
 
 
-def _advisor(inp: dict, inp_b: dict | None) -> None:
-    """The bucket_cap that minimises the exposed communication, with the curve per cap."""
+def _advisor(inp: dict, inp_b: dict | None, fits: bool = True, rb=None) -> None:
+    """The bucket_cap that minimises the exposed communication, with the curve per cap; a
+    setup that does not fit (``fits``, B's ``rb``) is said so beside its times."""
     st.subheader("bucket_cap advisor")
+    if not fits:
+        st.warning(
+            ("Configuration A does" if rb is not None else "This configuration does")
+            + " not fit in GPU memory: the exposed times below are for a setup that cannot run.",
+            icon=":material/memory:",
+        )
+    if rb is not None and not rb.fits:
+        _b_does_not_fit(rb, "its exposed times below are")
     curves = {}
     with section("bucket_cap advisor"):
         curves["A"] = _advice(**inp)
@@ -431,8 +458,9 @@ def render() -> None:
     st.caption(OUT_OF_SCOPE)
     inp = _inputs()
     bad_bucket = inp.pop("_bad_bucket")
+    bad_compute = inp.pop("_bad_compute")
     inp_b = _pinned(inp)
-    if (inp["params"] is None and inp["arch"] is None) or bad_bucket:
+    if (inp["params"] is None and inp["arch"] is None) or bad_bucket or bad_compute:
         return
     result = None
     with section("Scenario"):
@@ -441,7 +469,13 @@ def render() -> None:
         return
     headline_text(
         f"Step on {result.ranks} GPUs ({result.nodes} x {result.gpus_per_node})",
-        f"{format_duration(result.step_time_s)}, {result.bound}-bound",
+        f"{format_duration(result.step_time_s)}, {result.bound}-bound"
+        + (
+            ""
+            if result.fits
+            else f" (does not fit: {format_bytes(result.memory_total_bytes)} per GPU > "
+            f"{format_bytes(result.gpu_memory_bytes)})"
+        ),
     )
     m = headline(4)
     m[0].metric("Step time", format_duration(result.step_time_s))
@@ -526,7 +560,7 @@ def render() -> None:
             )
     _strategies(inp)
     if inp["strategy"] in ("ddp",):
-        _advisor(inp, inp_b)  # the bucket_cap advisor: DDP's buckets
+        _advisor(inp, inp_b, result.fits, rb)  # the bucket_cap advisor: DDP's buckets
     # the searches re-evaluate the step many times: shown after the step, cached on their own
     if inp["strategy"] == "ddp":
         flips = data.evaluate_scenario(flips=True, **inp)

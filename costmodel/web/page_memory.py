@@ -110,7 +110,17 @@ def _inputs() -> dict:
         r3 = st.columns(3)
         layers = r3[0].number_input("Layers", value=32, step=1, key="layers", bind=QP)
         hidden = r3[1].number_input("Hidden size", value=4096, step=1, key="hidden", bind=QP)
-        heads = r3[2].number_input("Heads", value=32, step=1, key="heads", bind=QP)
+        heads = r3[2].number_input(
+            "Heads",
+            value=32,
+            step=1,
+            key="heads",
+            bind=QP,
+            # the heads enter only the 5 a s^2 b scores, which both of these drop
+            disabled=flash or recompute != "none",
+            help="Attention heads a: used only for the 5 a s^2 b attention scores of eq. (1), "
+            "which FlashAttention and recomputation (selective or full) do not keep",
+        )
         st.caption(
             "Custom model: the activations use the shape entered here, not the parameter count; "
             "pick a named model to get both from its published config."
