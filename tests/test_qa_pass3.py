@@ -366,3 +366,27 @@ def test_validate_compare_reads_op_as_people_write_it():
     assert a.exit_code == b.exit_code and a.exit_code in (0, 1), (a.output, b.output)  # 1: goal
     assert json.loads(a.stdout) == json.loads(b.stdout)
     assert "op = all_gather" in a.stderr
+
+
+def test_tokens_per_gpu_on_a_cluster_takes_the_step_s_own_compute_road():
+    """`step --params 7B --cluster dgx-h100 --tokens-per-gpu 4096` priced compute at MFU 0.40
+    and called it 'measured compute time' (519 ms against 549 ms by default); the larger-card
+    suggestion then kept the H100's compute time on a GB200. Now the tokens are micro-batch x
+    sequence and the step's own road (the fitted efficiency, or --mfu) prices and names them."""
+    base = ("step", "--cluster", "dgx-h100", "--nodes", "4", "--strategy", "fsdp", "--json")
+    for model in (("--params", "7B"), ("--arch", "llama-2-7b")):
+        tok = json.loads(run(*base, *model, "--tokens-per-gpu", "8192").stdout)
+        seq = json.loads(run(*base, *model, "--seq", "4096", "--micro-batch", "2").stdout)
+        assert tok["compute_source"] == "fitted" == seq["compute_source"]
+        assert tok["step_time_s"] == pytest.approx(seq["step_time_s"], rel=1e-12)
+    at = json.loads(run(*base, "--params", "7B", "--tokens-per-gpu", "4096", "--mfu", "0.3").stdout)
+    assert at["compute_source"] == "mfu"
+    one_line_error(
+        run(*base, "--arch", "llama-2-7b", "--tokens-per-gpu", "5000"),
+        "--tokens-per-gpu: 5000",
+        "multiple of --seq",
+    )
+    one_line_error(
+        run(*base, "--params", "7B", "--tokens-per-gpu", "4096", "--peak-flops", "989T"),
+        "--peak-flops: an option of the step over one link",
+    )

@@ -522,7 +522,11 @@ def step(
         typer.Option(help="Measured compute (forward + backward) per micro-batch: 400ms."),
     ] = None,
     tokens_per_gpu: Annotated[
-        str | None, typer.Option(help="Tokens per GPU per micro-batch (with --mfu): 8k.")
+        str | None,
+        typer.Option(
+            help="Tokens per GPU per micro-batch: 8k. One link: with --mfu and --peak-flops; "
+            "with --cluster: micro-batch x --seq, priced like them (fitted efficiency or --mfu)."
+        ),
     ] = None,
     mfu: Annotated[
         float | None,
@@ -782,7 +786,7 @@ def _step_on_cluster(
     """``step --cluster``: :func:`costmodel.strategy.strategy_step` (or the advisor for all)."""
     _check_loss(kw["loss"])
     from .. import presets
-    from ..strategy import micro_batch_compute_s, strategy_step
+    from ..strategy import strategy_step
     from ..strategy.advisor import advise, fit_suggestions
     from ..strategy.band import band_note
 
@@ -791,19 +795,26 @@ def _step_on_cluster(
         cluster, nodes=nodes, gpus_per_node=gpus_per_node, power_limit_w=power_limit_w
     )
     compute_s = None
+    if peak_flops is not None:
+        raise ValueError(
+            "--peak-flops: an option of the step over one link (--ranks/--bandwidth); with "
+            "--cluster the preset's GPU gives the peak (--power-limit-w caps it)"
+        )
     if compute_time is not None:
         compute_s = units.parse_duration(compute_time, name="--compute-time")
-    elif tokens_per_gpu is not None:  # the same compute road, at this many tokens
-        from ..architecture import load_arch
-
+    elif tokens_per_gpu is not None:
+        # tokens per micro-batch = micro-batch x sequence: the step's own compute road (the
+        # fitted efficiency, or --mfu) then prices it and says which; computing a time here
+        # and passing it on labelled an MFU-0.40 estimate "measured compute time"
         tok = units.parse_count(tokens_per_gpu, name="--tokens-per-gpu")
-        fpt = (
-            load_arch(arch).training_flops_per_token(kw["seq"])
-            if arch is not None
-            else 6.0 * float(p)  # type: ignore[arg-type]
-        )
-        peak = units.parse_count(peak_flops, name="--peak-flops") if peak_flops else None
-        compute_s = micro_batch_compute_s(fpt, tok, peak or float(c.peak_flops), mfu)
+        whole = float(tok).is_integer() and tok >= 1
+        if whole and int(tok) % int(kw["seq"]) == 0:  # the fitted efficiency reads both
+            kw["micro_batch"] = int(tok) // int(kw["seq"])
+        else:
+            raise ValueError(
+                f"--tokens-per-gpu: {tokens_per_gpu} is not a whole number of sequences of "
+                f"--seq {kw['seq']}; allowed: a multiple of --seq (or give --micro-batch)"
+            )
     common: dict[str, Any] = dict(
         arch=arch,
         recipe=kw["recipe"],
