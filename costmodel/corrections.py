@@ -67,7 +67,7 @@ term                           what and why
                                through PCIe switches (tuning.cc); off per fabric (tried).
 :func:`nvlink_step_latency_scale`  a multiplier on NCCL's per-step NVLink hop latency of Ring
                                and Tree (tuning.cc ``hwLatencies[NVLINK]``), fitted on one-node
-                               NVLink runs.
+                               NVLink runs (tried).
 =============================  ==============================================================
 
 Where the fit has no multi-node run of a fabric (a fold of the grouped cross-validation
@@ -597,8 +597,8 @@ def nvlink_step_latency_scale(
     (NVIDIA/nccl#1940: 3.0 vs 2.3 us for an 8-byte all-reduce). ``nvlink_step_latency_scale``
     (:math:`s`) scales ``intraLat`` of Ring and Tree on an NVLink path (not NVLS, CollNet or
     the point-to-point all-to-all, whose single hop the table already matches on 24d); fitted
-    on one-node NVLink runs where the host floor does not bind (scripts/fit_corrections.py,
-    fitted last); 1 = NCCL's table (the no-op value).
+    on one-node NVLink runs (scripts/fit_corrections.py). Tried, not kept (it moves a coverage
+    bound; docs/fidelity.md, "Tried, not kept"): 1 = NCCL's table.
 
     >>> nvlink_step_latency_scale("nvswitch", "ring", "ll", {"nvlink_step_latency_scale": 2.0})
     2.0

@@ -51,8 +51,8 @@ evaluated and the fastest taken per size (NCCL also picks the fastest it believe
 row reports its textbook algorithm and its protocol (``"-"`` when the run did not pin one).
 
 >>> p = predict_collective("all_reduce", [2**20, 2**30], "dgx-h100", nodes=1)
->>> p.algorithm.tolist(), p.protocol.tolist()   # 1 MiB: Ring/LL's 14 fitted NVSwitch steps cost more
-(['nvls', 'nvls'], ['simple', 'simple'])
+>>> p.algorithm.tolist(), p.protocol.tolist()
+(['ring', 'nvls'], ['ll', 'simple'])
 >>> bool(p.busbw_bytes_per_s[1] > 400e9)        # NVLS on 8 x H100: about 480 GB/s busbw
 True
 """

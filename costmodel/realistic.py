@@ -45,7 +45,7 @@ scratch, with the same numbers bit for bit (tests/test_realistic_plan.py).
 >>> t, a, p, names = realistic_rows("all_reduce", np.array([2.0**20, 2.0**33]),
 ...     np.array([1, 8]), np.array([8, 8]), cluster("dgx-h100"))
 >>> [names[0][i] for i in a], [names[1][i] for i in p]   # 8 GiB on 8 nodes: NIC-bound Ring
-(['nvls', 'ring'], ['simple', 'simple'])
+(['ring', 'ring'], ['ll', 'simple'])
 """
 
 from __future__ import annotations

@@ -136,9 +136,8 @@ CV_BOUNDS: dict[str, tuple[float, float]] = {
 # 2026-12-01 after the Polaris runs (25a-e), the single-node cap, the all-to-all NIC efficiency
 # and the socket node rate entered the fit.
 REGIME_OP_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
-    ("single-node-nvlink", "all-reduce"): (0.06, 0.06),  # 4.3 % / 4.4 % (goal 8 %: met)
-    # 7.6 % / 6.5 % (goal 8 % / 20 %: met; 7.8 % / 24.7 % before nvlink_step)
-    ("single-node-nvlink", "all-gather/reduce-scatter"): (0.09, 0.08),
+    ("single-node-nvlink", "all-reduce"): (0.06, 0.06),  # 4.3 % / 4.3 % (goal 8 %: met)
+    ("single-node-nvlink", "all-gather/reduce-scatter"): (0.09, 0.27),  # 7.8 % / 24.7 %
     ("single-node-nvlink", "all-to-all"): (0.27, 0.12),  # 25.2 % / 10.2 % (24d, one source)
     # 80.5 % / 50.4 %: 09a (149 % / 84 %, no P2P) and 26 (12 % / 17 %, P2P; RUN_CV_BOUNDS)
     ("single-node-pcie", "all-reduce"): (0.83, 0.52),
@@ -155,25 +154,21 @@ REGIME_OP_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
 
 # per (regime, size class) with a measured (leave one source out) coverage: the achieved range
 # of the nominal 80 % band, +-3 points (goal 75-85 %); asserted by tests/test_fidelity.py.
-# Measured 2026-12-02 with the between-source spread added in quadrature (band_of) and
-# nvlink_step kept (tau 0.181); before nvlink_step (tau 0.207): 82.3, 77.9, 80.2, 83.1, 90.2,
-# 65.7, 82.0, 82.3, 40.9, 80.6 %; before the spread in quadrature, with the multiplier
-# 1 + 0.2/S^2: 79.5, 77.9, 75.8, 74.9, 85.8, 54.6, 87.6, 84.7, 40.4, 80.3 % in this order.
+# Measured 2026-12-02 with the between-source spread added in quadrature (band_of, tau 0.207);
+# before it, with the multiplier 1 + 0.2/S^2: 79.5, 77.9, 75.8, 74.9, 85.8, 54.6, 87.6, 84.7,
+# 40.4, 80.3 % in this order.
 COVERAGE_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
-    # 86.8 %: NOT met, over-covers since nvlink_step: each run weighs once, so source 13
-    # (27 of the 38 runs) sets the cell, and its rows inside the band the other sources give
-    # it go 94.2 -> 99.6 % (the term moves their band onto 13's rows)
-    ("single-node-nvlink", "ge1MiB"): (0.84, 0.90),
-    ("single-node-nvlink", "lt1MiB"): (0.76, 0.82),  # 78.6 %: met
-    ("multi-node-infiniband", "ge1MiB"): (0.77, 0.83),  # 79.7 %: met
-    ("multi-node-infiniband", "lt1MiB"): (0.77, 0.83),  # 80.3 %: met (2 sources)
+    ("single-node-nvlink", "ge1MiB"): (0.79, 0.85),  # 82.3 %: met
+    ("single-node-nvlink", "lt1MiB"): (0.75, 0.81),  # 77.9 %: met
+    ("multi-node-infiniband", "ge1MiB"): (0.77, 0.83),  # 80.2 %: met
+    ("multi-node-infiniband", "lt1MiB"): (0.80, 0.86),  # 83.1 %: met (2 sources)
     ("multi-node-cloud", "ge1MiB"): (0.87, 0.93),  # 90.2 %: NOT met (over-covers; 3 sources)
-    ("multi-node-cloud", "lt1MiB"): (0.60, 0.66),  # 63.1 %: NOT met (3 runs, 2 sources)
-    ("multi-node-slingshot", "ge1MiB"): (0.78, 0.84),  # 81.4 %: met (2 sources)
-    ("multi-node-slingshot", "lt1MiB"): (0.79, 0.85),  # 82.0 %: met
+    ("multi-node-cloud", "lt1MiB"): (0.63, 0.69),  # 65.7 %: NOT met (3 runs, 2 sources)
+    ("multi-node-slingshot", "ge1MiB"): (0.79, 0.85),  # 82.0 %: met (2 sources)
+    ("multi-node-slingshot", "lt1MiB"): (0.79, 0.85),  # 82.3 %: met
     # two sources (09 no P2P, 26 P2P)
     ("single-node-pcie", "ge1MiB"): (0.38, 0.44),  # 40.9 %: NOT met (09 no P2P vs 26 P2P)
-    ("single-node-pcie", "lt1MiB"): (0.76, 0.82),  # 79.2 %: met
+    ("single-node-pcie", "lt1MiB"): (0.78, 0.84),  # 80.6 %: met
 }
 
 
@@ -987,23 +982,8 @@ NVLINK_STEP_GRID = np.round(np.arange(1.0, 3.01, 0.1), 2)
 
 def _fit_nvlink_step(runs: list[Run], params: dict) -> dict:
     """One multiplier on NCCL's per-step NVSwitch hop latency of LL and LL128
-    (C.nvlink_step_latency_scale) for the one-node NVLink runs of this fit.
-
-    Why one node's all-gather and reduce-scatter miss at small sizes without it: NCCL charges a
-    Ring nsteps x its NVLink hop latency (tuning.cc, ncclTopoTuneModel: 0.6 / 1.9 us per LL /
-    LL128 step, one row for every GPU generation). On 8 x B200 (24, one process per GPU, so
-    the host floor, 7.7 us in its fold, sits below the device time) the small sizes take
-    16.2 us for all-gather and reduce-scatter (7 steps) and 24.7 us for all-reduce (14) where
-    NCCL's table gives 10.8 and 15.0 (ring/LL, chosen by both): the excess grows with the step
-    count (5.4 vs 9.7 us), about 1.3 us per LL step, not a fixed cost, and the model's LL slope
-    matches from 2 to 8 MiB; not the protocol (LL below 16 MiB in both), not NVLS (not
-    chosen), not the channels. NCCL's tracker reports a slower small-message latency on
-    8 x B200 than on Hopper (NVIDIA/nccl#1940: 3.0 vs 2.3 us). On 13 (-g 4) the host floor
-    (21 us) hides it (13b's 16.9 us sits below that floor). Simple is left alone (04a's
-    72-GPU ring got 4-9 points worse) and so is a direct NVLink mesh (15/0: 10 -> 26 % over
-    all sizes). It generalises: the fold without 24 fits 2.6 on 12a, 13 and 21.
-
-    The fit: a grid (:data:`NVLINK_STEP_GRID`), minimising the mean over sources of the source's mean run median
+    (C.nvlink_step_latency_scale) for the one-node NVLink runs of this fit: grid
+    :data:`NVLINK_STEP_GRID`, minimising the mean over sources of the source's mean run median
     |error| over the rows where the host floor does not bind at scale 1 (there the floor, not
     the device, sets the time: a -g 8 run's small sizes say nothing about a hop's latency and
     would otherwise ask for any scale that reaches its floor); 1 where the fit has none."""
@@ -1070,40 +1050,42 @@ TRIED_NOT_KEPT: dict[str, str] = {
     "all-to-all 64 / 351 -> 85 / 414 % (>= 1 MiB / all). Not kept: the prior and the full "
     "refit make cells worse, and the quick check's gain rests on one direction of a two-site "
     "split whose sites disagree.",
-}
-#: Candidate terms tried under grouped CV and then kept (fitted in :data:`TERMS`): name -> what
-#: was tried, why it was kept and the variant that was not (written into docs/fidelity.md).
-TRIED_THEN_KEPT: dict[str, str] = {
-    "nvlink_step": "tried with ``--try`` and then kept (it is in the ablation table above): "
-    "why one node's all-gather and reduce-scatter missed at small sizes. NCCL charges a Ring "
-    "nsteps x its NVLink hop latency (tuning.cc, ncclTopoTuneModel: 0.6 / 1.9 us per LL / "
-    "LL128 step, one row for every GPU generation); 8 x B200 (24, one process per GPU, so the "
-    "host floor sits below the device time) takes 16.2 us for all-gather and reduce-scatter "
-    "(7 steps) and 24.7 us for all-reduce (14) where NCCL's table gives 10.8 and 15.0: the "
-    "excess grows with the step count, about 1.3 us per LL step (NVIDIA/nccl#1940 reports "
-    "B200 slower than Hopper at small sizes too; the full account is in _fit_nvlink_step's "
-    "docstring). C.nvlink_step_latency_scale scales the hop of Ring/Tree LL and LL128 on one "
-    "NVSwitch node, fitted on the one-node NVLink rows where the host floor does not bind. "
-    "Quick check: score 25.87 -> 24.68 %. Full refit (2026-12-02, fitted last in TERMS, 2.6; "
-    "fold values 2.3-2.6, the fold without 24 fits 2.6 on 12a, 13 and 21): score 25.87 -> "
-    "24.92 %, the ablation keeps it (+1.18 points), one-node AG/RS 7.8 / 24.7 -> 7.6 / 6.5 % "
-    "(>= 1 MiB / all; 24b 35 -> 5 %, 24c 48 -> 4 %, 24a 61 -> 10 % over all sizes), "
-    "all-reduce 4.3 / 4.3 -> 4.3 / 4.4 %, no other regime x op cell moves. Kept because it "
-    "lowers the grouped error, in every fold, and makes no cell worse. Its cost, reported "
-    "rather than hidden: the one-node NVLink band's coverage from 1 MiB rises 82.3 -> 86.8 % "
-    "(goal 75-85 %: over-covers). Each run weighs once, so source 13 (27 of the 38 runs) "
-    "sets that cell: its rows inside the band the other sources give it go 94.2 -> 99.6 % "
-    "(that band 0.68-1.07 -> 0.71-1.11 x busbw), and the between-source spread tau falls "
-    "0.207 -> 0.181 (InfiniBand's < 1 MiB coverage 83.1 -> 80.3 %, cloud's 65.7 -> 63.1 %). "
-    "Not kept: the same term fitted ahead of the mid-size ramp, which then refits around it "
-    "and makes the PCIe cells worse (all-reduce 81 / 50 -> 89 / 54 %, all-gather 166 -> "
-    "196 % from 1 MiB).",
+    "nvlink_step": "why one node's all-gather and reduce-scatter miss at small sizes: NCCL "
+    "charges a Ring nsteps x its NVLink hop latency (tuning.cc, ncclTopoTuneModel: 0.6 / 1.9 us "
+    "per LL / LL128 step, one row for every GPU generation). On 8 x B200 (24, one process per "
+    "GPU, so the host floor, 7.7 us in its fold, sits below the device time) the small sizes "
+    "take 16.2 us for all-gather and reduce-scatter (7 steps) and 24.7 us for all-reduce (14) "
+    "where NCCL's table gives 10.8 and 15.0 (ring/LL, chosen by both): the excess grows with "
+    "the step count (5.4 vs 9.7 us), about 1.3 us per LL step, not a fixed cost, and the "
+    "model's LL slope matches from 2 to 8 MiB; not the protocol (LL below 16 MiB in both), "
+    "not NVLS (not chosen), not the channels. NCCL's tracker reports a slower small-message "
+    "latency on 8 x B200 than on Hopper (NVIDIA/nccl#1940: 3.0 vs 2.3 us). On 13 (-g 4) the "
+    "host floor (21 us) hides it (13b's 16.9 us sits below that floor). The term "
+    "(C.nvlink_step_latency_scale) scales the hop of Ring/Tree LL and LL128 on one NVSwitch "
+    "node (Simple: 04a's 72-GPU ring got 4-9 points worse; a direct NVLink mesh, 15/0: "
+    "10 -> 26 % over all sizes), fitted on the one-node NVLink rows where the host floor does "
+    "not bind (else the -g 8 A100 runs ask for any scale that reaches their floor). It "
+    "generalises: the fold without 24 fits 2.6 on 12a, 13 and 21 (fold values 2.3-2.6). Quick "
+    "check: score 25.87 -> 24.68 %, one-node AG/RS 7.8 / 24.7 -> 7.6 / 6.5 % (>= 1 MiB / all; "
+    "24b 35 -> 5 %, 24c 48 -> 4 %, 24a 61 -> 10 %, 12a 20 -> 13 % from 1 MiB, 21c 21 -> 6 %), "
+    "all-reduce 4.3 / 4.3 -> 4.3 / 4.4 %. Full refit (2026-12-02, fitted last, 2.6): score "
+    "25.87 -> 24.92 %, the ablation keeps it (+1.18 points), AG/RS 8 / 25 -> 8 / 6 %, no other "
+    "regime x op cell moves; but the single-node NVLink band's coverage from 1 MiB rises 82.3 "
+    "-> 86.8 % (bound 79-85 %, goal 75-85 %). Each run weighs once, so source 13 (27 of the "
+    "38 runs) sets it: its rows inside the band the other sources give it go 94.2 -> 99.6 % "
+    "(that band 0.68-1.07 -> 0.71-1.11 x busbw; 24's 52 -> 56 %, 12a's 47 -> 51 %), and the "
+    "between-source spread tau falls 0.207 -> 0.181; InfiniBand's < 1 MiB coverage 83.1 -> "
+    "80.3 %, cloud's 65.7 -> 63.1 %. "
+    "Fitted ahead of the ramp instead, the ramp refits around it and the PCIe cells get worse "
+    "(all-reduce 81 / 50 -> 89 / 54 %, all-gather 166 -> 196 % from 1 MiB). Not kept: a "
+    "coverage bound breaks; to ship it, refit with it last in TERMS and re-derive that band.",
 }
 TRIED_TERMS: dict[str, object] = {
     "fitted_nic_rate": _fit_nic_rate,
     "a2a_peer_latency": _fit_a2a_peer,
     "net_ll128_off": _fit_net_ll128,
     "net_ll128_off_prior": _prior_net_ll128,
+    "nvlink_step": _fit_nvlink_step,
 }
 
 
@@ -1127,7 +1109,6 @@ TERM_PARAMS: dict[str, tuple[str, ...]] = {
     "ring_nic_rate": ("ring_nic_fraction",),
     "fabric_node_rate": ("fabric_node_rate_gbs",),
     "a2a_net_efficiency": ("a2a_net_efficiency",),
-    "nvlink_step": ("nvlink_step_latency_scale",),
 }
 ABLATION_MODE = ["neutralised"]  # how main() switched terms off (for the report)
 
@@ -1162,9 +1143,6 @@ TERMS: dict[str, object] = {
     "net_ramp": _fit_net_ramp,
     "fabric_node_rate": _fit_node_rate,
     "a2a_net_efficiency": _fit_a2a,
-    # last: the ramp and the others are not refitted around it (ahead of the ramp it made the
-    # PCIe cells worse; docs/fidelity.md, "Tried, not kept")
-    "nvlink_step": _fit_nvlink_step,
 }
 
 
@@ -1288,7 +1266,6 @@ def tried_terms_markdown() -> list[str]:
         "regime x op cell worse (`--try NAME` in scripts/fit_corrections.py re-runs the check):",
         "",
         *(f"- **{name}**: {why}" for name, why in TRIED_NOT_KEPT.items()),
-        *(f"- **{name}**: {why}" for name, why in TRIED_THEN_KEPT.items()),
         "",
     ]
 
@@ -1377,20 +1354,14 @@ def fidelity_markdown(
         "a multiplier 1 + 0.2/S^2 on the spread (c = 0.2 picked on these runs' coverage), which",
         "widened the wide bands most: 6 of 10 cells in 75-85 % then (79/78, 76/75, 86/55, 88/85,",
         "40/80 % for NVLink, InfiniBand, cloud, Slingshot, PCIe, >= 1 MiB / < 1 MiB), 7 of 10",
-        "with it before the NVLink hop-latency scale (`nvlink_step`) was kept (tau 0.207), 6 of",
-        "10 now: one-node NVLink >= 1 MiB left the range (82 -> 87 %). tau is a variance",
-        "estimate, not fitted to the coverage: the last column re-estimates it with the cell's",
-        "whole regime left out as well (leave one regime out); InfiniBand's cells move most",
-        "(80 -> 76 % and 80 -> 77 %: without them tau rests on the NVLink cells, whose spread",
-        "`nvlink_step` narrowed, and the cloud's), no other cell by more than a point. Estimated",
-        "from the cells with >= 2 sources instead (one degree of freedom each, PCIe's no-P2P /",
-        "P2P pair included), tau = 0.220 and 6 of 10; from >= 4, 0.193 and 6 of 10 (0.235 and",
-        "0.221 before `nvlink_step`). Still out: one-node NVLink >= 1 MiB over-covers (87 %, 82 %",
-        "before `nvlink_step`: each run weighs once, so source 13, 27 of the 38 runs, sets the",
-        "cell, and its rows inside the band the other sources give it go 94.2 -> 99.6 %), cloud",
-        ">= 1 MiB over-covers (90 %, 86 % before the spread in quadrature: source 20's slow tail",
-        "widens the others' band), cloud < 1 MiB (63 %, 55 % before: 3 runs, 2 sources, EFA's",
-        "and TCPX's small sizes 2-3x apart) and PCIe >= 1 MiB (41 %, 40 % before: median ratio",
+        "now, no cell leaving the range. tau is a variance estimate, not fitted to the coverage:",
+        "the last column re-estimates it with the cell's whole regime left out as well (leave",
+        "one regime out) and no cell moves by more than a point. Estimated from the cells with",
+        ">= 2 sources instead (one degree of freedom each, PCIe's no-P2P / P2P pair included),",
+        "tau = 0.235 and 6 of 10 (InfiniBand < 1 MiB 86 %); from >= 4, 0.221 and 7 of 10.",
+        "Still out: cloud >= 1 MiB over-covers (90 %, 86 % before: source 20's slow tail widens",
+        "the others' band), cloud < 1 MiB (66 %, 55 % before: 3 runs, 2 sources, EFA's and",
+        "TCPX's small sizes 2-3x apart) and PCIe >= 1 MiB (41 %, 40 % before: median ratio",
         "0.44 without P2P vs 1.15 with it, a model gap no width rule should paper over).",
         "The app and the CLI show S next to the band; `Prediction.error_band` carries it",
         "(costmodel/uncertainty.py).",

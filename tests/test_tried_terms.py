@@ -1,8 +1,7 @@
 """Candidate correction terms tried under grouped CV and not kept (scripts/fit_corrections.py,
 TRIED_TERMS): their formulas act as stated when given a value, are no-ops at their defaults
 (so the shipped model is unchanged), and the quick ``--try`` check shows why one of them cannot
-pass grouped CV (its data comes from one source); the one tried and then kept (TRIED_THEN_KEPT)
-is fitted and on."""
+pass grouped CV (its data comes from one source)."""
 
 from __future__ import annotations
 
@@ -29,22 +28,9 @@ def test_tried_terms_are_off_in_the_shipped_model():
     assert set(fit.TRIED_TERMS).isdisjoint(fit.TERMS)
     assert ALL["a2a_peer_latency_us"] == 0.0 and dict(ALL["fabric_fitted_fraction"]) == {}
     assert dict(ALL.get("fabric_net_ll128_off", {})) == {}
-    assert C.DEFAULT_PARAMS["a2a_peer_latency_us"] == 0.0
-
-
-def test_a_tried_then_kept_term_is_fitted_last_and_on_in_the_shipped_model():
-    """nvlink_step was tried with ``--try`` and then kept: it is a fitted term (last in TERMS,
-    so the others are not refitted around it), no longer a candidate, not dropped by the
-    ablation, and the shipped scale is above NCCL's table (1, its no-op default)."""
-    from costmodel.fitted_corrections import FITTED
-
-    assert set(fit.TRIED_THEN_KEPT) == {"nvlink_step"}
-    assert set(fit.TRIED_THEN_KEPT).isdisjoint(set(fit.TRIED_TERMS) | set(fit.TRIED_NOT_KEPT))
-    assert list(fit.TERMS)[-1] == "nvlink_step"
-    assert fit.TERM_PARAMS["nvlink_step"] == ("nvlink_step_latency_scale",)
-    assert "nvlink_step" not in FITTED.dropped_terms
+    assert float(ALL.get("nvlink_step_latency_scale", 1.0)) == 1.0
     assert C.DEFAULT_PARAMS["nvlink_step_latency_scale"] == 1.0
-    assert 1.5 <= float(ALL["nvlink_step_latency_scale"]) <= float(max(fit.NVLINK_STEP_GRID))
+    assert C.DEFAULT_PARAMS["a2a_peer_latency_us"] == 0.0
 
 
 def test_a2a_peer_latency_grows_with_remote_peers_and_leaves_one_node_alone():
