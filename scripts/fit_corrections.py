@@ -1078,7 +1078,15 @@ TRIED_NOT_KEPT: dict[str, str] = {
     "80.3 %, cloud's 65.7 -> 63.1 %. "
     "Fitted ahead of the ramp instead, the ramp refits around it and the PCIe cells get worse "
     "(all-reduce 81 / 50 -> 89 / 54 %, all-gather 166 -> 196 % from 1 MiB). Not kept: a "
-    "coverage bound breaks; to ship it, refit with it last in TERMS and re-derive that band.",
+    "coverage bound breaks; to ship it, refit with it last in TERMS and re-derive that band. "
+    "Shipped that way (2026-12-02: the same numbers; coverage 86.8 %, tau 0.181), it breaks a "
+    "cited check outside grouped CV: torch.distributed.all_reduce on 8 x H100 measured 19.19 us "
+    "at 128 B (ByteDance-Seed/Triton-distributed#57, the source of the PyTorch-loop prior) and "
+    "the model gives 29.5 us (device 25.0 us, NVLS chosen over a 28.4 us Ring/LL; NCCL's "
+    "table 15.0), so on H100 the hop is at most 1.5x NCCL's, not 2.6x (and 8 x H100 at 1 MiB "
+    "would switch from Ring/LL to NVLS). Not shipped: one scale for every GPU generation does "
+    "not fit H100's one small-size measurement; a per-generation scale needs a one-node run "
+    "outside Blackwell whose small sizes the host floor does not hide.",
 }
 TRIED_TERMS: dict[str, object] = {
     "fitted_nic_rate": _fit_nic_rate,
