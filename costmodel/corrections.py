@@ -65,6 +65,9 @@ term                           what and why
                                proxy-posted send/receive pair per peer, incast at the receiver).
 :func:`net_ll128_enabled`      NCCL runs LL128 across nodes only where the GPU reaches its NIC
                                through PCIe switches (tuning.cc); off per fabric (tried).
+:func:`nvlink_step_latency_scale`  a multiplier on NCCL's per-step NVLink hop latency of Ring
+                               and Tree (tuning.cc ``hwLatencies[NVLINK]``), fitted on one-node
+                               NVLink runs (tried).
 =============================  ==============================================================
 
 Where the fit has no multi-node run of a fabric (a fold of the grouped cross-validation
@@ -577,6 +580,41 @@ def net_ll128_enabled(fabric: str, nodes: int, params: Mapping[str, object]) -> 
     return int(nodes) < 2 or off == 0.0
 
 
+def nvlink_step_latency_scale(
+    intra_kind: str, algorithm: str, protocol: str, params: Mapping[str, object]
+) -> float:
+    r"""Multiplier :math:`s` on NCCL's per-step NVLink hop latency of Ring and Tree (1 elsewhere).
+
+    NCCL charges a Ring collective :math:`\ell_\mathrm{base} + n_\mathrm{steps}\,\ell_\mathrm{hw}`
+    (tuning.cc, ncclTopoTuneModel: ``latencies += nsteps * intraLat``; Tree ``2 (ppn - 1)
+    intraLat``) with one ``hwLatencies[NVLINK]`` row for every GPU generation (0.6 / 1.9 /
+    3.4 us per Ring step for LL / LL128 / Simple). On 8 x B200 (bundled 24a-c, one process per
+    GPU, so the host floor sits below the device time) the small sizes take 16.2 us for
+    all-gather and reduce-scatter (7 steps) and 24.7 us for all-reduce (14 steps) where NCCL's
+    table gives 10.8 and 15.0: the excess grows with the step count (5.4 and 9.7 us, 0.7 us per
+    step), i.e. about 1.3 us per LL step, not a fixed cost; NCCL's own issue tracker reports a
+    higher small-message latency on 8 x B200 than on 8 x H200/H800 with the same tuning
+    (NVIDIA/nccl#1940: 3.0 vs 2.3 us for an 8-byte all-reduce). ``nvlink_step_latency_scale``
+    (:math:`s`) scales ``intraLat`` of Ring and Tree on an NVLink path (not NVLS, CollNet or
+    the point-to-point all-to-all, whose single hop the table already matches on 24d); fitted
+    on one-node NVLink runs (scripts/fit_corrections.py). Tried, not kept (it moves a coverage
+    bound; docs/fidelity.md, "Tried, not kept"): 1 = NCCL's table.
+
+    >>> nvlink_step_latency_scale("nvswitch", "ring", "ll", {"nvlink_step_latency_scale": 2.0})
+    2.0
+    >>> nvlink_step_latency_scale("pcie", "ring", "ll", {"nvlink_step_latency_scale": 2.0})
+    1.0
+    >>> nvlink_step_latency_scale("nvswitch", "nvls", "simple", {"nvlink_step_latency_scale": 2.0})
+    1.0
+    """
+    s = float(cast("float", params.get("nvlink_step_latency_scale", 1.0)))
+    if not (math.isfinite(s) and s > 0.0):
+        raise must_be("nvlink_step_latency_scale", "a finite number > 0", s)
+    if intra_kind != "nvswitch" or algorithm not in ("ring", "tree") or protocol == "simple":
+        return 1.0
+    return s
+
+
 def fabric_node_rate_gbs(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
     r"""Per-node rate of a host-copy transport [GB/s]; ``inf`` where none applies.
 
@@ -624,6 +662,7 @@ DEFAULT_PARAMS: dict[str, object] = {
     "fabric_fitted_fraction": {},
     "a2a_peer_latency_us": 0.0,
     "fabric_net_ll128_off": {},
+    "nvlink_step_latency_scale": 1.0,
 }
 """Parameters that make every correction a no-op (NCCL's table alone)."""
 
@@ -643,6 +682,7 @@ _OPTIONAL = (
     "fabric_fitted_fraction",
     "a2a_peer_latency_us",
     "fabric_net_ll128_off",
+    "nvlink_step_latency_scale",
 )
 
 

@@ -223,16 +223,22 @@ def _log2i(x: np.ndarray) -> np.ndarray:
 
 
 def _latency_us(
-    op: str, a: str, protocol: str, topo: nccl.TopologyInputs, k: np.ndarray
+    op: str,
+    a: str,
+    protocol: str,
+    topo: nccl.TopologyInputs,
+    k: np.ndarray,
+    step_scale: float = 1.0,
 ) -> np.ndarray:
-    """nccl.latency_us with the node count k an array (same branches, tuning.cc l.384-435)."""
+    """nccl.latency_us with the node count k an array (same branches, tuning.cc l.384-435);
+    ``step_scale`` multiplies the intra-node hop latency (C.nvlink_step_latency_scale)."""
     p = nccl.PROTOCOLS.index(protocol)
     ppn = topo.gpus_per_node
     n = k * ppn
     multi = k > 1
     nsteps = _nsteps(op, n)
     lat = T.NCCL_BASE_LATENCY_US[a][p]
-    intra = T.NCCL_HW_LATENCY_US[topo.intra_type][a][p]
+    intra = T.NCCL_HW_LATENCY_US[topo.intra_type][a][p] * step_scale
     net_algo = "tree" if ppn == 1 else a
     inter = T.NCCL_HW_LATENCY_US["net"][net_algo][p] + topo.latency_inter_us
     if protocol == "simple":
@@ -458,7 +464,10 @@ def _group_plan(
             out.append(_Candidate(a, pr, eta, True, k, empty, empty, False, None, 0.0, None, None))
             continue
         bw = _algbw_gbs(op, a, nccl.bus_bandwidth_gbs(op, a, pr, topo), n) * eta
-        lat = _latency_us(op, a, pr, topo, k) * lam
+        step = 1.0
+        if p is not None and c.nodes == 1:  # across nodes the fitted fabric latency carries it
+            step = C.nvlink_step_latency_scale(c.intra_kind, a, pr, p)
+        lat = _latency_us(op, a, pr, topo, k, step) * lam
         if corrected and op == "all_reduce" and a == "nvls" and c.nodes == 1:
             bw = np.full(n.shape, C.nvls_allreduce_algbw_gbs(topo))
         elif corrected and a == "tree":

@@ -28,6 +28,8 @@ def test_tried_terms_are_off_in_the_shipped_model():
     assert set(fit.TRIED_TERMS).isdisjoint(fit.TERMS)
     assert ALL["a2a_peer_latency_us"] == 0.0 and dict(ALL["fabric_fitted_fraction"]) == {}
     assert dict(ALL.get("fabric_net_ll128_off", {})) == {}
+    assert float(ALL.get("nvlink_step_latency_scale", 1.0)) == 1.0
+    assert C.DEFAULT_PARAMS["nvlink_step_latency_scale"] == 1.0
     assert C.DEFAULT_PARAMS["a2a_peer_latency_us"] == 0.0
 
 
