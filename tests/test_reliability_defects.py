@@ -33,6 +33,9 @@ BOOL_CALLS: dict[str, Callable[..., Any]] = {
     "Architecture.activation_bytes": lambda **kw: cm.load_arch("gpt2-124m").activation_bytes(
         1024, 1, **kw
     ),
+    "Architecture.activation_parts": lambda **kw: cm.load_arch("gpt2-124m").activation_parts(
+        1024, 1, **kw
+    ),
     "Architecture.activation_bytes_per_token": lambda **kw: cm.load_arch(
         "gpt2-124m"
     ).activation_bytes_per_token(1024, **kw),
