@@ -138,7 +138,7 @@ class Scenario(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    params: float = Field(gt=0, le=1e15, description="model parameters [-], e.g. 7e9 or '7B'")
+    params: float = Field(ge=1, le=1e15, description="model parameters [-], e.g. 7e9 or '7B'")
     recipe: str = Field("mixed-adam", description="precision/optimizer recipe (memory.RECIPES)")
     zero_stage: int = Field(
         0, ge=0, le=3, description="ZeRO stage 0-3 (0 = plain DDP); set by strategy when given"

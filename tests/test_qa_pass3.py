@@ -390,3 +390,11 @@ def test_tokens_per_gpu_on_a_cluster_takes_the_step_s_own_compute_road():
         run(*base, "--params", "7B", "--tokens-per-gpu", "4096", "--peak-flops", "989T"),
         "--peak-flops: an option of the step over one link",
     )
+
+
+def test_a_scenario_of_less_than_one_parameter_is_refused_naming_the_field():
+    """`Scenario(params=5e-300)` was accepted (only > 0 was asked) and the step page then showed
+    'Compute 3.1e-301 ns'; the CLI already refused counts below 1."""
+    with pytest.raises(ValueError, match="params"):
+        cm.Scenario(params=0.5, cluster="dgx-h100")
+    assert cm.Scenario(params=1, cluster="dgx-h100").params == 1
