@@ -86,3 +86,20 @@ def test_bucket_advisor_of_a_setup_that_does_not_fit_says_so_beside_it():
     after = _after(at, "bucket_cap advisor")
     first_metric = next(i for i, n in enumerate(after) if n.type == "metric")
     assert not [n for n in after[:first_metric] if "warning" in n.type or n.type == "alert"]
+
+
+def test_step_page_s_verdict_flip_and_scaling_of_a_setup_that_does_not_fit_say_so():
+    """The step page's "Smallest change that flips the verdict" (green) and its "Scaling vs GPU
+    count" chart were shown for 7B under DDP on 80 GB cards (126 GB per GPU) with no word beside
+    them that the step cannot run; with fsdp (fits) neither says so."""
+    for tab in ("One step", "Scaling vs GPU count"):
+        at = open_page("page_ddp.py", {"ddp_chart_tab": tab})
+        assert_clean(at)
+        texts = [_plain(w.value) for w in at.warning] + [_plain(i.value) for i in at.info]
+        assert any("flips the verdict" in t and "does not fit" in t for t in texts), texts
+        assert not any("flips the verdict" in _plain(x.value) for x in at.success)
+    at = open_page("page_ddp.py", {"ddp_chart_tab": "Scaling vs GPU count"})
+    assert any("Does not fit in GPU memory at 1" in _plain(w.value) for w in at.warning)
+    at = open_page("page_ddp.py", {"ddp_strategy": "fsdp", "ddp_chart_tab": "Scaling vs GPU count"})
+    assert_clean(at)
+    assert not any("Does not fit in GPU memory at" in _plain(w.value) for w in at.warning)

@@ -551,26 +551,34 @@ def render() -> None:
             )
     if scaling_open:
         with tab_scaling:
+            frame = data.evaluate_scenario(scaling=True, **inp).scaling_frame()
             chart(
-                plots.scaling_figure(
-                    data.evaluate_scenario(scaling=True, **inp).scaling_frame(),
-                    title="Scaling efficiency vs GPU count",
-                ),
+                plots.scaling_figure(frame, title="Scaling efficiency vs GPU count"),
                 key="chart_scaling",
             )
+            no_fit = [int(n) for n in frame.loc[~frame["fits"].astype(bool), "nodes"]]
+            if no_fit:  # never a point for a setup that cannot run without saying so
+                st.warning(
+                    f"Does not fit in GPU memory at {', '.join(map(str, no_fit))} node(s): "
+                    "those points are steps of a configuration that cannot run.",
+                    icon=":material/memory:",
+                )
     _strategies(inp)
     if inp["strategy"] in ("ddp",):
         _advisor(inp, inp_b, result.fits, rb)  # the bucket_cap advisor: DDP's buckets
     # the searches re-evaluate the step many times: shown after the step, cached on their own
     if inp["strategy"] == "ddp":
         flips = data.evaluate_scenario(flips=True, **inp)
+        unfit = (
+            "" if result.fits else " (of a step that does not fit in GPU memory: make it fit first)"
+        )
         if flips.flip is not None:
-            st.success(
-                f"Smallest change that flips the verdict: **{flips.flip.description}**",
+            (st.success if result.fits else st.warning)(
+                f"Smallest change that flips the verdict: **{flips.flip.description}**{unfit}",
                 icon=":material/swap_vert:",
             )
         else:
-            st.info("No change within reach flips the verdict.")
+            st.info(f"No change within reach flips the verdict{unfit}.")
     scaling = data.evaluate_scenario(scaling=True, **inp).scaling_frame()
     if inp["strategy"] == "ddp":
         table(
