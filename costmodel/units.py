@@ -359,6 +359,17 @@ def format_flops(value: float, digits: int = 3) -> str:
     return _si(float(value), "FLOP/s", _BYTE_PREFIXES, digits)
 
 
+def format_change(fraction: float) -> str:
+    """A relative change as a signed whole percent, with no "-0%" or "+0%" for a change that
+    rounds to nothing.
+
+    >>> format_change(-0.081), format_change(-0.001), format_change(0.004), format_change(0.2)
+    ('-8%', '0%', '0%', '+20%')
+    """
+    text = f"{float(fraction):+.0%}"
+    return "0%" if text in ("-0%", "+0%") else text
+
+
 def format_count(value: float, digits: int = 3) -> str:
     """Format a count (parameters, tokens) with k/M/B/T suffixes: ``'7 B'`` for 7e9."""
     for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):

@@ -398,3 +398,13 @@ def test_a_scenario_of_less_than_one_parameter_is_refused_naming_the_field():
     with pytest.raises(ValueError, match="params"):
         cm.Scenario(params=0.5, cluster="dgx-h100")
     assert cm.Scenario(params=1, cluster="dgx-h100").params == 1
+
+
+def test_a_fit_suggestion_never_reads_minus_zero_percent():
+    """The fit suggestions printed 'step 549 ms (-0%)' for a change of -0.1 %."""
+    from costmodel.units import format_change
+
+    assert format_change(-0.0004) == "0%" == format_change(0.0004)
+    assert format_change(-0.08) == "-8%"
+    out = run("step", "--arch", "llama-2-7b", "--cluster", "dgx-h100", "--nodes", "4")
+    assert "-0%" not in out.stdout and "+0%" not in out.stdout

@@ -533,7 +533,7 @@ class FitAdvice:
 
     def summary(self, top: int = 5) -> str:
         """The warning first, then the cheapest changes that fit (plain text)."""
-        from ..units import format_bytes, format_duration
+        from ..units import format_bytes, format_change, format_duration
 
         b = self.base
         if b.fits:
@@ -553,8 +553,8 @@ class FitAdvice:
             d = c.as_dict(b)
             lines.append(
                 f"  {c.change}: {format_bytes(c.step.memory_bytes)} per GPU, step "
-                f"{format_duration(c.step.step_time_s)} ({d['step_time_change']:+.0%}), "
-                f"GPU-time per token {d['cost_change']:+.0%}"
+                f"{format_duration(c.step.step_time_s)} ({format_change(d['step_time_change'])}), "
+                f"GPU-time per token {format_change(d['cost_change'])}"
             )
         return "\n".join(lines)
 

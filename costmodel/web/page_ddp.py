@@ -14,6 +14,7 @@ from costmodel.strategy.compute import MEASURED_LABEL
 from costmodel.strategy.layout import bucket_cap_bytes_for
 from costmodel.units import (
     format_bytes,
+    format_change,
     format_count,
     format_duration,
     parse_bytes,
@@ -711,7 +712,7 @@ def _does_not_fit(inp: dict, result) -> None:
                 + "\n".join(
                     f"- **{ch.change}**: {format_bytes(ch.step.memory_bytes)} per GPU, step "
                     f"{format_duration(ch.step.step_time_s)} "
-                    f"({ch.step.step_time_s / fa.base.step_time_s - 1:+.0%})"
+                    f"({format_change(ch.step.step_time_s / fa.base.step_time_s - 1)})"
                     for ch in ok
                 )
             )
