@@ -465,6 +465,44 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
 
 
 # --- consistency and combinations -------------------------------------------------------------
+_LIMITED_AXES = (
+    "size",
+    "nodes",
+    "gpus_per_node",
+    "ranks",
+    "bandwidth",
+    "latency",
+    "params",
+    "micro_batch",
+    "sequence_length",
+    "accumulation",
+)
+"""Numeric axes with a limit in :data:`costmodel._limits.LIMITS` under the same name: the range
+``costmodel collective/memory/step`` allow for the option, so ``--set bandwidth=50`` (50 B/s, a
+typo for 50 GB/s) is refused as ``collective --bandwidth 50`` is, not answered (a raw link's
+``ranks`` has :data:`~costmodel._limits.LINK_RANKS`, checked in :func:`_check`)."""
+
+
+def _check_limits(a: dict[str, list[Any]]) -> None:
+    """Every limited axis's values within the one limit of every command (costmodel._limits)."""
+    for name in _LIMITED_AXES:
+        lim = LIMITS[name]
+        values = a.get(name, [])
+        # a plain loop over numbers (1e5 values in ms); Limit.check words the first bad one
+        bad = [
+            v
+            for v in values
+            if not (
+                math.isfinite(v)
+                and (v > lim.lo if lim.lo_open else v >= lim.lo)
+                and v <= lim.hi
+                and (not lim.whole or v == math.floor(v))
+            )
+        ]
+        if bad:
+            lim.check(name, bad[0])  # raises "NAME: must be RULE, got VALUE"
+
+
 def _check(grid: Grid) -> None:
     a = grid.axes
     if "model" in a:  # one name per model (costmodel.models); unknown names fail here, early
@@ -519,6 +557,7 @@ def _check(grid: Grid) -> None:
             raise ValueError("ranks: every value must be >= 1")
         if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
             raise ValueError("zero_stage: allowed 0, 1, 2, 3")
+    _check_limits(a)
 
 
 def _check_step(a: dict[str, list[Any]]) -> None:
