@@ -66,3 +66,26 @@ def test_sweep_axes_inside_the_limits_still_evaluate():
     )  # fmt: skip
     assert r.exit_code == 0, r.stderr
     assert len(r.stdout.strip().splitlines()) == 1 + 4
+
+
+# --- a memory sweep row carries costmodel memory's notes -----------------------------------
+
+
+def test_a_memory_sweep_row_carries_the_notes_costmodel_memory_prints():
+    """``costmodel memory --params 70B --json`` says activations are not included and that a
+    70B-class run adds tensor/pipeline parallelism; the sweep's row for the same question had
+    no notes column (an ``activations_GB`` of 0 with nothing saying why)."""
+    import json
+
+    import costmodel as cm
+
+    cli = json.loads(run("memory", "--params", "70B", "--zero-stage", "3", "--ranks", "16",
+                         "--cluster", "dgx-h100", "--json").stdout)  # fmt: skip
+    df = cm.sweep(kind="memory", preset="dgx-h100", params="7B,70B", zero_stage=3, ranks=16)
+    row = df[df.params == 70e9].iloc[0]
+    assert row.memory_GB * 1e9 == pytest.approx(cli["total_bytes"], rel=1e-12)
+    for note in [cli["activations"], *cli["notes"]]:
+        assert note in row.notes
+    small = df[df.params == 7e9].iloc[0].notes
+    assert cli["activations"] in small
+    assert "tensor and pipeline parallelism" not in small  # below the 70B class: no such note

@@ -361,7 +361,22 @@ def _eval_memory(
         out = {"preset": cat["preset"], **out}
         out["gpu_memory_GB"] = np.full(params.shape, gpu_bytes / _GB)
         out["fits"] = total <= gpu_bytes
+    out["notes"] = _memory_notes(params, mb.activations_note)
     return out
+
+
+def _memory_notes(params: np.ndarray, activations_note: str) -> _Cat:
+    """``costmodel memory``'s notes for each row: why activations are 0 (a bare parameter
+    count has no shape) and, from the 70B class, that production runs add tensor and pipeline
+    parallelism (:func:`costmodel.training.scale_notes`); one text per distinct count."""
+    import pandas as pd
+
+    from ..training import scale_notes
+
+    values, inverse = np.unique(params, return_inverse=True)
+    texts = [" ".join([activations_note, *scale_notes(float(p))]).strip() for p in values]
+    codes, names = pd.factorize(np.asarray(texts, dtype=object))
+    return _Cat(codes.astype(np.int32)[inverse.ravel()], [str(n) for n in names])
 
 
 def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any) -> dict[str, Any]:
