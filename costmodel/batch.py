@@ -171,11 +171,25 @@ def global_batch(
     b = _whole_array("local_batch", local_batch)
     n = _whole_array("ranks", ranks)
     a = _whole_array("accumulation", accumulation)
+    return _int_out(_whole_product(b, n, a))
+
+
+def _whole_product(*factors: np.ndarray) -> np.ndarray:
+    """The product of whole-number int64 arrays (broadcast), exact: int64 where it stays below
+    2**62, else Python ints in an object array (int64 would wrap silently, to 0 or negative)."""
     with np.errstate(over="ignore"):
-        if float(np.max(b * 1.0 * n * a, initial=0.0)) < 2.0**62:
-            return _int_out(b * n * a)
-    # the product may leave int64: exact Python ints in an object array
-    return _int_out(b.astype(object) * n.astype(object) * a.astype(object))
+        bound = np.ones(())
+        for f in factors:
+            bound = bound * f.astype(float)
+        if float(np.max(bound, initial=0.0)) < 2.0**62:
+            out = factors[0]
+            for f in factors[1:]:
+                out = out * f
+            return np.asarray(out)
+    out = factors[0].astype(object)
+    for f in factors[1:]:
+        out = out * f.astype(object)
+    return np.asarray(out)
 
 
 def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) -> int | np.ndarray:
@@ -190,7 +204,7 @@ def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) ->
         )
     g = _whole_array("global_batch_size", global_batch_size)
     s = _whole_array("sequence_length", sequence_length)
-    return _int_out(g * s)
+    return _int_out(_whole_product(g, s))
 
 
 def global_batch_from_tokens(global_tokens: int, sequence_length: int) -> int:

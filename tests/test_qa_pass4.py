@@ -4,6 +4,7 @@ notebook imports (``import costmodel as cm``), with scalars and arrays.
 Each test failed before its fix; the fix is at the shared function the surfaces call.
 """
 
+import numpy as np
 import pytest
 
 from tests._cli import one_line_error, run
@@ -89,3 +90,21 @@ def test_a_memory_sweep_row_carries_the_notes_costmodel_memory_prints():
     small = df[df.params == 7e9].iloc[0].notes
     assert cli["activations"] in small
     assert "tensor and pipeline parallelism" not in small  # below the 70B class: no such note
+
+
+# --- formulas: an array gives the number the same scalar gives -----------------------------
+
+
+@pytest.mark.parametrize("wrap", [np.asarray, lambda x: np.asarray([x]), lambda x: [x]])
+def test_tokens_per_step_of_an_array_is_the_scalar_s_exact_count(wrap):
+    """``tokens_per_step(np.array(2**40), 2**30)`` was 0 (int64 wrapped) where the same Python
+    ints give 2**70; global_batch already kept its product exact, now both share it."""
+    from costmodel.batch import tokens_per_step
+
+    want = tokens_per_step(2**40, 2**30)
+    assert want == 2**70
+    got = tokens_per_step(wrap(2**40), 2**30)
+    assert np.ravel(got).tolist() == [want]
+    small = tokens_per_step(wrap(8192), 2048)
+    assert np.ravel(small).tolist() == [8192 * 2048]
+    assert np.asarray(small).dtype == np.int64  # counts that fit stay int64
