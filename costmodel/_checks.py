@@ -66,6 +66,46 @@ def _magnitude(value: Any) -> float:
     return float(np.abs(np.log10(x)).max()) if x.size else 0.0
 
 
+def _is_broadcast_error(exc: ValueError) -> bool:
+    """numpy's own shape errors ("operands could not be broadcast together with shapes ...",
+    "shape mismatch: objects cannot be broadcast ..."), which name no argument."""
+    text = str(exc)
+    return "broadcast" in text and "shape" in text and ":" not in text.split(" ", 1)[0]
+
+
+def _shapes_message(bound: inspect.BoundArguments) -> str:
+    """The one-line refusal of array arguments whose shapes do not broadcast, naming them."""
+    arrays = {
+        k: np.shape(v)
+        for k, v in bound.arguments.items()
+        if not isinstance(v, str | bytes) and np.ndim(v) > 0
+    }
+    names = ", ".join(arrays) or "input"
+    shapes = ", ".join(f"{k} {s}" for k, s in arrays.items())
+    return (
+        f"{names}: shapes do not broadcast together ({shapes}); allowed: arrays numpy broadcasts "
+        "(equal lengths, length 1, or a column against a row: np.asarray(sizes)[:, None])"
+    )
+
+
+def named_shapes(fn: F) -> F:
+    """Decorator: numpy's shape error (arrays that do not broadcast) raised again naming the
+    arguments and their shapes (:func:`finite_result` does the same), for a formula whose result
+    may be non-finite by design or is a count."""
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def inner(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as exc:
+            if not _is_broadcast_error(exc):
+                raise
+            raise ValueError(_shapes_message(sig.bind(*args, **kwargs))) from None
+
+    return inner  # type: ignore[return-value]
+
+
 def blame(bound: inspect.BoundArguments) -> tuple[str, Any]:
     """(name, value) of the numeric argument with the most extreme order of magnitude."""
     args = {k: v for k, v in bound.arguments.items() if k not in ("self", "cls")}
@@ -89,6 +129,10 @@ def finite_result(what: str) -> Callable[[F], F]:
             _STATE.depth = 1
             try:
                 out = fn(*args, **kwargs)
+            except ValueError as exc:
+                if not _is_broadcast_error(exc):
+                    raise
+                raise ValueError(_shapes_message(sig.bind(*args, **kwargs))) from None
             finally:
                 _STATE.depth = 0
             if _all_finite(out):

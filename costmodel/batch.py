@@ -30,7 +30,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import finite_result
+from ._checks import finite_result, named_shapes
 
 FloatOrArray = float | np.ndarray
 LRRule = Literal["linear", "sqrt"]
@@ -140,6 +140,7 @@ def _float_out(x: np.ndarray) -> FloatOrArray:
     return float(x) if np.ndim(x) == 0 else x
 
 
+@named_shapes
 def global_batch(
     local_batch: ArrayLike, ranks: ArrayLike, accumulation: ArrayLike = 1
 ) -> int | np.ndarray:
@@ -192,6 +193,7 @@ def _whole_product(*factors: np.ndarray) -> np.ndarray:
     return np.asarray(out)
 
 
+@named_shapes
 def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) -> int | np.ndarray:
     r"""Tokens per optimizer step :math:`B_{global} \times s` [tokens].
 

@@ -108,3 +108,48 @@ def test_tokens_per_step_of_an_array_is_the_scalar_s_exact_count(wrap):
     small = tokens_per_step(wrap(8192), 2048)
     assert np.ravel(small).tolist() == [8192 * 2048]
     assert np.asarray(small).dtype == np.int64  # counts that fit stay int64
+
+
+# --- formulas: arrays that do not broadcast are refused naming the arguments ----------------
+
+_A3, _A2 = np.array([1e9, 2e9, 3e9]), np.array([8, 16])
+
+
+def _formulas():
+    import costmodel as cm
+    from costmodel.batch import tokens_per_step
+
+    return [
+        ("collective_time", lambda: cm.collective_time("all_gather", _A3, _A2, 50e9),
+         ("message_bytes", "ranks")),
+        ("allreduce_time", lambda: cm.allreduce_time(_A3, _A2, 50e9), ("message_bytes", "ranks")),
+        ("bytes_per_rank", lambda: cm.bytes_per_rank("all_reduce", _A3, _A2),
+         ("message_bytes", "ranks")),
+        ("bus_bandwidth", lambda: cm.bus_bandwidth("all_reduce", _A3, 16, [1.0, 2.0]),
+         ("message_bytes", "time_s")),
+        ("crossover_bytes", lambda: cm.crossover_bytes("ring", "tree", _A2, _A3, 5e-6),
+         ("ranks", "bandwidth_bytes_per_s")),
+        ("flat_ring_allreduce_time",
+         lambda: cm.flat_ring_allreduce_time(_A3, _A2, 8, 450e9, 8, 50e9),
+         ("message_bytes", "nodes")),
+        ("training_memory", lambda: cm.training_memory(_A3, zero_stage=3, dp_ranks=_A2),
+         ("params", "dp_ranks")),
+        ("global_batch", lambda: cm.global_batch([1, 2, 3], _A2), ("local_batch", "ranks")),
+        ("tokens_per_step", lambda: tokens_per_step([1, 2, 3], _A2),
+         ("global_batch_size", "sequence_length")),
+        ("scale_learning_rate", lambda: cm.scale_learning_rate([1e-3, 2e-3, 3e-3], _A2, 64),
+         ("base_lr", "base_batch")),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", _formulas(), ids=lambda c: c[0])
+def test_arrays_that_do_not_broadcast_are_refused_naming_the_arguments(case):
+    """``cm.allreduce_time(np.array([1e9, 2e9, 3e9]), np.array([8, 16]), 50e9)`` raised numpy's
+    "operands could not be broadcast together with shapes (3,) (2,)", naming no argument."""
+    _, call, names = case
+    with pytest.raises(ValueError) as err:
+        call()
+    text = str(err.value)
+    assert text.startswith(f"{names[0]}, {names[1]}: shapes do not broadcast"), text
+    assert "(3,)" in text and "(2,)" in text
+    assert "allowed:" in text
