@@ -209,10 +209,16 @@ def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) ->
     return _int_out(_whole_product(g, s))
 
 
-def global_batch_from_tokens(global_tokens: int, sequence_length: int) -> int:
+@named_shapes
+def global_batch_from_tokens(
+    global_tokens: ArrayLike, sequence_length: ArrayLike
+) -> int | np.ndarray:
     r"""Global batch in samples from a global batch in tokens: :math:`B_{global} = T / s`.
 
-    Refuses a token count that is not a whole number of sequences, with the nearest valid ones.
+    ``global_tokens`` [tokens] and ``sequence_length`` [tokens per sample] are whole numbers
+    >= 1; arrays broadcast (an int array out), Python numbers give an int. Refuses a token count
+    that is not a whole number of sequences, with the nearest valid ones (and, for an array,
+    the element).
 
     >>> global_batch_from_tokens(4 * 2**20, 4096)          # "4M tokens at seq 4096"
     1024
@@ -221,9 +227,29 @@ def global_batch_from_tokens(global_tokens: int, sequence_length: int) -> int:
     ... except ValueError as err:
     ...     print(err)
     global_tokens: 4000000 / 4096 = 976.6 sequences is not a whole number; nearest valid: 4,001,792 tokens (977 x 4096) or 3,997,696 tokens (976 x 4096); or 4 x 2^20 = 4,194,304 tokens (1024 x 4096), the binary reading of 4M
+    >>> global_batch_from_tokens([2**20, 4 * 2**20], 4096).tolist()
+    [256, 1024]
     """
-    t = _whole("global_tokens", global_tokens)
-    s = _whole("sequence_length", sequence_length)
+    if np.ndim(global_tokens) or np.ndim(sequence_length):
+        t_a, s_a = np.broadcast_arrays(
+            _whole_array("global_tokens", global_tokens),
+            _whole_array("sequence_length", sequence_length),
+        )
+        rest = t_a % s_a
+        if rest.any():
+            i = int(np.flatnonzero(rest.ravel())[0])
+            try:
+                _batch_of_tokens(int(t_a.ravel()[i]), int(s_a.ravel()[i]))
+            except ValueError as err:
+                raise ValueError(f"{err} (element {i} of {t_a.size})") from None
+        return _int_out(t_a // s_a)
+    return _batch_of_tokens(
+        _whole("global_tokens", global_tokens), _whole("sequence_length", sequence_length)
+    )
+
+
+def _batch_of_tokens(t: int, s: int) -> int:
+    """:func:`global_batch_from_tokens` of one whole count ``t`` [tokens] and length ``s``."""
     if t % s:
         exact = t / s
         near = sorted({max(1, math.floor(exact)), math.ceil(exact)}, key=lambda n: abs(n - exact))
@@ -329,7 +355,9 @@ def solve_batch(
             )
         if sequence_length is None:
             raise ValueError("sequence_length: needed with global_tokens (tokens per sample)")
-        global_batch = global_batch_from_tokens(global_tokens, sequence_length)
+        global_batch = _batch_of_tokens(
+            _whole("global_tokens", global_tokens), _whole("sequence_length", sequence_length)
+        )
     seq = _whole("sequence_length", sequence_length) if sequence_length is not None else None
     sol = _solve(local_batch, ranks, accumulation, global_batch)
     return sol if seq is None else BatchSolution(**{**sol.as_dict(), "sequence_length": seq})  # type: ignore[arg-type]

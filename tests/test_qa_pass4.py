@@ -153,3 +153,21 @@ def test_arrays_that_do_not_broadcast_are_refused_naming_the_arguments(case):
     assert text.startswith(f"{names[0]}, {names[1]}: shapes do not broadcast"), text
     assert "(3,)" in text and "(2,)" in text
     assert "allowed:" in text
+
+
+def test_global_batch_from_tokens_takes_arrays_as_the_other_batch_formulas_do():
+    """``cm.global_batch_from_tokens(np.array([2**20, 4 * 2**20]), 4096)`` was refused as
+    "global_tokens: must be a whole number >= 1, got array([1048576, 4194304])": whole numbers
+    >= 1, refused for being an array, where tokens_per_step and global_batch broadcast."""
+    import pandas as pd
+
+    import costmodel as cm
+
+    f = cm.global_batch_from_tokens
+    want = [f(2**20, 4096), f(4 * 2**20, 4096)]
+    for tokens in (np.array([2**20, 4 * 2**20]), [2**20, 4 * 2**20], pd.Series([2**20, 4 * 2**20])):
+        assert f(tokens, 4096).tolist() == want
+    assert f(np.array(4 * 2**20), np.int64(4096)) == want[1]
+    assert f(4 * 2**20, np.array([4096, 2048])).tolist() == [1024, 2048]
+    with pytest.raises(ValueError, match=r"4000000 / 4096 = 976.6 .* \(element 1 of 2\)"):
+        f([4 * 2**20, 4_000_000], 4096)
