@@ -171,3 +171,34 @@ def test_global_batch_from_tokens_takes_arrays_as_the_other_batch_formulas_do():
     assert f(4 * 2**20, np.array([4096, 2048])).tolist() == [1024, 2048]
     with pytest.raises(ValueError, match=r"4000000 / 4096 = 976.6 .* \(element 1 of 2\)"):
         f([4 * 2**20, 4_000_000], 4096)
+
+
+# --- a collective sweep row whose band is unknown says why ---------------------------------
+
+
+def test_a_collective_row_with_an_unknown_band_says_why_as_the_cli_does():
+    """``costmodel collective all_reduce --size 1GB --cluster gcp-a3-mega --nodes 2`` shows
+    "± ?" and says why (no bundled run measured the fabric); the sweep row (and the command's
+    --json, which is that row) wrote NaN in error_band_pct with no word, where a step row has
+    band_note."""
+    import json
+
+    import costmodel as cm
+
+    text = run("collective", "all_reduce", "--size", "1GB", "--cluster", "gcp-a3-mega",
+               "--nodes", "2")  # fmt: skip
+    assert "± ?" in text.stdout
+    df = cm.sweep(preset="gcp-a3-mega,dgx-h100", nodes="1,2", size="1KB,1GB",
+                  op="all_reduce,all_to_all")  # fmt: skip
+    unknown = df.error_band_pct.isna()
+    assert unknown.any() and (~unknown).any()
+    assert (df.band_note[~unknown] == "").all()
+    assert df.band_note[unknown].str.contains("the error is unknown").all()
+    tcpxo = df[(df.preset == "gcp-a3-mega") & (df.nodes == 2)].band_note
+    assert tcpxo.str.contains("'tcpxo' between nodes").all()
+    a2a = df[(df.preset == "dgx-h100") & (df.nodes == 2) & (df.op == "all_to_all")].band_note
+    assert a2a.str.startswith("all-to-all across nodes").all()
+    js = json.loads(run("collective", "all_reduce", "--size", "1GB", "--cluster",
+                        "gcp-a3-mega", "--nodes", "2", "--json").stdout)  # fmt: skip
+    assert js["results"][0]["error_band_pct"] is None
+    assert "'tcpxo' between nodes" in js["results"][0]["band_note"]
