@@ -202,3 +202,27 @@ def test_a_collective_row_with_an_unknown_band_says_why_as_the_cli_does():
                         "gcp-a3-mega", "--nodes", "2", "--json").stdout)  # fmt: skip
     assert js["results"][0]["error_band_pct"] is None
     assert "'tcpxo' between nodes" in js["results"][0]["band_note"]
+
+
+@pytest.mark.parametrize(
+    ("sweep_args", "command", "rule"),
+    [
+        (["--set", "ranks=8", "--set", "bandwidth=50GB/s", "--set", "size=-5"],
+         ["collective", "all_reduce", "--size=-5", "--ranks", "8", "--bandwidth", "50GB/s"],
+         "size: must be a size in 1 B..16 TiB (2**44 B), whole bytes, got '-5'"),
+        (["--kind", "memory", "--set", "params=-5"], ["memory", "--params=-5"],
+         "params: must be a parameter count in 1..1e15, e.g. 7B, got '-5'"),
+        (["--set", "preset=dgx-h100", "--set", "nodes=1.5", "--set", "size=1GB"],
+         ["collective", "all_reduce", "--size", "1GB", "--cluster", "dgx-h100", "--nodes", "1.5"],
+         "nodes: "),
+    ],
+)  # fmt: skip
+def test_a_sweep_value_that_does_not_parse_states_the_command_s_allowed_range(
+    sweep_args, command, rule
+):
+    """``sweep --set size=-5`` said "size: must be >= 0 bytes", but 0 is refused too (the
+    allowed range is 1 B..16 TiB, as ``collective --size=-5`` says)."""
+    one_line_error(run(*command))
+    line = one_line_error(run("sweep", *sweep_args, "--no-progress"), rule)
+    assert "must be >= 0 bytes" not in line.split("(")[0]
+    assert "must be a whole number >= 0" not in line.split("(")[0]

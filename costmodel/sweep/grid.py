@@ -256,14 +256,28 @@ def _check_count(axis: Axis, text: str, count: float) -> None:
         )
 
 
+def _parse_one(axis: Axis, text: Any) -> Any:
+    """One value of an axis; a value that does not parse is refused, for an axis with a
+    command's limit (:data:`_LIMITED_AXES`), in that limit's words, as the command refuses it
+    (``size=-5``: "must be a size in 1 B..16 TiB", not the parser's "must be >= 0 bytes")."""
+    parse = _parse_int if axis.integer else axis.parse
+    try:
+        return parse(text, name=axis.name)
+    except ValueError as exc:
+        if axis.name not in _LIMITED_AXES:
+            raise
+        rule = LIMITS[axis.name].rule
+        raise ValueError(f"{axis.name}: must be {rule}, got {text!r} ({exc})") from None
+
+
 def _expand_range(axis: Axis, text: str) -> list[Any]:
     sep = ".." if ".." in text else ":"
     head, _, tail = text.partition(sep)
     m = _STOP_RE.match(tail.strip())
     if not head.strip() or not m:
         raise ValueError(f"{axis.name}: cannot parse range {text!r}; e.g. '8..4096x2', '8B:16GB'")
-    start = axis.parse(head.strip(), name=axis.name)
-    stop = axis.parse(m["stop"], name=axis.name)
+    start = _parse_one(axis, head.strip())
+    stop = _parse_one(axis, m["stop"])
     op = m["op"] or ("+" if axis.integer and sep == ".." else "x")
     if op == "*":
         op = "x"
@@ -350,10 +364,8 @@ def parse_values(name: str, spec: Any, kind: str = "collective") -> list[Any]:
             )
         if axis.numeric and isinstance(item, str) and (".." in item or ":" in item):
             values.extend(_expand_range(axis, item))
-        elif axis.integer:
-            values.append(_parse_int(item, name=axis.name))
         else:
-            values.append(axis.parse(item, name=axis.name))
+            values.append(_parse_one(axis, item))
     if not values:
         raise ValueError(f"{axis.name}: empty list of values")
     return values
