@@ -448,8 +448,8 @@ def scale_learning_rate(
         base_a = _positive("base_batch", base_batch)
         capped = np.minimum(_positive("new_batch", new_batch), np.maximum(crit, base_a))
         new_batch = _float_out(capped)
-        if scalars:
-            scalars = (scalars[0], scalars[1], float(capped))
+        if scalars:  # an array of critical batches gives an array: the array path
+            scalars = (scalars[0], scalars[1], float(capped)) if np.ndim(capped) == 0 else None
     if scalars:  # Python numbers: the same expression on floats
         lr_s, base_s, new_s = scalars
         lr1 = _positive_scalar("base_lr", lr_s)

@@ -226,3 +226,18 @@ def test_a_sweep_value_that_does_not_parse_states_the_command_s_allowed_range(
     line = one_line_error(run("sweep", *sweep_args, "--no-progress"), rule)
     assert "must be >= 0 bytes" not in line.split("(")[0]
     assert "must be a whole number >= 0" not in line.split("(")[0]
+
+
+@pytest.mark.parametrize("wrap", [np.asarray, list])
+def test_an_array_of_critical_batches_scales_each_as_its_scalar(wrap):
+    """``cm.scale_learning_rate(3e-4, 2**20, 4 * 2**20, rule="sqrt",
+    critical_batch=np.array([2**21, 2**23]))`` raised TypeError "only 0-dimensional arrays can
+    be converted to Python scalars" (the scalar fast path took the capped array)."""
+    import costmodel as cm
+
+    crit = [2**21, 2**23]
+    want = [cm.scale_learning_rate(3e-4, 2**20, 4 * 2**20, rule="sqrt", critical_batch=c)
+            for c in crit]  # fmt: skip
+    assert want[0] < want[1]  # the smaller critical batch caps the rate
+    got = cm.scale_learning_rate(3e-4, 2**20, 4 * 2**20, rule="sqrt", critical_batch=wrap(crit))
+    assert np.asarray(got).tolist() == want
