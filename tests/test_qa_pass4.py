@@ -241,3 +241,18 @@ def test_an_array_of_critical_batches_scales_each_as_its_scalar(wrap):
     assert want[0] < want[1]  # the smaller critical batch caps the rate
     got = cm.scale_learning_rate(3e-4, 2**20, 4 * 2**20, rule="sqrt", critical_batch=wrap(crit))
     assert np.asarray(got).tolist() == want
+
+
+def test_an_array_of_zero_stages_is_refused_naming_zero_stage():
+    """``cm.training_memory(7e9, zero_stage=np.array([0, 3]))`` raised numpy's "The truth value
+    of an array with more than one element is ambiguous", naming no argument."""
+    import costmodel as cm
+
+    for call in (
+        lambda: cm.training_memory(7e9, zero_stage=np.array([0, 3]), dp_ranks=16),
+        lambda: cm.max_params(80e9, zero_stage=np.array([0, 3]), dp_ranks=16),
+    ):
+        with pytest.raises(ValueError, match=r"^zero_stage: one stage per call, one of \(0, 1"):
+            call()
+    # a numpy scalar stage is one stage, as before
+    assert cm.training_memory(7e9, zero_stage=np.int64(3), dp_ranks=16).total_bytes == 7e9
