@@ -256,3 +256,23 @@ def test_an_array_of_zero_stages_is_refused_naming_zero_stage():
             call()
     # a numpy scalar stage is one stage, as before
     assert cm.training_memory(7e9, zero_stage=np.int64(3), dp_ranks=16).total_bytes == 7e9
+
+
+# --- cm.sweep takes a notebook's columns as axis values ------------------------------------
+
+
+def test_cm_sweep_takes_a_pandas_column_as_a_list_and_names_the_axis_of_a_2d_array():
+    """``cm.sweep(size=df["size"], ...)`` raised TypeError "size: expected a number or a string,
+    got Series", and a 2-D array raised "only 0-dimensional arrays can be converted to Python
+    scalars" naming no axis."""
+    import pandas as pd
+
+    import costmodel as cm
+
+    link = {"ranks": 8, "bandwidth": "50GB/s"}
+    want = cm.sweep(size=[1e9, 2e9], **link)
+    pd.testing.assert_frame_equal(cm.sweep(size=pd.Series([1e9, 2e9]), **link), want)
+    pd.testing.assert_frame_equal(cm.sweep(size=np.array([1e9, 2e9]), **link), want)
+    pd.testing.assert_frame_equal(cm.sweep(size=pd.Index([1e9, 2e9]), **link), want)
+    with pytest.raises(ValueError, match=r"^size: expected one list of values \(1-D\)"):
+        cm.sweep(size=np.array([[1e9, 2e9]]), **link)

@@ -346,7 +346,16 @@ def parse_values(name: str, spec: Any, kind: str = "collective") -> list[Any]:
         if len(items) > 1 and not all(items):  # '1,,2' or '1,' is a typo, not sizes 1 and 2
             raise ValueError(f"{axis.name}: empty value in the list {spec!r}; e.g. '8,64'")
         items = [s for s in items if s]
-    elif isinstance(spec, Sequence | np.ndarray):
+    elif hasattr(spec, "__array__") and not isinstance(spec, np.generic):
+        # numpy arrays, pandas Series and Index: a column of values, as a list would be
+        arr = np.asarray(spec)
+        if arr.ndim > 1:
+            raise ValueError(
+                f"{axis.name}: expected one list of values (1-D), got an array of shape "
+                f"{arr.shape}; e.g. np.ravel(values)"
+            )
+        items = arr.reshape(-1).tolist()
+    elif isinstance(spec, Sequence):
         items = list(spec)
     else:
         items = [spec]
