@@ -149,6 +149,34 @@ def finite_result(what: str) -> Callable[[F], F]:
     return wrap
 
 
+def whole_count(name: str, value: Any) -> int:
+    """One count >= 1 as a Python int: an int, a numpy integer (an element of an array, a
+    0-d array) or a float with no fraction (``2.0``); else ValueError naming ``name``.
+
+    A cluster's node count or GPU slice is one number per call: an array is refused with where
+    several are evaluated (``cm.sweep``), not with numpy's ambiguity error.
+
+    >>> import numpy as np
+    >>> whole_count("nodes", np.int64(2)), whole_count("nodes", 2.0)
+    (2, 2)
+    """
+    if isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
+    if np.ndim(value) != 0:
+        raise ValueError(
+            f"{name}: one count per call, a whole number >= 1, got {value!r}; for several, "
+            f"loop, or cm.sweep(preset=..., {name}=[...])"
+        )
+    if isinstance(value, np.ndarray | np.generic):
+        value = value.item()
+    if isinstance(value, int):
+        if value >= 1:
+            return value
+    elif isinstance(value, float) and math.isfinite(value) and value == int(value) and value >= 1:
+        return int(value)
+    raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
+
+
 def flag(name: str, value: object, *, allow_none: bool = False) -> Any:
     """A real boolean (Python or numpy bool, or an array of them), else ValueError naming it.
 

@@ -276,3 +276,24 @@ def test_cm_sweep_takes_a_pandas_column_as_a_list_and_names_the_axis_of_a_2d_arr
     pd.testing.assert_frame_equal(cm.sweep(size=pd.Index([1e9, 2e9]), **link), want)
     with pytest.raises(ValueError, match=r"^size: expected one list of values \(1-D\)"):
         cm.sweep(size=np.array([[1e9, 2e9]]), **link)
+
+
+# --- a cluster's node count from a numpy loop ----------------------------------------------
+
+
+def test_a_numpy_integer_node_count_is_a_node_count():
+    """``for n in np.array([1, 2, 4]): cm.predict_collective(..., nodes=n)`` was refused as
+    "nodes: must be an integer >= 1, got np.int64(2)" (cm.cluster, predict_collective,
+    predict_all_algorithms, strategy_step), where the same Python int answers."""
+    import costmodel as cm
+
+    for n in np.array([1, 2]):
+        assert cm.cluster("dgx-h100", nodes=n) == cm.cluster("dgx-h100", nodes=int(n))
+        got = cm.predict_collective("all_reduce", 1e9, "dgx-h100", nodes=n).time_s
+        assert got == cm.predict_collective("all_reduce", 1e9, "dgx-h100", nodes=int(n)).time_s
+    assert cm.cluster("dgx-h100", gpus_per_node=np.int64(4)).ranks == 4
+    assert cm.cluster("dgx-h100", nodes=2.0).ranks == 16
+    with pytest.raises(ValueError, match=r"^nodes: must be a whole number >= 1, got 2.5"):
+        cm.cluster("dgx-h100", nodes=2.5)
+    with pytest.raises(ValueError, match=r"^nodes: one count per call"):
+        cm.predict_collective("all_reduce", 1e9, "dgx-h100", nodes=np.array([8, 16]))
