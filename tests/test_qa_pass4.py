@@ -297,3 +297,19 @@ def test_a_numpy_integer_node_count_is_a_node_count():
         cm.cluster("dgx-h100", nodes=2.5)
     with pytest.raises(ValueError, match=r"^nodes: one count per call"):
         cm.predict_collective("all_reduce", 1e9, "dgx-h100", nodes=np.array([8, 16]))
+
+
+def test_numpy_integer_batch_counts_are_counts_in_a_step():
+    """``cm.strategy_step(..., micro_batch=np.int64(2))`` was refused as "micro_batch: must be
+    a whole number >= 1, got np.int64(2)" (and sequence_length, accumulation, training_cost's
+    ranks) where the same Python ints answer; 2.5 is still refused."""
+    import costmodel as cm
+
+    kw = {"arch": "llama-2-7b", "cluster": "dgx-h100", "nodes": 1}
+    want = cm.strategy_step(**kw, micro_batch=2, sequence_length=2048, accumulation=2)
+    got = cm.strategy_step(
+        **kw, micro_batch=np.int64(2), sequence_length=np.int32(2048), accumulation=np.int64(2)
+    )
+    assert got.step_time_s == want.step_time_s
+    with pytest.raises(ValueError, match=r"^micro_batch: must be a whole number >= 1, got 2.5"):
+        cm.strategy_step(**kw, micro_batch=2.5)
