@@ -313,3 +313,19 @@ def test_numpy_integer_batch_counts_are_counts_in_a_step():
     assert got.step_time_s == want.step_time_s
     with pytest.raises(ValueError, match=r"^micro_batch: must be a whole number >= 1, got 2.5"):
         cm.strategy_step(**kw, micro_batch=2.5)
+
+
+def test_predict_collective_names_the_size_out_of_range_not_the_whole_array():
+    """``cm.predict_collective("all_reduce", sizes, ...)`` with one size past 16 TiB among 1e5
+    printed the whole array (numpy's elided repr, without the bad value); the formulas of
+    costmodel.collectives name the element."""
+    import costmodel as cm
+
+    sizes = np.arange(1, 100_001, dtype=float) * 1e9
+    with pytest.raises(ValueError) as err:
+        cm.predict_collective("all_reduce", sizes, "dgx-h100", nodes=2)
+    text = str(err.value)
+    assert text == (
+        "message_bytes: must be between 0 and 2**44 B (16 TiB), got 17593000000000.0 "
+        "(element 17592 of 100000)"
+    )
