@@ -329,3 +329,13 @@ def test_predict_collective_names_the_size_out_of_range_not_the_whole_array():
         "message_bytes: must be between 0 and 2**44 B (16 TiB), got 17593000000000.0 "
         "(element 17592 of 100000)"
     )
+
+
+def test_a_size_range_that_does_not_parse_states_the_rule_once():
+    """``predict --sizes 8B:x`` goes through the sweep's parser: its limit's words must not be
+    wrapped in the same words again."""
+    line = one_line_error(
+        run("predict", "--op", "all_reduce", "--cluster", "dgx-h100", "--sizes", "8B:x"),
+        "--sizes: must be a size in 1 B..16 TiB (2**44 B), whole bytes, got 'x'",
+    )
+    assert line.count("must be a size in") == 1
