@@ -66,6 +66,46 @@ def _magnitude(value: Any) -> float:
     return float(np.abs(np.log10(x)).max()) if x.size else 0.0
 
 
+def _is_broadcast_error(exc: ValueError) -> bool:
+    """numpy's own shape errors ("operands could not be broadcast together with shapes ...",
+    "shape mismatch: objects cannot be broadcast ..."), which name no argument."""
+    text = str(exc)
+    return "broadcast" in text and "shape" in text and ":" not in text.split(" ", 1)[0]
+
+
+def _shapes_message(bound: inspect.BoundArguments) -> str:
+    """The one-line refusal of array arguments whose shapes do not broadcast, naming them."""
+    arrays = {
+        k: np.shape(v)
+        for k, v in bound.arguments.items()
+        if not isinstance(v, str | bytes) and np.ndim(v) > 0
+    }
+    names = ", ".join(arrays) or "input"
+    shapes = ", ".join(f"{k} {s}" for k, s in arrays.items())
+    return (
+        f"{names}: shapes do not broadcast together ({shapes}); allowed: arrays numpy broadcasts "
+        "(equal lengths, length 1, or a column against a row: np.asarray(sizes)[:, None])"
+    )
+
+
+def named_shapes(fn: F) -> F:
+    """Decorator: numpy's shape error (arrays that do not broadcast) raised again naming the
+    arguments and their shapes (:func:`finite_result` does the same), for a formula whose result
+    may be non-finite by design or is a count."""
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def inner(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as exc:
+            if not _is_broadcast_error(exc):
+                raise
+            raise ValueError(_shapes_message(sig.bind(*args, **kwargs))) from None
+
+    return inner  # type: ignore[return-value]
+
+
 def blame(bound: inspect.BoundArguments) -> tuple[str, Any]:
     """(name, value) of the numeric argument with the most extreme order of magnitude."""
     args = {k: v for k, v in bound.arguments.items() if k not in ("self", "cls")}
@@ -89,6 +129,10 @@ def finite_result(what: str) -> Callable[[F], F]:
             _STATE.depth = 1
             try:
                 out = fn(*args, **kwargs)
+            except ValueError as exc:
+                if not _is_broadcast_error(exc):
+                    raise
+                raise ValueError(_shapes_message(sig.bind(*args, **kwargs))) from None
             finally:
                 _STATE.depth = 0
             if _all_finite(out):
@@ -103,6 +147,34 @@ def finite_result(what: str) -> Callable[[F], F]:
         return inner  # type: ignore[return-value]
 
     return wrap
+
+
+def whole_count(name: str, value: Any) -> int:
+    """One count >= 1 as a Python int: an int, a numpy integer (an element of an array, a
+    0-d array) or a float with no fraction (``2.0``); else ValueError naming ``name``.
+
+    A cluster's node count or GPU slice is one number per call: an array is refused with where
+    several are evaluated (``cm.sweep``), not with numpy's ambiguity error.
+
+    >>> import numpy as np
+    >>> whole_count("nodes", np.int64(2)), whole_count("nodes", 2.0)
+    (2, 2)
+    """
+    if isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
+    if np.ndim(value) != 0:
+        raise ValueError(
+            f"{name}: one count per call, a whole number >= 1, got {value!r}; for several, "
+            f"loop, or cm.sweep(preset=..., {name}=[...])"
+        )
+    if isinstance(value, np.ndarray | np.generic):
+        value = value.item()
+    if isinstance(value, int):
+        if value >= 1:
+            return value
+    elif isinstance(value, float) and math.isfinite(value) and value == int(value) and value >= 1:
+        return int(value)
+    raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
 
 
 def flag(name: str, value: object, *, allow_none: bool = False) -> Any:

@@ -30,7 +30,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import finite_result
+from ._checks import finite_result, named_shapes
 
 FloatOrArray = float | np.ndarray
 LRRule = Literal["linear", "sqrt"]
@@ -140,6 +140,7 @@ def _float_out(x: np.ndarray) -> FloatOrArray:
     return float(x) if np.ndim(x) == 0 else x
 
 
+@named_shapes
 def global_batch(
     local_batch: ArrayLike, ranks: ArrayLike, accumulation: ArrayLike = 1
 ) -> int | np.ndarray:
@@ -171,13 +172,28 @@ def global_batch(
     b = _whole_array("local_batch", local_batch)
     n = _whole_array("ranks", ranks)
     a = _whole_array("accumulation", accumulation)
+    return _int_out(_whole_product(b, n, a))
+
+
+def _whole_product(*factors: np.ndarray) -> np.ndarray:
+    """The product of whole-number int64 arrays (broadcast), exact: int64 where it stays below
+    2**62, else Python ints in an object array (int64 would wrap silently, to 0 or negative)."""
     with np.errstate(over="ignore"):
-        if float(np.max(b * 1.0 * n * a, initial=0.0)) < 2.0**62:
-            return _int_out(b * n * a)
-    # the product may leave int64: exact Python ints in an object array
-    return _int_out(b.astype(object) * n.astype(object) * a.astype(object))
+        bound = np.ones(())
+        for f in factors:
+            bound = bound * f.astype(float)
+        if float(np.max(bound, initial=0.0)) < 2.0**62:
+            out = factors[0]
+            for f in factors[1:]:
+                out = out * f
+            return np.asarray(out)
+    out = factors[0].astype(object)
+    for f in factors[1:]:
+        out = out * f.astype(object)
+    return np.asarray(out)
 
 
+@named_shapes
 def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) -> int | np.ndarray:
     r"""Tokens per optimizer step :math:`B_{global} \times s` [tokens].
 
@@ -190,13 +206,19 @@ def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) ->
         )
     g = _whole_array("global_batch_size", global_batch_size)
     s = _whole_array("sequence_length", sequence_length)
-    return _int_out(g * s)
+    return _int_out(_whole_product(g, s))
 
 
-def global_batch_from_tokens(global_tokens: int, sequence_length: int) -> int:
+@named_shapes
+def global_batch_from_tokens(
+    global_tokens: ArrayLike, sequence_length: ArrayLike
+) -> int | np.ndarray:
     r"""Global batch in samples from a global batch in tokens: :math:`B_{global} = T / s`.
 
-    Refuses a token count that is not a whole number of sequences, with the nearest valid ones.
+    ``global_tokens`` [tokens] and ``sequence_length`` [tokens per sample] are whole numbers
+    >= 1; arrays broadcast (an int array out), Python numbers give an int. Refuses a token count
+    that is not a whole number of sequences, with the nearest valid ones (and, for an array,
+    the element).
 
     >>> global_batch_from_tokens(4 * 2**20, 4096)          # "4M tokens at seq 4096"
     1024
@@ -205,9 +227,29 @@ def global_batch_from_tokens(global_tokens: int, sequence_length: int) -> int:
     ... except ValueError as err:
     ...     print(err)
     global_tokens: 4000000 / 4096 = 976.6 sequences is not a whole number; nearest valid: 4,001,792 tokens (977 x 4096) or 3,997,696 tokens (976 x 4096); or 4 x 2^20 = 4,194,304 tokens (1024 x 4096), the binary reading of 4M
+    >>> global_batch_from_tokens([2**20, 4 * 2**20], 4096).tolist()
+    [256, 1024]
     """
-    t = _whole("global_tokens", global_tokens)
-    s = _whole("sequence_length", sequence_length)
+    if np.ndim(global_tokens) or np.ndim(sequence_length):
+        t_a, s_a = np.broadcast_arrays(
+            _whole_array("global_tokens", global_tokens),
+            _whole_array("sequence_length", sequence_length),
+        )
+        rest = t_a % s_a
+        if rest.any():
+            i = int(np.flatnonzero(rest.ravel())[0])
+            try:
+                _batch_of_tokens(int(t_a.ravel()[i]), int(s_a.ravel()[i]))
+            except ValueError as err:
+                raise ValueError(f"{err} (element {i} of {t_a.size})") from None
+        return _int_out(t_a // s_a)
+    return _batch_of_tokens(
+        _whole("global_tokens", global_tokens), _whole("sequence_length", sequence_length)
+    )
+
+
+def _batch_of_tokens(t: int, s: int) -> int:
+    """:func:`global_batch_from_tokens` of one whole count ``t`` [tokens] and length ``s``."""
     if t % s:
         exact = t / s
         near = sorted({max(1, math.floor(exact)), math.ceil(exact)}, key=lambda n: abs(n - exact))
@@ -313,7 +355,9 @@ def solve_batch(
             )
         if sequence_length is None:
             raise ValueError("sequence_length: needed with global_tokens (tokens per sample)")
-        global_batch = global_batch_from_tokens(global_tokens, sequence_length)
+        global_batch = _batch_of_tokens(
+            _whole("global_tokens", global_tokens), _whole("sequence_length", sequence_length)
+        )
     seq = _whole("sequence_length", sequence_length) if sequence_length is not None else None
     sol = _solve(local_batch, ranks, accumulation, global_batch)
     return sol if seq is None else BatchSolution(**{**sol.as_dict(), "sequence_length": seq})  # type: ignore[arg-type]
@@ -404,8 +448,8 @@ def scale_learning_rate(
         base_a = _positive("base_batch", base_batch)
         capped = np.minimum(_positive("new_batch", new_batch), np.maximum(crit, base_a))
         new_batch = _float_out(capped)
-        if scalars:
-            scalars = (scalars[0], scalars[1], float(capped))
+        if scalars:  # an array of critical batches gives an array: the array path
+            scalars = (scalars[0], scalars[1], float(capped)) if np.ndim(capped) == 0 else None
     if scalars:  # Python numbers: the same expression on floats
         lr_s, base_s, new_s = scalars
         lr1 = _positive_scalar("base_lr", lr_s)

@@ -414,9 +414,10 @@ def micro_batch_compute_s(
     >>> micro_batch_compute_s("llama-3.1-8b", h100, 8192, 2, measured_tokens_per_s_per_gpu=8192)
     2.0
     """
-    for name, val in (("sequence_length", sequence_length), ("micro_batch", micro_batch)):
-        if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-            raise ValueError(f"{name}: must be a whole number >= 1, got {val!r}")
+    from ._checks import whole_count
+
+    sequence_length = whole_count("sequence_length", sequence_length)
+    micro_batch = whole_count("micro_batch", micro_batch)
     if compute_time_s is not None:
         t = float(compute_time_s)
         if not (math.isfinite(t) and t > 0):

@@ -845,13 +845,10 @@ class Cluster(_Frozen):
         NICs scale as ``ceil(nics_per_node * g / G)`` (one NIC per GPU stays one per GPU; 32
         EFA ports over 8 GPUs give 16 for a 4-GPU slice).
         """
+        from ._checks import whole_count
+
         g0 = self.node.gpus_per_node
-        if (
-            isinstance(gpus_per_node, bool)
-            or not isinstance(gpus_per_node, int)
-            or gpus_per_node < 1
-        ):
-            raise ValueError(f"gpus_per_node: must be an integer >= 1, got {gpus_per_node!r}")
+        gpus_per_node = whole_count("gpus_per_node", gpus_per_node)
         if gpus_per_node > g0:
             raise ValueError(
                 f"gpus_per_node: {self.name} has {g0} GPUs per node, got {gpus_per_node}; allowed: "

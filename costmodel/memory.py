@@ -235,6 +235,11 @@ def get_recipe(name: str | Recipe) -> Recipe:
 
 
 def _stage(zero_stage: int) -> int:
+    if np.ndim(zero_stage) != 0:  # `in` on an array is ambiguous: say what is allowed instead
+        raise ValueError(
+            f"zero_stage: one stage per call, one of {ZERO_STAGES}, got {zero_stage!r}; for "
+            "several stages call once per stage, or cm.sweep(kind='memory', zero_stage='0,3')"
+        )
     if isinstance(zero_stage, bool) or zero_stage not in ZERO_STAGES:
         raise ValueError(f"zero_stage: must be one of {ZERO_STAGES}, got {zero_stage!r}")
     return int(zero_stage)

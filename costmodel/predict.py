@@ -603,8 +603,15 @@ def predict_collective(
             "numbers; allowed: sizes in bytes (parse '1MB' with "
             "costmodel.units.parse_bytes)"
         ) from exc
-    if np.any(~np.isfinite(m)) or np.any(m < 0) or np.any(m > 2.0**44):
-        raise must_be("message_bytes", "between 0 and 2**44 B (16 TiB)", message_bytes)
+    bad = ~((m >= 0) & (m <= 2.0**44))  # NaN fails both
+    if bad.any():
+        rule = "between 0 and 2**44 B (16 TiB)"
+        if m.ndim == 0:
+            raise must_be("message_bytes", rule, message_bytes)
+        i = int(np.flatnonzero(bad.ravel())[0])  # the element, not the whole array
+        raise ValueError(
+            f"message_bytes: must be {rule}, got {float(m.ravel()[i])!r} (element {i} of {m.size})"
+        )
     scalar = m.ndim == 0
     m1 = np.atleast_1d(m)
     c = _resolve(cluster, nodes, gpus_per_node)

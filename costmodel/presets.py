@@ -623,8 +623,11 @@ def cluster(
     """
     c = name if isinstance(name, Cluster) else load(name, "cluster", dirs=dirs)
     assert isinstance(c, Cluster)
-    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
-        raise ValueError(f"nodes: must be an integer >= 1, got {nodes!r}")
+    from ._checks import whole_count
+
+    nodes = whole_count("nodes", nodes)  # a numpy integer (an array's element) or 2.0 too
+    if gpus_per_node is not None:
+        gpus_per_node = whole_count("gpus_per_node", gpus_per_node)
     if gpus_per_node is not None and gpus_per_node != c.gpus_per_node:
         c = c.with_gpus_per_node(gpus_per_node)
     if power_limit_w is not None:

@@ -366,8 +366,9 @@ def training_cost(
     LIMITS["step_time"].check("step_time_s", t)
     if usd_per_gpu_hour is not None:
         LIMITS["usd_per_gpu_hour"].check("usd_per_gpu_hour", usd_per_gpu_hour)
-    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
-        raise ValueError(f"ranks: must be a whole number >= 1, got {ranks!r}")
+    from ._checks import whole_count
+
+    ranks = whole_count("ranks", ranks)  # a numpy integer too
     if tokens is not None:
         d = _positive("tokens", tokens)
         ratio = d / per

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._checks import finite_result
+from .._checks import finite_result, named_shapes
 from ..tables import BUSBW_FACTOR, Op
 from ._inputs import (
     FloatOrArray,
@@ -241,6 +241,7 @@ def allreduce_lower_bound_bytes(message_bytes: ArrayLike, ranks: ArrayLike) -> F
     return _out(2.0 * (n - 1.0) / n * m)
 
 
+@named_shapes
 def crossover_bytes(
     algorithm_a: Algorithm,
     algorithm_b: Algorithm,

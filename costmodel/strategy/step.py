@@ -601,7 +601,7 @@ def _setup(
     """The node-count-free part of a step on cluster ``c`` under ``layout``: checked inputs,
     the compute of one micro-batch (calibrated on one node of ``c``) and the tensor list. It
     reads of ``c`` only its GPU and one node, and of ``layout`` only its dtypes."""
-    from .._checks import flag
+    from .._checks import flag, whole_count
     from ..architecture import LOSS_MODES, load_arch
     from ..memory import get_recipe
 
@@ -613,13 +613,10 @@ def _setup(
     )
     a = load_arch(arch) if arch is not None else None
     p = float(a.params) if a is not None else float(params)  # type: ignore[arg-type]
-    for name, v in (
-        ("micro_batch", micro_batch),
-        ("sequence_length", sequence_length),
-        ("accumulation", accumulation),
-    ):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name}: must be a whole number >= 1, got {v!r}")
+    # a numpy integer (an element of an array, a DataFrame cell) is a count too
+    micro_batch = whole_count("micro_batch", micro_batch)
+    sequence_length = whole_count("sequence_length", sequence_length)
+    accumulation = whole_count("accumulation", accumulation)
     if sync_loss is not None and (
         isinstance(sync_loss, bool)
         or not isinstance(sync_loss, (int, float))

@@ -175,10 +175,12 @@ def _band_cols(
     op: str | None = None,
 ) -> dict[str, Any]:
     """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement or a
-    calibration answers) and ``regime`` columns (costmodel.uncertainty.band_columns)."""
+    calibration answers), ``regime`` (costmodel.uncertainty.band_columns) and ``band_note``
+    (why the band is NaN, in :func:`costmodel.uncertainty.error_band`'s words, as
+    ``costmodel collective`` says "± ?"; empty where the band is known) columns."""
     import pandas as pd
 
-    from ..uncertainty import band_columns
+    from ..uncertainty import band_columns, error_band
 
     # the band depends on the size and on one node vs several only: evaluate it once per
     # distinct (size, node class) pair (a grid has few) and spread it to the rows
@@ -194,14 +196,34 @@ def _band_cols(
         np.asarray(size_values)[pairs // 2],
         op=op,
     )
-    pct = pct_u[pair_code]
     if calibrated and model in ("nccl", "calibrated"):
-        pct = np.full(pct.shape, np.nan)
+        pct_u = np.full(pct_u.shape, np.nan)
+        notes_u = [_CALIBRATED_BAND_NOTE] * len(pct_u)
+    else:  # one error_band per distinct pair whose band is unknown: its note says why
+        notes_u = [
+            ""
+            if p == p
+            else error_band(model, base.fabric, base.intra_kind, int(k), float(sz), op=op).note
+            for p, k, sz in zip(
+                pct_u, pairs % 2 + 1, np.asarray(size_values)[pairs // 2], strict=True
+            )
+        ]
+    pct = pct_u[pair_code]
     reg_code, reg_names = pd.factorize(reg_u)
+    note_code, note_names = pd.factorize(np.asarray(notes_u, dtype=object))
     return {
         "error_band_pct": pct,
         "regime": _Cat(reg_code.astype(np.int32)[pair_code], [str(r) for r in reg_names]),
+        "band_note": _Cat(note_code.astype(np.int32)[pair_code], [str(r) for r in note_names]),
     }
+
+
+_CALIBRATED_BAND_NOTE = (
+    "a calibration answers: its terms are fitted on this cluster's own runs, and the grouped-CV "
+    "band (of the uncalibrated model) does not measure its error; compare with the runs "
+    "(costmodel validate compare)"
+)
+"""``band_note`` of a calibrated cluster's row, whose ``error_band_pct`` is NaN."""
 
 
 def _eval_collective_vectorised(
@@ -361,7 +383,22 @@ def _eval_memory(
         out = {"preset": cat["preset"], **out}
         out["gpu_memory_GB"] = np.full(params.shape, gpu_bytes / _GB)
         out["fits"] = total <= gpu_bytes
+    out["notes"] = _memory_notes(params, mb.activations_note)
     return out
+
+
+def _memory_notes(params: np.ndarray, activations_note: str) -> _Cat:
+    """``costmodel memory``'s notes for each row: why activations are 0 (a bare parameter
+    count has no shape) and, from the 70B class, that production runs add tensor and pipeline
+    parallelism (:func:`costmodel.training.scale_notes`); one text per distinct count."""
+    import pandas as pd
+
+    from ..training import scale_notes
+
+    values, inverse = np.unique(params, return_inverse=True)
+    texts = [" ".join([activations_note, *scale_notes(float(p))]).strip() for p in values]
+    codes, names = pd.factorize(np.asarray(texts, dtype=object))
+    return _Cat(codes.astype(np.int32)[inverse.ravel()], [str(n) for n in names])
 
 
 def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any) -> dict[str, Any]:

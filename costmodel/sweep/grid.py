@@ -256,14 +256,28 @@ def _check_count(axis: Axis, text: str, count: float) -> None:
         )
 
 
+def _parse_one(axis: Axis, text: Any) -> Any:
+    """One value of an axis; a value that does not parse is refused, for an axis with a
+    command's limit (:data:`_LIMITED_AXES`), in that limit's words, as the command refuses it
+    (``size=-5``: "must be a size in 1 B..16 TiB", not the parser's "must be >= 0 bytes")."""
+    parse = _parse_int if axis.integer else axis.parse
+    try:
+        return parse(text, name=axis.name)
+    except ValueError as exc:
+        if axis.name not in _LIMITED_AXES:
+            raise
+        rule = LIMITS[axis.name].rule
+        raise ValueError(f"{axis.name}: must be {rule}, got {text!r} ({exc})") from None
+
+
 def _expand_range(axis: Axis, text: str) -> list[Any]:
     sep = ".." if ".." in text else ":"
     head, _, tail = text.partition(sep)
     m = _STOP_RE.match(tail.strip())
     if not head.strip() or not m:
         raise ValueError(f"{axis.name}: cannot parse range {text!r}; e.g. '8..4096x2', '8B:16GB'")
-    start = axis.parse(head.strip(), name=axis.name)
-    stop = axis.parse(m["stop"], name=axis.name)
+    start = _parse_one(axis, head.strip())
+    stop = _parse_one(axis, m["stop"])
     op = m["op"] or ("+" if axis.integer and sep == ".." else "x")
     if op == "*":
         op = "x"
@@ -332,7 +346,16 @@ def parse_values(name: str, spec: Any, kind: str = "collective") -> list[Any]:
         if len(items) > 1 and not all(items):  # '1,,2' or '1,' is a typo, not sizes 1 and 2
             raise ValueError(f"{axis.name}: empty value in the list {spec!r}; e.g. '8,64'")
         items = [s for s in items if s]
-    elif isinstance(spec, Sequence | np.ndarray):
+    elif hasattr(spec, "__array__") and not isinstance(spec, np.generic):
+        # numpy arrays, pandas Series and Index: a column of values, as a list would be
+        arr = np.asarray(spec)
+        if arr.ndim > 1:
+            raise ValueError(
+                f"{axis.name}: expected one list of values (1-D), got an array of shape "
+                f"{arr.shape}; e.g. np.ravel(values)"
+            )
+        items = arr.reshape(-1).tolist()
+    elif isinstance(spec, Sequence):
         items = list(spec)
     else:
         items = [spec]
@@ -350,10 +373,8 @@ def parse_values(name: str, spec: Any, kind: str = "collective") -> list[Any]:
             )
         if axis.numeric and isinstance(item, str) and (".." in item or ":" in item):
             values.extend(_expand_range(axis, item))
-        elif axis.integer:
-            values.append(_parse_int(item, name=axis.name))
         else:
-            values.append(axis.parse(item, name=axis.name))
+            values.append(_parse_one(axis, item))
     if not values:
         raise ValueError(f"{axis.name}: empty list of values")
     return values
@@ -465,6 +486,44 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
 
 
 # --- consistency and combinations -------------------------------------------------------------
+_LIMITED_AXES = (
+    "size",
+    "nodes",
+    "gpus_per_node",
+    "ranks",
+    "bandwidth",
+    "latency",
+    "params",
+    "micro_batch",
+    "sequence_length",
+    "accumulation",
+)
+"""Numeric axes with a limit in :data:`costmodel._limits.LIMITS` under the same name: the range
+``costmodel collective/memory/step`` allow for the option, so ``--set bandwidth=50`` (50 B/s, a
+typo for 50 GB/s) is refused as ``collective --bandwidth 50`` is, not answered (a raw link's
+``ranks`` has :data:`~costmodel._limits.LINK_RANKS`, checked in :func:`_check`)."""
+
+
+def _check_limits(a: dict[str, list[Any]]) -> None:
+    """Every limited axis's values within the one limit of every command (costmodel._limits)."""
+    for name in _LIMITED_AXES:
+        lim = LIMITS[name]
+        values = a.get(name, [])
+        # a plain loop over numbers (1e5 values in ms); Limit.check words the first bad one
+        bad = [
+            v
+            for v in values
+            if not (
+                math.isfinite(v)
+                and (v > lim.lo if lim.lo_open else v >= lim.lo)
+                and v <= lim.hi
+                and (not lim.whole or v == math.floor(v))
+            )
+        ]
+        if bad:
+            lim.check(name, bad[0])  # raises "NAME: must be RULE, got VALUE"
+
+
 def _check(grid: Grid) -> None:
     a = grid.axes
     if "model" in a:  # one name per model (costmodel.models); unknown names fail here, early
@@ -519,6 +578,7 @@ def _check(grid: Grid) -> None:
             raise ValueError("ranks: every value must be >= 1")
         if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
             raise ValueError("zero_stage: allowed 0, 1, 2, 3")
+    _check_limits(a)
 
 
 def _check_step(a: dict[str, list[Any]]) -> None:
