@@ -335,9 +335,13 @@ class Scenario(BaseModel):
 
     def layout(self, nodes: int | None = None) -> Any:
         """The :class:`costmodel.strategy.Layout` this scenario runs (memory, step and cost)."""
+        c = self._validated_cluster() if nodes is None else self.build_cluster(nodes)
+        return self._layout_on(c)
+
+    def _layout_on(self, c: Any) -> Any:
+        """The layout of this scenario on cluster ``c`` (its ranks and GPUs per node)."""
         from .strategy.layout import make_layout
 
-        c = self._validated_cluster() if nodes is None else self.build_cluster(nodes)
         return make_layout(
             strategy=self.strategy_name,
             ranks=int(c.ranks),
@@ -896,20 +900,9 @@ class Scenario(BaseModel):
     def _memory_at(self, c: Any) -> float:
         """Memory per GPU [B] of this scenario's layout on cluster ``c`` (its node count):
         :func:`costmodel.strategy.memory.strategy_memory`, as the step's own."""
-        from .strategy.layout import make_layout
         from .strategy.memory import strategy_memory
 
-        lay = make_layout(
-            strategy=self.strategy_name,
-            ranks=int(c.ranks),
-            gpus_per_node=int(c.gpus_per_node),
-            group_size=self.group_size,
-            reshard_after_forward=self.reshard_after_forward,
-            param_dtype=self.param_dtype,
-            grad_dtype=self.grad_dtype,
-            bucket_cap_bytes=self.bucket_cap_bytes,
-            comm_contention=self.comm_contention,
-        )
+        lay = self._layout_on(c)
         return float(
             strategy_memory(
                 lay,
