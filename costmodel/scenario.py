@@ -626,11 +626,8 @@ class Scenario(BaseModel):
         total = float(mem.total_bytes)
         gb = int(batch.global_batch(self.local_batch, ranks, self.accumulation))
         tokens = gb * self.sequence_length
-        from .training import scale_notes
-
-        notes = [
+        notes = [  # the step's notes carry the model's size (training.scale_notes)
             mem.base.activations_note,
-            *scale_notes(float(self.params)),
             f"compute per micro-batch: {st.compute_label}",
             *(n for n in st.notes if n != mem.base.activations_note),
         ]

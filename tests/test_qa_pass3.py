@@ -408,3 +408,18 @@ def test_a_fit_suggestion_never_reads_minus_zero_percent():
     assert format_change(-0.08) == "-8%"
     out = run("step", "--arch", "llama-2-7b", "--cluster", "dgx-h100", "--nodes", "4")
     assert "-0%" not in out.stdout and "+0%" not in out.stdout
+
+
+def test_the_model_size_note_is_on_the_step_as_on_memory_and_train():
+    """`costmodel step --params 70B` (and the step sweep) left out the note that production runs
+    of this size add tensor and pipeline parallelism, which memory, train and Scenario carry;
+    Scenario shows it once."""
+    base = ("--cluster", "dgx-h100", "--nodes", "8", "--strategy", "fsdp")
+    step = json.loads(run("step", "--params", "70B", *base, "--json").stdout)
+    assert any("tensor and pipeline" in n for n in step["notes"])
+    small = json.loads(run("step", "--params", "7B", *base, "--json").stdout)
+    assert not any("tensor and pipeline" in n for n in small["notes"])
+    r = cm.Scenario(arch="llama-3.1-70b", cluster="dgx-h100", nodes=8, strategy="fsdp").evaluate(
+        scaling=False, flips=False
+    )
+    assert sum("tensor and pipeline" in n for n in r.notes) == 1

@@ -686,7 +686,8 @@ def _setup(
         forward_s=micro_s * (1.0 - extra) * FORWARD_FRACTION,
         backward_s=micro_s * (1.0 - extra) * (1.0 - FORWARD_FRACTION),
         recompute_s=micro_s * extra,
-        notes=_notes(shape) + _faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision),
+        notes=_notes(shape, p)
+        + _faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision),
     )
 
 
@@ -1336,11 +1337,14 @@ def _faster_than_peak(
     )
 
 
-def _notes(a: Any) -> tuple[str, ...]:
+def _notes(a: Any, params: float) -> tuple[str, ...]:
+    """What the step leaves out: the model's size (tensor and pipeline parallelism,
+    :func:`costmodel.training.scale_notes`) and a mixture of experts' expert parallelism."""
     from ..architecture import moe_data_parallel_note
+    from ..training import scale_notes
 
     n = moe_data_parallel_note(a) if a is not None else None
-    return (n,) if n else ()
+    return (*scale_notes(params), *((n,) if n else ()))
 
 
 _COMPUTE: dict[tuple[Any, ...], tuple[Any, ComputeTime]] = {}
