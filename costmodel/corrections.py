@@ -68,6 +68,7 @@ term                           what and why
 :func:`nvlink_step_latency_scale`  a multiplier on NCCL's per-step NVLink hop latency of Ring
                                and Tree (tuning.cc ``hwLatencies[NVLINK]``), fitted on one-node
                                NVLink runs (tried).
+:func:`blackwell_nvlink_step_latency_scale`  the same, on Blackwell GPUs only (tried).
 =============================  ==============================================================
 
 Where the fit has no multi-node run of a fabric (a fold of the grouped cross-validation
@@ -615,6 +616,43 @@ def nvlink_step_latency_scale(
     return s
 
 
+def blackwell_nvlink_step_latency_scale(
+    compute_capability: float,
+    intra_kind: str,
+    algorithm: str,
+    protocol: str,
+    params: Mapping[str, object],
+) -> float:
+    r"""Multiplier :math:`s_\mathrm{B}` on NCCL's per-step NVLink hop latency, Blackwell only.
+
+    The narrower form of :func:`nvlink_step_latency_scale`: the same Ring/Tree LL and LL128 hop
+    on one NVSwitch node, but only on a Blackwell GPU (compute capability >= 10, CUDA C
+    Programming Guide), where the bundled 8 x B200 run measures about 1.3 us per LL step
+    against NCCL's 0.6 (one ``hwLatencies[NVLINK]`` row for every generation, tuning.cc) and
+    NCCL's tracker a slower small-message latency than on Hopper (NVIDIA/nccl#1940: 3.0 vs
+    2.3 us); a cited 8 x H100 all-reduce (19.19 us at 128 B) leaves no room for the scale on
+    Hopper. ``blackwell_nvlink_step_latency_scale`` (:math:`s_\mathrm{B}`), fitted on the
+    Blackwell one-node NVLink runs (scripts/fit_corrections.py); tried, not kept
+    (docs/fidelity.md, "Tried, not kept"): 1 = NCCL's table.
+
+    >>> p = {"blackwell_nvlink_step_latency_scale": 2.0}
+    >>> blackwell_nvlink_step_latency_scale(10.0, "nvswitch", "ring", "ll", p)
+    2.0
+    >>> blackwell_nvlink_step_latency_scale(9.0, "nvswitch", "ring", "ll", p)
+    1.0
+    >>> blackwell_nvlink_step_latency_scale(10.0, "nvswitch", "ring", "simple", p)
+    1.0
+    """
+    s = float(cast("float", params.get("blackwell_nvlink_step_latency_scale", 1.0)))
+    if not (math.isfinite(s) and s > 0.0):
+        raise must_be("blackwell_nvlink_step_latency_scale", "a finite number > 0", s)
+    if compute_capability < 10.0:
+        return 1.0
+    return nvlink_step_latency_scale(
+        intra_kind, algorithm, protocol, {"nvlink_step_latency_scale": s}
+    )
+
+
 def fabric_node_rate_gbs(fabric: str, nodes: int, params: Mapping[str, object]) -> float:
     r"""Per-node rate of a host-copy transport [GB/s]; ``inf`` where none applies.
 
@@ -663,6 +701,7 @@ DEFAULT_PARAMS: dict[str, object] = {
     "a2a_peer_latency_us": 0.0,
     "fabric_net_ll128_off": {},
     "nvlink_step_latency_scale": 1.0,
+    "blackwell_nvlink_step_latency_scale": 1.0,
 }
 """Parameters that make every correction a no-op (NCCL's table alone)."""
 
@@ -683,6 +722,7 @@ _OPTIONAL = (
     "a2a_peer_latency_us",
     "fabric_net_ll128_off",
     "nvlink_step_latency_scale",
+    "blackwell_nvlink_step_latency_scale",
 )
 
 

@@ -56,6 +56,7 @@ class CorrectionParams:
     a2a_peer_latency_us: float = 0.0
     fabric_net_ll128_off: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     nvlink_step_latency_scale: float = 1.0
+    blackwell_nvlink_step_latency_scale: float = 1.0
 
     @classmethod
     def from_table(cls, table: Mapping[str, object], where: str) -> CorrectionParams:

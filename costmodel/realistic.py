@@ -467,6 +467,9 @@ def _group_plan(
         step = 1.0
         if p is not None and c.nodes == 1:  # across nodes the fitted fabric latency carries it
             step = C.nvlink_step_latency_scale(c.intra_kind, a, pr, p)
+            step *= C.blackwell_nvlink_step_latency_scale(
+                float(c.gpu.compute_capability), c.intra_kind, a, pr, p
+            )
         lat = _latency_us(op, a, pr, topo, k, step) * lam
         if corrected and op == "all_reduce" and a == "nvls" and c.nodes == 1:
             bw = np.full(n.shape, C.nvls_allreduce_algbw_gbs(topo))

@@ -67,3 +67,40 @@ def test_fit_without_the_b200_source_still_finds_the_slower_hop():
     without_24 = fit.fit_runs([r for r in runs if fit.group_of(r.key) != "24"])
     s = fit._fit_nvlink_step(without_24, fit._base(dict(ALL)))["nvlink_step_latency_scale"]
     assert 1.5 <= s <= float(np.max(fit.NVLINK_STEP_GRID))
+
+
+def _tb(op: str, size: float, cluster: str, scale: float, gpus: int = 8) -> float:
+    p = {**NO_FLOOR, "blackwell_nvlink_step_latency_scale": scale}
+    return float(
+        predict_collective(op, size, cluster, nodes=1, gpus_per_node=gpus, params=p).time_s
+    )
+
+
+def test_blackwell_scale_slows_b200_and_leaves_h100_alone():
+    """The Blackwell-only form (``--try nvlink_step_blackwell``) adds 7 x (s - 1) LL hops to an
+    8 x B200 1 KiB all-gather, and leaves 8 x H100 (the cited 128 B all-reduce) and A100 as
+    NCCL's table gives them."""
+    hop_us = T.NCCL_HW_LATENCY_US["nvlink"]["ring"][0]
+    d = _tb("all_gather", 1024, "dgx-b200", 2.0) - _tb("all_gather", 1024, "dgx-b200", 1.0)
+    assert d == pytest.approx(7 * hop_us * 1e-6, rel=1e-6)
+    for cluster in ("dgx-h100", "dgx-a100"):
+        assert _tb("all_reduce", 128, cluster, 2.6) == _tb("all_reduce", 128, cluster, 1.0)
+    with pytest.raises(ValueError, match="blackwell_nvlink_step_latency_scale"):
+        C.blackwell_nvlink_step_latency_scale(
+            10.0, "nvswitch", "ring", "ll", {"blackwell_nvlink_step_latency_scale": -1.0}
+        )
+
+
+def test_blackwell_fit_without_the_b200_source_finds_it_on_gb200():
+    """Left out 24 (8 x B200), the Blackwell fit still finds a slower hop on the other
+    Blackwell one-node source (21d, 4 x GB200): the term is not identified by 24 alone."""
+    runs = fit.load_runs()
+    without_24 = fit.fit_runs([r for r in runs if fit.group_of(r.key) != "24"])
+    blackwell = {
+        r.key
+        for r in without_24
+        if fit.regime_of(r) == "single-node-nvlink" and fit._is_blackwell(r)
+    }
+    assert blackwell == {"04a", "21d"}
+    s = fit._fit_nvlink_step_blackwell(without_24, fit._base(dict(ALL)))
+    assert 1.5 <= s["blackwell_nvlink_step_latency_scale"] <= float(np.max(fit.NVLINK_STEP_GRID))

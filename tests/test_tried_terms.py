@@ -30,6 +30,8 @@ def test_tried_terms_are_off_in_the_shipped_model():
     assert dict(ALL.get("fabric_net_ll128_off", {})) == {}
     assert float(ALL.get("nvlink_step_latency_scale", 1.0)) == 1.0
     assert C.DEFAULT_PARAMS["nvlink_step_latency_scale"] == 1.0
+    assert float(ALL.get("blackwell_nvlink_step_latency_scale", 1.0)) == 1.0
+    assert C.DEFAULT_PARAMS["blackwell_nvlink_step_latency_scale"] == 1.0
     assert C.DEFAULT_PARAMS["a2a_peer_latency_us"] == 0.0
 
 
