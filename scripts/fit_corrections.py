@@ -1127,8 +1127,10 @@ TRIED_NOT_KEPT: dict[str, str] = {
     "keeps it (+0.98 points), one-node AG/RS 8 / 25 -> 8 / 6 %, no other regime x op cell "
     "moves, tau 0.207 -> 0.199; but the one-node NVLink band's coverage from 1 MiB still rises "
     "82 -> 87 % (86 % with tau re-estimated without the regime; bound 79-85 %, goal 75-85 %; "
-    "band 0.82-1.06 -> 0.84-1.07 x busbw), though H100 is untouched: the band the other "
-    "sources give shifts once 24 is predicted well. Not kept: the same coverage bound breaks "
+    "band 0.82-1.06 -> 0.84-1.07 x busbw), though H100 is untouched: source 13 (27 of the 38 "
+    "runs) sets it again, its rows inside the band the other sources give it going 94.2 -> "
+    "99.7 % (that band 0.68-1.07 -> 0.69-1.11 x busbw, widened upward by 21d and 24 now "
+    "predicted slower; 24's own share 52 -> 57 %, 04a's 10 -> 3 %). Not kept: the same coverage bound breaks "
     "as with nvlink_step; to ship it, re-derive that band (or its bound) with it on.",
 }
 TRIED_TERMS: dict[str, object] = {
