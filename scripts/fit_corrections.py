@@ -137,7 +137,8 @@ CV_BOUNDS: dict[str, tuple[float, float]] = {
 # and the socket node rate entered the fit.
 REGIME_OP_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
     ("single-node-nvlink", "all-reduce"): (0.06, 0.06),  # 4.3 % / 4.3 % (goal 8 %: met)
-    ("single-node-nvlink", "all-gather/reduce-scatter"): (0.09, 0.27),  # 7.8 % / 24.7 %
+    # goal 8 % / 20 %: met since the Blackwell hop scale (7.8 % / 24.7 % before: 24b-c small sizes)
+    ("single-node-nvlink", "all-gather/reduce-scatter"): (0.09, 0.08),
     ("single-node-nvlink", "all-to-all"): (0.27, 0.12),  # 25.2 % / 10.2 % (24d, one source)
     # 80.5 % / 50.4 %: 09a (149 % / 84 %, no P2P) and 26 (12 % / 17 %, P2P; RUN_CV_BOUNDS)
     ("single-node-pcie", "all-reduce"): (0.83, 0.52),
@@ -154,21 +155,25 @@ REGIME_OP_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
 
 # per (regime, size class) with a measured (leave one source out) coverage: the achieved range
 # of the nominal 80 % band, +-3 points (goal 75-85 %); asserted by tests/test_fidelity.py.
-# Measured 2026-12-02 with the between-source spread added in quadrature (band_of, tau 0.207);
-# before it, with the multiplier 1 + 0.2/S^2: 79.5, 77.9, 75.8, 74.9, 85.8, 54.6, 87.6, 84.7,
-# 40.4, 80.3 % in this order.
+# Measured 2026-12-02 with the between-source spread added in quadrature (band_of) and the
+# Blackwell hop scale kept (tau 0.199); before that term (tau 0.207): 82.3, 77.9, 80.2, 83.1,
+# 90.2, 65.7, 82.0, 82.3, 40.9, 80.6 %; before the spread in quadrature, with the multiplier
+# 1 + 0.2/S^2: 79.5, 77.9, 75.8, 74.9, 85.8, 54.6, 87.6, 84.7, 40.4, 80.3 % in this order.
 COVERAGE_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
-    ("single-node-nvlink", "ge1MiB"): (0.79, 0.85),  # 82.3 %: met
-    ("single-node-nvlink", "lt1MiB"): (0.75, 0.81),  # 77.9 %: met
-    ("multi-node-infiniband", "ge1MiB"): (0.77, 0.83),  # 80.2 %: met
-    ("multi-node-infiniband", "lt1MiB"): (0.80, 0.86),  # 83.1 %: met (2 sources)
+    # 86.6 %: NOT met, over-covers since the Blackwell hop scale: each run weighs once, so
+    # source 13 (H100, 27 of the 38 runs) sets the cell, and its rows inside the band the other
+    # sources give it go 94.2 -> 99.7 % (21d and 24, predicted slower, widen that band upward)
+    ("single-node-nvlink", "ge1MiB"): (0.84, 0.90),
+    ("single-node-nvlink", "lt1MiB"): (0.76, 0.82),  # 79.2 %: met
+    ("multi-node-infiniband", "ge1MiB"): (0.77, 0.83),  # 79.7 %: met
+    ("multi-node-infiniband", "lt1MiB"): (0.80, 0.86),  # 82.6 %: met (2 sources)
     ("multi-node-cloud", "ge1MiB"): (0.87, 0.93),  # 90.2 %: NOT met (over-covers; 3 sources)
-    ("multi-node-cloud", "lt1MiB"): (0.63, 0.69),  # 65.7 %: NOT met (3 runs, 2 sources)
-    ("multi-node-slingshot", "ge1MiB"): (0.79, 0.85),  # 82.0 %: met (2 sources)
-    ("multi-node-slingshot", "lt1MiB"): (0.79, 0.85),  # 82.3 %: met
+    ("multi-node-cloud", "lt1MiB"): (0.62, 0.68),  # 65.4 %: NOT met (3 runs, 2 sources)
+    ("multi-node-slingshot", "ge1MiB"): (0.79, 0.85),  # 81.9 %: met (2 sources)
+    ("multi-node-slingshot", "lt1MiB"): (0.79, 0.85),  # 82.0 %: met
     # two sources (09 no P2P, 26 P2P)
     ("single-node-pcie", "ge1MiB"): (0.38, 0.44),  # 40.9 %: NOT met (09 no P2P vs 26 P2P)
-    ("single-node-pcie", "lt1MiB"): (0.78, 0.84),  # 80.6 %: met
+    ("single-node-pcie", "lt1MiB"): (0.78, 0.84),  # 80.5 %: met
 }
 
 
@@ -1130,8 +1135,10 @@ TRIED_NOT_KEPT: dict[str, str] = {
     "band 0.82-1.06 -> 0.84-1.07 x busbw), though H100 is untouched: source 13 (27 of the 38 "
     "runs) sets it again, its rows inside the band the other sources give it going 94.2 -> "
     "99.7 % (that band 0.68-1.07 -> 0.69-1.11 x busbw, widened upward by 21d and 24 now "
-    "predicted slower; 24's own share 52 -> 57 %, 04a's 10 -> 3 %). Not kept: the same coverage bound breaks "
-    "as with nvlink_step; to ship it, re-derive that band (or its bound) with it on.",
+    "predicted slower; 24's own share 52 -> 57 %, 04a's 10 -> 3 %). KEPT after all (2026-12-02, "
+    "the lead's decision): a term that lowers the grouped error in every fold, from two "
+    "Blackwell sources, is kept; the band's over-coverage in that one cell (a conservative "
+    "band, set by one source's 27 runs) is reported as a gap, not fixed by dropping the term.",
 }
 TRIED_TERMS: dict[str, object] = {
     "fitted_nic_rate": _fit_nic_rate,
@@ -1139,7 +1146,6 @@ TRIED_TERMS: dict[str, object] = {
     "net_ll128_off": _fit_net_ll128,
     "net_ll128_off_prior": _prior_net_ll128,
     "nvlink_step": _fit_nvlink_step,
-    "nvlink_step_blackwell": _fit_nvlink_step_blackwell,
 }
 
 
@@ -1163,6 +1169,7 @@ TERM_PARAMS: dict[str, tuple[str, ...]] = {
     "ring_nic_rate": ("ring_nic_fraction",),
     "fabric_node_rate": ("fabric_node_rate_gbs",),
     "a2a_net_efficiency": ("a2a_net_efficiency",),
+    "nvlink_step_blackwell": ("blackwell_nvlink_step_latency_scale",),
 }
 ABLATION_MODE = ["neutralised"]  # how main() switched terms off (for the report)
 
@@ -1197,6 +1204,8 @@ TERMS: dict[str, object] = {
     "net_ramp": _fit_net_ramp,
     "fabric_node_rate": _fit_node_rate,
     "a2a_net_efficiency": _fit_a2a,
+    # last: fitted ahead of the mid-size ramp it refits the ramp and PCIe gets worse
+    "nvlink_step_blackwell": _fit_nvlink_step_blackwell,
 }
 
 
@@ -1319,7 +1328,11 @@ def tried_terms_markdown() -> list[str]:
         "Kept only if grouped CV (leave one source out) lowers the error without making any",
         "regime x op cell worse (`--try NAME` in scripts/fit_corrections.py re-runs the check):",
         "",
-        *(f"- **{name}**: {why}" for name, why in TRIED_NOT_KEPT.items()),
+        *(f"- **{name}**: {why}" for name, why in TRIED_NOT_KEPT.items() if name not in TERMS),
+        "",
+        "Tried first as a candidate, then kept (in TERMS, fitted with the rest):",
+        "",
+        *(f"- **{name}**: {why}" for name, why in TRIED_NOT_KEPT.items() if name in TERMS),
         "",
     ]
 
@@ -1408,13 +1421,17 @@ def fidelity_markdown(
         "a multiplier 1 + 0.2/S^2 on the spread (c = 0.2 picked on these runs' coverage), which",
         "widened the wide bands most: 6 of 10 cells in 75-85 % then (79/78, 76/75, 86/55, 88/85,",
         "40/80 % for NVLink, InfiniBand, cloud, Slingshot, PCIe, >= 1 MiB / < 1 MiB), 7 of 10",
-        "now, no cell leaving the range. tau is a variance estimate, not fitted to the coverage:",
+        "with it, no cell leaving the range; 6 of 10 since the Blackwell hop scale was kept (the",
+        "one-node NVLink cell from 1 MiB over-covers, 87 %: source 13's 27 runs set it, and",
+        "its rows sit inside the band the other sources give it 94 -> 99.7 % of the time once",
+        "21d and 24 are predicted slower). tau is a variance estimate, not fitted to the coverage:",
         "the last column re-estimates it with the cell's whole regime left out as well (leave",
         "one regime out) and no cell moves by more than a point. Estimated from the cells with",
         ">= 2 sources instead (one degree of freedom each, PCIe's no-P2P / P2P pair included),",
-        "tau = 0.235 and 6 of 10 (InfiniBand < 1 MiB 86 %); from >= 4, 0.221 and 7 of 10.",
-        "Still out: cloud >= 1 MiB over-covers (90 %, 86 % before: source 20's slow tail widens",
-        "the others' band), cloud < 1 MiB (66 %, 55 % before: 3 runs, 2 sources, EFA's and",
+        "tau = 0.235 and 6 of 10 (InfiniBand < 1 MiB 86 %); from >= 4, 0.221 and 7 of 10",
+        "(both measured before the Blackwell hop scale). Also out: cloud >= 1 MiB over-covers",
+        "(90 %, 86 % before: source 20's slow tail widens",
+        "the others' band), cloud < 1 MiB (65 %, 55 % before: 3 runs, 2 sources, EFA's and",
         "TCPX's small sizes 2-3x apart) and PCIe >= 1 MiB (41 %, 40 % before: median ratio",
         "0.44 without P2P vs 1.15 with it, a model gap no width rule should paper over).",
         "The app and the CLI show S next to the band; `Prediction.error_band` carries it",

@@ -1,8 +1,9 @@
-"""The per-step NVSwitch hop latency term (C.nvlink_step_latency_scale), tried and not kept
-(scripts/fit_corrections.py TRIED_TERMS, ``--try nvlink_step``: it moves the one-node NVLink
-band's coverage out of its bound): NCCL charges a Ring ``nsteps x hwLatency[NVLINK]``; the term
-scales that hop for LL and LL128 on one NVSwitch node, and its fit is identified by more than
-the one source (24, 8 x B200) that shows it most."""
+"""The per-step NVSwitch hop latency terms: for every GPU (C.nvlink_step_latency_scale), tried
+and not kept (``--try nvlink_step``: it slows the cited 8 x H100 128 B all-reduce past its
+measurement), and on Blackwell only (C.blackwell_nvlink_step_latency_scale), kept. NCCL charges
+a Ring ``nsteps x hwLatency[NVLINK]``; the terms scale that hop for LL and LL128 on one
+NVSwitch node, and their fit is identified by more than the one source (24, 8 x B200) that
+shows it most."""
 
 from __future__ import annotations
 
@@ -17,8 +18,14 @@ from tests._paths import load_script
 
 fit = load_script("fit_corrections")
 
-# the host floor off, so the device time shows at every size
-NO_FLOOR = {**dict(ALL), "host_base_us": 0.0, "host_per_gpu_us": 0.0}
+# the host floor off, so the device time shows at every size; the shipped Blackwell hop scale
+# at 1, so each test moves one scale
+NO_FLOOR = {
+    **dict(ALL),
+    "host_base_us": 0.0,
+    "host_per_gpu_us": 0.0,
+    "blackwell_nvlink_step_latency_scale": 1.0,
+}
 
 
 def _t(op: str, size: float, cluster: str, scale: float, gpus: int = 8) -> float:

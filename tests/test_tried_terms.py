@@ -30,8 +30,18 @@ def test_tried_terms_are_off_in_the_shipped_model():
     assert dict(ALL.get("fabric_net_ll128_off", {})) == {}
     assert float(ALL.get("nvlink_step_latency_scale", 1.0)) == 1.0
     assert C.DEFAULT_PARAMS["nvlink_step_latency_scale"] == 1.0
-    assert float(ALL.get("blackwell_nvlink_step_latency_scale", 1.0)) == 1.0
-    assert C.DEFAULT_PARAMS["blackwell_nvlink_step_latency_scale"] == 1.0
+    assert C.DEFAULT_PARAMS["blackwell_nvlink_step_latency_scale"] == 1.0  # a no-op by default
+
+
+def test_the_blackwell_hop_scale_is_kept_and_fitted_in_every_fold():
+    """Tried as a candidate, then kept (last in TERMS): the shipped fit and every fold that has a
+    Blackwell one-node run put NCCL's per-step NVSwitch hop at 2-3x on Blackwell."""
+    from costmodel.fitted_corrections import CV
+
+    assert "nvlink_step_blackwell" in fit.TERMS
+    assert 1.5 <= float(ALL["blackwell_nvlink_step_latency_scale"]) <= 3.0
+    folds = {float(p.get("blackwell_nvlink_step_latency_scale", 1.0)) for p in CV.values()}
+    assert folds and all(1.5 <= v <= 3.0 for v in folds - {1.0})
     assert C.DEFAULT_PARAMS["a2a_peer_latency_us"] == 0.0
 
 
