@@ -322,6 +322,8 @@ def test_one_node_is_written_in_the_singular():
 
     text = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=1).evaluate().summary()
     assert "x 1 node " in text and "x 1 nodes" not in text
+    one = run("predict", "--op", "all_reduce", "--cluster", "dgx-h100", "-s", "1GB").stdout
+    assert "all_reduce on dgx-h100 x 1 node\n" in one and "node(s)" not in one
 
 
 def test_calibrate_says_why_its_fitted_bandwidth_exceeds_the_preset_s(tmp_path):

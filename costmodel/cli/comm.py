@@ -252,7 +252,7 @@ def _collective_all(
         busbw_bytes_per_s=f["busbw_bytes_per_s"],
     )[["size_bytes", "mark", "algorithm", "protocol", "time_s", "busbw_bytes_per_s"]]
     typer.echo(
-        f"{op} on {r.cluster}, {r.nodes} node(s), {r.ranks} GPUs, model {r.model} "
+        f"{op} on {r.cluster}, {r.nodes} node{'s' if r.nodes != 1 else ''}, {r.ranks} GPUs, model {r.model} "
         "(* = the model's choice)"
     )
     typer.echo(_human_frame(shown))
@@ -352,7 +352,7 @@ def predict(
             }
         )
         return
-    typer.echo(f"{op} on {cluster} x {nodes} node(s)")
+    typer.echo(f"{op} on {cluster} x {nodes} node{'s' if nodes != 1 else ''}")
     typer.echo(_human_frame(_with_error_band(df)))
     note = _band_note(df)
     if note:
