@@ -910,6 +910,7 @@ class Scenario(BaseModel):
                 micro_batch=self.local_batch,
                 flash_attention=self.flash_attention,
                 recompute=self.recompute,
+                loss=self.loss,
             ).total_bytes
         )
 

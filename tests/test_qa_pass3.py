@@ -425,3 +425,15 @@ def test_the_model_size_note_is_on_the_step_as_on_memory_and_train():
         scaling=False, flips=False
     )
     assert sum("tensor and pipeline" in n for n in r.notes) == 1
+
+
+@pytest.mark.parametrize("loss", ["fp32", "fused", "fp32-held"])
+def test_a_scaling_row_s_memory_is_the_step_s_memory_at_its_node_count(loss):
+    """DDP's scaling rows' memory per GPU was sized without the scenario's loss (the default
+    fp32 loss whatever `loss=` said), so a fused-loss scenario's row at its own node count
+    disagreed with its step's memory."""
+    s = cm.Scenario(arch="llama-3.1-8b", cluster="dgx-h100", nodes=2, strategy="ddp", loss=loss)
+    rows = {x.nodes: x for x in s.evaluate(scaling=True, flips=False).scaling}
+    for n in (1, 4):
+        at = s.model_copy(update={"nodes": n}).evaluate(scaling=False, flips=False)
+        assert rows[n].memory_bytes == pytest.approx(at.memory_total_bytes, rel=1e-12)
