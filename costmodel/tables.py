@@ -6,7 +6,7 @@ NCCL's tuning constants (NCCL 2.30.7, ``src/graph/tuning.cc``), then the terms N
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Literal, get_args
 
 import numpy as np
@@ -27,11 +27,21 @@ def canonical_op(name: str) -> str:
     >>> canonical_op("all-reduce"), canonical_op("AllGather"), canonical_op("reduce_scatter")
     ('all_reduce', 'all_gather', 'reduce_scatter')
     """
+    op = spelled_as(name, OPS)
+    if op is None:
+        raise ValueError(f"op: unknown collective {name!r}; allowed: {', '.join(OPS)}")
+    return op
+
+
+def spelled_as(name: str, names: Iterable[str]) -> str | None:
+    """The one of ``names`` that ``name`` spells, ignoring case, ``-``, ``_`` and spaces; None
+    if none does.
+
+    >>> spelled_as("All-Gather", ("all_reduce", "all_gather")), spelled_as("x", ("all_reduce",))
+    ('all_gather', None)
+    """
     key = "".join(ch for ch in str(name).lower() if ch not in "-_ ")
-    for op in OPS:
-        if op.replace("_", "") == key:
-            return op
-    raise ValueError(f"op: unknown collective {name!r}; allowed: {', '.join(OPS)}")
+    return next((n for n in names if n.replace("_", "") == key), None)
 
 
 # --- nccl-tests bus bandwidth ---------------------------------------------------------------

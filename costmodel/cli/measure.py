@@ -31,10 +31,10 @@ def _csv_list(text: str | None) -> list[str] | None:
 def _nccl_tests_op(op: str) -> str:
     """``--op`` as nccl-tests' reader spells it ("all-gather", "AllGather" -> "all_gather");
     a name it does not know is passed on for the reader's own error."""
+    from ..tables import spelled_as
     from ..validation.nccl_tests._common import NCCL_TESTS_OPS
 
-    key = "".join(ch for ch in op.lower() if ch not in "-_ ")
-    return next((v for v in NCCL_TESTS_OPS.values() if v.replace("_", "") == key), op)
+    return spelled_as(op, NCCL_TESTS_OPS.values()) or op
 
 
 def nccl_tests_run(
