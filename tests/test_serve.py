@@ -233,3 +233,26 @@ def test_sigterm_stops_the_server_child(installed, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_wheel_ships_every_module_preset_and_data_file(installed):
+    """Every source module, preset and bundled data file of the checkout is in the installed
+    wheel. Checked by file, not by import: in a venv with an editable install, a subpackage
+    missing from the wheel (pyproject's explicit `packages` list) still imports from the
+    checkout, so only a plain `pip install` or the image would find it gone."""
+    shipped = {p.relative_to(installed).as_posix() for p in installed.rglob("*") if p.is_file()}
+    expected = {
+        "costmodel/" + p.relative_to(ROOT / "costmodel").as_posix()
+        for p in (ROOT / "costmodel").rglob("*")
+        if p.is_file()
+        and p.suffix in {".py", ".toml", ".md", ".txt"}
+        and "__pycache__" not in p.parts
+        and "_presets" not in p.relative_to(ROOT / "costmodel").parts
+    }
+    expected |= {
+        "costmodel/_presets/" + p.relative_to(ROOT / "presets").as_posix()
+        for p in (ROOT / "presets").rglob("*")
+        if p.is_file() and p.suffix in {".toml", ".md"}
+    }
+    missing = sorted(expected - shipped)
+    assert not missing, f"{len(missing)} files not in the wheel, e.g. {missing[:5]}"
