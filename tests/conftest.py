@@ -23,7 +23,6 @@ LONGEST_FIRST = (
     "tests/test_browser_readable.py",
     "tests/test_browser.py",
     "tests/test_six_questions.py",
-    "tests/test_torch_bench.py",
     "tests/test_app.py",
     "tests/test_browser_collectives.py",
     "examples/worked_examples.ipynb",
