@@ -256,3 +256,27 @@ def test_the_wheel_ships_every_module_preset_and_data_file(installed):
     }
     missing = sorted(expected - shipped)
     assert not missing, f"{len(missing)} files not in the wheel, e.g. {missing[:5]}"
+
+
+def test_the_installed_wheel_imports_every_module_without_the_checkout(installed, tmp_path):
+    """Every module outside the app's pages imports from the wheel alone: ``python -S`` skips
+    the venv's ``.pth`` files, so the editable install's finder cannot fill a gap from the
+    checkout (the dependencies come from the venv's site-packages on PYTHONPATH)."""
+    import site
+
+    code = (
+        "import importlib, pkgutil, costmodel\n"
+        "names = [m.name for m in pkgutil.walk_packages(costmodel.__path__, 'costmodel.')\n"
+        "         if not m.name.startswith('costmodel.web.page') and m.name != 'costmodel.web.app'\n"
+        "         and not m.name.endswith('__main__')]\n"
+        "for n in names:\n"
+        "    mod = importlib.import_module(n)\n"
+        "    assert mod.__file__.startswith(costmodel.__path__[0]), (n, mod.__file__)\n"
+        "print(len(names))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(installed), *site.getsitepackages()])}
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-1500:]
+    assert int(out.stdout) > 60  # the package's modules, strategy's among them
