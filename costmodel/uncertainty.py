@@ -6,8 +6,9 @@ source at a time: :func:`fit_corrections.group_of`), collects the relative busbw
 ``e = busbw_pred / busbw_meas - 1`` of every row, and writes per (model, regime, size class)
 into ``costmodel/data/fitted_corrections.toml`` (``[band.<model>.<regime>]``):
 
-- ``half_width``: the 80th percentile of ``|e|`` (each run weighted equally, whatever its row
-  count), shown as "±X%": four in five measured rows of that regime fell within it;
+- ``half_width``: the 80th percentile of ``|e|`` (each source weighted equally, whatever its
+  run and row counts: a band is for a cluster not seen, a new source), shown as "±X%": four in
+  five measured rows of that regime fell within it;
 - ``lo``, ``hi``: the 10th and 90th percentiles of ``busbw_meas / busbw_pred`` (multipliers on
   the predicted busbw; the time band is ``time / hi`` to ``time / lo``): asymmetric, since the
   misses are mostly one-sided;

@@ -155,25 +155,42 @@ REGIME_OP_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
 
 # per (regime, size class) with a measured (leave one source out) coverage: the achieved range
 # of the nominal 80 % band, +-3 points (goal 75-85 %); asserted by tests/test_fidelity.py.
-# Measured 2026-12-02 with the between-source spread added in quadrature (band_of) and the
-# Blackwell hop scale kept (tau 0.199); before that term (tau 0.207): 82.3, 77.9, 80.2, 83.1,
-# 90.2, 65.7, 82.0, 82.3, 40.9, 80.6 %; before the spread in quadrature, with the multiplier
-# 1 + 0.2/S^2: 79.5, 77.9, 75.8, 74.9, 85.8, 54.6, 87.6, 84.7, 40.4, 80.3 % in this order.
+# Measured 2026-12-02 with the band weighting each source once (band_of), each run weighted once
+# in the coverage; the same cells weighted by source are COVERAGE_BY_SOURCE_BOUNDS. With the band
+# weighting each run once (before 2026-12-02): 86.6, 79.2, 79.7, 82.6, 90.2, 65.4, 81.9, 82.0,
+# 40.9, 80.5 % in this order (the one-node NVLink band 0.84-1.07 x busbw, set by source 13's 27
+# runs, held 58 % of a held-out source's rows, each source once); before the between-source
+# spread in quadrature: 79.5, 77.9, 75.8, 74.9, 85.8, 54.6, 87.6, 84.7, 40.4, 80.3 %.
 COVERAGE_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
-    # 86.6 %: NOT met, over-covers since the Blackwell hop scale: each run weighs once, so
-    # source 13 (H100, 27 of the 38 runs) sets the cell, and its rows inside the band the other
-    # sources give it go 94.2 -> 99.7 % (21d and 24, predicted slower, widen that band upward)
-    ("single-node-nvlink", "ge1MiB"): (0.84, 0.90),
-    ("single-node-nvlink", "lt1MiB"): (0.76, 0.82),  # 79.2 %: met
-    ("multi-node-infiniband", "ge1MiB"): (0.77, 0.83),  # 79.7 %: met
+    # 93.5 %: NOT met, over-covers: each run weighs once here, so source 13 (H100, 27 of the 38
+    # runs, predicted within a few % and inside the others' band 99.7 % of the time) sets it;
+    # each source once, 73 % (below)
+    ("single-node-nvlink", "ge1MiB"): (0.91, 0.96),
+    ("single-node-nvlink", "lt1MiB"): (0.79, 0.85),  # 82.3 %: met
+    ("multi-node-infiniband", "ge1MiB"): (0.74, 0.80),  # 76.5 %: met
     ("multi-node-infiniband", "lt1MiB"): (0.80, 0.86),  # 82.6 %: met (2 sources)
-    ("multi-node-cloud", "ge1MiB"): (0.87, 0.93),  # 90.2 %: NOT met (over-covers; 3 sources)
+    ("multi-node-cloud", "ge1MiB"): (0.86, 0.92),  # 89.4 %: NOT met (over-covers; 3 sources)
     ("multi-node-cloud", "lt1MiB"): (0.62, 0.68),  # 65.4 %: NOT met (3 runs, 2 sources)
     ("multi-node-slingshot", "ge1MiB"): (0.79, 0.85),  # 81.9 %: met (2 sources)
     ("multi-node-slingshot", "lt1MiB"): (0.79, 0.85),  # 82.0 %: met
     # two sources (09 no P2P, 26 P2P)
     ("single-node-pcie", "ge1MiB"): (0.38, 0.44),  # 40.9 %: NOT met (09 no P2P vs 26 P2P)
     ("single-node-pcie", "lt1MiB"): (0.78, 0.84),  # 80.5 %: met
+}
+
+# the same cells, each held-out source weighted once (coverage's measured_by_source: what a new
+# cluster sees on average), achieved +-3 points; goal 75-85 %. 4 of 10 cells in range.
+COVERAGE_BY_SOURCE_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
+    ("single-node-nvlink", "ge1MiB"): (0.70, 0.76),  # 73.1 % (58 % with the run-weighted band)
+    ("single-node-nvlink", "lt1MiB"): (0.67, 0.73),  # 69.6 %: under (15, one run, 25 %)
+    ("multi-node-infiniband", "ge1MiB"): (0.72, 0.78),  # 75.1 %: met
+    ("multi-node-infiniband", "lt1MiB"): (0.80, 0.86),  # 82.6 %: met
+    ("multi-node-cloud", "ge1MiB"): (0.80, 0.86),  # 82.9 %: met
+    ("multi-node-cloud", "lt1MiB"): (0.71, 0.77),  # 74.0 %: under (EFA 48 %, TCPX 100 %)
+    ("multi-node-slingshot", "ge1MiB"): (0.77, 0.83),  # 80.4 %: met
+    ("multi-node-slingshot", "lt1MiB"): (0.68, 0.74),  # 70.7 %: under (Polaris 41 %, Alps 100 %)
+    ("single-node-pcie", "ge1MiB"): (0.41, 0.48),  # 44.6 %: under (09 vs 26, a model gap)
+    ("single-node-pcie", "lt1MiB"): (0.85, 0.91),  # 88.3 %: over
 }
 
 
@@ -1407,7 +1424,8 @@ def fidelity_markdown(
         "NVLink, of InfiniBand, of the cloud fabrics, ...), and with its whole op class left out",
         "(all-reduce; all-gather and reduce-scatter; all-to-all; broadcast and reduce). The band",
         "of a regime and size class pools the busbw ratios (measured / predicted) of all three,",
-        "each run weighted once: `lo` and `hi` are their 10th and 90th percentiles, so the band",
+        "each source weighted once (its runs share its weight): `lo` and `hi` are their 10th",
+        "and 90th percentiles, so the band",
         "is asymmetric where the misses are one-sided (time band: time / hi to time / lo), and",
         "the `+-` figure is the 80th percentile of |busbw error|. **Few sources widen it**: a",
         "new cluster's median error sits off the others' by a spread S sources cannot show.",
@@ -1434,17 +1452,34 @@ def fidelity_markdown(
         "the others' band), cloud < 1 MiB (65 %, 55 % before: 3 runs, 2 sources, EFA's and",
         "TCPX's small sizes 2-3x apart) and PCIe >= 1 MiB (41 %, 40 % before: median ratio",
         "0.44 without P2P vs 1.15 with it, a model gap no width rule should paper over).",
+        "",
+        "**Each source weighs once in the band, not each run** (2026-12-02). A band is for a",
+        "cluster the model has not seen, and a new cluster is a new source. Weighted by run, the",
+        "one-node NVLink band from 1 MiB was 0.84-1.07 x busbw (+-10 %), set by source 13 (one",
+        "4 x H100 slice, 27 of the cell's 38 runs, predicted within a few %): it held 87 % of the",
+        "rows counted by run but 58 % counted by source (13: 100 %; 04, 12, 21, 24: 3-60 %),",
+        "what a new cluster would see. Weighted by source it is 0.71-1.19 (+-21 %): 73 % by",
+        "source, 93 % by run. The other cells (>= 1 MiB / < 1 MiB), by run then by source, before",
+        "-> after: InfiniBand 80 / 83, 79 / 83 -> 76 / 83, 75 / 83 %; cloud 90 / 65, 85 / 74 ->",
+        "89 / 65, 83 / 74 % (its band from 1 MiB widens to 0.27 x busbw on the slow side: TCPX's",
+        "run now weighs a third); Slingshot and PCIe unchanged. Still 6 of 10 cells in 75-85 %",
+        "by run, 4 of 10 by source (the next column); both are regression bounds",
+        "(`COVERAGE_BOUNDS`, `COVERAGE_BY_SOURCE_BOUNDS`). The grouped-CV errors do not move: the",
+        "weighting is the band's, not the fit's.",
+        "",
         "The app and the CLI show S next to the band; `Prediction.error_band` carries it",
         "(costmodel/uncertainty.py).",
         "",
         "Coverage: nominal 80 %; measured = share of a run's rows inside the band built from the",
-        "*other* sources' runs only (leave one source out; each run weighted once). A cell that",
-        "rests on one source has no band without it: `n/a` (its coverage cannot be checked).",
-        "Goal: 75-85 % in every cell with data.",
+        "*other* sources' runs only (leave one source out), each run weighted once, and each",
+        "source weighted once (its runs' mean share; what a new cluster sees on average: the",
+        "band itself weighs each source once, `band_of`). A cell that rests on one source has",
+        "no band without it: `n/a` (its coverage cannot be checked). Goal: 75-85 % in every",
+        "cell with data.",
         "",
         "| regime | size | runs | sources | band lo / hi (x busbw) | +- | nominal | measured "
-        "| measured, tau without the regime |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| measured, each source once | measured, tau without the regime |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for reg, classes in (band_n or {}).items():
         for sc in ("ge1MiB", "lt1MiB"):
@@ -1454,11 +1489,13 @@ def fidelity_markdown(
             cv_ = (cover or {}).get(reg, {}).get(sc, {})
             meas = cv_.get("measured", math.nan)
             loro = cv_.get("measured_loro", math.nan)
+            by_src = cv_.get("measured_by_source", math.nan)
             lines.append(
                 f"| {reg} | {'>= 1 MiB' if sc == 'ge1MiB' else '< 1 MiB'} | {int(b['n_runs'])} | "
                 f"{int(b['n_groups'])} | {b['lo']:.2f} / {b['hi']:.2f} | "
                 f"{100 * b['half_width']:.0f}% | 80% | "
                 f"{'n/a' if math.isnan(meas) else f'{100 * meas:.0f}%'} | "
+                f"{'n/a' if math.isnan(by_src) else f'{100 * by_src:.0f}%'} | "
                 f"{'n/a' if math.isnan(loro) else f'{100 * loro:.0f}%'} |"
             )
     unseen_regs = sorted({r["regime"] for r in rows if r["run"] in UNSEEN_KEYS})
@@ -1795,8 +1832,27 @@ def source_spread(pool: dict[tuple[str, str], list[dict]], leave_out: str | None
     return math.sqrt(ss / dof) if dof else 0.0
 
 
+def _source_weights(entries: list[dict]) -> np.ndarray:
+    """Row weights over ``entries`` (concatenated in order) that give each source (``group``)
+    the same total weight, each of its runs an equal share of it and each row of a run an equal
+    share of the run's."""
+    runs_of: dict[str, int] = {}
+    for d in entries:
+        runs_of[d["group"]] = runs_of.get(d["group"], 0) + 1
+    return np.concatenate(
+        [np.full(d["q"].size, 1.0 / (d["q"].size * runs_of[d["group"]])) for d in entries]
+    )
+
+
 def band_of(entries: list[dict], tau: float) -> dict[str, float]:
-    r"""The band of one (regime, size class) from its runs' busbw ratios (each run weighted once).
+    r"""The band of one (regime, size class) from its runs' busbw ratios, **each source weighted
+    once** (its runs share its weight equally, a run's rows share the run's).
+
+    Why by source, not by run: a band is for a cluster the model has not seen, and a new
+    cluster is a new source. Weighted by run, one source with many runs sets the band (13, one
+    4 x H100 slice measured 27 times, is 27 of the one-node NVLink cell's 38 runs): that band
+    was 0.84-1.07 x busbw and held 58 % of a held-out source's rows on average (each source
+    once; 3 % to 100 % by source), while its run-weighted coverage, 87 %, counted 13 27 times.
 
     ``lo``, ``hi``: the 10th and 90th percentiles of busbw_meas / busbw_pred; ``half_width``: the
     80th percentile of :math:`|1/q - 1|` (the relative busbw error). **Few sources widen it**:
@@ -1812,7 +1868,7 @@ def band_of(entries: list[dict], tau: float) -> dict[str, float]:
     from costmodel.uncertainty import weighted_quantile
 
     q = np.concatenate([d["q"] for d in entries])
-    w = np.concatenate([np.full(d["q"].size, 1.0 / d["q"].size) for d in entries])
+    w = _source_weights(entries)
     n_src = len({d["group"] for d in entries})
     extra = (Z90 * tau / n_src) ** 2
 
@@ -1853,7 +1909,9 @@ def coverage(pool: dict[tuple[str, str], list[dict]]) -> dict[str, dict[str, dic
     """Measured coverage of the nominal 80 % band per regime and size class, leave one source
     out: each run's rows are checked against the band built (:func:`band_of`) from the other
     sources' runs only, its between-source spread estimated without the run's source in any
-    cell; the share of rows inside, each run weighted once (``measured``). ``measured_loro``:
+    cell; the share of rows inside, each run weighted once (``measured``), and each source
+    weighted once (``measured_by_source``: the mean over held-out sources of their runs' mean
+    share, what a new cluster sees on average). ``measured_loro``:
     the same with the spread estimated without the run's whole regime as well (leave one
     regime out: the spread applied to a cell never saw that cell). ``tau``: the spread from
     every source (the shipped band's). A cell resting on a single source has no band without
@@ -1869,6 +1927,7 @@ def coverage(pool: dict[tuple[str, str], list[dict]]) -> dict[str, dict[str, dic
 
     for (reg, sc), entries in sorted(pool.items()):
         inside, inside_loro, weight = 0.0, 0.0, 0.0
+        by_source: dict[str, list[float]] = {}
         for d in entries:
             others = [e for e in entries if e["group"] != d["group"]]
             if not others:
@@ -1878,12 +1937,15 @@ def coverage(pool: dict[tuple[str, str], list[dict]]) -> dict[str, dict[str, dic
                 share = float(np.mean((d["q"] >= b["lo"]) & (d["q"] <= b["hi"])))
                 if acc == "s":
                     inside += share
+                    by_source.setdefault(d["group"], []).append(share)
                 else:
                     inside_loro += share
             weight += 1.0
+        per_source = [float(np.mean(v)) for v in by_source.values()]
         out.setdefault(reg, {})[sc] = {
             "nominal": 0.8,
             "measured": round(inside / weight, 4) if weight else math.nan,
+            "measured_by_source": round(float(np.mean(per_source)), 4) if weight else math.nan,
             "measured_loro": round(inside_loro / weight, 4) if weight else math.nan,
             "tau": round(source_spread(pool), 4),
             "n_runs": float(len(entries)),

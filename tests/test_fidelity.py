@@ -246,6 +246,40 @@ def test_band_coverage_on_the_harder_folds_holds_its_regression_bound():
     assert not bad, bad
 
 
+def test_band_coverage_each_source_once_holds_its_regression_bound():
+    """The same coverage with each held-out source weighted once (what a new cluster sees on
+    average; the band itself weighs each source once): within COVERAGE_BY_SOURCE_BOUNDS."""
+    from costmodel.fitted_corrections import FITTED
+
+    got = {
+        (reg, sc): v["measured_by_source"]
+        for reg, classes in FITTED.coverage.items()
+        for sc, v in classes.items()
+        if "measured_by_source" in v
+    }
+    assert set(got) == set(fit.COVERAGE_BY_SOURCE_BOUNDS)
+    bad = [
+        (cell, got[cell], lohi)
+        for cell, lohi in fit.COVERAGE_BY_SOURCE_BOUNDS.items()
+        if not lohi[0] <= got[cell] <= lohi[1]
+    ]
+    assert not bad, bad
+
+
+def test_the_band_weighs_each_source_once():
+    """band_of: a source with many runs weighs as much as a source with one. Two sources, one
+    at ratio 1 with 9 runs, one at ratio 0.5 with 1 run: the band's median sits between them
+    (a run-weighted median would sit on the 9-run source), and duplicating a source's runs does
+    not move the band."""
+    import numpy as np
+
+    many = [{"group": "a", "q": np.full(20, 1.0)} for _ in range(9)]
+    one = [{"group": "b", "q": np.full(20, 0.5)}]
+    b = fit.band_of(many + one, tau=0.0)
+    assert b["lo"] == pytest.approx(0.5) and b["hi"] == pytest.approx(1.0)
+    assert fit.band_of(many[:1] + one, tau=0.0) == {**b, "n_runs": 2.0}
+
+
 def test_the_between_source_spread_is_not_fitted_to_the_cells_it_widens():
     """The spread that widens a band (tau) is a variance estimate, not a knob tuned to the
     coverage: re-estimated with each cell's whole regime left out (measured_loro), no cell's

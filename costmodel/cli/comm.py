@@ -38,7 +38,10 @@ def _band_note(df: Any) -> str:
 
     if "error_band_pct" not in df.columns:
         return ""
-    text = "expected_error: 80% of measured rows of this regime fell within it (grouped CV)."
+    text = (
+        "expected_error: 80% of measured rows of this regime fell within it (grouped CV, each"
+        " source weighted once)."
+    )
     if "regime" in df.columns:  # how many sources each shown band rests on
         from ..fitted_corrections import FITTED
 

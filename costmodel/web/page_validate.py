@@ -361,7 +361,8 @@ def render() -> None:
             "Expected error",
             band.text(),
             help="The model's grouped cross-validation band for this regime: 80% of measured "
-            "rows on clusters it was not fitted on fell within it (costmodel.uncertainty).",
+            "rows on clusters it was not fitted on fell within it, each source weighted once "
+            "(costmodel.uncertainty).",
         )
         m[3].metric(
             "Rows within the expected error",
