@@ -283,3 +283,15 @@ def test_fp8_all_gathers_need_a_gpu_with_fp8():
             "--param-dtype", "fp8"),
         "param_dtype: fp8 all-gathers need fp8 tensor cores",
     )  # fmt: skip
+
+
+def test_a_step_without_a_cluster_or_a_link_asks_for_them_first():
+    """`step --arch X` alone: the missing cluster (or link) is named, not the compute time a
+    cluster would have fitted (it asked for --compute-time, which --cluster does not need)."""
+    line = one_line_error(run("step", "--arch", "llama-3.1-8b"), "--cluster NAME", "--ranks")
+    assert "--compute-time, or --tokens-per-gpu" not in line
+    # with a link and no compute, the compute is what is missing
+    one_line_error(
+        run("step", "--params", "7B", "--ranks", "8", "--bandwidth", "50GB/s"),
+        "needs --compute-time, or --tokens-per-gpu",
+    )

@@ -702,6 +702,11 @@ def step(
         no_sync=no_sync,
         comm_contention=c_,
     )
+    if ranks is None or bandwidth is None:  # before the compute: without them, no step at all
+        raise ValueError(
+            "step: needs --cluster NAME (every strategy on a preset), or --ranks and --bandwidth "
+            "(the lesson's one-link DDP step, with --compute-time)"
+        )
     if compute_time is not None:
         kwargs["compute_time_s"] = units.parse_duration(compute_time, name="--compute-time")
     elif tokens_per_gpu is None:
@@ -711,8 +716,6 @@ def step(
         from ..strategy.compute import DEFAULT_MFU
 
         kwargs["mfu"] = DEFAULT_MFU if mfu is None else mfu  # one link: no GPU to fit
-    if ranks is None or bandwidth is None:
-        raise ValueError("step: needs --ranks and --bandwidth, or --cluster NAME")
     n = ranks
     kwargs["bandwidth_bytes_per_s"] = units.parse_rate(bandwidth, name="--bandwidth")
     kwargs["latency_s"] = units.parse_duration(latency or "0s", name="--latency")
