@@ -252,7 +252,8 @@ def _collective_all(
         busbw_bytes_per_s=f["busbw_bytes_per_s"],
     )[["size_bytes", "mark", "algorithm", "protocol", "time_s", "busbw_bytes_per_s"]]
     typer.echo(
-        f"{op} on {r.cluster}, {r.nodes} node{'s' if r.nodes != 1 else ''}, {r.ranks} GPUs, model {r.model} "
+        f"{op} on {r.cluster}, {units.format_counted(r.nodes, 'node')}, {units.format_counted(r.ranks, 'GPU')}, "
+        f"model {r.model} "
         "(* = the model's choice)"
     )
     typer.echo(_human_frame(shown))
@@ -352,7 +353,7 @@ def predict(
             }
         )
         return
-    typer.echo(f"{op} on {cluster} x {nodes} node{'s' if nodes != 1 else ''}")
+    typer.echo(f"{op} on {cluster} x {units.format_counted(nodes, 'node')}")
     typer.echo(_human_frame(_with_error_band(df)))
     note = _band_note(df)
     if note:
@@ -484,7 +485,7 @@ def sweep(
 
 
 def _rows_text(rows: int) -> str:
-    return f"{rows:,} row" + ("" if rows == 1 else "s")
+    return units.format_counted(rows, "row")
 
 
 def _rate_text(rows: int, seconds: float) -> str:

@@ -44,7 +44,7 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
-from costmodel.units import format_bytes, format_duration, format_rate, parse_bytes
+from costmodel.units import format_bytes, format_counted, format_duration, format_rate, parse_bytes
 
 T = TypeVar("T")
 
@@ -635,7 +635,7 @@ def accuracy_caption(band: Any, *, where: str = "") -> None:
     if band.measured:
         head = (
             f"Expected error {band.pct()}{where} ({band.regime}, grouped CV, "
-            f"{band.sources} source{'s' if band.sources != 1 else ''})."
+            f"{format_counted(band.sources, 'source')})."
         )
         detail = (
             f"80% of measured nccl-tests rows on clusters the model was not fitted on fell "
