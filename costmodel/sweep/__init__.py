@@ -67,7 +67,15 @@ from .grid import (
     parse_set,
     parse_values,
 )
-from .output import OUTPUT_FORMATS, SweepSummary, csv_ready, output_format, write_table
+from .output import (
+    OUTPUT_FORMATS,
+    SweepSummary,
+    csv_ready,
+    output_format,
+    read_table,
+    text_ready,
+    write_table,
+)
 
 __all__ = [
     "AXES",
@@ -92,8 +100,10 @@ __all__ = [
     "output_format",
     "parse_set",
     "parse_values",
+    "read_table",
     "sweep",
     "sweep_to_file",
+    "text_ready",
     "write_table",
     "write_text_atomic",
 ]

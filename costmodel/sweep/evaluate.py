@@ -558,11 +558,15 @@ def _to_table(cols: dict[str, Any], n: int) -> pa.Table:
 
 
 def _unify(tables: list[pa.Table]) -> pa.Table:
+    """Chunks as one table; a text column one chunk lacks is ``""`` in its rows, not null
+    (:func:`~.output.text_ready`: the DataFrame, CSV and Parquet say one thing)."""
     import pyarrow as pa
 
+    from .output import text_ready
+
     if len(tables) == 1:
-        return tables[0]
-    return pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
+        return text_ready(tables[0])
+    return text_ready(pa.concat_tables(tables, promote_options="permissive").unify_dictionaries())
 
 
 def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.Table]:
