@@ -93,7 +93,9 @@ def test_step_page_scaling_warning_names_one_node_in_the_singular():
     warning lists the counts then one noun, plural for several counts."""
     at = open_page("page_ddp.py", {"ddp_chart_tab": "Scaling vs GPU count"})
     assert_clean(at)
-    texts = [_text(w.value) for w in at.warning if "Does not fit in GPU memory at" in _text(w.value)]
+    texts = [
+        _text(w.value) for w in at.warning if "Does not fit in GPU memory at" in _text(w.value)
+    ]
     assert texts, [_text(w.value) for w in at.warning]
     counts = texts[0].split(" at ", 1)[1].split(":", 1)[0]  # "1, 2, 4 nodes" or "1 node"
     numbers = counts.rsplit(" ", 1)[0].split(", ")
