@@ -196,18 +196,19 @@ def test_memory_sweep_over_architectures_is_memory_arch_row_by_row():
 
 
 def test_memory_sweep_over_architectures_takes_the_activation_inputs():
-    """sequence_length, micro_batch and loss are the CLI's --seq, --micro-batch and --loss; from
+    """sequence_length, micro_batch, loss and flash_attention are the CLI's --seq,
+    --micro-batch, --loss and --flash/--no-flash; from
     the CLI (``sweep --kind memory --set arch=...``) and a TOML grid alike."""
     rows = sweep_mod.sweep(
         kind="memory", arch="llama-3.1-8b", zero_stage=3, ranks=8,
-        sequence_length="4096,8192", micro_batch="1,2", loss="fp32,fused",
+        sequence_length="4096,8192", micro_batch="1,2", loss="fp32,fused", flash="true,false",
     )  # fmt: skip
-    assert len(rows) == 8
+    assert len(rows) == 16
     for r in rows.to_dict(orient="records"):
         d = _cli(
             "--arch", "llama-3.1-8b", "--zero-stage", "3", "--ranks", "8",
             "--seq", str(r["sequence_length"]), "--micro-batch", str(r["micro_batch"]),
-            "--loss", str(r["loss"]),
+            "--loss", str(r["loss"]), "--flash" if r["flash_attention"] else "--no-flash",
         )  # fmt: skip
         assert r["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
         assert "fits" not in r  # no preset: no GPU to check against (as a count's rows)
@@ -230,6 +231,8 @@ def test_memory_sweep_over_architectures_takes_the_activation_inputs():
         ({"arch": "gpt-9"}, "arch: unknown"),
         ({"params": "7B", "sequence_length": "8192"}, "sequence_length: sizes activations"),
         ({"params": "7B", "loss": "fused"}, "loss: sizes activations"),
+        ({"params": "7B", "flash": "false"}, "flash_attention: sizes activations"),
+        ({"arch": "llama-3.1-8b", "flash": "no"}, "flash_attention"),
         ({"arch": "llama-3.1-8b", "recompute": "some"}, "recompute: unknown 'some'"),
         ({"arch": "llama-3.1-8b", "loss": "chunked"}, "loss: unknown 'chunked'"),
         ({"arch": "llama-3.1-8b", "micro_batch": "0"}, "micro_batch"),
@@ -244,5 +247,6 @@ def test_memory_sweep_refuses_what_memory_refuses(axes, message):
 def test_a_memory_sweep_of_counts_keeps_its_columns():
     """A bare count's rows are as before: no architecture columns."""
     df = sweep_mod.sweep(kind="memory", params="7B", ranks="1,8")
-    assert not {"arch", "sequence_length", "micro_batch", "recompute", "loss"} & set(df.columns)
+    archs = {"arch", "sequence_length", "micro_batch", "recompute", "loss", "flash_attention"}
+    assert not archs & set(df.columns)
     assert df["ranks"].tolist() == [1, 8]

@@ -412,6 +412,7 @@ def _eval_memory_arch(
         "zero_stage": cat["zero_stage"],
         "recompute": cat["recompute"],
         "loss": cat["loss"],
+        "flash_attention": np.full(n, bool(cat["flash_attention"])),
         "ranks": ranks,
         "sequence_length": seq,
         "micro_batch": micro,
@@ -444,7 +445,8 @@ def memory_row(
     """One memory sweep row of a named architecture: ``costmodel memory --arch``'s
     :func:`~costmodel.strategy.memory.stage_memory` with its defaults (FlashAttention, no
     recomputation, the fp32 loss, 4096 tokens, micro-batch 1) for ``cat``'s ``arch``,
-    ``recipe``, ``zero_stage``, ``recompute`` and ``loss``, on ``ranks`` data-parallel ranks.
+    ``recipe``, ``zero_stage``, ``recompute``, ``loss`` and ``flash_attention`` (absent: True),
+    on ``ranks`` data-parallel ranks.
 
     Returns the count ``params`` [-], the lesson's parts and ``buffers_GB`` (buckets and
     gathered units), ``lesson_memory_GB`` and ``memory_GB`` (the stage's total) [GB, 1e9 B],
@@ -466,7 +468,7 @@ def memory_row(
         arch=arch,
         sequence_length=int(sequence_length),
         micro_batch=int(micro_batch),
-        flash_attention=True,
+        flash_attention=bool(cat.get("flash_attention", True)),
         recompute=cat["recompute"],
         loss=cat["loss"],
     )

@@ -136,6 +136,13 @@ AXES: dict[str, dict[str, Axis]] = {
             Axis("recompute", _parse_str, False, column="recompute"),
             Axis("loss", _parse_str, False, column="loss"),
             Axis(
+                "flash_attention",
+                _parse_bool,
+                False,
+                column="flash_attention",
+                aliases=("flash",),
+            ),
+            Axis(
                 "ranks",
                 _parse_int,
                 True,
@@ -625,7 +632,11 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
         for name in a["arch"]:
             load_arch(name)  # raises "arch: unknown ...; allowed: ..."
     else:
-        shaped = [n for n in ("sequence_length", "micro_batch", "recompute", "loss") if n in a]
+        shaped = [
+            n
+            for n in ("sequence_length", "micro_batch", "recompute", "loss", "flash_attention")
+            if n in a
+        ]
         if shaped:
             raise ValueError(
                 f"{shaped[0]}: sizes activations, which need an architecture (arch=NAME); a "
@@ -872,6 +883,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "zero_stage": a.get("zero_stage", [0]),
             "recompute": a.get("recompute", ["none"]),  # costmodel memory's defaults
             "loss": a.get("loss", ["fp32"]),
+            "flash_attention": a.get("flash_attention", [True]),
         }
         for values in itertools.product(*mem.values()):
             yield dict(zip(mem, values, strict=True)), block
