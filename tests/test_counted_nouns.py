@@ -109,3 +109,24 @@ def test_cli_memory_on_one_rank_says_rank():
     assert "ZeRO-0 over 1 rank " in out, out.splitlines()[0]
     out = run("memory", "--params", "7B", "--ranks", "8").stdout
     assert "ZeRO-0 over 8 ranks " in out, out.splitlines()[0]
+
+
+def test_error_band_notes_count_runs_and_sources_in_the_right_number():
+    """A regime measured by one run of one source said "(1 runs from 1 sources, ...)"."""
+    import numpy as np
+
+    from costmodel import presets
+    from costmodel.predict import predict_collective
+
+    notes = set()
+    for name in presets.names("cluster"):
+        for nodes in (1, 2):
+            try:
+                p = predict_collective("all_reduce", np.array([1e6, 1e9]), name, nodes=nodes)
+            except ValueError:  # a preset with no network between nodes
+                continue
+            notes.add(str(p.error_band.note))
+    counted = [n for n in notes if re.search(r"\d+ runs? from \d+ sources?", n)]
+    assert counted, sorted(notes)[:3]
+    bad = [n for n in notes if re.search(r"\b1 (runs|sources)\b", n)]
+    assert not bad, bad

@@ -530,5 +530,5 @@ def _sweep_dask(
         return
     typer.echo(
         f"wrote {summary.written} of {summary.partitions} partitions ({summary.skipped} already "
-        f"done, {summary.rows} rows in all) to {summary.path} in {summary.seconds:.2f} s"
+        f"done, {_rows_text(summary.rows)} in all) to {summary.path} in {summary.seconds:.2f} s"
     )

@@ -1347,14 +1347,15 @@ def _advice_text(name: str, adv: Any, scenario: Any) -> str:
     line = (
         f"{label}: {adv.best_cap_bytes / 2**20:g} MiB minimises the exposed "
         f"communication ({units.format_duration(adv.exposed_comm_s[best])}, "
-        f"{adv.buckets[best]} buckets) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB "
+        f"{units.format_counted(int(adv.buckets[best]), 'bucket')}) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB "
         f"(ties within {units.format_duration(adv.tie_s)} keep the current or smaller cap)"
     )
     if now in caps:
         k = caps.index(now)
         line += (
             f"; at the current {now / 2**20:g} MiB: "
-            f"{units.format_duration(adv.exposed_comm_s[k])} ({adv.buckets[k]} buckets)"
+            f"{units.format_duration(adv.exposed_comm_s[k])} "
+            f"({units.format_counted(int(adv.buckets[k]), 'bucket')})"
         )
     return line
 

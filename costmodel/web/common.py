@@ -532,7 +532,7 @@ def table(
         label = (
             f"Sortable table and {file_name}"
             if small
-            else f"{caption or file_name} ({len(frame)} rows; sortable, with {file_name})"
+            else f"{caption or file_name} ({format_counted(len(frame), 'row')}; sortable, with {file_name})"
         )
         box = on_open(
             label,
@@ -639,7 +639,8 @@ def accuracy_caption(band: Any, *, where: str = "") -> None:
         )
         detail = (
             f"80% of measured nccl-tests rows on clusters the model was not fitted on fell "
-            f"within it ({band.n_runs} runs, {band.n_groups} sources; see the fidelity table on "
+            f"within it ({format_counted(band.n_runs, 'run')}, {format_counted(band.n_groups, 'source')}; "
+            "see the fidelity table on "
             "Validate)."
         )
     else:

@@ -96,7 +96,7 @@ def render() -> None:
         st.info("One GPU (1 node x 1 GPU) communicates nothing: an all-reduce takes 0 s.")
         return
     st.caption(
-        f"{facts['description']}: {facts['gpus_per_node']} GPUs per node over {facts['intra_kind']}"
+        f"{facts['description']}: {format_counted(int(facts['gpus_per_node']), 'GPU')} per node over {facts['intra_kind']}"
         f" ({format_rate(facts['intra_bandwidth_bytes_per_s'])} per GPU per direction), "
         f"{facts['nics_per_node']} NICs per node on {facts['fabric']} "
         f"({format_rate(facts['node_inter_bandwidth_bytes_per_s'])} per node, "

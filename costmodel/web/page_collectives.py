@@ -255,7 +255,7 @@ def _pin_inputs(clusters: list[str], where) -> dict | None:
 
 
 def _label(cfg: dict) -> str:
-    gpus = "" if cfg["gpus"] is None else f" x {int(cfg['gpus'])} GPUs"
+    gpus = "" if cfg["gpus"] is None else f" x {format_counted(int(cfg['gpus']), 'GPU')}"
     return f"{cfg['cluster']}, {format_counted(int(cfg['nodes']), 'node')}{gpus}, {cfg['model']}"
 
 

@@ -769,7 +769,7 @@ def _cost_metrics(cost, side: str = "") -> None:
         else ""
     )
     st.caption(
-        f"{side.strip() + ': ' if side else ''}{cost.steps:,} steps of "
+        f"{side.strip() + ': ' if side else ''}{format_counted(int(cost.steps), 'step')} of "
         f"{format_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
         f"({cost.step_time_source}) on {format_counted(cost.ranks, 'GPU')}; {cost.price_note}.{band} MFU: "
         "model FLOPs per token (6N + attention, PaLM appendix B) x tokens/s / (GPUs x peak)."
