@@ -237,6 +237,8 @@ def test_memory_sweep_over_architectures_takes_the_activation_inputs():
         ({"arch": "llama-3.1-8b", "loss": "chunked"}, "loss: unknown 'chunked'"),
         ({"arch": "llama-3.1-8b", "micro_batch": "0"}, "micro_batch"),
         ({"params": "7B", "recipe": "fp8-mixed", "preset": "dgx-a100"}, "fp8 tensor cores"),
+        ({"arch": "llama-3.1-8b", "activations": "1GB", "sequence_length": "8192"}, "give one"),
+        ({"params": "7B", "activations": "-1GB"}, "activations"),
     ],
 )
 def test_memory_sweep_refuses_what_memory_refuses(axes, message):
@@ -250,3 +252,28 @@ def test_a_memory_sweep_of_counts_keeps_its_columns():
     archs = {"arch", "sequence_length", "micro_batch", "recompute", "loss", "flash_attention"}
     assert not archs & set(df.columns)
     assert df["ranks"].tolist() == [1, 8]
+
+
+@pytest.mark.parametrize(
+    "what", [("--params", "7B"), ("--arch", "llama-3.1-8b")], ids=["params", "arch"]
+)
+def test_memory_sweep_takes_given_activations_as_memory_does(what):
+    """``activations`` is ``costmodel memory --activations``: activation memory per GPU given
+    in bytes, for a bare count (which has none of its own) or in place of an architecture's."""
+    key = what[0].removeprefix("--")
+    df = sweep_mod.sweep(
+        kind="memory", activations="0,10GB", zero_stage="0,1", ranks="1,8",
+        preset="dgx-h100", **{key: what[1]},
+    )  # fmt: skip
+    assert len(df) == 8
+    for r in df.to_dict(orient="records"):
+        d = _cli(
+            *what, "--activations", f"{r['activations_GB']:g}GB",
+            "--zero-stage", str(r["zero_stage"]), "--ranks", str(r["ranks"]),
+            "--cluster", "dgx-h100",
+        )  # fmt: skip
+        assert r["activations_GB"] * 1e9 == d["parts_bytes"]["activations_bytes"]
+        assert r["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
+        assert r["lesson_memory_GB"] * 1e9 == pytest.approx(d["lesson_total_bytes"], rel=1e-12)
+        assert bool(r["fits"]) is d["fits"]
+        assert str(r["notes"]).startswith(d["activations"])

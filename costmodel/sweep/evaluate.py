@@ -360,8 +360,13 @@ def _eval_memory(
         return _eval_memory_arch(cat, num, get_cluster)
     params = num["params"].astype(float)
     ranks = num.get("ranks", np.ones(len(params), dtype=np.int64))
+    given = num.get("activations")  # costmodel memory --activations [B]; None: 0
     mb = memory.training_memory(
-        params, recipe=cat["recipe"], zero_stage=cat["zero_stage"], dp_ranks=ranks
+        params,
+        recipe=cat["recipe"],
+        zero_stage=cat["zero_stage"],
+        dp_ranks=ranks,
+        activations_bytes=None if given is None else given.astype(float),
     )
     out: dict[str, Any] = {
         "recipe": cat["recipe"],
@@ -402,9 +407,11 @@ def _eval_memory_arch(
     ranks = num.get("ranks", ones)
     seq = num.get("sequence_length", np.full(n, 4096, dtype=np.int64))
     micro = num.get("micro_batch", ones)
+    given = num.get("activations")
+    acts = [None] * n if given is None else [float(x) for x in given]
     rows = [
-        memory_row(cat, int(r), sequence_length=int(s), micro_batch=int(m))
-        for r, s, m in zip(ranks, seq, micro, strict=True)
+        memory_row(cat, int(r), sequence_length=int(s), micro_batch=int(m), activations_bytes=x)
+        for r, s, m, x in zip(ranks, seq, micro, acts, strict=True)
     ]
     out: dict[str, Any] = {
         "arch": cat["arch"],
@@ -440,13 +447,19 @@ def _factorize(texts: list[str]) -> tuple[np.ndarray, list[str]]:
 
 
 def memory_row(
-    cat: dict[str, Any], ranks: int, *, sequence_length: int = 4096, micro_batch: int = 1
+    cat: dict[str, Any],
+    ranks: int,
+    *,
+    sequence_length: int = 4096,
+    micro_batch: int = 1,
+    activations_bytes: float | None = None,
 ) -> dict[str, Any]:
     """One memory sweep row of a named architecture: ``costmodel memory --arch``'s
     :func:`~costmodel.strategy.memory.stage_memory` with its defaults (FlashAttention, no
     recomputation, the fp32 loss, 4096 tokens, micro-batch 1) for ``cat``'s ``arch``,
     ``recipe``, ``zero_stage``, ``recompute``, ``loss`` and ``flash_attention`` (absent: True),
-    on ``ranks`` data-parallel ranks.
+    on ``ranks`` data-parallel ranks; ``activations_bytes`` [B], as ``--activations``, replaces
+    the architecture's activations (None: the architecture's).
 
     Returns the count ``params`` [-], the lesson's parts and ``buffers_GB`` (buckets and
     gathered units), ``lesson_memory_GB`` and ``memory_GB`` (the stage's total) [GB, 1e9 B],
@@ -464,7 +477,7 @@ def memory_row(
         int(ranks),
         None,
         recipe=cat["recipe"],
-        activations_bytes=None,
+        activations_bytes=activations_bytes,
         arch=arch,
         sequence_length=int(sequence_length),
         micro_batch=int(micro_batch),

@@ -166,6 +166,14 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="micro_batch",
                 aliases=("mb", "micro_batch_size"),
             ),
+            # activation memory per GPU given in bytes (costmodel memory --activations)
+            Axis(
+                "activations",
+                units.parse_bytes,
+                True,
+                column="activations_GB",
+                aliases=("activations_bytes",),
+            ),
             Axis(
                 "params",
                 units.parse_count,
@@ -275,7 +283,7 @@ def _axis(kind: str, name: str) -> Axis:
     raise ValueError(f"grid: unknown {kind} axis {name!r}; allowed: {allowed}")
 
 
-_BYTE_AXES = ("size", "bucket_cap")
+_BYTE_AXES = ("size", "bucket_cap", "activations")
 """Axes in whole bytes: a range over them is rounded to integers, as :func:`units.parse_bytes`."""
 
 _STOP_RE = re.compile(r"^(?P<stop>.+?)\s*(?:(?P<op>[x*+])\s*(?P<step>[0-9.eE]+))?$")
@@ -642,6 +650,17 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
                 f"{shaped[0]}: sizes activations, which need an architecture (arch=NAME); a "
                 "bare parameter count has none"
             )
+    if "activations" in a:
+        shaping = [
+            n
+            for n in ("sequence_length", "micro_batch", "recompute", "loss", "flash_attention")
+            if n in a
+        ]
+        if shaping:
+            raise ValueError(
+                f"activations: given activations replace those {shaping[0]} sizes; give one or "
+                "the other"
+            )
     if any(v < 1 for v in a.get("ranks", [1])):
         raise ValueError("ranks: every value must be >= 1")
     if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
@@ -850,7 +869,7 @@ def _ops(requested: list[str]) -> list[str]:
 
 def _numeric_axes(grid: Grid) -> list[str]:
     if grid.kind == "memory":  # a grid has params or arch's sequence_length/micro_batch
-        return ["ranks", "sequence_length", "micro_batch", "params"]
+        return ["ranks", "sequence_length", "micro_batch", "activations", "params"]
     if grid.kind == "step":
         names = [
             "nodes",
