@@ -421,6 +421,11 @@ def sweep(
     \b
         costmodel sweep --kind step --set preset=dgx-h100 --set arch=llama-3.1-8b --set strategy=all --set nodes=1..16x2 --set micro_batch=1,2 -o steps.csv
 
+    Memory per GPU over architectures (each row is `costmodel memory --arch`'s answer):
+
+    \b
+        costmodel sweep --kind memory --set arch=llama-3.1-8b,llama-3.1-70b --set zero_stage=0,3 --set ranks=8,64 --set preset=dgx-h100 -o memory.csv
+
     Past one machine (--chunk-rows rows per partition file; a rerun skips finished ones):
 
         costmodel sweep grid.toml --engine dask --scheduler tcp://head:8786 -o sweep_dataset/
