@@ -933,6 +933,10 @@ def compare_models(
 # --------------------------------------------------------------------------------------------
 # every algorithm on a cluster
 # --------------------------------------------------------------------------------------------
+_GB = 1e9
+"""GB in :meth:`AlgorithmComparison.to_dict`'s ``*_GBps`` keys: SI, as nccl-tests and the sweep."""
+
+
 @dataclass(frozen=True)
 class AlgorithmComparison:
     """Every algorithm of one model on one cluster, per size (:func:`predict_all_algorithms`).
@@ -974,18 +978,62 @@ class AlgorithmComparison:
         return tuple(dict.fromkeys(self.frame["algorithm"].tolist()))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data for JSON: the rows, the unavailable algorithms and the crossovers."""
+        """Plain data for JSON (``costmodel collective --algorithm all --json``): the rows, the
+        unavailable algorithms, the crossovers and the verdicts.
+
+        Keys are those of the sweep's collective rows, which ``costmodel collective --json``
+        prints in its other forms (one link, one cluster), so a quantity has one name whatever
+        the form: ``preset``, ``op``, ``model``, ``nodes``, ``gpus_per_node``, ``ranks``,
+        ``size_bytes`` [B], ``time_s`` [s], ``algbw_GBps`` and ``busbw_GBps`` [GB/s, GB = 1e9
+        B, as nccl-tests], ``algorithm_used`` and ``protocol_used`` (the row's ``algorithm`` is
+        the pinned candidate, so the two algorithm names agree), then ``chosen`` and
+        ``fastest``. :attr:`frame` keeps the API's names (``message_bytes``, B/s), those of
+        :class:`Prediction`.
+        """
+        gpn = self.ranks // self.nodes if self.nodes else self.ranks
+        rows = [
+            {
+                "preset": self.cluster,
+                "model": self.model,
+                "op": self.op,
+                "algorithm": str(r["algorithm"]),
+                "nodes": self.nodes,
+                "gpus_per_node": gpn,
+                "ranks": self.ranks,
+                "size_bytes": float(r["message_bytes"]),
+                "time_s": float(r["time_s"]),
+                "algbw_GBps": float(r["algbw_bytes_per_s"]) / _GB,
+                "busbw_GBps": float(r["busbw_bytes_per_s"]) / _GB,
+                "algorithm_used": str(r["algorithm"]),
+                "protocol_used": str(r["protocol"]),
+                "chosen": bool(r["chosen"]),
+                "fastest": bool(r["fastest"]),
+            }
+            for r in self.frame.to_dict(orient="records")
+        ]
+        crossovers = [
+            {
+                "size_bytes": float(x["message_bytes"]),
+                "previous_size_bytes": float(x["previous_bytes"]),
+                "faster_below": x["faster_below"],
+                "faster_above": x["faster_above"],
+                "time_s": float(x["time_s"]),
+                "busbw_GBps": float(x["busbw_bytes_per_s"]) / _GB,
+            }
+            for x in self.crossovers.to_dict(orient="records")
+        ]
         return {
+            "preset": self.cluster,
             "op": self.op,
             "model": self.model,
-            "cluster": self.cluster,
-            "ranks": self.ranks,
             "nodes": self.nodes,
-            "results": self.frame.to_dict(orient="records"),
+            "gpus_per_node": gpn,
+            "ranks": self.ranks,
+            "results": rows,
             "unavailable": [{"algorithm": a, "reason": r} for a, r in self.unavailable],
-            "crossovers": self.crossovers.to_dict(orient="records"),
+            "crossovers": crossovers,
             "verdicts": [
-                {"message_bytes": float(m), **v.as_dict()}
+                {"size_bytes": float(m), **v.as_dict()}
                 for m, v in zip(self.sizes, self.verdicts, strict=True)
             ],
         }

@@ -547,7 +547,7 @@ class Scenario(BaseModel):
         unknown = sorted(set(kw) - set(type(self).model_fields))
         if unknown:
             raise ValueError(
-                f"changes: unknown field(s) {', '.join(unknown)}; allowed: "
+                f"changes: unknown {units.noun_for(len(unknown), 'field')} {', '.join(unknown)}; allowed: "
                 f"{', '.join(type(self).model_fields)}"
             )
         data = self.model_dump()
@@ -1177,8 +1177,8 @@ class ScenarioResult(BaseModel):
         fu = units
         s = self.scenario
         lines = [
-            f"{s.arch + ': ' if s.arch else ''}{fu.format_count(s.params)} params on {self.cluster_name} x {self.nodes} node{'s' if self.nodes != 1 else ''} "
-            f"({self.ranks} GPUs), {s.recipe}, {self.strategy}, model={s.model}",
+            f"{s.arch + ': ' if s.arch else ''}{fu.format_count(s.params)} params on {self.cluster_name} x {units.format_counted(self.nodes, 'node')} "
+            f"({units.format_counted(self.ranks, 'GPU')}), {s.recipe}, {self.strategy}, model={s.model}",
             f"memory per GPU      {fu.format_bytes(self.memory_total_bytes)} of "
             f"{fu.format_bytes(self.gpu_memory_bytes)} ({'fits' if self.fits else 'does NOT fit'})",
             f"global batch        {self.global_batch} ({fu.format_count(self.tokens_per_step)} "

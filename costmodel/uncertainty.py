@@ -42,6 +42,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .units import format_counted
+
 #: regime -> what it covers (the order is the display order)
 REGIMES: dict[str, str] = {
     "single-node-nvlink": "one node, GPUs over NVSwitch or an NVLink mesh",
@@ -203,7 +205,7 @@ def error_band(
     n_groups = int(max(table[sc]["n_groups"] for sc in SIZE_CLASSES))
     note = (
         f"{REGIMES[reg]}: 80% of measured rows within this band under grouped cross-validation "
-        f"({n_runs} runs from {n_groups} sources, none fitted on)"
+        f"({format_counted(n_runs, 'run')} from {format_counted(n_groups, 'source')}, none fitted on)"
     )
     return ErrorBand(
         model, reg, True, pick("half_width"), pick("lo"), pick("hi"), n_runs, n_groups, note

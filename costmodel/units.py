@@ -376,3 +376,26 @@ def format_count(value: float, digits: int = 3) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.{digits}g} {suffix}"
     return f"{value:.{digits}g}"
+
+
+def format_counted(count: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number, for every text the CLI and the app write:
+    ``"1 node"``, ``"2 nodes"``, ``"1,024 GPUs"`` (never ``"node(s)"``). ``plural`` is the
+    plural form when it is not ``noun + "s"``.
+
+    >>> format_counted(1, "node"), format_counted(2, "node"), format_counted(1024, "GPU")
+    ('1 node', '2 nodes', '1,024 GPUs')
+    >>> format_counted(3, "entry", "entries")
+    '3 entries'
+    """
+    return f"{count:,} {noun_for(count, noun, plural)}"
+
+
+def noun_for(count: int, noun: str, plural: str | None = None) -> str:
+    """The noun alone in the number ``count`` takes (:func:`format_counted`'s word): one is
+    singular, every other count (0 too) plural.
+
+    >>> noun_for(1, "node"), noun_for(0, "node"), noun_for(2, "finding")
+    ('node', 'nodes', 'findings')
+    """
+    return noun if count == 1 else (plural if plural is not None else noun + "s")

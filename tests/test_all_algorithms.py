@@ -156,7 +156,7 @@ def test_cli_algorithm_all_json_matches_the_api():
     assert "IB SHARP" in reasons["nvls"] and "IB SHARP" in reasons["collnet_direct"]
     for size in (14e9, 1e6):
         p = predict_collective("all_reduce", size, "dgx-h100", 8)
-        (chosen,) = [r for r in rows if r["chosen"] and r["message_bytes"] == size]
+        (chosen,) = [r for r in rows if r["chosen"] and r["size_bytes"] == size]
         assert chosen["algorithm"] == p.algorithm
         assert chosen["time_s"] == pytest.approx(p.time_s, rel=1e-12)
     assert isinstance(out["crossovers"], list)
@@ -202,3 +202,69 @@ def test_a_calibrated_cluster_keeps_choice_equal_to_auto(model, tmp_path):
     chosen = r.frame[r.frame["chosen"]].sort_values("message_bytes")
     assert np.array_equal(chosen["time_s"].to_numpy(), auto.time_s)
     assert "NVLink SHARP" in dict(r.unavailable)["nvls"]  # PCIe: no NVLS, with the reason
+
+
+# --- one vocabulary in every form of `collective --json` -----------------------------------------
+#: the API's names for quantities the JSON names otherwise (size_bytes, *_GBps, protocol_used)
+_API_NAMES = {"message_bytes", "algbw_bytes_per_s", "busbw_bytes_per_s", "protocol", "cluster"}
+
+
+def _keys(doc) -> set[str]:
+    """Every key anywhere in a JSON document."""
+    if isinstance(doc, dict):
+        return set(doc) | set().union(*(_keys(v) for v in doc.values()))
+    if isinstance(doc, list):
+        return set().union(*(_keys(v) for v in doc)) if doc else set()
+    return set()
+
+
+def _json(*args: str) -> dict:
+    res = CliRunner().invoke(
+        cli.app, ["collective", "all_reduce", "--size", "1GB", *args, "--json"]
+    )
+    assert res.exit_code == 0, res.stderr + res.stdout
+    return json.loads(res.stdout)
+
+
+def test_collective_json_names_a_quantity_alike_in_every_form():
+    """The one-link, one-cluster and ``--algorithm all`` forms of ``collective --json`` name
+    the size, times, bandwidths, algorithm and protocol with the same keys (the all form said
+    message_bytes, algbw_bytes_per_s, protocol and cluster where the others say size_bytes,
+    algbw_GBps, protocol_used and preset), and the shared numbers agree."""
+    link = _json("--ranks", "16", "--bandwidth", "50GB/s")
+    link_all = _json("--ranks", "16", "--bandwidth", "50GB/s", "--algorithm", "all")
+    one = _json("--cluster", "dgx-h100", "--nodes", "2")
+    every = _json("--cluster", "dgx-h100", "--nodes", "2", "--algorithm", "all")
+    shared = {
+        "op",
+        "model",
+        "algorithm",
+        "ranks",
+        "size_bytes",
+        "time_s",
+        "algbw_GBps",
+        "busbw_GBps",
+    }
+    for doc in (link, link_all, one, every):
+        for row in doc["results"]:
+            assert shared <= set(row), sorted(set(row))
+        assert not _keys(doc) & _API_NAMES, sorted(_keys(doc) & _API_NAMES)
+    # every quantity a row of the all form shows is named as the one-cluster form names it
+    only_all = {"chosen", "fastest"}
+    for row in every["results"]:
+        assert set(row) - only_all <= set(one["results"][0]), sorted(
+            set(row) - set(one["results"][0])
+        )
+    assert every["preset"] == one["results"][0]["preset"] == "dgx-h100"
+    assert {v["size_bytes"] for v in every["verdicts"]} == {1e9}
+    # the same numbers under the same names: the model's choice is the one-cluster answer
+    (chosen,) = [r for r in every["results"] if r["chosen"]]
+    base = one["results"][0]
+    for key in ("size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "algorithm_used",
+                "protocol_used", "nodes", "gpus_per_node", "ranks"):  # fmt: skip
+        if isinstance(base[key], str):
+            assert chosen[key] == base[key], key
+        else:
+            assert chosen[key] == pytest.approx(base[key], rel=1e-12), key
+    ring = next(r for r in link_all["results"] if r["algorithm"] == "ring")
+    assert ring["time_s"] == link["results"][0]["time_s"]

@@ -615,7 +615,7 @@ def test_validate_truncated_log_names_the_skipped_line():
     assert_clean(at)
     assert "Rows compared" in metrics(at)  # the whole rows before the cut are compared
     # shown as text: Markdown punctuation escaped, so compare the unescaped text
-    assert any(_text(w.value).startswith("1 line(s) skipped: line ") for w in at.warning), [
+    assert any(_text(w.value).startswith("1 line skipped: line ") for w in at.warning), [
         w.value for w in at.warning
     ]
 

@@ -154,3 +154,126 @@ def test_the_loss_is_one_input_with_one_answer_on_every_surface():
     assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(d["total_bytes"])
     bad = CliRunner().invoke(cli.app, ["memory", "--arch", "llama-3.1-8b", "--loss", "chunked"])
     assert bad.exit_code == 2 and "--loss: must be fp32, fp32-held, fused" in bad.output
+
+
+# --- the memory sweep over named architectures ---------------------------------------------------
+_ARCH_ROWS = dict(
+    kind="memory",
+    preset="dgx-h100",
+    arch="llama-3.1-8b,llama-3.1-70b,deepseek-v3",
+    zero_stage="0,3",
+    ranks="1,64",
+    recompute="none,full",
+)
+
+
+def test_memory_sweep_over_architectures_is_memory_arch_row_by_row():
+    """``arch`` (spelled as the step sweep spells it) sweeps ``costmodel memory --arch``: each
+    row is that command's answer (total, lesson's total, each part, parameters, fits on the
+    preset's GPU, its notes) for the same architecture, stage, ranks, recompute and loss."""
+    df = sweep_mod.sweep(**_ARCH_ROWS)
+    assert len(df) == 3 * 2 * 2 * 2
+    assert {"arch", "sequence_length", "micro_batch", "recompute", "loss"} <= set(df.columns)
+    for r in df.to_dict(orient="records"):
+        d = _cli(
+            "--arch", str(r["arch"]), "--zero-stage", str(r["zero_stage"]),
+            "--ranks", str(r["ranks"]), "--recompute", str(r["recompute"]),
+            "--cluster", "dgx-h100",
+        )  # fmt: skip
+        assert r["params"] == d["params"]
+        assert r["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
+        assert r["lesson_memory_GB"] * 1e9 == pytest.approx(d["lesson_total_bytes"], rel=1e-12)
+        parts = d["parts_bytes"]
+        for part in ("weights", "gradients", "master", "optimizer", "activations"):
+            assert r[f"{part}_GB"] * 1e9 == pytest.approx(parts[f"{part}_bytes"], rel=1e-12)
+        buffers = parts["buckets_bytes"] + parts["gathered_units_bytes"]
+        assert r["buffers_GB"] * 1e9 == pytest.approx(buffers, rel=1e-12)
+        assert r["gpu_memory_GB"] * 1e9 == d["gpu_memory_bytes"]
+        assert bool(r["fits"]) is d["fits"]
+        assert str(r["notes"]) == " ".join([d["activations"], *d["notes"]])
+    moe = df[df["arch"] == "deepseek-v3"]["notes"].astype(str)
+    assert moe.str.contains("expert").all()  # the MoE note of costmodel memory, on its rows
+
+
+def test_memory_sweep_over_architectures_takes_the_activation_inputs():
+    """sequence_length, micro_batch, loss and flash_attention are the CLI's --seq,
+    --micro-batch, --loss and --flash/--no-flash; from
+    the CLI (``sweep --kind memory --set arch=...``) and a TOML grid alike."""
+    rows = sweep_mod.sweep(
+        kind="memory", arch="llama-3.1-8b", zero_stage=3, ranks=8,
+        sequence_length="4096,8192", micro_batch="1,2", loss="fp32,fused", flash="true,false",
+    )  # fmt: skip
+    assert len(rows) == 16
+    for r in rows.to_dict(orient="records"):
+        d = _cli(
+            "--arch", "llama-3.1-8b", "--zero-stage", "3", "--ranks", "8",
+            "--seq", str(r["sequence_length"]), "--micro-batch", str(r["micro_batch"]),
+            "--loss", str(r["loss"]), "--flash" if r["flash_attention"] else "--no-flash",
+        )  # fmt: skip
+        assert r["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
+        assert "fits" not in r  # no preset: no GPU to check against (as a count's rows)
+    res = CliRunner().invoke(
+        cli.app,
+        ["sweep", "--kind", "memory", "--set", "arch=llama-3.1-70b", "--set", "zero=3",
+         "--set", "ranks=64", "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (row,) = json.loads(res.stdout)
+    d = _cli("--arch", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64")
+    assert row["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("axes", "message"),
+    [
+        ({"arch": "llama-3.1-8b", "params": "7B"}, "params (a count"),
+        ({"ranks": "8"}, "arch=NAME"),
+        ({"arch": "gpt-9"}, "arch: unknown"),
+        ({"params": "7B", "sequence_length": "8192"}, "sequence_length: sizes activations"),
+        ({"params": "7B", "loss": "fused"}, "loss: sizes activations"),
+        ({"params": "7B", "flash": "false"}, "flash_attention: sizes activations"),
+        ({"arch": "llama-3.1-8b", "flash": "no"}, "flash_attention"),
+        ({"arch": "llama-3.1-8b", "recompute": "some"}, "recompute: unknown 'some'"),
+        ({"arch": "llama-3.1-8b", "loss": "chunked"}, "loss: unknown 'chunked'"),
+        ({"arch": "llama-3.1-8b", "micro_batch": "0"}, "micro_batch"),
+        ({"params": "7B", "recipe": "fp8-mixed", "preset": "dgx-a100"}, "fp8 tensor cores"),
+        ({"arch": "llama-3.1-8b", "activations": "1GB", "sequence_length": "8192"}, "give one"),
+        ({"params": "7B", "activations": "-1GB"}, "activations"),
+    ],
+)
+def test_memory_sweep_refuses_what_memory_refuses(axes, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        sweep_mod.make_grid(axes, kind="memory")
+
+
+def test_a_memory_sweep_of_counts_keeps_its_columns():
+    """A bare count's rows are as before: no architecture columns."""
+    df = sweep_mod.sweep(kind="memory", params="7B", ranks="1,8")
+    archs = {"arch", "sequence_length", "micro_batch", "recompute", "loss", "flash_attention"}
+    assert not archs & set(df.columns)
+    assert df["ranks"].tolist() == [1, 8]
+
+
+@pytest.mark.parametrize(
+    "what", [("--params", "7B"), ("--arch", "llama-3.1-8b")], ids=["params", "arch"]
+)
+def test_memory_sweep_takes_given_activations_as_memory_does(what):
+    """``activations`` is ``costmodel memory --activations``: activation memory per GPU given
+    in bytes, for a bare count (which has none of its own) or in place of an architecture's."""
+    key = what[0].removeprefix("--")
+    df = sweep_mod.sweep(
+        kind="memory", activations="0,10GB", zero_stage="0,1", ranks="1,8",
+        preset="dgx-h100", **{key: what[1]},
+    )  # fmt: skip
+    assert len(df) == 8
+    for r in df.to_dict(orient="records"):
+        d = _cli(
+            *what, "--activations", f"{r['activations_GB']:g}GB",
+            "--zero-stage", str(r["zero_stage"]), "--ranks", str(r["ranks"]),
+            "--cluster", "dgx-h100",
+        )  # fmt: skip
+        assert r["activations_GB"] * 1e9 == d["parts_bytes"]["activations_bytes"]
+        assert r["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
+        assert r["lesson_memory_GB"] * 1e9 == pytest.approx(d["lesson_total_bytes"], rel=1e-12)
+        assert bool(r["fits"]) is d["fits"]
+        assert str(r["notes"]).startswith(d["activations"])

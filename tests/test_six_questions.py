@@ -194,7 +194,7 @@ def test_q5_which_algorithm_wins_at_a_size(tab, app_url):
         verdict = got["verdicts"][0]
         lead = "Fastest algorithm" if verdict["winner"] else "Algorithms"
         caption = page.get_by_text(f"{lead}: {verdict['text']}.")
-        at = format_bytes(got["results"][0]["message_bytes"])
+        at = format_bytes(got["results"][0]["size_bytes"])
         expect(caption).to_contain_text(f"dgx-h100 can run at M = {at},")
         assert f": {verdict['text']}\n" in human, human
         if size == "14GB":  # inside the +/-54% band: no winner named, on both surfaces

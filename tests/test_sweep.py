@@ -322,3 +322,61 @@ def test_memory_sweep_with_preset_says_what_fits():
     # 16 B/param: 64 GB and 96 GB vs the H100's device-true 81559 MiB = 85.5 GB
     assert df["fits"].tolist() == [True, False]
     assert (df["gpu_memory_GB"] == 81559 * 2**20 / 1e9).all()
+
+
+# --- empty texts: "" in every output -------------------------------------------------------------
+_TEXT_GRIDS = [
+    # band_note: "" on one node (the band is known), a reason between nodes (all-to-all)
+    ("collective", {"preset": "dgx-h100", "op": "all_to_all", "size": "1MB", "nodes": [1, 2]}),
+    # notes and band_note: "" on DDP for an 8B model on H100 (nothing left out, band known)
+    ("step", {"preset": "dgx-h100", "arch": "llama-3.1-8b", "nodes": [1, 2]}),
+    ("memory", {"params": "7B,70B", "ranks": [1, 8]}),
+]
+
+
+@pytest.mark.parametrize(("kind", "axes"), _TEXT_GRIDS, ids=[k for k, _ in _TEXT_GRIDS])
+def test_text_columns_read_back_alike_from_csv_and_parquet(tmp_path, kind, axes):
+    """An empty ``notes``/``band_note`` is ``""`` in the DataFrame and read back ``""`` from CSV
+    and from Parquet (pandas' read_csv made it NaN where read_parquet gave ""): the two files
+    round-trip to the same text columns, equal to the DataFrame's."""
+    df = sweep.sweep(kind=kind, **axes)
+    text = [c for c in df.columns if df[c].dtype.kind not in "fiub"]
+    assert {"notes", "band_note"} & set(text), text
+    back = {}
+    for ext in (".csv", ".parquet"):
+        out = tmp_path / f"t{ext}"
+        sweep.sweep_to_file(out, kind=kind, **axes)
+        back[ext] = sweep.read_table(out)
+        assert list(back[ext].columns) == list(df.columns)
+    for col in text:
+        want = df[col].astype(str).tolist()
+        assert not back[".csv"][col].isna().any() and not back[".parquet"][col].isna().any(), col
+        assert back[".csv"][col].astype(str).tolist() == want, col
+        assert back[".parquet"][col].astype(str).tolist() == want, col
+    for col in df.columns:  # numbers too: NaN where missing, in both
+        if col not in text:
+            np.testing.assert_array_equal(
+                back[".csv"][col].to_numpy(dtype=float), df[col].to_numpy(dtype=float)
+            )
+    # the pandas recipe the README gives reads the CSV's texts alike
+    plain = pd.read_csv(tmp_path / "t.csv", keep_default_na=False, na_values=["nan"])
+    for col in text:
+        assert plain[col].astype(str).tolist() == df[col].astype(str).tolist(), col
+    if kind != "memory":  # the grids above do have an empty text
+        assert any((df[c].astype(str) == "").any() for c in text)
+
+
+def test_a_missing_text_is_written_empty_in_csv_and_parquet(tmp_path):
+    """A text cell with nothing in it (a compare table's ``note`` None) is written ``""`` in
+    both formats: Parquet held a null (None in pandas) where CSV held an empty field. Numbers
+    keep their NaN."""
+    frame = pd.DataFrame({"x": [1.5, float("nan")], "note": [None, "why"], "empty": [None, None]})
+    for ext in (".csv", ".parquet"):
+        out = tmp_path / f"n{ext}"
+        sweep.write_table(out, frame)
+        got = sweep.read_table(out)
+        assert got["note"].astype(str).tolist() == ["", "why"], ext
+        assert got["empty"].astype(str).tolist() == ["", ""], ext
+        assert got["x"].iloc[0] == 1.5 and np.isnan(got["x"].iloc[1]), ext
+    assert pd.read_parquet(tmp_path / "n.parquet")["note"].tolist() == ["", "why"]
+    assert (tmp_path / "n.csv").read_text().splitlines()[1:] == ['1.5,"",""', ',"why",""']

@@ -255,7 +255,8 @@ def _collective_all(
         busbw_bytes_per_s=f["busbw_bytes_per_s"],
     )[["size_bytes", "mark", "algorithm", "protocol", "time_s", "busbw_bytes_per_s"]]
     typer.echo(
-        f"{op} on {r.cluster}, {r.nodes} node{'s' if r.nodes != 1 else ''}, {r.ranks} GPUs, model {r.model} "
+        f"{op} on {r.cluster}, {units.format_counted(r.nodes, 'node')}, {units.format_counted(r.ranks, 'GPU')}, "
+        f"model {r.model} "
         "(* = the model's choice)"
     )
     typer.echo(_human_frame(shown))
@@ -355,7 +356,7 @@ def predict(
             }
         )
         return
-    typer.echo(f"{op} on {cluster} x {nodes} node{'s' if nodes != 1 else ''}")
+    typer.echo(f"{op} on {cluster} x {units.format_counted(nodes, 'node')}")
     typer.echo(_human_frame(_with_error_band(df)))
     note = _band_note(df)
     if note:
@@ -423,6 +424,11 @@ def sweep(
     \b
         costmodel sweep --kind step --set preset=dgx-h100 --set arch=llama-3.1-8b --set strategy=all --set nodes=1..16x2 --set micro_batch=1,2 -o steps.csv
 
+    Memory per GPU over architectures (each row is `costmodel memory --arch`'s answer):
+
+    \b
+        costmodel sweep --kind memory --set arch=llama-3.1-8b,llama-3.1-70b --set zero_stage=0,3 --set ranks=8,64 --set preset=dgx-h100 -o memory.csv
+
     Past one machine (--chunk-rows rows per partition file; a rerun skips finished ones):
 
         costmodel sweep grid.toml --engine dask --scheduler tcp://head:8786 -o sweep_dataset/
@@ -487,7 +493,7 @@ def sweep(
 
 
 def _rows_text(rows: int) -> str:
-    return f"{rows:,} row" + ("" if rows == 1 else "s")
+    return units.format_counted(rows, "row")
 
 
 def _rate_text(rows: int, seconds: float) -> str:
@@ -532,5 +538,5 @@ def _sweep_dask(
         return
     typer.echo(
         f"wrote {summary.written} of {summary.partitions} partitions ({summary.skipped} already "
-        f"done, {summary.rows} rows in all) to {summary.path} in {summary.seconds:.2f} s"
+        f"done, {_rows_text(summary.rows)} in all) to {summary.path} in {summary.seconds:.2f} s"
     )

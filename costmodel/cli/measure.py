@@ -587,7 +587,7 @@ def validate_compare(
         typer.echo(_human_frame(summary))
         ok_rows = table["rel_error"].dropna().abs()
         typer.echo(
-            f"median |busbw error| {ok_rows.median():.1%} over {len(ok_rows)} rows"
+            f"median |busbw error| {ok_rows.median():.1%} over {units.format_counted(len(ok_rows), 'row')}"
             + (
                 f"; expected error (grouped CV) {band.text()}: {band.within} of {band.rows} "
                 "rows within it"
@@ -600,7 +600,7 @@ def validate_compare(
             typer.echo(f"{verdict}: docs/fidelity.md goal; " + "; ".join(goal_lines))
         else:
             typer.echo(
-                f"{verdict}: {len(bad)} of {len(checked)} rows from "
+                f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} from "
                 f"{units.format_bytes(floor)} beyond |busbw error| {tolerance:.0%}"
             )
     if len(bad):

@@ -354,7 +354,7 @@ def memory(
         rows.append(("fits", "give --gpu-memory (e.g. 80GB) or --cluster NAME for the verdict"))
     head = f"{arch}: " if arch else ""
     typer.echo(
-        f"{head}{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {ranks} ranks "
+        f"{head}{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {units.format_counted(ranks, 'rank')} "
         f"(the step's layout: {result['strategy']})"
     )
     typer.echo(breakdown.activations_note)
@@ -858,8 +858,8 @@ def _step_on_cluster(
             _print_json(out)
             return
         typer.echo(
-            f"{arch or units.format_count(float(p or 0)) + ' params'} on {cluster} x {nodes} "
-            f"nodes ({int(c.ranks)} GPUs), every strategy ranked by step time among those that "
+            f"{arch or units.format_count(float(p or 0)) + ' params'} on {cluster} x "
+            f"{units.format_counted(nodes, 'node')} ({units.format_counted(int(c.ranks), 'GPU')}), every strategy ranked by step time among those that "
             f"fit, then the rest by memory per GPU (overlap contention c = {contention:g}, "
             f"collective model {kw['model']}):"
         )
@@ -1350,14 +1350,15 @@ def _advice_text(name: str, adv: Any, scenario: Any) -> str:
     line = (
         f"{label}: {adv.best_cap_bytes / 2**20:g} MiB minimises the exposed "
         f"communication ({units.format_duration(adv.exposed_comm_s[best])}, "
-        f"{adv.buckets[best]} buckets) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB "
+        f"{units.format_counted(int(adv.buckets[best]), 'bucket')}) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB "
         f"(ties within {units.format_duration(adv.tie_s)} keep the current or smaller cap)"
     )
     if now in caps:
         k = caps.index(now)
         line += (
             f"; at the current {now / 2**20:g} MiB: "
-            f"{units.format_duration(adv.exposed_comm_s[k])} ({adv.buckets[k]} buckets)"
+            f"{units.format_duration(adv.exposed_comm_s[k])} "
+            f"({units.format_counted(int(adv.buckets[k]), 'bucket')})"
         )
     return line
 
@@ -1496,7 +1497,7 @@ def train(
     )
     head = arch or f"{units.format_count(result.scenario.params)} params"
     typer.echo(
-        f"{head} on {cluster} x {result.nodes} node{'s' if result.nodes != 1 else ''}, {result.scenario.recipe}, "
+        f"{head} on {cluster} x {units.format_counted(result.nodes, 'node')}, {result.scenario.recipe}, "
         f"{result.strategy} (overlap contention c = {result.comm_contention:g})"
     )
     typer.echo(_kv(rows))

@@ -5,7 +5,7 @@ numeric axes (size, ranks, nodes, bandwidth, params, ...). Every combination is 
 numbers come from the same functions the CLI, the scenario and the app call
 (:func:`costmodel.predict.predict_collective` for presets, :mod:`costmodel.collectives` for a raw
 link, :func:`costmodel.memory.training_memory`), called once per block of rows with numpy arrays:
-no per-row Python. Large grids are produced in chunks so a file can be written with bounded
+no per-row Python (a named architecture's memory rows and step rows are evaluated one by one). Large grids are produced in chunks so a file can be written with bounded
 memory (:func:`sweep_to_file`); :func:`sweep` gathers the chunks into one DataFrame.
 
 Grid values are written as lists (``[8, 64]``, ``"8,64"``) or ranges:
@@ -67,7 +67,15 @@ from .grid import (
     parse_set,
     parse_values,
 )
-from .output import OUTPUT_FORMATS, SweepSummary, csv_ready, output_format, write_table
+from .output import (
+    OUTPUT_FORMATS,
+    SweepSummary,
+    csv_ready,
+    output_format,
+    read_table,
+    text_ready,
+    write_table,
+)
 
 __all__ = [
     "AXES",
@@ -92,8 +100,10 @@ __all__ = [
     "output_format",
     "parse_set",
     "parse_values",
+    "read_table",
     "sweep",
     "sweep_to_file",
+    "text_ready",
     "write_table",
     "write_text_atomic",
 ]
@@ -121,11 +131,15 @@ def sweep(
     ----------
     grid : Grid, mapping, TOML path or None
         The grid; keyword ``axes`` are added to (or override) it.
-    kind : {"collective", "memory"}
+    kind : {"collective", "memory", "step"}
         What to evaluate. Collective rows come from
         :func:`costmodel.predict.predict_collective` when a ``preset`` axis is given (``model``
         "nccl" by default), else from the textbook formulas over a raw ``bandwidth`` and
-        ``ranks``. Memory rows come from :func:`costmodel.memory.training_memory`.
+        ``ranks``. Memory rows come from :func:`costmodel.memory.training_memory` for bare
+        ``params`` counts, or, with an ``arch`` axis (a named architecture), from
+        :func:`costmodel.strategy.memory.stage_memory` as ``costmodel memory --arch`` calls it
+        (:func:`~costmodel.sweep.evaluate.memory_row`). ``"step"``: one
+        :func:`costmodel.strategy.strategy_step` per row.
     chunk_rows : int
         Rows evaluated per vectorized block.
     engine : {"local", "dask"}

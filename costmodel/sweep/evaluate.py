@@ -2,7 +2,9 @@
 
 Preset rows come from :func:`costmodel.predict.predict_collective` (or the vectorised realistic
 model), raw-link rows from :mod:`costmodel.collectives`, memory rows from
-:func:`costmodel.memory.training_memory`, step rows from :func:`costmodel.strategy.strategy_step`
+:func:`costmodel.memory.training_memory` (a named architecture's from
+:func:`costmodel.strategy.memory.stage_memory`, one call per row with ``costmodel memory
+--arch``'s defaults: :func:`memory_row`), step rows from :func:`costmodel.strategy.strategy_step`
 (one call per row, with ``costmodel step``'s defaults: :func:`step_row`).
 """
 
@@ -354,10 +356,17 @@ def _eval_memory(
     from .. import memory
     from ..strategy.memory import stage_buffers_bytes
 
+    if cat.get("arch") is not None:
+        return _eval_memory_arch(cat, num, get_cluster)
     params = num["params"].astype(float)
     ranks = num.get("ranks", np.ones(len(params), dtype=np.int64))
+    given = num.get("activations")  # costmodel memory --activations [B]; None: 0
     mb = memory.training_memory(
-        params, recipe=cat["recipe"], zero_stage=cat["zero_stage"], dp_ranks=ranks
+        params,
+        recipe=cat["recipe"],
+        zero_stage=cat["zero_stage"],
+        dp_ranks=ranks,
+        activations_bytes=None if given is None else given.astype(float),
     )
     out: dict[str, Any] = {
         "recipe": cat["recipe"],
@@ -385,6 +394,109 @@ def _eval_memory(
         out["fits"] = total <= gpu_bytes
     out["notes"] = _memory_notes(params, mb.activations_note)
     return out
+
+
+def _eval_memory_arch(
+    cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
+) -> dict[str, Any]:
+    """Memory rows of a named architecture: one :func:`memory_row` per row (its activations
+    are a sum over its layers, not a closed form in the count), ``costmodel memory --arch``'s
+    answer to the same question."""
+    n = len(next(iter(num.values()))) if num else 1
+    ones = np.ones(n, dtype=np.int64)
+    ranks = num.get("ranks", ones)
+    seq = num.get("sequence_length", np.full(n, 4096, dtype=np.int64))
+    micro = num.get("micro_batch", ones)
+    given = num.get("activations")
+    acts = [None] * n if given is None else [float(x) for x in given]
+    rows = [
+        memory_row(cat, int(r), sequence_length=int(s), micro_batch=int(m), activations_bytes=x)
+        for r, s, m, x in zip(ranks, seq, micro, acts, strict=True)
+    ]
+    out: dict[str, Any] = {
+        "arch": cat["arch"],
+        "recipe": cat["recipe"],
+        "zero_stage": cat["zero_stage"],
+        "recompute": cat["recompute"],
+        "loss": cat["loss"],
+        "flash_attention": np.full(n, bool(cat["flash_attention"])),
+        "ranks": ranks,
+        "sequence_length": seq,
+        "micro_batch": micro,
+    }
+    for k in rows[0]:
+        if k != "notes":
+            out[k] = np.array([r[k] for r in rows], dtype=float)
+    total = out["memory_GB"] * _GB
+    if cat["preset"] is not None:
+        gpu_bytes = float(get_cluster(cat["preset"], 1, None).gpu.memory_bytes)
+        out = {"preset": cat["preset"], **out}
+        out["gpu_memory_GB"] = np.full(n, gpu_bytes / _GB)
+        out["fits"] = total <= gpu_bytes
+    notes = [r["notes"] for r in rows]
+    codes, names = _factorize(notes)
+    out["notes"] = _Cat(codes, names)
+    return out
+
+
+def _factorize(texts: list[str]) -> tuple[np.ndarray, list[str]]:
+    import pandas as pd
+
+    codes, names = pd.factorize(np.asarray(texts, dtype=object))
+    return codes.astype(np.int32), [str(x) for x in names]
+
+
+def memory_row(
+    cat: dict[str, Any],
+    ranks: int,
+    *,
+    sequence_length: int = 4096,
+    micro_batch: int = 1,
+    activations_bytes: float | None = None,
+) -> dict[str, Any]:
+    """One memory sweep row of a named architecture: ``costmodel memory --arch``'s
+    :func:`~costmodel.strategy.memory.stage_memory` with its defaults (FlashAttention, no
+    recomputation, the fp32 loss, 4096 tokens, micro-batch 1) for ``cat``'s ``arch``,
+    ``recipe``, ``zero_stage``, ``recompute``, ``loss`` and ``flash_attention`` (absent: True),
+    on ``ranks`` data-parallel ranks; ``activations_bytes`` [B], as ``--activations``, replaces
+    the architecture's activations (None: the architecture's).
+
+    Returns the count ``params`` [-], the lesson's parts and ``buffers_GB`` (buckets and
+    gathered units), ``lesson_memory_GB`` and ``memory_GB`` (the stage's total) [GB, 1e9 B],
+    and ``notes``: the activations' line, then what the answer leaves out (tensor and pipeline
+    parallelism from the 70B class, a mixture-of-experts model's expert parallelism), as
+    ``costmodel memory`` writes them.
+    """
+    from ..architecture import moe_data_parallel_note, resolve_params
+    from ..strategy.memory import stage_memory
+    from ..training import scale_notes
+
+    arch = cat["arch"]
+    sm = stage_memory(
+        int(cat["zero_stage"]),
+        int(ranks),
+        None,
+        recipe=cat["recipe"],
+        activations_bytes=activations_bytes,
+        arch=arch,
+        sequence_length=int(sequence_length),
+        micro_batch=int(micro_batch),
+        flash_attention=bool(cat.get("flash_attention", True)),
+        recompute=cat["recompute"],
+        loss=cat["loss"],
+    )
+    p = float(resolve_params(None, arch)[0])
+    row: dict[str, Any] = {"params": p}
+    for part, value in sm.base.parts().items():
+        if part == "ddp_buckets_bytes":
+            continue  # counted with the other buffers below
+        row[f"{part.removesuffix('_bytes')}_GB"] = float(value) / _GB
+    row["buffers_GB"] = (float(sm.gathered_bytes) + float(sm.buffers_bytes)) / _GB
+    row["lesson_memory_GB"] = float(sm.base.total_bytes) / _GB
+    row["memory_GB"] = float(sm.total_bytes) / _GB
+    moe = moe_data_parallel_note(arch)
+    row["notes"] = " ".join([sm.base.activations_note, *scale_notes(p), *([moe] if moe else [])])
+    return row
 
 
 def _memory_notes(params: np.ndarray, activations_note: str) -> _Cat:
@@ -558,11 +670,15 @@ def _to_table(cols: dict[str, Any], n: int) -> pa.Table:
 
 
 def _unify(tables: list[pa.Table]) -> pa.Table:
+    """Chunks as one table; a text column one chunk lacks is ``""`` in its rows, not null
+    (:func:`~.output.text_ready`: the DataFrame, CSV and Parquet say one thing)."""
     import pyarrow as pa
 
+    from .output import text_ready
+
     if len(tables) == 1:
-        return tables[0]
-    return pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
+        return text_ready(tables[0])
+    return text_ready(pa.concat_tables(tables, promote_options="permissive").unify_dictionaries())
 
 
 def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.Table]:

@@ -30,6 +30,12 @@ MAX_STEP_ROWS = 100_000
 (its schedule of buckets or wrap units, about 40 ms on one core), so 1e5 rows is about an hour.
 Checked from the axis lengths before any evaluation."""
 
+MAX_ARCH_MEMORY_ROWS = 1_000_000
+"""Most rows a memory sweep over named architectures may evaluate: each row is one
+:func:`~costmodel.strategy.memory.stage_memory` (the activations of the architecture's layers,
+about 1 ms), so 1e6 rows is about a quarter of an hour. Bare parameter counts are vectorised
+and bounded by :data:`MAX_GRID_ROWS` only."""
+
 MAX_AXIS_VALUES = 100_000
 """Most values one grid axis may hold (a range is counted before it is expanded)."""
 
@@ -124,6 +130,18 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="zero_stage",
                 aliases=("zero",),
             ),
+            # a named architecture (costmodel memory --arch) and what sizes its activations,
+            # spelled as the step sweep spells them
+            Axis("arch", _parse_str, False, column="arch", aliases=("archs", "architecture")),
+            Axis("recompute", _parse_str, False, column="recompute"),
+            Axis("loss", _parse_str, False, column="loss"),
+            Axis(
+                "flash_attention",
+                _parse_bool,
+                False,
+                column="flash_attention",
+                aliases=("flash",),
+            ),
             Axis(
                 "ranks",
                 _parse_int,
@@ -131,6 +149,30 @@ AXES: dict[str, dict[str, Axis]] = {
                 integer=True,
                 column="ranks",
                 aliases=("dp_ranks", "gpus", "n"),
+            ),
+            Axis(
+                "sequence_length",
+                _parse_int,
+                True,
+                integer=True,
+                column="sequence_length",
+                aliases=("seq", "sequence"),
+            ),
+            Axis(
+                "micro_batch",
+                _parse_int,
+                True,
+                integer=True,
+                column="micro_batch",
+                aliases=("mb", "micro_batch_size"),
+            ),
+            # activation memory per GPU given in bytes (costmodel memory --activations)
+            Axis(
+                "activations",
+                units.parse_bytes,
+                True,
+                column="activations_GB",
+                aliases=("activations_bytes",),
             ),
             Axis(
                 "params",
@@ -241,7 +283,7 @@ def _axis(kind: str, name: str) -> Axis:
     raise ValueError(f"grid: unknown {kind} axis {name!r}; allowed: {allowed}")
 
 
-_BYTE_AXES = ("size", "bucket_cap")
+_BYTE_AXES = ("size", "bucket_cap", "activations")
 """Axes in whole bytes: a range over them is rounded to integers, as :func:`units.parse_bytes`."""
 
 _STOP_RE = re.compile(r"^(?P<stop>.+?)\s*(?:(?P<op>[x*+])\s*(?P<step>[0-9.eE]+))?$")
@@ -435,6 +477,14 @@ def _check_rows(grid: Grid) -> None:
                 f"grid: {rows:,} step rows; at most {MAX_STEP_ROWS:,} per step sweep "
                 "(MAX_STEP_ROWS, about 40 ms a row): narrow an axis or split the sweep"
             )
+    if grid.kind == "memory" and "arch" in grid.axes:
+        rows = grid.rows
+        if rows > MAX_ARCH_MEMORY_ROWS:
+            raise ValueError(
+                f"grid: {rows:,} memory rows of a named architecture; at most "
+                f"{MAX_ARCH_MEMORY_ROWS:,} per sweep (MAX_ARCH_MEMORY_ROWS, about 1 ms a row): "
+                "narrow an axis or split the sweep"
+            )
     bound = math.prod(len(v) for v in grid.axes.values())
     # 'algorithm = all' expands to at most a dozen algorithms per op
     if "all" in grid.axes.get("algorithm", []):
@@ -572,13 +622,84 @@ def _check(grid: Grid) -> None:
     elif grid.kind == "step":
         _check_step(a)
     else:
-        if "params" not in a:
-            raise ValueError("grid: a memory sweep needs params, e.g. params=1B..64B x2")
-        if any(v < 1 for v in a.get("ranks", [1])):
-            raise ValueError("ranks: every value must be >= 1")
-        if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
-            raise ValueError("zero_stage: allowed 0, 1, 2, 3")
+        _check_memory(a)
     _check_limits(a)
+
+
+def _check_memory(a: dict[str, list[Any]]) -> None:
+    """A memory sweep's axes: a parameter count or a named architecture (``costmodel memory
+    --params`` or ``--arch``), and what sizes an architecture's activations only with one."""
+    if ("arch" in a) == ("params" in a):
+        raise ValueError(
+            "grid: a memory sweep needs params (a count, e.g. params=1B..64B x2) or arch=NAME "
+            "(an architecture, e.g. arch=llama-3.1-70b), not both"
+        )
+    if "arch" in a:
+        from ..architecture import load_arch
+
+        for name in a["arch"]:
+            load_arch(name)  # raises "arch: unknown ...; allowed: ..."
+    else:
+        shaped = [
+            n
+            for n in ("sequence_length", "micro_batch", "recompute", "loss", "flash_attention")
+            if n in a
+        ]
+        if shaped:
+            raise ValueError(
+                f"{shaped[0]}: sizes activations, which need an architecture (arch=NAME); a "
+                "bare parameter count has none"
+            )
+    if "activations" in a:
+        shaping = [
+            n
+            for n in ("sequence_length", "micro_batch", "recompute", "loss", "flash_attention")
+            if n in a
+        ]
+        if shaping:
+            raise ValueError(
+                f"activations: given activations replace those {shaping[0]} sizes; give one or "
+                "the other"
+            )
+    if any(v < 1 for v in a.get("ranks", [1])):
+        raise ValueError("ranks: every value must be >= 1")
+    if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
+        raise ValueError("zero_stage: allowed 0, 1, 2, 3")
+    for name in ("sequence_length", "micro_batch"):
+        if any(v < 1 for v in a.get(name, [1])):
+            raise ValueError(f"{name}: every value must be >= 1")
+    _check_recipes_and_modes(a)
+    if "preset" in a:  # each preset's GPU runs each recipe, as costmodel memory --cluster checks
+        from .. import presets
+        from ..strategy.step import check_fp8_support
+
+        for name in _presets(a["preset"], a):
+            gpu = presets.cluster(name).gpu
+            for recipe in a.get("recipe", ["mixed-adam"]):
+                check_fp8_support(gpu, recipe=recipe)
+
+
+def _check_recipes_and_modes(a: dict[str, list[Any]]) -> None:
+    """``recipe``, ``recompute`` and ``loss`` names, as the memory and step commands check them."""
+    if "recipe" in a:
+        from ..memory import get_recipe
+
+        for name in a["recipe"]:
+            get_recipe(name)
+    if "recompute" in a:
+        from ..architecture import RECOMPUTE_MODES
+
+        bad = [r for r in a["recompute"] if r not in RECOMPUTE_MODES]
+        if bad:
+            raise ValueError(
+                f"recompute: unknown {bad[0]!r}; allowed: {', '.join(RECOMPUTE_MODES)}"
+            )
+    if "loss" in a:
+        from ..architecture import LOSS_MODES
+
+        bad = [r for r in a["loss"] if r not in LOSS_MODES]
+        if bad:
+            raise ValueError(f"loss: unknown {bad[0]!r}; allowed: {', '.join(LOSS_MODES)}")
 
 
 def _check_step(a: dict[str, list[Any]]) -> None:
@@ -607,25 +728,7 @@ def _check_step(a: dict[str, list[Any]]) -> None:
             "reshard_after_forward: only fsdp and hsdp reshard parameters; set strategy=fsdp "
             "or hsdp (sweep the other strategies separately)"
         )
-    if "recipe" in a:
-        from ..memory import get_recipe
-
-        for name in a["recipe"]:
-            get_recipe(name)
-    if "recompute" in a:
-        from ..architecture import RECOMPUTE_MODES
-
-        bad = [r for r in a["recompute"] if r not in RECOMPUTE_MODES]
-        if bad:
-            raise ValueError(
-                f"recompute: unknown {bad[0]!r}; allowed: {', '.join(RECOMPUTE_MODES)}"
-            )
-    if "loss" in a:
-        from ..architecture import LOSS_MODES
-
-        bad = [r for r in a["loss"] if r not in LOSS_MODES]
-        if bad:
-            raise ValueError(f"loss: unknown {bad[0]!r}; allowed: {', '.join(LOSS_MODES)}")
+    _check_recipes_and_modes(a)
     for name in (
         "nodes",
         "gpus_per_node",
@@ -765,8 +868,8 @@ def _ops(requested: list[str]) -> list[str]:
 
 
 def _numeric_axes(grid: Grid) -> list[str]:
-    if grid.kind == "memory":
-        return ["ranks", "params"]
+    if grid.kind == "memory":  # a grid has params or arch's sequence_length/micro_batch
+        return ["ranks", "sequence_length", "micro_batch", "activations", "params"]
     if grid.kind == "step":
         names = [
             "nodes",
@@ -792,10 +895,17 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
     numeric = _numeric_axes(grid)
     block = math.prod(len(a.get(n, [None])) for n in numeric)
     if grid.kind == "memory":
-        for preset in _presets(a.get("preset", [None])):
-            for recipe in a.get("recipe", ["mixed-adam"]):
-                for zero in a.get("zero_stage", [0]):
-                    yield {"preset": preset, "recipe": recipe, "zero_stage": zero}, block
+        mem = {
+            "preset": _presets(a.get("preset", [None])),
+            "arch": a.get("arch", [None]),  # None: a bare parameter count (params)
+            "recipe": a.get("recipe", ["mixed-adam"]),
+            "zero_stage": a.get("zero_stage", [0]),
+            "recompute": a.get("recompute", ["none"]),  # costmodel memory's defaults
+            "loss": a.get("loss", ["fp32"]),
+            "flash_attention": a.get("flash_attention", [True]),
+        }
+        for values in itertools.product(*mem.values()):
+            yield dict(zip(mem, values, strict=True)), block
         return
     if grid.kind == "step":
         cats = {

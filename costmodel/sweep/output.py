@@ -40,9 +40,55 @@ def output_format(path: str | os.PathLike[str]) -> str:
 _EXACT_WHOLE = 2.0**53
 
 
+def _is_text(t: pa.DataType) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def text_ready(table: pa.Table) -> pa.Table:
+    """A table whose text columns have no missing cell: an empty text is ``""``, in every
+    output (CSV, Parquet, the DataFrame) alike.
+
+    A text column (``notes``, ``band_note``, a compare table's ``note``) says "nothing to say"
+    with ``""``; a null there (a pandas ``None``, or rows of a column one chunk lacks) would
+    read back as ``""`` from one format and as None/NaN from the other. A column with no type
+    but null (a pandas column of ``None`` only) is text: it becomes ``""`` too. Number columns
+    keep their NaN.
+
+    >>> import pyarrow as pa
+    >>> text_ready(pa.table({"note": ["why", None], "x": [1.0, None]})).to_pydict()
+    {'note': ['why', ''], 'x': [1.0, None]}
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    fields, columns, changed = [], [], False
+    for f, col in zip(table.schema, table.columns, strict=True):
+        if pa.types.is_null(f.type):
+            f, col = (
+                pa.field(f.name, pa.string()),
+                pa.chunked_array([pa.array([""] * len(col), type=pa.string())]),
+            )
+            changed = True
+        elif _is_text(f.type) and col.null_count:
+            if pa.types.is_dictionary(f.type):
+                col = pc.fill_null(col.cast(f.type.value_type), "").dictionary_encode()
+                f = pa.field(f.name, col.type)
+            else:
+                col = pc.fill_null(col, "")
+            changed = True
+        fields.append(f)
+        columns.append(col)
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields)) if changed else table
+
+
 def csv_ready(table: pa.Table) -> pa.Table:
     """A chunk as CSV writes it: dictionary columns as plain strings, and a float column whose
-    values are all whole numbers (below 2**53) as integers.
+    values are all whole numbers (below 2**53) as integers (text columns as
+    :func:`text_ready`: ``""`` where empty, never a null).
 
     CSV has no dictionary type. Arrow writes a float in its shortest form, which switches to an
     exponent at 1e10 (``7000000000`` and ``7e+10`` in one ``params`` column); counts (parameters,
@@ -55,6 +101,7 @@ def csv_ready(table: pa.Table) -> pa.Table:
     import numpy as np
     import pyarrow as pa
 
+    table = text_ready(table)
     fields, columns = [], []
     for f, col in zip(table.schema, table.columns, strict=True):
         if pa.types.is_dictionary(f.type):
@@ -90,6 +137,7 @@ class _Writer:
         else:
             import pyarrow.parquet as pq
 
+            table = text_ready(table)  # "" where a text is empty, as the CSV writes it
             if self._writer is None:
                 self._schema = table.schema
                 self._writer = pq.ParquetWriter(str(self.path), table.schema)
@@ -128,6 +176,44 @@ def write_table(
         if rows == 0:
             raise ValueError("output: nothing to write (the grid has no rows)")
     return rows
+
+
+def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A sweep file (CSV or Parquet, by extension) read back as the DataFrame :func:`sweep`
+    gives: the same columns, text ``""`` where empty, numbers NaN where missing, in both formats.
+
+    ``pandas.read_csv`` reads an empty CSV field as NaN (``notes``, ``band_note`` and any text
+    column with nothing to say are ``""``, written ``""``), where ``pandas.read_parquet`` gives
+    ``""``; this reader keeps ``""`` (pandas users: ``read_csv(path, keep_default_na=False,
+    na_values=["nan"])``). Text columns come back as categoricals, as :func:`sweep` gives them;
+    CSV integers stay integers (:func:`csv_ready` writes whole-number float columns so).
+    """
+    import pyarrow as pa
+
+    fmt = output_format(path)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(str(path))
+    else:
+        import pyarrow.csv as pacsv
+
+        # a quoted "" is text (the writer quotes every text cell); an unquoted empty or nan is
+        # a missing number
+        table = pacsv.read_csv(
+            str(path), convert_options=pacsv.ConvertOptions(quoted_strings_can_be_null=False)
+        )
+        fields, columns = [], []
+        for f, col in zip(table.schema, table.columns, strict=True):
+            if pa.types.is_null(f.type):  # only missing numbers: a float column of NaN
+                f, col = pa.field(f.name, pa.float64()), col.cast(pa.float64())
+            elif _is_text(f.type):
+                col = col.dictionary_encode()
+                f = pa.field(f.name, col.type)
+            fields.append(f)
+            columns.append(col)
+        table = pa.Table.from_arrays(columns, schema=pa.schema(fields))
+    return text_ready(table).to_pandas()
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,7 @@ class SweepSummary:
             f"{len(self.ok)} ok",
             f"{len(self.skipped)} skipped (done before)",
             f"{len(self.failed)} failed",
-            f"{self.rows} rows -> {self.results_path}",
+            f"{units.format_counted(self.rows, 'row')} -> {self.results_path}",
         ]
         text = ", ".join(parts)
         for key, reason in self.failed.items():
@@ -369,7 +369,7 @@ def describe_runs(df: pd.DataFrame) -> list[str]:
                 parts.append(
                     f"{column.split('_')[0].upper()}={','.join(sorted(set(map(str, rows[column].dropna()))))}"
                 )
-        parts.append(f"{len(rows)} rows")
+        parts.append(units.format_counted(len(rows), "row"))
         out.append(": ".join([parts[0], ", ".join(parts[1:])]))
     return out
 

@@ -44,7 +44,7 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
-from costmodel.units import format_bytes, format_duration, format_rate, parse_bytes
+from costmodel.units import format_bytes, format_counted, format_duration, format_rate, parse_bytes
 
 T = TypeVar("T")
 
@@ -532,7 +532,7 @@ def table(
         label = (
             f"Sortable table and {file_name}"
             if small
-            else f"{caption or file_name} ({len(frame)} rows; sortable, with {file_name})"
+            else f"{caption or file_name} ({format_counted(len(frame), 'row')}; sortable, with {file_name})"
         )
         box = on_open(
             label,
@@ -635,11 +635,12 @@ def accuracy_caption(band: Any, *, where: str = "") -> None:
     if band.measured:
         head = (
             f"Expected error {band.pct()}{where} ({band.regime}, grouped CV, "
-            f"{band.sources} source{'s' if band.sources != 1 else ''})."
+            f"{format_counted(band.sources, 'source')})."
         )
         detail = (
             f"80% of measured nccl-tests rows on clusters the model was not fitted on fell "
-            f"within it ({band.n_runs} runs, {band.n_groups} sources; see the fidelity table on "
+            f"within it ({format_counted(band.n_runs, 'run')}, {format_counted(band.n_groups, 'source')}; "
+            "see the fidelity table on "
             "Validate)."
         )
     else:

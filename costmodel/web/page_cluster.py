@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from costmodel import plots
-from costmodel.units import format_bytes, format_duration, format_rate
+from costmodel.units import format_bytes, format_counted, format_duration, format_rate
 from costmodel.verdict import decide
 from costmodel.web import data
 from costmodel.web.common import (
@@ -96,7 +96,7 @@ def render() -> None:
         st.info("One GPU (1 node x 1 GPU) communicates nothing: an all-reduce takes 0 s.")
         return
     st.caption(
-        f"{facts['description']}: {facts['gpus_per_node']} GPUs per node over {facts['intra_kind']}"
+        f"{facts['description']}: {format_counted(int(facts['gpus_per_node']), 'GPU')} per node over {facts['intra_kind']}"
         f" ({format_rate(facts['intra_bandwidth_bytes_per_s'])} per GPU per direction), "
         f"{facts['nics_per_node']} NICs per node on {facts['fabric']} "
         f"({format_rate(facts['node_inter_bandwidth_bytes_per_s'])} per node, "
@@ -110,7 +110,7 @@ def render() -> None:
             (sweep["nodes"] == facts["nodes"]) & (sweep["gpus_per_node"] == facts["gpus_per_node"])
         ].iloc[0]
         headline_text(
-            f"All-reduce of {format_bytes(inp['size'])} over {facts['ranks']} GPUs "
+            f"All-reduce of {format_bytes(inp['size'])} over {format_counted(int(facts['ranks']), 'GPU')} "
             f"({facts['nodes']} x {facts['gpus_per_node']})",
             format_duration(here["model_s"]),
         )

@@ -9,7 +9,14 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import collectives, plots
-from costmodel.units import format_bytes, format_duration, format_rate, parse_duration, parse_rate
+from costmodel.units import (
+    format_bytes,
+    format_counted,
+    format_duration,
+    format_rate,
+    parse_duration,
+    parse_rate,
+)
 from costmodel.verdict import decide, pair_half_width
 from costmodel.web import data, data_collectives
 from costmodel.web.common import (
@@ -248,8 +255,8 @@ def _pin_inputs(clusters: list[str], where) -> dict | None:
 
 
 def _label(cfg: dict) -> str:
-    gpus = "" if cfg["gpus"] is None else f" x {int(cfg['gpus'])} GPUs"
-    return f"{cfg['cluster']}, {int(cfg['nodes'])} node(s){gpus}, {cfg['model']}"
+    gpus = "" if cfg["gpus"] is None else f" x {format_counted(int(cfg['gpus']), 'GPU')}"
+    return f"{cfg['cluster']}, {format_counted(int(cfg['nodes']), 'node')}{gpus}, {cfg['model']}"
 
 
 def _link(inp: dict) -> None:
@@ -398,7 +405,7 @@ def _cluster(inp: dict) -> None:
         nccl = at_size.loc["nccl"]
         ranks = int(chosen["ranks"])
         headline_text(
-            f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {ranks} GPUs, "
+            f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {format_counted(ranks, 'GPU')}, "
             f"model {model}",
             format_duration(chosen["time_s"]),
         )

@@ -16,7 +16,9 @@ from costmodel.units import (
     format_bytes,
     format_change,
     format_count,
+    format_counted,
     format_duration,
+    noun_for,
     parse_bytes,
     parse_count,
     parse_duration,
@@ -469,7 +471,7 @@ def render() -> None:
     if result is None:
         return
     headline_text(
-        f"Step on {result.ranks} GPUs ({result.nodes} x {result.gpus_per_node})",
+        f"Step on {format_counted(result.ranks, 'GPU')} ({result.nodes} x {result.gpus_per_node})",
         f"{format_duration(result.step_time_s)}, {result.bound}-bound"
         + (
             ""
@@ -560,7 +562,8 @@ def render() -> None:
             no_fit = [int(n) for n in frame.loc[~frame["fits"].astype(bool), "nodes"]]
             if no_fit:  # never a point for a setup that cannot run without saying so
                 st.warning(
-                    f"Does not fit in GPU memory at {', '.join(map(str, no_fit))} node(s): "
+                    f"Does not fit in GPU memory at {', '.join(map(str, no_fit))} "
+                    f"{noun_for(no_fit[0] if len(no_fit) == 1 else len(no_fit), 'node')}: "
                     "those points are steps of a configuration that cannot run.",
                     icon=":material/memory:",
                 )
@@ -766,9 +769,9 @@ def _cost_metrics(cost, side: str = "") -> None:
         else ""
     )
     st.caption(
-        f"{side.strip() + ': ' if side else ''}{cost.steps:,} steps of "
+        f"{side.strip() + ': ' if side else ''}{format_counted(int(cost.steps), 'step')} of "
         f"{format_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
-        f"({cost.step_time_source}) on {cost.ranks} GPUs; {cost.price_note}.{band} MFU: "
+        f"({cost.step_time_source}) on {format_counted(cost.ranks, 'GPU')}; {cost.price_note}.{band} MFU: "
         "model FLOPs per token (6N + attention, PaLM appendix B) x tokens/s / (GPUs x peak)."
     )
     if cost.price_warning:

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import plots
-from costmodel.units import format_bytes, format_rate
+from costmodel.units import format_bytes, format_counted, format_rate
 from costmodel.validation.fallback import socket_fallback
 from costmodel.web import data
 from costmodel.web.common import (
@@ -151,9 +151,9 @@ def _overlay(comparison: pd.DataFrame) -> pd.DataFrame:
     for (run, ranks_key), rows in comparison.groupby(["run", "ranks"], sort=False, dropna=False):
         ranks = cast("float", ranks_key)  # pandas-stubs types a group key as Hashable
         tag = (
-            f"run {run}, {int(ranks)} GPUs"
+            f"run {run}, {format_counted(int(ranks), 'GPU')}"
             if comparison["run"].nunique() > 1
-            else f"{int(ranks)} GPUs"
+            else format_counted(int(ranks), "GPU")
         )
         for what, col in (
             ("measured", "measured_busbw_bytes_per_s"),
@@ -325,11 +325,16 @@ def render() -> None:
     problems = measured.attrs.get("problems") or []
     if problems:
         st.warning(
-            plain(f"{len(problems)} line(s) skipped: " + "; ".join(map(_problem, problems[:3])))
+            plain(
+                f"{format_counted(len(problems), 'line')} skipped: "
+                + "; ".join(map(_problem, problems[:3]))
+            )
         )
     warnings = measured.attrs.get("warnings") or []
     if warnings:
-        with st.expander(f"{len(warnings)} finding(s) in the log", icon=":material/warning:"):
+        with st.expander(
+            f"{format_counted(len(warnings), 'finding')} in the log", icon=":material/warning:"
+        ):
             for finding in warnings[:20]:
                 st.text(_problem(finding))  # st.text: never Markdown
     mismatch = data.cluster_mismatch(measured, cluster)
