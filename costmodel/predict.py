@@ -136,7 +136,8 @@ class Prediction:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per size: op, model, ranks, nodes, sizes, time, bandwidths, choice, and the
-        error band (``error_band_pct``: ±%, NaN where no measurement; ``regime``)."""
+        error band (``error_band_pct``: ±%, NaN where no measurement; ``time_lo_s`` and
+        ``time_hi_s``, the time at its fast and slow ends, asymmetric; ``regime``)."""
         import pandas as pd
 
         size = np.atleast_1d(self.message_bytes)
@@ -157,6 +158,16 @@ class Prediction:
                         "error_band_pct": 100
                         * np.broadcast_to(
                             np.asarray(self.error_band.half_width, dtype=float), size.shape
+                        ),
+                        **dict(
+                            zip(
+                                ("time_lo_s", "time_hi_s"),
+                                (
+                                    np.broadcast_to(b, size.shape)
+                                    for b in self.error_band.time_bounds(self.time_s)
+                                ),
+                                strict=True,
+                            )
                         ),
                         "regime": self.error_band.regime,
                     }

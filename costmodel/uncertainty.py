@@ -237,14 +237,31 @@ def band_columns(
     >>> reg.tolist(), bool(np.isnan(pct[1]))
     (['single-node-nvlink', 'multi-node-cloud'], True)
     """
+    pct, _, _, reg = band_arrays(model, fabric, intra_kind, nodes, message_bytes, op=op)
+    return pct, reg
+
+
+def band_arrays(
+    model: str, fabric: str, intra_kind: str, nodes, message_bytes, op: str | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: ``error_band_pct`` (±%), the band's busbw multipliers ``lo`` and ``hi`` (the
+    time band is ``time / hi`` to ``time / lo``: asymmetric) and ``regime``; NaN where the
+    regime is unmeasured. :func:`band_columns` without the multipliers.
+
+    >>> pct, lo, hi, reg = band_arrays("nccl", "infiniband", "nvswitch", [2], [2**30])
+    >>> bool(lo[0] < 1 < hi[0]), reg.tolist()
+    (True, ['multi-node-infiniband'])
+    """
     nodes = np.asarray(nodes, dtype=np.int64)
     m = np.broadcast_to(np.asarray(message_bytes, dtype=float), np.broadcast(nodes, 0).shape)
     nodes = np.broadcast_to(nodes, m.shape)
-    pct = np.full(m.shape, np.nan)
+    pct, lo, hi = (np.full(m.shape, np.nan) for _ in range(3))
     reg = np.empty(m.shape, dtype=object)
     for n1 in np.unique(np.minimum(nodes, 2)):  # regimes depend on 1 vs several nodes only
         sel = np.minimum(nodes, 2) == n1
         b = error_band(model, fabric, intra_kind, int(n1), m[sel], op=op)
         pct[sel] = 100.0 * np.asarray(b.half_width, dtype=float)
+        lo[sel] = np.asarray(b.lo, dtype=float)
+        hi[sel] = np.asarray(b.hi, dtype=float)
         reg[sel] = b.regime
-    return pct, reg.astype(str)
+    return pct, lo, hi, reg.astype(str)

@@ -418,10 +418,18 @@ def test_predict_matches_predict_collective():
         "8B:16GB",
     )
     sizes = sweep_mod.parse_values("size", "8B:16GB")
-    assert [r["message_bytes"] for r in d["results"]] == sizes
+    assert [r["size_bytes"] for r in d["results"]] == sizes
     p = predict.predict_collective("all_reduce", np.asarray(sizes, float), "dgx-h100", nodes=2)
     np.testing.assert_allclose([r["time_s"] for r in d["results"]], p.time_s, rtol=1e-12)
-    assert [r["algorithm"] for r in d["results"]] == [str(a) for a in p.algorithm]
+    assert [r["algorithm_used"] for r in d["results"]] == [str(a) for a in p.algorithm]
+    np.testing.assert_allclose(
+        [r["busbw_GBps"] for r in d["results"]], p.busbw_bytes_per_s / 1e9, rtol=1e-12
+    )
+    # the asymmetric band: the time at its fast and slow ends, as ErrorBand.time_bounds
+    lo, hi = p.error_band.time_bounds(p.time_s)
+    np.testing.assert_allclose([r["time_lo_s"] for r in d["results"]], lo, rtol=1e-12)
+    np.testing.assert_allclose([r["time_hi_s"] for r in d["results"]], hi, rtol=1e-12)
+    assert all(r["time_lo_s"] < r["time_s"] < r["time_hi_s"] for r in d["results"])
     text = run("predict", "--cluster", "dgx-h100", "--nodes", "2", "--sizes", "1GB").stdout
     assert "all_reduce on dgx-h100 x 2 nodes" in text and "GB/s" in text
 
@@ -932,3 +940,27 @@ def test_step_prints_the_moe_note():
     args = ["--arch", "mixtral-8x7b", "--cluster", "dgx-h100", "--nodes", "2", "--strategy", "fsdp"]
     out = run("step", *args).stdout
     assert f"note: {moe_data_parallel_note('mixtral-8x7b')}" in out
+
+
+def _close(a: float, b: float) -> bool:
+    return bool(np.isclose(float(a), float(b), rtol=1e-12))
+
+
+def test_every_collective_answer_of_the_cli_names_one_quantity_alike():
+    """`predict --json`, `collective --json` and a sweep row answer the same question with the
+    same keys and numbers, the asymmetric band's ends (time_lo_s, time_hi_s) included."""
+    args = ("--cluster", "dgx-h100", "--nodes", "8")
+    pred = run_json("predict", *args, "--sizes", "14GB")["results"][0]
+    coll = run_json("collective", "all_reduce", "--size", "14GB", *args)["results"][0]
+    import costmodel as cm
+
+    row = cm.sweep(preset="dgx-h100", nodes=8, size=14e9).iloc[0]
+    keys = ("size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "algorithm_used",
+            "protocol_used", "error_band_pct", "time_lo_s", "time_hi_s", "regime")  # fmt: skip
+    for k in keys:
+        same = (lambda a, b: a == b) if k.endswith("_used") or k == "regime" else _close
+        assert same(pred[k], coll[k]) and same(coll[k], row[k]), (k, pred[k], coll[k], row[k])
+    assert pred["time_lo_s"] < pred["time_s"] < pred["time_hi_s"]
+    both = run_json("predict", *args, "--sizes", "14GB", "--compare-models")["results"][0]
+    assert both["busbw_GBps[nccl]"] == pytest.approx(pred["busbw_GBps"])
+    assert not any("bytes_per_s" in k or k.startswith("message") for k in both)

@@ -20,7 +20,8 @@ from ._common import _MODEL_HELP, JsonOpt, _human_frame, _print_json, _records, 
 
 def _with_error_band(df: Any) -> Any:
     """Replace ``error_band_pct`` by an ``expected_error`` column of "±X%" strings ("± ?" where
-    the regime has no measurement; costmodel.uncertainty)."""
+    the regime has no measurement; costmodel.uncertainty), and ``time_lo_s``/``time_hi_s`` by
+    one ``band`` column, "66.2 ms-129 ms" (asymmetric; "-" where unknown), as `step` shows."""
     if "error_band_pct" not in df.columns:
         return df
     out = df.copy()
@@ -29,7 +30,46 @@ def _with_error_band(df: Any) -> Any:
         "expected_error",
         [f"±{v:.0f}%" if v == v else "± ?" for v in out["error_band_pct"]],
     )
-    return out.drop(columns=["error_band_pct"])
+    out = out.drop(columns=["error_band_pct"])
+    if {"time_lo_s", "time_hi_s"} <= set(out.columns):
+        out.insert(
+            list(out.columns).index("time_lo_s"),
+            "band",
+            [
+                f"{units.format_duration(lo)}-{units.format_duration(hi)}" if lo == lo else "-"
+                for lo, hi in zip(out["time_lo_s"], out["time_hi_s"], strict=True)
+            ],
+        )
+        out = out.drop(columns=["time_lo_s", "time_hi_s"])
+    return out
+
+
+# The API's column names -> the names every JSON answer and sweep row of the CLI uses (the
+# sweep's: `collective --json`, `sweep`), so that one quantity has one key across commands.
+_JSON_KEYS = {
+    "message_bytes": ("size_bytes", 1.0),
+    "algbw_bytes_per_s": ("algbw_GBps", 1e-9),
+    "busbw_bytes_per_s": ("busbw_GBps", 1e-9),
+    "algorithm": ("algorithm_used", None),
+    "protocol": ("protocol_used", None),
+}
+
+
+def _json_vocabulary(df: Any) -> Any:
+    """``predict``'s frame (``Prediction.to_frame`` or ``compare_models``) under the CLI's JSON
+    keys (:data:`_JSON_KEYS`; a model's bracketed column, ``busbw_bytes_per_s[nccl]``, too)."""
+    out = df.copy()
+    renames = {}
+    for col in out.columns:
+        name, bracket = str(col), ""
+        if name.endswith("]") and "[" in name:
+            name, bracket = name[: name.index("[")], name[name.index("[") :]
+        if name in _JSON_KEYS:
+            new, scale = _JSON_KEYS[name]
+            if scale is not None and scale != 1.0:
+                out[col] = out[col] * scale
+            renames[col] = new + bracket
+    return out.rename(columns=renames)
 
 
 def _band_note(df: Any) -> str:
@@ -190,6 +230,8 @@ def collective(
             "algbw_GBps",
             "busbw_GBps",
             "error_band_pct",
+            "time_lo_s",
+            "time_hi_s",
             "regime",
         )
         if c in df.columns
@@ -347,12 +389,12 @@ def predict(
         _print_json(
             {
                 "op": op,
-                "cluster": cluster,
+                "preset": cluster,
                 "nodes": nodes,
                 "models": [c[len("time_s[") : -1] for c in df.columns if c.startswith("time_s[")]
                 if compare_models
                 else [model],
-                "results": _records(df),
+                "results": _records(_json_vocabulary(df)),
             }
         )
         return

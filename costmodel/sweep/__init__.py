@@ -18,7 +18,8 @@ Grid values are written as lists (``[8, 64]``, ``"8,64"``) or ranges:
 Output columns carry their unit in the name (``size_bytes``, ``time_s``, ``algbw_GBps``,
 ``busbw_GBps``, ``memory_GB``); GB is 1e9 B, as nccl-tests prints it. Preset rows also carry
 ``error_band_pct`` (the expected ±% of the row's regime from grouped cross-validation, NaN where
-no bundled run measured the regime or fabric), ``regime`` (:mod:`costmodel.uncertainty`) and
+no bundled run measured the regime or fabric), ``time_lo_s`` and ``time_hi_s`` (the time at the
+band's fast and slow ends: asymmetric), ``regime`` (:mod:`costmodel.uncertainty`) and
 ``band_note`` (why a NaN band is unknown, as ``costmodel collective`` explains its "± ?"; empty
 where the band is known).
 

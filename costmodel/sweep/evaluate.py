@@ -162,6 +162,7 @@ def _eval_collective_preset(
             base,
             nodes,
             sizes,
+            time_s,
             calibrated=base.calibration is not None,
             op=cat["op"],
         ),
@@ -173,16 +174,20 @@ def _band_cols(
     base: Any,
     nodes: np.ndarray,
     sizes: np.ndarray,
+    time_s: np.ndarray,
     calibrated: bool = False,
     op: str | None = None,
 ) -> dict[str, Any]:
     """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement or a
-    calibration answers), ``regime`` (costmodel.uncertainty.band_columns) and ``band_note``
-    (why the band is NaN, in :func:`costmodel.uncertainty.error_band`'s words, as
-    ``costmodel collective`` says "± ?"; empty where the band is known) columns."""
+    calibration answers), ``time_lo_s`` and ``time_hi_s`` (the time at the band's fast and
+    slow ends, ``time / hi`` and ``time / lo``: the asymmetric band the ± summarises, as
+    :meth:`costmodel.uncertainty.ErrorBand.time_bounds`), ``regime``
+    (costmodel.uncertainty.band_arrays) and ``band_note`` (why the band is NaN, in
+    :func:`costmodel.uncertainty.error_band`'s words, as ``costmodel collective`` says "± ?";
+    empty where the band is known) columns."""
     import pandas as pd
 
-    from ..uncertainty import band_columns, error_band
+    from ..uncertainty import band_arrays, error_band
 
     # the band depends on the size and on one node vs several only: evaluate it once per
     # distinct (size, node class) pair (a grid has few) and spread it to the rows
@@ -190,7 +195,7 @@ def _band_cols(
     pair = size_code.astype(np.int64) * 2 + (np.minimum(np.asarray(nodes), 2) - 1)
     pair_code, pairs = pd.factorize(pair)
     pairs = np.asarray(pairs, dtype=np.int64)
-    pct_u, reg_u = band_columns(
+    pct_u, lo_u, hi_u, reg_u = band_arrays(
         model,
         base.fabric,
         base.intra_kind,
@@ -199,7 +204,7 @@ def _band_cols(
         op=op,
     )
     if calibrated and model in ("nccl", "calibrated"):
-        pct_u = np.full(pct_u.shape, np.nan)
+        pct_u = lo_u = hi_u = np.full(pct_u.shape, np.nan)
         notes_u = [_CALIBRATED_BAND_NOTE] * len(pct_u)
     else:  # one error_band per distinct pair whose band is unknown: its note says why
         notes_u = [
@@ -213,8 +218,11 @@ def _band_cols(
     pct = pct_u[pair_code]
     reg_code, reg_names = pd.factorize(reg_u)
     note_code, note_names = pd.factorize(np.asarray(notes_u, dtype=object))
+    t = np.asarray(time_s, dtype=float)
     return {
         "error_band_pct": pct,
+        "time_lo_s": t / hi_u[pair_code],
+        "time_hi_s": t / lo_u[pair_code],
         "regime": _Cat(reg_code.astype(np.int32)[pair_code], [str(r) for r in reg_names]),
         "band_note": _Cat(note_code.astype(np.int32)[pair_code], [str(r) for r in note_names]),
     }
@@ -289,7 +297,7 @@ def _collective_columns(
         "busbw_GBps": busbw / _GB,
         "algorithm_used": algorithm_used,
         "protocol_used": protocol_used,
-        **_band_cols(cat["model"], base, nodes, sizes, op=cat["op"]),
+        **_band_cols(cat["model"], base, nodes, sizes, t, op=cat["op"]),
     }
 
 
