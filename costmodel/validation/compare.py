@@ -392,6 +392,17 @@ def compare(
     df["predicted_time_s"] = math.nan
     df["predicted_algorithm"] = None
     df["note"] = None
+    # a 0-byte row (nccl-tests prints them: count 0, NCCL returns at once) moves nothing: its
+    # busbw is 0 measured and predicted, so busbw_pred / busbw_meas is undefined, and the time
+    # ratio would compare NCCL's early return with a launch; a time that is not > 0 (NaN, a
+    # negative number in a damaged log) measures nothing either. Neither is compared, as the
+    # fit (scripts/fit_corrections.py) and calibrate leave them out.
+    size = pd.to_numeric(df["size_bytes"], errors="coerce")
+    measured_time = pd.to_numeric(df["time_s"], errors="coerce")
+    empty = ~(size > 0)
+    untimed = ~empty & ~(np.isfinite(measured_time) & (measured_time > 0))
+    df.loc[empty, "note"] = "0 B: nothing moved, busbw undefined (not compared)"
+    df.loc[untimed, "note"] = "time not > 0 (not compared)"
     algo = df["algo_env"] if "algo_env" in df else pd.Series([None] * len(df))
     proto = df["proto_env"] if "proto_env" in df else pd.Series([None] * len(df))
     df["_algo"] = algo.astype(object).where(algo.notna(), None)
@@ -402,7 +413,7 @@ def compare(
     df["_gpp"] = pd.to_numeric(gpp, errors="coerce").fillna(1).astype(int).to_numpy()
     takes_gpp = "gpus_per_process" in inspect.signature(predictor).parameters
     keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp"]
-    for key, group in df.groupby(keys, dropna=False, sort=False):
+    for key, group in df[~(empty | untimed)].groupby(keys, dropna=False, sort=False):
         # pandas-stubs types a group key as Hashable; grouped by a list of columns it is a tuple
         op, ranks, group_nodes, a, p, g = cast("tuple[Any, ...]", key)
         kwargs: dict[str, Any] = {}
