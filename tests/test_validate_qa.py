@@ -48,3 +48,51 @@ def test_validate_compare_bundled_log_leaves_out_its_zero_byte_rows():
     assert out["predicted"] == len(sized)
     alone = compare(sized, cluster_predictor(read.cluster))  # only sized rows given
     assert out["median_abs_rel_error"] == pytest.approx(alone.rel_error.abs().median())
+
+
+# --- a CUDA/NCCL request on a CPU-only machine ----------------------------------------------
+@pytest.mark.torch
+def test_validate_torch_nccl_without_gpus_is_one_line(monkeypatch, tmp_path):
+    """``--backend nccl`` where torch sees no GPU started torchrun, whose ranks each died in
+    torch.cuda.set_device with a traceback (exit 1); now one line and exit 2, nothing started."""
+    import torch
+
+    from tests._cli import one_line_error
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    out = tmp_path / "r.jsonl"
+    result = run("validate", "torch", "--backend", "nccl", "--max-bytes", "64KiB", "-o", str(out))
+    one_line_error(result, "--backend nccl", "use --backend gloo")
+    assert not out.exists()
+
+
+@pytest.mark.torch
+def test_validate_torch_nccl_more_ranks_than_gpus(monkeypatch):
+    import torch
+
+    from tests._cli import one_line_error
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    result = run("validate", "torch", "--backend", "nccl", "--nproc", "4")
+    one_line_error(result, "4 ranks", "2 GPU")
+
+
+@pytest.mark.torch
+def test_torch_bench_launched_directly_with_nccl_on_cpu(monkeypatch, capsys, tmp_path):
+    """torchrun ... -m costmodel.validation.torch_bench --backend nccl on a CPU node: exit 2 and
+    one line per node before any process group, instead of a traceback from every rank."""
+    import torch
+
+    from costmodel.validation import torch_bench
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    code = torch_bench.main(["--backend", "nccl", "-o", str(tmp_path / "r.jsonl")])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "use --backend gloo" in err[0]
+    assert not (tmp_path / "r.jsonl").exists()

@@ -251,6 +251,11 @@ def validate_torch(
         *(extra or []),
     ]
     _check_torch_bench_args(bench_args)  # the job's own arguments, checked before launching
+    from ..validation.torch_bench import backend_problem
+
+    problem = backend_problem(backend, nproc)  # nccl without GPUs: one line, not a traceback
+    if problem is not None:
+        raise ValueError(problem)
     cmd = [
         sys.executable,
         "-m",

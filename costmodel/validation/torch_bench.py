@@ -83,6 +83,32 @@ def sizes_between(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
     return out
 
 
+def backend_problem(backend: str, ranks_here: int) -> str | None:
+    """Why ``backend`` cannot run ``ranks_here`` ranks on this machine, or None.
+
+    ``nccl`` needs one CUDA GPU per rank (each rank sets its local rank's device): on a machine
+    where torch sees no GPU (a CPU-only node, a CPU build of torch) it would fail in every rank
+    inside ``torch.cuda.set_device``; ``gloo`` and ``auto`` (gloo without GPUs) run anywhere.
+    """
+    if backend != "nccl":
+        return None
+    import torch
+
+    if not torch.cuda.is_available():
+        return (
+            "--backend nccl needs CUDA GPUs and torch sees none here "
+            f"(torch {torch.__version__}, torch.cuda.is_available() is False); "
+            "use --backend gloo on CPUs"
+        )
+    found = torch.cuda.device_count()
+    if ranks_here > found:
+        return (
+            f"--backend nccl runs one rank per GPU: {ranks_here} ranks on this node, "
+            f"torch sees {found} GPU(s); start at most {found}"
+        )
+    return None
+
+
 class _Bench:
     def __init__(self, args: argparse.Namespace) -> None:
         import torch
@@ -369,6 +395,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     _launcher_env()
+    problem = backend_problem(args.backend, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    if problem is not None:
+        if os.environ.get("LOCAL_RANK", "0") == "0":  # one line per node, not one per rank
+            print(f"torch_bench: {problem}", file=sys.stderr)
+        return 2
     bench = _Bench(args)
     try:
         bench.collectives()
