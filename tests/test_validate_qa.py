@@ -96,3 +96,100 @@ def test_torch_bench_launched_directly_with_nccl_on_cpu(monkeypatch, capsys, tmp
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "use --backend gloo" in err[0]
     assert not (tmp_path / "r.jsonl").exists()
+
+
+# --- the torch job under srun / mpirun ---------------------------------------------------------
+_LAUNCH_VARS = (
+    "RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT SLURM_PROCID "
+    "SLURM_NTASKS SLURM_LOCALID SLURM_NTASKS_PER_NODE SLURM_TASKS_PER_NODE "
+    "SLURM_STEP_TASKS_PER_NODE SLURM_NODEID SLURM_STEP_NUM_NODES SLURM_NNODES "
+    "SLURM_STEP_NODELIST SLURM_JOB_NODELIST OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE "
+    "OMPI_COMM_WORLD_LOCAL_RANK OMPI_COMM_WORLD_LOCAL_SIZE PMI_RANK PMI_SIZE MPI_LOCALRANKID "
+    "MPI_LOCALNRANKS"
+).split()
+
+
+@pytest.fixture
+def launch_env(monkeypatch):
+    """A clean launcher environment; returns a setter."""
+    import os
+
+    for name in _LAUNCH_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+    def set_env(**values: str):
+        for key, value in values.items():
+            monkeypatch.setenv(key, value)
+        return os.environ
+
+    return set_env
+
+
+def test_srun_two_nodes_without_ntasks_per_node(launch_env):
+    """``srun -N 2 -n 8 python -m costmodel.validation.torch_bench``: SLURM_NTASKS_PER_NODE is
+    set only with --ntasks-per-node, so the job took all 8 ranks for one node (nodes = 1 in
+    every row, compared as one 8-GPU node) and pointed every rank at 127.0.0.1 (node 2's ranks
+    waited for a store on their own host)."""
+    from costmodel.validation.torch_bench import _launcher_env
+
+    env = launch_env(
+        SLURM_PROCID="5",
+        SLURM_NTASKS="8",
+        SLURM_LOCALID="1",
+        SLURM_NODEID="1",
+        SLURM_STEP_TASKS_PER_NODE="4(x2)",
+        SLURM_STEP_NUM_NODES="2",
+        SLURM_STEP_NODELIST="gpu[07-08]",
+        SLURM_NTASKS_PER_NODE="8",  # inherited from sbatch --ntasks-per-node 8: not this step's
+    )
+    assert _launcher_env() is None
+    assert (env["RANK"], env["WORLD_SIZE"], env["LOCAL_RANK"]) == ("5", "8", "1")
+    assert env["LOCAL_WORLD_SIZE"] == "4" and env["MASTER_ADDR"] == "gpu07"
+
+
+def test_srun_one_node_keeps_localhost(launch_env):
+    from costmodel.validation.torch_bench import _launcher_env
+
+    env = launch_env(
+        SLURM_PROCID="0",
+        SLURM_NTASKS="2",
+        SLURM_LOCALID="0",
+        SLURM_STEP_TASKS_PER_NODE="2",
+        SLURM_STEP_NUM_NODES="1",
+        SLURM_STEP_NODELIST="cpu01",
+    )
+    assert _launcher_env() is None
+    assert env["MASTER_ADDR"] == "127.0.0.1" and env["LOCAL_WORLD_SIZE"] == "2"
+
+
+def test_mpirun_inside_a_slurm_job_takes_the_mpi_rank(launch_env):
+    """mpirun inside sbatch: every rank inherits the batch step's SLURM_PROCID=0, which the job
+    read first, so all ranks were rank 0. Over two nodes without MASTER_ADDR: one line."""
+    from costmodel.validation.torch_bench import _launcher_env
+
+    env = launch_env(
+        SLURM_PROCID="0",
+        SLURM_NTASKS="1",
+        SLURM_LOCALID="0",
+        SLURM_JOB_NODELIST="gpu[07-08]",
+        OMPI_COMM_WORLD_RANK="11",
+        OMPI_COMM_WORLD_SIZE="16",
+        OMPI_COMM_WORLD_LOCAL_RANK="3",
+        OMPI_COMM_WORLD_LOCAL_SIZE="8",
+    )
+    problem = _launcher_env()
+    assert (env["RANK"], env["WORLD_SIZE"], env["LOCAL_RANK"]) == ("11", "16", "3")
+    assert problem is not None and "MASTER_ADDR" in problem and "-x MASTER_ADDR" in problem
+
+
+def test_mpirun_with_master_addr_starts(launch_env):
+    from costmodel.validation.torch_bench import _launcher_env
+
+    env = launch_env(
+        OMPI_COMM_WORLD_RANK="0",
+        OMPI_COMM_WORLD_SIZE="16",
+        OMPI_COMM_WORLD_LOCAL_RANK="0",
+        OMPI_COMM_WORLD_LOCAL_SIZE="8",
+        MASTER_ADDR="gpu07",
+    )
+    assert _launcher_env() is None and env["MASTER_ADDR"] == "gpu07"
