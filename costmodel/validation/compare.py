@@ -254,6 +254,8 @@ def cluster_predictor(cluster: Any, model: str = "nccl") -> Callable[..., Any]:
         algorithm: str | None = None,
         protocol: str | None = None,
         gpus_per_process: int = 1,
+        nvls: bool | None = None,
+        collnet_enabled: bool = False,
     ) -> Any:
         gpus = max(1, int(ranks) // max(1, int(nodes)))
         kwargs: dict[str, Any] = {
@@ -261,6 +263,8 @@ def cluster_predictor(cluster: Any, model: str = "nccl") -> Callable[..., Any]:
             "gpus_per_node": gpus,
             "model": model,
             "gpus_per_process": max(1, min(int(gpus_per_process), gpus)),
+            "nvls": nvls,
+            "collnet_enabled": bool(collnet_enabled),
         }
         if algorithm:
             kwargs["algorithm"] = algorithm
@@ -411,12 +415,23 @@ def compare(
     # passed to predictors that take it (costmodel.predict's launch-floor term)
     gpp = df["gpus_per_process"] if "gpus_per_process" in df else pd.Series([1] * len(df))
     df["_gpp"] = pd.to_numeric(gpp, errors="coerce").fillna(1).astype(int).to_numpy()
-    takes_gpp = "gpus_per_process" in inspect.signature(predictor).parameters
-    keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp"]
+    takes = inspect.signature(predictor).parameters
+    takes_gpp = "gpus_per_process" in takes
+    # how the run was launched where its rows say (a bundled run's index: NCCL_NVLS_ENABLE=0,
+    # CollNet on; logread.read_log fills them): passed to predictors that take them
+    nvls = df["nvls"] if "nvls" in df else pd.Series([None] * len(df), index=df.index)
+    df["_nvls"] = [None if pd.isna(v) else bool(v) for v in nvls.astype(object)]
+    collnet = df["collnet"] if "collnet" in df else pd.Series([False] * len(df), index=df.index)
+    df["_collnet"] = [False if pd.isna(v) else bool(v) for v in collnet.astype(object)]
+    keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp", "_nvls", "_collnet"]
     for key, group in df[~(empty | untimed)].groupby(keys, dropna=False, sort=False):
         # pandas-stubs types a group key as Hashable; grouped by a list of columns it is a tuple
-        op, ranks, group_nodes, a, p, g = cast("tuple[Any, ...]", key)
+        op, ranks, group_nodes, a, p, g, nv, cn = cast("tuple[Any, ...]", key)
         kwargs: dict[str, Any] = {}
+        if "nvls" in takes and isinstance(nv, bool):
+            kwargs["nvls"] = nv
+        if "collnet_enabled" in takes and cn is True:
+            kwargs["collnet_enabled"] = True
         if use_algorithm and isinstance(a, str):
             kwargs["algorithm"] = a
         if use_algorithm and isinstance(p, str):
@@ -457,7 +472,7 @@ def compare(
     df["size_band"] = size_band(df.size_bytes)
     df["algorithm"] = df["_algo"].where(df["_algo"].notna(), df["predicted_algorithm"])
     df["model"] = model or getattr(predictor, "model_name", "predictor")
-    return df.drop(columns=["_algo", "_proto", "_gpp"])
+    return df.drop(columns=["_algo", "_proto", "_gpp", "_nvls", "_collnet"])
 
 
 def summarize(comparison: pd.DataFrame) -> pd.DataFrame:
