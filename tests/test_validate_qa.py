@@ -237,3 +237,87 @@ def test_validate_compare_says_the_launch_facts_it_took_from_the_index():
     result = run("validate", "compare", "--reference", "20")
     assert "assumed: algorithm = ring (the bundled run 20's index)" in result.stderr
     assert result.exit_code == 1  # 9.4 % from 1 MiB: above the 8 % goal
+
+
+def test_torch_job_rows_are_priced_as_a_torch_loop():
+    """The torch job times torch.distributed calls; predict_collective prices those as harness
+    "pytorch" (a cited per-call extra over nccl-tests), but compare priced them as nccl-tests."""
+    from costmodel.predict import predict_collective
+    from costmodel.validation.compare import cluster_predictor
+
+    sizes = [4096.0, 2.0**20]
+    rows = pd.DataFrame(
+        {
+            "op": "all_reduce",
+            "size_bytes": sizes * 2,
+            "ranks": 8,
+            "nodes": 1,
+            "time_s": 1e-4,
+            "source": ["torch"] * 2 + ["nccl-tests"] * 2,
+        }
+    )
+    out = compare(rows, cluster_predictor("dgx-h100"))
+    torch_loop = predict_collective("all_reduce", sizes, "dgx-h100", 1, 8, harness="pytorch")
+    nccl_tests = predict_collective("all_reduce", sizes, "dgx-h100", 1, 8)
+    assert out.predicted_time_s[:2].tolist() == pytest.approx(list(torch_loop.time_s))
+    assert out.predicted_time_s[2:].tolist() == pytest.approx(list(nccl_tests.time_s))
+    assert out.predicted_time_s[0] > out.predicted_time_s[2]
+
+
+# --- the torch job's DDP steps in validate compare --------------------------------------------
+def _torch_results(path, collectives: bool = True) -> None:
+    """A results file as torch_bench --ddp writes it (2 gloo ranks, one node)."""
+    import json
+
+    base = {"source": "torch", "backend": "gloo", "ranks": 2, "nodes": 1, "gpus_per_node": 2}
+    base |= {"device": "cpu", "attempt": "20261202T000000", "complete": True, "run_key": "torch"}
+    rows = []
+    if collectives:
+        rows += [
+            {**base, "kind": "collective", "op": "all_reduce", "size_bytes": m, "time_s": t}
+            for m, t in ((2**16, 4e-4), (2**20, 2e-3), (2**22, 7e-3))
+        ]
+    rows += [
+        {
+            **base,
+            "kind": "ddp_step",
+            "op": "ddp_step",
+            "params": 1050624,
+            "gradient_bytes": 4202496,
+            "layers": 4,
+            "width": 512,
+            "bucket_cap_mb": 25.0,
+            "accumulation": acc,
+            "no_sync": no_sync,
+            "time_s": t,
+            "compute_time_s": c,
+        }
+        for acc, no_sync, t, c in ((1, False, 0.02, 0.01), (4, True, 0.06, 0.04))
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_validate_compare_shows_the_ddp_steps(tmp_path):
+    """README: the torch job times DDP steps (--ddp), then validate compare; the steps were
+    dropped without a word (compare() takes collectives), and a DDP-only job (--ops none --ddp)
+    was refused with "measured rows lack columns ['size_bytes']"."""
+    import json
+
+    results = tmp_path / "results.jsonl"
+    _torch_results(results)
+    result = run("validate", "compare", str(results), "--cluster", "dgx-h100")
+    assert result.exit_code == 1, result.output  # CPU times against a GPU preset: far off
+    assert "DDP steps, measured vs predicted" in result.stdout
+    assert "the rows ran on CPUs (gloo), dgx-h100 is a GPU cluster" in result.stderr
+    out = json.loads(
+        run("validate", "compare", str(results), "--cluster", "dgx-h100", "--json").stdout
+    )
+    assert len(out["ddp_steps"]) == 2 and out["rows"] == 3
+    assert all(s["predicted_step_s"] > s["compute_time_s"] for s in out["ddp_steps"])
+
+    only = tmp_path / "ddp.jsonl"
+    _torch_results(only, collectives=False)
+    report = tmp_path / "r.html"
+    result = run("validate", "compare", str(only), "--cluster", "dgx-h100", "--report", str(report))
+    assert result.exit_code == 0, result.output
+    assert "DDP steps" in result.stdout and "DDP step: measured vs predicted" in report.read_text()

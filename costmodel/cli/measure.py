@@ -525,6 +525,16 @@ def validate_compare(
     fallback = _socket_fallback(measured, results, cluster)
     if fallback:
         said.append(f"warning: {fallback}")
+    # the torch job's DDP steps (--ddp): predicted with the same predictor for their buckets
+    # (compare() takes collectives only; they were measured and then never shown)
+    ddp = None
+    if "kind" in measured and (measured["kind"] == "ddp_step").any():
+        ddp = cmp.predict_ddp(measured, predictor)
+        if not (measured["kind"].fillna("collective") == "collective").any():
+            for line in said:  # a job run with --ops none --ddp: the steps are the comparison
+                typer.echo(line, err=True)
+            _echo_ddp(ddp, as_json, report)
+            return
     table = cmp.compare(measured, predictor, model=label)
     if table["rel_error"].notna().sum() == 0:
         notes = sorted({str(n) for n in table.get("note", []) if n})
@@ -562,10 +572,11 @@ def validate_compare(
         )
     if report is not None:
         with sw.atomic_path(report) as tmp:
-            cmp.write_report(table, tmp)
+            cmp.write_report(table, tmp, ddp=ddp)
     if as_json:
         _print_json(
             {
+                "ddp_steps": None if ddp is None else _ddp_records(ddp),
                 "rows": int(len(table)),
                 "predicted": int(table["rel_error"].notna().sum()),
                 "tolerance": tolerance,
@@ -600,6 +611,8 @@ def validate_compare(
                 else ""
             )
         )
+        if ddp is not None:
+            _echo_ddp(ddp, False, None)
         verdict = "FAIL" if len(bad) else "ok"
         if tolerance is None:
             typer.echo(f"{verdict}: docs/fidelity.md goal; " + "; ".join(goal_lines))
@@ -610,6 +623,55 @@ def validate_compare(
             )
     if len(bad):
         raise typer.Exit(1)
+
+
+def _ddp_records(ddp: Any) -> list[dict[str, Any]]:
+    """Measured vs predicted DDP steps (compare.predict_ddp), one record per setting [s]."""
+    keep = [
+        c
+        for c in (
+            "bucket_cap_mb",
+            "accumulation",
+            "no_sync",
+            "time_s",
+            "compute_time_s",
+            "predicted_step_s",
+            "predicted_exposed_comm_s",
+            "step_rel_error",
+            "note",
+        )
+        if c in ddp
+    ]
+    return _records(ddp[keep])
+
+
+def _echo_ddp(ddp: Any, as_json: bool, report: Path | None) -> None:
+    """Print the DDP steps (and write the report of a job that timed nothing else)."""
+    if report is not None:
+        import pandas as pd
+
+        sw = importlib.import_module("costmodel.sweep")
+        with sw.atomic_path(report) as tmp:
+            cmp = importlib.import_module("costmodel.validation.compare")
+            empty = pd.DataFrame(columns=["op", "size_bytes", "ranks", "time_s"])
+            cmp.write_report(cmp.compare(empty, lambda *a, **k: 0.0), tmp, ddp=ddp)
+    if as_json:
+        _print_json({"ddp_steps": _ddp_records(ddp)})
+        return
+    shown = ddp.assign(
+        accumulation=ddp["accumulation"].astype(int),
+        measured_ms=(ddp["time_s"] * 1e3).round(2),
+        predicted_ms=(ddp["predicted_step_s"].astype(float) * 1e3).round(2),
+        error=[f"{e:+.1%}" if e == e else "-" for e in ddp["step_rel_error"].astype(float)],
+    )
+    typer.echo("DDP steps, measured vs predicted (error = predicted / measured - 1, time):")
+    typer.echo(
+        _human_frame(
+            shown[
+                ["bucket_cap_mb", "accumulation", "no_sync", "measured_ms", "predicted_ms", "error"]
+            ]
+        )
+    )
 
 
 _TEXT_COLUMNS = (

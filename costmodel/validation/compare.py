@@ -189,6 +189,11 @@ def preset_mismatch(measured: pd.DataFrame, cluster: str) -> str | None:
     preset = presets.cluster(cluster)
     facts = _log_facts(measured)
     reasons = []
+    if str(facts["device"]).lower() == "cpu":  # the torch job on CPUs (gloo)
+        reasons.append(
+            f"the rows ran on CPUs (gloo), {cluster} is a GPU cluster; calibrate on them "
+            "(costmodel calibrate) and compare with --calibration"
+        )
     preset_gpu = _gpu_family(f"{preset.gpu.name} {preset.gpu.description}")
     if facts["gpu"] and preset_gpu and facts["gpu"] != preset_gpu:
         reasons.append(f"the log ran on {facts['device']}, {cluster} has {preset.gpu.description}")
@@ -256,6 +261,7 @@ def cluster_predictor(cluster: Any, model: str = "nccl") -> Callable[..., Any]:
         gpus_per_process: int = 1,
         nvls: bool | None = None,
         collnet_enabled: bool = False,
+        harness: str = "nccl-tests",
     ) -> Any:
         gpus = max(1, int(ranks) // max(1, int(nodes)))
         kwargs: dict[str, Any] = {
@@ -265,6 +271,7 @@ def cluster_predictor(cluster: Any, model: str = "nccl") -> Callable[..., Any]:
             "gpus_per_process": max(1, min(int(gpus_per_process), gpus)),
             "nvls": nvls,
             "collnet_enabled": bool(collnet_enabled),
+            "harness": harness,
         }
         if algorithm:
             kwargs["algorithm"] = algorithm
@@ -423,11 +430,17 @@ def compare(
     df["_nvls"] = [None if pd.isna(v) else bool(v) for v in nvls.astype(object)]
     collnet = df["collnet"] if "collnet" in df else pd.Series([False] * len(df), index=df.index)
     df["_collnet"] = [False if pd.isna(v) else bool(v) for v in collnet.astype(object)]
-    keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp", "_nvls", "_collnet"]
+    # what timed the row: the torch job (torch_bench, source "torch") times torch.distributed
+    # calls, which predict_collective prices as harness "pytorch" (its per-call extra)
+    source = df["source"] if "source" in df else pd.Series([None] * len(df), index=df.index)
+    df["_harness"] = np.where(source.astype(object) == "torch", "pytorch", "nccl-tests")
+    keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp", "_nvls", "_collnet", "_harness"]
     for key, group in df[~(empty | untimed)].groupby(keys, dropna=False, sort=False):
         # pandas-stubs types a group key as Hashable; grouped by a list of columns it is a tuple
-        op, ranks, group_nodes, a, p, g, nv, cn = cast("tuple[Any, ...]", key)
+        op, ranks, group_nodes, a, p, g, nv, cn, harness = cast("tuple[Any, ...]", key)
         kwargs: dict[str, Any] = {}
+        if "harness" in takes and harness != "nccl-tests":
+            kwargs["harness"] = harness
         if "nvls" in takes and isinstance(nv, bool):
             kwargs["nvls"] = nv
         if "collnet_enabled" in takes and cn is True:
@@ -472,7 +485,7 @@ def compare(
     df["size_band"] = size_band(df.size_bytes)
     df["algorithm"] = df["_algo"].where(df["_algo"].notna(), df["predicted_algorithm"])
     df["model"] = model or getattr(predictor, "model_name", "predictor")
-    return df.drop(columns=["_algo", "_proto", "_gpp", "_nvls", "_collnet"])
+    return df.drop(columns=["_algo", "_proto", "_gpp", "_nvls", "_collnet", "_harness"])
 
 
 def summarize(comparison: pd.DataFrame) -> pd.DataFrame:
