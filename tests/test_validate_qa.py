@@ -321,3 +321,19 @@ def test_validate_compare_shows_the_ddp_steps(tmp_path):
     result = run("validate", "compare", str(only), "--cluster", "dgx-h100", "--report", str(report))
     assert result.exit_code == 0, result.output
     assert "DDP steps" in result.stdout and "DDP step: measured vs predicted" in report.read_text()
+
+
+# --- a missing nccl-tests binary --------------------------------------------------------------
+def test_missing_nccl_tests_says_how_to_build_on_one_line(tmp_path, monkeypatch):
+    """The CLI's error is one line; the build steps, written for several lines with "# ..."
+    comments, ran together into "cd nccl-tests make -j ... # single node (-g) make -j ...",
+    which is not a command anyone can paste."""
+    from tests._cli import one_line_error
+
+    monkeypatch.delenv("NCCL_TESTS_BUILD", raising=False)
+    result = run(
+        "validate", "nccl-tests", "run", "-o", str(tmp_path / "o"), "--build-dir", str(tmp_path)
+    )
+    line = one_line_error(result, "all_reduce_perf not found")
+    assert "cd nccl-tests && make -j CUDA_HOME=" in line and "#" not in line
+    assert "for srun or mpirun add MPI=1" in line
