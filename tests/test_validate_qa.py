@@ -337,3 +337,37 @@ def test_missing_nccl_tests_says_how_to_build_on_one_line(tmp_path, monkeypatch)
     line = one_line_error(result, "all_reduce_perf not found")
     assert "cd nccl-tests && make -j CUDA_HOME=" in line and "#" not in line
     assert "for srun or mpirun add MPI=1" in line
+
+
+# --- the Slurm recipe ----------------------------------------------------------------------------
+def test_slurm_recipe_reports_predicted_ddp_steps(tmp_path):
+    """examples/slurm/validate.sbatch step 3 handed write_report the raw DDP rows, so its report's
+    "DDP step: measured vs predicted" table had no prediction in it. Its Python is run here on a
+    torch job's results (the nccl-tests and torch steps need a GPU cluster)."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    from tests._paths import ROOT
+
+    script = (ROOT / "examples" / "slurm" / "validate.sbatch").read_text()
+    blocks = re.findall(r"python - <<PY\n(.*?)\nPY\n", script, flags=re.S)
+    step3 = blocks[-1].replace("$OUT", str(tmp_path)).replace("$CLUSTER", "dgx-h100")
+    assert "$" not in step3
+    results = tmp_path / "results.jsonl"
+    _torch_results(results)
+    more = results.read_text().splitlines()
+    # enough all-reduce sizes for the calibration at the end of the step
+    row = json.loads(more[0])
+    extra = [
+        json.dumps({**row, "size_bytes": 2**k, "time_s": 2e-4 + 2**k / 2e9}) for k in range(12, 24)
+    ]
+    results.write_text("\n".join(more[3:] + extra) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-c", step3], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = (tmp_path / "report.html").read_text()
+    table = report.split("DDP step: measured vs predicted", 1)[1].split("</table>", 1)[0]
+    assert "predicted_step_s" in table
