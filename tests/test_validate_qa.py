@@ -371,3 +371,37 @@ def test_slurm_recipe_reports_predicted_ddp_steps(tmp_path):
     report = (tmp_path / "report.html").read_text()
     table = report.split("DDP step: measured vs predicted", 1)[1].split("</table>", 1)[0]
     assert "predicted_step_s" in table
+
+
+# --- --placement on a runner's results.jsonl ---------------------------------------------------
+def test_placement_applies_to_a_runner_results_file(tmp_path):
+    """`validate nccl-tests run` writes out-of-place and in-place rows to results.jsonl;
+    --placement was applied to logs only, so on that file it was ignored (and a wrong value
+    accepted)."""
+    import json
+
+    from costmodel.validation.nccl_tests import read_nccl_tests
+    from costmodel.validation.runner import append_results
+    from tests._cli import one_line_error
+
+    rows = read_nccl_tests(reference_path("06a"))
+    results = tmp_path / "results.jsonl"
+    append_results(results, rows, source="nccl-tests", run_key="all_reduce@x", complete=True)
+    args = ["validate", "compare", str(results), "--cluster", "dell-xe9680-h100", "--json"]
+    both = json.loads(run(*args).stdout)["rows"]
+    out = json.loads(run(*args, "--placement", "out-of-place").stdout)["rows"]
+    assert both == len(rows) and out == (rows.placement == "out_of_place").sum() < both
+    one_line_error(run(*args, "--placement", "sideways"), "--placement", "out-of-place")
+
+
+def test_calibrate_min_bytes_above_every_row_names_the_option(tmp_path):
+    from tests._cli import one_line_error
+
+    results = tmp_path / "r.jsonl"
+    _torch_results(results)
+    line = one_line_error(
+        run("calibrate", str(results), "-o", str(tmp_path / "c.toml"), "--min-bytes", "1GiB"),
+        "--min-bytes",
+        "the rows span 65.5 kB to 4.19 MB",
+    )
+    assert "e+09" not in line and not (tmp_path / "c.toml").exists()

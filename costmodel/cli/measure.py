@@ -323,6 +323,20 @@ def _read_measurements(path: Path, nodes: int | None = None) -> Any:
     return df
 
 
+def _placed(measured: Any, placement: str, path: Path) -> Any:
+    """The rows of a results file with the placement asked for (``--placement``; the runner's
+    nccl-tests rows carry one, the torch job's are out-of-place); DDP rows are kept."""
+    if placement == "both" or "placement" not in measured:
+        return measured
+    keep = measured["placement"] == placement.replace("-", "_")
+    collective = (
+        measured["kind"].fillna("collective") == "collective" if "kind" in measured else keep | True
+    )
+    if not (keep & collective).any():
+        raise ValueError(f"--placement: {path.name} has no {placement} rows")
+    return measured[keep | ~collective]
+
+
 def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | None:
     """validation.fallback.socket_fallback of the rows, with the raw log's NCCL debug lines."""
     from ..validation.fallback import socket_fallback
@@ -470,9 +484,13 @@ def validate_compare(
         _check_output(output)
     if report is not None:
         _check_output(report, (".html", ".htm"))
+    from ..validation.logread import PLACEMENTS
+
+    if placement not in PLACEMENTS:
+        raise ValueError(f"--placement: {placement!r} unknown; allowed: {', '.join(PLACEMENTS)}")
     assumed: list[str] = []
     if results.suffix.lower() == ".jsonl":
-        measured = _read_measurements(results, nodes)
+        measured = _placed(_read_measurements(results, nodes), placement, results)
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
         read = _read_log(
             results,
@@ -779,9 +797,10 @@ def calibrate(
         )
     except ValueError as exc:
         msg = str(exc)
-        for field in ("nodes", "ranks", "placement"):
+        for field in ("nodes", "ranks", "placement", "min_bytes"):
             if msg.startswith(f"{field}:"):
-                msg = f"--{field}: " + msg.removeprefix(f"{field}:").lstrip()
+                flag = field.replace("_", "-")
+                msg = f"--{flag}: " + msg.removeprefix(f"{field}:").lstrip()
         raise ValueError(msg) from None
     with sw.atomic_path(output) as tmp:
         cal.write_calibration(c, tmp, base=cluster)
