@@ -405,3 +405,35 @@ def test_calibrate_min_bytes_above_every_row_names_the_option(tmp_path):
         "the rows span 65.5 kB to 4.19 MB",
     )
     assert "e+09" not in line and not (tmp_path / "c.toml").exists()
+
+
+# --- the README's calibrate line ------------------------------------------------------------------
+def test_readme_calibrate_line_writes_a_cluster_every_part_loads(tmp_path):
+    """README section 4 promised "a preset every other part loads" from `costmodel calibrate
+    results.jsonl -o my-cluster.toml`; without --cluster that file is a bare calibration, which
+    --cluster refuses ("names no base cluster, so it is not a cluster")."""
+    import re
+    import shlex
+
+    from costmodel import presets
+    from costmodel.validation.nccl_tests import read_nccl_tests
+    from costmodel.validation.runner import append_results
+    from tests._paths import ROOT
+
+    section = (ROOT / "README.md").read_text().split("## 4. Measured vs predicted", 1)[1]
+    line = re.search(r"^costmodel calibrate .*$", section, flags=re.M).group(0)
+    argv = shlex.split(line.split("#", 1)[0])[1:]
+    results = tmp_path / "runs" / "h100" / "results.jsonl"
+    rows = read_nccl_tests(reference_path("06a"))
+    append_results(results, rows, source="nccl-tests", run_key="all_reduce@x", complete=True)
+    argv = [str(tmp_path / a) if a.startswith("runs/") or a.endswith(".toml") else a for a in argv]
+    result = run(*argv)
+    assert result.exit_code == 0, result.output
+    written = next(a for a in argv if a.endswith(".toml"))
+    assert presets.cluster(written).gpus_per_node == 8
+    assert (
+        run(
+            "collective", "all_reduce", "-s", "1GiB", "--cluster", written, "--nodes", "2"
+        ).exit_code
+        == 0
+    )
