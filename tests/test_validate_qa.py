@@ -437,3 +437,24 @@ def test_readme_calibrate_line_writes_a_cluster_every_part_loads(tmp_path):
         ).exit_code
         == 0
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["--ops", "all_frob"], "--ops:"),
+        (["--algos", "Rnig"], "--algos:"),
+        (["--protos", "LL256"], "--protos:"),
+        (["--nodes", "2"], "--nodes:"),
+        (["-b", "2GiB", "-e", "1GiB"], "--min-bytes:"),
+        (["--ops", ","], "--ops:"),
+    ],
+)
+def test_nccl_tests_run_refusals_name_the_cli_option(tmp_path, args, option):
+    """The runner's checks spoke the API's names (op='all_frob', algos:, nodes=2, min_bytes:)
+    and an empty list named nothing; the CLI's line names its option."""
+    from tests._cli import one_line_error
+
+    out = tmp_path / "o"
+    one_line_error(run("validate", "nccl-tests", "run", "-o", str(out), *args), option)
+    assert not out.exists()

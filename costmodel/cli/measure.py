@@ -19,13 +19,33 @@ from ._common import _MODEL_HELP, JsonOpt, _human_frame, _print_json, _records
 
 
 # --- validate ---------------------------------------------------------------------------------
-def _csv_list(text: str | None) -> list[str] | None:
+def _csv_list(text: str | None, name: str = "list") -> list[str] | None:
     if text is None:
         return None
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items:
-        raise ValueError(f"expected a comma-separated list, got {text!r}")
+        raise ValueError(f"{name}: expected a comma-separated list, got {text!r}")
     return items
+
+
+# runner.plan_sweep names its arguments as the API spells them; the CLI says its options
+_PLAN_FIELDS = (
+    ("op=", "--ops: "),
+    ("algos:", "--algos:"),
+    ("protos:", "--protos:"),
+    ("nodes=", "--nodes: "),
+    ("min_bytes:", "--min-bytes:"),
+    ("max_bytes:", "--max-bytes:"),
+)
+
+
+def _plan_error(exc: ValueError) -> ValueError:
+    """A plan_sweep error with the CLI's option name in front."""
+    msg = str(exc)
+    for api, cli in _PLAN_FIELDS:
+        if msg.startswith(api):
+            return ValueError(cli + msg.removeprefix(api.removesuffix("=")).lstrip(":="))
+    return exc
 
 
 def _nccl_tests_op(op: str) -> str:
@@ -108,8 +128,25 @@ def nccl_tests_run(
             f"--launcher: unknown {launcher!r}; allowed: {', '.join(runner.LAUNCHERS)}"
         )
     launcher_kind = cast("runner.Launcher", launcher)  # checked against LAUNCHERS above
-    algo_list, proto_list = _csv_list(algos), _csv_list(protos)
-    op_list = _csv_list(ops) or []
+    algo_list, proto_list = _csv_list(algos, "--algos"), _csv_list(protos, "--protos")
+    op_list = _csv_list(ops, "--ops") or []
+    try:  # every argument checked before anything runs, under the CLI's option names
+        runner.plan_sweep(
+            op_list,
+            algos=algo_list,
+            protos=proto_list,
+            gpus=gpus,
+            nodes=nodes,
+            launcher=launcher_kind,
+            build_dir=build_dir,
+            min_bytes=min_bytes,
+            max_bytes=max_bytes,
+            step_factor=step_factor,
+            warmup_iters=warmup,
+            iters=iters,
+        )
+    except ValueError as exc:
+        raise _plan_error(exc) from None
     if dry_run:
         specs = runner.plan_sweep(
             op_list,
