@@ -19,13 +19,33 @@ from ._common import _MODEL_HELP, JsonOpt, _human_frame, _print_json, _records
 
 
 # --- validate ---------------------------------------------------------------------------------
-def _csv_list(text: str | None) -> list[str] | None:
+def _csv_list(text: str | None, name: str = "list") -> list[str] | None:
     if text is None:
         return None
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items:
-        raise ValueError(f"expected a comma-separated list, got {text!r}")
+        raise ValueError(f"{name}: expected a comma-separated list, got {text!r}")
     return items
+
+
+# runner.plan_sweep names its arguments as the API spells them; the CLI says its options
+_PLAN_FIELDS = (
+    ("op=", "--ops: "),
+    ("algos:", "--algos:"),
+    ("protos:", "--protos:"),
+    ("nodes=", "--nodes: "),
+    ("min_bytes:", "--min-bytes:"),
+    ("max_bytes:", "--max-bytes:"),
+)
+
+
+def _plan_error(exc: ValueError) -> ValueError:
+    """A plan_sweep error with the CLI's option name in front."""
+    msg = str(exc)
+    for api, cli in _PLAN_FIELDS:
+        if msg.startswith(api):
+            return ValueError(cli + msg.removeprefix(api.removesuffix("=")).lstrip(":="))
+    return exc
 
 
 def _nccl_tests_op(op: str) -> str:
@@ -108,8 +128,25 @@ def nccl_tests_run(
             f"--launcher: unknown {launcher!r}; allowed: {', '.join(runner.LAUNCHERS)}"
         )
     launcher_kind = cast("runner.Launcher", launcher)  # checked against LAUNCHERS above
-    algo_list, proto_list = _csv_list(algos), _csv_list(protos)
-    op_list = _csv_list(ops) or []
+    algo_list, proto_list = _csv_list(algos, "--algos"), _csv_list(protos, "--protos")
+    op_list = _csv_list(ops, "--ops") or []
+    try:  # every argument checked before anything runs, under the CLI's option names
+        runner.plan_sweep(
+            op_list,
+            algos=algo_list,
+            protos=proto_list,
+            gpus=gpus,
+            nodes=nodes,
+            launcher=launcher_kind,
+            build_dir=build_dir,
+            min_bytes=min_bytes,
+            max_bytes=max_bytes,
+            step_factor=step_factor,
+            warmup_iters=warmup,
+            iters=iters,
+        )
+    except ValueError as exc:
+        raise _plan_error(exc) from None
     if dry_run:
         specs = runner.plan_sweep(
             op_list,
@@ -251,6 +288,11 @@ def validate_torch(
         *(extra or []),
     ]
     _check_torch_bench_args(bench_args)  # the job's own arguments, checked before launching
+    from ..validation.torch_bench import backend_problem
+
+    problem = backend_problem(backend, nproc)  # nccl without GPUs: one line, not a traceback
+    if problem is not None:
+        raise ValueError(problem)
     cmd = [
         sys.executable,
         "-m",
@@ -316,6 +358,20 @@ def _read_measurements(path: Path, nodes: int | None = None) -> Any:
             raise ValueError(f"--nodes {nodes} contradicts the results file (nodes {found})")
         df["nodes"] = nodes
     return df
+
+
+def _placed(measured: Any, placement: str, path: Path) -> Any:
+    """The rows of a results file with the placement asked for (``--placement``; the runner's
+    nccl-tests rows carry one, the torch job's are out-of-place); DDP rows are kept."""
+    if placement == "both" or "placement" not in measured:
+        return measured
+    keep = measured["placement"] == placement.replace("-", "_")
+    collective = (
+        measured["kind"].fillna("collective") == "collective" if "kind" in measured else keep | True
+    )
+    if not (keep & collective).any():
+        raise ValueError(f"--placement: {path.name} has no {placement} rows")
+    return measured[keep | ~collective]
 
 
 def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | None:
@@ -465,9 +521,13 @@ def validate_compare(
         _check_output(output)
     if report is not None:
         _check_output(report, (".html", ".htm"))
+    from ..validation.logread import PLACEMENTS
+
+    if placement not in PLACEMENTS:
+        raise ValueError(f"--placement: {placement!r} unknown; allowed: {', '.join(PLACEMENTS)}")
     assumed: list[str] = []
     if results.suffix.lower() == ".jsonl":
-        measured = _read_measurements(results, nodes)
+        measured = _placed(_read_measurements(results, nodes), placement, results)
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
         read = _read_log(
             results,
@@ -520,6 +580,16 @@ def validate_compare(
     fallback = _socket_fallback(measured, results, cluster)
     if fallback:
         said.append(f"warning: {fallback}")
+    # the torch job's DDP steps (--ddp): predicted with the same predictor for their buckets
+    # (compare() takes collectives only; they were measured and then never shown)
+    ddp = None
+    if "kind" in measured and (measured["kind"] == "ddp_step").any():
+        ddp = cmp.predict_ddp(measured, predictor)
+        if not (measured["kind"].fillna("collective") == "collective").any():
+            for line in said:  # a job run with --ops none --ddp: the steps are the comparison
+                typer.echo(line, err=True)
+            _echo_ddp(ddp, as_json, report)
+            return
     table = cmp.compare(measured, predictor, model=label)
     if table["rel_error"].notna().sum() == 0:
         notes = sorted({str(n) for n in table.get("note", []) if n})
@@ -557,10 +627,11 @@ def validate_compare(
         )
     if report is not None:
         with sw.atomic_path(report) as tmp:
-            cmp.write_report(table, tmp)
+            cmp.write_report(table, tmp, ddp=ddp)
     if as_json:
         _print_json(
             {
+                "ddp_steps": None if ddp is None else _ddp_records(ddp),
                 "rows": int(len(table)),
                 "predicted": int(table["rel_error"].notna().sum()),
                 "tolerance": tolerance,
@@ -595,6 +666,8 @@ def validate_compare(
                 else ""
             )
         )
+        if ddp is not None:
+            _echo_ddp(ddp, False, None)
         verdict = "FAIL" if len(bad) else "ok"
         if tolerance is None:
             typer.echo(f"{verdict}: docs/fidelity.md goal; " + "; ".join(goal_lines))
@@ -605,6 +678,55 @@ def validate_compare(
             )
     if len(bad):
         raise typer.Exit(1)
+
+
+def _ddp_records(ddp: Any) -> list[dict[str, Any]]:
+    """Measured vs predicted DDP steps (compare.predict_ddp), one record per setting [s]."""
+    keep = [
+        c
+        for c in (
+            "bucket_cap_mb",
+            "accumulation",
+            "no_sync",
+            "time_s",
+            "compute_time_s",
+            "predicted_step_s",
+            "predicted_exposed_comm_s",
+            "step_rel_error",
+            "note",
+        )
+        if c in ddp
+    ]
+    return _records(ddp[keep])
+
+
+def _echo_ddp(ddp: Any, as_json: bool, report: Path | None) -> None:
+    """Print the DDP steps (and write the report of a job that timed nothing else)."""
+    if report is not None:
+        import pandas as pd
+
+        sw = importlib.import_module("costmodel.sweep")
+        with sw.atomic_path(report) as tmp:
+            cmp = importlib.import_module("costmodel.validation.compare")
+            empty = pd.DataFrame(columns=["op", "size_bytes", "ranks", "time_s"])
+            cmp.write_report(cmp.compare(empty, lambda *a, **k: 0.0), tmp, ddp=ddp)
+    if as_json:
+        _print_json({"ddp_steps": _ddp_records(ddp)})
+        return
+    shown = ddp.assign(
+        accumulation=ddp["accumulation"].astype(int),
+        measured_ms=(ddp["time_s"] * 1e3).round(2),
+        predicted_ms=(ddp["predicted_step_s"].astype(float) * 1e3).round(2),
+        error=[f"{e:+.1%}" if e == e else "-" for e in ddp["step_rel_error"].astype(float)],
+    )
+    typer.echo("DDP steps, measured vs predicted (error = predicted / measured - 1, time):")
+    typer.echo(
+        _human_frame(
+            shown[
+                ["bucket_cap_mb", "accumulation", "no_sync", "measured_ms", "predicted_ms", "error"]
+            ]
+        )
+    )
 
 
 _TEXT_COLUMNS = (
@@ -712,9 +834,10 @@ def calibrate(
         )
     except ValueError as exc:
         msg = str(exc)
-        for field in ("nodes", "ranks", "placement"):
+        for field in ("nodes", "ranks", "placement", "min_bytes"):
             if msg.startswith(f"{field}:"):
-                msg = f"--{field}: " + msg.removeprefix(f"{field}:").lstrip()
+                flag = field.replace("_", "-")
+                msg = f"--{flag}: " + msg.removeprefix(f"{field}:").lstrip()
         raise ValueError(msg) from None
     with sw.atomic_path(output) as tmp:
         cal.write_calibration(c, tmp, base=cluster)

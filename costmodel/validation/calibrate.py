@@ -313,11 +313,21 @@ def calibrate(
         df = df[df["kind"].fillna("collective") == "collective"]
     if "flagged" in df:
         df = df[~df["flagged"].fillna(False).astype(bool)]
-    df = df[(df.size_bytes >= max(min_bytes, 1)) & (df.size_bytes <= max_bytes) & (df.time_s > 0)]
+    timed = df[df.time_s > 0]
+    df = timed[(timed.size_bytes >= max(min_bytes, 1)) & (timed.size_bytes <= max_bytes)]
     if df.empty:
+        from costmodel.units import format_bytes
+
+        span = (
+            f"the rows span {format_bytes(timed.size_bytes.min())} to "
+            f"{format_bytes(timed.size_bytes.max())}"
+            if len(timed)
+            else "no timed collective rows at all"
+        )
         raise ValueError(
-            "no usable collective rows (after dropping flagged rows and sizes "
-            f"outside {min_bytes:g}-{max_bytes:g} B)"
+            f"min_bytes: no usable collective rows from {format_bytes(max(min_bytes, 1))} to "
+            f"{format_bytes(max_bytes) if max_bytes < float('inf') else 'the largest'} "
+            f"(flagged and DDP rows left out); {span}"
         )
     df = _placement_rows(df, placement)
     df = _shape_columns(df, nodes, ranks, gpus_per_process)

@@ -189,6 +189,11 @@ def preset_mismatch(measured: pd.DataFrame, cluster: str) -> str | None:
     preset = presets.cluster(cluster)
     facts = _log_facts(measured)
     reasons = []
+    if str(facts["device"]).lower() == "cpu":  # the torch job on CPUs (gloo)
+        reasons.append(
+            f"the rows ran on CPUs (gloo), {cluster} is a GPU cluster; calibrate on them "
+            "(costmodel calibrate) and compare with --calibration"
+        )
     preset_gpu = _gpu_family(f"{preset.gpu.name} {preset.gpu.description}")
     if facts["gpu"] and preset_gpu and facts["gpu"] != preset_gpu:
         reasons.append(f"the log ran on {facts['device']}, {cluster} has {preset.gpu.description}")
@@ -254,6 +259,9 @@ def cluster_predictor(cluster: Any, model: str = "nccl") -> Callable[..., Any]:
         algorithm: str | None = None,
         protocol: str | None = None,
         gpus_per_process: int = 1,
+        nvls: bool | None = None,
+        collnet_enabled: bool = False,
+        harness: str = "nccl-tests",
     ) -> Any:
         gpus = max(1, int(ranks) // max(1, int(nodes)))
         kwargs: dict[str, Any] = {
@@ -261,6 +269,9 @@ def cluster_predictor(cluster: Any, model: str = "nccl") -> Callable[..., Any]:
             "gpus_per_node": gpus,
             "model": model,
             "gpus_per_process": max(1, min(int(gpus_per_process), gpus)),
+            "nvls": nvls,
+            "collnet_enabled": bool(collnet_enabled),
+            "harness": harness,
         }
         if algorithm:
             kwargs["algorithm"] = algorithm
@@ -392,6 +403,17 @@ def compare(
     df["predicted_time_s"] = math.nan
     df["predicted_algorithm"] = None
     df["note"] = None
+    # a 0-byte row (nccl-tests prints them: count 0, NCCL returns at once) moves nothing: its
+    # busbw is 0 measured and predicted, so busbw_pred / busbw_meas is undefined, and the time
+    # ratio would compare NCCL's early return with a launch; a time that is not > 0 (NaN, a
+    # negative number in a damaged log) measures nothing either. Neither is compared, as the
+    # fit (scripts/fit_corrections.py) and calibrate leave them out.
+    size = pd.to_numeric(df["size_bytes"], errors="coerce")
+    measured_time = pd.to_numeric(df["time_s"], errors="coerce")
+    empty = ~(size > 0)
+    untimed = ~empty & ~(np.isfinite(measured_time) & (measured_time > 0))
+    df.loc[empty, "note"] = "0 B: nothing moved, busbw undefined (not compared)"
+    df.loc[untimed, "note"] = "time not > 0 (not compared)"
     algo = df["algo_env"] if "algo_env" in df else pd.Series([None] * len(df))
     proto = df["proto_env"] if "proto_env" in df else pd.Series([None] * len(df))
     df["_algo"] = algo.astype(object).where(algo.notna(), None)
@@ -400,12 +422,29 @@ def compare(
     # passed to predictors that take it (costmodel.predict's launch-floor term)
     gpp = df["gpus_per_process"] if "gpus_per_process" in df else pd.Series([1] * len(df))
     df["_gpp"] = pd.to_numeric(gpp, errors="coerce").fillna(1).astype(int).to_numpy()
-    takes_gpp = "gpus_per_process" in inspect.signature(predictor).parameters
-    keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp"]
-    for key, group in df.groupby(keys, dropna=False, sort=False):
+    takes = inspect.signature(predictor).parameters
+    takes_gpp = "gpus_per_process" in takes
+    # how the run was launched where its rows say (a bundled run's index: NCCL_NVLS_ENABLE=0,
+    # CollNet on; logread.read_log fills them): passed to predictors that take them
+    nvls = df["nvls"] if "nvls" in df else pd.Series([None] * len(df), index=df.index)
+    df["_nvls"] = [None if pd.isna(v) else bool(v) for v in nvls.astype(object)]
+    collnet = df["collnet"] if "collnet" in df else pd.Series([False] * len(df), index=df.index)
+    df["_collnet"] = [False if pd.isna(v) else bool(v) for v in collnet.astype(object)]
+    # what timed the row: the torch job (torch_bench, source "torch") times torch.distributed
+    # calls, which predict_collective prices as harness "pytorch" (its per-call extra)
+    source = df["source"] if "source" in df else pd.Series([None] * len(df), index=df.index)
+    df["_harness"] = np.where(source.astype(object) == "torch", "pytorch", "nccl-tests")
+    keys = ["op", "ranks", "nodes", "_algo", "_proto", "_gpp", "_nvls", "_collnet", "_harness"]
+    for key, group in df[~(empty | untimed)].groupby(keys, dropna=False, sort=False):
         # pandas-stubs types a group key as Hashable; grouped by a list of columns it is a tuple
-        op, ranks, group_nodes, a, p, g = cast("tuple[Any, ...]", key)
+        op, ranks, group_nodes, a, p, g, nv, cn, harness = cast("tuple[Any, ...]", key)
         kwargs: dict[str, Any] = {}
+        if "harness" in takes and harness != "nccl-tests":
+            kwargs["harness"] = harness
+        if "nvls" in takes and isinstance(nv, bool):
+            kwargs["nvls"] = nv
+        if "collnet_enabled" in takes and cn is True:
+            kwargs["collnet_enabled"] = True
         if use_algorithm and isinstance(a, str):
             kwargs["algorithm"] = a
         if use_algorithm and isinstance(p, str):
@@ -446,7 +485,7 @@ def compare(
     df["size_band"] = size_band(df.size_bytes)
     df["algorithm"] = df["_algo"].where(df["_algo"].notna(), df["predicted_algorithm"])
     df["model"] = model or getattr(predictor, "model_name", "predictor")
-    return df.drop(columns=["_algo", "_proto", "_gpp"])
+    return df.drop(columns=["_algo", "_proto", "_gpp", "_nvls", "_collnet", "_harness"])
 
 
 def summarize(comparison: pd.DataFrame) -> pd.DataFrame:

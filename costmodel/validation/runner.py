@@ -69,11 +69,12 @@ BINARIES: dict[str, str] = {
     "hypercube": "hypercube",
 }
 
+# read as one line too (the CLI's error is one line): each step ends in "&&" or ";", no "#"
 BUILD_HINT = (
     "Build nccl-tests from source (https://github.com/NVIDIA/nccl-tests):\n"
-    "  git clone https://github.com/NVIDIA/nccl-tests && cd nccl-tests\n"
-    "  make -j CUDA_HOME=/usr/local/cuda NCCL_HOME=/path/to/nccl        # single node (-g)\n"
-    "  make -j MPI=1 MPI_HOME=/path/to/mpi CUDA_HOME=... NCCL_HOME=...   # srun / mpirun\n"
+    "  git clone https://github.com/NVIDIA/nccl-tests && cd nccl-tests &&\n"
+    "  make -j CUDA_HOME=/usr/local/cuda NCCL_HOME=/path/to/nccl;\n"
+    "  for srun or mpirun add MPI=1 MPI_HOME=/path/to/mpi to make;\n"
     "then pass --build-dir nccl-tests/build (or set NCCL_TESTS_BUILD)."
 )
 

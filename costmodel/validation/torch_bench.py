@@ -4,6 +4,11 @@ Launch one process per rank with ``torchrun``, ``srun`` or ``mpirun``::
 
     torchrun --standalone --nproc_per_node 2 -m costmodel.validation.torch_bench -o results.jsonl
     srun -N 2 --ntasks-per-node 8 python -m costmodel.validation.torch_bench --backend nccl ...
+    mpirun -np 16 --map-by ppr:8:node -x MASTER_ADDR=node01 python -m costmodel.validation.torch_bench ...
+
+Under srun the ranks per node come from the step (``SLURM_STEP_TASKS_PER_NODE``) and
+``MASTER_ADDR`` defaults to the step's first node; under mpirun (OpenMPI's or MPICH's variables,
+read before Slurm's) a job over several nodes needs ``MASTER_ADDR`` exported.
 
 Backend ``nccl`` on GPUs, ``gloo`` on CPUs (``auto`` picks by ``torch.cuda.is_available()``).
 Timing method (docs/design.md, machine notes, "torch on CPU"): one thread per rank on CPU,
@@ -36,12 +41,56 @@ from costmodel.units import parse_bytes, parse_count
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all")
 
 
-def _launcher_env() -> None:
-    """Map srun / mpirun rank variables onto torch's env:// names when torchrun did not."""
+def _slurm_tasks_here() -> str | None:
+    """Tasks of this srun step on this node, from ``SLURM_STEP_TASKS_PER_NODE`` (srun sets it
+    for every step, ``"8(x2)"`` or ``"3,2(x2)"`` in node order) at ``SLURM_NODEID``; else
+    ``SLURM_NTASKS_PER_NODE`` (set only with ``--ntasks-per-node``, and inherited from sbatch
+    by a step that asked for another count). None when neither is there."""
+    text = os.environ.get("SLURM_STEP_TASKS_PER_NODE") or os.environ.get("SLURM_TASKS_PER_NODE")
+    if text:
+        counts: list[str] = []
+        for part in text.split(","):
+            count, _, times = part.partition("(x")
+            counts += [count.strip()] * (int(times.rstrip(")")) if times else 1)
+        node = int(os.environ.get("SLURM_NODEID", "0") or 0)
+        if counts and 0 <= node < len(counts) and counts[node].isdigit():
+            return counts[node]
+    per_node = os.environ.get("SLURM_NTASKS_PER_NODE")
+    return per_node.split("(")[0] if per_node else None
+
+
+def _first_slurm_host(hostlist: str) -> str | None:
+    """First host of a Slurm hostlist (``gpu[07-09,12],login1`` -> ``gpu07``), as
+    ``scontrol show hostnames`` lists it first; None for a form this does not read (a
+    hostlist with two bracket groups in one name).
+
+    >>> _first_slurm_host("gpu[07-09,12],login1"), _first_slurm_host("a100-1,a100-2")
+    ('gpu07', 'a100-1')
+    """
+    head, bracket, rest = hostlist.strip().partition("[")
+    if not bracket:
+        return head.split(",")[0] or None
+    inside, _, tail = rest.partition("]")
+    suffix = tail.split(",")[0]
+    if "[" in suffix or "," in head:
+        return None if "," not in head else head.split(",")[0]
+    return head + inside.split(",")[0].split("-")[0] + suffix
+
+
+def _launcher_env() -> str | None:
+    """Map srun / mpirun rank variables onto torch's env:// names when torchrun did not.
+
+    Ranks spread over several nodes need ``MASTER_ADDR``, the host of rank 0: under Slurm it is
+    the step's first node (the store rank 0 opens there); under mpirun no variable names it,
+    so it must be exported. The default 127.0.0.1 is right on one node only: on several, every
+    other node's ranks would wait for a store on their own host until the timeout. Returns
+    why the job cannot start (one line), or None.
+    """
     if "RANK" in os.environ:
-        return
+        return None
+    # MPI's own variables first: mpirun inside a Slurm job leaves the batch step's
+    # SLURM_PROCID (0) in every rank's environment, which is not the rank
     pairs = (
-        ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
         (
             "OMPI_COMM_WORLD_RANK",
             "OMPI_COMM_WORLD_SIZE",
@@ -49,18 +98,45 @@ def _launcher_env() -> None:
             "OMPI_COMM_WORLD_LOCAL_SIZE",
         ),
         ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
+        ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", ""),
     )
+    slurm = False
     for rank, size, local, local_size in pairs:
-        if rank in os.environ:
+        if rank in os.environ and size in os.environ:
+            slurm = rank == "SLURM_PROCID"
             os.environ["RANK"], os.environ["WORLD_SIZE"] = os.environ[rank], os.environ[size]
-            os.environ["LOCAL_RANK"] = os.environ.get(local, "0")
-            if local_size in os.environ:
-                os.environ["LOCAL_WORLD_SIZE"] = os.environ[local_size].split("(")[0]
+            os.environ["LOCAL_RANK"] = os.environ.get(local, os.environ.get("SLURM_LOCALID", "0"))
+            here = os.environ.get(local_size) if local_size else None
+            if not here and "SLURM_PROCID" in os.environ:  # srun --mpi=pmi2 sets PMI_RANK only
+                here = _slurm_tasks_here()
+            if here:
+                os.environ["LOCAL_WORLD_SIZE"] = here.split("(")[0]
             break
     else:
         os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0")
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29500")
+    if "MASTER_ADDR" in os.environ:
+        return None
+    world = int(os.environ["WORLD_SIZE"])
+    nodes = os.environ.get("SLURM_STEP_NUM_NODES") or os.environ.get("SLURM_NNODES")
+    several = (
+        int(nodes) > 1
+        if slurm and nodes and nodes.isdigit()
+        else world > int(os.environ.get("LOCAL_WORLD_SIZE", world))
+    )
+    if not several:
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        return None
+    hostlist = os.environ.get("SLURM_STEP_NODELIST") or os.environ.get("SLURM_JOB_NODELIST")
+    first = _first_slurm_host(hostlist) if slurm and hostlist else None
+    if first:
+        os.environ["MASTER_ADDR"] = first
+        return None
+    return (
+        "MASTER_ADDR is not set and the ranks span several nodes: export MASTER_ADDR=<host "
+        "of rank 0> (mpirun: -x MASTER_ADDR; Slurm: $(scontrol show hostnames "
+        "$SLURM_JOB_NODELIST | head -n1))"
+    )
 
 
 def sizes_between(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
@@ -81,6 +157,32 @@ def sizes_between(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
         out.append(min(int(size), int(max_bytes)))
         step += 1
     return out
+
+
+def backend_problem(backend: str, ranks_here: int) -> str | None:
+    """Why ``backend`` cannot run ``ranks_here`` ranks on this machine, or None.
+
+    ``nccl`` needs one CUDA GPU per rank (each rank sets its local rank's device): on a machine
+    where torch sees no GPU (a CPU-only node, a CPU build of torch) it would fail in every rank
+    inside ``torch.cuda.set_device``; ``gloo`` and ``auto`` (gloo without GPUs) run anywhere.
+    """
+    if backend != "nccl":
+        return None
+    import torch
+
+    if not torch.cuda.is_available():
+        return (
+            "--backend nccl needs CUDA GPUs and torch sees none here "
+            f"(torch {torch.__version__}, torch.cuda.is_available() is False); "
+            "use --backend gloo on CPUs"
+        )
+    found = torch.cuda.device_count()
+    if ranks_here > found:
+        return (
+            f"--backend nccl runs one rank per GPU: {ranks_here} ranks on this node, "
+            f"torch sees {found} GPU(s); start at most {found}"
+        )
+    return None
 
 
 class _Bench:
@@ -368,7 +470,16 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    _launcher_env()
+    problem = _launcher_env()
+    if problem is not None:
+        if os.environ.get("LOCAL_RANK", "0") == "0":
+            print(f"torch_bench: {problem}", file=sys.stderr)
+        return 2
+    problem = backend_problem(args.backend, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    if problem is not None:
+        if os.environ.get("LOCAL_RANK", "0") == "0":  # one line per node, not one per rank
+            print(f"torch_bench: {problem}", file=sys.stderr)
+        return 2
     bench = _Bench(args)
     try:
         bench.collectives()
