@@ -66,6 +66,30 @@ DEFAULT_LOSS = "fp32"
 backward (torchtitan's train step since 2024-06)."""
 
 
+def check_activation_recipe(
+    sequence_length: object, micro_batch: object, recompute: object, loss: object
+) -> None:
+    """Refuse an activation recipe no architecture could use, naming the field and its range.
+
+    The recipe's own checks (:meth:`Architecture.activation_bytes`) run only when activations
+    are computed from a shape; a caller that has none (a bare parameter count, or activations
+    given in bytes) calls this so that ``recompute="ful"`` or ``micro_batch=0`` is an error
+    there too, never silently ignored.
+
+    >>> check_activation_recipe(4096, 1, "full", "fused")
+    >>> check_activation_recipe(4096, 1, "ful", "fp32")
+    Traceback (most recent call last):
+    ...
+    ValueError: recompute: unknown 'ful'; allowed: none, selective, selective-op, selective-layer, full
+    """
+    _whole("sequence_length", sequence_length, "tokens")
+    _whole("micro_batch", micro_batch, "sequences")
+    if not isinstance(recompute, str) or recompute not in RECOMPUTE_MODES:
+        raise ValueError(f"recompute: unknown {recompute!r}; allowed: {', '.join(RECOMPUTE_MODES)}")
+    if not isinstance(loss, str) or loss not in LOSS_MODES:
+        raise ValueError(f"loss: unknown {loss!r}; allowed: {', '.join(LOSS_MODES)}")
+
+
 def loss_logits_bytes(tokens: float, vocab: float, loss: str = DEFAULT_LOSS) -> tuple[float, float]:
     r"""Bytes of the loss's logit tensors at its peak, and held through the rest of backward [B].
 

@@ -462,6 +462,24 @@ def _arch_activations(
     return act, note
 
 
+def _check_unused_recipe(
+    sequence_length: object, micro_batch: object, recompute: object, loss: object
+) -> None:
+    """Check an activation recipe :func:`training_memory` does not use (no shape, or the
+    activations given): a typo is refused as it is with an architecture, not ignored. The
+    defaults pass without importing :mod:`costmodel.architecture` (the bare-count fast path)."""
+    if (sequence_length, micro_batch, recompute, loss) == (
+        DEFAULT_SEQUENCE_LENGTH,
+        1,
+        "none",
+        "fp32",
+    ) and all(type(v) in (int, str) for v in (sequence_length, micro_batch, recompute, loss)):
+        return
+    from .architecture import check_activation_recipe
+
+    check_activation_recipe(sequence_length, micro_batch, recompute, loss)
+
+
 @finite_result("memory")
 def training_memory(
     params: ArrayLike | str | None = None,
@@ -563,13 +581,16 @@ def training_memory(
                 arch, sequence_length, micro_batch, flash_attention, recompute, loss
             )
         else:
+            _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
             note = "activations: given"
     elif params is None:
         raise ValueError("params: give a parameter count or arch= (an architecture name)")
     elif activations_bytes is None:
+        _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
         activations_bytes = 0.0
         note = "activations: not included (a bare parameter count has no shape; name an architecture: arch=, --arch, the Model box)"
     else:
+        _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
         note = "activations: given"
     r = get_recipe(recipe)
     stage = _stage(zero_stage)
