@@ -4,6 +4,7 @@ numbers, numpy arrays and the mistakes a notebook makes (a typo, a NaN, text for
 Each test failed before its fix; the fix is in the function every surface calls.
 """
 
+import datetime as dt
 import math
 
 import pytest
@@ -56,3 +57,51 @@ def test_a_valid_recipe_on_a_bare_count_still_answers_and_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# --- training_cost: every argument it is given is checked, naming it ------------------------
+
+_RUN = {"tokens": 1e12, "tokens_per_step": 4e6, "step_time_s": 2.0, "ranks": 1024}
+
+
+@pytest.mark.parametrize(
+    ("kw", "starts"),
+    [
+        # a NaN count wrote the note "a model of nanB parameters"; text raised Python's own
+        # "could not convert string to float"
+        ({"params": math.nan}, "params: must be a finite number > 0"),
+        ({"params": -7e9}, "params: must be a finite number > 0"),
+        ({"params": "7B"}, "params: expected a number"),
+        # a peak without FLOPs per token was dropped: no MFU, no word why
+        ({"peak_flops": 989e12}, "peak_flops: gives the MFU only with flops_per_token"),
+        # "'int' object is not iterable", "too many values to unpack"
+        ({"step_time_band_s": 0}, "step_time_band_s: expected (low, high) in s"),
+        ({"step_time_band_s": (1.0, 2.0, 3.0)}, "step_time_band_s: expected (low, high) in s"),
+        # a negative low beside a NaN high was taken for an unknown band and dropped
+        ({"step_time_band_s": (-1.0, math.nan)}, "step_time_band_s: must satisfy 0 < low"),
+        # "unsupported operand type(s) for -: 'str' and 'datetime.date'" from the price's age
+        ({"today": "2026-12-01", "price": "aws-p5-on-demand"}, "today: expected a datetime.date"),
+    ],
+)
+def test_training_cost_refuses_each_bad_argument_by_name(kw, starts):
+    kw = {"usd_per_gpu_hour": 2.5, **kw} if "price" not in kw else kw
+    with pytest.raises(ValueError) as err:
+        cm.training_cost(**_RUN, **kw)
+    assert str(err.value).startswith(starts), err.value
+
+
+def test_training_cost_keeps_an_unknown_band_and_a_valid_call():
+    """(nan, nan) is the band of a GPU with no fitted efficiency: no band, no error."""
+    c = cm.training_cost(**_RUN, usd_per_gpu_hour=2.5, step_time_band_s=(math.nan, math.nan))
+    assert c.step_time_band_s is None
+    c = cm.training_cost(
+        **_RUN,
+        price="aws-p5-on-demand",
+        today=dt.date(2026, 12, 1),
+        params=70e9,
+        flops_per_token=6 * 70e9,
+        peak_flops=989.5e12,
+        step_time_band_s=(1.8, 2.3),
+    )
+    assert c.step_time_band_s == (1.8, 2.3) and c.mfu is not None and 0 < c.mfu < 1
+    assert c.notes and c.notes[0].startswith("a model of 70B parameters")
