@@ -7,6 +7,7 @@ Each test failed before its fix; the fix is in the function every surface calls.
 import datetime as dt
 import math
 
+import numpy as np
 import pytest
 
 import costmodel as cm
@@ -105,3 +106,54 @@ def test_training_cost_keeps_an_unknown_band_and_a_valid_call():
     )
     assert c.step_time_band_s == (1.8, 2.3) and c.mfu is not None and 0 < c.mfu < 1
     assert c.notes and c.notes[0].startswith("a model of 70B parameters")
+
+
+# --- strategy_step and the advisor: params beside arch, compute given as text --------------
+
+_STEP = {"arch": "llama-3.1-8b", "cluster": "dgx-h100", "nodes": 2}
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda **kw: cm.strategy_step(**kw),
+        lambda **kw: cm.advise_strategy(**kw),
+        lambda **kw: cm.fit_suggestions(**kw),
+    ],
+    ids=["strategy_step", "advise_strategy", "fit_suggestions"],
+)
+@pytest.mark.parametrize("params", [70e9, math.nan])
+def test_a_parameter_count_beside_an_architecture_is_refused_as_elsewhere(call, params):
+    """``cm.strategy_step(arch="llama-3.1-8b", params=70e9, ...)`` answered for 8B and dropped
+    the 70B (a NaN too), where training_memory, ddp_step and Scenario refuse the pair."""
+    with pytest.raises(ValueError) as err:
+        call(**_STEP, params=params)
+    assert str(err.value).startswith("params: give a parameter count or arch, not both")
+    with pytest.raises(ValueError) as other:
+        cm.training_memory(params, arch="llama-3.1-8b")
+    assert str(other.value).split(" (")[0] == str(err.value).split(" (")[0]
+
+
+def test_the_architecture_s_own_count_beside_it_is_the_same_step():
+    a = cm.load_arch("llama-3.1-8b")
+    both = cm.strategy_step(**_STEP, params=a.params, timeline=False)
+    assert both.step_time_s == cm.strategy_step(**_STEP, timeline=False).step_time_s
+
+
+@pytest.mark.parametrize(
+    ("kw", "starts"),
+    [
+        ({"compute_time_s": "400ms"}, "compute_time_s: must be a finite time > 0 s"),
+        ({"compute_time_s": True}, "compute_time_s: must be a finite time > 0 s"),
+        ({"mfu": "abc"}, "mfu: must be in (0, 1]"),
+        ({"mfu": np.array([0.3, 0.4])}, "mfu: must be in (0, 1]"),
+    ],
+)
+def test_a_compute_input_that_is_not_a_number_is_named(kw, starts):
+    """``cm.strategy_step(..., compute_time_s="400ms")`` (Scenario takes "400ms") raised
+    "could not convert string to float: '400ms'", naming no argument; ``True`` was 1 s."""
+    with pytest.raises(ValueError) as err:
+        cm.strategy_step(**_STEP, **kw)
+    assert str(err.value).startswith(starts), err.value
+    if kw.get("compute_time_s") == "400ms":
+        assert "cm.parse_duration" in str(err.value)

@@ -507,7 +507,15 @@ def _resolve(
         a = load_arch(arch) if arch is not None else None
         if a is None and params is None:
             raise ValueError("params: give a parameter count or arch= (an architecture name)")
-        p = float(a.params) if a is not None else float(params)  # type: ignore[arg-type]
+        try:
+            p = float(params) if params is not None else float(a.params)  # type: ignore[union-attr]
+        except (TypeError, ValueError):
+            raise ValueError(f"params: must be a finite count > 0, got {params!r}") from None
+        if a is not None and p != float(a.params):  # as training_memory, ddp_step, Scenario
+            raise ValueError(
+                f"params: give a parameter count or arch, not both ({params!r} vs {a.name}: "
+                f"{a.params})"
+            )
         if not (math.isfinite(p) and p > 0):
             raise ValueError(f"params: must be a finite count > 0, got {params!r}")
     c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
@@ -1430,7 +1438,7 @@ def _calibrated_micro_s(
     if int(one.ranks) > 1:
         for _ in range(4):
             s = strategy_step(
-                p,
+                None if a is not None else p,  # a shape: its own count, as before
                 arch=a,
                 cluster=one,
                 nodes=1,
