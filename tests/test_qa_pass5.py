@@ -157,3 +157,50 @@ def test_a_compute_input_that_is_not_a_number_is_named(kw, starts):
     assert str(err.value).startswith(starts), err.value
     if kw.get("compute_time_s") == "400ms":
         assert "cm.parse_duration" in str(err.value)
+
+
+# --- allreduce_time / collective_time: a number written as text -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "starts", "means"),
+    [
+        # read as a cluster preset file: "50GB/s: preset file does not exist"
+        (
+            lambda: cm.allreduce_time(14e9, 64, "50GB/s"),
+            "bandwidth_bytes_per_s: '50GB/s' is text",
+            "bandwidth_bytes_per_s=5e+10",
+        ),
+        (
+            lambda: cm.collective_time("all_gather", 1e9, 8, "400Gb/s"),
+            "bandwidth_bytes_per_s: '400Gb/s' is text",
+            "bandwidth_bytes_per_s=5e+10",
+        ),
+        # "bandwidth_bytes_per_s: 5e10 given with a cluster as ranks": the wrong argument
+        (lambda: cm.allreduce_time(14e9, "64", 50e9), "ranks: '64' is text", "ranks=64"),
+    ],
+)
+def test_a_number_written_as_text_names_the_argument_and_the_number(call, starts, means):
+    with pytest.raises(ValueError) as err:
+        call()
+    assert str(err.value).startswith(starts), err.value
+    assert means in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "starts"),
+    [
+        (lambda: cm.allreduce_time(14e9, "dgx-h10"), "ranks: unknown cluster preset 'dgx-h10'"),
+        (
+            lambda: cm.allreduce_time(14e9, 16, "dgx-h10"),
+            "bandwidth_bytes_per_s: unknown cluster preset 'dgx-h10'",
+        ),
+    ],
+)
+def test_an_unknown_cluster_names_the_argument_it_came_in(call, starts):
+    """It said "name: unknown cluster preset", naming an argument neither function has."""
+    with pytest.raises(ValueError) as err:
+        call()
+    assert str(err.value).startswith(starts), err.value
+    assert "closest: dgx-h100" in str(err.value)
+    assert cm.allreduce_time(14e9, "dgx-h100") == cm.allreduce_time(14e9, 8, "dgx-h100")
