@@ -203,9 +203,10 @@ def collective_time(
             f"latency_s: {latency_s!r} given with a cluster; allowed: 0.0 (the cluster's links "
             "carry their per-hop latencies)"
         )
-    if op not in collectives.OPS:
-        raise ValueError(f"op: unknown collective {op!r}; allowed: {', '.join(collectives.OPS)}")
     from .predict import predict_collective
+    from .tables import canonical_op
+
+    op = canonical_op(op)  # "all-reduce", "AllReduce": as the CLI reads them
 
     p = predict_collective(
         op,

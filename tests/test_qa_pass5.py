@@ -204,3 +204,41 @@ def test_an_unknown_cluster_names_the_argument_it_came_in(call, starts):
     assert str(err.value).startswith(starts), err.value
     assert "closest: dgx-h100" in str(err.value)
     assert cm.allreduce_time(14e9, "dgx-h100") == cm.allreduce_time(14e9, 8, "dgx-h100")
+
+
+# --- a collective is read as people write it on every surface, not only two CLI commands ----
+
+
+@pytest.mark.parametrize("spelling", ["all-reduce", "AllReduce", "all reduce"])
+def test_the_api_and_the_sweep_read_a_collective_as_the_cli_does(spelling):
+    """`costmodel collective all-reduce` and `predict --op AllReduce` answered, but
+    the API (``cm.bytes_per_rank("all-reduce", ...)``,
+    ``cm.predict_collective("AllReduce", ...)``) and ``costmodel sweep --set op=all-reduce``
+    refused the same words: one spelling rule (``tables.canonical_op``) now serves them all."""
+    calls = [
+        lambda op: cm.bytes_per_rank(op, 1e9, 8),
+        lambda op: cm.busbw_factor(op, 8),
+        lambda op: cm.bus_bandwidth(op, 1e9, 8, 0.01),
+        lambda op: cm.collective_time(op, 1e9, 8, 50e9),
+        lambda op: cm.collective_time(op, 1e9, "dgx-h100"),
+        lambda op: cm.crossover_bytes("ring", "tree", 64, 50e9, 5e-6, op=op),
+        lambda op: float(cm.predict_collective(op, 1e9, "dgx-h100").time_s),
+        lambda op: cm.predict_all_algorithms(op, 1e9, "dgx-h100").op,
+    ]
+    for call in calls:
+        assert call(spelling) == call("all_reduce")
+    df = cm.sweep(preset="dgx-h100", nodes="1", size="1GB", op=spelling)
+    want = cm.sweep(preset="dgx-h100", nodes="1", size="1GB", op="all_reduce")
+    assert df.equals(want) and list(df.op) == ["all_reduce"]
+
+
+def test_a_collective_that_is_no_spelling_is_still_refused_naming_the_allowed():
+    for call in (
+        lambda: cm.bytes_per_rank("allreduc", 1e9, 8),
+        lambda: cm.predict_collective("allreduc", 1e9, "dgx-h100"),
+        lambda: cm.bytes_per_rank(np.array([1, 2]), 1e9, 8),  # was "unhashable type"
+    ):
+        with pytest.raises(ValueError) as err:
+            call()
+        assert str(err.value).startswith("op: unknown collective"), err.value
+        assert "allowed: all_reduce, reduce_scatter" in str(err.value)
