@@ -144,7 +144,7 @@ def _float_out(x: np.ndarray) -> FloatOrArray:
 def global_batch(
     local_batch: ArrayLike, ranks: ArrayLike, accumulation: ArrayLike = 1
 ) -> int | np.ndarray:
-    r"""Global batch :math:`B_{global} = B_{local} N A` [samples].
+    r"""Global batch :math:`B_{global} = B_{local} N A` [samples] (Goyal et al. 2017, section 2).
 
     Parameters
     ----------
@@ -213,12 +213,13 @@ def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) ->
 def global_batch_from_tokens(
     global_tokens: ArrayLike, sequence_length: ArrayLike
 ) -> int | np.ndarray:
-    r"""Global batch in samples from a global batch in tokens: :math:`B_{global} = T / s`.
+    r"""Global batch in samples from a global batch in tokens: :math:`B_{global} = T / s` [samples].
 
     ``global_tokens`` [tokens] and ``sequence_length`` [tokens per sample] are whole numbers
     >= 1; arrays broadcast (an int array out), Python numbers give an int. Refuses a token count
     that is not a whole number of sequences, with the nearest valid ones (and, for an array,
-    the element).
+    the element). A batch stated in tokens, as LLM pre-training states it: Llama 3's "4M
+    tokens" at sequence length 4,096 (arXiv:2407.21783, section 3.4.1).
 
     >>> global_batch_from_tokens(4 * 2**20, 4096)          # "4M tokens at seq 4096"
     1024
@@ -310,7 +311,8 @@ def solve_batch(
     global_tokens: int | None = None,
     sequence_length: int | None = None,
 ) -> BatchSolution:
-    r"""Solve :math:`B_{global} = B_{local} N A` for its one unknown (pass it as ``None``).
+    r"""Solve :math:`B_{global} = B_{local} N A` for its one unknown (pass it as ``None``) [-]
+    (Goyal et al. 2017, section 2).
 
     Parameters
     ----------

@@ -737,7 +737,8 @@ def max_params(
 
     :func:`training_memory` is affine in ``P``, ``M(P) = a P + c``, so
     :math:`P_{max} = \max(0, (M_{GPU} - c) / a)`; 0 when even the fixed part does not fit.
-    Arguments as for :func:`training_memory`.
+    Arguments as for :func:`training_memory` (bytes per parameter and ZeRO sharding:
+    Rajbhandari et al. 2020).
 
     Examples
     --------
@@ -789,10 +790,11 @@ def min_ranks(
     cuda_context_bytes: float = 0.0,
     fragmentation: float = 0.0,
 ) -> int:
-    r"""Fewest data-parallel ranks whose sharded training state fits in ``memory_bytes`` each.
+    r"""Fewest data-parallel ranks whose sharded training state fits in ``memory_bytes`` each [-].
 
     With ``R`` the replicated bytes (unsharded parts, activations, buckets, context) and ``S``
-    the sharded bytes, a rank holds ``R + S/N``, so :math:`N_{min} = \lceil S / (M - R) \rceil`.
+    the sharded bytes, a rank holds ``R + S/N``, so :math:`N_{min} = \lceil S / (M - R) \rceil`
+    (which parts ZeRO stage s shards: Rajbhandari et al. 2020).
 
     Raises
     ------

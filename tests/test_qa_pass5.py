@@ -242,3 +242,33 @@ def test_a_collective_that_is_no_spelling_is_still_refused_naming_the_allowed():
             call()
         assert str(err.value).startswith("op: unknown collective"), err.value
         assert "allowed: all_reduce, reduce_scatter" in str(err.value)
+
+
+# --- help(cm.X): every formula states its equation, its units and where it comes from ---------
+
+FORMULAS = [
+    "allreduce_time", "collective_time", "bytes_per_rank", "bus_bandwidth",
+    "algorithm_bandwidth", "busbw_factor", "allreduce_lower_bound_bytes", "crossover_bytes",
+    "hierarchical_allreduce_time", "flat_ring_allreduce_time", "training_memory", "max_params",
+    "min_ranks", "global_batch", "solve_batch", "global_batch_from_tokens",
+    "scale_learning_rate", "ddp_step", "training_cost",
+]  # fmt: skip
+_UNIT = r"\[(s|B|B/s|-|samples|FLOP|USD)[^\]]*\]"
+_REFERENCE = (
+    r"et al\.|Thakur|Patarasuk|Rajbhandari|Goyal|McCandlish|Malladi|nccl-tests|arXiv|"
+    r"PyTorch|module docstring"
+)
+
+
+@pytest.mark.parametrize("name", FORMULAS)
+def test_a_formula_s_help_has_its_equation_units_and_a_reference(name):
+    """``help(cm.flat_ring_allreduce_time)``, ``hierarchical_allreduce_time``,
+    ``bytes_per_rank``, ``crossover_bytes``, ``max_params``, ``min_ranks`` and the batch
+    formulas named no source (``min_ranks`` and ``solve_batch`` no unit either)."""
+    import inspect
+    import re
+
+    doc = inspect.getdoc(getattr(cm, name)) or ""
+    assert re.search(r":math:|math::|``[^`]*=[^`]*``|=", doc), f"{name}: no equation"
+    assert re.search(_UNIT, doc), f"{name}: no unit in [brackets]"
+    assert re.search(_REFERENCE, doc), f"{name}: no reference"
