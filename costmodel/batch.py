@@ -350,6 +350,21 @@ def solve_batch(
     >>> sol.accumulation, sol.global_batch, sol.global_tokens
     (2, 1024, 4194304)
     """
+    given = {
+        "local_batch": local_batch,
+        "ranks": ranks,
+        "accumulation": accumulation,
+        "global_batch": global_batch,
+        "global_tokens": global_tokens,
+        "sequence_length": sequence_length,
+    }
+    for name, v in given.items():
+        if v is not None and not isinstance(v, str) and np.ndim(v) != 0:
+            raise ValueError(
+                f"{name}: one whole number >= 1 per call (solve_batch solves one "
+                f"configuration), got {v!r}; for several, call it once per value (global_batch "
+                "and global_batch_from_tokens take arrays)"
+            )
     if global_tokens is not None:
         if global_batch is not None:
             raise ValueError(

@@ -272,3 +272,31 @@ def test_a_formula_s_help_has_its_equation_units_and_a_reference(name):
     assert re.search(r":math:|math::|``[^`]*=[^`]*``|=", doc), f"{name}: no equation"
     assert re.search(_UNIT, doc), f"{name}: no unit in [brackets]"
     assert re.search(_REFERENCE, doc), f"{name}: no reference"
+
+
+# --- solve_batch: an array is one configuration too many, not "not a whole number" ---------
+
+
+@pytest.mark.parametrize(
+    ("kw", "field"),
+    [
+        ({"local_batch": np.array([8, 16]), "ranks": 64, "global_batch": 8192}, "local_batch"),
+        ({"local_batch": 4, "ranks": [64, 128], "global_batch": 8192}, "ranks"),
+        (
+            {"local_batch": 1, "ranks": 512, "global_tokens": np.array([2**22, 2**23]),
+             "sequence_length": 4096},
+            "global_tokens",
+        ),
+    ],
+)  # fmt: skip
+def test_solve_batch_of_an_array_says_one_configuration_per_call(kw, field):
+    """``cm.solve_batch(local_batch=np.array([8, 16]), ranks=64, global_batch=8192)`` said
+    "local_batch: must be a whole number >= 1, got array([ 8, 16])": they are whole numbers;
+    what is wrong is that there are two of them."""
+    with pytest.raises(ValueError) as err:
+        cm.solve_batch(**kw)
+    text = str(err.value)
+    assert text.startswith(f"{field}: one whole number >= 1 per call"), text
+    assert "once per value" in text
+    one = cm.solve_batch(local_batch=np.int64(4), ranks=np.array(64), global_batch=8192.0)
+    assert one.accumulation == 32
