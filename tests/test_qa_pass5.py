@@ -300,3 +300,36 @@ def test_solve_batch_of_an_array_says_one_configuration_per_call(kw, field):
     assert "once per value" in text
     one = cm.solve_batch(local_batch=np.int64(4), ranks=np.array(64), global_batch=8192.0)
     assert one.accumulation == 32
+
+
+# --- the fit scripts: --help or a typo never rewrites the shipped files ---------------------
+
+
+@pytest.mark.parametrize(
+    ("script", "writes"),
+    [
+        ("calibration_holdout.py", "docs/calibration.md"),
+        ("fit_corrections.py", "costmodel/data/fitted_corrections.toml"),
+    ],
+)
+def test_a_fit_script_s_help_prints_usage_and_writes_nothing(script, writes):
+    """``python scripts/calibration_holdout.py --help`` ran the whole held-out job and rewrote
+    docs/calibration.md (``fit_corrections.py --help`` would refit and rewrite the fitted
+    terms: 10-30 minutes); an unknown option ran it too."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    before = (root / writes).read_bytes()
+    for args, rc, says in (
+        (["--help"], 0, "Usage"),
+        (["--bogus"], 2, "unknown option '--bogus'; allowed: "),
+    ):
+        out = subprocess.run(
+            [sys.executable, str(root / "scripts" / script), *args],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert out.returncode == rc, (args, out.stdout[-500:], out.stderr[-500:])
+        assert says in out.stdout + out.stderr
+    assert (root / writes).read_bytes() == before
