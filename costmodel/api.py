@@ -120,14 +120,11 @@ def _named_cluster(name: str, text: str) -> Cluster:
     try:
         return _load(text)
     except PresetError as err:
-        parse = units.parse_rate if name == "bandwidth_bytes_per_s" else units.parse_count
-        try:
-            value = parse(text)
-        except ValueError:
+        hint = units.text_hint(name, text)  # bandwidth_bytes_per_s: a rate; ranks: a count
+        if not hint:
             raise PresetError(f"{name}: {str(err).removeprefix('name: ')}") from None
         raise ValueError(
-            f"{name}: {text!r} is text, not a number or a cluster preset; the API takes numbers "
-            f"in SI units: {name}={value:g} (cm.{parse.__name__}({text!r}))"
+            f"{name}: {text!r} is text, not a number or a cluster preset{hint}"
         ) from None
 
 

@@ -66,6 +66,31 @@ DEFAULT_LOSS = "fp32"
 backward (torchtitan's train step since 2024-06)."""
 
 
+def arch_of_params_text(text: str) -> Architecture:
+    """The architecture a ``params`` argument names (``training_memory("llama-2-7b")``); a count
+    written as text (``"7B"``, which ``Scenario`` reads) is refused naming ``params`` and the
+    number it means, not as an unknown architecture.
+
+    >>> arch_of_params_text("llama-2-7b").params
+    6738415616
+    >>> arch_of_params_text("7B")
+    Traceback (most recent call last):
+    ...
+    ValueError: params: '7B' is neither a number nor an architecture name; the API takes numbers in SI units: params=7e+09 (cm.parse_count('7B'))
+    """
+    try:
+        return load_arch(text)
+    except ValueError:
+        from .units import text_hint
+
+        hint = text_hint("params", text)
+        if not hint:
+            raise
+        raise ValueError(
+            f"params: {text!r} is neither a number nor an architecture name{hint}"
+        ) from None
+
+
 def check_activation_recipe(
     sequence_length: object, micro_batch: object, recompute: object, loss: object
 ) -> None:

@@ -181,8 +181,11 @@ def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "
     try:
         x = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError, ArithmeticError):
+        from .units import text_hint
+
         raise ValueError(
             f"{name}: expected a number or an array of numbers, got {value!r}"
+            + text_hint(name, value)
         ) from None
     bad = ~np.isfinite(x) | ((x <= 0.0) if positive else (x < 0.0))
     if bad.any():
@@ -570,7 +573,9 @@ def training_memory(
     if flash_attention is not True and flash_attention is not False:
         flash_attention = flag("flash_attention", flash_attention)
     if isinstance(params, str):
-        params, arch = None, params if arch is None else arch
+        from .architecture import arch_of_params_text
+
+        params, arch = None, arch_of_params_text(params) if arch is None else arch
     note = ""
     if arch is not None:
         from .architecture import resolve_params

@@ -333,3 +333,40 @@ def test_a_fit_script_s_help_prints_usage_and_writes_nothing(script, writes):
         assert out.returncode == rc, (args, out.stdout[-500:], out.stderr[-500:])
         assert says in out.stdout + out.stderr
     assert (root / writes).read_bytes() == before
+
+
+# --- a size, time or count written as text says the number it means --------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "starts", "means"),
+    [
+        (lambda: cm.allreduce_time("14GB", 64, 50e9), "message_bytes: expected a number",
+         "message_bytes=1.4e+10 (cm.parse_bytes('14GB'))"),
+        (lambda: cm.allreduce_time(14e9, 64, 50e9, "5us"), "latency_s: expected a number",
+         "latency_s=5e-06 (cm.parse_duration('5us'))"),
+        (lambda: cm.training_memory(7e9, cuda_context_bytes="2GiB"),
+         "cuda_context_bytes: expected a number", "cuda_context_bytes=2.14748e+09"),
+        # "arch: unknown architecture '7B'" although Scenario(params="7B") reads it
+        (lambda: cm.training_memory("7B"), "params: '7B' is neither a number nor an architecture",
+         "params=7e+09 (cm.parse_count('7B'))"),
+        (lambda: cm.ddp_step("7B", 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9),
+         "params: '7B' is neither a number nor an architecture", "params=7e+09"),
+        (lambda: cm.strategy_step(params="7B", cluster="dgx-h100"),
+         "params: must be a finite count > 0", "params=7e+09"),
+    ],
+)  # fmt: skip
+def test_a_quantity_written_as_text_says_the_number_it_means(call, starts, means):
+    with pytest.raises(ValueError) as err:
+        call()
+    assert str(err.value).startswith(starts), err.value
+    assert means in str(err.value)
+
+
+def test_an_unknown_architecture_is_still_an_unknown_architecture():
+    with pytest.raises(ValueError, match=r"^arch: unknown architecture 'llama-2-7bb'; closest"):
+        cm.training_memory("llama-2-7bb")
+    assert (
+        cm.training_memory("llama-2-7b").total_bytes
+        == cm.training_memory(arch="llama-2-7b").total_bytes
+    )

@@ -510,7 +510,11 @@ def _resolve(
         try:
             p = float(params) if params is not None else float(a.params)  # type: ignore[union-attr]
         except (TypeError, ValueError):
-            raise ValueError(f"params: must be a finite count > 0, got {params!r}") from None
+            from ..units import text_hint
+
+            raise ValueError(
+                f"params: must be a finite count > 0, got {params!r}" + text_hint("params", params)
+            ) from None
         if a is not None and p != float(a.params):  # as training_memory, ddp_step, Scenario
             raise ValueError(
                 f"params: give a parameter count or arch, not both ({params!r} vs {a.name}: "
