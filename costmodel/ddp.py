@@ -532,7 +532,8 @@ def ddp_step(
     if isinstance(params, str):
         from .architecture import arch_of_params_text
 
-        params, arch = None, arch_of_params_text(params) if arch is None else arch
+        arch = arch_of_params_text(params) if arch is None else arch
+        params = None
     if arch is not None:
         from .architecture import resolve_params  # lazy: reads the presets folder
 

@@ -575,7 +575,8 @@ def training_memory(
     if isinstance(params, str):
         from .architecture import arch_of_params_text
 
-        params, arch = None, arch_of_params_text(params) if arch is None else arch
+        arch = arch_of_params_text(params) if arch is None else arch
+        params = None
     note = ""
     if arch is not None:
         from .architecture import resolve_params

@@ -439,7 +439,7 @@ def training_cost(
         if measured:
             raise ValueError("step_time_band_s: a measured step has no predicted band")
         try:
-            b_lo, b_hi = (float(x) for x in step_time_band_s)  # type: ignore[union-attr]
+            b_lo, b_hi = (float(x) for x in step_time_band_s)
         except (TypeError, ValueError):
             raise ValueError(
                 f"step_time_band_s: expected (low, high) in s, got {step_time_band_s!r}"
