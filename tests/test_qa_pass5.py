@@ -370,3 +370,18 @@ def test_an_unknown_architecture_is_still_an_unknown_architecture():
         cm.training_memory("llama-2-7b").total_bytes
         == cm.training_memory(arch="llama-2-7b").total_bytes
     )
+
+
+@pytest.mark.parametrize(
+    ("kw", "starts"),
+    [
+        ({"cluster": 2}, "cluster: a cluster preset name or a Cluster"),
+        ({"cluster": "dgx-h100", "layout": "fsdp"}, "layout: a Layout"),
+    ],
+)
+def test_a_cluster_or_layout_of_the_wrong_kind_is_named(kw, starts):
+    """``cm.strategy_step(arch=..., cluster=2)`` (meaning two nodes) raised AttributeError
+    "'int' object has no attribute 'nodes'" from inside the step; ``layout="fsdp"`` likewise."""
+    with pytest.raises(ValueError) as err:
+        cm.strategy_step(arch="llama-3.1-8b", **kw)
+    assert str(err.value).startswith(starts), err.value

@@ -522,6 +522,15 @@ def _resolve(
             )
         if not (math.isfinite(p) and p > 0):
             raise ValueError(f"params: must be a finite count > 0, got {params!r}")
+    from ..hardware import Cluster
+
+    if not isinstance(cluster, str | Cluster):  # cluster=2 meant nodes=2: not an AttributeError
+        raise ValueError(
+            f"cluster: a cluster preset name or a Cluster (cm.cluster('dgx-h100')), got "
+            f"{cluster!r}; the node count is nodes="
+        )
+    if layout is not None and not isinstance(layout, Layout):
+        raise ValueError(f"layout: a Layout (cm.Layout(strategy=..., ...)) or None, got {layout!r}")
     c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
     if not isinstance(cluster, str) and c.nodes != nodes and nodes != 1:
         c = presets.cluster(c, nodes=nodes)
