@@ -543,7 +543,7 @@ def training_memory(
         at its peak; ``"fused"``, ``"fp32-held"``:
         :func:`costmodel.architecture.loss_logits_bytes`). With a bare parameter count there is
         no shape, the activations are 0 unless ``activations_bytes`` is given, and
-        ``activations_note`` says so.
+        ``activations_note`` says so; the recipe is checked all the same (a typo is an error).
 
     Returns
     -------
