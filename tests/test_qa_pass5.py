@@ -385,3 +385,11 @@ def test_a_cluster_or_layout_of_the_wrong_kind_is_named(kw, starts):
     with pytest.raises(ValueError) as err:
         cm.strategy_step(arch="llama-3.1-8b", **kw)
     assert str(err.value).startswith(starts), err.value
+
+
+@pytest.mark.parametrize("path", [0, math.nan, None])
+def test_load_hf_config_of_something_that_is_no_path_is_named(path):
+    """``cm.load_hf_config(0)`` raised Python's TypeError "expected str, bytes or os.PathLike
+    object, not int"."""
+    with pytest.raises(ValueError, match=r"^arch: the path of a config.json \(a str or Path\)"):
+        cm.load_hf_config(path)
