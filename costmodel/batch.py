@@ -455,7 +455,7 @@ def scale_learning_rate(
     >>> scale_learning_rate(3e-4, 2**20, 16 * 2**20, rule="sqrt", critical_batch=4 * 2**20)
     0.0006
     """
-    if rule not in LR_RULES:
+    if not isinstance(rule, str) or rule not in LR_RULES:  # an array: not "unhashable type"
         raise ValueError(
             f"rule: unknown learning-rate rule {rule!r}; allowed: {', '.join(LR_RULES)}"
         )

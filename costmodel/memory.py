@@ -232,7 +232,7 @@ def get_recipe(name: str | Recipe) -> Recipe:
     """
     if isinstance(name, Recipe):
         return name
-    if name not in RECIPES:
+    if not isinstance(name, str) or name not in RECIPES:  # an array: not "unhashable type"
         raise ValueError(f"recipe: unknown recipe {name!r}; allowed: {', '.join(RECIPES)}")
     return RECIPES[name]
 

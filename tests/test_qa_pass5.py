@@ -393,3 +393,25 @@ def test_load_hf_config_of_something_that_is_no_path_is_named(path):
     object, not int"."""
     with pytest.raises(ValueError, match=r"^arch: the path of a config.json \(a str or Path\)"):
         cm.load_hf_config(path)
+
+
+@pytest.mark.parametrize(
+    ("call", "starts"),
+    [
+        (lambda: cm.allreduce_time(1e9, 8, 50e9, algorithm=["ring", "tree"]),
+         "algorithm: one name per call"),
+        (lambda: cm.crossover_bytes(["ring"], "tree", 8, 50e9, 5e-6),
+         "algorithm: one name per call"),
+        (lambda: cm.training_memory(7e9, recipe=np.array(["mixed-adam"])),
+         "recipe: unknown recipe array("),
+        (lambda: cm.scale_learning_rate(0.1, 256, 8192, rule=["linear"]),
+         "rule: unknown learning-rate rule ['linear']"),
+    ],
+)  # fmt: skip
+def test_a_list_where_one_name_goes_is_named(call, starts):
+    """``algorithm=["ring", "tree"]`` (as numbers broadcast) raised "unhashable type: 'list'";
+    so did a recipe or a learning-rate rule given as an array."""
+    with pytest.raises(ValueError) as err:
+        call()
+    assert str(err.value).startswith(starts), err.value
+    assert "allowed: " in str(err.value)

@@ -164,6 +164,10 @@ def _op(op: str) -> str:
 def _row(op: str, algorithm: str) -> _Row:
     op = _op(op)
     rows = _ROWS[op]
+    if not isinstance(algorithm, str):  # a list or an array: one algorithm per call
+        raise ValueError(
+            f"algorithm: one name per call, got {algorithm!r}; allowed: {', '.join(rows)}"
+        )
     name = _ALIASES[op].get(algorithm, algorithm)
     if name not in rows:
         valid = ", ".join([*rows, *_ALIASES[op]])
