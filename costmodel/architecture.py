@@ -36,7 +36,16 @@ from .presets import shipped_dir
 
 
 def _whole(name: str, value: object, unit: str) -> int:
-    """``value`` as a whole number >= 1, or a ValueError naming the field and the range."""
+    """``value`` as a whole number >= 1, or a ValueError naming the field and the range.
+
+    A numpy number (an element of an array, a DataFrame cell) is a number too:
+
+    >>> import numpy as np
+    >>> _whole("sequence_length", np.int64(4096), "tokens")
+    4096
+    """
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        value = value.item()  # type: ignore[attr-defined]
     if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 1:
         raise ValueError(f"{name}: must be a whole number >= 1 {unit}, got {value!r}")
     if value > 1e12 or value != int(value):

@@ -415,3 +415,14 @@ def test_a_list_where_one_name_goes_is_named(call, starts):
         call()
     assert str(err.value).startswith(starts), err.value
     assert "allowed: " in str(err.value)
+
+
+@pytest.mark.parametrize("params", [7e9, "llama-2-7b"])
+def test_numpy_integers_are_counts_in_the_activation_recipe(params):
+    """``cm.training_memory("llama-2-7b", sequence_length=np.int64(4096))`` (a DataFrame cell)
+    was "sequence_length: must be a whole number >= 1 tokens, got np.int64(4096)"."""
+    got = cm.training_memory(params, sequence_length=np.int64(4096), micro_batch=np.int32(2))
+    want = cm.training_memory(params, sequence_length=4096, micro_batch=2)
+    assert got.total_bytes == want.total_bytes
+    a = cm.load_arch("llama-2-7b")
+    assert a.training_flops_per_token(np.int64(4096)) == a.training_flops_per_token(4096)
