@@ -74,20 +74,18 @@ def resolve_cluster(ranks: object, bandwidth_bytes_per_s: object = None) -> Clus
     True
     """
     if _is_cluster_like(ranks):
+        # the name first: ranks="64" is a number as text, not "a cluster given with a bandwidth"
+        cr = _named_cluster("ranks", ranks) if isinstance(ranks, str) else ranks
         if bandwidth_bytes_per_s is not None:
             raise ValueError(
                 f"bandwidth_bytes_per_s: {bandwidth_bytes_per_s!r} given with a cluster as ranks; "
                 "allowed: None (the bandwidths come from the cluster)"
             )
-        from .presets import cluster as _load
-
-        return _load(ranks) if isinstance(ranks, str) else ranks  # not a str: a Cluster
+        return cr  # not a str: a Cluster
     if not _is_cluster_like(bandwidth_bytes_per_s):
         return None
-    from .presets import cluster as _load
-
     c = (
-        _load(bandwidth_bytes_per_s)
+        _named_cluster("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
         if isinstance(bandwidth_bytes_per_s, str)
         else bandwidth_bytes_per_s  # not a str: a Cluster
     )
@@ -104,6 +102,30 @@ def resolve_cluster(ranks: object, bandwidth_bytes_per_s: object = None) -> Clus
         f"ranks: {ranks} GPUs do not fill whole nodes of {c.name!r} ({g} GPUs per node); "
         f"allowed: fewer than {g}, or a multiple of {g}"
     )
+
+
+def _named_cluster(name: str, text: str) -> Cluster:
+    """The cluster preset ``text`` given as argument ``name``; a number written as text
+    (``"50GB/s"``, ``"64"``) is refused naming the argument and the number it means.
+
+    >>> _named_cluster("bandwidth_bytes_per_s", "50GB/s")
+    Traceback (most recent call last):
+    ...
+    ValueError: bandwidth_bytes_per_s: '50GB/s' is text, not a number or a cluster preset; the API takes numbers in SI units: bandwidth_bytes_per_s=5e+10 (cm.parse_rate('50GB/s'))
+    """
+    from . import units
+    from .presets import PresetError
+    from .presets import cluster as _load
+
+    try:
+        return _load(text)
+    except PresetError as err:
+        hint = units.text_hint(name, text)  # bandwidth_bytes_per_s: a rate; ranks: a count
+        if not hint:
+            raise PresetError(f"{name}: {str(err).removeprefix('name: ')}") from None
+        raise ValueError(
+            f"{name}: {text!r} is text, not a number or a cluster preset{hint}"
+        ) from None
 
 
 @finite_result("time")
@@ -178,9 +200,10 @@ def collective_time(
             f"latency_s: {latency_s!r} given with a cluster; allowed: 0.0 (the cluster's links "
             "carry their per-hop latencies)"
         )
-    if op not in collectives.OPS:
-        raise ValueError(f"op: unknown collective {op!r}; allowed: {', '.join(collectives.OPS)}")
     from .predict import predict_collective
+    from .tables import canonical_op
+
+    op = canonical_op(op)  # "all-reduce", "AllReduce": as the CLI reads them
 
     p = predict_collective(
         op,

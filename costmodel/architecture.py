@@ -36,7 +36,16 @@ from .presets import shipped_dir
 
 
 def _whole(name: str, value: object, unit: str) -> int:
-    """``value`` as a whole number >= 1, or a ValueError naming the field and the range."""
+    """``value`` as a whole number >= 1, or a ValueError naming the field and the range.
+
+    A numpy number (an element of an array, a DataFrame cell) is a number too:
+
+    >>> import numpy as np
+    >>> _whole("sequence_length", np.int64(4096), "tokens")
+    4096
+    """
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        value = value.item()  # type: ignore[attr-defined]
     if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 1:
         raise ValueError(f"{name}: must be a whole number >= 1 {unit}, got {value!r}")
     if value > 1e12 or value != int(value):
@@ -64,6 +73,55 @@ LOSS_MODES: tuple[str, ...] = tuple(LOSS_LOGIT_BYTES)
 DEFAULT_LOSS = "fp32"
 """Plain PyTorch: ``F.cross_entropy(logits.float(), labels)``, the bf16 logits dropped before
 backward (torchtitan's train step since 2024-06)."""
+
+
+def arch_of_params_text(text: str) -> Architecture:
+    """The architecture a ``params`` argument names (``training_memory("llama-2-7b")``); a count
+    written as text (``"7B"``, which ``Scenario`` reads) is refused naming ``params`` and the
+    number it means, not as an unknown architecture.
+
+    >>> arch_of_params_text("llama-2-7b").params
+    6738415616
+    >>> arch_of_params_text("7B")
+    Traceback (most recent call last):
+    ...
+    ValueError: params: '7B' is neither a number nor an architecture name; the API takes numbers in SI units: params=7e+09 (cm.parse_count('7B'))
+    """
+    try:
+        return load_arch(text)
+    except ValueError:
+        from .units import text_hint
+
+        hint = text_hint("params", text)
+        if not hint:
+            raise
+        raise ValueError(
+            f"params: {text!r} is neither a number nor an architecture name{hint}"
+        ) from None
+
+
+def check_activation_recipe(
+    sequence_length: object, micro_batch: object, recompute: object, loss: object
+) -> None:
+    """Refuse an activation recipe no architecture could use, naming the field and its range.
+
+    The recipe's own checks (:meth:`Architecture.activation_bytes`) run only when activations
+    are computed from a shape; a caller that has none (a bare parameter count, or activations
+    given in bytes) calls this so that ``recompute="ful"`` or ``micro_batch=0`` is an error
+    there too, never silently ignored.
+
+    >>> check_activation_recipe(4096, 1, "full", "fused")
+    >>> check_activation_recipe(4096, 1, "ful", "fp32")
+    Traceback (most recent call last):
+    ...
+    ValueError: recompute: unknown 'ful'; allowed: none, selective, selective-op, selective-layer, full
+    """
+    _whole("sequence_length", sequence_length, "tokens")
+    _whole("micro_batch", micro_batch, "sequences")
+    if not isinstance(recompute, str) or recompute not in RECOMPUTE_MODES:
+        raise ValueError(f"recompute: unknown {recompute!r}; allowed: {', '.join(RECOMPUTE_MODES)}")
+    if not isinstance(loss, str) or loss not in LOSS_MODES:
+        raise ValueError(f"loss: unknown {loss!r}; allowed: {', '.join(LOSS_MODES)}")
 
 
 def loss_logits_bytes(tokens: float, vocab: float, loss: str = DEFAULT_LOSS) -> tuple[float, float]:

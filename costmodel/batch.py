@@ -144,7 +144,7 @@ def _float_out(x: np.ndarray) -> FloatOrArray:
 def global_batch(
     local_batch: ArrayLike, ranks: ArrayLike, accumulation: ArrayLike = 1
 ) -> int | np.ndarray:
-    r"""Global batch :math:`B_{global} = B_{local} N A` [samples].
+    r"""Global batch :math:`B_{global} = B_{local} N A` [samples] (Goyal et al. 2017, section 2).
 
     Parameters
     ----------
@@ -213,12 +213,13 @@ def tokens_per_step(global_batch_size: ArrayLike, sequence_length: ArrayLike) ->
 def global_batch_from_tokens(
     global_tokens: ArrayLike, sequence_length: ArrayLike
 ) -> int | np.ndarray:
-    r"""Global batch in samples from a global batch in tokens: :math:`B_{global} = T / s`.
+    r"""Global batch in samples from a global batch in tokens: :math:`B_{global} = T / s` [samples].
 
     ``global_tokens`` [tokens] and ``sequence_length`` [tokens per sample] are whole numbers
     >= 1; arrays broadcast (an int array out), Python numbers give an int. Refuses a token count
     that is not a whole number of sequences, with the nearest valid ones (and, for an array,
-    the element).
+    the element). A batch stated in tokens, as LLM pre-training states it: Llama 3's "4M
+    tokens" at sequence length 4,096 (arXiv:2407.21783, section 3.4.1).
 
     >>> global_batch_from_tokens(4 * 2**20, 4096)          # "4M tokens at seq 4096"
     1024
@@ -310,7 +311,8 @@ def solve_batch(
     global_tokens: int | None = None,
     sequence_length: int | None = None,
 ) -> BatchSolution:
-    r"""Solve :math:`B_{global} = B_{local} N A` for its one unknown (pass it as ``None``).
+    r"""Solve :math:`B_{global} = B_{local} N A` for its one unknown (pass it as ``None``) [-]
+    (Goyal et al. 2017, section 2).
 
     Parameters
     ----------
@@ -348,6 +350,21 @@ def solve_batch(
     >>> sol.accumulation, sol.global_batch, sol.global_tokens
     (2, 1024, 4194304)
     """
+    given = {
+        "local_batch": local_batch,
+        "ranks": ranks,
+        "accumulation": accumulation,
+        "global_batch": global_batch,
+        "global_tokens": global_tokens,
+        "sequence_length": sequence_length,
+    }
+    for name, v in given.items():
+        if v is not None and not isinstance(v, str) and np.ndim(v) != 0:
+            raise ValueError(
+                f"{name}: one whole number >= 1 per call (solve_batch solves one "
+                f"configuration), got {v!r}; for several, call it once per value (global_batch "
+                "and global_batch_from_tokens take arrays)"
+            )
     if global_tokens is not None:
         if global_batch is not None:
             raise ValueError(
@@ -438,7 +455,7 @@ def scale_learning_rate(
     >>> scale_learning_rate(3e-4, 2**20, 16 * 2**20, rule="sqrt", critical_batch=4 * 2**20)
     0.0006
     """
-    if rule not in LR_RULES:
+    if not isinstance(rule, str) or rule not in LR_RULES:  # an array: not "unhashable type"
         raise ValueError(
             f"rule: unknown learning-rate rule {rule!r}; allowed: {', '.join(LR_RULES)}"
         )

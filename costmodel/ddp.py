@@ -530,7 +530,10 @@ def ddp_step(
     226
     """
     if isinstance(params, str):
-        params, arch = None, params if arch is None else arch
+        from .architecture import arch_of_params_text
+
+        arch = arch_of_params_text(params) if arch is None else arch
+        params = None
     if arch is not None:
         from .architecture import resolve_params  # lazy: reads the presets folder
 

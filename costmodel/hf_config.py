@@ -42,6 +42,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +228,8 @@ def load_hf_config(path: str | Path) -> Architecture:
     """The :class:`Architecture` of the Hugging Face ``config.json`` at ``path`` (read offline,
     never modified; cached while the file is unchanged). Its name is the file's folder (for
     ``.../NAME/config.json``) or the file's stem."""
+    if not isinstance(path, str | os.PathLike):  # Path(0): Python's own "expected str, ..."
+        raise ValueError(f"arch: the path of a config.json (a str or Path), got {path!r}")
     p = Path(path).expanduser()
     try:
         st = p.resolve().stat()

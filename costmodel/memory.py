@@ -181,8 +181,11 @@ def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "
     try:
         x = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError, ArithmeticError):
+        from .units import text_hint
+
         raise ValueError(
             f"{name}: expected a number or an array of numbers, got {value!r}"
+            + text_hint(name, value)
         ) from None
     bad = ~np.isfinite(x) | ((x <= 0.0) if positive else (x < 0.0))
     if bad.any():
@@ -229,7 +232,7 @@ def get_recipe(name: str | Recipe) -> Recipe:
     """
     if isinstance(name, Recipe):
         return name
-    if name not in RECIPES:
+    if not isinstance(name, str) or name not in RECIPES:  # an array: not "unhashable type"
         raise ValueError(f"recipe: unknown recipe {name!r}; allowed: {', '.join(RECIPES)}")
     return RECIPES[name]
 
@@ -462,6 +465,24 @@ def _arch_activations(
     return act, note
 
 
+def _check_unused_recipe(
+    sequence_length: object, micro_batch: object, recompute: object, loss: object
+) -> None:
+    """Check an activation recipe :func:`training_memory` does not use (no shape, or the
+    activations given): a typo is refused as it is with an architecture, not ignored. The
+    defaults pass without importing :mod:`costmodel.architecture` (the bare-count fast path)."""
+    if (sequence_length, micro_batch, recompute, loss) == (
+        DEFAULT_SEQUENCE_LENGTH,
+        1,
+        "none",
+        "fp32",
+    ) and all(type(v) in (int, str) for v in (sequence_length, micro_batch, recompute, loss)):
+        return
+    from .architecture import check_activation_recipe
+
+    check_activation_recipe(sequence_length, micro_batch, recompute, loss)
+
+
 @finite_result("memory")
 def training_memory(
     params: ArrayLike | str | None = None,
@@ -522,7 +543,7 @@ def training_memory(
         at its peak; ``"fused"``, ``"fp32-held"``:
         :func:`costmodel.architecture.loss_logits_bytes`). With a bare parameter count there is
         no shape, the activations are 0 unless ``activations_bytes`` is given, and
-        ``activations_note`` says so.
+        ``activations_note`` says so; the recipe is checked all the same (a typo is an error).
 
     Returns
     -------
@@ -552,7 +573,10 @@ def training_memory(
     if flash_attention is not True and flash_attention is not False:
         flash_attention = flag("flash_attention", flash_attention)
     if isinstance(params, str):
-        params, arch = None, params if arch is None else arch
+        from .architecture import arch_of_params_text
+
+        arch = arch_of_params_text(params) if arch is None else arch
+        params = None
     note = ""
     if arch is not None:
         from .architecture import resolve_params
@@ -563,13 +587,16 @@ def training_memory(
                 arch, sequence_length, micro_batch, flash_attention, recompute, loss
             )
         else:
+            _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
             note = "activations: given"
     elif params is None:
         raise ValueError("params: give a parameter count or arch= (an architecture name)")
     elif activations_bytes is None:
+        _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
         activations_bytes = 0.0
         note = "activations: not included (a bare parameter count has no shape; name an architecture: arch=, --arch, the Model box)"
     else:
+        _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
         note = "activations: given"
     r = get_recipe(recipe)
     stage = _stage(zero_stage)
@@ -716,7 +743,8 @@ def max_params(
 
     :func:`training_memory` is affine in ``P``, ``M(P) = a P + c``, so
     :math:`P_{max} = \max(0, (M_{GPU} - c) / a)`; 0 when even the fixed part does not fit.
-    Arguments as for :func:`training_memory`.
+    Arguments as for :func:`training_memory` (bytes per parameter and ZeRO sharding:
+    Rajbhandari et al. 2020).
 
     Examples
     --------
@@ -768,10 +796,11 @@ def min_ranks(
     cuda_context_bytes: float = 0.0,
     fragmentation: float = 0.0,
 ) -> int:
-    r"""Fewest data-parallel ranks whose sharded training state fits in ``memory_bytes`` each.
+    r"""Fewest data-parallel ranks whose sharded training state fits in ``memory_bytes`` each [-].
 
     With ``R`` the replicated bytes (unsharded parts, activations, buckets, context) and ``S``
-    the sharded bytes, a rank holds ``R + S/N``, so :math:`N_{min} = \lceil S / (M - R) \rceil`.
+    the sharded bytes, a rank holds ``R + S/N``, so :math:`N_{min} = \lceil S / (M - R) \rceil`
+    (which parts ZeRO stage s shards: Rajbhandari et al. 2020).
 
     Raises
     ------

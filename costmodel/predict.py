@@ -589,7 +589,7 @@ def predict_collective(
     ('nvls_tree', 363)
     """
     model = _models.check_model(model)
-    nccl.check_op(op)
+    op = T.canonical_op(op)  # "all-reduce", "AllReduce": as the CLI reads them
     nvls = flag("nvls", nvls, allow_none=True)
     collnet_enabled = flag("collnet_enabled", collnet_enabled)
     if algorithm == ALL:
@@ -1156,6 +1156,7 @@ def predict_all_algorithms(
     """
     import pandas as pd
 
+    op = T.canonical_op(op)
     choice = predict_collective(
         op,
         message_bytes,

@@ -242,6 +242,7 @@ def hierarchical_allreduce_time(
     phases so the inter-node all-reduce overlaps the intra-node work, but the intra-node
     reduce-scatter and all-gather share the same NVLink/PCIe links, so they add (on one node the
     pipelined and serial estimates are equal). Arguments as in :func:`hierarchical_allreduce_phases`.
+    Phases: Thakur, Rabenseifner & Gropp 2005; in-network reduction: Graham et al. 2016 (SHArP).
 
     >>> round(hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9) * 1e3, 3)
     6.389
@@ -335,7 +336,8 @@ def flat_ring_allreduce_time(
     :math:`t = 2(N-1)\alpha + 2\frac{N-1}{N} M / B_{ring}` with :math:`B_{ring}` from
     :func:`flat_ring_bandwidth`; each step waits for its slowest hop, so
     :math:`\alpha = \max(\alpha_{intra}, \alpha_{inter})` across nodes (:math:`\alpha_{inter}`
-    with one GPU per node, :math:`\alpha_{intra}` within one node).
+    with one GPU per node, :math:`\alpha_{intra}` within one node). Ring: Patarasuk & Yuan
+    2009.
 
     >>> flat_ring_allreduce_time(500e6, 8, 1, 450e9, 1, 50e9)   # 8 nodes x 1 GPU over NDR: 17.5 ms
     0.0175

@@ -330,17 +330,19 @@ def training_cost(
         The price of one GPU-hour [USD], or a price preset name (:func:`price_names`); neither
         leaves ``cost_usd`` None.
     flops_per_token, peak_flops
-        Training FLOPs per token and one GPU's dense peak [FLOP/s]; both give the MFU.
+        Training FLOPs per token and one GPU's dense peak [FLOP/s]; both give the MFU
+        (``peak_flops`` alone is refused: it gives nothing without ``flops_per_token``).
     gpu : str, optional
         The GPU preset the run uses: a ``price`` published for another GPU is an error
         (:func:`check_price_gpu`).
     today : datetime.date, optional
         The date the price's age is measured at (default: the system date).
     params : float, optional
-        The model's parameter count: a 70B-class model gets :func:`scale_notes`.
+        The model's parameter count (> 0): a 70B-class model gets :func:`scale_notes`.
     step_time_band_s : (float, float), optional
         The predicted step's expected-error band [s] (``StrategyStep.step_time_band_s``):
         days, GPU-hours and cost are proportional to the step, so they carry the same band.
+        ``(nan, nan)`` is an unknown band (a GPU with no fitted compute efficiency): no band.
         Not with ``measured=True``.
 
     Examples
@@ -360,6 +362,15 @@ def training_cost(
     from ._limits import LIMITS
 
     measured = flag("measured", measured)
+    if today is not None and not isinstance(today, _dt.date):
+        raise ValueError(f"today: expected a datetime.date, got {today!r}")
+    if params is not None:  # only for its notes, but a NaN or a typo is refused, not noted
+        params = _positive("params", params, "parameters")
+    if peak_flops is not None and flops_per_token is None:
+        raise ValueError(
+            "peak_flops: gives the MFU only with flops_per_token (FLOPs per token, e.g. "
+            "6 x params); give both, or neither"
+        )
     per = _positive("tokens_per_step", tokens_per_step, "tokens")
     t = _positive("step_time_s", step_time_s, "s")
     # plausibility bounds shared with the CLI (a 1e30 s step, 1e308 USD/GPU-hour: cost inf)
@@ -427,12 +438,17 @@ def training_cost(
     if step_time_band_s is not None:
         if measured:
             raise ValueError("step_time_band_s: a measured step has no predicted band")
-        b_lo, b_hi = (float(x) for x in step_time_band_s)
-        if math.isfinite(b_lo) and math.isfinite(b_hi):
-            if not 0.0 < b_lo <= t <= b_hi:
+        try:
+            b_lo, b_hi = (float(x) for x in step_time_band_s)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"step_time_band_s: expected (low, high) in s, got {step_time_band_s!r}"
+            ) from None
+        if not (math.isnan(b_lo) and math.isnan(b_hi)):  # (nan, nan): an unknown band
+            if not (math.isfinite(b_lo) and math.isfinite(b_hi) and 0.0 < b_lo <= t <= b_hi):
                 raise ValueError(
-                    f"step_time_band_s: must satisfy 0 < low <= step_time_s <= high, got "
-                    f"({b_lo:g}, {b_hi:g}) around {t:g} s"
+                    f"step_time_band_s: must satisfy 0 < low <= step_time_s <= high (or be "
+                    f"(nan, nan): unknown), got ({b_lo:g}, {b_hi:g}) around {t:g} s"
                 )
             band = (b_lo, b_hi)
     return TrainingCost(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 # --- constants (SI, and IEC where named) ---------------------------------------------------
@@ -280,6 +281,37 @@ def parse_int(text: str | int | float, *, name: str = "count", maximum: int | No
     if maximum is None and value > Decimal("1e30"):
         raise ValueError(f"{name}: {text!r} is too large")
     return int(value)
+
+
+def text_hint(name: str, value: object) -> str:
+    """For an API argument given as text: ``"; the API takes numbers in SI units: NAME=X
+    (cm.parse_...('TEXT'))"`` when a parser of the unit in ``name`` reads it, else ``""``.
+
+    The unit is the argument name's suffix: ``_bytes_per_s`` a rate, ``_bytes`` a size, ``_s``
+    a duration, anything else a count.
+
+    >>> text_hint("message_bytes", "14GB")
+    "; the API takes numbers in SI units: message_bytes=1.4e+10 (cm.parse_bytes('14GB'))"
+    >>> text_hint("message_bytes", "lots")
+    ''
+    """
+    if not isinstance(value, str):
+        return ""
+    if name.endswith("_bytes_per_s"):
+        parse: Callable[..., float] = parse_rate
+    elif name.endswith("_bytes"):
+        parse = parse_bytes
+    elif name.endswith("_s"):
+        parse = parse_duration
+    else:
+        parse = parse_count
+    try:
+        number = parse(value)
+    except ValueError:
+        return ""
+    return (
+        f"; the API takes numbers in SI units: {name}={number:g} (cm.{parse.__name__}({value!r}))"
+    )
 
 
 def parse_bool(text: object, *, name: str = "flag") -> bool:

@@ -2126,9 +2126,30 @@ def try_terms(
     return out
 
 
+def _check_argv(flags: tuple[str, ...], with_value: tuple[str, ...] = ()) -> None:
+    """``-h``/``--help`` prints the usage; an option this script does not know stops it before
+    it computes or writes anything (``--help`` or a typo used to run the whole job and rewrite
+    the shipped files)."""
+    args = sys.argv[1:]
+    if "-h" in args or "--help" in args:
+        print(__doc__)
+        raise SystemExit(0)
+    i = 0
+    while i < len(args):
+        if args[i] in with_value and i + 1 < len(args):
+            i += 2
+        elif args[i] in flags:
+            i += 1
+        else:
+            allowed = ", ".join([*flags, *(f"{v} VALUE" for v in with_value)])
+            print(f"{sys.argv[0]}: unknown option {args[i]!r}; allowed: {allowed}", file=sys.stderr)
+            raise SystemExit(2)
+
+
 def main() -> None:
     import time
 
+    _check_argv(("--refit-ablation", "--docs-only", "--bands-only"), ("--try",))
     t0 = time.time()
     runs = load_runs()
     # 1. ablation under grouped CV: every term off in turn, everything else refitted

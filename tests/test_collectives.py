@@ -302,7 +302,7 @@ def test_bad_numbers_raise_naming_argument_and_value(kwargs, needle, as_array):
 
 def test_bad_names_list_the_valid_ones():
     with pytest.raises(ValueError, match="op") as err:
-        c.collective_time("allreduce", 1e6, 8, 1e9)
+        c.collective_time("allreduc", 1e6, 8, 1e9)  # "allreduce" is all_reduce
     assert all(op in str(err.value) for op in c.OPS)
     with pytest.raises(ValueError, match="algorithm") as err:
         c.allreduce_time(1e6, 8, 1e9, algorithm="butterfly")

@@ -50,7 +50,7 @@ def test_bad_input_messages():
     ):
         predict_collective("all_reduce", 1e6, "dgx-h100", model="magic")
     with pytest.raises(ValueError, match="allowed: all_reduce"):
-        predict_collective("allgather", 1e6, "dgx-h100")
+        predict_collective("allgathr", 1e6, "dgx-h100")  # "allgather" is all_gather
     with pytest.raises(ValueError, match="NVLS needs NVLink SHARP"):
         predict_collective("all_reduce", 1e6, "dgx-a100", algorithm="nvls")
     with pytest.raises(ValueError, match="CollNet needs IB SHARP"):

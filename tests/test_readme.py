@@ -10,6 +10,8 @@ first line is ``# NAME`` is written to ``NAME`` first (the files the commands re
 
 from __future__ import annotations
 
+import ast
+import math
 import re
 import shlex
 from pathlib import Path
@@ -23,6 +25,17 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 SKIP = re.compile(r"^<!-- readme-test: skip \((?P<why>.+)\) -->$")
 MAX_SKIPPED = 6
+
+
+def _fences(lines: list[str]) -> list[int]:
+    """Line indexes of every fence that opens a block (```, with or without a language)."""
+    opens, inside = [], False
+    for i, line in enumerate(lines):
+        if line.startswith("```"):
+            if not inside:
+                opens.append(i)
+            inside = not inside
+    return opens
 
 
 def _blocks() -> list[dict]:
@@ -112,3 +125,82 @@ def test_python_blocks_run_verbatim_in_order(scratch, capsys):
         ran += 1
     assert ran >= 3
     assert "no rank count fixes plain DP" not in capsys.readouterr().err
+
+
+def test_every_block_names_its_language():
+    """A fence with no language (```) was skipped by every test here, so the four `step`,
+    `scenario` and `train` commands of the strategies section ran nowhere; each block says
+    what it is, and ```text is for output that is not run."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    bare = [i + 1 for i in _fences(lines) if not re.match(r"^```\w+\s*$", lines[i])]
+    assert not bare, f"README.md lines {bare}: a fence without a language is never run"
+    assert len(_fences(lines)) == len(BLOCKS)
+
+
+def _claim(comment: str) -> object:
+    """The Python literal a ``# comment`` starts with (``0.551 s: ...`` -> 0.551, ``8192``,
+    ``0.551, 'comms', 0.726``), else None. The longest prefix ending at a space, ``:`` or
+    ``;`` that parses is taken, so ``2x8 H100`` is no claim."""
+    cuts = [m.start() for m in re.finditer(r"[ :;]", comment)] + [len(comment)]
+    for cut in sorted(set(cuts), reverse=True):
+        text = comment[:cut].strip()
+        if not text:
+            continue
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return None
+
+
+def _agrees(claim: object, value: object, text: str) -> bool:
+    """``value`` shown as the README shows ``claim``: a number to its last written digit
+    (``0.551`` holds 0.5505-0.5515, ``875e6`` 874.5e6-875.5e6), a string equal or, ending in
+    ``...``, a prefix, a tuple element by element."""
+    if isinstance(claim, tuple):
+        value = tuple(value)  # type: ignore[arg-type]
+        return len(claim) == len(value) and all(
+            _agrees(c, v, repr(c)) for c, v in zip(claim, value, strict=True)
+        )
+    if isinstance(claim, str):
+        return value.startswith(claim[:-3]) if claim.endswith("...") else value == claim  # type: ignore[union-attr]
+    if isinstance(claim, bool) or not isinstance(claim, int | float):
+        return claim == value
+    m = re.match(r"^-?(\d*)(?:\.(\d+))?(?:[eE]([-+]?\d+))?", text.strip())
+    decimals = len(m[2] or "") if m else 0
+    exponent = int(m[3] or 0) if m else 0
+    half = 0.5 * 10.0 ** (exponent - decimals)
+    return math.isclose(float(value), float(claim), abs_tol=half * (1 + 1e-9))  # type: ignore[arg-type]
+
+
+def test_python_comments_state_what_the_line_returns(scratch):
+    """``cm.allreduce_time(14e9, 64, 50e9)  # 0.551 s`` promises a number: each expression line
+    whose comment starts with a literal of the value's shape must give it to the digits
+    written, so a README that drifts from the code fails here, not in a reader's notebook."""
+    namespace: dict = {"__name__": "__main__"}
+    checked, wrong = 0, []
+    for b in BLOCKS:
+        if b["lang"] != "python" or b["skip"]:
+            continue
+        tree = ast.parse(b["code"])
+        lines = b["code"].splitlines()
+        for node in tree.body:
+            last = lines[node.end_lineno - 1]
+            comment = last.split("  # ", 1)[1] if "  # " in last else ""
+            if not isinstance(node, ast.Expr) or not comment:
+                exec(compile(ast.Module([node], []), "README.md", "exec"), namespace)  # noqa: S102
+                continue
+            value = eval(compile(ast.Expression(node.value), "README.md", "eval"), namespace)  # noqa: S307
+            claim = _claim(comment)
+            if claim is None:
+                continue
+            shaped = isinstance(claim, tuple) == isinstance(value, tuple) and (
+                not isinstance(claim, tuple) or len(claim) == len(value)
+            )
+            if not shaped:
+                continue
+            checked += 1
+            if not _agrees(claim, value, comment):
+                wrong.append(f"README.md:{b['line'] + node.end_lineno}: {comment!r} but {value!r}")
+    assert not wrong, "\n".join(wrong)
+    assert checked >= 12, checked

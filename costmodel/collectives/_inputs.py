@@ -24,8 +24,11 @@ def _array(name: str, value: ArrayLike) -> np.ndarray:
     try:
         return np.asarray(value, dtype=float)
     except (TypeError, ValueError):
+        from ..units import text_hint
+
         raise ValueError(
             f"{name}: expected a number or an array of numbers, got {value!r}"
+            + text_hint(name, value)
         ) from None
 
 

@@ -134,7 +134,8 @@ def bytes_per_rank(
     all-to-all) this is what every rank sends. For rooted ones it is the bottleneck rank's
     traffic taken in sequence: the root of ``naive_root`` receives ``(N-1) M`` and then sends
     ``(N-1) M``; a binomial tree's root moves ``M`` per level. So ``time = latency term +
-    bytes_per_rank / B + reduction term``.
+    bytes_per_rank / B + reduction term``. ``c(N)`` per algorithm: Thakur, Rabenseifner & Gropp
+    2005; the ring's ``2(N-1)/N``: Patarasuk & Yuan 2009 (module docstring).
 
     >>> bytes_per_rank("all_reduce", 1.0, 8), bytes_per_rank("all_reduce", 1.0, 512)
     (1.75, 1.99609375)
@@ -261,7 +262,8 @@ def crossover_bytes(
     and no numeric solve is needed. Below ``M*`` the algorithm with the smaller latency term is
     faster, above it the one with the smaller per-byte term. Returns ``numpy.inf`` (documented,
     never NaN) when the lines do not cross at a positive size: equal per-byte terms, one
-    algorithm never slower (e.g. zero latency), or ``N = 1``.
+    algorithm never slower (e.g. zero latency), or ``N = 1``. The rows are the alpha-beta-gamma
+    costs of Thakur, Rabenseifner & Gropp 2005 (module docstring).
 
     >>> m = crossover_bytes("ring", "tree", 64, 50e9, 5e-6)   # (N-1-L) a N B = 57 x 5us x 64 x 50 GB/s
     >>> round(m / 1e6, 1)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..tables import OPS
+from ..tables import canonical_op
 
 Algorithm = Literal[
     "ring",
@@ -154,13 +154,20 @@ def _ceil_log2(n: np.ndarray) -> np.ndarray:
 
 
 def _op(op: str) -> str:
-    if op not in _ROWS:
-        raise ValueError(f"op: unknown collective {op!r}; allowed: {', '.join(OPS)}")
-    return op
+    """The op as :data:`OPS` spells it (``"all-reduce"``, ``"AllReduce"`` as the CLI reads
+    them: :func:`costmodel.tables.canonical_op`), else ValueError naming the allowed ones."""
+    if isinstance(op, str) and op in _ROWS:
+        return op
+    return canonical_op(op)
 
 
 def _row(op: str, algorithm: str) -> _Row:
-    rows = _ROWS[_op(op)]
+    op = _op(op)
+    rows = _ROWS[op]
+    if not isinstance(algorithm, str):  # a list or an array: one algorithm per call
+        raise ValueError(
+            f"algorithm: one name per call, got {algorithm!r}; allowed: {', '.join(rows)}"
+        )
     name = _ALIASES[op].get(algorithm, algorithm)
     if name not in rows:
         valid = ", ".join([*rows, *_ALIASES[op]])

@@ -65,14 +65,32 @@ def micro_batch_compute_s(
     0.4
     """
     if compute_time_s is not None:
-        t = float(compute_time_s)
+        t = _number(compute_time_s)
         if not (math.isfinite(t) and t > 0):
-            raise ValueError(f"compute_time_s: must be a finite time > 0 s, got {compute_time_s!r}")
+            hint = (
+                " (text such as '400ms': cm.parse_duration)"
+                if isinstance(compute_time_s, str)
+                else ""
+            )
+            raise ValueError(
+                f"compute_time_s: must be a finite time > 0 s{hint}, got {compute_time_s!r}"
+            )
         return t
-    u = DEFAULT_MFU if mfu is None else float(mfu)
+    u = DEFAULT_MFU if mfu is None else _number(mfu)
     if not (0 < u <= 1):
         raise ValueError(f"mfu: must be in (0, 1], got {mfu!r}")
     return float(flops_per_token) * float(tokens) / (float(peak_flops) * u)
+
+
+def _number(value: object) -> float:
+    """``float(value)``, or NaN where it is not a number (the caller's range check then names
+    the field), never Python's own "could not convert string to float"."""
+    if isinstance(value, bool):
+        return math.nan
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def recompute_extra(recompute: str, arch: Any = None, sequence_length: int = 4096) -> float:

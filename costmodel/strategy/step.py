@@ -507,9 +507,30 @@ def _resolve(
         a = load_arch(arch) if arch is not None else None
         if a is None and params is None:
             raise ValueError("params: give a parameter count or arch= (an architecture name)")
-        p = float(a.params) if a is not None else float(params)  # type: ignore[arg-type]
+        try:
+            p = float(params) if params is not None else float(a.params)  # type: ignore[union-attr]
+        except (TypeError, ValueError):
+            from ..units import text_hint
+
+            raise ValueError(
+                f"params: must be a finite count > 0, got {params!r}" + text_hint("params", params)
+            ) from None
+        if a is not None and p != float(a.params):  # as training_memory, ddp_step, Scenario
+            raise ValueError(
+                f"params: give a parameter count or arch, not both ({params!r} vs {a.name}: "
+                f"{a.params})"
+            )
         if not (math.isfinite(p) and p > 0):
             raise ValueError(f"params: must be a finite count > 0, got {params!r}")
+    from ..hardware import Cluster
+
+    if not isinstance(cluster, str | Cluster):  # cluster=2 meant nodes=2: not an AttributeError
+        raise ValueError(
+            f"cluster: a cluster preset name or a Cluster (cm.cluster('dgx-h100')), got "
+            f"{cluster!r}; the node count is nodes="
+        )
+    if layout is not None and not isinstance(layout, Layout):
+        raise ValueError(f"layout: a Layout (cm.Layout(strategy=..., ...)) or None, got {layout!r}")
     c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
     if not isinstance(cluster, str) and c.nodes != nodes and nodes != 1:
         c = presets.cluster(c, nodes=nodes)
@@ -1430,7 +1451,7 @@ def _calibrated_micro_s(
     if int(one.ranks) > 1:
         for _ in range(4):
             s = strategy_step(
-                p,
+                None if a is not None else p,  # a shape: its own count, as before
                 arch=a,
                 cluster=one,
                 nodes=1,

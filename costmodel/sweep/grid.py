@@ -860,11 +860,12 @@ def _presets(requested: list[Any], axes: dict[str, Any] | None = None) -> list[A
 
 
 def _ops(requested: list[str]) -> list[str]:
-    if requested == ["all"]:
-        from .. import collectives
+    from .. import collectives
+    from ..tables import canonical_op
 
+    if requested == ["all"]:
         return list(collectives.OPS)
-    return requested
+    return [canonical_op(op) for op in requested]  # "all-reduce" as `costmodel collective`
 
 
 def _numeric_axes(grid: Grid) -> list[str]:
