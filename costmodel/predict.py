@@ -304,6 +304,14 @@ def _fabric_terms_or_warn(cal: CalibrationPreset, level: str) -> Any:
             CalibrationWarning,
             stacklevel=4,
         )
+    elif not terms.measured:  # fitted, but its rows constrained none of the terms
+        warnings.warn(
+            f"calibration {cal.name!r} identified none of the model's terms at this level (its "
+            f"rows: {', '.join(terms.ops) or 'none'}): this prediction is the uncalibrated nccl "
+            "model's, unchanged by the calibration",
+            CalibrationWarning,
+            stacklevel=4,
+        )
     return terms
 
 

@@ -7,7 +7,7 @@ and siblings to another GPU count (13e 4 -> 6 GPUs), node count (Alps 64 -> 4, 4
 PCIe without P2P; 24b all-gather, 24a all-reduce and 24d all-to-all -> 24c reduce-scatter on
 B200). Each bound sits 1-2 points above the achieved figure (regression bounds). Goals: <= 5 %
 (half split); siblings within 10 % on >= 80 % of pairs and never more than 2 points worse than
-uncalibrated (the second met on every pair, the first on 87/128: docs/calibration.md).
+uncalibrated (the second met on every pair, the first on 85/128: docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -68,7 +68,10 @@ def test_half_split_held_out_error(runs, key):
 @pytest.mark.parametrize("pair", sorted(SIBLING))
 def test_sibling_held_out_error(runs, pair):
     row = ch.sibling(runs[pair[0]], runs[pair[1]])
-    assert row["applies"] and row["note"] == ""
+    # same level: applies; a run whose rows identified none of the terms says so (its
+    # prediction is the uncalibrated model's: 24d all-to-all, Alps' 64 nodes)
+    assert row["applies"]
+    assert row["note"] == "" or "identified none of the model's terms" in row["note"], row["note"]
     assert row["calibrated"][0] <= SIBLING[pair]
     assert row["calibrated"][0] <= row["nccl"][0] + ch.SIBLING_WORSE
 

@@ -458,3 +458,65 @@ def test_nccl_tests_run_refusals_name_the_cli_option(tmp_path, args, option):
     out = tmp_path / "o"
     one_line_error(run("validate", "nccl-tests", "run", "-o", str(out), *args), option)
     assert not out.exists()
+
+
+# --- a calibration that identified nothing says so ---------------------------------------------
+def test_a_calibration_that_identified_no_term_says_it_changes_nothing(tmp_path):
+    """Polaris' 8-node all-to-all (25d) identifies none of the realistic model's fabric terms:
+    `calibrate --cluster` says so, and a prediction on that level warns that it is the
+    uncalibrated model's (it answered the same numbers in silence)."""
+    import subprocess
+    import sys
+    import warnings
+
+    import costmodel as cm
+    from costmodel.predict import CalibrationWarning, predict_collective
+
+    out = tmp_path / "p25d.toml"
+    log = reference_path("25d")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "costmodel",
+            "calibrate",
+            str(log),
+            "--cluster",
+            "alcf-polaris",
+            "-o",
+            str(out),
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "identify none of these terms" in done.stderr and "inter" in done.stderr
+    cal = cm.cluster(str(out), nodes=8)
+    with pytest.warns(CalibrationWarning, match="identified none of the model's terms"):
+        p = predict_collective("all_to_all", 2**30, cal, nodes=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = predict_collective("all_to_all", 2**30, "alcf-polaris", nodes=8)
+    assert float(p.time_s) == pytest.approx(float(base.time_s), rel=1e-12)
+    # the CLI prints the warning as one line, not Python's file:line and source echo
+    pred = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "costmodel",
+            "predict",
+            "--cluster",
+            str(out),
+            "--op",
+            "all_to_all",
+            "--nodes",
+            "8",
+            "--size",
+            "1GB",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
+    assert pred.returncode == 0, pred.stderr
+    lines = pred.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("costmodel: warning: calibration"), lines

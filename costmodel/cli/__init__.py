@@ -19,7 +19,9 @@ lists them.
 """
 
 import subprocess  # noqa: F401  (costmodel.cli.subprocess: what app/validate torch call)
+import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 import typer
 
@@ -85,14 +87,32 @@ app.command()(_limited(measure.calibrate))
 app.command("app")(_limited(serve.app_))
 
 
+def _warning_line(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A warning as one line on stderr, ``costmodel: warning: ...`` (Python's default names
+    the source file and prints the calling line: noise for a command-line user)."""
+    print(f"costmodel: warning: {message}", file=file or sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``costmodel`` script; returns the exit code (2 for bad input)."""
+    """Entry point of the ``costmodel`` script; returns the exit code (2 for bad input).
+    Warnings (a calibration that does not apply, ...) are printed once each, one line each."""
+    import warnings
+
     command = typer.main.get_command(app)
-    return int(
-        command.main(
-            args=list(argv) if argv is not None else None,
-            prog_name="costmodel",
-            standalone_mode=False,
+    with warnings.catch_warnings():
+        warnings.showwarning = _warning_line
+        return int(
+            command.main(
+                args=list(argv) if argv is not None else None,
+                prog_name="costmodel",
+                standalone_mode=False,
+            )
+            or 0
         )
-        or 0
-    )

@@ -929,6 +929,15 @@ def calibrate(
             "share of each fitted shift kept, by how well the rows identify it):"
         )
         typer.echo(_human_frame(fabric))
+        for f in c.fabric:
+            if not f.measured:
+                typer.echo(
+                    f"warning: at level {f.level} the rows ({', '.join(f.ops)}) identify none "
+                    "of these terms: predictions there stay the uncalibrated nccl model's (the "
+                    "alpha-beta fit above describes the rows, it does not carry to other node "
+                    "counts or ops)",
+                    err=True,
+                )
     if not candidates.empty:
         typer.echo(
             "realistic model, calibrated candidates (efficiency x bandwidth, scale x latency):"
