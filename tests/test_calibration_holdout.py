@@ -259,3 +259,22 @@ def test_shrinkage_noise_is_the_runs_scatter_and_the_tried_variants_differ():
         assert v_info.shape == v_prec.shape == (2, 2), name
         assert np.all(np.diag(v_prec) < np.diag(prec)), name  # the misfit weighs less
         assert np.all(np.diag(variant(jac, np.zeros(5), 0.1)[1]) >= np.diag(quiet) - 1e-12)
+
+
+@pytest.mark.slow
+def test_the_calibration_report_is_what_the_script_writes_now():
+    """docs/calibration.md is regenerated whenever the model moves: the script's report, under
+    the date the file carries, equals the file (it went stale once: 87/128 after a term that
+    made it 85/128)."""
+    import re
+
+    runs = ch.load_runs()
+    halves = [ch.half_split(r) for r in runs.values() if len(r.segments) >= ch.MIN_SIZES]
+    cache: dict = {}
+    siblings = [ch.sibling(runs[a], runs[b], cache) for a, b in ch.sibling_pairs(runs)]
+    text = (ROOT / "docs" / "calibration.md").read_text(encoding="utf-8")
+    date = re.match(r"# Calibration: held-out error \((\d{4}-\d\d-\d\d)\)", text)
+    assert date, text[:80]
+    assert ch.markdown(halves, siblings, date.group(1), ch.BEFORE) == text, (
+        "docs/calibration.md is stale: run python scripts/calibration_holdout.py"
+    )
