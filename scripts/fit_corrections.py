@@ -2127,23 +2127,10 @@ def try_terms(
 
 
 def _check_argv(flags: tuple[str, ...], with_value: tuple[str, ...] = ()) -> None:
-    """``-h``/``--help`` prints the usage; an option this script does not know stops it before
-    it computes or writes anything (``--help`` or a typo used to run the whole job and rewrite
-    the shipped files)."""
-    args = sys.argv[1:]
-    if "-h" in args or "--help" in args:
-        print(__doc__)
-        raise SystemExit(0)
-    i = 0
-    while i < len(args):
-        if args[i] in with_value and i + 1 < len(args):
-            i += 2
-        elif args[i] in flags:
-            i += 1
-        else:
-            allowed = ", ".join([*flags, *(f"{v} VALUE" for v in with_value)])
-            print(f"{sys.argv[0]}: unknown option {args[i]!r}; allowed: {allowed}", file=sys.stderr)
-            raise SystemExit(2)
+    """:func:`scripts._argv.check_argv` with this script's docstring as its usage."""
+    from scripts._argv import check_argv
+
+    check_argv(__doc__, flags, with_value)
 
 
 def main() -> None:
