@@ -779,23 +779,31 @@ def scaling_compare_figure(frames: dict, *, title: str = "") -> go.Figure:
 
 
 def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
-    """One step per configuration as a horizontal bar: compute, then exposed communication [s].
+    """One step per configuration as a horizontal bar: compute, exposed communication, then the
+    rest of the step (optimizer step, waiting for the slowest rank, DDP host overhead) [s].
 
-    ``steps`` maps a label to ``(compute_s, exposed_comm_s)``; the bar's length is the step.
+    ``steps`` maps a label to ``(compute_s, exposed_comm_s)`` or ``(compute_s, exposed_comm_s,
+    rest_s)``; the bar's length is the step when the rest is given (a step of a strategy
+    engine spends part of its time in neither compute nor exposed communication).
     """
     labels = list(steps)
-    parts = (("compute", 0, "#72B7B2"), ("exposed communication", 1, "#E45756"))
+    parts = (
+        ("compute", 0, "#72B7B2"),
+        ("exposed communication", 1, "#E45756"),
+        ("optimizer, slowest rank, host", 2, "#9D755D"),
+    )
     data = [
         {
             "type": "bar",
             "orientation": "h",
             "name": name,
             "y": labels,
-            "x": [float(steps[k][i]) for k in labels],
+            "x": [float(steps[k][i]) if i < len(steps[k]) else 0.0 for k in labels],
             "marker": {"color": color},
             "hovertemplate": "%{y}: %{x:.3s}s<extra>" + name + "</extra>",
         }
         for name, i, color in parts
+        if i < 2 or any(i < len(steps[k]) and float(steps[k][i]) > 0 for k in labels)
     ]
     layout = {
         "barmode": "stack",

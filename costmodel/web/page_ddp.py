@@ -326,7 +326,10 @@ def _compare(inp: dict, result, inp_b: dict):
     la, lb = f"A: {_label(inp, result)}", f"B: {_label(inp_b, rb)}"
     chart(
         plots.step_compare_figure(
-            {la: (result.compute_s, result.exposed_comm_s), lb: (rb.compute_s, rb.exposed_comm_s)},
+            {
+                la: (result.compute_s, result.exposed_comm_s, _rest_s(result)),
+                lb: (rb.compute_s, rb.exposed_comm_s, _rest_s(rb)),
+            },
             title="One step, A and B",
         ),
         key="chart_compare_step",
@@ -350,6 +353,37 @@ def _compare(inp: dict, result, inp_b: dict):
         key="chart_compare_scaling",
     )
     return rb
+
+
+def _rest_parts(result) -> list[tuple[str, float]]:
+    """The step's parts that are neither compute nor exposed communication, labelled as
+    ``costmodel step`` prints them: the optimizer step, the wait for the slowest rank and DDP's
+    host overhead [s]; those that are zero are left out."""
+    parts = (
+        ("optimizer step", result.optimizer_s),
+        ("waiting for the slowest rank", result.sync_s),
+        ("DDP host overhead", result.host_overhead_s),
+    )
+    return [(k, float(v)) for k, v in parts if v > 0]
+
+
+def _rest_s(result) -> float:
+    """Step time not in compute or exposed communication [s] (:func:`_rest_parts` summed)."""
+    return sum(v for _, v in _rest_parts(result))
+
+
+def _step_sum_caption(result) -> None:
+    """Say what the step is made of, so the headline's figures add up to the step time."""
+    rest = _rest_parts(result)
+    if not rest:
+        return
+    st.caption(
+        f"Step {format_duration(result.step_time_s)} = compute "
+        f"{format_duration(result.compute_s)} + exposed communication "
+        f"{format_duration(result.exposed_comm_s)} + "
+        + " + ".join(f"{k} {format_duration(v)}" for k, v in rest)
+        + "."
+    )
 
 
 def _b_does_not_fit(rb, what: str) -> None:
@@ -512,6 +546,7 @@ def render() -> None:
         delta_arrow="off",
     )
     m[3].metric("GPU memory", format_bytes(result.gpu_memory_bytes))
+    _step_sum_caption(result)
     if not result.fits:  # below the headline (drawn in the slot above), computed after it
         _does_not_fit(inp, result)
     c = inp["comm_contention"]
