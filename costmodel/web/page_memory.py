@@ -392,10 +392,13 @@ def render() -> None:
         return
     if inp["params"] is None or inp["context"] is None or capacity is None:
         return
-    activations = 0.0
+    activations: float | None = 0.0
     if inp["activation"] is not None:
+        activations = None  # stays None when the section refuses the shape (its red message)
         with section("Activations"):
             activations = data.activations_for(*inp["activation"])
+        if activations is None:  # no memory without the activations the box asks for
+            return
     kw = {
         "recipe": inp["recipe"],
         "activations_bytes": activations,
