@@ -64,3 +64,16 @@ def test_memory_with_a_refused_activation_shape_shows_no_memory(query, field):
     assert len(errors) == 1 and field in errors[0], errors
     assert not at.metric and not any(h.value.startswith("Memory per GPU") for h in at.subheader)
     assert not at.get("plotly_chart")
+
+
+def test_ranks_needed_that_no_count_meets_says_the_bytes_as_every_figure_does():
+    """Llama-3.1-70B's 'Ranks needed' table said "even at 10,000,000 ranks each needs
+    1.39e+03 GB" beside a headline of 1.39 TB: the library's refusal wrote bytes / 1e9 with
+    three significant digits, not the unit every other figure uses."""
+    at = open_page("page_memory.py", {"arch": "llama-3.1-70b", "dp_ranks": "64"})
+    assert_clean(at)
+    at.session_state["table_ranks_needed"] = True
+    at = at.run()
+    notes = next(d.value for d in at.dataframe if "note" in d.value.columns)["note"]
+    stage0 = next(n for n in notes if n and "ZeRO-0" in n)
+    assert "1.39 TB" in stage0 and "e+" not in " ".join(n for n in notes if n), list(notes)
