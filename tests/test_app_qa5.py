@@ -77,3 +77,32 @@ def test_ranks_needed_that_no_count_meets_says_the_bytes_as_every_figure_does():
     notes = next(d.value for d in at.dataframe if "note" in d.value.columns)["note"]
     stage0 = next(n for n in notes if n and "ZeRO-0" in n)
     assert "1.39 TB" in stage0 and "e+" not in " ".join(n for n in notes if n), list(notes)
+
+
+@pytest.mark.parametrize(
+    ("stage", "buffer", "other_buffers"),
+    [
+        ("0 (DDP)", "DDP's bucket copy", ("ZeRO-1", "FSDP")),
+        ("2 (+ gradients)", "ZeRO-2's communication buckets", ("DDP", "FSDP")),
+        ("3 (FSDP)", "FSDP's gathered units", ("DDP", "ZeRO-1")),
+    ],
+)
+def test_memory_names_the_buffer_of_the_stage_shown_and_the_excess_unsigned(
+    stage, buffer, other_buffers
+):
+    """The Memory page said "plus 14 GB of DDP's bucket copy, ZeRO-1/2's buckets or FSDP's
+    gathered units in flight (none on one rank: it communicates nothing)" whatever the stage
+    and rank count (8 ranks: the 14 GB is DDP's copy; the aside about one rank was always
+    there), and "Fits? no, -58.7 GB over" (over by minus 58.7 GB) where `costmodel memory`
+    says "no (58.7 GB over)"."""
+    at = open_page("page_memory.py", {"zero_stage": stage})
+    assert_clean(at)
+    sized = next(_plain(c.value) for c in at.caption if c.value.startswith("Sized as"))
+    assert buffer in sized and "one rank" not in sized, sized
+    assert not any(o in sized.split("plus", 1)[1] for o in other_buffers), sized
+    at = open_page("page_memory.py", {"dp_ranks": "1"})
+    sized = next(_plain(c.value) for c in at.caption if c.value.startswith("Sized as"))
+    assert "no communication buffer" in sized and "14 GB" not in sized, sized
+    fits = next(m for m in at.metric if m.label == "Fits?")
+    assert fits.value == "no" and fits.proto.delta.endswith(" over"), fits.proto.delta
+    assert not fits.proto.delta.startswith("-"), fits.proto.delta

@@ -339,6 +339,16 @@ def _signed(v: float) -> str:
     return ("+" if v >= 0 else "-") + format_bytes(abs(v))
 
 
+#: What the step holds beyond the lesson's state and activations, per ZeRO stage (the buffers
+#: of :mod:`costmodel.strategy.memory`): said for the stage shown, not for all four.
+_BUFFER_OF_STAGE = {
+    0: "DDP's bucket copy of the gradients",
+    1: "ZeRO-1's communication buckets",
+    2: "ZeRO-2's communication buckets",
+    3: "FSDP's gathered units in flight",
+}
+
+
 def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -> None:
     """Say first that it does not fit, and what would: the recomputation the CLI's ``memory``
     names (same order, :func:`costmodel.strategy.advisor.recompute_choices`), a higher ZeRO
@@ -418,9 +428,14 @@ def render() -> None:
         )
         st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
             f"Sized as the step prices ZeRO-{stage} ({STRATEGY_OF_STAGE[stage]}): the lesson's "
-            f"state + activations, {format_bytes(lesson[stage])}, plus "
-            f"{format_bytes(total - lesson[stage])} of DDP's bucket copy, ZeRO-1/2's buckets or "
-            "FSDP's gathered units in flight (none on one rank: it communicates nothing)."
+            "state + activations"
+            + (" + context + fragmentation" if inp["context"] or inp["fragmentation"] else "")
+            + f", {format_bytes(lesson[stage])}, plus "
+            + (
+                "no communication buffer (one rank communicates nothing: no buckets, no gathered units)."
+                if int(inp["ranks"]) == 1
+                else f"{format_bytes(total - lesson[stage])} of {_BUFFER_OF_STAGE[stage]}."
+            )
         )
         m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
@@ -430,8 +445,8 @@ def render() -> None:
             "yes" if total <= capacity else "no",
             delta=f"{format_bytes(capacity - total)} headroom"
             if total <= capacity
-            else f"-{format_bytes(total - capacity)} over",
-            delta_color="normal",
+            else f"{format_bytes(total - capacity)} over",  # the CLI's "no (1.3 TB over)"
+            delta_color="normal" if total <= capacity else "inverse",  # red either way
         )
         largest = data.max_params(capacity, stage, int(inp["ranks"]), **kw)
         m[3].metric(
