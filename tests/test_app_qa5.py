@@ -106,3 +106,23 @@ def test_memory_names_the_buffer_of_the_stage_shown_and_the_excess_unsigned(
     fits = next(m for m in at.metric if m.label == "Fits?")
     assert fits.value == "no" and fits.proto.delta.endswith(" over"), fits.proto.delta
     assert not fits.proto.delta.startswith("-"), fits.proto.delta
+
+
+def test_one_link_without_a_crossover_names_the_algorithm_that_wins_everywhere():
+    """14 GB over 64 ranks on a 50 GB/s link with no latency: "No crossover: one algorithm is
+    never slower over every size", naming no algorithm (the sentence does not parse either).
+    It now names the one the headline names, fastest at every size."""
+    at = open_page(
+        "page_collectives.py",
+        {
+            "view": "Formulas on one link (alpha-beta)",
+            "size_text": "14GB",
+            "ranks": "64",
+            "bandwidth": "50GB/s",
+            "latency": "0s",
+        },
+    )
+    assert_clean(at)
+    fastest = {m.label: m.value for m in at.metric}["Fastest by the formulas"]
+    said = next(_plain(c.value) for c in at.caption if c.value.startswith("No crossover"))
+    assert said.startswith(f"No crossover: {fastest} is the fastest at every size"), said
