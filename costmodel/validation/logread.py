@@ -17,6 +17,9 @@ and said where it came from:
 - **cluster preset**: the user's, else, for a bundled run (:func:`.reference_runs.
   find_bundled_run`: its bytes or its file name's short id), the preset it is fitted with,
   else the preset the log's GPU and GPUs per node point to (:func:`..compare.detect_cluster`).
+- **algorithm**: the log's NCCL_ALGO when it prints one; else, for a bundled run, the one its
+  index says the run pinned (``per_run``; 20 and 22 set NCCL_ALGO=Ring on a launch line the
+  parser does not read), as ``scripts/fit_corrections.py`` compares the run; else the model's.
 - **placement**: ``both`` (default: every row, out-of-place and in-place, as ``validate compare``
   has always compared), ``out-of-place`` or ``in-place`` (the spelling of ``calibrate``).
 
@@ -290,6 +293,24 @@ def read_log(
         ),
         ("cluster", cluster or "unknown", cluster_from or "the log names no known GPU"),
     ]
+    pinned = {
+        int(run): over["algorithm"]
+        for run, over in (bundled.per_run if bundled is not None else {}).items()
+        if over.get("algorithm", "auto") != "auto"
+    }
+    if pinned:
+        # the algorithm the index says the run pinned (NCCL_ALGO on a launch line the parser
+        # does not read: 20, 22), as scripts/fit_corrections.py and the fidelity table compare
+        # the run; the log's own NCCL_ALGO, when it prints one, wins
+        want = rows["run"].map(lambda r: pinned.get(int(r)))
+        fill = want.notna() & rows["algo_env"].isna()
+        if fill.any():
+            rows["algo_env"] = rows["algo_env"].astype(object)
+            rows.loc[fill, "algo_env"] = want[fill]
+            value = ", ".join(sorted(set(want[fill])))
+            fact = ("algorithm", value, f"{from_index}: the run pinned NCCL_ALGO")
+            assumed.append(fact)
+            facts.append(fact)
     if placement != "both":
         rows = rows[rows["placement"] == placement.replace("-", "_")]
         if rows.empty:
