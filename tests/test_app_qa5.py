@@ -158,3 +158,18 @@ def test_a_bundled_run_that_pinned_its_algorithm_is_compared_at_that_algorithm(r
     rows = next(d.value for d in at.dataframe if "predicted_busbw_bytes_per_s" in d.value)
     if ref != "13f":  # one run, one pinned algorithm: every row predicted at it
         assert set(rows["algorithm"]) == {algorithm}, set(rows["algorithm"])
+
+
+def test_predict_with_every_algorithm_names_the_command_that_prints_them():
+    """`costmodel predict --algorithm all` said "call predict_all_algorithms(op, sizes, cluster,
+    nodes, model=...)": a Python call, to someone at a shell. It names the command that prints
+    every algorithm (which is how `collective --algorithm all` answers the same question)."""
+    from tests._cli import one_line_error, run
+
+    args = ("--cluster", "dgx-h100", "--nodes", "8", "--sizes", "14GB", "--algorithm", "all")
+    line = one_line_error(run("predict", *args), "--algorithm")
+    assert "predict_all_algorithms" not in line
+    assert "costmodel collective all_reduce --cluster dgx-h100 --nodes 8" in line, line
+    suggested = ("collective", "all_reduce", "--cluster", "dgx-h100", "--nodes", "8")
+    out = run(*suggested, "--size", "14GB", "--algorithm", "all")
+    assert out.exit_code == 0 and "nvls_tree" in out.stdout, out.stdout
