@@ -195,6 +195,13 @@ def headline(columns: int) -> Any:
     return (slot if slot is not None else st).columns(columns)
 
 
+def headline_caption(text: str) -> None:
+    """A caption in the answer slot, under the headline metrics drawn so far (what they add up
+    to, or leave out); falls back to ``st.caption`` where no slot was opened in this run."""
+    slot = getattr(_answer, "slot", None)
+    (slot if slot is not None else st).caption(text)
+
+
 def headline_text(text: str, answer: str | None = None) -> None:
     """A subheader in the answer slot (what the headline metrics are about), ending with the
     page's main number when given (``"All-reduce of 1 GB over 16 ranks: 3.2 ms"``).

@@ -28,6 +28,7 @@ from costmodel.web.common import (
     chart_tabs,
     error,
     headline,
+    headline_caption,
     headline_text,
     on_open,
     page_header,
@@ -377,7 +378,7 @@ def _step_sum_caption(result) -> None:
     rest = _rest_parts(result)
     if not rest:
         return
-    st.caption(
+    headline_caption(  # under the metrics it completes, above the inputs
         f"Step {format_duration(result.step_time_s)} = compute "
         f"{format_duration(result.compute_s)} + exposed communication "
         f"{format_duration(result.exposed_comm_s)} + "
