@@ -176,3 +176,22 @@ def test_predict_with_every_algorithm_names_the_command_that_prints_them():
     suggested = ("collective", "all_reduce", "--cluster", "dgx-h100", "--nodes", "8")
     out = run(*suggested, "--size", "14GB", "--algorithm", "all")
     assert out.exit_code == 0 and "nvls_tree" in out.stdout, out.stdout
+
+
+def test_the_app_writes_one_node_and_two_nodes_as_the_cli_does():
+    """Collectives' side-by-side said "A = dgx-h100, 8 node(s), nccl" after `collective` and
+    `predict` had stopped writing "node(s)"; the step page's scaling warning said "at 1 node(s)"."""
+    at = open_page(
+        "page_collectives.py",
+        {"coll_compare": "true", "pin_cluster": "dgx-b200", "pin_nodes": "1"},
+    )
+    assert_clean(at)
+    side = next(_plain(m.value) for m in at.markdown if "Side by side" in m.value)
+    assert "A = dgx-h100, 1 node, nccl" in side and "B = dgx-b200, 1 node, nccl" in side, side
+    at = open_page("page_collectives.py", {"coll_compare": "true", "nccl_nodes": "8"})
+    side = next(_plain(m.value) for m in at.markdown if "Side by side" in m.value)
+    assert "8 nodes" in side and "node(s)" not in side, side
+    at = open_page("page_ddp.py", {"ddp_chart_tab": "Scaling vs GPU count"})
+    assert_clean(at)
+    said = [_plain(w.value) for w in at.warning if "Does not fit in GPU memory at" in w.value]
+    assert said and all("node(s)" not in w for w in said), said

@@ -249,7 +249,8 @@ def _pin_inputs(clusters: list[str], where) -> dict | None:
 
 def _label(cfg: dict) -> str:
     gpus = "" if cfg["gpus"] is None else f" x {int(cfg['gpus'])} GPUs"
-    return f"{cfg['cluster']}, {int(cfg['nodes'])} node(s){gpus}, {cfg['model']}"
+    n = int(cfg["nodes"])
+    return f"{cfg['cluster']}, {n} node{'s' if n != 1 else ''}{gpus}, {cfg['model']}"
 
 
 def _link(inp: dict) -> None:

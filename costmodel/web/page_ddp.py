@@ -596,7 +596,8 @@ def render() -> None:
             no_fit = [int(n) for n in frame.loc[~frame["fits"].astype(bool), "nodes"]]
             if no_fit:  # never a point for a setup that cannot run without saying so
                 st.warning(
-                    f"Does not fit in GPU memory at {', '.join(map(str, no_fit))} node(s): "
+                    f"Does not fit in GPU memory at {', '.join(map(str, no_fit))} "
+                    f"node{'s' if no_fit != [1] else ''}: "
                     "those points are steps of a configuration that cannot run.",
                     icon=":material/memory:",
                 )
