@@ -195,3 +195,21 @@ def test_the_app_writes_one_node_and_two_nodes_as_the_cli_does():
     assert_clean(at)
     said = [_plain(w.value) for w in at.warning if "Does not fit in GPU memory at" in w.value]
     assert said and all("node(s)" not in w for w in said), said
+
+
+def test_b_s_cost_says_why_its_band_is_unknown():
+    """H100 (A) against B200 (B): A's cost caption gave "Expected-error band (the step's):
+    221.8-293.0 days", B's gave none and no reason (a B200's compute is the default MFU, so its
+    band is unknown), which reads as B's days being certain. The reason is now said, in the
+    words of `costmodel step`."""
+    from costmodel.strategy.band import UNKNOWN_COMPUTE
+
+    at = open_page(
+        "page_ddp.py",
+        {**LLAMA_70B_FSDP, "ddp_recompute": "full", "ddp_pin": "true", "ddp_b_cluster": "dgx-b200"},
+    )
+    assert_clean(at)
+    b = next(_plain(c.value) for c in at.caption if c.value.startswith("(B):"))
+    assert UNKNOWN_COMPUTE in b, b
+    a = next(_plain(c.value) for c in at.caption if c.value.startswith("(A):"))
+    assert "Expected-error band (the step's):" in a and "unknown" not in a, a

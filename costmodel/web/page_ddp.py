@@ -778,8 +778,9 @@ def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
     return None, usd
 
 
-def _cost_metrics(cost, side: str = "") -> None:
-    """Days, GPU-hours, dollars (with the price's date) and MFU of one side."""
+def _cost_metrics(cost, side: str = "", result=None) -> None:
+    """Days, GPU-hours, dollars (with the price's date) and MFU of one side; ``result`` (the
+    side's step) says why a predicted step's band is unknown, never left out silently."""
     m = st.columns(4)
     m[0].metric(f"Wall clock{side} [days]", f"{cost.wall_days:,.1f}")
     m[1].metric(f"GPU-hours{side}", f"{cost.gpu_hours:,.0f}")
@@ -800,6 +801,12 @@ def _cost_metrics(cost, side: str = "") -> None:
         + (f", ${cb[0]:,.0f}-${cb[1]:,.0f}" if cb is not None else "")
         + "."
         if db is not None
+        else f" Expected-error {why}."
+        if result is not None
+        and cost.step_time_source != "measured"
+        and (
+            why := band_note((result.step_time_lo_s, result.step_time_hi_s), result.compute_source)
+        )
         else ""
     )
     st.caption(
@@ -857,9 +864,10 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         cost = result.training_cost(
             tokens, usd_per_gpu_hour=usd, price=price_name, measured_step_time_s=measured
         )
-        _cost_metrics(cost, " (A)" if rb is not None else "")
+        _cost_metrics(cost, " (A)" if rb is not None else "", result)
         if rb is not None:
-            _cost_metrics(rb.training_cost(tokens, usd_per_gpu_hour=usd_b, price=price_b), " (B)")
+            cost_b = rb.training_cost(tokens, usd_per_gpu_hour=usd_b, price=price_b)
+            _cost_metrics(cost_b, " (B)", rb)
 
 
 if __name__ == "__main__":
