@@ -213,3 +213,22 @@ def test_b_s_cost_says_why_its_band_is_unknown():
     assert UNKNOWN_COMPUTE in b, b
     a = next(_plain(c.value) for c in at.caption if c.value.startswith("(A):"))
     assert "Expected-error band (the step's):" in a and "unknown" not in a, a
+
+
+def test_memory_says_whether_more_ranks_fit_the_stage_shown():
+    """Llama-3.1-70B under ZeRO-3 on 64 ranks: "What makes it fit: recompute full. More ranks:
+    see 'Ranks needed' below", where that table says no rank count fits ZeRO-3 (the 115 GB of
+    activations are not sharded). The warning now says so, or names the rank count that fits
+    (the table's own figure)."""
+    at = open_page(
+        "page_memory.py", {"arch": "llama-3.1-70b", "zero_stage": "3 (FSDP)", "dp_ranks": "64"}
+    )
+    assert_clean(at)
+    said = next(_plain(w.value) for w in at.warning if w.value.startswith("Does not fit"))
+    assert "More ranks do not make ZeRO-3 fit" in said and "see 'Ranks needed'" not in said
+    at = open_page("page_memory.py", {"zero_stage": "1 (optimizer)", "dp_ranks": "2"})
+    said = next(_plain(w.value) for w in at.warning if w.value.startswith("Does not fit"))
+    table = open_tables(at)
+    needed = next(d.value for d in table.dataframe if "ranks needed" in d.value.columns)
+    fits_from = int(needed.loc[needed["ZeRO stage"] == 1, "ranks needed"].iloc[0])
+    assert f"More ranks: ZeRO-1 fits from N = {fits_from} " in said, said

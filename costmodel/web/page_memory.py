@@ -374,14 +374,23 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
         changes.append(
             f"ZeRO-{higher[0]} at N = {ranks}: {format_bytes(totals[higher[0]])} per GPU"
         )
+    # more ranks: the fewest that fit this stage (the 'Ranks needed' table's figure), or none
+    needed = data.ranks_needed(inp["params"], capacity, _arch(inp), **kw)
+    col = needed.loc[needed["ZeRO stage"] == stage, "ranks needed"]
+    n = None if col.isna().iloc[0] else int(col.iloc[0])
+    more = (
+        f"More ranks: ZeRO-{stage} fits from N = {n:,} ('Ranks needed' below)."
+        if n is not None and n > ranks
+        else f"More ranks do not make ZeRO-{stage} fit ('Ranks needed' below)."
+    )
     st.warning(
         f"Does not fit: {format_bytes(totals[stage])} per GPU > {format_bytes(capacity)} "
         f"({inp['gpu'][0]}). "
         + (
-            "What makes it fit: " + "; ".join(changes) + ". More ranks: see 'Ranks needed' below."
+            "What makes it fit: " + "; ".join(changes) + f". {more}"
             if changes
-            else "No recomputation mode or ZeRO stage makes it fit at these ranks; see "
-            "'Ranks needed' below, a smaller micro-batch or sequence, or a larger card."
+            else "No recomputation mode or ZeRO stage makes it fit at these ranks. "
+            f"{more} Else a smaller micro-batch or sequence, or a larger card."
         ),
         icon=":material/memory:",
     )
