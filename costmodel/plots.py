@@ -20,7 +20,9 @@ from .units import format_duration
 # in one go from plain dicts (go.Figure(data=..., layout=...)): several times faster than
 # add_trace/update_layout one by one, which keeps an app rerun within its 150 ms budget.
 
-_SI_AXIS = {"exponentformat": "SI", "showexponent": "all"}
+# minexponent 0: an SI prefix at every power (plotly's default, 3, writes 1e-3 and 1e3 without
+# one: "100µs, 0.001s, 0.01s" and "1000B, 1MB" on one axis)
+_SI_AXIS = {"exponentformat": "SI", "showexponent": "all", "minexponent": 0}
 _LOG10_2 = 0.30102999566398120  # dtick of a log axis with a tick at every power of two
 
 
