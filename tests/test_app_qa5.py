@@ -232,3 +232,23 @@ def test_memory_says_whether_more_ranks_fit_the_stage_shown():
     needed = next(d.value for d in table.dataframe if "ranks needed" in d.value.columns)
     fits_from = int(needed.loc[needed["ZeRO stage"] == 1, "ranks needed"].iloc[0])
     assert f"More ranks: ZeRO-1 fits from N = {fits_from} " in said, said
+
+
+@pytest.mark.parametrize(
+    ("query", "box", "api"),
+    [
+        ({"ddp_seq": "0"}, "Sequence length [tokens]:", "sequence_length"),
+        ({"ddp_local_batch": "0"}, "Local batch per GPU [samples]:", "local_batch"),
+        ({"ddp_strategy": "hsdp", "ddp_group": "3"}, "HSDP group [GPUs]: 3 does not", "group_size"),
+        ({"ddp_power": "5000"}, "GPU power limit [W]:", "power_limit_w"),
+    ],
+)
+def test_a_refused_step_input_names_its_box_once(query, box, api):
+    """The step page refused HSDP group 3 on 32 GPUs with "Scenario: Scenario: group_size: 3
+    does not divide the 32 ranks" (the section's name twice, then the API's argument), and
+    sequence length 0 with "Scenario: sequence_length: ...", while its boxes are labelled
+    "HSDP group [GPUs]", "Sequence length [tokens]". A refusal now names the box, once."""
+    at = open_page("page_ddp.py", query)
+    assert_clean(at)
+    (said,) = [_plain(e.value) for e in at.error]
+    assert box in said and api not in said and said.count("Scenario") == 1, said

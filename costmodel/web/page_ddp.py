@@ -45,6 +45,20 @@ MAX_COMPUTE_S: float = next(
     m.le for m in Scenario.model_fields["compute_time_s"].metadata if hasattr(m, "le")
 )
 
+#: The step page's boxes by the Scenario field each sets: a refusal names the box, not the API
+#: argument ("Sequence length [tokens]: ...", not "sequence_length: ...").
+BOX_LABELS = {
+    "nodes": "Nodes",
+    "local_batch": "Local batch per GPU [samples]",
+    "sequence_length": "Sequence length [tokens]",
+    "accumulation": "Accumulation steps [-]",
+    "group_size": "HSDP group [GPUs]",
+    "power_limit_w": "GPU power limit [W]",
+    "comm_contention": "Overlap contention c",
+    "mfu": "MFU [fraction of peak]",
+    "bucket_cap_bytes": "bucket_cap",
+}
+
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
 
@@ -316,7 +330,7 @@ def _compare(inp: dict, result, inp_b: dict):
     from costmodel.scenario import compare, compare_summary
 
     rb = None  # stays None when B is refused (its red message is shown by section)
-    with section("Configuration B"):
+    with section("Configuration B", BOX_LABELS):
         rb = data.evaluate_scenario(**inp_b)
     if rb is None:
         return None
@@ -499,7 +513,7 @@ def render() -> None:
     if (inp["params"] is None and inp["arch"] is None) or bad_bucket or bad_compute:
         return
     result = None
-    with section("Scenario"):
+    with section("Scenario", BOX_LABELS):
         result = data.evaluate_scenario(**inp)
     if result is None:
         return
