@@ -50,17 +50,18 @@ def test_the_step_s_headline_parts_add_up_to_the_step():
 @pytest.mark.parametrize(
     ("query", "field"),
     [
-        ({"act_seq": "0"}, "sequence_length"),
-        ({"micro": "0"}, "micro_batch"),
-        ({"layers": "0"}, "layers"),
-        ({"arch": "llama-3.1-8b", "act_seq": "-5"}, "sequence_length"),
+        ({"act_seq": "0"}, "Sequence [tokens]:"),
+        ({"micro": "0"}, "Micro-batch [seq]:"),
+        ({"layers": "0"}, "Layers:"),
+        ({"arch": "llama-3.1-8b", "act_seq": "-5"}, "Sequence [tokens]:"),
     ],
 )
 def test_memory_with_a_refused_activation_shape_shows_no_memory(query, field):
     """Sequence 0 (or micro-batch 0, layers 0) with "Include activations" on showed the refusal
     twice ("Activations: ..." and "Memory: ...") and, between them, "Memory per GPU, ZeRO-0:
     126 GB (does not fit)", its chart and tables: the memory without the activations the box
-    asks for, as if the shape had none. The refusal is now said once and no memory is shown."""
+    asks for, as if the shape had none, naming the API's argument (sequence_length), not the
+    box. The refusal is now said once, naming the box, and no memory is shown."""
     at = open_page("page_memory.py", query)
     assert_clean(at)
     errors = [_plain(e.value) for e in at.error]

@@ -339,6 +339,15 @@ def _signed(v: float) -> str:
     return ("+" if v >= 0 else "-") + format_bytes(abs(v))
 
 
+#: The activation boxes by the argument each sets: a refusal names the box the user typed in.
+_ACTIVATION_BOXES = {
+    "sequence_length": "Sequence [tokens]",
+    "micro_batch": "Micro-batch [seq]",
+    "layers": "Layers",
+    "hidden": "Hidden size",
+    "heads": "Heads",
+}
+
 #: What the step holds beyond the lesson's state and activations, per ZeRO stage (the buffers
 #: of :mod:`costmodel.strategy.memory`): said for the stage shown, not for all four.
 _BUFFER_OF_STAGE = {
@@ -414,7 +423,7 @@ def render() -> None:
     activations: float | None = 0.0
     if inp["activation"] is not None:
         activations = None  # stays None when the section refuses the shape (its red message)
-        with section("Activations"):
+        with section("Activations", _ACTIVATION_BOXES):
             activations = data.activations_for(*inp["activation"])
         if activations is None:  # no memory without the activations the box asks for
             return
