@@ -303,12 +303,12 @@ def read_log(
         # does not read: 20, 22), as scripts/fit_corrections.py and the fidelity table compare
         # the run; the log's own NCCL_ALGO, when it prints one, wins
         want = rows["run"].map(lambda r: pinned.get(int(r)))
-        fill = want.notna() & rows["algo_env"].isna()
-        if fill.any():
+        unset = want.notna() & rows["algo_env"].isna()
+        if unset.any():
             rows["algo_env"] = rows["algo_env"].astype(object)
-            rows.loc[fill, "algo_env"] = want[fill]
-            value = ", ".join(sorted(set(want[fill])))
-            fact = ("algorithm", value, f"{from_index}: the run pinned NCCL_ALGO")
+            rows.loc[unset, "algo_env"] = want[unset]
+            algorithms = ", ".join(sorted({str(a) for a in want[unset]}))
+            fact = ("algorithm", algorithms, f"{from_index}: the run pinned NCCL_ALGO")
             assumed.append(fact)
             facts.append(fact)
     if placement != "both":

@@ -420,13 +420,14 @@ def render() -> None:
         return
     if inp["params"] is None or inp["context"] is None or capacity is None:
         return
-    activations: float | None = 0.0
+    activations = 0.0
     if inp["activation"] is not None:
-        activations = None  # stays None when the section refuses the shape (its red message)
+        got: float | None = None  # stays None when the section refuses the shape (its message)
         with section("Activations", _ACTIVATION_BOXES):
-            activations = data.activations_for(*inp["activation"])
-        if activations is None:  # no memory without the activations the box asks for
+            got = data.activations_for(*inp["activation"])
+        if got is None:  # no memory without the activations the box asks for
             return
+        activations = got
     kw = {
         "recipe": inp["recipe"],
         "activations_bytes": activations,
