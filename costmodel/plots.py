@@ -20,7 +20,9 @@ from .units import format_duration
 # in one go from plain dicts (go.Figure(data=..., layout=...)): several times faster than
 # add_trace/update_layout one by one, which keeps an app rerun within its 150 ms budget.
 
-_SI_AXIS = {"exponentformat": "SI", "showexponent": "all"}
+# minexponent 0: an SI prefix at every power (plotly's default, 3, writes 1e-3 and 1e3 without
+# one: "100µs, 0.001s, 0.01s" and "1000B, 1MB" on one axis)
+_SI_AXIS = {"exponentformat": "SI", "showexponent": "all", "minexponent": 0}
 _LOG10_2 = 0.30102999566398120  # dtick of a log axis with a tick at every power of two
 
 
@@ -779,23 +781,31 @@ def scaling_compare_figure(frames: dict, *, title: str = "") -> go.Figure:
 
 
 def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
-    """One step per configuration as a horizontal bar: compute, then exposed communication [s].
+    """One step per configuration as a horizontal bar: compute, exposed communication, then the
+    rest of the step (optimizer step, waiting for the slowest rank, DDP host overhead) [s].
 
-    ``steps`` maps a label to ``(compute_s, exposed_comm_s)``; the bar's length is the step.
+    ``steps`` maps a label to ``(compute_s, exposed_comm_s)`` or ``(compute_s, exposed_comm_s,
+    rest_s)``; the bar's length is the step when the rest is given (a step of a strategy
+    engine spends part of its time in neither compute nor exposed communication).
     """
     labels = list(steps)
-    parts = (("compute", 0, "#72B7B2"), ("exposed communication", 1, "#E45756"))
+    parts = (
+        ("compute", 0, "#72B7B2"),
+        ("exposed communication", 1, "#E45756"),
+        ("optimizer, slowest rank, host", 2, "#9D755D"),
+    )
     data = [
         {
             "type": "bar",
             "orientation": "h",
             "name": name,
             "y": labels,
-            "x": [float(steps[k][i]) for k in labels],
+            "x": [float(steps[k][i]) if i < len(steps[k]) else 0.0 for k in labels],
             "marker": {"color": color},
             "hovertemplate": "%{y}: %{x:.3s}s<extra>" + name + "</extra>",
         }
         for name, i, color in parts
+        if i < 2 or any(i < len(steps[k]) and float(steps[k][i]) > 0 for k in labels)
     ]
     layout = {
         "barmode": "stack",

@@ -409,7 +409,7 @@ def test_step_page_bucket_is_the_strategys_default_unless_given():
     [
         ("text_input", "ddp_params", "-7B", "Model parameters"),
         ("text_input", "ddp_bucket", "lots", "bucket_cap"),
-        ("number_input", "ddp_accumulation", 0, "accumulation"),
+        ("number_input", "ddp_accumulation", 0, "Accumulation steps"),
         ("text_input", "ddp_compute", "-1s", "Measured compute per micro-batch"),
     ],
 )

@@ -366,6 +366,12 @@ def predict(
     op = canonical_op(op)  # "all-reduce", "AllReduce" as typed
 
     m = np.asarray(sz, dtype=float)
+    if algorithm.strip().lower() == "all":  # the library's refusal names a Python function
+        raise ValueError(
+            "--algorithm: 'all' gives several rows per size, which predict does not print; "
+            f"every algorithm: costmodel collective {op} --cluster {cluster} --nodes {nodes} "
+            "--size SIZE --algorithm all; allowed here: auto or one algorithm"
+        )
     if compare_models:
         if algorithm != "auto" or protocol != "auto":
             raise ValueError(

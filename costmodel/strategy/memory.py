@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..units import format_bytes
 from .layout import Layout, wrap_units
 
 
@@ -299,8 +300,8 @@ def stage_min_ranks(
     if not fits(max_ranks):
         m = stage_memory(zero_stage, max_ranks, params, **kw)
         raise ValueError(
-            f"no rank count fits ZeRO-{zero_stage} in {cap / 1e9:.3g} GB per GPU: even at "
-            f"{max_ranks:,} ranks each needs {float(m.total_bytes) / 1e9:.3g} GB"
+            f"no rank count fits ZeRO-{zero_stage} in {format_bytes(cap)} per GPU: even at "
+            f"{max_ranks:,} ranks each needs {format_bytes(float(m.total_bytes))}"
             + (
                 " (stage 0 replicates the whole state; shard it: ZeRO-1/2/3)"
                 if zero_stage == 0

@@ -17,6 +17,10 @@ and said where it came from:
 - **cluster preset**: the user's, else, for a bundled run (:func:`.reference_runs.
   find_bundled_run`: its bytes or its file name's short id), the preset it is fitted with,
   else the preset the log's GPU and GPUs per node point to (:func:`..compare.detect_cluster`).
+- **algorithm**: the log's NCCL_ALGO when it prints one; else, for a bundled run, the one its
+  index says the run pinned (``per_run``; 20 and 22 set NCCL_ALGO=Ring on a launch line the
+  parser does not read: :func:`_bundled_launch`), as ``scripts/fit_corrections.py`` compares
+  the run; else the model's.
 - **placement**: ``both`` (default: every row, out-of-place and in-place, as ``validate compare``
   has always compared), ``out-of-place`` or ``in-place`` (the spelling of ``calibrate``).
 

@@ -195,6 +195,13 @@ def headline(columns: int) -> Any:
     return (slot if slot is not None else st).columns(columns)
 
 
+def headline_caption(text: str) -> None:
+    """A caption in the answer slot, under the headline metrics drawn so far (what they add up
+    to, or leave out); falls back to ``st.caption`` where no slot was opened in this run."""
+    slot = getattr(_answer, "slot", None)
+    (slot if slot is not None else st).caption(text)
+
+
 def headline_text(text: str, answer: str | None = None) -> None:
     """A subheader in the answer slot (what the headline metrics are about), ending with the
     page's main number when given (``"All-reduce of 1 GB over 16 ranks: 3.2 ms"``).
@@ -256,22 +263,34 @@ def error(message: object) -> None:
     st.error(plain(message), icon=":material/error:")
 
 
-def show_error(field: str, exc: Exception) -> None:
+def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = None) -> None:
     """A red message naming the field and what is allowed (the library's ValueError text).
 
     A pydantic ``ValidationError`` (a ValueError) lists each refused field with its rule.
-    The message is shown as text (:func:`plain`): it may quote what the user typed.
+    ``labels`` maps the library's field names to the page's box labels
+    (``{"sequence_length": "Sequence length [tokens]"}``): a refusal names the box the user
+    typed in, not the API's argument. A rule over the whole model (no field of its own) is not
+    prefixed with ``field`` a second time. The message is shown as text (:func:`plain`): it may
+    quote what the user typed.
     """
+    names = labels or {}
+
+    def named(text: str) -> str:  # "group_size: 3 does not ..." -> "HSDP group [GPUs]: 3 ..."
+        head, sep, rest = text.partition(": ")
+        return f"{names[head]}: {rest}" if sep and head in names else text
+
     errors = getattr(exc, "errors", None)
     if callable(errors):
-        lines = [
-            f"{'.'.join(str(p) for p in e['loc']) or field}: "
-            f"{e['msg'].removeprefix('Value error, ')}{_got(e)}"
-            for e in errors()
-        ]
+        lines = []
+        for e in errors():
+            msg = e["msg"].removeprefix("Value error, ")
+            loc = ".".join(str(p) for p in e["loc"])
+            lines.append(
+                f"{names.get(loc, loc)}: {msg}{_got(e)}" if loc else f"{named(msg)}{_got(e)}"
+            )
         _red(f"**{plain(field)}**: " + plain("; ".join(lines)))
         return
-    _red(f"**{plain(field)}**: {plain(exc)}")
+    _red(f"**{plain(field)}**: {plain(named(str(exc)))}")
 
 
 def _got(e: Mapping[str, Any]) -> str:
@@ -290,16 +309,17 @@ def _red(escaped: str) -> None:
 
 
 @contextmanager
-def section(field: str) -> Iterator[None]:
+def section(field: str, labels: Mapping[str, str] | None = None) -> Iterator[None]:
     """Run one section of a page; a ValueError becomes a red message and the rest still runs.
 
     A ``ValueError`` raised inside (by a parser or a library function refusing its input) is
-    shown with :func:`show_error` naming ``field``; other sections of the page are unaffected.
+    shown with :func:`show_error` naming ``field`` (and the boxes of ``labels``); other sections
+    of the page are unaffected.
     """
     try:
         yield
     except ValueError as exc:
-        show_error(field, exc)
+        show_error(field, exc, labels)
 
 
 def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:

@@ -365,7 +365,10 @@ def _link(inp: dict) -> None:
                 caption="Crossover sizes",
             )
         else:
-            st.caption("No crossover: one algorithm is never slower over every size.")
+            st.caption(  # no pair changes order: the fastest at M is the fastest everywhere
+                f"No crossover: {best['algorithm']} is the fastest at every size (no two "
+                "algorithms change order)."
+            )
         table(
             sweep,
             "collective_sweep.csv",

@@ -30,6 +30,7 @@ from costmodel.web.common import (
     chart_tabs,
     error,
     headline,
+    headline_caption,
     headline_text,
     on_open,
     page_header,
@@ -45,6 +46,20 @@ COMPUTE_FIELD = "Measured compute per micro-batch"
 MAX_COMPUTE_S: float = next(
     m.le for m in Scenario.model_fields["compute_time_s"].metadata if hasattr(m, "le")
 )
+
+#: The step page's boxes by the Scenario field each sets: a refusal names the box, not the API
+#: argument ("Sequence length [tokens]: ...", not "sequence_length: ...").
+BOX_LABELS = {
+    "nodes": "Nodes",
+    "local_batch": "Local batch per GPU [samples]",
+    "sequence_length": "Sequence length [tokens]",
+    "accumulation": "Accumulation steps [-]",
+    "group_size": "HSDP group [GPUs]",
+    "power_limit_w": "GPU power limit [W]",
+    "comm_contention": "Overlap contention c",
+    "mfu": "MFU [fraction of peak]",
+    "bucket_cap_bytes": "bucket_cap",
+}
 
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
@@ -317,7 +332,7 @@ def _compare(inp: dict, result, inp_b: dict):
     from costmodel.scenario import compare, compare_summary
 
     rb = None  # stays None when B is refused (its red message is shown by section)
-    with section("Configuration B"):
+    with section("Configuration B", BOX_LABELS):
         rb = data.evaluate_scenario(**inp_b)
     if rb is None:
         return None
@@ -328,7 +343,10 @@ def _compare(inp: dict, result, inp_b: dict):
     la, lb = f"A: {_label(inp, result)}", f"B: {_label(inp_b, rb)}"
     chart(
         plots.step_compare_figure(
-            {la: (result.compute_s, result.exposed_comm_s), lb: (rb.compute_s, rb.exposed_comm_s)},
+            {
+                la: (result.compute_s, result.exposed_comm_s, _rest_s(result)),
+                lb: (rb.compute_s, rb.exposed_comm_s, _rest_s(rb)),
+            },
             title="One step, A and B",
         ),
         key="chart_compare_step",
@@ -352,6 +370,37 @@ def _compare(inp: dict, result, inp_b: dict):
         key="chart_compare_scaling",
     )
     return rb
+
+
+def _rest_parts(result) -> list[tuple[str, float]]:
+    """The step's parts that are neither compute nor exposed communication, labelled as
+    ``costmodel step`` prints them: the optimizer step, the wait for the slowest rank and DDP's
+    host overhead [s]; those that are zero are left out."""
+    parts = (
+        ("optimizer step", result.optimizer_s),
+        ("waiting for the slowest rank", result.sync_s),
+        ("DDP host overhead", result.host_overhead_s),
+    )
+    return [(k, float(v)) for k, v in parts if v > 0]
+
+
+def _rest_s(result) -> float:
+    """Step time not in compute or exposed communication [s] (:func:`_rest_parts` summed)."""
+    return sum(v for _, v in _rest_parts(result))
+
+
+def _step_sum_caption(result) -> None:
+    """Say what the step is made of, so the headline's figures add up to the step time."""
+    rest = _rest_parts(result)
+    if not rest:
+        return
+    headline_caption(  # under the metrics it completes, above the inputs
+        f"Step {format_duration(result.step_time_s)} = compute "
+        f"{format_duration(result.compute_s)} + exposed communication "
+        f"{format_duration(result.exposed_comm_s)} + "
+        + " + ".join(f"{k} {format_duration(v)}" for k, v in rest)
+        + "."
+    )
 
 
 def _b_does_not_fit(rb, what: str) -> None:
@@ -466,7 +515,7 @@ def render() -> None:
     if (inp["params"] is None and inp["arch"] is None) or bad_bucket or bad_compute:
         return
     result = None
-    with section("Scenario"):
+    with section("Scenario", BOX_LABELS):
         result = data.evaluate_scenario(**inp)
     if result is None:
         return
@@ -514,6 +563,7 @@ def render() -> None:
         delta_arrow="off",
     )
     m[3].metric("GPU memory", format_bytes(result.gpu_memory_bytes))
+    _step_sum_caption(result)
     if not result.fits:  # below the headline (drawn in the slot above), computed after it
         _does_not_fit(inp, result)
     c = inp["comm_contention"]
@@ -744,8 +794,9 @@ def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
     return None, usd
 
 
-def _cost_metrics(cost, side: str = "") -> None:
-    """Days, GPU-hours, dollars (with the price's date) and MFU of one side."""
+def _cost_metrics(cost, side: str = "", result=None) -> None:
+    """Days, GPU-hours, dollars (with the price's date) and MFU of one side; ``result`` (the
+    side's step) says why a predicted step's band is unknown, never left out silently."""
     m = st.columns(4)
     m[0].metric(f"Wall clock{side} [days]", f"{cost.wall_days:,.1f}")
     m[1].metric(f"GPU-hours{side}", f"{cost.gpu_hours:,.0f}")
@@ -766,6 +817,12 @@ def _cost_metrics(cost, side: str = "") -> None:
         + (f", ${cb[0]:,.0f}-${cb[1]:,.0f}" if cb is not None else "")
         + "."
         if db is not None
+        else f" Expected-error {why}."
+        if result is not None
+        and cost.step_time_source != "measured"
+        and (
+            why := band_note((result.step_time_lo_s, result.step_time_hi_s), result.compute_source)
+        )
         else ""
     )
     st.caption(
@@ -823,9 +880,10 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         cost = result.training_cost(
             tokens, usd_per_gpu_hour=usd, price=price_name, measured_step_time_s=measured
         )
-        _cost_metrics(cost, " (A)" if rb is not None else "")
+        _cost_metrics(cost, " (A)" if rb is not None else "", result)
         if rb is not None:
-            _cost_metrics(rb.training_cost(tokens, usd_per_gpu_hour=usd_b, price=price_b), " (B)")
+            cost_b = rb.training_cost(tokens, usd_per_gpu_hour=usd_b, price=price_b)
+            _cost_metrics(cost_b, " (B)", rb)
 
 
 if __name__ == "__main__":

@@ -339,6 +339,25 @@ def _signed(v: float) -> str:
     return ("+" if v >= 0 else "-") + format_bytes(abs(v))
 
 
+#: The activation boxes by the argument each sets: a refusal names the box the user typed in.
+_ACTIVATION_BOXES = {
+    "sequence_length": "Sequence [tokens]",
+    "micro_batch": "Micro-batch [seq]",
+    "layers": "Layers",
+    "hidden": "Hidden size",
+    "heads": "Heads",
+}
+
+#: What the step holds beyond the lesson's state and activations, per ZeRO stage (the buffers
+#: of :mod:`costmodel.strategy.memory`): said for the stage shown, not for all four.
+_BUFFER_OF_STAGE = {
+    0: "DDP's bucket copy of the gradients",
+    1: "ZeRO-1's communication buckets",
+    2: "ZeRO-2's communication buckets",
+    3: "FSDP's gathered units in flight",
+}
+
+
 def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -> None:
     """Say first that it does not fit, and what would: the recomputation the CLI's ``memory``
     names (same order, :func:`costmodel.strategy.advisor.recompute_choices`), a higher ZeRO
@@ -364,14 +383,23 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
         changes.append(
             f"ZeRO-{higher[0]} at N = {ranks}: {format_bytes(totals[higher[0]])} per GPU"
         )
+    # more ranks: the fewest that fit this stage (the 'Ranks needed' table's figure), or none
+    needed = data.ranks_needed(inp["params"], capacity, _arch(inp), **kw)
+    col = needed.loc[needed["ZeRO stage"] == stage, "ranks needed"]
+    n = None if col.isna().iloc[0] else int(col.iloc[0])
+    more = (
+        f"More ranks: ZeRO-{stage} fits from N = {n:,} ('Ranks needed' below)."
+        if n is not None and n > ranks
+        else f"More ranks do not make ZeRO-{stage} fit ('Ranks needed' below)."
+    )
     st.warning(
         f"Does not fit: {format_bytes(totals[stage])} per GPU > {format_bytes(capacity)} "
         f"({inp['gpu'][0]}). "
         + (
-            "What makes it fit: " + "; ".join(changes) + ". More ranks: see 'Ranks needed' below."
+            "What makes it fit: " + "; ".join(changes) + f". {more}"
             if changes
-            else "No recomputation mode or ZeRO stage makes it fit at these ranks; see "
-            "'Ranks needed' below, a smaller micro-batch or sequence, or a larger card."
+            else "No recomputation mode or ZeRO stage makes it fit at these ranks. "
+            f"{more} Else a smaller micro-batch or sequence, or a larger card."
         ),
         icon=":material/memory:",
     )
@@ -394,8 +422,12 @@ def render() -> None:
         return
     activations = 0.0
     if inp["activation"] is not None:
-        with section("Activations"):
-            activations = data.activations_for(*inp["activation"])
+        got: float | None = None  # stays None when the section refuses the shape (its message)
+        with section("Activations", _ACTIVATION_BOXES):
+            got = data.activations_for(*inp["activation"])
+        if got is None:  # no memory without the activations the box asks for
+            return
+        activations = got
     kw = {
         "recipe": inp["recipe"],
         "activations_bytes": activations,
@@ -415,9 +447,14 @@ def render() -> None:
         )
         st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
             f"Sized as the step prices ZeRO-{stage} ({STRATEGY_OF_STAGE[stage]}): the lesson's "
-            f"state + activations, {format_bytes(lesson[stage])}, plus "
-            f"{format_bytes(total - lesson[stage])} of DDP's bucket copy, ZeRO-1/2's buckets or "
-            "FSDP's gathered units in flight (none on one rank: it communicates nothing)."
+            "state + activations"
+            + (" + context + fragmentation" if inp["context"] or inp["fragmentation"] else "")
+            + f", {format_bytes(lesson[stage])}, plus "
+            + (
+                "no communication buffer (one rank communicates nothing: no buckets, no gathered units)."
+                if int(inp["ranks"]) == 1
+                else f"{format_bytes(total - lesson[stage])} of {_BUFFER_OF_STAGE[stage]}."
+            )
         )
         m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
@@ -427,8 +464,8 @@ def render() -> None:
             "yes" if total <= capacity else "no",
             delta=f"{format_bytes(capacity - total)} headroom"
             if total <= capacity
-            else f"-{format_bytes(total - capacity)} over",
-            delta_color="normal",
+            else f"{format_bytes(total - capacity)} over",  # the CLI's "no (1.3 TB over)"
+            delta_color="normal" if total <= capacity else "inverse",  # red either way
         )
         largest = data.max_params(capacity, stage, int(inp["ranks"]), **kw)
         m[3].metric(
