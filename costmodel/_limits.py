@@ -47,6 +47,8 @@ class Limit:
                 text = str(exc)
                 if f"must be {self.rule}, got " in text:  # a sweep axis already says it
                     raise ValueError(f"{option}: {text.split(': ', 1)[1]}") from None
+                if "above the largest" in text:  # the parser's own cap: the rule says the range
+                    raise ValueError(f"{option}: must be {self.rule}, got {raw!r}") from None
                 raise ValueError(f"{option}: must be {self.rule}, got {raw!r} ({exc})") from None
             for x in numbers:
                 ok = math.isfinite(x) and (x > self.lo if self.lo_open else x >= self.lo)

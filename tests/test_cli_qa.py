@@ -295,3 +295,13 @@ def test_a_step_without_a_cluster_or_a_link_asks_for_them_first():
         run("step", "--params", "7B", "--ranks", "8", "--bandwidth", "50GB/s"),
         "needs --compute-time, or --tokens-per-gpu",
     )
+
+
+def test_a_size_past_every_cap_names_one_range():
+    """1e30 B said "must be a size in 1 B..16 TiB" and then, in brackets, "above the largest
+    size accepted, 1e+18 B": two ranges for one box. The command's range is the one said."""
+    line = one_line_error(
+        run("collective", "all_reduce", "--size", "1e30", "--ranks", "8", "--bandwidth", "50GB/s"),
+        "16 TiB",
+    )
+    assert "1e+18" not in line
