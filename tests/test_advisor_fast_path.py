@@ -460,3 +460,17 @@ def test_a_prediction_checks_its_numbers_in_one_pass():
     answers = [c.all_finite() for c in cases]
     assert answers == [field_by_field(c) for c in cases]
     assert answers[:2] == [True, True] and not any(answers[2:])
+
+
+def test_a_full_plan_cache_leaves_one_plan_per_structure():
+    """fsdp keeps each setting's plan twice (per task order, and per units and sizes): when the
+    plan cache fills and is dropped, the kept settings drop theirs too, so the node counts of
+    one column still share one plan (asked in this order: 2 nodes, the cache filled, 3)."""
+    from costmodel.strategy import fsdp
+
+    kw = {"strategy": "fsdp"}
+    _prepared(kw, (2,), False)
+    for i in range(64):  # other structures until the cache is dropped
+        fsdp._plan((f"unit {i}",), False, True, "job")
+    after = _prepared(kw, (3, 2), False)
+    assert after[0].final_tasks.plan is after[1].final_tasks.plan

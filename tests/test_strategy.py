@@ -626,6 +626,7 @@ def test_kept_work_gives_the_numbers_of_a_fresh_process() -> None:
     for kept in (
         engine._COLUMNS,
         fsdp._ORDERS,
+        fsdp._KEPT,  # holds fsdp._PLANS's plans: kept alone, a later step would mix old and new
         fsdp._PLANS,
         ddp._PLANS,
         zero._PLANS,

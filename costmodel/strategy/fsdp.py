@@ -156,7 +156,11 @@ def _plan(
             np.array([r[4] for r in rows], dtype=np.intp),
         )
         if len(_PLANS) >= 64:
+            # _KEPT holds plans of this cache: dropped with them, so that every later step of
+            # one structure gets the one plan (the advisor schedules a column's steps together
+            # only when their lists share a plan object)
             _PLANS.clear()
+            _KEPT.clear()
         _PLANS[key] = hit
     return hit
 
