@@ -173,5 +173,7 @@ def test_the_step_page_shows_a_bad_power_limit_as_a_red_message():
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     shown = " ".join(str(e.value) for e in at.error).replace("\\", "")
-    assert "power_limit_w: must be a power in (0, 700] W" in shown
+    # the refusal names the page's box, not the API's field (the step page's label map)
+    assert "GPU power limit [W]: must be a power in (0, 700] W" in shown, shown
+    assert "power_limit_w" not in shown
     assert not at.metric  # no step shown for the refused input
