@@ -131,7 +131,7 @@ def nccl_tests_run(
     algo_list, proto_list = _csv_list(algos, "--algos"), _csv_list(protos, "--protos")
     op_list = _csv_list(ops, "--ops") or []
     try:  # every argument checked before anything runs, under the CLI's option names
-        runner.plan_sweep(
+        specs = runner.plan_sweep(
             op_list,
             algos=algo_list,
             protos=proto_list,
@@ -148,20 +148,6 @@ def nccl_tests_run(
     except ValueError as exc:
         raise _plan_error(exc) from None
     if dry_run:
-        specs = runner.plan_sweep(
-            op_list,
-            algos=algo_list,
-            protos=proto_list,
-            gpus=gpus,
-            nodes=nodes,
-            launcher=launcher_kind,
-            build_dir=build_dir,
-            min_bytes=min_bytes,
-            max_bytes=max_bytes,
-            step_factor=step_factor,
-            warmup_iters=warmup,
-            iters=iters,
-        )
         rows = [{"key": sp.key, "argv": list(sp.argv), "env": sp.env} for sp in specs]
         if as_json:
             _print_json(rows)
