@@ -689,6 +689,20 @@ def _unify(tables: list[pa.Table]) -> pa.Table:
     return text_ready(pa.concat_tables(tables, promote_options="permissive").unify_dictionaries())
 
 
+def _eval_block(
+    kind: str, cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
+) -> dict[str, Any]:
+    """The columns of one piece of a categorical block (``cat``'s values, ``num``'s rows) of a
+    grid of ``kind``: the one dispatch of :func:`iter_sweep` and :func:`evaluate_rows`."""
+    if kind == "memory":
+        return _eval_memory(cat, num, get_cluster)
+    if kind == "step":
+        return _eval_step(cat, num, get_cluster)
+    if cat["preset"] is not None:
+        return _eval_collective_preset(cat, num, get_cluster)
+    return _eval_collective_link(cat, num)
+
+
 def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.Table]:
     """Evaluate a grid in chunks of about ``chunk_rows`` rows (pyarrow Tables, same columns).
 
@@ -704,15 +718,7 @@ def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.
         for start in range(0, block, chunk_rows):
             stop = min(block, start + chunk_rows)
             num = _numeric_block(grid, start, stop)
-            if grid.kind == "memory":
-                cols = _eval_memory(cat, num, get_cluster)
-            elif grid.kind == "step":
-                cols = _eval_step(cat, num, get_cluster)
-            elif cat["preset"] is not None:
-                cols = _eval_collective_preset(cat, num, get_cluster)
-            else:
-                cols = _eval_collective_link(cat, num)
-            table = _to_table(cols, stop - start)
+            table = _to_table(_eval_block(grid.kind, cat, num, get_cluster), stop - start)
             pending.append(table)
             pending_rows += table.num_rows
             if pending_rows >= chunk_rows:
@@ -743,15 +749,7 @@ def evaluate_rows(grid: Grid, start: int, stop: int) -> pa.Table:
                 break
             continue
         num = _numeric_block(grid, lo, hi)
-        if grid.kind == "memory":
-            cols = _eval_memory(cat, num, get_cluster)
-        elif grid.kind == "step":
-            cols = _eval_step(cat, num, get_cluster)
-        elif cat["preset"] is not None:
-            cols = _eval_collective_preset(cat, num, get_cluster)
-        else:
-            cols = _eval_collective_link(cat, num)
-        tables.append(_to_table(cols, hi - lo))
+        tables.append(_to_table(_eval_block(grid.kind, cat, num, get_cluster), hi - lo))
     if not tables:
         raise ValueError(f"rows: the range [{start}, {stop}) is empty")
     return _unify(tables)

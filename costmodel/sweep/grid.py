@@ -86,23 +86,52 @@ class Axis:
     aliases: tuple[str, ...] = ()
 
 
+# axes that two or three sweep kinds share: one definition each (the same name, parser, column
+# and aliases in every kind that takes it)
+_PRESET = Axis("preset", _parse_str, False, column="preset", aliases=("cluster", "presets"))
+_MODEL = Axis("model", _parse_str, False, column="model")
+_NODES = Axis("nodes", _parse_int, True, integer=True, column="nodes")
 # the collective and step sweeps take the same node slice
 _GPUS_PER_NODE = Axis(
     "gpus_per_node", _parse_int, True, integer=True, column="gpus_per_node", aliases=("gpn",)
+)
+# the memory and step sweeps: a named architecture (or a count) and what sizes its activations
+_ARCH = Axis("arch", _parse_str, False, column="arch", aliases=("archs", "architecture"))
+_RECIPE = Axis("recipe", _parse_str, False, column="recipe", aliases=("recipes",))
+_RECOMPUTE = Axis("recompute", _parse_str, False, column="recompute")
+_LOSS = Axis("loss", _parse_str, False, column="loss")
+_SEQUENCE_LENGTH = Axis(
+    "sequence_length",
+    _parse_int,
+    True,
+    integer=True,
+    column="sequence_length",
+    aliases=("seq", "sequence"),
+)
+_MICRO_BATCH = Axis(
+    "micro_batch",
+    _parse_int,
+    True,
+    integer=True,
+    column="micro_batch",
+    aliases=("mb", "micro_batch_size"),
+)
+_PARAMS = Axis(
+    "params", units.parse_count, True, column="params", aliases=("model_size", "parameters")
 )
 
 AXES: dict[str, dict[str, Axis]] = {
     "collective": {
         a.name: a
         for a in (
-            Axis("preset", _parse_str, False, column="preset", aliases=("cluster", "presets")),
-            Axis("model", _parse_str, False, column="model"),
+            _PRESET,
+            _MODEL,
             Axis("op", _parse_str, False, column="op", aliases=("ops", "collective")),
             Axis(
                 "algorithm", _parse_str, False, column="algorithm", aliases=("algorithms", "algo")
             ),
             Axis("protocol", _parse_str, False, column="protocol_requested", aliases=("proto",)),
-            Axis("nodes", _parse_int, True, integer=True, column="nodes"),
+            _NODES,
             _GPUS_PER_NODE,
             Axis("ranks", _parse_int, True, integer=True, column="ranks", aliases=("gpus", "n")),
             Axis("bandwidth", units.parse_rate, True, column="bandwidth_GBps", aliases=("bw",)),
@@ -120,8 +149,8 @@ AXES: dict[str, dict[str, Axis]] = {
     "memory": {
         a.name: a
         for a in (
-            Axis("preset", _parse_str, False, column="preset", aliases=("cluster", "presets")),
-            Axis("recipe", _parse_str, False, column="recipe", aliases=("recipes",)),
+            _PRESET,
+            _RECIPE,
             Axis(
                 "zero_stage",
                 _parse_int,
@@ -132,9 +161,9 @@ AXES: dict[str, dict[str, Axis]] = {
             ),
             # a named architecture (costmodel memory --arch) and what sizes its activations,
             # spelled as the step sweep spells them
-            Axis("arch", _parse_str, False, column="arch", aliases=("archs", "architecture")),
-            Axis("recompute", _parse_str, False, column="recompute"),
-            Axis("loss", _parse_str, False, column="loss"),
+            _ARCH,
+            _RECOMPUTE,
+            _LOSS,
             Axis(
                 "flash_attention",
                 _parse_bool,
@@ -150,22 +179,8 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="ranks",
                 aliases=("dp_ranks", "gpus", "n"),
             ),
-            Axis(
-                "sequence_length",
-                _parse_int,
-                True,
-                integer=True,
-                column="sequence_length",
-                aliases=("seq", "sequence"),
-            ),
-            Axis(
-                "micro_batch",
-                _parse_int,
-                True,
-                integer=True,
-                column="micro_batch",
-                aliases=("mb", "micro_batch_size"),
-            ),
+            _SEQUENCE_LENGTH,
+            _MICRO_BATCH,
             # activation memory per GPU given in bytes (costmodel memory --activations)
             Axis(
                 "activations",
@@ -174,25 +189,19 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="activations_GB",
                 aliases=("activations_bytes",),
             ),
-            Axis(
-                "params",
-                units.parse_count,
-                True,
-                column="params",
-                aliases=("model_size", "parameters"),
-            ),
+            _PARAMS,
         )
     },
     "step": {
         a.name: a
         for a in (
-            Axis("preset", _parse_str, False, column="preset", aliases=("cluster", "presets")),
-            Axis("model", _parse_str, False, column="model"),
-            Axis("arch", _parse_str, False, column="arch", aliases=("archs", "architecture")),
+            _PRESET,
+            _MODEL,
+            _ARCH,
             Axis("strategy", _parse_str, False, column="strategy", aliases=("strategies",)),
-            Axis("recipe", _parse_str, False, column="recipe", aliases=("recipes",)),
-            Axis("recompute", _parse_str, False, column="recompute"),
-            Axis("loss", _parse_str, False, column="loss"),
+            _RECIPE,
+            _RECOMPUTE,
+            _LOSS,
             Axis(
                 "reshard_after_forward",
                 _parse_bool,
@@ -203,7 +212,7 @@ AXES: dict[str, dict[str, Axis]] = {
             Axis("param_dtype", _parse_str, False, column="param_dtype"),
             Axis("grad_dtype", _parse_str, False, column="grad_dtype"),
             Axis("no_sync", _parse_bool, False, column="no_sync"),
-            Axis("nodes", _parse_int, True, integer=True, column="nodes"),
+            _NODES,
             _GPUS_PER_NODE,
             Axis(
                 "group_size",
@@ -213,29 +222,9 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="group_size",
                 aliases=("group",),
             ),
-            Axis(
-                "params",
-                units.parse_count,
-                True,
-                column="params",
-                aliases=("model_size", "parameters"),
-            ),
-            Axis(
-                "micro_batch",
-                _parse_int,
-                True,
-                integer=True,
-                column="micro_batch",
-                aliases=("mb", "micro_batch_size"),
-            ),
-            Axis(
-                "sequence_length",
-                _parse_int,
-                True,
-                integer=True,
-                column="sequence_length",
-                aliases=("seq", "sequence"),
-            ),
+            _PARAMS,
+            _MICRO_BATCH,
+            _SEQUENCE_LENGTH,
             Axis(
                 "accumulation",
                 _parse_int,
@@ -612,13 +601,8 @@ def _check(grid: Grid) -> None:
                     "model: a raw link (bandwidth=...) has only model=textbook (or lesson: on "
                     "one link both are the same alpha-beta formula)"
                 )
-        for name in ("ranks", "nodes", "gpus_per_node"):
-            if any(v < 1 for v in a.get(name, [1])):
-                raise ValueError(f"{name}: every value must be >= 1")
-        top = LIMITS["nodes"]  # the one node limit of every command (costmodel._limits)
-        bad = [v for v in a.get("nodes", []) if not top.lo <= v <= top.hi]
-        if bad:
-            top.check("nodes", bad[0])
+        _check_at_least_one(a, ("ranks", "nodes", "gpus_per_node"))
+        _check_nodes(a)
     elif grid.kind == "step":
         _check_step(a)
     else:
@@ -626,55 +610,73 @@ def _check(grid: Grid) -> None:
     _check_limits(a)
 
 
-def _check_memory(a: dict[str, list[Any]]) -> None:
-    """A memory sweep's axes: a parameter count or a named architecture (``costmodel memory
-    --params`` or ``--arch``), and what sizes an architecture's activations only with one."""
+def _check_at_least_one(a: dict[str, list[Any]], names: Sequence[str]) -> None:
+    """Every value of each of ``names`` (counts: ranks, nodes, micro-batches, ...) >= 1."""
+    for name in names:
+        if any(v < 1 for v in a.get(name, [1])):
+            raise ValueError(f"{name}: every value must be >= 1")
+
+
+def _check_nodes(a: dict[str, list[Any]]) -> None:
+    """``nodes`` within the one node limit of every command (costmodel._limits)."""
+    top = LIMITS["nodes"]
+    bad = [v for v in a.get("nodes", []) if not top.lo <= v <= top.hi]
+    if bad:
+        top.check("nodes", bad[0])
+
+
+def _check_arch_or_params(a: dict[str, list[Any]], needs: str) -> None:
+    """``arch`` (each a known architecture) or ``params``, exactly one of them; ``needs`` is
+    the refusal's words for the two (the memory and step sweeps word them each their own way)."""
     if ("arch" in a) == ("params" in a):
-        raise ValueError(
-            "grid: a memory sweep needs params (a count, e.g. params=1B..64B x2) or arch=NAME "
-            "(an architecture, e.g. arch=llama-3.1-70b), not both"
-        )
+        raise ValueError(needs)
     if "arch" in a:
         from ..architecture import load_arch
 
         for name in a["arch"]:
             load_arch(name)  # raises "arch: unknown ...; allowed: ..."
-    else:
-        shaped = [
-            n
-            for n in ("sequence_length", "micro_batch", "recompute", "loss", "flash_attention")
-            if n in a
-        ]
-        if shaped:
-            raise ValueError(
-                f"{shaped[0]}: sizes activations, which need an architecture (arch=NAME); a "
-                "bare parameter count has none"
-            )
-    if "activations" in a:
-        shaping = [
-            n
-            for n in ("sequence_length", "micro_batch", "recompute", "loss", "flash_attention")
-            if n in a
-        ]
-        if shaping:
-            raise ValueError(
-                f"activations: given activations replace those {shaping[0]} sizes; give one or "
-                "the other"
-            )
-    if any(v < 1 for v in a.get("ranks", [1])):
-        raise ValueError("ranks: every value must be >= 1")
+
+
+def _preset_gpus(a: dict[str, list[Any]]) -> Iterator[Any]:
+    """The GPU of each preset of the grid (``all`` expanded), for the checks each preset's
+    card makes (fp8 support, its power range) as the commands make them with ``--cluster``."""
+    from .. import presets
+
+    for name in _presets(a["preset"], a):
+        yield presets.cluster(name).gpu
+
+
+_ACTIVATION_INPUTS = ("sequence_length", "micro_batch", "recompute", "loss", "flash_attention")
+"""Memory axes that size an architecture's activations (``costmodel memory --arch``'s)."""
+
+
+def _check_memory(a: dict[str, list[Any]]) -> None:
+    """A memory sweep's axes: a parameter count or a named architecture (``costmodel memory
+    --params`` or ``--arch``), and what sizes an architecture's activations only with one."""
+    _check_arch_or_params(
+        a,
+        "grid: a memory sweep needs params (a count, e.g. params=1B..64B x2) or arch=NAME "
+        "(an architecture, e.g. arch=llama-3.1-70b), not both",
+    )
+    shaped = [n for n in _ACTIVATION_INPUTS if n in a]
+    if shaped and "arch" not in a:
+        raise ValueError(
+            f"{shaped[0]}: sizes activations, which need an architecture (arch=NAME); a "
+            "bare parameter count has none"
+        )
+    if "activations" in a and shaped:
+        raise ValueError(
+            f"activations: given activations replace those {shaped[0]} sizes; give one or the other"
+        )
+    _check_at_least_one(a, ("ranks",))
     if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
         raise ValueError("zero_stage: allowed 0, 1, 2, 3")
-    for name in ("sequence_length", "micro_batch"):
-        if any(v < 1 for v in a.get(name, [1])):
-            raise ValueError(f"{name}: every value must be >= 1")
+    _check_at_least_one(a, ("sequence_length", "micro_batch"))
     _check_recipes_and_modes(a)
     if "preset" in a:  # each preset's GPU runs each recipe, as costmodel memory --cluster checks
-        from .. import presets
         from ..strategy.step import check_fp8_support
 
-        for name in _presets(a["preset"], a):
-            gpu = presets.cluster(name).gpu
+        for gpu in _preset_gpus(a):
             for recipe in a.get("recipe", ["mixed-adam"]):
                 check_fp8_support(gpu, recipe=recipe)
 
@@ -706,15 +708,9 @@ def _check_step(a: dict[str, list[Any]]) -> None:
     """A step sweep's axes, each name and range checked before any row is evaluated."""
     if "preset" not in a:
         raise ValueError("grid: a step sweep needs a cluster preset, e.g. preset=dgx-h100")
-    if ("arch" in a) == ("params" in a):
-        raise ValueError(
-            "grid: a step sweep needs arch=NAME (an architecture) or params=7B (a count), not both"
-        )
-    if "arch" in a:
-        from ..architecture import load_arch
-
-        for name in a["arch"]:
-            load_arch(name)  # raises "arch: unknown ...; allowed: ..."
+    _check_arch_or_params(
+        a, "grid: a step sweep needs arch=NAME (an architecture) or params=7B (a count), not both"
+    )
     if "strategy" in a:
         a["strategy"] = _strategies(a["strategy"])
     chosen = a.get("strategy", ["ddp"])
@@ -729,20 +725,11 @@ def _check_step(a: dict[str, list[Any]]) -> None:
             "or hsdp (sweep the other strategies separately)"
         )
     _check_recipes_and_modes(a)
-    for name in (
-        "nodes",
-        "gpus_per_node",
-        "micro_batch",
-        "sequence_length",
-        "accumulation",
-        "group_size",
-    ):
-        if any(v < 1 for v in a.get(name, [1])):
-            raise ValueError(f"{name}: every value must be >= 1")
-    top = LIMITS["nodes"]  # the one node limit of every command (costmodel._limits)
-    bad_nodes = [v for v in a.get("nodes", []) if not top.lo <= v <= top.hi]
-    if bad_nodes:
-        top.check("nodes", bad_nodes[0])
+    _check_at_least_one(
+        a,
+        ("nodes", "gpus_per_node", "micro_batch", "sequence_length", "accumulation", "group_size"),
+    )
+    _check_nodes(a)
     if any(not 0.0 < v <= 1.0 for v in a.get("mfu", [1.0])):
         raise ValueError("mfu: every value must be in (0, 1]")
     if any(not 0.0 <= v <= 1.0 for v in a.get("comm_contention", [0.0])):
@@ -756,11 +743,9 @@ def _check_step(a: dict[str, list[Any]]) -> None:
             for v in a["gpus_per_node"]:
                 presets.cluster(name, gpus_per_node=int(v))  # raises "gpus_per_node: ..."
     if "power_limit_w" in a:  # each preset's GPU's range, as costmodel step --power-limit-w
-        from .. import presets
         from ..hardware import check_power_limit_w
 
-        for name in _presets(a["preset"], a):
-            gpu = presets.cluster(name).gpu
+        for gpu in _preset_gpus(a):
             for v in a["power_limit_w"]:
                 check_power_limit_w(gpu, v)
     _check_step_layout(a)
