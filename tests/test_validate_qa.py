@@ -520,3 +520,32 @@ def test_a_calibration_that_identified_no_term_says_it_changes_nothing(tmp_path)
     assert pred.returncode == 0, pred.stderr
     lines = pred.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("costmodel: warning: calibration"), lines
+
+
+def test_ddp_step_columns_are_one_list(tmp_path):
+    """The DDP-step columns of ``validate compare --json`` and of the report's table were two
+    copies of one list (cli/measure.py, validation/compare.py); both come from
+    ``compare.DDP_COLUMNS`` now, each showing what it showed before."""
+    import json
+    import re
+
+    from costmodel.validation.compare import DDP_COLUMNS, ddp_columns
+
+    results = tmp_path / "results.jsonl"
+    _torch_results(results, collectives=False)
+    out = json.loads(
+        run("validate", "compare", str(results), "--cluster", "dgx-h100", "--json").stdout
+    )
+    keys = list(out["ddp_steps"][0])
+    assert keys == [c for c in DDP_COLUMNS if c != "predicted_comm_s"]
+    report = tmp_path / "r.html"
+    result = run(
+        "validate", "compare", str(results), "--cluster", "dgx-h100", "--report", str(report)
+    )
+    assert result.exit_code == 0, result.output
+    html = report.read_text()
+    table = html[html.index("DDP step: measured vs predicted") :]
+    head = table[: table.index("</thead>")]
+    shown = re.findall(r"<th>([^<]+)</th>", head)
+    assert shown == [c for c in DDP_COLUMNS if c != "note"]
+    assert ddp_columns({"time_s": 1, "note": ""}) == ["time_s", "note"]  # in order, those present

@@ -668,22 +668,8 @@ def validate_compare(
 
 def _ddp_records(ddp: Any) -> list[dict[str, Any]]:
     """Measured vs predicted DDP steps (compare.predict_ddp), one record per setting [s]."""
-    keep = [
-        c
-        for c in (
-            "bucket_cap_mb",
-            "accumulation",
-            "no_sync",
-            "time_s",
-            "compute_time_s",
-            "predicted_step_s",
-            "predicted_exposed_comm_s",
-            "step_rel_error",
-            "note",
-        )
-        if c in ddp
-    ]
-    return _records(ddp[keep])
+    cmp = importlib.import_module("costmodel.validation.compare")
+    return _records(ddp[cmp.ddp_columns(ddp, leave_out=("predicted_comm_s",))])
 
 
 def _echo_ddp(ddp: Any, as_json: bool, report: Path | None) -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -56,6 +56,8 @@ __all__ = [
     "torch_first_bucket_bytes",
     "compare_cluster",
     "predict_ddp",
+    "DDP_COLUMNS",
+    "ddp_columns",
     "side_by_side",
     "summarize",
     "write_report",
@@ -627,6 +629,30 @@ def predict_ddp(
     return df
 
 
+DDP_COLUMNS = (
+    "bucket_cap_mb",
+    "accumulation",
+    "no_sync",
+    "time_s",
+    "compute_time_s",
+    "predicted_step_s",
+    "predicted_comm_s",
+    "predicted_exposed_comm_s",
+    "step_rel_error",
+    "note",
+)
+"""The columns a measured-vs-predicted DDP step is shown with (the setting, the measured times,
+:func:`predict_ddp`'s predictions and ``note``), in order: :func:`write_report`'s table and
+``validate compare --json``'s ``ddp_steps`` take theirs from here (:func:`ddp_columns`)."""
+
+
+def ddp_columns(ddp: pd.DataFrame, *, leave_out: Sequence[str] = ()) -> list[str]:
+    """:data:`DDP_COLUMNS` that ``ddp`` (:func:`predict_ddp`'s frame) has, in order, less
+    ``leave_out`` (the report's table leaves out ``note``, the JSON ``predicted_comm_s``: each
+    shows what it showed before the two lists were made one)."""
+    return [c for c in DDP_COLUMNS if c in ddp and c not in leave_out]
+
+
 def write_report(
     comparison: pd.DataFrame,
     path: str | Path,
@@ -651,21 +677,7 @@ def write_report(
     tables = [summarize(comparison).to_html(index=False, float_format="%.3f")]  # type: ignore[call-overload]
     if ddp is not None and not ddp.empty:
         figures.append(plots.validation_ddp_figure(ddp))
-        shown = [
-            c
-            for c in (
-                "bucket_cap_mb",
-                "accumulation",
-                "no_sync",
-                "time_s",
-                "compute_time_s",
-                "predicted_step_s",
-                "predicted_comm_s",
-                "predicted_exposed_comm_s",
-                "step_rel_error",
-            )
-            if c in ddp
-        ]
+        shown = ddp_columns(ddp, leave_out=("note",))
         tables.append(
             "<h2>DDP step: measured vs predicted</h2>"
             + ddp[shown].to_html(index=False, float_format="%.4g")  # type: ignore[call-overload]  # as above
