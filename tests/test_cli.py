@@ -100,17 +100,17 @@ def test_collective_all_algorithms_and_sizes():
 # --- memory, batch, step ----------------------------------------------------------------------
 def test_memory_lesson_examples():
     d = run_json("memory", "--params", "7B", "--gpu-memory", "80GB")
-    assert d["total_bytes"] == pytest.approx(7e9 * 16, rel=1e-12)  # lesson: 112 GB
+    assert d["memory_bytes"] == pytest.approx(7e9 * 16, rel=1e-12)  # lesson: 112 GB
     assert d["fits"] is False
     assert d["max_params"] == pytest.approx(5e9, rel=1e-12)  # lesson: 80 GB / 16 B = 5B
     d = run_json(
         "memory", "--params", "30B", "--zero", "3", "--ranks", "16", "--gpu-memory", "80GB"
     )
-    assert d["lesson_total_bytes"] == pytest.approx(30e9, rel=1e-12)  # lesson: ~30 GB/GPU on 16
+    assert d["lesson_memory_bytes"] == pytest.approx(30e9, rel=1e-12)  # lesson: ~30 GB/GPU on 16
     # the layout the step prices adds FSDP's gathered units in flight, shown as their own row
-    gathered = d["parts_bytes"]["gathered_units_bytes"]
+    gathered = d["memory_parts_bytes"]["gathered_units_bytes"]
     assert 0 < gathered < 0.2 * 30e9
-    assert d["total_bytes"] == pytest.approx(30e9 + gathered, rel=1e-12)
+    assert d["memory_bytes"] == pytest.approx(30e9 + gathered, rel=1e-12)
     assert d["fits"] is True
     # the lesson's N = ceil(S / (M - R)) without the buffers; the buffers can only add ranks
     assert d["min_ranks"] >= memory.min_ranks(30e9, 80e9, zero_stage=3)

@@ -43,22 +43,24 @@ def test_memory_cli_and_the_step_give_one_total_and_one_verdict(zero, recompute)
         timeline=False,
     )
     assert d["strategy"] == STRATEGY_OF_STAGE[zero]
-    assert d["total_bytes"] == pytest.approx(step.memory.total_bytes, rel=1e-12)
+    assert d["memory_bytes"] == pytest.approx(step.memory.total_bytes, rel=1e-12)
     assert d["gpu_memory_bytes"] == step.gpu_memory_bytes  # dgx-h100's GPU is the default's
     assert d["fits"] is step.fits
     # the buffers are rows of their own, beside the lesson's state + activations
-    extra = d["parts_bytes"]["buckets_bytes"] + d["parts_bytes"]["gathered_units_bytes"]
+    extra = (
+        d["memory_parts_bytes"]["buckets_bytes"] + d["memory_parts_bytes"]["gathered_units_bytes"]
+    )
     assert extra > 0
-    assert d["total_bytes"] == pytest.approx(d["lesson_total_bytes"] + extra, rel=1e-12)
+    assert d["memory_bytes"] == pytest.approx(d["lesson_memory_bytes"] + extra, rel=1e-12)
 
 
 def test_70b_zero3_on_64_ranks_has_one_memory_answer():
     # 70B, ZeRO-3 on 64 ranks: `memory` said 129 GB while `step --strategy fsdp` said 136 GB
     # (one fp32 logits copy then; the plain-PyTorch loss's 12 B per logit now: 133 and 140)
     d = _cli("--arch", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64")
-    assert round(d["lesson_total_bytes"] / 1e9) == 133
-    assert round(d["total_bytes"] / 1e9) == 140
-    assert d["parts_bytes"]["gathered_units_bytes"] > 5e9
+    assert round(d["lesson_memory_bytes"] / 1e9) == 133
+    assert round(d["memory_bytes"] / 1e9) == 140
+    assert d["memory_parts_bytes"]["gathered_units_bytes"] > 5e9
 
 
 @pytest.mark.parametrize("zero", [3, 1])
@@ -68,9 +70,9 @@ def test_memory_page_gives_the_cli_total_and_verdict(zero):
     at.radio(key="zero_stage").set_value(zero).run()
     assert_clean(at)
     shown = metrics(at)
-    assert shown[f"Memory per GPU, ZeRO-{zero}"] == format_bytes(d["total_bytes"])
+    assert shown[f"Memory per GPU, ZeRO-{zero}"] == format_bytes(d["memory_bytes"])
     assert shown["Fits?"] == ("yes" if d["fits"] else "no")
-    assert any(format_bytes(d["lesson_total_bytes"]) in c.value for c in at.caption)
+    assert any(format_bytes(d["lesson_memory_bytes"]) in c.value for c in at.caption)
 
 
 def test_memory_sweep_rows_are_the_cli_totals():
@@ -82,8 +84,8 @@ def test_memory_sweep_rows_are_the_cli_totals():
             "--params", f"{r.params:g}", "--zero-stage", str(r.zero_stage),
             "--ranks", str(r.ranks), "--cluster", "dgx-h100",
         )  # fmt: skip
-        assert r.memory_GB * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
-        assert r.lesson_memory_GB * 1e9 == pytest.approx(d["lesson_total_bytes"], rel=1e-12)
+        assert r.memory_GB * 1e9 == pytest.approx(d["memory_bytes"], rel=1e-12)
+        assert r.lesson_memory_GB * 1e9 == pytest.approx(d["lesson_memory_bytes"], rel=1e-12)
         assert bool(r.fits) is d["fits"]
 
 
@@ -107,7 +109,7 @@ def test_largest_model_and_fewest_ranks_are_bounds_of_the_same_total():
 def test_one_rank_keeps_the_lesson_numbers():
     # one rank communicates nothing: 7B under mixed-precision Adam needs 112 GB (16 B/param)
     d = _cli("--params", "7B", "--gpu-memory", "80GB")
-    assert d["total_bytes"] == d["lesson_total_bytes"] == pytest.approx(112e9, rel=1e-12)
+    assert d["memory_bytes"] == d["lesson_memory_bytes"] == pytest.approx(112e9, rel=1e-12)
     assert d["max_params"] == pytest.approx(5e9, rel=1e-9)
     assert stage_memory(3, 1, 7e9).total_bytes == pytest.approx(112e9, rel=1e-12)
 
@@ -134,11 +136,11 @@ def test_the_loss_is_one_input_with_one_answer_on_every_surface():
             kind="step", preset="dgx-h100", arch="llama-3.1-8b", strategy="fsdp", nodes=1,
             sequence_length=8192, micro_batch=2, recompute="selective-op", loss=loss,
         ).iloc[0]  # fmt: skip
-        assert d["total_bytes"] == pytest.approx(step.memory.total_bytes, rel=1e-12)
-        assert sc.memory_total_bytes == pytest.approx(d["total_bytes"], rel=1e-12)
-        assert row["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-9)
+        assert d["memory_bytes"] == pytest.approx(step.memory.total_bytes, rel=1e-12)
+        assert sc.memory_total_bytes == pytest.approx(d["memory_bytes"], rel=1e-12)
+        assert row["memory_GB"] * 1e9 == pytest.approx(d["memory_bytes"], rel=1e-9)
         assert row["loss"] == loss
-        totals[loss] = d["total_bytes"]
+        totals[loss] = d["memory_bytes"]
     # 8 B per logit of 2 x 8192 x 128256 apart (the recomputed layer is below both peaks)
     assert totals["fp32"] - totals["fused"] == pytest.approx(8 * 2 * 8192 * 128256, rel=1e-9)
     at = open_page("page_memory.py", {"arch": "llama-3.1-8b", "dp_ranks": "8"})
@@ -151,7 +153,7 @@ def test_the_loss_is_one_input_with_one_answer_on_every_surface():
         "--arch", "llama-3.1-8b", "--zero-stage", "3", "--ranks", "8", "--seq", "8192",
         "--micro-batch", "2", "--loss", "fused",
     )  # fmt: skip
-    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(d["total_bytes"])
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(d["memory_bytes"])
     bad = CliRunner().invoke(cli.app, ["memory", "--arch", "llama-3.1-8b", "--loss", "chunked"])
     assert bad.exit_code == 2 and "--loss: must be fp32, fp32-held, fused" in bad.output
 
@@ -181,16 +183,16 @@ def test_memory_sweep_over_architectures_is_memory_arch_row_by_row():
             "--cluster", "dgx-h100",
         )  # fmt: skip
         assert r["params"] == d["params"]
-        assert r["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
-        assert r["lesson_memory_GB"] * 1e9 == pytest.approx(d["lesson_total_bytes"], rel=1e-12)
-        parts = d["parts_bytes"]
+        assert r["memory_GB"] * 1e9 == pytest.approx(d["memory_bytes"], rel=1e-12)
+        assert r["lesson_memory_GB"] * 1e9 == pytest.approx(d["lesson_memory_bytes"], rel=1e-12)
+        parts = d["memory_parts_bytes"]
         for part in ("weights", "gradients", "master", "optimizer", "activations"):
             assert r[f"{part}_GB"] * 1e9 == pytest.approx(parts[f"{part}_bytes"], rel=1e-12)
         buffers = parts["buckets_bytes"] + parts["gathered_units_bytes"]
         assert r["buffers_GB"] * 1e9 == pytest.approx(buffers, rel=1e-12)
         assert r["gpu_memory_GB"] * 1e9 == d["gpu_memory_bytes"]
         assert bool(r["fits"]) is d["fits"]
-        assert str(r["notes"]) == " ".join([d["activations"], *d["notes"]])
+        assert str(r["notes"]) == " ".join(d["notes"])
     moe = df[df["arch"] == "deepseek-v3"]["notes"].astype(str)
     assert moe.str.contains("expert").all()  # the MoE note of costmodel memory, on its rows
 
@@ -210,7 +212,7 @@ def test_memory_sweep_over_architectures_takes_the_activation_inputs():
             "--seq", str(r["sequence_length"]), "--micro-batch", str(r["micro_batch"]),
             "--loss", str(r["loss"]), "--flash" if r["flash_attention"] else "--no-flash",
         )  # fmt: skip
-        assert r["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
+        assert r["memory_GB"] * 1e9 == pytest.approx(d["memory_bytes"], rel=1e-12)
         assert "fits" not in r  # no preset: no GPU to check against (as a count's rows)
     res = CliRunner().invoke(
         cli.app,
@@ -220,7 +222,7 @@ def test_memory_sweep_over_architectures_takes_the_activation_inputs():
     assert res.exit_code == 0, res.output
     (row,) = json.loads(res.stdout)
     d = _cli("--arch", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64")
-    assert row["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
+    assert row["memory_GB"] * 1e9 == pytest.approx(d["memory_bytes"], rel=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -272,8 +274,8 @@ def test_memory_sweep_takes_given_activations_as_memory_does(what):
             "--zero-stage", str(r["zero_stage"]), "--ranks", str(r["ranks"]),
             "--cluster", "dgx-h100",
         )  # fmt: skip
-        assert r["activations_GB"] * 1e9 == d["parts_bytes"]["activations_bytes"]
-        assert r["memory_GB"] * 1e9 == pytest.approx(d["total_bytes"], rel=1e-12)
-        assert r["lesson_memory_GB"] * 1e9 == pytest.approx(d["lesson_total_bytes"], rel=1e-12)
+        assert r["activations_GB"] * 1e9 == d["memory_parts_bytes"]["activations_bytes"]
+        assert r["memory_GB"] * 1e9 == pytest.approx(d["memory_bytes"], rel=1e-12)
+        assert r["lesson_memory_GB"] * 1e9 == pytest.approx(d["lesson_memory_bytes"], rel=1e-12)
         assert bool(r["fits"]) is d["fits"]
-        assert str(r["notes"]).startswith(d["activations"])
+        assert str(r["notes"]).startswith(d["notes"][0])

@@ -162,8 +162,8 @@ def test_cli_memory_issue_command_prints_activations_and_verdict():
     assert "fits" in r.stdout and "85.5 GB" in r.stdout
     d = run_json("memory", "--arch", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64")
     act = load_arch("llama-3.1-70b").activation_bytes(4096, 1)
-    assert d["parts_bytes"]["activations_bytes"] == pytest.approx(act)
-    assert d["fits"] == (d["total_bytes"] <= d["gpu_memory_bytes"])
+    assert d["memory_parts_bytes"]["activations_bytes"] == pytest.approx(act)
+    assert d["fits"] == (d["memory_bytes"] <= d["gpu_memory_bytes"])
     assert d["fits"] is False and d["fits_with_recompute"] == "full"
     d = run_json(
         "memory",

@@ -200,7 +200,7 @@ def memory(
         costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
     """
     from ..strategy.layout import STRATEGY_OF_STAGE
-    from ..strategy.memory import stage_max_params, stage_memory, stage_min_ranks
+    from ..strategy.memory import memory_notes, stage_max_params, stage_memory, stage_min_ranks
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
@@ -228,20 +228,33 @@ def memory(
         p = float(p_given)  # type: ignore[arg-type]
     parts = sm.parts()
     total = float(sm.total_bytes)
+    lesson_total = float(breakdown.total_bytes)
     act_bytes = parts["activations_bytes"]
+    # the memory sweep's names and units for what a sweep row holds (its columns in GB), and
+    # `step --json`'s for the bytes (memory_bytes, memory_parts_bytes, gpu_memory_bytes)
     result: dict[str, Any] = {
         "params": p,
         "arch": arch,
         "recipe": recipe,
         "zero_stage": zero,
         "strategy": STRATEGY_OF_STAGE[zero],
-        "dp_ranks": ranks,
-        "activations": breakdown.activations_note,
-        "parts_bytes": parts,
-        "model_state_bytes": float(breakdown.model_state_bytes),
-        "lesson_total_bytes": float(breakdown.total_bytes),
-        "total_bytes": total,
+        "ranks": ranks,
     }
+    if arch is not None:  # what sizes the activations, as a sweep row over an arch has them
+        result.update(
+            recompute=recompute,
+            loss=loss,
+            flash_attention=flash,
+            sequence_length=seq,
+            micro_batch=micro_batch,
+        )
+    result.update(sm.gb_columns())
+    result.update(
+        memory_parts_bytes=parts,
+        model_state_bytes=float(breakdown.model_state_bytes),
+        lesson_memory_bytes=lesson_total,
+        memory_bytes=total,
+    )
     capacity = None
     gpu_name = None
     if gpu_memory is not None and cluster is not None:
@@ -261,6 +274,9 @@ def memory(
         g = presets.load("h100-sxm", "gpu")
         capacity, gpu_name = float(g.memory_bytes), f"{g.name} (default)"
     if capacity is not None:
+        if cluster is not None:
+            result["preset"] = cluster
+        result["gpu_memory_GB"] = capacity / 1e9
         result["gpu_memory_bytes"] = capacity
         result["gpu"] = gpu_name
         result["fits"] = bool(total <= capacity)
@@ -283,7 +299,7 @@ def memory(
                     break
     fa = None
     if capacity is not None and not result["fits"]:
-        fixed = float(breakdown.total_bytes) - float(breakdown.model_state_bytes)
+        fixed = lesson_total - float(breakdown.model_state_bytes)
         if result["max_params"] <= 0.0:
             from ..strategy.advisor import nothing_fits_note
 
@@ -312,11 +328,8 @@ def memory(
                     band=False,
                 )
                 result["fit_suggestions"] = fa.as_dict()
-    from ..architecture import moe_data_parallel_note
-    from ..training import scale_notes
-
-    moe = moe_data_parallel_note(arch) if arch is not None else None
-    result["notes"] = scale_notes(p) + ([moe] if moe else [])
+    # the activations' line first, then what the answer leaves out: a sweep row's notes
+    result["notes"] = memory_notes(breakdown.activations_note, p, arch)
     if as_json:
         _print_json(result)
         return
@@ -328,8 +341,8 @@ def memory(
         for k, v in parts.items()
         if k not in extra or v > 0.0
     ]
-    if total != result["lesson_total_bytes"]:
-        rows.append(("lesson total (no buffers)", units.format_bytes(result["lesson_total_bytes"])))
+    if total != lesson_total:
+        rows.append(("lesson total (no buffers)", units.format_bytes(lesson_total)))
     rows.append(("total per GPU", units.format_bytes(total)))
     if capacity is not None:
         rows.append(
@@ -357,9 +370,9 @@ def memory(
         f"{head}{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {units.format_counted(ranks, 'rank')} "
         f"(the step's layout: {result['strategy']})"
     )
-    typer.echo(breakdown.activations_note)
+    typer.echo(result["notes"][0])  # the activations' line
     typer.echo(_kv(rows))
-    for n in result["notes"]:
+    for n in result["notes"][1:]:
         typer.echo(f"note: {n}")
 
 

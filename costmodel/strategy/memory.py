@@ -55,6 +55,40 @@ class StrategyMemory:
         d["gathered_units_bytes"] = self.gathered_bytes
         return d
 
+    def gb_columns(self) -> dict[str, float]:
+        """The memory sweep's columns, which ``costmodel memory --json`` writes too [GB, 1e9 B]:
+        each part of the sharded state and the activations (``weights_GB``, ...,
+        ``fragmentation_GB``), ``buffers_GB`` (the buckets and the gathered units: what the
+        layout holds while it communicates), ``lesson_memory_GB`` (the lesson's total, no
+        buffers) and ``memory_GB`` (the total, ``lesson_memory_GB + buffers_GB``)."""
+        out = {
+            f"{k.removesuffix('_bytes')}_GB": float(v) / _GB
+            for k, v in self.base.parts().items()
+            if k != "ddp_buckets_bytes"  # counted with the other buffers
+        }
+        out["buffers_GB"] = (self.gathered_bytes + self.buffers_bytes) / _GB
+        out["lesson_memory_GB"] = float(self.base.total_bytes) / _GB
+        out["memory_GB"] = self.total_bytes / _GB
+        return out
+
+
+_GB = 1e9
+"""GB of :meth:`StrategyMemory.gb_columns` (SI, as every ``_GB`` column of the sweeps)."""
+
+
+def memory_notes(activations_note: str, params: float, arch: Any = None) -> list[str]:
+    """What ``costmodel memory`` and a memory sweep row say beside the numbers: how the
+    activations were sized (``activations_note``), then what a data-parallel answer leaves out
+    for ``params`` parameters (tensor and pipeline parallelism from the 70B class:
+    :func:`costmodel.training.scale_notes`) and for a mixture-of-experts ``arch`` (its expert
+    parallelism: :func:`costmodel.architecture.moe_data_parallel_note`). The CLI's JSON writes
+    the list, a sweep row the texts joined by spaces."""
+    from ..architecture import moe_data_parallel_note
+    from ..training import scale_notes
+
+    moe = moe_data_parallel_note(arch) if arch is not None else None
+    return [activations_note, *scale_notes(float(params)), *([moe] if moe else [])]
+
 
 def strategy_memory(
     layout: Layout,

@@ -395,12 +395,32 @@ def _eval_memory(
     out["lesson_memory_GB"] = lesson / _GB
     total = lesson + buffers
     out["memory_GB"] = total / _GB
-    if cat["preset"] is not None:
-        gpu_bytes = float(get_cluster(cat["preset"], 1, None).gpu.memory_bytes)
-        out = {"preset": cat["preset"], **out}
-        out["gpu_memory_GB"] = np.full(params.shape, gpu_bytes / _GB)
-        out["fits"] = total <= gpu_bytes
+    out = _memory_fits(out, cat, num, total, get_cluster)
     out["notes"] = _memory_notes(params, mb.activations_note)
+    return out
+
+
+def _memory_fits(
+    out: dict[str, Any],
+    cat: dict[str, Any],
+    num: dict[str, np.ndarray],
+    total: np.ndarray,
+    get_cluster: Any,
+) -> dict[str, Any]:
+    """``out`` with the card each row is checked against, as ``costmodel memory`` checks it:
+    ``preset`` (first) and its GPU's memory (``--cluster``), or the ``gpu_memory`` axis
+    (``--gpu-memory``), as ``gpu_memory_GB`` [GB], and ``fits`` (``total`` [B] within it);
+    ``out`` unchanged without either."""
+    n = len(total)
+    if cat["preset"] is not None:
+        gpu_bytes = np.full(n, float(get_cluster(cat["preset"], 1, None).gpu.memory_bytes))
+        out = {"preset": cat["preset"], **out}
+    elif "gpu_memory" in num:
+        gpu_bytes = num["gpu_memory"].astype(float)
+    else:
+        return out
+    out["gpu_memory_GB"] = gpu_bytes / _GB
+    out["fits"] = total <= gpu_bytes
     return out
 
 
@@ -436,11 +456,7 @@ def _eval_memory_arch(
         if k != "notes":
             out[k] = np.array([r[k] for r in rows], dtype=float)
     total = out["memory_GB"] * _GB
-    if cat["preset"] is not None:
-        gpu_bytes = float(get_cluster(cat["preset"], 1, None).gpu.memory_bytes)
-        out = {"preset": cat["preset"], **out}
-        out["gpu_memory_GB"] = np.full(n, gpu_bytes / _GB)
-        out["fits"] = total <= gpu_bytes
+    out = _memory_fits(out, cat, num, total, get_cluster)
     notes = [r["notes"] for r in rows]
     codes, names = _factorize(notes)
     out["notes"] = _Cat(codes, names)
@@ -475,9 +491,8 @@ def memory_row(
     parallelism from the 70B class, a mixture-of-experts model's expert parallelism), as
     ``costmodel memory`` writes them.
     """
-    from ..architecture import moe_data_parallel_note, resolve_params
-    from ..strategy.memory import stage_memory
-    from ..training import scale_notes
+    from ..architecture import resolve_params
+    from ..strategy.memory import memory_notes, stage_memory
 
     arch = cat["arch"]
     sm = stage_memory(
@@ -494,16 +509,8 @@ def memory_row(
         loss=cat["loss"],
     )
     p = float(resolve_params(None, arch)[0])
-    row: dict[str, Any] = {"params": p}
-    for part, value in sm.base.parts().items():
-        if part == "ddp_buckets_bytes":
-            continue  # counted with the other buffers below
-        row[f"{part.removesuffix('_bytes')}_GB"] = float(value) / _GB
-    row["buffers_GB"] = (float(sm.gathered_bytes) + float(sm.buffers_bytes)) / _GB
-    row["lesson_memory_GB"] = float(sm.base.total_bytes) / _GB
-    row["memory_GB"] = float(sm.total_bytes) / _GB
-    moe = moe_data_parallel_note(arch)
-    row["notes"] = " ".join([sm.base.activations_note, *scale_notes(p), *([moe] if moe else [])])
+    row: dict[str, Any] = {"params": p, **sm.gb_columns()}
+    row["notes"] = " ".join(memory_notes(sm.base.activations_note, p, arch))
     return row
 
 
@@ -513,10 +520,10 @@ def _memory_notes(params: np.ndarray, activations_note: str) -> _Cat:
     parallelism (:func:`costmodel.training.scale_notes`); one text per distinct count."""
     import pandas as pd
 
-    from ..training import scale_notes
+    from ..strategy.memory import memory_notes
 
     values, inverse = np.unique(params, return_inverse=True)
-    texts = [" ".join([activations_note, *scale_notes(float(p))]).strip() for p in values]
+    texts = [" ".join(memory_notes(activations_note, float(p))) for p in values]
     codes, names = pd.factorize(np.asarray(texts, dtype=object))
     return _Cat(codes.astype(np.int32)[inverse.ravel()], [str(n) for n in names])
 

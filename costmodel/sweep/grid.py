@@ -190,6 +190,14 @@ AXES: dict[str, dict[str, Axis]] = {
                 aliases=("activations_bytes",),
             ),
             _PARAMS,
+            # the card each row is checked against, in bytes (costmodel memory --gpu-memory)
+            Axis(
+                "gpu_memory",
+                units.parse_bytes,
+                True,
+                column="gpu_memory_GB",
+                aliases=("gpu_memory_bytes",),
+            ),
         )
     },
     "step": {
@@ -272,7 +280,7 @@ def _axis(kind: str, name: str) -> Axis:
     raise ValueError(f"grid: unknown {kind} axis {name!r}; allowed: {allowed}")
 
 
-_BYTE_AXES = ("size", "bucket_cap", "activations")
+_BYTE_AXES = ("size", "bucket_cap", "activations", "gpu_memory")
 """Axes in whole bytes: a range over them is rounded to integers, as :func:`units.parse_bytes`."""
 
 _STOP_RE = re.compile(r"^(?P<stop>.+?)\s*(?:(?P<op>[x*+])\s*(?P<step>[0-9.eE]+))?$")
@@ -673,6 +681,10 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
         raise ValueError("zero_stage: allowed 0, 1, 2, 3")
     _check_at_least_one(a, ("sequence_length", "micro_batch"))
     _check_recipes_and_modes(a)
+    if "gpu_memory" in a and "preset" in a:  # as costmodel memory refuses both
+        raise ValueError(
+            "gpu_memory: the preset gives its GPU's memory; give gpu_memory or preset, not both"
+        )
     if "preset" in a:  # each preset's GPU runs each recipe, as costmodel memory --cluster checks
         from ..strategy.step import check_fp8_support
 
@@ -855,7 +867,7 @@ def _ops(requested: list[str]) -> list[str]:
 
 def _numeric_axes(grid: Grid) -> list[str]:
     if grid.kind == "memory":  # a grid has params or arch's sequence_length/micro_batch
-        return ["ranks", "sequence_length", "micro_batch", "activations", "params"]
+        return ["ranks", "sequence_length", "micro_batch", "activations", "params", "gpu_memory"]
     if grid.kind == "step":
         names = [
             "nodes",
