@@ -822,15 +822,17 @@ def _step_on_cluster(
         # tokens per micro-batch = micro-batch x sequence: the step's own compute road (the
         # fitted efficiency, or --mfu) then prices it and says which; computing a time here
         # and passing it on labelled an MFU-0.40 estimate "measured compute time"
+        from ..strategy.compute import micro_batch_of_tokens
+
         tok = units.parse_count(tokens_per_gpu, name="--tokens-per-gpu")
-        whole = float(tok).is_integer() and tok >= 1
-        if whole and int(tok) % int(kw["seq"]) == 0:  # the fitted efficiency reads both
-            kw["micro_batch"] = int(tok) // int(kw["seq"])
-        else:
+        if kw["micro_batch"] != 1:  # the tokens set it: a second one would be ignored
             raise ValueError(
-                f"--tokens-per-gpu: {tokens_per_gpu} is not a whole number of sequences of "
-                f"--seq {kw['seq']}; allowed: a multiple of --seq (or give --micro-batch)"
+                "--micro-batch: not with --tokens-per-gpu (the tokens are micro-batch x --seq); "
+                "give one of them"
             )
+        kw["micro_batch"] = micro_batch_of_tokens(
+            tok, kw["seq"], names=("--tokens-per-gpu", "--seq", "--micro-batch")
+        )
     common: dict[str, Any] = dict(
         arch=arch,
         recipe=kw["recipe"],

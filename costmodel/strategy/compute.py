@@ -82,6 +82,39 @@ def micro_batch_compute_s(
     return float(flops_per_token) * float(tokens) / (float(peak_flops) * u)
 
 
+def micro_batch_of_tokens(
+    tokens_per_gpu: float,
+    sequence_length: int,
+    *,
+    names: tuple[str, str, str] = ("tokens_per_gpu", "sequence_length", "micro_batch"),
+) -> int:
+    """Micro-batch [samples] of ``tokens_per_gpu`` tokens per GPU and micro-batch at
+    ``sequence_length`` tokens per sample: ``b = T / s``, which must be a whole number.
+
+    Tokens are priced as micro-batch x sequence, on the step's own compute road (the fitted
+    efficiency reads both, or a given MFU), never as a time computed apart: ``costmodel step
+    --cluster --tokens-per-gpu`` and the step sweep's ``tokens_per_gpu`` axis both come here.
+    ``names`` words the refusal: the tokens', the sequence's and the micro-batch's fields
+    (the CLI's options, or the sweep's axes).
+
+    >>> micro_batch_of_tokens(8192, 4096)
+    2
+    >>> micro_batch_of_tokens(5000, 4096)
+    Traceback (most recent call last):
+    ...
+    ValueError: tokens_per_gpu: 5000 is not a whole number of sequences of sequence_length 4096; allowed: a multiple of sequence_length (or give micro_batch)
+    """
+    tok, seq, micro = names
+    t = _number(tokens_per_gpu)
+    s = int(sequence_length)
+    if not (t.is_integer() and t >= 1 and int(t) % s == 0):
+        raise ValueError(
+            f"{tok}: {t:.15g} is not a whole number of sequences of {seq} {s}; "
+            f"allowed: a multiple of {seq} (or give {micro})"
+        )
+    return int(t) // s
+
+
 def _number(value: object) -> float:
     """``float(value)``, or NaN where it is not a number (the caller's range check then names
     the field), never Python's own "could not convert string to float"."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .grid import Grid, _combos, _numeric_axes
+from .grid import AXES, Grid, _combos, _numeric_axes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -560,7 +560,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
     }
     for k in num:
         if k != "nodes":
-            out["bucket_cap_bytes" if k == "bucket_cap" else k] = num[k]
+            out[AXES["step"][k].column] = num[k]  # bucket_cap_bytes, compute_time_s, ...
     for k in STEP_COLUMNS:
         if k == "strategy":
             continue
@@ -612,6 +612,8 @@ def step_row(
     sequence_length: int = 4096,
     accumulation: int = 1,
     mfu: float | None = None,
+    compute_time: float | None = None,
+    tokens_per_gpu: float | None = None,
     comm_contention: float | None = None,
     bucket_cap: int | None = None,
     power_limit_w: float | None = None,
@@ -622,9 +624,16 @@ def step_row(
     the one default contention), as a dict of :data:`STEP_COLUMNS`. ``cat`` holds the categorical
     axes (``param_dtype``, ``grad_dtype`` and ``no_sync`` default as above when absent);
     ``bucket_cap`` [B] None is the strategy's own bucket; ``power_limit_w`` [W] None is the
-    GPU's datasheet power."""
+    GPU's datasheet power; ``compute_time`` [s], as ``--compute-time``, is a measured compute
+    per micro-batch (it replaces ``mfu``); ``tokens_per_gpu`` [tokens], as ``--tokens-per-gpu``,
+    sets the micro-batch to ``tokens_per_gpu / sequence_length``
+    (:func:`~costmodel.strategy.compute.micro_batch_of_tokens`, the CLI's road)."""
     from ..strategy import strategy_step
     from ..strategy.band import band_note
+    from ..strategy.compute import micro_batch_of_tokens
+
+    if tokens_per_gpu is not None:
+        micro_batch = micro_batch_of_tokens(tokens_per_gpu, sequence_length)
 
     s = strategy_step(
         params,
@@ -644,7 +653,8 @@ def step_row(
         micro_batch=int(micro_batch),
         sequence_length=int(sequence_length),
         accumulation=int(accumulation),
-        mfu=mfu,
+        mfu=None if compute_time is not None else mfu,  # a measured time replaces the MFU
+        compute_time_s=compute_time,
         comm_contention=comm_contention,
         model=cat["model"],
         timeline=False,

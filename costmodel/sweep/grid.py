@@ -242,6 +242,16 @@ AXES: dict[str, dict[str, Axis]] = {
                 aliases=("acc", "grad_accumulation"),
             ),
             Axis("mfu", _parse_float, True, column="mfu"),
+            # measured compute per micro-batch (costmodel step --compute-time): replaces the MFU
+            Axis(
+                "compute_time",
+                units.parse_duration,
+                True,
+                column="compute_time_s",
+                aliases=("compute_time_s", "measured_compute"),
+            ),
+            # tokens per GPU and micro-batch (step --tokens-per-gpu): micro-batch x sequence
+            Axis("tokens_per_gpu", units.parse_count, True, column="tokens_per_gpu"),
             Axis(
                 "comm_contention",
                 _parse_float,
@@ -544,6 +554,8 @@ _LIMITED_AXES = (
     "micro_batch",
     "sequence_length",
     "accumulation",
+    "compute_time",
+    "tokens_per_gpu",
 )
 """Numeric axes with a limit in :data:`costmodel._limits.LIMITS` under the same name: the range
 ``costmodel collective/memory/step`` allow for the option, so ``--set bandwidth=50`` (50 B/s, a
@@ -744,6 +756,7 @@ def _check_step(a: dict[str, list[Any]]) -> None:
     _check_nodes(a)
     if any(not 0.0 < v <= 1.0 for v in a.get("mfu", [1.0])):
         raise ValueError("mfu: every value must be in (0, 1]")
+    _check_step_compute(a)
     if any(not 0.0 <= v <= 1.0 for v in a.get("comm_contention", [0.0])):
         raise ValueError("comm_contention: every value must be in [0, 1]")
     if any(v <= 0 for v in a.get("params", [1.0])):
@@ -761,6 +774,32 @@ def _check_step(a: dict[str, list[Any]]) -> None:
             for v in a["power_limit_w"]:
                 check_power_limit_w(gpu, v)
     _check_step_layout(a)
+
+
+def _check_step_compute(a: dict[str, list[Any]]) -> None:
+    """The compute axes, as ``costmodel step --cluster`` takes its options: a measured
+    ``compute_time`` replaces the MFU (and the tokens), and ``tokens_per_gpu`` sets the
+    micro-batch (a whole number of each ``sequence_length``'s sequences), so a second one
+    beside it would be ignored: refused, naming the field."""
+    if "compute_time" in a:
+        for other in ("mfu", "tokens_per_gpu"):
+            if other in a:
+                raise ValueError(
+                    f"{other}: not with compute_time (a measured compute time replaces the "
+                    "priced compute); sweep them separately"
+                )
+    if "tokens_per_gpu" in a:
+        if "micro_batch" in a:
+            raise ValueError(
+                "micro_batch: not with tokens_per_gpu (the tokens are micro_batch x "
+                "sequence_length); give one of them"
+            )
+        from ..strategy.compute import micro_batch_of_tokens
+
+        for tokens in a["tokens_per_gpu"]:
+            LIMITS["tokens_per_gpu"].check("tokens_per_gpu", tokens)  # as step --tokens-per-gpu
+            for seq in a.get("sequence_length", [4096]):  # costmodel step's --seq default
+                micro_batch_of_tokens(tokens, seq)  # raises "tokens_per_gpu: ..."
 
 
 def _check_step_layout(a: dict[str, list[Any]]) -> None:
@@ -878,6 +917,8 @@ def _numeric_axes(grid: Grid) -> list[str]:
             "sequence_length",
             "accumulation",
             "mfu",
+            "compute_time",
+            "tokens_per_gpu",
             "comm_contention",
             "bucket_cap",
             "power_limit_w",
