@@ -624,6 +624,8 @@ def _setup(
     reads of ``c`` only its GPU and one node, and of ``layout`` only its dtypes."""
     from .._checks import flag, whole_count
     from ..architecture import LOSS_MODES, load_arch
+    from ..ddp import _number as _ddp_number
+    from ..ddp import _sizes as _ddp_sizes
     from ..memory import get_recipe
 
     no_sync, flash_attention = flag("no_sync", no_sync), flag("flash_attention", flash_attention)
@@ -644,6 +646,13 @@ def _setup(
         or not (math.isfinite(sync_loss) and 0 <= sync_loss < 1)
     ):
         raise ValueError(f"sync_loss: must be a fraction in [0, 1) per doubling, got {sync_loss!r}")
+    # named here, as bucket_assignment names them (they raised float()'s and iteration's
+    # TypeErrors from inside the schedule)
+    first_bucket_bytes = _ddp_number(
+        "first_bucket_bytes", first_bucket_bytes, positive=True, unit="B"
+    )
+    if tensor_params is not None:
+        tensor_params = tuple(_ddp_sizes("tensor_params", tensor_params).tolist())
     if precision not in ("bf16", "fp8"):
         raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
     if loss not in LOSS_MODES:
