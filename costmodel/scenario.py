@@ -1121,11 +1121,14 @@ class ScenarioResult(BaseModel):
         price: str | None = None,
         measured_step_time_s: float | None = None,
         today: Any = None,
+        usd_source: str = "user",
     ) -> Any:
         """Days, GPU-hours, cost and MFU of training ``tokens`` (or ``steps``) on this setup.
 
         At the predicted step time, or at ``measured_step_time_s`` (then the MFU is the one the
-        measurement implies). See :func:`costmodel.training.training_cost`.
+        measurement implies). ``usd_source``: whether ``usd_per_gpu_hour`` is the user's
+        (``"user"``) or an interface's untouched placeholder (``"default"``), for the price
+        note. See :func:`costmodel.training.training_cost`.
         """
         from .training import training_cost
 
@@ -1150,6 +1153,7 @@ class ScenarioResult(BaseModel):
             step_time_band_s=(
                 None if measured else (float(self.step_time_lo_s), float(self.step_time_hi_s))
             ),
+            usd_source=usd_source,
         )
         # what the answer leaves out travels with the cost: a "fits" from memory without
         # activations (a bare parameter count), a mixture of experts priced without its
