@@ -265,13 +265,28 @@ class Scenario(BaseModel):
         return load_arch(self.arch)
 
     def flops_per_token(self) -> float:
-        """Training FLOPs per token [FLOP]: the architecture's (6N + attention), else 6P."""
-        a = self.architecture()
-        if a is None:
-            from .ddp import FLOPS_PER_PARAM_TOKEN
+        """Model FLOPs per token [FLOP] of this setup's MFU: the ones its step is priced with
+        (:func:`costmodel.strategy.step.model_flops_per_token`: the architecture's 6N +
+        attention; a bare count's transformer on the fitted road; else 6P)."""
+        return self._model_flops()[0]
 
-            return FLOPS_PER_PARAM_TOKEN * self.params
-        return float(a.training_flops_per_token(self.sequence_length))
+    def flops_definition(self) -> str:
+        """:meth:`flops_per_token` in words, as the step page and ``costmodel train`` state the
+        MFU (e.g. ``"6N + attention of the architecture, PaLM appendix B"``)."""
+        return self._model_flops()[1]
+
+    def _model_flops(self) -> tuple[float, str]:
+        from .strategy.step import model_flops_per_token
+
+        # the step's own rule: a measured compute time overrides the MFU (strategy_step_kwargs)
+        mfu = None if self.compute_time_s is not None else self.mfu
+        return model_flops_per_token(
+            float(self.params),
+            self.architecture(),
+            self.sequence_length,
+            mfu=mfu,
+            compute_time_s=self.compute_time_s,
+        )
 
     @field_validator("params", mode="before")
     @classmethod

@@ -1451,6 +1451,7 @@ def train(
         "comm_contention": result.comm_contention,
         "compute_source": result.compute_source,
         "compute_label": result.compute_label,
+        "mfu_flops": result.scenario.flops_definition(),
     }
     if fa is not None:
         data["fit_suggestions"] = fa.as_dict()
@@ -1486,7 +1487,10 @@ def train(
         )
     if cost.mfu is not None:
         rows.append(
-            ("MFU" + (" implied" if measured else " at this step"), f"{100 * cost.mfu:.1f}%")
+            (
+                "MFU" + (" implied" if measured else " at this step"),
+                f"{100 * cost.mfu:.1f}% (model FLOPs: {result.scenario.flops_definition()})",
+            )
         )
     rows.append(
         (

@@ -663,9 +663,7 @@ def _setup(
     r = get_recipe(recipe)
     tokens = float(micro_batch) * sequence_length
     shape = a if a is not None else _shape_of(p)
-    fpt = float(a.training_flops_per_token(sequence_length)) if a is not None else 6.0 * p
-    if a is None and shape is not None and mfu is None and compute_time_s is None:
-        fpt = float(shape.training_flops_per_token(sequence_length))  # fitted road: the shape
+    fpt = model_flops_per_token(p, a, sequence_length, mfu=mfu, compute_time_s=compute_time_s)[0]
     ct = _step_compute(
         shape,
         c.gpu,
@@ -1334,6 +1332,52 @@ def _unsized_activations(a: Any, mem: Any) -> tuple[str, ...]:
     "fits" beside it must say what it leaves out (empty for an architecture)."""
     note = str(getattr(mem.base, "activations_note", ""))
     return (note,) if a is None and note.startswith("activations: not included") else ()
+
+
+def model_flops_per_token(
+    params: float,
+    arch: Any,
+    sequence_length: int,
+    *,
+    mfu: float | None = None,
+    compute_time_s: float | None = None,
+) -> tuple[float, str]:
+    r"""Model FLOPs per token [FLOP] a step is priced with and its MFU is defined with, and
+    that definition in words: the one definition of the API, the CLI and the step page.
+
+    .. math:: F = 6N + 12 L H Q s \quad\text{(an architecture; PaLM, Chowdhery et al. 2022,
+       appendix B)}, \qquad F = 6N \quad\text{(Kaplan et al. 2020)}
+
+    An architecture: its own (6N + attention). A bare parameter count on the fitted (or default)
+    efficiency road: the transformer the count stands for
+    (:func:`~costmodel.architecture.architecture_for_params`), as its compute is priced. A bare
+    count with a given MFU or a measured compute time, or outside the shapes' range: 6N (the
+    MFU given is of 6N FLOPs, Kaplan's ``C = 6 N D``).
+
+    >>> f, words = model_flops_per_token(7e9, None, 4096, mfu=0.4)
+    >>> f == 6 * 7e9, words
+    (True, '6N of a bare parameter count with a given MFU or measured time')
+    """
+    from ..ddp import FLOPS_PER_PARAM_TOKEN
+
+    if arch is not None:
+        return (
+            float(arch.training_flops_per_token(sequence_length)),
+            "6N + attention of the architecture, PaLM appendix B",
+        )
+    p = float(params)
+    shape = _shape_of(p)
+    if shape is not None and mfu is None and compute_time_s is None:
+        return (
+            float(shape.training_flops_per_token(sequence_length)),
+            "6N + attention of the transformer the parameter count stands for, PaLM appendix B",
+        )
+    if shape is None and mfu is None and compute_time_s is None:
+        return FLOPS_PER_PARAM_TOKEN * p, "6N of a bare parameter count with no transformer shape"
+    return (
+        FLOPS_PER_PARAM_TOKEN * p,
+        "6N of a bare parameter count with a given MFU or measured time",
+    )
 
 
 def _shape_of(p: float) -> Any:

@@ -812,6 +812,13 @@ def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> No
     """Days, GPU-hours, dollars (with the price's date) and MFU of one side; ``result`` (the
     side's step) says why a predicted step's band is unknown, never left out silently;
     ``source``: where a typed price came from (:func:`_price_input`)."""
+    # the one definition of the API and the CLI (Scenario.flops_definition): a bare count's
+    # MFU is not 6N here and 6N + attention in the step's compute source
+    flops = (
+        result.scenario.flops_definition()
+        if result is not None
+        else "6N + attention of the architecture, PaLM appendix B"
+    )
     m = st.columns(4)
     m[0].metric(f"Wall clock{side} [days]", f"{cost.wall_days:,.1f}")
     m[1].metric(f"GPU-hours{side}", f"{cost.gpu_hours:,.0f}")
@@ -850,7 +857,7 @@ def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> No
         f"{side.strip() + ': ' if side else ''}{format_counted(int(cost.steps), 'step')} of "
         f"{format_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
         f"({cost.step_time_source}) on {format_counted(cost.ranks, 'GPU')}; {cost.price_note}.{band} MFU: "
-        "model FLOPs per token (6N + attention, PaLM appendix B) x tokens/s / (GPUs x peak)."
+        f"model FLOPs per token ({flops}) x tokens/s / (GPUs x peak)."
     )
     if cost.price_warning:
         st.warning(cost.price_warning)
