@@ -167,7 +167,8 @@ class Scenario(BaseModel):
     )
     power_limit_w: float | None = Field(
         None,
-        description="board power limit of the cluster's GPUs [W] in (0, datasheet maximum], "
+        description="board power limit of the cluster's GPUs [W] in [minimum, datasheet maximum] "
+        "(H100/H200 SXM 200..700 W, A100 SXM 100..400 W), "
         "e.g. 500 for H100s capped at 500 W (default: the preset's datasheet power); the fitted "
         "compute efficiency follows it (costmodel.compute.gpu_power_w)",
     )

@@ -420,7 +420,8 @@ def _prepare_step(
         Synchronisation loss per doubling of the ranks [-] (default: the fitted one,
         :func:`costmodel.compute.sync_loss_per_doubling`; 0 switches it off).
     power_limit_w
-        Board power limit of the cluster's GPUs [W], in (0, datasheet maximum] (default: the
+        Board power limit of the cluster's GPUs [W], in [minimum, datasheet maximum] (H100 SXM
+        200..700 W, :func:`costmodel.hardware.check_power_limit_w`; default: the
         preset's, i.e. its datasheet power: H100 SXM 700 W): the fitted compute efficiency
         follows the power per peak FLOP (:func:`costmodel.compute.gpu_power_w`); applied by
         :meth:`costmodel.hardware.Cluster.with_power_limit_w`, as ``Scenario`` and the CLI's

@@ -212,8 +212,9 @@ def _inputs() -> dict:
         bind=QP,
         placeholder="datasheet",
         help="Board power limit the cluster's GPUs run at (nvidia-smi -pl), in [minimum, "
-        "datasheet maximum] (H100/H200 SXM 200..700 W, A100 SXM 100..400 W): e.g. 500 for H100s capped at 500 W. The fitted compute efficiency follows "
-        "it (costmodel.compute.gpu_power_w). Empty: the datasheet power (H100/H200 SXM 700 W, "
+        "datasheet maximum] (H100/H200 SXM 200..700 W, A100 SXM 100..400 W): e.g. 500 for "
+        "H100s capped at 500 W. The fitted compute efficiency follows it "
+        "(costmodel.compute.gpu_power_w). Empty: the datasheet power (H100/H200 SXM 700 W, "
         "A100 SXM 400 W), as the API's and the CLI's default.",
     )
     if arch != CUSTOM:
