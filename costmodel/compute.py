@@ -51,6 +51,7 @@ import numpy as np
 
 __all__ = [
     "CHECKPOINTING",
+    "GPU_MIN_POWER_W",
     "GPU_POWER_W",
     "ComputeFit",
     "achievable_efficiency",
@@ -63,6 +64,7 @@ __all__ = [
     "gpu_family",
     "gpu_power_w",
     "micro_batch_compute_s",
+    "min_power_limit_w",
     "optimizer_bytes_per_param",
     "optimizer_step_s",
     "precision_peak_flops",
@@ -140,7 +142,31 @@ GPU_POWER_W: dict[str, float] = {
     "h200-sxm": 700.0,  # H200 datasheet: Max thermal design power up to 700W (H200 SXM)
 }
 
-#: A GPU of a fitted family without its own entry above gets its family's SXM part's power.
+#: Least board power limit the driver accepts [W] (``nvidia-smi -q -d POWER`` "Min Power Limit";
+#: ``nvidia-smi -pl`` refuses a lower value), the lower end of a GPU's ``power_limit_w``. NVIDIA's
+#: datasheets print only the maximum ("up to 700W (configurable)"); these are the values the
+#: driver and the DGX BMC publish for the SXM parts.
+GPU_MIN_POWER_W: dict[str, float] = {
+    # nvidia-smi -q of an A100-SXM4-40GB: Min Power Limit 100.00 W, Max 400.00 W
+    # (github.com/NVIDIA/nvidia-docker/issues/1648)
+    "a100-sxm-40gb": 100.0,
+    # nvidia-smi -q of an A100-SXM4-80GB: Min Power Limit 100.00 W, Max 400.00 W
+    # (github.com/NVIDIA/DCGM/issues/152)
+    "a100-sxm-80gb": 100.0,
+    # nvidia-smi -pl 50 on a 700 W GPU refused "should be between 200.00 W and 700.00 W"
+    # (github.com/stackhpc/ansible-slurm-appliance/pull/975; the log does not print the model:
+    # 700 W max is the H100/H200 SXM TDP). NVIDIA's DGX user guides' "Managing Power Capping"
+    # show the GPU's Redfish PowerLimitWatts AllowableMin 200 (the copy found was DGX B200's).
+    # No nvidia-smi reading naming an H100 or H200 was found: a documented estimate.
+    "h100-sxm": 200.0,
+    # H200 SXM: the H100 SXM's board and 700 W envelope, so the same 200 W (an assumption)
+    "h200-sxm": 200.0,
+}
+
+#: A GPU of a fitted family without its own entry above gets its family's SXM part's power
+#: (both ends of the range: GH200's GPU is capped as an H100 SXM, 200..700 W). No Blackwell
+#: entry: the compute fit has no Blackwell runs, so a limit there is refused (B200's published
+#: range, DGX B200 user guide: AllowableMin 200, AllowableMax 1000 W, is not needed yet).
 _FAMILY_POWER_OF = {"ampere": "a100-sxm-80gb", "hopper": "h100-sxm"}
 
 
@@ -160,6 +186,23 @@ def datasheet_power_w(gpu: Any) -> float:
     if fam in _FAMILY_POWER_OF:
         return GPU_POWER_W[_FAMILY_POWER_OF[fam]]
     raise ValueError(f"gpu: no datasheet power for {name or fam!r}")
+
+
+def min_power_limit_w(gpu: Any) -> float:
+    """Least board power limit of a GPU preset [W] (:data:`GPU_MIN_POWER_W`; else its family's
+    SXM part), the lower end of its ``power_limit_w``.
+
+    >>> from costmodel import presets
+    >>> min_power_limit_w(presets.load("h100-sxm")), min_power_limit_w(presets.load("a100-sxm-40gb"))
+    (200.0, 100.0)
+    """
+    name = str(getattr(gpu, "name", ""))
+    if name in GPU_MIN_POWER_W:
+        return GPU_MIN_POWER_W[name]
+    fam = gpu_family(gpu)
+    if fam in _FAMILY_POWER_OF:
+        return GPU_MIN_POWER_W[_FAMILY_POWER_OF[fam]]
+    raise ValueError(f"gpu: no minimum power limit for {name or fam!r}")
 
 
 def gpu_power_w(gpu: Any) -> float:

@@ -726,10 +726,56 @@ _OPTIONAL = (
 )
 
 
-def _check(params: Mapping[str, object]) -> None:
+def _finite_number(value: object) -> bool:
+    return (
+        isinstance(value, int | float | np.integer | np.floating)
+        and not isinstance(value, bool | np.bool_)
+        and math.isfinite(float(value))
+        and float(value) >= 0
+    )
+
+
+def check_params(params: object, name: str = "params") -> Mapping[str, object]:
+    """The correction parameters ``params`` (a mapping with the keys of :data:`DEFAULT_PARAMS`,
+    e.g. ``costmodel.predict.fitted_params()``), else ValueError naming the argument.
+
+    Every correction parameter is a rate, scale, latency or exponent, so each scalar entry must
+    be a finite number >= 0 and each per-fabric table a mapping of such numbers (their finer
+    ranges are checked where each correction reads them). Unknown keys are refused: a
+    misspelled key would otherwise be silently unused.
+
+    >>> check_params(0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: params: must be a mapping of correction parameters (...) or None, got 0 (...)
+    """
+    if not isinstance(params, Mapping):
+        err = must_be(
+            name,
+            "a mapping of correction parameters (the keys of costmodel.corrections."
+            "DEFAULT_PARAMS, e.g. costmodel.predict.fitted_params()) or None",
+            params,
+        )
+        if isinstance(params, int | float) and not isinstance(params, bool):
+            err = ValueError(
+                f"{err} (a collective takes no parameter count: its size is message_bytes)"
+            )
+        raise err
+    unknown = sorted(str(k) for k in params if k not in DEFAULT_PARAMS)
+    if unknown:
+        raise ValueError(f"{name}: unknown keys {unknown}; allowed: {list(DEFAULT_PARAMS)}")
     missing = [k for k in DEFAULT_PARAMS if k not in params and k not in _OPTIONAL]
     if missing:
-        raise ValueError(f"correction params lack {missing}; expected keys {list(DEFAULT_PARAMS)}")
-    for k in ("host_base_us", "host_per_gpu_us", "ramp_phi"):
-        if not math.isfinite(float(params[k])) or float(params[k]) < 0:  # type: ignore[arg-type]
-            raise must_be(f"correction param {k}", "a finite number >= 0", params[k])
+        raise ValueError(f"{name}: missing keys {missing}; expected keys {list(DEFAULT_PARAMS)}")
+    for k, v in params.items():
+        if isinstance(DEFAULT_PARAMS[k], dict):
+            ok = isinstance(v, Mapping) and all(_finite_number(x) for x in v.values())
+            if not ok:
+                raise must_be(f"{name}[{k!r}]", "a mapping of fabric -> finite number >= 0", v)
+        elif not _finite_number(v):
+            raise must_be(f"{name}[{k!r}]", "a finite number >= 0", v)
+    return params
+
+
+def _check(params: Mapping[str, object]) -> None:
+    check_params(params)

@@ -194,8 +194,8 @@ class GPU(_Frozen):
     power_limit_w: float | None = Field(
         None,
         strict=False,
-        description="board power limit the GPU runs at [W] (nvidia-smi -pl), in (0, datasheet "
-        "maximum]; absent: the datasheet power (costmodel.compute.GPU_POWER_W)",
+        description="board power limit the GPU runs at [W] (nvidia-smi -pl), in [minimum, datasheet "
+        "maximum] (costmodel.compute.GPU_MIN_POWER_W, GPU_POWER_W); absent: the datasheet power (costmodel.compute.GPU_POWER_W)",
     )
     source: Source
 
@@ -214,7 +214,8 @@ class GPU(_Frozen):
     def with_power_limit_w(self, power_limit_w: float | None) -> GPU:
         """This GPU capped at ``power_limit_w`` [W] (None: back to its datasheet power).
 
-        Validated by :func:`check_power_limit_w`: in (0, datasheet maximum].
+        Validated by :func:`check_power_limit_w`: in [minimum, datasheet maximum] (H100 SXM
+        200..700 W, A100 SXM 100..400 W).
         """
         if power_limit_w == self.power_limit_w:
             return self
@@ -878,19 +879,24 @@ class Cluster(_Frozen):
 
 
 def check_power_limit_w(gpu: Any, power_limit_w: Any) -> float:
-    """``power_limit_w`` [W] of ``gpu`` if it is in (0, datasheet maximum], else ``ValueError``.
+    """``power_limit_w`` [W] of ``gpu`` if it is in [minimum, datasheet maximum], else
+    ``ValueError`` naming the field and the range.
 
-    The range: a board's power limit can be lowered (``nvidia-smi -pl``, down to its minimum
-    enforced limit) but not raised above its datasheet maximum TDP
-    (:func:`costmodel.compute.datasheet_power_w`: A100 SXM 400 W, H100/H200 SXM 700 W). The
-    compute fit knows no datasheet power for other GPUs (no published runs), so a limit there
-    would change nothing and is refused.
+    The range is the one the driver enforces: a board's power limit can be lowered
+    (``nvidia-smi -pl``) down to its minimum (:func:`costmodel.compute.min_power_limit_w`: A100
+    SXM 100 W, H100/H200 SXM 200 W, the driver's and the DGX BMC's published values) but not
+    raised above its datasheet maximum TDP (:func:`costmodel.compute.datasheet_power_w`: A100
+    SXM 400 W, H100/H200 SXM 700 W). The compute fit knows no datasheet power for other GPUs (no
+    published runs), so a limit there would change nothing and is refused. The one check of
+    every surface: the GPU model, ``presets.cluster``, ``strategy_step``, ``Scenario``, the CLI
+    and the step page.
     """
-    from .compute import datasheet_power_w
+    from .compute import datasheet_power_w, min_power_limit_w
 
     name = str(getattr(gpu, "name", gpu))
     try:
         top = datasheet_power_w(gpu)
+        low = min_power_limit_w(gpu)
     except ValueError:
         raise ValueError(
             f"power_limit_w: no datasheet power is known for {name} (costmodel.compute."
@@ -900,12 +906,12 @@ def check_power_limit_w(gpu: Any, power_limit_w: Any) -> float:
         not isinstance(power_limit_w, bool)
         and isinstance(power_limit_w, (int, float))
         and math.isfinite(power_limit_w)
-        and 0 < power_limit_w <= top
+        and low <= power_limit_w <= top
     )
     if not ok:
         raise ValueError(
-            f"power_limit_w: must be a power in (0, {top:g}] W ({name}'s datasheet maximum), "
-            f"got {power_limit_w!r}"
+            f"power_limit_w: must be a power in [{low:g}, {top:g}] W ({name}'s minimum and "
+            f"datasheet maximum power limit), got {power_limit_w!r}"
         )
     return float(power_limit_w)
 

@@ -249,7 +249,10 @@ def _stage(zero_stage: int) -> int:
 
 
 def _fraction(name: str, value: float) -> float:
-    x = float(_array(name, value))
+    arr = _array(name, value)
+    if arr.ndim:  # float() of an array raised numpy's "only 0-dimensional arrays" naming nothing
+        raise ValueError(f"{name}: one fraction per call, got {value!r}")
+    x = float(arr)
     if x >= 1.0:
         raise ValueError(f"{name}: must be a fraction in [0, 1), got {value!r}")
     return x

@@ -605,8 +605,13 @@ def predict_collective(
             "algorithm='all' gives several rows per size: call predict_all_algorithms(op, sizes, "
             "cluster, nodes, model=...); allowed here: auto or one algorithm"
         )
-    if harness not in HARNESSES:
+    if not isinstance(harness, str) or harness not in HARNESSES:
         raise ValueError(f"harness={harness!r}; allowed: {', '.join(HARNESSES)}")
+    for name, value in (("algorithm", algorithm), ("protocol", protocol), ("model", model)):
+        if not isinstance(value, str):  # a list or dict is not a name (it raised "unhashable")
+            raise must_be(name, "a name such as 'auto'", value)
+    if params is not None:
+        C.check_params(params)  # params=0 raised "'int' object is not iterable"
     if (
         isinstance(gpus_per_process, bool)
         or not isinstance(gpus_per_process, int | float | np.integer | np.floating)

@@ -167,7 +167,8 @@ class Scenario(BaseModel):
     )
     power_limit_w: float | None = Field(
         None,
-        description="board power limit of the cluster's GPUs [W] in (0, datasheet maximum], "
+        description="board power limit of the cluster's GPUs [W] in [minimum, datasheet maximum] "
+        "(H100/H200 SXM 200..700 W, A100 SXM 100..400 W), "
         "e.g. 500 for H100s capped at 500 W (default: the preset's datasheet power); the fitted "
         "compute efficiency follows it (costmodel.compute.gpu_power_w)",
     )
@@ -265,13 +266,28 @@ class Scenario(BaseModel):
         return load_arch(self.arch)
 
     def flops_per_token(self) -> float:
-        """Training FLOPs per token [FLOP]: the architecture's (6N + attention), else 6P."""
-        a = self.architecture()
-        if a is None:
-            from .ddp import FLOPS_PER_PARAM_TOKEN
+        """Model FLOPs per token [FLOP] of this setup's MFU: the ones its step is priced with
+        (:func:`costmodel.strategy.step.model_flops_per_token`: the architecture's 6N +
+        attention; a bare count's transformer on the fitted road; else 6P)."""
+        return self._model_flops()[0]
 
-            return FLOPS_PER_PARAM_TOKEN * self.params
-        return float(a.training_flops_per_token(self.sequence_length))
+    def flops_definition(self) -> str:
+        """:meth:`flops_per_token` in words, as the step page and ``costmodel train`` state the
+        MFU (e.g. ``"6N + attention of the architecture, PaLM appendix B"``)."""
+        return self._model_flops()[1]
+
+    def _model_flops(self) -> tuple[float, str]:
+        from .strategy.step import model_flops_per_token
+
+        # the step's own rule: a measured compute time overrides the MFU (strategy_step_kwargs)
+        mfu = None if self.compute_time_s is not None else self.mfu
+        return model_flops_per_token(
+            float(self.params),
+            self.architecture(),
+            self.sequence_length,
+            mfu=mfu,
+            compute_time_s=self.compute_time_s,
+        )
 
     @field_validator("params", mode="before")
     @classmethod
@@ -1121,11 +1137,14 @@ class ScenarioResult(BaseModel):
         price: str | None = None,
         measured_step_time_s: float | None = None,
         today: Any = None,
+        usd_source: str = "user",
     ) -> Any:
         """Days, GPU-hours, cost and MFU of training ``tokens`` (or ``steps``) on this setup.
 
         At the predicted step time, or at ``measured_step_time_s`` (then the MFU is the one the
-        measurement implies). See :func:`costmodel.training.training_cost`.
+        measurement implies). ``usd_source``: whether ``usd_per_gpu_hour`` is the user's
+        (``"user"``) or an interface's untouched placeholder (``"default"``), for the price
+        note. See :func:`costmodel.training.training_cost`.
         """
         from .training import training_cost
 
@@ -1150,6 +1169,7 @@ class ScenarioResult(BaseModel):
             step_time_band_s=(
                 None if measured else (float(self.step_time_lo_s), float(self.step_time_hi_s))
             ),
+            usd_source=usd_source,
         )
         # what the answer leaves out travels with the cost: a "fits" from memory without
         # activations (a bare parameter count), a mixture of experts priced without its

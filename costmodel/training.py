@@ -228,7 +228,7 @@ class TrainingCost:
     usd_per_gpu_hour: float | None
     cost_usd: float | None
     price_note: str
-    price_date: str | None  # date of the price's source (None: price given by the user)
+    price_date: str | None  # date of the price's source (None: a typed price, no source)
     price_warning: str  # "" or why the price may be out of date
     flops_per_token: float | None  # training FLOPs per token [FLOP]
     mfu: float | None  # model FLOP utilisation implied by the step time [-]
@@ -310,6 +310,7 @@ def training_cost(
     today: _dt.date | None = None,
     params: float | None = None,
     step_time_band_s: tuple[float, float] | None = None,
+    usd_source: str = "user",
 ) -> TrainingCost:
     r"""Wall-clock time, GPU-hours, cost and implied MFU of a training run (module docstring).
 
@@ -344,6 +345,10 @@ def training_cost(
         days, GPU-hours and cost are proportional to the step, so they carry the same band.
         ``(nan, nan)`` is an unknown band (a GPU with no fitted compute efficiency): no band.
         Not with ``measured=True``.
+    usd_source : {"user", "default"}
+        Where ``usd_per_gpu_hour`` came from, for the price note: ``"user"`` (default) a price
+        the user gave; ``"default"`` an interface's placeholder the user did not give (the
+        app's price box untouched), said so rather than called the user's.
 
     Examples
     --------
@@ -397,6 +402,8 @@ def training_cost(
         d = n * per
     if usd_per_gpu_hour is not None and price is not None:
         raise ValueError("usd_per_gpu_hour, price: give one of them, not both")
+    if usd_source not in ("user", "default"):
+        raise ValueError(f"usd_source: must be 'user' or 'default', got {usd_source!r}")
     note = ""
     usd = None
     price_date = None
@@ -413,6 +420,11 @@ def training_cost(
     elif usd_per_gpu_hour is not None:
         usd = _positive("usd_per_gpu_hour", usd_per_gpu_hour, "USD")
         note = f"${usd:.3g} per GPU-hour, given by the user (no published price, so no date)"
+        if usd_source == "default":
+            note = (
+                f"${usd:.3g} per GPU-hour, a placeholder default: neither a published price nor "
+                "one given by the user (so no date)"
+            )
     wall = n * t
     gpu_h = wall * ranks / 3600.0
     if not math.isfinite(gpu_h * (usd or 1.0)):

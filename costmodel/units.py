@@ -369,26 +369,36 @@ _BYTE_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), 
 _TIME_PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
 
 
+def _shown(value: object) -> float:
+    """One number to format; anything else a ValueError naming ``value`` (``float(None)`` raised
+    Python's TypeError naming nothing)."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"value: expected one number to format, got {value!r}") from None
+
+
 def format_bytes(value: float, digits: int = 3) -> str:
     """Format a byte count with a decimal SI prefix: ``format_bytes(1.75e9) == '1.75 GB'``."""
-    return _si(float(value), "B", _BYTE_PREFIXES, digits)
+    return _si(_shown(value), "B", _BYTE_PREFIXES, digits)
 
 
 def format_rate(value: float, digits: int = 3) -> str:
     """Format bytes per second with a decimal SI prefix: ``'50 GB/s'``."""
-    return _si(float(value), "B/s", _BYTE_PREFIXES, digits)
+    return _si(_shown(value), "B/s", _BYTE_PREFIXES, digits)
 
 
 def format_duration(value: float, digits: int = 3) -> str:
     """Format seconds as s, ms, µs or ns: ``format_duration(0.0175) == '17.5 ms'``."""
+    value = _shown(value)
     if value == 0:
         return "0 s"
-    return _si(float(value), "s", _TIME_PREFIXES, digits)
+    return _si(value, "s", _TIME_PREFIXES, digits)
 
 
 def format_flops(value: float, digits: int = 3) -> str:
     """Format FLOP/s with a decimal SI prefix: ``'989 TFLOP/s'``."""
-    return _si(float(value), "FLOP/s", _BYTE_PREFIXES, digits)
+    return _si(_shown(value), "FLOP/s", _BYTE_PREFIXES, digits)
 
 
 def format_change(fraction: float) -> str:

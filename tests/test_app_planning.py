@@ -134,16 +134,29 @@ def test_memory_page_says_what_makes_it_fit_as_the_cli_does():
     assert not any("Does not fit" in w.value for w in ok.warning)
 
 
+def _cost_caption(at) -> str:
+    captions = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]
+    assert len(captions) == 1, captions
+    return captions[0]
+
+
 def test_ddp_cost_caption_names_the_price_once_typed_or_dated():
-    """The caption under the cost says where the price came from exactly once: a typed price is
-    the user's, with its value and no date ("price given (price given)" before); a published
+    """The caption under the cost says where the price came from exactly once: the untouched
+    box is a placeholder, not the user's ("$2 per GPU-hour, given by the user" was shown when
+    nobody gave it); a typed price is the user's, with its value and no date; a published
     price carries its date once."""
     at = open_page("page_ddp.py")
     assert_clean(at)
-    captions = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]
-    assert len(captions) == 1, captions
-    assert "$2 per GPU-hour, given by the user" in captions[0]
-    assert captions[0].count("given") == 1
+    caption = _cost_caption(at)
+    assert "$2 per GPU-hour, a placeholder default" in caption, caption
+    assert "given by the user" not in caption.replace("one given by the user", "")
+    cost = [m for m in at.metric if m.label.startswith("Cost")]
+    assert len(cost) == 1 and "placeholder price" in cost[0].help  # its help says it too
+    at.number_input(key="ddp_usd").set_value(2.5).run()
+    assert_clean(at)
+    caption = _cost_caption(at)
+    assert "$2.5 per GPU-hour, given by the user" in caption and "placeholder" not in caption
+    assert caption.count("given") == 1
     at.selectbox(key="ddp_price").set_value("aws-p5-on-demand").run()
     assert_clean(at)
     captions = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]

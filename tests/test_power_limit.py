@@ -28,23 +28,59 @@ def _alpha() -> float:
     return float(tomllib.loads(text)["alpha"])
 
 
-@pytest.mark.parametrize("bad", [0, -1.0, 700.5, 1e4, math.nan, math.inf, True, "500"])
+H100_RANGE = r"power_limit_w: must be a power in \[200, 700\] W"
+
+
+@pytest.mark.parametrize("bad", [0, 1, 199.9, -1.0, 700.5, 1e4, math.nan, math.inf, True, "500"])
 def test_a_bad_power_limit_names_the_field_and_the_range(bad):
     h100 = presets.load("h100-sxm")
-    with pytest.raises(ValueError, match=r"power_limit_w: must be a power in \(0, 700\] W"):
+    with pytest.raises(ValueError, match=H100_RANGE):
         h100.with_power_limit_w(bad)
-    with pytest.raises(ValueError, match=r"power_limit_w: must be a power in \(0, 700\] W"):
+    with pytest.raises(ValueError, match=H100_RANGE):
         presets.cluster("dgx-h100", power_limit_w=bad)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "low", "top"),
+    [("a100-sxm-40gb", 100, 400), ("a100-sxm-80gb", 100, 400), ("h100-sxm", 200, 700),
+     ("h200-sxm", 200, 700), ("gh200", 200, 700)],
+)  # fmt: skip
+def test_the_range_starts_at_each_gpu_s_minimum_power_limit(gpu, low, top):
+    """A board refuses a limit below its driver's "Min Power Limit" (nvidia-smi -pl), so the
+    model does too: 1 W gave an MFU of 0.01 with no word."""
+    g = presets.load(gpu)
+    assert g.with_power_limit_w(low).power_limit_w == low  # the minimum itself
+    assert g.with_power_limit_w(top).power_limit_w == top
+    for bad in (1, low - 0.5):
+        with pytest.raises(
+            ValueError, match=rf"power_limit_w: must be a power in \[{low}, {top}\] W"
+        ):
+            g.with_power_limit_w(bad)
+
+
+def test_a_1_w_limit_is_refused_on_every_surface():
+    msg = H100_RANGE + r".*got 1"
+    with pytest.raises(ValueError, match=msg):
+        cm.strategy_step(**Q, power_limit_w=1, timeline=False)
+    with pytest.raises(ValidationError, match=msg):
+        cm.Scenario(**Q, power_limit_w=1)
+    with pytest.raises(ValueError, match=msg):
+        presets.cluster("dgx-h100").with_power_limit_w(1)
+    for cmd in (["step"], ["scenario"], ["train", "--steps", "10"]):
+        out = CliRunner().invoke(cli.app, [*cmd, *CLI_Q, "--power-limit-w", "1"])
+        assert out.exit_code == 2, (cmd, out.stdout, out.stderr)
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and "power_limit_w: must be a power in [200, 700] W" in lines[0]
 
 
 def test_the_range_is_each_gpu_s_datasheet_maximum():
     a100 = presets.load("a100-sxm-80gb")
     assert a100.with_power_limit_w(400).power_limit_w == 400.0  # the datasheet maximum itself
-    with pytest.raises(ValueError, match=r"\(0, 400\] W"):
+    with pytest.raises(ValueError, match=r"\[100, 400\] W"):
         a100.with_power_limit_w(401)
     # a preset (or a user's TOML) that sets the field is checked by the model itself
     data = {**presets.load("h100-sxm").model_dump(), "power_limit_w": 900.0}
-    with pytest.raises(ValidationError, match=r"power_limit_w: must be a power in \(0, 700\] W"):
+    with pytest.raises(ValidationError, match=H100_RANGE):
         GPU.model_validate(data)
     # no datasheet power known (no fit for the family): refused rather than silently unused
     with pytest.raises(ValueError, match="power_limit_w: no datasheet power is known for b200"):
@@ -91,8 +127,8 @@ def test_one_power_limit_one_number_on_every_surface():
 @pytest.mark.parametrize(
     ("cmd", "value", "fragment"),
     [
-        ("step", "900", r"power_limit_w: must be a power in (0, 700] W"),
-        ("scenario", "0", r"power_limit_w: must be a power in (0, 700] W"),
+        ("step", "900", r"power_limit_w: must be a power in [200, 700] W"),
+        ("scenario", "0", r"power_limit_w: must be a power in [200, 700] W"),
         ("step", "abc", "--power-limit-w"),
     ],
 )
@@ -109,7 +145,7 @@ def test_the_step_sweep_checks_each_preset_s_range_before_any_row():
     out = CliRunner().invoke(cli.app, [*args, "--set", "arch=llama-3.1-8b", "--set", "power=500"])
     assert out.exit_code == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and "power_limit_w: must be a power in (0, 400] W" in lines[0]
+    assert len(lines) == 1 and "power_limit_w: must be a power in [100, 400] W" in lines[0]
 
 
 def test_cli_power_limit_needs_a_cluster():
@@ -162,18 +198,19 @@ def test_a_torchtitan_h100_row_is_predicted_at_500_w():
     assert got > cm.strategy_step(**common).step_time_s * 1.1
 
 
-def test_the_step_page_shows_a_bad_power_limit_as_a_red_message():
+@pytest.mark.parametrize("value", ["900", "1"])
+def test_the_step_page_shows_a_bad_power_limit_as_a_red_message(value):
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
 
     page = Path(__file__).resolve().parents[1] / "costmodel" / "web" / "page_ddp.py"
     at = AppTest.from_file(str(page), default_timeout=120)
-    at.query_params.update({"ddp_arch": "llama-3.1-8b", "ddp_nodes": "1", "ddp_power": "900"})
+    at.query_params.update({"ddp_arch": "llama-3.1-8b", "ddp_nodes": "1", "ddp_power": value})
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     shown = " ".join(str(e.value) for e in at.error).replace("\\", "")
     # the refusal names the page's box, not the API's field (the step page's label map)
-    assert "GPU power limit [W]: must be a power in (0, 700] W" in shown, shown
+    assert "GPU power limit [W]: must be a power in [200, 700] W" in shown, shown
     assert "power_limit_w" not in shown
     assert not at.metric  # no step shown for the refused input

@@ -108,9 +108,10 @@ _PowerOpt = Annotated[
     float | None,
     typer.Option(
         "--power-limit-w",
-        help="Board power limit of the cluster's GPUs [W], in (0, datasheet maximum], e.g. 500 "
-        "for H100s capped at 500 W (nvidia-smi -pl); the fitted compute efficiency follows it "
-        "(default: the GPU's datasheet power, H100/H200 SXM 700 W, A100 SXM 400 W).",
+        help="Board power limit of the cluster's GPUs [W], in [minimum, datasheet maximum] "
+        "(H100/H200 SXM 200..700, A100 SXM 100..400), e.g. 500 for H100s capped at 500 W "
+        "(nvidia-smi -pl); the fitted compute efficiency follows it (default: the GPU's "
+        "datasheet power, H100/H200 SXM 700 W, A100 SXM 400 W).",
     ),
 ]
 
@@ -1465,6 +1466,7 @@ def train(
         "comm_contention": result.comm_contention,
         "compute_source": result.compute_source,
         "compute_label": result.compute_label,
+        "mfu_flops": result.scenario.flops_definition(),
     }
     if fa is not None:
         data["fit_suggestions"] = fa.as_dict()
@@ -1500,7 +1502,10 @@ def train(
         )
     if cost.mfu is not None:
         rows.append(
-            ("MFU" + (" implied" if measured else " at this step"), f"{100 * cost.mfu:.1f}%")
+            (
+                "MFU" + (" implied" if measured else " at this step"),
+                f"{100 * cost.mfu:.1f}% (model FLOPs: {result.scenario.flops_definition()})",
+            )
         )
     rows.append(
         (

@@ -23,6 +23,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..verdict import WITHIN, Verdict, decide, pair_half_width, shared_compute_half_width
 from .comm import CollectiveTimer, PredictionCache
 from .layout import make_layout, wrap_units
@@ -348,9 +350,10 @@ def _advise_calls(
     """:func:`advise`'s steps as :func:`~.step.strategy_step` keyword sets (its layouts, with
     timers sharing one cache and the unit sizes hinted)."""
     from .. import presets
-    from .._checks import flag
+    from .._checks import flag, whole_count
 
     band = flag("band", band)
+    nodes = whole_count("nodes", nodes)  # inf raised OverflowError, None int()'s TypeError
     cache = predictions if predictions is not None else PredictionCache()
     if isinstance(cluster, str):
         c = cache.cluster(cluster, nodes)
@@ -414,9 +417,12 @@ def advise_nodes(
     >>> sorted(t), t[2].best.layout.ranks
     ([1, 2], 16)
     """
-    counts = [int(n) for n in nodes]
-    if not counts or min(counts) < 1:
-        raise ValueError(f"nodes must be one or more node counts >= 1, got {list(nodes)!r}")
+    from .._checks import must_be, whole_count
+
+    # a bare count, or NaN/inf in the list, raised Python's TypeError/OverflowError
+    if isinstance(nodes, str | bytes | dict) or np.ndim(nodes) != 1 or not len(nodes):
+        raise must_be("nodes", "one or more node counts >= 1, e.g. (1, 2, 4)", nodes)
+    counts = [whole_count("nodes", n) for n in nodes]
     cache = predictions if predictions is not None else PredictionCache(nodes=counts)
     calls: dict[int, list[dict[str, Any]]] = {}
     for n in counts:
@@ -589,7 +595,9 @@ def fit_suggestions(
     (False, True)
     """
     from .. import presets
+    from .._checks import whole_count
 
+    max_nodes = whole_count("max_nodes", max_nodes)  # a string raised "'<=' not supported"
     base_kw = dict(
         cluster=cluster,
         nodes=nodes,

@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..units import format_bytes
 from .layout import Layout, wrap_units
 
@@ -147,6 +149,22 @@ def strategy_memory(
 _KEPT: dict[tuple[Any, ...], tuple[Any, StrategyMemory]] = {}
 
 
+def _one_number(name: str, value: object) -> Any:
+    """``value`` as a float when it is one real number; an array as it is (the caller refuses
+    it); else ValueError naming ``name`` (the range is checked by ``training_memory``)."""
+    if isinstance(value, bool | np.bool_ | dict):
+        raise ValueError(f"{name}: expected a number, got {value!r}")
+    try:
+        x = np.asarray(value if not isinstance(value, str) else float(value), dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+    if x.ndim:
+        raise ValueError(
+            f"{name}: one number per call (strategy_memory is per layout), got {value!r}"
+        )
+    return float(x)
+
+
 def _strategy_memory(
     layout: Layout, params: float | None, arch: Any, flash_attention: bool, plain: tuple[Any, ...]
 ) -> StrategyMemory:
@@ -167,6 +185,15 @@ def _strategy_memory(
         loss,
     ) = plain
     lay = layout
+    # one layout, one number each: an array (or a list, a dict) raised float()'s TypeError or
+    # gave a result whose total_bytes failed (training_memory takes the arrays)
+    for name, value in (
+        ("activations_bytes", activations_bytes),
+        ("cuda_context_bytes", cuda_context_bytes),
+        ("fragmentation", fragmentation),
+    ):
+        if value is not None:
+            _one_number(name, value)
     if arch is not None:
         from ..architecture import load_arch
 
@@ -175,7 +202,7 @@ def _strategy_memory(
     elif params is None:
         raise ValueError("params: give a parameter count or arch= (an architecture name)")
     else:
-        p = float(params)
+        p = _one_number("params", params)
     kw: dict[str, Any] = {
         "recipe": recipe,
         "zero_stage": lay.zero_stage,

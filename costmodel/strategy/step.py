@@ -420,7 +420,8 @@ def _prepare_step(
         Synchronisation loss per doubling of the ranks [-] (default: the fitted one,
         :func:`costmodel.compute.sync_loss_per_doubling`; 0 switches it off).
     power_limit_w
-        Board power limit of the cluster's GPUs [W], in (0, datasheet maximum] (default: the
+        Board power limit of the cluster's GPUs [W], in [minimum, datasheet maximum] (H100 SXM
+        200..700 W, :func:`costmodel.hardware.check_power_limit_w`; default: the
         preset's, i.e. its datasheet power: H100 SXM 700 W): the fitted compute efficiency
         follows the power per peak FLOP (:func:`costmodel.compute.gpu_power_w`); applied by
         :meth:`costmodel.hardware.Cluster.with_power_limit_w`, as ``Scenario`` and the CLI's
@@ -624,6 +625,8 @@ def _setup(
     reads of ``c`` only its GPU and one node, and of ``layout`` only its dtypes."""
     from .._checks import flag, whole_count
     from ..architecture import LOSS_MODES, load_arch
+    from ..ddp import _number as _ddp_number
+    from ..ddp import _sizes as _ddp_sizes
     from ..memory import get_recipe
 
     no_sync, flash_attention = flag("no_sync", no_sync), flag("flash_attention", flash_attention)
@@ -644,6 +647,13 @@ def _setup(
         or not (math.isfinite(sync_loss) and 0 <= sync_loss < 1)
     ):
         raise ValueError(f"sync_loss: must be a fraction in [0, 1) per doubling, got {sync_loss!r}")
+    # named here, as bucket_assignment names them (they raised float()'s and iteration's
+    # TypeErrors from inside the schedule)
+    first_bucket_bytes = _ddp_number(
+        "first_bucket_bytes", first_bucket_bytes, positive=True, unit="B"
+    )
+    if tensor_params is not None:
+        tensor_params = tuple(_ddp_sizes("tensor_params", tensor_params).tolist())
     if precision not in ("bf16", "fp8"):
         raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
     if loss not in LOSS_MODES:
@@ -654,9 +664,7 @@ def _setup(
     r = get_recipe(recipe)
     tokens = float(micro_batch) * sequence_length
     shape = a if a is not None else _shape_of(p)
-    fpt = float(a.training_flops_per_token(sequence_length)) if a is not None else 6.0 * p
-    if a is None and shape is not None and mfu is None and compute_time_s is None:
-        fpt = float(shape.training_flops_per_token(sequence_length))  # fitted road: the shape
+    fpt = model_flops_per_token(p, a, sequence_length, mfu=mfu, compute_time_s=compute_time_s)[0]
     ct = _step_compute(
         shape,
         c.gpu,
@@ -1325,6 +1333,52 @@ def _unsized_activations(a: Any, mem: Any) -> tuple[str, ...]:
     "fits" beside it must say what it leaves out (empty for an architecture)."""
     note = str(getattr(mem.base, "activations_note", ""))
     return (note,) if a is None and note.startswith("activations: not included") else ()
+
+
+def model_flops_per_token(
+    params: float,
+    arch: Any,
+    sequence_length: int,
+    *,
+    mfu: float | None = None,
+    compute_time_s: float | None = None,
+) -> tuple[float, str]:
+    r"""Model FLOPs per token [FLOP] a step is priced with and its MFU is defined with, and
+    that definition in words: the one definition of the API, the CLI and the step page.
+
+    .. math:: F = 6N + 12 L H Q s \quad\text{(an architecture; PaLM, Chowdhery et al. 2022,
+       appendix B)}, \qquad F = 6N \quad\text{(Kaplan et al. 2020)}
+
+    An architecture: its own (6N + attention). A bare parameter count on the fitted (or default)
+    efficiency road: the transformer the count stands for
+    (:func:`~costmodel.architecture.architecture_for_params`), as its compute is priced. A bare
+    count with a given MFU or a measured compute time, or outside the shapes' range: 6N (the
+    MFU given is of 6N FLOPs, Kaplan's ``C = 6 N D``).
+
+    >>> f, words = model_flops_per_token(7e9, None, 4096, mfu=0.4)
+    >>> f == 6 * 7e9, words
+    (True, '6N of a bare parameter count with a given MFU or measured time')
+    """
+    from ..ddp import FLOPS_PER_PARAM_TOKEN
+
+    if arch is not None:
+        return (
+            float(arch.training_flops_per_token(sequence_length)),
+            "6N + attention of the architecture, PaLM appendix B",
+        )
+    p = float(params)
+    shape = _shape_of(p)
+    if shape is not None and mfu is None and compute_time_s is None:
+        return (
+            float(shape.training_flops_per_token(sequence_length)),
+            "6N + attention of the transformer the parameter count stands for, PaLM appendix B",
+        )
+    if shape is None and mfu is None and compute_time_s is None:
+        return FLOPS_PER_PARAM_TOKEN * p, "6N of a bare parameter count with no transformer shape"
+    return (
+        FLOPS_PER_PARAM_TOKEN * p,
+        "6N of a bare parameter count with a given MFU or measured time",
+    )
 
 
 def _shape_of(p: float) -> Any:

@@ -211,9 +211,10 @@ def _inputs() -> dict:
         key="ddp_power",
         bind=QP,
         placeholder="datasheet",
-        help="Board power limit the cluster's GPUs run at (nvidia-smi -pl), in (0, datasheet "
-        "maximum]: e.g. 500 for H100s capped at 500 W. The fitted compute efficiency follows "
-        "it (costmodel.compute.gpu_power_w). Empty: the datasheet power (H100/H200 SXM 700 W, "
+        help="Board power limit the cluster's GPUs run at (nvidia-smi -pl), in [minimum, "
+        "datasheet maximum] (H100/H200 SXM 200..700 W, A100 SXM 100..400 W): e.g. 500 for "
+        "H100s capped at 500 W. The fitted compute efficiency follows it "
+        "(costmodel.compute.gpu_power_w). Empty: the datasheet power (H100/H200 SXM 700 W, "
         "A100 SXM 400 W), as the API's and the CLI's default.",
     )
     if arch != CUSTOM:
@@ -773,9 +774,15 @@ def _does_not_fit(inp: dict, result) -> None:
             st.markdown("None of the changes tried fits.")
 
 
+#: The USD-per-GPU-hour box's first value: a placeholder, not a price anyone gave
+DEFAULT_USD_PER_GPU_HOUR = 2.0
+
+
 def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
     """A price preset published for ``gpu`` (never another GPU's), or USD per GPU-hour typed.
-    Returns ``(price name or None, usd or None)``."""
+    Returns ``(price name or None, usd or None, usd_source)``: ``usd_source`` is ``"default"``
+    while the box still holds its placeholder (the cost note then says so, not "given by the
+    user"), else ``"user"``."""
     prices = training.prices_for_gpu(gpu)
     name = col.selectbox(
         label,
@@ -787,20 +794,42 @@ def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
         else f"no cited price is published for {gpu}: type USD per GPU-hour",
     )
     if name != "custom":
-        return name, None
+        return name, None, "user"
     usd = col.number_input(
-        f"USD per GPU-hour ({gpu})", value=2.0, step=0.1, key=usd_key, bind=QP, min_value=0.01
+        f"USD per GPU-hour ({gpu})",
+        value=DEFAULT_USD_PER_GPU_HOUR,
+        step=0.1,
+        key=usd_key,
+        bind=QP,
+        min_value=0.01,
+        help="a placeholder until you type your price"
+        + (f" or pick one of the {len(prices)} published for {gpu}" if prices else ""),
     )
-    return None, usd
+    typed = usd != DEFAULT_USD_PER_GPU_HOUR or usd_key in st.query_params
+    return None, usd, "user" if typed else "default"
 
 
-def _cost_metrics(cost, side: str = "", result=None) -> None:
+def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> None:
     """Days, GPU-hours, dollars (with the price's date) and MFU of one side; ``result`` (the
-    side's step) says why a predicted step's band is unknown, never left out silently."""
+    side's step) says why a predicted step's band is unknown, never left out silently;
+    ``source``: where a typed price came from (:func:`_price_input`)."""
+    # the one definition of the API and the CLI (Scenario.flops_definition): a bare count's
+    # MFU is not 6N here and 6N + attention in the step's compute source
+    flops = (
+        result.scenario.flops_definition()
+        if result is not None
+        else "6N + attention of the architecture, PaLM appendix B"
+    )
     m = st.columns(4)
     m[0].metric(f"Wall clock{side} [days]", f"{cost.wall_days:,.1f}")
     m[1].metric(f"GPU-hours{side}", f"{cost.gpu_hours:,.0f}")
-    when = f"prices as of {cost.price_date}" if cost.price_date else "price given"
+    when = (
+        f"prices as of {cost.price_date}"
+        if cost.price_date
+        else "placeholder price: pick a published one or type yours"
+        if source == "default"
+        else "price given by you"
+    )
     m[2].metric(f"Cost{side} [USD]", f"{cost.cost_usd:,.0f}", help=when)
     m[3].metric(
         (
@@ -829,7 +858,7 @@ def _cost_metrics(cost, side: str = "", result=None) -> None:
         f"{side.strip() + ': ' if side else ''}{format_counted(int(cost.steps), 'step')} of "
         f"{format_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
         f"({cost.step_time_source}) on {format_counted(cost.ranks, 'GPU')}; {cost.price_note}.{band} MFU: "
-        "model FLOPs per token (6N + attention, PaLM appendix B) x tokens/s / (GPUs x peak)."
+        f"model FLOPs per token ({flops}) x tokens/s / (GPUs x peak)."
     )
     if cost.price_warning:
         st.warning(cost.price_warning)
@@ -855,10 +884,10 @@ def _training_cost(result, inp: dict, rb=None) -> None:
     tokens_text = c[0].text_input(
         "Tokens to train", value="1T", key="ddp_tokens", bind=QP, help="e.g. 2T, 300B"
     )
-    price_name, usd = _price_input(c[1], gpu, "ddp_price", "Price", "ddp_usd")
-    price_b, usd_b = price_name, usd
+    price_name, usd, source = _price_input(c[1], gpu, "ddp_price", "Price", "ddp_usd")
+    price_b, usd_b, source_b = price_name, usd, source
     if gpu_b is not None and gpu_b != gpu:
-        price_b, usd_b = _price_input(
+        price_b, usd_b, source_b = _price_input(
             c[2], gpu_b, "ddp_price_b", f"Price (B, {gpu_b})", "ddp_b_usd"
         )
     measured_text = c[3].text_input(
@@ -878,12 +907,18 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         return
     with section("Time and cost to train"):
         cost = result.training_cost(
-            tokens, usd_per_gpu_hour=usd, price=price_name, measured_step_time_s=measured
+            tokens,
+            usd_per_gpu_hour=usd,
+            price=price_name,
+            measured_step_time_s=measured,
+            usd_source=source,
         )
-        _cost_metrics(cost, " (A)" if rb is not None else "", result)
+        _cost_metrics(cost, " (A)" if rb is not None else "", result, source)
         if rb is not None:
-            cost_b = rb.training_cost(tokens, usd_per_gpu_hour=usd_b, price=price_b)
-            _cost_metrics(cost_b, " (B)", rb)
+            cost_b = rb.training_cost(
+                tokens, usd_per_gpu_hour=usd_b, price=price_b, usd_source=source_b
+            )
+            _cost_metrics(cost_b, " (B)", rb, source_b)
 
 
 if __name__ == "__main__":
