@@ -10,8 +10,8 @@ rest by memory.
 predictions.
 
 :func:`fit_suggestions` answers "what makes it fit" for a configuration that does not: the
-changes a user can make (recomputation, a ZeRO stage or FSDP, a smaller micro-batch with more
-accumulation, more GPUs, a larger card), each evaluated the same way, those that fit ranked by
+changes a user can make (recomputation, a ZeRO stage or FSDP, a larger HSDP group, a smaller
+micro-batch with more accumulation, more GPUs, a larger card), each evaluated the same way, those that fit ranked by
 cost: GPU-seconds per token (``ranks x step / tokens per step``, what a run costs at one price
 per GPU-hour), then by memory.
 """
@@ -622,6 +622,13 @@ def fit_suggestions(
     i = _SHARDING_ORDER.index(strategy) if strategy in _SHARDING_ORDER else 0
     for s in _SHARDING_ORDER[i + 1 : 4]:
         cands.append((s, "strategy", {"strategy": s}))
+    if strategy == "hsdp":  # hsdp's next sharding is a larger group, up to fsdp (every GPU)
+        g, ranks = int(base.layout.shard_group), int(base.ranks)
+        while (g := 2 * g) < ranks:
+            if ranks % g == 0:
+                cands.append((f"hsdp g={g}", "strategy", {"group_size": g}))
+        if int(base.layout.shard_group) < ranks:
+            cands.append(("fsdp", "strategy", {"strategy": "fsdp"}))
     if step_kwargs.get("arch") is not None and recompute != "full":
         cands += [
             (f"{w} and recompute full", k, {**u, "recompute": "full"})
