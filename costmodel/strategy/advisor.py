@@ -11,9 +11,9 @@ predictions.
 
 :func:`fit_suggestions` answers "what makes it fit" for a configuration that does not: the
 changes a user can make (recomputation, a ZeRO stage or FSDP, a larger HSDP group, a smaller
-micro-batch with more accumulation, more GPUs, a larger card), each evaluated the same way, those that fit ranked by
-cost: GPU-seconds per token (``ranks x step / tokens per step``, what a run costs at one price
-per GPU-hour), then by memory.
+micro-batch with more accumulation, more GPUs, a larger card), each evaluated the same way,
+those that fit ranked by cost: GPU-seconds per token (``ranks x step / tokens per step``, what a
+run costs at one price per GPU-hour), then by memory.
 """
 
 from __future__ import annotations
