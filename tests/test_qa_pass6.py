@@ -1,0 +1,28 @@
+"""Sixth QA pass: a new user planning a training run (step, strategy, train) on the CLI and the
+API. Each test failed before its fix; the fix is in the function every surface calls.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import costmodel as cm
+from tests._cli import one_line_error, run
+
+
+# --- a predicted step past the step-time limit names what the user set ------------------------
+def test_a_predicted_step_past_the_limit_names_the_sequence_not_step_time_s():
+    """``train --seq 99999999`` (inside --seq's 1..1e8) answered "step_time_s: must be a
+    duration in (0, 1e6] s ... got 44583630.76": a field the user never typed, a bare float."""
+    line = one_line_error(
+        run("train", "--arch", "llama-3.1-8b", "--nodes", "16", "--strategy", "fsdp",
+            "--seq", "99999999", "--tokens", "1T"),  # fmt: skip
+        "step time: the predicted step of",
+        "sequence length 99,999,999",
+        "1,000,000 s",
+    )
+    assert "step_time_s" not in line
+    r = cm.Scenario(arch="llama-3.1-8b", nodes=16, strategy="fsdp", sequence_length=99_999_999)
+    with pytest.raises(ValueError, match="shorten the sequence") as err:
+        r.evaluate(scaling=False, flips=False).training_cost(1e12)
+    assert "step_time_s" not in str(err.value)
