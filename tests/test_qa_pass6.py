@@ -26,3 +26,20 @@ def test_a_predicted_step_past_the_limit_names_the_sequence_not_step_time_s():
     with pytest.raises(ValueError, match="shorten the sequence") as err:
         r.evaluate(scaling=False, flips=False).training_cost(1e12)
     assert "step_time_s" not in str(err.value)
+
+
+# --- the step's --help says what its example prints -----------------------------------------
+def test_the_step_help_example_states_the_efficiency_it_prints():
+    """``step --help`` called practice problem 1 "about 73% efficient"; the example it shows
+    prints 58.4% (the 73% is the lesson's perfect overlap, with all of the compute)."""
+    import json
+    import re
+
+    help_text = " ".join(run("step", "--help").stdout.split())
+    claimed = re.search(r"comms-bound, (\d+)% efficient as printed", help_text)
+    assert claimed is not None, help_text
+    out = run("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64",
+              "--bandwidth", "50GB/s", "--json")  # fmt: skip
+    assert out.exit_code == 0, out.stderr
+    eff = json.loads(out.stdout)["efficiency"]
+    assert int(claimed.group(1)) == round(100 * eff)

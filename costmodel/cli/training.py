@@ -601,8 +601,9 @@ def step(
     collectives through the chosen --model, its memory from the same layout); --strategy all
     ranks them all. With --ranks and --bandwidth it is the lesson's DDP step on one link.
 
-    Examples (the lesson's practice problem 1: comms-bound, about 73% efficient; then the
-    strategies of Llama-3.1-8B on 8 DGX H100 nodes):
+    Examples (the lesson's practice problem 1: comms-bound, 58% efficient as printed, since
+    gradients are sent only while backward runs; the lesson's 73% overlaps the all-reduce with
+    all of the compute; then the strategies of Llama-3.1-8B on 8 DGX H100 nodes):
 
     \b
         costmodel step --params 7B --compute-time 400ms --ranks 64 --bandwidth 50GB/s
