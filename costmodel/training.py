@@ -412,7 +412,7 @@ def training_cost(
         )
     elif usd_per_gpu_hour is not None:
         usd = _positive("usd_per_gpu_hour", usd_per_gpu_hour, "USD")
-        note = f"${usd:.3g} per GPU-hour, given by the user (no published price, so no date)"
+        note = f"${usd:g} per GPU-hour, given by the user (no published price, so no date)"
     wall = n * t
     gpu_h = wall * ranks / 3600.0
     if not math.isfinite(gpu_h * (usd or 1.0)):

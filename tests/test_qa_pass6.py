@@ -43,3 +43,20 @@ def test_the_step_help_example_states_the_efficiency_it_prints():
     assert out.exit_code == 0, out.stderr
     eff = json.loads(out.stdout)["efficiency"]
     assert int(claimed.group(1)) == round(100 * eff)
+
+
+# --- a price per GPU-hour is shown as published --------------------------------------------
+@pytest.mark.parametrize("vs", [False, True])
+def test_the_price_per_gpu_hour_is_the_one_the_cost_is_made_of(vs):
+    """``train ... --price aws-p6-b200-on-demand`` printed "$14.2 per GPU-hour" for the
+    published $14.242 (three significant figures): GPU-hours x the shown price missed the
+    printed cost by $11,000 on a B200 run."""
+    price = cm.load_price("aws-p6-b200-on-demand").usd_per_gpu_hour
+    args = ["--arch", "llama-3.1-8b", "--nodes", "8", "--strategy", "fsdp", "--tokens", "1T"]
+    if vs:
+        out = run("scenario", *args, "--price", "aws-p5-on-demand", "--vs", "cluster=dgx-b200",
+                  "--price-b", "aws-p6-b200-on-demand")  # fmt: skip
+    else:
+        out = run("train", *args, "--cluster", "dgx-b200", "--price", "aws-p6-b200-on-demand")
+    assert out.exit_code == 0, out.stderr
+    assert f"${price:g}" in out.stdout and price != float(f"{price:.3g}")

@@ -1268,7 +1268,7 @@ def _cost_text(costs: dict[str, Any]) -> str:
         (
             "price per GPU-hour",
             *(
-                f"${costs[k].usd_per_gpu_hour:.3g}" if costs[k].usd_per_gpu_hour else "-"
+                f"${costs[k].usd_per_gpu_hour:g}" if costs[k].usd_per_gpu_hour else "-"
                 for k in sides
             ),
         )
@@ -1475,7 +1475,7 @@ def train(
     ]
     if cost.cost_usd is not None:
         when = f", as of {cost.price_date}" if cost.price_date else " (given)"
-        rows.append(("price", f"${cost.usd_per_gpu_hour:.3g} per GPU-hour{when}"))
+        rows.append(("price", f"${cost.usd_per_gpu_hour:g} per GPU-hour{when}"))
         rows.append(
             (
                 "cost",
