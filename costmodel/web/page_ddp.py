@@ -837,6 +837,14 @@ def _cost_metrics(cost, side: str = "", result=None) -> None:
         st.caption(n)
 
 
+def _tokens(text: str, name: str) -> float:
+    """Tokens to train, within the one limit every surface has (``--tokens``: 1..1e16)."""
+    from costmodel._limits import LIMITS
+
+    LIMITS["tokens"].check(name, text.strip())
+    return parse_count(text, name=name)
+
+
 def _training_cost(result, inp: dict, rb=None) -> None:
     """Time and cost to train at the predicted step time, or at a measured one; B's too."""
     st.subheader("Time and cost to train")
@@ -868,7 +876,7 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         bind=QP,
         help="e.g. 1.2s: days and cost at the measured step, and the MFU it implies",
     )
-    tokens = parse_input("Tokens to train", parse_count, tokens_text)
+    tokens = parse_input("Tokens to train", _tokens, tokens_text)
     measured = (
         parse_input("Measured step time", parse_duration, measured_text)
         if measured_text.strip()
