@@ -643,13 +643,14 @@ def render() -> None:
             caption="Each change tried, and whether it flips (the comm-vs-compute balance)",
         )
     table(
-        scaling.rename(
+        scaling.assign(fits=scaling["fits"].map({True: "yes", False: "NO"})).rename(
             columns={
                 "step_time_s": "step [s]",
                 "comm_s": "communication [s]",
                 "exposed_comm_s": "exposed [s]",
                 "efficiency": "efficiency [0-1]",
                 "tokens_per_s": "tokens/s",
+                "memory_bytes": "memory per GPU [B]",  # as the strategy table says it
             }
         ),
         "scaling.csv",
