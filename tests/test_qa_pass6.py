@@ -60,3 +60,12 @@ def test_the_price_per_gpu_hour_is_the_one_the_cost_is_made_of(vs):
         out = run("train", *args, "--cluster", "dgx-b200", "--price", "aws-p6-b200-on-demand")
     assert out.exit_code == 0, out.stderr
     assert f"${price:g}" in out.stdout and price != float(f"{price:.3g}")
+
+
+def test_an_unknown_strategy_is_named_before_a_missing_cluster():
+    """``step --arch llama-3.1-8b --strategy zero4`` (no --cluster) answered "--strategy zero4:
+    the sharded strategies need --cluster NAME", as if zero4 were one of them."""
+    one_line_error(
+        run("step", "--arch", "llama-3.1-8b", "--nodes", "16", "--strategy", "zero4"),
+        "--strategy: unknown 'zero4'; allowed: ddp, zero1, zero2, fsdp, hsdp, all",
+    )

@@ -620,6 +620,10 @@ def step(
     if compute_time is not None and tokens_per_gpu is not None:
         raise ValueError("give --compute-time or --tokens-per-gpu (with --mfu), not both")
     p_given = units.parse_count(params, name="--params") if params is not None else None
+    from ..strategy.layout import STRATEGIES, unknown_strategy
+
+    if strategy.lower() not in (*STRATEGIES, "all"):  # a typo is named before a missing --cluster
+        raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=True))
     if cluster is not None:
         if bandwidth is not None or ranks is not None:
             raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
