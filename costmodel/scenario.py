@@ -1382,6 +1382,6 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
         )
     return (
         f"{speed}; {per_gpu} "
-        f"({units.format_count(ga)} vs {units.format_count(gb)} tokens/s per GPU); "
+        f"(A {units.format_count(ga)} vs B {units.format_count(gb)} tokens/s per GPU); "
         f"memory: A {fits[a.fits]}, B {fits[b.fits]}."
     )

@@ -69,3 +69,17 @@ def test_an_unknown_strategy_is_named_before_a_missing_cluster():
         run("step", "--arch", "llama-3.1-8b", "--nodes", "16", "--strategy", "zero4"),
         "--strategy: unknown 'zero4'; allowed: ddp, zero1, zero2, fsdp, hsdp, all",
     )
+
+
+def test_a_or_b_says_whose_tokens_per_gpu_each_number_is():
+    """FSDP (B) beside HSDP g=8 (A) of Llama 3.1 70B on 16 nodes read "B does more tokens/s per
+    GPU (920 vs 942 tokens/s per GPU)": the first number, read after "B does more", is A's."""
+    from costmodel.scenario import compare_summary
+    from costmodel.units import format_count
+
+    a = cm.Scenario(arch="llama-3.1-70b", nodes=16, strategy="hsdp", group_size=8)
+    ra = a.evaluate(scaling=False, flips=False)
+    rb = a.with_changes("strategy=fsdp").evaluate(scaling=False, flips=False)
+    ga, gb = ra.tokens_per_s / ra.ranks, rb.tokens_per_s / rb.ranks
+    said = compare_summary(ra, rb)
+    assert f"(A {format_count(ga)} vs B {format_count(gb)} tokens/s per GPU)" in said, said
