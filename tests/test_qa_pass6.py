@@ -15,8 +15,19 @@ def test_a_predicted_step_past_the_limit_names_the_sequence_not_step_time_s():
     """``train --seq 99999999`` (inside --seq's 1..1e8) answered "step_time_s: must be a
     duration in (0, 1e6] s ... got 44583630.76": a field the user never typed, a bare float."""
     line = one_line_error(
-        run("train", "--arch", "llama-3.1-8b", "--nodes", "16", "--strategy", "fsdp",
-            "--seq", "99999999", "--tokens", "1T"),  # fmt: skip
+        run(
+            "train",
+            "--arch",
+            "llama-3.1-8b",
+            "--nodes",
+            "16",
+            "--strategy",
+            "fsdp",
+            "--seq",
+            "99999999",
+            "--tokens",
+            "1T",
+        ),  # fmt: skip
         "step time: the predicted step of",
         "sequence length 99,999,999",
         "1,000,000 s",
@@ -83,3 +94,15 @@ def test_a_or_b_says_whose_tokens_per_gpu_each_number_is():
     ga, gb = ra.tokens_per_s / ra.ranks, rb.tokens_per_s / rb.ranks
     said = compare_summary(ra, rb)
     assert f"(A {format_count(ga)} vs B {format_count(gb)} tokens/s per GPU)" in said, said
+
+
+@pytest.mark.parametrize(
+    "name", ["strategy_step", "advise_strategy", "advise_strategy_nodes", "fit_suggestions"]
+)
+def test_scenario_s_local_batch_on_the_step_names_micro_batch(name):
+    """``cm.strategy_step(..., local_batch=1)`` (Scenario's name, and the CLI's --local-batch)
+    raised "_prepare_step() got an unexpected keyword argument 'local_batch'": a private
+    function, and no word of the step's own name for it."""
+    with pytest.raises(TypeError, match="did you mean 'micro_batch'") as err:
+        getattr(cm, name)(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, local_batch=1)
+    assert str(err.value).startswith(f"{name}: unknown argument 'local_batch'")

@@ -26,7 +26,7 @@ from typing import Any
 from ..verdict import WITHIN, Verdict, decide, pair_half_width, shared_compute_half_width
 from .comm import CollectiveTimer, PredictionCache
 from .layout import make_layout, wrap_units
-from .step import StrategyStep, strategy_step, strategy_steps
+from .step import StrategyStep, check_step_keywords, strategy_step, strategy_steps
 
 
 def candidate_layouts(ranks: int, gpus_per_node: int, **options: Any) -> list[dict[str, Any]]:
@@ -321,6 +321,7 @@ def advise(
     >>> a.best.layout.name in ("fsdp", "fsdp (no reshard)", "zero1", "zero2", "hsdp g=8")
     True
     """
+    check_step_keywords(step_kwargs, "advise_strategy")
     calls = _advise_calls(
         params,
         cluster=cluster,
@@ -414,6 +415,7 @@ def advise_nodes(
     >>> sorted(t), t[2].best.layout.ranks
     ([1, 2], 16)
     """
+    check_step_keywords(step_kwargs, "advise_strategy_nodes")
     counts = [int(n) for n in nodes]
     if not counts or min(counts) < 1:
         raise ValueError(f"nodes must be one or more node counts >= 1, got {list(nodes)!r}")
@@ -590,6 +592,7 @@ def fit_suggestions(
     """
     from .. import presets
 
+    check_step_keywords(step_kwargs, "fit_suggestions")
     base_kw = dict(
         cluster=cluster,
         nodes=nodes,
