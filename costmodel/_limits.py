@@ -13,6 +13,7 @@ GPU-hour), so a typo is refused instead of answered.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -173,3 +174,43 @@ def check_limits(values: dict[str, Any]) -> None:
         limit = LIMITS.get(name)
         if limit is not None:
             limit.check(option_name(name), value)
+
+
+RANGE_ERRORS = frozenset(
+    {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"}
+)
+"""pydantic's error types that name one bound of a range (:func:`field_range` says both)."""
+
+
+def field_range(model: str, field: str) -> str:
+    """The allowed range of a numeric field of one of the package's pydantic models, from its
+    own constraints (``[1, 100000]``, ``(0, 1]``); empty when unknown. pydantic names one bound
+    ("less than or equal to 1", also for a NaN); the user needs both, so the CLI's one line and
+    the app's red message add this to pydantic's text."""
+    models = {"Scenario": ("costmodel.scenario", "Scenario")}
+    if model not in models:
+        return ""
+    cls = getattr(importlib.import_module(models[model][0]), models[model][1])
+    info = cls.model_fields.get(field)
+    if info is None:
+        return ""
+    lo = hi = None
+    lo_open = hi_open = False
+    for m in info.metadata:
+        for name, is_lo, is_open in (("ge", 1, 0), ("gt", 1, 1), ("le", 0, 0), ("lt", 0, 1)):
+            v = getattr(m, name, None)
+            if v is None:
+                continue
+            if is_lo:
+                lo, lo_open = v, bool(is_open)
+            else:
+                hi, hi_open = v, bool(is_open)
+    if lo is None and hi is None:
+        return ""
+
+    def num(v: Any, none: str) -> str:
+        return none if v is None else f"{v:,}" if isinstance(v, int) else f"{v:g}"
+
+    left = "(" if lo_open or lo is None else "["
+    right = ")" if hi_open or hi is None else "]"
+    return f"{left}{num(lo, '-inf')}, {num(hi, 'inf')}{right}"

@@ -1150,6 +1150,18 @@ class ScenarioResult(BaseModel):
 
         s = self.scenario
         measured = measured_step_time_s is not None
+        if not measured:  # the limit of a step time is refused as what the user set, not as
+            from ._limits import LIMITS  # step_time_s, which they did not type
+
+            hi = LIMITS["step_time"].hi
+            if not self.step_time_s <= hi:
+                raise ValueError(
+                    f"step time: the predicted step of {self.step_time_s / 86400:,.0f} days "
+                    f"(sequence length {s.sequence_length:,} x micro-batch {s.local_batch:,} x "
+                    f"accumulation {s.accumulation:,} per GPU) is past the {hi:,.0f} s "
+                    f"({hi / 86400:.1f} days) a training run is costed for; shorten the "
+                    "sequence, the micro-batch or the accumulation"
+                )
         cost = training_cost(
             tokens,
             steps=steps,
@@ -1390,6 +1402,6 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
         )
     return (
         f"{speed}; {per_gpu} "
-        f"({units.format_count(ga)} vs {units.format_count(gb)} tokens/s per GPU); "
+        f"(A {units.format_count(ga)} vs B {units.format_count(gb)} tokens/s per GPU); "
         f"memory: A {fits[a.fits]}, B {fits[b.fits]}."
     )

@@ -419,10 +419,10 @@ def training_cost(
         )
     elif usd_per_gpu_hour is not None:
         usd = _positive("usd_per_gpu_hour", usd_per_gpu_hour, "USD")
-        note = f"${usd:.3g} per GPU-hour, given by the user (no published price, so no date)"
+        note = f"${usd:g} per GPU-hour, given by the user (no published price, so no date)"
         if usd_source == "default":
             note = (
-                f"${usd:.3g} per GPU-hour, a placeholder default: neither a published price nor "
+                f"${usd:g} per GPU-hour, a placeholder default: neither a published price nor "
                 "one given by the user (so no date)"
             )
     wall = n * t

@@ -383,6 +383,25 @@ def test_fit_suggestions_say_what_fits_with_its_cost():
     assert {"memory_bytes", "step_time_s", "step_time_change", "memory_change_bytes"} <= set(d)
 
 
+def test_fit_suggestions_for_hsdp_try_larger_groups_and_fsdp():
+    """hsdp g=16 of Llama 3.1 70B on 64 H100s was told only "a larger card": hsdp is last in
+    the sharding order, so no larger group (nor fsdp, which fits with full recomputation on the
+    same GPUs) was tried."""
+    fa = fit_suggestions(
+        arch="llama-3.1-70b",
+        cluster="dgx-h100",
+        nodes=8,
+        strategy="hsdp",
+        group_size=16,
+        model="lesson",
+        band=False,
+    )
+    same_hw = [c for c in fa.changes if c.fits and c.kind != "larger_card"]
+    assert {c.step.layout.name for c in same_hw} >= {"fsdp", "hsdp g=32"}
+    assert all(c.step.memory_bytes <= c.step.gpu_memory_bytes for c in same_hw)
+    assert fa.summary().splitlines()[1].lstrip().startswith(same_hw[0].change)
+
+
 def test_largest_model_never_reads_zero_params():
     # 70B's activations at 32k tokens without recomputation fill the card before any weight
     r = Scenario(arch="llama-3.1-70b", nodes=8, strategy="fsdp", sequence_length=32768).evaluate(

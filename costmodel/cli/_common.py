@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from .. import units
-from .._limits import LIMITS, check_limits
+from .._limits import LIMITS, RANGE_ERRORS, check_limits, field_range
 
 EXIT_USAGE = 2
 """Exit code for bad input of any kind (click's own code for usage errors)."""
@@ -34,8 +34,8 @@ def _one_line(exc: BaseException) -> str:
                 loc = ".".join(str(x) for x in err.get("loc", ()))
                 # a model-level check names its field itself: no "value: Value error, " before it
                 msg = str(err.get("msg", "")).removeprefix("Value error, ")
-                if err.get("type") in _RANGE_ERRORS and len(err.get("loc", ())) == 1:
-                    allowed = _field_range(getattr(exc, "title", ""), str(err["loc"][0]))
+                if err.get("type") in RANGE_ERRORS and len(err.get("loc", ())) == 1:
+                    allowed = field_range(getattr(exc, "title", ""), str(err["loc"][0]))
                     msg += f"; allowed: {allowed}" if allowed else ""
                 parts.append(f"{loc}: {msg}" if loc else msg)
             return f"{getattr(exc, 'title', 'input')}: " + "; ".join(parts)
@@ -46,44 +46,6 @@ def _one_line(exc: BaseException) -> str:
     else:
         text = str(exc) or type(exc).__name__
     return " ".join(text.split())
-
-
-_RANGE_ERRORS = frozenset(
-    {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"}
-)
-
-
-def _field_range(model: str, field: str) -> str:
-    """The allowed range of a numeric field of one of the package's pydantic models, from its
-    own constraints (``[1, 100000]``, ``(0, 1]``); empty when unknown. pydantic names one bound
-    ("less than or equal to 1", also for a NaN); the user needs both."""
-    models = {"Scenario": ("costmodel.scenario", "Scenario")}
-    if model not in models:
-        return ""
-    cls = getattr(importlib.import_module(models[model][0]), models[model][1])
-    info = cls.model_fields.get(field)
-    if info is None:
-        return ""
-    lo = hi = None
-    lo_open = hi_open = False
-    for m in info.metadata:
-        for name, is_lo, is_open in (("ge", 1, 0), ("gt", 1, 1), ("le", 0, 0), ("lt", 0, 1)):
-            v = getattr(m, name, None)
-            if v is None:
-                continue
-            if is_lo:
-                lo, lo_open = v, bool(is_open)
-            else:
-                hi, hi_open = v, bool(is_open)
-    if lo is None and hi is None:
-        return ""
-
-    def num(v: Any, none: str) -> str:
-        return none if v is None else f"{v:,}" if isinstance(v, int) else f"{v:g}"
-
-    left = "(" if lo_open or lo is None else "["
-    right = ")" if hi_open or hi is None else "]"
-    return f"{left}{num(lo, '-inf')}, {num(hi, 'inf')}{right}"
 
 
 def _exception_modules() -> list[Any]:

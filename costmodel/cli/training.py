@@ -615,8 +615,9 @@ def step(
     collectives through the chosen --model, its memory from the same layout); --strategy all
     ranks them all. With --ranks and --bandwidth it is the lesson's DDP step on one link.
 
-    Examples (the lesson's practice problem 1: comms-bound, about 73% efficient; then the
-    strategies of Llama-3.1-8B on 8 DGX H100 nodes):
+    Examples (the lesson's practice problem 1: comms-bound, 58% efficient as printed, since
+    gradients are sent only while backward runs; the lesson's 73% overlaps the all-reduce with
+    all of the compute; then the strategies of Llama-3.1-8B on 8 DGX H100 nodes):
 
     \b
         costmodel step --params 7B --compute-time 400ms --ranks 64 --bandwidth 50GB/s
@@ -633,6 +634,10 @@ def step(
     if compute_time is not None and tokens_per_gpu is not None:
         raise ValueError("give --compute-time or --tokens-per-gpu (with --mfu), not both")
     p_given = units.parse_count(params, name="--params") if params is not None else None
+    from ..strategy.layout import STRATEGIES, unknown_strategy
+
+    if strategy.lower() not in (*STRATEGIES, "all"):  # a typo is named before a missing --cluster
+        raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=True))
     if cluster is not None:
         if bandwidth is not None or ranks is not None:
             raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
@@ -1283,7 +1288,7 @@ def _cost_text(costs: dict[str, Any]) -> str:
         (
             "price per GPU-hour",
             *(
-                f"${costs[k].usd_per_gpu_hour:.3g}" if costs[k].usd_per_gpu_hour else "-"
+                f"${costs[k].usd_per_gpu_hour:g}" if costs[k].usd_per_gpu_hour else "-"
                 for k in sides
             ),
         )
@@ -1491,7 +1496,7 @@ def train(
     ]
     if cost.cost_usd is not None:
         when = f", as of {cost.price_date}" if cost.price_date else " (given)"
-        rows.append(("price", f"${cost.usd_per_gpu_hour:.3g} per GPU-hour{when}"))
+        rows.append(("price", f"${cost.usd_per_gpu_hour:g} per GPU-hour{when}"))
         rows.append(
             (
                 "cost",

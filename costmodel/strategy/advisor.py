@@ -10,10 +10,10 @@ rest by memory.
 predictions.
 
 :func:`fit_suggestions` answers "what makes it fit" for a configuration that does not: the
-changes a user can make (recomputation, a ZeRO stage or FSDP, a smaller micro-batch with more
-accumulation, more GPUs, a larger card), each evaluated the same way, those that fit ranked by
-cost: GPU-seconds per token (``ranks x step / tokens per step``, what a run costs at one price
-per GPU-hour), then by memory.
+changes a user can make (recomputation, a ZeRO stage or FSDP, a larger HSDP group, a smaller
+micro-batch with more accumulation, more GPUs, a larger card), each evaluated the same way,
+those that fit ranked by cost: GPU-seconds per token (``ranks x step / tokens per step``, what a
+run costs at one price per GPU-hour), then by memory.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import numpy as np
 from ..verdict import WITHIN, Verdict, decide, pair_half_width, shared_compute_half_width
 from .comm import CollectiveTimer, PredictionCache
 from .layout import make_layout, wrap_units
-from .step import StrategyStep, strategy_step, strategy_steps
+from .step import StrategyStep, check_step_keywords, strategy_step, strategy_steps
 
 
 def candidate_layouts(ranks: int, gpus_per_node: int, **options: Any) -> list[dict[str, Any]]:
@@ -323,6 +323,7 @@ def advise(
     >>> a.best.layout.name in ("fsdp", "fsdp (no reshard)", "zero1", "zero2", "hsdp g=8")
     True
     """
+    check_step_keywords(step_kwargs, "advise_strategy")
     calls = _advise_calls(
         params,
         cluster=cluster,
@@ -417,6 +418,7 @@ def advise_nodes(
     >>> sorted(t), t[2].best.layout.ranks
     ([1, 2], 16)
     """
+    check_step_keywords(step_kwargs, "advise_strategy_nodes")
     from .._checks import must_be, whole_count
 
     # a bare count, or NaN/inf in the list, raised Python's TypeError/OverflowError
@@ -597,6 +599,7 @@ def fit_suggestions(
     from .. import presets
     from .._checks import whole_count
 
+    check_step_keywords(step_kwargs, "fit_suggestions")
     max_nodes = whole_count("max_nodes", max_nodes)  # a string raised "'<=' not supported"
     base_kw = dict(
         cluster=cluster,
@@ -630,6 +633,13 @@ def fit_suggestions(
     i = _SHARDING_ORDER.index(strategy) if strategy in _SHARDING_ORDER else 0
     for s in _SHARDING_ORDER[i + 1 : 4]:
         cands.append((s, "strategy", {"strategy": s}))
+    if strategy == "hsdp":  # hsdp's next sharding is a larger group, up to fsdp (every GPU)
+        g, ranks = int(base.layout.shard_group), int(base.ranks)
+        while (g := 2 * g) < ranks:
+            if ranks % g == 0:
+                cands.append((f"hsdp g={g}", "strategy", {"group_size": g}))
+        if int(base.layout.shard_group) < ranks:
+            cands.append(("fsdp", "strategy", {"strategy": "fsdp"}))
     if step_kwargs.get("arch") is not None and recompute != "full":
         cands += [
             (f"{w} and recompute full", k, {**u, "recompute": "full"})

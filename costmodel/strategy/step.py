@@ -938,11 +938,52 @@ class _Prepared(NamedTuple):
 
 _P = ParamSpec("_P")
 
+#: The step's keywords, and what a caller may have meant by another name: Scenario and the
+#: CLI's ``--local-batch`` call the micro-batch ``local_batch``, ``--seq`` is sequence_length.
+_STEP_KEYWORDS = frozenset(inspect.signature(_prepare_step).parameters) - {"params"}
+_OTHER_NAMES = {
+    "local_batch": ("micro_batch", "Scenario's local_batch is the step's micro_batch"),
+    "seq": ("sequence_length", "the CLI's --seq"),
+    "zero_stage": ("strategy", "ZeRO stage 0 ddp, 1 zero1, 2 zero2, 3 fsdp"),
+}
+
+
+def check_step_keywords(kwargs: dict[str, Any], where: str = "strategy_step") -> None:
+    """TypeError naming ``where`` and the keyword it takes for one it does not (Python's own
+    said ``_prepare_step() got an unexpected keyword argument 'local_batch'``: a private name,
+    and no word on ``micro_batch``, the step's name for Scenario's ``local_batch``).
+
+    >>> check_step_keywords({"local_batch": 1})
+    Traceback (most recent call last):
+    ...
+    TypeError: strategy_step: unknown argument 'local_batch'; did you mean 'micro_batch'? (Scenario's local_batch is the step's micro_batch)
+    """
+    import difflib
+
+    for k in kwargs:
+        if k in _STEP_KEYWORDS:
+            continue
+        hint = (
+            _OTHER_NAMES[k][0]
+            if k in _OTHER_NAMES
+            else next(iter(difflib.get_close_matches(k, sorted(_STEP_KEYWORDS), 1)), None)
+        )
+        raise TypeError(
+            f"{where}: unknown argument {k!r}"
+            + (
+                f"; did you mean {hint!r}?"
+                if hint
+                else f"; allowed: {', '.join(sorted(_STEP_KEYWORDS))}"
+            )
+            + (f" ({_OTHER_NAMES[k][1]})" if k in _OTHER_NAMES else "")
+        )
+
 
 def _one_step(prepare: Callable[_P, _Prepared]) -> Callable[_P, StrategyStep]:
     """The public step of a preparation: prepared, scheduled and accumulated at once."""
 
     def strategy_step(*args: _P.args, **kwargs: _P.kwargs) -> StrategyStep:
+        check_step_keywords(kwargs)
         return prepare(*args, **kwargs).finish()
 
     strategy_step.__doc__ = prepare.__doc__

@@ -281,12 +281,21 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
 
     errors = getattr(exc, "errors", None)
     if callable(errors):
+        from costmodel._limits import RANGE_ERRORS, field_range
+
         lines = []
         for e in errors():
             msg = e["msg"].removeprefix("Value error, ")
             loc = ".".join(str(p) for p in e["loc"])
+            # pydantic names one bound ("greater than or equal to 1"): the range, as the CLI's
+            allowed = (
+                field_range(getattr(exc, "title", ""), loc) if e["type"] in RANGE_ERRORS else ""
+            )
             lines.append(
-                f"{names.get(loc, loc)}: {msg}{_got(e)}" if loc else f"{named(msg)}{_got(e)}"
+                f"{names.get(loc, loc)}: {msg}{_got(e)}"
+                + (f"; allowed: {allowed}" if allowed else "")
+                if loc
+                else f"{named(msg)}{_got(e)}"
             )
         _red(f"**{plain(field)}**: " + plain("; ".join(lines)))
         return

@@ -644,13 +644,14 @@ def render() -> None:
             caption="Each change tried, and whether it flips (the comm-vs-compute balance)",
         )
     table(
-        scaling.rename(
+        scaling.assign(fits=scaling["fits"].map({True: "yes", False: "NO"})).rename(
             columns={
                 "step_time_s": "step [s]",
                 "comm_s": "communication [s]",
                 "exposed_comm_s": "exposed [s]",
                 "efficiency": "efficiency [0-1]",
                 "tokens_per_s": "tokens/s",
+                "memory_bytes": "memory per GPU [B]",  # as the strategy table says it
             }
         ),
         "scaling.csv",
@@ -866,6 +867,14 @@ def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> No
         st.caption(n)
 
 
+def _tokens(text: str, name: str) -> float:
+    """Tokens to train, within the one limit every surface has (``--tokens``: 1..1e16)."""
+    from costmodel._limits import LIMITS
+
+    LIMITS["tokens"].check(name, text.strip())
+    return parse_count(text, name=name)
+
+
 def _training_cost(result, inp: dict, rb=None) -> None:
     """Time and cost to train at the predicted step time, or at a measured one; B's too."""
     st.subheader("Time and cost to train")
@@ -897,7 +906,7 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         bind=QP,
         help="e.g. 1.2s: days and cost at the measured step, and the MFU it implies",
     )
-    tokens = parse_input("Tokens to train", parse_count, tokens_text)
+    tokens = parse_input("Tokens to train", _tokens, tokens_text)
     measured = (
         parse_input("Measured step time", parse_duration, measured_text)
         if measured_text.strip()
