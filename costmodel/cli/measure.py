@@ -512,6 +512,7 @@ def validate_compare(
     if placement not in PLACEMENTS:
         raise ValueError(f"--placement: {placement!r} unknown; allowed: {', '.join(PLACEMENTS)}")
     assumed: list[str] = []
+    notices: list[str] = []  # the reader's one-line warnings, as the Validate page shows them
     if results.suffix.lower() == ".jsonl":
         measured = _placed(_read_measurements(results, nodes), placement, results)
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
@@ -531,6 +532,7 @@ def validate_compare(
             for line in read.assumed_lines()
             if calibration is None or not line.startswith("cluster")
         ]
+        notices = list(read.notices)
     if calibration is None and cluster is None:
         raise ValueError(
             "--cluster: the log names no GPU a preset has; give --cluster NAME "
@@ -538,7 +540,7 @@ def validate_compare(
         )
     # what was assumed and the warnings go to stderr once the comparison is made: a refusal
     # below stays the one line on stderr it is everywhere else
-    said = [f"assumed: {line}" for line in assumed]
+    said = [f"assumed: {line}" for line in assumed] + [f"warning: {n}" for n in notices]
     from ..validation.runner import describe_runs
 
     runs = describe_runs(measured)
@@ -629,6 +631,7 @@ def validate_compare(
                 "socket_fallback": fallback,
                 "median_abs_rel_error": float(table["rel_error"].abs().median()),
                 "assumed": assumed,
+                "warnings": notices,
                 "expected_error": None
                 if band is None
                 else {

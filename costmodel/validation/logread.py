@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,6 +46,7 @@ __all__ = [
     "BandCheck",
     "LogRead",
     "band_check",
+    "op_disagreement",
     "read_log",
 ]
 
@@ -78,6 +79,10 @@ class LogRead:
     assumed: tuple[tuple[str, str, str], ...]
     #: (field, value, where from) for every fact (stated or assumed)
     facts: tuple[tuple[str, str, str], ...]
+    #: one-line warnings both surfaces show as they are (the CLI on stderr after "warning: ",
+    #: the page in a yellow box): a row the end of the file cut off, sources of the op that
+    #: disagree (:func:`op_disagreement`)
+    notices: tuple[str, ...] = ()
 
     def assumed_lines(self) -> list[str]:
         """One line per assumed fact: ``nodes = 2 (you set it)``."""
@@ -92,6 +97,75 @@ def _single(values: pd.Series) -> int | None:
 def _describe(values: pd.Series) -> str:
     v = sorted({int(x) for x in values.dropna()})
     return ", ".join(map(str, v)) if v else "unknown"
+
+
+#: The ops ``validate compare`` predicts; the redop/root check speaks only of these.
+_COMPARED_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all")
+
+
+def _ops_of_columns(redop: Any, root: Any) -> tuple[str, ...] | None:
+    """The compared ops whose nccl-tests table prints this ``redop`` and ``root`` (None: the
+    table has no redop column, which says nothing).
+
+    nccl-tests prints ``redop none`` for the ops that reduce nothing (all_gather, alltoall,
+    broadcast) and the reduction (``sum``, ...) for the others; ``root`` is ``-1`` except for
+    the rooted ops (broadcast, reduce; older tables have no root column).
+
+    >>> _ops_of_columns("none", -1)
+    ('all_gather', 'all_to_all')
+    >>> _ops_of_columns("sum", 0)
+    ('reduce',)
+    """
+    import pandas as pd
+
+    if redop is None or pd.isna(redop):  # no redop column (None, or NaN from a JSON file)
+        return None
+    rooted = None if root is None or pd.isna(root) else int(root) >= 0
+    if str(redop) == "none":
+        ops = {True: ("broadcast",), False: ("all_gather", "all_to_all")}
+        return ops[rooted] if rooted is not None else ("all_gather", "all_to_all", "broadcast")
+    if rooted is None:
+        return ("all_reduce", "reduce_scatter", "reduce")
+    return ("reduce",) if rooted else ("all_reduce", "reduce_scatter")
+
+
+def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> list[str]:
+    """One line per op the rows are compared as that another source in the log contradicts:
+    the file name (``..._allgather.txt``) or the redop/root columns (``redop none``: not a
+    reduction), saying which source won. Empty when every source agrees.
+
+    The op's source order stays as the module docstring says (the user, the header, a command
+    line, the file name, the columns): this only says when a lower source disagrees, so a log
+    mislabelled by its file name, or a header pasted over another op's table, is not compared
+    silently as the wrong collective.
+    """
+    import pandas as pd
+
+    lines = []
+    ops = list(dict.fromkeys(rows["op"].astype(str)))
+    for op in ops:
+        if op not in _COMPARED_OPS:
+            continue
+        said = []
+        if from_name is not None and len(ops) == 1 and from_name != op:
+            said.append(f"the file name says {from_name}")
+        if op_from != "the log's redop/root columns":
+            own = rows[rows["op"].astype(str) == op].iloc[0]
+            fits = _ops_of_columns(own.get("redop"), own.get("root"))
+            if fits is not None and op not in fits:
+                root = own.get("root")
+                shown = "" if root is None or pd.isna(root) else f", root {int(root)}"
+                said.append(
+                    f"its redop/root columns (redop {own.get('redop')}{shown}) fit "
+                    f"{' or '.join(fits)}, not {op}"
+                )
+        if said:
+            won = "your setting" if op_from == "you set it" else op_from
+            lines.append(
+                f"op: {op} from {won} wins, but {' and '.join(said)}: the rows are compared "
+                f"as {op}; check the log or set the op (CLI --op, the page's Op input)"
+            )
+    return lines
 
 
 def _op_source(text: str, op: str | None, from_name: str | None, ops: list[str]) -> str:
@@ -168,6 +242,11 @@ def read_log(
             )
     op_from = _op_source(text, op, from_name, ops)
     facts: list[tuple[str, str, str]] = [("op", ", ".join(ops), op_from)]
+    notices = []
+    cut = rows.attrs.get("cut_row")
+    if cut:  # kept rows, the cut one skipped: said in one line on both surfaces
+        notices.append(f"line {cut['line']}: {cut['message']}")
+    notices += op_disagreement(rows, op_from, from_name)
     rows = rows.copy()
 
     # GPUs per node and nodes: host lines first, then the user's values, then the preset
@@ -311,6 +390,7 @@ def read_log(
         placement=placement,
         assumed=tuple(assumed),
         facts=tuple(facts),
+        notices=tuple(notices),
     )
 
 

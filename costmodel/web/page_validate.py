@@ -322,6 +322,8 @@ def render() -> None:
         fidelity_table()
         return
     measured = read.rows
+    for notice in read.notices:  # validate compare prints each on stderr ("warning: ...")
+        st.warning(plain(notice), icon=":material/warning:")
     problems = measured.attrs.get("problems") or []
     if problems:
         st.warning(
@@ -330,7 +332,8 @@ def render() -> None:
                 + "; ".join(map(_problem, problems[:3]))
             )
         )
-    warnings = measured.attrs.get("warnings") or []
+    cut = measured.attrs.get("cut_row")  # said above, in the reader's one line
+    warnings = [w for w in measured.attrs.get("warnings") or [] if w != cut]
     if warnings:
         with st.expander(
             f"{format_counted(len(warnings), 'finding')} in the log", icon=":material/warning:"

@@ -186,4 +186,7 @@ def _build(parser: _Parser) -> pd.DataFrame:
             f"line {info['line']}: {info['op']} on {info['ranks']} ranks" for info in runs_info
         )
         parser._warn(0, f"mixed runs in one file ({listed[:300]}); compare them one by one")
-    return _frame(columns, parser.source, parser.meta, runs_info, parser.problems, parser.warnings)
+    df = _frame(columns, parser.source, parser.meta, runs_info, parser.problems, parser.warnings)
+    cut = parser.cut_row
+    df.attrs["cut_row"] = None if cut is None else {"line": cut[0], "message": cut[1]}
+    return df

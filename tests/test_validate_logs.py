@@ -1,0 +1,143 @@
+"""One reading of an nccl-tests log on both surfaces (``validate compare`` and the Validate page):
+a log cut mid-row, the launch line of each MPI and Slurm launcher, and an op its sources
+disagree on. Each test drives the CLI in-process and the page headless (AppTest's uploader, the
+bytes a browser sends), and checks they say the same one line."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from costmodel.reference import reference_path
+from costmodel.validation.logread import read_log
+from costmodel.validation.nccl_tests import NcclTestsParseError, parse_nccl_tests
+from tests._cli import run
+from tests.test_app import _text, assert_clean, metrics, open_page
+
+logging.getLogger("streamlit").setLevel(logging.ERROR)
+
+
+def _is_row(line: str) -> bool:
+    tokens = line.split()
+    return len(tokens) >= 12 and tokens[0].isdigit() and tokens[1].isdigit()
+
+
+def _cut_mid_row(prefix: str) -> tuple[bytes, int, int]:
+    """A bundled log cut in the middle of its last result row, as a copy made while the run
+    was still printing: (bytes, the cut line's number, complete rows before it)."""
+    lines = reference_path(prefix).read_text().splitlines(keepends=True)
+    last = max(i for i, line in enumerate(lines) if _is_row(line))
+    complete = sum(_is_row(line) for line in lines[:last])
+    cut = lines[last][: len(lines[last]) // 2]  # no newline: the file ends here
+    return "".join(lines[:last]).encode() + cut.encode(), last + 1, complete
+
+
+# --- 1. a log cut mid-row ------------------------------------------------------------------
+def test_parser_keeps_the_rows_before_a_cut_at_the_end_in_strict_mode_too():
+    raw, line, complete = _cut_mid_row("13a")
+    for strict in (True, False):
+        df = parse_nccl_tests(raw.decode(), strict=strict)
+        assert len(df) == 2 * complete  # out-of-place and in-place of every complete row
+        assert df.attrs["cut_row"]["line"] == line
+        assert df.attrs["problems"] == []
+        assert any(w["line"] == line and "cut off" in w["message"] for w in df.attrs["warnings"])
+
+
+def test_a_malformed_row_inside_the_log_is_still_refused_naming_its_line():
+    """Only the end of the file makes a short row a cut: one inside the log is damage."""
+    raw, line, _ = _cut_mid_row("13a")
+    text = raw.decode() + "\n" + reference_path("13a").read_text().splitlines()[line - 2]
+    with pytest.raises(NcclTestsParseError, match=f"line {line}: result row has"):
+        parse_nccl_tests(text, strict=True)
+
+
+def test_cut_log_is_compared_with_one_warning_on_the_cli_and_the_page(tmp_path):
+    """The CLI refused the whole file (exit 2, the cut row's field count) while the page
+    skipped the row: now both compare the complete rows and say the same line."""
+    raw, line, complete = _cut_mid_row("13a")
+    name = reference_path("13a").name
+    path = tmp_path / name
+    path.write_bytes(raw)
+    result = run("validate", "compare", str(path), "--json", "--tolerance", "100")
+    assert result.exit_code in (0, 1), result.output  # 1: a row beyond the tolerance
+    out = json.loads(result.stdout)
+    assert out["rows"] == 2 * complete
+    (notice,) = out["warnings"]
+    assert notice.startswith(f"line {line}: the log ends in the middle of a result row")
+    assert f"warning: {notice}" in result.stderr.splitlines()
+    assert read_log(raw, name).notices == (notice,)  # the one reader, strict or not
+    assert read_log(raw, name, strict=False).notices == (notice,)
+
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value((name, raw, "text/plain")).run()
+    assert_clean(at)
+    assert not at.error, [_text(e.value) for e in at.error]
+    shown = [_text(w.value) for w in at.warning]
+    assert notice in shown, shown
+    assert not any("skipped: line" in w for w in shown), shown  # said once, not twice
+    assert metrics(at)["Rows compared"].endswith(f" of {2 * complete}")
+    assert metrics(at)["Median |busbw error|"] == f"{100 * out['median_abs_rel_error']:.1f} %"
+
+
+# --- 3. an op its sources disagree on ------------------------------------------------------
+def _header_says(op_perf: str) -> bytes:
+    """13b (an all_gather run: ``redop none``, root -1) with its header naming ``op_perf``."""
+    text = reference_path("13b").read_text()
+    assert "Collective test starting: all_gather_perf" in text
+    return text.replace("all_gather_perf", op_perf).encode()
+
+
+@pytest.mark.parametrize(
+    "raw,name,said",
+    [  # (log, file name, what the one line says beside the winner)
+        (_header_says("all_reduce_perf"), "run.txt", ["redop/root columns (redop none, root -1)"]),
+        (_header_says("all_gather_perf"), "run_allreduce.txt", ["the file name says all_reduce"]),
+        (
+            _header_says("all_reduce_perf"),
+            "h100_allgather.log",
+            ["the file name says all_gather", "fit all_gather or all_to_all, not all_reduce"],
+        ),
+    ],
+    ids=["columns", "file name", "both"],
+)
+def test_an_op_the_file_name_or_the_columns_contradict_is_said_in_one_line(raw, name, said):
+    read = read_log(raw, name, cluster="dgx-h100")
+    (notice,) = read.notices
+    won = "all_reduce" if "all_reduce_perf" in raw.decode() else "all_gather"
+    assert read.op == won  # the header still wins: the order is unchanged, and said
+    assert notice.startswith(f"op: {won} from the log's header wins, but "), notice
+    assert f"compared as {won}" in notice and "\n" not in notice
+    for part in said:
+        assert part in notice, notice
+
+
+def test_agreeing_sources_and_the_users_op_say_nothing_or_name_the_user():
+    raw = reference_path("13b").read_bytes()
+    assert read_log(raw, "run_allgather.txt", cluster="dgx-h100").notices == ()
+    for prefix in ("09c", "09d", "09e", "13c", "24d"):  # each op's columns fit its op
+        path = reference_path(prefix)
+        assert read_log(path.read_bytes(), path.name).notices == (), prefix
+    text = raw.decode().replace("# Collective test starting: all_gather_perf", "#")
+    text = text.replace("# Collective test concluded: all_gather_perf", "#")
+    (notice,) = read_log(text.encode(), "run.txt", op="all_reduce", cluster="dgx-h100").notices
+    assert notice.startswith("op: all_reduce from your setting wins, but its redop/root"), notice
+
+
+def test_op_disagreement_is_the_same_line_on_the_cli_and_the_page(tmp_path):
+    raw, name = _header_says("all_reduce_perf"), "h100_allgather.log"
+    (notice,) = read_log(raw, name, cluster="dgx-h100").notices
+    path = tmp_path / name
+    path.write_bytes(raw)
+    args = ["validate", "compare", str(path), "--cluster", "dgx-h100", "--json"]
+    result = run(*args, "--tolerance", "100")
+    assert result.exit_code in (0, 1), result.output
+    assert json.loads(result.stdout)["warnings"] == [notice]
+    assert f"warning: {notice}" in result.stderr.splitlines()
+
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value((name, raw, "text/plain")).run()
+    at.selectbox(key="val_cluster").set_value("dgx-h100").run()
+    assert_clean(at)
+    assert notice in [_text(w.value) for w in at.warning]
