@@ -189,7 +189,7 @@ def test_rank_count_sources():
     ):
         df = read_nccl_tests(DATA / name)
         ranks[name[:3]] = (int(df.ranks.iloc[0]), df.ranks_source.iloc[0])
-    assert ranks["02_"] == (128, "command -np")  # device list elided, mpirun -np 128
+    assert ranks["02_"] == (128, "launch line")  # device list elided, mpirun -np 128
     assert ranks["03_"] == (96, "busbw/algbw")  # the collector's check: 2(n-1)/n = 1.9792
     assert ranks["04a"] == (72, "devices (highest rank)")  # only "Rank 71" shown
     assert ranks["16a"] == (16, "busbw/algbw")  # no device list at all

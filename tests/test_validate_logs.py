@@ -141,3 +141,118 @@ def test_op_disagreement_is_the_same_line_on_the_cli_and_the_page(tmp_path):
     at.selectbox(key="val_cluster").set_value("dgx-h100").run()
     assert_clean(at)
     assert notice in [_text(w.value) for w in at.warning]
+
+
+# --- 2. the launch line, in each launcher's spelling -----------------------------------------
+# (line as a log or a job script keeps it, (processes, per node, nodes, GPUs per process)); the
+# option names are the manuals': Open MPI mpirun(1) (-np, -N, --map-by ppr:N:node, -H h:slots),
+# Intel MPI / MPICH Hydra (-n, -ppn, -perhost, -hosts, -f), srun(1) (-N, -n, --ntasks-per-node),
+# HPE PALS mpiexec (--ppn) and Cray aprun (-n, -N)
+LAUNCH_LINES = [
+    ("mpirun -n 16 -ppn 8 ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1", (16, 8, 2, 1)),
+    (
+        "mpiexec -np 16 -hosts gpu01,gpu02 /opt/nccl-tests/build/all_reduce_perf -b 8 -g 1",
+        (16, 8, 2, 1),
+    ),
+    ("mpiexec.hydra -f ./hosts -n 32 -ppn 8 ./all_gather_perf -b 1M -e 1G -f 2", (32, 8, 4, None)),
+    (
+        "mpirun -n 32 -perhost 8 -genv NCCL_DEBUG INFO ./all_reduce_perf -b 8 -e 8G",
+        (32, 8, 4, None),
+    ),
+    (
+        "mpirun -np 16 --map-by ppr:8:node:PE=8 --bind-to numa -x NCCL_DEBUG=INFO \\\n"
+        "  ./all_reduce_perf -b 8 -e 16G -f 2 -g 1",
+        (16, 8, 2, 1),
+    ),
+    ("mpirun --map-by=ppr:4:node -H a100-1:4,a100-2:4 all_reduce_perf -g 1", (8, 4, 2, 1)),
+    ("mpirun -np 8 -N 4 --mca pml ucx ./all_reduce_perf -g 1", (8, 4, 2, 1)),
+    (
+        "srun -N2 --ntasks-per-node=8 --mpi=pmix ./all_reduce_perf -b 8 -e 16G -g 1 -n 100",
+        (16, 8, 2, 1),
+    ),
+    ("+ srun --nodes 4 --ntasks 32 -l all_reduce_perf -N 5 -n 20", (32, 8, 4, None)),
+    ("mpiexec -n 8 --ppn 4 --depth=16 --cpu-bind depth ./all_reduce_perf -g 1", (8, 4, 2, 1)),
+    ("aprun -n 32 -N 4 --cc depth -d 16 ./build/all_reduce_perf -b 4 -g 1", (32, 4, 8, 1)),
+]
+
+
+@pytest.mark.parametrize(
+    "line,want",
+    LAUNCH_LINES,
+    ids=[cmd.split()[0] + str(i) for i, (cmd, _) in enumerate(LAUNCH_LINES)],
+)
+def test_launch_line_of_every_launcher(line, want):
+    from costmodel.validation.nccl_tests._launch import parse_launch
+
+    got = parse_launch(line)
+    assert got is not None
+    assert (got.ranks, got.per_node, got.nodes, got.gpus_per_process) == want, got.describe()
+
+
+def test_the_binarys_own_options_are_not_the_launchers():
+    """nccl-tests' -n (iterations) and -N (cycles) after the binary: 16a's line read 100 ranks
+    from its -n 100; a range (srun -N 2-4) or a shell expression says nothing exact."""
+    from costmodel.validation.nccl_tests._launch import parse_launch
+
+    line16a = reference_path("16a").read_text().split("COMMAND (sbatch): ")[1].splitlines()[0]
+    assert parse_launch(line16a).ranks is None
+    assert parse_launch("srun -N 2-4 -n 16 all_reduce_perf").nodes is None
+    assert parse_launch("aprun -n $((PBS_JOBSIZE*4)) -N 4 ./all_reduce_perf").ranks is None
+    assert parse_launch("./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8") is None  # no launcher
+
+
+def _launched(line: str) -> bytes:
+    """16b (2 x 8 H100, no host lines: 16 ranks from busbw/algbw), its command replaced by
+    ``line``, and no longer byte-for-byte the bundled run (so no index fills the nodes)."""
+    text = reference_path("16b").read_text()
+    old = next(row for row in text.splitlines() if row.startswith("# COMMAND"))
+    return text.replace(old, f"# COMMAND: {line}").encode()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "mpirun -n 16 -ppn 4 ./all_reduce_perf -b 8 -e 16G -f 2 -g 1",
+        "mpiexec -np 16 --map-by ppr:4:node ./all_reduce_perf -b 8 -e 16G -f 2 -g 1",
+        "srun -N 4 --ntasks-per-node=4 ./all_reduce_perf -b 8 -e 16G -f 2 -g 1",
+    ],
+    ids=["hydra", "map-by", "srun"],
+)
+def test_nodes_come_from_the_launch_line_before_the_presets_gpus_per_node(line):
+    """4 nodes x 4 processes on aws-p5 (8 GPUs per node): the line says 4 nodes; the preset's
+    GPUs per node would have assumed 2."""
+    read = read_log(_launched(line), "p5_allreduce.txt", cluster="aws-p5")
+    assert (read.nodes, read.gpus_per_node) == (4, 4)
+    facts = {field: where for field, _, where in read.facts}
+    assert facts["nodes"].startswith("the log's launch line (") and "4 per node" in facts["nodes"]
+    assert not [a for a in read.assumed if a[0] in ("nodes", "GPUs per node")]
+
+
+def test_launch_line_nodes_on_the_cli_and_the_page(tmp_path):
+    raw = _launched("mpirun -n 16 -ppn 4 ./all_reduce_perf -b 8 -e 16G -f 2 -g 1")
+    path = tmp_path / "p5_allreduce.txt"
+    path.write_bytes(raw)
+    csv = tmp_path / "rows.csv"
+    result = run("validate", "compare", str(path), "--cluster", "aws-p5", "-o", str(csv))
+    assert result.exit_code in (0, 1), result.output
+    assert "assumed: nodes" not in result.stderr
+    import pandas as pd
+
+    assert set(pd.read_csv(csv)["nodes"]) == {4}
+
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value((path.name, raw, "text/plain")).run()
+    at.selectbox(key="val_cluster").set_value("aws-p5").run()
+    assert_clean(at)
+    caption = " ".join(_text(c.value) for c in at.caption)
+    assert "nodes 4 (the log's launch line (mpirun: 16 processes, 4 per node" in caption, caption
+
+
+def test_a_launch_line_inside_the_log_is_read_too():
+    """A shell trace (``+ srun ...``) in the log proper, not a collector's COMMAND line."""
+    text = reference_path("16b").read_text().replace("# COMMAND", "# was COMMAND")
+    lines = text.splitlines()
+    first = next(i for i, row in enumerate(lines) if not row.startswith("#"))
+    lines.insert(first, "+ srun -N 4 --ntasks-per-node 4 --mpi=pmix ./all_reduce_perf -g 1")
+    df = parse_nccl_tests("\n".join(lines))
+    assert df.attrs["launch"]["nodes"] == 4 and df.attrs["launch"]["per_node"] == 4

@@ -10,7 +10,9 @@ and said where it came from:
   and :func:`..nccl_tests.read_nccl_tests`). A log that names none gets a ValueError asking for
   the op, never ``"unknown"`` silently.
 - **nodes** and **GPUs per node**: the log's host lines (``#  Rank  0 ... on node01``) when it
-  has them; else what the user set; else, for a bundled run, the index's
+  has them; else what the user set; else the log's launch line (``mpirun -n 16 -ppn 8``,
+  ``srun -N 2 --ntasks-per-node 8``, ...: :mod:`..nccl_tests._launch`) where it agrees with
+  the rows' rank count (:func:`_fill_from_launch`); else, for a bundled run, the index's
   (:mod:`.reference_runs`); else the cluster preset's GPUs per node fills the nodes
   (``ceil(ranks / gpus_per_node)``). A user value that contradicts the host lines is an error.
   A run whose rank count the log does not state gets ``nodes * gpus_per_node``.
@@ -249,7 +251,15 @@ def read_log(
     notices += op_disagreement(rows, op_from, from_name)
     rows = rows.copy()
 
-    # GPUs per node and nodes: host lines first, then the user's values, then the preset
+    # GPUs per node and nodes: host lines first, then the user's values, then the log's launch
+    # line, then a bundled run's index, then the preset
+    stated_from = "the log's host lines"
+    launch = rows.attrs.get("launch")
+    if launch and nodes is None and gpus_per_node is None:
+        had_hosts = bool(rows["nodes"].notna().any())
+        if _fill_from_launch(rows, launch):
+            line = f"launch line ({launch['said']})"
+            stated_from = f"the log's host lines and {line}" if had_hosts else f"the log's {line}"
     log_nodes = rows["nodes"] if "nodes" in rows else None
     log_gpn = rows["gpus_per_node"] if "gpus_per_node" in rows else None
     stated_nodes = log_nodes is not None and log_nodes.notna().all()
@@ -295,7 +305,7 @@ def read_log(
         assumed.append(("ranks", str(bundled.ranks), from_index))
     ranks = rows["ranks"].astype("Float64") if "ranks" in rows else None
     if stated_nodes:
-        nodes_from = "the log's host lines"
+        nodes_from = stated_from
     else:
         given_gpn = gpus_per_node or index_gpn  # the user's, else the bundled run's
         gpn = given_gpn or preset_gpn
@@ -344,7 +354,7 @@ def read_log(
     gpn_value = rows["gpus_per_node"] if "gpus_per_node" in rows else None
     if gpn_value is not None and gpn_value.notna().all():
         gpn_from = (
-            "the log's host lines"
+            stated_from
             if stated_nodes or log_has_gpn
             else "you set it"
             if gpus_per_node
@@ -392,6 +402,44 @@ def read_log(
         facts=tuple(facts),
         notices=tuple(notices),
     )
+
+
+def _fill_from_launch(rows: pd.DataFrame, launch: dict[str, Any]) -> bool:
+    """Fill, in place, the nodes and GPUs per node the host lines leave empty from the log's
+    launch line (:func:`..nccl_tests._launch.parse_launch`: ``mpirun -n 16 -ppn 8``, ``srun -N 2
+    --ntasks-per-node 8``, ``--map-by ppr:8:node``, ...); True when it filled a row.
+
+    GPUs per node = processes per node x GPUs per process (the line's ``-g``, else the run's
+    nGpus). A row is filled only where its rank count agrees with the line (nodes x GPUs per
+    node), or where it has none: one launch line says nothing about the other runs of a file
+    that sweeps the GPU count.
+    """
+    import pandas as pd
+
+    missing = rows["nodes"].isna() & rows["gpus_per_node"].isna()
+    if not missing.any():
+        return False
+    filled = False
+
+    def whole(value: Any) -> int | None:
+        return None if value is None or pd.isna(value) else int(value)
+
+    for i in rows.index[missing]:
+        per_process = whole(launch.get("gpus_per_process") or rows.at[i, "gpus_per_process"]) or 1
+        ranks = whole(rows.at[i, "ranks"])
+        n, per_node = launch.get("nodes"), launch.get("per_node")
+        gpn = per_node * per_process if per_node else None
+        if n is None and gpn and ranks and ranks % gpn == 0:
+            n = ranks // gpn
+        if gpn is None and n and ranks and ranks % n == 0:
+            gpn = ranks // n
+        if n is None or gpn is None or (ranks is not None and ranks != n * gpn):
+            continue
+        rows.at[i, "nodes"], rows.at[i, "gpus_per_node"] = n, gpn
+        if ranks is None:
+            rows.at[i, "ranks"] = n * gpn
+        filled = True
+    return filled
 
 
 def _bundled_launch(rows: pd.DataFrame, bundled, from_index: str) -> list[tuple[str, str, str]]:

@@ -12,6 +12,7 @@ from costmodel.units import GB
 
 from ._common import MAX_LINE_CHARS, NCCL_TESTS_OPS, NcclTestsParseError, _library_version
 from ._findings import _Findings
+from ._launch import _LAUNCH_RE
 from ._lexer import (
     _AVG_RE,
     _BLOCK_NAMES,
@@ -65,6 +66,8 @@ class _Parser(_Findings):
         self.last_line = 0
         #: (line, message) of a result row the end of the file cut off, if any (see _cut_at_end)
         self.cut_row: tuple[int, str] | None = None
+        #: lines of the log proper that name a launcher (``+ srun ...``), the first few
+        self.launch_lines: list[str] = []
         self.run = self._new_run(1)
 
     # -- run bookkeeping
@@ -385,6 +388,8 @@ def read_lines(
                 or stripped.lstrip("#").strip().startswith(_TABLE_STARTS)
             ):
                 in_meta = False
+        if not in_meta and len(parser.launch_lines) < 4 and _LAUNCH_RE.search(raw):
+            parser.launch_lines.append(_strip_prefix(raw))
         parser.feed(raw, lineno, in_meta)
     parser._flush()
     return parser
