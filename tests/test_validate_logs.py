@@ -20,7 +20,9 @@ logging.getLogger("streamlit").setLevel(logging.ERROR)
 
 
 def _is_row(line: str) -> bool:
-    tokens = line.split()
+    from costmodel.validation.nccl_tests._lexer import _strip_prefix
+
+    tokens = _strip_prefix(line).split()  # "0: " of srun -l
     return len(tokens) >= 12 and tokens[0].isdigit() and tokens[1].isdigit()
 
 
@@ -256,3 +258,36 @@ def test_a_launch_line_inside_the_log_is_read_too():
     lines.insert(first, "+ srun -N 4 --ntasks-per-node 4 --mpi=pmix ./all_reduce_perf -g 1")
     df = parse_nccl_tests("\n".join(lines))
     assert df.attrs["launch"]["nodes"] == 4 and df.attrs["launch"]["per_node"] == 4
+
+
+# --- 4. QA of every bundled log -----------------------------------------------------------
+def test_gpus_per_node_said_is_the_one_compared():
+    """13e runs 2, 4 and 6 GPUs on one node and names no hosts: it is compared with ranks //
+    nodes GPUs per node (compare's rule), and said so; it said "GPUs per node = 8" (the
+    preset's), which no row was compared with."""
+    result = run("validate", "compare", "--reference", "13e", "--json", "--tolerance", "100")
+    assert result.exit_code in (0, 1), result.output
+    assumed = json.loads(result.stdout)["assumed"]
+    assert "GPUs per node = 2, 4, 6 (ranks / nodes of each run)" in assumed, assumed
+
+
+def test_every_bundled_log_cut_mid_row_keeps_its_rows_and_says_one_line():
+    """The reader on each timed bundled log cut in its last row: no error, the complete rows,
+    one notice naming the line, and a finite median error."""
+    from costmodel.reference import reference_dir, reference_id
+    from costmodel.validation.compare import cluster_predictor, compare
+    from costmodel.validation.nccl_tests import why_not_timed
+
+    checked = 0
+    for path in sorted(reference_dir("nccl-tests").glob("*.txt")):
+        if why_not_timed(path.read_text(errors="replace")) is not None:
+            continue
+        raw, line, complete = _cut_mid_row(reference_id(path.name))
+        read = read_log(raw, path.name)
+        (notice,) = read.notices
+        assert notice.startswith(f"line {line}: the log ends in the middle"), path.name
+        assert len(read.rows) == 2 * complete, path.name
+        table = compare(read.rows, cluster_predictor(read.cluster), model="nccl")
+        assert table["rel_error"].abs().median() < float("inf"), path.name
+        checked += 1
+    assert checked >= 30

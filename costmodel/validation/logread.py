@@ -363,11 +363,17 @@ def read_log(
         if gpn_from == from_index:
             assumed.append(("GPUs per node", _describe(gpn_value), gpn_from))
     else:
-        gpn_from = f"{cluster}'s preset; ranks / nodes per run" if preset_gpn else "unknown"
+        # what compare() predicts with where the log states no GPUs per node: ranks // nodes of
+        # each row (13e's 2, 4 and 6 GPUs on one node, not the preset's 8 it said)
+        both = rows["ranks"].notna() & rows["nodes"].notna()
+        if both.any():
+            per_run = rows.loc[both, "ranks"].astype(int) // rows.loc[both, "nodes"].astype(int)
+            gpn_shown, gpn_from = _describe(per_run.clip(lower=1)), "ranks / nodes of each run"
+        else:
+            gpn_shown = str(preset_gpn) if preset_gpn else "unknown"
+            gpn_from = f"{cluster}'s preset" if preset_gpn else "unknown"
         if not stated_nodes and gpus_per_node is None:
-            assumed.append(
-                ("GPUs per node", str(preset_gpn) if preset_gpn else "unknown", gpn_from)
-            )
+            assumed.append(("GPUs per node", gpn_shown, gpn_from))
     if bundled is not None:  # how the run was launched, as the fit reads it
         assumed += _bundled_launch(rows, bundled, from_index)
     if op_from in ("you set it", "the file name"):
@@ -380,7 +386,9 @@ def read_log(
         ("nodes", _describe(rows["nodes"]), nodes_from),
         (
             "GPUs per node",
-            _describe(rows["gpus_per_node"]) if gpn_value is not None else "unknown",
+            _describe(rows["gpus_per_node"])
+            if gpn_value is not None and gpn_value.notna().all()
+            else gpn_shown,
             gpn_from,
         ),
         ("cluster", cluster or "unknown", cluster_from or "the log names no known GPU"),
