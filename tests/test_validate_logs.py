@@ -55,6 +55,30 @@ def test_a_malformed_row_inside_the_log_is_still_refused_naming_its_line():
         parse_nccl_tests(text, strict=True)
 
 
+def test_a_damaged_row_inside_the_log_is_skipped_with_one_line_on_both_surfaces(tmp_path):
+    """One behaviour for a row that cannot be read anywhere in the log: the CLI refused the file
+    (exit 2, the line) while the page compared the rest; both now skip it and say so."""
+    lines = reference_path("13a").read_text().splitlines()
+    i = next(k for k, row in enumerate(lines) if row.strip().startswith("1048576 "))
+    lines[i] = lines[i][:40]  # "1048576  262144  float": the rest of the row lost
+    raw, name = "\n".join(lines).encode(), "h100_allreduce.txt"
+    (notice,) = read_log(raw, name, cluster="dgx-h100", strict=False).notices
+    assert notice.startswith(f"1 line skipped (not read as result rows): line {i + 1}: "), notice
+    path = tmp_path / name
+    path.write_bytes(raw)
+    result = run("validate", "compare", str(path), "--cluster", "dgx-h100", "--json")
+    assert result.exit_code in (0, 1), result.output
+    out = json.loads(result.stdout)
+    assert out["warnings"] == [notice] and f"warning: {notice}" in result.stderr.splitlines()
+
+    at = open_page("page_validate.py")
+    at.file_uploader(key="val_upload").set_value((name, raw, "text/plain")).run()
+    at.selectbox(key="val_cluster").set_value("dgx-h100").run()
+    assert_clean(at)
+    assert [_text(w.value) for w in at.warning].count(notice) == 1
+    assert metrics(at)["Rows compared"].endswith(f" of {out['rows']}")
+
+
 def test_cut_log_is_compared_with_one_warning_on_the_cli_and_the_page(tmp_path):
     """The CLI refused the whole file (exit 2, the cut row's field count) while the page
     skipped the row: now both compare the complete rows and say the same line."""
@@ -70,7 +94,7 @@ def test_cut_log_is_compared_with_one_warning_on_the_cli_and_the_page(tmp_path):
     assert notice.startswith(f"line {line}: the log ends in the middle of a result row")
     assert f"warning: {notice}" in result.stderr.splitlines()
     assert read_log(raw, name).notices == (notice,)  # the one reader, strict or not
-    assert read_log(raw, name, strict=False).notices == (notice,)
+    assert read_log(raw, name, strict=False).notices == (notice,)  # as both surfaces read
 
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value((name, raw, "text/plain")).run()

@@ -369,8 +369,9 @@ def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | No
 
 
 def _read_log(path: Path, **settings: Any) -> Any:
-    """:func:`costmodel.validation.logread.read_log` of a log file (strict: a malformed row is an
-    error naming its line), with the file name the op and the cluster may come from."""
+    """:func:`costmodel.validation.logread.read_log` of a log file, with the file name the op and
+    the cluster may come from; lenient as the Validate page reads it (a row that cannot be read
+    is skipped and said in one ``warning:`` line; a log with no readable row is an error)."""
     from ..validation.logread import read_log
     from ..validation.nccl_tests import MAX_LOG_BYTES, NcclTestsParseError
 
@@ -379,7 +380,7 @@ def _read_log(path: Path, **settings: Any) -> Any:
         raise NcclTestsParseError(
             0, f"file is {path.stat().st_size:,} bytes; the limit is {MAX_LOG_BYTES:,}", str(path)
         )
-    return read_log(path.read_bytes(), path.name, strict=True, **settings)
+    return read_log(path.read_bytes(), path.name, strict=False, **settings)
 
 
 def _reference_help() -> str:

@@ -23,6 +23,8 @@ and said where it came from:
   index says the run pinned (``per_run``; 20 and 22 set NCCL_ALGO=Ring on a launch line the
   parser does not read: :func:`_bundled_launch`), as ``scripts/fit_corrections.py`` compares
   the run; else the model's.
+- **unreadable rows**: skipped on both surfaces and said in one line (:attr:`LogRead.notices`),
+  a row the end of the file cut off among them; a log with no readable row is an error.
 - **placement**: ``both`` (default: every row, out-of-place and in-place, as ``validate compare``
   has always compared), ``out-of-place`` or ``in-place`` (the spelling of ``calibrate``).
 
@@ -201,8 +203,10 @@ def read_log(
     ``nodes``, ``gpus_per_node``, ``cluster``: what the user set (None: from the log, see the
     module docstring). ``assume_nodes=False`` leaves the nodes the log does not state and the
     user did not set (or imply by ``gpus_per_node``) empty instead of filling them from the
-    preset (calibration never assumes them). ``strict``: as :func:`..nccl_tests.parse_nccl_tests` (the CLI is strict;
-    the page is lenient and lists skipped lines in ``rows.attrs["problems"]``).
+    preset (calibration never assumes them). ``strict``: as :func:`..nccl_tests.parse_nccl_tests`.
+    Both surfaces read leniently (``strict=False``): a row that cannot be read is skipped,
+    listed in ``rows.attrs["problems"]`` and said in one of :attr:`LogRead.notices`, so a log
+    gives the same rows on both (the CLI refused a log the page compared).
 
     Raises ValueError naming the field: an op the log does not name and the user did not set,
     a placement not in :data:`PLACEMENTS`, nodes or GPUs per node < 1 or contradicting the log's
@@ -248,6 +252,14 @@ def read_log(
     cut = rows.attrs.get("cut_row")
     if cut:  # kept rows, the cut one skipped: said in one line on both surfaces
         notices.append(f"line {cut['line']}: {cut['message']}")
+    skipped = rows.attrs.get("problems") or []
+    if skipped:  # lenient: rows that could not be read, the first three named
+        from costmodel.units import format_counted
+
+        notices.append(
+            f"{format_counted(len(skipped), 'line')} skipped (not read as result rows): "
+            + "; ".join(f"line {p['line']}: {p['message']}" for p in skipped[:3])
+        )
     notices += op_disagreement(rows, op_from, from_name)
     rows = rows.copy()
 
