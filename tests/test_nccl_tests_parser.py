@@ -189,7 +189,7 @@ def test_rank_count_sources():
     ):
         df = read_nccl_tests(DATA / name)
         ranks[name[:3]] = (int(df.ranks.iloc[0]), df.ranks_source.iloc[0])
-    assert ranks["02_"] == (128, "command -np")  # device list elided, mpirun -np 128
+    assert ranks["02_"] == (128, "launch line")  # device list elided, mpirun -np 128
     assert ranks["03_"] == (96, "busbw/algbw")  # the collector's check: 2(n-1)/n = 1.9792
     assert ranks["04a"] == (72, "devices (highest rank)")  # only "Rank 71" shown
     assert ranks["16a"] == (16, "busbw/algbw")  # no device list at all
@@ -339,17 +339,21 @@ def test_malformed_input_names_the_line(text, line, match):
     assert "bad.log" in str(info.value)
 
 
-def test_truncated_log_keeps_complete_rows_when_not_strict():
+def test_truncated_log_keeps_complete_rows_strict_or_not():
+    """A row the end of the file cuts off is skipped and said, strict or not (the CLI refused
+    the file while the Validate page read it); the same row inside the log is an error."""
     good = (DATA / "09a_autodl-1x2x2080Ti-PCIe3-noP2P_allreduce.txt").read_text()
     cut = (
         good[: good.index("   16777216")]
         + "   16777216       4194304     float     sum      -1  42"
     )
+    for strict in (True, False):
+        df = parse_nccl_tests(cut, strict=strict)
+        assert len(df) == 2 * 21  # 2**3 .. 2**23 B complete, the cut 16 MiB row dropped
+        assert df.attrs["cut_row"]["line"] == cut.count("\n") + 1
+        assert df.attrs["problems"] == []
     with pytest.raises(NcclTestsParseError, match="line"):
-        parse_nccl_tests(cut)
-    df = parse_nccl_tests(cut, strict=False)
-    assert len(df) == 2 * 21  # 2**3 .. 2**23 B complete, the cut 16 MiB row dropped
-    assert df.attrs["problems"][0]["line"] == cut.count("\n") + 1
+        parse_nccl_tests(cut + "\n# Out of bounds values : 0 OK\n")
 
 
 def test_missing_file_is_a_parse_error(tmp_path):

@@ -369,8 +369,9 @@ def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | No
 
 
 def _read_log(path: Path, **settings: Any) -> Any:
-    """:func:`costmodel.validation.logread.read_log` of a log file (strict: a malformed row is an
-    error naming its line), with the file name the op and the cluster may come from."""
+    """:func:`costmodel.validation.logread.read_log` of a log file, with the file name the op and
+    the cluster may come from; lenient as the Validate page reads it (a row that cannot be read
+    is skipped and said in one ``warning:`` line; a log with no readable row is an error)."""
     from ..validation.logread import read_log
     from ..validation.nccl_tests import MAX_LOG_BYTES, NcclTestsParseError
 
@@ -379,7 +380,7 @@ def _read_log(path: Path, **settings: Any) -> Any:
         raise NcclTestsParseError(
             0, f"file is {path.stat().st_size:,} bytes; the limit is {MAX_LOG_BYTES:,}", str(path)
         )
-    return read_log(path.read_bytes(), path.name, strict=True, **settings)
+    return read_log(path.read_bytes(), path.name, strict=False, **settings)
 
 
 def _reference_help() -> str:
@@ -512,6 +513,7 @@ def validate_compare(
     if placement not in PLACEMENTS:
         raise ValueError(f"--placement: {placement!r} unknown; allowed: {', '.join(PLACEMENTS)}")
     assumed: list[str] = []
+    notices: list[str] = []  # the reader's one-line warnings, as the Validate page shows them
     if results.suffix.lower() == ".jsonl":
         measured = _placed(_read_measurements(results, nodes), placement, results)
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
@@ -531,6 +533,7 @@ def validate_compare(
             for line in read.assumed_lines()
             if calibration is None or not line.startswith("cluster")
         ]
+        notices = list(read.notices)
     if calibration is None and cluster is None:
         raise ValueError(
             "--cluster: the log names no GPU a preset has; give --cluster NAME "
@@ -538,7 +541,7 @@ def validate_compare(
         )
     # what was assumed and the warnings go to stderr once the comparison is made: a refusal
     # below stays the one line on stderr it is everywhere else
-    said = [f"assumed: {line}" for line in assumed]
+    said = [f"assumed: {line}" for line in assumed] + [f"warning: {n}" for n in notices]
     from ..validation.runner import describe_runs
 
     runs = describe_runs(measured)
@@ -629,6 +632,7 @@ def validate_compare(
                 "socket_fallback": fallback,
                 "median_abs_rel_error": float(table["rel_error"].abs().median()),
                 "assumed": assumed,
+                "warnings": notices,
                 "expected_error": None
                 if band is None
                 else {

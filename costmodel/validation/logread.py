@@ -10,7 +10,9 @@ and said where it came from:
   and :func:`..nccl_tests.read_nccl_tests`). A log that names none gets a ValueError asking for
   the op, never ``"unknown"`` silently.
 - **nodes** and **GPUs per node**: the log's host lines (``#  Rank  0 ... on node01``) when it
-  has them; else what the user set; else, for a bundled run, the index's
+  has them; else what the user set; else the log's launch line (``mpirun -n 16 -ppn 8``,
+  ``srun -N 2 --ntasks-per-node 8``, ...: :mod:`..nccl_tests._launch`) where it agrees with
+  the rows' rank count (:func:`_fill_from_launch`); else, for a bundled run, the index's
   (:mod:`.reference_runs`); else the cluster preset's GPUs per node fills the nodes
   (``ceil(ranks / gpus_per_node)``). A user value that contradicts the host lines is an error.
   A run whose rank count the log does not state gets ``nodes * gpus_per_node``.
@@ -21,6 +23,8 @@ and said where it came from:
   index says the run pinned (``per_run``; 20 and 22 set NCCL_ALGO=Ring on a launch line the
   parser does not read: :func:`_bundled_launch`), as ``scripts/fit_corrections.py`` compares
   the run; else the model's.
+- **unreadable rows**: skipped on both surfaces and said in one line (:attr:`LogRead.notices`),
+  a row the end of the file cut off among them; a log with no readable row is an error.
 - **placement**: ``both`` (default: every row, out-of-place and in-place, as ``validate compare``
   has always compared), ``out-of-place`` or ``in-place`` (the spelling of ``calibrate``).
 
@@ -34,7 +38,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,6 +50,7 @@ __all__ = [
     "BandCheck",
     "LogRead",
     "band_check",
+    "op_disagreement",
     "read_log",
 ]
 
@@ -78,6 +83,10 @@ class LogRead:
     assumed: tuple[tuple[str, str, str], ...]
     #: (field, value, where from) for every fact (stated or assumed)
     facts: tuple[tuple[str, str, str], ...]
+    #: one-line warnings both surfaces show as they are (the CLI on stderr after "warning: ",
+    #: the page in a yellow box): a row the end of the file cut off, sources of the op that
+    #: disagree (:func:`op_disagreement`)
+    notices: tuple[str, ...] = ()
 
     def assumed_lines(self) -> list[str]:
         """One line per assumed fact: ``nodes = 2 (you set it)``."""
@@ -92,6 +101,75 @@ def _single(values: pd.Series) -> int | None:
 def _describe(values: pd.Series) -> str:
     v = sorted({int(x) for x in values.dropna()})
     return ", ".join(map(str, v)) if v else "unknown"
+
+
+#: The ops ``validate compare`` predicts; the redop/root check speaks only of these.
+_COMPARED_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all")
+
+
+def _ops_of_columns(redop: Any, root: Any) -> tuple[str, ...] | None:
+    """The compared ops whose nccl-tests table prints this ``redop`` and ``root`` (None: the
+    table has no redop column, which says nothing).
+
+    nccl-tests prints ``redop none`` for the ops that reduce nothing (all_gather, alltoall,
+    broadcast) and the reduction (``sum``, ...) for the others; ``root`` is ``-1`` except for
+    the rooted ops (broadcast, reduce; older tables have no root column).
+
+    >>> _ops_of_columns("none", -1)
+    ('all_gather', 'all_to_all')
+    >>> _ops_of_columns("sum", 0)
+    ('reduce',)
+    """
+    import pandas as pd
+
+    if redop is None or pd.isna(redop):  # no redop column (None, or NaN from a JSON file)
+        return None
+    rooted = None if root is None or pd.isna(root) else int(root) >= 0
+    if str(redop) == "none":
+        ops = {True: ("broadcast",), False: ("all_gather", "all_to_all")}
+        return ops[rooted] if rooted is not None else ("all_gather", "all_to_all", "broadcast")
+    if rooted is None:
+        return ("all_reduce", "reduce_scatter", "reduce")
+    return ("reduce",) if rooted else ("all_reduce", "reduce_scatter")
+
+
+def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> list[str]:
+    """One line per op the rows are compared as that another source in the log contradicts:
+    the file name (``..._allgather.txt``) or the redop/root columns (``redop none``: not a
+    reduction), saying which source won. Empty when every source agrees.
+
+    The op's source order stays as the module docstring says (the user, the header, a command
+    line, the file name, the columns): this only says when a lower source disagrees, so a log
+    mislabelled by its file name, or a header pasted over another op's table, is not compared
+    silently as the wrong collective.
+    """
+    import pandas as pd
+
+    lines = []
+    ops = list(dict.fromkeys(rows["op"].astype(str)))
+    for op in ops:
+        if op not in _COMPARED_OPS:
+            continue
+        said = []
+        if from_name is not None and len(ops) == 1 and from_name != op:
+            said.append(f"the file name says {from_name}")
+        if op_from != "the log's redop/root columns":
+            own = rows[rows["op"].astype(str) == op].iloc[0]
+            fits = _ops_of_columns(own.get("redop"), own.get("root"))
+            if fits is not None and op not in fits:
+                root = own.get("root")
+                shown = "" if root is None or pd.isna(root) else f", root {int(root)}"
+                said.append(
+                    f"its redop/root columns (redop {own.get('redop')}{shown}) fit "
+                    f"{' or '.join(fits)}, not {op}"
+                )
+        if said:
+            won = "your setting" if op_from == "you set it" else op_from
+            lines.append(
+                f"op: {op} from {won} wins, but {' and '.join(said)}: the rows are compared "
+                f"as {op}; check the log or set the op (CLI --op, the page's Op input)"
+            )
+    return lines
 
 
 def _op_source(text: str, op: str | None, from_name: str | None, ops: list[str]) -> str:
@@ -125,8 +203,10 @@ def read_log(
     ``nodes``, ``gpus_per_node``, ``cluster``: what the user set (None: from the log, see the
     module docstring). ``assume_nodes=False`` leaves the nodes the log does not state and the
     user did not set (or imply by ``gpus_per_node``) empty instead of filling them from the
-    preset (calibration never assumes them). ``strict``: as :func:`..nccl_tests.parse_nccl_tests` (the CLI is strict;
-    the page is lenient and lists skipped lines in ``rows.attrs["problems"]``).
+    preset (calibration never assumes them). ``strict``: as :func:`..nccl_tests.parse_nccl_tests`.
+    Both surfaces read leniently (``strict=False``): a row that cannot be read is skipped,
+    listed in ``rows.attrs["problems"]`` and said in one of :attr:`LogRead.notices`, so a log
+    gives the same rows on both (the CLI refused a log the page compared).
 
     Raises ValueError naming the field: an op the log does not name and the user did not set,
     a placement not in :data:`PLACEMENTS`, nodes or GPUs per node < 1 or contradicting the log's
@@ -168,9 +248,30 @@ def read_log(
             )
     op_from = _op_source(text, op, from_name, ops)
     facts: list[tuple[str, str, str]] = [("op", ", ".join(ops), op_from)]
+    notices = []
+    cut = rows.attrs.get("cut_row")
+    if cut:  # kept rows, the cut one skipped: said in one line on both surfaces
+        notices.append(f"line {cut['line']}: {cut['message']}")
+    skipped = rows.attrs.get("problems") or []
+    if skipped:  # lenient: rows that could not be read, the first three named
+        from costmodel.units import format_counted
+
+        notices.append(
+            f"{format_counted(len(skipped), 'line')} skipped (not read as result rows): "
+            + "; ".join(f"line {p['line']}: {p['message']}" for p in skipped[:3])
+        )
+    notices += op_disagreement(rows, op_from, from_name)
     rows = rows.copy()
 
-    # GPUs per node and nodes: host lines first, then the user's values, then the preset
+    # GPUs per node and nodes: host lines first, then the user's values, then the log's launch
+    # line, then a bundled run's index, then the preset
+    stated_from = "the log's host lines"
+    launch = rows.attrs.get("launch")
+    if launch and nodes is None and gpus_per_node is None:
+        had_hosts = bool(rows["nodes"].notna().any())
+        if _fill_from_launch(rows, launch):
+            line = f"launch line ({launch['said']})"
+            stated_from = f"the log's host lines and {line}" if had_hosts else f"the log's {line}"
     log_nodes = rows["nodes"] if "nodes" in rows else None
     log_gpn = rows["gpus_per_node"] if "gpus_per_node" in rows else None
     stated_nodes = log_nodes is not None and log_nodes.notna().all()
@@ -216,7 +317,7 @@ def read_log(
         assumed.append(("ranks", str(bundled.ranks), from_index))
     ranks = rows["ranks"].astype("Float64") if "ranks" in rows else None
     if stated_nodes:
-        nodes_from = "the log's host lines"
+        nodes_from = stated_from
     else:
         given_gpn = gpus_per_node or index_gpn  # the user's, else the bundled run's
         gpn = given_gpn or preset_gpn
@@ -265,7 +366,7 @@ def read_log(
     gpn_value = rows["gpus_per_node"] if "gpus_per_node" in rows else None
     if gpn_value is not None and gpn_value.notna().all():
         gpn_from = (
-            "the log's host lines"
+            stated_from
             if stated_nodes or log_has_gpn
             else "you set it"
             if gpus_per_node
@@ -274,11 +375,17 @@ def read_log(
         if gpn_from == from_index:
             assumed.append(("GPUs per node", _describe(gpn_value), gpn_from))
     else:
-        gpn_from = f"{cluster}'s preset; ranks / nodes per run" if preset_gpn else "unknown"
+        # what compare() predicts with where the log states no GPUs per node: ranks // nodes of
+        # each row (13e's 2, 4 and 6 GPUs on one node, not the preset's 8 it said)
+        both = rows["ranks"].notna() & rows["nodes"].notna()
+        if both.any():
+            per_run = rows.loc[both, "ranks"].astype(int) // rows.loc[both, "nodes"].astype(int)
+            gpn_shown, gpn_from = _describe(per_run.clip(lower=1)), "ranks / nodes of each run"
+        else:
+            gpn_shown = str(preset_gpn) if preset_gpn else "unknown"
+            gpn_from = f"{cluster}'s preset" if preset_gpn else "unknown"
         if not stated_nodes and gpus_per_node is None:
-            assumed.append(
-                ("GPUs per node", str(preset_gpn) if preset_gpn else "unknown", gpn_from)
-            )
+            assumed.append(("GPUs per node", gpn_shown, gpn_from))
     if bundled is not None:  # how the run was launched, as the fit reads it
         assumed += _bundled_launch(rows, bundled, from_index)
     if op_from in ("you set it", "the file name"):
@@ -291,7 +398,9 @@ def read_log(
         ("nodes", _describe(rows["nodes"]), nodes_from),
         (
             "GPUs per node",
-            _describe(rows["gpus_per_node"]) if gpn_value is not None else "unknown",
+            _describe(rows["gpus_per_node"])
+            if gpn_value is not None and gpn_value.notna().all()
+            else gpn_shown,
             gpn_from,
         ),
         ("cluster", cluster or "unknown", cluster_from or "the log names no known GPU"),
@@ -311,7 +420,46 @@ def read_log(
         placement=placement,
         assumed=tuple(assumed),
         facts=tuple(facts),
+        notices=tuple(notices),
     )
+
+
+def _fill_from_launch(rows: pd.DataFrame, launch: dict[str, Any]) -> bool:
+    """Fill, in place, the nodes and GPUs per node the host lines leave empty from the log's
+    launch line (:func:`..nccl_tests._launch.parse_launch`: ``mpirun -n 16 -ppn 8``, ``srun -N 2
+    --ntasks-per-node 8``, ``--map-by ppr:8:node``, ...); True when it filled a row.
+
+    GPUs per node = processes per node x GPUs per process (the line's ``-g``, else the run's
+    nGpus). A row is filled only where its rank count agrees with the line (nodes x GPUs per
+    node), or where it has none: one launch line says nothing about the other runs of a file
+    that sweeps the GPU count.
+    """
+    import pandas as pd
+
+    missing = rows["nodes"].isna() & rows["gpus_per_node"].isna()
+    if not missing.any():
+        return False
+    filled = False
+
+    def whole(value: Any) -> int | None:
+        return None if value is None or pd.isna(value) else int(value)
+
+    for i in rows.index[missing]:
+        per_process = whole(launch.get("gpus_per_process") or rows.at[i, "gpus_per_process"]) or 1
+        ranks = whole(rows.at[i, "ranks"])
+        n, per_node = launch.get("nodes"), launch.get("per_node")
+        gpn = per_node * per_process if per_node else None
+        if n is None and gpn and ranks and ranks % gpn == 0:
+            n = ranks // gpn
+        if gpn is None and n and ranks and ranks % n == 0:
+            gpn = ranks // n
+        if n is None or gpn is None or (ranks is not None and ranks != n * gpn):
+            continue
+        rows.at[i, "nodes"], rows.at[i, "gpus_per_node"] = n, gpn
+        if ranks is None:
+            rows.at[i, "ranks"] = n * gpn
+        filled = True
+    return filled
 
 
 def _bundled_launch(rows: pd.DataFrame, bundled, from_index: str) -> list[tuple[str, str, str]]:

@@ -322,15 +322,12 @@ def render() -> None:
         fidelity_table()
         return
     measured = read.rows
-    problems = measured.attrs.get("problems") or []
-    if problems:
-        st.warning(
-            plain(
-                f"{format_counted(len(problems), 'line')} skipped: "
-                + "; ".join(map(_problem, problems[:3]))
-            )
-        )
-    warnings = measured.attrs.get("warnings") or []
+    # skipped lines, a cut-off end, an op its sources disagree on: validate compare prints
+    # each of these lines on stderr ("warning: ...")
+    for notice in read.notices:
+        st.warning(plain(notice), icon=":material/warning:")
+    cut = measured.attrs.get("cut_row")  # said above, in the reader's one line
+    warnings = [w for w in measured.attrs.get("warnings") or [] if w != cut]
     if warnings:
         with st.expander(
             f"{format_counted(len(warnings), 'finding')} in the log", icon=":material/warning:"

@@ -105,8 +105,10 @@ def parse_nccl_tests(
         ``redop``/``root`` columns (reduce, broadcast); otherwise it is ``"unknown"``.
     strict : bool
         True (default): the first malformed row raises :class:`NcclTestsParseError` naming its
-        line. False: malformed rows are skipped and listed in ``df.attrs["problems"]``, so a
-        truncated log still yields every complete row.
+        line. False: malformed rows are skipped and listed in ``df.attrs["problems"]``. Either
+        way a row the end of the file cuts off (a truncated log) is skipped, every complete row
+        before it kept, and said in ``df.attrs["cut_row"]`` (``{"line", "message"}``, else
+        None) and among the warnings.
 
     Returns
     -------
@@ -132,8 +134,8 @@ def parse_nccl_tests(
     Raises
     ------
     NcclTestsParseError
-        Empty input, no result rows, or (strict) a malformed or cut-off row, or a line that looks
-        like a result row but cannot be read; the message names the line. Also: a log over
+        Empty input, no result rows, or (strict) a malformed row inside the log, or a line that
+        looks like a result row but cannot be read; the message names the line. Also: a log over
         :data:`MAX_LOG_BYTES` characters, a line over :data:`MAX_LINE_CHARS` (nccl-tests lines
         are < 300; this bounds the work of one parse), JSON that is invalid or not shaped like
         nccl-tests' ``-J`` output.

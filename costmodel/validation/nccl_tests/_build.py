@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from costmodel.units import GB, US
@@ -11,7 +12,7 @@ from costmodel.units import GB, US
 from ._common import COLUMNS, NcclTestsParseError, _frame
 from ._findings import IdentityRow, _check_identities, _check_repeated_runs, _check_sizes
 from ._header import _op_from_rows, _ranks_from_busbw, _run_facts
-from ._lexer import _NP_RE
+from ._launch import find_launch
 from ._text import _Parser
 
 if TYPE_CHECKING:
@@ -46,11 +47,7 @@ _BLOCK_COLUMNS = {
 
 
 def _build(parser: _Parser) -> pd.DataFrame:
-    meta_np = None
-    command = next((v for k, v in parser.meta.items() if k.upper().startswith("COMMAND")), None)
-    if command:
-        match = _NP_RE.search(command)
-        meta_np = int(match.group(1)) if match else None
+    launch = find_launch(parser.meta, parser.launch_lines)
     meta_env: dict[str, str] = {}  # NCCL_ALGO/PROTO set on a command line or env in the header
     for key, value in parser.meta.items():
         if key.upper().startswith(("COMMAND", "ENV")):
@@ -142,7 +139,7 @@ def _build(parser: _Parser) -> pd.DataFrame:
         added = len(columns["size_bytes"]) - start
         if not added:
             continue
-        facts = _run_facts(run, op, bw_pairs, meta_np)
+        facts = _run_facts(run, op, bw_pairs, launch)
         _check_identities(parser, op, facts["ranks"], facts["ranks_source"], identity_rows)
         constant = {
             "run": run_number,
@@ -186,4 +183,8 @@ def _build(parser: _Parser) -> pd.DataFrame:
             f"line {info['line']}: {info['op']} on {info['ranks']} ranks" for info in runs_info
         )
         parser._warn(0, f"mixed runs in one file ({listed[:300]}); compare them one by one")
-    return _frame(columns, parser.source, parser.meta, runs_info, parser.problems, parser.warnings)
+    df = _frame(columns, parser.source, parser.meta, runs_info, parser.problems, parser.warnings)
+    df.attrs["launch"] = None if launch is None else {**asdict(launch), "said": launch.describe()}
+    cut = parser.cut_row
+    df.attrs["cut_row"] = None if cut is None else {"line": cut[0], "message": cut[1]}
+    return df

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from ._common import _BUSBW_NUMERATOR
+from ._launch import Launch
 from ._lexer import _INT_RE, _Layout, _Run
 
 
@@ -35,7 +36,7 @@ def _ranks_from_busbw(op: str, pairs: list[tuple[float, float]]) -> int | None:
 
 
 def _run_facts(
-    run: _Run, op: str, pairs: list[tuple[float, float]], meta_np: int | None
+    run: _Run, op: str, pairs: list[tuple[float, float]], launch: Launch | None
 ) -> dict[str, Any]:
     ranks: int | None = None
     source = "unknown"
@@ -78,8 +79,10 @@ def _run_facts(
         inferred = _ranks_from_busbw(op, pairs)
         if inferred is not None:
             ranks, source = inferred, "busbw/algbw"
-    if ranks is None and meta_np is not None:
-        ranks, source = meta_np, "command -np"
+    if ranks is None and launch is not None and launch.ranks is not None:
+        # processes x the GPUs each drives (-g on the line, else the run's nGpus) x threads
+        per_process = launch.gpus_per_process or run.ngpus or 1
+        ranks, source = launch.ranks * per_process * (run.nthread or 1), "launch line"
     if ranks is None and run.nthread and run.ngpus and not run.rank_lines:
         ranks, source = run.nthread * run.ngpus, "nThread*nGpus"
     if (

@@ -12,6 +12,7 @@ from costmodel.units import GB
 
 from ._common import MAX_LINE_CHARS, NCCL_TESTS_OPS, NcclTestsParseError, _library_version
 from ._findings import _Findings
+from ._launch import _LAUNCH_RE
 from ._lexer import (
     _AVG_RE,
     _BLOCK_NAMES,
@@ -41,6 +42,10 @@ from ._lexer import (
     _strip_prefix,
 )
 
+#: Fields of the shortest result row nccl-tests prints (size count type redop, 2 x 4 block
+#: fields): a row at the end of the file with fewer was cut off there.
+_SHORTEST_ROW = 12
+
 
 class _Parser(_Findings):
     """Reads the lines of a text log into runs (:class:`._lexer._Run`), one line at a time."""
@@ -56,6 +61,13 @@ class _Parser(_Findings):
         self.pending: list[str] | None = None
         self.pending_line = 0
         self.pending_run: _Run | None = None
+        self.pending_end = 0  # the last physical line of the pending row
+        #: the log's last non-blank line (set by :func:`read_lines` before the first line)
+        self.last_line = 0
+        #: (line, message) of a result row the end of the file cut off, if any (see _cut_at_end)
+        self.cut_row: tuple[int, str] | None = None
+        #: lines of the log proper that name a launcher (``+ srun ...``), the first few
+        self.launch_lines: list[str] = []
         self.run = self._new_run(1)
 
     # -- run bookkeeping
@@ -79,6 +91,11 @@ class _Parser(_Findings):
         if run is None:
             return
         layout = run.layout or _layout_from_count(tokens)
+        if self.pending_end == self.last_line and len(tokens) < (
+            layout.width if layout else _SHORTEST_ROW
+        ):
+            self._cut_at_end(line, tokens)
+            return
         if layout is None or len(tokens) != layout.width:
             expected = f"{layout.width} fields" if layout else "a known nccl-tests row layout"
             self._problem(
@@ -93,6 +110,21 @@ class _Parser(_Findings):
         if run.layout is None:
             run.layout = layout
         run.rows.append((line, tokens))
+
+    def _cut_at_end(self, line: int, tokens: list[str]) -> None:
+        """A result row the end of the file cut off (a log copied or written out before the run
+        finished): skipped in strict and lenient parses alike, and said once, naming its line.
+
+        Decision: a truncated file keeps its complete rows everywhere (``validate compare``,
+        the Validate page, ``calibrate``), instead of the whole file being refused by one
+        surface and read by another; a malformed row *inside* the log is still a problem
+        (strict: an error naming its line)."""
+        message = (
+            f"the log ends in the middle of a result row (the file is cut off): that row is "
+            f"skipped, the complete rows before it are read: {' '.join(tokens)[:80]!r}"
+        )
+        self.cut_row = (line, message)
+        self._warn(line, message)
 
     def _cut_debug(self, text: str, run: _Run, lineno: int) -> tuple[str, str]:
         """Split a line into (nccl-tests text, NCCL debug text)."""
@@ -155,12 +187,13 @@ class _Parser(_Findings):
             if self.run.concluded:
                 self._boundary(lineno)
             self.pending = tokens
-            self.pending_line = lineno
+            self.pending_line = self.pending_end = lineno
             self.pending_run = self.run
             self._maybe_complete()
             return
         if self.pending is not None and all(_NUM_RE.match(t) or t == "N/A" for t in tokens):
             self.pending.extend(tokens)
+            self.pending_end = lineno
             self._maybe_complete()
             return
         if (
@@ -173,7 +206,10 @@ class _Parser(_Findings):
             self._problem(lineno, f"result row without a data type field: {body.strip()[:80]!r}")
             return
         if self.pending is None and not debug and all(_NUM_RE.match(t) for t in tokens):
-            self._problem(lineno, f"cut-off result row: {body.strip()[:80]!r}")
+            if lineno == self.last_line and _INT_RE.match(tokens[0]):
+                self._cut_at_end(lineno, tokens)  # "  2147483648  53687" at the end of the file
+            else:
+                self._problem(lineno, f"cut-off result row: {body.strip()[:80]!r}")
             return
         if not debug and _looks_like_row(tokens, need_ints=False):
             self._problem(
@@ -328,8 +364,12 @@ def read_lines(
 ) -> _Parser:
     """Feed every line of ``text`` to a :class:`_Parser` (the collector's ``#`` block first)."""
     parser = _Parser(source, op, strict, fallback_op)
+    lines = text.splitlines()
+    parser.last_line = next(
+        (i for i in range(len(lines), 0, -1) if _strip_prefix(lines[i - 1]).strip()), 0
+    )
     in_meta = True
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    for lineno, raw in enumerate(lines, start=1):
         if len(raw) > MAX_LINE_CHARS:
             raise NcclTestsParseError(
                 lineno,
@@ -348,6 +388,8 @@ def read_lines(
                 or stripped.lstrip("#").strip().startswith(_TABLE_STARTS)
             ):
                 in_meta = False
+        if not in_meta and len(parser.launch_lines) < 4 and _LAUNCH_RE.search(raw):
+            parser.launch_lines.append(_strip_prefix(raw))
         parser.feed(raw, lineno, in_meta)
     parser._flush()
     return parser
