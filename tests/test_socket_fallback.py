@@ -106,7 +106,7 @@ def test_validate_compare_says_so_in_one_line(polaris, monkeypatch):
     out = runner.invoke(app, args)
     assert out.exit_code == 0, out.output
     hits = [ln for ln in out.output.splitlines() if "TCP-socket fallback" in ln]
-    assert len(hits) == 1 and hits[0].startswith("warning: looks like NCCL's TCP-socket")
+    assert len(hits) == 1 and hits[0].startswith("costmodel: warning: looks like NCCL's TCP-socket")
     args[3] = "25b"
     out = runner.invoke(app, args)
     assert out.exit_code == 0 and "socket" not in out.output.lower(), out.output

@@ -69,7 +69,7 @@ def test_a_damaged_row_inside_the_log_is_skipped_with_one_line_on_both_surfaces(
     result = run("validate", "compare", str(path), "--cluster", "dgx-h100", "--json")
     assert result.exit_code in (0, 1), result.output
     out = json.loads(result.stdout)
-    assert out["warnings"] == [notice] and f"warning: {notice}" in result.stderr.splitlines()
+    assert out["warnings"] == [notice] and f"costmodel: warning: {notice}" in result.stderr.splitlines()
 
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value((name, raw, "text/plain")).run()
@@ -92,7 +92,7 @@ def test_cut_log_is_compared_with_one_warning_on_the_cli_and_the_page(tmp_path):
     assert out["rows"] == 2 * complete
     (notice,) = out["warnings"]
     assert notice.startswith(f"line {line}: the log ends in the middle of a result row")
-    assert f"warning: {notice}" in result.stderr.splitlines()
+    assert f"costmodel: warning: {notice}" in result.stderr.splitlines()
     assert read_log(raw, name).notices == (notice,)  # the one reader, strict or not
     assert read_log(raw, name, strict=False).notices == (notice,)  # as both surfaces read
 
@@ -160,7 +160,7 @@ def test_op_disagreement_is_the_same_line_on_the_cli_and_the_page(tmp_path):
     result = run(*args, "--tolerance", "100")
     assert result.exit_code in (0, 1), result.output
     assert json.loads(result.stdout)["warnings"] == [notice]
-    assert f"warning: {notice}" in result.stderr.splitlines()
+    assert f"costmodel: warning: {notice}" in result.stderr.splitlines()
 
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value((name, raw, "text/plain")).run()

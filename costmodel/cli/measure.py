@@ -541,7 +541,7 @@ def validate_compare(
         )
     # what was assumed and the warnings go to stderr once the comparison is made: a refusal
     # below stays the one line on stderr it is everywhere else
-    said = [f"assumed: {line}" for line in assumed] + [f"warning: {n}" for n in notices]
+    said = [f"assumed: {line}" for line in assumed] + [f"costmodel: warning: {n}" for n in notices]
     from ..validation.runner import describe_runs
 
     runs = describe_runs(measured)
@@ -563,12 +563,12 @@ def validate_compare(
         if mismatch:
             guess = cmp.detect_cluster(measured, results.name)
             said.append(
-                f"warning: --cluster {cluster} does not match the log: {mismatch}"
+                f"costmodel: warning: --cluster {cluster} does not match the log: {mismatch}"
                 + (f" (it looks like {guess})" if guess else "")
             )
     fallback = _socket_fallback(measured, results, cluster)
     if fallback:
-        said.append(f"warning: {fallback}")
+        said.append(f"costmodel: warning: {fallback}")
     # the torch job's DDP steps (--ddp): predicted with the same predictor for their buckets
     # (compare() takes collectives only; they were measured and then never shown)
     ddp = None
@@ -908,7 +908,7 @@ def calibrate(
         for f in c.fabric:
             if not f.measured:
                 typer.echo(
-                    f"warning: at level {f.level} the rows ({', '.join(f.ops)}) identify none "
+                    f"costmodel: warning: at level {f.level} the rows ({', '.join(f.ops)}) identify none "
                     "of these terms: predictions there stay the uncalibrated nccl model's (the "
                     "alpha-beta fit above describes the rows, it does not carry to other node "
                     "counts or ops)",
