@@ -556,6 +556,7 @@ _LIMITED_AXES = (
     "accumulation",
     "compute_time",
     "tokens_per_gpu",
+    "gpu_memory",
 )
 """Numeric axes with a limit in :data:`costmodel._limits.LIMITS` under the same name: the range
 ``costmodel collective/memory/step`` allow for the option, so ``--set bandwidth=50`` (50 B/s, a
