@@ -184,8 +184,10 @@ def memory(
     """Memory per GPU of weights, gradients, optimizer state, activations (and what fits).
 
     With --arch the activations of one micro-batch are included (default recipe: 4096 tokens,
-    micro-batch 1, FlashAttention, no recomputation) and the verdict is checked against
-    --gpu-memory, --cluster's GPU, or an 80 GB H100 (h100-sxm) when neither is given.
+    micro-batch 1, FlashAttention, no recomputation). The verdict (fits, the largest model, the
+    fewest ranks) is checked against --gpu-memory or --cluster's GPU; with neither there is no
+    card and no verdict, as `costmodel step` without --cluster and a memory sweep without
+    preset or gpu_memory.
     --model is accepted for --arch here (this command has no cost model). The total is that of
     the layout `costmodel step` prices for the stage (0 ddp, 1 zero1, 2 zero2, 3 fsdp): DDP's
     bucket copy, ZeRO-1/2's buckets or FSDP's gathered units are rows of their own, beside the
@@ -268,11 +270,6 @@ def memory(
         c = presets.cluster(cluster)
         check_fp8_support(c.gpu, recipe=recipe)
         capacity, gpu_name = float(c.gpu.memory_bytes), c.gpu.name
-    elif arch is not None:
-        from .. import presets
-
-        g = presets.load("h100-sxm", "gpu")
-        capacity, gpu_name = float(g.memory_bytes), f"{g.name} (default)"
     if capacity is not None:
         if cluster is not None:
             result["preset"] = cluster
@@ -363,7 +360,7 @@ def memory(
         )
         if result.get("min_ranks") is not None:
             rows.append(("fewest ranks that fit", str(result["min_ranks"])))
-    else:  # a bare count has no default card: say how to get the verdict, not nothing
+    else:  # no card given, no default one (as step and the sweep): say how to get the verdict
         rows.append(("fits", "give --gpu-memory (e.g. 80GB) or --cluster NAME for the verdict"))
     head = f"{arch}: " if arch else ""
     typer.echo(

@@ -410,7 +410,8 @@ def _memory_fits(
     """``out`` with the card each row is checked against, as ``costmodel memory`` checks it:
     ``preset`` (first) and its GPU's memory (``--cluster``), or the ``gpu_memory`` axis
     (``--gpu-memory``), as ``gpu_memory_GB`` [GB], and ``fits`` (``total`` [B] within it);
-    ``out`` unchanged without either."""
+    ``out`` unchanged without either: no default card, as ``costmodel memory`` without
+    ``--gpu-memory`` or ``--cluster`` has no verdict."""
     n = len(total)
     if cat["preset"] is not None:
         gpu_bytes = np.full(n, float(get_cluster(cat["preset"], 1, None).gpu.memory_bytes))
