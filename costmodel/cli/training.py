@@ -184,7 +184,10 @@ def memory(
     """Memory per GPU of weights, gradients, optimizer state, activations (and what fits).
 
     With --arch the activations of one micro-batch are included (default recipe: 4096 tokens,
-    micro-batch 1, FlashAttention, no recomputation). The verdict (fits, the largest model, the
+    micro-batch 1, FlashAttention, no recomputation); a bare --params count has no shape and no
+    activations (as the step's memory of a count), so --seq, --micro-batch, --recompute, --loss
+    and --no-flash are refused with it, and beside --activations, which replace what they size
+    (as the memory sweep refuses them). The verdict (fits, the largest model, the
     fewest ranks) is checked against --gpu-memory or --cluster's GPU; with neither there is no
     card and no verdict, as `costmodel step` without --cluster and a memory sweep without
     preset or gpu_memory.
@@ -202,13 +205,34 @@ def memory(
         costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
     """
     from ..strategy.layout import STRATEGY_OF_STAGE
-    from ..strategy.memory import memory_notes, stage_max_params, stage_memory, stage_min_ranks
+    from ..strategy.memory import (
+        check_activation_inputs,
+        memory_notes,
+        stage_max_params,
+        stage_memory,
+        stage_min_ranks,
+    )
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
     if recompute not in RECOMPUTE_MODES:
         raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
     _check_loss(loss)
+    # what sizes activations, given away from its default: refused where nothing uses it (a
+    # bare count has no shape; --activations replace them), as the memory sweep refuses it
+    shaped = {
+        "--seq": seq != 4096,
+        "--micro-batch": micro_batch != 1,
+        "--recompute": recompute != "none",
+        "--loss": loss != "fp32",
+        "--no-flash": not flash,
+    }
+    check_activation_inputs(
+        [name for name, on in shaped.items() if on],
+        arch=arch is not None,
+        activations=activations is not None,
+        arch_hint="--arch NAME",
+    )
     p_given = units.parse_count(params, name="--params") if params is not None else None
     act = units.parse_bytes(activations, name="--activations") if activations else None
     recipe_kw: dict[str, Any] = dict(
