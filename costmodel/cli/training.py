@@ -831,7 +831,7 @@ def _step_on_cluster(
     c = presets.cluster(
         cluster, nodes=nodes, gpus_per_node=gpus_per_node, power_limit_w=power_limit_w
     )
-    compute_s = None
+    compute_s = tok = None
     if peak_flops is not None:
         raise ValueError(
             "--peak-flops: an option of the step over one link (--ranks/--bandwidth); with "
@@ -916,8 +916,32 @@ def _step_on_cluster(
         **common,
     )
     s = strategy_step(p, **layout_kw)
-    data = {"params": s.memory.base.model_state_bytes and (p or None), "arch": arch, **s.as_dict()}
-    data["params"] = float(p) if p is not None else None
+    from ..sweep.evaluate import step_columns
+
+    # step --json's keys, then a step sweep row's inputs and columns (the same names, units and
+    # values: memory_GB beside memory_bytes), so a script reading one reads the other
+    data = {"params": float(p) if p is not None else None, "arch": arch, **s.as_dict()}
+    data.update(
+        preset=cluster,
+        model=kw["model"],
+        recipe=kw["recipe"],
+        recompute=kw["recompute"],
+        loss=kw["loss"],
+        reshard_after_forward=reshard,
+        param_dtype=kw["param_dtype"],
+        grad_dtype=kw["grad_dtype"],
+        no_sync=kw["no_sync"],
+        nodes=nodes,
+        gpus_per_node=int(c.gpus_per_node),
+        group_size=group_size,
+        mfu=mfu,
+        compute_time_s=compute_s,
+        tokens_per_gpu=tok,
+        bucket_cap_bytes=common["bucket_cap_bytes"],
+        power_limit_w=power_limit_w,
+    )
+    data.update(step_columns(s, kw["micro_batch"], kw["seq"]))
+    data["notes"] = list(s.notes)  # a list, as memory --json's (a sweep row joins them)
     fa = None
     if not s.fits:
         fa = fit_suggestions(p, **{**layout_kw, "band": False})
