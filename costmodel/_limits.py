@@ -76,6 +76,10 @@ def _count(raw: Any) -> list[float]:
     return [float(units.parse_count(raw, name="count"))] if isinstance(raw, str) else _num(raw)
 
 
+def _bytes_of(raw: Any) -> list[float]:
+    return [float(units.parse_bytes(raw, name="size"))]
+
+
 def _ranks_of(raw: Any) -> list[float]:
     """A rank count, or a list or range of them as the sweep reads it (``8,16``, ``8..64x2``)."""
     from .sweep import parse_values
@@ -114,6 +118,11 @@ one rank has no one to talk to. Other commands' ``--ranks`` (memory, batch) allo
 _BATCH = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
 _SEQ = Limit(_WHOLE.format(lo=1, hi="100,000,000 tokens"), 1, 1e8, _num, whole=True)
 _SIZE = Limit("a size in 1 B..16 TiB (2**44 B), whole bytes", 1, MAX_MESSAGE_BYTES, _sizes_of)
+# the memory of the card a step or a memory answer is checked against: more than nothing, and
+# no more than the largest size any command takes (16 TiB, the largest collective buffer)
+_GPU_MEMORY = Limit(
+    "a GPU memory in 1 B..16 TiB (2**44 B), whole bytes, e.g. 80GB", 1, MAX_MESSAGE_BYTES, _bytes_of
+)
 _ITERS = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
 _DURATION = Limit("a duration in (0, 1e6] s, e.g. 400ms, 2s", 0, 1e6, _duration, lo_open=True)
 
@@ -136,6 +145,7 @@ LIMITS: dict[str, Limit] = {
         "a size in 0 B..16 TiB (2**44 B), whole bytes", 0, MAX_MESSAGE_BYTES, _sizes_of
     ),
     "max_bytes": _SIZE,
+    "gpu_memory": _GPU_MEMORY,
     "params": Limit("a parameter count in 1..1e15, e.g. 7B", 1, 1e15, _count),
     "tokens": Limit("a token count in 1..1e16, e.g. 2T", 1, 1e16, _count),
     "tokens_per_gpu": Limit("a token count in 1..1e9 per GPU and step", 1, 1e9, _count),
@@ -161,6 +171,14 @@ LIMITS: dict[str, Limit] = {
     "chunk_rows": Limit(_WHOLE.format(lo=1, hi="1e9"), 1, 1e9, _num, whole=True),
 }
 """Option (the command function's parameter name) -> its limits, for every command alike."""
+
+
+def parse_gpu_memory(text: str | int | float, *, name: str = "--gpu-memory") -> int:
+    """A GPU memory [B] (``80GB``) within its one limit (``LIMITS["gpu_memory"]``: 1 B..16 TiB),
+    for the inputs not checked by parameter name (the app's typed card); ValueError
+    ``"NAME: must be RULE, got VALUE"`` otherwise."""
+    LIMITS["gpu_memory"].check(name, text)
+    return units.parse_bytes(text, name=name)
 
 
 def option_name(param: str) -> str:

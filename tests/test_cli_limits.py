@@ -59,6 +59,8 @@ def _bad_values(name: str, limit: Limit) -> list[str]:
     """Just outside the range on each side, written as a user would."""
     if name in ("size", "sizes", "min_bytes", "max_bytes"):
         return (["-1"] if limit.lo == 0 else ["0", "1.5B"]) + ["32TB"]
+    if name == "gpu_memory":
+        return ["0B", "32TB"]
     if name in ("compute_time", "step_time", "timeout"):
         return ["0s", "1e30s"]
     if name == "bandwidth":

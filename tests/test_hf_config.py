@@ -109,7 +109,7 @@ def test_cli_and_scenario_take_a_config_path():
     assert r.exit_code == 0, r.stderr
     ref = CliRunner().invoke(cli.app, ["memory", "--arch", "llama-2-7b", "--json"])
     a, b = json.loads(r.stdout), json.loads(ref.stdout)
-    assert a["total_bytes"] == b["total_bytes"] and a["params"] == b["params"]
+    assert a["memory_bytes"] == b["memory_bytes"] and a["params"] == b["params"]
     s = Scenario(arch=path, cluster="dgx-h100", nodes=2).evaluate(scaling=False, flips=False)
     t = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=2).evaluate(
         scaling=False, flips=False

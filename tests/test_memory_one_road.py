@@ -10,7 +10,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from costmodel import cli
+from costmodel import cli, presets
 from costmodel.strategy import strategy_step
 from costmodel.strategy.layout import STRATEGY_OF_STAGE
 from costmodel.strategy.memory import stage_max_params, stage_memory, stage_min_ranks
@@ -32,7 +32,7 @@ def _cli(*args: str) -> dict:
 def test_memory_cli_and_the_step_give_one_total_and_one_verdict(zero, recompute):
     d = _cli(
         "--arch", "llama-3.1-70b", "--zero-stage", str(zero), "--ranks", "64",
-        "--recompute", recompute,
+        "--recompute", recompute, "--cluster", "dgx-h100",
     )  # fmt: skip
     step = strategy_step(
         arch="llama-3.1-70b",
@@ -44,7 +44,7 @@ def test_memory_cli_and_the_step_give_one_total_and_one_verdict(zero, recompute)
     )
     assert d["strategy"] == STRATEGY_OF_STAGE[zero]
     assert d["memory_bytes"] == pytest.approx(step.memory.total_bytes, rel=1e-12)
-    assert d["gpu_memory_bytes"] == step.gpu_memory_bytes  # dgx-h100's GPU is the default's
+    assert d["gpu_memory_bytes"] == step.gpu_memory_bytes
     assert d["fits"] is step.fits
     # the buffers are rows of their own, beside the lesson's state + activations
     extra = (
@@ -65,7 +65,9 @@ def test_70b_zero3_on_64_ranks_has_one_memory_answer():
 
 @pytest.mark.parametrize("zero", [3, 1])
 def test_memory_page_gives_the_cli_total_and_verdict(zero):
-    d = _cli("--arch", "llama-3.1-70b", "--zero-stage", str(zero), "--ranks", "64")
+    card = f"{presets.load('h100-sxm', 'gpu').memory_bytes}B"  # the page's default GPU
+    d = _cli("--arch", "llama-3.1-70b", "--zero-stage", str(zero), "--ranks", "64",
+             "--gpu-memory", card)  # fmt: skip
     at = open_page("page_memory.py", {"arch": "llama-3.1-70b", "dp_ranks": "64"})
     at.radio(key="zero_stage").set_value(zero).run()
     assert_clean(at)

@@ -72,7 +72,9 @@ def test_memory_json_and_the_sweep_share_keys_and_numbers(args, axes):
 
 def test_memory_json_names_as_step_json_names():
     """The bytes keys are ``step --json``'s, for the same layout (ZeRO-3 = fsdp)."""
-    d = _cli(["--arch", "llama-3.1-8b", "--zero-stage", "3", "--ranks", "8"])
+    d = _cli(
+        ["--arch", "llama-3.1-8b", "--zero-stage", "3", "--ranks", "8", "--cluster", "dgx-h100"]
+    )
     r = run("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--strategy", "fsdp",
             "--json")  # fmt: skip
     step = json.loads(r.stdout)

@@ -110,16 +110,20 @@ def test_q1_all_reduce_of_14gb_on_64_h100s(tab, app_url):
 
 
 def test_q2_llama_70b_memory_under_zero1_and_zero3(tab, app_url):
+    from costmodel import presets
+
+    H100 = f"{presets.load('h100-sxm', 'gpu').memory_bytes}B"  # the page's default GPU
     page = tab
     page.goto(f"{app_url}/memory?arch=llama-3.1-70b&dp_ranks=64&zero_stage=1+%28optimizer%29")
     for stage in (1, 3):
         got, human = ask_cli(
-            "memory", "--arch", "llama-3.1-70b", "--zero-stage", str(stage), "--ranks", "64"
-        )
+            "memory", "--arch", "llama-3.1-70b", "--zero-stage", str(stage), "--ranks", "64",
+            "--gpu-memory", H100,
+        )  # fmt: skip
         if stage == 3:  # ZeRO-1 from the URL, then ZeRO-3 clicked
             expect(metric(page, "Memory per GPU, ZeRO-1")).to_have_text(re.compile(r"\d"))
             page.get_by_text("3 (FSDP)", exact=True).click()
-        total = format_bytes(got["total_bytes"])
+        total = format_bytes(got["memory_bytes"])
         expect(metric(page, f"Memory per GPU, ZeRO-{stage}")).to_have_text(total)
         expect(metric(page, "Fits?")).to_have_text("yes" if got["fits"] else "no")
         if got["max_params"] <= 0:  # not "0 params": what even one parameter sits beside

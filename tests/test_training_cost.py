@@ -154,13 +154,15 @@ def test_api_surfaces_take_an_architecture():
 # --- CLI ------------------------------------------------------------------------------------
 def test_cli_memory_issue_command_prints_activations_and_verdict():
     r = run(
-        "memory", "--model", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64", "--seq", "4096"
-    )
+        "memory", "--model", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64", "--seq", "4096",
+        "--cluster", "dgx-h100",
+    )  # fmt: skip
     assert r.exit_code == 0, r.stderr
     assert "activations" in r.stdout and "FlashAttention" in r.stdout
-    # the default GPU is the H100 at its device-true 81559 MiB = 85.5 GB (was 80 GB)
+    # the H100 at its device-true 81559 MiB = 85.5 GB (was 80 GB)
     assert "fits" in r.stdout and "85.5 GB" in r.stdout
-    d = run_json("memory", "--arch", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64")
+    h100 = ("--gpu-memory", "85.5GB")
+    d = run_json("memory", "--arch", "llama-3.1-70b", "--zero-stage", "3", "--ranks", "64", *h100)
     act = load_arch("llama-3.1-70b").activation_bytes(4096, 1)
     assert d["memory_parts_bytes"]["activations_bytes"] == pytest.approx(act)
     assert d["fits"] == (d["memory_bytes"] <= d["gpu_memory_bytes"])
@@ -175,6 +177,7 @@ def test_cli_memory_issue_command_prints_activations_and_verdict():
         "64",
         "--recompute",
         "full",
+        *h100,
     )
     assert d["fits"] is True
 

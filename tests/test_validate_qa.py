@@ -524,8 +524,8 @@ def test_a_calibration_that_identified_no_term_says_it_changes_nothing(tmp_path)
 
 def test_ddp_step_columns_are_one_list(tmp_path):
     """The DDP-step columns of ``validate compare --json`` and of the report's table were two
-    copies of one list (cli/measure.py, validation/compare.py); both come from
-    ``compare.DDP_COLUMNS`` now, each showing what it showed before."""
+    copies of one list (cli/measure.py, validation/compare.py), the JSON without
+    ``predicted_comm_s``, the report without ``note``; both show ``compare.DDP_COLUMNS``."""
     import json
     import re
 
@@ -537,7 +537,7 @@ def test_ddp_step_columns_are_one_list(tmp_path):
         run("validate", "compare", str(results), "--cluster", "dgx-h100", "--json").stdout
     )
     keys = list(out["ddp_steps"][0])
-    assert keys == [c for c in DDP_COLUMNS if c != "predicted_comm_s"]
+    assert keys == list(DDP_COLUMNS)
     report = tmp_path / "r.html"
     result = run(
         "validate", "compare", str(results), "--cluster", "dgx-h100", "--report", str(report)
@@ -547,5 +547,5 @@ def test_ddp_step_columns_are_one_list(tmp_path):
     table = html[html.index("DDP step: measured vs predicted") :]
     head = table[: table.index("</thead>")]
     shown = re.findall(r"<th>([^<]+)</th>", head)
-    assert shown == [c for c in DDP_COLUMNS if c != "note"]
+    assert shown == list(DDP_COLUMNS)
     assert ddp_columns({"time_s": 1, "note": ""}) == ["time_s", "note"]  # in order, those present

@@ -673,7 +673,7 @@ def validate_compare(
 def _ddp_records(ddp: Any) -> list[dict[str, Any]]:
     """Measured vs predicted DDP steps (compare.predict_ddp), one record per setting [s]."""
     cmp = importlib.import_module("costmodel.validation.compare")
-    return _records(ddp[cmp.ddp_columns(ddp, leave_out=("predicted_comm_s",))])
+    return _records(ddp[cmp.ddp_columns(ddp)])
 
 
 def _echo_ddp(ddp: Any, as_json: bool, report: Path | None) -> None:

@@ -185,8 +185,13 @@ def memory(
     """Memory per GPU of weights, gradients, optimizer state, activations (and what fits).
 
     With --arch the activations of one micro-batch are included (default recipe: 4096 tokens,
-    micro-batch 1, FlashAttention, no recomputation) and the verdict is checked against
-    --gpu-memory, --cluster's GPU, or an 80 GB H100 (h100-sxm) when neither is given.
+    micro-batch 1, FlashAttention, no recomputation); a bare --params count has no shape and no
+    activations (as the step's memory of a count), so --seq, --micro-batch, --recompute, --loss
+    and --no-flash are refused with it, and beside --activations, which replace what they size
+    (as the memory sweep refuses them). The verdict (fits, the largest model, the
+    fewest ranks) is checked against --gpu-memory or --cluster's GPU; with neither there is no
+    card and no verdict, as `costmodel step` without --cluster and a memory sweep without
+    preset or gpu_memory.
     --model is accepted for --arch here (this command has no cost model). The total is that of
     the layout `costmodel step` prices for the stage (0 ddp, 1 zero1, 2 zero2, 3 fsdp): DDP's
     bucket copy, ZeRO-1/2's buckets or FSDP's gathered units are rows of their own, beside the
@@ -201,13 +206,34 @@ def memory(
         costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
     """
     from ..strategy.layout import STRATEGY_OF_STAGE
-    from ..strategy.memory import memory_notes, stage_max_params, stage_memory, stage_min_ranks
+    from ..strategy.memory import (
+        check_activation_inputs,
+        memory_notes,
+        stage_max_params,
+        stage_memory,
+        stage_min_ranks,
+    )
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
     if recompute not in RECOMPUTE_MODES:
         raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
     _check_loss(loss)
+    # what sizes activations, given away from its default: refused where nothing uses it (a
+    # bare count has no shape; --activations replace them), as the memory sweep refuses it
+    shaped = {
+        "--seq": seq != 4096,
+        "--micro-batch": micro_batch != 1,
+        "--recompute": recompute != "none",
+        "--loss": loss != "fp32",
+        "--no-flash": not flash,
+    }
+    check_activation_inputs(
+        [name for name, on in shaped.items() if on],
+        arch=arch is not None,
+        activations=activations is not None,
+        arch_hint="--arch NAME",
+    )
     p_given = units.parse_count(params, name="--params") if params is not None else None
     act = units.parse_bytes(activations, name="--activations") if activations else None
     recipe_kw: dict[str, Any] = dict(
@@ -269,11 +295,6 @@ def memory(
         c = presets.cluster(cluster)
         check_fp8_support(c.gpu, recipe=recipe)
         capacity, gpu_name = float(c.gpu.memory_bytes), c.gpu.name
-    elif arch is not None:
-        from .. import presets
-
-        g = presets.load("h100-sxm", "gpu")
-        capacity, gpu_name = float(g.memory_bytes), f"{g.name} (default)"
     if capacity is not None:
         if cluster is not None:
             result["preset"] = cluster
@@ -364,7 +385,7 @@ def memory(
         )
         if result.get("min_ranks") is not None:
             rows.append(("fewest ranks that fit", str(result["min_ranks"])))
-    else:  # a bare count has no default card: say how to get the verdict, not nothing
+    else:  # no card given, no default one (as step and the sweep): say how to get the verdict
         rows.append(("fits", "give --gpu-memory (e.g. 80GB) or --cluster NAME for the verdict"))
     head = f"{arch}: " if arch else ""
     typer.echo(
@@ -816,7 +837,7 @@ def _step_on_cluster(
     c = presets.cluster(
         cluster, nodes=nodes, gpus_per_node=gpus_per_node, power_limit_w=power_limit_w
     )
-    compute_s = None
+    compute_s = tok = None
     if peak_flops is not None:
         raise ValueError(
             "--peak-flops: an option of the step over one link (--ranks/--bandwidth); with "
@@ -901,8 +922,32 @@ def _step_on_cluster(
         **common,
     )
     s = strategy_step(p, **layout_kw)
-    data = {"params": s.memory.base.model_state_bytes and (p or None), "arch": arch, **s.as_dict()}
-    data["params"] = float(p) if p is not None else None
+    from ..sweep.evaluate import step_columns
+
+    # step --json's keys, then a step sweep row's inputs and columns (the same names, units and
+    # values: memory_GB beside memory_bytes), so a script reading one reads the other
+    data = {"params": float(p) if p is not None else None, "arch": arch, **s.as_dict()}
+    data.update(
+        preset=cluster,
+        model=kw["model"],
+        recipe=kw["recipe"],
+        recompute=kw["recompute"],
+        loss=kw["loss"],
+        reshard_after_forward=reshard,
+        param_dtype=kw["param_dtype"],
+        grad_dtype=kw["grad_dtype"],
+        no_sync=kw["no_sync"],
+        nodes=nodes,
+        gpus_per_node=int(c.gpus_per_node),
+        group_size=group_size,
+        mfu=mfu,
+        compute_time_s=compute_s,
+        tokens_per_gpu=tok,
+        bucket_cap_bytes=common["bucket_cap_bytes"],
+        power_limit_w=power_limit_w,
+    )
+    data.update(step_columns(s, kw["micro_batch"], kw["seq"]))
+    data["notes"] = list(s.notes)  # a list, as memory --json's (a sweep row joins them)
     fa = None
     if not s.fits:
         fa = fit_suggestions(p, **{**layout_kw, "band": False})

@@ -23,6 +23,7 @@ arXiv:1910.02054, figure 1). Activations come from ``training_memory``'s activat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +77,29 @@ class StrategyMemory:
 
 _GB = 1e9
 """GB of :meth:`StrategyMemory.gb_columns` (SI, as every ``_GB`` column of the sweeps)."""
+
+
+def check_activation_inputs(
+    shaped: Sequence[str], *, arch: bool, activations: bool, arch_hint: str
+) -> None:
+    """Refuse what sizes activations where nothing uses it, one rule for ``costmodel memory``
+    and the memory sweep: ``shaped`` names the activation inputs given away from their
+    defaults (sequence length, micro-batch, recomputation, loss, FlashAttention; each in its
+    surface's spelling). A bare parameter count (``arch`` False) has no shape, so its memory has
+    no activations (the step's memory of a bare count holds the model state alone too) and
+    those inputs would be ignored; given ``activations`` replace the ones they size. ValueError
+    naming the first such input; ``arch_hint`` says how to name an architecture
+    (``--arch NAME``, ``arch=NAME``)."""
+    if shaped and not arch:
+        raise ValueError(
+            f"{shaped[0]}: sizes activations, which need an architecture ({arch_hint}); a "
+            "bare parameter count has none"
+        )
+    if shaped and activations:
+        raise ValueError(
+            f"{shaped[0]}: sizes activations, which the given activations replace; give one "
+            "or the other"
+        )
 
 
 def memory_notes(activations_note: str, params: float, arch: Any = None) -> list[str]:

@@ -410,7 +410,8 @@ def _memory_fits(
     """``out`` with the card each row is checked against, as ``costmodel memory`` checks it:
     ``preset`` (first) and its GPU's memory (``--cluster``), or the ``gpu_memory`` axis
     (``--gpu-memory``), as ``gpu_memory_GB`` [GB], and ``fits`` (``total`` [B] within it);
-    ``out`` unchanged without either."""
+    ``out`` unchanged without either: no default card, as ``costmodel memory`` without
+    ``--gpu-memory`` or ``--cluster`` has no verdict."""
     n = len(total)
     if cat["preset"] is not None:
         gpu_bytes = np.full(n, float(get_cluster(cat["preset"], 1, None).gpu.memory_bytes))
@@ -629,7 +630,6 @@ def step_row(
     sets the micro-batch to ``tokens_per_gpu / sequence_length``
     (:func:`~costmodel.strategy.compute.micro_batch_of_tokens`, the CLI's road)."""
     from ..strategy import strategy_step
-    from ..strategy.band import band_note
     from ..strategy.compute import micro_batch_of_tokens
 
     if tokens_per_gpu is not None:
@@ -660,11 +660,23 @@ def step_row(
         timeline=False,
         power_limit_w=power_limit_w,
     )
+    return step_columns(s, micro_batch, sequence_length)
+
+
+def step_columns(s: Any, micro_batch: int, sequence_length: int) -> dict[str, Any]:
+    """The :data:`STEP_COLUMNS` of a :class:`~costmodel.strategy.StrategyStep` priced at
+    ``micro_batch`` [samples] x ``sequence_length`` [tokens]: a step sweep row's outputs, and
+    what ``costmodel step --cluster --json`` writes beside its own keys (one vocabulary).
+    ``memory_GB``/``gpu_memory_GB`` are ``memory_bytes``/``gpu_memory_bytes`` / 1e9;
+    ``band_note`` says why ``step_time_lo_s``/``step_time_hi_s`` are NaN (costmodel step's
+    words, :func:`costmodel.strategy.band.band_note`), ``""`` where the band is known;
+    ``notes`` is the step's notes joined by spaces (the JSON keeps the list)."""
+    from ..strategy.band import band_note
+
     d = s.as_dict()
     d["micro_batch"], d["sequence_length"] = int(micro_batch), int(sequence_length)
     d["memory_GB"], d["gpu_memory_GB"] = d["memory_bytes"] / _GB, d["gpu_memory_bytes"] / _GB
     d["notes"] = " ".join(d["notes"])  # what the answer leaves out (mixture-of-experts)
-    # why step_time_lo_s/hi_s are NaN (costmodel step's wording), "" where the band is known
     d["band_note"] = band_note(s.step_time_band_s, s.compute_source)
     return {k: d[k] for k in STEP_COLUMNS}
 

@@ -556,6 +556,7 @@ _LIMITED_AXES = (
     "accumulation",
     "compute_time",
     "tokens_per_gpu",
+    "gpu_memory",
 )
 """Numeric axes with a limit in :data:`costmodel._limits.LIMITS` under the same name: the range
 ``costmodel collective/memory/step`` allow for the option, so ``--set bandwidth=50`` (50 B/s, a
@@ -678,16 +679,14 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
         "grid: a memory sweep needs params (a count, e.g. params=1B..64B x2) or arch=NAME "
         "(an architecture, e.g. arch=llama-3.1-70b), not both",
     )
-    shaped = [n for n in _ACTIVATION_INPUTS if n in a]
-    if shaped and "arch" not in a:
-        raise ValueError(
-            f"{shaped[0]}: sizes activations, which need an architecture (arch=NAME); a "
-            "bare parameter count has none"
-        )
-    if "activations" in a and shaped:
-        raise ValueError(
-            f"activations: given activations replace those {shaped[0]} sizes; give one or the other"
-        )
+    from ..strategy.memory import check_activation_inputs
+
+    check_activation_inputs(  # costmodel memory's one rule
+        [n for n in _ACTIVATION_INPUTS if n in a],
+        arch="arch" in a,
+        activations="activations" in a,
+        arch_hint="arch=NAME",
+    )
     _check_at_least_one(a, ("ranks",))
     if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
         raise ValueError("zero_stage: allowed 0, 1, 2, 3")

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -642,15 +642,15 @@ DDP_COLUMNS = (
     "note",
 )
 """The columns a measured-vs-predicted DDP step is shown with (the setting, the measured times,
-:func:`predict_ddp`'s predictions and ``note``), in order: :func:`write_report`'s table and
-``validate compare --json``'s ``ddp_steps`` take theirs from here (:func:`ddp_columns`)."""
+:func:`predict_ddp`'s predictions and ``note``, why a row has no prediction), in order: the
+one list of :func:`write_report`'s table and ``validate compare --json``'s ``ddp_steps``
+(:func:`ddp_columns`). Each left one out (the report ``note``, the JSON ``predicted_comm_s``)
+for no reason: a reader of either needs both."""
 
 
-def ddp_columns(ddp: pd.DataFrame, *, leave_out: Sequence[str] = ()) -> list[str]:
-    """:data:`DDP_COLUMNS` that ``ddp`` (:func:`predict_ddp`'s frame) has, in order, less
-    ``leave_out`` (the report's table leaves out ``note``, the JSON ``predicted_comm_s``: each
-    shows what it showed before the two lists were made one)."""
-    return [c for c in DDP_COLUMNS if c in ddp and c not in leave_out]
+def ddp_columns(ddp: pd.DataFrame) -> list[str]:
+    """:data:`DDP_COLUMNS` that ``ddp`` (:func:`predict_ddp`'s frame) has, in order."""
+    return [c for c in DDP_COLUMNS if c in ddp]
 
 
 def write_report(
@@ -677,7 +677,7 @@ def write_report(
     tables = [summarize(comparison).to_html(index=False, float_format="%.3f")]  # type: ignore[call-overload]
     if ddp is not None and not ddp.empty:
         figures.append(plots.validation_ddp_figure(ddp))
-        shown = ddp_columns(ddp, leave_out=("note",))
+        shown = ddp_columns(ddp)
         tables.append(
             "<h2>DDP step: measured vs predicted</h2>"
             + ddp[shown].to_html(index=False, float_format="%.4g")  # type: ignore[call-overload]  # as above

@@ -44,7 +44,7 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
-from costmodel.units import format_bytes, format_counted, format_duration, format_rate, parse_bytes
+from costmodel.units import format_bytes, format_counted, format_duration, format_rate
 
 T = TypeVar("T")
 
@@ -606,7 +606,9 @@ def gpu_choice(container: Any = st) -> tuple[str, float | None]:
     text = container.text_input(
         "GPU memory [B]", value="80GB", key="gpu_memory", bind=QP, help="e.g. 80GB, 141GB, 24GB"
     )
-    return "GPU", parse_input("GPU memory", parse_bytes, text)
+    from costmodel._limits import parse_gpu_memory  # the CLI's and the sweep's range
+
+    return "GPU", parse_input("GPU memory", parse_gpu_memory, text)
 
 
 def _index(options: list[str], preferred: str) -> int:
