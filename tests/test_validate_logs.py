@@ -69,7 +69,10 @@ def test_a_damaged_row_inside_the_log_is_skipped_with_one_line_on_both_surfaces(
     result = run("validate", "compare", str(path), "--cluster", "dgx-h100", "--json")
     assert result.exit_code in (0, 1), result.output
     out = json.loads(result.stdout)
-    assert out["warnings"] == [notice] and f"costmodel: warning: {notice}" in result.stderr.splitlines()
+    assert (
+        out["warnings"] == [notice]
+        and f"costmodel: warning: {notice}" in result.stderr.splitlines()
+    )
 
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value((name, raw, "text/plain")).run()
