@@ -67,3 +67,23 @@ def test_the_memory_page_shows_the_range_in_red():
     assert not at.exception
     shown = [str(e.value).replace("\\", "") for e in at.error]  # Markdown-escaped
     assert any(f"GPU memory: must be {RULE}" in t for t in shown), shown
+
+
+@pytest.mark.parametrize(
+    "arch, disabled", [("custom (parameter count)", True), ("llama-3.1-8b", False)]
+)
+def test_the_loss_box_is_off_where_the_loss_sizes_nothing(arch, disabled):
+    """A custom shape has no vocabulary, so its activations take no logits and the Loss box
+    would change nothing (it was live and silently ignored); a named model's box is live."""
+    pytest.importorskip("streamlit")
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    page = Path(cm.__file__).parent / "web" / "page_memory.py"
+    at = AppTest.from_file(str(page), default_timeout=120)
+    at.query_params.update({"arch": arch})
+    at.run()
+    assert not at.exception
+    (box,) = [s for s in at.selectbox if s.label == "Loss"]
+    assert box.disabled is disabled

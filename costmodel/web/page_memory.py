@@ -101,7 +101,10 @@ def _inputs() -> dict:
         architecture.LOSS_MODES,
         key="loss",
         bind=QP,
-        help="How the loss is computed, which sizes its logits (named models): fp32 = "
+        # a custom shape has no vocabulary, so no logits for the loss to size
+        disabled=a is None,
+        help="How the loss is computed, which sizes its logits (named models only: a custom "
+        "shape has no vocabulary): fp32 = "
         "cross_entropy(logits.float()), 12 B per logit at its peak; fused = a fused or compiled "
         "loss, 4 B; fp32-held = fp32 logits kept through backward, 16 B",
     )
