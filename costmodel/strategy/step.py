@@ -983,7 +983,8 @@ def _one_step(prepare: Callable[_P, _Prepared]) -> Callable[_P, StrategyStep]:
     """The public step of a preparation: prepared, scheduled and accumulated at once."""
 
     def strategy_step(*args: _P.args, **kwargs: _P.kwargs) -> StrategyStep:
-        check_step_keywords(kwargs)
+        # params is the step's own first argument (the advisor's callers pass it apart)
+        check_step_keywords({k: v for k, v in kwargs.items() if k != "params"})
         return prepare(*args, **kwargs).finish()
 
     strategy_step.__doc__ = prepare.__doc__
