@@ -9,7 +9,7 @@ import typer
 
 from .. import units
 from ..architecture import LOSS_MODES, RECOMPUTE_MODES
-from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _print_json
+from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _one_line, _print_json
 
 _RECOMPUTE_HELP = "Activation recomputation (with --arch): " + ", ".join(RECOMPUTE_MODES) + "."
 _LOSS_HELP = (
@@ -1022,7 +1022,40 @@ def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
         )
 
 
+# Scenario's fields whose option is not the field's own name (``local_batch`` -> --local-batch);
+# "name" is the cluster preset lookup's argument, which Scenario's check passes on
+_SCENARIO_OPTIONS = {
+    "zero_stage": "--zero",
+    "compute_time_s": "--compute-time",
+    "bucket_cap_bytes": "--bucket",
+    "flash_attention": "--flash",
+    "comm_contention": "--contention",
+    "reshard_after_forward": "--reshard",
+    "name": "--cluster",
+}
+
+
+def _scenario_option(field: str) -> str | None:
+    """The ``train``/``scenario`` option that sets Scenario's ``field`` (None: no option)."""
+    from .._limits import option_name
+    from ..scenario import Scenario
+
+    if field in _SCENARIO_OPTIONS:
+        return _SCENARIO_OPTIONS[field]
+    return option_name(field) if field in Scenario.model_fields else None
+
+
 def _scenario_from_options(o: dict[str, Any]) -> Any:
+    """The Scenario of ``train``/``scenario``'s options; its refusals name the option typed."""
+    from pydantic import ValidationError
+
+    try:
+        return _build_scenario(o)
+    except ValidationError as exc:
+        raise ValueError(_one_line(exc, _scenario_option)) from None
+
+
+def _build_scenario(o: dict[str, Any]) -> Any:
     from ..scenario import Scenario
 
     if o["params"] is None and o["arch"] is None:
