@@ -32,3 +32,46 @@ def test_a_scenario_refusal_names_the_option(command, options, option, field, wh
     tokens = ("--tokens", "1T") if command == "train" else ()
     line = one_line_error(run(command, *LLAMA, *options, *tokens), f"error: {option}: ", why)
     assert "Scenario" not in line and f"{field}:" not in line.replace(f"{option}:", "")
+
+
+# --- the step chart's time axis reads in minutes, hours or days, not "10Ms" ----------------------
+@pytest.mark.parametrize(
+    ("kw", "unit", "seconds"),
+    [
+        ({"mfu": 1e-4, "local_batch": 64}, "h", 3600.0),  # a 33-hour step
+        ({"mfu": 1e-4, "local_batch": 4096}, "days", 86400.0),  # weeks
+        ({"mfu": 0.02, "local_batch": 32}, "min", 60.0),  # minutes
+    ],
+)
+def test_a_long_step_s_time_axis_reads_in_a_unit_a_person_uses(kw, unit, seconds):
+    """An absurd step's timeline read "10Ms, 20Ms" (plotly's SI multiples of a second); the
+    ticks are now written in minutes, hours or days, and still cover the whole step."""
+    from costmodel import plots
+    from costmodel.scenario import Scenario
+
+    r = Scenario(params=7e9, cluster="dgx-h100", nodes=4, strategy="fsdp", **kw).evaluate(
+        scaling=False, flips=False
+    )
+    assert r.step_time_s >= 2 * seconds
+    figures = (
+        plots.ddp_timeline_figure(r.timeline, compute_s=r.compute_s, step_time_s=r.step_time_s),
+        plots.step_compare_figure({"A": (r.compute_s, r.exposed_comm_s)}),
+    )
+    for fig in figures:
+        axis = fig.layout.xaxis
+        assert all(t.endswith(f" {unit}") for t in axis.ticktext), axis.ticktext
+        assert 3 <= len(axis.ticktext) <= 9
+        for text, value in zip(axis.ticktext, axis.tickvals, strict=True):
+            assert float(text.split()[0]) * seconds == pytest.approx(value)
+        assert axis.tickvals[-1] >= r.step_time_s * (1 - 1e-9) or fig is figures[1]
+
+
+def test_a_short_step_s_time_axis_keeps_si_seconds():
+    from costmodel import plots
+    from costmodel.scenario import Scenario
+
+    r = Scenario(params=7e9, cluster="dgx-h100", nodes=4, strategy="fsdp").evaluate(
+        scaling=False, flips=False
+    )
+    fig = plots.ddp_timeline_figure(r.timeline, compute_s=r.compute_s, step_time_s=r.step_time_s)
+    assert fig.layout.xaxis.ticksuffix == "s" and fig.layout.xaxis.tickvals is None
