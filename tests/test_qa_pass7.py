@@ -75,3 +75,30 @@ def test_a_short_step_s_time_axis_keeps_si_seconds():
     )
     fig = plots.ddp_timeline_figure(r.timeline, compute_s=r.compute_s, step_time_s=r.step_time_s)
     assert fig.layout.xaxis.ticksuffix == "s" and fig.layout.xaxis.tickvals is None
+
+
+# --- step has the default cluster of train, scenario and the API -------------------------------
+@pytest.mark.parametrize("strategy", ["fsdp", "all"])
+def test_step_without_a_cluster_runs_on_the_api_s_default_and_says_so(strategy):
+    """``step --arch llama-3.1-8b --nodes 16`` exited 2 "needs --cluster NAME" while train,
+    scenario and strategy_step answer the same question on dgx-h100: one default now, named on
+    stderr; the answer is the one ``--cluster dgx-h100`` gives."""
+    import inspect
+    import json
+
+    import costmodel as cm
+    from costmodel.scenario import Scenario
+
+    default = Scenario.model_fields["cluster"].default
+    assert inspect.signature(cm.strategy_step).parameters["cluster"].default == default
+    args = ("step", *LLAMA, "--nodes", "16", "--strategy", strategy, "--json")
+    bare, given = run(*args), run(*args, "--cluster", default)
+    assert bare.exit_code == 0, bare.stderr
+    assert (
+        bare.stderr.strip()
+        == f"assumed: cluster {default} (the default; --cluster NAME for another)"
+    )
+    assert given.stderr == "" and json.loads(bare.stdout) == json.loads(given.stdout)
+    if strategy == "fsdp":
+        api = cm.strategy_step(None, arch="llama-3.1-8b", nodes=16, strategy="fsdp", band=False)
+        assert json.loads(bare.stdout)["step_time_s"] == pytest.approx(api.step_time_s, rel=1e-9)
