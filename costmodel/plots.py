@@ -6,6 +6,7 @@ Every figure here takes results (DataFrames or result objects) and returns a
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -31,6 +32,38 @@ def _unit_axis(unit: str, *, log: bool = False, title: str = "") -> dict:
     if log:
         axis["type"] = "log"
     return axis
+
+
+# a long time axis in the unit a person reads it in, not SI multiples of a second ("10Ms")
+_LONG_TIME_UNITS = ((86400.0, "days"), (3600.0, "h"), (60.0, "min"))
+
+
+def _time_axis(end_s: float, *, title: str) -> dict:
+    """A linear time axis [s] from 0 to ``end_s``: SI prefixes of a second below two minutes
+    (``ms``, ``s``, as :func:`costmodel.units.format_duration` writes), else ticks in minutes,
+    hours or days (the largest unit that ``end_s`` spans twice) at a step of 1, 2 or 5 times a
+    power of ten of that unit, at most 8 steps.
+
+    >>> a = _time_axis(2.5e7, title="t")
+    >>> a["ticktext"][:3], a["tickvals"][1]
+    (['0 days', '50 days', '100 days'], 4320000.0)
+    >>> _time_axis(90, title="t")["ticksuffix"]
+    's'
+    """
+    end = float(end_s) if math.isfinite(end_s) else 0.0
+    for unit_s, name in _LONG_TIME_UNITS:
+        if end >= 2 * unit_s:
+            span = end / unit_s
+            power = 10.0 ** math.floor(math.log10(span / 8))
+            step = next(m * power for m in (1, 2, 5, 10) if span / (m * power) <= 8)
+            n = math.ceil(span / step - 1e-9)
+            values = [i * step for i in range(n + 1)]
+            return {
+                "title": {"text": title},
+                "tickvals": [v * unit_s for v in values],
+                "ticktext": [f"{v:g} {name}" for v in values],
+            }
+    return _unit_axis("s", title=title)
 
 
 def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
@@ -457,7 +490,7 @@ def ddp_timeline_figure(
     layout = {
         "barmode": "overlay",
         "title": {"text": title},
-        "xaxis": _unit_axis("s", title="time within the step"),
+        "xaxis": _time_axis(step_time_s, title="time within the step"),
         "yaxis": {"categoryorder": "array", "categoryarray": [*order, "compute"]},
         "legend": _legend(),
         "margin": {"t": 50, "b": 10},
@@ -810,7 +843,9 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
     layout = {
         "barmode": "stack",
         "title": {"text": title},
-        "xaxis": _unit_axis("s", title="step time"),
+        "xaxis": _time_axis(
+            max((sum(float(v) for v in steps[k]) for k in labels), default=0.0), title="step time"
+        ),
         "yaxis": {"autorange": "reversed"},
         "legend": _legend(),
         "margin": {"t": 50, "b": 10},

@@ -285,10 +285,12 @@ def test_fp8_all_gathers_need_a_gpu_with_fp8():
     )  # fmt: skip
 
 
-def test_a_step_without_a_cluster_or_a_link_asks_for_them_first():
-    """`step --arch X` alone: the missing cluster (or link) is named, not the compute time a
-    cluster would have fitted (it asked for --compute-time, which --cluster does not need)."""
-    line = one_line_error(run("step", "--arch", "llama-3.1-8b"), "--cluster NAME", "--ranks")
+def test_a_step_with_half_a_link_asks_for_the_other_half_first():
+    """`step --arch X --ranks 8`: the missing half of the link is named, not the compute time
+    (`step --arch X` alone runs on the default cluster: tests/test_qa_pass7.py)."""
+    line = one_line_error(
+        run("step", "--arch", "llama-3.1-8b", "--ranks", "8"), "--bandwidth", "--cluster NAME"
+    )
     assert "--compute-time, or --tokens-per-gpu" not in line
     # with a link and no compute, the compute is what is missing
     one_line_error(

@@ -70,7 +70,9 @@ def test_a_1_w_limit_is_refused_on_every_surface():
         out = CliRunner().invoke(cli.app, [*cmd, *CLI_Q, "--power-limit-w", "1"])
         assert out.exit_code == 2, (cmd, out.stdout, out.stderr)
         lines = out.stderr.strip().splitlines()
-        assert len(lines) == 1 and "power_limit_w: must be a power in [200, 700] W" in lines[0]
+        assert len(lines) == 1 and "power_limit_w: must be a power in [200, 700] W" in (
+            lines[0].replace("--power-limit-w", "power_limit_w")  # train/scenario: the option
+        )
 
 
 def test_the_range_is_each_gpu_s_datasheet_maximum():
@@ -128,7 +130,7 @@ def test_one_power_limit_one_number_on_every_surface():
     ("cmd", "value", "fragment"),
     [
         ("step", "900", r"power_limit_w: must be a power in [200, 700] W"),
-        ("scenario", "0", r"power_limit_w: must be a power in [200, 700] W"),
+        ("scenario", "0", r"--power-limit-w: must be a power in [200, 700] W"),
         ("step", "abc", "--power-limit-w"),
     ],
 )

@@ -24,8 +24,11 @@ EXIT_USAGE = 2
 
 
 # --- error handling: one line, exit 2 ----------------------------------------------------------
-def _one_line(exc: BaseException) -> str:
-    """A single-line message for an exception (pydantic's multi-error text joined with '; ')."""
+def _one_line(exc: BaseException, options: Callable[[str], str | None] | None = None) -> str:
+    """A single-line message for an exception (pydantic's multi-error text joined with '; ').
+
+    ``options`` maps a pydantic field to the CLI option the user typed (None: not an option):
+    given, each error names that option instead of the field, without the model's title."""
     errors = getattr(exc, "errors", None)
     if callable(errors) and type(exc).__name__ == "ValidationError":
         try:
@@ -37,8 +40,14 @@ def _one_line(exc: BaseException) -> str:
                 if err.get("type") in RANGE_ERRORS and len(err.get("loc", ())) == 1:
                     allowed = field_range(getattr(exc, "title", ""), str(err["loc"][0]))
                     msg += f"; allowed: {allowed}" if allowed else ""
+                if options is not None:
+                    field, sep, rest = (loc, ":", " " + msg) if loc else msg.partition(":")
+                    option = options(field) if sep else None
+                    if option is not None:
+                        loc, msg = "", option + ":" + rest
                 parts.append(f"{loc}: {msg}" if loc else msg)
-            return f"{getattr(exc, 'title', 'input')}: " + "; ".join(parts)
+            title = "" if options is not None else f"{getattr(exc, 'title', 'input')}: "
+            return title + "; ".join(parts)
         except Exception:  # noqa: BLE001  (fall back to the plain text)
             pass
     if isinstance(exc, KeyError) and exc.args:

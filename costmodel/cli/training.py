@@ -9,7 +9,7 @@ import typer
 
 from .. import units
 from ..architecture import LOSS_MODES, RECOMPUTE_MODES
-from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _print_json
+from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _one_line, _print_json
 
 _RECOMPUTE_HELP = "Activation recomputation (with --arch): " + ", ".join(RECOMPUTE_MODES) + "."
 _LOSS_HELP = (
@@ -576,7 +576,11 @@ def step(
         typer.Option(help="Peak dense FLOP/s per GPU (default: the preset's bf16 figure): 989T."),
     ] = None,
     cluster: Annotated[
-        str | None, typer.Option(help="Cluster preset (the realistic model).")
+        str | None,
+        typer.Option(
+            help="Cluster preset (the realistic model; default dgx-h100, as train, scenario and "
+            "the API's strategy_step, unless --ranks/--bandwidth give one link)."
+        ),
     ] = None,
     nodes: _NodesOpt = 1,
     gpus_per_node: _GpnOpt = None,
@@ -632,9 +636,11 @@ def step(
 ) -> None:
     """One training step: compute, communication, exposed comm, bound, efficiency, memory.
 
-    With --cluster every strategy is priced on the preset (``costmodel.strategy``: its
-    collectives through the chosen --model, its memory from the same layout); --strategy all
-    ranks them all. With --ranks and --bandwidth it is the lesson's DDP step on one link.
+    On a cluster preset (--cluster; without it and without a link, dgx-h100, the default of
+    train, scenario and the API, named on stderr as assumed) every strategy is priced
+    (``costmodel.strategy``: its collectives through the chosen --model, its memory from the
+    same layout); --strategy all ranks them all. With --ranks and --bandwidth it is the
+    lesson's DDP step on one link.
 
     Examples (the lesson's practice problem 1: comms-bound, 58% efficient as printed, since
     gradients are sent only while backward runs; the lesson's 73% overlaps the all-reduce with
@@ -657,8 +663,15 @@ def step(
     p_given = units.parse_count(params, name="--params") if params is not None else None
     from ..strategy.layout import STRATEGIES, unknown_strategy
 
-    if strategy.lower() not in (*STRATEGIES, "all"):  # a typo is named before a missing --cluster
+    if strategy.lower() not in (*STRATEGIES, "all"):
         raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=True))
+    # one default for one question: without a link (--ranks/--bandwidth) the step is on the
+    # cluster train, scenario and strategy_step default to, and the output says it was assumed
+    assumed = cluster is None and ranks is None and bandwidth is None
+    if assumed:
+        from ..scenario import Scenario
+
+        cluster = str(Scenario.model_fields["cluster"].default)
     if cluster is not None:
         if bandwidth is not None or ranks is not None:
             raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
@@ -700,6 +713,7 @@ def step(
             bucket=bucket,
             model=model,
             as_json=as_json,
+            assumed_cluster=assumed,
         )
         return
     if power_limit_w is not None:
@@ -744,8 +758,9 @@ def step(
     )
     if ranks is None or bandwidth is None:  # before the compute: without them, no step at all
         raise ValueError(
-            "step: needs --cluster NAME (every strategy on a preset), or --ranks and --bandwidth "
-            "(the lesson's one-link DDP step, with --compute-time)"
+            f"{'--bandwidth' if bandwidth is None else '--ranks'}: the lesson's one-link DDP "
+            "step needs both --ranks and --bandwidth (with --compute-time); or give --cluster "
+            "NAME (every strategy on a preset)"
         )
     if compute_time is not None:
         kwargs["compute_time_s"] = units.parse_duration(compute_time, name="--compute-time")
@@ -806,6 +821,15 @@ def step(
     )
 
 
+def _say_assumed(cluster: str | None) -> None:
+    """The cluster ``step`` assumed (none given), on stderr once the answer is computed, as
+    ``validate`` says what it assumed: stdout is the answer, and a refusal stays one line."""
+    if cluster is not None:
+        typer.echo(
+            f"assumed: cluster {cluster} (the default; --cluster NAME for another)", err=True
+        )
+
+
 def _step_on_cluster(
     p: float | None,
     arch: str | None,
@@ -824,9 +848,11 @@ def _step_on_cluster(
     group_size: int | None,
     reshard: bool | None,
     power_limit_w: float | None = None,
+    assumed_cluster: bool = False,
     **kw: Any,
 ) -> None:
-    """``step --cluster``: :func:`costmodel.strategy.strategy_step` (or the advisor for all)."""
+    """``step --cluster``: :func:`costmodel.strategy.strategy_step` (or the advisor for all);
+    ``assumed_cluster``: the cluster is the default, not given, and the output says so."""
     _check_loss(kw["loss"])
     from .. import presets
     from ..strategy import strategy_step
@@ -893,6 +919,7 @@ def _step_on_cluster(
             fa_all = fit_suggestions(
                 p, cluster=c, nodes=nodes, strategy="fsdp", **{**common, "band": False}
             )
+        _say_assumed(cluster if assumed_cluster else None)
         if as_json:
             out: dict[str, Any] = adv.as_dict()
             if fa_all is not None:
@@ -952,6 +979,7 @@ def _step_on_cluster(
     if not s.fits:
         fa = fit_suggestions(p, **{**layout_kw, "band": False})
         data["fit_suggestions"] = fa.as_dict()
+    _say_assumed(cluster if assumed_cluster else None)
     if as_json:
         data["timeline"] = _jsonable(list(s.timeline))
         _print_json(data)
@@ -1067,7 +1095,40 @@ def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
         )
 
 
+# Scenario's fields whose option is not the field's own name (``local_batch`` -> --local-batch);
+# "name" is the cluster preset lookup's argument, which Scenario's check passes on
+_SCENARIO_OPTIONS = {
+    "zero_stage": "--zero",
+    "compute_time_s": "--compute-time",
+    "bucket_cap_bytes": "--bucket",
+    "flash_attention": "--flash",
+    "comm_contention": "--contention",
+    "reshard_after_forward": "--reshard",
+    "name": "--cluster",
+}
+
+
+def _scenario_option(field: str) -> str | None:
+    """The ``train``/``scenario`` option that sets Scenario's ``field`` (None: no option)."""
+    from .._limits import option_name
+    from ..scenario import Scenario
+
+    if field in _SCENARIO_OPTIONS:
+        return _SCENARIO_OPTIONS[field]
+    return option_name(field) if field in Scenario.model_fields else None
+
+
 def _scenario_from_options(o: dict[str, Any]) -> Any:
+    """The Scenario of ``train``/``scenario``'s options; its refusals name the option typed."""
+    from pydantic import ValidationError
+
+    try:
+        return _build_scenario(o)
+    except ValidationError as exc:
+        raise ValueError(_one_line(exc, _scenario_option)) from None
+
+
+def _build_scenario(o: dict[str, Any]) -> Any:
     from ..scenario import Scenario
 
     if o["params"] is None and o["arch"] is None:

@@ -183,6 +183,37 @@ def check_url_numbers() -> None:
         )
 
 
+def bound_choice(
+    where: Any,
+    kind: str,
+    label: str,
+    options: Sequence[Any],
+    *,
+    key: str,
+    format_func: Callable[[Any], Any] = str,
+    **kwargs: Any,
+) -> Any:
+    """``where.<kind>(label, options, ...)`` (``selectbox``, ``radio`` or ``multiselect``)
+    bound to the URL parameter ``key``, with a red message for a choice the link names that is
+    not among ``options``.
+
+    Streamlit drops such a value and shows the default without a word (``?ddp_strategy=zero4``
+    showed ddp); a number out of range in a link is named (:func:`check_url_numbers`), so a
+    choice is named too: the box's label and its allowed choices."""
+    shown = [str(format_func(o)) for o in options]
+    given = st.query_params.get_all(key) if key in st.query_params else []
+    bad = [v for v in given if v not in shown]
+    if bad:
+        error(
+            f"URL parameter {key}: {', '.join(repr(v) for v in bad)} is not a choice of "
+            f"{label}; allowed: {', '.join(shown)}; "
+            + ("the others are used" if len(bad) < len(given) and kind == "multiselect"
+               else "the default is used")
+        )  # fmt: skip
+    method = getattr(where, kind)
+    return method(label, options, key=key, format_func=format_func, bind=QP, **kwargs)
+
+
 def headline(columns: int) -> Any:
     """``columns`` columns in the answer slot under the page's question, above the inputs.
 
@@ -229,13 +260,14 @@ def size_input(label: str, *, value: int, key: str, text_key: str) -> float | No
     from costmodel.web import data_collectives
 
     s1, s2 = st.columns([3, 1])
-    listed_size = s1.selectbox(
+    listed_size = bound_choice(
+        s1,
+        "selectbox",
         label,
         SIZES_BYTES,
         index=SIZES_BYTES.index(value),
         format_func=size_label,
         key=key,
-        bind=QP,
     )
     assert listed_size is not None  # a select box with a default index never gives None
     size_text = s2.text_input(
@@ -598,8 +630,8 @@ def gpu_choice(container: Any = st) -> tuple[str, float | None]:
     from costmodel.web import data
 
     options = [*data.preset_names("gpu"), CUSTOM]
-    name = container.selectbox(
-        "GPU", options, index=_index(options, "h100-sxm"), key="gpu", bind=QP
+    name = bound_choice(
+        container, "selectbox", "GPU", options, index=_index(options, "h100-sxm"), key="gpu"
     )
     if name != CUSTOM:
         return name, float(data.gpu_memory_bytes(name))

@@ -8,7 +8,15 @@ import streamlit as st
 
 from costmodel import batch
 from costmodel.units import format_count
-from costmodel.web.common import QP, headline, headline_text, page_header, section, table
+from costmodel.web.common import (
+    QP,
+    bound_choice,
+    headline,
+    headline_text,
+    page_header,
+    section,
+    table,
+)
 
 FIELDS = {
     "local_batch": ("Local batch per GPU [samples]", 4),
@@ -23,21 +31,23 @@ UNITS = ("samples", "tokens")
 
 def _inputs() -> dict:
     c = st.columns(2)
-    unknown = c[0].radio(
+    unknown = bound_choice(
+        c[0],
+        "radio",
         "Solve for",
         tuple(FIELDS),
         index=2,
         format_func=lambda f: FIELDS[f][0].split(" [")[0],
         horizontal=True,
         key="solve",
-        bind=QP,
     )
-    unit = c[1].radio(
+    unit = bound_choice(
+        c[1],
+        "radio",
         "Global batch in",
         UNITS,
         horizontal=True,
         key="batch_unit",
-        bind=QP,
         help="LLM runs plan in tokens per step (e.g. 4M tokens at sequence length 4096): the "
         "global batch in samples is tokens / sequence length",
     )
@@ -61,14 +71,15 @@ def _inputs() -> dict:
         known[name] = col.number_input(label, value=default, step=1, key=f"batch_{name}", bind=QP)
     st.subheader("Learning-rate scaling")
     llm = unit == "tokens"  # tokens first: the LLM defaults (AdamW, 3e-4 tuned at 1 Mi tokens)
-    rule = st.radio(
+    rule = bound_choice(
+        st,
+        "radio",
         "Optimizer and rule",
         tuple(batch.LR_RULES),
         index=tuple(batch.LR_RULES).index("sqrt" if llm else "linear"),
         format_func=lambda r: batch.LR_RULE_INFO[r][0],
         horizontal=True,
         key="rule_tokens" if llm else "rule",
-        bind=QP,
         help="; ".join(
             f"{batch.LR_RULE_INFO[r][0]}: {batch.LR_RULE_INFO[r][1]}" for r in batch.LR_RULES
         ),

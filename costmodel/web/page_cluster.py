@@ -11,6 +11,7 @@ from costmodel.web import data
 from costmodel.web.common import (
     QP,
     accuracy_caption,
+    bound_choice,
     chart,
     cliff_band,
     headline,
@@ -27,12 +28,13 @@ from costmodel.web.common import (
 def _inputs() -> dict:
     c = st.columns(4)
     clusters = data.preset_names("cluster")
-    cluster = c[0].selectbox(
+    cluster = bound_choice(
+        c[0],
+        "selectbox",
         "Cluster preset",
         clusters,
         index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
         key="cl_cluster",
-        bind=QP,
     )
     nodes = c[1].number_input("Nodes", value=4, step=1, key="cl_nodes", bind=QP)
     gpus = c[2].number_input(
@@ -51,12 +53,13 @@ def _inputs() -> dict:
         help="what-if: halves the inter-node bytes of the hierarchical columns (a preset with "
         "IB SHARP, as the textbook model, uses it anyway)",
     )
-    model = st.radio(
+    model = bound_choice(
+        st,
+        "radio",
         "Model",
         data.answer_models(cluster),
         horizontal=True,
         key="cl_model",
-        bind=QP,
         help=data.MODELS_HELP,
     )
     size = size_input(

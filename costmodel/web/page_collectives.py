@@ -23,6 +23,7 @@ from costmodel.web.common import (
     CUSTOM,
     QP,
     accuracy_caption,
+    bound_choice,
     chart,
     chart_tabs,
     headline,
@@ -67,16 +68,17 @@ def _inputs() -> dict:
         st.session_state["view"] = _OLD_VIEWS[old]  # opening the view it showed
     c1, c2, c3 = st.columns(3)
     # every op has a label (the headline indexes OP_LABELS too)
-    op = c1.selectbox(
-        "Operation", collectives.OPS, format_func=OP_LABELS.__getitem__, key="op", bind=QP
+    op = bound_choice(
+        c1, "selectbox", "Operation", collectives.OPS, format_func=OP_LABELS.__getitem__, key="op"
     )
-    view = c2.radio(
+    view = bound_choice(
+        c2,
+        "radio",
         "View",
         tuple(VIEWS),
         index=tuple(VIEWS).index(DEFAULT_VIEW),
         format_func=VIEWS.get,
         key="view",
-        bind=QP,
         help="one link: the alpha-beta formulas of Thakur et al. 2005, every algorithm side by "
         "side; a cluster preset: one of the models lesson, textbook, nccl, calibrated "
         "(predict_collective, the same number as the API, the CLI and cm.sweep)",
@@ -99,12 +101,13 @@ def _inputs() -> dict:
     if view == "cluster":
         c0, c1, c2, c3 = st.columns([1.2, 0.8, 0.9, 1.3], vertical_alignment="bottom")
         clusters = data.preset_names("cluster")
-        cluster = c0.selectbox(
+        cluster = bound_choice(
+            c0,
+            "selectbox",
             "Cluster preset",
             clusters,
             index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
             key="nccl_cluster",
-            bind=QP,
         )
         nodes = c1.number_input("Nodes", value=1, step=1, key="nccl_nodes", bind=QP)
         gpus = c2.number_input(
@@ -116,12 +119,13 @@ def _inputs() -> dict:
             placeholder="preset",
             help="empty: the preset's",
         )
-        model = c3.radio(
+        model = bound_choice(
+            c3,
+            "radio",
             "Model",
             data.answer_models(cluster),
             horizontal=True,
             key="coll_model",
-            bind=QP,
             help=data.MODELS_HELP,
         )
         return {
@@ -136,11 +140,12 @@ def _inputs() -> dict:
         }
     c0, c1, c2 = st.columns(3)
     links = [CUSTOM, *data.preset_names("link")]
-    link = c0.selectbox(
+    link = bound_choice(
+        c0,
+        "selectbox",
         "Link",
         links,
         key="link",
-        bind=QP,
         help="a link preset (datasheet bandwidth per direction and latency) or custom figures",
     )
     if link == CUSTOM:
@@ -168,12 +173,13 @@ def _inputs() -> dict:
         st.caption(f"{fig['description']} Source: {fig['source']}")
     assert op is not None  # a non-empty selectbox with a default index never gives None
     valid = collectives.ALGORITHMS[op]
-    algorithms = st.multiselect(
+    algorithms = bound_choice(
+        st,
+        "multiselect",
         "Algorithms to compare",
         valid,
         default=DEFAULT_ALGORITHMS.get(op, valid),
         key=f"algorithms_{op}",
-        bind=QP,
     )
     return {
         "view": view,
@@ -228,11 +234,12 @@ def _pin_inputs(clusters: list[str], where) -> dict | None:
         help="Copies A's cluster, nodes, GPUs per node and model into B; then change A",
     )
     b0, b1, b2, b3 = st.columns(4)
-    cluster = b0.selectbox(
+    cluster = bound_choice(
+        b0,
+        "selectbox",
         "B: cluster preset",
         clusters,
         key="pin_cluster",
-        bind=QP,
         **_default(
             "pin_cluster", index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0
         ),
@@ -248,8 +255,13 @@ def _pin_inputs(clusters: list[str], where) -> dict | None:
         placeholder="preset",
         **_default("pin_gpus", value=None),
     )
-    model = b3.selectbox(
-        "B: model", data.answer_models(cluster), key="pin_model", bind=QP, help=data.MODELS_HELP
+    model = bound_choice(
+        b3,
+        "selectbox",
+        "B: model",
+        data.answer_models(cluster),
+        key="pin_model",
+        help=data.MODELS_HELP,
     )
     return {"cluster": cluster, "nodes": nodes, "gpus": gpus, "model": model}
 

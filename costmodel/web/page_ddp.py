@@ -26,6 +26,7 @@ from costmodel.units import (
 from costmodel.web import data
 from costmodel.web.common import (
     QP,
+    bound_choice,
     chart,
     chart_tabs,
     error,
@@ -67,11 +68,12 @@ SAME = "same as A"
 
 def _inputs() -> dict:
     c = st.columns(4)
-    arch = c[0].selectbox(
+    arch = bound_choice(
+        c[0],
+        "selectbox",
         "Model",
         (CUSTOM, OWN, *architecture.arch_names()),
         key="ddp_arch",
-        bind=QP,
         help="A published architecture or your own model's Hugging Face config.json: its real "
         "tensor list makes PyTorch's DDP buckets, its shape the activations and FLOPs per token. "
         "Custom: equal 2^24-parameter tensors, 6P FLOPs per token, no activations.",
@@ -88,20 +90,22 @@ def _inputs() -> dict:
             "Model parameters P", value="7B", key="ddp_params", bind=QP, help="e.g. 7B, 1.3B"
         )
     clusters = data.preset_names("cluster")
-    cluster = c[1].selectbox(
+    cluster = bound_choice(
+        c[1],
+        "selectbox",
         "Cluster",
         clusters,
         index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
         key="ddp_cluster",
-        bind=QP,
     )
     nodes = c[2].number_input("Nodes", value=4, step=1, key="ddp_nodes", bind=QP)
-    model = c[3].radio(
+    model = bound_choice(
+        c[3],
+        "radio",
         "Collective model",
         data.answer_models(cluster),
         horizontal=True,
         key="ddp_model",
-        bind=QP,
         help=data.MODELS_HELP,
     )
     c = st.columns(4)
@@ -183,11 +187,12 @@ def _inputs() -> dict:
     )
     recompute, flash, loss = "none", True, "fp32"
     c = st.columns(4)
-    strategy = c[0].selectbox(
+    strategy = bound_choice(
+        c[0],
+        "selectbox",
         "Strategy",
         STRATEGIES,
         key="ddp_strategy",
-        bind=QP,
         help="ddp: bucketed all-reduce; zero1/zero2: reduce-scatter + all-gather (DeepSpeed); "
         "fsdp: per-block all-gathers and reduce-scatters (ZeRO-3); hsdp: fsdp inside a group, "
         "all-reduce across groups",
@@ -218,15 +223,16 @@ def _inputs() -> dict:
         "A100 SXM 400 W), as the API's and the CLI's default.",
     )
     if arch != CUSTOM:
-        recompute = c[1].selectbox(
-            "Recompute", architecture.RECOMPUTE_MODES, key="ddp_recompute", bind=QP
+        recompute = bound_choice(
+            c[1], "selectbox", "Recompute", architecture.RECOMPUTE_MODES, key="ddp_recompute"
         )
         flash = c[2].checkbox("FlashAttention", value=True, key="ddp_flash", bind=QP)
-        loss = st.columns(4)[0].selectbox(
+        loss = bound_choice(
+            st.columns(4)[0],
+            "selectbox",
             "Loss",
             architecture.LOSS_MODES,
             key="ddp_loss",
-            bind=QP,
             help="How the loss is computed, which sizes its logits: fp32 = "
             "cross_entropy(logits.float()), 12 B per logit at its peak; fused = a fused or "
             "compiled loss, 4 B; fp32-held = fp32 logits kept through backward, 16 B",
@@ -282,14 +288,16 @@ def _pinned(inp: dict) -> dict | None:
         return None
     c = st.columns(4)
     clusters = data.preset_names("cluster")
-    cluster = c[0].selectbox("Cluster (B)", (SAME, *clusters), key="ddp_b_cluster", bind=QP)
-    arch = c[1].selectbox(
-        "Model (B)", (SAME, *architecture.arch_names(), CUSTOM), key="ddp_b_arch", bind=QP
+    cluster = bound_choice(c[0], "selectbox", "Cluster (B)", (SAME, *clusters), key="ddp_b_cluster")
+    arch = bound_choice(
+        c[1], "selectbox", "Model (B)", (SAME, *architecture.arch_names(), CUSTOM), key="ddp_b_arch"
     )
     nodes_text = c[2].text_input(
         "Nodes (B)", value="", key="ddp_b_nodes", bind=QP, placeholder=SAME
     )
-    strat_b = c[3].selectbox("Strategy (B)", (SAME, *STRATEGIES), key="ddp_b_strategy", bind=QP)
+    strat_b = bound_choice(
+        c[3], "selectbox", "Strategy (B)", (SAME, *STRATEGIES), key="ddp_b_strategy"
+    )
     changes: dict = {}
     if cluster != SAME:
         # A's power limit caps A's GPUs: B's other cluster runs at its datasheet power
@@ -785,11 +793,12 @@ def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
     while the box still holds its placeholder (the cost note then says so, not "given by the
     user"), else ``"user"``."""
     prices = training.prices_for_gpu(gpu)
-    name = col.selectbox(
+    name = bound_choice(
+        col,
+        "selectbox",
         label,
         ("custom", *prices),
         key=key,
-        bind=QP,
         help=f"cited list prices published for {gpu}, with their dates"
         if prices
         else f"no cited price is published for {gpu}: type USD per GPU-hour",

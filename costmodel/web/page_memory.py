@@ -10,6 +10,7 @@ from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
 from costmodel.web.common import (
     QP,
+    bound_choice,
     chart,
     error,
     gpu_choice,
@@ -37,11 +38,12 @@ SAME = "same as A"
 def _inputs() -> dict:
     archs = (CUSTOM, OWN, *architecture.arch_names())
     c1, c2, c3 = st.columns(3)
-    arch = c1.selectbox(
+    arch = bound_choice(
+        c1,
+        "selectbox",
         "Model",
         archs,
         key="arch",
-        bind=QP,
         help="A published architecture (its shape gives the parameters and the activations), "
         "your own model's Hugging Face config.json, or a bare parameter count with a shape you "
         f"enter. {OUT_OF_SCOPE}",
@@ -60,7 +62,7 @@ def _inputs() -> dict:
         )
     elif arch != OWN:
         describe(a, c1)
-    recipe = c2.selectbox("Precision recipe", tuple(memory.RECIPES), key="recipe", bind=QP)
+    recipe = bound_choice(c2, "selectbox", "Precision recipe", tuple(memory.RECIPES), key="recipe")
     st.caption(
         f"{recipe}: {memory.RECIPES[recipe].description} "
         f"({memory.RECIPES[recipe].bytes_per_param:g} B/param). "
@@ -68,13 +70,14 @@ def _inputs() -> dict:
     )
     ranks = c3.number_input("Data-parallel ranks N", value=8, step=1, key="dp_ranks", bind=QP)
     c1, c2, c3 = st.columns(3)
-    stage = c1.radio(
+    stage = bound_choice(
+        c1,
+        "radio",
         "ZeRO stage",
         memory.ZERO_STAGES,
         format_func=STAGE_LABELS.get,
         horizontal=True,
         key="zero_stage",
-        bind=QP,
     )
     gpu = gpu_choice(c2)
     with_act = st.checkbox(
@@ -87,7 +90,9 @@ def _inputs() -> dict:
     r = st.columns(5)
     seq = r[0].number_input("Sequence [tokens]", value=4096, step=1, key="act_seq", bind=QP)
     micro = r[1].number_input("Micro-batch [seq]", value=1, step=1, key="micro", bind=QP)
-    recompute = r[2].selectbox("Recompute", ("none", "selective", "full"), key="recompute", bind=QP)
+    recompute = bound_choice(
+        r[2], "selectbox", "Recompute", ("none", "selective", "full"), key="recompute"
+    )
     flash = r[3].checkbox(
         "FlashAttention",
         value=True,
@@ -96,11 +101,12 @@ def _inputs() -> dict:
         help="FlashAttention (Dao et al. 2022) keeps no s x s attention scores: "
         "the 5 a s^2 b term of eq. (1) drops, as with selective recomputation",
     )
-    loss = r[4].selectbox(
+    loss = bound_choice(
+        r[4],
+        "selectbox",
         "Loss",
         architecture.LOSS_MODES,
         key="loss",
-        bind=QP,
         # a custom shape has no vocabulary, so no logits for the loss to size
         disabled=a is None,
         help="How the loss is computed, which sizes its logits (named models only: a custom "
@@ -199,15 +205,17 @@ def _pinned(inp: dict) -> dict | None:
     if not pin:
         return None
     c = st.columns(4)
-    arch = c[0].selectbox(
-        "Model (B)", (SAME, *architecture.arch_names()), key="mem_b_arch", bind=QP
+    arch = bound_choice(
+        c[0], "selectbox", "Model (B)", (SAME, *architecture.arch_names()), key="mem_b_arch"
     )
     ranks_text = c[1].text_input(
         "Data-parallel ranks (B)", value="", key="mem_b_ranks", bind=QP, placeholder=SAME
     )
-    stage = c[2].selectbox("ZeRO stage (B)", (SAME, *memory.ZERO_STAGES), key="mem_b_zero", bind=QP)
+    stage = bound_choice(
+        c[2], "selectbox", "ZeRO stage (B)", (SAME, *memory.ZERO_STAGES), key="mem_b_zero"
+    )
     gpus = (SAME, *data.preset_names("gpu"))
-    gpu = c[3].selectbox("GPU (B)", gpus, key="mem_b_gpu", bind=QP)
+    gpu = bound_choice(c[3], "selectbox", "GPU (B)", gpus, key="mem_b_gpu")
     b = dict(inp)
     changed = False
     if arch != SAME:

@@ -15,6 +15,7 @@ from costmodel.web import data
 from costmodel.web.common import (
     MAX_UPLOAD_BYTES,
     QP,
+    bound_choice,
     chart,
     chart_tabs,
     fidelity_table,
@@ -60,13 +61,14 @@ def _log() -> tuple[bytes | None, str | None, bool]:
     """(bytes, name, uploaded) of the chosen log, or (None, None, False) with a message saying
     why. The bytes are decoded in :func:`render` (``nccl_tests.decode_log``), where a BOM is
     dropped and any other encoding gets a red message."""
-    source = st.radio(
+    source = bound_choice(
+        st,
+        "radio",
         "Measurements",
         tuple(SOURCES),
         format_func=SOURCES.get,
         horizontal=True,
         key="val_source",
-        bind=QP,
     )
     if source == "upload":
         upload = st.file_uploader(
@@ -99,11 +101,12 @@ def _log() -> tuple[bytes | None, str | None, bool]:
             "nccl-tests logs, or upload one."
         )
         return None, None, False
-    name = st.selectbox(
+    name = bound_choice(
+        st,
+        "selectbox",
         "Reference run (published logs bundled with costmodel; index: costmodel/data/reference/README.md)",
         list(refs),
         key="val_reference",
-        bind=QP,
     )
     return Path(refs[name]).read_bytes(), name, False
 
@@ -213,31 +216,34 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         help="Defaults to a bundled run's own preset, else the one the log's GPU model and "
         "GPUs per node point to.",
     )
-    model = c[1].radio(
+    model = bound_choice(
+        c[1],
+        "radio",
         "Model",
         (*data.answer_models(cluster), "nccl-table"),
         horizontal=True,
         key="val_model",
-        bind=QP,
         help=data.MODELS_HELP + "; nccl-table: NCCL's tuning table alone (reference baseline)",
     )
-    placement = c[2].radio(
+    placement = bound_choice(
+        c[2],
+        "radio",
         "Rows compared",
         PLACEMENTS,
         index=PLACEMENTS.index(DEFAULT_PLACEMENT),
         format_func=PLACEMENT_LABELS.get,
         horizontal=True,
         key="val_placement",
-        bind=QP,
         help="nccl-tests times each size out-of-place and in-place; `costmodel validate "
         "compare --placement` makes the same choice, with the same default (both).",
     )
     c = st.columns(3)
-    op = c[0].selectbox(
+    op = bound_choice(
+        c[0],
+        "selectbox",
         "Op",
         (FROM_LOG, *OPS),
         key="val_op",
-        bind=QP,
         help="The collective the log measured: read from its header, a command line in it or "
         "the file name; set it when none of them names it.",
     )
