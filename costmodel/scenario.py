@@ -241,6 +241,20 @@ class Scenario(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _step_names(cls, data: Any) -> Any:
+        """The step's names for Scenario's fields are refused naming Scenario's (pydantic said
+        only "Extra inputs are not permitted")."""
+        other = {"micro_batch": "local_batch", "seq": "sequence_length"}
+        if isinstance(data, dict):
+            for k, ours in other.items():
+                if k in data:
+                    raise ValueError(
+                        f"{k}: Scenario calls it {ours} (strategy_step's {k} is Scenario's {ours})"
+                    )
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _arch_params(cls, data: Any) -> Any:
         """``arch`` fills ``params`` (a different ``params`` given with it is an error)."""
         if isinstance(data, dict) and data.get("arch") is not None:

@@ -102,3 +102,17 @@ def test_step_without_a_cluster_runs_on_the_api_s_default_and_says_so(strategy):
     if strategy == "fsdp":
         api = cm.strategy_step(None, arch="llama-3.1-8b", nodes=16, strategy="fsdp", band=False)
         assert json.loads(bare.stdout)["step_time_s"] == pytest.approx(api.step_time_s, rel=1e-9)
+
+
+def test_scenario_names_its_field_for_the_step_s_name():
+    """``Scenario(micro_batch=2)`` said only "Extra inputs are not permitted"; the step's name
+    for the same input is ``micro_batch``, Scenario's ``local_batch``: the error names both."""
+    import pydantic
+
+    import costmodel as cm
+
+    with pytest.raises(
+        pydantic.ValidationError, match="micro_batch: Scenario calls it local_batch"
+    ):
+        cm.Scenario(arch="llama-3.1-8b", micro_batch=2)
+    assert cm.Scenario(arch="llama-3.1-8b", local_batch=2).local_batch == 2
