@@ -179,13 +179,7 @@ def datasheet_power_w(gpu: Any) -> float:
     >>> datasheet_power_w(presets.load("h100-sxm"))
     700.0
     """
-    name = str(getattr(gpu, "name", ""))
-    if name in GPU_POWER_W:
-        return GPU_POWER_W[name]
-    fam = gpu_family(gpu)
-    if fam in _FAMILY_POWER_OF:
-        return GPU_POWER_W[_FAMILY_POWER_OF[fam]]
-    raise ValueError(f"gpu: no datasheet power for {name or fam!r}")
+    return _power_of(GPU_POWER_W, gpu, "datasheet power")
 
 
 def min_power_limit_w(gpu: Any) -> float:
@@ -196,13 +190,18 @@ def min_power_limit_w(gpu: Any) -> float:
     >>> min_power_limit_w(presets.load("h100-sxm")), min_power_limit_w(presets.load("a100-sxm-40gb"))
     (200.0, 100.0)
     """
+    return _power_of(GPU_MIN_POWER_W, gpu, "minimum power limit")
+
+
+def _power_of(table: dict[str, float], gpu: Any, what: str) -> float:
+    """``table``'s entry for ``gpu`` [W]: its own, else its family's SXM part's."""
     name = str(getattr(gpu, "name", ""))
-    if name in GPU_MIN_POWER_W:
-        return GPU_MIN_POWER_W[name]
+    if name in table:
+        return table[name]
     fam = gpu_family(gpu)
     if fam in _FAMILY_POWER_OF:
-        return GPU_MIN_POWER_W[_FAMILY_POWER_OF[fam]]
-    raise ValueError(f"gpu: no minimum power limit for {name or fam!r}")
+        return table[_FAMILY_POWER_OF[fam]]
+    raise ValueError(f"gpu: no {what} for {name or fam!r}")
 
 
 def gpu_power_w(gpu: Any) -> float:
