@@ -46,6 +46,7 @@ if LoadFileScheduling is not None:
                     break
             super()._assign_work_unit(node)
 
+    @pytest.hookimpl(optionalhook=True)  # `-p no:xdist` leaves the hook unregistered
     def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
         if config.getvalue("dist") != "loadfile":
             return None  # another --dist: xdist's own scheduler
