@@ -204,12 +204,11 @@ def bound_choice(
     given = st.query_params.get_all(key) if key in st.query_params else []
     bad = [v for v in given if v not in shown]
     if bad:
+        kept = "the others are used" if kind == "multiselect" and len(bad) < len(given) else None
         error(
             f"URL parameter {key}: {', '.join(repr(v) for v in bad)} is not a choice of "
-            f"{label}; allowed: {', '.join(shown)}; "
-            + ("the others are used" if len(bad) < len(given) and kind == "multiselect"
-               else "the default is used")
-        )  # fmt: skip
+            f"{label}; allowed: {', '.join(shown)}; {kept or 'the default is used'}"
+        )
     method = getattr(where, kind)
     return method(label, options, key=key, format_func=format_func, bind=QP, **kwargs)
 
