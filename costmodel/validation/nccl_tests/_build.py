@@ -179,10 +179,16 @@ def _build(parser: _Parser) -> pd.DataFrame:
         raise NcclTestsParseError(0, "no result row could be read", parser.source)
     kinds = {(info["op"], info["ranks"], info["nodes"]) for info in runs_info}
     if len(kinds) > 1:
-        listed = ", ".join(
+        entries = [
             f"line {info['line']}: {info['op']} on {info['ranks']} ranks" for info in runs_info
+        ]
+        shown = [e for i, e in enumerate(entries) if len(", ".join(entries[: i + 1])) <= 300]
+        listed = ", ".join(shown) + (
+            f", and {len(entries) - len(shown)} more" if len(shown) < len(entries) else ""
         )
-        parser._warn(0, f"mixed runs in one file ({listed[:300]}); compare them one by one")
+        parser._warn(
+            0, f"mixed runs in one file ({len(entries)} runs: {listed}); compare them one by one"
+        )
     df = _frame(columns, parser.source, parser.meta, runs_info, parser.problems, parser.warnings)
     df.attrs["launch"] = None if launch is None else {**asdict(launch), "said": launch.describe()}
     cut = parser.cut_row
