@@ -514,7 +514,7 @@ def _fill_from_launch(rows: pd.DataFrame, launch: dict[str, Any]) -> bool:
         gpn = per_node * per_process if per_node else None
         if n is None and gpn and ranks and ranks % gpn == 0:
             n = ranks // gpn
-        if gpn is None and n and ranks and ranks % n == 0:
+        if gpn is None and n and ranks and ranks % n == 0 and launch.get("even", True):
             gpn = ranks // n
         if n is None or gpn is None or (ranks is not None and ranks != n * gpn):
             continue
