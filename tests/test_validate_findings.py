@@ -138,3 +138,70 @@ def test_the_parser_alone_still_points_a_busbw_only_table_to_its_reader():
 
     with pytest.raises(NcclTestsParseError, match="read_busbw_table"):
         parse_nccl_tests(reference_path("21b").read_text())
+
+
+# --- 4. a launch line the rows contradict ---------------------------------------------------------
+def test_reference_03s_launch_line_against_its_rows_is_said_and_the_rows_win():
+    """03 keeps its manifest's ``mpirun -np 64`` above rows whose busbw/algbw ratio is
+    2(n-1)/n with n = 96 (its header's consistency check): the rows' 96 is used, and said."""
+    df = parse_nccl_tests(reference_path("03").read_text())
+    assert set(df["ranks"]) == {96}
+    (finding,) = [w["message"] for w in df.attrs["warnings"] if "launch line" in w["message"]]
+    assert "the line says 64 ranks (mpirun: 64 processes" in finding
+    assert "the run has 96 (its rows' busbw/algbw ratio); 96 ranks used" in finding
+    read = read_log(reference_path("03").read_bytes(), reference_path("03").name)
+    (line,) = [f for f in read.findings if "launch line" in f]
+    assert line in _cli_warnings("--reference", "03")
+    path = reference_path("03")
+    assert line in _page_findings(path.name, path.read_bytes())
+
+
+def _relaunched_06a() -> bytes:
+    """06a (2 x 8 H100, a complete device list on two hosts) with its command changed to
+    8 processes, 4 per host: no longer the bundled bytes, so no index fills anything."""
+    text = reference_path("06a").read_text()
+    old = "mpirun --np 16 -H bm-h100-01:8,bm-h100-02:8"
+    assert old in text
+    return text.replace(old, "mpirun --np 8 -H bm-h100-01:4,bm-h100-02:4").encode()
+
+
+def test_a_launch_line_against_the_device_list_is_said_on_both_surfaces(tmp_path):
+    raw = _relaunched_06a()
+    read = read_log(raw, "mine_allreduce.txt", cluster="dgx-h100")
+    assert (read.nodes, read.gpus_per_node, set(read.rows["ranks"])) == (2, 8, {16})
+    said = [f for f in read.findings if "launch line" in f]
+    assert len(said) == 2, said
+    (ranks,) = [f for f in said if "the line says 8 ranks" in f]
+    assert "the run has 16 (its device list); 16 ranks used" in ranks
+    (per_node,) = [f for f in said if "the line says 4 GPUs per node" in f]
+    assert "the run has 8 (its host lines); 8 GPUs per node used" in per_node
+    path = tmp_path / "mine_allreduce.txt"
+    path.write_bytes(raw)
+    warned = _cli_warnings(str(path), "--cluster", "dgx-h100")
+    shown = _page_findings(path.name, raw, cluster="dgx-h100")
+    for line in said:
+        assert line in warned and line in shown, line
+
+
+def _13e_launched(np: int) -> str:
+    """13e (runs of 2, 4 and 6 GPUs, one process each) with a collector's command line."""
+    text = reference_path("13e").read_text()
+    at = text.index("# POSTER:")
+    return (
+        text[:at] + f"# COMMAND: mpirun -np {np} ./all_reduce_perf -b 256M -e 8G -g 1\n" + text[at:]
+    )
+
+
+def test_a_sweep_whose_launch_line_is_one_of_its_runs_is_not_warned_about():
+    df = parse_nccl_tests(_13e_launched(4))
+    assert df.attrs["launch"]["ranks"] == 4
+    assert not [w for w in df.attrs["warnings"] if "launch line" in w["message"]]
+    df = parse_nccl_tests(_13e_launched(8))  # none of its runs: each is said
+    said = [w["message"] for w in df.attrs["warnings"] if "launch line" in w["message"]]
+    assert [m.split("the run has ")[1].split(" ")[0] for m in said] == ["2", "4", "6"]
+
+
+def test_a_launch_line_that_agrees_says_nothing():
+    df = parse_nccl_tests(reference_path("06a").read_text())
+    assert df.attrs["launch"]["ranks"] == 16
+    assert not [w for w in df.attrs["warnings"] if "launch line" in w["message"]]
