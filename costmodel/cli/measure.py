@@ -466,7 +466,10 @@ def validate_compare(
     docs/fidelity.md goal fails. A log whose GPU or GPUs per node contradict --cluster gets a
     warning on stderr naming the preset the log looks like. A bundled run's cluster, nodes and
     GPUs per node default to its index entry (costmodel.validation.reference_runs), as on the
-    app's Validate page; stderr says what was assumed, and any option given wins.
+    app's Validate page; stderr says what was assumed, and any option given wins. What the
+    parser found that nccl-tests would not have printed (a duplicate row, a missing footer, a
+    launch line the rows contradict, ...) is one warning line each on stderr, the lines the
+    Validate page lists.
 
     Example:
 

@@ -24,7 +24,12 @@ and said where it came from:
   parser does not read: :func:`_bundled_launch`), as ``scripts/fit_corrections.py`` compares
   the run; else the model's.
 - **unreadable rows**: skipped on both surfaces and said in one line (:attr:`LogRead.notices`),
-  a row the end of the file cut off among them; a log with no readable row is an error.
+  a row the end of the file cut off among them; a log with no readable row is an error, a
+  busbw-only table with one message (:func:`busbw_only_refusal`, also ``--reference``'s).
+- **findings**: what the parser read but nccl-tests would not have printed (a duplicate row, a
+  broken busbw identity, a missing footer, a launch line the run contradicts, ...), one line
+  each (:func:`log_findings`, :attr:`LogRead.findings`): the CLI prints each after
+  ``warning:``, the page lists them; neither changes the rows.
 - **placement**: ``both`` (default: every row, out-of-place and in-place, as ``validate compare``
   has always compared), ``out-of-place`` or ``in-place`` (the spelling of ``calibrate``).
 
