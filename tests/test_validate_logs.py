@@ -269,6 +269,11 @@ HOST_LINES = [
         ("nodes and per node unknown: 8 processes on 16 slots of 2 hosts",),
     ),
     (
+        "srun -w gpu[1-x] -n 8 all_reduce_perf",
+        (8, None, None),
+        ("nodes unknown: host list 'gpu[1-x]' is not read",),
+    ),
+    (
         "aprun -n $((PBS_JOBSIZE*4)) -N 4 ./build/all_reduce_perf -g 1",
         (None, 4, None),
         ("processes unknown: '$((PBS_JOBSIZE*4))' is not a number",),
@@ -289,6 +294,19 @@ def test_launch_line_host_lists_ranges_and_hostfiles(line, want, unknown):
     assert got.unknown == unknown
     for note in unknown:
         assert got.describe().endswith(note) or f"; {note};" in got.describe()
+
+
+def test_a_host_list_too_large_for_any_job_is_not_expanded():
+    """Ranges that would name more hosts than any job has are said unread, in bounded work
+    (a line is at most MAX_LINE_CHARS; 1,500 ranges of 100,000 hosts each is not a job)."""
+    import time
+
+    from costmodel.validation.nccl_tests._launch import parse_launch
+
+    start = time.perf_counter()
+    got = parse_launch("srun -w " + ",".join(["n[0-99999]"] * 1500) + " all_reduce_perf")
+    assert time.perf_counter() - start < 5
+    assert got.nodes is None and got.unknown[0].startswith("nodes unknown: host list 'n[0-99999]")
 
 
 def test_a_hostfile_named_in_a_log_is_never_opened(tmp_path, monkeypatch):

@@ -267,16 +267,19 @@ def _hostlist(value: str) -> list[tuple[str, int | None]] | None:
                 if not (_INT.match(low) and (not dash or _INT.match(high))):
                     return None
                 hi = int(high) if dash else int(low)
-                if hi < int(low) or (hi - int(low) + 1) * len(names) > _MAX_HOSTS:
+                grown = len(out) + (len(items) + hi - int(low) + 1) * len(names)
+                if hi < int(low) or grown > _MAX_HOSTS:  # bounds the work on any line
                     return None
                 items += [str(k).zfill(len(low)) for k in range(int(low), hi + 1)]
             names = [n + item for n in names for item in items]
         out += [(n, int(slots) if colon else None) for n in names if n]
+        if len(out) > _MAX_HOSTS:
+            return None
     return out
 
 
 #: Hosts a host list may name before it is not read (no job has more nodes than this).
-_MAX_HOSTS = 1_000_000
+_MAX_HOSTS = 100_000
 
 
 def _settle(
@@ -304,7 +307,8 @@ def _settle(
         hosts = ""
     mentions = _hostlist(hosts) if hosts else None
     if hosts and mentions is None:
-        unknown.append(f"nodes unknown: host list {hosts!r} is not read")
+        shown = hosts if len(hosts) <= 60 else hosts[:57] + "..."
+        unknown.append(f"nodes unknown: host list {shown!r} is not read")
     if mentions and "nodes" not in facts:
         slots: dict[str, int | None] = {}
         one_slot = option in ("-H", "--host", "-host")  # Open MPI: a mention is one slot
