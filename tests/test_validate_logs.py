@@ -230,6 +230,132 @@ def test_the_binarys_own_options_are_not_the_launchers():
     assert parse_launch("./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8") is None  # no launcher
 
 
+# host lists and ranges: what the line settles by itself (the host list's slots, a Slurm range
+# of hosts, a node range that is one count), and what it does not (a hostfile, a node range, a
+# shell expression, uneven slots), said in the description both surfaces show
+HOST_LINES = [
+    ("mpirun -H node1:8,node2:8 ./all_reduce_perf -b 8 -e 8G -g 1", (16, 8, 2), ()),
+    ("mpirun --host a,b ./all_reduce_perf -g 1", (2, 1, 2), ()),  # one slot per mention
+    ("mpirun -host n1,n1,n2,n2 ./all_reduce_perf", (4, 2, 2), ()),
+    ("mpirun -np 16 --host a:8,b:8 ./all_reduce_perf", (16, 8, 2), ()),
+    ("mpiexec -n 16 --ppn 8 --hosts x1000c0s0b0n0,x1000c0s0b1n0 ./all_reduce_perf", (16, 8, 2), ()),
+    ("srun -N 2 --ntasks-per-node 8 ./all_reduce_perf -g 1", (16, 8, 2), ()),
+    ("srun -w node[01-04] --ntasks-per-node=8 ./all_reduce_perf", (32, 8, 4), ()),
+    ("srun --nodelist=gpu[01-04,07],dgx[1-2] -n 56 all_reduce_perf", (56, 8, 7), ()),
+    ("srun -N4-4 -n 32 all_reduce_perf", (32, 8, 4), ()),
+    (
+        "srun --nodes=2-4 --ntasks-per-node 8 all_reduce_perf",
+        (None, 8, None),
+        ("nodes unknown: 2-4 is a range",),
+    ),
+    (
+        "mpirun --hostfile /shared/hosts.txt -np 16 ./all_reduce_perf",
+        (16, None, None),
+        ("nodes unknown: the hostfile /shared/hosts.txt is not read",),
+    ),
+    (
+        "srun -w ./hosts -n 16 all_reduce_perf",
+        (16, None, None),
+        ("nodes unknown: the hostfile ./hosts is not read",),
+    ),
+    (
+        "mpirun -H node1:8,node2:4 ./all_reduce_perf",
+        (12, None, 2),
+        ("per node unknown: the hosts have different slots (node1:8, node2:4)",),
+    ),
+    (
+        "mpirun -np 8 -H a:8,b:8 ./all_reduce_perf",
+        (8, None, None),
+        ("nodes and per node unknown: 8 processes on 16 slots of 2 hosts",),
+    ),
+    (
+        "srun -w gpu[1-x] -n 8 all_reduce_perf",
+        (8, None, None),
+        ("nodes unknown: host list 'gpu[1-x]' is not read",),
+    ),
+    (
+        "aprun -n $((PBS_JOBSIZE*4)) -N 4 ./build/all_reduce_perf -g 1",
+        (None, 4, None),
+        ("processes unknown: '$((PBS_JOBSIZE*4))' is not a number",),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "line,want,unknown",
+    HOST_LINES,
+    ids=[cmd.split()[0] + str(i) for i, (cmd, _, _) in enumerate(HOST_LINES)],
+)
+def test_launch_line_host_lists_ranges_and_hostfiles(line, want, unknown):
+    from costmodel.validation.nccl_tests._launch import parse_launch
+
+    got = parse_launch(line)
+    assert (got.ranks, got.per_node, got.nodes) == want, got.describe()
+    assert got.unknown == unknown
+    for note in unknown:
+        assert got.describe().endswith(note) or f"; {note};" in got.describe()
+
+
+def test_a_host_list_too_large_for_any_job_is_not_expanded():
+    """Ranges that would name more hosts than any job has are said unread, in bounded work
+    (a line is at most MAX_LINE_CHARS; 1,500 ranges of 100,000 hosts each is not a job)."""
+    import time
+
+    from costmodel.validation.nccl_tests._launch import parse_launch
+
+    start = time.perf_counter()
+    got = parse_launch("srun -w " + ",".join(["n[0-99999]"] * 1500) + " all_reduce_perf")
+    assert time.perf_counter() - start < 5
+    assert got.nodes is None and got.unknown[0].startswith("nodes unknown: host list 'n[0-99999]")
+
+
+def test_a_hostfile_named_in_a_log_is_never_opened(tmp_path, monkeypatch):
+    """The hostfile exists and names four nodes: the reader still says the nodes are unknown
+    (and never opens it), then takes them as it would without the line."""
+    import builtins
+    import io
+
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("n1 slots=4\nn2 slots=4\nn3 slots=4\nn4 slots=4\n")
+    real_open = builtins.open
+    io_open = io.open
+
+    def guarded(file, *args, **kwargs):
+        assert str(file) != str(hostfile), "the hostfile was opened"
+        return real_open(file, *args, **kwargs)
+
+    def guarded_io(file, *args, **kwargs):
+        assert str(file) != str(hostfile), "the hostfile was opened"
+        return io_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", guarded)
+    monkeypatch.setattr(io, "open", guarded_io)
+    raw = _launched(f"mpirun --hostfile {hostfile} -np 16 ./all_reduce_perf -b 8 -e 16G -g 1")
+    df = parse_nccl_tests(raw.decode())
+    assert df.attrs["launch"]["hostfile"] == str(hostfile)
+    assert df.attrs["launch"]["nodes"] is None
+    assert f"nodes unknown: the hostfile {hostfile} is not read" in df.attrs["launch"]["said"]
+    read = read_log(raw, "p5_allreduce.txt", cluster="aws-p5")
+    assert read.nodes == 2  # 16 ranks / aws-p5's 8 GPUs per node: said as assumed
+    assert ("nodes", "2", "ranks / aws-p5's 8 GPUs per node") in read.assumed
+
+
+def test_a_slurm_node_range_gives_the_nodes_on_both_surfaces(tmp_path):
+    """``srun -w node[01-04] --ntasks-per-node=4``: 4 nodes x 4 on aws-p5 (8 GPUs per node),
+    not the preset's 2 x 8; before, a bracketed node list was not read."""
+    raw = _launched("srun -w p5-[01-04] --ntasks-per-node=4 ./all_reduce_perf -b 8 -e 16G -g 1")
+    read = read_log(raw, "p5_allreduce.txt", cluster="aws-p5")
+    assert (read.nodes, read.gpus_per_node) == (4, 4)
+    path = tmp_path / "p5_allreduce.txt"
+    path.write_bytes(raw)
+    csv = tmp_path / "rows.csv"
+    result = run("validate", "compare", str(path), "--cluster", "aws-p5", "-o", str(csv))
+    assert result.exit_code in (0, 1), result.output
+    import pandas as pd
+
+    assert set(pd.read_csv(csv)["nodes"]) == {4}
+
+
 def _launched(line: str) -> bytes:
     """16b (2 x 8 H100, no host lines: 16 ranks from busbw/algbw), its command replaced by
     ``line``, and no longer byte-for-byte the bundled run (so no index fills the nodes)."""

@@ -466,7 +466,10 @@ def validate_compare(
     docs/fidelity.md goal fails. A log whose GPU or GPUs per node contradict --cluster gets a
     warning on stderr naming the preset the log looks like. A bundled run's cluster, nodes and
     GPUs per node default to its index entry (costmodel.validation.reference_runs), as on the
-    app's Validate page; stderr says what was assumed, and any option given wins.
+    app's Validate page; stderr says what was assumed, and any option given wins. What the
+    parser found that nccl-tests would not have printed (a duplicate row, a missing footer, a
+    launch line the rows contradict, ...) is one warning line each on stderr, the lines the
+    Validate page lists.
 
     Example:
 
@@ -482,21 +485,18 @@ def validate_compare(
         from ..reference import reference_path
 
         results = reference_path(reference, kind="nccl-tests")
-        from ..validation.nccl_tests import why_not_timed
+        from ..validation.logread import busbw_only_refusal
+        from ..validation.nccl_tests import is_busbw_table, why_not_timed
+        from ..validation.reference_runs import timed_runs
 
-        why = why_not_timed(results.read_text(errors="replace"))
+        text = results.read_text(errors="replace")
+        if is_busbw_table(text):  # the message a path to the same file gets, and the page
+            raise ValueError(busbw_only_refusal(results.name))
+        why = why_not_timed(text)
         if why is not None:  # the Validate page does not offer these: the same list here
-            from ..reference import reference_id, reference_runs
-
-            timed = [
-                reference_id(n)
-                for n in reference_runs("nccl-tests")
-                if why_not_timed(reference_path(n, kind="nccl-tests").read_text(errors="replace"))
-                is None
-            ]
             raise ValueError(
                 f"--reference: {results.name} is {why}; the bundled runs validate compare "
-                f"reads: {', '.join(timed)}"
+                f"reads: {', '.join(timed_runs())}"
             )
     assert results is not None  # one of the two, checked above
     if cluster is not None and calibration is not None:
@@ -514,6 +514,7 @@ def validate_compare(
         raise ValueError(f"--placement: {placement!r} unknown; allowed: {', '.join(PLACEMENTS)}")
     assumed: list[str] = []
     notices: list[str] = []  # the reader's one-line warnings, as the Validate page shows them
+    findings: list[str] = []  # the parser's findings, the list the Validate page shows
     if results.suffix.lower() == ".jsonl":
         measured = _placed(_read_measurements(results, nodes), placement, results)
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
@@ -534,6 +535,7 @@ def validate_compare(
             if calibration is None or not line.startswith("cluster")
         ]
         notices = list(read.notices)
+        findings = list(read.findings)
     if calibration is None and cluster is None:
         raise ValueError(
             "--cluster: the log names no GPU a preset has; give --cluster NAME "
@@ -541,7 +543,9 @@ def validate_compare(
         )
     # what was assumed and the warnings go to stderr once the comparison is made: a refusal
     # below stays the one line on stderr it is everywhere else
-    said = [f"assumed: {line}" for line in assumed] + [f"costmodel: warning: {n}" for n in notices]
+    said = [f"assumed: {line}" for line in assumed] + [
+        f"costmodel: warning: {n}" for n in (*notices, *findings)
+    ]
     from ..validation.runner import describe_runs
 
     runs = describe_runs(measured)
@@ -633,6 +637,7 @@ def validate_compare(
                 "median_abs_rel_error": float(table["rel_error"].abs().median()),
                 "assumed": assumed,
                 "warnings": notices,
+                "findings": findings,
                 "expected_error": None
                 if band is None
                 else {

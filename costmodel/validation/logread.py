@@ -24,7 +24,12 @@ and said where it came from:
   parser does not read: :func:`_bundled_launch`), as ``scripts/fit_corrections.py`` compares
   the run; else the model's.
 - **unreadable rows**: skipped on both surfaces and said in one line (:attr:`LogRead.notices`),
-  a row the end of the file cut off among them; a log with no readable row is an error.
+  a row the end of the file cut off among them; a log with no readable row is an error, a
+  busbw-only table with one message (:func:`busbw_only_refusal`, also ``--reference``'s).
+- **findings**: what the parser read but nccl-tests would not have printed (a duplicate row, a
+  broken busbw identity, a missing footer, a launch line the run contradicts, ...), one line
+  each (:func:`log_findings`, :attr:`LogRead.findings`): the CLI prints each after
+  ``warning:``, the page lists them; neither changes the rows.
 - **placement**: ``both`` (default: every row, out-of-place and in-place, as ``validate compare``
   has always compared), ``out-of-place`` or ``in-place`` (the spelling of ``calibrate``).
 
@@ -49,7 +54,10 @@ __all__ = [
     "PLACEMENTS",
     "BandCheck",
     "LogRead",
+    "MAX_FINDINGS",
     "band_check",
+    "busbw_only_refusal",
+    "log_findings",
     "op_disagreement",
     "read_log",
 ]
@@ -61,6 +69,9 @@ DEFAULT_PLACEMENT = "both"
 
 #: Where a bundled run's cluster comes from when the user sets none (the CLI and the page say it).
 BUNDLED_PRESET = "the bundled run's preset"
+
+#: Findings listed one by one on either surface; beyond it one line counts the rest.
+MAX_FINDINGS = 20
 
 _HEADER_OP = re.compile(r"Collective test starting:\s*\w+_perf")
 _COMMAND_OP = re.compile(r"\w+_perf\b")
@@ -87,6 +98,11 @@ class LogRead:
     #: the page in a yellow box): a row the end of the file cut off, sources of the op that
     #: disagree (:func:`op_disagreement`)
     notices: tuple[str, ...] = ()
+    #: what the parser read but nccl-tests would not have printed (:func:`log_findings`: a
+    #: duplicate row, a broken busbw identity, a missing footer, a launch line the rows
+    #: contradict, ...), one line each: the CLI prints each on stderr after "warning: ", the
+    #: page lists them under "findings in the log"
+    findings: tuple[str, ...] = ()
 
     def assumed_lines(self) -> list[str]:
         """One line per assumed fact: ``nodes = 2 (you set it)``."""
@@ -172,6 +188,45 @@ def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> 
     return lines
 
 
+def busbw_only_refusal(name: str) -> str:
+    """Why a busbw-only table (:func:`..nccl_tests.is_busbw_table`: busbw per message size, no
+    times, as bundled 21a-21d) is not compared: the one message ``validate compare FILE``,
+    ``validate compare --reference ID`` and the Validate page give."""
+    from .reference_runs import timed_runs
+
+    return (
+        f"{name} is a busbw-only table (busbw per message size, no times): validate compare "
+        "and the Validate page compare nccl-tests logs with times; read this one with "
+        "costmodel.validation.nccl_tests.read_busbw_table. Bundled runs with times "
+        f"(--reference ID, or the page's reference runs): {', '.join(timed_runs())}"
+    )
+
+
+def log_findings(rows: pd.DataFrame) -> list[str]:
+    """The parser's findings of a log (``rows.attrs["warnings"]``,
+    :func:`..nccl_tests.parse_nccl_tests`) as the lines both surfaces show: ``line 12: duplicate
+    row: ...`` (a finding about the whole file has no line), the first :data:`MAX_FINDINGS`
+    one by one and then one line counting the rest. A row the end of the file cut off is left
+    out: :func:`read_log` says it among its notices.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame()
+    >>> rows.attrs["warnings"] = [{"line": 7, "message": "duplicate row"}, {"line": 0, "message": "mixed runs"}]
+    >>> log_findings(rows)
+    ['line 7: duplicate row', 'mixed runs']
+    """
+    cut = rows.attrs.get("cut_row")
+    lines = [
+        f"line {w['line']}: {w['message']}" if w.get("line") else str(w["message"])
+        for w in rows.attrs.get("warnings") or []
+        if w != cut
+    ]
+    if len(lines) > MAX_FINDINGS:
+        rest = len(lines) - MAX_FINDINGS
+        lines = lines[:MAX_FINDINGS] + [f"and {rest} more finding{'s' * (rest != 1)} in the log"]
+    return lines
+
+
 def _op_source(text: str, op: str | None, from_name: str | None, ops: list[str]) -> str:
     if op is not None:
         return "you set it"
@@ -220,7 +275,13 @@ def read_log(
     """
     from costmodel._checks import must_be
 
-    from .nccl_tests import _op_from_filename, decode_log, parse_nccl_tests
+    from .nccl_tests import (
+        NcclTestsParseError,
+        _op_from_filename,
+        decode_log,
+        is_busbw_table,
+        parse_nccl_tests,
+    )
     from .reference_runs import find_bundled_run
 
     if placement not in PLACEMENTS:
@@ -230,7 +291,12 @@ def read_log(
             raise must_be(field, "a whole number >= 1", value)
     text = decode_log(raw, name) if isinstance(raw, bytes) else raw
     from_name = _op_from_filename(name)
-    rows = parse_nccl_tests(text, source=name, op=op, strict=strict, _fallback_op=from_name)
+    try:
+        rows = parse_nccl_tests(text, source=name, op=op, strict=strict, _fallback_op=from_name)
+    except NcclTestsParseError as exc:
+        if is_busbw_table(text):  # no result rows, a busbw-only table: one message everywhere
+            raise ValueError(busbw_only_refusal(name)) from exc
+        raise
     ops = sorted(set(rows["op"].astype(str)))
     if "unknown" in ops:
         raise ValueError(
@@ -261,6 +327,7 @@ def read_log(
             + "; ".join(f"line {p['line']}: {p['message']}" for p in skipped[:3])
         )
     notices += op_disagreement(rows, op_from, from_name)
+    findings = log_findings(rows)
     rows = rows.copy()
 
     # GPUs per node and nodes: host lines first, then the user's values, then the log's launch
@@ -421,6 +488,7 @@ def read_log(
         assumed=tuple(assumed),
         facts=tuple(facts),
         notices=tuple(notices),
+        findings=tuple(findings),
     )
 
 
@@ -451,7 +519,7 @@ def _fill_from_launch(rows: pd.DataFrame, launch: dict[str, Any]) -> bool:
         gpn = per_node * per_process if per_node else None
         if n is None and gpn and ranks and ranks % gpn == 0:
             n = ranks // gpn
-        if gpn is None and n and ranks and ranks % n == 0:
+        if gpn is None and n and ranks and ranks % n == 0 and launch.get("even", True):
             gpn = ranks // n
         if n is None or gpn is None or (ranks is not None and ranks != n * gpn):
             continue

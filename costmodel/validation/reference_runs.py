@@ -36,6 +36,7 @@ __all__ = [
     "BundledRun",
     "find_bundled_run",
     "run_spec",
+    "timed_runs",
 ]
 
 
@@ -321,6 +322,23 @@ def _bundled_digests() -> dict[str, str]:
         hashlib.sha256(p.read_bytes()).hexdigest(): reference_id(p.name)
         for p in sorted(reference_dir("nccl-tests").glob("*.txt"))
     }
+
+
+@functools.cache
+def timed_runs() -> tuple[str, ...]:
+    """Short ids of the bundled nccl-tests logs with times, in file order: the runs
+    ``validate compare --reference`` and the Validate page compare (not the busbw-only tables,
+    nor files without nccl-tests result rows; :func:`..nccl_tests.why_not_timed`)."""
+    from costmodel.reference import reference_id, reference_path, reference_runs
+
+    from .nccl_tests import why_not_timed
+
+    return tuple(
+        reference_id(name)
+        for name in reference_runs("nccl-tests")
+        if why_not_timed(reference_path(name, kind="nccl-tests").read_text(errors="replace"))
+        is None
+    )
 
 
 def find_bundled_run(raw: bytes | str, name: str) -> BundledRun | None:

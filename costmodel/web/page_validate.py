@@ -111,13 +111,6 @@ def _log() -> tuple[bytes | None, str | None, bool]:
     return Path(refs[name]).read_bytes(), name, False
 
 
-def _problem(problem: object) -> str:
-    """One skipped line as ``line 34: <why>`` (the lenient parser's record), else as given."""
-    if isinstance(problem, dict) and "message" in problem:
-        return f"line {problem.get('line', '?')}: {problem['message']}"
-    return str(problem)
-
-
 def _bundled_preset(raw: bytes | None, name: str | None) -> str | None:
     """The preset a bundled run is fitted with, when the log is one (picked from the list, or
     uploaded with a bundled file's bytes or a name starting with its short id), else None: the
@@ -332,14 +325,12 @@ def render() -> None:
     # each of these lines on stderr ("warning: ...")
     for notice in read.notices:
         st.warning(plain(notice), icon=":material/warning:")
-    cut = measured.attrs.get("cut_row")  # said above, in the reader's one line
-    warnings = [w for w in measured.attrs.get("warnings") or [] if w != cut]
-    if warnings:
-        with st.expander(
-            f"{format_counted(len(warnings), 'finding')} in the log", icon=":material/warning:"
-        ):
-            for finding in warnings[:20]:
-                st.text(_problem(finding))  # st.text: never Markdown
+    # what the parser read but nccl-tests would not have printed (logread.log_findings):
+    # validate compare prints the same lines on stderr ("warning: ...")
+    if read.findings:
+        with st.expander("Findings in the log", icon=":material/warning:"):
+            for finding in read.findings:
+                st.text(finding)  # st.text: never Markdown
     mismatch = data.cluster_mismatch(measured, cluster)
     if mismatch:
         st.warning(

@@ -128,7 +128,8 @@ def parse_nccl_tests(
         printed: a column header repeated without a new run preamble, a duplicate row (same size,
         type, redop, root), sizes out of order, a size gap larger than the header's ``step``, a
         run without its footer (cut off?), a commented-out result row, runs of different ops or
-        rank counts in one file; duplicates and disorder are listed one by one up to
+        rank counts in one file, a launch line the run contradicts (its ranks, nodes or GPUs
+        per node; the run's own are used); duplicates and disorder are listed one by one up to
         :data:`MAX_LISTED`, then counted). Warnings never change the rows: the caller decides.
 
     Raises

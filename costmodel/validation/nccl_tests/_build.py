@@ -10,9 +10,16 @@ from typing import TYPE_CHECKING, Any
 from costmodel.units import GB, US
 
 from ._common import COLUMNS, NcclTestsParseError, _frame
-from ._findings import IdentityRow, _check_identities, _check_repeated_runs, _check_sizes
+from ._findings import (
+    IdentityRow,
+    _check_identities,
+    _check_launch,
+    _check_repeated_runs,
+    _check_sizes,
+)
 from ._header import _op_from_rows, _ranks_from_busbw, _run_facts
 from ._launch import find_launch
+from ._lexer import _Run
 from ._text import _Parser
 
 if TYPE_CHECKING:
@@ -56,6 +63,7 @@ def _build(parser: _Parser) -> pd.DataFrame:
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     runs_info: list[dict[str, Any]] = []
     run_number = 0
+    launched: list[tuple[_Run, dict[str, Any]]] = []  # each run with its header facts
     _check_repeated_runs(parser, parser.runs)
     for run in parser.runs:
         layout = run.layout
@@ -140,6 +148,7 @@ def _build(parser: _Parser) -> pd.DataFrame:
         if not added:
             continue
         facts = _run_facts(run, op, bw_pairs, launch)
+        launched.append((run, facts))
         _check_identities(parser, op, facts["ranks"], facts["ranks_source"], identity_rows)
         constant = {
             "run": run_number,
@@ -177,12 +186,19 @@ def _build(parser: _Parser) -> pd.DataFrame:
         run_number += 1
     if not columns["run"]:
         raise NcclTestsParseError(0, "no result row could be read", parser.source)
+    _check_launch(parser, launched, launch)
     kinds = {(info["op"], info["ranks"], info["nodes"]) for info in runs_info}
     if len(kinds) > 1:
-        listed = ", ".join(
+        entries = [
             f"line {info['line']}: {info['op']} on {info['ranks']} ranks" for info in runs_info
+        ]
+        shown = [e for i, e in enumerate(entries) if len(", ".join(entries[: i + 1])) <= 300]
+        listed = ", ".join(shown) + (
+            f", and {len(entries) - len(shown)} more" if len(shown) < len(entries) else ""
         )
-        parser._warn(0, f"mixed runs in one file ({listed[:300]}); compare them one by one")
+        parser._warn(
+            0, f"mixed runs in one file ({len(entries)} runs: {listed}); compare them one by one"
+        )
     df = _frame(columns, parser.source, parser.meta, runs_info, parser.problems, parser.warnings)
     df.attrs["launch"] = None if launch is None else {**asdict(launch), "said": launch.describe()}
     cut = parser.cut_row

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from ._common import MAX_LISTED, NcclTestsParseError
+from ._launch import Launch
 from ._lexer import _INT_RE, _Layout, _Run
 
 
@@ -177,3 +178,80 @@ def _check_repeated_runs(parser: _Findings, runs: list[_Run]) -> None:
             )
         else:
             first[signature] = run.line
+
+
+#: Where a run's rank count came from (``ranks_source``), in words for a finding.
+_RANKS_FROM = {
+    "devices": "its device list",
+    "devices (highest rank)": "its device list's highest rank",
+    "devices+omitted": "its device list (with the ranks it omits)",
+    "busbw/algbw": "its rows' busbw/algbw ratio",
+    "busbw/algbw (the device list is incomplete)": "its rows' busbw/algbw ratio",
+    "nThread*nGpus": "its nThread x nGpus header",
+}
+
+
+def _check_launch(
+    parser: _Findings, runs: list[tuple[_Run, dict[str, Any]]], launch: Launch | None
+) -> None:
+    """Warn where the launch line (:class:`._launch.Launch`) contradicts what nccl-tests printed
+    for a run: the rank count (processes x GPUs per process x threads) against the device
+    list, a marker or the busbw/algbw ratio, the nodes and GPUs per node against the host
+    lines. The run's own figures are used (nccl-tests prints them from the job that ran; a
+    command line kept beside a log may be another job's, 03's ``-np 64`` beside 96-rank rows);
+    the finding names both values and says which one is used.
+
+    A file of several runs with one launch line (a sweep of the GPU count) is not warned about
+    when one of its runs agrees with the line: the line is that run's.
+    """
+    if launch is None:
+        return
+    found: list[tuple[int, str]] = []
+    agrees = False
+    for run, facts in runs:
+        per_process = launch.gpus_per_process or run.ngpus or 1
+        expected: dict[str, int | None] = {
+            "ranks": None
+            if launch.ranks is None
+            else launch.ranks * per_process * (run.nthread or 1),
+            "nodes": launch.nodes,
+            "GPUs per node": None if launch.per_node is None else launch.per_node * per_process,
+        }
+        printed = {
+            "ranks": None if facts["ranks_source"] == "launch line" else facts["ranks"],
+            "nodes": facts["nodes"],
+            "GPUs per node": facts["gpus_per_node"],
+        }
+        source = facts["ranks_source"]
+        origin = {
+            "ranks": _RANKS_FROM.get(
+                source, f"its {source}" if source.startswith("marker") else source
+            ),
+            "nodes": "its host lines",
+            "GPUs per node": "its host lines",
+        }
+        clashes = [
+            (what, said, got, origin[what])
+            for what in ("ranks", "nodes", "GPUs per node")
+            if (said := expected[what]) is not None
+            and (got := printed[what]) is not None
+            and int(said) != int(got)
+        ]
+        compared = any(expected[w] is not None and printed[w] is not None for w in expected)
+        if compared and not clashes:
+            agrees = True
+        first = run.rows[0][0] if run.rows else run.line
+        for what, said, got, where in clashes:
+            found.append(
+                (
+                    first,
+                    f"the launch line and the run disagree: the line says {said} {what} "
+                    f"({launch.describe()}), the run has {got} ({where}); "
+                    f"{got} {what} used: nccl-tests prints them from the job that ran, and a "
+                    "command kept with a log may be another job's",
+                )
+            )
+    if agrees and len(runs) > 1:
+        return
+    for line, message in found:
+        parser._warn(line, message)
