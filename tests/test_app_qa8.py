@@ -10,6 +10,8 @@ import re
 
 import pytest
 
+from tests.test_app import _text, assert_clean, metrics, open_page
+
 
 # --- the step chart's hover reads in the unit of its axis ------------------------------------
 def _long_step(**kw):
@@ -79,3 +81,60 @@ def test_a_short_step_s_hover_keeps_si_seconds():
         assert "%{customdata[2]:.3s}s long" in trace.hovertemplate and trace.text is None
     fig = plots.step_compare_figure({"A": (r.compute_s, r.exposed_comm_s)})
     assert all(t.hovertemplate.startswith("%{y}: %{x:.3s}s") for t in fig.data)
+
+
+# --- the price box: an untouched placeholder is told from a typed 2.00 -----------------------
+def _cost_note(at) -> str:
+    notes = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]
+    assert len(notes) == 1, notes
+    return notes[0]
+
+
+def test_a_typed_price_equal_to_the_placeholder_is_the_user_s():
+    """The box started at 2.00 and a typed 2.00 was read as the untouched placeholder
+    (``usd_source="default"``: "a placeholder default: neither a published price nor one given
+    by the user"). The box now starts empty with the placeholder as grey text; the cost is shown
+    at that rate and said to be a placeholder until a number is typed, and any number typed,
+    2.00 too, is the user's. The dollars are the API's at that rate either way."""
+    from costmodel.scenario import Scenario
+    from costmodel.web.page_ddp import DEFAULT_USD_PER_GPU_HOUR
+
+    at = open_page("page_ddp.py")
+    assert_clean(at)
+    box = at.number_input(key="ddp_usd")
+    assert box.value is None and f"{DEFAULT_USD_PER_GPU_HOUR:.2f}" in box.proto.placeholder
+    r = Scenario(params=7e9, cluster="dgx-h100", nodes=4).evaluate(scaling=False, flips=False)
+    api = r.training_cost(1e12, usd_per_gpu_hour=DEFAULT_USD_PER_GPU_HOUR)
+    placeholder = metrics(at)["Cost [USD]"]
+    assert placeholder == f"{api.cost_usd:,.0f}"
+    assert "a placeholder default" in _cost_note(at)
+    assert "placeholder price" in next(m.help for m in at.metric if m.label == "Cost [USD]")
+    at.number_input(key="ddp_usd").set_value(DEFAULT_USD_PER_GPU_HOUR).run()
+    assert_clean(at)
+    note = _cost_note(at)
+    assert f"${DEFAULT_USD_PER_GPU_HOUR:g} per GPU-hour, given by the user" in note, note
+    assert "placeholder" not in note
+    assert "placeholder" not in next(m.help for m in at.metric if m.label == "Cost [USD]")
+    assert metrics(at)["Cost [USD]"] == placeholder  # the same number, now the user's
+
+
+def test_a_link_with_the_placeholder_s_price_is_the_user_s():
+    at = open_page("page_ddp.py", {"ddp_usd": "2.0"})
+    assert_clean(at)
+    assert at.number_input(key="ddp_usd").value == 2.0
+    assert "$2 per GPU-hour, given by the user" in _cost_note(at)
+
+
+def test_b_s_price_box_starts_empty_too():
+    """B on another GPU gets its own box, empty with the placeholder until typed."""
+    at = open_page("page_ddp.py", {"ddp_pin": "true", "ddp_b_cluster": "dgx-b200"})
+    assert_clean(at)
+    assert at.number_input(key="ddp_b_usd").value is None
+    notes = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]
+    assert len(notes) == 2 and all("a placeholder default" in n for n in notes), notes
+    at.number_input(key="ddp_b_usd").set_value(2.0).run()
+    assert_clean(at)
+    notes = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]
+    b = next(n for n in notes if n.startswith("(B)"))
+    assert "$2 per GPU-hour, given by the user" in b, notes
+    assert "a placeholder default" in next(n for n in notes if n.startswith("(A)"))
