@@ -138,3 +138,78 @@ def test_b_s_price_box_starts_empty_too():
     b = next(n for n in notes if n.startswith("(B)"))
     assert "$2 per GPU-hour, given by the user" in b, notes
     assert "a placeholder default" in next(n for n in notes if n.startswith("(A)"))
+
+
+# --- a bare parameter count: what its memory holds and which transformer the step prices ------
+def test_a_bare_count_s_note_says_what_its_memory_holds_and_what_the_step_prices():
+    """The note beside a bare count's memory said it "has no shape" while the step priced the
+    count as a dense transformer of that size (architecture_for_params: its buckets, units and
+    FLOPs): it now says the memory holds the model state with no activations sized, and that
+    the step prices that transformer, named with its layers and width on the step's own note."""
+    from costmodel.architecture import architecture_for_params
+    from costmodel.memory import training_memory
+    from costmodel.scenario import Scenario
+
+    note = training_memory(7e9).activations_note
+    assert "no shape" not in note and note.startswith("activations: not included")
+    assert "the model state, activations not sized" in note
+    assert "a dense transformer of that size (architecture_for_params)" in note
+    d = architecture_for_params(7e9)
+    r = Scenario(params=7e9, cluster="dgx-h100", nodes=4).evaluate(scaling=False, flips=False)
+    said = [n for n in r.notes if n.startswith("activations:")]
+    assert len(said) == 1 and "no shape" not in said[0], r.notes
+    assert f"({d.layers} layers, hidden {d.hidden}: architecture_for_params)" in said[0]
+    # the step page shows that note, once beside the step and once beside the cost
+    at = open_page("page_ddp.py")
+    assert_clean(at)
+    shown = [_text(c.value) for c in at.caption if _text(c.value).startswith("activations:")]
+    assert shown == [said[0], said[0]], shown
+    assert not any("no shape" in _text(c.value) for c in at.caption)
+
+
+def test_a_count_outside_the_dense_shapes_says_equal_blocks():
+    from costmodel import presets
+    from costmodel.strategy import strategy_step
+
+    r = strategy_step(2e13, cluster=presets.cluster("dgx-h100", nodes=64), strategy="fsdp")
+    said = [n for n in r.notes if n.startswith("activations: not included")]
+    assert len(said) == 1 and "equal blocks with 6N FLOPs per token" in said[0], r.notes
+    assert "architecture_for_params" not in said[0]
+
+
+def test_the_memory_page_s_custom_note_names_the_step_s_transformer_and_the_cli_number():
+    """The Memory page's custom model takes its activations from the shape typed in its boxes;
+    its note says so, that ``memory --params`` and the step size none (with 'Include
+    activations' cleared the page gives their number), and names the transformer the step
+    prices, whose blocks are the page's ZeRO-3 gathered units."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from costmodel import cli
+    from costmodel.architecture import architecture_for_params
+    from costmodel.scenario import Scenario
+    from costmodel.units import format_bytes
+
+    d = architecture_for_params(7e9)
+    at = open_page("page_memory.py", {"dp_ranks": "8"})
+    at.radio(key="zero_stage").set_value(3).run()
+    assert_clean(at)
+    note = next(_text(c.value) for c in at.caption if _text(c.value).startswith("Custom model"))
+    assert "no shape" not in note
+    assert f"({d.layers} layers, hidden {d.hidden}: architecture_for_params)" in note
+    assert "size no activations for a bare count" in note
+    at.checkbox(key="activations").set_value(False).run()
+    assert_clean(at)
+    res = CliRunner().invoke(
+        cli.app, ["memory", "--params", "7B", "--zero-stage", "3", "--ranks", "8", "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    cli_bytes = json.loads(res.output)["memory_bytes"]
+    step = Scenario(params=7e9, cluster="dgx-h100", nodes=1, strategy="fsdp")
+    step_bytes = step.evaluate(scaling=False, flips=False).memory_total_bytes
+    assert cli_bytes == pytest.approx(step_bytes, rel=1e-12)
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(cli_bytes)
+    at.text_input(key="params").set_value("50T").run()  # outside the dense shapes' range
+    note = next(_text(c.value) for c in at.caption if _text(c.value).startswith("Custom model"))
+    assert "equal blocks" in note and "architecture_for_params" not in note

@@ -76,7 +76,10 @@ def _inputs() -> dict:
         key="ddp_arch",
         help="A published architecture or your own model's Hugging Face config.json: its real "
         "tensor list makes PyTorch's DDP buckets, its shape the activations and FLOPs per token. "
-        "Custom: equal 2^24-parameter tensors, 6P FLOPs per token, no activations.",
+        "Custom (a bare count): the dense transformer of that size (architecture_for_params) "
+        "makes the buckets, the FSDP units and, at the fitted efficiency, the FLOPs per token; its "
+        "memory has no "
+        "activations.",
     )
     params_text = "0"
     arch_field = None if arch == CUSTOM else arch  # Scenario.arch: a preset name or a path

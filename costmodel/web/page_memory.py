@@ -60,8 +60,11 @@ def _inputs() -> dict:
         params_text = c1.text_input(
             "Parameters P", value="7B", key="params", bind=QP, help="e.g. 7B, 1.3B, 350M, 70e9"
         )
-    elif arch != OWN:
-        describe(a, c1)
+        params = parse_input("Parameters P", parse_count, params_text)
+    else:
+        params = float(a.params)
+        if arch != OWN:
+            describe(a, c1)
     recipe = bound_choice(c2, "selectbox", "Precision recipe", tuple(memory.RECIPES), key="recipe")
     st.caption(
         f"{recipe}: {memory.RECIPES[recipe].description} "
@@ -130,10 +133,7 @@ def _inputs() -> dict:
             help="Attention heads a: used only for the 5 a s^2 b attention scores of eq. (1), "
             "which FlashAttention and recomputation (selective or full) do not keep",
         )
-        st.caption(
-            "Custom model: the activations use the shape entered here, not the parameter count; "
-            "pick a named model to get both from its published config."
-        )
+        st.caption(_custom_note(params))
     if with_act:
         st.caption(
             f"Activation recipe: {int(seq)} tokens x micro-batch {int(micro)}, "
@@ -171,9 +171,7 @@ def _inputs() -> dict:
     else:
         activation = ("shape", layers, hidden, heads, *recipe_act)
     return {
-        "params": float(a.params)
-        if a is not None
-        else parse_input("Parameters P", parse_count, params_text),
+        "params": params,
         "arch": a,
         "recipe": recipe,
         "ranks": ranks,
@@ -185,6 +183,32 @@ def _inputs() -> dict:
         "recipe_act": recipe_act,
         "loss": loss,
     }
+
+
+def _custom_note(params: float | None) -> str:
+    """What the page does with a bare parameter count, and what ``costmodel memory --params``
+    and the step do with the same count: the page takes the activations from the shape typed
+    in its boxes; the others size none (the model state alone) and the step prices the count
+    as a dense transformer of that size (:func:`costmodel.architecture.architecture_for_params`),
+    whose blocks are also this page's ZeRO-3 gathered units (:func:`costmodel.strategy.layout.
+    wrap_units`)."""
+    try:
+        d = architecture.architecture_for_params(params) if params is not None else None
+    except ValueError:  # outside the dense shapes' range: equal blocks
+        d = None
+    dense = (
+        f"a dense transformer of that size ({d.layers} layers, hidden {d.hidden}: "
+        "architecture_for_params), whose blocks are ZeRO-3's gathered units here too"
+        if d is not None
+        else "equal blocks (no dense shape of this size), ZeRO-3's gathered units here too"
+    )
+    return (
+        "Custom model: the model state from the parameter count, the activations from the shape "
+        "entered here. `costmodel memory --params` and the step size no activations for a bare "
+        "count (the model state alone; clear 'Include activations' for their number), and the "
+        f"step prices the count as {dense}. Pick a named model to get the shape from its "
+        "published config."
+    )
 
 
 def _pinned(inp: dict) -> dict | None:
