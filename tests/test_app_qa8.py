@@ -213,3 +213,42 @@ def test_the_memory_page_s_custom_note_names_the_step_s_transformer_and_the_cli_
     at.text_input(key="params").set_value("50T").run()  # outside the dense shapes' range
     note = next(_text(c.value) for c in at.caption if _text(c.value).startswith("Custom model"))
     assert "equal blocks" in note and "architecture_for_params" not in note
+
+
+# --- the Memory page's verdict names the card it is against ----------------------------------
+@pytest.mark.parametrize(
+    ("query", "card", "cli_card"),
+    [
+        ({}, "h100-sxm's 85.5 GB", ("--cluster", "dgx-h100")),  # the page's default card
+        ({"gpu": "custom", "gpu_memory": "200GB"}, "a 200 GB card", ("--gpu-memory", "200GB")),
+    ],
+)
+def test_the_memory_page_s_verdict_names_its_card_and_is_the_cli_s_with_that_card(
+    query, card, cli_card
+):
+    """``costmodel memory`` gives no verdict without a card (``fits`` null) while the page
+    always has one (README, "Decisions and known limits"): its headline said "(does not fit)"
+    with the card only in a metric's label. The headline and the 'Ranks needed' caption now
+    name the card, and the total and verdict are the CLI's with that card."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from costmodel import cli
+    from costmodel.units import format_bytes
+
+    def memory(*card_args: str) -> dict:
+        args = ["memory", "--arch", "llama-3.1-8b", "--ranks", "8", *card_args, "--json"]
+        res = CliRunner().invoke(cli.app, args)
+        assert res.exit_code == 0, res.output
+        return json.loads(res.output)
+
+    assert memory().get("fits") is None  # no card, no verdict
+    d = memory(*cli_card)
+    at = open_page("page_memory.py", {"arch": "llama-3.1-8b", "dp_ranks": "8", **query})
+    assert_clean(at)
+    verdict = "fits" if d["fits"] else "does not fit"
+    head = next(h.value for h in at.subheader if h.value.startswith("Memory per GPU"))
+    assert head == f"Memory per GPU, ZeRO-0: {format_bytes(d['memory_bytes'])} ({verdict} {card})"
+    assert metrics(at)["Fits?"] == ("yes" if d["fits"] else "no")
+    assert any(c.value.endswith(f"share fits {card}") for c in at.caption)

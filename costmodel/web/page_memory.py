@@ -185,6 +185,20 @@ def _inputs() -> dict:
     }
 
 
+def _card(name: str, capacity: float) -> str:
+    """The card a verdict is against, as the page names it: ``"h100-sxm's 85.5 GB"``, or
+    ``"a 80 GB card"`` for a typed memory (:func:`costmodel.web.common.gpu_choice` names
+    that one "GPU"). The page always has a card, unlike ``costmodel memory`` (README,
+    "Decisions and known limits"), so every verdict says which.
+
+    >>> _card("h100-sxm", 85.5e9), _card("GPU", 80e9)
+    ("h100-sxm's 85.5 GB", 'a 80 GB card')
+    """
+    if name == "GPU":
+        return f"a {format_bytes(capacity)} card"
+    return f"{name}'s {format_bytes(capacity)}"
+
+
 def _custom_note(params: float | None) -> str:
     """What the page does with a bare parameter count, and what ``costmodel memory --params``
     and the step do with the same count: the page takes the activations from the shape typed
@@ -476,9 +490,10 @@ def render() -> None:
         )
         stage = inp["stage"]
         total = totals[stage]
-        headline_text(
+        headline_text(  # the verdict names its card: the page always has one (README)
             f"Memory per GPU, ZeRO-{stage}",
-            f"{format_bytes(total)} ({'fits' if total <= capacity else 'does not fit'})",
+            f"{format_bytes(total)} ({'fits' if total <= capacity else 'does not fit'} "
+            f"{_card(name, capacity)})",
         )
         st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
             f"Sized as the step prices ZeRO-{stage} ({STRATEGY_OF_STAGE[stage]}): the lesson's "
@@ -537,7 +552,7 @@ def render() -> None:
             "ranks_needed.csv",
             key="ranks_needed",
             on_demand=True,
-            caption=f"Fewest data-parallel ranks whose share fits in {format_bytes(capacity)}",
+            caption=f"Fewest data-parallel ranks whose share fits {_card(name, capacity)}",
         )
     if parts is None:  # the section above showed why
         return
