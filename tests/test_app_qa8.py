@@ -116,6 +116,18 @@ def test_a_typed_price_equal_to_the_placeholder_is_the_user_s():
     assert "placeholder" not in note
     assert "placeholder" not in next(m.help for m in at.metric if m.label == "Cost [USD]")
     assert metrics(at)["Cost [USD]"] == placeholder  # the same number, now the user's
+    # and the CLI's for the same inputs (the page opens at 4 nodes: README)
+    import json
+
+    from typer.testing import CliRunner
+
+    from costmodel import cli
+
+    args = ["train", "--params", "7B", "--nodes", "4", "--cluster", "dgx-h100", "--tokens", "1T"]
+    res = CliRunner().invoke(cli.app, [*args, "--usd-per-gpu-hour", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert f"{d['cost_usd']:,.0f}" == placeholder and d["price_note"] in note
 
 
 def test_a_link_with_the_placeholder_s_price_is_the_user_s():
