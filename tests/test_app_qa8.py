@@ -232,7 +232,7 @@ def test_the_memory_page_s_custom_note_names_the_step_s_transformer_and_the_cli_
     ("query", "card", "cli_card"),
     [
         ({}, "h100-sxm's 85.5 GB", ("--cluster", "dgx-h100")),  # the page's default card
-        ({"gpu": "custom", "gpu_memory": "200GB"}, "a 200 GB card", ("--gpu-memory", "200GB")),
+        ({"gpu": "custom", "gpu_memory": "200GB"}, "a card of 200 GB", ("--gpu-memory", "200GB")),
     ],
 )
 def test_the_memory_page_s_verdict_names_its_card_and_is_the_cli_s_with_that_card(

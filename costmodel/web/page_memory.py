@@ -187,15 +187,15 @@ def _inputs() -> dict:
 
 def _card(name: str, capacity: float) -> str:
     """The card a verdict is against, as the page names it: ``"h100-sxm's 85.5 GB"``, or
-    ``"a 80 GB card"`` for a typed memory (:func:`costmodel.web.common.gpu_choice` names
+    ``"a card of 80 GB"`` for a typed memory (:func:`costmodel.web.common.gpu_choice` names
     that one "GPU"). The page always has a card, unlike ``costmodel memory`` (README,
     "Decisions and known limits"), so every verdict says which.
 
     >>> _card("h100-sxm", 85.5e9), _card("GPU", 80e9)
-    ("h100-sxm's 85.5 GB", 'a 80 GB card')
+    ("h100-sxm's 85.5 GB", 'a card of 80 GB')
     """
     if name == "GPU":
-        return f"a {format_bytes(capacity)} card"
+        return f"a card of {format_bytes(capacity)}"
     return f"{name}'s {format_bytes(capacity)}"
 
 
@@ -206,16 +206,16 @@ def _custom_note(params: float | None) -> str:
     as a dense transformer of that size (:func:`costmodel.architecture.architecture_for_params`),
     whose blocks are also this page's ZeRO-3 gathered units (:func:`costmodel.strategy.layout.
     wrap_units`)."""
-    try:
-        d = architecture.architecture_for_params(params) if params is not None else None
-    except ValueError:  # outside the dense shapes' range: equal blocks
-        d = None
-    dense = (
-        f"a dense transformer of that size ({d.layers} layers, hidden {d.hidden}: "
-        "architecture_for_params), whose blocks are ZeRO-3's gathered units here too"
-        if d is not None
-        else "equal blocks (no dense shape of this size), ZeRO-3's gathered units here too"
-    )
+    dense = "a dense transformer of that size (architecture_for_params)"  # a count refused
+    if params is not None:
+        try:
+            d = architecture.architecture_for_params(params)
+            dense = (
+                f"a dense transformer of that size ({d.layers} layers, hidden {d.hidden}: "
+                "architecture_for_params), whose blocks are ZeRO-3's gathered units here too"
+            )
+        except ValueError:  # outside the dense shapes' range: equal blocks
+            dense = "equal blocks (no dense shape of this size), ZeRO-3's gathered units here too"
     return (
         "Custom model: the model state from the parameter count, the activations from the shape "
         "entered here. `costmodel memory --params` and the step size no activations for a bare "
