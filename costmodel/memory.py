@@ -468,11 +468,33 @@ def _arch_activations(
     return act, note
 
 
+#: How the step prices a bare parameter count, as :func:`bare_count_note` says it by default
+BARE_COUNT_STEP = "a dense transformer of that size (architecture_for_params)"
+
+
+def bare_count_note(priced: str = BARE_COUNT_STEP) -> str:
+    """The note beside the memory of a bare parameter count: what that memory holds (the model
+    state; the activations are not sized, a count alone gives no layers, width or vocabulary to
+    size them from), how the step prices the same count (``priced``: by default a dense
+    transformer of that size, :func:`costmodel.architecture.architecture_for_params`, whose
+    tensors make its buckets and wrap units and, on the fitted road, its FLOPs; the step's own
+    note names the shape), and how to get activations.
+
+    >>> bare_count_note().startswith("activations: not included (a bare parameter count: ")
+    True
+    """
+    return (
+        "activations: not included (a bare parameter count: the model state, activations not "
+        f"sized; the step prices the count as {priced}; name an architecture to size "
+        "activations: arch=, --arch, the Model box)"
+    )
+
+
 def _check_unused_recipe(
     sequence_length: object, micro_batch: object, recompute: object, loss: object
 ) -> None:
-    """Check an activation recipe :func:`training_memory` does not use (no shape, or the
-    activations given): a typo is refused as it is with an architecture, not ignored. The
+    """Check an activation recipe :func:`training_memory` does not use (a bare count, whose
+    activations are not sized, or the activations given): a typo is refused as it is with an architecture, not ignored. The
     defaults pass without importing :mod:`costmodel.architecture` (the bare-count fast path)."""
     if (sequence_length, micro_batch, recompute, loss) == (
         DEFAULT_SEQUENCE_LENGTH,
@@ -544,9 +566,10 @@ def training_memory(
         The activation recipe used with ``arch``: by default 4096 tokens, micro-batch 1,
         FlashAttention, no recomputation, the loss in plain PyTorch (``"fp32"``: 12 B per logit
         at its peak; ``"fused"``, ``"fp32-held"``:
-        :func:`costmodel.architecture.loss_logits_bytes`). With a bare parameter count there is
-        no shape, the activations are 0 unless ``activations_bytes`` is given, and
-        ``activations_note`` says so; the recipe is checked all the same (a typo is an error).
+        :func:`costmodel.architecture.loss_logits_bytes`). A bare parameter count sizes the
+        model state only: the activations are 0 unless ``activations_bytes`` is given, and
+        ``activations_note`` says so (:func:`bare_count_note`); the recipe is checked all the
+        same (a typo is an error).
 
     Returns
     -------
@@ -597,7 +620,7 @@ def training_memory(
     elif activations_bytes is None:
         _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
         activations_bytes = 0.0
-        note = "activations: not included (a bare parameter count has no shape; name an architecture: arch=, --arch, the Model box)"
+        note = bare_count_note()
     else:
         _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
         note = "activations: given"

@@ -38,6 +38,48 @@ def _unit_axis(unit: str, *, log: bool = False, title: str = "") -> dict:
 _LONG_TIME_UNITS = ((86400.0, "days"), (3600.0, "h"), (60.0, "min"))
 
 
+def _long_time_unit(end_s: float) -> tuple[float, str] | None:
+    """The unit a time axis ending at ``end_s`` [s] is written in: ``(seconds per unit,
+    name)`` of the largest of days, hours and minutes that ``end_s`` spans twice; None below
+    two minutes (the axis keeps SI prefixes of a second).
+
+    >>> _long_time_unit(2.5e7), _long_time_unit(1.2e5), _long_time_unit(90.0)
+    ((86400.0, 'days'), (3600.0, 'h'), None)
+    """
+    end = float(end_s) if math.isfinite(end_s) else 0.0
+    return next(((u, name) for u, name in _LONG_TIME_UNITS if end >= 2 * u), None)
+
+
+def _axis_number(value: float) -> str:
+    """A number in a long axis's unit, with no exponent: 3 significant digits, whole
+    thousands separated (``1,234`` days, not ``1.23e+03``), and below a thousandth of the unit
+    0, as the axis reads there (a start 1 ms into a step of hours is ``0 h``, not ``2.8e-07
+    h``).
+
+    >>> _axis_number(1234.5), _axis_number(10.72), _axis_number(2.8e-7)
+    ('1,234', '10.7', '0')
+    """
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if abs(value) >= 1e-3 else "0"
+
+
+def _time_on_axis(value_s: float, unit: tuple[float, str], *, duration: bool = False) -> str:
+    """``value_s`` [s] for hover text, in the unit of the long time axis it sits on
+    (:func:`_long_time_unit`), so the hover reads as the ticks do: ``"12.3 h"``, not
+    ``"44.3ks"``. A ``duration`` shorter than two minutes (a collective of milliseconds on an
+    axis of hours) is written as :func:`costmodel.units.format_duration` writes it, SI seconds,
+    as an axis that short would be: ``"2.5e-07 h"`` reads as nothing.
+
+    >>> _time_on_axis(44280.0, (3600.0, "h")), _time_on_axis(0.0025, (3600.0, "h"), duration=True)
+    ('12.3 h', '2.5 ms')
+    """
+    if duration and _long_time_unit(value_s) is None:
+        return format_duration(value_s)
+    seconds, name = unit
+    return f"{_axis_number(value_s / seconds)} {name}"
+
+
 def _time_axis(end_s: float, *, title: str) -> dict:
     """A linear time axis [s] from 0 to ``end_s``: SI prefixes of a second below two minutes
     (``ms``, ``s``, as :func:`costmodel.units.format_duration` writes), else ticks in minutes,
@@ -50,20 +92,20 @@ def _time_axis(end_s: float, *, title: str) -> dict:
     >>> _time_axis(90, title="t")["ticksuffix"]
     's'
     """
-    end = float(end_s) if math.isfinite(end_s) else 0.0
-    for unit_s, name in _LONG_TIME_UNITS:
-        if end >= 2 * unit_s:
-            span = end / unit_s
-            power = 10.0 ** math.floor(math.log10(span / 8))
-            step = next(m * power for m in (1, 2, 5, 10) if span / (m * power) <= 8)
-            n = math.ceil(span / step - 1e-9)
-            values = [i * step for i in range(n + 1)]
-            return {
-                "title": {"text": title},
-                "tickvals": [v * unit_s for v in values],
-                "ticktext": [f"{v:g} {name}" for v in values],
-            }
-    return _unit_axis("s", title=title)
+    unit = _long_time_unit(end_s)
+    if unit is None:
+        return _unit_axis("s", title=title)
+    unit_s, name = unit
+    span = float(end_s) / unit_s
+    power = 10.0 ** math.floor(math.log10(span / 8))
+    step = next(m * power for m in (1, 2, 5, 10) if span / (m * power) <= 8)
+    n = math.ceil(span / step - 1e-9)
+    values = [i * step for i in range(n + 1)]
+    return {
+        "title": {"text": title},
+        "tickvals": [v * unit_s for v in values],
+        "ticktext": [f"{v:g} {name}" for v in values],
+    }
 
 
 def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
@@ -453,7 +495,8 @@ def ddp_timeline_figure(
         less the optimizer step and FSDP's sync (compute-row work outside ``compute_s``), is
         compute slowed under communication.
     """
-    data = []
+    data: list[dict[str, Any]] = []
+    unit = _long_time_unit(step_time_s)  # the axis's unit (None: SI seconds)
     rows = list(dict.fromkeys(_timeline_row(iv) for iv in timeline))
     for kind in dict.fromkeys(iv["kind"] for iv in timeline):  # one trace per kind
         ivs = [iv for iv in timeline if iv["kind"] == kind]
@@ -486,6 +529,18 @@ def ddp_timeline_figure(
                 "%{customdata[2]:.3s}s long, %{customdata[0]:.3s}B" + f"<extra>{kind}</extra>",
             }
         )
+        if unit is not None:  # the axis reads in min, h or days: the hover in the same unit
+            data[-1]["text"] = np.array(
+                [
+                    f"from {_time_on_axis(iv['start_s'], unit)}, "
+                    f"{_time_on_axis(iv['end_s'] - iv['start_s'], unit, duration=True)} long"
+                    for iv in ivs
+                ]
+            )
+            data[-1]["textposition"] = "none"  # hover only, not written on the bars
+            data[-1]["hovertemplate"] = (
+                "%{hovertext}: %{text}, %{customdata[0]:.3s}B" + f"<extra>{kind}</extra>"
+            )
     order = [r for r in ("all-gathers", "gradient reduction", "communication") if r in rows]
     layout = {
         "barmode": "overlay",
@@ -822,12 +877,14 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
     engine spends part of its time in neither compute nor exposed communication).
     """
     labels = list(steps)
+    end_s = max((sum(float(v) for v in steps[k]) for k in labels), default=0.0)
+    unit = _long_time_unit(end_s)  # the axis's unit (None: SI seconds), the hover's too
     parts = (
         ("compute", 0, "#72B7B2"),
         ("exposed communication", 1, "#E45756"),
         ("optimizer, slowest rank, host", 2, "#9D755D"),
     )
-    data = [
+    data: list[dict[str, Any]] = [
         {
             "type": "bar",
             "orientation": "h",
@@ -840,12 +897,15 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
         for name, i, color in parts
         if i < 2 or any(i < len(steps[k]) and float(steps[k][i]) > 0 for k in labels)
     ]
+    if unit is not None:  # the axis reads in min, h or days: the hover in the same unit
+        for trace in data:
+            trace["text"] = [_time_on_axis(x, unit, duration=True) for x in trace["x"]]
+            trace["textposition"] = "none"  # hover only, not written on the bars
+            trace["hovertemplate"] = f"%{{y}}: %{{text}}<extra>{trace['name']}</extra>"
     layout = {
         "barmode": "stack",
         "title": {"text": title},
-        "xaxis": _time_axis(
-            max((sum(float(v) for v in steps[k]) for k in labels), default=0.0), title="step time"
-        ),
+        "xaxis": _time_axis(end_s, title="step time"),
         "yaxis": {"autorange": "reversed"},
         "legend": _legend(),
         "margin": {"t": 50, "b": 10},

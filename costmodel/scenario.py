@@ -656,10 +656,12 @@ class Scenario(BaseModel):
         total = float(mem.total_bytes)
         gb = int(batch.global_batch(self.local_batch, ranks, self.accumulation))
         tokens = gb * self.sequence_length
+        # a bare count's note as the step words it (with the transformer it priced)
+        sized = next((n for n in st.notes if n.startswith("activations:")), None)
         notes = [  # the step's notes carry the model's size (training.scale_notes)
-            mem.base.activations_note,
+            sized or mem.base.activations_note,
             f"compute per micro-batch: {st.compute_label}",
-            *(n for n in st.notes if n != mem.base.activations_note),
+            *(n for n in st.notes if n not in (mem.base.activations_note, sized)),
         ]
         fits = total <= gpu_bytes
         if not fits:

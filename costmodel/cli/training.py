@@ -185,8 +185,9 @@ def memory(
     """Memory per GPU of weights, gradients, optimizer state, activations (and what fits).
 
     With --arch the activations of one micro-batch are included (default recipe: 4096 tokens,
-    micro-batch 1, FlashAttention, no recomputation); a bare --params count has no shape and no
-    activations (as the step's memory of a count), so --seq, --micro-batch, --recompute, --loss
+    micro-batch 1, FlashAttention, no recomputation); a bare --params count sizes the model
+    state and no activations (as the step's memory of a count, which prices the count as a
+    dense transformer of that size), so --seq, --micro-batch, --recompute, --loss
     and --no-flash are refused with it, and beside --activations, which replace what they size
     (as the memory sweep refuses them). The verdict (fits, the largest model, the
     fewest ranks) is checked against --gpu-memory or --cluster's GPU; with neither there is no
@@ -220,7 +221,7 @@ def memory(
         raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
     _check_loss(loss)
     # what sizes activations, given away from its default: refused where nothing uses it (a
-    # bare count has no shape; --activations replace them), as the memory sweep refuses it
+    # bare count sizes none; --activations replace them), as the memory sweep refuses it
     shaped = {
         "--seq": seq != 4096,
         "--micro-batch": micro_batch != 1,

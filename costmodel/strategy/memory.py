@@ -85,8 +85,8 @@ def check_activation_inputs(
     """Refuse what sizes activations where nothing uses it, one rule for ``costmodel memory``
     and the memory sweep: ``shaped`` names the activation inputs given away from their
     defaults (sequence length, micro-batch, recomputation, loss, FlashAttention; each in its
-    surface's spelling). A bare parameter count (``arch`` False) has no shape, so its memory has
-    no activations (the step's memory of a bare count holds the model state alone too) and
+    surface's spelling). A bare parameter count (``arch`` False) sizes the model state alone,
+    so its memory has no activations (the step's memory of a bare count holds the model state alone too) and
     those inputs would be ignored; given ``activations`` replace the ones they size. ValueError
     naming the first such input; ``arch_hint`` says how to name an architecture
     (``--arch NAME``, ``arch=NAME``)."""

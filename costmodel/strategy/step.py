@@ -880,7 +880,7 @@ def _prepare_at(
             compute_source=ct.source,
             compute_label=ct.label,
             compute_band=ct.band,
-            notes=su.notes + _unsized_activations(a, mem),
+            notes=su.notes + _unsized_activations(a, mem, su.shape),
             optimizer_s=opt_s,
             sync_s=sync_s,
             collective_band_s=(lo, hi),
@@ -1369,12 +1369,25 @@ def _ddp_overhead_s(strategy: str, tensor_params: Any) -> float:
     return ddp_step_overhead_s(len(tensor_params))
 
 
-def _unsized_activations(a: Any, mem: Any) -> tuple[str, ...]:
+def _unsized_activations(a: Any, mem: Any, shape: Any = None) -> tuple[str, ...]:
     """The memory's note that it has no activations, for a bare parameter count: its compute
-    is priced on a shape (:func:`_shape_of`) but its memory holds the model state alone, so a
-    "fits" beside it must say what it leaves out (empty for an architecture)."""
+    is priced on a shape (``shape``, :func:`_shape_of`) but its memory holds the model state
+    alone, so a "fits" beside it must say what it leaves out, and which transformer the step
+    priced (empty for an architecture; without the shape outside its range, where the step
+    has equal blocks: :func:`~.layout.wrap_units`)."""
+    from ..memory import bare_count_note
+
     note = str(getattr(mem.base, "activations_note", ""))
-    return (note,) if a is None and note.startswith("activations: not included") else ()
+    if a is not None or not note.startswith("activations: not included"):
+        return ()
+    if shape is None:  # outside the dense shapes' range: wrap_units' equal blocks, 6N
+        return (bare_count_note("equal blocks with 6N FLOPs per token (no dense shape this size)"),)
+    return (
+        bare_count_note(
+            f"a dense transformer of that size ({shape.layers} layers, hidden {shape.hidden}: "
+            "architecture_for_params)"
+        ),
+    )
 
 
 def model_flops_per_token(

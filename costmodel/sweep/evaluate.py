@@ -517,7 +517,7 @@ def memory_row(
 
 def _memory_notes(params: np.ndarray, activations_note: str) -> _Cat:
     """``costmodel memory``'s notes for each row: why activations are 0 (a bare parameter
-    count has no shape) and, from the 70B class, that production runs add tensor and pipeline
+    count sizes the model state alone: :func:`costmodel.memory.bare_count_note`) and, from the 70B class, that production runs add tensor and pipeline
     parallelism (:func:`costmodel.training.scale_notes`); one text per distinct count."""
     import pandas as pd
 

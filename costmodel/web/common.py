@@ -520,18 +520,41 @@ TEXT_TABLE_ROWS = 16
 TEXT_TABLE_CELLS = 160
 
 
+#: A number's last digit and the space after it (with the slash and space of a unit written
+#: "/ s"), as :func:`plain` escapes them (a backslash before the slash): :func:`keep_units`.
+_NUMBER_SPACE = re.compile(r"(\d) ((?:\\/ )?)(?=[^\s\d])")
+NBSP = "\u00a0"
+
+
+def keep_units(escaped: str) -> str:
+    """``escaped`` (a cell :func:`plain` escaped) with a non-breaking space between each number
+    and the unit or suffix after it: "248 GB/s", "1.53 ms", "239 k", "8.21 / s" never break
+    between the number and its unit when a narrow table (a 390 px phone) wraps its cells; a
+    cell still breaks between values ("447 ms - 590 ms" after the dash) and between words.
+
+    >>> keep_units(plain("248 GB/s")) == "248" + NBSP + "GB\\/s"
+    True
+    >>> keep_units(plain("8.21 / s")) == "8\\.21" + NBSP + "\\/" + NBSP + "s"
+    True
+    >>> keep_units(plain("447 ms - 590 ms")).count(NBSP), keep_units("4 8")
+    (2, '4 8')
+    """
+    return _NUMBER_SPACE.sub(lambda m: m[1] + NBSP + m[2].replace(" ", NBSP), escaped)
+
+
 def _cell(name: str, value: Any) -> str:
-    """One cell of a text table, formatted as :func:`styled` shows it in the grid."""
+    """One cell of a text table, formatted as :func:`styled` shows it in the grid, each number
+    kept on one line with its unit (:func:`keep_units`)."""
     if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
         return NO_VALUE  # the grid's na_rep
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return plain(value, limit=200)
+        return keep_units(plain(value, limit=200))
     if isinstance(value, float) and not math.isfinite(value):
         return NO_VALUE
     fmt = column_formatter(name)
     if fmt is not None:
-        return plain(fmt(value), limit=200)
-    return plain(_general(value) if isinstance(value, float) else str(value), limit=200)
+        return keep_units(plain(fmt(value), limit=200))
+    return keep_units(plain(_general(value) if isinstance(value, float) else str(value), limit=200))
 
 
 def _shown_header(name: str) -> str:

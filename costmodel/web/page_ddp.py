@@ -76,7 +76,10 @@ def _inputs() -> dict:
         key="ddp_arch",
         help="A published architecture or your own model's Hugging Face config.json: its real "
         "tensor list makes PyTorch's DDP buckets, its shape the activations and FLOPs per token. "
-        "Custom: equal 2^24-parameter tensors, 6P FLOPs per token, no activations.",
+        "Custom (a bare count): the dense transformer of that size (architecture_for_params) "
+        "makes the buckets, the FSDP units and, at the fitted efficiency, the FLOPs per token; its "
+        "memory has no "
+        "activations.",
     )
     params_text = "0"
     arch_field = None if arch == CUSTOM else arch  # Scenario.arch: a preset name or a path
@@ -783,15 +786,20 @@ def _does_not_fit(inp: dict, result) -> None:
             st.markdown("None of the changes tried fits.")
 
 
-#: The USD-per-GPU-hour box's first value: a placeholder, not a price anyone gave
+#: The rate the cost is shown at while the USD-per-GPU-hour box is empty: a placeholder, not a
+#: price anyone gave (the box shows it greyed; a typed 2.00 is the user's)
 DEFAULT_USD_PER_GPU_HOUR = 2.0
 
 
 def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
     """A price preset published for ``gpu`` (never another GPU's), or USD per GPU-hour typed.
-    Returns ``(price name or None, usd or None, usd_source)``: ``usd_source`` is ``"default"``
-    while the box still holds its placeholder (the cost note then says so, not "given by the
-    user"), else ``"user"``."""
+    Returns ``(price name or None, usd or None, usd_source)``.
+
+    The box starts empty, with the placeholder rate as its grey placeholder text: while it is
+    empty the cost is computed at :data:`DEFAULT_USD_PER_GPU_HOUR` with ``usd_source``
+    ``"default"`` (the cost note and the metric's help say "placeholder", not "given by the
+    user"); any number typed, the placeholder's own 2.00 too, is ``"user"``. A box that
+    started at 2.00 could not tell a typed 2.00 from the untouched default."""
     prices = training.prices_for_gpu(gpu)
     name = bound_choice(
         col,
@@ -807,16 +815,19 @@ def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
         return name, None, "user"
     usd = col.number_input(
         f"USD per GPU-hour ({gpu})",
-        value=DEFAULT_USD_PER_GPU_HOUR,
+        value=None,
         step=0.1,
         key=usd_key,
         bind=QP,
         min_value=0.01,
-        help="a placeholder until you type your price"
+        placeholder=f"{DEFAULT_USD_PER_GPU_HOUR:.2f} (placeholder)",
+        help=f"Empty: the cost is shown at a ${DEFAULT_USD_PER_GPU_HOUR:g} placeholder, "
+        "labelled as such, until you type your price"
         + (f" or pick one of the {len(prices)} published for {gpu}" if prices else ""),
     )
-    typed = usd != DEFAULT_USD_PER_GPU_HOUR or usd_key in st.query_params
-    return None, usd, "user" if typed else "default"
+    if usd is None:
+        return None, DEFAULT_USD_PER_GPU_HOUR, "default"
+    return None, float(usd), "user"
 
 
 def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> None:

@@ -60,8 +60,11 @@ def _inputs() -> dict:
         params_text = c1.text_input(
             "Parameters P", value="7B", key="params", bind=QP, help="e.g. 7B, 1.3B, 350M, 70e9"
         )
-    elif arch != OWN:
-        describe(a, c1)
+        params = parse_input("Parameters P", parse_count, params_text)
+    else:
+        params = float(a.params)
+        if arch != OWN:
+            describe(a, c1)
     recipe = bound_choice(c2, "selectbox", "Precision recipe", tuple(memory.RECIPES), key="recipe")
     st.caption(
         f"{recipe}: {memory.RECIPES[recipe].description} "
@@ -130,10 +133,7 @@ def _inputs() -> dict:
             help="Attention heads a: used only for the 5 a s^2 b attention scores of eq. (1), "
             "which FlashAttention and recomputation (selective or full) do not keep",
         )
-        st.caption(
-            "Custom model: the activations use the shape entered here, not the parameter count; "
-            "pick a named model to get both from its published config."
-        )
+        st.caption(_custom_note(params))
     if with_act:
         st.caption(
             f"Activation recipe: {int(seq)} tokens x micro-batch {int(micro)}, "
@@ -171,9 +171,7 @@ def _inputs() -> dict:
     else:
         activation = ("shape", layers, hidden, heads, *recipe_act)
     return {
-        "params": float(a.params)
-        if a is not None
-        else parse_input("Parameters P", parse_count, params_text),
+        "params": params,
         "arch": a,
         "recipe": recipe,
         "ranks": ranks,
@@ -185,6 +183,46 @@ def _inputs() -> dict:
         "recipe_act": recipe_act,
         "loss": loss,
     }
+
+
+def _card(name: str, capacity: float) -> str:
+    """The card a verdict is against, as the page names it: ``"h100-sxm's 85.5 GB"``, or
+    ``"a card of 80 GB"`` for a typed memory (:func:`costmodel.web.common.gpu_choice` names
+    that one "GPU"). The page always has a card, unlike ``costmodel memory`` (README,
+    "Decisions and known limits"), so every verdict says which.
+
+    >>> _card("h100-sxm", 85.5e9), _card("GPU", 80e9)
+    ("h100-sxm's 85.5 GB", 'a card of 80 GB')
+    """
+    if name == "GPU":
+        return f"a card of {format_bytes(capacity)}"
+    return f"{name}'s {format_bytes(capacity)}"
+
+
+def _custom_note(params: float | None) -> str:
+    """What the page does with a bare parameter count, and what ``costmodel memory --params``
+    and the step do with the same count: the page takes the activations from the shape typed
+    in its boxes; the others size none (the model state alone) and the step prices the count
+    as a dense transformer of that size (:func:`costmodel.architecture.architecture_for_params`),
+    whose blocks are also this page's ZeRO-3 gathered units (:func:`costmodel.strategy.layout.
+    wrap_units`)."""
+    dense = "a dense transformer of that size (architecture_for_params)"  # a count refused
+    if params is not None:
+        try:
+            d = architecture.architecture_for_params(params)
+            dense = (
+                f"a dense transformer of that size ({d.layers} layers, hidden {d.hidden}: "
+                "architecture_for_params), whose blocks are ZeRO-3's gathered units here too"
+            )
+        except ValueError:  # outside the dense shapes' range: equal blocks
+            dense = "equal blocks (no dense shape of this size), ZeRO-3's gathered units here too"
+    return (
+        "Custom model: the model state from the parameter count, the activations from the shape "
+        "entered here. `costmodel memory --params` and the step size no activations for a bare "
+        "count (the model state alone; clear 'Include activations' for their number), and the "
+        f"step prices the count as {dense}. Pick a named model to get the shape from its "
+        "published config."
+    )
 
 
 def _pinned(inp: dict) -> dict | None:
@@ -452,9 +490,10 @@ def render() -> None:
         )
         stage = inp["stage"]
         total = totals[stage]
-        headline_text(
+        headline_text(  # the verdict names its card: the page always has one (README)
             f"Memory per GPU, ZeRO-{stage}",
-            f"{format_bytes(total)} ({'fits' if total <= capacity else 'does not fit'})",
+            f"{format_bytes(total)} ({'fits' if total <= capacity else 'does not fit'} "
+            f"{_card(name, capacity)})",
         )
         st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
             f"Sized as the step prices ZeRO-{stage} ({STRATEGY_OF_STAGE[stage]}): the lesson's "
@@ -513,7 +552,7 @@ def render() -> None:
             "ranks_needed.csv",
             key="ranks_needed",
             on_demand=True,
-            caption=f"Fewest data-parallel ranks whose share fits in {format_bytes(capacity)}",
+            caption=f"Fewest data-parallel ranks whose share fits {_card(name, capacity)}",
         )
     if parts is None:  # the section above showed why
         return
