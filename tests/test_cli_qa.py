@@ -157,7 +157,7 @@ def test_a_measured_step_faster_than_peak_is_refused():
     line = one_line_error(
         run("train", "--arch", "llama-2-7b", "--tokens", "2T", "--nodes", "8", "--step-time",
             "1ms"),
-        "step_time_s:", "allowed: a step of at least",
+        "--step-time:", "allowed: a step of at least",
     )  # fmt: skip
     assert "%" in line  # the MFU it implied, in percent
 
@@ -281,7 +281,7 @@ def test_fp8_all_gathers_need_a_gpu_with_fp8():
     one_line_error(
         run("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-a100", "--strategy", "fsdp",
             "--param-dtype", "fp8"),
-        "param_dtype: fp8 all-gathers need fp8 tensor cores",
+        "--param-dtype: fp8 all-gathers need fp8 tensor cores",
     )  # fmt: skip
 
 

@@ -292,7 +292,7 @@ def memory(
         from .. import presets
         from ..strategy.step import check_fp8_support
 
-        c = presets.cluster(cluster)
+        c = presets.cluster(cluster, field="cluster")
         check_fp8_support(c.gpu, recipe=recipe)
         capacity, gpu_name = float(c.gpu.memory_bytes), c.gpu.name
     if capacity is not None:
@@ -861,7 +861,11 @@ def _step_on_cluster(
 
     st = _strategy_of(strategy, None)
     c = presets.cluster(
-        cluster, nodes=nodes, gpus_per_node=gpus_per_node, power_limit_w=power_limit_w
+        cluster,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        power_limit_w=power_limit_w,
+        field="cluster",
     )
     compute_s = tok = None
     if peak_flops is not None:
@@ -1095,40 +1099,9 @@ def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
         )
 
 
-# Scenario's fields whose option is not the field's own name (``local_batch`` -> --local-batch);
-# "name" is the cluster preset lookup's argument, which Scenario's check passes on
-_SCENARIO_OPTIONS = {
-    "zero_stage": "--zero",
-    "compute_time_s": "--compute-time",
-    "bucket_cap_bytes": "--bucket",
-    "flash_attention": "--flash",
-    "comm_contention": "--contention",
-    "reshard_after_forward": "--reshard",
-    "name": "--cluster",
-}
-
-
-def _scenario_option(field: str) -> str | None:
-    """The ``train``/``scenario`` option that sets Scenario's ``field`` (None: no option)."""
-    from .._limits import option_name
-    from ..scenario import Scenario
-
-    if field in _SCENARIO_OPTIONS:
-        return _SCENARIO_OPTIONS[field]
-    return option_name(field) if field in Scenario.model_fields else None
-
-
 def _scenario_from_options(o: dict[str, Any]) -> Any:
-    """The Scenario of ``train``/``scenario``'s options; its refusals name the option typed."""
-    from pydantic import ValidationError
-
-    try:
-        return _build_scenario(o)
-    except ValidationError as exc:
-        raise ValueError(_one_line(exc, _scenario_option)) from None
-
-
-def _build_scenario(o: dict[str, Any]) -> Any:
+    """The Scenario of ``train``/``scenario``'s options; its refusals name the option typed
+    (``limited``'s :func:`costmodel.cli._common.command_options`, as every command's)."""
     from ..scenario import Scenario
 
     if o["params"] is None and o["arch"] is None:
@@ -1266,10 +1239,14 @@ def scenario(
             "whether it fits (run --fit on each side alone)"
         )
     a = _scenario_from_options(locals())
-    b = a.with_changes(vs) if vs is not None else None
+    b = _on_side_b(lambda: a.with_changes(vs), vs) if vs is not None else None
     result = a.evaluate(scaling=b is None, flips=b is None)
     fa = _scenario_fit(a) if (fit or not result.fits) and b is None else None
-    other = b.evaluate(scaling=False, flips=False) if b is not None else None
+    other = (
+        _on_side_b(lambda: b.evaluate(scaling=False, flips=False), vs or "")
+        if b is not None
+        else None
+    )
     from ..scenario import bucket_advice_refusal
 
     advice: dict[str, Any] = {}
@@ -1316,6 +1293,33 @@ def scenario(
         typer.echo(_cost_text(costs))
     for name, adv in advice.items():
         typer.echo(_advice_text(name if other is not None else "", adv, a if name == "A" else b))
+
+
+def _vs_options(vs: str) -> Any:
+    """A refused field of the --vs configuration -> ``--vs KEY``, KEY as the user typed it in
+    --vs (``micro_batch`` for Scenario's ``local_batch``); ``changes`` is --vs itself."""
+    from ..scenario import _CHANGE_ALIASES, Scenario
+
+    typed: dict[str, str] = {}
+    for part in vs.split(","):
+        key = part.partition("=")[0].strip()
+        typed.setdefault(_CHANGE_ALIASES.get(key.replace("-", "_"), key.replace("-", "_")), key)
+
+    def option(field: str) -> str | None:
+        if field == "changes":
+            return "--vs"
+        return f"--vs {typed.get(field, field)}" if field in Scenario.model_fields else None
+
+    return option
+
+
+def _on_side_b(make: Any, vs: str) -> Any:
+    """``make()`` of the --vs configuration; a refusal names ``--vs KEY`` (what the user typed
+    in --vs), not A's option of that field, which was not what was refused."""
+    try:
+        return make()
+    except ValueError as exc:
+        raise ValueError(_one_line(exc, _vs_options(vs))) from None
 
 
 def _side_costs(

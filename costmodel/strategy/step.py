@@ -532,7 +532,11 @@ def _resolve(
         )
     if layout is not None and not isinstance(layout, Layout):
         raise ValueError(f"layout: a Layout (cm.Layout(strategy=..., ...)) or None, got {layout!r}")
-    c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
+    c = (
+        cluster
+        if not isinstance(cluster, str)
+        else presets.cluster(cluster, nodes=nodes, field="cluster")
+    )
     if not isinstance(cluster, str) and c.nodes != nodes and nodes != 1:
         c = presets.cluster(c, nodes=nodes)
     if gpus_per_node is not None and gpus_per_node != c.gpus_per_node:
