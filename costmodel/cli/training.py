@@ -141,6 +141,20 @@ def _fit_text(fa: Any, top: int = 5) -> str:
 
 
 # --- memory -----------------------------------------------------------------------------------
+def _activation_defaults() -> dict[str, Any]:
+    """What sizes activations when ``memory`` is not given it: the defaults of
+    :func:`costmodel.strategy.strategy_memory` (the step's memory), read from it so that the
+    two cannot differ (4096 tokens, micro-batch 1, FlashAttention, no recomputation, fp32
+    loss)."""
+    import inspect
+
+    from ..strategy.memory import strategy_memory
+
+    p = inspect.signature(strategy_memory).parameters
+    names = ("sequence_length", "micro_batch", "flash_attention", "recompute", "loss")
+    return {k: p[k].default for k in names}
+
+
 def memory(
     params: Annotated[
         str | None, typer.Option(help="Model parameters: 7B, 350M (or give --arch).")
@@ -162,20 +176,29 @@ def memory(
         str | None,
         typer.Option(help="Activation memory per GPU: 10GB (default: from --arch, else 0)."),
     ] = None,
+    # what sizes activations: None = not given (the step's default, _activation_defaults), so
+    # that a value typed is "given" even when it equals the default (refused without --arch)
     seq: Annotated[
-        int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
-    ] = 4096,
+        int | None,
+        typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample (default 4096)."),
+    ] = None,
     micro_batch: Annotated[
-        int,
+        int | None,
         typer.Option(
-            "--micro-batch", "--local-batch", min=1, help="Micro-batch per GPU [samples]."
+            "--micro-batch",
+            "--local-batch",
+            min=1,
+            help="Micro-batch per GPU [samples] (default 1).",
         ),
-    ] = 1,
-    recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
-    loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
+    ] = None,
+    recompute: Annotated[str | None, typer.Option(help=_RECOMPUTE_HELP + " Default none.")] = None,
+    loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
     flash: Annotated[
-        bool, typer.Option("--flash/--no-flash", help="FlashAttention (no s x s scores kept).")
-    ] = True,
+        bool | None,
+        typer.Option(
+            "--flash/--no-flash", help="FlashAttention (no s x s scores kept; default on)."
+        ),
+    ] = None,
     gpu_memory: Annotated[
         str | None, typer.Option(help="GPU memory to check against: 80GB.")
     ] = None,
@@ -187,8 +210,9 @@ def memory(
     With --arch the activations of one micro-batch are included (default recipe: 4096 tokens,
     micro-batch 1, FlashAttention, no recomputation); a bare --params count has no shape and no
     activations (as the step's memory of a count), so --seq, --micro-batch, --recompute, --loss
-    and --no-flash are refused with it, and beside --activations, which replace what they size
-    (as the memory sweep refuses them). The verdict (fits, the largest model, the
+    and --flash/--no-flash are refused with it, and beside --activations, which replace what
+    they size (as the memory sweep refuses them); given is given, even at the default value.
+    The verdict (fits, the largest model, the
     fewest ranks) is checked against --gpu-memory or --cluster's GPU; with neither there is no
     card and no verdict, as `costmodel step` without --cluster and a memory sweep without
     preset or gpu_memory.
@@ -216,17 +240,14 @@ def memory(
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
-    if recompute not in RECOMPUTE_MODES:
-        raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
-    _check_loss(loss)
-    # what sizes activations, given away from its default: refused where nothing uses it (a
-    # bare count has no shape; --activations replace them), as the memory sweep refuses it
+    # what sizes activations, given (whatever its value): refused where nothing uses it (a bare
+    # count has no shape; --activations replace them), as the memory sweep refuses it
     shaped = {
-        "--seq": seq != 4096,
-        "--micro-batch": micro_batch != 1,
-        "--recompute": recompute != "none",
-        "--loss": loss != "fp32",
-        "--no-flash": not flash,
+        "--seq": seq is not None,
+        "--micro-batch": micro_batch is not None,
+        "--recompute": recompute is not None,
+        "--loss": loss is not None,
+        "--flash" if flash else "--no-flash": flash is not None,
     }
     check_activation_inputs(
         [name for name, on in shaped.items() if on],
@@ -234,6 +255,15 @@ def memory(
         activations=activations is not None,
         arch_hint="--arch NAME",
     )
+    default = _activation_defaults()
+    seq = default["sequence_length"] if seq is None else seq
+    micro_batch = default["micro_batch"] if micro_batch is None else micro_batch
+    recompute = default["recompute"] if recompute is None else recompute
+    loss = default["loss"] if loss is None else loss
+    flash = default["flash_attention"] if flash is None else flash
+    if recompute not in RECOMPUTE_MODES:
+        raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
+    _check_loss(loss)
     p_given = units.parse_count(params, name="--params") if params is not None else None
     act = units.parse_bytes(activations, name="--activations") if activations else None
     recipe_kw: dict[str, Any] = dict(
