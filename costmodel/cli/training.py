@@ -948,6 +948,8 @@ def _step_on_cluster(
                 )
         adv = advise(p, cluster=c, nodes=nodes, **common)
         ranked = adv.rows()
+        inputs = dict(preset=cluster, kw=kw, nodes=nodes, c=c, mfu=mfu, compute_s=compute_s,
+                      tok=tok, bucket=common["bucket_cap_bytes"], power_limit_w=power_limit_w)  # fmt: skip
         fa_all = None
         if adv.best is None:  # what makes it fit, from the most sharded strategy (fsdp)
             fa_all = fit_suggestions(
@@ -956,6 +958,17 @@ def _step_on_cluster(
         _say_assumed(cluster if assumed_cluster else None)
         if as_json:
             out: dict[str, Any] = adv.as_dict()
+            # each strategy's row: the ranking's keys, then the step sweep row's inputs and
+            # columns for that layout (what `step --strategy NAME --json` and `sweep --kind
+            # step` write for it), so a script reads one vocabulary on every surface
+            for row, st_ in zip(out["strategies"], adv.steps, strict=True):
+                lay = st_.layout
+                row.update(
+                    _step_record(
+                        st_, p, arch, **inputs, group_size=lay.group_size,
+                        reshard=lay.reshard_after_forward,
+                    )
+                )  # fmt: skip
             if fa_all is not None:
                 out["fit_suggestions"] = fa_all.as_dict()
             _print_json(out)
@@ -983,32 +996,25 @@ def _step_on_cluster(
         **common,
     )
     s = strategy_step(p, **layout_kw)
-    from ..sweep.evaluate import step_columns
-
-    # step --json's keys, then a step sweep row's inputs and columns (the same names, units and
-    # values: memory_GB beside memory_bytes), so a script reading one reads the other
     data = {"params": float(p) if p is not None else None, "arch": arch, **s.as_dict()}
     data.update(
-        preset=cluster,
-        model=kw["model"],
-        recipe=kw["recipe"],
-        recompute=kw["recompute"],
-        loss=kw["loss"],
-        reshard_after_forward=reshard,
-        param_dtype=kw["param_dtype"],
-        grad_dtype=kw["grad_dtype"],
-        no_sync=kw["no_sync"],
-        nodes=nodes,
-        gpus_per_node=int(c.gpus_per_node),
-        group_size=group_size,
-        mfu=mfu,
-        compute_time_s=compute_s,
-        tokens_per_gpu=tok,
-        bucket_cap_bytes=common["bucket_cap_bytes"],
-        power_limit_w=power_limit_w,
+        _step_record(
+            s,
+            p,
+            arch,
+            cluster,
+            kw,
+            nodes,
+            c,
+            mfu=mfu,
+            compute_s=compute_s,
+            tok=tok,
+            bucket=common["bucket_cap_bytes"],
+            power_limit_w=power_limit_w,
+            group_size=group_size,
+            reshard=reshard,
+        )  # fmt: skip
     )
-    data.update(step_columns(s, kw["micro_batch"], kw["seq"]))
-    data["notes"] = list(s.notes)  # a list, as memory --json's (a sweep row joins them)
     fa = None
     if not s.fits:
         fa = fit_suggestions(p, **{**layout_kw, "band": False})
@@ -1056,6 +1062,57 @@ def _step_on_cluster(
     typer.echo(_kv(rows))
     for n in s.notes:
         typer.echo(f"note: {n}")
+
+
+def _step_record(
+    s: Any,
+    p: float | None,
+    arch: str | None,
+    preset: str,
+    kw: dict[str, Any],
+    nodes: int,
+    c: Any,
+    *,
+    mfu: float | None,
+    compute_s: float | None,
+    tok: float | None,
+    bucket: int | None,
+    power_limit_w: float | None,
+    group_size: int | None,
+    reshard: bool | None,
+) -> dict[str, Any]:
+    """A step's inputs and a step sweep row's columns (:func:`costmodel.sweep.evaluate.
+    step_columns`: the same names, units and values, memory_GB beside memory_bytes), as
+    ``step --json`` writes them for its step and ``step --strategy all --json`` for each
+    strategy's row (``group_size``/``reshard`` that row's layout's), so a script reading one
+    reads the other and the sweep. ``notes`` stays a list, as memory --json's (a sweep row
+    joins them)."""
+    from ..sweep.evaluate import step_columns
+
+    out: dict[str, Any] = dict(
+        params=float(p) if p is not None else None,
+        arch=arch,
+        preset=preset,
+        model=kw["model"],
+        recipe=kw["recipe"],
+        recompute=kw["recompute"],
+        loss=kw["loss"],
+        reshard_after_forward=reshard,
+        param_dtype=kw["param_dtype"],
+        grad_dtype=kw["grad_dtype"],
+        no_sync=kw["no_sync"],
+        nodes=nodes,
+        gpus_per_node=int(c.gpus_per_node),
+        group_size=group_size,
+        mfu=mfu,
+        compute_time_s=compute_s,
+        tokens_per_gpu=tok,
+        bucket_cap_bytes=bucket,
+        power_limit_w=power_limit_w,
+    )
+    out.update(step_columns(s, kw["micro_batch"], kw["seq"]))
+    out["notes"] = list(s.notes)
+    return out
 
 
 def _band_range(band: tuple[float, float] | None, fmt: str) -> str:
