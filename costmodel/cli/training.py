@@ -109,7 +109,8 @@ _PowerOpt = Annotated[
     typer.Option(
         "--power-limit-w",
         help="Board power limit of the cluster's GPUs [W], in [minimum, datasheet maximum] "
-        "(H100/H200 SXM 200..700, A100 SXM 100..400), e.g. 500 for H100s capped at 500 W "
+        "(H100/H200 SXM 200..700, A100 SXM 100..400; power scaling is not modelled for other "
+        "GPUs, B200 included, which refuse it), e.g. 500 for H100s capped at 500 W "
         "(nvidia-smi -pl); the fitted compute efficiency follows it (default: the GPU's "
         "datasheet power, H100/H200 SXM 700 W, A100 SXM 400 W).",
     ),
