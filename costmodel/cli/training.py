@@ -633,7 +633,10 @@ def step(
     no_sync: Annotated[
         bool, typer.Option("--no-sync/--sync", help="Skip all-reduce on non-final micro-batches.")
     ] = True,
-    model: Annotated[str, typer.Option(help="With --cluster: " + _MODEL_HELP)] = "nccl",
+    # the cluster step's options below default to None: not given (strategy_step's default,
+    # resolved in _step_on_cluster), so that one typed at the default value is "given" (the
+    # one-link step refuses it as it refuses any other value)
+    model: Annotated[str | None, typer.Option(help="With --cluster: " + _MODEL_HELP)] = None,
     strategy: Annotated[
         str,
         typer.Option(
@@ -642,27 +645,34 @@ def step(
     ] = "ddp",
     group_size: _GroupOpt = None,
     reshard: _ReshardOpt = None,
-    param_dtype: _ParamDtypeOpt = "bf16",
+    param_dtype: Annotated[
+        str | None,
+        typer.Option(help="dtype parameters are all-gathered in: bf16 (default), fp16, fp8, fp32."),
+    ] = None,
     grad_dtype: _GradDtypeOpt = None,
     contention: _ContentionOpt = None,
     power_limit_w: _PowerOpt = None,
     recipe: Annotated[
-        str, typer.Option(help="Precision/optimizer recipe (memory; with --cluster).")
-    ] = "mixed-adam",
+        str | None,
+        typer.Option(
+            help="Precision/optimizer recipe (memory; with --cluster; default mixed-adam)."
+        ),
+    ] = None,
     micro_batch: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--micro-batch",
             "--local-batch",
             min=1,
-            help="Micro-batch per GPU [samples] (with --cluster).",
+            help="Micro-batch per GPU [samples] (with --cluster; default 1).",
         ),
-    ] = 1,
+    ] = None,
     seq: Annotated[
-        int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
-    ] = 4096,
-    recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
-    loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
+        int | None,
+        typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample (default 4096)."),
+    ] = None,
+    recompute: Annotated[str | None, typer.Option(help=_RECOMPUTE_HELP + " Default none.")] = None,
+    loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """One training step: compute, communication, exposed comm, bound, efficiency, memory.
@@ -758,20 +768,20 @@ def step(
             "collectives span nodes and groups); --ranks/--bandwidth prices ddp only"
         )
     # options of the cluster step only: refused rather than silently ignored
-    cluster_only = {
-        "--gpus-per-node": gpus_per_node is not None,
-        "--grad-dtype": grad_dtype is not None,
-        "--param-dtype": param_dtype != "bf16",
-        "--group-size": group_size is not None,
-        "--reshard/--no-reshard": reshard is not None,
-        "--recipe": recipe != "mixed-adam",
-        "--micro-batch": micro_batch != 1,
-        "--recompute": recompute != "none",
-        "--loss": loss != "fp32",
-        "--seq": seq != 4096,
-        "--model": model != "nccl",
+    cluster_only = {  # given is given, even at the default value
+        "--gpus-per-node": gpus_per_node,
+        "--grad-dtype": grad_dtype,
+        "--param-dtype": param_dtype,
+        "--group-size": group_size,
+        "--reshard/--no-reshard": reshard,
+        "--recipe": recipe,
+        "--micro-batch": micro_batch,
+        "--recompute": recompute,
+        "--loss": loss,
+        "--seq": seq,
+        "--model": model,
     }
-    given = [name for name, on in cluster_only.items() if on]
+    given = [name for name, value in cluster_only.items() if value is not None]
     if given:
         raise ValueError(
             f"{given[0]}: an option of the step on a cluster preset (--cluster NAME); the "
@@ -883,7 +893,16 @@ def _step_on_cluster(
     **kw: Any,
 ) -> None:
     """``step --cluster``: :func:`costmodel.strategy.strategy_step` (or the advisor for all);
-    ``assumed_cluster``: the cluster is the default, not given, and the output says so."""
+    ``assumed_cluster``: the cluster is the default, not given, and the output says so. An
+    option of ``kw`` that is None was not given: it takes strategy_step's default."""
+    from ..strategy.step import step_default
+
+    micro_batch_given = kw["micro_batch"] is not None
+    for key, keyword in (("recipe", "recipe"), ("micro_batch", "micro_batch"),
+                         ("seq", "sequence_length"), ("recompute", "recompute"), ("loss", "loss"),
+                         ("model", "model"), ("param_dtype", "param_dtype")):  # fmt: skip
+        if kw[key] is None:
+            kw[key] = step_default(keyword)
     _check_loss(kw["loss"])
     from .. import presets
     from ..strategy import strategy_step
@@ -913,7 +932,7 @@ def _step_on_cluster(
         from ..strategy.compute import micro_batch_of_tokens
 
         tok = units.parse_count(tokens_per_gpu, name="--tokens-per-gpu")
-        if kw["micro_batch"] != 1:  # the tokens set it: a second one would be ignored
+        if micro_batch_given:  # the tokens set it: a second one would be ignored
             raise ValueError(
                 "--micro-batch: not with --tokens-per-gpu (the tokens are micro-batch x --seq); "
                 "give one of them"
