@@ -118,11 +118,11 @@ def _named_cluster(name: str, text: str) -> Cluster:
     from .presets import cluster as _load
 
     try:
-        return _load(text)
-    except PresetError as err:
+        return _load(text, field=name)
+    except PresetError:
         hint = units.text_hint(name, text)  # bandwidth_bytes_per_s: a rate; ranks: a count
         if not hint:
-            raise PresetError(f"{name}: {str(err).removeprefix('name: ')}") from None
+            raise
         raise ValueError(
             f"{name}: {text!r} is text, not a number or a cluster preset{hint}"
         ) from None

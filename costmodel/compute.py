@@ -165,8 +165,10 @@ GPU_MIN_POWER_W: dict[str, float] = {
 
 #: A GPU of a fitted family without its own entry above gets its family's SXM part's power
 #: (both ends of the range: GH200's GPU is capped as an H100 SXM, 200..700 W). No Blackwell
-#: entry: the compute fit has no Blackwell runs, so a limit there is refused (B200's published
-#: range, DGX B200 user guide: AllowableMin 200, AllowableMax 1000 W, is not needed yet).
+#: entry: the compute fit has no Blackwell runs, so a limit there is refused as not modelled
+#: (:func:`costmodel.hardware.check_power_limit_w`). No B200 range is quoted there: the DGX
+#: B200 user guide's "Managing Power Capping" example prints AllowableMin 200, AllowableMax
+#: 700 W, the H100 SXM's range, so it is not taken as a B200 reading.
 _FAMILY_POWER_OF = {"ampere": "a100-sxm-80gb", "hopper": "h100-sxm"}
 
 

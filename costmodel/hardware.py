@@ -886,12 +886,14 @@ def check_power_limit_w(gpu: Any, power_limit_w: Any) -> float:
     (``nvidia-smi -pl``) down to its minimum (:func:`costmodel.compute.min_power_limit_w`: A100
     SXM 100 W, H100/H200 SXM 200 W, the driver's and the DGX BMC's published values) but not
     raised above its datasheet maximum TDP (:func:`costmodel.compute.datasheet_power_w`: A100
-    SXM 400 W, H100/H200 SXM 700 W). The compute fit knows no datasheet power for other GPUs (no
-    published runs), so a limit there would change nothing and is refused. The one check of
-    every surface: the GPU model, ``presets.cluster``, ``strategy_step``, ``Scenario``, the CLI
-    and the step page.
+    SXM 400 W, H100/H200 SXM 700 W). For any other GPU (B200 and the other Blackwell parts, L40S,
+    V100, ...) power scaling is not modelled: the compute fit's power law has no runs of its
+    family, so a limit would change nothing, and it is refused saying so (not as a range the
+    value missed: the card takes limits the model cannot price). The one check of every
+    surface: the GPU model, ``presets.cluster``, ``strategy_step``, ``Scenario``, the CLI, the
+    sweep and the step page.
     """
-    from .compute import datasheet_power_w, min_power_limit_w
+    from .compute import _FAMILY_POWER_OF, datasheet_power_w, gpu_family, min_power_limit_w
 
     name = str(getattr(gpu, "name", gpu))
     try:
@@ -899,8 +901,10 @@ def check_power_limit_w(gpu: Any, power_limit_w: Any) -> float:
         low = min_power_limit_w(gpu)
     except ValueError:
         raise ValueError(
-            f"power_limit_w: no datasheet power is known for {name} (costmodel.compute."
-            "GPU_POWER_W: the GPUs of the compute fit), so a power limit cannot apply; leave it unset"
+            f"power_limit_w: power scaling is not modelled for {name} ({gpu_family(gpu)}): the "
+            "compute fit's power law has no runs of this GPU family (it has "
+            f"{', '.join(_FAMILY_POWER_OF)}), so a power limit would change nothing; leave it "
+            "unset (the GPU runs at its own power)"
         ) from None
     ok = (
         not isinstance(power_limit_w, bool)

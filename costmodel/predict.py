@@ -181,7 +181,7 @@ class Prediction:
 def _resolve(cluster: str | Cluster, nodes: int, gpus_per_node: int | None) -> Cluster:
     from .presets import cluster as load_cluster
 
-    return load_cluster(cluster, nodes=nodes, gpus_per_node=gpus_per_node)
+    return load_cluster(cluster, nodes=nodes, gpus_per_node=gpus_per_node, field="cluster")
 
 
 def fitted_params() -> dict[str, object]:

@@ -516,11 +516,14 @@ def _is_path(name: object) -> bool:
     return isinstance(name, str) and (name.endswith(".toml") or os.sep in name or "/" in name)
 
 
-def _load_path(path: str | os.PathLike[str], reg: _Registry) -> tuple[_File, BaseModel]:
+def _load_path(
+    path: str | os.PathLike[str], reg: _Registry, field: str = "name"
+) -> tuple[_File, BaseModel]:
     p = Path(path).expanduser()
     if not _is(p, "file"):
+        where = f"{field}: {_short(p)}" if field != "name" else _short(p)
         raise PresetError(
-            f"{_short(p)}: preset file does not exist; allowed: a preset name (see "
+            f"{where}: preset file does not exist; allowed: a preset name (see "
             "`costmodel presets list`) or the path of a preset TOML file"
         )
     # a file in a gpus/, links/, clusters/ or calibrations/ folder is of that kind, as it is
@@ -530,17 +533,19 @@ def _load_path(path: str | os.PathLike[str], reg: _Registry) -> tuple[_File, Bas
     return f, reg._validate(f)
 
 
-def _unknown(name: object, pool: list[str], kind: str | None) -> PresetError:
+def _unknown(name: object, pool: list[str], kind: str | None, field: str = "name") -> PresetError:
+    """The refusal of an unknown preset ``name``, naming ``field`` (the argument or field the
+    caller's user gave it in: ``cluster`` of a Scenario, ``preset`` of a sweep)."""
     what = f"{kind} preset" if kind else "preset"
     same = [n for n in pool if n.lower() == str(name).lower()]
     if same:  # only the case differs: say so rather than guess (names are one spelling each)
         return PresetError(
-            f"name: unknown {what} {name!r}; did you mean {same[0]!r}? (preset names are "
+            f"{field}: unknown {what} {name!r}; did you mean {same[0]!r}? (preset names are "
             "lower-case)"
         )
     close = difflib.get_close_matches(str(name), pool, n=3, cutoff=0.4)
     hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
-    return PresetError(f"name: unknown {what} {name!r}; {hint} (see `costmodel presets list`)")
+    return PresetError(f"{field}: unknown {what} {name!r}; {hint} (see `costmodel presets list`)")
 
 
 @overload
@@ -549,6 +554,7 @@ def load(
     kind: Literal["gpu"],
     *,
     dirs: Iterable[str | os.PathLike[str]] | str | None = None,
+    field: str = "name",
 ) -> GPU: ...
 @overload
 def load(
@@ -556,6 +562,7 @@ def load(
     kind: Literal["link"],
     *,
     dirs: Iterable[str | os.PathLike[str]] | str | None = None,
+    field: str = "name",
 ) -> Link: ...
 @overload
 def load(
@@ -563,16 +570,20 @@ def load(
     kind: str | None = None,
     *,
     dirs: Iterable[str | os.PathLike[str]] | str | None = None,
+    field: str = "name",
 ) -> GPU | Link | Cluster | CalibrationPreset: ...
 def load(
     name: str | os.PathLike[str],
     kind: str | None = None,
     *,
     dirs: Iterable[str | os.PathLike[str]] | str | None = None,
+    field: str = "name",
 ) -> GPU | Link | Cluster | CalibrationPreset:
     """The validated preset called ``name`` (a :class:`GPU`, :class:`Link` or :class:`Cluster`).
 
     ``name`` may also be the path of a preset file (ends in ``.toml`` or contains a ``/``).
+    ``field`` is what an unknown name's refusal starts with: the argument or field the user
+    gave the name in (``cluster`` of a Scenario), ``name`` by default.
     A calibration loads as its base cluster carrying the fits (module docstring, Calibrations);
     one without ``base`` loads as a :class:`CalibrationPreset`.
 
@@ -584,7 +595,7 @@ def load(
     f: _File | None
     model: BaseModel | None
     if _is_path(name) and not (isinstance(name, str) and name in reg.files):
-        f, model = _load_path(name, reg)
+        f, model = _load_path(name, reg, field)
     elif isinstance(name, str):
         f = reg.files.get(name)
         model = reg.models[name] if f is not None else None
@@ -598,7 +609,7 @@ def load(
                 "(or calibrate with base=...)"
             )
         pool = sorted(n for n, g in reg.files.items() if _kind_matches(g, reg.models[n], k))
-        raise _unknown(name, pool, k)
+        raise _unknown(name, pool, k, field)
     return model  # type: ignore[return-value]
 
 
@@ -609,10 +620,12 @@ def cluster(
     gpus_per_node: int | None = None,
     power_limit_w: float | None = None,
     dirs: Iterable[str | os.PathLike[str]] | str | None = None,
+    field: str = "name",
 ) -> Cluster:
     """A cluster preset with ``nodes`` nodes (optionally a ``gpus_per_node`` slice, and its
     GPUs capped at ``power_limit_w`` [W]; None keeps the preset's: its datasheet power unless
-    the GPU preset sets a limit).
+    the GPU preset sets a limit). ``field`` names the name in an unknown name's refusal
+    (:func:`load`).
 
     >>> cluster("dgx-h100", nodes=8).ranks
     64
@@ -621,7 +634,7 @@ def cluster(
     >>> cluster("dgx-h100", power_limit_w=500).gpu.power_limit_w
     500.0
     """
-    c = name if isinstance(name, Cluster) else load(name, "cluster", dirs=dirs)
+    c = name if isinstance(name, Cluster) else load(name, "cluster", dirs=dirs, field=field)
     assert isinstance(c, Cluster)
     from ._checks import whole_count
 

@@ -461,7 +461,9 @@ class Scenario(BaseModel):
         from . import presets
 
         n = self.nodes if nodes is None else nodes
-        c = presets.cluster(self.cluster, nodes=n, power_limit_w=self.power_limit_w)
+        c = presets.cluster(
+            self.cluster, nodes=n, power_limit_w=self.power_limit_w, field="cluster"
+        )
         if self.gpus_per_node is not None and self.gpus_per_node != c.gpus_per_node:
             c = c.with_gpus_per_node(self.gpus_per_node)
         return c

@@ -97,6 +97,35 @@ def test_step_refuses_an_option_the_form_would_ignore(args, field):
     assert line.startswith(f"costmodel: error: {field}: an option of the")
 
 
+@pytest.mark.parametrize(
+    "typed",
+    [("--seq", "4096"), ("--sequence-length", "4096"), ("--micro-batch", "1"),
+     ("--recipe", "mixed-adam"), ("--recompute", "none"), ("--loss", "fp32"),
+     ("--model", "nccl"), ("--param-dtype", "bf16")],
+)  # fmt: skip
+def test_step_refuses_a_cluster_option_typed_at_its_default_value(typed):
+    """Given is given: `step --ranks 8 --bandwidth 50GB/s --seq 4096` was answered (4096 is the
+    default, read as not given) while `--seq 8192` was refused."""
+    option = {"--sequence-length": "--seq"}.get(typed[0], typed[0])
+    line = one_line_error(run(*ONE_LINK, *typed), option)
+    assert line.startswith(f"costmodel: error: {option}: an option of the")
+
+
+def test_step_on_a_cluster_takes_the_default_whether_typed_or_left_out():
+    typed = ("--seq", "4096", "--micro-batch", "1", "--recipe", "mixed-adam", "--recompute",
+             "none", "--loss", "fp32", "--model", "nccl", "--param-dtype", "bf16")  # fmt: skip
+    absent = json.loads(run(*ON_CLUSTER, "--json").stdout)
+    given = json.loads(run(*ON_CLUSTER, *typed, "--json").stdout)
+    assert absent == given
+    assert (absent["sequence_length"], absent["micro_batch"], absent["recipe"]) == (
+        4096, 1, "mixed-adam",
+    )  # fmt: skip
+    # --tokens-per-gpu sets the micro-batch: a typed --micro-batch 1 beside it is refused too
+    tokens = ("step", "--params", "7B", "--cluster", "dgx-h100", "--tokens-per-gpu", "8192")
+    one_line_error(run(*tokens, "--micro-batch", "1"), "--micro-batch: not with --tokens-per-gpu")
+    assert run(*tokens).exit_code == 0
+
+
 def test_the_one_link_step_still_takes_its_own_options():
     base = json.loads(run(*ONE_LINK, "--json").stdout)
     fp8 = json.loads(run(*ONE_LINK, "--gradient-bytes", "1", "--json").stdout)
@@ -157,7 +186,7 @@ def test_a_measured_step_faster_than_peak_is_refused():
     line = one_line_error(
         run("train", "--arch", "llama-2-7b", "--tokens", "2T", "--nodes", "8", "--step-time",
             "1ms"),
-        "step_time_s:", "allowed: a step of at least",
+        "--step-time:", "allowed: a step of at least",
     )  # fmt: skip
     assert "%" in line  # the MFU it implied, in percent
 
@@ -281,7 +310,7 @@ def test_fp8_all_gathers_need_a_gpu_with_fp8():
     one_line_error(
         run("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-a100", "--strategy", "fsdp",
             "--param-dtype", "fp8"),
-        "param_dtype: fp8 all-gathers need fp8 tensor cores",
+        "--param-dtype: fp8 all-gathers need fp8 tensor cores",
     )  # fmt: skip
 
 

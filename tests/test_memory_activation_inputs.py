@@ -71,3 +71,48 @@ def test_step_on_a_count_holds_no_activations_either():
     assert s["memory_parts_bytes"]["activations_bytes"] == 0.0
     d = json.loads(run("memory", "--params", "7B", "--zero", "3", "--ranks", "8", "--json").stdout)
     assert d["memory_bytes"] == pytest.approx(s["memory_bytes"], rel=1e-12)
+
+
+# --- given is given: an input typed at its default value is an input --------------------------
+# (memory's option typed at the default value, the sweep's axis for it, the option named)
+AT_DEFAULT = [
+    (["--seq", "4096"], {"sequence_length": 4096}, "--seq"),
+    (["--sequence-length", "4096"], {"sequence_length": 4096}, "--seq"),
+    (["--micro-batch", "1"], {"micro_batch": 1}, "--micro-batch"),
+    (["--recompute", "none"], {"recompute": "none"}, "--recompute"),
+    (["--loss", "fp32"], {"loss": "fp32"}, "--loss"),
+    (["--flash"], {"flash_attention": True}, "--flash"),
+]
+
+
+@pytest.mark.parametrize(("args", "axes", "option"), AT_DEFAULT)
+def test_an_input_typed_at_its_default_value_is_given(args, axes, option):
+    """`memory --params 7B --seq 4096` was answered while `--seq 8192` was refused: "given" was
+    read as "not the default", so the default's own value typed was dropped unsaid. The
+    memory sweep refuses the same axis at the same value."""
+    one_line_error(run("memory", "--params", "7B", *args), f"{option}: sizes activations")
+    with pytest.raises(ValueError, match="sizes activations"):
+        cm.sweep(kind="memory", params="7B", gpu_memory="80GB", **axes)
+    one_line_error(
+        run("memory", "--arch", "llama-3.1-8b", "--activations", "1GB", *args),
+        f"{option}: sizes activations, which the given activations replace",
+    )
+
+
+def test_an_input_left_out_takes_the_default_and_typed_gives_the_same_answer():
+    """Absent is the default (the step's memory's: 4096 tokens, micro-batch 1, FlashAttention,
+    no recomputation, fp32 loss), so with an architecture typing it changes nothing."""
+    absent = run("memory", "--arch", "llama-3.1-8b", "--json")
+    typed = run("memory", "--arch", "llama-3.1-8b", "--seq", "4096", "--micro-batch", "1",
+                "--recompute", "none", "--loss", "fp32", "--flash", "--json")  # fmt: skip
+    assert absent.exit_code == 0 and typed.exit_code == 0, absent.output + typed.output
+    a, t = json.loads(absent.stdout), json.loads(typed.stdout)
+    assert a == t
+    assert (a["sequence_length"], a["micro_batch"], a["recompute"], a["loss"]) == (
+        4096, 1, "none", "fp32",
+    )  # fmt: skip
+    assert a["flash_attention"] is True
+    longer = json.loads(run("memory", "--arch", "llama-3.1-8b", "--seq", "8192", "--json").stdout)
+    assert longer["activations_GB"] > a["activations_GB"] > 0  # the value is used when given
+    bare = run("memory", "--params", "7B", "--json")  # nothing typed: a bare count is answered
+    assert bare.exit_code == 0 and json.loads(bare.stdout)["memory_bytes"] > 0

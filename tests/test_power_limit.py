@@ -70,9 +70,7 @@ def test_a_1_w_limit_is_refused_on_every_surface():
         out = CliRunner().invoke(cli.app, [*cmd, *CLI_Q, "--power-limit-w", "1"])
         assert out.exit_code == 2, (cmd, out.stdout, out.stderr)
         lines = out.stderr.strip().splitlines()
-        assert len(lines) == 1 and "power_limit_w: must be a power in [200, 700] W" in (
-            lines[0].replace("--power-limit-w", "power_limit_w")  # train/scenario: the option
-        )
+        assert len(lines) == 1 and "--power-limit-w: must be a power in [200, 700] W" in lines[0]
 
 
 def test_the_range_is_each_gpu_s_datasheet_maximum():
@@ -84,8 +82,8 @@ def test_the_range_is_each_gpu_s_datasheet_maximum():
     data = {**presets.load("h100-sxm").model_dump(), "power_limit_w": 900.0}
     with pytest.raises(ValidationError, match=H100_RANGE):
         GPU.model_validate(data)
-    # no datasheet power known (no fit for the family): refused rather than silently unused
-    with pytest.raises(ValueError, match="power_limit_w: no datasheet power is known for b200"):
+    # no power law for the family: refused as not modelled rather than silently unused
+    with pytest.raises(ValueError, match="power_limit_w: power scaling is not modelled for b200"):
         presets.load("b200").with_power_limit_w(500)
     # None goes back to the datasheet power
     capped = presets.load("h100-sxm").with_power_limit_w(500)
@@ -129,7 +127,7 @@ def test_one_power_limit_one_number_on_every_surface():
 @pytest.mark.parametrize(
     ("cmd", "value", "fragment"),
     [
-        ("step", "900", r"power_limit_w: must be a power in [200, 700] W"),
+        ("step", "900", r"--power-limit-w: must be a power in [200, 700] W"),
         ("scenario", "0", r"--power-limit-w: must be a power in [200, 700] W"),
         ("step", "abc", "--power-limit-w"),
     ],
@@ -147,7 +145,7 @@ def test_the_step_sweep_checks_each_preset_s_range_before_any_row():
     out = CliRunner().invoke(cli.app, [*args, "--set", "arch=llama-3.1-8b", "--set", "power=500"])
     assert out.exit_code == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and "power_limit_w: must be a power in [100, 400] W" in lines[0]
+    assert len(lines) == 1 and "--set power: must be a power in [100, 400] W" in lines[0]
 
 
 def test_cli_power_limit_needs_a_cluster():
@@ -216,3 +214,70 @@ def test_the_step_page_shows_a_bad_power_limit_as_a_red_message(value):
     assert "GPU power limit [W]: must be a power in [200, 700] W" in shown, shown
     assert "power_limit_w" not in shown
     assert not at.metric  # no step shown for the refused input
+
+
+# --- a GPU without a fitted power law: refused as not modelled, not as a missed range ---------
+NOT_MODELLED = r"power scaling is not modelled for b200 \(blackwell\): the compute fit's power law"
+
+
+@pytest.mark.parametrize("gpu", ["b200", "gb200", "rtx-pro-6000-blackwell", "l40s", "v100-sxm2"])
+@pytest.mark.parametrize("watts", [200, 500, 700, 1000])
+def test_a_gpu_without_a_power_law_says_power_scaling_is_not_modelled(gpu, watts):
+    """Blackwell (and the other unfitted families) refuse every limit, inside any range the
+    card takes, saying why: the message is not a range the value missed."""
+    g = presets.load(gpu)
+    with pytest.raises(ValueError) as err:
+        g.with_power_limit_w(watts)
+    text = str(err.value)
+    assert text.startswith(f"power_limit_w: power scaling is not modelled for {gpu} ("), text
+    assert "must be a power in" not in text and "leave it unset" in text
+
+
+def test_b200_s_refusal_is_the_same_on_every_surface():
+    kw = dict(arch="llama-3.1-8b", cluster="dgx-b200", nodes=1, strategy="fsdp")
+    with pytest.raises(ValueError, match="^power_limit_w: " + NOT_MODELLED):
+        presets.cluster("dgx-b200", power_limit_w=500)
+    with pytest.raises(ValueError, match="^power_limit_w: " + NOT_MODELLED):
+        cm.strategy_step(**kw, power_limit_w=500, timeline=False)
+    with pytest.raises(ValidationError, match=NOT_MODELLED):
+        cm.Scenario(**kw, power_limit_w=500)
+    with pytest.raises(ValueError, match="^power_limit_w: " + NOT_MODELLED):
+        cm.sweep(kind="step", preset="dgx-b200", arch="llama-3.1-8b", power_limit_w=500)
+    assert cm.strategy_step(**kw, timeline=False).step_time_s > 0  # unset: answered
+    b200 = ["--arch", "llama-3.1-8b", "--cluster", "dgx-b200", "--power-limit-w", "500"]
+    sweep = ["sweep", "--kind", "step", "--set", "preset=dgx-b200", "--set", "arch=llama-3.1-8b",
+             "--set", "power=500"]  # fmt: skip
+    for args, option in (
+        (["step", *b200], "--power-limit-w"),
+        (["step", *b200, "--strategy", "all"], "--power-limit-w"),
+        (["scenario", *b200], "--power-limit-w"),
+        (["train", "--steps", "10", *b200], "--power-limit-w"),
+        (sweep, "--set power"),
+    ):
+        out = CliRunner().invoke(cli.app, args)
+        assert out.exit_code == 2, (args, out.stdout, out.stderr)
+        (line,) = out.stderr.strip().splitlines()
+        assert line.startswith(f"costmodel: error: {option}: power scaling is not modelled for "
+                               "b200 (blackwell)"), line  # fmt: skip
+
+
+def test_the_step_page_says_power_scaling_is_not_modelled_for_b200():
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    page = Path(__file__).resolve().parents[1] / "costmodel" / "web" / "page_ddp.py"
+    at = AppTest.from_file(str(page), default_timeout=120)
+    at.query_params.update(
+        {
+            "ddp_arch": "llama-3.1-8b",
+            "ddp_nodes": "1",
+            "ddp_cluster": "dgx-b200",
+            "ddp_power": "500",
+        }
+    )
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(str(e.value) for e in at.error).replace("\\", "")
+    assert "GPU power limit [W]: power scaling is not modelled for b200" in shown, shown
+    assert not at.metric

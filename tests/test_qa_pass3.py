@@ -270,18 +270,19 @@ def test_a_step_without_communication_shows_no_exposed_communication():
 @pytest.mark.parametrize(
     ("change", "field", "why", "allowed"),
     [
-        ("contention=nan", "comm_contention", "finite number", "[0, 1]"),
+        ("contention=nan", "contention", "finite number", "[0, 1]"),
         ("mfu=nan", "mfu", "finite number", "(0, 1]"),
         ("nodes=0", "nodes", "greater than or equal to 1", "[1, 100,000]"),
-        ("micro_batch=-1", "local_batch", "greater than or equal to 1", "[1, 10,000,000]"),
+        ("micro_batch=-1", "micro_batch", "greater than or equal to 1", "[1, 10,000,000]"),
     ],
 )
 def test_a_scenario_field_out_of_range_names_the_range(change, field, why, allowed):
     """`scenario ... --vs contention=nan` said "comm_contention: Input should be less than or
     equal to 1" (NaN is not above 1; pydantic names one bound) and `--vs nodes=0` gave no upper
-    bound. NaN is now refused as not finite, and the field's range is named."""
+    bound. NaN is now refused as not finite, and the field's range is named, as ``--vs KEY``
+    with the key typed there."""
     res = run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--vs", change)
-    one_line_error(res, f"Scenario: {field}: ", why, f"allowed: {allowed}")
+    one_line_error(res, f"--vs {field}: ", why, f"allowed: {allowed}")
     with pytest.raises(ValueError, match=why):
         cm.Scenario(arch="llama-2-7b", nodes=8).with_changes(change)
 

@@ -152,13 +152,13 @@ def test_step_rows_follow_the_grid_and_the_api_is_the_cli():
         (["preset=dgx-h100", "arch=llama-3.1-8b", "group_size=4"], "group_size: only hsdp"),
         (
             ["preset=dgx-h100", "arch=llama-3.1-8b", "strategy=zero1,fsdp", "reshard=false"],
-            "reshard_after_forward: only fsdp and hsdp",
+            "--set reshard: only fsdp and hsdp",
         ),
         (
             ["preset=dgx-h100", "arch=llama-3.1-8b", "strategy=hsdp", "group_size=3"],
             "group_size: 3 does not divide",
         ),
-        (["preset=dgx-h100", "arch=llama-3.1-8b", "reshard=maybe"], "reshard_after_forward"),
+        (["preset=dgx-h100", "arch=llama-3.1-8b", "reshard=maybe"], "--set reshard: expected"),
         (["preset=dgx-h100", "arch=llama-3.1-8b", "nodes=1..1000000"], "MAX_AXIS_VALUES"),
     ],
 )

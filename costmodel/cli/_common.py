@@ -8,6 +8,7 @@ import importlib
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,8 +28,9 @@ EXIT_USAGE = 2
 def _one_line(exc: BaseException, options: Callable[[str], str | None] | None = None) -> str:
     """A single-line message for an exception (pydantic's multi-error text joined with '; ').
 
-    ``options`` maps a pydantic field to the CLI option the user typed (None: not an option):
-    given, each error names that option instead of the field, without the model's title."""
+    ``options`` maps a library field to the CLI option the user typed (None: not an option):
+    given, each error names that option instead of the field (:func:`name_options`), and a
+    pydantic error drops the model's title."""
     errors = getattr(exc, "errors", None)
     if callable(errors) and type(exc).__name__ == "ValidationError":
         try:
@@ -40,12 +42,8 @@ def _one_line(exc: BaseException, options: Callable[[str], str | None] | None = 
                 if err.get("type") in RANGE_ERRORS and len(err.get("loc", ())) == 1:
                     allowed = field_range(getattr(exc, "title", ""), str(err["loc"][0]))
                     msg += f"; allowed: {allowed}" if allowed else ""
-                if options is not None:
-                    field, sep, rest = (loc, ":", " " + msg) if loc else msg.partition(":")
-                    option = options(field) if sep else None
-                    if option is not None:
-                        loc, msg = "", option + ":" + rest
-                parts.append(f"{loc}: {msg}" if loc else msg)
+                text = f"{loc}: {msg}" if loc else msg
+                parts.append(name_options(text, options) if options is not None else text)
             title = "" if options is not None else f"{getattr(exc, 'title', 'input')}: "
             return title + "; ".join(parts)
         except Exception:  # noqa: BLE001  (fall back to the plain text)
@@ -54,7 +52,102 @@ def _one_line(exc: BaseException, options: Callable[[str], str | None] | None = 
         text = str(exc.args[0])
     else:
         text = str(exc) or type(exc).__name__
-    return " ".join(text.split())
+    text = " ".join(text.split())
+    return name_options(text, options) if options is not None else text
+
+
+# a message that starts with the library's name of what it refuses: "group_size: ...",
+# "usd_per_gpu_hour, price: ..." or "model='x' unknown"
+_FIELD_PREFIX = re.compile(r"^([a-z][a-z0-9_]*(?:, [a-z][a-z0-9_]*)*)(: |=)")
+
+
+def name_options(text: str, options: Callable[[str], str | None]) -> str:
+    """``text`` with its leading field name(s) replaced by the option(s) that set them.
+
+    ``"group_size: 3 does not divide the 16 ranks"`` -> ``"--group-size: 3 does not divide
+    the 16 ranks"``; ``"model='x' unknown"`` -> ``"--model: 'x' unknown"``. Unchanged when
+    it starts with no field, or with one ``options`` knows no option for (the library's
+    answer to a field the user did not type is not renamed into one they did). A field the
+    message repeats after the first (``"bucket_cap_bytes: bucket_cap_bytes: cannot parse"``)
+    goes with it.
+    """
+    m = _FIELD_PREFIX.match(text)
+    if m is None:
+        return text
+    fields = m.group(1).split(", ")
+    opts = [options(f) for f in fields]
+    if any(o is None for o in opts):
+        return text
+    rest = text[m.end() :]
+    if m.group(2) == ": ":
+        for f in fields:
+            rest = rest.removeprefix(f"{f}: ")
+    return ", ".join(dict.fromkeys(o for o in opts if o)) + ": " + rest
+
+
+FIELD_OPTIONS: dict[str, tuple[str, ...]] = {
+    "zero_stage": ("--zero",),
+    "compute_time_s": ("--compute-time",),
+    "measured_step_time_s": ("--step-time",),
+    "step_time_s": ("--step-time",),
+    "bucket_cap_bytes": ("--bucket",),
+    "bucket_cap": ("--bucket",),
+    "flash_attention": ("--flash",),
+    "comm_contention": ("--contention",),
+    "reshard_after_forward": ("--reshard",),
+    "gradient_bytes_per_param": ("--gradient-bytes",),
+    "bandwidth_bytes_per_s": ("--bandwidth",),
+    "latency_s": ("--latency",),
+    "activations_bytes": ("--activations",),
+    "gpu_memory_bytes": ("--gpu-memory",),
+    "preset": ("--cluster",),
+    # the cluster's GPU (its fp8 support, its power range, its compute fit): --cluster chose it
+    "gpu": ("--cluster",),
+}
+"""A library field -> the options that may set it, where the option is not the field's own
+name (``zero_stage`` -> ``--zero``); each command uses the first one it has."""
+
+
+def command_options(fn: Callable[..., Any]) -> Callable[[str], str | None]:
+    """The option of command ``fn`` that sets a library field, or None: the field's own
+    parameter (``group_size`` -> ``--group-size``), an option spelled as the field
+    (``sequence_length`` -> ``--sequence-length``, another name of ``--seq``) or one of
+    :data:`FIELD_OPTIONS`; each named by the command's first spelling of it (``--seq``)."""
+    import inspect
+    import typing
+
+    from typer.models import ArgumentInfo, OptionInfo
+
+    from .._limits import option_name
+
+    hints = typing.get_type_hints(fn, include_extras=True)
+    first: dict[str, str] = {}  # a parameter or any of its spellings -> its first spelling
+    for name in inspect.signature(fn).parameters:
+        metas = getattr(hints.get(name), "__metadata__", ())
+        if any(isinstance(m, ArgumentInfo) for m in metas):
+            continue
+        decls: list[str] = []
+        for m in metas:
+            if isinstance(m, OptionInfo):
+                if isinstance(m.default, str) and m.default.startswith("-"):
+                    decls.append(m.default)
+                decls.extend(m.param_decls or ())
+        spellings = [part for d in decls for part in d.split("/") if part.startswith("--")] or [
+            option_name(name)
+        ]
+        first[name] = spellings[0]
+        for sp in spellings:
+            first.setdefault(sp, spellings[0])
+
+    def option(field: str) -> str | None:
+        if field in first:
+            return first[field]
+        for sp in (option_name(field), *FIELD_OPTIONS.get(field, ())):
+            if sp in first:
+                return first[sp]
+        return None
+
+    return option
 
 
 def _exception_modules() -> list[Any]:
@@ -302,7 +395,9 @@ _MODEL_HELP = _model_help()
 
 # --- one set of limits for every command ------------------------------------------------------
 def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A command whose options named in :data:`LIMITS` are checked before it runs.
+    """A command whose options named in :data:`LIMITS` are checked before it runs, and whose
+    refusals name the option the user typed rather than the library's field
+    (:func:`command_options`, :func:`name_options`).
 
     The limits replace the options' own ``min=``/``max=`` (removed here), so a value out of
     range gets the same one-line message from every command.
@@ -325,10 +420,20 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
         return_annotation=hints.get("return", sig.return_annotation),
     )
 
+    options = command_options(fn)
+
     @functools.wraps(fn)
     def inner(*args: Any, **kwargs: Any) -> Any:
         check_limits(kwargs)
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except (ValueError, LookupError) as exc:
+            # a refusal from the library names its field ("group_size: ..."): name the option
+            # the user typed instead (--group-size), on every command alike
+            text = _one_line(exc, options)
+            if text == _one_line(exc):
+                raise
+            raise ValueError(text) from None
 
     # typer reads these: the evaluated annotations whose min/max were removed above
     inner.__annotations__ = hints

@@ -8,6 +8,7 @@ import dataclasses
 import importlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,7 +16,15 @@ import typer
 
 from .. import units
 from ..tables import canonical_op
-from ._common import _MODEL_HELP, JsonOpt, _human_frame, _print_json, _records, _sizes
+from ._common import (
+    _MODEL_HELP,
+    JsonOpt,
+    _human_frame,
+    _one_line,
+    _print_json,
+    _records,
+    _sizes,
+)
 
 
 def _with_error_band(df: Any) -> Any:
@@ -486,8 +495,55 @@ def sweep(
     axes = dict(sw.parse_set(s) for s in (set_ or []))
     if len(axes) != len(set_ or []):
         raise ValueError("--set: the same axis is given twice")
-    if grid_file is not None:
-        loaded = sw.load_grid(grid_file)
+    loaded = sw.load_grid(grid_file) if grid_file is not None else None
+    try:
+        _sweep_run(sw, axes, loaded, grid_file, kind, output, chunk_rows, progress, engine,
+                   scheduler, as_json)  # fmt: skip
+    except ValueError as exc:  # an axis refused by its name: the --set the user typed
+        on = loaded.kind if loaded is not None else kind or "collective"
+        raise ValueError(_one_line(exc, _set_axis(on, axes))) from None
+
+
+def _set_axis(kind: str, axes: dict[str, str]) -> Callable[[str], str | None]:
+    """A sweep refusal's field -> ``--set KEY`` (the axis as the user typed it in --set: a
+    ``seq`` axis refused as ``sequence_length`` names ``--set seq``); None for a field no
+    --set gave (a grid file's key, or the grid itself)."""
+    from ..sweep.grid import _axis
+
+    typed: dict[str, str] = {}
+    for key in axes:
+        try:
+            typed.setdefault(_axis(kind, key).name, key)
+        except ValueError:
+            typed.setdefault("grid", key)  # an unknown axis: "grid: unknown step axis 'foo'"
+
+    def option(field: str) -> str | None:
+        if field == "grid":
+            return f"--set {typed['grid']}" if "grid" in typed else None
+        try:
+            name = _axis(kind, field).name
+        except ValueError:
+            return None
+        return f"--set {typed[name]}" if name in typed else None
+
+    return option
+
+
+def _sweep_run(
+    sw: Any,
+    axes: dict[str, str],
+    loaded: Any,
+    grid_file: Path | None,
+    kind: str | None,
+    output: Path | None,
+    chunk_rows: int,
+    progress: bool,
+    engine: str,
+    scheduler: str | None,
+    as_json: bool,
+) -> None:
+    """:func:`sweep`'s work, its refusals named by the caller."""
+    if loaded is not None:
         if kind is not None and kind != loaded.kind:
             raise ValueError(f"--kind {kind} contradicts kind = {loaded.kind!r} in {grid_file}")
         grid = sw.make_grid({**loaded.axes, **axes}, kind=loaded.kind)

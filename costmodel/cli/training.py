@@ -109,7 +109,8 @@ _PowerOpt = Annotated[
     typer.Option(
         "--power-limit-w",
         help="Board power limit of the cluster's GPUs [W], in [minimum, datasheet maximum] "
-        "(H100/H200 SXM 200..700, A100 SXM 100..400), e.g. 500 for H100s capped at 500 W "
+        "(H100/H200 SXM 200..700, A100 SXM 100..400; power scaling is not modelled for other "
+        "GPUs, B200 included, which refuse it), e.g. 500 for H100s capped at 500 W "
         "(nvidia-smi -pl); the fitted compute efficiency follows it (default: the GPU's "
         "datasheet power, H100/H200 SXM 700 W, A100 SXM 400 W).",
     ),
@@ -141,6 +142,20 @@ def _fit_text(fa: Any, top: int = 5) -> str:
 
 
 # --- memory -----------------------------------------------------------------------------------
+def _activation_defaults() -> dict[str, Any]:
+    """What sizes activations when ``memory`` is not given it: the defaults of
+    :func:`costmodel.strategy.strategy_memory` (the step's memory), read from it so that the
+    two cannot differ (4096 tokens, micro-batch 1, FlashAttention, no recomputation, fp32
+    loss)."""
+    import inspect
+
+    from ..strategy.memory import strategy_memory
+
+    p = inspect.signature(strategy_memory).parameters
+    names = ("sequence_length", "micro_batch", "flash_attention", "recompute", "loss")
+    return {k: p[k].default for k in names}
+
+
 def memory(
     params: Annotated[
         str | None, typer.Option(help="Model parameters: 7B, 350M (or give --arch).")
@@ -162,20 +177,29 @@ def memory(
         str | None,
         typer.Option(help="Activation memory per GPU: 10GB (default: from --arch, else 0)."),
     ] = None,
+    # what sizes activations: None = not given (the step's default, _activation_defaults), so
+    # that a value typed is "given" even when it equals the default (refused without --arch)
     seq: Annotated[
-        int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
-    ] = 4096,
+        int | None,
+        typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample (default 4096)."),
+    ] = None,
     micro_batch: Annotated[
-        int,
+        int | None,
         typer.Option(
-            "--micro-batch", "--local-batch", min=1, help="Micro-batch per GPU [samples]."
+            "--micro-batch",
+            "--local-batch",
+            min=1,
+            help="Micro-batch per GPU [samples] (default 1).",
         ),
-    ] = 1,
-    recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
-    loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
+    ] = None,
+    recompute: Annotated[str | None, typer.Option(help=_RECOMPUTE_HELP + " Default none.")] = None,
+    loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
     flash: Annotated[
-        bool, typer.Option("--flash/--no-flash", help="FlashAttention (no s x s scores kept).")
-    ] = True,
+        bool | None,
+        typer.Option(
+            "--flash/--no-flash", help="FlashAttention (no s x s scores kept; default on)."
+        ),
+    ] = None,
     gpu_memory: Annotated[
         str | None, typer.Option(help="GPU memory to check against: 80GB.")
     ] = None,
@@ -188,8 +212,9 @@ def memory(
     micro-batch 1, FlashAttention, no recomputation); a bare --params count sizes the model
     state and no activations (as the step's memory of a count, which prices the count as a
     dense transformer of that size), so --seq, --micro-batch, --recompute, --loss
-    and --no-flash are refused with it, and beside --activations, which replace what they size
-    (as the memory sweep refuses them). The verdict (fits, the largest model, the
+    and --flash/--no-flash are refused with it, and beside --activations, which replace what
+    they size (as the memory sweep refuses them); given is given, even at the default value.
+    The verdict (fits, the largest model, the
     fewest ranks) is checked against --gpu-memory or --cluster's GPU; with neither there is no
     card and no verdict, as `costmodel step` without --cluster and a memory sweep without
     preset or gpu_memory.
@@ -217,17 +242,14 @@ def memory(
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
-    if recompute not in RECOMPUTE_MODES:
-        raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
-    _check_loss(loss)
-    # what sizes activations, given away from its default: refused where nothing uses it (a
-    # bare count sizes none; --activations replace them), as the memory sweep refuses it
+    # what sizes activations, given (whatever its value): refused where nothing uses it (a bare
+    # count sizes none; --activations replace them), as the memory sweep refuses it
     shaped = {
-        "--seq": seq != 4096,
-        "--micro-batch": micro_batch != 1,
-        "--recompute": recompute != "none",
-        "--loss": loss != "fp32",
-        "--no-flash": not flash,
+        "--seq": seq is not None,
+        "--micro-batch": micro_batch is not None,
+        "--recompute": recompute is not None,
+        "--loss": loss is not None,
+        "--flash" if flash else "--no-flash": flash is not None,
     }
     check_activation_inputs(
         [name for name, on in shaped.items() if on],
@@ -235,6 +257,15 @@ def memory(
         activations=activations is not None,
         arch_hint="--arch NAME",
     )
+    default = _activation_defaults()
+    seq = default["sequence_length"] if seq is None else seq
+    micro_batch = default["micro_batch"] if micro_batch is None else micro_batch
+    recompute = default["recompute"] if recompute is None else recompute
+    loss = default["loss"] if loss is None else loss
+    flash = default["flash_attention"] if flash is None else flash
+    if recompute not in RECOMPUTE_MODES:
+        raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
+    _check_loss(loss)
     p_given = units.parse_count(params, name="--params") if params is not None else None
     act = units.parse_bytes(activations, name="--activations") if activations else None
     recipe_kw: dict[str, Any] = dict(
@@ -293,7 +324,7 @@ def memory(
         from .. import presets
         from ..strategy.step import check_fp8_support
 
-        c = presets.cluster(cluster)
+        c = presets.cluster(cluster, field="cluster")
         check_fp8_support(c.gpu, recipe=recipe)
         capacity, gpu_name = float(c.gpu.memory_bytes), c.gpu.name
     if capacity is not None:
@@ -603,7 +634,10 @@ def step(
     no_sync: Annotated[
         bool, typer.Option("--no-sync/--sync", help="Skip all-reduce on non-final micro-batches.")
     ] = True,
-    model: Annotated[str, typer.Option(help="With --cluster: " + _MODEL_HELP)] = "nccl",
+    # the cluster step's options below default to None: not given (strategy_step's default,
+    # resolved in _step_on_cluster), so that one typed at the default value is "given" (the
+    # one-link step refuses it as it refuses any other value)
+    model: Annotated[str | None, typer.Option(help="With --cluster: " + _MODEL_HELP)] = None,
     strategy: Annotated[
         str,
         typer.Option(
@@ -612,27 +646,34 @@ def step(
     ] = "ddp",
     group_size: _GroupOpt = None,
     reshard: _ReshardOpt = None,
-    param_dtype: _ParamDtypeOpt = "bf16",
+    param_dtype: Annotated[
+        str | None,
+        typer.Option(help="dtype parameters are all-gathered in: bf16 (default), fp16, fp8, fp32."),
+    ] = None,
     grad_dtype: _GradDtypeOpt = None,
     contention: _ContentionOpt = None,
     power_limit_w: _PowerOpt = None,
     recipe: Annotated[
-        str, typer.Option(help="Precision/optimizer recipe (memory; with --cluster).")
-    ] = "mixed-adam",
+        str | None,
+        typer.Option(
+            help="Precision/optimizer recipe (memory; with --cluster; default mixed-adam)."
+        ),
+    ] = None,
     micro_batch: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--micro-batch",
             "--local-batch",
             min=1,
-            help="Micro-batch per GPU [samples] (with --cluster).",
+            help="Micro-batch per GPU [samples] (with --cluster; default 1).",
         ),
-    ] = 1,
+    ] = None,
     seq: Annotated[
-        int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
-    ] = 4096,
-    recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
-    loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
+        int | None,
+        typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample (default 4096)."),
+    ] = None,
+    recompute: Annotated[str | None, typer.Option(help=_RECOMPUTE_HELP + " Default none.")] = None,
+    loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """One training step: compute, communication, exposed comm, bound, efficiency, memory.
@@ -728,20 +769,20 @@ def step(
             "collectives span nodes and groups); --ranks/--bandwidth prices ddp only"
         )
     # options of the cluster step only: refused rather than silently ignored
-    cluster_only = {
-        "--gpus-per-node": gpus_per_node is not None,
-        "--grad-dtype": grad_dtype is not None,
-        "--param-dtype": param_dtype != "bf16",
-        "--group-size": group_size is not None,
-        "--reshard/--no-reshard": reshard is not None,
-        "--recipe": recipe != "mixed-adam",
-        "--micro-batch": micro_batch != 1,
-        "--recompute": recompute != "none",
-        "--loss": loss != "fp32",
-        "--seq": seq != 4096,
-        "--model": model != "nccl",
+    cluster_only = {  # given is given, even at the default value
+        "--gpus-per-node": gpus_per_node,
+        "--grad-dtype": grad_dtype,
+        "--param-dtype": param_dtype,
+        "--group-size": group_size,
+        "--reshard/--no-reshard": reshard,
+        "--recipe": recipe,
+        "--micro-batch": micro_batch,
+        "--recompute": recompute,
+        "--loss": loss,
+        "--seq": seq,
+        "--model": model,
     }
-    given = [name for name, on in cluster_only.items() if on]
+    given = [name for name, value in cluster_only.items() if value is not None]
     if given:
         raise ValueError(
             f"{given[0]}: an option of the step on a cluster preset (--cluster NAME); the "
@@ -853,7 +894,16 @@ def _step_on_cluster(
     **kw: Any,
 ) -> None:
     """``step --cluster``: :func:`costmodel.strategy.strategy_step` (or the advisor for all);
-    ``assumed_cluster``: the cluster is the default, not given, and the output says so."""
+    ``assumed_cluster``: the cluster is the default, not given, and the output says so. An
+    option of ``kw`` that is None was not given: it takes strategy_step's default."""
+    from ..strategy.step import step_default
+
+    micro_batch_given = kw["micro_batch"] is not None
+    for key, keyword in (("recipe", "recipe"), ("micro_batch", "micro_batch"),
+                         ("seq", "sequence_length"), ("recompute", "recompute"), ("loss", "loss"),
+                         ("model", "model"), ("param_dtype", "param_dtype")):  # fmt: skip
+        if kw[key] is None:
+            kw[key] = step_default(keyword)
     _check_loss(kw["loss"])
     from .. import presets
     from ..strategy import strategy_step
@@ -862,7 +912,11 @@ def _step_on_cluster(
 
     st = _strategy_of(strategy, None)
     c = presets.cluster(
-        cluster, nodes=nodes, gpus_per_node=gpus_per_node, power_limit_w=power_limit_w
+        cluster,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        power_limit_w=power_limit_w,
+        field="cluster",
     )
     compute_s = tok = None
     if peak_flops is not None:
@@ -879,7 +933,7 @@ def _step_on_cluster(
         from ..strategy.compute import micro_batch_of_tokens
 
         tok = units.parse_count(tokens_per_gpu, name="--tokens-per-gpu")
-        if kw["micro_batch"] != 1:  # the tokens set it: a second one would be ignored
+        if micro_batch_given:  # the tokens set it: a second one would be ignored
             raise ValueError(
                 "--micro-batch: not with --tokens-per-gpu (the tokens are micro-batch x --seq); "
                 "give one of them"
@@ -915,6 +969,8 @@ def _step_on_cluster(
                 )
         adv = advise(p, cluster=c, nodes=nodes, **common)
         ranked = adv.rows()
+        inputs = dict(preset=cluster, kw=kw, nodes=nodes, c=c, mfu=mfu, compute_s=compute_s,
+                      tok=tok, bucket=common["bucket_cap_bytes"], power_limit_w=power_limit_w)  # fmt: skip
         fa_all = None
         if adv.best is None:  # what makes it fit, from the most sharded strategy (fsdp)
             fa_all = fit_suggestions(
@@ -923,6 +979,17 @@ def _step_on_cluster(
         _say_assumed(cluster if assumed_cluster else None)
         if as_json:
             out: dict[str, Any] = adv.as_dict()
+            # each strategy's row: the ranking's keys, then the step sweep row's inputs and
+            # columns for that layout (what `step --strategy NAME --json` and `sweep --kind
+            # step` write for it), so a script reads one vocabulary on every surface
+            for row, st_ in zip(out["strategies"], adv.steps, strict=True):
+                lay = st_.layout
+                row.update(
+                    _step_record(
+                        st_, p, arch, **inputs, group_size=lay.group_size,
+                        reshard=lay.reshard_after_forward,
+                    )
+                )  # fmt: skip
             if fa_all is not None:
                 out["fit_suggestions"] = fa_all.as_dict()
             _print_json(out)
@@ -950,32 +1017,25 @@ def _step_on_cluster(
         **common,
     )
     s = strategy_step(p, **layout_kw)
-    from ..sweep.evaluate import step_columns
-
-    # step --json's keys, then a step sweep row's inputs and columns (the same names, units and
-    # values: memory_GB beside memory_bytes), so a script reading one reads the other
     data = {"params": float(p) if p is not None else None, "arch": arch, **s.as_dict()}
     data.update(
-        preset=cluster,
-        model=kw["model"],
-        recipe=kw["recipe"],
-        recompute=kw["recompute"],
-        loss=kw["loss"],
-        reshard_after_forward=reshard,
-        param_dtype=kw["param_dtype"],
-        grad_dtype=kw["grad_dtype"],
-        no_sync=kw["no_sync"],
-        nodes=nodes,
-        gpus_per_node=int(c.gpus_per_node),
-        group_size=group_size,
-        mfu=mfu,
-        compute_time_s=compute_s,
-        tokens_per_gpu=tok,
-        bucket_cap_bytes=common["bucket_cap_bytes"],
-        power_limit_w=power_limit_w,
+        _step_record(
+            s,
+            p,
+            arch,
+            cluster,
+            kw,
+            nodes,
+            c,
+            mfu=mfu,
+            compute_s=compute_s,
+            tok=tok,
+            bucket=common["bucket_cap_bytes"],
+            power_limit_w=power_limit_w,
+            group_size=group_size,
+            reshard=reshard,
+        )  # fmt: skip
     )
-    data.update(step_columns(s, kw["micro_batch"], kw["seq"]))
-    data["notes"] = list(s.notes)  # a list, as memory --json's (a sweep row joins them)
     fa = None
     if not s.fits:
         fa = fit_suggestions(p, **{**layout_kw, "band": False})
@@ -1023,6 +1083,57 @@ def _step_on_cluster(
     typer.echo(_kv(rows))
     for n in s.notes:
         typer.echo(f"note: {n}")
+
+
+def _step_record(
+    s: Any,
+    p: float | None,
+    arch: str | None,
+    preset: str,
+    kw: dict[str, Any],
+    nodes: int,
+    c: Any,
+    *,
+    mfu: float | None,
+    compute_s: float | None,
+    tok: float | None,
+    bucket: int | None,
+    power_limit_w: float | None,
+    group_size: int | None,
+    reshard: bool | None,
+) -> dict[str, Any]:
+    """A step's inputs and a step sweep row's columns (:func:`costmodel.sweep.evaluate.
+    step_columns`: the same names, units and values, memory_GB beside memory_bytes), as
+    ``step --json`` writes them for its step and ``step --strategy all --json`` for each
+    strategy's row (``group_size``/``reshard`` that row's layout's), so a script reading one
+    reads the other and the sweep. ``notes`` stays a list, as memory --json's (a sweep row
+    joins them)."""
+    from ..sweep.evaluate import step_columns
+
+    out: dict[str, Any] = dict(
+        params=float(p) if p is not None else None,
+        arch=arch,
+        preset=preset,
+        model=kw["model"],
+        recipe=kw["recipe"],
+        recompute=kw["recompute"],
+        loss=kw["loss"],
+        reshard_after_forward=reshard,
+        param_dtype=kw["param_dtype"],
+        grad_dtype=kw["grad_dtype"],
+        no_sync=kw["no_sync"],
+        nodes=nodes,
+        gpus_per_node=int(c.gpus_per_node),
+        group_size=group_size,
+        mfu=mfu,
+        compute_time_s=compute_s,
+        tokens_per_gpu=tok,
+        bucket_cap_bytes=bucket,
+        power_limit_w=power_limit_w,
+    )
+    out.update(step_columns(s, kw["micro_batch"], kw["seq"]))
+    out["notes"] = list(s.notes)
+    return out
 
 
 def _band_range(band: tuple[float, float] | None, fmt: str) -> str:
@@ -1096,40 +1207,9 @@ def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
         )
 
 
-# Scenario's fields whose option is not the field's own name (``local_batch`` -> --local-batch);
-# "name" is the cluster preset lookup's argument, which Scenario's check passes on
-_SCENARIO_OPTIONS = {
-    "zero_stage": "--zero",
-    "compute_time_s": "--compute-time",
-    "bucket_cap_bytes": "--bucket",
-    "flash_attention": "--flash",
-    "comm_contention": "--contention",
-    "reshard_after_forward": "--reshard",
-    "name": "--cluster",
-}
-
-
-def _scenario_option(field: str) -> str | None:
-    """The ``train``/``scenario`` option that sets Scenario's ``field`` (None: no option)."""
-    from .._limits import option_name
-    from ..scenario import Scenario
-
-    if field in _SCENARIO_OPTIONS:
-        return _SCENARIO_OPTIONS[field]
-    return option_name(field) if field in Scenario.model_fields else None
-
-
 def _scenario_from_options(o: dict[str, Any]) -> Any:
-    """The Scenario of ``train``/``scenario``'s options; its refusals name the option typed."""
-    from pydantic import ValidationError
-
-    try:
-        return _build_scenario(o)
-    except ValidationError as exc:
-        raise ValueError(_one_line(exc, _scenario_option)) from None
-
-
-def _build_scenario(o: dict[str, Any]) -> Any:
+    """The Scenario of ``train``/``scenario``'s options; its refusals name the option typed
+    (``limited``'s :func:`costmodel.cli._common.command_options`, as every command's)."""
     from ..scenario import Scenario
 
     if o["params"] is None and o["arch"] is None:
@@ -1267,10 +1347,14 @@ def scenario(
             "whether it fits (run --fit on each side alone)"
         )
     a = _scenario_from_options(locals())
-    b = a.with_changes(vs) if vs is not None else None
+    b = _on_side_b(lambda: a.with_changes(vs), vs) if vs is not None else None
     result = a.evaluate(scaling=b is None, flips=b is None)
     fa = _scenario_fit(a) if (fit or not result.fits) and b is None else None
-    other = b.evaluate(scaling=False, flips=False) if b is not None else None
+    other = (
+        _on_side_b(lambda: b.evaluate(scaling=False, flips=False), vs or "")
+        if b is not None
+        else None
+    )
     from ..scenario import bucket_advice_refusal
 
     advice: dict[str, Any] = {}
@@ -1317,6 +1401,33 @@ def scenario(
         typer.echo(_cost_text(costs))
     for name, adv in advice.items():
         typer.echo(_advice_text(name if other is not None else "", adv, a if name == "A" else b))
+
+
+def _vs_options(vs: str) -> Any:
+    """A refused field of the --vs configuration -> ``--vs KEY``, KEY as the user typed it in
+    --vs (``micro_batch`` for Scenario's ``local_batch``); ``changes`` is --vs itself."""
+    from ..scenario import _CHANGE_ALIASES, Scenario
+
+    typed: dict[str, str] = {}
+    for part in vs.split(","):
+        key = part.partition("=")[0].strip()
+        typed.setdefault(_CHANGE_ALIASES.get(key.replace("-", "_"), key.replace("-", "_")), key)
+
+    def option(field: str) -> str | None:
+        if field == "changes":
+            return "--vs"
+        return f"--vs {typed.get(field, field)}" if field in Scenario.model_fields else None
+
+    return option
+
+
+def _on_side_b(make: Any, vs: str) -> Any:
+    """``make()`` of the --vs configuration; a refusal names ``--vs KEY`` (what the user typed
+    in --vs), not A's option of that field, which was not what was refused."""
+    try:
+        return make()
+    except ValueError as exc:
+        raise ValueError(_one_line(exc, _vs_options(vs))) from None
 
 
 def _side_costs(

@@ -657,7 +657,11 @@ def fit_suggestions(
                     {"micro_batch": mb, "accumulation": acc},
                 )
             )
-    c0 = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
+    c0 = (
+        cluster
+        if not isinstance(cluster, str)
+        else presets.cluster(cluster, nodes=nodes, field="cluster")
+    )
     gpn = step_kwargs.get("gpus_per_node")
     if gpn is not None and gpn != c0.gpus_per_node:  # a slice of each node, as the step has it
         c0 = c0.with_gpus_per_node(gpn)
@@ -725,7 +729,7 @@ def _same_gpus(name: str, gpus: int) -> Any:
     "a larger card" would also change the GPUs the state is sharded over)."""
     from .. import presets
 
-    one = presets.cluster(name, nodes=1)
+    one = presets.cluster(name, nodes=1, field="cluster")
     gpn = int(one.gpus_per_node)
     if gpus < gpn:
         return one.with_gpus_per_node(gpus)

@@ -102,7 +102,9 @@ class PredictionCache:
         if isinstance(cluster, str):  # the preset is read once; each size is derived from it
             base = self._clusters.get(("preset", cluster))
             if base is None:
-                base = self._clusters[("preset", cluster)] = _interned(presets.cluster(cluster))
+                base = self._clusters[("preset", cluster)] = _interned(
+                    presets.cluster(cluster, field="cluster")
+                )
             cluster = base
         return _derived(cluster, int(nodes))
 

@@ -532,7 +532,11 @@ def _resolve(
         )
     if layout is not None and not isinstance(layout, Layout):
         raise ValueError(f"layout: a Layout (cm.Layout(strategy=..., ...)) or None, got {layout!r}")
-    c = cluster if not isinstance(cluster, str) else presets.cluster(cluster, nodes=nodes)
+    c = (
+        cluster
+        if not isinstance(cluster, str)
+        else presets.cluster(cluster, nodes=nodes, field="cluster")
+    )
     if not isinstance(cluster, str) and c.nodes != nodes and nodes != 1:
         c = presets.cluster(c, nodes=nodes)
     if gpus_per_node is not None and gpus_per_node != c.gpus_per_node:
@@ -941,6 +945,18 @@ _P = ParamSpec("_P")
 #: The step's keywords, and what a caller may have meant by another name: Scenario and the
 #: CLI's ``--local-batch`` call the micro-batch ``local_batch``, ``--seq`` is sequence_length.
 _STEP_KEYWORDS = frozenset(inspect.signature(_prepare_step).parameters) - {"params"}
+
+
+def step_default(keyword: str) -> Any:
+    """The default of one of :func:`strategy_step`'s keywords (``"sequence_length"`` -> 4096):
+    what a surface takes for an input it was not given, read from the step itself.
+
+    >>> step_default("sequence_length"), step_default("recipe")
+    (4096, 'mixed-adam')
+    """
+    return inspect.signature(_prepare_step).parameters[keyword].default
+
+
 _OTHER_NAMES = {
     "local_batch": ("micro_batch", "Scenario's local_batch is the step's micro_batch"),
     "seq": ("sequence_length", "the CLI's --seq"),

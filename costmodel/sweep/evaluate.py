@@ -56,7 +56,7 @@ def _cluster_cache() -> Callable[[str, int, int | None], Any]:
         key = (name, nodes, gpn)
         if key not in cache:
             if name not in base:
-                base[name] = presets.cluster(name)
+                base[name] = presets.cluster(name, field="preset")
             cache[key] = presets.cluster(base[name], nodes=nodes, gpus_per_node=gpn)
         return cache[key]
 

@@ -664,7 +664,7 @@ def _preset_gpus(a: dict[str, list[Any]]) -> Iterator[Any]:
     from .. import presets
 
     for name in _presets(a["preset"], a):
-        yield presets.cluster(name).gpu
+        yield presets.cluster(name, field="preset").gpu
 
 
 _ACTIVATION_INPUTS = ("sequence_length", "micro_batch", "recompute", "loss", "flash_attention")
@@ -765,7 +765,8 @@ def _check_step(a: dict[str, list[Any]]) -> None:
 
         for name in _presets(a["preset"], a):
             for v in a["gpus_per_node"]:
-                presets.cluster(name, gpus_per_node=int(v))  # raises "gpus_per_node: ..."
+                # raises "gpus_per_node: ..."
+                presets.cluster(name, gpus_per_node=int(v), field="preset")
     if "power_limit_w" in a:  # each preset's GPU's range, as costmodel step --power-limit-w
         from ..hardware import check_power_limit_w
 
@@ -883,7 +884,7 @@ def _presets(requested: list[Any], axes: dict[str, Any] | None = None) -> list[A
         if max_nodes > 1 or max_ranks > 1:
             keep = []
             for name in names:
-                c = presets.cluster(name)
+                c = presets.cluster(name, field="preset")
                 multi = max_nodes > 1 or max_ranks > c.gpus_per_node
                 if not multi or c.node.nics_per_node > 0:
                     keep.append(name)
