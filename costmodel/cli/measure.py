@@ -491,7 +491,7 @@ def validate_compare(
 
         text = results.read_text(errors="replace")
         if is_busbw_table(text):  # the message a path to the same file gets, and the page
-            raise ValueError(busbw_only_refusal(results.name))
+            raise ValueError(f"--reference: {busbw_only_refusal(results.name)}")
         why = why_not_timed(text)
         if why is not None:  # the Validate page does not offer these: the same list here
             raise ValueError(
