@@ -337,16 +337,31 @@ def ramp_amplitude(
     """
     algos = np.asarray(algorithm, dtype=str)
     protos = np.broadcast_to(np.asarray(protocol, dtype=str), algos.shape)
-    out = np.where(protos == "simple", 1.0, 0.0)
-    if op in ("reduce_scatter", "all_gather"):
-        out = np.where(algos == "ring", T.RAMP_RING_SINGLE_PHASE_FACTOR * out, out)
-    if topo is not None:
-        for a in np.unique(algos):
-            if tree_correction_applies(op, str(a), topo):
-                out = np.where(algos == a, 0.0, out)
-    elif op == "all_reduce":
-        out = np.where(algos == "tree", 0.0, out)
+    out = np.zeros(algos.shape)
+    for a, pr in set(zip(algos.ravel().tolist(), protos.ravel().tolist(), strict=True)):
+        out[(algos == a) & (protos == pr)] = ramp_amplitude_of(op, a, topo, pr)
     return out
+
+
+def ramp_amplitude_of(
+    op: str, algorithm: str, topo: TopologyInputs | None = None, protocol: str = "simple"
+) -> float:
+    """:func:`ramp_amplitude` of one (algorithm, protocol): the rules written there.
+
+    >>> ramp_amplitude_of("reduce_scatter", "ring"), ramp_amplitude_of("all_reduce", "tree")
+    (2.0, 0.0)
+    """
+    if protocol != "simple":
+        return 0.0
+    amplitude = 1.0
+    if op in ("reduce_scatter", "all_gather") and algorithm == "ring":
+        amplitude = T.RAMP_RING_SINGLE_PHASE_FACTOR * amplitude
+    if topo is not None:
+        if tree_correction_applies(op, algorithm, topo):
+            return 0.0
+    elif op == "all_reduce" and algorithm == "tree":
+        return 0.0
+    return amplitude
 
 
 def mid_size_ramp(
@@ -727,6 +742,8 @@ _OPTIONAL = (
 
 
 def _finite_number(value: object) -> bool:
+    if type(value) is float:  # the common case, answered the same way: NaN fails both
+        return 0.0 <= value < math.inf
     return (
         isinstance(value, int | float | np.integer | np.floating)
         and not isinstance(value, bool | np.bool_)
