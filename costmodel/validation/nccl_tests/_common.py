@@ -149,19 +149,20 @@ def _frame(records, source, meta, runs_info, problems, warnings=()) -> pd.DataFr
     if not isinstance(records, dict):
         records = {name: [r.get(name) for r in records] for name in COLUMNS}
     data: dict[str, object] = {}
-    for name in _INT64_NULLABLE:
-        data[name] = pd.array([None if _missing(v) else v for v in records[name]], dtype="Int64")
+    for name in _INT64_NULLABLE:  # None and NaN are missing
+        data[name] = pd.array(records[name], dtype="Int64")
     for name in _INT64:
         data[name] = np.asarray(records[name], dtype="int64")
     for name in _BOOL:
         data[name] = np.asarray(records[name], dtype=bool)
     for name in _TEXT:
-        # object, not inferred as pandas' string type: None stays None
-        data[name] = pd.Series([None if _missing(v) else v for v in records[name]], dtype=object)
-    for name in _FLOAT64:
-        data[name] = np.asarray(
-            [np.nan if v is None else v for v in records[name]], dtype="float64"
-        )
+        # object, not inferred as pandas' string type; None for what pandas counts as missing
+        values = [
+            v if v is None or type(v) is str or not _missing(v) else None for v in records[name]
+        ]
+        data[name] = pd.Series(values, dtype=object)
+    for name in _FLOAT64:  # None is NaN
+        data[name] = np.asarray(records[name], dtype="float64")
     df = pd.DataFrame({name: data[name] for name in COLUMNS}, columns=list(COLUMNS))
     df.attrs["source"] = source
     df.attrs["meta"] = meta
