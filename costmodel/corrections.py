@@ -337,10 +337,12 @@ def ramp_amplitude(
     """
     algos = np.asarray(algorithm, dtype=str)
     protos = np.broadcast_to(np.asarray(protocol, dtype=str), algos.shape)
-    out = np.zeros(algos.shape)
-    for a, pr in set(zip(algos.ravel().tolist(), protos.ravel().tolist(), strict=True)):
-        out[(algos == a) & (protos == pr)] = ramp_amplitude_of(op, a, topo, pr)
-    return out
+    names_a, which_a = np.unique(algos, return_inverse=True)
+    names_p, which_p = np.unique(protos, return_inverse=True)
+    table = np.array(
+        [[ramp_amplitude_of(op, a, topo, pr) for pr in names_p.tolist()] for a in names_a.tolist()]
+    ).reshape(len(names_a), len(names_p))
+    return table[which_a, which_p].reshape(algos.shape)
 
 
 def ramp_amplitude_of(
