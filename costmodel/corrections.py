@@ -337,16 +337,33 @@ def ramp_amplitude(
     """
     algos = np.asarray(algorithm, dtype=str)
     protos = np.broadcast_to(np.asarray(protocol, dtype=str), algos.shape)
-    out = np.where(protos == "simple", 1.0, 0.0)
-    if op in ("reduce_scatter", "all_gather"):
-        out = np.where(algos == "ring", T.RAMP_RING_SINGLE_PHASE_FACTOR * out, out)
+    names_a, which_a = np.unique(algos, return_inverse=True)
+    names_p, which_p = np.unique(protos, return_inverse=True)
+    table = np.array(
+        [[ramp_amplitude_of(op, a, topo, pr) for pr in names_p.tolist()] for a in names_a.tolist()]
+    ).reshape(len(names_a), len(names_p))
+    return table[which_a, which_p].reshape(algos.shape)
+
+
+def ramp_amplitude_of(
+    op: str, algorithm: str, topo: TopologyInputs | None = None, protocol: str = "simple"
+) -> float:
+    """:func:`ramp_amplitude` of one (algorithm, protocol): the rules written there.
+
+    >>> ramp_amplitude_of("reduce_scatter", "ring"), ramp_amplitude_of("all_reduce", "tree")
+    (2.0, 0.0)
+    """
+    if protocol != "simple":
+        return 0.0
+    amplitude = 1.0
+    if op in ("reduce_scatter", "all_gather") and algorithm == "ring":
+        amplitude = T.RAMP_RING_SINGLE_PHASE_FACTOR * amplitude
     if topo is not None:
-        for a in np.unique(algos):
-            if tree_correction_applies(op, str(a), topo):
-                out = np.where(algos == a, 0.0, out)
-    elif op == "all_reduce":
-        out = np.where(algos == "tree", 0.0, out)
-    return out
+        if tree_correction_applies(op, algorithm, topo):
+            return 0.0
+    elif op == "all_reduce" and algorithm == "tree":
+        return 0.0
+    return amplitude
 
 
 def mid_size_ramp(
@@ -727,6 +744,8 @@ _OPTIONAL = (
 
 
 def _finite_number(value: object) -> bool:
+    if type(value) is float:  # the common case, answered the same way: NaN fails both
+        return 0.0 <= value < math.inf
     return (
         isinstance(value, int | float | np.integer | np.floating)
         and not isinstance(value, bool | np.bool_)

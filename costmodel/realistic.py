@@ -458,6 +458,8 @@ def _group_plan(
         B_ring = c.node_inter_bandwidth_bytes_per_s * ring_f
     out: list[_Candidate] = []
     empty = np.empty(0)
+    busbw_factor = T.BUSBW_FACTOR[op](n) if corrected else 1.0  # the caps' busbw -> algbw
+    caps: dict[str, np.ndarray] = {}
     for a, pr in pairs:
         eta, lam = candidate_scale_of(candidate_scale, a, pr)
         if op == "all_to_all":
@@ -486,12 +488,14 @@ def _group_plan(
             plateau = (_frozen(topo.comm_channels * n), _frozen(lat * factor))
         amp, cap, nic = 0.0, None, None
         if corrected:
-            amp = float(C.ramp_amplitude(op, [a], topo, pr)[0])
-            cap = busbw_bound_bytes_per_s(op, a, k, g, L, B) / T.BUSBW_FACTOR[op](n) / 1e9
+            amp = C.ramp_amplitude_of(op, a, topo, pr)
+            cap = caps.get(a)  # one per algorithm: the bound does not depend on the protocol
+            if cap is None:
+                bound = busbw_bound_bytes_per_s(op, a, k, g, L, B)
+                cap = caps[a] = _frozen(bound / busbw_factor / 1e9)
             if ring_f > 0 and a == "ring" and pr == "simple":
                 nic_bound = busbw_bound_bytes_per_s(op, a, k, g, L, B_ring)
-                nic = _frozen(nic_bound / T.BUSBW_FACTOR[op](n) / 1e9)
-            cap = _frozen(cap)
+                nic = _frozen(nic_bound / busbw_factor / 1e9)
         out.append(
             _Candidate(
                 a, pr, eta, False, k, _frozen(bw), _frozen(lat), tree, plateau, amp, cap, nic
@@ -525,6 +529,11 @@ def _hashable(x: object) -> bool:
     except TypeError:
         return False
     return True
+
+
+class _CheckedParams(dict):
+    """:func:`realistic_rows`' copy of the parameters it was given, checked: the one-node floor
+    of its multi-node rows is the same call on the same copy, not checked again."""
 
 
 class _Ref:
@@ -771,8 +780,10 @@ def realistic_rows(
         shared = _fitted_shared()
         if params is None or params is shared:  # read and checked once (_fitted_shared)
             p, p_key = shared, "fitted"
+        elif isinstance(params, _CheckedParams):  # this function's own copy (a one-node floor)
+            p = params
         else:
-            p = dict(params)
+            p = _CheckedParams(params)
             C._check(p)
     t = np.zeros(m.size)
     a_code = np.zeros(m.size, dtype=np.int32)

@@ -121,6 +121,9 @@ def load_runs(prefixes: tuple[str, ...] | None = None) -> dict[str, Run]:
             proto = r.proto_env.iloc[0] or "auto"
             key = spec.prefix + (f"/{int(run)}" if multi else "")
             rows = r[["size_bytes", "time_s"]].sort_values("size_bytes").reset_index(drop=True)
+            # the log's attrs (header, runs, findings) stay with the log: pandas deep-copies a
+            # frame's attrs into every frame and column derived from it, on every access
+            rows.attrs = {}
             rows["algorithm"] = nccl.normalize_algorithm(algo) if algo != "auto" else "auto"
             rows["protocol"] = nccl.normalize_protocol(proto) if proto != "auto" else "auto"
             out[key] = Run(key, spec, r.op.iloc[0], nodes, g, spec.gpus_per_process or g, rows)

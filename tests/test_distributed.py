@@ -10,7 +10,6 @@ import time
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from dask import distributed  # the `distributed` extra (installed by `make test`)
 from typer.testing import CliRunner
 
 import costmodel as cm
@@ -33,7 +32,11 @@ PART = 97
 @pytest.fixture(scope="module")
 def client():
     # threads in this process: starts in well under a second on 2 shared cores, and the
-    # monkeypatches below reach the workers; the partition logic is the same as with processes
+    # monkeypatches below reach the workers; the partition logic is the same as with processes.
+    # dask.distributed (the `distributed` extra, installed by `make test`) is imported here, not
+    # at collection: every pytest process collects this file, one runs it
+    from dask import distributed
+
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None

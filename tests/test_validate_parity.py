@@ -10,8 +10,10 @@ so the test checks the two surfaces assume the same cluster as well as give the 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -36,15 +38,18 @@ def _has_result_rows(text: str) -> bool:
     return True
 
 
-# the bundled nccl-tests logs with times (not the busbw-only tables 21a-d, nor 26 and 27, which
-# have no nccl-tests result row: a PyTorch-timed write-up and two headline points); the same
-# list the Validate page offers (costmodel.web.data.reference_logs)
-LOGS = sorted(
-    p
-    for p in reference_dir("nccl-tests").glob("*.txt")
-    if not is_busbw_table(p.read_text(errors="replace"))
-    and _has_result_rows(p.read_text(errors="replace"))
-)
+@functools.cache
+def _logs() -> list[Path]:
+    """The bundled nccl-tests logs with times (not the busbw-only tables 21a-d, nor 26 and 27,
+    which have no nccl-tests result row: a PyTorch-timed write-up and two headline points); the
+    same list the Validate page offers (costmodel.web.data.reference_logs). Read when a test
+    asks, not when the file is collected (every pytest process collects it)."""
+    return sorted(
+        p
+        for p in reference_dir("nccl-tests").glob("*.txt")
+        if not is_busbw_table(p.read_text(errors="replace"))
+        and _has_result_rows(p.read_text(errors="replace"))
+    )
 
 
 def _cli_median(*where: str) -> tuple[float, list[str]]:
@@ -70,10 +75,10 @@ def test_every_bundled_log_gives_the_cli_error_on_the_page():
     from costmodel.validation.reference_runs import run_spec
     from costmodel.web import data, page_validate
 
-    assert len(LOGS) >= 20  # the bundled logs with times (busbw-only tables have none)
-    assert {p.name for p in LOGS} == set(data.reference_logs())  # what the page offers
+    assert len(_logs()) >= 20  # the bundled logs with times (busbw-only tables have none)
+    assert {p.name for p in _logs()} == set(data.reference_logs())  # what the page offers
     clusters = data.preset_names("cluster")
-    for path in LOGS:
+    for path in _logs():
         raw, run = path.read_bytes(), run_spec(reference_id(path.name))
         assert run is not None, path.name  # every log the page offers is in the index
         cluster = page_validate._default_cluster(raw, path.name, clusters)
@@ -93,7 +98,7 @@ def test_every_bundled_log_gives_the_cli_error_on_the_page():
 def test_uploaded_log_shows_the_cli_error_and_its_assumptions(prefix):
     """Through the real page (AppTest's file uploader), a few logs of each kind, against the
     CLI on the same file with no --cluster: same default cluster, error and assumptions."""
-    path = next(p for p in LOGS if p.name.startswith(prefix))
+    path = next(p for p in _logs() if p.name.startswith(prefix))
     at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
     raw = path.read_bytes()
     at.file_uploader(key="val_upload").set_value((path.name, raw, "text/plain")).run()
@@ -110,7 +115,7 @@ def test_uploaded_log_shows_the_cli_error_and_its_assumptions(prefix):
 def test_op_from_the_file_name_and_the_band_beside_the_error():
     """The 2 x 8 H100 log (06a): its header names no op; the file name does (5.8 % in the CLI
     then). The page reads it, says where the op came from and shows the expected error."""
-    path = next(p for p in LOGS if p.name.startswith("06a_"))
+    path = next(p for p in _logs() if p.name.startswith("06a_"))
     at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
     at.file_uploader(key="val_upload").set_value((path.name, path.read_bytes(), "text/plain"))
     at.run()
@@ -129,7 +134,7 @@ def test_op_from_the_file_name_and_the_band_beside_the_error():
 
 
 def test_an_op_the_log_does_not_name_is_asked_for_then_used():
-    path = next(p for p in LOGS if p.name.startswith("24a_"))
+    path = next(p for p in _logs() if p.name.startswith("24a_"))
     raw = path.read_bytes()
     at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
     at.file_uploader(key="val_upload").set_value(("run.txt", raw, "text/plain")).run()
@@ -146,7 +151,7 @@ def test_an_op_the_log_does_not_name_is_asked_for_then_used():
 
 
 def test_reader_refuses_nodes_that_contradict_the_host_lines():
-    path = next(p for p in LOGS if p.name.startswith("06a_"))
+    path = next(p for p in _logs() if p.name.startswith("06a_"))
     with pytest.raises(ValueError, match="nodes: 4 contradicts"):
         read_log(path.read_bytes(), path.name, nodes=4)
     with pytest.raises(ValueError, match="placement"):
@@ -157,7 +162,7 @@ def test_a_user_log_without_host_lines_says_why_calibration_needs_the_nodes():
     """A log that is not a bundled run (one byte changed, another name) and names no hosts:
     the comparison assumes its nodes from the cluster and says so, and the calibration, which
     never assumes them, says that beside it instead of the API's ``nodes=...`` hint."""
-    path = next(p for p in LOGS if p.name.startswith("16a_"))
+    path = next(p for p in _logs() if p.name.startswith("16a_"))
     raw = path.read_bytes() + b"\n# a copy of the run\n"
     at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
     at.file_uploader(key="val_upload").set_value(("run_all_reduce.txt", raw, "text/plain")).run()
@@ -177,7 +182,7 @@ def test_an_op_the_rows_cannot_have_is_refused_in_one_line_not_a_pandas_error(tm
     """An all-gather log whose header names no op, compared as an all-reduce: its rows' rank
     counts cannot be read from the bus/algorithm bandwidth ratio (pandas' NA); the reader
     used to test NA for truth ('boolean value of NA is ambiguous')."""
-    path = next(p for p in LOGS if p.name.startswith("24b_"))
+    path = next(p for p in _logs() if p.name.startswith("24b_"))
     copy = tmp_path / "run.txt"
     copy.write_bytes(path.read_bytes() + b"\n# a copy of the run\n")
     args = ["validate", "compare", str(copy), "--op", "all_reduce", "--cluster", "dgx-h100"]
