@@ -33,3 +33,42 @@ def test_a_scenario_on_a_box_with_no_network_scales_over_one_node_only(cluster):
 
     result = cm.Scenario(params=1e9, cluster=cluster, nodes=1).evaluate(scaling=True)
     assert [row.nodes for row in result.scaling] == [1]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "value", "shown"),
+    [
+        ("format_duration", 0.9996, "1 s"),  # was "1e+03 ms": rounding to 3 digits reaches 1000
+        ("format_duration", 0.0009996, "1 ms"),
+        ("format_duration", 3.99e5, "399,000 s"),  # was "3.99e+05 s"
+        ("format_duration", 0.0175, "17.5 ms"),
+        ("format_bytes", 999.6e6, "1 GB"),  # was "1e+03 MB"
+        ("format_rate", 999.96e3, "1 MB/s"),
+        ("format_bytes", 3e18, "3,000 PB"),
+        ("format_count", 999.6e6, "1 B"),  # was "1e+03 M"
+        ("format_count", 131072, "131 k"),
+        ("format_count", 12, "12"),
+    ],
+)
+def test_a_number_that_rounds_up_to_the_next_prefix_takes_it(fmt, value, shown):
+    """The three significant digits were taken after the prefix was chosen: 0.9996 s read
+    "1e+03 ms" (the Training step page's step band on alcf-polaris with fsdp: "1e+03 ms to
+    2.55 s"), and a step past the largest prefix read "3.99e+05 s"."""
+    from costmodel import units
+
+    assert getattr(units, fmt)(value) == shown
+
+
+def test_the_step_page_writes_no_number_in_exponent_notation():
+    """alcf-polaris, fsdp: "Step band ...: 1e+03 ms to 2.55 s"; a local batch of 1,000,000:
+    "Step 3.99e+05 s = compute 3.99e+05 s + ..." in the caption and the metric."""
+    import re
+
+    for query in (
+        {"ddp_cluster": "alcf-polaris", "ddp_strategy": "fsdp"},
+        {"ddp_local_batch": "1000000"},
+    ):
+        at = open_page("page_ddp.py", query)
+        assert_clean(at)
+        shown = [c.value for c in at.caption] + [m.value for m in at.metric]
+        assert not [s for s in shown if re.search(r"\de[+-]\d", s)], query
