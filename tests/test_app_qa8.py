@@ -72,3 +72,12 @@ def test_the_step_page_writes_no_number_in_exponent_notation():
         assert_clean(at)
         shown = [c.value for c in at.caption] + [m.value for m in at.metric]
         assert not [s for s in shown if re.search(r"\de[+-]\d", s)], query
+
+
+def test_a_batch_that_does_not_divide_does_not_call_its_quotient_whole():
+    """Batch page, global batch 8191 over 4 x 64: "8191 / (4 x 64) = 32 is not a whole
+    number" (four digits rounded 31.996 to the whole number it denies being)."""
+    at = open_page("page_batch.py", {"batch_global_batch": "8191"})
+    assert_clean(at)
+    said = [_text(e.value) for e in at.error]
+    assert len(said) == 1 and "8191 / (4 x 64) = 31.996 is not a whole number" in said[0], said
