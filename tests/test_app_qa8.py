@@ -81,3 +81,15 @@ def test_a_batch_that_does_not_divide_does_not_call_its_quotient_whole():
     assert_clean(at)
     said = [_text(e.value) for e in at.error]
     assert len(said) == 1 and "8191 / (4 x 64) = 31.996 is not a whole number" in said[0], said
+
+
+def test_the_cluster_page_writes_algorithm_and_protocol_as_the_collectives_page():
+    """Cluster page at 1440 px: "nvls_tree/simple" broke inside a word in its metric
+    ("nvls_tree/simpl" over "e"); the Collectives page writes "nvls_tree / simple", which
+    wraps at a space."""
+    at = open_page("page_cluster.py")
+    assert_clean(at)
+    m = metrics(at)
+    assert m["Algorithm / protocol"] == m["NCCL's choice"] == "nvls_tree / simple"
+    coll = open_page("page_collectives.py", {"nccl_nodes": "4"})
+    assert metrics(coll)["Algorithm / protocol"] == "nvls_tree / simple"
