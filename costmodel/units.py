@@ -413,6 +413,24 @@ def format_flops(value: float, digits: int = 3) -> str:
     return _si(_shown(value), "FLOP/s", _BYTE_PREFIXES, digits)
 
 
+def format_days(value: float) -> str:
+    """A wall-clock time in days: one decimal from 10 days up (``48.4``), three significant
+    digits below, in plain decimals, so a run of minutes is not "0.0" days.
+
+    >>> format_days(48.43), format_days(1.2345), format_days(0.001944), format_days(0)
+    ('48.4', '1.23', '0.00194', '0')
+    >>> format_days(5e-7), format_days(12345.6)
+    ('0.0000005', '12,345.6')
+    """
+    v = _shown(value)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    if abs(v) >= 10:
+        return f"{v:,.1f}"
+    decimals = max(1, 2 - math.floor(math.log10(abs(v))))
+    return f"{float(f'{v:.3g}'):.{decimals}f}".rstrip("0").rstrip(".")
+
+
 def format_change(fraction: float) -> str:
     """A relative change as a signed whole percent, with no "-0%" or "+0%" for a change that
     rounds to nothing.

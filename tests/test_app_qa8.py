@@ -93,3 +93,15 @@ def test_the_cluster_page_writes_algorithm_and_protocol_as_the_collectives_page(
     assert m["Algorithm / protocol"] == m["NCCL's choice"] == "nvls_tree / simple"
     coll = open_page("page_collectives.py", {"nccl_nodes": "4"})
     assert metrics(coll)["Algorithm / protocol"] == "nvls_tree / simple"
+
+
+def test_a_run_of_minutes_is_not_zero_days():
+    """Training step page, 100,000 nodes: "Wall clock [days] 0.0" for 1T tokens (a run of a
+    few minutes), and the band "0.0-0.0 days"."""
+    at = open_page("page_ddp.py", {"ddp_nodes": "100000"})
+    assert_clean(at)
+    days = metrics(at)["Wall clock [days]"]
+    assert float(days) > 0, days
+    band = [c.value for c in at.caption if "Expected-error band" in c.value]
+    assert band and "0.0-0.0 days" not in band[0], band
+    assert metrics(open_page("page_ddp.py"))["Wall clock [days]"] == "48.4"  # as before

@@ -17,6 +17,7 @@ from costmodel.units import (
     format_change,
     format_count,
     format_counted,
+    format_days,
     format_duration,
     noun_for,
     parse_bytes,
@@ -831,7 +832,7 @@ def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> No
         else "6N + attention of the architecture, PaLM appendix B"
     )
     m = st.columns(4)
-    m[0].metric(f"Wall clock{side} [days]", f"{cost.wall_days:,.1f}")
+    m[0].metric(f"Wall clock{side} [days]", format_days(cost.wall_days))
     m[1].metric(f"GPU-hours{side}", f"{cost.gpu_hours:,.0f}")
     when = (
         f"prices as of {cost.price_date}"
@@ -852,7 +853,7 @@ def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> No
     )
     db, cb = cost.wall_days_band, cost.cost_usd_band
     band = (
-        f" Expected-error band (the step's): {db[0]:,.1f}-{db[1]:,.1f} days"
+        f" Expected-error band (the step's): {format_days(db[0])}-{format_days(db[1])} days"
         + (f", ${cb[0]:,.0f}-${cb[1]:,.0f}" if cb is not None else "")
         + "."
         if db is not None
