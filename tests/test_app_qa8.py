@@ -105,3 +105,36 @@ def test_a_run_of_minutes_is_not_zero_days():
     band = [c.value for c in at.caption if "Expected-error band" in c.value]
     assert band and "0.0-0.0 days" not in band[0], band
     assert metrics(open_page("page_ddp.py"))["Wall clock [days]"] == "48.4"  # as before
+
+
+@pytest.mark.parametrize(
+    ("page", "query", "key", "label"),
+    [
+        ("page_ddp.py", {"ddp_contention": "2"}, "ddp_contention", "Overlap contention c [0-1]"),
+        (
+            "page_ddp.py",
+            {"ddp_own_mfu": "true", "ddp_mfu": "2"},
+            "ddp_mfu",
+            "MFU [fraction of peak]",
+        ),
+        ("page_ddp.py", {"ddp_strategy": "hsdp", "ddp_group": "0"}, "ddp_group", "HSDP group"),
+        ("page_validate.py", {"val_nodes": "0"}, "val_nodes", "Nodes"),
+        ("page_validate.py", {"val_gpus_per_node": "5000"}, "val_gpus_per_node", "GPUs per node"),
+    ],
+)
+def test_a_link_number_outside_a_box_range_is_said(page, query, key, label):
+    """``/ddp?ddp_contention=2`` ran at c = 0 and ``?ddp_mfu=2`` at 0.4 without a word:
+    Streamlit drops a bound number outside the box's range. A red message now names the
+    parameter, the box and its range, as for a choice not offered."""
+    at = open_page(page, query)
+    assert_clean(at)
+    said = [_text(e.value) for e in at.error if key in _text(e.value)]
+    assert len(said) == 1, [_text(e.value) for e in at.error]
+    assert f"is outside the range of {label}" in said[0] and "the default is used" in said[0]
+
+
+def test_a_link_number_inside_a_box_range_says_nothing():
+    at = open_page("page_ddp.py", {"ddp_contention": "0.5", "ddp_own_mfu": "true", "ddp_mfu": "1"})
+    assert_clean(at)
+    assert not at.error, [_text(e.value) for e in at.error]
+    assert at.number_input(key="ddp_contention").value == 0.5

@@ -213,6 +213,37 @@ def bound_choice(
     return method(label, options, key=key, format_func=format_func, bind=QP, **kwargs)
 
 
+def bound_number(
+    where: Any,
+    label: str,
+    *,
+    key: str,
+    min_value: float | None = None,
+    max_value: float | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``where.number_input(label, ...)`` bound to the URL parameter ``key``, with a red
+    message for a number the link gives outside ``[min_value, max_value]``.
+
+    Streamlit drops such a value and shows the default without a word (``?ddp_usd=0`` priced
+    at $2, ``?ddp_contention=2`` ran at c = 0), where a choice not offered
+    (:func:`bound_choice`) and a number that is not finite (:func:`check_url_numbers`) are
+    named: the box's label and its range."""
+    text = st.query_params.get(key) if key in st.query_params else None
+    if isinstance(text, str) and _URL_NUMBER.fullmatch(text):
+        x = float(text)
+        if (min_value is not None and x < min_value) or (max_value is not None and x > max_value):
+            lo = "-inf" if min_value is None else f"{min_value:g}"
+            hi = "inf" if max_value is None else f"{max_value:g}"
+            error(
+                f"URL parameter {key}: {text} is outside the range of {label}, "
+                f"[{lo}, {hi}]; the default is used"
+            )
+    return where.number_input(
+        label, key=key, bind=QP, min_value=min_value, max_value=max_value, **kwargs
+    )
+
+
 def headline(columns: int) -> Any:
     """``columns`` columns in the answer slot under the page's question, above the inputs.
 
