@@ -138,3 +138,12 @@ def test_a_link_number_inside_a_box_range_says_nothing():
     assert_clean(at)
     assert not at.error, [_text(e.value) for e in at.error]
     assert at.number_input(key="ddp_contention").value == 0.5
+
+
+def test_the_memory_fit_warning_writes_a_rank_count_with_separators():
+    """Memory page, N = 100,000: "What makes it fit: ZeRO-1 at N = 100000: 48.3 GB per GPU"
+    beside "fits from N = 1,024" in the same warning."""
+    at = open_page("page_memory.py", {"dp_ranks": "100000"})
+    assert_clean(at)
+    said = [_text(w.value) for w in at.warning if "What makes it fit" in _text(w.value)]
+    assert said and "ZeRO-1 at N = 100,000:" in said[0], said
