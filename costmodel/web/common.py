@@ -107,6 +107,8 @@ def size_label(size_bytes: float) -> str:
 #: ``white-space: nowrap; overflow: hidden; text-overflow: ellipsis`` on both). Values such as
 #: "compute-bound" or "nvls_tree / simple" no longer fit a quarter of a 1440 px page at 2.25 rem,
 #: and nothing fits a 390 px phone's column at that size: the value shrinks with the viewport.
+#: A checkbox's label wraps too: in a quarter of a 1440 px page "In-network reduction across
+#: nodes (SHARP)" read "In-network reduction across …" and "no_sync on all but the last micro-…".
 #: A text table (:func:`text_table`) wider than a phone scrolls inside its own box; without this
 #: the Memory page's parts table widened the whole page at 390 px (the page scrolled sideways).
 READABLE_CSS = """<style>
@@ -118,6 +120,12 @@ READABLE_CSS = """<style>
   overflow-wrap: anywhere;
 }
 [data-testid="stMetricValue"] { font-size: clamp(1.25rem, 2.4vw, 2.25rem); line-height: 1.2; }
+[data-testid="stCheckbox"] label [data-testid="stMarkdownContainer"],
+[data-testid="stCheckbox"] label [data-testid="stMarkdownContainer"] * {
+  white-space: normal !important;
+  overflow: visible !important;
+  text-overflow: clip !important;
+}
 [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
 </style>"""
 
