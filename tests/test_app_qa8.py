@@ -170,3 +170,14 @@ def test_a_model_outside_the_fit_is_not_computed_faster_than_the_gpu_peak():
         timeline=False, band=False
     )
     assert not any("without its one-node calibration" in n for n in dense.notes)
+
+
+def test_a_table_shown_with_units_does_not_say_it_is_in_si_units():
+    """Cluster page: "Every GPU count (SI units: seconds, bytes per second)" above a table
+    that reads "1.07 GB", "2.09 ms": the SI numbers are the CSV's, not the table's."""
+    at = open_page("page_cluster.py")
+    assert_clean(at)
+    said = [c.value for c in at.caption if c.value.startswith("Every GPU count")]
+    assert said == ["Every GPU count (its CSV in SI units: seconds, bytes per second)"], said
+    shown = "\n".join(_text(m.value) for m in at.markdown)
+    assert "| 1.07 GB |" in shown

@@ -230,7 +230,7 @@ def render() -> None:
             "cluster_allreduce.csv",
             key="cluster",
             on_demand=True,
-            caption="Every GPU count (SI units: seconds, bytes per second)",
+            caption="Every GPU count (its CSV in SI units: seconds, bytes per second)",
         )
 
 

@@ -481,7 +481,7 @@ def _details(
         "comparison.csv",
         key="comparison",
         on_demand=True,
-        caption="Every row (SI units: bytes, seconds, bytes per second)",
+        caption="Every row (its CSV in SI units: bytes, seconds, bytes per second)",
     )
 
 
