@@ -233,8 +233,8 @@ def bound_number(
     """``where.number_input(label, ...)`` bound to the URL parameter ``key``, with a red
     message for a number the link gives outside ``[min_value, max_value]``.
 
-    Streamlit drops such a value and shows the default without a word (``?ddp_usd=0`` priced
-    at $2, ``?ddp_contention=2`` ran at c = 0), where a choice not offered
+    Streamlit drops such a value and shows the default without a word (``?ddp_contention=2``
+    ran at c = 0, ``?ddp_mfu=2`` at 0.4), where a choice not offered
     (:func:`bound_choice`) and a number that is not finite (:func:`check_url_numbers`) are
     named: the box's label and its range."""
     text = st.query_params.get(key) if key in st.query_params else None
