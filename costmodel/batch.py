@@ -265,10 +265,24 @@ def _batch_of_tokens(t: int, s: int) -> int:
                 )
                 break
         raise ValueError(
-            f"global_tokens: {t} / {s} = {exact:.4g} sequences is not a whole number; "
+            f"global_tokens: {t} / {s} = {_not_whole(exact)} sequences is not a whole number; "
             f"nearest valid: {options}{hint}"
         )
     return t // s
+
+
+def _not_whole(exact: float) -> str:
+    """A quotient that is not a whole number, with four significant digits or as many more as
+    it takes not to read as one: 8191 / 256 is "31.996", not "32".
+
+    >>> _not_whole(8192 / 192), _not_whole(8191 / 256), _not_whole(1e9 / 3e9)
+    ('42.67', '31.996', '0.3333')
+    """
+    for digits in range(4, 18):
+        text = f"{exact:.{digits}g}"
+        if float(text) != round(exact):
+            return text
+    return repr(exact)
 
 
 @dataclass(frozen=True)
@@ -412,7 +426,7 @@ def _solve(
         options = [f"{name}={v} (global_batch={v * product})" for v in (lo, hi) if v >= 1]
         formula = " x ".join(str(v) for v in factors.values())
         raise ValueError(
-            f"{name}: {total} / ({formula}) = {exact:.4g} is not a whole number; "
+            f"{name}: {total} / ({formula}) = {_not_whole(exact)} is not a whole number; "
             f"nearest valid: {' or '.join(options)}"
         )
     return BatchSolution(**{**known, name: total // product}, solved=name)

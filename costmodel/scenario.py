@@ -877,7 +877,8 @@ class Scenario(BaseModel):
         return out
 
     def _scaling(self, clusters: _Clusters | None = None, step: Any = None) -> list[ScalingRow]:
-        """Step time and efficiency at 1, 2, 4, ... nodes (and this scenario's node count).
+        """Step time and efficiency at 1, 2, 4, ... nodes (and this scenario's node count),
+        each a node count the cluster can have (a box with no network: one node only).
 
         ``step`` (this scenario's own step) is reused for its node count. ddp goes through
         ``ddp.ddp_step`` (the same engine and numbers, with the memoized all-reduce), the
@@ -891,7 +892,10 @@ class Scenario(BaseModel):
         for n in counts:
             if n > SCALING_MAX_NODES:
                 continue
-            c = clusters.cluster(n)
+            try:
+                c = clusters.cluster(n)
+            except ValueError:  # a node count this cluster cannot have (a box with no network)
+                continue
             if self.strategy_name != "ddp":
                 try:
                     s = self.strategy_step(c, timeline=False, band=False)

@@ -354,19 +354,31 @@ def parse_flops(text: str | int | float, *, name: str = "flops") -> float:
     return _finite(value, name, text, "rate in FLOP/s", positive=True)
 
 
+def _scaled(value: float, prefixes: tuple[tuple[float, str], ...], digits: int) -> str:
+    """``value`` in the largest of ``prefixes`` (scale, prefix) it reaches once rounded to
+    ``digits`` significant digits, as "number prefix": 0.9996 s is "1 " (not "1e+03 m"), and
+    a number past the largest prefix is written out with thousands separators, never in
+    exponent notation ("399,000 " s, not "3.99e+05 ").
+
+    >>> _scaled(0.9996, _TIME_PREFIXES, 3), _scaled(3.99e5, _TIME_PREFIXES, 3)
+    ('1 ', '399,000 ')
+    """
+    mag = abs(float(f"{value:.{digits}g}"))
+    scale, prefix = next(((s, p) for s, p in prefixes if mag >= s), prefixes[-1])
+    shown = float(f"{value / scale:.{digits}g}")
+    text = f"{shown:,.0f}" if abs(shown) >= 1000 else f"{value / scale:.{digits}g}"
+    return f"{text} {prefix}"
+
+
 def _si(value: float, unit: str, prefixes: tuple[tuple[float, str], ...], digits: int) -> str:
     if value is None or not math.isfinite(value):
         return f"{value} {unit}"
-    mag = abs(value)
-    for scale, prefix in prefixes:
-        if mag >= scale:
-            return f"{value / scale:.{digits}g} {prefix}{unit}"
-    scale, prefix = prefixes[-1]
-    return f"{value / scale:.{digits}g} {prefix}{unit}"
+    return f"{_scaled(value, prefixes, digits)}{unit}"
 
 
 _BYTE_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 _TIME_PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
+_COUNT_SUFFIXES = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 
 
 def _shown(value: object) -> float:
@@ -401,6 +413,24 @@ def format_flops(value: float, digits: int = 3) -> str:
     return _si(_shown(value), "FLOP/s", _BYTE_PREFIXES, digits)
 
 
+def format_days(value: float) -> str:
+    """A wall-clock time in days: one decimal from 10 days up (``48.4``), three significant
+    digits below, in plain decimals, so a run of minutes is not "0.0" days.
+
+    >>> format_days(48.43), format_days(1.2345), format_days(0.001944), format_days(0)
+    ('48.4', '1.23', '0.00194', '0')
+    >>> format_days(5e-7), format_days(12345.6)
+    ('0.0000005', '12,345.6')
+    """
+    v = _shown(value)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    if abs(v) >= 10:
+        return f"{v:,.1f}"
+    decimals = max(1, 2 - math.floor(math.log10(abs(v))))
+    return f"{float(f'{v:.3g}'):.{decimals}f}".rstrip("0").rstrip(".")
+
+
 def format_change(fraction: float) -> str:
     """A relative change as a signed whole percent, with no "-0%" or "+0%" for a change that
     rounds to nothing.
@@ -414,10 +444,7 @@ def format_change(fraction: float) -> str:
 
 def format_count(value: float, digits: int = 3) -> str:
     """Format a count (parameters, tokens) with k/M/B/T suffixes: ``'7 B'`` for 7e9."""
-    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.{digits}g} {suffix}"
-    return f"{value:.{digits}g}"
+    return _scaled(value, _COUNT_SUFFIXES, digits).rstrip()
 
 
 def format_counted(count: int, noun: str, plural: str | None = None) -> str:

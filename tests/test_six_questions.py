@@ -103,7 +103,7 @@ def test_q1_all_reduce_of_14gb_on_64_h100s(tab, app_url):
     time_text = format_duration(r["time_s"])
     expect(metric(page, "Time, model nccl")).to_have_text(time_text)
     expect(metric(page, "Algorithm / protocol")).to_have_text(
-        f"{r['algorithm_used']}/{r['protocol_used']}"
+        f"{r['algorithm_used']} / {r['protocol_used']}"
     )
     expect(metric(page, "Expected error")).to_have_text(f"±{r['error_band_pct']:.0f}%")
     assert time_text in human and "cl_size_text=14GB" in page.url

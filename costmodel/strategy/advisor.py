@@ -256,8 +256,12 @@ class Advice:
 
 def _pct(fraction: float) -> str:
     """A percentage with two significant digits below 10 % (``8.4%``, ``0.34%``), whole above
-    (``12%``): the gap and the band beside it must not round to the same figure."""
+    (``12%``): the gap and the band beside it must not round to the same figure; ``<0.01%``
+    below that, as :func:`costmodel.verdict._pct` (two layouts whose steps differ by rounding
+    noise read "6.4e-07% slower")."""
     x = 100 * float(fraction)
+    if 0 < x < 0.01:
+        return "<0.01%"
     return f"{x:.0f}%" if abs(x) >= 10 or x == 0 else f"{x:.2g}%"
 
 

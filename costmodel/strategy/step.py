@@ -683,10 +683,15 @@ def _setup(
         held_out=held_out,
     )
     micro_s = ct.micro_s
+    uncalibrated: tuple[str, ...] = ()
     if ct.one_node_step:
         micro_s = _calibrated_micro_s(
             ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model, sync_loss
         )
+        peak = float(c.gpu.fp8_dense_flops if precision == "fp8" else c.gpu.peak_flops)
+        if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
+            micro_s = ct.micro_s
+            uncalibrated = (_UNCALIBRATED_NOTE,)
     extra = ct.recompute_fraction
     if tensor_params is None and a is not None:
         tensor_params = _arch_tensors(a)
@@ -720,7 +725,8 @@ def _setup(
         backward_s=micro_s * (1.0 - extra) * (1.0 - FORWARD_FRACTION),
         recompute_s=micro_s * extra,
         notes=_notes(shape, p)
-        + _faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision),
+        + _faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision)
+        + uncalibrated,
     )
 
 
@@ -1533,6 +1539,18 @@ def _one_node(c: Any) -> tuple[Any, str]:
         hit = (c, one, one.model_dump_json())
         _ONE_NODE[id(c)] = hit
     return hit[1], hit[2]
+
+
+#: Said when :func:`_calibrated_micro_s` finds no compute that reproduces the fitted one-node
+#: step: the engine's one-node communication alone is longer than that step (a model far outside
+#: the fitted runs, e.g. DeepSeek-V3's 671 B parameters gathered on one node), and the fixed
+#: point shrank the compute below the time the GPU's dense peak allows (55 ms a micro-batch,
+#: "MFU 22"). The fitted compute is used as it is.
+_UNCALIBRATED_NOTE = (
+    "compute per micro-batch: the fitted efficiency without its one-node calibration (the "
+    "engine's one-node communication alone is longer than the fitted one-node step, so no "
+    "compute time reproduces it; this model is outside the runs the efficiency was fitted on)"
+)
 
 
 def _calibrated_micro_s(

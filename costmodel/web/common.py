@@ -107,6 +107,8 @@ def size_label(size_bytes: float) -> str:
 #: ``white-space: nowrap; overflow: hidden; text-overflow: ellipsis`` on both). Values such as
 #: "compute-bound" or "nvls_tree / simple" no longer fit a quarter of a 1440 px page at 2.25 rem,
 #: and nothing fits a 390 px phone's column at that size: the value shrinks with the viewport.
+#: A checkbox's label wraps too: in a quarter of a 1440 px page "In-network reduction across
+#: nodes (SHARP)" read "In-network reduction across …" and "no_sync on all but the last micro-…".
 #: A text table (:func:`text_table`) wider than a phone scrolls inside its own box; without this
 #: the Memory page's parts table widened the whole page at 390 px (the page scrolled sideways).
 READABLE_CSS = """<style>
@@ -118,6 +120,12 @@ READABLE_CSS = """<style>
   overflow-wrap: anywhere;
 }
 [data-testid="stMetricValue"] { font-size: clamp(1.25rem, 2.4vw, 2.25rem); line-height: 1.2; }
+[data-testid="stCheckbox"] label [data-testid="stMarkdownContainer"],
+[data-testid="stCheckbox"] label [data-testid="stMarkdownContainer"] * {
+  white-space: normal !important;
+  overflow: visible !important;
+  text-overflow: clip !important;
+}
 [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
 </style>"""
 
@@ -211,6 +219,37 @@ def bound_choice(
         )
     method = getattr(where, kind)
     return method(label, options, key=key, format_func=format_func, bind=QP, **kwargs)
+
+
+def bound_number(
+    where: Any,
+    label: str,
+    *,
+    key: str,
+    min_value: float | None = None,
+    max_value: float | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``where.number_input(label, ...)`` bound to the URL parameter ``key``, with a red
+    message for a number the link gives outside ``[min_value, max_value]``.
+
+    Streamlit drops such a value and shows the default without a word (``?ddp_contention=2``
+    ran at c = 0, ``?ddp_mfu=2`` at 0.4), where a choice not offered
+    (:func:`bound_choice`) and a number that is not finite (:func:`check_url_numbers`) are
+    named: the box's label and its range."""
+    text = st.query_params.get(key) if key in st.query_params else None
+    if isinstance(text, str) and _URL_NUMBER.fullmatch(text):
+        x = float(text)
+        if (min_value is not None and x < min_value) or (max_value is not None and x > max_value):
+            lo = "-inf" if min_value is None else f"{min_value:g}"
+            hi = "inf" if max_value is None else f"{max_value:g}"
+            error(
+                f"URL parameter {key}: {text} is outside the range of {label}, "
+                f"[{lo}, {hi}]; the default is used"
+            )
+    return where.number_input(
+        label, key=key, bind=QP, min_value=min_value, max_value=max_value, **kwargs
+    )
 
 
 def headline(columns: int) -> Any:

@@ -78,6 +78,12 @@ def _inputs() -> dict:
     }
 
 
+def _pair(algorithm_protocol: str) -> str:
+    """ "nvls_tree/simple" as the Collectives page writes it, "nvls_tree / simple": a metric
+    too narrow for it wraps at the spaces, not inside a word ("nvls_tree/simpl" + "e")."""
+    return " / ".join(str(algorithm_protocol).split("/"))
+
+
 def render() -> None:
     """Draw the Cluster page."""
     page_header(
@@ -125,7 +131,7 @@ def render() -> None:
             "CLI and cm.sweep)",
         )
         m[1].metric(f"busbw, model {inp['model']}", format_rate(here["model_busbw_bytes_per_s"]))
-        m[2].metric("Algorithm / protocol", here["model_algorithm"])
+        m[2].metric("Algorithm / protocol", _pair(here["model_algorithm"]))
         band = prediction_band(
             "all_reduce",
             inp["size"],
@@ -189,7 +195,7 @@ def render() -> None:
             format_duration(here["nccl_s"]),
             help="NCCL's own algorithm/protocol choice (predict_collective)",
         )
-        m[1].metric("NCCL's choice", here["nccl_algorithm"])
+        m[1].metric("NCCL's choice", _pair(here["nccl_algorithm"]))
         m[2].metric("busbw, NCCL-faithful", format_rate(here["nccl_busbw_bytes_per_s"]))
         left, right = st.columns(2)
         with left:
@@ -224,7 +230,7 @@ def render() -> None:
             "cluster_allreduce.csv",
             key="cluster",
             on_demand=True,
-            caption="Every GPU count (SI units: seconds, bytes per second)",
+            caption="Every GPU count (its CSV in SI units: seconds, bytes per second)",
         )
 
 

@@ -386,7 +386,7 @@ def _link(inp: dict) -> None:
             "collective_sweep.csv",
             key="sweep",
             on_demand=True,
-            caption="The whole sweep (SI units: bytes, seconds, bytes per second)",
+            caption="The whole sweep (its CSV in SI units: bytes, seconds, bytes per second)",
         )
 
 
@@ -632,7 +632,7 @@ def _models(inp: dict, at_size, ranks: int) -> None:
         sweep,
         "collective_models_sweep.csv",
         key="models_sweep",
-        caption="The whole sweep (SI units: bytes, seconds, bytes per second)",
+        caption="The whole sweep (its CSV in SI units: bytes, seconds, bytes per second)",
     )
 
 

@@ -17,6 +17,7 @@ from costmodel.units import (
     format_change,
     format_count,
     format_counted,
+    format_days,
     format_duration,
     noun_for,
     parse_bytes,
@@ -27,6 +28,7 @@ from costmodel.web import data
 from costmodel.web.common import (
     QP,
     bound_choice,
+    bound_number,
     chart,
     chart_tabs,
     error,
@@ -124,7 +126,8 @@ def _inputs() -> dict:
         help="Default: the achievable efficiency fitted on published one-node runs "
         "(costmodel.compute), shown with its band under the step; 0.4 on a GPU it has no fit for",
     )
-    mfu = c[2].number_input(  # a number box like the page's others: no slider's chunk to load
+    mfu = bound_number(  # a number box like the page's others: no slider's chunk to load
+        c[2],
         "MFU [fraction of peak]",
         min_value=0.05,
         max_value=1.0,
@@ -132,7 +135,6 @@ def _inputs() -> dict:
         step=0.05,
         format="%.2f",
         key="ddp_mfu",
-        bind=QP,
         disabled=not own_mfu,
     )
     bucket_text = c[3].text_input(
@@ -176,14 +178,14 @@ def _inputs() -> dict:
         # said under the compute box, not by a placeholder under the MFU (an element more
         # before the first chart on every view: tests/test_first_view.py)
         c[2].caption(f"MFU not used: the {MEASURED_LABEL} is given.")
-    contention = c[3].number_input(
+    contention = bound_number(
+        c[3],
         "Overlap contention c [0-1]",
         min_value=0.0,
         max_value=1.0,
         value=DEFAULT_COMM_CONTENTION,
         step=0.1,
         key="ddp_contention",
-        bind=QP,
         help="Compute runs at 1 - c while a collective is in flight (NCCL shares the SMs and "
         f"memory bandwidth). Default c = {DEFAULT_COMM_CONTENTION:g}, the same on every "
         "surface (API, CLI, Scenario); 1 = the fit to PyTorch's V100 ResNet DDP benchmark.",
@@ -202,8 +204,8 @@ def _inputs() -> dict:
     )
     group_size, reshard = None, None
     if strategy == "hsdp":
-        group_size = c[3].number_input(
-            "HSDP group [GPUs]", value=8, step=1, min_value=1, key="ddp_group", bind=QP
+        group_size = bound_number(
+            c[3], "HSDP group [GPUs]", value=8, step=1, min_value=1, key="ddp_group"
         )
     if strategy in ("fsdp", "hsdp"):
         reshard = st.checkbox(
@@ -842,7 +844,7 @@ def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> No
         else "6N + attention of the architecture, PaLM appendix B"
     )
     m = st.columns(4)
-    m[0].metric(f"Wall clock{side} [days]", f"{cost.wall_days:,.1f}")
+    m[0].metric(f"Wall clock{side} [days]", format_days(cost.wall_days))
     m[1].metric(f"GPU-hours{side}", f"{cost.gpu_hours:,.0f}")
     when = (
         f"prices as of {cost.price_date}"
@@ -863,7 +865,7 @@ def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> No
     )
     db, cb = cost.wall_days_band, cost.cost_usd_band
     band = (
-        f" Expected-error band (the step's): {db[0]:,.1f}-{db[1]:,.1f} days"
+        f" Expected-error band (the step's): {format_days(db[0])}-{format_days(db[1])} days"
         + (f", ${cb[0]:,.0f}-${cb[1]:,.0f}" if cb is not None else "")
         + "."
         if db is not None

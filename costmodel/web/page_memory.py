@@ -430,7 +430,7 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
     higher = [s for s in memory.ZERO_STAGES if s > stage and totals[s] <= capacity]
     if higher:
         changes.append(
-            f"ZeRO-{higher[0]} at N = {ranks}: {format_bytes(totals[higher[0]])} per GPU"
+            f"ZeRO-{higher[0]} at N = {int(ranks):,}: {format_bytes(totals[higher[0]])} per GPU"
         )
     # more ranks: the fewest that fit this stage (the 'Ranks needed' table's figure), or none
     needed = data.ranks_needed(inp["params"], capacity, _arch(inp), **kw)

@@ -16,6 +16,7 @@ from costmodel.web.common import (
     MAX_UPLOAD_BYTES,
     QP,
     bound_choice,
+    bound_number,
     chart,
     chart_tabs,
     fidelity_table,
@@ -240,7 +241,8 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         help="The collective the log measured: read from its header, a command line in it or "
         "the file name; set it when none of them names it.",
     )
-    nodes = c[1].number_input(
+    nodes = bound_number(
+        c[1],
         "Nodes",
         min_value=1,
         max_value=100_000,
@@ -248,10 +250,10 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         step=1,
         placeholder=FROM_LOG,
         key="val_nodes",
-        bind=QP,
         help="Empty: the log's host lines, else ranks / the GPUs per node.",
     )
-    gpn = c[2].number_input(
+    gpn = bound_number(
+        c[2],
         "GPUs per node",
         min_value=1,
         max_value=1024,
@@ -259,7 +261,6 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         step=1,
         placeholder=FROM_LOG,
         key="val_gpus_per_node",
-        bind=QP,
         help="Empty: the log's host lines, else the cluster preset's.",
     )
     settings = (
@@ -471,7 +472,7 @@ def _details(
         "comparison.csv",
         key="comparison",
         on_demand=True,
-        caption="Every row (SI units: bytes, seconds, bytes per second)",
+        caption="Every row (its CSV in SI units: bytes, seconds, bytes per second)",
     )
 
 
