@@ -35,3 +35,24 @@ def test_a_scenario_change_past_the_node_limit_names_the_limit():
         run("scenario", *LLAMA, "--nodes", "8", "--vs", "nodes=2000000"), "nodes", "1,000,000"
     )
     assert "100,000]" not in line
+
+
+# --- a NaN fraction is refused as not finite, with the option's range ----------------------------
+@pytest.mark.parametrize("command", ["step", "scenario", "train"])
+@pytest.mark.parametrize(
+    ("option", "value", "rule"),
+    [
+        ("--mfu", "nan", "(0, 1]"),
+        ("--mfu", "inf", "(0, 1]"),
+        ("--mfu", "0", "(0, 1]"),
+        ("--contention", "nan", "[0, 1]"),
+        ("--contention", "-0.5", "[0, 1]"),
+    ],
+)
+def test_a_fraction_option_out_of_range_says_its_range(command, option, value, rule):
+    """``step --mfu nan`` answered "Invalid value for '--mfu': Input should be less than or
+    equal to 1" (NaN is not above 1); ``--mfu 0`` named the API's ``mfu``."""
+    tokens = ("--tokens", "1T") if command == "train" else ()
+    args = (command, *LLAMA, "--cluster", "dgx-h100", option, value, *tokens)
+    line = one_line_error(run(*args), f"error: {option}: must be ", rule, repr(float(value)))
+    assert "less than or equal" not in line
