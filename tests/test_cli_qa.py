@@ -281,7 +281,7 @@ def test_fp8_all_gathers_need_a_gpu_with_fp8():
     one_line_error(
         run("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-a100", "--strategy", "fsdp",
             "--param-dtype", "fp8"),
-        "param_dtype: fp8 all-gathers need fp8 tensor cores",
+        "--param-dtype: fp8 all-gathers need fp8 tensor cores",
     )  # fmt: skip
 
 

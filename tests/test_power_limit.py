@@ -129,7 +129,7 @@ def test_one_power_limit_one_number_on_every_surface():
 @pytest.mark.parametrize(
     ("cmd", "value", "fragment"),
     [
-        ("step", "900", r"power_limit_w: must be a power in [200, 700] W"),
+        ("step", "900", r"--power-limit-w: must be a power in [200, 700] W"),
         ("scenario", "0", r"--power-limit-w: must be a power in [200, 700] W"),
         ("step", "abc", "--power-limit-w"),
     ],

@@ -56,3 +56,34 @@ def test_a_fraction_option_out_of_range_says_its_range(command, option, value, r
     args = (command, *LLAMA, "--cluster", "dgx-h100", option, value, *tokens)
     line = one_line_error(run(*args), f"error: {option}: must be ", rule, repr(float(value)))
     assert "less than or equal" not in line
+
+
+# --- step's refusals name the option typed, as train and scenario do ---------------------------
+@pytest.mark.parametrize(
+    ("options", "option", "field", "why"),
+    [
+        (("--power-limit-w", "50"), "--power-limit-w", "power_limit_w", "must be a power in"),
+        (("--bucket", "0"), "--bucket", "bucket_cap_bytes", "greater than or equal to 1"),
+        (("--strategy", "hsdp", "--group-size", "3"), "--group-size", "group_size",
+         "does not divide the 8 ranks"),
+        (("--strategy", "ddp", "--reshard"), "--reshard", "reshard_after_forward",
+         "only fsdp and hsdp reshard"),
+        (("--cluster", "dgx-h1000"), "--cluster", "name", "unknown cluster preset"),
+        (("--param-dtype", "fp9"), "--param-dtype", "param_dtype", "'fp9'"),
+    ],
+)  # fmt: skip
+def test_a_step_refusal_names_the_option(options, option, field, why):
+    """``step --power-limit-w 50`` answered "power_limit_w: must be a power in [200, 700] W",
+    ``--bucket 0`` "bucket_cap_bytes: ...", ``--cluster dgx-h1000`` "name: unknown cluster
+    preset": the library's arguments, where ``train`` and ``scenario`` name the option."""
+    args = ("step", "--arch", "llama-3.1-8b", *options)
+    if "--cluster" not in options:
+        args = (*args, "--cluster", "dgx-h100")
+    line = one_line_error(run(*args), f"error: {option}: ", why)
+    assert f"{field}:" not in line.replace(f"{option}:", "")
+
+
+def test_the_one_link_step_names_its_option_too():
+    res = run("step", "--params", "7B", "--ranks", "8", "--bandwidth", "50GB/s",
+              "--compute-time", "1s", "--gradient-bytes", "nan")  # fmt: skip
+    one_line_error(res, "error: --gradient-bytes: must be a finite number > 0 B, got nan")

@@ -446,8 +446,8 @@ def test_cli_strategy_all_and_bad_options():
     assert {"ddp", "zero1", "zero2", "fsdp", "fsdp (no reshard)", "hsdp g=8"} <= set(names)
     assert out["best"] == names[0]
     for args, field in (
-        (["--strategy", "hsdp", "--group-size", "3"], "group_size"),
-        (["--strategy", "ddp", "--reshard"], "reshard_after_forward"),
+        (["--strategy", "hsdp", "--group-size", "3"], "--group-size"),
+        (["--strategy", "ddp", "--reshard"], "--reshard"),
         (["--strategy", "zero9"], "--strategy"),
         (["--zero", "1", "--strategy", "fsdp"], "--zero"),
     ):

@@ -300,6 +300,38 @@ def _model_help() -> str:
 _MODEL_HELP = _model_help()
 
 
+# --- a refusal names the option typed ---------------------------------------------------------
+def naming_options(
+    fn: Callable[..., Any], fields: dict[str, str] | None = None
+) -> Callable[..., Any]:
+    """``fn`` (a command) whose ValueErrors name the option the user typed, not the library's
+    argument: a message ``"FIELD: ..."`` from the function the command calls becomes
+    ``"--OPTION: ..."`` when ``FIELD`` is one of the command's parameters (``power_limit_w`` ->
+    ``--power-limit-w``) or a key of ``fields`` (the library's name for an option spelt
+    otherwise: ``bucket_cap_bytes`` -> ``--bucket``). Other messages pass unchanged."""
+    import functools
+    import inspect
+
+    from .._limits import option_name
+
+    own = {name: option_name(name) for name in inspect.signature(fn).parameters}
+    table = {**own, **(fields or {})}
+
+    @functools.wraps(fn)
+    def inner(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as exc:
+            if type(exc).__name__ == "ValidationError":  # pydantic's: _one_line words it
+                raise
+            field, sep, rest = str(exc).partition(": ")
+            if not sep or field not in table:
+                raise
+            raise ValueError(f"{table[field]}: {rest}") from None
+
+    return inner
+
+
 # --- one set of limits for every command ------------------------------------------------------
 def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A command whose options named in :data:`LIMITS` are checked before it runs.

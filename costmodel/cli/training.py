@@ -1095,6 +1095,20 @@ def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
         )
 
 
+# the library's arguments whose `step` option is spelt otherwise: strategy_step's refusals (and
+# the one-link ddp_step's) name the option typed (cli._common.naming_options); "name" is the
+# cluster preset lookup's argument
+STEP_OPTIONS = {
+    "bucket_cap_bytes": "--bucket",
+    "gradient_bytes_per_param": "--gradient-bytes",
+    "reshard_after_forward": "--reshard",
+    "sequence_length": "--seq",
+    "compute_time_s": "--compute-time",
+    "comm_contention": "--contention",
+    "name": "--cluster",
+}
+
+
 # Scenario's fields whose option is not the field's own name (``local_batch`` -> --local-batch);
 # "name" is the cluster preset lookup's argument, which Scenario's check passes on
 _SCENARIO_OPTIONS = {
