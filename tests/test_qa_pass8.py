@@ -87,3 +87,27 @@ def test_the_one_link_step_names_its_option_too():
     res = run("step", "--params", "7B", "--ranks", "8", "--bandwidth", "50GB/s",
               "--compute-time", "1s", "--gradient-bytes", "nan")  # fmt: skip
     one_line_error(res, "error: --gradient-bytes: must be a finite number > 0 B, got nan")
+
+
+# --- batch: the options' names, not solve_batch's arguments --------------------------------------
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (("--local-batch", "4", "--ranks", "64"),
+         ("give three of --local-batch, --ranks, --accumulation and --global-batch",
+          "missing: --accumulation, --global-batch")),
+        (("--local-batch", "4", "--ranks", "64", "--accumulation", "2", "--global-batch", "8192"),
+         ("give three of", "all four are given")),
+        (("--local", "1", "--ranks", "512", "--global-tokens", "4Mi"),
+         ("--global-tokens: needs --seq",)),
+        (("--local", "1", "--ranks", "512", "--global-tokens", "4Mi", "--seq", "4096",
+          "--global-batch", "1024"),
+         ("--global-batch, --global-tokens: give the global batch in samples or in tokens",)),
+    ],
+)  # fmt: skip
+def test_batch_refusals_name_the_options(args, fragments):
+    """``batch --local-batch 4 --ranks 64`` answered "solve_batch: exactly one of local_batch,
+    ranks, accumulation, global_batch must be None (the unknown)": Python's names and None."""
+    line = one_line_error(run("batch", *args), *fragments)
+    for api in ("solve_batch", "must be None", "sequence_length:", "global_tokens:"):
+        assert api not in line

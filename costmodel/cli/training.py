@@ -483,6 +483,29 @@ def batch(
     if rule not in bt.LR_RULES:
         raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
     tokens = _tokens(global_tokens, "--global-tokens") if global_tokens else None
+    # the options' names, not solve_batch's arguments ("exactly one ... must be None")
+    if tokens is not None and sequence_length is None:
+        raise ValueError("--global-tokens: needs --seq (tokens per sample)")
+    if tokens is not None and global_ is not None:
+        raise ValueError(
+            "--global-batch, --global-tokens: give the global batch in samples or in tokens, "
+            "not both"
+        )
+    given = {
+        "--local-batch": local,
+        "--ranks": ranks,
+        "--accumulation": accumulation,
+        "--global-batch" if global_ is not None or tokens is None else "--global-tokens": (
+            global_ if global_ is not None else tokens
+        ),
+    }
+    unknown = [name for name, v in given.items() if v is None]
+    if len(unknown) != 1:
+        raise ValueError(
+            "batch: give three of --local-batch, --ranks, --accumulation and --global-batch "
+            "(or --global-tokens with --seq) and the fourth is solved; "
+            + (f"missing: {', '.join(unknown)}" if unknown else "all four are given")
+        )
     sol = bt.solve_batch(
         local_batch=local,
         ranks=ranks,
