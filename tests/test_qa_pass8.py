@@ -111,3 +111,15 @@ def test_batch_refusals_name_the_options(args, fragments):
     line = one_line_error(run("batch", *args), *fragments)
     for api in ("solve_batch", "must be None", "sequence_length:", "global_tokens:"):
         assert api not in line
+
+
+# --- every algorithm on one GPU: a sentence, not pandas' "Empty DataFrame" -----------------------
+def test_every_algorithm_on_one_gpu_says_none_runs():
+    """``collective all_reduce --cluster dgx-h100 --gpus-per-node 1 --algorithm all`` printed
+    "Empty DataFrame / Columns: [...] / Index: []" above the reasons."""
+    res = run("collective", "all_reduce", "--size", "14GB", "--cluster", "dgx-h100",
+              "--gpus-per-node", "1", "--algorithm", "all")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    assert "Empty DataFrame" not in res.stdout and "Index: []" not in res.stdout
+    assert "no algorithm runs here" in res.stdout
+    assert "not available: ring: one rank: nothing to communicate" in res.stdout

@@ -301,7 +301,10 @@ def _collective_all(
         f"model {r.model} "
         "(* = the model's choice)"
     )
-    typer.echo(_human_frame(shown))
+    if len(shown):
+        typer.echo(_human_frame(shown))
+    else:  # one rank: every algorithm is unavailable, and pandas would print "Empty DataFrame"
+        typer.echo("no algorithm runs here (each is listed below with the reason)")
     for m, v in zip(r.sizes, r.verdicts, strict=True):
         typer.echo(f"fastest at {units.format_bytes(m)}: {v.text()}")
     for a, why in r.unavailable:
