@@ -123,3 +123,37 @@ def test_every_algorithm_on_one_gpu_says_none_runs():
     assert "Empty DataFrame" not in res.stdout and "Index: []" not in res.stdout
     assert "no algorithm runs here" in res.stdout
     assert "not available: ring: one rank: nothing to communicate" in res.stdout
+
+
+# --- an output that is the measured log is refused, not written over it --------------------------
+def _bundled_log(tmp_path, name):
+    from costmodel.reference import reference_path
+
+    path = tmp_path / name
+    path.write_bytes(reference_path("06a").read_bytes())
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "command"),
+    [
+        ("log.toml", ("calibrate", "{log}", "--cluster", "dgx-h100", "--nodes", "2", "-o", "{log}")),
+        ("log.csv", ("validate", "compare", "{log}", "--cluster", "dgx-h100", "--nodes", "2",
+                     "-o", "{log}")),
+        ("log.html", ("validate", "compare", "{log}", "--cluster", "dgx-h100", "--nodes", "2",
+                      "--report", "{log}")),
+    ],
+)  # fmt: skip
+def test_an_output_equal_to_the_input_log_is_refused(tmp_path, monkeypatch, name, command):
+    """``calibrate log.toml -o log.toml`` and ``validate compare r.csv -o r.csv`` wrote over the
+    measured nccl-tests log they had just read (exit 0): the measurements were gone."""
+    log = _bundled_log(tmp_path, name)
+    before = log.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    args = [a.replace("{log}", name) for a in command]
+    args[-1] = f"./{name}"  # the same file under another spelling
+    option = args[-2]
+    line = one_line_error(run(*args), f"error: {'--output' if option == '-o' else option}: ",
+                          "is the file this command reads")  # fmt: skip
+    assert name in line
+    assert log.read_bytes() == before
