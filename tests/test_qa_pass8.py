@@ -157,3 +157,25 @@ def test_an_output_equal_to_the_input_log_is_refused(tmp_path, monkeypatch, name
                           "is the file this command reads")  # fmt: skip
     assert name in line
     assert log.read_bytes() == before
+
+
+# --- a sweep axis out of range in the words of the command's option ------------------------------
+@pytest.mark.parametrize(
+    ("sets", "words"),
+    [
+        (("preset=dgx-h100", "nodes=0", "size=14GB"),
+         "nodes: must be a whole number in 1..1,000,000, got 0"),
+        (("preset=dgx-h100", "arch=llama-3.1-8b", "nodes=0"),
+         "nodes: must be a whole number in 1..1,000,000, got 0"),
+        (("preset=dgx-h100", "arch=llama-3.1-8b", "mfu=0.4,1.5"),
+         "mfu: must be a model FLOP utilisation in (0, 1], got 1.5"),
+        (("preset=dgx-h100", "arch=llama-3.1-8b", "comm_contention=2"),
+         "comm_contention: must be an overlap contention in [0, 1], got 2.0"),
+    ],
+)  # fmt: skip
+def test_a_sweep_axis_out_of_range_says_the_option_s_range(sets, words):
+    """``--set nodes=0`` said "nodes: every value must be >= 1" where ``nodes=2000000`` and every
+    command's ``--nodes 0`` say the range; ``mfu=1.5`` "every value must be in (0, 1]"."""
+    kind = ("--kind", "step") if any(s.startswith("arch=") for s in sets) else ()
+    args = [a for s in sets for a in ("--set", s)]
+    one_line_error(run("sweep", *kind, *args, "-o", "never.csv"), words)
