@@ -196,3 +196,31 @@ def test_the_fastest_is_in_the_tie_it_makes():
               "--strategy", "all").stdout  # fmt: skip
     first = out.splitlines()[2]
     assert first.startswith("1=") and "fastest (a tie)" in first, first
+
+
+# --- nccl-tests runs NCCL would refuse are left out, and said -----------------------------------
+def test_a_sweep_leaves_out_the_runs_nccl_has_no_kernel_for():
+    """``validate nccl-tests run --ops all_reduce,all_gather --algos Ring,Tree`` (the command's
+    own help example) planned ``NCCL_ALGO=Tree all_gather_perf``: NCCL has no Tree all-gather,
+    and its enqueue fails "no algorithm/protocol available", so that run could only fail."""
+    from costmodel.validation.runner import plan_sweep
+
+    specs = plan_sweep(["all_reduce", "all_gather"], algos=["Ring", "Tree"], gpus=8, build_dir="/b")
+    assert [(s.op, s.env.get("NCCL_ALGO")) for s in specs] == [
+        ("all_reduce", "Ring"), ("all_reduce", "Tree"), ("all_gather", "Ring")
+    ]  # fmt: skip
+    nvls = plan_sweep(["all_reduce"], algos=["NVLS"], protos=["LL", "Simple"], build_dir="/b")
+    assert [s.env["NCCL_PROTO"] for s in nvls] == ["Simple"]
+    # NCCL's own choice, a list, an exclusion and all-to-all (p2p) are planned as given
+    assert len(plan_sweep(["all_gather"], algos=[None, "Ring,Tree", "^Ring"], build_dir="/b")) == 3
+    assert len(plan_sweep(["all_to_all"], algos=["Tree"], build_dir="/b")) == 1
+    res = run("validate", "nccl-tests", "run", "-o", "runs", "--ops", "all_reduce,all_gather",
+              "--gpus", "8", "--algos", "Ring,Tree", "--dry-run")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    assert "all_gather_perf" in res.stdout and "NCCL_ALGO=Tree all_gather" not in res.stdout
+    assert "skipped all_gather with NCCL_ALGO=Tree: NCCL has no tree for all_gather" in res.stderr
+    one_line_error(
+        run("validate", "nccl-tests", "run", "-o", "runs", "--ops", "broadcast", "--algos",
+            "Tree", "--dry-run"),
+        "--algos: NCCL runs none of this sweep", "NCCL has no tree for broadcast",
+    )  # fmt: skip

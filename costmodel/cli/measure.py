@@ -147,6 +147,8 @@ def nccl_tests_run(
         )
     except ValueError as exc:
         raise _plan_error(exc) from None
+    for line in runner.refused_runs(op_list, algo_list, proto_list):  # left out of the plan
+        typer.echo(f"costmodel: warning: skipped {line}", err=True)
     if dry_run:
         rows = [{"key": sp.key, "argv": list(sp.argv), "env": sp.env} for sp in specs]
         if as_json:
