@@ -224,3 +224,25 @@ def test_a_sweep_leaves_out_the_runs_nccl_has_no_kernel_for():
             "Tree", "--dry-run"),
         "--algos: NCCL runs none of this sweep", "NCCL has no tree for broadcast",
     )  # fmt: skip
+
+
+# --- predict --json: the keys collective --json and the sweep write, band_note included ---------
+def test_predict_json_rows_carry_the_preset_and_why_a_band_is_unknown():
+    """The README says ``predict --json`` writes the keys ``collective --json`` and the sweep
+    write, ``preset`` among them; its rows had no ``preset`` and no ``band_note``, so a
+    multi-node all-to-all's ``error_band_pct: null`` came with no reason."""
+    q = ("--cluster", "dgx-h100", "--nodes", "2")
+    (p,) = json.loads(run("predict", "--op", "all_to_all", *q, "--sizes", "1GB", "--json").stdout)[
+        "results"
+    ]
+    (c,) = json.loads(run("collective", "all_to_all", *q, "--size", "1GB", "--json").stdout)[
+        "results"
+    ]
+    assert p["error_band_pct"] is None and c["error_band_pct"] is None
+    assert p["preset"] == c["preset"] == "dgx-h100"
+    assert p["band_note"] == c["band_note"] and "the error is unknown" in p["band_note"]
+    for key in ("size_bytes", "time_s", "algbw_GBps", "busbw_GBps"):
+        assert p[key] == pytest.approx(c[key], rel=1e-12)
+    assert p["algorithm_used"] == c["algorithm_used"]
+    (known,) = json.loads(run("predict", *q, "--sizes", "1GB", "--json").stdout)["results"]
+    assert known["band_note"] == "" and known["error_band_pct"] > 0

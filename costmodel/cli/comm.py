@@ -383,7 +383,7 @@ def predict(
             )
         df = pr.compare_models(op, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node)
     else:
-        df = pr.predict_collective(
+        pred = pr.predict_collective(
             op,
             m,
             cluster,
@@ -393,8 +393,16 @@ def predict(
             protocol=protocol,
             model=model,
             harness=harness,
-        ).to_frame()
+        )
+        df = pred.to_frame()
     if as_json:
+        rows = _json_vocabulary(df)
+        # collective --json's and the sweep's keys on every row: the preset, and why a band is
+        # unknown (its null said nothing); the text table says "± ?" and its note instead
+        rows.insert(0, "preset", cluster)
+        if not compare_models and pred.error_band is not None and "error_band_pct" in rows:
+            note = pred.error_band.note
+            rows["band_note"] = ["" if v == v else note for v in rows["error_band_pct"]]
         _print_json(
             {
                 "op": op,
@@ -403,7 +411,7 @@ def predict(
                 "models": [c[len("time_s[") : -1] for c in df.columns if c.startswith("time_s[")]
                 if compare_models
                 else [model],
-                "results": _records(_json_vocabulary(df)),
+                "results": _records(rows),
             }
         )
         return
