@@ -246,3 +246,28 @@ def test_predict_json_rows_carry_the_preset_and_why_a_band_is_unknown():
     assert p["algorithm_used"] == c["algorithm_used"]
     (known,) = json.loads(run("predict", *q, "--sizes", "1GB", "--json").stdout)["results"]
     assert known["band_note"] == "" and known["error_band_pct"] > 0
+
+
+# --- train says why its days have no band ---------------------------------------------------------
+@pytest.mark.parametrize(
+    ("cluster", "why"),
+    [
+        ("dgx-b200", "band unknown: no fitted compute efficiency for this GPU (default MFU)"),
+        ("gcp-a3-mega", "band unknown: a collective's error band is unknown"),
+    ],
+)
+def test_train_says_why_the_days_have_no_band(cluster, why):
+    """``train --cluster dgx-b200`` printed "wall clock 12.6 days" with no band and no word
+    (H100: "25.2 days (band 22.0-29.1)"); ``step`` says "band unknown: ..." for the same
+    step, and its JSON had ``wall_days_band: null`` with no reason."""
+    args = ("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--cluster", cluster,
+            "--nodes", "8", "--usd-per-gpu-hour", "3")  # fmt: skip
+    out = run(*args).stdout
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("wall clock")]
+    assert line.endswith(f"days ({why})"), line
+    doc = json.loads(run(*args, "--json").stdout)
+    assert doc["wall_days_band"] is None and doc["band_note"] == why
+    h100 = json.loads(run(*args[:-6], "--cluster", "dgx-h100", "--nodes", "8", "--json").stdout)
+    assert h100["band_note"] == "" and h100["wall_days_band"] is not None
+    measured = json.loads(run(*args, "--step-time", "300ms", "--json").stdout)
+    assert measured["band_note"] == ""  # a measured step: no model band to miss

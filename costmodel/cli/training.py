@@ -1584,7 +1584,6 @@ def train(
     Example (Llama-2-7B on 2T tokens, 64 H100s, AWS p5 on-demand price):
 
     \b
-    \b
         costmodel train --arch llama-2-7b --tokens 2T --cluster dgx-h100 --nodes 8 --zero 1 --recompute full --price aws-p5-on-demand
     """
     opts = dict(locals())
@@ -1602,8 +1601,18 @@ def train(
         price=price,
         measured_step_time_s=measured,
     )
+    from ..strategy.band import band_note
+
+    # why the days', GPU-hours' and dollars' bands are missing (a measured step has none to
+    # give), in `step`'s words: the text and the JSON left them out silently
+    why_no_band = (
+        ""
+        if measured is not None
+        else band_note((result.step_time_lo_s, result.step_time_hi_s), result.compute_source)
+    )
     data = {
         **cost.as_dict(),
+        "band_note": why_no_band,
         "arch": arch,
         "params": result.scenario.params,
         "cluster": cluster,
@@ -1623,6 +1632,9 @@ def train(
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
+    wall_band = _band_text(cost.wall_days_band, "{:,.1f}") or (
+        f" ({why_no_band})" if why_no_band else ""
+    )
     rows = [
         ("tokens", units.format_count(cost.tokens)),
         ("steps", f"{cost.steps:,}"),
@@ -1634,7 +1646,7 @@ def train(
             "not used (the step time is measured)" if measured else result.compute_label,
         ),
         ("GPUs", str(cost.ranks)),
-        ("wall clock", f"{cost.wall_days:,.1f} days" + _band_text(cost.wall_days_band, "{:,.1f}")),
+        ("wall clock", f"{cost.wall_days:,.1f} days" + wall_band),
         ("GPU-hours", f"{cost.gpu_hours:,.0f}" + _band_text(cost.gpu_hours_band, "{:,.0f}")),
     ]
     if cost.cost_usd is not None:
