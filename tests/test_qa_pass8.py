@@ -271,3 +271,18 @@ def test_train_says_why_the_days_have_no_band(cluster, why):
     assert h100["band_note"] == "" and h100["wall_days_band"] is not None
     measured = json.loads(run(*args, "--step-time", "300ms", "--json").stdout)
     assert measured["band_note"] == ""  # a measured step: no model band to miss
+
+
+# --- given activations are no sequence's ---------------------------------------------------------
+@pytest.mark.parametrize("model", [("--params", "7B"), ("--arch", "llama-3.1-70b")])
+def test_given_activations_are_not_said_to_come_from_a_sequence(model):
+    """``memory --params 7B --activations 100GB --gpu-memory 80GB`` said "(activations 100 GB
+    at 4096 tokens x micro-batch 1)": tokens the command had refused to take with a bare count,
+    and that size nothing when the activations are given."""
+    doc = json.loads(run("memory", *model, "--activations", "100GB", "--gpu-memory", "80GB",
+                         "--json").stdout)  # fmt: skip
+    note = doc["max_params_note"]
+    assert "(activations 100 GB) on a GPU with 80 GB" in note and "tokens" not in note
+    sized = json.loads(run("memory", "--arch", "llama-3.1-70b", "--seq", "65536",
+                           "--gpu-memory", "80GB", "--json").stdout)  # fmt: skip
+    assert "at 65536 tokens x micro-batch 1)" in sized["max_params_note"]

@@ -325,9 +325,10 @@ def memory(
         if result["max_params"] <= 0.0:
             from ..strategy.advisor import nothing_fits_note
 
-            result["max_params_note"] = nothing_fits_note(
-                capacity, fixed, act_bytes, f"{seq} tokens x micro-batch {micro_batch}"
-            )
+            # the tokens size the activations only when the architecture's are used (given
+            # --activations are no sequence's; a bare count has none), as the Memory page says
+            what = f"{seq} tokens x micro-batch {micro_batch}" if arch and act is None else ""
+            result["max_params_note"] = nothing_fits_note(capacity, fixed, act_bytes, what)
         if cluster is not None and act is None:
             from .. import presets
             from ..strategy.advisor import fit_suggestions
