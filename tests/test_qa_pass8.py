@@ -286,3 +286,19 @@ def test_given_activations_are_not_said_to_come_from_a_sequence(model):
     sized = json.loads(run("memory", "--arch", "llama-3.1-70b", "--seq", "65536",
                            "--gpu-memory", "80GB", "--json").stdout)  # fmt: skip
     assert "at 65536 tokens x micro-batch 1)" in sized["max_params_note"]
+
+
+# --- a size given twice: every algorithm, no internal error --------------------------------------
+def test_every_algorithm_at_a_size_given_twice():
+    """``collective all_reduce --size 1GB,1GB --cluster dgx-h100 --nodes 2 --algorithm all``
+    printed the table, then "costmodel: error: zip() argument 2 is longer than argument 1"
+    (exit 2): ``AlgorithmComparison.sizes`` dropped the repeat, its verdicts did not."""
+    import costmodel as cm
+
+    r = cm.predict_all_algorithms("all_reduce", [1e9, 1e6, 1e9], "dgx-h100", nodes=2)
+    assert list(r.sizes) == [1e9, 1e6, 1e9] and len(r.verdicts) == 3
+    assert len(r.to_dict()["verdicts"]) == 3
+    res = run("collective", "all_reduce", "--size", "1GB,1GB", "--cluster", "dgx-h100",
+              "--nodes", "2", "--algorithm", "all")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.count("fastest at 1 GB:") == 2
