@@ -302,3 +302,12 @@ def test_every_algorithm_at_a_size_given_twice():
               "--nodes", "2", "--algorithm", "all")  # fmt: skip
     assert res.exit_code == 0, res.stderr
     assert res.stdout.count("fastest at 1 GB:") == 2
+
+
+def test_every_algorithm_over_a_link_at_a_size_given_twice():
+    """Over one link the same repeat answered "fastest at 1 GB: nvls and nvls tie"."""
+    res = run("collective", "all_reduce", "--size", "1GB,1GB", "--ranks", "8", "--bandwidth",
+              "50GB/s", "--algorithm", "all")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    (line,) = [ln for ln in res.stdout.splitlines() if ln.startswith("fastest at")]
+    assert line.startswith("fastest at 1 GB: nvls (ring is 56% slower"), line

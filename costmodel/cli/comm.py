@@ -251,6 +251,8 @@ def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
     runner-up and its gap (the cluster form's "fastest at" line; the textbook alpha-beta
     formulas over one link have no error band, so the gap is the formulas' alone)."""
     out = []
+    # a size given twice is one question: its rows once each ("nvls and nvls tie" otherwise)
+    df = df.drop_duplicates(["op", "size_bytes", "algorithm"])
     for (op, size), g in df.groupby(["op", "size_bytes"], sort=False):
         g = g.sort_values("time_s", kind="stable")
         t = g["time_s"].to_numpy(dtype=float)
