@@ -311,3 +311,16 @@ def test_every_algorithm_over_a_link_at_a_size_given_twice():
     assert res.exit_code == 0, res.stderr
     (line,) = [ln for ln in res.stdout.splitlines() if ln.startswith("fastest at")]
     assert line.startswith("fastest at 1 GB: nvls (ring is 56% slower"), line
+
+
+# --- the same configuration twice: the same time, not "A 0% faster than B" ----------------------
+def test_the_same_configuration_twice_takes_the_same_time():
+    """``scenario --arch llama-2-7b --nodes 8 --vs nodes=8`` said "A 0% faster than B"."""
+    from costmodel.verdict import decide
+
+    v = decide({"A": 1.0, "B": 1.0}, 0.05)
+    assert v.text() == "within the expected error: A and B take the same time, under ±5%"
+    assert "faster" not in decide({"A": 1.0, "B": 1.0}, float("nan")).text()
+    assert decide({"A": 1.0, "B": 1.01}, 0.05).text().endswith("A 1% faster than B, under ±5%")
+    out = run("scenario", *LLAMA, "--nodes", "8", "--vs", "nodes=8").stdout
+    assert "0% faster" not in out and "A and B take the same time" in out
