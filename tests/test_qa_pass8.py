@@ -324,3 +324,31 @@ def test_the_same_configuration_twice_takes_the_same_time():
     assert decide({"A": 1.0, "B": 1.01}, 0.05).text().endswith("A 1% faster than B, under ±5%")
     out = run("scenario", *LLAMA, "--nodes", "8", "--vs", "nodes=8").stdout
     assert "0% faster" not in out and "A and B take the same time" in out
+
+
+# --- a size without a unit under 1 MiB is answered, with a word ----------------------------------
+@pytest.mark.parametrize(
+    ("args", "option", "meant"),
+    [
+        (("memory", "--params", "7B", "--gpu-memory", "80"), "--gpu-memory 80", "80GB"),
+        (("step", *LLAMA, "--cluster", "dgx-h100", "--bucket", "25"), "--bucket 25", "25MiB"),
+        (("scenario", *LLAMA, "--bucket", "25"), "--bucket 25", "25MiB"),
+        (("train", *LLAMA, "--bucket", "25", "--tokens", "1T"), "--bucket 25", "25MiB"),
+    ],
+)
+def test_a_bare_small_size_is_answered_with_a_warning(args, option, meant):
+    """``memory --gpu-memory 80`` answered for an 80-byte card ("largest model that fits 5
+    params") and ``step --bucket 25`` with 25-byte buckets (PyTorch's bucket_cap_mb=25 is 25
+    MiB), without a word: a bare number is bytes, as the unit grammar says."""
+    res = run(*args)
+    assert res.exit_code == 0, res.stderr
+    line = f"costmodel: warning: {option} is {option.split()[1]} bytes"
+    assert line in res.stderr and f"write {meant}" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    with_unit = [a if a not in ("80", "25") else a + ("GB" if a == "80" else "MiB") for a in args]
+    assert "warning" not in run(*with_unit).stderr
+
+
+def test_a_refusal_stays_one_line_beside_a_bare_size():
+    one_line_error(run("step", *LLAMA, "--cluster", "dgx-h1000", "--bucket", "25"), "--cluster")
+    one_line_error(run("step", *LLAMA, "--cluster", "dgx-h100", "--bucket", "0"), "--bucket")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any
 
 import typer
@@ -287,6 +288,7 @@ def memory(
     if gpu_memory is not None and cluster is not None:
         raise ValueError("give --gpu-memory or --cluster, not both")
     if gpu_memory is not None:
+        _bare_bytes_warning("--gpu-memory", gpu_memory, "GB")
         capacity = float(units.parse_bytes(gpu_memory, name="--gpu-memory"))
     elif cluster is not None:
         from .. import presets
@@ -1100,7 +1102,35 @@ _ArchOpt = Annotated[
 
 def _bucket_bytes(bucket: str | None) -> int | None:
     """``--bucket`` in bytes, or None when not given (the strategy's default bucket)."""
-    return None if bucket is None else units.parse_bytes(bucket, name="--bucket")
+    if bucket is None:
+        return None
+    _bare_bytes_warning("--bucket", bucket, "MiB")
+    return units.parse_bytes(bucket, name="--bucket")
+
+
+def _bucket_text(bucket: str | None) -> str | None:
+    """``--bucket`` as typed, for Scenario to read (after the bare-number warning)."""
+    if bucket is not None:
+        _bare_bytes_warning("--bucket", bucket, "MiB")
+    return bucket
+
+
+_BARE_NUMBER = re.compile(r"\s*\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def _bare_bytes_warning(option: str, text: str, meant: str) -> None:
+    """One line on stderr when a size option's value has no unit and is under 1 MiB: a bare
+    number is bytes (`--bucket 25` is 25 B, every tensor its own bucket; `--gpu-memory 80` an
+    80-byte card), which is answered, as the unit grammar says, but is seldom what was meant
+    (PyTorch's bucket_cap_mb is in MiB, a card is quoted in GB)."""
+    if _BARE_NUMBER.fullmatch(str(text)) and float(text) < 2**20:
+        from ._common import warn_on_success
+
+        value = str(text).strip()
+        warn_on_success(
+            f"{option} {value} is {value} bytes (a number without a unit is bytes); for "
+            f"{value} {meant} write {value}{meant}"
+        )
 
 
 def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
@@ -1192,7 +1222,7 @@ def _build_scenario(o: dict[str, Any]) -> Any:
         compute_time_s=units.parse_duration(o["compute_time"], name="--compute-time")
         if o["compute_time"] is not None
         else None,
-        bucket_cap_bytes=o["bucket"],  # None: the strategy's default bucket
+        bucket_cap_bytes=_bucket_text(o["bucket"]),  # None: the strategy's default bucket
         no_sync=o["no_sync"],
         model=o["model"],
         flash_attention=o["flash"],
