@@ -352,3 +352,14 @@ def test_a_bare_small_size_is_answered_with_a_warning(args, option, meant):
 def test_a_refusal_stays_one_line_beside_a_bare_size():
     one_line_error(run("step", *LLAMA, "--cluster", "dgx-h1000", "--bucket", "25"), "--cluster")
     one_line_error(run("step", *LLAMA, "--cluster", "dgx-h100", "--bucket", "0"), "--bucket")
+
+
+def test_the_tokens_per_gpu_help_example_is_answered():
+    """``step --help`` offered "--tokens-per-gpu ... 8k", which the step refuses at the default
+    --seq 4096 (8000 is not a whole number of sequences)."""
+    import re
+
+    text = " ".join(run("step", "--help").stdout.split())
+    example = re.search(r"Tokens per GPU per micro-batch: (\S+?)\.", text)[1]
+    res = run("step", *LLAMA, "--cluster", "dgx-h100", "--tokens-per-gpu", example)
+    assert res.exit_code == 0, res.stderr

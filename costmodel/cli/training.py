@@ -585,8 +585,9 @@ def step(
     tokens_per_gpu: Annotated[
         str | None,
         typer.Option(
-            help="Tokens per GPU per micro-batch: 8k. One link: with --mfu and --peak-flops; "
-            "with --cluster: micro-batch x --seq, priced like them (fitted efficiency or --mfu)."
+            help="Tokens per GPU per micro-batch: 8192. One link: with --mfu and --peak-flops; "
+            "with --cluster: micro-batch x --seq, so a multiple of --seq (8k = 8000 is not one of "
+            "4096), priced like them (fitted efficiency or --mfu)."
         ),
     ] = None,
     mfu: Annotated[
