@@ -363,3 +363,17 @@ def test_the_tokens_per_gpu_help_example_is_answered():
     example = re.search(r"Tokens per GPU per micro-batch: (\S+?)\.", text)[1]
     res = run("step", *LLAMA, "--cluster", "dgx-h100", "--tokens-per-gpu", example)
     assert res.exit_code == 0, res.stderr
+
+
+# --- an activation input typed at its default value is refused with a bare count too -------------
+@pytest.mark.parametrize(
+    "option", [("--seq", "4096"), ("--micro-batch", "1"), ("--recompute", "none"),
+               ("--loss", "fp32"), ("--flash",)],
+)  # fmt: skip
+def test_memory_refuses_an_activation_input_typed_at_its_default(option):
+    """``memory --params 7B --seq 4096`` answered (exit 0) while ``--seq 8192`` was refused:
+    the check compared with the default, so a value typed at the default was ignored, against
+    the README's "refuse ... instead of ignoring them"."""
+    one_line_error(run("memory", "--params", "7B", *option), f"error: {option[0]}: sizes "
+                   "activations, which need an architecture")  # fmt: skip
+    assert run("memory", "--arch", "llama-3.1-8b", *option).exit_code == 0

@@ -163,20 +163,29 @@ def memory(
         str | None,
         typer.Option(help="Activation memory per GPU: 10GB (default: from --arch, else 0)."),
     ] = None,
+    # the activation inputs default to None so that one typed at its default value is seen
+    # (and refused with a bare count, which has no activations to size), not silently ignored
     seq: Annotated[
-        int, typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample.")
-    ] = 4096,
+        int | None,
+        typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample (default 4096)."),
+    ] = None,
     micro_batch: Annotated[
-        int,
+        int | None,
         typer.Option(
-            "--micro-batch", "--local-batch", min=1, help="Micro-batch per GPU [samples]."
+            "--micro-batch",
+            "--local-batch",
+            min=1,
+            help="Micro-batch per GPU [samples] (default 1).",
         ),
-    ] = 1,
-    recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
-    loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
+    ] = None,
+    recompute: Annotated[str | None, typer.Option(help=_RECOMPUTE_HELP + " Default: none.")] = None,
+    loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default: fp32.")] = None,
     flash: Annotated[
-        bool, typer.Option("--flash/--no-flash", help="FlashAttention (no s x s scores kept).")
-    ] = True,
+        bool | None,
+        typer.Option(
+            "--flash/--no-flash", help="FlashAttention (no s x s scores kept; default on)."
+        ),
+    ] = None,
     gpu_memory: Annotated[
         str | None, typer.Option(help="GPU memory to check against: 80GB.")
     ] = None,
@@ -188,8 +197,8 @@ def memory(
     With --arch the activations of one micro-batch are included (default recipe: 4096 tokens,
     micro-batch 1, FlashAttention, no recomputation); a bare --params count has no shape and no
     activations (as the step's memory of a count), so --seq, --micro-batch, --recompute, --loss
-    and --no-flash are refused with it, and beside --activations, which replace what they size
-    (as the memory sweep refuses them). The verdict (fits, the largest model, the
+    and --flash/--no-flash are refused with it (even at their default values), and beside
+    --activations, which replace what they size (as the memory sweep refuses them). The verdict (fits, the largest model, the
     fewest ranks) is checked against --gpu-memory or --cluster's GPU; with neither there is no
     card and no verdict, as `costmodel step` without --cluster and a memory sweep without
     preset or gpu_memory.
@@ -217,18 +226,23 @@ def memory(
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
+    # what sizes activations, given (even at its default value): refused where nothing uses it
+    # (a bare count has no shape; --activations replace them), as the memory sweep refuses it
+    shaped = {
+        "--seq": seq is not None,
+        "--micro-batch": micro_batch is not None,
+        "--recompute": recompute is not None,
+        "--loss": loss is not None,
+        "--flash" if flash else "--no-flash": flash is not None,
+    }
+    seq = 4096 if seq is None else seq
+    micro_batch = 1 if micro_batch is None else micro_batch
+    recompute = "none" if recompute is None else recompute
+    loss = "fp32" if loss is None else loss
+    flash = True if flash is None else flash
     if recompute not in RECOMPUTE_MODES:
         raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
     _check_loss(loss)
-    # what sizes activations, given away from its default: refused where nothing uses it (a
-    # bare count has no shape; --activations replace them), as the memory sweep refuses it
-    shaped = {
-        "--seq": seq != 4096,
-        "--micro-batch": micro_batch != 1,
-        "--recompute": recompute != "none",
-        "--loss": loss != "fp32",
-        "--no-flash": not flash,
-    }
     check_activation_inputs(
         [name for name, on in shaped.items() if on],
         arch=arch is not None,
