@@ -164,6 +164,10 @@ LIMITS: dict[str, Limit] = {
     # a learning rate: > 0 (0 trains nothing; the scaled rate is a multiple of it), and a
     # plausibility bound far above any tuned rate (Adam ~1e-4..1e-2, SGD ~0.1..10)
     "base_lr": Limit("a learning rate in (0, 100]", 0, 100, _num, lo_open=True),
+    # fractions: a NaN is refused as not finite, in this range's words (typer's own min/max
+    # named one bound, "Input should be less than or equal to 1", for a NaN too)
+    "mfu": Limit("a model FLOP utilisation in (0, 1]", 0, 1, _num, lo_open=True),
+    "contention": Limit("an overlap contention in [0, 1]", 0, 1, _num),
     "usd_per_gpu_hour": Limit("a price in (0, 1000] USD per GPU-hour", 0, 1000, _num, lo_open=True),
     "iters": _ITERS,
     "warmup": Limit(_WHOLE.format(lo=0, hi="1,000,000"), 0, 1e6, _num, whole=True),

@@ -1064,8 +1064,12 @@ class AlgorithmComparison:
 
     @property
     def sizes(self) -> Any:
-        """The sizes of the grid [B], in order (one verdict each)."""
-        return self.frame["message_bytes"].drop_duplicates().to_numpy()
+        """The sizes of the grid [B], in order, as given (one verdict each: a size given
+        twice has two, so the two stay paired)."""
+        f = self.frame
+        if not len(f):
+            return f["message_bytes"].to_numpy()
+        return f.loc[f["algorithm"] == f["algorithm"].iloc[0], "message_bytes"].to_numpy()
 
 
 def _alpha_beta_only(cal: CalibrationPreset, op: str, level: str) -> bool:

@@ -45,6 +45,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from . import units
+from ._limits import MAX_NODES
 from .strategy.layout import DEFAULT_COMM_CONTENTION
 
 MAX_SEARCH_FACTOR = 1024.0
@@ -161,7 +162,8 @@ class Scenario(BaseModel):
         None, description="dtype gradients are reduced in (default: the recipe's)"
     )
     cluster: str = Field("dgx-h100", description="cluster preset name")
-    nodes: int = Field(1, ge=1, le=100_000, description="nodes of the preset")
+    # the one node limit of every command, the sweep and the API (a Cluster holds as many)
+    nodes: int = Field(1, ge=1, le=MAX_NODES, description="nodes of the preset")
     gpus_per_node: int | None = Field(
         None, ge=1, le=4096, description="GPUs per node (default: the preset's)"
     )

@@ -96,15 +96,21 @@ class Verdict:
         if self.runner_up is None:
             return f"{self.best} (the only candidate)"
         pct = _pct(self.gap)
+        # an exact tie (the same configuration twice) is said so, not "A 0% faster than B"
+        ahead = (
+            f"{self.best} and {self.runner_up} take the same time"
+            if self.gap == 0
+            else f"{self.best} {pct} faster than {self.runner_up}"
+        )
         if not self.known:
             return (
-                f"{self.best} {pct} faster than {self.runner_up} by the model alone: the "
-                f"expected error here is unknown ({self.why_unknown})"
+                f"{ahead} by the model alone: the expected error here is unknown "
+                f"({self.why_unknown})"
             )
         band = f"±{_pct(self.half_width)}"
         if self.decided:
             return f"{self.best} ({self.runner_up} is {pct} slower; expected error {band})"
-        return f"{WITHIN}: {self.best} {pct} faster than {self.runner_up}, under {band}"
+        return f"{WITHIN}: {ahead}, under {band}"
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""

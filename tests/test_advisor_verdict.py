@@ -104,7 +104,11 @@ def test_an_unknown_expected_error_names_no_winner():
     assert a.best is not None and a.best.compute_source == "default-mfu"
     assert not a.decisive and a.verdict is not None and not a.verdict.known
     assert a.as_dict()["winner"] is None and "unknown" in a.summary()
-    assert a.rows()[0]["within_expected_error"] is None
+    # the fastest is unknown against the rest, but in the tie a known pair makes (a tie is
+    # mutual: tests/test_qa_pass8.py)
+    rows = a.rows()
+    known_tie = any(r["within_expected_error"] is True for r in rows[1:])
+    assert rows[0]["within_expected_error"] is (True if known_tie else None)
 
 
 def test_cli_strategy_all_says_within_the_expected_error_in_text_and_json():

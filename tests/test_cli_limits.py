@@ -69,7 +69,8 @@ def _bad_values(name: str, limit: Limit) -> list[str]:
         return ["-1us", "2s"]
     if name in ("params", "tokens", "tokens_per_gpu"):
         return ["0", f"{limit.hi * 10:g}"]
-    low = limit.lo - 1 if limit.whole else limit.lo
+    # an open lower end is itself outside; a closed one needs a value below it
+    low = limit.lo if limit.lo_open and not limit.whole else limit.lo - 1
     return [f"{low:g}", f"{int(limit.hi) + 1}" if limit.whole else f"{limit.hi * 10:g}"]
 
 

@@ -272,7 +272,7 @@ def test_a_step_without_communication_shows_no_exposed_communication():
     [
         ("contention=nan", "contention", "finite number", "[0, 1]"),
         ("mfu=nan", "mfu", "finite number", "(0, 1]"),
-        ("nodes=0", "nodes", "greater than or equal to 1", "[1, 100,000]"),
+        ("nodes=0", "nodes", "greater than or equal to 1", "[1, 1,000,000]"),
         ("micro_batch=-1", "micro_batch", "greater than or equal to 1", "[1, 10,000,000]"),
     ],
 )

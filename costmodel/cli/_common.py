@@ -189,6 +189,16 @@ _INPUT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+_PENDING_WARNINGS: list[str] = []
+"""Warnings about an input that was answered, printed once the command has succeeded (a refusal
+stays the one line on stderr)."""
+
+
+def warn_on_success(text: str) -> None:
+    """``costmodel: warning: TEXT`` on stderr after the command's answer, only if it answers."""
+    _PENDING_WARNINGS.append(text)
+
+
 class _Group(TyperGroup):
     """The top-level group: turns every usage or input error into exit 2 and one line."""
 
@@ -212,6 +222,8 @@ class _Group(TyperGroup):
                 **extra,
             )
             code = rv if isinstance(rv, int) else 0
+            for text in _PENDING_WARNINGS:
+                typer.echo(f"costmodel: warning: {text}", err=True)
         except _EXITS as exc:
             code = getattr(exc, "exit_code", 0)
         except _NO_ARGS as exc:  # bare `costmodel` or `costmodel presets`: show the help
@@ -226,6 +238,8 @@ class _Group(TyperGroup):
         except _INPUT_ERRORS as exc:
             typer.echo(f"costmodel: error: {_one_line(exc)}", err=True)
             code = EXIT_USAGE
+        finally:
+            _PENDING_WARNINGS.clear()
         if standalone_mode:
             sys.exit(code)
         return code

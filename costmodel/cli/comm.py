@@ -260,6 +260,8 @@ def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
     runner-up and its gap (the cluster form's "fastest at" line; the textbook alpha-beta
     formulas over one link have no error band, so the gap is the formulas' alone)."""
     out = []
+    # a size given twice is one question: its rows once each ("nvls and nvls tie" otherwise)
+    df = df.drop_duplicates(["op", "size_bytes", "algorithm"])
     for (op, size), g in df.groupby(["op", "size_bytes"], sort=False):
         g = g.sort_values("time_s", kind="stable")
         t = g["time_s"].to_numpy(dtype=float)
@@ -310,7 +312,10 @@ def _collective_all(
         f"model {r.model} "
         "(* = the model's choice)"
     )
-    typer.echo(_human_frame(shown))
+    if len(shown):
+        typer.echo(_human_frame(shown))
+    else:  # one rank: every algorithm is unavailable, and pandas would print "Empty DataFrame"
+        typer.echo("no algorithm runs here (each is listed below with the reason)")
     for m, v in zip(r.sizes, r.verdicts, strict=True):
         typer.echo(f"fastest at {units.format_bytes(m)}: {v.text()}")
     for a, why in r.unavailable:
@@ -389,7 +394,7 @@ def predict(
             )
         df = pr.compare_models(op, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node)
     else:
-        df = pr.predict_collective(
+        pred = pr.predict_collective(
             op,
             m,
             cluster,
@@ -399,8 +404,16 @@ def predict(
             protocol=protocol,
             model=model,
             harness=harness,
-        ).to_frame()
+        )
+        df = pred.to_frame()
     if as_json:
+        rows = _json_vocabulary(df)
+        # collective --json's and the sweep's keys on every row: the preset, and why a band is
+        # unknown (its null said nothing); the text table says "± ?" and its note instead
+        rows.insert(0, "preset", cluster)
+        if not compare_models and pred.error_band is not None and "error_band_pct" in rows:
+            note = pred.error_band.note
+            rows["band_note"] = ["" if v == v else note for v in rows["error_band_pct"]]
         _print_json(
             {
                 "op": op,
@@ -409,7 +422,7 @@ def predict(
                 "models": [c[len("time_s[") : -1] for c in df.columns if c.startswith("time_s[")]
                 if compare_models
                 else [model],
-                "results": _records(_json_vocabulary(df)),
+                "results": _records(rows),
             }
         )
         return

@@ -147,6 +147,8 @@ def nccl_tests_run(
         )
     except ValueError as exc:
         raise _plan_error(exc) from None
+    for line in runner.refused_runs(op_list, algo_list, proto_list):  # left out of the plan
+        typer.echo(f"costmodel: warning: skipped {line}", err=True)
     if dry_run:
         rows = [{"key": sp.key, "argv": list(sp.argv), "env": sp.env} for sp in specs]
         if as_json:
@@ -506,8 +508,10 @@ def validate_compare(
     floor = units.parse_bytes(check_from, name="--check-from")
     if output is not None:
         _check_output(output)
+        _not_an_input(output, "--output", results, calibration)
     if report is not None:
         _check_output(report, (".html", ".htm"))
+        _not_an_input(report, "--report", results, calibration)
     from ..validation.logread import PLACEMENTS
 
     if placement not in PLACEMENTS:
@@ -741,6 +745,19 @@ def _check_output(path: Path, allowed: Sequence[str] | None = None) -> None:
     sw.check_writable(path)
 
 
+def _not_an_input(path: Path, option: str, *inputs: Path | None) -> None:
+    """Refuse an output that is one of the files the command reads (the measured log, a
+    calibration): written atomically, it would replace what was read, with no way back."""
+    for given in inputs:
+        if given is None or not given.is_file() or not path.exists():
+            continue
+        if path.samefile(given):
+            raise ValueError(
+                f"{option}: {str(path)!r} is the file this command reads ({str(given)!r}); "
+                "writing it would replace it; give another file name"
+            )
+
+
 def calibrate(
     results: Annotated[Path, typer.Argument(help="results.jsonl or an nccl-tests log.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Calibration preset TOML.")],
@@ -793,6 +810,7 @@ def calibrate(
         raise ValueError(f"--output: {str(output)!r} must end in .toml")
     sw = importlib.import_module("costmodel.sweep")
     sw.check_writable(output)
+    _not_an_input(output, "--output", results)
     if placement not in cal.PLACEMENTS:
         raise ValueError(
             f"--placement: {placement!r} unknown; allowed: {', '.join(cal.PLACEMENTS)}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any
 
 import typer
@@ -319,6 +320,7 @@ def memory(
     if gpu_memory is not None and cluster is not None:
         raise ValueError("give --gpu-memory or --cluster, not both")
     if gpu_memory is not None:
+        _bare_bytes_warning("--gpu-memory", gpu_memory, "GB")
         capacity = float(units.parse_bytes(gpu_memory, name="--gpu-memory"))
     elif cluster is not None:
         from .. import presets
@@ -357,9 +359,10 @@ def memory(
         if result["max_params"] <= 0.0:
             from ..strategy.advisor import nothing_fits_note
 
-            result["max_params_note"] = nothing_fits_note(
-                capacity, fixed, act_bytes, f"{seq} tokens x micro-batch {micro_batch}"
-            )
+            # the tokens size the activations only when the architecture's are used (given
+            # --activations are no sequence's; a bare count has none), as the Memory page says
+            what = f"{seq} tokens x micro-batch {micro_batch}" if arch and act is None else ""
+            result["max_params_note"] = nothing_fits_note(capacity, fixed, act_bytes, what)
         if cluster is not None and act is None:
             from .. import presets
             from ..strategy.advisor import fit_suggestions
@@ -515,6 +518,29 @@ def batch(
     if rule not in bt.LR_RULES:
         raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
     tokens = _tokens(global_tokens, "--global-tokens") if global_tokens else None
+    # the options' names, not solve_batch's arguments ("exactly one ... must be None")
+    if tokens is not None and sequence_length is None:
+        raise ValueError("--global-tokens: needs --seq (tokens per sample)")
+    if tokens is not None and global_ is not None:
+        raise ValueError(
+            "--global-batch, --global-tokens: give the global batch in samples or in tokens, "
+            "not both"
+        )
+    given = {
+        "--local-batch": local,
+        "--ranks": ranks,
+        "--accumulation": accumulation,
+        "--global-batch" if global_ is not None or tokens is None else "--global-tokens": (
+            global_ if global_ is not None else tokens
+        ),
+    }
+    unknown = [name for name, v in given.items() if v is None]
+    if len(unknown) != 1:
+        raise ValueError(
+            "batch: give three of --local-batch, --ranks, --accumulation and --global-batch "
+            "(or --global-tokens with --seq) and the fourth is solved; "
+            + (f"missing: {', '.join(unknown)}" if unknown else "all four are given")
+        )
     sol = bt.solve_batch(
         local_batch=local,
         ranks=ranks,
@@ -591,8 +617,9 @@ def step(
     tokens_per_gpu: Annotated[
         str | None,
         typer.Option(
-            help="Tokens per GPU per micro-batch: 8k. One link: with --mfu and --peak-flops; "
-            "with --cluster: micro-batch x --seq, priced like them (fitted efficiency or --mfu)."
+            help="Tokens per GPU per micro-batch: 8192. One link: with --mfu and --peak-flops; "
+            "with --cluster: micro-batch x --seq, so a multiple of --seq (8k = 8000 is not one of "
+            "4096), priced like them (fitted efficiency or --mfu)."
         ),
     ] = None,
     mfu: Annotated[
@@ -1188,7 +1215,35 @@ _ArchOpt = Annotated[
 
 def _bucket_bytes(bucket: str | None) -> int | None:
     """``--bucket`` in bytes, or None when not given (the strategy's default bucket)."""
-    return None if bucket is None else units.parse_bytes(bucket, name="--bucket")
+    if bucket is None:
+        return None
+    _bare_bytes_warning("--bucket", bucket, "MiB")
+    return units.parse_bytes(bucket, name="--bucket")
+
+
+def _bucket_text(bucket: str | None) -> str | None:
+    """``--bucket`` as typed, for Scenario to read (after the bare-number warning)."""
+    if bucket is not None:
+        _bare_bytes_warning("--bucket", bucket, "MiB")
+    return bucket
+
+
+_BARE_NUMBER = re.compile(r"\s*\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def _bare_bytes_warning(option: str, text: str, meant: str) -> None:
+    """One line on stderr when a size option's value has no unit and is under 1 MiB: a bare
+    number is bytes (`--bucket 25` is 25 B, every tensor its own bucket; `--gpu-memory 80` an
+    80-byte card), which is answered, as the unit grammar says, but is seldom what was meant
+    (PyTorch's bucket_cap_mb is in MiB, a card is quoted in GB)."""
+    if _BARE_NUMBER.fullmatch(str(text)) and float(text) < 2**20:
+        from ._common import warn_on_success
+
+        value = str(text).strip()
+        warn_on_success(
+            f"{option} {value} is {value} bytes (a number without a unit is bytes); for "
+            f"{value} {meant} write {value}{meant}"
+        )
 
 
 def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
@@ -1235,7 +1290,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         compute_time_s=units.parse_duration(o["compute_time"], name="--compute-time")
         if o["compute_time"] is not None
         else None,
-        bucket_cap_bytes=o["bucket"],  # None: the strategy's default bucket
+        bucket_cap_bytes=_bucket_text(o["bucket"]),  # None: the strategy's default bucket
         no_sync=o["no_sync"],
         model=o["model"],
         flash_attention=o["flash"],
@@ -1659,7 +1714,6 @@ def train(
     Example (Llama-2-7B on 2T tokens, 64 H100s, AWS p5 on-demand price):
 
     \b
-    \b
         costmodel train --arch llama-2-7b --tokens 2T --cluster dgx-h100 --nodes 8 --zero 1 --recompute full --price aws-p5-on-demand
     """
     opts = dict(locals())
@@ -1677,8 +1731,18 @@ def train(
         price=price,
         measured_step_time_s=measured,
     )
+    from ..strategy.band import band_note
+
+    # why the days', GPU-hours' and dollars' bands are missing (a measured step has none to
+    # give), in `step`'s words: the text and the JSON left them out silently
+    why_no_band = (
+        ""
+        if measured is not None
+        else band_note((result.step_time_lo_s, result.step_time_hi_s), result.compute_source)
+    )
     data = {
         **cost.as_dict(),
+        "band_note": why_no_band,
         "arch": arch,
         "params": result.scenario.params,
         "cluster": cluster,
@@ -1698,6 +1762,9 @@ def train(
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
+    wall_band = _band_text(cost.wall_days_band, "{:,.1f}") or (
+        f" ({why_no_band})" if why_no_band else ""
+    )
     rows = [
         ("tokens", units.format_count(cost.tokens)),
         ("steps", f"{cost.steps:,}"),
@@ -1709,7 +1776,7 @@ def train(
             "not used (the step time is measured)" if measured else result.compute_label,
         ),
         ("GPUs", str(cost.ranks)),
-        ("wall clock", f"{cost.wall_days:,.1f} days" + _band_text(cost.wall_days_band, "{:,.1f}")),
+        ("wall clock", f"{cost.wall_days:,.1f} days" + wall_band),
         ("GPU-hours", f"{cost.gpu_hours:,.0f}" + _band_text(cost.gpu_hours_band, "{:,.0f}")),
     ]
     if cost.cost_usd is not None:

@@ -174,6 +174,11 @@ class Advice:
                 out.append(None if not v.known and v.runner_up is not None else not v.decided)
             else:
                 out.append(None if half != half else bool(gap <= half))
+        if out and out[0] is None and any(w is True for w in out[1:]):
+            # a tie is mutual: the fastest ties with a strategy whose pair's error is known,
+            # though another's is unknown (B200: fsdp and fsdp without resharding share one
+            # compute share; hsdp's differ and their compute error is unknown)
+            out[0] = True
         return tuple(out)
 
     def summary(self) -> str:

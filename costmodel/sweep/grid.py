@@ -622,8 +622,8 @@ def _check(grid: Grid) -> None:
                     "model: a raw link (bandwidth=...) has only model=textbook (or lesson: on "
                     "one link both are the same alpha-beta formula)"
                 )
+        _check_nodes(a)  # first: nodes=0 in the words of every command's --nodes
         _check_at_least_one(a, ("ranks", "nodes", "gpus_per_node"))
-        _check_nodes(a)
     elif grid.kind == "step":
         _check_step(a)
     else:
@@ -748,16 +748,15 @@ def _check_step(a: dict[str, list[Any]]) -> None:
             "or hsdp (sweep the other strategies separately)"
         )
     _check_recipes_and_modes(a)
+    _check_nodes(a)  # first: nodes=0 in the words of every command's --nodes
     _check_at_least_one(
         a,
         ("nodes", "gpus_per_node", "micro_batch", "sequence_length", "accumulation", "group_size"),
     )
-    _check_nodes(a)
-    if any(not 0.0 < v <= 1.0 for v in a.get("mfu", [1.0])):
-        raise ValueError("mfu: every value must be in (0, 1]")
+    # the range of step's --mfu and --contention, in their words
+    LIMITS["mfu"].check("mfu", list(a.get("mfu", [])))
     _check_step_compute(a)
-    if any(not 0.0 <= v <= 1.0 for v in a.get("comm_contention", [0.0])):
-        raise ValueError("comm_contention: every value must be in [0, 1]")
+    LIMITS["contention"].check("comm_contention", list(a.get("comm_contention", [])))
     if any(v <= 0 for v in a.get("params", [1.0])):
         raise ValueError("params: every value must be > 0")
     if "gpus_per_node" in a:  # a slice of each preset's node, as costmodel step --gpus-per-node

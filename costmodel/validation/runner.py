@@ -167,6 +167,59 @@ NCCL_ALGO_NAMES = frozenset(
 NCCL_PROTO_NAMES = frozenset({"ll", "ll128", "simple"})
 
 
+def refused_by_nccl(op: str, algo: str | None, proto: str | None) -> str | None:
+    """Why NCCL refuses to run ``op`` with this NCCL_ALGO / NCCL_PROTO pinned, or None.
+
+    NCCL has no such kernel (``NCCL_ALGO=Tree`` for all_gather, broadcast or reduce; NVLS, PAT
+    or CollNet with a protocol other than Simple): its enqueue fails with "no algorithm/protocol
+    available for function ...", so the run would only fail (``enqueue.cc``; the model's list
+    of what NCCL runs per op, :func:`costmodel.nccl.availability.unavailable_reason`). None
+    for NCCL's own choice, a list or an exclusion (``^tree``: NCCL picks among the rest) and
+    for all_to_all (peer-to-peer: NCCL_ALGO does not apply).
+
+    >>> refused_by_nccl("all_gather", "Tree", None)
+    'NCCL has no tree for all_gather (allowed: ring, nvls, collnet_direct, pat)'
+    >>> refused_by_nccl("all_reduce", "Tree", None) is None
+    True
+    """
+    from costmodel.nccl.bandwidth import _candidates
+    from costmodel.nccl.names import normalize_algorithm, normalize_protocol
+
+    def single(value: str | None) -> str | None:
+        return value if value and "," not in value and not value.startswith("^") else None
+
+    a, p = single(algo), single(proto)
+    if op == "all_to_all" or a is None:
+        return None
+    name = normalize_algorithm(a)
+    if name not in _candidates(op):
+        return f"NCCL has no {name} for {op} (allowed: {', '.join(_candidates(op))})"
+    simple_only = ("nvls", "nvls_tree", "pat", "collnet_direct", "collnet_chain")
+    if p is not None and name in simple_only and normalize_protocol(p) != "simple":
+        return f"NCCL runs {name} only with the Simple protocol"
+    return None
+
+
+def refused_runs(
+    ops: Iterable[str],
+    algos: Sequence[str | None] | None = None,
+    protos: Sequence[str | None] | None = None,
+) -> list[str]:
+    """The (op, NCCL_ALGO, NCCL_PROTO) runs of a sweep that :func:`plan_sweep` leaves out
+    because NCCL would refuse them (:func:`refused_by_nccl`), one line each."""
+    out = []
+    for op in ops:
+        for algo in algos or [None]:
+            for proto in protos or [None]:
+                why = refused_by_nccl(op, algo, proto)
+                if why is not None:
+                    env = " ".join(
+                        f"{k}={v}" for k, v in (("NCCL_ALGO", algo), ("NCCL_PROTO", proto)) if v
+                    )
+                    out.append(f"{op} with {env}: {why}")
+    return out
+
+
 def plan_sweep(
     ops: Iterable[str],
     *,
@@ -250,6 +303,8 @@ def plan_sweep(
             raise ValueError(f"op={op!r} has no nccl-tests binary; use one of {sorted(BINARIES)}")
         for algo in algos or [None]:
             for proto in protos or [None]:
+                if refused_by_nccl(op, algo, proto) is not None:
+                    continue  # NCCL has no such kernel: the run could only fail (refused_runs)
                 env = {}
                 if algo:
                     env["NCCL_ALGO"] = algo
@@ -303,6 +358,10 @@ def plan_sweep(
                 specs.append(
                     RunSpec(key, op, algo, proto, tuple(argv), env, ranks=nodes * gpus, nodes=nodes)
                 )
+    if ops and not specs:
+        raise ValueError(
+            f"algos: NCCL runs none of this sweep: {'; '.join(refused_runs(ops, algos, protos))}"
+        )
     return specs
 
 
