@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel.units import GB, US
 
+from ._common import _FLOAT64 as _FLOAT_COLUMNS  # the float columns: one list
 from ._common import COLUMNS, NcclTestsParseError, _frame
 from ._findings import (
     IdentityRow,
@@ -30,16 +31,6 @@ def _number(token: str) -> float:
     return math.nan if token == "N/A" else float(token)
 
 
-_FLOAT_COLUMNS = (
-    "time_s",
-    "algbw_bytes_per_s",
-    "busbw_bytes_per_s",
-    "max_error",
-    "iter_min_s",
-    "iter_max_s",
-    "iter_p99_s",
-    "iter_cv_pct",
-)
 # block column -> (frame column, scale to SI)
 _BLOCK_COLUMNS = {
     "time": ("time_s", US),
