@@ -95,3 +95,18 @@ def test_mutated_log_is_refused_or_counted_honestly(name, data, rows):
             if len(df) != rows and not noted:
                 silent.append((kind, strict, len(df), rows))
     assert not silent, f"{name}: row count changed without a warning: {silent[:5]}"
+
+
+def test_a_log_cut_at_every_point_of_its_first_rows_is_read_or_refused_never_a_crash():
+    """A log cut inside a result row's first tokens (13d at character 1860: a row of fewer than
+    five tokens under no column header) raised IndexError from the layout guess; every cut
+    point of the first rows is now read (the cut row warned) or refused with a ValueError."""
+    data = next(d for n, d, _ in _logs() if n.startswith("13d"))
+    first_row = next(i for i, line in enumerate(data.splitlines(keepends=True)) if _is_row(line))
+    start = sum(len(line) for line in data.splitlines(keepends=True)[:first_row])
+    for cut in range(start, min(len(data), start + 1500)):
+        for strict in (False, True):
+            try:
+                parse_nccl_tests(decode_log(data[:cut]), source="13d", strict=strict)
+            except ValueError as exc:  # NcclTestsParseError is one
+                assert str(exc).strip()

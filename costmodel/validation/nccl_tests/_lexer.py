@@ -108,7 +108,7 @@ def _layout_from_count(tokens: list[str]) -> _Layout | None:
     n = len(tokens)
     for pre in (["size", "count", "type", "redop", "root"], ["size", "count", "type", "redop"]):
         rest = n - len(pre)
-        if len(pre) == 5 and not _INT_RE.match(tokens[4]):
+        if len(pre) == 5 and (n < 5 or not _INT_RE.match(tokens[4])):  # a row cut short
             continue
         if rest == 8:
             block = ["time", "algbw", "busbw", "wrong" if len(pre) == 5 else "error"]
