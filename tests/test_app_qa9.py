@@ -180,4 +180,4 @@ def test_a_table_shown_with_units_does_not_say_it_is_in_si_units():
     said = [c.value for c in at.caption if c.value.startswith("Every GPU count")]
     assert said == ["Every GPU count (its CSV in SI units: seconds, bytes per second)"], said
     shown = "\n".join(_text(m.value) for m in at.markdown)
-    assert "| 1.07 GB |" in shown
+    assert "| 1.07\u00a0GB |" in shown  # the number kept with its unit (common.keep_units)

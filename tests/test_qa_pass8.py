@@ -377,3 +377,20 @@ def test_memory_refuses_an_activation_input_typed_at_its_default(option):
     one_line_error(run("memory", "--params", "7B", *option), f"error: {option[0]}: sizes "
                    "activations, which need an architecture")  # fmt: skip
     assert run("memory", "--arch", "llama-3.1-8b", *option).exit_code == 0
+
+
+def test_train_shows_a_run_of_minutes_in_days_with_significant_digits_as_the_app_does():
+    """At 100,000 nodes `train` printed "wall clock 0.0 days (band 0.0-0.0)"; its days now
+    come from units.format_days, as the Training step page's (three significant digits below
+    10 days)."""
+    from costmodel import units
+
+    out = run("train", "--params", "7B", "--cluster", "dgx-h100", "--nodes", "100000",
+              "--tokens", "1T")  # fmt: skip
+    assert out.exit_code == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("wall clock"))
+    days = json.loads(run("train", "--params", "7B", "--cluster", "dgx-h100", "--nodes",
+                          "100000", "--tokens", "1T", "--json").stdout)  # fmt: skip
+    shown = units.format_days(days["wall_days"])
+    assert float(shown) > 0
+    assert f" {shown} days (band " in line, line

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -1163,15 +1164,17 @@ def _step_record(
     return out
 
 
-def _band_range(band: tuple[float, float] | None, fmt: str) -> str:
+def _band_range(band: tuple[float, float] | None, fmt: str | Callable[[float], str]) -> str:
     """'LO-HI' of a figure proportional to the step (days, GPU-hours, dollars); empty when
-    there is no band (a measured step, or an unknown compute error)."""
+    there is no band (a measured step, or an unknown compute error). ``fmt``: a format string
+    or a formatter (days: :func:`costmodel.units.format_days`, as the app shows them)."""
     if band is None or not all(math.isfinite(x) for x in band):
         return ""
-    return f"{fmt.format(band[0])}-{fmt.format(band[1])}"
+    show = fmt if callable(fmt) else fmt.format
+    return f"{show(band[0])}-{show(band[1])}"
 
 
-def _band_text(band: tuple[float, float] | None, fmt: str) -> str:
+def _band_text(band: tuple[float, float] | None, fmt: str | Callable[[float], str]) -> str:
     """' (band LO-HI)', or empty without a band (:func:`_band_range`)."""
     r = _band_range(band, fmt)
     return f" (band {r})" if r else ""
@@ -1549,11 +1552,11 @@ def _cost_text(costs: dict[str, Any]) -> str:
         return f"${c.cost_usd:,.0f}{when}"
 
     rows.append(("steps", *(f"{costs[k].steps:,}" for k in sides)))
-    rows.append(("wall clock [days]", *(f"{costs[k].wall_days:,.1f}" for k in sides)))
+    rows.append(("wall clock [days]", *(units.format_days(costs[k].wall_days) for k in sides)))
     rows.append(
         (
             "wall clock band [days]",
-            *(_band_range(costs[k].wall_days_band, "{:,.1f}") or "?" for k in sides),
+            *(_band_range(costs[k].wall_days_band, units.format_days) or "?" for k in sides),
         )
     )
     rows.append(("GPU-hours", *(f"{costs[k].gpu_hours:,.0f}" for k in sides)))
@@ -1762,7 +1765,7 @@ def train(
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
-    wall_band = _band_text(cost.wall_days_band, "{:,.1f}") or (
+    wall_band = _band_text(cost.wall_days_band, units.format_days) or (
         f" ({why_no_band})" if why_no_band else ""
     )
     rows = [
@@ -1776,7 +1779,7 @@ def train(
             "not used (the step time is measured)" if measured else result.compute_label,
         ),
         ("GPUs", str(cost.ranks)),
-        ("wall clock", f"{cost.wall_days:,.1f} days" + wall_band),
+        ("wall clock", f"{units.format_days(cost.wall_days)} days" + wall_band),
         ("GPU-hours", f"{cost.gpu_hours:,.0f}" + _band_text(cost.gpu_hours_band, "{:,.0f}")),
     ]
     if cost.cost_usd is not None:
