@@ -815,12 +815,12 @@ def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
     )
     if name != "custom":
         return name, None, "user"
-    usd = col.number_input(
+    usd = bound_number(  # a link's price below the box's minimum is named, not dropped
+        col,
         f"USD per GPU-hour ({gpu})",
         value=None,
         step=0.1,
         key=usd_key,
-        bind=QP,
         min_value=0.01,
         placeholder=f"{DEFAULT_USD_PER_GPU_HOUR:.2f} (placeholder)",
         help=f"Empty: the cost is shown at a ${DEFAULT_USD_PER_GPU_HOUR:g} placeholder, "
