@@ -144,20 +144,6 @@ def _fit_text(fa: Any, top: int = 5) -> str:
 
 
 # --- memory -----------------------------------------------------------------------------------
-def _activation_defaults() -> dict[str, Any]:
-    """What sizes activations when ``memory`` is not given it: the defaults of
-    :func:`costmodel.strategy.strategy_memory` (the step's memory), read from it so that the
-    two cannot differ (4096 tokens, micro-batch 1, FlashAttention, no recomputation, fp32
-    loss)."""
-    import inspect
-
-    from ..strategy.memory import strategy_memory
-
-    p = inspect.signature(strategy_memory).parameters
-    names = ("sequence_length", "micro_batch", "flash_attention", "recompute", "loss")
-    return {k: p[k].default for k in names}
-
-
 def memory(
     params: Annotated[
         str | None, typer.Option(help="Model parameters: 7B, 350M (or give --arch).")
@@ -179,7 +165,7 @@ def memory(
         str | None,
         typer.Option(help="Activation memory per GPU: 10GB (default: from --arch, else 0)."),
     ] = None,
-    # what sizes activations: None = not given (the step's default, _activation_defaults), so
+    # what sizes activations: None = not given (the step's default, strategy.step.step_default), so
     # that a value typed is "given" even when it equals the default (refused without --arch)
     seq: Annotated[
         int | None,
@@ -259,12 +245,13 @@ def memory(
         activations=activations is not None,
         arch_hint="--arch NAME",
     )
-    default = _activation_defaults()
-    seq = default["sequence_length"] if seq is None else seq
-    micro_batch = default["micro_batch"] if micro_batch is None else micro_batch
-    recompute = default["recompute"] if recompute is None else recompute
-    loss = default["loss"] if loss is None else loss
-    flash = default["flash_attention"] if flash is None else flash
+    from ..strategy.step import step_default  # the layout `step` prices: one set of defaults
+
+    seq = step_default("sequence_length") if seq is None else seq
+    micro_batch = step_default("micro_batch") if micro_batch is None else micro_batch
+    recompute = step_default("recompute") if recompute is None else recompute
+    loss = step_default("loss") if loss is None else loss
+    flash = step_default("flash_attention") if flash is None else flash
     if recompute not in RECOMPUTE_MODES:
         raise ValueError(f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {recompute!r}")
     _check_loss(loss)
