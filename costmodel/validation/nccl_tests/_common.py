@@ -33,42 +33,45 @@ NCCL_TESTS_OPS: dict[str, str] = {
 # says nothing about n). Used only to infer the rank count.
 _BUSBW_NUMERATOR = BUSBW_NUMERATOR
 
-COLUMNS: tuple[str, ...] = (
-    "run",
-    "op",
-    "size_bytes",
-    "count",
-    "dtype",
-    "redop",
-    "root",
-    "placement",
-    "time_s",
-    "algbw_bytes_per_s",
-    "busbw_bytes_per_s",
-    "wrong",
-    "max_error",
-    "flagged",
-    "flag_reason",
-    "line",
-    "ranks",
-    "ranks_source",
-    "nodes",
-    "gpus_per_node",
-    "gpus_per_process",
-    "nccl_version",
-    "nccl_tests_version",
-    "algo_env",
-    "proto_env",
-    "nccl_algo",
-    "nccl_proto",
-    "timer",
-    "iter_min_s",
-    "iter_max_s",
-    "iter_p99_s",
-    "iter_cv_pct",
-    "run_label",
-    "device",
-)
+# the frame's columns in order, each with its type: "int?" nullable integer, "int", "bool",
+# "text" (object, None where missing), "float" (NaN where missing)
+_COLUMN_TYPES: dict[str, str] = {
+    "run": "int",
+    "op": "text",
+    "size_bytes": "int",
+    "count": "int",
+    "dtype": "text",
+    "redop": "text",
+    "root": "int?",
+    "placement": "text",
+    "time_s": "float",
+    "algbw_bytes_per_s": "float",
+    "busbw_bytes_per_s": "float",
+    "wrong": "int?",
+    "max_error": "float",
+    "flagged": "bool",
+    "flag_reason": "text",
+    "line": "int",
+    "ranks": "int?",
+    "ranks_source": "text",
+    "nodes": "int?",
+    "gpus_per_node": "int?",
+    "gpus_per_process": "int?",
+    "nccl_version": "text",
+    "nccl_tests_version": "text",
+    "algo_env": "text",
+    "proto_env": "text",
+    "nccl_algo": "text",
+    "nccl_proto": "text",
+    "timer": "text",
+    "iter_min_s": "float",
+    "iter_max_s": "float",
+    "iter_p99_s": "float",
+    "iter_cv_pct": "float",
+    "run_label": "text",
+    "device": "text",
+}
+COLUMNS: tuple[str, ...] = tuple(_COLUMN_TYPES)
 
 
 class NcclTestsParseError(ValueError):
@@ -97,37 +100,15 @@ def _library_version(code: str) -> str:
     return f"{value // 1000}.{value // 100 % 10}.{value % 100}"
 
 
-# the frame's column types: nullable integers, integers, a flag, text (None where missing), floats
-_INT64_NULLABLE = ("root", "wrong", "ranks", "nodes", "gpus_per_node", "gpus_per_process")
-_INT64 = ("size_bytes", "count", "run", "line")
-_BOOL = ("flagged",)
-_TEXT = (
-    "op",
-    "dtype",
-    "redop",
-    "placement",
-    "flag_reason",
-    "ranks_source",
-    "nccl_version",
-    "nccl_tests_version",
-    "algo_env",
-    "proto_env",
-    "nccl_algo",
-    "nccl_proto",
-    "timer",
-    "run_label",
-    "device",
-)
-_FLOAT64 = (
-    "time_s",
-    "algbw_bytes_per_s",
-    "busbw_bytes_per_s",
-    "max_error",
-    "iter_min_s",
-    "iter_max_s",
-    "iter_p99_s",
-    "iter_cv_pct",
-)
+def _of_type(kind: str) -> tuple[str, ...]:
+    return tuple(name for name, k in _COLUMN_TYPES.items() if k == kind)
+
+
+_INT64_NULLABLE = _of_type("int?")
+_INT64 = _of_type("int")
+_BOOL = _of_type("bool")
+_TEXT = _of_type("text")
+_FLOAT64 = _of_type("float")
 
 
 def _missing(value: object) -> bool:
