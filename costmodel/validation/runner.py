@@ -757,6 +757,10 @@ def _run_all(
             df, parse_note = None, str(exc)
             if status == "ok":
                 status, reason = "failed", f"log does not parse: {exc}"
+        if df is not None and status == "ok":
+            wrong = _ranks_problem(spec, df)
+            if wrong:  # measured, but not what was launched: kept, marked, and the sweep fails
+                status, reason = "failed", wrong
         if df is not None:
             if spec.algo:
                 df["algo_env"] = df["algo_env"].where(df["algo_env"].notna(), spec.algo)
@@ -799,6 +803,33 @@ def _run_all(
             summary.failed[spec.key] = reason + (f" ({rows} partial rows kept)" if rows else "")
         if bar is not None:
             bar.advance(task)
+
+
+def _ranks_problem(spec: RunSpec, df: pd.DataFrame) -> str | None:
+    """Why a finished run's rows are not the run that was launched (their rank count, from the
+    log's device lines or busbw/algbw ratio, is not the launch's nodes x GPUs), or None.
+
+    Under srun or mpirun an nccl-tests build without ``MPI=1`` runs one independent one-rank
+    job per process (every row ranks = 1, the log those jobs interleaved); locally the GPUs the
+    job sees may be fewer than ``-g`` asked for. Either way the rows would be compared and
+    calibrated as the launch's shape without a word.
+    """
+    if spec.ranks is None or "ranks" not in df or df["ranks"].isna().all():
+        return None
+    found = sorted({int(v) for v in df["ranks"].dropna()})
+    if found == [spec.ranks]:
+        return None
+    hint = (
+        "an nccl-tests build without MPI=1 runs one job per process under "
+        f"{spec.argv[0]}: rebuild with MPI=1 (see the build steps)"
+        if spec.argv and spec.argv[0] in ("srun", "mpirun")
+        else "nccl-tests saw other GPUs than -g asked for (CUDA_VISIBLE_DEVICES?)"
+    )
+    shape = f"{units.format_counted(spec.nodes, 'node')} x {spec.ranks // max(spec.nodes, 1)} GPUs"
+    return (
+        f"the log's rows ran on {', '.join(map(str, found))} ranks, the launch asked for "
+        f"{spec.ranks} ({shape}): {hint}"
+    )
 
 
 def run_nccl_tests(
