@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import socket
 import statistics
@@ -159,6 +160,28 @@ def sizes_between(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
     return out
 
 
+#: job arguments that do not change what is measured (where it goes, how it is labelled)
+_NOT_CONFIG = frozenset({"output", "run_key", "verbose"})
+
+
+def job_config(args: argparse.Namespace, backend: str, world: int, local_world: int) -> str:
+    """Hash of what a job measures: its arguments (sizes, ops, iterations, DDP settings; not
+    the output file, the run key or ``-v``), the backend it ran and its ranks per node and in
+    all. :func:`costmodel.validation.runner.load_results` keeps the latest attempt of each
+    (run key, config): a rerun of the same job replaces the earlier rows, a job of another
+    configuration in the same file stays beside them.
+
+    >>> a = parse_args(["--max-bytes", "1MiB"])
+    >>> job_config(a, "gloo", 2, 2) == job_config(a, "gloo", 2, 2) != job_config(a, "gloo", 3, 3)
+    True
+    """
+    import hashlib
+
+    settings = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_CONFIG}
+    blob = json.dumps([settings, backend, world, local_world], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
 def backend_problem(backend: str, ranks_here: int) -> str | None:
     """Why ``backend`` cannot run ``ranks_here`` ranks on this machine, or None.
 
@@ -207,6 +230,7 @@ class _Bench:
         self.local_world = int(os.environ.get("LOCAL_WORLD_SIZE", self.world))
         self.nodes = max(1, self.world // max(1, self.local_world))
         self.attempt = time.strftime("%Y%m%dT%H%M%S")
+        self.config = job_config(args, self.backend, self.world, self.local_world)
         self.out = None
         if self.rank == 0:
             from costmodel.validation.runner import drop_partial_line
@@ -232,7 +256,11 @@ class _Bench:
             "host": socket.gethostname(),
             "attempt": self.attempt,
             "complete": True,
-            "run_key": self.args.run_key,
+            # the key names the configuration, as the nccl-tests runner's does: a job of other
+            # ranks, sizes or backend appended to the same file is another run, never taken
+            # for a retry of this one (load_results keeps one attempt per key and config)
+            "run_key": f"{self.args.run_key}@{self.config[:8]}",
+            "config": self.config,
         }
         self.out.write(json.dumps({**base, **record}) + "\n")
         self.out.flush()
@@ -451,7 +479,34 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.min_bytes = parse_bytes(args.min_bytes, name="--min-bytes")
     args.max_bytes = parse_bytes(args.max_bytes, name="--max-bytes")
     args.ddp_params = int(parse_count(args.ddp_params, name="--ddp-params"))
-    args.bucket_cap_mb = [float(x) for x in args.bucket_cap_mb.split(",")]
+    caps = []
+    for text in args.bucket_cap_mb.split(","):
+        try:
+            cap = float(text)
+        except ValueError:
+            cap = math.nan
+        if not (math.isfinite(cap) and cap > 0):
+            raise ValueError(
+                f"--bucket-cap-mb: {text.strip()!r} is not a bucket cap; allowed: numbers > 0 "
+                "[MiB], comma-separated, e.g. 1,25"
+            )
+        caps.append(cap)
+    args.bucket_cap_mb = caps
+    # counts the job divides by or takes a median over: 0 gave no rows (--iters) or a
+    # StatisticsError traceback from every rank (--ddp-steps)
+    for flag, value, low in (
+        ("--iters", args.iters, 1),
+        ("--rounds", args.rounds, 1),
+        ("--warmup", args.warmup, 0),
+        ("--threads", args.threads, 1),
+        ("--ddp-params", args.ddp_params, 1),
+        ("--ddp-width", args.ddp_width, 1),
+        ("--ddp-batch", args.ddp_batch, 1),
+        ("--ddp-steps", args.ddp_steps, 1),
+        ("--accumulation", args.accumulation, 1),
+    ):
+        if value < low:
+            raise ValueError(f"{flag}: must be a whole number >= {low}, got {value}")
     sizes_between(args.min_bytes, args.max_bytes, args.factor)
     return args
 
