@@ -104,8 +104,17 @@ def _band_note(df: Any) -> str:
         if counts:
             text += " Sources: " + ", ".join(f"{r} {n}" for r, n in counts.items()) + "."
     if df["error_band_pct"].isna().any():
-        text += (
-            " '± ?': no bundled run measured this regime, fabric or (across nodes) op: the "
+        # the rows' own reasons where the sweep gives them (a calibration answers, ...)
+        unknown = df[df["error_band_pct"].isna()]
+        notes = (
+            [str(n) for n in dict.fromkeys(unknown["band_note"]) if str(n)]
+            if "band_note" in unknown.columns
+            else []
+        )
+        text += " '± ?': " + (
+            "; ".join(notes) + "."
+            if notes
+            else "no bundled run measured this regime, fabric or (across nodes) op: the "
             "error is unknown."
         )
     return text + " " + LEAVES_OUT

@@ -120,6 +120,12 @@ def _eval_collective_preset(
     alg_parts: list[tuple[np.ndarray, Any]] = []
     proto_parts: list[tuple[np.ndarray, Any]] = []
     keys = nodes.astype(np.int64) * 1_000_003 + gpn.astype(np.int64)
+    # the band as predict_collective gives it: a calibrated cluster's band is unknown where its
+    # calibration answers, and the uncalibrated model's where it does not apply (another
+    # level: the prediction is then the uncalibrated model's, and says so)
+    pct, lo, hi = np.empty(n), np.empty(n), np.empty(n)
+    reg_parts: list[tuple[np.ndarray, Any]] = []
+    note_parts: list[tuple[np.ndarray, Any]] = []
     # rows of one (nodes, gpus_per_node) pair share a cluster: one vectorized call per pair
     uniq, inverse = np.unique(keys, return_inverse=True)
     for k in range(len(uniq)):
@@ -142,6 +148,15 @@ def _eval_collective_preset(
         busbw[mask] = pred.busbw_bytes_per_s
         alg_parts.append((mask, pred.algorithm))
         proto_parts.append((mask, pred.protocol))
+        band = pred.error_band
+        assert band is not None  # predict_collective always sets one
+        shape = (int(np.count_nonzero(mask)),)
+        pct[mask] = 100.0 * np.broadcast_to(np.asarray(band.half_width, dtype=float), shape)
+        fast, slow = band.time_bounds(pred.time_s)
+        lo[mask] = np.broadcast_to(fast, shape)
+        hi[mask] = np.broadcast_to(slow, shape)
+        reg_parts.append((mask, band.regime))
+        note_parts.append((mask, "" if band.measured else _band_note(band)))
     return {
         "preset": cat["preset"],
         "model": cat["model"],
@@ -157,16 +172,18 @@ def _eval_collective_preset(
         "busbw_GBps": busbw / _GB,
         "algorithm_used": _categorical(alg_parts, n),
         "protocol_used": _categorical(proto_parts, n),
-        **_band_cols(
-            cat["model"],
-            base,
-            nodes,
-            sizes,
-            time_s,
-            calibrated=base.calibration is not None,
-            op=cat["op"],
-        ),
+        "error_band_pct": pct,
+        "time_lo_s": lo,
+        "time_hi_s": hi,
+        "regime": _categorical(reg_parts, n),
+        "band_note": _categorical(note_parts, n),
     }
+
+
+def _band_note(band: Any) -> str:
+    """``band_note`` of a row whose band is unknown: a calibrated fit's in the words the sweep
+    has always used (:data:`_CALIBRATED_BAND_NOTE`), else the band's own."""
+    return _CALIBRATED_BAND_NOTE if band.note.startswith("calibrated fit") else band.note
 
 
 def _band_cols(
@@ -175,11 +192,10 @@ def _band_cols(
     nodes: np.ndarray,
     sizes: np.ndarray,
     time_s: np.ndarray,
-    calibrated: bool = False,
     op: str | None = None,
 ) -> dict[str, Any]:
-    """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement or a
-    calibration answers), ``time_lo_s`` and ``time_hi_s`` (the time at the band's fast and
+    """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement; a
+    calibrated cluster's rows take predict_collective's band instead), ``time_lo_s`` and ``time_hi_s`` (the time at the band's fast and
     slow ends, ``time / hi`` and ``time / lo``: the asymmetric band the ± summarises, as
     :meth:`costmodel.uncertainty.ErrorBand.time_bounds`), ``regime``
     (costmodel.uncertainty.band_arrays) and ``band_note`` (why the band is NaN, in
@@ -203,18 +219,13 @@ def _band_cols(
         np.asarray(size_values)[pairs // 2],
         op=op,
     )
-    if calibrated and model in ("nccl", "calibrated"):
-        pct_u = lo_u = hi_u = np.full(pct_u.shape, np.nan)
-        notes_u = [_CALIBRATED_BAND_NOTE] * len(pct_u)
-    else:  # one error_band per distinct pair whose band is unknown: its note says why
-        notes_u = [
-            ""
-            if p == p
-            else error_band(model, base.fabric, base.intra_kind, int(k), float(sz), op=op).note
-            for p, k, sz in zip(
-                pct_u, pairs % 2 + 1, np.asarray(size_values)[pairs // 2], strict=True
-            )
-        ]
+    # one error_band per distinct pair whose band is unknown: its note says why
+    notes_u = [
+        ""
+        if p == p
+        else error_band(model, base.fabric, base.intra_kind, int(k), float(sz), op=op).note
+        for p, k, sz in zip(pct_u, pairs % 2 + 1, np.asarray(size_values)[pairs // 2], strict=True)
+    ]
     pct = pct_u[pair_code]
     reg_code, reg_names = pd.factorize(reg_u)
     note_code, note_names = pd.factorize(np.asarray(notes_u, dtype=object))
