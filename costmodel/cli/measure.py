@@ -521,6 +521,16 @@ def validate_compare(
     findings: list[str] = []  # the parser's findings, the list the Validate page shows
     if results.suffix.lower() == ".jsonl":
         measured = _placed(_read_measurements(results, nodes), placement, results)
+        if cluster is None and calibration is None:  # as a log's: the preset its GPU points to
+            cluster = cmp.detect_cluster(measured, results.name)
+            if cluster is not None:
+                assumed.append(f"cluster = {cluster} (the rows' GPU and GPUs per node)")
+            elif cmp.ran_on_cpus(measured):
+                raise ValueError(
+                    "--cluster: the rows ran on CPUs (gloo) and no cluster preset describes "
+                    "them; calibrate on them (costmodel calibrate without --cluster) and "
+                    "compare with --calibration FILE"
+                )
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
         read = _read_log(
             results,
@@ -542,7 +552,7 @@ def validate_compare(
         findings = list(read.findings)
     if calibration is None and cluster is None:
         raise ValueError(
-            "--cluster: the log names no GPU a preset has; give --cluster NAME "
+            "--cluster: the rows name no GPU a preset has; give --cluster NAME "
             "(costmodel presets list cluster) or --calibration FILE"
         )
     # what was assumed and the warnings go to stderr once the comparison is made: a refusal
@@ -556,10 +566,18 @@ def validate_compare(
     if len(runs) > 1 and not as_json:  # several configurations in one folder: say which
         said.append(f"comparing {len(runs)} runs: " + "; ".join(runs))
     if calibration is not None:
-        from ..validation.calibrate import calibrated_predictor
+        from ..validation.calibrate import calibrated_predictor, load_calibration
 
-        predictor = calibrated_predictor(calibration)
+        loaded = load_calibration(calibration)
+        predictor = calibrated_predictor(loaded)
         label = f"calibration {calibration.name}"
+        if loaded.base:  # the cluster it predicts on: checked against the log as --cluster is
+            mismatch = cmp.preset_mismatch(measured, loaded.base)
+            if mismatch:
+                said.append(
+                    f"costmodel: warning: --calibration {calibration.name} (cluster "
+                    f"{loaded.base}) does not match the log: {mismatch}"
+                )
     else:
         from .. import presets
 
@@ -766,7 +784,9 @@ def calibrate(
     nodes: Annotated[
         int | None,
         typer.Option(
-            min=1, help="Nodes, when the file does not say (no host lines): never guessed."
+            min=1,
+            help="Nodes, when the file does not say (no host lines, launch line or bundled "
+            "run's index): never guessed.",
         ),
     ] = None,
     ranks: Annotated[
@@ -795,8 +815,11 @@ def calibrate(
     robust least squares on log time, each term then shrunk towards the model's value by how
     well the rows identify it) and the written preset is that cluster, loadable by name from a COSTMODEL_PRESETS
     folder or by path; model "calibrated" and "nccl" then use them. The textbook alpha-beta
-    line per op/algorithm/protocol/level is fitted too (residuals and held-out sizes shown). A
-    file without host lines needs --nodes (and --ranks if it lacks them): never guessed.
+    line per op/algorithm/protocol/level is fitted too (residuals and held-out sizes shown). An
+    nccl-tests log is read as validate compare and the Validate page read it (the nodes from its
+    host lines, its launch line or a bundled run's index, said on stderr with the reader's
+    warnings); without them it needs --nodes (and --ranks if it lacks them): never guessed from a
+    preset. Rows measured on CPUs (gloo) are refused with --cluster: calibrate them without it.
 
     Example:
 
@@ -819,7 +842,27 @@ def calibrate(
         from .. import presets
 
         presets.cluster(cluster)  # an unknown name fails here, before anything is written
-    measured = _read_measurements(results, nodes)
+    said: list[str] = []  # what the reader assumed and warns of, as validate compare says it
+    assumed: list[str] = []
+    notices: list[str] = []
+    findings: list[str] = []
+    if results.suffix.lower() == ".jsonl":
+        measured = _read_measurements(results, nodes)
+    else:  # an nccl-tests log: the reader validate compare and the Validate page use
+        read = _read_log(
+            results, nodes=nodes, cluster=cluster, placement="both", assume_nodes=False
+        )
+        measured = read.rows
+        # a bare calibration (no --cluster) has no cluster: the one the reader guessed is not said
+        assumed = [
+            line
+            for line in read.assumed_lines()
+            if cluster is not None or not line.startswith("cluster")
+        ]
+        notices, findings = list(read.notices), list(read.findings)
+        said = [f"assumed: {line}" for line in assumed] + [
+            f"costmodel: warning: {n}" for n in (*notices, *findings)
+        ]
     try:
         c = cal.calibrate(
             measured,
@@ -833,11 +876,13 @@ def calibrate(
         )
     except ValueError as exc:
         msg = str(exc)
-        for field in ("nodes", "ranks", "placement", "min_bytes"):
+        for field in ("nodes", "ranks", "placement", "min_bytes", "cluster"):
             if msg.startswith(f"{field}:"):
                 flag = field.replace("_", "-")
                 msg = f"--{flag}: " + msg.removeprefix(f"{field}:").lstrip()
         raise ValueError(msg) from None
+    for line in said:
+        typer.echo(line, err=True)
     with sw.atomic_path(output) as tmp:
         cal.write_calibration(c, tmp, base=cluster)
     fits = c.table()
@@ -894,6 +939,9 @@ def calibrate(
                 "skipped": list(c.residuals.attrs.get("skipped", []))
                 if c.residuals is not None
                 else [],
+                "assumed": assumed,
+                "warnings": notices,
+                "findings": findings,
             }
         )
         return

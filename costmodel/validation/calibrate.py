@@ -330,6 +330,9 @@ def calibrate(
             f"(flagged and DDP rows left out); {span}"
         )
     df = _placement_rows(df, placement)
+    structure = cluster if cluster is not None else base
+    if structure is not None:
+        _check_base(df, structure)
     df = _shape_columns(df, nodes, ranks, gpus_per_process)
     df = _group_columns(df)
     fits, parts, skipped = [], [], []
@@ -374,13 +377,63 @@ def calibrate(
     if "backend" in results:
         values = results["backend"].dropna().unique()
         backend = str(values[0]) if len(values) == 1 else None
-    structure = cluster if cluster is not None else base
     fabric = []
     if structure is not None:
+        nvls, collnet_enabled = _launch_switches(df, nvls, collnet_enabled)
         fabric = _fit_fabric_levels(df, structure, nvls, collnet_enabled, skipped)
     return Calibration(
         name, fits, source, backend, residuals, base, placement=placement, fabric=fabric
     )
+
+
+def _launch_switches(
+    df: pd.DataFrame, nvls: bool | None, collnet_enabled: bool
+) -> tuple[bool | None, bool]:
+    """NVLS and CollNet as the rows' reader settled them (columns ``nvls`` and ``collnet``:
+    :func:`.logread.read_log` fills them from a bundled run's index, as
+    :func:`.compare.compare` predicts the rows) where the arguments do not set them, so a log
+    is fitted with the launch it was compared with (04a-c: NVLS off; 03: CollNet)."""
+    if nvls is None and "nvls" in df:
+        values = {bool(v) for v in df["nvls"].dropna()}
+        nvls = values.pop() if len(values) == 1 else None
+    if not collnet_enabled and "collnet" in df:
+        collnet_enabled = bool(df["collnet"].fillna(False).astype(bool).any())
+    return nvls, collnet_enabled
+
+
+def _check_base(rows: pd.DataFrame, structure: Any) -> None:
+    """Check the rows against the base cluster a calibration is written into.
+
+    Decision: rows measured on CPUs (the torch job with gloo) are refused on a (GPU) cluster:
+    the realistic model of its GPUs, links and NICs cannot describe them, and the fabric terms
+    fitted to them stay near the model's values (each is shrunk by how well the rows identify
+    it), so the preset predicted its own gloo rows 70 % off at the median and 2-70x off from
+    16 MiB, where the alpha-beta fits without a base cluster describe them (about 12 %).
+    Rows whose GPU or GPUs per node contradict the base (:func:`.compare.preset_mismatch`, the
+    check ``validate compare`` warns with) are fitted with a :class:`CalibrationWarning`: the
+    terms then describe the hardware that ran, written into the base cluster's preset.
+    """
+    import warnings
+
+    from costmodel.predict import CalibrationWarning
+
+    from .compare import preset_mismatch, ran_on_cpus
+
+    label = structure if isinstance(structure, str) else getattr(structure, "name", structure)
+    if ran_on_cpus(rows):
+        raise ValueError(
+            f"cluster: the rows ran on CPUs (gloo) and {label} is a GPU cluster whose model "
+            "cannot describe them; calibrate without a base cluster (CLI: without --cluster: "
+            "the alpha-beta fits describe the rows) and compare with --calibration"
+        )
+    why = preset_mismatch(rows, structure)
+    if why:
+        warnings.warn(
+            f"cluster: {label} does not match the measured rows ({why}): the fitted terms "
+            f"describe the hardware that ran, written into {label}'s preset",
+            CalibrationWarning,
+            stacklevel=3,
+        )
 
 
 def _placement_rows(df: pd.DataFrame, placement: str) -> pd.DataFrame:

@@ -183,18 +183,27 @@ def _log_facts(measured: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def preset_mismatch(measured: pd.DataFrame, cluster: str) -> str | None:
-    """Why the log does not look like it ran on ``cluster`` (GPU model from the device names,
-    GPUs per node from the host names), or None when nothing contradicts it."""
+def ran_on_cpus(measured: pd.DataFrame) -> bool:
+    """True when the rows were measured on CPUs (the torch job with gloo: ``device`` cpu)."""
+    return str(_log_facts(measured)["device"]).lower() == "cpu"
+
+
+def preset_mismatch(measured: pd.DataFrame, cluster: Any) -> str | None:
+    """Why the log does not look like it ran on ``cluster`` (a preset name or a Cluster: GPU
+    model from the device names, GPUs per node from the host names), or None when nothing
+    contradicts it. ``validate compare`` warns with it (``--cluster`` and a ``--calibration``'s
+    base cluster) and :func:`..calibrate.calibrate` checks its base cluster with it."""
     from costmodel import presets
 
     preset = presets.cluster(cluster)
+    cluster = cluster if isinstance(cluster, str) else preset.name
     facts = _log_facts(measured)
     reasons = []
-    if str(facts["device"]).lower() == "cpu":  # the torch job on CPUs (gloo)
+    if ran_on_cpus(measured):  # the torch job on CPUs (gloo)
         reasons.append(
             f"the rows ran on CPUs (gloo), {cluster} is a GPU cluster; calibrate on them "
-            "(costmodel calibrate) and compare with --calibration"
+            "without a base cluster (costmodel calibrate without --cluster: the alpha-beta "
+            "fits) and compare with --calibration"
         )
     preset_gpu = _gpu_family(f"{preset.gpu.name} {preset.gpu.description}")
     if facts["gpu"] and preset_gpu and facts["gpu"] != preset_gpu:
