@@ -206,6 +206,48 @@ def test_collective_band_of_a_calibrated_cluster_is_predicts(tmp_path):
     assert "'± ?': a calibration answers" in one.stdout  # the reason, not "no bundled run"
 
 
+def test_compare_band_of_a_calibrated_cluster_is_predicts(tmp_path):
+    """`validate compare LOG --cluster cal.toml` (and the Validate page, the same band_check)
+    printed "expected error (grouped CV) ±21 %: 30 of 31 rows within it" for a calibration
+    compared with the rows it was fitted on: the uncalibrated model's band, where predict and
+    collective say the calibrated answer's error is unknown. Across nodes, where the
+    calibration does not apply, the uncalibrated band stays."""
+    from costmodel.validation.compare import cluster_predictor, compare
+    from costmodel.validation.logread import band_check, read_log
+
+    log = _copy("13a", tmp_path)
+    toml = tmp_path / "h100cal.toml"
+    assert run("calibrate", str(log), "--cluster", "dgx-h100", "-o", str(toml)).exit_code == 0
+    rows = read_log(log.read_bytes(), log.name, cluster=str(toml)).rows
+    band = band_check(compare(rows, cluster_predictor(str(toml))), str(toml), "nccl")
+    assert band.rows == 0 and "calibrat" in band.text()
+    said = run("validate", "compare", str(log), "--cluster", str(toml))
+    assert "expected error (grouped CV) unknown (calibrated fit" in said.stdout
+    two = _copy("06a", tmp_path)  # 2 nodes: the one-node calibration does not apply there
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = read_log(two.read_bytes(), two.name, cluster=str(toml)).rows
+        band = band_check(compare(rows, cluster_predictor(str(toml))), str(toml), "nccl")
+    plain = band_check(compare(rows, cluster_predictor("dgx-h100")), "dgx-h100", "nccl")
+    assert band.rows == plain.rows > 0 and band.half_width_large == plain.half_width_large
+
+
+def test_nccl_tests_run_into_a_file_names_the_option(tmp_path):
+    """`validate nccl-tests run -o results.jsonl` (the file, not its folder) said
+    "[Errno 20] Not a directory: 'results.jsonl/logs'"."""
+    build = tmp_path / "build"
+    build.mkdir()
+    _script(build, "all_reduce_perf", f'cat "{reference_path("13a")}"\n')
+    target = tmp_path / "results.jsonl"
+    target.write_text("")
+    one_line_error(
+        run("validate", "nccl-tests", "run", "-o", str(target), "--build-dir", str(build)),
+        "--output:",
+        "is a file",
+    )
+    assert target.read_text() == ""
+
+
 # --- the torch job -------------------------------------------------------------------------------
 def test_torch_bench_refuses_counts_it_cannot_run(tmp_path):
     """`-- --ddp-steps 0` passed the checks and every rank died in statistics.median with a

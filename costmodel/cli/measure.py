@@ -158,6 +158,11 @@ def nccl_tests_run(
                 env = " ".join(f"{k}={v}" for k, v in sp.env.items())
                 typer.echo((env + " " if env else "") + " ".join(sp.argv))
         return
+    if output.exists() and not output.is_dir():  # it was "[Errno 20] Not a directory: ..."
+        raise ValueError(
+            f"--output: {str(output)!r} is a file; give a folder (results.jsonl, runs.jsonl and "
+            "logs/ are written in it)"
+        )
     summary = runner.run_nccl_tests(
         output,
         op_list,
