@@ -5,6 +5,7 @@ tests/test_validate_qa.py holds the first pass."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import stat
 import subprocess
@@ -322,3 +323,25 @@ def test_runner_flags_a_run_of_other_ranks_than_it_launched(tmp_path):
     spec = plan_sweep(["all_reduce"], launcher="srun", nodes=2, gpus=8)[0]
     why = _ranks_problem(spec, pd.DataFrame({"ranks": [1, 1]}))
     assert why is not None and "MPI=1" in why and "asked for 16" in why
+
+
+def test_rows_of_unfinished_runs_are_said(tmp_path):
+    """A run that timed out or whose rank died keeps its rows, marked complete = false, and
+    load_results keeps them while no later attempt completed: `validate compare` and
+    `calibrate` then used them without a word."""
+    from costmodel.validation.runner import plan_sweep, run_sweep
+
+    build = tmp_path / "build"
+    build.mkdir()
+    head = "".join(reference_path("13a").read_text().splitlines(keepends=True)[:40])
+    (tmp_path / "head.txt").write_text(head)
+    _script(build, "all_reduce_perf", f'cat "{tmp_path / "head.txt"}"\nexit 3\n')
+    out = tmp_path / "out"
+    summary = run_sweep(plan_sweep(["all_reduce"], build_dir=build, gpus=4), out, progress=False)
+    assert "exit code 3" in summary.failed["all_reduce"]
+    results = out / "results.jsonl"
+    said = run("validate", "compare", str(results), "--cluster", "dgx-h100", "--json")
+    assert "from runs that did not finish" in said.stderr
+    assert any("did not finish" in w for w in json.loads(said.stdout)["warnings"])
+    said = run("calibrate", str(results), "-o", str(tmp_path / "c.toml"))
+    assert said.exit_code == 0 and "from runs that did not finish" in said.stderr

@@ -565,8 +565,12 @@ def validate_compare(
     said = [f"assumed: {line}" for line in assumed] + [
         f"costmodel: warning: {n}" for n in (*notices, *findings)
     ]
-    from ..validation.runner import describe_runs
+    from ..validation.runner import describe_runs, incomplete_note
 
+    unfinished = incomplete_note(measured)
+    if unfinished:
+        notices.append(unfinished)
+        said.append(f"costmodel: warning: {unfinished}")
     runs = describe_runs(measured)
     if len(runs) > 1 and not as_json:  # several configurations in one folder: say which
         said.append(f"comparing {len(runs)} runs: " + "; ".join(runs))
@@ -852,7 +856,13 @@ def calibrate(
     notices: list[str] = []
     findings: list[str] = []
     if results.suffix.lower() == ".jsonl":
+        from ..validation.runner import incomplete_note
+
         measured = _read_measurements(results, nodes)
+        unfinished = incomplete_note(measured)
+        if unfinished:
+            notices.append(unfinished)
+            said.append(f"costmodel: warning: {unfinished}")
     else:  # an nccl-tests log: the reader validate compare and the Validate page use
         read = _read_log(
             results, nodes=nodes, cluster=cluster, placement="both", assume_nodes=False

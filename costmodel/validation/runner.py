@@ -434,6 +434,32 @@ def describe_runs(df: pd.DataFrame) -> list[str]:
     return out
 
 
+def incomplete_note(df: pd.DataFrame) -> str | None:
+    """One line naming the runs of a results frame whose rows are a failed attempt's
+    (``complete`` False: timed out, a rank died, or rows of another shape than launched) and
+    that no later attempt completed (:func:`load_results` keeps them then), or None.
+
+    ``validate compare`` and ``calibrate`` print it: those rows were used without a word.
+    """
+    if "complete" not in df.columns or df.empty:
+        return None
+    bad = ~df["complete"].fillna(True).astype(bool)
+    if not bad.any():
+        return None
+    keys = df.loc[bad, "run_key"].astype(str) if "run_key" in df.columns else None
+    runs = sorted(set(keys)) if keys is not None else []
+    return (
+        f"{units.format_counted(int(bad.sum()), 'row')} from runs that did not finish "
+        f"(complete = false: timed out, a rank died, or another shape than launched)"
+        + (
+            f": {', '.join(runs[:3])}" + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+            if runs
+            else ""
+        )
+        + "; see runs.jsonl, rerun to replace them"
+    )
+
+
 def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataFrame:
     """Read a results file (JSON lines from the runner or the torch job) into a DataFrame.
 
