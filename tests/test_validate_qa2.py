@@ -266,6 +266,24 @@ def test_torch_bench_refuses_counts_it_cannot_run(tmp_path):
     assert not out.exists()
 
 
+def test_torch_rows_on_gpus_name_their_gpu():
+    """The torch job wrote device "cuda" on every GPU: compare could neither find the preset
+    of a torch results file nor warn that --cluster has another GPU. Not run on a GPU here: the
+    name comes from torch.cuda.get_device_name (a stand-in), and the rows then read as
+    nccl-tests rows do."""
+    from types import SimpleNamespace as NS
+
+    from costmodel.validation.compare import detect_cluster, preset_mismatch
+    from costmodel.validation.torch_bench import device_name
+
+    torch = NS(cuda=NS(get_device_name=lambda d: "NVIDIA H100 80GB HBM3"))
+    rows = _gloo_rows().assign(
+        device=device_name(torch, NS(type="cuda")), backend="nccl", ranks=8, gpus_per_node=8
+    )
+    assert detect_cluster(rows) == "dgx-h100"
+    assert "A100" in (preset_mismatch(rows, "dgx-a100") or "")
+
+
 TORCHRUN = Path(sys.executable).with_name("torchrun")
 
 

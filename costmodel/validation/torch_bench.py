@@ -160,6 +160,22 @@ def sizes_between(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
     return out
 
 
+def device_name(torch: Any, device: Any) -> str:
+    """What the rows ran on, in the ``device`` column: a CUDA device's name as nccl-tests prints
+    it (``NVIDIA H100 80GB HBM3``), so ``validate compare`` finds the cluster preset it points
+    to and warns when ``--cluster`` has another GPU, as for nccl-tests rows; ``cpu`` on CPUs.
+    It was ``cuda`` for every GPU, which names none.
+
+    >>> from types import SimpleNamespace as NS
+    >>> fake = NS(cuda=NS(get_device_name=lambda d: "NVIDIA H100 80GB HBM3"))
+    >>> device_name(fake, NS(type="cuda")), device_name(fake, NS(type="cpu"))
+    ('NVIDIA H100 80GB HBM3', 'cpu')
+    """
+    if device.type == "cuda":
+        return str(torch.cuda.get_device_name(device))
+    return str(device.type)
+
+
 #: job arguments that do not change what is measured (where it goes, how it is labelled)
 _NOT_CONFIG = frozenset({"output", "run_key", "verbose"})
 
@@ -251,7 +267,7 @@ class _Bench:
             "ranks": self.world,
             "nodes": self.nodes,
             "gpus_per_node": self.local_world,
-            "device": self.device.type,
+            "device": device_name(self.torch, self.device),
             "torch_version": self.torch.__version__,
             "host": socket.gethostname(),
             "attempt": self.attempt,
