@@ -148,6 +148,18 @@ def test_cli_calibrate_says_what_the_reader_warns_of(tmp_path):
     assert "duplicate run" in said.stderr
 
 
+def test_calibrate_takes_the_op_the_reader_asks_for(tmp_path):
+    """A log that names no op (bundled 24a's bytes under another name: the op was in the file
+    name) was refused with "set the op (CLI --op all_reduce ...)", an option calibrate did not
+    have; compare has it."""
+    log = _copy("24a", tmp_path, "b200.txt")
+    out = tmp_path / "b.toml"
+    one_line_error(run("calibrate", str(log), "-o", str(out)), "op:", "--op all_reduce")
+    said = run("calibrate", str(log), "-o", str(out), "--op", "all-reduce", "--cluster", "dgx-b200")
+    assert said.exit_code == 0, said.output
+    assert "assumed: op = all_reduce (you set it)" in said.stderr and out.exists()
+
+
 # --- a results file names its cluster as a log does --------------------------------------------
 def test_validate_compare_results_file_takes_the_cluster_its_rows_name(tmp_path):
     """`validate compare runs/h100/results.jsonl` without --cluster said "the log names no GPU

@@ -807,6 +807,13 @@ def calibrate(
             help="nccl-tests rows to fit: out-of-place (the figures users quote), in-place, both."
         ),
     ] = "out-of-place",
+    op: Annotated[
+        str | None,
+        typer.Option(
+            help="The collective of an nccl-tests log whose header, command line and file name "
+            "do not name it (as validate compare's --op): all_reduce, all_gather, ..."
+        ),
+    ] = None,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -858,6 +865,8 @@ def calibrate(
     if results.suffix.lower() == ".jsonl":
         from ..validation.runner import incomplete_note
 
+        if op is not None:
+            raise ValueError("--op: a results file names the op of every row; give it for a log")
         measured = _read_measurements(results, nodes)
         unfinished = incomplete_note(measured)
         if unfinished:
@@ -865,7 +874,12 @@ def calibrate(
             said.append(f"costmodel: warning: {unfinished}")
     else:  # an nccl-tests log: the reader validate compare and the Validate page use
         read = _read_log(
-            results, nodes=nodes, cluster=cluster, placement="both", assume_nodes=False
+            results,
+            op=None if op is None else _nccl_tests_op(op),
+            nodes=nodes,
+            cluster=cluster,
+            placement="both",
+            assume_nodes=False,
         )
         measured = read.rows
         # a bare calibration (no --cluster) has no cluster: the one the reader guessed is not said
