@@ -283,6 +283,43 @@ def parse_int(text: str | int | float, *, name: str = "count", maximum: int | No
     return int(value)
 
 
+_TOKENS_RE = re.compile(rf"(?P<num>{_NUMBER})\s*(?P<suffix>[KMGT]i|[kKMBGT]?)")
+_TOKEN_SUFFIX = {**_COUNT_SUFFIX, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+TOKEN_FORMS = "'4096', '8k' (8,000), '8Ki' (8 x 2^10 = 8,192), '4Mi', '2T'"
+"""The forms a token count takes, said in the message that refuses one."""
+
+
+def parse_tokens(text: str | int | float, *, name: str = "tokens") -> int:
+    """Parse a whole token count (a sequence length, tokens per GPU or per step, tokens to
+    train): a plain number, a decimal suffix ``k K M B G T`` (``8k`` = 8,000, ``2T`` = 2e12)
+    or a binary one ``Ki Mi Gi Ti`` (``8Ki`` = 8,192, ``4Mi`` = 4 x 2^20, as sequence lengths and
+    batch sizes in tokens are often powers of two). Computed in decimal; fractions, negatives
+    and text in no such form are refused, the message listing the forms.
+
+    >>> parse_tokens("8Ki"), parse_tokens("8k"), parse_tokens(4096), parse_tokens("4Mi")
+    (8192, 8000, 4096, 4194304)
+    """
+    if isinstance(text, bool):
+        raise TypeError(f"{name}: expected a whole token count, got a bool ({text!r})")
+    if isinstance(text, int):
+        value = Decimal(text)
+    elif (number := _number(text, name)) is not None:
+        value = Decimal(number) if math.isfinite(number) else Decimal(-1)
+    else:
+        if not isinstance(text, str):
+            raise TypeError(f"{name}: expected a number or a string, got {type(text).__name__}")
+        s = text.strip()
+        m = _TOKENS_RE.fullmatch(s) if len(s) <= MAX_TEXT_LENGTH else None
+        if m is None:
+            raise ValueError(
+                f"{name}: cannot parse {text!r}; expected a whole token count, e.g. {TOKEN_FORMS}"
+            )
+        value = _decimal(m["num"], name, text) * _TOKEN_SUFFIX[m["suffix"]]
+    if value < 0 or value != value.to_integral_value() or value > Decimal("1e30"):
+        raise ValueError(f"{name}: must be a whole token count >= 0, got {text!r}")
+    return int(value)
+
+
 def text_hint(name: str, value: object) -> str:
     """For an API argument given as text: ``"; the API takes numbers in SI units: NAME=X
     (cm.parse_...('TEXT'))"`` when a parser of the unit in ``name`` reads it, else ``""``.

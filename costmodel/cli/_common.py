@@ -3,6 +3,7 @@ error handling (:class:`_Group`) and the output helpers (text tables, ``--json``
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import json
@@ -10,7 +11,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -199,8 +200,44 @@ def warn_on_success(text: str) -> None:
     _PENDING_WARNINGS.append(text)
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at the null device once its reader has gone (``costmodel archs | head -1``),
+    so that no later write or the interpreter's final flush raises ``BrokenPipeError`` again
+    (the way Python's documentation of SIGPIPE recommends). A stdout without a file descriptor
+    (a test runner's buffer) is left as it is."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 class _Group(TyperGroup):
-    """The top-level group: turns every usage or input error into exit 2 and one line."""
+    """The top-level group: turns every usage or input error into exit 2 and one line, and a
+    reader that stopped reading (a closed pipe) into a quiet exit 0."""
+
+    def invoke(self, ctx: Any) -> Any:
+        # every command runs inside this call: a write to a stdout whose reader has gone
+        # (`costmodel archs | head -1`) ends the command quietly with exit 0, as `head` asked
+        # for no more; click's own handling would exit 1 and the shell's pipefail fail
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            _quiet_stdout()
+            raise typer.Exit(0) from None
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        # `costmodel --help | head -1`: the top-level help is printed while the arguments
+        # are parsed, before invoke
+        try:
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError:
+            _quiet_stdout()
+            raise typer.Exit(0) from None
 
     def main(
         self,
@@ -227,7 +264,10 @@ class _Group(TyperGroup):
         except _EXITS as exc:
             code = getattr(exc, "exit_code", 0)
         except _NO_ARGS as exc:  # bare `costmodel` or `costmodel presets`: show the help
-            typer.echo(exc.format_message())
+            try:
+                typer.echo(exc.format_message())
+            except BrokenPipeError:  # `costmodel | head -1`: quietly, as invoke does
+                _quiet_stdout()
             code = 0
         except _CLICK_ERRORS as exc:
             typer.echo(f"costmodel: error: {_usage_line(exc)}", err=True)
@@ -395,6 +435,33 @@ def _sizes(values: Sequence[str], name: str = "--size") -> list[int]:
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
+
+
+@contextlib.contextmanager
+def output_option(option: str) -> Iterator[None]:
+    """Refusals about a file a command writes named by the option that gave it: the
+    library's writers say ``output: ...`` (:mod:`costmodel.atomic`, :mod:`costmodel.sweep`),
+    which :func:`limited` names ``--output``; a second file (``--report``) is named so here,
+    not as the ``--output`` the user may not have typed."""
+    try:
+        yield
+    except ValueError as exc:
+        text = str(exc)
+        if text.startswith("output: "):
+            raise ValueError(f"{option}: {text.removeprefix('output: ')}") from None
+        raise
+
+
+def token_count(text: str) -> int:
+    """A token-count option's value (``--seq 8Ki``): :func:`costmodel.units.parse_tokens`, the
+    grammar of every token count (``--tokens``, ``--tokens-per-gpu``, ``--global-tokens``);
+    what does not parse is a usage error that lists the forms accepted."""
+    if isinstance(text, int):
+        return text
+    try:
+        return units.parse_tokens(text, name="value")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("value: ")) from None
 
 
 def _model_help() -> str:

@@ -11,7 +11,7 @@ import typer
 
 from .. import units
 from ..architecture import LOSS_MODES, RECOMPUTE_MODES
-from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _one_line, _print_json
+from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _one_line, _print_json, token_count
 
 _RECOMPUTE_HELP = "Activation recomputation (with --arch): " + ", ".join(RECOMPUTE_MODES) + "."
 _LOSS_HELP = (
@@ -45,7 +45,14 @@ _AccumulationOpt = Annotated[
     int, typer.Option(min=1, help="Gradient-accumulation micro-batches per step.")
 ]
 _SeqOpt = Annotated[
-    int, typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample.")
+    int,
+    typer.Option(
+        "--sequence-length",
+        "--seq",
+        min=1,
+        parser=token_count,
+        help="Tokens per sample: 4096, 8Ki.",
+    ),
 ]
 _MfuOpt = Annotated[
     float | None,
@@ -169,7 +176,13 @@ def memory(
     # that a value typed is "given" even when it equals the default (refused without --arch)
     seq: Annotated[
         int | None,
-        typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample (default 4096)."),
+        typer.Option(
+            "--seq",
+            "--sequence-length",
+            min=1,
+            parser=token_count,
+            help="Tokens per sample: 4096, 8Ki (default 4096).",
+        ),
     ] = None,
     micro_batch: Annotated[
         int | None,
@@ -422,19 +435,13 @@ def memory(
 
 
 # --- batch ------------------------------------------------------------------------------------
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
-
-
 def _tokens(text: str, name: str) -> int:
-    """A whole token count: ``4194304``, ``4M`` (decimal) or ``4Mi`` (binary, 4 x 2^20)."""
-    t = text.strip()
-    if t[-2:] in _BINARY:
-        value = units.parse_count(t[:-2], name=name) * _BINARY[t[-2:]]
-    else:
-        value = units.parse_count(t, name=name)
-    if value != int(value) or value < 1:
+    """A whole token count >= 1: ``4194304``, ``4M`` (decimal) or ``4Mi`` (binary, 4 x 2^20),
+    the grammar of every token count (:func:`costmodel.units.parse_tokens`)."""
+    value = units.parse_tokens(text, name=name)
+    if value < 1:
         raise ValueError(f"{name}: must be a whole number of tokens >= 1, got {text!r}")
-    return int(value)
+    return value
 
 
 def batch(
@@ -460,7 +467,13 @@ def batch(
     ] = None,
     sequence_length: Annotated[
         int | None,
-        typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample."),
+        typer.Option(
+            "--sequence-length",
+            "--seq",
+            min=1,
+            parser=token_count,
+            help="Tokens per sample: 4096, 8Ki.",
+        ),
     ] = None,
     base_lr: Annotated[
         float | None,
@@ -685,7 +698,13 @@ def step(
     ] = None,
     seq: Annotated[
         int | None,
-        typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample (default 4096)."),
+        typer.Option(
+            "--seq",
+            "--sequence-length",
+            min=1,
+            parser=token_count,
+            help="Tokens per sample: 4096, 8Ki (default 4096).",
+        ),
     ] = None,
     recompute: Annotated[str | None, typer.Option(help=_RECOMPUTE_HELP + " Default none.")] = None,
     loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
@@ -824,7 +843,7 @@ def step(
     elif tokens_per_gpu is None:
         raise ValueError("step: needs --compute-time, or --tokens-per-gpu with --mfu")
     else:
-        kwargs["tokens_per_gpu"] = units.parse_count(tokens_per_gpu, name="--tokens-per-gpu")
+        kwargs["tokens_per_gpu"] = units.parse_tokens(tokens_per_gpu, name="--tokens-per-gpu")
         from ..strategy.compute import DEFAULT_MFU
 
         kwargs["mfu"] = DEFAULT_MFU if mfu is None else mfu  # one link: no GPU to fit
@@ -947,7 +966,7 @@ def _step_on_cluster(
         # and passing it on labelled an MFU-0.40 estimate "measured compute time"
         from ..strategy.compute import micro_batch_of_tokens
 
-        tok = units.parse_count(tokens_per_gpu, name="--tokens-per-gpu")
+        tok = units.parse_tokens(tokens_per_gpu, name="--tokens-per-gpu")
         if micro_batch_given:  # the tokens set it: a second one would be ignored
             raise ValueError(
                 "--micro-batch: not with --tokens-per-gpu (the tokens are micro-batch x --seq); "
@@ -1495,7 +1514,7 @@ def _side_costs(
         return {}
     if b is None and (price_b is not None or usd_b is not None):
         raise ValueError("--price-b/--usd-per-gpu-hour-b: need --vs (a B configuration)")
-    d = units.parse_count(tokens, name="--tokens")
+    d = units.parse_tokens(tokens, name="--tokens")
     out: dict[str, Any] = {"A": a.training_cost(d, usd_per_gpu_hour=usd, price=price)}
     if b is None:
         return out
@@ -1709,7 +1728,7 @@ def train(
     opts = dict(locals())
     if (tokens is None) == (steps is None):
         raise ValueError("--tokens or --steps: give exactly one of them")
-    d = units.parse_count(tokens, name="--tokens") if tokens is not None else None
+    d = units.parse_tokens(tokens, name="--tokens") if tokens is not None else None
     measured = units.parse_duration(step_time, name="--step-time") if step_time else None
     sc = _scenario_from_options(opts)
     result = sc.evaluate(scaling=False, flips=False)

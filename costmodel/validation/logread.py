@@ -190,13 +190,14 @@ def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> 
 
 def busbw_only_refusal(name: str) -> str:
     """Why a busbw-only table (:func:`..nccl_tests.is_busbw_table`: busbw per message size, no
-    times, as bundled 21a-21d) is not compared: the one message ``validate compare FILE``,
-    ``validate compare --reference ID`` and the Validate page give."""
+    times, as bundled 21a-21d) is not compared or fitted: the one message ``validate compare
+    FILE``, ``validate compare --reference ID``, ``calibrate FILE`` and the Validate page
+    give."""
     from .reference_runs import timed_runs
 
     return (
-        f"{name} is a busbw-only table (busbw per message size, no times): validate compare "
-        "and the Validate page compare nccl-tests logs with times; read this one with "
+        f"{name} is a busbw-only table (busbw per message size, no times): validate compare, "
+        "calibrate and the Validate page need logs with times; read this one with "
         "costmodel.validation.nccl_tests.read_busbw_table. Bundled runs with times "
         f"(--reference ID, or the page's reference runs): {', '.join(timed_runs())}"
     )
