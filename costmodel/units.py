@@ -30,6 +30,7 @@ import math
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 # --- constants (SI, and IEC where named) ---------------------------------------------------
 B = 1.0
@@ -425,6 +426,30 @@ def _shown(value: object) -> float:
         return float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise ValueError(f"value: expected one number to format, got {value!r}") from None
+
+
+def whole_bytes(values: Any) -> Any:
+    """Sizes [B] as whole bytes where every one is whole: a Python int for a scalar, an int64
+    array for an array; otherwise (``1.5`` B given to the API) unchanged. The one type of a
+    size the user gave on every surface that echoes it (``size_bytes`` of the sweep, of
+    ``collective``/``predict --json``, :meth:`costmodel.predict.Prediction.to_frame`'s
+    ``message_bytes``): sizes are parsed as whole bytes (:func:`parse_bytes`) and computed
+    in floats, which printed ``8.0`` on one surface and ``8`` on another.
+
+    >>> import numpy as np
+    >>> whole_bytes(8.0), whole_bytes(np.array([8.0, 1e9])).dtype.name, whole_bytes(1.5)
+    (8, 'int64', 1.5)
+    """
+    import numpy as np
+
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        return int(arr) if arr.ndim == 0 else arr.astype(np.int64)
+    if arr.dtype.kind != "f" or not arr.size:
+        return values
+    if not (np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)) and np.all(arr < 2**63)):
+        return values
+    return int(arr) if arr.ndim == 0 else arr.astype(np.int64)
 
 
 def format_bytes(value: float, digits: int = 3) -> str:

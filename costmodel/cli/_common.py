@@ -216,6 +216,73 @@ def _quiet_stdout() -> None:
         os.close(devnull)
 
 
+# --- a number typed without its unit -------------------------------------------------------------
+_BARE_NUMBER = re.compile(r"\s*\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+BARE_SECONDS_FROM = 10.0
+"""A duration typed without a unit is seconds; from this many seconds (of compute per
+micro-batch, or of a step) a bare number is more often milliseconds meant (`--compute-time
+400`), so it is answered with a warning."""
+
+
+def bare_bytes_warning(typed: str, text: Any, meant: str) -> None:
+    """``costmodel: warning: ...`` after the answer when a size was typed with no unit and is
+    under 1 MiB: a bare number is bytes (``--bucket 25`` is 25 B, every tensor its own bucket;
+    ``--gpu-memory 80`` an 80-byte card), which is answered, as the unit grammar says, but is
+    seldom what was meant (PyTorch's bucket_cap_mb is in MiB, a card is quoted in GB).
+    ``typed`` is what came before the value as the user typed it: ``--bucket``,
+    ``--vs bucket=``, ``--set bucket_cap=``; ``meant`` the unit most likely meant (``MiB``)."""
+    if _BARE_NUMBER.fullmatch(str(text)) and float(text) < 2**20:
+        value = str(text).strip()
+        sep = "" if typed.endswith("=") else " "
+        warn_on_success(
+            f"{typed}{sep}{value} is {value} bytes (a number without a unit is bytes); for "
+            f"{value} {meant} write {value}{meant}"
+        )
+
+
+def bare_seconds_warning(typed: str, text: Any, meant: str = "ms") -> None:
+    """The duration counterpart of :func:`bare_bytes_warning`: a duration typed with no unit
+    is seconds (``--compute-time 400`` is 400 s), answered, with a warning from
+    :data:`BARE_SECONDS_FROM` seconds on (``400`` is more often 400 ms meant)."""
+    if _BARE_NUMBER.fullmatch(str(text)) and float(text) >= BARE_SECONDS_FROM:
+        value = str(text).strip()
+        sep = "" if typed.endswith("=") else " "
+        warn_on_success(
+            f"{typed}{sep}{value} is {value} s (a number without a unit is seconds); for "
+            f"{value} {meant} write {value}{meant}"
+        )
+
+
+BARE_NUMBER_KEYS: dict[str, tuple[Callable[[str, Any, str], None], str]] = {
+    # a --vs change or a sweep axis typed by a short name, whose unit the name does not say
+    # (compute_time_s=400 and bucket_cap_bytes=50 say theirs): the warning of its option
+    "bucket": (bare_bytes_warning, "MiB"),
+    "bucket_cap": (bare_bytes_warning, "MiB"),
+    "gpu_memory": (bare_bytes_warning, "GB"),
+    "compute_time": (bare_seconds_warning, "ms"),
+    "measured_compute": (bare_seconds_warning, "ms"),
+}
+"""A key of ``--vs KEY=VALUE`` or ``--set KEY=VALUES`` -> the warning its option gives a bare
+number (:func:`bare_bytes_warning`, :func:`bare_seconds_warning`) and the unit likely meant."""
+
+
+def bare_key_warnings(option: str, key: str, values: str) -> None:
+    """The bare-number warnings of ``OPTION KEY=VALUES`` (``--vs bucket=50``, ``--set
+    bucket_cap=25,50``, ``--set 'compute_time=100..400 x2'``): each value of a list, and each
+    end of a range, warned as the option of that key would be."""
+    norm = key.strip().lower().replace("-", "_")
+    if norm not in BARE_NUMBER_KEYS:
+        return
+    warn, meant = BARE_NUMBER_KEYS[norm]
+    for item in str(values).split(","):
+        ends = re.split(r"\.\.|:", item) if (".." in item or ":" in item) else [item]
+        for i, end in enumerate(ends):
+            if i:  # a range's stop carries its step: '400 x2'
+                end = re.sub(r"\s*[x*+]\s*[0-9.eE]+\s*$", "", end)
+            warn(f"{option} {key.strip()}=", end.strip(), meant)
+
+
 class _Group(TyperGroup):
     """The top-level group: turns every usage or input error into exit 2 and one line, and a
     reader that stopped reading (a closed pipe) into a quiet exit 0."""

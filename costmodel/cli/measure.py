@@ -528,6 +528,7 @@ def validate_compare(
     assumed: list[str] = []
     notices: list[str] = []  # the reader's one-line warnings, as the Validate page shows them
     findings: list[str] = []  # the parser's findings, the list the Validate page shows
+    log_runs: str | None = None  # what a log of several runs compares (logread.runs_compared)
     if results.suffix.lower() == ".jsonl":
         measured = _placed(_read_measurements(results, nodes), placement, results)
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
@@ -549,6 +550,7 @@ def validate_compare(
         ]
         notices = list(read.notices)
         findings = list(read.findings)
+        log_runs = read.runs
     if calibration is None and cluster is None:
         raise ValueError(
             "--cluster: the log names no GPU a preset has; give --cluster NAME "
@@ -564,6 +566,8 @@ def validate_compare(
     runs = describe_runs(measured)
     if len(runs) > 1 and not as_json:  # several configurations in one folder: say which
         said.append(f"comparing {len(runs)} runs: " + "; ".join(runs))
+    elif log_runs is not None and not as_json:  # several runs in one log: the same, once
+        said.append(log_runs)
     if calibration is not None:
         from ..validation.calibrate import calibrated_predictor
 
@@ -651,6 +655,7 @@ def validate_compare(
                 "assumed": assumed,
                 "warnings": notices,
                 "findings": findings,
+                "runs": log_runs,  # several runs in one log: what is compared (else null)
                 "expected_error": None
                 if band is None
                 else {

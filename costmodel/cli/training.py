@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -11,7 +10,18 @@ import typer
 
 from .. import units
 from ..architecture import LOSS_MODES, RECOMPUTE_MODES
-from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _one_line, _print_json, token_count
+from ._common import (
+    _MODEL_HELP,
+    JsonOpt,
+    _jsonable,
+    _kv,
+    _one_line,
+    _print_json,
+    bare_bytes_warning,
+    bare_key_warnings,
+    bare_seconds_warning,
+    token_count,
+)
 
 _RECOMPUTE_HELP = "Activation recomputation (with --arch): " + ", ".join(RECOMPUTE_MODES) + "."
 _LOSS_HELP = (
@@ -321,7 +331,7 @@ def memory(
     if gpu_memory is not None and cluster is not None:
         raise ValueError("give --gpu-memory or --cluster, not both")
     if gpu_memory is not None:
-        _bare_bytes_warning("--gpu-memory", gpu_memory, "GB")
+        bare_bytes_warning("--gpu-memory", gpu_memory, "GB")
         capacity = float(units.parse_bytes(gpu_memory, name="--gpu-memory"))
     elif cluster is not None:
         from .. import presets
@@ -839,6 +849,7 @@ def step(
             "NAME (every strategy on a preset)"
         )
     if compute_time is not None:
+        bare_seconds_warning("--compute-time", compute_time)
         kwargs["compute_time_s"] = units.parse_duration(compute_time, name="--compute-time")
     elif tokens_per_gpu is None:
         raise ValueError("step: needs --compute-time, or --tokens-per-gpu with --mfu")
@@ -959,6 +970,7 @@ def _step_on_cluster(
             "--cluster the preset's GPU gives the peak (--power-limit-w caps it)"
         )
     if compute_time is not None:
+        bare_seconds_warning("--compute-time", compute_time)
         compute_s = units.parse_duration(compute_time, name="--compute-time")
     elif tokens_per_gpu is not None:
         # tokens per micro-batch = micro-batch x sequence: the step's own compute road (the
@@ -1002,6 +1014,7 @@ def _step_on_cluster(
                     "fsdp with and without resharding; give --strategy hsdp or fsdp for one"
                 )
         adv = advise(p, cluster=c, nodes=nodes, **common)
+        _warn_unused_bucket([st_.layout.strategy for st_ in adv.steps], common["bucket_cap_bytes"])
         ranked = adv.rows()
         inputs = dict(preset=cluster, kw=kw, nodes=nodes, c=c, mfu=mfu, compute_s=compute_s,
                       tok=tok, bucket=common["bucket_cap_bytes"], power_limit_w=power_limit_w)  # fmt: skip
@@ -1051,6 +1064,7 @@ def _step_on_cluster(
         **common,
     )
     s = strategy_step(p, **layout_kw)
+    _warn_unused_bucket([s.layout.strategy], common["bucket_cap_bytes"])
     data = {"params": float(p) if p is not None else None, "arch": arch, **s.as_dict()}
     data.update(
         _step_record(
@@ -1116,7 +1130,20 @@ def _step_on_cluster(
     ]
     typer.echo(_kv(rows))
     for n in s.notes:
-        typer.echo(f"note: {n}")
+        if n != s.layout.bucket_note:  # said as --bucket's warning (_warn_unused_bucket)
+            typer.echo(f"note: {n}")
+
+
+def _warn_unused_bucket(strategies: list[str], bucket: int | None) -> None:
+    """``costmodel: warning: --bucket: not applied to fsdp, ...; ddp, zero1 and zero2 use
+    it`` after the answer, where --bucket was given to a strategy with no gradient bucket: the
+    step's own note (:func:`costmodel.strategy.layout.bucket_not_applied`), under the option."""
+    from ..strategy.layout import bucket_not_applied
+    from ._common import warn_on_success
+
+    note = bucket_not_applied(strategies, bucket)
+    if note is not None:
+        warn_on_success("--bucket: " + note.removeprefix("bucket_cap_bytes: "))
 
 
 def _step_record(
@@ -1162,7 +1189,9 @@ def _step_record(
         mfu=mfu,
         compute_time_s=compute_s,
         tokens_per_gpu=tok,
-        bucket_cap_bytes=bucket,
+        # the bucket the step applied: none for a strategy without gradient buckets (its
+        # notes say why), so the answer does not claim one
+        bucket_cap_bytes=None if s.layout.bucket_note else bucket,
         power_limit_w=power_limit_w,
     )
     out.update(step_columns(s, kw["micro_batch"], kw["seq"]))
@@ -1226,33 +1255,15 @@ def _bucket_bytes(bucket: str | None) -> int | None:
     """``--bucket`` in bytes, or None when not given (the strategy's default bucket)."""
     if bucket is None:
         return None
-    _bare_bytes_warning("--bucket", bucket, "MiB")
+    bare_bytes_warning("--bucket", bucket, "MiB")
     return units.parse_bytes(bucket, name="--bucket")
 
 
 def _bucket_text(bucket: str | None) -> str | None:
     """``--bucket`` as typed, for Scenario to read (after the bare-number warning)."""
     if bucket is not None:
-        _bare_bytes_warning("--bucket", bucket, "MiB")
+        bare_bytes_warning("--bucket", bucket, "MiB")
     return bucket
-
-
-_BARE_NUMBER = re.compile(r"\s*\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
-
-
-def _bare_bytes_warning(option: str, text: str, meant: str) -> None:
-    """One line on stderr when a size option's value has no unit and is under 1 MiB: a bare
-    number is bytes (`--bucket 25` is 25 B, every tensor its own bucket; `--gpu-memory 80` an
-    80-byte card), which is answered, as the unit grammar says, but is seldom what was meant
-    (PyTorch's bucket_cap_mb is in MiB, a card is quoted in GB)."""
-    if _BARE_NUMBER.fullmatch(str(text)) and float(text) < 2**20:
-        from ._common import warn_on_success
-
-        value = str(text).strip()
-        warn_on_success(
-            f"{option} {value} is {value} bytes (a number without a unit is bytes); for "
-            f"{value} {meant} write {value}{meant}"
-        )
 
 
 def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
@@ -1284,6 +1295,8 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         )
     _check_loss(o["loss"])
     _one_compute(o["mfu"], o["compute_time"], o.get("step_time"))
+    if o["compute_time"] is not None:
+        bare_seconds_warning("--compute-time", o["compute_time"])
     return Scenario(
         params=o["params"],
         arch=o["arch"],
@@ -1411,8 +1424,14 @@ def scenario(
             "whether it fits (run --fit on each side alone)"
         )
     a = _scenario_from_options(locals())
+    for part in (vs or "").split(","):  # a change typed with no unit: its option's warning
+        key, _, value = part.partition("=")
+        bare_key_warnings("--vs", key, value)
     b = _on_side_b(lambda: a.with_changes(vs), vs) if vs is not None else None
     result = a.evaluate(scaling=b is None, flips=b is None)
+    sides = [sc for sc in (a, b) if sc is not None and sc.bucket_cap_bytes is not None]
+    if sides:  # a bucket on a side whose strategy has none: --bucket's warning, once
+        _warn_unused_bucket([sc.strategy_name for sc in sides], sides[0].bucket_cap_bytes)
     fa = _scenario_fit(a) if (fit or not result.fits) and b is None else None
     other = (
         _on_side_b(lambda: b.evaluate(scaling=False, flips=False), vs or "")
@@ -1452,7 +1471,10 @@ def scenario(
         _print_json(data)
         return
     if other is None:
-        text = result.summary()
+        from ..strategy.layout import bucket_not_applied
+
+        said = bucket_not_applied(a.strategy_name, a.bucket_cap_bytes)  # the warning says it
+        text = "\n".join(x for x in result.summary().splitlines() if x != f"note: {said}")
         if fa is not None and not fa.fits:
             typer.echo(_fit_text(fa))
             text = text.split("\n", 1)[1]  # its first line is the same warning
@@ -1729,9 +1751,12 @@ def train(
     if (tokens is None) == (steps is None):
         raise ValueError("--tokens or --steps: give exactly one of them")
     d = units.parse_tokens(tokens, name="--tokens") if tokens is not None else None
+    if step_time:
+        bare_seconds_warning("--step-time", step_time)
     measured = units.parse_duration(step_time, name="--step-time") if step_time else None
     sc = _scenario_from_options(opts)
     result = sc.evaluate(scaling=False, flips=False)
+    _warn_unused_bucket([sc.strategy_name], sc.bucket_cap_bytes)
     fa = _scenario_fit(sc) if not result.fits else None
     cost = result.training_cost(
         d,
