@@ -200,6 +200,21 @@ def warn_on_success(text: str) -> None:
     _PENDING_WARNINGS.append(text)
 
 
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe whose reader has gone (``poll`` reports an error on it), so
+    that a ``BrokenPipeError`` from elsewhere (a pipe to a child process) is not taken for it."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        events = poller.poll(0)
+    except (AttributeError, OSError, ValueError):
+        return False
+    return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events)
+
+
 def _quiet_stdout() -> None:
     """Point stdout at the null device once its reader has gone (``costmodel archs | head -1``),
     so that no later write or the interpreter's final flush raises ``BrokenPipeError`` again
@@ -294,6 +309,8 @@ class _Group(TyperGroup):
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
+            if not _stdout_gone():
+                raise
             _quiet_stdout()
             raise typer.Exit(0) from None
 
@@ -303,6 +320,8 @@ class _Group(TyperGroup):
         try:
             return super().make_context(*args, **kwargs)
         except BrokenPipeError:
+            if not _stdout_gone():
+                raise
             _quiet_stdout()
             raise typer.Exit(0) from None
 

@@ -628,9 +628,10 @@ def step(
     tokens_per_gpu: Annotated[
         str | None,
         typer.Option(
-            help="Tokens per GPU per micro-batch: 8192. One link: with --mfu and --peak-flops; "
-            "with --cluster: micro-batch x --seq, so a multiple of --seq (8k = 8000 is not one of "
-            "4096), priced like them (fitted efficiency or --mfu)."
+            help="Tokens per GPU per micro-batch: 8192 or 8Ki. One link: with --mfu and "
+            "--peak-flops; with --cluster: micro-batch x --seq, so a multiple of --seq (8k = "
+            "8000 is not one of 4096; 8Ki = 8192 is), priced like them (fitted efficiency or "
+            "--mfu)."
         ),
     ] = None,
     mfu: Annotated[
