@@ -48,14 +48,27 @@ class Limit:
                 text = str(exc)
                 if f"must be {self.rule}, got " in text:  # a sweep axis already says it
                     raise ValueError(f"{option}: {text.split(': ', 1)[1]}") from None
-                if "above the largest" in text:  # the parser's own cap: the rule says the range
-                    raise ValueError(f"{option}: must be {self.rule}, got {raw!r}") from None
-                raise ValueError(f"{option}: must be {self.rule}, got {raw!r} ({exc})") from None
+                raise refusal(option, self.rule, raw, exc) from None
             for x in numbers:
                 ok = math.isfinite(x) and (x > self.lo if self.lo_open else x >= self.lo)
                 ok = ok and x <= self.hi and (not self.whole or x == math.floor(x))
                 if not ok:
                     raise ValueError(f"{option}: must be {self.rule}, got {raw!r}")
+
+
+def refusal(option: str, rule: str, raw: Any, exc: BaseException) -> ValueError:
+    """``"OPTION: must be RULE, got RAW"`` for a value its parser refused (``exc``), with one
+    range: a bound of the parser's own (``must be >= 0 bytes``, its cap) is the rule's to say,
+    so it is dropped; only a value that does not parse keeps the parser's reason in brackets
+    (``'14Gb' is in bits``), which the rule does not say.
+
+    >>> str(refusal("--size", "a size in 1 B..16 TiB", "-1GB", ValueError("size: must be >= 0 bytes")))
+    "--size: must be a size in 1 B..16 TiB, got '-1GB'"
+    """
+    text = str(exc)
+    if "above the largest" in text or ": must be " in text or text.startswith("must be "):
+        return ValueError(f"{option}: must be {rule}, got {raw!r}")
+    return ValueError(f"{option}: must be {rule}, got {raw!r} ({text})")
 
 
 def _num(raw: Any) -> list[float]:
@@ -74,6 +87,11 @@ def _sizes_of(raw: Any) -> list[float]:
 
 def _count(raw: Any) -> list[float]:
     return [float(units.parse_count(raw, name="count"))] if isinstance(raw, str) else _num(raw)
+
+
+def _tokens(raw: Any) -> list[float]:
+    """A token count in the grammar of every token count (``8k``, ``8Ki``, ``2T``)."""
+    return [float(units.parse_tokens(raw, name="tokens"))] if isinstance(raw, str) else _num(raw)
 
 
 def _bytes_of(raw: Any) -> list[float]:
@@ -147,8 +165,10 @@ LIMITS: dict[str, Limit] = {
     "max_bytes": _SIZE,
     "gpu_memory": _GPU_MEMORY,
     "params": Limit("a parameter count in 1..1e15, e.g. 7B", 1, 1e15, _count),
-    "tokens": Limit("a token count in 1..1e16, e.g. 2T", 1, 1e16, _count),
-    "tokens_per_gpu": Limit("a token count in 1..1e9 per GPU and step", 1, 1e9, _count),
+    "tokens": Limit("a token count in 1..1e16, e.g. 2T", 1, 1e16, _tokens),
+    "tokens_per_gpu": Limit(
+        "a token count in 1..1e9 per GPU and step, e.g. 8Ki", 1, 1e9, _tokens, whole=True
+    ),
     "steps": Limit(_WHOLE.format(lo=1, hi="1e12"), 1, 1e12, _num, whole=True),
     "compute_time": _DURATION,
     "step_time": _DURATION,

@@ -234,7 +234,11 @@ def load_hf_config(path: str | Path) -> Architecture:
     try:
         st = p.resolve().stat()
     except OSError:
-        raise ValueError(f"arch: no config.json at {str(path)!r}") from None
+        # what was given, named as given (the folder and preset forms say the same)
+        raise ValueError(
+            f"arch: no such file {str(path)!r}; give a Hugging Face config.json (or the "
+            "model's folder that holds it) or an architecture preset (`costmodel archs`)"
+        ) from None
     if not p.is_file():
         raise ValueError(f"arch: {str(path)!r} is not a file")
     return _load(str(p.resolve()), st.st_mtime_ns, st.st_size)

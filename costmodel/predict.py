@@ -140,6 +140,8 @@ class Prediction:
         ``time_hi_s``, the time at its fast and slow ends, asymmetric; ``regime``)."""
         import pandas as pd
 
+        from .units import whole_bytes
+
         size = np.atleast_1d(self.message_bytes)
         return pd.DataFrame(
             {
@@ -147,7 +149,7 @@ class Prediction:
                 "model": self.model,
                 "ranks": self.ranks,
                 "nodes": self.nodes,
-                "message_bytes": size,
+                "message_bytes": whole_bytes(size),  # the sizes as given: whole bytes
                 "time_s": np.atleast_1d(self.time_s),
                 "algbw_bytes_per_s": np.atleast_1d(self.algbw_bytes_per_s),
                 "busbw_bytes_per_s": np.atleast_1d(self.busbw_bytes_per_s),
@@ -1014,6 +1016,8 @@ class AlgorithmComparison:
         ``fastest``. :attr:`frame` keeps the API's names (``message_bytes``, B/s), those of
         :class:`Prediction`.
         """
+        from .units import whole_bytes
+
         gpn = self.ranks // self.nodes if self.nodes else self.ranks
         rows = [
             {
@@ -1024,7 +1028,7 @@ class AlgorithmComparison:
                 "nodes": self.nodes,
                 "gpus_per_node": gpn,
                 "ranks": self.ranks,
-                "size_bytes": float(r["message_bytes"]),
+                "size_bytes": whole_bytes(float(r["message_bytes"])),
                 "time_s": float(r["time_s"]),
                 "algbw_GBps": float(r["algbw_bytes_per_s"]) / _GB,
                 "busbw_GBps": float(r["busbw_bytes_per_s"]) / _GB,
@@ -1037,8 +1041,8 @@ class AlgorithmComparison:
         ]
         crossovers = [
             {
-                "size_bytes": float(x["message_bytes"]),
-                "previous_size_bytes": float(x["previous_bytes"]),
+                "size_bytes": whole_bytes(float(x["message_bytes"])),
+                "previous_size_bytes": whole_bytes(float(x["previous_bytes"])),
                 "faster_below": x["faster_below"],
                 "faster_above": x["faster_above"],
                 "time_s": float(x["time_s"]),
@@ -1057,7 +1061,7 @@ class AlgorithmComparison:
             "unavailable": [{"algorithm": a, "reason": r} for a, r in self.unavailable],
             "crossovers": crossovers,
             "verdicts": [
-                {"size_bytes": float(m), **v.as_dict()}
+                {"size_bytes": whole_bytes(float(m)), **v.as_dict()}
                 for m, v in zip(self.sizes, self.verdicts, strict=True)
             ],
         }

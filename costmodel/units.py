@@ -30,6 +30,7 @@ import math
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 # --- constants (SI, and IEC where named) ---------------------------------------------------
 B = 1.0
@@ -283,6 +284,43 @@ def parse_int(text: str | int | float, *, name: str = "count", maximum: int | No
     return int(value)
 
 
+_TOKENS_RE = re.compile(rf"(?P<num>{_NUMBER})\s*(?P<suffix>[KMGT]i|[kKMBGT]?)")
+_TOKEN_SUFFIX = {**_COUNT_SUFFIX, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+TOKEN_FORMS = "'4096', '8k' (8,000), '8Ki' (8 x 2^10 = 8,192), '4Mi', '2T'"
+"""The forms a token count takes, said in the message that refuses one."""
+
+
+def parse_tokens(text: str | int | float, *, name: str = "tokens") -> int:
+    """Parse a whole token count (a sequence length, tokens per GPU or per step, tokens to
+    train): a plain number, a decimal suffix ``k K M B G T`` (``8k`` = 8,000, ``2T`` = 2e12)
+    or a binary one ``Ki Mi Gi Ti`` (``8Ki`` = 8,192, ``4Mi`` = 4 x 2^20, as sequence lengths and
+    batch sizes in tokens are often powers of two). Computed in decimal; fractions, negatives
+    and text in no such form are refused, the message listing the forms.
+
+    >>> parse_tokens("8Ki"), parse_tokens("8k"), parse_tokens(4096), parse_tokens("4Mi")
+    (8192, 8000, 4096, 4194304)
+    """
+    if isinstance(text, bool):
+        raise TypeError(f"{name}: expected a whole token count, got a bool ({text!r})")
+    if isinstance(text, int):
+        value = Decimal(text)
+    elif (number := _number(text, name)) is not None:
+        value = Decimal(number) if math.isfinite(number) else Decimal(-1)
+    else:
+        if not isinstance(text, str):
+            raise TypeError(f"{name}: expected a number or a string, got {type(text).__name__}")
+        s = text.strip()
+        m = _TOKENS_RE.fullmatch(s) if len(s) <= MAX_TEXT_LENGTH else None
+        if m is None:
+            raise ValueError(
+                f"{name}: cannot parse {text!r}; expected a whole token count, e.g. {TOKEN_FORMS}"
+            )
+        value = _decimal(m["num"], name, text) * _TOKEN_SUFFIX[m["suffix"]]
+    if value < 0 or value != value.to_integral_value() or value > Decimal("1e30"):
+        raise ValueError(f"{name}: must be a whole token count >= 0, got {text!r}")
+    return int(value)
+
+
 def text_hint(name: str, value: object) -> str:
     """For an API argument given as text: ``"; the API takes numbers in SI units: NAME=X
     (cm.parse_...('TEXT'))"`` when a parser of the unit in ``name`` reads it, else ``""``.
@@ -388,6 +426,30 @@ def _shown(value: object) -> float:
         return float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise ValueError(f"value: expected one number to format, got {value!r}") from None
+
+
+def whole_bytes(values: Any) -> Any:
+    """Sizes [B] as whole bytes where every one is whole: a Python int for a scalar, an int64
+    array for an array; otherwise (``1.5`` B given to the API) unchanged. The one type of a
+    size the user gave on every surface that echoes it (``size_bytes`` of the sweep, of
+    ``collective``/``predict --json``, :meth:`costmodel.predict.Prediction.to_frame`'s
+    ``message_bytes``): sizes are parsed as whole bytes (:func:`parse_bytes`) and computed
+    in floats, which printed ``8.0`` on one surface and ``8`` on another.
+
+    >>> import numpy as np
+    >>> whole_bytes(8.0), whole_bytes(np.array([8.0, 1e9])).dtype.name, whole_bytes(1.5)
+    (8, 'int64', 1.5)
+    """
+    import numpy as np
+
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        return int(arr) if arr.ndim == 0 else arr.astype(np.int64)
+    if arr.dtype.kind != "f" or not arr.size:
+        return values
+    if not (np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)) and np.all(arr < 2**63)):
+        return values
+    return int(arr) if arr.ndim == 0 else arr.astype(np.int64)
 
 
 def format_bytes(value: float, digits: int = 3) -> str:

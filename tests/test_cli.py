@@ -749,7 +749,7 @@ def test_sweep_unwritable_folder_is_one_output_line():
             "-o",
             "/proc/costmodel-review.csv",
         ),
-        "output: ",
+        "--output: ",  # the option typed (-o/--output), not the library's field
     )
 
 

@@ -187,7 +187,7 @@ def test_values_inside_the_limits_still_answer() -> None:
 @pytest.mark.parametrize(
     ("extra", "fragment"),
     [
-        (["-o", "/proc/x.jsonl"], "output: cannot create '/proc/x.jsonl'"),
+        (["-o", "/proc/x.jsonl"], "--output: cannot create '/proc/x.jsonl'"),
         (["-o", "{tmp}/t.jsonl", "--", "--bogus", "1"], "'--bogus 1' not known"),
         (["-o", "{tmp}/t.jsonl", "--", "--ddp-width", "abc"], "--ddp-width: invalid int"),
     ],

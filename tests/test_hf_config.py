@@ -95,7 +95,7 @@ def test_moe_fields_are_required_and_checked():
 
 
 def test_bad_paths_and_files_are_one_clear_error(tmp_path):
-    with pytest.raises(ValueError, match="no config.json"):
+    with pytest.raises(ValueError, match="no such file .*missing.json.*architecture preset"):
         load_arch(str(tmp_path / "missing.json"))
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

@@ -64,7 +64,9 @@ def test_every_bundled_finding_is_printed_by_validate_compare():
         for finding in read.findings:
             assert finding in warned, (path.name, finding, warned)
         with_findings += bool(read.findings)
-    assert with_findings >= 5  # 03, 04b, 13e, 13f, 15, 16a, 16b have some
+    # 03, 04b, 16a, 16b have some; 13e's, 13f's and 15's mixed runs are said once, as what is
+    # compared (LogRead.runs), not also as a finding
+    assert with_findings >= 4
 
 
 @pytest.mark.parametrize("prefix", ["04b", "16a"])  # a busbw identity; a missing footer

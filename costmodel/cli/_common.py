@@ -3,6 +3,7 @@ error handling (:class:`_Group`) and the output helpers (text tables, ``--json``
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import json
@@ -10,7 +11,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -199,8 +200,130 @@ def warn_on_success(text: str) -> None:
     _PENDING_WARNINGS.append(text)
 
 
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe whose reader has gone (``poll`` reports an error on it), so
+    that a ``BrokenPipeError`` from elsewhere (a pipe to a child process) is not taken for it."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        events = poller.poll(0)
+    except (AttributeError, OSError, ValueError):
+        return False
+    return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device once its reader has gone (``costmodel archs | head -1``),
+    so that no later write or the interpreter's final flush raises ``BrokenPipeError`` again
+    (the way Python's documentation of SIGPIPE recommends). A stdout without a file descriptor
+    (a test runner's buffer) is left as it is."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+# --- a number typed without its unit -------------------------------------------------------------
+_BARE_NUMBER = re.compile(r"\s*\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+BARE_SECONDS_FROM = 10.0
+"""A duration typed without a unit is seconds; from this many seconds (of compute per
+micro-batch, or of a step) a bare number is more often milliseconds meant (`--compute-time
+400`), so it is answered with a warning."""
+
+
+def bare_bytes_warning(typed: str, text: Any, meant: str) -> None:
+    """``costmodel: warning: ...`` after the answer when a size was typed with no unit and is
+    under 1 MiB: a bare number is bytes (``--bucket 25`` is 25 B, every tensor its own bucket;
+    ``--gpu-memory 80`` an 80-byte card), which is answered, as the unit grammar says, but is
+    seldom what was meant (PyTorch's bucket_cap_mb is in MiB, a card is quoted in GB).
+    ``typed`` is what came before the value as the user typed it: ``--bucket``,
+    ``--vs bucket=``, ``--set bucket_cap=``; ``meant`` the unit most likely meant (``MiB``)."""
+    if _BARE_NUMBER.fullmatch(str(text)) and float(text) < 2**20:
+        value = str(text).strip()
+        sep = "" if typed.endswith("=") else " "
+        warn_on_success(
+            f"{typed}{sep}{value} is {value} bytes (a number without a unit is bytes); for "
+            f"{value} {meant} write {value}{meant}"
+        )
+
+
+def bare_seconds_warning(typed: str, text: Any, meant: str = "ms") -> None:
+    """The duration counterpart of :func:`bare_bytes_warning`: a duration typed with no unit
+    is seconds (``--compute-time 400`` is 400 s), answered, with a warning from
+    :data:`BARE_SECONDS_FROM` seconds on (``400`` is more often 400 ms meant)."""
+    if _BARE_NUMBER.fullmatch(str(text)) and float(text) >= BARE_SECONDS_FROM:
+        value = str(text).strip()
+        sep = "" if typed.endswith("=") else " "
+        warn_on_success(
+            f"{typed}{sep}{value} is {value} s (a number without a unit is seconds); for "
+            f"{value} {meant} write {value}{meant}"
+        )
+
+
+BARE_NUMBER_KEYS: dict[str, tuple[Callable[[str, Any, str], None], str]] = {
+    # a --vs change or a sweep axis typed by a short name, whose unit the name does not say
+    # (compute_time_s=400 and bucket_cap_bytes=50 say theirs): the warning of its option
+    "bucket": (bare_bytes_warning, "MiB"),
+    "bucket_cap": (bare_bytes_warning, "MiB"),
+    "gpu_memory": (bare_bytes_warning, "GB"),
+    "compute_time": (bare_seconds_warning, "ms"),
+    "measured_compute": (bare_seconds_warning, "ms"),
+}
+"""A key of ``--vs KEY=VALUE`` or ``--set KEY=VALUES`` -> the warning its option gives a bare
+number (:func:`bare_bytes_warning`, :func:`bare_seconds_warning`) and the unit likely meant."""
+
+
+def bare_key_warnings(option: str, key: str, values: str) -> None:
+    """The bare-number warnings of ``OPTION KEY=VALUES`` (``--vs bucket=50``, ``--set
+    bucket_cap=25,50``, ``--set 'compute_time=100..400 x2'``): each value of a list, and each
+    end of a range, warned as the option of that key would be."""
+    norm = key.strip().lower().replace("-", "_")
+    if norm not in BARE_NUMBER_KEYS:
+        return
+    warn, meant = BARE_NUMBER_KEYS[norm]
+    for item in str(values).split(","):
+        ends = re.split(r"\.\.|:", item) if (".." in item or ":" in item) else [item]
+        for i, end in enumerate(ends):
+            if i:  # a range's stop carries its step: '400 x2'
+                end = re.sub(r"\s*[x*+]\s*[0-9.eE]+\s*$", "", end)
+            warn(f"{option} {key.strip()}=", end.strip(), meant)
+
+
 class _Group(TyperGroup):
-    """The top-level group: turns every usage or input error into exit 2 and one line."""
+    """The top-level group: turns every usage or input error into exit 2 and one line, and a
+    reader that stopped reading (a closed pipe) into a quiet exit 0."""
+
+    def invoke(self, ctx: Any) -> Any:
+        # every command runs inside this call: a write to a stdout whose reader has gone
+        # (`costmodel archs | head -1`) ends the command quietly with exit 0, as `head` asked
+        # for no more; click's own handling would exit 1 and the shell's pipefail fail
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            if not _stdout_gone():
+                raise
+            _quiet_stdout()
+            raise typer.Exit(0) from None
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        # `costmodel --help | head -1`: the top-level help is printed while the arguments
+        # are parsed, before invoke
+        try:
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError:
+            if not _stdout_gone():
+                raise
+            _quiet_stdout()
+            raise typer.Exit(0) from None
 
     def main(
         self,
@@ -227,7 +350,10 @@ class _Group(TyperGroup):
         except _EXITS as exc:
             code = getattr(exc, "exit_code", 0)
         except _NO_ARGS as exc:  # bare `costmodel` or `costmodel presets`: show the help
-            typer.echo(exc.format_message())
+            try:
+                typer.echo(exc.format_message())
+            except BrokenPipeError:  # `costmodel | head -1`: quietly, as invoke does
+                _quiet_stdout()
             code = 0
         except _CLICK_ERRORS as exc:
             typer.echo(f"costmodel: error: {_usage_line(exc)}", err=True)
@@ -395,6 +521,33 @@ def _sizes(values: Sequence[str], name: str = "--size") -> list[int]:
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
+
+
+@contextlib.contextmanager
+def output_option(option: str) -> Iterator[None]:
+    """Refusals about a file a command writes named by the option that gave it: the
+    library's writers say ``output: ...`` (:mod:`costmodel.atomic`, :mod:`costmodel.sweep`),
+    which :func:`limited` names ``--output``; a second file (``--report``) is named so here,
+    not as the ``--output`` the user may not have typed."""
+    try:
+        yield
+    except ValueError as exc:
+        text = str(exc)
+        if text.startswith("output: "):
+            raise ValueError(f"{option}: {text.removeprefix('output: ')}") from None
+        raise
+
+
+def token_count(text: str) -> int:
+    """A token-count option's value (``--seq 8Ki``): :func:`costmodel.units.parse_tokens`, the
+    grammar of every token count (``--tokens``, ``--tokens-per-gpu``, ``--global-tokens``);
+    what does not parse is a usage error that lists the forms accepted."""
+    if isinstance(text, int):
+        return text
+    try:
+        return units.parse_tokens(text, name="value")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("value: ")) from None
 
 
 def _model_help() -> str:

@@ -24,6 +24,7 @@ from ._common import (
     _print_json,
     _records,
     _sizes,
+    bare_key_warnings,
 )
 
 
@@ -78,6 +79,8 @@ def _json_vocabulary(df: Any) -> Any:
             if scale is not None and scale != 1.0:
                 out[col] = out[col] * scale
             renames[col] = new + bracket
+            if name == "message_bytes":  # a size the user gave: whole bytes, as the sweep's
+                out[col] = units.whole_bytes(out[col].to_numpy())
     return out.rename(columns=renames)
 
 
@@ -518,6 +521,8 @@ def sweep(
     if len(axes) != len(set_ or []):
         raise ValueError("--set: the same axis is given twice")
     loaded = sw.load_grid(grid_file) if grid_file is not None else None
+    for key, values in axes.items():  # a value typed with no unit: its option's warning
+        bare_key_warnings("--set", key, values)
     try:
         _sweep_run(sw, axes, loaded, grid_file, kind, output, chunk_rows, progress, engine,
                    scheduler, as_json)  # fmt: skip

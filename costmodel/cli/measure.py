@@ -15,7 +15,7 @@ from typing import Annotated, Any, cast
 import typer
 
 from .. import units
-from ._common import _MODEL_HELP, JsonOpt, _human_frame, _print_json, _records
+from ._common import _MODEL_HELP, JsonOpt, _human_frame, _print_json, _records, output_option
 
 
 # --- validate ---------------------------------------------------------------------------------
@@ -255,14 +255,15 @@ def validate_torch(
         raise ValueError(f"--ops: {unknown} not known; allowed: {','.join(TORCH_OPS)} or none")
     if not chosen and not ddp:
         raise ValueError("--ops: empty; name at least one collective, or give --ddp with none")
-    check_writable(output)
+    with output_option("--output"):
+        check_writable(output)
     if output.exists() and not os.access(output, os.W_OK):
-        raise ValueError(f"output: {str(output)!r} is not writable")
+        raise ValueError(f"--output: {str(output)!r} is not writable")
     if not output.exists():  # /proc, a read-only mount: os.access cannot tell; try it
         try:
             output.open("x").close()
         except OSError as exc:
-            raise ValueError(f"output: cannot create {str(output)!r}: {exc.strerror}") from None
+            raise ValueError(f"--output: cannot create {str(output)!r}: {exc.strerror}") from None
         output.unlink()  # the job creates it; nothing of the user's is touched
     bench_args = [
         "-o",
@@ -344,7 +345,15 @@ def _read_measurements(path: Path, nodes: int | None = None) -> Any:
     if path.suffix.lower() == ".jsonl":
         df = runner.load_results(path)
     else:
-        df = nccl_tests.read_nccl_tests(path)
+        try:
+            df = nccl_tests.read_nccl_tests(path)
+        except nccl_tests.NcclTestsParseError:
+            from ..validation.logread import busbw_only_refusal
+
+            if nccl_tests.is_busbw_table(path.read_text(errors="replace")):
+                # the one refusal validate compare and the Validate page give such a table
+                raise ValueError(busbw_only_refusal(path.name)) from None
+            raise
     if nodes is not None:
         if "nodes" in df and df["nodes"].notna().any() and (df["nodes"].dropna() != nodes).any():
             found = sorted({int(v) for v in df["nodes"].dropna()})
@@ -512,10 +521,10 @@ def validate_compare(
         raise ValueError(f"--tolerance: must be a finite fraction > 0, got {tolerance}")
     floor = units.parse_bytes(check_from, name="--check-from")
     if output is not None:
-        _check_output(output)
+        _check_output(output, "--output")
         _not_an_input(output, "--output", results, calibration)
     if report is not None:
-        _check_output(report, (".html", ".htm"))
+        _check_output(report, "--report", (".html", ".htm"))
         _not_an_input(report, "--report", results, calibration)
     from ..validation.logread import PLACEMENTS
 
@@ -524,6 +533,7 @@ def validate_compare(
     assumed: list[str] = []
     notices: list[str] = []  # the reader's one-line warnings, as the Validate page shows them
     findings: list[str] = []  # the parser's findings, the list the Validate page shows
+    log_runs: str | None = None  # what a log of several runs compares (logread.runs_compared)
     if results.suffix.lower() == ".jsonl":
         measured = _placed(_read_measurements(results, nodes), placement, results)
         if cluster is None and calibration is None:  # as a log's: the preset its GPU points to
@@ -555,6 +565,7 @@ def validate_compare(
         ]
         notices = list(read.notices)
         findings = list(read.findings)
+        log_runs = read.runs
     if calibration is None and cluster is None:
         raise ValueError(
             "--cluster: the rows name no GPU a preset has; give --cluster NAME "
@@ -574,6 +585,8 @@ def validate_compare(
     runs = describe_runs(measured)
     if len(runs) > 1 and not as_json:  # several configurations in one folder: say which
         said.append(f"comparing {len(runs)} runs: " + "; ".join(runs))
+    elif log_runs is not None and not as_json:  # several runs in one log: the same, once
+        said.append(log_runs)
     if calibration is not None:
         from ..validation.calibrate import calibrated_predictor, load_calibration
 
@@ -650,7 +663,7 @@ def validate_compare(
             ),
         )
     if report is not None:
-        with sw.atomic_path(report) as tmp:
+        with output_option("--report"), sw.atomic_path(report) as tmp:
             cmp.write_report(table, tmp, ddp=ddp)
     if as_json:
         _print_json(
@@ -669,6 +682,7 @@ def validate_compare(
                 "assumed": assumed,
                 "warnings": notices,
                 "findings": findings,
+                "runs": log_runs,  # several runs in one log: what is compared (else null)
                 "expected_error": None
                 if band is None
                 else {
@@ -718,7 +732,7 @@ def _echo_ddp(ddp: Any, as_json: bool, report: Path | None) -> None:
         import pandas as pd
 
         sw = importlib.import_module("costmodel.sweep")
-        with sw.atomic_path(report) as tmp:
+        with output_option("--report"), sw.atomic_path(report) as tmp:
             cmp = importlib.import_module("costmodel.validation.compare")
             empty = pd.DataFrame(columns=["op", "size_bytes", "ranks", "time_s"])
             cmp.write_report(cmp.compare(empty, lambda *a, **k: 0.0), tmp, ddp=ddp)
@@ -763,13 +777,16 @@ _TEXT_COLUMNS = (
 )
 
 
-def _check_output(path: Path, allowed: Sequence[str] | None = None) -> None:
+def _check_output(path: Path, option: str, allowed: Sequence[str] | None = None) -> None:
+    """A file ``option`` (``--output``, ``--report``) names, checked before anything runs: its
+    format (``allowed`` suffixes, else a table's) and its folder; refusals name ``option``."""
     sw = importlib.import_module("costmodel.sweep")
-    if allowed is None:
-        sw.output_format(path)
-    elif path.suffix.lower() not in allowed:
-        raise ValueError(f"output: {str(path)!r} must end in {' or '.join(allowed)}")
-    sw.check_writable(path)
+    with output_option(option):
+        if allowed is None:
+            sw.output_format(path)
+        elif path.suffix.lower() not in allowed:
+            raise ValueError(f"{option}: {str(path)!r} must end in {' or '.join(allowed)}")
+        sw.check_writable(path)
 
 
 def _not_an_input(path: Path, option: str, *inputs: Path | None) -> None:

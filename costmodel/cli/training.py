@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -11,7 +10,18 @@ import typer
 
 from .. import units
 from ..architecture import LOSS_MODES, RECOMPUTE_MODES
-from ._common import _MODEL_HELP, JsonOpt, _jsonable, _kv, _one_line, _print_json
+from ._common import (
+    _MODEL_HELP,
+    JsonOpt,
+    _jsonable,
+    _kv,
+    _one_line,
+    _print_json,
+    bare_bytes_warning,
+    bare_key_warnings,
+    bare_seconds_warning,
+    token_count,
+)
 
 _RECOMPUTE_HELP = "Activation recomputation (with --arch): " + ", ".join(RECOMPUTE_MODES) + "."
 _LOSS_HELP = (
@@ -45,7 +55,14 @@ _AccumulationOpt = Annotated[
     int, typer.Option(min=1, help="Gradient-accumulation micro-batches per step.")
 ]
 _SeqOpt = Annotated[
-    int, typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample.")
+    int,
+    typer.Option(
+        "--sequence-length",
+        "--seq",
+        min=1,
+        parser=token_count,
+        help="Tokens per sample: 4096, 8Ki.",
+    ),
 ]
 _MfuOpt = Annotated[
     float | None,
@@ -169,7 +186,13 @@ def memory(
     # that a value typed is "given" even when it equals the default (refused without --arch)
     seq: Annotated[
         int | None,
-        typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample (default 4096)."),
+        typer.Option(
+            "--seq",
+            "--sequence-length",
+            min=1,
+            parser=token_count,
+            help="Tokens per sample: 4096, 8Ki (default 4096).",
+        ),
     ] = None,
     micro_batch: Annotated[
         int | None,
@@ -308,7 +331,7 @@ def memory(
     if gpu_memory is not None and cluster is not None:
         raise ValueError("give --gpu-memory or --cluster, not both")
     if gpu_memory is not None:
-        _bare_bytes_warning("--gpu-memory", gpu_memory, "GB")
+        bare_bytes_warning("--gpu-memory", gpu_memory, "GB")
         capacity = float(units.parse_bytes(gpu_memory, name="--gpu-memory"))
     elif cluster is not None:
         from .. import presets
@@ -422,19 +445,13 @@ def memory(
 
 
 # --- batch ------------------------------------------------------------------------------------
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
-
-
 def _tokens(text: str, name: str) -> int:
-    """A whole token count: ``4194304``, ``4M`` (decimal) or ``4Mi`` (binary, 4 x 2^20)."""
-    t = text.strip()
-    if t[-2:] in _BINARY:
-        value = units.parse_count(t[:-2], name=name) * _BINARY[t[-2:]]
-    else:
-        value = units.parse_count(t, name=name)
-    if value != int(value) or value < 1:
+    """A whole token count >= 1: ``4194304``, ``4M`` (decimal) or ``4Mi`` (binary, 4 x 2^20),
+    the grammar of every token count (:func:`costmodel.units.parse_tokens`)."""
+    value = units.parse_tokens(text, name=name)
+    if value < 1:
         raise ValueError(f"{name}: must be a whole number of tokens >= 1, got {text!r}")
-    return int(value)
+    return value
 
 
 def batch(
@@ -460,7 +477,13 @@ def batch(
     ] = None,
     sequence_length: Annotated[
         int | None,
-        typer.Option("--sequence-length", "--seq", min=1, help="Tokens per sample."),
+        typer.Option(
+            "--sequence-length",
+            "--seq",
+            min=1,
+            parser=token_count,
+            help="Tokens per sample: 4096, 8Ki.",
+        ),
     ] = None,
     base_lr: Annotated[
         float | None,
@@ -605,9 +628,10 @@ def step(
     tokens_per_gpu: Annotated[
         str | None,
         typer.Option(
-            help="Tokens per GPU per micro-batch: 8192. One link: with --mfu and --peak-flops; "
-            "with --cluster: micro-batch x --seq, so a multiple of --seq (8k = 8000 is not one of "
-            "4096), priced like them (fitted efficiency or --mfu)."
+            help="Tokens per GPU per micro-batch: 8192 or 8Ki. One link: with --mfu and "
+            "--peak-flops; with --cluster: micro-batch x --seq, so a multiple of --seq (8k = "
+            "8000 is not one of 4096; 8Ki = 8192 is), priced like them (fitted efficiency or "
+            "--mfu)."
         ),
     ] = None,
     mfu: Annotated[
@@ -685,7 +709,13 @@ def step(
     ] = None,
     seq: Annotated[
         int | None,
-        typer.Option("--seq", "--sequence-length", min=1, help="Tokens per sample (default 4096)."),
+        typer.Option(
+            "--seq",
+            "--sequence-length",
+            min=1,
+            parser=token_count,
+            help="Tokens per sample: 4096, 8Ki (default 4096).",
+        ),
     ] = None,
     recompute: Annotated[str | None, typer.Option(help=_RECOMPUTE_HELP + " Default none.")] = None,
     loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
@@ -820,11 +850,12 @@ def step(
             "NAME (every strategy on a preset)"
         )
     if compute_time is not None:
+        bare_seconds_warning("--compute-time", compute_time)
         kwargs["compute_time_s"] = units.parse_duration(compute_time, name="--compute-time")
     elif tokens_per_gpu is None:
         raise ValueError("step: needs --compute-time, or --tokens-per-gpu with --mfu")
     else:
-        kwargs["tokens_per_gpu"] = units.parse_count(tokens_per_gpu, name="--tokens-per-gpu")
+        kwargs["tokens_per_gpu"] = units.parse_tokens(tokens_per_gpu, name="--tokens-per-gpu")
         from ..strategy.compute import DEFAULT_MFU
 
         kwargs["mfu"] = DEFAULT_MFU if mfu is None else mfu  # one link: no GPU to fit
@@ -940,6 +971,7 @@ def _step_on_cluster(
             "--cluster the preset's GPU gives the peak (--power-limit-w caps it)"
         )
     if compute_time is not None:
+        bare_seconds_warning("--compute-time", compute_time)
         compute_s = units.parse_duration(compute_time, name="--compute-time")
     elif tokens_per_gpu is not None:
         # tokens per micro-batch = micro-batch x sequence: the step's own compute road (the
@@ -947,7 +979,7 @@ def _step_on_cluster(
         # and passing it on labelled an MFU-0.40 estimate "measured compute time"
         from ..strategy.compute import micro_batch_of_tokens
 
-        tok = units.parse_count(tokens_per_gpu, name="--tokens-per-gpu")
+        tok = units.parse_tokens(tokens_per_gpu, name="--tokens-per-gpu")
         if micro_batch_given:  # the tokens set it: a second one would be ignored
             raise ValueError(
                 "--micro-batch: not with --tokens-per-gpu (the tokens are micro-batch x --seq); "
@@ -983,6 +1015,7 @@ def _step_on_cluster(
                     "fsdp with and without resharding; give --strategy hsdp or fsdp for one"
                 )
         adv = advise(p, cluster=c, nodes=nodes, **common)
+        _warn_unused_bucket([st_.layout.strategy for st_ in adv.steps], common["bucket_cap_bytes"])
         ranked = adv.rows()
         inputs = dict(preset=cluster, kw=kw, nodes=nodes, c=c, mfu=mfu, compute_s=compute_s,
                       tok=tok, bucket=common["bucket_cap_bytes"], power_limit_w=power_limit_w)  # fmt: skip
@@ -1032,6 +1065,7 @@ def _step_on_cluster(
         **common,
     )
     s = strategy_step(p, **layout_kw)
+    _warn_unused_bucket([s.layout.strategy], common["bucket_cap_bytes"])
     data = {"params": float(p) if p is not None else None, "arch": arch, **s.as_dict()}
     data.update(
         _step_record(
@@ -1097,7 +1131,20 @@ def _step_on_cluster(
     ]
     typer.echo(_kv(rows))
     for n in s.notes:
-        typer.echo(f"note: {n}")
+        if n != s.layout.bucket_note:  # said as --bucket's warning (_warn_unused_bucket)
+            typer.echo(f"note: {n}")
+
+
+def _warn_unused_bucket(strategies: list[str], bucket: int | None) -> None:
+    """``costmodel: warning: --bucket: not applied to fsdp, ...; ddp, zero1 and zero2 use
+    it`` after the answer, where --bucket was given to a strategy with no gradient bucket: the
+    step's own note (:func:`costmodel.strategy.layout.bucket_not_applied`), under the option."""
+    from ..strategy.layout import bucket_not_applied
+    from ._common import warn_on_success
+
+    note = bucket_not_applied(strategies, bucket)
+    if note is not None:
+        warn_on_success("--bucket: " + note.removeprefix("bucket_cap_bytes: "))
 
 
 def _step_record(
@@ -1143,7 +1190,9 @@ def _step_record(
         mfu=mfu,
         compute_time_s=compute_s,
         tokens_per_gpu=tok,
-        bucket_cap_bytes=bucket,
+        # the bucket the step applied: none for a strategy without gradient buckets (its
+        # notes say why), so the answer does not claim one
+        bucket_cap_bytes=None if s.layout.bucket_note else bucket,
         power_limit_w=power_limit_w,
     )
     out.update(step_columns(s, kw["micro_batch"], kw["seq"]))
@@ -1207,33 +1256,15 @@ def _bucket_bytes(bucket: str | None) -> int | None:
     """``--bucket`` in bytes, or None when not given (the strategy's default bucket)."""
     if bucket is None:
         return None
-    _bare_bytes_warning("--bucket", bucket, "MiB")
+    bare_bytes_warning("--bucket", bucket, "MiB")
     return units.parse_bytes(bucket, name="--bucket")
 
 
 def _bucket_text(bucket: str | None) -> str | None:
     """``--bucket`` as typed, for Scenario to read (after the bare-number warning)."""
     if bucket is not None:
-        _bare_bytes_warning("--bucket", bucket, "MiB")
+        bare_bytes_warning("--bucket", bucket, "MiB")
     return bucket
-
-
-_BARE_NUMBER = re.compile(r"\s*\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
-
-
-def _bare_bytes_warning(option: str, text: str, meant: str) -> None:
-    """One line on stderr when a size option's value has no unit and is under 1 MiB: a bare
-    number is bytes (`--bucket 25` is 25 B, every tensor its own bucket; `--gpu-memory 80` an
-    80-byte card), which is answered, as the unit grammar says, but is seldom what was meant
-    (PyTorch's bucket_cap_mb is in MiB, a card is quoted in GB)."""
-    if _BARE_NUMBER.fullmatch(str(text)) and float(text) < 2**20:
-        from ._common import warn_on_success
-
-        value = str(text).strip()
-        warn_on_success(
-            f"{option} {value} is {value} bytes (a number without a unit is bytes); for "
-            f"{value} {meant} write {value}{meant}"
-        )
 
 
 def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
@@ -1265,6 +1296,8 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         )
     _check_loss(o["loss"])
     _one_compute(o["mfu"], o["compute_time"], o.get("step_time"))
+    if o["compute_time"] is not None:
+        bare_seconds_warning("--compute-time", o["compute_time"])
     return Scenario(
         params=o["params"],
         arch=o["arch"],
@@ -1392,8 +1425,14 @@ def scenario(
             "whether it fits (run --fit on each side alone)"
         )
     a = _scenario_from_options(locals())
+    for part in (vs or "").split(","):  # a change typed with no unit: its option's warning
+        key, _, value = part.partition("=")
+        bare_key_warnings("--vs", key, value)
     b = _on_side_b(lambda: a.with_changes(vs), vs) if vs is not None else None
     result = a.evaluate(scaling=b is None, flips=b is None)
+    sides = [sc for sc in (a, b) if sc is not None and sc.bucket_cap_bytes is not None]
+    if sides:  # a bucket on a side whose strategy has none: --bucket's warning, once
+        _warn_unused_bucket([sc.strategy_name for sc in sides], sides[0].bucket_cap_bytes)
     fa = _scenario_fit(a) if (fit or not result.fits) and b is None else None
     other = (
         _on_side_b(lambda: b.evaluate(scaling=False, flips=False), vs or "")
@@ -1433,7 +1472,10 @@ def scenario(
         _print_json(data)
         return
     if other is None:
-        text = result.summary()
+        from ..strategy.layout import bucket_not_applied
+
+        said = bucket_not_applied(a.strategy_name, a.bucket_cap_bytes)  # the warning says it
+        text = "\n".join(x for x in result.summary().splitlines() if x != f"note: {said}")
         if fa is not None and not fa.fits:
             typer.echo(_fit_text(fa))
             text = text.split("\n", 1)[1]  # its first line is the same warning
@@ -1495,7 +1537,7 @@ def _side_costs(
         return {}
     if b is None and (price_b is not None or usd_b is not None):
         raise ValueError("--price-b/--usd-per-gpu-hour-b: need --vs (a B configuration)")
-    d = units.parse_count(tokens, name="--tokens")
+    d = units.parse_tokens(tokens, name="--tokens")
     out: dict[str, Any] = {"A": a.training_cost(d, usd_per_gpu_hour=usd, price=price)}
     if b is None:
         return out
@@ -1709,10 +1751,13 @@ def train(
     opts = dict(locals())
     if (tokens is None) == (steps is None):
         raise ValueError("--tokens or --steps: give exactly one of them")
-    d = units.parse_count(tokens, name="--tokens") if tokens is not None else None
+    d = units.parse_tokens(tokens, name="--tokens") if tokens is not None else None
+    if step_time:
+        bare_seconds_warning("--step-time", step_time)
     measured = units.parse_duration(step_time, name="--step-time") if step_time else None
     sc = _scenario_from_options(opts)
     result = sc.evaluate(scaling=False, flips=False)
+    _warn_unused_bucket([sc.strategy_name], sc.bucket_cap_bytes)
     fa = _scenario_fit(sc) if not result.fits else None
     cost = result.training_cost(
         d,

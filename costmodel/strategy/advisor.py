@@ -514,6 +514,19 @@ class FitChange:
     def gpu_seconds_per_token(self) -> float:
         return self.step.ranks * self.step.step_time_s / self.step.tokens_per_step
 
+    def compute_note(self, base: StrategyStep | None = None) -> str | None:
+        """What the step of this change would say of its compute that ``base``'s does not:
+        on a card whose compute has no fitted efficiency (a B200: the default MFU) its band is
+        unknown, :data:`~.band.UNKNOWN_COMPUTE`, the words of ``costmodel step`` on that card,
+        so a step time against a fitted base is not read as a measured gain. None otherwise."""
+        from .band import UNKNOWN_COMPUTE
+
+        if self.step.compute_source != "default-mfu":
+            return None
+        if base is not None and base.compute_source == "default-mfu":
+            return None  # the base's own answer says it already
+        return UNKNOWN_COMPUTE
+
     def as_dict(self, base: StrategyStep | None = None) -> dict[str, Any]:
         d = {
             "change": self.change,
@@ -526,6 +539,7 @@ class FitChange:
             "gpu_memory_bytes": self.step.gpu_memory_bytes,
             "step_time_s": self.step.step_time_s,
             "gpu_seconds_per_token": self.gpu_seconds_per_token,
+            "compute_note": self.compute_note(base),
         }
         if base is not None:
             d["memory_change_bytes"] = self.step.memory_bytes - base.memory_bytes
@@ -568,10 +582,11 @@ class FitAdvice:
             )
         for c in ok:
             d = c.as_dict(b)
+            note = f" ({d['compute_note']})" if d["compute_note"] else ""
             lines.append(
                 f"  {c.change}: {format_bytes(c.step.memory_bytes)} per GPU, step "
                 f"{format_duration(c.step.step_time_s)} ({format_change(d['step_time_change'])}), "
-                f"GPU-time per token {format_change(d['cost_change'])}"
+                f"GPU-time per token {format_change(d['cost_change'])}{note}"
             )
         return "\n".join(lines)
 

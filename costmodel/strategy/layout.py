@@ -98,6 +98,40 @@ DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
 DEFAULT_ZERO_BUCKET_ELEMENTS = 500_000_000
 
 
+BUCKETED_STRATEGIES: tuple[str, ...] = ("ddp", "zero1", "zero2")
+"""The strategies that reduce gradients in buckets of ``bucket_cap_bytes`` (DDP's
+``bucket_cap_mb``, DeepSpeed's ``reduce_bucket_size``); fsdp and hsdp gather and reduce per
+wrapped module (:func:`wrap_units`), so a bucket size means nothing to them."""
+
+
+def bucket_not_applied(
+    strategies: str | tuple[str, ...] | list[str], bucket_cap_bytes: float | None
+) -> str | None:
+    """The note a step gives when ``bucket_cap_bytes`` was given to strategies that have no
+    gradient bucket (fsdp, hsdp): it is not applied, and which strategies use it. None when
+    none was given or every strategy uses it. The one text of the step's ``notes``
+    (API, sweep rows, Scenario) and of the CLI's ``--bucket`` warning.
+
+    >>> bucket_not_applied("fsdp", 50e6)
+    'bucket_cap_bytes: not applied to fsdp, which gathers and reduces per wrapped module (a transformer block), not in gradient buckets; ddp, zero1 and zero2 use it'
+    >>> bucket_not_applied("zero2", 50e6) is None, bucket_not_applied("fsdp", None) is None
+    (True, True)
+    """
+    if bucket_cap_bytes is None:
+        return None
+    names = [strategies] if isinstance(strategies, str) else list(strategies)
+    unused = list(dict.fromkeys(s for s in names if s not in BUCKETED_STRATEGIES))
+    if not unused:
+        return None
+    which = " and ".join(unused)
+    verb = "gathers and reduces" if len(unused) == 1 else "gather and reduce"
+    return (
+        f"bucket_cap_bytes: not applied to {which}, which {verb} per wrapped module (a "
+        f"transformer block), not in gradient buckets; {', '.join(BUCKETED_STRATEGIES[:-1])} "
+        f"and {BUCKETED_STRATEGIES[-1]} use it"
+    )
+
+
 def bucket_cap_bytes_for(
     strategy: str, bucket_cap_bytes: float | None, bytes_per_element: float
 ) -> float:
@@ -227,6 +261,20 @@ class Layout(BaseModel):
     def grad_bytes(self, recipe_gradient_bytes: float) -> float:
         """Bytes per gradient element reduced [B]: ``grad_dtype``'s, else the recipe's."""
         return DTYPE_BYTES[self.grad_dtype] if self.grad_dtype else float(recipe_gradient_bytes)
+
+    @property
+    def bucket_note(self) -> str | None:
+        """Why this layout's ``bucket_cap_bytes`` is not applied (fsdp, hsdp: no gradient
+        buckets), or None (:func:`bucket_not_applied`)."""
+        return bucket_not_applied(self.strategy, self.bucket_cap_bytes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The layout the step runs, JSON-ready: its fields, with ``bucket_cap_bytes`` None
+        where the strategy has no bucket to apply it to (:attr:`bucket_note` says so)."""
+        out = self.model_dump()
+        if self.bucket_note is not None:
+            out["bucket_cap_bytes"] = None
+        return out
 
     def bucket_cap(self, bytes_per_element: float) -> float:
         """Bucket size [B] for elements of ``bytes_per_element`` bytes: ``bucket_cap_bytes`` if

@@ -147,7 +147,7 @@ class StrategyStep:
         lo, hi = self.step_time_band_s
         return {
             "strategy": self.layout.name,
-            "layout": self.layout.model_dump(),
+            "layout": self.layout.as_dict(),
             "ranks": self.ranks,
             "accumulation": self.accumulation,
             "compute_s": self.compute_s,
@@ -890,7 +890,9 @@ def _prepare_at(
             compute_source=ct.source,
             compute_label=ct.label,
             compute_band=ct.band,
-            notes=su.notes + _unsized_activations(a, mem, su.shape),
+            notes=su.notes
+            + _unsized_activations(a, mem, su.shape)
+            + ((layout.bucket_note,) if layout.bucket_note else ()),
             optimizer_s=opt_s,
             sync_s=sync_s,
             collective_band_s=(lo, hi),

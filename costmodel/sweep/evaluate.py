@@ -258,7 +258,7 @@ def _eval_collective_vectorised(
     """
     from ..realistic import realistic_rows
 
-    sizes = sizes.astype(float)
+    given, sizes = sizes, sizes.astype(float)
     t, a, p, (a_names, p_names) = realistic_rows(
         cat["op"],
         sizes,
@@ -269,10 +269,12 @@ def _eval_collective_vectorised(
         cat["protocol"],
         corrected=cat["model"] == "nccl",
     )
-    return _collective_columns(
+    out = _collective_columns(
         cat, sizes, nodes, gpn, base, t, _Cat(a.astype(np.int32), a_names),
         _Cat(p.astype(np.int32), p_names),
     )  # fmt: skip
+    out["size_bytes"] = given  # the grid's own values, whole bytes as given
+    return out
 
 
 def _collective_columns(

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import units
-from .._limits import LIMITS, LINK_RANKS
+from .._limits import LIMITS, LINK_RANKS, refusal
 
 KINDS = ("collective", "memory", "step")
 """What a sweep evaluates: collective times (per preset or per raw link), memory per GPU, or
@@ -51,6 +51,15 @@ far inside int64 so the evaluation's integer arrays cannot overflow."""
 # --- axes ------------------------------------------------------------------------------------
 def _parse_int(text: Any, *, name: str) -> int:
     return units.parse_int(text, name=name, maximum=MAX_COUNT)
+
+
+def _parse_tokens(text: Any, *, name: str) -> int:
+    """A token count (``sequence_length``, ``tokens_per_gpu``) in the grammar of every token
+    count: ``8k``, ``8Ki`` (:func:`costmodel.units.parse_tokens`)."""
+    value = units.parse_tokens(text, name=name)
+    if value > MAX_COUNT:
+        raise ValueError(f"{name}: {text!r} is above the largest value accepted, {MAX_COUNT}")
+    return value
 
 
 def _parse_float(text: Any, *, name: str) -> float:
@@ -102,7 +111,7 @@ _RECOMPUTE = Axis("recompute", _parse_str, False, column="recompute")
 _LOSS = Axis("loss", _parse_str, False, column="loss")
 _SEQUENCE_LENGTH = Axis(
     "sequence_length",
-    _parse_int,
+    _parse_tokens,
     True,
     integer=True,
     column="sequence_length",
@@ -251,7 +260,7 @@ AXES: dict[str, dict[str, Axis]] = {
                 aliases=("compute_time_s", "measured_compute"),
             ),
             # tokens per GPU and micro-batch (step --tokens-per-gpu): micro-batch x sequence
-            Axis("tokens_per_gpu", units.parse_count, True, column="tokens_per_gpu"),
+            Axis("tokens_per_gpu", _parse_tokens, True, column="tokens_per_gpu"),
             Axis(
                 "comm_contention",
                 _parse_float,
@@ -309,14 +318,13 @@ def _parse_one(axis: Axis, text: Any) -> Any:
     """One value of an axis; a value that does not parse is refused, for an axis with a
     command's limit (:data:`_LIMITED_AXES`), in that limit's words, as the command refuses it
     (``size=-5``: "must be a size in 1 B..16 TiB", not the parser's "must be >= 0 bytes")."""
-    parse = _parse_int if axis.integer else axis.parse
+    parse = _parse_int if axis.integer and axis.parse is not _parse_tokens else axis.parse
     try:
         return parse(text, name=axis.name)
     except ValueError as exc:
         if axis.name not in _LIMITED_AXES:
             raise
-        rule = LIMITS[axis.name].rule
-        raise ValueError(f"{axis.name}: must be {rule}, got {text!r} ({exc})") from None
+        raise refusal(axis.name, LIMITS[axis.name].rule, text, exc) from None
 
 
 def _expand_range(axis: Axis, text: str) -> list[Any]:

@@ -58,6 +58,7 @@ __all__ = [
     "band_check",
     "busbw_only_refusal",
     "log_findings",
+    "runs_compared",
     "op_disagreement",
     "read_log",
 ]
@@ -103,6 +104,9 @@ class LogRead:
     #: contradict, ...), one line each: the CLI prints each on stderr after "warning: ", the
     #: page lists them under "findings in the log"
     findings: tuple[str, ...] = ()
+    #: what is compared when the log holds several kinds of run (:func:`runs_compared`), else
+    #: None: the CLI prints it on stderr, the page as a caption
+    runs: str | None = None
 
     def assumed_lines(self) -> list[str]:
         """One line per assumed fact: ``nodes = 2 (you set it)``."""
@@ -190,13 +194,14 @@ def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> 
 
 def busbw_only_refusal(name: str) -> str:
     """Why a busbw-only table (:func:`..nccl_tests.is_busbw_table`: busbw per message size, no
-    times, as bundled 21a-21d) is not compared: the one message ``validate compare FILE``,
-    ``validate compare --reference ID`` and the Validate page give."""
+    times, as bundled 21a-21d) is not compared or fitted: the one message ``validate compare
+    FILE``, ``validate compare --reference ID``, ``calibrate FILE`` and the Validate page
+    give."""
     from .reference_runs import timed_runs
 
     return (
-        f"{name} is a busbw-only table (busbw per message size, no times): validate compare "
-        "and the Validate page compare nccl-tests logs with times; read this one with "
+        f"{name} is a busbw-only table (busbw per message size, no times): validate compare, "
+        "calibrate and the Validate page need logs with times; read this one with "
         "costmodel.validation.nccl_tests.read_busbw_table. Bundled runs with times "
         f"(--reference ID, or the page's reference runs): {', '.join(timed_runs())}"
     )
@@ -215,16 +220,37 @@ def log_findings(rows: pd.DataFrame) -> list[str]:
     >>> log_findings(rows)
     ['line 7: duplicate row', 'mixed runs']
     """
+    from .nccl_tests._build import MIXED_RUNS
+
     cut = rows.attrs.get("cut_row")
     lines = [
         f"line {w['line']}: {w['message']}" if w.get("line") else str(w["message"])
         for w in rows.attrs.get("warnings") or []
-        if w != cut
+        if w != cut and not str(w.get("message", "")).startswith(MIXED_RUNS)
     ]
     if len(lines) > MAX_FINDINGS:
         rest = len(lines) - MAX_FINDINGS
         lines = lines[:MAX_FINDINGS] + [f"and {rest} more finding{'s' * (rest != 1)} in the log"]
     return lines
+
+
+def runs_compared(rows: pd.DataFrame) -> str | None:
+    """What a comparison of a log of several kinds of run compares, said once: ``"comparing 3
+    runs of one file (line 1: all_reduce on 2 ranks, ...): each row is predicted at its own
+    run's ranks and nodes; the summary pools them"``; None for one kind of run. The parser's
+    finding says "mixed runs ...; compare them one by one" (advice to a reader of the rows);
+    beside a comparison of them all it contradicted what was done, so both surfaces say this
+    instead (:attr:`LogRead.runs`; :func:`log_findings` leaves the finding out)."""
+    from .nccl_tests._build import mixed_runs
+
+    listed = mixed_runs(list(rows.attrs.get("runs") or []))
+    if listed is None:
+        return None
+    count, _, which = listed.partition(": ")
+    return (
+        f"comparing {count} of one file ({which}): each row is predicted at its own run's "
+        "ranks and nodes; the summary pools them"
+    )
 
 
 def _op_source(text: str, op: str | None, from_name: str | None, ops: list[str]) -> str:
@@ -489,6 +515,7 @@ def read_log(
         facts=tuple(facts),
         notices=tuple(notices),
         findings=tuple(findings),
+        runs=runs_compared(rows),
     )
 
 

@@ -781,6 +781,8 @@ def _does_not_fit(inp: dict, result) -> None:
                     f"- **{ch.change}**: {format_bytes(ch.step.memory_bytes)} per GPU, step "
                     f"{format_duration(ch.step.step_time_s)} "
                     f"({format_change(ch.step.step_time_s / fa.base.step_time_s - 1)})"
+                    # a card with no fitted compute: its band unknown, as its step says
+                    + (f"; {note}" if (note := ch.compute_note(fa.base)) else "")
                     for ch in ok
                 )
             )

@@ -328,6 +328,8 @@ def render() -> None:
         st.warning(plain(notice), icon=":material/warning:")
     # what the parser read but nccl-tests would not have printed (logread.log_findings):
     # validate compare prints the same lines on stderr ("warning: ...")
+    if read.runs:  # several runs in one log: what is compared, as validate compare says it
+        st.caption(plain(read.runs))
     if read.findings:
         with st.expander("Findings in the log", icon=":material/warning:"):
             for finding in read.findings:

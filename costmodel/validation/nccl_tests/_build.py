@@ -44,6 +44,26 @@ _BLOCK_COLUMNS = {
 }
 
 
+MIXED_RUNS = "mixed runs in one file"
+"""How the parser's finding about a file of several kinds of run begins (``validate compare``
+words it as what it compares instead: :func:`costmodel.validation.logread.runs_compared`)."""
+
+
+def mixed_runs(runs: list[dict[str, Any]]) -> str | None:
+    """``"3 runs: line 1: all_reduce on 2 ranks, line 25: ..."`` for the runs of one file
+    (``rows.attrs["runs"]``) when they differ in op, ranks or nodes, whole runs listed up to
+    300 characters and the rest counted; None for runs of one kind."""
+    kinds = {(info["op"], info["ranks"], info["nodes"]) for info in runs}
+    if len(kinds) <= 1:
+        return None
+    entries = [f"line {info['line']}: {info['op']} on {info['ranks']} ranks" for info in runs]
+    shown = [e for i, e in enumerate(entries) if len(", ".join(entries[: i + 1])) <= 300]
+    listed = ", ".join(shown) + (
+        f", and {len(entries) - len(shown)} more" if len(shown) < len(entries) else ""
+    )
+    return f"{len(entries)} runs: {listed}"
+
+
 def _build(parser: _Parser) -> pd.DataFrame:
     launch = find_launch(parser.meta, parser.launch_lines)
     meta_env: dict[str, str] = {}  # NCCL_ALGO/PROTO set on a command line or env in the header
@@ -178,18 +198,9 @@ def _build(parser: _Parser) -> pd.DataFrame:
     if not columns["run"]:
         raise NcclTestsParseError(0, "no result row could be read", parser.source)
     _check_launch(parser, launched, launch)
-    kinds = {(info["op"], info["ranks"], info["nodes"]) for info in runs_info}
-    if len(kinds) > 1:
-        entries = [
-            f"line {info['line']}: {info['op']} on {info['ranks']} ranks" for info in runs_info
-        ]
-        shown = [e for i, e in enumerate(entries) if len(", ".join(entries[: i + 1])) <= 300]
-        listed = ", ".join(shown) + (
-            f", and {len(entries) - len(shown)} more" if len(shown) < len(entries) else ""
-        )
-        parser._warn(
-            0, f"mixed runs in one file ({len(entries)} runs: {listed}); compare them one by one"
-        )
+    listed = mixed_runs(runs_info)
+    if listed is not None:
+        parser._warn(0, f"{MIXED_RUNS} ({listed}); compare them one by one")
     df = _frame(columns, parser.source, parser.meta, runs_info, parser.problems, parser.warnings)
     df.attrs["launch"] = None if launch is None else {**asdict(launch), "said": launch.describe()}
     cut = parser.cut_row
