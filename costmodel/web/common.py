@@ -709,7 +709,9 @@ def _index(options: list[str], preferred: str) -> int:
 
 
 def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
-    """``st.plotly_chart`` without the mode bar's logo, the toolbar clear of the title.
+    """``st.plotly_chart`` without the mode bar's logo, the toolbar clear of the title, and
+    tall enough that its legend leaves the plot area its height on a phone
+    (:func:`costmodel.plots.keep_plot_height`).
 
     Nothing waits here: no pause holds a server thread before a session's first chart (the
     first number and the first chart are measured against a bare Streamlit + plotly page by
@@ -717,6 +719,7 @@ def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
     from costmodel import plots
 
     plots.clear_of_toolbar(figure)
+    plots.keep_plot_height(figure)  # after the title: its margin counts
     kwargs.setdefault("config", {"displayModeBar": "hover", "displaylogo": False})
     st.plotly_chart(figure, key=key, **kwargs)
 
