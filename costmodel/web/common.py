@@ -231,21 +231,36 @@ def bound_number(
     **kwargs: Any,
 ) -> Any:
     """``where.number_input(label, ...)`` bound to the URL parameter ``key``, with a red
-    message for a number the link gives outside ``[min_value, max_value]``.
+    message for a number the link gives outside ``[min_value, max_value]``, or with a fraction
+    where the box takes whole numbers; the box then shows its default.
 
-    Streamlit drops such a value and shows the default without a word (``?ddp_contention=2``
-    ran at c = 0, ``?ddp_mfu=2`` at 0.4), where a choice not offered
-    (:func:`bound_choice`) and a number that is not finite (:func:`check_url_numbers`) are
-    named: the box's label and its range."""
+    Streamlit drops an out-of-range value and shows the default without a word
+    (``?ddp_contention=2`` ran at c = 0, ``?ddp_mfu=2`` at 0.4), and cuts a fraction in a
+    whole-number box to an integer (``?ddp_nodes=2.5`` ran on 2 nodes), where a choice not
+    offered (:func:`bound_choice`) and a number that is not finite
+    (:func:`check_url_numbers`) are named: the box's label and its range. A box takes whole
+    numbers when its value, step and bounds are integers (Streamlit's own rule).
+    """
     text = st.query_params.get(key) if key in st.query_params else None
     if isinstance(text, str) and _URL_NUMBER.fullmatch(text):
         x = float(text)
+        bounds = (kwargs.get("value"), kwargs.get("step"), min_value, max_value)
+        whole = any(isinstance(v, int) and not isinstance(v, bool) for v in bounds) and not any(
+            isinstance(v, float) for v in bounds
+        )
         if (min_value is not None and x < min_value) or (max_value is not None and x > max_value):
             lo = "-inf" if min_value is None else f"{min_value:g}"
             hi = "inf" if max_value is None else f"{max_value:g}"
             error(
                 f"URL parameter {key}: {text} is outside the range of {label}, "
                 f"[{lo}, {hi}]; the default is used"
+            )
+        elif whole and math.isfinite(x) and x != math.floor(x):
+            del st.query_params[key]  # else Streamlit cuts the fraction and runs on that
+            _forget_initial_url_value(key)
+            error(
+                f"URL parameter {key}: {text} is not a whole number, as {label} takes; "
+                "the default is used"
             )
     return where.number_input(
         label, key=key, bind=QP, min_value=min_value, max_value=max_value, **kwargs

@@ -9,8 +9,8 @@ import streamlit as st
 from costmodel import batch
 from costmodel.units import format_count
 from costmodel.web.common import (
-    QP,
     bound_choice,
+    bound_number,
     headline,
     headline_text,
     page_header,
@@ -51,24 +51,22 @@ def _inputs() -> dict:
         help="LLM runs plan in tokens per step (e.g. 4M tokens at sequence length 4096): the "
         "global batch in samples is tokens / sequence length",
     )
-    seq = st.number_input(
-        "Sequence length [tokens per sample]", value=2048, step=1, key="seq_len", bind=QP
-    )
+    seq = bound_number(st, "Sequence length [tokens per sample]", value=2048, step=1, key="seq_len")
     cols = st.columns(3)
     known = {}
     for col, name in zip(cols, [f for f in FIELDS if f != unknown], strict=True):
         label, default = FIELDS[name]
         if name == "global_batch" and unit == "tokens":
-            known["global_tokens"] = col.number_input(
+            known["global_tokens"] = bound_number(
+                col,
                 "Global batch [tokens per step]",
                 value=4 * 2**20,
                 step=2**20,
                 key="batch_global_tokens",
-                bind=QP,
                 help="e.g. 4194304 = 4 x 2^20 tokens; must be a whole number of sequences",
             )
             continue
-        known[name] = col.number_input(label, value=default, step=1, key=f"batch_{name}", bind=QP)
+        known[name] = bound_number(col, label, value=default, step=1, key=f"batch_{name}")
     st.subheader("Learning-rate scaling")
     llm = unit == "tokens"  # tokens first: the LLM defaults (AdamW, 3e-4 tuned at 1 Mi tokens)
     rule = bound_choice(
@@ -85,30 +83,30 @@ def _inputs() -> dict:
         ),
     )
     c4 = st.columns(4)
-    base_lr = c4[0].number_input(
+    base_lr = bound_number(
+        c4[0],
         "Base learning rate [-]",
         value=3e-4 if llm else 0.1,
         format="%.6g",
         key="base_lr_tokens" if llm else "base_lr",
-        bind=QP,
     )
     if llm:
-        base_batch = c4[1].number_input(
-            "Batch it was tuned at [tokens]", value=2**20, step=2**18, key="base_tokens", bind=QP
+        base_batch = bound_number(
+            c4[1], "Batch it was tuned at [tokens]", value=2**20, step=2**18, key="base_tokens"
         )
     else:
-        base_batch = c4[1].number_input(
-            "Batch it was tuned at [samples]", value=256, step=1, key="base_batch", bind=QP
+        base_batch = bound_number(
+            c4[1], "Batch it was tuned at [samples]", value=256, step=1, key="base_batch"
         )
-    critical = c4[2].number_input(
+    critical = bound_number(
+        c4[2],
         f"Critical batch size [{unit}] (0: none)",
         value=0,
         step=1,
         key=f"critical_{unit}",
-        bind=QP,
         help="The learning rate is not scaled past it: " + batch.CRITICAL_BATCH_CITATION,
     )
-    warmup = c4[3].number_input("Warmup steps [-]", value=500, step=1, key="warmup", bind=QP)
+    warmup = bound_number(c4[3], "Warmup steps [-]", value=500, step=1, key="warmup")
     return {
         "unknown": unknown,
         "unit": unit,

@@ -11,6 +11,7 @@ from costmodel.web import data
 from costmodel.web.common import (
     QP,
     bound_choice,
+    bound_number,
     chart,
     error,
     gpu_choice,
@@ -71,7 +72,7 @@ def _inputs() -> dict:
         f"({memory.RECIPES[recipe].bytes_per_param:g} B/param). "
         f"Source: {memory.RECIPES[recipe].source}"
     )
-    ranks = c3.number_input("Data-parallel ranks N", value=8, step=1, key="dp_ranks", bind=QP)
+    ranks = bound_number(c3, "Data-parallel ranks N", value=8, step=1, key="dp_ranks")
     c1, c2, c3 = st.columns(3)
     stage = bound_choice(
         c1,
@@ -91,8 +92,8 @@ def _inputs() -> dict:
         help="On by default: a verdict without activations says a model fits that does not",
     )
     r = st.columns(5)
-    seq = r[0].number_input("Sequence [tokens]", value=4096, step=1, key="act_seq", bind=QP)
-    micro = r[1].number_input("Micro-batch [seq]", value=1, step=1, key="micro", bind=QP)
+    seq = bound_number(r[0], "Sequence [tokens]", value=4096, step=1, key="act_seq")
+    micro = bound_number(r[1], "Micro-batch [seq]", value=1, step=1, key="micro")
     recompute = bound_choice(
         r[2], "selectbox", "Recompute", ("none", "selective", "full"), key="recompute"
     )
@@ -120,14 +121,14 @@ def _inputs() -> dict:
     layers = hidden = heads = None
     if a is None:
         r3 = st.columns(3)
-        layers = r3[0].number_input("Layers", value=32, step=1, key="layers", bind=QP)
-        hidden = r3[1].number_input("Hidden size", value=4096, step=1, key="hidden", bind=QP)
-        heads = r3[2].number_input(
+        layers = bound_number(r3[0], "Layers", value=32, step=1, key="layers")
+        hidden = bound_number(r3[1], "Hidden size", value=4096, step=1, key="hidden")
+        heads = bound_number(
+            r3[2],
             "Heads",
             value=32,
             step=1,
             key="heads",
-            bind=QP,
             # the heads enter only the 5 a s^2 b scores, which both of these drop
             disabled=flash or recompute != "none",
             help="Attention heads a: used only for the 5 a s^2 b attention scores of eq. (1), "
@@ -154,12 +155,12 @@ def _inputs() -> dict:
             bind=QP,
             help="e.g. 0, 500MB (measure with nvidia-smi)",
         )
-        frag = b[1].number_input(
+        frag = bound_number(
+            b[1],
             "Fragmentation allowance [fraction of held memory]",
             value=0.0,
             step=0.05,
             key="fragmentation",
-            bind=QP,
         )
     recipe_act = (int(seq), int(micro), bool(flash), recompute)
     activation: tuple[object, ...] | None  # the cache key of data.activations_for

@@ -1,0 +1,39 @@
+"""Headless app tests from the tenth QA pass (streamlit.testing AppTest). Each one failed on the
+defect it names before its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_app import _text, assert_clean, metrics, open_page
+
+
+# --- a fraction in a whole-number box of a shared link is named, not cut ---------------------
+@pytest.mark.parametrize(
+    ("page_file", "key", "value", "default"),
+    [
+        ("page_ddp.py", "ddp_nodes", "2.5", 4),
+        ("page_memory.py", "dp_ranks", "7.9", 8),
+        ("page_batch.py", "warmup", "0.5", 500),
+    ],
+)
+def test_a_fraction_in_a_whole_number_box_of_a_url_is_named(page_file, key, value, default):
+    """``/ddp?ddp_nodes=2.5`` ran on 2 nodes without a word: Streamlit cut the fraction, where
+    an out-of-range or infinite URL number gets a red message. The box now keeps its default
+    and the message names the parameter, the value and the rule."""
+    at = open_page(page_file, {key: value})
+    assert_clean(at)
+    errors = [_text(e.value) for e in at.error]
+    assert any(
+        f"URL parameter {key}: {value} is not a whole number" in e and "default is used" in e
+        for e in errors
+    ), errors
+    assert at.number_input(key=key).value == default
+
+
+def test_a_whole_number_in_a_url_is_taken_as_before():
+    at = open_page("page_ddp.py", {"ddp_nodes": "2"})
+    assert_clean(at)
+    assert not at.error, [_text(e.value) for e in at.error]
+    assert metrics(at)["GPUs"] == "16 (2 x 8)"
+
