@@ -37,3 +37,22 @@ def test_a_whole_number_in_a_url_is_taken_as_before():
     assert not at.error, [_text(e.value) for e in at.error]
     assert metrics(at)["GPUs"] == "16 (2 x 8)"
 
+
+# --- the Memory page names a custom GPU by its memory, never "(GPU)" --------------------------
+def test_the_memory_page_names_a_custom_gpu_by_what_was_typed():
+    """With GPU = custom the metric read "GPU memory (GPU)" and the does-not-fit warning
+    "> 8 GB (GPU)": the custom card is now named by the memory typed."""
+    at = open_page("page_memory.py", {"gpu": "custom", "gpu_memory": "8GB"})
+    assert_clean(at)
+    shown = metrics(at)
+    assert shown.get("GPU memory (custom 8 GB)") == "8 GB", shown
+    texts = [*shown, *(_text(w.value) for w in at.warning), *(s.value for s in at.subheader)]
+    assert not any("(GPU)" in t for t in texts), texts
+    warning = next(_text(w.value) for w in at.warning if "Does not fit" in w.value)
+    assert "per GPU > a card of 8 GB." in warning, warning
+
+
+def test_the_memory_page_still_names_a_preset_gpu():
+    at = open_page("page_memory.py", {"gpu": "h100-sxm"})
+    assert_clean(at)
+    assert "GPU memory (h100-sxm)" in metrics(at)

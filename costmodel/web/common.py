@@ -701,7 +701,8 @@ def _grid(frame: pd.DataFrame, file_name: str, *, key: str) -> None:
 def gpu_choice(container: Any = st) -> tuple[str, float | None]:
     """Pick the GPU whose memory the page compares against: (name, memory [B] or None).
 
-    A GPU preset (its datasheet memory) or ``custom`` with a typed size.
+    A GPU preset (its name, its datasheet memory) or :data:`CUSTOM` with a typed size (the
+    name ``"custom"``, the choice in the box: no GPU is named).
     """
     from costmodel.web import data
 
@@ -716,7 +717,7 @@ def gpu_choice(container: Any = st) -> tuple[str, float | None]:
     )
     from costmodel._limits import parse_gpu_memory  # the CLI's and the sweep's range
 
-    return "GPU", parse_input("GPU memory", parse_gpu_memory, text)
+    return CUSTOM, parse_input("GPU memory", parse_gpu_memory, text)
 
 
 def _index(options: list[str], preferred: str) -> int:

@@ -8,6 +8,7 @@ from costmodel import architecture, memory, plots
 from costmodel.strategy.layout import STRATEGY_OF_STAGE
 from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
+from costmodel.web.common import CUSTOM as CUSTOM_GPU
 from costmodel.web.common import (
     QP,
     bound_choice,
@@ -189,15 +190,24 @@ def _inputs() -> dict:
 def _card(name: str, capacity: float) -> str:
     """The card a verdict is against, as the page names it: ``"h100-sxm's 85.5 GB"``, or
     ``"a card of 80 GB"`` for a typed memory (:func:`costmodel.web.common.gpu_choice` names
-    that one "GPU"). The page always has a card, unlike ``costmodel memory`` (README,
+    that one "custom"). The page always has a card, unlike ``costmodel memory`` (README,
     "Decisions and known limits"), so every verdict says which.
 
-    >>> _card("h100-sxm", 85.5e9), _card("GPU", 80e9)
+    >>> _card("h100-sxm", 85.5e9), _card("custom", 80e9)
     ("h100-sxm's 85.5 GB", 'a card of 80 GB')
     """
-    if name == "GPU":
+    if name == CUSTOM_GPU:
         return f"a card of {format_bytes(capacity)}"
     return f"{name}'s {format_bytes(capacity)}"
+
+
+def _gpu_name(name: str, capacity: float) -> str:
+    """The GPU in a label: the preset's name, or ``"custom 80 GB"`` for a typed memory.
+
+    >>> _gpu_name("h100-sxm", 85.5e9), _gpu_name("custom", 80e9)
+    ('h100-sxm', 'custom 80 GB')
+    """
+    return f"{CUSTOM_GPU} {format_bytes(capacity)}" if name == CUSTOM_GPU else name
 
 
 def _custom_note(params: float | None) -> str:
@@ -316,7 +326,7 @@ def _arch(inp: dict) -> object:
 
 def _label(inp: dict) -> str:
     model = inp["arch"].name if inp["arch"] is not None else format_count(inp["params"])
-    return f"{model}, N = {int(inp['ranks'])}, ZeRO-{inp['stage']}, {inp['gpu'][0]}"
+    return f"{model}, N = {int(inp['ranks'])}, ZeRO-{inp['stage']}, {_gpu_name(*inp['gpu'])}"
 
 
 def _compare(inp: dict, inp_b: dict) -> None:
@@ -443,8 +453,8 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
         else f"More ranks do not make ZeRO-{stage} fit ('Ranks needed' below)."
     )
     st.warning(
-        f"Does not fit: {format_bytes(totals[stage])} per GPU > {format_bytes(capacity)} "
-        f"({inp['gpu'][0]}). "
+        f"Does not fit: {format_bytes(totals[stage])} per GPU > "
+        f"{_card(inp['gpu'][0], capacity)}. "
         + (
             "What makes it fit: " + "; ".join(changes) + f". {more}"
             if changes
@@ -509,7 +519,7 @@ def render() -> None:
         )
         m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
-        m[1].metric(f"GPU memory ({name})", format_bytes(capacity))
+        m[1].metric(f"GPU memory ({_gpu_name(name, capacity)})", format_bytes(capacity))
         m[2].metric(
             "Fits?",
             "yes" if total <= capacity else "no",
