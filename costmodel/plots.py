@@ -1020,6 +1020,8 @@ def bucket_advice_figure(
 
     ``curves`` maps a label to a :class:`costmodel.ddp.BucketCapSweep` (``caps_bytes`` [B],
     ``exposed_comm_s`` [s], ``best_index``); ``current_cap_bytes`` is drawn as a dashed line.
+    The legend names the curves where there are several (configurations A and B); one curve
+    has none (a lone "A" said nothing).
     """
     data: list[dict[str, Any]] = []
     for i, (label, sw) in enumerate(curves.items()):
@@ -1058,6 +1060,7 @@ def bucket_advice_figure(
         "xaxis": {"title": {"text": "bucket_cap [MiB]"}},
         "yaxis": _unit_axis("s", title="exposed communication"),
         "legend": _legend(),
+        "showlegend": len(curves) > 1,
         "margin": {"t": 50, "b": 10},
     }
     if current_cap_bytes is not None:

@@ -56,3 +56,30 @@ def test_the_memory_page_still_names_a_preset_gpu():
     at = open_page("page_memory.py", {"gpu": "h100-sxm"})
     assert_clean(at)
     assert "GPU memory (h100-sxm)" in metrics(at)
+
+
+# --- the bucket chart has no one-entry legend -----------------------------------------------
+def _figure(at, key: str) -> dict:
+    """The plotly figure (JSON) the page sent for the chart ``key``."""
+    import json
+
+    for chart in at.get("plotly_chart"):
+        if chart.proto.id.endswith(key) or key in chart.proto.id:
+            return json.loads(chart.proto.spec)
+    raise AssertionError(f"no chart {key}")
+
+
+def test_the_bucket_chart_of_one_configuration_has_no_lone_legend_entry():
+    """The Training step page's bucket_cap advisor drew one curve with a legend of one entry,
+    "A", naming nothing: one curve now has no legend; A and B keep theirs."""
+    at = open_page("page_ddp.py", {"ddp_strategy": "ddp"})
+    assert_clean(at)
+    fig = _figure(at, "chart_bucket_advice")
+    shown = [t.get("name") for t in fig["data"] if t.get("showlegend", True)]
+    assert shown == ["A"]  # one curve: the legend would hold it alone
+    assert fig["layout"]["showlegend"] is False
+    at = open_page("page_ddp.py", {"ddp_strategy": "ddp", "ddp_pin": "true", "ddp_b_nodes": "8"})
+    assert_clean(at)
+    fig = _figure(at, "chart_bucket_advice")
+    assert fig["layout"]["showlegend"] is True
+    assert [t["name"] for t in fig["data"] if t.get("showlegend", True)] == ["A", "B"]
