@@ -83,3 +83,46 @@ def test_the_bucket_chart_of_one_configuration_has_no_lone_legend_entry():
     fig = _figure(at, "chart_bucket_advice")
     assert fig["layout"]["showlegend"] is True
     assert [t["name"] for t in fig["data"] if t.get("showlegend", True)] == ["A", "B"]
+
+
+# --- "Each change tried": relative_change is |value/current - 1| on every row ----------------
+def _relative_changes_hold(flips) -> list:
+    """The rows whose relative_change is not Flip's documented |value/current - 1|."""
+    import math
+
+    return [
+        (f.parameter, f.value, f.current, f.relative_change)
+        for f in flips
+        if f.flips
+        and not math.isclose(f.relative_change, abs(f.value / f.current - 1), rel_tol=1e-9)
+    ]
+
+
+def test_every_flip_s_relative_change_is_the_documented_formula():
+    """A compute-bound step's comm_slowdown row read relative_change 0.717 for an all-reduce
+    3.535x slower (value 3.535, current 1), where Flip's formula |value/current - 1| gives
+    2.535: it was 1 - 1/k, the inverse change. Every row now follows the formula."""
+    import costmodel as cm
+
+    r = cm.Scenario(params="7B", cluster="dgx-h100", nodes=4).evaluate(scaling=False)
+    assert r.bound == "compute"
+    slower = next(f for f in r.flips if f.parameter == "comm_slowdown")
+    assert slower.value > 1 and slower.relative_change == pytest.approx(slower.value - 1)
+    assert _relative_changes_hold(r.flips) == []
+    # 30 ms per micro-batch of 1B (83% of peak) under the lesson's flat ring: comms-bound
+    comms = cm.Scenario(
+        params="1B", cluster="dgx-h100", nodes=4, compute_time_s=0.03, model="lesson"
+    )
+    r = comms.evaluate(scaling=False)
+    assert r.bound == "comms" and _relative_changes_hold(r.flips) == []
+    assert r.flip.relative_change == min(f.relative_change for f in r.flips if f.flips)
+
+
+def test_the_page_s_table_of_changes_shows_the_formula():
+    from tests.test_app import open_tables
+
+    at = open_tables(open_page("page_ddp.py", {"ddp_strategy": "ddp"}))
+    assert_clean(at)
+    frame = next(d.value for d in at.dataframe if "relative_change" in d.value.columns)
+    row = frame.loc[frame["parameter"] == "comm_slowdown"].iloc[0]
+    assert row["relative_change"] == pytest.approx(abs(row["value"] / row["current"] - 1))
