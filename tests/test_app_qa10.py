@@ -126,3 +126,37 @@ def test_the_page_s_table_of_changes_shows_the_formula():
     frame = next(d.value for d in at.dataframe if "relative_change" in d.value.columns)
     row = frame.loc[frame["parameter"] == "comm_slowdown"].iloc[0]
     assert row["relative_change"] == pytest.approx(abs(row["value"] / row["current"] - 1))
+
+
+# --- the Batch page: one header style, and what was solved for in words ---------------------
+@pytest.mark.parametrize(
+    ("solve", "header", "label"),
+    [
+        ("accumulation", "Solved for accumulation steps A: 32", "Accumulation steps A [-] = "),
+        ("ranks", "Solved for data-parallel ranks N: 64 GPUs", "Data-parallel ranks N [GPUs] = "),
+        ("global_batch", "Solved for global batch: 8,192 samples", "Global batch [samples] = "),
+    ],
+)
+def test_the_batch_page_says_what_it_solved_for(solve, header, label):
+    """The Batch page's answer was headed "Accumulation steps A [-] (solved): 32" (a box's
+    label with its unit bracket, beside the sentence header "Learning-rate scaling") and its
+    metrics carried a bare "(solved)": the header is now a sentence naming what was solved
+    for, and the solved metric's label gives the equation it came from."""
+    from costmodel.web.page_batch import FIELDS
+
+    shown = {"accumulation": "Accumulation steps A", "ranks": "Data-parallel ranks N"}
+    query = {"solve": shown.get(solve, "Global batch")}
+    if solve != "accumulation":  # the three given: 4 x 64 x 32 = 8192
+        query.update({"batch_accumulation": "32", "batch_ranks": "64", "batch_local_batch": "4"})
+        query.update({"batch_global_batch": "8192"})
+    at = open_page("page_batch.py", query)
+    assert_clean(at)
+    assert not at.error, [_text(e.value) for e in at.error]
+    headers = [s.value for s in at.subheader]
+    assert headers[0] == header, headers
+    assert not any("[" in h or "(solved)" in h for h in headers), headers
+    m = metrics(at)
+    assert not any("(solved)" in k for k in m), list(m)
+    solved = [k for k in m if k.startswith(label)]
+    assert len(solved) == 1, list(m)
+    assert all(k.split(" = ")[0] in [f[0] for f in FIELDS.values()] for k in solved)

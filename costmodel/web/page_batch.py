@@ -25,8 +25,28 @@ FIELDS = {
     "global_batch": ("Global batch [samples]", 8192),
 }
 
+#: How the page gets each field when it is the one solved for: global = local x N x A, as an
+#: equation of the other three, in the metric's label (a bare "(solved)" said nothing of how).
+SOLVED_AS = {
+    "local_batch": "global / (N x A)",
+    "ranks": "global / (local x A)",
+    "accumulation": "global / (local x N)",
+    "global_batch": "local x N x A",
+}
 
 UNITS = ("samples", "tokens")
+
+
+def _name(field: str) -> str:
+    """A field's name in a sentence, without its unit: ``"accumulation steps A"``."""
+    label = FIELDS[field][0].split(" [")[0]
+    return label[0].lower() + label[1:]
+
+
+def _with_unit(field: str, value: int) -> str:
+    """``"64 GPUs"``, ``"8,192 samples"``, ``"32"`` (a count of steps has no unit)."""
+    unit = FIELDS[field][0].partition(" [")[2].rstrip("]")
+    return f"{value:,}" if unit in ("", "-") else f"{value:,} {unit}"
 
 
 def _inputs() -> dict:
@@ -133,16 +153,23 @@ def render() -> None:
         solution = batch.solve_batch(**inp["known"], sequence_length=inp["seq"])
     if solution is None:
         return
-    headline_text(f"{FIELDS[inp['unknown']][0]} (solved)", f"{getattr(solution, inp['unknown']):,}")
+    unknown = inp["unknown"]
+    # one header style on the page: a sentence, as "Learning-rate scaling" below (the box's
+    # label with its "[-]" and a "(solved)" read as neither)
+    headline_text(f"Solved for {_name(unknown)}", _with_unit(unknown, getattr(solution, unknown)))
+    in_tokens = inp["unit"] == "tokens"
     m = headline(5)
     for col, name in zip(m, FIELDS, strict=False):
-        col.metric(
-            FIELDS[name][0] + (" (solved)" if name == inp["unknown"] else ""),
-            f"{getattr(solution, name):,}",
-        )
+        derived = ""
+        if name == unknown:
+            derived = f" = {SOLVED_AS[name]}"
+        elif name == "global_batch" and in_tokens:  # typed in tokens, shown in samples
+            derived = " = tokens / sequence length"
+        col.metric(FIELDS[name][0] + derived, f"{getattr(solution, name):,}")
     tokens = int(solution.tokens_per_step(inp["seq"]))
     m[4].metric(
-        "Global batch [tokens per step]" + (" (solved)" if inp["unit"] == "samples" else ""),
+        "Global batch [tokens per step]"
+        + ("" if in_tokens and unknown != "global_batch" else " = samples x sequence length"),
         f"{format_count(tokens)} tokens",
         help=f"{tokens:,} = {solution.global_batch:,} samples x {solution.sequence_length:,}",
     )
