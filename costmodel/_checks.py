@@ -196,6 +196,39 @@ def flag(name: str, value: object, *, allow_none: bool = False) -> Any:
     raise ValueError(f"{name}: expected a bool ({allowed}), got {value!r}")
 
 
+def heads_divide_hidden(hidden: Any, heads: Any) -> None:
+    """Refuse a hidden size its attention heads cannot share, naming ``hidden`` and the rule.
+
+    Multi-head attention splits the model's width into ``heads`` heads of ``hidden / heads``
+    dimensions each (Vaswani et al. 2017, "Attention Is All You Need", section 3.2.2), so a
+    transformer whose head dimension is not given separately has ``hidden`` a multiple of
+    ``heads``: hidden 3 with 32 heads is no transformer (its head dimension, 3 // 32, is 0).
+    Arrays broadcast; the first bad pair is named.
+
+    >>> heads_divide_hidden(4096, 32)
+    >>> heads_divide_hidden(3, 32)
+    Traceback (most recent call last):
+    ...
+    ValueError: hidden: must be a multiple of heads=32 (each head takes hidden / heads dimensions), got 3
+    """
+    if type(hidden) is int and type(heads) is int:  # the scalar path: one modulo
+        if heads > 0 and hidden % heads:
+            raise ValueError(
+                f"hidden: must be a multiple of heads={heads} (each head takes hidden / heads "
+                f"dimensions), got {hidden}"
+            )
+        return
+    h, a = np.broadcast_arrays(np.asarray(hidden, dtype=float), np.asarray(heads, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bad = (a > 0) & (np.mod(h, a) != 0)
+    if bad.any():
+        i = np.flatnonzero(bad)[0]
+        raise ValueError(
+            f"hidden: must be a multiple of heads={a.flat[i]:g} (each head takes hidden / heads "
+            f"dimensions), got {h.flat[i]:g}"
+        )
+
+
 def must_be(name: str, rule: str, value: object) -> ValueError:
     """The one style of a bad-input message: ``"name: must be RULE, got VALUE"``.
 

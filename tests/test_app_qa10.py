@@ -160,3 +160,56 @@ def test_the_batch_page_says_what_it_solved_for(solve, header, label):
     solved = [k for k in m if k.startswith(label)]
     assert len(solved) == 1, list(m)
     assert all(k.split(" = ")[0] in [f[0] for f in FIELDS.values()] for k in solved)
+
+
+# --- a width the heads cannot share is refused everywhere ----------------------------------
+def test_an_architecture_whose_heads_do_not_divide_its_hidden_size_is_refused():
+    """Hidden size 3 with 32 heads was accepted (each head would get 3/32 of a dimension; the
+    head dimension hidden // heads was 0): an Architecture (a preset, an uploaded config.json,
+    ``--arch``) and the bare-shape activation formula now refuse it, naming the field and the
+    rule. An explicit head_dim (Gemma's 256 at hidden 3072) keeps hidden free."""
+    from costmodel import memory
+    from costmodel.architecture import Architecture, load_arch
+
+    base = load_arch("llama-2-7b").model_dump()
+    with pytest.raises(ValueError, match=r"hidden: must be a multiple of heads=32 .*got 3"):
+        Architecture.model_validate({**base, "hidden": 3})
+    with pytest.raises(ValueError, match=r"kv_heads: must divide heads=32, got 5"):
+        Architecture.model_validate({**base, "kv_heads": 5})
+    Architecture.model_validate({**base, "hidden": 3, "head_dim": 128})  # head_dim given
+    with pytest.raises(ValueError, match=r"hidden: must be a multiple of heads=32 .*got 3"):
+        memory.activation_bytes(1, 3, 2048, 1, 32)
+    with pytest.raises(ValueError, match=r"hidden: must be a multiple of heads"):
+        memory.activation_bytes(1, [4096, 3], 2048, 1, 32)
+    assert memory.activation_bytes(1, 4096, 2048, 1, 32) > 0
+
+
+def test_the_memory_page_refuses_a_custom_shape_whose_heads_do_not_divide_it():
+    at = open_page("page_memory.py", {"hidden": "3", "heads": "32"})
+    assert_clean(at)
+    errors = [_text(e.value) for e in at.error]
+    assert any("Hidden size: must be a multiple of heads=32" in e for e in errors), errors
+
+
+def test_an_uploaded_config_whose_heads_do_not_divide_its_hidden_size_is_refused(tmp_path):
+    import json
+
+    from tests._cli import run
+
+    config = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 3,
+        "intermediate_size": 11008,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "num_hidden_layers": 2,
+        "vocab_size": 32000,
+        "max_position_embeddings": 4096,
+        "tie_word_embeddings": False,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = run("memory", "--arch", str(path))
+    assert result.exit_code == 2
+    assert "hidden: must be a multiple of heads=32" in result.stderr, result.stderr
