@@ -213,3 +213,39 @@ def test_an_uploaded_config_whose_heads_do_not_divide_its_hidden_size_is_refused
     result = run("memory", "--arch", str(path))
     assert result.exit_code == 2
     assert "hidden: must be a multiple of heads=32" in result.stderr, result.stderr
+
+
+# --- a measured compute time and a measured step time: one rule ------------------------------
+def test_a_measured_compute_or_step_faster_than_peak_is_refused_alike():
+    """A measured compute time of 1 ms (7B, 4,096 tokens: 17,386% of an H100's peak) was
+    priced with a grey caption while a measured step time of 1 ms got a red refusal. Both are
+    now held to one rule (_checks.refuse_faster_than_peak): a measured time that implies an MFU
+    over 1 is refused in red naming its box and the shortest possible time."""
+    at = open_page("page_ddp.py", {"ddp_compute": "1ms"})
+    assert_clean(at)
+    errors = [_text(e.value) for e in at.error]
+    assert any(
+        "Measured compute per micro-batch: a measured compute time of 0.001 s implies an MFU of"
+        in e
+        and "allowed: a compute time of at least 0.174 s per micro-batch" in e
+        for e in errors
+    ), errors
+    assert "Compute" not in metrics(at)  # nothing is priced from it
+    at = open_page("page_ddp.py", {"ddp_measured_step": "1ms"})
+    assert_clean(at)
+    errors = [_text(e.value) for e in at.error]
+    assert any(
+        "Measured step time: a measured step of 0.001 s implies an MFU of" in e
+        and "allowed: a step of at least 0.203 s" in e
+        for e in errors
+    ), errors
+
+
+def test_a_short_compute_within_the_peak_is_priced_and_makes_the_step_comms_bound():
+    """What the model cannot refuse: 200 ms of compute for 7B (86% of the peak) under the
+    lesson's flat ring is a legal measurement, and the step it prices is comms-bound."""
+    at = open_page("page_ddp.py", {"ddp_compute": "200ms", "ddp_model": "lesson"})
+    assert_clean(at)
+    assert not at.error, [_text(e.value) for e in at.error]
+    m = metrics(at)
+    assert m["Compute"] == "200 ms" and m["Verdict"] == "comms-bound", m

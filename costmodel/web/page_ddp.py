@@ -62,6 +62,7 @@ BOX_LABELS = {
     "comm_contention": "Overlap contention c",
     "mfu": "MFU [fraction of peak]",
     "bucket_cap_bytes": "bucket_cap",
+    "compute_time_s": COMPUTE_FIELD,
 }
 
 CUSTOM = "custom (parameter count)"
@@ -936,7 +937,7 @@ def _training_cost(result, inp: dict, rb=None) -> None:
     )
     if tokens is None or (measured_text.strip() and measured is None):
         return
-    with section("Time and cost to train"):
+    with section("Time and cost to train", {"step_time_s": "Measured step time"}):
         cost = result.training_cost(
             tokens,
             usd_per_gpu_hour=usd,
