@@ -693,6 +693,7 @@ def _setup(
         if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
             micro_s = ct.micro_s
             uncalibrated = (_UNCALIBRATED_NOTE,)
+    _refuse_faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision)
     extra = ct.recompute_fraction
     if tensor_params is None and a is not None:
         tensor_params = _arch_tensors(a)
@@ -725,9 +726,7 @@ def _setup(
         forward_s=micro_s * (1.0 - extra) * FORWARD_FRACTION,
         backward_s=micro_s * (1.0 - extra) * (1.0 - FORWARD_FRACTION),
         recompute_s=micro_s * extra,
-        notes=_notes(shape, p)
-        + _faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision)
-        + uncalibrated,
+        notes=_notes(shape, p) + uncalibrated,
     )
 
 
@@ -1470,16 +1469,15 @@ def _shape_of(p: float) -> Any:
         return None
 
 
-def _faster_than_peak(
+def _refuse_faster_than_peak(
     ct: Any, compute_time_s: Any, flops: float, gpu: Any, precision: str
-) -> tuple[str, ...]:
+) -> None:
     """Refuse a measured compute time faster than the GPU's dense peak at ``precision`` for the
     model's FLOPs of one micro-batch (``flops``): the rule a measured step time is held to too
     (:func:`costmodel._checks.refuse_faster_than_peak`, which says why). A short compute time
-    within the peak is legal: the step it prices is comms-bound. Returns no notes (the step's
-    notes are concatenated with it)."""
+    within the peak is legal: the step it prices is comms-bound."""
     if compute_time_s is None or ct.source != "measured" or not ct.micro_s > 0:
-        return ()
+        return
     from .._checks import refuse_faster_than_peak
 
     peak = float(gpu.fp8_dense_flops if precision == "fp8" else gpu.peak_flops)
@@ -1492,7 +1490,6 @@ def _faster_than_peak(
         f"a compute time of at least {{}} per micro-batch for this model's {flops:.3g} FLOP on "
         f"the {gpu.name} at {precision}; check its unit, the sequence length and the micro-batch",
     )
-    return ()
 
 
 def _notes(a: Any, params: float) -> tuple[str, ...]:
