@@ -196,6 +196,80 @@ def flag(name: str, value: object, *, allow_none: bool = False) -> Any:
     raise ValueError(f"{name}: expected a bool ({allowed}), got {value!r}")
 
 
+def heads_divide_hidden(hidden: Any, heads: Any) -> None:
+    """Refuse a hidden size its attention heads cannot share, naming ``hidden`` and the rule.
+
+    Multi-head attention splits the model's width into ``heads`` heads of ``hidden / heads``
+    dimensions each (Vaswani et al. 2017, "Attention Is All You Need", section 3.2.2), so a
+    transformer whose head dimension is not given separately has ``hidden`` a multiple of
+    ``heads``: hidden 3 with 32 heads is no transformer (its head dimension, 3 // 32, is 0).
+    Arrays broadcast; the first bad pair is named.
+
+    >>> heads_divide_hidden(4096, 32)
+    >>> heads_divide_hidden(3, 32)
+    Traceback (most recent call last):
+    ...
+    ValueError: hidden: must be a multiple of heads=32 (each head takes hidden / heads dimensions), got 3
+    """
+    if type(hidden) is int and type(heads) is int:  # the scalar path: one modulo
+        if heads > 0 and hidden % heads:
+            raise ValueError(
+                f"hidden: must be a multiple of heads={heads} (each head takes hidden / heads "
+                f"dimensions), got {hidden}"
+            )
+        return
+    h, a = np.broadcast_arrays(np.asarray(hidden, dtype=float), np.asarray(heads, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bad = (a > 0) & (np.mod(h, a) != 0)
+    if bad.any():
+        i = np.flatnonzero(bad)[0]
+        raise ValueError(
+            f"hidden: must be a multiple of heads={a.flat[i]:g} (each head takes hidden / heads "
+            f"dimensions), got {h.flat[i]:g}"
+        )
+
+
+class FasterThanPeakError(ValueError):
+    """A measured time shorter than its work takes at the GPUs' dense peak (see
+    :func:`refuse_faster_than_peak`)."""
+
+
+def refuse_faster_than_peak(
+    field: str, what: str, time_s: float, flops: float, peak_flops: float, allowed: str
+) -> float:
+    r"""The one rule for a measured time: refused when it is faster than the GPUs can run.
+
+    .. math:: \mathrm{MFU} = \frac{F}{t\, F_{peak}} > 1 \;\Rightarrow\; \text{refused}
+
+    ``flops`` ``F`` [FLOP] is the model's work in ``time_s`` ``t`` [s] and ``peak_flops``
+    ``F_peak`` [FLOP/s] the dense peak of the GPUs doing it. The work counted is a lower bound
+    of what the GPUs run (6N per token, Kaplan et al. 2020, plus attention, PaLM appendix B;
+    recomputation and the optimizer only add), so an MFU over 1 cannot be measured: a wrong
+    unit ("1ms" for "1s"), sequence length or micro-batch. It is what the model can defend
+    whatever the network: a measured compute time (per micro-batch) and a measured step time
+    (of the whole run) are held to it alike. A tiny compute time within the peak is a legal
+    measurement (the step it prices is comms-bound), and so is a measured step shorter than the
+    predicted communication (the prediction's error band is wide; a measurement is what
+    corrects it). Returns the MFU; raises :class:`FasterThanPeakError` naming ``field``, the
+    MFU and the shortest possible time ``F / F_peak``, put in the ``{}`` of ``allowed``.
+
+    >>> refuse_faster_than_peak("step_time_s", "step", 2.0, 1e15, 1e15, "a step of at least {}")
+    0.5
+    >>> refuse_faster_than_peak("step_time_s", "step", 0.5, 1e15, 1e15, "a step of at least {}")
+    Traceback (most recent call last):
+    ...
+    costmodel._checks.FasterThanPeakError: step_time_s: a measured step of 0.5 s implies an MFU of 2 (200% of the 1,000 TFLOP/s dense peak); allowed: a step of at least 1 s
+    """
+    mfu = flops / (time_s * peak_flops)
+    if mfu > 1.0:
+        raise FasterThanPeakError(
+            f"{field}: a measured {what} of {time_s:.3g} s implies an MFU of {mfu:.3g} "
+            f"({100 * mfu:,.0f}% of the {peak_flops / 1e12:,.4g} TFLOP/s dense peak); allowed: "
+            + allowed.format(f"{flops / peak_flops:.3g} s")
+        )
+    return mfu
+
+
 def must_be(name: str, rule: str, value: object) -> ValueError:
     """The one style of a bad-input message: ``"name: must be RULE, got VALUE"``.
 

@@ -32,6 +32,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ._checks import heads_divide_hidden
 from .presets import shipped_dir
 
 
@@ -210,6 +211,8 @@ class Architecture(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> Architecture:
+        if self.head_dim is None:  # the head dimension is hidden / heads: whole
+            heads_divide_hidden(self.hidden, self.heads)
         if self.heads % self.kv_heads:
             raise ValueError(f"kv_heads: must divide heads={self.heads}, got {self.kv_heads}")
         if self.family in ("mixtral", "deepseek-v3") and not (

@@ -38,7 +38,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import finite_result, flag
+from ._checks import finite_result, flag, heads_divide_hidden
 
 FloatOrArray = float | np.ndarray
 
@@ -336,7 +336,8 @@ def activation_bytes(
     micro_batch : array_like
         Micro-batch size ``b`` [sequences].
     heads : array_like
-        Attention heads ``a`` [-].
+        Attention heads ``a`` [-]; ``hidden`` must be a multiple of it (each head takes
+        ``h / a`` dimensions), else ValueError naming ``hidden``.
     recompute : {"none", "selective", "selective-op", "selective-layer", "full"}
 
     Notes
@@ -369,12 +370,14 @@ def activation_bytes(
         a1 = _scalar("heads", heads, positive=True)
         if L1 is not None and h1 is not None and s1 is not None and b1 is not None:
             if a1 is not None:
+                heads_divide_hidden(hidden, heads)
                 return L1 * s1 * b1 * h1 * (c + attn * a1 * s1 / h1)
     L = _array("layers", layers, positive=True)  # noqa: N806
     h = _array("hidden", hidden, positive=True)
     s = _array("sequence_length", sequence_length, positive=True, unit="tokens")
     b = _array("micro_batch", micro_batch, positive=True)
     a = _array("heads", heads, positive=True)
+    heads_divide_hidden(h, a)
     return _out(L * s * b * h * (c + attn * a * s / h))
 
 

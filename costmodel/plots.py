@@ -185,6 +185,105 @@ def clear_of_toolbar(figure: go.Figure) -> go.Figure:
     return figure
 
 
+#: A phone's chart width [px]: a 390 px viewport's chart is 354-358 px wide (chromium, 2026-12).
+PHONE_CHART_PX = 354
+
+#: What a horizontal legend may take of a phone chart's row [px]: plotly keeps the plot's side
+#: margins clear of it; 100 px less than the chart, so an estimate errs towards more rows.
+PHONE_LEGEND_PX = PHONE_CHART_PX - 100
+
+#: Width of one character of a legend entry [px]: 5.2-5.5 px at plotly's 12 px font, measured in
+#: chromium (2026-12); 6 leaves room for wide glyphs. Plus the symbol and the gaps around it
+#: (:data:`LEGEND_SYMBOL_PX`, 40 px measured: an entry of 10 characters was 92 px wide).
+LEGEND_CHAR_PX = 6.0
+LEGEND_SYMBOL_PX = 40.0
+
+#: Height of a legend row [px]: 19 px for a one-line entry and 15 px more per extra line (a
+#: two-line entry's row was 34 px), measured in chromium (2026-12); plus the legend's padding.
+LEGEND_ROW_PX = 19.0
+LEGEND_LINE_PX = 15.0
+LEGEND_PAD_PX = 10.0
+
+#: The x axis below the plot area, its tick labels and its title [px] (about 50 measured).
+X_AXIS_PX = 60.0
+
+#: The least height of a chart's plot area [px] at any width: below it the bars or lines of a
+#: chart cannot be told apart (the HSDP timeline's was 13 px at 390 px under its legend).
+MIN_PLOT_PX = 160.0
+
+#: Height plotly gives a figure that sets none [px].
+PLOTLY_DEFAULT_HEIGHT_PX = 450
+
+
+def _legend_entries(figure: go.Figure) -> list[str]:
+    """The names a figure's legend shows: every named trace not hidden from it (one per
+    legend group); none where the layout hides the legend or plotly would (a single trace)."""
+    shown = figure.layout.showlegend
+    if shown is False or (shown is None and len(figure.data) < 2):
+        return []
+    names: list[str] = []
+    groups: set[str] = set()
+    for trace in figure.data:
+        if trace.showlegend is False or not trace.name:
+            continue
+        group = getattr(trace, "legendgroup", None)
+        if group:
+            if group in groups:
+                continue
+            groups.add(group)
+        names.append(str(trace.name))
+    return names
+
+
+def phone_legend_px(names: list[str]) -> float:
+    """Height [px] a horizontal legend of ``names`` takes on a phone's chart.
+
+    Plotly lays a horizontal legend on one row when every entry fits; otherwise each entry takes
+    the widest entry's width, so a row holds ``floor(width / widest)`` entries (plotly.js
+    legend ``computeLegendDimensions``). An entry's width is its longest line (``<br>`` breaks
+    lines) at :data:`LEGEND_CHAR_PX` plus :data:`LEGEND_SYMBOL_PX`; a row is as tall as its
+    tallest entry.
+
+    >>> phone_legend_px([]), phone_legend_px(["forward", "backward"])
+    (0.0, 29.0)
+    >>> phone_legend_px(["all-reduce N=8 auto predicted"] * 4)  # one a row: 4 x 19 + 10
+    86.0
+    """
+    if not names:
+        return 0.0
+    lines = [re.split(r"<br\s*/?>", n, flags=re.I) for n in names]
+    widths = [LEGEND_SYMBOL_PX + LEGEND_CHAR_PX * max(len(x) for x in ls) for ls in lines]
+    heights = [LEGEND_ROW_PX + LEGEND_LINE_PX * (len(ls) - 1) for ls in lines]
+    if sum(widths) <= PHONE_LEGEND_PX:
+        per_row = len(names)
+    else:
+        per_row = max(1, int(PHONE_LEGEND_PX // max(widths)))
+    rows = [heights[i : i + per_row] for i in range(0, len(heights), per_row)]
+    return sum(max(r) for r in rows) + LEGEND_PAD_PX
+
+
+def keep_plot_height(figure: go.Figure) -> go.Figure:
+    """Make a figure tall enough that its plot area keeps :data:`MIN_PLOT_PX` under its
+    legend on a phone, in place; returns it.
+
+    A figure has one height at every width, and a horizontal legend at its foot wraps into
+    more rows the narrower the chart: at 390 px the HSDP timeline's eight entries took a row
+    each and left its 300 px figure a 13 px plot area. The height grows to the top margin (the
+    title, :func:`clear_of_toolbar`) + :data:`MIN_PLOT_PX` + :data:`X_AXIS_PX` + the legend's
+    height on a phone (:func:`phone_legend_px`); a figure already that tall is left alone.
+    """
+    legend = phone_legend_px(_legend_entries(figure))
+    if not legend:
+        return figure
+    top = figure.layout.margin.t or 0
+    bottom = figure.layout.margin.b or 0
+    needed = top + MIN_PLOT_PX + X_AXIS_PX + bottom + legend
+    height = figure.layout.height or PLOTLY_DEFAULT_HEIGHT_PX
+    if needed > height:
+        figure.update_layout(height=math.ceil(needed))
+    return figure
+
+
 _UNIT = re.compile(r"^[kMGTPmµn]?(B|s|B/s|params|GPUs?)[,.;:)]*$")
 
 
@@ -921,6 +1020,8 @@ def bucket_advice_figure(
 
     ``curves`` maps a label to a :class:`costmodel.ddp.BucketCapSweep` (``caps_bytes`` [B],
     ``exposed_comm_s`` [s], ``best_index``); ``current_cap_bytes`` is drawn as a dashed line.
+    The legend names the curves where there are several (configurations A and B); one curve
+    has none (a lone "A" said nothing).
     """
     data: list[dict[str, Any]] = []
     for i, (label, sw) in enumerate(curves.items()):
@@ -959,6 +1060,7 @@ def bucket_advice_figure(
         "xaxis": {"title": {"text": "bucket_cap [MiB]"}},
         "yaxis": _unit_axis("s", title="exposed communication"),
         "legend": _legend(),
+        "showlegend": len(curves) > 1,
         "margin": {"t": 50, "b": 10},
     }
     if current_cap_bytes is not None:

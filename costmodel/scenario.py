@@ -838,7 +838,7 @@ class Scenario(BaseModel):
                     current=1.0,
                     value=k,
                     flips=True,
-                    relative_change=k - 1 if grow else 1 - 1 / k,
+                    relative_change=k - 1,  # |value/current - 1|: the factor k, either way
                     description=desc,
                 )
             )

@@ -439,12 +439,16 @@ def training_cost(
         if peak_flops is not None:
             peak = _positive("peak_flops", peak_flops, "FLOP/s")
             mfu = c_tok * per / (t * ranks * peak)
-            if measured and mfu > 1.0:  # faster than the GPUs' peak: a typo or a wrong unit
-                t_min = c_tok * per / (ranks * peak)
-                raise ValueError(
-                    f"step_time_s: a measured step of {t:.3g} s implies an MFU of {mfu:.3g} "
-                    f"({100 * mfu:,.0f}% of the {peak / 1e12:,.4g} TFLOP/s dense peak); allowed: "
-                    f"a step of at least {t_min:.3g} s for {per:,.0f} tokens on {ranks} GPUs"
+            if measured:  # faster than the GPUs' peak: a typo or a wrong unit
+                from ._checks import refuse_faster_than_peak
+
+                refuse_faster_than_peak(  # one GPU's share of the step's work, at its peak
+                    "step_time_s",
+                    "step",
+                    t,
+                    c_tok * per / ranks,
+                    peak,
+                    f"a step of at least {{}} for {per:,.0f} tokens on {ranks} GPUs",
                 )
     band = None
     if step_time_band_s is not None:

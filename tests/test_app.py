@@ -273,10 +273,10 @@ def test_memory_page_one_rank_holds_no_buffers_and_says_so():
 def test_batch_solves_the_unknown_and_scales_the_lr():
     at = open_page("page_batch.py")
     m = metrics(at)
-    assert m["Accumulation steps A [-] (solved)"] == "32"  # 8192 / (4 x 64)
+    assert m["Accumulation steps A [-] = global / (local x N)"] == "32"  # 8192 / (4 x 64)
     at.number_input(key="batch_global_batch").set_value(16384).run()
     m2 = metrics(at)
-    assert m2["Accumulation steps A [-] (solved)"] == "64"
+    assert m2["Accumulation steps A [-] = global / (local x N)"] == "64"
     lr = [v for k, v in m2.items() if k.startswith("Learning rate")]
     assert lr == ["6.4"]  # Goyal et al.: 0.1 x 16384 / 256
 

@@ -50,7 +50,9 @@ def test_batch_page_plans_in_tokens_and_labels_the_lr_rules():
     at.number_input(key="batch_ranks").set_value(512).run()
     assert_clean(at)
     m = metrics(at)
-    assert m["Accumulation steps A [-] (solved)"] == "2"  # 4 x 2^20 / 4096 = 1024 = 1 x 512 x 2
+    assert (
+        m["Accumulation steps A [-] = global / (local x N)"] == "2"
+    )  # 4 x 2^20 / 4096 = 1024 = 1 x 512 x 2
     assert m["Global batch [tokens per step]"].startswith("4.19 M")
     # tokens first: AdamW's square-root rule from 3e-4 at 1 Mi tokens is the default
     assert at.radio(key="rule_tokens").value == "sqrt"

@@ -244,16 +244,18 @@ def test_an_op_that_contradicts_the_log_is_refused():
     assert json.loads(same.stdout)["rows"]
 
 
-# --- a measured compute time faster than the GPU's peak is said next to its numbers ------------
-def test_a_compute_time_faster_than_peak_is_said():
+# --- a measured compute time faster than the GPU's peak is refused, as a measured step is ------
+def test_a_compute_time_faster_than_peak_is_refused():
     kw = dict(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, strategy="fsdp")
-    fast = cm.strategy_step(None, compute_time_s=1e-3, **kw)
-    assert any("faster than the GPU can run" in n for n in fast.notes)
+    with pytest.raises(ValueError, match=r"compute_time_s: .* implies an MFU of .*at least 0\.2"):
+        cm.strategy_step(None, compute_time_s=1e-3, **kw)
     ok = cm.strategy_step(None, compute_time_s=0.4, **kw)  # 2.1e14 FLOP in 0.4 s: 53% of peak
     assert not any("faster than the GPU" in n for n in ok.notes)
-    out = run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--strategy", "fsdp",
-              "--compute-time", "1ms").stdout  # fmt: skip
-    assert "warning: an MFU of" in out and "faster than the GPUs' peak" in out
+    one_line_error(
+        run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--strategy", "fsdp",
+            "--compute-time", "1ms"),
+        "--compute-time:", "implies an MFU of", "allowed: a compute time of at least",
+    )  # fmt: skip
 
 
 # --- the bucket_cap advisor answers for the step it models (ddp), and says so otherwise -------

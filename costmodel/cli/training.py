@@ -1850,11 +1850,5 @@ def train(
         typer.echo(f"price: {cost.price_note}")
     if cost.price_warning:
         typer.echo(f"warning: {cost.price_warning}")
-    if cost.mfu is not None and cost.mfu > 1.0:  # from a --compute-time no GPU can reach
-        typer.echo(
-            f"warning: an MFU of {100 * cost.mfu:,.0f}% is faster than the GPUs' peak: the "
-            "step (from --compute-time) cannot run this fast; check its unit, --seq and "
-            "--local-batch"
-        )
     for n in cost.notes:  # what the answer leaves out (70B class, mixture of experts, ...)
         typer.echo(f"note: {n}")

@@ -48,6 +48,7 @@ from typing import Any, NamedTuple, ParamSpec
 
 import numpy as np
 
+from .._checks import FasterThanPeakError
 from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
@@ -692,6 +693,7 @@ def _setup(
         if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
             micro_s = ct.micro_s
             uncalibrated = (_UNCALIBRATED_NOTE,)
+    _refuse_faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision)
     extra = ct.recompute_fraction
     if tensor_params is None and a is not None:
         tensor_params = _arch_tensors(a)
@@ -724,9 +726,7 @@ def _setup(
         forward_s=micro_s * (1.0 - extra) * FORWARD_FRACTION,
         backward_s=micro_s * (1.0 - extra) * (1.0 - FORWARD_FRACTION),
         recompute_s=micro_s * extra,
-        notes=_notes(shape, p)
-        + _faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision)
-        + uncalibrated,
+        notes=_notes(shape, p) + uncalibrated,
     )
 
 
@@ -1471,23 +1471,26 @@ def _shape_of(p: float) -> Any:
         return None
 
 
-def _faster_than_peak(
+def _refuse_faster_than_peak(
     ct: Any, compute_time_s: Any, flops: float, gpu: Any, precision: str
-) -> tuple[str, ...]:
-    """A note when a measured compute time implies more than the GPU's dense peak: the model's
-    FLOPs of one micro-batch (``flops``) in that time is impossible (a unit, the sequence length
-    or the micro-batch is off), and every figure from it is too."""
+) -> None:
+    """Refuse a measured compute time faster than the GPU's dense peak at ``precision`` for the
+    model's FLOPs of one micro-batch (``flops``): the rule a measured step time is held to too
+    (:func:`costmodel._checks.refuse_faster_than_peak`, which says why). A short compute time
+    within the peak is legal: the step it prices is comms-bound."""
     if compute_time_s is None or ct.source != "measured" or not ct.micro_s > 0:
-        return ()
+        return
+    from .._checks import refuse_faster_than_peak
+
     peak = float(gpu.fp8_dense_flops if precision == "fp8" else gpu.peak_flops)
-    share = flops / (ct.micro_s * peak)
-    if share <= 1.0:
-        return ()
-    return (
-        f"the measured compute time ({ct.micro_s:.3g} s per micro-batch) implies {share:.0%} "
-        f"of the {gpu.name}'s dense {precision} peak for this model's {flops:.3g} FLOP per "
-        "micro-batch: faster than the GPU can run; check its unit, the sequence length and the "
-        "micro-batch",
+    refuse_faster_than_peak(
+        "compute_time_s",
+        "compute time",
+        ct.micro_s,
+        flops,
+        peak,
+        f"a compute time of at least {{}} per micro-batch for this model's {flops:.3g} FLOP on "
+        f"the {gpu.name} at {precision}; check its unit, the sequence length and the micro-batch",
     )
 
 
@@ -1595,24 +1598,27 @@ def _calibrated_micro_s(
     micro = target = ct.micro_s
     if int(one.ranks) > 1:
         for _ in range(4):
-            s = strategy_step(
-                None if a is not None else p,  # a shape: its own count, as before
-                arch=a,
-                cluster=one,
-                nodes=1,
-                strategy="fsdp",
-                param_dtype=layout.param_dtype,
-                grad_dtype=layout.grad_dtype,
-                comm_contention=DEFAULT_COMM_CONTENTION,
-                recipe=recipe,
-                micro_batch=micro_batch,
-                sequence_length=sequence_length,
-                compute_time_s=micro,
-                model=model,
-                timeline=False,
-                band=False,
-                sync_loss=sync_loss,
-            )
+            try:
+                s = strategy_step(
+                    None if a is not None else p,  # a shape: its own count, as before
+                    arch=a,
+                    cluster=one,
+                    nodes=1,
+                    strategy="fsdp",
+                    param_dtype=layout.param_dtype,
+                    grad_dtype=layout.grad_dtype,
+                    comm_contention=DEFAULT_COMM_CONTENTION,
+                    recipe=recipe,
+                    micro_batch=micro_batch,
+                    sequence_length=sequence_length,
+                    compute_time_s=micro,
+                    model=model,
+                    timeline=False,
+                    band=False,
+                    sync_loss=sync_loss,
+                )
+            except FasterThanPeakError:  # past the datasheet peak: no fixed point (below)
+                break
             if abs(s.step_time_s / target - 1) < 1e-4:
                 break
             micro *= target / s.step_time_s

@@ -231,21 +231,36 @@ def bound_number(
     **kwargs: Any,
 ) -> Any:
     """``where.number_input(label, ...)`` bound to the URL parameter ``key``, with a red
-    message for a number the link gives outside ``[min_value, max_value]``.
+    message for a number the link gives outside ``[min_value, max_value]``, or with a fraction
+    where the box takes whole numbers; the box then shows its default.
 
-    Streamlit drops such a value and shows the default without a word (``?ddp_contention=2``
-    ran at c = 0, ``?ddp_mfu=2`` at 0.4), where a choice not offered
-    (:func:`bound_choice`) and a number that is not finite (:func:`check_url_numbers`) are
-    named: the box's label and its range."""
+    Streamlit drops an out-of-range value and shows the default without a word
+    (``?ddp_contention=2`` ran at c = 0, ``?ddp_mfu=2`` at 0.4), and cuts a fraction in a
+    whole-number box to an integer (``?ddp_nodes=2.5`` ran on 2 nodes), where a choice not
+    offered (:func:`bound_choice`) and a number that is not finite
+    (:func:`check_url_numbers`) are named: the box's label and its range. A box takes whole
+    numbers when its value, step and bounds are integers (Streamlit's own rule).
+    """
     text = st.query_params.get(key) if key in st.query_params else None
     if isinstance(text, str) and _URL_NUMBER.fullmatch(text):
         x = float(text)
+        bounds = (kwargs.get("value"), kwargs.get("step"), min_value, max_value)
+        whole = any(isinstance(v, int) and not isinstance(v, bool) for v in bounds) and not any(
+            isinstance(v, float) for v in bounds
+        )
         if (min_value is not None and x < min_value) or (max_value is not None and x > max_value):
             lo = "-inf" if min_value is None else f"{min_value:g}"
             hi = "inf" if max_value is None else f"{max_value:g}"
             error(
                 f"URL parameter {key}: {text} is outside the range of {label}, "
                 f"[{lo}, {hi}]; the default is used"
+            )
+        elif whole and math.isfinite(x) and x != math.floor(x):
+            del st.query_params[key]  # else Streamlit cuts the fraction and runs on that
+            _forget_initial_url_value(key)
+            error(
+                f"URL parameter {key}: {text} is not a whole number, as {label} takes; "
+                "the default is used"
             )
     return where.number_input(
         label, key=key, bind=QP, min_value=min_value, max_value=max_value, **kwargs
@@ -686,7 +701,8 @@ def _grid(frame: pd.DataFrame, file_name: str, *, key: str) -> None:
 def gpu_choice(container: Any = st) -> tuple[str, float | None]:
     """Pick the GPU whose memory the page compares against: (name, memory [B] or None).
 
-    A GPU preset (its datasheet memory) or ``custom`` with a typed size.
+    A GPU preset (its name, its datasheet memory) or :data:`CUSTOM` with a typed size (the
+    name ``"custom"``, the choice in the box: no GPU is named).
     """
     from costmodel.web import data
 
@@ -701,7 +717,7 @@ def gpu_choice(container: Any = st) -> tuple[str, float | None]:
     )
     from costmodel._limits import parse_gpu_memory  # the CLI's and the sweep's range
 
-    return "GPU", parse_input("GPU memory", parse_gpu_memory, text)
+    return CUSTOM, parse_input("GPU memory", parse_gpu_memory, text)
 
 
 def _index(options: list[str], preferred: str) -> int:
@@ -709,7 +725,9 @@ def _index(options: list[str], preferred: str) -> int:
 
 
 def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
-    """``st.plotly_chart`` without the mode bar's logo, the toolbar clear of the title.
+    """``st.plotly_chart`` without the mode bar's logo, the toolbar clear of the title, and
+    tall enough that its legend leaves the plot area its height on a phone
+    (:func:`costmodel.plots.keep_plot_height`).
 
     Nothing waits here: no pause holds a server thread before a session's first chart (the
     first number and the first chart are measured against a bare Streamlit + plotly page by
@@ -717,6 +735,7 @@ def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
     from costmodel import plots
 
     plots.clear_of_toolbar(figure)
+    plots.keep_plot_height(figure)  # after the title: its margin counts
     kwargs.setdefault("config", {"displayModeBar": "hover", "displaylogo": False})
     st.plotly_chart(figure, key=key, **kwargs)
 

@@ -9,8 +9,8 @@ import streamlit as st
 from costmodel import batch
 from costmodel.units import format_count
 from costmodel.web.common import (
-    QP,
     bound_choice,
+    bound_number,
     headline,
     headline_text,
     page_header,
@@ -25,8 +25,28 @@ FIELDS = {
     "global_batch": ("Global batch [samples]", 8192),
 }
 
+#: How the page gets each field when it is the one solved for: global = local x N x A, as an
+#: equation of the other three, in the metric's label (a bare "(solved)" said nothing of how).
+SOLVED_AS = {
+    "local_batch": "global / (N x A)",
+    "ranks": "global / (local x A)",
+    "accumulation": "global / (local x N)",
+    "global_batch": "local x N x A",
+}
 
 UNITS = ("samples", "tokens")
+
+
+def _name(field: str) -> str:
+    """A field's name in a sentence, without its unit: ``"accumulation steps A"``."""
+    label = FIELDS[field][0].split(" [")[0]
+    return label[0].lower() + label[1:]
+
+
+def _with_unit(field: str, value: int) -> str:
+    """``"64 GPUs"``, ``"8,192 samples"``, ``"32"`` (a count of steps has no unit)."""
+    unit = FIELDS[field][0].partition(" [")[2].rstrip("]")
+    return f"{value:,}" if unit in ("", "-") else f"{value:,} {unit}"
 
 
 def _inputs() -> dict:
@@ -51,24 +71,22 @@ def _inputs() -> dict:
         help="LLM runs plan in tokens per step (e.g. 4M tokens at sequence length 4096): the "
         "global batch in samples is tokens / sequence length",
     )
-    seq = st.number_input(
-        "Sequence length [tokens per sample]", value=2048, step=1, key="seq_len", bind=QP
-    )
+    seq = bound_number(st, "Sequence length [tokens per sample]", value=2048, step=1, key="seq_len")
     cols = st.columns(3)
     known = {}
     for col, name in zip(cols, [f for f in FIELDS if f != unknown], strict=True):
         label, default = FIELDS[name]
         if name == "global_batch" and unit == "tokens":
-            known["global_tokens"] = col.number_input(
+            known["global_tokens"] = bound_number(
+                col,
                 "Global batch [tokens per step]",
                 value=4 * 2**20,
                 step=2**20,
                 key="batch_global_tokens",
-                bind=QP,
                 help="e.g. 4194304 = 4 x 2^20 tokens; must be a whole number of sequences",
             )
             continue
-        known[name] = col.number_input(label, value=default, step=1, key=f"batch_{name}", bind=QP)
+        known[name] = bound_number(col, label, value=default, step=1, key=f"batch_{name}")
     st.subheader("Learning-rate scaling")
     llm = unit == "tokens"  # tokens first: the LLM defaults (AdamW, 3e-4 tuned at 1 Mi tokens)
     rule = bound_choice(
@@ -85,30 +103,30 @@ def _inputs() -> dict:
         ),
     )
     c4 = st.columns(4)
-    base_lr = c4[0].number_input(
+    base_lr = bound_number(
+        c4[0],
         "Base learning rate [-]",
         value=3e-4 if llm else 0.1,
         format="%.6g",
         key="base_lr_tokens" if llm else "base_lr",
-        bind=QP,
     )
     if llm:
-        base_batch = c4[1].number_input(
-            "Batch it was tuned at [tokens]", value=2**20, step=2**18, key="base_tokens", bind=QP
+        base_batch = bound_number(
+            c4[1], "Batch it was tuned at [tokens]", value=2**20, step=2**18, key="base_tokens"
         )
     else:
-        base_batch = c4[1].number_input(
-            "Batch it was tuned at [samples]", value=256, step=1, key="base_batch", bind=QP
+        base_batch = bound_number(
+            c4[1], "Batch it was tuned at [samples]", value=256, step=1, key="base_batch"
         )
-    critical = c4[2].number_input(
+    critical = bound_number(
+        c4[2],
         f"Critical batch size [{unit}] (0: none)",
         value=0,
         step=1,
         key=f"critical_{unit}",
-        bind=QP,
         help="The learning rate is not scaled past it: " + batch.CRITICAL_BATCH_CITATION,
     )
-    warmup = c4[3].number_input("Warmup steps [-]", value=500, step=1, key="warmup", bind=QP)
+    warmup = bound_number(c4[3], "Warmup steps [-]", value=500, step=1, key="warmup")
     return {
         "unknown": unknown,
         "unit": unit,
@@ -135,16 +153,23 @@ def render() -> None:
         solution = batch.solve_batch(**inp["known"], sequence_length=inp["seq"])
     if solution is None:
         return
-    headline_text(f"{FIELDS[inp['unknown']][0]} (solved)", f"{getattr(solution, inp['unknown']):,}")
+    unknown = inp["unknown"]
+    # one header style on the page: a sentence, as "Learning-rate scaling" below (the box's
+    # label with its "[-]" and a "(solved)" read as neither)
+    headline_text(f"Solved for {_name(unknown)}", _with_unit(unknown, getattr(solution, unknown)))
+    in_tokens = inp["unit"] == "tokens"
     m = headline(5)
     for col, name in zip(m, FIELDS, strict=False):
-        col.metric(
-            FIELDS[name][0] + (" (solved)" if name == inp["unknown"] else ""),
-            f"{getattr(solution, name):,}",
-        )
+        derived = ""
+        if name == unknown:
+            derived = f" = {SOLVED_AS[name]}"
+        elif name == "global_batch" and in_tokens:  # typed in tokens, shown in samples
+            derived = " = tokens / sequence length"
+        col.metric(FIELDS[name][0] + derived, f"{getattr(solution, name):,}")
     tokens = int(solution.tokens_per_step(inp["seq"]))
     m[4].metric(
-        "Global batch [tokens per step]" + (" (solved)" if inp["unit"] == "samples" else ""),
+        "Global batch [tokens per step]"
+        + ("" if in_tokens and unknown != "global_batch" else " = samples x sequence length"),
         f"{format_count(tokens)} tokens",
         help=f"{tokens:,} = {solution.global_batch:,} samples x {solution.sequence_length:,}",
     )

@@ -12,6 +12,7 @@ from costmodel.web.common import (
     QP,
     accuracy_caption,
     bound_choice,
+    bound_number,
     chart,
     cliff_band,
     headline,
@@ -36,13 +37,13 @@ def _inputs() -> dict:
         index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
         key="cl_cluster",
     )
-    nodes = c[1].number_input("Nodes", value=4, step=1, key="cl_nodes", bind=QP)
-    gpus = c[2].number_input(
+    nodes = bound_number(c[1], "Nodes", value=4, step=1, key="cl_nodes")
+    gpus = bound_number(
+        c[2],
         "GPUs per node (empty: the preset's)",
         value=None,
         step=1,
         key="cl_gpus",
-        bind=QP,
         placeholder="preset",
     )
     sharp = c[3].checkbox(

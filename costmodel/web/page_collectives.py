@@ -24,6 +24,7 @@ from costmodel.web.common import (
     QP,
     accuracy_caption,
     bound_choice,
+    bound_number,
     chart,
     chart_tabs,
     headline,
@@ -83,12 +84,12 @@ def _inputs() -> dict:
         "side; a cluster preset: one of the models lesson, textbook, nccl, calibrated "
         "(predict_collective, the same number as the API, the CLI and cm.sweep)",
     )
-    ranks = c3.number_input(
+    ranks = bound_number(
+        c3,
         "Ranks N [GPUs]",
         value=8,
         step=1,
         key="ranks",
-        bind=QP,
         disabled=view != "link",
         help="one-link view; the cluster view takes nodes x GPUs per node",
     )
@@ -109,13 +110,13 @@ def _inputs() -> dict:
             index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
             key="nccl_cluster",
         )
-        nodes = c1.number_input("Nodes", value=1, step=1, key="nccl_nodes", bind=QP)
-        gpus = c2.number_input(
+        nodes = bound_number(c1, "Nodes", value=1, step=1, key="nccl_nodes")
+        gpus = bound_number(
+            c2,
             "GPUs per node",
             value=None,
             step=1,
             key="nccl_gpus",
-            bind=QP,
             placeholder="preset",
             help="empty: the preset's",
         )
@@ -244,14 +245,12 @@ def _pin_inputs(clusters: list[str], where) -> dict | None:
             "pin_cluster", index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0
         ),
     )
-    nodes = b1.number_input(
-        "B: nodes", step=1, key="pin_nodes", bind=QP, **_default("pin_nodes", value=2)
-    )
-    gpus = b2.number_input(
+    nodes = bound_number(b1, "B: nodes", step=1, key="pin_nodes", **_default("pin_nodes", value=2))
+    gpus = bound_number(
+        b2,
         "B: GPUs per node",
         step=1,
         key="pin_gpus",
-        bind=QP,
         placeholder="preset",
         **_default("pin_gpus", value=None),
     )

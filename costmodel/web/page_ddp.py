@@ -62,6 +62,7 @@ BOX_LABELS = {
     "comm_contention": "Overlap contention c",
     "mfu": "MFU [fraction of peak]",
     "bucket_cap_bytes": "bucket_cap",
+    "compute_time_s": COMPUTE_FIELD,
 }
 
 CUSTOM = "custom (parameter count)"
@@ -103,7 +104,7 @@ def _inputs() -> dict:
         index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
         key="ddp_cluster",
     )
-    nodes = c[2].number_input("Nodes", value=4, step=1, key="ddp_nodes", bind=QP)
+    nodes = bound_number(c[2], "Nodes", value=4, step=1, key="ddp_nodes")
     model = bound_choice(
         c[3],
         "radio",
@@ -114,10 +115,10 @@ def _inputs() -> dict:
         help=data.MODELS_HELP,
     )
     c = st.columns(4)
-    local_batch = c[0].number_input(
-        "Local batch per GPU [samples]", value=1, step=1, key="ddp_local_batch", bind=QP
+    local_batch = bound_number(
+        c[0], "Local batch per GPU [samples]", value=1, step=1, key="ddp_local_batch"
     )
-    seq = c[1].number_input("Sequence length [tokens]", value=4096, step=1, key="ddp_seq", bind=QP)
+    seq = bound_number(c[1], "Sequence length [tokens]", value=4096, step=1, key="ddp_seq")
     own_mfu = c[2].checkbox(
         "Set the MFU (else the fitted efficiency)",
         value=False,
@@ -151,8 +152,8 @@ def _inputs() -> dict:
         parse_input("bucket_cap", parse_bytes, bucket_text.strip()) if bucket_text.strip() else None
     )
     c = st.columns(4)
-    accumulation = c[0].number_input(
-        "Accumulation steps [-]", value=1, step=1, key="ddp_accumulation", bind=QP
+    accumulation = bound_number(
+        c[0], "Accumulation steps [-]", value=1, step=1, key="ddp_accumulation"
     )
     no_sync = c[1].checkbox(
         "no_sync on all but the last micro-batch", value=True, key="ddp_no_sync", bind=QP
@@ -214,12 +215,12 @@ def _inputs() -> dict:
             key="ddp_reshard",
             bind=QP,
         )
-    power = st.columns(4)[0].number_input(
+    power = bound_number(
+        st.columns(4)[0],
         "GPU power limit [W] (optional)",
         value=None,
         step=50.0,
         key="ddp_power",
-        bind=QP,
         placeholder="datasheet",
         help="Board power limit the cluster's GPUs run at (nvidia-smi -pl), in [minimum, "
         "datasheet maximum] (H100/H200 SXM 200..700 W, A100 SXM 100..400 W): e.g. 500 for "
@@ -938,7 +939,7 @@ def _training_cost(result, inp: dict, rb=None) -> None:
     )
     if tokens is None or (measured_text.strip() and measured is None):
         return
-    with section("Time and cost to train"):
+    with section("Time and cost to train", {"step_time_s": "Measured step time"}):
         cost = result.training_cost(
             tokens,
             usd_per_gpu_hour=usd,

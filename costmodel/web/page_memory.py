@@ -8,9 +8,11 @@ from costmodel import architecture, memory, plots
 from costmodel.strategy.layout import STRATEGY_OF_STAGE
 from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
+from costmodel.web.common import CUSTOM as CUSTOM_GPU
 from costmodel.web.common import (
     QP,
     bound_choice,
+    bound_number,
     chart,
     error,
     gpu_choice,
@@ -71,7 +73,7 @@ def _inputs() -> dict:
         f"({memory.RECIPES[recipe].bytes_per_param:g} B/param). "
         f"Source: {memory.RECIPES[recipe].source}"
     )
-    ranks = c3.number_input("Data-parallel ranks N", value=8, step=1, key="dp_ranks", bind=QP)
+    ranks = bound_number(c3, "Data-parallel ranks N", value=8, step=1, key="dp_ranks")
     c1, c2, c3 = st.columns(3)
     stage = bound_choice(
         c1,
@@ -91,8 +93,8 @@ def _inputs() -> dict:
         help="On by default: a verdict without activations says a model fits that does not",
     )
     r = st.columns(5)
-    seq = r[0].number_input("Sequence [tokens]", value=4096, step=1, key="act_seq", bind=QP)
-    micro = r[1].number_input("Micro-batch [seq]", value=1, step=1, key="micro", bind=QP)
+    seq = bound_number(r[0], "Sequence [tokens]", value=4096, step=1, key="act_seq")
+    micro = bound_number(r[1], "Micro-batch [seq]", value=1, step=1, key="micro")
     recompute = bound_choice(
         r[2], "selectbox", "Recompute", ("none", "selective", "full"), key="recompute"
     )
@@ -120,14 +122,14 @@ def _inputs() -> dict:
     layers = hidden = heads = None
     if a is None:
         r3 = st.columns(3)
-        layers = r3[0].number_input("Layers", value=32, step=1, key="layers", bind=QP)
-        hidden = r3[1].number_input("Hidden size", value=4096, step=1, key="hidden", bind=QP)
-        heads = r3[2].number_input(
+        layers = bound_number(r3[0], "Layers", value=32, step=1, key="layers")
+        hidden = bound_number(r3[1], "Hidden size", value=4096, step=1, key="hidden")
+        heads = bound_number(
+            r3[2],
             "Heads",
             value=32,
             step=1,
             key="heads",
-            bind=QP,
             # the heads enter only the 5 a s^2 b scores, which both of these drop
             disabled=flash or recompute != "none",
             help="Attention heads a: used only for the 5 a s^2 b attention scores of eq. (1), "
@@ -154,12 +156,12 @@ def _inputs() -> dict:
             bind=QP,
             help="e.g. 0, 500MB (measure with nvidia-smi)",
         )
-        frag = b[1].number_input(
+        frag = bound_number(
+            b[1],
             "Fragmentation allowance [fraction of held memory]",
             value=0.0,
             step=0.05,
             key="fragmentation",
-            bind=QP,
         )
     recipe_act = (int(seq), int(micro), bool(flash), recompute)
     activation: tuple[object, ...] | None  # the cache key of data.activations_for
@@ -188,15 +190,24 @@ def _inputs() -> dict:
 def _card(name: str, capacity: float) -> str:
     """The card a verdict is against, as the page names it: ``"h100-sxm's 85.5 GB"``, or
     ``"a card of 80 GB"`` for a typed memory (:func:`costmodel.web.common.gpu_choice` names
-    that one "GPU"). The page always has a card, unlike ``costmodel memory`` (README,
+    that one "custom"). The page always has a card, unlike ``costmodel memory`` (README,
     "Decisions and known limits"), so every verdict says which.
 
-    >>> _card("h100-sxm", 85.5e9), _card("GPU", 80e9)
+    >>> _card("h100-sxm", 85.5e9), _card("custom", 80e9)
     ("h100-sxm's 85.5 GB", 'a card of 80 GB')
     """
-    if name == "GPU":
+    if name == CUSTOM_GPU:
         return f"a card of {format_bytes(capacity)}"
     return f"{name}'s {format_bytes(capacity)}"
+
+
+def _gpu_name(name: str, capacity: float) -> str:
+    """The GPU in a label: the preset's name, or ``"custom 80 GB"`` for a typed memory.
+
+    >>> _gpu_name("h100-sxm", 85.5e9), _gpu_name("custom", 80e9)
+    ('h100-sxm', 'custom 80 GB')
+    """
+    return f"{CUSTOM_GPU} {format_bytes(capacity)}" if name == CUSTOM_GPU else name
 
 
 def _custom_note(params: float | None) -> str:
@@ -315,7 +326,7 @@ def _arch(inp: dict) -> object:
 
 def _label(inp: dict) -> str:
     model = inp["arch"].name if inp["arch"] is not None else format_count(inp["params"])
-    return f"{model}, N = {int(inp['ranks'])}, ZeRO-{inp['stage']}, {inp['gpu'][0]}"
+    return f"{model}, N = {int(inp['ranks'])}, ZeRO-{inp['stage']}, {_gpu_name(*inp['gpu'])}"
 
 
 def _compare(inp: dict, inp_b: dict) -> None:
@@ -442,8 +453,8 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
         else f"More ranks do not make ZeRO-{stage} fit ('Ranks needed' below)."
     )
     st.warning(
-        f"Does not fit: {format_bytes(totals[stage])} per GPU > {format_bytes(capacity)} "
-        f"({inp['gpu'][0]}). "
+        f"Does not fit: {format_bytes(totals[stage])} per GPU > "
+        f"{_card(inp['gpu'][0], capacity)}. "
         + (
             "What makes it fit: " + "; ".join(changes) + f". {more}"
             if changes
@@ -508,7 +519,7 @@ def render() -> None:
         )
         m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
-        m[1].metric(f"GPU memory ({name})", format_bytes(capacity))
+        m[1].metric(f"GPU memory ({_gpu_name(name, capacity)})", format_bytes(capacity))
         m[2].metric(
             "Fits?",
             "yes" if total <= capacity else "no",
