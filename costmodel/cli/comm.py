@@ -431,6 +431,8 @@ def predict(
     note = _band_note(df)
     if note:
         typer.echo(note)
+    if not compare_models and pred.error_band is not None and pred.error_band.one_sided:
+        typer.echo(f"band: {pred.error_band.one_sided}")  # the band holds its prediction
 
 
 # --- sweep ------------------------------------------------------------------------------------
