@@ -195,8 +195,9 @@ def test_the_lesson_models_band_on_8_dgx_h100_nodes_holds_its_42_ms():
     out = run("predict", "--cluster", "dgx-h100", "--nodes", "8", "--sizes", "1GiB",
               "--model", "lesson")  # fmt: skip
     assert out.exit_code == 0, out.stderr
-    assert "5.14 ms-42.6 ms" in out.stdout and "band: from 1 MiB, lesson predicts too slow" in (
-        out.stdout
+    assert (
+        "5.14 ms-42.6 ms" in out.stdout
+        and "band: multi-node-infiniband from 1 MiB, lesson predicts too slow" in (out.stdout)
     )
 
 
