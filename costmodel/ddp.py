@@ -26,8 +26,11 @@ Model
    last gradient is ready and the previous bucket's all-reduce is done (one communication
    stream, bucket order); its duration comes from ``allreduce_time_fn(bucket_bytes)``.
 4. **Step**: the end of the last all-reduce or of backward, whichever is later. The exposed
-   communication is step minus compute. Efficiency = compute / step (one GPU, same micro-batch,
-   no communication, takes ``compute`` per micro-batch).
+   communication is step minus compute. Scaling efficiency = ``T_1 / T_N``
+   (:func:`costmodel.strategy.step.scaling_efficiency`, the lesson's throughput on ``N`` GPUs
+   over ``N`` times one GPU's): one GPU with the same micro-batches has no all-reduce, so
+   ``T_1`` is the compute plus the tail and DDP's host time. ``compute_share`` is
+   ``compute / step``, a different figure.
 5. **Accumulation** over ``A`` micro-batches: with ``no_sync`` only the last one communicates;
    without it every micro-batch does (DDP waits for its all-reduces at the end of each backward).
 
@@ -122,9 +125,9 @@ class DDPStep:
     exposed_comm_s: float  # step_time_s - compute_s - optimizer and tail - host_overhead_s
     step_time_s: float
     bound: Bound  # "comms" when comm_s > compute_s (Li et al. 2020; the lesson's section 8)
-    efficiency: float  # compute_s / step_time_s = throughput per GPU vs one GPU
+    efficiency: float  # scaling efficiency one_gpu_step_s / step_time_s (1 on one GPU)
     perfect_overlap_step_s: float  # every all-reduce hidden under any compute: max(compute, comm)
-    perfect_overlap_efficiency: float
+    perfect_overlap_efficiency: float  # one_gpu_step_s / (perfect overlap + tail + host time)
     serial_step_s: float  # no overlap at all: compute + comm
     ranks: int
     accumulation: int
@@ -133,6 +136,15 @@ class DDPStep:
     bucket_comm_s: tuple[float, ...]
     timeline: tuple[Interval, ...]
     host_overhead_s: float = 0.0  # DDP's host time: hooks, bucket copies (not communication) [s]
+    one_gpu_step_s: float = math.nan  # the same micro-batches on one GPU: compute + tail + host
+
+    @property
+    def compute_share(self) -> float:
+        """``compute_s / step_time_s``: the compute's share of the step, not the scaling
+        efficiency (:func:`costmodel.strategy.step.compute_share`)."""
+        from .strategy.step import compute_share
+
+        return compute_share(self.compute_s, self.step_time_s)
 
     @property
     def buckets(self) -> int:
@@ -471,7 +483,9 @@ def ddp_step(
         Serial time after the step's last all-reduce that is neither compute nor communication
         [s] (default 0, the lesson's step; Scenario passes the engine's optimizer step and
         synchronisation loss, :func:`costmodel.strategy.step.step_tail_s`): in the step time,
-        not in the exposed communication.
+        not in the exposed communication. One GPU runs it too: the scaling efficiency's
+        one-GPU step is compute + tail + host time (DDP adds no synchronisation loss, so a DDP
+        tail is its optimizer step).
     compute_time_s : float, optional
         Measured forward + backward time of one micro-batch on one GPU [s]. Otherwise
         ``6 P T / (peak x MFU)`` from ``tokens_per_gpu`` (``T``, per micro-batch), ``peak_flops``
@@ -583,7 +597,7 @@ def ddp_step(
     from .strategy import ddp as sddp
     from .strategy.accumulate import accumulate
     from .strategy.engine import Task
-    from .strategy.step import exposed_time_s
+    from .strategy.step import exposed_time_s, one_gpu_step_s, scaling_efficiency
 
     fwd_s = micro_s * (1.0 - BACKWARD_FRACTION)
     bwd_s = micro_s * BACKWARD_FRACTION
@@ -615,6 +629,8 @@ def ddp_step(
     compute, comm, step_time = steps.compute_s, steps.comm_s, steps.step_s + opt
     per_sync_comm = float(b_comm.sum())
     perfect = (a_steps - syncs) * micro_s + syncs * max(micro_s, per_sync_comm)
+    # one rank: the step is its own one-GPU reference (no rounding residue in its efficiency)
+    t1 = step_time if n == 1 else one_gpu_step_s(compute, opt, steps.host_s)
     return DDPStep(
         compute_s=compute,
         comm_s=comm,
@@ -622,9 +638,9 @@ def ddp_step(
         exposed_comm_s=exposed_time_s(step_time, opt + compute + steps.host_s),
         step_time_s=step_time,
         bound="comms" if comm > compute else "compute",
-        efficiency=compute / step_time,
+        efficiency=scaling_efficiency(t1, step_time),
         perfect_overlap_step_s=perfect,
-        perfect_overlap_efficiency=compute / perfect,
+        perfect_overlap_efficiency=scaling_efficiency(t1, perfect + opt + steps.host_s),
         serial_step_s=compute + comm,
         ranks=n,
         accumulation=a_steps,
@@ -633,6 +649,7 @@ def ddp_step(
         bucket_comm_s=tuple(b_comm.tolist()),
         timeline=bars,
         host_overhead_s=steps.host_s,
+        one_gpu_step_s=t1,
     )
 
 

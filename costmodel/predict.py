@@ -874,6 +874,8 @@ def _band(
             half_width=cut(b.half_width),
             lo=cut(b.lo),
             hi=cut(b.hi),
+            lo_measured=cut(b.lo_measured),
+            hi_measured=cut(b.hi_measured),
             note=b.note + "; below 1 MiB a PyTorch loop's launch floor is not measured (unknown)",
         )
 

@@ -647,6 +647,7 @@ class Scenario(BaseModel):
         from . import batch, memory
         from ._checks import flag
         from .strategy.advisor import nothing_fits_note
+        from .strategy.step import scaling_efficiency
 
         scaling, flips = flag("scaling", scaling), flag("flips", flips)
         timeline = flag("timeline", timeline)
@@ -733,8 +734,13 @@ class Scenario(BaseModel):
             step_time_hi_s=float(hi),
             bound=str(st.bound),
             efficiency=float(st.efficiency),
-            perfect_overlap_efficiency=float(
-                st.compute_s / max(st.compute_s, st.comm_s) if st.step_time_s > 0 else 1.0
+            one_gpu_step_s=float(st.one_gpu_step_s),
+            compute_share=float(st.compute_share),
+            # every collective hidden under the compute: max(compute, comm) plus what overlap
+            # cannot hide (the optimizer step, the wait for the slowest rank, DDP's host time)
+            perfect_overlap_efficiency=scaling_efficiency(
+                st.one_gpu_step_s,
+                max(st.compute_s, st.comm_s) + st.optimizer_s + st.sync_s + st.host_overhead_s,
             ),
             comm_contention=float(lay.comm_contention),
             tokens_per_s=tokens / float(st.step_time_s),
@@ -1125,9 +1131,26 @@ class ScenarioResult(BaseModel):
         DEFAULT_COMM_CONTENTION, description="the overlap contention the step used"
     )
     bound: str = Field(description="'compute' or 'comms'")
-    efficiency: float = Field(description="scaling efficiency vs one GPU (0-1]")
+    efficiency: float = Field(
+        description="scaling efficiency: throughput on N GPUs / (N x throughput on one GPU) = "
+        "one_gpu_step_s / step_time_s (costmodel.strategy.step.scaling_efficiency); 1 on one "
+        "GPU, above 1 where sharding saves more per-GPU work than it costs"
+    )
+    one_gpu_step_s: float = Field(
+        float("nan"),
+        description="the same per-GPU micro-batches on one GPU: compute, the unsharded optimizer "
+        "step and DDP's host time, no communication [s] (a throughput reference, not a claim "
+        "that the setup fits one GPU)",
+    )
+    compute_share: float = Field(
+        float("nan"),
+        description="compute_s / step_time_s: the compute's share of the step (not the "
+        "scaling efficiency; below 1 on one GPU by the optimizer step)",
+    )
     perfect_overlap_efficiency: float = Field(
-        1.0, description="efficiency if every all-reduce hid under compute (c = 0, no order)"
+        1.0,
+        description="scaling efficiency if every collective hid under compute (c = 0, no "
+        "order): one_gpu_step_s / (max(compute, comm) + optimizer + sync + host)",
     )
     tokens_per_s: float
     timeline: list[dict[str, Any]] = Field(description="compute and comm intervals of the step")
@@ -1273,8 +1296,9 @@ class ScenarioResult(BaseModel):
                 if math.isfinite(self.step_time_lo_s) and math.isfinite(self.step_time_hi_s)
                 else ""
             ),
-            f"verdict             {self.bound}-bound, efficiency {100 * self.efficiency:.1f}% "
-            f"(overlap contention c = {self.comm_contention:g})",
+            f"verdict             {self.bound}-bound, scaling efficiency "
+            f"{100 * self.efficiency:.1f}% vs one GPU, compute share of the step "
+            f"{100 * self.compute_share:.1f}% (overlap contention c = {self.comm_contention:g})",
         ]
         if not self.fits:
             lines.insert(0, self.notes[0] if self.notes else "DOES NOT FIT")
@@ -1355,6 +1379,7 @@ COMPARE_ROWS: tuple[tuple[str, str, str], ...] = (
     ("step_time_hi_s", "step band, slow end", "s"),
     ("bound", "verdict", "text"),
     ("efficiency", "scaling efficiency", "%"),
+    ("compute_share", "compute share of the step", "%"),
     ("tokens_per_s", "throughput [tokens/s]", ""),
     ("tokens_per_gpu_s", "throughput per GPU [tokens/s]", ""),
 )

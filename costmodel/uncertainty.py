@@ -11,7 +11,9 @@ into ``costmodel/data/fitted_corrections.toml`` (``[band.<model>.<regime>]``):
   five measured rows of that regime fell within it;
 - ``lo``, ``hi``: the 10th and 90th percentiles of ``busbw_meas / busbw_pred`` (multipliers on
   the predicted busbw; the time band is ``time / hi`` to ``time / lo``): asymmetric, since the
-  misses are mostly one-sided;
+  misses are mostly one-sided. The band a prediction carries (:func:`error_band`) is the hull
+  of that range and the prediction itself, ``min(lo, 1)`` to ``max(hi, 1)``: see the decision
+  below;
 - ``n_runs``, ``n_groups``: how many runs and independent sources the figures rest on
   (:attr:`ErrorBand.sources`).
 
@@ -32,6 +34,16 @@ says so instead of borrowing another fabric's band.
 
 Decision: the band describes the *model's* error against nccl-tests out-of-place busbw on
 clusters it was not fitted on; it does not cover what the model leaves out (:data:`LEAVES_OUT`).
+
+Decision: a band shown beside a prediction contains that prediction. Where a model misses one
+way in a regime, the measured 10th-90th percentile range lies wholly on one side of its
+prediction: the lesson's flat ring at one NIC per GPU is 3.0-8.3x too slow across InfiniBand
+nodes from 1 MiB (its 1 GiB all-reduce on 8 DGX H100 nodes: 42.6 ms predicted, 5.1-14.2 ms
+where the measured rows lay), and the textbook model is too fast on one NVLink node. A band
+of 5.1-14.2 ms printed beside 42.6 ms reads as a band around another number, so the band is the
+hull of the prediction and that range (5.1-42.6 ms): it still holds at least the same four in
+five measured rows, and its note (:attr:`ErrorBand.note`) says which way the model misses and
+by how much. ``lo_measured``/``hi_measured`` keep the percentiles themselves.
 """
 
 from __future__ import annotations
@@ -110,6 +122,13 @@ class ErrorBand:
     n_runs: int
     n_groups: int
     note: str
+    #: the measured 10th and 90th percentiles of busbw_meas / busbw_pred themselves (``lo``
+    #: and ``hi`` are their hull with 1, the prediction); None where not from a fitted table
+    lo_measured: Any = None
+    hi_measured: Any = None
+    #: which way the model misses where the measured range lies on one side of its prediction
+    #: (:func:`one_sided_note`, per size class shown); "" where the range holds it
+    one_sided: str = ""
 
     @property
     def sources(self) -> int:
@@ -207,9 +226,44 @@ def error_band(
         f"{REGIMES[reg]}: 80% of measured rows within this band under grouped cross-validation "
         f"({format_counted(n_runs, 'run')} from {format_counted(n_groups, 'source')}, none fitted on)"
     )
+    lo_m, hi_m = pick("lo"), pick("hi")
+    present = {"ge1MiB": bool(np.any(big)), "lt1MiB": bool(np.any(~big))}
+    ways = []
+    for sc, label in (("ge1MiB", "from 1 MiB"), ("lt1MiB", "below 1 MiB")):
+        one_way = one_sided_note(model, float(table[sc]["lo"]), float(table[sc]["hi"]))
+        if present[sc] and one_way:
+            ways.append(f"{label}, {one_way}")
+    one_sided = "; ".join(ways)
+    if one_sided:
+        note += f"; {one_sided}"
+    lo = float(min(lo_m, 1.0)) if not shape else np.minimum(lo_m, 1.0)
+    hi = float(max(hi_m, 1.0)) if not shape else np.maximum(hi_m, 1.0)
     return ErrorBand(
-        model, reg, True, pick("half_width"), pick("lo"), pick("hi"), n_runs, n_groups, note
+        model, reg, True, pick("half_width"), lo, hi, n_runs, n_groups, note, lo_m, hi_m, one_sided
     )
+
+
+def one_sided_note(model: str, lo: float, hi: float) -> str:
+    """Which way ``model`` misses where its measured busbw multipliers ``lo``-``hi`` (10th-90th
+    percentile of ``busbw_meas / busbw_pred``) lie on one side of 1, and that its band runs from
+    its prediction to that range; ``""`` where the range holds the prediction.
+
+    >>> one_sided_note("lesson", 3.0, 8.3)
+    'lesson predicts too slow: measured runs were 3.0x-8.3x faster, so the band runs from its prediction down to theirs'
+    >>> one_sided_note("nccl", 0.6, 1.1)
+    ''
+    """
+    if lo > 1.0:
+        return (
+            f"{model} predicts too slow: measured runs were {lo:.1f}x-{hi:.1f}x faster, "
+            "so the band runs from its prediction down to theirs"
+        )
+    if hi < 1.0:
+        return (
+            f"{model} predicts too fast: measured runs took {1 / hi:.1f}x-{1 / lo:.1f}x its "
+            "time, so the band runs from its prediction up to theirs"
+        )
+    return ""
 
 
 def weighted_quantile(values, weights, q: float) -> float:

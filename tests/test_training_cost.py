@@ -123,10 +123,10 @@ def test_scenario_arch_and_different_params_is_an_error():
         Scenario(arch="llama-2-7")
 
 
-def test_scenario_training_cost_predicted_mfu_is_the_input_times_efficiency():
+def test_scenario_training_cost_predicted_mfu_is_the_input_times_the_compute_share():
     r = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8, mfu=0.4).evaluate(scaling=False)
     c = r.training_cost(2e12, price="aws-p5-on-demand")
-    assert c.mfu == pytest.approx(0.4 * r.efficiency, rel=1e-9)
+    assert c.mfu == pytest.approx(0.4 * r.compute_share, rel=1e-9)  # not the scaling efficiency
     assert c.steps == -(-2_000_000_000_000 // r.tokens_per_step)
     m = r.training_cost(2e12, usd_per_gpu_hour=2.0, measured_step_time_s=2 * r.step_time_s)
     assert m.mfu == pytest.approx(c.mfu / 2) and m.wall_s == pytest.approx(2 * c.wall_s)

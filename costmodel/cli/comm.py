@@ -85,7 +85,8 @@ def _json_vocabulary(df: Any) -> Any:
 
 
 def _band_note(df: Any) -> str:
-    """One line: what the ± means, whether a regime has no measurement, what is left out."""
+    """One line: what the ± means, whether a regime has no measurement, what is left out; and a
+    ``band:`` line where a shown band is one-sided (:func:`_one_sided`)."""
     from ..uncertainty import LEAVES_OUT
 
     if "error_band_pct" not in df.columns:
@@ -120,7 +121,38 @@ def _band_note(df: Any) -> str:
             else "no bundled run measured this regime, fabric or (across nodes) op: the "
             "error is unknown."
         )
-    return text + " " + LEAVES_OUT
+    text += " " + LEAVES_OUT
+    ways = _one_sided(df)
+    return text + (f"\nband: {ways}" if ways else "")
+
+
+def _one_sided(df: Any) -> str:
+    """Which way the model misses, for each shown band (regime and size class) whose measured
+    range lies on one side of the prediction (:func:`costmodel.uncertainty.one_sided_note`):
+    there the band runs from the prediction to that range. ``""`` where none is."""
+    import numpy as np
+
+    from ..fitted_corrections import FITTED
+    from ..uncertainty import ONE_MIB, one_sided_note
+
+    size = next((c for c in ("message_bytes", "size_bytes") if c in df.columns), None)
+    if "regime" not in df.columns or size is None or "model" not in df.columns or not len(df):
+        return ""
+    model = str(df["model"].iloc[0])
+    bands = FITTED.bands.get(model, {})
+    ways = []
+    for r in dict.fromkeys(df["regime"]):
+        shown = (df["regime"] == r).to_numpy() & df["error_band_pct"].notna().to_numpy()
+        sizes = np.asarray(df[size], dtype=float)[shown]
+        for sc, label, has in (
+            ("ge1MiB", "from 1 MiB", bool((sizes >= ONE_MIB).any())),
+            ("lt1MiB", "below 1 MiB", bool((sizes < ONE_MIB).any())),
+        ):
+            cell = bands.get(r, {}).get(sc)
+            way = one_sided_note(model, float(cell["lo"]), float(cell["hi"])) if cell else ""
+            if has and way:
+                ways.append(f"{r} {label}, {way}")
+    return "; ".join(ways)
 
 
 # --- collective -------------------------------------------------------------------------------

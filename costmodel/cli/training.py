@@ -886,6 +886,8 @@ def step(
         "step_time_s": result.step_time_s,
         "bound": result.bound,
         "efficiency": result.efficiency,
+        "one_gpu_step_s": result.one_gpu_step_s,
+        "compute_share": result.compute_share,
         "comm_contention": c_,
     }
     if as_json:
@@ -902,11 +904,19 @@ def step(
                 ("exposed communication", units.format_duration(result.exposed_comm_s)),
                 ("step time", units.format_duration(result.step_time_s)),
                 ("bound", f"{result.bound}-bound"),
-                ("scaling efficiency", f"{100 * float(result.efficiency):.1f}%"),
+                ("scaling efficiency", _efficiency_text(result.efficiency, result.one_gpu_step_s)),
+                ("compute share of step", f"{100 * float(result.compute_share):.1f}%"),
                 ("overlap contention", f"c = {c_:g}"),
             ]
         )
     )
+
+
+def _efficiency_text(efficiency: float, one_gpu_s: float) -> str:
+    """:func:`costmodel.strategy.step.efficiency_text` (imported when a step is printed)."""
+    from ..strategy.step import efficiency_text
+
+    return efficiency_text(efficiency, one_gpu_s)
 
 
 def _say_assumed(cluster: str | None) -> None:
@@ -1121,7 +1131,8 @@ def _step_on_cluster(
         ("step time", units.format_duration(s.step_time_s) + band),
         ("tokens/s", units.format_count(s.tokens_per_s)),
         ("bound", f"{s.bound}-bound"),
-        ("scaling efficiency", f"{100 * float(s.efficiency):.1f}%"),
+        ("scaling efficiency", _efficiency_text(s.efficiency, s.one_gpu_step_s)),
+        ("compute share of step", f"{100 * float(s.compute_share):.1f}%"),
         ("overlap contention", f"c = {s.comm_contention:g}"),
         (
             "memory per GPU",

@@ -110,7 +110,8 @@ class StrategyStep:
     # the expected-error band (compute, scaling beyond one node, collectives: .band)
     step_time_band_s: tuple[float, float]
     bound: str
-    efficiency: float  # compute / step
+    # scaling efficiency: one_gpu_step_s / step_time_s (scaling_efficiency), 1 on one GPU
+    efficiency: float
     tokens_per_step: float
     tokens_per_s: float
     comm_by_kind_s: dict[str, float]
@@ -130,6 +131,14 @@ class StrategyStep:
     # (NaN: no band asked, or a collective's band unknown); step_time_band_s folds it in
     collective_band_s: tuple[float, float] = (math.nan, math.nan)
     host_overhead_s: float = 0.0  # DDP's host time: hooks, bucket copies (fitted; not comm) [s]
+    # the same setup's step on one GPU, the efficiency's reference (one_gpu_step_s) [s]
+    one_gpu_step_s: float = math.nan
+
+    @property
+    def compute_share(self) -> float:
+        """The compute's share of the step, ``compute_s / step_time_s`` (:func:`compute_share`);
+        not the scaling efficiency."""
+        return compute_share(self.compute_s, self.step_time_s)
 
     @property
     def fits(self) -> bool:
@@ -159,6 +168,8 @@ class StrategyStep:
             "step_time_hi_s": hi,
             "bound": self.bound,
             "efficiency": self.efficiency,
+            "one_gpu_step_s": self.one_gpu_step_s,
+            "compute_share": self.compute_share,
             "tokens_per_step": self.tokens_per_step,
             "tokens_per_s": self.tokens_per_s,
             "comm_by_kind_s": dict(self.comm_by_kind_s),
@@ -223,6 +234,87 @@ def verdict(compute_s: float, comm_s: float, exposed_s: float, step_s: float) ->
     if comm_s > compute_s or (step_s > 0 and exposed_s > EXPOSED_SIGNIFICANT * step_s):
         return "comms"
     return "compute"
+
+
+def one_gpu_step_s(compute_s: float, optimizer_s: float, host_overhead_s: float = 0.0) -> float:
+    r"""The same setup's step on one GPU [s]: the reference of :func:`scaling_efficiency`.
+
+    ``T_1 = compute + optimizer_1 + host``: the same per-GPU micro-batches and accumulation
+    (weak scaling), their forward, backward and recomputation ``compute_s`` as the step on
+    ``N`` GPUs computes them, the optimizer step over *all* the parameters
+    (``optimizer_s``: on one GPU nothing is sharded) and the framework's host time per step
+    (``host_overhead_s``: DDP's hooks and bucket copies run on one GPU too; PyTorch's DDP
+    benchmark the overhead is fitted on measures them from one GPU up). No collective and no
+    waiting for other ranks: one GPU has no data-parallel communication.
+
+    A throughput reference, not a claim that the setup fits one GPU: a model whose memory
+    needs the sharding of ``N`` GPUs (7B under mixed-precision Adam is 112 GB of state) cannot
+    run on one, yet its one-GPU step is still the yardstick of the lesson's definition.
+
+    >>> one_gpu_step_s(0.4, 0.05)
+    0.45
+    """
+    return float(compute_s) + float(optimizer_s) + float(host_overhead_s)
+
+
+def scaling_efficiency(one_gpu_s: float, step_s: float) -> float:
+    r"""Scaling efficiency: throughput on ``N`` GPUs over ``N`` times the throughput on one.
+
+    .. math:: E = \frac{X_N}{N X_1} = \frac{N b / T_N}{N \cdot b / T_1} = \frac{T_1}{T_N}
+
+    with ``b`` the tokens one GPU processes per step (the same per-GPU micro-batch and
+    accumulation on one GPU and on ``N``: weak scaling), ``T_1`` the step of that setup on one
+    GPU (:func:`one_gpu_step_s`) and ``T_N`` the step on ``N`` [s]. One GPU gives exactly 1;
+    perfect data parallelism is 1. It can exceed 1 when a sharded strategy (ZeRO, FSDP) shares
+    out per-GPU work that one GPU does whole (the optimizer step over its shard) and that
+    saves more than its communication and synchronisation cost (superlinear scaling).
+
+    Reference: the seed lesson on data parallelism, "Scaling efficiency and the comms-bound
+    regime": scaling efficiency = (throughput on N GPUs) / (N x throughput on 1 GPU).
+
+    Not the compute's share of the step (:func:`compute_share`): a step on one GPU spends
+    part of its time in the optimizer step, so its compute share is below 1 while its
+    scaling efficiency is 1.
+
+    >>> scaling_efficiency(0.4, 0.55)  # the lesson's practice problem 1, perfect overlap
+    0.7272727272727273
+    >>> scaling_efficiency(0.45, 0.45)
+    1.0
+    """
+    t1, tn = float(one_gpu_s), float(step_s)
+    return t1 / tn if tn > 0 else 1.0
+
+
+def compute_share(compute_s: float, step_s: float) -> float:
+    r"""The compute's share of the step: ``compute / step`` [-] (0, 1].
+
+    The fraction of the step the GPU spends in forward, backward and recomputation (not in the
+    optimizer step, exposed communication, DDP's host time or waiting for other ranks). The
+    realised MFU is the compute's MFU times this share. It is not the scaling efficiency
+    (:func:`scaling_efficiency`): on one GPU it is below 1 by the optimizer step.
+
+    >>> compute_share(0.4, 0.5)
+    0.8
+    """
+    c, t = float(compute_s), float(step_s)
+    return c / t if t > 0 else 1.0
+
+
+def efficiency_text(efficiency: float, one_gpu_s: float) -> str:
+    """The scaling efficiency in words, as the CLI and the step page show it: the percentage
+    and its one-GPU reference step, and why a figure above 100 % is (:func:`scaling_efficiency`).
+
+    >>> efficiency_text(0.9, 0.45)
+    '90.0% (vs one GPU, same micro-batches: 450 ms per step)'
+    """
+    from ..units import format_duration
+
+    text = f"{100 * float(efficiency):.1f}%"
+    if math.isfinite(float(one_gpu_s)):
+        text += f" (vs one GPU, same micro-batches: {format_duration(one_gpu_s)} per step)"
+    if float(efficiency) > 1.0 + 1e-9:
+        text += "; above 100%: the optimizer step sharded over the ranks saves more than the sharding costs"
+    return text
 
 
 def _micro_tasks(inp: StepInputs, synced: bool, final: bool, mb: int) -> Sequence[Task]:
@@ -865,6 +957,14 @@ def _prepare_at(
         )
         tokens_step = su.tokens * ranks * acc
         ct = su.ct
+        # the same micro-batches on one GPU: the optimizer over every parameter, DDP's host time,
+        # no collective, no waiting for other ranks (one_gpu_step_s); a step of one rank is that
+        # step itself (taken as it is, so that its efficiency is 1 without a rounding residue)
+        t1 = (
+            step_s
+            if ranks == 1
+            else one_gpu_step_s(compute_s, _optimizer_s(p, layout, r, c.gpu, shards=1), host_s)
+        )
         return StrategyStep(
             layout=layout,
             ranks=ranks,
@@ -877,7 +977,7 @@ def _prepare_at(
                 step_s, (lo, hi), ct.source, ct.band, ranks > int(c.gpus_per_node)
             ),
             bound=verdict(compute_s, comm_s, exposed, step_s),
-            efficiency=compute_s / step_s if step_s > 0 else 1.0,
+            efficiency=scaling_efficiency(t1, step_s),
             tokens_per_step=tokens_step,
             tokens_per_s=tokens_step / step_s,
             comm_by_kind_s=by_kind,
@@ -897,6 +997,7 @@ def _prepare_at(
             sync_s=sync_s,
             collective_band_s=(lo, hi),
             host_overhead_s=host_s,
+            one_gpu_step_s=t1,
         )
 
     return _Prepared(
@@ -1276,8 +1377,12 @@ def step_tail_s(params: float, layout: Layout, recipe: Any, gpu: Any, compute_s:
     return optimizer_time_s(params, layout, recipe, gpu) + sync
 
 
-def _optimizer_s(p: float, layout: Layout, recipe: Any, gpu: Any) -> float:
-    shards = layout.shard_group if layout.zero_stage >= 1 else 1  # ddp: every rank, all of it
+def _optimizer_s(
+    p: float, layout: Layout, recipe: Any, gpu: Any, shards: int | None = None
+) -> float:
+    """The optimizer step of a rank of ``layout`` [s]; ``shards=1``: of one GPU, unsharded."""
+    if shards is None:  # ddp: every rank, all of it
+        shards = layout.shard_group if layout.zero_stage >= 1 else 1
     return _optimizer_step_s(
         p / shards,
         recipe.weight_bytes,

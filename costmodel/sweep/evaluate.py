@@ -598,6 +598,8 @@ STEP_COLUMNS = (
     "step_time_hi_s",
     "bound",
     "efficiency",
+    "one_gpu_step_s",
+    "compute_share",
     "tokens_per_step",
     "tokens_per_s",
     "memory_GB",
@@ -608,6 +610,9 @@ STEP_COLUMNS = (
     "notes",
 )
 """The output columns of a step row after its inputs (units in the names; GB = 1e9 B).
+``efficiency`` is the scaling efficiency, ``one_gpu_step_s / step_time_s``
+(:func:`costmodel.strategy.step.scaling_efficiency`: 1 on one GPU); ``compute_share`` is
+``compute_s / step_time_s``, the compute's share of the step.
 ``strategy`` is the layout's name (``hsdp g=8``); ``fits`` says whether the memory per GPU fits
 the card (a step that does not fit is in the table, marked so); ``band_note`` why
 ``step_time_lo_s``/``step_time_hi_s`` are NaN (:func:`costmodel.strategy.band.band_note`, the

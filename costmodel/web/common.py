@@ -784,7 +784,8 @@ def accuracy_caption(band: Any, *, where: str = "") -> None:
             f"80% of measured nccl-tests rows on clusters the model was not fitted on fell "
             f"within it ({format_counted(band.n_runs, 'run')}, {format_counted(band.n_groups, 'source')}; "
             "see the fidelity table on "
-            "Validate)."
+            "Validate)." + (f" The band is one-sided: {band.one_sided}." if band.one_sided else "")
+            # a model that misses one way: its band runs from its prediction to the runs'
         )
     else:
         head = f"Expected error unknown{where} ({band.regime})."

@@ -560,7 +560,10 @@ def render() -> None:
     m[1].metric(
         "Scaling efficiency",
         f"{100 * result.efficiency:.1f} %",
-        help="compute / step at the overlap contention c chosen above",
+        help="throughput on these GPUs / (GPUs x throughput on one GPU) = the step of the same "
+        f"micro-batches on one GPU ({format_duration(result.one_gpu_step_s)}: no communication, "
+        "the optimizer step unsharded) / this step, at the overlap contention c chosen above. "
+        f"Compute share of the step: {100 * result.compute_share:.1f} %",
     )
     m[2].metric("GPUs", f"{result.ranks} ({result.nodes} x {result.gpus_per_node})")
     m[3].metric("Throughput [tokens/s]", format_count(result.tokens_per_s))
@@ -592,10 +595,18 @@ def render() -> None:
         f" to {format_duration(result.step_time_hi_s)}."
     )
     st.caption(
-        f"{result.strategy}: efficiency at overlap contention c = {c:g}"
+        f"{result.strategy}: scaling efficiency at overlap contention c = {c:g}"
         + (" (the default of every surface)" if c == DEFAULT_COMM_CONTENTION else "")
-        + f": {100 * result.efficiency:.1f} %."
+        + f": {100 * result.efficiency:.1f} % (vs one GPU with the same micro-batches, "
+        f"{format_duration(result.one_gpu_step_s)} per step"
+        + (
+            "; above 100 %: the optimizer step sharded over the ranks saves more than the "
+            "sharding costs)."
+            if result.efficiency > 1 + 1e-9
+            else ")."
+        )
         + (f" With perfect overlap (c = 0): {100 * ideal.efficiency:.1f} %." if c > 0 else "")
+        + f" Compute share of the step: {100 * result.compute_share:.1f} %."
         + band
     )
     for note in result.notes:
@@ -663,7 +674,7 @@ def render() -> None:
                 "step_time_s": "step [s]",
                 "comm_s": "communication [s]",
                 "exposed_comm_s": "exposed [s]",
-                "efficiency": "efficiency [0-1]",
+                "efficiency": "scaling efficiency [-]",
                 "tokens_per_s": "tokens/s",
                 "memory_bytes": "memory per GPU [B]",  # as the strategy table says it
             }
@@ -671,7 +682,7 @@ def render() -> None:
         "scaling.csv",
         key="scaling",
         on_demand=True,
-        caption="Step time and efficiency vs node count",
+        caption="Step time and scaling efficiency (vs one GPU) vs node count",
     )
     # every interval of the step (hundreds of rows, the page's largest message): sent once the
     # expander is opened
