@@ -144,9 +144,11 @@ def test_q3_batch_and_accumulation_in_tokens(tab, app_url):
         f"{app_url}/batch?batch_unit=tokens&seq_len=4096&batch_local_batch=1&batch_ranks=512"
         f"&batch_global_tokens={4 * 2**20}&base_lr_tokens=0.0003&base_tokens={2**20}"
     )
-    accumulation = metric(page, "Accumulation steps A [-] (solved)")
+    accumulation = metric(page, "Accumulation steps A [-] = global / (local x N)")
     expect(accumulation).to_have_text(f"{got['accumulation']:,}")
-    expect(metric(page, "Global batch [samples]")).to_have_text(f"{got['global_batch']:,}")
+    expect(metric(page, "Global batch [samples] = tokens / sequence length")).to_have_text(
+        f"{got['global_batch']:,}"
+    )
     tokens = f"{format_count(got['tokens_per_step'])} tokens"
     expect(metric(page, "Global batch [tokens per step]")).to_have_text(tokens)
     lr = got["learning_rate"]
