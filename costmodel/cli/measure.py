@@ -72,6 +72,13 @@ def nccl_tests_run(
     gpus: Annotated[int, typer.Option(min=1, help="GPUs per node.")] = 1,
     nodes: Annotated[int, typer.Option(min=1, help="Nodes (with srun or mpirun).")] = 1,
     launcher: Annotated[str, typer.Option(help="local (-g GPUS), srun or mpirun.")] = "local",
+    mpi: Annotated[
+        str | None,
+        typer.Option(
+            help="The MPI behind --launcher mpirun: openmpi (default: --map-by ppr:G:node, "
+            "-x VAR) or mpich (Hydra, also Intel MPI and MVAPICH: -ppn G, -genv VAR VALUE).",
+        ),
+    ] = None,
     build_dir: Annotated[
         Path | None, typer.Option(help="nccl-tests build folder (or $NCCL_TESTS_BUILD, or $PATH).")
     ] = None,
@@ -128,6 +135,11 @@ def nccl_tests_run(
             f"--launcher: unknown {launcher!r}; allowed: {', '.join(runner.LAUNCHERS)}"
         )
     launcher_kind = cast("runner.Launcher", launcher)  # checked against LAUNCHERS above
+    if mpi is not None and mpi not in runner.MPI_FLAVORS:
+        raise ValueError(f"--mpi: unknown {mpi!r}; allowed: {', '.join(runner.MPI_FLAVORS)}")
+    if mpi is not None and launcher != "mpirun":
+        raise ValueError(f"--mpi: applies to --launcher mpirun only, not {launcher}")
+    mpi_flavor = cast("runner.MpiFlavor", mpi or "openmpi")  # checked against MPI_FLAVORS
     algo_list, proto_list = _csv_list(algos, "--algos"), _csv_list(protos, "--protos")
     op_list = _csv_list(ops, "--ops") or []
     try:  # every argument checked before anything runs, under the CLI's option names
@@ -138,6 +150,7 @@ def nccl_tests_run(
             gpus=gpus,
             nodes=nodes,
             launcher=launcher_kind,
+            mpi=mpi_flavor,
             build_dir=build_dir,
             min_bytes=min_bytes,
             max_bytes=max_bytes,
@@ -173,6 +186,7 @@ def nccl_tests_run(
         gpus=gpus,
         nodes=nodes,
         launcher=launcher_kind,
+        mpi=mpi_flavor,
         build_dir=build_dir,
         min_bytes=min_bytes,
         max_bytes=max_bytes,
@@ -190,10 +204,13 @@ def nccl_tests_run(
                 "rows": summary.rows,
                 "interrupted": summary.interrupted,
                 "results": str(summary.results_path),
+                "warnings": summary.notes,
             }
         )
     else:
         typer.echo(summary.message())
+        for note in summary.notes:
+            typer.echo(f"costmodel: warning: {note}", err=True)
     if summary.failed or summary.interrupted:
         raise typer.Exit(1)
 
@@ -298,9 +315,47 @@ def validate_torch(
         "costmodel.validation.torch_bench",
         *bench_args,
     ]
+    from ..validation.runner import cut_line, cut_line_note, drop_partial_line
+    from ..validation.torch_bench import job_summary
+
+    # as the job does first (said here, not silently): the rows after `start` are its own
+    cut = cut_line(output)
+    drop_partial_line(output)
+    start = output.stat().st_size if output.exists() else 0
     code = subprocess.call(cmd)
+    notes = [cut_line_note(output, cut)] if cut is not None else []
     if code != 0:
+        for note in notes:
+            typer.echo(f"costmodel: warning: {note}", err=True)
         raise typer.Exit(code)
+    written = _rows_after(output, start)
+    if not written:  # exit 0 and nothing measured (every op unsupported by the backend?)
+        notes.append(f"{job_summary(written, str(output))} (see the job's messages above)")
+    else:
+        typer.echo(job_summary(written, str(output)))
+    for note in notes:
+        typer.echo(f"costmodel: warning: {note}", err=True)
+
+
+def _rows_after(path: Path, offset: int) -> list[dict[str, Any]]:
+    """The JSON rows of a results file from byte ``offset`` on (what one job appended); a line
+    that does not read is left out (load_results says it when the file is read)."""
+    import json
+
+    if not path.is_file():
+        return []
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        text = handle.read().decode("utf-8", errors="replace")
+    rows = []
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
 
 
 def _check_torch_bench_args(argv: list[str]) -> None:
@@ -337,13 +392,26 @@ def _need_file(path: Path) -> None:
         raise ValueError(f"results: {str(path)!r} does not exist")
 
 
-def _read_measurements(path: Path, nodes: int | None = None) -> Any:
-    """Measured rows from a results file (.jsonl: runner or torch job) or an nccl-tests log."""
+def _read_measurements(
+    path: Path, nodes: int | None = None, notices: list[str] | None = None
+) -> Any:
+    """Measured rows from a results file (.jsonl: runner or torch job) or an nccl-tests log.
+
+    A results file's last row cut off (a job killed while writing it) is skipped, and the
+    reader's line naming the file and the line goes to ``notices`` (said with the command's
+    other warnings, once it has an answer; not as a Python warning before it)."""
+    import warnings
+
     from ..validation import nccl_tests, runner
 
     _need_file(path)
     if path.suffix.lower() == ".jsonl":
-        df = runner.load_results(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            df = runner.load_results(path)
+        cut = df.attrs.get("cut_row")
+        if cut and notices is not None:
+            notices.append(cut["message"])
     else:
         try:
             df = nccl_tests.read_nccl_tests(path)
@@ -535,7 +603,7 @@ def validate_compare(
     findings: list[str] = []  # the parser's findings, the list the Validate page shows
     log_runs: str | None = None  # what a log of several runs compares (logread.runs_compared)
     if results.suffix.lower() == ".jsonl":
-        measured = _placed(_read_measurements(results, nodes), placement, results)
+        measured = _placed(_read_measurements(results, nodes, notices), placement, results)
         if cluster is None and calibration is None:  # as a log's: the preset its GPU points to
             cluster = cmp.detect_cluster(measured, results.name)
             if cluster is not None:
@@ -884,7 +952,8 @@ def calibrate(
 
         if op is not None:
             raise ValueError("--op: a results file names the op of every row; give it for a log")
-        measured = _read_measurements(results, nodes)
+        measured = _read_measurements(results, nodes, notices)
+        said += [f"costmodel: warning: {n}" for n in notices]
         unfinished = incomplete_note(measured)
         if unfinished:
             notices.append(unfinished)

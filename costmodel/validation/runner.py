@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -44,9 +45,13 @@ __all__ = [
     "RunSpec",
     "SweepSummary",
     "append_results",
+    "attempt_stamp",
+    "cut_line",
+    "cut_line_note",
     "drop_partial_line",
     "find_binary",
     "load_results",
+    "mpirun_argv",
     "plan_sweep",
     "run_nccl_tests",
     "run_sweep",
@@ -54,6 +59,10 @@ __all__ = [
 
 Launcher = Literal["local", "srun", "mpirun"]
 LAUNCHERS: tuple[str, ...] = ("local", "srun", "mpirun")
+MpiFlavor = Literal["openmpi", "mpich"]
+#: How ``mpirun`` is spoken (:func:`mpirun_argv`): Open MPI's, or Hydra's (MPICH, Intel MPI,
+#: MVAPICH and the MPIs built on them).
+MPI_FLAVORS: tuple[str, ...] = ("openmpi", "mpich")
 
 # our op name -> nccl-tests binary stem
 BINARIES: dict[str, str] = {
@@ -116,6 +125,8 @@ class SweepSummary:
     failed: dict[str, str] = field(default_factory=dict)  # key -> reason
     rows: int = 0
     interrupted: bool = False
+    #: one-line warnings (a row of an earlier killed run cut off, removed: :func:`cut_line_note`)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def results_path(self) -> Path:
@@ -237,12 +248,16 @@ def plan_sweep(
     extra_args: Sequence[str] = (),
     launcher_args: Sequence[str] = (),
     check_binaries: bool = False,
+    mpi: MpiFlavor = "openmpi",
 ) -> list[RunSpec]:
     """Command lines for a sweep: every op x NCCL_ALGO x NCCL_PROTO (None = NCCL's choice).
 
     ``gpus`` is GPUs per node. ``local``: one process, ``-g gpus`` (nodes must be 1).
     ``srun``: ``srun -N nodes --ntasks-per-node gpus <bin> -g 1``. ``mpirun``:
-    ``mpirun -np nodes*gpus --map-by ppr:gpus:node -x NCCL_ALGO ... <bin> -g 1``.
+    ``mpirun -np nodes*gpus --map-by ppr:gpus:node -x NCCL_ALGO ... <bin> -g 1`` (Open MPI,
+    ``mpi="openmpi"``, the default) or ``mpirun -np nodes*gpus -ppn gpus -genv NCCL_ALGO Ring
+    ... <bin> -g 1`` (``mpi="mpich"``: Hydra, MPICH's and Intel MPI's launcher; see
+    :func:`mpirun_argv`).
     Sizes are read in costmodel's units (``8``, ``1MiB``, ``8GiB`` = 8 x 2**30, ``8GB`` = 8e9)
     and handed to nccl-tests as whole bytes: nccl-tests reads ``-b``/``-e`` itself as a whole
     number with an optional binary K/M/G, so ``1.5GB`` or ``1e9`` would be 1 B to it and
@@ -250,6 +265,8 @@ def plan_sweep(
     """
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher={launcher!r} is not known; use one of {list(LAUNCHERS)}")
+    if mpi not in MPI_FLAVORS:
+        raise ValueError(f"mpi: {mpi!r} is not known; allowed: {', '.join(MPI_FLAVORS)}")
     from .._limits import LIMITS
 
     # every argument is checked before anything is launched, with the CLI's limits
@@ -339,19 +356,7 @@ def plan_sweep(
                         "1",
                     ]
                 else:
-                    exports = [x for name in env for x in ("-x", name)]
-                    argv = [
-                        "mpirun",
-                        "-np",
-                        str(nodes * gpus),
-                        "--map-by",
-                        f"ppr:{gpus}:node",
-                        *exports,
-                        *launcher_args,
-                        *test,
-                        "-g",
-                        "1",
-                    ]
+                    argv = mpirun_argv(mpi, nodes, gpus, env, [*launcher_args, *test, "-g", "1"])
                 key = "-".join(
                     [op] + [f"{k.removeprefix('NCCL_').lower()}_{v}" for k, v in env.items()]
                 )
@@ -365,7 +370,65 @@ def plan_sweep(
     return specs
 
 
+def mpirun_argv(
+    mpi: MpiFlavor, nodes: int, gpus: int, env: dict[str, str], rest: Sequence[str]
+) -> list[str]:
+    """An ``mpirun`` line starting ``nodes x gpus`` ranks, ``gpus`` per node, each rank with
+    ``env`` (NCCL_ALGO, NCCL_PROTO), then ``rest`` (launcher arguments, the binary and its own).
+
+    Open MPI (``"openmpi"``) places ranks with ``--map-by ppr:G:node`` and passes a variable of
+    the launching environment to every rank with ``-x NAME`` (the runner sets it there). Hydra
+    (``"mpich"``: the ``mpirun``/``mpiexec`` of MPICH, Intel MPI, MVAPICH) knows neither: it
+    places ranks with ``-ppn G`` and sets a variable on every rank with ``-genv NAME VALUE``;
+    Open MPI's flags make it stop with an unknown-option error before any rank starts.
+    ``costmodel.validation.nccl_tests``' launch-line reader reads both spellings back.
+
+    >>> " ".join(mpirun_argv("openmpi", 2, 8, {"NCCL_ALGO": "Ring"}, ["all_reduce_perf"]))
+    'mpirun -np 16 --map-by ppr:8:node -x NCCL_ALGO all_reduce_perf'
+    >>> " ".join(mpirun_argv("mpich", 2, 8, {"NCCL_ALGO": "Ring"}, ["all_reduce_perf"]))
+    'mpirun -np 16 -ppn 8 -genv NCCL_ALGO Ring all_reduce_perf'
+    """
+    if mpi == "openmpi":
+        place = ["--map-by", f"ppr:{gpus}:node"]
+        exports = [x for name in env for x in ("-x", name)]
+    elif mpi == "mpich":
+        place = ["-ppn", str(gpus)]
+        exports = [x for name, value in env.items() for x in ("-genv", name, value)]
+    else:
+        raise ValueError(f"mpi: {mpi!r} is not known; allowed: {', '.join(MPI_FLAVORS)}")
+    return ["mpirun", "-np", str(nodes * gpus), *place, *exports, *rest]
+
+
 # ------------------------------------------------------------------------------ results file
+_ATTEMPT_LOCK = threading.Lock()
+_last_attempt_ns = 0
+
+
+def attempt_stamp() -> str:
+    """A run attempt's name, ``<YYYYmmddTHHMMSS>.<ns>-<pid>`` (local time, nanoseconds, the
+    writer's process id): unique and in start order, so :func:`load_results` keeps the latest.
+
+    Both writers use it: the nccl-tests runner (one per run) and the torch job (one per job).
+    Within a process each stamp is at least 1 ns after the one before, so two attempts never
+    share a name even where the clock is coarser than the loop (two calls within one tick, or a
+    clock stepped back); two processes differ by their pid. The torch job's stamp was
+    ``YYYYmmddTHHMMSS``: two jobs of one configuration within a second shared it, and
+    load_results kept both as one attempt, counting every row twice. Such older names still
+    read and sort: a shorter stamp of the same second sorts first.
+
+    >>> stamps = [attempt_stamp() for _ in range(1000)]
+    >>> len(set(stamps)) == 1000 and stamps == sorted(stamps)
+    True
+    """
+    global _last_attempt_ns
+    with _ATTEMPT_LOCK:
+        now = time.time_ns()
+        now = max(now, _last_attempt_ns + 1)
+        _last_attempt_ns = now
+    seconds, nanos = divmod(now, 10**9)
+    return time.strftime("%Y%m%dT%H%M%S", time.localtime(seconds)) + f".{nanos:09d}-{os.getpid()}"
+
+
 def append_results(path: str | Path, df: pd.DataFrame, **constant: Any) -> int:
     """Append the rows of ``df`` (plus ``constant`` columns) to a JSON-lines results file."""
     path = Path(path)
@@ -404,6 +467,28 @@ def drop_partial_line(path: str | Path) -> int:
         keep = data.rfind(b"\n") + 1  # 0 when the fragment is the only line
         handle.truncate(keep)
         return size - keep
+
+
+def cut_line(path: str | Path) -> int | None:
+    """The line number of an unterminated last line of a JSON-lines file (a writer killed
+    mid-row), or None (the file ends with a newline, is empty or does not exist). The writers
+    say it (:func:`cut_line_note`) before :func:`drop_partial_line` removes the fragment, so a
+    row lost to a kill is never dropped without a word."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return None
+    return data.count(b"\n") + 1
+
+
+def cut_line_note(path: str | Path, line: int) -> str:
+    """One line saying a writer removed the cut-off ``line`` of ``path`` before appending."""
+    return (
+        f"{path}: line {line} was cut off (a job killed while writing it?): removed before "
+        "appending; the rows before it are kept"
+    )
 
 
 def describe_runs(df: pd.DataFrame) -> list[str]:
@@ -465,15 +550,22 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
 
     Rows of an attempt marked ``complete = False`` are dropped when a complete attempt of the
     same ``run_key`` exists, and when none completed only the latest attempt's rows are kept (so
-    retries are never counted twice), unless ``keep_incomplete``. A truncated last line (a job killed
-    while writing) is skipped. Raises ValueError naming the file when nothing can be read.
+    retries are never counted twice), unless ``keep_incomplete``. A last line cut off (a job
+    killed while writing it) is skipped, the complete rows before it kept, and said: a
+    :class:`UserWarning` naming the file and the line, also in ``df.attrs["cut_row"]``
+    (``{"line", "message"}``, as the nccl-tests parser says a row the end of a log cut off),
+    which ``validate compare`` and ``calibrate`` print as a ``warning:`` line. Raises
+    ValueError naming the file when nothing can be read.
     """
+    import warnings
+
     import pandas as pd
 
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"results file {str(path)!r} does not exist")
     records = []
+    cut: int | None = None
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -483,8 +575,20 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
             except json.JSONDecodeError:
                 if handle.read(1):  # not the last line: the file is damaged, say where
                     raise ValueError(f"{path}: line {number} is not JSON") from None
+                cut = number
+    message = (
+        None
+        if cut is None
+        else f"{path}: line {cut} is cut off (a job killed while writing it?): skipped, "
+        f"{units.format_counted(len(records), 'complete row')} before it kept"
+    )
     if not records:
-        raise ValueError(f"results file {str(path)!r} holds no rows")
+        raise ValueError(
+            f"results file {str(path)!r} holds no rows"
+            + (f" (line {cut}, its only row, is cut off)" if cut is not None else "")
+        )
+    if message is not None:
+        warnings.warn(message, UserWarning, stacklevel=2)
     df = pd.DataFrame.from_records(records)
     if not keep_incomplete and {"run_key", "complete", "attempt"} <= set(df.columns):
         # one attempt per run: the latest complete one, else the latest. A runner killed between
@@ -500,6 +604,8 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         latest = attempt.groupby(ids).transform("max")
         chosen = best_complete.where(best_complete.notna(), latest)
         df = df[attempt == chosen].reset_index(drop=True)
+    if message is not None:
+        df.attrs["cut_row"] = {"line": cut, "message": message}
     return df
 
 
@@ -711,6 +817,10 @@ def run_sweep(
     done = _runs_done(runs_path)
     todo = [s for s in specs if (s.key, s.config) not in done]
     summary.skipped = [s.key for s in specs if (s.key, s.config) in done]
+    cut = cut_line(results_path) if todo else None
+    if cut is not None:  # removed before this sweep appends: said, not silently
+        drop_partial_line(results_path)
+        summary.notes.append(cut_line_note(results_path, cut))
     show = sys.stderr.isatty() if progress is None else progress
     bar = None
     if show:
@@ -747,12 +857,7 @@ def _run_all(
     for spec in todo:
         if bar is not None:
             bar.update(task, description=f"running {spec.key}")
-        # sortable and unique within one process: <YYYYmmddTHHMMSS>.<ns>-<pid>
-        now = time.time_ns()
-        attempt = (
-            time.strftime("%Y%m%dT%H%M%S", time.localtime(now / 1e9))
-            + f".{now % 10**9:09d}-{os.getpid()}"
-        )
+        attempt = attempt_stamp()
         log_path = out / "logs" / f"{spec.key}.{attempt}.log"
         started = time.time()
         try:

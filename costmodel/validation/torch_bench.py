@@ -5,6 +5,7 @@ Launch one process per rank with ``torchrun``, ``srun`` or ``mpirun``::
     torchrun --standalone --nproc_per_node 2 -m costmodel.validation.torch_bench -o results.jsonl
     srun -N 2 --ntasks-per-node 8 python -m costmodel.validation.torch_bench --backend nccl ...
     mpirun -np 16 --map-by ppr:8:node -x MASTER_ADDR=node01 python -m costmodel.validation.torch_bench ...
+    mpirun -np 16 -ppn 8 -genv MASTER_ADDR node01 python -m costmodel.validation.torch_bench ...  # MPICH, Intel MPI
 
 Under srun the ranks per node come from the step (``SLURM_STEP_TASKS_PER_NODE``) and
 ``MASTER_ADDR`` defaults to the step's first node; under mpirun (OpenMPI's or MPICH's variables,
@@ -135,8 +136,8 @@ def _launcher_env() -> str | None:
         return None
     return (
         "MASTER_ADDR is not set and the ranks span several nodes: export MASTER_ADDR=<host "
-        "of rank 0> (mpirun: -x MASTER_ADDR; Slurm: $(scontrol show hostnames "
-        "$SLURM_JOB_NODELIST | head -n1))"
+        "of rank 0> (Open MPI's mpirun: -x MASTER_ADDR; MPICH/Intel MPI: -genv MASTER_ADDR "
+        "<host>; Slurm: $(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1))"
     )
 
 
@@ -198,6 +199,55 @@ def job_config(args: argparse.Namespace, backend: str, world: int, local_world: 
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def job_summary(records: list[dict[str, Any]], output: str) -> str:
+    """What a finished job wrote, in one line: ranks, backend, nodes, the collective rows (ops,
+    sizes) and DDP steps, rows appended and where, the run key ``validate compare`` lists.
+    ``records``: the rows the job appended (rank 0's JSON lines). ``costmodel validate torch``
+    prints it, as ``validate nccl-tests run`` prints its sweep's summary; it printed nothing.
+
+    >>> rows = [{"kind": "collective", "op": "all_reduce", "size_bytes": s, "ranks": 2,
+    ...          "nodes": 1, "backend": "gloo", "run_key": "torch@30228247"} for s in (4096, 8192)]
+    >>> job_summary(rows, "t.jsonl")
+    'torch job, 2 ranks on 1 node, gloo: all_reduce at 4096..8192 B (2 rows); 2 rows -> t.jsonl (run torch@30228247)'
+    """
+    from costmodel.units import format_counted
+
+    if not records:
+        return f"torch job: no rows written to {output}"
+
+    def values(key: str) -> list[str]:
+        return sorted({str(r[key]) for r in records if r.get(key) is not None}, key=_natural)
+
+    collective = [r for r in records if r.get("kind", "collective") == "collective"]
+    ddp = [r for r in records if r.get("kind") == "ddp_step"]
+    ranks, nodes = values("ranks"), values("nodes")
+    on = (
+        format_counted(int(nodes[0]), "node")
+        if len(nodes) == 1 and nodes[0].isdigit()
+        else f"{'/'.join(nodes) or '?'} nodes"
+    )
+    shape = f"{'/'.join(ranks) or '?'} ranks on {on}"
+    parts = []
+    if collective:
+        sizes = [int(r["size_bytes"]) for r in collective if r.get("size_bytes") is not None]
+        ops = ", ".join(dict.fromkeys(str(r.get("op")) for r in collective))
+        span = f" at {min(sizes)}..{max(sizes)} B" if sizes else ""
+        parts.append(f"{ops}{span} ({format_counted(len(collective), 'row')})")
+    if ddp:
+        parts.append(format_counted(len(ddp), "DDP step"))
+    runs = values("run_key")
+    return (
+        f"torch job, {shape}, {'/'.join(values('backend')) or '?'}: {'; '.join(parts)}; "
+        f"{format_counted(len(records), 'row')} -> {output}"
+        + (f" (run {', '.join(runs)})" if runs else "")
+    )
+
+
+def _natural(text: str) -> tuple[int, str]:
+    """Sort key: numbers by value ("8" before "16"), words after them."""
+    return (int(text), "") if text.isdigit() else (10**18, text)
+
+
 def backend_problem(backend: str, ranks_here: int) -> str | None:
     """Why ``backend`` cannot run ``ranks_here`` ranks on this machine, or None.
 
@@ -245,12 +295,13 @@ class _Bench:
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
         self.local_world = int(os.environ.get("LOCAL_WORLD_SIZE", self.world))
         self.nodes = max(1, self.world // max(1, self.local_world))
-        self.attempt = time.strftime("%Y%m%dT%H%M%S")
+        from costmodel.validation.runner import attempt_stamp, drop_partial_line
+
+        # unique per job (sub-second, pid): two jobs within a second were one attempt
+        self.attempt = attempt_stamp()
         self.config = job_config(args, self.backend, self.world, self.local_world)
         self.out = None
         if self.rank == 0:
-            from costmodel.validation.runner import drop_partial_line
-
             drop_partial_line(args.output)  # a row cut by an earlier killed job
             self.out = open(args.output, "a", encoding="utf-8")  # noqa: SIM115
 

@@ -1,0 +1,270 @@
+"""Third QA pass of the validation harness: a results file cut mid-row, what `validate torch`
+says when it succeeds, attempt names that collide, mpirun for MPICH/Intel MPI, a bare
+calibration of the bundled CollNet run, and the fidelity report's band table against the bands
+predictions carry. Each test names the defect it guards against; tests/test_validate_qa.py and
+tests/test_validate_qa2.py hold the earlier passes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tomllib
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from costmodel.reference import reference_path
+from tests._cli import one_line_error, run
+from tests._paths import ROOT
+
+#: the attempt names both writers use now: <YYYYmmddTHHMMSS>.<nanoseconds>-<pid>
+ATTEMPT = re.compile(r"^\d{8}T\d{6}\.\d{9}-\d+$")
+
+
+def _gloo_rows() -> pd.DataFrame:
+    """Rows shaped as the torch job writes them on CPUs (gloo, 2 ranks, one node). Synthetic
+    test input, not a measurement: times from a fixed alpha-beta line (150 us + M / 1.5 GB/s)."""
+    size = 4096.0 * 2.0 ** np.arange(13)  # 4 KiB .. 16 MiB
+    return pd.DataFrame(
+        {
+            "source": "torch",
+            "backend": "gloo",
+            "device": "cpu",
+            "kind": "collective",
+            "op": "all_reduce",
+            "size_bytes": size,
+            "time_s": 150e-6 + size / 1.5e9,
+            "ranks": 2,
+            "nodes": 1,
+            "gpus_per_node": 2,
+            "placement": "out_of_place",
+            "attempt": "20261202T000000",
+            "complete": True,
+            "run_key": "torch@00000000",
+            "config": "0" * 16,
+        }
+    )
+
+
+def _cut_file(folder: Path) -> Path:
+    """13 complete rows, then the first 40 bytes of a 14th (a job killed while writing it)."""
+    from costmodel.validation.runner import append_results
+
+    path = folder / "results.jsonl"
+    rows = _gloo_rows()
+    append_results(path, rows)
+    fragment = rows.iloc[:1].to_json(orient="records", lines=True)[:40]
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(fragment)
+    return path
+
+
+# --- 1. a results file cut mid-line ---------------------------------------------------------------
+def test_a_row_cut_off_is_skipped_and_said_with_the_file_and_line(tmp_path):
+    """A results.jsonl whose last row a killed job cut off: load_results skipped the fragment
+    without a word, so a sweep that lost its last row read as complete. Now a warning names the
+    file and the line; the 13 complete rows are kept."""
+    from costmodel.validation.runner import load_results
+
+    path = _cut_file(tmp_path)
+    with pytest.warns(UserWarning, match=rf"^{re.escape(str(path))}: line 14 is cut off") as got:
+        df = load_results(path)
+    assert len(df) == 13 and "13 complete rows" in str(got[0].message)
+    assert df.attrs["cut_row"]["line"] == 14
+
+
+def test_calibrate_and_compare_say_the_cut_row_on_stderr(tmp_path):
+    """The CLI says the reader's line once, after the answer (as it says a log's cut row), in
+    `--json`'s "warnings" too; the fit uses the 13 complete rows."""
+    path = _cut_file(tmp_path)
+    out = tmp_path / "gloo.toml"
+    result = run("calibrate", str(path), "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    said = [line for line in result.stderr.splitlines() if "cut off" in line]
+    assert said == [
+        f"costmodel: warning: {path}: line 14 is cut off (a job killed while writing it?): "
+        "skipped, 13 complete rows before it kept"
+    ]
+    assert tomllib.loads(out.read_text())["fit"][0]["points"] == 13
+    result = run("calibrate", str(path), "-o", str(out), "--json")
+    assert any("line 14 is cut off" in w for w in json.loads(result.stdout)["warnings"])
+    result = run("validate", "compare", str(path), "--calibration", str(out), "--json")
+    assert any("line 14 is cut off" in w for w in json.loads(result.stdout)["warnings"])
+
+
+def test_a_sweep_appending_to_a_cut_file_says_it_removed_the_fragment(tmp_path):
+    """The writers cut a killed job's fragment off before appending (else the next row would be
+    glued onto it), so load_results never saw it and nobody was told a row was lost. The
+    nccl-tests runner now says it, on stderr (`"warnings"` in --json); the rows stay."""
+    import stat
+
+    from costmodel.validation.runner import load_results
+
+    build = tmp_path / "build"
+    build.mkdir()
+    binary = build / "all_reduce_perf"
+    binary.write_text(f'#!/bin/sh\ncat "{reference_path("13a")}"\n')
+    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+    out = tmp_path / "out"
+    out.mkdir()
+    _cut_file(out)
+    args = ("validate", "nccl-tests", "run", "-o", str(out), "--build-dir", str(build))
+    result = run(*args, "--gpus", "4", "--no-progress")
+    assert result.exit_code == 0, result.stderr
+    path = out / "results.jsonl"
+    assert result.stderr.strip().splitlines() == [
+        f"costmodel: warning: {path}: line 14 was cut off (a job killed while writing it?): "
+        "removed before appending; the rows before it are kept"
+    ]
+    assert "1 ok" in result.stdout
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the file reads whole now
+        df = load_results(path)
+    assert (df.source == "torch").sum() == 13 and (df.source == "nccl-tests").sum() > 0
+
+
+def test_a_file_of_one_cut_row_is_refused_naming_the_line(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"source": "torch", "op": "all_re')
+    one_line_error(run("calibrate", str(path), "-o", str(tmp_path / "c.toml")), "line 1")
+
+
+# --- 2. validate torch says what it did --------------------------------------------------------
+@pytest.mark.torch
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_validate_torch_says_what_ran_and_where_the_rows_went(tmp_path):
+    """`costmodel validate torch` printed nothing on success, where `validate nccl-tests run`
+    prints its summary. Now one line: ranks, backend, the ops and sizes, rows appended, the
+    file and the run key. Two real gloo jobs into one file: each counts its own rows, and their
+    attempts are distinct, finer than a second (3), so load_results keeps the second only."""
+    pytest.importorskip("torch")
+    from costmodel.validation.runner import load_results
+
+    out = tmp_path / "t.jsonl"
+    args = ("validate", "torch", "--nproc", "2", "--backend", "gloo", "--ops", "all_reduce")
+    args += ("--min-bytes", "4KiB", "--max-bytes", "8KiB", "--iters", "2", "-o", str(out))
+    lines = []
+    for _ in range(2):
+        result = run(*args)
+        assert result.exit_code == 0, result.stderr
+        lines.append(result.stdout.strip())
+    expected = re.compile(
+        r"^torch job, 2 ranks on 1 node, gloo: all_reduce at 4096\.\.8192 B \(2 rows\); "
+        rf"2 rows -> {re.escape(str(out))} \(run torch@[0-9a-f]{{8}}\)$"
+    )
+    assert all(expected.match(line) for line in lines), lines
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    attempts = [r["attempt"] for r in rows]
+    assert len(rows) == 4 and len(set(attempts)) == 2
+    assert all(ATTEMPT.match(a) for a in attempts), attempts
+    assert list(load_results(out)["attempt"]) == [attempts[-1]] * 2
+
+
+def test_validate_torch_that_wrote_nothing_says_so(tmp_path, monkeypatch):
+    """A job that exits 0 having written no row (every op refused by the backend) gets a
+    warning line, not a summary. The rows of an earlier job in the file are not counted, and
+    the fragment of a row cut off at its end, removed before the job appends, is said."""
+    pytest.importorskip("torch")
+    out = tmp_path / "t.jsonl"
+    out.write_text(json.dumps({"op": "all_reduce", "kind": "collective"}) + '\n{"op": "all_r')
+    monkeypatch.setattr(subprocess, "call", lambda cmd: 0)
+    result = run("validate", "torch", "--backend", "gloo", "-o", str(out))
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f"costmodel: warning: {out}: line 2 was cut off (a job killed while writing it?): "
+        "removed before appending; the rows before it are kept",
+        f"costmodel: warning: torch job: no rows written to {out} (see the job's messages above)",
+    ]
+    assert out.read_text().count("\n") == 1  # the fragment went, the earlier row stayed
+
+
+# --- 3. attempt names ------------------------------------------------------------------------------
+def test_attempts_within_one_clock_tick_get_distinct_names_in_order(monkeypatch):
+    """The torch job named its attempt by the second: two jobs of one configuration within a
+    second shared it, and load_results kept both as one attempt (every row twice). Both writers
+    now take attempt_stamp(): nanoseconds and the pid, and never the same name twice in a
+    process even when the clock does not move between calls."""
+    from costmodel.validation import runner
+
+    frozen = runner.time.time_ns()
+    monkeypatch.setattr(runner.time, "time_ns", lambda: frozen)
+    stamps = [runner.attempt_stamp() for _ in range(3)]
+    assert len(set(stamps)) == 3 and stamps == sorted(stamps)
+    assert all(ATTEMPT.match(s) and s.endswith(f"-{os.getpid()}") for s in stamps)
+
+
+def test_older_attempt_names_still_read_and_sort_before_newer_ones(tmp_path):
+    """A file with the old names (``20261202T000000``, the runner's ``...-<pid>``) and a new
+    one of the same run: every row reads, and the latest attempt wins as before."""
+    from costmodel.validation.runner import append_results, load_results
+
+    path = tmp_path / "results.jsonl"
+    old = _gloo_rows()
+    append_results(path, old)
+    append_results(path, old.assign(attempt="20261202T000000-41"))
+    append_results(path, old.assign(attempt="20261202T000000.000000001-7"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing to warn of: three complete attempts
+        df = load_results(path)
+    assert len(df) == len(old) and set(df.attempt) == {"20261202T000000.000000001-7"}
+    assert len(load_results(path, keep_incomplete=True)) == 3 * len(old)
+
+
+# --- 4. mpirun for Open MPI and for MPICH / Intel MPI (Hydra) -----------------------------------
+def test_mpirun_lines_for_open_mpi_and_for_hydra():
+    """The runner's mpirun lines were Open MPI's only (`--map-by`, `-x VAR`): Hydra (MPICH,
+    Intel MPI) stops at the first of them. `mpi="mpich"` writes `-ppn G` and `-genv VAR VALUE`;
+    Open MPI stays the default. The launch-line reader reads both back to the same shape."""
+    from costmodel.validation.nccl_tests._launch import parse_launch
+    from costmodel.validation.runner import plan_sweep
+
+    common = dict(algos=["Ring"], protos=["Simple"], gpus=8, nodes=2, launcher="mpirun")
+    common |= dict(build_dir="/nt", min_bytes="1MiB", max_bytes="1MiB", iters=5, warmup_iters=1)
+    test = ["/nt/all_reduce_perf", "-b", "1048576", "-e", "1048576", "-f", "2", "-w", "1"]
+    test += ["-n", "5", "-g", "1"]
+    (ompi,) = plan_sweep(["all_reduce"], **common)
+    (default,) = plan_sweep(["all_reduce"], mpi="openmpi", **common)
+    (hydra,) = plan_sweep(["all_reduce"], mpi="mpich", **common)
+    assert ompi.argv == default.argv
+    assert list(ompi.argv) == [
+        "mpirun", "-np", "16", "--map-by", "ppr:8:node", "-x", "NCCL_ALGO", "-x", "NCCL_PROTO",
+        *test,
+    ]  # fmt: skip
+    assert list(hydra.argv) == [
+        "mpirun", "-np", "16", "-ppn", "8", "-genv", "NCCL_ALGO", "Ring",
+        "-genv", "NCCL_PROTO", "Simple", *test,
+    ]  # fmt: skip
+    assert hydra.env == ompi.env == {"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}
+    assert hydra.config != ompi.config  # another command line: never skipped as done
+    for spec in (ompi, hydra):
+        launch = parse_launch(" ".join(spec.argv))
+        assert (launch.ranks, launch.per_node, launch.nodes, launch.gpus_per_process) == (
+            16,
+            8,
+            2,
+            1,
+        )
+    with pytest.raises(ValueError, match="^mpi: 'intel' is not known; allowed: openmpi, mpich"):
+        plan_sweep(["all_reduce"], mpi="intel", **common)  # type: ignore[arg-type]
+
+
+def test_nccl_tests_run_mpi_option(tmp_path):
+    base = ("validate", "nccl-tests", "run", "-o", str(tmp_path / "o"), "--dry-run")
+    result = run(*base, "--launcher", "mpirun", "--nodes", "2", "--gpus", "4", "--mpi", "mpich")
+    assert result.exit_code == 0, result.stderr
+    assert " mpirun -np 8 -ppn 4 " in f" {result.stdout}" and "--map-by" not in result.stdout
+    result = run(*base, "--launcher", "mpirun", "--nodes", "2", "--gpus", "4", "--algos", "Tree")
+    assert "mpirun -np 8 --map-by ppr:4:node -x NCCL_ALGO " in result.stdout
+    one_line_error(run(*base, "--launcher", "mpirun", "--mpi", "intel"), "--mpi:", "openmpi, mpich")
+    one_line_error(run(*base, "--mpi", "mpich"), "--mpi:", "--launcher mpirun")
+
+
+def test_the_mpi_option_is_documented():
+    readme = (ROOT / "README.md").read_text()
+    assert "--mpi mpich" in readme and "-genv" in readme
