@@ -268,3 +268,34 @@ def test_nccl_tests_run_mpi_option(tmp_path):
 def test_the_mpi_option_is_documented():
     readme = (ROOT / "README.md").read_text()
     assert "--mpi mpich" in readme and "-genv" in readme
+
+
+# --- 5. calibrate on the bundled CollNet run -------------------------------------------------------
+@pytest.mark.parametrize("cluster", [(), ("--cluster", "coreweave-hgx-h100")])
+def test_calibrating_the_collnet_run_is_refused_saying_why_and_what_instead(tmp_path, cluster):
+    """`costmodel calibrate` of the bundled source-03 log (8x8 H100, NDR, SHARP,
+    NCCL_ALGO=COLLNETCHAIN) stopped at "nothing could be fitted: all_reduce/collnetchain: no
+    textbook formula", which says neither why that matters nor what to do. The alpha-beta fit
+    has no CollNet formula, and the run's five sizes from 512 MiB identify no fabric term either,
+    so it is refused, on one line that says why and what to calibrate instead."""
+    out = tmp_path / "c.toml"
+    one_line_error(
+        run("calibrate", str(reference_path("03")), "-o", str(out), *cluster),
+        "NCCL_ALGO pinned to collnetchain",
+        "no formula",
+        "NCCL_ALGO=Ring or Tree, or unpinned",
+        "validate compare",
+    )
+    assert not out.exists()
+
+
+def test_a_mix_of_collnet_and_ring_rows_fits_the_ring_rows():
+    """Only when no group can be fitted is a pinned CollNet a refusal: beside Ring rows it is
+    skipped and listed, as before."""
+    from costmodel.validation.calibrate import calibrate
+
+    ring = _gloo_rows().assign(algo_env="Ring")
+    collnet = ring.assign(algo_env="COLLNETCHAIN", run_key="torch@11111111")
+    cal = calibrate(pd.concat([ring, collnet], ignore_index=True))
+    assert [f.algorithm for f in cal.fits] == ["ring"]
+    assert cal.residuals.attrs["skipped"] == ["all_reduce/collnetchain: no textbook formula"]

@@ -336,11 +336,13 @@ def calibrate(
     df = _shape_columns(df, nodes, ranks, gpus_per_process)
     df = _group_columns(df)
     fits, parts, skipped = [], [], []
+    no_formula: list[tuple[str, str]] = []  # (op, NCCL_ALGO) of the groups skipped for that
     for key, group in df.groupby(["op", "algorithm", "protocol", "level"], sort=True):
         # pandas-stubs types a group key as Hashable; by a list of columns it is a tuple
         op, algorithm, protocol, level = cast("tuple[str, str, str, str]", key)
         if algorithm not in ALGORITHMS.get(op, ()) and algorithm != "ring":
             skipped.append(f"{op}/{algorithm}: no textbook formula")
+            no_formula.append((op, algorithm))
             continue
         m = group.size_bytes.to_numpy(float)
         n = group.ranks.to_numpy(float)
@@ -370,6 +372,8 @@ def calibrate(
             )
         )
     if not fits:
+        if no_formula and len(no_formula) == len(skipped):
+            raise ValueError(_no_formula_refusal(no_formula))
         raise ValueError("nothing could be fitted: " + "; ".join(skipped))
     residuals = pd.concat(parts, ignore_index=True)
     residuals.attrs["skipped"] = skipped
@@ -383,6 +387,31 @@ def calibrate(
         fabric = _fit_fabric_levels(df, structure, nvls, collnet_enabled, skipped)
     return Calibration(
         name, fits, source, backend, residuals, base, placement=placement, fabric=fabric
+    )
+
+
+def _no_formula_refusal(groups: list[tuple[str, str]]) -> str:
+    """Why rows whose every group pinned an NCCL_ALGO without an alpha-beta formula cannot be
+    calibrated, and what to calibrate instead, in one line.
+
+    A calibration is the alpha-beta line per (op, algorithm) (and, with a base cluster, the
+    fabric terms beside it); the textbook model has Ring, Tree and NVLS, not CollNet (in-network
+    reduction), NVLSTree or PAT. The bundled CollNet run 03 (``NCCL_ALGO=COLLNETCHAIN``) was
+    refused as ``all_reduce/collnetchain: no textbook formula``, which says neither. (Its five
+    sizes from 512 MiB up identify none of the realistic model's fabric terms either: each
+    moves its log times by less than :data:`MEASURED_SENSITIVITY`.)
+
+    >>> _no_formula_refusal([("all_reduce", "collnetchain")]).split("; ")[0]
+    'nothing could be fitted: every row ran with NCCL_ALGO pinned to collnetchain (all_reduce), which the alpha-beta calibration has no formula for (it fits NCCL_ALGO ring, tree, nvls)'
+    """
+    pinned = ", ".join(sorted({a for _, a in groups}))
+    ops = ", ".join(sorted({o for o, _ in groups}))
+    fitted = ", ".join(_TEXTBOOK_ALGORITHM)
+    return (
+        f"nothing could be fitted: every row ran with NCCL_ALGO pinned to {pinned} ({ops}), "
+        f"which the alpha-beta calibration has no formula for (it fits NCCL_ALGO {fitted}); "
+        "calibrate a run with NCCL_ALGO=Ring or Tree, or unpinned (NCCL's own choice), and "
+        "compare this one without calibrating (validate compare, the Validate page)"
     )
 
 
