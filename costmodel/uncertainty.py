@@ -236,11 +236,25 @@ def error_band(
     one_sided = "; ".join(ways)
     if one_sided:
         note += f"; {one_sided}"
-    lo = float(min(lo_m, 1.0)) if not shape else np.minimum(lo_m, 1.0)
-    hi = float(max(hi_m, 1.0)) if not shape else np.maximum(hi_m, 1.0)
+    lo, hi = band_hull(lo_m, hi_m)
     return ErrorBand(
         model, reg, True, pick("half_width"), lo, hi, n_runs, n_groups, note, lo_m, hi_m, one_sided
     )
+
+
+def band_hull(lo_measured, hi_measured) -> tuple[Any, Any]:
+    """The band a prediction carries from the measured 10th-90th percentile range of
+    busbw_meas / busbw_pred: the hull of that range and the prediction (multiplier 1),
+    ``min(lo, 1)`` to ``max(hi, 1)`` (the module docstring's decision). Scalars give floats,
+    arrays arrays.
+
+    >>> band_hull(0.36, 0.86), band_hull(0.57, 1.12)
+    ((0.36, 1.0), (0.57, 1.12))
+    """
+    lo, hi = np.minimum(lo_measured, 1.0), np.maximum(hi_measured, 1.0)
+    if np.ndim(lo) == 0 and np.ndim(hi) == 0:
+        return float(lo), float(hi)
+    return lo, hi
 
 
 def one_sided_note(model: str, lo: float, hi: float) -> str:

@@ -1364,6 +1364,8 @@ def fidelity_markdown(
     fabrics: list[str] | None = None,
     cover: dict | None = None,
 ) -> str:
+    from costmodel.uncertainty import band_hull, one_sided_note
+
     def pct(x):
         return "-" if math.isnan(x) else f"{100 * x:.0f}%"
 
@@ -1424,10 +1426,14 @@ def fidelity_markdown(
         "NVLink, of InfiniBand, of the cloud fabrics, ...), and with its whole op class left out",
         "(all-reduce; all-gather and reduce-scatter; all-to-all; broadcast and reduce). The band",
         "of a regime and size class pools the busbw ratios (measured / predicted) of all three,",
-        "each source weighted once (its runs share its weight): `lo` and `hi` are their 10th",
-        "and 90th percentiles, so the band",
-        "is asymmetric where the misses are one-sided (time band: time / hi to time / lo), and",
-        "the `+-` figure is the 80th percentile of |busbw error|. **Few sources widen it**: a",
+        "each source weighted once (its runs share its weight): the measured range `lo` - `hi`",
+        "is their 10th and 90th percentiles, asymmetric where the misses are one-sided, and",
+        "the `+-` figure is the 80th percentile of |busbw error|. The band a prediction carries",
+        "(`uncertainty.error_band`) is the hull of that range and the prediction itself,",
+        "min(lo, 1) to max(hi, 1) x busbw (time band: time / hi to time / lo), so it always",
+        "holds its own prediction; where the measured range lies wholly on one side (the model",
+        "misses one way), the band runs from the prediction to it and `ErrorBand.one_sided`",
+        "(the note beside the band) says which way and by how much. **Few sources widen it**: a",
         "new cluster's median error sits off the others' by a spread S sources cannot show.",
         "That spread, tau, is measured: the pooled standard deviation of the sources' median",
         f"log busbw ratios within a cell, over the cells with >= {SPREAD_MIN_SOURCES} sources "
@@ -1470,16 +1476,20 @@ def fidelity_markdown(
         "The app and the CLI show S next to the band; `Prediction.error_band` carries it",
         "(costmodel/uncertainty.py).",
         "",
-        "Coverage: nominal 80 %; measured = share of a run's rows inside the band built from the",
-        "*other* sources' runs only (leave one source out), each run weighted once, and each",
-        "source weighted once (its runs' mean share; what a new cluster sees on average: the",
-        "band itself weighs each source once, `band_of`). A cell that rests on one source has",
-        "no band without it: `n/a` (its coverage cannot be checked). Goal: 75-85 % in every",
-        "cell with data.",
+        "Coverage: nominal 80 %; measured = share of a run's rows inside the measured range",
+        "`lo` - `hi` built from the *other* sources' runs only (leave one source out), each run",
+        "weighted once, and each source weighted once (its runs' mean share; what a new cluster",
+        "sees on average: the range itself weighs each source once, `band_of`). The band a",
+        "prediction carries is that range where it holds the prediction, and wider where it",
+        "does not (the hull), so it holds at least the share measured here. A cell that rests",
+        "on one source has no band without it: `n/a` (its coverage cannot be checked). Goal:",
+        "75-85 % in every cell with data. The band column is the `nccl` model's band a",
+        "prediction carries; the measured range column is `lo` / `hi` themselves.",
         "",
-        "| regime | size | runs | sources | band lo / hi (x busbw) | +- | nominal | measured "
-        "| measured, each source once | measured, tau without the regime |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| regime | size | runs | sources | band lo / hi (x busbw) | measured range lo / hi "
+        "| +- | nominal | measured | measured, each source once | measured, tau without the "
+        "regime |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for reg, classes in (band_n or {}).items():
         for sc in ("ge1MiB", "lt1MiB"):
@@ -1490,14 +1500,28 @@ def fidelity_markdown(
             meas = cv_.get("measured", math.nan)
             loro = cv_.get("measured_loro", math.nan)
             by_src = cv_.get("measured_by_source", math.nan)
+            lo, hi = band_hull(b["lo"], b["hi"])
             lines.append(
                 f"| {reg} | {'>= 1 MiB' if sc == 'ge1MiB' else '< 1 MiB'} | {int(b['n_runs'])} | "
-                f"{int(b['n_groups'])} | {b['lo']:.2f} / {b['hi']:.2f} | "
+                f"{int(b['n_groups'])} | {lo:.2f} / {hi:.2f} | {b['lo']:.2f} / {b['hi']:.2f} | "
                 f"{100 * b['half_width']:.0f}% | 80% | "
                 f"{'n/a' if math.isnan(meas) else f'{100 * meas:.0f}%'} | "
                 f"{'n/a' if math.isnan(by_src) else f'{100 * by_src:.0f}%'} | "
                 f"{'n/a' if math.isnan(loro) else f'{100 * loro:.0f}%'} |"
             )
+    one_sided = [  # the note's words up to its ", so the band runs ..." (said once below)
+        f"{reg} {'>= 1 MiB' if sc == 'ge1MiB' else '< 1 MiB'} "
+        f"({note.removeprefix('nccl ').split(', so the band')[0]})"
+        for reg, classes in (band_n or {}).items()
+        for sc in ("ge1MiB", "lt1MiB")
+        if sc in classes and (note := one_sided_note("nccl", classes[sc]["lo"], classes[sc]["hi"]))
+    ]
+    if one_sided:
+        lines += [
+            "",
+            "Cells whose measured range lies on one side of the prediction (the band runs from",
+            "the prediction to it): " + "; ".join(one_sided) + ".",
+        ]
     unseen_regs = sorted({r["regime"] for r in rows if r["run"] in UNSEEN_KEYS})
     if unseen_regs:
         lines += [
@@ -2008,12 +2032,11 @@ def measured_fabrics(runs: list[Run]) -> list[str]:
     return sorted({r.cluster.fabric for r in runs if r.nodes > 1})
 
 
-def _docs_only(runs: list[Run]) -> None:
-    """Rewrite docs/fidelity.md (and its packaged copy) from the fitted file without fitting:
+def docs_text(runs: list[Run]) -> str:
+    """docs/fidelity.md as ``--docs-only`` writes it, from the fitted file without fitting:
     the ablation is recomputed by neutralising each term in the file's CV parameters (the
     default ablation mode; terms already neutralised give delta 0, as when they were
-    dropped)."""
-    from costmodel.atomic import write_text_atomic
+    dropped). tests/test_validate_qa3.py checks the shipped report against it."""
     from costmodel.fitted_corrections import ALL, CV, FITTED
 
     cv = {k: dict(v) for k, v in CV.items()}
@@ -2030,7 +2053,7 @@ def _docs_only(runs: list[Run]) -> None:
     every, cv_every, unseen_cover = with_unseen(runs, cv, dict(ALL), folds)
     rows = evaluate(every, cv_every, dict(ALL))
     ABLATION_MODE[0] = "docs-only"
-    text = fidelity_markdown(
+    return fidelity_markdown(
         rows,
         FITTED.fitted_on,
         ablation,
@@ -2043,6 +2066,14 @@ def _docs_only(runs: list[Run]) -> None:
             **(unseen_cover or {}),
         },
     )
+
+
+def _docs_only(runs: list[Run]) -> None:
+    """Rewrite docs/fidelity.md (and its packaged copy) from the fitted file without fitting
+    (:func:`docs_text`)."""
+    from costmodel.atomic import write_text_atomic
+
+    text = docs_text(runs)
     write_text_atomic(ROOT / "docs" / "fidelity.md", text)
     write_text_atomic(ROOT / "costmodel" / "data" / "fidelity.md", text)
     print(text)

@@ -20,7 +20,7 @@ import pytest
 
 from costmodel.reference import reference_path
 from tests._cli import one_line_error, run
-from tests._paths import ROOT
+from tests._paths import ROOT, load_script
 
 #: the attempt names both writers use now: <YYYYmmddTHHMMSS>.<nanoseconds>-<pid>
 ATTEMPT = re.compile(r"^\d{8}T\d{6}\.\d{9}-\d+$")
@@ -299,3 +299,49 @@ def test_a_mix_of_collnet_and_ring_rows_fits_the_ring_rows():
     cal = calibrate(pd.concat([ring, collnet], ignore_index=True))
     assert [f.algorithm for f in cal.fits] == ["ring"]
     assert cal.residuals.attrs["skipped"] == ["all_reduce/collnetchain: no textbook formula"]
+
+
+# --- 6. docs/fidelity.md's band table is the band predictions carry --------------------------------
+_REGIME_INPUTS = {  # (fabric, intra-node link, nodes) of a prediction in each regime
+    "single-node-nvlink": ("infiniband", "nvswitch", 1),
+    "single-node-pcie": ("none", "pcie", 1),
+    "multi-node-infiniband": ("infiniband", "nvswitch", 2),
+    "multi-node-cloud": ("roce", "nvswitch", 2),
+    "multi-node-slingshot": ("slingshot", "nvswitch", 2),
+    "multi-node-other": ("socket", "nvswitch", 2),
+}
+
+
+def test_the_fidelity_reports_band_column_is_the_band_a_prediction_carries():
+    """Error bands became the hull of the prediction and the measured 10th-90th percentile
+    range (uncertainty.error_band), but docs/fidelity.md still showed the range as "the band":
+    0.36-0.86 x busbw for the cloud fabrics below 1 MiB, a band that does not hold its own
+    prediction, where a prediction carries 0.36-1.00. Each row of the report's coverage table
+    against error_band for a prediction in that regime and size class."""
+    from costmodel.uncertainty import ONE_MIB, error_band
+
+    text = (ROOT / "docs" / "fidelity.md").read_text()
+    header = "| regime | size | runs | sources | band lo / hi (x busbw) | measured range lo / hi |"
+    assert header in text
+    table = text.split(header, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    seen = set()
+    for line in table:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        reg, size = cells[0], cells[1]
+        band = error_band("nccl", *_REGIME_INPUTS[reg], 2 * ONE_MIB if size == ">= 1 MiB" else 1024)
+        assert cells[4] == f"{band.lo:.2f} / {band.hi:.2f}", line
+        assert cells[5] == f"{band.lo_measured:.2f} / {band.hi_measured:.2f}", line
+        assert band.lo <= 1.0 <= band.hi
+        seen.add((reg, size))
+    assert len(seen) == 2 * len(_REGIME_INPUTS)
+    assert "0.36 / 1.00 | 0.36 / 0.86" in text  # the cloud cell below 1 MiB, one-sided
+    assert "the hull of that range and the prediction itself" in text
+    assert (ROOT / "costmodel" / "data" / "fidelity.md").read_text() == text
+
+
+def test_the_report_is_what_the_script_writes_from_the_fitted_file():
+    """docs/fidelity.md is `scripts/fit_corrections.py --docs-only`'s output (from the fitted
+    file, no fitting): its band text had not been rerun after the bands changed. The shipped
+    report against the script's text now."""
+    fit = load_script("fit_corrections")
+    assert fit.docs_text(fit.load_runs()) == (ROOT / "docs" / "fidelity.md").read_text()
