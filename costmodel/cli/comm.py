@@ -25,6 +25,8 @@ from ._common import (
     _records,
     _sizes,
     bare_key_warnings,
+    bare_seconds_warning,
+    warn_on_success,
 )
 
 
@@ -256,6 +258,8 @@ def collective(
         # a link's range (2..), checked here: the parameter is not named ``ranks`` so that the
         # generic 1.. limit of every command's --ranks (memory, batch) does not answer first
         LINK_RANKS.check("--ranks", link_ranks)
+        if latency is not None:
+            bare_seconds_warning("--latency", latency, "us", kind="latency")
         axes.update(
             ranks=link_ranks,
             bandwidth=bandwidth,
@@ -624,21 +628,24 @@ def _sweep_run(
         import pyarrow.csv as pacsv
 
         first = True
-        if as_json:  # a JSON array of row objects, streamed chunk by chunk
-            sys.stdout.write("[")
-            for table in sw.iter_sweep(grid, chunk_rows):
+        tally = sw.RowErrors()
+        if as_json:  # a JSON array of row objects, streamed chunk by chunk; its "[" comes
+            # with the first row, so a sweep refused (every row failed) prints nothing
+            for table in tally.watch(sw.iter_sweep(grid, chunk_rows)):
                 for rec in _records(table.to_pandas()):
-                    sys.stdout.write(("\n" if first else ",\n") + json.dumps(rec))
+                    sys.stdout.write(("[\n" if first else ",\n") + json.dumps(rec))
                     first = False
-            sys.stdout.write("\n]\n")
+            sys.stdout.write("[]\n" if first else "\n]\n")
+            _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
             return
         from ..sweep.output import csv_ready
 
-        for table in sw.iter_sweep(grid, chunk_rows):
+        for table in tally.watch(sw.iter_sweep(grid, chunk_rows)):
             buf = pa.BufferOutputStream()
             pacsv.write_csv(csv_ready(table), buf, pacsv.WriteOptions(include_header=first))
             sys.stdout.write(buf.getvalue().to_pybytes().decode())
             first = False
+        _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
         return
     summary = sw.sweep_to_file(
         output,
@@ -646,6 +653,7 @@ def _sweep_run(
         chunk_rows=chunk_rows,
         progress=progress and sys.stderr.isatty() and not as_json,
     )
+    _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return
@@ -653,6 +661,35 @@ def _sweep_run(
         f"wrote {_rows_text(summary.rows)} to {summary.path} ({summary.format}) in "
         f"{summary.seconds:.2f} s{_rate_text(summary.rows, summary.seconds)}"
     )
+
+
+MAX_FAILED_LINES = 5
+"""Distinct reasons a sweep's refused rows are listed with, one warning line each."""
+
+
+def _warn_failed_rows(
+    rows: int, failed: int, errors: dict[str, int], kind: str, axes: dict[str, str]
+) -> None:
+    """``costmodel: warning: 2 of 8 rows failed: --set compute_time: ...`` after the table, one
+    line per distinct reason (the first :data:`MAX_FAILED_LINES`, then how many more), each
+    reason naming the --set the user typed; the rows are in the output with their ``error``."""
+    if not failed:
+        return
+    options = _set_axis(kind, axes)
+    reasons = list(errors.items())
+    for text, count in reasons[:MAX_FAILED_LINES]:
+        why = _one_line(ValueError(text), options)
+        warn_on_success(
+            f"{count:,} of {_rows_text(rows)} failed (in the output with NaN answers and this "
+            f"error): {why}"
+        )
+    rest = reasons[MAX_FAILED_LINES:]
+    if rest:
+        more = sum(c for _, c in rest)
+        warn_on_success(
+            f"{more:,} more of {_rows_text(rows)} failed for {len(rest)} other "
+            f"{units.noun_for(len(rest), 'reason')}: see the output's error column"
+        )
 
 
 def _rows_text(rows: int) -> str:
