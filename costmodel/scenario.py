@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any, Literal
@@ -1361,8 +1360,7 @@ def _parse_changes(text: str) -> dict[str, Any]:
         key = typed.replace("-", "_")
         key = _CHANGE_ALIASES.get(key, key)
         value = value.strip()
-        for message in units.bare_key_messages("", typed, value):  # the CLI's --vs says it too
-            warnings.warn(message, units.BareNumberWarning, stacklevel=3)
+        units.warn_bare_numbers(typed, value)  # a bare number where a unit was meant, as --vs
         if not sep or not key or not value:
             raise ValueError(f"changes: {part.strip()!r} is not key=value (e.g. nodes=16)")
         if key in out:

@@ -27,7 +27,10 @@ optional exponent, then a unit); the whole string must match, or the input is re
 from __future__ import annotations
 
 import math
+import os
 import re
+import sys
+import warnings
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -635,3 +638,20 @@ def bare_key_messages(typed: str, key: str, values: Any) -> list[str]:
             if message is not None:
                 out.append(message)
     return out
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_bare_numbers(key: str, values: Any) -> None:
+    """Warn :class:`BareNumberWarning` with each of :func:`bare_key_messages` ``("", key,
+    values)`` (the API's form of the CLI's warnings: ``Scenario.with_changes``, a sweep grid's
+    text values), attributed to the first caller outside costmodel (the user's line, not ours)."""
+    messages = bare_key_messages("", key, values)
+    if not messages:
+        return
+    level, frame = 1, sys._getframe(0)
+    while frame.f_code.co_filename.startswith(_PACKAGE_DIR) and frame.f_back is not None:
+        frame, level = frame.f_back, level + 1
+    for message in messages:
+        warnings.warn(message, BareNumberWarning, stacklevel=level)

@@ -72,6 +72,32 @@ def test_a_bare_latency_is_warned_as_seconds(argv):
     assert "costmodel: warning: --set latency=0.005 is 0.005 s" in res.stderr
 
 
+def test_the_api_sweep_warns_a_bare_number_as_set_does(tmp_path):
+    """``cm.sweep(compute_time="400")``, the API of ``--set compute_time=400``, said nothing;
+    a grid file's ``bucket_cap = "25"`` neither, on either surface. Python numbers are SI."""
+    kw = dict(kind="step", preset="dgx-h100", arch="llama-2-7b")
+    with pytest.warns(units.BareNumberWarning) as caught:
+        cm.sweep(**kw, bucket_cap="25")
+    assert [str(w.message) for w in caught] == [
+        "bucket_cap=25 is 25 bytes (a number without a unit is bytes); for 25 MiB write 25MiB"
+    ]
+    assert caught[0].filename == __file__  # the user's line, not the package's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cm.sweep(**kw, bucket_cap=25 * 2**20)  # a number: bytes, as every API number is SI
+    grid = tmp_path / "g.toml"
+    grid.write_text('kind = "step"\n[grid]\npreset = "dgx-h100"\narch = "llama-2-7b"\n'
+                    'bucket_cap = "25"\n')  # fmt: skip
+    res = run("sweep", str(grid), "--set", "compute_time=400", "--json")
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr.splitlines() == [
+        f"costmodel: warning: {grid}: bucket_cap=25 is 25 bytes (a number without a unit is "
+        "bytes); for 25 MiB write 25MiB",
+        "costmodel: warning: --set compute_time=400 is 400 s (a number without a unit is "
+        "seconds); for 400 ms write 400ms",
+    ]
+
+
 def test_the_cli_and_the_api_take_their_words_from_one_helper():
     """One text for each surface: the CLI's option form is the API's with the option before."""
     api = units.bare_key_messages("", "compute_time", "400")

@@ -259,14 +259,6 @@ def bare_seconds_warning(
         warn_on_success(message)
 
 
-def bare_key_warnings(option: str, key: str, values: str) -> None:
-    """The bare-number warnings of ``OPTION KEY=VALUES`` (``--set bucket_cap=25,50``, ``--set
-    'compute_time=100..400 x2'``): each value of a list, and each end of a range, warned as
-    the option of that key would be (:func:`units.bare_key_messages`)."""
-    for message in units.bare_key_messages(option, key, values):
-        warn_on_success(message)
-
-
 def relay_bare_number_warnings(option: str, make: Callable[[], Any]) -> Any:
     """``make()``, the :class:`units.BareNumberWarning` s it raises (the API's words for a
     number typed without its unit, ``compute_time=400 is 400 s ...``) said after the answer as

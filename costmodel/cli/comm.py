@@ -24,8 +24,8 @@ from ._common import (
     _print_json,
     _records,
     _sizes,
-    bare_key_warnings,
     bare_seconds_warning,
+    relay_bare_number_warnings,
     warn_on_success,
 )
 
@@ -263,7 +263,7 @@ def collective(
         axes.update(
             ranks=link_ranks,
             bandwidth=bandwidth,
-            latency=latency or "0s",
+            latency=units.parse_duration(latency or "0s", name="--latency"),  # warned above
             gamma=gamma or 0.0,
             algorithm=algorithm or "ring",
         )
@@ -556,9 +556,12 @@ def sweep(
     axes = dict(sw.parse_set(s) for s in (set_ or []))
     if len(axes) != len(set_ or []):
         raise ValueError("--set: the same axis is given twice")
-    loaded = sw.load_grid(grid_file) if grid_file is not None else None
-    for key, values in axes.items():  # a value typed with no unit: its option's warning
-        bare_key_warnings("--set", key, values)
+    # a value typed with no unit: the grid's warning (the API's), said as the file's or --set's
+    loaded = (
+        relay_bare_number_warnings(f"{grid_file}:", lambda: sw.load_grid(grid_file))
+        if grid_file is not None
+        else None
+    )
     try:
         _sweep_run(sw, axes, loaded, grid_file, kind, output, chunk_rows, progress, engine,
                    scheduler, as_json)  # fmt: skip
@@ -609,9 +612,13 @@ def _sweep_run(
     if loaded is not None:
         if kind is not None and kind != loaded.kind:
             raise ValueError(f"--kind {kind} contradicts kind = {loaded.kind!r} in {grid_file}")
-        grid = sw.make_grid({**loaded.axes, **axes}, kind=loaded.kind)
+        grid = relay_bare_number_warnings(
+            "--set", lambda: sw.make_grid({**loaded.axes, **axes}, kind=loaded.kind)
+        )
     elif axes:
-        grid = sw.make_grid(axes, kind=kind or "collective")
+        grid = relay_bare_number_warnings(
+            "--set", lambda: sw.make_grid(axes, kind=kind or "collective")
+        )
     else:
         raise ValueError("sweep: give a grid file or --set name=values, e.g. --set ranks=8..64x2")
     if engine not in sw.ENGINES:
