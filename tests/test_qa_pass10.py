@@ -316,3 +316,28 @@ def test_a_sweep_whose_every_row_fails_is_refused_as_before(tmp_path, out):
     assert not list(tmp_path.iterdir())
     with pytest.raises(ValueError, match="compute_time_s: a measured compute time of 0.001 s"):
         cm.sweep(kind="step", preset="dgx-h100", arch="llama-2-7b", compute_time="1ms,2ms")
+
+
+def test_the_dask_engine_counts_failed_rows_and_refuses_an_all_failed_frame(tmp_path):
+    """The same per-row errors on the Dask engine: the dataset's summary counts them (the CLI
+    says them from it), and a gathered frame whose every row failed is refused as locally."""
+    from dask import distributed
+
+    from costmodel import distributed as dist
+
+    kw = dict(kind="step", preset="dgx-h100", arch="llama-2-7b")
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        s = dist.sweep_dask(tmp_path / "d", None, scheduler=client, partition_rows=1,
+                            compute_time="1ms,400ms", **kw)  # fmt: skip
+        assert (s.rows, s.failed_rows) == (2, 1)
+        ((reason, count),) = s.errors.items()
+        assert count == 1 and reason.startswith("compute_time_s: a measured compute time of")
+        df = dist.read_dataset(tmp_path / "d")
+        assert df["error"].tolist()[1] == "" and df["step_time_s"].iloc[1] > 0
+        with pytest.raises(ValueError, match="compute_time_s: a measured compute time"):
+            dist.sweep_dask_frame(None, scheduler=client, compute_time="1ms,2ms", **kw)

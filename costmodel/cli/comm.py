@@ -626,7 +626,7 @@ def _sweep_run(
     if engine == "dask":
         if output is None:
             raise ValueError("--engine dask: needs -o FOLDER (a partitioned Parquet dataset)")
-        _sweep_dask(grid, output, scheduler, chunk_rows, progress and not as_json, as_json)
+        _sweep_dask(grid, output, scheduler, chunk_rows, progress and not as_json, as_json, axes)
         return
     if scheduler is not None:
         raise ValueError("--scheduler: only with --engine dask")
@@ -713,7 +713,13 @@ def _rate_text(rows: int, seconds: float) -> str:
 
 
 def _sweep_dask(
-    grid: Any, output: Path, scheduler: str | None, chunk_rows: int, progress: bool, as_json: bool
+    grid: Any,
+    output: Path,
+    scheduler: str | None,
+    chunk_rows: int,
+    progress: bool,
+    as_json: bool,
+    axes: dict[str, str],
 ) -> None:
     from .. import distributed
 
@@ -740,6 +746,7 @@ def _sweep_dask(
         summary = distributed.sweep_dask(
             output, grid, scheduler=scheduler, partition_rows=chunk_rows
         )
+    _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return
