@@ -134,7 +134,8 @@ LINK_RANKS = Limit(
 """``--ranks`` of a collective over a raw link (``collective``/``sweep`` with a bandwidth):
 one rank has no one to talk to. Other commands' ``--ranks`` (memory, batch) allow 1."""
 _BATCH = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
-_SEQ = Limit(_WHOLE.format(lo=1, hi="100,000,000 tokens"), 1, 1e8, _num, whole=True)
+# a sequence length in the token grammar of every token count (4096, 8k, 8Ki)
+_SEQ = Limit(_WHOLE.format(lo=1, hi="100,000,000 tokens"), 1, 1e8, _tokens, whole=True)
 _SIZE = Limit("a size in 1 B..16 TiB (2**44 B), whole bytes", 1, MAX_MESSAGE_BYTES, _sizes_of)
 # the memory of the card a step or a memory answer is checked against: more than nothing, and
 # no more than the largest size any command takes (16 TiB, the largest collective buffer)
@@ -210,12 +211,16 @@ def option_name(param: str) -> str:
     return "--" + param.rstrip("_").replace("_", "-")
 
 
-def check_limits(values: dict[str, Any]) -> None:
-    """ValueError ``"--OPTION: must be RULE, got VALUE"`` for the first value out of its limit."""
+def check_limits(
+    values: dict[str, Any], options: Callable[[str], str | None] | None = None
+) -> None:
+    """ValueError ``"--OPTION: must be RULE, got VALUE"`` for the first value out of its limit.
+    ``options`` names a parameter's option as the command spells it first (``sequence_length``
+    -> ``--seq``); without it, or where it knows none, :func:`option_name`."""
     for name, value in values.items():
         limit = LIMITS.get(name)
         if limit is not None:
-            limit.check(option_name(name), value)
+            limit.check((options and options(name)) or option_name(name), value)
 
 
 RANGE_ERRORS = frozenset(

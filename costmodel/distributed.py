@@ -41,7 +41,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +76,10 @@ class DatasetSummary:
     skipped: int
     seconds: float
     format: str = "parquet-dataset"
+    failed_rows: int = 0
+    """Rows whose answer was refused (a step sweep's ``error`` column), kept with the reason."""
+    errors: dict[str, int] = field(default_factory=dict)
+    """Each distinct ``error`` -> how many rows of the dataset it refused."""
 
 
 def plan(grid: sw.Grid, partition_rows: int) -> list[tuple[int, int]]:
@@ -266,6 +270,7 @@ def sweep_dask(
             except BaseException:
                 client.cancel(futures)  # stop the rest: finished files stay, whole
                 raise
+    tally = _row_errors(folder, len(parts)) if g.kind == "step" else sw.RowErrors()
     return DatasetSummary(
         str(folder),
         g.rows,
@@ -273,7 +278,22 @@ def sweep_dask(
         written,
         len(parts) - len(todo),
         time.perf_counter() - t0,
+        failed_rows=tally.failed_rows,
+        errors=tally.errors,
     )
+
+
+def _row_errors(folder: Path, partitions: int) -> sw.RowErrors:
+    """The refused rows of a finished step dataset, read back from each partition's ``error``
+    column (a step sweep is at most :data:`costmodel.sweep.grid.MAX_STEP_ROWS` rows). Unlike
+    a local sweep, a dataset whose every row failed is written, not refused: its partitions
+    were written as they finished."""
+    import pyarrow.parquet as pq
+
+    tally = sw.RowErrors()
+    for i in range(partitions):
+        tally.add(pq.read_table(folder / PART_NAME.format(i), columns=["error"]))
+    return tally
 
 
 def sweep_dask_frame(
@@ -303,6 +323,7 @@ def sweep_dask_frame(
             for start, stop in parts
         ]
         tables: list[pa.Table] = client.gather(futures)
+    tables = list(sw.RowErrors().watch(iter(tables)))  # every row failed: refused, as locally
     return sw._unify(tables).to_pandas()
 
 

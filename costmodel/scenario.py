@@ -927,6 +927,7 @@ class Scenario(BaseModel):
                     comm_s=float(s.comm_s),
                     exposed_comm_s=float(s.exposed_comm_s),
                     efficiency=float(s.efficiency),
+                    compute_share=float(s.compute_share),
                     bound=verdict(
                         float(s.compute_s),
                         float(s.comm_s),
@@ -1070,7 +1071,7 @@ class Flip(BaseModel):
 
 
 class ScalingRow(BaseModel):
-    """Step time and efficiency at one node count."""
+    """Step time, scaling efficiency and compute share at one node count."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -1079,7 +1080,13 @@ class ScalingRow(BaseModel):
     step_time_s: float
     comm_s: float
     exposed_comm_s: float
-    efficiency: float
+    efficiency: float = Field(
+        description="scaling efficiency, one GPU's step over this step, T_1 / T_N [-]"
+    )
+    compute_share: float = Field(
+        description="the compute's share of the step, compute_s / step_time_s [-] (not the "
+        "scaling efficiency: a step on one GPU spends part of its time outside the compute)"
+    )
     bound: str
     tokens_per_s: float
     memory_bytes: float = Field(description="memory per GPU at this node count [B]")
@@ -1193,6 +1200,7 @@ class ScenarioResult(BaseModel):
         (``"user"``) or an interface's untouched placeholder (``"default"``), for the price
         note. See :func:`costmodel.training.training_cost`.
         """
+        from .strategy.step import measured_peak_flops, step_default
         from .training import training_cost
 
         s = self.scenario
@@ -1220,7 +1228,8 @@ class ScenarioResult(BaseModel):
             usd_per_gpu_hour=usd_per_gpu_hour,
             price=price,
             flops_per_token=s.flops_per_token(),
-            peak_flops=float(s._validated_cluster().peak_flops),
+            # the peak the step's measured compute time is held to: one rule for both
+            peak_flops=measured_peak_flops(s._validated_cluster().gpu, step_default("precision")),
             measured=measured,
             gpu=s._validated_cluster().gpu.name,  # a price is for one GPU: never another's
             today=today,
@@ -1309,12 +1318,15 @@ class ScenarioResult(BaseModel):
                 if f is not self.flip:
                     lines.append(f"  also              {f.description}")
         if self.scaling:
-            lines.append("scaling: nodes  GPUs  step        efficiency  bound    memory/GPU")
+            lines.append(
+                "scaling: nodes  GPUs  step        efficiency  compute share  bound    memory/GPU"
+            )
             for r in self.scaling:
                 lines.append(
                     f"         {r.nodes:<6} {r.ranks:<5} "
                     f"{fu.format_duration(r.step_time_s):<11} "
-                    f"{100 * r.efficiency:5.1f}%      {r.bound:<8} "
+                    f"{100 * r.efficiency:5.1f}%      {100 * r.compute_share:5.1f}%         "
+                    f"{r.bound:<8} "
                     f"{fu.format_bytes(r.memory_bytes)}" + ("" if r.fits else " (does NOT fit)")
                 )
         lines.extend(f"note: {n}" for n in self.notes)
@@ -1336,15 +1348,19 @@ _CHANGE_ALIASES = {
 
 def _parse_changes(text: str) -> dict[str, Any]:
     """``"nodes=16,zero_stage=3"`` -> ``{"nodes": "16", "zero_stage": "3"}`` (strings, validated
-    by the Scenario; ``true``/``false`` -> bool, ``none`` -> None)."""
+    by the Scenario; ``true``/``false`` -> bool, ``none`` -> None). A short key whose unit its
+    name does not say, given a bare number (``compute_time=400`` is 400 s, ``bucket=50`` 50 B),
+    warns (:class:`units.BareNumberWarning`), as the CLI's ``--vs`` does."""
     out: dict[str, Any] = {}
     for part in text.split(","):
         if not part.strip():
             continue
         key, sep, value = part.partition("=")
-        key = key.strip().replace("-", "_")
+        typed = key.strip()
+        key = typed.replace("-", "_")
         key = _CHANGE_ALIASES.get(key, key)
         value = value.strip()
+        units.warn_bare_numbers(typed, value)  # a bare number where a unit was meant, as --vs
         if not sep or not key or not value:
             raise ValueError(f"changes: {part.strip()!r} is not key=value (e.g. nodes=16)")
         if key in out:

@@ -27,7 +27,10 @@ optional exponent, then a unit); the whole string must match, or the input is re
 from __future__ import annotations
 
 import math
+import os
 import re
+import sys
+import warnings
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -530,3 +533,125 @@ def noun_for(count: int, noun: str, plural: str | None = None) -> str:
     ('node', 'nodes', 'findings')
     """
     return noun if count == 1 else (plural if plural is not None else noun + "s")
+
+
+# --- a number typed without its unit -------------------------------------------------------------
+_BARE_NUMBER = re.compile(r"\s*\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+BARE_SECONDS_FROM = 10.0
+"""A duration typed without a unit is seconds; from this many seconds (of compute per
+micro-batch, or of a step) a bare number is more often milliseconds meant (``--compute-time
+400``), so it is answered with a warning."""
+
+BARE_LATENCY_FROM = 1e-3
+"""A latency per message typed without a unit is seconds; from 1 ms on (a thousand times an
+NVLink or InfiniBand hop's few microseconds) a bare number is more often microseconds meant
+(``--latency 5``), so it is answered with a warning."""
+
+BARE_BYTES_BELOW = 2**20
+"""A size typed without a unit is bytes; under 1 MiB a bare number is seldom what was meant for a
+bucket (PyTorch's ``bucket_cap_mb`` is in MiB) or a card (quoted in GB)."""
+
+
+class BareNumberWarning(UserWarning):
+    """A number typed without its unit, answered as the unit grammar reads it (bytes, seconds),
+    though another unit was likely meant (``compute_time=400`` is 400 s, not 400 ms)."""
+
+
+BARE_NUMBER_KEYS: dict[str, tuple[str, str]] = {
+    # a short name whose unit the name does not say (compute_time_s=400 and
+    # bucket_cap_bytes=50 say theirs) -> (what a bare number is: "bytes" or "seconds" or
+    # "latency", the unit most likely meant)
+    "bucket": ("bytes", "MiB"),
+    "bucket_cap": ("bytes", "MiB"),
+    "gpu_memory": ("bytes", "GB"),
+    "compute_time": ("seconds", "ms"),
+    "measured_compute": ("seconds", "ms"),
+    "latency": ("latency", "us"),
+    "alpha": ("latency", "us"),
+}
+"""A key of ``Scenario.with_changes("KEY=VALUE")``, the CLI's ``--vs KEY=VALUE`` or ``--set
+KEY=VALUES`` -> what a bare number of it is and the unit likely meant."""
+
+
+def bare_number_message(typed: str, text: Any, kind: str, meant: str) -> str | None:
+    """The warning for ``text`` typed as a bare number where a unit was likely meant, or None.
+
+    ``typed`` is what came before the value as the user typed it (``--bucket``, ``--vs
+    bucket=``, ``bucket=``); ``kind`` is ``"bytes"`` (warned under :data:`BARE_BYTES_BELOW`),
+    ``"seconds"`` (warned from :data:`BARE_SECONDS_FROM`) or ``"latency"`` (seconds, warned
+    from :data:`BARE_LATENCY_FROM`); ``meant`` the unit most likely meant. The one source of
+    this text for the API (:class:`BareNumberWarning`) and the CLI (``costmodel: warning:``).
+
+    >>> bare_number_message("--compute-time", "400", "seconds", "ms")
+    '--compute-time 400 is 400 s (a number without a unit is seconds); for 400 ms write 400ms'
+    >>> bare_number_message("bucket=", "50", "bytes", "MiB")
+    'bucket=50 is 50 bytes (a number without a unit is bytes); for 50 MiB write 50MiB'
+    >>> bare_number_message("--latency", "5us", "latency", "us") is None
+    True
+    """
+    if _BARE_NUMBER.fullmatch(str(text)) is None:
+        return None
+    x = float(text)
+    if kind == "bytes":
+        if not x < BARE_BYTES_BELOW:
+            return None
+        unit = "bytes"
+    elif kind in ("seconds", "latency"):
+        if x < (BARE_SECONDS_FROM if kind == "seconds" else BARE_LATENCY_FROM):
+            return None
+        unit, kind = "s", "seconds"
+    else:
+        raise ValueError(f"kind: unknown {kind!r}; allowed: bytes, seconds, latency")
+    value = str(text).strip()
+    sep = "" if not typed or typed.endswith("=") else " "
+    shown = "µs" if meant == "us" else meant
+    return (
+        f"{typed}{sep}{value} is {value} {unit} (a number without a unit is {kind}); for "
+        f"{value} {shown} write {value}{meant}"
+    )
+
+
+def bare_key_messages(typed: str, key: str, values: Any) -> list[str]:
+    """The bare-number warnings of ``KEY=VALUES`` (``bucket=50``, ``bucket_cap=25,50``,
+    ``compute_time=100..400 x2``): each value of a list, and each end of a range, as
+    :func:`bare_number_message` words it, for a key of :data:`BARE_NUMBER_KEYS` (others: none).
+    ``typed`` is the option before it (``--vs``, ``--set``), or ``""`` in the API.
+
+    >>> [m[:31] for m in bare_key_messages("--set", "compute_time", "100..400 x2")]
+    ['--set compute_time=100 is 100 s', '--set compute_time=400 is 400 s']
+    >>> bare_key_messages("", "nodes", "16")
+    []
+    """
+    norm = key.strip().lower().replace("-", "_")
+    if norm not in BARE_NUMBER_KEYS:
+        return []
+    kind, meant = BARE_NUMBER_KEYS[norm]
+    prefix = f"{typed} {key.strip()}=" if typed else f"{key.strip()}="
+    out = []
+    for item in str(values).split(","):
+        ends = re.split(r"\.\.|:", item) if (".." in item or ":" in item) else [item]
+        for i, end in enumerate(ends):
+            if i:  # a range's stop carries its step: '400 x2'
+                end = re.sub(r"\s*[x*+]\s*[0-9.eE]+\s*$", "", end)
+            message = bare_number_message(prefix, end.strip(), kind, meant)
+            if message is not None:
+                out.append(message)
+    return out
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_bare_numbers(key: str, values: Any) -> None:
+    """Warn :class:`BareNumberWarning` with each of :func:`bare_key_messages` ``("", key,
+    values)`` (the API's form of the CLI's warnings: ``Scenario.with_changes``, a sweep grid's
+    text values), attributed to the first caller outside costmodel (the user's line, not ours)."""
+    messages = bare_key_messages("", key, values)
+    if not messages:
+        return
+    level, frame = 1, sys._getframe(0)
+    while frame.f_code.co_filename.startswith(_PACKAGE_DIR) and frame.f_back is not None:
+        frame, level = frame.f_back, level + 1
+    for message in messages:
+        warnings.warn(message, BareNumberWarning, stacklevel=level)

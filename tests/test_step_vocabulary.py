@@ -50,6 +50,7 @@ def test_step_json_and_the_sweep_share_keys_and_numbers(args, axes):
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     (row,) = sweep.sweep(kind="step", **axes).to_dict(orient="records")
+    assert row.pop("error") == ""  # the sweep's own column: why a row was refused, "" if priced
     assert set(row) <= set(d), sorted(set(row) - set(d))  # every column, under its own name
     for key, value in row.items():
         if key == "notes":  # a list in the JSON (as memory --json's), one text in a table row

@@ -232,70 +232,48 @@ def _quiet_stdout() -> None:
 
 
 # --- a number typed without its unit -------------------------------------------------------------
-_BARE_NUMBER = re.compile(r"\s*\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
-
-BARE_SECONDS_FROM = 10.0
-"""A duration typed without a unit is seconds; from this many seconds (of compute per
-micro-batch, or of a step) a bare number is more often milliseconds meant (`--compute-time
-400`), so it is answered with a warning."""
+# the rule and its words live in units (bare_number_message), shared with the API's
+# Scenario.with_changes; here they only become `costmodel: warning:` lines after the answer
 
 
 def bare_bytes_warning(typed: str, text: Any, meant: str) -> None:
     """``costmodel: warning: ...`` after the answer when a size was typed with no unit and is
     under 1 MiB: a bare number is bytes (``--bucket 25`` is 25 B, every tensor its own bucket;
     ``--gpu-memory 80`` an 80-byte card), which is answered, as the unit grammar says, but is
-    seldom what was meant (PyTorch's bucket_cap_mb is in MiB, a card is quoted in GB).
-    ``typed`` is what came before the value as the user typed it: ``--bucket``,
-    ``--vs bucket=``, ``--set bucket_cap=``; ``meant`` the unit most likely meant (``MiB``)."""
-    if _BARE_NUMBER.fullmatch(str(text)) and float(text) < 2**20:
-        value = str(text).strip()
-        sep = "" if typed.endswith("=") else " "
-        warn_on_success(
-            f"{typed}{sep}{value} is {value} bytes (a number without a unit is bytes); for "
-            f"{value} {meant} write {value}{meant}"
-        )
+    seldom what was meant. ``typed`` is the option as the user typed it (``--bucket``);
+    ``meant`` the unit most likely meant (``MiB``). Words: :func:`units.bare_number_message`."""
+    message = units.bare_number_message(typed, text, "bytes", meant)
+    if message is not None:
+        warn_on_success(message)
 
 
-def bare_seconds_warning(typed: str, text: Any, meant: str = "ms") -> None:
+def bare_seconds_warning(
+    typed: str, text: Any, meant: str = "ms", *, kind: str = "seconds"
+) -> None:
     """The duration counterpart of :func:`bare_bytes_warning`: a duration typed with no unit
     is seconds (``--compute-time 400`` is 400 s), answered, with a warning from
-    :data:`BARE_SECONDS_FROM` seconds on (``400`` is more often 400 ms meant)."""
-    if _BARE_NUMBER.fullmatch(str(text)) and float(text) >= BARE_SECONDS_FROM:
-        value = str(text).strip()
-        sep = "" if typed.endswith("=") else " "
-        warn_on_success(
-            f"{typed}{sep}{value} is {value} s (a number without a unit is seconds); for "
-            f"{value} {meant} write {value}{meant}"
-        )
+    :data:`units.BARE_SECONDS_FROM` seconds on (``400`` is more often 400 ms meant); a latency
+    (``kind="latency"``, ``--latency 5``) from :data:`units.BARE_LATENCY_FROM` on."""
+    message = units.bare_number_message(typed, text, kind, meant)
+    if message is not None:
+        warn_on_success(message)
 
 
-BARE_NUMBER_KEYS: dict[str, tuple[Callable[[str, Any, str], None], str]] = {
-    # a --vs change or a sweep axis typed by a short name, whose unit the name does not say
-    # (compute_time_s=400 and bucket_cap_bytes=50 say theirs): the warning of its option
-    "bucket": (bare_bytes_warning, "MiB"),
-    "bucket_cap": (bare_bytes_warning, "MiB"),
-    "gpu_memory": (bare_bytes_warning, "GB"),
-    "compute_time": (bare_seconds_warning, "ms"),
-    "measured_compute": (bare_seconds_warning, "ms"),
-}
-"""A key of ``--vs KEY=VALUE`` or ``--set KEY=VALUES`` -> the warning its option gives a bare
-number (:func:`bare_bytes_warning`, :func:`bare_seconds_warning`) and the unit likely meant."""
+def relay_bare_number_warnings(option: str, make: Callable[[], Any]) -> Any:
+    """``make()``, the :class:`units.BareNumberWarning` s it raises (the API's words for a
+    number typed without its unit, ``compute_time=400 is 400 s ...``) said after the answer as
+    ``costmodel: warning: OPTION compute_time=400 is ...`` rather than as Python warnings."""
+    import warnings
 
-
-def bare_key_warnings(option: str, key: str, values: str) -> None:
-    """The bare-number warnings of ``OPTION KEY=VALUES`` (``--vs bucket=50``, ``--set
-    bucket_cap=25,50``, ``--set 'compute_time=100..400 x2'``): each value of a list, and each
-    end of a range, warned as the option of that key would be."""
-    norm = key.strip().lower().replace("-", "_")
-    if norm not in BARE_NUMBER_KEYS:
-        return
-    warn, meant = BARE_NUMBER_KEYS[norm]
-    for item in str(values).split(","):
-        ends = re.split(r"\.\.|:", item) if (".." in item or ":" in item) else [item]
-        for i, end in enumerate(ends):
-            if i:  # a range's stop carries its step: '400 x2'
-                end = re.sub(r"\s*[x*+]\s*[0-9.eE]+\s*$", "", end)
-            warn(f"{option} {key.strip()}=", end.strip(), meant)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", units.BareNumberWarning)
+        result = make()
+    for w in caught:
+        if issubclass(w.category, units.BareNumberWarning):
+            warn_on_success(f"{option} {w.message}")
+        else:  # any other warning goes on as it came
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result
 
 
 class _Group(TyperGroup):
@@ -538,18 +516,6 @@ def output_option(option: str) -> Iterator[None]:
         raise
 
 
-def token_count(text: str) -> int:
-    """A token-count option's value (``--seq 8Ki``): :func:`costmodel.units.parse_tokens`, the
-    grammar of every token count (``--tokens``, ``--tokens-per-gpu``, ``--global-tokens``);
-    what does not parse is a usage error that lists the forms accepted."""
-    if isinstance(text, int):
-        return text
-    try:
-        return units.parse_tokens(text, name="value")
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc).removeprefix("value: ")) from None
-
-
 def _model_help() -> str:
     from .. import models
 
@@ -591,7 +557,7 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def inner(*args: Any, **kwargs: Any) -> Any:
-        check_limits(kwargs)
+        check_limits(kwargs, options)  # named as the command spells the option first
         try:
             return fn(*args, **kwargs)
         except (ValueError, LookupError) as exc:

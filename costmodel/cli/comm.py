@@ -24,7 +24,9 @@ from ._common import (
     _print_json,
     _records,
     _sizes,
-    bare_key_warnings,
+    bare_seconds_warning,
+    relay_bare_number_warnings,
+    warn_on_success,
 )
 
 
@@ -256,10 +258,12 @@ def collective(
         # a link's range (2..), checked here: the parameter is not named ``ranks`` so that the
         # generic 1.. limit of every command's --ranks (memory, batch) does not answer first
         LINK_RANKS.check("--ranks", link_ranks)
+        if latency is not None:
+            bare_seconds_warning("--latency", latency, "us", kind="latency")
         axes.update(
             ranks=link_ranks,
             bandwidth=bandwidth,
-            latency=latency or "0s",
+            latency=units.parse_duration(latency or "0s", name="--latency"),  # warned above
             gamma=gamma or 0.0,
             algorithm=algorithm or "ring",
         )
@@ -552,9 +556,12 @@ def sweep(
     axes = dict(sw.parse_set(s) for s in (set_ or []))
     if len(axes) != len(set_ or []):
         raise ValueError("--set: the same axis is given twice")
-    loaded = sw.load_grid(grid_file) if grid_file is not None else None
-    for key, values in axes.items():  # a value typed with no unit: its option's warning
-        bare_key_warnings("--set", key, values)
+    # a value typed with no unit: the grid's warning (the API's), said as the file's or --set's
+    loaded = (
+        relay_bare_number_warnings(f"{grid_file}:", lambda: sw.load_grid(grid_file))
+        if grid_file is not None
+        else None
+    )
     try:
         _sweep_run(sw, axes, loaded, grid_file, kind, output, chunk_rows, progress, engine,
                    scheduler, as_json)  # fmt: skip
@@ -605,9 +612,13 @@ def _sweep_run(
     if loaded is not None:
         if kind is not None and kind != loaded.kind:
             raise ValueError(f"--kind {kind} contradicts kind = {loaded.kind!r} in {grid_file}")
-        grid = sw.make_grid({**loaded.axes, **axes}, kind=loaded.kind)
+        grid = relay_bare_number_warnings(
+            "--set", lambda: sw.make_grid({**loaded.axes, **axes}, kind=loaded.kind)
+        )
     elif axes:
-        grid = sw.make_grid(axes, kind=kind or "collective")
+        grid = relay_bare_number_warnings(
+            "--set", lambda: sw.make_grid(axes, kind=kind or "collective")
+        )
     else:
         raise ValueError("sweep: give a grid file or --set name=values, e.g. --set ranks=8..64x2")
     if engine not in sw.ENGINES:
@@ -615,7 +626,7 @@ def _sweep_run(
     if engine == "dask":
         if output is None:
             raise ValueError("--engine dask: needs -o FOLDER (a partitioned Parquet dataset)")
-        _sweep_dask(grid, output, scheduler, chunk_rows, progress and not as_json, as_json)
+        _sweep_dask(grid, output, scheduler, chunk_rows, progress and not as_json, as_json, axes)
         return
     if scheduler is not None:
         raise ValueError("--scheduler: only with --engine dask")
@@ -624,21 +635,24 @@ def _sweep_run(
         import pyarrow.csv as pacsv
 
         first = True
-        if as_json:  # a JSON array of row objects, streamed chunk by chunk
-            sys.stdout.write("[")
-            for table in sw.iter_sweep(grid, chunk_rows):
+        tally = sw.RowErrors()
+        if as_json:  # a JSON array of row objects, streamed chunk by chunk; its "[" comes
+            # with the first row, so a sweep refused (every row failed) prints nothing
+            for table in tally.watch(sw.iter_sweep(grid, chunk_rows)):
                 for rec in _records(table.to_pandas()):
-                    sys.stdout.write(("\n" if first else ",\n") + json.dumps(rec))
+                    sys.stdout.write(("[\n" if first else ",\n") + json.dumps(rec))
                     first = False
-            sys.stdout.write("\n]\n")
+            sys.stdout.write("[]\n" if first else "\n]\n")
+            _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
             return
         from ..sweep.output import csv_ready
 
-        for table in sw.iter_sweep(grid, chunk_rows):
+        for table in tally.watch(sw.iter_sweep(grid, chunk_rows)):
             buf = pa.BufferOutputStream()
             pacsv.write_csv(csv_ready(table), buf, pacsv.WriteOptions(include_header=first))
             sys.stdout.write(buf.getvalue().to_pybytes().decode())
             first = False
+        _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
         return
     summary = sw.sweep_to_file(
         output,
@@ -646,6 +660,7 @@ def _sweep_run(
         chunk_rows=chunk_rows,
         progress=progress and sys.stderr.isatty() and not as_json,
     )
+    _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return
@@ -653,6 +668,35 @@ def _sweep_run(
         f"wrote {_rows_text(summary.rows)} to {summary.path} ({summary.format}) in "
         f"{summary.seconds:.2f} s{_rate_text(summary.rows, summary.seconds)}"
     )
+
+
+MAX_FAILED_LINES = 5
+"""Distinct reasons a sweep's refused rows are listed with, one warning line each."""
+
+
+def _warn_failed_rows(
+    rows: int, failed: int, errors: dict[str, int], kind: str, axes: dict[str, str]
+) -> None:
+    """``costmodel: warning: 2 of 8 rows failed: --set compute_time: ...`` after the table, one
+    line per distinct reason (the first :data:`MAX_FAILED_LINES`, then how many more), each
+    reason naming the --set the user typed; the rows are in the output with their ``error``."""
+    if not failed:
+        return
+    options = _set_axis(kind, axes)
+    reasons = list(errors.items())
+    for text, count in reasons[:MAX_FAILED_LINES]:
+        why = _one_line(ValueError(text), options)
+        warn_on_success(
+            f"{count:,} of {_rows_text(rows)} failed (in the output with NaN answers and this "
+            f"error): {why}"
+        )
+    rest = reasons[MAX_FAILED_LINES:]
+    if rest:
+        more = sum(c for _, c in rest)
+        warn_on_success(
+            f"{more:,} more of {_rows_text(rows)} failed for {len(rest)} other "
+            f"{units.noun_for(len(rest), 'reason')}: see the output's error column"
+        )
 
 
 def _rows_text(rows: int) -> str:
@@ -669,7 +713,13 @@ def _rate_text(rows: int, seconds: float) -> str:
 
 
 def _sweep_dask(
-    grid: Any, output: Path, scheduler: str | None, chunk_rows: int, progress: bool, as_json: bool
+    grid: Any,
+    output: Path,
+    scheduler: str | None,
+    chunk_rows: int,
+    progress: bool,
+    as_json: bool,
+    axes: dict[str, str],
 ) -> None:
     from .. import distributed
 
@@ -696,6 +746,7 @@ def _sweep_dask(
         summary = distributed.sweep_dask(
             output, grid, scheduler=scheduler, partition_rows=chunk_rows
         )
+    _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return

@@ -18,9 +18,8 @@ from ._common import (
     _one_line,
     _print_json,
     bare_bytes_warning,
-    bare_key_warnings,
     bare_seconds_warning,
-    token_count,
+    relay_bare_number_warnings,
 )
 
 _RECOMPUTE_HELP = "Activation recomputation (with --arch): " + ", ".join(RECOMPUTE_MODES) + "."
@@ -55,15 +54,24 @@ _AccumulationOpt = Annotated[
     int, typer.Option(min=1, help="Gradient-accumulation micro-batches per step.")
 ]
 _SeqOpt = Annotated[
-    int,
+    str | None,
     typer.Option(
-        "--sequence-length",
         "--seq",
-        min=1,
-        parser=token_count,
-        help="Tokens per sample: 4096, 8Ki.",
+        "--sequence-length",
+        help="Tokens per sample: 4096, 8k, 8Ki (1..100,000,000). Where a step or its memory is "
+        "priced, default 4096.",
     ),
 ]
+"""``--seq`` of every command, as text: its one range and grammar (``_limits.LIMITS["seq"]``,
+the token grammar of :func:`costmodel.units.parse_tokens`) refuse a bad value in one line
+naming ``--seq`` before the command runs; :func:`_seq` reads it. None: not given."""
+
+
+def _seq(text: str | None) -> int | None:
+    """The token count of a ``--seq`` already checked against its limit, None if not given."""
+    return None if text is None else units.parse_tokens(text, name="--seq")
+
+
 _MfuOpt = Annotated[
     float | None,
     typer.Option(
@@ -184,16 +192,7 @@ def memory(
     ] = None,
     # what sizes activations: None = not given (the step's default, strategy.step.step_default), so
     # that a value typed is "given" even when it equals the default (refused without --arch)
-    seq: Annotated[
-        int | None,
-        typer.Option(
-            "--seq",
-            "--sequence-length",
-            min=1,
-            parser=token_count,
-            help="Tokens per sample: 4096, 8Ki (default 4096).",
-        ),
-    ] = None,
+    seq: _SeqOpt = None,
     micro_batch: Annotated[
         int | None,
         typer.Option(
@@ -270,7 +269,7 @@ def memory(
     )
     from ..strategy.step import step_default  # the layout `step` prices: one set of defaults
 
-    seq = step_default("sequence_length") if seq is None else seq
+    seq_n = _seq(seq) or int(step_default("sequence_length"))
     micro_batch = step_default("micro_batch") if micro_batch is None else micro_batch
     recompute = step_default("recompute") if recompute is None else recompute
     loss = step_default("loss") if loss is None else loss
@@ -281,7 +280,7 @@ def memory(
     p_given = units.parse_count(params, name="--params") if params is not None else None
     act = units.parse_bytes(activations, name="--activations") if activations else None
     recipe_kw: dict[str, Any] = dict(
-        sequence_length=seq,
+        sequence_length=seq_n,
         micro_batch=micro_batch,
         flash_attention=flash,
         recompute=recompute,
@@ -316,7 +315,7 @@ def memory(
             recompute=recompute,
             loss=loss,
             flash_attention=flash,
-            sequence_length=seq,
+            sequence_length=seq_n,
             micro_batch=micro_batch,
         )
     result.update(sm.gb_columns())
@@ -372,7 +371,7 @@ def memory(
 
             # the tokens size the activations only when the architecture's are used (given
             # --activations are no sequence's; a bare count has none), as the Memory page says
-            what = f"{seq} tokens x micro-batch {micro_batch}" if arch and act is None else ""
+            what = f"{seq_n} tokens x micro-batch {micro_batch}" if arch and act is None else ""
             result["max_params_note"] = nothing_fits_note(capacity, fixed, act_bytes, what)
         if cluster is not None and act is None:
             from .. import presets
@@ -391,7 +390,7 @@ def memory(
                     recompute=recompute,
                     loss=loss,
                     recipe=recipe,
-                    sequence_length=seq,
+                    sequence_length=seq_n,
                     flash_attention=flash,
                     band=False,
                 )
@@ -475,16 +474,7 @@ def batch(
             "(instead of --global).",
         ),
     ] = None,
-    sequence_length: Annotated[
-        int | None,
-        typer.Option(
-            "--sequence-length",
-            "--seq",
-            min=1,
-            parser=token_count,
-            help="Tokens per sample: 4096, 8Ki.",
-        ),
-    ] = None,
+    sequence_length: _SeqOpt = None,
     base_lr: Annotated[
         float | None,
         typer.Option(help="Learning rate tuned at --base-batch/--base-tokens, > 0."),
@@ -529,8 +519,9 @@ def batch(
     if rule not in bt.LR_RULES:
         raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
     tokens = _tokens(global_tokens, "--global-tokens") if global_tokens else None
+    seq_n = _seq(sequence_length)
     # the options' names, not solve_batch's arguments ("exactly one ... must be None")
-    if tokens is not None and sequence_length is None:
+    if tokens is not None and seq_n is None:
         raise ValueError("--global-tokens: needs --seq (tokens per sample)")
     if tokens is not None and global_ is not None:
         raise ValueError(
@@ -558,7 +549,7 @@ def batch(
         accumulation=accumulation,
         global_batch=global_,
         global_tokens=tokens,
-        sequence_length=sequence_length,
+        sequence_length=seq_n,
     )
     data: dict[str, Any] = dict(sol.as_dict())
     if "global_tokens" in data:
@@ -707,16 +698,7 @@ def step(
             help="Micro-batch per GPU [samples] (with --cluster; default 1).",
         ),
     ] = None,
-    seq: Annotated[
-        int | None,
-        typer.Option(
-            "--seq",
-            "--sequence-length",
-            min=1,
-            parser=token_count,
-            help="Tokens per sample: 4096, 8Ki (default 4096).",
-        ),
-    ] = None,
+    seq: _SeqOpt = None,
     recompute: Annotated[str | None, typer.Option(help=_RECOMPUTE_HELP + " Default none.")] = None,
     loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
     as_json: JsonOpt = False,
@@ -744,6 +726,7 @@ def step(
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
     c_ = _contention(contention)
+    seq_n = _seq(seq)
     _one_compute(mfu, compute_time)
     if compute_time is not None and tokens_per_gpu is not None:
         raise ValueError("give --compute-time or --tokens-per-gpu (with --mfu), not both")
@@ -788,7 +771,7 @@ def step(
             power_limit_w=power_limit_w,
             recipe=recipe,
             micro_batch=micro_batch,
-            seq=seq,
+            seq=seq_n,
             accumulation=accumulation,
             no_sync=no_sync,
             mfu=mfu,
@@ -862,6 +845,8 @@ def step(
     n = ranks
     kwargs["bandwidth_bytes_per_s"] = units.parse_rate(bandwidth, name="--bandwidth")
     kwargs["latency_s"] = units.parse_duration(latency or "0s", name="--latency")
+    if latency is not None:
+        bare_seconds_warning("--latency", latency, "us", kind="latency")
     if "tokens_per_gpu" in kwargs:
         if peak_flops is None:
             raise ValueError("--tokens-per-gpu without --cluster needs --peak-flops, e.g. 989T")
@@ -1298,6 +1283,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
     """The Scenario of ``train``/``scenario``'s options; its refusals name the option typed
     (``limited``'s :func:`costmodel.cli._common.command_options`, as every command's)."""
     from ..scenario import Scenario
+    from ..strategy.step import step_default
 
     if o["params"] is None and o["arch"] is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
@@ -1319,7 +1305,9 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         zero_stage=o["zero"] if not o.get("strategy") else None,
         local_batch=o["local_batch"],
         accumulation=o["accumulation"],
-        sequence_length=o["sequence_length"],
+        sequence_length=step_default("sequence_length")
+        if o["sequence_length"] is None
+        else _seq(o["sequence_length"]),
         mfu=o["mfu"],
         compute_time_s=units.parse_duration(o["compute_time"], name="--compute-time")
         if o["compute_time"] is not None
@@ -1350,7 +1338,7 @@ def scenario(
     zero: _ZeroOpt = 0,
     local_batch: _LocalBatchOpt = 1,
     accumulation: _AccumulationOpt = 1,
-    sequence_length: _SeqOpt = 4096,
+    sequence_length: _SeqOpt = None,
     mfu: _MfuOpt = None,
     compute_time: Annotated[
         str | None, typer.Option(help="Measured compute per micro-batch (overrides --mfu): 0.4s.")
@@ -1436,10 +1424,11 @@ def scenario(
             "whether it fits (run --fit on each side alone)"
         )
     a = _scenario_from_options(locals())
-    for part in (vs or "").split(","):  # a change typed with no unit: its option's warning
-        key, _, value = part.partition("=")
-        bare_key_warnings("--vs", key, value)
-    b = _on_side_b(lambda: a.with_changes(vs), vs) if vs is not None else None
+    b = (  # a change typed with no unit: the API's warning, said as --vs's
+        _on_side_b(lambda: relay_bare_number_warnings("--vs", lambda: a.with_changes(vs)), vs)
+        if vs is not None
+        else None
+    )
     result = a.evaluate(scaling=b is None, flips=b is None)
     sides = [sc for sc in (a, b) if sc is not None and sc.bucket_cap_bytes is not None]
     if sides:  # a bucket on a side whose strategy has none: --bucket's warning, once
@@ -1714,7 +1703,7 @@ def train(
     zero: _ZeroOpt = 0,
     local_batch: _LocalBatchOpt = 1,
     accumulation: _AccumulationOpt = 1,
-    sequence_length: _SeqOpt = 4096,
+    sequence_length: _SeqOpt = None,
     mfu: _MfuOpt = None,
     compute_time: Annotated[
         str | None, typer.Option(help="Measured compute per micro-batch.")

@@ -779,9 +779,10 @@ def _setup(
     uncalibrated: tuple[str, ...] = ()
     if ct.one_node_step:
         micro_s = _calibrated_micro_s(
-            ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model, sync_loss
-        )
-        peak = float(c.gpu.fp8_dense_flops if precision == "fp8" else c.gpu.peak_flops)
+            ct, p, shape, c, layout, recipe, micro_batch, sequence_length, model, sync_loss,
+            precision,
+        )  # fmt: skip
+        peak = measured_peak_flops(c.gpu, precision)
         if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
             micro_s = ct.micro_s
             uncalibrated = (_UNCALIBRATED_NOTE,)
@@ -1576,6 +1577,23 @@ def _shape_of(p: float) -> Any:
         return None
 
 
+def measured_peak_flops(gpu: Any, precision: str = "bf16") -> float:
+    """The dense peak [FLOP/s] a measured time is held to (a compute time per micro-batch, a
+    step time; :func:`costmodel._checks.refuse_faster_than_peak`): the peak of the step's
+    compute precision, fp8's for an fp8 step, else bf16's (fp16's on a GPU without bf16),
+    :func:`costmodel.compute.precision_peak_flops`. One rule for every measured time, so a time
+    an fp8 step accepts is not refused as a step of the same run.
+
+    >>> from costmodel import presets
+    >>> g = presets.load("h100-sxm")
+    >>> measured_peak_flops(g) / 1e12, measured_peak_flops(g, "fp8") / 1e12
+    (989.5, 1979.0)
+    """
+    from ..compute import precision_peak_flops
+
+    return float(precision_peak_flops(gpu, precision))
+
+
 def _refuse_faster_than_peak(
     ct: Any, compute_time_s: Any, flops: float, gpu: Any, precision: str
 ) -> None:
@@ -1587,7 +1605,7 @@ def _refuse_faster_than_peak(
         return
     from .._checks import refuse_faster_than_peak
 
-    peak = float(gpu.fp8_dense_flops if precision == "fp8" else gpu.peak_flops)
+    peak = measured_peak_flops(gpu, precision)
     refuse_faster_than_peak(
         "compute_time_s",
         "compute time",
@@ -1674,6 +1692,7 @@ def _calibrated_micro_s(
     sequence_length: int,
     model: str,
     sync_loss: float | None = None,
+    precision: str = "bf16",
 ) -> float:
     """Compute of one micro-batch that makes the engine's one-node FSDP step of that
     micro-batch equal the fitted one-node step ``ct.micro_s`` (module docstring of
@@ -1696,6 +1715,7 @@ def _calibrated_micro_s(
         layout.param_dtype,
         layout.grad_dtype,
         sync_loss,
+        precision,
     )
     hit = _CALIBRATED.get(key)
     if hit is not None:
@@ -1721,6 +1741,7 @@ def _calibrated_micro_s(
                     timeline=False,
                     band=False,
                     sync_loss=sync_loss,
+                    precision=precision,  # held to the same peak as the step it calibrates
                 )
             except FasterThanPeakError:  # past the datasheet peak: no fixed point (below)
                 break

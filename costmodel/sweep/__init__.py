@@ -70,6 +70,7 @@ from .grid import (
 )
 from .output import (
     OUTPUT_FORMATS,
+    RowErrors,
     SweepSummary,
     csv_ready,
     output_format,
@@ -90,6 +91,7 @@ __all__ = [
     "OUTPUT_FORMATS",
     "Axis",
     "Grid",
+    "RowErrors",
     "SweepSummary",
     "atomic_path",
     "check_writable",
@@ -188,7 +190,7 @@ def sweep(
             f"grid: {g.rows} rows is too many to hold in memory (limit {MAX_IN_MEMORY_ROWS}); "
             "stream it to a file with sweep_to_file() or `costmodel sweep -o out.parquet`"
         )
-    tables = list(iter_sweep(g, chunk_rows))
+    tables = list(RowErrors().watch(iter_sweep(g, chunk_rows)))  # every row failed: refused
     return _unify(tables).to_pandas()
 
 
@@ -204,12 +206,14 @@ def sweep_to_file(
     """Stream a sweep to CSV or Parquet (by extension) in chunks, written atomically.
 
     Memory is bounded by ``chunk_rows``, not by the grid; with ``progress=True`` a rich progress
-    bar on stderr counts rows.
+    bar on stderr counts rows. A step row whose step is refused is written with its reason in
+    ``error``; the summary counts those rows (``failed_rows``) and their reasons (``errors``).
     """
     fmt = output_format(path)
     check_writable(path)
     g = _as_grid(grid, kind, axes)
     total = g.rows
+    tally = RowErrors()  # rows refused one by one (a step sweep's error column)
     t0 = time.perf_counter()
     if progress:
         from rich.console import Console
@@ -231,11 +235,14 @@ def sweep_to_file(
         ) as bar:
             task = bar.add_task("rows", total=total)
             rows = write_table(
-                path, iter_sweep(g, chunk_rows), progress=lambda k: bar.advance(task, k)
+                path,
+                tally.watch(iter_sweep(g, chunk_rows)),
+                progress=lambda k: bar.advance(task, k),
             )
     else:
-        rows = write_table(path, iter_sweep(g, chunk_rows))
-    return SweepSummary(str(path), rows, time.perf_counter() - t0, fmt)
+        rows = write_table(path, tally.watch(iter_sweep(g, chunk_rows)))
+    seconds = time.perf_counter() - t0
+    return SweepSummary(str(path), rows, seconds, fmt, tally.failed_rows, tally.errors)
 
 
 class _CallableModule(types.ModuleType):

@@ -550,14 +550,23 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
     does not set takes the value ``costmodel step --cluster`` gives it (:func:`step_row`), so a
     row is that command's answer to the same question.
     """
+    from ..strategy.layout import bucket_not_applied
+
     n = len(next(iter(num.values()))) if num else 1
     nodes = num.get("nodes", np.ones(n, dtype=np.int64))
     gpn = num.get("gpus_per_node")  # None: every GPU of the node, as costmodel step
-    rows = []
+    rows: list[dict[str, Any]] = []
+    errors: list[str] = []
     for i in range(n):
         kw = {k: v[i].item() for k, v in num.items() if k not in ("nodes", "gpus_per_node")}
-        c = get_cluster(cat["preset"], int(nodes[i]), None if gpn is None else int(gpn[i]))
-        rows.append(step_row(cat, c, int(nodes[i]), **kw))
+        c = None
+        try:  # an impossible row (a compute faster than the peak) is that row's answer
+            c = get_cluster(cat["preset"], int(nodes[i]), None if gpn is None else int(gpn[i]))
+            rows.append(step_row(cat, c, int(nodes[i]), **kw))
+            errors.append("")
+        except ValueError as exc:
+            rows.append(_failed_step_row(cat, c, kw))
+            errors.append(" ".join(str(exc).split()))
     out: dict[str, Any] = {
         "preset": cat["preset"],
         "model": cat["model"],
@@ -575,12 +584,58 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
     for k in num:
         if k != "nodes":
             out[AXES["step"][k].column] = num[k]  # bucket_cap_bytes, compute_time_s, ...
+    if "bucket_cap" in num and bucket_not_applied(cat["strategy"], 1) is not None:
+        # fsdp, hsdp: no gradient bucket, so no bucket size in the row (null, as `step --json`
+        # gives it; `notes` says why); int64 with nulls, so CSV and Parquet chunks agree
+        import pyarrow as pa
+
+        out[AXES["step"]["bucket_cap"].column] = pa.nulls(n, type=pa.int64())
     for k in STEP_COLUMNS:
         if k == "strategy":
             continue
-        v = [r[k] for r in rows]
-        out[k] = np.array(v, dtype=object if isinstance(v[0], str) else None)
+        v = [r.get(k) for r in rows]
+        if any(errors):
+            out[k] = _with_failed_rows(k, v)
+        else:
+            out[k] = np.array(v, dtype=object if isinstance(v[0], str) else None)
+    out["error"] = np.array(errors, dtype=object)
     return out
+
+
+def _failed_step_row(cat: dict[str, Any], cluster: Any, kw: dict[str, Any]) -> dict[str, Any]:
+    """What a step row whose step was refused still knows: the strategy asked for, the ranks
+    of its cluster, and its micro-batch, sequence length and accumulation (the grid's, else
+    :func:`step_row`'s defaults; the micro-batch unknown where ``tokens_per_gpu`` sets it)."""
+    import inspect
+
+    defaults = inspect.signature(step_row).parameters
+    row: dict[str, Any] = {"strategy": cat["strategy"]}
+    if cluster is not None:
+        row["ranks"] = int(cluster.ranks)
+    for k in ("micro_batch", "sequence_length", "accumulation"):
+        row[k] = kw.get(k, defaults[k].default)
+    if kw.get("tokens_per_gpu") is not None and "micro_batch" not in kw:
+        row["micro_batch"] = None
+    return row
+
+
+_STEP_INT_COLUMNS = ("ranks", "micro_batch", "sequence_length", "accumulation", "tokens_per_step")
+_STEP_TEXT_COLUMNS = ("strategy", "bound", "compute_source", "band_note", "notes")
+
+
+def _with_failed_rows(column: str, values: list[Any]) -> Any:
+    """A step column some of whose rows failed (None): NaN in a float column, null in an
+    integer or boolean one (pyarrow, so that the column keeps its type in every chunk, as
+    Parquet needs), ``""`` in a text one."""
+    import pyarrow as pa
+
+    if column in _STEP_TEXT_COLUMNS:
+        return np.array(["" if v is None else v for v in values], dtype=object)
+    if column in _STEP_INT_COLUMNS:
+        return pa.array(values, type=pa.int64())
+    if column == "fits":
+        return pa.array(values, type=pa.bool_())
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
 
 
 STEP_COLUMNS = (
@@ -617,7 +672,11 @@ STEP_COLUMNS = (
 the card (a step that does not fit is in the table, marked so); ``band_note`` why
 ``step_time_lo_s``/``step_time_hi_s`` are NaN (:func:`costmodel.strategy.band.band_note`, the
 words of ``costmodel step``), empty where the band is known; ``notes`` what the answer leaves
-out (a mixture-of-experts model's expert parallelism), empty otherwise."""
+out (a mixture-of-experts model's expert parallelism), empty otherwise.
+
+A step sweep adds ``error``: ``""`` for a row that was priced, else why its step was refused
+(a compute time faster than the GPU's peak, ...); such a row keeps its inputs, its outputs are
+NaN (null in an integer or boolean column), and the other rows are priced all the same."""
 
 
 def step_row(
@@ -706,7 +765,9 @@ def _to_table(cols: dict[str, Any], n: int) -> pa.Table:
     for name, value in cols.items():
         if value is None:
             continue
-        if isinstance(value, _Cat):
+        if isinstance(value, pa.Array):
+            arrays[name] = value
+        elif isinstance(value, _Cat):
             arrays[name] = pa.DictionaryArray.from_arrays(
                 pa.array(value.codes), pa.array(value.categories, type=pa.string())
             )

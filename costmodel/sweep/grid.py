@@ -465,6 +465,11 @@ class Grid:
 def make_grid(spec: Mapping[str, Any] | None = None, kind: str = "collective", **axes: Any) -> Grid:
     """Build a :class:`Grid` from a mapping and/or keyword axes (values as in :func:`parse_values`).
 
+    A value typed as text with a bare number where its axis's name says no unit
+    (``compute_time="400"`` is 400 s, ``bucket_cap="25"`` 25 B) warns
+    (:class:`costmodel.units.BareNumberWarning`, the CLI's ``--set`` words); Python numbers are
+    SI, as everywhere in the API, and pass quietly.
+
     >>> g = make_grid({"size": "8B:1KB"}, ranks="8,16", bandwidth="50GB/s")  # 8 B ... 512 B
     >>> g.rows, g.axes["ranks"]
     (14, [8, 16])
@@ -473,6 +478,9 @@ def make_grid(spec: Mapping[str, Any] | None = None, kind: str = "collective", *
         raise ValueError(f"kind: unknown sweep kind {kind!r}; allowed: {', '.join(KINDS)}")
     merged: dict[str, list[Any]] = {}
     for name, value in {**(spec or {}), **axes}.items():
+        texts = value if isinstance(value, list | tuple) else [value]
+        for text in (t for t in texts if isinstance(t, str)):
+            units.warn_bare_numbers(name, text)
         axis = _axis(kind, name)
         if axis.name in merged:
             raise ValueError(f"grid: axis {axis.name!r} given twice (as {name!r})")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -224,3 +224,46 @@ class SweepSummary:
     rows: int
     seconds: float
     format: str
+    failed_rows: int = 0
+    """Rows whose answer was refused, kept with the reason in their ``error`` column."""
+    errors: dict[str, int] = field(default_factory=dict)
+    """Each distinct ``error`` -> how many rows it refused, in the order first met."""
+
+
+class RowErrors:
+    """A tally of the ``error`` column (a step sweep's refused rows) over streamed chunks.
+
+    :meth:`watch` passes the chunks on, counting as they go. A sweep whose every row failed
+    answers nothing: it is refused with its first row's reason, as a one-row sweep of that row
+    always was (an unknown GPU for a recipe, a group size that divides no rank count), and
+    nothing is written. So chunks are held back until a row has answered (then none can make
+    the whole sweep fail, and the rest stream as they come).
+    """
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.failed_rows = 0
+        self.errors: dict[str, int] = {}
+
+    def add(self, table: pa.Table) -> None:
+        self.rows += table.num_rows
+        if "error" not in table.column_names:
+            return
+        for text in table.column("error").to_pylist():
+            if text:
+                self.failed_rows += 1
+                self.errors[text] = self.errors.get(text, 0) + 1
+
+    def watch(self, tables: Iterator[pa.Table]) -> Iterator[pa.Table]:
+        held: list[pa.Table] = []
+        for table in tables:
+            self.add(table)
+            if self.failed_rows == self.rows:  # nothing answered yet: hold it back
+                held.append(table)
+                continue
+            yield from held
+            held = []
+            yield table
+        if held and self.errors:  # every row failed: the sweep's refusal is the first reason
+            raise ValueError(next(iter(self.errors)))
+        yield from held

@@ -675,6 +675,7 @@ def render() -> None:
                 "comm_s": "communication [s]",
                 "exposed_comm_s": "exposed [s]",
                 "efficiency": "scaling efficiency [-]",
+                "compute_share": "compute share of the step [-]",
                 "tokens_per_s": "tokens/s",
                 "memory_bytes": "memory per GPU [B]",  # as the strategy table says it
             }
