@@ -3,6 +3,7 @@ Each test failed before its fix."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import stat
@@ -156,3 +157,19 @@ def test_the_advisors_read_an_architecture_name_too():
     g = cm.fit_suggestions(arch="llama-3.1-70b", nodes=8, strategy="fsdp", model="lesson")
     assert [c.change for c in f.changes] == [c.change for c in g.changes]
     assert any(c.kind == "recompute" for c in f.changes)
+
+
+# --- a sequence length in --vs, as --seq reads it ------------------------------------------------
+def test_vs_reads_a_sequence_length_as_seq_does():
+    """``--seq 8Ki`` answers, ``--vs seq=8Ki`` said "Input should be a valid integer": B's values
+    are "in the field's own units", and a sequence length's are those of --seq."""
+    a = cm.Scenario(arch="llama-3.1-8b", nodes=2)
+    assert a.with_changes("seq=8Ki").sequence_length == 8192
+    assert a.with_changes("seq=8k").sequence_length == 8000
+    assert cm.Scenario(arch="llama-3.1-8b", sequence_length="8Ki").sequence_length == 8192
+    r = run("scenario", "--arch", "llama-3.1-8b", "--nodes", "2", "--vs", "seq=8Ki", "--json")
+    assert r.exit_code == 0, r.stderr
+    b = json.loads(r.stdout)["b"]
+    seq = run("scenario", "--arch", "llama-3.1-8b", "--nodes", "2", "--seq", "8Ki", "--json")
+    assert b["step_time_s"] == json.loads(seq.stdout)["step_time_s"]
+    one_line_error(run("scenario", "--arch", "llama-3.1-8b", "--vs", "seq=8x"), "--vs seq", "'8Ki'")
