@@ -173,3 +173,18 @@ def test_vs_reads_a_sequence_length_as_seq_does():
     seq = run("scenario", "--arch", "llama-3.1-8b", "--nodes", "2", "--seq", "8Ki", "--json")
     assert b["step_time_s"] == json.loads(seq.stdout)["step_time_s"]
     one_line_error(run("scenario", "--arch", "llama-3.1-8b", "--vs", "seq=8x"), "--vs seq", "'8Ki'")
+
+
+# --- step takes --zero as train, scenario and memory do ------------------------------------------
+def test_step_takes_zero_as_train_and_scenario_do():
+    """``train --zero 3`` and ``memory --zero 3`` answer; ``step --zero 3`` said "No such
+    option: --zero". The stage names its strategy (3 = fsdp), the same step as --strategy."""
+    base = ("step", "--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--nodes", "2", "--json")
+    for zero, strategy in (("1", "zero1"), ("3", "fsdp")):
+        by_zero = run(*base, "--zero", zero)
+        assert by_zero.exit_code == 0, by_zero.stderr
+        assert json.loads(by_zero.stdout) == json.loads(run(*base, "--strategy", strategy).stdout)
+    one_line_error(run(*base, "--zero", "3", "--strategy", "ddp"), "--zero 3 contradicts")
+    link = ("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "8", "--bandwidth",
+            "50GB/s", "--zero", "2")  # fmt: skip
+    one_line_error(run(*link), "--zero 2: the sharded strategies need --cluster")
