@@ -188,3 +188,30 @@ def test_step_takes_zero_as_train_and_scenario_do():
     link = ("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "8", "--bandwidth",
             "50GB/s", "--zero", "2")  # fmt: skip
     one_line_error(run(*link), "--zero 2: the sharded strategies need --cluster")
+
+
+# --- a config.json the reader refuses names --arch, as its other refusals do ---------------------
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        ({"model_type": "bert", "hidden_size": 768}, "model_type 'bert' is not supported"),
+        ({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": -1,
+          "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000},
+         "num_hidden_layers must be a whole number"),
+    ],
+)  # fmt: skip
+def test_a_refused_config_names_the_option_and_the_file(tmp_path, config, says):
+    """A missing file or bad JSON said "--arch: ...", a config with an unsupported model_type
+    or a bad key said "config.json: ..." (no option, no file): three commands, two forms."""
+    cfg = tmp_path / "mine" / "config.json"
+    cfg.parent.mkdir()
+    cfg.write_text(json.dumps(config))
+    for argv in (
+        ("step", "--arch", str(cfg.parent)),
+        ("memory", "--arch", str(cfg)),
+        ("train", "--arch", str(cfg), "--tokens", "1T"),
+    ):
+        line = one_line_error(run(*argv), str(cfg), says)
+        assert line.startswith(f"costmodel: error: --arch: {cfg}: "), line
+    with pytest.raises(ValueError, match=r"^arch: .*mine/config\.json: "):
+        cm.load_arch(str(cfg))
