@@ -215,3 +215,25 @@ def test_a_refused_config_names_the_option_and_the_file(tmp_path, config, says):
         assert line.startswith(f"costmodel: error: --arch: {cfg}: "), line
     with pytest.raises(ValueError, match=r"^arch: .*mine/config\.json: "):
         cm.load_arch(str(cfg))
+
+
+# --- presets help names every kind the commands take ---------------------------------------------
+@pytest.mark.parametrize("argv", [("presets", "list"), ("presets", "schema")])
+def test_presets_help_names_the_calibration_kind_they_take(argv):
+    """``presets list --kind calibration`` and ``presets schema calibration`` answer (the
+    refusal of a bad kind lists calibration), but their help said "gpu, link or cluster"."""
+    r = CliRunner().invoke(cli.app, [*argv, "--help"], terminal_width=200)
+    assert "cluster or calibration" in " ".join(r.stdout.split()), r.stdout
+    assert run(*argv, *(("--kind",) if argv[1] == "list" else ()), "calibration").exit_code == 0
+
+
+# --- memory's --model is the architecture: a cost model there is named as such -------------------
+@pytest.mark.parametrize("model", ["nccl", "lesson", "textbook"])
+def test_memory_names_a_cost_model_given_as_its_model(model):
+    """``memory``'s --model is an alias of --arch; a step's ``--model nccl`` pasted onto it
+    replaced the architecture and was refused as "--arch: unknown architecture 'nccl'"."""
+    line = one_line_error(
+        run("memory", "--arch", "llama-3.1-8b", "--model", model), "collective cost model"
+    )
+    assert "unknown architecture" not in line, line
+    assert run("memory", "--model", "llama-3.1-8b", "--json").exit_code == 0

@@ -253,6 +253,15 @@ def memory(
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
+    from ..models import MODELS, NCCL_TABLE
+
+    if arch is not None and arch.lower() in (*MODELS, NCCL_TABLE):
+        # --model here is --arch: a step's `--model nccl` pasted onto memory replaced the
+        # architecture and was refused as "--arch: unknown architecture 'nccl'"
+        raise ValueError(
+            f"--arch/--model: {arch!r} is a collective cost model; memory has none (its --model "
+            "is the architecture, as --arch): drop it, and give the model as --arch NAME"
+        )
     # what sizes activations, given (whatever its value): refused where nothing uses it (a bare
     # count sizes none; --activations replace them), as the memory sweep refuses it
     shaped = {
