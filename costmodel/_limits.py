@@ -144,6 +144,7 @@ _GPU_MEMORY = Limit(
 )
 _ITERS = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
 _DURATION = Limit("a duration in (0, 1e6] s, e.g. 400ms, 2s", 0, 1e6, _duration, lo_open=True)
+_PRICE = Limit("a price in (0, 1000] USD per GPU-hour", 0, 1000, _num, lo_open=True)
 
 LIMITS: dict[str, Limit] = {
     "nodes": _NODES,
@@ -189,7 +190,21 @@ LIMITS: dict[str, Limit] = {
     # named one bound, "Input should be less than or equal to 1", for a NaN too)
     "mfu": Limit("a model FLOP utilisation in (0, 1]", 0, 1, _num, lo_open=True),
     "contention": Limit("an overlap contention in [0, 1]", 0, 1, _num),
-    "usd_per_gpu_hour": Limit("a price in (0, 1000] USD per GPU-hour", 0, 1000, _num, lo_open=True),
+    "usd_per_gpu_hour": _PRICE,
+    "usd_per_gpu_hour_b": _PRICE,  # scenario --vs's B side: the same range as A's
+    # options typer bounded itself, whose message named one bound ("Input should be greater
+    # than or equal to 1", also for --zero -1 under a 0..3 rule) and whose help said a range
+    # the command did not keep (--usd-per-gpu-hour-b "[x>=0.0]" where 0 is refused)
+    "zero": Limit("a ZeRO stage in 0..3 (0 ddp, 1 zero1, 2 zero2, 3 fsdp)", 0, 3, _num, whole=True),
+    "group_size": Limit(
+        _WHOLE.format(lo=1, hi="1,000,000,000") + " (a divisor of the ranks)",
+        1,
+        1e9,
+        _num,
+        whole=True,
+    ),
+    "base_batch": Limit(_WHOLE.format(lo=1, hi="1e12") + " samples", 1, 1e12, _num, whole=True),
+    "port": Limit(_WHOLE.format(lo=1, hi="65,535"), 1, 65535, _num, whole=True),
     "iters": _ITERS,
     "warmup": Limit(_WHOLE.format(lo=0, hi="1,000,000"), 0, 1e6, _num, whole=True),
     "step_factor": Limit(_WHOLE.format(lo=2, hi="1,024"), 2, 1024, _num, whole=True),

@@ -1,10 +1,16 @@
 """Atomic file output: a result is written to a temporary file beside its final name and renamed
 onto it only when complete, so an interrupted write never leaves a half file under the final name
-(and an existing file stays as it was). Used by sweeps, the CLI and the validation harness."""
+(and an existing file stays as it was). Used by sweeps, the CLI and the validation harness.
+
+Writing onto an existing name changes its content only: a symbolic link stays a link and the
+file it points at gets the new content (a rename onto the link's own name would replace the
+user's link with a plain file and leave the file it points at stale), and an existing file keeps
+its permission bits (a new file gets the usual ``0o666`` less the umask)."""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,14 +30,22 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
     return p
 
 
+def _target(path: str | os.PathLike[str]) -> Path:
+    """The file a write to ``path`` changes: the file a symbolic link points at (resolved, links
+    of links too), else ``path`` itself."""
+    p = Path(path)
+    return Path(os.path.realpath(p)) if p.is_symlink() else p
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.
 
     If the body raises (or is interrupted), the temporary file is removed and ``path`` is left
-    as it was: a reader never sees a half-written file under the final name.
+    as it was: a reader never sees a half-written file under the final name. A ``path`` that is
+    a symbolic link is written through: the file it points at is replaced, the link is kept.
     """
-    final = check_writable(path)
+    final = check_writable(_target(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent or ".")
     except OSError as exc:  # e.g. /proc, a read-only mount: os.access cannot tell
@@ -41,9 +55,13 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         ) from exc
     os.close(fd)
     tmp_path = Path(tmp)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp makes 0600; the final file gets the usual mode
+    try:  # mkstemp makes 0600: an existing file keeps its mode, a new one gets the usual one
+        mode = stat.S_IMODE(final.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    os.chmod(tmp_path, mode)
     try:
         yield tmp_path
         os.replace(tmp_path, final)

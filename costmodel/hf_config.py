@@ -221,7 +221,11 @@ def _load(path: str, mtime_ns: int, size: int) -> Architecture:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"arch: {path} is not a JSON config ({exc})") from None
     name = p.parent.name if p.name == "config.json" and p.parent.name else p.stem
-    return arch_from_hf_config(cfg, name=name, source=str(p))
+    try:
+        return arch_from_hf_config(cfg, name=name, source=str(p))
+    except ValueError as exc:  # named as the file's other refusals: the field, then the file
+        text = str(exc).removeprefix("config.json: ")
+        raise ValueError(f"arch: {path}: {text}") from None
 
 
 def load_hf_config(path: str | Path) -> Architecture:

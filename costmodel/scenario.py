@@ -320,6 +320,12 @@ class Scenario(BaseModel):
     def _compute(cls, v: Any) -> Any:
         return units.parse_duration(v, name="compute_time_s") if isinstance(v, str) else v
 
+    @field_validator("sequence_length", mode="before")
+    @classmethod
+    def _sequence_length(cls, v: Any) -> Any:
+        # a token count in the grammar of --seq (8Ki = 8192, 8k = 8000): with_changes("seq=8Ki")
+        return units.parse_tokens(v, name="sequence_length") if isinstance(v, str) else v
+
     @field_validator("recipe")
     @classmethod
     def _recipe(cls, v: str) -> str:

@@ -33,6 +33,7 @@ BASE: dict[str, list[str]] = {
     "validate torch": ["validate", "torch", "-o", "r.jsonl"],
     "validate compare": ["validate", "compare"],
     "validate nccl-tests run": ["validate", "nccl-tests", "run", "-o", "out", "--dry-run"],
+    "app": ["app"],  # only refusals are run: a --port out of range never starts the server
 }
 
 

@@ -89,7 +89,7 @@ def fabrics(as_json: JsonOpt = False) -> None:
 # --- presets ----------------------------------------------------------------------------------
 def presets_list(
     kind: Annotated[
-        str | None, typer.Option(help="gpu, link or cluster (plural accepted).")
+        str | None, typer.Option(help="gpu, link, cluster or calibration (plural accepted).")
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -199,7 +199,7 @@ def _fmt_field(name: str, value: Any) -> str:
 
 
 def presets_schema(
-    kind: Annotated[str, typer.Argument(help="gpu, link or cluster.")] = "cluster",
+    kind: Annotated[str, typer.Argument(help="gpu, link, cluster or calibration.")] = "cluster",
 ) -> None:
     """The JSON schema a preset TOML file is written against.
 

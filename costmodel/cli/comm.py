@@ -214,8 +214,10 @@ def collective(
     Examples (the lesson's 7B gradient all-reduce, about 0.551 s; then which algorithm wins on
     8 DGX H100 at that size):
 
+    \b
         costmodel collective all_reduce --size 14GB --ranks 64 --bandwidth 50GB/s
 
+    \b
         costmodel collective all_reduce --size 14GB --cluster dgx-h100 --nodes 8 --algorithm all
     """
     from ..sweep import sweep
@@ -418,6 +420,7 @@ def predict(
 
     Example:
 
+    \b
         costmodel predict --op all_reduce --cluster dgx-h100 --nodes 2 --sizes 8B:16GB
     """
     import numpy as np
@@ -534,6 +537,7 @@ def sweep(
 
     Example:
 
+    \b
         costmodel sweep --set preset=dgx-h100,dgx-a100 --set nodes=1..16x2 --set 'size=8B..16GB x2' -o out.parquet
 
     Training steps (strategies x node counts x micro-batches; each row is `costmodel step`'s
@@ -549,6 +553,7 @@ def sweep(
 
     Past one machine (--chunk-rows rows per partition file; a rerun skips finished ones):
 
+    \b
         costmodel sweep grid.toml --engine dask --scheduler tcp://head:8786 -o sweep_dataset/
     """
     sw = importlib.import_module("costmodel.sweep")

@@ -252,6 +252,15 @@ def memory(
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
+    from ..models import MODELS, NCCL_TABLE
+
+    if arch is not None and arch.lower() in (*MODELS, NCCL_TABLE):
+        # --model here is --arch: a step's `--model nccl` pasted onto memory replaced the
+        # architecture and was refused as "--arch: unknown architecture 'nccl'"
+        raise ValueError(
+            f"--arch/--model: {arch!r} is a collective cost model; memory has none (its --model "
+            "is the architecture, as --arch): drop it, and give the model as --arch NAME"
+        )
     # what sizes activations, given (whatever its value): refused where nothing uses it (a bare
     # count sizes none; --activations replace them), as the memory sweep refuses it
     shaped = {
@@ -669,11 +678,21 @@ def step(
     # one-link step refuses it as it refuses any other value)
     model: Annotated[str | None, typer.Option(help="With --cluster: " + _MODEL_HELP)] = None,
     strategy: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="ddp, zero1, zero2, fsdp, hsdp, or all (every strategy ranked; with --cluster)."
+            help="ddp, zero1, zero2, fsdp, hsdp, or all (every strategy ranked; with --cluster). "
+            "Default: --zero's; ddp when neither is given."
         ),
-    ] = "ddp",
+    ] = None,
+    zero: Annotated[
+        int | None,
+        typer.Option(
+            "--zero",
+            "--zero-stage",
+            help="ZeRO stage 0-3 as train, scenario and memory take it: 0 ddp, 1 zero1, 2 zero2, "
+            "3 fsdp (or --strategy).",
+        ),
+    ] = None,
     group_size: _GroupOpt = None,
     reshard: _ReshardOpt = None,
     param_dtype: Annotated[
@@ -731,10 +750,8 @@ def step(
     if compute_time is not None and tokens_per_gpu is not None:
         raise ValueError("give --compute-time or --tokens-per-gpu (with --mfu), not both")
     p_given = units.parse_count(params, name="--params") if params is not None else None
-    from ..strategy.layout import STRATEGIES, unknown_strategy
-
-    if strategy.lower() not in (*STRATEGIES, "all"):
-        raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=True))
+    # --zero as train and scenario read it (`step --zero 3` said "No such option: --zero")
+    strategy = _strategy_of(strategy, zero)
     # one default for one question: without a link (--ranks/--bandwidth) the step is on the
     # cluster train, scenario and strategy_step default to, and the output says it was assumed
     assumed = cluster is None and ranks is None and bandwidth is None
@@ -792,8 +809,9 @@ def step(
             "--ranks/--bandwidth takes a measured --compute-time"
         )
     if strategy != "ddp":
+        typed = f"--zero {zero}" if zero not in (None, 0) else f"--strategy {strategy}"
         raise ValueError(
-            f"--strategy {strategy}: the sharded strategies need --cluster NAME (their "
+            f"{typed}: the sharded strategies need --cluster NAME (their "
             "collectives span nodes and groups); --ranks/--bandwidth prices ddp only"
         )
     # options of the cluster step only: refused rather than silently ignored

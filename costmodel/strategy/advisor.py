@@ -28,7 +28,13 @@ import numpy as np
 from ..verdict import WITHIN, Verdict, decide, pair_half_width, shared_compute_half_width
 from .comm import CollectiveTimer, PredictionCache
 from .layout import make_layout, wrap_units
-from .step import StrategyStep, check_step_keywords, strategy_step, strategy_steps
+from .step import (
+    StrategyStep,
+    check_step_keywords,
+    named_params,
+    strategy_step,
+    strategy_steps,
+)
 
 
 def candidate_layouts(ranks: int, gpus_per_node: int, **options: Any) -> list[dict[str, Any]]:
@@ -307,7 +313,7 @@ def rank_steps(steps: list[StrategyStep]) -> tuple[StrategyStep, ...]:
 
 
 def advise(
-    params: float | None = None,
+    params: float | str | None = None,
     *,
     cluster: Any = "dgx-h100",
     nodes: int = 1,
@@ -333,6 +339,7 @@ def advise(
     True
     """
     check_step_keywords(step_kwargs, "advise_strategy")
+    params = named_params(params, step_kwargs)  # a name: as strategy_step reads it
     calls = _advise_calls(
         params,
         cluster=cluster,
@@ -404,7 +411,7 @@ def _advise_calls(
 
 
 def advise_nodes(
-    params: float | None = None,
+    params: float | str | None = None,
     *,
     cluster: Any = "dgx-h100",
     nodes: Any = (1, 2, 4, 8),
@@ -428,6 +435,7 @@ def advise_nodes(
     ([1, 2], 16)
     """
     check_step_keywords(step_kwargs, "advise_strategy_nodes")
+    params = named_params(params, step_kwargs)  # a name: as strategy_step reads it
     from .._checks import must_be, whole_count
 
     # a bare count, or NaN/inf in the list, raised Python's TypeError/OverflowError
@@ -603,7 +611,7 @@ _SHARDING_ORDER = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
 
 
 def fit_suggestions(
-    params: float | None = None,
+    params: float | str | None = None,
     *,
     cluster: Any = "dgx-h100",
     nodes: int = 1,
@@ -624,6 +632,7 @@ def fit_suggestions(
     from .._checks import whole_count
 
     check_step_keywords(step_kwargs, "fit_suggestions")
+    params = named_params(params, step_kwargs)  # a name: as strategy_step reads it
     max_nodes = whole_count("max_nodes", max_nodes)  # a string raised "'<=' not supported"
     base_kw = dict(
         cluster=cluster,

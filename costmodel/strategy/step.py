@@ -438,7 +438,7 @@ def _check_work(p: float, layout: Layout, recipe_grad_bytes: float, shaped: bool
 
 
 def _prepare_step(
-    params: float | None = None,
+    params: float | str | None = None,
     *,
     arch: Any = None,
     cluster: Any = "dgx-h100",
@@ -479,7 +479,9 @@ def _prepare_step(
     Parameters
     ----------
     params, arch
-        A parameter count, or an architecture preset (its tensors, wrap units and FLOPs).
+        A parameter count, or an architecture preset (its tensors, wrap units and FLOPs). A
+        name or config.json path given as ``params`` is read as ``arch``
+        (``strategy_step("llama-3.1-70b")``, as ``training_memory`` and ``ddp_step`` read it).
     cluster, nodes, gpus_per_node
         A cluster preset (or :class:`~costmodel.hardware.Cluster`) and its size.
     layout
@@ -520,6 +522,8 @@ def _prepare_step(
         :meth:`costmodel.hardware.Cluster.with_power_limit_w`, as ``Scenario`` and the CLI's
         ``--power-limit-w`` do.
     """
+    if isinstance(params, str):  # a name, as training_memory("llama-2-7b") and ddp_step take it
+        params, arch = _named_params(params, arch)
     c, layout = _resolve(
         params,
         arch=arch,
@@ -566,6 +570,29 @@ def _prepare_step(
 
 
 _FLAGS = ("no_sync", "flash_attention", "timeline", "band", "overlap")
+
+
+def _named_params(text: str, arch: Any) -> tuple[float | None, Any]:
+    """``(params, arch)`` for a ``params`` given as text: an architecture name or config.json
+    path is the architecture (``strategy_step("llama-3.1-70b")``, as ``training_memory`` and
+    ``ddp_step`` read their first argument); with ``arch=`` as well, its parameter count, so
+    two different models are refused as for a number (``"not both"``). A count written as
+    text (``"7B"``) is refused naming ``params`` and the number it means
+    (:func:`costmodel.architecture.arch_of_params_text`)."""
+    from ..architecture import arch_of_params_text
+
+    named = arch_of_params_text(text)
+    return (None, text) if arch is None else (float(named.params), arch)
+
+
+def named_params(params: float | str | None, kwargs: dict[str, Any]) -> float | None:
+    """``params`` for a call that passes ``kwargs`` on to :func:`strategy_step` (the advisors):
+    a name given as ``params`` moves to ``kwargs["arch"]`` (:func:`_named_params`), so what
+    they decide by ``arch`` (recomputation, unit sizes) sees it."""
+    if not isinstance(params, str):
+        return params
+    params, kwargs["arch"] = _named_params(params, kwargs.get("arch"))
+    return params
 
 
 def _resolve(
