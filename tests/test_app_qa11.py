@@ -1,0 +1,181 @@
+"""Headless app tests from the eleventh QA pass (streamlit.testing AppTest), and the exactness
+checks of the speed-ups that pass made to the training step page. Each one failed on the defect
+it names before its fix, or pins a speed-up to the numbers of the code it replaced."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from costmodel.units import format_duration
+from tests.test_app import assert_clean, metrics, open_page
+
+MiB = 2**20
+
+
+# --- the deepseek-v3 step page: fast, and the numbers of the API ----------------------------
+def _greedy_buckets(sizes, cap, first, small_bucket_last):
+    """PyTorch's bucket rule, parameter by parameter (the loop bucket_assignment ran before it
+    read the buckets off one cumulative sum)."""
+    n = len(sizes)
+    order = range(n) if small_bucket_last else range(n - 1, -1, -1)
+    buckets, current, size, limit = [], [], 0.0, first
+    for i in order:
+        current.append(i)
+        size += sizes[i]
+        if size >= limit:
+            buckets.append(current)
+            current, size, limit = [], 0.0, cap
+    if current:
+        buckets.append(current)
+    return [b[::-1] for b in reversed(buckets)] if small_bucket_last else buckets
+
+
+def test_bucket_assignment_is_the_greedy_pass_on_any_sizes():
+    """Whole-byte sizes take the cumulative-sum road, fractional ones the loop: both give the
+    greedy pass's buckets, whatever the caps (fractional, below or above every size)."""
+    from costmodel import ddp
+
+    rng = np.random.default_rng(11)
+    for trial in range(1500):
+        n = int(rng.integers(1, 80))
+        if trial % 3 == 0:
+            sizes = rng.integers(1, 50, n).astype(float)
+        elif trial % 3 == 1:
+            sizes = rng.random(n) * 50 + 1e-3
+        else:
+            sizes = rng.integers(1, 4, n) * 10.0  # exact ties with the caps below
+        cap = float(rng.choice([rng.integers(1, 200), rng.random() * 200 + 0.01, 30.0, 1e300]))
+        first = float(rng.choice([rng.integers(1, 100), rng.random() * 100 + 0.01, 10.0]))
+        last = bool(rng.integers(0, 2))
+        got = ddp.bucket_assignment(sizes, cap, first, last)
+        assert got == _greedy_buckets(sizes.tolist(), cap, first, last), (sizes, cap, first, last)
+        totals = ddp.bucket_sizes(sizes, cap, first, last)
+        assert np.allclose(totals, [sum(sizes[b]) for b in got], rtol=1e-12, atol=0)
+
+
+def test_deepseek_v3_buckets_are_the_greedy_pass():
+    """The model that made the page slow: 45,395 tensors, the default and the advisor's caps."""
+    from costmodel import architecture, ddp
+
+    sizes = [2.0 * x for x in architecture.load_arch("deepseek-v3").tensor_sizes]
+    for cap in (MiB, 25 * MiB, 197 * MiB):
+        assert ddp.bucket_assignment(sizes, cap) == _greedy_buckets(sizes, cap, MiB, False)
+
+
+def _loop_schedule(cols, work):
+    """The list schedule task by task (engine._list_schedule before its numpy runs)."""
+    n = len(work)
+    starts, ends, last = [0.0] * n, [0.0] * n, [0.0] * cols.n_streams
+    for i, (st, after, w) in enumerate(zip(cols.stream, cols.after, work, strict=True)):
+        s = last[st]
+        for d in after:
+            s = max(s, ends[d])
+        starts[i] = s
+        ends[i] = last[st] = s + w
+    return np.array(starts), np.array(ends)
+
+
+def test_the_list_schedule_of_a_ddp_micro_batch_is_the_loop_s_to_the_last_bit():
+    """Forward and backward segments, then one all-reduce per bucket (and an optimizer task):
+    the numpy road's starts and ends equal the loop's float for float, compute- or comms-bound,
+    with zero-length tasks and exact ties."""
+    from costmodel.strategy import engine
+    from costmodel.strategy.engine import COMPUTE, Task
+
+    rng = random.Random(11)
+    for _ in range(400):
+        k = rng.randint(1, 700)
+        ints = rng.random() < 0.3
+        scale_c, scale_b = rng.choice([1e-3, 1.0, 1e3]), rng.choice([1e-3, 1.0, 1e3])
+
+        def w(scale, ints=ints):
+            if ints:
+                return float(rng.randint(0, 3))
+            return rng.random() * scale if rng.random() > 0.05 else 0.0
+
+        tasks = [Task("forward", COMPUTE, w(scale_c))]
+        tasks += [Task("backward", COMPUTE, w(scale_c)) for _ in range(k)]
+        tasks += [Task("all_reduce", "grads", w(scale_b), after=(1 + j,)) for j in range(k)]
+        if rng.random() < 0.5:
+            tasks.append(Task("optimizer", COMPUTE, rng.random(), after=(len(tasks) - 1,)))
+        tasks = tuple(tasks)
+        cols = engine.columns(tasks)
+        got = engine._list_schedule(tasks, cols=cols)
+        want = _loop_schedule(cols, cols.work)
+        for g, x in zip(got, want, strict=True):
+            assert np.array_equal(g, x) and np.array_equal(np.signbit(g), np.signbit(x))
+
+
+def test_a_chain_with_near_ties_is_the_loop_s_or_left_to_the_loop(monkeypatch):
+    """Dependencies ready exactly at, or one ulp either side of, the stream's previous end:
+    where the numpy road's guess of the blocks could round the other way, it must give the
+    loop's numbers or decline (None, and the loop runs); both happen here."""
+    import math
+
+    from costmodel.strategy import engine
+    from costmodel.strategy.engine import COMPUTE, Task
+
+    rng = random.Random(3)
+    declined = kept = 0
+    for _ in range(1500):
+        m = rng.randint(2, 300)
+        work = [rng.random() * rng.choice([1e-3, 0.1, 1.0]) for _ in range(m)]
+        ready, starts, ends, e = [], [], [], 0.0
+        for j in range(m):
+            r = rng.choice(
+                [e, math.nextafter(e, math.inf), math.nextafter(e, -math.inf), e + rng.random()]
+            )
+            ready.append(max(r, ready[-1] if ready else 0.0))
+            starts.append(max(e, ready[-1]))
+            e = starts[-1] + work[j]
+            ends.append(e)
+        got = engine._chain_schedule(np.array(ready), np.array(work), 0.0)
+        if got is None:
+            declined += 1
+            continue
+        kept += 1
+        assert np.array_equal(got[0], starts) and np.array_equal(got[1], ends)
+    assert declined and kept, (declined, kept)
+    # declined: _list_schedule runs the loop over the whole list
+    monkeypatch.setattr(engine, "_chain_schedule", lambda *a: None)
+    tasks = [Task("forward", COMPUTE, 0.5)] + [Task("backward", COMPUTE, 0.1)] * 300
+    tasks += [Task("all_reduce", "grads", 0.2, after=(1 + j,)) for j in range(300)]
+    cols = engine.columns(tuple(tasks))
+    for g, x in zip(
+        engine._list_schedule(tuple(tasks), cols=cols),
+        _loop_schedule(cols, cols.work),
+        strict=True,
+    ):
+        assert np.array_equal(g, x)
+
+
+def test_the_deepseek_v3_step_page_shows_the_api_s_numbers():
+    """The step page with the deepseek-v3 architecture took 25-30 s to draw (the bucket_cap
+    advisor re-ran the whole engine step per cap, and every step went parameter by parameter
+    over 45,395 tensors). Its numbers are still the API's: the step of Scenario.evaluate and
+    the advice of Scenario.bucket_advice, which in turn agrees with the step evaluated at each
+    cap on its own."""
+    import costmodel as cm
+
+    at = open_page("page_ddp.py", {"ddp_arch": "deepseek-v3"})
+    assert_clean(at)
+    shown = metrics(at)
+    s = cm.Scenario(arch="deepseek-v3", cluster="dgx-h100", nodes=4)
+    r = s.evaluate(scaling=False, flips=False)
+    assert shown["Step time"] == format_duration(r.step_time_s)
+    assert shown["Exposed communication"] == format_duration(r.exposed_comm_s)
+    adv = s.bucket_advice()
+    best = adv.best_index
+    assert shown["Best bucket_cap"] == f"{adv.best_cap_bytes / MiB:g} MiB"
+    assert shown["Exposed at the best cap"] == format_duration(adv.exposed_comm_s[best])
+    assert shown["Exposed at 25 MiB (current)"] == format_duration(adv.exposed_comm_s[24])
+    assert shown["Buckets at the best cap"] == f"{adv.buckets[best]:,}"
+    # the sweep (one compute for every cap) against the step evaluated at each cap alone
+    for i in sorted({0, 24, 99, best, len(adv.caps_bytes) - 1}):
+        alone = s.model_copy(update={"bucket_cap_bytes": int(adv.caps_bytes[i])})
+        ri = alone.evaluate(scaling=False, flips=False, timeline=False)
+        assert adv.exposed_comm_s[i] == pytest.approx(ri.exposed_comm_s, rel=1e-9)
+        assert adv.step_time_s[i] == pytest.approx(ri.step_time_s, rel=1e-9)
