@@ -179,3 +179,35 @@ def test_the_deepseek_v3_step_page_shows_the_api_s_numbers():
         ri = alone.evaluate(scaling=False, flips=False, timeline=False)
         assert adv.exposed_comm_s[i] == pytest.approx(ri.exposed_comm_s, rel=1e-9)
         assert adv.step_time_s[i] == pytest.approx(ri.step_time_s, rel=1e-9)
+
+
+# --- the Memory page's "nothing makes it fit" was false where two changes together do --------
+def test_the_memory_page_names_a_stage_and_a_recomputation_that_fit_together():
+    """70B at ZeRO-0 on 64 H100s: the page said "No recomputation mode or ZeRO stage makes it
+    fit at these ranks", while ZeRO-3 with full recomputation at those 64 ranks needs 37 GB
+    of the card's 85.5 GB (what the page itself shows for that setting, and the step page's
+    FSDP advice). It now names that pair, with the page's own figure for it."""
+    from tests.test_app import _text
+
+    at = open_page("page_memory.py", {"arch": "llama-3-70b", "dp_ranks": "64"})
+    assert_clean(at)
+    warn = " ".join(_text(w.value) for w in at.warning)
+    assert "No recomputation mode" not in warn, warn
+    both = open_page(
+        "page_memory.py",
+        {"arch": "llama-3-70b", "dp_ranks": "64", "zero_stage": "3 (FSDP)", "recompute": "full"},
+    )
+    shown = metrics(both)
+    assert shown["Fits?"] == "yes"
+    total = shown["Memory per GPU, ZeRO-3"]
+    assert f"ZeRO-3 and recompute full at N = 64: {total} per GPU" in warn, (warn, total)
+
+
+def test_the_memory_page_still_says_when_nothing_fits_at_these_ranks():
+    """At 8 ranks not even ZeRO-3 with full recomputation fits 70B on an H100: said so."""
+    from tests.test_app import _text
+
+    at = open_page("page_memory.py", {"arch": "llama-3-70b", "dp_ranks": "8"})
+    assert_clean(at)
+    warn = " ".join(_text(w.value) for w in at.warning)
+    assert "No recomputation mode or ZeRO stage, alone or together, makes it fit" in warn
