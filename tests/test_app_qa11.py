@@ -211,3 +211,24 @@ def test_the_memory_page_still_says_when_nothing_fits_at_these_ranks():
     assert_clean(at)
     warn = " ".join(_text(w.value) for w in at.warning)
     assert "No recomputation mode or ZeRO stage, alone or together, makes it fit" in warn
+
+
+# --- a typed size greys out the list of sizes it overrides ---------------------------------
+@pytest.mark.parametrize(
+    ("page_file", "key", "text_key"),
+    [("page_collectives.py", "size", "size_text"), ("page_cluster.py", "cl_size", "cl_size_text")],
+)
+def test_a_typed_size_greys_out_the_list_it_overrides(page_file, key, text_key):
+    """With 1MiB typed, the Collectives page answered for 1.05 MB while its size list still
+    showed 268 MB, enabled, as if it were in use. The list is now disabled, saying why, while
+    the box holds a size; emptied, the list is back and its size is used."""
+    at = open_page(page_file, {text_key: "1MiB"})
+    assert_clean(at)
+    listed = at.selectbox(key=key)
+    assert listed.disabled and "Not used while a size is typed" in listed.help
+    assert "1.05 MB" in " ".join(s.value for s in at.subheader)
+    at.text_input(key=text_key).set_value("").run()
+    assert_clean(at)
+    listed = at.selectbox(key=key)
+    assert not listed.disabled
+    assert listed.format_func(listed.value) in " ".join(s.value for s in at.subheader)
