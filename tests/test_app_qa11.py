@@ -232,3 +232,62 @@ def test_a_typed_size_greys_out_the_list_it_overrides(page_file, key, text_key):
     listed = at.selectbox(key=key)
     assert not listed.disabled
     assert listed.format_func(listed.value) in " ".join(s.value for s in at.subheader)
+
+
+# --- H100 vs B200: the placeholder price is said when it costs two different GPUs ----------
+_H100_VS_B200 = {
+    "ddp_arch": "llama-3-70b",
+    "ddp_strategy": "fsdp",
+    "ddp_nodes": "8",
+    "ddp_recompute": "full",
+    "ddp_tokens": "15T",
+    "ddp_pin": "true",
+    "ddp_b_cluster": "dgx-b200",
+}
+
+
+def _placeholder_warnings(at) -> list[str]:
+    from tests.test_app import _text
+
+    return [_text(w.value) for w in at.warning if "placeholder" in w.value]
+
+
+def test_an_h100_vs_b200_cost_at_the_placeholder_price_says_so():
+    """Comparing H100 with B200 left both prices at the $2 placeholder: Cost (A) $11.7 M and
+    Cost (B) $6.2 M, B "cheaper" by GPU-hours alone, where a B200 rents for about twice an
+    H100 (the price presets). Only a caption under each side's metrics said placeholder; a
+    warning above the costs now says the dollars compare the GPUs at one price."""
+    at = open_page("page_ddp.py", _H100_VS_B200)
+    assert_clean(at)
+    warns = _placeholder_warnings(at)
+    assert len(warns) == 1 and "A (h100-sxm) and B (b200)" in warns[0], warns
+    # one side priced: the warning names the other
+    at = open_page("page_ddp.py", {**_H100_VS_B200, "ddp_price": "aws-p5-on-demand"})
+    warns = _placeholder_warnings(at)
+    assert len(warns) == 1 and warns[0].startswith("B (b200) is costed"), warns
+    # both priced: no warning, and B's cost is the API's at its price
+    import costmodel as cm
+
+    at = open_page(
+        "page_ddp.py",
+        {
+            **_H100_VS_B200,
+            "ddp_price": "aws-p5-on-demand",
+            "ddp_price_b": "aws-p6-b200-on-demand",
+        },
+    )
+    assert_clean(at)
+    assert _placeholder_warnings(at) == []
+    b = cm.Scenario(
+        arch="llama-3-70b", cluster="dgx-b200", nodes=8, strategy="fsdp", recompute="full"
+    ).evaluate(scaling=False, flips=False)
+    cost = b.training_cost(15e12, price="aws-p6-b200-on-demand")
+    assert metrics(at)["Cost (B) [USD]"] == f"{cost.cost_usd:,.0f}"
+
+
+def test_the_same_gpu_on_both_sides_needs_no_price_warning():
+    at = open_page(
+        "page_ddp.py", {**_H100_VS_B200, "ddp_b_cluster": "dgx-h100", "ddp_b_nodes": "16"}
+    )
+    assert_clean(at)
+    assert _placeholder_warnings(at) == []
