@@ -181,6 +181,94 @@ def test_the_deepseek_v3_step_page_shows_the_api_s_numbers():
         assert adv.step_time_s[i] == pytest.approx(ri.step_time_s, rel=1e-9)
 
 
+def _figure(at, key: str) -> dict:
+    """The plotly figure (JSON) the page sent for the chart ``key``."""
+    import json
+
+    for chart in at.get("plotly_chart"):
+        if key in chart.proto.id:
+            return json.loads(chart.proto.spec)
+    raise AssertionError(f"no chart {key}")
+
+
+def _array(value) -> np.ndarray:
+    """A figure's array: a list, or plotly's typed array ``{"dtype", "bdata"}`` (base64)."""
+    import base64
+
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).astype(float)
+    return np.asarray(value, dtype=float)
+
+
+def _bars_by_kind(fig: dict) -> dict[str, tuple[int, float, float]]:
+    """(bars, first start, last end) of each bar trace of a timeline figure [s]."""
+    out = {}
+    for trace in fig["data"]:
+        if trace.get("type") != "bar":
+            continue
+        base, x = _array(trace["base"]), _array(trace["x"])
+        out[trace["name"]] = (len(base), float(base.min()), float((base + x).max()))
+    return out
+
+
+def test_the_deepseek_v3_timeline_draws_a_few_bars_over_the_api_s_span():
+    """The page's other 30 s, in the browser: the timeline sent 44,912 backward segments and as
+    many all-reduce bars (9.4 MB of figure), which chromium took about 30 s to draw, the page
+    frozen behind it (the advisor's numbers came 40-45 s after opening). Bars of one kind closer
+    than a pixel are now drawn as one above 5,000 of them; each kind still spans what the API's
+    timeline gives."""
+    import costmodel as cm
+    from costmodel.plots import TIMELINE_MAX_BARS
+
+    at = open_page("page_ddp.py", {"ddp_arch": "deepseek-v3"})
+    assert_clean(at)
+    drawn = _bars_by_kind(_figure(at, "chart_timeline"))
+    r = cm.Scenario(arch="deepseek-v3", cluster="dgx-h100", nodes=4).evaluate(
+        scaling=False, flips=False
+    )
+    assert sum(iv["kind"] == "all_reduce" for iv in r.timeline) > 40_000
+    for kind in {iv["kind"] for iv in r.timeline}:
+        ivs = [iv for iv in r.timeline if iv["kind"] == kind]
+        n, start, end = drawn[kind.replace("_", "-")]
+        assert n <= TIMELINE_MAX_BARS
+        assert start == pytest.approx(min(iv["start_s"] for iv in ivs), rel=1e-12, abs=1e-12)
+        assert end == pytest.approx(max(iv["end_s"] for iv in ivs), rel=1e-12)
+
+
+def test_joined_bars_keep_their_gaps_and_rows():
+    """Bars closer than a pixel join; a real gap, another row or another kind do not."""
+    from costmodel.plots import TIMELINE_MAX_BARS, _drawn_bars
+
+    n = TIMELINE_MAX_BARS + 1
+    ivs = [
+        {"kind": "all_reduce", "start_s": k * 1.0 + (500.0 if k >= n // 2 else 0.0)}
+        for k in range(n)
+    ]
+    for iv in ivs:
+        iv["end_s"] = iv["start_s"] + 1.0
+    ivs[-1]["stream"] = "params"  # the last on another row
+    bars = _drawn_bars(ivs, 10_000.0)
+    assert [(b["start_s"], b["end_s"]) for b in bars] == [
+        (0.0, float(n // 2)),
+        (500.0 + n // 2, 500.0 + n - 1),
+        (500.0 + n - 1, 500.0 + n),
+    ]
+    assert _drawn_bars(ivs[:TIMELINE_MAX_BARS], 10_000.0) == ivs[:TIMELINE_MAX_BARS]
+
+
+def test_a_timeline_of_a_few_hundred_buckets_keeps_every_bar():
+    import costmodel as cm
+
+    at = open_page("page_ddp.py", {"ddp_arch": "llama-2-7b"})
+    assert_clean(at)
+    drawn = _bars_by_kind(_figure(at, "chart_timeline"))
+    r = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=4).evaluate(
+        scaling=False, flips=False
+    )
+    for kind in {iv["kind"] for iv in r.timeline}:
+        assert drawn[kind.replace("_", "-")][0] == sum(iv["kind"] == kind for iv in r.timeline)
+
+
 # --- the Memory page's "nothing makes it fit" was false where two changes together do --------
 def test_the_memory_page_names_a_stage_and_a_recomputation_that_fit_together():
     """70B at ZeRO-0 on 64 H100s: the page said "No recomputation mode or ZeRO stage makes it
