@@ -379,3 +379,15 @@ def test_the_same_gpu_on_both_sides_needs_no_price_warning():
     )
     assert_clean(at)
     assert _placeholder_warnings(at) == []
+
+
+# --- the Memory page names the batch and sequence as the Training step page does -----------
+def test_the_memory_page_s_batch_and_sequence_boxes_read_as_the_step_page_s():
+    """The Memory page asked for "Sequence [tokens]" and "Micro-batch [seq]" (a unit no other
+    surface uses) where the Training step page asks for the same two numbers as "Sequence
+    length [tokens]" and "Local batch per GPU [samples]" (the CLI's --micro-batch is "[samples]"
+    too). The boxes now carry the step page's names, and a refusal names them."""
+    memory_page = open_page("page_memory.py", {"arch": "llama-3-8b"})
+    step_page = open_page("page_ddp.py", {"ddp_arch": "llama-3-8b"})
+    for mine, theirs in (("act_seq", "ddp_seq"), ("micro", "ddp_local_batch")):
+        assert memory_page.number_input(key=mine).label == step_page.number_input(key=theirs).label

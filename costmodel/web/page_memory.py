@@ -93,8 +93,8 @@ def _inputs() -> dict:
         help="On by default: a verdict without activations says a model fits that does not",
     )
     r = st.columns(5)
-    seq = bound_number(r[0], "Sequence [tokens]", value=4096, step=1, key="act_seq")
-    micro = bound_number(r[1], "Micro-batch [seq]", value=1, step=1, key="micro")
+    seq = bound_number(r[0], "Sequence length [tokens]", value=4096, step=1, key="act_seq")
+    micro = bound_number(r[1], "Local batch per GPU [samples]", value=1, step=1, key="micro")
     recompute = bound_choice(
         r[2], "selectbox", "Recompute", ("none", "selective", "full"), key="recompute"
     )
@@ -401,8 +401,8 @@ def _signed(v: float) -> str:
 
 #: The activation boxes by the argument each sets: a refusal names the box the user typed in.
 _ACTIVATION_BOXES = {
-    "sequence_length": "Sequence [tokens]",
-    "micro_batch": "Micro-batch [seq]",
+    "sequence_length": "Sequence length [tokens]",
+    "micro_batch": "Local batch per GPU [samples]",
     "layers": "Layers",
     "hidden": "Hidden size",
     "heads": "Heads",
