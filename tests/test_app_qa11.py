@@ -391,3 +391,29 @@ def test_the_memory_page_s_batch_and_sequence_boxes_read_as_the_step_page_s():
     step_page = open_page("page_ddp.py", {"ddp_arch": "llama-3-8b"})
     for mine, theirs in (("act_seq", "ddp_seq"), ("micro", "ddp_local_batch")):
         assert memory_page.number_input(key=mine).label == step_page.number_input(key=theirs).label
+
+
+# --- the two crossover tables of the Collectives page name their columns alike ---------------
+def _table_header(at, first_column: str) -> list[str]:
+    from tests.test_app import _text
+
+    for md in at.markdown:
+        head = _text(md.value).split("\n", 1)[0]
+        cells = [c.strip() for c in head.strip("|").split("|")]
+        if cells and cells[0] == first_column:
+            return cells
+    raise AssertionError(f"no table starting with {first_column!r}")
+
+
+def test_the_crossover_tables_of_both_views_name_the_winners_alike():
+    """The one-link view's crossover table read "faster_below" and "faster_above" (the API's
+    field names) where the cluster view's reads "faster below" and "faster above"."""
+    link = open_page("page_collectives.py", {"view": "Formulas on one link (alpha-beta)"})
+    assert_clean(link)
+    cluster = open_page("page_collectives.py", {"nccl_nodes": "2"})
+    assert_clean(cluster)
+    one_link = _table_header(link, "pair")
+    on_cluster = _table_header(cluster, "faster below")
+    for name in ("faster below", "faster above"):
+        assert name in one_link and name in on_cluster, (one_link, on_cluster)
+    assert not any("_" in c for c in one_link), one_link
