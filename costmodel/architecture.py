@@ -406,7 +406,7 @@ class Architecture(BaseModel):
             sizes.append(n)
         return sizes
 
-    @property
+    @functools.cached_property
     def params(self) -> int:
         """Total parameters ``P`` [-]: the sum over :meth:`tensors` (tied embeddings once)."""
         return sum(self.tensor_sizes)

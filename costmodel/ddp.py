@@ -53,13 +53,13 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import finite_result, flag
+from ._checks import _all_finite, finite_result, flag
 
 # torch/nn/parallel/distributed.py: bucket_cap_mb=25 -> int(25 * 1024 * 1024) bytes
 DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
@@ -149,6 +149,18 @@ class DDPStep:
     @property
     def buckets(self) -> int:
         return len(self.bucket_bytes)
+
+    def all_finite(self) -> bool:
+        """Whether every number is finite: what :func:`costmodel._checks.finite_result` checks
+        field by field, with the per-bucket lists checked as arrays (a model with tens of
+        thousands of tensors has as many buckets; one ``np.isfinite`` each, not a Python loop
+        over every entry)."""
+        lists = (self.bucket_bytes, self.bucket_comm_s)
+        return all(
+            _all_finite(getattr(self, f.name), 1)
+            for f in fields(self)
+            if f.name not in ("bucket_bytes", "bucket_comm_s")
+        ) and all(bool(np.isfinite(np.asarray(x, dtype=float)).all()) for x in lists)
 
     def as_dict(self) -> dict[str, object]:
         """Scalar figures by name (the timeline and per-bucket lists left out)."""
@@ -252,26 +264,80 @@ def bucket_assignment(
     [[5, 4, 3], [2, 1, 0]]
     """
     sizes = _sizes("param_bytes", param_bytes)
+    offsets = _bucket_offsets(sizes, bucket_cap_bytes, first_bucket_bytes, small_bucket_last)
+    ready = list(range(sizes.size - 1, -1, -1))  # registration order reversed
+    bounds = [*offsets.tolist(), sizes.size]
+    return [ready[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+#: Partial sums of whole numbers below this are exact in float64 (2**53): the greedy packing
+#: may then be read off one cumulative sum.
+_EXACT_SUM_LIMIT = 2.0**53
+
+
+def _bucket_offsets(
+    sizes: np.ndarray,
+    bucket_cap_bytes: float,
+    first_bucket_bytes: float,
+    small_bucket_last: bool,
+) -> np.ndarray:
+    """Where each bucket of :func:`bucket_assignment` starts in the gradient-ready order
+    (registration order reversed): an int array, 0 first, strictly increasing.
+
+    Every bucket, in reduction order, is a contiguous run of the gradient-ready order (with
+    ``small_bucket_last`` too: its buckets and their contents are reversed), so the offsets
+    describe the assignment. The greedy pass closes a bucket at the first parameter whose
+    running sum reaches the limit. When every size is a whole number of bytes and the total is
+    below 2**53, each running sum is an exact integer, and a bucket starting after the running
+    total ``C[s-1]`` closes at the first ``j`` with ``C[j] >= C[s-1] + ceil(limit)``: one
+    ``searchsorted`` over the cumulative sum gives every possible next start, and the chain of
+    starts is followed by pointer doubling. Otherwise the pass runs parameter by parameter
+    (the running sum rounds as PyTorch's does), with the same answer.
+    """
     cap = _number("bucket_cap_bytes", bucket_cap_bytes, positive=True, unit="B")
     first = _number("first_bucket_bytes", first_bucket_bytes, positive=True, unit="B")
-    n = sizes.size
     small_bucket_last = flag("small_bucket_last", small_bucket_last)
-    order = range(n) if small_bucket_last else range(n - 1, -1, -1)
-    buckets: list[list[int]] = []
-    current: list[int] = []
-    size = 0.0
-    limit = first
-    for i in order:
-        current.append(i)
-        size += sizes[i]
-        if size >= limit:
-            buckets.append(current)
-            current, size, limit = [], 0.0, cap
-    if current:
-        buckets.append(current)
-    if small_bucket_last:
-        buckets = [b[::-1] for b in reversed(buckets)]
-    return buckets
+    n = sizes.size
+    seq = sizes if small_bucket_last else sizes[::-1]  # the packing order
+    total = np.cumsum(seq)
+    if float(total[-1]) < _EXACT_SUM_LIMIT and bool(np.all(seq == np.floor(seq))):
+        before = total - seq  # C[s-1]: exact integers
+        # the start after a bucket opened at s (n: it runs to the end), per limit
+        first_end = int(np.searchsorted(total, np.ceil(first), side="left"))
+        nxt = np.searchsorted(total, before + np.ceil(cap), side="left") + 1
+        starts = _chain(np.minimum(nxt, n), first_end + 1, n)
+        starts = np.concatenate(([0], starts)).astype(np.intp)
+    else:
+        begin: list[int] = [0]
+        size = 0.0
+        limit = first
+        for i, x in enumerate(seq.tolist()):
+            size += x
+            if size >= limit:
+                begin.append(i + 1)
+                size, limit = 0.0, cap
+        if begin[-1] == n:
+            begin.pop()
+        starts = np.asarray(begin, dtype=np.intp)
+    if not small_bucket_last:
+        return starts
+    # packed from the first-registered parameter: in the gradient-ready order the last bucket
+    # packed comes first
+    ends = np.concatenate((starts[1:], [n]))
+    return (n - ends[::-1]).astype(np.intp)
+
+
+def _chain(nxt: np.ndarray, start: int, n: int) -> np.ndarray:
+    """``start, nxt[start], nxt[nxt[start]], ...`` while below ``n`` (``nxt[i] > i``, values
+    at most ``n``), by pointer doubling: O(n log n) numpy, no Python loop per element."""
+    if start >= n:
+        return np.zeros(0, dtype=np.intp)
+    jump = np.append(nxt, n).astype(np.intp)  # n stays at n
+    path = np.array([start], dtype=np.intp)
+    while path[-1] < n:  # path holds the first 2**k chain members; jump is 2**k steps
+        path = np.concatenate((path, jump[path]))
+        jump = jump[jump]
+    return path[path < n]
 
 
 def bucket_sizes(
@@ -301,16 +367,11 @@ def _bucket_totals(
     Each bucket is a contiguous run of the gradient-ready order, so the per-bucket sums are one
     ``np.add.reduceat`` over the parameters taken in that order.
     """
-    buckets = bucket_assignment(
-        param_bytes, bucket_cap_bytes, first_bucket_bytes, small_bucket_last
-    )
-    order = np.fromiter(
-        itertools.chain.from_iterable(buckets), dtype=np.intp, count=param_bytes.size
-    )
-    offsets = np.cumsum([0] + [len(b) for b in buckets[:-1]])
+    sizes = _sizes("param_bytes", param_bytes)
+    offsets = _bucket_offsets(sizes, bucket_cap_bytes, first_bucket_bytes, small_bucket_last)
     return (
-        np.add.reduceat(param_bytes[order], offsets),
-        np.add.reduceat(param_counts[order], offsets),
+        np.add.reduceat(sizes[::-1].copy(), offsets),
+        np.add.reduceat(np.asarray(param_counts, dtype=float)[::-1].copy(), offsets),
     )
 
 
@@ -775,10 +836,12 @@ def bucket_cap_sweep(
     ``argmin_cap exposed(cap)`` over the grid (ties: the smaller total all-reduce time, then
     the smaller cap), not a closed form: the NCCL model's time is piecewise in size.
 
-    Speed: the bucket assignment is one greedy pass over the tensor list per cap, the schedule
-    the vectorized max-plus solution (:func:`_schedule_uncontended`) when
-    ``comm_contention = 0``, else the event loop; a memoized ``allreduce_time_fn`` makes the
-    collective model see each distinct bucket size once.
+    Speed: the bucket assignment is read off one cumulative sum of the tensor list per cap
+    (whole-byte sizes; :func:`_bucket_offsets`), the schedule at ``comm_contention = 0`` the
+    engine's numpy road for a micro-batch's backward and bucket chain
+    (:func:`costmodel.strategy.engine._list_schedule`, the loop's floats), else the event
+    loop; a memoized ``allreduce_time_fn`` makes the collective model see each distinct bucket
+    size once.
 
     Parameters
     ----------

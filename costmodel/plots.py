@@ -553,6 +553,67 @@ def _timeline_row(iv: dict) -> str:
     return _STREAM_ROWS.get(str(iv.get("stream") or ""), "communication")
 
 
+#: Bars of one kind a timeline draws one by one; above this many (a model of tens of thousands of
+#: tensors makes as many DDP buckets, each a backward segment and an all-reduce), bars closer
+#: than :data:`TIMELINE_JOIN_FRACTION` of the step are drawn as one. 90,000 SVG bars (9 MB of
+#: figure for deepseek-v3) held the browser about 30 s, the page frozen.
+TIMELINE_MAX_BARS = 5000
+
+#: Intervals of one kind and row closer than this share of the step are drawn as one bar when
+#: there are more than :data:`TIMELINE_MAX_BARS`: under a pixel apart on any screen's chart.
+TIMELINE_JOIN_FRACTION = 1 / 4000
+
+
+def _drawn_bars(ivs: list[dict], step_time_s: float) -> list[dict]:
+    """The bars a timeline draws for one kind: ``ivs`` as they are, or, above
+    :data:`TIMELINE_MAX_BARS`, runs on one row with gaps under :data:`TIMELINE_JOIN_FRACTION`
+    of the step joined into one bar (from the first start to the last end, the bytes summed, the
+    hover naming the first and last interval and how many). The timeline's table keeps every
+    interval; only the picture is coarser than a pixel.
+
+    >>> ivs = [{"kind": "all_reduce", "start_s": k, "end_s": k + 1.0, "label": f"bucket {k}",
+    ...         "message_bytes": 2.0} for k in range(6000)]
+    >>> [(b["start_s"], b["end_s"], b["message_bytes"]) for b in _drawn_bars(ivs, 6000.0)]
+    [(0, 6000.0, 12000.0)]
+    >>> _drawn_bars(ivs, 6000.0)[0]["label"]
+    'bucket 0 to bucket 5999 (6,000 intervals drawn as one bar)'
+    """
+    if len(ivs) <= TIMELINE_MAX_BARS:
+        return ivs
+    tol = TIMELINE_JOIN_FRACTION * float(step_time_s)
+    out: list[dict] = []
+    by_row: dict[str, list[dict]] = {}
+    for iv in ivs:
+        by_row.setdefault(_timeline_row(iv), []).append(iv)
+    for row in by_row.values():
+        row.sort(key=lambda v: float(v["start_s"]))
+        run = [row[0]]
+        end = float(row[0]["end_s"])
+        nxt: dict | None
+        for nxt in [*row[1:], None]:
+            if nxt is not None and float(nxt["start_s"]) - end <= tol:
+                run.append(nxt)
+                end = max(end, float(nxt["end_s"]))
+                continue
+            first, last = run[0], run[-1]
+            if len(run) == 1:
+                out.append(first)
+            else:
+                out.append(
+                    {
+                        **first,
+                        "end_s": end,
+                        "message_bytes": sum(float(v.get("message_bytes") or 0.0) for v in run),
+                        "label": f"{first.get('label') or first['kind']} to "
+                        f"{last.get('label') or last['kind']} ({len(run):,} intervals drawn "
+                        "as one bar)",
+                    }
+                )
+            if nxt is not None:
+                run, end = [nxt], float(nxt["end_s"])
+    return out
+
+
 def compute_gaps(timeline, step_time_s: float) -> list[tuple[float, float]]:
     """The spans of the step where no compute runs (the compute row's gaps and its tail) [s].
 
@@ -598,7 +659,7 @@ def ddp_timeline_figure(
     unit = _long_time_unit(step_time_s)  # the axis's unit (None: SI seconds)
     rows = list(dict.fromkeys(_timeline_row(iv) for iv in timeline))
     for kind in dict.fromkeys(iv["kind"] for iv in timeline):  # one trace per kind
-        ivs = [iv for iv in timeline if iv["kind"] == kind]
+        ivs = _drawn_bars([iv for iv in timeline if iv["kind"] == kind], step_time_s)
         data.append(
             {
                 "type": "bar",

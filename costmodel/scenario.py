@@ -486,6 +486,7 @@ class Scenario(BaseModel):
         comm_speedup: float = 1.0,
         allreduce_fn: Callable[[Any], Any] | None = None,
         timeline: bool = True,
+        micro_compute_s: float | None = None,
     ) -> Any:
         """Call ddp.ddp_step with this scenario's fields, one of them optionally changed.
 
@@ -494,6 +495,9 @@ class Scenario(BaseModel):
         do. ``comm_speedup`` divides every bucket's all-reduce time. ``allreduce_fn`` (bytes ->
         s) defaults to ``predict.allreduce_time_fn`` of ``cluster``; ``timeline=False`` skips
         the timeline (searches and the scaling table read only the totals).
+        ``micro_compute_s``: the compute per micro-batch [s] when the caller has it (the
+        bucket_cap sweep passes the scenario's own to every cap: the compute does not depend
+        on the buckets), else :meth:`_micro_compute_s`.
         """
         from . import ddp, predict
         from .memory import get_recipe
@@ -520,7 +524,8 @@ class Scenario(BaseModel):
         if self.compute_time_s is not None:
             kwargs["compute_time_s"] = self.compute_time_s * compute_scale
         else:  # the engine's compute per micro-batch (fitted efficiency or the given MFU)
-            kwargs["compute_time_s"] = self._micro_compute_s() * compute_scale
+            micro = self._micro_compute_s() if micro_compute_s is None else micro_compute_s
+            kwargs["compute_time_s"] = micro * compute_scale
         bw = (
             cluster.inter_bandwidth_bytes_per_s
             if cluster.nodes > 1
@@ -630,9 +635,14 @@ class Scenario(BaseModel):
         base = clusters.base
         fn = clusters.allreduce_fn(int(base.nodes))
         caps = ddp.advice_caps(caps_bytes)
+        # one compute for every cap: forward and backward do not depend on the buckets (the
+        # engine's own figure differs from cap to cap only in its last bits, by how the
+        # backward is cut at the buckets' ready points); computing it per cap ran the engine's
+        # whole step once more for each of the 200 caps
+        micro = None if self.compute_time_s is not None else self._micro_compute_s()
         steps = [
             self.model_copy(update={"bucket_cap_bytes": cap})._step(
-                base, allreduce_fn=fn, timeline=False
+                base, allreduce_fn=fn, timeline=False, micro_compute_s=micro
             )
             for cap in caps.tolist()
         ]

@@ -50,10 +50,10 @@ def test_the_step_s_headline_parts_add_up_to_the_step():
 @pytest.mark.parametrize(
     ("query", "field"),
     [
-        ({"act_seq": "0"}, "Sequence [tokens]:"),
-        ({"micro": "0"}, "Micro-batch [seq]:"),
+        ({"act_seq": "0"}, "Sequence length [tokens]:"),
+        ({"micro": "0"}, "Local batch per GPU [samples]:"),
         ({"layers": "0"}, "Layers:"),
-        ({"arch": "llama-3.1-8b", "act_seq": "-5"}, "Sequence [tokens]:"),
+        ({"arch": "llama-3.1-8b", "act_seq": "-5"}, "Sequence length [tokens]:"),
     ],
 )
 def test_memory_with_a_refused_activation_shape_shows_no_memory(query, field):

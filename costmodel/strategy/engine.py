@@ -510,16 +510,54 @@ class TaskList(Sequence[Task]):
 def _list_schedule(
     tasks: Sequence[Task], work: list[float] | None = None, *, cols: Columns | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``c = 0``: start = max(stream predecessor's end, dependencies' ends); one pass."""
+    """``c = 0``: start = max(stream predecessor's end, dependencies' ends); one pass.
+
+    A long list that opens with one stream's independent tasks followed by another stream's
+    tasks each waiting for one of those (:func:`_runs`: a DDP micro-batch's backward segments
+    and bucket all-reduces) has those two runs computed with numpy to the same floats
+    (:func:`_chain_schedule`); the loop takes the rest."""
     if cols is None:
         cols = columns(tasks)
     if work is None:
         work = cols.work
     n = len(tasks)
+    p, q, deps = _runs(cols.after, cols.stream) if n >= _PREFIX_MIN else (0, 0, None)
+    if q > p and deps is not None:
+        # the leading tasks, one stream with no dependency: a running sum from 0.0, which
+        # np.cumsum adds in the loop's order; then the other stream's chain
+        head = np.cumsum(np.concatenate(([0.0], work[:p])))
+        chain = _chain_schedule(head[1:][deps], np.asarray(work[p:q], dtype=float), 0.0)
+        if chain is not None:
+            starts_a = np.concatenate((head[:-1], chain[0], np.zeros(n - q)))
+            ends_a = np.concatenate((head[1:], chain[1], np.zeros(n - q)))
+            if q == n:
+                return starts_a, ends_a
+            last = [0.0] * cols.n_streams
+            last[cols.stream[0]], last[cols.stream[p]] = float(head[-1]), float(chain[1][-1])
+            ends_l = ends_a.tolist()
+            starts_l = starts_a.tolist()
+            _loop(cols, work, q, starts_l, ends_l, last)
+            return np.array(starts_l), np.array(ends_l)
     ends = [0.0] * n
     starts = [0.0] * n
-    last = [0.0] * cols.n_streams
-    for i, (st, after, w) in enumerate(zip(cols.stream, cols.after, work, strict=True)):
+    _loop(cols, work, 0, starts, ends, [0.0] * cols.n_streams)
+    return np.array(starts), np.array(ends)
+
+
+def _loop(
+    cols: Columns,
+    work: list[float],
+    first: int,
+    starts: list[float],
+    ends: list[float],
+    last: list[float],
+) -> None:
+    """:func:`_list_schedule`'s pass from task ``first`` on (``starts``, ``ends`` and each
+    stream's ``last`` end filled in before it)."""
+    n = len(ends)
+    for i, st, after, w in zip(
+        range(first, n), cols.stream[first:], cols.after[first:], work[first:], strict=True
+    ):
         s = last[st]
         for d in after:
             e = ends[d]
@@ -527,7 +565,95 @@ def _list_schedule(
                 s = e
         starts[i] = s
         ends[i] = last[st] = s + w
-    return np.array(starts), np.array(ends)
+
+
+#: Task lists shorter than this are scheduled by the loop alone (the prefix's numpy calls
+#: cost more than they save).
+_PREFIX_MIN = 256
+
+_RUNS: dict[int, tuple[list[tuple[int, ...]], list[int], tuple[int, int, np.ndarray | None]]] = {}
+
+
+def _runs(after: list[tuple[int, ...]], stream: list[int]) -> tuple[int, int, np.ndarray | None]:
+    """``(p, q, deps)``: tasks ``0..p-1`` are on the first task's stream with no dependency,
+    and tasks ``p..q-1`` on one other stream, each with one dependency among the first ``p``,
+    ``deps`` (a DDP or ZeRO micro-batch: forward and the backward segments, then one
+    collective per bucket). Kept per ``after`` list (a :class:`Plan`'s is shared by every step
+    of that structure)."""
+    hit = _RUNS.get(id(after))
+    if hit is not None and hit[0] is after and hit[1] is stream:
+        return hit[2]
+    first = stream[0] if stream else -1
+    p = 0
+    for a, st in zip(after, stream, strict=True):
+        if a or st != first:
+            break
+        p += 1
+    q = p
+    if p < len(stream):
+        other = stream[p]
+        for a, st in zip(after[p:], stream[p:], strict=True):
+            if st != other or st == first or len(a) != 1 or not 0 <= a[0] < p:
+                break
+            q += 1
+    deps = np.fromiter((a[0] for a in after[p:q]), dtype=np.intp, count=q - p) if q > p else None
+    if len(_RUNS) >= 64:
+        _RUNS.clear()
+    _RUNS[id(after)] = (after, stream, (p, q, deps))
+    return p, q, deps
+
+
+#: Blocks of a chain longer than this are summed one ``np.add.accumulate`` each; shorter ones
+#: together, a numpy step per position.
+_LONG_BLOCK = 64
+
+
+def _chain_schedule(
+    ready: np.ndarray, work: np.ndarray, free: float
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Starts and ends of tasks on one stream, task ``j`` waiting for ``ready[j]``:
+    ``s_j = max(e_{j-1}, ready_j)``, ``e_j = s_j + work_j``, ``e_{-1} = free``; the loop of
+    :func:`_list_schedule`, to the same floats, or None (then the loop runs).
+
+    The stream runs in blocks: a block opens where a task waits for its dependency (``s_j =
+    ready_j``) and then adds the works in order, ``e_j = e_{j-1} + w_j``. The blocks are
+    guessed from the exact-arithmetic answer ``e_j = C_j + max(free, max_{i<=j} (ready_i -
+    C_{i-1}))`` (``C`` the running sum of the works), each block's ends are then added in the
+    loop's order (a sequential ``np.add.accumulate``, so the same roundings), and the guess is
+    kept only if every task's start is then exactly ``max(e_{j-1}, ready_j)``: by induction the
+    loop's numbers. A guess that fails (a near tie rounded the other way) returns None.
+    """
+    m = work.size
+    if m == 0:
+        return None
+    total = np.cumsum(work)
+    lead = ready - (total - work)  # ready_i - C_{i-1}
+    best = np.maximum.accumulate(np.concatenate(([free], lead)))
+    opens = lead > best[:-1]  # a task whose dependency sets a new maximum waits for it
+    first = np.zeros(m, dtype=bool)
+    first[0] = True
+    begin = np.flatnonzero(opens | first)
+    start_value = np.where(opens[begin], ready[begin], free)
+    length = np.diff(np.append(begin, m))
+    ends = np.empty(m)
+    long = np.flatnonzero(length > _LONG_BLOCK)
+    for k in long.tolist():
+        b, e = int(begin[k]), int(begin[k] + length[k])
+        ends[b:e] = np.add.accumulate(np.concatenate(([start_value[k]], work[b:e])))[1:]
+    short = np.flatnonzero(length <= _LONG_BLOCK)
+    if short.size:
+        pos, prev, size = begin[short], start_value[short], length[short]
+        for t in range(int(size.max())):
+            live = size > t
+            at = pos[live] + t
+            prev = prev[live] + work[at]
+            ends[at] = prev
+            size, pos = size[live], pos[live]
+    before = np.concatenate(([free], ends[:-1]))
+    starts = np.maximum(before, ready)
+    if not np.array_equal(ends, starts + work):  # a start the loop would not take
+        return None
+    return starts, ends
 
 
 def _list_schedule_band(

@@ -313,16 +313,8 @@ def size_input(label: str, *, value: int, key: str, text_key: str) -> float | No
     from costmodel.web import data_collectives
 
     s1, s2 = st.columns([3, 1])
-    listed_size = bound_choice(
-        s1,
-        "selectbox",
-        label,
-        SIZES_BYTES,
-        index=SIZES_BYTES.index(value),
-        format_func=size_label,
-        key=key,
-    )
-    assert listed_size is not None  # a select box with a default index never gives None
+    # the box first (its column is still beside the list): a typed size greys the list out,
+    # which would otherwise go on showing a size the page does not use
     size_text = s2.text_input(
         "or type a size",
         value="",
@@ -331,7 +323,22 @@ def size_input(label: str, *, value: int, key: str, text_key: str) -> float | No
         placeholder="e.g. 14GB",
         help="Wins over the list when filled: " + data_collectives.SIZE_GRAMMAR,
     )
-    if not size_text.strip():
+    typed = bool(size_text.strip())
+    listed_size = bound_choice(
+        s1,
+        "selectbox",
+        label,
+        SIZES_BYTES,
+        index=SIZES_BYTES.index(value),
+        format_func=size_label,
+        key=key,
+        disabled=typed,
+        help="Not used while a size is typed beside it (empty that box to pick from the list)"
+        if typed
+        else None,
+    )
+    assert listed_size is not None  # a select box with a default index never gives None
+    if not typed:
         return float(listed_size)
     try:
         return data_collectives.typed_size(size_text)

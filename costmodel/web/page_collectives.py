@@ -360,14 +360,17 @@ def _link(inp: dict) -> None:
                     **{
                         "crossover size [B]": crossovers["message_bytes"],
                         "time there [µs]": crossovers["time_s"] * 1e6,
+                        # the cluster view's names for the same two columns
+                        "faster below": crossovers["faster_below"],
+                        "faster above": crossovers["faster_above"],
                     }
                 )[
                     [
                         "pair",
                         "crossover size [B]",
                         "time there [µs]",
-                        "faster_below",
-                        "faster_above",
+                        "faster below",
+                        "faster above",
                     ]
                 ],
                 "crossovers.csv",

@@ -943,6 +943,20 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         bind=QP,
         help="e.g. 1.2s: days and cost at the measured step, and the MFU it implies",
     )
+    if gpu_b is not None and gpu_b != gpu and "default" in (source, source_b):
+        placeholder = [
+            f"{side} ({g})"
+            for side, g, src in (("A", gpu, source), ("B", gpu_b, source_b))
+            if src == "default"
+        ]
+        st.warning(
+            f"{' and '.join(placeholder)} {'is' if len(placeholder) == 1 else 'are'} costed at "
+            f"the ${DEFAULT_USD_PER_GPU_HOUR:g} per GPU-hour placeholder: the two costs compare "
+            f"{gpu} and {gpu_b} as if they rented for "
+            + ("the same" if len(placeholder) == 2 else "that")
+            + " price. Pick a published price for each GPU or type yours to compare dollars.",
+            icon=":material/payments:",
+        )
     tokens = parse_input("Tokens to train", _tokens, tokens_text)
     measured = (
         parse_input("Measured step time", parse_duration, measured_text)

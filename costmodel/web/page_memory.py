@@ -93,8 +93,8 @@ def _inputs() -> dict:
         help="On by default: a verdict without activations says a model fits that does not",
     )
     r = st.columns(5)
-    seq = bound_number(r[0], "Sequence [tokens]", value=4096, step=1, key="act_seq")
-    micro = bound_number(r[1], "Micro-batch [seq]", value=1, step=1, key="micro")
+    seq = bound_number(r[0], "Sequence length [tokens]", value=4096, step=1, key="act_seq")
+    micro = bound_number(r[1], "Local batch per GPU [samples]", value=1, step=1, key="micro")
     recompute = bound_choice(
         r[2], "selectbox", "Recompute", ("none", "selective", "full"), key="recompute"
     )
@@ -401,8 +401,8 @@ def _signed(v: float) -> str:
 
 #: The activation boxes by the argument each sets: a refusal names the box the user typed in.
 _ACTIVATION_BOXES = {
-    "sequence_length": "Sequence [tokens]",
-    "micro_batch": "Micro-batch [seq]",
+    "sequence_length": "Sequence length [tokens]",
+    "micro_batch": "Local batch per GPU [samples]",
     "layers": "Layers",
     "hidden": "Hidden size",
     "heads": "Heads",
@@ -421,11 +421,13 @@ _BUFFER_OF_STAGE = {
 def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -> None:
     """Say first that it does not fit, and what would: the recomputation the CLI's ``memory``
     names (same order, :func:`costmodel.strategy.advisor.recompute_choices`), a higher ZeRO
-    stage at these ranks, and the fewest ranks (the table below)."""
+    stage at these ranks, both together when neither alone does, and the fewest ranks (the
+    table below)."""
     from costmodel.strategy.advisor import recompute_choices
 
     stage, ranks = inp["stage"], int(inp["ranks"])
     changes = []
+    both = None  # (stage, mode, total) of the cheapest mode that fits only with a higher stage
     act = inp["activation"]
     if act is not None:
         seq, micro, flash, recompute = inp["recipe_act"]
@@ -438,10 +440,18 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
             if t[stage] <= capacity:
                 changes.append(f"recompute {rc}: {format_bytes(t[stage])} per GPU")
                 break
+            fit = [s for s in memory.ZERO_STAGES if s > stage and t[s] <= capacity]
+            if both is None and fit:
+                both = (fit[0], rc, t[fit[0]])
     higher = [s for s in memory.ZERO_STAGES if s > stage and totals[s] <= capacity]
     if higher:
         changes.append(
             f"ZeRO-{higher[0]} at N = {int(ranks):,}: {format_bytes(totals[higher[0]])} per GPU"
+        )
+    if not changes and both is not None:  # neither alone: the two together
+        changes.append(
+            f"ZeRO-{both[0]} and recompute {both[1]} at N = {int(ranks):,}: "
+            f"{format_bytes(both[2])} per GPU"
         )
     # more ranks: the fewest that fit this stage (the 'Ranks needed' table's figure), or none
     needed = data.ranks_needed(inp["params"], capacity, _arch(inp), **kw)
@@ -458,7 +468,8 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
         + (
             "What makes it fit: " + "; ".join(changes) + f". {more}"
             if changes
-            else "No recomputation mode or ZeRO stage makes it fit at these ranks. "
+            else "No recomputation mode or ZeRO stage, alone or together, makes it fit at "
+            "these ranks. "
             f"{more} Else a smaller micro-batch or sequence, or a larger card."
         ),
         icon=":material/memory:",
