@@ -14,41 +14,22 @@ import tomllib
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from costmodel.reference import reference_path
 from tests._cli import one_line_error, run
 from tests._paths import ROOT, load_script
+from tests.test_validate_qa2 import _gloo_rows as _qa2_gloo_rows
 
 #: the attempt names both writers use now: <YYYYmmddTHHMMSS>.<nanoseconds>-<pid>
 ATTEMPT = re.compile(r"^\d{8}T\d{6}\.\d{9}-\d+$")
 
 
 def _gloo_rows() -> pd.DataFrame:
-    """Rows shaped as the torch job writes them on CPUs (gloo, 2 ranks, one node). Synthetic
-    test input, not a measurement: times from a fixed alpha-beta line (150 us + M / 1.5 GB/s)."""
-    size = 4096.0 * 2.0 ** np.arange(13)  # 4 KiB .. 16 MiB
-    return pd.DataFrame(
-        {
-            "source": "torch",
-            "backend": "gloo",
-            "device": "cpu",
-            "kind": "collective",
-            "op": "all_reduce",
-            "size_bytes": size,
-            "time_s": 150e-6 + size / 1.5e9,
-            "ranks": 2,
-            "nodes": 1,
-            "gpus_per_node": 2,
-            "placement": "out_of_place",
-            "attempt": "20261202T000000",
-            "complete": True,
-            "run_key": "torch@00000000",
-            "config": "0" * 16,
-        }
-    )
+    """The gloo rows of tests/test_validate_qa2.py (synthetic, not a measurement), keyed as the
+    torch job keys them now (a run key with its config hash)."""
+    return _qa2_gloo_rows().assign(run_key="torch@00000000", config="0" * 16)
 
 
 def _cut_file(folder: Path) -> Path:
