@@ -181,11 +181,19 @@ class Scenario(BaseModel):
         None,
         gt=0,
         le=1,
-        description="model FLOP utilisation (0, 1]; default: the fitted achievable efficiency "
-        "(costmodel.compute), or 0.4 on a GPU family it has no fit for",
+        description="model FLOP utilisation (0, 1] of the dense peak of the compute precision "
+        "(fp8's under precision fp8); default: the fitted achievable efficiency "
+        "(costmodel.compute), or 0.4 of the bf16 peak on a GPU family it has no fit for",
     )
     compute_time_s: float | None = Field(
         None, gt=0, le=1e6, description="measured compute per micro-batch [s] (overrides mfu)"
+    )
+    precision: Literal["bf16", "fp8"] | None = Field(
+        None,
+        description="compute precision of the matmuls: bf16, or fp8 on a GPU with fp8 tensor "
+        "cores (H100, H200, L40S, B200; refused on A100, V100); mfu is a fraction of this "
+        "precision's dense peak (fp8: H100 SXM 1979 TFLOP/s); default: the recipe's, fp8 for "
+        "fp8-mixed, else bf16 (costmodel.strategy.step.compute_precision)",
     )
     bucket_cap_bytes: int | None = Field(
         None,
@@ -337,9 +345,21 @@ class Scenario(BaseModel):
 
     @model_validator(mode="after")
     def _cluster_exists(self) -> Scenario:
-        self._validated_cluster()  # raises a ValueError naming the preset and the valid ones
+        c = self._validated_cluster()  # raises a ValueError naming the preset and the valid ones
         self.layout()  # raises a ValueError naming the layout field (group_size, reshard, ...)
+        if self.precision == "fp8" and c.gpu.fp8_dense_flops is None:  # the step's own words
+            from .strategy.step import check_precision_support
+
+            check_precision_support(c.gpu, self.precision)
         return self
+
+    @property
+    def compute_precision(self) -> str:
+        """The matmuls' compute precision of the step: ``precision``, else the recipe's (fp8
+        for ``fp8-mixed``; :func:`costmodel.strategy.step.compute_precision`)."""
+        from .strategy.step import compute_precision
+
+        return compute_precision(self.precision, self.recipe)
 
     @property
     def strategy_name(self) -> str:
@@ -437,6 +457,7 @@ class Scenario(BaseModel):
             "no_sync": self.no_sync,
             "mfu": None if self.compute_time_s is not None else self.mfu,
             "compute_time_s": self.compute_time_s,
+            "precision": self.precision,
             "recompute": self.recompute,
             "flash_attention": self.flash_attention,
             "loss": self.loss,
@@ -1216,7 +1237,7 @@ class ScenarioResult(BaseModel):
         (``"user"``) or an interface's untouched placeholder (``"default"``), for the price
         note. See :func:`costmodel.training.training_cost`.
         """
-        from .strategy.step import measured_peak_flops, step_default
+        from .strategy.step import measured_peak_flops
         from .training import training_cost
 
         s = self.scenario
@@ -1245,7 +1266,7 @@ class ScenarioResult(BaseModel):
             price=price,
             flops_per_token=s.flops_per_token(),
             # the peak the step's measured compute time is held to: one rule for both
-            peak_flops=measured_peak_flops(s._validated_cluster().gpu, step_default("precision")),
+            peak_flops=measured_peak_flops(s._validated_cluster().gpu, s.compute_precision),
             measured=measured,
             gpu=s._validated_cluster().gpu.name,  # a price is for one GPU: never another's
             today=today,

@@ -75,7 +75,10 @@ def _seq(text: str | None) -> int | None:
 _MfuOpt = Annotated[
     float | None,
     typer.Option(
-        min=0.0, max=1.0, help="Model FLOP utilisation (0, 1] (default: the fitted efficiency)."
+        min=0.0,
+        max=1.0,
+        help="Model FLOP utilisation (0, 1] of the --precision's dense peak (default: the "
+        "fitted efficiency).",
     ),
 ]
 _BucketOpt = Annotated[
@@ -114,6 +117,15 @@ _ReshardOpt = Annotated[
 ]
 _ParamDtypeOpt = Annotated[
     str, typer.Option(help="dtype parameters are all-gathered in: bf16, fp16, fp8, fp32.")
+]
+_PrecisionOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Compute precision of the matmuls: bf16 or fp8 (fp8 needs fp8 tensor cores: H100, "
+        "H200, L40S, B200; refused on A100). --mfu is a fraction of this precision's dense "
+        "peak (fp8: H100 1979 TFLOP/s, twice bf16's), as llm-foundry and torchtitan quote fp8 "
+        "MFU. Default: fp8 with --recipe fp8-mixed, else bf16."
+    ),
 ]
 _GradDtypeOpt = Annotated[
     str | None,
@@ -639,7 +651,8 @@ def step(
         typer.Option(
             min=0.0,
             max=1.0,
-            help="Model FLOP utilisation (0, 1] (default with --cluster: the fitted efficiency).",
+            help="Model FLOP utilisation (0, 1], of the --precision's dense peak with --cluster "
+            "(default with --cluster: the fitted efficiency).",
         ),
     ] = None,
     peak_flops: Annotated[
@@ -702,6 +715,7 @@ def step(
     grad_dtype: _GradDtypeOpt = None,
     contention: _ContentionOpt = None,
     power_limit_w: _PowerOpt = None,
+    precision: _PrecisionOpt = None,
     recipe: Annotated[
         str | None,
         typer.Option(
@@ -786,6 +800,7 @@ def step(
             grad_dtype=grad_dtype,
             contention=c_,
             power_limit_w=power_limit_w,
+            precision=precision,
             recipe=recipe,
             micro_batch=micro_batch,
             seq=seq_n,
@@ -822,6 +837,7 @@ def step(
         "--group-size": group_size,
         "--reshard/--no-reshard": reshard,
         "--recipe": recipe,
+        "--precision": precision,
         "--micro-batch": micro_batch,
         "--recompute": recompute,
         "--loss": loss,
@@ -1010,6 +1026,7 @@ def _step_on_cluster(
         no_sync=kw["no_sync"],
         mfu=None if compute_s is not None else mfu,
         compute_time_s=compute_s,
+        precision=kw["precision"],
         recompute=kw["recompute"],
         loss=kw["loss"],
         model=kw["model"],
@@ -1119,6 +1136,7 @@ def _step_on_cluster(
         ("ranks", str(s.ranks)),
         ("compute", units.format_duration(s.compute_s)),
         ("compute source", s.compute_label),
+        ("compute precision", s.precision),
     ]
     for k, v in s.comm_by_kind_s.items():
         rows.append((k.replace("_", "-") + " (sum)", units.format_duration(v)))
@@ -1192,6 +1210,7 @@ def _step_record(
         preset=preset,
         model=kw["model"],
         recipe=kw["recipe"],
+        precision=s.precision,  # the one the step ran at (given, or the recipe's)
         recompute=kw["recompute"],
         loss=kw["loss"],
         reshard_after_forward=reshard,
@@ -1330,6 +1349,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         compute_time_s=units.parse_duration(o["compute_time"], name="--compute-time")
         if o["compute_time"] is not None
         else None,
+        precision=o.get("precision"),
         bucket_cap_bytes=_bucket_text(o["bucket"]),  # None: the strategy's default bucket
         no_sync=o["no_sync"],
         model=o["model"],
@@ -1374,6 +1394,7 @@ def scenario(
     reshard: _ReshardOpt = None,
     param_dtype: _ParamDtypeOpt = "bf16",
     grad_dtype: _GradDtypeOpt = None,
+    precision: _PrecisionOpt = None,
     fit: Annotated[
         bool,
         typer.Option(
@@ -1736,6 +1757,7 @@ def train(
     reshard: _ReshardOpt = None,
     param_dtype: _ParamDtypeOpt = "bf16",
     grad_dtype: _GradDtypeOpt = None,
+    precision: _PrecisionOpt = None,
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
     loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
     flash: _FlashOpt = True,

@@ -15,6 +15,19 @@ In order of precedence (:func:`step_compute`):
    a GPU family with no fit falls back to :data:`DEFAULT_MFU` and says so (source
    ``"default-mfu"``).
 
+The peak of an MFU is the dense peak of the step's compute precision
+(:func:`costmodel.compute.precision_peak_flops`): bf16's, or fp8's for an fp8 step (H100 SXM
+989 and 1979 TFLOP/s). That is how the published fp8 runs quote it: llm-foundry's H100
+``amp_fp8`` rows (benchmarking README, 2024-04) give an MFU that, with their tokens/s, implies a
+peak of 1950-1978 TFLOP/s, and torchtitan's Llama 3.1 405B ``Float8`` rows (docs/performance.md,
+2024) an MFU at half the bf16 row's per token/s, i.e. over a peak twice bf16's. So an MFU of
+0.3 under fp8 is 0.3 of the fp8 peak, twice the throughput of 0.3 under bf16; the fp8 runs
+published reach lower MFUs than bf16 runs (llm-foundry's H100: 0.14-0.30 under fp8, 0.26-0.46
+under bf16), which the fitted fp8 efficiency carries. :data:`DEFAULT_MFU` is a bf16 figure: an
+fp8 step on a GPU family with no fitted fp8 efficiency takes it of the bf16 peak (half that MFU
+of the fp8 peak on H100), assuming no fp8 speed-up the data does not show. A measured time is
+used as it is, held to the fp8 peak (faster is refused).
+
 Recomputation's extra work is :func:`costmodel.compute.recompute_extra` (matmuls and attention
 separately; ``full`` reruns the forward, a third more, Korthikanti et al. 2022,
 arXiv:2205.05198, section 5; ``selective-op`` / ``selective-layer`` as torchtitan's policies).
@@ -174,8 +187,19 @@ def step_compute(
     """The compute of one micro-batch by the precedence of the module docstring.
 
     ``arch`` an :class:`~costmodel.architecture.Architecture` (or None: MFU road only);
-    ``precision`` the matmuls' compute precision (``bf16``/``fp8``); ``held_out`` a data group
-    whose rows the fitted efficiency leaves out (:func:`costmodel.compute.compute_fit`).
+    ``peak_flops`` [FLOP/s] the dense peak of ``precision`` on ``gpu``, which a given ``mfu``
+    is a fraction of (module docstring: fp8's for an fp8 step); ``precision`` the matmuls'
+    compute precision (``bf16``/``fp8``); ``held_out`` a data group whose rows the fitted
+    efficiency leaves out (:func:`costmodel.compute.compute_fit`).
+
+    >>> from costmodel import presets
+    >>> h100 = presets.load("h100-sxm")
+    >>> f = 6 * 7e9                                  # 7B, 4096 tokens, MFU 0.4
+    >>> bf16 = step_compute(None, h100, 4096, 1, flops_per_token=f, peak_flops=989e12, mfu=0.4)
+    >>> fp8 = step_compute(None, h100, 4096, 1, flops_per_token=f, peak_flops=1979e12, mfu=0.4,
+    ...                    precision="fp8")
+    >>> round(bf16.micro_s, 3), round(fp8.micro_s, 3)   # 1.72e14 FLOP / (peak x 0.4)
+    (0.435, 0.217)
     """
     from .. import compute as _c
 
@@ -186,7 +210,8 @@ def step_compute(
         return ComputeTime(t, extra / (1 + extra), "measured", MEASURED_LABEL)
     if mfu is not None:
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, mfu) * (1 + extra)
-        return ComputeTime(t, extra / (1 + extra), "mfu", f"given MFU {float(mfu):.2f}")
+        of = " of the fp8 peak" if precision == "fp8" else ""  # bf16's: the label as ever
+        return ComputeTime(t, extra / (1 + extra), "mfu", f"given MFU {float(mfu):.2f}{of}")
     fam = _c.gpu_family(gpu)
     fit = None
     if arch is not None:
@@ -195,6 +220,17 @@ def step_compute(
         except ValueError:
             fit = None
     if fit is None:
+        if precision == "fp8":  # a bf16 figure: no fp8 speed-up without data that shows one
+            peak16 = _c.precision_peak_flops(gpu, "bf16")
+            t = micro_batch_compute_s(flops_per_token, tokens, peak16, DEFAULT_MFU)
+            why = "no architecture" if arch is None else f"no fitted efficiency for {fam}/fp8"
+            return ComputeTime(
+                t * (1 + extra),
+                extra / (1 + extra),
+                "default-mfu",
+                f"default MFU {DEFAULT_MFU:.2f} of the bf16 peak, {DEFAULT_MFU * peak16 / peak_flops:.2f} "
+                f"of the fp8 peak ({why}: no fp8 speed-up assumed)",
+            )
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, DEFAULT_MFU)
         why = "no architecture" if arch is None else f"no fitted efficiency for {fam}/{precision}"
         if precision == "bf16" and getattr(gpu, "bf16_dense_flops", 0) is None:

@@ -123,6 +123,7 @@ class StrategyStep:
     timeline: tuple[Interval, ...] = field(default=(), repr=False)
     compute_source: str = "mfu"  # fitted, mfu, measured or default-mfu (.compute.SOURCES)
     compute_label: str = ""  # the compute source in words, shown next to the step
+    precision: str = "bf16"  # the matmuls' compute precision (compute_precision)
     compute_band: tuple[float, float] = (1.0, 1.0)  # (low, high) multipliers of compute_s
     notes: tuple[str, ...] = ()  # what the answer leaves out (mixture-of-experts)
     optimizer_s: float = 0.0  # the optimizer step (HBM-bound; not in compute_s) [s]
@@ -182,12 +183,69 @@ class StrategyStep:
             "comm_contention": self.comm_contention,
             "compute_source": self.compute_source,
             "compute_label": self.compute_label,
+            "precision": self.precision,
             "compute_band": list(self.compute_band),
             "notes": list(self.notes),
             "optimizer_s": self.optimizer_s,
             "sync_s": self.sync_s,
             "host_overhead_s": self.host_overhead_s,
         }
+
+
+#: Compute precisions of a step's matmuls (:func:`compute_precision`).
+PRECISIONS: tuple[str, ...] = ("bf16", "fp8")
+
+
+def compute_precision(precision: str | None, recipe: Any = "mixed-adam") -> str:
+    """The compute precision of a step's matmuls: ``precision`` when given, else the recipe's.
+
+    An fp8 recipe (``fp8-mixed``: fp8 working weights and gradients) is float8 training, whose
+    linear layers multiply in fp8 (Micikevicius et al. 2022, arXiv:2209.05433; torchao's and
+    Transformer Engine's float8 linears), so it implies ``fp8``; every other recipe ``bf16``.
+    ``precision="bf16"`` with ``fp8-mixed`` is kept as given: fp8 storage of the weights and
+    gradients with bf16 matmuls (the memory and wire bytes of fp8, the speed of bf16) is a
+    what-if a user may ask, not an impossible run. The one rule of every surface (API, CLI,
+    Scenario, sweep, app), which all pass ``None`` when the user gave no precision.
+
+    Under ``fp8`` the matmuls run at the GPU's fp8 dense peak, and a given MFU is a fraction of
+    that peak (:func:`costmodel.strategy.compute.step_compute`; docs/design.md).
+
+    >>> compute_precision(None), compute_precision(None, "fp8-mixed")
+    ('bf16', 'fp8')
+    >>> compute_precision("bf16", "fp8-mixed")
+    'bf16'
+    >>> compute_precision("fp4")
+    Traceback (most recent call last):
+    ...
+    ValueError: precision: must be bf16 or fp8, got 'fp4'
+    """
+    if precision is None:
+        from ..memory import get_recipe
+
+        return "fp8" if get_recipe(recipe).name.startswith("fp8") else "bf16"
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        raise ValueError(f"precision: must be {' or '.join(PRECISIONS)}, got {precision!r}")
+    return precision
+
+
+def check_precision_support(gpu: Any, precision: str | None, recipe: Any = "mixed-adam") -> str:
+    """The step's compute precision (:func:`compute_precision`), refused in one line naming the
+    GPU when it is ``fp8`` on a GPU without fp8 tensor cores (A100, V100): an fp8 recipe is
+    refused first, as :func:`check_fp8_support` words it, so the field the user typed is named.
+
+    >>> from costmodel import presets
+    >>> check_precision_support(presets.load("h100-sxm"), "fp8")
+    'fp8'
+    >>> check_precision_support(presets.load("a100-sxm-80gb"), "fp8")
+    Traceback (most recent call last):
+    ...
+    ValueError: precision: a100-sxm-80gb has no fp8 tensor cores; use bf16
+    """
+    check_fp8_support(gpu, recipe=recipe)
+    p = compute_precision(precision, recipe)
+    if p == "fp8" and gpu.fp8_dense_flops is None:
+        raise ValueError(f"precision: {gpu.name} has no fp8 tensor cores; use bf16")
+    return p
 
 
 def check_fp8_support(gpu: Any, *, recipe: Any = None, param_dtype: str | None = None) -> None:
@@ -469,7 +527,7 @@ def _prepare_step(
     first_bucket_bytes: float = DEFAULT_FIRST_BUCKET_BYTES,
     tensor_params: Any = None,
     overlap: bool = True,
-    precision: str = "bf16",
+    precision: str | None = None,
     held_out: str | None = None,
     sync_loss: float | None = None,
     power_limit_w: float | None = None,
@@ -506,8 +564,12 @@ def _prepare_step(
     timer
         A :class:`~.comm.CollectiveTimer` to reuse across steps of the same job.
     precision
-        Compute precision of the matmuls (``bf16``, or ``fp8`` where the GPU has it): the fitted
-        efficiency of that precision.
+        Compute precision of the matmuls: ``bf16``, or ``fp8`` where the GPU has fp8 tensor
+        cores (refused in one line naming the GPU elsewhere). None (the default): the recipe's,
+        ``fp8`` for ``fp8-mixed``, else ``bf16`` (:func:`compute_precision`). Under ``fp8``
+        the matmuls run at the fp8 dense peak on every compute road: the fitted efficiency of
+        fp8, and a given ``mfu`` is a fraction of the fp8 peak, as llm-foundry and torchtitan
+        quote the MFU of their fp8 runs (:func:`.compute.step_compute`).
     held_out
         A data group (``"llm-foundry/h100-80gb"``): the fitted efficiency without it
         (:func:`costmodel.compute.compute_fit`; grouped-CV scoring of the fidelity report).
@@ -696,6 +758,7 @@ class _Setup(NamedTuple):
     recipe: str
     gradient_bytes: float  # the recipe's bytes per gradient element
     recipe_obj: Any  # costmodel.memory.Recipe
+    precision: str  # the matmuls' compute precision (compute_precision: given, or the recipe's)
     tokens: float  # per micro-batch per GPU
     micro_batch: int
     sequence_length: int
@@ -740,7 +803,7 @@ def _setup(
     first_bucket_bytes: float,
     tensor_params: Any,
     overlap: bool,
-    precision: str,
+    precision: str | None,
     held_out: str | None,
     sync_loss: float | None,
 ) -> _Setup:
@@ -778,13 +841,11 @@ def _setup(
     )
     if tensor_params is not None:
         tensor_params = tuple(_ddp_sizes("tensor_params", tensor_params).tolist())
-    if precision not in ("bf16", "fp8"):
-        raise ValueError(f"precision: must be bf16 or fp8, got {precision!r}")
+    compute_precision(precision, recipe)  # a bad name first, as before the other checks
     if loss not in LOSS_MODES:
         raise ValueError(f"loss: unknown {loss!r}; allowed: {', '.join(LOSS_MODES)}")
-    if precision == "fp8" and c.gpu.fp8_dense_flops is None:
-        raise ValueError(f"precision: {c.gpu.name} has no fp8 tensor cores; use bf16")
-    check_fp8_support(c.gpu, recipe=recipe, param_dtype=layout.param_dtype)
+    check_fp8_support(c.gpu, param_dtype=layout.param_dtype)
+    precision = check_precision_support(c.gpu, precision, recipe)
     r = get_recipe(recipe)
     tokens = float(micro_batch) * sequence_length
     shape = a if a is not None else _shape_of(p)
@@ -795,7 +856,7 @@ def _setup(
         sequence_length,
         micro_batch,
         flops_per_token=fpt,
-        peak_flops=float(c.peak_flops),
+        peak_flops=measured_peak_flops(c.gpu, precision),  # an MFU is of this precision's peak
         mfu=mfu,
         compute_time_s=compute_time_s,
         recompute=recompute,
@@ -827,6 +888,7 @@ def _setup(
         recipe=recipe,
         gradient_bytes=r.gradient_bytes,
         recipe_obj=r,
+        precision=precision,
         tokens=tokens,
         micro_batch=micro_batch,
         sequence_length=sequence_length,
@@ -1017,6 +1079,7 @@ def _prepare_at(
             timeline=tuple(bars),
             compute_source=ct.source,
             compute_label=ct.label,
+            precision=su.precision,
             compute_band=ct.band,
             notes=su.notes
             + _unsized_activations(a, mem, su.shape)

@@ -578,6 +578,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         "reshard_after_forward": cat["reshard_after_forward"],
         "param_dtype": cat["param_dtype"],
         "grad_dtype": cat["grad_dtype"],  # None (the recipe's): no column
+        "precision": cat.get("precision"),  # None (the recipe's): no column
         "no_sync": cat["no_sync"],
         "nodes": nodes,
     }
@@ -700,7 +701,8 @@ def step_row(
     defaults (nccl model, mixed-adam, micro-batch 1, sequence 4096, no_sync, parameters gathered
     in bf16, gradients reduced in the recipe's dtype, the strategy's buckets, the fitted compute,
     the one default contention), as a dict of :data:`STEP_COLUMNS`. ``cat`` holds the categorical
-    axes (``param_dtype``, ``grad_dtype`` and ``no_sync`` default as above when absent);
+    axes (``param_dtype``, ``grad_dtype``, ``precision`` (the recipe's: fp8 for fp8-mixed, else
+    bf16) and ``no_sync`` default as above when absent);
     ``bucket_cap`` [B] None is the strategy's own bucket; ``power_limit_w`` [W] None is the
     GPU's datasheet power; ``compute_time`` [s], as ``--compute-time``, is a measured compute
     per micro-batch (it replaces ``mfu``); ``tokens_per_gpu`` [tokens], as ``--tokens-per-gpu``,
@@ -722,6 +724,7 @@ def step_row(
         reshard_after_forward=cat.get("reshard_after_forward"),
         param_dtype=cat.get("param_dtype", "bf16"),
         grad_dtype=cat.get("grad_dtype"),
+        precision=cat.get("precision"),  # None: the recipe's, as costmodel step
         bucket_cap_bytes=None if bucket_cap is None else int(bucket_cap),
         no_sync=bool(cat.get("no_sync", True)),
         recipe=cat["recipe"],

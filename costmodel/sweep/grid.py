@@ -228,6 +228,8 @@ AXES: dict[str, dict[str, Axis]] = {
             ),
             Axis("param_dtype", _parse_str, False, column="param_dtype"),
             Axis("grad_dtype", _parse_str, False, column="grad_dtype"),
+            # the matmuls' compute precision (costmodel step --precision): bf16 or fp8
+            Axis("precision", _parse_str, False, column="precision"),
             Axis("no_sync", _parse_bool, False, column="no_sync"),
             _NODES,
             _GPUS_PER_NODE,
@@ -788,7 +790,21 @@ def _check_step(a: dict[str, list[Any]]) -> None:
         for gpu in _preset_gpus(a):
             for v in a["power_limit_w"]:
                 check_power_limit_w(gpu, v)
+    _check_step_precision(a)
     _check_step_layout(a)
+
+
+def _check_step_precision(a: dict[str, list[Any]]) -> None:
+    """``precision`` names (bf16, fp8), and fp8 on each preset's GPU, as ``costmodel step
+    --precision`` refuses them (:func:`costmodel.strategy.step.check_precision_support`)."""
+    from ..strategy.step import check_precision_support, compute_precision
+
+    given = a.get("precision", [])
+    for v in given:
+        compute_precision(v)  # raises "precision: must be bf16 or fp8, got ..."
+    if "fp8" in given:
+        for gpu in _preset_gpus(a):
+            check_precision_support(gpu, "fp8", "mixed-adam")
 
 
 def _check_step_compute(a: dict[str, list[Any]]) -> None:
@@ -973,6 +989,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "reshard_after_forward": a.get("reshard_after_forward", [None]),
             "param_dtype": a.get("param_dtype", ["bf16"]),  # costmodel step's defaults
             "grad_dtype": a.get("grad_dtype", [None]),  # None: the recipe's
+            "precision": a.get("precision", [None]),  # None: the recipe's (fp8 for fp8-mixed)
             "no_sync": a.get("no_sync", [True]),
         }
         for values in itertools.product(*cats.values()):

@@ -12,6 +12,7 @@ from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
 from costmodel.strategy.band import band_note
 from costmodel.strategy.compute import MEASURED_LABEL
 from costmodel.strategy.layout import bucket_cap_bytes_for
+from costmodel.strategy.step import PRECISIONS
 from costmodel.units import (
     format_bytes,
     format_change,
@@ -61,6 +62,7 @@ BOX_LABELS = {
     "power_limit_w": "GPU power limit [W]",
     "comm_contention": "Overlap contention c",
     "mfu": "MFU [fraction of peak]",
+    "precision": "Compute precision",
     "bucket_cap_bytes": "bucket_cap",
     "compute_time_s": COMPUTE_FIELD,
 }
@@ -215,8 +217,9 @@ def _inputs() -> dict:
             key="ddp_reshard",
             bind=QP,
         )
+    row = st.columns(4)
     power = bound_number(
-        st.columns(4)[0],
+        row[0],
         "GPU power limit [W] (optional)",
         value=None,
         step=50.0,
@@ -227,6 +230,18 @@ def _inputs() -> dict:
         "H100s capped at 500 W. The fitted compute efficiency follows it "
         "(costmodel.compute.gpu_power_w). Empty: the datasheet power (H100/H200 SXM 700 W, "
         "A100 SXM 400 W), as the API's and the CLI's default.",
+    )
+    precision = bound_choice(
+        row[1],
+        "selectbox",
+        "Compute precision",
+        PRECISIONS,
+        key="ddp_precision",
+        help="Precision of the matmuls: bf16, or fp8 (float8 training; fp8 tensor cores: H100, "
+        "H200, L40S, B200, refused on A100). Under fp8 the fitted efficiency is fp8's and the "
+        "MFU set is a fraction of the fp8 dense peak (H100: 1979 TFLOP/s, twice bf16's), as "
+        "llm-foundry and torchtitan quote fp8 MFU; the same input as the CLI's --precision and "
+        "Scenario's precision.",
     )
     if arch != CUSTOM:
         recompute = bound_choice(
@@ -275,6 +290,7 @@ def _inputs() -> dict:
         "reshard_after_forward": reshard,
         "comm_contention": float(contention),
         "power_limit_w": None if power is None else float(power),
+        "precision": precision,
     }
 
 
@@ -896,7 +912,8 @@ def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> No
         f"{side.strip() + ': ' if side else ''}{format_counted(int(cost.steps), 'step')} of "
         f"{format_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
         f"({cost.step_time_source}) on {format_counted(cost.ranks, 'GPU')}; {cost.price_note}.{band} MFU: "
-        f"model FLOPs per token ({flops}) x tokens/s / (GPUs x peak)."
+        f"model FLOPs per token ({flops}) x tokens/s / (GPUs x the dense peak of the compute "
+        f"precision{', ' + result.scenario.compute_precision if result is not None else ''})."
     )
     if cost.price_warning:
         st.warning(cost.price_warning)
