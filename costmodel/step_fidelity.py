@@ -141,6 +141,7 @@ class _Engine:
             **kw,
             comm_contention=self.contention,
             compute_time_s=micro_s * per_gpu / (acc * r.micro_batch),
+            precision=str(r.precision),  # held to the row's own peak (fp8's for an fp8 row)
         )
 
     def _row_kwargs(self, r: Any, gpus: int | None = None) -> tuple[dict[str, Any], int]:
