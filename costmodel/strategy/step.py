@@ -204,8 +204,9 @@ def compute_precision(precision: str | None, recipe: Any = "mixed-adam") -> str:
     Transformer Engine's float8 linears), so it implies ``fp8``; every other recipe ``bf16``.
     ``precision="bf16"`` with ``fp8-mixed`` is kept as given: fp8 storage of the weights and
     gradients with bf16 matmuls (the memory and wire bytes of fp8, the speed of bf16) is a
-    what-if a user may ask, not an impossible run. The one rule of every surface (API, CLI,
-    Scenario, sweep, app), which all pass ``None`` when the user gave no precision.
+    what-if a user may ask, not an impossible run. The one rule of every surface: the API,
+    Scenario, the CLI and the sweep pass ``None`` when the user gave no precision; the step
+    page, which has no recipe box (mixed-adam), starts its precision box at the same ``bf16``.
 
     Under ``fp8`` the matmuls run at the GPU's fp8 dense peak, and a given MFU is a fraction of
     that peak (:func:`costmodel.strategy.compute.step_compute`; docs/design.md).
@@ -841,7 +842,8 @@ def _setup(
     )
     if tensor_params is not None:
         tensor_params = tuple(_ddp_sizes("tensor_params", tensor_params).tolist())
-    compute_precision(precision, recipe)  # a bad name first, as before the other checks
+    if precision is not None:  # a bad name first, as before the other checks
+        compute_precision(precision)
     if loss not in LOSS_MODES:
         raise ValueError(f"loss: unknown {loss!r}; allowed: {', '.join(LOSS_MODES)}")
     check_fp8_support(c.gpu, param_dtype=layout.param_dtype)
