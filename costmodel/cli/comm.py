@@ -540,7 +540,7 @@ def sweep(
     price: Annotated[
         str | None,
         typer.Option(
-            help="With --tokens: price preset(s), at most one per GPU, e.g. "
+            help="With --tokens: one price preset per GPU (a comma list), e.g. "
             "aws-p5-on-demand,lambda-b200-on-demand; each row takes the one for its GPU "
             "(`costmodel archs` lists them with their GPU and date)."
         ),
