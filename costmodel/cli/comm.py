@@ -530,6 +530,25 @@ def sweep(
             "cluster, one worker per core."
         ),
     ] = None,
+    tokens: Annotated[
+        str | None,
+        typer.Option(
+            help="With --kind step: tokens to train (2T): adds each row's days, GPU-hours and "
+            "(with a price for its GPU) dollars, as `costmodel train --tokens`."
+        ),
+    ] = None,
+    price: Annotated[
+        str | None,
+        typer.Option(
+            help="With --tokens: one price preset per GPU (a comma list), e.g. "
+            "aws-p5-on-demand,lambda-b200-on-demand; each row takes the one for its GPU "
+            "(`costmodel archs` lists them with their GPU and date)."
+        ),
+    ] = None,
+    usd_per_gpu_hour: Annotated[
+        float | None,
+        typer.Option(help="With --tokens: price of one GPU-hour [USD] for every row."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate presets x a grid of sizes, GPU counts, algorithms (model sizes, or training
@@ -545,6 +564,13 @@ def sweep(
 
     \b
         costmodel sweep --kind step --set preset=dgx-h100 --set arch=llama-3.1-8b --set strategy=all --set nodes=1..16x2 --set micro_batch=1,2 -o steps.csv
+
+    Time and cost to train over node counts (each row's days, GPU-hours and dollars are
+    `costmodel train --tokens --price`'s; a row whose GPU has no price given says so in
+    cost_note, its dollars empty):
+
+    \b
+        costmodel sweep --kind step --set preset=dgx-h100,dgx-b200 --set arch=llama-3.1-8b --set strategy=zero1 --set nodes=4..32x2 --tokens 2T --price aws-p5-on-demand,lambda-b200-on-demand -o plan.csv
 
     Memory per GPU over architectures (each row is `costmodel memory --arch`'s answer):
 
@@ -567,12 +593,36 @@ def sweep(
         if grid_file is not None
         else None
     )
+    on = loaded.kind if loaded is not None else kind or "collective"
+    # time and cost to train: settings of a step sweep's rows (sweep.grid.STEP_COST_AXES),
+    # named --tokens/--price/--usd-per-gpu-hour in a refusal (the command's own options)
+    cost: dict[str, Any] = {"tokens": tokens, "price": price, "usd_per_gpu_hour": usd_per_gpu_hour}
+    given = {k: v for k, v in cost.items() if v is not None}
+    if given and on != "step":
+        flags = ", ".join(f"--{k.replace('_', '-')}" for k in given)
+        raise ValueError(
+            f"{flags}: time and cost to train are priced from each row's step: only with "
+            "--kind step"
+        )
+    typed = {_axis_name(k): k for k in axes}
+    for k in given:
+        if k in typed:
+            raise ValueError(f"--{k.replace('_', '-')}: given twice (also as --set {typed[k]})")
     try:
-        _sweep_run(sw, axes, loaded, grid_file, kind, output, chunk_rows, progress, engine,
-                   scheduler, as_json)  # fmt: skip
+        _sweep_run(sw, {**axes, **given}, loaded, grid_file, kind, output, chunk_rows,
+                   progress, engine, scheduler, as_json)  # fmt: skip
     except ValueError as exc:  # an axis refused by its name: the --set the user typed
-        on = loaded.kind if loaded is not None else kind or "collective"
         raise ValueError(_one_line(exc, _set_axis(on, axes))) from None
+
+
+def _axis_name(key: str) -> str | None:
+    """The step sweep axis ``key`` names (a name or an alias), None if it names none."""
+    from ..sweep.grid import _axis
+
+    try:
+        return _axis("step", key).name
+    except ValueError:
+        return None
 
 
 def _set_axis(kind: str, axes: dict[str, str]) -> Callable[[str], str | None]:
@@ -602,7 +652,7 @@ def _set_axis(kind: str, axes: dict[str, str]) -> Callable[[str], str | None]:
 
 def _sweep_run(
     sw: Any,
-    axes: dict[str, str],
+    axes: dict[str, Any],
     loaded: Any,
     grid_file: Path | None,
     kind: str | None,

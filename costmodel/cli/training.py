@@ -46,12 +46,42 @@ _RecipeOpt = Annotated[str, typer.Option(help="Precision/optimizer recipe, e.g. 
 _ZeroOpt = Annotated[
     int, typer.Option("--zero", "--zero-stage", min=0, max=3, help="ZeRO stage 0-3.")
 ]
+# train and scenario: None = not given (1, or solved from --global-tokens), so that a value
+# typed beside --tokens-per-gpu or --global-tokens is refused even at the default value
 _LocalBatchOpt = Annotated[
-    int,
-    typer.Option("--local-batch", "--micro-batch", min=1, help="Micro-batch per GPU [samples]."),
+    int | None,
+    typer.Option(
+        "--local-batch",
+        "--micro-batch",
+        min=1,
+        help="Micro-batch per GPU [samples] (default 1, or solved from --global-tokens with "
+        "--accumulation).",
+    ),
 ]
 _AccumulationOpt = Annotated[
-    int, typer.Option(min=1, help="Gradient-accumulation micro-batches per step.")
+    int | None,
+    typer.Option(
+        min=1,
+        help="Gradient-accumulation micro-batches per step (default 1, or solved from "
+        "--global-tokens).",
+    ),
+]
+_TokensPerGpuOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Tokens per GPU per micro-batch, instead of --micro-batch: 8192 or 8Ki, a "
+        "multiple of --seq (micro-batch = tokens / --seq, as `costmodel step`).",
+    ),
+]
+_GlobalTokensOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--global-tokens",
+        help="Global batch in tokens per step: 4Mi = 4 x 2^20, or 4194304 (as `costmodel "
+        "batch --global-tokens`): / --seq gives the sequences per step, split over the GPUs "
+        "as micro-batch x accumulation (the one not given is solved; micro-batch 1 when "
+        "neither is).",
+    ),
 ]
 _SeqOpt = Annotated[
     str | None,
@@ -198,6 +228,22 @@ def memory(
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,
     ranks: Annotated[int, typer.Option(min=1, help="Data-parallel ranks sharding the state.")] = 1,
+    strategy: Annotated[
+        str | None,
+        typer.Option(
+            help="Data-parallel strategy, as `costmodel step --strategy` takes it: ddp, zero1, "
+            "zero2, fsdp or hsdp (default: --zero's; ddp when neither is given)."
+        ),
+    ] = None,
+    group_size: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="hsdp: GPUs sharding one replica (default with --cluster: one node; without "
+            "it, give it).",
+        ),
+    ] = None,
+    reshard: _ReshardOpt = None,
     activations: Annotated[
         str | None,
         typer.Option(help="Activation memory per GPU: 10GB (default: from --arch, else 0)."),
@@ -241,9 +287,10 @@ def memory(
     card and no verdict, as `costmodel step` without --cluster and a memory sweep without
     preset or gpu_memory.
     --model is accepted for --arch here (this command has no cost model). The total is that of
-    the layout `costmodel step` prices for the stage (0 ddp, 1 zero1, 2 zero2, 3 fsdp): DDP's
-    bucket copy, ZeRO-1/2's buckets or FSDP's gathered units are rows of their own, beside the
-    lesson's total (none on one rank).
+    the layout `costmodel step` prices for the stage (0 ddp, 1 zero1, 2 zero2, 3 fsdp) or for
+    --strategy (hsdp: ZeRO-3 inside groups of --group-size GPUs, as `step --strategy hsdp
+    --group-size`): DDP's bucket copy, ZeRO-1/2's buckets or FSDP's gathered units are rows of
+    their own, beside the lesson's total (none on one rank).
 
     Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 
@@ -252,8 +299,11 @@ def memory(
 
     \b
         costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
+
+    \b
+        costmodel memory --arch llama-3.1-70b --strategy hsdp --group-size 8 --ranks 64 --cluster dgx-h100
     """
-    from ..strategy.layout import STRATEGY_OF_STAGE
+    from ..strategy.layout import ZERO_STAGE
     from ..strategy.memory import (
         check_activation_inputs,
         memory_notes,
@@ -264,6 +314,13 @@ def memory(
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
+    st = _strategy_of(strategy, zero)  # --zero 3 --strategy hsdp agree; --zero 1 does not
+    if st == "all":
+        raise ValueError(
+            "--strategy: all ranks every strategy's step and memory in `costmodel step "
+            "--strategy all`; memory sizes one: ddp, zero1, zero2, fsdp or hsdp"
+        )
+    zero = ZERO_STAGE[st]
     from ..models import MODELS, NCCL_TABLE
 
     if arch is not None and arch.lower() in (*MODELS, NCCL_TABLE):
@@ -307,8 +364,26 @@ def memory(
         recompute=recompute,
         loss=loss,
     )
-    # the layout `costmodel step` prices for this stage: one total, one verdict for both
+    # the layout `costmodel step` prices for this stage or strategy: one total, one verdict
+    gpn: int | None = None
+    if cluster is not None:  # hsdp's default group: one node of the preset, as the step's
+        from .. import presets
+
+        gpn = int(presets.cluster(cluster, field="cluster").gpus_per_node)
+    elif st == "hsdp":
+        if group_size is None:
+            raise ValueError(
+                "--group-size: hsdp without --cluster needs the GPUs sharding one replica "
+                "(e.g. --group-size 8); with --cluster the default is one node"
+            )
+        # no node to span: any group that divides the ranks (a group that does not is
+        # refused by the Layout, listing the divisors of the ranks)
+        gpn = group_size if ranks % group_size == 0 else min(ranks, 4096)
+    lkw: dict[str, Any] = dict(
+        strategy=st, group_size=group_size, reshard_after_forward=reshard, gpus_per_node=gpn
+    )
     skw: dict[str, Any] = dict(recipe=recipe, activations_bytes=act, arch=arch, **recipe_kw)
+    skw.update(lkw)
     sm = stage_memory(zero, ranks, p_given, **skw)
     breakdown = sm.base
     if arch is not None:
@@ -328,7 +403,10 @@ def memory(
         "arch": arch,
         "recipe": recipe,
         "zero_stage": zero,
-        "strategy": STRATEGY_OF_STAGE[zero],
+        "strategy": st,
+        "layout": sm.strategy,  # the step's name of the layout: "hsdp g=8", "fsdp"
+        "group_size": _hsdp_group(lkw, ranks),
+        "reshard_after_forward": reshard,
         "ranks": ranks,
     }
     if arch is not None:  # what sizes the activations, as a sweep row over an arch has them
@@ -368,9 +446,18 @@ def memory(
         result["gpu"] = gpu_name
         result["fits"] = bool(total <= capacity)
         result["max_params"] = float(
-            stage_max_params(capacity, zero, ranks, recipe=recipe, activations_bytes=act_bytes)
+            stage_max_params(
+                capacity, zero, ranks, recipe=recipe, activations_bytes=act_bytes, **lkw
+            )
         )
-        if zero > 0:
+        if st == "hsdp":  # the state is sharded over the group: more replicas do not shrink it
+            result["min_ranks"] = None
+            result["min_ranks_note"] = (
+                "hsdp shards the state over its group of "
+                f"{result['group_size']} GPUs, not over the ranks: more ranks (replicas) do "
+                "not lower the memory per GPU; a larger --group-size does"
+            )
+        elif zero > 0:
             try:
                 result["min_ranks"] = _jsonable(stage_min_ranks(p_given, capacity, zero, **skw))
             except ValueError as exc:
@@ -397,7 +484,6 @@ def memory(
         if cluster is not None and act is None:
             from .. import presets
             from ..strategy.advisor import fit_suggestions
-            from ..strategy.layout import STRATEGY_OF_STAGE
 
             gpn = int(presets.cluster(cluster).gpus_per_node)
             if ranks % gpn == 0:
@@ -406,7 +492,9 @@ def memory(
                     arch=arch,
                     cluster=cluster,
                     nodes=ranks // gpn,
-                    strategy=STRATEGY_OF_STAGE[zero],
+                    strategy=st,
+                    group_size=group_size,
+                    reshard_after_forward=reshard,
                     micro_batch=micro_batch,
                     recompute=recompute,
                     loss=loss,
@@ -454,14 +542,30 @@ def memory(
     else:  # no card given, no default one (as step and the sweep): say how to get the verdict
         rows.append(("fits", "give --gpu-memory (e.g. 80GB) or --cluster NAME for the verdict"))
     head = f"{arch}: " if arch else ""
+    over = (
+        f"ZeRO-{zero} inside groups of {result['group_size']} GPUs"
+        if st == "hsdp"
+        else f"ZeRO-{zero}"
+    )
     typer.echo(
-        f"{head}{units.format_count(p)} params, {recipe}, ZeRO-{zero} over {units.format_counted(ranks, 'rank')} "
-        f"(the step's layout: {result['strategy']})"
+        f"{head}{units.format_count(p)} params, {recipe}, {over} over {units.format_counted(ranks, 'rank')} "
+        f"(the step's layout: {result['layout']})"
     )
     typer.echo(result["notes"][0])  # the activations' line
     typer.echo(_kv(rows))
     for n in result["notes"][1:]:
         typer.echo(f"note: {n}")
+
+
+def _hsdp_group(layout_kw: dict[str, Any], ranks: int) -> int | None:
+    """The GPUs one replica is sharded over under hsdp (the Layout's own rule: --group-size,
+    else one node), None for another strategy."""
+    if layout_kw["strategy"] != "hsdp":
+        return None
+    from ..strategy.layout import make_layout
+
+    fields = {k: v for k, v in layout_kw.items() if v is not None}
+    return int(make_layout(ranks=ranks, **fields).shard_group)
 
 
 # --- batch ------------------------------------------------------------------------------------
@@ -1316,6 +1420,70 @@ def _one_compute(mfu: Any, compute_time: Any, step_time: Any = None) -> None:
         )
 
 
+def _batch_of_options(o: dict[str, Any], seq: int) -> tuple[int, int]:
+    """(micro-batch, accumulation) of ``train``/``scenario``'s batch options, tokens first.
+
+    ``--tokens-per-gpu`` sets the micro-batch to tokens / ``--seq``
+    (:func:`costmodel.strategy.compute.micro_batch_of_tokens`, the road of ``costmodel step``
+    and the step sweep); ``--global-tokens`` is the global batch in tokens per step, split by
+    :func:`costmodel.batch.solve_batch` (the function of ``costmodel batch --global-tokens``)
+    into micro-batch x accumulation x the cluster's GPUs, solving whichever of the two was
+    not given (the accumulation, at micro-batch 1, when neither was). A value given twice
+    (``--micro-batch`` beside ``--tokens-per-gpu``; all three of ``--global-tokens``, the
+    micro-batch and ``--accumulation``) is refused, naming the options; so is a batch that does
+    not split into whole numbers (with the nearest that do).
+    """
+    from .. import batch as bt
+    from ..strategy.compute import micro_batch_of_tokens
+    from ..strategy.step import step_default
+
+    local, acc = o["local_batch"], o["accumulation"]
+    micro_from = "--micro-batch"
+    if o.get("tokens_per_gpu") is not None:
+        if local is not None:
+            raise ValueError(
+                "--micro-batch, --tokens-per-gpu: give one of them (the tokens per GPU are "
+                "micro-batch x --seq)"
+            )
+        tok = _tokens(o["tokens_per_gpu"], "--tokens-per-gpu")
+        local = micro_batch_of_tokens(
+            tok, seq, names=("--tokens-per-gpu", "--seq", "--micro-batch")
+        )
+        micro_from = "--tokens-per-gpu"
+    if o.get("global_tokens") is None:
+        return (1 if local is None else int(local)), (1 if acc is None else int(acc))
+    total = _tokens(o["global_tokens"], "--global-tokens")
+    if local is not None and acc is not None:
+        raise ValueError(
+            f"--global-tokens, {micro_from}, --accumulation: give at most two of them; the "
+            "third is solved from global batch = micro-batch x accumulation x GPUs"
+        )
+    if local is None and acc is None:
+        local = int(step_default("micro_batch"))
+    from .. import presets
+
+    ranks = int(
+        presets.cluster(
+            o["cluster"], nodes=o["nodes"], gpus_per_node=o["gpus_per_node"], field="cluster"
+        ).ranks
+    )
+    samples = bt.global_batch_from_tokens(total, seq)  # refuses tokens not whole sequences
+    try:
+        sol = bt.solve_batch(
+            local_batch=local, ranks=ranks, accumulation=acc, global_tokens=total,
+            sequence_length=seq,
+        )  # fmt: skip
+    except ValueError as exc:
+        solved = "--accumulation" if acc is None else "--micro-batch"
+        raise ValueError(
+            f"--global-tokens: {total:,} tokens / --seq {seq} = {samples:,} sequences per step "
+            f"do not split over {units.format_counted(ranks, 'GPU')} with a whole {solved} "
+            f"({exc}); change --global-tokens, --nodes or the other of --micro-batch and "
+            "--accumulation"
+        ) from None
+    return int(sol.local_batch), int(sol.accumulation)
+
+
 def _scenario_from_options(o: dict[str, Any]) -> Any:
     """The Scenario of ``train``/``scenario``'s options; its refusals name the option typed
     (``limited``'s :func:`costmodel.cli._common.command_options`, as every command's)."""
@@ -1332,6 +1500,12 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
     _one_compute(o["mfu"], o["compute_time"], o.get("step_time"))
     if o["compute_time"] is not None:
         bare_seconds_warning("--compute-time", o["compute_time"])
+    seq_n = (
+        int(step_default("sequence_length"))
+        if o["sequence_length"] is None
+        else _seq(o["sequence_length"])
+    )
+    local_batch, accumulation = _batch_of_options(o, int(seq_n or 0))
     return Scenario(
         params=o["params"],
         arch=o["arch"],
@@ -1340,11 +1514,9 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         gpus_per_node=o["gpus_per_node"],
         recipe=o["recipe"],
         zero_stage=o["zero"] if not o.get("strategy") else None,
-        local_batch=o["local_batch"],
-        accumulation=o["accumulation"],
-        sequence_length=step_default("sequence_length")
-        if o["sequence_length"] is None
-        else _seq(o["sequence_length"]),
+        local_batch=local_batch,
+        accumulation=accumulation,
+        sequence_length=seq_n,
         mfu=o["mfu"],
         compute_time_s=units.parse_duration(o["compute_time"], name="--compute-time")
         if o["compute_time"] is not None
@@ -1374,8 +1546,10 @@ def scenario(
     gpus_per_node: _GpnOpt = None,
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,
-    local_batch: _LocalBatchOpt = 1,
-    accumulation: _AccumulationOpt = 1,
+    local_batch: _LocalBatchOpt = None,
+    accumulation: _AccumulationOpt = None,
+    tokens_per_gpu: _TokensPerGpuOpt = None,
+    global_tokens: _GlobalTokensOpt = None,
     sequence_length: _SeqOpt = None,
     mfu: _MfuOpt = None,
     compute_time: Annotated[
@@ -1442,6 +1616,8 @@ def scenario(
     second configuration (A = the options, B = A with the --vs changes) and prints both
     side by side with B - A and B / A; --tokens adds both sides' days, GPU-hours and (with a
     price for each side's GPU) dollars; --bucket-advice adds the bucket_cap advisor (ddp).
+    --global-tokens (the global batch in tokens per step) and --tokens-per-gpu give A's batch
+    tokens first, as `costmodel train` takes them.
 
     Example:
 
@@ -1740,8 +1916,10 @@ def train(
     gpus_per_node: _GpnOpt = None,
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,
-    local_batch: _LocalBatchOpt = 1,
-    accumulation: _AccumulationOpt = 1,
+    local_batch: _LocalBatchOpt = None,
+    accumulation: _AccumulationOpt = None,
+    tokens_per_gpu: _TokensPerGpuOpt = None,
+    global_tokens: _GlobalTokensOpt = None,
     sequence_length: _SeqOpt = None,
     mfu: _MfuOpt = None,
     compute_time: Annotated[
@@ -1781,12 +1959,20 @@ def train(
 
     The step time is the scenario's prediction, or --step-time as measured (then the MFU shown
     is what that measurement implies). A --price preset must be one published for the
-    cluster's GPU; every cost is shown with its price's date.
+    cluster's GPU; every cost is shown with its price's date. The batch can be given tokens
+    first: --global-tokens (the global batch in tokens per step, split over the GPUs as
+    `costmodel batch --global-tokens` splits it) and --tokens-per-gpu (instead of
+    --micro-batch).
 
     Example (Llama-2-7B on 2T tokens, 64 H100s, AWS p5 on-demand price):
 
     \b
         costmodel train --arch llama-2-7b --tokens 2T --cluster dgx-h100 --nodes 8 --zero 1 --recompute full --price aws-p5-on-demand
+
+    Tokens first (4M-token batches at sequence length 4096 on 512 GPUs: accumulation 2):
+
+    \b
+        costmodel train --arch llama-2-7b --tokens 2T --nodes 64 --zero 1 --global-tokens 4Mi --seq 4096
     """
     opts = dict(locals())
     if (tokens is None) == (steps is None):
@@ -1825,6 +2011,13 @@ def train(
         "gpu_memory_bytes": result.gpu_memory_bytes,
         "fits": result.fits,
         "strategy": result.strategy,
+        # the batch as `costmodel batch --json` words it: the global batch in samples and in
+        # tokens per step (global_tokens = tokens_per_step), and how it splits
+        "micro_batch": result.scenario.local_batch,
+        "accumulation": result.scenario.accumulation,
+        "sequence_length": result.scenario.sequence_length,
+        "global_batch": result.global_batch,
+        "global_tokens": result.tokens_per_step,
         "comm_contention": result.comm_contention,
         "compute_source": result.compute_source,
         "compute_label": result.compute_label,
@@ -1843,7 +2036,13 @@ def train(
     rows = [
         ("tokens", units.format_count(cost.tokens)),
         ("steps", f"{cost.steps:,}"),
-        ("tokens per step", units.format_count(cost.tokens_per_step)),
+        (
+            "global batch",
+            f"{units.format_count(cost.tokens_per_step)} tokens per step = "
+            f"{result.global_batch:,} sequences x {result.scenario.sequence_length:,} tokens "
+            f"(micro-batch {result.scenario.local_batch} x accumulation "
+            f"{result.scenario.accumulation} x {units.format_counted(cost.ranks, 'GPU')})",
+        ),
         (f"step time ({cost.step_time_source})", units.format_duration(cost.step_time_s)),
         # a measured step replaces the predicted one whole: its compute estimate was not used
         (

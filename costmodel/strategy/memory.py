@@ -262,7 +262,15 @@ def _strategy_memory(
 
 
 def stage_memory(
-    zero_stage: int, ranks: int, params: float | None = None, **kw: Any
+    zero_stage: int,
+    ranks: int,
+    params: float | None = None,
+    *,
+    strategy: str | None = None,
+    group_size: int | None = None,
+    reshard_after_forward: bool | None = None,
+    gpus_per_node: int | None = None,
+    **kw: Any,
 ) -> StrategyMemory:
     """Memory per GPU under a bare ZeRO stage on ``ranks`` data-parallel ranks [B]: the
     :class:`~.layout.Layout` the step prices for that stage
@@ -270,19 +278,48 @@ def stage_memory(
     memory``, the Memory page, the memory sweep and ``costmodel step`` size one configuration.
     ``kw`` as for :func:`strategy_memory`.
 
+    ``strategy`` names the layout where the stage alone does not (``"hsdp"``: ZeRO-3 inside a
+    sharding group of ``group_size`` ranks, default one node of ``gpus_per_node`` GPUs, the
+    Layout's own default where None); it must be a strategy of ``zero_stage``
+    (:data:`~.layout.ZERO_STAGE`). ``reshard_after_forward`` is fsdp/hsdp's (default True).
+    These are the :class:`~.layout.Layout` fields ``costmodel step --strategy`` sets, so
+    ``costmodel memory --strategy hsdp --group-size 8`` and the step size one layout.
+
     >>> round(stage_memory(0, 1, 7e9).total_bytes / 1e9)        # lesson: 16 B x 7B, one GPU
     112
     >>> round(stage_memory(0, 8, 7e9).buffers_bytes / 1e9)      # + DDP's bf16 bucket copy
     14
+    >>> m = stage_memory(3, 64, 7e9, strategy="hsdp", group_size=8)
+    >>> m.strategy, round(float(m.base.model_state_bytes) / 1e9)  # 16 P / 8: sharded over g
+    ('hsdp g=8', 14)
     """
-    from .layout import STRATEGY_OF_STAGE
+    from .layout import STRATEGY_OF_STAGE, ZERO_STAGE, unknown_strategy
 
     if zero_stage not in STRATEGY_OF_STAGE:
         raise ValueError(f"zero_stage: must be one of 0, 1, 2, 3, got {zero_stage!r}")
     if isinstance(ranks, bool) or int(ranks) != ranks or not 1 <= ranks <= 1_000_000_000:
         raise ValueError(f"dp_ranks: must be a whole number in [1, 1000000000], got {ranks!r}")
-    lay = Layout(strategy=STRATEGY_OF_STAGE[zero_stage], ranks=int(ranks))
-    return strategy_memory(lay, params, **kw)
+    name = STRATEGY_OF_STAGE[zero_stage]
+    if strategy is not None:
+        name = str(strategy).lower()
+        if name not in ZERO_STAGE:
+            raise ValueError(unknown_strategy(strategy))
+        if ZERO_STAGE[name] != zero_stage:
+            raise ValueError(
+                f"strategy: {name} is ZeRO-{ZERO_STAGE[name]}, not zero_stage {zero_stage}; "
+                "give one of them, or both alike"
+            )
+    from .layout import make_layout
+
+    fields: dict[str, Any] = dict(strategy=name, ranks=int(ranks))
+    for key, value in (
+        ("group_size", group_size),
+        ("reshard_after_forward", reshard_after_forward),
+        ("gpus_per_node", gpus_per_node),
+    ):
+        if value is not None:  # unset: the Layout's own default, as the step's
+            fields[key] = value
+    return strategy_memory(make_layout(**fields), params, **kw)
 
 
 def stage_buffers_bytes(

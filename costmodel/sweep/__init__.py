@@ -142,7 +142,10 @@ def sweep(
         ``params`` counts, or, with an ``arch`` axis (a named architecture), from
         :func:`costmodel.strategy.memory.stage_memory` as ``costmodel memory --arch`` calls it
         (:func:`~costmodel.sweep.evaluate.memory_row`). ``"step"``: one
-        :func:`costmodel.strategy.strategy_step` per row.
+        :func:`costmodel.strategy.strategy_step` per row; with ``tokens`` (a token budget) and
+        optionally ``price`` (presets, at most one per GPU) or ``usd_per_gpu_hour``, each row
+        also gets its time and cost to train from :func:`costmodel.training.training_cost`, as
+        ``costmodel train`` (:data:`~costmodel.sweep.evaluate.TRAIN_COST_COLUMNS`).
     chunk_rows : int
         Rows evaluated per vectorized block.
     engine : {"local", "dask"}

@@ -557,6 +557,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
     gpn = num.get("gpus_per_node")  # None: every GPU of the node, as costmodel step
     rows: list[dict[str, Any]] = []
     errors: list[str] = []
+    gpus: list[str | None] = []
     for i in range(n):
         kw = {k: v[i].item() for k, v in num.items() if k not in ("nodes", "gpus_per_node")}
         c = None
@@ -567,6 +568,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         except ValueError as exc:
             rows.append(_failed_step_row(cat, c, kw))
             errors.append(" ".join(str(exc).split()))
+        gpus.append(None if c is None else str(c.gpu.name))
     out: dict[str, Any] = {
         "preset": cat["preset"],
         "model": cat["model"],
@@ -599,8 +601,124 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
             out[k] = _with_failed_rows(k, v)
         else:
             out[k] = np.array(v, dtype=object if isinstance(v[0], str) else None)
+    if cat.get("tokens") is not None:
+        out.update(_train_cost_columns(cat, rows, errors, gpus))
     out["error"] = np.array(errors, dtype=object)
     return out
+
+
+TRAIN_COST_COLUMNS = (
+    "tokens",
+    "steps",
+    "wall_days",
+    "wall_days_lo",
+    "wall_days_hi",
+    "gpu_hours",
+    "usd_per_gpu_hour",
+    "cost_usd",
+    "price",
+    "price_date",
+    "cost_note",
+)
+"""A step sweep row's time and cost to train, with a token budget (the ``tokens`` setting;
+``costmodel train``'s names and units): ``tokens`` to train, optimizer ``steps``
+(``ceil(tokens / tokens_per_step)``), wall-clock ``wall_days`` with ``wall_days_lo`` and
+``wall_days_hi`` at the ends of the step's band (NaN without one), ``gpu_hours``, and with a
+price ``usd_per_gpu_hour``, ``cost_usd``, the ``price`` preset's name and its ``price_date``
+(empty for a price typed as ``usd_per_gpu_hour``). ``cost_usd`` is NaN, and ``cost_note``
+says why, where no price matches the row's GPU (a GPU is never priced at another GPU's rate);
+``cost_note`` also says when the price is old or the configuration does not fit in memory."""
+
+
+def _train_cost_columns(
+    cat: dict[str, Any], rows: list[dict[str, Any]], errors: list[str], gpus: list[str | None]
+) -> dict[str, Any]:
+    """:data:`TRAIN_COST_COLUMNS` of step rows: each priced row's step time, tokens per step
+    and GPUs through :func:`costmodel.training.training_cost`, the function and arguments of
+    ``costmodel train`` (:meth:`costmodel.scenario.ScenarioResult.training_cost`), with the
+    price preset of ``cat["price"]`` published for the row's GPU, or ``cat["usd_per_gpu_hour"]``.
+    A refused row (``errors``) has none; a cost the function refuses is that row's
+    ``cost_note``."""
+    import pyarrow as pa
+
+    from ..training import load_price, prices_for_gpu, training_cost
+
+    tokens = float(cat["tokens"])
+    usd = cat.get("usd_per_gpu_hour")
+    by_gpu = {load_price(p).gpu: p for p in (cat.get("price") or ())}
+    cols: dict[str, list[Any]] = {k: [] for k in TRAIN_COST_COLUMNS}
+    for r, err, gpu in zip(rows, errors, gpus, strict=True):
+        price = by_gpu.get(gpu) if gpu is not None else None
+        cost = None
+        note = ""
+        if not err:
+            try:
+                cost = training_cost(
+                    tokens,
+                    tokens_per_step=float(r["tokens_per_step"]),
+                    step_time_s=float(r["step_time_s"]),
+                    ranks=int(r["ranks"]),
+                    usd_per_gpu_hour=usd,
+                    price=price,
+                    gpu=gpu,
+                    step_time_band_s=(float(r["step_time_lo_s"]), float(r["step_time_hi_s"])),
+                )
+            except ValueError as exc:
+                note = " ".join(str(exc).split())
+        if cost is not None:
+            notes = []
+            if cost.cost_usd is None:
+                notes.append(_no_price_note(gpu, cat.get("price"), prices_for_gpu(str(gpu))))
+            if cost.price_warning:
+                notes.append(cost.price_warning)
+            if r.get("fits") is False:
+                notes.append(
+                    "does not fit in GPU memory: the time and cost of a configuration that "
+                    "cannot run"
+                )
+            note = "; ".join(notes)
+        band = cost.wall_days_band if cost is not None else None
+        cols["tokens"].append(tokens)
+        cols["steps"].append(None if cost is None else cost.steps)
+        cols["wall_days"].append(np.nan if cost is None else cost.wall_days)
+        cols["wall_days_lo"].append(np.nan if band is None else band[0])
+        cols["wall_days_hi"].append(np.nan if band is None else band[1])
+        cols["gpu_hours"].append(np.nan if cost is None else cost.gpu_hours)
+        paid = cost is not None and cost.cost_usd is not None
+        cols["usd_per_gpu_hour"].append(cost.usd_per_gpu_hour if paid else np.nan)  # type: ignore[union-attr]
+        cols["cost_usd"].append(cost.cost_usd if paid else np.nan)  # type: ignore[union-attr]
+        cols["price"].append(price if paid and price is not None else "")
+        cols["price_date"].append((cost.price_date or "") if paid else "")  # type: ignore[union-attr]
+        cols["cost_note"].append(note)
+    out: dict[str, Any] = {}
+    for k, v in cols.items():
+        if k == "steps":
+            out[k] = pa.array(v, type=pa.int64())
+        elif k in ("price", "price_date", "cost_note"):
+            out[k] = np.array(v, dtype=object)
+        else:
+            out[k] = np.array(v, dtype=float)
+    return out
+
+
+def _no_price_note(gpu: str | None, given: tuple[str, ...] | None, match: list[str]) -> str:
+    """Why a row has no dollars: no price was given, or none of the given presets is
+    published for the row's GPU; what to give instead (a preset for that GPU, or a typed
+    price)."""
+    presets = (
+        f"price presets for {gpu}: {', '.join(match)}"
+        if match
+        else f"no price preset is published for {gpu}"
+    )
+    if given:
+        return (
+            f"no price for {gpu}: {', '.join(given)} {'is' if len(given) == 1 else 'are'} "
+            f"for other GPUs, and a GPU is never priced at another GPU's rate; {presets}; "
+            "or give usd_per_gpu_hour (--usd-per-gpu-hour)"
+        )
+    return (
+        f"no price given: {presets} (price, --price); or give usd_per_gpu_hour (--usd-per-gpu-hour)"
+    )
 
 
 def _failed_step_row(cat: dict[str, Any], cluster: Any, kw: dict[str, Any]) -> dict[str, Any]:

@@ -62,6 +62,20 @@ def _parse_tokens(text: Any, *, name: str) -> int:
     return value
 
 
+def _parse_token_budget(text: Any, *, name: str) -> float:
+    """Tokens to train (``2T``, ``300B``; :func:`costmodel.units.parse_tokens`), within the one
+    limit of ``costmodel train --tokens`` (``LIMITS["tokens"]``)."""
+    LIMITS["tokens"].check(name, text)
+    return float(units.parse_tokens(text, name=name) if isinstance(text, str) else text)
+
+
+def _parse_price(text: Any, *, name: str) -> float:
+    """A price of one GPU-hour [USD] within ``costmodel train --usd-per-gpu-hour``'s limit."""
+    value = _parse_float(text, name=name)
+    LIMITS["usd_per_gpu_hour"].check(name, value)
+    return value
+
+
 def _parse_float(text: Any, *, name: str) -> float:
     try:
         value = float(text)
@@ -284,10 +298,28 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="power_limit_w",
                 aliases=("power", "power_limit"),
             ),
+            # time and cost to train (costmodel train --tokens, --price, --usd-per-gpu-hour):
+            # settings of every row, not crossed (STEP_COST_AXES); a list of price presets
+            # gives each row the one published for its GPU
+            Axis("tokens", _parse_token_budget, False, column="tokens", aliases=("train_tokens",)),
+            Axis("price", _parse_str, False, column="price", aliases=("prices",)),
+            Axis(
+                "usd_per_gpu_hour",
+                _parse_price,
+                False,
+                column="usd_per_gpu_hour",
+                aliases=("usd",),
+            ),
         )
     },
 }
 """Per sweep kind, the axes a grid may set, in evaluation order (the last varies fastest)."""
+
+STEP_COST_AXES = ("tokens", "price", "usd_per_gpu_hour")
+"""A step sweep's settings of time and cost to train (``costmodel train``'s ``--tokens``,
+``--price`` and ``--usd-per-gpu-hour``): one value each for every row, not crossed. ``price``
+may list several presets, at most one per GPU: each row takes the one published for its
+cluster's GPU (a GPU is never priced at another GPU's rate)."""
 
 
 def _axis(kind: str, name: str) -> Axis:
@@ -792,6 +824,52 @@ def _check_step(a: dict[str, list[Any]]) -> None:
                 check_power_limit_w(gpu, v)
     _check_step_precision(a)
     _check_step_layout(a)
+    _check_step_cost(a)
+
+
+def _check_step_cost(a: dict[str, list[Any]]) -> None:
+    """The time-and-cost settings (:data:`STEP_COST_AXES`), as ``costmodel train`` takes its
+    ``--tokens``, ``--price`` and ``--usd-per-gpu-hour``: one token budget, one typed price or
+    price presets (each published for a GPU of the grid's presets, at most one per GPU), and
+    a price only with tokens to pay for."""
+    for name in ("tokens", "usd_per_gpu_hour"):
+        if len(a.get(name, [])) > 1:
+            raise ValueError(
+                f"{name}: one value for every row (it is not a swept axis), got "
+                f"{len(a[name])}; run one sweep per value"
+            )
+    if "price" in a and "usd_per_gpu_hour" in a:
+        raise ValueError("usd_per_gpu_hour, price: give one of them, not both")
+    if "tokens" not in a:
+        given = [n for n in ("price", "usd_per_gpu_hour") if n in a]
+        if given:
+            raise ValueError(
+                f"{given[0]}: prices the tokens to train; give them too (tokens, --tokens: e.g. 2T)"
+            )
+        return
+    if "price" not in a:
+        return
+    from ..training import load_price, prices_for_gpu
+
+    gpus = sorted({gpu.name for gpu in _preset_gpus(a)})
+    seen: dict[str, str] = {}
+    for name in a["price"]:
+        p = load_price(name)  # raises "price: unknown price preset ...; allowed: ..."
+        if p.gpu not in gpus:
+            match = "; ".join(
+                f"for {g}: {', '.join(prices_for_gpu(g)) or 'none published'}" for g in gpus
+            )
+            raise ValueError(
+                f"price: {p.name} is a price for {p.gpu}, not for a GPU of this sweep "
+                f"({', '.join(gpus)}); price presets {match}; or give usd_per_gpu_hour "
+                "(--usd-per-gpu-hour)"
+            )
+        if p.gpu in seen and seen[p.gpu] != p.name:
+            raise ValueError(
+                f"price: {seen[p.gpu]} and {p.name} are both prices for {p.gpu}; give one "
+                "per GPU (run one sweep per price)"
+            )
+        seen[p.gpu] = p.name
 
 
 def _check_step_precision(a: dict[str, list[Any]]) -> None:
@@ -991,6 +1069,10 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "grad_dtype": a.get("grad_dtype", [None]),  # None: the recipe's
             "precision": a.get("precision", [None]),  # None: the recipe's (fp8 for fp8-mixed)
             "no_sync": a.get("no_sync", [True]),
+            # time and cost to train: one setting for every row (one value each: no crossing)
+            "tokens": a.get("tokens", [None]),
+            "price": [tuple(a["price"])] if "price" in a else [None],
+            "usd_per_gpu_hour": a.get("usd_per_gpu_hour", [None]),
         }
         for values in itertools.product(*cats.values()):
             yield dict(zip(cats, values, strict=True)), block

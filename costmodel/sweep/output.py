@@ -207,6 +207,11 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
         for f, col in zip(table.schema, table.columns, strict=True):
             if pa.types.is_null(f.type):  # only missing numbers: a float column of NaN
                 f, col = pa.field(f.name, pa.float64()), col.cast(pa.float64())
+            elif pa.types.is_date(f.type) or pa.types.is_timestamp(f.type):
+                # a date written as text (a step sweep's price_date) is text, as the sweep gives
+                # it; pyarrow's reader guessed a date type for it
+                col = col.cast(pa.string()).fill_null("").dictionary_encode()
+                f = pa.field(f.name, col.type)
             elif _is_text(f.type):
                 col = col.dictionary_encode()
                 f = pa.field(f.name, col.type)
