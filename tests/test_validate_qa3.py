@@ -148,20 +148,22 @@ def test_validate_torch_says_what_ran_and_where_the_rows_went(tmp_path):
 
 
 def test_validate_torch_that_wrote_nothing_says_so(tmp_path, monkeypatch):
-    """A job that exits 0 having written no row (every op refused by the backend) gets a
-    warning line, not a summary. The rows of an earlier job in the file are not counted, and
+    """A job that exits 0 having written no row (every op refused by the backend) gets no
+    summary (and fails: tests/test_validate_qa4.py). The rows of an earlier job in the file are not counted, and
     the fragment of a row cut off at its end, removed before the job appends, is said."""
     pytest.importorskip("torch")
     out = tmp_path / "t.jsonl"
     out.write_text(json.dumps({"op": "all_reduce", "kind": "collective"}) + '\n{"op": "all_r')
     monkeypatch.setattr(subprocess, "call", lambda cmd: 0)
     result = run("validate", "torch", "--backend", "gloo", "-o", str(out))
-    assert result.exit_code == 0 and result.stdout == ""
-    assert result.stderr.strip().splitlines() == [
+    assert result.exit_code == 1 and result.stdout == ""  # nothing measured: a failure now
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == (
         f"costmodel: warning: {out}: line 2 was cut off (a job killed while writing it?): "
-        "removed before appending; the rows before it are kept",
-        f"costmodel: warning: torch job: no rows written to {out} (see the job's messages above)",
-    ]
+        "removed before appending; the rows before it are kept"
+    )
+    assert lines[1].startswith(f"costmodel: error: torch job: no rows written to {out}: ")
+    assert len(lines) == 2  # the refusal itself: tests/test_validate_qa4.py
     assert out.read_text().count("\n") == 1  # the fragment went, the earlier row stayed
 
 

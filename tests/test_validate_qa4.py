@@ -86,3 +86,29 @@ def test_a_dask_sweep_with_one_answered_row_is_still_written(tmp_path, client):
                         **axes)  # fmt: skip
     assert (s.rows, s.failed_rows, s.written) == (2, 1, 2)
     assert dist.read_dataset(tmp_path / "d")["error"].tolist()[1] == ""
+
+
+# --- 2. `validate torch` that measured nothing -----------------------------------------------------
+def test_validate_torch_that_measured_nothing_fails_saying_why_and_where(tmp_path, monkeypatch):
+    """A torch job that exits 0 having written no row (every op refused by its backend: the
+    job skips an unsupported op rather than failing) exited 0 with a warning, so a script or a
+    batch job read "validated" where nothing was measured. Now exit 1 and one line: nothing was
+    written, why it can happen, and where the job's messages are; the file is untouched."""
+    import json
+    import subprocess
+
+    pytest.importorskip("torch")
+    out = tmp_path / "t.jsonl"
+    earlier = json.dumps({"op": "all_reduce", "kind": "collective"}) + "\n"
+    out.write_text(earlier)  # an earlier job's row: not this job's, not counted
+    monkeypatch.setattr(subprocess, "call", lambda cmd: 0)
+    result = run("validate", "torch", "--backend", "gloo", "-o", str(out))
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f"costmodel: error: torch job: no rows written to {out}: it exited 0 having measured "
+        "nothing (the job skips an op its backend does not support); its messages, torchrun's "
+        "and each rank's, are above on stderr"
+    ]
+    assert out.read_text() == earlier
+    monkeypatch.setattr(subprocess, "call", lambda cmd: 3)  # a failed job: its own exit code
+    assert run("validate", "torch", "--backend", "gloo", "-o", str(out)).exit_code == 3

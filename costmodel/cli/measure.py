@@ -242,6 +242,7 @@ def validate_torch(
     """Time torch.distributed collectives (and DDP steps) on this machine with torchrun.
 
     For several nodes launch the job yourself (srun ... python -m costmodel.validation.torch_bench).
+    Exit 1 when the job wrote no row (nothing measured), else the job's own exit code.
 
     Example (CPU, gloo, 2 ranks):
 
@@ -329,12 +330,18 @@ def validate_torch(
             typer.echo(f"costmodel: warning: {note}", err=True)
         raise typer.Exit(code)
     written = _rows_after(output, start)
-    if not written:  # exit 0 and nothing measured (every op unsupported by the backend?)
-        notes.append(f"{job_summary(written, str(output))} (see the job's messages above)")
-    else:
+    if written:
         typer.echo(job_summary(written, str(output)))
     for note in notes:
         typer.echo(f"costmodel: warning: {note}", err=True)
+    if not written:  # exit 0 and nothing measured: a validation that measured nothing fails
+        typer.echo(
+            f"costmodel: error: {job_summary(written, str(output))}: it exited 0 having "
+            "measured nothing (the job skips an op its backend does not support); its "
+            "messages, torchrun's and each rank's, are above on stderr",
+            err=True,
+        )
+        raise typer.Exit(1)
 
 
 def _rows_after(path: Path, offset: int) -> list[dict[str, Any]]:
