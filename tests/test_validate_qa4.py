@@ -112,3 +112,142 @@ def test_validate_torch_that_measured_nothing_fails_saying_why_and_where(tmp_pat
     assert out.read_text() == earlier
     monkeypatch.setattr(subprocess, "call", lambda cmd: 3)  # a failed job: its own exit code
     assert run("validate", "torch", "--backend", "gloo", "-o", str(out)).exit_code == 3
+
+
+# --- 3. which MPI the installed mpirun is ------------------------------------------------------
+# `mpirun --version` as each MPI prints it, copied from public sources:
+# - Open MPI: "mpirun (Open MPI) 4.1.5" and its "Report bugs to" line, the form of Open MPI's
+#   version banner (horovod/horovod test/single/test_run.py: "mpirun (Open MPI) 2.1.1\n
+#   Report bugs to http://www.open-mpi.org/community/help/"); 5.0.6 as a user's notes show it.
+# - MPICH (Hydra): pmodels/mpich src/pm/hydra/mpiexec/options.c, info_fn: "HYDRA build
+#   details:\n" then "    Version:" padded to column 45; the 4.1.2 block below is a user's
+#   `mpiexec --version` of an MPICH 4.1.2 build, verbatim but for the Configure options line.
+# - Intel MPI: "Intel(R) MPI Library for Linux* OS, Version 2021.12 Build 20240213 (id:
+#   4f55822)" and, 2019, "Version 2019 Update 2 Build 20190123 (id: e2d820d49)" with its
+#   Copyright line (`mpirun --version` in public build logs); horovod's test matches
+#   "Intel(R) MPI" alone.
+OPEN_MPI_4 = "mpirun (Open MPI) 4.1.5\n\nReport bugs to http://www.open-mpi.org/community/help/\n"
+OPEN_MPI_5 = "mpirun (Open MPI) 5.0.6\n\nReport bugs to https://www.open-mpi.org/community/help/\n"
+HYDRA_4 = """\
+HYDRA build details:
+    Version:                                 4.1.2
+    Release Date:                            Wed Jun  7 15:22:45 CDT 2023
+    CC:                              gcc      
+    Configure options:                       '--disable-option-checking' '--prefix=NONE'
+    Process Manager:                         pmi
+    Launchers available:                     ssh rsh fork slurm ll lsf sge manual persist
+    Topology libraries available:            hwloc
+    Resource management kernels available:   user slurm ll lsf sge pbs cobalt
+    Demux engines available:                 poll select
+"""  # noqa: W291 (Hydra pads the CC value with spaces)
+HYDRA_3 = "HYDRA build details:\n    Version:           3.3a2\n    Configure options: 'MPICHLIB_CFLAGS=-g -O2'\n"
+INTEL_2021 = "Intel(R) MPI Library for Linux* OS, Version 2021.12 Build 20240213 (id: 4f55822)\n"
+INTEL_2019 = (
+    "Intel(R) MPI Library for Linux* OS, Version 2019 Update 2 Build 20190123 (id: e2d820d49)\n"
+    "Copyright 2003-2019, Intel Corporation.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "flavor", "name", "version"),
+    [
+        (OPEN_MPI_4, "openmpi", "Open MPI", "4.1.5"),
+        (OPEN_MPI_5, "openmpi", "Open MPI", "5.0.6"),
+        (HYDRA_4, "mpich", "MPICH (Hydra)", "4.1.2"),
+        (HYDRA_3, "mpich", "MPICH (Hydra)", "3.3a2"),
+        (INTEL_2021, "mpich", "Intel MPI", "2021.12"),
+        (INTEL_2019, "mpich", "Intel MPI", "2019 Update 2"),
+        ("Intel(R) MPI", "mpich", "Intel MPI", ""),
+    ],
+)
+def test_mpirun_version_banners_name_the_mpi_and_its_flavour(text, flavor, name, version):
+    from costmodel.validation.runner import MpiInstall, parse_mpirun_version
+
+    assert parse_mpirun_version(text) == MpiInstall(flavor, name, version)
+
+
+def _fake_mpirun(folder: Path, out: str, code: int = 0, stream: str = "1") -> Path:
+    """An ``mpirun`` that prints ``out`` for ``--version`` (on fd ``stream``) and exits
+    ``code``; any other call fails loudly (nothing here may launch it)."""
+    import shlex
+
+    folder.mkdir(exist_ok=True)
+    script = folder / "mpirun"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--version" ]; then\n'
+        f"  printf '%s' {shlex.quote(out)} >&{stream}\n"
+        f"  exit {code}\n"
+        "fi\n"
+        "echo 'fake mpirun: launched' >&2\nexit 99\n"
+    )
+    script.chmod(0o755)
+    return folder
+
+
+NCCL_RUN = ("validate", "nccl-tests", "run", "--dry-run", "--launcher", "mpirun")
+NCCL_RUN += ("--nodes", "2", "--gpus", "4", "--algos", "Ring")
+
+
+@pytest.mark.parametrize(
+    ("banner", "line"),
+    [
+        (OPEN_MPI_4, "mpirun -np 8 --map-by ppr:4:node -x NCCL_ALGO "),
+        (OPEN_MPI_5, "mpirun -np 8 --map-by ppr:4:node -x NCCL_ALGO "),
+        (HYDRA_4, "mpirun -np 8 -ppn 4 -genv NCCL_ALGO Ring "),
+        (INTEL_2021, "mpirun -np 8 -ppn 4 -genv NCCL_ALGO Ring "),
+    ],
+)
+def test_without_mpi_the_installed_mpiruns_flavour_is_spoken(tmp_path, monkeypatch, banner, line):
+    """`--launcher mpirun` without --mpi wrote Open MPI's options whatever the mpirun was, and
+    Hydra (MPICH, Intel MPI) stops at `--map-by` before any rank starts. Now the mpirun on
+    PATH is asked (`mpirun --version`) and its own options are written, by the CLI and the
+    API alike (plan_sweep without mpi)."""
+    from costmodel.validation.runner import plan_sweep
+
+    monkeypatch.setenv("PATH", str(_fake_mpirun(tmp_path / "bin", banner)))
+    result = run(*NCCL_RUN, "-o", str(tmp_path / "o"))
+    assert result.exit_code == 0, result.stderr
+    assert line in result.stdout
+    (spec,) = plan_sweep(["all_reduce"], algos=["Ring"], gpus=4, nodes=2, launcher="mpirun")
+    assert " ".join(spec.argv).startswith(line)
+
+
+def test_an_explicit_mpi_is_not_checked_against_mpirun(tmp_path, monkeypatch):
+    """--mpi wins, and mpirun is not asked: an MPICH mpirun with --mpi openmpi (a wrapper
+    the user knows better) writes Open MPI's line; srun never asks."""
+    monkeypatch.setenv("PATH", str(_fake_mpirun(tmp_path / "bin", "", code=7)))
+    result = run(*NCCL_RUN, "--mpi", "openmpi", "-o", str(tmp_path / "o"))
+    assert result.exit_code == 0 and "--map-by ppr:4:node" in result.stdout
+    srun = ("validate", "nccl-tests", "run", "--dry-run", "--launcher", "srun", "--nodes", "2")
+    assert run(*srun, "-o", str(tmp_path / "o")).exit_code == 0
+
+
+def test_no_mpirun_or_an_unknown_one_is_one_line_naming_mpi(tmp_path, monkeypatch):
+    """Missing, unrecognised or failing: one line (exit 2) naming --mpi, what was found and
+    the allowed values, before anything runs; nothing is written."""
+    out = tmp_path / "o"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    one_line_error(
+        run(*NCCL_RUN, "-o", str(out)),
+        "--mpi: not given, and no mpirun on PATH",
+        "allowed: openmpi (Open MPI) or mpich (Hydra: MPICH, Intel MPI, MVAPICH)",
+    )
+    # horovod's test of an MPI it does not know: "Unknown MPI v1.00"
+    monkeypatch.setenv("PATH", str(_fake_mpirun(tmp_path / "odd", "Unknown MPI v1.00\n")))
+    one_line_error(
+        run(*NCCL_RUN, "-o", str(out)),
+        "--mpi: not given, and `mpirun --version` printed 'Unknown MPI v1.00'",
+        "allowed: openmpi",
+    )
+    failing = _fake_mpirun(tmp_path / "bad", "mpirun: error while loading shared libraries\n",
+                           code=127, stream="2")  # fmt: skip
+    monkeypatch.setenv("PATH", str(failing))
+    line = one_line_error(run(*NCCL_RUN, "-o", str(out)), "--version` failed (exit 127: ")
+    assert "error while loading shared libraries" in line
+    assert not out.exists()
+    # the banner on stderr still counts (some builds print it there)
+    monkeypatch.setenv("PATH", str(_fake_mpirun(tmp_path / "err", HYDRA_4, stream="2")))
+    assert "-ppn 4" in run(*NCCL_RUN, "-o", str(out)).stdout

@@ -36,6 +36,7 @@ _PLAN_FIELDS = (
     ("nodes=", "--nodes: "),
     ("min_bytes:", "--min-bytes:"),
     ("max_bytes:", "--max-bytes:"),
+    ("mpi:", "--mpi:"),
 )
 
 
@@ -75,8 +76,9 @@ def nccl_tests_run(
     mpi: Annotated[
         str | None,
         typer.Option(
-            help="The MPI behind --launcher mpirun: openmpi (default: --map-by ppr:G:node, "
-            "-x VAR) or mpich (Hydra, also Intel MPI and MVAPICH: -ppn G, -genv VAR VALUE).",
+            help="The MPI behind --launcher mpirun: openmpi (--map-by ppr:G:node, -x VAR) or "
+            "mpich (Hydra, also Intel MPI and MVAPICH: -ppn G, -genv VAR VALUE); default: "
+            "the MPI of the mpirun on PATH, from `mpirun --version`.",
         ),
     ] = None,
     build_dir: Annotated[
@@ -139,10 +141,12 @@ def nccl_tests_run(
         raise ValueError(f"--mpi: unknown {mpi!r}; allowed: {', '.join(runner.MPI_FLAVORS)}")
     if mpi is not None and launcher != "mpirun":
         raise ValueError(f"--mpi: applies to --launcher mpirun only, not {launcher}")
-    mpi_flavor = cast("runner.MpiFlavor", mpi or "openmpi")  # checked against MPI_FLAVORS
     algo_list, proto_list = _csv_list(algos, "--algos"), _csv_list(protos, "--protos")
     op_list = _csv_list(ops, "--ops") or []
     try:  # every argument checked before anything runs, under the CLI's option names
+        # --mpi, else the MPI of the mpirun on PATH (`mpirun --version`), as plan_sweep does;
+        # asked once here, for the plan and the run
+        mpi_flavor = runner.resolve_mpi(cast("runner.MpiFlavor | None", mpi), launcher_kind)
         specs = runner.plan_sweep(
             op_list,
             algos=algo_list,
