@@ -301,6 +301,9 @@ def test_the_fidelity_reports_band_column_is_the_band_a_prediction_carries():
     0.36-0.86 x busbw for the cloud fabrics below 1 MiB, a band that does not hold its own
     prediction, where a prediction carries 0.36-1.00. Each row of the report's coverage table
     against error_band for a prediction in that regime and size class."""
+    import math
+
+    from costmodel.fitted_corrections import FITTED
     from costmodel.uncertainty import ONE_MIB, error_band
 
     text = (ROOT / "docs" / "fidelity.md").read_text()
@@ -315,6 +318,12 @@ def test_the_fidelity_reports_band_column_is_the_band_a_prediction_carries():
         assert cells[4] == f"{band.lo:.2f} / {band.hi:.2f}", line
         assert cells[5] == f"{band.lo_measured:.2f} / {band.hi_measured:.2f}", line
         assert band.lo <= 1.0 <= band.hi
+        # the coverage columns are the fitted file's (coverage of that band, the hull:
+        # tests/test_validate_qa4.py recomputes them)
+        cover = FITTED.coverage[reg]["ge1MiB" if size == ">= 1 MiB" else "lt1MiB"]
+        for col, key in ((8, "measured"), (9, "measured_by_source"), (10, "measured_loro")):
+            v = cover.get(key, math.nan)
+            assert cells[col] == ("n/a" if math.isnan(v) else f"{100 * v:.0f}%"), (line, key)
         seen.add((reg, size))
     assert len(seen) == 2 * len(_REGIME_INPUTS)
     assert "0.36 / 1.00 | 0.36 / 0.86" in text  # the cloud cell below 1 MiB, one-sided
