@@ -24,6 +24,13 @@ Decisions (the issue is silent on them):
 - **One grid per folder.** The manifest records the grid; a rerun with a different grid or
   partition size into the same folder is refused (ValueError) rather than mixing two sweeps. A
   non-empty folder without a manifest is refused too: user files are never overwritten.
+- **A sweep that answers nothing writes nothing.** A step sweep whose every row is refused
+  (each row's ``error`` says why) is refused as a local one is, with its first row's reason
+  (ValueError; the CLI's one line and exit 2), and the folder is left as it was: the
+  partitions this run wrote are removed, and the manifest and the folder too when this run
+  created them. The partitions are written as they finish (so an interrupted run keeps them),
+  so whether any row answered is known only at the end; partitions an earlier, interrupted
+  run left are not this run's to remove.
 - **Shared storage.** Workers write the files themselves, so the folder must be reachable under
   the same path from every worker (a shared file system on a Slurm cluster); the driver only
   gathers row counts.
@@ -119,8 +126,12 @@ def manifest(grid: sw.Grid, partition_rows: int) -> dict[str, Any]:
     return json.loads(json.dumps(doc))  # the form it has once read back from disk
 
 
-def _prepare_folder(folder: Path, doc: dict[str, Any]) -> None:
-    """Create the folder and its manifest, or check that an existing one holds the same sweep."""
+def _prepare_folder(folder: Path, doc: dict[str, Any]) -> tuple[bool, bool]:
+    """Create the folder and its manifest, or check that an existing one holds the same sweep.
+
+    Returns whether the folder and whether the manifest were created now (what
+    :func:`_undo` removes when the sweep is refused)."""
+    made_folder = made_manifest = False
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"output: {str(folder)!r} is a file; the dask engine writes a folder")
     if not folder.exists():
@@ -129,6 +140,7 @@ def _prepare_folder(folder: Path, doc: dict[str, Any]) -> None:
             raise ValueError(f"output: folder {str(parent)!r} does not exist")
         try:
             folder.mkdir()
+            made_folder = True
         except OSError as exc:
             raise ValueError(
                 f"output: cannot create folder {str(folder)!r} ({exc.strerror or exc})"
@@ -153,8 +165,24 @@ def _prepare_folder(folder: Path, doc: dict[str, Any]) -> None:
                 "allowed: a new or empty folder, or one this engine wrote"
             )
         write_text_atomic(mpath, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        made_manifest = True
     for stale in folder.glob(".part-*.tmp"):  # left by a worker killed mid-write
         stale.unlink(missing_ok=True)
+    return made_folder, made_manifest
+
+
+def _undo(folder: Path, written: list[int], made_folder: bool, made_manifest: bool) -> None:
+    """Leave the folder as it was before a refused sweep: remove the partitions this run
+    wrote, and the manifest and the folder when this run created them."""
+    for i in written:
+        (folder / PART_NAME.format(i)).unlink(missing_ok=True)
+    if made_manifest:
+        (folder / MANIFEST).unlink(missing_ok=True)
+    if made_folder:
+        try:
+            folder.rmdir()
+        except OSError:  # something else appeared in it meanwhile: not ours to remove
+            pass
 
 
 def write_partition(folder: str, grid: sw.Grid, index: int, start: int, stop: int) -> int:
@@ -234,7 +262,7 @@ def sweep_dask(
     g = sw._as_grid(grid, kind, axes)
     parts = plan(g, partition_rows)
     folder = Path(output).resolve()
-    _prepare_folder(folder, manifest(g, partition_rows))
+    made_folder, made_manifest = _prepare_folder(folder, manifest(g, partition_rows))
     t0 = time.perf_counter()
     todo = []
     for i, (start, stop) in enumerate(parts):
@@ -243,7 +271,7 @@ def sweep_dask(
                 progress(stop - start)
         else:
             todo.append(i)
-    written = 0
+    written, mine = 0, []  # partitions finished now; those this run wrote (not a rival's)
     if todo:
         with _client(scheduler) as client:
             from dask.distributed import as_completed
@@ -261,16 +289,22 @@ def sweep_dask(
                 )
                 for i in todo
             ]
+            index = {fut.key: i for fut, i in zip(futures, todo, strict=True)}
             try:
                 for fut in as_completed(futures):
                     rows = fut.result()
                     written += 1
+                    if rows:  # 0: the file was there already, another run wrote it
+                        mine.append(index[fut.key])
                     if progress is not None:
                         progress(rows)
             except BaseException:
                 client.cancel(futures)  # stop the rest: finished files stay, whole
                 raise
     tally = _row_errors(folder, len(parts)) if g.kind == "step" else sw.RowErrors()
+    if tally.rows and tally.failed_rows == tally.rows:  # nothing answered: refused, as locally
+        _undo(folder, mine, made_folder, made_manifest)
+        raise ValueError(next(iter(tally.errors)))
     return DatasetSummary(
         str(folder),
         g.rows,
@@ -285,9 +319,8 @@ def sweep_dask(
 
 def _row_errors(folder: Path, partitions: int) -> sw.RowErrors:
     """The refused rows of a finished step dataset, read back from each partition's ``error``
-    column (a step sweep is at most :data:`costmodel.sweep.grid.MAX_STEP_ROWS` rows). Unlike
-    a local sweep, a dataset whose every row failed is written, not refused: its partitions
-    were written as they finished."""
+    column (a step sweep is at most :data:`costmodel.sweep.grid.MAX_STEP_ROWS` rows), in row
+    order: the first reason is the first failed row's, the one a local sweep refuses with."""
     import pyarrow.parquet as pq
 
     tally = sw.RowErrors()

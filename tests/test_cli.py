@@ -681,8 +681,15 @@ def test_compare_and_calibrate_read_raw_logs(tmp_path):
 
 def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):
     calls = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
     out = tmp_path / "t.jsonl"
+    row = {"kind": "collective", "op": "all_reduce", "size_bytes": 4096, "ranks": 2, "nodes": 1}
+
+    def job(cmd):  # a job that measured one row (one that measured nothing fails)
+        calls.append(cmd)
+        out.write_text(json.dumps(row) + "\n")
+        return 0
+
+    monkeypatch.setattr(cli.subprocess, "call", job)
     result = run(
         "validate",
         "torch",
@@ -729,8 +736,15 @@ def test_validate_torch_checks_arguments_before_torchrun(monkeypatch, args, frag
 
 def test_validate_torch_ddp_only_is_allowed(monkeypatch, tmp_path):
     calls = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
-    result = run("validate", "torch", "--ops", "none", "--ddp", "-o", str(tmp_path / "d.jsonl"))
+    out = tmp_path / "d.jsonl"
+
+    def job(cmd):  # a job that timed one DDP step (one that measured nothing fails)
+        calls.append(cmd)
+        out.write_text(json.dumps({"kind": "ddp_step", "ranks": 2, "nodes": 1}) + "\n")
+        return 0
+
+    monkeypatch.setattr(cli.subprocess, "call", job)
+    result = run("validate", "torch", "--ops", "none", "--ddp", "-o", str(out))
     assert result.exit_code == 0, result.stderr
     assert len(calls) == 1
 

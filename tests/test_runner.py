@@ -55,6 +55,7 @@ def test_plan_command_lines():
         gpus=4,
         nodes=2,
         launcher="mpirun",
+        mpi="openmpi",  # without it, the mpirun on PATH is asked (tests/test_validate_qa4.py)
         build_dir="/b",
         max_bytes="1G",
     )

@@ -36,6 +36,7 @@ _PLAN_FIELDS = (
     ("nodes=", "--nodes: "),
     ("min_bytes:", "--min-bytes:"),
     ("max_bytes:", "--max-bytes:"),
+    ("mpi:", "--mpi:"),
 )
 
 
@@ -75,8 +76,9 @@ def nccl_tests_run(
     mpi: Annotated[
         str | None,
         typer.Option(
-            help="The MPI behind --launcher mpirun: openmpi (default: --map-by ppr:G:node, "
-            "-x VAR) or mpich (Hydra, also Intel MPI and MVAPICH: -ppn G, -genv VAR VALUE).",
+            help="The MPI behind --launcher mpirun: openmpi (--map-by ppr:G:node, -x VAR) or "
+            "mpich (Hydra, also Intel MPI and MVAPICH: -ppn G, -genv VAR VALUE); default: "
+            "the MPI of the mpirun on PATH, from `mpirun --version`.",
         ),
     ] = None,
     build_dir: Annotated[
@@ -139,10 +141,12 @@ def nccl_tests_run(
         raise ValueError(f"--mpi: unknown {mpi!r}; allowed: {', '.join(runner.MPI_FLAVORS)}")
     if mpi is not None and launcher != "mpirun":
         raise ValueError(f"--mpi: applies to --launcher mpirun only, not {launcher}")
-    mpi_flavor = cast("runner.MpiFlavor", mpi or "openmpi")  # checked against MPI_FLAVORS
     algo_list, proto_list = _csv_list(algos, "--algos"), _csv_list(protos, "--protos")
     op_list = _csv_list(ops, "--ops") or []
     try:  # every argument checked before anything runs, under the CLI's option names
+        # --mpi, else the MPI of the mpirun on PATH (`mpirun --version`), as plan_sweep does;
+        # asked once here, for the plan and the run
+        mpi_flavor = runner.resolve_mpi(cast("runner.MpiFlavor | None", mpi), launcher_kind)
         specs = runner.plan_sweep(
             op_list,
             algos=algo_list,
@@ -242,6 +246,7 @@ def validate_torch(
     """Time torch.distributed collectives (and DDP steps) on this machine with torchrun.
 
     For several nodes launch the job yourself (srun ... python -m costmodel.validation.torch_bench).
+    Exit 1 when the job wrote no row (nothing measured), else the job's own exit code.
 
     Example (CPU, gloo, 2 ranks):
 
@@ -329,12 +334,18 @@ def validate_torch(
             typer.echo(f"costmodel: warning: {note}", err=True)
         raise typer.Exit(code)
     written = _rows_after(output, start)
-    if not written:  # exit 0 and nothing measured (every op unsupported by the backend?)
-        notes.append(f"{job_summary(written, str(output))} (see the job's messages above)")
-    else:
+    if written:
         typer.echo(job_summary(written, str(output)))
     for note in notes:
         typer.echo(f"costmodel: warning: {note}", err=True)
+    if not written:  # exit 0 and nothing measured: a validation that measured nothing fails
+        typer.echo(
+            f"costmodel: error: {job_summary(written, str(output))}: it exited 0 having "
+            "measured nothing (the job skips an op its backend does not support); its "
+            "messages, torchrun's and each rank's, are above on stderr",
+            err=True,
+        )
+        raise typer.Exit(1)
 
 
 def _rows_after(path: Path, offset: int) -> list[dict[str, Any]]:

@@ -48,10 +48,12 @@ __all__ = [
     "attempt_stamp",
     "cut_line",
     "cut_line_note",
+    "detect_mpi",
     "drop_partial_line",
     "find_binary",
     "load_results",
     "mpirun_argv",
+    "parse_mpirun_version",
     "plan_sweep",
     "run_nccl_tests",
     "run_sweep",
@@ -63,6 +65,96 @@ MpiFlavor = Literal["openmpi", "mpich"]
 #: How ``mpirun`` is spoken (:func:`mpirun_argv`): Open MPI's, or Hydra's (MPICH, Intel MPI,
 #: MVAPICH and the MPIs built on them).
 MPI_FLAVORS: tuple[str, ...] = ("openmpi", "mpich")
+
+#: ``mpirun --version``'s first words per MPI -> (the MPI's name, the flavour that speaks its
+#: mpirun), tried in order; group 1 is the version. Open MPI: ``mpirun (Open MPI) 4.1.5``
+#: (``OpenRTE`` in place of ``Open MPI`` from some builds' runtime); Intel MPI: ``Intel(R) MPI
+#: Library for Linux* OS, Version 2021.10 Build 20230619 (id: ...)``, tried before Hydra's,
+#: which Intel MPI's launcher is built on; MPICH and MVAPICH (Hydra): ``HYDRA build
+#: details:`` then ``    Version:   4.1.2`` on the next line (Hydra's ``info_fn``).
+MPI_BANNERS: tuple[tuple[str, str, MpiFlavor], ...] = (
+    (r"^\S+ \((?:Open MPI|OpenRTE)\) v?(\S+)", "Open MPI", "openmpi"),
+    (r"^Intel\(R\) MPI\b(?:[^\n]*?\bVersion (\S+(?: Update \d+)?))?", "Intel MPI", "mpich"),
+    (r"^HYDRA build details:\s*\n\s*Version:\s*(\S+)", "MPICH (Hydra)", "mpich"),
+)
+
+_MPI_ALLOWED = "allowed: openmpi (Open MPI) or mpich (Hydra: MPICH, Intel MPI, MVAPICH)"
+
+
+@dataclass(frozen=True)
+class MpiInstall:
+    """The MPI behind an ``mpirun``, read from its ``--version`` output."""
+
+    flavor: MpiFlavor
+    name: str
+    version: str
+
+
+def parse_mpirun_version(text: str) -> MpiInstall:
+    """Which MPI printed ``text``, the output of ``mpirun --version`` (:data:`MPI_BANNERS`).
+
+    >>> parse_mpirun_version("mpirun (Open MPI) 4.1.5\\n\\nReport bugs to https://www.open-mpi.org/community/help/\\n")
+    MpiInstall(flavor='openmpi', name='Open MPI', version='4.1.5')
+    >>> parse_mpirun_version("HYDRA build details:\\n    Version:                                 4.1.2\\n")
+    MpiInstall(flavor='mpich', name='MPICH (Hydra)', version='4.1.2')
+
+    Raises ValueError (``mpi: ...``) naming the first line of any other output.
+    """
+    import re
+
+    for pattern, name, flavor in MPI_BANNERS:
+        m = re.search(pattern, text, re.MULTILINE)
+        if m:
+            return MpiInstall(flavor, name, m.group(1) or "")
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    raise ValueError(
+        f"mpi: not given, and `mpirun --version` printed {first[:80]!r}, which is not Open "
+        f"MPI's, MPICH's (Hydra) or Intel MPI's banner; {_MPI_ALLOWED}"
+    )
+
+
+def detect_mpi(mpirun: str = "mpirun", timeout_s: float = 30.0) -> MpiInstall:
+    """The MPI of the ``mpirun`` on ``$PATH``, from ``mpirun --version``
+    (:func:`parse_mpirun_version`): the flavour :func:`plan_sweep` speaks it with when no
+    ``mpi`` is given. Its launch options differ (:func:`mpirun_argv`), so a guess would stop
+    every run before a rank starts. ValueError (``mpi: ...``, one line) when there is no
+    mpirun, it fails, or its output is no MPI's this knows."""
+    path = shutil.which(mpirun)
+    if path is None:
+        raise ValueError(
+            f"mpi: not given, and no {mpirun} on PATH to ask which MPI it is "
+            f"(`{mpirun} --version`); {_MPI_ALLOWED}"
+        )
+    try:
+        done = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ValueError(
+            f"mpi: not given, and `{path} --version` did not run ({exc}); {_MPI_ALLOWED}"
+        ) from None
+    text = (done.stdout or "") + (done.stderr or "")
+    try:
+        return parse_mpirun_version(text)
+    except ValueError:
+        if done.returncode != 0:
+            first = next((x.strip() for x in text.splitlines() if x.strip()), "no output")
+            raise ValueError(
+                f"mpi: not given, and `{path} --version` failed (exit {done.returncode}: "
+                f"{first[:80]!r}); {_MPI_ALLOWED}"
+            ) from None
+        raise
+
+
+def resolve_mpi(mpi: MpiFlavor | None, launcher: str) -> MpiFlavor:
+    """``mpi`` as given, else (launcher ``mpirun``) the installed mpirun's (:func:`detect_mpi`);
+    the other launchers never use it (``"openmpi"``, unread)."""
+    if mpi is not None:
+        if mpi not in MPI_FLAVORS:
+            raise ValueError(f"mpi: {mpi!r} is not known; allowed: {', '.join(MPI_FLAVORS)}")
+        return mpi
+    return detect_mpi().flavor if launcher == "mpirun" else "openmpi"
+
 
 # our op name -> nccl-tests binary stem
 BINARIES: dict[str, str] = {
@@ -248,16 +340,17 @@ def plan_sweep(
     extra_args: Sequence[str] = (),
     launcher_args: Sequence[str] = (),
     check_binaries: bool = False,
-    mpi: MpiFlavor = "openmpi",
+    mpi: MpiFlavor | None = None,
 ) -> list[RunSpec]:
     """Command lines for a sweep: every op x NCCL_ALGO x NCCL_PROTO (None = NCCL's choice).
 
     ``gpus`` is GPUs per node. ``local``: one process, ``-g gpus`` (nodes must be 1).
     ``srun``: ``srun -N nodes --ntasks-per-node gpus <bin> -g 1``. ``mpirun``:
     ``mpirun -np nodes*gpus --map-by ppr:gpus:node -x NCCL_ALGO ... <bin> -g 1`` (Open MPI,
-    ``mpi="openmpi"``, the default) or ``mpirun -np nodes*gpus -ppn gpus -genv NCCL_ALGO Ring
+    ``mpi="openmpi"``) or ``mpirun -np nodes*gpus -ppn gpus -genv NCCL_ALGO Ring
     ... <bin> -g 1`` (``mpi="mpich"``: Hydra, MPICH's and Intel MPI's launcher; see
-    :func:`mpirun_argv`).
+    :func:`mpirun_argv`); without ``mpi``, the flavour of the mpirun on ``$PATH``
+    (:func:`detect_mpi`; ValueError when there is none or it is no MPI this knows).
     Sizes are read in costmodel's units (``8``, ``1MiB``, ``8GiB`` = 8 x 2**30, ``8GB`` = 8e9)
     and handed to nccl-tests as whole bytes: nccl-tests reads ``-b``/``-e`` itself as a whole
     number with an optional binary K/M/G, so ``1.5GB`` or ``1e9`` would be 1 B to it and
@@ -265,7 +358,7 @@ def plan_sweep(
     """
     if launcher not in LAUNCHERS:
         raise ValueError(f"launcher={launcher!r} is not known; use one of {list(LAUNCHERS)}")
-    if mpi not in MPI_FLAVORS:
+    if mpi is not None and mpi not in MPI_FLAVORS:
         raise ValueError(f"mpi: {mpi!r} is not known; allowed: {', '.join(MPI_FLAVORS)}")
     from .._limits import LIMITS
 
@@ -308,6 +401,7 @@ def plan_sweep(
                 )
     if launcher == "local" and nodes != 1:
         raise ValueError(f"nodes={nodes} needs launcher 'srun' or 'mpirun'; 'local' runs one node")
+    flavor = resolve_mpi(mpi, launcher)  # every other argument checked first
     specs = []
     for op in ops:
         binary = (
@@ -356,7 +450,7 @@ def plan_sweep(
                         "1",
                     ]
                 else:
-                    argv = mpirun_argv(mpi, nodes, gpus, env, [*launcher_args, *test, "-g", "1"])
+                    argv = mpirun_argv(flavor, nodes, gpus, env, [*launcher_args, *test, "-g", "1"])
                 key = "-".join(
                     [op] + [f"{k.removeprefix('NCCL_').lower()}_{v}" for k, v in env.items()]
                 )
