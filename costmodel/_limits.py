@@ -124,15 +124,11 @@ _WHOLE = "a whole number in {lo}..{hi}"
 _NODES = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, MAX_NODES, _num, whole=True)
 _GPUS = Limit(_WHOLE.format(lo=1, hi="1,024"), 1, 1024, _num, whole=True)
 _RANKS = Limit(_WHOLE.format(lo=1, hi="1,000,000,000"), 1, 1e9, _ranks_of, whole=True)
-LINK_RANKS = Limit(
-    _WHOLE.format(lo=2, hi="1,000,000,000") + " (a collective over a link needs 2 ranks or more)",
-    2,
-    1e9,
-    _ranks_of,
-    whole=True,
-)
-"""``--ranks`` of a collective over a raw link (``collective``/``sweep`` with a bandwidth):
-one rank has no one to talk to. Other commands' ``--ranks`` (memory, batch) allow 1."""
+LINK_RANKS = _RANKS
+"""``--ranks`` of a collective over a raw link (``collective``/``sweep`` with a bandwidth): the
+range of every command's ``--ranks``. One rank is answered, 0 s with a note (it has no one to
+exchange with, as ``cm.allreduce_time(M, 1, B)`` and a one-GPU cluster say), not refused: one rule
+for the API, the link and the cluster forms."""
 _BATCH = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
 # a sequence length in the token grammar of every token count (4096, 8k, 8Ki)
 _SEQ = Limit(_WHOLE.format(lo=1, hi="100,000,000 tokens"), 1, 1e8, _tokens, whole=True)

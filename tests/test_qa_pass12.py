@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import costmodel as cm
-from tests._cli import run
+from costmodel.cli import comm
+from tests._cli import one_line_error, run
 
 
 # --- collective --algorithm all --json: "fastest" only on a winner, as the text says ----------
@@ -41,3 +44,51 @@ def test_all_algorithms_json_marks_a_winner_that_wins():
     assert not any(f["within_expected_error"])
     doc = r.to_dict()
     assert [x["algorithm"] for x in doc["results"] if x["fastest"]] == ["tree"]
+
+
+# --- one rank, one rule; the model each surface answers with is said -----------------------------
+def test_one_rank_over_a_link_is_answered_as_the_api_answers_it():
+    """``cm.allreduce_time(M, 1, B)`` answered 0 s while ``collective --ranks 1`` refused it (and
+    a one-GPU cluster answered 0 s on both): now the link form answers 0 s too, with a note."""
+    assert cm.allreduce_time(14e9, 1, 50e9) == 0.0
+    link = ("collective", "all_reduce", "--size", "14GB", "--bandwidth", "50GB/s", "--ranks", "1")
+    text = run(*link)
+    assert text.exit_code == 0, text.stderr
+    assert "note: 1 rank exchanges nothing: 0 s" in text.stdout
+    (row,) = json.loads(run(*link, "--json").stdout)["results"]
+    assert (row["time_s"], row["algbw_GBps"], row["busbw_GBps"]) == (0.0, 0.0, 0.0)
+    doc = json.loads(run(*link, "--json").stdout)
+    assert doc["notes"] == [comm.ONE_RANK_NOTE]
+    one_gpu = run("collective", "all_reduce", "--size", "14GB", "--cluster", "dgx-h100",
+                  "--gpus-per-node", "1")  # fmt: skip
+    assert "note: 1 rank exchanges nothing" in one_gpu.stdout
+    # ranks 0 is still refused, as a one-line error naming the range
+    one_line_error(run(*link[:-1], "0"), "--ranks", "1..")
+
+
+def test_fastest_over_a_link_compares_like_with_like():
+    """``--ranks 2,4 --algorithm all`` said ring etc. "tie" at 280 ms, the 2-rank times, while
+    at 4 ranks nvls was the fastest: the verdict grouped by op and size only."""
+    r = run("collective", "all_reduce", "--size", "14GB", "--bandwidth", "50GB/s",
+            "--ranks", "2,4", "--algorithm", "all", "--json")  # fmt: skip
+    fastest = {f["ranks"]: f["fastest"] for f in json.loads(r.stdout)["fastest"]}
+    assert fastest[4] == ["nvls"]
+    assert "nvls" not in fastest[2]
+    t4 = cm.allreduce_time(14e9, 4, 50e9, algorithm="nvls")
+    assert all(cm.allreduce_time(14e9, 4, 50e9, algorithm=a) >= t4 for a in ("ring", "tree"))
+
+
+@pytest.mark.parametrize(
+    ("argv", "model"),
+    [
+        (("--cluster", "dgx-h100", "--nodes", "2"), "nccl"),
+        (("--ranks", "64", "--bandwidth", "50GB/s"), "textbook"),
+    ],
+)
+def test_collective_says_which_model_answered(argv, model):
+    """The API's ``allreduce_time`` defaults to textbook (the formula layer) and the CLI's
+    collective on a cluster to nccl: the text table names the model it answered with."""
+    r = run("collective", "all_reduce", "--size", "1GB", *argv)
+    header, row = r.stdout.splitlines()[:2]
+    assert row.split()[header.split().index("model")] == model
+    assert "textbook" in (cm.allreduce_time.__doc__ or "").split("\n")[0]

@@ -271,13 +271,16 @@ def collective(
         )
     df = sweep(**axes)
     fastest = _fastest_over_link(df) if cluster is None and algorithm == "all" else []
+    notes = [ONE_RANK_NOTE] if (df["ranks"] == 1).any() else []
     if as_json:
-        _print_json({"results": _records(df), **({"fastest": fastest} if fastest else {})})
+        extra = {"fastest": fastest} if fastest else {}
+        _print_json({"results": _records(df), **extra, **({"notes": notes} if notes else {})})
         return
     keep = [
         c
         for c in (
             "preset",
+            "model",  # which model answered: nccl on a cluster, textbook over a link
             "nodes",
             "ranks",
             "op",
@@ -296,13 +299,24 @@ def collective(
         if c in df.columns
     ]
     typer.echo(_human_frame(_with_error_band(df[keep])))
-    ops = len({f["op"] for f in fastest}) > 1
+    # the settings that vary between the lines name each line ("fastest 4 ranks at 14 GB")
+    varying = [k for k in _LINK_LABEL if len({f.get(k) for f in fastest}) > 1]
     for f in fastest:
-        what = f"{f['op']} " if ops else ""
+        what = "".join(f"{_LINK_LABEL[k](f[k])} " for k in varying)
         typer.echo(f"fastest {what}at {units.format_bytes(f['size_bytes'])}: {f['text']}")
+    for n in notes:
+        typer.echo(f"note: {n}")
     note = _band_note(df)
     if note:
         typer.echo(note)
+
+
+#: One rank has no one to exchange with: every surface answers 0 s (algbw and busbw 0), the
+#: formulas, ``cm.allreduce_time(M, 1, B)``, a one-GPU cluster and the CLI alike, and says so.
+ONE_RANK_NOTE = (
+    "1 rank exchanges nothing: 0 s, algbw and busbw 0 (as cm.allreduce_time(M, 1, B) and a "
+    "one-GPU cluster answer)"
+)
 
 
 def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
@@ -310,9 +324,13 @@ def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
     runner-up and its gap (the cluster form's "fastest at" line; the textbook alpha-beta
     formulas over one link have no error band, so the gap is the formulas' alone)."""
     out = []
+    # one question per op, link setting and size: --ranks 2,4 compares 2 ranks with 2 ranks
+    keys = [k for k in ("op", "ranks", "bandwidth_GBps", "latency_s", "gamma_s_per_byte")
+            if k in df.columns]  # fmt: skip
     # a size given twice is one question: its rows once each ("nvls and nvls tie" otherwise)
-    df = df.drop_duplicates(["op", "size_bytes", "algorithm"])
-    for (op, size), g in df.groupby(["op", "size_bytes"], sort=False):
+    df = df[df["ranks"] > 1].drop_duplicates([*keys, "size_bytes", "algorithm"])
+    for key, g in df.groupby([*keys, "size_bytes"], sort=False):
+        setting = dict(zip([*keys, "size_bytes"], key, strict=True))
         g = g.sort_values("time_s", kind="stable")
         t = g["time_s"].to_numpy(dtype=float)
         names = g["algorithm"].astype(str).tolist()
@@ -327,8 +345,29 @@ def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
             text += f" ({n2} is {t2 / t[0] - 1:.0%} slower; the textbook formulas, no error band)"
         elif not rest and len(tied) == 1:
             text += " (the only candidate)"
-        out.append({"op": str(op), "size_bytes": float(size), "fastest": tied, "text": text})
+        out.append(
+            {
+                **{k: _plain(v) for k, v in setting.items()},
+                "fastest": tied,
+                "text": text,
+            }
+        )
     return out
+
+
+#: How the "fastest" line names a link setting that varies in the table.
+_LINK_LABEL: dict[str, Any] = {
+    "op": str,
+    "ranks": lambda n: f"{int(n)} ranks",
+    "bandwidth_GBps": lambda b: units.format_rate(float(b) * 1e9),
+    "latency_s": lambda a: f"latency {units.format_duration(float(a))}",
+    "gamma_s_per_byte": lambda g: f"gamma {float(g):g} s/B",
+}
+
+
+def _plain(v: Any) -> Any:
+    """A numpy scalar of the grouped table as a plain number (for the JSON)."""
+    return v.item() if hasattr(v, "item") else v
 
 
 def _collective_all(
