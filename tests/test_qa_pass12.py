@@ -92,3 +92,23 @@ def test_collective_says_which_model_answered(argv, model):
     header, row = r.stdout.splitlines()[:2]
     assert row.split()[header.split().index("model")] == model
     assert "textbook" in (cm.allreduce_time.__doc__ or "").split("\n")[0]
+
+
+# --- predict --op all: a row per op, as collective's op "all" ---------------------------------
+def test_predict_answers_every_op_with_a_row_each():
+    """``predict --op all`` was refused ("unknown collective 'all'") while ``collective all``
+    answered: now a row per op and size, each the single-op answer."""
+    base = ("predict", "--cluster", "dgx-h100", "--nodes", "2", "--sizes", "1MB,1GB")
+    doc = json.loads(run(*base, "--op", "all", "--json").stdout)
+    from costmodel.nccl import OPS
+
+    assert doc["op"] == "all"
+    assert [r["op"] for r in doc["results"]] == [o for o in OPS for _ in range(2)]
+    for o in OPS:
+        one = json.loads(run(*base, "--op", o, "--json").stdout)["results"]
+        assert [r for r in doc["results"] if r["op"] == o] == one
+    text = run(*base, "--op", "all")
+    assert text.exit_code == 0 and text.stdout.startswith("every op on dgx-h100")
+    models = json.loads(run(*base, "--op", "all", "--compare-models", "--json").stdout)
+    assert {r["op"] for r in models["results"]} == set(OPS)
+    one_line_error(run(*base, "--op", "all", "--algorithm", "ring"), "--algorithm", "auto")

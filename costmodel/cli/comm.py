@@ -429,7 +429,9 @@ def predict(
             "a list 1MB,1GB, or one size. Repeatable.",
         ),
     ],
-    op: Annotated[str, typer.Option(help="Collective: all_reduce, all_gather, ...")] = "all_reduce",
+    op: Annotated[
+        str, typer.Option(help="Collective: all_reduce, all_gather, ..., or all (a row per op).")
+    ] = "all_reduce",
     nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
     gpus_per_node: Annotated[
         int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
@@ -455,7 +457,8 @@ def predict(
     ] = "nccl-tests",
     as_json: JsonOpt = False,
 ) -> None:
-    """Predicted time, algbw and busbw of a collective on a cluster, per size.
+    """Predicted time, algbw and busbw of a collective on a cluster, per size (--op all: a row
+    per op and size).
 
     Example:
 
@@ -463,11 +466,24 @@ def predict(
         costmodel predict --op all_reduce --cluster dgx-h100 --nodes 2 --sizes 8B:16GB
     """
     import numpy as np
+    import pandas as pd
 
     from .. import predict as pr
 
     sz = _sizes(sizes, "--sizes")
-    op = canonical_op(op)  # "all-reduce", "AllReduce" as typed
+    every_op = op.strip().lower() == "all"  # a row per op and size, as collective's op "all"
+    if every_op:
+        from ..nccl import OPS
+
+        ops = list(OPS)
+        if algorithm.strip().lower() != "auto":
+            raise ValueError(
+                f"--algorithm: {algorithm!r} with --op all; allowed: auto (each op's own choice: "
+                "an algorithm is not defined for every op, all_to_all has only p2p)"
+            )
+    else:
+        op = canonical_op(op)  # "all-reduce", "AllReduce" as typed
+        ops = [op]
 
     m = np.asarray(sz, dtype=float)
     if algorithm.strip().lower() == "all":  # the library's refusal names a Python function
@@ -482,28 +498,45 @@ def predict(
                 "--compare-models compares each model's own choice; leave "
                 "--algorithm and --protocol at auto"
             )
-        df = pr.compare_models(op, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node)
+        frames = [
+            pr.compare_models(o, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node) for o in ops
+        ]
+        if every_op:  # which op a row is (one op's table has no op column)
+            frames = [f.assign(op=o)[["op", *f.columns]] for f, o in zip(frames, ops, strict=True)]
+        notes: list[str | None] = [None] * len(ops)
     else:
-        pred = pr.predict_collective(
-            op,
-            m,
-            cluster,
-            nodes=nodes,
-            gpus_per_node=gpus_per_node,
-            algorithm=algorithm,
-            protocol=protocol,
-            model=model,
-            harness=harness,
-        )
-        df = pred.to_frame()
+        preds = [
+            pr.predict_collective(
+                o,
+                m,
+                cluster,
+                nodes=nodes,
+                gpus_per_node=gpus_per_node,
+                algorithm=algorithm,
+                protocol=protocol,
+                model=model,
+                harness=harness,
+            )
+            for o in ops
+        ]
+        frames = [pred.to_frame() for pred in preds]
+        notes = [None if p.error_band is None else p.error_band.note for p in preds]
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    # why a row's band is unknown (its op's note), "" where the band is known
+    band_notes = None
+    if "error_band_pct" in df and any(n is not None for n in notes):
+        per_row = [n for f, n in zip(frames, notes, strict=True) for _ in range(len(f))]
+        band_notes = [
+            "" if v == v or n is None else n
+            for v, n in zip(df["error_band_pct"], per_row, strict=True)
+        ]
     if as_json:
         rows = _json_vocabulary(df)
         # collective --json's and the sweep's keys on every row: the preset, and why a band is
         # unknown (its null said nothing); the text table says "± ?" and its note instead
         rows.insert(0, "preset", cluster)
-        if not compare_models and pred.error_band is not None and "error_band_pct" in rows:
-            note = pred.error_band.note
-            rows["band_note"] = ["" if v == v else note for v in rows["error_band_pct"]]
+        if band_notes is not None:
+            rows["band_note"] = band_notes
         _print_json(
             {
                 "op": op,
@@ -516,9 +549,10 @@ def predict(
             }
         )
         return
-    typer.echo(f"{op} on {cluster} x {units.format_counted(nodes, 'node')}")
+    what = "every op" if every_op else op
+    typer.echo(f"{what} on {cluster} x {units.format_counted(nodes, 'node')}")
     typer.echo(_human_frame(_with_error_band(df)))
-    note = _band_note(df)
+    note = _band_note(df if band_notes is None else df.assign(band_note=band_notes))
     if note:
         typer.echo(note)
 
