@@ -112,3 +112,16 @@ def test_predict_answers_every_op_with_a_row_each():
     models = json.loads(run(*base, "--op", "all", "--compare-models", "--json").stdout)
     assert {r["op"] for r in models["results"]} == set(OPS)
     one_line_error(run(*base, "--op", "all", "--algorithm", "ring"), "--algorithm", "auto")
+
+
+# --- presets show --nodes on a preset without nodes ----------------------------------------------
+@pytest.mark.parametrize(("name", "kind"), [("h100-sxm", "gpu"), ("ib-ndr", "link")])
+def test_presets_show_refuses_nodes_for_a_preset_without_nodes(name, kind):
+    """``presets show h100-sxm --nodes 4`` printed the GPU as if --nodes meant nothing."""
+    one_line_error(
+        run("presets", "show", name, "--nodes", "4"),
+        "--nodes", "cluster presets", f"{name!r} is a {kind} preset",
+    )  # fmt: skip
+    assert run("presets", "show", name).exit_code == 0
+    shown = json.loads(run("presets", "show", "dgx-h100", "--nodes", "4", "--json").stdout)
+    assert shown["derived"]["nodes"] == 4
