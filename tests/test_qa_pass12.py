@@ -125,3 +125,45 @@ def test_presets_show_refuses_nodes_for_a_preset_without_nodes(name, kind):
     assert run("presets", "show", name).exit_code == 0
     shown = json.loads(run("presets", "show", "dgx-h100", "--nodes", "4", "--json").stdout)
     assert shown["derived"]["nodes"] == 4
+
+
+# --- --vs seq says --seq's range ------------------------------------------------------------------
+SCEN = ("scenario", "--params", "7B", "--cluster", "dgx-h100", "--nodes", "8")
+
+
+@pytest.mark.parametrize("bad", ["4.5", "-1", "0"])
+def test_vs_seq_says_the_range_seq_has(bad):
+    """``--vs seq=4.5`` said "must be a whole token count >= 0" (the token grammar's bound),
+    where the rule is --seq's: a whole number in 1..100,000,000 tokens, the words --seq says."""
+    line = one_line_error(run(*SCEN, "--vs", f"seq={bad}"), "--vs seq", "1..100,000,000 tokens")
+    assert ">= 0" not in line
+    seq = one_line_error(run(*SCEN, "--seq", bad))
+    assert line.split(": must be ")[1] == seq.split(": must be ")[1]
+
+
+def test_vs_whole_counts_say_their_range():
+    """``--vs nodes=2.5`` said "a valid integer" with no range."""
+    one_line_error(run(*SCEN, "--vs", "nodes=2.5"), "--vs nodes", "allowed: [1, 1,000,000]")
+
+
+# --- the API's Scenario refusal is one readable line ----------------------------------------------
+def test_a_scenario_refusal_is_one_line_naming_the_field_and_range():
+    """``cm.Scenario(nodes=0)`` raised pydantic's four-line text with an errors.pydantic.dev URL;
+    it is still a ``pydantic.ValidationError`` (and a ValueError), now one line."""
+    import pydantic
+
+    with pytest.raises(pydantic.ValidationError) as info:
+        cm.Scenario(params="7B", nodes=0)
+    text = str(info.value)
+    assert text == (
+        "nodes: Input should be greater than or equal to 1; allowed: [1, 1,000,000] (got 0)"
+    )
+    assert isinstance(info.value, ValueError) and isinstance(info.value, cm.ScenarioError)
+    assert info.value.errors()[0]["loc"] == ("nodes",)
+    with pytest.raises(ValueError) as two:
+        cm.Scenario(params="7B", nodes=0, zero_stage=5)
+    assert "\n" not in str(two.value) and "pydantic.dev" not in str(two.value)
+    assert "zero_stage:" in str(two.value) and "allowed: [0, 3]" in str(two.value)
+    # with_changes (the API's --vs) goes the same road
+    with pytest.raises(ValueError, match=r"^sequence_length: must be a whole number in 1\.\."):
+        cm.Scenario(params="7B").with_changes("seq=4.5")

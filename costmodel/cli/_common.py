@@ -19,7 +19,7 @@ import typer
 from typer.core import TyperGroup
 
 from .. import units
-from .._limits import LIMITS, RANGE_ERRORS, check_limits, field_range
+from .._limits import LIMITS, check_limits, validation_parts
 
 EXIT_USAGE = 2
 """Exit code for bad input of any kind (click's own code for usage errors)."""
@@ -33,18 +33,13 @@ def _one_line(exc: BaseException, options: Callable[[str], str | None] | None = 
     given, each error names that option instead of the field (:func:`name_options`), and a
     pydantic error drops the model's title."""
     errors = getattr(exc, "errors", None)
-    if callable(errors) and type(exc).__name__ == "ValidationError":
+    # pydantic's ValidationError, or ours that subclass it (Scenario's one-line ScenarioError)
+    if callable(errors) and any(c.__name__ == "ValidationError" for c in type(exc).__mro__):
         try:
-            parts = []
-            for err in exc.errors():  # type: ignore[attr-defined]
-                loc = ".".join(str(x) for x in err.get("loc", ()))
-                # a model-level check names its field itself: no "value: Value error, " before it
-                msg = str(err.get("msg", "")).removeprefix("Value error, ")
-                if err.get("type") in RANGE_ERRORS and len(err.get("loc", ())) == 1:
-                    allowed = field_range(getattr(exc, "title", ""), str(err["loc"][0]))
-                    msg += f"; allowed: {allowed}" if allowed else ""
-                text = f"{loc}: {msg}" if loc else msg
-                parts.append(name_options(text, options) if options is not None else text)
+            parts = [
+                name_options(text, options) if options is not None else text
+                for text in validation_parts(exc)
+            ]
             title = "" if options is not None else f"{getattr(exc, 'title', 'input')}: "
             return title + "; ".join(parts)
         except Exception:  # noqa: BLE001  (fall back to the plain text)
