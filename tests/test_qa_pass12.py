@@ -167,3 +167,33 @@ def test_a_scenario_refusal_is_one_line_naming_the_field_and_range():
     # with_changes (the API's --vs) goes the same road
     with pytest.raises(ValueError, match=r"^sequence_length: must be a whole number in 1\.\."):
         cm.Scenario(params="7B").with_changes("seq=4.5")
+
+
+# --- a refusal names the spelling typed ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("argv", "typed"),
+    [
+        (("memory", "--params", "7B", "--zero-stage", "5"), "--zero-stage"),
+        (("memory", "--arch", "llama-2-7b", "--sequence-length", "0"), "--sequence-length"),
+        (("memory", "--arch", "llama-2-7b", "--local-batch", "0"), "--local-batch"),
+        (("batch", "--local-batch", "0", "--ranks", "8", "--global", "64"), "--local-batch"),
+        (("batch", "--local", "4", "--ranks", "8", "--global-batch", "0"), "--global-batch"),
+        (("step", "--arch", "llama-2-7b", "--cluster", "dgx-h100", "--sequence-length=4.5"),
+         "--sequence-length"),
+        (("scenario", "--params", "7B", "--micro-batch", "0"), "--micro-batch"),
+        (("train", "--params", "7B", "--tokens", "1T", "--zero-stage", "4"), "--zero-stage"),
+        (("predict", "--cluster", "dgx-h100", "--size", "0B"), "--size"),
+    ],
+)  # fmt: skip
+def test_a_refusal_names_the_alias_typed(argv, typed):
+    """``memory --zero-stage 5`` said ``--zero: must be ...``, an option the user had not typed
+    (the first spelling of the option): every command names the spelling typed."""
+    line = one_line_error(run(*argv))
+    assert line.startswith(f"costmodel: error: {typed}: "), line
+    main = line.removeprefix(f"costmodel: error: {typed}: ")
+    # the main spelling still gives the same message under its own name
+    first = {"--zero-stage": "--zero", "--sequence-length": "--seq", "--global-batch": "--global",
+             "--size": "--sizes"}  # fmt: skip
+    if typed in first:
+        argv2 = [first[typed] + a[len(typed) :] if a.split("=")[0] == typed else a for a in argv]
+        assert one_line_error(run(*argv2)) == f"costmodel: error: {first[typed]}: {main}"
