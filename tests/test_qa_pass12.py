@@ -62,6 +62,8 @@ def test_one_rank_over_a_link_is_answered_as_the_api_answers_it():
     one_gpu = run("collective", "all_reduce", "--size", "14GB", "--cluster", "dgx-h100",
                   "--gpus-per-node", "1")  # fmt: skip
     assert "note: 1 rank exchanges nothing" in one_gpu.stdout
+    predicted = run("predict", "--cluster", "dgx-h100", "--gpus-per-node", "1", "--sizes", "1GB")
+    assert "note: 1 rank exchanges nothing" in predicted.stdout
     # ranks 0 is still refused, as a one-line error naming the range
     one_line_error(run(*link[:-1], "0"), "--ranks", "1..")
 

@@ -530,6 +530,10 @@ def predict(
             "" if v == v or n is None else n
             for v, n in zip(df["error_band_pct"], per_row, strict=True)
         ]
+    one_rank = nodes == 1 and (
+        gpus_per_node == 1 or ("ranks" in df.columns and bool((df["ranks"] == 1).any()))
+    )
+    notes_out = [ONE_RANK_NOTE] if one_rank else []  # as collective says it
     if as_json:
         rows = _json_vocabulary(df)
         # collective --json's and the sweep's keys on every row: the preset, and why a band is
@@ -546,12 +550,15 @@ def predict(
                 if compare_models
                 else [model],
                 "results": _records(rows),
+                **({"notes": notes_out} if notes_out else {}),
             }
         )
         return
     what = "every op" if every_op else op
     typer.echo(f"{what} on {cluster} x {units.format_counted(nodes, 'node')}")
     typer.echo(_human_frame(_with_error_band(df)))
+    for n in notes_out:
+        typer.echo(f"note: {n}")
     note = _band_note(df if band_notes is None else df.assign(band_note=band_notes))
     if note:
         typer.echo(note)
