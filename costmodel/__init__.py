@@ -79,6 +79,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_COMM_CONTENTION": "strategy:DEFAULT_COMM_CONTENTION",
     # scenario and sweeps
     "Scenario": "scenario:Scenario",
+    "ScenarioError": "scenario:ScenarioError",
     "sweep": "sweep:sweep",
 }
 

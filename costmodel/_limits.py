@@ -124,15 +124,11 @@ _WHOLE = "a whole number in {lo}..{hi}"
 _NODES = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, MAX_NODES, _num, whole=True)
 _GPUS = Limit(_WHOLE.format(lo=1, hi="1,024"), 1, 1024, _num, whole=True)
 _RANKS = Limit(_WHOLE.format(lo=1, hi="1,000,000,000"), 1, 1e9, _ranks_of, whole=True)
-LINK_RANKS = Limit(
-    _WHOLE.format(lo=2, hi="1,000,000,000") + " (a collective over a link needs 2 ranks or more)",
-    2,
-    1e9,
-    _ranks_of,
-    whole=True,
-)
-"""``--ranks`` of a collective over a raw link (``collective``/``sweep`` with a bandwidth):
-one rank has no one to talk to. Other commands' ``--ranks`` (memory, batch) allow 1."""
+LINK_RANKS = _RANKS
+"""``--ranks`` of a collective over a raw link (``collective``/``sweep`` with a bandwidth): the
+range of every command's ``--ranks``. One rank is answered, 0 s with a note (it has no one to
+exchange with, as ``cm.allreduce_time(M, 1, B)`` and a one-GPU cluster say), not refused: one rule
+for the API, the link and the cluster forms."""
 _BATCH = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
 # a sequence length in the token grammar of every token count (4096, 8k, 8Ki)
 _SEQ = Limit(_WHOLE.format(lo=1, hi="100,000,000 tokens"), 1, 1e8, _tokens, whole=True)
@@ -239,9 +235,42 @@ def check_limits(
 
 
 RANGE_ERRORS = frozenset(
-    {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"}
+    {
+        "greater_than",
+        "greater_than_equal",
+        "less_than",
+        "less_than_equal",
+        "finite_number",
+        # a count given as 4.5 or "2.5": pydantic says "a valid integer" and no range
+        "int_from_float",
+        "int_parsing",
+    }
 )
-"""pydantic's error types that name one bound of a range (:func:`field_range` says both)."""
+"""pydantic's error types whose message names one bound of a range, or none (a whole count
+given a fraction): :func:`field_range` says both."""
+
+
+def validation_parts(exc: Any, *, got: bool = False) -> list[str]:
+    """One ``"field: message"`` per error of a pydantic ValidationError of our models, with
+    the field's range where pydantic's message lacks it (``"nodes: Input should be greater
+    than or equal to 1; allowed: [1, 1,000,000]"``) and ``Value error, `` dropped (a check of
+    ours names its field itself: not twice). ``got``: add `` (got VALUE)`` for a refused
+    scalar. The CLI's one line (with the options typed) and the API's own message
+    (:class:`costmodel.scenario.ScenarioError`) are both these parts joined with ``"; "``."""
+    parts = []
+    title = str(getattr(exc, "title", ""))
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err.get("loc", ()))
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        if err.get("type") in RANGE_ERRORS and len(err.get("loc", ())) == 1:
+            allowed = field_range(title, str(err["loc"][0]))
+            msg += f"; allowed: {allowed}" if allowed else ""
+        value = err.get("input")
+        quoted = isinstance(value, str) and repr(value) in msg  # "cannot parse 'seven'"
+        if got and loc and isinstance(value, int | float | str) and not quoted:
+            msg += f" (got {value!r})"
+        parts.append(msg if not loc or msg.startswith(f"{loc}: ") else f"{loc}: {msg}")
+    return parts
 
 
 def field_range(model: str, field: str) -> str:

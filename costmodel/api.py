@@ -160,8 +160,10 @@ def collective_time(
     model : {"textbook", "lesson", "nccl", "calibrated", "nccl-table"}
         With a Cluster: which model answers (:mod:`costmodel.models`); the call is
         ``predict_collective(op, M, cluster, algorithm=..., model=...).time_s``, the one road
-        every surface takes. Default ``"textbook"`` (topology-aware alpha-beta). With plain
-        numbers only ``"textbook"`` / ``"lesson"`` (the same formula on one link).
+        every surface takes. Default ``"textbook"`` (topology-aware alpha-beta: this is the
+        formula layer), where ``predict_collective``, the CLI and the app default to ``"nccl"``:
+        pass ``model="nccl"`` for their number. With plain numbers only ``"textbook"`` /
+        ``"lesson"`` (the same formula on one link). One rank takes 0 s.
 
     Returns
     -------
@@ -226,16 +228,28 @@ def allreduce_time(
     *,
     model: str = "textbook",
 ) -> float | np.ndarray:
-    r"""All-reduce time [s]: ``collective_time("all_reduce", ...)``.
+    r"""All-reduce time [s] of the **textbook** model by default: ``collective_time("all_reduce",
+    ...)``.
 
     Ring with numbers: :math:`t = 2(N-1)\alpha + 2\frac{N-1}{N} M / B` (Patarasuk & Yuan 2009).
     With a Cluster of ``n`` nodes of ``g`` GPUs the textbook ring runs at
     :math:`\min(B_{intra}, k B_{NIC})` across nodes (DESIGN 3.2); ``model=`` picks another model.
 
+    The default is ``model="textbook"``, the formula layer the lesson teaches, not the realistic
+    ``"nccl"`` that ``costmodel collective --cluster``, :func:`costmodel.predict_collective` and
+    the app default to: ``allreduce_time(M, cluster, model="nccl")`` is their number (the CLI
+    prints the model in each row's ``model`` column). Over one link (plain numbers) the CLI's
+    ``collective --ranks N --bandwidth B`` is this textbook formula, the same number.
+
+    One rank (``ranks=1``, or a one-GPU cluster) exchanges nothing: 0 s, here, in the formulas and
+    in the CLI (which answers it with a note), never refused; ``ranks < 1`` is a ValueError.
+
     >>> allreduce_time(500e6, 8, 900e9)     # the lesson's NVLink4 example (900 GB/s as given)
     0.000972...
     >>> allreduce_time(500e6, 8, 450e9)     # per direction, as the datasheet means it
     0.001944...
+    >>> allreduce_time(500e6, 1, 450e9)     # one rank: nothing to exchange
+    0.0
     """
     return collective_time(
         "all_reduce",

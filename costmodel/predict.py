@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -976,7 +976,11 @@ class AlgorithmComparison:
         protocol the model picks for that algorithm at that size; ``"-"`` for the alpha-beta
         models), ``message_bytes`` [B], ``time_s`` [s], ``algbw_bytes_per_s``,
         ``busbw_bytes_per_s`` [B/s], ``chosen`` (the model's own choice, ``algorithm="auto"``:
-        NCCL's for ``nccl``/``nccl-table``) and ``fastest`` (the smallest time at that size).
+        NCCL's for ``nccl``/``nccl-table``), ``best`` (the smallest time at that size, the
+        model's ranking alone), ``fastest`` (the winner: the best, only when it beats the
+        runner-up by more than the expected error, the rule of :attr:`verdicts`) and
+        ``within_expected_error`` (no winner and within the expected error of the best: a tie;
+        None where the expected error is unknown).
     unavailable : tuple of (str, str)
         ``(algorithm, reason)`` for every algorithm the cluster (or the model) cannot run.
     choice : Prediction
@@ -1014,8 +1018,10 @@ class AlgorithmComparison:
         the form: ``preset``, ``op``, ``model``, ``nodes``, ``gpus_per_node``, ``ranks``,
         ``size_bytes`` [B], ``time_s`` [s], ``algbw_GBps`` and ``busbw_GBps`` [GB/s, GB = 1e9
         B, as nccl-tests], ``algorithm_used`` and ``protocol_used`` (the row's ``algorithm`` is
-        the pinned candidate, so the two algorithm names agree), then ``chosen`` and
-        ``fastest``. :attr:`frame` keeps the API's names (``message_bytes``, B/s), those of
+        the pinned candidate, so the two algorithm names agree), then ``chosen``, ``best``,
+        ``fastest`` and ``within_expected_error`` (as in :attr:`frame`: ``fastest`` only on a
+        winner, as the text's "fastest at" line says). :attr:`frame` keeps the API's names
+        (``message_bytes``, B/s), those of
         :class:`Prediction`.
         """
         from .units import whole_bytes
@@ -1037,7 +1043,9 @@ class AlgorithmComparison:
                 "algorithm_used": str(r["algorithm"]),
                 "protocol_used": str(r["protocol"]),
                 "chosen": bool(r["chosen"]),
+                "best": bool(r["best"]),
                 "fastest": bool(r["fastest"]),
+                "within_expected_error": r["within_expected_error"],
             }
             for r in self.frame.to_dict(orient="records")
         ]
@@ -1256,7 +1264,9 @@ def predict_all_algorithms(
         "algbw_bytes_per_s",
         "busbw_bytes_per_s",
         "chosen",
+        "best",
         "fastest",
+        "within_expected_error",
     ]
     xcols = [
         "message_bytes",
@@ -1286,8 +1296,8 @@ def predict_all_algorithms(
     frame["chosen"] = frame["algorithm"].to_numpy() == auto_algo[size_idx]
     times = frame["time_s"].to_numpy().reshape(len(frames), n_sizes)
     best = np.argmin(times, axis=0)
-    frame["fastest"] = False
-    frame.loc[best * n_sizes + np.arange(n_sizes), "fastest"] = True
+    frame["best"] = False
+    frame.loc[best * n_sizes + np.arange(n_sizes), "best"] = True
     names = [f["algorithm"].iloc[0] for f in frames]
     rows = []
     for i in range(1, n_sizes):
@@ -1307,6 +1317,8 @@ def predict_all_algorithms(
 
     band = choice.error_band
     half = np.nan if band is None else np.broadcast_to(band.half_width, (n_sizes,))
+    verdicts = tuple(decide_sizes(names, times, half))
+    _mark_winners(frame, verdicts, times, n_sizes)
     return AlgorithmComparison(
         op,
         model,
@@ -1317,5 +1329,31 @@ def predict_all_algorithms(
         tuple(unavailable),
         choice,
         pd.DataFrame(rows, columns=xcols),
-        tuple(decide_sizes(names, times, half)),
+        verdicts,
     )
+
+
+def _mark_winners(frame: Any, verdicts: Sequence[Any], times: Any, n_sizes: int) -> None:
+    """The ``fastest`` and ``within_expected_error`` columns of :func:`predict_all_algorithms`'
+    frame from its verdicts (:func:`costmodel.verdict.decide_sizes`), the rule the text of
+    ``collective --algorithm all`` and the Collectives page follow: ``fastest`` only on the
+    winner (the best beats the runner-up by more than the expected error), and
+    ``within_expected_error`` True on every row whose time is within the expected error of the
+    best, ``t / t_best - 1 <= h``, when there is no winner (False with a winner; None where the
+    expected error is unknown). ``frame`` is in place, rows algorithm-major as built there."""
+    fastest = np.zeros(len(frame), dtype=bool)
+    within: list[bool | None] = [False] * len(frame)
+    best_row = frame["best"].to_numpy(dtype=bool)
+    best_t = np.where(np.isfinite(times), times, np.inf).min(axis=0)
+    for j, v in enumerate(verdicts):
+        for i in range(times.shape[0]):
+            k = i * n_sizes + j
+            if v.decided:
+                fastest[k] = best_row[k]
+            elif not v.known:
+                within[k] = None
+            else:
+                within[k] = bool(times[i, j] / best_t[j] - 1.0 <= v.half_width)
+    frame["fastest"] = fastest
+    # object dtype: None (unknown) stays None, not NaN, in the JSON
+    frame["within_expected_error"] = np.asarray(within, dtype=object)

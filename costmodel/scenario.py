@@ -42,10 +42,17 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from . import units
-from ._limits import MAX_NODES
+from ._limits import LIMITS, MAX_NODES, validation_parts
 from .strategy.layout import DEFAULT_COMM_CONTENTION
 
 MAX_SEARCH_FACTOR = 1024.0
@@ -130,14 +137,54 @@ class _Clusters:
         return self._fns[nodes]
 
 
+class ScenarioError(ValidationError):
+    """A refused Scenario: pydantic's ``ValidationError`` (``errors()``, ``title``, caught as
+    ``ValidationError`` or ``ValueError``) whose text is one line naming each field and its
+    allowed range, the project's rule for bad input, with no pydantic URL or input dump:
+
+    ``nodes: Input should be greater than or equal to 1; allowed: [1, 1,000,000] (got 0)``
+
+    The CLI's one line and the app's red message are built from the same parts
+    (:func:`costmodel._limits.validation_parts`), with the option or box the user typed.
+    """
+
+    def __str__(self) -> str:
+        return "; ".join(validation_parts(self, got=True))
+
+    @classmethod
+    def of(cls, exc: ValidationError) -> ValidationError:
+        """``exc`` as a ScenarioError (the same errors); ``exc`` itself if pydantic cannot
+        rebuild one of its errors."""
+        details: list[Any] = [
+            {k: e[k] for k in ("type", "loc", "input", "ctx") if k in e} for e in exc.errors()
+        ]
+        try:
+            return cls.from_exception_data(exc.title, details)
+        except Exception:  # noqa: BLE001  (an error type pydantic cannot rebuild: keep it)
+            return exc
+
+
 class Scenario(BaseModel):
     """A data-parallel training setup, validated on construction (frozen).
 
     Sizes, counts and durations accept unit strings (``params="7B"``,
     ``bucket_cap_bytes="25MiB"``, ``compute_time_s="400ms"``); everything is stored in SI.
+    A refused field raises :class:`ScenarioError`, a ``pydantic.ValidationError`` whose message
+    is one line naming the field and its allowed range.
+
+    >>> Scenario(params="7B", nodes=0)
+    Traceback (most recent call last):
+    ...
+    costmodel.scenario.ScenarioError: nodes: Input should be greater than or equal to 1; allowed: [1, 1,000,000] (got 0)
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ScenarioError.of(exc) from None
 
     params: float = Field(ge=1, le=1e15, description="model parameters [-], e.g. 7e9 or '7B'")
     recipe: str = Field("mixed-adam", description="precision/optimizer recipe (memory.RECIPES)")
@@ -331,8 +378,18 @@ class Scenario(BaseModel):
     @field_validator("sequence_length", mode="before")
     @classmethod
     def _sequence_length(cls, v: Any) -> Any:
-        # a token count in the grammar of --seq (8Ki = 8192, 8k = 8000): with_changes("seq=8Ki")
-        return units.parse_tokens(v, name="sequence_length") if isinstance(v, str) else v
+        # a token count in the grammar of --seq (8Ki = 8192, 8k = 8000): with_changes("seq=8Ki");
+        # text is checked against --seq's own limit, so "4.5" or "0" gets --seq's range, not
+        # the token grammar's ">= 0"
+        if not isinstance(v, str):
+            return v
+        try:
+            n = units.parse_tokens(v, name="sequence_length")
+        except ValueError as exc:
+            if "cannot parse" in str(exc):  # not a token count at all: the grammar's message
+                raise
+        LIMITS["sequence_length"].check("sequence_length", v)  # a fraction, a sign, a bound
+        return n
 
     @field_validator("recipe")
     @classmethod

@@ -180,10 +180,11 @@ def test_the_step_pages_scaling_table_shows_the_compute_share():
 )
 def test_a_seq_that_does_not_parse_is_refused_naming_seq(argv):
     """``--seq 8x`` said "Invalid value for '--seq' / '--sequence-length': ..." (typer's
-    wording); every other option says "--OPTION: must be RULE, got VALUE (why)"."""
+    wording); every other option says "--OPTION: must be RULE, got VALUE (why)", under the
+    spelling typed."""
     for spelling in ("--seq", "--sequence-length"):
-        line = one_line_error(run(*argv, spelling, "8x"), "costmodel: error: --seq: must be a "
-                              "whole number in 1..100,000,000 tokens, got '8x'", "'8Ki'")  # fmt: skip
+        line = one_line_error(run(*argv, spelling, "8x"), f"costmodel: error: {spelling}: must be "
+                              "a whole number in 1..100,000,000 tokens, got '8x'", "'8Ki'")  # fmt: skip
         assert "Invalid value" not in line
     one_line_error(run(*argv, "--seq", "0"), "costmodel: error: --seq: must be", "got '0'")
 

@@ -76,7 +76,7 @@ def test_parse_set():
         ({"ranks": 8, "bandwidth": "50GB/s"}, "needs sizes"),
         ({"size": "1GB", "ranks": 8}, "needs a preset"),
         ({"size": "1GB", "bandwidth": "50GB/s"}, "needs ranks"),
-        ({"size": "1GB", "ranks": 1, "bandwidth": "50GB/s"}, r"in 2\.\.1,000,000,000"),
+        ({"size": "1GB", "ranks": 0, "bandwidth": "50GB/s"}, r"in 1\.\.1,000,000,000"),
         ({"size": "1GB", "ranks": 8, "bandwidth": "5GB/s", "model": "nccl"}, "model=textbook"),
         ({"size": "1GB", "preset": "x", "bandwidth": "5GB/s"}, "not both"),
         ({"size": "1GB", "ranks": 8, "bandwidth": "5GB/s", "nodes": 2}, "need a preset"),

@@ -19,7 +19,7 @@ import typer
 from typer.core import TyperGroup
 
 from .. import units
-from .._limits import LIMITS, RANGE_ERRORS, check_limits, field_range
+from .._limits import LIMITS, check_limits, validation_parts
 
 EXIT_USAGE = 2
 """Exit code for bad input of any kind (click's own code for usage errors)."""
@@ -33,18 +33,13 @@ def _one_line(exc: BaseException, options: Callable[[str], str | None] | None = 
     given, each error names that option instead of the field (:func:`name_options`), and a
     pydantic error drops the model's title."""
     errors = getattr(exc, "errors", None)
-    if callable(errors) and type(exc).__name__ == "ValidationError":
+    # pydantic's ValidationError, or ours that subclass it (Scenario's one-line ScenarioError)
+    if callable(errors) and any(c.__name__ == "ValidationError" for c in type(exc).__mro__):
         try:
-            parts = []
-            for err in exc.errors():  # type: ignore[attr-defined]
-                loc = ".".join(str(x) for x in err.get("loc", ()))
-                # a model-level check names its field itself: no "value: Value error, " before it
-                msg = str(err.get("msg", "")).removeprefix("Value error, ")
-                if err.get("type") in RANGE_ERRORS and len(err.get("loc", ())) == 1:
-                    allowed = field_range(getattr(exc, "title", ""), str(err["loc"][0]))
-                    msg += f"; allowed: {allowed}" if allowed else ""
-                text = f"{loc}: {msg}" if loc else msg
-                parts.append(name_options(text, options) if options is not None else text)
+            parts = [
+                name_options(text, options) if options is not None else text
+                for text in validation_parts(exc)
+            ]
             title = "" if options is not None else f"{getattr(exc, 'title', 'input')}: "
             return title + "; ".join(parts)
         except Exception:  # noqa: BLE001  (fall back to the plain text)
@@ -109,20 +104,17 @@ FIELD_OPTIONS: dict[str, tuple[str, ...]] = {
 name (``zero_stage`` -> ``--zero``); each command uses the first one it has."""
 
 
-def command_options(fn: Callable[..., Any]) -> Callable[[str], str | None]:
-    """The option of command ``fn`` that sets a library field, or None: the field's own
-    parameter (``group_size`` -> ``--group-size``), an option spelled as the field
-    (``sequence_length`` -> ``--sequence-length``, another name of ``--seq``) or one of
-    :data:`FIELD_OPTIONS`; each named by the command's first spelling of it (``--seq``)."""
+def _option_decls(fn: Callable[..., Any]) -> dict[str, list[str]]:
+    """Each option parameter of command ``fn`` -> its declarations, first first
+    (``sequence_length`` -> ``["--seq", "--sequence-length"]``; a flag's ``"--flash/--no-flash"``
+    as one; short ones such as ``-s`` too)."""
     import inspect
     import typing
 
     from typer.models import ArgumentInfo, OptionInfo
 
-    from .._limits import option_name
-
     hints = typing.get_type_hints(fn, include_extras=True)
-    first: dict[str, str] = {}  # a parameter or any of its spellings -> its first spelling
+    out: dict[str, list[str]] = {}
     for name in inspect.signature(fn).parameters:
         metas = getattr(hints.get(name), "__metadata__", ())
         if any(isinstance(m, ArgumentInfo) for m in metas):
@@ -133,9 +125,46 @@ def command_options(fn: Callable[..., Any]) -> Callable[[str], str | None]:
                 if isinstance(m.default, str) and m.default.startswith("-"):
                     decls.append(m.default)
                 decls.extend(m.param_decls or ())
-        spellings = [part for d in decls for part in d.split("/") if part.startswith("--")] or [
-            option_name(name)
+        out[name] = decls
+    return out
+
+
+_ARGV: list[str] = []
+"""The arguments of the command line being run (:meth:`_Group.main`): which spelling of an
+option the user typed (``--sequence-length`` or ``--seq``), for :func:`as_typed`."""
+
+
+def as_typed(text: str, spellings: dict[str, list[str]], argv: Sequence[str]) -> str:
+    """``text`` with each option named as the user typed it: an error of ``--seq`` typed as
+    ``--sequence-length 0`` says ``--sequence-length: ...`` (the message names the first
+    spelling; ``spellings`` maps it to all of them). An option typed under several spellings
+    is named as typed last (the value click keeps).
+
+    >>> as_typed("--seq: must be 1..", {"--seq": ["--seq", "--sequence-length"]},
+    ...          ["memory", "--sequence-length=0"])
+    '--sequence-length: must be 1..'
+    """
+    for first, names in spellings.items():
+        typed = [
+            a.split("=", 1)[0] for a in argv if a.startswith("-") and a.split("=", 1)[0] in names
         ]
+        if typed and typed[-1] != first:
+            text = re.sub(rf"(?<![\w-]){re.escape(first)}(?![\w-])", typed[-1], text)
+    return text
+
+
+def command_options(fn: Callable[..., Any]) -> Callable[[str], str | None]:
+    """The option of command ``fn`` that sets a library field, or None: the field's own
+    parameter (``group_size`` -> ``--group-size``), an option spelled as the field
+    (``sequence_length`` -> ``--sequence-length``, another name of ``--seq``) or one of
+    :data:`FIELD_OPTIONS`; each named by the command's first spelling of it (``--seq``)."""
+
+    from .._limits import option_name
+
+    first: dict[str, str] = {}  # a parameter or any of its spellings -> its first spelling
+    for name, decls in _option_decls(fn).items():
+        parts = [part for d in decls for part in d.split("/")]
+        spellings = [d for d in parts if d.startswith("--")] or [option_name(name)]
         first[name] = spellings[0]
         for sp in spellings:
             first.setdefault(sp, spellings[0])
@@ -313,6 +342,7 @@ class _Group(TyperGroup):
         **extra: Any,
     ) -> Any:
         code: int | None = 0
+        _ARGV[:] = list(sys.argv[1:] if args is None else args)
         try:
             rv = super().main(
                 args,
@@ -554,9 +584,20 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
     )
 
     options = command_options(fn)
+    # an option's first spelling -> every long spelling, for those that have another (--seq
+    # and --sequence-length, --zero and --zero-stage, --sizes and --size); a short one (-o)
+    # is named by its long name, which says what it is
+    aliases = {
+        d[0]: d
+        # a flag's off switch (--no-flash) is not another name: its refusal names --flash
+        for d in (
+            [x.split("/")[0] for x in decls if x.startswith("--")]
+            for decls in _option_decls(fn).values()
+        )
+        if len(d) > 1
+    }
 
-    @functools.wraps(fn)
-    def inner(*args: Any, **kwargs: Any) -> Any:
+    def checked(*args: Any, **kwargs: Any) -> Any:
         check_limits(kwargs, options)  # named as the command spells the option first
         try:
             return fn(*args, **kwargs)
@@ -567,6 +608,18 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
             if text == _one_line(exc):
                 raise
             raise ValueError(text) from None
+
+    @functools.wraps(fn)
+    def inner(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return checked(*args, **kwargs)
+        except (ValueError, LookupError) as exc:
+            # ... under the spelling typed: --sequence-length 0 is not refused as --seq
+            text = _one_line(exc)
+            typed = as_typed(text, aliases, _ARGV)
+            if typed == text:
+                raise
+            raise ValueError(typed) from None
 
     # typer reads these: the evaluated annotations whose min/max were removed above
     inner.__annotations__ = hints

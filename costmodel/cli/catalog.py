@@ -112,7 +112,10 @@ def presets_list(
 
 def presets_show(
     name: Annotated[str, typer.Argument(help="Preset name, e.g. dgx-h100.")],
-    nodes: Annotated[int, typer.Option(min=1, help="For a cluster: number of nodes.")] = 1,
+    nodes: Annotated[
+        int | None,
+        typer.Option(min=1, help="For a cluster preset: number of nodes (default 1)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Every field of one preset (and, for a cluster, the figures the formulas use).
@@ -135,12 +138,19 @@ def presets_show(
             f"architectures (parameters, shape, source); `costmodel memory --arch {name}` uses it"
         )
     obj = presets.load(name)
+    is_cluster = type(obj).__name__ == "Cluster"
+    kind = type(obj).__name__.removesuffix("Preset").lower()  # gpu, link: as `presets list`
+    if nodes is not None and not is_cluster:  # said, not silently ignored
+        raise ValueError(
+            f"--nodes: applies to cluster presets only; {name!r} is a {kind} preset (leave "
+            "--nodes out, or name a cluster, e.g. dgx-h100)"
+        )
     data: dict[str, Any] = {
         "name": name,
         "kind": type(obj).__name__,
         "fields": _jsonable(obj.model_dump(mode="json")),
     }
-    target = presets.cluster(name, nodes=nodes) if type(obj).__name__ == "Cluster" else obj
+    target = presets.cluster(name, nodes=nodes or 1) if is_cluster else obj
     derived = {attr: _jsonable(getattr(target, attr)) for attr in _DERIVED if hasattr(target, attr)}
     if derived:
         data["derived"] = derived

@@ -271,13 +271,16 @@ def collective(
         )
     df = sweep(**axes)
     fastest = _fastest_over_link(df) if cluster is None and algorithm == "all" else []
+    notes = [ONE_RANK_NOTE] if (df["ranks"] == 1).any() else []
     if as_json:
-        _print_json({"results": _records(df), **({"fastest": fastest} if fastest else {})})
+        extra = {"fastest": fastest} if fastest else {}
+        _print_json({"results": _records(df), **extra, **({"notes": notes} if notes else {})})
         return
     keep = [
         c
         for c in (
             "preset",
+            "model",  # which model answered: nccl on a cluster, textbook over a link
             "nodes",
             "ranks",
             "op",
@@ -296,13 +299,24 @@ def collective(
         if c in df.columns
     ]
     typer.echo(_human_frame(_with_error_band(df[keep])))
-    ops = len({f["op"] for f in fastest}) > 1
+    # the settings that vary between the lines name each line ("fastest 4 ranks at 14 GB")
+    varying = [k for k in _LINK_LABEL if len({f.get(k) for f in fastest}) > 1]
     for f in fastest:
-        what = f"{f['op']} " if ops else ""
+        what = "".join(f"{_LINK_LABEL[k](f[k])} " for k in varying)
         typer.echo(f"fastest {what}at {units.format_bytes(f['size_bytes'])}: {f['text']}")
+    for n in notes:
+        typer.echo(f"note: {n}")
     note = _band_note(df)
     if note:
         typer.echo(note)
+
+
+#: One rank has no one to exchange with: every surface answers 0 s (algbw and busbw 0), the
+#: formulas, ``cm.allreduce_time(M, 1, B)``, a one-GPU cluster and the CLI alike, and says so.
+ONE_RANK_NOTE = (
+    "1 rank exchanges nothing: 0 s, algbw and busbw 0 (as cm.allreduce_time(M, 1, B) and a "
+    "one-GPU cluster answer)"
+)
 
 
 def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
@@ -310,9 +324,13 @@ def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
     runner-up and its gap (the cluster form's "fastest at" line; the textbook alpha-beta
     formulas over one link have no error band, so the gap is the formulas' alone)."""
     out = []
+    # one question per op, link setting and size: --ranks 2,4 compares 2 ranks with 2 ranks
+    keys = [k for k in ("op", "ranks", "bandwidth_GBps", "latency_s", "gamma_s_per_byte")
+            if k in df.columns]  # fmt: skip
     # a size given twice is one question: its rows once each ("nvls and nvls tie" otherwise)
-    df = df.drop_duplicates(["op", "size_bytes", "algorithm"])
-    for (op, size), g in df.groupby(["op", "size_bytes"], sort=False):
+    df = df[df["ranks"] > 1].drop_duplicates([*keys, "size_bytes", "algorithm"])
+    for key, g in df.groupby([*keys, "size_bytes"], sort=False):
+        setting = dict(zip([*keys, "size_bytes"], key, strict=True))
         g = g.sort_values("time_s", kind="stable")
         t = g["time_s"].to_numpy(dtype=float)
         names = g["algorithm"].astype(str).tolist()
@@ -327,8 +345,29 @@ def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
             text += f" ({n2} is {t2 / t[0] - 1:.0%} slower; the textbook formulas, no error band)"
         elif not rest and len(tied) == 1:
             text += " (the only candidate)"
-        out.append({"op": str(op), "size_bytes": float(size), "fastest": tied, "text": text})
+        out.append(
+            {
+                **{k: _plain(v) for k, v in setting.items()},
+                "fastest": tied,
+                "text": text,
+            }
+        )
     return out
+
+
+#: How the "fastest" line names a link setting that varies in the table.
+_LINK_LABEL: dict[str, Any] = {
+    "op": str,
+    "ranks": lambda n: f"{int(n)} ranks",
+    "bandwidth_GBps": lambda b: units.format_rate(float(b) * 1e9),
+    "latency_s": lambda a: f"latency {units.format_duration(float(a))}",
+    "gamma_s_per_byte": lambda g: f"gamma {float(g):g} s/B",
+}
+
+
+def _plain(v: Any) -> Any:
+    """A numpy scalar of the grouped table as a plain number (for the JSON)."""
+    return v.item() if hasattr(v, "item") else v
 
 
 def _collective_all(
@@ -390,7 +429,9 @@ def predict(
             "a list 1MB,1GB, or one size. Repeatable.",
         ),
     ],
-    op: Annotated[str, typer.Option(help="Collective: all_reduce, all_gather, ...")] = "all_reduce",
+    op: Annotated[
+        str, typer.Option(help="Collective: all_reduce, all_gather, ..., or all (a row per op).")
+    ] = "all_reduce",
     nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
     gpus_per_node: Annotated[
         int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
@@ -416,7 +457,8 @@ def predict(
     ] = "nccl-tests",
     as_json: JsonOpt = False,
 ) -> None:
-    """Predicted time, algbw and busbw of a collective on a cluster, per size.
+    """Predicted time, algbw and busbw of a collective on a cluster, per size (--op all: a row
+    per op and size).
 
     Example:
 
@@ -424,11 +466,24 @@ def predict(
         costmodel predict --op all_reduce --cluster dgx-h100 --nodes 2 --sizes 8B:16GB
     """
     import numpy as np
+    import pandas as pd
 
     from .. import predict as pr
 
     sz = _sizes(sizes, "--sizes")
-    op = canonical_op(op)  # "all-reduce", "AllReduce" as typed
+    every_op = op.strip().lower() == "all"  # a row per op and size, as collective's op "all"
+    if every_op:
+        from ..nccl import OPS
+
+        ops = list(OPS)
+        if algorithm.strip().lower() != "auto":
+            raise ValueError(
+                f"--algorithm: {algorithm!r} with --op all; allowed: auto (each op's own choice: "
+                "an algorithm is not defined for every op, all_to_all has only p2p)"
+            )
+    else:
+        op = canonical_op(op)  # "all-reduce", "AllReduce" as typed
+        ops = [op]
 
     m = np.asarray(sz, dtype=float)
     if algorithm.strip().lower() == "all":  # the library's refusal names a Python function
@@ -443,28 +498,49 @@ def predict(
                 "--compare-models compares each model's own choice; leave "
                 "--algorithm and --protocol at auto"
             )
-        df = pr.compare_models(op, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node)
+        frames = [
+            pr.compare_models(o, m, cluster, nodes=nodes, gpus_per_node=gpus_per_node) for o in ops
+        ]
+        if every_op:  # which op a row is (one op's table has no op column)
+            frames = [f.assign(op=o)[["op", *f.columns]] for f, o in zip(frames, ops, strict=True)]
+        notes: list[str | None] = [None] * len(ops)
     else:
-        pred = pr.predict_collective(
-            op,
-            m,
-            cluster,
-            nodes=nodes,
-            gpus_per_node=gpus_per_node,
-            algorithm=algorithm,
-            protocol=protocol,
-            model=model,
-            harness=harness,
-        )
-        df = pred.to_frame()
+        preds = [
+            pr.predict_collective(
+                o,
+                m,
+                cluster,
+                nodes=nodes,
+                gpus_per_node=gpus_per_node,
+                algorithm=algorithm,
+                protocol=protocol,
+                model=model,
+                harness=harness,
+            )
+            for o in ops
+        ]
+        frames = [pred.to_frame() for pred in preds]
+        notes = [None if p.error_band is None else p.error_band.note for p in preds]
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    # why a row's band is unknown (its op's note), "" where the band is known
+    band_notes = None
+    if "error_band_pct" in df and any(n is not None for n in notes):
+        per_row = [n for f, n in zip(frames, notes, strict=True) for _ in range(len(f))]
+        band_notes = [
+            "" if v == v or n is None else n
+            for v, n in zip(df["error_band_pct"], per_row, strict=True)
+        ]
+    one_rank = nodes == 1 and (
+        gpus_per_node == 1 or ("ranks" in df.columns and bool((df["ranks"] == 1).any()))
+    )
+    notes_out = [ONE_RANK_NOTE] if one_rank else []  # as collective says it
     if as_json:
         rows = _json_vocabulary(df)
         # collective --json's and the sweep's keys on every row: the preset, and why a band is
         # unknown (its null said nothing); the text table says "± ?" and its note instead
         rows.insert(0, "preset", cluster)
-        if not compare_models and pred.error_band is not None and "error_band_pct" in rows:
-            note = pred.error_band.note
-            rows["band_note"] = ["" if v == v else note for v in rows["error_band_pct"]]
+        if band_notes is not None:
+            rows["band_note"] = band_notes
         _print_json(
             {
                 "op": op,
@@ -474,12 +550,16 @@ def predict(
                 if compare_models
                 else [model],
                 "results": _records(rows),
+                **({"notes": notes_out} if notes_out else {}),
             }
         )
         return
-    typer.echo(f"{op} on {cluster} x {units.format_counted(nodes, 'node')}")
+    what = "every op" if every_op else op
+    typer.echo(f"{what} on {cluster} x {units.format_counted(nodes, 'node')}")
     typer.echo(_human_frame(_with_error_band(df)))
-    note = _band_note(df)
+    for n in notes_out:
+        typer.echo(f"note: {n}")
+    note = _band_note(df if band_notes is None else df.assign(band_note=band_notes))
     if note:
         typer.echo(note)
 

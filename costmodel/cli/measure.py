@@ -128,6 +128,7 @@ def nccl_tests_run(
 
     Example:
 
+    \b
         costmodel validate nccl-tests run -o runs/h100 --ops all_reduce,all_gather --gpus 8 --algos Ring,Tree
     """
     from ..validation import runner
@@ -250,6 +251,7 @@ def validate_torch(
 
     Example (CPU, gloo, 2 ranks):
 
+    \b
         costmodel validate torch --nproc 2 --backend gloo --max-bytes 16MiB -o torch.jsonl
     """
     import importlib.util
@@ -568,8 +570,10 @@ def validate_compare(
 
     Example:
 
+    \b
         costmodel validate compare runs/h100/results.jsonl --cluster dgx-h100 --nodes 2 --report r.html
 
+    \b
         costmodel validate compare --reference 16a
     """
     from ..validation import compare as cmp
@@ -935,6 +939,7 @@ def calibrate(
 
     Example:
 
+    \b
         costmodel calibrate runs/cpu/results.jsonl -o my-cluster.toml --min-bytes 64KiB
     """
     import pandas as pd

@@ -354,7 +354,8 @@ def _eval_collective_link(cat: dict[str, Any], num: dict[str, np.ndarray]) -> di
         dtype=float,
     )
     t = np.broadcast_to(t, sizes.shape)
-    algbw = sizes / t
+    # nccl-tests' algbw = M / t, 0 where t = 0 (one rank exchanges nothing), as predict's rows
+    algbw = np.where(t > 0, sizes / np.where(t > 0, t, 1.0), 0.0)
     busbw = algbw * np.asarray(collectives.busbw_factor(cat["op"], ranks), dtype=float)
     return {
         "model": cat.get("model") or "textbook",

@@ -664,7 +664,7 @@ def _check(grid: Grid) -> None:
                 )
             if "ranks" not in a:
                 raise ValueError("grid: a sweep over a raw link needs ranks, e.g. ranks=8..4096x2")
-            LINK_RANKS.check("ranks", list(a["ranks"]))  # 2..1e9: one rank talks to no one
+            LINK_RANKS.check("ranks", list(a["ranks"]))  # 1..1e9: one rank answers 0 s
             if {"nodes", "gpus_per_node", "protocol"} & set(a):
                 raise ValueError("grid: nodes, gpus_per_node and protocol need a preset")
             if any(m not in _LINK_MODELS for m in a.get("model", ["textbook"])):
