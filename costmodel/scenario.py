@@ -221,7 +221,7 @@ class Scenario(BaseModel):
         "e.g. 500 for H100s capped at 500 W (default: the preset's datasheet power); the fitted "
         "compute efficiency follows it (costmodel.compute.gpu_power_w)",
     )
-    local_batch: int = Field(1, ge=1, le=10**7, description="micro-batch per GPU [samples]")
+    local_batch: int = Field(1, ge=1, le=10**6, description="micro-batch per GPU [samples]")
     accumulation: int = Field(1, ge=1, le=10**6, description="micro-batches per step")
     sequence_length: int = Field(4096, ge=1, le=10**8, description="tokens per sample")
     mfu: float | None = Field(

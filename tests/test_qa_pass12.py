@@ -199,3 +199,14 @@ def test_a_refusal_names_the_alias_typed(argv, typed):
     if typed in first:
         argv2 = [first[typed] + a[len(typed) :] if a.split("=")[0] == typed else a for a in argv]
         assert one_line_error(run(*argv2)) == f"costmodel: error: {first[typed]}: {main}"
+
+
+def test_scenario_micro_batch_bound_is_the_clis():
+    """``Scenario.local_batch`` and ``--local-batch``/``--micro-batch`` share one range
+    (1..1,000,000): ``--vs local_batch=2000000`` was accepted while the flag refused it."""
+    from costmodel._limits import LIMITS
+
+    hi = LIMITS["local_batch"].hi
+    cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", local_batch=int(hi))
+    with pytest.raises(ValueError, match="local_batch"):
+        cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", local_batch=int(hi) + 1)
