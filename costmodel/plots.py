@@ -185,6 +185,25 @@ def clear_of_toolbar(figure: go.Figure) -> go.Figure:
     return figure
 
 
+def keep_labels_inside(figure: go.Figure) -> go.Figure:
+    """Let every axis of a figure grow its margin to hold its tick labels and title, in place;
+    returns it.
+
+    Streamlit's plotly theme sets small fixed margins, so a long category label was drawn past
+    the figure's edge: at 390 px the step timeline's row "gradient reduction" began at the
+    chart's left edge with its first letters cut (chromium, 2026-12-03). Plotly's ``automargin``
+    widens the margin by what the labels need, at every width; a figure whose labels fit keeps
+    its margins.
+
+    >>> f = keep_labels_inside(go.Figure(layout={"yaxis": {"title": {"text": "row"}}}))
+    >>> f.layout.xaxis.automargin, f.layout.yaxis.automargin
+    (True, True)
+    """
+    figure.update_xaxes(automargin=True)
+    figure.update_yaxes(automargin=True)
+    return figure
+
+
 #: A phone's chart width [px]: a 390 px viewport's chart is 354-358 px wide (chromium, 2026-12).
 PHONE_CHART_PX = 354
 
@@ -553,6 +572,26 @@ def _timeline_row(iv: dict) -> str:
     return _STREAM_ROWS.get(str(iv.get("stream") or ""), "communication")
 
 
+#: Space between a row label and the figure's left edge [px]: plotly's automargin fits the
+#: labels exactly, so the first letter of the longest one touched the edge of the chart.
+LABEL_EDGE_PX = 8.0
+
+#: Space between a row label's right end and the axis [px] (plotly's tick standoff, about 4 px
+#: measured, with room to spare).
+LABEL_GAP_PX = 6.0
+
+
+def _row_label_margin_px(rows: list[str]) -> int:
+    """Left margin [px] for category labels ``rows`` drawn a word a line: the longest word at
+    :data:`LEGEND_CHAR_PX` per character, plus :data:`LABEL_GAP_PX` and :data:`LABEL_EDGE_PX`.
+
+    >>> _row_label_margin_px(["gradient reduction", "compute"])   # 9 characters: 54 + 14
+    68
+    """
+    longest = max((len(w) for r in rows for w in r.split()), default=0)
+    return math.ceil(longest * LEGEND_CHAR_PX + LABEL_GAP_PX + LABEL_EDGE_PX)
+
+
 #: Bars of one kind a timeline draws one by one; above this many (a model of tens of thousands of
 #: tensors makes as many DDP buckets, each a backward segment and an all-reduce), bars closer
 #: than :data:`TIMELINE_JOIN_FRACTION` of the step are drawn as one. 90,000 SVG bars (9 MB of
@@ -702,13 +741,23 @@ def ddp_timeline_figure(
                 "%{hovertext}: %{text}, %{customdata[0]:.3s}B" + f"<extra>{kind}</extra>"
             )
     order = [r for r in ("all-gathers", "gradient reduction", "communication") if r in rows]
+    rows_shown = [*order, "compute"]
     layout = {
         "barmode": "overlay",
         "title": {"text": title},
         "xaxis": _time_axis(step_time_s, title="time within the step"),
-        "yaxis": {"categoryorder": "array", "categoryarray": [*order, "compute"]},
+        "yaxis": {
+            "categoryorder": "array",
+            "categoryarray": rows_shown,
+            # a row's name a word a line: "gradient reduction" on one line took a quarter of a
+            # phone's chart and began at its very edge, its first letter cut
+            "tickmode": "array",
+            "tickvals": rows_shown,
+            "ticktext": [r.replace(" ", "<br>") for r in rows_shown],
+            "automargin": True,
+        },
         "legend": _legend(),
-        "margin": {"t": 50, "b": 10},
+        "margin": {"t": 50, "b": 10, "l": _row_label_margin_px(rows_shown)},
         "height": 300,
     }
     gaps = compute_gaps(timeline, step_time_s) if timeline else []
