@@ -581,15 +581,26 @@ LABEL_EDGE_PX = 8.0
 LABEL_GAP_PX = 6.0
 
 
-def _row_label_margin_px(rows: list[str]) -> int:
-    """Left margin [px] for category labels ``rows`` drawn a word a line: the longest word at
-    :data:`LEGEND_CHAR_PX` per character, plus :data:`LABEL_GAP_PX` and :data:`LABEL_EDGE_PX`.
+#: Characters per line of a configuration's name on the side-by-side step chart ("A:
+#: llama-2-7b on dgx-h100 x 4, ddp" on two lines): on one line it took half a phone's chart.
+ROW_LABEL_CHARS = 18
 
-    >>> _row_label_margin_px(["gradient reduction", "compute"])   # 9 characters: 54 + 14
-    68
+
+def _row_labels(lines: list[list[str]]) -> dict:
+    """A category axis's tick labels, each row's name as ``lines`` (one list of lines a row),
+    and the room they need: ``{"ticktext": ..., "margin_l": px}``. The left margin holds the
+    longest line at :data:`LEGEND_CHAR_PX` per character, plus :data:`LABEL_GAP_PX` to the axis
+    and :data:`LABEL_EDGE_PX` to the figure's edge (plotly's automargin alone fits labels to the
+    pixel, a first letter at the very edge).
+
+    >>> _row_labels([["gradient", "reduction"], ["compute"]])   # 9 characters: 54 + 14
+    {'ticktext': ['gradient<br>reduction', 'compute'], 'margin_l': 68}
     """
-    longest = max((len(w) for r in rows for w in r.split()), default=0)
-    return math.ceil(longest * LEGEND_CHAR_PX + LABEL_GAP_PX + LABEL_EDGE_PX)
+    longest = max((len(x) for ls in lines for x in ls), default=0)
+    return {
+        "ticktext": ["<br>".join(ls) for ls in lines],
+        "margin_l": math.ceil(longest * LEGEND_CHAR_PX + LABEL_GAP_PX + LABEL_EDGE_PX),
+    }
 
 
 #: Bars of one kind a timeline draws one by one; above this many (a model of tens of thousands of
@@ -742,6 +753,9 @@ def ddp_timeline_figure(
             )
     order = [r for r in ("all-gathers", "gradient reduction", "communication") if r in rows]
     rows_shown = [*order, "compute"]
+    # a row's name a word a line: "gradient reduction" on one line took a quarter of a phone's
+    # chart and began at its very edge, its first letter cut
+    ticks = _row_labels([r.split() for r in rows_shown])
     layout = {
         "barmode": "overlay",
         "title": {"text": title},
@@ -749,15 +763,13 @@ def ddp_timeline_figure(
         "yaxis": {
             "categoryorder": "array",
             "categoryarray": rows_shown,
-            # a row's name a word a line: "gradient reduction" on one line took a quarter of a
-            # phone's chart and began at its very edge, its first letter cut
             "tickmode": "array",
             "tickvals": rows_shown,
-            "ticktext": [r.replace(" ", "<br>") for r in rows_shown],
+            "ticktext": ticks["ticktext"],
             "automargin": True,
         },
         "legend": _legend(),
-        "margin": {"t": 50, "b": 10, "l": _row_label_margin_px(rows_shown)},
+        "margin": {"t": 50, "b": 10, "l": ticks["margin_l"]},
         "height": 300,
     }
     gaps = compute_gaps(timeline, step_time_s) if timeline else []
@@ -1131,13 +1143,22 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
             trace["text"] = [_time_on_axis(x, unit, duration=True) for x in trace["x"]]
             trace["textposition"] = "none"  # hover only, not written on the bars
             trace["hovertemplate"] = f"%{{y}}: %{{text}}<extra>{trace['name']}</extra>"
+    # each configuration's name on lines of ROW_LABEL_CHARS: on one line it took half a
+    # phone's chart and began at its very edge
+    ticks = _row_labels([_wrap(k, ROW_LABEL_CHARS) for k in labels])
     layout = {
         "barmode": "stack",
         "title": {"text": title},
         "xaxis": _time_axis(end_s, title="step time"),
-        "yaxis": {"autorange": "reversed"},
+        "yaxis": {
+            "autorange": "reversed",
+            "tickmode": "array",
+            "tickvals": labels,
+            "ticktext": ticks["ticktext"],
+            "automargin": True,
+        },
         "legend": _legend(),
-        "margin": {"t": 50, "b": 10},
+        "margin": {"t": 50, "b": 10, "l": ticks["margin_l"]},
         "height": 260,
     }
     return go.Figure(data=data, layout=layout)

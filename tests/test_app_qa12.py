@@ -170,23 +170,37 @@ def _figures(at) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
-def test_the_timeline_keeps_room_for_its_row_labels():
+def test_the_step_charts_keep_room_for_their_row_labels():
     """At 390 px the timeline's row "gradient reduction" began at the chart's left edge, its
-    first letter cut: plotly fits labels to the pixel. A row's name is now a word a line and
-    the left margin holds the longest word with room to the edge; every chart's axes grow
-    their margins to their labels (automargin)."""
+    first letter cut (plotly fits labels to the pixel), and the side-by-side chart's "A:
+    llama-2-7b on dgx-h100 x 4, ddp" took half the chart from its very edge. The timeline's
+    rows are now a word a line, a configuration's name on lines of 18 characters, and the left
+    margin holds the longest line with room to the edge; every chart's axes grow their margins
+    to their labels (automargin)."""
     from costmodel import plots
 
-    at = open_page("page_ddp.py", {"ddp_arch": "llama-2-7b", "ddp_strategy": "hsdp"})
+    at = open_page(
+        "page_ddp.py",
+        {
+            "ddp_arch": "llama-2-7b",
+            "ddp_strategy": "hsdp",
+            "ddp_pin": "true",
+            "ddp_b_cluster": "dgx-a100",
+        },
+    )
     assert_clean(at)
     figures = _figures(at)
-    (timeline,) = [f for f in figures if "One step" in f["layout"]["title"]["text"]]
-    y = timeline["layout"]["yaxis"]
-    assert y["automargin"] is True and all(" " not in t for t in y["ticktext"])
-    assert "gradient<br>reduction" in y["ticktext"]
-    longest = max(len(w) for t in y["ticktext"] for w in t.split("<br>"))
-    margin = timeline["layout"]["margin"]["l"]
-    assert margin >= longest * plots.LEGEND_CHAR_PX + plots.LABEL_EDGE_PX, margin
+    by_title = {f["layout"]["title"]["text"].replace("<br>", " "): f for f in figures}
+    timeline = next(f for t, f in by_title.items() if t.startswith("One step (hsdp"))
+    compare = by_title["One step, A and B"]
+    assert "gradient<br>reduction" in timeline["layout"]["yaxis"]["ticktext"]
+    for f in (timeline, compare):
+        y = f["layout"]["yaxis"]
+        lines = [x for t in y["ticktext"] for x in t.split("<br>")]
+        assert y["automargin"] is True and max(map(len, lines)) <= plots.ROW_LABEL_CHARS
+        room = max(map(len, lines)) * plots.LEGEND_CHAR_PX + plots.LABEL_EDGE_PX
+        assert f["layout"]["margin"]["l"] >= room, (f["layout"]["margin"], lines)
+    assert len(compare["layout"]["yaxis"]["ticktext"][0].split("<br>")) > 1  # wrapped
     for f in figures:
         assert f["layout"]["xaxis"]["automargin"] is True
         assert f["layout"]["yaxis"]["automargin"] is True
@@ -230,21 +244,25 @@ def test_in_a_browser_a_choice_writes_its_name_to_the_url(chromium_browser, app_
 
 
 @pytest.mark.browser
-def test_on_a_phone_the_timeline_s_row_labels_stay_inside_the_chart(chromium_browser, app_url):
+def test_on_a_phone_the_step_charts_row_labels_stay_inside_them(chromium_browser, app_url):
     expect = _expect()
     context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
     try:
         page = context.new_page()
-        page.goto(f"{app_url}/ddp")
-        expect(page.locator(".js-plotly-plot .ytick text").first).to_be_attached()
-        page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+        page.goto(f"{app_url}/ddp?ddp_arch=llama-2-7b&ddp_pin=true&ddp_b_cluster=dgx-a100")
+        expect(page.locator(".js-plotly-plot .ytick text").nth(2)).to_be_attached()
+        page.wait_for_timeout(2000)  # plotly's second layout pass (automargin) settles
         left = page.evaluate(
-            """() => { const p = document.querySelector('.js-plotly-plot');
+            """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
               const x = p.getBoundingClientRect().left;
-              return [...p.querySelectorAll('.ytick text')].map(
-                t => t.getBoundingClientRect().left - x); }"""
+              return [p.querySelector('.gtitle').textContent,
+                      ...[...p.querySelectorAll('.ytick text')].map(
+                        t => t.getBoundingClientRect().left - x)]; })"""
         )
-        assert left and min(left) >= 4, left  # was 0: "gradient reduction" at the very edge
+        step = [c for c in left if c[0].startswith("One step")]
+        assert len(step) == 2, left  # the side-by-side chart and the timeline
+        # was 0 and 1: "gradient reduction" and "A: llama-2-7b on ..." at the very edge
+        assert all(len(c) > 1 and min(c[1:]) >= 4 for c in step), step
     finally:
         context.close()
 
