@@ -489,10 +489,12 @@ def _advice(**fields):
     """Cached :meth:`Scenario.bucket_advice`: the DDP step without its timeline at each of the
     200 caps of :data:`costmodel.ddp.ADVICE_CAPS_BYTES`, sharing one compute estimate and one
     all-reduce prediction per distinct bucket size; each cap's buckets are summed in one
-    vectorised pass over the tensor list (``costmodel.ddp._bucket_totals``). Measured 2026-12-03 on the
-    shared 2-core box, warm: about 0.1 s for a 7B-70B dense model, about 4 s for deepseek-v3's
-    45,395 tensors; cached per distinct set of inputs (64 entries), so a rerun that changes
-    nothing the advice depends on (a tab, a price) costs nothing."""
+    vectorised pass over the tensor list (``costmodel.ddp._bucket_totals``).
+
+    Measured 2026-12-03 on the shared 2-core box, after the page's own step: 0.1-0.2 s for a
+    7B-70B dense model, about 4 s for deepseek-v3's 45,395 tensors. Cached per distinct set of
+    inputs (64 entries), so a rerun that changes nothing the advice depends on (a tab, a price)
+    costs nothing."""
     from costmodel.scenario import Scenario
 
     return Scenario(**fields).bucket_advice()
