@@ -185,6 +185,25 @@ def clear_of_toolbar(figure: go.Figure) -> go.Figure:
     return figure
 
 
+def keep_labels_inside(figure: go.Figure) -> go.Figure:
+    """Let every axis of a figure grow its margin to hold its tick labels and title, in place;
+    returns it.
+
+    Streamlit's plotly theme sets small fixed margins, so a long category label was drawn past
+    the figure's edge: at 390 px the step timeline's row "gradient reduction" began at the
+    chart's left edge with its first letters cut (chromium, 2026-12-03). Plotly's ``automargin``
+    widens the margin by what the labels need, at every width; a figure whose labels fit keeps
+    its margins.
+
+    >>> f = keep_labels_inside(go.Figure(layout={"yaxis": {"title": {"text": "row"}}}))
+    >>> f.layout.xaxis.automargin, f.layout.yaxis.automargin
+    (True, True)
+    """
+    figure.update_xaxes(automargin=True)
+    figure.update_yaxes(automargin=True)
+    return figure
+
+
 #: A phone's chart width [px]: a 390 px viewport's chart is 354-358 px wide (chromium, 2026-12).
 PHONE_CHART_PX = 354
 
@@ -553,6 +572,37 @@ def _timeline_row(iv: dict) -> str:
     return _STREAM_ROWS.get(str(iv.get("stream") or ""), "communication")
 
 
+#: Space between a row label and the figure's left edge [px]: plotly's automargin fits the
+#: labels exactly, so the first letter of the longest one touched the edge of the chart.
+LABEL_EDGE_PX = 8.0
+
+#: Space between a row label's right end and the axis [px] (plotly's tick standoff, about 4 px
+#: measured, with room to spare).
+LABEL_GAP_PX = 6.0
+
+
+#: Characters per line of a configuration's name on the side-by-side step chart ("A:
+#: llama-2-7b on dgx-h100 x 4, ddp" on two lines): on one line it took half a phone's chart.
+ROW_LABEL_CHARS = 18
+
+
+def _row_labels(lines: list[list[str]]) -> dict:
+    """A category axis's tick labels, each row's name as ``lines`` (one list of lines a row),
+    and the room they need: ``{"ticktext": ..., "margin_l": px}``. The left margin holds the
+    longest line at :data:`LEGEND_CHAR_PX` per character, plus :data:`LABEL_GAP_PX` to the axis
+    and :data:`LABEL_EDGE_PX` to the figure's edge (plotly's automargin alone fits labels to the
+    pixel, a first letter at the very edge).
+
+    >>> _row_labels([["gradient", "reduction"], ["compute"]])   # 9 characters: 54 + 14
+    {'ticktext': ['gradient<br>reduction', 'compute'], 'margin_l': 68}
+    """
+    longest = max((len(x) for ls in lines for x in ls), default=0)
+    return {
+        "ticktext": ["<br>".join(ls) for ls in lines],
+        "margin_l": math.ceil(longest * LEGEND_CHAR_PX + LABEL_GAP_PX + LABEL_EDGE_PX),
+    }
+
+
 #: Bars of one kind a timeline draws one by one; above this many (a model of tens of thousands of
 #: tensors makes as many DDP buckets, each a backward segment and an all-reduce), bars closer
 #: than :data:`TIMELINE_JOIN_FRACTION` of the step are drawn as one. 90,000 SVG bars (9 MB of
@@ -702,13 +752,24 @@ def ddp_timeline_figure(
                 "%{hovertext}: %{text}, %{customdata[0]:.3s}B" + f"<extra>{kind}</extra>"
             )
     order = [r for r in ("all-gathers", "gradient reduction", "communication") if r in rows]
+    rows_shown = [*order, "compute"]
+    # a row's name a word a line: "gradient reduction" on one line took a quarter of a phone's
+    # chart and began at its very edge, its first letter cut
+    ticks = _row_labels([r.split() for r in rows_shown])
     layout = {
         "barmode": "overlay",
         "title": {"text": title},
         "xaxis": _time_axis(step_time_s, title="time within the step"),
-        "yaxis": {"categoryorder": "array", "categoryarray": [*order, "compute"]},
+        "yaxis": {
+            "categoryorder": "array",
+            "categoryarray": rows_shown,
+            "tickmode": "array",
+            "tickvals": rows_shown,
+            "ticktext": ticks["ticktext"],
+            "automargin": True,
+        },
         "legend": _legend(),
-        "margin": {"t": 50, "b": 10},
+        "margin": {"t": 50, "b": 10, "l": ticks["margin_l"]},
         "height": 300,
     }
     gaps = compute_gaps(timeline, step_time_s) if timeline else []
@@ -1082,13 +1143,22 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
             trace["text"] = [_time_on_axis(x, unit, duration=True) for x in trace["x"]]
             trace["textposition"] = "none"  # hover only, not written on the bars
             trace["hovertemplate"] = f"%{{y}}: %{{text}}<extra>{trace['name']}</extra>"
+    # each configuration's name on lines of ROW_LABEL_CHARS: on one line it took half a
+    # phone's chart and began at its very edge
+    ticks = _row_labels([_wrap(k, ROW_LABEL_CHARS) for k in labels])
     layout = {
         "barmode": "stack",
         "title": {"text": title},
         "xaxis": _time_axis(end_s, title="step time"),
-        "yaxis": {"autorange": "reversed"},
+        "yaxis": {
+            "autorange": "reversed",
+            "tickmode": "array",
+            "tickvals": labels,
+            "ticktext": ticks["ticktext"],
+            "automargin": True,
+        },
         "legend": _legend(),
-        "margin": {"t": 50, "b": 10},
+        "margin": {"t": 50, "b": 10, "l": ticks["margin_l"]},
         "height": 260,
     }
     return go.Figure(data=data, layout=layout)

@@ -373,12 +373,17 @@ def test_an_h100_vs_b200_cost_at_the_placeholder_price_says_so():
     assert metrics(at)["Cost (B) [USD]"] == f"{cost.cost_usd:,.0f}"
 
 
-def test_the_same_gpu_on_both_sides_needs_no_price_warning():
+def test_the_same_gpu_on_both_sides_needs_no_price_comparison_warning():
+    """One GPU on both sides: the dollars compare like with like, so no warning that they
+    compare two GPUs at one price; the placeholder itself is still flagged under the costs
+    (one warning for both: B shares A's price), as on a page with one configuration."""
     at = open_page(
         "page_ddp.py", {**_H100_VS_B200, "ddp_b_cluster": "dgx-h100", "ddp_b_nodes": "16"}
     )
     assert_clean(at)
-    assert _placeholder_warnings(at) == []
+    warns = _placeholder_warnings(at)
+    assert len(warns) == 1 and warns[0].startswith("Costs (A) and (B) at a $2"), warns
+    assert "as if they rented" not in warns[0]
 
 
 # --- the Memory page names the batch and sequence as the Training step page does -----------

@@ -43,7 +43,7 @@ def test_the_scaling_table_names_memory_and_fit_as_the_strategy_table_does():
     at = open_page("page_ddp.py", {"ddp_arch": "llama-3.1-70b", "ddp_nodes": "8"})
     assert_clean(at)
     text = next(
-        _text(m.value) for m in at.markdown if "scaling efficiency [-]" in _text(m.value)
+        _text(m.value) for m in at.markdown if "| scaling efficiency |" in _text(m.value)
     )  # the scaling table, written out as text
     header = text.splitlines()[0]
     assert "memory per GPU" in header and "memory_bytes" not in header, header

@@ -162,8 +162,10 @@ def test_the_step_pages_scaling_table_shows_the_compute_share():
 
     at = open_tables(open_page("page_ddp.py"))
     assert_clean(at)
-    table = next(d.value for d in at.dataframe if "scaling efficiency [-]" in d.value.columns)
-    share = table["compute share of the step [-]"].astype(float)
+    table = next(
+        d.value for d in at.dataframe if "scaling efficiency [fraction]" in d.value.columns
+    )
+    share = table["compute share of the step [fraction]"].astype(float)
     assert ((share > 0) & (share <= 1)).all() and len(share) == len(table)
 
 

@@ -370,6 +370,38 @@ def wrap_units(params: float, arch: Any = None) -> tuple[WrapUnit, ...]:
     return tuple(replace(u, params=u.params * k) for u in _arch_units(shape))
 
 
+def largest_pair_params(params: float, arch: Any = None) -> float:
+    """Parameters of the largest two neighbouring units of :func:`wrap_units` (the unit
+    computing and the one prefetched, gathered at once) [-]; the one unit's when there is one.
+
+    Equal blocks (a bare count outside :func:`~costmodel.architecture.architecture_for_params`'
+    range) are counted, not built: the largest-model search (``stage_max_params``) probes counts
+    up to ``capacity / bytes per parameter``, 1e17 parameters and more for ZeRO-3 over a million
+    ranks, whose hundreds of millions of blocks held the Memory page for minutes. The value is
+    the same as from the units, to the last bit (``a + a == 2 * a``).
+
+    >>> import math
+    >>> largest_pair_params(1e17) == 2 * (1e17 / math.ceil(1e17 / DEFAULT_BLOCK_PARAMS))
+    True
+    >>> units = wrap_units(7e9)
+    >>> largest_pair_params(7e9) == max(a.params + b.params for a, b in zip(units, units[1:]))
+    True
+    """
+    if arch is None:
+        import math
+
+        from ..architecture import architecture_for_params
+
+        try:
+            architecture_for_params(params)
+        except ValueError:
+            n = max(1, math.ceil(float(params) / DEFAULT_BLOCK_PARAMS))
+            block = params / n
+            return block if n == 1 else 2 * block
+    sizes = [u.params for u in wrap_units(params, arch)]
+    return max((a + b for a, b in zip(sizes, sizes[1:], strict=False)), default=sizes[0])
+
+
 _UNITS_CACHE: dict[tuple[str, int], tuple[WrapUnit, ...]] = {}
 
 

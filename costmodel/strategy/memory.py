@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..units import format_bytes
-from .layout import Layout, wrap_units
+from .layout import Layout, largest_pair_params
 
 
 @dataclass(frozen=True)
@@ -450,8 +450,7 @@ def _largest_pair(p: float, arch: Any) -> float:
     hit = _PAIRS.get(key)
     if hit is not None and hit[0] is arch:
         return hit[1]
-    sizes = [u.params for u in wrap_units(p, arch)]
-    pair = max((a + b for a, b in zip(sizes, sizes[1:], strict=False)), default=sizes[0])
+    pair = largest_pair_params(p, arch)
     if len(_PAIRS) >= 256:
         _PAIRS.clear()
     _PAIRS[key] = (arch, pair)

@@ -16,7 +16,8 @@ Readable answers, decided here once for every page:
   ``_bytes``, ``_bytes_per_s``, ``[s]``, ``[B]``, ``[B/s]``) with the same formatters as the
   metrics ("17.5 ms", "1.07 GB", "366 GB/s"). Only the display is formatted: the table's data and
   its CSV download keep the raw SI numbers (seconds, bytes, bytes per second) at full precision.
-- Charts keep their titles clear of plotly's toolbar (:func:`costmodel.plots.clear_of_toolbar`).
+- Charts keep their titles clear of plotly's toolbar (:func:`costmodel.plots.clear_of_toolbar`)
+  and their axis labels inside the figure at 390 px (:func:`costmodel.plots.keep_labels_inside`).
 - Inputs as they read best, above the answer: every Streamlit input, metric, table and chart kind
   is a JavaScript chunk the browser loads on first use (text, alerts and layout blocks are in
   Streamlit's main bundle), but measured beside the bare page (benchmarks/bench_input_kinds.py,
@@ -199,6 +200,8 @@ def bound_choice(
     *,
     key: str,
     format_func: Callable[[Any], Any] = str,
+    url_names: bool = True,
+    aliases: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
     """``where.<kind>(label, options, ...)`` (``selectbox``, ``radio`` or ``multiselect``)
@@ -207,8 +210,30 @@ def bound_choice(
 
     Streamlit drops such a value and shows the default without a word (``?ddp_strategy=zero4``
     showed ddp); a number out of range in a link is named (:func:`check_url_numbers`), so a
-    choice is named too: the box's label and its allowed choices."""
+    choice is named too: the box's label and its allowed choices.
+
+    The URL names a choice by the option itself (``str(option)``, the API's and the CLI's name:
+    ``?zero_stage=3``, ``?view=link``, ``?op=all_gather``), not by the label ``format_func``
+    shows in the box: Streamlit's own binding writes the label (``?zero_stage=3+(FSDP)``), which
+    a person cannot guess and which changes whenever a label is reworded. Such a box
+    (``url_names``, a single choice whose labels differ from its options) is therefore synced
+    to the URL here (:func:`_named_choice`); links written before with the label, or with an
+    older name in ``aliases`` (label -> option), still open the choice they showed. The others
+    (labels equal to the options; the size list, whose URL keeps the size's label,
+    ``size=268 MB``) use Streamlit's binding."""
     shown = [str(format_func(o)) for o in options]
+    names = [str(o) for o in options]
+    if url_names and kind != "multiselect" and (shown != names or aliases):
+        return _named_choice(
+            where,
+            kind,
+            label,
+            options,
+            key=key,
+            format_func=format_func,
+            aliases=aliases or {},
+            **kwargs,
+        )
     given = st.query_params.get_all(key) if key in st.query_params else []
     bad = [v for v in given if v not in shown]
     if bad:
@@ -219,6 +244,48 @@ def bound_choice(
         )
     method = getattr(where, kind)
     return method(label, options, key=key, format_func=format_func, bind=QP, **kwargs)
+
+
+def _named_choice(
+    where: Any,
+    kind: str,
+    label: str,
+    options: Sequence[Any],
+    *,
+    key: str,
+    format_func: Callable[[Any], Any],
+    aliases: Mapping[str, Any],
+    **kwargs: Any,
+) -> Any:
+    """A radio or select box whose URL parameter ``key`` is the chosen option's name
+    (:func:`bound_choice`): read from the URL on the box's first run in the session (the name,
+    its label, or an alias), written back after every run, left out at the default (as
+    Streamlit's binding leaves it out)."""
+    names = [str(o) for o in options]
+    accepted: dict[str, Any] = {str(format_func(o)): o for o in options}  # links made before
+    accepted.update({a: o for a, o in aliases.items() if o in options})
+    accepted.update(zip(names, options, strict=True))  # the name wins a clash
+    given = st.query_params.get_all(key) if key in st.query_params else []
+    bad = [v for v in given if v not in accepted]
+    if bad:
+        error(
+            f"URL parameter {key}: {', '.join(repr(v) for v in bad)} is not a choice of "
+            f"{label}; allowed: {', '.join(names)}; the default is used"
+        )
+    index = kwargs.pop("index", 0)
+    default = None if index is None else options[index]
+    ok = [accepted[v] for v in given if v in accepted]
+    if ok and key not in st.session_state:  # the box's first run: the link's choice
+        st.session_state[key] = ok[-1]  # (no index beside it: Streamlit would warn of both)
+    else:
+        kwargs["index"] = index
+    value = getattr(where, kind)(label, options, key=key, format_func=format_func, **kwargs)
+    if value is None or value == default:
+        if key in st.query_params:
+            del st.query_params[key]
+    elif st.query_params.get_all(key) != [str(value)]:
+        st.query_params[key] = str(value)
+    return value
 
 
 def bound_number(
@@ -331,6 +398,7 @@ def size_input(label: str, *, value: int, key: str, text_key: str) -> float | No
         SIZES_BYTES,
         index=SIZES_BYTES.index(value),
         format_func=size_label,
+        url_names=False,  # the size's label, "268 MB", is its name in the URL
         key=key,
         disabled=typed,
         help="Not used while a size is typed beside it (empty that box to pick from the list)"
@@ -438,12 +506,18 @@ def column_formatter(name: str) -> Callable[[Any], str] | None:
     ``*_bytes_per_s``, ``busbw``, ``[B/s]``: a rate ("366 GB/s"); ``*_s`` (not ``*_per_s``), ``[s]``:
     a duration ("17.5 ms"); ``*_bytes``, ``bytes_*``, ``[B]``: bytes ("1.07 GB", decimal SI as
     everywhere in costmodel); ``rel_error``/``*_error``: a signed percentage (unsigned when the
-    name says ``abs``: a magnitude); any other float: 4
+    name says ``abs``: a magnitude); ``[fraction]``: a share of 1 as a percentage ("93.1 %",
+    as the metrics show a scaling efficiency; the CSV keeps 0.931); any other float: 4
     significant digits. Names decide, not magnitudes, so a column reads the same in every row.
+
+    >>> column_formatter("scaling efficiency [fraction]")(0.9312)
+    '93.1 %'
     """
     low = name.lower()
     if "[" in low:  # a unit in brackets decides: "[s]", "[B]", "[B/s]"; "[µs]", "[GB/s]" are
         unit = low[low.rindex("[") :]  # already scaled and keep 4 significant digits
+        if unit == "[fraction]":  # a share of 1, read as the metrics show it: "93.1 %"
+            return _safe(_percent)
         return {"[b/s]": _safe(format_rate), "[s]": _safe(format_duration)}.get(
             unit, _safe(format_bytes) if unit == "[b]" else None
         )
@@ -455,9 +529,14 @@ def column_formatter(name: str) -> Callable[[Any], str] | None:
         return _safe(format_bytes)
     if low == "rel_error" or low.endswith("_error"):
         if "abs" in low:  # |error|: a size, not a direction ("+60.7 %" read as an over-estimate)
-            return _safe(lambda v: f"{100 * v:.1f} %")
+            return _safe(_percent)
         return _safe(lambda v: f"{100 * v:+.1f} %")
     return None
+
+
+def _percent(value: float) -> str:
+    """A fraction as the pages' metrics write a percentage: ``0.9312`` -> ``"93.1 %"``."""
+    return f"{100 * value:.1f} %"
 
 
 #: What a table cell shows for a missing or non-finite number (NaN, ±inf: e.g. the relative
@@ -732,8 +811,8 @@ def _index(options: list[str], preferred: str) -> int:
 
 
 def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
-    """``st.plotly_chart`` without the mode bar's logo, the toolbar clear of the title, and
-    tall enough that its legend leaves the plot area its height on a phone
+    """``st.plotly_chart`` without the mode bar's logo, the toolbar clear of the title, the
+    axis labels inside the figure (:func:`costmodel.plots.keep_labels_inside`), and tall enough that its legend leaves the plot area its height on a phone
     (:func:`costmodel.plots.keep_plot_height`).
 
     Nothing waits here: no pause holds a server thread before a session's first chart (the
@@ -742,6 +821,7 @@ def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
     from costmodel import plots
 
     plots.clear_of_toolbar(figure)
+    plots.keep_labels_inside(figure)  # a phone's long axis labels: no cut-off first letters
     plots.keep_plot_height(figure)  # after the title: its margin counts
     kwargs.setdefault("config", {"displayModeBar": "hover", "displaylogo": False})
     st.plotly_chart(figure, key=key, **kwargs)

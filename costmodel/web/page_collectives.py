@@ -56,7 +56,8 @@ VIEWS = {"link": "Formulas on one link (alpha-beta)", "cluster": "A model on a c
 #: formulas on one link are one click away (decision: a planner's first number is the realistic
 #: one, not the lesson's flat ring at the NIC rate, which is several times slower).
 DEFAULT_VIEW = "cluster"
-#: deprecated URL values of ``view`` (before the views were renamed) -> the view they meant
+#: URL values of ``view`` from before the views were renamed -> the view they meant (a link
+#: names a view ``view=link`` or ``view=cluster``; its label is accepted too: common.bound_choice)
 _OLD_VIEWS = {
     "Textbook (alpha-beta, one link)": "link",
     "NCCL-faithful (a cluster preset)": "cluster",
@@ -64,9 +65,6 @@ _OLD_VIEWS = {
 
 
 def _inputs() -> dict:
-    old = st.query_params.get("view")
-    if old in _OLD_VIEWS and "view" not in st.session_state:  # an old shared link keeps
-        st.session_state["view"] = _OLD_VIEWS[old]  # opening the view it showed
     c1, c2, c3 = st.columns(3)
     # every op has a label (the headline indexes OP_LABELS too)
     op = bound_choice(
@@ -79,6 +77,7 @@ def _inputs() -> dict:
         tuple(VIEWS),
         index=tuple(VIEWS).index(DEFAULT_VIEW),
         format_func=VIEWS.get,
+        aliases=_OLD_VIEWS,  # an old shared link keeps opening the view it showed
         key="view",
         help="one link: the alpha-beta formulas of Thakur et al. 2005, every algorithm side by "
         "side; a cluster preset: one of the models lesson, textbook, nccl, calibrated "

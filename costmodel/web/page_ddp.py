@@ -3,6 +3,9 @@ or communication-bound? (The DDP step page became the step page with a strategy 
 
 from __future__ import annotations
 
+import threading
+from typing import Any, Literal
+
 import pandas as pd
 import streamlit as st
 
@@ -71,6 +74,26 @@ CUSTOM = "custom (parameter count)"
 SAME = "same as A"
 
 
+class _MfuSlot(threading.local):
+    """The column of the MFU box, while no MFU is set and the box is not drawn: the efficiency
+    in use is written there after the step is evaluated (:func:`_mfu_in_use`); one per session
+    thread."""
+
+    box: Any = None
+
+
+_mfu_slot = _MfuSlot()
+
+
+def _mfu_in_use(result: Any) -> None:
+    """State, where the MFU box would be, the compute the step used when no MFU is set: the
+    fitted efficiency with its MFU ("fitted efficiency hopper/bf16: MFU 0.41 on one node ..."),
+    the default MFU on a GPU without a fit, or the measured compute time."""
+    box, _mfu_slot.box = _mfu_slot.box, None
+    if box is not None and result is not None:
+        box.caption(f"Compute in use: {result.compute_label}.")
+
+
 def _inputs() -> dict:
     c = st.columns(4)
     arch = bound_choice(
@@ -129,17 +152,24 @@ def _inputs() -> dict:
         help="Default: the achievable efficiency fitted on published one-node runs "
         "(costmodel.compute), shown with its band under the step; 0.4 on a GPU it has no fit for",
     )
-    mfu = bound_number(  # a number box like the page's others: no slider's chunk to load
-        c[2],
-        "MFU [fraction of peak]",
-        min_value=0.05,
-        max_value=1.0,
-        value=0.4,
-        step=0.05,
-        format="%.2f",
-        key="ddp_mfu",
-        disabled=not own_mfu,
-    )
+    mfu, _mfu_slot.box = None, None  # never a slot of an earlier run
+    if own_mfu:  # a number box like the page's others: no slider's chunk to load
+        mfu = bound_number(
+            c[2],
+            "MFU [fraction of peak]",
+            min_value=0.05,
+            max_value=1.0,
+            value=0.4,
+            step=0.05,
+            format="%.2f",
+            key="ddp_mfu",
+        )
+    else:
+        # no greyed box: it showed 0.40 while the step used the fitted efficiency (0.41 on an
+        # H100); the efficiency in use is written in this column, under the check box, once
+        # the step is evaluated (_mfu_in_use; the column itself, not an st.empty slot: one
+        # element on the first view, as the box was)
+        _mfu_slot.box = c[2]
     bucket_text = c[3].text_input(
         "bucket_cap [B]",
         value="",
@@ -277,7 +307,7 @@ def _inputs() -> dict:
         "model": model,
         "local_batch": local_batch,
         "sequence_length": seq,
-        "mfu": float(mfu) if own_mfu else None,
+        "mfu": float(mfu) if mfu is not None else None,
         "accumulation": accumulation,
         "no_sync": no_sync,
         # empty: the strategy's default bucket (None); a bad entry shows its error
@@ -472,7 +502,15 @@ def _diff(r: dict) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _advice(**fields):
-    """Cached :meth:`Scenario.bucket_advice` (200 steps: about 0.5-1.5 s on 2 cores)."""
+    """Cached :meth:`Scenario.bucket_advice`: the DDP step without its timeline at each of the
+    200 caps of :data:`costmodel.ddp.ADVICE_CAPS_BYTES`, sharing one compute estimate and one
+    all-reduce prediction per distinct bucket size; each cap's buckets are summed in one
+    vectorised pass over the tensor list (``costmodel.ddp._bucket_totals``).
+
+    Measured 2026-12-03 on the shared 2-core box, after the page's own step: 0.1-0.2 s for a
+    7B-70B dense model, about 4 s for deepseek-v3's 45,395 tensors. Cached per distinct set of
+    inputs (64 entries), so a rerun that changes nothing the advice depends on (a tab, a price)
+    costs nothing."""
     from costmodel.scenario import Scenario
 
     return Scenario(**fields).bucket_advice()
@@ -548,6 +586,7 @@ def render() -> None:
     result = None
     with section("Scenario", BOX_LABELS):
         result = data.evaluate_scenario(**inp)
+    _mfu_in_use(result)
     if result is None:
         return
     headline_text(
@@ -690,8 +729,9 @@ def render() -> None:
                 "step_time_s": "step [s]",
                 "comm_s": "communication [s]",
                 "exposed_comm_s": "exposed [s]",
-                "efficiency": "scaling efficiency [-]",
-                "compute_share": "compute share of the step [-]",
+                # fractions shown as percentages, as the metrics above (common.column_formatter)
+                "efficiency": "scaling efficiency [fraction]",
+                "compute_share": "compute share of the step [fraction]",
                 "tokens_per_s": "tokens/s",
                 "memory_bytes": "memory per GPU [B]",  # as the strategy table says it
             }
@@ -863,10 +903,54 @@ def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
     return None, float(usd), "user"
 
 
-def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> None:
-    """Days, GPU-hours, dollars (with the price's date) and MFU of one side; ``result`` (the
-    side's step) says why a predicted step's band is unknown, never left out silently;
-    ``source``: where a typed price came from (:func:`_price_input`)."""
+def _price_source(cost, price: str | None, source: str) -> tuple[str, Literal["off", "inverse"]]:
+    """Where the cost's price came from, in a few words under the number, and the colour of
+    those words (``st.metric``'s ``delta_color``): the preset's name and date (the CLI's
+    ``train --price`` line says the same), the user's typed rate, or the placeholder in red."""
+    if price is not None:
+        return f"{price}, prices as of {cost.price_date}", "off"
+    if source == "default":
+        return f"${cost.usd_per_gpu_hour:g}/GPU-hour placeholder, not a price", "inverse"
+    return f"${cost.usd_per_gpu_hour:g}/GPU-hour, your price", "off"
+
+
+def _placeholder_warning(gpu: str, what: str) -> None:
+    """The warning beside a cost computed at the placeholder rate: it is no price anyone gave,
+    and which prices are published for ``gpu`` (the presets ``costmodel train --price`` takes
+    for it, :func:`costmodel.training.prices_for_gpu`), with their names and dates."""
+    names = training.prices_for_gpu(gpu)
+    if names:
+        by_rate = sorted((training.load_price(n) for n in names), key=lambda p: p.usd_per_gpu_hour)
+        lo, hi = by_rate[0], by_rate[-1]
+        offer = (
+            f"Prices published for {gpu}: ${lo.usd_per_gpu_hour:.2f} ({lo.name}, {lo.date}) to "
+            f"${hi.usd_per_gpu_hour:.2f} ({hi.name}, {hi.date}) per GPU-hour, "
+            f"{format_counted(len(names), 'preset')} in the Price box: pick one or type yours."
+        )
+    else:
+        offer = f"No price is published for {gpu}: type yours (USD per GPU-hour)."
+    st.warning(
+        f"{what} at a ${DEFAULT_USD_PER_GPU_HOUR:g} per GPU-hour placeholder: not a published "
+        f"price and not one you gave. {offer}",
+        icon=":material/payments:",
+    )
+
+
+def _cost_metrics(
+    cost,
+    side: str = "",
+    result=None,
+    source: str = "user",
+    price: str | None = None,
+    placeholder_warning: tuple[str, str] | None = None,
+) -> None:
+    """Days, GPU-hours, dollars (with the price's source under the number: the preset's name
+    and date, the user's rate, or the placeholder) and MFU of one side; ``result`` (the side's
+    step) says why a predicted step's band is unknown, never left out silently; ``source``:
+    where a typed price came from (:func:`_price_input`); ``price``: the preset chosen;
+    ``placeholder_warning``: (GPU, what is costed) of :func:`_placeholder_warning`, shown
+    right under the number when the cost is at the placeholder rate (None: no warning here,
+    e.g. the one above the costs says it)."""
     # the one definition of the API and the CLI (Scenario.flops_definition): a bare count's
     # MFU is not 6N here and 6N + attention in the step's compute source
     flops = (
@@ -884,7 +968,15 @@ def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> No
         if source == "default"
         else "price given by you"
     )
-    m[2].metric(f"Cost{side} [USD]", f"{cost.cost_usd:,.0f}", help=when)
+    said, colour = _price_source(cost, price, source)
+    m[2].metric(
+        f"Cost{side} [USD]",
+        f"{cost.cost_usd:,.0f}",
+        help=when,
+        delta=said,
+        delta_color=colour,
+        delta_arrow="off",
+    )
     m[3].metric(
         (
             "MFU implied by the measured step"
@@ -894,6 +986,8 @@ def _cost_metrics(cost, side: str = "", result=None, source: str = "user") -> No
         + side,
         f"{100 * cost.mfu:.1f} %",
     )
+    if source == "default" and price is None and placeholder_warning is not None:
+        _placeholder_warning(*placeholder_warning)
     db, cb = cost.wall_days_band, cost.cost_usd_band
     band = (
         f" Expected-error band (the step's): {format_days(db[0])}-{format_days(db[1])} days"
@@ -960,7 +1054,8 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         bind=QP,
         help="e.g. 1.2s: days and cost at the measured step, and the MFU it implies",
     )
-    if gpu_b is not None and gpu_b != gpu and "default" in (source, source_b):
+    two_gpus = gpu_b is not None and gpu_b != gpu
+    if two_gpus and "default" in (source, source_b):
         placeholder = [
             f"{side} ({g})"
             for side, g, src in (("A", gpu, source), ("B", gpu_b, source_b))
@@ -990,12 +1085,21 @@ def _training_cost(result, inp: dict, rb=None) -> None:
             measured_step_time_s=measured,
             usd_source=source,
         )
-        _cost_metrics(cost, " (A)" if rb is not None else "", result, source)
+        # a placeholder is flagged under its number, unless the warning above (two GPUs at
+        # one placeholder rate) says it already; B on A's GPU shares A's price and its warning
+        _cost_metrics(
+            cost,
+            " (A)" if rb is not None else "",
+            result,
+            source,
+            price_name,
+            None if two_gpus else (gpu, "Cost" if rb is None else "Costs (A) and (B)"),
+        )
         if rb is not None:
             cost_b = rb.training_cost(
                 tokens, usd_per_gpu_hour=usd_b, price=price_b, usd_source=source_b
             )
-            _cost_metrics(cost_b, " (B)", rb, source_b)
+            _cost_metrics(cost_b, " (B)", rb, source_b, price_b, None)
 
 
 if __name__ == "__main__":
