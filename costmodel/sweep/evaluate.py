@@ -558,6 +558,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
     rows: list[dict[str, Any]] = []
     errors: list[str] = []
     gpus: list[str | None] = []
+    flops: list[tuple[float, float] | None] = []  # (FLOPs per token, peak) of a priced row
     for i in range(n):
         kw = {k: v[i].item() for k, v in num.items() if k not in ("nodes", "gpus_per_node")}
         c = None
@@ -565,9 +566,12 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
             c = get_cluster(cat["preset"], int(nodes[i]), None if gpn is None else int(gpn[i]))
             rows.append(step_row(cat, c, int(nodes[i]), **kw))
             errors.append("")
+            priced = cat.get("tokens") is not None
+            flops.append(_mfu_inputs(cat, c, kw, rows[-1]["sequence_length"]) if priced else None)
         except ValueError as exc:
             rows.append(_failed_step_row(cat, c, kw))
             errors.append(" ".join(str(exc).split()))
+            flops.append(None)
         gpus.append(None if c is None else str(c.gpu.name))
     out: dict[str, Any] = {
         "preset": cat["preset"],
@@ -602,7 +606,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         else:
             out[k] = np.array(v, dtype=object if isinstance(v[0], str) else None)
     if cat.get("tokens") is not None:
-        out.update(_train_cost_columns(cat, rows, errors, gpus))
+        out.update(_train_cost_columns(cat, rows, errors, gpus, flops))
     out["error"] = np.array(errors, dtype=object)
     return out
 
@@ -614,8 +618,13 @@ TRAIN_COST_COLUMNS = (
     "wall_days_lo",
     "wall_days_hi",
     "gpu_hours",
+    "gpu_hours_lo",
+    "gpu_hours_hi",
+    "mfu",
     "usd_per_gpu_hour",
     "cost_usd",
+    "cost_usd_lo",
+    "cost_usd_hi",
     "price",
     "price_date",
     "cost_note",
@@ -623,15 +632,54 @@ TRAIN_COST_COLUMNS = (
 """A step sweep row's time and cost to train, with a token budget (the ``tokens`` setting;
 ``costmodel train``'s names and units): ``tokens`` to train, optimizer ``steps``
 (``ceil(tokens / tokens_per_step)``), wall-clock ``wall_days`` with ``wall_days_lo`` and
-``wall_days_hi`` at the ends of the step's band (NaN without one), ``gpu_hours``, and with a
-price ``usd_per_gpu_hour``, ``cost_usd``, the ``price`` preset's name and its ``price_date``
-(empty for a price typed as ``usd_per_gpu_hour``). ``cost_usd`` is NaN, and ``cost_note``
+``wall_days_hi`` at the ends of the step's band (NaN without one), ``gpu_hours`` with
+``gpu_hours_lo``/``gpu_hours_hi`` at the same ends, the ``mfu`` the step implies (model FLOPs
+per token x tokens per step / (step time x GPUs x the peak of the step's precision), as
+``train`` reports it), and with a price ``usd_per_gpu_hour``, ``cost_usd`` with
+``cost_usd_lo``/``cost_usd_hi`` at the band's ends, the ``price`` preset's name and its
+``price_date`` (empty for a price typed as ``usd_per_gpu_hour``). The bands are
+:class:`costmodel.training.TrainingCost`'s ``wall_days_band``, ``gpu_hours_band`` and
+``cost_usd_band``, ``train --json``'s. ``cost_usd`` is NaN, and ``cost_note``
 says why, where no price matches the row's GPU (a GPU is never priced at another GPU's rate);
 ``cost_note`` also says when the price is old or the configuration does not fit in memory."""
 
 
+def _mfu_inputs(
+    cat: dict[str, Any], cluster: Any, kw: dict[str, Any], sequence_length: int
+) -> tuple[float, float]:
+    """(model FLOPs per token [FLOP], the GPU's dense peak at the step's precision [FLOP/s]) of
+    a step row of ``sequence_length`` tokens: what :meth:`costmodel.scenario.ScenarioResult.training_cost` hands
+    :func:`costmodel.training.training_cost` for ``train``'s MFU
+    (:func:`~costmodel.strategy.step.model_flops_per_token` and
+    :func:`~costmodel.strategy.step.measured_peak_flops`, with the precision the step ran at:
+    :func:`~costmodel.strategy.step.check_precision_support`)."""
+    from ..architecture import load_arch
+    from ..strategy.step import (
+        check_precision_support,
+        measured_peak_flops,
+        model_flops_per_token,
+    )
+
+    arch = load_arch(cat["arch"]) if cat["arch"] is not None else None
+    params = float(arch.params) if arch is not None else float(kw["params"])
+    compute_time = kw.get("compute_time")
+    fpt = model_flops_per_token(
+        params,
+        arch,
+        int(sequence_length),
+        mfu=None if compute_time is not None else kw.get("mfu"),  # the step's own rule
+        compute_time_s=compute_time,
+    )[0]
+    precision = check_precision_support(cluster.gpu, cat.get("precision"), cat["recipe"])
+    return float(fpt), measured_peak_flops(cluster.gpu, precision)
+
+
 def _train_cost_columns(
-    cat: dict[str, Any], rows: list[dict[str, Any]], errors: list[str], gpus: list[str | None]
+    cat: dict[str, Any],
+    rows: list[dict[str, Any]],
+    errors: list[str],
+    gpus: list[str | None],
+    flops: list[tuple[float, float] | None],
 ) -> dict[str, Any]:
     """:data:`TRAIN_COST_COLUMNS` of step rows: each priced row's step time, tokens per step
     and GPUs through :func:`costmodel.training.training_cost`, the function and arguments of
@@ -647,7 +695,7 @@ def _train_cost_columns(
     usd = cat.get("usd_per_gpu_hour")
     by_gpu = {load_price(p).gpu: p for p in (cat.get("price") or ())}
     cols: dict[str, list[Any]] = {k: [] for k in TRAIN_COST_COLUMNS}
-    for r, err, gpu in zip(rows, errors, gpus, strict=True):
+    for r, err, gpu, fp in zip(rows, errors, gpus, flops, strict=True):
         price = by_gpu.get(gpu) if gpu is not None else None
         cost = None
         note = ""
@@ -662,6 +710,8 @@ def _train_cost_columns(
                     price=price,
                     gpu=gpu,
                     step_time_band_s=(float(r["step_time_lo_s"]), float(r["step_time_hi_s"])),
+                    flops_per_token=None if fp is None else fp[0],
+                    peak_flops=None if fp is None else fp[1],
                 )
             except ValueError as exc:
                 note = " ".join(str(exc).split())
@@ -677,13 +727,16 @@ def _train_cost_columns(
                     "cannot run"
                 )
             note = "; ".join(notes)
-        band = cost.wall_days_band if cost is not None else None
         cols["tokens"].append(tokens)
         cols["steps"].append(None if cost is None else cost.steps)
         cols["wall_days"].append(np.nan if cost is None else cost.wall_days)
-        cols["wall_days_lo"].append(np.nan if band is None else band[0])
-        cols["wall_days_hi"].append(np.nan if band is None else band[1])
         cols["gpu_hours"].append(np.nan if cost is None else cost.gpu_hours)
+        for name in ("wall_days", "gpu_hours", "cost_usd"):  # TrainingCost's bands: train's
+            band = getattr(cost, f"{name}_band") if cost is not None else None
+            cols[f"{name}_lo"].append(np.nan if band is None else band[0])
+            cols[f"{name}_hi"].append(np.nan if band is None else band[1])
+        mfu = cost.mfu if cost is not None else None
+        cols["mfu"].append(np.nan if mfu is None else mfu)
         paid = cost is not None and cost.cost_usd is not None
         cols["usd_per_gpu_hour"].append(cost.usd_per_gpu_hour if paid else np.nan)  # type: ignore[union-attr]
         cols["cost_usd"].append(cost.cost_usd if paid else np.nan)  # type: ignore[union-attr]

@@ -1,0 +1,154 @@
+"""Planner inputs, second pass: the memory sweep and the Memory page take a strategy as
+``costmodel memory --strategy`` does, ``scenario --global-tokens --vs`` compares at one global
+batch, a step sweep's time-to-train columns carry the MFU and GPU-hour and dollar bands of
+``train``, and ``scenario --precision`` refuses a bad name in one line. Each answer is checked
+against the surface that already gave it, so one question keeps one number."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import costmodel as cm
+from costmodel import batch
+
+from ._cli import one_line_error, run
+
+ARCH = "llama-3.1-8b"
+
+
+def _json(*args: str) -> dict:
+    r = run(*args, "--json")
+    assert r.exit_code == 0, (r.stdout, r.stderr)
+    return json.loads(r.stdout)
+
+
+# --- scenario --global-tokens --vs: B at A's global batch ------------------------------------
+def test_vs_compares_at_the_global_batch_given_in_tokens():
+    d = _json("scenario", "--arch", ARCH, "--nodes", "4", "--zero", "1", "--global-tokens",
+              "4Mi", "--vs", "nodes=16")  # fmt: skip
+    a, b = d["a"], d["b"]
+    assert a["tokens_per_step"] == b["tokens_per_step"] == 4 * 2**20
+    # A: 1,024 sequences over 32 GPUs at micro-batch 1 -> accumulation 32; B: 128 GPUs -> 8
+    sol = batch.solve_batch(local_batch=1, ranks=128, global_tokens=4 * 2**20, sequence_length=4096)
+    assert (a["scenario"]["local_batch"], a["scenario"]["accumulation"]) == (1, 32)
+    assert (b["scenario"]["local_batch"], b["scenario"]["accumulation"]) == (
+        sol.local_batch, sol.accumulation,
+    ) == (1, 8)  # fmt: skip
+    # B is the scenario asked at that split directly: the same step
+    direct = _json("scenario", "--arch", ARCH, "--nodes", "16", "--zero", "1",
+                   "--accumulation", "8")  # fmt: skip
+    assert b["step_time_s"] == direct["step_time_s"]
+
+
+def test_vs_keeps_the_accumulation_a_was_given_and_what_vs_changes():
+    # A given its accumulation: B keeps it and solves its micro-batch
+    d = _json("scenario", "--arch", ARCH, "--nodes", "4", "--zero", "1", "--global-tokens",
+              "4Mi", "--accumulation", "2", "--vs", "nodes=16")  # fmt: skip
+    assert (d["a"]["scenario"]["local_batch"], d["a"]["scenario"]["accumulation"]) == (16, 2)
+    assert (d["b"]["scenario"]["local_batch"], d["b"]["scenario"]["accumulation"]) == (4, 2)
+    # --vs changes the micro-batch: that one is B's, its accumulation solved
+    d = _json("scenario", "--arch", ARCH, "--nodes", "4", "--zero", "1", "--global-tokens",
+              "4Mi", "--vs", "nodes=16,micro_batch=2")  # fmt: skip
+    assert (d["b"]["scenario"]["local_batch"], d["b"]["scenario"]["accumulation"]) == (2, 4)
+    assert d["b"]["tokens_per_step"] == 4 * 2**20
+
+
+def test_tokens_per_gpu_stays_per_gpu_on_b():
+    d = _json("scenario", "--arch", ARCH, "--nodes", "2", "--tokens-per-gpu", "8Ki", "--vs",
+              "nodes=4")  # fmt: skip
+    assert d["a"]["scenario"]["local_batch"] == d["b"]["scenario"]["local_batch"] == 2
+    assert d["b"]["tokens_per_step"] == 2 * d["a"]["tokens_per_step"]
+
+
+@pytest.mark.parametrize(
+    ("vs", "fragments"),
+    [
+        ("nodes=6", ["--global-tokens", "4,194,304 tokens", "1,024 sequences", "B's 48 GPUs",
+                     "accumulation=21"]),
+        ("nodes=64", ["--global-tokens", "B's 512 GPUs", "accumulation=1"]),
+        ("seq=3000", ["--global-tokens", "3000", "--vs seq", "4,194,000"]),
+        ("nodes=16,micro_batch=2,accumulation=2",
+         ["--vs micro_batch", "--vs accumulation", "4,194,304 tokens"]),
+    ],
+)  # fmt: skip
+def test_b_that_cannot_split_the_global_batch_is_refused_in_one_line(vs, fragments):
+    tokens = "1Mi" if vs == "nodes=64" else "4Mi"
+    one_line_error(
+        run("scenario", "--arch", ARCH, "--nodes", "4", "--global-tokens", tokens, "--vs", vs),
+        *fragments,
+    )
+
+
+# --- scenario --precision: one line, the value typed ----------------------------------------
+@pytest.mark.parametrize("command", ["scenario", "train", "step"])
+def test_a_bad_precision_is_refused_naming_the_value(command):
+    extra = {"train": ["--tokens", "1T"], "step": ["--cluster", "dgx-h100"]}.get(command, [])
+    line = one_line_error(
+        run(command, "--arch", ARCH, "--nodes", "2", *extra, "--precision", "fp9"),
+        "--precision", "'fp9'", "bf16", "fp8",
+    )  # fmt: skip
+    assert "Input should be" not in line  # not pydantic's words
+
+
+# --- sweep: MFU and the GPU-hour and dollar bands of train ----------------------------------
+@pytest.fixture(scope="module")
+def priced() -> object:
+    return cm.sweep(
+        kind="step",
+        preset="dgx-h100,dgx-b200",
+        arch=ARCH,
+        strategy="zero1",
+        nodes="2,4",
+        tokens="1T",
+        price="aws-p5-on-demand",
+    )
+
+
+def test_sweep_row_has_trains_mfu_and_bands(priced):
+    row = priced[(priced.preset == "dgx-h100") & (priced.nodes == 4)].iloc[0]
+    t = _json(
+        "train", "--arch", ARCH, "--tokens", "1T", "--nodes", "4", "--strategy", "zero1",
+        "--price", "aws-p5-on-demand",
+    )  # fmt: skip
+    assert row["mfu"] == pytest.approx(t["mfu"], rel=1e-12)
+    assert [row["gpu_hours_lo"], row["gpu_hours_hi"]] == pytest.approx(t["gpu_hours_band"])
+    assert [row["cost_usd_lo"], row["cost_usd_hi"]] == pytest.approx(t["cost_usd_band"])
+    # the bands are the days' band in GPU-hours and dollars: one band, three units
+    for end in ("lo", "hi"):
+        assert row[f"gpu_hours_{end}"] == pytest.approx(row[f"wall_days_{end}"] * 24 * row.ranks)
+        assert row[f"cost_usd_{end}"] == pytest.approx(
+            row[f"gpu_hours_{end}"] * row.usd_per_gpu_hour
+        )
+    assert row.wall_days_lo < row.wall_days < row.wall_days_hi
+
+
+def test_unpriced_rows_have_hour_bands_but_no_dollar_band(priced):
+    bare = cm.sweep(kind="step", preset="dgx-h100", arch=ARCH, strategy="zero1", tokens="1T")
+    assert (bare.gpu_hours_lo < bare.gpu_hours).all() and (bare.gpu_hours < bare.gpu_hours_hi).all()
+    assert bare.cost_usd_lo.isna().all() and bare.cost_usd_hi.isna().all()
+    # a row with no band (its band_note says why) has none in hours or dollars either
+    b200 = priced[priced.preset == "dgx-b200"]
+    unknown = b200[b200.band_note != ""]
+    assert len(unknown) and unknown.wall_days_lo.isna().all() and unknown.gpu_hours_lo.isna().all()
+    assert (b200.mfu > 0).all() and (b200.mfu < 1).all()
+
+
+def test_fp8_row_mfu_is_of_the_fp8_peak():
+    df = cm.sweep(kind="step", preset="dgx-h100", arch=ARCH, strategy="zero1", nodes="2",
+                  tokens="1T", precision="bf16,fp8")  # fmt: skip
+    for prec in ("bf16", "fp8"):
+        t = _json("train", "--arch", ARCH, "--tokens", "1T", "--nodes", "2", "--strategy",
+                  "zero1", "--precision", prec)  # fmt: skip
+        assert df[df.precision == prec].mfu.iloc[0] == pytest.approx(t["mfu"], rel=1e-12)
+
+
+def test_sweep_mfu_with_a_given_mfu_and_a_bare_count():
+    df = cm.sweep(kind="step", preset="dgx-h100", params="7B", strategy="fsdp", nodes="2",
+                  mfu="0.3", tokens="1T")  # fmt: skip
+    t = _json("train", "--params", "7B", "--tokens", "1T", "--nodes", "2", "--strategy", "fsdp",
+              "--mfu", "0.3")  # fmt: skip
+    assert df.mfu.iloc[0] == pytest.approx(t["mfu"], rel=1e-12)
+    assert np.isfinite(df.gpu_hours_lo.iloc[0])
