@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 import costmodel as cm
-from costmodel import batch
+from costmodel import batch, presets
+from costmodel.units import format_bytes
 
 from ._cli import one_line_error, run
+from .test_app import assert_clean, metrics, open_page
 
 ARCH = "llama-3.1-8b"
 
@@ -152,3 +154,134 @@ def test_sweep_mfu_with_a_given_mfu_and_a_bare_count():
               "--mfu", "0.3")  # fmt: skip
     assert df.mfu.iloc[0] == pytest.approx(t["mfu"], rel=1e-12)
     assert np.isfinite(df.gpu_hours_lo.iloc[0])
+
+
+# --- memory: one strategy choice on the CLI, the memory sweep and the Memory page ------------
+CARD = f"{presets.load('h100-sxm', 'gpu').memory_bytes}B"  # the Memory page's default GPU
+
+# (CLI options, sweep axes, (ZeRO stage, ZeRO-3 as, HSDP group, reshard) on the page)
+LAYOUTS = {
+    "hsdp g=8": (["--strategy", "hsdp", "--group-size", "8", "--ranks", "32"],
+                 {"strategy": "hsdp", "group_size": "8", "ranks": "32"}, (3, "hsdp", 8, True)),
+    "fsdp (no reshard)": (["--strategy", "fsdp", "--no-reshard", "--ranks", "16"],
+                          {"strategy": "fsdp", "reshard": "false", "ranks": "16"},
+                          (3, "fsdp", None, False)),
+    "zero2": (["--strategy", "zero2", "--ranks", "16"], {"strategy": "zero2", "ranks": "16"},
+              (2, None, None, None)),
+}  # fmt: skip
+
+
+def _page(query: dict, stage: int, as3: str | None, group: int | None, reshard: bool | None):
+    at = open_page("page_memory.py", query)
+    at.radio(key="zero_stage").set_value(stage).run()
+    if as3 is not None:
+        at.radio(key="mem_strategy").set_value(as3).run()
+    if group is not None:
+        at.number_input(key="mem_group").set_value(group).run()
+    if reshard is False:
+        at.checkbox(key="mem_reshard").uncheck().run()
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_one_layout_one_number_on_memory_the_sweep_and_the_page(name):
+    cli_args, axes, (stage, as3, group, reshard) = LAYOUTS[name]
+    d = _json("memory", "--arch", ARCH, *cli_args, "--gpu-memory", CARD)
+    assert d["layout"] == name
+    (row,) = cm.sweep(kind="memory", arch=ARCH, gpu_memory=CARD, **axes).to_dict("records")
+    assert row["memory_GB"] * 1e9 == pytest.approx(d["memory_bytes"], rel=1e-12)
+    assert row["buffers_GB"] == pytest.approx(d["buffers_GB"], rel=1e-12)
+    for key in ("strategy", "layout", "zero_stage", "fits"):
+        assert row[key] == d[key], key
+    if d["group_size"] is not None:
+        assert row["group_size"] == d["group_size"]
+    at = _page({"arch": ARCH, "dp_ranks": str(d["ranks"])}, stage, as3, group, reshard)
+    assert metrics(at)[f"Memory per GPU, ZeRO-{stage}"] == format_bytes(d["memory_bytes"])
+    assert any(f"ZeRO-{stage} ({name})" in c.value for c in at.caption)
+    # and the step prices the same layout's memory
+    nodes = str(d["ranks"] // 8)
+    step = _json("step", "--arch", ARCH, *cli_args[:-2], "--nodes", nodes, "--cluster", "dgx-h100")
+    assert step["memory_bytes"] == pytest.approx(d["memory_bytes"], rel=1e-12)
+
+
+def test_a_bare_count_under_hsdp_on_the_three_surfaces():
+    d = _json("memory", "--params", "7B", "--strategy", "hsdp", "--group-size", "8", "--ranks",
+              "64", "--gpu-memory", CARD)  # fmt: skip
+    df = cm.sweep(kind="memory", params="7B", strategy="hsdp", group_size="8",
+                  ranks="16,64", gpu_memory=CARD)  # fmt: skip
+    # sharded over the group, not the ranks: both rank counts are the CLI's number
+    assert np.allclose(df.memory_GB * 1e9, d["memory_bytes"], rtol=1e-12)
+    assert d["model_state_bytes"] == pytest.approx(16 * 7e9 / 8)
+    at = _page({"arch": "custom (parameter count)", "params": "7B", "dp_ranks": "64",
+                "activations": "false"}, 3, "hsdp", 8, True)  # fmt: skip
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(d["memory_bytes"])
+    # no fewest ranks for hsdp: the CLI's reason, in the page's 'Ranks needed' table
+    at.session_state["table_ranks_needed"] = True
+    at = at.run()
+    notes = next(x.value for x in at.dataframe if "note" in x.value.columns)
+    zero3 = notes[notes["ZeRO stage"] == 3].iloc[0]
+    assert zero3["note"] == d["min_ranks_note"].replace("--group-size", "HSDP group [GPUs]")
+
+
+def test_hsdp_group_defaults_to_one_node_of_the_preset():
+    d = _json("memory", "--arch", ARCH, "--strategy", "hsdp", "--ranks", "32", "--cluster",
+              "dgx-h100")  # fmt: skip
+    (row,) = cm.sweep(kind="memory", arch=ARCH, strategy="hsdp", ranks="32",
+                      preset="dgx-h100").to_dict("records")  # fmt: skip
+    assert row["group_size"] == d["group_size"] == 8 and row["layout"] == "hsdp g=8"
+    assert row["memory_GB"] * 1e9 == pytest.approx(d["memory_bytes"], rel=1e-12)
+
+
+def test_zero_stage_sweeps_are_the_strategies_of_their_stages():
+    by_stage = cm.sweep(kind="memory", params="7B", zero_stage="0,1,2,3", ranks="8")
+    by_name = cm.sweep(kind="memory", params="7B", strategy="ddp,zero1,zero2,fsdp", ranks="8")
+    assert list(by_stage.strategy) == list(by_name.strategy) == ["ddp", "zero1", "zero2", "fsdp"]
+    assert list(by_stage.zero_stage) == list(by_name.zero_stage) == [0, 1, 2, 3]
+    assert np.array_equal(by_stage.memory_GB, by_name.memory_GB)
+
+
+def test_cli_memory_sweep_takes_the_strategy(tmp_path):
+    out = tmp_path / "m.csv"
+    r = run("sweep", "--kind", "memory", "--set", "params=7B,70B", "--set", "strategy=hsdp",
+            "--set", "group_size=8,16", "--set", "ranks=64", "--set", "reshard=false",
+            "-o", str(out), "--no-progress")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    from costmodel.sweep import read_table
+
+    df = read_table(out)
+    assert sorted(set(df.layout)) == ["hsdp g=16 (no reshard)", "hsdp g=8 (no reshard)"]
+    for row in df.itertuples():
+        d = _json("memory", "--params", f"{row.params:g}", "--strategy", "hsdp", "--group-size",
+                  str(row.group_size), "--ranks", "64", "--no-reshard")  # fmt: skip
+        assert row.memory_GB * 1e9 == pytest.approx(d["memory_bytes"], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("sets", "fragments"),
+    [
+        (["strategy=hsdp"], ["group_size", "hsdp without preset", "group_size=8"]),
+        (["strategy=hsdp", "group_size=3", "ranks=64"],
+         ["group_size", "3 does not divide the 64 ranks", "1, 2, 4, 8, 16, 32, 64"]),
+        (["strategy=hsdp", "preset=dgx-h100", "ranks=12"], ["group_size", "8 does not divide"]),
+        (["strategy=fsdp", "zero_stage=1"], ["zero_stage", "strategy", "not both"]),
+        (["group_size=8"], ["group_size", "strategy"]),
+        (["strategy=zero1", "group_size=8"], ["group_size", "only hsdp"]),
+        (["strategy=zero2", "reshard=false"], ["--set reshard", "fsdp"]),
+        (["strategy=tp"], ["strategy", "'tp'", "hsdp"]),
+    ],
+)  # fmt: skip
+def test_memory_sweep_refuses_a_layout_memory_refuses(sets, fragments):
+    args = [x for kv in ["params=7B", *sets] for x in ("--set", kv)]
+    one_line_error(run("sweep", "--kind", "memory", *args, "--no-progress"), *fragments)
+
+
+def test_page_names_the_group_box_when_it_does_not_divide_the_ranks():
+    at = open_page("page_memory.py", {"arch": ARCH, "dp_ranks": "32"})
+    at.radio(key="zero_stage").set_value(3).run()
+    at.radio(key="mem_strategy").set_value("hsdp").run()
+    at.number_input(key="mem_group").set_value(3).run()
+    assert_clean(at)
+    said = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "HSDP group [GPUs]" in said and "3 does not divide the 32 ranks" in said

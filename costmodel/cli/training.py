@@ -306,6 +306,8 @@ def memory(
     from ..strategy.layout import ZERO_STAGE
     from ..strategy.memory import (
         check_activation_inputs,
+        hsdp_ranks_note,
+        memory_layout,
         memory_notes,
         stage_max_params,
         stage_memory,
@@ -370,17 +372,13 @@ def memory(
         from .. import presets
 
         gpn = int(presets.cluster(cluster, field="cluster").gpus_per_node)
-    elif st == "hsdp":
-        if group_size is None:
-            raise ValueError(
-                "--group-size: hsdp without --cluster needs the GPUs sharding one replica "
-                "(e.g. --group-size 8); with --cluster the default is one node"
-            )
-        # no node to span: any group that divides the ranks (a group that does not is
-        # refused by the Layout, listing the divisors of the ranks)
-        gpn = group_size if ranks % group_size == 0 else min(ranks, 4096)
-    lkw: dict[str, Any] = dict(
-        strategy=st, group_size=group_size, reshard_after_forward=reshard, gpus_per_node=gpn
+    lkw = memory_layout(
+        st,
+        ranks,
+        group_size=group_size,
+        reshard_after_forward=reshard,
+        gpus_per_node=gpn,
+        names=("--group-size", "--cluster"),
     )
     skw: dict[str, Any] = dict(recipe=recipe, activations_bytes=act, arch=arch, **recipe_kw)
     skw.update(lkw)
@@ -452,11 +450,7 @@ def memory(
         )
         if st == "hsdp":  # the state is sharded over the group: more replicas do not shrink it
             result["min_ranks"] = None
-            result["min_ranks_note"] = (
-                "hsdp shards the state over its group of "
-                f"{result['group_size']} GPUs, not over the ranks: more ranks (replicas) do "
-                "not lower the memory per GPU; a larger --group-size does"
-            )
+            result["min_ranks_note"] = hsdp_ranks_note(result["group_size"])
         elif zero > 0:
             try:
                 result["min_ranks"] = _jsonable(stage_min_ranks(p_given, capacity, zero, **skw))

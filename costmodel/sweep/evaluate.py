@@ -371,6 +371,67 @@ def _eval_collective_link(cat: dict[str, Any], num: dict[str, np.ndarray]) -> di
     }
 
 
+def memory_layout_of(cat: dict[str, Any], ranks: int, get_cluster: Any = None) -> dict[str, Any]:
+    """:func:`costmodel.strategy.memory.stage_memory`'s layout keywords of a memory sweep row
+    on ``ranks`` ranks: ``cat``'s ``strategy``, ``group_size`` and ``reshard_after_forward``,
+    with the preset's node as hsdp's default group
+    (:func:`costmodel.strategy.memory.memory_layout`, the rule of ``costmodel memory
+    --strategy``)."""
+    from ..strategy.memory import memory_layout
+
+    gpn = None
+    if cat.get("preset") is not None and get_cluster is not None:
+        gpn = int(get_cluster(cat["preset"], 1, None).gpus_per_node)
+    group = cat.get("group_size")
+    return memory_layout(
+        cat["strategy"],
+        int(ranks),
+        group_size=None if group is None else int(group),
+        reshard_after_forward=cat.get("reshard_after_forward"),
+        gpus_per_node=gpn,
+        names=("group_size", "preset"),
+    )
+
+
+def _layout_columns(
+    cat: dict[str, Any], ranks: np.ndarray, get_cluster: Any
+) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
+    """(the layout columns, each row's sharding group, one row's layout keywords) of a memory
+    block: ``zero_stage``, ``strategy``, ``layout`` (the step's name: ``hsdp g=8``),
+    ``group_size`` (hsdp's group; none for another strategy) and ``reshard_after_forward``
+    (as given), the keys ``costmodel memory --json`` writes. The group of a row is the
+    :class:`~costmodel.strategy.layout.Layout`'s (one per distinct rank count); the buffers
+    do not depend on the rank count, so one row's keywords size them for every row."""
+    from ..strategy.layout import ZERO_STAGE, make_layout
+
+    values, inverse = np.unique(ranks, return_inverse=True)
+    kws = [memory_layout_of(cat, int(r), get_cluster) for r in values]
+    lays = [
+        make_layout(ranks=int(r), **{k: v for k, v in kw.items() if v is not None})
+        for r, kw in zip(values, kws, strict=True)
+    ]
+    inverse = inverse.ravel()
+    group = np.array([lay.shard_group for lay in lays], dtype=np.int64)[inverse]
+    names, codes = [lay.name for lay in lays], inverse.astype(np.int32)
+    cols: dict[str, Any] = {
+        "zero_stage": ZERO_STAGE[cat["strategy"]],
+        "strategy": cat["strategy"],
+        "layout": _Cat(*_recode(codes, names)),
+    }
+    if cat["strategy"] == "hsdp":
+        cols["group_size"] = group
+    if cat.get("reshard_after_forward") is not None:
+        cols["reshard_after_forward"] = np.full(len(ranks), bool(cat["reshard_after_forward"]))
+    return cols, group, kws[0]
+
+
+def _recode(codes: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Codes into ``names`` re-coded into its distinct names (two rank counts, one name)."""
+    uniq = list(dict.fromkeys(names))
+    remap = np.array([uniq.index(n) for n in names], dtype=np.int32)
+    return remap[codes], uniq
+
+
 def _eval_memory(
     cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
 ) -> dict[str, Any]:
@@ -382,16 +443,18 @@ def _eval_memory(
     params = num["params"].astype(float)
     ranks = num.get("ranks", np.ones(len(params), dtype=np.int64))
     given = num.get("activations")  # costmodel memory --activations [B]; None: 0
-    mb = memory.training_memory(
+    lay_cols, group, lkw = _layout_columns(cat, ranks, get_cluster)
+    zero = int(lay_cols["zero_stage"])
+    mb = memory.training_memory(  # the state sharded as the layout shards it (hsdp: its group)
         params,
         recipe=cat["recipe"],
-        zero_stage=cat["zero_stage"],
-        dp_ranks=ranks,
+        zero_stage=zero,
+        dp_ranks=group,
         activations_bytes=None if given is None else given.astype(float),
     )
     out: dict[str, Any] = {
         "recipe": cat["recipe"],
-        "zero_stage": cat["zero_stage"],
+        **lay_cols,
         "ranks": ranks,
         "params": params,
     }
@@ -402,7 +465,7 @@ def _eval_memory(
         out[f"{label}_GB"] = np.broadcast_to(np.asarray(value, dtype=float), params.shape) / _GB
     # what the layout the step prices for this stage holds while it communicates (DDP's bucket
     # copy, ZeRO-1/2's buckets, FSDP's gathered units): `costmodel memory`'s total, row by row
-    buffers = stage_buffers_bytes(cat["zero_stage"], ranks, params, recipe=cat["recipe"])
+    buffers = stage_buffers_bytes(zero, ranks, params, recipe=cat["recipe"], **lkw)
     out["buffers_GB"] = buffers / _GB
     lesson = np.broadcast_to(np.asarray(mb.total_bytes, dtype=float), params.shape)
     out["lesson_memory_GB"] = lesson / _GB
@@ -451,14 +514,23 @@ def _eval_memory_arch(
     micro = num.get("micro_batch", ones)
     given = num.get("activations")
     acts = [None] * n if given is None else [float(x) for x in given]
+    lay_cols, _, _ = _layout_columns(cat, ranks, get_cluster)
+    layouts = {int(r): memory_layout_of(cat, int(r), get_cluster) for r in np.unique(ranks)}
     rows = [
-        memory_row(cat, int(r), sequence_length=int(s), micro_batch=int(m), activations_bytes=x)
+        memory_row(
+            cat,
+            int(r),
+            sequence_length=int(s),
+            micro_batch=int(m),
+            activations_bytes=x,
+            layout=layouts[int(r)],
+        )
         for r, s, m, x in zip(ranks, seq, micro, acts, strict=True)
     ]
     out: dict[str, Any] = {
         "arch": cat["arch"],
         "recipe": cat["recipe"],
-        "zero_stage": cat["zero_stage"],
+        **lay_cols,
         "recompute": cat["recompute"],
         "loss": cat["loss"],
         "flash_attention": np.full(n, bool(cat["flash_attention"])),
@@ -491,13 +563,16 @@ def memory_row(
     sequence_length: int = 4096,
     micro_batch: int = 1,
     activations_bytes: float | None = None,
+    layout: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One memory sweep row of a named architecture: ``costmodel memory --arch``'s
     :func:`~costmodel.strategy.memory.stage_memory` with its defaults (FlashAttention, no
     recomputation, the fp32 loss, 4096 tokens, micro-batch 1) for ``cat``'s ``arch``,
-    ``recipe``, ``zero_stage``, ``recompute``, ``loss`` and ``flash_attention`` (absent: True),
-    on ``ranks`` data-parallel ranks; ``activations_bytes`` [B], as ``--activations``, replaces
-    the architecture's activations (None: the architecture's).
+    ``recipe``, ``strategy`` (or ``zero_stage``: its stage's strategy), ``recompute``, ``loss``
+    and ``flash_attention`` (absent: True), on ``ranks`` data-parallel ranks; ``layout``:
+    stage_memory's layout keywords (:func:`memory_layout_of`; None: the strategy's defaults);
+    ``activations_bytes`` [B], as ``--activations``, replaces the architecture's activations
+    (None: the architecture's).
 
     Returns the count ``params`` [-], the lesson's parts and ``buffers_GB`` (buckets and
     gathered units), ``lesson_memory_GB`` and ``memory_GB`` (the stage's total) [GB, 1e9 B],
@@ -506,13 +581,17 @@ def memory_row(
     ``costmodel memory`` writes them.
     """
     from ..architecture import resolve_params
+    from ..strategy.layout import STRATEGY_OF_STAGE, ZERO_STAGE
     from ..strategy.memory import memory_notes, stage_memory
 
     arch = cat["arch"]
+    strategy = cat.get("strategy") or STRATEGY_OF_STAGE[int(cat["zero_stage"])]
+    lkw = dict(layout) if layout is not None else {"strategy": strategy}
     sm = stage_memory(
-        int(cat["zero_stage"]),
+        ZERO_STAGE[strategy],
         int(ranks),
         None,
+        **lkw,
         recipe=cat["recipe"],
         activations_bytes=activations_bytes,
         arch=arch,
