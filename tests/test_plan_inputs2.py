@@ -43,6 +43,9 @@ def test_vs_compares_at_the_global_batch_given_in_tokens():
     direct = _json("scenario", "--arch", ARCH, "--nodes", "16", "--zero", "1",
                    "--accumulation", "8")  # fmt: skip
     assert b["step_time_s"] == direct["step_time_s"]
+    text = run("scenario", "--arch", ARCH, "--nodes", "4", "--zero", "1", "--global-tokens",
+               "4Mi", "--vs", "nodes=16").stdout  # fmt: skip
+    assert "(A with nodes=16; micro-batch 1 x accumulation 8 solved from --global-tokens)" in text
 
 
 def test_vs_keeps_the_accumulation_a_was_given_and_what_vs_changes():

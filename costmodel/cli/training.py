@@ -1697,8 +1697,13 @@ def scenario(
         if vs is not None
         else None
     )
-    if b is not None:  # a batch given in tokens per step: B at A's global batch
-        b = _b_at_global_tokens(opts, b, vs or "")
+    said_vs = vs or ""
+    if b is not None and global_tokens is not None:  # B at A's global batch in tokens
+        b = _b_at_global_tokens(opts, b, said_vs)
+        said_vs += (
+            f"; micro-batch {b.local_batch} x accumulation {b.accumulation} solved from "
+            "--global-tokens"
+        )
     result = a.evaluate(scaling=b is None, flips=b is None)
     sides = [sc for sc in (a, b) if sc is not None and sc.bucket_cap_bytes is not None]
     if sides:  # a bucket on a side whose strategy has none: --bucket's warning, once
@@ -1753,7 +1758,7 @@ def scenario(
         if fa is not None and fa.fits:  # --fit asked: say so rather than print nothing
             typer.echo(f"{_fit_text(fa)}: nothing to change")
     else:
-        typer.echo(_comparison_text(result, other, vs or ""))
+        typer.echo(_comparison_text(result, other, said_vs))
     if costs:
         typer.echo(_cost_text(costs))
     for name, adv in advice.items():
