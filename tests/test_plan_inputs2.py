@@ -202,7 +202,7 @@ def test_one_layout_one_number_on_memory_the_sweep_and_the_page(name):
         assert row["group_size"] == d["group_size"]
     at = _page({"arch": ARCH, "dp_ranks": str(d["ranks"])}, stage, as3, group, reshard)
     assert metrics(at)[f"Memory per GPU, ZeRO-{stage}"] == format_bytes(d["memory_bytes"])
-    assert any(f"ZeRO-{stage} ({name})" in c.value for c in at.caption)
+    assert any(f"step prices {name} (ZeRO-{stage})" in c.value for c in at.caption)
     # and the step prices the same layout's memory
     nodes = str(d["ranks"] // 8)
     step = _json("step", "--arch", ARCH, *cli_args[:-2], "--nodes", nodes, "--cluster", "dgx-h100")
@@ -288,3 +288,16 @@ def test_page_names_the_group_box_when_it_does_not_divide_the_ranks():
     assert_clean(at)
     said = " ".join(e.value for e in at.error).replace("\\", "")
     assert "HSDP group [GPUs]" in said and "3 does not divide the 32 ranks" in said
+
+
+def test_the_url_restores_the_zero3_layout():
+    """Every layout box is in the URL: a shared link shows the same layout and number."""
+    d = _json("memory", "--arch", ARCH, "--strategy", "hsdp", "--group-size", "8", "--ranks",
+              "32", "--no-reshard", "--gpu-memory", CARD)  # fmt: skip
+    at = open_page("page_memory.py", {"arch": ARCH, "dp_ranks": "32", "zero_stage": "3 (FSDP)",
+                                      "mem_strategy": "hsdp", "mem_group": "8",
+                                      "mem_reshard": "false"})  # fmt: skip
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(d["memory_bytes"])
+    assert any("step prices hsdp g=8 (no reshard) (ZeRO-3)" in c.value for c in at.caption)

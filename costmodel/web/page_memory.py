@@ -377,7 +377,7 @@ def _arch(inp: dict) -> object:
 
 def _label(inp: dict) -> str:
     model = inp["arch"].name if inp["arch"] is not None else format_count(inp["params"])
-    stage = f"ZeRO-{inp['stage']}" + (f" ({_layout_name(inp)})" if inp["stage"] == 3 else "")
+    stage = f"ZeRO-{inp['stage']}" + (f" as {_layout_name(inp)}" if inp["stage"] == 3 else "")
     return f"{model}, N = {int(inp['ranks'])}, {stage}, {_gpu_name(*inp['gpu'])}"
 
 
@@ -580,7 +580,7 @@ def render() -> None:
             f"{_card(name, capacity)})",
         )
         st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
-            f"Sized as the step prices ZeRO-{stage} ({_layout_name(inp)}): the lesson's "
+            f"Sized as the step prices {_layout_name(inp)} (ZeRO-{stage}): the lesson's "
             "state + activations"
             + (" + context + fragmentation" if inp["context"] or inp["fragmentation"] else "")
             + f", {format_bytes(lesson[stage])}, plus "
