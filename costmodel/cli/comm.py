@@ -657,6 +657,12 @@ def sweep(
     \b
         costmodel sweep --kind memory --set arch=llama-3.1-8b,llama-3.1-70b --set zero_stage=0,3 --set ranks=8,64 --set preset=dgx-h100 -o memory.csv
 
+    The same with the strategy by name, as `costmodel memory --strategy` (hsdp's group: one
+    node of the preset unless group_size is set):
+
+    \b
+        costmodel sweep --kind memory --set arch=llama-3.1-70b --set strategy=fsdp,hsdp --set ranks=64 --set preset=dgx-h100 -o memory.csv
+
     Past one machine (--chunk-rows rows per partition file; a rerun skips finished ones):
 
     \b

@@ -306,6 +306,8 @@ def memory(
     from ..strategy.layout import ZERO_STAGE
     from ..strategy.memory import (
         check_activation_inputs,
+        hsdp_ranks_note,
+        memory_layout,
         memory_notes,
         stage_max_params,
         stage_memory,
@@ -370,17 +372,13 @@ def memory(
         from .. import presets
 
         gpn = int(presets.cluster(cluster, field="cluster").gpus_per_node)
-    elif st == "hsdp":
-        if group_size is None:
-            raise ValueError(
-                "--group-size: hsdp without --cluster needs the GPUs sharding one replica "
-                "(e.g. --group-size 8); with --cluster the default is one node"
-            )
-        # no node to span: any group that divides the ranks (a group that does not is
-        # refused by the Layout, listing the divisors of the ranks)
-        gpn = group_size if ranks % group_size == 0 else min(ranks, 4096)
-    lkw: dict[str, Any] = dict(
-        strategy=st, group_size=group_size, reshard_after_forward=reshard, gpus_per_node=gpn
+    lkw = memory_layout(
+        st,
+        ranks,
+        group_size=group_size,
+        reshard_after_forward=reshard,
+        gpus_per_node=gpn,
+        names=("--group-size", "--cluster"),
     )
     skw: dict[str, Any] = dict(recipe=recipe, activations_bytes=act, arch=arch, **recipe_kw)
     skw.update(lkw)
@@ -452,11 +450,7 @@ def memory(
         )
         if st == "hsdp":  # the state is sharded over the group: more replicas do not shrink it
             result["min_ranks"] = None
-            result["min_ranks_note"] = (
-                "hsdp shards the state over its group of "
-                f"{result['group_size']} GPUs, not over the ranks: more ranks (replicas) do "
-                "not lower the memory per GPU; a larger --group-size does"
-            )
+            result["min_ranks_note"] = hsdp_ranks_note(result["group_size"])
         elif zero > 0:
             try:
                 result["min_ranks"] = _jsonable(stage_min_ranks(p_given, capacity, zero, **skw))
@@ -1433,7 +1427,6 @@ def _batch_of_options(o: dict[str, Any], seq: int) -> tuple[int, int]:
     micro-batch and ``--accumulation``) is refused, naming the options; so is a batch that does
     not split into whole numbers (with the nearest that do).
     """
-    from .. import batch as bt
     from ..strategy.compute import micro_batch_of_tokens
     from ..strategy.step import step_default
 
@@ -1467,7 +1460,28 @@ def _batch_of_options(o: dict[str, Any], seq: int) -> tuple[int, int]:
             o["cluster"], nodes=o["nodes"], gpus_per_node=o["gpus_per_node"], field="cluster"
         ).ranks
     )
-    samples = bt.global_batch_from_tokens(total, seq)  # refuses tokens not whole sequences
+    return _split_global_tokens(total, seq, ranks, local, acc)
+
+
+def _split_global_tokens(
+    total: int, seq: int, ranks: int, local: int | None, acc: int | None, side: str = ""
+) -> tuple[int, int]:
+    """(micro-batch, accumulation) of ``total`` tokens per step of ``seq``-token sequences on
+    ``ranks`` GPUs, solving the one of ``local``/``acc`` that is None
+    (:func:`costmodel.batch.solve_batch`, the function of ``costmodel batch --global-tokens``);
+    a batch that does not split is refused in one line naming the values (``side``: the
+    configuration's words, ``"B's "`` for scenario --vs)."""
+    from .. import batch as bt
+
+    try:  # refuses tokens that are not whole sequences, with the nearest that are
+        samples = bt.global_batch_from_tokens(total, seq)
+    except ValueError as exc:
+        if not side:
+            raise
+        raise ValueError(  # B's own sequence (--vs seq=...): A's tokens must split into it too
+            f"--global-tokens: {total:,} tokens are no whole number of {side}sequences of "
+            f"{seq} tokens (--vs seq): {exc}"
+        ) from None
     try:
         sol = bt.solve_batch(
             local_batch=local, ranks=ranks, accumulation=acc, global_tokens=total,
@@ -1477,11 +1491,45 @@ def _batch_of_options(o: dict[str, Any], seq: int) -> tuple[int, int]:
         solved = "--accumulation" if acc is None else "--micro-batch"
         raise ValueError(
             f"--global-tokens: {total:,} tokens / --seq {seq} = {samples:,} sequences per step "
-            f"do not split over {units.format_counted(ranks, 'GPU')} with a whole {solved} "
-            f"({exc}); change --global-tokens, --nodes or the other of --micro-batch and "
-            "--accumulation"
+            f"do not split over {side}{units.format_counted(ranks, 'GPU')} with a whole {solved} "
+            f"({exc}); change --global-tokens, "
+            + (
+                "B's nodes (--vs nodes) or give B's --vs micro_batch or accumulation"
+                if side
+                else "--nodes or the other of --micro-batch and --accumulation"
+            )
         ) from None
     return int(sol.local_batch), int(sol.accumulation)
+
+
+def _b_at_global_tokens(o: dict[str, Any], b: Any, vs: str) -> Any:
+    """B of ``scenario --global-tokens X --vs ...`` at A's global batch in tokens: B's
+    micro-batch and accumulation re-solved from the same tokens per step on B's GPUs and
+    sequence (:func:`_split_global_tokens`), not A's split carried to B (which grows B's global
+    batch with its GPUs). What stays fixed: the one of micro-batch and accumulation --vs
+    changes, else the one A was given (its accumulation, when given; else its micro-batch, the
+    one --tokens-per-gpu or the default set). Both changed in --vs: refused, naming them. B
+    unchanged without --global-tokens (a per-GPU batch, --tokens-per-gpu, stays per GPU)."""
+    if o.get("global_tokens") is None:
+        return b
+    from ..scenario import _parse_changes
+
+    total = _tokens(o["global_tokens"], "--global-tokens")
+    keys = set(_parse_changes(vs))
+    if {"local_batch", "accumulation"} <= keys:
+        raise ValueError(
+            "--vs micro_batch, --vs accumulation: with --global-tokens B's global batch is A's "
+            f"{total:,} tokens per step; give one of them, the other is solved on B's GPUs"
+        )
+    if "local_batch" in keys:
+        local, acc = int(b.local_batch), None
+    elif "accumulation" in keys or o.get("accumulation") is not None:
+        local, acc = None, int(b.accumulation)
+    else:
+        local, acc = int(b.local_batch), None
+    ranks = int(b._validated_cluster().ranks)
+    m, n = _split_global_tokens(total, int(b.sequence_length), ranks, local, acc, side="B's ")
+    return b.with_changes({"local_batch": m, "accumulation": n})
 
 
 def _scenario_from_options(o: dict[str, Any]) -> Any:
@@ -1498,6 +1546,10 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         )
     _check_loss(o["loss"])
     _one_compute(o["mfu"], o["compute_time"], o.get("step_time"))
+    if o.get("precision") is not None:  # step's one-line refusal, with the value typed
+        from ..strategy.step import compute_precision
+
+        compute_precision(o["precision"])
     if o["compute_time"] is not None:
         bare_seconds_warning("--compute-time", o["compute_time"])
     seq_n = (
@@ -1638,12 +1690,20 @@ def scenario(
             "--fit: lists what makes one configuration fit; with --vs each side's header says "
             "whether it fits (run --fit on each side alone)"
         )
-    a = _scenario_from_options(locals())
+    opts = locals()
+    a = _scenario_from_options(opts)
     b = (  # a change typed with no unit: the API's warning, said as --vs's
         _on_side_b(lambda: relay_bare_number_warnings("--vs", lambda: a.with_changes(vs)), vs)
         if vs is not None
         else None
     )
+    said_vs = vs or ""
+    if b is not None and global_tokens is not None:  # B at A's global batch in tokens
+        b = _b_at_global_tokens(opts, b, said_vs)
+        said_vs += (
+            f"; micro-batch {b.local_batch} x accumulation {b.accumulation} solved from "
+            "--global-tokens"
+        )
     result = a.evaluate(scaling=b is None, flips=b is None)
     sides = [sc for sc in (a, b) if sc is not None and sc.bucket_cap_bytes is not None]
     if sides:  # a bucket on a side whose strategy has none: --bucket's warning, once
@@ -1698,7 +1758,7 @@ def scenario(
         if fa is not None and fa.fits:  # --fit asked: say so rather than print nothing
             typer.echo(f"{_fit_text(fa)}: nothing to change")
     else:
-        typer.echo(_comparison_text(result, other, vs or ""))
+        typer.echo(_comparison_text(result, other, said_vs))
     if costs:
         typer.echo(_cost_text(costs))
     for name, adv in advice.items():

@@ -322,13 +322,76 @@ def stage_memory(
     return strategy_memory(make_layout(**fields), params, **kw)
 
 
+def memory_layout(
+    strategy: str,
+    ranks: int,
+    *,
+    group_size: int | None = None,
+    reshard_after_forward: bool | None = None,
+    gpus_per_node: int | None = None,
+    names: tuple[str, str] = ("group_size", "cluster"),
+) -> dict[str, Any]:
+    """The layout keywords of :func:`stage_memory` for ``strategy`` on ``ranks`` ranks: the one
+    rule of ``costmodel memory --strategy``, the memory sweep's ``strategy`` axis and the Memory
+    page. ``gpus_per_node`` is the cluster's node (given with a preset): hsdp's default group is
+    one node, as the step's. Without one, hsdp needs ``group_size`` (ValueError naming
+    ``names``: the surface's spellings of the group and the cluster), and the group stands for
+    the node (any group that divides the ranks; one that does not is refused by the
+    :class:`~.layout.Layout`, listing the divisors). The layout is checked here
+    (:func:`~.layout.make_layout`), so a bad group is refused before anything is sized.
+
+    >>> memory_layout("hsdp", 64, group_size=8)["gpus_per_node"]
+    8
+    >>> memory_layout("zero1", 64)
+    {'strategy': 'zero1', 'group_size': None, 'reshard_after_forward': None, 'gpus_per_node': None}
+    """
+    from .layout import make_layout
+
+    group, cluster = names
+    gpn = gpus_per_node
+    if gpn is None and strategy == "hsdp":
+        if group_size is None:
+            raise ValueError(
+                f"{group}: hsdp without {cluster} needs the GPUs sharding one replica "
+                f"(e.g. {group} 8); with {cluster} the default is one node"
+                if group.startswith("--")
+                else f"{group}: hsdp without {cluster} needs the GPUs sharding one replica "
+                f"(e.g. {group}=8); with {cluster} the default is one node"
+            )
+        # no node to span: any group that divides the ranks (a group that does not is
+        # refused by the Layout, listing the divisors of the ranks)
+        gpn = group_size if ranks % group_size == 0 else min(ranks, 4096)
+    out: dict[str, Any] = dict(
+        strategy=strategy,
+        group_size=group_size,
+        reshard_after_forward=reshard_after_forward,
+        gpus_per_node=gpn,
+    )
+    make_layout(ranks=int(ranks), **{k: v for k, v in out.items() if v is not None})
+    return out
+
+
+def hsdp_ranks_note(group: int, group_name: str = "--group-size") -> str:
+    """Why hsdp has no fewest ranks that fit: its state is sharded over its group of ``group``
+    GPUs, not over the ranks, so more ranks (replicas) do not lower the memory per GPU; a larger
+    group (``group_name``, the surface's spelling) does. ``costmodel memory``'s and the Memory
+    page's words."""
+    return (
+        f"hsdp shards the state over its group of {group} GPUs, not over the ranks: more "
+        f"ranks (replicas) do not lower the memory per GPU; a larger {group_name} does"
+    )
+
+
 def stage_buffers_bytes(
-    zero_stage: int, ranks: Any, params: Any, recipe: str = "mixed-adam"
+    zero_stage: int, ranks: Any, params: Any, recipe: str = "mixed-adam", **layout: Any
 ) -> Any:
     """What :func:`stage_memory` adds to the lesson's state for bare parameter counts [B],
     elementwise over arrays of ``ranks`` and ``params`` (the memory sweep's rows): the buckets
     and gathered units, which depend on the count and not on the rank count above one rank, so
-    each distinct count is sized once (by :func:`stage_memory` itself) and one rank gets 0.
+    each distinct count is sized once (by :func:`stage_memory` itself, at one of the rank
+    counts above one) and one rank gets 0. ``layout``: :func:`stage_memory`'s layout keywords
+    (``strategy``, ``group_size``, ``reshard_after_forward``, ``gpus_per_node``), valid at
+    every rank count of ``ranks`` (:func:`memory_layout`).
 
     >>> [round(b / 1e9) for b in stage_buffers_bytes(0, [1, 8], [7e9, 7e9])]
     [0, 14]
@@ -338,11 +401,15 @@ def stage_buffers_bytes(
     p = np.asarray(params, dtype=float)
     n = np.asarray(ranks)
     p, n = np.broadcast_arrays(p, n)
+    many = n[n > 1]
+    if not many.size:
+        return np.zeros(p.shape)
+    at = int(many.ravel()[0])  # any rank count above one: the buffers do not depend on it
     values, index = np.unique(p, return_inverse=True)
     extra = np.array(
         [
             (lambda m: m.gathered_bytes + m.buffers_bytes)(
-                stage_memory(zero_stage, 2, float(v), recipe=recipe)
+                stage_memory(zero_stage, at, float(v), recipe=recipe, **layout)
             )
             for v in values
         ],

@@ -141,7 +141,9 @@ def sweep(
         ``ranks``. Memory rows come from :func:`costmodel.memory.training_memory` for bare
         ``params`` counts, or, with an ``arch`` axis (a named architecture), from
         :func:`costmodel.strategy.memory.stage_memory` as ``costmodel memory --arch`` calls it
-        (:func:`~costmodel.sweep.evaluate.memory_row`). ``"step"``: one
+        (:func:`~costmodel.sweep.evaluate.memory_row`); a ``zero_stage`` or a ``strategy`` (with
+        ``group_size``, ``reshard_after_forward``) names the layout, as ``costmodel memory
+        --strategy`` (:func:`costmodel.strategy.memory.memory_layout`). ``"step"``: one
         :func:`costmodel.strategy.strategy_step` per row; with ``tokens`` (a token budget) and
         optionally ``price`` (presets, at most one per GPU) or ``usd_per_gpu_hour``, each row
         also gets its time and cost to train from :func:`costmodel.training.training_cost`, as

@@ -372,6 +372,67 @@ def _eval_collective_link(cat: dict[str, Any], num: dict[str, np.ndarray]) -> di
     }
 
 
+def memory_layout_of(cat: dict[str, Any], ranks: int, get_cluster: Any = None) -> dict[str, Any]:
+    """:func:`costmodel.strategy.memory.stage_memory`'s layout keywords of a memory sweep row
+    on ``ranks`` ranks: ``cat``'s ``strategy``, ``group_size`` and ``reshard_after_forward``,
+    with the preset's node as hsdp's default group
+    (:func:`costmodel.strategy.memory.memory_layout`, the rule of ``costmodel memory
+    --strategy``)."""
+    from ..strategy.memory import memory_layout
+
+    gpn = None
+    if cat.get("preset") is not None and get_cluster is not None:
+        gpn = int(get_cluster(cat["preset"], 1, None).gpus_per_node)
+    group = cat.get("group_size")
+    return memory_layout(
+        cat["strategy"],
+        int(ranks),
+        group_size=None if group is None else int(group),
+        reshard_after_forward=cat.get("reshard_after_forward"),
+        gpus_per_node=gpn,
+        names=("group_size", "preset"),
+    )
+
+
+def _layout_columns(
+    cat: dict[str, Any], ranks: np.ndarray, get_cluster: Any
+) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
+    """(the layout columns, each row's sharding group, one row's layout keywords) of a memory
+    block: ``zero_stage``, ``strategy``, ``layout`` (the step's name: ``hsdp g=8``),
+    ``group_size`` (hsdp's group; none for another strategy) and ``reshard_after_forward``
+    (as given), the keys ``costmodel memory --json`` writes. The group of a row is the
+    :class:`~costmodel.strategy.layout.Layout`'s (one per distinct rank count); the buffers
+    do not depend on the rank count, so one row's keywords size them for every row."""
+    from ..strategy.layout import ZERO_STAGE, make_layout
+
+    values, inverse = np.unique(ranks, return_inverse=True)
+    kws = [memory_layout_of(cat, int(r), get_cluster) for r in values]
+    lays = [
+        make_layout(ranks=int(r), **{k: v for k, v in kw.items() if v is not None})
+        for r, kw in zip(values, kws, strict=True)
+    ]
+    inverse = inverse.ravel()
+    group = np.array([lay.shard_group for lay in lays], dtype=np.int64)[inverse]
+    names, codes = [lay.name for lay in lays], inverse.astype(np.int32)
+    cols: dict[str, Any] = {
+        "zero_stage": ZERO_STAGE[cat["strategy"]],
+        "strategy": cat["strategy"],
+        "layout": _Cat(*_recode(codes, names)),
+    }
+    if cat["strategy"] == "hsdp":
+        cols["group_size"] = group
+    if cat.get("reshard_after_forward") is not None:
+        cols["reshard_after_forward"] = np.full(len(ranks), bool(cat["reshard_after_forward"]))
+    return cols, group, kws[0]
+
+
+def _recode(codes: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Codes into ``names`` re-coded into its distinct names (two rank counts, one name)."""
+    uniq = list(dict.fromkeys(names))
+    remap = np.array([uniq.index(n) for n in names], dtype=np.int32)
+    return remap[codes], uniq
+
+
 def _eval_memory(
     cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
 ) -> dict[str, Any]:
@@ -383,16 +444,18 @@ def _eval_memory(
     params = num["params"].astype(float)
     ranks = num.get("ranks", np.ones(len(params), dtype=np.int64))
     given = num.get("activations")  # costmodel memory --activations [B]; None: 0
-    mb = memory.training_memory(
+    lay_cols, group, lkw = _layout_columns(cat, ranks, get_cluster)
+    zero = int(lay_cols["zero_stage"])
+    mb = memory.training_memory(  # the state sharded as the layout shards it (hsdp: its group)
         params,
         recipe=cat["recipe"],
-        zero_stage=cat["zero_stage"],
-        dp_ranks=ranks,
+        zero_stage=zero,
+        dp_ranks=group,
         activations_bytes=None if given is None else given.astype(float),
     )
     out: dict[str, Any] = {
         "recipe": cat["recipe"],
-        "zero_stage": cat["zero_stage"],
+        **lay_cols,
         "ranks": ranks,
         "params": params,
     }
@@ -403,7 +466,7 @@ def _eval_memory(
         out[f"{label}_GB"] = np.broadcast_to(np.asarray(value, dtype=float), params.shape) / _GB
     # what the layout the step prices for this stage holds while it communicates (DDP's bucket
     # copy, ZeRO-1/2's buckets, FSDP's gathered units): `costmodel memory`'s total, row by row
-    buffers = stage_buffers_bytes(cat["zero_stage"], ranks, params, recipe=cat["recipe"])
+    buffers = stage_buffers_bytes(zero, ranks, params, recipe=cat["recipe"], **lkw)
     out["buffers_GB"] = buffers / _GB
     lesson = np.broadcast_to(np.asarray(mb.total_bytes, dtype=float), params.shape)
     out["lesson_memory_GB"] = lesson / _GB
@@ -452,14 +515,23 @@ def _eval_memory_arch(
     micro = num.get("micro_batch", ones)
     given = num.get("activations")
     acts = [None] * n if given is None else [float(x) for x in given]
+    lay_cols, _, _ = _layout_columns(cat, ranks, get_cluster)
+    layouts = {int(r): memory_layout_of(cat, int(r), get_cluster) for r in np.unique(ranks)}
     rows = [
-        memory_row(cat, int(r), sequence_length=int(s), micro_batch=int(m), activations_bytes=x)
+        memory_row(
+            cat,
+            int(r),
+            sequence_length=int(s),
+            micro_batch=int(m),
+            activations_bytes=x,
+            layout=layouts[int(r)],
+        )
         for r, s, m, x in zip(ranks, seq, micro, acts, strict=True)
     ]
     out: dict[str, Any] = {
         "arch": cat["arch"],
         "recipe": cat["recipe"],
-        "zero_stage": cat["zero_stage"],
+        **lay_cols,
         "recompute": cat["recompute"],
         "loss": cat["loss"],
         "flash_attention": np.full(n, bool(cat["flash_attention"])),
@@ -492,13 +564,16 @@ def memory_row(
     sequence_length: int = 4096,
     micro_batch: int = 1,
     activations_bytes: float | None = None,
+    layout: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One memory sweep row of a named architecture: ``costmodel memory --arch``'s
     :func:`~costmodel.strategy.memory.stage_memory` with its defaults (FlashAttention, no
     recomputation, the fp32 loss, 4096 tokens, micro-batch 1) for ``cat``'s ``arch``,
-    ``recipe``, ``zero_stage``, ``recompute``, ``loss`` and ``flash_attention`` (absent: True),
-    on ``ranks`` data-parallel ranks; ``activations_bytes`` [B], as ``--activations``, replaces
-    the architecture's activations (None: the architecture's).
+    ``recipe``, ``strategy`` (or ``zero_stage``: its stage's strategy), ``recompute``, ``loss``
+    and ``flash_attention`` (absent: True), on ``ranks`` data-parallel ranks; ``layout``:
+    stage_memory's layout keywords (:func:`memory_layout_of`; None: the strategy's defaults);
+    ``activations_bytes`` [B], as ``--activations``, replaces the architecture's activations
+    (None: the architecture's).
 
     Returns the count ``params`` [-], the lesson's parts and ``buffers_GB`` (buckets and
     gathered units), ``lesson_memory_GB`` and ``memory_GB`` (the stage's total) [GB, 1e9 B],
@@ -507,13 +582,17 @@ def memory_row(
     ``costmodel memory`` writes them.
     """
     from ..architecture import resolve_params
+    from ..strategy.layout import STRATEGY_OF_STAGE, ZERO_STAGE
     from ..strategy.memory import memory_notes, stage_memory
 
     arch = cat["arch"]
+    strategy = cat.get("strategy") or STRATEGY_OF_STAGE[int(cat["zero_stage"])]
+    lkw = dict(layout) if layout is not None else {"strategy": strategy}
     sm = stage_memory(
-        int(cat["zero_stage"]),
+        ZERO_STAGE[strategy],
         int(ranks),
         None,
+        **lkw,
         recipe=cat["recipe"],
         activations_bytes=activations_bytes,
         arch=arch,
@@ -559,6 +638,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
     rows: list[dict[str, Any]] = []
     errors: list[str] = []
     gpus: list[str | None] = []
+    flops: list[tuple[float, float] | None] = []  # (FLOPs per token, peak) of a priced row
     for i in range(n):
         kw = {k: v[i].item() for k, v in num.items() if k not in ("nodes", "gpus_per_node")}
         c = None
@@ -566,9 +646,12 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
             c = get_cluster(cat["preset"], int(nodes[i]), None if gpn is None else int(gpn[i]))
             rows.append(step_row(cat, c, int(nodes[i]), **kw))
             errors.append("")
+            priced = cat.get("tokens") is not None
+            flops.append(_mfu_inputs(cat, c, kw, rows[-1]["sequence_length"]) if priced else None)
         except ValueError as exc:
             rows.append(_failed_step_row(cat, c, kw))
             errors.append(" ".join(str(exc).split()))
+            flops.append(None)
         gpus.append(None if c is None else str(c.gpu.name))
     out: dict[str, Any] = {
         "preset": cat["preset"],
@@ -603,7 +686,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         else:
             out[k] = np.array(v, dtype=object if isinstance(v[0], str) else None)
     if cat.get("tokens") is not None:
-        out.update(_train_cost_columns(cat, rows, errors, gpus))
+        out.update(_train_cost_columns(cat, rows, errors, gpus, flops))
     out["error"] = np.array(errors, dtype=object)
     return out
 
@@ -615,8 +698,13 @@ TRAIN_COST_COLUMNS = (
     "wall_days_lo",
     "wall_days_hi",
     "gpu_hours",
+    "gpu_hours_lo",
+    "gpu_hours_hi",
+    "mfu",
     "usd_per_gpu_hour",
     "cost_usd",
+    "cost_usd_lo",
+    "cost_usd_hi",
     "price",
     "price_date",
     "cost_note",
@@ -624,15 +712,54 @@ TRAIN_COST_COLUMNS = (
 """A step sweep row's time and cost to train, with a token budget (the ``tokens`` setting;
 ``costmodel train``'s names and units): ``tokens`` to train, optimizer ``steps``
 (``ceil(tokens / tokens_per_step)``), wall-clock ``wall_days`` with ``wall_days_lo`` and
-``wall_days_hi`` at the ends of the step's band (NaN without one), ``gpu_hours``, and with a
-price ``usd_per_gpu_hour``, ``cost_usd``, the ``price`` preset's name and its ``price_date``
-(empty for a price typed as ``usd_per_gpu_hour``). ``cost_usd`` is NaN, and ``cost_note``
+``wall_days_hi`` at the ends of the step's band (NaN without one), ``gpu_hours`` with
+``gpu_hours_lo``/``gpu_hours_hi`` at the same ends, the ``mfu`` the step implies (model FLOPs
+per token x tokens per step / (step time x GPUs x the peak of the step's precision), as
+``train`` reports it), and with a price ``usd_per_gpu_hour``, ``cost_usd`` with
+``cost_usd_lo``/``cost_usd_hi`` at the band's ends, the ``price`` preset's name and its
+``price_date`` (empty for a price typed as ``usd_per_gpu_hour``). The bands are
+:class:`costmodel.training.TrainingCost`'s ``wall_days_band``, ``gpu_hours_band`` and
+``cost_usd_band``, ``train --json``'s. ``cost_usd`` is NaN, and ``cost_note``
 says why, where no price matches the row's GPU (a GPU is never priced at another GPU's rate);
 ``cost_note`` also says when the price is old or the configuration does not fit in memory."""
 
 
+def _mfu_inputs(
+    cat: dict[str, Any], cluster: Any, kw: dict[str, Any], sequence_length: int
+) -> tuple[float, float]:
+    """(model FLOPs per token [FLOP], the GPU's dense peak at the step's precision [FLOP/s]) of
+    a step row of ``sequence_length`` tokens: what :meth:`costmodel.scenario.ScenarioResult.training_cost` hands
+    :func:`costmodel.training.training_cost` for ``train``'s MFU
+    (:func:`~costmodel.strategy.step.model_flops_per_token` and
+    :func:`~costmodel.strategy.step.measured_peak_flops`, with the precision the step ran at:
+    :func:`~costmodel.strategy.step.check_precision_support`)."""
+    from ..architecture import load_arch
+    from ..strategy.step import (
+        check_precision_support,
+        measured_peak_flops,
+        model_flops_per_token,
+    )
+
+    arch = load_arch(cat["arch"]) if cat["arch"] is not None else None
+    params = float(arch.params) if arch is not None else float(kw["params"])
+    compute_time = kw.get("compute_time")
+    fpt = model_flops_per_token(
+        params,
+        arch,
+        int(sequence_length),
+        mfu=None if compute_time is not None else kw.get("mfu"),  # the step's own rule
+        compute_time_s=compute_time,
+    )[0]
+    precision = check_precision_support(cluster.gpu, cat.get("precision"), cat["recipe"])
+    return float(fpt), measured_peak_flops(cluster.gpu, precision)
+
+
 def _train_cost_columns(
-    cat: dict[str, Any], rows: list[dict[str, Any]], errors: list[str], gpus: list[str | None]
+    cat: dict[str, Any],
+    rows: list[dict[str, Any]],
+    errors: list[str],
+    gpus: list[str | None],
+    flops: list[tuple[float, float] | None],
 ) -> dict[str, Any]:
     """:data:`TRAIN_COST_COLUMNS` of step rows: each priced row's step time, tokens per step
     and GPUs through :func:`costmodel.training.training_cost`, the function and arguments of
@@ -648,7 +775,7 @@ def _train_cost_columns(
     usd = cat.get("usd_per_gpu_hour")
     by_gpu = {load_price(p).gpu: p for p in (cat.get("price") or ())}
     cols: dict[str, list[Any]] = {k: [] for k in TRAIN_COST_COLUMNS}
-    for r, err, gpu in zip(rows, errors, gpus, strict=True):
+    for r, err, gpu, fp in zip(rows, errors, gpus, flops, strict=True):
         price = by_gpu.get(gpu) if gpu is not None else None
         cost = None
         note = ""
@@ -663,6 +790,8 @@ def _train_cost_columns(
                     price=price,
                     gpu=gpu,
                     step_time_band_s=(float(r["step_time_lo_s"]), float(r["step_time_hi_s"])),
+                    flops_per_token=None if fp is None else fp[0],
+                    peak_flops=None if fp is None else fp[1],
                 )
             except ValueError as exc:
                 note = " ".join(str(exc).split())
@@ -678,13 +807,16 @@ def _train_cost_columns(
                     "cannot run"
                 )
             note = "; ".join(notes)
-        band = cost.wall_days_band if cost is not None else None
         cols["tokens"].append(tokens)
         cols["steps"].append(None if cost is None else cost.steps)
         cols["wall_days"].append(np.nan if cost is None else cost.wall_days)
-        cols["wall_days_lo"].append(np.nan if band is None else band[0])
-        cols["wall_days_hi"].append(np.nan if band is None else band[1])
         cols["gpu_hours"].append(np.nan if cost is None else cost.gpu_hours)
+        for name in ("wall_days", "gpu_hours", "cost_usd"):  # TrainingCost's bands: train's
+            band = getattr(cost, f"{name}_band") if cost is not None else None
+            cols[f"{name}_lo"].append(np.nan if band is None else band[0])
+            cols[f"{name}_hi"].append(np.nan if band is None else band[1])
+        mfu = cost.mfu if cost is not None else None
+        cols["mfu"].append(np.nan if mfu is None else mfu)
         paid = cost is not None and cost.cost_usd is not None
         cols["usd_per_gpu_hour"].append(cost.usd_per_gpu_hour if paid else np.nan)  # type: ignore[union-attr]
         cols["cost_usd"].append(cost.cost_usd if paid else np.nan)  # type: ignore[union-attr]

@@ -142,6 +142,24 @@ _MICRO_BATCH = Axis(
 _PARAMS = Axis(
     "params", units.parse_count, True, column="params", aliases=("model_size", "parameters")
 )
+# the memory and step sweeps: the data-parallel layout, as costmodel memory/step --strategy,
+# --group-size and --reshard/--no-reshard take it
+_STRATEGY = Axis("strategy", _parse_str, False, column="strategy", aliases=("strategies",))
+_RESHARD = Axis(
+    "reshard_after_forward",
+    _parse_bool,
+    False,
+    column="reshard_after_forward",
+    aliases=("reshard",),
+)
+_GROUP_SIZE = Axis(
+    "group_size",
+    _parse_int,
+    True,
+    integer=True,
+    column="group_size",
+    aliases=("group",),
+)
 
 AXES: dict[str, dict[str, Axis]] = {
     "collective": {
@@ -182,6 +200,10 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="zero_stage",
                 aliases=("zero",),
             ),
+            # or the layout by name (costmodel memory --strategy, --group-size, --reshard)
+            _STRATEGY,
+            _GROUP_SIZE,
+            _RESHARD,
             # a named architecture (costmodel memory --arch) and what sizes its activations,
             # spelled as the step sweep spells them
             _ARCH,
@@ -229,17 +251,11 @@ AXES: dict[str, dict[str, Axis]] = {
             _PRESET,
             _MODEL,
             _ARCH,
-            Axis("strategy", _parse_str, False, column="strategy", aliases=("strategies",)),
+            _STRATEGY,
             _RECIPE,
             _RECOMPUTE,
             _LOSS,
-            Axis(
-                "reshard_after_forward",
-                _parse_bool,
-                False,
-                column="reshard_after_forward",
-                aliases=("reshard",),
-            ),
+            _RESHARD,
             Axis("param_dtype", _parse_str, False, column="param_dtype"),
             Axis("grad_dtype", _parse_str, False, column="grad_dtype"),
             # the matmuls' compute precision (costmodel step --precision): bf16 or fp8
@@ -247,14 +263,7 @@ AXES: dict[str, dict[str, Axis]] = {
             Axis("no_sync", _parse_bool, False, column="no_sync"),
             _NODES,
             _GPUS_PER_NODE,
-            Axis(
-                "group_size",
-                _parse_int,
-                True,
-                integer=True,
-                column="group_size",
-                aliases=("group",),
-            ),
+            _GROUP_SIZE,
             _PARAMS,
             _MICRO_BATCH,
             _SEQUENCE_LENGTH,
@@ -740,6 +749,7 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
     _check_at_least_one(a, ("ranks",))
     if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
         raise ValueError("zero_stage: allowed 0, 1, 2, 3")
+    _check_memory_layout(a)
     _check_at_least_one(a, ("sequence_length", "micro_batch"))
     _check_recipes_and_modes(a)
     if "gpu_memory" in a and "preset" in a:  # as costmodel memory refuses both
@@ -752,6 +762,72 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
         for gpu in _preset_gpus(a):
             for recipe in a.get("recipe", ["mixed-adam"]):
                 check_fp8_support(gpu, recipe=recipe)
+
+
+def _check_strategy_options(a: dict[str, list[Any]]) -> list[str]:
+    """``strategy`` names (``all``: every one), and ``group_size``/``reshard_after_forward``
+    only where every strategy has them, as ``costmodel step``/``memory`` refuse them; the
+    strategies chosen (ddp when none)."""
+    if "strategy" in a:
+        a["strategy"] = _strategies(a["strategy"])
+    chosen = a.get("strategy", ["ddp"])
+    if "group_size" in a and any(x != "hsdp" for x in chosen):
+        raise ValueError(
+            "group_size: only hsdp has a sharding group; set strategy=hsdp (sweep the other "
+            "strategies separately)"
+        )
+    if "reshard_after_forward" in a and any(x not in ("fsdp", "hsdp") for x in chosen):
+        raise ValueError(
+            "reshard_after_forward: only fsdp and hsdp reshard parameters; set strategy=fsdp "
+            "or hsdp (sweep the other strategies separately)"
+        )
+    return chosen
+
+
+def _check_memory_layout(a: dict[str, list[Any]]) -> None:
+    """A memory sweep's layout: ``zero_stage`` or ``strategy`` (not both: a strategy names its
+    stage), and each (strategy, group, preset's node, ranks) a layout ``costmodel memory
+    --strategy`` sizes (:func:`costmodel.strategy.memory.memory_layout`: hsdp without a preset
+    needs ``group_size``; a group that does not divide a rank count is refused, listing the
+    divisors), before any row."""
+    if "strategy" in a and "zero_stage" in a:
+        raise ValueError(
+            "zero_stage: give strategy or zero_stage, not both (a strategy names its stage: "
+            "ddp 0, zero1 1, zero2 2, fsdp and hsdp 3)"
+        )
+    if "strategy" not in a and {"group_size", "reshard_after_forward"} & set(a):
+        name = "group_size" if "group_size" in a else "reshard_after_forward"
+        raise ValueError(
+            f"{name}: set strategy (hsdp{'' if name == 'group_size' else ' or fsdp'}), as "
+            "costmodel memory --strategy takes it"
+        )
+    chosen = _check_strategy_options(a)
+    if "strategy" not in a:
+        return
+    from ..strategy.memory import memory_layout
+
+    nodes: list[int | None] = [None]
+    if "preset" in a:
+        from .. import presets
+
+        nodes = [
+            int(presets.cluster(p, field="preset").gpus_per_node) for p in _presets(a["preset"], a)
+        ]
+    for st in chosen:
+        if st != "hsdp":  # checked above: the other layouts hold at every rank count
+            continue
+        for gpn in dict.fromkeys(nodes):
+            for group in a.get("group_size", [None]):
+                for reshard in a.get("reshard_after_forward", [None]):
+                    for ranks in a.get("ranks", [1]):
+                        memory_layout(
+                            st,
+                            int(ranks),
+                            group_size=None if group is None else int(group),
+                            reshard_after_forward=reshard,
+                            gpus_per_node=gpn,
+                            names=("group_size", "preset"),
+                        )
 
 
 def _check_recipes_and_modes(a: dict[str, list[Any]]) -> None:
@@ -784,19 +860,7 @@ def _check_step(a: dict[str, list[Any]]) -> None:
     _check_arch_or_params(
         a, "grid: a step sweep needs arch=NAME (an architecture) or params=7B (a count), not both"
     )
-    if "strategy" in a:
-        a["strategy"] = _strategies(a["strategy"])
-    chosen = a.get("strategy", ["ddp"])
-    if "group_size" in a and any(x != "hsdp" for x in chosen):
-        raise ValueError(
-            "group_size: only hsdp has a sharding group; set strategy=hsdp (sweep the other "
-            "strategies separately)"
-        )
-    if "reshard_after_forward" in a and any(x not in ("fsdp", "hsdp") for x in chosen):
-        raise ValueError(
-            "reshard_after_forward: only fsdp and hsdp reshard parameters; set strategy=fsdp "
-            "or hsdp (sweep the other strategies separately)"
-        )
+    _check_strategy_options(a)
     _check_recipes_and_modes(a)
     _check_nodes(a)  # first: nodes=0 in the words of every command's --nodes
     _check_at_least_one(
@@ -1043,11 +1107,17 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
     numeric = _numeric_axes(grid)
     block = math.prod(len(a.get(n, [None])) for n in numeric)
     if grid.kind == "memory":
+        from ..strategy.layout import STRATEGY_OF_STAGE
+
         mem = {
             "preset": _presets(a.get("preset", [None])),
             "arch": a.get("arch", [None]),  # None: a bare parameter count (params)
             "recipe": a.get("recipe", ["mixed-adam"]),
-            "zero_stage": a.get("zero_stage", [0]),
+            # the layout: a strategy by name, else a stage's (0 ddp, 1 zero1, 2 zero2, 3 fsdp)
+            "strategy": a.get("strategy")
+            or [STRATEGY_OF_STAGE[int(z)] for z in a.get("zero_stage", [0])],
+            "group_size": a.get("group_size", [None]),  # None: one node of the preset
+            "reshard_after_forward": a.get("reshard_after_forward", [None]),
             "recompute": a.get("recompute", ["none"]),  # costmodel memory's defaults
             "loss": a.get("loss", ["fp32"]),
             "flash_attention": a.get("flash_attention", [True]),

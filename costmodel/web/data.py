@@ -162,22 +162,45 @@ def activations_for(kind: str, *args) -> float:
     return float(memory.activation_bytes(layers, hidden, seq, micro, heads, recompute))
 
 
+def stage_layout(stage: int, ranks: int, layout3: tuple | None = None) -> dict:
+    """:func:`costmodel.strategy.memory.stage_memory`'s layout keywords of the Memory page's
+    ``stage`` on ``ranks`` ranks: ``layout3`` = (strategy, hsdp group or None, reshard after
+    forward) is ZeRO-3's layout (fsdp or hsdp), as ``costmodel memory --strategy --group-size
+    --reshard/--no-reshard`` takes it (:func:`costmodel.strategy.memory.memory_layout`, one
+    rule); the other stages (and stage 3 without one) are their strategies' defaults."""
+    if stage != 3 or layout3 is None:
+        return {}
+    from costmodel.strategy.memory import memory_layout
+
+    strategy, group, reshard = layout3
+    return memory_layout(
+        strategy,
+        int(ranks),
+        group_size=group,
+        reshard_after_forward=reshard,
+        names=("HSDP group [GPUs]", "a cluster"),
+    )
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def memory_by_stage(
-    params: float, ranks: int, arch: object = None, **kw
+    params: float, ranks: int, arch: object = None, layout3: tuple | None = None, **kw
 ) -> tuple[pd.DataFrame, dict[int, float], dict[int, float]]:
     """Memory per GPU, part by part, at every ZeRO stage (long format), the totals and the
     lesson's totals (state + activations, no communication buffers) [B].
 
     Each stage is the layout ``costmodel step`` prices for it
     (:func:`costmodel.strategy.memory.stage_memory`), as ``costmodel memory`` sizes it: DDP's
-    bucket copy, ZeRO-1/2's buckets and FSDP's gathered units are parts of the bar.
+    bucket copy, ZeRO-1/2's buckets and FSDP's gathered units are parts of the bar. ZeRO-3 is
+    ``layout3``'s fsdp or hsdp (:func:`stage_layout`).
     """
     from costmodel.strategy.memory import stage_memory
 
     rows, totals, lesson = [], {}, {}
     for stage in memory.ZERO_STAGES:
-        sm = stage_memory(stage, ranks, None if arch is not None else params, arch=arch, **kw)
+        lkw = stage_layout(stage, ranks, layout3)
+        p = None if arch is not None else params
+        sm = stage_memory(stage, ranks, p, arch=arch, **lkw, **kw)
         totals[stage] = float(sm.total_bytes)
         lesson[stage] = float(sm.base.total_bytes)
         rows += [
@@ -188,25 +211,46 @@ def memory_by_stage(
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def max_params(capacity_bytes: float, stage: int, ranks: int, **kw) -> float:
-    """Cached :func:`costmodel.strategy.memory.stage_max_params` [-]."""
+def max_params(
+    capacity_bytes: float, stage: int, ranks: int, layout3: tuple | None = None, **kw
+) -> float:
+    """Cached :func:`costmodel.strategy.memory.stage_max_params` [-] (ZeRO-3 as ``layout3``)."""
     from costmodel.strategy.memory import stage_max_params
 
-    return float(stage_max_params(capacity_bytes, stage, ranks, **kw))
+    lkw = stage_layout(stage, ranks, layout3)
+    return float(stage_max_params(capacity_bytes, stage, ranks, **lkw, **kw))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def ranks_needed(params: float, capacity_bytes: float, arch: object = None, **kw) -> pd.DataFrame:
+def ranks_needed(
+    params: float,
+    capacity_bytes: float,
+    arch: object = None,
+    layout3: tuple | None = None,
+    **kw,
+) -> pd.DataFrame:
     """Fewest ranks per ZeRO stage (:func:`costmodel.strategy.memory.stage_min_ranks`, the
-    layout the step prices), or why none fits."""
-    from costmodel.strategy.memory import stage_min_ranks
+    layout the step prices; ZeRO-3 as ``layout3``), or why none fits. hsdp has none: its state
+    is sharded over its group, not the ranks (:func:`~costmodel.strategy.memory.
+    hsdp_ranks_note`, ``costmodel memory``'s words)."""
+    from costmodel.strategy.memory import hsdp_ranks_note, stage_min_ranks
 
     rows = []
     for stage in memory.ZERO_STAGES:
+        lkw: dict = {}
+        if stage == 3 and layout3 is not None:
+            lkw = {"strategy": layout3[0], "reshard_after_forward": layout3[2]}
         try:
+            if lkw.get("strategy") == "hsdp":
+                raise ValueError(hsdp_ranks_note(layout3[1], "HSDP group [GPUs]"))  # type: ignore[index]
             n, note = (
                 stage_min_ranks(
-                    None if arch is not None else params, capacity_bytes, stage, arch=arch, **kw
+                    None if arch is not None else params,
+                    capacity_bytes,
+                    stage,
+                    arch=arch,
+                    **lkw,
+                    **kw,
                 ),
                 "",
             )

@@ -85,6 +85,7 @@ def _inputs() -> dict:
         key="zero_stage",
     )
     gpu = gpu_choice(c2)
+    layout3 = _zero3_layout(c3, stage)
     with_act = st.checkbox(
         "Include activations (Korthikanti et al. 2022)",
         value=True,
@@ -178,6 +179,7 @@ def _inputs() -> dict:
         "recipe": recipe,
         "ranks": ranks,
         "stage": stage,
+        "layout3": layout3,
         "gpu": gpu,
         "activation": activation,
         "context": parse_input("CUDA context", parse_bytes, ctx_text),
@@ -185,6 +187,52 @@ def _inputs() -> dict:
         "recipe_act": recipe_act,
         "loss": loss,
     }
+
+
+def _zero3_layout(where: object, stage: int) -> tuple[str, int | None, bool] | None:
+    """ZeRO-3's layout, as ``costmodel memory --strategy`` takes it: fsdp, resharding after
+    forward or not (``--reshard/--no-reshard``), or hsdp inside groups of a given size
+    (``--group-size``; the page has a GPU, not a cluster, so the group is typed, 8 = one node
+    of a DGX/HGX, as the step page's box). Shown at stage 3 only (None below it, so the first
+    view, at ZeRO-0, is unchanged): (strategy, group or None, reshard)."""
+    if stage != 3:
+        return None
+    strategy = bound_choice(
+        where,
+        "radio",
+        "ZeRO-3 as",
+        ("fsdp", "hsdp"),
+        horizontal=True,
+        key="mem_strategy",
+        help="fsdp: the state sharded over all N ranks; hsdp: fsdp inside groups of the HSDP "
+        "group's GPUs, replicated across groups (its state per GPU does not fall with N)",
+    )
+    group = None
+    if strategy == "hsdp":
+        group = int(
+            bound_number(where, "HSDP group [GPUs]", value=8, step=1, min_value=1, key="mem_group")
+        )
+    reshard = where.checkbox(  # type: ignore[attr-defined]
+        "reshard_after_forward (FULL_SHARD; off = SHARD_GRAD_OP)",
+        value=True,
+        key="mem_reshard",
+        bind=QP,
+        help="Off: every unit's gathered parameters stay from forward to backward (P x 2 B "
+        "more per GPU in bf16), as `costmodel memory --no-reshard`",
+    )
+    return strategy, group, bool(reshard)
+
+
+def _layout_name(inp: dict) -> str:
+    """The layout the selected stage is sized as, in the step's words (``hsdp g=8``,
+    ``fsdp (no reshard)``, ``zero1``): :attr:`costmodel.strategy.layout.Layout.name`."""
+    from costmodel.strategy.layout import make_layout
+
+    stage, ranks = inp["stage"], int(inp["ranks"])
+    kw = data.stage_layout(stage, ranks, inp.get("layout3"))
+    fields = {k: v for k, v in kw.items() if v is not None}
+    fields.setdefault("strategy", STRATEGY_OF_STAGE[stage])
+    return make_layout(ranks=ranks, **fields).name
 
 
 def _card(name: str, capacity: float) -> str:
@@ -304,14 +352,17 @@ def _figures(inp: dict) -> dict:
         "cuda_context_bytes": inp["context"],
         "fragmentation": inp["fragmentation"],
     }
-    parts, totals, _ = data.memory_by_stage(inp["params"], int(inp["ranks"]), _arch(inp), **kw)
+    lay = inp.get("layout3")
+    parts, totals, _ = data.memory_by_stage(
+        inp["params"], int(inp["ranks"]), _arch(inp), layout3=lay, **kw
+    )
     stage = inp["stage"]
     return {
         "parts": parts[parts["config"] == f"ZeRO-{stage}"],
         "total": totals[stage],
         "capacity": capacity,
         "gpu": name,
-        "largest": data.max_params(capacity, stage, int(inp["ranks"]), **kw),
+        "largest": data.max_params(capacity, stage, int(inp["ranks"]), layout3=lay, **kw),
     }
 
 
@@ -326,14 +377,15 @@ def _arch(inp: dict) -> object:
 
 def _label(inp: dict) -> str:
     model = inp["arch"].name if inp["arch"] is not None else format_count(inp["params"])
-    return f"{model}, N = {int(inp['ranks'])}, ZeRO-{inp['stage']}, {_gpu_name(*inp['gpu'])}"
+    stage = f"ZeRO-{inp['stage']}" + (f" as {_layout_name(inp)}" if inp["stage"] == 3 else "")
+    return f"{model}, N = {int(inp['ranks'])}, {stage}, {_gpu_name(*inp['gpu'])}"
 
 
 def _compare(inp: dict, inp_b: dict) -> None:
     """A and B side by side: the bars against each GPU's memory, and B - A part by part."""
     import pandas as pd
 
-    with section("Configuration B"):
+    with section("Configuration B", _LAYOUT_BOXES):
         fa, fb = _figures(inp), _figures(inp_b)
         la, lb = f"A: {_label(inp)}", f"B: {_label(inp_b)}"
         st.subheader("A or B?")
@@ -408,6 +460,9 @@ _ACTIVATION_BOXES = {
     "heads": "Heads",
 }
 
+#: The layout boxes by the Layout field each sets: a refused hsdp group names its box.
+_LAYOUT_BOXES = {"group_size": "HSDP group [GPUs]"}
+
 #: What the step holds beyond the lesson's state and activations, per ZeRO stage (the buffers
 #: of :mod:`costmodel.strategy.memory`): said for the stage shown, not for all four.
 _BUFFER_OF_STAGE = {
@@ -435,7 +490,11 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
             key = (*act[:-2], rc, act[-1]) if act[0] == "arch" else (*act[:-1], rc)
             a_rc = data.activations_for(*key)
             t = data.memory_by_stage(
-                inp["params"], ranks, _arch(inp), **{**kw, "activations_bytes": a_rc}
+                inp["params"],
+                ranks,
+                _arch(inp),
+                layout3=inp.get("layout3"),
+                **{**kw, "activations_bytes": a_rc},
             )[1]
             if t[stage] <= capacity:
                 changes.append(f"recompute {rc}: {format_bytes(t[stage])} per GPU")
@@ -454,7 +513,9 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
             f"{format_bytes(both[2])} per GPU"
         )
     # more ranks: the fewest that fit this stage (the 'Ranks needed' table's figure), or none
-    needed = data.ranks_needed(inp["params"], capacity, _arch(inp), **kw)
+    needed = data.ranks_needed(
+        inp["params"], capacity, _arch(inp), layout3=inp.get("layout3"), **kw
+    )
     col = needed.loc[needed["ZeRO stage"] == stage, "ranks needed"]
     n = None if col.isna().iloc[0] else int(col.iloc[0])
     more = (
@@ -506,9 +567,10 @@ def render() -> None:
         "fragmentation": inp["fragmentation"],
     }
     parts = None
-    with section("Memory"):
+    with section("Memory", _LAYOUT_BOXES):
+        lay = inp["layout3"]
         parts, totals, lesson = data.memory_by_stage(
-            inp["params"], int(inp["ranks"]), _arch(inp), **kw
+            inp["params"], int(inp["ranks"]), _arch(inp), layout3=lay, **kw
         )
         stage = inp["stage"]
         total = totals[stage]
@@ -518,7 +580,7 @@ def render() -> None:
             f"{_card(name, capacity)})",
         )
         st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
-            f"Sized as the step prices ZeRO-{stage} ({STRATEGY_OF_STAGE[stage]}): the lesson's "
+            f"Sized as the step prices {_layout_name(inp)} (ZeRO-{stage}): the lesson's "
             "state + activations"
             + (" + context + fragmentation" if inp["context"] or inp["fragmentation"] else "")
             + f", {format_bytes(lesson[stage])}, plus "
@@ -539,7 +601,7 @@ def render() -> None:
             else f"{format_bytes(total - capacity)} over",  # the CLI's "no (1.3 TB over)"
             delta_color="normal" if total <= capacity else "inverse",  # red either way
         )
-        largest = data.max_params(capacity, stage, int(inp["ranks"]), **kw)
+        largest = data.max_params(capacity, stage, int(inp["ranks"]), layout3=lay, **kw)
         m[3].metric(
             f"Largest model that fits, ZeRO-{stage}",
             f"{format_count(largest)} params" if largest > 0 else "none",
@@ -547,7 +609,9 @@ def render() -> None:
         if largest <= 0:  # never "0 params": say what even one parameter would sit beside
             from costmodel.strategy.advisor import nothing_fits_note
 
-            fixed = float(data.memory_by_stage(0.0, int(inp["ranks"]), None, **kw)[1][stage])
+            fixed = float(
+                data.memory_by_stage(0.0, int(inp["ranks"]), None, layout3=lay, **kw)[1][stage]
+            )
             seq, micro = inp["recipe_act"][:2]  # the CLI's `memory` note, word for word
             what = f"{seq} tokens x micro-batch {micro}" if inp["activation"] else ""
             st.warning(
@@ -567,8 +631,8 @@ def render() -> None:
         )
     if inp_b is not None and parts is not None:
         _compare(inp, inp_b)
-    with section("Ranks needed"):
-        rows = data.ranks_needed(inp["params"], capacity, _arch(inp), **kw)
+    with section("Ranks needed", _LAYOUT_BOXES):
+        rows = data.ranks_needed(inp["params"], capacity, _arch(inp), layout3=inp["layout3"], **kw)
         table(
             rows,
             "ranks_needed.csv",
@@ -578,7 +642,7 @@ def render() -> None:
         )
     if parts is None:  # the section above showed why
         return
-    with section("Memory"):
+    with section("Memory", _LAYOUT_BOXES):
         order = list(dict.fromkeys(parts["part"]))
         wide = (
             parts.pivot(index="part", columns="config", values="bytes").reindex(order).reset_index()
