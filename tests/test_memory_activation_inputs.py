@@ -77,7 +77,7 @@ def test_step_on_a_count_holds_no_activations_either():
 # (memory's option typed at the default value, the sweep's axis for it, the option named)
 AT_DEFAULT = [
     (["--seq", "4096"], {"sequence_length": 4096}, "--seq"),
-    (["--sequence-length", "4096"], {"sequence_length": 4096}, "--seq"),
+    (["--sequence-length", "4096"], {"sequence_length": 4096}, "--sequence-length"),
     (["--micro-batch", "1"], {"micro_batch": 1}, "--micro-batch"),
     (["--recompute", "none"], {"recompute": "none"}, "--recompute"),
     (["--loss", "fp32"], {"loss": "fp32"}, "--loss"),
