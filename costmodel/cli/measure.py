@@ -246,7 +246,9 @@ def validate_torch(
     """Time torch.distributed collectives (and DDP steps) on this machine with torchrun.
 
     For several nodes launch the job yourself (srun ... python -m costmodel.validation.torch_bench).
-    Exit 1 when the job wrote no row (nothing measured), else the job's own exit code.
+    The job's output, streamed here, is also kept in logs/torch.<attempt>.log beside the results
+    file; its rows name it. Exit 1 when the job wrote no row (nothing measured), else the job's
+    own exit code.
 
     Example (CPU, gloo, 2 ranks):
 
