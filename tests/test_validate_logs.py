@@ -548,6 +548,43 @@ def test_a_runner_killed_mid_job_leaves_the_log_written_so_far(tmp_path):
             proc.stderr.close()
 
 
+def test_ctrl_c_stops_the_job_and_keeps_its_log(tmp_path):
+    """An interrupt of the runner (Ctrl-C; KeyboardInterrupt) stops the job it started, none
+    left running, and the log keeps what the job printed."""
+    pid_file = tmp_path / "job.pid"
+    job = _script(tmp_path / "job.sh", f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
+    log = tmp_path / "i.log"
+    code = (
+        "from costmodel.validation.runner import run_logged\n"
+        f"try:\n    run_logged([{str(job)!r}], {str(log)!r})\n"
+        "except KeyboardInterrupt:\n    print('interrupted')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.is_file() and pid_file.read_text().strip()):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        job_pid = int(pid_file.read_text())
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+        assert out.strip() == b"interrupted"
+        assert not Path(f"/proc/{job_pid}").exists() or "Z" in _state(job_pid)
+        assert log.read_text().startswith("# costmodel: ")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _state(pid: int) -> str:
+    """The process state letter of ``pid`` (Z: a zombie, gone but not yet reaped)."""
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    return ""
+
+
 # --- 5a. validate torch, with a fake torchrun in place of the interpreter's -----------------
 FAKE_TORCHRUN = """#!{python}
 import json, os, sys

@@ -911,7 +911,7 @@ def run_logged(argv: Sequence[str], log_path: str | Path) -> int:
     must not exist (created with mode ``x``: no user file is ever overwritten; its folder is
     created). Python children run unbuffered (``PYTHONUNBUFFERED=1``, unless set), so their
     lines arrive when printed, as on a terminal. Returns the job's exit code; an interrupt
-    kills it, as :func:`subprocess.call` does, and re-raises.
+    (Ctrl-C) stops the job, SIGTERM then SIGKILL after 10 s, and re-raises.
     """
     import shlex
 
@@ -930,9 +930,13 @@ def run_logged(argv: Sequence[str], log_path: str | Path) -> int:
             pump.start()
         try:
             code = proc.wait()
-        except BaseException:  # Ctrl-C, SIGTERM: no job left behind, as subprocess.call
-            proc.kill()
-            proc.wait()
+        except BaseException:  # Ctrl-C: no job left behind. SIGTERM first, so a launcher
+            proc.terminate()  # (torchrun) stops its ranks; SIGKILL after 10 s
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
             raise
         finally:
             for pump in pumps:  # a grandchild holding the pipe open does not hold us
