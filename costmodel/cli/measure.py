@@ -523,16 +523,18 @@ def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | No
 def _kept_logs(measured: Any, results: Path) -> bytes | None:
     """The text of the logs a results file's rows name in their ``log`` column, found as
     recorded or in ``logs/`` beside the results file (a folder moved or read from elsewhere);
-    each at most the parser's limit (a larger file is left unread), None when none is found."""
+    at most the parser's limit in all (the logs past it are left unread), None when none is
+    found."""
     from ..validation.nccl_tests import MAX_LOG_BYTES
 
     if measured is None or "log" not in getattr(measured, "columns", ()):
         return None
-    texts = []
+    texts, left = [], MAX_LOG_BYTES
     for recorded in sorted({str(x) for x in measured["log"].dropna()}):
         for candidate in (Path(recorded), results.parent / "logs" / Path(recorded).name):
-            if candidate.is_file() and candidate.stat().st_size <= MAX_LOG_BYTES:
+            if candidate.is_file() and candidate.stat().st_size <= left:
                 texts.append(candidate.read_bytes())
+                left -= len(texts[-1])
                 break
     return b"\n".join(texts) if texts else None
 
