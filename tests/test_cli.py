@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from costmodel import cli, collectives, ddp, memory
+from costmodel.validation import runner
 
 sweep_mod = importlib.import_module("costmodel.sweep")  # cm.sweep is also a function name
 ENTRY = Path(sys.executable).parent / "costmodel"  # the installed console script
@@ -684,12 +685,12 @@ def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):
     out = tmp_path / "t.jsonl"
     row = {"kind": "collective", "op": "all_reduce", "size_bytes": 4096, "ranks": 2, "nodes": 1}
 
-    def job(cmd):  # a job that measured one row (one that measured nothing fails)
+    def job(cmd, log):  # a job that measured one row (one that measured nothing fails)
         calls.append(cmd)
         out.write_text(json.dumps(row) + "\n")
         return 0
 
-    monkeypatch.setattr(cli.subprocess, "call", job)
+    monkeypatch.setattr(runner, "run_logged", job)
     result = run(
         "validate",
         "torch",
@@ -729,7 +730,7 @@ def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):
 def test_validate_torch_checks_arguments_before_torchrun(monkeypatch, args, fragment):
     """bad arguments died inside torchrun with torch's elastic error page."""
     calls = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
+    monkeypatch.setattr(runner, "run_logged", lambda cmd, log: calls.append(cmd) or 0)
     assert_usage_error(run("validate", "torch", *args), fragment)
     assert calls == []  # torchrun never started
 
@@ -738,12 +739,12 @@ def test_validate_torch_ddp_only_is_allowed(monkeypatch, tmp_path):
     calls = []
     out = tmp_path / "d.jsonl"
 
-    def job(cmd):  # a job that timed one DDP step (one that measured nothing fails)
+    def job(cmd, log):  # a job that timed one DDP step (one that measured nothing fails)
         calls.append(cmd)
         out.write_text(json.dumps({"kind": "ddp_step", "ranks": 2, "nodes": 1}) + "\n")
         return 0
 
-    monkeypatch.setattr(cli.subprocess, "call", job)
+    monkeypatch.setattr(runner, "run_logged", job)
     result = run("validate", "torch", "--ops", "none", "--ddp", "-o", str(out))
     assert result.exit_code == 0, result.stderr
     assert len(calls) == 1

@@ -1,19 +1,31 @@
 """One reading of an nccl-tests log on both surfaces (``validate compare`` and the Validate page):
 a log cut mid-row, the launch line of each MPI and Slurm launcher, and an op its sources
 disagree on. Each test drives the CLI in-process and the page headless (AppTest's uploader, the
-bytes a browser sends), and checks they say the same one line."""
+bytes a browser sends), and checks they say the same one line.
+
+Section 5: the logs the harness keeps of the jobs it launches (``validate torch``, ``validate
+nccl-tests run``), with fake launchers, and one real two-rank gloo job."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from costmodel.reference import reference_path
+from costmodel.validation import runner
 from costmodel.validation.logread import read_log
 from costmodel.validation.nccl_tests import NcclTestsParseError, parse_nccl_tests
-from tests._cli import run
+from tests._cli import one_line_error, run
 from tests.test_app import _text, assert_clean, metrics, open_page
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)
@@ -444,3 +456,355 @@ def test_every_bundled_log_cut_mid_row_keeps_its_rows_and_says_one_line():
         assert table["rel_error"].abs().median() < float("inf"), path.name
         checked += 1
     assert checked >= 30
+
+
+# --- 5. the launched job's own output, kept beside the results ----------------------------
+# `validate torch` and `validate nccl-tests run` keep every attempt's stdout and stderr in
+# <results folder>/logs/, name that file in their one-line errors and in each row's "log".
+
+
+#: <key>.<attempt>.log, the attempt as runner.attempt_stamp names it
+STAMP = r"\d{8}T\d{6}\.\d{9}-\d+"
+
+
+def _script(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body)
+    path.chmod(0o755)
+    return path
+
+
+def test_run_logged_tees_stdout_and_stderr_and_keeps_both_in_one_log(tmp_path, capfd):
+    job = _script(
+        tmp_path / "job.sh",
+        "#!/bin/sh\necho 'out one'\necho 'err one' >&2\nprintf 'no newline at the end'\nexit 3\n",
+    )
+    log = tmp_path / "logs" / "a.log"
+    assert runner.run_logged([str(job), "x y"], log) == 3  # the job's exit code
+    seen = capfd.readouterr()
+    assert seen.out == "out one\nno newline at the end"  # stdout to stdout, as it came
+    assert seen.err == "err one\n"  # and stderr to stderr
+    text = log.read_text()
+    assert text.splitlines()[0] == f"# costmodel: {job} 'x y'"  # the command, quoted
+    # whole lines of both streams; a last line without newline is kept, ended in the log
+    assert sorted(text.splitlines()[1:]) == ["err one", "no newline at the end", "out one"]
+
+
+def test_run_logged_never_overwrites_a_file_and_keeps_long_lines_whole(tmp_path, capfd):
+    log = tmp_path / "mine.log"
+    log.write_text("the user's\n")
+    with pytest.raises(FileExistsError):
+        runner.run_logged(["true"], log)
+    assert log.read_text() == "the user's\n"
+    # 1 MB without a newline, then more: more than one read, the log gets every byte in order
+    job = _script(
+        tmp_path / "long.py",
+        f"#!{sys.executable}\nimport sys\nsys.stdout.write('a' * 1_000_000 + 'END\\n')\n"
+        "print('next')\n",
+    )
+    long = tmp_path / "long.log"
+    assert runner.run_logged([str(job)], long) == 0
+    body = long.read_text().split("\n", 1)[1]
+    assert body == "a" * 1_000_000 + "END\nnext\n"
+    assert capfd.readouterr().out == body
+
+
+def test_a_runner_killed_mid_job_leaves_the_log_written_so_far(tmp_path):
+    """The log is written as the job prints, not at its end: SIGKILL to the runner (an
+    out-of-memory kill, a node lost) leaves the lines printed before it."""
+    pid_file = tmp_path / "job.pid"
+    job = _script(
+        tmp_path / "job.sh",
+        f"#!/bin/sh\necho 'step 1 done'\necho $$ > {pid_file}\nexec sleep 60\n",
+    )
+    log = tmp_path / "logs" / "k.log"
+    code = (
+        "import sys; from costmodel.validation.runner import run_logged; "
+        f"run_logged([{str(job)!r}], {str(log)!r})"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (log.is_file() and "step 1 done" in log.read_text()):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the line never reached the log"
+            time.sleep(0.05)
+        proc.kill()
+        proc.wait(timeout=30)
+        assert "step 1 done\n" in log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        deadline = time.monotonic() + 10
+        while not pid_file.is_file() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if pid_file.is_file():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def test_ctrl_c_stops_the_job_and_keeps_its_log(tmp_path):
+    """An interrupt of the runner (Ctrl-C; KeyboardInterrupt) stops the job it started, none
+    left running, and the log keeps what the job printed."""
+    pid_file = tmp_path / "job.pid"
+    job = _script(tmp_path / "job.sh", f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
+    log = tmp_path / "i.log"
+    code = (
+        "from costmodel.validation.runner import run_logged\n"
+        f"try:\n    run_logged([{str(job)!r}], {str(log)!r})\n"
+        "except KeyboardInterrupt:\n    print('interrupted')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.is_file() and pid_file.read_text().strip()):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        job_pid = int(pid_file.read_text())
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+        assert out.strip() == b"interrupted"
+        assert not Path(f"/proc/{job_pid}").exists() or "Z" in _state(job_pid)
+        assert log.read_text().startswith("# costmodel: ")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _state(pid: int) -> str:
+    """The process state letter of ``pid`` (Z: a zombie, gone but not yet reaped)."""
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    return ""
+
+
+# --- 5a. validate torch, with a fake torchrun in place of the interpreter's -----------------
+FAKE_TORCHRUN = """#!{python}
+import json, os, sys
+argv = sys.argv[1:]
+def value(flag):
+    return argv[argv.index(flag) + 1]
+print("fake torchrun: starting 2 ranks", file=sys.stderr, flush=True)
+print("[rank0]: hello from rank 0", flush=True)
+mode = os.environ["FAKE_TORCH_MODE"]
+if mode == "fail":
+    print("[rank1]: RuntimeError: rank 1 died", file=sys.stderr)
+    sys.exit(3)
+if mode == "rows":
+    row = {{"kind": "collective", "op": "all_reduce", "size_bytes": 4096, "ranks": 2,
+           "nodes": 1, "backend": "gloo", "run_key": "torch@00000000",
+           "attempt": value("--attempt"), "log": value("--job-log")}}
+    with open(value("-o"), "a") as out:
+        out.write(json.dumps(row) + "\\n")
+"""
+
+
+@pytest.fixture
+def fake_torch(tmp_path, monkeypatch):
+    """`validate torch` launches ``sys.executable -m torch.distributed.run ...``: the
+    interpreter is this fake, which prints as torchrun and a rank would and writes a row,
+    nothing, or fails (FAKE_TORCH_MODE)."""
+    pytest.importorskip("torch")  # validate torch refuses to start without it
+    fake = _script(tmp_path / "bin" / "python", FAKE_TORCHRUN.format(python=sys.executable))
+    monkeypatch.setattr(sys, "executable", str(fake))
+    return lambda mode: monkeypatch.setenv("FAKE_TORCH_MODE", mode)
+
+
+def _torch(out: Path, *extra: str):
+    return run(
+        "validate", "torch", "--backend", "gloo", "--ops", "all_reduce", "-o", str(out), *extra
+    )
+
+
+def _only_log(folder: Path, pattern: str) -> Path:
+    (log,) = folder.iterdir()
+    assert re.fullmatch(pattern, log.name), log.name
+    return log
+
+
+def test_validate_torch_keeps_the_jobs_output_and_its_rows_name_the_log(tmp_path, fake_torch):
+    fake_torch("rows")
+    out = tmp_path / "t.jsonl"
+    result = _torch(out)
+    assert result.exit_code == 0, result.stderr
+    assert "[rank0]: hello from rank 0" in result.stdout  # still streamed, as before
+    assert "fake torchrun: starting 2 ranks" in result.stderr
+    log = _only_log(tmp_path / "logs", rf"torch\.({STAMP})\.log")
+    text = log.read_text()
+    assert "[rank0]: hello from rank 0\n" in text and "fake torchrun: starting 2 ranks\n" in text
+    assert text.startswith("# costmodel: ") and "torch.distributed.run" in text.splitlines()[0]
+    (row,) = [json.loads(x) for x in out.read_text().splitlines()]
+    assert row["log"] == str(log)  # the attempt that produced the row, by its log
+    assert log.name == f"torch.{row['attempt']}.log"
+
+
+def test_validate_torch_failed_or_empty_job_names_its_log_in_one_line(tmp_path, fake_torch):
+    out = tmp_path / "t.jsonl"
+    fake_torch("fail")
+    result = _torch(out)
+    assert result.exit_code == 3  # the job's own exit code, as before
+    log = _only_log(tmp_path / "logs", rf"torch\.{STAMP}\.log")
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"costmodel: error: torch job failed (exit 3); its output, torchrun's and each rank's, "
+        f"is in {log}"
+    )
+    assert "[rank1]: RuntimeError: rank 1 died" in log.read_text()
+    log.unlink()
+    fake_torch("none")
+    result = _torch(out)
+    assert result.exit_code == 1
+    log = _only_log(tmp_path / "logs", rf"torch\.{STAMP}\.log")
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("costmodel: error: torch job: no rows written") and last.endswith(
+        f"are in {log}"
+    )
+    assert "hello from rank 0" in log.read_text()
+
+
+def test_validate_torch_leaves_the_users_files_alone(tmp_path, fake_torch):
+    fake_torch("rows")
+    out = tmp_path / "t.jsonl"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "notes.txt").write_text("the user's\n")
+    assert _torch(out).exit_code == 0
+    assert (logs / "notes.txt").read_text() == "the user's\n"
+    assert len(list(logs.glob("torch.*.log"))) == 1
+    # a file named logs beside the results: refused before anything runs, the file untouched
+    other = tmp_path / "b"
+    other.mkdir()
+    (other / "logs").write_text("mine\n")
+    one_line_error(_torch(other / "t.jsonl"), "--output", "logs", "is a file")
+    assert (other / "logs").read_text() == "mine\n" and not (other / "t.jsonl").exists()
+    # the job options the command sets itself, under any abbreviation argparse takes
+    for extra in (["--job-log", "x.log"], ["--att", "1"]):
+        one_line_error(_torch(tmp_path / "c.jsonl", "--", *extra), "set by validate torch")
+    assert len(list(logs.glob("torch.*.log"))) == 1  # nothing launched
+
+
+# --- 5b. validate nccl-tests run, with fake srun and binaries on PATH ------------------------
+SOCKET_DEBUG = "node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+
+
+def _nccl_tests(tmp_path: Path, monkeypatch, binary: str) -> Path:
+    """A fake all_reduce_perf (``binary``: its shell body) and a fake srun that runs the
+    command after its own options, both on PATH; returns the build folder."""
+    build = tmp_path / "build"
+    _script(build / "all_reduce_perf", "#!/bin/sh\n" + binary)
+    _script(
+        tmp_path / "bin" / "srun",
+        '#!/bin/sh\necho "fake srun: $*" >&2\n'
+        'while [ $# -gt 0 ]; do case "$1" in *_perf) break;; *) shift;; esac; done\nexec "$@"\n',
+    )
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    return build
+
+
+def _sweep(out: Path, build: Path, *extra: str):
+    return run(
+        "validate",
+        "nccl-tests",
+        "run",
+        "-o",
+        str(out),
+        "--build-dir",
+        str(build),
+        "--launcher",
+        "srun",
+        "--nodes",
+        "2",
+        "--gpus",
+        "8",
+        "--no-progress",
+        *extra,
+    )
+
+
+def test_a_sweeps_log_is_kept_named_in_its_rows_and_compare_still_sees_the_socket_fallback(
+    tmp_path, monkeypatch
+):
+    reference = reference_path("06a")  # a 2 x 8 H100 run, printed with NCCL's socket lines
+    build = _nccl_tests(
+        tmp_path, monkeypatch, f"printf '%s' '{SOCKET_DEBUG.strip()}'\necho\ncat '{reference}'\n"
+    )
+    out = tmp_path / "run"
+    result = _sweep(out, build)
+    assert result.exit_code == 0, result.output
+    log = _only_log(out / "logs", rf"all_reduce\.({STAMP})\.log")
+    text = log.read_text()
+    assert "fake srun: -N 2 --ntasks-per-node 8" in text  # the launcher's own output too
+    assert SOCKET_DEBUG in text and reference.read_text().strip() in text
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert rows and {r["log"] for r in rows} == {str(log)}
+    # the kept log and the results file both still say it looks like the socket fallback
+    for source in (log, out / "results.jsonl"):
+        said = run(
+            "validate",
+            "compare",
+            str(source),
+            "--cluster",
+            "dell-xe9680-h100",
+            "--tolerance",
+            "1000",
+        )
+        hits = [x for x in said.stderr.splitlines() if "TCP-socket fallback" in x]
+        assert len(hits) == 1 and "NET/Socket" in hits[0], (source, said.stderr)
+
+
+@pytest.mark.parametrize(
+    ("binary", "timeout", "reason"),
+    [
+        ("echo 'rank 3: cudaErrorNoDevice'\nexit 5\n", "30s", "exit code 5"),
+        ("echo '# nccl-tests started, printed no row'\n", "30s", "no nccl-tests result rows found"),
+        ("echo 'warming up'\nexec sleep 30\n", "1s", "no exit after 1 s"),
+    ],
+    ids=["failed", "nothing-measured", "timeout"],
+)
+def test_a_failed_sweep_run_names_its_log_in_its_line(
+    tmp_path, monkeypatch, binary, timeout, reason
+):
+    build = _nccl_tests(tmp_path, monkeypatch, binary)
+    out = tmp_path / "run"
+    result = _sweep(out, build, "--timeout", timeout)
+    assert result.exit_code == 1
+    log = _only_log(out / "logs", rf"all_reduce\.{STAMP}\.log")
+    (line,) = [x for x in result.output.splitlines() if x.startswith("  all_reduce: ")]
+    assert reason in line and str(log) in line, line
+    first = binary.splitlines()[0].removeprefix("echo '").removesuffix("'")
+    assert first in log.read_text()
+
+
+def test_a_dry_run_writes_nothing(tmp_path, monkeypatch):
+    build = _nccl_tests(tmp_path, monkeypatch, "exit 0\n")
+    out = tmp_path / "run"
+    result = _sweep(out, build, "--dry-run")
+    assert result.exit_code == 0 and "all_reduce_perf" in result.stdout
+    assert not out.exists()
+
+
+# --- 5c. a real job: two gloo ranks on this machine --------------------------------------
+@pytest.mark.torch
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_real_gloo_jobs_log_holds_the_ranks_output(tmp_path):
+    pytest.importorskip("torch")
+    out = tmp_path / "t.jsonl"
+    args = ("validate", "torch", "--nproc", "2", "--backend", "gloo", "--ops", "all_reduce")
+    args += ("--min-bytes", "4KiB", "--max-bytes", "8KiB", "--iters", "2", "-o", str(out))
+    result = run(*args, "--", "-v")
+    assert result.exit_code == 0, result.stderr
+    log = _only_log(tmp_path / "logs", rf"torch\.{STAMP}\.log")
+    text = log.read_text()
+    # rank 0's own lines (-v), unbuffered through the pipe, as they reached the terminal
+    lines = [x for x in text.splitlines() if re.match(r"all_reduce\s+\d+ B\s", x)]
+    assert len(lines) == 2 and all(x in result.stdout for x in lines), text
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 2 and {r["log"] for r in rows} == {str(log)}
+    assert {f"torch.{r['attempt']}.log" for r in rows} == {log.name}

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import tomllib
 import warnings
 from pathlib import Path
@@ -154,7 +153,9 @@ def test_validate_torch_that_wrote_nothing_says_so(tmp_path, monkeypatch):
     pytest.importorskip("torch")
     out = tmp_path / "t.jsonl"
     out.write_text(json.dumps({"op": "all_reduce", "kind": "collective"}) + '\n{"op": "all_r')
-    monkeypatch.setattr(subprocess, "call", lambda cmd: 0)
+    from costmodel.validation import runner
+
+    monkeypatch.setattr(runner, "run_logged", lambda cmd, log: 0)
     result = run("validate", "torch", "--backend", "gloo", "-o", str(out))
     assert result.exit_code == 1 and result.stdout == ""  # nothing measured: a failure now
     lines = result.stderr.strip().splitlines()

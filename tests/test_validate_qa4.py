@@ -95,22 +95,24 @@ def test_validate_torch_that_measured_nothing_fails_saying_why_and_where(tmp_pat
     batch job read "validated" where nothing was measured. Now exit 1 and one line: nothing was
     written, why it can happen, and where the job's messages are; the file is untouched."""
     import json
-    import subprocess
+
+    from costmodel.validation import runner
 
     pytest.importorskip("torch")
     out = tmp_path / "t.jsonl"
     earlier = json.dumps({"op": "all_reduce", "kind": "collective"}) + "\n"
     out.write_text(earlier)  # an earlier job's row: not this job's, not counted
-    monkeypatch.setattr(subprocess, "call", lambda cmd: 0)
+    monkeypatch.setattr(runner, "run_logged", lambda cmd, log: 0)
     result = run("validate", "torch", "--backend", "gloo", "-o", str(out))
     assert result.exit_code == 1 and result.stdout == ""
-    assert result.stderr.strip().splitlines() == [
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(
         f"costmodel: error: torch job: no rows written to {out}: it exited 0 having measured "
         "nothing (the job skips an op its backend does not support); its messages, torchrun's "
-        "and each rank's, are above on stderr"
-    ]
+        f"and each rank's, are in {tmp_path / 'logs'}/torch."
+    ), line  # the log kept beside the results: tests/test_validate_logs.py
     assert out.read_text() == earlier
-    monkeypatch.setattr(subprocess, "call", lambda cmd: 3)  # a failed job: its own exit code
+    monkeypatch.setattr(runner, "run_logged", lambda cmd, log: 3)  # a failed job: its own exit code
     assert run("validate", "torch", "--backend", "gloo", "-o", str(out)).exit_code == 3
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 import math
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -247,7 +246,9 @@ def validate_torch(
     """Time torch.distributed collectives (and DDP steps) on this machine with torchrun.
 
     For several nodes launch the job yourself (srun ... python -m costmodel.validation.torch_bench).
-    Exit 1 when the job wrote no row (nothing measured), else the job's own exit code.
+    The job's output, streamed here, is also kept in logs/torch.<attempt>.log beside the results
+    file; its rows name it. Exit 1 when the job wrote no row (nothing measured), else the job's
+    own exit code.
 
     Example (CPU, gloo, 2 ranks):
 
@@ -289,6 +290,28 @@ def validate_torch(
         except OSError as exc:
             raise ValueError(f"--output: cannot create {str(output)!r}: {exc.strerror}") from None
         output.unlink()  # the job creates it; nothing of the user's is touched
+    from ..validation.runner import attempt_stamp
+
+    # the job's output (torchrun's and each rank's) is kept beside the results, one new file
+    # per attempt, named after the attempt its rows carry; checked before torchrun starts
+    logs = output.parent / "logs"
+    if logs.exists() and not logs.is_dir():
+        raise ValueError(
+            f"--output: {str(logs)!r} is a file; the job's log goes in a folder logs/ beside "
+            "the results file: move that file or give another --output"
+        )
+    if not logs.exists() and not os.access(output.parent, os.W_OK):
+        raise ValueError(f"--output: cannot create {str(logs)!r} for the job's log")
+    attempt = attempt_stamp()
+    log_path = logs / f"torch.{attempt}.log"
+    if log_path.exists():  # the stamp is unique (time and pid): only a file made to collide
+        raise ValueError(f"--output: {str(log_path)!r} exists; it is never overwritten")
+    taken = _runner_set_args(extra or [])
+    if taken:
+        raise ValueError(
+            f"arguments after --: {taken[0]} is set by validate torch (the job's attempt and "
+            "log); leave it out"
+        )
     bench_args = [
         "-o",
         str(output),
@@ -303,6 +326,10 @@ def validate_torch(
         "--iters",
         str(iters),
         *(["--ddp"] if ddp else []),
+        "--attempt",
+        attempt,
+        "--job-log",
+        str(log_path),
         *(extra or []),
     ]
     _check_torch_bench_args(bench_args)  # the job's own arguments, checked before launching
@@ -322,18 +349,23 @@ def validate_torch(
         "costmodel.validation.torch_bench",
         *bench_args,
     ]
-    from ..validation.runner import cut_line, cut_line_note, drop_partial_line
+    from ..validation import runner
     from ..validation.torch_bench import job_summary
 
     # as the job does first (said here, not silently): the rows after `start` are its own
-    cut = cut_line(output)
-    drop_partial_line(output)
+    cut = runner.cut_line(output)
+    runner.drop_partial_line(output)
     start = output.stat().st_size if output.exists() else 0
-    code = subprocess.call(cmd)
-    notes = [cut_line_note(output, cut)] if cut is not None else []
+    code = runner.run_logged(cmd, log_path)  # to the terminal as it comes, and to the log
+    notes = [runner.cut_line_note(output, cut)] if cut is not None else []
     if code != 0:
         for note in notes:
             typer.echo(f"costmodel: warning: {note}", err=True)
+        typer.echo(
+            f"costmodel: error: torch job failed (exit {code}); its output, torchrun's and "
+            f"each rank's, is in {log_path}",
+            err=True,
+        )
         raise typer.Exit(code)
     written = _rows_after(output, start)
     if written:
@@ -344,7 +376,7 @@ def validate_torch(
         typer.echo(
             f"costmodel: error: {job_summary(written, str(output))}: it exited 0 having "
             "measured nothing (the job skips an op its backend does not support); its "
-            "messages, torchrun's and each rank's, are above on stderr",
+            f"messages, torchrun's and each rank's, are in {log_path}",
             err=True,
         )
         raise typer.Exit(1)
@@ -369,6 +401,27 @@ def _rows_after(path: Path, offset: int) -> list[dict[str, Any]]:
         if isinstance(row, dict):
             rows.append(row)
     return rows
+
+
+def _runner_set_args(extra: list[str]) -> list[str]:
+    """The job options among ``extra`` that ``validate torch`` sets itself (``--attempt``,
+    ``--job-log``, under any abbreviation argparse accepts): given twice, the rows would name
+    another log than the one kept."""
+    import contextlib
+    import io
+
+    from ..validation.torch_bench import build_parser
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            given, _ = build_parser().parse_known_args(extra)
+    except SystemExit:  # a bad value: said by _check_torch_bench_args
+        return []
+    return [
+        f"--{name.replace('_', '-')}"
+        for name in ("attempt", "job_log")
+        if getattr(given, name) is not None
+    ]
 
 
 def _check_torch_bench_args(argv: list[str]) -> None:
@@ -458,11 +511,32 @@ def _placed(measured: Any, placement: str, path: Path) -> Any:
 
 
 def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | None:
-    """validation.fallback.socket_fallback of the rows, with the raw log's NCCL debug lines."""
+    """validation.fallback.socket_fallback of the rows, with the raw log's NCCL debug lines:
+    the file's own, or for a results file the logs its rows name (``log``: the harness keeps
+    each attempt's output beside the results), where they are still there."""
     from ..validation.fallback import socket_fallback
 
-    text = None if path.suffix.lower() == ".jsonl" else path.read_bytes()
+    text = _kept_logs(measured, path) if path.suffix.lower() == ".jsonl" else path.read_bytes()
     return socket_fallback(measured, cluster, text=text)
+
+
+def _kept_logs(measured: Any, results: Path) -> bytes | None:
+    """The text of the logs a results file's rows name in their ``log`` column, found as
+    recorded or in ``logs/`` beside the results file (a folder moved or read from elsewhere);
+    at most the parser's limit in all (the logs past it are left unread), None when none is
+    found."""
+    from ..validation.nccl_tests import MAX_LOG_BYTES
+
+    if measured is None or "log" not in getattr(measured, "columns", ()):
+        return None
+    texts, left = [], MAX_LOG_BYTES
+    for recorded in sorted({str(x) for x in measured["log"].dropna()}):
+        for candidate in (Path(recorded), results.parent / "logs" / Path(recorded).name):
+            if candidate.is_file() and candidate.stat().st_size <= left:
+                texts.append(candidate.read_bytes())
+                left -= len(texts[-1])
+                break
+    return b"\n".join(texts) if texts else None
 
 
 def _read_log(path: Path, **settings: Any) -> Any:

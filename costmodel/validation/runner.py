@@ -55,6 +55,7 @@ __all__ = [
     "mpirun_argv",
     "parse_mpirun_version",
     "plan_sweep",
+    "run_logged",
     "run_nccl_tests",
     "run_sweep",
 ]
@@ -819,7 +820,7 @@ def _signals_interrupt() -> Any:
 def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int | None, str]:
     """Run one command, streaming its output to log_path. Returns (status, rc, reason)."""
     env = {**os.environ, **spec.env}
-    with log_path.open("w", encoding="utf-8") as log:
+    with log_path.open("x", encoding="utf-8") as log:  # a new file: never one already there
         log.write(f"# costmodel runner: {' '.join(spec.argv)}\n")
         for name, value in spec.env.items():
             log.write(f"# costmodel runner env: {name}={value}\n")
@@ -836,14 +837,18 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
                 preexec_fn=_die_with_parent,
             )
         except OSError as exc:
-            return "failed", None, f"cannot start {spec.argv[0]}: {exc.strerror}"
+            return "failed", None, f"cannot start {spec.argv[0]}: {exc.strerror}; see {log_path}"
         watchdog = None
         try:  # the watchdog's start inside: an interrupt while it starts still kills the child
             watchdog = _watchdog(proc.pid)
             rc = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             _kill(proc)
-            return "timeout", None, f"no exit after {timeout_s:g} s (killed); partial log kept"
+            return (
+                "timeout",
+                None,
+                f"no exit after {timeout_s:g} s (killed); partial log: {log_path}",
+            )
         except BaseException:  # Ctrl-C, SIGTERM (as _Terminated), SystemExit: no orphan
             _kill(proc)
             raise
@@ -852,6 +857,94 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
     if rc != 0:
         return "failed", rc, f"exit code {rc} (a rank died or the binary failed); see {log_path}"
     return "ok", rc, ""
+
+
+#: bytes read from a job's pipe at a time, and the longest line held back from the log
+_CHUNK_BYTES = 65536
+
+
+def _pump(pipe: Any, terminal: Any, log: Any, lock: threading.Lock) -> None:
+    """Copy one of a job's pipes to ``terminal`` as it comes and to ``log`` line by line.
+
+    The terminal gets each chunk at once (the job streams as it did without a log); the log
+    gets whole lines under ``lock``, so a line of stdout and one of stderr never interleave
+    mid-line in it (a line longer than :data:`_CHUNK_BYTES` goes in pieces; a stream ending
+    without a newline gets one in the log). Nothing more than one line is held in memory. A
+    terminal that went away (a closed pipe) stops the copy to it, not to the log.
+    """
+    target = getattr(terminal, "buffer", None)
+    pending = b""
+    try:  # the pipe or log closed under a pump that outlived its job (run_logged): stop
+        while chunk := os.read(pipe.fileno(), _CHUNK_BYTES):
+            if terminal is not None:
+                try:
+                    if target is not None:
+                        target.write(chunk)
+                    else:
+                        terminal.write(chunk.decode("utf-8", "replace"))
+                    terminal.flush()
+                except (OSError, ValueError):
+                    terminal = None
+            pending += chunk
+            cut = pending.rfind(b"\n") + 1
+            if not cut and len(pending) < _CHUNK_BYTES:
+                continue
+            cut = cut or len(pending)
+            with lock:
+                log.write(pending[:cut])
+            pending = pending[cut:]
+        if pending:  # the stream ended mid-line: ended here, so the other's next line
+            with lock:  # starts a line of its own
+                log.write(pending + b"\n")
+    except (OSError, ValueError):
+        return
+
+
+def run_logged(argv: Sequence[str], log_path: str | Path) -> int:
+    """Run ``argv`` as :func:`subprocess.call` does (same terminal, same process group, so
+    Ctrl-C reaches it too) and keep its stdout and stderr, together, in ``log_path``.
+
+    The job's stdout still goes to ours and its stderr to ours as they come (a tee, read in
+    64 KiB chunks, never the whole output in memory); the log gets both, whole lines in the
+    order they arrived, written unbuffered, so a runner killed mid-job leaves the log up to
+    that point. The log starts with one ``# costmodel: <command line>`` line. ``log_path``
+    must not exist (created with mode ``x``: no user file is ever overwritten; its folder is
+    created). Python children run unbuffered (``PYTHONUNBUFFERED=1``, unless set), so their
+    lines arrive when printed, as on a terminal. Returns the job's exit code; an interrupt
+    (Ctrl-C) stops the job, SIGTERM then SIGKILL after 10 s, and re-raises.
+    """
+    import shlex
+
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    env = {"PYTHONUNBUFFERED": "1", **os.environ}
+    with log_path.open("xb", buffering=0) as log:
+        log.write(f"# costmodel: {shlex.join(argv)}\n".encode())
+        lock = threading.Lock()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        pumps = [
+            threading.Thread(target=_pump, args=(pipe, terminal, log, lock), daemon=True)
+            for pipe, terminal in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr))
+        ]
+        for pump in pumps:
+            pump.start()
+        try:
+            code = proc.wait()
+        except BaseException:  # Ctrl-C: no job left behind. SIGTERM first, so a launcher
+            proc.terminate()  # (torchrun) stops its ranks; SIGKILL after 10 s
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            raise
+        finally:
+            for pump in pumps:  # a grandchild holding the pipe open does not hold us
+                pump.join(timeout=10)
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+    return code
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -178,7 +178,7 @@ def device_name(torch: Any, device: Any) -> str:
 
 
 #: job arguments that do not change what is measured (where it goes, how it is labelled)
-_NOT_CONFIG = frozenset({"output", "run_key", "verbose"})
+_NOT_CONFIG = frozenset({"output", "run_key", "verbose", "attempt", "job_log"})
 
 
 def job_config(args: argparse.Namespace, backend: str, world: int, local_world: int) -> str:
@@ -297,8 +297,9 @@ class _Bench:
         self.nodes = max(1, self.world // max(1, self.local_world))
         from costmodel.validation.runner import attempt_stamp, drop_partial_line
 
-        # unique per job (sub-second, pid): two jobs within a second were one attempt
-        self.attempt = attempt_stamp()
+        # unique per job (sub-second, pid): two jobs within a second were one attempt; given
+        # by `costmodel validate torch`, which names the job's log after it
+        self.attempt = args.attempt or attempt_stamp()
         self.config = job_config(args, self.backend, self.world, self.local_world)
         self.out = None
         if self.rank == 0:
@@ -328,6 +329,8 @@ class _Bench:
             # for a retry of this one (load_results keeps one attempt per key and config)
             "run_key": f"{self.args.run_key}@{self.config[:8]}",
             "config": self.config,
+            # the log of the job that measured the row (its output, torchrun's and each rank's)
+            **({"log": self.args.job_log} if self.args.job_log else {}),
         }
         self.out.write(json.dumps({**base, **record}) + "\n")
         self.out.flush()
@@ -532,6 +535,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bucket-cap-mb", default="25", help="comma-separated bucket caps [MiB]")
     p.add_argument("--accumulation", type=int, default=4)
     p.add_argument("--run-key", default="torch")
+    p.add_argument(
+        "--attempt",
+        default=None,
+        help="the attempt name the rows carry (default: a fresh one); set by costmodel "
+        "validate torch",
+    )
+    p.add_argument(
+        "--job-log",
+        default=None,
+        help="the job's log file, recorded in each row's 'log'; set by costmodel validate torch",
+    )
     p.add_argument("-v", "--verbose", action="store_true")
     return p
 
