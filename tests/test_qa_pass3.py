@@ -273,7 +273,7 @@ def test_a_step_without_communication_shows_no_exposed_communication():
         ("contention=nan", "contention", "finite number", "[0, 1]"),
         ("mfu=nan", "mfu", "finite number", "(0, 1]"),
         ("nodes=0", "nodes", "greater than or equal to 1", "[1, 1,000,000]"),
-        ("micro_batch=-1", "micro_batch", "greater than or equal to 1", "[1, 10,000,000]"),
+        ("micro_batch=-1", "micro_batch", "greater than or equal to 1", "[1, 1,000,000]"),
     ],
 )
 def test_a_scenario_field_out_of_range_names_the_range(change, field, why, allowed):
