@@ -207,8 +207,19 @@ def _inputs() -> dict:
     )
     group_size, reshard = None, None
     if strategy == "hsdp":
+        # empty: one node of the cluster, the default of strategy_step, the CLI and the sweep
         group_size = bound_number(
-            c[3], "HSDP group [GPUs]", value=8, step=1, min_value=1, key="ddp_group"
+            c[3],
+            "HSDP group [GPUs]",
+            value=None,
+            step=1,
+            min_value=1,
+            key="ddp_group",
+            placeholder="one node",
+            help="GPUs that shard one replica (FSDP inside the group, all-reduce across "
+            "groups): a divisor of a node's GPUs or whole nodes. Empty: one node of the "
+            "cluster (dgx-h100: 8, alps-gh200: 4, gb200-nvl72: 72), as the API's, the CLI's "
+            "(--group-size) and the sweep's default.",
         )
     if strategy in ("fsdp", "hsdp"):
         reshard = st.checkbox(

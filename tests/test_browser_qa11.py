@@ -1,0 +1,58 @@
+"""The eleventh browser QA pass: a new user planning a run, walked in chromium at 1440 and 390
+px. Each test failed on the defect it names before its fix. A defect the page's own script
+shows is tested headless (AppTest); the real-browser tests (marked ``browser``) are only for
+what a browser alone shows, and share one server (``app_url``) and one chromium."""
+
+from __future__ import annotations
+
+import pytest
+
+import costmodel as cm
+from costmodel.units import format_duration
+from tests.test_app import _text, assert_clean, metrics, open_page
+
+
+# --- the step page's HSDP group: the API's default, one node of the cluster -------------------
+@pytest.mark.parametrize(("cluster", "group"), [("alps-gh200", 4), ("dgx-h100", 8)])
+def test_step_page_hsdp_group_defaults_to_one_node_as_the_cli(cluster, group):
+    """The step page's "HSDP group [GPUs]" box started at 8 on every cluster, where the API,
+    `costmodel step --strategy hsdp` and the sweep take one node: on alps-gh200 (4 GPUs a
+    node) the page priced hsdp g=8 (524 ms) against the CLI's g=4 (581 ms) for the same
+    question. The box is empty by default now, and empty is the API's default."""
+    api = cm.strategy_step(7e9, cluster=cluster, nodes=4, strategy="hsdp")
+    assert api.layout.name == f"hsdp g={group}"
+    at = open_page("page_ddp.py", {"ddp_cluster": cluster, "ddp_strategy": "hsdp"})
+    assert_clean(at)
+    assert at.number_input(key="ddp_group").value is None
+    assert metrics(at)["Step time"] == format_duration(api.step_time_s)
+    assert any(f"hsdp g={group}:" in c.value for c in at.caption), [c.value for c in at.caption]
+
+
+# --- Validate: a cluster the user picked is said as theirs --------------------------------------
+def test_validate_says_a_cluster_the_user_picked_was_set_by_them():
+    """A bundled AWS p5 run compared on dgx-h100 (picked by the user over the run's own aws-p5)
+    said "Assumed (...): cluster = dgx-h100 (the log names no GPU a preset has: check the
+    cluster)": an assumption the page never made, about a log whose run has a preset. A
+    cluster other than the one the page picked is now "(you set it)", as op and nodes say it."""
+    at = open_page(
+        "page_validate.py",
+        {
+            "val_source": "A reference run",
+            "val_reference": "16b_aws-2x-p5-8xH100-EFA3200G_allreduce.txt",
+            "val_cluster": "dgx-h100",
+        },
+    )
+    assert_clean(at)
+    facts = next(_text(c.value) for c in at.caption if c.value.startswith("From the log"))
+    assert "cluster = dgx-h100 (you set it)" in facts, facts
+    assert "names no GPU" not in facts, facts
+    # the page's own pick is still said as an assumption (the bundled run's preset)
+    own = open_page(
+        "page_validate.py",
+        {
+            "val_source": "A reference run",
+            "val_reference": "16b_aws-2x-p5-8xH100-EFA3200G_allreduce.txt",
+        },
+    )
+    facts = next(_text(c.value) for c in own.caption if c.value.startswith("From the log"))
+    assert "cluster = aws-p5 (" in facts and "you set it" not in facts.split("cluster =")[1]
