@@ -56,3 +56,28 @@ def test_validate_says_a_cluster_the_user_picked_was_set_by_them():
     )
     facts = next(_text(c.value) for c in own.caption if c.value.startswith("From the log"))
     assert "cluster = aws-p5 (" in facts and "you set it" not in facts.split("cluster =")[1]
+
+
+# --- the precision inputs' help: the GPUs fp8 runs on, from the presets --------------------------
+def test_precision_help_names_every_gpu_fp8_runs_on():
+    """The step page's "Compute precision" help (and the CLI's --precision, Scenario.precision)
+    said fp8 runs on "H100, H200, L40S, B200, refused on A100", while GH200 (alps-gh200), GB200
+    (gb200-nvl72) and the RTX PRO 6000 run it too and V100 and RTX 2080 Ti refuse it. The list
+    is one constant now, checked here against every shipped GPU preset's fp8 peak, and each
+    named GPU is priced at fp8 or refused as the help says."""
+    from costmodel import presets
+    from costmodel.compute import FP8_GPUS, FP8_GPUS_TEXT, NO_FP8_GPUS
+
+    gpus = {n: presets.load(n, kind="gpu") for n in presets.names(kind="gpu")}
+    assert set(FP8_GPUS) == {n for n, g in gpus.items() if g.fp8_dense_flops}
+    assert set(NO_FP8_GPUS) == {n for n, g in gpus.items() if not g.fp8_dense_flops}
+    for cluster, runs in (("alps-gh200", True), ("gb200-nvl72", True), ("dgx1-v100", False)):
+        if runs:
+            assert cm.strategy_step(7e9, cluster=cluster, precision="fp8").precision == "fp8"
+        else:
+            with pytest.raises(ValueError, match="no fp8 tensor cores"):
+                cm.strategy_step(7e9, cluster=cluster, precision="fp8")
+    at = open_page("page_ddp.py", {"ddp_cluster": "alps-gh200", "ddp_precision": "fp8"})
+    assert_clean(at)
+    box = at.selectbox(key="ddp_precision")
+    assert box.value == "fp8" and FP8_GPUS_TEXT in box.help and "GH200" in box.help, box.help

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import architecture, batch, plots, training
+from costmodel.compute import FP8_GPUS_TEXT
 from costmodel.scenario import Scenario
 from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
 from costmodel.strategy.band import band_note
@@ -248,8 +249,8 @@ def _inputs() -> dict:
         "Compute precision",
         PRECISIONS,
         key="ddp_precision",
-        help="Precision of the matmuls: bf16, or fp8 (float8 training; fp8 tensor cores: H100, "
-        "H200, L40S, B200, refused on A100). Under fp8 the fitted efficiency is fp8's and the "
+        help="Precision of the matmuls: bf16, or fp8 (float8 training; fp8 tensor cores: "
+        f"{FP8_GPUS_TEXT}). Under fp8 the fitted efficiency is fp8's and the "
         "MFU set is a fraction of the fp8 dense peak (H100: 1979 TFLOP/s, twice bf16's), as "
         "llm-foundry and torchtitan quote fp8 MFU; the same input as the CLI's --precision and "
         "Scenario's precision.",
