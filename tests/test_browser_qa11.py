@@ -81,3 +81,36 @@ def test_precision_help_names_every_gpu_fp8_runs_on():
     assert_clean(at)
     box = at.selectbox(key="ddp_precision")
     assert box.value == "fp8" and FP8_GPUS_TEXT in box.help and "GH200" in box.help, box.help
+
+
+# --- the Memory page says what `costmodel memory` says beside the numbers ------------------------
+@pytest.mark.parametrize(
+    ("arch", "says"),
+    [
+        (
+            "llama-3.1-405b",
+            ["406B parameters: production runs of this size add tensor and pipeline"],
+        ),
+        ("deepseek-v3", ["production runs of this size add tensor", "all-to-all"]),
+        ("llama-3.1-8b", []),
+    ],
+)
+def test_memory_page_gives_the_cli_notes_on_a_large_or_moe_model(arch, says):
+    """`costmodel memory --arch llama-3.1-405b` (and the step page) say that production runs of
+    this size add tensor and pipeline parallelism, which is not modelled, and for deepseek-v3
+    that its experts are not sharded (expert parallelism); the Memory page gave the numbers
+    alone (its sidebar's general line is hidden on a phone). The page now shows the notes of
+    strategy.memory.memory_notes, the function the CLI's and the sweep's notes come from."""
+    from costmodel.architecture import load_arch
+    from costmodel.strategy.memory import memory_notes
+
+    a = load_arch(arch)
+    notes = memory_notes("", a.params, a)[1:]  # the CLI's, less its activation line
+    at = open_page("page_memory.py", {"arch": arch, "dp_ranks": "64"})
+    assert_clean(at)
+    shown = [_text(c.value) for c in at.caption]
+    assert all(n in shown for n in notes), (notes, shown)
+    for text in says:
+        assert any(text in c for c in shown), shown
+    if not says:
+        assert not notes and not any("production runs of this size" in c for c in shown)
