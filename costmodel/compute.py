@@ -388,6 +388,32 @@ def token_time_s(
     return float(t) if np.ndim(t) == 0 else t
 
 
+#: The shipped GPU presets that run fp8 matmuls (an ``fp8_dense_flops`` peak) and those that
+#: refuse fp8 (none), by the name a precision input's help gives them; tests check both against
+#: the presets, so the help of every surface (CLI --precision, Scenario.precision, the step
+#: page's "Compute precision") names the GPUs the model takes fp8 on.
+FP8_GPUS: dict[str, str] = {
+    "h100-sxm": "H100",
+    "h200-sxm": "H200",
+    "gh200": "GH200",
+    "l40s": "L40S",
+    "b200": "B200",
+    "gb200": "GB200",
+    "rtx-pro-6000-blackwell": "RTX PRO 6000 Blackwell",
+}
+NO_FP8_GPUS: dict[str, str] = {
+    "a100-sxm-40gb": "A100",
+    "a100-sxm-80gb": "A100",
+    "v100-sxm2": "V100",
+    "rtx-2080ti": "RTX 2080 Ti",
+}
+#: "H100, H200, ...; refused on A100, V100, RTX 2080 Ti": the help's list (from the two above).
+FP8_GPUS_TEXT = (
+    f"{', '.join(dict.fromkeys(FP8_GPUS.values()))}; refused on "
+    f"{', '.join(dict.fromkeys(NO_FP8_GPUS.values()))}"
+)
+
+
 def precision_peak_flops(gpu: Any, precision: str = "bf16") -> float:
     """Datasheet dense peak of the matmuls in ``precision`` (bf16 or fp8) [FLOP/s]."""
     return _peaks(gpu, precision)[0]

@@ -53,6 +53,7 @@ from pydantic import (
 
 from . import units
 from ._limits import LIMITS, MAX_NODES, validation_parts
+from .compute import FP8_GPUS_TEXT
 from .strategy.layout import DEFAULT_COMM_CONTENTION
 
 MAX_SEARCH_FACTOR = 1024.0
@@ -238,7 +239,7 @@ class Scenario(BaseModel):
     precision: Literal["bf16", "fp8"] | None = Field(
         None,
         description="compute precision of the matmuls: bf16, or fp8 on a GPU with fp8 tensor "
-        "cores (H100, H200, L40S, B200; refused on A100, V100); mfu is a fraction of this "
+        f"cores ({FP8_GPUS_TEXT}); mfu is a fraction of this "
         "precision's dense peak (fp8: H100 SXM 1979 TFLOP/s); default: the recipe's, fp8 for "
         "fp8-mixed, else bf16 (costmodel.strategy.step.compute_precision)",
     )

@@ -10,6 +10,7 @@ import typer
 
 from .. import units
 from ..architecture import LOSS_MODES, RECOMPUTE_MODES
+from ..compute import FP8_GPUS_TEXT
 from ._common import (
     _MODEL_HELP,
     JsonOpt,
@@ -151,8 +152,8 @@ _ParamDtypeOpt = Annotated[
 _PrecisionOpt = Annotated[
     str | None,
     typer.Option(
-        help="Compute precision of the matmuls: bf16 or fp8 (fp8 needs fp8 tensor cores: H100, "
-        "H200, L40S, B200; refused on A100). --mfu is a fraction of this precision's dense "
+        help="Compute precision of the matmuls: bf16 or fp8 (fp8 needs fp8 tensor cores: "
+        f"{FP8_GPUS_TEXT}). --mfu is a fraction of this precision's dense "
         "peak (fp8: H100 1979 TFLOP/s, twice bf16's), as llm-foundry and torchtitan quote fp8 "
         "MFU. Default: fp8 with --recipe fp8-mixed, else bf16."
     ),

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import architecture, batch, plots, training
+from costmodel.compute import FP8_GPUS_TEXT
 from costmodel.scenario import Scenario
 from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
 from costmodel.strategy.band import band_note
@@ -237,8 +238,19 @@ def _inputs() -> dict:
     )
     group_size, reshard = None, None
     if strategy == "hsdp":
+        # empty: one node of the cluster, the default of strategy_step, the CLI and the sweep
         group_size = bound_number(
-            c[3], "HSDP group [GPUs]", value=8, step=1, min_value=1, key="ddp_group"
+            c[3],
+            "HSDP group [GPUs]",
+            value=None,
+            step=1,
+            min_value=1,
+            key="ddp_group",
+            placeholder="one node",
+            help="GPUs that shard one replica (FSDP inside the group, all-reduce across "
+            "groups): a divisor of a node's GPUs or whole nodes. Empty: one node of the "
+            "cluster (dgx-h100: 8, alps-gh200: 4, gb200-nvl72: 72), as the API's, the CLI's "
+            "(--group-size) and the sweep's default.",
         )
     if strategy in ("fsdp", "hsdp"):
         reshard = st.checkbox(
@@ -267,8 +279,8 @@ def _inputs() -> dict:
         "Compute precision",
         PRECISIONS,
         key="ddp_precision",
-        help="Precision of the matmuls: bf16, or fp8 (float8 training; fp8 tensor cores: H100, "
-        "H200, L40S, B200, refused on A100). Under fp8 the fitted efficiency is fp8's and the "
+        help="Precision of the matmuls: bf16, or fp8 (float8 training; fp8 tensor cores: "
+        f"{FP8_GPUS_TEXT}). Under fp8 the fitted efficiency is fp8's and the "
         "MFU set is a fraction of the fp8 dense peak (H100: 1979 TFLOP/s, twice bf16's), as "
         "llm-foundry and torchtitan quote fp8 MFU; the same input as the CLI's --precision and "
         "Scenario's precision.",

@@ -6,6 +6,7 @@ import streamlit as st
 
 from costmodel import architecture, memory, plots
 from costmodel.strategy.layout import STRATEGY_OF_STAGE
+from costmodel.strategy.memory import memory_notes
 from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
 from costmodel.web import data
 from costmodel.web.common import CUSTOM as CUSTOM_GPU
@@ -590,6 +591,11 @@ def render() -> None:
                 else f"{format_bytes(total - lesson[stage])} of {_BUFFER_OF_STAGE[stage]}."
             )
         )
+        # what `costmodel memory` says beside the numbers (its activation line is the
+        # "Activation recipe" caption above): tensor and pipeline parallelism from the 70B
+        # class, expert parallelism for a mixture of experts
+        for note in memory_notes("", inp["params"], inp["arch"])[1:]:
+            st.caption(note)
         m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
         m[1].metric(f"GPU memory ({_gpu_name(name, capacity)})", format_bytes(capacity))

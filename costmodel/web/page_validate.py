@@ -273,10 +273,16 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
 
 
 def _facts_caption(
-    read: object, cluster: str, detected: str | None, bundled: str | None = None
+    read: object,
+    cluster: str,
+    detected: str | None,
+    bundled: str | None = None,
+    default: str | None = None,
 ) -> None:
     """One caption: where each fact came from, and what was assumed (the log did not say).
-    ``bundled``: the preset of the bundled run the log is (:func:`_bundled_preset`), if any."""
+    ``bundled``: the preset of the bundled run the log is (:func:`_bundled_preset`), if any;
+    ``default``: the cluster the page picked for the log (:func:`_default_cluster`): another
+    one is the user's choice, said as op, nodes and GPUs per node say theirs."""
     from costmodel.validation.logread import BUNDLED_PRESET
 
     stated = [
@@ -289,6 +295,8 @@ def _facts_caption(
     assumed = list(read.assumed_lines())  # type: ignore[attr-defined]
     if bundled is not None and cluster == bundled:
         assumed.append(f"cluster = {cluster} ({BUNDLED_PRESET})")
+    elif default is not None and cluster != default:
+        assumed.append(f"cluster = {cluster} (you set it)")
     elif detected is None:
         assumed.append(
             f"cluster = {cluster} (the log names no GPU a preset has: check the cluster)"
@@ -342,7 +350,13 @@ def render() -> None:
     fallback = socket_fallback(measured, cluster, text=raw)  # one line, as validate compare
     if fallback:
         st.warning(plain(fallback), icon=":material/warning:")
-    _facts_caption(read, cluster, _detected(raw, name), _bundled_preset(raw, name))
+    _facts_caption(
+        read,
+        cluster,
+        _detected(raw, name),
+        _bundled_preset(raw, name),
+        _default_cluster(raw, name, data.preset_names("cluster")),
+    )
     with section("Comparison"):
         comparison = data.compare_text(raw, name, settings, cluster, model)
         ok = comparison[comparison["rel_error"].notna()]
