@@ -1467,8 +1467,7 @@ def _batch_of_options(o: dict[str, Any], seq: int) -> tuple[int, int]:
             o["cluster"], nodes=o["nodes"], gpus_per_node=o["gpus_per_node"], field="cluster"
         ).ranks
     )
-    samples = bt.global_batch_from_tokens(total, seq)  # refuses tokens not whole sequences
-    try:
+    try:  # solve_batch's nearest valid counts split all the way: sequences, GPUs, the factor
         sol = bt.solve_batch(
             local_batch=local, ranks=ranks, accumulation=acc, global_tokens=total,
             sequence_length=seq,
@@ -1476,10 +1475,9 @@ def _batch_of_options(o: dict[str, Any], seq: int) -> tuple[int, int]:
     except ValueError as exc:
         solved = "--accumulation" if acc is None else "--micro-batch"
         raise ValueError(
-            f"--global-tokens: {total:,} tokens / --seq {seq} = {samples:,} sequences per step "
-            f"do not split over {units.format_counted(ranks, 'GPU')} with a whole {solved} "
-            f"({exc}); change --global-tokens, --nodes or the other of --micro-batch and "
-            "--accumulation"
+            f"--global-tokens: {total:,} tokens per step at --seq {seq} do not split over "
+            f"{units.format_counted(ranks, 'GPU')} with a whole {solved} ({exc}); change "
+            "--global-tokens, --nodes or the other of --micro-batch and --accumulation"
         ) from None
     return int(sol.local_batch), int(sol.accumulation)
 

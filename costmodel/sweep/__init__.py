@@ -40,6 +40,7 @@ module holds the drivers :func:`sweep` and :func:`sweep_to_file` and re-exports 
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import time
@@ -258,3 +259,5 @@ class _CallableModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _CallableModule
+# inspect.signature(cm.sweep) and help() show the function's parameters, not (*args, **kwargs)
+__signature__ = inspect.signature(sweep)

@@ -1,0 +1,97 @@
+"""A new user's walk through the README (pass 12b): the questions an engineer asks first (a 14 GB
+all-reduce on 64 H100s, Llama-3.1-70B under ZeRO-3/FSDP/HSDP, days and dollars on 15T tokens,
+a sweep read back), each defect found pinned here with the surface the user typed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import costmodel as cm
+from costmodel import batch
+
+from ._cli import one_line_error, run
+from ._paths import ROOT
+
+ARCH = "llama-3.1-70b"
+
+
+# --- cm.sweep.read_table, as the README writes it, in a fresh interpreter ----------------------
+def test_read_table_as_the_readme_spells_it_works_in_a_fresh_interpreter(tmp_path):
+    """README: "read a file back with ``costmodel.sweep.read_table(path)``". ``cm.sweep`` used to
+    resolve to the bare function on a fresh ``import costmodel``, so the README's call failed
+    with AttributeError unless something had imported the submodule first."""
+    out = tmp_path / "grid.parquet"
+    r = run("sweep", "--set", "preset=dgx-h100", "--set", "nodes=1,8", "--set",
+            "size=1MiB,1GiB", "-o", str(out), "--no-progress")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    code = (
+        "import costmodel as cm\n"
+        f"back = cm.sweep.read_table({str(out)!r})\n"
+        "assert back.time_s.tolist() == cm.sweep(preset='dgx-h100', nodes='1,8', "
+        "size='1MiB,1GiB').time_s.tolist()\n"
+        "print(len(back))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "4"
+
+
+def test_cm_sweep_is_one_object_whichever_import_came_first():
+    import inspect
+
+    import costmodel.sweep as mod
+
+    assert cm.sweep is mod and callable(cm.sweep)
+    # help() and inspect show the function's parameters, not (*args, **kwargs)
+    params = inspect.signature(cm.sweep).parameters
+    assert "kind" in params and "chunk_rows" in params
+
+
+# --- --global-tokens: the nearest valid counts must split over the GPUs too ---------------------
+def _offered(line: str) -> list[int]:
+    """The token counts a refusal offers as 'global_tokens=N'."""
+    import re
+
+    return [int(x.replace(",", "")) for x in re.findall(r"global_tokens=([\d,]+)", line)]
+
+
+@pytest.mark.parametrize("command", ["train", "scenario"])
+def test_global_tokens_refusal_offers_counts_that_split_over_the_gpus(command):
+    """100Ki tokens at seq 8192 on 64 GPUs: 12.5 sequences. The refusal used to offer 98,304 and
+    106,496 tokens (12 or 13 sequences), which the next check refuses again (not a multiple of
+    64 GPUs). Every count offered must now be accepted as typed."""
+    extra = ["--tokens", "15T"] if command == "train" else []
+    base = [command, "--arch", ARCH, "--nodes", "8", "--seq", "8192", "--zero", "3", *extra]
+    line = one_line_error(run(*base, "--global-tokens", "100Ki"), "--global-tokens", "64 GPUs")
+    offered = _offered(line)
+    assert offered == [524_288]  # 64 sequences x 8192 tokens: accumulation 1
+    for tokens in offered:
+        ok = run(*base, "--global-tokens", str(tokens), "--json")
+        assert ok.exit_code == 0, ok.stderr
+
+
+def test_batch_global_tokens_refusal_names_the_split_and_offers_valid_counts():
+    line = one_line_error(
+        run("batch", "--local", "1", "--ranks", "64", "--global-tokens", "4M", "--seq", "8192"),
+        "--global-tokens",
+        "accumulation=8",
+        "4,194,304",
+    )
+    for tokens in _offered(line):
+        ok = run("batch", "--local", "1", "--ranks", "64", "--global-tokens", str(tokens),
+                 "--seq", "8192")  # fmt: skip
+        assert ok.exit_code == 0, ok.stderr
+
+
+def test_solve_batch_offers_token_counts_that_split():
+    with pytest.raises(ValueError, match=r"global_tokens=524,288, global_batch=64") as err:
+        batch.solve_batch(local_batch=1, ranks=64, global_tokens=100 * 1024, sequence_length=8192)
+    assert "98,304" not in str(err.value)
+    # a count that splits is unchanged
+    sol = batch.solve_batch(local_batch=1, ranks=64, global_tokens=4 * 2**20, sequence_length=8192)
+    assert (sol.accumulation, sol.global_batch) == (8, 512)
