@@ -95,3 +95,26 @@ def test_solve_batch_offers_token_counts_that_split():
     # a count that splits is unchanged
     sol = batch.solve_batch(local_batch=1, ranks=64, global_tokens=4 * 2**20, sequence_length=8192)
     assert (sol.accumulation, sol.global_batch) == (8, 512)
+
+
+# --- scenario --vs recompute=none: 'none' is one of recompute's own choices ---------------------
+def test_vs_recompute_none_is_the_choice_none_not_a_cleared_field():
+    """``--vs recompute=none`` was refused with "Input should be 'none', 'selective', ..." (the
+    word read as Python None): the one way to ask "and without recomputation?"."""
+    a = cm.Scenario(arch=ARCH, cluster="dgx-h100", nodes=8, recompute="full")
+    assert a.with_changes("recompute=none").recompute == "none"
+    r = run("scenario", "--arch", ARCH, "--nodes", "8", "--zero", "3", "--recompute", "full",
+            "--vs", "recompute=none", "--json")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    import json
+
+    out = json.loads(r.stdout)
+    assert out["b"]["scenario"]["recompute"] == "none"
+    assert out["b"]["memory_total_bytes"] > out["a"]["memory_total_bytes"]
+    # an optional field is still cleared by none
+    assert (
+        cm.Scenario(arch=ARCH, cluster="dgx-h100", precision="fp8")
+        .with_changes("precision=none")
+        .precision
+        is None
+    )
