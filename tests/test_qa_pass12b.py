@@ -4,6 +4,7 @@ a sweep read back), each defect found pinned here with the surface the user type
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -106,7 +107,6 @@ def test_vs_recompute_none_is_the_choice_none_not_a_cleared_field():
     r = run("scenario", "--arch", ARCH, "--nodes", "8", "--zero", "3", "--recompute", "full",
             "--vs", "recompute=none", "--json")  # fmt: skip
     assert r.exit_code == 0, r.stderr
-    import json
 
     out = json.loads(r.stdout)
     assert out["b"]["scenario"]["recompute"] == "none"
@@ -118,3 +118,33 @@ def test_vs_recompute_none_is_the_choice_none_not_a_cleared_field():
         .precision
         is None
     )
+
+
+# --- a collective whose buffer no GPU of the preset can hold -----------------------------------
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["collective", "all_reduce", "--size", "14GB,1TB", "--cluster", "dgx-h100", "--nodes", "8"],
+        ["collective", "all_reduce", "--size", "1TB", "--cluster", "dgx-h100", "--nodes", "8",
+         "--algorithm", "all"],
+        ["predict", "--op", "all_reduce", "--cluster", "dgx-h100", "--nodes", "2", "--sizes",
+         "8B:256GB"],
+    ],
+)  # fmt: skip
+def test_a_buffer_larger_than_the_gpu_is_flagged_beside_its_time(args):
+    """A 1 TB per-rank all-reduce on 80 GB H100s was priced (5.19 s) with no word that no GPU
+    can hold the buffer: the time of a run that cannot exist, shown as any other."""
+    r = run(*args)
+    assert r.exit_code == 0, r.stderr
+    notes = [x for x in r.stdout.splitlines() if x.startswith("note: size ")]
+    assert len(notes) == 1 and "h100-sxm GPU memory (85.5 GB)" in notes[0], r.stdout
+    js = run(*args, "--json")
+    assert "85.5 GB" in json.loads(js.stdout)["memory_note"]
+
+
+def test_a_buffer_the_gpu_holds_has_no_memory_note():
+    r = run("collective", "all_reduce", "--size", "14GB", "--cluster", "dgx-h100", "--nodes", "8")
+    assert r.exit_code == 0 and "GPU memory" not in r.stdout
+    js = json.loads(run("collective", "all_reduce", "--size", "14GB", "--cluster", "dgx-h100",
+                        "--json").stdout)  # fmt: skip
+    assert "memory_note" not in js

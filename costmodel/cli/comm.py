@@ -271,8 +271,19 @@ def collective(
         )
     df = sweep(**axes)
     fastest = _fastest_over_link(df) if cluster is None and algorithm == "all" else []
+    memory_note = ""
+    if cluster is not None:  # a raw link names no GPU, so no memory to hold the buffer in
+        from ..predict import buffer_memory_note
+
+        memory_note = buffer_memory_note(df["size_bytes"], cluster, nodes, gpus_per_node)
     if as_json:
-        _print_json({"results": _records(df), **({"fastest": fastest} if fastest else {})})
+        _print_json(
+            {
+                "results": _records(df),
+                **({"fastest": fastest} if fastest else {}),
+                **({"memory_note": memory_note} if memory_note else {}),
+            }
+        )
         return
     keep = [
         c
@@ -303,6 +314,8 @@ def collective(
     note = _band_note(df)
     if note:
         typer.echo(note)
+    if memory_note:
+        typer.echo(f"note: {memory_note}")
 
 
 def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
@@ -341,15 +354,16 @@ def _collective_all(
     as_json: bool,
 ) -> None:
     """``collective --cluster NAME --algorithm all``: :func:`costmodel.predict_all_algorithms`."""
-    from ..predict import predict_all_algorithms
+    from ..predict import buffer_memory_note, predict_all_algorithms
 
     if op == "all":
         from ..nccl import OPS
 
         raise ValueError("--algorithm all takes one op; allowed: " + ", ".join(OPS))
     r = predict_all_algorithms(op, sizes, cluster, nodes, gpus_per_node, model=model)
+    memory_note = buffer_memory_note(sizes, cluster, nodes, gpus_per_node)
     if as_json:
-        _print_json(r.to_dict())
+        _print_json({**r.to_dict(), **({"memory_note": memory_note} if memory_note else {})})
         return
     f = r.frame.sort_values(["message_bytes", "time_s"], kind="stable")
     shown = f.assign(
@@ -375,6 +389,8 @@ def _collective_all(
             f"crossover: {x.faster_below} -> {x.faster_above} between "
             f"{units.format_bytes(x.previous_bytes)} and {units.format_bytes(x.message_bytes)}"
         )
+    if memory_note:
+        typer.echo(f"note: {memory_note}")
 
 
 # --- predict ----------------------------------------------------------------------------------
@@ -457,6 +473,7 @@ def predict(
             harness=harness,
         )
         df = pred.to_frame()
+    memory_note = pr.buffer_memory_note(m, cluster, nodes, gpus_per_node)
     if as_json:
         rows = _json_vocabulary(df)
         # collective --json's and the sweep's keys on every row: the preset, and why a band is
@@ -474,6 +491,7 @@ def predict(
                 if compare_models
                 else [model],
                 "results": _records(rows),
+                **({"memory_note": memory_note} if memory_note else {}),
             }
         )
         return
@@ -482,6 +500,8 @@ def predict(
     note = _band_note(df)
     if note:
         typer.echo(note)
+    if memory_note:
+        typer.echo(f"note: {memory_note}")
 
 
 # --- sweep ------------------------------------------------------------------------------------
