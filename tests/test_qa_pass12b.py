@@ -148,3 +148,19 @@ def test_a_buffer_the_gpu_holds_has_no_memory_note():
     js = json.loads(run("collective", "all_reduce", "--size", "14GB", "--cluster", "dgx-h100",
                         "--json").stdout)  # fmt: skip
     assert "memory_note" not in js
+
+
+# --- NCCL_ALGO-style names: one row per algorithm, named as the row's algorithm_used -----------
+def test_algorithm_and_protocol_names_in_any_case_are_one_canonical_row():
+    """``--algorithm Ring`` (as NCCL_ALGO is written) was priced but echoed as ``Ring`` beside
+    ``algorithm_used`` ``ring``; ``ring,Ring`` gave two identical rows; and over a raw link the
+    same ``Ring`` was refused while the cluster road took it."""
+    df = cm.sweep(preset="dgx-h100", nodes=8, size="1GB", algorithm="ring,Ring", protocol="Simple")
+    assert df[["algorithm", "protocol_requested"]].values.tolist() == [["ring", "simple"]]
+    link = cm.sweep(ranks=8, bandwidth="50GB/s", size="1GB", algorithm="Ring")
+    ref = cm.sweep(ranks=8, bandwidth="50GB/s", size="1GB", algorithm="ring")
+    assert link.algorithm.tolist() == ["ring"] and link.time_s.tolist() == ref.time_s.tolist()
+    r = run("collective", "all_reduce", "--size", "1GB", "--cluster", "dgx-h100", "--algorithm",
+            "RING", "--json")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["results"][0]["algorithm"] == "ring"

@@ -955,7 +955,16 @@ def _strategies(requested: list[str]) -> list[str]:
 _LINK_MODELS = ("textbook", "lesson")
 
 
+def _names(requested: list[str]) -> list[str]:
+    """Algorithm or protocol names as the rows carry them: lower case, each once. NCCL reads
+    ``NCCL_ALGO=Ring`` / ``NCCL_PROTO=Simple`` in any case, and so does the cluster road; the
+    row then shows ``ring``, not the typed ``Ring`` beside ``algorithm_used`` ``ring``, and
+    ``ring,Ring`` is one row, not two."""
+    return list(dict.fromkeys(str(r).lower() for r in requested))
+
+
 def _algorithms(op: str, model: str, requested: list[str]) -> list[str]:
+    requested = _names(requested)
     if requested != ["all"]:
         if "all" in requested:
             raise ValueError("algorithm: 'all' cannot be mixed with named algorithms")
@@ -1083,7 +1092,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             for op in _ops(a.get("op", ["all_reduce"])):
                 default_alg = "ring" if model in _LINK_MODELS else "auto"
                 for alg in _algorithms(op, model, a.get("algorithm", [default_alg])):
-                    for proto in a.get("protocol", ["auto"]):
+                    for proto in _names(a.get("protocol", ["auto"])):
                         cat = {
                             "preset": preset,
                             "model": model,
