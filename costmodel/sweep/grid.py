@@ -937,7 +937,9 @@ def _check_step_layout(a: dict[str, list[Any]]) -> None:
 
 
 def _strategies(requested: list[str]) -> list[str]:
-    """``["all"]`` -> every strategy; else the names, checked (lower case)."""
+    """``["all"]`` -> every strategy, each at its default layout (hsdp over one node: the
+    ``group_size`` and ``reshard_after_forward`` axes give the other layouts that ``step
+    --strategy all`` ranks); else the names, checked (lower case)."""
     from ..strategy.layout import STRATEGIES, unknown_strategy
 
     if requested == ["all"]:
