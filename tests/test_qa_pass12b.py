@@ -185,3 +185,20 @@ def test_train_says_an_fp8_mfu_is_of_the_fp8_peak_and_its_json_names_the_precisi
     step = json.loads(run("step", "--arch", "llama-3.1-8b", "--nodes", "2", "--strategy", "fsdp",
                           "--precision", "fp8", "--json").stdout)  # fmt: skip
     assert step["precision"] == j8["precision"] and step["step_time_s"] == j8["step_time_s"]
+
+
+# --- scenario --vs: a side that does not fit keeps its setup line --------------------------------
+def test_vs_header_keeps_each_sides_setup_above_its_does_not_fit_warning():
+    """When a side did not fit, its header line was the DOES NOT FIT warning alone: which model,
+    cluster and strategy A was were nowhere on the screen."""
+    r = run("scenario", "--arch", "llama-3.1-8b", "--nodes", "2", "--vs", "precision=fp8")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("A: llama-3.1-8b: ") and "dgx-h100 x 2 nodes" in lines[0]
+    assert lines[1].strip().startswith("DOES NOT FIT: 173 GB per GPU")
+    assert lines[2].startswith("B: llama-3.1-8b: ") and lines[2].endswith("(A with precision=fp8)")
+    assert lines[3].strip().startswith("DOES NOT FIT")
+    ok = run("scenario", "--arch", "llama-3.1-8b", "--nodes", "2", "--zero", "3", "--vs", "nodes=4")
+    head = ok.stdout.splitlines()[:3]
+    assert head[0].startswith("A: llama-3.1-8b") and head[1].startswith("B: llama-3.1-8b")
+    assert "DOES NOT FIT" not in ok.stdout.split("answer:")[0]

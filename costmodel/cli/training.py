@@ -1862,7 +1862,15 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
         sign = "+" if d >= 0 else "-"
         return sign + fmt(abs(d), unit)
 
-    head = f"A: {a.summary().splitlines()[0]}\nB: {b.summary().splitlines()[0]}  (A with {changes})"
+    def title(side: str, r: Any, after: str = "") -> list[str]:
+        """The side's setup line (model, cluster, strategy), then its DOES NOT FIT warning: the
+        summary puts the warning first, which stood in for the setup where a side did not fit."""
+        lines = r.summary().splitlines()
+        if r.fits or len(lines) < 2:
+            return [f"{side}: {lines[0]}{after}"]
+        return [f"{side}: {lines[1]}{after}", f"   {lines[0]}"]
+
+    head = "\n".join([*title("A", a), *title("B", b, f"  (A with {changes})")])
     rows = [("", "A", "B", "B - A", "B / A")]
     for r in compare(a, b):
         ratio = f"{r['ratio']:.3g}x" if r["ratio"] is not None else ""
