@@ -202,3 +202,26 @@ def test_vs_header_keeps_each_sides_setup_above_its_does_not_fit_warning():
     head = ok.stdout.splitlines()[:3]
     assert head[0].startswith("A: llama-3.1-8b") and head[1].startswith("B: llama-3.1-8b")
     assert "DOES NOT FIT" not in ok.stdout.split("answer:")[0]
+
+
+# --- step --help: --peak-flops had a default it does not have ------------------------------------
+def test_step_help_peak_flops_names_where_it_applies_and_mfu_its_one_link_default():
+    """``--peak-flops`` said "(default: the preset's bf16 figure)": on one link there is no preset
+    and the step refuses --tokens-per-gpu without it; with --cluster the flag is refused."""
+    from costmodel.strategy.compute import DEFAULT_MFU
+
+    text = " ".join(run("step", "--help").stdout.split())
+    assert "default: the preset's bf16 figure" not in text
+    assert "which needs it" in text and "With --cluster the preset's GPU gives it" in text
+    assert f"on one link, of --peak-flops, default {DEFAULT_MFU:g})" in text
+    one_line_error(
+        run("step", "--params", "7B", "--ranks", "64", "--bandwidth", "50GB/s",
+            "--tokens-per-gpu", "4096"),
+        "--peak-flops",
+    )  # fmt: skip
+    ok = run("step", "--params", "7B", "--ranks", "64", "--bandwidth", "50GB/s",
+             "--tokens-per-gpu", "4096", "--peak-flops", "989T", "--json")  # fmt: skip
+    given = run("step", "--params", "7B", "--ranks", "64", "--bandwidth", "50GB/s",
+                "--tokens-per-gpu", "4096", "--peak-flops", "989T", "--mfu", str(DEFAULT_MFU),
+                "--json")  # fmt: skip
+    assert json.loads(ok.stdout)["step_time_s"] == json.loads(given.stdout)["step_time_s"]

@@ -756,12 +756,17 @@ def step(
             min=0.0,
             max=1.0,
             help="Model FLOP utilisation (0, 1], of the --precision's dense peak with --cluster "
-            "(default with --cluster: the fitted efficiency).",
+            "(default with --cluster: the fitted efficiency; on one link, of --peak-flops, "
+            "default 0.4).",
         ),
     ] = None,
     peak_flops: Annotated[
         str | None,
-        typer.Option(help="Peak dense FLOP/s per GPU (default: the preset's bf16 figure): 989T."),
+        typer.Option(
+            help="Peak dense FLOP/s per GPU of the one-link step (--ranks/--bandwidth with "
+            "--tokens-per-gpu, which needs it: no preset there to take it from): 989T. With "
+            "--cluster the preset's GPU gives it (--precision picks bf16's or fp8's)."
+        ),
     ] = None,
     cluster: Annotated[
         str | None,
