@@ -225,3 +225,34 @@ def test_step_help_peak_flops_names_where_it_applies_and_mfu_its_one_link_defaul
                 "--tokens-per-gpu", "4096", "--peak-flops", "989T", "--mfu", str(DEFAULT_MFU),
                 "--json")  # fmt: skip
     assert json.loads(ok.stdout)["step_time_s"] == json.loads(given.stdout)["step_time_s"]
+
+
+# --- a step sweep whose rows do not fit says so, as step and train do ----------------------------
+def test_step_sweep_warns_how_many_rows_do_not_fit(tmp_path):
+    """``sweep --kind step`` of Llama-3.1-70B at seq 8192 on 64 H100s wrote 5 priced rows, none of
+    which fits, with no word outside the ``fits`` column; ``step`` and ``train`` put DOES NOT
+    FIT above the same answers."""
+    out = tmp_path / "all.csv"
+    r = run("sweep", "--kind", "step", "--set", "preset=dgx-h100", "--set", f"arch={ARCH}",
+            "--set", "strategy=ddp,fsdp", "--set", "nodes=8", "--set", "sequence_length=8192",
+            "--set", "recompute=none,full", "-o", str(out), "--no-progress")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    df = cm.sweep.read_table(out)
+    unfit = int((~df.fits.astype(bool)).sum())
+    assert unfit == 3  # ddp twice and fsdp without recomputation; fsdp + full fits
+    warning = [x for x in r.stderr.splitlines() if "do not fit" in x]
+    assert warning == [
+        f"costmodel: warning: {unfit} of 4 rows do not fit their GPU's memory (fits = false): "
+        "their step, days and cost are for a configuration that cannot run"
+    ]
+    js = run("sweep", "--kind", "step", "--set", "preset=dgx-h100", "--set", f"arch={ARCH}",
+             "--set", "strategy=ddp", "--set", "nodes=8", "-o", str(tmp_path / "x.csv"),
+             "--json", "--no-progress")  # fmt: skip
+    assert json.loads(js.stdout)["unfit_rows"] == 1
+    fits = run("sweep", "--kind", "step", "--set", "preset=dgx-h100", "--set", f"arch={ARCH}",
+               "--set", "strategy=fsdp", "--set", "recompute=full", "--set", "nodes=8",
+               "--no-progress")  # fmt: skip
+    assert fits.exit_code == 0 and "do not fit" not in fits.stderr
+    mem = run("sweep", "--kind", "memory", "--set", f"arch={ARCH}", "--set", "zero_stage=0",
+              "--set", "ranks=64", "--set", "preset=dgx-h100", "--no-progress")  # fmt: skip
+    assert mem.exit_code == 0 and "do not fit" not in mem.stderr  # there fits is the answer

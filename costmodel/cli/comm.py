@@ -721,6 +721,7 @@ def _sweep_run(
                     first = False
             sys.stdout.write("[]\n" if first else "\n]\n")
             _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
+            _warn_unfit_rows(tally.rows, tally.unfit_rows, grid.kind)
             return
         from ..sweep.output import csv_ready
 
@@ -730,6 +731,7 @@ def _sweep_run(
             sys.stdout.write(buf.getvalue().to_pybytes().decode())
             first = False
         _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
+        _warn_unfit_rows(tally.rows, tally.unfit_rows, grid.kind)
         return
     summary = sw.sweep_to_file(
         output,
@@ -738,6 +740,7 @@ def _sweep_run(
         progress=progress and sys.stderr.isatty() and not as_json,
     )
     _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
+    _warn_unfit_rows(summary.rows, summary.unfit_rows, grid.kind)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return
@@ -773,6 +776,18 @@ def _warn_failed_rows(
         warn_on_success(
             f"{more:,} more of {_rows_text(rows)} failed for {len(rest)} other "
             f"{units.noun_for(len(rest), 'reason')}: see the output's error column"
+        )
+
+
+def _warn_unfit_rows(rows: int, unfit: int, kind: str) -> None:
+    """``costmodel: warning: 6 of 8 rows do not fit ...`` after a step sweep: a row whose memory
+    per GPU is more than its GPU has is priced like the others (``step`` and ``train`` say DOES
+    NOT FIT above such an answer); the sweep said nothing, so its steps and costs read as
+    runnable. A memory sweep's ``fits`` is its answer, not a caveat: no warning there."""
+    if unfit and kind == "step":
+        warn_on_success(
+            f"{unfit:,} of {_rows_text(rows)} do not fit their GPU's memory (fits = false): "
+            "their step, days and cost are for a configuration that cannot run"
         )
 
 

@@ -246,7 +246,9 @@ def sweep_to_file(
     else:
         rows = write_table(path, tally.watch(iter_sweep(g, chunk_rows)))
     seconds = time.perf_counter() - t0
-    return SweepSummary(str(path), rows, seconds, fmt, tally.failed_rows, tally.errors)
+    return SweepSummary(
+        str(path), rows, seconds, fmt, tally.failed_rows, tally.errors, tally.unfit_rows
+    )
 
 
 class _CallableModule(types.ModuleType):
