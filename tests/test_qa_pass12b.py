@@ -240,7 +240,7 @@ def test_step_sweep_warns_how_many_rows_do_not_fit(tmp_path):
     df = cm.sweep.read_table(out)
     unfit = int((~df.fits.astype(bool)).sum())
     assert unfit == 3  # ddp twice and fsdp without recomputation; fsdp + full fits
-    warning = [x for x in r.stderr.splitlines() if "do not fit" in x]
+    warning = [x for x in r.stderr.splitlines() if "not fit their GPU" in x]
     assert warning == [
         f"costmodel: warning: {unfit} of 4 rows do not fit their GPU's memory (fits = false): "
         "their step, days and cost are for a configuration that cannot run"
@@ -252,7 +252,7 @@ def test_step_sweep_warns_how_many_rows_do_not_fit(tmp_path):
     fits = run("sweep", "--kind", "step", "--set", "preset=dgx-h100", "--set", f"arch={ARCH}",
                "--set", "strategy=fsdp", "--set", "recompute=full", "--set", "nodes=8",
                "--no-progress")  # fmt: skip
-    assert fits.exit_code == 0 and "do not fit" not in fits.stderr
+    assert fits.exit_code == 0 and "not fit their GPU" not in fits.stderr
     mem = run("sweep", "--kind", "memory", "--set", f"arch={ARCH}", "--set", "zero_stage=0",
               "--set", "ranks=64", "--set", "preset=dgx-h100", "--no-progress")  # fmt: skip
-    assert mem.exit_code == 0 and "do not fit" not in mem.stderr  # there fits is the answer
+    assert mem.exit_code == 0 and "not fit their GPU" not in mem.stderr  # there fits is the answer

@@ -786,7 +786,8 @@ def _warn_unfit_rows(rows: int, unfit: int, kind: str) -> None:
     runnable. A memory sweep's ``fits`` is its answer, not a caveat: no warning there."""
     if unfit and kind == "step":
         warn_on_success(
-            f"{unfit:,} of {_rows_text(rows)} do not fit their GPU's memory (fits = false): "
+            f"{unfit:,} of {_rows_text(rows)} {'does' if unfit == 1 else 'do'} not fit their "
+            "GPU's memory (fits = false): "
             "their step, days and cost are for a configuration that cannot run"
         )
 
