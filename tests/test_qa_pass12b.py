@@ -256,3 +256,26 @@ def test_step_sweep_warns_how_many_rows_do_not_fit(tmp_path):
     mem = run("sweep", "--kind", "memory", "--set", f"arch={ARCH}", "--set", "zero_stage=0",
               "--set", "ranks=64", "--set", "preset=dgx-h100", "--no-progress")  # fmt: skip
     assert mem.exit_code == 0 and "not fit their GPU" not in mem.stderr  # there fits is the answer
+
+
+def test_dask_step_dataset_counts_its_unfit_rows_as_the_local_sweep(tmp_path):
+    """The Dask engine's summary carries ``unfit_rows`` too (threads in this process, as
+    tests/test_distributed.py runs it), the same count as the local file's."""
+    pytest.importorskip("dask.distributed")
+    from dask import distributed as dd
+
+    from costmodel import distributed
+
+    grid = cm.sweep.make_grid(
+        {"preset": "dgx-h100", "arch": ARCH, "strategy": "ddp,fsdp", "nodes": "8",
+         "sequence_length": "8192", "recompute": "none,full"},
+        kind="step",
+    )  # fmt: skip
+    local = cm.sweep.sweep_to_file(tmp_path / "local.csv", grid)
+    with (
+        dd.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                        dashboard_address=None) as cluster,
+        dd.Client(cluster),
+    ):  # fmt: skip
+        summary = distributed.sweep_dask(tmp_path / "ds", grid, scheduler=cluster.scheduler_address)
+    assert local.unfit_rows == summary.unfit_rows == 3

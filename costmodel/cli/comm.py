@@ -840,6 +840,7 @@ def _sweep_dask(
             output, grid, scheduler=scheduler, partition_rows=chunk_rows
         )
     _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
+    _warn_unfit_rows(summary.rows, summary.unfit_rows, grid.kind)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return
