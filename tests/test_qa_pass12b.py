@@ -279,3 +279,36 @@ def test_dask_step_dataset_counts_its_unfit_rows_as_the_local_sweep(tmp_path):
     ):  # fmt: skip
         summary = distributed.sweep_dask(tmp_path / "ds", grid, scheduler=cluster.scheduler_address)
     assert local.unfit_rows == summary.unfit_rows == 3
+
+
+# --- a partial recomputation mode on a setup that does not fit -----------------------------------
+@pytest.mark.parametrize("mode", ["selective-op", "selective-layer"])
+@pytest.mark.parametrize("command", [["step"], ["train", "--tokens", "1T"], ["scenario", "--fit"]])
+def test_partial_recompute_modes_get_fit_suggestions_not_an_internal_error(command, mode):
+    """``step --arch llama-3.1-8b --recompute selective-op`` (ddp, which does not fit one node)
+    answered ``costmodel: error: tuple.index(x): x not in tuple``: the fit suggestions looked the
+    mode up in a list of three (none, selective, full). Only full recomputation is after it."""
+    r = run(*command, "--arch", "llama-3.1-8b", "--nodes", "1", "--recompute", mode)
+    assert r.exit_code == 0, r.stderr
+    assert "tuple" not in r.stdout + r.stderr
+    assert "DOES NOT FIT" in r.stdout and "recompute full" in r.stdout
+    assert "recompute selective:" not in r.stdout  # nothing before full after a partial mode
+    fa = cm.fit_suggestions(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, recompute=mode)
+    assert "recompute full" in str(fa.as_dict())
+
+
+# --- a given MFU under recomputation: the label says what the rate is applied to -----------------
+def test_given_mfu_under_recompute_says_the_model_flop_mfu_it_amounts_to():
+    """The fitted label reads "MFU 0.36" (model FLOPs, recomputation excluded, PaLM's MFU), yet
+    ``--mfu 0.36`` with ``--recompute full`` priced the compute a third slower (the rate is
+    applied to the FLOPs run, recomputation included) under the bare label "given MFU 0.36"."""
+    base = ["step", "--arch", ARCH, "--nodes", "8", "--seq", "8192", "--zero", "3", "--json"]
+    full = json.loads(run(*base, "--recompute", "full", "--mfu", "0.36").stdout)
+    assert full["compute_label"] == (
+        "given MFU 0.36 of the FLOPs run; recompute full adds 33%, so model FLOPs at MFU 0.27"
+    )
+    none = json.loads(run(*base, "--mfu", "0.36").stdout)
+    assert none["compute_label"] == "given MFU 0.36"  # no recomputation: as ever
+    # the label's figure is the compute's own model-FLOP MFU
+    flops = cm.load_arch(ARCH).training_flops_per_token(8192) * 8192  # one micro-batch
+    assert round(flops / (full["compute_s"] * 989.5e12), 2) == 0.27  # H100 SXM bf16 dense
