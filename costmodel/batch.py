@@ -407,7 +407,7 @@ def _tokens_split(t: int, s: int, factors: dict[str, int | None]) -> None:
     ...     _tokens_split(102_400, 8192, {"local_batch": 1, "ranks": 64, "accumulation": None})
     ... except ValueError as err:
     ...     print(err)
-    global_tokens: 102400 / (8192 x 1 x 64) = 0.1953 is not a whole accumulation (sequence_length x local_batch x ranks); nearest valid: accumulation=1 (global_tokens=524,288, global_batch=64)
+    global_tokens: 102400 / (8192 x 1 x 64) = 0.1953 (sequence_length x local_batch x ranks) is not a whole number for accumulation; nearest valid: accumulation=1 (global_tokens=524,288, global_batch=64)
     """
     unknown = [k for k, v in factors.items() if v is None]
     if len(unknown) != 1:
@@ -433,7 +433,8 @@ def _tokens_split(t: int, s: int, factors: dict[str, int | None]) -> None:
             break
     raise ValueError(
         f"global_tokens: {t} / ({s} x {' x '.join(str(v) for v in known.values())}) = "
-        f"{_not_whole(exact)} is not a whole {name} (sequence_length x {' x '.join(known)}); "
+        f"{_not_whole(exact)} (sequence_length x {' x '.join(known)}) is not a whole number "
+        f"for {name}; "
         f"nearest valid: {options}{hint}"
     )
 
