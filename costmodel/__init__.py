@@ -80,6 +80,8 @@ _EXPORTS: dict[str, str] = {
     # scenario and sweeps
     "Scenario": "scenario:Scenario",
     "ScenarioError": "scenario:ScenarioError",
+    # the module, which is callable as its sweep function: cm.sweep(...) and
+    # cm.sweep.read_table(path) both work, whichever was imported first (see __getattr__)
     "sweep": "sweep:sweep",
 }
 
@@ -109,15 +111,18 @@ __all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
 
 
 def __getattr__(name: str) -> Any:
+    # a name that is both a submodule and one of its functions (sweep) resolves to the module:
+    # ``import costmodel.sweep`` binds the module here anyway, so the function alone would make
+    # ``cm.sweep.read_table`` work or fail by import order (the module is callable as the function)
+    if name in _SUBMODULES:
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
     if name in _EXPORTS:
         module_name, attr = _EXPORTS[name].split(":")
         value = getattr(importlib.import_module(f".{module_name}", __name__), attr)
         globals()[name] = value
         return value
-    if name in _SUBMODULES:
-        module = importlib.import_module(f".{name}", __name__)
-        globals()[name] = module
-        return module
     raise AttributeError(f"module 'costmodel' has no attribute {name!r}")
 
 

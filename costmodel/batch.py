@@ -386,12 +386,57 @@ def solve_batch(
             )
         if sequence_length is None:
             raise ValueError("sequence_length: needed with global_tokens (tokens per sample)")
-        global_batch = _batch_of_tokens(
-            _whole("global_tokens", global_tokens), _whole("sequence_length", sequence_length)
+        t, s = _whole("global_tokens", global_tokens), _whole("sequence_length", sequence_length)
+        _tokens_split(
+            t, s, {"local_batch": local_batch, "ranks": ranks, "accumulation": accumulation}
         )
+        global_batch = _batch_of_tokens(t, s)
     seq = _whole("sequence_length", sequence_length) if sequence_length is not None else None
     sol = _solve(local_batch, ranks, accumulation, global_batch)
     return sol if seq is None else BatchSolution(**{**sol.as_dict(), "sequence_length": seq})  # type: ignore[arg-type]
+
+
+def _tokens_split(t: int, s: int, factors: dict[str, int | None]) -> None:
+    r"""Refuse a global batch of ``t`` tokens that is no whole multiple of ``s`` x the known
+    factors (two of local_batch, ranks, accumulation; the third unknown): the nearest valid
+    answers are then token counts that split all the way, :math:`T = s\,B_{local} N A`, not
+    merely whole sequences that the next division refuses again. Anything else (not exactly
+    one unknown) is left to :func:`_solve`'s own message.
+
+    >>> try:
+    ...     _tokens_split(102_400, 8192, {"local_batch": 1, "ranks": 64, "accumulation": None})
+    ... except ValueError as err:
+    ...     print(err)
+    global_tokens: 102400 / (8192 x 1 x 64) = 0.1953 (sequence_length x local_batch x ranks) is not a whole number for accumulation; nearest valid: accumulation=1 (global_tokens=524,288, global_batch=64)
+    """
+    unknown = [k for k, v in factors.items() if v is None]
+    if len(unknown) != 1:
+        return
+    known = {k: _whole(k, v) for k, v in factors.items() if v is not None}
+    product = math.prod(known.values())
+    quantum = s * product
+    if t % quantum == 0:
+        return
+    name, exact = unknown[0], t / quantum
+    near = [v for v in (math.floor(exact), math.ceil(exact)) if v >= 1]
+    options = " or ".join(
+        f"{name}={v} (global_tokens={v * quantum:,}, global_batch={v * product})" for v in near
+    )
+    hint = ""
+    for unit, binary, suffix in ((10**9, 2**30, "G"), (10**6, 2**20, "M"), (10**3, 2**10, "k")):
+        if t % unit == 0 and (t // unit * binary) % quantum == 0:
+            b = t // unit * binary
+            hint = (
+                f"; or {t // unit} x 2^{binary.bit_length() - 1} = {b:,} tokens "
+                f"({name}={b // quantum}), the binary reading of {t // unit}{suffix}"
+            )
+            break
+    raise ValueError(
+        f"global_tokens: {t} / ({s} x {' x '.join(str(v) for v in known.values())}) = "
+        f"{_not_whole(exact)} (sequence_length x {' x '.join(known)}) is not a whole number "
+        f"for {name}; "
+        f"nearest valid: {options}{hint}"
+    )
 
 
 def _solve(

@@ -87,6 +87,9 @@ class DatasetSummary:
     """Rows whose answer was refused (a step sweep's ``error`` column), kept with the reason."""
     errors: dict[str, int] = field(default_factory=dict)
     """Each distinct ``error`` -> how many rows of the dataset it refused."""
+    unfit_rows: int = 0
+    """Step rows whose memory per GPU is more than their GPU has (``fits`` false), as
+    :attr:`costmodel.sweep.SweepSummary.unfit_rows`."""
 
 
 def plan(grid: sw.Grid, partition_rows: int) -> list[tuple[int, int]]:
@@ -314,6 +317,7 @@ def sweep_dask(
         time.perf_counter() - t0,
         failed_rows=tally.failed_rows,
         errors=tally.errors,
+        unfit_rows=tally.unfit_rows,
     )
 
 
@@ -325,7 +329,7 @@ def _row_errors(folder: Path, partitions: int) -> sw.RowErrors:
 
     tally = sw.RowErrors()
     for i in range(partitions):
-        tally.add(pq.read_table(folder / PART_NAME.format(i), columns=["error"]))
+        tally.add(pq.read_table(folder / PART_NAME.format(i), columns=["error", "fits"]))
     return tally
 
 

@@ -186,6 +186,37 @@ def _resolve(cluster: str | Cluster, nodes: int, gpus_per_node: int | None) -> C
     return load_cluster(cluster, nodes=nodes, gpus_per_node=gpus_per_node, field="cluster")
 
 
+def buffer_memory_note(
+    sizes_bytes: Any, cluster: str | Cluster, nodes: int = 1, gpus_per_node: int | None = None
+) -> str:
+    """A note where a per-rank buffer is larger than the GPU's memory, else ``""``.
+
+    ``M`` is the per-rank buffer as nccl-tests' size column counts it: the largest buffer the
+    collective touches (all-reduce in place holds ``M``; out of place, as nccl-tests runs by
+    default, ``2 M``; all-gather's ``M`` is its full output, reduce-scatter's its full input).
+    No GPU can run a collective whose buffer it cannot hold, so its time is the formula's
+    extrapolation, not a run that could be measured; the note says so beside the number.
+
+    >>> buffer_memory_note([14e9], "dgx-h100")
+    ''
+    >>> buffer_memory_note([1e12], "dgx-h100")[:60]
+    'size 1 TB per rank is more than the h100-sxm GPU memory (85.'
+    """
+    from .units import format_bytes
+
+    gpu = _resolve(cluster, nodes, gpus_per_node).gpu
+    sizes = np.atleast_1d(np.asarray(sizes_bytes, dtype=float))
+    over = sizes[sizes > gpu.memory_bytes]
+    if not over.size:
+        return ""
+    return (
+        f"size {format_bytes(float(over.min()))} per rank is more than the {gpu.name} GPU memory "
+        f"({format_bytes(float(gpu.memory_bytes))}): the GPU cannot hold that buffer (out of "
+        "place, as nccl-tests runs, it needs twice that), so the times at and above it are the model's "
+        "extrapolation, not a run that could be measured"
+    )
+
+
 def fitted_params() -> dict[str, object]:
     """The correction parameters fitted on every reference run (fitted_corrections.ALL).
 

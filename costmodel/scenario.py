@@ -39,7 +39,7 @@ import dataclasses
 import math
 import weakref
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from pydantic import (
@@ -1441,9 +1441,20 @@ _CHANGE_ALIASES = {
 }
 
 
+def _names_none(annotation: Any) -> bool:
+    """Whether a field's type takes the text ``"none"`` as one of its own choices (``recompute``'s
+    ``Literal["none", ...]``): there ``none`` is that choice, not "clear the field".
+
+    >>> _names_none(Literal["none", "full"]), _names_none(Literal["fp32", "fused"] | None)
+    (True, False)
+    """
+    return annotation == "none" or any(_names_none(a) for a in get_args(annotation))
+
+
 def _parse_changes(text: str) -> dict[str, Any]:
     """``"nodes=16,zero_stage=3"`` -> ``{"nodes": "16", "zero_stage": "3"}`` (strings, validated
-    by the Scenario; ``true``/``false`` -> bool, ``none`` -> None). A short key whose unit its
+    by the Scenario; ``true``/``false`` -> bool, ``none`` -> None unless ``none`` is one of the
+    field's own choices, as ``recompute=none``). A short key whose unit its
     name does not say, given a bare number (``compute_time=400`` is 400 s, ``bucket=50`` 50 B),
     warns (:class:`units.BareNumberWarning`), as the CLI's ``--vs`` does."""
     out: dict[str, Any] = {}
@@ -1465,7 +1476,7 @@ def _parse_changes(text: str) -> dict[str, Any]:
             if value.lower() not in ("true", "false"):
                 raise ValueError(f"{key}: must be true or false, got {value!r}")
             out[key] = value.lower() == "true"
-        elif value.lower() == "none":
+        elif value.lower() == "none" and not (field and _names_none(field.annotation)):
             out[key] = None
         else:
             out[key] = value

@@ -74,7 +74,7 @@ def test_tokens_per_gpu_stays_per_gpu_on_b():
         ("nodes=6", ["--global-tokens", "4,194,304 tokens", "1,024 sequences", "B's 48 GPUs",
                      "accumulation=21"]),
         ("nodes=64", ["--global-tokens", "B's 512 GPUs", "accumulation=1"]),
-        ("seq=3000", ["--global-tokens", "3000", "--vs seq", "4,194,000"]),
+        ("seq=3000", ["--global-tokens", "3000", "--vs seq", "4,128,000"]),  # splits over GPUs too
         ("nodes=16,micro_batch=2,accumulation=2",
          ["--vs micro_batch", "--vs accumulation", "4,194,304 tokens"]),
     ],

@@ -272,9 +272,20 @@ def collective(
     df = sweep(**axes)
     fastest = _fastest_over_link(df) if cluster is None and algorithm == "all" else []
     notes = [ONE_RANK_NOTE] if (df["ranks"] == 1).any() else []
+    memory_note = ""
+    if cluster is not None:  # a raw link names no GPU, so no memory to hold the buffer in
+        from ..predict import buffer_memory_note
+
+        memory_note = buffer_memory_note(df["size_bytes"], cluster, nodes, gpus_per_node)
     if as_json:
-        extra = {"fastest": fastest} if fastest else {}
-        _print_json({"results": _records(df), **extra, **({"notes": notes} if notes else {})})
+        _print_json(
+            {
+                "results": _records(df),
+                **({"fastest": fastest} if fastest else {}),
+                **({"notes": notes} if notes else {}),
+                **({"memory_note": memory_note} if memory_note else {}),
+            }
+        )
         return
     keep = [
         c
@@ -309,6 +320,8 @@ def collective(
     note = _band_note(df)
     if note:
         typer.echo(note)
+    if memory_note:
+        typer.echo(f"note: {memory_note}")
 
 
 #: One rank has no one to exchange with: every surface answers 0 s (algbw and busbw 0), the
@@ -380,15 +393,16 @@ def _collective_all(
     as_json: bool,
 ) -> None:
     """``collective --cluster NAME --algorithm all``: :func:`costmodel.predict_all_algorithms`."""
-    from ..predict import predict_all_algorithms
+    from ..predict import buffer_memory_note, predict_all_algorithms
 
     if op == "all":
         from ..nccl import OPS
 
         raise ValueError("--algorithm all takes one op; allowed: " + ", ".join(OPS))
     r = predict_all_algorithms(op, sizes, cluster, nodes, gpus_per_node, model=model)
+    memory_note = buffer_memory_note(sizes, cluster, nodes, gpus_per_node)
     if as_json:
-        _print_json(r.to_dict())
+        _print_json({**r.to_dict(), **({"memory_note": memory_note} if memory_note else {})})
         return
     f = r.frame.sort_values(["message_bytes", "time_s"], kind="stable")
     shown = f.assign(
@@ -414,6 +428,8 @@ def _collective_all(
             f"crossover: {x.faster_below} -> {x.faster_above} between "
             f"{units.format_bytes(x.previous_bytes)} and {units.format_bytes(x.message_bytes)}"
         )
+    if memory_note:
+        typer.echo(f"note: {memory_note}")
 
 
 # --- predict ----------------------------------------------------------------------------------
@@ -534,6 +550,7 @@ def predict(
         gpus_per_node == 1 or ("ranks" in df.columns and bool((df["ranks"] == 1).any()))
     )
     notes_out = [ONE_RANK_NOTE] if one_rank else []  # as collective says it
+    memory_note = pr.buffer_memory_note(m, cluster, nodes, gpus_per_node)
     if as_json:
         rows = _json_vocabulary(df)
         # collective --json's and the sweep's keys on every row: the preset, and why a band is
@@ -551,6 +568,7 @@ def predict(
                 else [model],
                 "results": _records(rows),
                 **({"notes": notes_out} if notes_out else {}),
+                **({"memory_note": memory_note} if memory_note else {}),
             }
         )
         return
@@ -562,6 +580,8 @@ def predict(
     note = _band_note(df if band_notes is None else df.assign(band_note=band_notes))
     if note:
         typer.echo(note)
+    if memory_note:
+        typer.echo(f"note: {memory_note}")
 
 
 # --- sweep ------------------------------------------------------------------------------------
@@ -640,7 +660,9 @@ def sweep(
         costmodel sweep --set preset=dgx-h100,dgx-a100 --set nodes=1..16x2 --set 'size=8B..16GB x2' -o out.parquet
 
     Training steps (strategies x node counts x micro-batches; each row is `costmodel step`'s
-    answer to the same question):
+    answer to the same question; strategy=all is the five strategies at their default layouts,
+    hsdp over one node: the group_size and reshard_after_forward axes give the other layouts
+    `step --strategy all` ranks):
 
     \b
         costmodel sweep --kind step --set preset=dgx-h100 --set arch=llama-3.1-8b --set strategy=all --set nodes=1..16x2 --set micro_batch=1,2 -o steps.csv
@@ -785,6 +807,7 @@ def _sweep_run(
                     first = False
             sys.stdout.write("[]\n" if first else "\n]\n")
             _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
+            _warn_unfit_rows(tally.rows, tally.unfit_rows, grid.kind)
             return
         from ..sweep.output import csv_ready
 
@@ -794,6 +817,7 @@ def _sweep_run(
             sys.stdout.write(buf.getvalue().to_pybytes().decode())
             first = False
         _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
+        _warn_unfit_rows(tally.rows, tally.unfit_rows, grid.kind)
         return
     summary = sw.sweep_to_file(
         output,
@@ -802,6 +826,7 @@ def _sweep_run(
         progress=progress and sys.stderr.isatty() and not as_json,
     )
     _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
+    _warn_unfit_rows(summary.rows, summary.unfit_rows, grid.kind)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return
@@ -837,6 +862,19 @@ def _warn_failed_rows(
         warn_on_success(
             f"{more:,} more of {_rows_text(rows)} failed for {len(rest)} other "
             f"{units.noun_for(len(rest), 'reason')}: see the output's error column"
+        )
+
+
+def _warn_unfit_rows(rows: int, unfit: int, kind: str) -> None:
+    """``costmodel: warning: 6 of 8 rows do not fit ...`` after a step sweep: a row whose memory
+    per GPU is more than its GPU has is priced like the others (``step`` and ``train`` say DOES
+    NOT FIT above such an answer); the sweep said nothing, so its steps and costs read as
+    runnable. A memory sweep's ``fits`` is its answer, not a caveat: no warning there."""
+    if unfit and kind == "step":
+        warn_on_success(
+            f"{unfit:,} of {_rows_text(rows)} {'does' if unfit == 1 else 'do'} not fit their "
+            "GPU's memory (fits = false): "
+            "their step, days and cost are for a configuration that cannot run"
         )
 
 
@@ -888,6 +926,7 @@ def _sweep_dask(
             output, grid, scheduler=scheduler, partition_rows=chunk_rows
         )
     _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
+    _warn_unfit_rows(summary.rows, summary.unfit_rows, grid.kind)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return

@@ -751,12 +751,17 @@ def step(
             min=0.0,
             max=1.0,
             help="Model FLOP utilisation (0, 1], of the --precision's dense peak with --cluster "
-            "(default with --cluster: the fitted efficiency).",
+            "(default with --cluster: the fitted efficiency; on one link, of --peak-flops, "
+            "default 0.4).",
         ),
     ] = None,
     peak_flops: Annotated[
         str | None,
-        typer.Option(help="Peak dense FLOP/s per GPU (default: the preset's bf16 figure): 989T."),
+        typer.Option(
+            help="Peak dense FLOP/s per GPU of the one-link step (--ranks/--bandwidth with "
+            "--tokens-per-gpu, which needs it: no preset there to take it from): 989T. With "
+            "--cluster the preset's GPU gives it (--precision picks bf16's or fp8's)."
+        ),
     ] = None,
     cluster: Annotated[
         str | None,
@@ -1474,28 +1479,23 @@ def _split_global_tokens(
     configuration's words, ``"B's "`` for scenario --vs)."""
     from .. import batch as bt
 
-    try:  # refuses tokens that are not whole sequences, with the nearest that are
-        samples = bt.global_batch_from_tokens(total, seq)
-    except ValueError as exc:
-        if not side:
-            raise
-        raise ValueError(  # B's own sequence (--vs seq=...): A's tokens must split into it too
-            f"--global-tokens: {total:,} tokens are no whole number of {side}sequences of "
-            f"{seq} tokens (--vs seq): {exc}"
-        ) from None
-    try:
+    try:  # solve_batch's nearest valid counts split all the way: sequences, GPUs, the factor
         sol = bt.solve_batch(
             local_batch=local, ranks=ranks, accumulation=acc, global_tokens=total,
             sequence_length=seq,
         )  # fmt: skip
     except ValueError as exc:
         solved = "--accumulation" if acc is None else "--micro-batch"
+        whole = total % seq == 0  # how many sequences, where the tokens are whole sequences
+        seqs = f" = {total // seq:,} sequences" if whole else ""
         raise ValueError(
-            f"--global-tokens: {total:,} tokens / --seq {seq} = {samples:,} sequences per step "
-            f"do not split over {side}{units.format_counted(ranks, 'GPU')} with a whole {solved} "
-            f"({exc}); change --global-tokens, "
+            f"--global-tokens: {total:,} tokens per step at --seq {seq}{seqs} do not split over "
+            f"{side}{units.format_counted(ranks, 'GPU')} with a whole {solved} ({exc}); change "
+            "--global-tokens, "
             + (
-                "B's nodes (--vs nodes) or give B's --vs micro_batch or accumulation"
+                "B's nodes (--vs nodes)"
+                + ("" if whole else ", B's sequence (--vs seq)")
+                + " or give B's --vs micro_batch or accumulation"
                 if side
                 else "--nodes or the other of --micro-batch and --accumulation"
             )
@@ -1925,7 +1925,15 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
         sign = "+" if d >= 0 else "-"
         return sign + fmt(abs(d), unit)
 
-    head = f"A: {a.summary().splitlines()[0]}\nB: {b.summary().splitlines()[0]}  (A with {changes})"
+    def title(side: str, r: Any, after: str = "") -> list[str]:
+        """The side's setup line (model, cluster, strategy), then its DOES NOT FIT warning: the
+        summary puts the warning first, which stood in for the setup where a side did not fit."""
+        lines = r.summary().splitlines()
+        if r.fits or len(lines) < 2:
+            return [f"{side}: {lines[0]}{after}"]
+        return [f"{side}: {lines[1]}{after}", f"   {lines[0]}"]
+
+    head = "\n".join([*title("A", a), *title("B", b, f"  (A with {changes})")])
     rows = [("", "A", "B", "B - A", "B / A")]
     for r in compare(a, b):
         ratio = f"{r['ratio']:.3g}x" if r["ratio"] is not None else ""
@@ -2082,6 +2090,8 @@ def train(
         "comm_contention": result.comm_contention,
         "compute_source": result.compute_source,
         "compute_label": result.compute_label,
+        # the matmuls' precision, whose dense peak the mfu is a fraction of (as step --json)
+        "precision": result.scenario.compute_precision,
         "mfu_flops": result.scenario.flops_definition(),
     }
     if fa is not None:
@@ -2129,7 +2139,11 @@ def train(
         rows.append(
             (
                 "MFU" + (" implied" if measured else " at this step"),
-                f"{100 * cost.mfu:.1f}% (model FLOPs: {result.scenario.flops_definition()})",
+                f"{100 * cost.mfu:.1f}%"
+                # an fp8 MFU is of the fp8 peak (twice bf16's on H100): 27% under fp8 is not
+                # slower than 41% under bf16, so the peak is named, as the given MFU's label
+                + (" of the fp8 dense peak" if result.scenario.compute_precision == "fp8" else "")
+                + f" (model FLOPs: {result.scenario.flops_definition()})",
             )
         )
     rows.append(

@@ -656,9 +656,11 @@ def fit_suggestions(
     base = ev()
     cands: list[tuple[str, str, dict[str, Any]]] = []
     if step_kwargs.get("arch") is not None:
-        for r in ("selective", "full")[("none", "selective", "full").index(recompute) :]:
-            if r != recompute:
-                cands.append((f"recompute {r}", "recompute", {"recompute": r}))
+        # the modes after this one, from the one list of them (a partial mode, selective-op or
+        # selective-layer, has only full after it: it raised tuple.index's "x not in tuple");
+        # (selective is still tried with FlashAttention here, as before)
+        for r in recompute_choices(recompute, flash_attention=False):
+            cands.append((f"recompute {r}", "recompute", {"recompute": r}))
     if strategy in ("fsdp", "hsdp") and step_kwargs.get("reshard_after_forward") is False:
         cands.append(
             ("reshard after forward (FULL_SHARD)", "strategy", {"reshard_after_forward": True})

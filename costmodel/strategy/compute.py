@@ -211,7 +211,17 @@ def step_compute(
     if mfu is not None:
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, mfu) * (1 + extra)
         of = " of the fp8 peak" if precision == "fp8" else ""  # bf16's: the label as ever
-        return ComputeTime(t, extra / (1 + extra), "mfu", f"given MFU {float(mfu):.2f}{of}")
+        # the rate is applied to the FLOPs run, recomputation's included (the formula above):
+        # the compute's own MFU, model FLOPs over time x peak as the fitted label and the
+        # step's MFU count it, is then lower; say so, or "given MFU 0.36" beside a fitted
+        # "MFU 0.36" reads as the same compute when it is a third slower under recompute full
+        again = (
+            f" of the FLOPs run; recompute {recompute} adds {extra:.0%}, so model FLOPs at "
+            f"MFU {float(mfu) / (1 + extra):.2f}"
+            if extra > 0
+            else ""
+        )
+        return ComputeTime(t, extra / (1 + extra), "mfu", f"given MFU {float(mfu):.2f}{of}{again}")
     fam = _c.gpu_family(gpu)
     fit = None
     if arch is not None:

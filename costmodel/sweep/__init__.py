@@ -40,6 +40,7 @@ module holds the drivers :func:`sweep` and :func:`sweep_to_file` and re-exports 
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import time
@@ -247,7 +248,9 @@ def sweep_to_file(
     else:
         rows = write_table(path, tally.watch(iter_sweep(g, chunk_rows)))
     seconds = time.perf_counter() - t0
-    return SweepSummary(str(path), rows, seconds, fmt, tally.failed_rows, tally.errors)
+    return SweepSummary(
+        str(path), rows, seconds, fmt, tally.failed_rows, tally.errors, tally.unfit_rows
+    )
 
 
 class _CallableModule(types.ModuleType):
@@ -260,3 +263,5 @@ class _CallableModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _CallableModule
+# inspect.signature(cm.sweep) and help() show the function's parameters, not (*args, **kwargs)
+__signature__ = inspect.signature(sweep)

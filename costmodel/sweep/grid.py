@@ -1001,7 +1001,9 @@ def _check_step_layout(a: dict[str, list[Any]]) -> None:
 
 
 def _strategies(requested: list[str]) -> list[str]:
-    """``["all"]`` -> every strategy; else the names, checked (lower case)."""
+    """``["all"]`` -> every strategy, each at its default layout (hsdp over one node: the
+    ``group_size`` and ``reshard_after_forward`` axes give the other layouts that ``step
+    --strategy all`` ranks); else the names, checked (lower case)."""
     from ..strategy.layout import STRATEGIES, unknown_strategy
 
     if requested == ["all"]:
@@ -1019,7 +1021,16 @@ def _strategies(requested: list[str]) -> list[str]:
 _LINK_MODELS = ("textbook", "lesson")
 
 
+def _names(requested: list[str]) -> list[str]:
+    """Algorithm or protocol names as the rows carry them: lower case, each once. NCCL reads
+    ``NCCL_ALGO=Ring`` / ``NCCL_PROTO=Simple`` in any case, and so does the cluster road; the
+    row then shows ``ring``, not the typed ``Ring`` beside ``algorithm_used`` ``ring``, and
+    ``ring,Ring`` is one row, not two."""
+    return list(dict.fromkeys(str(r).lower() for r in requested))
+
+
 def _algorithms(op: str, model: str, requested: list[str]) -> list[str]:
+    requested = _names(requested)
     if requested != ["all"]:
         if "all" in requested:
             raise ValueError("algorithm: 'all' cannot be mixed with named algorithms")
@@ -1153,7 +1164,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             for op in _ops(a.get("op", ["all_reduce"])):
                 default_alg = "ring" if model in _LINK_MODELS else "auto"
                 for alg in _algorithms(op, model, a.get("algorithm", [default_alg])):
-                    for proto in a.get("protocol", ["auto"]):
+                    for proto in _names(a.get("protocol", ["auto"])):
                         cat = {
                             "preset": preset,
                             "model": model,

@@ -233,6 +233,9 @@ class SweepSummary:
     """Rows whose answer was refused, kept with the reason in their ``error`` column."""
     errors: dict[str, int] = field(default_factory=dict)
     """Each distinct ``error`` -> how many rows it refused, in the order first met."""
+    unfit_rows: int = 0
+    """Rows answered whose memory per GPU is more than their GPU has (``fits`` false): their
+    step, days and dollars are for a configuration that cannot run."""
 
 
 class RowErrors:
@@ -249,9 +252,12 @@ class RowErrors:
         self.rows = 0
         self.failed_rows = 0
         self.errors: dict[str, int] = {}
+        self.unfit_rows = 0
 
     def add(self, table: pa.Table) -> None:
         self.rows += table.num_rows
+        if "fits" in table.column_names:  # false, not null: a refused row has no verdict
+            self.unfit_rows += sum(1 for f in table.column("fits").to_pylist() if f is False)
         if "error" not in table.column_names:
             return
         for text in table.column("error").to_pylist():
