@@ -358,13 +358,13 @@ class Scenario(BaseModel):
         """``strategy`` sets ``zero_stage``; a bare ``zero_stage`` names its strategy."""
         if not isinstance(data, dict) or data.get("strategy") is None:
             return data
-        from .strategy.layout import STRATEGIES, ZERO_STAGE, unknown_strategy
+        from .strategy.layout import STRATEGIES, ZERO_STAGE, stage_agrees, unknown_strategy
 
         st = str(data["strategy"]).lower()
         if st not in STRATEGIES:
             raise ValueError(unknown_strategy(data["strategy"]))
         stage = data.get("zero_stage")
-        if stage not in (None, ZERO_STAGE[st]) and not (stage == 0 and "zero_stage" not in data):
+        if not stage_agrees(st, stage):
             raise ValueError(
                 f"zero_stage: {stage!r} contradicts strategy {st!r} (ZeRO-{ZERO_STAGE[st]}); "
                 "give one of them"

@@ -785,16 +785,24 @@ def _check_strategy_options(a: dict[str, list[Any]]) -> list[str]:
 
 
 def _check_memory_layout(a: dict[str, list[Any]]) -> None:
-    """A memory sweep's layout: ``zero_stage`` or ``strategy`` (not both: a strategy names its
-    stage), and each (strategy, group, preset's node, ranks) a layout ``costmodel memory
-    --strategy`` sizes (:func:`costmodel.strategy.memory.memory_layout`: hsdp without a preset
-    needs ``group_size``; a group that does not divide a rank count is refused, listing the
-    divisors), before any row."""
+    """A memory sweep's layout: ``zero_stage`` or ``strategy`` (both only where every stage
+    agrees with every strategy, :func:`costmodel.strategy.layout.stage_agrees`, the rule of
+    ``costmodel memory --zero --strategy``: ``zero_stage=3`` with ``strategy=fsdp,hsdp``; the
+    strategy then names the layout), and each (strategy, group, preset's node, ranks) a layout
+    ``costmodel memory --strategy`` sizes (:func:`costmodel.strategy.memory.memory_layout`:
+    hsdp without a preset needs ``group_size``; a group that does not divide a rank count is
+    refused, listing the divisors), before any row."""
     if "strategy" in a and "zero_stage" in a:
-        raise ValueError(
-            "zero_stage: give strategy or zero_stage, not both (a strategy names its stage: "
-            "ddp 0, zero1 1, zero2 2, fsdp and hsdp 3)"
-        )
+        from ..strategy.layout import ZERO_STAGE, stage_agrees
+
+        for st in _strategies(a["strategy"]):
+            for z in a["zero_stage"]:
+                if not stage_agrees(st, z):
+                    raise ValueError(
+                        f"zero_stage: {z} contradicts strategy {st} (ZeRO-{ZERO_STAGE[st]}); "
+                        "give strategy or zero_stage, not both unless they agree (a strategy "
+                        "names its stage: ddp 0, zero1 1, zero2 2, fsdp and hsdp 3)"
+                    )
     if "strategy" not in a and {"group_size", "reshard_after_forward"} & set(a):
         name = "group_size" if "group_size" in a else "reshard_after_forward"
         raise ValueError(
