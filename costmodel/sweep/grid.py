@@ -1117,13 +1117,18 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
     if grid.kind == "memory":
         from ..strategy.layout import STRATEGY_OF_STAGE
 
+        strategies = a.get("strategy") or [
+            STRATEGY_OF_STAGE[int(z)] for z in a.get("zero_stage", [0])
+        ]
         mem = {
             "preset": _presets(a.get("preset", [None])),
             "arch": a.get("arch", [None]),  # None: a bare parameter count (params)
             "recipe": a.get("recipe", ["mixed-adam"]),
             # the layout: a strategy by name, else a stage's (0 ddp, 1 zero1, 2 zero2, 3 fsdp)
-            "strategy": a.get("strategy")
-            or [STRATEGY_OF_STAGE[int(z)] for z in a.get("zero_stage", [0])],
+            "strategy": strategies,
+            # whether any row is hsdp's: then every row has a group_size column (null off
+            # hsdp), so each chunk has the same columns in the same order
+            "group_column": ["hsdp" in strategies],
             "group_size": a.get("group_size", [None]),  # None: one node of the preset
             "reshard_after_forward": a.get("reshard_after_forward", [None]),
             "recompute": a.get("recompute", ["none"]),  # costmodel memory's defaults
