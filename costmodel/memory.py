@@ -811,7 +811,12 @@ def max_params(
     a, c = _per_param_and_fixed(*args)
     room = mem - c
     ok = (room > 0.0) & (a > 0.0)
-    return _out(np.where(ok, room / np.where(ok, a, 1.0), 0.0))
+    # a count past the float range (dp_ranks ~1e300 leaves ~1e-299 B per parameter) is inf,
+    # as the scalar path's: @finite_result refuses it naming the input, so numpy's overflow
+    # warning is not also printed (an invalid 0/0 or inf - inf still warns)
+    with np.errstate(over="ignore"):
+        count = room / np.where(ok, a, 1.0)
+    return _out(np.where(ok, count, 0.0))
 
 
 @finite_result("rank count")

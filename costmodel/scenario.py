@@ -39,7 +39,7 @@ import dataclasses
 import math
 import weakref
 from collections.abc import Callable
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Self, get_args
 
 import numpy as np
 from pydantic import (
@@ -50,6 +50,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.config import ExtraValues
 
 from . import units
 from ._limits import LIMITS, MAX_NODES, validation_parts
@@ -187,6 +188,80 @@ class Scenario(BaseModel):
         except ValidationError as exc:
             raise ScenarioError.of(exc) from None
 
+    # pydantic's other roads in (a dict, a JSON text, a dict of strings) bypass __init__: each
+    # is pydantic's own with the same arguments, its refusal re-raised as the one-line
+    # ScenarioError (still a ValidationError).
+    @classmethod
+    def model_validate(
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        extra: ExtraValues | None = None,
+        from_attributes: bool | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        try:
+            return super().model_validate(
+                obj,
+                strict=strict,
+                extra=extra,
+                from_attributes=from_attributes,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+            )
+        except ValidationError as exc:
+            raise ScenarioError.of(exc) from None
+
+    @classmethod
+    def model_validate_json(
+        cls,
+        json_data: str | bytes | bytearray,
+        *,
+        strict: bool | None = None,
+        extra: ExtraValues | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        try:
+            return super().model_validate_json(
+                json_data,
+                strict=strict,
+                extra=extra,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+            )
+        except ValidationError as exc:
+            raise ScenarioError.of(exc) from None
+
+    @classmethod
+    def model_validate_strings(
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        extra: ExtraValues | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        try:
+            return super().model_validate_strings(
+                obj,
+                strict=strict,
+                extra=extra,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+            )
+        except ValidationError as exc:
+            raise ScenarioError.of(exc) from None
+
     params: float = Field(ge=1, le=1e15, description="model parameters [-], e.g. 7e9 or '7B'")
     recipe: str = Field("mixed-adam", description="precision/optimizer recipe (memory.RECIPES)")
     zero_stage: int = Field(
@@ -284,13 +359,13 @@ class Scenario(BaseModel):
         """``strategy`` sets ``zero_stage``; a bare ``zero_stage`` names its strategy."""
         if not isinstance(data, dict) or data.get("strategy") is None:
             return data
-        from .strategy.layout import STRATEGIES, ZERO_STAGE, unknown_strategy
+        from .strategy.layout import STRATEGIES, ZERO_STAGE, stage_agrees, unknown_strategy
 
         st = str(data["strategy"]).lower()
         if st not in STRATEGIES:
             raise ValueError(unknown_strategy(data["strategy"]))
         stage = data.get("zero_stage")
-        if stage not in (None, ZERO_STAGE[st]) and not (stage == 0 and "zero_stage" not in data):
+        if not stage_agrees(st, stage):
             raise ValueError(
                 f"zero_stage: {stage!r} contradicts strategy {st!r} (ZeRO-{ZERO_STAGE[st]}); "
                 "give one of them"

@@ -18,7 +18,6 @@ calibrate) and :mod:`.serve` (app). The commands are registered below, in the or
 lists them.
 """
 
-import subprocess  # noqa: F401  (costmodel.cli.subprocess: what app/validate torch call)
 import sys
 from collections.abc import Sequence
 from typing import TextIO

@@ -195,14 +195,21 @@ def _contention(value: float | None) -> float:
 
 def _strategy_of(strategy: str | None, zero: int | None) -> str:
     """``--strategy``, else ``--zero``'s strategy; a contradiction is an error."""
-    from ..strategy.layout import STRATEGIES, STRATEGY_OF_STAGE, ZERO_STAGE, unknown_strategy
+    from ..strategy.layout import (
+        STRATEGIES,
+        STRATEGY_OF_STAGE,
+        ZERO_STAGE,
+        stage_agrees,
+        unknown_strategy,
+    )
 
     if strategy is None:
         return STRATEGY_OF_STAGE[zero or 0]
     st = strategy.lower()
     if st not in (*STRATEGIES, "all"):
         raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=True))
-    if zero not in (None, 0) and st != "all" and ZERO_STAGE[st] != zero:
+    # --zero's default 0 cannot be told from a typed 0: it reads as no stage given
+    if st != "all" and not stage_agrees(st, zero or None):
         raise ValueError(f"--zero {zero} contradicts --strategy {st} (ZeRO-{ZERO_STAGE[st]})")
     return st
 

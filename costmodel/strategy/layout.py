@@ -72,6 +72,22 @@ def unknown_strategy(name: Any, *, field: str = "strategy", allow_all: bool = Fa
 STRATEGY_OF_STAGE: dict[int, str] = {0: "ddp", 1: "zero1", 2: "zero2", 3: "fsdp"}
 """The strategy a bare ZeRO stage means (the older ``zero_stage`` option)."""
 
+
+def stage_agrees(strategy: str, stage: int | None) -> bool:
+    """Whether a ZeRO stage given together with a strategy names the same layout: the one
+    rule of ``costmodel memory --zero --strategy``, :class:`costmodel.Scenario` and a memory
+    sweep's ``zero_stage`` and ``strategy`` axes.
+
+    A stage agrees with a strategy when it is the strategy's own (:data:`ZERO_STAGE`: ddp 0,
+    zero1 1, zero2 2, fsdp 3, hsdp 3, its ZeRO-3 inside each group); ``None`` (no stage given)
+    agrees with every strategy.
+
+    >>> stage_agrees("hsdp", 3), stage_agrees("fsdp", 3), stage_agrees("hsdp", 1)
+    (True, True, False)
+    """
+    return stage is None or stage == ZERO_STAGE[strategy]
+
+
 DEFAULT_COMM_CONTENTION = 0.0
 r"""The one default overlap contention ``c`` of every surface (API, CLI, Scenario, sweep, app).
 

@@ -399,8 +399,10 @@ def _layout_columns(
 ) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
     """(the layout columns, each row's sharding group, one row's layout keywords) of a memory
     block: ``zero_stage``, ``strategy``, ``layout`` (the step's name: ``hsdp g=8``),
-    ``group_size`` (hsdp's group; none for another strategy) and ``reshard_after_forward``
-    (as given), the keys ``costmodel memory --json`` writes. The group of a row is the
+    ``group_size`` (hsdp's group; null for another strategy, where ``memory --json`` writes
+    null, in a grid that has hsdp rows: ``cat["group_column"]``; absent from a grid without
+    any) and ``reshard_after_forward`` (as given), the keys ``costmodel memory --json``
+    writes, in its order, so every chunk of a grid has the same columns. The group of a row is the
     :class:`~costmodel.strategy.layout.Layout`'s (one per distinct rank count); the buffers
     do not depend on the rank count, so one row's keywords size them for every row."""
     from ..strategy.layout import ZERO_STAGE, make_layout
@@ -421,6 +423,10 @@ def _layout_columns(
     }
     if cat["strategy"] == "hsdp":
         cols["group_size"] = group
+    elif cat.get("group_column"):
+        import pyarrow as pa
+
+        cols["group_size"] = pa.nulls(len(ranks), pa.int64())
     if cat.get("reshard_after_forward") is not None:
         cols["reshard_after_forward"] = np.full(len(ranks), bool(cat["reshard_after_forward"]))
     return cols, group, kws[0]

@@ -785,16 +785,24 @@ def _check_strategy_options(a: dict[str, list[Any]]) -> list[str]:
 
 
 def _check_memory_layout(a: dict[str, list[Any]]) -> None:
-    """A memory sweep's layout: ``zero_stage`` or ``strategy`` (not both: a strategy names its
-    stage), and each (strategy, group, preset's node, ranks) a layout ``costmodel memory
-    --strategy`` sizes (:func:`costmodel.strategy.memory.memory_layout`: hsdp without a preset
-    needs ``group_size``; a group that does not divide a rank count is refused, listing the
-    divisors), before any row."""
+    """A memory sweep's layout: ``zero_stage`` or ``strategy`` (both only where every stage
+    agrees with every strategy, :func:`costmodel.strategy.layout.stage_agrees`, the rule of
+    ``costmodel memory --zero --strategy``: ``zero_stage=3`` with ``strategy=fsdp,hsdp``; the
+    strategy then names the layout), and each (strategy, group, preset's node, ranks) a layout
+    ``costmodel memory --strategy`` sizes (:func:`costmodel.strategy.memory.memory_layout`:
+    hsdp without a preset needs ``group_size``; a group that does not divide a rank count is
+    refused, listing the divisors), before any row."""
     if "strategy" in a and "zero_stage" in a:
-        raise ValueError(
-            "zero_stage: give strategy or zero_stage, not both (a strategy names its stage: "
-            "ddp 0, zero1 1, zero2 2, fsdp and hsdp 3)"
-        )
+        from ..strategy.layout import ZERO_STAGE, stage_agrees
+
+        for st in _strategies(a["strategy"]):
+            for z in a["zero_stage"]:
+                if not stage_agrees(st, z):
+                    raise ValueError(
+                        f"zero_stage: {z} contradicts strategy {st} (ZeRO-{ZERO_STAGE[st]}); "
+                        "give strategy or zero_stage, not both unless they agree (a strategy "
+                        "names its stage: ddp 0, zero1 1, zero2 2, fsdp and hsdp 3)"
+                    )
     if "strategy" not in a and {"group_size", "reshard_after_forward"} & set(a):
         name = "group_size" if "group_size" in a else "reshard_after_forward"
         raise ValueError(
@@ -1120,13 +1128,18 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
     if grid.kind == "memory":
         from ..strategy.layout import STRATEGY_OF_STAGE
 
+        strategies = a.get("strategy") or [
+            STRATEGY_OF_STAGE[int(z)] for z in a.get("zero_stage", [0])
+        ]
         mem = {
             "preset": _presets(a.get("preset", [None])),
             "arch": a.get("arch", [None]),  # None: a bare parameter count (params)
             "recipe": a.get("recipe", ["mixed-adam"]),
             # the layout: a strategy by name, else a stage's (0 ddp, 1 zero1, 2 zero2, 3 fsdp)
-            "strategy": a.get("strategy")
-            or [STRATEGY_OF_STAGE[int(z)] for z in a.get("zero_stage", [0])],
+            "strategy": strategies,
+            # whether any row is hsdp's: then every row has a group_size column (null off
+            # hsdp), so each chunk has the same columns in the same order
+            "group_column": ["hsdp" in strategies],
             "group_size": a.get("group_size", [None]),  # None: one node of the preset
             "reshard_after_forward": a.get("reshard_after_forward", [None]),
             "recompute": a.get("recompute", ["none"]),  # costmodel memory's defaults
