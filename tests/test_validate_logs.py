@@ -554,7 +554,10 @@ def test_ctrl_c_stops_the_job_and_keeps_its_log(tmp_path):
     pid_file = tmp_path / "job.pid"
     job = _script(tmp_path / "job.sh", f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
     log = tmp_path / "i.log"
-    code = (
+    code = (  # SIGINT as a terminal delivers it: a runner started in the background of a
+        # non-interactive shell (CI's `... &`) inherits SIGINT ignored, and Python then installs
+        # no KeyboardInterrupt handler
+        "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from costmodel.validation.runner import run_logged\n"
         f"try:\n    run_logged([{str(job)!r}], {str(log)!r})\n"
         "except KeyboardInterrupt:\n    print('interrupted')\n"
