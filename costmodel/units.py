@@ -455,6 +455,25 @@ def whole_bytes(values: Any) -> Any:
     return int(arr) if arr.ndim == 0 else arr.astype(np.int64)
 
 
+def choice_name(value: Any) -> Any:
+    """An enumerated choice as the models name it: text stripped and in lower case, each item
+    of a list or tuple alike; anything else (None, a number) unchanged.
+
+    One rule for every surface (CLI options, Scenario fields, ``strategy_step``,
+    ``predict_collective``, sweep axes and grid files): a name from a fixed list (precision,
+    recompute, recipe, strategy, algorithm, ...) is read in any case, as NCCL reads
+    ``NCCL_ALGO=Ring``, and is echoed in its canonical lower-case form.
+
+    >>> choice_name("FP8"), choice_name(" Ring "), choice_name(["FSDP", None]), choice_name(3)
+    ('fp8', 'ring', ['fsdp', None], 3)
+    """
+    if isinstance(value, str):
+        return value.strip().lower()
+    if isinstance(value, list | tuple):
+        return type(value)(choice_name(v) for v in value)
+    return value
+
+
 def format_bytes(value: float, digits: int = 3) -> str:
     """Format a byte count with a decimal SI prefix: ``format_bytes(1.75e9) == '1.75 GB'``."""
     return _si(_shown(value), "B", _BYTE_PREFIXES, digits)

