@@ -82,3 +82,24 @@ def test_sweep_axes_and_grid_files_read_choices_in_any_case(tmp_path):
     r = run("sweep", str(grid), "-o", str(out), "--no-progress")
     assert r.exit_code == 0, r.stderr
     assert set(cm.sweep.read_table(out)["loss"]) == {"fused"}
+
+
+# --- a wall clock in a unit people read ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("tokens", "unit"), [("1000", "ms"), ("2B", "h"), ("2T", "days")]
+)  # fmt: skip
+def test_train_shows_the_wall_clock_in_a_unit_chosen_by_its_size(tokens, unit):
+    """``train --tokens 1000`` printed "wall clock 0.00000597 days"; the text now picks ms, s,
+    min, h or days, the band in the same unit, and ``--json`` keeps ``wall_days`` numeric."""
+    base = ("train", "--params", "7B", "--nodes", "8", "--tokens", tokens)
+    r = run(*base)
+    assert r.exit_code == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("wall clock"))
+    days = json.loads(run(*base, "--json").stdout)["wall_days"]
+    assert isinstance(days, float)
+    value = float(line.split()[2])
+    per = {"ms": 1e-3, "h": 3600.0, "days": 86400.0}[unit]
+    assert line.split()[3] == unit, line
+    assert value * per == pytest.approx(days * 86400, rel=0.01)
+    lo, hi = (float(x) for x in line.split("(band ")[1].rstrip(")").split("-"))
+    assert lo < value < hi

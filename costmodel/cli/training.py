@@ -1337,10 +1337,16 @@ def _step_record(
     return out
 
 
+def _elapsed_of_days(days: float) -> str:
+    """A wall clock in days (as :class:`costmodel.training.TrainingCost` and ``--json`` carry
+    it) shown in the unit its size reads best in (:func:`costmodel.units.format_elapsed`)."""
+    return units.format_elapsed(days * 86400.0)
+
+
 def _band_range(band: tuple[float, float] | None, fmt: str | Callable[[float], str]) -> str:
     """'LO-HI' of a figure proportional to the step (days, GPU-hours, dollars); empty when
     there is no band (a measured step, or an unknown compute error). ``fmt``: a format string
-    or a formatter (days: :func:`costmodel.units.format_days`, as the app shows them)."""
+    or a formatter (a wall clock: :func:`_elapsed_of_days`)."""
     if band is None or not all(math.isfinite(x) for x in band):
         return ""
     show = fmt if callable(fmt) else fmt.format
@@ -1857,11 +1863,11 @@ def _cost_text(costs: dict[str, Any]) -> str:
         return f"${c.cost_usd:,.0f}{when}"
 
     rows.append(("steps", *(f"{costs[k].steps:,}" for k in sides)))
-    rows.append(("wall clock [days]", *(units.format_days(costs[k].wall_days) for k in sides)))
+    rows.append(("wall clock", *(_elapsed_of_days(costs[k].wall_days) for k in sides)))
     rows.append(
         (
-            "wall clock band [days]",
-            *(_band_range(costs[k].wall_days_band, units.format_days) or "?" for k in sides),
+            "wall clock band",
+            *(_band_range(costs[k].wall_days_band, _elapsed_of_days) or "?" for k in sides),
         )
     )
     rows.append(("GPU-hours", *(f"{costs[k].gpu_hours:,.0f}" for k in sides)))
@@ -2101,9 +2107,10 @@ def train(
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
-    wall_band = _band_text(cost.wall_days_band, units.format_days) or (
-        f" ({why_no_band})" if why_no_band else ""
-    )
+    unit = units.elapsed_unit(cost.wall_days * 86400.0)  # the band in the wall clock's unit
+    wall_band = _band_text(
+        cost.wall_days_band, lambda d: units.format_elapsed_in(d * 86400.0, unit)
+    ) or (f" ({why_no_band})" if why_no_band else "")
     rows = [
         ("tokens", units.format_count(cost.tokens)),
         ("steps", f"{cost.steps:,}"),
@@ -2121,7 +2128,7 @@ def train(
             "not used (the step time is measured)" if measured else result.compute_label,
         ),
         ("GPUs", str(cost.ranks)),
-        ("wall clock", f"{units.format_days(cost.wall_days)} days" + wall_band),
+        ("wall clock", _elapsed_of_days(cost.wall_days) + wall_band),
         ("GPU-hours", f"{cost.gpu_hours:,.0f}" + _band_text(cost.gpu_hours_band, "{:,.0f}")),
     ]
     if cost.cost_usd is not None:
