@@ -103,3 +103,37 @@ def test_train_shows_the_wall_clock_in_a_unit_chosen_by_its_size(tokens, unit):
     assert value * per == pytest.approx(days * 86400, rel=0.01)
     lo, hi = (float(x) for x in line.split("(band ")[1].rstrip(")").split("-"))
     assert lo < value < hi
+
+
+# --- step --global-tokens, split as train and scenario split it ---------------------------------
+def test_step_takes_global_tokens_split_as_train_splits_it_and_shows_the_global_batch():
+    """``train`` and ``scenario`` took ``--global-tokens``; ``step`` said "No such option"."""
+    base = ("--params", "7B", "--nodes", "8", "--strategy", "fsdp", "--seq", "4096")
+    step = json.loads(run("step", *base, "--global-tokens", "4Mi", "--json").stdout)
+    assert (step["micro_batch"], step["accumulation"], step["tokens_per_step"]) == (1, 16, 4 << 20)
+    train = json.loads(run("train", *base, "--tokens", "1T", "--global-tokens", "4Mi",
+                           "--json").stdout)  # fmt: skip
+    assert train["step_time_s"] == pytest.approx(step["step_time_s"])
+    text = run("step", *base, "--global-tokens", "4Mi", "--micro-batch", "2").stdout
+    line = next(x for x in text.splitlines() if x.startswith("global batch"))
+    assert "4.19 M tokens per step" in line and "micro-batch 2 x accumulation 8 x 64 GPUs" in line
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [("--global-tokens", "3M"),
+     ("--global-tokens", "4Mi", "--micro-batch", "2", "--accumulation", "3")],
+)  # fmt: skip
+def test_step_refuses_a_global_batch_as_train_refuses_it(extra):
+    base = ("--params", "7B", "--nodes", "8")
+    s = run("step", *base, *extra)
+    t = run("train", *base, "--tokens", "1T", *extra)
+    assert s.exit_code == t.exit_code == 2
+    assert s.stderr.strip().splitlines()[-1] == t.stderr.strip().splitlines()[-1]
+
+
+def test_the_one_link_step_refuses_global_tokens_naming_the_option():
+    r = run("step", "--params", "7B", "--ranks", "8", "--bandwidth", "50GB/s",
+            "--compute-time", "1s", "--global-tokens", "4Mi")  # fmt: skip
+    assert r.exit_code == 2 and r.stderr.startswith("costmodel: error: --global-tokens:")
+

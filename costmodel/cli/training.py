@@ -786,7 +786,14 @@ def step(
             "1 = fp8). With --cluster: --grad-dtype."
         ),
     ] = None,
-    accumulation: Annotated[int, typer.Option(min=1, help="Micro-batches per step.")] = 1,
+    accumulation: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Micro-batches per step (default 1, or solved from --global-tokens).",
+        ),
+    ] = None,
+    global_tokens: _GlobalTokensOpt = None,
     no_sync: Annotated[
         bool, typer.Option("--no-sync/--sync", help="Skip all-reduce on non-final micro-batches.")
     ] = True,
@@ -891,6 +898,25 @@ def step(
                 "--latency: an option of the one-link step (--ranks/--bandwidth); with "
                 "--cluster the preset's links and the --model give the latency"
             )
+        if global_tokens is not None:
+            # the global batch split as train and scenario split it (_batch_of_options, on
+            # batch.solve_batch), with the same refusals; the tokens per GPU, if given, are
+            # the micro-batch it solves from
+            from ..strategy.step import step_default
+
+            micro_batch, accumulation = _batch_of_options(
+                {
+                    "local_batch": micro_batch,
+                    "accumulation": accumulation,
+                    "tokens_per_gpu": tokens_per_gpu,
+                    "global_tokens": global_tokens,
+                    "cluster": cluster,
+                    "nodes": nodes,
+                    "gpus_per_node": gpus_per_node,
+                },
+                int(step_default("sequence_length") if seq_n is None else seq_n),
+            )
+            tokens_per_gpu = None
         _step_on_cluster(
             p_given,
             arch,
@@ -908,7 +934,7 @@ def step(
             recipe=recipe,
             micro_batch=micro_batch,
             seq=seq_n,
-            accumulation=accumulation,
+            accumulation=1 if accumulation is None else accumulation,
             no_sync=no_sync,
             mfu=mfu,
             compute_time=compute_time,
@@ -947,6 +973,7 @@ def step(
         "--loss": loss,
         "--seq": seq,
         "--model": model,
+        "--global-tokens": global_tokens,
     }
     given = [name for name, value in cluster_only.items() if value is not None]
     if given:
@@ -960,7 +987,7 @@ def step(
     kwargs: dict[str, Any] = dict(
         bucket_cap_bytes=bucket_cap_bytes_for("ddp", _bucket_bytes(bucket), 1.0),
         gradient_bytes_per_param=2.0 if gradient_bytes is None else gradient_bytes,
-        accumulation=accumulation,
+        accumulation=1 if accumulation is None else accumulation,
         no_sync=no_sync,
         comm_contention=c_,
     )
@@ -1235,9 +1262,16 @@ def _step_on_cluster(
     band = (
         f" ({note})" if note else f" (band {units.format_duration(lo)}-{units.format_duration(hi)})"
     )
+    mb, acc, sq = int(kw["micro_batch"]), int(kw["accumulation"]), int(kw["seq"])
     rows = [
         ("strategy", s.layout.name),
         ("ranks", str(s.ranks)),
+        (
+            "global batch",
+            f"{units.format_count(mb * acc * s.ranks * sq)} tokens per step = "
+            f"{mb * acc * s.ranks:,} sequences x {sq:,} tokens (micro-batch {mb} x "
+            f"accumulation {acc} x {units.format_counted(s.ranks, 'GPU')})",
+        ),
         ("compute", units.format_duration(s.compute_s)),
         ("compute source", s.compute_label),
         ("compute precision", s.precision),
