@@ -137,3 +137,20 @@ def test_the_one_link_step_refuses_global_tokens_naming_the_option():
             "--compute-time", "1s", "--global-tokens", "4Mi")  # fmt: skip
     assert r.exit_code == 2 and r.stderr.startswith("costmodel: error: --global-tokens:")
 
+
+# --- --precision beside a measured compute time ---------------------------------------------------
+def test_precision_beside_a_measured_compute_time_says_it_only_bounds_it():
+    """``--precision fp8 --compute-time 400ms`` showed "compute precision fp8" as if it sped the
+    step up; the measured time decides the compute (the same seconds at bf16), and fp8 only sets
+    the peak it may not beat: the compute source says so, on the CLI and the API alike."""
+    said = "measured compute time (precision fp8 only bounds it by the fp8 peak)"
+    base = ("step", "--params", "7B", "--compute-time", "400ms", "--json")
+    fp8 = json.loads(run(*base, "--precision", "fp8").stdout)
+    bf16 = json.loads(run(*base, "--precision", "bf16").stdout)
+    assert fp8["compute_s"] == bf16["compute_s"]
+    assert fp8["compute_label"] == said and bf16["compute_label"] == "measured compute time"
+    text = run("train", "--params", "7B", "--tokens", "1T", "--compute-time", "400ms",
+               "--precision", "fp8").stdout  # fmt: skip
+    assert f"compute source         {said}" in text
+    s = cm.Scenario(params=7e9, compute_time_s=0.4, precision="fp8").evaluate()
+    assert s.compute_label == said
