@@ -154,3 +154,34 @@ def test_precision_beside_a_measured_compute_time_says_it_only_bounds_it():
     assert f"compute source         {said}" in text
     s = cm.Scenario(params=7e9, compute_time_s=0.4, precision="fp8").evaluate()
     assert s.compute_label == said
+
+
+# --- the buffer-memory note on the sweep's rows and the Cluster page ------------------------------
+def test_sweep_rows_carry_the_buffer_memory_note_collective_prints():
+    """``collective --cluster`` and ``predict`` said when a per-rank buffer is larger than the
+    GPU's memory; the sweep priced the same 200 GB buffer silently."""
+    from costmodel.predict import buffer_memory_note
+
+    df = cm.sweep(preset="dgx-h100,dgx-a100", size="1GB,200GB")
+    for preset, size, note in df[["preset", "size_bytes", "memory_note"]].values.tolist():
+        assert note == buffer_memory_note([size], preset)
+    assert (df["memory_note"] != "").tolist() == [False, True, False, True]
+    r = run("collective", "all_reduce", "--size", "200GB", "--cluster", "dgx-h100", "--json")
+    assert json.loads(r.stdout)["memory_note"] == df["memory_note"].iloc[1]
+    s = run("sweep", "--set", "preset=dgx-h100", "--set", "size=1GB,200GB", "--no-progress")
+    assert s.exit_code == 0, s.stderr
+    assert "1 of 2 rows has a per-rank buffer larger than its GPU's memory" in s.stderr
+    quiet = run("sweep", "--set", "preset=dgx-h100", "--set", "size=1GB", "--no-progress")
+    assert "per-rank buffer" not in quiet.stderr
+
+
+def test_cluster_page_shows_the_buffer_memory_note():
+    from costmodel.predict import buffer_memory_note
+    from tests.test_app import assert_clean, open_page
+
+    at = open_page("page_cluster.py", {"cl_nodes": "2", "cl_size_text": "200GB"})
+    assert_clean(at)
+    note = buffer_memory_note([200e9], "dgx-h100", 2)
+    assert note and [w.value for w in at.warning if note in w.value]
+    at = open_page("page_cluster.py", {"cl_nodes": "2", "cl_size_text": "1GB"})
+    assert not [w.value for w in at.warning if "GPU memory" in w.value]
