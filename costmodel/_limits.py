@@ -234,6 +234,40 @@ def check_limits(
             limit.check((options and options(name)) or option_name(name), value)
 
 
+CHOICES = frozenset(
+    {
+        "algorithm",
+        "protocol",
+        "op",
+        "model",
+        "strategy",
+        "recipe",
+        "recompute",
+        "loss",
+        "param_dtype",
+        "grad_dtype",
+        "precision",
+        "launcher",
+        "mpi",
+        "kind",
+    }
+)
+"""The options, fields and sweep axes whose values are names from a fixed list: read in any
+case and passed on in their canonical lower-case form (:func:`costmodel.units.choice_name`),
+by the CLI (every command, :func:`costmodel.cli._common.limited`), Scenario, ``strategy_step``,
+``predict_collective`` and the sweep's axes alike. Preset and architecture names are not here:
+they are file names, refused with the lower-case name suggested."""
+
+
+def choice_names(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with every entry named in :data:`CHOICES` in its canonical form.
+
+    >>> choice_names({"precision": "FP8", "nodes": 2, "strategy": None})
+    {'precision': 'fp8', 'nodes': 2, 'strategy': None}
+    """
+    return {k: units.choice_name(v) if k in CHOICES else v for k, v in values.items()}
+
+
 RANGE_ERRORS = frozenset(
     {
         "greater_than",

@@ -90,6 +90,9 @@ class DatasetSummary:
     unfit_rows: int = 0
     """Step rows whose memory per GPU is more than their GPU has (``fits`` false), as
     :attr:`costmodel.sweep.SweepSummary.unfit_rows`."""
+    over_memory_rows: int = 0
+    """Collective rows whose per-rank buffer is more than their GPU's memory, as
+    :attr:`costmodel.sweep.SweepSummary.over_memory_rows`."""
 
 
 def plan(grid: sw.Grid, partition_rows: int) -> list[tuple[int, int]]:
@@ -318,6 +321,7 @@ def sweep_dask(
         failed_rows=tally.failed_rows,
         errors=tally.errors,
         unfit_rows=tally.unfit_rows,
+        over_memory_rows=tally.over_memory_rows,
     )
 
 

@@ -70,7 +70,7 @@ from numpy.typing import ArrayLike
 
 from . import corrections as C
 from . import models as _models
-from . import nccl
+from . import nccl, units
 from . import tables as T
 from ._checks import _all_finite, finite_result, flag, must_be
 from .nccl.availability import _default_enabled
@@ -629,6 +629,8 @@ def predict_collective(
     >>> p.algorithm, round(p.busbw_bytes_per_s / 1e9)    # NCCL: NVLSTree, 8 ch x 45.5 GB/s cap
     ('nvls_tree', 363)
     """
+    # names in any case, as every surface reads them (costmodel._limits.CHOICES)
+    model, algorithm, protocol = (units.choice_name(v) for v in (model, algorithm, protocol))
     model = _models.check_model(model)
     op = T.canonical_op(op)  # "all-reduce", "AllReduce": as the CLI reads them
     nvls = flag("nvls", nvls, allow_none=True)

@@ -355,6 +355,15 @@ class Scenario(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _choice_names(cls, data: Any) -> Any:
+        """Enumerated fields (precision, recompute, strategy, ...) in any case, kept in their
+        canonical lower-case form (:data:`costmodel._limits.CHOICES`), as the CLI reads them."""
+        from ._limits import choice_names
+
+        return choice_names(data) if isinstance(data, dict) else data
+
+    @model_validator(mode="before")
+    @classmethod
     def _strategy_stage(cls, data: Any) -> Any:
         """``strategy`` sets ``zero_stage``; a bare ``zero_stage`` names its strategy."""
         if not isinstance(data, dict) or data.get("strategy") is None:

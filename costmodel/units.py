@@ -455,6 +455,25 @@ def whole_bytes(values: Any) -> Any:
     return int(arr) if arr.ndim == 0 else arr.astype(np.int64)
 
 
+def choice_name(value: Any) -> Any:
+    """An enumerated choice as the models name it: text stripped and in lower case, each item
+    of a list or tuple alike; anything else (None, a number) unchanged.
+
+    One rule for every surface (CLI options, Scenario fields, ``strategy_step``,
+    ``predict_collective``, sweep axes and grid files): a name from a fixed list (precision,
+    recompute, recipe, strategy, algorithm, ...) is read in any case, as NCCL reads
+    ``NCCL_ALGO=Ring``, and is echoed in its canonical lower-case form.
+
+    >>> choice_name("FP8"), choice_name(" Ring "), choice_name(["FSDP", None]), choice_name(3)
+    ('fp8', 'ring', ['fsdp', None], 3)
+    """
+    if isinstance(value, str):
+        return value.strip().lower()
+    if isinstance(value, list | tuple):
+        return type(value)(choice_name(v) for v in value)
+    return value
+
+
 def format_bytes(value: float, digits: int = 3) -> str:
     """Format a byte count with a decimal SI prefix: ``format_bytes(1.75e9) == '1.75 GB'``."""
     return _si(_shown(value), "B", _BYTE_PREFIXES, digits)
@@ -494,6 +513,50 @@ def format_days(value: float) -> str:
         return f"{v:,.1f}"
     decimals = max(1, 2 - math.floor(math.log10(abs(v))))
     return f"{float(f'{v:.3g}'):.{decimals}f}".rstrip("0").rstrip(".")
+
+
+#: Wall-clock units by the smallest time each reads best from [s]: (from, seconds per unit, name)
+_ELAPSED_UNITS = ((2 * 86400.0, 86400.0, "days"), (3600.0, 3600.0, "h"), (60.0, 60.0, "min"),
+                  (1.0, 1.0, "s"), (0.0, 1e-3, "ms"))  # fmt: skip
+
+
+def elapsed_unit(value_s: float) -> tuple[float, str]:
+    """The unit a wall-clock time [s] reads best in: (seconds per unit, name); ms below a
+    second, s below a minute, min below an hour, h below two days, days from two days up.
+
+    >>> elapsed_unit(0.5), elapsed_unit(750), elapsed_unit(4.2e6)
+    ((0.001, 'ms'), (60.0, 'min'), (86400.0, 'days'))
+    """
+    v = abs(_shown(value_s))
+    return next(((per, name) for lo, per, name in _ELAPSED_UNITS if v >= lo), (1.0, "s"))
+
+
+def format_elapsed_in(value_s: float, unit: tuple[float, str]) -> str:
+    """The number of a wall-clock time [s] in ``unit`` (:func:`elapsed_unit`), without the
+    unit's name: three significant digits, days as :func:`format_days` writes them.
+
+    >>> format_elapsed_in(750, (60.0, "min")), format_elapsed_in(4.2e6, (86400.0, "days"))
+    ('12.5', '48.6')
+    """
+    x = _shown(value_s) / unit[0]
+    if unit[1] == "days" or not math.isfinite(x):
+        return format_days(x)
+    return f"{float(f'{x:.3g}'):g}"
+
+
+def format_elapsed(value_s: float) -> str:
+    """A wall-clock time [s] in the unit its size reads best in (:func:`elapsed_unit`), so a
+    run of seconds is not "0.00000597 days".
+
+    >>> format_elapsed(0.516), format_elapsed(42), format_elapsed(750), format_elapsed(7200)
+    ('516 ms', '42 s', '12.5 min', '2 h')
+    >>> format_elapsed(4.2e6), format_elapsed(0)
+    ('48.6 days', '0 s')
+    """
+    if _shown(value_s) == 0:
+        return "0 s"
+    unit = elapsed_unit(value_s)
+    return f"{format_elapsed_in(value_s, unit)} {unit[1]}"
 
 
 def format_change(fraction: float) -> str:

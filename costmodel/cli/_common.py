@@ -19,7 +19,7 @@ import typer
 from typer.core import TyperGroup
 
 from .. import units
-from .._limits import LIMITS, check_limits, validation_parts
+from .._limits import LIMITS, check_limits, choice_names, validation_parts
 
 EXIT_USAGE = 2
 """Exit code for bad input of any kind (click's own code for usage errors)."""
@@ -598,6 +598,7 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
     }
 
     def checked(*args: Any, **kwargs: Any) -> Any:
+        kwargs = choice_names(kwargs)  # --precision FP8 is fp8, on every command alike
         check_limits(kwargs, options)  # named as the command spells the option first
         try:
             return fn(*args, **kwargs)

@@ -808,6 +808,7 @@ def _sweep_run(
             sys.stdout.write("[]\n" if first else "\n]\n")
             _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
             _warn_unfit_rows(tally.rows, tally.unfit_rows, grid.kind)
+            _warn_over_memory_rows(tally.rows, tally.over_memory_rows)
             return
         from ..sweep.output import csv_ready
 
@@ -818,6 +819,7 @@ def _sweep_run(
             first = False
         _warn_failed_rows(tally.rows, tally.failed_rows, tally.errors, grid.kind, axes)
         _warn_unfit_rows(tally.rows, tally.unfit_rows, grid.kind)
+        _warn_over_memory_rows(tally.rows, tally.over_memory_rows)
         return
     summary = sw.sweep_to_file(
         output,
@@ -827,6 +829,7 @@ def _sweep_run(
     )
     _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
     _warn_unfit_rows(summary.rows, summary.unfit_rows, grid.kind)
+    _warn_over_memory_rows(summary.rows, summary.over_memory_rows)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return
@@ -875,6 +878,23 @@ def _warn_unfit_rows(rows: int, unfit: int, kind: str) -> None:
             f"{unfit:,} of {_rows_text(rows)} {'does' if unfit == 1 else 'do'} not fit their "
             "GPU's memory (fits = false): "
             "their step, days and cost are for a configuration that cannot run"
+        )
+
+
+def _warn_over_memory_rows(rows: int, over: int) -> None:
+    """``costmodel: warning: 2 of 4 rows have a per-rank buffer larger than their GPU's memory
+    ...`` after a collective sweep: the rows' ``memory_note`` (``collective --cluster`` and
+    ``predict`` print the same note, :func:`costmodel.predict.buffer_memory_note`)."""
+    if over:
+        warn_on_success(
+            f"{over:,} of {_rows_text(rows)} "
+            + (
+                "has a per-rank buffer larger than its"
+                if over == 1
+                else "have a per-rank buffer larger than their"
+            )
+            + " GPU's memory (memory_note): the times there are the model's extrapolation, not "
+            "a run that could be measured"
         )
 
 
@@ -927,6 +947,7 @@ def _sweep_dask(
         )
     _warn_failed_rows(summary.rows, summary.failed_rows, summary.errors, grid.kind, axes)
     _warn_unfit_rows(summary.rows, summary.unfit_rows, grid.kind)
+    _warn_over_memory_rows(summary.rows, summary.over_memory_rows)
     if as_json:
         _print_json(dataclasses.asdict(summary))
         return

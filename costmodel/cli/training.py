@@ -793,7 +793,14 @@ def step(
             "1 = fp8). With --cluster: --grad-dtype."
         ),
     ] = None,
-    accumulation: Annotated[int, typer.Option(min=1, help="Micro-batches per step.")] = 1,
+    accumulation: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Micro-batches per step (default 1, or solved from --global-tokens).",
+        ),
+    ] = None,
+    global_tokens: _GlobalTokensOpt = None,
     no_sync: Annotated[
         bool, typer.Option("--no-sync/--sync", help="Skip all-reduce on non-final micro-batches.")
     ] = True,
@@ -898,6 +905,25 @@ def step(
                 "--latency: an option of the one-link step (--ranks/--bandwidth); with "
                 "--cluster the preset's links and the --model give the latency"
             )
+        if global_tokens is not None:
+            # the global batch split as train and scenario split it (_batch_of_options, on
+            # batch.solve_batch), with the same refusals; the tokens per GPU, if given, are
+            # the micro-batch it solves from
+            from ..strategy.step import step_default
+
+            micro_batch, accumulation = _batch_of_options(
+                {
+                    "local_batch": micro_batch,
+                    "accumulation": accumulation,
+                    "tokens_per_gpu": tokens_per_gpu,
+                    "global_tokens": global_tokens,
+                    "cluster": cluster,
+                    "nodes": nodes,
+                    "gpus_per_node": gpus_per_node,
+                },
+                int(step_default("sequence_length") if seq_n is None else seq_n),
+            )
+            tokens_per_gpu = None
         _step_on_cluster(
             p_given,
             arch,
@@ -915,7 +941,7 @@ def step(
             recipe=recipe,
             micro_batch=micro_batch,
             seq=seq_n,
-            accumulation=accumulation,
+            accumulation=1 if accumulation is None else accumulation,
             no_sync=no_sync,
             mfu=mfu,
             compute_time=compute_time,
@@ -954,6 +980,7 @@ def step(
         "--loss": loss,
         "--seq": seq,
         "--model": model,
+        "--global-tokens": global_tokens,
     }
     given = [name for name, value in cluster_only.items() if value is not None]
     if given:
@@ -967,7 +994,7 @@ def step(
     kwargs: dict[str, Any] = dict(
         bucket_cap_bytes=bucket_cap_bytes_for("ddp", _bucket_bytes(bucket), 1.0),
         gradient_bytes_per_param=2.0 if gradient_bytes is None else gradient_bytes,
-        accumulation=accumulation,
+        accumulation=1 if accumulation is None else accumulation,
         no_sync=no_sync,
         comm_contention=c_,
     )
@@ -1242,9 +1269,16 @@ def _step_on_cluster(
     band = (
         f" ({note})" if note else f" (band {units.format_duration(lo)}-{units.format_duration(hi)})"
     )
+    mb, acc, sq = int(kw["micro_batch"]), int(kw["accumulation"]), int(kw["seq"])
     rows = [
         ("strategy", s.layout.name),
         ("ranks", str(s.ranks)),
+        (
+            "global batch",
+            f"{units.format_count(mb * acc * s.ranks * sq)} tokens per step = "
+            f"{mb * acc * s.ranks:,} sequences x {sq:,} tokens (micro-batch {mb} x "
+            f"accumulation {acc} x {units.format_counted(s.ranks, 'GPU')})",
+        ),
         ("compute", units.format_duration(s.compute_s)),
         ("compute source", s.compute_label),
         ("compute precision", s.precision),
@@ -1344,10 +1378,16 @@ def _step_record(
     return out
 
 
+def _elapsed_of_days(days: float) -> str:
+    """A wall clock in days (as :class:`costmodel.training.TrainingCost` and ``--json`` carry
+    it) shown in the unit its size reads best in (:func:`costmodel.units.format_elapsed`)."""
+    return units.format_elapsed(days * 86400.0)
+
+
 def _band_range(band: tuple[float, float] | None, fmt: str | Callable[[float], str]) -> str:
     """'LO-HI' of a figure proportional to the step (days, GPU-hours, dollars); empty when
     there is no band (a measured step, or an unknown compute error). ``fmt``: a format string
-    or a formatter (days: :func:`costmodel.units.format_days`, as the app shows them)."""
+    or a formatter (a wall clock: :func:`_elapsed_of_days`)."""
     if band is None or not all(math.isfinite(x) for x in band):
         return ""
     show = fmt if callable(fmt) else fmt.format
@@ -1864,11 +1904,11 @@ def _cost_text(costs: dict[str, Any]) -> str:
         return f"${c.cost_usd:,.0f}{when}"
 
     rows.append(("steps", *(f"{costs[k].steps:,}" for k in sides)))
-    rows.append(("wall clock [days]", *(units.format_days(costs[k].wall_days) for k in sides)))
+    rows.append(("wall clock", *(_elapsed_of_days(costs[k].wall_days) for k in sides)))
     rows.append(
         (
-            "wall clock band [days]",
-            *(_band_range(costs[k].wall_days_band, units.format_days) or "?" for k in sides),
+            "wall clock band",
+            *(_band_range(costs[k].wall_days_band, _elapsed_of_days) or "?" for k in sides),
         )
     )
     rows.append(("GPU-hours", *(f"{costs[k].gpu_hours:,.0f}" for k in sides)))
@@ -2108,9 +2148,10 @@ def train(
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
-    wall_band = _band_text(cost.wall_days_band, units.format_days) or (
-        f" ({why_no_band})" if why_no_band else ""
-    )
+    unit = units.elapsed_unit(cost.wall_days * 86400.0)  # the band in the wall clock's unit
+    wall_band = _band_text(
+        cost.wall_days_band, lambda d: units.format_elapsed_in(d * 86400.0, unit)
+    ) or (f" ({why_no_band})" if why_no_band else "")
     rows = [
         ("tokens", units.format_count(cost.tokens)),
         ("steps", f"{cost.steps:,}"),
@@ -2128,7 +2169,7 @@ def train(
             "not used (the step time is measured)" if measured else result.compute_label,
         ),
         ("GPUs", str(cost.ranks)),
-        ("wall clock", f"{units.format_days(cost.wall_days)} days" + wall_band),
+        ("wall clock", _elapsed_of_days(cost.wall_days) + wall_band),
         ("GPU-hours", f"{cost.gpu_hours:,.0f}" + _band_text(cost.gpu_hours_band, "{:,.0f}")),
     ]
     if cost.cost_usd is not None:

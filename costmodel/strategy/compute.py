@@ -59,6 +59,21 @@ MEASURED_LABEL = "measured compute time"
 """:attr:`ComputeTime.label` of a measured compute time (it overrides a given MFU)."""
 
 
+def measured_label(precision: str = "bf16") -> str:
+    """:attr:`ComputeTime.label` of a measured compute time at ``precision``: the measurement
+    decides the compute, so an fp8 precision beside it only sets the peak it may not beat
+    (:func:`costmodel._checks.refuse_faster_than_peak`), and the label says so rather
+    than let "compute precision fp8" read as having sped the step up. bf16, the default,
+    keeps the plain label.
+
+    >>> measured_label(), measured_label("fp8")
+    ('measured compute time', 'measured compute time (precision fp8 only bounds it by the fp8 peak)')
+    """
+    if precision == "bf16":
+        return MEASURED_LABEL
+    return f"{MEASURED_LABEL} (precision {precision} only bounds it by the {precision} peak)"
+
+
 def micro_batch_compute_s(
     flops_per_token: float,
     tokens: float,
@@ -207,7 +222,7 @@ def step_compute(
     tokens = float(micro_batch) * sequence_length
     if compute_time_s is not None:
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, None, compute_time_s)
-        return ComputeTime(t, extra / (1 + extra), "measured", MEASURED_LABEL)
+        return ComputeTime(t, extra / (1 + extra), "measured", measured_label(precision))
     if mfu is not None:
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, mfu) * (1 + extra)
         of = " of the fp8 peak" if precision == "fp8" else ""  # bf16's: the label as ever

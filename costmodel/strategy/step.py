@@ -49,6 +49,7 @@ from typing import Any, NamedTuple, ParamSpec
 import numpy as np
 
 from .._checks import FasterThanPeakError
+from .._limits import choice_names
 from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
@@ -1202,8 +1203,9 @@ def _one_step(prepare: Callable[_P, _Prepared]) -> Callable[_P, StrategyStep]:
 
     def strategy_step(*args: _P.args, **kwargs: _P.kwargs) -> StrategyStep:
         # params is the step's own first argument (the advisor's callers pass it apart)
-        check_step_keywords({k: v for k, v in kwargs.items() if k != "params"})
-        return prepare(*args, **kwargs).finish()
+        named = choice_names(kwargs)  # precision="FP8" is fp8, as Scenario and the CLI read it
+        check_step_keywords({k: v for k, v in named.items() if k != "params"})
+        return prepare(*args, **named).finish()
 
     strategy_step.__doc__ = prepare.__doc__
     strategy_step.__signature__ = inspect.signature(prepare).replace(  # type: ignore[attr-defined]

@@ -249,7 +249,14 @@ def sweep_to_file(
         rows = write_table(path, tally.watch(iter_sweep(g, chunk_rows)))
     seconds = time.perf_counter() - t0
     return SweepSummary(
-        str(path), rows, seconds, fmt, tally.failed_rows, tally.errors, tally.unfit_rows
+        str(path),
+        rows,
+        seconds,
+        fmt,
+        tally.failed_rows,
+        tally.errors,
+        tally.unfit_rows,
+        tally.over_memory_rows,
     )
 
 

@@ -177,7 +177,26 @@ def _eval_collective_preset(
         "time_hi_s": hi,
         "regime": _categorical(reg_parts, n),
         "band_note": _categorical(note_parts, n),
+        "memory_note": _memory_note_col(sizes, base),
     }
+
+
+def _memory_note_col(sizes: np.ndarray, cluster: Any) -> _Cat:
+    """``memory_note`` of preset collective rows: :func:`costmodel.predict.buffer_memory_note`
+    of each row's size (as ``collective --cluster`` and ``predict`` print it), ``""`` where the
+    GPU holds the buffer. The GPU is the preset's whatever the node count, so one note per
+    distinct size above its memory."""
+    from ..predict import buffer_memory_note
+
+    sizes = np.asarray(sizes, dtype=float)
+    codes = np.zeros(len(sizes), dtype=np.int32)
+    names = [""]
+    over = sizes > float(cluster.gpu.memory_bytes)
+    if over.any():
+        uniq, inverse = np.unique(sizes[over], return_inverse=True)
+        names += [buffer_memory_note([s], cluster) for s in uniq]
+        codes[over] = 1 + inverse.astype(np.int32).ravel()
+    return _Cat(codes, names)
 
 
 def _band_note(band: Any) -> str:
@@ -311,6 +330,7 @@ def _collective_columns(
         "algorithm_used": algorithm_used,
         "protocol_used": protocol_used,
         **_band_cols(cat["model"], base, nodes, sizes, t, op=cat["op"]),
+        "memory_note": _memory_note_col(sizes, base),
     }
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import units
-from .._limits import LIMITS, LINK_RANKS, refusal
+from .._limits import CHOICES, LIMITS, LINK_RANKS, refusal
 
 KINDS = ("collective", "memory", "step")
 """What a sweep evaluates: collective times (per preset or per raw link), memory per GPU, or
@@ -362,6 +362,8 @@ def _parse_one(axis: Axis, text: Any) -> Any:
     command's limit (:data:`_LIMITED_AXES`), in that limit's words, as the command refuses it
     (``size=-5``: "must be a size in 1 B..16 TiB", not the parser's "must be >= 0 bytes")."""
     parse = _parse_int if axis.integer and axis.parse is not _parse_tokens else axis.parse
+    if axis.name in CHOICES:  # names in any case, as every surface reads them
+        text = units.choice_name(text)
     try:
         return parse(text, name=axis.name)
     except ValueError as exc:
@@ -1034,7 +1036,7 @@ def _names(requested: list[str]) -> list[str]:
     ``NCCL_ALGO=Ring`` / ``NCCL_PROTO=Simple`` in any case, and so does the cluster road; the
     row then shows ``ring``, not the typed ``Ring`` beside ``algorithm_used`` ``ring``, and
     ``ring,Ring`` is one row, not two."""
-    return list(dict.fromkeys(str(r).lower() for r in requested))
+    return list(dict.fromkeys(str(units.choice_name(r)) for r in requested))
 
 
 def _algorithms(op: str, model: str, requested: list[str]) -> list[str]:

@@ -236,6 +236,10 @@ class SweepSummary:
     unfit_rows: int = 0
     """Rows answered whose memory per GPU is more than their GPU has (``fits`` false): their
     step, days and dollars are for a configuration that cannot run."""
+    over_memory_rows: int = 0
+    """Collective rows whose per-rank buffer is more than their GPU's memory (a non-empty
+    ``memory_note``): their times are the model's extrapolation, not a run that could be
+    measured."""
 
 
 class RowErrors:
@@ -253,11 +257,14 @@ class RowErrors:
         self.failed_rows = 0
         self.errors: dict[str, int] = {}
         self.unfit_rows = 0
+        self.over_memory_rows = 0
 
     def add(self, table: pa.Table) -> None:
         self.rows += table.num_rows
         if "fits" in table.column_names:  # false, not null: a refused row has no verdict
             self.unfit_rows += sum(1 for f in table.column("fits").to_pylist() if f is False)
+        if "memory_note" in table.column_names:  # a collective buffer no GPU of it holds
+            self.over_memory_rows += sum(1 for t in table.column("memory_note").to_pylist() if t)
         if "error" not in table.column_names:
             return
         for text in table.column("error").to_pylist():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from costmodel import plots
+from costmodel.predict import buffer_memory_note
 from costmodel.units import format_bytes, format_counted, format_duration, format_rate
 from costmodel.verdict import decide
 from costmodel.web import data
@@ -143,6 +144,13 @@ def render() -> None:
         )
         m[3].metric("Expected error", band.pct(), help=band.note)
         accuracy_caption(band)
+        # a buffer no GPU of the preset holds: the note collective --cluster, predict and the
+        # sweep's memory_note give beside the same number
+        memory_note = buffer_memory_note(
+            float(inp["size"]), inp["cluster"], facts["nodes"], facts["gpus_per_node"]
+        )
+        if memory_note:
+            st.warning(f"Note: {memory_note}.")
         st.caption(
             "Below: the textbook model's algorithms (flat ring = its default) and the "
             "NCCL-faithful model, whichever model is chosen above."
