@@ -305,7 +305,8 @@ class Scenario(BaseModel):
         gt=0,
         le=1,
         description="model FLOP utilisation (0, 1] of the dense peak of the compute precision "
-        "(fp8's under precision fp8); default: the fitted achievable efficiency "
+        "(fp8's under precision fp8), PaLM's: of the model's FLOPs, recomputation's not "
+        "counted, so the same compute under any recompute; default: the fitted achievable efficiency "
         "(costmodel.compute), or 0.4 of the bf16 peak on a GPU family it has no fit for",
     )
     compute_time_s: float | None = Field(

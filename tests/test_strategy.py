@@ -501,11 +501,15 @@ def test_gpu_without_a_fit_falls_back_to_the_default_mfu_and_says_why():
 
 @pytest.mark.parametrize(("mode", "more"), [("selective-op", True), ("selective-layer", True)])
 def test_new_recompute_modes_cost_compute(mode, more):
-    kw = dict(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, strategy="fsdp", mfu=0.4)
+    # on the fitted road, which prices the recomputed FLOPs; a given MFU is PaLM's (of the
+    # model's FLOPs, recomputation inside it), the same compute under any mode
+    kw = dict(arch="llama-3.1-8b", cluster="dgx-h100", nodes=1, strategy="fsdp")
     base = strategy_step(**kw)
     r = strategy_step(**kw, recompute=mode)
     full = strategy_step(**kw, recompute="full")
     assert base.compute_s < r.compute_s < full.compute_s
+    given = [strategy_step(**kw, mfu=0.4, recompute=m).compute_s for m in ("none", mode, "full")]
+    assert given[0] == pytest.approx(given[1], rel=1e-12) == given[2]
 
 
 def test_moe_answer_says_what_data_parallelism_leaves_out():

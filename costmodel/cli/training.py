@@ -108,8 +108,8 @@ _MfuOpt = Annotated[
     typer.Option(
         min=0.0,
         max=1.0,
-        help="Model FLOP utilisation (0, 1] of the --precision's dense peak (default: the "
-        "fitted efficiency).",
+        help="Model FLOP utilisation (0, 1] of the --precision's dense peak, PaLM's: of the "
+        "model's FLOPs, the same compute under any --recompute (default: the fitted efficiency).",
     ),
 ]
 _BucketOpt = Annotated[
@@ -759,7 +759,7 @@ def step(
             max=1.0,
             help="Model FLOP utilisation (0, 1], of the --precision's dense peak with --cluster "
             "(default with --cluster: the fitted efficiency; on one link, of --peak-flops, "
-            "default 0.4).",
+            "default 0.4); PaLM's: of the model's FLOPs, the same compute under any --recompute.",
         ),
     ] = None,
     peak_flops: Annotated[

@@ -6,10 +6,11 @@ In order of precedence (:func:`step_compute`):
 2. a given model FLOP utilisation ``mfu``: the model's training FLOPs over the GPU's peak times
    it (source ``"mfu"``),
 
-   .. math:: t = \frac{F_{token}\, T\,(1 + r)}{\text{peak} \times \text{MFU}}
+   .. math:: t = \frac{F_{token}\, T}{\text{peak} \times \text{MFU}}
 
-   (Kaplan et al. 2020, arXiv:2001.08361, ``C = 6 N D``; PaLM's MFU, Chowdhery et al. 2022,
-   arXiv:2204.02311, appendix B), ``r`` the recomputation's extra work;
+   [s] (``F_token`` [FLOP/token] forward + backward, ``T`` [tokens] of the micro-batch, peak
+   [FLOP/s]; Kaplan et al. 2020, arXiv:2001.08361, ``C = 6 N D``; PaLM's MFU, Chowdhery et al.
+   2022, arXiv:2204.02311, appendix B), *whatever the recomputation*;
 3. otherwise the fitted achievable efficiency of :mod:`costmodel.compute` (source
    ``"fitted"``, with its grouped-CV band), for the GPU family and precision it was fitted on;
    a GPU family with no fit falls back to :data:`DEFAULT_MFU` and says so (source
@@ -27,6 +28,20 @@ under bf16), which the fitted fp8 efficiency carries. :data:`DEFAULT_MFU` is a b
 fp8 step on a GPU family with no fitted fp8 efficiency takes it of the bf16 peak (half that MFU
 of the fp8 peak on H100), assuming no fp8 speed-up the data does not show. A measured time is
 used as it is, held to the fp8 peak (faster is refused).
+
+**An MFU is PaLM's MFU on every road** (``--mfu``, ``Scenario(mfu=)``, ``strategy_step(mfu=)``,
+the sweeps' ``mfu``, the step page's MFU box, :data:`DEFAULT_MFU`, the fitted compute's label
+and the step's reported MFU): model FLOPs over time x peak, recomputation's FLOPs *not*
+counted. Recomputation adds work, but an MFU measured on a run that recomputes already holds
+that work's cost in its time: PaLM's appendix B excludes rematerialisation from MFU (it is the
+hardware FLOP utilisation, HFU, that counts it), and so do the published tables the fit reads:
+llm-foundry's MFU "does not account for the additional compute required for ... activation
+checkpointing" (its HFU column does), torchtitan's MFU is its model FLOPs per token x tokens/s
+over the peak, full-AC rows included. So ``--mfu 0.36 --recompute full`` prices the compute as
+``--mfu 0.36`` alone, and as the fitted road whose label reads "MFU 0.36" for that setup (the
+fit, :mod:`costmodel.compute`, prices the recomputation's FLOPs at its own efficiency and
+reports PaLM's MFU of the result). An HFU ``h`` is the MFU ``h / (1 + r)``, ``r`` the
+recomputation's extra work below; no separate HFU input is offered.
 
 Recomputation's extra work is :func:`costmodel.compute.recompute_extra` (matmuls and attention
 separately; ``full`` reruns the forward, a third more, Korthikanti et al. 2022,
@@ -47,7 +62,8 @@ from typing import Any
 
 DEFAULT_MFU = 0.4
 """MFU when nothing is measured and the GPU family has no fitted efficiency (the tool's
-long-standing default)."""
+long-standing default); PaLM's MFU, as a given one: recomputation leaves the time it implies
+unchanged (module docstring)."""
 
 # Forward 2PT, backward 4PT FLOPs (Kaplan et al. 2020, section 2.1).
 FORWARD_FRACTION = 1.0 / 3.0
@@ -173,6 +189,19 @@ def recompute_extra(recompute: str, arch: Any = None, sequence_length: int = 409
     return (lin * r_lin + att * r_att) / (lin + att)
 
 
+def _palm(recompute: str, extra: float) -> str:
+    """What a given (or default) MFU's label adds under recomputation: the MFU is PaLM's, of
+    the model's FLOPs, so the recomputation's extra work is inside the time it implies, not
+    priced on top (module docstring). Nothing without recomputation.
+
+    >>> _palm("none", 0.0), _palm("full", 1 / 3)
+    ('', " (PaLM's MFU, of model FLOPs: recompute full's 33% extra work is inside it)")
+    """
+    if extra <= 0:
+        return ""
+    return f" (PaLM's MFU, of model FLOPs: recompute {recompute}'s {extra:.0%} extra work is inside it)"
+
+
 @dataclass(frozen=True)
 class ComputeTime:
     """One micro-batch's compute on one GPU and where it came from."""
@@ -224,19 +253,17 @@ def step_compute(
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, None, compute_time_s)
         return ComputeTime(t, extra / (1 + extra), "measured", measured_label(precision))
     if mfu is not None:
-        t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, mfu) * (1 + extra)
+        # PaLM's MFU (module docstring): of the model's FLOPs, the recomputation's work inside
+        # the time it implies, so the same time with or without recompute, and the same as the
+        # fitted road whose label reads that MFU; the label says so where it could be misread
+        t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, mfu)
         of = " of the fp8 peak" if precision == "fp8" else ""  # bf16's: the label as ever
-        # the rate is applied to the FLOPs run, recomputation's included (the formula above):
-        # the compute's own MFU, model FLOPs over time x peak as the fitted label and the
-        # step's MFU count it, is then lower; say so, or "given MFU 0.36" beside a fitted
-        # "MFU 0.36" reads as the same compute when it is a third slower under recompute full
-        again = (
-            f" of the FLOPs run; recompute {recompute} adds {extra:.0%}, so model FLOPs at "
-            f"MFU {float(mfu) / (1 + extra):.2f}"
-            if extra > 0
-            else ""
+        return ComputeTime(
+            t,
+            extra / (1 + extra),
+            "mfu",
+            f"given MFU {float(mfu):.2f}{of}{_palm(recompute, extra)}",
         )
-        return ComputeTime(t, extra / (1 + extra), "mfu", f"given MFU {float(mfu):.2f}{of}{again}")
     fam = _c.gpu_family(gpu)
     fit = None
     if arch is not None:
@@ -250,11 +277,11 @@ def step_compute(
             t = micro_batch_compute_s(flops_per_token, tokens, peak16, DEFAULT_MFU)
             why = "no architecture" if arch is None else f"no fitted efficiency for {fam}/fp8"
             return ComputeTime(
-                t * (1 + extra),
+                t,
                 extra / (1 + extra),
                 "default-mfu",
                 f"default MFU {DEFAULT_MFU:.2f} of the bf16 peak, {DEFAULT_MFU * peak16 / peak_flops:.2f} "
-                f"of the fp8 peak ({why}: no fp8 speed-up assumed)",
+                f"of the fp8 peak ({why}: no fp8 speed-up assumed){_palm(recompute, extra)}",
             )
         t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, DEFAULT_MFU)
         why = "no architecture" if arch is None else f"no fitted efficiency for {fam}/{precision}"
@@ -265,10 +292,10 @@ def step_compute(
                 "priced at its fp16 peak"
             )
         return ComputeTime(
-            t * (1 + extra),
+            t,
             extra / (1 + extra),
             "default-mfu",
-            f"default MFU {DEFAULT_MFU:.2f} ({why})",
+            f"default MFU {DEFAULT_MFU:.2f} ({why}){_palm(recompute, extra)}",
         )
     t = _c.micro_batch_compute_s(
         arch,

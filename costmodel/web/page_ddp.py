@@ -164,6 +164,9 @@ def _inputs() -> dict:
             step=0.05,
             format="%.2f",
             key="ddp_mfu",
+            help="PaLM's MFU: model FLOPs over time x peak, recomputation's not counted (as "
+            "the fitted efficiency's MFU and llm-foundry's and torchtitan's tables), so the "
+            "same compute under any Recompute",
         )
     else:
         # no greyed box: it showed 0.40 while the step used the fitted efficiency (0.41 on an
