@@ -88,3 +88,50 @@ def test_one_rank_with_a_tiny_bandwidth_takes_no_time_and_warns_nothing():
         warnings.simplefilter("error")
         assert cm.allreduce_time(np.array([1e9]), 1, 1e-300).tolist() == [0.0]
         assert cm.allreduce_time(1e9, 1, 1e-300) == 0.0
+
+
+# --- the Validate page's URL after a log is chosen -------------------------------------------
+def test_the_validate_url_follows_the_inputs_after_an_upload():
+    """The page resets the cluster and the op for each new log through st.session_state;
+    Streamlit's binding then kept the reset value in the URL, so the cluster and the op set
+    after an upload never reached it (a reload or a shared link got stale inputs)."""
+    from tests.test_app import REFERENCE, REFERENCE_LOGS
+
+    at = open_page("page_validate.py")
+    at.selectbox(key="val_cluster").set_value("dgx-a100").run()  # before any log
+    text = (REFERENCE_LOGS / REFERENCE).read_bytes()
+    at.file_uploader(key="val_upload").set_value((REFERENCE, text, "text/plain")).run()
+    assert_clean(at)
+    # the new log resets the cluster to its own preset (left out of the URL, as a default)
+    assert at.selectbox(key="val_cluster").value == "dgx-h100"
+    assert "val_cluster" not in at.query_params
+    at.selectbox(key="val_cluster").set_value("dgx-a100").run()
+    assert at.query_params["val_cluster"] == "dgx-a100"
+    at.selectbox(key="val_op").set_value("all_gather").run()
+    at.radio(key="val_placement").set_value("in-place").run()
+    assert_clean(at)
+    assert {k: at.query_params[k] for k in ("val_cluster", "val_op", "val_placement")} == {
+        "val_cluster": "dgx-a100",
+        "val_op": "all_gather",
+        "val_placement": "in-place",
+    }
+    at.selectbox(key="val_cluster").set_value("dgx-h100").run()  # back to the log's own
+    assert "val_cluster" not in at.query_params
+
+
+def test_a_validate_link_still_opens_its_cluster_and_op_with_a_reference_run():
+    at = open_page(
+        "page_validate.py",
+        {"val_source": "reference", "val_cluster": "dgx-a100", "val_op": "all_gather"},
+    )
+    assert_clean(at)
+    assert at.selectbox(key="val_cluster").value == "dgx-a100"
+    assert at.selectbox(key="val_op").value == "all_gather"
+    assert at.query_params["val_cluster"] == "dgx-a100"
+    at.selectbox(key="val_op").set_value("broadcast").run()
+    assert at.query_params["val_op"] == "broadcast"
+    names = [r for r in at.selectbox(key="val_reference").options]
+    at.selectbox(key="val_reference").set_value(names[-1]).run()  # a new log resets both
+    assert_clean(at)
+    assert at.selectbox(key="val_op").value == "from the log"
+    assert "val_op" not in at.query_params
