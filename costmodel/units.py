@@ -511,8 +511,33 @@ def format_days(value: float) -> str:
         return f"{v:g}"
     if abs(v) >= 10:
         return f"{v:,.1f}"
+    return _three_digits(v)
+
+
+def _three_digits(v: float) -> str:
+    """A finite non-zero number below 10 to three significant digits in plain decimals (no
+    ``e-05``): ``0.00194``, ``1.23``."""
     decimals = max(1, 2 - math.floor(math.log10(abs(v))))
     return f"{float(f'{v:.3g}'):.{decimals}f}".rstrip("0").rstrip(".")
+
+
+def format_gpu_hours(value: float) -> str:
+    """GPU-hours [GPU h]: whole hours with thousands separators from 100 up (``36,864``),
+    three significant digits below, in plain decimals, so a short run is not "0" GPU-hours.
+
+    >>> format_gpu_hours(36864.4), format_gpu_hours(123.4), format_gpu_hours(48.43)
+    ('36,864', '123', '48.4')
+    >>> format_gpu_hours(0.00123456), format_gpu_hours(0)
+    ('0.00123', '0')
+    """
+    v = _shown(value)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return _three_digits(v)
 
 
 #: Wall-clock units by the smallest time each reads best from [s]: (from, seconds per unit, name)

@@ -730,13 +730,13 @@ def test_ddp_named_model_uses_its_tensors_and_shows_time_and_cost():
     assert_clean(at)
     r = Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=4).evaluate(scaling=False)
     m = metrics(at)
-    from costmodel.units import format_bytes, format_days, format_duration
+    from costmodel.units import format_bytes, format_duration, format_elapsed, format_gpu_hours
 
     assert m["Step time"] == format_duration(r.step_time_s)
     assert m["Memory per GPU"] == format_bytes(r.memory_total_bytes)  # activations included
     c = r.training_cost(1e12, usd_per_gpu_hour=2.0)
-    assert m["Wall clock [days]"] == format_days(c.wall_days)
-    assert m["GPU-hours"] == f"{c.gpu_hours:,.0f}"
+    assert m["Wall clock"] == format_elapsed(c.wall_days * 86400.0)
+    assert m["GPU-hours"] == format_gpu_hours(c.gpu_hours)
     assert m["Cost [USD]"] == f"{c.cost_usd:,.0f}"
     at.text_input(key="ddp_measured_step").set_value("2s").run()
     assert_clean(at)

@@ -36,7 +36,7 @@ def test_ddp_price_list_is_the_clusters_gpu_only_and_b_gets_its_own_price():
     assert_clean(at)
     m = metrics(at)
     for side in ("A", "B"):
-        assert f"Wall clock ({side}) [days]" in m and f"GPU-hours ({side})" in m
+        assert f"Wall clock ({side})" in m and f"GPU-hours ({side})" in m
         assert f"Cost ({side}) [USD]" in m
     cost_b = next(x for x in at.metric if x.label == "Cost (B) [USD]")
     assert "2026-11-09" in cost_b.help

@@ -34,7 +34,13 @@ from typer.testing import CliRunner  # noqa: E402
 
 from costmodel import cli  # noqa: E402
 from costmodel.reference import reference_path  # noqa: E402
-from costmodel.units import format_bytes, format_count, format_duration  # noqa: E402
+from costmodel.units import (  # noqa: E402
+    format_bytes,
+    format_count,
+    format_duration,
+    format_elapsed,
+    format_gpu_hours,
+)
 from tests._browser import launch_chromium  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,10 +180,10 @@ def test_q4_h100_or_b200_days_and_dollars(tab, app_url):
     )
     for side in ("A", "B"):
         cost = got["training_cost"][side]
-        days = f"{cost['wall_days']:,.1f}"
-        gpu_hours = f"{cost['gpu_hours']:,.0f}"
+        days = format_elapsed(cost["wall_days"] * 86400.0)  # "X days", as the CLI writes it
+        gpu_hours = format_gpu_hours(cost["gpu_hours"])
         dollars = f"{cost['cost_usd']:,.0f}"
-        expect(metric(page, f"Wall clock ({side}) [days]")).to_have_text(days)
+        expect(metric(page, f"Wall clock ({side})")).to_have_text(days)
         expect(metric(page, f"GPU-hours ({side})")).to_have_text(gpu_hours)
         expect(metric(page, f"Cost ({side}) [USD]")).to_have_text(dollars)
         for text in (days, gpu_hours, f"${dollars} ({cost['price_date']} prices)"):

@@ -1911,7 +1911,7 @@ def _cost_text(costs: dict[str, Any]) -> str:
             *(_band_range(costs[k].wall_days_band, _elapsed_of_days) or "?" for k in sides),
         )
     )
-    rows.append(("GPU-hours", *(f"{costs[k].gpu_hours:,.0f}" for k in sides)))
+    rows.append(("GPU-hours", *(units.format_gpu_hours(costs[k].gpu_hours) for k in sides)))
     rows.append(
         (
             "price per GPU-hour",
@@ -2170,7 +2170,11 @@ def train(
         ),
         ("GPUs", str(cost.ranks)),
         ("wall clock", _elapsed_of_days(cost.wall_days) + wall_band),
-        ("GPU-hours", f"{cost.gpu_hours:,.0f}" + _band_text(cost.gpu_hours_band, "{:,.0f}")),
+        (
+            "GPU-hours",
+            units.format_gpu_hours(cost.gpu_hours)
+            + _band_text(cost.gpu_hours_band, units.format_gpu_hours),
+        ),
     ]
     if cost.cost_usd is not None:
         when = f", as of {cost.price_date}" if cost.price_date else " (given)"

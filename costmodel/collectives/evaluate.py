@@ -89,9 +89,14 @@ def collective_time(
     a = _nonnegative("latency_s", latency_s, "s")
     g = _nonnegative("gamma_s_per_byte", gamma_s_per_byte, "s/B")
     L = row.log(n)  # noqa: N806
-    t: np.ndarray = row.latency_steps(n, L) * a + row.bandwidth_factor(n, L) * (m / bw)
-    if np.any(g):
-        t = t + row.reduction_factor(n, L) * m * g
+    # the inputs are checked finite, so an inf here is an overflow (1e9 B / 1e-300 B/s) that
+    # @finite_result refuses naming the input, as the scalar path's; and a NaN only inf x 0 of
+    # one rank's zero factors after one (replaced by one rank's 0 s) or refused the same way:
+    # numpy's RuntimeWarning is not printed beside the one clear error
+    with np.errstate(over="ignore", invalid="ignore"):
+        t: np.ndarray = row.latency_steps(n, L) * a + row.bandwidth_factor(n, L) * (m / bw)
+        if np.any(g):
+            t = t + row.reduction_factor(n, L) * m * g
     return _out(_zero_for_one_rank(n, t))
 
 

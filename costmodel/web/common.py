@@ -202,6 +202,7 @@ def bound_choice(
     format_func: Callable[[Any], Any] = str,
     url_names: bool = True,
     aliases: Mapping[str, Any] | None = None,
+    set_by_page: bool = False,
     **kwargs: Any,
 ) -> Any:
     """``where.<kind>(label, options, ...)`` (``selectbox``, ``radio`` or ``multiselect``)
@@ -220,10 +221,14 @@ def bound_choice(
     to the URL here (:func:`_named_choice`); links written before with the label, or with an
     older name in ``aliases`` (label -> option), still open the choice they showed. The others
     (labels equal to the options; the size list, whose URL keeps the size's label,
-    ``size=268 MB``) use Streamlit's binding."""
+    ``size=268 MB``) use Streamlit's binding, except a box the page itself also sets through
+    ``st.session_state`` (``set_by_page``: the Validate page's cluster and op, reset for each
+    new log): Streamlit's binding keeps such a set value in its server-side copy of the URL and
+    sends it back on later reruns, so the URL stopped following the box (and the other
+    inputs) after a log was chosen; synced here, the URL is written from the box every run."""
     shown = [str(format_func(o)) for o in options]
     names = [str(o) for o in options]
-    if url_names and kind != "multiselect" and (shown != names or aliases):
+    if kind != "multiselect" and (set_by_page or (url_names and (shown != names or aliases))):
         return _named_choice(
             where,
             kind,
@@ -277,7 +282,7 @@ def _named_choice(
     ok = [accepted[v] for v in given if v in accepted]
     if ok and key not in st.session_state:  # the box's first run: the link's choice
         st.session_state[key] = ok[-1]  # (no index beside it: Streamlit would warn of both)
-    else:
+    elif key not in st.session_state or index == 0:  # a value the page set: no index beside it
         kwargs["index"] = index
     value = getattr(where, kind)(label, options, key=key, format_func=format_func, **kwargs)
     if value is None or value == default:

@@ -18,12 +18,15 @@ from costmodel.strategy.compute import MEASURED_LABEL
 from costmodel.strategy.layout import bucket_cap_bytes_for
 from costmodel.strategy.step import PRECISIONS
 from costmodel.units import (
+    elapsed_unit,
     format_bytes,
     format_change,
     format_count,
     format_counted,
-    format_days,
     format_duration,
+    format_elapsed,
+    format_elapsed_in,
+    format_gpu_hours,
     noun_for,
     parse_bytes,
     parse_count,
@@ -974,8 +977,11 @@ def _cost_metrics(
         else "6N + attention of the architecture, PaLM appendix B"
     )
     m = st.columns(4)
-    m[0].metric(f"Wall clock{side} [days]", format_days(cost.wall_days))
-    m[1].metric(f"GPU-hours{side}", f"{cost.gpu_hours:,.0f}")
+    # the wall clock in the unit its size reads best in, as the CLI's train writes it (548 ms,
+    # 11.6 h, 48.4 days): a run of seconds is not "0.0000063" days
+    wall_s = cost.wall_days * 86400.0
+    m[0].metric(f"Wall clock{side}", format_elapsed(wall_s))
+    m[1].metric(f"GPU-hours{side}", format_gpu_hours(cost.gpu_hours))
     when = (
         f"prices as of {cost.price_date}"
         if cost.price_date
@@ -1004,8 +1010,10 @@ def _cost_metrics(
     if source == "default" and price is None and placeholder_warning is not None:
         _placeholder_warning(*placeholder_warning)
     db, cb = cost.wall_days_band, cost.cost_usd_band
+    unit = elapsed_unit(wall_s)  # the band in the wall clock's unit, as the CLI's
     band = (
-        f" Expected-error band (the step's): {format_days(db[0])}-{format_days(db[1])} days"
+        f" Expected-error band (the step's): {format_elapsed_in(db[0] * 86400.0, unit)}-"
+        f"{format_elapsed_in(db[1] * 86400.0, unit)} {unit[1]}"
         + (f", ${cb[0]:,.0f}-${cb[1]:,.0f}" if cb is not None else "")
         + "."
         if db is not None

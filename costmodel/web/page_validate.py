@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import pandas as pd
 import streamlit as st
@@ -14,7 +14,6 @@ from costmodel.validation.fallback import socket_fallback
 from costmodel.web import data
 from costmodel.web.common import (
     MAX_UPLOAD_BYTES,
-    QP,
     bound_choice,
     bound_number,
     chart,
@@ -191,22 +190,27 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
     # a new log resets the inputs it settles: the cluster follows the log chosen, and op, nodes
     # and GPUs per node go back to "from the log" (a shared URL's values hold on first load)
     log_id = None if raw is None else (name, len(raw), hash(raw))
+    # a link's cluster is the URL's at the page's first run, not one the box wrote since
+    linked = st.session_state.setdefault("_val_linked", "val_cluster" in st.query_params)
     if log_id is not None and st.session_state.get("_val_log") != log_id:
-        shared = "_val_log" not in st.session_state and "val_cluster" in st.query_params
+        shared = "_val_log" not in st.session_state and linked
         st.session_state["_val_log"] = log_id
         if not shared:
             st.session_state["val_cluster"] = default
             st.session_state["val_op"] = FROM_LOG
             st.session_state["val_nodes"] = None
             st.session_state["val_gpus_per_node"] = None
-    picked = {} if "val_cluster" in st.session_state else {"index": clusters.index(default)}
-    select: Any = c[0].selectbox  # index only on the widget's first run (no state warning)
-    cluster = select(
+    # the cluster and the op are set above for each new log, so their URL parameters are
+    # written by bound_choice (set_by_page), not by Streamlit's binding, which then kept the
+    # reset value and the URL stopped following the inputs
+    cluster = bound_choice(
+        c[0],
+        "selectbox",
         "Cluster it ran on",
         clusters,
-        **picked,
+        index=clusters.index(default),
         key="val_cluster",
-        bind=QP,
+        set_by_page=True,
         help="Defaults to a bundled run's own preset, else the one the log's GPU model and "
         "GPUs per node point to.",
     )
@@ -238,6 +242,7 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         "Op",
         (FROM_LOG, *OPS),
         key="val_op",
+        set_by_page=True,
         help="The collective the log measured: read from its header, a command line in it or "
         "the file name; set it when none of them names it.",
     )
