@@ -521,6 +521,16 @@ def _three_digits(v: float) -> str:
     return f"{float(f'{v:.3g}'):.{decimals}f}".rstrip("0").rstrip(".")
 
 
+def format_usd(value: float) -> str:
+    """A dollar amount [USD] by :func:`format_gpu_hours`'s rule: whole dollars with thousands
+    separators from 100 up, three significant digits below, so a short run is not "$0".
+
+    >>> format_usd(39957592.4), format_usd(48.43), format_usd(0.00778)
+    ('39,957,592', '48.4', '0.00778')
+    """
+    return format_gpu_hours(value)
+
+
 def format_gpu_hours(value: float) -> str:
     """GPU-hours [GPU h]: whole hours with thousands separators from 100 up (``36,864``),
     three significant digits below, in plain decimals, so a short run is not "0" GPU-hours.

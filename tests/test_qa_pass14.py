@@ -135,3 +135,25 @@ def test_a_validate_link_still_opens_its_cluster_and_op_with_a_reference_run():
     assert_clean(at)
     assert at.selectbox(key="val_op").value == "from the log"
     assert "val_op" not in at.query_params
+
+
+@pytest.mark.parametrize("tokens", ["1T", "1000"])
+def test_the_cost_of_a_short_run_is_not_zero_dollars_on_the_cli_or_the_page(tokens):
+    """`train --tokens 1000` printed "$0" beside GPU-hours 0.00451 (`,.0f`), and so did the
+    step page's cost; both now write dollars by the GPU-hours rule (units.format_usd)."""
+    price = ("--price", "aws-p5-on-demand")
+    rows = _train("--arch", "llama-2-7b", "--tokens", tokens, "--nodes", "4", *price)
+    got = RUNNER.invoke(
+        cli.app, ["train", "--arch", "llama-2-7b", "--tokens", tokens, "--nodes", "4", *price,
+                  "--json"],
+    )  # fmt: skip
+    usd = json.loads(got.output)["cost_usd"]
+    assert usd > 0
+    assert rows["cost"].startswith(f"${units.format_usd(usd)} ")
+    assert not rows["cost"].startswith("$0 ")
+    at = open_page(
+        "page_ddp.py",
+        {"ddp_arch": "llama-2-7b", "ddp_tokens": tokens, "ddp_price": "aws-p5-on-demand"},
+    )
+    assert_clean(at)
+    assert metrics(at)["Cost [USD]"] == units.format_usd(usd)

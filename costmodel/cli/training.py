@@ -1901,7 +1901,7 @@ def _cost_text(costs: dict[str, Any]) -> str:
         if c.cost_usd is None:
             return "n/a (no price)"
         when = f" ({c.price_date} prices)" if c.price_date else " (price given)"
-        return f"${c.cost_usd:,.0f}{when}"
+        return f"${units.format_usd(c.cost_usd)}{when}"
 
     rows.append(("steps", *(f"{costs[k].steps:,}" for k in sides)))
     rows.append(("wall clock", *(_elapsed_of_days(costs[k].wall_days) for k in sides)))
@@ -2182,9 +2182,9 @@ def train(
         rows.append(
             (
                 "cost",
-                f"${cost.cost_usd:,.0f}"
+                f"${units.format_usd(cost.cost_usd)}"
                 + (f" at {cost.price_date} prices" if cost.price_date else "")
-                + _band_text(cost.cost_usd_band, "${:,.0f}"),
+                + _band_text(cost.cost_usd_band, lambda v: f"${units.format_usd(v)}"),
             )
         )
     if cost.mfu is not None:

@@ -27,6 +27,7 @@ from costmodel.units import (
     format_elapsed,
     format_elapsed_in,
     format_gpu_hours,
+    format_usd,
     noun_for,
     parse_bytes,
     parse_count,
@@ -992,7 +993,7 @@ def _cost_metrics(
     said, colour = _price_source(cost, price, source)
     m[2].metric(
         f"Cost{side} [USD]",
-        f"{cost.cost_usd:,.0f}",
+        format_usd(cost.cost_usd),
         help=when,
         delta=said,
         delta_color=colour,
@@ -1014,7 +1015,7 @@ def _cost_metrics(
     band = (
         f" Expected-error band (the step's): {format_elapsed_in(db[0] * 86400.0, unit)}-"
         f"{format_elapsed_in(db[1] * 86400.0, unit)} {unit[1]}"
-        + (f", ${cb[0]:,.0f}-${cb[1]:,.0f}" if cb is not None else "")
+        + (f", ${format_usd(cb[0])}-${format_usd(cb[1])}" if cb is not None else "")
         + "."
         if db is not None
         else f" Expected-error {why}."
