@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .grid import AXES, Grid, _combos, _numeric_axes
+from .grid import _PINNED_AXES, AXES, Grid, _combos, _numeric_axes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -28,14 +28,21 @@ _GB = 1e9  # output columns in GB and GB/s use SI gigabytes, as nccl-tests does
 
 
 # --- evaluation ------------------------------------------------------------------------------
-def _numeric_block(grid: Grid, start: int, stop: int) -> dict[str, np.ndarray]:
-    """Values of the numeric axes for flat rows [start, stop) of one categorical block."""
-    names = _numeric_axes(grid)
+def _numeric_block(
+    grid: Grid, start: int, stop: int, cat: dict[str, Any] | None = None
+) -> dict[str, np.ndarray]:
+    """Values of the numeric axes for flat rows [start, stop) of one categorical block; the
+    axes ``cat`` pins (a step sweep's ``strategy=all``: nodes, node slice, hsdp's group) are
+    one value for every row of the block."""
+    pinned = (cat or {}).get("pinned") or {}
+    out = {k: np.full(stop - start, v) for k, v in pinned.items() if k in _PINNED_AXES}
+    names = [n for n in _numeric_axes(grid) if n not in _PINNED_AXES or n not in pinned]
+    if pinned.get("group_size") is not None:
+        out["group_size"] = np.full(stop - start, int(pinned["group_size"]))
     if not names:  # a step grid of categorical axes only: one row per block
-        return {}
+        return out
     shape = [len(grid.axes.get(n, [None])) for n in names]
     idx = np.unravel_index(np.arange(start, stop, dtype=np.int64), shape)
-    out = {}
     for name, i in zip(names, idx, strict=True):
         values = grid.axes.get(name)
         if values is None:
@@ -683,11 +690,18 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         "preset": cat["preset"],
         "model": cat["model"],
         "arch": cat["arch"],
-        "strategy": np.array([r["strategy"] for r in rows], dtype=object),
+        # strategy=all: the strategy (hsdp) beside its layout's name (hsdp g=8), as the
+        # memory sweep writes them; else the layout's name, as step --json writes it
+        "strategy": (
+            cat["strategy"]
+            if "layout" in cat
+            else np.array([r["strategy"] for r in rows], dtype=object)
+        ),
+        **(_layout_id_columns(cat, n) if "layout" in cat else {}),
         "recipe": cat["recipe"],
         "recompute": cat["recompute"],
         "loss": cat["loss"],
-        "reshard_after_forward": cat["reshard_after_forward"],
+        **({} if "layout" in cat else {"reshard_after_forward": cat["reshard_after_forward"]}),
         "param_dtype": cat["param_dtype"],
         "grad_dtype": cat["grad_dtype"],  # None (the recipe's): no column
         "precision": cat.get("precision"),  # None (the recipe's): no column
@@ -695,7 +709,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         "nodes": nodes,
     }
     for k in num:
-        if k != "nodes":
+        if k != "nodes" and not (k == "group_size" and "layout" in cat):
             out[AXES["step"][k].column] = num[k]  # bucket_cap_bytes, compute_time_s, ...
     if "bucket_cap" in num and bucket_not_applied(cat["strategy"], 1) is not None:
         # fsdp, hsdp: no gradient bucket, so no bucket size in the row (null, as `step --json`
@@ -715,6 +729,24 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         out.update(_train_cost_columns(cat, rows, errors, gpus, flops))
     out["error"] = np.array(errors, dtype=object)
     return out
+
+
+def _layout_id_columns(cat: dict[str, Any], n: int) -> dict[str, Any]:
+    """The columns that name the layout of a ``strategy=all`` step block
+    (:func:`~.grid._all_layout_combos`): ``layout`` (its name, ``hsdp g=8``: the ``strategy``
+    of a row of ``step --strategy all --json``), ``group_size`` (hsdp's sharding group, null
+    for another strategy) and ``reshard_after_forward`` (whether fsdp/hsdp free the gathered
+    parameters after forward; null for a strategy without the option); the same columns, in
+    the same order and types, in every block, so every chunk agrees."""
+    import pyarrow as pa
+
+    group = cat["pinned"].get("group_size")
+    reshards = cat.get("layout_reshards")
+    return {
+        "layout": np.full(n, cat["layout"], dtype=object),
+        "group_size": pa.array([group] * n, type=pa.int64()),
+        "reshard_after_forward": pa.array([reshards] * n, type=pa.bool_()),
+    }
 
 
 TRAIN_COST_COLUMNS = (
@@ -1105,7 +1137,7 @@ def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.
     for cat, block in _combos(grid):
         for start in range(0, block, chunk_rows):
             stop = min(block, start + chunk_rows)
-            num = _numeric_block(grid, start, stop)
+            num = _numeric_block(grid, start, stop, cat)
             table = _to_table(_eval_block(grid.kind, cat, num, get_cluster), stop - start)
             pending.append(table)
             pending_rows += table.num_rows
@@ -1136,7 +1168,7 @@ def evaluate_rows(grid: Grid, start: int, stop: int) -> pa.Table:
             if offset >= stop:
                 break
             continue
-        num = _numeric_block(grid, lo, hi)
+        num = _numeric_block(grid, lo, hi, cat)
         tables.append(_to_table(_eval_block(grid.kind, cat, num, get_cluster), hi - lo))
     if not tables:
         raise ValueError(f"rows: the range [{start}, {stop}) is empty")

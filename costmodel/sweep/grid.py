@@ -766,10 +766,20 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
                 check_fp8_support(gpu, recipe=recipe)
 
 
-def _check_strategy_options(a: dict[str, list[Any]]) -> list[str]:
+def _check_strategy_options(a: dict[str, list[Any]], *, all_layouts: bool = False) -> list[str]:
     """``strategy`` names (``all``: every one), and ``group_size``/``reshard_after_forward``
     only where every strategy has them, as ``costmodel step``/``memory`` refuse them; the
-    strategies chosen (ddp when none)."""
+    strategies chosen (ddp when none). ``all_layouts`` (a step sweep): ``strategy=all`` stays
+    ``["all"]``, every layout ``step --strategy all`` ranks (:func:`_all_layout_combos`)."""
+    if all_layouts and a.get("strategy") == ["all"]:
+        for name in ("group_size", "reshard_after_forward"):
+            if name in a:
+                raise ValueError(
+                    f"{name}: strategy=all already sweeps every layout step --strategy all "
+                    f"ranks (each hsdp group, fsdp with and without resharding); to set {name} "
+                    "yourself, name the strategies (strategy=fsdp,hsdp)"
+                )
+        return ["all"]
     if "strategy" in a:
         a["strategy"] = _strategies(a["strategy"])
     chosen = a.get("strategy", ["ddp"])
@@ -870,7 +880,7 @@ def _check_step(a: dict[str, list[Any]]) -> None:
     _check_arch_or_params(
         a, "grid: a step sweep needs arch=NAME (an architecture) or params=7B (a count), not both"
     )
-    _check_strategy_options(a)
+    _check_strategy_options(a, all_layouts=True)
     _check_recipes_and_modes(a)
     _check_nodes(a)  # first: nodes=0 in the words of every command's --nodes
     _check_at_least_one(
@@ -1011,9 +1021,9 @@ def _check_step_layout(a: dict[str, list[Any]]) -> None:
 
 
 def _strategies(requested: list[str]) -> list[str]:
-    """``["all"]`` -> every strategy, each at its default layout (hsdp over one node: the
-    ``group_size`` and ``reshard_after_forward`` axes give the other layouts that ``step
-    --strategy all`` ranks); else the names, checked (lower case)."""
+    """``["all"]`` -> every strategy (a memory sweep's: each at its default layout; a step
+    sweep keeps ``all``, every layout ``step --strategy all`` ranks: :func:`_all_layout_combos`);
+    else the names, checked (lower case)."""
     from ..strategy.layout import STRATEGIES, unknown_strategy
 
     if requested == ["all"]:
@@ -1170,6 +1180,9 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "price": [tuple(a["price"])] if "price" in a else [None],
             "usd_per_gpu_hour": a.get("usd_per_gpu_hour", [None]),
         }
+        if cats["strategy"] == ["all"]:
+            yield from _all_layout_combos(a, cats, numeric)
+            return
         for values in itertools.product(*cats.values()):
             yield dict(zip(cats, values, strict=True)), block
         return
@@ -1188,6 +1201,59 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
                             "protocol": proto,
                         }
                         yield cat, block
+
+
+#: the numeric axes a ``strategy=all`` step block pins (the layouts depend on the ranks)
+_PINNED_AXES = ("nodes", "gpus_per_node")
+
+
+def _all_layout_combos(
+    a: dict[str, list[Any]], cats: dict[str, list[Any]], numeric: list[str]
+) -> Iterator[tuple[dict[str, Any], int]]:
+    """A step sweep's ``strategy=all``: for each categorical combination, node count and
+    node slice, one block per layout the advisor ranks on that cluster
+    (:func:`costmodel.strategy.advisor.candidate_layouts` of its ranks and GPUs per node, the
+    list ``costmodel step --strategy all`` ranks), in the advisor's order. A block's ``cat``
+    holds the layout's keywords (``strategy``, ``reshard_after_forward``), its name
+    (``layout``) and ``pinned``: the values of the numeric axes it fixes (``nodes``,
+    ``gpus_per_node``, and hsdp's ``group_size``); the block is the other numeric axes."""
+    from .. import presets
+    from ..strategy.advisor import candidate_layouts
+    from ..strategy.layout import make_layout
+
+    block = math.prod(len(a.get(n, [None])) for n in numeric if n not in _PINNED_AXES)
+    clusters: dict[tuple[str, int, int | None], Any] = {}
+    for values in itertools.product(*cats.values()):
+        cat = dict(zip(cats, values, strict=True))
+        for nodes in a.get("nodes", [1]):
+            for gpn in a.get("gpus_per_node", [None]):
+                key = (cat["preset"], int(nodes), None if gpn is None else int(gpn))
+                if key not in clusters:
+                    clusters[key] = presets.cluster(
+                        key[0], nodes=key[1], gpus_per_node=key[2], field="preset"
+                    )
+                c = clusters[key]
+                ranks, per_node = int(c.ranks), int(c.gpus_per_node)
+                for kw in candidate_layouts(ranks, per_node):
+                    pinned: dict[str, Any] = {"nodes": nodes}
+                    if gpn is not None:
+                        pinned["gpus_per_node"] = gpn
+                    if "group_size" in kw:
+                        pinned["group_size"] = kw["group_size"]
+                    lay = make_layout(ranks=ranks, gpus_per_node=per_node, **kw)
+                    yield (
+                        {
+                            **cat,
+                            "strategy": kw["strategy"],
+                            "reshard_after_forward": kw.get("reshard_after_forward"),
+                            "layout": lay.name,
+                            "layout_reshards": lay.reshards
+                            if lay.strategy in ("fsdp", "hsdp")
+                            else None,
+                            "pinned": pinned,
+                        },
+                        block,
+                    )
 
 
 def _as_grid(
