@@ -660,9 +660,9 @@ def sweep(
         costmodel sweep --set preset=dgx-h100,dgx-a100 --set nodes=1..16x2 --set 'size=8B..16GB x2' -o out.parquet
 
     Training steps (strategies x node counts x micro-batches; each row is `costmodel step`'s
-    answer to the same question; strategy=all is the five strategies at their default layouts,
-    hsdp over one node: the group_size and reshard_after_forward axes give the other layouts
-    `step --strategy all` ranks):
+    answer to the same question; strategy=all is every layout `step --strategy all` ranks on
+    each row's cluster: fsdp with and without resharding, hsdp at each group that divides the
+    ranks, ...; columns layout, group_size and reshard_after_forward name each one):
 
     \b
         costmodel sweep --kind step --set preset=dgx-h100 --set arch=llama-3.1-8b --set strategy=all --set nodes=1..16x2 --set micro_batch=1,2 -o steps.csv

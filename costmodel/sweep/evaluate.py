@@ -978,7 +978,9 @@ STEP_COLUMNS = (
 ``efficiency`` is the scaling efficiency, ``one_gpu_step_s / step_time_s``
 (:func:`costmodel.strategy.step.scaling_efficiency`: 1 on one GPU); ``compute_share`` is
 ``compute_s / step_time_s``, the compute's share of the step.
-``strategy`` is the layout's name (``hsdp g=8``); ``fits`` says whether the memory per GPU fits
+``strategy`` is the layout's name (``hsdp g=8``; in a ``strategy=all`` sweep the strategy,
+``hsdp``, beside ``layout``, ``group_size`` and ``reshard_after_forward``:
+:func:`_layout_id_columns`); ``fits`` says whether the memory per GPU fits
 the card (a step that does not fit is in the table, marked so); ``band_note`` why
 ``step_time_lo_s``/``step_time_hi_s`` are NaN (:func:`costmodel.strategy.band.band_note`, the
 words of ``costmodel step``), empty where the band is known; ``notes`` what the answer leaves
