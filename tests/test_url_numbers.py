@@ -95,3 +95,16 @@ def test_min_ranks_refuses_an_answer_no_call_could_take_and_keeps_exact_fits():
     assert memory.training_memory(1e12, zero_stage=3, dp_ranks=n - 1).total_bytes > 80e9
     with pytest.raises(ValueError, match=r"dp_ranks: the fewest ranks that fit, 1\.6e\+10"):
         memory.min_ranks(1e15, 1e6, zero_stage=3)
+
+
+def test_a_new_log_empties_nodes_and_drops_them_from_the_url():
+    at = open_page("page_validate.py", {"val_source": "reference"})
+    at.number_input(key="val_nodes").set_value(2).run()
+    assert at.query_params["val_nodes"] == "2"
+    names = list(at.selectbox(key="val_reference").options)
+    at.selectbox(key="val_reference").set_value(names[-1]).run()  # a new log resets the box
+    assert_clean(at)
+    assert at.number_input(key="val_nodes").value is None
+    assert "val_nodes" not in at.query_params
+    at.number_input(key="val_nodes").set_value(3).run()  # and typed again, it is linked again
+    assert at.query_params["val_nodes"] == "3"
