@@ -31,14 +31,18 @@ bytes per parameter with its source.
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import asdict, dataclass, fields
-from typing import Literal
+from dataclasses import asdict, dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import finite_result, flag, heads_divide_hidden
+
+if TYPE_CHECKING:
+    from ._limits import Limit
 
 FloatOrArray = float | np.ndarray
 
@@ -154,6 +158,13 @@ _SHARDED: dict[int, frozenset[str]] = {
     2: frozenset({"master", "optimizer", "gradients"}),
     3: frozenset({"master", "optimizer", "gradients", "weights"}),
 }
+#: the Recipe field of each part of the state (``_SHARDED``'s names)
+_RECIPE_FIELD = {
+    "weights": "weight_bytes",
+    "gradients": "gradient_bytes",
+    "master": "master_bytes",
+    "optimizer": "optimizer_bytes",
+}
 
 Recompute = Literal["none", "selective", "selective-op", "selective-layer", "full"]
 
@@ -211,12 +222,26 @@ def _scalar(name: str, value: object, *, positive: bool = False, unit: str = "")
     return x
 
 
+@functools.cache
+def _ranks_limit() -> Limit:
+    """The range of a rank count, the one every CLI command and sweep checks ``--ranks``
+    against (``_limits.LIMITS["ranks"]``: whole, 1..1e9); imported on first use, as units is
+    (it builds a pydantic validator at import)."""
+    from ._limits import LIMITS
+
+    return LIMITS["ranks"]
+
+
 def _ranks(value: ArrayLike, name: str = "dp_ranks") -> np.ndarray:
+    """``value`` as an array of rank counts, each a whole number within the shared ranks limit
+    (:func:`_ranks_limit`), else ValueError ``"dp_ranks: must be a whole number in
+    1..1,000,000,000, got VALUE"``, the CLI's ``--ranks`` message for the same value."""
     x = _array(name, value, positive=True)
-    bad = (x < 1.0) | (x != np.floor(x))
+    limit = _ranks_limit()
+    bad = (x < limit.lo) | (x != np.floor(x)) | (x > limit.hi)
     if bad.any():
         first = x.ravel()[int(np.flatnonzero(bad.ravel())[0])]
-        raise ValueError(f"{name}: must be a whole number >= 1, got {float(first)!r}")
+        raise ValueError(f"{name}: must be {limit.rule}, got {float(first)!r}")
     return x
 
 
@@ -289,7 +314,7 @@ def state_bytes_per_param(
     r = get_recipe(recipe_name)
     sharded = _SHARDED[_stage(zero_stage)]
     n_s = _scalar("dp_ranks", dp_ranks, positive=True)
-    if n_s is not None and n_s == math.floor(n_s) and n_s >= 1.0:  # Python number: floats out
+    if n_s is not None and n_s == math.floor(n_s) and 1.0 <= n_s <= _ranks_limit().hi:
         parts_s: dict[str, FloatOrArray] = {
             "weights": r.weight_bytes,
             "gradients": r.gradient_bytes,
@@ -697,7 +722,7 @@ def _training_memory_scalar(
     p, n, act, ctx, frag = float(params), float(dp_ranks), float(act), float(ctx), float(frag)
     if not (
         0.0 <= p < math.inf
-        and 1.0 <= n < math.inf
+        and 1.0 <= n <= _ranks_limit().hi
         and n == math.floor(n)
         and 0.0 <= act < math.inf
         and 0.0 <= ctx < math.inf
@@ -811,9 +836,10 @@ def max_params(
     a, c = _per_param_and_fixed(*args)
     room = mem - c
     ok = (room > 0.0) & (a > 0.0)
-    # a count past the float range (dp_ranks ~1e300 leaves ~1e-299 B per parameter) is inf,
-    # as the scalar path's: @finite_result refuses it naming the input, so numpy's overflow
-    # warning is not also printed (an invalid 0/0 or inf - inf still warns)
+    # a count past the float range (a recipe of ~1e-300 B per parameter) is inf, as the scalar
+    # path's: @finite_result refuses it naming the input, so numpy's overflow warning is not
+    # also printed (an invalid 0/0 or inf - inf still warns); dp_ranks past the ranks limit
+    # (1e9) never get here
     with np.errstate(over="ignore"):
         count = room / np.where(ok, a, 1.0)
     return _out(np.where(ok, count, 0.0))
@@ -868,10 +894,10 @@ def min_ranks(
     p_s = _scalar("params", params)
     p: float = p_s if p_s is not None else float(_array("params", params))
 
-    def per_rank(ranks: float) -> float:
+    def per_rank(ranks: float, recipe_obj: Recipe = r) -> float:
         m = training_memory(
             p,
-            r,
+            recipe_obj,
             stage,
             ranks,
             activations_bytes=activations_bytes,
@@ -884,8 +910,11 @@ def min_ranks(
     full = per_rank(1)
     if full <= mem:
         return 1
-    # replicated part = the limit of the per-rank memory as N -> infinity
-    replicated = per_rank(2.0**60)
+    # replicated part = the limit of the per-rank memory as N -> infinity: the memory of one
+    # rank holding none of the parts this stage shards (a rank count past the ranks limit,
+    # once used for it, is refused by training_memory)
+    unsharded: dict[str, Any] = {_RECIPE_FIELD[part]: 0.0 for part in _SHARDED[stage]}
+    replicated = per_rank(1, replace(r, **unsharded))
     sharded = full - replicated
     if replicated >= mem or sharded <= 0.0:
         hint = ""
@@ -913,4 +942,11 @@ def min_ranks(
             f"{format_bytes(mem)} available, and no rank count changes that{hint}"
         )
     # a relative slack of 1e-12 keeps an exact fit (480/80 = 6.000...01) from rounding up
-    return max(1, math.ceil(sharded / (mem - replicated) * (1.0 - 1e-12)))
+    need = sharded / (mem - replicated) * (1.0 - 1e-12)
+    limit = _ranks_limit()
+    if not need <= limit.hi:  # an answer no call could take back as its dp_ranks
+        raise ValueError(
+            f"dp_ranks: the fewest ranks that fit, {need:.3g}, is beyond the ranks limit "
+            f"({limit.rule}); a larger memory_bytes or less unsharded memory fits in fewer"
+        )
+    return max(1, math.ceil(need))

@@ -297,8 +297,11 @@ def stage_memory(
 
     if zero_stage not in STRATEGY_OF_STAGE:
         raise ValueError(f"zero_stage: must be one of 0, 1, 2, 3, got {zero_stage!r}")
-    if isinstance(ranks, bool) or int(ranks) != ranks or not 1 <= ranks <= 1_000_000_000:
-        raise ValueError(f"dp_ranks: must be a whole number in [1, 1000000000], got {ranks!r}")
+    from ..memory import _ranks_limit
+
+    limit = _ranks_limit()  # the CLI's --ranks range and message
+    if isinstance(ranks, bool) or not limit.lo <= ranks <= limit.hi or int(ranks) != ranks:
+        raise ValueError(f"dp_ranks: must be {limit.rule}, got {ranks!r}")
     name = STRATEGY_OF_STAGE[zero_stage]
     if strategy is not None:
         name = str(strategy).lower()

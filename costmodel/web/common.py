@@ -300,6 +300,7 @@ def bound_number(
     key: str,
     min_value: float | None = None,
     max_value: float | None = None,
+    set_by_page: bool = False,
     **kwargs: Any,
 ) -> Any:
     """``where.number_input(label, ...)`` bound to the URL parameter ``key``, with a red
@@ -312,14 +313,22 @@ def bound_number(
     offered (:func:`bound_choice`) and a number that is not finite
     (:func:`check_url_numbers`) are named: the box's label and its range. A box takes whole
     numbers when its value, step and bounds are integers (Streamlit's own rule).
+
+    A box the page itself also sets through ``st.session_state`` (``set_by_page``: the Validate
+    page's Nodes and GPUs per node, emptied for each new log) is synced to the URL here, as
+    :func:`bound_choice` syncs such a choice: Streamlit's binding kept the value the page set
+    and sent it back on later reruns, so a number typed after the first log never reached the
+    URL. Read from the URL on the box's first run in the session, written back after every run,
+    left out at the default (``value``).
     """
     text = st.query_params.get(key) if key in st.query_params else None
+    bounds = (kwargs.get("value"), kwargs.get("step"), min_value, max_value)
+    whole = any(isinstance(v, int) and not isinstance(v, bool) for v in bounds) and not any(
+        isinstance(v, float) for v in bounds
+    )
+    linked = None
     if isinstance(text, str) and _URL_NUMBER.fullmatch(text):
         x = float(text)
-        bounds = (kwargs.get("value"), kwargs.get("step"), min_value, max_value)
-        whole = any(isinstance(v, int) and not isinstance(v, bool) for v in bounds) and not any(
-            isinstance(v, float) for v in bounds
-        )
         if (min_value is not None and x < min_value) or (max_value is not None and x > max_value):
             lo = "-inf" if min_value is None else f"{min_value:g}"
             hi = "inf" if max_value is None else f"{max_value:g}"
@@ -334,9 +343,25 @@ def bound_number(
                 f"URL parameter {key}: {text} is not a whole number, as {label} takes; "
                 "the default is used"
             )
-    return where.number_input(
-        label, key=key, bind=QP, min_value=min_value, max_value=max_value, **kwargs
-    )
+        elif math.isfinite(x):
+            linked = int(x) if whole else x
+    if not set_by_page:
+        return where.number_input(
+            label, key=key, bind=QP, min_value=min_value, max_value=max_value, **kwargs
+        )
+    default = kwargs.get("value", "min")
+    default = min_value if default == "min" else default
+    if key not in st.session_state:  # the box's first run: the link's number, else the default
+        st.session_state[key] = default if linked is None else linked
+    if default is not None:  # the value is the state's: no value beside it (Streamlit warns)
+        kwargs.pop("value", None)  # (an empty default stays: an emptied box is None, not min)
+    value = where.number_input(label, key=key, min_value=min_value, max_value=max_value, **kwargs)
+    if value is None or value == default:
+        if key in st.query_params:
+            del st.query_params[key]
+    elif st.query_params.get_all(key) != [str(value)]:
+        st.query_params[key] = str(value)
+    return value
 
 
 def headline(columns: int) -> Any:

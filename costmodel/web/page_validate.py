@@ -255,6 +255,7 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         step=1,
         placeholder=FROM_LOG,
         key="val_nodes",
+        set_by_page=True,
         help="Empty: the log's host lines, else ranks / the GPUs per node.",
     )
     gpn = bound_number(
@@ -266,6 +267,7 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         step=1,
         placeholder=FROM_LOG,
         key="val_gpus_per_node",
+        set_by_page=True,
         help="Empty: the log's host lines, else the cluster preset's.",
     )
     settings = (
