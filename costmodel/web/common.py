@@ -285,12 +285,18 @@ def _named_choice(
     elif key not in st.session_state or index == 0:  # a value the page set: no index beside it
         kwargs["index"] = index
     value = getattr(where, kind)(label, options, key=key, format_func=format_func, **kwargs)
+    _write_url(key, value, default)
+    return value
+
+
+def _write_url(key: str, value: Any, default: Any) -> None:
+    """The page writes a box's value to the URL itself (``set_by_page``): dropped at the default
+    or when empty, else written once (Streamlit's own binding keeps a value the page reset)."""
     if value is None or value == default:
         if key in st.query_params:
             del st.query_params[key]
     elif st.query_params.get_all(key) != [str(value)]:
         st.query_params[key] = str(value)
-    return value
 
 
 def bound_number(
@@ -356,11 +362,7 @@ def bound_number(
     if default is not None:  # the value is the state's: no value beside it (Streamlit warns)
         kwargs.pop("value", None)  # (an empty default stays: an emptied box is None, not min)
     value = where.number_input(label, key=key, min_value=min_value, max_value=max_value, **kwargs)
-    if value is None or value == default:
-        if key in st.query_params:
-            del st.query_params[key]
-    elif st.query_params.get_all(key) != [str(value)]:
-        st.query_params[key] = str(value)
+    _write_url(key, value, default)
     return value
 
 
