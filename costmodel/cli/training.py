@@ -1381,7 +1381,9 @@ def _step_record(
 def _elapsed_of_days(days: float) -> str:
     """A wall clock in days (as :class:`costmodel.training.TrainingCost` and ``--json`` carry
     it) shown in the unit its size reads best in (:func:`costmodel.units.format_elapsed`)."""
-    return units.format_elapsed(days * 86400.0)
+    from ..training import SECONDS_PER_DAY
+
+    return units.format_elapsed(days * SECONDS_PER_DAY)
 
 
 def _band_range(band: tuple[float, float] | None, fmt: str | Callable[[float], str]) -> str:
@@ -2148,9 +2150,11 @@ def train(
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
-    unit = units.elapsed_unit(cost.wall_days * 86400.0)  # the band in the wall clock's unit
+    from ..training import SECONDS_PER_DAY
+
+    unit = units.elapsed_unit(cost.wall_s)  # the band in the wall clock's unit
     wall_band = _band_text(
-        cost.wall_days_band, lambda d: units.format_elapsed_in(d * 86400.0, unit)
+        cost.wall_days_band, lambda d: units.format_elapsed_in(d * SECONDS_PER_DAY, unit)
     ) or (f" ({why_no_band})" if why_no_band else "")
     rows = [
         ("tokens", units.format_count(cost.tokens)),

@@ -980,7 +980,7 @@ def _cost_metrics(
     m = st.columns(4)
     # the wall clock in the unit its size reads best in, as the CLI's train writes it (548 ms,
     # 11.6 h, 48.4 days): a run of seconds is not "0.0000063" days
-    wall_s = cost.wall_days * 86400.0
+    wall_s = cost.wall_s
     m[0].metric(f"Wall clock{side}", format_elapsed(wall_s))
     m[1].metric(f"GPU-hours{side}", format_gpu_hours(cost.gpu_hours))
     when = (
@@ -1013,8 +1013,8 @@ def _cost_metrics(
     db, cb = cost.wall_days_band, cost.cost_usd_band
     unit = elapsed_unit(wall_s)  # the band in the wall clock's unit, as the CLI's
     band = (
-        f" Expected-error band (the step's): {format_elapsed_in(db[0] * 86400.0, unit)}-"
-        f"{format_elapsed_in(db[1] * 86400.0, unit)} {unit[1]}"
+        f" Expected-error band (the step's): {format_elapsed_in(db[0] * training.SECONDS_PER_DAY, unit)}-"
+        f"{format_elapsed_in(db[1] * training.SECONDS_PER_DAY, unit)} {unit[1]}"
         + (f", ${format_usd(cb[0])}-${format_usd(cb[1])}" if cb is not None else "")
         + "."
         if db is not None
