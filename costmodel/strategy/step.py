@@ -877,6 +877,8 @@ def _setup(
         if micro_s * peak < fpt * tokens:  # faster than the datasheet peak: no fixed point
             micro_s = ct.micro_s
             uncalibrated = (_UNCALIBRATED_NOTE,)
+        else:
+            ct = _calibrated_label(ct, fpt * tokens / (micro_s * peak))
     _refuse_faster_than_peak(ct, compute_time_s, fpt * tokens, c.gpu, precision)
     extra = ct.recompute_fraction
     if tensor_params is None and a is not None:
@@ -1742,6 +1744,21 @@ def _step_compute(
         _COMPUTE.clear()
     _COMPUTE[key] = (shape, ct)
     return ct
+
+
+def _calibrated_label(ct: ComputeTime, mfu: float) -> ComputeTime:
+    """``ct`` with its label naming the MFU of the compute the step uses after the one-node
+    calibration (:func:`_calibrated_micro_s`), ``mfu = F T / (t_calibrated P)`` [-], beside the
+    fitted one-node *step* MFU it already reads: the label's first MFU counts the one-node
+    step's own communication, so ``--mfu`` (an MFU of the compute alone, PaLM's definition)
+    reproduces this compute at the second number, not the first."""
+    from dataclasses import replace
+
+    return replace(
+        ct,
+        label=f"{ct.label}; the compute alone at MFU {mfu:.2f}, the --mfu of this compute "
+        "(the one-node step's communication taken out)",
+    )
 
 
 _CALIBRATED: dict[tuple[Any, ...], float] = {}
