@@ -62,7 +62,8 @@ T = TypeVar("T")
 #: URL on such a run too (:func:`_history_navigation`). One exception Streamlit decides: a URL
 #: change made by the page's code (``st.query_params``), which is how those boxes write, adds a
 #: history entry, so Back first undoes a change of such a box (ZeRO stage, Operation, View, Solve
-#: for, the LR rule, the Validate page's source, placement, cluster, op, nodes and GPUs per node).
+#: for, Optimizer and rule; on Validate: Measurements, Rows compared, Cluster it ran on, Op, Nodes,
+#: GPUs per node). README, "Back and Forward", says what a page switch adds.
 QP: Any = "query-params"
 
 #: Message sizes offered by the size lists (:func:`size_input`): 8 B .. 16 GiB in powers of two, as nccl-tests
