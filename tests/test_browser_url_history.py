@@ -158,3 +158,25 @@ def test_back_restores_the_validate_pages_own_number_boxes(request):
     assert at.query_params == {"val_gpus_per_node": "2"}
     _back_to(at, {"val_nodes": "4", "val_gpus_per_node": "2"}).run()  # Forward
     assert at.number_input(key="val_nodes").value == 4
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1e400", "URL parameter dp_ranks: 1e400 is not a finite number below 2**53"),
+        ("2.5", "URL parameter dp_ranks: 2.5 is not a whole number"),
+    ],
+)
+def test_back_to_a_link_with_a_refused_number_names_it(request, value, message):
+    """Back to the entry of a link whose number the app refuses (the entry the app's corrected
+    URL was added after), in a session that has drawn the box: ``del st.query_params`` refuses
+    a key Streamlit's binding holds, and the page showed that traceback instead of the box."""
+    at = open_page("page_memory.py", {"dp_ranks": value})
+    assert any(message in e.value.replace("\\", "") for e in at.error)
+    at.number_input(key="dp_ranks").set_value(16).run()
+    request.getfixturevalue("history_navigation")
+    _back_to(at, {"dp_ranks": value}).run()
+    assert_clean(at)
+    assert any(message in e.value.replace("\\", "") for e in at.error)
+    assert at.number_input(key="dp_ranks").value == 8
+    assert "dp_ranks" not in at.query_params

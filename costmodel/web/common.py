@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
+from streamlit.errors import StreamlitAPIException
 
 from costmodel.units import format_bytes, format_counted, format_duration, format_rate
 
@@ -184,6 +185,29 @@ def _forget_initial_url_value(key: str) -> None:
         return
 
 
+def _drop_url_value(key: str) -> None:
+    """Drop ``key`` from the URL and from the snapshot Streamlit seeds widgets from.
+
+    ``del st.query_params[key]`` refuses a key bound to a widget (``bind``) that an earlier run
+    of the session drew ("Cannot directly delete query parameter ... bound to a widget"): Back
+    or Forward to a link with a number the app refuses finds it so, and the page showed that
+    traceback. Such a key goes through the removal Streamlit's binding uses for a value it
+    refuses itself (no public API); where that is missing the URL keeps the value and the box,
+    which no longer sees it, shows its default.
+    """
+    try:
+        del st.query_params[key]
+    except StreamlitAPIException:  # bound: Streamlit's own removal
+        try:
+            from streamlit.runtime.state.session_state_proxy import get_session_state
+
+            with get_session_state().query_params() as qp:
+                qp.remove_param(key)
+        except Exception:  # noqa: BLE001  (internals moved: the URL keeps the value)
+            pass
+    _forget_initial_url_value(key)
+
+
 def _history_navigation() -> bool:
     """Whether this run is the browser's Back or Forward (``popstate``), not an input change.
 
@@ -214,8 +238,7 @@ def check_url_numbers() -> None:
         x = float(value)
         if math.isfinite(x) and abs(x) < MAX_URL_NUMBER:
             continue
-        del st.query_params[key]
-        _forget_initial_url_value(key)
+        _drop_url_value(key)
         error(
             f"URL parameter {key}: {value} is not a finite number below 2**53; the default is used"
         )
@@ -376,8 +399,7 @@ def bound_number(
                 f"[{lo}, {hi}]; the default is used"
             )
         elif whole and math.isfinite(x) and x != math.floor(x):
-            del st.query_params[key]  # else Streamlit cuts the fraction and runs on that
-            _forget_initial_url_value(key)
+            _drop_url_value(key)  # else Streamlit cuts the fraction and runs on that
             error(
                 f"URL parameter {key}: {text} is not a whole number, as {label} takes; "
                 "the default is used"
