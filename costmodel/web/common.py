@@ -54,9 +54,8 @@ T = TypeVar("T")
 #: the view (Streamlit's ``bind="query-params"``; a value equal to its default is left out).
 #:
 #: Back and Forward: an input change rewrites the URL of the current browser history entry
-#: (Streamlit's binding replaces it, one entry per page opened, not one per keystroke), so Back
-#: goes to the page opened before, in the app or before it, not to the previous value of an
-#: input. Whatever entry Back or Forward reaches, every input then shows what that entry's URL
+#: (Streamlit's binding replaces it rather than adding one per change), so Back goes to the
+#: page opened before, in the app or before it, not to the previous value of an input. Whatever entry Back or Forward reaches, every input then shows what that entry's URL
 #: holds (the default where the URL leaves it out): Streamlit reruns the page on the browser's
 #: ``popstate`` and lets the URL win over the widgets' state for a bound box, and the boxes the
 #: app syncs itself (:func:`_named_choice`, :func:`bound_number` with ``set_by_page``) follow the
