@@ -9,7 +9,8 @@ rewrites the current entry, a URL written by the page adds one.
 
 The real ``popstate`` is checked in chromium (one short walk on the Memory page); the
 history-navigation rerun that Streamlit's frontend sends on ``popstate`` is also replayed
-headless (AppTest), for a number box the app syncs itself, which needs a log to show.
+headless (AppTest), for a number box the app syncs itself, which needs a log to show, and for
+an entry with a number the app refuses, which showed a traceback.
 """
 
 from __future__ import annotations
