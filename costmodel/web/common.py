@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
+from streamlit.errors import StreamlitAPIException
 
 from costmodel.units import format_bytes, format_counted, format_duration, format_rate
 
@@ -51,6 +52,18 @@ T = TypeVar("T")
 
 #: Every input on every page is bound to the URL query under its widget key, so a URL restores
 #: the view (Streamlit's ``bind="query-params"``; a value equal to its default is left out).
+#:
+#: Back and Forward: an input change rewrites the URL of the current browser history entry
+#: (Streamlit's binding replaces it rather than adding one per change), so Back goes to the
+#: page opened before, in the app or before it, not to the previous value of an input. Whatever entry Back or Forward reaches, every input then shows what that entry's URL
+#: holds (the default where the URL leaves it out): Streamlit reruns the page on the browser's
+#: ``popstate`` and lets the URL win over the widgets' state for a bound box, and the boxes the
+#: app syncs itself (:func:`_named_choice`, :func:`bound_number` with ``set_by_page``) follow the
+#: URL on such a run too (:func:`_history_navigation`). One exception Streamlit decides: a URL
+#: change made by the page's code (``st.query_params``), which is how those boxes write, adds a
+#: history entry, so Back first undoes a change of such a box (ZeRO stage, Operation, View, Solve
+#: for, Optimizer and rule; on Validate: Measurements, Rows compared, Cluster it ran on, Op, Nodes,
+#: GPUs per node). README, "Back and Forward", says what a page switch adds.
 QP: Any = "query-params"
 
 #: Message sizes offered by the size lists (:func:`size_input`): 8 B .. 16 GiB in powers of two, as nccl-tests
@@ -171,6 +184,45 @@ def _forget_initial_url_value(key: str) -> None:
         return
 
 
+def _drop_url_value(key: str) -> None:
+    """Drop ``key`` from the URL and from the snapshot Streamlit seeds widgets from.
+
+    ``del st.query_params[key]`` refuses a key bound to a widget (``bind``) that an earlier run
+    of the session drew ("Cannot directly delete query parameter ... bound to a widget"): Back
+    or Forward to a link with a number the app refuses finds it so, and the page showed that
+    traceback. Such a key goes through the removal Streamlit's binding uses for a value it
+    refuses itself (no public API); where that is missing the URL keeps the value and the box,
+    which no longer sees it, shows its default.
+    """
+    try:
+        del st.query_params[key]
+    except StreamlitAPIException:  # bound: Streamlit's own removal
+        try:
+            from streamlit.runtime.state.session_state_proxy import get_session_state
+
+            with get_session_state().query_params() as qp:
+                qp.remove_param(key)
+        except Exception:  # noqa: BLE001  (internals moved: the URL keeps the value)
+            pass
+    _forget_initial_url_value(key)
+
+
+def _history_navigation() -> bool:
+    """Whether this run is the browser's Back or Forward (``popstate``), not an input change.
+
+    Streamlit (1.67) reruns the page on ``popstate`` with the history entry's URL and marks the
+    run; a bound widget then takes the URL's value (the default where the URL has none) over the
+    value the browser still shows. The boxes the app syncs itself ask here to do the same. No
+    public API says it; a Streamlit without the mark gives False (those boxes then keep their
+    value, as before).
+    """
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    except ImportError:  # pragma: no cover - internals moved
+        return False
+    return getattr(get_script_run_ctx(), "is_history_navigation", False) is True
+
+
 def check_url_numbers() -> None:
     """Drop URL numbers that are not finite or not below 2**53, with a red message each.
 
@@ -185,8 +237,7 @@ def check_url_numbers() -> None:
         x = float(value)
         if math.isfinite(x) and abs(x) < MAX_URL_NUMBER:
             continue
-        del st.query_params[key]
-        _forget_initial_url_value(key)
+        _drop_url_value(key)
         error(
             f"URL parameter {key}: {value} is not a finite number below 2**53; the default is used"
         )
@@ -264,8 +315,9 @@ def _named_choice(
 ) -> Any:
     """A radio or select box whose URL parameter ``key`` is the chosen option's name
     (:func:`bound_choice`): read from the URL on the box's first run in the session (the name,
-    its label, or an alias), written back after every run, left out at the default (as
-    Streamlit's binding leaves it out)."""
+    its label, or an alias) and on a Back or Forward run (the default where that URL leaves it
+    out, as Streamlit's binding does; see :data:`QP`), written back after every run, left out at
+    the default (as Streamlit's binding leaves it out)."""
     names = [str(o) for o in options]
     accepted: dict[str, Any] = {str(format_func(o)): o for o in options}  # links made before
     accepted.update({a: o for a, o in aliases.items() if o in options})
@@ -280,8 +332,11 @@ def _named_choice(
     index = kwargs.pop("index", 0)
     default = None if index is None else options[index]
     ok = [accepted[v] for v in given if v in accepted]
-    if ok and key not in st.session_state:  # the box's first run: the link's choice
+    back = key in st.session_state and _history_navigation()  # Back/Forward: the URL's choice
+    if ok and (key not in st.session_state or back):  # the box's first run: the link's choice
         st.session_state[key] = ok[-1]  # (no index beside it: Streamlit would warn of both)
+    elif back:  # the entry's URL leaves the box out (or names no choice): the default
+        st.session_state[key] = default
     elif key not in st.session_state or index == 0:  # a value the page set: no index beside it
         kwargs["index"] = index
     value = getattr(where, kind)(label, options, key=key, format_func=format_func, **kwargs)
@@ -324,8 +379,8 @@ def bound_number(
     page's Nodes and GPUs per node, emptied for each new log) is synced to the URL here, as
     :func:`bound_choice` syncs such a choice: Streamlit's binding kept the value the page set
     and sent it back on later reruns, so a number typed after the first log never reached the
-    URL. Read from the URL on the box's first run in the session, written back after every run,
-    left out at the default (``value``).
+    URL. Read from the URL on the box's first run in the session and on a Back or Forward run
+    (:data:`QP`), written back after every run, left out at the default (``value``).
     """
     text = st.query_params.get(key) if key in st.query_params else None
     bounds = (kwargs.get("value"), kwargs.get("step"), min_value, max_value)
@@ -343,8 +398,7 @@ def bound_number(
                 f"[{lo}, {hi}]; the default is used"
             )
         elif whole and math.isfinite(x) and x != math.floor(x):
-            del st.query_params[key]  # else Streamlit cuts the fraction and runs on that
-            _forget_initial_url_value(key)
+            _drop_url_value(key)  # else Streamlit cuts the fraction and runs on that
             error(
                 f"URL parameter {key}: {text} is not a whole number, as {label} takes; "
                 "the default is used"
@@ -357,8 +411,8 @@ def bound_number(
         )
     default = kwargs.get("value", "min")
     default = min_value if default == "min" else default
-    if key not in st.session_state:  # the box's first run: the link's number, else the default
-        st.session_state[key] = default if linked is None else linked
+    if key not in st.session_state or _history_navigation():  # the box's first run, or Back/
+        st.session_state[key] = default if linked is None else linked  # Forward: the URL's
     if default is not None:  # the value is the state's: no value beside it (Streamlit warns)
         kwargs.pop("value", None)  # (an empty default stays: an emptied box is None, not min)
     value = where.number_input(label, key=key, min_value=min_value, max_value=max_value, **kwargs)
