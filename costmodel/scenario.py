@@ -777,6 +777,21 @@ class Scenario(BaseModel):
         data.update(kw)
         return Scenario(**data)
 
+    def changes_from(self, base: Scenario) -> dict[str, Any]:
+        """This scenario's value of every field in which it differs from ``base``, JSON-ready,
+        in field order: what a comparison's B is beside A, whatever set it (the ``--vs``
+        changes as validated, what they carry along, such as the ZeRO stage of a strategy or
+        the parameters of an architecture, and what was solved for B, such as its micro-batch
+        and accumulation at A's global batch). ``scenario --vs --json`` writes it as
+        ``b_changes``.
+
+        >>> a = Scenario(params=7e9, nodes=2)
+        >>> a.with_changes("nodes=4,strategy=fsdp").changes_from(a)
+        {'zero_stage': 3, 'strategy': 'fsdp', 'nodes': 4}
+        """
+        mine, theirs = self.model_dump(mode="json"), base.model_dump(mode="json")
+        return {k: v for k, v in mine.items() if theirs.get(k) != v}
+
     def bucket_advice(self, caps_bytes: Any = None) -> Any:
         """The bucket_cap that minimises the exposed communication of this scenario's step.
 

@@ -1572,6 +1572,22 @@ def _b_at_global_tokens(o: dict[str, Any], b: Any, vs: str) -> Any:
     return b.with_changes({"local_batch": m, "accumulation": n})
 
 
+def _b_solved(global_tokens: str | None, b: Any) -> dict[str, Any] | None:
+    """What ``scenario --vs`` solved for B rather than took as typed, JSON-ready: with
+    --global-tokens, B's micro-batch (``local_batch``, Scenario's name) and ``accumulation``
+    at A's global batch in tokens per step (:func:`_b_at_global_tokens`), with ``from``
+    (the option they were solved from) and ``global_tokens``; None when nothing was solved."""
+    if global_tokens is None:
+        return None
+    s = b.scenario
+    return {
+        "from": "--global-tokens",
+        "global_tokens": int(b.tokens_per_step),
+        "local_batch": int(s.local_batch),
+        "accumulation": int(s.accumulation),
+    }
+
+
 def _scenario_from_options(o: dict[str, Any]) -> Any:
     """The Scenario of ``train``/``scenario``'s options; its refusals name the option typed
     (``limited``'s :func:`costmodel.cli._common.command_options`, as every command's)."""
@@ -1772,7 +1788,15 @@ def scenario(
         if other is not None:
             from ..verdict import decide_scenarios
 
-            data.update(b=other, changes=vs, comparison=result.compare(other))
+            # changes: --vs as typed; b_changes: B's value of each field it differs from A in
+            # (typed, carried along, or solved); b_solved: what was solved for B, and from what
+            data.update(
+                b=other,
+                changes=vs,
+                b_changes=b.changes_from(a),  # type: ignore[union-attr]
+                b_solved=_b_solved(global_tokens, other),
+                comparison=result.compare(other),
+            )
             data["faster_step"] = decide_scenarios(result, other).as_dict()
         if advice:
             data["bucket_advice"] = {
