@@ -777,6 +777,21 @@ class Scenario(BaseModel):
         data.update(kw)
         return Scenario(**data)
 
+    def changes_from(self, base: Scenario) -> dict[str, Any]:
+        """This scenario's value of every field in which it differs from ``base``, JSON-ready,
+        in field order: what a comparison's B is beside A, whatever set it (the ``--vs``
+        changes as validated, what they carry along, such as the ZeRO stage of a strategy or
+        the parameters of an architecture, and what was solved for B, such as its micro-batch
+        and accumulation at A's global batch). ``scenario --vs --json`` writes it as
+        ``b_changes``.
+
+        >>> a = Scenario(params=7e9, nodes=2)
+        >>> a.with_changes("nodes=4,strategy=fsdp").changes_from(a)
+        {'zero_stage': 3, 'strategy': 'fsdp', 'nodes': 4}
+        """
+        mine, theirs = self.model_dump(mode="json"), base.model_dump(mode="json")
+        return {k: v for k, v in mine.items() if theirs.get(k) != v}
+
     def bucket_advice(self, caps_bytes: Any = None) -> Any:
         """The bucket_cap that minimises the exposed communication of this scenario's step.
 
@@ -894,7 +909,7 @@ class Scenario(BaseModel):
             nodes=int(c.nodes),
             gpus_per_node=int(c.gpus_per_node),
             ranks=ranks,
-            strategy=lay.name,
+            **lay.identity(),
             memory_parts_bytes={k: float(v) for k, v in mem.parts().items()},
             memory_total_bytes=total,
             gpu_memory_bytes=gpu_bytes,
@@ -1286,7 +1301,19 @@ class ScenarioResult(BaseModel):
     nodes: int
     gpus_per_node: int
     ranks: int
-    strategy: str = Field("ddp", description="the layout's name: ddp, zero1, fsdp, hsdp g=8, ...")
+    # the layout, named as every sweep row and --json name it (Layout.identity)
+    strategy: str = Field("ddp", description="the strategy: ddp, zero1, zero2, fsdp or hsdp")
+    layout: str = Field(
+        "ddp", description="the layout's name: ddp, zero1, fsdp (no reshard), hsdp g=8, ..."
+    )
+    group_size: int | None = Field(
+        None, description="hsdp's sharding group [GPUs] (the g of its name); None off hsdp"
+    )
+    reshard_after_forward: bool | None = Field(
+        None,
+        description="whether fsdp/hsdp free the gathered parameters after forward; None for "
+        "a strategy without the option",
+    )
     memory_parts_bytes: dict[str, float] = Field(description="per part, per GPU [B]")
     memory_total_bytes: float = Field(description="per GPU [B]")
     gpu_memory_bytes: float = Field(description="the preset GPU's memory [B]")
@@ -1446,7 +1473,7 @@ class ScenarioResult(BaseModel):
         s = self.scenario
         lines = [
             f"{s.arch + ': ' if s.arch else ''}{fu.format_count(s.params)} params on {self.cluster_name} x {units.format_counted(self.nodes, 'node')} "
-            f"({units.format_counted(self.ranks, 'GPU')}), {s.recipe}, {self.strategy}, model={s.model}",
+            f"({units.format_counted(self.ranks, 'GPU')}), {s.recipe}, {self.layout}, model={s.model}",
             f"memory per GPU      {fu.format_bytes(self.memory_total_bytes)} of "
             f"{fu.format_bytes(self.gpu_memory_bytes)} ({'fits' if self.fits else 'does NOT fit'})",
             f"global batch        {self.global_batch} ({fu.format_count(self.tokens_per_step)} "

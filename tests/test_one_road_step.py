@@ -60,9 +60,10 @@ def test_one_step_question_one_number(strategy, options):
     assert sc["step_time_s"] == pytest.approx(t, rel=RTOL)
     tr = _cli_json("train", *common, "--strategy", strategy, *options, "--steps", "10")
     assert tr["step_time_s"] == pytest.approx(t, rel=RTOL)
-    assert tr["strategy"] == api.layout.name
+    assert (tr["strategy"], tr["layout"]) == (strategy, api.layout.name)
     sw = cm.sweep(kind="step", preset="dgx-h100", arch="llama-3.1-8b", nodes=4, strategy=strategy)
-    assert sw["strategy"].tolist() == [api.layout.name]  # hsdp's default group: one node (8)
+    assert sw["strategy"].tolist() == [strategy]
+    assert sw["layout"].tolist() == [api.layout.name]  # hsdp's default group: one node (8)
     assert sw["step_time_s"].iloc[0] == pytest.approx(t, rel=RTOL)
     assert sw["memory_GB"].iloc[0] * 1e9 == pytest.approx(api.memory_bytes, rel=RTOL)
     assert sw["comm_contention"].iloc[0] == DEFAULT_COMM_CONTENTION

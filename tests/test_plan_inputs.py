@@ -208,7 +208,7 @@ def test_memory_hsdp_is_the_steps_and_the_advisors_number():
     )  # fmt: skip
     adv = _json("step", "--arch", ARCH, "--strategy", "all", "--nodes", "4", "--cluster",
                 "dgx-h100")  # fmt: skip
-    rows = [r for r in adv["strategies"] if r["strategy"] == "hsdp g=8"]
+    rows = [r for r in adv["strategies"] if r["layout"] == "hsdp g=8"]
     assert rows and rows[0]["memory_bytes"] == mem["memory_bytes"]
     # without --group-size the group is one node of the preset, as the step's default
     default = _json("memory", "--arch", ARCH, "--strategy", "hsdp", "--ranks", "32", "--cluster",

@@ -170,7 +170,7 @@ def test_a_bucket_given_to_fsdp_is_warned_and_not_claimed():
     assert "ddp, zero1 and zero2 use it" in warning
     assert "bucket_cap_bytes" not in res.stdout  # said once, as the warning
     doc = json.loads(run(*argv, "--bucket", "50MB", "--json").stdout)
-    assert doc["layout"]["bucket_cap_bytes"] is None and doc["bucket_cap_bytes"] is None
+    assert doc["layout_fields"]["bucket_cap_bytes"] is None and doc["bucket_cap_bytes"] is None
     assert any(n.startswith("bucket_cap_bytes: not applied to fsdp") for n in doc["notes"])
     plain = json.loads(run(*argv, "--json").stdout)
     assert doc["step_time_s"] == plain["step_time_s"]  # nothing priced differently
@@ -178,7 +178,7 @@ def test_a_bucket_given_to_fsdp_is_warned_and_not_claimed():
     z = run("step", *LLAMA, "--cluster", "dgx-h100", "--nodes", "2", "--strategy", "zero2",
             "--bucket", "50MB", "--json")  # fmt: skip
     assert "warning" not in z.stderr
-    assert json.loads(z.stdout)["layout"]["bucket_cap_bytes"] == 50_000_000
+    assert json.loads(z.stdout)["layout_fields"]["bucket_cap_bytes"] == 50_000_000
 
 
 def test_strategy_all_names_the_rows_that_ignore_the_bucket():
@@ -195,7 +195,7 @@ def test_the_api_says_it_in_the_steps_notes_and_scenario_and_train_warn():
     s = strategy_step(arch="llama-2-7b", cluster="dgx-h100", nodes=2, strategy="hsdp",
                       bucket_cap_bytes=50_000_000, band=False)  # fmt: skip
     assert [n for n in s.notes if n.startswith("bucket_cap_bytes: not applied to hsdp")]
-    assert s.as_dict()["layout"]["bucket_cap_bytes"] is None
+    assert s.as_dict()["layout_fields"]["bucket_cap_bytes"] is None
     r = cm.Scenario(arch="llama-2-7b", nodes=2, strategy="fsdp", bucket_cap_bytes=50_000_000)
     assert [n for n in r.evaluate(scaling=False, flips=False).notes if "not applied" in n]
     d = strategy_step(arch="llama-2-7b", cluster="dgx-h100", nodes=2, strategy="ddp",

@@ -69,7 +69,7 @@ def test_a_ranked_row_carries_the_columns_of_the_one_strategy_step():
     """`step --strategy fsdp --json` and the fsdp row of `--strategy all` say one thing."""
     one = _json(["step", *BASE, "--strategy", "fsdp", "--json"])
     (row,) = [r for r in _json(["step", *BASE, "--strategy", "all", "--json"])["strategies"]
-              if r["strategy"] == "fsdp"]  # fmt: skip
+              if r["layout"] == "fsdp"]  # fmt: skip
     from costmodel.sweep.evaluate import STEP_COLUMNS
 
     for col in (*STEP_COLUMNS, "preset", "model", "recipe", "nodes", "gpus_per_node"):

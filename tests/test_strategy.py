@@ -442,7 +442,7 @@ def test_cli_strategy_all_and_bad_options():
     r = run_(cli.app, [*base, "--strategy", "all", "--model", "lesson", "--json"])
     assert r.exit_code == 0, r.stdout + r.stderr
     out = json.loads(r.stdout)
-    names = [row["strategy"] for row in out["strategies"]]
+    names = [row["layout"] for row in out["strategies"]]
     assert {"ddp", "zero1", "zero2", "fsdp", "fsdp (no reshard)", "hsdp g=8"} <= set(names)
     assert out["best"] == names[0]
     for args, field in (

@@ -42,7 +42,7 @@ def swept() -> pd.DataFrame:
 @pytest.mark.parametrize("nodes", [2, 4])
 def test_every_sweep_row_is_the_advisors_row(swept: pd.DataFrame, nodes: int) -> None:
     advice = cm.advise_strategy(arch=ARCH, cluster=PRESET, nodes=nodes)
-    by_name = {r["strategy"]: r for r in advice.rows()}
+    by_name = {r["layout"]: r for r in advice.rows()}
     rows = swept[swept["nodes"] == nodes]
     # exactly the advisor's layouts: none missing, none extra, none twice
     assert sorted(rows["layout"]) == sorted(by_name)
@@ -94,7 +94,7 @@ def test_cli_sweep_equals_step_strategy_all_json() -> None:
         "step", "--cluster", PRESET, "--arch", ARCH, "--nodes", "2", "--strategy", "all", "--json"
     )
     assert step.exit_code == 0, step.stderr
-    ranked = {r["strategy"]: r["step_time_s"] for r in json.loads(step.stdout)["strategies"]}
+    ranked = {r["layout"]: r["step_time_s"] for r in json.loads(step.stdout)["strategies"]}
     assert sorted(table["layout"]) == sorted(ranked)
     for name, t in zip(table["layout"], table["step_time_s"], strict=True):
         assert t == pytest.approx(ranked[name], rel=1e-9), name
@@ -144,6 +144,8 @@ def test_named_strategies_keep_their_axes() -> None:
     df = cm.sweep(
         kind="step", preset=PRESET, arch=ARCH, strategy="hsdp", group_size="4,8", nodes="2"
     )
-    assert list(df["strategy"]) == ["hsdp g=4", "hsdp g=8"]
+    # named as strategy=all names them: the strategy, the layout's name, its group
+    assert list(df["strategy"]) == ["hsdp", "hsdp"]
+    assert list(df["layout"]) == ["hsdp g=4", "hsdp g=8"]
     assert list(df["group_size"]) == [4, 8]
-    assert "layout" not in df.columns
+    assert list(df["reshard_after_forward"]) == [True, True]

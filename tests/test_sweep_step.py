@@ -62,10 +62,11 @@ def test_a_sweep_row_is_costmodel_step_for_the_same_question(tmp_path, ext):
     )
     assert r.exit_code == 0, r.stderr
     df = pd.read_csv(out) if ext == ".csv" else pd.read_parquet(out)
-    assert len(df) == 4 and set(df["strategy"]) == {"ddp", "hsdp g=8"}
+    assert len(df) == 4 and set(df["strategy"]) == {"ddp", "hsdp"}
+    assert set(df["layout"]) == {"ddp", "hsdp g=8"}
     for strategy in ("ddp", "hsdp"):
         for nodes in (1, 2):
-            row = df[df["strategy"].str.startswith(strategy) & (df["nodes"] == nodes)].iloc[0]
+            row = df[(df["strategy"] == strategy) & (df["nodes"] == nodes)].iloc[0]
             step = _cli_step(
                 "--arch",
                 "llama-3.1-8b",
@@ -98,7 +99,9 @@ def test_hsdp_group_and_resharding_rows_are_costmodel_step():
         group_size="4,16",
         reshard_after_forward="false",
     )
-    assert df["strategy"].tolist() == ["hsdp g=4 (no reshard)", "hsdp g=16 (no reshard)"]
+    assert df["strategy"].tolist() == ["hsdp", "hsdp"]
+    assert df["layout"].tolist() == ["hsdp g=4 (no reshard)", "hsdp g=16 (no reshard)"]
+    assert df["reshard_after_forward"].tolist() == [False, False]
     for _, row in df.iterrows():
         step = _cli_step(
             "--arch",
@@ -113,7 +116,8 @@ def test_hsdp_group_and_resharding_rows_are_costmodel_step():
             str(row["group_size"]),
             "--no-reshard",
         )
-        assert step["strategy"] == row["strategy"]
+        for key in ("strategy", "layout", "group_size", "reshard_after_forward"):
+            assert step[key] == row[key], key
         assert row["step_time_s"] == pytest.approx(step["step_time_s"], rel=1e-9)
         assert row["memory_GB"] * 1e9 == pytest.approx(step["memory_bytes"], rel=1e-9)
 

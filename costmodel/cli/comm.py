@@ -662,7 +662,8 @@ def sweep(
     Training steps (strategies x node counts x micro-batches; each row is `costmodel step`'s
     answer to the same question; strategy=all is every layout `step --strategy all` ranks on
     each row's cluster: fsdp with and without resharding, hsdp at each group that divides the
-    ranks, ...; columns layout, group_size and reshard_after_forward name each one):
+    ranks, ...; every row names its layout: strategy (hsdp), layout (hsdp g=8), group_size and
+    reshard_after_forward):
 
     \b
         costmodel sweep --kind step --set preset=dgx-h100 --set arch=llama-3.1-8b --set strategy=all --set nodes=1..16x2 --set micro_batch=1,2 -o steps.csv

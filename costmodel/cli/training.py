@@ -409,10 +409,9 @@ def memory(
         "arch": arch,
         "recipe": recipe,
         "zero_stage": zero,
-        "strategy": st,
-        "layout": sm.strategy,  # the step's name of the layout: "hsdp g=8", "fsdp"
-        "group_size": _hsdp_group(lkw, ranks),
-        "reshard_after_forward": reshard,
+        # strategy, layout ("hsdp g=8"), group_size, reshard_after_forward: the layout sized,
+        # named as a sweep row and step --json name it
+        **_layout_identity(lkw, ranks),
         "ranks": ranks,
     }
     if arch is not None:  # what sizes the activations, as a sweep row over an arch has them
@@ -559,15 +558,15 @@ def memory(
         typer.echo(f"note: {n}")
 
 
-def _hsdp_group(layout_kw: dict[str, Any], ranks: int) -> int | None:
-    """The GPUs one replica is sharded over under hsdp (the Layout's own rule: --group-size,
-    else one node), None for another strategy."""
-    if layout_kw["strategy"] != "hsdp":
-        return None
+def _layout_identity(layout_kw: dict[str, Any], ranks: int) -> dict[str, Any]:
+    """The four keys naming the layout of :func:`~costmodel.strategy.memory.stage_memory`'s
+    keywords on ``ranks`` ranks (:meth:`costmodel.strategy.layout.Layout.identity`: hsdp's
+    group by the Layout's own rule, --group-size, else one node; the resharding fsdp/hsdp do,
+    given or the default)."""
     from ..strategy.layout import make_layout
 
     fields = {k: v for k, v in layout_kw.items() if v is not None}
-    return int(make_layout(ranks=ranks, **fields).shard_group)
+    return make_layout(ranks=ranks, **fields).identity()
 
 
 # --- batch ------------------------------------------------------------------------------------
@@ -1031,10 +1030,12 @@ def step(
     else:
         p = float(p_given)  # type: ignore[arg-type]
     result = ddp.ddp_step(p, n, **kwargs)
+    from ..strategy.layout import make_layout
+
     data = {
         "params": p,
         "arch": arch,
-        "strategy": "ddp",
+        **make_layout(strategy="ddp", ranks=n).identity(),  # named as every --json names it
         "buckets": result.buckets,
         "ranks": n,
         "compute_s": result.compute_s,
@@ -1199,13 +1200,7 @@ def _step_on_cluster(
             # columns for that layout (what `step --strategy NAME --json` and `sweep --kind
             # step` write for it), so a script reads one vocabulary on every surface
             for row, st_ in zip(out["strategies"], adv.steps, strict=True):
-                lay = st_.layout
-                row.update(
-                    _step_record(
-                        st_, p, arch, **inputs, group_size=lay.group_size,
-                        reshard=lay.reshard_after_forward,
-                    )
-                )  # fmt: skip
+                row.update(_step_record(st_, p, arch, **inputs))
             if fa_all is not None:
                 out["fit_suggestions"] = fa_all.as_dict()
             _print_json(out)
@@ -1249,8 +1244,6 @@ def _step_on_cluster(
             tok=tok,
             bucket=common["bucket_cap_bytes"],
             power_limit_w=power_limit_w,
-            group_size=group_size,
-            reshard=reshard,
         )  # fmt: skip
     )
     fa = None
@@ -1338,15 +1331,14 @@ def _step_record(
     tok: float | None,
     bucket: int | None,
     power_limit_w: float | None,
-    group_size: int | None,
-    reshard: bool | None,
 ) -> dict[str, Any]:
     """A step's inputs and a step sweep row's columns (:func:`costmodel.sweep.evaluate.
     step_columns`: the same names, units and values, memory_GB beside memory_bytes), as
     ``step --json`` writes them for its step and ``step --strategy all --json`` for each
-    strategy's row (``group_size``/``reshard`` that row's layout's), so a script reading one
-    reads the other and the sweep. ``notes`` stays a list, as memory --json's (a sweep row
-    joins them)."""
+    strategy's row, so a script reading one reads the other and the sweep. The layout is
+    named by the step's own (``strategy``, ``layout``, ``group_size``,
+    ``reshard_after_forward``: :meth:`~costmodel.strategy.layout.Layout.identity`), not by
+    the options typed. ``notes`` stays a list, as memory --json's (a sweep row joins them)."""
     from ..sweep.evaluate import step_columns
 
     out: dict[str, Any] = dict(
@@ -1358,13 +1350,11 @@ def _step_record(
         precision=s.precision,  # the one the step ran at (given, or the recipe's)
         recompute=kw["recompute"],
         loss=kw["loss"],
-        reshard_after_forward=reshard,
         param_dtype=kw["param_dtype"],
         grad_dtype=kw["grad_dtype"],
         no_sync=kw["no_sync"],
         nodes=nodes,
         gpus_per_node=int(c.gpus_per_node),
-        group_size=group_size,
         mfu=mfu,
         compute_time_s=compute_s,
         tokens_per_gpu=tok,
@@ -1420,7 +1410,7 @@ def _advice_table(rows: list[dict[str, Any]]) -> str:
         )
         rank = "1=" if r["within_expected_error"] else str(r["rank"])  # a tie: no 1, 2, 3
         out.append(
-            f"{rank:<5}{r['strategy']:<20}{units.format_bytes(r['memory_bytes']):>12}  "
+            f"{rank:<5}{r['layout']:<20}{units.format_bytes(r['memory_bytes']):>12}  "
             f"{'yes' if r['fits'] else 'NO':<5}{units.format_duration(r['step_time_s']):>10}  "
             f"{band:<21}{units.format_count(r['tokens_per_s']):>10}  {r['bound']:<9}"
             f"{vs_fastest(r)}"
@@ -1580,6 +1570,22 @@ def _b_at_global_tokens(o: dict[str, Any], b: Any, vs: str) -> Any:
     ranks = int(b._validated_cluster().ranks)
     m, n = _split_global_tokens(total, int(b.sequence_length), ranks, local, acc, side="B's ")
     return b.with_changes({"local_batch": m, "accumulation": n})
+
+
+def _b_solved(global_tokens: str | None, b: Any) -> dict[str, Any] | None:
+    """What ``scenario --vs`` solved for B rather than took as typed, JSON-ready: with
+    --global-tokens, B's micro-batch (``local_batch``, Scenario's name) and ``accumulation``
+    at A's global batch in tokens per step (:func:`_b_at_global_tokens`), with ``from``
+    (the option they were solved from) and ``global_tokens``; None when nothing was solved."""
+    if global_tokens is None:
+        return None
+    s = b.scenario
+    return {
+        "from": "--global-tokens",
+        "global_tokens": int(b.tokens_per_step),
+        "local_batch": int(s.local_batch),
+        "accumulation": int(s.accumulation),
+    }
 
 
 def _scenario_from_options(o: dict[str, Any]) -> Any:
@@ -1782,7 +1788,15 @@ def scenario(
         if other is not None:
             from ..verdict import decide_scenarios
 
-            data.update(b=other, changes=vs, comparison=result.compare(other))
+            # changes: --vs as typed; b_changes: B's value of each field it differs from A in
+            # (typed, carried along, or solved); b_solved: what was solved for B, and from what
+            data.update(
+                b=other,
+                changes=vs,
+                b_changes=b.changes_from(a),  # type: ignore[union-attr]
+                b_solved=_b_solved(global_tokens, other),
+                comparison=result.compare(other),
+            )
             data["faster_step"] = decide_scenarios(result, other).as_dict()
         if advice:
             data["bucket_advice"] = {
@@ -2111,6 +2125,7 @@ def train(
         measured_step_time_s=measured,
     )
     from ..strategy.band import band_note
+    from ..strategy.layout import LAYOUT_KEYS
 
     # why the days', GPU-hours' and dollars' bands are missing (a measured step has none to
     # give), in `step`'s words: the text and the JSON left them out silently
@@ -2128,7 +2143,8 @@ def train(
         "memory_total_bytes": result.memory_total_bytes,
         "gpu_memory_bytes": result.gpu_memory_bytes,
         "fits": result.fits,
-        "strategy": result.strategy,
+        # the layout, named as a sweep row, step --json and scenario --json name it
+        **{k: getattr(result, k) for k in LAYOUT_KEYS},
         # the batch as `costmodel batch --json` words it: the global batch in samples and in
         # tokens per step (global_tokens = tokens_per_step), and how it splits
         "micro_batch": result.scenario.local_batch,
@@ -2213,7 +2229,7 @@ def train(
     head = arch or f"{units.format_count(result.scenario.params)} params"
     typer.echo(
         f"{head} on {cluster} x {units.format_counted(result.nodes, 'node')}, {result.scenario.recipe}, "
-        f"{result.strategy} (overlap contention c = {result.comm_contention:g})"
+        f"{result.layout} (overlap contention c = {result.comm_contention:g})"
     )
     typer.echo(_kv(rows))
     if cost.price_note and price is not None:

@@ -220,7 +220,9 @@ class Advice:
         tie with the fastest (None: the expected error is unknown); ``gap_to_best`` and
         ``half_width_vs_best``: ``t / t_best - 1`` and the pair's expected error (None for
         the best itself and for a strategy that does not fit); ``winner``: the decisive
-        fastest."""
+        fastest. Each row names its layout by :meth:`~.layout.Layout.identity`'s keys
+        (``strategy`` the plain strategy, ``layout`` its name, ``hsdp g=8``, ``group_size``,
+        ``reshard_after_forward``), as every sweep row and ``--json`` names it."""
         out = []
         within = self._within
         decisive = self.decisive
@@ -231,7 +233,7 @@ class Advice:
             out.append(
                 {
                     "rank": rank,
-                    "strategy": s.layout.name,
+                    **s.layout.identity(),
                     "memory_bytes": s.memory_bytes,
                     "gpu_memory_bytes": s.gpu_memory_bytes,
                     "fits": s.fits,
@@ -253,7 +255,8 @@ class Advice:
     def as_dict(self) -> dict[str, Any]:
         """The ranking and the decision, JSON-ready (``step --strategy all --json``):
         ``best`` the nominal fastest that fits, ``winner`` it only when decisive, ``tied``
-        the strategies within the expected error of it, ``verdict`` the sentence."""
+        the strategies within the expected error of it (each a layout's name, a row's
+        ``layout``: ``hsdp g=8``), ``verdict`` the sentence."""
         b = self.best
         return {
             "strategies": self.rows(),

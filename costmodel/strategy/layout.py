@@ -308,6 +308,35 @@ class Layout(BaseModel):
             base += " (no reshard)"
         return base
 
+    def identity(self) -> dict[str, Any]:
+        """The four keys that name this layout on every surface (:data:`LAYOUT_KEYS`), each
+        with one meaning: ``strategy`` the plain strategy (one of :data:`STRATEGIES`),
+        ``layout`` its :attr:`name` (``hsdp g=8``, ``fsdp (no reshard)``), ``group_size``
+        hsdp's sharding group (:attr:`shard_group`, the ``g`` of the name; None for another
+        strategy) and ``reshard_after_forward`` whether fsdp/hsdp free the gathered parameters
+        after forward (:attr:`reshards`, True unless turned off; None for a strategy without
+        the option). Step and memory sweep rows and the ``--json`` of ``step``, ``memory``,
+        ``scenario`` and ``train`` write these, so one layout reads the same on each.
+
+        >>> Layout(strategy="hsdp", ranks=64, group_size=8).identity()
+        {'strategy': 'hsdp', 'layout': 'hsdp g=8', 'group_size': 8, 'reshard_after_forward': True}
+        >>> Layout(strategy="fsdp", ranks=8, reshard_after_forward=False).identity()["layout"]
+        'fsdp (no reshard)'
+        >>> Layout(strategy="zero1", ranks=8).identity()["group_size"] is None
+        True
+        """
+        sharded = self.strategy in ("fsdp", "hsdp")
+        return {
+            "strategy": self.strategy,
+            "layout": self.name,
+            "group_size": int(self.shard_group) if self.strategy == "hsdp" else None,
+            "reshard_after_forward": self.reshards if sharded else None,
+        }
+
+
+LAYOUT_KEYS: tuple[str, ...] = ("strategy", "layout", "group_size", "reshard_after_forward")
+"""The keys (and sweep columns, in this order) that name a layout: :meth:`Layout.identity`."""
+
 
 def make_layout(**fields: Any) -> Layout:
     """:class:`Layout` with a plain ``ValueError`` naming the field (not pydantic's report).

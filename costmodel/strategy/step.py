@@ -152,14 +152,20 @@ class StrategyStep:
 
     @property
     def strategy(self) -> str:
+        """The layout's name (``hsdp g=8``: :attr:`~.layout.Layout.name`); the plain strategy
+        is ``layout.strategy``, and ``as_dict()`` writes both (``strategy``, ``layout``)."""
         return self.layout.name
 
     def as_dict(self) -> dict[str, Any]:
-        """Scalar figures by name (no timeline), JSON-ready."""
+        """Scalar figures by name (no timeline), JSON-ready. The layout is named by
+        :meth:`~.layout.Layout.identity`'s keys (``strategy`` the plain strategy, ``layout``
+        its name, ``hsdp g=8``, ``group_size``, ``reshard_after_forward``), as every sweep row
+        and ``--json`` names it; ``layout_fields`` holds every field of the Layout
+        (:meth:`~.layout.Layout.as_dict`: dtypes, the bucket applied, the contention)."""
         lo, hi = self.step_time_band_s
         return {
-            "strategy": self.layout.name,
-            "layout": self.layout.as_dict(),
+            **self.layout.identity(),
+            "layout_fields": self.layout.as_dict(),
             "ranks": self.ranks,
             "accumulation": self.accumulation,
             "compute_s": self.compute_s,

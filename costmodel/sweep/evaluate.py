@@ -425,13 +425,17 @@ def _layout_columns(
     cat: dict[str, Any], ranks: np.ndarray, get_cluster: Any
 ) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
     """(the layout columns, each row's sharding group, one row's layout keywords) of a memory
-    block: ``zero_stage``, ``strategy``, ``layout`` (the step's name: ``hsdp g=8``),
-    ``group_size`` (hsdp's group; null for another strategy, where ``memory --json`` writes
-    null, in a grid that has hsdp rows: ``cat["group_column"]``; absent from a grid without
-    any) and ``reshard_after_forward`` (as given), the keys ``costmodel memory --json``
-    writes, in its order, so every chunk of a grid has the same columns. The group of a row is the
+    block: ``zero_stage``, then the layout's four keys (:data:`~costmodel.strategy.layout.
+    LAYOUT_KEYS`, :meth:`~costmodel.strategy.layout.Layout.identity`, as a step sweep row and
+    ``costmodel memory --json`` write them): ``strategy`` (``hsdp``), ``layout`` (the step's
+    name, ``hsdp g=8``), ``group_size`` (hsdp's group; null for another strategy) and
+    ``reshard_after_forward`` (whether fsdp/hsdp free the gathered parameters after forward;
+    null for another strategy), in every row of every grid, so every chunk has the same
+    columns in the same order and types. The group of a row is the
     :class:`~costmodel.strategy.layout.Layout`'s (one per distinct rank count); the buffers
     do not depend on the rank count, so one row's keywords size them for every row."""
+    import pyarrow as pa
+
     from ..strategy.layout import ZERO_STAGE, make_layout
 
     values, inverse = np.unique(ranks, return_inverse=True)
@@ -441,21 +445,21 @@ def _layout_columns(
         for r, kw in zip(values, kws, strict=True)
     ]
     inverse = inverse.ravel()
+    n = len(inverse)
+    # the ranks each row's state is sharded over (training_memory's dp_ranks): hsdp's group
     group = np.array([lay.shard_group for lay in lays], dtype=np.int64)[inverse]
     names, codes = [lay.name for lay in lays], inverse.astype(np.int32)
+    first = lays[0].identity()  # strategy and resharding are the block's, not the row's
+    reshard = first["reshard_after_forward"]
     cols: dict[str, Any] = {
         "zero_stage": ZERO_STAGE[cat["strategy"]],
-        "strategy": cat["strategy"],
+        "strategy": first["strategy"],
         "layout": _Cat(*_recode(codes, names)),
+        "group_size": group if first["group_size"] is not None else pa.nulls(n, pa.int64()),
+        "reshard_after_forward": (
+            pa.nulls(n, pa.bool_()) if reshard is None else pa.array(np.full(n, bool(reshard)))
+        ),
     }
-    if cat["strategy"] == "hsdp":
-        cols["group_size"] = group
-    elif cat.get("group_column"):
-        import pyarrow as pa
-
-        cols["group_size"] = pa.nulls(len(ranks), pa.int64())
-    if cat.get("reshard_after_forward") is not None:
-        cols["reshard_after_forward"] = np.full(len(ranks), bool(cat["reshard_after_forward"]))
     return cols, group, kws[0]
 
 
@@ -663,7 +667,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
     does not set takes the value ``costmodel step --cluster`` gives it (:func:`step_row`), so a
     row is that command's answer to the same question.
     """
-    from ..strategy.layout import bucket_not_applied
+    from ..strategy.layout import LAYOUT_KEYS, bucket_not_applied
 
     n = len(next(iter(num.values()))) if num else 1
     nodes = num.get("nodes", np.ones(n, dtype=np.int64))
@@ -690,18 +694,12 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         "preset": cat["preset"],
         "model": cat["model"],
         "arch": cat["arch"],
-        # strategy=all: the strategy (hsdp) beside its layout's name (hsdp g=8), as the
-        # memory sweep writes them; else the layout's name, as step --json writes it
-        "strategy": (
-            cat["strategy"]
-            if "layout" in cat
-            else np.array([r["strategy"] for r in rows], dtype=object)
-        ),
-        **(_layout_id_columns(cat, n) if "layout" in cat else {}),
+        # the layout's four keys, named and strategy=all alike, as the memory sweep and every
+        # --json write them (Layout.identity)
+        **_layout_id_columns(rows),
         "recipe": cat["recipe"],
         "recompute": cat["recompute"],
         "loss": cat["loss"],
-        **({} if "layout" in cat else {"reshard_after_forward": cat["reshard_after_forward"]}),
         "param_dtype": cat["param_dtype"],
         "grad_dtype": cat["grad_dtype"],  # None (the recipe's): no column
         "precision": cat.get("precision"),  # None (the recipe's): no column
@@ -709,7 +707,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         "nodes": nodes,
     }
     for k in num:
-        if k != "nodes" and not (k == "group_size" and "layout" in cat):
+        if k not in ("nodes", "group_size"):  # group_size: the layout's, above
             out[AXES["step"][k].column] = num[k]  # bucket_cap_bytes, compute_time_s, ...
     if "bucket_cap" in num and bucket_not_applied(cat["strategy"], 1) is not None:
         # fsdp, hsdp: no gradient bucket, so no bucket size in the row (null, as `step --json`
@@ -718,7 +716,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
 
         out[AXES["step"]["bucket_cap"].column] = pa.nulls(n, type=pa.int64())
     for k in STEP_COLUMNS:
-        if k == "strategy":
+        if k in LAYOUT_KEYS:
             continue
         v = [r.get(k) for r in rows]
         if any(errors):
@@ -731,21 +729,23 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
     return out
 
 
-def _layout_id_columns(cat: dict[str, Any], n: int) -> dict[str, Any]:
-    """The columns that name the layout of a ``strategy=all`` step block
-    (:func:`~.grid._all_layout_combos`): ``layout`` (its name, ``hsdp g=8``: the ``strategy``
-    of a row of ``step --strategy all --json``), ``group_size`` (hsdp's sharding group, null
-    for another strategy) and ``reshard_after_forward`` (whether fsdp/hsdp free the gathered
-    parameters after forward; null for a strategy without the option); the same columns, in
-    the same order and types, in every block, so every chunk agrees."""
+def _layout_id_columns(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The columns that name each step row's layout (:data:`~costmodel.strategy.layout.
+    LAYOUT_KEYS`, :meth:`~costmodel.strategy.layout.Layout.identity`), in a named sweep and
+    in ``strategy=all`` alike: ``strategy`` (the plain strategy, ``hsdp``), ``layout`` (its
+    name, ``hsdp g=8``), ``group_size`` (hsdp's sharding group, null for another strategy)
+    and ``reshard_after_forward`` (whether fsdp/hsdp free the gathered parameters after
+    forward; null for a strategy without the option); the same columns, in the same order
+    and types, in every block, so every chunk agrees."""
     import pyarrow as pa
 
-    group = cat["pinned"].get("group_size")
-    reshards = cat.get("layout_reshards")
     return {
-        "layout": np.full(n, cat["layout"], dtype=object),
-        "group_size": pa.array([group] * n, type=pa.int64()),
-        "reshard_after_forward": pa.array([reshards] * n, type=pa.bool_()),
+        "strategy": np.array([r["strategy"] for r in rows], dtype=object),
+        "layout": np.array([r["layout"] or "" for r in rows], dtype=object),
+        "group_size": pa.array([r["group_size"] for r in rows], type=pa.int64()),
+        "reshard_after_forward": pa.array(
+            [r["reshard_after_forward"] for r in rows], type=pa.bool_()
+        ),
     }
 
 
@@ -918,9 +918,29 @@ def _failed_step_row(cat: dict[str, Any], cluster: Any, kw: dict[str, Any]) -> d
     :func:`step_row`'s defaults; the micro-batch unknown where ``tokens_per_gpu`` sets it)."""
     import inspect
 
+    from ..strategy.layout import make_layout
+
     defaults = inspect.signature(step_row).parameters
-    row: dict[str, Any] = {"strategy": cat["strategy"]}
+    group, reshard = kw.get("group_size"), cat.get("reshard_after_forward")
+    row: dict[str, Any] = {  # the layout as asked, where its cluster and fields make one
+        "strategy": cat["strategy"],
+        "layout": None,
+        "group_size": None if group is None else int(group),
+        "reshard_after_forward": reshard,
+    }
     if cluster is not None:
+        try:
+            fields = {"group_size": row["group_size"], "reshard_after_forward": reshard}
+            row.update(
+                make_layout(
+                    strategy=cat["strategy"],
+                    ranks=int(cluster.ranks),
+                    gpus_per_node=int(cluster.gpus_per_node),
+                    **{k: v for k, v in fields.items() if v is not None},
+                ).identity()
+            )
+        except ValueError:
+            pass  # the layout itself was refused (the row's error says why): as asked
         row["ranks"] = int(cluster.ranks)
     for k in ("micro_batch", "sequence_length", "accumulation"):
         row[k] = kw.get(k, defaults[k].default)
@@ -950,6 +970,9 @@ def _with_failed_rows(column: str, values: list[Any]) -> Any:
 
 STEP_COLUMNS = (
     "strategy",
+    "layout",
+    "group_size",
+    "reshard_after_forward",
     "ranks",
     "micro_batch",
     "sequence_length",
@@ -978,9 +1001,10 @@ STEP_COLUMNS = (
 ``efficiency`` is the scaling efficiency, ``one_gpu_step_s / step_time_s``
 (:func:`costmodel.strategy.step.scaling_efficiency`: 1 on one GPU); ``compute_share`` is
 ``compute_s / step_time_s``, the compute's share of the step.
-``strategy`` is the layout's name (``hsdp g=8``; in a ``strategy=all`` sweep the strategy,
-``hsdp``, beside ``layout``, ``group_size`` and ``reshard_after_forward``:
-:func:`_layout_id_columns`); ``fits`` says whether the memory per GPU fits
+``strategy``, ``layout``, ``group_size`` and ``reshard_after_forward`` name the layout the
+step ran (:meth:`costmodel.strategy.layout.Layout.identity`: the plain strategy, ``hsdp``; its
+name, ``hsdp g=8``; hsdp's group, else null; whether fsdp/hsdp reshard, else null), in every
+step sweep and ``--json``; ``fits`` says whether the memory per GPU fits
 the card (a step that does not fit is in the table, marked so); ``band_note`` why
 ``step_time_lo_s``/``step_time_hi_s`` are NaN (:func:`costmodel.strategy.band.band_note`, the
 words of ``costmodel step``), empty where the band is known; ``notes`` what the answer leaves
@@ -1064,7 +1088,7 @@ def step_columns(s: Any, micro_batch: int, sequence_length: int) -> dict[str, An
     ``notes`` is the step's notes joined by spaces (the JSON keeps the list)."""
     from ..strategy.band import band_note
 
-    d = s.as_dict()
+    d = s.as_dict()  # strategy, layout, group_size, reshard_after_forward: Layout.identity
     d["micro_batch"], d["sequence_length"] = int(micro_batch), int(sequence_length)
     d["memory_GB"], d["gpu_memory_GB"] = d["memory_bytes"] / _GB, d["gpu_memory_bytes"] / _GB
     d["notes"] = " ".join(d["notes"])  # what the answer leaves out (mixture-of-experts)

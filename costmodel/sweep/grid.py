@@ -1149,9 +1149,6 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "recipe": a.get("recipe", ["mixed-adam"]),
             # the layout: a strategy by name, else a stage's (0 ddp, 1 zero1, 2 zero2, 3 fsdp)
             "strategy": strategies,
-            # whether any row is hsdp's: then every row has a group_size column (null off
-            # hsdp), so each chunk has the same columns in the same order
-            "group_column": ["hsdp" in strategies],
             "group_size": a.get("group_size", [None]),  # None: one node of the preset
             "reshard_after_forward": a.get("reshard_after_forward", [None]),
             "recompute": a.get("recompute", ["none"]),  # costmodel memory's defaults
@@ -1214,12 +1211,12 @@ def _all_layout_combos(
     node slice, one block per layout the advisor ranks on that cluster
     (:func:`costmodel.strategy.advisor.candidate_layouts` of its ranks and GPUs per node, the
     list ``costmodel step --strategy all`` ranks), in the advisor's order. A block's ``cat``
-    holds the layout's keywords (``strategy``, ``reshard_after_forward``), its name
-    (``layout``) and ``pinned``: the values of the numeric axes it fixes (``nodes``,
-    ``gpus_per_node``, and hsdp's ``group_size``); the block is the other numeric axes."""
+    holds the layout's keywords (``strategy``, ``reshard_after_forward``) and ``pinned``: the
+    values of the numeric axes it fixes (``nodes``, ``gpus_per_node``, and hsdp's
+    ``group_size``); the block is the other numeric axes. Each row names its layout as a
+    named sweep's does (the step's :meth:`~costmodel.strategy.layout.Layout.identity`)."""
     from .. import presets
     from ..strategy.advisor import candidate_layouts
-    from ..strategy.layout import make_layout
 
     block = math.prod(len(a.get(n, [None])) for n in numeric if n not in _PINNED_AXES)
     clusters: dict[tuple[str, int, int | None], Any] = {}
@@ -1240,16 +1237,11 @@ def _all_layout_combos(
                         pinned["gpus_per_node"] = gpn
                     if "group_size" in kw:
                         pinned["group_size"] = kw["group_size"]
-                    lay = make_layout(ranks=ranks, gpus_per_node=per_node, **kw)
                     yield (
                         {
                             **cat,
                             "strategy": kw["strategy"],
                             "reshard_after_forward": kw.get("reshard_after_forward"),
-                            "layout": lay.name,
-                            "layout_reshards": lay.reshards
-                            if lay.strategy in ("fsdp", "hsdp")
-                            else None,
                             "pinned": pinned,
                         },
                         block,

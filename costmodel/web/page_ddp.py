@@ -403,7 +403,7 @@ def _pinned(inp: dict) -> dict | None:
 def _label(inp: dict, result) -> str:
     a = result.scenario.architecture()  # an uploaded config's name, not its saved path
     model = a.name if a is not None else f"{format_count(result.scenario.params)} params"
-    return f"{model} on {result.cluster_name} x {result.nodes}, {result.strategy}"
+    return f"{model} on {result.cluster_name} x {result.nodes}, {result.layout}"
 
 
 def _compare(inp: dict, result, inp_b: dict):
@@ -669,7 +669,7 @@ def render() -> None:
         f" to {format_duration(result.step_time_hi_s)}."
     )
     st.caption(
-        f"{result.strategy}: scaling efficiency at overlap contention c = {c:g}"
+        f"{result.layout}: scaling efficiency at overlap contention c = {c:g}"
         + (" (the default of every surface)" if c == DEFAULT_COMM_CONTENTION else "")
         + f": {100 * result.efficiency:.1f} % (vs one GPU with the same micro-batches, "
         f"{format_duration(result.one_gpu_step_s)} per step"
@@ -698,7 +698,7 @@ def render() -> None:
                     result.timeline,
                     compute_s=result.compute_s,
                     step_time_s=result.step_time_s,
-                    title=f"One step ({result.strategy}): compute and collectives",
+                    title=f"One step ({result.layout}): compute and collectives",
                 ),
                 key="chart_timeline",
             )
@@ -820,7 +820,7 @@ def _strategies(inp: dict) -> None:
                 {
                     # a tie with the fastest ranks "1=": no 1, 2, 3 inside the expected error
                     "rank": "1=" if r["within_expected_error"] else str(r["rank"]),
-                    "strategy": r["strategy"],
+                    "strategy": r["layout"],  # the layout's name: hsdp g=8
                     "memory per GPU": format_bytes(r["memory_bytes"]),
                     "fits": "yes" if r["fits"] else "NO",
                     "step": format_duration(r["step_time_s"]),
