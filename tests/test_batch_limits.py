@@ -312,3 +312,20 @@ def test_the_zero3_hint_of_a_refusal_is_exact_past_the_limit():
     )
     msg = _refusal(lambda: memory.min_ranks(5e18, 80e9, zero_stage=1))
     assert msg.endswith("; zero_stage=3 needs 1,000,000,000 ranks")
+
+
+# --- the CLI's fewest ranks (memory --json min_ranks): the same limit ------------------------
+
+
+def test_stage_min_ranks_searches_up_to_the_ranks_limit():
+    """``costmodel memory`` (stage_min_ranks) stopped at 1e7 ranks: a 1,000T model on 3 GB
+    cards fits on about 1.2e7, and the answer was "no rank count fits ... even at 10,000,000"."""
+    from costmodel.strategy.memory import stage_memory, stage_min_ranks
+
+    n = stage_min_ranks(1e15, 3e9, 3)
+    assert 10**7 < n <= 10**9
+    assert stage_memory(3, n, 1e15).total_bytes <= 3e9 < stage_memory(3, n - 1, 1e15).total_bytes
+    got = run("memory", "--params", "1000T", "--zero", "3", "--gpu-memory", "3GB", "--json")
+    assert got.exit_code == 0 and f'"min_ranks": {n},' in got.stdout
+    with pytest.raises(ValueError, match=r"even at 1,000,000,000 ranks \(the ranks limit\)"):
+        stage_min_ranks(1e15, 1e9, 3)
