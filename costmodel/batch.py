@@ -22,6 +22,8 @@ batch no longer buys a proportionally larger step (McCandlish et al. 2018). A li
 
 from __future__ import annotations
 
+import decimal
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,7 +32,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import finite_result, named_shapes
+from ._checks import finite_result, must_be, named_shapes
 
 FloatOrArray = float | np.ndarray
 LRRule = Literal["linear", "sqrt"]
@@ -70,31 +72,69 @@ CRITICAL_BATCH_CITATION = (
 )
 
 
+# argument -> the key of its limit in costmodel._limits.LIMITS: the range the CLI's option of
+# the same quantity keeps (``costmodel batch --ranks``, ``--local-batch``, ``--global-batch``,
+# ``--seq``), so the API and every command refuse the same values in the same words
+_LIMIT_KEYS: dict[str, str] = {
+    "local_batch": "local_batch",
+    "ranks": "ranks",
+    "accumulation": "accumulation",
+    "global_batch": "global_",
+    "global_batch_size": "global_",
+    "sequence_length": "sequence_length",
+}
+_WHOLE_RULE = "a whole number >= 1"  # a count with no shared limit (global_tokens)
+
+
+@functools.cache
+def _limit(name: str) -> tuple[str, float, float]:
+    """(rule, lo, hi) of the argument ``name``: its shared limit (:data:`_LIMIT_KEYS`), else
+    whole >= 1 without a bound. Imported on first use, as :mod:`costmodel.memory` does (the
+    limits module imports units, which builds a pydantic validator at import)."""
+    key = _LIMIT_KEYS.get(name)
+    if key is None:
+        return _WHOLE_RULE, 1.0, math.inf
+    from ._limits import LIMITS
+
+    lim = LIMITS[key]
+    return lim.rule, lim.lo, lim.hi
+
+
 def _whole(name: str, value: object) -> int:
-    """A whole number >= 1 (ints, or floats with no fraction)."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
+    """One whole count within the limit of ``name`` (:func:`_limit`), as a Python int (ints, or
+    floats with no fraction); else ValueError ``"NAME: must be RULE, got VALUE"``."""
+    rule, lo, hi = _limit(name)
+    if isinstance(value, bool | np.bool_):
+        raise must_be(name, rule, value)
+    if isinstance(value, int | np.integer):  # exact: no float rounding of a large count
+        n = int(value)
+        if lo <= n <= hi:
+            return n
+        raise must_be(name, rule, value)
     try:
         x = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}") from None
-    if not math.isfinite(x) or x < 1 or x != math.floor(x):
-        raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
-    if isinstance(value, int | np.integer):
-        return int(value)  # exact, even above 2**53
+    except (TypeError, ValueError, OverflowError):
+        raise must_be(name, rule, value) from None
+    if not (math.isfinite(x) and lo <= x <= hi and x == math.floor(x)):
+        raise must_be(name, rule, value)
     return int(x)
 
 
 def _whole_array(name: str, value: ArrayLike) -> np.ndarray:
+    """:func:`_whole` for an array (int64 out); the first bad element is named by its index."""
+    rule, lo, hi = _limit(name)
     try:
         x = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}") from None
-    bad = ~np.isfinite(x) | (x < 1) | (x != np.floor(x))
+    except (TypeError, ValueError, OverflowError):
+        raise must_be(name, rule, value) from None
+    bad = ~np.isfinite(x) | (x < lo) | (x > hi) | (x != np.floor(x))
     if bad.any():
-        first = float(x.ravel()[int(np.flatnonzero(bad.ravel())[0])])
-        raise ValueError(f"{name}: must be a whole number >= 1, got {first!r}")
-    if (x >= 2.0**53).any():
+        i = int(np.flatnonzero(bad.ravel())[0])
+        first = float(x.ravel()[i])
+        shown = int(first) if first.is_integer() else first
+        where = f" (element {i} of {x.size})" if x.ndim else ""
+        raise ValueError(f"{name}: must be {rule}, got {shown!r}{where}")
+    if (x >= 2.0**53).any():  # only a count without a limit gets here (every limit is below)
         raise ValueError(
             f"{name}: arrays of counts must be below 2**53 to stay exact; pass Python ints one at "
             f"a time for larger values, got {float(x.max())!r}"
@@ -252,8 +292,8 @@ def global_batch_from_tokens(
 def _batch_of_tokens(t: int, s: int) -> int:
     """:func:`global_batch_from_tokens` of one whole count ``t`` [tokens] and length ``s``."""
     if t % s:
-        exact = t / s
-        near = sorted({max(1, math.floor(exact)), math.ceil(exact)}, key=lambda n: abs(n - exact))
+        q = t // s  # the nearest whole counts of sequences, nearest first (exact: ints)
+        near = sorted({max(1, q), q + 1}, key=lambda n: abs(n * s - t))
         options = " or ".join(f"{n * s:,} tokens ({n} x {s})" for n in near)
         hint = ""
         for unit, binary, suffix in ((10**9, 2**30, "G"), (10**6, 2**20, "M"), (10**3, 2**10, "k")):
@@ -265,24 +305,31 @@ def _batch_of_tokens(t: int, s: int) -> int:
                 )
                 break
         raise ValueError(
-            f"global_tokens: {t} / {s} = {_not_whole(exact)} sequences is not a whole number; "
+            f"global_tokens: {t} / {s} = {_not_whole(t, s)} sequences is not a whole number; "
             f"nearest valid: {options}{hint}"
         )
     return t // s
 
 
-def _not_whole(exact: float) -> str:
-    """A quotient that is not a whole number, with four significant digits or as many more as
-    it takes not to read as one: 8191 / 256 is "31.996", not "32".
+def _not_whole(num: int, den: int) -> str:
+    """The quotient ``num / den`` of two whole numbers that do not divide, with four significant
+    digits or as many more as it takes not to read as a whole number: 8191 / 256 is "31.996",
+    not "32", and 999,999,999,998 / 999,999 is "1000000.999999", not "1e+06". Computed in
+    decimal from the integers, so a quotient past 2**53 keeps its fraction too.
 
-    >>> _not_whole(8192 / 192), _not_whole(8191 / 256), _not_whole(1e9 / 3e9)
+    >>> _not_whole(8192, 192), _not_whole(8191, 256), _not_whole(10**9, 3 * 10**9)
     ('42.67', '31.996', '0.3333')
+    >>> _not_whole(999_999_999_998, 999_999), _not_whole(10**21 + 1, 10)
+    ('1000000.999999', '100000000000000000000.1')
     """
-    for digits in range(4, 18):
-        text = f"{exact:.{digits}g}"
-        if float(text) != round(exact):
-            return text
-    return repr(exact)
+    with decimal.localcontext() as ctx:
+        ctx.prec = len(str(num)) + len(str(den)) + 20
+        exact = decimal.Decimal(num) / decimal.Decimal(den)
+        for digits in range(4, ctx.prec):
+            text = f"{exact:.{digits}g}"
+            if decimal.Decimal(text) != decimal.Decimal(text).to_integral_value():
+                return text
+    return f"{num}/{den}"
 
 
 @dataclass(frozen=True)
@@ -391,6 +438,12 @@ def solve_batch(
             t, s, {"local_batch": local_batch, "ranks": ranks, "accumulation": accumulation}
         )
         global_batch = _batch_of_tokens(t, s)
+        rule, _, hi = _limit("global_batch")
+        if global_batch > hi:  # the global batch in samples, as solve_batch takes it
+            raise ValueError(
+                f"global_tokens: {t} / {s} = {global_batch:,} sequences per step, past the "
+                f"global_batch limit ({rule})"
+            )
     seq = _whole("sequence_length", sequence_length) if sequence_length is not None else None
     sol = _solve(local_batch, ranks, accumulation, global_batch)
     return sol if seq is None else BatchSolution(**{**sol.as_dict(), "sequence_length": seq})  # type: ignore[arg-type]
@@ -417,15 +470,16 @@ def _tokens_split(t: int, s: int, factors: dict[str, int | None]) -> None:
     quantum = s * product
     if t % quantum == 0:
         return
-    name, exact = unknown[0], t / quantum
-    near = [v for v in (math.floor(exact), math.ceil(exact)) if v >= 1]
+    name = unknown[0]
+    rule, lo, hi = _limit(name)
+    near = [v for v in (t // quantum, t // quantum + 1) if lo <= v <= hi]  # exact: ints
     options = " or ".join(
         f"{name}={v} (global_tokens={v * quantum:,}, global_batch={v * product})" for v in near
     )
     hint = ""
     for unit, binary, suffix in ((10**9, 2**30, "G"), (10**6, 2**20, "M"), (10**3, 2**10, "k")):
-        if t % unit == 0 and (t // unit * binary) % quantum == 0:
-            b = t // unit * binary
+        b = t // unit * binary
+        if t % unit == 0 and b % quantum == 0 and lo <= b // quantum <= hi:
             hint = (
                 f"; or {t // unit} x 2^{binary.bit_length() - 1} = {b:,} tokens "
                 f"({name}={b // quantum}), the binary reading of {t // unit}{suffix}"
@@ -433,9 +487,14 @@ def _tokens_split(t: int, s: int, factors: dict[str, int | None]) -> None:
             break
     raise ValueError(
         f"global_tokens: {t} / ({s} x {' x '.join(str(v) for v in known.values())}) = "
-        f"{_not_whole(exact)} (sequence_length x {' x '.join(known)}) is not a whole number "
+        f"{_not_whole(t, quantum)} (sequence_length x {' x '.join(known)}) is not a whole number "
         f"for {name}; "
-        f"nearest valid: {options}{hint}"
+        + (
+            f"nearest valid: {options}"
+            if options
+            else f"the nearest are past the {name} limit ({rule})"
+        )
+        + hint
     )
 
 
@@ -459,22 +518,40 @@ def _solve(
         )
     name = unknown[0]
     known = {k: _whole(k, v) for k, v in given.items() if v is not None}
+    rule, lo, hi = _limit(name)
     if name == "global_batch":
         value = known["local_batch"] * known["ranks"] * known["accumulation"]
+        if value > hi:  # an answer no call could take back as its global_batch
+            raise ValueError(
+                f"global_batch: {known['local_batch']} x {known['ranks']} x "
+                f"{known['accumulation']} = {value:,} is past the global_batch limit ({rule}); "
+                "a smaller local_batch, ranks or accumulation gives a smaller one"
+            )
         return BatchSolution(**known, global_batch=value, solved=name)
     factors = {k: v for k, v in known.items() if k != "global_batch"}
     product = math.prod(factors.values())
     total = known["global_batch"]
-    if total % product:
-        exact = total / product
-        lo, hi = math.floor(exact), math.ceil(exact)
-        options = [f"{name}={v} (global_batch={v * product})" for v in (lo, hi) if v >= 1]
-        formula = " x ".join(str(v) for v in factors.values())
+    whole, rest = divmod(total, product)  # exact: Python ints, whatever their size
+    formula = " x ".join(str(v) for v in factors.values())
+    if rest:
+        options = [
+            f"{name}={v} (global_batch={v * product})" for v in (whole, whole + 1) if lo <= v <= hi
+        ]
         raise ValueError(
-            f"{name}: {total} / ({formula}) = {_not_whole(exact)} is not a whole number; "
-            f"nearest valid: {' or '.join(options)}"
+            f"{name}: {total} / ({formula}) = {_not_whole(total, product)} is not a whole "
+            "number; "
+            + (
+                f"nearest valid: {' or '.join(options)}"
+                if options
+                else f"the nearest whole values are past the {name} limit ({rule})"
+            )
         )
-    return BatchSolution(**{**known, name: total // product}, solved=name)
+    if whole > hi:  # an answer no call could take back as its input
+        raise ValueError(
+            f"{name}: {total} / ({formula}) = {whole:,} is past the {name} limit ({rule}); a "
+            f"smaller global_batch, or a larger {' or '.join(factors)}, gives a smaller one"
+        )
+    return BatchSolution(**{**known, name: whole}, solved=name)
 
 
 @finite_result("learning rate")

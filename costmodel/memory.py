@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -860,14 +861,18 @@ def min_ranks(
 
     With ``R`` the replicated bytes (unsharded parts, activations, buckets, context) and ``S``
     the sharded bytes, a rank holds ``R + S/N``, so :math:`N_{min} = \lceil S / (M - R) \rceil`
-    (which parts ZeRO stage s shards: Rajbhandari et al. 2020).
+    (which parts ZeRO stage s shards: Rajbhandari et al. 2020). The ceiling is taken in
+    integer arithmetic on the exact values of the inputs (:func:`_replicated_and_sharded`), so
+    the answer is exact at every count up to the ranks limit (1e9).
 
     Raises
     ------
     ValueError
         When no rank count can fit: ``R >= M`` (at ZeRO stage 0 every part is replicated, so
         plain DP never fits a model whose state exceeds one GPU). The message gives the bytes
-        needed and the stage that would fit.
+        needed and the stage that would fit. Also when the fewest ranks are past the ranks
+        limit (``dp_ranks``, 1..1,000,000,000): no call takes that count back; the message
+        gives it exactly.
 
     Examples
     --------
@@ -894,45 +899,39 @@ def min_ranks(
     p_s = _scalar("params", params)
     p: float = p_s if p_s is not None else float(_array("params", params))
 
-    def per_rank(ranks: float, recipe_obj: Recipe = r) -> float:
-        m = training_memory(
-            p,
-            recipe_obj,
-            stage,
-            ranks,
-            activations_bytes=activations_bytes,
-            ddp_bucket_copy=ddp_bucket_copy,
-            cuda_context_bytes=cuda_context_bytes,
-            fragmentation=fragmentation,
+    for name, value in (
+        ("activations_bytes", activations_bytes),
+        ("cuda_context_bytes", cuda_context_bytes),
+        ("fragmentation", fragmentation),
+    ):
+        if np.ndim(value):
+            raise ValueError(
+                f"{name}: min_ranks takes scalars (one setting per call), got {value!r}"
+            )
+    training_memory(  # its checks of every input, with its messages
+        p,
+        r,
+        stage,
+        1,
+        activations_bytes=activations_bytes,
+        ddp_bucket_copy=ddp_bucket_copy,
+        cuda_context_bytes=cuda_context_bytes,
+        fragmentation=fragmentation,
+    )
+    args = (activations_bytes, ddp_bucket_copy, cuda_context_bytes, fragmentation)
+    need = _fewest_ranks(p, mem, r, stage, *args)
+    top = int(_ranks_limit().hi)
+    if need is None:
+        n3 = _fewest_ranks(p, mem, r, 3, *args) if stage < 3 else None
+        hint = (
+            ""
+            if stage == 3
+            else "; even zero_stage=3 cannot fit it (reduce activations or the context)"
+            if n3 is None
+            else f"; zero_stage=3 needs {n3:,} ranks"
+            + (f", past the ranks limit of {top:,}" if n3 > top else "")
         )
-        return float(m.total_bytes)
-
-    full = per_rank(1)
-    if full <= mem:
-        return 1
-    # replicated part = the limit of the per-rank memory as N -> infinity: the memory of one
-    # rank holding none of the parts this stage shards (a rank count past the ranks limit,
-    # once used for it, is refused by training_memory)
-    unsharded: dict[str, Any] = {_RECIPE_FIELD[part]: 0.0 for part in _SHARDED[stage]}
-    replicated = per_rank(1, replace(r, **unsharded))
-    sharded = full - replicated
-    if replicated >= mem or sharded <= 0.0:
-        hint = ""
-        if stage < 3:
-            try:
-                n3 = min_ranks(
-                    p,
-                    mem,
-                    r,
-                    3,
-                    activations_bytes,
-                    ddp_bucket_copy,
-                    cuda_context_bytes,
-                    fragmentation,
-                )
-                hint = f"; zero_stage=3 needs {n3} ranks"
-            except ValueError:
-                hint = "; even zero_stage=3 cannot fit it (reduce activations or the context)"
+        replicated = float(_replicated_and_sharded(p, r, stage, *args)[0])
         what = "every part of the state" if stage == 0 else "the unsharded parts"
         from .units import format_bytes  # lazy: units builds a pydantic validator at import
 
@@ -941,12 +940,76 @@ def min_ranks(
             f"{format_bytes(replicated)} per rank, {replicated / mem:.3g}x the "
             f"{format_bytes(mem)} available, and no rank count changes that{hint}"
         )
-    # a relative slack of 1e-12 keeps an exact fit (480/80 = 6.000...01) from rounding up
-    need = sharded / (mem - replicated) * (1.0 - 1e-12)
-    limit = _ranks_limit()
-    if not need <= limit.hi:  # an answer no call could take back as its dp_ranks
+    if need > top:  # an answer no call could take back as its dp_ranks
         raise ValueError(
-            f"dp_ranks: the fewest ranks that fit, {need:.3g}, is beyond the ranks limit "
-            f"({limit.rule}); a larger memory_bytes or less unsharded memory fits in fewer"
+            f"dp_ranks: the fewest ranks that fit, {need:,}, are past the ranks limit "
+            f"({_ranks_limit().rule}); a larger memory_bytes or less unsharded memory fits in "
+            "fewer"
         )
-    return max(1, math.ceil(need))
+    return need
+
+
+def _fewest_ranks(
+    params: float,
+    memory_bytes: float,
+    r: Recipe,
+    stage: int,
+    activations_bytes: Any,
+    ddp_bucket_copy: bool,
+    cuda_context_bytes: Any,
+    fragmentation: Any,
+) -> int | None:
+    r""":math:`N_{min} = \lceil S / (M - R) \rceil` [-] in integer arithmetic (1 when one rank
+    fits), with no upper limit; None when no count fits (``R >= M``)."""
+    replicated, sharded = _replicated_and_sharded(
+        params, r, stage, activations_bytes, ddp_bucket_copy, cuda_context_bytes, fragmentation
+    )
+    m = Fraction(memory_bytes)
+    if replicated + sharded <= m:
+        return 1
+    if replicated >= m or sharded <= 0:
+        return None
+    return math.ceil(sharded / (m - replicated))  # R + S/N <= M  <=>  N >= S / (M - R)
+
+
+def _replicated_and_sharded(
+    params: float,
+    r: Recipe,
+    stage: int,
+    activations_bytes: Any,
+    ddp_bucket_copy: bool,
+    cuda_context_bytes: Any,
+    fragmentation: Any,
+) -> tuple[Fraction, Fraction]:
+    r"""(R, S) [B] of :func:`training_memory`'s per-rank memory :math:`R + S / N`, exactly.
+
+    .. math:: R = (1 + f)\Big[P \sum_{x\ \mathrm{kept}} b_x + A + D\Big] + C, \qquad
+              S = (1 + f)\, P \sum_{x\ \mathrm{sharded}} b_x
+
+    (:func:`training_memory`'s equation with the parts ZeRO stage ``stage`` shards split off).
+    Every input is a float, which is a fraction of integers, so R and S are exact fractions:
+    :func:`min_ranks` takes the ceiling of ``S / (M - R)`` in integer arithmetic, exact at
+    any rank count (float slack to absorb rounding, as in 480 GB / 80 GB = 6.000...01, is a
+    thousandth of a rank near the ranks limit of 1e9 and gave a count that did not fit).
+    At an exact fit the float sum :func:`training_memory` reports may exceed ``M`` by an ulp.
+
+    >>> _replicated_and_sharded(30e9, RECIPES["mixed-adam"], 3, 0.0, False, 0.0, 0.0)
+    (Fraction(0, 1), Fraction(480000000000, 1))
+    """
+    f = Fraction(float(fragmentation))
+    p = Fraction(params)
+    kept = sum(
+        (
+            Fraction(getattr(r, field))
+            for part, field in _RECIPE_FIELD.items()
+            if part not in _SHARDED[stage]
+        ),
+        Fraction(0),
+    )
+    split = sum(
+        (Fraction(getattr(r, _RECIPE_FIELD[part])) for part in _SHARDED[stage]), Fraction(0)
+    )
+    act = Fraction(float(0.0 if activations_bytes is None else activations_bytes))
+    buckets = p * Fraction(r.gradient_bytes) if ddp_bucket_copy else Fraction(0)
+    replicated = (1 + f) * (p * kept + act + buckets) + Fraction(float(cuda_context_bytes))
+    return replicated, (1 + f) * p * split

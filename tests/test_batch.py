@@ -71,9 +71,12 @@ def test_non_integer_split_is_refused_with_nearest_values() -> None:
         (dict(local_batch=4, ranks=64), "got 2 unknown \\(accumulation, global_batch\\)"),
         (
             dict(local_batch=2.5, ranks=64, accumulation=1),
-            "local_batch: must be a whole number >= 1, got 2.5",
+            "local_batch: must be a whole number in 1..1,000,000, got 2.5",
         ),
-        (dict(local_batch=4, ranks=0, accumulation=1), "ranks: must be a whole number >= 1, got 0"),
+        (
+            dict(local_batch=4, ranks=0, accumulation=1),
+            "ranks: must be a whole number in 1..1,000,000,000, got 0",
+        ),
         (dict(local_batch=4, ranks=8, global_batch=float("nan")), "global_batch"),
         (dict(local_batch=True, ranks=8, accumulation=1), "local_batch"),
     ],
@@ -84,7 +87,9 @@ def test_bad_batch_input(kwargs, match) -> None:
 
 
 def test_global_batch_bad_input() -> None:
-    with pytest.raises(ValueError, match="ranks: must be a whole number >= 1, got 1.5"):
+    with pytest.raises(
+        ValueError, match="ranks: must be a whole number in 1..1,000,000,000, got 1.5"
+    ):
         global_batch(4, 1.5, 1)
 
 

@@ -105,7 +105,7 @@ def test_largest_model_and_fewest_ranks_are_bounds_of_the_same_total():
     for zero in (0, 1):  # the replicated part alone is over the card: no rank count helps
         with pytest.raises(ValueError, match=f"ZeRO-{zero}") as refused:
             stage_min_ranks(30e9, cap, zero)
-        assert "even at 10,000,000 ranks" in str(refused.value)  # thousands separated
+        assert "even at 1,000,000,000 ranks (the ranks limit)" in str(refused.value)  # separated
 
 
 def test_one_rank_keeps_the_lesson_numbers():

@@ -341,9 +341,10 @@ def test_hierarchical_allreduce_never_returns_nan() -> None:
 
 
 def test_global_batch_is_exact_for_huge_counts() -> None:
-    assert cm.global_batch(2**40, 2**20, 2**10) == 2**70
-    assert cm.global_batch(2**31, 2**31, 3) == 3 * 2**62
-    assert cm.global_batch(2**53 + 1, 1, 1) == 2**53 + 1
+    # the largest the limits allow (local_batch, accumulation <= 1e6; ranks <= 1e9): past 2**62
+    assert cm.global_batch(10**6, 10**9, 10**6) == 10**21
+    assert cm.global_batch(2**19, 2**29, 2**19) == 2**67
+    assert cm.global_batch(3, 999_999_999, 999_999) == 3 * 999_999_999 * 999_999
 
 
 # --- bounded work -----------------------------------------------------------------------------

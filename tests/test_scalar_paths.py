@@ -140,7 +140,9 @@ def test_scalar_path_refuses_what_the_array_path_refuses(fn, args):
 
 
 def test_batch_scalar_refuses_fractions():
-    with pytest.raises(ValueError, match="ranks: must be a whole number >= 1"):
+    with pytest.raises(ValueError, match="ranks: must be a whole number in 1..1,000,000,000"):
         batch.global_batch(4, 2.5)
-    with pytest.raises(ValueError, match="sequence_length: must be a whole number >= 1"):
+    with pytest.raises(
+        ValueError, match="sequence_length: must be a whole number in 1..100,000,000"
+    ):
         batch.tokens_per_step(8, 0)

@@ -466,23 +466,31 @@ def stage_min_ranks(
     capacity_bytes: float,
     zero_stage: int,
     *,
-    max_ranks: int = 10_000_000,
+    max_ranks: int | None = None,
     **kw: Any,
 ) -> int:
     """Fewest data-parallel ranks whose :func:`stage_memory` fits in ``capacity_bytes`` [-].
 
     The buffers do not depend on the rank count (above one rank) and the sharded state falls as
-    ``1/N``, so the total is monotone in ``N`` from 2 on: bisection over ``[2, max_ranks]``.
+    ``1/N``, so the total is monotone in ``N`` from 2 on: bisection over ``[2, max_ranks]``,
+    whole counts, by default up to the ranks limit every command and ``dp_ranks`` keep
+    (``_limits.LIMITS["ranks"]``, 1e9; it stopped at 1e7 and said no count fits a card that
+    2e7 ranks fit).
 
     Raises
     ------
     ValueError
-        When no rank count fits: the replicated part alone exceeds the card.
+        When no rank count up to ``max_ranks`` fits: the replicated part alone exceeds the card.
 
     >>> stage_min_ranks(30e9, 80e9, 3)
     7
     """
     cap = float(capacity_bytes)
+    limit = ""
+    if max_ranks is None:
+        from .._limits import LIMITS
+
+        max_ranks, limit = int(LIMITS["ranks"].hi), " (the ranks limit)"
 
     def fits(n: int) -> bool:
         return float(stage_memory(zero_stage, n, params, **kw).total_bytes) <= cap
@@ -493,7 +501,7 @@ def stage_min_ranks(
         m = stage_memory(zero_stage, max_ranks, params, **kw)
         raise ValueError(
             f"no rank count fits ZeRO-{zero_stage} in {format_bytes(cap)} per GPU: even at "
-            f"{max_ranks:,} ranks each needs {format_bytes(float(m.total_bytes))}"
+            f"{max_ranks:,} ranks{limit} each needs {format_bytes(float(m.total_bytes))}"
             + (
                 " (stage 0 replicates the whole state; shard it: ZeRO-1/2/3)"
                 if zero_stage == 0
