@@ -328,3 +328,22 @@ def test_row_ranges_price_the_same_rows_as_the_whole_sweep(all_h100):
         ignore_index=True,
     )
     pd.testing.assert_frame_equal(parts.astype(object), all_h100.astype(object), check_exact=True)
+
+
+def test_batches_of_a_few_rows_price_the_same_rows(all_h100, monkeypatch):
+    """A long sweep is priced in batches of at most ``STEP_BATCH_ROWS`` rows (bounded memory):
+    the same rows, every call batch within the bound."""
+    import costmodel.sweep.evaluate as ev
+
+    batches: list[int] = []
+    real = costmodel.strategy.step.strategy_steps
+
+    def counted(calls):
+        batches.append(len(calls))
+        return real(calls)
+
+    monkeypatch.setattr(ev, "STEP_BATCH_ROWS", 5)
+    monkeypatch.setattr(costmodel.strategy.step, "strategy_steps", counted)
+    small = cm.sweep(kind="step", **ALL_H100)
+    assert max(batches) <= 5 and sum(batches) == len(small) and len(batches) >= len(small) / 5
+    pd.testing.assert_frame_equal(small.astype(object), all_h100.astype(object), check_exact=True)

@@ -6,7 +6,7 @@ model), raw-link rows from :mod:`costmodel.collectives`, memory rows from
 :func:`costmodel.strategy.memory.stage_memory`, one call per row with ``costmodel memory
 --arch``'s defaults: :func:`memory_row`), step rows from the advisor's batched road
 (:func:`costmodel.strategy.advisor.layout_calls` and :func:`costmodel.strategy.step.strategy_steps`,
-every row of a chunk at once, with ``costmodel step``'s defaults: :func:`_step_rows`), the numbers
+up to :data:`STEP_BATCH_ROWS` rows at once, with ``costmodel step``'s defaults: :func:`_step_rows`), the numbers
 of one :func:`costmodel.strategy.strategy_step` per row (:func:`step_row`).
 """
 
@@ -23,6 +23,7 @@ from .grid import _PINNED_AXES, AXES, Grid, _combos, _numeric_axes
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
+    from ..strategy.comm import PredictionCache
     from ..strategy.step import StrategyStep
 
 DEFAULT_CHUNK_ROWS = 1_000_000
@@ -663,15 +664,37 @@ def _memory_notes(params: np.ndarray, activations_note: str) -> _Cat:
 class _StepRow:
     """One step sweep row on its way: its numeric values (:func:`step_keywords`' names), its
     cluster, :func:`~costmodel.strategy.strategy_step`'s keywords for it (but the cluster and
-    node count), then its step, or why it was refused."""
+    node count), then its step's :data:`STEP_COLUMNS` (:func:`step_columns`) and compute
+    precision, or why it was refused (the step itself is not kept: a sweep holds many)."""
 
     values: dict[str, Any]
     nodes: int
     gpus_per_node: int | None
     cluster: Any = None
     keywords: dict[str, Any] | None = None
-    step: StrategyStep | None = None
+    columns: dict[str, Any] | None = None
+    precision: str = ""
     error: str = ""
+
+    def keep(self, step: StrategyStep) -> None:
+        """The row's outputs from its step (its keywords are not needed any more)."""
+        assert self.keywords is not None
+        kw, self.keywords = self.keywords, None
+        self.columns = step_columns(step, kw["micro_batch"], kw["sequence_length"])
+        self.precision = step.precision
+
+
+STEP_BATCH_ROWS = 512
+"""Most step sweep rows priced together [-] (:func:`_eval_pieces`): a prepared step holds its
+task lists until its batch is scheduled, so a sweep of up to :data:`~.grid.MAX_STEP_ROWS` rows is
+priced in batches of consecutive rows (a ``strategy=all`` batch holds every layout of its node
+counts; one prediction cache serves every batch of a chunk). Measured on the 8,760-row
+``strategy=all`` sweep of ``benchmarks/bench_sweep.py --step-all-large`` (Llama-3.1-8B, 1..16
+nodes, 4 micro-batches, 5 sequence lengths, 3 accumulations), with this constant changed: peak
+RSS 441 MB priced in one batch (about 33 kB a row), 172 MB in batches of 512, 160 MB of 256,
+149 MB one row at a time (the code before the batches); the CPU time the same within the
+machine's noise from 256 rows up, and the benchmark's 292-row grid is one batch (at 256 it
+took 199 ms instead of 168)."""
 
 
 #: a step's layout keywords among :func:`step_keywords`' (the rest is the job's)
@@ -679,13 +702,15 @@ _LAYOUT_KEYWORDS = ("strategy", "group_size", "reshard_after_forward")
 
 
 def _step_rows(
-    pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]], get_cluster: Any
+    pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]],
+    get_cluster: Any,
+    cache: PredictionCache | None = None,
 ) -> list[list[_StepRow]]:
     """Every row of the step blocks ``pieces`` (``(cat, num, rows)``), priced together on the
     advisor's road: rows that differ only in their layout (a ``strategy=all`` sweep's layouts
     of one node count) are one :func:`costmodel.strategy.advisor.layout_calls` (a layout each,
     timers over one :class:`~costmodel.strategy.comm.PredictionCache` that knows the node
-    counts of the pieces, the unit sizes hinted), and every call of every piece is one
+    counts of the pieces, ``cache``, the unit sizes hinted), and every call of the pieces is one
     :func:`costmodel.strategy.step.strategy_steps` (the node counts of one layout share their
     setup and one schedule pass). The same numbers as one :func:`step_row` per row
     (tests/test_sweep_batched.py: every output column, time and cost to train included).
@@ -718,8 +743,8 @@ def _step_rows(
             layout = {k: row.keywords[k] for k in _LAYOUT_KEYWORDS}
             groups.setdefault(key, []).append((row, layout))
         out.append(block)
-    counts = sorted({row.nodes for members in groups.values() for row, _ in members})
-    cache = PredictionCache(nodes=counts)
+    if cache is None:
+        cache = PredictionCache(nodes=_node_counts(pieces))
     calls: list[dict[str, Any]] = []
     owners: list[_StepRow] = []
     for key, members in groups.items():
@@ -747,7 +772,7 @@ def _step_rows(
         if step is None:
             _price_alone(row)
         else:
-            row.step = step
+            row.keep(step)
     return out
 
 
@@ -773,11 +798,11 @@ def _price_alone(row: _StepRow) -> None:
 
     assert row.keywords is not None
     try:
-        row.step = strategy_step(
-            cluster=row.cluster, nodes=row.nodes, timeline=False, **row.keywords
-        )
+        step = strategy_step(cluster=row.cluster, nodes=row.nodes, timeline=False, **row.keywords)
     except ValueError as exc:
         row.error = " ".join(str(exc).split())
+        return
+    row.keep(step)
 
 
 def _eval_step(
@@ -803,9 +828,7 @@ def _eval_step(
         priced = _step_rows([(cat, num, n)], get_cluster)[0]
     nodes = num.get("nodes", np.ones(n, dtype=np.int64))
     rows = [
-        _failed_step_row(cat, r.cluster, r.values)
-        if r.step is None
-        else step_columns(r.step, r.keywords["micro_batch"], r.keywords["sequence_length"])  # type: ignore[index]
+        _failed_step_row(cat, r.cluster, r.values) if r.columns is None else r.columns
         for r in priced
     ]
     errors = [r.error for r in priced]
@@ -947,7 +970,7 @@ def _mfu_inputs(
 
 def _train_cost_columns(cat: dict[str, Any], priced: list[_StepRow]) -> dict[str, Any]:
     """:data:`TRAIN_COST_COLUMNS` of step rows: each priced row's step time (with its band),
-    tokens per step and GPUs, read from its step, through
+    tokens per step and GPUs, read from its step's columns, through
     :func:`costmodel.training.training_cost`, the function and arguments of ``costmodel
     train`` (:meth:`costmodel.scenario.ScenarioResult.training_cost`), with the price preset
     of ``cat["price"]`` published for the row's GPU, or ``cat["usd_per_gpu_hour"]``; the MFU's
@@ -968,27 +991,25 @@ def _train_cost_columns(cat: dict[str, Any], priced: list[_StepRow]) -> dict[str
     cols: dict[str, list[Any]] = {k: [] for k in TRAIN_COST_COLUMNS}
     known: dict[tuple[Any, ...], tuple[float, float]] = {}
     for row in priced:
-        s = row.step
+        r = row.columns
         gpu = None if row.cluster is None else str(row.cluster.gpu.name)
         price = by_gpu.get(gpu) if gpu is not None else None
         cost = None
         note = ""
-        if s is not None:
-            assert row.keywords is not None
+        if r is not None:
             fpt, peak = _mfu_inputs(
-                cat, row.cluster, row.values, row.keywords["sequence_length"], s.precision, known
+                cat, row.cluster, row.values, r["sequence_length"], row.precision, known
             )
-            lo, hi = s.step_time_band_s
             try:
                 cost = training_cost(
                     tokens,
-                    tokens_per_step=float(s.tokens_per_step),
-                    step_time_s=float(s.step_time_s),
-                    ranks=int(s.ranks),
+                    tokens_per_step=float(r["tokens_per_step"]),
+                    step_time_s=float(r["step_time_s"]),
+                    ranks=int(r["ranks"]),
                     usd_per_gpu_hour=usd,
                     price=price,
                     gpu=gpu,
-                    step_time_band_s=(float(lo), float(hi)),
+                    step_time_band_s=(float(r["step_time_lo_s"]), float(r["step_time_hi_s"])),
                     flops_per_token=fpt,
                     peak_flops=peak,
                 )
@@ -1000,7 +1021,7 @@ def _train_cost_columns(cat: dict[str, Any], priced: list[_StepRow]) -> dict[str
                 notes.append(_no_price_note(gpu, cat.get("price"), prices_for_gpu(str(gpu))))
             if cost.price_warning:
                 notes.append(cost.price_warning)
-            if s is not None and not s.fits:
+            if r is not None and not r["fits"]:
                 notes.append(
                     "does not fit in GPU memory: the time and cost of a configuration that "
                     "cannot run"
@@ -1281,11 +1302,43 @@ def _eval_pieces(
     (:func:`_step_rows`: every layout and node count of a chunk in one batch)."""
     if kind != "step":
         return [_to_table(_eval_block(kind, cat, num, get_cluster), n) for cat, num, n in pieces]
-    priced = _step_rows(pieces, get_cluster)
-    return [
-        _to_table(_eval_step(cat, num, get_cluster, rows), n)
-        for (cat, num, n), rows in zip(pieces, priced, strict=True)
-    ]
+    from ..strategy.comm import PredictionCache
+
+    cache = PredictionCache(nodes=_node_counts(pieces))  # every batch's predictions
+    tables: list[pa.Table] = []
+    for batch in _row_batches(pieces, STEP_BATCH_ROWS):
+        priced = _step_rows(batch, get_cluster, cache)
+        tables += [
+            _to_table(_eval_step(cat, num, get_cluster, rows), n)
+            for (cat, num, n), rows in zip(batch, priced, strict=True)
+        ]
+    return tables
+
+
+def _node_counts(pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]]) -> list[int]:
+    """The node counts of step pieces' rows (1 where the grid has no ``nodes``)."""
+    out: set[int] = set()
+    for _, num, _n in pieces:
+        out.update(np.unique(num["nodes"]).tolist() if "nodes" in num else [1])
+    return sorted(out)
+
+
+def _row_batches(
+    pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]], most: int
+) -> Iterator[list[tuple[dict[str, Any], dict[str, np.ndarray], int]]]:
+    """``pieces`` in order, in batches of at most ``most`` rows (a longer piece cut)."""
+    batch: list[tuple[dict[str, Any], dict[str, np.ndarray], int]] = []
+    rows = 0
+    for cat, num, n in pieces:
+        for a in range(0, n, most):
+            b = min(n, a + most)
+            if batch and rows + b - a > most:
+                yield batch
+                batch, rows = [], 0
+            batch.append((cat, {k: v[a:b] for k, v in num.items()}, b - a))
+            rows += b - a
+    if batch:
+        yield batch
 
 
 def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.Table]:
