@@ -28,6 +28,10 @@ archive`` of an earlier commit), in a second, persistent process, the three time
 one run::
 
     python benchmarks/bench_sweep.py --step-all [--before DIR] [--pairs 15]
+
+``--step-all-large [--before DIR]``: the same question at 4 micro-batches x 5 sequence lengths x
+3 accumulations (8,760 rows) in a fresh process (and one of ``DIR``'s code): CPU time and peak
+RSS, the memory a long step sweep holds (``costmodel.sweep.evaluate.STEP_BATCH_ROWS``).
 """
 
 from __future__ import annotations
@@ -237,6 +241,46 @@ def step_all_parts(runs: int) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in spent.items()}
 
 
+#: ``--step-all-large``: the same question at 4 micro-batches x 5 sequence lengths x 3
+#: accumulations (8,760 rows), for the memory a long step sweep holds
+STEP_ALL_LARGE = {
+    **STEP_ALL,
+    "micro_batch": [1, 2, 4, 8],
+    "sequence_length": [1024, 2048, 4096, 8192, 16384],
+    "accumulation": [1, 2, 4],
+}
+
+
+def _step_all_large_child() -> None:
+    """One large step sweep in this fresh process: rows, CPU seconds, peak RSS (JSON)."""
+    grid = sw.make_grid(STEP_ALL_LARGE, kind="step")
+    df, _ = _timed(lambda: sw.sweep(grid))
+    print(json.dumps({"rows": len(df), "cpu_s": _CPU[0], "peak_rss_MB": _peak_rss_mb()}))
+
+
+def step_all_large(before: str | None) -> None:
+    """:data:`STEP_ALL_LARGE` in a fresh process of this code (and of ``before``'s): CPU time
+    and peak RSS, the memory the priced rows hold."""
+    for label, path in (("now", None), ("before", before)):
+        if label == "before" and path is None:
+            continue
+        env = dict(os.environ)
+        if path is not None:
+            env["PYTHONPATH"] = os.path.abspath(path)
+        out = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--step-all-large-child"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(
+            f"{label:6s} step sweep strategy=all, {r['rows']:,} rows: {r['cpu_s']:.2f} s CPU, "
+            f"peak RSS {r['peak_rss_MB']:.0f} MB (a fresh process)"
+        )
+
+
 def _serve_step_all() -> None:
     """The other side of ``--before``: one step sweep per line read, its CPU seconds."""
     _step_all_sweep()  # imports, presets, the work kept across sweeps
@@ -402,6 +446,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the strategy=all step sweep, beside the advisor (and --before's sweep)",
     )
+    p.add_argument(
+        "--step-all-large",
+        action="store_true",
+        help="only an 8,760-row strategy=all step sweep: CPU time and peak RSS (and --before's)",
+    )
+    p.add_argument("--step-all-large-child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--before", default=None, help="a directory holding the code to compare")
     p.add_argument("--pairs", type=int, default=15)
     p.add_argument(
@@ -418,6 +468,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.serve_step_all:
         _serve_step_all()
+        return 0
+    if args.step_all_large_child:
+        _step_all_large_child()
+        return 0
+    if args.step_all_large:
+        step_all_large(args.before)
         return 0
     if args.step_all:
         times = step_all_side_by_side(args.pairs, args.before)
