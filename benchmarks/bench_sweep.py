@@ -15,6 +15,23 @@ default) in a child process, whose peak RSS is compared with the 1e6-row in-memo
 Every model (lesson, textbook, nccl, nccl-table) is also timed on one grid, side by side in this
 one process: 5 presets x nodes 1..8,192 x 31 sizes (1,269,760 rows each) to a DataFrame; goal
 >= 1e6 rows/s for every model.
+
+A step sweep's ``strategy=all`` (``--step-all``): every layout the advisor ranks (ddp, zero1,
+zero2, fsdp with and without resharding, hsdp at each group size) of Llama-3.1-8B on 1..16 DGX
+H100 nodes at micro-batches 1 and 2, with its time and cost to train (1e12 tokens at one price),
+to a DataFrame; CPU seconds per sweep, medians of ``--pairs`` alternations, beside the advisor's
+own table of the same steps (``advise_strategy_nodes`` per micro-batch: the same steps without
+the table and the cost columns, the floor the sweep's pricing can reach), then the CPU time of
+each stage of a sweep (pricing, cost columns, tables, their concatenation). ``--before DIR``
+times the sweep of another checkout too (``DIR`` holds its ``costmodel`` package, e.g. ``git
+archive`` of an earlier commit), in a second, persistent process, the three timed in turn, in
+one run::
+
+    python benchmarks/bench_sweep.py --step-all [--before DIR] [--pairs 15]
+
+``--step-all-large [--before DIR]``: the same question at 4 micro-batches x 5 sequence lengths x
+3 accumulations (8,760 rows) in a fresh process (and one of ``DIR``'s code): CPU time and peak
+RSS, the memory a long step sweep holds (``costmodel.sweep.evaluate.STEP_BATCH_ROWS``).
 """
 
 from __future__ import annotations
@@ -139,6 +156,204 @@ def every_model_side_by_side(repeats: int = 3) -> dict[str, dict[str, float]]:
     return out
 
 
+#: the ``--step-all`` grid: every layout of Llama-3.1-8B on 1..16 DGX H100 nodes, at two
+#: micro-batches, with its time and cost to train
+STEP_ALL = {
+    "preset": "dgx-h100",
+    "arch": "llama-3.1-8b",
+    "strategy": "all",
+    "nodes": list(range(1, 17)),
+    "micro_batch": [1, 2],
+    "tokens": 1e12,
+    "price": "coreweave-h100-on-demand",
+}
+
+
+def _step_all_sweep() -> float:
+    """CPU seconds of one ``strategy=all`` step sweep (:data:`STEP_ALL`) to a DataFrame."""
+    grid = sw.make_grid(STEP_ALL, kind="step")
+    t0 = time.process_time()
+    sw.sweep(grid)
+    return time.process_time() - t0
+
+
+def _step_all_advisor() -> float:
+    """CPU seconds of the advisor's table of the same steps (one ``advise_nodes`` per
+    micro-batch; no table, no cost columns)."""
+    from costmodel.strategy.advisor import advise_nodes
+
+    t0 = time.process_time()
+    for mb in STEP_ALL["micro_batch"]:
+        advise_nodes(
+            arch=STEP_ALL["arch"],
+            cluster=STEP_ALL["preset"],
+            nodes=STEP_ALL["nodes"],
+            micro_batch=mb,
+        )
+    return time.process_time() - t0
+
+
+#: the stages of a step sweep whose CPU time ``--step-all`` reports, by their function in
+#: costmodel.sweep.evaluate
+STEP_ALL_PARTS = {
+    "pricing": "_step_rows",
+    "cost columns": "_train_cost_columns",
+    "tables": "_to_table",
+    "concatenation": "_unify",
+}
+
+
+def step_all_parts(runs: int) -> dict[str, float]:
+    """Median CPU seconds of each stage of one step sweep (:data:`STEP_ALL_PARTS`) and of the
+    whole, over ``runs`` sweeps apart from the comparison, each stage timed by wrapping its
+    function (the wrappers cost a few microseconds a call)."""
+    import statistics
+
+    from costmodel.sweep import evaluate as ev
+
+    real = {k: getattr(ev, name) for k, name in STEP_ALL_PARTS.items()}
+    acc = dict.fromkeys(STEP_ALL_PARTS, 0.0)
+
+    def timed(part: str):
+        fn = real[part]
+
+        def inner(*args, **kwargs):
+            t0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                acc[part] += time.process_time() - t0
+
+        return inner
+
+    spent: dict[str, list[float]] = {k: [] for k in [*STEP_ALL_PARTS, "whole"]}
+    for part, name in STEP_ALL_PARTS.items():
+        setattr(ev, name, timed(part))
+    try:
+        for _ in range(runs):
+            acc.update(dict.fromkeys(acc, 0.0))
+            spent["whole"].append(_step_all_sweep())
+            for part in STEP_ALL_PARTS:
+                spent[part].append(acc[part])
+    finally:
+        for part, name in STEP_ALL_PARTS.items():
+            setattr(ev, name, real[part])
+    return {k: statistics.median(v) for k, v in spent.items()}
+
+
+#: ``--step-all-large``: the same question at 4 micro-batches x 5 sequence lengths x 3
+#: accumulations (8,760 rows), for the memory a long step sweep holds
+STEP_ALL_LARGE = {
+    **STEP_ALL,
+    "micro_batch": [1, 2, 4, 8],
+    "sequence_length": [1024, 2048, 4096, 8192, 16384],
+    "accumulation": [1, 2, 4],
+}
+
+
+def _step_all_large_child() -> None:
+    """One large step sweep in this fresh process: rows, CPU seconds, peak RSS (JSON)."""
+    grid = sw.make_grid(STEP_ALL_LARGE, kind="step")
+    df, _ = _timed(lambda: sw.sweep(grid))
+    print(json.dumps({"rows": len(df), "cpu_s": _CPU[0], "peak_rss_MB": _peak_rss_mb()}))
+
+
+def step_all_large(before: str | None) -> None:
+    """:data:`STEP_ALL_LARGE` in a fresh process of this code (and of ``before``'s): CPU time
+    and peak RSS, the memory the priced rows hold."""
+    for label, path in (("now", None), ("before", before)):
+        if label == "before" and path is None:
+            continue
+        env = dict(os.environ)
+        if path is not None:
+            env["PYTHONPATH"] = os.path.abspath(path)
+        out = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--step-all-large-child"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(
+            f"{label:6s} step sweep strategy=all, {r['rows']:,} rows: {r['cpu_s']:.2f} s CPU, "
+            f"peak RSS {r['peak_rss_MB']:.0f} MB (a fresh process)"
+        )
+
+
+def _serve_step_all() -> None:
+    """The other side of ``--before``: one step sweep per line read, its CPU seconds."""
+    _step_all_sweep()  # imports, presets, the work kept across sweeps
+    import costmodel
+
+    print(os.path.dirname(os.path.dirname(costmodel.__file__)), flush=True)
+    for _ in sys.stdin:
+        print(repr(_step_all_sweep()), flush=True)
+
+
+def step_all_side_by_side(pairs: int, before: str | None) -> dict[str, list[float]]:
+    """This code's step sweep, the advisor's table of the same steps and (``before``) the
+    sweep of another checkout, timed in turn ``pairs`` times (CPU seconds)."""
+    import statistics
+
+    child = None
+    if before is not None:
+        child = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--serve-step-all"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": os.path.abspath(before)},
+        )
+        assert child.stdin is not None and child.stdout is not None
+        print(f"before: {child.stdout.readline().strip()}")
+    rows = sw.make_grid(STEP_ALL, kind="step").rows
+    _step_all_sweep(), _step_all_advisor()  # warm-up
+    times: dict[str, list[float]] = {"sweep": [], "advisor": []}
+    if child is not None:
+        times["before"] = []
+    try:
+        for _ in range(pairs):
+            if child is not None:
+                assert child.stdin is not None and child.stdout is not None
+                child.stdin.write("\n")
+                child.stdin.flush()
+                times["before"].append(float(child.stdout.readline()))
+            times["sweep"].append(_step_all_sweep())
+            times["advisor"].append(_step_all_advisor())
+    finally:
+        if child is not None:
+            assert child.stdin is not None
+            child.stdin.close()
+            child.wait()
+    med = {k: statistics.median(v) for k, v in times.items()}
+    best = {k: min(v) for k, v in times.items()}
+    print(
+        f"step sweep strategy=all, {rows} rows (Llama-3.1-8B, 1..16 DGX H100 nodes, micro-batch "
+        f"1 and 2, time and cost to train), CPU ms, medians of {pairs} (fastest):"
+    )
+    for k in times:
+        print(f"  {k:8s} {med[k] * 1e3:7.0f} ({best[k] * 1e3:.0f})")
+    if "before" in med:
+        print(
+            f"  before/now {med['before'] / med['sweep']:.2f}x medians, "
+            f"{best['before'] / best['sweep']:.2f}x fastest; before/advisor "
+            f"{med['before'] / med['advisor']:.2f}x"
+        )
+    print(
+        f"  now/advisor {med['sweep'] / med['advisor']:.2f}x medians, "
+        f"{best['sweep'] / best['advisor']:.2f}x fastest"
+    )
+    parts = step_all_parts(pairs)
+    rest = parts["whole"] - sum(parts[k] for k in STEP_ALL_PARTS)
+    print(
+        f"  one sweep's stages, CPU ms, medians of {pairs} more sweeps: "
+        + ", ".join(f"{k} {parts[k] * 1e3:.0f}" for k in STEP_ALL_PARTS)
+        + f", the rest (grid, DataFrame) {rest * 1e3:.0f}; whole {parts['whole'] * 1e3:.0f}"
+    )
+    return times
+
+
 def _timed(fn):
     """(result, wall seconds); the CPU seconds of the last call are kept in _CPU[0]."""
     t0, c0 = time.perf_counter(), time.process_time()
@@ -225,6 +440,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunk-rows", type=int, default=sw.DEFAULT_CHUNK_ROWS)
     p.add_argument("--json", action="store_true")
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    p.add_argument("--serve-step-all", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--step-all",
+        action="store_true",
+        help="only the strategy=all step sweep, beside the advisor (and --before's sweep)",
+    )
+    p.add_argument(
+        "--step-all-large",
+        action="store_true",
+        help="only an 8,760-row strategy=all step sweep: CPU time and peak RSS (and --before's)",
+    )
+    p.add_argument("--step-all-large-child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--before", default=None, help="a directory holding the code to compare")
+    p.add_argument("--pairs", type=int, default=15)
     p.add_argument(
         "--models-only", action="store_true", help="only the realistic vs textbook comparison"
     )
@@ -236,6 +465,20 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.child:
         _stream_child(int(float(args.child[0])), args.child[1], int(args.child[2]))
+        return 0
+    if args.serve_step_all:
+        _serve_step_all()
+        return 0
+    if args.step_all_large_child:
+        _step_all_large_child()
+        return 0
+    if args.step_all_large:
+        step_all_large(args.before)
+        return 0
+    if args.step_all:
+        times = step_all_side_by_side(args.pairs, args.before)
+        if args.json:
+            print(json.dumps(times, indent=2))
         return 0
     every = every_model_side_by_side()
     for model, r in every.items():

@@ -328,12 +328,10 @@ def test_the_benchmark_table_through_advise_nodes_is_advise_per_node_count(band)
 def _column_calls(strategy: dict[str, object], nodes: tuple[int, ...], **kw: object) -> list:
     """One strategy's calls at several node counts, as the advisor makes them (a layout and a
     timer per node count over one cache that knows the node counts)."""
-    from costmodel.strategy.advisor import _advise_calls
+    from costmodel.strategy.advisor import layout_calls
 
     cache = PredictionCache(nodes=nodes)
-    return [
-        _advise_calls(nodes=n, strategies=[strategy], predictions=cache, **kw)[0] for n in nodes
-    ]
+    return [layout_calls(nodes=n, strategies=[strategy], predictions=cache, **kw)[0] for n in nodes]
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: str(sorted(s.values(), key=str)))

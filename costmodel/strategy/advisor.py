@@ -343,7 +343,7 @@ def advise(
     """
     check_step_keywords(step_kwargs, "advise_strategy")
     params = named_params(params, step_kwargs)  # a name: as strategy_step reads it
-    calls = _advise_calls(
+    calls = layout_calls(
         params,
         cluster=cluster,
         nodes=nodes,
@@ -356,7 +356,7 @@ def advise(
     return Advice(rank_steps(strategy_steps(calls)))
 
 
-def _advise_calls(
+def layout_calls(
     params: float | None = None,
     *,
     cluster: Any = "dgx-h100",
@@ -367,8 +367,14 @@ def _advise_calls(
     predictions: PredictionCache | None = None,
     **step_kwargs: Any,
 ) -> list[dict[str, Any]]:
-    """:func:`advise`'s steps as :func:`~.step.strategy_step` keyword sets (its layouts, with
-    timers sharing one cache and the unit sizes hinted)."""
+    """:func:`advise`'s steps as :func:`~.step.strategy_step` keyword sets, for
+    :func:`~.step.strategy_steps` (the batched road): one :class:`~.layout.Layout` per entry of
+    ``strategies`` (layout keywords; None: :func:`candidate_layouts`) on ``nodes`` nodes of
+    ``cluster``, with one :class:`~.comm.CollectiveTimer` per group size over ``predictions``
+    and the sizes of every wrapped unit hinted. The road of :func:`advise`,
+    :func:`advise_nodes` and a step sweep (:mod:`costmodel.sweep.evaluate`), whose rows are
+    the steps of these calls; the numbers of one :func:`~.step.strategy_step` per layout
+    (tests/test_advisor_fast_path.py, tests/test_sweep_batched.py)."""
     from .. import presets
     from .._checks import flag, whole_count
 
@@ -449,7 +455,7 @@ def advise_nodes(
     calls: dict[int, list[dict[str, Any]]] = {}
     for n in counts:
         cands = strategies(n) if callable(strategies) else strategies
-        calls[n] = _advise_calls(
+        calls[n] = layout_calls(
             params,
             cluster=cluster,
             nodes=n,

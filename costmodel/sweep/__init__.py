@@ -5,7 +5,7 @@ numeric axes (size, ranks, nodes, bandwidth, params, ...). Every combination is 
 numbers come from the same functions the CLI, the scenario and the app call
 (:func:`costmodel.predict.predict_collective` for presets, :mod:`costmodel.collectives` for a raw
 link, :func:`costmodel.memory.training_memory`), called once per block of rows with numpy arrays:
-no per-row Python (a named architecture's memory rows and step rows are evaluated one by one). Large grids are produced in chunks so a file can be written with bounded
+no per-row Python (a named architecture's memory rows are evaluated one by one; step rows are steps, priced together on the advisor's batched road). Large grids are produced in chunks so a file can be written with bounded
 memory (:func:`sweep_to_file`); :func:`sweep` gathers the chunks into one DataFrame.
 
 Grid values are written as lists (``[8, 64]``, ``"8,64"``) or ranges:

@@ -4,8 +4,10 @@ Preset rows come from :func:`costmodel.predict.predict_collective` (or the vecto
 model), raw-link rows from :mod:`costmodel.collectives`, memory rows from
 :func:`costmodel.memory.training_memory` (a named architecture's from
 :func:`costmodel.strategy.memory.stage_memory`, one call per row with ``costmodel memory
---arch``'s defaults: :func:`memory_row`), step rows from :func:`costmodel.strategy.strategy_step`
-(one call per row, with ``costmodel step``'s defaults: :func:`step_row`).
+--arch``'s defaults: :func:`memory_row`), step rows from the advisor's batched road
+(:func:`costmodel.strategy.advisor.layout_calls` and :func:`costmodel.strategy.step.strategy_steps`,
+up to :data:`STEP_BATCH_ROWS` rows at once, with ``costmodel step``'s defaults: :func:`_step_rows`), the numbers
+of one :func:`costmodel.strategy.strategy_step` per row (:func:`step_row`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from .grid import _PINNED_AXES, AXES, Grid, _combos, _numeric_axes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
+
+    from ..strategy.comm import PredictionCache
+    from ..strategy.step import StrategyStep
 
 DEFAULT_CHUNK_ROWS = 1_000_000
 """Rows per streamed chunk: about 60-100 MB of columns, so a 1e8-row sweep stays bounded."""
@@ -659,37 +664,178 @@ def _memory_notes(params: np.ndarray, activations_note: str) -> _Cat:
     return _Cat(codes.astype(np.int32)[inverse.ravel()], [str(n) for n in names])
 
 
-def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any) -> dict[str, Any]:
-    """One :func:`costmodel.strategy.strategy_step` per row, with ``costmodel step``'s defaults.
+@dataclass
+class _StepRow:
+    """One step sweep row on its way: its numeric values (:func:`step_keywords`' names), its
+    cluster, :func:`~costmodel.strategy.strategy_step`'s keywords for it (but the cluster and
+    node count), then its step's :data:`STEP_COLUMNS` (:func:`step_columns`) and compute
+    precision, or why it was refused (the step itself is not kept: a sweep holds many)."""
 
-    A step is a schedule of buckets or wrap units, not a closed form, so this is the one sweep
-    kind evaluated row by row (:data:`~.grid.MAX_STEP_ROWS` bounds it). Every option the grid
-    does not set takes the value ``costmodel step --cluster`` gives it (:func:`step_row`), so a
-    row is that command's answer to the same question.
+    values: dict[str, Any]
+    nodes: int
+    gpus_per_node: int | None
+    cluster: Any = None
+    keywords: dict[str, Any] | None = None
+    columns: dict[str, Any] | None = None
+    precision: str = ""
+    error: str = ""
+
+    def keep(self, step: StrategyStep) -> None:
+        """The row's outputs from its step (its keywords are not needed any more)."""
+        assert self.keywords is not None
+        kw, self.keywords = self.keywords, None
+        self.columns = step_columns(step, kw["micro_batch"], kw["sequence_length"])
+        self.precision = step.precision
+
+
+STEP_BATCH_ROWS = 512
+"""Most step sweep rows priced together [-] (:func:`_eval_pieces`): a prepared step holds its
+task lists until its batch is scheduled, so a sweep of up to :data:`~.grid.MAX_STEP_ROWS` rows is
+priced in batches of consecutive rows (a ``strategy=all`` batch holds every layout of its node
+counts; one prediction cache serves every batch of a chunk). Measured on the 8,760-row
+``strategy=all`` sweep of ``benchmarks/bench_sweep.py --step-all-large`` (Llama-3.1-8B, 1..16
+nodes, 4 micro-batches, 5 sequence lengths, 3 accumulations), with this constant changed: peak
+RSS 441 MB priced in one batch (about 33 kB a row), 172 MB in batches of 512, 160 MB of 256,
+149 MB one row at a time (the code before the batches); the CPU time the same within the
+machine's noise from 256 rows up, and the benchmark's 292-row grid is one batch (at 256 it
+took 199 ms instead of 168)."""
+
+
+#: a step's layout keywords among :func:`step_keywords`' (the rest is the job's)
+_LAYOUT_KEYWORDS = ("strategy", "group_size", "reshard_after_forward")
+
+
+def _step_rows(
+    pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]],
+    get_cluster: Any,
+    cache: PredictionCache | None = None,
+) -> list[list[_StepRow]]:
+    """Every row of the step blocks ``pieces`` (``(cat, num, rows)``), priced together on the
+    advisor's road: rows that differ only in their layout (a ``strategy=all`` sweep's layouts
+    of one node count) are one :func:`costmodel.strategy.advisor.layout_calls` (a layout each,
+    timers over one :class:`~costmodel.strategy.comm.PredictionCache` that knows the node
+    counts of the pieces, ``cache``, the unit sizes hinted), and every call of the pieces is one
+    :func:`costmodel.strategy.step.strategy_steps` (the node counts of one layout share their
+    setup and one schedule pass). The same numbers as one :func:`step_row` per row
+    (tests/test_sweep_batched.py: every output column, time and cost to train included).
+
+    A row refused on the way (its cluster, its keywords) keeps its error; a layout or a call
+    the batched road refuses (:func:`_batched_steps` finds it) is priced alone
+    (:func:`_price_alone`, the road of :func:`step_row`), so that a refused row says what
+    ``costmodel step`` says, and the other rows are priced in the batch all the same."""
+    from ..strategy.advisor import layout_calls
+    from ..strategy.comm import PredictionCache
+
+    out: list[list[_StepRow]] = []
+    groups: dict[tuple[Any, ...], list[tuple[_StepRow, dict[str, Any]]]] = {}
+    for cat, num, n in pieces:
+        nodes = num.get("nodes", np.ones(n, dtype=np.int64))
+        gpn = num.get("gpus_per_node")  # None: every GPU of the node, as costmodel step
+        block: list[_StepRow] = []
+        for i in range(n):
+            values = {k: v[i].item() for k, v in num.items() if k not in _PINNED_AXES}
+            row = _StepRow(values, int(nodes[i]), None if gpn is None else int(gpn[i]))
+            block.append(row)
+            try:  # an impossible row (a slice beyond the node, ...) is that row's answer
+                row.cluster = get_cluster(cat["preset"], row.nodes, row.gpus_per_node)
+                row.keywords = step_keywords(cat, **values)
+            except ValueError as exc:
+                row.error = " ".join(str(exc).split())
+                continue
+            job = {k: v for k, v in row.keywords.items() if k not in _LAYOUT_KEYWORDS}
+            key = (cat["preset"], row.nodes, row.gpus_per_node, *job.items())
+            layout = {k: row.keywords[k] for k in _LAYOUT_KEYWORDS}
+            groups.setdefault(key, []).append((row, layout))
+        out.append(block)
+    if cache is None:
+        cache = PredictionCache(nodes=_node_counts(pieces))
+    calls: list[dict[str, Any]] = []
+    owners: list[_StepRow] = []
+    for key, members in groups.items():
+        first = members[0][0]
+        assert first.keywords is not None
+        job = {k: v for k, v in first.keywords.items() if k not in _LAYOUT_KEYWORDS}
+        params = job.pop("params")
+        # a whole node's preset by name: the cache's own cluster, whose predictions it shares
+        # between node counts; a node slice as the sweep built it
+        cluster = key[0] if first.gpus_per_node is None else first.cluster
+        kw = {"cluster": cluster, "nodes": first.nodes, "predictions": cache, **job}
+        try:
+            calls += layout_calls(params, strategies=[lay for _, lay in members], **kw)
+            owners += [row for row, _ in members]
+            continue
+        except ValueError:  # a layout refused (an hsdp group that does not divide the ranks)
+            pass
+        for row, lay in members:  # the others still in the batch; the refused one alone
+            try:
+                calls += layout_calls(params, strategies=[lay], **kw)
+                owners.append(row)
+            except ValueError:
+                _price_alone(row)  # says why, in costmodel step's words
+    for row, step in zip(owners, _batched_steps(calls), strict=True):
+        if step is None:
+            _price_alone(row)
+        else:
+            row.keep(step)
+    return out
+
+
+def _batched_steps(calls: list[dict[str, Any]]) -> list[Any]:
+    """:func:`costmodel.strategy.step.strategy_steps` of ``calls``; where it refuses one (a
+    compute time faster than the GPU's peak), the calls in halves, down to the refused ones
+    (None), so that the others are still priced in batches."""
+    from ..strategy.step import strategy_steps
+
+    try:
+        return strategy_steps(calls)
+    except ValueError:
+        if len(calls) <= 1:
+            return [None] * len(calls)
+    half = len(calls) // 2
+    return _batched_steps(calls[:half]) + _batched_steps(calls[half:])
+
+
+def _price_alone(row: _StepRow) -> None:
+    """``row``'s step through one :func:`~costmodel.strategy.strategy_step`
+    (:func:`step_row`'s road), or why it is refused, in the step's words."""
+    from ..strategy import strategy_step
+
+    assert row.keywords is not None
+    try:
+        step = strategy_step(cluster=row.cluster, nodes=row.nodes, timeline=False, **row.keywords)
+    except ValueError as exc:
+        row.error = " ".join(str(exc).split())
+        return
+    row.keep(step)
+
+
+def _eval_step(
+    cat: dict[str, Any],
+    num: dict[str, np.ndarray],
+    get_cluster: Any,
+    priced: list[_StepRow] | None = None,
+) -> dict[str, Any]:
+    """A step block's columns: each row :func:`costmodel.strategy.strategy_step`'s answer with
+    ``costmodel step``'s defaults.
+
+    A step is a schedule of buckets or wrap units, not a closed form, so its rows are steps
+    (:data:`~.grid.MAX_STEP_ROWS` bounds them), priced on the advisor's batched road
+    (:func:`_step_rows`; ``priced``: this block's rows priced already with other blocks). Every
+    option the grid does not set takes the value ``costmodel step --cluster`` gives it
+    (:func:`step_keywords`), so a row is that command's answer to the same question
+    (:func:`step_row`, the same numbers one row at a time).
     """
     from ..strategy.layout import LAYOUT_KEYS, bucket_not_applied
 
     n = len(next(iter(num.values()))) if num else 1
+    if priced is None:
+        priced = _step_rows([(cat, num, n)], get_cluster)[0]
     nodes = num.get("nodes", np.ones(n, dtype=np.int64))
-    gpn = num.get("gpus_per_node")  # None: every GPU of the node, as costmodel step
-    rows: list[dict[str, Any]] = []
-    errors: list[str] = []
-    gpus: list[str | None] = []
-    flops: list[tuple[float, float] | None] = []  # (FLOPs per token, peak) of a priced row
-    for i in range(n):
-        kw = {k: v[i].item() for k, v in num.items() if k not in ("nodes", "gpus_per_node")}
-        c = None
-        try:  # an impossible row (a compute faster than the peak) is that row's answer
-            c = get_cluster(cat["preset"], int(nodes[i]), None if gpn is None else int(gpn[i]))
-            rows.append(step_row(cat, c, int(nodes[i]), **kw))
-            errors.append("")
-            priced = cat.get("tokens") is not None
-            flops.append(_mfu_inputs(cat, c, kw, rows[-1]["sequence_length"]) if priced else None)
-        except ValueError as exc:
-            rows.append(_failed_step_row(cat, c, kw))
-            errors.append(" ".join(str(exc).split()))
-            flops.append(None)
-        gpus.append(None if c is None else str(c.gpu.name))
+    rows = [
+        _failed_step_row(cat, r.cluster, r.values) if r.columns is None else r.columns
+        for r in priced
+    ]
+    errors = [r.error for r in priced]
     out: dict[str, Any] = {
         "preset": cat["preset"],
         "model": cat["model"],
@@ -724,7 +870,7 @@ def _eval_step(cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
         else:
             out[k] = np.array(v, dtype=object if isinstance(v[0], str) else None)
     if cat.get("tokens") is not None:
-        out.update(_train_cost_columns(cat, rows, errors, gpus, flops))
+        out.update(_train_cost_columns(cat, priced))
     out["error"] = np.array(errors, dtype=object)
     return out
 
@@ -783,48 +929,58 @@ says why, where no price matches the row's GPU (a GPU is never priced at another
 
 
 def _mfu_inputs(
-    cat: dict[str, Any], cluster: Any, kw: dict[str, Any], sequence_length: int
+    cat: dict[str, Any],
+    cluster: Any,
+    kw: dict[str, Any],
+    sequence_length: int,
+    precision: str,
+    known: dict[tuple[Any, ...], tuple[float, float]] | None = None,
 ) -> tuple[float, float]:
     """(model FLOPs per token [FLOP], the GPU's dense peak at the step's precision [FLOP/s]) of
     a step row of ``sequence_length`` tokens: what :meth:`costmodel.scenario.ScenarioResult.training_cost` hands
     :func:`costmodel.training.training_cost` for ``train``'s MFU
     (:func:`~costmodel.strategy.step.model_flops_per_token` and
-    :func:`~costmodel.strategy.step.measured_peak_flops`, with the precision the step ran at:
-    :func:`~costmodel.strategy.step.check_precision_support`)."""
+    :func:`~costmodel.strategy.step.measured_peak_flops` at ``precision``, the precision the
+    step ran at: its ``StrategyStep.precision``, which
+    :func:`~costmodel.strategy.step.check_precision_support` gave it). ``known``: the answers
+    of a block's rows by their arguments, so that rows that share them ask once."""
     from ..architecture import load_arch
-    from ..strategy.step import (
-        check_precision_support,
-        measured_peak_flops,
-        model_flops_per_token,
-    )
+    from ..strategy.step import measured_peak_flops, model_flops_per_token
 
-    arch = load_arch(cat["arch"]) if cat["arch"] is not None else None
-    params = float(arch.params) if arch is not None else float(kw["params"])
     compute_time = kw.get("compute_time")
+    mfu = None if compute_time is not None else kw.get("mfu")  # the step's own rule
+    params = None if cat["arch"] is not None else float(kw["params"])
+    key = (cat["arch"], params, int(sequence_length), mfu, compute_time, cluster.gpu, precision)
+    hit = None if known is None else known.get(key)
+    if hit is not None:
+        return hit
+    arch = load_arch(cat["arch"]) if cat["arch"] is not None else None
     fpt = model_flops_per_token(
-        params,
+        float(arch.params) if arch is not None else float(params),  # type: ignore[arg-type]
         arch,
         int(sequence_length),
-        mfu=None if compute_time is not None else kw.get("mfu"),  # the step's own rule
+        mfu=mfu,
         compute_time_s=compute_time,
     )[0]
-    precision = check_precision_support(cluster.gpu, cat.get("precision"), cat["recipe"])
-    return float(fpt), measured_peak_flops(cluster.gpu, precision)
+    out = (float(fpt), measured_peak_flops(cluster.gpu, precision))
+    if known is not None:
+        known[key] = out
+    return out
 
 
-def _train_cost_columns(
-    cat: dict[str, Any],
-    rows: list[dict[str, Any]],
-    errors: list[str],
-    gpus: list[str | None],
-    flops: list[tuple[float, float] | None],
-) -> dict[str, Any]:
-    """:data:`TRAIN_COST_COLUMNS` of step rows: each priced row's step time, tokens per step
-    and GPUs through :func:`costmodel.training.training_cost`, the function and arguments of
-    ``costmodel train`` (:meth:`costmodel.scenario.ScenarioResult.training_cost`), with the
-    price preset of ``cat["price"]`` published for the row's GPU, or ``cat["usd_per_gpu_hour"]``.
-    A refused row (``errors``) has none; a cost the function refuses is that row's
-    ``cost_note``."""
+def _train_cost_columns(cat: dict[str, Any], priced: list[_StepRow]) -> dict[str, Any]:
+    """:data:`TRAIN_COST_COLUMNS` of step rows: each priced row's step time (with its band),
+    tokens per step and GPUs, read from its step's columns, through
+    :func:`costmodel.training.training_cost`, the function and arguments of ``costmodel
+    train`` (:meth:`costmodel.scenario.ScenarioResult.training_cost`), with the price preset
+    of ``cat["price"]`` published for the row's GPU, or ``cat["usd_per_gpu_hour"]``; the MFU's
+    FLOPs and peak from :func:`_mfu_inputs`, once per distinct setting. A refused row has none;
+    a cost the function refuses is that row's ``cost_note``.
+
+    One ``training_cost`` per row, not a batch: it is ``train``'s scalar road (whole steps,
+    the bands, the price's age and notes), and an array copy of it would be a second road to
+    the same numbers; it is under a tenth of a priced sweep's time (benchmarks/bench_sweep.py
+    ``--step-all``)."""
     import pyarrow as pa
 
     from ..training import load_price, prices_for_gpu, training_cost
@@ -833,11 +989,17 @@ def _train_cost_columns(
     usd = cat.get("usd_per_gpu_hour")
     by_gpu = {load_price(p).gpu: p for p in (cat.get("price") or ())}
     cols: dict[str, list[Any]] = {k: [] for k in TRAIN_COST_COLUMNS}
-    for r, err, gpu, fp in zip(rows, errors, gpus, flops, strict=True):
+    known: dict[tuple[Any, ...], tuple[float, float]] = {}
+    for row in priced:
+        r = row.columns
+        gpu = None if row.cluster is None else str(row.cluster.gpu.name)
         price = by_gpu.get(gpu) if gpu is not None else None
         cost = None
         note = ""
-        if not err:
+        if r is not None:
+            fpt, peak = _mfu_inputs(
+                cat, row.cluster, row.values, r["sequence_length"], row.precision, known
+            )
             try:
                 cost = training_cost(
                     tokens,
@@ -848,8 +1010,8 @@ def _train_cost_columns(
                     price=price,
                     gpu=gpu,
                     step_time_band_s=(float(r["step_time_lo_s"]), float(r["step_time_hi_s"])),
-                    flops_per_token=None if fp is None else fp[0],
-                    peak_flops=None if fp is None else fp[1],
+                    flops_per_token=fpt,
+                    peak_flops=peak,
                 )
             except ValueError as exc:
                 note = " ".join(str(exc).split())
@@ -859,7 +1021,7 @@ def _train_cost_columns(
                 notes.append(_no_price_note(gpu, cat.get("price"), prices_for_gpu(str(gpu))))
             if cost.price_warning:
                 notes.append(cost.price_warning)
-            if r.get("fits") is False:
+            if r is not None and not r["fits"]:
                 notes.append(
                     "does not fit in GPU memory: the time and cost of a configuration that "
                     "cannot run"
@@ -915,12 +1077,12 @@ def _no_price_note(gpu: str | None, given: tuple[str, ...] | None, match: list[s
 def _failed_step_row(cat: dict[str, Any], cluster: Any, kw: dict[str, Any]) -> dict[str, Any]:
     """What a step row whose step was refused still knows: the strategy asked for, the ranks
     of its cluster, and its micro-batch, sequence length and accumulation (the grid's, else
-    :func:`step_row`'s defaults; the micro-batch unknown where ``tokens_per_gpu`` sets it)."""
+    :func:`step_keywords`' defaults; the micro-batch unknown where ``tokens_per_gpu`` sets it)."""
     import inspect
 
     from ..strategy.layout import make_layout
 
-    defaults = inspect.signature(step_row).parameters
+    defaults = inspect.signature(step_keywords).parameters
     group, reshard = kw.get("group_size"), cat.get("reshard_after_forward")
     row: dict[str, Any] = {  # the layout as asked, where its cluster and fields make one
         "strategy": cat["strategy"],
@@ -1015,10 +1177,8 @@ A step sweep adds ``error``: ``""`` for a row that was priced, else why its step
 NaN (null in an integer or boolean column), and the other rows are priced all the same."""
 
 
-def step_row(
+def step_keywords(
     cat: dict[str, Any],
-    cluster: Any,
-    nodes: int,
     *,
     params: float | None = None,
     group_size: int | None = None,
@@ -1032,50 +1192,57 @@ def step_row(
     bucket_cap: int | None = None,
     power_limit_w: float | None = None,
 ) -> dict[str, Any]:
-    """One step sweep row: :func:`~costmodel.strategy.strategy_step` with ``costmodel step``'s
-    defaults (nccl model, mixed-adam, micro-batch 1, sequence 4096, no_sync, parameters gathered
-    in bf16, gradients reduced in the recipe's dtype, the strategy's buckets, the fitted compute,
-    the one default contention), as a dict of :data:`STEP_COLUMNS`. ``cat`` holds the categorical
-    axes (``param_dtype``, ``grad_dtype``, ``precision`` (the recipe's: fp8 for fp8-mixed, else
-    bf16) and ``no_sync`` default as above when absent);
-    ``bucket_cap`` [B] None is the strategy's own bucket; ``power_limit_w`` [W] None is the
-    GPU's datasheet power; ``compute_time`` [s], as ``--compute-time``, is a measured compute
-    per micro-batch (it replaces ``mfu``); ``tokens_per_gpu`` [tokens], as ``--tokens-per-gpu``,
-    sets the micro-batch to ``tokens_per_gpu / sequence_length``
+    """One step sweep row's :func:`~costmodel.strategy.strategy_step` keywords, all but the
+    cluster and the node count, with ``costmodel step``'s defaults (nccl model, mixed-adam,
+    micro-batch 1, sequence 4096, no_sync, parameters gathered in bf16, gradients reduced in
+    the recipe's dtype, the strategy's buckets, the fitted compute, the one default contention).
+    ``cat`` holds the categorical axes (``param_dtype``, ``grad_dtype``, ``precision`` (the
+    recipe's: fp8 for fp8-mixed, else bf16) and ``no_sync`` default as above when absent); the
+    keywords are the row's numeric axes by name: ``bucket_cap`` [B] None is the strategy's own
+    bucket; ``power_limit_w`` [W] None is the GPU's datasheet power; ``compute_time`` [s], as
+    ``--compute-time``, is a measured compute per micro-batch (it replaces ``mfu``);
+    ``tokens_per_gpu`` [tokens], as ``--tokens-per-gpu``, sets the micro-batch to
+    ``tokens_per_gpu / sequence_length``
     (:func:`~costmodel.strategy.compute.micro_batch_of_tokens`, the CLI's road)."""
-    from ..strategy import strategy_step
     from ..strategy.compute import micro_batch_of_tokens
 
     if tokens_per_gpu is not None:
         micro_batch = micro_batch_of_tokens(tokens_per_gpu, sequence_length)
+    return {
+        "params": params,
+        "arch": cat["arch"],
+        "strategy": cat["strategy"],
+        "group_size": None if group_size is None else int(group_size),
+        "reshard_after_forward": cat.get("reshard_after_forward"),
+        "param_dtype": cat.get("param_dtype", "bf16"),
+        "grad_dtype": cat.get("grad_dtype"),
+        "precision": cat.get("precision"),  # None: the recipe's, as costmodel step
+        "bucket_cap_bytes": None if bucket_cap is None else int(bucket_cap),
+        "no_sync": bool(cat.get("no_sync", True)),
+        "recipe": cat["recipe"],
+        "recompute": cat["recompute"],
+        "loss": cat.get("loss", "fp32"),
+        "micro_batch": int(micro_batch),
+        "sequence_length": int(sequence_length),
+        "accumulation": int(accumulation),
+        "mfu": None if compute_time is not None else mfu,  # a measured time replaces the MFU
+        "compute_time_s": compute_time,
+        "comm_contention": comm_contention,
+        "model": cat["model"],
+        "power_limit_w": power_limit_w,
+    }
 
-    s = strategy_step(
-        params,
-        arch=cat["arch"],
-        cluster=cluster,
-        nodes=nodes,
-        strategy=cat["strategy"],
-        group_size=None if group_size is None else int(group_size),
-        reshard_after_forward=cat.get("reshard_after_forward"),
-        param_dtype=cat.get("param_dtype", "bf16"),
-        grad_dtype=cat.get("grad_dtype"),
-        precision=cat.get("precision"),  # None: the recipe's, as costmodel step
-        bucket_cap_bytes=None if bucket_cap is None else int(bucket_cap),
-        no_sync=bool(cat.get("no_sync", True)),
-        recipe=cat["recipe"],
-        recompute=cat["recompute"],
-        loss=cat.get("loss", "fp32"),
-        micro_batch=int(micro_batch),
-        sequence_length=int(sequence_length),
-        accumulation=int(accumulation),
-        mfu=None if compute_time is not None else mfu,  # a measured time replaces the MFU
-        compute_time_s=compute_time,
-        comm_contention=comm_contention,
-        model=cat["model"],
-        timeline=False,
-        power_limit_w=power_limit_w,
-    )
-    return step_columns(s, micro_batch, sequence_length)
+
+def step_row(cat: dict[str, Any], cluster: Any, nodes: int, **values: Any) -> dict[str, Any]:
+    """One step sweep row, alone: one :func:`~costmodel.strategy.strategy_step` of
+    :func:`step_keywords` (``values``: the row's numeric axes by name) on ``nodes`` nodes of
+    ``cluster``, as a dict of :data:`STEP_COLUMNS`. A sweep prices its rows together
+    (:func:`_step_rows`, the advisor's batched road), with the same numbers."""
+    from ..strategy import strategy_step
+
+    kw = step_keywords(cat, **values)
+    s = strategy_step(cluster=cluster, nodes=nodes, timeline=False, **kw)
+    return step_columns(s, kw["micro_batch"], kw["sequence_length"])
 
 
 def step_columns(s: Any, micro_batch: int, sequence_length: int) -> dict[str, Any]:
@@ -1149,29 +1316,77 @@ def _eval_block(
     return _eval_collective_link(cat, num)
 
 
+def _eval_pieces(
+    kind: str,
+    pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]],
+    get_cluster: Any,
+) -> list[pa.Table]:
+    """The tables of pieces ``(cat, num, rows)`` of a grid of ``kind``, in order: each piece
+    through :func:`_eval_block`; a step grid's pieces priced together first
+    (:func:`_step_rows`: every layout and node count of a chunk in one batch)."""
+    if kind != "step":
+        return [_to_table(_eval_block(kind, cat, num, get_cluster), n) for cat, num, n in pieces]
+    from ..strategy.comm import PredictionCache
+
+    cache = PredictionCache(nodes=_node_counts(pieces))  # every batch's predictions
+    tables: list[pa.Table] = []
+    for batch in _row_batches(pieces, STEP_BATCH_ROWS):
+        priced = _step_rows(batch, get_cluster, cache)
+        tables += [
+            _to_table(_eval_step(cat, num, get_cluster, rows), n)
+            for (cat, num, n), rows in zip(batch, priced, strict=True)
+        ]
+    return tables
+
+
+def _node_counts(pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]]) -> list[int]:
+    """The node counts of step pieces' rows (1 where the grid has no ``nodes``)."""
+    out: set[int] = set()
+    for _, num, _n in pieces:
+        out.update(np.unique(num["nodes"]).tolist() if "nodes" in num else [1])
+    return sorted(out)
+
+
+def _row_batches(
+    pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]], most: int
+) -> Iterator[list[tuple[dict[str, Any], dict[str, np.ndarray], int]]]:
+    """``pieces`` in order, in batches of at most ``most`` rows (a longer piece cut)."""
+    batch: list[tuple[dict[str, Any], dict[str, np.ndarray], int]] = []
+    rows = 0
+    for cat, num, n in pieces:
+        for a in range(0, n, most):
+            b = min(n, a + most)
+            if batch and rows + b - a > most:
+                yield batch
+                batch, rows = [], 0
+            batch.append((cat, {k: v[a:b] for k, v in num.items()}, b - a))
+            rows += b - a
+    if batch:
+        yield batch
+
+
 def iter_sweep(grid: Grid, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[pa.Table]:
     """Evaluate a grid in chunks of about ``chunk_rows`` rows (pyarrow Tables, same columns).
 
     Each categorical combination's numeric block is cut at ``chunk_rows``; small blocks are
-    gathered until a chunk is full, so memory stays bounded by the chunk size.
+    gathered until a chunk is full, so memory stays bounded by the chunk size. The pieces of
+    one chunk are evaluated together (:func:`_eval_pieces`).
     """
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows: must be >= 1, got {chunk_rows}")
     get_cluster = _cluster_cache() if "preset" in grid.axes else None
-    pending: list[pa.Table] = []
+    pending: list[tuple[dict[str, Any], dict[str, np.ndarray], int]] = []
     pending_rows = 0
     for cat, block in _combos(grid):
         for start in range(0, block, chunk_rows):
             stop = min(block, start + chunk_rows)
-            num = _numeric_block(grid, start, stop, cat)
-            table = _to_table(_eval_block(grid.kind, cat, num, get_cluster), stop - start)
-            pending.append(table)
-            pending_rows += table.num_rows
+            pending.append((cat, _numeric_block(grid, start, stop, cat), stop - start))
+            pending_rows += stop - start
             if pending_rows >= chunk_rows:
-                yield _unify(pending)
+                yield _unify(_eval_pieces(grid.kind, pending, get_cluster))
                 pending, pending_rows = [], 0
     if pending:
-        yield _unify(pending)
+        yield _unify(_eval_pieces(grid.kind, pending, get_cluster))
 
 
 def evaluate_rows(grid: Grid, start: int, stop: int) -> pa.Table:
@@ -1179,13 +1394,14 @@ def evaluate_rows(grid: Grid, start: int, stop: int) -> pa.Table:
 
     Row ``i`` is the same row whatever the split, so a grid cut into row ranges (the Dask engine
     in :mod:`costmodel.distributed`) gives back, concatenated in order, the single-process sweep.
-    A range may cross categorical blocks; each block's piece is evaluated with one vectorized call.
+    A range may cross categorical blocks; each block's piece is evaluated with one vectorized call
+    (a step grid's pieces together: :func:`_eval_pieces`).
     """
     total = grid.rows
     if not 0 <= start <= stop <= total:
         raise ValueError(f"rows: need 0 <= start <= stop <= {total}, got [{start}, {stop})")
     get_cluster = _cluster_cache() if "preset" in grid.axes else None
-    tables: list[pa.Table] = []
+    pieces: list[tuple[dict[str, Any], dict[str, np.ndarray], int]] = []
     offset = 0
     for cat, block in _combos(grid):
         lo, hi = max(start, offset) - offset, min(stop, offset + block) - offset
@@ -1194,8 +1410,7 @@ def evaluate_rows(grid: Grid, start: int, stop: int) -> pa.Table:
             if offset >= stop:
                 break
             continue
-        num = _numeric_block(grid, lo, hi, cat)
-        tables.append(_to_table(_eval_block(grid.kind, cat, num, get_cluster), hi - lo))
-    if not tables:
+        pieces.append((cat, _numeric_block(grid, lo, hi, cat), hi - lo))
+    if not pieces:
         raise ValueError(f"rows: the range [{start}, {stop}) is empty")
-    return _unify(tables)
+    return _unify(_eval_pieces(grid.kind, pieces, get_cluster))
