@@ -27,8 +27,12 @@ a training step (:func:`costmodel.strategy.strategy_step`, the function of ``cos
 
 MAX_STEP_ROWS = 100_000
 """Most rows a step sweep may evaluate: each row is one :func:`~costmodel.strategy.strategy_step`
-(its schedule of buckets or wrap units, about 40 ms on one core), so 1e5 rows is about an hour.
-Checked from the axis lengths before any evaluation."""
+(its schedule of buckets or wrap units). Rows are priced in batches on the advisor's road
+(:func:`~costmodel.sweep.evaluate._step_rows`): 0.5 ms a row where rows share their setup (a
+``strategy=all`` sweep's layouts: 8,760 rows in 4 s, ``benchmarks/bench_sweep.py
+--step-all-large``), 2-15 ms where each row is a new setting (measured 2026-12-03 on one core;
+40 ms one row at a time before), so 1e5 rows is at most about 25 minutes. Checked from the axis
+lengths before any evaluation."""
 
 MAX_ARCH_MEMORY_ROWS = 1_000_000
 """Most rows a memory sweep over named architectures may evaluate: each row is one
@@ -543,7 +547,7 @@ def _check_rows(grid: Grid) -> None:
         if rows > MAX_STEP_ROWS:
             raise ValueError(
                 f"grid: {rows:,} step rows; at most {MAX_STEP_ROWS:,} per step sweep "
-                "(MAX_STEP_ROWS, about 40 ms a row): narrow an axis or split the sweep"
+                "(MAX_STEP_ROWS, up to about 15 ms a row): narrow an axis or split the sweep"
             )
     if grid.kind == "memory" and "arch" in grid.axes:
         rows = grid.rows
