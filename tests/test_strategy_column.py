@@ -260,3 +260,19 @@ def test_vs_json_without_a_solve_has_no_b_solved():
     # the architecture's parameter count comes with it: a change B carries, in numbers
     assert d["b_changes"] == {"params": d["b"]["scenario"]["params"], "arch": "llama-3.1-70b"}
     assert d["b_changes"]["params"] > 7e10 > d["a"]["scenario"]["params"]
+
+
+def test_a_step_sweep_says_the_precision_each_row_was_priced_at():
+    """``precision`` is a column of every step sweep (not only where it is an axis): each row's
+    compute precision as ``step --json`` writes it, the recipe's where the grid sets none."""
+    df = cm.sweep(
+        kind="step", arch=ARCH, preset=PRESET, nodes=[1, NODES], strategy="fsdp",
+        recipe=["mixed-adam", "fp8-mixed"],
+    )  # fmt: skip
+    assert "precision" in df.columns
+    for recipe, want in (("mixed-adam", "bf16"), ("fp8-mixed", "fp8")):
+        rows = df[df.recipe == recipe]
+        assert len(rows) == 2 and set(rows.precision) == {want}
+        out = run("step", "--arch", ARCH, "--cluster", PRESET, "--nodes", str(NODES),
+                  "--strategy", "fsdp", "--recipe", recipe, "--json")  # fmt: skip
+        assert json.loads(out.stdout)["precision"] == want

@@ -848,7 +848,11 @@ def _eval_step(
         "loss": cat["loss"],
         "param_dtype": cat["param_dtype"],
         "grad_dtype": cat["grad_dtype"],  # None (the recipe's): no column
-        "precision": cat.get("precision"),  # None (the recipe's): no column
+        # the compute precision each row was priced at (the grid's, else its recipe's, as
+        # `step --json` writes it); a refused row: the grid's, else "" (unknown)
+        "precision": np.array(
+            [r.precision or cat.get("precision") or "" for r in priced], dtype=object
+        ),
         "no_sync": cat["no_sync"],
         "nodes": nodes,
     }
