@@ -66,6 +66,16 @@ T = TypeVar("T")
 #: GPUs per node). README, "Back and Forward", says what a page switch adds.
 QP: Any = "query-params"
 
+#: A page switch in the sidebar and back keeps every input's value, as Streamlit keeps a bound
+#: box's (the binding preserves the state of a box its page no longer draws and writes the value
+#: back into the URL on return). The boxes the app syncs to the URL itself are not bound, and
+#: Streamlit drops the state of a widget a run does not draw, so Memory (ZeRO stage 3) -> Batch
+#: -> Memory showed ZeRO stage 0 beside the recipe and ranks it kept. They keep their state for
+#: the session (Streamlit's ``persist_state="session"``), and :func:`_write_url` puts the kept
+#: value back into the URL on the return. A Back or Forward run still shows what the entry's URL
+#: holds (:func:`_history_navigation`).
+KEPT: Any = "session"
+
 #: Message sizes offered by the size lists (:func:`size_input`): 8 B .. 16 GiB in powers of two, as nccl-tests
 #: sweeps them (``-b 8 -e 16G -f 2``).
 SIZES_BYTES: tuple[int, ...] = tuple(2**k for k in range(3, 35))
@@ -317,7 +327,8 @@ def _named_choice(
     (:func:`bound_choice`): read from the URL on the box's first run in the session (the name,
     its label, or an alias) and on a Back or Forward run (the default where that URL leaves it
     out, as Streamlit's binding does; see :data:`QP`), written back after every run, left out at
-    the default (as Streamlit's binding leaves it out)."""
+    the default (as Streamlit's binding leaves it out). Its value outlives a page switch, as a
+    bound box's does (:data:`KEPT`), and is written back into the URL on the return."""
     names = [str(o) for o in options]
     accepted: dict[str, Any] = {str(format_func(o)): o for o in options}  # links made before
     accepted.update({a: o for a, o in aliases.items() if o in options})
@@ -339,7 +350,9 @@ def _named_choice(
         st.session_state[key] = default
     elif key not in st.session_state or index == 0:  # a value the page set: no index beside it
         kwargs["index"] = index
-    value = getattr(where, kind)(label, options, key=key, format_func=format_func, **kwargs)
+    value = getattr(where, kind)(
+        label, options, key=key, format_func=format_func, persist_state=KEPT, **kwargs
+    )
     _write_url(key, value, default)
     return value
 
@@ -380,7 +393,8 @@ def bound_number(
     :func:`bound_choice` syncs such a choice: Streamlit's binding kept the value the page set
     and sent it back on later reruns, so a number typed after the first log never reached the
     URL. Read from the URL on the box's first run in the session and on a Back or Forward run
-    (:data:`QP`), written back after every run, left out at the default (``value``).
+    (:data:`QP`), written back after every run, left out at the default (``value``); kept across
+    a page switch (:data:`KEPT`).
     """
     text = st.query_params.get(key) if key in st.query_params else None
     bounds = (kwargs.get("value"), kwargs.get("step"), min_value, max_value)
@@ -415,7 +429,9 @@ def bound_number(
         st.session_state[key] = default if linked is None else linked  # Forward: the URL's
     if default is not None:  # the value is the state's: no value beside it (Streamlit warns)
         kwargs.pop("value", None)  # (an empty default stays: an emptied box is None, not min)
-    value = where.number_input(label, key=key, min_value=min_value, max_value=max_value, **kwargs)
+    value = where.number_input(
+        label, key=key, min_value=min_value, max_value=max_value, persist_state=KEPT, **kwargs
+    )
     _write_url(key, value, default)
     return value
 
