@@ -505,6 +505,10 @@ def memory_stack_figure(
     """
     from .units import format_bytes
 
+    # each bar's name on lines of ROW_LABEL_CHARS, level: plotly tilted the Memory page's long
+    # A and B names ("A: llama-3.1-8b, N = 8, ZeRO-0, h100-sxm") on a 390 px phone, and they
+    # took most of the chart's height (a plot area of 87 px; chromium, 2026-12-03)
+    configs = [str(c) for c in dict.fromkeys(frame["config"])]
     data = [
         {
             "type": "bar",
@@ -518,6 +522,12 @@ def memory_stack_figure(
     layout: dict[str, Any] = {
         "barmode": "stack",
         "title": {"text": title},
+        "xaxis": {
+            "tickmode": "array",
+            "tickvals": configs,
+            "ticktext": ["<br>".join(_wrap(c, ROW_LABEL_CHARS)) for c in configs],
+            "tickangle": 0,
+        },
         "yaxis": _unit_axis("B", title="memory per GPU"),
         "legend": _legend(),
         "margin": {"t": 50, "b": 10},
