@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_app import _text, assert_clean, open_page
+from tests.test_app import _text, assert_clean, metrics, open_page
 
 #: A bundled run whose log states its rank count (128) but neither its nodes nor its GPUs per
 #: node: the run's index fills both (16 x 8).
@@ -73,3 +73,69 @@ def test_memory_compare_chart_breaks_long_bar_names_onto_level_lines():
     # the stages' chart keeps its short names on one line
     stages = plots.memory_stack_figure(frame.assign(config="ZeRO-3"))
     assert list(stages.layout.xaxis.ticktext) == ["ZeRO-3"]
+
+
+# --- Validate: nodes or GPUs per node set by the user replace the index's layout ----------------
+def test_validate_nodes_set_say_the_gpus_per_node_the_prediction_uses():
+    """Nodes 32 on run 02 (128 ranks; its index: 16 nodes x 8 GPUs) was predicted with 128 / 32
+    = 4 GPUs per node (compare() takes ranks // nodes) while the page and `validate compare`
+    said "GPUs per node = 8 (the bundled run 02's index)"; on run 20 (16 ranks; index 2 x 8) a
+    GPUs per node of 4 changed nothing at all: the index's 2 nodes stayed, and 16 // 2 = 8 was
+    predicted. The index's pair is one layout: a user value for either replaces both."""
+    at = open_page(
+        "page_validate.py", {"val_source": "reference", "val_reference": RUN_02, "val_nodes": "32"}
+    )
+    assert_clean(at)
+    facts = _facts(at)
+    assert "GPUs per node = 4 (ranks / nodes of each run)" in facts, facts
+    assert "index" not in facts.split("nodes = 32")[1].split(";")[1], facts
+    default = open_page(
+        "page_validate.py",
+        {
+            "val_source": "reference",
+            "val_reference": "20_gcp-a3high-2x8xH100-TCPX-4x200G_allreduce.txt",
+        },
+    )
+    four = open_page(
+        "page_validate.py",
+        {
+            "val_source": "reference",
+            "val_reference": "20_gcp-a3high-2x8xH100-TCPX-4x200G_allreduce.txt",
+            "val_gpus_per_node": "4",
+        },
+    )
+    assert_clean(four)
+    assert "nodes = 4 (ranks / 4 GPUs per node (you set it))" in _facts(four), _facts(four)
+    assert metrics(four)["Median |busbw error|"] != metrics(default)["Median |busbw error|"]
+
+
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        (
+            {"val_nodes": "32", "val_gpus_per_node": "8"},
+            "nodes: 32 x 8 GPUs per node contradicts the log's 128 ranks",
+        ),
+        ({"val_nodes": "300"}, "nodes: 300 is more than the log's 128 ranks; allowed: 1..128"),
+    ],
+)
+def test_validate_nodes_the_log_s_ranks_contradict_are_refused(query, said):
+    """Both were compared without a word, as 32 x 4 and 300 x 1 GPUs."""
+    at = open_page(
+        "page_validate.py", {"val_source": "reference", "val_reference": RUN_02, **query}
+    )
+    assert_clean(at)
+    assert any(said in _text(e.value) for e in at.error), [e.value for e in at.error]
+    assert "Rows compared" not in metrics(at)
+
+
+def test_validate_compare_cli_says_the_same_layout():
+    from tests._cli import one_line_error, run
+
+    r = run("validate", "compare", "--reference", "02", "--nodes", "32")
+    assert "assumed: GPUs per node = 4 (ranks / nodes of each run)" in r.stderr, r.stderr
+    one_line_error(
+        run("validate", "compare", "--reference", "02", "--nodes", "32", "--gpus-per-node", "8"),
+        "--nodes: 32 x 8 GPUs per node contradicts the log's 128 ranks",
+    )
+
