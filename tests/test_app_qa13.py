@@ -139,3 +139,26 @@ def test_validate_compare_cli_says_the_same_layout():
         "--nodes: 32 x 8 GPUs per node contradicts the log's 128 ranks",
     )
 
+
+# --- Batch: a refusal names the box typed in ------------------------------------------------
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        ({"warmup": "-5"}, "Warmup steps [-]: must be a whole number >= 0, got -5"),
+        ({"batch_local_batch": "0"}, "Local batch per GPU [samples]: must be a whole number >= 1"),
+        ({"seq_len": "0"}, "Sequence length [tokens per sample]: must be a whole number >= 1"),
+        ({"base_batch": "0"}, "Batch it was tuned at [samples]: must be a finite number > 0"),
+        ({"critical_samples": "-5"}, "Critical batch size [samples] (0: none): must be"),
+        ({"base_lr": "0"}, "Base learning rate [-]: must be a finite number > 0"),
+    ],
+)
+def test_batch_refusals_name_the_box(query, said):
+    """The Batch page's refusals named the library's arguments (``local_batch: ...``,
+    ``critical_batch: ...``) under a heading that named the unknown solved for, and a negative
+    warmup was refused as ``step: must be finite numbers >= 0, got [0, -2, -3, -5]``, a list
+    of steps the page drew from it."""
+    at = open_page("page_batch.py", query)
+    assert_clean(at)
+    errors = [_text(e.value) for e in at.error]
+    assert any(said in e for e in errors), errors
+    assert not any("[0, -2" in e or "local_batch:" in e for e in errors), errors
