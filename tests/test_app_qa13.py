@@ -162,3 +162,36 @@ def test_batch_refusals_name_the_box(query, said):
     errors = [_text(e.value) for e in at.error]
     assert any(said in e for e in errors), errors
     assert not any("[0, -2" in e or "local_batch:" in e for e in errors), errors
+
+
+# --- Memory: every recomputation mode of a named model, and refusals naming the box ----------
+@pytest.mark.parametrize("mode", ["selective-op", "selective-layer"])
+def test_memory_page_offers_every_recompute_mode_of_the_cli_for_a_named_model(mode):
+    """The Memory page offered none, selective and full only, where `costmodel memory --arch
+    --recompute` and the step page's Recompute also take torchtitan's selective-op and
+    selective-layer: `memory --arch llama-3.1-70b --zero 3 --ranks 64 --recompute selective-op`
+    (70 GB per GPU) had no page to show it."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from costmodel import cli
+    from costmodel.units import format_bytes
+
+    at = open_page(
+        "page_memory.py",
+        {"arch": "llama-3.1-70b", "zero_stage": "3", "dp_ranks": "64", "recompute": mode},
+    )
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="recompute").value == mode
+    r = CliRunner().invoke(
+        cli.app,
+        ["memory", "--arch", "llama-3.1-70b", "--zero", "3", "--ranks", "64"]
+        + ["--recompute", mode, "--cluster", "dgx-h100", "--json"],
+    )
+    cli_bytes = json.loads(r.stdout)["memory_bytes"]
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(cli_bytes)
+    # a typed shape keeps the three modes its formula sizes with FlashAttention
+    shape = open_page("page_memory.py")
+    assert shape.selectbox(key="recompute").options == ["none", "selective", "full"]

@@ -37,6 +37,12 @@ STAGE_LABELS = {0: "0 (DDP)", 1: "1 (optimizer)", 2: "2 (+ gradients)", 3: "3 (F
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
 
+#: Recomputation modes a typed shape (layers, hidden, heads) is sized under: torchtitan's
+#: selective-layer keeps half the attention scores in ``memory.activation_bytes``, which
+#: FlashAttention does not store, and that formula has no FlashAttention switch; a named model
+#: sizes every mode of :data:`costmodel.architecture.RECOMPUTE_MODES` with either.
+SHAPE_RECOMPUTE = ("none", "selective", "full")
+
 
 def _inputs() -> dict:
     archs = (CUSTOM, OWN, *architecture.arch_names())
@@ -98,7 +104,13 @@ def _inputs() -> dict:
     seq = bound_number(r[0], "Sequence length [tokens]", value=4096, step=1, key="act_seq")
     micro = bound_number(r[1], "Local batch per GPU [samples]", value=1, step=1, key="micro")
     recompute = bound_choice(
-        r[2], "selectbox", "Recompute", ("none", "selective", "full"), key="recompute"
+        r[2],
+        "selectbox",
+        "Recompute",
+        # a named model: every mode of `costmodel memory --arch --recompute` and the step page;
+        # a typed shape: the three its per-layer formula sizes with and without FlashAttention
+        architecture.RECOMPUTE_MODES if a is not None else SHAPE_RECOMPUTE,
+        key="recompute",
     )
     flash = r[3].checkbox(
         "FlashAttention",
