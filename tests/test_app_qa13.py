@@ -195,3 +195,35 @@ def test_memory_page_offers_every_recompute_mode_of_the_cli_for_a_named_model(mo
     # a typed shape keeps the three modes its formula sizes with FlashAttention
     shape = open_page("page_memory.py")
     assert shape.selectbox(key="recompute").options == ["none", "selective", "full"]
+
+
+# --- Collectives: a link's ranks within the CLI's range ---------------------------------------
+def test_collectives_link_ranks_beyond_the_cli_range_are_refused():
+    """The one-link view priced 2,000,000,000 ranks ("over 2000000000 ranks: 1.5 ms"), where
+    `costmodel collective --ranks` and the sweep's ranks axis refuse more than 1e9 (and the
+    CLI's help said "2 or more" while it takes 1, answering 0 s, as the page does)."""
+    from tests._cli import one_line_error, run
+
+    at = open_page("page_collectives.py", {"view": "link", "ranks": "2000000000"})
+    assert_clean(at)
+    assert any(
+        "Ranks N [GPUs]: must be a whole number in 1..1,000,000,000" in _text(e.value)
+        for e in at.error
+    ), [e.value for e in at.error]
+    assert "Time" not in metrics(at)
+    one_line_error(
+        run(
+            "collective",
+            "all_reduce",
+            "-s",
+            "268MB",
+            "--ranks",
+            "2000000000",
+            "--bandwidth",
+            "450GB/s",
+        ),
+        "--ranks: must be a whole number in 1..1,000,000,000",
+    )
+    assert "1..1,000,000,000" in run("collective", "--help").stdout
+    big = open_page("page_collectives.py", {"view": "link", "ranks": "1000000"})
+    assert "over 1,000,000 ranks" in big.subheader[0].value, big.subheader[0].value

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import collectives, plots
+from costmodel._limits import LINK_RANKS
 from costmodel.units import (
     format_bytes,
     format_counted,
@@ -278,6 +279,8 @@ def _link(inp: dict) -> None:
         return
     with section("Ranks N"):
         collectives.busbw_factor(op, ranks)  # the library refuses ranks < 1 with a clear message
+        # and the CLI's range for a link's ranks (--ranks, the sweep's ranks axis): 1..1e9
+        LINK_RANKS.check("Ranks N [GPUs]", ranks)
         if ranks == 1:
             st.info("One rank communicates nothing: every collective takes 0 s.")
             return
@@ -290,7 +293,7 @@ def _link(inp: dict) -> None:
         verdict = decide(dict(zip(positive["algorithm"], positive["time_s"], strict=True)), None)
 
         headline_text(
-            f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks",
+            f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks:,} ranks",
             f"{format_duration(best['time_s'])} at best by the formulas",
         )
         m = headline(4)
