@@ -227,3 +227,25 @@ def test_collectives_link_ranks_beyond_the_cli_range_are_refused():
     assert "1..1,000,000,000" in run("collective", "--help").stdout
     big = open_page("page_collectives.py", {"view": "link", "ranks": "1000000"})
     assert "over 1,000,000 ranks" in big.subheader[0].value, big.subheader[0].value
+
+
+# --- Cluster: the pipelined estimate's help says the rule its number follows -------------------
+def test_cluster_pipelined_help_says_the_rule_of_its_number():
+    """With SHARP the three phases read 2.09, 2.1 and 2.09 ms and "Hierarchical, pipelined"
+    4.18 ms, under a help that said "the slowest phase governs" (2.1 ms): the number is
+    max(reduce-scatter + all-gather, inter-node all-reduce), as topology.py computes it."""
+    from costmodel.units import parse_duration
+
+    at = open_page("page_cluster.py", {"cl_sharp": "true"})
+    assert_clean(at)
+    m = metrics(at)
+    rs, ar, ag = (
+        parse_duration(m[k].replace(" ", ""))
+        for k in ("Intra-node reduce-scatter", "Inter-node all-reduce", "Intra-node all-gather")
+    )
+    pipelined = parse_duration(m["Hierarchical, pipelined"].replace(" ", ""))
+    assert pipelined > max(rs, ar, ag) * 1.5  # not the slowest phase
+    assert pipelined == pytest.approx(max(rs + ag, ar), rel=0.01)
+    box = next(x for x in at.metric if x.label == "Hierarchical, pipelined")
+    assert "slowest phase governs" not in box.help
+    assert "max(intra-node reduce-scatter + all-gather, inter-node all-reduce)" in box.help
