@@ -249,3 +249,26 @@ def test_cluster_pipelined_help_says_the_rule_of_its_number():
     box = next(x for x in at.metric if x.label == "Hierarchical, pipelined")
     assert "slowest phase governs" not in box.help
     assert "max(intra-node reduce-scatter + all-gather, inter-node all-reduce)" in box.help
+
+
+# --- Collectives: a buffer no GPU of the preset holds is said, as on the Cluster page ---------
+def test_collectives_says_a_buffer_larger_than_the_gpu():
+    """200 GB per rank on dgx-h100 (85.5 GB H100s) was priced at 715 ms with no word, where the
+    Cluster page, `collective --cluster` and `predict` note that no GPU can hold it."""
+    from costmodel.predict import buffer_memory_note
+
+    note = buffer_memory_note(200e9, "dgx-h100")
+    assert note
+    at = open_page("page_collectives.py", {"size_text": "200GB"})
+    assert_clean(at)
+    assert any(note in w.value for w in at.warning), [w.value for w in at.warning]
+    # B on a GPU that holds it says nothing; on one that does not, B's note is there
+    at = open_page(
+        "page_collectives.py",
+        {"size_text": "50GB", "coll_compare": "true", "pin_cluster": "dgx1-v100"},
+    )
+    assert_clean(at)
+    warnings = [w.value for w in at.warning]
+    assert not any(w.startswith("Note: size") for w in warnings), warnings
+    assert any(w.startswith("Note (B): size 50 GB per rank") for w in warnings), warnings
+    assert not open_page("page_collectives.py").warning  # the first view: no note
