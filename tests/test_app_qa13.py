@@ -272,3 +272,20 @@ def test_collectives_says_a_buffer_larger_than_the_gpu():
     assert not any(w.startswith("Note: size") for w in warnings), warnings
     assert any(w.startswith("Note (B): size 50 GB per rank") for w in warnings), warnings
     assert not open_page("page_collectives.py").warning  # the first view: no note
+
+
+# --- Step page: the bucket_cap advisor beside a B on another strategy ------------------------
+def test_bucket_advisor_with_b_on_another_strategy_is_not_an_error():
+    """A on ddp, B on fsdp: the advisor asked for B's curve too and showed a red
+    "bucket_advice: ... fsdp gathers and reduces per wrapped unit ...; allowed: strategy ddp",
+    an error for a comparison set up rightly. B's strategy has no buckets: said in a line, A's
+    advice kept; a B on ddp still gets its curve."""
+    at = open_page("page_ddp.py", {"ddp_pin": "true", "ddp_b_strategy": "fsdp"})
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    assert "Best bucket_cap" in metrics(at)
+    assert any(c.value.startswith("B (fsdp) has no bucket_cap to advise") for c in at.caption)
+    both = open_page("page_ddp.py", {"ddp_pin": "true", "ddp_b_nodes": "8"})
+    assert_clean(both)
+    assert not both.error, [e.value for e in both.error]
+    assert any(c.value.startswith("B: best bucket_cap") for c in both.caption)
