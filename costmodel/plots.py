@@ -837,6 +837,22 @@ def _efficiency_axis_top(columns: list) -> float:
     return max(105.0, 100.0 * top + 5.0)
 
 
+def _end_positions(n: int) -> list[str]:
+    """Text positions of ``n`` labelled points along x: above each point, the first one's
+    label to its right and the last one's to its left, so neither runs past the plot area,
+    which clips it (a 390 px phone's scaling chart read "ompute" and "comput" at its ends;
+    chromium, 2026-12-03).
+
+    >>> _end_positions(3)
+    ['top right', 'top center', 'top left']
+    >>> _end_positions(1)
+    ['top center']
+    """
+    if n < 2:
+        return ["top center"] * n
+    return ["top right", *["top center"] * (n - 2), "top left"]
+
+
 def scaling_figure(frame, *, title: str = "") -> go.Figure:
     """Scaling efficiency (and the bound) against GPU count, log-2 x axis.
 
@@ -853,7 +869,7 @@ def scaling_figure(frame, *, title: str = "") -> go.Figure:
             "y": 100.0 * frame["efficiency"].to_numpy(),
             "mode": "lines+markers+text",
             "text": frame["bound"].tolist(),
-            "textposition": "top center",
+            "textposition": _end_positions(len(frame)),
             "name": "efficiency",
             "hovertemplate": "%{x} GPUs: %{y:.1f}%<extra>%{text}-bound</extra>",
         }

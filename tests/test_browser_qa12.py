@@ -54,3 +54,39 @@ def test_a_phone_memory_compare_chart_keeps_its_plot_area(chromium_browser, app_
         assert compare["plot"] >= MIN_PLOT_AREA_PX, charts
     finally:
         context.close()
+
+
+# Each text label of the scaling chart and the plot area's left and right edges [px].
+_SCALING_LABELS_JS = """
+() => {
+  const p = [...document.querySelectorAll('.js-plotly-plot')].find(
+    q => ((q.querySelector('.gtitle') || {}).textContent || '').startsWith('Scaling efficiency'));
+  const area = p.querySelector('.nsewdrag').getBoundingClientRect();
+  return {
+    left: area.left, right: area.right,
+    labels: [...p.querySelectorAll('g.textpoint text')].map(t => {
+      const r = t.getBoundingClientRect();
+      return {text: t.textContent, left: r.left, right: r.right};
+    }),
+  };
+}
+"""
+
+
+def test_a_phone_scaling_chart_keeps_its_end_labels_whole(chromium_browser, app_url):
+    """At 390 px the step page's "Scaling efficiency vs GPU count" cut its first and last
+    labels at the plot area's edges ("ompute", "comput"): each was centred on its point. The
+    end labels now sit inside, beside their points."""
+    context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/ddp?ddp_chart_tab=Scaling+vs+GPU+count")
+        expect(page.locator(".js-plotly-plot g.textpoint text").first).to_be_attached()
+        page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+        chart = page.evaluate(_SCALING_LABELS_JS)
+        assert len(chart["labels"]) >= 5, chart
+        for label in chart["labels"]:
+            assert chart["left"] - 1 <= label["left"], chart
+            assert label["right"] <= chart["right"] + 1, chart
+    finally:
+        context.close()
