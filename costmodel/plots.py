@@ -1190,6 +1190,28 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
     return go.Figure(data=data, layout=layout)
 
 
+#: Where on an axis [fraction of its span] a label centred above its point would run past a
+#: 390 px phone's plot area, which clips it: "best 193 MiB" on the step page's bucket_cap
+#: advisor with B on alps-gh200 (chromium, 2026-12-03). A label is about a tenth of such a
+#: plot wide, so one within half of that of an end is set beside its point, inward.
+_LABEL_HALF_SPAN = 0.1
+
+
+def _inside_position(x: float, lo: float, hi: float, reach: float = _LABEL_HALF_SPAN) -> str:
+    """A text position above a point at ``x`` on an axis from ``lo`` to ``hi`` that keeps a
+    label ``reach`` of the span wide on each side inside the plot area: to the point's left
+    near the right end, to its right near the left end, centred between.
+
+    >>> _inside_position(193, 1, 200), _inside_position(2, 1, 200), _inside_position(25, 1, 200)
+    ('top left', 'top right', 'top center')
+    """
+    span = hi - lo
+    if span <= 0:
+        return "top center"
+    at = (x - lo) / span
+    return "top left" if at > 1 - reach else "top right" if at < reach else "top center"
+
+
 def bucket_advice_figure(
     curves: dict, *, current_cap_bytes: float | None = None, title: str = ""
 ) -> go.Figure:
@@ -1201,9 +1223,11 @@ def bucket_advice_figure(
     has none (a lone "A" said nothing).
     """
     data: list[dict[str, Any]] = []
+    span = [1.0, 1.0]  # the caps' range [MiB], over every curve
     for i, (label, sw) in enumerate(curves.items()):
         color = _PAIR_COLORS[i % len(_PAIR_COLORS)]
         caps = [c / 2**20 for c in sw.caps_bytes]
+        span = [min(span[0], *caps), max(span[1], *caps)]
         data.append(
             {
                 "type": "scatter",
@@ -1226,7 +1250,7 @@ def bucket_advice_figure(
                 "mode": "markers+text",
                 "marker": {"color": color, "size": 11, "symbol": "star"},
                 "text": [f"best {caps[b]:g} MiB"],
-                "textposition": "top center",
+                "textposition": _inside_position(caps[b], caps[0], caps[-1]),
                 "name": f"{label}: best",
                 "showlegend": False,
                 "hovertemplate": "best bucket_cap %{x} MiB: exposed %{y:.3s}s<extra></extra>",
@@ -1262,7 +1286,12 @@ def bucket_advice_figure(
                 "y": 1,
                 "text": f"current {x:g} MiB",
                 "showarrow": False,
-                "xanchor": "left",
+                # to the line's right, or to its left near the axis's right end (clipped there)
+                # the label runs right of the line (about 0.3 of a phone's plot), or left of
+                # it where that would run past the axis's end
+                "xanchor": "right"
+                if _inside_position(x, span[0], span[1], reach=0.3) == "top left"
+                else "left",
                 "yanchor": "top",
             }
         ]

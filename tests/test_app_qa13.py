@@ -289,3 +289,35 @@ def test_bucket_advisor_with_b_on_another_strategy_is_not_an_error():
     assert_clean(both)
     assert not both.error, [e.value for e in both.error]
     assert any(c.value.startswith("B: best bucket_cap") for c in both.caption)
+
+
+# --- Step page: the bucket_cap advisor's labels stay inside its plot ----------------------------
+def test_bucket_advice_labels_near_the_right_end_go_to_the_left():
+    """With B on alps-gh200 the advisor's best cap for B is 193 MiB, near the axis's 200 MiB end:
+    its label "best 193 MiB", centred on the star, ran past a 390 px phone's plot area and was
+    cut (chromium). A label in the axis's right quarter goes to its point's left (the
+    mechanism tests/test_browser_qa12.py measures on the scaling chart), as the dashed line's
+    "current" label does."""
+    from costmodel import plots
+    from costmodel.ddp import ADVICE_CAPS_BYTES
+
+    class Sweep:
+        caps_bytes = ADVICE_CAPS_BYTES
+        exposed_comm_s = [1e-3] * len(ADVICE_CAPS_BYTES)
+        buckets = [1] * len(ADVICE_CAPS_BYTES)
+
+        def __init__(self, best_mib):
+            self.best_index = [round(c / 2**20) for c in ADVICE_CAPS_BYTES].index(best_mib)
+
+    fig = plots.bucket_advice_figure(
+        {"A": Sweep(25), "B": Sweep(193)}, current_cap_bytes=190 * 2**20
+    )
+    stars = {t.name: t.textposition for t in fig.data if t.mode == "markers+text"}
+    assert stars == {"A: best": "top center", "B: best": "top left"}
+    assert fig.layout.annotations[0].xanchor == "right"  # "current 190 MiB", left of its line
+    assert (
+        plots.bucket_advice_figure({"A": Sweep(25)}, current_cap_bytes=25 * 2**20)
+        .layout.annotations[0]
+        .xanchor
+        == "left"
+    )
