@@ -321,3 +321,24 @@ def test_bucket_advice_labels_near_the_right_end_go_to_the_left():
         .xanchor
         == "left"
     )
+
+
+# --- Memory: the captions say what the number is made of ----------------------------------------
+def test_memory_captions_say_what_the_total_holds():
+    """With activations left out, the page said "the lesson's state + activations, 112 GB" (the
+    state alone); for a named model its activation caption gave the GPT layer's formula,
+    "s b h (34 + 5 a s / h)", which is not how a gated, GQA model with its logits is sized
+    (llama-3.1-8b: 28.4 GB, the formula's layers 18.3 GB)."""
+    bare = open_page("page_memory.py", {"activations": "false"})
+    assert_clean(bare)
+    sized = next(c.value for c in bare.caption if c.value.startswith("Sized as the step"))
+    assert "the lesson's state, 112 GB" in sized, sized
+    named = open_page("page_memory.py", {"arch": "llama-3.1-8b"})
+    assert_clean(named)
+    recipe = next(c.value for c in named.caption if c.value.startswith("Activation recipe"))
+    assert "34 + 5 a s / h" not in recipe and "model's own widths" in recipe, recipe
+    sized = next(c.value for c in named.caption if c.value.startswith("Sized as the step"))
+    assert "state + activations" in sized, sized
+    shape = open_page("page_memory.py")  # a typed shape is sized by that very formula
+    recipe = next(c.value for c in shape.caption if c.value.startswith("Activation recipe"))
+    assert "s b h (34 + 5 a s / h)" in recipe, recipe

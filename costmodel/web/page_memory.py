@@ -154,9 +154,15 @@ def _inputs() -> dict:
         st.caption(
             f"Activation recipe: {int(seq)} tokens x micro-batch {int(micro)}, "
             f"{'FlashAttention' if flash else 'no FlashAttention'}, recompute {recompute}"
-            + (f", loss {loss}" if a is not None else "")
-            + "; bytes per layer s b h (34 + 5 a s / h), Korthikanti et al. 2022 eq. (1). "
-            "'Fits' means the total below (state + activations + buckets + context + "
+            + (
+                # a named model is sized term by term with its own widths (gated MLP, GQA, its
+                # logits): the GPT layer's 34 s b h of eq. (1) is not its number
+                f", loss {loss}; each layer's tensors at the model's own widths, and its "
+                "logits (Korthikanti et al. 2022 section 4.1). "
+                if a is not None
+                else "; bytes per layer s b h (34 + 5 a s / h), Korthikanti et al. 2022 eq. (1). "
+            )
+            + "'Fits' means the total below (state + activations + buckets + context + "
             "fragmentation) fits the card."
         )
     else:
@@ -594,7 +600,8 @@ def render() -> None:
         )
         st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
             f"Sized as the step prices {_layout_name(inp)} (ZeRO-{stage}): the lesson's "
-            "state + activations"
+            "state"
+            + (" + activations" if inp["activation"] is not None else "")  # none when left out
             + (" + context + fragmentation" if inp["context"] or inp["fragmentation"] else "")
             + f", {format_bytes(lesson[stage])}, plus "
             + (
