@@ -631,15 +631,17 @@ def warmup_learning_rate(
     >>> warmup_learning_rate([0, 250, 500, 1000], 3.2, 500, start_lr=0.1).round(3).tolist()
     [0.1, 1.65, 3.2, 3.2]
     """
-    t = np.asarray(step, dtype=float)
-    if (~np.isfinite(t) | (t < 0)).any():
-        raise ValueError(f"step: must be finite numbers >= 0, got {step!r}")
+    # the warmup first: steps are often drawn from it (0, T_w / 2, T_w), so a negative one
+    # was refused as "step: ... got [0, -2, -5]", a list nobody typed
     if (
         isinstance(warmup_steps, bool)
         or not float(warmup_steps) >= 0
         or warmup_steps != int(warmup_steps)
     ):
         raise ValueError(f"warmup_steps: must be a whole number >= 0, got {warmup_steps!r}")
+    t = np.asarray(step, dtype=float)
+    if (~np.isfinite(t) | (t < 0)).any():
+        raise ValueError(f"step: must be finite numbers >= 0, got {step!r}")
     peak = _positive("peak_lr", peak_lr)
     start = np.asarray(start_lr, dtype=float)
     if (~np.isfinite(start) | (start < 0)).any():

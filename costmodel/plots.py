@@ -505,6 +505,10 @@ def memory_stack_figure(
     """
     from .units import format_bytes
 
+    # each bar's name on lines of ROW_LABEL_CHARS, level: plotly tilted the Memory page's long
+    # A and B names ("A: llama-3.1-8b, N = 8, ZeRO-0, h100-sxm") on a 390 px phone, and they
+    # took most of the chart's height (a plot area of 87 px; chromium, 2026-12-03)
+    configs = [str(c) for c in dict.fromkeys(frame["config"])]
     data = [
         {
             "type": "bar",
@@ -518,6 +522,12 @@ def memory_stack_figure(
     layout: dict[str, Any] = {
         "barmode": "stack",
         "title": {"text": title},
+        "xaxis": {
+            "tickmode": "array",
+            "tickvals": configs,
+            "ticktext": ["<br>".join(_wrap(c, ROW_LABEL_CHARS)) for c in configs],
+            "tickangle": 0,
+        },
         "yaxis": _unit_axis("B", title="memory per GPU"),
         "legend": _legend(),
         "margin": {"t": 50, "b": 10},
@@ -827,6 +837,22 @@ def _efficiency_axis_top(columns: list) -> float:
     return max(105.0, 100.0 * top + 5.0)
 
 
+def _end_positions(n: int) -> list[str]:
+    """Text positions of ``n`` labelled points along x: above each point, the first one's
+    label to its right and the last one's to its left, so neither runs past the plot area,
+    which clips it (a 390 px phone's scaling chart read "ompute" and "comput" at its ends;
+    chromium, 2026-12-03).
+
+    >>> _end_positions(3)
+    ['top right', 'top center', 'top left']
+    >>> _end_positions(1)
+    ['top center']
+    """
+    if n < 2:
+        return ["top center"] * n
+    return ["top right", *["top center"] * (n - 2), "top left"]
+
+
 def scaling_figure(frame, *, title: str = "") -> go.Figure:
     """Scaling efficiency (and the bound) against GPU count, log-2 x axis.
 
@@ -843,7 +869,7 @@ def scaling_figure(frame, *, title: str = "") -> go.Figure:
             "y": 100.0 * frame["efficiency"].to_numpy(),
             "mode": "lines+markers+text",
             "text": frame["bound"].tolist(),
-            "textposition": "top center",
+            "textposition": _end_positions(len(frame)),
             "name": "efficiency",
             "hovertemplate": "%{x} GPUs: %{y:.1f}%<extra>%{text}-bound</extra>",
         }
@@ -1164,6 +1190,28 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
     return go.Figure(data=data, layout=layout)
 
 
+#: Where on an axis [fraction of its span] a label centred above its point would run past a
+#: 390 px phone's plot area, which clips it: "best 193 MiB" on the step page's bucket_cap
+#: advisor with B on alps-gh200 (chromium, 2026-12-03). A label is about a tenth of such a
+#: plot wide, so one within half of that of an end is set beside its point, inward.
+_LABEL_HALF_SPAN = 0.1
+
+
+def _inside_position(x: float, lo: float, hi: float, reach: float = _LABEL_HALF_SPAN) -> str:
+    """A text position above a point at ``x`` on an axis from ``lo`` to ``hi`` that keeps a
+    label ``reach`` of the span wide on each side inside the plot area: to the point's left
+    near the right end, to its right near the left end, centred between.
+
+    >>> _inside_position(193, 1, 200), _inside_position(2, 1, 200), _inside_position(25, 1, 200)
+    ('top left', 'top right', 'top center')
+    """
+    span = hi - lo
+    if span <= 0:
+        return "top center"
+    at = (x - lo) / span
+    return "top left" if at > 1 - reach else "top right" if at < reach else "top center"
+
+
 def bucket_advice_figure(
     curves: dict, *, current_cap_bytes: float | None = None, title: str = ""
 ) -> go.Figure:
@@ -1175,9 +1223,11 @@ def bucket_advice_figure(
     has none (a lone "A" said nothing).
     """
     data: list[dict[str, Any]] = []
+    span = [1.0, 1.0]  # the caps' range [MiB], over every curve
     for i, (label, sw) in enumerate(curves.items()):
         color = _PAIR_COLORS[i % len(_PAIR_COLORS)]
         caps = [c / 2**20 for c in sw.caps_bytes]
+        span = [min(span[0], *caps), max(span[1], *caps)]
         data.append(
             {
                 "type": "scatter",
@@ -1200,7 +1250,7 @@ def bucket_advice_figure(
                 "mode": "markers+text",
                 "marker": {"color": color, "size": 11, "symbol": "star"},
                 "text": [f"best {caps[b]:g} MiB"],
-                "textposition": "top center",
+                "textposition": _inside_position(caps[b], caps[0], caps[-1]),
                 "name": f"{label}: best",
                 "showlegend": False,
                 "hovertemplate": "best bucket_cap %{x} MiB: exposed %{y:.3s}s<extra></extra>",
@@ -1236,7 +1286,12 @@ def bucket_advice_figure(
                 "y": 1,
                 "text": f"current {x:g} MiB",
                 "showarrow": False,
-                "xanchor": "left",
+                # to the line's right, or to its left near the axis's right end (clipped there)
+                # the label runs right of the line (about 0.3 of a phone's plot), or left of
+                # it where that would run past the axis's end
+                "xanchor": "right"
+                if _inside_position(x, span[0], span[1], reach=0.3) == "top left"
+                else "left",
                 "yanchor": "top",
             }
         ]

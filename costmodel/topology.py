@@ -9,8 +9,9 @@ Three compositions, built from the textbook rows of :mod:`costmodel.collectives`
 
 - **hierarchical**: ring reduce-scatter inside each node, ring all-reduce of ``M/g`` across nodes
   (each GPU with its rank-mates of the other nodes, over its own share of the NICs), ring
-  all-gather inside each node; ``serial`` sums the phases, ``pipelined`` lets the slowest phase
-  govern (chunks stream through the three phases);
+  all-gather inside each node; ``serial`` sums the phases, ``pipelined`` takes
+  ``max(t_RS + t_AG, t_AR)`` (chunks stream through the phases, so the inter-node all-reduce
+  overlaps the intra-node work, whose reduce-scatter and all-gather share the node's links);
 - **in-network reduction** (IB SHARP / CollNet): the switches reduce, so the inter-node phase
   moves ``(n-1)/n x M/g`` instead of ``2(n-1)/n x M/g`` per GPU, in one latency step;
 - **flat ring** over all ``N = nodes x g`` GPUs: every step of the ring crosses each node

@@ -176,7 +176,10 @@ def collective(
     ],
     link_ranks: Annotated[
         str | None,
-        typer.Option("--ranks", help="Number of ranks N, 2 or more (with --bandwidth)."),
+        typer.Option(
+            "--ranks",
+            help="Number of ranks N, 1..1,000,000,000 (with --bandwidth; 1 exchanges nothing).",
+        ),
     ] = None,
     bandwidth: Annotated[
         str | None, typer.Option(help="Per-direction bandwidth per rank: 50GB/s, 400Gb/s.")
@@ -257,7 +260,7 @@ def collective(
             raise ValueError("collective: needs --ranks and --bandwidth, or --cluster NAME")
         from .._limits import LINK_RANKS
 
-        # a link's range (2..), checked here: the parameter is not named ``ranks`` so that the
+        # a link's range (1..1e9), checked here: the parameter is not named ``ranks`` so that the
         # generic 1.. limit of every command's --ranks (memory, batch) does not answer first
         LINK_RANKS.check("--ranks", link_ranks)
         if latency is not None:

@@ -15,6 +15,10 @@ and said where it came from:
   the rows' rank count (:func:`_fill_from_launch`); else, for a bundled run, the index's
   (:mod:`.reference_runs`); else the cluster preset's GPUs per node fills the nodes
   (``ceil(ranks / gpus_per_node)``). A user value that contradicts the host lines is an error.
+  The index's nodes and GPUs per node are one layout: where the log states its rank count, a
+  user value for either replaces both (the other is ranks / it), and user nodes that the rank
+  count contradicts (more nodes than ranks; ``nodes != ceil(ranks / gpus_per_node)``) are an
+  error (:func:`_check_layout`).
   A run whose rank count the log does not state gets ``nodes * gpus_per_node``.
 - **cluster preset**: the user's, else, for a bundled run (:func:`.reference_runs.
   find_bundled_run`: its bytes or its file name's short id), the preset it is fitted with,
@@ -381,12 +385,27 @@ def read_log(
             )
     bundled = find_bundled_run(raw, name)  # None for a log that is not a bundled run
     from_index = f"the bundled run {bundled.prefix}'s index" if bundled else ""
-    # the index's nodes and GPUs per node fill what the log does not state, as a user's would
+    # the index's nodes and GPUs per node fill what the log does not state, as a user's would;
+    # they are one layout, so a user value for either replaces both where the log's rank count
+    # gives the other (nodes 32 on run 02's 128 ranks: 4 GPUs per node, what compare()
+    # predicts with, not the index's 8 beside the user's 32 nodes)
     log_has_gpn = log_gpn is not None and log_gpn.notna().any()
-    index_nodes = bundled.nodes if bundled and nodes is None and not stated_nodes else None
-    index_gpn = (
-        bundled.gpus_per_node if bundled and gpus_per_node is None and not log_has_gpn else None
+    ranks_known = "ranks" in rows and bool(rows["ranks"].notna().all())
+    index_nodes = (
+        bundled.nodes
+        if bundled and nodes is None and not stated_nodes and not (gpus_per_node and ranks_known)
+        else None
     )
+    index_gpn = (
+        bundled.gpus_per_node
+        if bundled
+        and gpus_per_node is None
+        and not log_has_gpn
+        and not (nodes is not None and ranks_known)
+        else None
+    )
+    if nodes is not None and ranks_known and not stated_nodes:
+        _check_layout(rows["ranks"], nodes, gpus_per_node)
     if cluster is None and bundled is not None:
         cluster = bundled.preset
         cluster_from = BUNDLED_PRESET
@@ -517,6 +536,34 @@ def read_log(
         findings=tuple(findings),
         runs=runs_compared(rows),
     )
+
+
+def _check_layout(ranks: pd.Series, nodes: int, gpus_per_node: int | None) -> None:
+    """Refuse nodes (and GPUs per node) the user set that the log's rank counts contradict:
+    more nodes than ranks, or ``nodes != ceil(ranks / gpus_per_node)``, the rule that fills the
+    nodes from the GPUs per node. Otherwise the comparison predicted another layout than the
+    one said (``compare`` takes ``ranks // nodes`` GPUs per node).
+
+    >>> import pandas as pd
+    >>> _check_layout(pd.Series([128]), 16, 8)  # 16 x 8 = 128: nothing to say
+    >>> _check_layout(pd.Series([128]), 32, 8)
+    Traceback (most recent call last):
+    ...
+    ValueError: nodes: 32 x 8 GPUs per node contradicts the log's 128 ranks (8 GPUs per node fill 16 nodes); set one of the two
+    """
+    found = sorted({int(r) for r in ranks})
+    if nodes > found[0]:
+        raise ValueError(
+            f"nodes: {nodes} is more than the log's {found[0]} ranks; allowed: 1..{found[0]}"
+        )
+    if gpus_per_node:
+        need = sorted({max(1, math.ceil(r / gpus_per_node)) for r in found})
+        if need != [nodes]:
+            raise ValueError(
+                f"nodes: {nodes} x {gpus_per_node} GPUs per node contradicts the log's "
+                f"{', '.join(map(str, found))} ranks ({gpus_per_node} GPUs per node fill "
+                f"{', '.join(map(str, need))} nodes); set one of the two"
+            )
 
 
 def _fill_from_launch(rows: pd.DataFrame, launch: dict[str, Any]) -> bool:

@@ -148,8 +148,14 @@ def render() -> None:
         "then scale the learning rate to the new global batch.",
     )
     inp = _inputs()
+    unit = inp["unit"]
+    # a refusal names the box typed in, not the library's argument ("local_batch: ...")
+    boxes = {name: label for name, (label, _) in FIELDS.items()} | {
+        "global_tokens": "Global batch [tokens per step]",
+        "sequence_length": "Sequence length [tokens per sample]",
+    }
     solution = None
-    with section(FIELDS[inp["unknown"]][0]):
+    with section("Batch", boxes):
         solution = batch.solve_batch(**inp["known"], sequence_length=inp["seq"])
     if solution is None:
         return
@@ -174,7 +180,13 @@ def render() -> None:
         help=f"{tokens:,} = {solution.global_batch:,} samples x {solution.sequence_length:,}",
     )
     new = tokens if inp["unit"] == "tokens" else solution.global_batch
-    with section("Learning rate"):
+    lr_boxes = {
+        "base_lr": "Base learning rate [-]",
+        "base_batch": f"Batch it was tuned at [{unit}]",
+        "critical_batch": f"Critical batch size [{unit}] (0: none)",
+        "warmup_steps": "Warmup steps [-]",
+    }
+    with section("Learning rate", lr_boxes):
         scaled = batch.scale_learning_rate(
             inp["base_lr"], inp["base_batch"], new, rule=inp["rule"], critical_batch=inp["critical"]
         )

@@ -164,7 +164,9 @@ def render() -> None:
         m[1].metric(
             "Hierarchical, pipelined",
             format_duration(here["hierarchical_pipelined_s"]),
-            help="chunks stream through the phases; the slowest phase governs",
+            help="max(intra-node reduce-scatter + all-gather, inter-node all-reduce): chunks "
+            "stream through the phases, so the all-reduce across nodes overlaps the work inside "
+            "the node, whose reduce-scatter and all-gather share the node's links and add",
         )
         m[2].metric("Flat ring (textbook)", format_duration(here["flat_ring_s"]))
         m[3].metric(

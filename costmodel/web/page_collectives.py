@@ -9,6 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import collectives, plots
+from costmodel._limits import LINK_RANKS
+from costmodel.predict import buffer_memory_note
 from costmodel.units import (
     format_bytes,
     format_counted,
@@ -278,6 +280,8 @@ def _link(inp: dict) -> None:
         return
     with section("Ranks N"):
         collectives.busbw_factor(op, ranks)  # the library refuses ranks < 1 with a clear message
+        # and the CLI's range for a link's ranks (--ranks, the sweep's ranks axis): 1..1e9
+        LINK_RANKS.check("Ranks N [GPUs]", ranks)
         if ranks == 1:
             st.info("One rank communicates nothing: every collective takes 0 s.")
             return
@@ -290,7 +294,7 @@ def _link(inp: dict) -> None:
         verdict = decide(dict(zip(positive["algorithm"], positive["time_s"], strict=True)), None)
 
         headline_text(
-            f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks} ranks",
+            f"{OP_LABELS[op]} of {format_bytes(size)} over {ranks:,} ranks",
             f"{format_duration(best['time_s'])} at best by the formulas",
         )
         m = headline(4)
@@ -432,6 +436,11 @@ def _cluster(inp: dict) -> None:
         m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
         band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
         accuracy_caption(band)
+        # a buffer no GPU of the preset holds: the note the Cluster page, collective --cluster
+        # and predict give beside the same number (200 GB on an 85.5 GB H100 had none here)
+        memory_note = buffer_memory_note(float(size), inp["cluster"], nodes, gpus)
+        if memory_note:
+            st.warning(f"Note: {memory_note}.")
         r = data_collectives.algorithms_on_cluster(op, inp["cluster"], nodes, gpus, model, size)
         _algorithms(inp, r, size)
     if r is None or at_size is None:
@@ -539,6 +548,9 @@ def _side_by_side(inp: dict, r, size: float) -> None:
     )
     a_label, b_label = _label(inp), _label(pin)
     st.markdown(f"**Side by side: A = {a_label}; B = {b_label}**")
+    memory_note = buffer_memory_note(float(size), pin["cluster"], int(pin["nodes"]), gpus)
+    if memory_note:  # B's GPU may hold less than A's
+        st.warning(f"Note (B): {memory_note}.")
     diff = data_collectives.difference_table(r, rb)
     here = diff[diff["message size [B]"] == float(size)]
     if len(here):

@@ -545,12 +545,21 @@ def _advisor(inp: dict, inp_b: dict | None, fits: bool = True, rb=None) -> None:
             + " not fit in GPU memory: the exposed times below are for a setup that cannot run.",
             icon=":material/memory:",
         )
-    if rb is not None and not rb.fits:
+    # the advisor sweeps DDP's buckets: a B on another strategy has none (it was a red refusal,
+    # "bucket_advice: ... allowed: strategy ddp", for a B the user set up rightly)
+    b_ddp = inp_b is not None and inp_b["strategy"] == "ddp"
+    if inp_b is not None and not b_ddp:
+        st.caption(
+            f"B ({inp_b['strategy']}) has no bucket_cap to advise: the advisor sweeps DDP's "
+            "bucketed all-reduce."
+        )
+    if b_ddp and rb is not None and not rb.fits:
         _b_does_not_fit(rb, "its exposed times below are")
     curves = {}
     with section("bucket_cap advisor"):
         curves["A"] = _advice(**inp)
-        if inp_b is not None:
+        if b_ddp:
+            assert inp_b is not None  # b_ddp says so
             curves["B"] = _advice(**inp_b)
     if not curves:
         return

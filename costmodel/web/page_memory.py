@@ -37,6 +37,12 @@ STAGE_LABELS = {0: "0 (DDP)", 1: "1 (optimizer)", 2: "2 (+ gradients)", 3: "3 (F
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
 
+#: Recomputation modes a typed shape (layers, hidden, heads) is sized under: torchtitan's
+#: selective-layer keeps half the attention scores in ``memory.activation_bytes``, which
+#: FlashAttention does not store, and that formula has no FlashAttention switch; a named model
+#: sizes every mode of :data:`costmodel.architecture.RECOMPUTE_MODES` with either.
+SHAPE_RECOMPUTE = ("none", "selective", "full")
+
 
 def _inputs() -> dict:
     archs = (CUSTOM, OWN, *architecture.arch_names())
@@ -98,7 +104,13 @@ def _inputs() -> dict:
     seq = bound_number(r[0], "Sequence length [tokens]", value=4096, step=1, key="act_seq")
     micro = bound_number(r[1], "Local batch per GPU [samples]", value=1, step=1, key="micro")
     recompute = bound_choice(
-        r[2], "selectbox", "Recompute", ("none", "selective", "full"), key="recompute"
+        r[2],
+        "selectbox",
+        "Recompute",
+        # a named model: every mode of `costmodel memory --arch --recompute` and the step page;
+        # a typed shape: the three its per-layer formula sizes with and without FlashAttention
+        architecture.RECOMPUTE_MODES if a is not None else SHAPE_RECOMPUTE,
+        key="recompute",
     )
     flash = r[3].checkbox(
         "FlashAttention",
@@ -142,9 +154,15 @@ def _inputs() -> dict:
         st.caption(
             f"Activation recipe: {int(seq)} tokens x micro-batch {int(micro)}, "
             f"{'FlashAttention' if flash else 'no FlashAttention'}, recompute {recompute}"
-            + (f", loss {loss}" if a is not None else "")
-            + "; bytes per layer s b h (34 + 5 a s / h), Korthikanti et al. 2022 eq. (1). "
-            "'Fits' means the total below (state + activations + buckets + context + "
+            + (
+                # a named model is sized term by term with its own widths (gated MLP, GQA, its
+                # logits): the GPT layer's 34 s b h of eq. (1) is not its number
+                f", loss {loss}; each layer's tensors at the model's own widths, and its "
+                "logits (Korthikanti et al. 2022 section 4.1). "
+                if a is not None
+                else "; bytes per layer s b h (34 + 5 a s / h), Korthikanti et al. 2022 eq. (1). "
+            )
+            + "'Fits' means the total below (state + activations + buckets + context + "
             "fragmentation) fits the card."
         )
     else:
@@ -582,7 +600,8 @@ def render() -> None:
         )
         st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
             f"Sized as the step prices {_layout_name(inp)} (ZeRO-{stage}): the lesson's "
-            "state + activations"
+            "state"
+            + (" + activations" if inp["activation"] is not None else "")  # none when left out
             + (" + context + fragmentation" if inp["context"] or inp["fragmentation"] else "")
             + f", {format_bytes(lesson[stage])}, plus "
             + (

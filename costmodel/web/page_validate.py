@@ -177,6 +177,10 @@ PLACEMENT_LABELS = {
 }
 
 
+#: The boxes a new log resets (its cluster, "from the log" for the rest): their URL keys.
+SETTLED_BY_LOG = ("val_cluster", "val_op", "val_nodes", "val_gpus_per_node")
+
+
 def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
     """The comparison's inputs: ((op, nodes, gpus_per_node, placement), cluster, model).
 
@@ -190,8 +194,12 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
     # a new log resets the inputs it settles: the cluster follows the log chosen, and op, nodes
     # and GPUs per node go back to "from the log" (a shared URL's values hold on first load)
     log_id = None if raw is None else (name, len(raw), hash(raw))
-    # a link's cluster is the URL's at the page's first run, not one the box wrote since
-    linked = st.session_state.setdefault("_val_linked", "val_cluster" in st.query_params)
+    # a link's inputs are the URL's at the page's first run, not ones the boxes wrote since;
+    # a link naming any of them keeps them all: the cluster at its default is left out of the
+    # URL, so a link that sets only the nodes (or the op, the GPUs per node) names no cluster
+    linked = st.session_state.setdefault(
+        "_val_linked", any(k in st.query_params for k in SETTLED_BY_LOG)
+    )
     if log_id is not None and st.session_state.get("_val_log") != log_id:
         shared = "_val_log" not in st.session_state and linked
         st.session_state["_val_log"] = log_id
