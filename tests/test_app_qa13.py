@@ -145,8 +145,14 @@ def test_validate_compare_cli_says_the_same_layout():
     ("query", "said"),
     [
         ({"warmup": "-5"}, "Warmup steps [-]: must be a whole number >= 0, got -5"),
-        ({"batch_local_batch": "0"}, "Local batch per GPU [samples]: must be a whole number >= 1"),
-        ({"seq_len": "0"}, "Sequence length [tokens per sample]: must be a whole number >= 1"),
+        (
+            {"batch_local_batch": "0"},
+            "Local batch per GPU [samples]: must be a whole number in 1..1,000,000, got 0",
+        ),
+        (
+            {"seq_len": "0"},
+            "Sequence length [tokens per sample]: must be a whole number in 1..100,000,000 tokens, got 0",
+        ),
         ({"base_batch": "0"}, "Batch it was tuned at [samples]: must be a finite number > 0"),
         ({"critical_samples": "-5"}, "Critical batch size [samples] (0: none): must be"),
         ({"base_lr": "0"}, "Base learning rate [-]: must be a finite number > 0"),
