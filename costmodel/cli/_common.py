@@ -531,6 +531,19 @@ def _sizes(values: Sequence[str], name: str = "--size") -> list[int]:
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
 
 
+def _not_an_input(path: Path, option: str, *inputs: Path | None) -> None:
+    """Refuse an output that is one of the files the command reads (the measured log, a
+    calibration): written atomically, it would replace what was read, with no way back."""
+    for given in inputs:
+        if given is None or not given.is_file() or not path.exists():
+            continue
+        if path.samefile(given):
+            raise ValueError(
+                f"{option}: {str(path)!r} is the file this command reads ({str(given)!r}); "
+                "writing it would replace it; give another file name"
+            )
+
+
 @contextlib.contextmanager
 def output_option(option: str) -> Iterator[None]:
     """Refusals about a file a command writes named by the option that gave it: the

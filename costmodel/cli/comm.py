@@ -20,6 +20,7 @@ from ._common import (
     _MODEL_HELP,
     JsonOpt,
     _human_frame,
+    _not_an_input,
     _one_line,
     _print_json,
     _records,
@@ -695,6 +696,8 @@ def sweep(
     axes = dict(sw.parse_set(s) for s in (set_ or []))
     if len(axes) != len(set_ or []):
         raise ValueError("--set: the same axis is given twice")
+    if output is not None:  # the grid file read, written over by the rows (a symlink too)
+        _not_an_input(output, "--output", grid_file)
     # a value typed with no unit: the grid's warning (the API's), said as the file's or --set's
     loaded = (
         relay_bare_number_warnings(f"{grid_file}:", lambda: sw.load_grid(grid_file))

@@ -14,7 +14,15 @@ from typing import Annotated, Any, cast
 import typer
 
 from .. import units
-from ._common import _MODEL_HELP, JsonOpt, _human_frame, _print_json, _records, output_option
+from ._common import (
+    _MODEL_HELP,
+    JsonOpt,
+    _human_frame,
+    _not_an_input,
+    _print_json,
+    _records,
+    output_option,
+)
 
 
 # --- validate ---------------------------------------------------------------------------------
@@ -944,19 +952,6 @@ def _check_output(path: Path, option: str, allowed: Sequence[str] | None = None)
         elif path.suffix.lower() not in allowed:
             raise ValueError(f"{option}: {str(path)!r} must end in {' or '.join(allowed)}")
         sw.check_writable(path)
-
-
-def _not_an_input(path: Path, option: str, *inputs: Path | None) -> None:
-    """Refuse an output that is one of the files the command reads (the measured log, a
-    calibration): written atomically, it would replace what was read, with no way back."""
-    for given in inputs:
-        if given is None or not given.is_file() or not path.exists():
-            continue
-        if path.samefile(given):
-            raise ValueError(
-                f"{option}: {str(path)!r} is the file this command reads ({str(given)!r}); "
-                "writing it would replace it; give another file name"
-            )
 
 
 def calibrate(
