@@ -4,11 +4,13 @@ output files). Each defect found is pinned here with the surface it was typed on
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 from ._cli import one_line_error, run
 
+ROOT = Path(__file__).resolve().parents[1]
 GRID = 'kind = "collective"\n[grid]\npreset = "dgx-h100"\nnodes = 1\nsize = "1MB,1GB"\n'
 
 
@@ -46,3 +48,50 @@ def test_a_sweep_still_writes_another_file_and_overwrites_its_own_earlier_output
         assert r.exit_code == 0, r.stderr
     assert out.read_text().count("\n") == 3  # header and two rows
     assert grid.read_text() == GRID
+
+
+# --- calibrate refines a cluster preset named by name ---------------------------------------------
+LOG = (
+    "costmodel/data/reference/nccl-tests/06a_nccl-tests-309_2x8xH100-XE9680-8xNDR400_allreduce.txt"
+)
+
+
+@pytest.fixture(scope="module")
+def calibrated_folder(tmp_path_factory):
+    """A presets folder holding a calibration of dgx-h100 named ``mine``."""
+    folder = tmp_path_factory.mktemp("presets")
+    r = run("calibrate", str(ROOT / LOG), "--cluster", "dgx-h100", "-o", str(folder / "mine.toml"))
+    assert r.exit_code == 0, r.stderr
+    return folder
+
+
+def test_calibrate_refuses_a_calibration_as_its_base_and_names_the_cluster_to_give(
+    calibrated_folder, tmp_path
+):
+    """``calibrate --cluster mine`` (a calibration) wrote ``base = "mine"``: a preset no command
+    could load, and a presets folder holding it failed every command that read the folder."""
+    out = tmp_path / "again.toml"
+    r = run("--presets-dir", str(calibrated_folder), "calibrate", str(ROOT / LOG),
+            "--cluster", "mine", "-o", str(out))  # fmt: skip
+    one_line_error(r, "--cluster", "'mine' is a calibration of 'dgx-h100'", "--cluster dgx-h100")
+    assert not out.exists()
+    r = run("calibrate", str(ROOT / LOG), "--cluster", str(calibrated_folder / "mine.toml"),
+            "-o", str(out))  # fmt: skip
+    one_line_error(r, "--cluster", "is a calibration of 'dgx-h100'")
+    assert not out.exists()
+
+
+def test_calibrate_refuses_a_cluster_file_by_path_naming_its_preset_name(tmp_path):
+    """A cluster preset given by path was stored as ``base = "/path/x.toml"`` and refused late with
+    pydantic's "String should match pattern"; the base is a preset name."""
+    text = (ROOT / "presets/clusters/dgx-h100.toml").read_text()
+    mine = tmp_path / "mycl.toml"
+    mine.write_text('preset = "cluster"\n' + text.replace('name = "dgx-h100"', 'name = "mycl"', 1))
+    out = tmp_path / "cal.toml"
+    r = run("calibrate", str(ROOT / LOG), "--cluster", str(mine), "-o", str(out))
+    one_line_error(r, "--cluster", "is a file", "--cluster mycl")
+    assert not out.exists()
+    r = run("--presets-dir", str(tmp_path), "calibrate", str(ROOT / LOG), "--cluster", "mycl",
+            "-o", str(out))  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert 'base = "mycl"' in out.read_text()

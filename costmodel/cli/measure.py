@@ -986,7 +986,8 @@ def calibrate(
     cluster: Annotated[
         str | None,
         typer.Option(
-            help="Base cluster preset: the TOML then loads as that cluster carrying the fits "
+            help="Base cluster preset, by name (not a calibration, not a file path: the TOML "
+            "stores it as base = NAME): the TOML then loads as that cluster carrying the fits "
             "(cm.cluster(NAME), --cluster NAME everywhere), its realistic model calibrated "
             "(fabric terms per level); the preset's figures are shown next to the fitted ones."
         ),
@@ -1027,7 +1028,24 @@ def calibrate(
     if cluster is not None:
         from .. import presets
 
-        presets.cluster(cluster)  # an unknown name fails here, before anything is written
+        base = presets.cluster(cluster)  # an unknown name fails here, before anything is written
+        # the written preset names its base cluster preset (``base = NAME``) and loads it by that
+        # name: a calibration as base, or a file by path, wrote a preset that could not load
+        # (and a presets folder holding it failed to load at all)
+        if base.calibration is not None:
+            was = base.calibration.base
+            raise ValueError(
+                f"--cluster: {cluster!r} is a calibration"
+                + (f" of {was!r}" if was else "")
+                + "; a calibration refines a cluster preset: give that one"
+                + (f" (--cluster {was})" if was else "")
+            )
+        if base.name != cluster:
+            raise ValueError(
+                f"--cluster: {cluster!r} is a file; the calibration names its base cluster preset "
+                f"by name: put the file in a presets folder (--presets-dir or COSTMODEL_PRESETS) "
+                f"and give --cluster {base.name}"
+            )
     said: list[str] = []  # what the reader assumed and warns of, as validate compare says it
     assumed: list[str] = []
     notices: list[str] = []
