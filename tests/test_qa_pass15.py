@@ -3,10 +3,13 @@ output files). Each defect found is pinned here with the surface it was typed on
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
+
+import costmodel as cm
 
 from ._cli import one_line_error, run
 
@@ -95,3 +98,35 @@ def test_calibrate_refuses_a_cluster_file_by_path_naming_its_preset_name(tmp_pat
             "-o", str(out))  # fmt: skip
     assert r.exit_code == 0, r.stderr
     assert 'base = "mycl"' in out.read_text()
+
+
+# --- a config.json past the parameter limit is refused as --arch, on every command ----------------
+@pytest.fixture
+def huge_config(tmp_path):
+    """Llama 3.1 8B with a 1e12 intermediate size: 3.9e17 parameters, past the 1e15 limit."""
+    cfg = json.loads((ROOT / "tests/data/hf_configs/llama-3.1-8b/config.json").read_text())
+    cfg["intermediate_size"] = 10**12
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("memory", "--zero", "3", "--ranks", "8"),  # answered "weights 98.3 PB", exit 0
+        ("train", "--nodes", "8", "--tokens", "1T"),  # "--params: Input should be ..."
+        ("step", "--nodes", "8"),  # "message_bytes: must be between 0 and 2**44 B ..."
+        ("scenario", "--nodes", "8"),
+    ],
+)
+def test_a_config_past_the_parameter_limit_is_refused_naming_arch(huge_config, args):
+    r = run(*args, "--arch", str(huge_config))
+    one_line_error(r, "--arch", "3.93e+17 parameters", "1..1e15")
+
+
+def test_the_api_refuses_a_config_past_the_parameter_limit(huge_config):
+    with pytest.raises(ValueError, match=r"arch: .*3\.93e\+17 parameters; must be .*1\.\.1e15"):
+        cm.load_arch(str(huge_config))
+    with pytest.raises(ValueError, match="1..1e15"):
+        cm.training_memory(str(huge_config), zero_stage=3, dp_ranks=8)
