@@ -208,8 +208,18 @@ def load_price(name: str | Price) -> Price:
     if isinstance(name, Price):
         return name
     table = _prices()
-    if name not in table:
-        raise ValueError(f"price: unknown price preset {name!r}; allowed: {', '.join(table)}")
+    if name not in table:  # as an unknown cluster or architecture is refused
+        import difflib
+
+        same = [n for n in table if n.lower() == str(name).lower()]
+        if same:  # only the case differs
+            raise ValueError(
+                f"price: unknown price preset {name!r}; did you mean {same[0]!r}? (preset names "
+                "are lower-case)"
+            )
+        close = difflib.get_close_matches(str(name), list(table), n=3, cutoff=0.6)
+        hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(table)}"
+        raise ValueError(f"price: unknown price preset {name!r}; {hint} (see `costmodel archs`)")
     return table[name]
 
 

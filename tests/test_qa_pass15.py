@@ -130,3 +130,39 @@ def test_the_api_refuses_a_config_past_the_parameter_limit(huge_config):
         cm.load_arch(str(huge_config))
     with pytest.raises(ValueError, match="1..1e15"):
         cm.training_memory(str(huge_config), zero_stage=3, dp_ranks=8)
+
+
+# --- a price preset typed in another case is named back in lower case ----------------------------
+@pytest.mark.parametrize(
+    ("option", "args"),
+    [
+        ("--price", ("train", "--arch", "llama-3.1-8b", "--nodes", "8", "--tokens", "1T")),
+        (
+            "--price",
+            (
+                "sweep",
+                "--kind",
+                "step",
+                "--set",
+                "preset=dgx-h100",
+                "--set",
+                "arch=llama-3.1-8b",
+                "--tokens",
+                "1T",
+            ),
+        ),  # fmt: skip
+    ],
+)
+def test_a_price_in_upper_case_is_answered_with_its_lower_case_name(option, args):
+    """``--cluster DGX-H100`` and ``--arch LLAMA-3.1-8B`` say "did you mean 'dgx-h100'?";
+    ``--price AWS-P5-ON-DEMAND`` listed all 70 price presets instead."""
+    r = run(*args, option, "AWS-P5-ON-DEMAND")
+    line = one_line_error(r, option, "did you mean 'aws-p5-on-demand'?", "lower-case")
+    assert "lambda-b200-on-demand" not in line
+
+
+def test_a_misspelt_price_gets_the_closest_names_and_the_api_says_the_same():
+    r = run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--price", "aws-p5-ondemand")
+    one_line_error(r, "--price", "closest: aws-p5-on-demand")
+    with pytest.raises(ValueError, match=r"^price: .*did you mean 'lambda-b200-on-demand'\?"):
+        cm.load_price("Lambda-B200-On-Demand")
