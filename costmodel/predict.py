@@ -1220,6 +1220,8 @@ def predict_all_algorithms(
     """
     import pandas as pd
 
+    # names in any case, as predict_collective reads them (costmodel._limits.CHOICES)
+    model, protocol = units.choice_name(model), units.choice_name(protocol)
     op = T.canonical_op(op)
     choice = predict_collective(
         op,

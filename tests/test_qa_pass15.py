@@ -166,3 +166,31 @@ def test_a_misspelt_price_gets_the_closest_names_and_the_api_says_the_same():
     one_line_error(r, "--price", "closest: aws-p5-on-demand")
     with pytest.raises(ValueError, match=r"^price: .*did you mean 'lambda-b200-on-demand'\?"):
         cm.load_price("Lambda-B200-On-Demand")
+
+
+# --- the collective API reads names in any case, as predict_collective and the CLI do --------------
+def test_allreduce_time_reads_the_algorithm_in_any_case_with_plain_numbers_as_with_a_cluster():
+    """``cm.allreduce_time(M, cluster, algorithm="RING")`` was taken and
+    ``cm.allreduce_time(M, 64, 50e9, algorithm="RING")`` refused; ``collective --algorithm RING
+    --ranks 64 --bandwidth 50GB/s`` answers it."""
+    assert cm.allreduce_time(14e9, 64, 50e9, algorithm="RING") == cm.allreduce_time(14e9, 64, 50e9)
+    assert cm.collective_time("all_gather", 1e9, 4, 100e9, algorithm="Ring", model="LESSON") == (
+        cm.collective_time("all_gather", 1e9, 4, 100e9)
+    )
+    r = run("collective", "all_reduce", "--size", "14GB", "--ranks", "64", "--bandwidth", "50GB/s",
+            "--algorithm", "RING", "--json")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["results"][0]["time_s"] == cm.allreduce_time(14e9, 64, 50e9)
+
+
+def test_the_model_name_is_read_in_any_case_by_allreduce_time_and_predict_all_algorithms():
+    """``predict_collective(model="NCCL")`` answered; ``allreduce_time(M, cluster, model="NCCL")``
+    and ``predict_all_algorithms(model="NCCL")`` refused the same name."""
+    c = cm.cluster("dgx-h100", nodes=8)
+    want = cm.predict_collective("all_reduce", 14e9, c, nodes=8, model="nccl").time_s
+    assert cm.allreduce_time(14e9, c, model="NCCL") == want
+    assert cm.allreduce_time(14e9, c, model="Textbook") == cm.allreduce_time(14e9, c)
+    upper = cm.predict_all_algorithms("all_reduce", [2**20, 2**30], "dgx-h100", nodes=8,
+                                      model="NCCL", protocol="AUTO")  # fmt: skip
+    lower = cm.predict_all_algorithms("all_reduce", [2**20, 2**30], "dgx-h100", nodes=8)
+    assert upper.frame.equals(lower.frame)
