@@ -194,3 +194,10 @@ def test_the_model_name_is_read_in_any_case_by_allreduce_time_and_predict_all_al
                                       model="NCCL", protocol="AUTO")  # fmt: skip
     lower = cm.predict_all_algorithms("all_reduce", [2**20, 2**30], "dgx-h100", nodes=8)
     assert upper.frame.equals(lower.frame)
+
+
+def test_a_sweep_axis_set_twice_is_named():
+    """ "--set: the same axis is given twice" did not say which of the --set options."""
+    r = run("sweep", "--set", "preset=dgx-h100", "--set", "size=1GB", "--set", "nodes=1",
+            "--set", "size=2GB")  # fmt: skip
+    one_line_error(r, "--set size: given twice", "size=1GB", "size=2GB", "size=v1,v2")
