@@ -201,3 +201,35 @@ def test_a_sweep_axis_set_twice_is_named():
     r = run("sweep", "--set", "preset=dgx-h100", "--set", "size=1GB", "--set", "nodes=1",
             "--set", "size=2GB")  # fmt: skip
     one_line_error(r, "--set size: given twice", "size=1GB", "size=2GB", "size=v1,v2")
+
+
+# --- a count option that is not an integer as typed says its range, as every other refusal -------
+@pytest.mark.parametrize(
+    ("args", "option", "rule"),
+    [
+        (
+            ("step", "--arch", "llama-3.1-8b", "--nodes", "1e3"),
+            "--nodes",
+            "1..1,000,000, got '1e3'",
+        ),
+        (("step", "--arch", "llama-3.1-8b", "--local-batch", "2.5"), "--local-batch", "got '2.5'"),
+        (
+            ("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--accumulation=1e2"),
+            "--accumulation",
+            "1..1,000,000, got '1e2'",
+        ),  # fmt: skip
+        (
+            ("collective", "all_reduce", "--size", "1GB", "--cluster", "dgx-h100", "--nodes", "x"),
+            "--nodes",
+            "got 'x'",
+        ),  # fmt: skip
+        (("step", "--arch", "llama-3.1-8b", "--mfu", "abc"), "--mfu", "(0, 1], got 'abc'"),
+    ],
+)
+def test_a_value_click_cannot_read_is_refused_with_the_options_range(args, option, rule):
+    """``--nodes 1e3`` said "Invalid value for '--nodes': Input should be a valid integer, unable
+    to parse string as an integer" with no range, where ``--nodes 0`` says "--nodes: must be a
+    whole number in 1..1,000,000, got 0" (and ``--ranks 1e3`` is read as 1000)."""
+    r = run(*args)
+    line = one_line_error(r, f"error: {option}: must be ", rule)
+    assert "Invalid value" not in line and "Input should be" not in line
