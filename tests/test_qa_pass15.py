@@ -233,3 +233,78 @@ def test_a_value_click_cannot_read_is_refused_with_the_options_range(args, optio
     r = run(*args)
     line = one_line_error(r, f"error: {option}: must be ", rule)
     assert "Invalid value" not in line and "Input should be" not in line
+
+
+# --- batch: token counts refused with one rule; the LR rule read in any case ----------------------
+BATCH = ("batch", "--local", "1", "--ranks", "512", "--seq", "4096")
+
+
+@pytest.mark.parametrize("typed", ["-1", "0", "1.5"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--global-tokens", "{}"),
+        ("--global-tokens", "4Mi", "--base-lr", "3e-4", "--base-tokens", "{}"),
+        (
+            "--global-tokens",
+            "4Mi",
+            "--base-lr",
+            "3e-4",
+            "--base-tokens",
+            "1Mi",
+            "--critical-batch",
+            "{}",
+        ),  # fmt: skip
+    ],
+)
+def test_batch_token_counts_are_refused_with_one_rule(typed, args):
+    """``--critical-batch 0`` said "must be a whole number of tokens >= 1" and ``-1`` said
+    "must be a whole token count >= 0", as if 0 were allowed."""
+    r = run(*BATCH, *(a.format(typed) for a in args))
+    line = one_line_error(r, "must be a whole number of tokens >= 1", f"got '{typed}'")
+    assert ">= 0" not in line
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (
+            (
+                *BATCH,
+                "--global-tokens",
+                "4Mi",
+                "--base-lr",
+                "3e-4",
+                "--base-tokens",
+                "1Mi",
+                "--rule",
+                "{}",
+                "--json",
+            ),
+            "rule",
+        ),  # fmt: skip
+        (("sweep", "--set", "preset=dgx-h100", "--set", "size=1GB", "--engine", "{}"), None),
+    ],
+)
+def test_the_other_fixed_lists_of_the_cli_are_read_in_any_case(args, option):
+    """``--rule LINEAR``, ``--engine LOCAL`` and ``--placement BOTH`` were refused where
+    ``--precision FP8`` and ``--algorithm RING`` are read as their lower-case names."""
+    word = "linear" if option == "rule" else "local"
+    upper = run(*(a.format(word.upper()) for a in args))
+    lower = run(*(a.format(word) for a in args))
+    assert upper.exit_code == 0, upper.stderr
+    assert upper.stdout == lower.stdout
+    if option:
+        assert json.loads(upper.stdout)["learning_rate"]["rule"] == "linear"
+
+
+def test_validate_compare_reads_the_placement_in_any_case():
+    log = str(ROOT / LOG)
+    upper = run(
+        "validate", "compare", log, "--cluster", "dgx-h100", "--placement", "BOTH", "--json"
+    )
+    lower = run(
+        "validate", "compare", log, "--cluster", "dgx-h100", "--placement", "both", "--json"
+    )
+    assert upper.exit_code == 0, upper.stderr
+    assert json.loads(upper.stdout) == json.loads(lower.stdout)
