@@ -308,3 +308,19 @@ def test_validate_compare_reads_the_placement_in_any_case():
     )
     assert upper.exit_code == 0, upper.stderr
     assert json.loads(upper.stdout) == json.loads(lower.stdout)
+
+
+def test_calibrate_refuses_to_write_over_its_base_clusters_file(tmp_path):
+    """``calibrate --cluster mycl -o presets/mycl.toml`` replaced the user's cluster preset with
+    its own calibration (``base = "mycl"``, itself): the cluster was gone and the folder no
+    longer loaded."""
+    text = (ROOT / "presets/clusters/dgx-h100.toml").read_text()
+    mine = tmp_path / "mycl.toml"
+    before = 'preset = "cluster"\n' + text.replace('name = "dgx-h100"', 'name = "mycl"', 1)
+    mine.write_text(before)
+    r = run("--presets-dir", str(tmp_path), "calibrate", str(ROOT / LOG), "--cluster", "mycl",
+            "-o", str(mine))  # fmt: skip
+    one_line_error(r, "--output", "is the file this command reads")
+    assert mine.read_text() == before
+    r = run("--presets-dir", str(tmp_path), "presets", "show", "mycl")
+    assert r.exit_code == 0, r.stderr

@@ -1046,6 +1046,10 @@ def calibrate(
                 f"by name: put the file in a presets folder (--presets-dir or COSTMODEL_PRESETS) "
                 f"and give --cluster {base.name}"
             )
+        # the base's own file is read too: a calibration written over it replaced the cluster
+        # (and left a calibration whose base is itself, which no command could load)
+        files = [Path(r.path) for r in presets.listing("cluster") if r.name == cluster]
+        _not_an_input(output, "--output", *files)
     said: list[str] = []  # what the reader assumed and warns of, as validate compare says it
     assumed: list[str] = []
     notices: list[str] = []
