@@ -177,7 +177,7 @@ def collective_time(
     """
     # names in any case, with plain numbers as with a cluster (predict_collective reads them so)
     algorithm = units.choice_name(algorithm)
-    model = models.check_model(units.choice_name(model))
+    model = models.check_model(units.choice_name(model), default=models.TEXTBOOK)
     c = resolve_cluster(ranks, bandwidth_bytes_per_s)
     if c is None:
         if bandwidth_bytes_per_s is None:

@@ -324,3 +324,15 @@ def test_calibrate_refuses_to_write_over_its_base_clusters_file(tmp_path):
     assert mine.read_text() == before
     r = run("--presets-dir", str(tmp_path), "presets", "show", "mycl")
     assert r.exit_code == 0, r.stderr
+
+
+def test_an_unknown_model_names_the_default_of_the_function_called():
+    """``cm.allreduce_time(M, cluster, model="magic")`` said "allowed: nccl (default), ..."
+    where allreduce_time's default is textbook (predict_collective's is nccl)."""
+    c = cm.cluster("dgx-h100", nodes=2)
+    with pytest.raises(
+        ValueError, match=r"allowed: textbook \(default\), lesson, nccl, calibrated"
+    ):
+        cm.allreduce_time(1e9, c, model="magic")
+    with pytest.raises(ValueError, match=r"allowed: nccl \(default\), lesson, textbook"):
+        cm.predict_collective("all_reduce", 1e9, c, model="magic")
