@@ -59,6 +59,14 @@ LOG = (
 )
 
 
+@pytest.fixture
+def presets_env(monkeypatch):
+    """``--presets-dir`` sets COSTMODEL_PRESETS for the process (the CLI's own process, which
+    ends); in-process here, it is put back after the test so no later test sees the folder."""
+    monkeypatch.setenv("COSTMODEL_PRESETS", "")  # recorded, so undone after the test
+    monkeypatch.delenv("COSTMODEL_PRESETS")
+
+
 @pytest.fixture(scope="module")
 def calibrated_folder(tmp_path_factory):
     """A presets folder holding a calibration of dgx-h100 named ``mine``."""
@@ -69,7 +77,7 @@ def calibrated_folder(tmp_path_factory):
 
 
 def test_calibrate_refuses_a_calibration_as_its_base_and_names_the_cluster_to_give(
-    calibrated_folder, tmp_path
+    calibrated_folder, tmp_path, presets_env
 ):
     """``calibrate --cluster mine`` (a calibration) wrote ``base = "mine"``: a preset no command
     could load, and a presets folder holding it failed every command that read the folder."""
@@ -84,7 +92,7 @@ def test_calibrate_refuses_a_calibration_as_its_base_and_names_the_cluster_to_gi
     assert not out.exists()
 
 
-def test_calibrate_refuses_a_cluster_file_by_path_naming_its_preset_name(tmp_path):
+def test_calibrate_refuses_a_cluster_file_by_path_naming_its_preset_name(tmp_path, presets_env):
     """A cluster preset given by path was stored as ``base = "/path/x.toml"`` and refused late with
     pydantic's "String should match pattern"; the base is a preset name."""
     text = (ROOT / "presets/clusters/dgx-h100.toml").read_text()
@@ -310,7 +318,7 @@ def test_validate_compare_reads_the_placement_in_any_case():
     assert json.loads(upper.stdout) == json.loads(lower.stdout)
 
 
-def test_calibrate_refuses_to_write_over_its_base_clusters_file(tmp_path):
+def test_calibrate_refuses_to_write_over_its_base_clusters_file(tmp_path, presets_env):
     """``calibrate --cluster mycl -o presets/mycl.toml`` replaced the user's cluster preset with
     its own calibration (``base = "mycl"``, itself): the cluster was gone and the folder no
     longer loaded."""
