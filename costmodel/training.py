@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from . import units
 from .presets import shipped_dir
 
 SECONDS_PER_DAY = 86400.0
@@ -294,10 +295,14 @@ class TrainingCost:
 
 
 def _positive(name: str, value: Any, unit: str = "") -> float:
+    if isinstance(value, bool):  # float(True) is 1.0: one token, a 1 s step
+        raise ValueError(f"{name}: expected a number, got a bool ({value!r})")
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+        # "2T" as text: the number it means, as the API's other arguments say (units.text_hint)
+        hint = units.text_hint(name, value)
+        raise ValueError(f"{name}: expected a number, got {value!r}{hint}") from None
     if not math.isfinite(x) or x <= 0:
         unit = f" {unit}" if unit else ""
         raise ValueError(f"{name}: must be a finite number > 0{unit}, got {value!r}")

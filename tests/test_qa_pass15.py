@@ -344,3 +344,35 @@ def test_an_unknown_model_names_the_default_of_the_function_called():
         cm.allreduce_time(1e9, c, model="magic")
     with pytest.raises(ValueError, match=r"allowed: nccl \(default\), lesson, textbook"):
         cm.predict_collective("all_reduce", 1e9, c, model="magic")
+
+
+# --- time and cost to train: a bool is not a number; the measured step is named as given ----------
+@pytest.fixture(scope="module")
+def result():
+    return cm.Scenario(arch="llama-3.1-8b", cluster="dgx-h100", nodes=8).evaluate()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"tokens": True}, "tokens"),  # was priced as 1 token
+        ({"steps": True}, "steps"),  # 1 step
+        ({"tokens": 1e12, "measured_step_time_s": True}, "measured_step_time_s"),  # a 1 s step
+    ],
+)
+def test_training_cost_refuses_a_bool_where_a_number_is_expected(result, kwargs, field):
+    with pytest.raises(ValueError, match=rf"^{field}: expected a number, got a bool \(True\)"):
+        result.training_cost(**kwargs)
+
+
+def test_a_refused_measured_step_is_named_as_the_argument_given(result):
+    """``training_cost(measured_step_time_s="600ms")`` said "step_time_s: ...", an argument of
+    another function; the number it means is said too."""
+    with pytest.raises(ValueError, match=r"^measured_step_time_s: .*measured_step_time_s=0\.6"):
+        result.training_cost(1e12, measured_step_time_s="600ms")
+    with pytest.raises(ValueError, match=r"^measured_step_time_s: a measured step of 1e-09 s"):
+        result.training_cost(1e12, measured_step_time_s=1e-9)
+    with pytest.raises(
+        ValueError, match=r"^tokens: .*the API takes numbers in SI units: tokens=2e\+12"
+    ):
+        result.training_cost("2T")
