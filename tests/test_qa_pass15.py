@@ -376,3 +376,32 @@ def test_a_refused_measured_step_is_named_as_the_argument_given(result):
         ValueError, match=r"^tokens: .*the API takes numbers in SI units: tokens=2e\+12"
     ):
         result.training_cost("2T")
+
+
+@pytest.mark.parametrize(
+    ("make", "field"),
+    [
+        (lambda: cm.Scenario(arch="llama-3.1-8b", nodes=True), "nodes"),  # was one node
+        (lambda: cm.Scenario(arch="llama-3.1-8b", mfu=True), "mfu"),  # an MFU of 1
+        (lambda: cm.Scenario(params=True), "params"),  # one parameter
+        (lambda: cm.Scenario(arch="llama-3.1-8b", comm_contention=True), "comm_contention"),
+        (lambda: cm.predict_collective("all_reduce", True, "dgx-h100"), "message_bytes"),  # 1 B
+        (lambda: cm.scale_learning_rate(True, 256, 512), "base_lr"),  # a learning rate of 1
+        (lambda: cm.scale_learning_rate(0.1, 256, 512, critical_batch=True), "critical_batch"),
+        (
+            lambda: cm.strategy_step(arch="llama-3.1-8b", cluster="dgx-h100", comm_contention=True),
+            "comm_contention",
+        ),  # fmt: skip
+        (lambda: cm.Layout(strategy="fsdp", ranks=True), "ranks"),
+    ],
+)
+def test_a_bool_given_for_a_number_is_refused_naming_the_field(make, field):
+    """README: a bad value, a bool where a number is expected among them, raises ValueError
+    naming the field; these took ``True`` as 1."""
+    with pytest.raises(ValueError, match=rf"{field}: expected a number"):
+        make()
+
+
+def test_real_booleans_and_numbers_still_pass_scenario():
+    s = cm.Scenario(arch="llama-3.1-8b", nodes=2, flash_attention=False, no_sync=True, mfu=0.4)
+    assert (s.nodes, s.flash_attention, s.no_sync, s.mfu) == (2, False, True, 0.4)
