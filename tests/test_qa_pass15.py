@@ -405,3 +405,19 @@ def test_a_bool_given_for_a_number_is_refused_naming_the_field(make, field):
 def test_real_booleans_and_numbers_still_pass_scenario():
     s = cm.Scenario(arch="llama-3.1-8b", nodes=2, flash_attention=False, no_sync=True, mfu=0.4)
     assert (s.nodes, s.flash_attention, s.no_sync, s.mfu) == (2, False, True, 0.4)
+
+
+def test_the_memory_api_reads_recipe_recompute_and_loss_in_any_case():
+    """``memory --recipe MIXED-ADAM --recompute FULL`` answers; ``cm.training_memory(...,
+    recipe="MIXED-ADAM")``, ``max_params`` and ``min_ranks`` refused the same names."""
+    want = cm.training_memory("llama-3.1-8b", recompute="full", loss="fused").total_bytes
+    got = cm.training_memory("llama-3.1-8b", recipe="MIXED-ADAM", recompute="FULL", loss="Fused")
+    assert got.total_bytes == want
+    assert cm.max_params(80e9, recipe="Mixed-Adam") == cm.max_params(80e9)
+    assert cm.min_ranks(30e9, 80e9, zero_stage=3, recipe="MIXED-ADAM") == cm.min_ranks(
+        30e9, 80e9, zero_stage=3
+    )
+    r = run("memory", "--arch", "llama-3.1-8b", "--recipe", "MIXED-ADAM", "--recompute", "FULL",
+            "--loss", "Fused", "--json")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["lesson_memory_bytes"] == want
