@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import finite_result, named_shapes
+from .units import choice_name
 
 FloatOrArray = float | np.ndarray
 LRRule = Literal["linear", "sqrt"]
@@ -517,6 +518,7 @@ def scale_learning_rate(
     >>> scale_learning_rate(3e-4, 2**20, 16 * 2**20, rule="sqrt", critical_batch=4 * 2**20)
     0.0006
     """
+    rule = choice_name(rule)  # "LINEAR" is linear, as `batch --rule` reads it
     if not isinstance(rule, str) or rule not in LR_RULES:  # an array: not "unhashable type"
         raise ValueError(
             f"rule: unknown learning-rate rule {rule!r}; allowed: {', '.join(LR_RULES)}"

@@ -421,3 +421,23 @@ def test_the_memory_api_reads_recipe_recompute_and_loss_in_any_case():
             "--loss", "Fused", "--json")  # fmt: skip
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout)["lesson_memory_bytes"] == want
+
+
+def test_the_formulas_read_algorithm_rule_and_mode_in_any_case():
+    """``collective --algorithm RING``, ``batch --rule LINEAR`` answer; ``crossover_bytes("RING",
+    "TREE", ...)``, ``ddp_step(algorithm="RING")``, ``scale_learning_rate(rule="LINEAR")`` and
+    ``hierarchical_allreduce_time(mode="PIPELINED")`` refused the same names."""
+    assert cm.crossover_bytes("RING", "Tree", 512, 50e9, 5e-6) == cm.crossover_bytes(
+        "ring", "tree", 512, 50e9, 5e-6
+    )
+    kw = {"compute_time_s": 0.4, "bandwidth_bytes_per_s": 50e9}
+    assert cm.ddp_step(7e9, 64, algorithm="RING", **kw).step_time_s == (
+        cm.ddp_step(7e9, 64, **kw).step_time_s
+    )
+    assert cm.scale_learning_rate(0.1, 256, 8192, rule="LINEAR") == 3.2
+    args = (8e9, 2, 8, 450e9, 50e9)
+    assert cm.hierarchical_allreduce_time(*args, mode="PIPELINED") == (
+        cm.hierarchical_allreduce_time(*args, mode="pipelined")
+    )
+    with pytest.raises(ValueError, match="unknown algorithm 'foo'"):
+        cm.allreduce_time(1e9, 8, 50e9, algorithm="foo")
