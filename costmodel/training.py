@@ -408,7 +408,13 @@ def training_cost(
                 f"tokens: {d:g} tokens at {per:g} per step is over 1e15 steps; "
                 "allowed: tokens / tokens_per_step <= 1e15"
             )
-        n = math.ceil(ratio * (1.0 - 1e-12))
+        if d == math.floor(d) and per == math.floor(per):  # token counts: exact ceiling
+            n = -(-int(d) // int(per))
+        else:  # a ratio within float rounding of a whole number is that number
+            # (ratio x (1 - 1e-12) undercounted past 1e12 steps: 1e16 tokens at 4,096 per step
+            # made 2,441,406,249,998 steps, not 2,441,406,250,000)
+            r = round(ratio)
+            n = r if abs(ratio - r) <= 1e-12 * ratio else math.ceil(ratio)
     else:
         s = _positive("steps", steps)
         if s > 1e15 or s != math.floor(s):

@@ -441,3 +441,27 @@ def test_the_formulas_read_algorithm_rule_and_mode_in_any_case():
     )
     with pytest.raises(ValueError, match="unknown algorithm 'foo'"):
         cm.allreduce_time(1e9, 8, 50e9, algorithm="foo")
+
+
+# --- steps to train are the exact ceiling of tokens over tokens per step --------------------------
+@pytest.mark.parametrize(
+    ("tokens", "per_step", "steps"),
+    [
+        (10**16, 4096, 2_441_406_250_000),  # was 2,441,406,249,998: ratio x (1 - 1e-12), ceiled
+        (10**13 + 1, 10**13, 2),  # one token past a whole step needs a second one (was 1)
+        (15 * 10**12, 262_144, 57_220_459),
+        (0.3, 0.1, 3),  # a ratio within float rounding of 3 is 3, not 4
+    ],
+)
+def test_steps_are_the_exact_ceiling_of_tokens_over_tokens_per_step(tokens, per_step, steps):
+    from costmodel.training import training_cost
+
+    got = training_cost(tokens, tokens_per_step=per_step, step_time_s=1.0, ranks=1)
+    assert got.steps == steps
+
+
+def test_train_counts_every_step_of_a_long_run():
+    r = run("train", "--arch", "llama-3.1-8b", "--nodes", "1", "--gpus-per-node", "1",
+            "--strategy", "fsdp", "--tokens", "1e16", "--json")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["steps"] == 10**16 // 4096
