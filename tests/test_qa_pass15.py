@@ -465,3 +465,11 @@ def test_train_counts_every_step_of_a_long_run():
             "--strategy", "fsdp", "--tokens", "1e16", "--json")  # fmt: skip
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout)["steps"] == 10**16 // 4096
+
+
+def test_an_axis_given_under_two_names_says_both():
+    """``--set seq=4096 --set sequence_length=2048`` said "axis 'sequence_length' given twice
+    (as 'sequence_length')", naming one of the two."""
+    r = run("sweep", "--kind", "step", "--set", "preset=dgx-h100", "--set", "params=7B",
+            "--set", "seq=4096", "--set", "sequence_length=2048")  # fmt: skip
+    one_line_error(r, "'sequence_length' given twice (as 'seq' and 'sequence_length')")
