@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import weakref
 from collections.abc import Callable
 from typing import Any, Literal, Self, get_args
@@ -1414,34 +1413,28 @@ class ScenarioResult(BaseModel):
                     f"({hi / 86400:.1f} days) a training run is costed for; shorten the "
                     "sequence, the micro-batch or the accumulation"
                 )
-        try:
-            cost = training_cost(
-                tokens,
-                steps=steps,
-                tokens_per_step=float(self.tokens_per_step),
-                step_time_s=(
-                    measured_step_time_s if measured_step_time_s is not None else self.step_time_s
-                ),
-                ranks=self.ranks,
-                usd_per_gpu_hour=usd_per_gpu_hour,
-                price=price,
-                flops_per_token=s.flops_per_token(),
-                # the peak the step's measured compute time is held to: one rule for both
-                peak_flops=measured_peak_flops(s._validated_cluster().gpu, s.compute_precision),
-                measured=measured,
-                gpu=s._validated_cluster().gpu.name,  # a price is for one GPU: never another's
-                today=today,
-                params=float(s.params),
-                step_time_band_s=(
-                    None if measured else (float(self.step_time_lo_s), float(self.step_time_hi_s))
-                ),
-                usd_source=usd_source,
-            )
-        except ValueError as exc:  # a measured step is refused as the argument given
-            if not measured:
-                raise
-            text = re.sub(r"(?<![\w])step_time_s\b", "measured_step_time_s", str(exc))
-            raise ValueError(text) from None
+        cost = training_cost(
+            tokens,
+            steps=steps,
+            tokens_per_step=float(self.tokens_per_step),
+            step_time_s=(
+                measured_step_time_s if measured_step_time_s is not None else self.step_time_s
+            ),
+            ranks=self.ranks,
+            usd_per_gpu_hour=usd_per_gpu_hour,
+            price=price,
+            flops_per_token=s.flops_per_token(),
+            # the peak the step's measured compute time is held to: one rule for both
+            peak_flops=measured_peak_flops(s._validated_cluster().gpu, s.compute_precision),
+            measured=measured,
+            gpu=s._validated_cluster().gpu.name,  # a price is for one GPU: never another's
+            today=today,
+            params=float(s.params),
+            step_time_band_s=(
+                None if measured else (float(self.step_time_lo_s), float(self.step_time_hi_s))
+            ),
+            usd_source=usd_source,
+        )
         # what the answer leaves out travels with the cost: a "fits" from memory without
         # activations (a bare parameter count), a mixture of experts priced without its
         # expert parallelism
