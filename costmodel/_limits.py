@@ -250,6 +250,12 @@ CHOICES = frozenset(
         "launcher",
         "mpi",
         "kind",
+        # the CLI's other fixed lists: batch --rule, validate/calibrate --placement,
+        # sweep --engine, validate torch --backend
+        "rule",
+        "placement",
+        "engine",
+        "backend",
     }
 )
 """The options, fields and sweep axes whose values are names from a fixed list: read in any

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, TypeGuard, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import collectives, models
+from . import collectives, models, units
 from ._checks import finite_result
 
 if TYPE_CHECKING:
@@ -175,7 +175,9 @@ def collective_time(
     >>> collective_time("all_gather", 1e9, 4, 100e9)   # (N-1)/N M / B = 0.75 GB at 100 GB/s
     0.0075
     """
-    model = models.check_model(model)
+    # names in any case, with plain numbers as with a cluster (predict_collective reads them so)
+    algorithm = units.choice_name(algorithm)
+    model = models.check_model(units.choice_name(model), default=models.TEXTBOOK)
     c = resolve_cluster(ranks, bandwidth_bytes_per_s)
     if c is None:
         if bandwidth_bytes_per_s is None:

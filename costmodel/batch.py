@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import finite_result, must_be, named_shapes
+from .units import choice_name
 
 FloatOrArray = float | np.ndarray
 LRRule = Literal["linear", "sqrt"]
@@ -143,6 +144,9 @@ def _whole_array(name: str, value: ArrayLike) -> np.ndarray:
 
 
 def _positive(name: str, value: ArrayLike) -> np.ndarray:
+    if isinstance(value, bool | np.bool_) or getattr(value, "dtype", None) == np.bool_:
+        # True is not a learning rate of 1 (nor a batch of 1): refused as _whole refuses it
+        raise ValueError(f"{name}: expected a number > 0, got {value!r}")
     try:
         x = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -591,6 +595,7 @@ def scale_learning_rate(
     >>> scale_learning_rate(3e-4, 2**20, 16 * 2**20, rule="sqrt", critical_batch=4 * 2**20)
     0.0006
     """
+    rule = choice_name(rule)  # "LINEAR" is linear, as `batch --rule` reads it
     if not isinstance(rule, str) or rule not in LR_RULES:  # an array: not "unhashable type"
         raise ValueError(
             f"rule: unknown learning-rate rule {rule!r}; allowed: {', '.join(LR_RULES)}"

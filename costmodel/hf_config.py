@@ -48,6 +48,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from . import _limits
 from .architecture import Architecture
 
 #: Architecture field -> the config.json key it comes from (for error messages)
@@ -208,6 +209,15 @@ def arch_from_hf_config(
         keys = [k for f, k in _CONFIG_KEYS.items() if f in text]
         where = f" (config key {', '.join(keys)})" if keys else ""
         raise ValueError(f"config.json: {text}{where}") from None
+    # the parameter limit of every surface (--params, Scenario.params, the sweep's params): a
+    # config past it was answered by `memory` and refused by `train`/`step` as an option the
+    # user never typed (--params, message_bytes)
+    limit = _limits.LIMITS["params"]
+    if a.params > limit.hi:
+        raise ValueError(
+            f"config.json: its shapes count {a.params:.3g} parameters; must be {limit.rule} "
+            "(the limit of --params and Scenario.params)"
+        )
     return a.model_copy(update={"published_params": float(a.params)})
 
 

@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import finite_result, flag, heads_divide_hidden
+from .units import choice_name
 
 if TYPE_CHECKING:
     from ._limits import Limit
@@ -258,6 +259,7 @@ def get_recipe(name: str | Recipe) -> Recipe:
     """
     if isinstance(name, Recipe):
         return name
+    name = choice_name(name)  # "MIXED-ADAM" is mixed-adam, as every surface reads it
     if not isinstance(name, str) or name not in RECIPES:  # an array: not "unhashable type"
         raise ValueError(f"recipe: unknown recipe {name!r}; allowed: {', '.join(RECIPES)}")
     return RECIPES[name]
@@ -627,6 +629,7 @@ def training_memory(
     """
     if flash_attention is not True and flash_attention is not False:
         flash_attention = flag("flash_attention", flash_attention)
+    recompute, loss = choice_name(recompute), choice_name(loss)  # any case, as the CLI reads
     if isinstance(params, str):
         from .architecture import arch_of_params_text
 

@@ -92,11 +92,12 @@ LESSON_DEFAULT_ALGORITHM: dict[str, str] = {
 }
 
 
-def check_model(model: object, *, reference: bool = True) -> str:
+def check_model(model: object, *, reference: bool = True, default: str = DEFAULT) -> str:
     """The canonical name of ``model``; ValueError naming the allowed ones if unknown.
 
     ``reference=False`` refuses the reference baseline ``nccl-table`` (a surface that asks for
-    an answer, not a comparison).
+    an answer, not a comparison). ``default``: the caller's own default, which the message
+    marks (``collective_time`` defaults to ``textbook``, not ``nccl``).
 
     >>> check_model("nccl-table")
     'nccl-table'
@@ -113,9 +114,9 @@ def check_model(model: object, *, reference: bool = True) -> str:
         model = new
     ok = MODELS + (REFERENCE_MODELS if reference else ())
     if model not in ok:
-        others = ", ".join(m for m in MODELS if m != DEFAULT)
+        others = ", ".join(m for m in MODELS if m != default)
         tail = f"; reference baseline: {', '.join(REFERENCE_MODELS)}" if reference else ""
-        raise ValueError(f"model={model!r} unknown; allowed: {DEFAULT} (default), {others}{tail}")
+        raise ValueError(f"model={model!r} unknown; allowed: {default} (default), {others}{tail}")
     return str(model)
 
 

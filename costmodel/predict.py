@@ -654,6 +654,14 @@ def predict_collective(
         or gpus_per_process != math.floor(gpus_per_process)
     ):
         raise must_be("gpus_per_process", "a whole number in 1..1,000,000", gpus_per_process)
+    if (
+        isinstance(message_bytes, bool | np.bool_)
+        or getattr(message_bytes, "dtype", None) == np.bool_
+    ):
+        # True is not 1 B (as the formulas' message_bytes, collectives._inputs)
+        raise ValueError(
+            f"message_bytes: expected a number or an array of numbers, got {message_bytes!r}"
+        )
     try:
         m = np.asarray(message_bytes, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -1220,6 +1228,8 @@ def predict_all_algorithms(
     """
     import pandas as pd
 
+    # names in any case, as predict_collective reads them (costmodel._limits.CHOICES)
+    model, protocol = units.choice_name(model), units.choice_name(protocol)
     op = T.canonical_op(op)
     choice = predict_collective(
         op,

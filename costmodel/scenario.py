@@ -365,6 +365,22 @@ class Scenario(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _no_bool_numbers(cls, data: Any) -> Any:
+        """A bool given for a number is refused naming the field, as every other API input is:
+        pydantic's lax mode read ``True`` as 1 (``nodes=True`` one node, ``mfu=True`` an MFU of
+        1, ``params=True`` one parameter)."""
+        if isinstance(data, dict):
+            for name, value in data.items():
+                field = cls.model_fields.get(name)
+                if field is None or not isinstance(value, bool):
+                    continue
+                annotation = field.annotation
+                if annotation is not bool and bool not in get_args(annotation):
+                    raise ValueError(f"{name}: expected a number, got a bool ({value!r})")
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _strategy_stage(cls, data: Any) -> Any:
         """``strategy`` sets ``zero_stage``; a bare ``zero_stage`` names its strategy."""
         if not isinstance(data, dict) or data.get("strategy") is None:

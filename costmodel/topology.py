@@ -48,6 +48,7 @@ from .collectives._inputs import (
     _scalars,
 )
 from .collectives.rows import _row, _row_time_scalar
+from .units import choice_name
 
 Mode = Literal["serial", "pipelined"]
 MODES: tuple[str, ...] = ("serial", "pipelined")
@@ -250,6 +251,7 @@ def hierarchical_allreduce_time(
     >>> round(hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9, mode="pipelined") * 1e3, 3)
     3.889
     """
+    mode = choice_name(mode)  # "PIPELINED" is pipelined, as every choice is read
     if mode not in MODES:
         raise ValueError(f"mode: unknown mode {mode!r}; allowed: {', '.join(MODES)}")
     p = hierarchical_allreduce_phases(

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from . import units
 from .presets import shipped_dir
 
 SECONDS_PER_DAY = 86400.0
@@ -208,8 +209,18 @@ def load_price(name: str | Price) -> Price:
     if isinstance(name, Price):
         return name
     table = _prices()
-    if name not in table:
-        raise ValueError(f"price: unknown price preset {name!r}; allowed: {', '.join(table)}")
+    if name not in table:  # as an unknown cluster or architecture is refused
+        import difflib
+
+        same = [n for n in table if n.lower() == str(name).lower()]
+        if same:  # only the case differs
+            raise ValueError(
+                f"price: unknown price preset {name!r}; did you mean {same[0]!r}? (preset names "
+                "are lower-case)"
+            )
+        close = difflib.get_close_matches(str(name), list(table), n=3, cutoff=0.6)
+        hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(table)}"
+        raise ValueError(f"price: unknown price preset {name!r}; {hint} (see `costmodel archs`)")
     return table[name]
 
 
@@ -284,10 +295,14 @@ class TrainingCost:
 
 
 def _positive(name: str, value: Any, unit: str = "") -> float:
+    if isinstance(value, bool):  # float(True) is 1.0: one token, a 1 s step
+        raise ValueError(f"{name}: expected a number, got a bool ({value!r})")
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+        # "2T" as text: the number it means, as the API's other arguments say (units.text_hint)
+        hint = units.text_hint(name, value)
+        raise ValueError(f"{name}: expected a number, got {value!r}{hint}") from None
     if not math.isfinite(x) or x <= 0:
         unit = f" {unit}" if unit else ""
         raise ValueError(f"{name}: must be a finite number > 0{unit}, got {value!r}")
@@ -393,7 +408,13 @@ def training_cost(
                 f"tokens: {d:g} tokens at {per:g} per step is over 1e15 steps; "
                 "allowed: tokens / tokens_per_step <= 1e15"
             )
-        n = math.ceil(ratio * (1.0 - 1e-12))
+        if d == math.floor(d) and per == math.floor(per):  # token counts: exact ceiling
+            n = -(-int(d) // int(per))
+        else:  # a ratio within float rounding of a whole number is that number
+            # (ratio x (1 - 1e-12) undercounted past 1e12 steps: 1e16 tokens at 4,096 per step
+            # made 2,441,406,249,998 steps, not 2,441,406,250,000)
+            r = round(ratio)
+            n = r if abs(ratio - r) <= 1e-12 * ratio else math.ceil(ratio)
     else:
         s = _positive("steps", steps)
         if s > 1e15 or s != math.floor(s):

@@ -183,7 +183,8 @@ def test_nccl_table_is_a_reference_not_an_answer_model(calibrated_presets):
     assert "nccl-table" not in models.MODELS and "nccl-table" in models.REFERENCE_MODELS
     p = cm.predict_collective("all_reduce", M, "dgx-h100", nodes=2, model="nccl-table")
     assert p.model == "nccl-table" and p.time_s > 0  # still accepted everywhere
-    with pytest.raises(ValueError, match="allowed: nccl \\(default\\), lesson, textbook"):
+    # allreduce_time's own default (textbook) is the one its message marks
+    with pytest.raises(ValueError, match="allowed: textbook \\(default\\), lesson, nccl"):
         cm.allreduce_time(M, cm.cluster("dgx-h100"), model="flat")
     with pytest.raises(ValueError, match="carries no calibration"):
         cm.predict_collective("all_reduce", M, "dgx-h100", model="calibrated")

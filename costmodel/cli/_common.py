@@ -198,7 +198,46 @@ _ABORTS = (typer.Abort, KeyboardInterrupt, *(getattr(m, "Abort", typer.Abort) fo
 _NO_ARGS = tuple(m.NoArgsIsHelpError for m in _EXC if hasattr(m, "NoArgsIsHelpError"))
 
 
+def _typed_value(opts: Sequence[str], argv: Sequence[str]) -> tuple[str, str] | None:
+    """``(option, value)`` as typed last on the command line for an option spelled ``opts``
+    (``--nodes 1e3`` or ``--nodes=1e3``), None if it is not there.
+
+    >>> _typed_value(["--micro-batch", "--local-batch"], ["step", "--local-batch", "1e6"])
+    ('--local-batch', '1e6')
+    """
+    found = None
+    for i, a in enumerate(argv):
+        name, eq, value = a.partition("=")
+        if name in opts and eq:
+            found = (name, value)
+        elif a in opts and i + 1 < len(argv):
+            found = (a, argv[i + 1])
+    return found
+
+
+def _limited_option_line(exc: Exception) -> str | None:
+    """``--OPTION: must be RULE, got VALUE`` for a value click could not read as the option's
+    type (``--nodes 1e3``, ``--micro-batch 2.5``), when the option has a limit (``LIMITS``):
+    the range every other refusal of that option says, not click's bare "Input should be a
+    valid integer"; None for anything else."""
+    param = getattr(exc, "param", None)
+    name = getattr(param, "name", None)
+    opts = getattr(param, "opts", None)
+    if name not in LIMITS or not opts or not getattr(param, "param_type_name", "") == "option":
+        return None
+    typed = _typed_value(opts, _ARGV)
+    if typed is None:
+        return None
+    # "1e3" is a whole number a count option reads (--ranks 1e3) but click's integer does not
+    whole = "valid integer" in exc.format_message()  # type: ignore[attr-defined]
+    tail = " (write a whole number in digits, e.g. 8)" if whole else ""
+    return f"{typed[0]}: must be {LIMITS[name].rule}, got {typed[1]!r}{tail}"
+
+
 def _usage_line(exc: Exception) -> str:
+    limited_line = _limited_option_line(exc)
+    if limited_line is not None:
+        return limited_line
     msg = exc.format_message()  # type: ignore[attr-defined]
     ctx = getattr(exc, "ctx", None)
     if ctx is not None and getattr(exc, "exit_code", 1) == 2:
@@ -529,6 +568,19 @@ def _sizes(values: Sequence[str], name: str = "--size") -> list[int]:
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
+
+
+def _not_an_input(path: Path, option: str, *inputs: Path | None) -> None:
+    """Refuse an output that is one of the files the command reads (the measured log, a
+    calibration): written atomically, it would replace what was read, with no way back."""
+    for given in inputs:
+        if given is None or not given.is_file() or not path.exists():
+            continue
+        if path.samefile(given):
+            raise ValueError(
+                f"{option}: {str(path)!r} is the file this command reads ({str(given)!r}); "
+                "writing it would replace it; give another file name"
+            )
 
 
 @contextlib.contextmanager

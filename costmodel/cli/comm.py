@@ -20,6 +20,7 @@ from ._common import (
     _MODEL_HELP,
     JsonOpt,
     _human_frame,
+    _not_an_input,
     _one_line,
     _print_json,
     _records,
@@ -696,9 +697,17 @@ def sweep(
     """
     sw = importlib.import_module("costmodel.sweep")
 
-    axes = dict(sw.parse_set(s) for s in (set_ or []))
-    if len(axes) != len(set_ or []):
-        raise ValueError("--set: the same axis is given twice")
+    axes: dict[str, Any] = {}
+    for typed_set in set_ or []:
+        key, value = sw.parse_set(typed_set)
+        if key in axes:  # one --set per axis, its values as one list
+            raise ValueError(
+                f"--set {key}: given twice ({key}={axes[key]}, {key}={value}); give its values "
+                f"in one --set, e.g. {key}=v1,v2"
+            )
+        axes[key] = value
+    if output is not None:  # the grid file read, written over by the rows (a symlink too)
+        _not_an_input(output, "--output", grid_file)
     # a value typed with no unit: the grid's warning (the API's), said as the file's or --set's
     loaded = (
         relay_bare_number_warnings(f"{grid_file}:", lambda: sw.load_grid(grid_file))

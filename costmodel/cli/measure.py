@@ -14,7 +14,15 @@ from typing import Annotated, Any, cast
 import typer
 
 from .. import units
-from ._common import _MODEL_HELP, JsonOpt, _human_frame, _print_json, _records, output_option
+from ._common import (
+    _MODEL_HELP,
+    JsonOpt,
+    _human_frame,
+    _not_an_input,
+    _print_json,
+    _records,
+    output_option,
+)
 
 
 # --- validate ---------------------------------------------------------------------------------
@@ -946,19 +954,6 @@ def _check_output(path: Path, option: str, allowed: Sequence[str] | None = None)
         sw.check_writable(path)
 
 
-def _not_an_input(path: Path, option: str, *inputs: Path | None) -> None:
-    """Refuse an output that is one of the files the command reads (the measured log, a
-    calibration): written atomically, it would replace what was read, with no way back."""
-    for given in inputs:
-        if given is None or not given.is_file() or not path.exists():
-            continue
-        if path.samefile(given):
-            raise ValueError(
-                f"{option}: {str(path)!r} is the file this command reads ({str(given)!r}); "
-                "writing it would replace it; give another file name"
-            )
-
-
 def calibrate(
     results: Annotated[Path, typer.Argument(help="results.jsonl or an nccl-tests log.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Calibration preset TOML.")],
@@ -991,7 +986,8 @@ def calibrate(
     cluster: Annotated[
         str | None,
         typer.Option(
-            help="Base cluster preset: the TOML then loads as that cluster carrying the fits "
+            help="Base cluster preset, by name (not a calibration, not a file path: the TOML "
+            "stores it as base = NAME): the TOML then loads as that cluster carrying the fits "
             "(cm.cluster(NAME), --cluster NAME everywhere), its realistic model calibrated "
             "(fabric terms per level); the preset's figures are shown next to the fitted ones."
         ),
@@ -1032,7 +1028,28 @@ def calibrate(
     if cluster is not None:
         from .. import presets
 
-        presets.cluster(cluster)  # an unknown name fails here, before anything is written
+        base = presets.cluster(cluster)  # an unknown name fails here, before anything is written
+        # the written preset names its base cluster preset (``base = NAME``) and loads it by that
+        # name: a calibration as base, or a file by path, wrote a preset that could not load
+        # (and a presets folder holding it failed to load at all)
+        if base.calibration is not None:
+            was = base.calibration.base
+            raise ValueError(
+                f"--cluster: {cluster!r} is a calibration"
+                + (f" of {was!r}" if was else "")
+                + "; a calibration refines a cluster preset: give that one"
+                + (f" (--cluster {was})" if was else "")
+            )
+        if base.name != cluster:
+            raise ValueError(
+                f"--cluster: {cluster!r} is a file; the calibration names its base cluster preset "
+                f"by name: put the file in a presets folder (--presets-dir or COSTMODEL_PRESETS) "
+                f"and give --cluster {base.name}"
+            )
+        # the base's own file is read too: a calibration written over it replaced the cluster
+        # (and left a calibration whose base is itself, which no command could load)
+        files = [Path(r.path) for r in presets.listing("cluster") if r.name == cluster]
+        _not_an_input(output, "--output", *files)
     said: list[str] = []  # what the reader assumed and warns of, as validate compare says it
     assumed: list[str] = []
     notices: list[str] = []

@@ -573,9 +573,15 @@ def _layout_identity(layout_kw: dict[str, Any], ranks: int) -> dict[str, Any]:
 def _tokens(text: str, name: str) -> int:
     """A whole token count >= 1: ``4194304``, ``4M`` (decimal) or ``4Mi`` (binary, 4 x 2^20),
     the grammar of every token count (:func:`costmodel.units.parse_tokens`)."""
-    value = units.parse_tokens(text, name=name)
+    rule = f"{name}: must be a whole number of tokens >= 1, got {text!r}"
+    try:
+        value = units.parse_tokens(text, name=name)
+    except ValueError as exc:  # -1 or 1.5: one rule with 0's, not the parser's ">= 0"
+        if "must be a whole token count" in str(exc):
+            raise ValueError(rule) from None
+        raise
     if value < 1:
-        raise ValueError(f"{name}: must be a whole number of tokens >= 1, got {text!r}")
+        raise ValueError(rule)
     return value
 
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..tables import canonical_op
+from ..units import choice_name
 
 Algorithm = Literal[
     "ring",
@@ -169,6 +170,9 @@ def _row(op: str, algorithm: str) -> _Row:
             f"algorithm: one name per call, got {algorithm!r}; allowed: {', '.join(rows)}"
         )
     name = _ALIASES[op].get(algorithm, algorithm)
+    if name not in rows:  # "RING" is ring, as every surface reads it (off the fast path)
+        key = choice_name(algorithm)
+        name = _ALIASES[op].get(key, key)
     if name not in rows:
         valid = ", ".join([*rows, *_ALIASES[op]])
         raise ValueError(f"algorithm: unknown algorithm {algorithm!r} for {op}; allowed: {valid}")

@@ -30,7 +30,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 Strategy = Literal["ddp", "zero1", "zero2", "fsdp", "hsdp"]
 STRATEGIES: tuple[str, ...] = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
@@ -211,6 +218,17 @@ class Layout(BaseModel):
         le=1.0,
         description="compute slows to 1 - c while a collective runs (0 = perfect overlap)",
     )
+
+    @field_validator(
+        "ranks", "gpus_per_node", "group_size", "bucket_cap_bytes", "comm_contention", mode="before"
+    )
+    @classmethod
+    def _not_a_bool(cls, v: Any, info: ValidationInfo) -> Any:
+        """A number, not a bool: pydantic's lax mode read ``ranks=True`` as one rank and
+        ``comm_contention=True`` as a contention of 1."""
+        if isinstance(v, bool):
+            raise ValueError(f"{info.field_name}: expected a number, got a bool ({v!r})")
+        return v
 
     @field_validator("strategy", mode="before")
     @classmethod

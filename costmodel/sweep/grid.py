@@ -526,13 +526,18 @@ def make_grid(spec: Mapping[str, Any] | None = None, kind: str = "collective", *
     if kind not in KINDS:
         raise ValueError(f"kind: unknown sweep kind {kind!r}; allowed: {', '.join(KINDS)}")
     merged: dict[str, list[Any]] = {}
+    typed: dict[str, str] = {}  # axis -> the key that first gave it (an alias such as seq)
     for name, value in {**(spec or {}), **axes}.items():
         texts = value if isinstance(value, list | tuple) else [value]
         for text in (t for t in texts if isinstance(t, str)):
             units.warn_bare_numbers(name, text)
         axis = _axis(kind, name)
         if axis.name in merged:
-            raise ValueError(f"grid: axis {axis.name!r} given twice (as {name!r})")
+            raise ValueError(
+                f"grid: axis {axis.name!r} given twice (as {typed[axis.name]!r} and {name!r}); "
+                "give it once"
+            )
+        typed[axis.name] = name
         merged[axis.name] = parse_values(axis.name, value, kind)
     grid = Grid(kind, merged)
     _check(grid)
