@@ -493,8 +493,22 @@ class _Bench:
             del ddp
 
     def close(self) -> None:
+        """Close the results file and the process group, the DDP wrappers collected first.
+
+        A DistributedDataParallel wrapper sits in reference cycles and holds the process group
+        until the garbage collector frees it; left to the interpreter's exit, the group outlived
+        ``destroy_process_group`` and gloo's worker threads still ran while Python finalized:
+        one releasing the last collective's tensors then needed the GIL, was stopped by the
+        finalizing interpreter inside a C++ destructor and aborted the rank ("terminate called
+        without an active exception", SIGABRT), so a job that had written every row failed,
+        about one run in five with --ddp on a loaded 2-core machine. Collected here, the
+        wrappers let go of the group and destroy_process_group joins its threads.
+        """
+        import gc
+
         if self.out is not None:
             self.out.close()
+        gc.collect()
         self.dist.destroy_process_group()
 
 
