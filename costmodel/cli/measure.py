@@ -791,6 +791,11 @@ def validate_compare(
             "validate compare: no row could be predicted"
             + (f" ({'; '.join(notes)[:300]})" if notes else "")
         )
+    # rows left out (a calibration with no fit for their op, ...): said, not a smaller count
+    missed = cmp.unpredicted_note(table)
+    if missed:
+        notices.append(missed)
+        said.append(f"costmodel: warning: {missed}")
     for line in said:
         typer.echo(line, err=True)
     summary = cmp.summarize(table)
@@ -1168,6 +1173,10 @@ def calibrate(
         if x in fits.columns
     ]
     typer.echo(_human_frame(fits[cols]))
+    # the groups left unfitted, as --json's "skipped": without them an op measured and not
+    # fitted vanished from the table (and later from validate compare --calibration) unsaid
+    for reason in c.residuals.attrs.get("skipped", []) if c.residuals is not None else []:
+        typer.echo(f"costmodel: warning: not fitted: {reason}", err=True)
     if "preset_bandwidth_bytes_per_s" in fits.columns:
         typer.echo(
             "preset_bandwidth: the preset's link bandwidth per GPU at that level (the lesson's "

@@ -349,8 +349,8 @@ def calibrate(
         t = group.time_s.to_numpy(float)
         try:
             fit = fit_alpha_beta(op, m, n, t, algorithm, protocol=protocol, level=level)
-        except ValueError as exc:
-            skipped.append(str(exc))
+        except ValueError as exc:  # the group named: groups of one op differ in protocol/level
+            skipped.append(f"{exc} (protocol {protocol}, level {level})")
             continue
         fit, cv = _cross_validate(fit, m, n, t)
         fits.append(fit)

@@ -505,6 +505,39 @@ def compare(
     return out
 
 
+#: the note of a 0-byte row: never compared by design (busbw undefined), so never warned of
+_EMPTY_NOTE = "0 B: nothing moved, busbw undefined (not compared)"
+
+
+def unpredicted_note(comparison: pd.DataFrame) -> str | None:
+    """One line naming the rows :func:`compare` could not predict (a calibration without a fit
+    for their op, a rank count unknown, ...), which the summary, the median error and the
+    verdict leave out; None when every row with bytes was predicted. 0-byte rows are not
+    counted: they are never compared (busbw undefined).
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"rel_error": [0.1, None, None], "note": [None, "no fit for x", "0 B: "
+    ...                   "nothing moved, busbw undefined (not compared)"]})
+    >>> unpredicted_note(t)
+    '1 of 2 rows not predicted, left out of the errors and the verdict: no fit for x (1 row)'
+    """
+    from costmodel.units import format_counted
+
+    if "note" not in comparison or "rel_error" not in comparison:
+        return None
+    notes = comparison["note"].astype(object)
+    counted = notes != _EMPTY_NOTE
+    missed = comparison["rel_error"].isna() & counted
+    if not missed.any():
+        return None
+    reasons = notes[missed].fillna("no reason given").value_counts(sort=False)
+    said = "; ".join(f"{note} ({format_counted(int(n), 'row')})" for note, n in reasons.items())
+    return (
+        f"{int(missed.sum())} of {format_counted(int(counted.sum()), 'row')} not predicted, "
+        f"left out of the errors and the verdict: {said}"
+    )
+
+
 def summarize(comparison: pd.DataFrame) -> pd.DataFrame:
     """Per op / algorithm / size band: points, median and max |rel_error| (busbw), median
     |log ratio|, bias (mean error).
