@@ -127,3 +127,90 @@ def test_calibrate_says_each_group_it_could_not_fit(tmp_path):
     for proto in ("LL", "LL128", "Simple"):
         assert any(f"(protocol {proto}, level intra)" in x for x in lines), lines
     assert all("need at least 2 distinct sizes" in x for x in lines)
+
+
+# --- 3. a torch job launched under srun: its output is Slurm's .out file ---------------------------
+#: a line NCCL prints with NCCL_DEBUG=INFO when the socket transport is the network (as the
+#: runner tests' fake binaries print NCCL lines); gloo prints none, so the test appends it
+SOCKET_LINE = "node01:4242:4250 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+
+
+def _srun(folder: Path, out: Path, *extra: str) -> None:
+    """torch_bench as `srun -n 2` starts it inside `sbatch` (Slurm's variables, two ranks on
+    one node), the ranks' output appended to Slurm's default output file, as slurmstepd
+    writes it."""
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "MASTER_"))}
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"):
+        clean.pop(name, None)
+    clean["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    step = {
+        "SLURM_JOB_ID": "1234",
+        "SLURM_SUBMIT_DIR": str(folder),
+        "SLURM_NTASKS": "2",
+        "SLURM_NODEID": "0",
+        "SLURM_STEP_TASKS_PER_NODE": "2",
+        "SLURM_NNODES": "1",
+        "MASTER_PORT": str(_free_port()),
+    }
+    argv = [sys.executable, "-m", "costmodel.validation.torch_bench", "-o", str(out)]
+    argv += ["--backend", "gloo", "--ops", "all_reduce", "--min-bytes", "4KiB"]
+    argv += ["--max-bytes", "8KiB", "--iters", "2", "-v", *extra]
+    with (folder / "slurm-1234.out").open("a") as log:
+        ranks = [
+            subprocess.Popen(
+                argv,
+                env={**clean, **step, "SLURM_PROCID": str(r), "SLURM_LOCALID": str(r)},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=folder,
+            )
+            for r in (0, 1)
+        ]
+        codes = [p.wait(timeout=100) for p in ranks]
+    assert codes == [0, 0], (folder / "slurm-1234.out").read_text()[-2000:]
+
+
+@pytest.mark.torch
+@pytest.mark.timeout(180)
+def test_a_job_launched_under_srun_names_slurms_output_file_and_compare_reads_it(tmp_path):
+    """A torch job launched with srun inside sbatch prints only to Slurm's output file; its
+    rows named no log, so `validate compare` never saw the NCCL debug lines there (a socket
+    fallback went unsaid), unlike a `validate torch` job's kept log. Now the rows name Slurm's
+    default output file of the job (absolute), compare reads it, also from a copy beside the
+    results file; and --job-log FILE names another one."""
+    import json
+
+    from tests._cli import run
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "slurm-1234.out").touch()  # slurmstepd creates it when the job starts
+    results = tmp_path / "out" / "results.jsonl"
+    _srun(tmp_path, results)
+    rows = [json.loads(x) for x in results.read_text().splitlines()]
+    assert len(rows) == 2 and {r["log"] for r in rows} == {str(tmp_path / "slurm-1234.out")}
+    assert "all_reduce" in (tmp_path / "slurm-1234.out").read_text()  # -v lines land there
+    with (tmp_path / "slurm-1234.out").open("a") as log:
+        log.write(SOCKET_LINE)
+    said = run("validate", "compare", str(results), "--cluster", "dgx-h100").stderr
+    assert "TCP-socket fallback: the log's NCCL debug lines" in said, said
+    # the results and the .out copied elsewhere together: found beside the results file
+    moved = tmp_path / "copy"
+    moved.mkdir()
+    for f in (results, tmp_path / "slurm-1234.out"):
+        (moved / f.name).write_bytes(f.read_bytes())
+    (tmp_path / "slurm-1234.out").unlink()
+    said = run("validate", "compare", str(moved / "results.jsonl"), "--cluster", "dgx-h100")
+    assert "TCP-socket fallback: the log's NCCL debug lines" in said.stderr
+
+    # sbatch --output=other-%j.out: not found by name, given with --job-log (relative to the
+    # job's folder, recorded absolute); one that does not exist is said, the rows still name it
+    (tmp_path / "other-1234.out").touch()
+    again = tmp_path / "again.jsonl"
+    _srun(tmp_path, again, "--job-log", "other-1234.out")
+    assert {json.loads(x)["log"] for x in again.read_text().splitlines()} == {
+        str(tmp_path / "other-1234.out")
+    }
+    _srun(tmp_path, tmp_path / "typo.jsonl", "--job-log", "other-%j.out")
+    assert "--job-log other-%j.out does not exist" in (tmp_path / "slurm-1234.out").read_text()

@@ -245,9 +245,10 @@ def validate_torch(
 ) -> None:
     """Time torch.distributed collectives (and DDP steps) on this machine with torchrun.
 
-    For several nodes launch the job yourself (srun ... python -m costmodel.validation.torch_bench).
-    The job's output, streamed here, is also kept in logs/torch.<attempt>.log beside the results
-    file; its rows name it. Exit 1 when the job wrote no row (nothing measured), else the job's
+    For several nodes launch the job yourself (srun ... python -m costmodel.validation.torch_bench);
+    its rows then name the launcher's output file (under sbatch Slurm's slurm-<job>.out, or
+    --job-log FILE). The job's output, streamed here, is also kept in logs/torch.<attempt>.log
+    beside the results file; its rows name it. Exit 1 when the job wrote no row (nothing measured), else the job's
     own exit code.
 
     Example (CPU, gloo, 2 ranks):
@@ -522,16 +523,17 @@ def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | No
 
 def _kept_logs(measured: Any, results: Path) -> bytes | None:
     """The text of the logs a results file's rows name in their ``log`` column, found as
-    recorded or in ``logs/`` beside the results file (a folder moved or read from elsewhere);
-    at most the parser's limit in all (the logs past it are left unread), None when none is
-    found."""
+    recorded, in ``logs/`` beside the results file or beside it (a folder moved or read from
+    elsewhere; a self-launched torch job's Slurm output file copied with its results); at most
+    the parser's limit in all (the logs past it are left unread), None when none is found."""
     from ..validation.nccl_tests import MAX_LOG_BYTES
 
     if measured is None or "log" not in getattr(measured, "columns", ()):
         return None
     texts, left = [], MAX_LOG_BYTES
     for recorded in sorted({str(x) for x in measured["log"].dropna()}):
-        for candidate in (Path(recorded), results.parent / "logs" / Path(recorded).name):
+        name = Path(recorded).name
+        for candidate in (Path(recorded), results.parent / "logs" / name, results.parent / name):
             if candidate.is_file() and candidate.stat().st_size <= left:
                 texts.append(candidate.read_bytes())
                 left -= len(texts[-1])
