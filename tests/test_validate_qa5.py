@@ -5,6 +5,7 @@ hold the earlier passes."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -214,3 +215,77 @@ def test_a_job_launched_under_srun_names_slurms_output_file_and_compare_reads_it
     }
     _srun(tmp_path, tmp_path / "typo.jsonl", "--job-log", "other-%j.out")
     assert "--job-log other-%j.out does not exist" in (tmp_path / "slurm-1234.out").read_text()
+
+
+# --- 4. bad logs: units nccl-tests does not print, NCCL's own warnings -----------------------------
+def _bundled_lines(prefix: str) -> list[str]:
+    from tests._paths import NCCL_TESTS
+
+    return next(NCCL_TESTS.glob(f"{prefix}_*")).read_text().splitlines(keepends=True)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "named"),
+    [("(us)", "(ms)", "(ms)"), ("(GB/s)  (GB/s)", "(MB/s)  (MB/s)", "(MB/s)")],
+)
+def test_a_units_line_nccl_tests_does_not_print_is_refused_naming_its_line(
+    tmp_path, old, new, named
+):
+    """The reader takes time in us and bandwidth in GB/s whatever the units line says: a log
+    whose header says (ms) (a tool of another make, an edited log) was compared with every time
+    read 1000 times too small, and passed. Now it is refused on every surface, naming the line
+    and the unit; nccl-tests' own units (-I's (%) too) still read."""
+    from costmodel.validation.logread import read_log
+    from costmodel.validation.nccl_tests import NcclTestsParseError, parse_nccl_tests
+    from tests._cli import one_line_error, run
+
+    lines = _bundled_lines("13a")
+    at = next(i for i, x in enumerate(lines) if x.lstrip("# ").startswith("(B)"))
+    lines[at] = lines[at].replace(old, new, 1)
+    log = tmp_path / "edited_allreduce.txt"
+    log.write_text("".join(lines))
+    want = f"line {at + 1}: the units line names {named}"
+    for strict in (True, False):
+        with pytest.raises(NcclTestsParseError, match=re.escape(want)):
+            parse_nccl_tests(log.read_text(), strict=strict)
+    with pytest.raises(NcclTestsParseError, match=re.escape(want)):
+        read_log(log.read_bytes(), log.name, strict=False)
+    one_line_error(run("validate", "compare", str(log)), want)
+    one_line_error(run("calibrate", str(log), "-o", str(tmp_path / "c.toml"), "--nodes", "1"), want)
+
+
+def test_nccls_warn_lines_are_one_finding_naming_the_first(tmp_path):
+    """NCCL WARN lines between (or inside) result rows were read past as debug text without a
+    word: a run whose network operations failed and were retried compared as a clean one. Now
+    one finding (validate compare's stderr, --json "findings", the Validate page's list) counts
+    them and quotes the first, with its line; the rows are read as before."""
+    import json
+
+    from costmodel.validation.nccl_tests import parse_nccl_tests
+    from tests._cli import run
+
+    warn = "bm-h100-01:29262:29400 [0] NCCL WARN NET/IB : Got completion from peer with error 12\n"
+    lines = _bundled_lines("06a")
+    first_row = next(i for i, x in enumerate(lines) if x.strip().startswith("8 "))
+    edited = lines[: first_row + 3] + [warn] + lines[first_row + 3 :]
+    glued = edited[first_row + 6].rstrip("\n") + warn  # the second glued to a row's end
+    edited[first_row + 6] = glued
+    log = tmp_path / "warned_allreduce.txt"
+    log.write_text("".join(edited))
+    plain = parse_nccl_tests("".join(lines))
+    df = parse_nccl_tests(log.read_text())
+    assert df["time_s"].tolist() == plain["time_s"].tolist()  # every row read, unchanged
+    got = run("validate", "compare", str(log), "--cluster", "dell-xe9680-h100", "--json")
+    (finding,) = [f for f in json.loads(got.stdout)["findings"] if "WARN" in f]
+    assert finding.startswith(f"line {first_row + 4}: NCCL printed 2 WARN lines")
+    assert "'NCCL WARN NET/IB : Got completion from peer with error 12'" in finding
+    text = run("validate", "compare", str(log), "--cluster", "dell-xe9680-h100")
+    assert f"costmodel: warning: {finding}" in text.stderr.splitlines()
+    clean = run("validate", "compare", str(_bundled_path("06a")), "--json")
+    assert not [f for f in json.loads(clean.stdout)["findings"] if "WARN" in f]
+
+
+def _bundled_path(prefix: str) -> Path:
+    from tests._paths import NCCL_TESTS
+
+    return next(NCCL_TESTS.glob(f"{prefix}_*"))
