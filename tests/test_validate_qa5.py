@@ -289,3 +289,77 @@ def _bundled_path(prefix: str) -> Path:
     from tests._paths import NCCL_TESTS
 
     return next(NCCL_TESTS.glob(f"{prefix}_*"))
+
+
+# --- 5. a folder of logs with one bad file ---------------------------------------------------------
+def test_a_folder_of_logs_is_compared_and_calibrated_with_the_bad_file_named(tmp_path):
+    """`validate compare DIR` and `calibrate DIR` refused any folder ("is a folder; give a
+    file"), so a folder of nccl-tests logs (one per op, as a cluster user collects them) had to
+    be compared file by file. Now every file is read alike and the rows pooled; a file that
+    does not read (here: empty, and one with a units line in ms) is named with its reason and
+    left out while the others are still compared, and compare then exits 1 (a validation
+    that could not read a file it was given fails)."""
+    import json
+
+    from tests._cli import run
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for prefix in ("13a", "13b"):
+        path = _bundled_path(prefix)
+        (folder / path.name).write_bytes(path.read_bytes())
+    (folder / "empty.log").write_text("")
+    lines = _bundled_lines("13c")
+    at = next(i for i, x in enumerate(lines) if x.lstrip("# ").startswith("(B)"))
+    lines[at] = lines[at].replace("(us)", "(ms)", 1)
+    (folder / "edited_reducescatter.txt").write_text("".join(lines))
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+
+    got = run("validate", "compare", str(folder))
+    assert got.exit_code == 1, got.stderr
+    warned = [x for x in got.stderr.splitlines() if "not compared" in x]
+    assert warned == [
+        "costmodel: warning: not compared: edited_reducescatter.txt: line "
+        f"{at + 1}: the units line names (ms): nccl-tests prints time in (us) and bandwidths "
+        "in (GB/s), the units this reader converts from; a log of another tool or an edited "
+        "one is not read",
+        "costmodel: warning: not compared: empty.log: empty log: no nccl-tests output at all",
+    ]
+    assert "comparing 2 logs of" in got.stderr
+    assert (
+        got.stdout.strip().splitlines()[-1]
+        == f"FAIL: 2 files of {folder} not compared (named above)"
+    )
+    doc = json.loads(run("validate", "compare", str(folder), "--json").stdout)
+    assert [x.split(":")[0] for x in doc["skipped_files"]] == [
+        "edited_reducescatter.txt",
+        "empty.log",
+    ]
+    assert doc["passed"] is False
+    # the rows are the two good logs', as each compares alone
+    alone = [
+        json.loads(run("validate", "compare", str(_bundled_path(p)), "--json").stdout)["rows"]
+        for p in ("13a", "13b")
+    ]
+    assert doc["rows"] == sum(alone)
+
+    cal = tmp_path / "c.toml"
+    fitted = run("calibrate", str(folder), "-o", str(cal), "--nodes", "1", "--json")
+    assert fitted.exit_code == 0, fitted.stderr
+    out = json.loads(fitted.stdout)
+    assert {f["op"] for f in out["fits"]} == {"all_reduce", "all_gather"}
+    assert len(out["skipped_files"]) == 2 and cal.is_file()
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # nothing touched
+
+    # a folder whose logs point to two presets needs --cluster; a runner's folder its results
+    other = tmp_path / "two"
+    other.mkdir()
+    for prefix in ("13a", "09a"):
+        (other / _bundled_path(prefix).name).write_bytes(_bundled_path(prefix).read_bytes())
+    from tests._cli import one_line_error
+
+    one_line_error(
+        run("validate", "compare", str(other)), "--cluster: the logs of", "give --cluster"
+    )
+    (other / "results.jsonl").write_text("")
+    one_line_error(run("validate", "compare", str(other)), "a validate nccl-tests run folder")

@@ -511,13 +511,17 @@ def _placed(measured: Any, placement: str, path: Path) -> Any:
     return measured[keep | ~collective]
 
 
-def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | None:
+def _socket_fallback(
+    measured: Any, path: Path, cluster: str | None, text: bytes | None = None
+) -> str | None:
     """validation.fallback.socket_fallback of the rows, with the raw log's NCCL debug lines:
-    the file's own, or for a results file the logs its rows name (``log``: the harness keeps
-    each attempt's output beside the results), where they are still there."""
+    ``text`` when given (a folder's logs), else the file's own, or for a results file the logs
+    its rows name (``log``: the harness keeps each attempt's output beside the results), where
+    they are still there."""
     from ..validation.fallback import socket_fallback
 
-    text = _kept_logs(measured, path) if path.suffix.lower() == ".jsonl" else path.read_bytes()
+    if text is None:
+        text = _kept_logs(measured, path) if path.suffix.lower() == ".jsonl" else path.read_bytes()
     return socket_fallback(measured, cluster, text=text)
 
 
@@ -556,6 +560,85 @@ def _read_log(path: Path, **settings: Any) -> Any:
     return read_log(path.read_bytes(), path.name, strict=False, **settings)
 
 
+def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
+    """Every file of ``folder`` read as an nccl-tests log (:func:`_read_log`, one set of
+    ``settings``), in name order, pooled into one :class:`~costmodel.validation.logread.LogRead`:
+    rows concatenated, each assumed fact once with the logs it holds for, each warning and
+    finding prefixed with its file's name. A file that cannot be read is left out and named
+    with its reason (the second value: ``bad.txt: line 28: ...``), so the others are still
+    compared; none readable is an error naming each. The third value: the readable logs' bytes
+    (NCCL's debug lines). Without a cluster the logs must point to one preset."""
+    import dataclasses
+
+    import pandas as pd
+
+    if (folder / "results.jsonl").is_file():
+        raise ValueError(
+            f"results: {str(folder)!r} is a validate nccl-tests run folder; give its "
+            f"{str(folder / 'results.jsonl')!r}"
+        )
+    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    if not files:
+        raise ValueError(f"results: folder {str(folder)!r} holds no log file")
+    reads: list[tuple[Path, Any]] = []
+    skipped: list[str] = []
+    for path in files:
+        try:
+            reads.append((path, _read_log(path, **settings)))
+        except (ValueError, OSError) as exc:  # an NcclTestsParseError is a ValueError
+            why = " ".join(str(exc).split())
+            for own in (f"{path.name}: ", f"{path.name}, ", f"{path}: ", f"{path}, "):
+                why = why.removeprefix(own)
+            skipped.append(f"{path.name}: {why}")
+    if not reads:
+        raise ValueError(
+            f"results: no file of {str(folder)!r} reads as an nccl-tests log: "
+            + "; ".join(skipped)[:600]
+        )
+    clusters = {name: r.cluster for name, r in ((p.name, r) for p, r in reads)}
+    if settings.get("cluster") is None and len(set(clusters.values())) > 1:
+        said = ", ".join(f"{name} {cluster or 'none'}" for name, cluster in clusters.items())
+        raise ValueError(
+            f"--cluster: the logs of {str(folder)!r} point to different presets ({said}); "
+            "give --cluster NAME"
+        )
+    names = [p.name for p, _ in reads]
+    holds: dict[tuple[str, str, str], list[str]] = {}
+    for path, r in reads:
+        for fact in r.assumed:
+            holds.setdefault(fact, []).append(path.name)
+    assumed = tuple(
+        (field, value, f"{source}; {'every log' if len(on) == len(names) else ', '.join(on)}")
+        for (field, value, source), on in holds.items()
+    )
+    rows = pd.concat([r.rows for _, r in reads], ignore_index=True)
+    rows.attrs = {}
+    first = reads[0][1]
+
+    def shape(r: Any) -> str:
+        ranks = sorted({int(v) for v in r.rows["ranks"].dropna()})
+        return f"{r.op} on {'/'.join(map(str, ranks)) or '?'} ranks"
+
+    each = ", ".join(f"{p.name} ({shape(r)})" for p, r in reads)
+    pooled = dataclasses.replace(
+        first,
+        rows=rows,
+        name=folder.name,
+        op=", ".join(dict.fromkeys(r.op for _, r in reads)),
+        nodes=first.nodes if all(r.nodes == first.nodes for _, r in reads) else None,
+        gpus_per_node=first.gpus_per_node
+        if all(r.gpus_per_node == first.gpus_per_node for _, r in reads)
+        else None,
+        assumed=assumed,
+        notices=tuple(f"{p.name}: {n}" for p, r in reads for n in r.notices),
+        findings=tuple(f"{p.name}: {n}" for p, r in reads for n in r.findings),
+        runs=f"comparing {units.format_counted(len(reads), 'log')} of {folder}: {each}; each row "
+        "is predicted at its own log's ranks and nodes; the summary pools them",
+    )
+    text = b"\n".join(p.read_bytes() for p, _ in reads)
+    return pooled, skipped, text
+
+
 def _reference_help() -> str:
     """--reference help: the bundled runs' short ids (full names in the error of a wrong one)."""
     from ..reference import reference_id, reference_runs
@@ -569,7 +652,8 @@ def _reference_help() -> str:
 
 def validate_compare(
     results: Annotated[
-        Path | None, typer.Argument(help="results.jsonl or an nccl-tests log.")
+        Path | None,
+        typer.Argument(help="results.jsonl, an nccl-tests log or a folder of nccl-tests logs."),
     ] = None,
     reference: Annotated[str | None, typer.Option(help=_reference_help())] = None,
     cluster: Annotated[
@@ -642,7 +726,9 @@ def validate_compare(
     app's Validate page; stderr says what was assumed, and any option given wins. What the
     parser found that nccl-tests would not have printed (a duplicate row, a missing footer, a
     launch line the rows contradict, ...) is one warning line each on stderr, the lines the
-    Validate page lists.
+    Validate page lists. A folder of nccl-tests logs is compared as one: every file read alike,
+    the rows pooled; a file that does not read is named with its reason on stderr and left out,
+    and the command then exits 1.
 
     Example:
 
@@ -693,7 +779,9 @@ def validate_compare(
     notices: list[str] = []  # the reader's one-line warnings, as the Validate page shows them
     findings: list[str] = []  # the parser's findings, the list the Validate page shows
     log_runs: str | None = None  # what a log of several runs compares (logread.runs_compared)
-    if results.suffix.lower() == ".jsonl":
+    skipped_files: list[str] = []  # a folder's files that do not read as logs: named, not compared
+    log_text: bytes | None = None  # a folder's readable logs, for NCCL's debug lines
+    if results.suffix.lower() == ".jsonl" and not results.is_dir():
         measured = _placed(_read_measurements(results, nodes, notices), placement, results)
         if cluster is None and calibration is None:  # as a log's: the preset its GPU points to
             cluster = cmp.detect_cluster(measured, results.name)
@@ -706,14 +794,17 @@ def validate_compare(
                     "compare with --calibration FILE"
                 )
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
-        read = _read_log(
-            results,
-            op=None if op is None else _nccl_tests_op(op),
-            nodes=nodes,
-            gpus_per_node=gpus_per_node,
-            cluster=cluster if calibration is None else None,
-            placement=placement,
-        )
+        settings: dict[str, Any] = {
+            "op": None if op is None else _nccl_tests_op(op),
+            "nodes": nodes,
+            "gpus_per_node": gpus_per_node,
+            "cluster": cluster if calibration is None else None,
+            "placement": placement,
+        }
+        if results.is_dir():  # a folder of logs: each read alike, a bad one named and left out
+            read, skipped_files, log_text = _read_folder(results, **settings)
+        else:
+            read = _read_log(results, **settings)
         measured = read.rows
         if calibration is None:
             cluster = read.cluster
@@ -773,7 +864,7 @@ def validate_compare(
                 f"costmodel: warning: --cluster {cluster} does not match the log: {mismatch}"
                 + (f" (it looks like {guess})" if guess else "")
             )
-    fallback = _socket_fallback(measured, results, cluster)
+    fallback = _socket_fallback(measured, results, cluster, log_text)
     if fallback:
         said.append(f"costmodel: warning: {fallback}")
     # the torch job's DDP steps (--ddp): predicted with the same predictor for their buckets
@@ -793,6 +884,8 @@ def validate_compare(
             "validate compare: no row could be predicted"
             + (f" ({'; '.join(notes)[:300]})" if notes else "")
         )
+    for line in skipped_files:
+        said.append(f"costmodel: warning: not compared: {line}")
     # rows left out (a calibration with no fit for their op, ...): said, not a smaller count
     missed = cmp.unpredicted_note(table)
     if missed:
@@ -840,7 +933,8 @@ def validate_compare(
                 "checked_rows": int(len(checked)),
                 "exceeding": int(len(bad)) if tolerance is not None else None,
                 "goal": goals,  # the docs/fidelity.md checks (without --tolerance), as the text
-                "passed": not len(bad),
+                "passed": not len(bad) and not skipped_files,
+                "skipped_files": skipped_files,  # a folder's files that did not read as logs
                 "socket_fallback": fallback,
                 "median_abs_rel_error": float(table["rel_error"].abs().median()),
                 "assumed": assumed,
@@ -880,7 +974,12 @@ def validate_compare(
                 f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} from "
                 f"{units.format_bytes(floor)} beyond |busbw error| {tolerance:.0%}"
             )
-    if len(bad):
+        if skipped_files:
+            typer.echo(
+                f"FAIL: {units.format_counted(len(skipped_files), 'file')} of {results} not "
+                "compared (named above)"
+            )
+    if len(bad) or skipped_files:
         raise typer.Exit(1)
 
 
@@ -967,7 +1066,10 @@ def _not_an_input(path: Path, option: str, *inputs: Path | None) -> None:
 
 
 def calibrate(
-    results: Annotated[Path, typer.Argument(help="results.jsonl or an nccl-tests log.")],
+    results: Annotated[
+        Path,
+        typer.Argument(help="results.jsonl, an nccl-tests log or a folder of nccl-tests logs."),
+    ],
     output: Annotated[Path, typer.Option("--output", "-o", help="Calibration preset TOML.")],
     name: Annotated[str | None, typer.Option(help="Name stored in the TOML.")] = None,
     min_bytes: Annotated[str, typer.Option(help="Leave out sizes below this: 64KiB.")] = "0B",
@@ -1016,7 +1118,9 @@ def calibrate(
     nccl-tests log is read as validate compare and the Validate page read it (the nodes from its
     host lines, its launch line or a bundled run's index, said on stderr with the reader's
     warnings); without them it needs --nodes (and --ranks if it lacks them): never guessed from a
-    preset. Rows measured on CPUs (gloo) are refused with --cluster: calibrate them without it.
+    preset. A folder of logs is read as validate compare reads it (a file that does not read is
+    named on stderr and left out of the fit). Rows measured on CPUs (gloo) are refused with
+    --cluster: calibrate them without it.
 
     Example:
 
@@ -1044,7 +1148,8 @@ def calibrate(
     assumed: list[str] = []
     notices: list[str] = []
     findings: list[str] = []
-    if results.suffix.lower() == ".jsonl":
+    skipped_files: list[str] = []  # a folder's files that do not read as logs: named, not fitted
+    if results.suffix.lower() == ".jsonl" and not results.is_dir():
         from ..validation.runner import incomplete_note
 
         if op is not None:
@@ -1056,14 +1161,17 @@ def calibrate(
             notices.append(unfinished)
             said.append(f"costmodel: warning: {unfinished}")
     else:  # an nccl-tests log: the reader validate compare and the Validate page use
-        read = _read_log(
-            results,
-            op=None if op is None else _nccl_tests_op(op),
-            nodes=nodes,
-            cluster=cluster,
-            placement="both",
-            assume_nodes=False,
-        )
+        settings: dict[str, Any] = {
+            "op": None if op is None else _nccl_tests_op(op),
+            "nodes": nodes,
+            "cluster": cluster,
+            "placement": "both",
+            "assume_nodes": False,
+        }
+        if results.is_dir():  # a folder of logs, as validate compare reads it
+            read, skipped_files, _ = _read_folder(results, **settings)
+        else:
+            read = _read_log(results, **settings)
         measured = read.rows
         # a bare calibration (no --cluster) has no cluster: the one the reader guessed is not said
         assumed = [
@@ -1075,6 +1183,7 @@ def calibrate(
         said = [f"assumed: {line}" for line in assumed] + [
             f"costmodel: warning: {n}" for n in (*notices, *findings)
         ]
+        said += [f"costmodel: warning: not fitted: {line}" for line in skipped_files]
     try:
         c = cal.calibrate(
             measured,
@@ -1154,6 +1263,7 @@ def calibrate(
                 "assumed": assumed,
                 "warnings": notices,
                 "findings": findings,
+                "skipped_files": skipped_files,  # a folder's files that did not read as logs
             }
         )
         return
