@@ -363,3 +363,26 @@ def test_a_folder_of_logs_is_compared_and_calibrated_with_the_bad_file_named(tmp
     )
     (other / "results.jsonl").write_text("")
     one_line_error(run("validate", "compare", str(other)), "a validate nccl-tests run folder")
+
+
+# --- 6. a results file with rows of an older version -----------------------------------------------
+def test_a_results_file_mixing_rows_without_a_config_is_read(tmp_path):
+    """Rows without ``config`` or ``attempt`` (an older version's, before runs carried a
+    configuration) followed by a current run's rows in one results file: every command that
+    read it failed with ``sequence item 1: expected str instance, float found`` (pandas 3 keeps
+    NaN through astype(str), and the run key's join met it). Now the older rows read as a run
+    of their own and both runs are compared."""
+    import json
+
+    from costmodel.validation.nccl_tests import read_nccl_tests
+    from costmodel.validation.runner import append_results, load_results
+    from tests._cli import run
+
+    results = tmp_path / "results.jsonl"
+    append_results(results, read_nccl_tests(_bundled_path("13a")), run_key="all_reduce")
+    current = {"config": "0123456789abcdef", "attempt": "20261203T100000.1-1", "complete": True}
+    append_results(results, read_nccl_tests(_bundled_path("13b")), run_key="ag@01234567", **current)
+    df = load_results(results)
+    assert sorted(set(df["op"])) == ["all_gather", "all_reduce"] and len(df) == 124
+    doc = json.loads(run("validate", "compare", str(results), "--json").stdout)
+    assert doc["rows"] == 124

@@ -691,10 +691,13 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         # attempt is then dropped here, never counted twice. Runs of other configurations (other
         # GPUs, sizes, env) under the same key are kept apart by ``config``.
         run = ["run_key", "config"] if "config" in df.columns else ["run_key"]
-        ids = df[run].astype(str).agg("\x1f".join, axis=1)
+        # a row without one of these (written by an older version, before runs carried a
+        # config, then appended to by a newer job) reads as "": pandas 3 keeps NaN through
+        # astype(str), and the join of the key failed with a TypeError for the whole file
+        ids = df[run].astype(object).fillna("").astype(str).agg("\x1f".join, axis=1)
         complete = df.complete.astype(bool)
         # attempts are named <YYYYmmddTHHMMSS>[.<ns>]-<pid>: the largest is the latest
-        attempt = df.attempt.astype(str)
+        attempt = df.attempt.astype(object).fillna("").astype(str)
         best_complete = attempt.where(complete).groupby(ids).transform("max")
         latest = attempt.groupby(ids).transform("max")
         chosen = best_complete.where(best_complete.notna(), latest)
