@@ -386,3 +386,34 @@ def test_a_results_file_mixing_rows_without_a_config_is_read(tmp_path):
     assert sorted(set(df["op"])) == ["all_gather", "all_reduce"] and len(df) == 124
     doc = json.loads(run("validate", "compare", str(results), "--json").stdout)
     assert doc["rows"] == 124
+
+
+# --- 7. one results file, rows of two devices --------------------------------------------------------
+@pytest.mark.torch
+@pytest.mark.timeout(180)
+def test_rows_of_a_gpu_and_of_cpus_in_one_file_are_not_fitted_or_compared_as_one(tmp_path):
+    """A GPU sweep's rows and a gloo job's rows appended to one results file (a test job run
+    on the login node into the cluster's file): the checks read the first row's device, so
+    `validate compare` took the GPU's preset for every row without a word (the CPU rows came
+    out thousands of percent off) and `calibrate` fitted one all-reduce line through H100 and
+    CPU rows together. Now compare refuses to pick a preset for them, warns under --cluster,
+    and calibrate refuses, each naming the devices and their rows."""
+    from costmodel.validation.nccl_tests import read_nccl_tests
+    from costmodel.validation.runner import append_results
+    from tests._cli import one_line_error, run
+
+    results = tmp_path / "results.jsonl"
+    append_results(results, read_nccl_tests(_bundled_path("13a")), run_key="13a")
+    (tmp_path / "slurm-1234.out").touch()
+    _srun(tmp_path, results)  # two gloo ranks: two all-reduce rows on CPUs
+    one_line_error(
+        run("validate", "compare", str(results)),
+        "--cluster: the rows ran on several devices: h100 (62 rows), CPUs (2 rows)",
+    )
+    warned = run("validate", "compare", str(results), "--cluster", "dgx-h100")
+    assert "does not match the log: the rows ran on several devices" in warned.stderr
+    one_line_error(
+        run("calibrate", str(results), "-o", str(tmp_path / "c.toml")),
+        "the rows ran on several devices: h100 (31 rows), CPUs (2 rows)",
+    )
+    assert not (tmp_path / "c.toml").exists()

@@ -785,8 +785,14 @@ def validate_compare(
         measured = _placed(_read_measurements(results, nodes, notices), placement, results)
         if cluster is None and calibration is None:  # as a log's: the preset its GPU points to
             cluster = cmp.detect_cluster(measured, results.name)
+            mixed = cmp.device_mix(measured)
             if cluster is not None:
                 assumed.append(f"cluster = {cluster} (the rows' GPU and GPUs per node)")
+            elif mixed:  # no preset is all of them: say so, not "no GPU a preset has"
+                raise ValueError(
+                    f"--cluster: {mixed}, which no one preset describes; compare a results "
+                    "file of one device, or give --cluster NAME to compare every row with it"
+                )
             elif cmp.ran_on_cpus(measured):
                 raise ValueError(
                     "--cluster: the rows ran on CPUs (gloo) and no cluster preset describes "

@@ -330,6 +330,14 @@ def calibrate(
             f"(flagged and DDP rows left out); {span}"
         )
     df = _placement_rows(df, placement)
+    from .compare import device_mix
+
+    mixed = device_mix(df)
+    if mixed:  # one alpha-beta line over CPU and GPU rows of one op describes neither
+        raise ValueError(
+            f"results: {mixed}; a calibration describes one device: calibrate a results file "
+            "of one device (run each job into its own file)"
+        )
     structure = cluster if cluster is not None else base
     if structure is not None:
         _check_base(df, structure)

@@ -183,6 +183,30 @@ def _log_facts(measured: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+def device_mix(measured: pd.DataFrame) -> str | None:
+    """What ran the rows when they ran on more than one kind of device (CPUs with gloo and a
+    GPU, or two GPU models: runs appended to one results file), else None. The checks that read
+    one device per file (:func:`preset_mismatch`, :func:`ran_on_cpus`) read the first row's.
+
+    >>> import pandas as pd
+    >>> device_mix(pd.DataFrame({"device": ["cpu", "NVIDIA H100 80GB HBM3", "cpu"]}))
+    'the rows ran on several devices: CPUs (2 rows), h100 (1 row)'
+    """
+    from costmodel.units import format_counted
+
+    if "device" not in measured:
+        return None
+    kinds = [
+        "CPUs" if d.lower() == "cpu" else (_gpu_family(d) or d)
+        for d in measured["device"].dropna().astype(str)
+    ]
+    counts = {k: kinds.count(k) for k in dict.fromkeys(kinds)}
+    if len(counts) < 2:
+        return None
+    listed = ", ".join(f"{k} ({format_counted(n, 'row')})" for k, n in counts.items())
+    return f"the rows ran on several devices: {listed}"
+
+
 def ran_on_cpus(measured: pd.DataFrame) -> bool:
     """True when the rows were measured on CPUs (the torch job with gloo: ``device`` cpu)."""
     return str(_log_facts(measured)["device"]).lower() == "cpu"
@@ -199,6 +223,9 @@ def preset_mismatch(measured: pd.DataFrame, cluster: Any) -> str | None:
     cluster = cluster if isinstance(cluster, str) else preset.name
     facts = _log_facts(measured)
     reasons = []
+    mixed = device_mix(measured)  # the checks below read the first row's device
+    if mixed:
+        reasons.append(f"{mixed}; compare the rows of one device at a time")
     if ran_on_cpus(measured):  # the torch job on CPUs (gloo)
         reasons.append(
             f"the rows ran on CPUs (gloo), {cluster} is a GPU cluster; calibrate on them "
