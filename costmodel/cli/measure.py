@@ -579,7 +579,10 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
         )
     files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
     if not files:
-        raise ValueError(f"results: folder {str(folder)!r} holds no log file")
+        raise ValueError(
+            f"results: {str(folder)!r} is a folder holding no log file; give a results.jsonl, "
+            "an nccl-tests log or a folder of logs"
+        )
     reads: list[tuple[Path, Any]] = []
     skipped: list[str] = []
     for path in files:
