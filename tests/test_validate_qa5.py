@@ -417,3 +417,57 @@ def test_rows_of_a_gpu_and_of_cpus_in_one_file_are_not_fitted_or_compared_as_one
         "the rows ran on several devices: h100 (31 rows), CPUs (2 rows)",
     )
     assert not (tmp_path / "c.toml").exists()
+
+
+# --- 8. a preset calibrated from a log, used by predict and scenario --------------------------------
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_preset_calibrated_from_a_log_is_used_and_its_warning_said_once(tmp_path):
+    """`calibrate LOG --cluster BASE` writes a preset that `predict` and `scenario` load by
+    name from COSTMODEL_PRESETS (and by path) and answer with (its fitted terms move the
+    prediction off the base preset's). A scenario on it said the calibration's "fitted across
+    nodes only" warning six times (by name; twice by path): Python's once-per-place registry is
+    reset by every catch_warnings block inside the command. The script's warning printer now
+    says each message once."""
+    import json
+    import os
+
+    from tests._cli import run
+
+    presets = tmp_path / "presets"
+    presets.mkdir()
+    made = run(
+        "calibrate",
+        str(_bundled_path("06a")),
+        "--cluster",
+        "dell-xe9680-h100",
+        "-o",
+        str(presets / "my-xe.toml"),
+        "--json",
+    )
+    assert made.exit_code == 0, made.stderr
+    env = {**os.environ, "COSTMODEL_PRESETS": str(presets)}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "costmodel", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+
+    ask = ("predict", "--nodes", "2", "--sizes", "1MiB", "--json")
+    mine = json.loads(cli(*ask, "--cluster", "my-xe").stdout)
+    base = json.loads(cli(*ask, "--cluster", "dell-xe9680-h100").stdout)
+    by_path = json.loads(cli(*ask, "--cluster", str(presets / "my-xe.toml")).stdout)
+    t = [d["results"][0]["time_s"] for d in (mine, base, by_path)]
+    assert t[0] == t[2] != t[1]  # the calibrated terms are used, by name and by path
+    for cluster in ("my-xe", str(presets / "my-xe.toml")):
+        done = cli(
+            "scenario", "--arch", "llama-2-7b", "--cluster", cluster, "--nodes", "2", "--json"
+        )
+        assert done.returncode == 0, done.stderr
+        lines = [x for x in done.stderr.splitlines() if "fitted across nodes only" in x]
+        assert len(lines) == 1, done.stderr
