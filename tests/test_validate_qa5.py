@@ -471,3 +471,45 @@ def test_a_preset_calibrated_from_a_log_is_used_and_its_warning_said_once(tmp_pa
         assert done.returncode == 0, done.stderr
         lines = [x for x in done.stderr.splitlines() if "fitted across nodes only" in x]
         assert len(lines) == 1, done.stderr
+
+
+# --- 9. the user's files: never cut, never appended to by mistake -----------------------------------
+def test_a_whole_last_row_missing_its_newline_is_kept_when_rows_are_appended(tmp_path):
+    """A results file whose last row is whole but lacks its final newline (an editor dropped
+    it) was taken for a row cut by a killed writer: the next `validate torch` or sweep removed
+    it before appending (and said a line was "cut off"). Now it is terminated and kept; a true
+    fragment is still removed."""
+    import json
+
+    from costmodel.validation.nccl_tests import read_nccl_tests
+    from costmodel.validation.runner import append_results, cut_line, load_results
+
+    results = _results_of(tmp_path / "results.jsonl", "13a")
+    text = results.read_text()
+    results.write_text(text.rstrip("\n"))  # the editor's save
+    assert cut_line(results) is None
+    append_results(results, read_nccl_tests(_bundled_path("13b")), run_key="13b")
+    df = load_results(results)
+    assert len(df) == 124 and json.loads(text.splitlines()[-1]) in [
+        json.loads(x) for x in results.read_text().splitlines()
+    ]
+    results.write_text(text + '{"op": "all_re')  # a writer killed mid-row
+    assert cut_line(results) == len(text.splitlines()) + 1
+    append_results(results, read_nccl_tests(_bundled_path("13b")), run_key="13b")
+    assert len(load_results(results)) == 124
+
+
+def test_validate_torch_never_appends_to_a_file_that_is_not_a_results_file(tmp_path):
+    """`validate torch -o notes.txt` (or a Slurm .out, a CSV) appended JSON rows to the user's
+    file, first cutting its last line when it had no newline (taken for a killed writer's
+    fragment), and the rows then did not read: validate compare takes any file not named
+    .jsonl for an nccl-tests log. Now the output must end in .jsonl, checked before anything
+    runs by the CLI and by the job itself (launched under srun), and the file is untouched."""
+    from costmodel.validation.torch_bench import main
+    from tests._cli import one_line_error, run
+
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"my notes\nlast line without a newline")
+    one_line_error(run("validate", "torch", "-o", str(notes)), "--output:", "must end in .jsonl")
+    assert main(["-o", str(notes), "--backend", "gloo"]) == 2
+    assert notes.read_bytes() == b"my notes\nlast line without a newline"

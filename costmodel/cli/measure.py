@@ -221,7 +221,8 @@ def nccl_tests_run(
 
 def validate_torch(
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="JSON lines results file (appended).")
+        Path,
+        typer.Option("--output", "-o", help="JSON lines results file, .jsonl (appended)."),
     ] = Path("results.jsonl"),
     nproc: Annotated[
         int, typer.Option(min=1, help="Ranks on this machine (torchrun --nproc_per_node).")
@@ -281,6 +282,12 @@ def validate_torch(
         raise ValueError(f"--ops: {unknown} not known; allowed: {','.join(TORCH_OPS)} or none")
     if not chosen and not ddp:
         raise ValueError("--ops: empty; name at least one collective, or give --ddp with none")
+    if output.suffix.lower() != ".jsonl":  # the job's own check, said before anything runs
+        raise ValueError(
+            f"--output: {str(output)!r} must end in .jsonl: the rows are JSON lines, appended, "
+            "and validate compare and calibrate read a file as results by that suffix (any "
+            "other is read as an nccl-tests log); a file of another kind is never appended to"
+        )
     with output_option("--output"):
         check_writable(output)
     if output.exists() and not os.access(output, os.W_OK):

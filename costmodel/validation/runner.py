@@ -540,7 +540,9 @@ def append_results(path: str | Path, df: pd.DataFrame, **constant: Any) -> int:
 
 
 def drop_partial_line(path: str | Path) -> int:
-    """Cut an unterminated last line (a writer killed mid-row) off a JSON-lines file.
+    """Cut an unterminated last line (a writer killed mid-row) off a JSON-lines file; a last
+    line that is a whole JSON row missing its newline (an editor dropped it) is terminated
+    instead, never cut.
 
     Without this, the next appended row would be glued onto the fragment and the file would no
     longer read (:func:`load_results` refuses a damaged line that is not the last). The fragment
@@ -560,8 +562,24 @@ def drop_partial_line(path: str | Path) -> int:
         handle.seek(0)
         data = handle.read()
         keep = data.rfind(b"\n") + 1  # 0 when the fragment is the only line
+        if _whole_row(data[keep:]):  # a complete row missing its newline (an edited file)
+            handle.write(b"\n")  # is terminated, never cut: it reads as a row
+            return 0
         handle.truncate(keep)
         return size - keep
+
+
+def _whole_row(tail: bytes) -> bool:
+    """Whether the unterminated last line of a results file is a whole JSON row (a file whose
+    editor dropped the final newline), not a fragment left by a killed writer.
+
+    >>> _whole_row(b'{"op": "all_reduce"}'), _whole_row(b'{"op": "all_re')
+    (True, False)
+    """
+    try:
+        return isinstance(json.loads(tail), dict)
+    except ValueError:  # JSONDecodeError and a UnicodeDecodeError are ValueErrors
+        return False
 
 
 def cut_line(path: str | Path) -> int | None:
@@ -573,7 +591,7 @@ def cut_line(path: str | Path) -> int | None:
     if not path.is_file():
         return None
     data = path.read_bytes()
-    if not data or data.endswith(b"\n"):
+    if not data or data.endswith(b"\n") or _whole_row(data[data.rfind(b"\n") + 1 :]):
         return None
     return data.count(b"\n") + 1
 

@@ -562,7 +562,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m costmodel.validation.torch_bench", description=__doc__.splitlines()[0]
     )
-    p.add_argument("-o", "--output", default="results.jsonl", help="JSON lines file (appended)")
+    p.add_argument(
+        "-o", "--output", default="results.jsonl", help="JSON lines results file, .jsonl (appended)"
+    )
     p.add_argument("--backend", choices=("auto", "gloo", "nccl"), default="auto")
     p.add_argument(
         "--ops",
@@ -621,6 +623,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = [o for o in args.ops if o not in OPS]
     if unknown:
         raise SystemExit(f"--ops: {unknown} not known; use {','.join(OPS)}")
+    if not args.output.lower().endswith(".jsonl"):  # the file every reader takes for results
+        raise ValueError(
+            f"--output: {args.output!r} must end in .jsonl: the rows are JSON lines, appended, "
+            "and validate compare and calibrate read a file as results by that suffix (any "
+            "other is read as an nccl-tests log); a file of another kind is never appended to"
+        )
     args.min_bytes = parse_bytes(args.min_bytes, name="--min-bytes")
     args.max_bytes = parse_bytes(args.max_bytes, name="--max-bytes")
     args.ddp_params = int(parse_count(args.ddp_params, name="--ddp-params"))
