@@ -513,3 +513,29 @@ def test_validate_torch_never_appends_to_a_file_that_is_not_a_results_file(tmp_p
     one_line_error(run("validate", "torch", "-o", str(notes)), "--output:", "must end in .jsonl")
     assert main(["-o", str(notes), "--backend", "gloo"]) == 2
     assert notes.read_bytes() == b"my notes\nlast line without a newline"
+
+
+# --- 10. the torchrun line, printed ------------------------------------------------------------------
+def test_validate_torch_dry_run_prints_the_torchrun_line_and_writes_nothing(tmp_path):
+    """`validate nccl-tests run --dry-run` prints its srun/mpirun lines; `validate torch` had no
+    way to show the torchrun line it builds (to check it, or to take the job's arguments into
+    an srun line). Now --dry-run prints it, after every argument is checked, and creates
+    nothing: no results file, no logs/ folder."""
+    import shlex
+
+    from costmodel.validation.torch_bench import parse_args
+    from tests._cli import one_line_error, run
+
+    out = tmp_path / "t.jsonl"
+    args = ("validate", "torch", "--nproc", "3", "--backend", "gloo", "--max-bytes", "1MiB")
+    got = run(*args, "-o", str(out), "--dry-run", "--", "--ddp-params", "1M")
+    assert got.exit_code == 0, got.stderr
+    (line,) = got.stdout.splitlines()
+    argv = shlex.split(line)
+    assert argv[:6] == [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                        "--nproc_per_node", "3"]  # fmt: skip
+    assert argv[6:8] == ["-m", "costmodel.validation.torch_bench"]
+    bench = parse_args(argv[8:])  # the job's own parser takes the rest
+    assert bench.output == str(out) and bench.max_bytes == 2**20 and bench.ddp_params == 10**6
+    assert list(tmp_path.iterdir()) == []
+    one_line_error(run(*args, "-o", str(out), "--dry-run", "--", "--iters", "0"), "--iters")

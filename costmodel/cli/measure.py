@@ -239,6 +239,14 @@ def validate_torch(
     ] = "64MiB",
     iters: Annotated[int, typer.Option(min=1, help="Timed iterations per size.")] = 10,
     ddp: Annotated[bool, typer.Option("--ddp", help="Also time DDP steps.")] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the torchrun command line only (every argument checked); nothing runs "
+            "and nothing is written.",
+        ),
+    ] = False,
     extra: Annotated[
         list[str] | None,
         typer.Argument(help="More torch_bench arguments after --, e.g. -- --ddp-params 25M."),
@@ -357,6 +365,11 @@ def validate_torch(
         "costmodel.validation.torch_bench",
         *bench_args,
     ]
+    if dry_run:  # as validate nccl-tests run --dry-run: the line, nothing created
+        import shlex
+
+        typer.echo(shlex.join(cmd))
+        return
     from ..validation import runner
     from ..validation.torch_bench import job_summary
 
