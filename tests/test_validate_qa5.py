@@ -539,3 +539,31 @@ def test_validate_torch_dry_run_prints_the_torchrun_line_and_writes_nothing(tmp_
     assert bench.output == str(out) and bench.max_bytes == 2**20 and bench.ddp_params == 10**6
     assert list(tmp_path.iterdir()) == []
     one_line_error(run(*args, "-o", str(out), "--dry-run", "--", "--iters", "0"), "--iters")
+
+
+# --- 11. refusals name the option the user typed ---------------------------------------------------
+def test_refusals_of_compare_and_calibrate_name_the_option(tmp_path):
+    """An unknown --cluster was refused as "name: unknown cluster preset" by validate compare
+    of a log, and as "--name: ..." by calibrate, naming an option the user had not typed
+    (calibrate's own --name); in a folder every log was refused for it ("no file reads as an
+    nccl-tests log"). An unknown --model said "validate compare: no row could be predicted
+    (model='foo' ...)", a missing --calibration file named no option. Each now starts with
+    the option."""
+    from tests._cli import one_line_error, run
+
+    log = str(_bundled_path("13a"))
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "a_allreduce.txt").write_bytes(_bundled_path("13a").read_bytes())
+    toml = str(tmp_path / "c.toml")
+    for argv in (
+        ("validate", "compare", log, "--cluster", "nope"),
+        ("validate", "compare", str(folder), "--cluster", "nope"),
+        ("calibrate", log, "-o", toml, "--cluster", "nope"),
+        ("calibrate", str(folder), "-o", toml, "--cluster", "nope", "--nodes", "1"),
+    ):
+        one_line_error(run(*argv), "costmodel: error: --cluster: unknown cluster preset 'nope'")
+    one_line_error(run("validate", "compare", log, "--model", "foo"), "error: --model: 'foo'")
+    missing = str(tmp_path / "missing.toml")
+    one_line_error(run("validate", "compare", log, "--calibration", missing), "--calibration:")
+    one_line_error(run("validate", "compare", log, "--calibration", log), "--calibration:")

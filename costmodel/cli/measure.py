@@ -798,6 +798,16 @@ def validate_compare(
 
     if placement not in PLACEMENTS:
         raise ValueError(f"--placement: {placement!r} unknown; allowed: {', '.join(PLACEMENTS)}")
+    if cluster is not None:  # before any log is read: the refusal names --cluster, and a
+        from .. import presets  # folder's logs are not each refused for it
+
+        presets.cluster(cluster, field="cluster")
+    if calibration is None:  # it was "validate compare: no row could be predicted (model=...)"
+        from ..models import check_model
+
+        check_model(model)
+    elif not calibration.is_file():
+        raise ValueError(f"--calibration: {str(calibration)!r} does not exist")
     assumed: list[str] = []
     notices: list[str] = []  # the reader's one-line warnings, as the Validate page shows them
     findings: list[str] = []  # the parser's findings, the list the Validate page shows
@@ -869,7 +879,10 @@ def validate_compare(
     if calibration is not None:
         from ..validation.calibrate import calibrated_predictor, load_calibration
 
-        loaded = load_calibration(calibration)
+        try:
+            loaded = load_calibration(calibration)
+        except ValueError as exc:  # names the file; the option too
+            raise ValueError(f"--calibration: {exc}") from None
         predictor = calibrated_predictor(loaded)
         label = f"calibration {calibration.name}"
         if loaded.base:  # the cluster it predicts on: checked against the log as --cluster is
@@ -883,7 +896,7 @@ def validate_compare(
         from .. import presets
 
         assert cluster is not None  # exactly one of --cluster/--calibration, checked above
-        presets.cluster(cluster)  # unknown names fail here, with the closest ones
+        presets.cluster(cluster, field="cluster")  # unknown names fail here, with the closest ones
         predictor = cmp.cluster_predictor(cluster, model=model)
         label = model
         mismatch = cmp.preset_mismatch(measured, cluster)
@@ -1172,7 +1185,7 @@ def calibrate(
     if cluster is not None:
         from .. import presets
 
-        presets.cluster(cluster)  # an unknown name fails here, before anything is written
+        presets.cluster(cluster, field="cluster")  # an unknown name fails here, first
     said: list[str] = []  # what the reader assumed and warns of, as validate compare says it
     assumed: list[str] = []
     notices: list[str] = []
