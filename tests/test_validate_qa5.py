@@ -567,3 +567,27 @@ def test_refusals_of_compare_and_calibrate_name_the_option(tmp_path):
     missing = str(tmp_path / "missing.toml")
     one_line_error(run("validate", "compare", log, "--calibration", missing), "--calibration:")
     one_line_error(run("validate", "compare", log, "--calibration", log), "--calibration:")
+
+
+def test_calibrate_checks_the_preset_name_before_fitting(tmp_path):
+    """`calibrate LOG -o H100-calibrated.toml` (the name taken from the file) fitted and then
+    failed: "calibration 'H100-calibrated' is not a valid preset: name: String should match
+    pattern '^[a-z0-9][a-z0-9._-]*$'", naming no option. Now the name is checked first, and the
+    refusal names --name, the rule and a name that would do; --name fixes it."""
+    from costmodel import presets
+    from tests._cli import one_line_error, run
+
+    log = str(_bundled_path("13a"))
+    out = tmp_path / "H100-calibrated.toml"
+    line = one_line_error(
+        run("calibrate", log, "-o", str(out), "--nodes", "1"), "--name: not given"
+    )
+    assert "give --name h100-calibrated or name the file h100-calibrated.toml" in line
+    one_line_error(
+        run("calibrate", log, "-o", str(out), "--nodes", "1", "--name", "a/b"),
+        "--name: 'a/b' is not a preset name",
+    )
+    assert not out.exists()
+    done = run("calibrate", log, "-o", str(out), "--nodes", "1", "--name", "h100-calibrated")
+    assert done.exit_code == 0, done.stderr
+    assert presets.load(str(out)).name == "h100-calibrated"

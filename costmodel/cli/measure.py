@@ -1107,6 +1107,31 @@ def _not_an_input(path: Path, option: str, *inputs: Path | None) -> None:
             )
 
 
+def _check_preset_name(name: str | None, output: Path) -> None:
+    """The calibration's name (``--name``, else the output file's stem) checked before the fit:
+    a preset name is what presets load by; ``-o H100-calibrated.toml`` was refused only after
+    the fit, as "calibration 'H100-calibrated' is not a valid preset: name: String should
+    match pattern ...", naming no option."""
+    import re
+
+    from ..hardware import _NAME_PATTERN
+
+    chosen = name or output.stem
+    if re.fullmatch(_NAME_PATTERN, chosen) and len(chosen) <= 64:
+        return
+    fixed = re.sub(r"[^a-z0-9._-]+", "-", chosen.lower()).strip("-._")[:64] or "my-cluster"
+    rule = (
+        "a preset name is up to 64 lowercase letters, digits, '.', '_' and '-', starting with a "
+        "letter or digit"
+    )
+    if name:
+        raise ValueError(f"--name: {name!r} is not a preset name ({rule}), e.g. {fixed!r}")
+    raise ValueError(
+        f"--name: not given, and the output's file name {output.stem!r} is not a preset name "
+        f"({rule}); give --name {fixed} or name the file {fixed}.toml"
+    )
+
+
 def calibrate(
     results: Annotated[
         Path,
@@ -1175,6 +1200,7 @@ def calibrate(
 
     if output.suffix.lower() != ".toml":
         raise ValueError(f"--output: {str(output)!r} must end in .toml")
+    _check_preset_name(name, output)
     sw = importlib.import_module("costmodel.sweep")
     sw.check_writable(output)
     _not_an_input(output, "--output", results)
