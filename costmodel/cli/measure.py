@@ -290,14 +290,14 @@ def validate_torch(
         raise ValueError(f"--ops: {unknown} not known; allowed: {','.join(TORCH_OPS)} or none")
     if not chosen and not ddp:
         raise ValueError("--ops: empty; name at least one collective, or give --ddp with none")
+    with output_option("--output"):
+        check_writable(output)
     if output.suffix.lower() != ".jsonl":  # the job's own check, said before anything runs
         raise ValueError(
             f"--output: {str(output)!r} must end in .jsonl: the rows are JSON lines, appended, "
             "and validate compare and calibrate read a file as results by that suffix (any "
             "other is read as an nccl-tests log); a file of another kind is never appended to"
         )
-    with output_option("--output"):
-        check_writable(output)
     if output.exists() and not os.access(output, os.W_OK):
         raise ValueError(f"--output: {str(output)!r} is not writable")
     if not output.exists():  # /proc, a read-only mount: os.access cannot tell; try it
