@@ -591,3 +591,55 @@ def test_calibrate_checks_the_preset_name_before_fitting(tmp_path):
     done = run("calibrate", log, "-o", str(out), "--nodes", "1", "--name", "h100-calibrated")
     assert done.exit_code == 0, done.stderr
     assert presets.load(str(out)).name == "h100-calibrated"
+
+
+# --- 12. Ctrl-C as the job starts ------------------------------------------------------------------
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, gone but not reaped, does not count)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_ctrl_c_while_the_log_pumps_start_stops_the_job(tmp_path, monkeypatch):
+    """run_logged started the threads that copy the job's output to the log before entering
+    the block that stops the job on an interrupt: a Ctrl-C in that window (threads start
+    slowly on a loaded machine) raised with the job left running (tests/test_validate_logs.py's
+    Ctrl-C test failed now and then under `pytest -n 2` for this). The interrupt is simulated
+    where it landed, at the first thread's start; the job is stopped now."""
+    import os
+    import signal
+    import stat
+    import threading
+    import time
+    import types
+
+    from costmodel.validation import runner
+
+    pid_file = tmp_path / "job.pid"
+    job = tmp_path / "job.sh"
+    job.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
+    job.chmod(job.stat().st_mode | stat.S_IXUSR)
+
+    class Interrupted(threading.Thread):
+        def start(self) -> None:
+            raise KeyboardInterrupt
+
+    fake = types.SimpleNamespace(Thread=Interrupted, Lock=threading.Lock)
+    monkeypatch.setattr(runner, "threading", fake)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_logged([str(job)], tmp_path / "i.log")
+    deadline = time.monotonic() + 3
+    while not (pid_file.is_file() and pid_file.read_text().strip()):
+        if time.monotonic() > deadline:
+            return  # stopped before it wrote its pid: nothing left running
+        time.sleep(0.05)
+    pid = int(pid_file.read_text())
+    try:
+        time.sleep(0.2)
+        assert not _alive(pid), "the job was left running"
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)

@@ -947,9 +947,9 @@ def run_logged(argv: Sequence[str], log_path: str | Path) -> int:
             threading.Thread(target=_pump, args=(pipe, terminal, log, lock), daemon=True)
             for pipe, terminal in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr))
         ]
-        for pump in pumps:
-            pump.start()
-        try:
+        try:  # from the job's start: a Ctrl-C while the pumps start stops the job too (it
+            for pump in pumps:  # was left running, the interrupt raised before this try)
+                pump.start()
             code = proc.wait()
         except BaseException:  # Ctrl-C: no job left behind. SIGTERM first, so a launcher
             proc.terminate()  # (torchrun) stops its ranks; SIGKILL after 10 s
@@ -961,7 +961,8 @@ def run_logged(argv: Sequence[str], log_path: str | Path) -> int:
             raise
         finally:
             for pump in pumps:  # a grandchild holding the pipe open does not hold us
-                pump.join(timeout=10)
+                if pump.ident is not None:  # started (an interrupt may come before)
+                    pump.join(timeout=10)
             for pipe in (proc.stdout, proc.stderr):
                 if pipe is not None:
                     pipe.close()
