@@ -606,8 +606,9 @@ def _alive(pid: int) -> bool:
 def test_a_ctrl_c_while_the_log_pumps_start_stops_the_job(tmp_path, monkeypatch):
     """run_logged started the threads that copy the job's output to the log before entering
     the block that stops the job on an interrupt: a Ctrl-C in that window (threads start
-    slowly on a loaded machine) raised with the job left running (tests/test_validate_logs.py's
-    Ctrl-C test failed now and then under `pytest -n 2` for this). The interrupt is simulated
+    slowly on a loaded machine) raised with the job left running (a likely cause of
+    tests/test_validate_logs.py's Ctrl-C test failing now and then under `pytest -n 2`). The
+    interrupt is simulated
     where it landed, at the first thread's start; the job is stopped now."""
     import os
     import signal
