@@ -644,3 +644,22 @@ def test_a_ctrl_c_while_the_log_pumps_start_stops_the_job(tmp_path, monkeypatch)
     finally:
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_count_that_contradicts_the_rows_is_refused_naming_the_option_first(tmp_path):
+    """`calibrate LOG --ranks 3` said "ranks 3 contradicts the measured rows" (no option), and
+    a results file's --nodes "--nodes 3 contradicts ..." where every other refusal reads
+    "--option: ..."; both now start with the option and a colon."""
+    from tests._cli import one_line_error, run
+
+    log = str(_bundled_path("13a"))
+    toml = str(tmp_path / "c.toml")
+    one_line_error(
+        run("calibrate", log, "-o", toml, "--nodes", "1", "--ranks", "3"),
+        "costmodel: error: --ranks: 3 contradicts the measured rows (ranks [4])",
+    )
+    results = _results_of(tmp_path / "results.jsonl", "13a")
+    one_line_error(
+        run("calibrate", str(results), "-o", toml, "--nodes", "3"),
+        "costmodel: error: --nodes: 3 contradicts the results file (nodes [1])",
+    )

@@ -512,7 +512,7 @@ def _read_measurements(
     if nodes is not None:
         if "nodes" in df and df["nodes"].notna().any() and (df["nodes"].dropna() != nodes).any():
             found = sorted({int(v) for v in df["nodes"].dropna()})
-            raise ValueError(f"--nodes {nodes} contradicts the results file (nodes {found})")
+            raise ValueError(f"--nodes: {nodes} contradicts the results file (nodes {found})")
         df["nodes"] = nodes
     return df
 
