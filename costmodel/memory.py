@@ -909,7 +909,7 @@ def min_ranks(
     ):
         if np.ndim(value):
             raise ValueError(
-                f"{name}: min_ranks takes scalars (one setting per call), got {value!r}"
+                f"{name}: one number per call (min_ranks answers one setting), got {value!r}"
             )
     training_memory(  # its checks of every input, with its messages
         p,

@@ -105,8 +105,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     command = typer.main.get_command(app)
+    said: set[str] = set()
+
+    def once(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        # Python's own "once per place" forgets what it showed whenever a catch_warnings block
+        # inside the command changes the filters: a scenario on a calibrated cluster said the
+        # same calibration warning two to six times
+        if str(message) not in said:
+            said.add(str(message))
+            _warning_line(message, category, filename, lineno, file, line)
+
     with warnings.catch_warnings():
-        warnings.showwarning = _warning_line
+        warnings.showwarning = once
         return int(
             command.main(
                 args=list(argv) if argv is not None else None,

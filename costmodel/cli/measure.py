@@ -229,7 +229,8 @@ def nccl_tests_run(
 
 def validate_torch(
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="JSON lines results file (appended).")
+        Path,
+        typer.Option("--output", "-o", help="JSON lines results file, .jsonl (appended)."),
     ] = Path("results.jsonl"),
     nproc: Annotated[
         int, typer.Option(min=1, help="Ranks on this machine (torchrun --nproc_per_node).")
@@ -246,6 +247,14 @@ def validate_torch(
     ] = "64MiB",
     iters: Annotated[int, typer.Option(min=1, help="Timed iterations per size.")] = 10,
     ddp: Annotated[bool, typer.Option("--ddp", help="Also time DDP steps.")] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the torchrun command line only (every argument checked); nothing runs "
+            "and nothing is written.",
+        ),
+    ] = False,
     extra: Annotated[
         list[str] | None,
         typer.Argument(help="More torch_bench arguments after --, e.g. -- --ddp-params 25M."),
@@ -253,9 +262,10 @@ def validate_torch(
 ) -> None:
     """Time torch.distributed collectives (and DDP steps) on this machine with torchrun.
 
-    For several nodes launch the job yourself (srun ... python -m costmodel.validation.torch_bench).
-    The job's output, streamed here, is also kept in logs/torch.<attempt>.log beside the results
-    file; its rows name it. Exit 1 when the job wrote no row (nothing measured), else the job's
+    For several nodes launch the job yourself (srun ... python -m costmodel.validation.torch_bench);
+    its rows then name the launcher's output file (under sbatch Slurm's slurm-<job>.out, or
+    --job-log FILE). The job's output, streamed here, is also kept in logs/torch.<attempt>.log
+    beside the results file; its rows name it. Exit 1 when the job wrote no row (nothing measured), else the job's
     own exit code.
 
     Example (CPU, gloo, 2 ranks):
@@ -290,6 +300,12 @@ def validate_torch(
         raise ValueError("--ops: empty; name at least one collective, or give --ddp with none")
     with output_option("--output"):
         check_writable(output)
+    if output.suffix.lower() != ".jsonl":  # the job's own check, said before anything runs
+        raise ValueError(
+            f"--output: {str(output)!r} must end in .jsonl: the rows are JSON lines, appended, "
+            "and validate compare and calibrate read a file as results by that suffix (any "
+            "other is read as an nccl-tests log); a file of another kind is never appended to"
+        )
     if output.exists() and not os.access(output, os.W_OK):
         raise ValueError(f"--output: {str(output)!r} is not writable")
     if not output.exists():  # /proc, a read-only mount: os.access cannot tell; try it
@@ -357,6 +373,11 @@ def validate_torch(
         "costmodel.validation.torch_bench",
         *bench_args,
     ]
+    if dry_run:  # as validate nccl-tests run --dry-run: the line, nothing created
+        import shlex
+
+        typer.echo(shlex.join(cmd))
+        return
     from ..validation import runner
     from ..validation.torch_bench import job_summary
 
@@ -499,7 +520,7 @@ def _read_measurements(
     if nodes is not None:
         if "nodes" in df and df["nodes"].notna().any() and (df["nodes"].dropna() != nodes).any():
             found = sorted({int(v) for v in df["nodes"].dropna()})
-            raise ValueError(f"--nodes {nodes} contradicts the results file (nodes {found})")
+            raise ValueError(f"--nodes: {nodes} contradicts the results file (nodes {found})")
         df["nodes"] = nodes
     return df
 
@@ -518,28 +539,33 @@ def _placed(measured: Any, placement: str, path: Path) -> Any:
     return measured[keep | ~collective]
 
 
-def _socket_fallback(measured: Any, path: Path, cluster: str | None) -> str | None:
+def _socket_fallback(
+    measured: Any, path: Path, cluster: str | None, text: bytes | None = None
+) -> str | None:
     """validation.fallback.socket_fallback of the rows, with the raw log's NCCL debug lines:
-    the file's own, or for a results file the logs its rows name (``log``: the harness keeps
-    each attempt's output beside the results), where they are still there."""
+    ``text`` when given (a folder's logs), else the file's own, or for a results file the logs
+    its rows name (``log``: the harness keeps each attempt's output beside the results), where
+    they are still there."""
     from ..validation.fallback import socket_fallback
 
-    text = _kept_logs(measured, path) if path.suffix.lower() == ".jsonl" else path.read_bytes()
+    if text is None:
+        text = _kept_logs(measured, path) if path.suffix.lower() == ".jsonl" else path.read_bytes()
     return socket_fallback(measured, cluster, text=text)
 
 
 def _kept_logs(measured: Any, results: Path) -> bytes | None:
     """The text of the logs a results file's rows name in their ``log`` column, found as
-    recorded or in ``logs/`` beside the results file (a folder moved or read from elsewhere);
-    at most the parser's limit in all (the logs past it are left unread), None when none is
-    found."""
+    recorded, in ``logs/`` beside the results file or beside it (a folder moved or read from
+    elsewhere; a self-launched torch job's Slurm output file copied with its results); at most
+    the parser's limit in all (the logs past it are left unread), None when none is found."""
     from ..validation.nccl_tests import MAX_LOG_BYTES
 
     if measured is None or "log" not in getattr(measured, "columns", ()):
         return None
     texts, left = [], MAX_LOG_BYTES
     for recorded in sorted({str(x) for x in measured["log"].dropna()}):
-        for candidate in (Path(recorded), results.parent / "logs" / Path(recorded).name):
+        name = Path(recorded).name
+        for candidate in (Path(recorded), results.parent / "logs" / name, results.parent / name):
             if candidate.is_file() and candidate.stat().st_size <= left:
                 texts.append(candidate.read_bytes())
                 left -= len(texts[-1])
@@ -562,6 +588,88 @@ def _read_log(path: Path, **settings: Any) -> Any:
     return read_log(path.read_bytes(), path.name, strict=False, **settings)
 
 
+def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
+    """Every file of ``folder`` read as an nccl-tests log (:func:`_read_log`, one set of
+    ``settings``), in name order, pooled into one :class:`~costmodel.validation.logread.LogRead`:
+    rows concatenated, each assumed fact once with the logs it holds for, each warning and
+    finding prefixed with its file's name. A file that cannot be read is left out and named
+    with its reason (the second value: ``bad.txt: line 28: ...``), so the others are still
+    compared; none readable is an error naming each. The third value: the readable logs' bytes
+    (NCCL's debug lines). Without a cluster the logs must point to one preset."""
+    import dataclasses
+
+    import pandas as pd
+
+    if (folder / "results.jsonl").is_file():
+        raise ValueError(
+            f"results: {str(folder)!r} is a validate nccl-tests run folder; give its "
+            f"{str(folder / 'results.jsonl')!r}"
+        )
+    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    if not files:
+        raise ValueError(
+            f"results: {str(folder)!r} is a folder holding no log file; give a results.jsonl, "
+            "an nccl-tests log or a folder of logs"
+        )
+    reads: list[tuple[Path, Any]] = []
+    skipped: list[str] = []
+    for path in files:
+        try:
+            reads.append((path, _read_log(path, **settings)))
+        except (ValueError, OSError) as exc:  # an NcclTestsParseError is a ValueError
+            why = " ".join(str(exc).split())
+            for own in (f"{path.name}: ", f"{path.name}, ", f"{path}: ", f"{path}, "):
+                why = why.removeprefix(own)
+            skipped.append(f"{path.name}: {why}")
+    if not reads:
+        raise ValueError(
+            f"results: no file of {str(folder)!r} reads as an nccl-tests log: "
+            + "; ".join(skipped)[:600]
+        )
+    clusters = {name: r.cluster for name, r in ((p.name, r) for p, r in reads)}
+    if settings.get("cluster") is None and len(set(clusters.values())) > 1:
+        said = ", ".join(f"{name} {cluster or 'none'}" for name, cluster in clusters.items())
+        raise ValueError(
+            f"--cluster: the logs of {str(folder)!r} point to different presets ({said}); "
+            "give --cluster NAME"
+        )
+    names = [p.name for p, _ in reads]
+    holds: dict[tuple[str, str, str], list[str]] = {}
+    for path, r in reads:
+        for fact in r.assumed:
+            holds.setdefault(fact, []).append(path.name)
+    assumed = tuple(
+        (field, value, f"{source}; {'every log' if len(on) == len(names) else ', '.join(on)}")
+        for (field, value, source), on in holds.items()
+    )
+    rows = pd.concat([r.rows for _, r in reads], ignore_index=True)
+    rows.attrs = {}
+    first = reads[0][1]
+
+    def shape(r: Any) -> str:
+        ranks = sorted({int(v) for v in r.rows["ranks"].dropna()})
+        return f"{r.op} on {'/'.join(map(str, ranks)) or '?'} ranks"
+
+    each = ", ".join(f"{p.name} ({shape(r)})" for p, r in reads)
+    pooled = dataclasses.replace(
+        first,
+        rows=rows,
+        name=folder.name,
+        op=", ".join(dict.fromkeys(r.op for _, r in reads)),
+        nodes=first.nodes if all(r.nodes == first.nodes for _, r in reads) else None,
+        gpus_per_node=first.gpus_per_node
+        if all(r.gpus_per_node == first.gpus_per_node for _, r in reads)
+        else None,
+        assumed=assumed,
+        notices=tuple(f"{p.name}: {n}" for p, r in reads for n in r.notices),
+        findings=tuple(f"{p.name}: {n}" for p, r in reads for n in r.findings),
+        runs=f"comparing {units.format_counted(len(reads), 'log')} of {folder}: {each}; each row "
+        "is predicted at its own log's ranks and nodes; the summary pools them",
+    )
+    text = b"\n".join(p.read_bytes() for p, _ in reads)
+    return pooled, skipped, text
+
+
 def _reference_help() -> str:
     """--reference help: the bundled runs' short ids (full names in the error of a wrong one)."""
     from ..reference import reference_id, reference_runs
@@ -575,7 +683,8 @@ def _reference_help() -> str:
 
 def validate_compare(
     results: Annotated[
-        Path | None, typer.Argument(help="results.jsonl or an nccl-tests log.")
+        Path | None,
+        typer.Argument(help="results.jsonl, an nccl-tests log or a folder of nccl-tests logs."),
     ] = None,
     reference: Annotated[str | None, typer.Option(help=_reference_help())] = None,
     cluster: Annotated[
@@ -648,7 +757,9 @@ def validate_compare(
     app's Validate page; stderr says what was assumed, and any option given wins. What the
     parser found that nccl-tests would not have printed (a duplicate row, a missing footer, a
     launch line the rows contradict, ...) is one warning line each on stderr, the lines the
-    Validate page lists.
+    Validate page lists. A folder of nccl-tests logs is compared as one: every file read alike,
+    the rows pooled; a file that does not read is named with its reason on stderr and left out,
+    and the command then exits 1.
 
     Example:
 
@@ -695,16 +806,34 @@ def validate_compare(
 
     if placement not in PLACEMENTS:
         raise ValueError(f"--placement: {placement!r} unknown; allowed: {', '.join(PLACEMENTS)}")
+    if cluster is not None:  # before any log is read: the refusal names --cluster, and a
+        from .. import presets  # folder's logs are not each refused for it
+
+        presets.cluster(cluster, field="cluster")
+    if calibration is None:  # it was "validate compare: no row could be predicted (model=...)"
+        from ..models import check_model
+
+        check_model(model)
+    elif not calibration.is_file():
+        raise ValueError(f"--calibration: {str(calibration)!r} does not exist")
     assumed: list[str] = []
     notices: list[str] = []  # the reader's one-line warnings, as the Validate page shows them
     findings: list[str] = []  # the parser's findings, the list the Validate page shows
     log_runs: str | None = None  # what a log of several runs compares (logread.runs_compared)
-    if results.suffix.lower() == ".jsonl":
+    skipped_files: list[str] = []  # a folder's files that do not read as logs: named, not compared
+    log_text: bytes | None = None  # a folder's readable logs, for NCCL's debug lines
+    if results.suffix.lower() == ".jsonl" and not results.is_dir():
         measured = _placed(_read_measurements(results, nodes, notices), placement, results)
         if cluster is None and calibration is None:  # as a log's: the preset its GPU points to
             cluster = cmp.detect_cluster(measured, results.name)
+            mixed = cmp.device_mix(measured)
             if cluster is not None:
                 assumed.append(f"cluster = {cluster} (the rows' GPU and GPUs per node)")
+            elif mixed:  # no preset is all of them: say so, not "no GPU a preset has"
+                raise ValueError(
+                    f"--cluster: {mixed}, which no one preset describes; compare a results "
+                    "file of one device, or give --cluster NAME to compare every row with it"
+                )
             elif cmp.ran_on_cpus(measured):
                 raise ValueError(
                     "--cluster: the rows ran on CPUs (gloo) and no cluster preset describes "
@@ -712,14 +841,17 @@ def validate_compare(
                     "compare with --calibration FILE"
                 )
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
-        read = _read_log(
-            results,
-            op=None if op is None else _nccl_tests_op(op),
-            nodes=nodes,
-            gpus_per_node=gpus_per_node,
-            cluster=cluster if calibration is None else None,
-            placement=placement,
-        )
+        settings: dict[str, Any] = {
+            "op": None if op is None else _nccl_tests_op(op),
+            "nodes": nodes,
+            "gpus_per_node": gpus_per_node,
+            "cluster": cluster if calibration is None else None,
+            "placement": placement,
+        }
+        if results.is_dir():  # a folder of logs: each read alike, a bad one named and left out
+            read, skipped_files, log_text = _read_folder(results, **settings)
+        else:
+            read = _read_log(results, **settings)
         measured = read.rows
         if calibration is None:
             cluster = read.cluster
@@ -755,7 +887,10 @@ def validate_compare(
     if calibration is not None:
         from ..validation.calibrate import calibrated_predictor, load_calibration
 
-        loaded = load_calibration(calibration)
+        try:
+            loaded = load_calibration(calibration)
+        except ValueError as exc:  # names the file; the option too
+            raise ValueError(f"--calibration: {exc}") from None
         predictor = calibrated_predictor(loaded)
         label = f"calibration {calibration.name}"
         if loaded.base:  # the cluster it predicts on: checked against the log as --cluster is
@@ -769,7 +904,7 @@ def validate_compare(
         from .. import presets
 
         assert cluster is not None  # exactly one of --cluster/--calibration, checked above
-        presets.cluster(cluster)  # unknown names fail here, with the closest ones
+        presets.cluster(cluster, field="cluster")  # unknown names fail here, with the closest ones
         predictor = cmp.cluster_predictor(cluster, model=model)
         label = model
         mismatch = cmp.preset_mismatch(measured, cluster)
@@ -779,7 +914,7 @@ def validate_compare(
                 f"costmodel: warning: --cluster {cluster} does not match the log: {mismatch}"
                 + (f" (it looks like {guess})" if guess else "")
             )
-    fallback = _socket_fallback(measured, results, cluster)
+    fallback = _socket_fallback(measured, results, cluster, log_text)
     if fallback:
         said.append(f"costmodel: warning: {fallback}")
     # the torch job's DDP steps (--ddp): predicted with the same predictor for their buckets
@@ -799,6 +934,13 @@ def validate_compare(
             "validate compare: no row could be predicted"
             + (f" ({'; '.join(notes)[:300]})" if notes else "")
         )
+    for line in skipped_files:
+        said.append(f"costmodel: warning: not compared: {line}")
+    # rows left out (a calibration with no fit for their op, ...): said, not a smaller count
+    missed = cmp.unpredicted_note(table)
+    if missed:
+        notices.append(missed)
+        said.append(f"costmodel: warning: {missed}")
     for line in said:
         typer.echo(line, err=True)
     summary = cmp.summarize(table)
@@ -841,7 +983,8 @@ def validate_compare(
                 "checked_rows": int(len(checked)),
                 "exceeding": int(len(bad)) if tolerance is not None else None,
                 "goal": goals,  # the docs/fidelity.md checks (without --tolerance), as the text
-                "passed": not len(bad),
+                "passed": not len(bad) and not skipped_files,
+                "skipped_files": skipped_files,  # a folder's files that did not read as logs
                 "socket_fallback": fallback,
                 "median_abs_rel_error": float(table["rel_error"].abs().median()),
                 "assumed": assumed,
@@ -881,7 +1024,12 @@ def validate_compare(
                 f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} from "
                 f"{units.format_bytes(floor)} beyond |busbw error| {tolerance:.0%}"
             )
-    if len(bad):
+        if skipped_files:
+            typer.echo(
+                f"FAIL: {units.format_counted(len(skipped_files), 'file')} of {results} not "
+                "compared (named above)"
+            )
+    if len(bad) or skipped_files:
         raise typer.Exit(1)
 
 
@@ -954,8 +1102,36 @@ def _check_output(path: Path, option: str, allowed: Sequence[str] | None = None)
         sw.check_writable(path)
 
 
+def _check_preset_name(name: str | None, output: Path) -> None:
+    """The calibration's name (``--name``, else the output file's stem) checked before the fit:
+    a preset name is what presets load by; ``-o H100-calibrated.toml`` was refused only after
+    the fit, as "calibration 'H100-calibrated' is not a valid preset: name: String should
+    match pattern ...", naming no option."""
+    import re
+
+    from ..hardware import _NAME_PATTERN
+
+    chosen = name or output.stem
+    if re.fullmatch(_NAME_PATTERN, chosen) and len(chosen) <= 64:
+        return
+    fixed = re.sub(r"[^a-z0-9._-]+", "-", chosen.lower()).strip("-._")[:64] or "my-cluster"
+    rule = (
+        "a preset name is up to 64 lowercase letters, digits, '.', '_' and '-', starting with a "
+        "letter or digit"
+    )
+    if name:
+        raise ValueError(f"--name: {name!r} is not a preset name ({rule}), e.g. {fixed!r}")
+    raise ValueError(
+        f"--name: not given, and the output's file name {output.stem!r} is not a preset name "
+        f"({rule}); give --name {fixed} or name the file {fixed}.toml"
+    )
+
+
 def calibrate(
-    results: Annotated[Path, typer.Argument(help="results.jsonl or an nccl-tests log.")],
+    results: Annotated[
+        Path,
+        typer.Argument(help="results.jsonl, an nccl-tests log or a folder of nccl-tests logs."),
+    ],
     output: Annotated[Path, typer.Option("--output", "-o", help="Calibration preset TOML.")],
     name: Annotated[str | None, typer.Option(help="Name stored in the TOML.")] = None,
     min_bytes: Annotated[str, typer.Option(help="Leave out sizes below this: 64KiB.")] = "0B",
@@ -1005,7 +1181,9 @@ def calibrate(
     nccl-tests log is read as validate compare and the Validate page read it (the nodes from its
     host lines, its launch line or a bundled run's index, said on stderr with the reader's
     warnings); without them it needs --nodes (and --ranks if it lacks them): never guessed from a
-    preset. Rows measured on CPUs (gloo) are refused with --cluster: calibrate them without it.
+    preset. A folder of logs is read as validate compare reads it (a file that does not read is
+    named on stderr and left out of the fit). Rows measured on CPUs (gloo) are refused with
+    --cluster: calibrate them without it.
 
     Example:
 
@@ -1018,6 +1196,7 @@ def calibrate(
 
     if output.suffix.lower() != ".toml":
         raise ValueError(f"--output: {str(output)!r} must end in .toml")
+    _check_preset_name(name, output)
     sw = importlib.import_module("costmodel.sweep")
     sw.check_writable(output)
     _not_an_input(output, "--output", results)
@@ -1028,7 +1207,7 @@ def calibrate(
     if cluster is not None:
         from .. import presets
 
-        base = presets.cluster(cluster)  # an unknown name fails here, before anything is written
+        base = presets.cluster(cluster, field="cluster")  # an unknown name fails here, first
         # the written preset names its base cluster preset (``base = NAME``) and loads it by that
         # name: a calibration as base, or a file by path, wrote a preset that could not load
         # (and a presets folder holding it failed to load at all)
@@ -1054,7 +1233,8 @@ def calibrate(
     assumed: list[str] = []
     notices: list[str] = []
     findings: list[str] = []
-    if results.suffix.lower() == ".jsonl":
+    skipped_files: list[str] = []  # a folder's files that do not read as logs: named, not fitted
+    if results.suffix.lower() == ".jsonl" and not results.is_dir():
         from ..validation.runner import incomplete_note
 
         if op is not None:
@@ -1066,14 +1246,17 @@ def calibrate(
             notices.append(unfinished)
             said.append(f"costmodel: warning: {unfinished}")
     else:  # an nccl-tests log: the reader validate compare and the Validate page use
-        read = _read_log(
-            results,
-            op=None if op is None else _nccl_tests_op(op),
-            nodes=nodes,
-            cluster=cluster,
-            placement="both",
-            assume_nodes=False,
-        )
+        settings: dict[str, Any] = {
+            "op": None if op is None else _nccl_tests_op(op),
+            "nodes": nodes,
+            "cluster": cluster,
+            "placement": "both",
+            "assume_nodes": False,
+        }
+        if results.is_dir():  # a folder of logs, as validate compare reads it
+            read, skipped_files, _ = _read_folder(results, **settings)
+        else:
+            read = _read_log(results, **settings)
         measured = read.rows
         # a bare calibration (no --cluster) has no cluster: the one the reader guessed is not said
         assumed = [
@@ -1085,6 +1268,7 @@ def calibrate(
         said = [f"assumed: {line}" for line in assumed] + [
             f"costmodel: warning: {n}" for n in (*notices, *findings)
         ]
+        said += [f"costmodel: warning: not fitted: {line}" for line in skipped_files]
     try:
         c = cal.calibrate(
             measured,
@@ -1164,6 +1348,7 @@ def calibrate(
                 "assumed": assumed,
                 "warnings": notices,
                 "findings": findings,
+                "skipped_files": skipped_files,  # a folder's files that did not read as logs
             }
         )
         return
@@ -1185,6 +1370,10 @@ def calibrate(
         if x in fits.columns
     ]
     typer.echo(_human_frame(fits[cols]))
+    # the groups left unfitted, as --json's "skipped": without them an op measured and not
+    # fitted vanished from the table (and later from validate compare --calibration) unsaid
+    for reason in c.residuals.attrs.get("skipped", []) if c.residuals is not None else []:
+        typer.echo(f"costmodel: warning: not fitted: {reason}", err=True)
     if "preset_bandwidth_bytes_per_s" in fits.columns:
         typer.echo(
             "preset_bandwidth: the preset's link bandwidth per GPU at that level (the lesson's "

@@ -330,6 +330,14 @@ def calibrate(
             f"(flagged and DDP rows left out); {span}"
         )
     df = _placement_rows(df, placement)
+    from .compare import device_mix
+
+    mixed = device_mix(df)
+    if mixed:  # one alpha-beta line over CPU and GPU rows of one op describes neither
+        raise ValueError(
+            f"results: {mixed}; a calibration describes one device: calibrate a results file "
+            "of one device (run each job into its own file)"
+        )
     structure = cluster if cluster is not None else base
     if structure is not None:
         _check_base(df, structure)
@@ -349,8 +357,8 @@ def calibrate(
         t = group.time_s.to_numpy(float)
         try:
             fit = fit_alpha_beta(op, m, n, t, algorithm, protocol=protocol, level=level)
-        except ValueError as exc:
-            skipped.append(str(exc))
+        except ValueError as exc:  # the group named: groups of one op differ in protocol/level
+            skipped.append(f"{exc} (protocol {protocol}, level {level})")
             continue
         fit, cv = _cross_validate(fit, m, n, t)
         fits.append(fit)
@@ -486,7 +494,7 @@ def _filled(df: pd.DataFrame, column: str, value: int | None, flag: str) -> pd.S
             raise ValueError(f"{flag}: {value} must be an integer >= 1")
         if not known.empty and (known.astype(int) != int(value)).any():
             found = sorted({int(v) for v in known})
-            raise ValueError(f"{flag} {value} contradicts the measured rows ({column} {found})")
+            raise ValueError(f"{flag}: {value} contradicts the measured rows ({column} {found})")
         return have.fillna(int(value)).astype(int)
     if len(known) < len(have):
         return None

@@ -183,6 +183,30 @@ def _log_facts(measured: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+def device_mix(measured: pd.DataFrame) -> str | None:
+    """What ran the rows when they ran on more than one kind of device (CPUs with gloo and a
+    GPU, or two GPU models: runs appended to one results file), else None. The checks that read
+    one device per file (:func:`preset_mismatch`, :func:`ran_on_cpus`) read the first row's.
+
+    >>> import pandas as pd
+    >>> device_mix(pd.DataFrame({"device": ["cpu", "NVIDIA H100 80GB HBM3", "cpu"]}))
+    'the rows ran on several devices: CPUs (2 rows), h100 (1 row)'
+    """
+    from costmodel.units import format_counted
+
+    if "device" not in measured:
+        return None
+    kinds = [
+        "CPUs" if d.lower() == "cpu" else (_gpu_family(d) or d)
+        for d in measured["device"].dropna().astype(str)
+    ]
+    counts = {k: kinds.count(k) for k in dict.fromkeys(kinds)}
+    if len(counts) < 2:
+        return None
+    listed = ", ".join(f"{k} ({format_counted(n, 'row')})" for k, n in counts.items())
+    return f"the rows ran on several devices: {listed}"
+
+
 def ran_on_cpus(measured: pd.DataFrame) -> bool:
     """True when the rows were measured on CPUs (the torch job with gloo: ``device`` cpu)."""
     return str(_log_facts(measured)["device"]).lower() == "cpu"
@@ -199,6 +223,9 @@ def preset_mismatch(measured: pd.DataFrame, cluster: Any) -> str | None:
     cluster = cluster if isinstance(cluster, str) else preset.name
     facts = _log_facts(measured)
     reasons = []
+    mixed = device_mix(measured)  # the checks below read the first row's device
+    if mixed:
+        reasons.append(f"{mixed}; compare the rows of one device at a time")
     if ran_on_cpus(measured):  # the torch job on CPUs (gloo)
         reasons.append(
             f"the rows ran on CPUs (gloo), {cluster} is a GPU cluster; calibrate on them "
@@ -503,6 +530,39 @@ def compare(
     out = df.drop(columns=["_algo", "_proto", "_gpp", "_nvls", "_collnet", "_harness"])
     out.attrs = attrs
     return out
+
+
+#: the note of a 0-byte row: never compared by design (busbw undefined), so never warned of
+_EMPTY_NOTE = "0 B: nothing moved, busbw undefined (not compared)"
+
+
+def unpredicted_note(comparison: pd.DataFrame) -> str | None:
+    """One line naming the rows :func:`compare` could not predict (a calibration without a fit
+    for their op, a rank count unknown, ...), which the summary, the median error and the
+    verdict leave out; None when every row with bytes was predicted. 0-byte rows are not
+    counted: they are never compared (busbw undefined).
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"rel_error": [0.1, None, None], "note": [None, "no fit for x", "0 B: "
+    ...                   "nothing moved, busbw undefined (not compared)"]})
+    >>> unpredicted_note(t)
+    '1 of 2 rows not predicted, left out of the errors and the verdict: no fit for x (1 row)'
+    """
+    from costmodel.units import format_counted
+
+    if "note" not in comparison or "rel_error" not in comparison:
+        return None
+    notes = comparison["note"].astype(object)
+    counted = notes != _EMPTY_NOTE
+    missed = comparison["rel_error"].isna() & counted
+    if not missed.any():
+        return None
+    reasons = notes[missed].fillna("no reason given").value_counts(sort=False)
+    said = "; ".join(f"{note} ({format_counted(int(n), 'row')})" for note, n in reasons.items())
+    return (
+        f"{int(missed.sum())} of {format_counted(int(counted.sum()), 'row')} not predicted, "
+        f"left out of the errors and the verdict: {said}"
+    )
 
 
 def summarize(comparison: pd.DataFrame) -> pd.DataFrame:

@@ -540,7 +540,9 @@ def append_results(path: str | Path, df: pd.DataFrame, **constant: Any) -> int:
 
 
 def drop_partial_line(path: str | Path) -> int:
-    """Cut an unterminated last line (a writer killed mid-row) off a JSON-lines file.
+    """Cut an unterminated last line (a writer killed mid-row) off a JSON-lines file; a last
+    line that is a whole JSON row missing its newline (an editor dropped it) is terminated
+    instead, never cut.
 
     Without this, the next appended row would be glued onto the fragment and the file would no
     longer read (:func:`load_results` refuses a damaged line that is not the last). The fragment
@@ -560,8 +562,24 @@ def drop_partial_line(path: str | Path) -> int:
         handle.seek(0)
         data = handle.read()
         keep = data.rfind(b"\n") + 1  # 0 when the fragment is the only line
+        if _whole_row(data[keep:]):  # a complete row missing its newline (an edited file)
+            handle.write(b"\n")  # is terminated, never cut: it reads as a row
+            return 0
         handle.truncate(keep)
         return size - keep
+
+
+def _whole_row(tail: bytes) -> bool:
+    """Whether the unterminated last line of a results file is a whole JSON row (a file whose
+    editor dropped the final newline), not a fragment left by a killed writer.
+
+    >>> _whole_row(b'{"op": "all_reduce"}'), _whole_row(b'{"op": "all_re')
+    (True, False)
+    """
+    try:
+        return isinstance(json.loads(tail), dict)
+    except ValueError:  # JSONDecodeError and a UnicodeDecodeError are ValueErrors
+        return False
 
 
 def cut_line(path: str | Path) -> int | None:
@@ -573,7 +591,7 @@ def cut_line(path: str | Path) -> int | None:
     if not path.is_file():
         return None
     data = path.read_bytes()
-    if not data or data.endswith(b"\n"):
+    if not data or data.endswith(b"\n") or _whole_row(data[data.rfind(b"\n") + 1 :]):
         return None
     return data.count(b"\n") + 1
 
@@ -691,10 +709,13 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         # attempt is then dropped here, never counted twice. Runs of other configurations (other
         # GPUs, sizes, env) under the same key are kept apart by ``config``.
         run = ["run_key", "config"] if "config" in df.columns else ["run_key"]
-        ids = df[run].astype(str).agg("\x1f".join, axis=1)
+        # a row without one of these (written by an older version, before runs carried a
+        # config, then appended to by a newer job) reads as "": pandas 3 keeps NaN through
+        # astype(str), and the join of the key failed with a TypeError for the whole file
+        ids = df[run].astype(object).fillna("").astype(str).agg("\x1f".join, axis=1)
         complete = df.complete.astype(bool)
         # attempts are named <YYYYmmddTHHMMSS>[.<ns>]-<pid>: the largest is the latest
-        attempt = df.attempt.astype(str)
+        attempt = df.attempt.astype(object).fillna("").astype(str)
         best_complete = attempt.where(complete).groupby(ids).transform("max")
         latest = attempt.groupby(ids).transform("max")
         chosen = best_complete.where(best_complete.notna(), latest)
@@ -926,9 +947,9 @@ def run_logged(argv: Sequence[str], log_path: str | Path) -> int:
             threading.Thread(target=_pump, args=(pipe, terminal, log, lock), daemon=True)
             for pipe, terminal in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr))
         ]
-        for pump in pumps:
-            pump.start()
-        try:
+        try:  # from the job's start: a Ctrl-C while the pumps start stops the job too (it
+            for pump in pumps:  # was left running, the interrupt raised before this try)
+                pump.start()
             code = proc.wait()
         except BaseException:  # Ctrl-C: no job left behind. SIGTERM first, so a launcher
             proc.terminate()  # (torchrun) stops its ranks; SIGKILL after 10 s
@@ -940,7 +961,8 @@ def run_logged(argv: Sequence[str], log_path: str | Path) -> int:
             raise
         finally:
             for pump in pumps:  # a grandchild holding the pipe open does not hold us
-                pump.join(timeout=10)
+                if pump.ident is not None:  # started (an interrupt may come before)
+                    pump.join(timeout=10)
             for pipe in (proc.stdout, proc.stderr):
                 if pipe is not None:
                     pipe.close()

@@ -7,6 +7,12 @@ Launch one process per rank with ``torchrun``, ``srun`` or ``mpirun``::
     mpirun -np 16 --map-by ppr:8:node -x MASTER_ADDR=node01 python -m costmodel.validation.torch_bench ...
     mpirun -np 16 -ppn 8 -genv MASTER_ADDR node01 python -m costmodel.validation.torch_bench ...  # MPICH, Intel MPI
 
+A job launched this way prints to wherever the launcher puts its output (Slurm: the batch
+job's ``slurm-<job>.out``); its rows name that file as their ``log`` (``--job-log FILE``, or
+under sbatch Slurm's default output file when it is there: :func:`slurm_output_file`), so
+``costmodel validate compare`` reads NCCL's debug lines from it as from the log ``costmodel
+validate torch`` keeps.
+
 Under srun the ranks per node come from the step (``SLURM_STEP_TASKS_PER_NODE``) and
 ``MASTER_ADDR`` defaults to the step's first node; under mpirun (OpenMPI's or MPICH's variables,
 read before Slurm's) a job over several nodes needs ``MASTER_ADDR`` exported.
@@ -33,6 +39,7 @@ import socket
 import statistics
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from costmodel.tables import BUSBW_FACTOR
@@ -139,6 +146,35 @@ def _launcher_env() -> str | None:
         "of rank 0> (Open MPI's mpirun: -x MASTER_ADDR; MPICH/Intel MPI: -genv MASTER_ADDR "
         "<host>; Slurm: $(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1))"
     )
+
+
+def slurm_output_file(env: Mapping[str, str] | None = None) -> str | None:
+    """The batch job's output file under Slurm's default name, when it is there: the job's
+    log for rows of a job launched with srun inside sbatch (its ranks' output goes only there).
+
+    sbatch without ``--output`` writes the job's output (every srun step's too) to
+    ``slurm-%j.out``, for an array job ``slurm-%A_%a.out``, in the folder it was submitted
+    from (``SLURM_SUBMIT_DIR``). Slurm exports no variable naming the file, so another
+    ``--output`` name is not found here: give it with ``--job-log``. None outside Slurm, or
+    when no such file is there (``srun`` from ``salloc`` writes to the terminal).
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> open(os.path.join(folder, "slurm-1234.out"), "w").close()
+    >>> env = {"SLURM_JOB_ID": "1234", "SLURM_SUBMIT_DIR": folder}
+    >>> slurm_output_file(env) == os.path.join(folder, "slurm-1234.out")
+    True
+    >>> slurm_output_file({**env, "SLURM_JOB_ID": "99"}) is None  # not there: not guessed
+    True
+    """
+    names: Mapping[str, str] = os.environ if env is None else env
+    folder, job = names.get("SLURM_SUBMIT_DIR"), names.get("SLURM_JOB_ID")
+    if not folder or not job:
+        return None
+    array, task = names.get("SLURM_ARRAY_JOB_ID"), names.get("SLURM_ARRAY_TASK_ID")
+    name = f"slurm-{array}_{task}.out" if array and task else f"slurm-{job}.out"
+    path = os.path.join(os.path.abspath(folder), name)
+    return path if os.path.isfile(path) else None
 
 
 def sizes_between(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
@@ -301,8 +337,18 @@ class _Bench:
         # by `costmodel validate torch`, which names the job's log after it
         self.attempt = args.attempt or attempt_stamp()
         self.config = job_config(args, self.backend, self.world, self.local_world)
+        # the job's output, named in every row (validate compare reads NCCL's debug lines
+        # there): as given, absolute (a path relative to the job's folder named nothing once
+        # read from elsewhere), else Slurm's default output file of this batch job
+        self.job_log = os.path.abspath(args.job_log) if args.job_log else slurm_output_file()
         self.out = None
         if self.rank == 0:
+            if args.job_log and not os.path.isfile(self.job_log or ""):
+                print(
+                    f"torch_bench: warning: --job-log {args.job_log} does not exist (yet); the "
+                    "rows name it all the same",
+                    file=sys.stderr,
+                )
             drop_partial_line(args.output)  # a row cut by an earlier killed job
             self.out = open(args.output, "a", encoding="utf-8")  # noqa: SIM115
 
@@ -330,7 +376,7 @@ class _Bench:
             "run_key": f"{self.args.run_key}@{self.config[:8]}",
             "config": self.config,
             # the log of the job that measured the row (its output, torchrun's and each rank's)
-            **({"log": self.args.job_log} if self.args.job_log else {}),
+            **({"log": self.job_log} if self.job_log else {}),
         }
         self.out.write(json.dumps({**base, **record}) + "\n")
         self.out.flush()
@@ -493,8 +539,22 @@ class _Bench:
             del ddp
 
     def close(self) -> None:
+        """Close the results file and the process group, the DDP wrappers collected first.
+
+        A DistributedDataParallel wrapper sits in reference cycles and holds the process group
+        until the garbage collector frees it; left to the interpreter's exit, the group outlived
+        ``destroy_process_group`` and gloo's worker threads still ran while Python finalized:
+        one releasing the last collective's tensors then needed the GIL, was stopped by the
+        finalizing interpreter inside a C++ destructor and aborted the rank ("terminate called
+        without an active exception", SIGABRT), so a job that had written every row failed,
+        about one run in five with --ddp on a loaded 2-core machine. Collected here, the
+        wrappers let go of the group and destroy_process_group joins its threads.
+        """
+        import gc
+
         if self.out is not None:
             self.out.close()
+        gc.collect()
         self.dist.destroy_process_group()
 
 
@@ -502,7 +562,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m costmodel.validation.torch_bench", description=__doc__.splitlines()[0]
     )
-    p.add_argument("-o", "--output", default="results.jsonl", help="JSON lines file (appended)")
+    p.add_argument(
+        "-o", "--output", default="results.jsonl", help="JSON lines results file, .jsonl (appended)"
+    )
     p.add_argument("--backend", choices=("auto", "gloo", "nccl"), default="auto")
     p.add_argument(
         "--ops",
@@ -544,7 +606,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--job-log",
         default=None,
-        help="the job's log file, recorded in each row's 'log'; set by costmodel validate torch",
+        help="the file the job's output goes to, recorded (absolute) in each row's 'log', where "
+        "costmodel validate compare reads NCCL's debug lines: for a job you launch yourself, "
+        "the launcher's output file, e.g. --job-log slurm-$SLURM_JOB_ID.out (default under "
+        "sbatch: Slurm's default output file slurm-<job>.out in the submit folder, when it is "
+        "there); set by costmodel validate torch",
     )
     p.add_argument("-v", "--verbose", action="store_true")
     return p
@@ -557,6 +623,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = [o for o in args.ops if o not in OPS]
     if unknown:
         raise SystemExit(f"--ops: {unknown} not known; use {','.join(OPS)}")
+    if not args.output.lower().endswith(".jsonl"):  # the file every reader takes for results
+        raise ValueError(
+            f"--output: {args.output!r} must end in .jsonl: the rows are JSON lines, appended, "
+            "and validate compare and calibrate read a file as results by that suffix (any "
+            "other is read as an nccl-tests log); a file of another kind is never appended to"
+        )
     args.min_bytes = parse_bytes(args.min_bytes, name="--min-bytes")
     args.max_bytes = parse_bytes(args.max_bytes, name="--max-bytes")
     args.ddp_params = int(parse_count(args.ddp_params, name="--ddp-params"))

@@ -18,7 +18,8 @@ this parser reads all of it (docs/nccl-model.md section 2.3, nccl-tests ``src/ut
 - nccl-tests' JSON output (``-J file.json``, JSON_FILE_VERSION 3).
 
 Units: nccl-tests prints time in microseconds and bandwidths in GB/s (1e9 B/s); the frame holds
-seconds and B/s. ``algbw = size / time``; ``busbw = algbw * factor(op, ranks)``.
+seconds and B/s. A units line naming others (``(ms)``, ``(MB/s)``) is refused with its line.
+NCCL's own ``NCCL WARN`` lines are read past as debug text and said once, as one finding. ``algbw = size / time``; ``busbw = algbw * factor(op, ranks)``.
 
 The package follows the reader's seams: :mod:`._common` (op names, columns, the error, limits,
 the frame builder, byte decoding), :mod:`._lexer` (one line at a time), :mod:`._text` (lines ->

@@ -42,6 +42,17 @@ from ._lexer import (
     _strip_prefix,
 )
 
+#: The units nccl-tests prints under its column header (src/common.cu writeResultHeader: size
+#: in bytes, count in elements, time in microseconds, bandwidths in GB/s, -I's i_cv in
+#: percent), the ones this reader converts from; a units line naming another (a tool printing ms or MB/s, an edited log) would
+#: have every row misread by a factor of 1000, so it is refused naming its line.
+_NCCL_TESTS_UNITS = frozenset({"(B)", "(elements)", "(us)", "(GB/s)", "(%)"})
+_UNIT_RE = re.compile(r"\([^()\s]*\)")
+
+#: NCCL's own warnings (``host:pid:tid [dev] NCCL WARN ...``, printed whatever NCCL_DEBUG is):
+#: a failed network operation, a transport that fell back, an allocation that failed
+_NCCL_WARN_RE = re.compile(r"\bNCCL WARN\b.*")
+
 #: Fields of the shortest result row nccl-tests prints (size count type redop, 2 x 4 block
 #: fields): a row at the end of the file with fewer was cut off there.
 _SHORTEST_ROW = 12
@@ -68,6 +79,8 @@ class _Parser(_Findings):
         self.cut_row: tuple[int, str] | None = None
         #: lines of the log proper that name a launcher (``+ srun ...``), the first few
         self.launch_lines: list[str] = []
+        #: (line, text) of NCCL's WARN lines in the log proper: said once, as one finding
+        self.nccl_warns: list[tuple[int, str]] = []
         self.run = self._new_run(1)
 
     # -- run bookkeeping
@@ -263,6 +276,17 @@ class _Parser(_Findings):
             run.label = separator.group(1) or run.label
             return
         tokens = body.split()
+        if tokens[:1] == ["(B)"]:  # the units line under the column header
+            other = [u for u in _UNIT_RE.findall(body) if u not in _NCCL_TESTS_UNITS]
+            if other:
+                raise NcclTestsParseError(
+                    lineno,
+                    f"the units line names {', '.join(dict.fromkeys(other))}: nccl-tests prints "
+                    "time in (us) and bandwidths in (GB/s), the units this reader converts "
+                    "from; a log of another tool or an edited one is not read",
+                    self.source,
+                )
+            return
         if tokens[:2] == ["size", "count"] or (
             tokens and tokens[0] == "size" and "count" in tokens
         ):
@@ -390,6 +414,18 @@ def read_lines(
                 in_meta = False
         if not in_meta and len(parser.launch_lines) < 4 and _LAUNCH_RE.search(raw):
             parser.launch_lines.append(_strip_prefix(raw))
+        if not in_meta and (warn := _NCCL_WARN_RE.search(raw)):
+            parser.nccl_warns.append((lineno, warn.group(0).strip()))
         parser.feed(raw, lineno, in_meta)
     parser._flush()
+    if parser.nccl_warns:  # read past as debug text, as before; said once, with the first
+        line, first = parser.nccl_warns[0]
+        count = len(parser.nccl_warns)
+        parser._warn(
+            line,
+            f"NCCL printed {count} WARN line{'s' * (count != 1)} during the run (the first: "
+            f"{first[:120]!r}): a warning of NCCL's own (a failed network operation, a "
+            "transport that fell back, a retry) can slow or spoil the rows measured beside it; "
+            "check them",
+        )
     return parser
