@@ -1461,6 +1461,7 @@ class ScenarioResult(BaseModel):
                 None if measured else (float(self.step_time_lo_s), float(self.step_time_hi_s))
             ),
             usd_source=usd_source,
+            node=s._validated_cluster().node,  # a node slice is billed whole
         )
         # what the answer leaves out travels with the cost: a "fits" from memory without
         # activations (a bare parameter count), a mixture of experts priced without its
