@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from typer.testing import CliRunner
 
 import costmodel as cm
-from costmodel import presets
+from costmodel import cli, presets
 from costmodel.scenario import Scenario
 from costmodel.training import billed_gpus_per_node, load_price, training_cost
 
-from ._cli import run
+from ._cli import one_line_error, run
 
 ARCH = "llama-2-7b"
 PRICE = "aws-p5-on-demand"  # p5.48xlarge: $55.04 per instance-hour over 8 H100s
@@ -173,3 +174,102 @@ def test_app_cost_metric_is_the_billed_dollars_and_says_so(api_slice):
     assert m["Cost [USD]"].value == format_usd(api_slice.cost_usd)
     assert NOTE in m["Cost [USD]"].help
     assert any(NOTE in c.value for c in at.caption)
+
+
+# --- small CLI items of a QA pass ----------------------------------------------------------------
+@pytest.mark.parametrize("vs", ["nodes=16,,zero=3", "nodes=16,", ",nodes=16"])
+def test_vs_refuses_an_empty_item(vs):
+    r = run("scenario", "--arch", ARCH, "--nodes", "8", "--vs", vs)
+    one_line_error(r, "--vs", "empty item", repr(vs))
+
+
+def test_with_changes_refuses_an_empty_item():
+    with pytest.raises(ValueError, match="changes: empty item"):
+        Scenario(arch=ARCH).with_changes("nodes=16,,zero=3")
+
+
+def test_one_unfit_row_reads_its_gpus_memory(monkeypatch):
+    import costmodel.cli.comm as comm
+
+    lines: list[str] = []
+    monkeypatch.setattr(comm, "warn_on_success", lines.append)
+    comm._warn_unfit_rows(2, 1, "step")
+    comm._warn_unfit_rows(3, 2, "step")
+    assert lines[0].startswith("1 of 2 rows does not fit its GPU's memory (fits = false): its ")
+    assert lines[1].startswith("2 of 3 rows do not fit their GPU's memory (fits = false): their ")
+
+
+@pytest.fixture
+def one_huge_layer(tmp_path):
+    """One Llama block with a 3e9 intermediate size: 3.7e13 parameters in one layer (147 TB in
+    fp32, past 16 TiB), 3.7e13 in all (under the 1e15 parameter limit)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    cfg = json.loads((root / "tests/data/hf_configs/llama-3.1-8b/config.json").read_text())
+    cfg["intermediate_size"] = 3 * 10**9
+    cfg["num_hidden_layers"] = 1
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("step", "--nodes", "8"),  # was "message_bytes: ... (element 1 of 3)"
+        ("scenario", "--nodes", "8"),
+        ("train", "--nodes", "8", "--tokens", "1T"),
+        ("memory", "--zero", "3", "--ranks", "8"),
+    ],
+)
+def test_a_config_with_a_layer_past_16_tib_is_refused_as_arch(one_huge_layer, args):
+    line = one_line_error(run(*args, "--arch", str(one_huge_layer)), "--arch", "block 0")
+    assert "message_bytes" not in line and "4.4e+12 parameters per layer" in line
+
+
+def test_the_api_refuses_a_layer_past_16_tib(one_huge_layer):
+    with pytest.raises(ValueError, match=r"arch: .*block 0 holds 3\.69e\+13 parameters"):
+        cm.load_arch(str(one_huge_layer))
+
+
+@pytest.mark.parametrize("given", [None, "/somewhere/else"])
+def test_presets_dir_does_not_leak_into_later_calls(tmp_path, monkeypatch, given):
+    import os
+
+    from costmodel.cli import main
+
+    if given is None:
+        monkeypatch.delenv("COSTMODEL_PRESETS", raising=False)
+    else:
+        monkeypatch.setenv("COSTMODEL_PRESETS", str(tmp_path))
+    r = run("--presets-dir", str(tmp_path), "presets", "list")
+    assert r.exit_code == 0, r.stderr
+    assert os.environ.get("COSTMODEL_PRESETS") == (None if given is None else str(tmp_path))
+    assert main(["--presets-dir", str(tmp_path), "presets", "list"]) == 0
+    assert os.environ.get("COSTMODEL_PRESETS") == (None if given is None else str(tmp_path))
+
+
+# --- output files: replaced, atomically, never an input --------------------------------------------
+@pytest.mark.parametrize(
+    "command, options",
+    [
+        (("sweep",), ("--output",)),
+        (("validate", "compare"), ("--output", "--report")),
+        (("calibrate",), ("--output",)),
+    ],
+)
+def test_output_help_says_an_existing_file_is_replaced(command, options):
+    import typer
+
+    group = typer.main.get_command(cli.app)
+    cmd = group
+    for name in command:
+        cmd = cmd.commands[name]  # type: ignore[attr-defined]
+    helps = {o: p.help for p in cmd.params for o in p.opts}
+    for opt in options:
+        assert helps[opt].endswith(
+            "Replaced if it exists; written atomically; never one of the command's inputs."
+        ), helps[opt]
+    text = " ".join(CliRunner().invoke(cli.app, [*command, "--help"]).stdout.split())
+    assert text.count("Replaced if it exists; written atomically; never one of the") == len(options)
