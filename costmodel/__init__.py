@@ -59,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     "load_price": "training:load_price",
     "price_names": "training:price_names",
     "prices_for_gpu": "training:prices_for_gpu",
+    "billed_gpus_per_node": "training:billed_gpus_per_node",
     "load_hf_config": "hf_config:load_hf_config",
     # hardware and presets
     "GPU": "hardware:GPU",

@@ -331,10 +331,22 @@ class Node(_Frozen):
     fabric: Fabric = Field("none", description="the network between nodes")
     sharp: bool = Field(False, description="in-network reduction across nodes (IB SHARP)")
     cpu_vendor: CpuVendor = Field("unknown", description="host CPU vendor (NCCL tunes on it)")
+    whole_node_gpus: int | None = Field(
+        None,
+        ge=1,
+        le=1024,
+        description="GPUs of the whole node when this node is a slice of it "
+        "(Cluster.with_gpus_per_node sets it; a rented node is billed whole); None: the whole node",
+    )
     source: Source
 
     @model_validator(mode="after")
     def _check(self) -> Node:
+        if self.whole_node_gpus is not None and self.whole_node_gpus < self.gpus_per_node:
+            raise ValueError(
+                f"whole_node_gpus={self.whole_node_gpus} < gpus_per_node={self.gpus_per_node}: "
+                "a slice has at most the whole node's GPUs"
+            )
         kind = self.intra_link.kind
         if self.intra_kind == "pcie" and kind != "pcie":
             raise ValueError(f"intra_kind='pcie' needs a pcie intra_link, got kind={kind!r}")
@@ -858,8 +870,14 @@ class Cluster(_Frozen):
         nics = self.node.nics_per_node
         if nics:
             nics = math.ceil(nics * gpus_per_node / g0)
+        whole = self.node.whole_node_gpus or g0  # a slice of a slice: still the whole node's
         node = Node.model_validate(
-            {**_shallow(self.node), "gpus_per_node": gpus_per_node, "nics_per_node": nics}
+            {
+                **_shallow(self.node),
+                "gpus_per_node": gpus_per_node,
+                "nics_per_node": nics,
+                "whole_node_gpus": None if gpus_per_node == whole else whole,
+            }
         )
         return Cluster.model_validate({**_shallow(self), "node": node})
 

@@ -51,6 +51,9 @@ from pydantic import ValidationError
 from . import _limits
 from .architecture import Architecture
 
+#: Bytes of an fp32 value: the widest dtype a layer's parameters or gradients travel in [B]
+FP32_BYTES = 4
+
 #: Architecture field -> the config.json key it comes from (for error messages)
 _CONFIG_KEYS = {
     "kv_heads": "num_key_value_heads",
@@ -217,6 +220,19 @@ def arch_from_hf_config(
         raise ValueError(
             f"config.json: its shapes count {a.params:.3g} parameters; must be {limit.rule} "
             "(the limit of --params and Scenario.params)"
+        )
+    # a unit the step sends whole (the embedding, one block, the head: FSDP's all-gather, a
+    # ZeRO/DDP bucket holds a tensor whole) is one collective buffer, at most 16 TiB at up to
+    # 4 B a parameter (fp32 gradients): past it `step` refused an internal message_bytes
+    from .strategy.layout import wrap_units
+
+    biggest = max(wrap_units(float(a.params), a), key=lambda u: u.params)
+    most = _limits.MAX_MESSAGE_BYTES // FP32_BYTES
+    if biggest.params > most:
+        raise ValueError(
+            f"config.json: its {biggest.name} holds {biggest.params:.3g} parameters, "
+            f"{biggest.params * FP32_BYTES:.3g} B in fp32, past the largest collective buffer "
+            f"of 16 TiB (2**44 B); must be at most {most:.3g} parameters per layer"
         )
     return a.model_copy(update={"published_params": float(a.params)})
 

@@ -1461,6 +1461,7 @@ class ScenarioResult(BaseModel):
                 None if measured else (float(self.step_time_lo_s), float(self.step_time_hi_s))
             ),
             usd_source=usd_source,
+            node=s._validated_cluster().node,  # a node slice is billed whole
         )
         # what the answer leaves out travels with the cost: a "fits" from memory without
         # activations (a bare parameter count), a mixture of experts priced without its
@@ -1586,9 +1587,12 @@ def _parse_changes(text: str) -> dict[str, Any]:
     name does not say, given a bare number (``compute_time=400`` is 400 s, ``bucket=50`` 50 B),
     warns (:class:`units.BareNumberWarning`), as the CLI's ``--vs`` does."""
     out: dict[str, Any] = {}
-    for part in text.split(","):
-        if not part.strip():
-            continue
+    parts = text.split(",") if text.strip() else []
+    if any(not p.strip() for p in parts):  # "nodes=16,,zero=3": a typo, never dropped silently
+        raise ValueError(
+            f"changes: empty item in the list {text.strip()!r}; e.g. nodes=16,zero_stage=3"
+        )
+    for part in parts:
         key, sep, value = part.partition("=")
         typed = key.strip()
         key = typed.replace("-", "_")

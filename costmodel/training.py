@@ -13,6 +13,12 @@ parameter count, Kaplan et al. 2020) and ``F_peak`` the GPU's dense peak. MFU as
 Chowdhery et al. 2022 (PaLM, arXiv:2204.02311, appendix B): model FLOPs per second over peak,
 recomputation not counted.
 
+A run on a slice of each node (``gpus_per_node`` below the node's) is billed whole: a cloud
+instance, and a price preset's per-GPU price, is paid for every GPU of each node held, so the
+dollars are ``$ = W n_nodes g_billed / 3600 * p`` with ``g_billed`` from
+:func:`billed_gpus_per_node` (the node's full GPU count for every one-host node), while the
+GPU-hours ``G`` stay the ones used; :attr:`TrainingCost.billing_note` says so.
+
 Prices are inputs: ``usd_per_gpu_hour``, or a price preset (``presets/prices/*.toml``: cited
 list prices with the date of the source they were read from). A preset is published for one GPU
 (``Price.gpu``): given the cluster's GPU (``gpu=``), a preset for another GPU is refused, never
@@ -250,6 +256,17 @@ class TrainingCost:
     # "" or, for a configuration that does not fit in GPU memory, the warning that the cost is
     # of a setup that cannot run (ScenarioResult.training_cost sets it; a cost is never without it)
     fit_warning: str = ""
+    # GPUs paid for: the run's nodes x the GPUs billed per node (billed_gpus_per_node); None:
+    # no node given, the GPUs used
+    billed_ranks: int | None = None
+    billing_note: str = ""  # "" or "billed for N GPUs per node (the whole instance), M used"
+
+    @property
+    def billed_gpu_hours(self) -> float:
+        """GPU-hours paid for [GPU h]: :attr:`gpu_hours` scaled to the GPUs billed (a node
+        slice pays for the whole node); the cost is these times the price."""
+        billed = self.ranks if self.billed_ranks is None else self.billed_ranks
+        return self.wall_s * billed / 3600.0
 
     @property
     def wall_days(self) -> float:
@@ -288,10 +305,86 @@ class TrainingCost:
         """Every figure by name (JSON, tables)."""
         d = asdict(self)
         d["wall_days"] = self.wall_days
+        d["billed_gpu_hours"] = self.billed_gpu_hours
         for k in ("step_time_band_s", "wall_days_band", "gpu_hours_band", "cost_usd_band"):
             v = getattr(self, k)
             d[k] = None if v is None else list(v)
         return d
+
+
+def billed_gpus_per_node(
+    gpus_per_node: int,
+    whole_node_gpus: int | None = None,
+    hosts_per_node: int = 1,
+    gpus_per_instance: int | None = None,
+) -> int:
+    r"""GPUs paid for in each node when a run uses ``gpus_per_node`` of them.
+
+    A node is rented whole: a cloud instance bills every GPU it holds, whether the run uses
+    them or not, and a price preset's per-GPU price is its instance price over all its GPUs.
+    The unit rented is a host (one operating-system instance: the whole node of every 8-GPU
+    preset; one 4-GPU tray of a GB200 NVL72 rack's 18), or the price's instance where that is
+    larger (a rack sold whole, AWS's 72-GPU u-p6e-gb200x72), never more than the node.
+
+    .. math::
+        u = \min(G, \max(G / H, I)),\quad g_{billed} = \min(G, \lceil g / u \rceil u)
+
+    ``g`` GPUs used per node, ``G`` the whole node's GPUs (``Node.whole_node_gpus``; None: the
+    node is whole, ``G = g``), ``H`` its hosts (``Node.hosts_per_node``), ``I`` the price's
+    ``gpus_per_instance`` (None or a per-GPU price: 1). A whole node is billed as used.
+
+    Parameters
+    ----------
+    gpus_per_node : int
+        GPUs the run uses in each node ``g``.
+    whole_node_gpus : int, optional
+        GPUs of the whole node ``G`` (``>= g``); None: the node is not a slice.
+    hosts_per_node : int
+        Hosts (trays) of the whole node ``H`` (``G / H`` GPUs each).
+    gpus_per_instance : int, optional
+        GPUs of the price preset's instance ``I``.
+
+    Examples
+    --------
+    >>> billed_gpus_per_node(4, 8)                 # half a DGX H100: the instance is paid whole
+    8
+    >>> billed_gpus_per_node(8)                    # a whole node
+    8
+    >>> billed_gpus_per_node(6, 72, hosts_per_node=18)      # two 4-GPU trays of an NVL72
+    8
+    >>> billed_gpus_per_node(6, 72, hosts_per_node=18, gpus_per_instance=72)  # a rack sold whole
+    72
+    """
+    from ._checks import whole_count
+
+    g = whole_count("gpus_per_node", gpus_per_node)
+    whole = g if whole_node_gpus is None else whole_count("whole_node_gpus", whole_node_gpus)
+    if whole < g:
+        raise ValueError(
+            f"whole_node_gpus: the whole node has at least the {g} GPUs used, got {whole}"
+        )
+    hosts = whole_count("hosts_per_node", hosts_per_node)
+    inst = 1 if gpus_per_instance is None else whole_count("gpus_per_instance", gpus_per_instance)
+    unit = min(whole, max(-(-whole // hosts), inst))
+    return min(whole, -(-g // unit) * unit)
+
+
+def billing_note(gpus_per_node: int, billed: int, whole_node_gpus: int | None) -> str:
+    """The line a cost on a node slice carries: ``""`` when every GPU billed is used.
+
+    >>> billing_note(4, 8, 8)
+    'billed for 8 GPUs per node (the whole instance), 4 used'
+    >>> billing_note(6, 8, 72)
+    'billed for 8 GPUs per node (whole hosts of the 72-GPU node), 6 used'
+    """
+    if billed <= gpus_per_node:
+        return ""
+    what = (
+        "the whole instance"
+        if whole_node_gpus is None or billed >= whole_node_gpus
+        else f"whole hosts of the {whole_node_gpus}-GPU node"
+    )
+    return f"billed for {billed} GPUs per node ({what}), {gpus_per_node} used"
 
 
 def _positive(name: str, value: Any, unit: str = "") -> float:
@@ -326,6 +419,7 @@ def training_cost(
     params: float | None = None,
     step_time_band_s: tuple[float, float] | None = None,
     usd_source: str = "user",
+    node: Any = None,
 ) -> TrainingCost:
     r"""Wall-clock time, GPU-hours, cost and implied MFU of a training run (module docstring).
 
@@ -364,6 +458,11 @@ def training_cost(
         Where ``usd_per_gpu_hour`` came from, for the price note: ``"user"`` (default) a price
         the user gave; ``"default"`` an interface's placeholder the user did not give (the
         app's price box untouched), said so rather than called the user's.
+    node : costmodel.hardware.Node, optional
+        The cluster's node (``Cluster.node``): on a slice of it (``whole_node_gpus`` set) the
+        cost pays for :func:`billed_gpus_per_node` GPUs of each of the
+        ``ceil(ranks / gpus_per_node)`` nodes (``billed_ranks``, ``billing_note``); a typed
+        ``usd_per_gpu_hour`` too (the node is held). None: the GPUs used are the GPUs paid.
 
     Examples
     --------
@@ -427,10 +526,12 @@ def training_cost(
         raise ValueError(f"usd_source: must be 'user' or 'default', got {usd_source!r}")
     note = ""
     usd = None
+    instance_gpus: int | None = None
     price_date = None
     warning = ""
     if price is not None:
         pr = check_price_gpu(price, gpu) if gpu is not None else load_price(price)
+        instance_gpus = pr.gpus_per_instance
         usd = pr.usd_per_gpu_hour
         price_date = pr.date
         warning = price_age_warning(pr, today)
@@ -446,9 +547,22 @@ def training_cost(
                 f"${usd:g} per GPU-hour, a placeholder default: neither a published price nor "
                 "one given by the user (so no date)"
             )
+    billed_ranks = ranks
+    bill_note = ""
+    if node is not None:
+        g = int(node.gpus_per_node)
+        per_node = billed_gpus_per_node(
+            g,
+            node.whole_node_gpus,
+            node.hosts_per_node,
+            instance_gpus,
+        )
+        billed_ranks = -(-ranks // g) * per_node
+        bill_note = billing_note(g, per_node, node.whole_node_gpus)
     wall = n * t
     gpu_h = wall * ranks / 3600.0
-    if not math.isfinite(gpu_h * (usd or 1.0)):
+    billed_h = wall * billed_ranks / 3600.0
+    if not math.isfinite(billed_h * (usd or 1.0)):
         raise ValueError(
             f"step_time_s: {t:g} s x {n:g} steps x {ranks} GPUs overflows; allowed: a run "
             "whose GPU-hours (and cost) are finite numbers"
@@ -499,7 +613,9 @@ def training_cost(
         wall_s=wall,
         gpu_hours=gpu_h,
         usd_per_gpu_hour=usd,
-        cost_usd=None if usd is None else gpu_h * usd,
+        cost_usd=None if usd is None else billed_h * usd,
+        billed_ranks=billed_ranks,
+        billing_note=bill_note,
         price_note=note,
         price_date=price_date,
         price_warning=warning,

@@ -96,7 +96,7 @@ def test_the_api_sweep_warns_a_bare_number_as_set_does(tmp_path):
         "costmodel: warning: --set compute_time=400 is 400 s (a number without a unit is "
         "seconds); for 400 ms write 400ms",
         # ddp of a 7B model on one node (112 GB of state per GPU): the step sweep says so
-        "costmodel: warning: 1 of 1 row does not fit their GPU's memory (fits = false): their "
+        "costmodel: warning: 1 of 1 row does not fit its GPU's memory (fits = false): its "
         "step, days and cost are for a configuration that cannot run",
     ]
 
@@ -229,7 +229,7 @@ def test_the_cli_sweep_keeps_going_and_says_why_rows_failed(tmp_path, out):
     assert res.exit_code == 0, res.stderr
     # the answered row (ddp of 7B on one node) does not fit, and the sweep says so too
     (line, unfit) = res.stderr.splitlines()
-    assert unfit.startswith("costmodel: warning: 1 of 2 rows does not fit their GPU's memory")
+    assert unfit.startswith("costmodel: warning: 1 of 2 rows does not fit its GPU's memory")
     assert line.startswith("costmodel: warning: 1 of 2 rows failed")
     assert "--set compute_time: a measured compute time of 0.001 s" in line
     if out is not None:
@@ -252,7 +252,7 @@ def test_the_failed_rows_reasons_are_capped():
     rows = json.loads(res.stdout)
     assert len(rows) == MAX_FAILED_LINES + 3 and rows[-1]["error"] == ""
     # the failed rows' lines (the one answered row, ddp of 7B on one node, also does not fit)
-    lines = [x for x in res.stderr.splitlines() if "not fit their GPU" not in x]
+    lines = [x for x in res.stderr.splitlines() if "(fits = false)" not in x]
     assert len(lines) == MAX_FAILED_LINES + 1
     assert lines[-1] == (
         f"costmodel: warning: 2 more of {len(rows)} rows failed for 2 other reasons: see the "

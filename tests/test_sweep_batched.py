@@ -163,6 +163,10 @@ def _expected_cost(row: pd.Series, s: cm.strategy.StrategyStep, axes: dict[str, 
     """``training_cost`` of the direct step, with ``train``'s MFU inputs (the model's FLOPs per
     token, the peak at the step's precision) and the grid's price (``axes``)."""
     gpu = presets.cluster(row["preset"]).gpu
+    gpn = _axis(row, "gpus_per_node", None)
+    node = presets.cluster(  # train's node: a slice is billed whole
+        row["preset"], nodes=int(row["nodes"]), gpus_per_node=None if gpn is None else int(gpn)
+    ).node
     arch = load_arch(row["arch"]) if _axis(row, "arch", None) else None
     params = float(arch.params) if arch is not None else float(row["params"])
     return training_cost(
@@ -176,6 +180,7 @@ def _expected_cost(row: pd.Series, s: cm.strategy.StrategyStep, axes: dict[str, 
         step_time_band_s=s.step_time_band_s,
         flops_per_token=model_flops_per_token(params, arch, int(row["sequence_length"]))[0],
         peak_flops=measured_peak_flops(gpu, s.precision),
+        node=node,
     )
 
 
@@ -233,6 +238,7 @@ def test_time_and_cost_to_train_are_train_s_of_the_step(grid, request):
         assert int(row["steps"]) == cost.steps, where
         _same(row["wall_days"], cost.wall_days, f"{where}: wall_days")
         _same(row["gpu_hours"], cost.gpu_hours, f"{where}: gpu_hours")
+        _same(row["billed_gpu_hours"], cost.billed_gpu_hours, f"{where}: billed_gpu_hours")
         _same(row["mfu"], cost.mfu, f"{where}: mfu")
         _same(row["cost_usd"], cost.cost_usd, f"{where}: cost_usd")
         _same(row["usd_per_gpu_hour"], cost.usd_per_gpu_hour, f"{where}: usd_per_gpu_hour")

@@ -448,6 +448,7 @@ validate_app.add_typer(nccl_tests_app, name="nccl-tests")
 
 
 def _root(
+    ctx: typer.Context,
     presets_dir: Annotated[
         list[Path] | None,
         typer.Option(
@@ -465,9 +466,20 @@ def _root(
         for d in presets_dir:
             if not d.is_dir():
                 raise ValueError(f"--presets-dir: {str(d)!r} is not a folder")
-        old = os.environ.get("COSTMODEL_PRESETS", "")
-        paths = [str(d) for d in presets_dir] + ([old] if old else [])
+        before = os.environ.get("COSTMODEL_PRESETS")
+        paths = [str(d) for d in presets_dir] + ([before] if before else [])
         os.environ["COSTMODEL_PRESETS"] = os.pathsep.join(paths)
+        # the folders are this command's: called in-process (costmodel.cli.main, a test's
+        # CliRunner), the next command starts from the environment it was given
+        ctx.call_on_close(lambda: _restore_env("COSTMODEL_PRESETS", before))
+
+
+def _restore_env(name: str, value: str | None) -> None:
+    """``os.environ[name]`` back to ``value`` (None: unset)."""
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 # --- output helpers ---------------------------------------------------------------------------
@@ -568,6 +580,10 @@ def _sizes(values: Sequence[str], name: str = "--size") -> list[int]:
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of text.")]
+
+#: What an output file option does to a file already there (sweep, validate compare, calibrate):
+#: replaced, as -o does in common tools, never half-written, never over an input it reads
+REPLACED_OUTPUT = "Replaced if it exists; written atomically; never one of the command's inputs."
 
 
 def _not_an_input(path: Path, option: str, *inputs: Path | None) -> None:

@@ -18,6 +18,7 @@ from .. import units
 from ..tables import canonical_op
 from ._common import (
     _MODEL_HELP,
+    REPLACED_OUTPUT,
     JsonOpt,
     _human_frame,
     _not_an_input,
@@ -611,7 +612,8 @@ def sweep(
         typer.Option(
             "--output",
             "-o",
-            help="Output file: .csv (default format) or .parquet. Without it, CSV goes to stdout.",
+            help="Output file: .csv (default format) or .parquet. Without it, CSV goes to "
+            f"stdout. {REPLACED_OUTPUT}",
         ),
     ] = None,
     chunk_rows: Annotated[
@@ -887,10 +889,12 @@ def _warn_unfit_rows(rows: int, unfit: int, kind: str) -> None:
     NOT FIT above such an answer); the sweep said nothing, so its steps and costs read as
     runnable. A memory sweep's ``fits`` is its answer, not a caveat: no warning there."""
     if unfit and kind == "step":
+        one = unfit == 1  # "1 of 2 rows does not fit its GPU's", "2 of 3 rows do ... their"
+        its = "its" if one else "their"
         warn_on_success(
-            f"{unfit:,} of {_rows_text(rows)} {'does' if unfit == 1 else 'do'} not fit their "
-            "GPU's memory (fits = false): "
-            "their step, days and cost are for a configuration that cannot run"
+            f"{unfit:,} of {_rows_text(rows)} {'does' if one else 'do'} not fit {its} "
+            f"GPU's memory (fits = false): {its} step, days and cost are for a configuration "
+            "that cannot run"
         )
 
 

@@ -16,6 +16,7 @@ import typer
 from .. import units
 from ._common import (
     _MODEL_HELP,
+    REPLACED_OUTPUT,
     JsonOpt,
     _human_frame,
     _not_an_input,
@@ -742,9 +743,12 @@ def validate_compare(
         str, typer.Option(help="Apply --tolerance only to sizes from this one up: 1MiB.")
     ] = "0B",
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Per-row CSV/Parquet.")
+        Path | None,
+        typer.Option("--output", "-o", help=f"Per-row CSV/Parquet. {REPLACED_OUTPUT}"),
     ] = None,
-    report: Annotated[Path | None, typer.Option(help="HTML report with plotly charts.")] = None,
+    report: Annotated[
+        Path | None, typer.Option(help=f"HTML report with plotly charts. {REPLACED_OUTPUT}")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Measured vs predicted time and busbw per row; summary per op/algorithm/size band.
@@ -1132,7 +1136,9 @@ def calibrate(
         Path,
         typer.Argument(help="results.jsonl, an nccl-tests log or a folder of nccl-tests logs."),
     ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Calibration preset TOML.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help=f"Calibration preset TOML. {REPLACED_OUTPUT}")
+    ],
     name: Annotated[str | None, typer.Option(help="Name stored in the TOML.")] = None,
     min_bytes: Annotated[str, typer.Option(help="Leave out sizes below this: 64KiB.")] = "0B",
     nodes: Annotated[

@@ -1943,6 +1943,13 @@ def _cost_text(costs: dict[str, Any]) -> str:
             ),
         )
     )
+    if any(costs[k].billing_note and costs[k].cost_usd is not None for k in sides):
+        rows.append(
+            (
+                "GPU-hours billed",
+                *(units.format_gpu_hours(costs[k].billed_gpu_hours) for k in sides),
+            )
+        )
     rows.append(("cost [USD]", *(money(costs[k]) for k in sides)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
@@ -1952,6 +1959,8 @@ def _cost_text(costs: dict[str, Any]) -> str:
         c = costs[k]
         if c.price_note and c.price_date:
             lines.append(f"price{' ' + k if two else ''}: {c.price_note}")
+        if c.billing_note and c.cost_usd is not None:
+            lines.append(f"billing{' ' + k if two else ''}: {c.billing_note}")
         if c.price_warning:
             lines.append(f"warning{f' ({k})' if two else ''}: {c.price_warning}")
     if "B_price" in costs:
@@ -2205,6 +2214,13 @@ def train(
     if cost.cost_usd is not None:
         when = f", as of {cost.price_date}" if cost.price_date else " (given)"
         rows.append(("price", f"${cost.usd_per_gpu_hour:g} per GPU-hour{when}"))
+        if cost.billing_note:  # a node slice: the whole instance is paid for
+            rows.append(
+                (
+                    "GPU-hours billed",
+                    units.format_gpu_hours(cost.billed_gpu_hours) + f" ({cost.billing_note})",
+                )
+            )
         rows.append(
             (
                 "cost",

@@ -908,6 +908,7 @@ TRAIN_COST_COLUMNS = (
     "gpu_hours",
     "gpu_hours_lo",
     "gpu_hours_hi",
+    "billed_gpu_hours",
     "mfu",
     "usd_per_gpu_hour",
     "cost_usd",
@@ -921,11 +922,15 @@ TRAIN_COST_COLUMNS = (
 ``costmodel train``'s names and units): ``tokens`` to train, optimizer ``steps``
 (``ceil(tokens / tokens_per_step)``), wall-clock ``wall_days`` with ``wall_days_lo`` and
 ``wall_days_hi`` at the ends of the step's band (NaN without one), ``gpu_hours`` with
-``gpu_hours_lo``/``gpu_hours_hi`` at the same ends, the ``mfu`` the step implies (model FLOPs
+``gpu_hours_lo``/``gpu_hours_hi`` at the same ends, the ``billed_gpu_hours`` paid for (the
+GPU-hours of every GPU of each node held: a node slice is billed whole,
+:func:`costmodel.training.billed_gpus_per_node`; ``cost_note`` then says "billed for N GPUs
+per node (the whole instance), M used"), the ``mfu`` the step implies (model FLOPs
 per token x tokens per step / (step time x GPUs x the peak of the step's precision), as
 ``train`` reports it), and with a price ``usd_per_gpu_hour``, ``cost_usd`` with
 ``cost_usd_lo``/``cost_usd_hi`` at the band's ends, the ``price`` preset's name and its
-``price_date`` (empty for a price typed as ``usd_per_gpu_hour``). The bands are
+``price_date`` (empty for a price typed as ``usd_per_gpu_hour``); ``cost_usd`` is
+``billed_gpu_hours`` x ``usd_per_gpu_hour``. The bands are
 :class:`costmodel.training.TrainingCost`'s ``wall_days_band``, ``gpu_hours_band`` and
 ``cost_usd_band``, ``train --json``'s. ``cost_usd`` is NaN, and ``cost_note``
 says why, where no price matches the row's GPU (a GPU is never priced at another GPU's rate);
@@ -1016,6 +1021,7 @@ def _train_cost_columns(cat: dict[str, Any], priced: list[_StepRow]) -> dict[str
                     step_time_band_s=(float(r["step_time_lo_s"]), float(r["step_time_hi_s"])),
                     flops_per_token=fpt,
                     peak_flops=peak,
+                    node=row.cluster.node,  # a node slice is billed whole
                 )
             except ValueError as exc:
                 note = " ".join(str(exc).split())
@@ -1023,6 +1029,8 @@ def _train_cost_columns(cat: dict[str, Any], priced: list[_StepRow]) -> dict[str
             notes = []
             if cost.cost_usd is None:
                 notes.append(_no_price_note(gpu, cat.get("price"), prices_for_gpu(str(gpu))))
+            if cost.billing_note and cost.cost_usd is not None:
+                notes.append(cost.billing_note)
             if cost.price_warning:
                 notes.append(cost.price_warning)
             if r is not None and not r["fits"]:
@@ -1035,6 +1043,7 @@ def _train_cost_columns(cat: dict[str, Any], priced: list[_StepRow]) -> dict[str
         cols["steps"].append(None if cost is None else cost.steps)
         cols["wall_days"].append(np.nan if cost is None else cost.wall_days)
         cols["gpu_hours"].append(np.nan if cost is None else cost.gpu_hours)
+        cols["billed_gpu_hours"].append(np.nan if cost is None else cost.billed_gpu_hours)
         for name in ("wall_days", "gpu_hours", "cost_usd"):  # TrainingCost's bands: train's
             band = getattr(cost, f"{name}_band") if cost is not None else None
             cols[f"{name}_lo"].append(np.nan if band is None else band[0])

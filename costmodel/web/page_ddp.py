@@ -1003,7 +1003,7 @@ def _cost_metrics(
     m[2].metric(
         f"Cost{side} [USD]",
         format_usd(cost.cost_usd),
-        help=when,
+        help=when + (f"; {cost.billing_note}" if cost.billing_note else ""),
         delta=said,
         delta_color=colour,
         delta_arrow="off",
@@ -1042,6 +1042,12 @@ def _cost_metrics(
         f"model FLOPs per token ({flops}) x tokens/s / (GPUs x the dense peak of the compute "
         f"precision{', ' + result.scenario.compute_precision if result is not None else ''})."
     )
+    if cost.billing_note and cost.cost_usd is not None:  # a node slice: the node is paid whole
+        st.caption(
+            f"Cost{side}: {cost.billing_note}, so the dollars are of "
+            f"{format_gpu_hours(cost.billed_gpu_hours)} GPU-hours billed, not the "
+            f"{format_gpu_hours(cost.gpu_hours)} used."
+        )
     if cost.price_warning:
         st.warning(cost.price_warning)
     for n in cost.notes:
