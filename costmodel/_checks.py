@@ -281,3 +281,35 @@ def must_be(name: str, rule: str, value: object) -> ValueError:
     'ranks: must be a whole number >= 1, got 0'
     """
     return ValueError(f"{name}: must be {rule}, got {value!r}")
+
+
+def unknown_name(
+    field: str,
+    what: str,
+    name: object,
+    pool: list[str],
+    *,
+    case_note: str = "names are lower-case",
+    cutoff: float = 0.4,
+    see: str = "",
+) -> str:
+    """The one refusal of an unknown preset name (a cluster, an architecture, a price):
+    ``"field: unknown WHAT 'name'; did you mean 'x'? (CASE_NOTE)"`` when only the case differs
+    (names are one spelling each: say so rather than guess), else the closest names
+    (:func:`difflib.get_close_matches` at ``cutoff``) or, with none close, every name of
+    ``pool`` in its order; ``see`` (`` (see `costmodel presets list`)``) ends the second form.
+    The caller raises its own error type with it.
+
+    >>> unknown_name("arch", "architecture", "Llama-3.1-8B", ["llama-3.1-8b"])
+    "arch: unknown architecture 'Llama-3.1-8B'; did you mean 'llama-3.1-8b'? (names are lower-case)"
+    >>> unknown_name("price", "price preset", "zzz", ["a", "b"], see=" (see `costmodel archs`)")
+    "price: unknown price preset 'zzz'; allowed: a, b (see `costmodel archs`)"
+    """
+    import difflib
+
+    same = [n for n in pool if n.lower() == str(name).lower()]
+    if same:
+        return f"{field}: unknown {what} {name!r}; did you mean {same[0]!r}? ({case_note})"
+    close = difflib.get_close_matches(str(name), pool, n=3, cutoff=cutoff)
+    hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
+    return f"{field}: unknown {what} {name!r}; {hint}{see}"

@@ -790,17 +790,9 @@ def load_arch(name: str | Architecture) -> Architecture:
             "that holds it) or an architecture preset (`costmodel archs`)"
         )
     if name not in table:
-        import difflib
+        from ._checks import unknown_name
 
-        same = [n for n in table if n.lower() == str(name).lower()]
-        if same:  # only the case differs
-            raise ValueError(
-                f"arch: unknown architecture {name!r}; did you mean {same[0]!r}? (names are "
-                "lower-case)"
-            )
-        close = difflib.get_close_matches(str(name), list(table), n=3, cutoff=0.4)
-        hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(sorted(table))}"
-        raise ValueError(f"arch: unknown architecture {name!r}; {hint}")
+        raise ValueError(unknown_name("arch", "architecture", name, sorted(table)))
     return table[name]
 
 

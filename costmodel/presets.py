@@ -543,16 +543,19 @@ def _load_path(
 def _unknown(name: object, pool: list[str], kind: str | None, field: str = "name") -> PresetError:
     """The refusal of an unknown preset ``name``, naming ``field`` (the argument or field the
     caller's user gave it in: ``cluster`` of a Scenario, ``preset`` of a sweep)."""
+    from ._checks import unknown_name
+
     what = f"{kind} preset" if kind else "preset"
-    same = [n for n in pool if n.lower() == str(name).lower()]
-    if same:  # only the case differs: say so rather than guess (names are one spelling each)
-        return PresetError(
-            f"{field}: unknown {what} {name!r}; did you mean {same[0]!r}? (preset names are "
-            "lower-case)"
+    return PresetError(
+        unknown_name(
+            field,
+            what,
+            name,
+            pool,
+            case_note="preset names are lower-case",
+            see=" (see `costmodel presets list`)",
         )
-    close = difflib.get_close_matches(str(name), pool, n=3, cutoff=0.4)
-    hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(pool)}"
-    return PresetError(f"{field}: unknown {what} {name!r}; {hint} (see `costmodel presets list`)")
+    )
 
 
 @overload

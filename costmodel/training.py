@@ -216,17 +216,19 @@ def load_price(name: str | Price) -> Price:
         return name
     table = _prices()
     if name not in table:  # as an unknown cluster or architecture is refused
-        import difflib
+        from ._checks import unknown_name
 
-        same = [n for n in table if n.lower() == str(name).lower()]
-        if same:  # only the case differs
-            raise ValueError(
-                f"price: unknown price preset {name!r}; did you mean {same[0]!r}? (preset names "
-                "are lower-case)"
+        raise ValueError(
+            unknown_name(
+                "price",
+                "price preset",
+                name,
+                list(table),
+                case_note="preset names are lower-case",
+                cutoff=0.6,
+                see=" (see `costmodel archs`)",
             )
-        close = difflib.get_close_matches(str(name), list(table), n=3, cutoff=0.6)
-        hint = f"closest: {', '.join(close)}" if close else f"allowed: {', '.join(table)}"
-        raise ValueError(f"price: unknown price preset {name!r}; {hint} (see `costmodel archs`)")
+        )
     return table[name]
 
 
