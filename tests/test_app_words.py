@@ -1,0 +1,122 @@
+"""The app's words and roads: one bare parameter count, one memory on every surface; errors
+that name the box a user typed in, once; the Batch page's defaults and numbers as the others
+show them; a hidden box's parameter out of the URL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from costmodel import cli
+from costmodel.architecture import architecture_for_params
+from costmodel.units import format_bytes
+from tests.test_app import _text, assert_clean, metrics, open_page
+
+
+def _cli_json(*args: str) -> dict:
+    res = CliRunner().invoke(cli.app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+# --- one road for a bare parameter count ---------------------------------------------------
+@pytest.mark.parametrize(
+    ("stage", "strategy", "seq", "micro"),
+    [(0, "ddp", 4096, 1), (3, "fsdp", 4096, 1), (3, "fsdp", 8192, 2)],
+)
+def test_a_bare_count_has_one_memory_on_both_pages_and_the_cli(stage, strategy, seq, micro):
+    """A first-time user typing 7B saw 144 GB on the Memory page (activations of a 32 x 4096
+    shape of its own) and 126 GB on the step page (the model state of the count). Both pages
+    and both commands now size the count the same way, the model state of the layout the step
+    prices, whatever the sequence and micro-batch."""
+    cli_memory = _cli_json("memory", "--params", "7B", "--zero-stage", str(stage), "--ranks", "8")[
+        "memory_bytes"
+    ]
+    cli_step = _cli_json(
+        "step", "--params", "7B", "--cluster", "dgx-h100", "--nodes", "1", "--strategy",
+        strategy, "--seq", str(seq), "--micro-batch", str(micro),
+    )["memory_bytes"]  # fmt: skip
+    assert cli_memory == cli_step  # the same function: exactly
+
+    mem = open_page(
+        "page_memory.py",
+        {"dp_ranks": "8", "zero_stage": str(stage), "act_seq": str(seq), "micro": str(micro)},
+    )
+    assert_clean(mem)
+    assert metrics(mem)[f"Memory per GPU, ZeRO-{stage}"] == format_bytes(cli_memory)
+    step = open_page(
+        "page_ddp.py",
+        {
+            "ddp_strategy": strategy,
+            "ddp_nodes": "1",
+            "ddp_seq": str(seq),
+            "ddp_local_batch": str(micro),
+        },
+    )
+    assert_clean(step)
+    assert metrics(step)["Memory per GPU"] == format_bytes(cli_step)
+
+
+def test_the_first_view_of_7b_is_126_gb_on_both_pages():
+    """The numbers the brief's user saw, 144 GB and 126 GB, are now one: 126 GB (7B x 16 B of
+    mixed-precision Adam, plus DDP's 2 B/param bucket copy), on the pages' first views."""
+    assert metrics(open_page("page_memory.py"))["Memory per GPU, ZeRO-0"] == "126 GB"
+    assert metrics(open_page("page_ddp.py"))["Memory per GPU"] == "126 GB"
+
+
+def test_both_pages_say_which_shape_a_bare_count_stands_for():
+    """The Memory page's custom note and the step's own note name the transformer a count
+    stands for (architecture_for_params) and say its memory is the model state."""
+    d = architecture_for_params(7e9)
+    at = open_page("page_memory.py")
+    shape = f"{d.layers} layers x hidden {d.hidden}"
+    said = [_text(c.value) for c in at.caption if shape in _text(c.value)]
+    assert len(said) == 1 and "architecture_for_params" in said[0]
+    assert "model state alone" in said[0]
+    at = open_page("page_ddp.py", {"ddp_params": "70B"})
+    d70 = architecture_for_params(70e9)
+    shape = f"({d70.layers} layers, hidden {d70.hidden}: architecture_for_params)"
+    said = [_text(c.value) for c in at.caption if shape in _text(c.value)]
+    assert said and "the model state, activations not sized" in said[0], said
+
+
+def test_the_memory_page_s_shape_boxes_default_to_the_count_s_shape():
+    """Added activations of a bare count come from the shape boxes, whose empty default is
+    the transformer the count stands for (architecture_for_params), not a shape of the page's
+    own; a number typed replaces its part."""
+    from costmodel import memory
+
+    d = architecture_for_params(7e9)
+    at = open_page("page_memory.py", {"dp_ranks": "1"})
+    assert at.checkbox(key="shape_activations").value is False
+    assert not [n for n in at.number_input if n.key in ("layers", "hidden", "heads")]
+    at.checkbox(key="shape_activations").check().run()
+    assert_clean(at)
+    boxes = {n.key: n for n in at.number_input}
+    assert boxes["layers"].value is None and str(d.layers) in boxes["layers"].placeholder
+    assert boxes["hidden"].value is None and str(d.hidden) in boxes["hidden"].placeholder
+    # FlashAttention, no recompute: eq. (1) without the scores, as the selective terms
+    act = memory.activation_bytes(d.layers, d.hidden, 4096, 1, d.heads, "selective")
+    assert metrics(at)["Memory per GPU, ZeRO-0"] == format_bytes(112e9 + act)
+    at.number_input(key="layers").set_value(32).run()
+    act32 = memory.activation_bytes(32, d.hidden, 4096, 1, d.heads, "selective")
+    assert metrics(at)["Memory per GPU, ZeRO-0"] == format_bytes(112e9 + act32)
+    note = next(_text(c.value) for c in at.caption if _text(c.value).startswith("Custom model"))
+    assert "add none to a bare count" in note
+
+
+def test_a_count_without_a_dense_shape_asks_for_the_shape_it_needs():
+    at = open_page("page_memory.py", {"params": "50T", "shape_activations": "true"})
+    assert_clean(at)
+    assert any(_text(e.value).startswith("Layers: enter it") for e in at.error)
+    # with FlashAttention the heads box is greyed (eq. (1) reads no heads): it is not asked for
+    shape = {"params": "50T", "shape_activations": "true", "layers": "10", "hidden": "4096"}
+    at = open_page("page_memory.py", shape)
+    assert_clean(at)
+    assert at.number_input(key="heads").disabled
+    assert "Memory per GPU, ZeRO-0" in metrics(at)
+    at = open_page("page_memory.py", {**shape, "flash": "false"})
+    errors = [_text(e.value) for e in at.error]
+    assert any(e.startswith("Heads: enter it") for e in errors), errors
