@@ -235,7 +235,7 @@ def test_a_measured_compute_or_step_faster_than_peak_is_refused_alike():
     assert_clean(at)
     errors = [_text(e.value) for e in at.error]
     assert any(
-        "Measured step time: a measured step of 0.001 s implies an MFU of" in e
+        "Measured step time [s]: a measured step of 0.001 s implies an MFU of" in e
         and "allowed: a step of at least 0.203 s" in e
         for e in errors
     ), errors

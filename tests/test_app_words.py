@@ -120,3 +120,76 @@ def test_a_count_without_a_dense_shape_asks_for_the_shape_it_needs():
     at = open_page("page_memory.py", {**shape, "flash": "false"})
     errors = [_text(e.value) for e in at.error]
     assert any(e.startswith("Heads: enter it") for e in errors), errors
+
+
+# --- errors name the box a user typed in, once ------------------------------------------------
+@pytest.mark.parametrize(
+    ("query", "box", "argument"),
+    [
+        ({"dp_ranks": "0"}, "Data-parallel ranks N: must be", "dp_ranks:"),
+        (
+            {"fragmentation": "5"},
+            "Fragmentation allowance [fraction of held memory]: must be",
+            "fragmentation:",
+        ),
+    ],
+)
+def test_memory_refusals_name_the_box(query, box, argument):
+    at = open_page("page_memory.py", query)
+    assert_clean(at)
+    errors = [_text(e.value) for e in at.error]
+    assert len(errors) == 1 and box in errors[0], errors
+    assert argument not in errors[0]
+
+
+@pytest.mark.parametrize(
+    ("query", "box", "argument"),
+    [
+        ({"pin_nodes": "0"}, "B: nodes: must be", "nodes:"),
+        ({"pin_gpus": "0"}, "B: GPUs per node: must be", "gpus_per_node:"),
+        ({"pin_gpus": "99"}, "B: GPUs per node: dgx-h100 has 8 GPUs per node", "gpus_per_node:"),
+    ],
+)
+def test_collectives_configuration_b_refusals_name_b_s_box(query, box, argument):
+    at = open_page("page_collectives.py", {"view": "cluster", "coll_compare": "true", **query})
+    assert_clean(at)
+    errors = [_text(e.value) for e in at.error]
+    assert len(errors) == 1 and box in errors[0], errors
+    assert f" {argument}" not in errors[0].replace(box, "")
+
+
+def test_step_page_reports_a_bad_b_node_count_once_by_b_s_box():
+    """A B of 0 nodes was refused under "Configuration B" ("Nodes: ...", A's box) and again
+    under the bucket_cap advisor ("nodes: ..."): now once, naming B's box."""
+    at = open_page("page_ddp.py", {"ddp_pin": "true", "ddp_b_nodes": "0"})
+    assert_clean(at)
+    errors = [_text(e.value) for e in at.error]
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("**Configuration B**: Nodes (B): ") and "nodes:" not in errors[0]
+    assert "Best bucket_cap" in metrics(at)  # A's advice is still given
+
+
+def test_a_recompute_the_custom_model_does_not_offer_is_reset_by_the_box_s_name():
+    """Switching the Memory page from a named model with selective-op to a custom one said
+    "URL parameter recompute: ..." of a value the box held, not a link: now the box says it,
+    once, and the URL forgets it. A link naming it still gets the URL's message."""
+    at = open_page("page_memory.py", {"arch": "llama-3.1-8b", "recompute": "selective-op"})
+    assert_clean(at)
+    at.selectbox(key="arch").set_value("custom (parameter count)").run()
+    errors = [_text(e.value) for e in at.error]
+    assert errors == ["Recompute: selective-op is not offered for a custom model; reset to none"]
+    assert at.selectbox(key="recompute").value == "none"
+    assert "recompute" not in at.query_params
+    at.run()
+    assert not at.error
+    link = open_page("page_memory.py", {"recompute": "selective-op"})
+    assert any(_text(e.value).startswith("URL parameter recompute:") for e in link.error)
+
+
+@pytest.mark.parametrize("measured", ["1ms", "0s", "1e30s"])
+def test_a_refused_measured_step_names_its_box(measured):
+    at = open_page("page_ddp.py", {"ddp_measured_step": measured})
+    assert_clean(at)
+    errors = [_text(e.value) for e in at.error]
+    assert len(errors) == 1 and "Measured step time [s]: " in errors[0], errors
+    assert "step_time_s" not in errors[0]

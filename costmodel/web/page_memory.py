@@ -128,6 +128,7 @@ def _inputs() -> dict:
         # a typed shape: the three its per-layer formula sizes with and without FlashAttention
         architecture.RECOMPUTE_MODES if a is not None else SHAPE_RECOMPUTE,
         key="recompute",
+        not_offered="for a named model" if a is not None else "for a custom model",
     )
     flash = r[3].checkbox(
         "FlashAttention",
@@ -565,8 +566,16 @@ _ACTIVATION_BOXES = {
     "heads": "Heads",
 }
 
-#: The layout boxes by the Layout field each sets: a refused hsdp group names its box.
-_LAYOUT_BOXES = {"group_size": "HSDP group [GPUs]"}
+#: The boxes by the library argument each sets: a refusal names the box the user typed in
+#: ("Data-parallel ranks N: must be ...", not "dp_ranks: must be ..."); the hsdp group is a
+#: Layout field.
+_LAYOUT_BOXES = {
+    "group_size": "HSDP group [GPUs]",
+    "dp_ranks": "Data-parallel ranks N",
+    "ranks": "Data-parallel ranks N",
+    "fragmentation": "Fragmentation allowance [fraction of held memory]",
+    "cuda_context_bytes": "CUDA context per GPU [B]",
+}
 
 #: What the step holds beyond the lesson's state and activations, per ZeRO stage (the buffers
 #: of :mod:`costmodel.strategy.memory`): said for the stage shown, not for all four.
