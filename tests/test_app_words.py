@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from costmodel import cli
 from costmodel.architecture import architecture_for_params
-from costmodel.units import format_bytes
+from costmodel.units import format_bytes, format_count
 from tests.test_app import _text, assert_clean, metrics, open_page
 
 
@@ -193,3 +193,55 @@ def test_a_refused_measured_step_names_its_box(measured):
     errors = [_text(e.value) for e in at.error]
     assert len(errors) == 1 and "Measured step time [s]: " in errors[0], errors
     assert "step_time_s" not in errors[0]
+
+
+# --- the Batch page: defaults and numbers as the other surfaces show them ---------------------
+def test_the_batch_page_s_sequence_length_is_every_surface_s_4096():
+    from costmodel.memory import DEFAULT_SEQUENCE_LENGTH
+
+    at = open_page("page_batch.py")
+    assert at.number_input(key="seq_len").value == DEFAULT_SEQUENCE_LENGTH == 4096
+    step = open_page("page_ddp.py")
+    assert step.number_input(key="ddp_seq").value == 4096
+    # 8,192 samples x 4,096 tokens, as `costmodel batch --seq 4096` says it
+    tokens = _cli_json(
+        "batch", "--local", "4", "--ranks", "64", "--global", "8192", "--seq", "4096"
+    )
+    m = metrics(at)
+    shown = next(v for k, v in m.items() if k.startswith("Global batch [tokens per step]"))
+    assert shown == f"{format_count(8192 * 4096)} tokens"
+    assert tokens["global_tokens"] == 8192 * 4096
+
+
+def test_token_counts_below_a_million_are_exact():
+    """The step page showed a micro-batch of 4,096 tokens as "4.1 k"."""
+    from costmodel.units import format_token_count
+
+    assert format_token_count(4096) == "4,096" and format_token_count(999_999) == "999,999"
+    assert format_token_count(2**22) == format_count(2**22) == "4.19 M"
+    at = open_page("page_ddp.py")
+    assert metrics(at)["Tokens per GPU per micro-batch"] == "4,096"
+    at = open_page("page_ddp.py", {"ddp_local_batch": "2", "ddp_seq": "2048"})
+    assert metrics(at)["Tokens per GPU per micro-batch"] == "4,096"
+    batch = open_page(
+        "page_batch.py", {"batch_ranks": "1", "batch_global_batch": "64", "seq_len": "1024"}
+    )
+    m = metrics(batch)
+    shown = next(v for k, v in m.items() if k.startswith("Global batch [tokens per step]"))
+    assert shown == "65,536 tokens"
+
+
+def test_a_hidden_rule_box_leaves_the_url_and_comes_back():
+    """The samples' rule box, synced to the URL by the page, kept ``rule=sqrt`` in the URL
+    while the unit was tokens (where ``rule_tokens`` is drawn), unlike Streamlit-bound boxes;
+    now it leaves while hidden and comes back with its value."""
+    at = open_page("page_batch.py", {"rule": "sqrt"})
+    assert at.radio(key="rule").value == "sqrt" and at.query_params.get("rule") == "sqrt"
+    at.radio(key="batch_unit").set_value("tokens").run()
+    assert_clean(at)
+    assert "rule" not in at.query_params
+    at.radio(key="rule_tokens").set_value("linear").run()
+    assert at.query_params.get("rule_tokens") == "linear"
+    at.radio(key="batch_unit").set_value("samples").run()
+    assert at.radio(key="rule").value == "sqrt" and at.query_params.get("rule") == "sqrt"
+    assert "rule_tokens" not in at.query_params

@@ -387,6 +387,16 @@ def _named_choice(
     return value
 
 
+def hidden_choice(key: str) -> None:
+    """A box synced to the URL here (:func:`_named_choice`) that another choice hides this run
+    (the Batch page's ``rule`` while the global batch is in tokens, where ``rule_tokens`` is
+    drawn): its parameter leaves the URL, as a Streamlit-bound box's does while it is not
+    drawn, so a link says only what the view shows; its value is kept (:data:`KEPT`) and goes
+    back into the URL when the box is drawn again (:func:`_write_url`)."""
+    if key in st.query_params:
+        _drop_url_value(key)
+
+
 def _write_url(key: str, value: Any, default: Any) -> None:
     """The page writes a box's value to the URL itself (``set_by_page``): dropped at the default
     or when empty, else written once (Streamlit's own binding keeps a value the page reset)."""

@@ -27,6 +27,7 @@ from costmodel.units import (
     format_elapsed,
     format_elapsed_in,
     format_gpu_hours,
+    format_token_count,
     format_usd,
     noun_for,
     parse_bytes,
@@ -660,7 +661,7 @@ def render() -> None:
     m = headline(4)
     m[0].metric(
         "Tokens per GPU per micro-batch",
-        format_count(int(batch.tokens_per_step(inp["local_batch"], inp["sequence_length"]))),
+        format_token_count(int(batch.tokens_per_step(inp["local_batch"], inp["sequence_length"]))),
     )
     m[1].metric("Global batch [samples]", f"{result.global_batch:,}")
     m[2].metric(
@@ -1044,7 +1045,7 @@ def _cost_metrics(
     )
     st.caption(
         f"{side.strip() + ': ' if side else ''}{format_counted(int(cost.steps), 'step')} of "
-        f"{format_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
+        f"{format_token_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
         f"({cost.step_time_source}) on {format_counted(cost.ranks, 'GPU')}; {cost.price_note}.{band} MFU: "
         f"model FLOPs per token ({flops}) x tokens/s / (GPUs x the dense peak of the compute "
         f"precision{', ' + result.scenario.compute_precision if result is not None else ''})."

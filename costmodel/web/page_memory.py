@@ -343,7 +343,7 @@ def _placeholder(value: int | None) -> str:
     """What an empty shape box stands for: the count's shape, or a prompt when it has none.
 
     >>> _placeholder(41), _placeholder(None)
-    ('41 (the count\'s shape)', 'enter a number')
+    ("41 (the count's shape)", 'enter a number')
     """
     return "enter a number" if value is None else f"{value} (the count's shape)"
 
