@@ -60,7 +60,7 @@ def test_a_bare_count_has_one_memory_on_both_pages_and_the_cli(stage, strategy, 
 
 
 def test_the_first_view_of_7b_is_126_gb_on_both_pages():
-    """The numbers the brief's user saw, 144 GB and 126 GB, are now one: 126 GB (7B x 16 B of
+    """The numbers a first-time user saw, 144 GB and 126 GB, are now one: 126 GB (7B x 16 B of
     mixed-precision Adam, plus DDP's 2 B/param bucket copy), on the pages' first views."""
     assert metrics(open_page("page_memory.py"))["Memory per GPU, ZeRO-0"] == "126 GB"
     assert metrics(open_page("page_ddp.py"))["Memory per GPU"] == "126 GB"
