@@ -245,3 +245,24 @@ def test_a_hidden_rule_box_leaves_the_url_and_comes_back():
     at.radio(key="batch_unit").set_value("samples").run()
     assert at.radio(key="rule").value == "sqrt" and at.query_params.get("rule") == "sqrt"
     assert "rule_tokens" not in at.query_params
+
+
+def test_the_activation_recipe_is_greyed_while_no_activations_are_sized():
+    """A bare count sizes no activations by default (as ``memory --params``, which refuses
+    --seq and the rest): the recipe's boxes are greyed until activations are added."""
+    at = open_page("page_memory.py")
+    recipe = [
+        at.number_input(key="act_seq"),
+        at.number_input(key="micro"),
+        at.selectbox(key="recompute"),
+        at.checkbox(key="flash"),
+    ]
+    assert all(box.disabled for box in recipe)
+    at.checkbox(key="shape_activations").check().run()
+    assert not any(
+        box.disabled for box in (at.number_input(key="act_seq"), at.number_input(key="micro"))
+    )
+    named = open_page("page_memory.py", {"arch": "llama-3.1-8b"})
+    assert not named.number_input(key="act_seq").disabled
+    named.checkbox(key="activations").uncheck().run()
+    assert named.number_input(key="act_seq").disabled and named.selectbox(key="loss").disabled

@@ -118,8 +118,15 @@ def _inputs() -> dict:
             help="On by default: a verdict without activations says a model fits that does not",
         )
     r = st.columns(5)
-    seq = bound_number(r[0], "Sequence length [tokens]", value=4096, step=1, key="act_seq")
-    micro = bound_number(r[1], "Local batch per GPU [samples]", value=1, step=1, key="micro")
+    # the activation recipe sizes nothing without activations (a bare count's default, as
+    # `costmodel memory --params`, which refuses --seq and the rest): greyed then, as Heads is
+    idle = not with_act
+    seq = bound_number(
+        r[0], "Sequence length [tokens]", value=4096, step=1, key="act_seq", disabled=idle
+    )
+    micro = bound_number(
+        r[1], "Local batch per GPU [samples]", value=1, step=1, key="micro", disabled=idle
+    )
     recompute = bound_choice(
         r[2],
         "selectbox",
@@ -129,12 +136,14 @@ def _inputs() -> dict:
         architecture.RECOMPUTE_MODES if a is not None else SHAPE_RECOMPUTE,
         key="recompute",
         not_offered="for a named model" if a is not None else "for a custom model",
+        disabled=idle,
     )
     flash = r[3].checkbox(
         "FlashAttention",
         value=True,
         key="flash",
         bind=QP,
+        disabled=idle,
         help="FlashAttention (Dao et al. 2022) keeps no s x s attention scores: "
         "the 5 a s^2 b term of eq. (1) drops, as with selective recomputation",
     )
@@ -145,7 +154,7 @@ def _inputs() -> dict:
         architecture.LOSS_MODES,
         key="loss",
         # a custom shape has no vocabulary, so no logits for the loss to size
-        disabled=a is None,
+        disabled=a is None or idle,
         help="How the loss is computed, which sizes its logits (named models only: a custom "
         "shape has no vocabulary): fp32 = "
         "cross_entropy(logits.float()), 12 B per logit at its peak; fused = a fused or compiled "
