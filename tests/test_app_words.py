@@ -22,6 +22,18 @@ def _cli_json(*args: str) -> dict:
 
 
 # --- one road for a bare parameter count ---------------------------------------------------
+#: The Memory page's part rows by `memory --json`'s ``memory_parts_bytes`` keys.
+_PARTS = {
+    "weights": "weights_bytes",
+    "gradients": "gradients_bytes",
+    "fp32 master": "master_bytes",
+    "optimizer states": "optimizer_bytes",
+    "activations": "activations_bytes",
+    "communication buckets": "buckets_bytes",
+    "gathered units (FSDP)": "gathered_units_bytes",
+}
+
+
 @pytest.mark.parametrize(
     ("stage", "strategy", "seq", "micro"),
     [(0, "ddp", 4096, 1), (3, "fsdp", 4096, 1), (3, "fsdp", 8192, 2)],
@@ -46,6 +58,17 @@ def test_a_bare_count_has_one_memory_on_both_pages_and_the_cli(stage, strategy, 
     )
     assert_clean(mem)
     assert metrics(mem)[f"Memory per GPU, ZeRO-{stage}"] == format_bytes(cli_memory)
+    # exactly where the page gives the bytes: its part-by-part table is `memory --json`'s parts
+    mem.session_state["table_memory"] = True
+    mem = mem.run()
+    parts = next(d.value for d in mem.dataframe if f"ZeRO-{stage} [B]" in d.value.columns)
+    shown = dict(zip(parts["part"], parts[f"ZeRO-{stage} [B]"], strict=True))
+    cli_parts = _cli_json("memory", "--params", "7B", "--zero-stage", str(stage), "--ranks", "8")[
+        "memory_parts_bytes"
+    ]
+    for part, key in _PARTS.items():
+        assert shown[part] == cli_parts[key], part
+    assert sum(shown.values()) == pytest.approx(cli_memory, rel=1e-15)
     step = open_page(
         "page_ddp.py",
         {
