@@ -610,6 +610,25 @@ def format_count(value: float, digits: int = 3) -> str:
     return _scaled(value, _COUNT_SUFFIXES, digits).rstrip()
 
 
+#: Below this many, a whole count of tokens is written exactly [tokens].
+EXACT_TOKENS_BELOW = 1e6
+
+
+def format_token_count(tokens: float) -> str:
+    """A count of tokens (a micro-batch, a step): exact with thousands separators below
+    :data:`EXACT_TOKENS_BELOW` (``'4,096'``: "4.1 k" lost the power of two a sequence length
+    is, and a reader typing it back got 4,100), :func:`format_count` from there or for a
+    fraction (``'4.19 M'``).
+
+    >>> format_token_count(4096), format_token_count(131072), format_token_count(4 * 2**20)
+    ('4,096', '131,072', '4.19 M')
+    """
+    t = float(tokens)
+    if abs(t) < EXACT_TOKENS_BELOW and t == int(t):
+        return f"{int(t):,}"
+    return format_count(t)
+
+
 def format_counted(count: int, noun: str, plural: str | None = None) -> str:
     """A count with its noun in the right number, for every text the CLI and the app write:
     ``"1 node"``, ``"2 nodes"``, ``"1,024 GPUs"`` (never ``"node(s)"``). ``plural`` is the

@@ -204,9 +204,11 @@ def test_collectives_crossover_table_matches_the_library():
 
 
 # --- Memory ----------------------------------------------------------------------------------
-# activations are on by default (4096 tokens, micro-batch 1, FlashAttention, no
-# recompute) on the default custom 7B shape (32 layers, hidden 4096): 32 x 4096 x 34 x 4096 B
-_ACT_7B = 32 * 4096 * 34 * 4096
+# a bare count's memory is the model state alone, as `costmodel memory --params` and the step
+# size it; activations added with 'Add activations' (4096 tokens, micro-batch 1, FlashAttention,
+# no recompute) are those of the count's shape (architecture_for_params: 41 layers, hidden
+# 3712 for 7B): 41 x 4096 x 34 x 3712 B
+_ACT_7B = 41 * 4096 * 34 * 3712
 
 
 def test_memory_zero_stage_changes_memory_per_gpu():
@@ -215,18 +217,18 @@ def test_memory_zero_stage_changes_memory_per_gpu():
 
     at = open_page("page_memory.py")
     before = metrics(at)
-    # 7B x 16 B/param (ZeRO paper) plus the activations: the lesson's figure, shown beside the
-    # total of the layout the step prices (DDP on 8 ranks: + its bf16 bucket copy, 2 B/param)
-    assert before["Memory per GPU, ZeRO-0"] == format_bytes(112e9 + 14e9 + _ACT_7B)
-    assert any(format_bytes(112e9 + _ACT_7B) in c.value for c in at.caption)
+    # 7B x 16 B/param (ZeRO paper): the lesson's figure, shown beside the total of the layout
+    # the step prices (DDP on 8 ranks: + its bf16 bucket copy, 2 B/param)
+    assert before["Memory per GPU, ZeRO-0"] == format_bytes(112e9 + 14e9)
+    assert any(format_bytes(112e9) in c.value for c in at.caption)
     at.radio(key="zero_stage").set_value(3).run()
     assert_clean(at)
     gathered = stage_memory(3, 8, 7e9).gathered_bytes  # FSDP's gathered units in flight
     assert 0 < gathered < 14e9
     shown = metrics(at)["Memory per GPU, ZeRO-3"]
-    assert shown == format_bytes(14e9 + gathered + _ACT_7B)  # 112 GB / 8 + gathered
-    at.checkbox(key="activations").uncheck().run()  # the model state alone, as before
-    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(14e9 + gathered)
+    assert shown == format_bytes(14e9 + gathered)  # 112 GB / 8 + gathered
+    at.checkbox(key="shape_activations").check().run()  # plus the count's shape's activations
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(14e9 + gathered + _ACT_7B)
 
 
 def test_memory_named_model_gives_activations_and_a_verdict():
@@ -261,8 +263,7 @@ def test_memory_page_one_rank_holds_no_buffers_and_says_so():
     # one rank communicates nothing: the lesson's 112 GB for a 7B model, no buckets
     from costmodel.units import format_bytes
 
-    at = open_page("page_memory.py")
-    at.checkbox(key="activations").uncheck()
+    at = open_page("page_memory.py")  # a bare count: the model state alone by default
     at.number_input(key="dp_ranks").set_value(1).run()
     assert_clean(at)
     assert metrics(at)["Memory per GPU, ZeRO-0"] == format_bytes(112e9)
@@ -520,14 +521,21 @@ def test_collectives_old_view_url_still_opens_the_cluster_view():
 # --- review: bad input that used to raise inside a page ---------------------------------------
 @pytest.mark.parametrize(
     ("key", "value", "field"),
-    [("dp_ranks", 0, "dp_ranks"), ("dp_ranks", -3, "dp_ranks"), ("fragmentation", -1.0, "frag")],
+    [
+        ("dp_ranks", 0, "Data-parallel ranks N: must be"),
+        ("dp_ranks", -3, "Data-parallel ranks N: must be"),
+        ("fragmentation", -1.0, "Fragmentation allowance [fraction of held memory]: must be"),
+    ],
 )
 def test_memory_refused_number_shows_the_rule_not_a_traceback(key, value, field):
-    # the part table below the chart used the chart's frame even when that section had failed
+    # the part table below the chart used the chart's frame even when that section had failed;
+    # the refusal names the box (its label), not the library's argument (dp_ranks)
     at = open_page("page_memory.py")
     at.number_input(key=key).set_value(value).run()
     assert_clean(at)
-    assert any(field in _text(e.value) for e in at.error), [e.value for e in at.error]
+    errors = [_text(e.value) for e in at.error]
+    assert any(field in e for e in errors), errors
+    assert not any(f"{key}:" in e for e in errors), errors
     assert at.radio(key="zero_stage").value == 0  # the inputs still render
 
 
@@ -549,7 +557,7 @@ def test_memory_zero3_on_one_rank_works():
     at.radio(key="zero_stage").set_value(3).run()
     assert_clean(at)
     assert not at.error
-    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(112e9 + _ACT_7B)  # all shards
+    assert metrics(at)["Memory per GPU, ZeRO-3"] == format_bytes(112e9)  # all shards
 
 
 @pytest.mark.parametrize("nodes", ["3", "1000000"])

@@ -185,7 +185,7 @@ def test_an_architecture_whose_heads_do_not_divide_its_hidden_size_is_refused():
 
 
 def test_the_memory_page_refuses_a_custom_shape_whose_heads_do_not_divide_it():
-    at = open_page("page_memory.py", {"hidden": "3", "heads": "32"})
+    at = open_page("page_memory.py", {"hidden": "3", "heads": "32", "shape_activations": "true"})
     assert_clean(at)
     errors = [_text(e.value) for e in at.error]
     assert any("Hidden size: must be a multiple of heads=32" in e for e in errors), errors
@@ -235,7 +235,7 @@ def test_a_measured_compute_or_step_faster_than_peak_is_refused_alike():
     assert_clean(at)
     errors = [_text(e.value) for e in at.error]
     assert any(
-        "Measured step time: a measured step of 0.001 s implies an MFU of" in e
+        "Measured step time [s]: a measured step of 0.001 s implies an MFU of" in e
         and "allowed: a step of at least 0.203 s" in e
         for e in errors
     ), errors

@@ -335,7 +335,7 @@ def test_memory_captions_say_what_the_total_holds():
     state alone); for a named model its activation caption gave the GPT layer's formula,
     "s b h (34 + 5 a s / h)", which is not how a gated, GQA model with its logits is sized
     (llama-3.1-8b: 28.4 GB, the formula's layers 18.3 GB)."""
-    bare = open_page("page_memory.py", {"activations": "false"})
+    bare = open_page("page_memory.py")  # a bare count: the model state alone by default
     assert_clean(bare)
     sized = next(c.value for c in bare.caption if c.value.startswith("Sized as the step"))
     assert "the lesson's state, 112 GB" in sized, sized
@@ -345,6 +345,8 @@ def test_memory_captions_say_what_the_total_holds():
     assert "34 + 5 a s / h" not in recipe and "model's own widths" in recipe, recipe
     sized = next(c.value for c in named.caption if c.value.startswith("Sized as the step"))
     assert "state + activations" in sized, sized
-    shape = open_page("page_memory.py")  # a typed shape is sized by that very formula
+    shape = open_page(
+        "page_memory.py", {"shape_activations": "true"}
+    )  # a shape: sized by that very formula
     recipe = next(c.value for c in shape.caption if c.value.startswith("Activation recipe"))
     assert "s b h (34 + 5 a s / h)" in recipe, recipe

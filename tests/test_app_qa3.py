@@ -50,13 +50,15 @@ def test_memory_heads_box_is_off_while_nothing_uses_the_heads():
     """Heads 32 -> 64 changed nothing on the Memory page's first view: the heads enter only the
     attention-score term (5 a s^2 b), which FlashAttention (on by default) and recomputation
     drop. The box is greyed out then, with why; it counts again without them."""
-    at = open_page("page_memory.py")
+    at = open_page("page_memory.py", {"shape_activations": "true"})
     assert_clean(at)
     heads = at.number_input(key="heads")
     assert heads.disabled and "FlashAttention" in heads.help
-    at = open_page("page_memory.py", {"flash": "false", "recompute": "full"})
+    at = open_page(
+        "page_memory.py", {"flash": "false", "recompute": "full", "shape_activations": "true"}
+    )
     assert at.number_input(key="heads").disabled
-    at = open_page("page_memory.py", {"flash": "false"})
+    at = open_page("page_memory.py", {"flash": "false", "shape_activations": "true"})
     assert not at.number_input(key="heads").disabled
     before = metrics(at)["Memory per GPU, ZeRO-0"]
     at.number_input(key="heads").set_value(64).run()

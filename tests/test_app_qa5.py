@@ -50,9 +50,9 @@ def test_the_step_s_headline_parts_add_up_to_the_step():
 @pytest.mark.parametrize(
     ("query", "field"),
     [
-        ({"act_seq": "0"}, "Sequence length [tokens]:"),
-        ({"micro": "0"}, "Local batch per GPU [samples]:"),
-        ({"layers": "0"}, "Layers:"),
+        ({"act_seq": "0", "shape_activations": "true"}, "Sequence length [tokens]:"),
+        ({"micro": "0", "shape_activations": "true"}, "Local batch per GPU [samples]:"),
+        ({"layers": "0", "shape_activations": "true"}, "Layers:"),
         ({"arch": "llama-3.1-8b", "act_seq": "-5"}, "Sequence length [tokens]:"),
     ],
 )
@@ -227,7 +227,7 @@ def test_memory_says_whether_more_ranks_fit_the_stage_shown():
     assert_clean(at)
     said = next(_plain(w.value) for w in at.warning if w.value.startswith("Does not fit"))
     assert "More ranks do not make ZeRO-3 fit" in said and "see 'Ranks needed'" not in said
-    at = open_page("page_memory.py", {"zero_stage": "1 (optimizer)", "dp_ranks": "2"})
+    at = open_page("page_memory.py", {"zero_stage": "1 (optimizer)", "dp_ranks": "1"})
     said = next(_plain(w.value) for w in at.warning if w.value.startswith("Does not fit"))
     table = open_tables(at)
     needed = next(d.value for d in table.dataframe if "ranks needed" in d.value.columns)

@@ -190,9 +190,8 @@ def test_a_count_outside_the_dense_shapes_says_equal_blocks():
 
 
 def test_the_memory_page_s_custom_note_names_the_step_s_transformer_and_the_cli_number():
-    """The Memory page's custom model takes its activations from the shape typed in its boxes;
-    its note says so, that ``memory --params`` and the step size none (with 'Include
-    activations' cleared the page gives their number), and names the transformer the step
+    """The Memory page's custom model is sized as ``memory --params`` and the step size a count
+    (the model state alone, their number), its note says so and names the transformer the step
     prices, whose blocks are the page's ZeRO-3 gathered units."""
     import json
 
@@ -209,10 +208,10 @@ def test_the_memory_page_s_custom_note_names_the_step_s_transformer_and_the_cli_
     assert_clean(at)
     note = next(_text(c.value) for c in at.caption if _text(c.value).startswith("Custom model"))
     assert "no shape" not in note
-    assert f"({d.layers} layers, hidden {d.hidden}: architecture_for_params)" in note
-    assert "size no activations for a bare count" in note
-    at.checkbox(key="activations").set_value(False).run()
-    assert_clean(at)
+    assert (
+        f"{d.layers} layers x hidden {d.hidden} ({d.heads} heads; architecture_for_params)" in note
+    )
+    assert "as `costmodel memory --params` and the step page size a bare count" in note
     res = CliRunner().invoke(
         cli.app, ["memory", "--params", "7B", "--zero-stage", "3", "--ranks", "8", "--json"]
     )

@@ -264,6 +264,7 @@ def bound_choice(
     url_names: bool = True,
     aliases: Mapping[str, Any] | None = None,
     set_by_page: bool = False,
+    not_offered: str = "here",
     **kwargs: Any,
 ) -> Any:
     """``where.<kind>(label, options, ...)`` (``selectbox``, ``radio`` or ``multiselect``)
@@ -286,7 +287,12 @@ def bound_choice(
     ``st.session_state`` (``set_by_page``: the Validate page's cluster and op, reset for each
     new log): Streamlit's binding keeps such a set value in its server-side copy of the URL and
     sends it back on later reruns, so the URL stopped following the box (and the other
-    inputs) after a log was chosen; synced here, the URL is written from the box every run."""
+    inputs) after a log was chosen; synced here, the URL is written from the box every run.
+
+    A choice the box itself held that another choice no longer offers (Recompute's
+    selective-op after the Memory page's model became a custom one) is not the link's: it is
+    named by the box, ``not_offered`` saying where ("for a custom model"), with the default it
+    was reset to, once, and leaves the URL (:func:`_reset_choice`)."""
     shown = [str(format_func(o)) for o in options]
     names = [str(o) for o in options]
     if kind != "multiselect" and (set_by_page or (url_names and (shown != names or aliases))):
@@ -298,10 +304,14 @@ def bound_choice(
             key=key,
             format_func=format_func,
             aliases=aliases or {},
+            not_offered=not_offered,
             **kwargs,
         )
     given = st.query_params.get_all(key) if key in st.query_params else []
     bad = [v for v in given if v not in shown]
+    if bad and kind != "multiselect" and _own_choice(key):
+        _reset_choice(key, label, bad, shown[kwargs.get("index", 0) or 0], not_offered)
+        bad = []
     if bad:
         kept = "the others are used" if kind == "multiselect" and len(bad) < len(given) else None
         error(
@@ -310,6 +320,20 @@ def bound_choice(
         )
     method = getattr(where, kind)
     return method(label, options, key=key, format_func=format_func, bind=QP, **kwargs)
+
+
+def _own_choice(key: str) -> bool:
+    """Whether the URL's value of a box is the box's own (it ran before in this session and
+    this run is not Back or Forward, which brings a URL's choice), not a link's."""
+    return key in st.session_state and not _history_navigation()
+
+
+def _reset_choice(key: str, label: str, bad: Sequence[str], default: str, where: str) -> None:
+    """Say that the box's own choice is not offered ``where`` and was reset to ``default``,
+    naming the box (not the URL parameter: the value came from the box), and drop it from the
+    URL so it is said once."""
+    error(f"{label}: {', '.join(bad)} is not offered {where}; reset to {default}")
+    _drop_url_value(key)
 
 
 def _named_choice(
@@ -321,6 +345,7 @@ def _named_choice(
     key: str,
     format_func: Callable[[Any], Any],
     aliases: Mapping[str, Any],
+    not_offered: str = "here",
     **kwargs: Any,
 ) -> Any:
     """A radio or select box whose URL parameter ``key`` is the chosen option's name
@@ -335,6 +360,11 @@ def _named_choice(
     accepted.update(zip(names, options, strict=True))  # the name wins a clash
     given = st.query_params.get_all(key) if key in st.query_params else []
     bad = [v for v in given if v not in accepted]
+    if bad and _own_choice(key):  # the box's own earlier choice: named by the box, once
+        index0 = kwargs.get("index", 0)
+        default0 = "nothing" if index0 is None else str(format_func(options[index0]))
+        _reset_choice(key, label, bad, default0, not_offered)
+        given, bad = [v for v in given if v in accepted], []
     if bad:
         error(
             f"URL parameter {key}: {', '.join(repr(v) for v in bad)} is not a choice of "
@@ -355,6 +385,16 @@ def _named_choice(
     )
     _write_url(key, value, default)
     return value
+
+
+def hidden_choice(key: str) -> None:
+    """A box synced to the URL here (:func:`_named_choice`) that another choice hides this run
+    (the Batch page's ``rule`` while the global batch is in tokens, where ``rule_tokens`` is
+    drawn): its parameter leaves the URL, as a Streamlit-bound box's does while it is not
+    drawn, so a link says only what the view shows; its value is kept (:data:`KEPT`) and goes
+    back into the URL when the box is drawn again (:func:`_write_url`)."""
+    if key in st.query_params:
+        _drop_url_value(key)
 
 
 def _write_url(key: str, value: Any, default: Any) -> None:

@@ -7,12 +7,14 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import batch
-from costmodel.units import format_count
+from costmodel.memory import DEFAULT_SEQUENCE_LENGTH
+from costmodel.units import format_count, format_token_count
 from costmodel.web.common import (
     bound_choice,
     bound_number,
     headline,
     headline_text,
+    hidden_choice,
     page_header,
     section,
     table,
@@ -71,7 +73,14 @@ def _inputs() -> dict:
         help="LLM runs plan in tokens per step (e.g. 4M tokens at sequence length 4096): the "
         "global batch in samples is tokens / sequence length",
     )
-    seq = bound_number(st, "Sequence length [tokens per sample]", value=2048, step=1, key="seq_len")
+    # 4096, as every other surface's default (`--seq`, the step and Memory pages)
+    seq = bound_number(
+        st,
+        "Sequence length [tokens per sample]",
+        value=DEFAULT_SEQUENCE_LENGTH,
+        step=1,
+        key="seq_len",
+    )
     cols = st.columns(3)
     known = {}
     for col, name in zip(cols, [f for f in FIELDS if f != unknown], strict=True):
@@ -102,6 +111,7 @@ def _inputs() -> dict:
             f"{batch.LR_RULE_INFO[r][0]}: {batch.LR_RULE_INFO[r][1]}" for r in batch.LR_RULES
         ),
     )
+    hidden_choice("rule" if llm else "rule_tokens")  # the rule of the other unit: not drawn
     c4 = st.columns(4)
     base_lr = bound_number(
         c4[0],
@@ -176,7 +186,7 @@ def render() -> None:
     m[4].metric(
         "Global batch [tokens per step]"
         + ("" if in_tokens and unknown != "global_batch" else " = samples x sequence length"),
-        f"{format_count(tokens)} tokens",
+        f"{format_token_count(tokens)} tokens",
         help=f"{tokens:,} = {solution.global_batch:,} samples x {solution.sequence_length:,}",
     )
     new = tokens if inp["unit"] == "tokens" else solution.global_batch

@@ -216,6 +216,10 @@ def _default(key: str, **default) -> dict:
     return {} if key in st.session_state else default
 
 
+#: Configuration B's boxes by the library argument each sets: a refusal names B's box.
+_B_BOXES = {"nodes": "B: nodes", "gpus_per_node": "B: GPUs per node"}
+
+
 def _pin_inputs(clusters: list[str], where) -> dict | None:
     """Inputs of the pinned configuration B (None when side by side is off); the toggle goes
     in ``where`` (beside the model)."""
@@ -446,7 +450,7 @@ def _cluster(inp: dict) -> None:
     if r is None or at_size is None:
         return
     if inp["pin"] is not None:
-        with section("Configuration B"):
+        with section("Configuration B", _B_BOXES):
             _side_by_side(inp, r, size)
     # every model's curves are the secondary answer: drawn on request, so the first view
     # renders the answer (metrics, table, one chart) with less for the browser to draw

@@ -27,6 +27,7 @@ from costmodel.units import (
     format_elapsed,
     format_elapsed_in,
     format_gpu_hours,
+    format_token_count,
     format_usd,
     noun_for,
     parse_bytes,
@@ -74,6 +75,12 @@ BOX_LABELS = {
     "bucket_cap_bytes": "bucket_cap",
     "compute_time_s": COMPUTE_FIELD,
 }
+
+#: The measured step's box, as its refusals name it.
+MEASURED_BOX = "Measured step time [s]"
+
+#: Configuration B's boxes: what B sets is named by B's box ("Nodes (B): ..."), the rest by A's.
+B_BOX_LABELS = {**BOX_LABELS, "nodes": "Nodes (B)", "params": "Parameters (B)"}
 
 CUSTOM = "custom (parameter count)"
 SAME = "same as A"
@@ -412,7 +419,7 @@ def _compare(inp: dict, result, inp_b: dict):
     from costmodel.scenario import compare, compare_summary
 
     rb = None  # stays None when B is refused (its red message is shown by section)
-    with section("Configuration B", BOX_LABELS):
+    with section("Configuration B", B_BOX_LABELS):
         rb = data.evaluate_scenario(**inp_b)
     if rb is None:
         return None
@@ -547,7 +554,8 @@ def _advisor(inp: dict, inp_b: dict | None, fits: bool = True, rb=None) -> None:
         )
     # the advisor sweeps DDP's buckets: a B on another strategy has none (it was a red refusal,
     # "bucket_advice: ... allowed: strategy ddp", for a B the user set up rightly)
-    b_ddp = inp_b is not None and inp_b["strategy"] == "ddp"
+    # a B refused above (rb None) is said there, once: its advice is not asked for again
+    b_ddp = inp_b is not None and inp_b["strategy"] == "ddp" and rb is not None
     if inp_b is not None and not b_ddp:
         st.caption(
             f"B ({inp_b['strategy']}) has no bucket_cap to advise: the advisor sweeps DDP's "
@@ -556,7 +564,7 @@ def _advisor(inp: dict, inp_b: dict | None, fits: bool = True, rb=None) -> None:
     if b_ddp and rb is not None and not rb.fits:
         _b_does_not_fit(rb, "its exposed times below are")
     curves = {}
-    with section("bucket_cap advisor"):
+    with section("bucket_cap advisor", BOX_LABELS):
         curves["A"] = _advice(**inp)
         if b_ddp:
             assert inp_b is not None  # b_ddp says so
@@ -653,7 +661,7 @@ def render() -> None:
     m = headline(4)
     m[0].metric(
         "Tokens per GPU per micro-batch",
-        format_count(int(batch.tokens_per_step(inp["local_batch"], inp["sequence_length"]))),
+        format_token_count(int(batch.tokens_per_step(inp["local_batch"], inp["sequence_length"]))),
     )
     m[1].metric("Global batch [samples]", f"{result.global_batch:,}")
     m[2].metric(
@@ -1037,7 +1045,7 @@ def _cost_metrics(
     )
     st.caption(
         f"{side.strip() + ': ' if side else ''}{format_counted(int(cost.steps), 'step')} of "
-        f"{format_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
+        f"{format_token_count(cost.tokens_per_step)} tokens at {format_duration(cost.step_time_s)} "
         f"({cost.step_time_source}) on {format_counted(cost.ranks, 'GPU')}; {cost.price_note}.{band} MFU: "
         f"model FLOPs per token ({flops}) x tokens/s / (GPUs x the dense peak of the compute "
         f"precision{', ' + result.scenario.compute_precision if result is not None else ''})."
@@ -1087,7 +1095,7 @@ def _training_cost(result, inp: dict, rb=None) -> None:
             c[2], gpu_b, "ddp_price_b", f"Price (B, {gpu_b})", "ddp_b_usd"
         )
     measured_text = c[3].text_input(
-        "Measured step time [s] (optional)",
+        f"{MEASURED_BOX} (optional)",
         value="",
         key="ddp_measured_step",
         bind=QP,
@@ -1110,13 +1118,14 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         )
     tokens = parse_input("Tokens to train", _tokens, tokens_text)
     measured = (
-        parse_input("Measured step time", parse_duration, measured_text)
-        if measured_text.strip()
-        else None
+        parse_input(MEASURED_BOX, parse_duration, measured_text) if measured_text.strip() else None
     )
     if tokens is None or (measured_text.strip() and measured is None):
         return
-    with section("Time and cost to train", {"step_time_s": "Measured step time"}):
+    # a refused measured step names its box: training_cost calls it step_time_s, the API's
+    # Scenario.training_cost measured_step_time_s; a predicted step's refusal is not the box's
+    box = {"step_time_s": MEASURED_BOX, "measured_step_time_s": MEASURED_BOX}
+    with section("Time and cost to train", box if measured is not None else {}):
         cost = result.training_cost(
             tokens,
             usd_per_gpu_hour=usd,

@@ -54,8 +54,9 @@ def _inputs() -> dict:
         archs,
         key="arch",
         help="A published architecture (its shape gives the parameters and the activations), "
-        "your own model's Hugging Face config.json, or a bare parameter count with a shape you "
-        f"enter. {OUT_OF_SCOPE}",
+        "your own model's Hugging Face config.json, or a bare parameter count (the dense "
+        "transformer of that size, architecture_for_params, as the step page prices it; its "
+        f"memory is the model state, as `costmodel memory --params`). {OUT_OF_SCOPE}",
     )
     a: architecture.Architecture | None
     if arch == OWN:
@@ -93,16 +94,39 @@ def _inputs() -> dict:
     )
     gpu = gpu_choice(c2)
     layout3 = _zero3_layout(c3, stage)
-    with_act = st.checkbox(
-        "Include activations (Korthikanti et al. 2022)",
-        value=True,
-        key="activations",
-        bind=QP,
-        help="On by default: a verdict without activations says a model fits that does not",
-    )
+    shape = _count_shape(params) if a is None else None
+    if a is None:
+        # a bare count: the model state alone by default, as `costmodel memory --params` and
+        # the step size it (one road: the same count, the same memory per GPU on every surface)
+        with_act = st.checkbox(
+            "Add activations of a transformer shape (Korthikanti et al. 2022 eq. 1)",
+            value=False,
+            key="shape_activations",
+            bind=QP,
+            help="Off by default: a bare parameter count is sized as `costmodel memory --params` "
+            "and the step page size it, the model state alone (a count gives no shape to size "
+            "activations from). On: the activations of the layers, hidden size and heads "
+            "entered below (by default the dense transformer the count stands for, "
+            "architecture_for_params), which the step and the CLI do not add",
+        )
+    else:
+        with_act = st.checkbox(
+            "Include activations (Korthikanti et al. 2022)",
+            value=True,
+            key="activations",
+            bind=QP,
+            help="On by default: a verdict without activations says a model fits that does not",
+        )
     r = st.columns(5)
-    seq = bound_number(r[0], "Sequence length [tokens]", value=4096, step=1, key="act_seq")
-    micro = bound_number(r[1], "Local batch per GPU [samples]", value=1, step=1, key="micro")
+    # the activation recipe sizes nothing without activations (a bare count's default, as
+    # `costmodel memory --params`, which refuses --seq and the rest): greyed then, as Heads is
+    idle = not with_act
+    seq = bound_number(
+        r[0], "Sequence length [tokens]", value=4096, step=1, key="act_seq", disabled=idle
+    )
+    micro = bound_number(
+        r[1], "Local batch per GPU [samples]", value=1, step=1, key="micro", disabled=idle
+    )
     recompute = bound_choice(
         r[2],
         "selectbox",
@@ -111,12 +135,15 @@ def _inputs() -> dict:
         # a typed shape: the three its per-layer formula sizes with and without FlashAttention
         architecture.RECOMPUTE_MODES if a is not None else SHAPE_RECOMPUTE,
         key="recompute",
+        not_offered="for a named model" if a is not None else "for a custom model",
+        disabled=idle,
     )
     flash = r[3].checkbox(
         "FlashAttention",
         value=True,
         key="flash",
         bind=QP,
+        disabled=idle,
         help="FlashAttention (Dao et al. 2022) keeps no s x s attention scores: "
         "the 5 a s^2 b term of eq. (1) drops, as with selective recomputation",
     )
@@ -127,7 +154,7 @@ def _inputs() -> dict:
         architecture.LOSS_MODES,
         key="loss",
         # a custom shape has no vocabulary, so no logits for the loss to size
-        disabled=a is None,
+        disabled=a is None or idle,
         help="How the loss is computed, which sizes its logits (named models only: a custom "
         "shape has no vocabulary): fp32 = "
         "cross_entropy(logits.float()), 12 B per logit at its peak; fused = a fused or compiled "
@@ -135,21 +162,58 @@ def _inputs() -> dict:
     )
     layers = hidden = heads = None
     if a is None:
+        st.caption(_custom_note(params, shape, bool(with_act)))
+    if a is None and with_act:
         r3 = st.columns(3)
-        layers = bound_number(r3[0], "Layers", value=32, step=1, key="layers")
-        hidden = bound_number(r3[1], "Hidden size", value=4096, step=1, key="hidden")
+        # empty boxes: the shape of the transformer the count stands for (architecture_for_params,
+        # the step's shape); a number typed replaces its part
+        dims: dict[str, int | None] = {"layers": None, "hidden": None, "heads": None}
+        if shape is not None:
+            dims = {"layers": shape.layers, "hidden": shape.hidden, "heads": shape.heads}
+        layers = bound_number(
+            r3[0],
+            "Layers",
+            value=None,
+            step=1,
+            key="layers",
+            placeholder=_placeholder(dims["layers"]),
+            help=_SHAPE_HELP,
+        )
+        hidden = bound_number(
+            r3[1],
+            "Hidden size",
+            value=None,
+            step=1,
+            key="hidden",
+            placeholder=_placeholder(dims["hidden"]),
+            help=_SHAPE_HELP,
+        )
         heads = bound_number(
             r3[2],
             "Heads",
-            value=32,
+            value=None,
             step=1,
             key="heads",
+            placeholder=_placeholder(dims["heads"]),
             # the heads enter only the 5 a s^2 b scores, which both of these drop
             disabled=flash or recompute != "none",
             help="Attention heads a: used only for the 5 a s^2 b attention scores of eq. (1), "
-            "which FlashAttention and recomputation (selective or full) do not keep",
+            "which FlashAttention and recomputation (selective or full) do not keep. "
+            + _SHAPE_HELP,
         )
-        st.caption(_custom_note(params))
+        if dims["heads"] is None and (flash or recompute != "none"):
+            dims["heads"] = 1  # a disabled box the formula does not read: any divisor of h
+        typed = {"layers": layers, "hidden": hidden, "heads": heads}
+        missing = [k for k, v in typed.items() if v is None and dims[k] is None]
+        if missing:  # a count outside the dense shapes' range has no shape to fall back on
+            label = {"layers": "Layers", "hidden": "Hidden size", "heads": "Heads"}[missing[0]]
+            error(
+                f"{label}: enter it; {format_count(params) if params else 'this count'} "
+                "has no dense transformer shape (architecture_for_params covers 1e6 to 1e13 "
+                "parameters)"
+            )
+            st.stop()
+        layers, hidden, heads = (dims[k] if v is None else v for k, v in typed.items())
     if with_act:
         st.caption(
             f"Activation recipe: {int(seq)} tokens x micro-batch {int(micro)}, "
@@ -277,30 +341,62 @@ def _gpu_name(name: str, capacity: float) -> str:
     return f"{CUSTOM_GPU} {format_bytes(capacity)}" if name == CUSTOM_GPU else name
 
 
-def _custom_note(params: float | None) -> str:
-    """What the page does with a bare parameter count, and what ``costmodel memory --params``
-    and the step do with the same count: the page takes the activations from the shape typed
-    in its boxes; the others size none (the model state alone) and the step prices the count
-    as a dense transformer of that size (:func:`costmodel.architecture.architecture_for_params`),
-    whose blocks are also this page's ZeRO-3 gathered units (:func:`costmodel.strategy.layout.
-    wrap_units`)."""
-    dense = "a dense transformer of that size (architecture_for_params)"  # a count refused
-    if params is not None:
-        try:
-            d = architecture.architecture_for_params(params)
-            dense = (
-                f"a dense transformer of that size ({d.layers} layers, hidden {d.hidden}: "
-                "architecture_for_params), whose blocks are ZeRO-3's gathered units here too"
-            )
-        except ValueError:  # outside the dense shapes' range: equal blocks
-            dense = "equal blocks (no dense shape of this size), ZeRO-3's gathered units here too"
-    return (
-        "Custom model: the model state from the parameter count, the activations from the shape "
-        "entered here. `costmodel memory --params` and the step size no activations for a bare "
-        "count (the model state alone; clear 'Include activations' for their number), and the "
-        f"step prices the count as {dense}. Pick a named model to get the shape from its "
-        "published config."
+#: The help of the shape boxes of a bare count.
+_SHAPE_HELP = (
+    "Empty: the dense transformer the count stands for (architecture_for_params, the shape the "
+    "step page prices), shown greyed; a number typed replaces it"
+)
+
+
+def _placeholder(value: int | None) -> str:
+    """What an empty shape box stands for: the count's shape, or a prompt when it has none.
+
+    >>> _placeholder(41), _placeholder(None)
+    ("41 (the count's shape)", 'enter a number')
+    """
+    return "enter a number" if value is None else f"{value} (the count's shape)"
+
+
+def _count_shape(params: float | None) -> architecture.Architecture | None:
+    """The dense transformer a bare count stands for, as the step prices it
+    (:func:`costmodel.architecture.architecture_for_params`); None without a count or outside
+    that function's range (there the step has equal blocks)."""
+    if params is None:
+        return None
+    try:
+        return architecture.architecture_for_params(params)
+    except ValueError:
+        return None
+
+
+def _custom_note(params: float | None, shape: object, with_act: bool) -> str:
+    """Which model a bare parameter count stands for, and what its memory holds: the dense
+    transformer of that size (:func:`costmodel.architecture.architecture_for_params`, the
+    shape the step page and ``costmodel step --params`` price, whose blocks are ZeRO-3's
+    gathered units here too), and the model state alone, as ``costmodel memory --params`` and
+    the step size a count, unless activations of a shape are added (which those do not)."""
+    if shape is not None:
+        d: architecture.Architecture = shape  # type: ignore[assignment]
+        stands = (
+            f"{format_count(d.published_params)} parameters stand for a dense transformer of {d.layers} "
+            f"layers x hidden {d.hidden} ({d.heads} heads; architecture_for_params), the shape "
+            "the step page prices, whose blocks are ZeRO-3's gathered units here too."
+        )
+    else:
+        stands = (
+            "this count has no dense transformer shape (the dense shapes cover 1e6 to 1e13 "
+            "parameters): ZeRO-3's gathered units are equal blocks, as in the step."
+        )
+    sized = (
+        "The activations below are those of the shape entered (empty boxes: that transformer's); "
+        "`costmodel memory --params` and the step page add none to a bare count, so they give "
+        "less: clear 'Add activations' for their number."
+        if with_act
+        else "Its memory is the model state alone, as `costmodel memory --params` and the step "
+        "page size a bare count (the same number on all three); tick 'Add activations' to add "
+        "a shape's activations."
     )
+    return f"Custom model: {stands} {sized} Pick a named model to size its published shape."
 
 
 def _pinned(inp: dict) -> dict | None:
@@ -479,8 +575,16 @@ _ACTIVATION_BOXES = {
     "heads": "Heads",
 }
 
-#: The layout boxes by the Layout field each sets: a refused hsdp group names its box.
-_LAYOUT_BOXES = {"group_size": "HSDP group [GPUs]"}
+#: The boxes by the library argument each sets: a refusal names the box the user typed in
+#: ("Data-parallel ranks N: must be ...", not "dp_ranks: must be ..."); the hsdp group is a
+#: Layout field.
+_LAYOUT_BOXES = {
+    "group_size": "HSDP group [GPUs]",
+    "dp_ranks": "Data-parallel ranks N",
+    "ranks": "Data-parallel ranks N",
+    "fragmentation": "Fragmentation allowance [fraction of held memory]",
+    "cuda_context_bytes": "CUDA context per GPU [B]",
+}
 
 #: What the step holds beyond the lesson's state and activations, per ZeRO stage (the buffers
 #: of :mod:`costmodel.strategy.memory`): said for the stage shown, not for all four.
