@@ -25,6 +25,7 @@ def _log() -> Path:
 
 # --- 1. the no_sync and the plain DDP step of one setting timed their compute apart ---------------
 @pytest.mark.torch
+@pytest.mark.slow
 @pytest.mark.timeout(150)
 def test_the_no_sync_and_plain_ddp_rows_of_a_setting_share_one_compute(tmp_path):
     """`validate torch --ddp` timed the no-communication compute once per row, so the
@@ -198,7 +199,8 @@ def test_nccl_debug_lines_of_a_utf16_log_are_read(tmp_path):
 
 def test_a_results_file_in_utf16_loads_as_in_utf8(tmp_path):
     """A results file copied through a PowerShell redirect (UTF-16 LE, BOM) failed with
-    Python's own "'utf-8' codec can't decode byte 0xff in position 0" naming no file."""
+    Python's own "'utf-8' codec can't decode byte 0xff in position 0" naming no file; one
+    saved by an editor as UTF-8 with a BOM had its first row refused as not JSON."""
     from costmodel.validation.runner import load_results
 
     rows = [
@@ -211,6 +213,8 @@ def test_a_results_file_in_utf16_loads_as_in_utf8(tmp_path):
     assert load_results(b).equals(load_results(a))
     b.write_bytes(b"\xff\xfe" + text.encode("utf-16-le").replace(b"\n\x00", b"\r\x00\n\x00"))
     assert load_results(b).equals(load_results(a))  # CRLF line ends, as PowerShell writes
+    b.write_bytes(b"\xef\xbb\xbf" + text.encode())  # UTF-8 with a BOM (Notepad): was "line 1
+    assert load_results(b).equals(load_results(a))  # is not JSON", the BOM glued to the row
 
 
 @pytest.mark.parametrize(
