@@ -680,7 +680,7 @@ def test_validate_upload_name_and_lines_are_text():
     _assert_inert(_shown_markdown(at))
 
 
-def test_validate_bom_log_parses_and_other_encodings_get_a_clear_error():
+def test_validate_bom_and_utf16_logs_parse_and_other_encodings_get_a_clear_error():
     text = (REFERENCE_LOGS / REFERENCE).read_bytes()
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value(
@@ -689,7 +689,12 @@ def test_validate_bom_log_parses_and_other_encodings_get_a_clear_error():
     assert_clean(at)
     assert metrics(at)["Peak measured busbw"] == "366 GB/s"
     at.file_uploader(key="val_upload").set_value(
-        (REFERENCE, text.decode().encode("utf-16"), "text/plain")
+        (REFERENCE, text.decode().encode("utf-16"), "text/plain")  # with its BOM: decoded
+    ).run()
+    assert_clean(at)
+    assert metrics(at)["Peak measured busbw"] == "366 GB/s"
+    at.file_uploader(key="val_upload").set_value(
+        (REFERENCE, text + b"caf\xe9\n", "text/plain")  # Latin-1: refused
     ).run()
     assert_clean(at)
     assert any("Log file" in _text(e.value) and "UTF" in _text(e.value) for e in at.error), [

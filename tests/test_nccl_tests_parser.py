@@ -433,7 +433,9 @@ def test_bom_is_ignored_and_bad_bytes_are_named(tmp_path):
     assert len(parse_nccl_tests("\ufeff" + text, op="all_reduce")) == 2
     with pytest.raises(NcclTestsParseError, match=r"not UTF-8.*0xff at offset 3"):
         decode_log(b"abc\xffdef")
-    path.write_bytes(text.encode("utf-16"))
+    path.write_bytes(text.encode("utf-16"))  # UTF-16 with its BOM (PowerShell 5): decoded
+    assert read_nccl_tests(path, op="all_reduce").time_s.tolist() == plain.time_s.tolist()
+    path.write_bytes(text.encode("latin-1") + b"caf\xe9\n")
     with pytest.raises(NcclTestsParseError, match="not UTF-8"):
         read_nccl_tests(path)
 

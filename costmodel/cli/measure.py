@@ -514,7 +514,7 @@ def _read_measurements(
         except nccl_tests.NcclTestsParseError:
             from ..validation.logread import busbw_only_refusal
 
-            if nccl_tests.is_busbw_table(path.read_text(errors="replace")):
+            if nccl_tests.is_busbw_table(nccl_tests.decode_lenient(path.read_bytes())):
                 # the one refusal validate compare and the Validate page give such a table
                 raise ValueError(busbw_only_refusal(path.name)) from None
             raise
@@ -559,7 +559,7 @@ def _kept_logs(measured: Any, results: Path) -> bytes | None:
     recorded, in ``logs/`` beside the results file or beside it (a folder moved or read from
     elsewhere; a self-launched torch job's Slurm output file copied with its results); at most
     the parser's limit in all (the logs past it are left unread), None when none is found."""
-    from ..validation.nccl_tests import MAX_LOG_BYTES
+    from ..validation.nccl_tests import MAX_LOG_BYTES, decode_lenient
 
     if measured is None or "log" not in getattr(measured, "columns", ()):
         return None
@@ -568,8 +568,11 @@ def _kept_logs(measured: Any, results: Path) -> bytes | None:
         name = Path(recorded).name
         for candidate in (Path(recorded), results.parent / "logs" / name, results.parent / name):
             if candidate.is_file() and candidate.stat().st_size <= left:
-                texts.append(candidate.read_bytes())
-                left -= len(texts[-1])
+                data = candidate.read_bytes()
+                # each log decoded by its own byte-order mark (UTF-16 from PowerShell), then
+                # joined as UTF-8: a mark inside the joined bytes would not be seen
+                texts.append(decode_lenient(data).encode("utf-8"))
+                left -= len(data)
                 break
     return b"\n".join(texts) if texts else None
 
@@ -600,6 +603,8 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
     import dataclasses
 
     import pandas as pd
+
+    from ..validation import nccl_tests
 
     if (folder / "results.jsonl").is_file():
         raise ValueError(
@@ -667,7 +672,8 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
         runs=f"comparing {units.format_counted(len(reads), 'log')} of {folder}: {each}; each row "
         "is predicted at its own log's ranks and nodes; the summary pools them",
     )
-    text = b"\n".join(p.read_bytes() for p, _ in reads)
+    # each log by its own byte-order mark (UTF-16 from PowerShell), joined as UTF-8
+    text = b"\n".join(nccl_tests.decode_lenient(p.read_bytes()).encode("utf-8") for p, _ in reads)
     return pooled, skipped, text
 
 

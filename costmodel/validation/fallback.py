@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, cast
 
+from costmodel.validation.nccl_tests import decode_lenient
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -55,7 +57,8 @@ _SOCKET_DEBUG = re.compile(r"NCCL INFO.*(NET/Socket\b|Using network Socket)")
 def _text(text: bytes | str | None) -> str:
     if text is None:
         return ""
-    return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    # UTF-16 by its byte-order mark as the log reader decodes it; a bad byte replaced
+    return decode_lenient(text) if isinstance(text, bytes) else text
 
 
 def socket_fallback(

@@ -283,7 +283,8 @@ def read_log(
 ) -> LogRead:
     """Read an nccl-tests log for :func:`costmodel.validation.compare.compare`.
 
-    ``raw``: the file's bytes (decoded as UTF-8, a BOM dropped; :func:`..nccl_tests.decode_log`)
+    ``raw``: the file's bytes (UTF-8, or UTF-16/32 by a byte-order mark, the mark dropped:
+    :func:`..nccl_tests.decode_log`)
     or text; ``name``: its file name (the op and the cluster may come from it). ``op``,
     ``nodes``, ``gpus_per_node``, ``cluster``: what the user set (None: from the log, see the
     module docstring). ``assume_nodes=False`` leaves the nodes the log does not state and the

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
+import itertools
 import json
 import os
 import shutil
@@ -34,7 +36,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from costmodel import units
 from costmodel._checks import must_be
-from costmodel.validation.nccl_tests import NcclTestsParseError, parse_nccl_tests
+from costmodel.validation.nccl_tests import (
+    NcclTestsParseError,
+    decode_text,
+    looks_like_nccl_tests,
+    parse_nccl_tests,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -668,7 +675,12 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
     :class:`UserWarning` naming the file and the line, also in ``df.attrs["cut_row"]``
     (``{"line", "message"}``, as the nccl-tests parser says a row the end of a log cut off),
     which ``validate compare`` and ``calibrate`` print as a ``warning:`` line. Raises
-    ValueError naming the file when nothing can be read.
+    ValueError naming the file when nothing can be read. The bytes are decoded as an
+    nccl-tests log's are (:func:`~costmodel.validation.nccl_tests.decode_text`: UTF-8, or
+    UTF-16/32 by a byte-order mark); a line that is not JSON in a file whose head reads as an
+    nccl-tests log (:func:`~costmodel.validation.nccl_tests.looks_like_nccl_tests`) is refused
+    with the advice to rename it .log or .txt: every command reads a ``.jsonl`` file as results
+    and any other file as a log, by the suffix.
     """
     import warnings
 
@@ -679,16 +691,28 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         raise ValueError(f"results file {str(path)!r} does not exist")
     records = []
     cut: int | None = None
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                if handle.read(1):  # not the last line: the file is damaged, say where
-                    raise ValueError(f"{path}: line {number} is not JSON") from None
-                cut = number
+    # UTF-8, or UTF-16/32 by a byte-order mark (a file redirected by Windows PowerShell 5), as
+    # an nccl-tests log is decoded; undecodable bytes are one line naming the offset
+    text = decode_text(path.read_bytes(), str(path), what="results file")
+    handle = io.StringIO(text, newline=None)  # universal newlines, as open() reads them
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            # no row read yet, and the first lines show an nccl-tests log (below a few lines
+            # of a launcher's or the user's, as the bundled logs' provenance)
+            head = itertools.islice(io.StringIO(text, newline=None), 64)
+            if not records and any(looks_like_nccl_tests(x) for x in head):
+                # a log saved as .jsonl: read as results by its suffix, as every command does
+                raise ValueError(
+                    f"{path}: line {number} is not JSON; the file looks like an nccl-tests "
+                    "log: rename it .log or .txt (a .jsonl file is read as JSON lines results)"
+                ) from None
+            if handle.read(1):  # not the last line: the file is damaged, say where
+                raise ValueError(f"{path}: line {number} is not JSON") from None
+            cut = number
     message = (
         None
         if cut is None

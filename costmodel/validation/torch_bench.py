@@ -486,6 +486,19 @@ class _Bench:
                 )
 
     def ddp(self) -> None:
+        """Time DDP steps of a synthetic MLP for each bucket cap and accumulation (1 and
+        ``--accumulation``), with and without ``no_sync`` (the latter only when accumulating).
+
+        ``time_s``: the median step; ``compute_time_s``: the median of the same steps under
+        ``no_sync`` throughout (no communication), the compute ``compare.predict_ddp`` splits
+        into micro-batches. The rows of one setting (bucket cap and accumulation; the model and
+        the ranks are the job's), the ``no_sync`` true and false ones, share one compute
+        measurement: it is timed after each of them, adjacent to its step, and the median over
+        both sets of samples is reported in both rows. Timed once per row, a loaded machine gave
+        the two rows 10 ms and 19 ms for the same compute, so the no_sync step could be
+        predicted slower than the one without it: noise, not the model; shared, the two rows'
+        predictions differ by their communication only.
+        """
         torch = self.torch
         from torch.nn.parallel import DistributedDataParallel
 
@@ -502,6 +515,14 @@ class _Bench:
                 device_ids=[self.local_rank] if self.device.type == "cuda" else None,
             )
             for accumulation in sorted({1, self.args.accumulation}):
+
+                def compute(acc=accumulation, d=ddp):
+                    with d.no_sync():
+                        for _ in range(acc):
+                            d(batch).sum().backward()
+
+                step_times: dict[bool, list[float]] = {}
+                compute_times: list[float] = []  # pooled over the setting's rows
                 for no_sync in (False, True) if accumulation > 1 else (False,):
 
                     def step(acc=accumulation, ns=no_sync, d=ddp):
@@ -512,13 +533,9 @@ class _Bench:
                             else:
                                 d(batch).sum().backward()
 
-                    def compute(acc=accumulation, d=ddp):
-                        with d.no_sync():
-                            for _ in range(acc):
-                                d(batch).sum().backward()
-
-                    times = self.timed(step, self.args.ddp_steps, 1)
-                    compute_times = self.timed(compute, self.args.ddp_steps, 1)
+                    step_times[no_sync] = self.timed(step, self.args.ddp_steps, 1)
+                    compute_times += self.timed(compute, self.args.ddp_steps, 1)
+                for no_sync, times in step_times.items():
                     self.emit(
                         {
                             "kind": "ddp_step",
@@ -533,6 +550,7 @@ class _Bench:
                             "time_s": statistics.median(times),
                             "compute_time_s": statistics.median(compute_times),
                             "iters": len(times),
+                            "compute_iters": len(compute_times),
                             "flagged": False,
                         }
                     )

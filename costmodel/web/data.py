@@ -526,8 +526,9 @@ def reference_logs() -> dict[str, str]:
 @st.cache_data(show_spinner=False, max_entries=32)
 def parse_log(raw: bytes | str, source: str) -> pd.DataFrame:
     """:func:`costmodel.validation.nccl_tests.parse_nccl_tests`, lenient: bad rows are listed in
-    ``attrs["problems"]`` instead of stopping the whole log. Bytes are decoded as UTF-8 (a BOM
-    dropped; another encoding raises a ValueError naming the byte)."""
+    ``attrs["problems"]`` instead of stopping the whole log. Bytes are decoded as UTF-8, or UTF-16/32
+    by a byte-order mark (the mark dropped); undecodable bytes raise a ValueError naming the
+    byte."""
     from costmodel.validation.nccl_tests import decode_log, parse_nccl_tests
 
     text = decode_log(raw, source) if isinstance(raw, bytes) else raw

@@ -59,8 +59,8 @@ def _calibration_refusal(exc: ValueError) -> str:
 
 def _log() -> tuple[bytes | None, str | None, bool]:
     """(bytes, name, uploaded) of the chosen log, or (None, None, False) with a message saying
-    why. The bytes are decoded in :func:`render` (``nccl_tests.decode_log``), where a BOM is
-    dropped and any other encoding gets a red message."""
+    why. The bytes are decoded in :func:`render` (``nccl_tests.decode_log``), as UTF-8, or UTF-16/32 by a
+    byte-order mark (the mark dropped); undecodable bytes get a red message."""
     source = bound_choice(
         st,
         "radio",

@@ -57,9 +57,12 @@ from ._common import (
     MAX_LOG_BYTES,
     NCCL_TESTS_OPS,
     NcclTestsParseError,
+    decode_lenient,
     decode_log,
+    decode_text,
 )
 from ._json import _parse_json
+from ._lexer import looks_like_nccl_tests
 from ._text import read_lines
 from .busbw import is_busbw_table, parse_busbw_table, read_busbw_table
 
@@ -72,8 +75,11 @@ __all__ = [
     "MAX_LINE_CHARS",
     "MAX_LOG_BYTES",
     "NcclTestsParseError",
+    "decode_lenient",
     "decode_log",
+    "decode_text",
     "is_busbw_table",
+    "looks_like_nccl_tests",
     "why_not_timed",
     "parse_busbw_table",
     "parse_nccl_tests",

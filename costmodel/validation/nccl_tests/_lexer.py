@@ -147,3 +147,16 @@ class _Run:
     @property
     def started(self) -> bool:
         return bool(self.rows) or self.concluded
+
+
+def looks_like_nccl_tests(line: str) -> bool:
+    """True for a line of the head nccl-tests prints before its rows (``# nThread 1 nGpus 8``,
+    ``# Collective test starting: all_reduce_perf``, ``# nccl-tests version``, ``# Using
+    devices``, the table's ``#  out-of-place  in-place`` and ``#  size  count`` lines), after
+    a launcher's prefix (``0: ``, ``[1,0]<stdout>:``, a timestamp): how a file that holds such a
+    log is told from other text, e.g. one named ``.jsonl`` and read as results."""
+    body = _strip_prefix(line).strip()
+    if not body.startswith("#"):
+        return False
+    body = body.lstrip("#").strip()
+    return body.startswith((*_TABLE_STARTS, "out-of-place"))
