@@ -137,6 +137,12 @@ VALID: dict[str, dict[str, Any]] = {
         "ranks": 1024,
         "usd_per_gpu_hour": 2.5,
     },
+    "billed_gpus_per_node": {
+        "gpus_per_node": 6,
+        "whole_node_gpus": 72,
+        "hosts_per_node": 18,
+        "gpus_per_instance": 1,
+    },
     "predict_collective": {
         "op": "all_reduce",
         "message_bytes": 1e8,

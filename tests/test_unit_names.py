@@ -23,6 +23,7 @@ DIMENSIONLESS = {
     "layer_param_counts", "local_batch", "max_nodes", "mfu", "micro_batch", "new_batch", "nics_per_node", "nodes", "overlap",
     "params", "ranks", "sequence_length", "steps", "tokens", "tokens_per_gpu",
     "tokens_per_step", "zero_stage",
+    "whole_node_gpus", "hosts_per_node", "gpus_per_instance",  # GPU and host counts (billing)
     "sync_loss",  # fraction of compute lost per doubling of ranks (costmodel.compute.sync_loss_s)
 }  # fmt: skip
 # parameters whose unit is fixed by the function itself (format_bytes(value), parse_rate(text))
