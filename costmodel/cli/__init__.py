@@ -86,19 +86,6 @@ app.command()(_limited(measure.calibrate))
 app.command("app")(_limited(serve.app_))
 
 
-def _warning_line(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
-    """A warning as one line on stderr, ``costmodel: warning: ...`` (Python's default names
-    the source file and prints the calling line: noise for a command-line user)."""
-    print(f"costmodel: warning: {message}", file=file or sys.stderr)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``costmodel`` script; returns the exit code (2 for bad input).
     Warnings (a calibration that does not apply, ...) are printed once each, one line each."""
@@ -118,9 +105,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Python's own "once per place" forgets what it showed whenever a catch_warnings block
         # inside the command changes the filters: a scenario on a calibrated cluster said the
         # same calibration warning two to six times
+        # one line on stderr, ``costmodel: warning: ...``: Python's default names the source
+        # file and prints the calling line, noise for a command-line user
         if str(message) not in said:
             said.add(str(message))
-            _warning_line(message, category, filename, lineno, file, line)
+            print(f"costmodel: warning: {message}", file=file or sys.stderr)
 
     with warnings.catch_warnings():
         warnings.showwarning = once
