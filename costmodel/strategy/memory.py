@@ -40,7 +40,10 @@ class StrategyMemory:
     base: Any  # costmodel.memory.MemoryBreakdown (state sharded as the layout shards it)
     gathered_bytes: float  # unsharded units in flight (fsdp/hsdp) [B]
     buffers_bytes: float  # communication buckets (ddp bucket copy, zero buckets) [B]
+    # the layout sized, named as Layout.identity names it: the plain strategy (hsdp) and the
+    # layout's name (hsdp g=8, fsdp (no reshard)), as_dict's "strategy" and "layout"
     strategy: str
+    layout_name: str
 
     @property
     def total_bytes(self) -> float:
@@ -258,7 +261,7 @@ def _strategy_memory(
     else:
         pair = _largest_pair(p, arch)
         gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
-    return StrategyMemory(base, gathered * frag, buffers * frag, lay.name)
+    return StrategyMemory(base, gathered * frag, buffers * frag, lay.strategy, lay.name)
 
 
 def stage_memory(
@@ -290,8 +293,8 @@ def stage_memory(
     >>> round(stage_memory(0, 8, 7e9).buffers_bytes / 1e9)      # + DDP's bf16 bucket copy
     14
     >>> m = stage_memory(3, 64, 7e9, strategy="hsdp", group_size=8)
-    >>> m.strategy, round(float(m.base.model_state_bytes) / 1e9)  # 16 P / 8: sharded over g
-    ('hsdp g=8', 14)
+    >>> m.strategy, m.layout_name, round(float(m.base.model_state_bytes) / 1e9)  # 16 P / 8
+    ('hsdp', 'hsdp g=8', 14)
     """
     from .layout import STRATEGY_OF_STAGE, ZERO_STAGE, unknown_strategy
 

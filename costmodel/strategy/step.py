@@ -152,8 +152,15 @@ class StrategyStep:
 
     @property
     def strategy(self) -> str:
-        """The layout's name (``hsdp g=8``: :attr:`~.layout.Layout.name`); the plain strategy
-        is ``layout.strategy``, and ``as_dict()`` writes both (``strategy``, ``layout``)."""
+        """The plain strategy (``hsdp``: :attr:`~.layout.Layout.strategy`), what
+        ``as_dict()["strategy"]``, every sweep row and ``--json`` call ``strategy``; the
+        layout's name is :attr:`layout_name`."""
+        return self.layout.strategy
+
+    @property
+    def layout_name(self) -> str:
+        """The layout's name (``hsdp g=8``, ``fsdp (no reshard)``: :attr:`~.layout.Layout.name`),
+        what ``as_dict()["layout"]``, every sweep row and ``--json`` call ``layout``."""
         return self.layout.name
 
     def as_dict(self) -> dict[str, Any]:
