@@ -508,6 +508,9 @@ def _read_measurements(
         cut = df.attrs.get("cut_row")
         if cut and notices is not None:
             notices.append(cut["message"])
+        guessed = df.attrs.get("encoding_note")  # UTF-16 read without its byte-order mark
+        if guessed and notices is not None:
+            notices.append(guessed)
     else:
         try:
             df = nccl_tests.read_nccl_tests(path)
@@ -761,8 +764,10 @@ def validate_compare(
 
     Error = busbw_pred / busbw_meas - 1 (uncapped), with |ln ratio| beside it. Exit 1 when any
     |error| (sizes from --check-from up) exceeds --tolerance, or, without --tolerance, when the
-    docs/fidelity.md goal fails. A log whose GPU or GPUs per node contradict --cluster gets a
-    warning on stderr naming the preset the log looks like. A bundled run's cluster, nodes and
+    docs/fidelity.md goal fails; also when a check has no rows to judge (a log cut off below 1
+    MiB, --check-from above every size): the verdict is then NOT ASSESSED, never ok. A log
+    whose GPU or GPUs per node contradict --cluster gets a warning on stderr naming the preset
+    the log looks like. A bundled run's cluster, nodes and
     GPUs per node default to its index entry (costmodel.validation.reference_runs), as on the
     app's Validate page; stderr says what was assumed, and any option given wins. What the
     parser found that nccl-tests would not have printed (a duplicate row, a missing footer, a
@@ -962,12 +967,17 @@ def validate_compare(
         band = band_check(table, cluster, model)
     checked = table[(table["size_bytes"] >= floor) & table["rel_error"].notna()]
     goals = None
+    # the outcome: True passed, False failed, None not assessed (no rows to judge: a log cut
+    # off below 1 MiB, --check-from above every size); not assessed exits 1 as a failure does,
+    # as a folder's unread file does: no data is never a pass
     if tolerance is None:
-        passed, goal_lines = cmp.fidelity_check(checked)
+        outcome, goal_lines = cmp.fidelity_check(checked)
         goals = cmp.fidelity_goals(checked)
-        bad = checked.iloc[0:0] if passed else checked
+        bad = checked.iloc[0:0] if outcome is not False else checked
     else:
         bad = cmp.exceeds(checked, tolerance)
+        outcome = None if checked.empty else not len(bad)
+    verdict = cmp.VERDICTS[outcome]
     sw = importlib.import_module("costmodel.sweep")
     if output is not None:
         sw.write_table(
@@ -993,7 +1003,9 @@ def validate_compare(
                 "checked_rows": int(len(checked)),
                 "exceeding": int(len(bad)) if tolerance is not None else None,
                 "goal": goals,  # the docs/fidelity.md checks (without --tolerance), as the text
-                "passed": not len(bad) and not skipped_files,
+                "passed": outcome is True and not skipped_files,
+                "assessed": outcome is not None,  # false: no rows to judge (exit 1)
+                "verdict": verdict.lower(),  # "ok", "fail" or "not assessed", as the text
                 "skipped_files": skipped_files,  # a folder's files that did not read as logs
                 "socket_fallback": fallback,
                 "median_abs_rel_error": float(table["rel_error"].abs().median()),
@@ -1026,9 +1038,13 @@ def validate_compare(
         )
         if ddp is not None:
             _echo_ddp(ddp, False, None)
-        verdict = "FAIL" if len(bad) else "ok"
         if tolerance is None:
             typer.echo(f"{verdict}: docs/fidelity.md goal; " + "; ".join(goal_lines))
+        elif outcome is None:
+            typer.echo(
+                f"{verdict}: no predicted row from {units.format_bytes(floor)} up to check "
+                f"against |busbw error| {tolerance:.0%} (--check-from)"
+            )
         else:
             typer.echo(
                 f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} from "
@@ -1039,7 +1055,7 @@ def validate_compare(
                 f"FAIL: {units.format_counted(len(skipped_files), 'file')} of {results} not "
                 "compared (named above)"
             )
-    if len(bad) or skipped_files:
+    if outcome is not True or skipped_files:
         raise typer.Exit(1)
 
 

@@ -50,6 +50,8 @@ __all__ = [
     "cluster_predictor",
     "compare",
     "detect_cluster",
+    "VERDICTS",
+    "combine_outcomes",
     "fidelity_check",
     "fidelity_goals",
     "preset_mismatch",
@@ -108,7 +110,8 @@ def torch_first_bucket_bytes(bucket_cap_mb: float | None) -> float:
 def fidelity_goals(comparison: pd.DataFrame) -> list[dict[str, Any]]:
     """The checks of the fidelity goal of docs/fidelity.md on a comparison, as data: per check
     its ``check`` ("from 1 MiB", "all sizes"), ``median_abs_rel_error`` (busbw; None without
-    rows), ``goal``, ``rows`` and ``passed`` (None without rows: skipped).
+    rows), ``goal``, ``rows``, ``assessed`` (False without rows) and ``passed`` (None without
+    rows: not assessed, never a pass).
 
     Median |rel_error| (busbw) from 1 MiB up <= :data:`FIDELITY_MEDIAN_FROM_1MIB` and over all
     sizes <= :data:`FIDELITY_MEDIAN_ALL`.
@@ -126,26 +129,60 @@ def fidelity_goals(comparison: pd.DataFrame) -> list[dict[str, Any]]:
                 "median_abs_rel_error": median,
                 "goal": goal,
                 "rows": int(len(rows)),
+                "assessed": median is not None,
                 "passed": None if median is None else bool(median <= goal),
             }
         )
     return out
 
 
-def fidelity_check(comparison: pd.DataFrame) -> tuple[bool, list[str]]:
+VERDICTS = {True: "ok", False: "FAIL", None: "NOT ASSESSED"}
+"""The word a check's outcome is printed with (``validate compare``'s last line, ``"verdict"``
+in its ``--json``): passed, failed, or not assessed (no rows to judge it on)."""
+
+
+def fidelity_check(comparison: pd.DataFrame) -> tuple[bool | None, list[str]]:
     """The fidelity goal of docs/fidelity.md on a comparison: (passed, one line per check),
-    the lines of :func:`fidelity_goals`. A check with no rows is skipped (said so)."""
-    lines, passed = [], True
+    the lines of :func:`fidelity_goals`.
+
+    ``passed`` is False when a check fails, else None when a check has no rows (not
+    assessed: a log cut off below 1 MiB, or ``--check-from`` above every size, has no data to
+    meet the goal with, and no data is not a pass), else True. Its line says so:
+    ``median |busbw error| from 1 MiB: not assessed (no rows of 1 MiB or more)``.
+
+    >>> import pandas as pd
+    >>> small = pd.DataFrame({"size_bytes": [1024, 4096], "rel_error": [0.05, -0.1]})
+    >>> fidelity_check(small)
+    (None, ['median |busbw error| from 1 MiB: not assessed (no rows of 1 MiB or more)', \
+'median |busbw error| all sizes: 7.5% (<= goal 20%, 2 rows)'])
+    """
+    lines: list[str] = []
+    outcomes: list[bool | None] = []
     for g in fidelity_goals(comparison):
+        outcomes.append(g["passed"])
         if g["passed"] is None:
-            lines.append(f"median |busbw error| {g['check']}: no rows")
+            rows = "rows of 1 MiB or more" if g["check"] == "from 1 MiB" else "rows"
+            lines.append(f"median |busbw error| {g['check']}: not assessed (no {rows})")
             continue
-        passed &= g["passed"]
         lines.append(
             f"median |busbw error| {g['check']}: {g['median_abs_rel_error']:.1%} "
             f"({'<=' if g['passed'] else '>'} goal {g['goal']:.0%}, {g['rows']} rows)"
         )
-    return passed, lines
+    return combine_outcomes(outcomes), lines
+
+
+def combine_outcomes(outcomes: list[bool | None]) -> bool | None:
+    """One verdict of several checks: False when any failed, else None when any was not
+    assessed (or there are none), else True.
+
+    >>> combine_outcomes([True, None]), combine_outcomes([None, False]), combine_outcomes([True])
+    (None, False, True)
+    """
+    if any(o is False for o in outcomes):
+        return False
+    if not outcomes or any(o is None for o in outcomes):
+        return None
+    return True
 
 
 # GPU families as nccl-tests prints the device name (``NVIDIA H100 80GB HBM3``), most specific first

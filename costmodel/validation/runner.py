@@ -34,11 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from costmodel import units
+from costmodel import textfile, units
 from costmodel._checks import must_be
 from costmodel.validation.nccl_tests import (
     NcclTestsParseError,
-    decode_text,
     looks_like_nccl_tests,
     parse_nccl_tests,
 )
@@ -676,8 +675,10 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
     (``{"line", "message"}``, as the nccl-tests parser says a row the end of a log cut off),
     which ``validate compare`` and ``calibrate`` print as a ``warning:`` line. Raises
     ValueError naming the file when nothing can be read. The bytes are decoded as an
-    nccl-tests log's are (:func:`~costmodel.validation.nccl_tests.decode_text`: UTF-8, or
-    UTF-16/32 by a byte-order mark); a line that is not JSON in a file whose head reads as an
+    nccl-tests log's are (:func:`costmodel.textfile.decode`: UTF-8, or UTF-16/32 by a
+    byte-order mark; UTF-16 without a mark is read, with a
+    :class:`~costmodel.textfile.GuessedEncodingWarning` also in ``df.attrs["encoding_note"]``,
+    which ``validate compare`` and ``calibrate`` print as a ``warning:`` line); a line that is not JSON in a file whose head reads as an
     nccl-tests log (:func:`~costmodel.validation.nccl_tests.looks_like_nccl_tests`) is refused
     with the advice to rename it .log or .txt: every command reads a ``.jsonl`` file as results
     and any other file as a log, by the suffix.
@@ -693,7 +694,11 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
     cut: int | None = None
     # UTF-8, or UTF-16/32 by a byte-order mark (a file redirected by Windows PowerShell 5), as
     # an nccl-tests log is decoded; undecodable bytes are one line naming the offset
-    text = decode_text(path.read_bytes(), str(path), what="results file")
+    try:
+        decoded = textfile.decode(path.read_bytes(), str(path), what="results file")
+    except textfile.TextDecodeError as exc:
+        raise NcclTestsParseError(0, exc.message, str(path)) from exc
+    text = decoded.text
     handle = io.StringIO(text, newline=None)  # universal newlines, as open() reads them
     for number, line in enumerate(handle, start=1):
         if not line.strip():
@@ -726,6 +731,9 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         )
     if message is not None:
         warnings.warn(message, UserWarning, stacklevel=2)
+    guessed = None if decoded.note is None else f"{path}: {decoded.note}"
+    if guessed is not None:
+        warnings.warn(guessed, textfile.GuessedEncodingWarning, stacklevel=2)
     df = pd.DataFrame.from_records(records)
     if not keep_incomplete and {"run_key", "complete", "attempt"} <= set(df.columns):
         # one attempt per run: the latest complete one, else the latest. A runner killed between
@@ -746,6 +754,8 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         df = df[attempt == chosen].reset_index(drop=True)
     if message is not None:
         df.attrs["cut_row"] = {"line": cut, "message": message}
+    if guessed is not None:
+        df.attrs["encoding_note"] = guessed
     return df
 
 

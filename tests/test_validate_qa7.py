@@ -1,0 +1,234 @@
+"""Seventh QA pass of the validation harness: a goal with no rows to judge it is not assessed
+(never a pass), grid files decoded as logs and results are (one helper; UTF-16 without a BOM read
+and said), results files written before the DDP rows shared one compute, and what a new user
+of the harness met on a CPU machine. Each test names the defect it guards against;
+tests/test_validate_qa.py to _qa6.py hold the earlier passes."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests._cli import one_line_error, run
+
+
+def _bundled(short: str) -> Path:
+    from costmodel.reference import reference_path
+
+    return reference_path(short)
+
+
+def _cut_below_1mib(tmp_path: Path) -> Path:
+    """Bundled run 06a cut off after its 512 KiB row, as a job killed mid-sweep leaves it."""
+    lines = _bundled("06a").read_text().splitlines(keepends=True)
+    last = next(i for i, line in enumerate(lines) if line.split()[:1] == ["524288"])
+    path = tmp_path / "cut.txt"
+    path.write_text("".join(lines[: last + 1]))
+    return path
+
+
+# --- 1. a goal met by no data ----------------------------------------------------------------------
+def test_a_check_without_rows_is_not_assessed_and_never_a_pass():
+    """fidelity_check passed a comparison with no rows from 1 MiB up (the check was skipped);
+    no data is not assessed: None, not True, while a failed check still fails."""
+    from costmodel.validation.compare import combine_outcomes, fidelity_check, fidelity_goals
+
+    small = pd.DataFrame({"size_bytes": [2**10, 2**12, 2**14], "rel_error": [0.02, -0.05, 0.1]})
+    passed, lines = fidelity_check(small)
+    assert passed is None
+    assert lines[0] == "median |busbw error| from 1 MiB: not assessed (no rows of 1 MiB or more)"
+    assert lines[1] == "median |busbw error| all sizes: 5.0% (<= goal 20%, 3 rows)"
+    goals = {g["check"]: g for g in fidelity_goals(small)}
+    assert goals["from 1 MiB"]["assessed"] is False and goals["from 1 MiB"]["passed"] is None
+    assert goals["all sizes"]["assessed"] is True and goals["all sizes"]["passed"] is True
+    # a failure below 1 MiB is a failure, whatever else could not be judged
+    assert fidelity_check(small.assign(rel_error=[0.5, 0.6, 0.7]))[0] is False
+    both = pd.DataFrame({"size_bytes": [2**10, 2**21], "rel_error": [0.01, 0.02]})
+    assert fidelity_check(both)[0] is True
+    assert fidelity_check(both.iloc[0:0])[0] is None  # nothing at all: not assessed
+    assert combine_outcomes([]) is None
+
+
+def test_validate_compare_on_a_log_cut_below_1mib_is_not_assessed(tmp_path):
+    """`validate compare` on a truncated log (no rows from 1 MiB up) printed "ok: docs/fidelity.md
+    goal; median |busbw error| from 1 MiB: no rows; ..." and exited 0: a goal passed on no data.
+    It is NOT ASSESSED now, exit 1 (as a folder's file that could not be read is), and --json
+    says passed false, assessed false, verdict "not assessed"."""
+    log = _cut_below_1mib(tmp_path)
+    text = run("validate", "compare", str(log), "--cluster", "dell-xe9680-h100")
+    assert text.exit_code == 1, (text.stdout, text.stderr)
+    last = text.stdout.strip().splitlines()[-1]
+    assert last.startswith("NOT ASSESSED: docs/fidelity.md goal; ")
+    assert "from 1 MiB: not assessed (no rows of 1 MiB or more)" in last
+    assert "all sizes: " in last and "(<= goal 20%" in last  # the check that has rows is shown
+    assert "ends without nccl-tests' footer" in text.stderr  # and why the rows stop
+    doc = json.loads(run("validate", "compare", str(log), "--cluster", "dell-xe9680-h100",
+                         "--json").stdout)  # fmt: skip
+    assert (doc["passed"], doc["assessed"], doc["verdict"]) == (False, False, "not assessed")
+    goals = {g["check"]: g for g in doc["goal"]}
+    assert goals["from 1 MiB"]["rows"] == 0 and goals["from 1 MiB"]["passed"] is None
+    # the whole log still passes, exit 0 with "ok": the verdict follows the data, not the file
+    full = run("validate", "compare", str(_bundled("06a")), "--cluster", "dell-xe9680-h100")
+    assert full.exit_code == 0 and full.stdout.strip().splitlines()[-1].startswith("ok: ")
+
+
+def test_a_tolerance_with_no_rows_from_check_from_is_not_assessed(tmp_path):
+    """`--tolerance 0.5 --check-from 1MiB` on the same cut log printed "ok: 0 of 0 rows from
+    1.05 MB beyond |busbw error| 50%" and exited 0. Not assessed now, exit 1, saying why."""
+    log = _cut_below_1mib(tmp_path)
+    args = ("validate", "compare", str(log), "--cluster", "dell-xe9680-h100", "--tolerance", "0.5")
+    res = run(*args, "--check-from", "1MiB")
+    assert res.exit_code == 1
+    assert res.stdout.strip().splitlines()[-1] == (
+        "NOT ASSESSED: no predicted row from 1.05 MB up to check against |busbw error| 50% "
+        "(--check-from)"
+    )
+    doc = json.loads(run(*args, "--check-from", "1MiB", "--json").stdout)
+    assert (doc["checked_rows"], doc["passed"], doc["verdict"]) == (0, False, "not assessed")
+    below = run(*args)  # the rows it has, judged: every row within 50 %? the verdict says
+    doc = json.loads(run(*args, "--json").stdout)
+    assert doc["assessed"] is True and doc["checked_rows"] > 0
+    assert below.exit_code == (0 if doc["exceeding"] == 0 else 1)
+    assert doc["verdict"] == ("ok" if doc["exceeding"] == 0 else "fail")
+
+
+# --- 2. one decoder for grid files, logs and results -----------------------------------------------
+GRID = """kind = "collective"
+[grid]
+preset = ["dgx-h100"]
+nodes = "1..2x2"
+size = "1MB..4MB x2"
+"""
+
+
+@pytest.mark.parametrize(
+    ("encoded", "guessed"),
+    [
+        (GRID.encode("utf-16"), None),  # PowerShell 5's `>`: UTF-16 LE with its BOM
+        (GRID.encode("utf-16-be"), "UTF-16 BE"),
+        (GRID.encode("utf-16-le"), "UTF-16 LE"),  # iconv -t UTF-16LE: no BOM
+        (b"\xef\xbb\xbf" + GRID.encode(), None),  # Notepad's UTF-8 with a BOM
+        (GRID.replace("\n", "\r\n").encode("utf-16"), None),  # and Windows line ends
+    ],
+)
+def test_a_grid_file_is_decoded_as_logs_and_results_are(tmp_path, encoded, guessed):
+    """`costmodel sweep --grid` read grid files as UTF-8 only ("not UTF-8 text (byte 0xff at
+    offset 0)") while logs and results were decoded by their BOM; a grid file saved by a
+    PowerShell redirect was refused. The same helper now reads all three; UTF-16 without a BOM
+    is read and said (a warning naming the file and the byte order)."""
+    from costmodel.sweep import load_grid
+    from costmodel.textfile import GuessedEncodingWarning
+
+    plain, other = tmp_path / "plain.toml", tmp_path / "other.toml"
+    plain.write_text(GRID)
+    other.write_bytes(encoded)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = load_grid(other)
+    said = [str(w.message) for w in caught if issubclass(w.category, GuessedEncodingWarning)]
+    assert loaded == load_grid(plain)
+    if guessed is None:
+        assert said == []
+    else:
+        assert said == [
+            f"{other}: read as {guessed} without a byte-order mark (a NUL at every other byte); "
+            "save it as UTF-8 to read it without this guess"
+        ]
+    a = run("sweep", str(plain), "--json")
+    b = run("sweep", str(other), "--json")
+    assert a.exit_code == b.exit_code == 0, b.stderr
+    assert json.loads(b.stdout) == json.loads(a.stdout)
+
+
+def test_the_cli_says_a_guessed_encoding_once_on_one_line(tmp_path, capsys):
+    """`costmodel sweep grid.toml` on a BOM-less UTF-16 grid: the rows, and one
+    ``costmodel: warning:`` line naming the file and the byte order."""
+    from costmodel.cli import main
+
+    path = tmp_path / "grid.toml"
+    path.write_bytes(GRID.encode("utf-16-le"))
+    assert main(["sweep", str(path), "--json"]) == 0
+    out = capsys.readouterr()
+    assert len(json.loads(out.out)) == 6  # 2 node counts x 3 sizes (1, 2, 4 MB)
+    assert out.err == (
+        f"costmodel: warning: {path}: read as UTF-16 LE without a byte-order mark (a NUL at "
+        "every other byte); save it as UTF-8 to read it without this guess\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        (b'kind = "caf\xe9"\n', "not UTF-8 text: byte 0xe9 at offset 11 cannot be decoded"),
+        (b"\xff\xfek\x00=\x00\x00\xd8", "not UTF-16 text: byte 0x00 at offset 6"),
+        (b"\x00" * 40, "not text: NUL bytes throughout its first 40 bytes"),
+    ],
+)
+def test_an_undecodable_grid_file_is_refused_in_the_logs_words(tmp_path, data, fragment):
+    """The grid file's refusal is the decoder's (the one logs and results get), naming the
+    file, the byte and its offset, and what to do (save the grid file as UTF-8)."""
+    path = tmp_path / "grid.toml"
+    path.write_bytes(data)
+    one_line_error(run("sweep", str(path)), f"grid file {str(path)!r}", fragment,
+                   "save the grid file as UTF-8")  # fmt: skip
+
+
+def test_utf16_without_a_bom_is_read_and_said_by_every_reader(tmp_path):
+    """UTF-16 without its BOM was refused ("looks like UTF-16 text without a byte-order
+    mark"). ASCII text in UTF-16 has a NUL at every other byte, which no UTF-8 log, results
+    file or grid file has: it is read now, in the byte order the NULs show, and said once:
+    by validate compare (a log, a folder of logs, a results file) and calibrate."""
+    from costmodel.validation.logread import read_log
+    from costmodel.validation.nccl_tests import read_nccl_tests
+    from costmodel.validation.runner import load_results
+
+    text = _bundled("09a").read_text()
+    plain, le, be = tmp_path / "ar.txt", tmp_path / "le" / "ar.txt", tmp_path / "be" / "ar.txt"
+    for path, data in ((plain, text.encode()), (le, text.encode("utf-16-le")),
+                       (be, text.encode("utf-16-be"))):  # fmt: skip
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(data)
+    want = read_nccl_tests(plain)
+    for path in (le, be):
+        with pytest.warns(UserWarning, match="without a byte-order mark"):
+            got = read_nccl_tests(path)
+        assert got.time_s.tolist() == want.time_s.tolist()
+    read = read_log(le.read_bytes(), "ar.txt", cluster="pcie3-2x-rtx2080ti-nop2p")
+    assert read.notices[0].startswith("read as UTF-16 LE without a byte-order mark")
+    cluster = ("--cluster", "pcie3-2x-rtx2080ti-nop2p")
+    ref = json.loads(run("validate", "compare", str(plain), *cluster, "--json").stdout)
+    for path in (le, le.parent):  # the file and its folder: one warning each, no more
+        doc = json.loads(run("validate", "compare", str(path), *cluster, "--json").stdout)
+        assert doc["summary"] == ref["summary"]
+        said = [w for w in doc["warnings"] if "byte-order mark" in w]
+        assert len(said) == 1 and said[0].count("ar.txt") <= 1, said
+
+    rows = "".join(
+        json.dumps({"op": "all_reduce", "size_bytes": 2**k, "time_s": 1e-5 * k, "ranks": 2}) + "\n"
+        for k in (10, 20)
+    )
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(rows)
+    b.write_bytes(rows.encode("utf-16-le"))
+    with pytest.warns(UserWarning, match="b.jsonl: read as UTF-16 LE"):
+        got = load_results(b)
+    assert got.equals(load_results(a))
+    assert got.attrs["encoding_note"].startswith(f"{b}: read as UTF-16 LE")
+
+
+def test_one_decoder_for_every_reader():
+    """One helper decodes every file a user gives: the nccl-tests reader's names are the
+    shared module's (no second table of byte-order marks to drift)."""
+    import costmodel.textfile as tf
+    from costmodel.validation import nccl_tests
+    from costmodel.validation.nccl_tests import _common
+
+    assert nccl_tests.decode_lenient is tf.decode_lenient
+    assert not hasattr(_common, "_BOMS") and not hasattr(_common, "_encoding")
+    assert nccl_tests.decode_lenient("# nThread 1\n".encode("utf-16-le")) == "# nThread 1\n"
+    # a UTF-8 log that only happens to hold NULs further on is not taken for UTF-16
+    assert tf.decode(b"# nThread 1 nGpus 2 minBytes 8\n" * 10 + b"\x00\x00").encoding == "UTF-8"
