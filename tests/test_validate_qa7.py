@@ -232,3 +232,98 @@ def test_one_decoder_for_every_reader():
     assert nccl_tests.decode_lenient("# nThread 1\n".encode("utf-16-le")) == "# nThread 1\n"
     # a UTF-8 log that only happens to hold NULs further on is not taken for UTF-16
     assert tf.decode(b"# nThread 1 nGpus 2 minBytes 8\n" * 10 + b"\x00\x00").encoding == "UTF-8"
+
+
+# --- 3. results files written before the no_sync and plain rows shared one compute ---------------
+def _old_ddp_rows() -> list[dict]:
+    """A SYNTHETIC FORMAT FIXTURE, not a measurement: the keys `validate torch --ddp` wrote for a
+    DDP step before the no_sync and plain rows of a setting shared one compute (no
+    `compute_iters`; each row its own `compute_time_s`), with round made-up values chosen only
+    to exercise the reader: one setting with accumulation 1, one pair with accumulation 2 whose
+    two compute times differ as the old job's did (10 ms and 19 ms)."""
+    job = {
+        "source": "torch",
+        "backend": "nccl",
+        "ranks": 8,
+        "nodes": 1,
+        "gpus_per_node": 8,
+        "device": "NVIDIA H100 80GB HBM3",
+        "attempt": "20260101T000000-1",
+        "complete": True,
+        "run_key": "torch@synthetic",
+        "config": "synthetic",
+        "kind": "ddp_step",
+        "op": "ddp_step",
+        "params": 2101248,
+        "gradient_bytes": 8404992,
+        "layers": 8,
+        "width": 512,
+        "bucket_cap_mb": 25.0,
+        "iters": 5,
+        "flagged": False,
+    }
+    return [
+        {**job, "accumulation": 1, "no_sync": False, "time_s": 0.020, "compute_time_s": 0.010},
+        {**job, "accumulation": 2, "no_sync": False, "time_s": 0.040, "compute_time_s": 0.010},
+        {**job, "accumulation": 2, "no_sync": True, "time_s": 0.030, "compute_time_s": 0.019},
+    ]
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_an_old_results_file_has_its_pair_of_compute_times_reconciled(tmp_path):
+    """A results file written before the shared compute keeps two compute times for one
+    (setting, no_sync pair): predicted as read, the no_sync step (10 ms compute) came out
+    faster or slower than the plain one (19 ms) by noise. The pair is now predicted with one
+    median (their mean, 14.5 ms), the recorded values kept, and said once."""
+    from costmodel.validation.compare import cluster_predictor, predict_ddp
+    from costmodel.validation.runner import load_results
+
+    old = load_results(_write(tmp_path / "old.jsonl", _old_ddp_rows()))
+    out = predict_ddp(old, cluster_predictor("dgx-h100"))
+    pair = out[out["accumulation"] == 2].set_index("no_sync")
+    assert pair["compute_time_s"].tolist() == [pytest.approx(0.0145)] * 2
+    assert pair["compute_time_recorded_s"].tolist() == [0.010, 0.019]
+    assert pair.loc[True, "predicted_compute_s"] == pair.loc[False, "predicted_compute_s"]
+    # one compute: the no_sync step (one all-reduce in two micro-batches) is never predicted
+    # slower than the plain one (two)
+    assert pair.loc[True, "predicted_step_s"] <= pair.loc[False, "predicted_step_s"]
+    single = out[out["accumulation"] == 1].iloc[0]
+    assert single["compute_time_s"] == single["compute_time_recorded_s"] == 0.010  # no pair
+    note = out.attrs["compute_note"]
+    assert note.startswith("1 DDP setting (no_sync and plain rows) carries two compute times")
+    assert "bucket 25 MiB, accumulation 2: 10 ms and 19 ms -> 14.5 ms" in note
+
+    # a file the job writes now (one compute per setting) is predicted as read, no note
+    now = [{**r, "compute_time_s": 0.012, "compute_iters": 10} for r in _old_ddp_rows()]
+    fresh = predict_ddp(load_results(_write(tmp_path / "new.jsonl", now)), cluster_predictor("dgx-h100"))  # fmt: skip
+    assert fresh.attrs["compute_note"] is None and "compute_time_recorded_s" not in fresh
+    assert (fresh["compute_time_s"] == 0.012).all()
+
+
+def test_validate_compare_says_the_reconciled_pair_once(tmp_path):
+    """`validate compare` on such a file: one warning line (stderr, and in --json's warnings
+    when the file also has collectives), the DDP table with the compute both rows were
+    predicted with."""
+    old = _old_ddp_rows()
+    path = _write(tmp_path / "old.jsonl", old)
+    res = run("validate", "compare", str(path), "--cluster", "dgx-h100")
+    assert res.exit_code == 0, res.stderr
+    said = [line for line in res.stderr.splitlines() if "two compute times" in line]
+    assert len(said) == 1 and said[0].startswith("costmodel: warning: 1 DDP setting")
+    assert "DDP steps, measured vs predicted" in res.stdout
+    collective = {k: v for k, v in old[0].items() if k not in ("params", "gradient_bytes")}
+    collective.update(kind="collective", op="all_reduce", size_bytes=2**26, time_s=0.5e-3,
+                      placement="out_of_place")  # fmt: skip
+    for k in ("layers", "width", "bucket_cap_mb", "accumulation", "no_sync", "compute_time_s"):
+        collective.pop(k, None)
+    both = _write(tmp_path / "both.jsonl", [collective, *old])
+    doc = json.loads(
+        run("validate", "compare", str(both), "--cluster", "dgx-h100", "--json").stdout
+    )
+    assert sum("two compute times" in w for w in doc["warnings"]) == 1
+    steps = {(s["accumulation"], s["no_sync"]): s for s in doc["ddp_steps"]}
+    assert steps[(2, True)]["compute_time_s"] == steps[(2, False)]["compute_time_s"]

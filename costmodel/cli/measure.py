@@ -937,6 +937,9 @@ def validate_compare(
     ddp = None
     if "kind" in measured and (measured["kind"] == "ddp_step").any():
         ddp = cmp.predict_ddp(measured, predictor)
+        if ddp.attrs.get("compute_note"):  # an older file's pairs of two compute times, once
+            notices.append(ddp.attrs["compute_note"])
+            said.append(f"costmodel: warning: {ddp.attrs['compute_note']}")
         if not (measured["kind"].fillna("collective") == "collective").any():
             for line in said:  # a job run with --ops none --ddp: the steps are the comparison
                 typer.echo(line, err=True)
