@@ -765,7 +765,8 @@ def validate_compare(
     Error = busbw_pred / busbw_meas - 1 (uncapped), with |ln ratio| beside it. Exit 1 when any
     |error| (sizes from --check-from up) exceeds --tolerance, or, without --tolerance, when the
     docs/fidelity.md goal fails; also when a check has no rows to judge (a log cut off below 1
-    MiB, --check-from above every size): the verdict is then NOT ASSESSED, never ok. A log
+    MiB, --check-from above every size, --tolerance on a file of DDP steps only): the verdict
+    is then NOT ASSESSED, never ok. DDP steps are shown, not judged. A log
     whose GPU or GPUs per node contradict --cluster gets a warning on stderr naming the preset
     the log looks like. A bundled run's cluster, nodes and
     GPUs per node default to its index entry (costmodel.validation.reference_runs), as on the
@@ -829,8 +830,18 @@ def validate_compare(
         from ..models import check_model
 
         check_model(model)
+    elif calibration.is_dir():
+        raise ValueError(
+            f"--calibration: {str(calibration)!r} is a folder; give the TOML file costmodel "
+            "calibrate wrote"
+        )
     elif not calibration.is_file():
         raise ValueError(f"--calibration: {str(calibration)!r} does not exist")
+    elif model != "nccl":  # the default: a calibration predicts with its own fits, no model
+        raise ValueError(
+            f"--model: {model!r} with --calibration; a calibration predicts with its own fits "
+            "(give --model with --cluster, or a calibrated cluster preset as --cluster)"
+        )
     assumed: list[str] = []
     notices: list[str] = []  # the reader's one-line warnings, as the Validate page shows them
     findings: list[str] = []  # the parser's findings, the list the Validate page shows
@@ -943,8 +954,19 @@ def validate_compare(
         if not (measured["kind"].fillna("collective") == "collective").any():
             for line in said:  # a job run with --ops none --ddp: the steps are the comparison
                 typer.echo(line, err=True)
-            _echo_ddp(ddp, as_json, report)
-            return
+            if tolerance is None:  # shown, not judged: the goal is the collectives'
+                _echo_ddp(ddp, as_json, report)
+                return
+            # --tolerance asked for a check of collectives' busbw error, and there is none:
+            # not assessed, exit 1, as a goal with no rows (it was ignored, exit 0)
+            unassessed = {"passed": False, "assessed": False, "verdict": "not assessed"}
+            _echo_ddp(ddp, as_json, report, unassessed)
+            if not as_json:
+                typer.echo(
+                    f"{cmp.VERDICTS[None]}: --tolerance checks the collectives' |busbw error| "
+                    "and the file holds DDP steps only (shown above, not judged)"
+                )
+            raise typer.Exit(1)
     table = cmp.compare(measured, predictor, model=label)
     if table["rel_error"].notna().sum() == 0:
         notes = sorted({str(n) for n in table.get("note", []) if n})
@@ -1068,8 +1090,11 @@ def _ddp_records(ddp: Any) -> list[dict[str, Any]]:
     return _records(ddp[cmp.ddp_columns(ddp)])
 
 
-def _echo_ddp(ddp: Any, as_json: bool, report: Path | None) -> None:
-    """Print the DDP steps (and write the report of a job that timed nothing else)."""
+def _echo_ddp(
+    ddp: Any, as_json: bool, report: Path | None, verdict: dict[str, Any] | None = None
+) -> None:
+    """Print the DDP steps (and write the report of a job that timed nothing else);
+    ``verdict``: keys added to the JSON (a check asked for and not assessed)."""
     if report is not None:
         import pandas as pd
 
@@ -1079,7 +1104,7 @@ def _echo_ddp(ddp: Any, as_json: bool, report: Path | None) -> None:
             empty = pd.DataFrame(columns=["op", "size_bytes", "ranks", "time_s"])
             cmp.write_report(cmp.compare(empty, lambda *a, **k: 0.0), tmp, ddp=ddp)
     if as_json:
-        _print_json({"ddp_steps": _ddp_records(ddp)})
+        _print_json({"ddp_steps": _ddp_records(ddp), **(verdict or {})})
         return
     shown = ddp.assign(
         accumulation=ddp["accumulation"].astype(int),

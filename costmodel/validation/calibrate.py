@@ -302,6 +302,13 @@ def calibrate(
     """
     import pandas as pd
 
+    if "kind" in results and len(results) and (results["kind"] == "ddp_step").all():
+        # a torch job run with --ops none --ddp: it read "results lack columns ['size_bytes']"
+        raise ValueError(
+            "results: the rows are DDP steps only (no collective rows); a calibration fits "
+            "collectives: time some with the torch job (validate torch --ops all_reduce "
+            "--ddp), or give an nccl-tests log"
+        )
     needed = {"op", "size_bytes", "ranks", time_column}
     missing = needed - set(results.columns)
     if missing:
