@@ -394,3 +394,41 @@ def test_a_tolerance_on_ddp_steps_only_is_not_assessed(tmp_path):
                          "--tolerance", "0.1", "--json").stdout)  # fmt: skip
     assert (doc["passed"], doc["assessed"], doc["verdict"]) == (False, False, "not assessed")
     assert len(doc["ddp_steps"]) == 3
+
+
+def test_a_results_file_in_a_folder_of_logs_is_named_as_one(tmp_path):
+    """A folder holding a log and a torch job's results.jsonl-like file (any name .jsonl) read
+    the .jsonl as an nccl-tests JSON log: "not compared: coll.jsonl: line 2: invalid JSON:
+    Extra data". Every command reads .jsonl as results: the folder reader says so and where to
+    give it; a folder of results files only is refused listing each."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "ar.txt").write_bytes(_bundled("09a").read_bytes())
+    results = _gloo_collectives(tmp_path)
+    (folder / "gloo.jsonl").write_bytes(results.read_bytes())
+    res = run("validate", "compare", str(folder), "--cluster", "pcie3-2x-rtx2080ti-nop2p")
+    assert res.exit_code == 1  # a file not compared fails the command, as before
+    assert (
+        "costmodel: warning: not compared: gloo.jsonl: a results file (.jsonl), not an "
+        f"nccl-tests log; compare it on its own: {str(folder / 'gloo.jsonl')!r}"
+    ) in res.stderr
+    assert "invalid JSON" not in res.stderr
+    (folder / "ar.txt").unlink()
+    one_line_error(run("validate", "compare", str(folder)),
+                   "no file of", "gloo.jsonl: a results file (.jsonl)")  # fmt: skip
+
+
+def test_a_check_from_above_every_row_names_itself_in_the_goal_line():
+    """`--check-from 100GiB` on a log with rows from 1 MiB up said "from 1 MiB: not assessed
+    (no rows of 1 MiB or more)", blaming the log; it names the bound that left no rows."""
+    from costmodel.validation.compare import fidelity_check
+
+    rows = pd.DataFrame({"size_bytes": pd.Series([], dtype=float), "rel_error": []})
+    _, lines = fidelity_check(rows, from_bytes=100 * 2**30)
+    assert lines == [
+        "median |busbw error| from 1 MiB: not assessed (no rows from 107 GB up)",
+        "median |busbw error| all sizes: not assessed (no rows from 107 GB up)",
+    ]
+    _, lines = fidelity_check(rows, from_bytes=2**19)  # below 1 MiB: the goal's own bound
+    assert lines[0].endswith("(no rows of 1 MiB or more)")
+    assert lines[1].endswith("(no rows from 524 kB up)")

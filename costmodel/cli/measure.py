@@ -623,6 +623,12 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
     reads: list[tuple[Path, Any]] = []
     skipped: list[str] = []
     for path in files:
+        if path.suffix.lower() == ".jsonl":  # every command reads .jsonl as results, not a log
+            skipped.append(
+                f"{path.name}: a results file (.jsonl), not an nccl-tests log; compare it on "
+                f"its own: {str(path)!r}"
+            )
+            continue
         try:
             reads.append((path, _read_log(path, **settings)))
         except (ValueError, OSError) as exc:  # an NcclTestsParseError is a ValueError
@@ -996,7 +1002,7 @@ def validate_compare(
     # off below 1 MiB, --check-from above every size); not assessed exits 1 as a failure does,
     # as a folder's unread file does: no data is never a pass
     if tolerance is None:
-        outcome, goal_lines = cmp.fidelity_check(checked)
+        outcome, goal_lines = cmp.fidelity_check(checked, from_bytes=floor)
         goals = cmp.fidelity_goals(checked)
         bad = checked.iloc[0:0] if outcome is not False else checked
     else:

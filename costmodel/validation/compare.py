@@ -142,9 +142,12 @@ VERDICTS = {True: "ok", False: "FAIL", None: "NOT ASSESSED"}
 in its ``--json``): passed, failed, or not assessed (no rows to judge it on)."""
 
 
-def fidelity_check(comparison: pd.DataFrame) -> tuple[bool | None, list[str]]:
+def fidelity_check(
+    comparison: pd.DataFrame, *, from_bytes: float = 0.0
+) -> tuple[bool | None, list[str]]:
     """The fidelity goal of docs/fidelity.md on a comparison: (passed, one line per check),
-    the lines of :func:`fidelity_goals`.
+    the lines of :func:`fidelity_goals`. ``from_bytes``: the smallest size the caller kept in
+    ``comparison`` (``validate compare --check-from``), named in a check left without rows.
 
     ``passed`` is False when a check fails, else None when a check has no rows (not
     assessed: a log cut off below 1 MiB, or ``--check-from`` above every size, has no data to
@@ -162,7 +165,13 @@ def fidelity_check(comparison: pd.DataFrame) -> tuple[bool | None, list[str]]:
     for g in fidelity_goals(comparison):
         outcomes.append(g["passed"])
         if g["passed"] is None:
-            rows = "rows of 1 MiB or more" if g["check"] == "from 1 MiB" else "rows"
+            own = 2.0**20 if g["check"] == "from 1 MiB" else 0.0
+            if from_bytes > own:
+                from costmodel.units import format_bytes
+
+                rows = f"rows from {format_bytes(from_bytes)} up"
+            else:
+                rows = "rows of 1 MiB or more" if own else "rows"
             lines.append(f"median |busbw error| {g['check']}: not assessed (no {rows})")
             continue
         lines.append(
