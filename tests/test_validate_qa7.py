@@ -410,7 +410,7 @@ def test_a_results_file_in_a_folder_of_logs_is_named_as_one(tmp_path):
     assert res.exit_code == 1  # a file not compared fails the command, as before
     assert (
         "costmodel: warning: not compared: gloo.jsonl: a results file (.jsonl), not an "
-        f"nccl-tests log; compare it on its own: {str(folder / 'gloo.jsonl')!r}"
+        f"nccl-tests log; give it on its own: {str(folder / 'gloo.jsonl')!r}"
     ) in res.stderr
     assert "invalid JSON" not in res.stderr
     (folder / "ar.txt").unlink()

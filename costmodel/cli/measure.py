@@ -625,8 +625,8 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
     for path in files:
         if path.suffix.lower() == ".jsonl":  # every command reads .jsonl as results, not a log
             skipped.append(
-                f"{path.name}: a results file (.jsonl), not an nccl-tests log; compare it on "
-                f"its own: {str(path)!r}"
+                f"{path.name}: a results file (.jsonl), not an nccl-tests log; give it on its "
+                f"own: {str(path)!r}"
             )
             continue
         try:
