@@ -432,3 +432,20 @@ def test_a_check_from_above_every_row_names_itself_in_the_goal_line():
     _, lines = fidelity_check(rows, from_bytes=2**19)  # below 1 MiB: the goal's own bound
     assert lines[0].endswith("(no rows of 1 MiB or more)")
     assert lines[1].endswith("(no rows from 524 kB up)")
+
+
+def test_ddp_steps_on_cpus_without_a_calibration_get_advice_that_works(tmp_path):
+    """`validate compare ddp.jsonl` (gloo DDP steps only, no --cluster) advised "calibrate on
+    them (costmodel calibrate without --cluster)", which refuses DDP steps. The advice now is
+    to calibrate on collectives timed on the same CPUs; followed, the steps compare."""
+    steps = [{**r, "backend": "gloo", "device": "cpu", "ranks": 2, "gpus_per_node": 2,
+              "compute_iters": 10} for r in _old_ddp_rows()]  # fmt: skip
+    ddp = _write(tmp_path / "ddp.jsonl", steps)
+    line = one_line_error(run("validate", "compare", str(ddp)),
+                          "--cluster: the rows ran on CPUs (gloo)",
+                          "calibrate on collectives the torch job timed on them")  # fmt: skip
+    assert "calibrate on them (" not in line
+    cal = tmp_path / "cal.toml"
+    assert run("calibrate", str(_gloo_collectives(tmp_path)), "-o", str(cal)).exit_code == 0
+    res = run("validate", "compare", str(ddp), "--calibration", str(cal))
+    assert res.exit_code == 0 and "DDP steps, measured vs predicted" in res.stdout

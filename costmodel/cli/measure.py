@@ -867,10 +867,19 @@ def validate_compare(
                     "file of one device, or give --cluster NAME to compare every row with it"
                 )
             elif cmp.ran_on_cpus(measured):
+                ddp_only = "kind" in measured and (measured["kind"] == "ddp_step").all()
                 raise ValueError(
                     "--cluster: the rows ran on CPUs (gloo) and no cluster preset describes "
-                    "them; calibrate on them (costmodel calibrate without --cluster) and "
-                    "compare with --calibration FILE"
+                    "them; "
+                    + (
+                        # calibrate fits collectives: DDP steps alone give it nothing to fit
+                        "calibrate on collectives the torch job timed on them (validate torch "
+                        "--ops all_reduce; costmodel calibrate without --cluster) and compare "
+                        "these DDP steps with --calibration FILE"
+                        if ddp_only
+                        else "calibrate on them (costmodel calibrate without --cluster) and "
+                        "compare with --calibration FILE"
+                    )
                 )
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
         settings: dict[str, Any] = {
