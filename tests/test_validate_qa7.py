@@ -449,3 +449,32 @@ def test_ddp_steps_on_cpus_without_a_calibration_get_advice_that_works(tmp_path)
     assert run("calibrate", str(_gloo_collectives(tmp_path)), "-o", str(cal)).exit_code == 0
     res = run("validate", "compare", str(ddp), "--calibration", str(cal))
     assert res.exit_code == 0 and "DDP steps, measured vs predicted" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('{"a": 1}\n', "no row has 'op' or 'time_s': not a results file"),
+        ("[1, 2]\n", "line 1 is JSON but not an object (list)"),
+        (
+            '{"op": "all_reduce", "size_bytes": 1024, "ranks": 2, "time_s": 1e-5}\n'
+            '{"op": "all_reduce", "size_bytes": 2048, "ranks": 2, "time_s": "fast"}\n',
+            "line 2: time_s 'fast' is not a number",
+        ),
+        (
+            '{"op": "all_reduce", "size_bytes": "1MiB", "ranks": 2, "time_s": 1e-5}\n',
+            "line 1: size_bytes '1MiB' is not a number",
+        ),
+    ],
+)
+def test_a_jsonl_that_is_not_results_is_refused_naming_line_and_field(tmp_path, text, fragment):
+    """Other tools' JSON lines and hand-edited rows leaked pandas: "measured rows lack columns
+    ['op', 'ranks', 'size_bytes', 'time_s']; need [the same list]" (no file named),
+    "operation 'rtruediv' not supported for dtype 'str' with dtype 'int64'" (validate compare)
+    and "Invalid comparison between dtype=str and int" (calibrate). One line now, naming the
+    file, and the line and field where there is one."""
+    path = tmp_path / "x.jsonl"
+    path.write_text(text)
+    one_line_error(run("validate", "compare", str(path), "--cluster", "dgx-h100"),
+                   str(path), fragment)  # fmt: skip
+    one_line_error(run("calibrate", str(path), "-o", str(tmp_path / "c.toml")), str(path), fragment)

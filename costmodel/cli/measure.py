@@ -505,6 +505,13 @@ def _read_measurements(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             df = runner.load_results(path)
+        missing = [c for c in ("op", "time_s") if c not in df]
+        if missing:  # another tool's JSON lines: it read "measured rows lack columns [...]"
+            raise ValueError(
+                f"{path}: no row has {' or '.join(repr(c) for c in missing)}: not a results "
+                "file of validate torch or validate nccl-tests run (JSON lines with op, "
+                "size_bytes, ranks, time_s per row)"
+            )
         cut = df.attrs.get("cut_row")
         if cut and notices is not None:
             notices.append(cut["message"])
