@@ -691,7 +691,7 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"results file {str(path)!r} does not exist")
-    records = []
+    records: list[dict[str, Any]] = []
     lines: list[int] = []  # each record's line, for a refusal that names it
     cut: int | None = None
     # UTF-8, or UTF-16/32 by a byte-order mark (a file redirected by Windows PowerShell 5), as
