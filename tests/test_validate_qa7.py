@@ -478,3 +478,16 @@ def test_a_jsonl_that_is_not_results_is_refused_naming_line_and_field(tmp_path, 
     one_line_error(run("validate", "compare", str(path), "--cluster", "dgx-h100"),
                    str(path), fragment)  # fmt: skip
     one_line_error(run("calibrate", str(path), "-o", str(tmp_path / "c.toml")), str(path), fragment)
+
+
+def test_a_grid_file_of_another_format_says_what_a_grid_file_is(tmp_path):
+    """`costmodel sweep grid.csv` (a CSV of axes) said only "invalid TOML: Expected '=' after
+    a key ..."; a file not named .toml is told what a grid file is. A .toml keeps the parser's
+    message alone."""
+    csv = tmp_path / "grid.csv"
+    csv.write_text("preset,nodes\ndgx-h100,1\n")
+    one_line_error(run("sweep", str(csv)), "invalid TOML",
+                   'a grid file is TOML: kind = "collective" and a [grid] table')  # fmt: skip
+    toml = tmp_path / "grid.toml"
+    toml.write_text("preset,nodes\n")
+    assert "a grid file is TOML" not in one_line_error(run("sweep", str(toml)), "invalid TOML")

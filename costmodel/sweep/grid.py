@@ -608,7 +608,12 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
     except textfile.TextDecodeError as exc:
         raise ValueError(f"grid file {str(p)!r}: {exc.message}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"grid file {str(p)!r}: invalid TOML: {exc}") from None
+        hint = (  # a grid of another format (CSV, JSON): what a grid file is
+            ""
+            if p.suffix.lower() == ".toml"
+            else '; a grid file is TOML: kind = "collective" and a [grid] table of axes'
+        )
+        raise ValueError(f"grid file {str(p)!r}: invalid TOML: {exc}{hint}") from None
     unknown = set(data) - {"kind", "grid"}
     if unknown:
         raise ValueError(
