@@ -403,11 +403,16 @@ def test_a_results_file_in_a_folder_of_logs_is_named_as_one(tmp_path):
     give it; a folder of results files only is refused listing each."""
     folder = tmp_path / "runs"
     folder.mkdir()
-    (folder / "ar.txt").write_bytes(_bundled("09a").read_bytes())
+    (folder / "ar.txt").write_bytes(_bundled("06a").read_bytes())
     results = _gloo_collectives(tmp_path)
     (folder / "gloo.jsonl").write_bytes(results.read_bytes())
-    res = run("validate", "compare", str(folder), "--cluster", "pcie3-2x-rtx2080ti-nop2p")
+    res = run("validate", "compare", str(folder), "--cluster", "dell-xe9680-h100")
     assert res.exit_code == 1  # a file not compared fails the command, as before
+    assert res.stdout.strip().splitlines()[-2].startswith("ok: docs/fidelity.md goal")
+    assert res.stdout.strip().splitlines()[-1].startswith("FAIL: 1 file of")
+    doc = json.loads(run("validate", "compare", str(folder), "--cluster", "dell-xe9680-h100",
+                         "--json").stdout)  # fmt: skip
+    assert (doc["passed"], doc["assessed"], doc["verdict"]) == (False, True, "fail")
     assert (
         "costmodel: warning: not compared: gloo.jsonl: a results file (.jsonl), not an "
         f"nccl-tests log; give it on its own: {str(folder / 'gloo.jsonl')!r}"

@@ -779,11 +779,11 @@ def validate_compare(
     |error| (sizes from --check-from up) exceeds --tolerance, or, without --tolerance, when the
     docs/fidelity.md goal fails; also when a check has no rows to judge (a log cut off below 1
     MiB, --check-from above every size, --tolerance on a file of DDP steps only): the verdict
-    is then NOT ASSESSED, never ok. DDP steps are shown, not judged. A log
-    whose GPU or GPUs per node contradict --cluster gets a warning on stderr naming the preset
-    the log looks like. A bundled run's cluster, nodes and
-    GPUs per node default to its index entry (costmodel.validation.reference_runs), as on the
-    app's Validate page; stderr says what was assumed, and any option given wins. What the
+    is then NOT ASSESSED, never ok. DDP steps are shown, not judged. A log whose GPU or GPUs
+    per node contradict --cluster gets a warning on stderr naming the preset the log looks
+    like. A bundled run's cluster, nodes and GPUs per node default to its index entry
+    (costmodel.validation.reference_runs), as on the app's Validate page; stderr says what
+    was assumed, and any option given wins. What the
     parser found that nccl-tests would not have printed (a duplicate row, a missing footer, a
     launch line the rows contradict, ...) is one warning line each on stderr, the lines the
     Validate page lists. A folder of nccl-tests logs is compared as one: every file read alike,
@@ -1052,7 +1052,9 @@ def validate_compare(
                 "goal": goals,  # the docs/fidelity.md checks (without --tolerance), as the text
                 "passed": outcome is True and not skipped_files,
                 "assessed": outcome is not None,  # false: no rows to judge (exit 1)
-                "verdict": verdict.lower(),  # "ok", "fail" or "not assessed", as the text
+                # "ok", "fail" or "not assessed", as the text's verdict; a folder's file not
+                # compared fails the command whatever the rows read
+                "verdict": "fail" if skipped_files and outcome else verdict.lower(),
                 "skipped_files": skipped_files,  # a folder's files that did not read as logs
                 "socket_fallback": fallback,
                 "median_abs_rel_error": float(table["rel_error"].abs().median()),
