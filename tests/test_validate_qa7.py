@@ -496,3 +496,23 @@ def test_a_grid_file_of_another_format_says_what_a_grid_file_is(tmp_path):
     toml = tmp_path / "grid.toml"
     toml.write_text("preset,nodes\n")
     assert "a grid file is TOML" not in one_line_error(run("sweep", str(toml)), "invalid TOML")
+
+
+def test_a_calibration_copied_through_a_powershell_redirect_loads(tmp_path):
+    """A calibration TOML is a file users copy too; in UTF-16 (a PowerShell 5 redirect) it
+    failed with Python's "'utf-8' codec can't decode byte 0xff in position 0" naming no file.
+    It is decoded by the one helper now; undecodable bytes name the file, byte and offset."""
+    from costmodel.validation.calibrate import load_calibration
+
+    cal = tmp_path / "cal.toml"
+    assert run("calibrate", str(_gloo_collectives(tmp_path)), "-o", str(cal)).exit_code == 0
+    copy = tmp_path / "copy.toml"
+    copy.write_bytes(cal.read_text().encode("utf-16"))
+    assert load_calibration(copy).table().equals(load_calibration(cal).table())
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b'kind = "caf\xe9"\n')
+    one_line_error(
+        run("validate", "compare", str(_gloo_collectives(tmp_path)), "--calibration", str(bad)),
+        f"--calibration: {bad}: cannot read calibration TOML: not UTF-8 text: byte 0xe9 at "
+        "offset 11",
+    )
