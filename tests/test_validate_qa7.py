@@ -516,3 +516,33 @@ def test_a_calibration_copied_through_a_powershell_redirect_loads(tmp_path):
         f"--calibration: {bad}: cannot read calibration TOML: not UTF-8 text: byte 0xe9 at "
         "offset 11",
     )
+
+
+def test_op_names_are_read_alike_by_every_validate_command(tmp_path):
+    """`validate compare --op AllReduce` (and all-reduce) read as all_reduce, but `validate
+    torch --ops ALL_REDUCE` and `validate nccl-tests run --ops all-reduce` were refused as
+    unknown, and `--ops all_reduce,all_reduce` timed the op twice. Every command takes any
+    spelling now and each op once."""
+    out = str(tmp_path / "t.jsonl")
+    res = run("validate", "torch", "--dry-run", "--backend", "gloo", "--ops",
+              "ALL_REDUCE,all-reduce,AllGather", "-o", out)  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    argv = res.stdout.split()
+    assert argv[argv.index("--ops") + 1] == "all_reduce,all_gather"
+    res = run("validate", "torch", "--dry-run", "--backend", "gloo", "--ops", "None", "--ddp",
+              "-o", out)  # fmt: skip
+    argv = res.stdout.split()
+    assert res.exit_code == 0 and argv[argv.index("--ops") + 1] == "none"
+    one_line_error(run("validate", "torch", "--dry-run", "--ops", "allreduce2", "-o", out),
+                   "--ops: ['allreduce2'] not known")  # fmt: skip
+    build = tmp_path / "build"
+    build.mkdir()
+    for stem in ("all_reduce", "all_gather"):
+        binary = build / f"{stem}_perf"
+        binary.write_text("#!/bin/sh\nexit 0\n")
+        binary.chmod(0o755)
+    res = run("validate", "nccl-tests", "run", "--build-dir", str(build), "--ops",
+              "ALL_REDUCE,all-reduce,AllGather", "--dry-run", "-o", str(tmp_path / "nc"))  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.strip().splitlines()
+    assert [Path(line.split()[0]).name for line in lines] == ["all_reduce_perf", "all_gather_perf"]

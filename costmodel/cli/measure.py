@@ -151,7 +151,8 @@ def nccl_tests_run(
     if mpi is not None and launcher != "mpirun":
         raise ValueError(f"--mpi: applies to --launcher mpirun only, not {launcher}")
     algo_list, proto_list = _csv_list(algos, "--algos"), _csv_list(protos, "--protos")
-    op_list = _csv_list(ops, "--ops") or []
+    # any spelling --op of validate compare takes (AllReduce, all-reduce), each op once
+    op_list = list(dict.fromkeys(_nccl_tests_op(o) for o in _csv_list(ops, "--ops") or []))
     try:  # every argument checked before anything runs, under the CLI's option names
         # --mpi, else the MPI of the mpirun on PATH (`mpirun --version`), as plan_sweep does;
         # asked once here, for the plan and the run
@@ -293,7 +294,18 @@ def validate_torch(
         raise ValueError(f"--min-bytes {min_bytes} is larger than --max-bytes {max_bytes}")
     if backend not in ("auto", "gloo", "nccl"):
         raise ValueError(f"--backend: unknown {backend!r}; allowed: auto, gloo, nccl")
-    chosen = [] if ops.strip() == "none" else [o.strip() for o in ops.split(",") if o.strip()]
+    from ..tables import spelled_as
+
+    # any spelling (ALL_REDUCE, all-reduce), as validate compare's --op, and each op once
+    chosen = (
+        []
+        if ops.strip().lower() == "none"
+        else list(
+            dict.fromkeys(
+                spelled_as(o.strip(), TORCH_OPS) or o.strip() for o in ops.split(",") if o.strip()
+            )
+        )
+    )
     unknown = [o for o in chosen if o not in TORCH_OPS]
     if unknown:
         raise ValueError(f"--ops: {unknown} not known; allowed: {','.join(TORCH_OPS)} or none")
@@ -343,7 +355,7 @@ def validate_torch(
         "--backend",
         backend,
         "--ops",
-        ops,
+        ",".join(chosen) or "none",
         "--min-bytes",
         min_bytes,
         "--max-bytes",
