@@ -546,3 +546,21 @@ def test_op_names_are_read_alike_by_every_validate_command(tmp_path):
     assert res.exit_code == 0, res.stderr
     lines = res.stdout.strip().splitlines()
     assert [Path(line.split()[0]).name for line in lines] == ["all_reduce_perf", "all_gather_perf"]
+
+
+def test_a_toml_given_as_results_is_named_as_such(tmp_path):
+    """`validate compare cal.toml` (the calibration given where the measurements go) said "no
+    nccl-tests result rows found (expected lines like ...)"; it says what the file is and
+    where it belongs, for compare and calibrate, and in a folder of logs."""
+    cal = tmp_path / "cal.toml"
+    assert run("calibrate", str(_gloo_collectives(tmp_path)), "-o", str(cal)).exit_code == 0
+    for args in (("validate", "compare", str(cal), "--cluster", "dgx-h100"),
+                 ("calibrate", str(cal), "-o", str(tmp_path / "again.toml"))):  # fmt: skip
+        one_line_error(run(*args), f"results: {str(cal)!r} is a TOML file (a calibration or a "
+                       "preset), not measurements", "a calibration as --calibration")  # fmt: skip
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "ar.txt").write_bytes(_bundled("09a").read_bytes())
+    (folder / "cal.toml").write_bytes(cal.read_bytes())
+    res = run("validate", "compare", str(folder), "--cluster", "pcie3-2x-rtx2080ti-nop2p")
+    assert "not compared: cal.toml: a TOML file (a calibration or a preset)" in res.stderr

@@ -498,6 +498,14 @@ def _need_file(path: Path) -> None:
         )
     if not path.is_file():
         raise ValueError(f"results: {str(path)!r} does not exist")
+    if path.suffix.lower() == ".toml":  # it read "no nccl-tests result rows found"
+        raise ValueError(
+            f"results: {str(path)!r} is {_TOML_FILE}; give the measured rows (a results .jsonl "
+            "or an nccl-tests log) as RESULTS, and a calibration as --calibration"
+        )
+
+
+_TOML_FILE = "a TOML file (a calibration or a preset), not measurements"
 
 
 def _read_measurements(
@@ -647,6 +655,9 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
                 f"{path.name}: a results file (.jsonl), not an nccl-tests log; give it on its "
                 f"own: {str(path)!r}"
             )
+            continue
+        if path.suffix.lower() == ".toml":  # a calibration written beside the logs
+            skipped.append(f"{path.name}: {_TOML_FILE}")
             continue
         try:
             reads.append((path, _read_log(path, **settings)))
