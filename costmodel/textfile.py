@@ -1,5 +1,5 @@
-"""Decoding the bytes of a text file a user gives us: nccl-tests logs, results files (.jsonl) and
-sweep grid files (TOML). One helper for every reader, so a file reads alike wherever it is given.
+"""Decoding the bytes of a text file a user gives us: nccl-tests logs, results files (.jsonl),
+sweep grid files and calibrations (TOML). One helper for every reader, so a file reads alike wherever it is given.
 
 UTF-8 with or without a byte-order mark (Notepad writes one), UTF-16 or UTF-32 by its mark
 (Windows PowerShell 5's ``>`` redirect writes UTF-16 LE with the mark ``FF FE``), the mark
@@ -16,8 +16,9 @@ false)``) is recognised by its NULs and read, with a :class:`GuessedEncodingWarn
 - Text that is mostly outside ASCII (CJK in UTF-16) has no such pattern; it is decoded as UTF-8,
   fails, and is refused naming the byte offset, with the advice to save it as UTF-8.
 
-A file whose first bytes are mostly NULs in both parities is refused (``not text``): a binary
-file, or UTF-16 that is not recognisable without its mark.
+Any other file with NULs in at least ``NUL_SHARE / 2`` of its first bytes (both parities, or
+one parity with non-ASCII text between) is refused (``not text``): a binary file, or UTF-16
+that is not recognisable without its mark; as UTF-8 it would decode into NULs.
 
 >>> decode_text("# nThread 1\\n".encode("utf-16"))  # with its mark (PowerShell 5)
 '# nThread 1\\n'
