@@ -117,14 +117,23 @@ def decode(data: bytes, source: str = "<bytes>", *, what: str = "file") -> Decod
     """Decode a text file's bytes (the module docstring says how the encoding is chosen).
 
     Raises :class:`TextDecodeError` (a ValueError) naming the byte offset when the bytes do not
-    decode in that encoding (a Latin-1 or cp1252 file must be converted first), and for a NUL
-    in UTF-8 text (a binary file). ``what`` names the file in the advice ("log", "results
-    file", "grid file").
+    decode in that encoding (a Latin-1 or cp1252 file must be converted first), and for NULs
+    in its first bytes that no guess explains (a binary file, UTF-32 without its mark).
+    ``what`` names the file in the advice ("log", "results file", "grid file").
     """
     codec, name, skip, guessed = _encoding(data)
     advice = f"save the {what} as UTF-8 or ASCII"
     if guessed:
         advice += f", e.g. iconv -f {name.replace(' ', '')} -t UTF-8"
+    head = data[:SNIFF_BYTES]
+    if not skip and not guessed and len(head) >= 8 and head.count(0) >= NUL_SHARE * len(head) / 2:
+        # NULs in both parities (or UTF-16 with non-ASCII between): decodes as UTF-8 into text
+        # with NULs throughout, which no reader would recognise
+        raise TextDecodeError(
+            f"not text: NUL bytes throughout its first {len(head)} bytes (a binary file, or "
+            f"UTF-16 not recognisable without its byte-order mark; {advice})",
+            source,
+        )
     try:
         text = data[skip:].decode(codec)
     except UnicodeDecodeError as exc:
@@ -135,15 +144,6 @@ def decode(data: bytes, source: str = "<bytes>", *, what: str = "file") -> Decod
             f"({advice})",
             source,
         ) from exc
-    head = data[:SNIFF_BYTES]
-    if not skip and not guessed and len(head) >= 8 and head.count(0) >= NUL_SHARE * len(head) / 2:
-        # NULs in both parities (or UTF-16 with non-ASCII between): decodes as UTF-8 into text
-        # with NULs throughout, which no reader would recognise
-        raise TextDecodeError(
-            f"not text: NUL bytes throughout its first {len(head)} bytes (a binary file, or "
-            f"UTF-16 not recognisable without its byte-order mark; {advice})",
-            source,
-        )
     note = (
         f"read as {name} without a byte-order mark (a NUL at every other byte); save it as "
         "UTF-8 to read it without this guess"

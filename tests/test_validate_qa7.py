@@ -564,3 +564,23 @@ def test_a_toml_given_as_results_is_named_as_such(tmp_path):
     (folder / "cal.toml").write_bytes(cal.read_bytes())
     res = run("validate", "compare", str(folder), "--cluster", "pcie3-2x-rtx2080ti-nop2p")
     assert "not compared: cal.toml: a TOML file (a calibration or a preset)" in res.stderr
+
+
+def test_the_utf16_guess_reads_only_what_it_can_tell():
+    """The guess reads ASCII-range text in UTF-16 of either byte order (a µ in `(us)` lines is
+    still U+00B5, high byte NUL), and refuses what the NULs cannot tell: UTF-32 without its
+    mark, a file of NULs, and UTF-16 of an odd length."""
+    from costmodel.textfile import TextDecodeError, decode
+
+    text = "#  size  count  type  time (µs)  algbw (GB/s)\n" * 4
+    for codec, name in (("utf-16-le", "UTF-16 LE"), ("utf-16-be", "UTF-16 BE")):
+        got = decode(text.encode(codec))
+        assert (got.text, got.encoding) == (text, name) and "without a byte-order mark" in got.note
+    assert decode(text.encode()).note is None  # UTF-8: no guess
+    for data, fragment in (
+        (text.encode("utf-32-le"), "not text: NUL bytes throughout"),
+        (b"\x00" * 300, "not text: NUL bytes throughout its first 256 bytes"),
+        (text.encode("utf-16-le") + b"#", "not UTF-16 LE text without a byte-order mark"),
+    ):
+        with pytest.raises(TextDecodeError, match=fragment):
+            decode(data, "x.log", what="log")
