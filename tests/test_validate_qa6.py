@@ -226,7 +226,8 @@ def test_a_results_file_in_utf16_loads_as_in_utf8(tmp_path):
             "not UTF-16 text: byte 0x00 at offset 6",
         ),  # lone surrogate
         (b"\xff\xfe#\x00 \x00n", "not UTF-16 text: byte 0x6e at offset 6"),  # odd length
-        ("# nThread 1 nGpus 2\n".encode("utf-16-le"), "UTF-16 text without a byte-order mark"),
+        # UTF-16 without its BOM is read now (tests/test_validate_qa7.py); NULs throughout are not
+        (b"\x00" * 64, "not text: NUL bytes throughout"),
     ],
 )
 def test_undecodable_logs_are_still_refused_clearly(tmp_path, data, fragment):

@@ -151,7 +151,8 @@ def nccl_tests_run(
     if mpi is not None and launcher != "mpirun":
         raise ValueError(f"--mpi: applies to --launcher mpirun only, not {launcher}")
     algo_list, proto_list = _csv_list(algos, "--algos"), _csv_list(protos, "--protos")
-    op_list = _csv_list(ops, "--ops") or []
+    # any spelling --op of validate compare takes (AllReduce, all-reduce), each op once
+    op_list = list(dict.fromkeys(_nccl_tests_op(o) for o in _csv_list(ops, "--ops") or []))
     try:  # every argument checked before anything runs, under the CLI's option names
         # --mpi, else the MPI of the mpirun on PATH (`mpirun --version`), as plan_sweep does;
         # asked once here, for the plan and the run
@@ -293,7 +294,18 @@ def validate_torch(
         raise ValueError(f"--min-bytes {min_bytes} is larger than --max-bytes {max_bytes}")
     if backend not in ("auto", "gloo", "nccl"):
         raise ValueError(f"--backend: unknown {backend!r}; allowed: auto, gloo, nccl")
-    chosen = [] if ops.strip() == "none" else [o.strip() for o in ops.split(",") if o.strip()]
+    from ..tables import spelled_as
+
+    # any spelling (ALL_REDUCE, all-reduce), as validate compare's --op, and each op once
+    chosen = (
+        []
+        if ops.strip().lower() == "none"
+        else list(
+            dict.fromkeys(
+                spelled_as(o.strip(), TORCH_OPS) or o.strip() for o in ops.split(",") if o.strip()
+            )
+        )
+    )
     unknown = [o for o in chosen if o not in TORCH_OPS]
     if unknown:
         raise ValueError(f"--ops: {unknown} not known; allowed: {','.join(TORCH_OPS)} or none")
@@ -343,7 +355,7 @@ def validate_torch(
         "--backend",
         backend,
         "--ops",
-        ops,
+        ",".join(chosen) or "none",
         "--min-bytes",
         min_bytes,
         "--max-bytes",
@@ -486,6 +498,14 @@ def _need_file(path: Path) -> None:
         )
     if not path.is_file():
         raise ValueError(f"results: {str(path)!r} does not exist")
+    if path.suffix.lower() == ".toml":  # it read "no nccl-tests result rows found"
+        raise ValueError(
+            f"results: {str(path)!r} is {_TOML_FILE}; give the measured rows (a results .jsonl "
+            "or an nccl-tests log) as RESULTS, and a calibration as --calibration"
+        )
+
+
+_TOML_FILE = "a TOML file (a calibration or a preset), not measurements"
 
 
 def _read_measurements(
@@ -505,9 +525,19 @@ def _read_measurements(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             df = runner.load_results(path)
+        missing = [c for c in ("op", "time_s") if c not in df]
+        if missing:  # another tool's JSON lines: it read "measured rows lack columns [...]"
+            raise ValueError(
+                f"{path}: no row has {' or '.join(repr(c) for c in missing)}: not a results "
+                "file of validate torch or validate nccl-tests run (JSON lines with op, "
+                "size_bytes, ranks, time_s per row)"
+            )
         cut = df.attrs.get("cut_row")
         if cut and notices is not None:
             notices.append(cut["message"])
+        guessed = df.attrs.get("encoding_note")  # UTF-16 read without its byte-order mark
+        if guessed and notices is not None:
+            notices.append(guessed)
     else:
         try:
             df = nccl_tests.read_nccl_tests(path)
@@ -620,6 +650,15 @@ def _read_folder(folder: Path, **settings: Any) -> tuple[Any, list[str], bytes]:
     reads: list[tuple[Path, Any]] = []
     skipped: list[str] = []
     for path in files:
+        if path.suffix.lower() == ".jsonl":  # every command reads .jsonl as results, not a log
+            skipped.append(
+                f"{path.name}: a results file (.jsonl), not an nccl-tests log; give it on its "
+                f"own: {str(path)!r}"
+            )
+            continue
+        if path.suffix.lower() == ".toml":  # a calibration written beside the logs
+            skipped.append(f"{path.name}: {_TOML_FILE}")
+            continue
         try:
             reads.append((path, _read_log(path, **settings)))
         except (ValueError, OSError) as exc:  # an NcclTestsParseError is a ValueError
@@ -761,10 +800,13 @@ def validate_compare(
 
     Error = busbw_pred / busbw_meas - 1 (uncapped), with |ln ratio| beside it. Exit 1 when any
     |error| (sizes from --check-from up) exceeds --tolerance, or, without --tolerance, when the
-    docs/fidelity.md goal fails. A log whose GPU or GPUs per node contradict --cluster gets a
-    warning on stderr naming the preset the log looks like. A bundled run's cluster, nodes and
-    GPUs per node default to its index entry (costmodel.validation.reference_runs), as on the
-    app's Validate page; stderr says what was assumed, and any option given wins. What the
+    docs/fidelity.md goal fails; also when a check has no rows to judge (a log cut off below 1
+    MiB, --check-from above every size, --tolerance on a file of DDP steps only): the verdict
+    is then NOT ASSESSED, never ok. DDP steps are shown, not judged. A log whose GPU or GPUs
+    per node contradict --cluster gets a warning on stderr naming the preset the log looks
+    like. A bundled run's cluster, nodes and GPUs per node default to its index entry
+    (costmodel.validation.reference_runs), as on the app's Validate page; stderr says what
+    was assumed, and any option given wins. What the
     parser found that nccl-tests would not have printed (a duplicate row, a missing footer, a
     launch line the rows contradict, ...) is one warning line each on stderr, the lines the
     Validate page lists. A folder of nccl-tests logs is compared as one: every file read alike,
@@ -824,8 +866,18 @@ def validate_compare(
         from ..models import check_model
 
         check_model(model)
+    elif calibration.is_dir():
+        raise ValueError(
+            f"--calibration: {str(calibration)!r} is a folder; give the TOML file costmodel "
+            "calibrate wrote"
+        )
     elif not calibration.is_file():
         raise ValueError(f"--calibration: {str(calibration)!r} does not exist")
+    elif model != "nccl":  # the default: a calibration predicts with its own fits, no model
+        raise ValueError(
+            f"--model: {model!r} with --calibration; a calibration predicts with its own fits "
+            "(give --model with --cluster, or a calibrated cluster preset as --cluster)"
+        )
     assumed: list[str] = []
     notices: list[str] = []  # the reader's one-line warnings, as the Validate page shows them
     findings: list[str] = []  # the parser's findings, the list the Validate page shows
@@ -845,10 +897,19 @@ def validate_compare(
                     "file of one device, or give --cluster NAME to compare every row with it"
                 )
             elif cmp.ran_on_cpus(measured):
+                ddp_only = "kind" in measured and (measured["kind"] == "ddp_step").all()
                 raise ValueError(
                     "--cluster: the rows ran on CPUs (gloo) and no cluster preset describes "
-                    "them; calibrate on them (costmodel calibrate without --cluster) and "
-                    "compare with --calibration FILE"
+                    "them; "
+                    + (
+                        # calibrate fits collectives: DDP steps alone give it nothing to fit
+                        "calibrate on collectives the torch job timed on them (validate torch "
+                        "--ops all_reduce; costmodel calibrate without --cluster) and compare "
+                        "these DDP steps with --calibration FILE"
+                        if ddp_only
+                        else "calibrate on them (costmodel calibrate without --cluster) and "
+                        "compare with --calibration FILE"
+                    )
                 )
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
         settings: dict[str, Any] = {
@@ -932,11 +993,25 @@ def validate_compare(
     ddp = None
     if "kind" in measured and (measured["kind"] == "ddp_step").any():
         ddp = cmp.predict_ddp(measured, predictor)
+        if ddp.attrs.get("compute_note"):  # an older file's pairs of two compute times, once
+            notices.append(ddp.attrs["compute_note"])
+            said.append(f"costmodel: warning: {ddp.attrs['compute_note']}")
         if not (measured["kind"].fillna("collective") == "collective").any():
             for line in said:  # a job run with --ops none --ddp: the steps are the comparison
                 typer.echo(line, err=True)
-            _echo_ddp(ddp, as_json, report)
-            return
+            if tolerance is None:  # shown, not judged: the goal is the collectives'
+                _echo_ddp(ddp, as_json, report)
+                return
+            # --tolerance asked for a check of collectives' busbw error, and there is none:
+            # not assessed, exit 1, as a goal with no rows (it was ignored, exit 0)
+            unassessed = {"passed": False, "assessed": False, "verdict": "not assessed"}
+            _echo_ddp(ddp, as_json, report, unassessed)
+            if not as_json:
+                typer.echo(
+                    f"{cmp.VERDICTS[None]}: --tolerance checks the collectives' |busbw error| "
+                    "and the file holds DDP steps only (shown above, not judged)"
+                )
+            raise typer.Exit(1)
     table = cmp.compare(measured, predictor, model=label)
     if table["rel_error"].notna().sum() == 0:
         notes = sorted({str(n) for n in table.get("note", []) if n})
@@ -962,12 +1037,17 @@ def validate_compare(
         band = band_check(table, cluster, model)
     checked = table[(table["size_bytes"] >= floor) & table["rel_error"].notna()]
     goals = None
+    # the outcome: True passed, False failed, None not assessed (no rows to judge: a log cut
+    # off below 1 MiB, --check-from above every size); not assessed exits 1 as a failure does,
+    # as a folder's unread file does: no data is never a pass
     if tolerance is None:
-        passed, goal_lines = cmp.fidelity_check(checked)
+        outcome, goal_lines = cmp.fidelity_check(checked, from_bytes=floor)
         goals = cmp.fidelity_goals(checked)
-        bad = checked.iloc[0:0] if passed else checked
+        bad = checked.iloc[0:0] if outcome is not False else checked
     else:
         bad = cmp.exceeds(checked, tolerance)
+        outcome = None if checked.empty else not len(bad)
+    verdict = cmp.VERDICTS[outcome]
     sw = importlib.import_module("costmodel.sweep")
     if output is not None:
         sw.write_table(
@@ -993,7 +1073,11 @@ def validate_compare(
                 "checked_rows": int(len(checked)),
                 "exceeding": int(len(bad)) if tolerance is not None else None,
                 "goal": goals,  # the docs/fidelity.md checks (without --tolerance), as the text
-                "passed": not len(bad) and not skipped_files,
+                "passed": outcome is True and not skipped_files,
+                "assessed": outcome is not None,  # false: no rows to judge (exit 1)
+                # "ok", "fail" or "not assessed", as the text's verdict; a folder's file not
+                # compared fails the command whatever the rows read
+                "verdict": "fail" if skipped_files and outcome else verdict.lower(),
                 "skipped_files": skipped_files,  # a folder's files that did not read as logs
                 "socket_fallback": fallback,
                 "median_abs_rel_error": float(table["rel_error"].abs().median()),
@@ -1026,9 +1110,13 @@ def validate_compare(
         )
         if ddp is not None:
             _echo_ddp(ddp, False, None)
-        verdict = "FAIL" if len(bad) else "ok"
         if tolerance is None:
             typer.echo(f"{verdict}: docs/fidelity.md goal; " + "; ".join(goal_lines))
+        elif outcome is None:
+            typer.echo(
+                f"{verdict}: no predicted row from {units.format_bytes(floor)} up to check "
+                f"against |busbw error| {tolerance:.0%} (--check-from)"
+            )
         else:
             typer.echo(
                 f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} from "
@@ -1039,7 +1127,7 @@ def validate_compare(
                 f"FAIL: {units.format_counted(len(skipped_files), 'file')} of {results} not "
                 "compared (named above)"
             )
-    if len(bad) or skipped_files:
+    if outcome is not True or skipped_files:
         raise typer.Exit(1)
 
 
@@ -1049,8 +1137,11 @@ def _ddp_records(ddp: Any) -> list[dict[str, Any]]:
     return _records(ddp[cmp.ddp_columns(ddp)])
 
 
-def _echo_ddp(ddp: Any, as_json: bool, report: Path | None) -> None:
-    """Print the DDP steps (and write the report of a job that timed nothing else)."""
+def _echo_ddp(
+    ddp: Any, as_json: bool, report: Path | None, verdict: dict[str, Any] | None = None
+) -> None:
+    """Print the DDP steps (and write the report of a job that timed nothing else);
+    ``verdict``: keys added to the JSON (a check asked for and not assessed)."""
     if report is not None:
         import pandas as pd
 
@@ -1060,7 +1151,7 @@ def _echo_ddp(ddp: Any, as_json: bool, report: Path | None) -> None:
             empty = pd.DataFrame(columns=["op", "size_bytes", "ranks", "time_s"])
             cmp.write_report(cmp.compare(empty, lambda *a, **k: 0.0), tmp, ddp=ddp)
     if as_json:
-        _print_json({"ddp_steps": _ddp_records(ddp)})
+        _print_json({"ddp_steps": _ddp_records(ddp), **(verdict or {})})
         return
     shown = ddp.assign(
         accumulation=ddp["accumulation"].astype(int),

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import units
+from .. import textfile, units
 from .._limits import CHOICES, LIMITS, LINK_RANKS, refusal
 
 KINDS = ("collective", "memory", "step")
@@ -579,6 +579,12 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
     """Read a TOML grid spec: optional ``kind = "collective"|"memory"|"step"`` and a ``[grid]``
     table.
 
+    The bytes are decoded as logs and results files are (:func:`costmodel.textfile.decode`):
+    UTF-8 with or without a byte-order mark, UTF-16/32 by its mark (a file redirected by
+    Windows PowerShell 5), UTF-16 without a mark read with a
+    :class:`~costmodel.textfile.GuessedEncodingWarning`; undecodable bytes are refused naming
+    the offset.
+
     Example file::
 
         kind = "collective"
@@ -590,18 +596,24 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
     """
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        raw = p.read_bytes()
     except FileNotFoundError:
         raise ValueError(f"grid file {str(p)!r} does not exist") from None
     except IsADirectoryError:
         raise ValueError(f"grid file {str(p)!r} is a folder; give a TOML file") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"grid file {str(p)!r}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
-            f"offset {exc.start}); give a TOML file"
-        ) from None
+    try:
+        # the one decoder of every file a user gives (logs, results): UTF-8 with or without
+        # a BOM, UTF-16/32 by its BOM (a PowerShell 5 redirect), BOM-less UTF-16 with a warning
+        data = tomllib.loads(textfile.decode_text(raw, str(p), what="grid file"))
+    except textfile.TextDecodeError as exc:
+        raise ValueError(f"grid file {str(p)!r}: {exc.message}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"grid file {str(p)!r}: invalid TOML: {exc}") from None
+        hint = (  # a grid of another format (CSV, JSON): what a grid file is
+            ""
+            if p.suffix.lower() == ".toml"
+            else '; a grid file is TOML: kind = "collective" and a [grid] table of axes'
+        )
+        raise ValueError(f"grid file {str(p)!r}: invalid TOML: {exc}{hint}") from None
     unknown = set(data) - {"kind", "grid"}
     if unknown:
         raise ValueError(

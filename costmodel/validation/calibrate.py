@@ -302,6 +302,13 @@ def calibrate(
     """
     import pandas as pd
 
+    if "kind" in results and len(results) and (results["kind"] == "ddp_step").all():
+        # a torch job run with --ops none --ddp: it read "results lack columns ['size_bytes']"
+        raise ValueError(
+            "results: the rows are DDP steps only (no collective rows); a calibration fits "
+            "collectives: time some with the torch job (validate torch --ops all_reduce "
+            "--ddp), or give an nccl-tests log"
+        )
     needed = {"op", "size_bytes", "ranks", time_column}
     missing = needed - set(results.columns)
     if missing:
@@ -745,12 +752,19 @@ def _number(value: Any, parse: Callable[..., float], name: str) -> float:
 
 
 def load_calibration(path: str | Path) -> Calibration:
-    """Read a TOML written by :func:`write_calibration`; bad files raise ValueError naming them."""
+    """Read a TOML written by :func:`write_calibration`; bad files raise ValueError naming them.
+
+    The bytes are decoded as logs, results and grid files are (:mod:`costmodel.textfile`: UTF-8,
+    UTF-16/32 by a byte-order mark, as a copy through a PowerShell 5 redirect has)."""
+    from costmodel import textfile
     from costmodel.units import parse_duration, parse_rate
 
     path = Path(path)
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        doc = tomllib.loads(textfile.decode_text(raw, str(path), what="calibration"))
+    except textfile.TextDecodeError as exc:
+        raise ValueError(f"{path}: cannot read calibration TOML: {exc.message}") from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{path}: cannot read calibration TOML: {exc}") from exc
     kind = doc.get("kind", doc.get("preset"))

@@ -50,12 +50,15 @@ __all__ = [
     "cluster_predictor",
     "compare",
     "detect_cluster",
+    "VERDICTS",
+    "combine_outcomes",
     "fidelity_check",
     "fidelity_goals",
     "preset_mismatch",
     "torch_first_bucket_bytes",
     "compare_cluster",
     "predict_ddp",
+    "shared_ddp_compute",
     "DDP_COLUMNS",
     "ddp_columns",
     "side_by_side",
@@ -108,7 +111,8 @@ def torch_first_bucket_bytes(bucket_cap_mb: float | None) -> float:
 def fidelity_goals(comparison: pd.DataFrame) -> list[dict[str, Any]]:
     """The checks of the fidelity goal of docs/fidelity.md on a comparison, as data: per check
     its ``check`` ("from 1 MiB", "all sizes"), ``median_abs_rel_error`` (busbw; None without
-    rows), ``goal``, ``rows`` and ``passed`` (None without rows: skipped).
+    rows), ``goal``, ``rows``, ``assessed`` (False without rows) and ``passed`` (None without
+    rows: not assessed, never a pass).
 
     Median |rel_error| (busbw) from 1 MiB up <= :data:`FIDELITY_MEDIAN_FROM_1MIB` and over all
     sizes <= :data:`FIDELITY_MEDIAN_ALL`.
@@ -126,26 +130,69 @@ def fidelity_goals(comparison: pd.DataFrame) -> list[dict[str, Any]]:
                 "median_abs_rel_error": median,
                 "goal": goal,
                 "rows": int(len(rows)),
+                "assessed": median is not None,
                 "passed": None if median is None else bool(median <= goal),
             }
         )
     return out
 
 
-def fidelity_check(comparison: pd.DataFrame) -> tuple[bool, list[str]]:
+VERDICTS = {True: "ok", False: "FAIL", None: "NOT ASSESSED"}
+"""The word a check's outcome is printed with (``validate compare``'s last line, ``"verdict"``
+in its ``--json``): passed, failed, or not assessed (no rows to judge it on)."""
+
+
+def fidelity_check(
+    comparison: pd.DataFrame, *, from_bytes: float = 0.0
+) -> tuple[bool | None, list[str]]:
     """The fidelity goal of docs/fidelity.md on a comparison: (passed, one line per check),
-    the lines of :func:`fidelity_goals`. A check with no rows is skipped (said so)."""
-    lines, passed = [], True
+    the lines of :func:`fidelity_goals`. ``from_bytes``: the smallest size the caller kept in
+    ``comparison`` (``validate compare --check-from``), named in a check left without rows.
+
+    ``passed`` is False when a check fails, else None when a check has no rows (not
+    assessed: a log cut off below 1 MiB, or ``--check-from`` above every size, has no data to
+    meet the goal with, and no data is not a pass), else True. Its line says so:
+    ``median |busbw error| from 1 MiB: not assessed (no rows of 1 MiB or more)``.
+
+    >>> import pandas as pd
+    >>> small = pd.DataFrame({"size_bytes": [1024, 4096], "rel_error": [0.05, -0.1]})
+    >>> fidelity_check(small)
+    (None, ['median |busbw error| from 1 MiB: not assessed (no rows of 1 MiB or more)', \
+'median |busbw error| all sizes: 7.5% (<= goal 20%, 2 rows)'])
+    """
+    lines: list[str] = []
+    outcomes: list[bool | None] = []
     for g in fidelity_goals(comparison):
+        outcomes.append(g["passed"])
         if g["passed"] is None:
-            lines.append(f"median |busbw error| {g['check']}: no rows")
+            own = 2.0**20 if g["check"] == "from 1 MiB" else 0.0
+            if from_bytes > own:
+                from costmodel.units import format_bytes
+
+                rows = f"rows from {format_bytes(from_bytes)} up"
+            else:
+                rows = "rows of 1 MiB or more" if own else "rows"
+            lines.append(f"median |busbw error| {g['check']}: not assessed (no {rows})")
             continue
-        passed &= g["passed"]
         lines.append(
             f"median |busbw error| {g['check']}: {g['median_abs_rel_error']:.1%} "
             f"({'<=' if g['passed'] else '>'} goal {g['goal']:.0%}, {g['rows']} rows)"
         )
-    return passed, lines
+    return combine_outcomes(outcomes), lines
+
+
+def combine_outcomes(outcomes: list[bool | None]) -> bool | None:
+    """One verdict of several checks: False when any failed, else None when any was not
+    assessed (or there are none), else True.
+
+    >>> combine_outcomes([True, None]), combine_outcomes([None, False]), combine_outcomes([True])
+    (None, False, True)
+    """
+    if any(o is False for o in outcomes):
+        return False
+    if not outcomes or any(o is None for o in outcomes):
+        return None
+    return True
 
 
 # GPU families as nccl-tests prints the device name (``NVIDIA H100 80GB HBM3``), most specific first
@@ -600,6 +647,89 @@ def exceeds(comparison: pd.DataFrame, tolerance: float) -> pd.DataFrame:
     return comparison[comparison.rel_error.abs() > tolerance]
 
 
+# what identifies one DDP setting of one job: the rows of a setting, no_sync true and false, were
+# timed by one job (attempt) on one model (params/layers/width), bucket cap and accumulation
+_DDP_SETTING = (
+    "source",
+    "run_key",
+    "config",
+    "attempt",
+    "backend",
+    "device",
+    "ranks",
+    "nodes",
+    "params",
+    "layers",
+    "width",
+    "bucket_cap_mb",
+    "accumulation",
+)
+
+
+def shared_ddp_compute(ddp_rows: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """One compute time per DDP setting: the rows and a note, None when nothing changed.
+
+    ``validate torch --ddp`` writes the ``no_sync`` true and false rows of one setting (the
+    job, model, bucket cap and accumulation: :data:`_DDP_SETTING`) with one compute time, the
+    median over the no-communication steps timed beside both (``compute_iters`` counts them).
+    Results files written before that timed the compute once per row, so a pair carries two
+    measurements of the same compute (10 ms and 19 ms on a loaded machine) and the ``no_sync``
+    step could be predicted slower than the plain one: noise, not the model. Such a pair is
+    reconciled here: both rows get the median of the pair's values (of two, their mean; the
+    median of the pooled samples, which the file no longer holds, lies between them), the
+    recorded values kept in ``compute_time_recorded_s``, and the note says so once, with the
+    first pair's values. Rows of one setting that agree (every file written since) are
+    returned unchanged, and so is a frame with no such pair.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"attempt": ["a", "a"], "bucket_cap_mb": [25.0, 25.0],
+    ...     "accumulation": [2, 2], "no_sync": [False, True], "compute_time_s": [0.010, 0.019]})
+    >>> out, note = shared_ddp_compute(rows)
+    >>> out["compute_time_s"].round(4).tolist(), out["compute_time_recorded_s"].tolist()
+    ([0.0145, 0.0145], [0.01, 0.019])
+    >>> note.split(";")[0]
+    '1 DDP setting (no_sync and plain rows) carries two compute times, as results files written before the rows shared one compute did'
+    """
+    import pandas as pd
+
+    if ddp_rows.empty or not {"compute_time_s", "no_sync"} <= set(ddp_rows.columns):
+        return ddp_rows, None
+    keys = [c for c in _DDP_SETTING if c in ddp_rows.columns]
+    if not keys:
+        return ddp_rows, None
+    ids = ddp_rows[keys].astype(object).fillna("").astype(str).agg("\x1f".join, axis=1)
+    compute = ddp_rows["compute_time_s"].astype(float)
+    groups = compute.groupby(ids)
+    spread = groups.transform("max") - groups.transform("min")
+    pairs = ddp_rows["no_sync"].astype(object).fillna(False).astype(bool).groupby(ids)
+    both = pairs.transform("any") & ~pairs.transform("all")  # a no_sync row and a plain one
+    split = both & (spread > 0)
+    if not split.any():
+        return ddp_rows, None
+    out = ddp_rows.copy()
+    out["compute_time_recorded_s"] = compute
+    median = groups.transform("median")
+    out["compute_time_s"] = compute.where(~split, median)
+    first = out[split].iloc[0]
+    shown = compute[split & (ids == ids[split].iloc[0])]
+    from costmodel.units import format_counted
+
+    setting = (
+        f"bucket {float(first['bucket_cap_mb']):g} MiB, accumulation {int(first['accumulation'])}"
+        if {"bucket_cap_mb", "accumulation"} <= set(out.columns)
+        else "the first"
+    )
+    values = " and ".join(f"{v * 1e3:.3g} ms" for v in sorted(shown))
+    note = (
+        f"{format_counted(int(ids[split].nunique()), 'DDP setting')} (no_sync and plain rows) "
+        "carries two compute times, as results files written before the rows shared one "
+        f"compute did; each pair is predicted with its median ({setting}: {values} -> "
+        f"{float(first['compute_time_s']) * 1e3:.3g} ms); rerun validate torch --ddp for one "
+        "measurement"
+    )
+    return pd.DataFrame(out), note
+
+
 def predict_ddp(
     measured: pd.DataFrame,
     predictor: Callable[..., Any],
@@ -619,7 +749,10 @@ def predict_ddp(
 
     Adds ``predicted_compute_s, predicted_comm_s, predicted_exposed_comm_s, predicted_step_s,
     step_rel_error`` and ``timeline`` (list of interval dicts) and ``note`` (why a row could
-    not be predicted).
+    not be predicted). A results file written before the ``no_sync`` and plain rows of a
+    setting shared one compute time has its pairs reconciled first
+    (:func:`shared_ddp_compute`); the note saying so is in ``df.attrs["compute_note"]``
+    (``validate compare`` prints it once as a warning).
     """
     from dataclasses import asdict
 
@@ -636,6 +769,7 @@ def predict_ddp(
             f"DDP rows lack columns {sorted(missing)}; need {sorted(needed)} "
             "(python -m costmodel.validation.torch_bench --ddp writes them)"
         )
+    df, compute_note = shared_ddp_compute(df)
     cols: dict[str, list[Any]] = {
         k: []
         for k in (
@@ -701,6 +835,7 @@ def predict_ddp(
     for k, v in cols.items():
         df[k] = v
     df["step_rel_error"] = (df.predicted_step_s.astype(float) - df.time_s) / df.time_s
+    df.attrs["compute_note"] = compute_note
     return df
 
 

@@ -284,7 +284,7 @@ def read_log(
     """Read an nccl-tests log for :func:`costmodel.validation.compare.compare`.
 
     ``raw``: the file's bytes (UTF-8, or UTF-16/32 by a byte-order mark, the mark dropped:
-    :func:`..nccl_tests.decode_log`)
+    :func:`..nccl_tests.decode_log`; UTF-16 without a mark is read and said in the notices)
     or text; ``name``: its file name (the op and the cluster may come from it). ``op``,
     ``nodes``, ``gpus_per_node``, ``cluster``: what the user set (None: from the log, see the
     module docstring). ``assume_nodes=False`` leaves the nodes the log does not state and the
@@ -320,7 +320,22 @@ def read_log(
     for field, value in (("nodes", nodes), ("gpus_per_node", gpus_per_node)):
         if value is not None and not (isinstance(value, int) and value >= 1):
             raise must_be(field, "a whole number >= 1", value)
-    text = decode_log(raw, name) if isinstance(raw, bytes) else raw
+    guessed: list[str] = []  # UTF-16 read without its byte-order mark: said with the notices
+    if isinstance(raw, bytes):
+        import warnings
+
+        from costmodel.textfile import GuessedEncodingWarning
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", GuessedEncodingWarning)
+            text = decode_log(raw, name)
+        for w in caught:
+            if issubclass(w.category, GuessedEncodingWarning):  # the file is named by the
+                guessed.append(str(w.message).removeprefix(f"{name}: "))  # caller, if at all
+            else:  # any other warning goes on as it came
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    else:
+        text = raw
     from_name = _op_from_filename(name)
     try:
         rows = parse_nccl_tests(text, source=name, op=op, strict=strict, _fallback_op=from_name)
@@ -345,7 +360,7 @@ def read_log(
             )
     op_from = _op_source(text, op, from_name, ops)
     facts: list[tuple[str, str, str]] = [("op", ", ".join(ops), op_from)]
-    notices = []
+    notices = guessed
     cut = rows.attrs.get("cut_row")
     if cut:  # kept rows, the cut one skipped: said in one line on both surfaces
         notices.append(f"line {cut['line']}: {cut['message']}")

@@ -34,11 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from costmodel import units
+from costmodel import textfile, units
 from costmodel._checks import must_be
 from costmodel.validation.nccl_tests import (
     NcclTestsParseError,
-    decode_text,
     looks_like_nccl_tests,
     parse_nccl_tests,
 )
@@ -675,10 +674,13 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
     :class:`UserWarning` naming the file and the line, also in ``df.attrs["cut_row"]``
     (``{"line", "message"}``, as the nccl-tests parser says a row the end of a log cut off),
     which ``validate compare`` and ``calibrate`` print as a ``warning:`` line. Raises
-    ValueError naming the file when nothing can be read. The bytes are decoded as an
-    nccl-tests log's are (:func:`~costmodel.validation.nccl_tests.decode_text`: UTF-8, or
-    UTF-16/32 by a byte-order mark); a line that is not JSON in a file whose head reads as an
-    nccl-tests log (:func:`~costmodel.validation.nccl_tests.looks_like_nccl_tests`) is refused
+    ValueError naming the file when nothing can be read, and naming the line and the field
+    when a row is not a JSON object or a number column holds something else. The bytes are
+    decoded as an nccl-tests log's are (:func:`costmodel.textfile.decode`: UTF-8, or
+    UTF-16/32 by a byte-order mark; UTF-16 without a mark is read, with a
+    :class:`~costmodel.textfile.GuessedEncodingWarning` also in ``df.attrs["encoding_note"]``,
+    which ``validate compare`` and ``calibrate`` print as a ``warning:`` line); a line that
+    is not JSON in a file whose head reads as an nccl-tests log (:func:`~costmodel.validation.nccl_tests.looks_like_nccl_tests`) is refused
     with the advice to rename it .log or .txt: every command reads a ``.jsonl`` file as results
     and any other file as a log, by the suffix.
     """
@@ -689,17 +691,22 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"results file {str(path)!r} does not exist")
-    records = []
+    records: list[dict[str, Any]] = []
+    lines: list[int] = []  # each record's line, for a refusal that names it
     cut: int | None = None
     # UTF-8, or UTF-16/32 by a byte-order mark (a file redirected by Windows PowerShell 5), as
     # an nccl-tests log is decoded; undecodable bytes are one line naming the offset
-    text = decode_text(path.read_bytes(), str(path), what="results file")
+    try:
+        decoded = textfile.decode(path.read_bytes(), str(path), what="results file")
+    except textfile.TextDecodeError as exc:
+        raise NcclTestsParseError(0, exc.message, str(path)) from exc
+    text = decoded.text
     handle = io.StringIO(text, newline=None)  # universal newlines, as open() reads them
     for number, line in enumerate(handle, start=1):
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError:
             # no row read yet, and the first lines show an nccl-tests log (below a few lines
             # of a launcher's or the user's, as the bundled logs' provenance)
@@ -713,6 +720,14 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
             if handle.read(1):  # not the last line: the file is damaged, say where
                 raise ValueError(f"{path}: line {number} is not JSON") from None
             cut = number
+            continue
+        if not isinstance(record, dict):  # a list or a number read as columns 0, 1, ...
+            raise ValueError(
+                f"{path}: line {number} is JSON but not an object ({type(record).__name__}); "
+                "a results file holds one {...} row per line"
+            )
+        records.append(record)
+        lines.append(number)
     message = (
         None
         if cut is None
@@ -726,7 +741,11 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         )
     if message is not None:
         warnings.warn(message, UserWarning, stacklevel=2)
+    guessed = None if decoded.note is None else f"{path}: {decoded.note}"
+    if guessed is not None:
+        warnings.warn(guessed, textfile.GuessedEncodingWarning, stacklevel=2)
     df = pd.DataFrame.from_records(records)
+    _check_columns(df, path, lines)
     if not keep_incomplete and {"run_key", "complete", "attempt"} <= set(df.columns):
         # one attempt per run: the latest complete one, else the latest. A runner killed between
         # appending a run's rows and recording it as done reruns it; the earlier complete
@@ -746,7 +765,54 @@ def load_results(path: str | Path, *, keep_incomplete: bool = False) -> pd.DataF
         df = df[attempt == chosen].reset_index(drop=True)
     if message is not None:
         df.attrs["cut_row"] = {"line": cut, "message": message}
+    if guessed is not None:
+        df.attrs["encoding_note"] = guessed
     return df
+
+
+_RESULT_NUMBERS = (
+    "size_bytes",
+    "time_s",
+    "time_min_s",
+    "time_max_s",
+    "ranks",
+    "nodes",
+    "gpus_per_node",
+    "count",
+    "iters",
+    "algbw_bytes_per_s",
+    "busbw_bytes_per_s",
+    "params",
+    "gradient_bytes",
+    "layers",
+    "width",
+    "bucket_cap_mb",
+    "accumulation",
+    "compute_time_s",
+    "compute_iters",
+)
+"""Columns of a results file that hold numbers (the runner's and the torch job's rows)."""
+
+
+def _check_columns(df: pd.DataFrame, path: Path, lines: list[int]) -> None:
+    """Refuse, naming the file, the line and the field, a results file holding a value that is
+    not a number where a number belongs (:data:`_RESULT_NUMBERS`; it failed later with pandas'
+    own "Invalid comparison between dtype=str and int")."""
+    import pandas as pd
+
+    for column in _RESULT_NUMBERS:
+        if column not in df:
+            continue
+        values = df[column]
+        numeric = pd.to_numeric(values, errors="coerce")
+        bad = numeric.isna() & values.notna() | values.map(lambda v: isinstance(v, bool))
+        if bad.any():
+            i = int(bad.to_numpy().nonzero()[0][0])
+            raise ValueError(
+                f"{path}: line {lines[i]}: {column} {values.iloc[i]!r} is not a number"
+            )
+        if values.dtype == object:  # numbers mixed with nulls: one numeric column
+            df[column] = numeric
 
 
 def _runs_done(runs_path: Path) -> set[tuple[str, str | None]]:

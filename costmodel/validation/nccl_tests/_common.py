@@ -1,14 +1,15 @@
 """What every part of the nccl-tests reader shares: the op names, the frame's columns, the error,
-the limits on one parse, the frame builder and the byte decoder.
+the limits on one parse, the frame builder and the byte decoder (costmodel.textfile's, with
+this reader's error).
 
 The frame (:data:`COLUMNS`, :func:`_frame`) is the one schema the text and the JSON readers fill.
 """
 
 from __future__ import annotations
 
-import codecs
 from typing import TYPE_CHECKING, Any, cast
 
+from costmodel import textfile
 from costmodel.tables import BUSBW_NUMERATOR
 
 if TYPE_CHECKING:  # pandas is imported lazily, where a frame is built
@@ -154,77 +155,29 @@ def _frame(records, source, meta, runs_info, problems, warnings=()) -> pd.DataFr
     return df
 
 
-# byte-order marks a text file may start with, longest first (UTF-32's LE mark begins with
-# UTF-16's): Windows PowerShell 5's ``>`` writes UTF-16 LE with its mark, Notepad UTF-8 with one
-_BOMS: tuple[tuple[bytes, str, str], ...] = (
-    (codecs.BOM_UTF32_LE, "utf-32-le", "UTF-32"),
-    (codecs.BOM_UTF32_BE, "utf-32-be", "UTF-32"),
-    (codecs.BOM_UTF8, "utf-8", "UTF-8"),
-    (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16"),
-    (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16"),
-)
-
-
-def _encoding(data: bytes) -> tuple[str, str, int]:
-    """(codec, its name, the length of its byte-order mark) of ``data``: the mark's encoding
-    when it starts with one, else UTF-8 (no mark)."""
-    for bom, codec, name in _BOMS:
-        if data.startswith(bom):
-            return codec, name, len(bom)
-    return "utf-8", "UTF-8", 0
-
-
-def _utf16_without_bom(data: bytes) -> bool:
-    """True when the first bytes have a NUL at every other position, as ASCII text saved as
-    UTF-16 without its byte-order mark has (valid UTF-8 too, so it decodes; nccl-tests and
-    JSON never write a NUL)."""
-    head = data[:256]
-    if len(head) < 8:
-        return False
-    return any(head[i::2].count(0) >= 0.9 * len(head[i::2]) for i in (0, 1))
-
-
 def decode_text(data: bytes, source: str = "<bytes>", *, what: str = "log") -> str:
-    """Decode a text file's bytes by its byte-order mark: UTF-8 (with or without one), UTF-16
-    or UTF-32 (the mark dropped), so a log redirected by Windows PowerShell 5 (UTF-16 LE with a
-    mark) reads as the same log saved as UTF-8.
+    """Decode a text file's bytes with the one helper every reader uses
+    (:func:`costmodel.textfile.decode_text`): UTF-8 (with or without a byte-order mark), UTF-16
+    or UTF-32 by its mark (the mark dropped), so a log redirected by Windows PowerShell 5
+    (UTF-16 LE with a mark) reads as the same log saved as UTF-8; UTF-16 without a mark (a NUL
+    at every other byte) is read with a warning saying so.
 
     Raises :class:`NcclTestsParseError` (a ValueError) naming the byte offset when the bytes
-    do not decode in that encoding (a Latin-1 or cp1252 file must be converted first), and for
-    UTF-16 without a mark (NULs at every other byte), which would decode as UTF-8 into text
-    with a NUL between every two characters. ``what`` names the file in the advice.
+    do not decode in that encoding (a Latin-1 or cp1252 file must be converted first), or when
+    its first bytes are NULs throughout (not text). ``what`` names the file in the advice.
     """
-    codec, name, skip = _encoding(data)
     try:
-        text = data[skip:].decode(codec)
-    except UnicodeDecodeError as exc:
-        offset = skip + exc.start
-        raise NcclTestsParseError(
-            0,
-            f"not {name} text: byte 0x{data[offset]:02x} at offset {offset} cannot be "
-            f"decoded (save the {what} as UTF-8 or ASCII)",
-            source,
-        ) from exc
-    if not skip and _utf16_without_bom(data):
-        raise NcclTestsParseError(
-            0,
-            "looks like UTF-16 text without a byte-order mark (a NUL at every other byte); "
-            f"save the {what} as UTF-8 or ASCII",
-            source,
-        )
-    return text
+        return textfile.decode_text(data, source, what=what)
+    except textfile.TextDecodeError as exc:
+        raise NcclTestsParseError(0, exc.message, source) from exc
 
 
-def decode_lenient(data: bytes) -> str:
-    """:func:`decode_text`'s encoding, undecodable bytes replaced (U+FFFD) instead of refused:
-    for reading NCCL's debug lines out of logs, where one bad byte must not hide the rest."""
-    codec, _, skip = _encoding(data)
-    return data[skip:].decode(codec, "replace")
+decode_lenient = textfile.decode_lenient
 
 
 def decode_log(data: bytes, source: str = "<bytes>") -> str:
-    """Decode a log's bytes (:func:`decode_text`: UTF-8, or UTF-16/32 by its byte-order mark;
-    the mark dropped).
+    """Decode a log's bytes (:func:`decode_text`: UTF-8, or UTF-16/32 by its byte-order mark,
+    the mark dropped; UTF-16 without a mark read with a warning).
 
     Raises :class:`NcclTestsParseError` naming the byte offset when the bytes do not decode
     (nccl-tests writes ASCII; a log re-saved as Latin-1 must be converted first), or when the
