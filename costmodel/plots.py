@@ -306,6 +306,10 @@ def keep_plot_height(figure: go.Figure) -> go.Figure:
 _UNIT = re.compile(r"^[kMGTPmµn]?(B|s|B/s|params|GPUs?)[,.;:)]*$")
 
 
+#: The background of a label drawn over a chart's bars: white, nearly opaque.
+_LABEL_BACKGROUND = "rgba(255, 255, 255, 0.85)"
+
+
 def _wrap(text: str, width: int) -> list[str]:
     """Break ``text`` at spaces into lines of at most ``width`` characters.
 
@@ -341,17 +345,25 @@ def _legend() -> dict:
     return {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"}
 
 
-def _crossover_trace(marks, y: str, labels: list, unit: str) -> dict:
+def _crossover_trace(marks, y: str, labels: list, unit: str, sizes) -> dict:
     """Black x markers where the fastest algorithm changes (``message_bytes`` and ``y`` columns
-    of ``marks``), labelled with ``labels``."""
+    of ``marks``), labelled with ``labels``; ``sizes`` [B] are the chart's message sizes (its
+    log x axis's span), so a label near either end is set beside its point, inward."""
+    xs = marks["message_bytes"].to_numpy()
+    span = np.asarray(sizes, dtype=float)
+    span = span[span > 0]  # a log axis: sizes of 0 B are not drawn
+    lo, hi = (math.log10(float(v)) for v in (span.min(), span.max())) if len(span) else (0, 0)
     return {
         "type": "scatter",
-        "x": marks["message_bytes"].to_numpy(),
+        "x": xs,
         "y": marks[y].to_numpy(),
         "mode": "markers+text",
         "name": "crossover",
         "text": labels,
-        "textposition": "top center",
+        "textposition": [
+            _inside_position(math.log10(max(float(x), 1.0)), lo, hi, reach=_label_reach(str(text)))
+            for x, text in zip(xs, labels, strict=True)
+        ],
         "marker": {"symbol": "x", "size": 11, "color": "black"},
         "hovertemplate": f"crossover at %{{x:.3s}}B: %{{y:.3s}}{unit}<extra>%{{text}}</extra>",
     }
@@ -412,7 +424,9 @@ def collective_sweep_figure(
         for name, part in frame.groupby(series, sort=False)
     ]
     if marks is not None and len(marks):
-        data.append(_crossover_trace(marks, y, marks["label"].tolist(), unit))
+        data.append(
+            _crossover_trace(marks, y, marks["label"].tolist(), unit, frame["message_bytes"])
+        )
     return go.Figure(data=data, layout=_size_layout(title, unit, is_time, selected_bytes))
 
 
@@ -487,7 +501,7 @@ def algorithms_on_cluster_figure(
             f"{a} → {b}"
             for a, b in zip(crossovers["faster_below"], crossovers["faster_above"], strict=True)
         ]
-        data.append(_crossover_trace(crossovers, y, labels, unit))
+        data.append(_crossover_trace(crossovers, y, labels, unit, frame["message_bytes"]))
     return go.Figure(data=data, layout=_size_layout(title, unit, is_time, selected_bytes))
 
 
@@ -555,6 +569,11 @@ def memory_stack_figure(
                 "showarrow": False,
                 "xanchor": "left",
                 "yanchor": "bottom",
+                # the label sits on the first bars: grey on their blue and red it could not be
+                # read (Llama-3.1-70B's ZeRO-0 bar, 1440 and 390 px; chromium, 2026-12-03).
+                # The line's red on a white chip reads on any bar and in either theme.
+                "bgcolor": _LABEL_BACKGROUND,
+                "font": {"color": "red"},
             }
         ]
     return go.Figure(data=data, layout=layout)
@@ -1195,6 +1214,22 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
 #: advisor with B on alps-gh200 (chromium, 2026-12-03). A label is about a tenth of such a
 #: plot wide, so one within half of that of an end is set beside its point, inward.
 _LABEL_HALF_SPAN = 0.1
+
+
+#: The part of a 390 px phone's plot area [fraction of its width] one character of a chart's
+#: text label takes: "nvls_tree → ring" spanned 78 of the Collectives chart's 282 px (plotly's
+#: 12 px font; chromium, 2026-12-03).
+_LABEL_CHAR_SPAN = 0.018
+
+
+def _label_reach(text: str) -> float:
+    """Half the width of a text label on a phone's plot [fraction of the axis span]: its
+    characters' share (:data:`_LABEL_CHAR_SPAN`), at least :data:`_LABEL_HALF_SPAN`.
+
+    >>> round(_label_reach("best 193 MiB"), 3), round(_label_reach("nvls_tree → ring"), 3)
+    (0.108, 0.144)
+    """
+    return max(_LABEL_HALF_SPAN, len(text) * _LABEL_CHAR_SPAN / 2)
 
 
 def _inside_position(x: float, lo: float, hi: float, reach: float = _LABEL_HALF_SPAN) -> str:

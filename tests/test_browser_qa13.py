@@ -1,0 +1,101 @@
+"""The fourteenth browser QA pass: a new user in chromium at 1440 and 390 px (the 14 GB
+all-reduce on 64 H100s over NDR InfiniBand on the Cluster and Collectives pages, Llama-3.1-70B
+under ZeRO-1/3 and FSDP, H100 against B200 in days and dollars, a tokens-first batch, an uploaded
+nccl-tests log and an uploaded config.json). Each test failed on the defect it names before its
+fix; the browser tests are marked ``browser``, the rest run headless."""
+
+from __future__ import annotations
+
+import playwright.sync_api as playwright_api  # the test extra; a missing stack fails
+import pytest
+
+from tests._browser import launch_chromium
+
+expect = playwright_api.expect
+expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
+
+browser = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def chromium_browser():
+    yield from launch_chromium()
+
+
+# Each text label of the chart whose title starts with `title` (the crossovers' "a → b") and
+# the plot area's left and right edges [px].
+_CHART_LABELS_JS = """
+title => {
+  const p = [...document.querySelectorAll('.js-plotly-plot')].find(
+    q => ((q.querySelector('.gtitle') || {}).textContent || '').startsWith(title));
+  const area = p.querySelector('.nsewdrag').getBoundingClientRect();
+  return {
+    left: area.left, right: area.right,
+    labels: [...p.querySelectorAll('g.textpoint text')].map(t => {
+      const r = t.getBoundingClientRect();
+      return {text: t.textContent, left: r.left, right: r.right};
+    }),
+  };
+}
+"""
+
+
+@browser
+@pytest.mark.parametrize(
+    ("query", "title"),
+    [
+        ("nccl_nodes=8&size_text=14GB", "all-reduce time, every algorithm"),
+        ("view=link&ranks=64&size_text=14GB&bandwidth=50GB/s", "all-reduce time, N = 64"),
+    ],
+)
+def test_a_phone_crossover_label_stays_inside_the_chart(chromium_browser, app_url, query, title):
+    """At 390 px the Collectives page's chart of every NCCL algorithm on 8 DGX H100 nodes cut
+    its last crossover label at the plot area's right edge ("nvls_tre" of "nvls_tree → ring",
+    4.29 GB on an axis ending at 17 GB): each label was centred on its point. A label near an
+    end of the axis is set beside its point now, inward, as the step page's end labels. The
+    one-link chart (its labels were inside already) takes the same road and is held to it."""
+    context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/?{query}")
+        expect(page.locator(".js-plotly-plot g.textpoint text").first).to_be_attached()
+        page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+        chart = page.evaluate(_CHART_LABELS_JS, title)
+        assert chart["labels"], chart
+        for label in chart["labels"]:
+            assert chart["left"] - 1 <= label["left"], chart
+            assert label["right"] <= chart["right"] + 1, chart
+    finally:
+        context.close()
+
+
+# The "GPU memory ..." label of the Memory page's chart: its colour and its background's.
+_CAPACITY_LABEL_JS = """
+() => [...document.querySelectorAll('.js-plotly-plot g.annotation')]
+  .filter(a => a.textContent.startsWith('GPU memory'))
+  .map(a => {
+    const bg = getComputedStyle(a.querySelector('rect.bg'));
+    const text = getComputedStyle(a.querySelector('text'));
+    return {text: a.textContent, bg: bg.fill, bgOpacity: Number(bg.fillOpacity),
+            color: text.fill};
+  })
+"""
+
+
+@browser
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_gpu_memory_label_reads_over_the_bars(chromium_browser, app_url, width):
+    """The Memory page's "GPU memory 85.5 GB" label sat on Llama-3.1-70B's ZeRO-0 and ZeRO-1
+    bars, grey text on their blue with no background: unreadable at 1440 px and at 390. It is
+    the dashed line's red on a white chip now."""
+    context = chromium_browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/memory?arch=llama-3.1-70b&zero_stage=1&dp_ranks=64")
+        label = page.locator(".js-plotly-plot g.annotation", has_text="GPU memory 85.5 GB")
+        expect(label).to_be_attached()
+        (found,) = page.evaluate(_CAPACITY_LABEL_JS)
+        assert found["bg"] == "rgb(255, 255, 255)" and found["bgOpacity"] >= 0.8, found
+        assert found["color"] == "rgb(255, 0, 0)", found
+    finally:
+        context.close()
