@@ -99,3 +99,49 @@ def test_the_gpu_memory_label_reads_over_the_bars(chromium_browser, app_url, wid
         assert found["color"] == "rgb(255, 0, 0)", found
     finally:
         context.close()
+
+
+# --- headless (AppTest): what the page's own script shows --------------------------------------
+@pytest.mark.parametrize(
+    "cluster", ["pcie3-2x-rtx2080ti-nop2p", "pcie-8x-l40s", "pcie5-8x-rtxpro6000-p2p"]
+)
+def test_cluster_page_answers_one_node_of_a_preset_without_network(cluster):
+    """The Cluster page on a one-box preset (no NICs) refused even Nodes = 1: "nodes=2 but the
+    node has no network (nics_per_node=0); allowed: nodes=1" (its GPU-count sweep always reached
+    two nodes, for the cliff), so 14 GB on two RTX 2080 Ti showed no number and not the note
+    that the card cannot hold the buffer. One node is answered now, as `costmodel collective
+    --cluster` answers it, note included; two nodes are still refused by name."""
+    from costmodel.predict import buffer_memory_note, predict_collective
+    from costmodel.units import format_duration
+    from tests.test_app import assert_clean, metrics, open_page
+
+    at = open_page(
+        "page_cluster.py", {"cl_cluster": cluster, "cl_nodes": "1", "cl_size_text": "14GB"}
+    )
+    assert_clean(at)
+    assert not at.error, [e.value for e in at.error]
+    api = predict_collective("all_reduce", 14e9, cluster, nodes=1)
+    assert metrics(at)["Time, model nccl"] == format_duration(float(api.time_s))
+    note = buffer_memory_note(14e9, cluster)
+    if cluster.startswith("pcie3-2x-rtx2080ti"):  # 11.6 GB cards: the CLI's note, here too
+        assert note and any("GPU memory" in w.value for w in at.warning), at.warning
+    assert bool(note) == bool(at.warning), (note, at.warning)
+    two = open_page("page_cluster.py", {"cl_cluster": cluster, "cl_nodes": "2"})
+    assert any("nics_per_node=0" in e.value.replace("\\", "") for e in two.error)
+
+
+@pytest.mark.parametrize("typed", ["1e30B", "-5GB"])
+def test_a_typed_size_out_of_range_names_one_range(typed):
+    """A typed size past the size parser's own bounds named two ranges on the Cluster and
+    Collectives pages: "'1e30B' is above the largest size accepted, 1e+18 B. Allowed: ... from
+    1 B to 16 TiB" and "-5GB: must be >= 0 bytes ... from 1 B to 16 TiB". It is "out of range"
+    with the box's one range now, as 20TiB is, and as the CLI's --size says 1 B..16 TiB."""
+    from tests.test_app import _text, assert_clean, open_page
+
+    for page, key in (("page_cluster.py", "cl_size_text"), ("page_collectives.py", "size_text")):
+        at = open_page(page, {key: typed})
+        assert_clean(at)
+        (message,) = [_text(e.value) for e in at.error]
+        assert message.startswith(f"Message size: '{typed}' is out of range."), message
+        assert "1e+18" not in message and ">= 0" not in message, message
+        assert message.endswith("from 1 B to 16 TiB"), message

@@ -443,7 +443,11 @@ def hierarchy_sweep(
     figures the textbook model uses. ``in_network_reduction`` is the page's SHARP what-if for
     the hierarchical columns (a preset with IB SHARP reduces in the network either way).
     """
-    nodes, gpus = _gpu_counts(facts["gpus_per_node"], max(max_nodes, 2))
+    # two nodes at least, to show the cliff where the job leaves the node; a preset without a
+    # network (nics_per_node = 0: one PCIe box) has no second node, and asking for one refused
+    # the whole page even at Nodes = 1
+    fewest = 2 if facts["nics_per_node"] > 0 else 1
+    nodes, gpus = _gpu_counts(facts["gpus_per_node"], max(max_nodes, fewest))
     ranks = nodes * gpus
     sharp = bool(in_network_reduction)
     rows = []
