@@ -145,3 +145,23 @@ def test_a_typed_size_out_of_range_names_one_range(typed):
         assert message.startswith(f"Message size: '{typed}' is out of range."), message
         assert "1e+18" not in message and ">= 0" not in message, message
         assert message.endswith("from 1 B to 16 TiB"), message
+
+
+@browser
+def test_a_phone_shows_the_learning_rate_of_each_rule(chromium_browser, app_url):
+    """At 390 px the Batch page's "Learning rate under each rule" (4M tokens at 4096 on 512
+    GPUs, AdamW tuned at 3e-4 for 1M tokens) was a grid whose rule names took the screen's
+    width: the learning rates (0.0012 linear, 0.0006 square-root) sat off to the right, out of
+    sight. The two-row table is text now, its columns wrapped to the screen (the sortable grid
+    and the CSV on demand, as the other pages' small tables)."""
+    context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/batch?batch_unit=tokens&batch_ranks=512&batch_local_batch=1")
+        for rate in ("0.0012", "0.0006"):
+            cell = page.locator("[data-testid=stMarkdown] td", has_text=rate)
+            expect(cell).to_be_visible()
+            box = cell.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= 390, (rate, box)
+    finally:
+        context.close()
