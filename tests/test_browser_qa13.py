@@ -165,3 +165,45 @@ def test_a_phone_shows_the_learning_rate_of_each_rule(chromium_browser, app_url)
             assert box is not None and box["x"] + box["width"] <= 390, (rate, box)
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(
+    ("layout", "cli", "said"),
+    [
+        (
+            {"mem_strategy": "hsdp", "mem_group": "8"},
+            ["--strategy", "hsdp", "--group-size", "8"],
+            ("hsdp g=32 and recompute full", "fsdp and recompute full"),
+        ),
+        (
+            {"mem_reshard": "false"},
+            ["--zero", "3", "--no-reshard"],
+            ("reshard after forward (FULL_SHARD) and recompute full",),
+        ),
+    ],
+)
+def test_memory_page_names_the_zero3_layout_that_fits(layout, cli, said):
+    """Llama-3.1-70B at ZeRO-3 on 64 H100s as hsdp g=8, or as fsdp without resharding, does
+    not fit; the Memory page said "No recomputation mode or ZeRO stage, alone or together,
+    makes it fit at these ranks", where `costmodel memory` names fsdp (or resharding) with
+    recompute full at 37.1 GB. The page tries the ZeRO-3 layouts that shard more too now, and
+    says each that fits with the CLI's words and memory."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from costmodel.cli import app
+    from tests.test_app import _text, assert_clean, open_page
+
+    at = open_page(
+        "page_memory.py",
+        {"arch": "llama-3.1-70b", "zero_stage": "3", "dp_ranks": "64", **layout},
+    )
+    assert_clean(at)
+    (warn,) = [_text(w.value) for w in at.warning if "Does not fit" in _text(w.value)]
+    assert "No recomputation mode" not in warn, warn
+    args = ["memory", "--arch", "llama-3.1-70b", "--ranks", "64", "--cluster", "dgx-h100", *cli]
+    out = CliRunner().invoke(app, args).output
+    for words in said:
+        (gb,) = re.findall(rf"^  {re.escape(words)}: (\S+ GB) per GPU", out, flags=re.M)
+        assert f"{words}: {gb} per GPU" in warn, (warn, out)
