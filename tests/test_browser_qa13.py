@@ -207,3 +207,24 @@ def test_memory_page_names_the_zero3_layout_that_fits(layout, cli, said):
     for words in said:
         (gb,) = re.findall(rf"^  {re.escape(words)}: (\S+ GB) per GPU", out, flags=re.M)
         assert f"{words}: {gb} per GPU" in warn, (warn, out)
+
+
+@pytest.mark.parametrize(
+    ("cluster", "said"),
+    [
+        ("dgx-h100", "8 NICs per node (ib-ndr) on infiniband (400 GB/s per node, 50 GB/s per GPU)"),
+        ("pcie3-2x-rtx2080ti-nop2p", "no network between nodes (one node only)"),
+    ],
+)
+def test_cluster_page_names_the_nic(cluster, said):
+    """The Cluster page's line on the hardware said "8 NICs per node on infiniband" for a DGX
+    H100 (a user asking about NDR InfiniBand could not tell NDR from HDR there) and "0 NICs per
+    node on none (0 B/s per node, 0 B/s per GPU)" for a box without a network. It names the
+    NIC preset now, and says a box has no network."""
+    from tests.test_app import assert_clean, open_page
+
+    at = open_page("page_cluster.py", {"cl_cluster": cluster, "cl_nodes": "1"})
+    assert_clean(at)
+    (line,) = [c.value for c in at.caption if "GPUs per node over" in c.value]
+    assert said in line, line
+    assert "0 NICs" not in line and "on none" not in line, line

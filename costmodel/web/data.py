@@ -341,6 +341,7 @@ def cluster_facts(name: str, nodes: int, gpus_per_node: int | None) -> dict:
         "nic_bandwidth_bytes_per_s": float(c.nic.per_direction_bandwidth_bytes_per_s)
         if c.nic is not None
         else 0.0,
+        "nic": c.nic.name if c.nic is not None else None,
         "intra_kind": c.intra_kind,
         "fabric": c.fabric,
         "sharp": bool(c.sharp),
