@@ -959,6 +959,33 @@ def hierarchy_phases_figure(
     return go.Figure(data=data, layout=layout)
 
 
+#: The least distance between two labelled ticks of a log GPU axis [octaves]: 64 and 72 GPUs
+#: (0.17 apart) ran into each other.
+_GPU_TICK_OCTAVES = 0.5
+
+
+def _gpu_ticks(gpus, node_gpus: int | None) -> list[float]:
+    """The GPU counts of ``gpus`` to label on a log axis, each :data:`_GPU_TICK_OCTAVES` from
+    the others: one node (``node_gpus``) and the largest count first, then the other counts of
+    whole nodes, then those inside one node. Ticks at powers of two put GB200 NVL72's one node
+    (72 GPUs) beside a "64" and its 144 and 288 GPUs beside "128" and "256", counts the sweep
+    never ran.
+
+    >>> _gpu_ticks([2, 4, 8, 16, 32, 64, 72, 144, 288], 72)
+    [2.0, 4.0, 8.0, 16.0, 32.0, 72.0, 144.0, 288.0]
+    >>> _gpu_ticks([2, 4, 8, 16, 32, 40], 8)
+    [2.0, 4.0, 8.0, 16.0, 40.0]
+    """
+    values = sorted({float(g) for g in gpus if g > 0})
+    node = [float(node_gpus)] if node_gpus and float(node_gpus) in values else []
+    whole = [g for g in values if node and g % node[0] == 0]
+    kept: list[float] = []
+    for g in [*node, *values[-1:], *whole, *values]:
+        if g not in kept and all(abs(math.log2(g / k)) >= _GPU_TICK_OCTAVES for k in kept):
+            kept.append(g)
+    return sorted(kept)
+
+
 def bandwidth_vs_gpus_figure(
     frame, columns: dict, *, node_gpus: int | None = None, title: str = ""
 ) -> go.Figure:
@@ -977,9 +1004,16 @@ def bandwidth_vs_gpus_figure(
         }
         for label, col in columns.items()
     ]
+    ticks = _gpu_ticks(frame["gpus"].to_numpy(), node_gpus)
     layout = {
         "title": {"text": title},
-        "xaxis": {"type": "log", "title": {"text": "GPUs"}, "dtick": _LOG10_2},
+        "xaxis": {
+            "type": "log",
+            "title": {"text": "GPUs"},
+            "tickmode": "array",
+            "tickvals": ticks,
+            "ticktext": [f"{t:g}" for t in ticks],
+        },
         "yaxis": _unit_axis("B/s", title="bus bandwidth (busbw)"),
         "legend": _legend(),
         "margin": {"t": 50, "b": 10},

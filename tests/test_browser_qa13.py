@@ -228,3 +228,30 @@ def test_cluster_page_names_the_nic(cluster, said):
     (line,) = [c.value for c in at.caption if "GPUs per node over" in c.value]
     assert said in line, line
     assert "0 NICs" not in line and "on none" not in line, line
+
+
+@pytest.mark.parametrize(
+    ("cluster", "nodes", "ticks"),
+    [
+        ("gb200-nvl72", "4", [2, 4, 8, 16, 32, 72, 144, 288]),
+        ("dgx-h100", "8", [2, 4, 8, 16, 32, 64]),
+        ("dgx-h100", "5", [2, 4, 8, 16, 40]),
+    ],
+)
+def test_cluster_cliff_chart_labels_the_gpu_counts_it_ran(cluster, nodes, ticks):
+    """The Cluster page's cliff chart labelled its GPU axis at powers of two: on GB200 NVL72
+    (72 GPUs a node) the "one node" line at 72 stood beside a "64" and the 144 and 288 GPU
+    points above "128" and "256", counts the sweep never ran; 5 DGX nodes' own 40 GPUs had no
+    label. The axis labels the counts the sweep ran now (one node and the page's own count
+    first, none crowding another); 8 DGX H100 nodes keep their powers of two."""
+    import json
+
+    from tests.test_app import assert_clean, open_page
+
+    at = open_page("page_cluster.py", {"cl_cluster": cluster, "cl_nodes": nodes})
+    assert_clean(at)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (cliff,) = [s for s in specs if s["layout"]["title"]["text"].startswith("The cliff")]
+    axis = cliff["layout"]["xaxis"]
+    assert axis["tickvals"] == ticks, axis
+    assert axis["ticktext"] == [str(t) for t in ticks], axis
