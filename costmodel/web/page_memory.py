@@ -598,28 +598,24 @@ _BUFFER_OF_STAGE = {
 
 def _more_sharded(layout3: tuple | None, ranks: int) -> list[tuple[str, tuple]]:
     """ZeRO-3 layouts that hold less per GPU than ``layout3`` at ``ranks``, least change first,
-    in the words of the CLI's advisor (:func:`costmodel.strategy.advisor.fit_suggestions`):
-    resharding after forward, then hsdp in larger groups, then fsdp over every rank.
+    in the words of the CLI's advisor (:func:`costmodel.strategy.advisor.more_sharded_zero3`),
+    as the page's ``(strategy, group, reshard)``.
 
-    >>> _more_sharded(("hsdp", 8, True), 64)
-    [('hsdp g=16', ('hsdp', 16, True)), ('hsdp g=32', ('hsdp', 32, True)), ('fsdp', ('fsdp', None, True))]
+    >>> _more_sharded(("hsdp", 8, True), 64)[-1]
+    ('fsdp', ('fsdp', None, True))
     >>> _more_sharded(("fsdp", None, False), 64)
     [('reshard after forward (FULL_SHARD)', ('fsdp', None, True))]
-    >>> _more_sharded(("fsdp", None, True), 64)
-    []
     """
+    from costmodel.strategy.advisor import more_sharded_zero3
+
     if layout3 is None:
         return []
     strategy, group, reshard = layout3
-    out: list[tuple[str, tuple]] = []
-    if not reshard:
-        out.append(("reshard after forward (FULL_SHARD)", (strategy, group, True)))
-    if strategy == "hsdp" and group is not None and group < ranks:
-        g = group
-        while (g := 2 * g) < ranks:
-            if ranks % g == 0:
-                out.append((f"hsdp g={g}", ("hsdp", g, reshard)))
-        out.append(("fsdp", ("fsdp", None, reshard)))
+    out = []
+    for words, upd in more_sharded_zero3(strategy, group, reshard, ranks):
+        s = upd.get("strategy", strategy)
+        g = None if s == "fsdp" else upd.get("group_size", group)
+        out.append((words, (s, g, upd.get("reshard_after_forward", reshard))))
     return out
 
 
