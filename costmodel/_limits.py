@@ -56,6 +56,18 @@ class Limit:
                     raise ValueError(f"{option}: must be {self.rule}, got {raw!r}")
 
 
+def is_bound(exc: BaseException) -> bool:
+    """Whether a parser refused a value for one of its own bounds (``must be >= 0 bytes``, its
+    cap ``above the largest size accepted``), which the caller's range says in its own words,
+    rather than for a text it cannot read.
+
+    >>> is_bound(ValueError("size: must be >= 0 bytes")), is_bound(ValueError("cannot parse"))
+    (True, False)
+    """
+    text = str(exc)
+    return "above the largest" in text or ": must be " in text or text.startswith("must be ")
+
+
 def refusal(option: str, rule: str, raw: Any, exc: BaseException) -> ValueError:
     """``"OPTION: must be RULE, got RAW"`` for a value its parser refused (``exc``), with one
     range: a bound of the parser's own (``must be >= 0 bytes``, its cap) is the rule's to say,
@@ -66,7 +78,7 @@ def refusal(option: str, rule: str, raw: Any, exc: BaseException) -> ValueError:
     "--size: must be a size in 1 B..16 TiB, got '-1GB'"
     """
     text = str(exc)
-    if "above the largest" in text or ": must be " in text or text.startswith("must be "):
+    if is_bound(exc):
         return ValueError(f"{option}: must be {rule}, got {raw!r}")
     return ValueError(f"{option}: must be {rule}, got {raw!r} ({text})")
 

@@ -306,6 +306,10 @@ def keep_plot_height(figure: go.Figure) -> go.Figure:
 _UNIT = re.compile(r"^[kMGTPmµn]?(B|s|B/s|params|GPUs?)[,.;:)]*$")
 
 
+#: The background of a label drawn over a chart's bars: white, nearly opaque.
+_LABEL_BACKGROUND = "rgba(255, 255, 255, 0.85)"
+
+
 def _wrap(text: str, width: int) -> list[str]:
     """Break ``text`` at spaces into lines of at most ``width`` characters.
 
@@ -341,17 +345,25 @@ def _legend() -> dict:
     return {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"}
 
 
-def _crossover_trace(marks, y: str, labels: list, unit: str) -> dict:
+def _crossover_trace(marks, y: str, labels: list, unit: str, sizes) -> dict:
     """Black x markers where the fastest algorithm changes (``message_bytes`` and ``y`` columns
-    of ``marks``), labelled with ``labels``."""
+    of ``marks``), labelled with ``labels``; ``sizes`` [B] are the chart's message sizes (its
+    log x axis's span), so a label near either end is set beside its point, inward."""
+    xs = marks["message_bytes"].to_numpy()
+    span = np.asarray(sizes, dtype=float)
+    span = span[span > 0]  # a log axis: sizes of 0 B are not drawn
+    lo, hi = (math.log10(float(v)) for v in (span.min(), span.max())) if len(span) else (0, 0)
     return {
         "type": "scatter",
-        "x": marks["message_bytes"].to_numpy(),
+        "x": xs,
         "y": marks[y].to_numpy(),
         "mode": "markers+text",
         "name": "crossover",
         "text": labels,
-        "textposition": "top center",
+        "textposition": [
+            _inside_position(math.log10(max(float(x), 1.0)), lo, hi, reach=_label_reach(str(text)))
+            for x, text in zip(xs, labels, strict=True)
+        ],
         "marker": {"symbol": "x", "size": 11, "color": "black"},
         "hovertemplate": f"crossover at %{{x:.3s}}B: %{{y:.3s}}{unit}<extra>%{{text}}</extra>",
     }
@@ -412,7 +424,9 @@ def collective_sweep_figure(
         for name, part in frame.groupby(series, sort=False)
     ]
     if marks is not None and len(marks):
-        data.append(_crossover_trace(marks, y, marks["label"].tolist(), unit))
+        data.append(
+            _crossover_trace(marks, y, marks["label"].tolist(), unit, frame["message_bytes"])
+        )
     return go.Figure(data=data, layout=_size_layout(title, unit, is_time, selected_bytes))
 
 
@@ -487,7 +501,7 @@ def algorithms_on_cluster_figure(
             f"{a} → {b}"
             for a, b in zip(crossovers["faster_below"], crossovers["faster_above"], strict=True)
         ]
-        data.append(_crossover_trace(crossovers, y, labels, unit))
+        data.append(_crossover_trace(crossovers, y, labels, unit, frame["message_bytes"]))
     return go.Figure(data=data, layout=_size_layout(title, unit, is_time, selected_bytes))
 
 
@@ -555,6 +569,11 @@ def memory_stack_figure(
                 "showarrow": False,
                 "xanchor": "left",
                 "yanchor": "bottom",
+                # the label sits on the first bars: grey on their blue and red it could not be
+                # read (Llama-3.1-70B's ZeRO-0 bar, 1440 and 390 px; chromium, 2026-12-03).
+                # The line's red on a white chip reads on any bar and in either theme.
+                "bgcolor": _LABEL_BACKGROUND,
+                "font": {"color": "red"},
             }
         ]
     return go.Figure(data=data, layout=layout)
@@ -940,6 +959,33 @@ def hierarchy_phases_figure(
     return go.Figure(data=data, layout=layout)
 
 
+#: The least distance between two labelled ticks of a log GPU axis [octaves]: 64 and 72 GPUs
+#: (0.17 apart) ran into each other.
+_GPU_TICK_OCTAVES = 0.5
+
+
+def _gpu_ticks(gpus, node_gpus: int | None) -> list[float]:
+    """The GPU counts of ``gpus`` to label on a log axis, each :data:`_GPU_TICK_OCTAVES` from
+    the others: one node (``node_gpus``) and the largest count first, then the other counts of
+    whole nodes, then those inside one node. Ticks at powers of two put GB200 NVL72's one node
+    (72 GPUs) beside a "64" and its 144 and 288 GPUs beside "128" and "256", counts the sweep
+    never ran.
+
+    >>> _gpu_ticks([2, 4, 8, 16, 32, 64, 72, 144, 288], 72)
+    [2.0, 4.0, 8.0, 16.0, 32.0, 72.0, 144.0, 288.0]
+    >>> _gpu_ticks([2, 4, 8, 16, 32, 40], 8)
+    [2.0, 4.0, 8.0, 16.0, 40.0]
+    """
+    values = sorted({float(g) for g in gpus if g > 0})
+    node = [float(node_gpus)] if node_gpus and float(node_gpus) in values else []
+    whole = [g for g in values if node and g % node[0] == 0]
+    kept: list[float] = []
+    for g in [*node, *values[-1:], *whole, *values]:
+        if g not in kept and all(abs(math.log2(g / k)) >= _GPU_TICK_OCTAVES for k in kept):
+            kept.append(g)
+    return sorted(kept)
+
+
 def bandwidth_vs_gpus_figure(
     frame, columns: dict, *, node_gpus: int | None = None, title: str = ""
 ) -> go.Figure:
@@ -958,9 +1004,16 @@ def bandwidth_vs_gpus_figure(
         }
         for label, col in columns.items()
     ]
+    ticks = _gpu_ticks(frame["gpus"].to_numpy(), node_gpus)
     layout = {
         "title": {"text": title},
-        "xaxis": {"type": "log", "title": {"text": "GPUs"}, "dtick": _LOG10_2},
+        "xaxis": {
+            "type": "log",
+            "title": {"text": "GPUs"},
+            "tickmode": "array",
+            "tickvals": ticks,
+            "ticktext": [f"{t:g}" for t in ticks],
+        },
         "yaxis": _unit_axis("B/s", title="bus bandwidth (busbw)"),
         "legend": _legend(),
         "margin": {"t": 50, "b": 10},
@@ -1195,6 +1248,22 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
 #: advisor with B on alps-gh200 (chromium, 2026-12-03). A label is about a tenth of such a
 #: plot wide, so one within half of that of an end is set beside its point, inward.
 _LABEL_HALF_SPAN = 0.1
+
+
+#: The part of a 390 px phone's plot area [fraction of its width] one character of a chart's
+#: text label takes: "nvls_tree → ring" spanned 78 of the Collectives chart's 282 px (plotly's
+#: 12 px font; chromium, 2026-12-03).
+_LABEL_CHAR_SPAN = 0.018
+
+
+def _label_reach(text: str) -> float:
+    """Half the width of a text label on a phone's plot [fraction of the axis span]: its
+    characters' share (:data:`_LABEL_CHAR_SPAN`), at least :data:`_LABEL_HALF_SPAN`.
+
+    >>> round(_label_reach("best 193 MiB"), 3), round(_label_reach("nvls_tree → ring"), 3)
+    (0.108, 0.144)
+    """
+    return max(_LABEL_HALF_SPAN, len(text) * _LABEL_CHAR_SPAN / 2)
 
 
 def _inside_position(x: float, lo: float, hi: float, reach: float = _LABEL_HALF_SPAN) -> str:

@@ -619,6 +619,33 @@ class FitAdvice:
 _SHARDING_ORDER = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
 
 
+def more_sharded_zero3(
+    strategy: str, group_size: int | None, reshard_after_forward: bool, ranks: int
+) -> list[tuple[str, dict[str, Any]]]:
+    """The ZeRO-3 layouts that hold less per GPU than an fsdp or hsdp one, least change first,
+    as ``(words, the step keywords that change)``: resharding after forward when it does not,
+    then hsdp in larger groups (each dividing ``ranks``), then fsdp over every rank. The CLI's
+    advisor (:func:`fit_suggestions`) and the Memory page try these, in this order and words.
+
+    >>> [w for w, _ in more_sharded_zero3("hsdp", 8, True, 64)]
+    ['hsdp g=16', 'hsdp g=32', 'fsdp']
+    >>> more_sharded_zero3("fsdp", None, False, 64)
+    [('reshard after forward (FULL_SHARD)', {'reshard_after_forward': True})]
+    >>> more_sharded_zero3("fsdp", None, True, 64)
+    []
+    """
+    out: list[tuple[str, dict[str, Any]]] = []
+    if not reshard_after_forward:
+        out.append(("reshard after forward (FULL_SHARD)", {"reshard_after_forward": True}))
+    if strategy == "hsdp" and group_size is not None and group_size < ranks:
+        g = group_size  # hsdp's next sharding is a larger group, up to fsdp (every GPU)
+        while (g := 2 * g) < ranks:
+            if ranks % g == 0:
+                out.append((f"hsdp g={g}", {"group_size": g}))
+        out.append(("fsdp", {"strategy": "fsdp"}))
+    return out
+
+
 def fit_suggestions(
     params: float | str | None = None,
     *,
@@ -670,20 +697,14 @@ def fit_suggestions(
         # (selective is still tried with FlashAttention here, as before)
         for r in recompute_choices(recompute, flash_attention=False):
             cands.append((f"recompute {r}", "recompute", {"recompute": r}))
-    if strategy in ("fsdp", "hsdp") and step_kwargs.get("reshard_after_forward") is False:
-        cands.append(
-            ("reshard after forward (FULL_SHARD)", "strategy", {"reshard_after_forward": True})
-        )
     i = _SHARDING_ORDER.index(strategy) if strategy in _SHARDING_ORDER else 0
     for s in _SHARDING_ORDER[i + 1 : 4]:
         cands.append((s, "strategy", {"strategy": s}))
-    if strategy == "hsdp":  # hsdp's next sharding is a larger group, up to fsdp (every GPU)
-        g, ranks = int(base.layout.shard_group), int(base.ranks)
-        while (g := 2 * g) < ranks:
-            if ranks % g == 0:
-                cands.append((f"hsdp g={g}", "strategy", {"group_size": g}))
-        if int(base.layout.shard_group) < ranks:
-            cands.append(("fsdp", "strategy", {"strategy": "fsdp"}))
+    if strategy in ("fsdp", "hsdp"):
+        reshard = step_kwargs.get("reshard_after_forward") is not False
+        group = int(base.layout.shard_group) if strategy == "hsdp" else None
+        for words, upd in more_sharded_zero3(strategy, group, reshard, int(base.ranks)):
+            cands.append((words, "strategy", upd))
     if step_kwargs.get("arch") is not None and recompute != "full":
         cands += [
             (f"{w} and recompute full", k, {**u, "recompute": "full"})

@@ -341,6 +341,7 @@ def cluster_facts(name: str, nodes: int, gpus_per_node: int | None) -> dict:
         "nic_bandwidth_bytes_per_s": float(c.nic.per_direction_bandwidth_bytes_per_s)
         if c.nic is not None
         else 0.0,
+        "nic": c.nic.name if c.nic is not None else None,
         "intra_kind": c.intra_kind,
         "fabric": c.fabric,
         "sharp": bool(c.sharp),
@@ -443,7 +444,11 @@ def hierarchy_sweep(
     figures the textbook model uses. ``in_network_reduction`` is the page's SHARP what-if for
     the hierarchical columns (a preset with IB SHARP reduces in the network either way).
     """
-    nodes, gpus = _gpu_counts(facts["gpus_per_node"], max(max_nodes, 2))
+    # two nodes at least, to show the cliff where the job leaves the node; a preset without a
+    # network (nics_per_node = 0: one PCIe box) has no second node, and asking for one refused
+    # the whole page even at Nodes = 1
+    fewest = 2 if facts["nics_per_node"] > 0 else 1
+    nodes, gpus = _gpu_counts(facts["gpus_per_node"], max(max_nodes, fewest))
     ranks = nodes * gpus
     sharp = bool(in_network_reduction)
     rows = []

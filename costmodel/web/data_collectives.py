@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import collectives
+from costmodel._limits import is_bound
 from costmodel.units import parse_bytes
 
 from .common import SIZES_BYTES
@@ -38,12 +39,17 @@ def typed_size(text: str) -> int:
     (14000000000, 1024)
     """
     field = "Message size"
+    out_of_range = ValueError(f"{field}: {text!r} is out of range. Allowed: {SIZE_GRAMMAR}")
     try:
         size = parse_bytes(text.strip(), name=field)
     except ValueError as exc:
+        # the parser's own bounds (>= 0 bytes, 1e18 B) are the box's range to say: "1e30B ...
+        # above the largest size accepted, 1e+18 B. Allowed: ... to 16 TiB" named two limits
+        if is_bound(exc):
+            raise out_of_range from None
         raise ValueError(f"{exc}. Allowed: {SIZE_GRAMMAR}") from None
     if not MIN_TYPED_BYTES <= size <= MAX_TYPED_BYTES:
-        raise ValueError(f"{field}: {text!r} is out of range. Allowed: {SIZE_GRAMMAR}")
+        raise out_of_range
     return size
 
 

@@ -230,7 +230,13 @@ def render() -> None:
                 "source": [batch.LR_RULE_INFO[r][1] for r in batch.LR_RULES],
             }
         )
-        table(rules, "learning_rate.csv", key="lr", caption="Learning rate under each rule")
+        table(
+            rules,
+            "learning_rate.csv",
+            key="lr",
+            caption="Learning rate under each rule",
+            on_demand=True,
+        )
         table(
             pd.DataFrame({"step [-]": steps, "learning rate [-]": schedule}),
             "warmup.csv",

@@ -106,12 +106,19 @@ def render() -> None:
     if facts["ranks"] == 1:
         st.info("One GPU (1 node x 1 GPU) communicates nothing: an all-reduce takes 0 s.")
         return
+    # the NIC by its preset (ib-ndr: the NDR of "NDR InfiniBand"); a box without one says so,
+    # not "0 NICs per node on none (0 B/s per node, 0 B/s per GPU)"
+    network = (
+        f"{facts['nics_per_node']} NICs per node ({facts['nic']}) on {facts['fabric']} "
+        f"({format_rate(facts['node_inter_bandwidth_bytes_per_s'])} per node, "
+        f"{format_rate(facts['inter_bandwidth_bytes_per_s'])} per GPU)"
+        if facts["nics_per_node"] > 0
+        else "no network between nodes (one node only)"
+    )
     st.caption(
         f"{facts['description']}: {format_counted(int(facts['gpus_per_node']), 'GPU')} per node over {facts['intra_kind']}"
         f" ({format_rate(facts['intra_bandwidth_bytes_per_s'])} per GPU per direction), "
-        f"{facts['nics_per_node']} NICs per node on {facts['fabric']} "
-        f"({format_rate(facts['node_inter_bandwidth_bytes_per_s'])} per node, "
-        f"{format_rate(facts['inter_bandwidth_bytes_per_s'])} per GPU)."
+        f"{network}."
     )
     with section("Cluster"):
         sweep = data.hierarchy_sweep(

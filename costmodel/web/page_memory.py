@@ -596,16 +596,49 @@ _BUFFER_OF_STAGE = {
 }
 
 
+def _more_sharded(layout3: tuple | None, ranks: int) -> list[tuple[str, tuple]]:
+    """ZeRO-3 layouts that hold less per GPU than ``layout3`` at ``ranks``, least change first,
+    in the words of the CLI's advisor (:func:`costmodel.strategy.advisor.more_sharded_zero3`),
+    as the page's ``(strategy, group, reshard)``.
+
+    >>> _more_sharded(("hsdp", 8, True), 64)[-1]
+    ('fsdp', ('fsdp', None, True))
+    >>> _more_sharded(("fsdp", None, False), 64)
+    [('reshard after forward (FULL_SHARD)', ('fsdp', None, True))]
+    """
+    from costmodel.strategy.advisor import more_sharded_zero3
+
+    if layout3 is None:
+        return []
+    strategy, group, reshard = layout3
+    out = []
+    for words, upd in more_sharded_zero3(strategy, group, reshard, ranks):
+        s = upd.get("strategy", strategy)
+        g = None if s == "fsdp" else upd.get("group_size", group)
+        out.append((words, (s, g, upd.get("reshard_after_forward", reshard))))
+    return out
+
+
 def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -> None:
     """Say first that it does not fit, and what would: the recomputation the CLI's ``memory``
     names (same order, :func:`costmodel.strategy.advisor.recompute_choices`), a higher ZeRO
-    stage at these ranks, both together when neither alone does, and the fewest ranks (the
-    table below)."""
+    stage at these ranks, or at ZeRO-3 a layout that shards more (:func:`_more_sharded`: hsdp
+    g=8 or fsdp without resharding said nothing fitted, where the CLI named fsdp and recompute
+    full), both together when neither alone does, and the fewest ranks (the table below)."""
     from costmodel.strategy.advisor import recompute_choices
 
     stage, ranks = inp["stage"], int(inp["ranks"])
+    alts = _more_sharded(inp.get("layout3"), ranks) if stage == 3 else []
+
+    def zero3(layout: tuple, extra: dict) -> float:
+        t = data.memory_by_stage(
+            inp["params"], ranks, _arch(inp), layout3=layout, **{**kw, **extra}
+        )[1]
+        return t[3]
+
     changes = []
     both = None  # (stage, mode, total) of the cheapest mode that fits only with a higher stage
+    both_alt: list[str] = []  # the same for the ZeRO-3 layouts, said
     act = inp["activation"]
     if act is not None:
         seq, micro, flash, recompute = inp["recipe_act"]
@@ -625,16 +658,27 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
             fit = [s for s in memory.ZERO_STAGES if s > stage and t[s] <= capacity]
             if both is None and fit:
                 both = (fit[0], rc, t[fit[0]])
+            if not both_alt:  # every layout that fits with the first mode that fits any
+                both_alt = [
+                    f"{words} and recompute {rc}: {format_bytes(t3)} per GPU"
+                    for words, layout in alts
+                    if (t3 := zero3(layout, {"activations_bytes": a_rc})) <= capacity
+                ]
     higher = [s for s in memory.ZERO_STAGES if s > stage and totals[s] <= capacity]
     if higher:
         changes.append(
             f"ZeRO-{higher[0]} at N = {int(ranks):,}: {format_bytes(totals[higher[0]])} per GPU"
         )
+    for words, layout in alts:  # every ZeRO-3 layout that fits alone
+        if (t3 := zero3(layout, {})) <= capacity:
+            changes.append(f"{words}: {format_bytes(t3)} per GPU")
     if not changes and both is not None:  # neither alone: the two together
         changes.append(
             f"ZeRO-{both[0]} and recompute {both[1]} at N = {int(ranks):,}: "
             f"{format_bytes(both[2])} per GPU"
         )
+    if not changes:
+        changes += both_alt
     # more ranks: the fewest that fit this stage (the 'Ranks needed' table's figure), or none
     needed = data.ranks_needed(
         inp["params"], capacity, _arch(inp), layout3=inp.get("layout3"), **kw
@@ -652,8 +696,9 @@ def _what_fits(inp: dict, kw: dict, totals: dict[int, float], capacity: float) -
         + (
             "What makes it fit: " + "; ".join(changes) + f". {more}"
             if changes
-            else "No recomputation mode or ZeRO stage, alone or together, makes it fit at "
-            "these ranks. "
+            else "No recomputation mode or "
+            + ("ZeRO-3 layout" if alts else "ZeRO stage")
+            + ", alone or together, makes it fit at these ranks. "
             f"{more} Else a smaller micro-batch or sequence, or a larger card."
         ),
         icon=":material/memory:",
