@@ -535,7 +535,8 @@ def memory(
             (
                 "largest model that fits",
                 result.get("max_params_note")
-                or units.format_count(result["max_params"]) + " params",
+                or units.format_count(result["max_params"])
+                + (" param" if result["max_params"] == 1 else " params"),
             )
         )
         if result.get("min_ranks") is not None:
