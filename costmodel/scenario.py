@@ -1433,12 +1433,22 @@ class ScenarioResult(BaseModel):
 
             hi = LIMITS["step_time"].hi
             if not self.step_time_s <= hi:
+                # what the user set that makes the step long: the batch, and a given MFU or
+                # compute time (an MFU of 1e-300 was told to shorten its sequence)
+                given = ""
+                if s.compute_time_s is not None:
+                    given = (
+                        f", or the given compute time ({units.format_duration(s.compute_time_s)})"
+                    )
+                elif s.mfu is not None:
+                    given = f", or raise the given MFU ({s.mfu:.2g})"
                 raise ValueError(
-                    f"step time: the predicted step of {self.step_time_s / 86400:,.0f} days "
+                    f"step time: the predicted step of "
+                    f"{units.format_days(self.step_time_s / 86400)} days "
                     f"(sequence length {s.sequence_length:,} x micro-batch {s.local_batch:,} x "
                     f"accumulation {s.accumulation:,} per GPU) is past the {hi:,.0f} s "
                     f"({hi / 86400:.1f} days) a training run is costed for; shorten the "
-                    "sequence, the micro-batch or the accumulation"
+                    f"sequence, the micro-batch or the accumulation{given}"
                 )
         cost = training_cost(
             tokens,

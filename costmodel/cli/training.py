@@ -1276,8 +1276,8 @@ def _step_on_cluster(
         (
             "global batch",
             f"{units.format_count(mb * acc * s.ranks * sq)} tokens per step = "
-            f"{mb * acc * s.ranks:,} sequences x {sq:,} tokens (micro-batch {mb} x "
-            f"accumulation {acc} x {units.format_counted(s.ranks, 'GPU')})",
+            f"{mb * acc * s.ranks:,} sequences x {sq:,} tokens (micro-batch {mb:,} x "
+            f"accumulation {acc:,} x {units.format_counted(s.ranks, 'GPU')})",
         ),
         ("compute", units.format_duration(s.compute_s)),
         ("compute source", s.compute_label),
@@ -1764,7 +1764,7 @@ def scenario(
     if b is not None and global_tokens is not None:  # B at A's global batch in tokens
         b = _b_at_global_tokens(opts, b, said_vs)
         said_vs += (
-            f"; micro-batch {b.local_batch} x accumulation {b.accumulation} solved from "
+            f"; micro-batch {b.local_batch:,} x accumulation {b.accumulation:,} solved from "
             "--global-tokens"
         )
     result = a.evaluate(scaling=b is None, flips=b is None)
