@@ -193,3 +193,37 @@ def test_train_refuses_an_endless_step_with_its_days_readable_and_the_mfu_named(
     assert len(line) < 400
     r = run("train", "--params", "7B", "--zero", "3", "--mfu", "1e-9", "--tokens", "1T")
     one_line_error(r, "2,117.9 days", "raise the given MFU (1e-09)")
+
+
+# --- a Cluster built with its nodes keeps them ----------------------------------------------------
+def test_a_cluster_object_keeps_its_nodes_on_every_prediction_road():
+    """``cm.cluster("dgx-h100", nodes=8)`` is 64 GPUs, and ``cm.allreduce_time(M, c)`` answered
+    for 64; ``cm.predict_collective(op, M, c)`` and ``predict_all_algorithms`` took their own
+    ``nodes=1`` default and silently answered for one node of 8 GPUs (50 ms for 14 GB, not the
+    74 ms ``collective --cluster dgx-h100 --nodes 8`` prints)."""
+    from costmodel.predict import allreduce_time_fn, compare_models
+
+    c = cm.cluster("dgx-h100", nodes=8)
+    cli = json.loads(
+        run("collective", "all_reduce", "--size", "14GB", "--cluster", "dgx-h100", "--nodes", "8",
+            "--json").stdout
+    )  # fmt: skip
+    row = cli["results"][0]
+    p = cm.predict_collective("all_reduce", 14e9, c)
+    assert (p.ranks, p.nodes) == (64, 8)
+    assert float(p.time_s) == pytest.approx(row["time_s"], rel=1e-12)
+    assert cm.predict_all_algorithms("all_reduce", 14e9, c).ranks == 64
+    assert float(compare_models("all_reduce", [14e9], c)["time_s[nccl]"].iloc[0]) == float(p.time_s)
+    assert float(allreduce_time_fn(c)(14e9)) == float(p.time_s)
+    assert float(cm.allreduce_time(14e9, c, model="nccl")) == float(p.time_s)
+    # an explicit node count still wins, and a preset name is still one node
+    assert cm.predict_collective("all_reduce", 14e9, c, nodes=1).ranks == 8
+    assert cm.predict_collective("all_reduce", 14e9, "dgx-h100").ranks == 8
+    with pytest.raises(ValueError, match="nodes: must be a whole number"):
+        cm.predict_collective("all_reduce", 14e9, c, nodes=0)
+
+
+def test_a_preset_named_is_still_one_node_even_where_its_file_records_more():
+    # coreweave-hgx-h100's file records the 16 nodes of its bundled run; by name it is one node
+    assert cm.cluster("coreweave-hgx-h100").nodes == 1
+    assert cm.predict_collective("all_reduce", 1e9, "coreweave-hgx-h100").nodes == 1
