@@ -227,3 +227,17 @@ def test_a_preset_named_is_still_one_node_even_where_its_file_records_more():
     # coreweave-hgx-h100's file records the 16 nodes of its bundled run; by name it is one node
     assert cm.cluster("coreweave-hgx-h100").nodes == 1
     assert cm.predict_collective("all_reduce", 1e9, "coreweave-hgx-h100").nodes == 1
+
+
+# --- train without a price says how to get the dollars --------------------------------------------
+def test_train_without_a_price_says_how_to_get_the_dollars():
+    """``train --tokens 2T`` printed days and GPU-hours and no cost row at all, no word of why;
+    the app shows a placeholder price, the sweep's cost_note says "no price given"."""
+    r = run("train", "--arch", "llama-2-7b", "--tokens", "2T", "--nodes", "8", "--zero", "1")
+    assert r.exit_code == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("cost "))
+    assert "no price given: --usd-per-gpu-hour, or --price" in line
+    assert "presets for h100-sxm" in line and "e.g. aws-p5-capacity-block" in line
+    r = run("train", "--params", "1B", "--tokens", "1B", "--cluster", "pcie3-2x-rtx2080ti-nop2p")
+    assert r.exit_code == 0, r.stderr
+    assert "(no price preset is published for rtx-2080ti)" in r.stdout

@@ -2230,6 +2230,23 @@ def train(
                 + _band_text(cost.cost_usd_band, lambda v: f"${units.format_usd(v)}"),
             )
         )
+    else:  # no price: say how to get the dollars (the row was left out without a word)
+        from ..training import prices_for_gpu
+
+        gpu = result.scenario.build_cluster().gpu.name
+        have = prices_for_gpu(gpu)
+        rows.append(
+            (
+                "cost",
+                "no price given: --usd-per-gpu-hour, or --price "
+                + (
+                    f"with one of the {len(have)} presets for {gpu} (`costmodel archs`), "
+                    f"e.g. {have[0]}"
+                    if have
+                    else f"(no price preset is published for {gpu})"
+                ),
+            )
+        )
     if cost.mfu is not None:
         rows.append(
             (
