@@ -241,3 +241,10 @@ def test_train_without_a_price_says_how_to_get_the_dollars():
     r = run("train", "--params", "1B", "--tokens", "1B", "--cluster", "pcie3-2x-rtx2080ti-nop2p")
     assert r.exit_code == 0, r.stderr
     assert "(no price preset is published for rtx-2080ti)" in r.stdout
+
+
+def test_the_price_list_keeps_its_columns_for_prices_of_ten_dollars_and_more():
+    lines = [x for x in run("archs").stdout.splitlines() if "/GPU-h" in x]
+    assert any("$11.061/GPU-h" in x for x in lines) and any("$4.858/GPU-h" in x for x in lines)
+    assert len({x.index("/GPU-h") for x in lines}) == 1
+    assert len({x.index("(as of") for x in lines}) == 1
