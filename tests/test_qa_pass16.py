@@ -265,3 +265,8 @@ def test_the_gpu_count_in_another_commands_spelling_names_this_ones(args, named)
     --nodes (Possible options: --loss, --model, --no-reshard)"."""
     line = one_line_error(run(*args), "No such option", named)
     assert "Possible options" not in line
+
+
+def test_the_single_gpu_gh200_instance_says_its_price_is_the_whole_instances():
+    p = _prices()["lambda-gh200-on-demand"]
+    assert p.gpus_per_instance == 1 and "one GPU per instance" in p.description
