@@ -664,7 +664,9 @@ def cluster(
     try:
         return c if nodes == c.nodes else c.with_nodes(nodes)
     except ValidationError as exc:
-        raise ValueError(f"nodes: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+        # the cluster named: a sweep over several presets said which node count, not whose
+        why = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise ValueError(f"nodes: {why} ({c.name})") from None
 
 
 def _headline(model: BaseModel) -> str:

@@ -270,3 +270,15 @@ def test_the_gpu_count_in_another_commands_spelling_names_this_ones(args, named)
 def test_the_single_gpu_gh200_instance_says_its_price_is_the_whole_instances():
     p = _prices()["lambda-gh200-on-demand"]
     assert p.gpus_per_instance == 1 and "one GPU per instance" in p.description
+
+
+def test_a_node_count_a_preset_cannot_take_names_the_preset():
+    """A step sweep over dgx-h100 and a two-GPU box with nodes=1,2 was refused with "nodes=2 but
+    the node has no network" and no word of which of the presets has none."""
+    grid = ("sweep", "--kind", "step", "--set", "preset=dgx-h100,pcie3-2x-rtx2080ti-nop2p",
+            "--set", "arch=llama-3.1-8b", "--set", "nodes=1,2", "--no-progress")  # fmt: skip
+    r = run(*grid, "--set", "strategy=all")  # every layout of every row: refused up front
+    one_line_error(r, "--set nodes", "has no network", "(pcie3-2x-rtx2080ti-nop2p)")
+    r = run(*grid)  # one layout: the row fails, its error column says whose node it is
+    assert r.exit_code == 0, r.stderr
+    assert "a node with NICs (pcie3-2x-rtx2080ti-nop2p)" in r.stdout
