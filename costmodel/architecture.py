@@ -166,6 +166,22 @@ def loss_logits_bytes(tokens: float, vocab: float, loss: str = DEFAULT_LOSS) -> 
     return peak * n, held * n
 
 
+MAX_TENSORS = 1_000_000
+"""Most parameter tensors an :class:`Architecture` may list. Its tensor list is built in full
+(one entry per tensor: the buckets, the wrap units and the parameter count read it), so a
+config.json with ``num_hidden_layers`` 1e12 (or a billion experts) ran out of memory instead of
+being refused; DeepSeek-V3, the largest shipped list, has about 45,000 tensors, and a million
+takes tens of seconds to price."""
+
+TENSORS_PER_LAYER_BOUND = 16
+"""Parameter tensors of one layer besides its experts, at most, in every family (attention:
+up to 7 with MLA's low-rank projections and norms, or 4 plus 3 biases; the MLP's 3 to 4, or a
+router and its bias; 2 norms, with biases 4)."""
+
+TENSORS_PER_EXPERT = 3
+"""Parameter tensors of one expert: the SwiGLU gate, up and down projections."""
+
+
 class Architecture(BaseModel):
     """Shape of a decoder-only transformer, with its citation (frozen, strict).
 
@@ -211,6 +227,21 @@ class Architecture(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> Architecture:
+        per_layer = TENSORS_PER_LAYER_BOUND + TENSORS_PER_EXPERT * (
+            self.experts + self.shared_experts
+        )
+        if self.layers * per_layer > MAX_TENSORS:  # before anything builds the tensor list
+            each = (
+                f"{TENSORS_PER_LAYER_BOUND} + {TENSORS_PER_EXPERT} x "
+                f"{self.experts + self.shared_experts:,} experts"
+                if self.experts
+                else f"{TENSORS_PER_LAYER_BOUND}"
+            )
+            raise ValueError(
+                f"layers: {self.layers:,} layers of up to {each} parameter tensors each make "
+                f"{float(self.layers * per_layer):.3g} tensors; an architecture lists at most "
+                f"{MAX_TENSORS:,} (DeepSeek-V3 has about 45,000)"
+            )
         if self.head_dim is None:  # the head dimension is hidden / heads: whole
             heads_divide_hidden(self.hidden, self.heads)
         if self.heads % self.kv_heads:

@@ -759,9 +759,13 @@ def _per_param_and_fixed(
 ) -> tuple[np.ndarray, np.ndarray] | tuple[float, float]:
     """(bytes per parameter, fixed bytes) of the affine model M(P) = a P + c.
 
+    ``a`` is read over :data:`_SLOPE_PARAMS` parameters, not one: ``M(1) - M(0)`` beside
+    gigabytes of activations kept only 8 digits of ``a``, and the largest count was off by
+    thousands (a count that did not fit by 4.9 kB).
+
     ``scalar=True``: Python floats when training_memory answered with floats (its scalar path)."""
     one = training_memory(
-        1.0,
+        _SLOPE_PARAMS,
         recipe_obj,
         zero_stage,
         dp_ranks,
@@ -781,9 +785,15 @@ def _per_param_and_fixed(
         fragmentation,
     )
     if scalar and type(zero.total_bytes) is float and type(one.total_bytes) is float:
-        return one.total_bytes - zero.total_bytes, zero.total_bytes
+        return (one.total_bytes - zero.total_bytes) / _SLOPE_PARAMS, zero.total_bytes
     fixed = np.asarray(zero.total_bytes, dtype=float)
-    return np.asarray(one.total_bytes, dtype=float) - fixed, fixed
+    return (np.asarray(one.total_bytes, dtype=float) - fixed) / _SLOPE_PARAMS, fixed
+
+
+_SLOPE_PARAMS = 2.0**40
+"""Parameters over which :func:`max_params` reads the bytes per parameter of the affine memory
+(a power of two: the division is exact; about 1.1e12, so the difference is of the order of the
+card's own bytes and keeps their digits)."""
 
 
 @finite_result("parameter count")
@@ -800,9 +810,10 @@ def max_params(
     r"""Largest parameter count whose training memory fits in ``memory_bytes`` per GPU [-].
 
     :func:`training_memory` is affine in ``P``, ``M(P) = a P + c``, so
-    :math:`P_{max} = \max(0, (M_{GPU} - c) / a)`; 0 when even the fixed part does not fit.
-    Arguments as for :func:`training_memory` (bytes per parameter and ZeRO sharding:
-    Rajbhandari et al. 2020).
+    :math:`P_{max} = \max(0, \lfloor (M_{GPU} - c) / a \rfloor)`: a whole count of parameters
+    (a float with no fraction), 0 when even one parameter does not fit (the fixed part fills
+    the card, or one parameter's state alone is larger than what is left). Arguments as for
+    :func:`training_memory` (bytes per parameter and ZeRO sharding: Rajbhandari et al. 2020).
 
     Examples
     --------
@@ -810,6 +821,8 @@ def max_params(
     5.0
     >>> max_params(80e9, zero_stage=3, dp_ranks=16) / 1e9       # 80 GB / (16 B / 16)
     80.0
+    >>> max_params(20.0), max_params(10.0)                      # 20 B / 16 B: one, not 1.25
+    (1.0, 0.0)
     """
     args = (
         get_recipe(recipe),
@@ -823,19 +836,20 @@ def max_params(
     mem_s = _scalar("memory_bytes", memory_bytes, positive=True, unit="B")
     plain = _plain_numbers(dp_ranks, activations_bytes, cuda_context_bytes, fragmentation)
     if mem_s is not None and plain is not None and type(ddp_bucket_copy) is bool:
-        # Python numbers: the scalar core of training_memory at P = 1 and P = 0 (M is affine)
+        # Python numbers: the scalar core of training_memory at P = 2**40 and 0 (M is affine)
         r, stage = args[0], _stage(zero_stage)
         n_s, act_s, ctx_s, frag_s = plain
-        one = _training_memory_scalar(r, stage, 1.0, n_s, act_s, ddp_bucket_copy, ctx_s, frag_s)
+        at = _SLOPE_PARAMS
+        one = _training_memory_scalar(r, stage, at, n_s, act_s, ddp_bucket_copy, ctx_s, frag_s)
         zero = _training_memory_scalar(r, stage, 0.0, n_s, act_s, ddp_bucket_copy, ctx_s, frag_s)
         if one is not None and zero is not None:
             fixed = float(zero.total_bytes)
-            slope = float(one.total_bytes) - fixed
-            return 0.0 if fixed >= mem_s or slope <= 0.0 else (mem_s - fixed) / slope
+            slope = (float(one.total_bytes) - fixed) / at
+            return _whole_fit(mem_s, slope, fixed)
     if mem_s is not None:  # Python number: training_memory's scalar path twice, floats out
         a, c = _per_param_and_fixed(*args, scalar=True)
         if type(a) is float:  # the fixed part fills the card: none fits (no 0/0 when A >> P)
-            return 0.0 if c >= mem_s or a <= 0.0 else (mem_s - c) / a
+            return _whole_fit(mem_s, a, float(c))
     mem = _array("memory_bytes", memory_bytes, positive=True, unit="B")
     a, c = _per_param_and_fixed(*args)
     room = mem - c
@@ -844,9 +858,37 @@ def max_params(
     # path's: @finite_result refuses it naming the input, so numpy's overflow warning is not
     # also printed (an invalid 0/0 or inf - inf still warns); dp_ranks past the ranks limit
     # (1e9) never get here
-    with np.errstate(over="ignore"):
-        count = room / np.where(ok, a, 1.0)
-    return _out(np.where(ok, count, 0.0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        count = np.floor(room / np.where(ok, a, 1.0))
+        # the division rounds: step to the largest whole count whose memory fits
+        a_ok = np.where(ok, a, 1.0)
+        count = np.where(a_ok * (count + 1.0) + c <= mem, count + 1.0, count)
+        count = np.where((count > 0.0) & (a_ok * count + c > mem), count - 1.0, count)
+    return _out(np.where(ok, np.maximum(count, 0.0), 0.0))
+
+
+def _whole_fit(memory_bytes: float, per_param_bytes: float, fixed_bytes: float) -> float:
+    """Largest whole ``P >= 0`` with ``a P + c <= M`` [-] (:func:`max_params`' scalar core).
+
+    The floor of ``(M - c) / a``, stepped by one where the division rounded across a whole
+    count; counts past 2**53 are whole as floats already (an inf count is returned as inf, for
+    :func:`max_params`' finite-result check to refuse).
+
+    >>> _whole_fit(20.0, 16.0, 0.0), _whole_fit(80e9, 16.0, 0.0), _whole_fit(10.0, 16.0, 0.0)
+    (1.0, 5000000000.0, 0.0)
+    """
+    m, a, c = memory_bytes, per_param_bytes, fixed_bytes
+    if c >= m or a <= 0.0:
+        return 0.0
+    q = (m - c) / a
+    if not math.isfinite(q):
+        return q
+    p = float(math.floor(q))
+    if a * (p + 1.0) + c <= m:
+        p += 1.0
+    elif p > 0.0 and a * p + c > m:
+        p -= 1.0
+    return p
 
 
 @finite_result("rank count")

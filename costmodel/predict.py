@@ -180,14 +180,17 @@ class Prediction:
         )
 
 
-def _resolve(cluster: str | Cluster, nodes: int, gpus_per_node: int | None) -> Cluster:
+def _resolve(cluster: str | Cluster, nodes: int | None, gpus_per_node: int | None) -> Cluster:
     from .presets import cluster as load_cluster
 
     return load_cluster(cluster, nodes=nodes, gpus_per_node=gpus_per_node, field="cluster")
 
 
 def buffer_memory_note(
-    sizes_bytes: Any, cluster: str | Cluster, nodes: int = 1, gpus_per_node: int | None = None
+    sizes_bytes: Any,
+    cluster: str | Cluster,
+    nodes: int | None = None,
+    gpus_per_node: int | None = None,
 ) -> str:
     """A note where a per-rank buffer is larger than the GPU's memory, else ``""``.
 
@@ -562,7 +565,7 @@ def predict_collective(
     op: str,
     message_bytes: ArrayLike,
     cluster: str | Cluster,
-    nodes: int = 1,
+    nodes: int | None = None,
     gpus_per_node: int | None = None,
     algorithm: str = "auto",
     protocol: str = "auto",
@@ -583,8 +586,9 @@ def predict_collective(
         Per-rank buffer as nccl-tests prints it in its ``size`` column [B], 0 to 2**44.
     cluster : str or Cluster
         A preset name or a :class:`~costmodel.hardware.Cluster`.
-    nodes : int
-        Nodes (NVLink domains) used.
+    nodes : int, optional
+        Nodes (NVLink domains) used; default one node of a preset named, or the nodes of a
+        :class:`~costmodel.hardware.Cluster` passed in (``cm.cluster("dgx-h100", nodes=8)``).
     gpus_per_node : int, optional
         Use a slice of each node.
     algorithm, protocol : str
@@ -941,7 +945,7 @@ def _band(
 
 
 def allreduce_time_fn(
-    cluster: str | Cluster, nodes: int = 1, model: str = "nccl"
+    cluster: str | Cluster, nodes: int | None = None, model: str = "nccl"
 ) -> Callable[[Any], Any]:
     """A function bytes -> seconds for all-reduce on this cluster (for ddp's bucket timeline).
 
@@ -964,7 +968,7 @@ def compare_models(
     op: str,
     message_bytes: ArrayLike,
     cluster: str | Cluster,
-    nodes: int = 1,
+    nodes: int | None = None,
     gpus_per_node: int | None = None,
     models: tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
@@ -1168,7 +1172,7 @@ def predict_all_algorithms(
     op: str,
     message_bytes: ArrayLike,
     cluster: str | Cluster,
-    nodes: int = 1,
+    nodes: int | None = None,
     gpus_per_node: int | None = None,
     protocol: str = "auto",
     model: str = "nccl",

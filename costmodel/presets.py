@@ -625,7 +625,7 @@ def load(
 
 def cluster(
     name: str | Cluster,
-    nodes: int = 1,
+    nodes: int | None = None,
     *,
     gpus_per_node: int | None = None,
     power_limit_w: float | None = None,
@@ -635,9 +635,13 @@ def cluster(
     """A cluster preset with ``nodes`` nodes (optionally a ``gpus_per_node`` slice, and its
     GPUs capped at ``power_limit_w`` [W]; None keeps the preset's: its datasheet power unless
     the GPU preset sets a limit). ``field`` names the name in an unknown name's refusal
-    (:func:`load`).
+    (:func:`load`). ``nodes=None``: one node of a preset named, or the nodes of a
+    :class:`Cluster` passed in (it was 1 for both, so ``predict_collective(op, M,
+    cluster("dgx-h100", nodes=8))`` silently answered for one node of 8 GPUs).
 
     >>> cluster("dgx-h100", nodes=8).ranks
+    64
+    >>> cluster(cluster("dgx-h100", nodes=8)).ranks    # a Cluster keeps its nodes
     64
     >>> cluster("dgx-h100", gpus_per_node=4).ranks    # a 4-GPU slice of one node
     4
@@ -648,6 +652,8 @@ def cluster(
     assert isinstance(c, Cluster)
     from ._checks import whole_count
 
+    if nodes is None:  # a Cluster passed in keeps its nodes; a preset by name is one node
+        nodes = name.nodes if isinstance(name, Cluster) else 1
     nodes = whole_count("nodes", nodes)  # a numpy integer (an array's element) or 2.0 too
     if gpus_per_node is not None:
         gpus_per_node = whole_count("gpus_per_node", gpus_per_node)
@@ -658,7 +664,9 @@ def cluster(
     try:
         return c if nodes == c.nodes else c.with_nodes(nodes)
     except ValidationError as exc:
-        raise ValueError(f"nodes: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+        # the cluster named: a sweep over several presets said which node count, not whose
+        why = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise ValueError(f"nodes: {why} ({c.name})") from None
 
 
 def _headline(model: BaseModel) -> str:

@@ -855,9 +855,10 @@ class Scenario(BaseModel):
         for callers that read only the flips or the scaling table, since a large model's step
         has thousands of bucket intervals.
         """
-        from . import batch, memory
+        from . import batch
         from ._checks import flag
         from .strategy.advisor import nothing_fits_note
+        from .strategy.memory import layout_max_params
         from .strategy.step import scaling_efficiency
 
         scaling, flips = flag("scaling", scaling), flag("flips", flips)
@@ -899,15 +900,11 @@ class Scenario(BaseModel):
             flip_list = []
         reachable = [f for f in flip_list if f.flips]
         best = min(reachable, key=lambda f: f.relative_change) if reachable else None
-        mp = float(
-            memory.max_params(
-                gpu_bytes,
-                recipe=self.recipe,
-                zero_stage=lay.zero_stage,
-                dp_ranks=lay.shard_group,
-                activations_bytes=mem.activations_bytes,
-                ddp_bucket_copy=is_ddp,
-            )
+        # the largest bare count beside these activations, with the layout's buffers and
+        # gathered units: `costmodel memory`'s figure (the lesson's affine state alone said
+        # 228B for llama-3.1-8b's activations under fsdp on 64 H100s where memory said 169B)
+        mp = layout_max_params(
+            gpu_bytes, lay, recipe=self.recipe, activations_bytes=mem.activations_bytes
         )
         if mp <= 0.0:
             notes.append(
@@ -1334,7 +1331,10 @@ class ScenarioResult(BaseModel):
     memory_total_bytes: float = Field(description="per GPU [B]")
     gpu_memory_bytes: float = Field(description="the preset GPU's memory [B]")
     fits: bool
-    max_params: float = Field(description="largest model that fits with this recipe/stage [-]")
+    max_params: float = Field(
+        description="largest whole parameter count that fits beside these activations, with the "
+        "layout's buffers and gathered units (as `costmodel memory`) [-]"
+    )
     global_batch: int
     tokens_per_step: int
     compute_s: float = Field(description="compute per optimizer step [s]")
@@ -1433,12 +1433,22 @@ class ScenarioResult(BaseModel):
 
             hi = LIMITS["step_time"].hi
             if not self.step_time_s <= hi:
+                # what the user set that makes the step long: the batch, and a given MFU or
+                # compute time (an MFU of 1e-300 was told to shorten its sequence)
+                given = ""
+                if s.compute_time_s is not None:
+                    given = (
+                        f", or the given compute time ({units.format_duration(s.compute_time_s)})"
+                    )
+                elif s.mfu is not None:
+                    given = f", or raise the given MFU ({s.mfu:.2g})"
                 raise ValueError(
-                    f"step time: the predicted step of {self.step_time_s / 86400:,.0f} days "
+                    f"step time: the predicted step of "
+                    f"{units.format_days(self.step_time_s / 86400)} days "
                     f"(sequence length {s.sequence_length:,} x micro-batch {s.local_batch:,} x "
                     f"accumulation {s.accumulation:,} per GPU) is past the {hi:,.0f} s "
                     f"({hi / 86400:.1f} days) a training run is costed for; shorten the "
-                    "sequence, the micro-batch or the accumulation"
+                    f"sequence, the micro-batch or the accumulation{given}"
                 )
         cost = training_cost(
             tokens,

@@ -537,8 +537,15 @@ def training_cost(
         usd = pr.usd_per_gpu_hour
         price_date = pr.date
         warning = price_age_warning(pr, today)
+        # a per-GPU list price (gpus_per_instance 1) is not the price of the machine rented:
+        # "$10/h per instance" read as an 8-GPU OCI bare-metal machine for $10/h
+        per_unit = (
+            "per GPU"
+            if pr.gpus_per_instance == 1
+            else f"per {pr.gpus_per_instance}-GPU instance (${pr.usd_per_gpu_hour:g} per GPU-hour)"
+        )
         note = (
-            f"{pr.name}: {pr.description}, ${pr.usd_per_instance_hour:g}/h per instance "
+            f"{pr.name}: {pr.description}, ${pr.usd_per_instance_hour:g}/h {per_unit} "
             f"({pr.terms_label}), price as of {pr.date}"
         )
     elif usd_per_gpu_hour is not None:

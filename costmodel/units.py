@@ -395,19 +395,29 @@ def parse_flops(text: str | int | float, *, name: str = "flops") -> float:
     return _finite(value, name, text, "rate in FLOP/s", positive=True)
 
 
+PLAIN_DIGITS_BELOW = 1e15
+"""Past this a number is written in exponent notation (``1.74e+296``), below it in plain digits
+with thousands separators: a float holds 15 to 17 significant digits, so a number written out
+past them shows rounding noise (a step of 1.74e296 s was printed as 297 digits, ending
+"...010,622,845,192,...")."""
+
+
 def _scaled(value: float, prefixes: tuple[tuple[float, str], ...], digits: int) -> str:
     """``value`` in the largest of ``prefixes`` (scale, prefix) it reaches once rounded to
     ``digits`` significant digits, as "number prefix": 0.9996 s is "1 " (not "1e+03 m"), and
-    a number past the largest prefix is written out with thousands separators, never in
-    exponent notation ("399,000 " s, not "3.99e+05 ").
+    a number past the largest prefix is written out with thousands separators ("399,000 " s,
+    not "3.99e+05 "), up to :data:`PLAIN_DIGITS_BELOW`; past it in exponent notation.
 
     >>> _scaled(0.9996, _TIME_PREFIXES, 3), _scaled(3.99e5, _TIME_PREFIXES, 3)
     ('1 ', '399,000 ')
+    >>> _scaled(1.74e296, _TIME_PREFIXES, 3)
+    '1.74e+296 '
     """
     mag = abs(float(f"{value:.{digits}g}"))
     scale, prefix = next(((s, p) for s, p in prefixes if mag >= s), prefixes[-1])
     shown = float(f"{value / scale:.{digits}g}")
-    text = f"{shown:,.0f}" if abs(shown) >= 1000 else f"{value / scale:.{digits}g}"
+    plain = 1000 <= abs(shown) < PLAIN_DIGITS_BELOW
+    text = f"{shown:,.0f}" if plain else f"{value / scale:.{digits}g}"
     return f"{text} {prefix}"
 
 
@@ -503,12 +513,14 @@ def format_days(value: float) -> str:
 
     >>> format_days(48.43), format_days(1.2345), format_days(0.001944), format_days(0)
     ('48.4', '1.23', '0.00194', '0')
-    >>> format_days(5e-7), format_days(12345.6)
-    ('0.0000005', '12,345.6')
+    >>> format_days(5e-7), format_days(12345.6), format_days(2.01e288)
+    ('0.0000005', '12,345.6', '2.01e+288')
     """
     v = _shown(value)
     if v == 0 or not math.isfinite(v):
         return f"{v:g}"
+    if abs(v) >= PLAIN_DIGITS_BELOW:
+        return f"{v:.3g}"
     if abs(v) >= 10:
         return f"{v:,.1f}"
     return _three_digits(v)
@@ -537,12 +549,14 @@ def format_gpu_hours(value: float) -> str:
 
     >>> format_gpu_hours(36864.4), format_gpu_hours(123.4), format_gpu_hours(48.43)
     ('36,864', '123', '48.4')
-    >>> format_gpu_hours(0.00123456), format_gpu_hours(0)
-    ('0.00123', '0')
+    >>> format_gpu_hours(0.00123456), format_gpu_hours(0), format_gpu_hours(3.3e20)
+    ('0.00123', '0', '3.3e+20')
     """
     v = _shown(value)
     if v == 0 or not math.isfinite(v):
         return f"{v:g}"
+    if abs(v) >= PLAIN_DIGITS_BELOW:
+        return f"{v:.3g}"
     if abs(v) >= 100:
         return f"{v:,.0f}"
     if abs(v) >= 10:

@@ -234,10 +234,40 @@ def _limited_option_line(exc: Exception) -> str | None:
     return f"{typed[0]}: must be {LIMITS[name].rule}, got {typed[1]!r}{tail}"
 
 
+#: (command, option) -> what that command takes instead: the GPU count is --nodes of a cluster
+#: on step, scenario and train and --ranks on memory and batch, and click's guesses for the
+#: other spelling were unrelated names ("No such option: --nodes (Possible options: --loss,
+#: --model, --no-reshard)")
+OTHER_SPELLINGS: dict[tuple[str, str], str] = {
+    ("memory", "--nodes"): "memory counts GPUs: --ranks N, the GPUs sharding the state (8 "
+    "nodes of 8 GPUs: --ranks 64), with --cluster for the card",
+    ("batch", "--nodes"): "batch counts GPUs: --ranks N, the data-parallel ranks (8 nodes of 8 "
+    "GPUs: --ranks 64)",
+    ("train", "--ranks"): "train counts nodes of --cluster: --nodes N (64 GPUs of dgx-h100: "
+    "--nodes 8), --gpus-per-node for a slice",
+    ("scenario", "--ranks"): "scenario counts nodes of --cluster: --nodes N (64 GPUs of "
+    "dgx-h100: --nodes 8), --gpus-per-node for a slice",
+}
+
+
+def _other_spelling_line(exc: Exception) -> str | None:
+    """The line for an option this command spells another way (:data:`OTHER_SPELLINGS`)."""
+    name = getattr(exc, "option_name", None)
+    ctx = getattr(exc, "ctx", None)
+    command = getattr(getattr(ctx, "command", None), "name", None)
+    hint = OTHER_SPELLINGS.get((str(command), str(name)))
+    if hint is None:
+        return None
+    return f"No such option: {name}; {hint}. See '{ctx.command_path} --help'."  # type: ignore[union-attr]
+
+
 def _usage_line(exc: Exception) -> str:
     limited_line = _limited_option_line(exc)
     if limited_line is not None:
         return limited_line
+    other = _other_spelling_line(exc)
+    if other is not None:
+        return other
     msg = exc.format_message()  # type: ignore[attr-defined]
     ctx = getattr(exc, "ctx", None)
     if ctx is not None and getattr(exc, "exit_code", 1) == 2:

@@ -35,15 +35,23 @@ def archs(as_json: JsonOpt = False) -> None:
             }
         )
         return
+    # columns as wide as their longest entry: a price of $10 or more pushed the rest of its
+    # line one place right of the others
+    wide = max((len(a.name) for a in rows), default=16)
     for a in rows:
         moe = f", {units.format_count(a.active_params)} active" if a.moe else ""
         typer.echo(
-            f"{a.name:<16} {units.format_count(a.params):>9} params{moe}; L={a.layers} "
+            f"{a.name:<{wide}} {units.format_count(a.params):>9} params{moe}; L={a.layers} "
             f"h={a.hidden} heads={a.heads}/{a.kv_heads} vocab={a.vocab}"
         )
-    for p in prices:
+    usd = [f"${p.usd_per_gpu_hour:.3f}" for p in prices]
+    w_name = max((len(p.name) for p in prices), default=0)
+    w_gpu = max((len(p.gpu) for p in prices), default=0)
+    w_usd = max((len(u) for u in usd), default=0)
+    w_terms = max((len(p.terms_label) for p in prices), default=0)
+    for p, u in zip(prices, usd, strict=True):
         typer.echo(
-            f"{p.name:<31} {p.gpu:<14} ${p.usd_per_gpu_hour:.3f}/GPU-h {p.terms_label:<14} "
+            f"{p.name:<{w_name}} {p.gpu:<{w_gpu}} {u:>{w_usd}}/GPU-h {p.terms_label:<{w_terms}} "
             f"(as of {p.date}) {p.description}"
         )
 

@@ -535,7 +535,8 @@ def memory(
             (
                 "largest model that fits",
                 result.get("max_params_note")
-                or units.format_count(result["max_params"]) + " params",
+                or units.format_count(result["max_params"])
+                + (" param" if result["max_params"] == 1 else " params"),
             )
         )
         if result.get("min_ranks") is not None:
@@ -1275,8 +1276,8 @@ def _step_on_cluster(
         (
             "global batch",
             f"{units.format_count(mb * acc * s.ranks * sq)} tokens per step = "
-            f"{mb * acc * s.ranks:,} sequences x {sq:,} tokens (micro-batch {mb} x "
-            f"accumulation {acc} x {units.format_counted(s.ranks, 'GPU')})",
+            f"{mb * acc * s.ranks:,} sequences x {sq:,} tokens (micro-batch {mb:,} x "
+            f"accumulation {acc:,} x {units.format_counted(s.ranks, 'GPU')})",
         ),
         ("compute", units.format_duration(s.compute_s)),
         ("compute source", s.compute_label),
@@ -1763,7 +1764,7 @@ def scenario(
     if b is not None and global_tokens is not None:  # B at A's global batch in tokens
         b = _b_at_global_tokens(opts, b, said_vs)
         said_vs += (
-            f"; micro-batch {b.local_batch} x accumulation {b.accumulation} solved from "
+            f"; micro-batch {b.local_batch:,} x accumulation {b.accumulation:,} solved from "
             "--global-tokens"
         )
     result = a.evaluate(scaling=b is None, flips=b is None)
@@ -2227,6 +2228,23 @@ def train(
                 f"${units.format_usd(cost.cost_usd)}"
                 + (f" at {cost.price_date} prices" if cost.price_date else "")
                 + _band_text(cost.cost_usd_band, lambda v: f"${units.format_usd(v)}"),
+            )
+        )
+    else:  # no price: say how to get the dollars (the row was left out without a word)
+        from ..training import prices_for_gpu
+
+        gpu = result.scenario.build_cluster().gpu.name
+        have = prices_for_gpu(gpu)
+        rows.append(
+            (
+                "cost",
+                "no price given: --usd-per-gpu-hour, or --price "
+                + (
+                    f"with one of the {len(have)} presets for {gpu} (`costmodel archs`), "
+                    f"e.g. {have[0]}"
+                    if have
+                    else f"(no price preset is published for {gpu})"
+                ),
             )
         )
     if cost.mfu is not None:

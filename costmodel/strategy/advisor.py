@@ -830,13 +830,24 @@ def nothing_fits_note(
     gpu_memory_bytes: float, fixed_bytes: float, activations_bytes: float, what: str = ""
 ) -> str:
     """Why even one parameter does not fit: what it would sit beside (never "0 params").
+    Where the fixed part leaves room, it is one parameter's own state that does not fit in it
+    (a card of a few bytes: 16 B a parameter under mixed-precision Adam).
 
     >>> nothing_fits_note(80e9, 95e9, 93e9, "4096 tokens x micro-batch 1")
     'even one parameter does not fit: 95 GB per GPU are taken before any weight (activations 93 GB at 4096 tokens x micro-batch 1) on a GPU with 80 GB'
+    >>> nothing_fits_note(10.0, 0.0, 0.0)
+    'even one parameter does not fit: its training state is larger than the 10 B left on a GPU with 10 B (0 B taken before any weight)'
     """
     from ..units import format_bytes
 
     at = f" at {what}" if what else ""
+    if fixed_bytes < gpu_memory_bytes:
+        return (
+            "even one parameter does not fit: its training state is larger than the "
+            f"{format_bytes(gpu_memory_bytes - fixed_bytes)} left on a GPU with "
+            f"{format_bytes(gpu_memory_bytes)} ({format_bytes(fixed_bytes)} taken before any "
+            "weight)"
+        )
     return (
         f"even one parameter does not fit: {format_bytes(fixed_bytes)} per GPU are taken before "
         f"any weight (activations {format_bytes(activations_bytes)}{at}) on a GPU with "

@@ -189,6 +189,16 @@ def recompute_extra(recompute: str, arch: Any = None, sequence_length: int = 409
     return (lin * r_lin + att * r_att) / (lin + att)
 
 
+def _mfu_text(mfu: float) -> str:
+    """An MFU as the labels write it: two decimals (``0.40``), or two significant digits below
+    0.01, where two decimals said "given MFU 0.00" of an MFU of 1e-9.
+
+    >>> _mfu_text(0.4), _mfu_text(1e-9), _mfu_text(0.0123)
+    ('0.40', '1e-09', '0.01')
+    """
+    return f"{mfu:.2f}" if mfu >= 0.01 else f"{mfu:.2g}"
+
+
 def _palm(recompute: str, extra: float) -> str:
     """What a given (or default) MFU's label adds under recomputation: the MFU is PaLM's, of
     the model's FLOPs, so the recomputation's extra work is inside the time it implies, not
@@ -262,7 +272,7 @@ def step_compute(
             t,
             extra / (1 + extra),
             "mfu",
-            f"given MFU {float(mfu):.2f}{of}{_palm(recompute, extra)}",
+            f"given MFU {_mfu_text(float(mfu))}{of}{_palm(recompute, extra)}",
         )
     fam = _c.gpu_family(gpu)
     fit = None

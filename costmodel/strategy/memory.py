@@ -23,7 +23,7 @@ arXiv:1910.02054, figure 1). Activations come from ``training_memory``'s activat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -429,27 +429,65 @@ def stage_max_params(capacity_bytes: float, zero_stage: int, ranks: int, **kw: A
 
     The state is affine in ``P`` and the buffers grow with ``P`` (piecewise linearly: the
     buckets stop at their cap, the gathered pair follows the wrap units), so the total is
-    monotone in ``P``: bisection on ``log P`` to a relative 1e-9, 0 when nothing fits.
-    ``kw`` as for :func:`strategy_memory` (no ``arch``: the count is the unknown).
+    monotone in ``P``: bisection on ``log P`` to a relative 1e-9, then on whole counts, so the
+    answer is a whole parameter count (a float with no fraction; past 2**53 every float is
+    whole); 0 when not even one parameter fits. ``kw`` as for :func:`strategy_memory` (no
+    ``arch``: the count is the unknown).
 
     >>> round(stage_max_params(80e9, 0, 1) / 1e9, 6)            # lesson: 80 GB / 16 B
     5.0
+    >>> stage_max_params(20.0, 0, 1)                            # 16 B a parameter: one, not 1.25
+    1.0
     """
-    import math
 
     def total(p: float) -> float:
         return float(stage_memory(zero_stage, ranks, p, **kw).total_bytes)
 
-    cap = float(capacity_bytes)
-    if total(0.0) > cap:
-        return 0.0
     base = stage_memory(zero_stage, ranks, 1.0, **kw).base
     per_param = float(base.total_bytes) - float(
         stage_memory(zero_stage, ranks, 0.0, **kw).total_bytes
     )
-    hi = max(1.0, cap / max(per_param, 1e-30))  # the state alone: an upper bound
-    if total(hi) <= cap:
-        return hi
+    return largest_count_that_fits(total, capacity_bytes, per_param)
+
+
+def layout_max_params(capacity_bytes: float, layout: Layout, **kw: Any) -> float:
+    """Largest bare parameter count whose :func:`strategy_memory` of ``layout`` fits in
+    ``capacity_bytes`` [-]: :func:`stage_max_params` for a whole :class:`~.layout.Layout`
+    (its dtypes and bucket caps too), the figure ``Scenario.evaluate`` reports as
+    ``max_params``. ``kw`` as for :func:`strategy_memory` (no ``arch``).
+
+    >>> from .layout import Layout
+    >>> round(layout_max_params(80e9, Layout(strategy="ddp", ranks=1)) / 1e9, 6)
+    5.0
+    """
+
+    def total(p: float) -> float:
+        return float(strategy_memory(layout, p, **kw).total_bytes)
+
+    base = strategy_memory(layout, 1.0, **kw).base
+    per_param = float(base.total_bytes) - float(strategy_memory(layout, 0.0, **kw).total_bytes)
+    return largest_count_that_fits(total, capacity_bytes, per_param)
+
+
+def largest_count_that_fits(
+    total: Callable[[float], float], capacity_bytes: float, per_param_bytes: float
+) -> float:
+    """Largest whole ``P >= 0`` with ``total(P) <= capacity_bytes`` [-], for a ``total``
+    monotone in ``P`` whose model state alone costs ``per_param_bytes`` a parameter (so
+    ``capacity / per_param`` bounds the answer): bisection on ``log P`` to a relative 1e-9,
+    then on whole counts; 0 when not even one parameter fits.
+
+    >>> largest_count_that_fits(lambda p: 16.0 * p + 4.0, 100.0, 16.0)   # (100 - 4) / 16
+    6.0
+    """
+    import math
+
+    cap = float(capacity_bytes)
+    if total(0.0) > cap:
+        return 0.0
+    hi = max(1.0, cap / max(per_param_bytes, 1e-30))  # the state alone: an upper bound
+    if total(math.floor(hi)) <= cap:
+        return float(math.floor(hi))
     lo = 0.0
     if total(1.0) <= cap:
         lo = 1.0
@@ -461,7 +499,15 @@ def stage_max_params(capacity_bytes: float, zero_stage: int, ranks: int, **kw: A
                 hi = mid
             if hi / lo - 1.0 < 1e-9:
                 break
-    return lo
+    # whole counts: floor(lo) fits and ceil(hi) does not (the total is monotone)
+    lo_n, hi_n = math.floor(lo), math.ceil(hi)
+    while hi_n - lo_n > 1:
+        mid_n = (lo_n + hi_n) // 2
+        if total(float(mid_n)) <= cap:
+            lo_n = mid_n
+        else:
+            hi_n = mid_n
+    return float(lo_n)
 
 
 def stage_min_ranks(
