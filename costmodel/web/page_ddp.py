@@ -64,6 +64,7 @@ MAX_COMPUTE_S: float = next(
 #: argument ("Sequence length [tokens]: ...", not "sequence_length: ...").
 BOX_LABELS = {
     "nodes": "Nodes",
+    "gpus_per_node": "GPUs per node",
     "local_batch": "Local batch per GPU [samples]",
     "sequence_length": "Sequence length [tokens]",
     "accumulation": "Accumulation steps [-]",
@@ -287,6 +288,21 @@ def _inputs() -> dict:
         "(costmodel.compute.gpu_power_w). Empty: the datasheet power (H100/H200 SXM 700 W, "
         "A100 SXM 400 W), as the API's and the CLI's default.",
     )
+    node_gpus = int(data.cluster_facts(cluster, 1, None)["gpus_per_node"])
+    gpus_per_node = bound_number(
+        row[2],
+        "GPUs per node",
+        value=None,
+        step=1,
+        min_value=1,
+        key="ddp_gpus_per_node",
+        placeholder=f"{node_gpus} (the whole node)",
+        help=f"GPUs the run uses in each node, 1..{node_gpus} on {cluster}: a slice of the "
+        "node, as the CLI's --gpus-per-node (step, scenario, train) and Scenario's "
+        "gpus_per_node. A slice is still billed for the whole instance "
+        "(costmodel.training.billed_gpus_per_node): the cost says how many GPUs are paid for. "
+        f"Empty: the whole node ({node_gpus} GPUs), the default of every surface.",
+    )
     precision = bound_choice(
         row[1],
         "selectbox",
@@ -330,6 +346,7 @@ def _inputs() -> dict:
         else parse_input("Model parameters", parse_count, params_text),
         "cluster": cluster,
         "nodes": nodes,
+        "gpus_per_node": None if gpus_per_node is None else int(gpus_per_node),
         "model": model,
         "local_batch": local_batch,
         "sequence_length": seq,
@@ -378,8 +395,9 @@ def _pinned(inp: dict) -> dict | None:
     )
     changes: dict = {}
     if cluster != SAME:
-        # A's power limit caps A's GPUs: B's other cluster runs at its datasheet power
-        changes.update(cluster=cluster, power_limit_w=None)
+        # A's power limit caps A's GPUs, and A's slice is of A's node: B's other cluster runs
+        # at its datasheet power on its whole nodes
+        changes.update(cluster=cluster, power_limit_w=None, gpus_per_node=None)
     if arch == CUSTOM:
         text = c[1].text_input("Parameters (B)", value="7B", key="ddp_b_params", bind=QP)
         p = parse_input("Parameters (B)", parse_count, text)
@@ -804,7 +822,10 @@ def _strategy_rows(**inp) -> dict:
         inp["params"],
         arch=inp["arch"],
         cluster=presets.cluster(
-            inp["cluster"], nodes=int(inp["nodes"]), power_limit_w=inp["power_limit_w"]
+            inp["cluster"],
+            nodes=int(inp["nodes"]),
+            gpus_per_node=inp["gpus_per_node"],  # a slice, as the step's (the CLI's advisor too)
+            power_limit_w=inp["power_limit_w"],
         ),
         nodes=int(inp["nodes"]),
         model=inp["model"],
@@ -999,7 +1020,14 @@ def _cost_metrics(
     # 11.6 h, 48.4 days): a run of seconds is not "0.0000063" days
     wall_s = cost.wall_s
     m[0].metric(f"Wall clock{side}", format_elapsed(wall_s))
-    m[1].metric(f"GPU-hours{side}", format_gpu_hours(cost.gpu_hours))
+    m[1].metric(
+        f"GPU-hours{side}",
+        format_gpu_hours(cost.gpu_hours),
+        # a node slice: the GPU-hours used, and those paid for (the CLI's billed_gpu_hours)
+        help=f"used; {format_gpu_hours(cost.billed_gpu_hours)} billed ({cost.billing_note})"
+        if cost.billing_note
+        else None,
+    )
     when = (
         f"prices as of {cost.price_date}"
         if cost.price_date
