@@ -119,3 +119,98 @@ def test_step_page_b_on_another_cluster_runs_on_its_whole_nodes():
     assert_clean(at)
     assert not at.error, [e.value for e in at.error]
     assert "A or B?" in [h.value for h in at.subheader]
+
+
+# --- Validate: nodes and GPUs per node, the page and `validate compare` on one rule ------------
+RUN_02 = "02_coreweave-16x8xA100-IB_allreduce.txt"  # 128 ranks; its index: 16 nodes x 8
+RUN_13E = "13e_waynehacking8_1x2-4-6xH100_GPUcount-scaling_allreduce.txt"  # 2, 4, 6 ranks
+
+
+def _validate_page(reference: str, nodes: int | None, gpn: int | None):
+    query = {"val_source": "reference", "val_reference": reference}
+    if nodes is not None:
+        query["val_nodes"] = str(nodes)
+    if gpn is not None:
+        query["val_gpus_per_node"] = str(gpn)
+    at = open_page("page_validate.py", query)
+    assert_clean(at)
+    return at
+
+
+def _validate_cli(short: str, nodes: int | None, gpn: int | None):
+    args = ["validate", "compare", "--reference", short, "--json"]
+    if nodes is not None:
+        args += ["--nodes", str(nodes)]
+    if gpn is not None:
+        args += ["--gpus-per-node", str(gpn)]
+    return run(*args)
+
+
+@pytest.mark.parametrize(
+    ("reference", "short", "nodes", "gpn"),
+    [
+        (RUN_02, "02", 16, 8),  # the run's own layout
+        (RUN_02, "02", 32, 8),  # 4 of each node's 8 GPUs used: was refused (the ceil rule)
+        (RUN_02, "02", None, 4),  # the nodes filled from the GPUs per node
+        (RUN_13E, "13e", 1, 8),  # one 8-GPU node, 2, 4 and 6 of its GPUs used
+    ],
+)
+def test_validate_layout_is_the_cli_s(reference, short, nodes, gpn):
+    """The page and `validate compare` read a log through one function (logread.read_log):
+    the same median error and the same assumed facts for the same nodes and GPUs per node."""
+    at = _validate_page(reference, nodes, gpn)
+    r = _validate_cli(short, nodes, gpn)
+    assert r.exit_code in (0, 1), r.stderr
+    cli = json.loads(r.stdout)
+    assert not at.error, [e.value for e in at.error]
+    assert metrics(at)["Median |busbw error|"] == f"{100 * cli['median_abs_rel_error']:.1f} %"
+    facts = next(_text(c.value) for c in at.caption if c.value.startswith("From the log"))
+    for line in cli["assumed"]:
+        assert line in facts, (line, facts)
+
+
+def test_validate_gpus_per_node_set_is_the_node_s_and_the_gpus_used_are_said():
+    """Nodes 32 and GPUs per node 8 on run 02's 128 ranks: refused ("contradicts the log's
+    128 ranks") by the rule that filled the nodes from the GPUs per node, a given GPUs per node
+    taken as GPUs used. It is the node's: 4 of its 8 are used, predicted as compare() predicts
+    (128 // 32 per node) and said on both surfaces."""
+    at = _validate_page(RUN_02, 32, 8)
+    facts = next(_text(c.value) for c in at.caption if c.value.startswith("From the log"))
+    said = "GPUs used per node = 4 (ranks / nodes of each run, of the 8 per node you set)"
+    assert said in facts, facts
+    r = _validate_cli("02", 32, 8)
+    assert f"assumed: {said}" in r.stderr
+    # the whole node's 8 used: nothing more to say
+    whole = _validate_page(RUN_02, 16, 8)
+    assert "GPUs used per node" not in " ".join(c.value for c in whole.caption)
+
+
+@pytest.mark.parametrize(
+    ("nodes", "gpn", "said", "flag"),
+    [
+        (  # 22 nodes: compare() predicted 128 // 22 = 5 per node, 110 GPUs, without a word
+            22,
+            6,
+            "nodes: the log's 128 ranks do not split evenly over 22 nodes",
+            "--nodes",
+        ),
+        (3, None, "nodes: the log's 128 ranks do not split evenly over 3 nodes", "--nodes"),
+        (
+            None,
+            6,
+            "gpus_per_node: at 6 per node the log's 128 ranks fill 22 nodes unevenly",
+            "--gpus-per-node",
+        ),
+        (
+            8,
+            8,
+            "nodes: 8 x 8 GPUs per node hold 64 GPUs, fewer than the log's 128 ranks",
+            "--nodes",
+        ),
+    ],
+)
+def test_validate_layouts_the_ranks_contradict_are_refused_alike(nodes, gpn, said, flag):
+    at = _validate_page(RUN_02, nodes, gpn)
+    assert any(said in _text(e.value) for e in at.error), [e.value for e in at.error]
+    assert "Rows compared" not in metrics(at)
+    one_line_error(_validate_cli("02", nodes, gpn), flag + ":" + said.split(":", 1)[1][:40])
