@@ -214,3 +214,86 @@ def test_validate_layouts_the_ranks_contradict_are_refused_alike(nodes, gpn, sai
     assert any(said in _text(e.value) for e in at.error), [e.value for e in at.error]
     assert "Rows compared" not in metrics(at)
     one_line_error(_validate_cli("02", nodes, gpn), flag + ":" + said.split(":", 1)[1][:40])
+
+
+# --- Chart titles: the width they have ---------------------------------------------------------
+def test_a_title_that_fits_a_desktop_chart_is_one_line_and_a_longer_one_even_lines():
+    """Titles were broken at 40 characters at every width: "Exposed communication vs
+    bucket_cap (1-200 MiB)" (47) on two lines of a 980 px chart, the Collectives page's 99
+    characters on three."""
+    import plotly.graph_objects as go
+
+    from costmodel import plots
+
+    short = "Exposed communication vs bucket_cap (1-200 MiB)"
+    fig = plots.clear_of_toolbar(go.Figure(layout={"title": {"text": short}}))
+    assert fig.layout.title.text == short
+    long = (
+        "all-reduce time, every algorithm on dgx-h100, N = 8, M = 268 MB dotted "
+        "(o: the model's choice, x: crossovers)"
+    )
+    lines = plots.title_lines(long)
+    assert len(lines) == 2 and " ".join(lines) == long
+    assert all(len(x) <= plots.TITLE_CHARS for x in lines)
+    assert abs(len(lines[0]) - len(lines[1])) < 10  # even, not 56 + a dangling 43
+
+
+def test_the_title_css_holds_a_line_of_the_plots_width():
+    """The app's CSS sets a narrow chart's title at the size where one line of TITLE_CHARS
+    fits; its numbers are plots' (a line longer than the CSS allows would be cut on a phone)."""
+    from costmodel import plots
+    from costmodel.web import common
+
+    assert common.TITLE_FIT_EM == plots.TITLE_CHARS * plots.TITLE_CHAR_EM
+    assert common.TITLE_FIT_MIN_CHART_PX == common.TITLE_FIT_EM * 16 + 8  # 16 px: the title font
+    assert f"/ {common.TITLE_FIT_EM})" in common.READABLE_CSS
+    assert f"(max-width: {common.TITLE_FIT_MIN_CHART_PX}px)" in common.READABLE_CSS
+
+
+# Each chart's title: its lines, its box and the chart's, and the plot area's top [px].
+_TITLES_JS = """
+() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
+  const t = p.querySelector('.gtitle'), c = p.getBoundingClientRect();
+  const r = t.getBoundingClientRect(), plot = p.querySelector('.nsewdrag').getBoundingClientRect();
+  return {text: t.textContent, lines: t.querySelectorAll('tspan.line').length || 1,
+          left: r.left - c.left, right: r.right - c.left, width: c.width,
+          bottom: r.bottom, plotTop: plot.top};
+})
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_chart_titles_use_the_width_they_have_and_are_never_cut(app_url, width, height):
+    """At 1440 px a 47-character title was two lines of a 980 px chart, a 99-character one
+    three; at 390 px every title must still sit whole inside its chart, above its plot."""
+    import playwright.sync_api as playwright_api
+
+    from tests._browser import launch_chromium
+
+    expect = playwright_api.expect
+    browsers = launch_chromium()
+    browser = next(browsers)
+    try:
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        seen = {}
+        for path, wait in (("ddp", "Exposed communication vs"), ("collectives", "all-reduce")):
+            page.goto(f"{app_url}/{path}")
+            expect(page.locator(".js-plotly-plot .gtitle", has_text=wait).first).to_be_attached(
+                timeout=90_000
+            )
+            page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+            for chart in page.evaluate(_TITLES_JS):
+                seen[chart["text"]] = chart
+                assert chart["left"] >= 0 and chart["right"] <= chart["width"] + 0.5, chart
+                assert chart["bottom"] <= chart["plotTop"] + 0.5, chart
+        bucket = next(c for t, c in seen.items() if t.startswith("Exposed communication vs"))
+        allreduce = next(c for t, c in seen.items() if t.startswith("all-reduce time"))
+        assert bucket["lines"] == 1, bucket  # 47 characters: one line at both widths
+        assert allreduce["lines"] == 2, allreduce
+        if width == 1440:  # the title spends more of the chart's width than a phone's 40 did
+            assert allreduce["right"] - allreduce["left"] > 360, allreduce
+        context.close()
+    finally:
+        next(browsers, None)  # closes the browser

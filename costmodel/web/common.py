@@ -151,7 +151,20 @@ READABLE_CSS = """<style>
   text-overflow: clip !important;
 }
 [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
+[data-testid="stPlotlyChart"] { container-type: inline-size; }
+@container (max-width: 456px) {
+  .js-plotly-plot .gtitle { font-size: calc((100cqi - 8px) / 28) !important; }
+}
 </style>"""
+#: The chart-title rule above: a line of a title is at most ``costmodel.plots.TITLE_CHARS`` (56)
+#: characters of ``TITLE_CHAR_EM`` (0.5) em, 28 em, whole at the 16 px title font on a chart at
+#: least 28 x 16 + 8 = 456 px wide (every desktop chart); a narrower chart (a phone's, 354-358
+#: px) sets its titles at the size that fits 28 em into its width less the title's 4 px insets,
+#: 12.5 px on a 358 px chart, so a title is one line wherever it fits one at 1440 px and is
+#: never cut at 390 px. CSS cannot wrap plotly's SVG title, and the server does not know the
+#: chart's width: the size follows it instead (tests/test_app_qa14.py ties the numbers to plots').
+TITLE_FIT_EM = 28
+TITLE_FIT_MIN_CHART_PX = 456
 
 #: The slot under the page's question where :func:`headline` draws; one per script run, per
 #: session thread (Streamlit runs each session's script in its own thread).
