@@ -99,6 +99,8 @@ def test_step_page_gpus_per_node_defaults_to_the_preset_s_node_and_syncs_to_the_
         ("16", "GPUs per node: dgx-h100 has 8 GPUs per node, got 16; allowed: 1..8"),
         ("0", "URL parameter ddp_gpus_per_node: 0 is outside the range of GPUs per node"),
         ("2.5", "URL parameter ddp_gpus_per_node: 2.5 is not a whole number"),
+        # past the CLI's limit: its range, not Scenario's internal bound ("<= 4096")
+        ("5000", "URL parameter ddp_gpus_per_node: 5000 is outside the range of GPUs per node"),
     ],
 )
 def test_step_page_gpus_per_node_out_of_range_is_named(value, said):
@@ -106,11 +108,16 @@ def test_step_page_gpus_per_node_out_of_range_is_named(value, said):
     at = open_page("page_ddp.py", {"ddp_gpus_per_node": value})
     assert_clean(at)
     assert any(said in _text(e.value) for e in at.error), [e.value for e in at.error]
-    if value == "16":
+    cli = {
+        "16": "--gpus-per-node: dgx-h100 has 8 GPUs per node, got 16; allowed: 1..8",
+        "5000": "--gpus-per-node: must be a whole number in 1..1,024, got 5000",
+    }
+    if value in cli:
         one_line_error(
-            run("train", "--gpus-per-node", "16", "--tokens", "1T", "--params", "7B"),
-            "--gpus-per-node: dgx-h100 has 8 GPUs per node, got 16; allowed: 1..8",
+            run("train", "--gpus-per-node", value, "--tokens", "1T", "--params", "7B"), cli[value]
         )
+    if value == "5000":
+        assert any("[1, 1024]" in _text(e.value) for e in at.error)
 
 
 def test_step_page_b_on_another_cluster_runs_on_its_whole_nodes():

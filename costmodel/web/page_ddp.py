@@ -289,12 +289,18 @@ def _inputs() -> dict:
         "A100 SXM 400 W), as the API's and the CLI's default.",
     )
     node_gpus = int(data.cluster_facts(cluster, 1, None)["gpus_per_node"])
+    from costmodel._limits import LIMITS
+
+    # the box's bounds are the CLI's --gpus-per-node limit, the same for every preset (a bound
+    # that followed the cluster made Streamlit drop a value past it without a word when the
+    # cluster changed); the node's own 1..G is the library's refusal, naming the preset
     gpus_per_node = bound_number(
         row[2],
         "GPUs per node",
         value=None,
         step=1,
         min_value=1,
+        max_value=int(LIMITS["gpus_per_node"].hi),
         key="ddp_gpus_per_node",
         placeholder=f"{node_gpus} (the whole node)",
         help=f"GPUs the run uses in each node, 1..{node_gpus} on {cluster}: a slice of the "
