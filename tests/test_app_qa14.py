@@ -66,7 +66,7 @@ def test_step_page_gpus_per_node_is_the_cli_s_slice_billed_whole():
     assert "billed for 8 GPUs per node (the whole instance), 4 used" in said
     assert f"{format_gpu_hours(cost['billed_gpu_hours'])} GPU-hours billed" in said
     gph = next(x for x in at.metric if x.label == "GPU-hours")
-    assert "billed" in (gph.help or "")
+    assert f"paid for: {format_gpu_hours(cost['billed_gpu_hours'])}" in (gph.help or "")
     # the strategy advisor ranks the same slice: hsdp's default group is one (4-GPU) node
     ranked = next(_text(x.value) for x in at.markdown if "| rank | strategy |" in x.value)
     assert "| hsdp g=4 |" in ranked and "g=8" not in ranked, ranked

@@ -1030,7 +1030,8 @@ def _cost_metrics(
         f"GPU-hours{side}",
         format_gpu_hours(cost.gpu_hours),
         # a node slice: the GPU-hours used, and those paid for (the CLI's billed_gpu_hours)
-        help=f"used; {format_gpu_hours(cost.billed_gpu_hours)} billed ({cost.billing_note})"
+        help=f"GPU-hours used; paid for: {format_gpu_hours(cost.billed_gpu_hours)} "
+        f"({cost.billing_note})"
         if cost.billing_note
         else None,
     )
