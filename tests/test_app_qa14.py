@@ -307,3 +307,39 @@ def test_chart_titles_use_the_width_they_have_and_are_never_cut(app_url, width, 
         context.close()
     finally:
         next(browsers, None)  # closes the browser
+
+
+# --- Memory page: what a new user met, against `costmodel memory` ------------------------------
+FP8_ON_A100 = "fp8-mixed trains with fp8 weights and gradients, which need fp8 tensor cores; "
+
+
+@pytest.mark.parametrize(
+    ("query", "box"),
+    [
+        ({"gpu": "a100-sxm-80gb", "recipe": "fp8-mixed"}, "GPU"),
+        ({"recipe": "fp8-mixed", "mem_pin": "true", "mem_b_gpu": "a100-sxm-80gb"}, "GPU (B)"),
+    ],
+)
+def test_memory_page_refuses_an_fp8_recipe_on_a_gpu_without_fp8(query, box):
+    """The fp8-mixed recipe on an A100 was sized (105 GB per GPU, "fits"/"does not fit") where
+    `costmodel memory --cluster dgx-a100 --recipe fp8-mixed` and the memory sweep refuse it:
+    the A100 has no fp8 tensor cores to train in fp8."""
+    at = open_page("page_memory.py", query)
+    assert_clean(at)
+    said = [_text(e.value) for e in at.error]
+    assert any(
+        f"**{box}**: Precision recipe: {FP8_ON_A100}a100-sxm-80gb has none" in s for s in said
+    ), said
+    if box == "GPU":
+        assert not at.metric  # no memory for a recipe that cannot train there
+    else:
+        assert "A or B?" not in [h.value for h in at.subheader]
+    one_line_error(
+        run("memory", "--params", "7B", "--recipe", "fp8-mixed", "--cluster", "dgx-a100"),
+        f"--recipe: {FP8_ON_A100}a100-sxm-80gb has none",
+    )
+    # an H100 has fp8 tensor cores, and a typed memory names no GPU (as --gpu-memory)
+    for ok in ({"recipe": "fp8-mixed"}, {"recipe": "fp8-mixed", "gpu": "custom"}):
+        page = open_page("page_memory.py", ok)
+        assert_clean(page)
+        assert not page.error, [e.value for e in page.error]
