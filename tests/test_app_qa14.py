@@ -226,6 +226,28 @@ def test_validate_layouts_the_ranks_contradict_are_refused_alike(nodes, gpn, sai
     one_line_error(_validate_cli("02", nodes, gpn), flag + ":" + said.split(":", 1)[1][:40])
 
 
+def test_a_row_whose_ranks_its_nodes_do_not_split_is_not_predicted_on_fewer_gpus():
+    """The nodes a run's ranks fill on the preset (9 ranks on 8-GPU nodes: 2) were predicted
+    with ranks // nodes GPUs each, 8 GPUs for a 9-rank run, without a word; the row is now left
+    unpredicted with the reason, as a row the model cannot price."""
+    import pandas as pd
+
+    from costmodel.validation.compare import cluster_predictor, compare
+
+    rows = pd.DataFrame(
+        {
+            "op": ["all_reduce"] * 2,
+            "size_bytes": [1e6, 1e6],
+            "ranks": [9, 8],
+            "time_s": [1e-4, 1e-4],
+            "nodes": [None, None],
+        }
+    )
+    out = compare(rows, cluster_predictor("dgx-h100"))
+    assert out["predicted_time_s"].isna().tolist() == [True, False]
+    assert out["note"][0].startswith("nodes: 9 ranks do not split evenly over 2 nodes")
+
+
 # --- Chart titles: the width they have ---------------------------------------------------------
 def test_a_title_that_fits_a_desktop_chart_is_one_line_and_a_longer_one_even_lines():
     """Titles were broken at 40 characters at every width: "Exposed communication vs
