@@ -120,7 +120,9 @@ def test_validate_nodes_set_say_the_gpus_per_node_the_prediction_uses():
     ],
 )
 def test_validate_nodes_the_log_s_ranks_contradict_are_refused(query, said):
-    """Both were compared without a word, as 32 x 4 and 300 x 1 GPUs."""
+    """32 x 8 and 300 nodes were compared without a word, as 32 x 4 and 300 x 1 GPUs. 32 x 8
+    is now 4 of each node's 8 used, and said (tests/test_app_qa14.py); nodes whose GPUs per node
+    cannot hold the ranks (8 x 8 for 128) and more nodes than ranks are refused."""
     at = open_page(
         "page_validate.py", {"val_source": "reference", "val_reference": RUN_02, **query}
     )
