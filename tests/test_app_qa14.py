@@ -365,3 +365,49 @@ def test_memory_page_refuses_an_fp8_recipe_on_a_gpu_without_fp8(query, box):
         page = open_page("page_memory.py", ok)
         assert_clean(page)
         assert not page.error, [e.value for e in page.error]
+
+
+# --- A number typed without its unit: the CLI's warning under the box ---------------------------
+@pytest.mark.parametrize(
+    ("page", "query", "said", "cli"),
+    [
+        (
+            "page_ddp.py",
+            {"ddp_bucket": "25"},
+            "bucket_cap 25 is 25 bytes (a number without a unit is bytes); for 25 MiB write 25MiB",
+            ("step", "--params", "7B", "--cluster", "dgx-h100", "--bucket", "25"),
+        ),
+        (
+            "page_ddp.py",
+            {"ddp_compute": "400"},
+            "Measured compute per micro-batch 400 is 400 s (a number without a unit is seconds)",
+            ("step", "--params", "7B", "--cluster", "dgx-h100", "--compute-time", "400"),
+        ),
+        (
+            "page_ddp.py",
+            {"ddp_measured_step": "1200"},
+            "Measured step time 1200 is 1200 s (a number without a unit is seconds)",
+            ("train", "--params", "7B", "--tokens", "1T", "--step-time", "1200"),
+        ),
+        (
+            "page_memory.py",
+            {"gpu": "custom", "gpu_memory": "80"},
+            "GPU memory 80 is 80 bytes (a number without a unit is bytes); for 80 GB write 80GB",
+            ("memory", "--params", "7B", "--gpu-memory", "80"),
+        ),
+    ],
+)
+def test_a_bare_number_is_answered_with_the_cli_s_warning(page, query, said, cli):
+    """`--bucket 25` warns that it is 25 bytes (every tensor its own bucket), `--compute-time
+    400` that it is 400 s, `--gpu-memory 80` that it is an 80-byte card; the same number typed
+    into the page's box was used without a word."""
+    at = open_page(page, query)
+    assert_clean(at)
+    assert any(said in _text(w.value) for w in at.warning), [w.value for w in at.warning]
+    r = run(*cli)
+    assert r.exit_code == 0, r.stderr
+    assert said.split(" is ", 1)[1] in r.stderr, r.stderr
+    # with its unit: no warning
+    unit = {"ddp_bucket": "MiB", "ddp_compute": "ms", "ddp_measured_step": "ms", "gpu_memory": "GB"}
+    fixed = {k: v + unit.get(k, "") for k, v in query.items()}
+    assert not any("without a unit" in w.value for w in open_page(page, fixed).warning)

@@ -646,6 +646,19 @@ def section(field: str, labels: Mapping[str, str] | None = None) -> Iterator[Non
         show_error(field, exc, labels)
 
 
+def bare_number_warning(where: Any, label: str, text: str, kind: str, meant: str) -> None:
+    """Under a box, the CLI's warning for a number typed without its unit where another was
+    likely meant (``25`` in the bucket box is 25 bytes, ``400`` of compute 400 s):
+    :func:`costmodel.units.bare_number_message`'s words, the API's and the CLI's
+    (``costmodel: warning: --bucket 25 is 25 bytes ...``). The number is still used, as the
+    unit grammar reads it."""
+    from costmodel.units import bare_number_message
+
+    message = bare_number_message(label, text, kind, meant)
+    if message is not None:
+        where.warning(plain(message), icon=":material/straighten:")
+
+
 def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
     """Parse a text input through ``costmodel.units``; on failure show the error, return None."""
     try:
@@ -958,7 +971,10 @@ def gpu_choice(container: Any = st) -> tuple[str, float | None]:
     )
     from costmodel._limits import parse_gpu_memory  # the CLI's and the sweep's range
 
-    return CUSTOM, parse_input("GPU memory", parse_gpu_memory, text)
+    memory_bytes = parse_input("GPU memory", parse_gpu_memory, text)
+    if memory_bytes is not None:  # "80" is an 80-byte card, as --gpu-memory 80 warns
+        bare_number_warning(container, "GPU memory", text, "bytes", "GB")
+    return CUSTOM, memory_bytes
 
 
 def _index(options: list[str], preferred: str) -> int:

@@ -37,6 +37,7 @@ from costmodel.units import (
 from costmodel.web import data
 from costmodel.web.common import (
     QP,
+    bare_number_warning,
     bound_choice,
     bound_number,
     chart,
@@ -199,6 +200,8 @@ def _inputs() -> dict:
     bucket = (
         parse_input("bucket_cap", parse_bytes, bucket_text.strip()) if bucket_text.strip() else None
     )
+    if bucket is not None:  # "25" is 25 bytes, as the CLI's --bucket 25 warns
+        bare_number_warning(c[3], "bucket_cap", bucket_text, "bytes", "MiB")
     c = st.columns(4)
     accumulation = bound_number(
         c[0], "Accumulation steps [-]", value=1, step=1, key="ddp_accumulation"
@@ -217,6 +220,8 @@ def _inputs() -> dict:
     compute_s = (
         parse_input(COMPUTE_FIELD, parse_duration, compute_text) if compute_text.strip() else None
     )
+    if compute_s is not None:  # "400" is 400 s, as the CLI's --compute-time 400 warns
+        bare_number_warning(c[2], COMPUTE_FIELD, compute_text, "seconds", "ms")
     if compute_s is not None and not 0 < compute_s <= MAX_COMPUTE_S:
         error(
             f"{COMPUTE_FIELD}: must be a duration in (0, {MAX_COMPUTE_S:g}] s, e.g. 350ms, "
@@ -1157,6 +1162,8 @@ def _training_cost(result, inp: dict, rb=None) -> None:
     )
     if tokens is None or (measured_text.strip() and measured is None):
         return
+    if measured is not None:  # "1200" is 1,200 s, as the CLI's train --step-time 1200 warns
+        bare_number_warning(c[3], "Measured step time", measured_text, "seconds", "ms")
     # a refused measured step names its box: training_cost calls it step_time_s, the API's
     # Scenario.training_cost measured_step_time_s; a predicted step's refusal is not the box's
     box = {"step_time_s": MEASURED_BOX, "measured_step_time_s": MEASURED_BOX}
