@@ -620,9 +620,9 @@ def _check_even(ranks: pd.Series, gpus_per_node: int) -> None:
             above = [g for g in near if g > gpus_per_node][:1]
             e_g = " or ".join(map(str, below + above))
             raise ValueError(
-                f"gpus_per_node: at {gpus_per_node} per node the log's {r} ranks fill {n} nodes "
-                "unevenly "
-                f"({r} / {n} is not whole; the prediction puts the same GPUs on every node); "
+                f"gpus_per_node: at {gpus_per_node} per node the log's {r} ranks fill {n} "
+                f"nodes unevenly ({r} / {n} is not whole; the prediction puts the same GPUs on "
+                "every node); "
                 f"set GPUs per node that fill the nodes evenly (e.g. {e_g}) or set the nodes"
             )
 
