@@ -269,8 +269,8 @@ def _inputs() -> dict:
             placeholder="one node",
             help="GPUs that shard one replica (FSDP inside the group, all-reduce across "
             "groups): a divisor of a node's GPUs or whole nodes. Empty: one node of the "
-            "cluster (dgx-h100: 8, alps-gh200: 4, gb200-nvl72: 72), as the API's, the CLI's "
-            "(--group-size) and the sweep's default.",
+            "cluster (dgx-h100: 8, alps-gh200: 4, gb200-nvl72: 72; a slice's GPUs per node "
+            "when set), as the API's, the CLI's (--group-size) and the sweep's default.",
         )
     if strategy in ("fsdp", "hsdp"):
         reshard = st.checkbox(
