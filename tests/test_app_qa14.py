@@ -282,6 +282,21 @@ def test_the_title_css_holds_a_line_of_the_plots_width():
     assert f"(max-width: {common.TITLE_FIT_MIN_CHART_PX}px)" in common.READABLE_CSS
 
 
+def test_a_chart_s_png_is_drawn_at_a_width_its_title_fits():
+    """plotly draws a PNG download with the figure's own 16 px title, not the page's CSS: on a
+    phone the 358 px download cut a 56-character title line ("all-reduce time, every algorithm
+    on dgx-h100, N" and no more, chromium 2026-12-03). Every chart's download is as wide as a
+    desktop chart now, whatever the screen."""
+    from costmodel.web import common
+
+    at = open_page("page_cluster.py")
+    configs = [json.loads(c.proto.config) for c in at.get("plotly_chart")]
+    assert configs
+    for config in configs:
+        width = config["toImageButtonOptions"]["width"]
+        assert width == common.DOWNLOAD_WIDTH_PX >= common.TITLE_FIT_MIN_CHART_PX
+
+
 # Each chart's title: its lines, its box and the chart's, and the plot area's top [px].
 _TITLES_JS = """
 () => [...document.querySelectorAll('.js-plotly-plot')].map(p => {

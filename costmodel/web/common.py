@@ -166,6 +166,10 @@ READABLE_CSS = """<style>
 TITLE_FIT_EM = 28
 TITLE_FIT_MIN_CHART_PX = 456
 
+#: Width of a chart's PNG download [px], whatever the screen: a full-width chart's at a 1440 px
+#: window (980 px measured in chromium), so a title line of 28 em at the figure's 16 px fits.
+DOWNLOAD_WIDTH_PX = 980
+
 #: The slot under the page's question where :func:`headline` draws; one per script run, per
 #: session thread (Streamlit runs each session's script in its own thread).
 _answer = threading.local()
@@ -994,7 +998,17 @@ def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
     plots.clear_of_toolbar(figure)
     plots.keep_labels_inside(figure)  # a phone's long axis labels: no cut-off first letters
     plots.keep_plot_height(figure)  # after the title: its margin counts
-    kwargs.setdefault("config", {"displayModeBar": "hover", "displaylogo": False})
+    kwargs.setdefault(
+        "config",
+        {
+            "displayModeBar": "hover",
+            "displaylogo": False,
+            # a PNG at a desktop chart's width from any screen: plotly draws it with the
+            # figure's own fonts, not the page's CSS, so a phone's 358 px download cut a
+            # 56-character title line (the screen's title is set smaller: TITLE_FIT_EM)
+            "toImageButtonOptions": {"width": DOWNLOAD_WIDTH_PX},
+        },
+    )
     st.plotly_chart(figure, key=key, **kwargs)
 
 
