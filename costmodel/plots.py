@@ -149,10 +149,20 @@ def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
 #: of buttons in plotly.js 3 (measured in chromium, 2026-12).
 TOOLBAR_PX = 30
 
-#: Characters per line of a chart's title: a 390 px phone's chart is 354 px wide and the bold
-#: title takes 7.3-7.9 px a character (measured in chromium, 2026-12), so 45 fit; 40 leaves room
-#: for wide glyphs (digits, capitals).
-TITLE_CHARS = 40
+#: Characters per line of a chart's title. A title this long or shorter is one line at every
+#: width; a longer one is broken into the fewest lines of at most this many, of even length
+#: (:func:`title_lines`). At the app's 16 px bold title a character takes 7.2-7.9 px (chromium,
+#: 2026-12), so a line of 56 is at most 442 px: whole on every desktop chart (980 px wide at a
+#: 1440 px window, 482 px in the Cluster page's half columns). A narrower chart (a 390 px phone's
+#: is 354-358 px) sets its titles smaller, by its own width, so that such a line still fits
+#: (``costmodel.web.common``'s chart-title CSS: ``TITLE_CHARS * TITLE_CHAR_EM`` em per line). The
+#: line was 40 characters at every width, for the phone: a 980 px chart broke a 99-character
+#: title onto three lines of a third of its width.
+TITLE_CHARS = 56
+
+#: Width of a title's character over its font size (the widest measured, 7.9 px at 16 px bold,
+#: rounded up): what one line of :data:`TITLE_CHARS` takes, in em.
+TITLE_CHAR_EM = 0.5
 
 #: Height of one line of a chart's title [px]: 21 px between a title's lines in the app, measured
 #: in chromium (2026-12), rounded up.
@@ -165,11 +175,11 @@ def clear_of_toolbar(figure: go.Figure) -> go.Figure:
     Plotly centres the title in the top margin, where the toolbar appears on hover, or on a tap
     on a phone, and covers the title's right end (the whole title at 390 px). The title is set
     on the plot area's top edge (8 px above it) and the top margin holds its lines plus
-    :data:`TOOLBAR_PX` above them, so the toolbar's row stays empty; a title too wide for a phone
-    is broken onto lines of at most :data:`TITLE_CHARS` characters.
+    :data:`TOOLBAR_PX` above them, so the toolbar's row stays empty; a title longer than
+    :data:`TITLE_CHARS` characters is broken onto lines (:func:`title_lines`).
     """
     title = figure.layout.title.text or ""
-    lines = _wrap(title, TITLE_CHARS) if title else []
+    lines = title_lines(title) if title else []
     top = TOOLBAR_PX + TITLE_LINE_PX * max(len(lines), 1) + 8
     figure.update_layout(
         title={
@@ -183,6 +193,26 @@ def clear_of_toolbar(figure: go.Figure) -> go.Figure:
         margin={"t": max(top, figure.layout.margin.t or 0)},
     )
     return figure
+
+
+def title_lines(title: str) -> list[str]:
+    """A chart's title as lines: one line up to :data:`TITLE_CHARS` characters, else the fewest
+    lines of at most that many, as even in length as the words allow (no last line of one word).
+
+    >>> title_lines("One step, A and B")
+    ['One step, A and B']
+    >>> title_lines("all-reduce time, every algorithm on dgx-h100, N = 8, M = 268 MB dotted "
+    ...             "(o: the model's choice, x: crossovers)")  # 99 characters: two lines
+    ['all-reduce time, every algorithm on dgx-h100, N = 8,', "M = 268 MB dotted (o: the model's choice, x: crossovers)"]
+    """
+    if len(title) <= TITLE_CHARS:
+        return [title]
+    lines = _wrap(title, TITLE_CHARS)
+    for width in range(-(-len(title) // len(lines)), TITLE_CHARS):  # the narrowest that holds
+        even = _wrap(title, width)
+        if len(even) <= len(lines):
+            return even
+    return lines
 
 
 def keep_labels_inside(figure: go.Figure) -> go.Figure:

@@ -112,15 +112,17 @@ def test_validate_nodes_set_say_the_gpus_per_node_the_prediction_uses():
 @pytest.mark.parametrize(
     ("query", "said"),
     [
-        (
-            {"val_nodes": "32", "val_gpus_per_node": "8"},
-            "nodes: 32 x 8 GPUs per node contradicts the log's 128 ranks",
+        (  # 32 x 8 is now 4 of each node's 8 used (tests/test_app_qa14.py); 8 x 8 too few
+            {"val_nodes": "8", "val_gpus_per_node": "8"},
+            "nodes: 8 x 8 GPUs per node hold 64 GPUs, fewer than the log's 128 ranks",
         ),
         ({"val_nodes": "300"}, "nodes: 300 is more than the log's 128 ranks; allowed: 1..128"),
     ],
 )
 def test_validate_nodes_the_log_s_ranks_contradict_are_refused(query, said):
-    """Both were compared without a word, as 32 x 4 and 300 x 1 GPUs."""
+    """32 x 8 and 300 nodes were compared without a word, as 32 x 4 and 300 x 1 GPUs. 32 x 8
+    is now 4 of each node's 8 used, and said (tests/test_app_qa14.py); nodes whose GPUs per node
+    cannot hold the ranks (8 x 8 for 128) and more nodes than ranks are refused."""
     at = open_page(
         "page_validate.py", {"val_source": "reference", "val_reference": RUN_02, **query}
     )
@@ -135,8 +137,8 @@ def test_validate_compare_cli_says_the_same_layout():
     r = run("validate", "compare", "--reference", "02", "--nodes", "32")
     assert "assumed: GPUs per node = 4 (ranks / nodes of each run)" in r.stderr, r.stderr
     one_line_error(
-        run("validate", "compare", "--reference", "02", "--nodes", "32", "--gpus-per-node", "8"),
-        "--nodes: 32 x 8 GPUs per node contradicts the log's 128 ranks",
+        run("validate", "compare", "--reference", "02", "--nodes", "8", "--gpus-per-node", "8"),
+        "--nodes: 8 x 8 GPUs per node hold 64 GPUs, fewer than the log's 128 ranks",
     )
 
 

@@ -753,8 +753,9 @@ def validate_compare(
         int | None,
         typer.Option(
             min=1,
-            help="GPUs per node, when the log has no host lines (sets the nodes too; default: a "
-            "bundled run's own, else the preset's).",
+            help="GPUs per node, when the log has no host lines (sets the nodes too, which must "
+            "split the ranks evenly; with --nodes, the node's GPUs, ranks / nodes of them used; "
+            "default: a bundled run's own, else the preset's).",
         ),
     ] = None,
     op: Annotated[

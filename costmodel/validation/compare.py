@@ -348,6 +348,13 @@ def cluster_predictor(cluster: Any, model: str = "nccl") -> Callable[..., Any]:
         collnet_enabled: bool = False,
         harness: str = "nccl-tests",
     ) -> Any:
+        if int(ranks) >= int(nodes) > 0 and int(ranks) % int(nodes):
+            # the prediction puts the same GPUs on every node: 9 ranks on 2 nodes would be
+            # predicted on 2 x 4 = 8 GPUs, so the row is left unpredicted with this note
+            raise ValueError(
+                f"nodes: {int(ranks)} ranks do not split evenly over {int(nodes)} nodes (the "
+                "prediction puts the same GPUs on every node); set the nodes or GPUs per node"
+            )
         gpus = max(1, int(ranks) // max(1, int(nodes)))
         kwargs: dict[str, Any] = {
             "nodes": int(nodes),

@@ -16,9 +16,13 @@ and said where it came from:
   (:mod:`.reference_runs`); else the cluster preset's GPUs per node fills the nodes
   (``ceil(ranks / gpus_per_node)``). A user value that contradicts the host lines is an error.
   The index's nodes and GPUs per node are one layout: where the log states its rank count, a
-  user value for either replaces both (the other is ranks / it), and user nodes that the rank
-  count contradicts (more nodes than ranks; ``nodes != ceil(ranks / gpus_per_node)``) are an
-  error (:func:`_check_layout`).
+  user value for either replaces both (the other is ranks / it). A GPUs per node the user sets
+  is the node's: ``ranks / nodes`` of them are used, as :func:`.compare.compare` predicts (a
+  slice of the node when fewer, said in :attr:`LogRead.assumed`). User values the rank count
+  contradicts are an error (:func:`_check_layout`, :func:`_check_even`): more nodes than ranks,
+  nodes that do not split the ranks evenly (the prediction puts ``ranks // nodes`` GPUs on
+  every node: 128 ranks on 22 nodes were predicted on 110 GPUs), or more ranks per node than
+  the GPUs per node set.
   A run whose rank count the log does not state gets ``nodes * gpus_per_node``.
 - **cluster preset**: the user's, else, for a bundled run (:func:`.reference_runs.
   find_bundled_run`: its bytes or its file name's short id), the preset it is fitted with,
@@ -463,6 +467,8 @@ def read_log(
                 None if na else max(1, math.ceil(float(r) / gpn))
                 for r, na in zip(known, known.isna(), strict=True)
             ]
+            if gpus_per_node:  # the user's: nodes they fill unevenly are refused, not cut
+                _check_even(known.dropna(), gpus_per_node)
             rows.loc[missing, "nodes"] = fill
             nodes_from = (
                 f"ranks / {gpus_per_node} GPUs per node (you set it)"
@@ -502,6 +508,18 @@ def read_log(
         )
         if gpn_from == from_index:
             assumed.append(("GPUs per node", _describe(gpn_value), gpn_from))
+        both = rows["ranks"].notna() & rows["nodes"].notna()
+        if gpn_from == "you set it" and both.any():
+            # the GPUs per node set is the node's: compare() predicts ranks // nodes of them
+            used = rows.loc[both, "ranks"].astype(int) // rows.loc[both, "nodes"].astype(int)
+            if (used != gpus_per_node).any():
+                assumed.append(
+                    (
+                        "GPUs used per node",
+                        _describe(used),
+                        f"ranks / nodes of each run, of the {gpus_per_node} per node you set",
+                    )
+                )
     else:
         # what compare() predicts with where the log states no GPUs per node: ranks // nodes of
         # each row (13e's 2, 4 and 6 GPUs on one node, not the preset's 8 it said)
@@ -556,29 +574,71 @@ def read_log(
 
 def _check_layout(ranks: pd.Series, nodes: int, gpus_per_node: int | None) -> None:
     """Refuse nodes (and GPUs per node) the user set that the log's rank counts contradict:
-    more nodes than ranks, or ``nodes != ceil(ranks / gpus_per_node)``, the rule that fills the
-    nodes from the GPUs per node. Otherwise the comparison predicted another layout than the
-    one said (``compare`` takes ``ranks // nodes`` GPUs per node).
+    more nodes than ranks, nodes that do not split every run's ranks evenly, or more ranks per
+    node than the GPUs per node set. The prediction puts ``ranks // nodes`` GPUs on each node
+    (:func:`.compare.cluster_predictor`), so an uneven split predicted fewer GPUs than ran (128
+    ranks on 22 nodes: 110), and the GPUs per node set are the node's, of which ``ranks /
+    nodes`` are used (4 of 8 on 32 nodes for 128 ranks: a slice, said in the assumed facts).
 
     >>> import pandas as pd
     >>> _check_layout(pd.Series([128]), 16, 8)  # 16 x 8 = 128: nothing to say
-    >>> _check_layout(pd.Series([128]), 32, 8)
+    >>> _check_layout(pd.Series([128]), 32, 8)  # 4 of each node's 8 GPUs used
+    >>> _check_layout(pd.Series([128]), 22, 6)
     Traceback (most recent call last):
     ...
-    ValueError: nodes: 32 x 8 GPUs per node contradicts the log's 128 ranks (8 GPUs per node fill 16 nodes); set one of the two
+    ValueError: nodes: the log's 128 ranks do not split evenly over 22 nodes (the prediction puts the same GPUs on every node); allowed: 1, 2, 4, 8, 16, 32, 64, 128
+    >>> _check_layout(pd.Series([128]), 8, 8)
+    Traceback (most recent call last):
+    ...
+    ValueError: nodes: 8 x 8 GPUs per node hold 64 GPUs, fewer than the log's 128 ranks (16 per node); set one of the two
     """
+    from costmodel.units import format_count
+
     found = sorted({int(r) for r in ranks})
     if nodes > found[0]:
         raise ValueError(
             f"nodes: {nodes} is more than the log's {found[0]} ranks; allowed: 1..{found[0]}"
         )
-    if gpus_per_node:
-        need = sorted({max(1, math.ceil(r / gpus_per_node)) for r in found})
-        if need != [nodes]:
+    if any(r % nodes for r in found):
+        common = math.gcd(*found)
+        ok = [d for d in range(1, min(common, 10**6) + 1) if common % d == 0]
+        shown = ", ".join(map(str, ok[:12])) + (", ..." if len(ok) > 12 else "")
+        raise ValueError(
+            f"nodes: the log's {', '.join(map(str, found))} ranks do not split evenly over "
+            f"{nodes} nodes (the prediction puts the same GPUs on every node); allowed: {shown}"
+        )
+    if gpus_per_node and found[-1] // nodes > gpus_per_node:
+        raise ValueError(
+            f"nodes: {nodes} x {gpus_per_node} GPUs per node hold "
+            f"{format_count(nodes * gpus_per_node)} GPUs, fewer than the log's {found[-1]} "
+            f"ranks ({found[-1] // nodes} per node); set one of the two"
+        )
+
+
+def _check_even(ranks: pd.Series, gpus_per_node: int) -> None:
+    """Refuse a GPUs per node the user set (nodes not set) whose nodes, ``ceil(ranks /
+    gpus_per_node)``, do not split a run's ranks evenly: the prediction puts ``ranks // nodes``
+    GPUs on every node, so 128 ranks at 6 per node (22 nodes) were predicted on 110 GPUs.
+
+    >>> import pandas as pd
+    >>> _check_even(pd.Series([2, 4, 6]), 8)  # one node each: 2, 4 and 6 of its 8 used
+    >>> _check_even(pd.Series([128]), 6)
+    Traceback (most recent call last):
+    ...
+    ValueError: gpus_per_node: at 6 per node the log's 128 ranks fill 22 nodes unevenly (128 / 22 is not whole; the prediction puts the same GPUs on every node); set GPUs per node that fill the nodes evenly (e.g. 4 or 8) or set the nodes
+    """
+    for r in sorted({int(x) for x in ranks}):
+        n = max(1, math.ceil(r / gpus_per_node))
+        if r % n:
+            near = [g for g in range(1, min(r, 4096) + 1) if r % math.ceil(r / g) == 0]
+            below = [g for g in near if g < gpus_per_node][-1:]
+            above = [g for g in near if g > gpus_per_node][:1]
+            e_g = " or ".join(map(str, below + above))
             raise ValueError(
-                f"nodes: {nodes} x {gpus_per_node} GPUs per node contradicts the log's "
-                f"{', '.join(map(str, found))} ranks ({gpus_per_node} GPUs per node fill "
-                f"{', '.join(map(str, need))} nodes); set one of the two"
+                f"gpus_per_node: at {gpus_per_node} per node the log's {r} ranks fill {n} "
+                f"nodes unevenly ({r} / {n} is not whole; the prediction puts the same GPUs on "
+                "every node); "
+                f"set GPUs per node that fill the nodes evenly (e.g. {e_g}) or set the nodes"
             )
 
 

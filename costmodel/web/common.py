@@ -151,7 +151,24 @@ READABLE_CSS = """<style>
   text-overflow: clip !important;
 }
 [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
+[data-testid="stPlotlyChart"] { container-type: inline-size; }
+@container (max-width: 456px) {
+  .js-plotly-plot .gtitle { font-size: calc((100cqi - 8px) / 28) !important; }
+}
 </style>"""
+#: The chart-title rule above: a line of a title is at most ``costmodel.plots.TITLE_CHARS`` (56)
+#: characters of ``TITLE_CHAR_EM`` (0.5) em, 28 em, whole at the 16 px title font on a chart at
+#: least 28 x 16 + 8 = 456 px wide (every desktop chart); a narrower chart (a phone's, 354-358
+#: px) sets its titles at the size that fits 28 em into its width less the title's 4 px insets,
+#: 12.5 px on a 358 px chart, so a title is one line wherever it fits one at 1440 px and is
+#: never cut at 390 px. CSS cannot wrap plotly's SVG title, and the server does not know the
+#: chart's width: the size follows it instead (tests/test_app_qa14.py ties the numbers to plots').
+TITLE_FIT_EM = 28
+TITLE_FIT_MIN_CHART_PX = 456
+
+#: Width of a chart's PNG download [px], whatever the screen: a full-width chart's at a 1440 px
+#: window (980 px measured in chromium), so a title line of 28 em at the figure's 16 px fits.
+DOWNLOAD_WIDTH_PX = 980
 
 #: The slot under the page's question where :func:`headline` draws; one per script run, per
 #: session thread (Streamlit runs each session's script in its own thread).
@@ -633,6 +650,19 @@ def section(field: str, labels: Mapping[str, str] | None = None) -> Iterator[Non
         show_error(field, exc, labels)
 
 
+def bare_number_warning(where: Any, label: str, text: str, kind: str, meant: str) -> None:
+    """Under a box, the CLI's warning for a number typed without its unit where another was
+    likely meant (``25`` in the bucket box is 25 bytes, ``400`` of compute 400 s):
+    :func:`costmodel.units.bare_number_message`'s words, the API's and the CLI's
+    (``costmodel: warning: --bucket 25 is 25 bytes ...``). The number is still used, as the
+    unit grammar reads it."""
+    from costmodel.units import bare_number_message
+
+    message = bare_number_message(label, text, kind, meant)
+    if message is not None:
+        where.warning(plain(message), icon=":material/straighten:")
+
+
 def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
     """Parse a text input through ``costmodel.units``; on failure show the error, return None."""
     try:
@@ -945,7 +975,10 @@ def gpu_choice(container: Any = st) -> tuple[str, float | None]:
     )
     from costmodel._limits import parse_gpu_memory  # the CLI's and the sweep's range
 
-    return CUSTOM, parse_input("GPU memory", parse_gpu_memory, text)
+    memory_bytes = parse_input("GPU memory", parse_gpu_memory, text)
+    if memory_bytes is not None:  # "80" is an 80-byte card, as --gpu-memory 80 warns
+        bare_number_warning(container, "GPU memory", text, "bytes", "GB")
+    return CUSTOM, memory_bytes
 
 
 def _index(options: list[str], preferred: str) -> int:
@@ -965,7 +998,17 @@ def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
     plots.clear_of_toolbar(figure)
     plots.keep_labels_inside(figure)  # a phone's long axis labels: no cut-off first letters
     plots.keep_plot_height(figure)  # after the title: its margin counts
-    kwargs.setdefault("config", {"displayModeBar": "hover", "displaylogo": False})
+    kwargs.setdefault(
+        "config",
+        {
+            "displayModeBar": "hover",
+            "displaylogo": False,
+            # a PNG at a desktop chart's width from any screen: plotly draws it with the
+            # figure's own fonts, not the page's CSS, so a phone's 358 px download cut a
+            # 56-character title line (the screen's title is set smaller: TITLE_FIT_EM)
+            "toImageButtonOptions": {"width": DOWNLOAD_WIDTH_PX},
+        },
+    )
     st.plotly_chart(figure, key=key, **kwargs)
 
 

@@ -279,6 +279,17 @@ def gpu_memory_bytes(name: str) -> float:
     return float(presets.load(name, "gpu").memory_bytes)
 
 
+def check_recipe_on_gpu(gpu: str, recipe: str) -> None:
+    """Refuse an fp8 recipe on a GPU preset without fp8 tensor cores, as ``costmodel memory
+    --cluster`` and the memory sweep's ``preset`` refuse it
+    (:func:`costmodel.strategy.step.check_fp8_support`, the one check of every surface that
+    knows the GPU); a typed GPU memory names no GPU, as ``--gpu-memory``, and is not checked."""
+    from costmodel import presets
+    from costmodel.strategy.step import check_fp8_support
+
+    check_fp8_support(presets.load(gpu, "gpu"), recipe=recipe)
+
+
 # --- scenario (DDP step) -----------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=128)
 def evaluate_scenario(scaling: bool = False, flips: bool = False, **fields):

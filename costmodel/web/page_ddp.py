@@ -37,6 +37,7 @@ from costmodel.units import (
 from costmodel.web import data
 from costmodel.web.common import (
     QP,
+    bare_number_warning,
     bound_choice,
     bound_number,
     chart,
@@ -64,6 +65,7 @@ MAX_COMPUTE_S: float = next(
 #: argument ("Sequence length [tokens]: ...", not "sequence_length: ...").
 BOX_LABELS = {
     "nodes": "Nodes",
+    "gpus_per_node": "GPUs per node",
     "local_batch": "Local batch per GPU [samples]",
     "sequence_length": "Sequence length [tokens]",
     "accumulation": "Accumulation steps [-]",
@@ -198,6 +200,8 @@ def _inputs() -> dict:
     bucket = (
         parse_input("bucket_cap", parse_bytes, bucket_text.strip()) if bucket_text.strip() else None
     )
+    if bucket is not None:  # "25" is 25 bytes, as the CLI's --bucket 25 warns
+        bare_number_warning(c[3], "bucket_cap", bucket_text, "bytes", "MiB")
     c = st.columns(4)
     accumulation = bound_number(
         c[0], "Accumulation steps [-]", value=1, step=1, key="ddp_accumulation"
@@ -216,6 +220,8 @@ def _inputs() -> dict:
     compute_s = (
         parse_input(COMPUTE_FIELD, parse_duration, compute_text) if compute_text.strip() else None
     )
+    if compute_s is not None:  # "400" is 400 s, as the CLI's --compute-time 400 warns
+        bare_number_warning(c[2], COMPUTE_FIELD, compute_text, "seconds", "ms")
     if compute_s is not None and not 0 < compute_s <= MAX_COMPUTE_S:
         error(
             f"{COMPUTE_FIELD}: must be a duration in (0, {MAX_COMPUTE_S:g}] s, e.g. 350ms, "
@@ -263,8 +269,8 @@ def _inputs() -> dict:
             placeholder="one node",
             help="GPUs that shard one replica (FSDP inside the group, all-reduce across "
             "groups): a divisor of a node's GPUs or whole nodes. Empty: one node of the "
-            "cluster (dgx-h100: 8, alps-gh200: 4, gb200-nvl72: 72), as the API's, the CLI's "
-            "(--group-size) and the sweep's default.",
+            "cluster (dgx-h100: 8, alps-gh200: 4, gb200-nvl72: 72; a slice's GPUs per node "
+            "when set), as the API's, the CLI's (--group-size) and the sweep's default.",
         )
     if strategy in ("fsdp", "hsdp"):
         reshard = st.checkbox(
@@ -286,6 +292,27 @@ def _inputs() -> dict:
         "H100s capped at 500 W. The fitted compute efficiency follows it "
         "(costmodel.compute.gpu_power_w). Empty: the datasheet power (H100/H200 SXM 700 W, "
         "A100 SXM 400 W), as the API's and the CLI's default.",
+    )
+    node_gpus = int(data.cluster_facts(cluster, 1, None)["gpus_per_node"])
+    from costmodel._limits import LIMITS
+
+    # the box's bounds are the CLI's --gpus-per-node limit, the same for every preset (a bound
+    # that followed the cluster made Streamlit drop a value past it without a word when the
+    # cluster changed); the node's own 1..G is the library's refusal, naming the preset
+    gpus_per_node = bound_number(
+        row[2],
+        "GPUs per node",
+        value=None,
+        step=1,
+        min_value=1,
+        max_value=int(LIMITS["gpus_per_node"].hi),
+        key="ddp_gpus_per_node",
+        placeholder=f"{node_gpus} (the whole node)",
+        help=f"GPUs the run uses in each node, 1..{node_gpus} on {cluster}: a slice of the "
+        "node, as the CLI's --gpus-per-node (step, scenario, train) and Scenario's "
+        "gpus_per_node. A slice is still billed for the whole instance "
+        "(costmodel.training.billed_gpus_per_node): the cost says how many GPUs are paid for. "
+        f"Empty: the whole node ({node_gpus} GPUs), the default of every surface.",
     )
     precision = bound_choice(
         row[1],
@@ -330,6 +357,7 @@ def _inputs() -> dict:
         else parse_input("Model parameters", parse_count, params_text),
         "cluster": cluster,
         "nodes": nodes,
+        "gpus_per_node": None if gpus_per_node is None else int(gpus_per_node),
         "model": model,
         "local_batch": local_batch,
         "sequence_length": seq,
@@ -378,8 +406,9 @@ def _pinned(inp: dict) -> dict | None:
     )
     changes: dict = {}
     if cluster != SAME:
-        # A's power limit caps A's GPUs: B's other cluster runs at its datasheet power
-        changes.update(cluster=cluster, power_limit_w=None)
+        # A's power limit caps A's GPUs, and A's slice is of A's node: B's other cluster runs
+        # at its datasheet power on its whole nodes
+        changes.update(cluster=cluster, power_limit_w=None, gpus_per_node=None)
     if arch == CUSTOM:
         text = c[1].text_input("Parameters (B)", value="7B", key="ddp_b_params", bind=QP)
         p = parse_input("Parameters (B)", parse_count, text)
@@ -804,7 +833,10 @@ def _strategy_rows(**inp) -> dict:
         inp["params"],
         arch=inp["arch"],
         cluster=presets.cluster(
-            inp["cluster"], nodes=int(inp["nodes"]), power_limit_w=inp["power_limit_w"]
+            inp["cluster"],
+            nodes=int(inp["nodes"]),
+            gpus_per_node=inp["gpus_per_node"],  # a slice, as the step's (the CLI's advisor too)
+            power_limit_w=inp["power_limit_w"],
         ),
         nodes=int(inp["nodes"]),
         model=inp["model"],
@@ -999,7 +1031,15 @@ def _cost_metrics(
     # 11.6 h, 48.4 days): a run of seconds is not "0.0000063" days
     wall_s = cost.wall_s
     m[0].metric(f"Wall clock{side}", format_elapsed(wall_s))
-    m[1].metric(f"GPU-hours{side}", format_gpu_hours(cost.gpu_hours))
+    m[1].metric(
+        f"GPU-hours{side}",
+        format_gpu_hours(cost.gpu_hours),
+        # a node slice: the GPU-hours used, and those paid for (the CLI's billed_gpu_hours)
+        help=f"GPU-hours used; paid for: {format_gpu_hours(cost.billed_gpu_hours)} "
+        f"({cost.billing_note})"
+        if cost.billing_note
+        else None,
+    )
     when = (
         f"prices as of {cost.price_date}"
         if cost.price_date
@@ -1122,6 +1162,8 @@ def _training_cost(result, inp: dict, rb=None) -> None:
     )
     if tokens is None or (measured_text.strip() and measured is None):
         return
+    if measured is not None:  # "1200" is 1,200 s, as the CLI's train --step-time 1200 warns
+        bare_number_warning(c[3], "Measured step time", measured_text, "seconds", "ms")
     # a refused measured step names its box: training_cost calls it step_time_s, the API's
     # Scenario.training_cost measured_step_time_s; a predicted step's refusal is not the box's
     box = {"step_time_s": MEASURED_BOX, "measured_step_time_s": MEASURED_BOX}

@@ -455,6 +455,24 @@ def _pinned(inp: dict) -> dict | None:
     return b
 
 
+#: A refusal of the recipe on the GPU names the page's box, not the API's argument.
+_RECIPE_BOXES = {"recipe": "Precision recipe"}
+
+
+def _recipe_runs_on(inp: dict, side: str = "") -> bool:
+    """Whether the recipe can train on the configuration's GPU (an fp8 recipe needs fp8 tensor
+    cores: :func:`costmodel.web.data.check_recipe_on_gpu`); else a red message naming the box,
+    and False. ``side``: B's words (" (B)") in the section's name."""
+    name = inp["gpu"][0]
+    if name == CUSTOM_GPU:  # a typed memory names no GPU (`memory --gpu-memory`)
+        return True
+    ok = False
+    with section(f"GPU{side}", _RECIPE_BOXES):
+        data.check_recipe_on_gpu(name, inp["recipe"])
+        ok = True
+    return ok
+
+
 def _figures(inp: dict) -> dict:
     """Memory per GPU of one configuration at its ZeRO stage: parts, total, capacity, largest."""
     name, capacity = inp["gpu"]
@@ -500,6 +518,8 @@ def _compare(inp: dict, inp_b: dict) -> None:
     """A and B side by side: the bars against each GPU's memory, and B - A part by part."""
     import pandas as pd
 
+    if not _recipe_runs_on(inp_b, " (B)"):  # A's recipe on B's GPU: refused as on A's
+        return
     with section("Configuration B", _LAYOUT_BOXES):
         fa, fb = _figures(inp), _figures(inp_b)
         la, lb = f"A: {_label(inp)}", f"B: {_label(inp_b)}"
@@ -719,6 +739,8 @@ def render() -> None:
         error(f"Parameters P: must be > 0 and <= {MAX_PARAMS:g}, got {inp['params']:g}")
         return
     if inp["params"] is None or inp["context"] is None or capacity is None:
+        return
+    if not _recipe_runs_on(inp):  # fp8 on an A100: refused, as `costmodel memory --cluster`
         return
     activations = 0.0
     if inp["activation"] is not None:

@@ -276,7 +276,10 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         placeholder=FROM_LOG,
         key="val_gpus_per_node",
         set_by_page=True,
-        help="Empty: the log's host lines, else the cluster preset's.",
+        help="The GPUs of each node: with the nodes set, ranks / nodes of them are used (fewer: "
+        "a slice, said above the comparison); alone, it sets the nodes, which must split the "
+        "ranks evenly, as `validate compare --gpus-per-node`. Empty: the log's host lines, else "
+        "the cluster preset's.",
     )
     settings = (
         None if op == FROM_LOG else op,
