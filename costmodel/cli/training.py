@@ -1212,9 +1212,13 @@ def _step_on_cluster(
                 out["fit_suggestions"] = fa_all.as_dict()
             _print_json(out)
             return
+        whole = c.node.whole_node_gpus  # a slice of each node: say so, as the billing note does
+        gpus = units.format_counted(int(c.ranks), "GPU")
+        if whole is not None and whole != c.node.gpus_per_node:
+            gpus = f"{c.node.gpus_per_node} of {whole} GPUs per node, {gpus}"
         typer.echo(
             f"{arch or units.format_count(float(p or 0)) + ' params'} on {cluster} x "
-            f"{units.format_counted(nodes, 'node')} ({units.format_counted(int(c.ranks), 'GPU')}), every strategy ranked by step time among those that "
+            f"{units.format_counted(nodes, 'node')} ({gpus}), every strategy ranked by step time among those that "
             f"fit, then the rest by memory per GPU (overlap contention c = {contention:g}, "
             f"collective model {kw['model']}):"
         )
