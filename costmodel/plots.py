@@ -324,6 +324,10 @@ DESKTOP_CHART_PX = 980
 #: 2026-12-03; Streamlit's theme fonts), with 3 px to spare.
 X_AXIS_TITLED_PX = 58.0
 
+#: The same for an x axis with tick labels and no title: 25 px (the Memory page's ZeRO stages,
+#: chromium, 2026-12-03), with 2 px to spare.
+X_AXIS_UNTITLED_PX = 27.0
+
 #: Beside a titled y axis with automatic tick labels, what plotly's automargin gave besides the
 #: labels themselves: 43 px (the bucket_cap chart: 73 px for 5-character labels "2.2ms" of 30 px;
 #: the Memory page's: 75 px for "120GB" of 32 px; chromium, 2026-12-03), rounded up.
@@ -343,7 +347,8 @@ def reserve_margins(figure: go.Figure) -> go.Figure:
     must grow, and draws the whole figure again: the step page's timeline (580 bars) was drawn
     twice before it appeared, and the bucket_cap chart below it, drawn in the same task, twice
     too (chromium, 2026-12-03). Margins already as large as what is measured are kept and
-    nothing is drawn again. Bottom: :data:`X_AXIS_TITLED_PX` under a titled x axis plus the
+    nothing is drawn again. Bottom: :data:`X_AXIS_TITLED_PX` under a titled x axis
+    (:data:`X_AXIS_UNTITLED_PX` under one with tick labels only) plus the
     legend at the figure's foot (:func:`_legend`: its rows, one where the entries fit, and
     :data:`LEGEND_PAD_PX`; the timeline's measured 45 px, b = 99.8 px in all); left,
     where the figure sets none and the y axis has a title and automatic ticks:
@@ -359,12 +364,13 @@ def reserve_margins(figure: go.Figure) -> go.Figure:
     """
     layout = figure.layout
     margin: dict[str, int] = {}
-    if layout.xaxis.title.text:
+    if layout.xaxis.showticklabels is not False:
         legend = layout.legend
         at_foot = legend.orientation == "h" and legend.yref == "container" and legend.y == 0
         entries = _legend_entries(figure) if at_foot else []
         legend_px = _legend_rows_px(entries, DESKTOP_CHART_PX - 100)
-        bottom = X_AXIS_TITLED_PX + (legend_px + LEGEND_PAD_PX if entries else 0.0)
+        axis = X_AXIS_TITLED_PX if layout.xaxis.title.text else X_AXIS_UNTITLED_PX
+        bottom = axis + (legend_px + LEGEND_PAD_PX if entries else 0.0)
         margin["b"] = max(layout.margin.b or 0, math.ceil(bottom))
     y = layout.yaxis
     if y.title.text and layout.margin.l is None and y.tickvals is None and y.type != "category":

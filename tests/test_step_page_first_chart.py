@@ -1,5 +1,6 @@
 """The step page's first chart is drawn once: its margins are set to what plotly's automargin
-grows them to on a desktop, so plotly does not draw the figure a second time after measuring it.
+grows them to on a desktop, so plotly does not draw the figure a second time after measuring it
+(the Memory and Collectives pages' first charts too).
 
 The step timeline (580 bars for the page's default 7B DDP step) and the bucket_cap chart below
 it are revealed in the same task, once plotly's chunk is evaluated, and each was drawn twice in
@@ -56,13 +57,15 @@ def test_a_margin_already_larger_is_kept_and_a_second_call_changes_nothing():
 
 
 def test_what_plotly_sizes_itself_is_left_to_it():
-    # no x title: the axis's height is not the one measured, so nothing is reserved below it;
+    # an x axis without a title holds its tick labels only; one without tick labels nothing;
     # a category y axis, or one with its own ticks, has labels of another width
     fig = go.Figure(
         layout={"yaxis": {"title": {"text": "rows"}, "type": "category"}, "margin": {"b": 10}}
     )
     plots.reserve_margins(fig)
-    assert fig.layout.margin.b == 10 and fig.layout.margin.l is None
+    assert fig.layout.margin.b == plots.X_AXIS_UNTITLED_PX and fig.layout.margin.l is None
+    fig = go.Figure(layout={"xaxis": {"showticklabels": False}, "margin": {"b": 10}})
+    assert plots.reserve_margins(fig).layout.margin.b == 10
     fig = go.Figure(layout={"yaxis": {"title": {"text": "s"}, "tickvals": [0, 1]}})
     assert plots.reserve_margins(fig).layout.margin.l is None
     # a legend that is not at the figure's foot takes no room under the x axis
@@ -121,11 +124,29 @@ def test_other_charts_keep_plotly_s_own_margins():
     assert margin.get("l") is None and margin["b"] < plots.X_AXIS_TITLED_PX
 
 
+@pytest.mark.parametrize(
+    ("page_file", "key"),
+    [("page_memory.py", "chart_memory"), ("page_collectives.py", "chart_algorithms_time_s")],
+)
+def test_the_memory_and_collectives_first_charts_reserve_theirs_too(page_file, key):
+    at = open_page(page_file)
+    assert_clean(at)
+    fig = _figures(at)[key]
+    names = [t["name"] for t in fig["data"] if t.get("showlegend", True) and t.get("name")]
+    x_titled = bool(((fig["layout"].get("xaxis") or {}).get("title") or {}).get("text"))
+    axis = plots.X_AXIS_TITLED_PX if x_titled else plots.X_AXIS_UNTITLED_PX
+    legend = plots._legend_rows_px(names, plots.DESKTOP_CHART_PX - 100) + plots.LEGEND_PAD_PX
+    assert fig["layout"]["margin"]["b"] == pytest.approx(axis + legend, abs=1)
+    assert fig["layout"]["margin"]["l"] == plots.Y_AXIS_TITLED_PX + 6 * plots.LEGEND_CHAR_PX
+
+
 @pytest.mark.browser
-def test_the_step_page_s_charts_are_drawn_once_at_a_desktop_width(app_url):
-    """In chromium at 1440 px: each chart, when it first enters the page, was laid out without
-    a margin grown after its traces were drawn (plotly counts such redraws in
-    ``_redrawFromAutoMarginCount``), and its legend and axis title sit inside the figure."""
+@pytest.mark.parametrize(("path", "charts"), [("ddp", 2), ("memory", 1), ("", 1)])
+def test_first_view_charts_are_drawn_once_at_a_desktop_width(app_url, path, charts):
+    """In chromium at 1440 px, on the step page, the Memory page and Collectives' first view:
+    each chart, when it first enters the page, was laid out without a margin grown after its
+    traces were drawn (plotly counts such redraws in ``_redrawFromAutoMarginCount``: 1 on each
+    before), and its legend and axis titles sit inside the figure."""
     from tests._browser import launch_chromium
 
     seen = """
@@ -144,9 +165,9 @@ def test_the_step_page_s_charts_are_drawn_once_at_a_desktop_width(app_url):
         page = context.new_page()
         page.set_default_timeout(120_000)
         page.add_init_script(seen)
-        page.goto(f"{app_url}/ddp")
-        page.wait_for_function("() => window.__redraws.length >= 2")
-        assert page.evaluate("window.__redraws") == [0, 0]
+        page.goto(f"{app_url}/{path}")
+        page.wait_for_function(f"() => window.__redraws.length >= {charts}")
+        assert page.evaluate("window.__redraws") == [0] * charts
         inside = page.evaluate(
             """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
               const box = gd.getBoundingClientRect();
@@ -157,5 +178,5 @@ def test_the_step_page_s_charts_are_drawn_once_at_a_desktop_width(app_url):
               });
             })"""
         )
-        assert inside == [True, True]
+        assert inside == [True] * charts
         context.close()
