@@ -298,17 +298,29 @@ def phone_legend_px(names: list[str]) -> float:
     >>> phone_legend_px(["all-reduce N=8 auto predicted"] * 4)  # one a row: 4 x 19 + 10
     86.0
     """
+    return _legend_rows_px(names, PHONE_LEGEND_PX) + LEGEND_PAD_PX if names else 0.0
+
+
+def _legend_rows_px(names: list[str], row_px: float) -> float:
+    """Height [px] of the rows a horizontal legend of ``names`` takes where a row holds
+    ``row_px`` (:func:`phone_legend_px`'s rule, without the legend's padding).
+
+    >>> _legend_rows_px(["forward", "backward"], 880.0)
+    19.0
+    >>> _legend_rows_px(["compute", "exposed<br>(shaded)<br>slowed"], 880.0)  # one row, 3 lines
+    49.0
+    """
     if not names:
         return 0.0
     lines = [re.split(r"<br\s*/?>", n, flags=re.I) for n in names]
     widths = [LEGEND_SYMBOL_PX + LEGEND_CHAR_PX * max(len(x) for x in ls) for ls in lines]
     heights = [LEGEND_ROW_PX + LEGEND_LINE_PX * (len(ls) - 1) for ls in lines]
-    if sum(widths) <= PHONE_LEGEND_PX:
+    if sum(widths) <= row_px:
         per_row = len(names)
     else:
-        per_row = max(1, int(PHONE_LEGEND_PX // max(widths)))
+        per_row = max(1, int(row_px // max(widths)))
     rows = [heights[i : i + per_row] for i in range(0, len(heights), per_row)]
-    return sum(max(r) for r in rows) + LEGEND_PAD_PX
+    return float(sum(max(r) for r in rows))
 
 
 def keep_plot_height(figure: go.Figure) -> go.Figure:
@@ -330,6 +342,71 @@ def keep_plot_height(figure: go.Figure) -> go.Figure:
     height = figure.layout.height or PLOTLY_DEFAULT_HEIGHT_PX
     if needed > height:
         figure.update_layout(height=math.ceil(needed))
+    return figure
+
+
+#: A desktop chart's width [px]: a 1440 px window's chart is 980 px wide (chromium, 2026-12-03);
+#: a legend row holds 100 px less, as on a phone (:data:`PHONE_LEGEND_PX`).
+DESKTOP_CHART_PX = 980
+
+#: What plotly's automargin gave a titled x axis under the plot area (tick labels and title) in
+#: the app at 1440 px: 55 px on the step page's timeline and bucket_cap charts (chromium,
+#: 2026-12-03; Streamlit's theme fonts), with 3 px to spare.
+X_AXIS_TITLED_PX = 58.0
+
+#: The same for an x axis with tick labels and no title: 25 px (the Memory page's ZeRO stages,
+#: chromium, 2026-12-03), with 2 px to spare.
+X_AXIS_UNTITLED_PX = 27.0
+
+#: Beside a titled y axis with automatic tick labels, what plotly's automargin gave besides the
+#: labels themselves: 43 px (the bucket_cap chart: 73 px for 5-character labels "2.2ms" of 30 px;
+#: the Memory page's: 75 px for "120GB" of 32 px; chromium, 2026-12-03), rounded up.
+Y_AXIS_TITLED_PX = 44.0
+
+#: Characters of the widest automatic tick label a y axis is given room for (SI labels are 2-6:
+#: "0s", "15ms", "2.2ms", "1.25ms"); a wider one makes plotly grow the margin as before.
+Y_TICK_CHARS = 6
+
+
+def reserve_margins(figure: go.Figure) -> go.Figure:
+    """Give a figure, in place, the bottom and left margins plotly's automargin grows them to
+    on a desktop chart (:data:`DESKTOP_CHART_PX`), so that plotly draws it once; returns it.
+
+    With ``automargin`` (:func:`keep_labels_inside`) and a legend at the figure's foot,
+    plotly draws every trace, then measures the axes and the legend, finds that its margins
+    must grow, and draws the whole figure again: the step page's timeline (580 bars) was drawn
+    twice before it appeared, and the bucket_cap chart below it, drawn in the same task, twice
+    too (chromium, 2026-12-03). Margins already as large as what is measured are kept and
+    nothing is drawn again. Bottom: :data:`X_AXIS_TITLED_PX` under a titled x axis
+    (:data:`X_AXIS_UNTITLED_PX` under one with tick labels only) plus the
+    legend at the figure's foot (:func:`_legend`: its rows, one where the entries fit, and
+    :data:`LEGEND_PAD_PX`; the timeline's measured 45 px, b = 99.8 px in all); left,
+    where the figure sets none and the y axis has a title and automatic ticks:
+    :data:`Y_AXIS_TITLED_PX` plus :data:`Y_TICK_CHARS` characters. A margin already larger is
+    kept; where the estimate falls short (a phone's legend of several rows, a wider label) plotly
+    grows the margin as it did. Call it after :func:`keep_plot_height`, which sizes the plot
+    area from the margins set before.
+
+    >>> f = reserve_margins(go.Figure(layout={"xaxis": {"title": {"text": "t"}},
+    ...                                       "yaxis": {"title": {"text": "exposed"}}}))
+    >>> f.layout.margin.b, f.layout.margin.l
+    (58, 80)
+    """
+    layout = figure.layout
+    margin: dict[str, int] = {}
+    if layout.xaxis.showticklabels is not False:
+        legend = layout.legend
+        at_foot = legend.orientation == "h" and legend.yref == "container" and legend.y == 0
+        entries = _legend_entries(figure) if at_foot else []
+        legend_px = _legend_rows_px(entries, DESKTOP_CHART_PX - 100)
+        axis = X_AXIS_TITLED_PX if layout.xaxis.title.text else X_AXIS_UNTITLED_PX
+        bottom = axis + (legend_px + LEGEND_PAD_PX if entries else 0.0)
+        margin["b"] = max(layout.margin.b or 0, math.ceil(bottom))
+    y = layout.yaxis
+    if y.title.text and layout.margin.l is None and y.tickvals is None and y.type != "category":
+        margin["l"] = math.ceil(Y_AXIS_TITLED_PX + Y_TICK_CHARS * LEGEND_CHAR_PX)
+    if margin:
+        figure.update_layout(margin=margin)
     return figure
 
 

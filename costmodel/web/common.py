@@ -985,10 +985,13 @@ def _index(options: list[str], preferred: str) -> int:
     return options.index(preferred) if preferred in options else 0
 
 
-def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
+def chart(figure: Any, *, key: str, reserve_margins: bool = False, **kwargs: Any) -> None:
     """``st.plotly_chart`` without the mode bar's logo, the toolbar clear of the title, the
     axis labels inside the figure (:func:`costmodel.plots.keep_labels_inside`), and tall enough that its legend leaves the plot area its height on a phone
-    (:func:`costmodel.plots.keep_plot_height`).
+    (:func:`costmodel.plots.keep_plot_height`). ``reserve_margins``: the margins plotly's
+    automargin would grow to on a desktop are set beforehand
+    (:func:`costmodel.plots.reserve_margins`), so the browser draws the figure once, not twice;
+    for the charts of a page's first view, which its first chart waits on.
 
     Nothing waits here: no pause holds a server thread before a session's first chart (the
     first number and the first chart are measured against a bare Streamlit + plotly page by
@@ -998,6 +1001,8 @@ def chart(figure: Any, *, key: str, **kwargs: Any) -> None:
     plots.clear_of_toolbar(figure)
     plots.keep_labels_inside(figure)  # a phone's long axis labels: no cut-off first letters
     plots.keep_plot_height(figure)  # after the title: its margin counts
+    if reserve_margins:  # after keep_plot_height: it sizes the plot area from the margins set
+        plots.reserve_margins(figure)
     kwargs.setdefault(
         "config",
         {

@@ -332,6 +332,7 @@ def _link(inp: dict) -> None:
                             sweep, y=y, marks=marks, selected_bytes=size, title=titles[y]
                         ),
                         key=key,
+                        reserve_margins=True,  # a first chart: drawn once (plots.reserve_margins)
                     )
 
         columns: dict[str, Any] = {
@@ -521,6 +522,7 @@ def _algorithms(inp: dict, r, size: float) -> None:
                     "x: crossovers)",
                 ),
                 key=f"chart_algorithms_{y}",
+                reserve_margins=True,  # a first chart: drawn once (plots.reserve_margins)
             )
     if len(r.crossovers):
         x = r.crossovers

@@ -624,6 +624,8 @@ def _advisor(inp: dict, inp_b: dict | None, fits: bool = True, rb=None) -> None:
             title="Exposed communication vs bucket_cap (1-200 MiB)",
         ),
         key="chart_bucket_advice",
+        # drawn in the same task as the first chart (one chunk, one reveal): once, not twice
+        reserve_margins=True,
     )
     st.caption(
         "Each cap re-runs the step with everything else as above; the star is the argmin "
@@ -747,6 +749,7 @@ def render() -> None:
                     title=f"One step ({result.layout}): compute and collectives",
                 ),
                 key="chart_timeline",
+                reserve_margins=True,  # drawn once: the page's first chart
             )
     if scaling_open:
         with tab_scaling:

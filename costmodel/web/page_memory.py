@@ -824,6 +824,7 @@ def render() -> None:
                 f"{inp['recipe']}, N = {int(inp['ranks'])} (selected: ZeRO-{stage})",
             ),
             key="chart_memory",
+            reserve_margins=True,  # the page's first chart: drawn once (plots.reserve_margins)
         )
     if inp_b is not None and parts is not None:
         _compare(inp, inp_b)
