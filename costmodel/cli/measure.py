@@ -321,6 +321,9 @@ def validate_torch(
         )
     if output.exists() and not os.access(output, os.W_OK):
         raise ValueError(f"--output: {str(output)!r} is not writable")
+    from ..validation.runner import check_appendable
+
+    check_appendable(output)  # the job appends UTF-8 rows: never to a UTF-16 file
     if not output.exists():  # /proc, a read-only mount: os.access cannot tell; try it
         try:
             output.open("x").close()
