@@ -11,11 +11,101 @@ import re
 import warnings
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from costmodel import presets
 from costmodel.presets import PresetError
 from tests._cli import one_line_error, run
+
+
+# --- 1. one meaning of "error" ---------------------------------------------------------------
+def _off_line_rows() -> pd.DataFrame:
+    """All-reduce on 2 ranks on an alpha-beta line (alpha 20 us, B 10 GB/s), sizes 64 KiB to
+    64 MiB, with the 8 MiB row measured 17x slower than the line: the fit cannot follow it, so
+    its prediction there is about 0.06x the measured time."""
+    sizes = [2.0**k for k in range(16, 27)]
+    times = [2 * 20e-6 + m / 10e9 for m in sizes]
+    times[sizes.index(2.0**23)] *= 17.0
+    return pd.DataFrame(
+        {"op": "all_reduce", "size_bytes": sizes, "ranks": 2, "nodes": 1, "time_s": times}
+    )
+
+
+def test_one_row_reads_the_same_error_in_calibrate_and_compare():
+    """calibrate's residuals and fit statistics were time errors ((t_fit - t_meas) / t_meas), while
+    validate compare reports the busbw error (busbw_pred / busbw_meas - 1 = t_meas / t_pred - 1):
+    a row predicted at 0.06x its time read -94 % in one and +1567 % in the other, both labelled
+    rel_error. Both are the busbw error now: the same row through calibrate and through compare
+    with that calibration gives the same number under the same name, and the fit's
+    max_abs_rel_error is compare's largest |rel_error|."""
+    from costmodel.validation.calibrate import calibrate, calibrated_predictor
+    from costmodel.validation.compare import busbw_rel_error, compare, summarize
+
+    rows = _off_line_rows()
+    cal = calibrate(rows, name="off-line")
+    residuals = cal.residuals.sort_values("size_bytes").reset_index(drop=True)
+    compared = compare(rows, calibrated_predictor(cal)).sort_values("size_bytes")
+    compared = compared.reset_index(drop=True)
+    assert residuals["rel_error"].to_numpy() == pytest.approx(compared["rel_error"].to_numpy())
+    off = residuals["size_bytes"] == 2.0**23
+    ratio = float(residuals.loc[off, "measured_time_s"].iloc[0]) / float(
+        residuals.loc[off, "fitted_time_s"].iloc[0]
+    )
+    assert ratio > 10  # the row the line cannot follow: predicted far below its time
+    assert float(residuals.loc[off, "rel_error"].iloc[0]) == pytest.approx(ratio - 1)
+    # the time error is kept, named so, and agrees with compare's time_rel_error
+    assert float(residuals.loc[off, "time_rel_error"].iloc[0]) == pytest.approx(1 / ratio - 1)
+    assert residuals["time_rel_error"].to_numpy() == pytest.approx(
+        compared["time_rel_error"].to_numpy()
+    )
+    fit = cal.fits[0]
+    assert fit.max_abs_rel_error == pytest.approx(compared["rel_error"].abs().max())
+    assert fit.max_abs_rel_error == pytest.approx(summarize(compared)["max_abs_rel_error"].max())
+    assert fit.rms_rel_error == pytest.approx(((compared["rel_error"] ** 2).mean()) ** 0.5)
+    # held-out sizes: the busbw error of the half fit, so >= -1 and uncapped above
+    cv = residuals["cv_rel_error"].dropna()
+    assert (cv >= -1).all() and fit.cv_max_abs_rel_error == pytest.approx(cv.abs().max())
+    assert busbw_rel_error(1.0, 0.06) == pytest.approx(1 / 0.06 - 1)
+
+
+def test_calibrate_and_compare_print_the_same_error_under_the_same_label(tmp_path):
+    """The CLI: `calibrate --json` fits' max_abs_rel_error equals `validate compare
+    --calibration --json`'s largest max_abs_rel_error, and the text tables print the same
+    figure under the same column name; calibrate says which error it is."""
+    results = tmp_path / "results.jsonl"
+    results.write_text(
+        "".join(json.dumps(r) + "\n" for r in _off_line_rows().to_dict(orient="records"))
+    )
+    toml = tmp_path / "cal.toml"
+    cal = run("calibrate", str(results), "-o", str(toml), "--json")
+    assert cal.exit_code == 0, cal.stderr
+    fitted = json.loads(cal.stdout)["fits"][0]["max_abs_rel_error"]
+    cmp = run("validate", "compare", str(results), "--calibration", str(toml), "--json")
+    assert cmp.exit_code in (0, 1), cmp.stderr  # the goal fails on such a row: exit 1
+    summary = json.loads(cmp.stdout)["summary"]
+    assert max(r["max_abs_rel_error"] for r in summary) == pytest.approx(fitted)
+    assert fitted > 10  # the busbw error of the off row, not the -94 % time error
+
+    shown = f"{100 * fitted:.1f}%"
+    text = run("calibrate", str(results), "-o", str(toml))
+    assert text.exit_code == 0, text.stderr
+    header = text.stdout.splitlines()[0].split()
+    assert "max_abs_rel_error" in header and "rms_rel_error" in header
+    assert shown in text.stdout
+    assert "busbw_fit / busbw_meas - 1" in text.stdout  # which error, said once
+    compared = run("validate", "compare", str(results), "--calibration", str(toml))
+    assert "max_abs_rel_error" in compared.stdout.splitlines()[0].split()
+    assert shown in compared.stdout
+
+
+def test_ddp_step_error_is_named_time_error():
+    """A DDP step has no busbw: its error is the time error. It was printed as a bare "error"
+    column and stored as step_rel_error beside the busbw rel_error; it is time_error in the text
+    and step_time_rel_error in the data (and --json), never a plain "error"."""
+    from costmodel.validation.compare import DDP_COLUMNS
+
+    assert "step_time_rel_error" in DDP_COLUMNS and "step_rel_error" not in DDP_COLUMNS
 
 
 # --- 2. user presets and runs.jsonl through costmodel.textfile ---------------------------------
@@ -122,3 +212,57 @@ def test_validate_torch_refuses_a_utf16_results_file(tmp_path):
     out = tmp_path / "results.jsonl"
     out.write_bytes('{"op": "all_reduce"}\n'.encode("utf-16"))
     one_line_error(run("validate", "torch", "--output", str(out)), "results.jsonl", "UTF-16")
+
+
+# --- 3. --check-from said as given, the checked range named -----------------------------------
+def _results(tmp_path: Path) -> Path:
+    results = tmp_path / "results.jsonl"
+    rows = _off_line_rows().to_dict(orient="records")
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return results
+
+
+def test_check_from_is_printed_as_the_user_gave_it(tmp_path):
+    """`--check-from 1MiB --tolerance 0.1` printed "1 of 7 rows from 1.05 MB beyond": a binary
+    size in decimal. It is "from 1 MiB up" now (a decimal one stays decimal), and without
+    --check-from the line says all sizes instead of "from 0 B"."""
+    results = _results(tmp_path)
+    args = ("validate", "compare", str(results), "--cluster", "dgx-h100", "--tolerance", "0.1")
+    for given, shown in (("1MiB", "1 MiB"), ("64 KiB", "64 KiB"), ("2MB", "2 MB")):
+        last = run(*args, "--check-from", given).stdout.strip().splitlines()[-1]
+        assert f"rows from {shown} up (--check-from) beyond |busbw error| 10%" in last, last
+        assert "1.05 MB" not in last
+    last = run(*args).stdout.strip().splitlines()[-1]
+    assert re.search(r"of 11 rows over all sizes beyond \|busbw error\| 10%$", last), last
+    assert "0 B" not in last
+
+
+def test_the_goal_checks_name_the_range_check_from_leaves(tmp_path):
+    """With --check-from 64KiB the goal's "all sizes" check judged the rows from 64 KiB up under
+    the name "all sizes"; it is named "from 64 KiB" now (text and --json), and from 1 MiB up
+    the two checks judge the same rows, so only the stricter one is said."""
+    results = _results(tmp_path)
+    args = ("validate", "compare", str(results), "--cluster", "dgx-h100")
+    last = run(*args, "--check-from", "64KiB").stdout.strip().splitlines()[-1]
+    assert "median |busbw error| from 1 MiB: " in last
+    assert "median |busbw error| from 64 KiB: " in last and "all sizes" not in last
+    doc = json.loads(run(*args, "--check-from", "64KiB", "--json").stdout)
+    assert [(g["check"], g["from_bytes"]) for g in doc["goal"]] == [
+        ("from 1 MiB", 2**20),
+        ("from 64 KiB", 2**16),
+    ]
+    doc = json.loads(run(*args, "--check-from", "4MiB", "--json").stdout)
+    assert [(g["check"], g["goal"]) for g in doc["goal"]] == [("from 4 MiB", 0.08)]
+    assert doc["goal"][0]["rows"] == doc["checked_rows"] == 5
+    full = json.loads(run(*args, "--json").stdout)  # no --check-from: the goal's own names
+    assert [g["check"] for g in full["goal"]] == ["from 1 MiB", "all sizes"]
+
+
+def test_binary_sizes_format_as_binary():
+    """units.format_bytes_as_given: the prefixes the user wrote, through the one formatter."""
+    from costmodel import units
+
+    assert units.format_bytes_as_given(units.parse_bytes("1MiB"), "1MiB") == "1 MiB"
+    assert units.format_bytes_as_given(units.parse_bytes("1.5 GiB"), "1.5 GiB") == "1.5 GiB"
+    assert units.format_bytes_as_given(units.parse_bytes("1MB"), "1MB") == "1 MB"
+    assert units.format_bytes_as_given(0, "0B") == "0 B"

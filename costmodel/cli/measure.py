@@ -851,6 +851,7 @@ def validate_compare(
     if tolerance is not None and not (math.isfinite(tolerance) and tolerance > 0):
         raise ValueError(f"--tolerance: must be a finite fraction > 0, got {tolerance}")
     floor = units.parse_bytes(check_from, name="--check-from")
+    floor_text = units.format_bytes_as_given(floor, check_from)  # 1MiB said "1 MiB", not 1.05 MB
     if output is not None:
         _check_output(output, "--output")
         _not_an_input(output, "--output", results, calibration)
@@ -1044,8 +1045,8 @@ def validate_compare(
     # off below 1 MiB, --check-from above every size); not assessed exits 1 as a failure does,
     # as a folder's unread file does: no data is never a pass
     if tolerance is None:
-        outcome, goal_lines = cmp.fidelity_check(checked, from_bytes=floor)
-        goals = cmp.fidelity_goals(checked)
+        outcome, goal_lines = cmp.fidelity_check(checked, from_bytes=floor, from_label=floor_text)
+        goals = cmp.fidelity_goals(checked, from_bytes=floor, from_label=floor_text)
         bad = checked.iloc[0:0] if outcome is not False else checked
     else:
         bad = cmp.exceeds(checked, tolerance)
@@ -1117,13 +1118,14 @@ def validate_compare(
             typer.echo(f"{verdict}: docs/fidelity.md goal; " + "; ".join(goal_lines))
         elif outcome is None:
             typer.echo(
-                f"{verdict}: no predicted row from {units.format_bytes(floor)} up to check "
+                f"{verdict}: no predicted row from {floor_text} up to check "
                 f"against |busbw error| {tolerance:.0%} (--check-from)"
             )
-        else:
+        else:  # the sizes checked, named as given: all of them unless --check-from says
+            scope = f"from {floor_text} up (--check-from)" if floor > 0 else "over all sizes"
             typer.echo(
-                f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} from "
-                f"{units.format_bytes(floor)} beyond |busbw error| {tolerance:.0%}"
+                f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} {scope} "
+                f"beyond |busbw error| {tolerance:.0%}"
             )
         if skipped_files:
             typer.echo(
@@ -1160,13 +1162,25 @@ def _echo_ddp(
         accumulation=ddp["accumulation"].astype(int),
         measured_ms=(ddp["time_s"] * 1e3).round(2),
         predicted_ms=(ddp["predicted_step_s"].astype(float) * 1e3).round(2),
-        error=[f"{e:+.1%}" if e == e else "-" for e in ddp["step_rel_error"].astype(float)],
+        time_error=[
+            f"{e:+.1%}" if e == e else "-" for e in ddp["step_time_rel_error"].astype(float)
+        ],
     )
-    typer.echo("DDP steps, measured vs predicted (error = predicted / measured - 1, time):")
+    typer.echo(
+        "DDP steps, measured vs predicted (time_error = predicted / measured step time - 1; a "
+        "step has no busbw):"
+    )
     typer.echo(
         _human_frame(
             shown[
-                ["bucket_cap_mb", "accumulation", "no_sync", "measured_ms", "predicted_ms", "error"]
+                [
+                    "bucket_cap_mb",
+                    "accumulation",
+                    "no_sync",
+                    "measured_ms",
+                    "predicted_ms",
+                    "time_error",
+                ]
             ]
         )
     )
@@ -1470,12 +1484,18 @@ def calibrate(
             "bandwidth_bytes_per_s",
             "preset_bandwidth_bytes_per_s",
             "rms_rel_error",
+            "max_abs_rel_error",
             "cv_max_abs_rel_error",
             "cv_max_abs_rel_error_ge_1mib",
         )
         if x in fits.columns
     ]
     typer.echo(_human_frame(fits[cols]))
+    # the error validate compare reports, under the same name: one row reads the same in both
+    typer.echo(
+        "rel_error: the busbw error, busbw_fit / busbw_meas - 1 = t_meas / t_fit - 1, as "
+        "validate compare reports it (cv_: on the held-out sizes, every other size)"
+    )
     # the groups left unfitted, as --json's "skipped": without them an op measured and not
     # fitted vanished from the table (and later from validate compare --calibration) unsaid
     for reason in c.residuals.attrs.get("skipped", []) if c.residuals is not None else []:
