@@ -108,6 +108,52 @@ def test_ddp_step_error_is_named_time_error():
     assert "step_time_rel_error" in DDP_COLUMNS and "step_rel_error" not in DDP_COLUMNS
 
 
+def test_the_ddp_step_error_is_printed_as_time_error(tmp_path):
+    """The text table's bare "error" column (the time error, beside a collective table whose
+    rel_error is the busbw error) is "time_error" now; --json and the report carry
+    step_time_rel_error, the report as a percentage under its definition."""
+    from tests.test_validate_qa import _torch_results
+
+    results = tmp_path / "ddp.jsonl"
+    _torch_results(results, collectives=False)
+    report = tmp_path / "r.html"
+    args = ("validate", "compare", str(results), "--cluster", "dgx-h100")
+    text = run(*args, "--report", str(report))
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("DDP steps"))
+    assert "time_error = predicted / measured step time - 1" in lines[head]
+    assert lines[head + 1].split()[-1] == "time_error"
+    assert "error" not in lines[head + 1].split()
+    steps = json.loads(run(*args, "--json").stdout)["ddp_steps"]
+    assert all("step_time_rel_error" in s and "step_rel_error" not in s for s in steps)
+    table = report.read_text().split("DDP step: measured vs predicted", 1)[1]
+    table = table.split("</table>", 1)[0]
+    assert (
+        "the time error: a step has no busbw" in table and "<th>step_time_rel_error</th>" in table
+    )
+    shown = [f"{100 * s['step_time_rel_error']:+.1f}%" for s in steps]
+    assert all(f"<td>{v}</td>" in table for v in shown), (shown, table)
+
+
+def test_the_report_shows_errors_as_compare_prints_them(tmp_path):
+    """`validate compare --report`'s summary table printed the errors as bare fractions (0.127)
+    with no definition, while the CLI prints 12.7 % under "median |busbw error|"; its chart was
+    titled "Prediction error vs size". The table now shows percentages (signed for the mean,
+    unsigned for magnitudes) under the busbw error's definition, and the chart says busbw."""
+    results = _results(tmp_path)
+    report = tmp_path / "r.html"
+    args = ("validate", "compare", str(results), "--cluster", "dgx-h100")
+    run(*args, "--report", str(report))
+    summary = json.loads(run(*args, "--json").stdout)["summary"]
+    html = report.read_text()
+    assert "rel_error = busbw predicted / measured - 1 (the busbw error" in html
+    assert "Busbw error vs size" in html and "Prediction error vs size" not in html
+    for row in summary:
+        assert f"<td>{100 * row['median_abs_rel_error']:.1f}%</td>" in html
+        assert f"<td>{100 * row['mean_rel_error']:+.1f}%</td>" in html
+
+
 # --- 2. user presets and runs.jsonl through costmodel.textfile ---------------------------------
 def _user_link(root: Path) -> str:
     """A user link preset (the shipped ib-ndr renamed), its TOML text."""

@@ -919,6 +919,31 @@ def ddp_columns(ddp: pd.DataFrame) -> list[str]:
     return [c for c in DDP_COLUMNS if c in ddp]
 
 
+#: what the report's summary errors are, in the words of the Validate page's caption
+_REPORT_ERROR_CAPTION = (
+    "Error by op, algorithm and size band: rel_error = busbw predicted / measured - 1 (the busbw "
+    "error, uncapped; = measured / predicted time - 1), as validate compare and calibrate "
+    "report it; abs_log_ratio = |ln(predicted / measured)|."
+)
+
+
+def _error_formatters(frame: pd.DataFrame) -> dict[str, Callable[[Any], str]]:
+    """Column -> formatter for the report's error columns: a percentage as ``validate
+    compare`` prints it, signed (``+12.7%``) except for magnitudes (``abs``, ``rms``)."""
+
+    def signed(v: Any) -> str:
+        return "-" if v != v else f"{100 * float(v):+.1f}%"
+
+    def magnitude(v: Any) -> str:
+        return "-" if v != v else f"{100 * float(v):.1f}%"
+
+    return {
+        str(c): (magnitude if ("abs" in str(c) or "rms" in str(c)) else signed)
+        for c in frame.columns
+        if "rel_error" in str(c)
+    }
+
+
 def write_report(
     comparison: pd.DataFrame,
     path: str | Path,
@@ -926,7 +951,12 @@ def write_report(
     title: str = "costmodel: measured vs predicted",
     ddp: pd.DataFrame | None = None,
 ) -> Path:
-    """Write an HTML report: summary table and plotly charts (busbw vs size, error vs size)."""
+    """Write an HTML report: summary table and plotly charts (busbw vs size, error vs size).
+
+    Errors are shown as ``validate compare`` prints them: percentages (signed, unsigned for a
+    magnitude such as ``median_abs_rel_error``), under the definition of the busbw error
+    (:func:`busbw_rel_error`); a DDP step's ``step_time_rel_error`` is the time error, said so.
+    """
     from costmodel import plots
 
     path = Path(path)
@@ -936,17 +966,27 @@ def write_report(
         plots.validation_models_figure(comparison)
         if several
         else plots.validation_busbw_figure(comparison),
-        plots.validation_error_figure(comparison),
+        plots.validation_error_figure(comparison, title="Busbw error vs size"),
     ]
+    summary = summarize(comparison)
     # pandas accepts a format string for float_format (it has for years); pandas-stubs allows
     # only a callable
-    tables = [summarize(comparison).to_html(index=False, float_format="%.3f")]  # type: ignore[call-overload]
+    tables = [
+        f"<p>{_REPORT_ERROR_CAPTION}</p>"
+        + summary.to_html(  # type: ignore[call-overload]
+            index=False, float_format="%.3f", formatters=_error_formatters(summary)
+        )
+    ]
     if ddp is not None and not ddp.empty:
         figures.append(plots.validation_ddp_figure(ddp))
         shown = ddp_columns(ddp)
         tables.append(
             "<h2>DDP step: measured vs predicted</h2>"
-            + ddp[shown].to_html(index=False, float_format="%.4g")  # type: ignore[call-overload]  # as above
+            "<p>step_time_rel_error = predicted / measured step time - 1 (the time error: a "
+            "step has no busbw)</p>"
+            + ddp[shown].to_html(  # type: ignore[call-overload]  # as above
+                index=False, float_format="%.4g", formatters=_error_formatters(ddp[shown])
+            )
         )
         if "timeline" in ddp:
             row: Any  # an itertuples namedtuple (fields: the frame's columns)
