@@ -312,3 +312,31 @@ def test_binary_sizes_format_as_binary():
     assert units.format_bytes_as_given(units.parse_bytes("1.5 GiB"), "1.5 GiB") == "1.5 GiB"
     assert units.format_bytes_as_given(units.parse_bytes("1MB"), "1MB") == "1 MB"
     assert units.format_bytes_as_given(0, "0B") == "0 B"
+
+
+# --- QA: calibrate's text output ---------------------------------------------------------------
+def test_calibrate_with_a_cluster_says_which_model_its_errors_are_of(tmp_path):
+    """With --cluster, `validate compare --calibration` predicts with the calibrated realistic
+    model, not the alpha-beta line whose errors the table shows: the line under the table says
+    so. The fabric table printed the hop latency as a bare 1.694661 (net_latency_us); it is a
+    duration formatted as every other one (net_latency 1.69 µs), --json unchanged."""
+    from costmodel.reference import reference_path
+
+    log = str(reference_path("06a"))
+    args = ("calibrate", log, "-o", str(tmp_path / "c.toml"), "--cluster", "dell-xe9680-h100")
+    text = run(*args)
+    assert text.exit_code == 0, text.stderr
+    caption = next(x for x in text.stdout.splitlines() if x.startswith("rel_error: "))
+    assert "busbw error of the alpha-beta line" in caption
+    assert "--calibration predicts with the calibrated realistic model" in caption
+    fabric = text.stdout.split("calibrated fabric terms", 1)[1].splitlines()
+    header, row = fabric[1].split(), fabric[2]
+    assert "net_latency" in header and "net_latency_us" not in header
+    assert re.search(r" \d+(\.\d+)? [µn]s ", row), row
+    assert "net_latency_us" not in row
+    doc = json.loads(run(*args, "--json").stdout)
+    assert "net_latency_us" in doc["fabric"][0]
+    # without --cluster there is no realistic model: the line does not mention one
+    bare = run("calibrate", log, "-o", str(tmp_path / "b.toml"), "--nodes", "2")
+    assert bare.exit_code == 0, bare.stderr
+    assert "realistic" not in next(x for x in bare.stdout.splitlines() if x.startswith("rel_error"))

@@ -1493,8 +1493,15 @@ def calibrate(
     typer.echo(_human_frame(fits[cols]))
     # the error validate compare reports, under the same name: one row reads the same in both
     typer.echo(
-        "rel_error: the busbw error, busbw_fit / busbw_meas - 1 = t_meas / t_fit - 1, as "
-        "validate compare reports it (cv_: on the held-out sizes, every other size)"
+        "rel_error: the busbw error of the alpha-beta line, busbw_fit / busbw_meas - 1 = "
+        "t_meas / t_fit - 1, the error validate compare reports (cv_: on the held-out sizes, "
+        "every other size)"
+        + (
+            "; validate compare --calibration predicts with the calibrated realistic model "
+            "below, not this line"
+            if not fabric.empty
+            else ""
+        )
     )
     # the groups left unfitted, as --json's "skipped": without them an op measured and not
     # fitted vanished from the table (and later from validate compare --calibration) unsaid
@@ -1512,7 +1519,14 @@ def calibrate(
             "realistic model, calibrated fabric terms (NaN: not measured, model's own; kept: "
             "share of each fitted shift kept, by how well the rows identify it):"
         )
-        typer.echo(_human_frame(fabric))
+        # the hop latency in seconds for the text, formatted as every duration is (1.69 µs,
+        # not 1.694661); --json keeps net_latency_us
+        shown = fabric.copy()
+        if "net_latency_us" in shown:
+            at = list(shown.columns).index("net_latency_us")
+            shown.insert(at, "net_latency_s", shown.pop("net_latency_us") * 1e-6)
+            shown["kept"] = shown["kept"].str.replace("net_latency_us", "net_latency")
+        typer.echo(_human_frame(shown))
         for f in c.fabric:
             if not f.measured:
                 typer.echo(
