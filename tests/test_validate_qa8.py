@@ -140,13 +140,17 @@ def test_the_report_shows_errors_as_compare_prints_them(tmp_path):
     """`validate compare --report`'s summary table printed the errors as bare fractions (0.127)
     with no definition, while the CLI prints 12.7 % under "median |busbw error|"; its chart was
     titled "Prediction error vs size". The table now shows percentages (signed for the mean,
-    unsigned for magnitudes) under the busbw error's definition, and the chart says busbw."""
+    unsigned for magnitudes) under the busbw error's definition with the CLI's headline (median
+    |busbw error| over the rows), and the chart says busbw."""
     results = _results(tmp_path)
     report = tmp_path / "r.html"
     args = ("validate", "compare", str(results), "--cluster", "dgx-h100")
-    run(*args, "--report", str(report))
+    text = run(*args, "--report", str(report)).stdout
     summary = json.loads(run(*args, "--json").stdout)["summary"]
     html = report.read_text()
+    # the CLI's headline, the same words and figure in the report
+    headline = next(x for x in text.splitlines() if x.startswith("median |busbw error|"))
+    assert f"<p><b>{headline.split(';')[0]}</b></p>" in html
     assert "rel_error = busbw predicted / measured - 1 (the busbw error" in html
     assert "Busbw error vs size" in html and "Prediction error vs size" not in html
     for row in summary:

@@ -1102,9 +1102,8 @@ def validate_compare(
         )
     else:
         typer.echo(_human_frame(summary))
-        ok_rows = table["rel_error"].dropna().abs()
         typer.echo(
-            f"median |busbw error| {ok_rows.median():.1%} over {units.format_counted(len(ok_rows), 'row')}"
+            cmp.median_error_lines(table)[0]  # the report's headline too
             + (
                 f"; expected error (grouped CV) {band.text()}: {band.within} of {band.rows} "
                 "rows within it"

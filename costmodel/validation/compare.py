@@ -55,6 +55,7 @@ __all__ = [
     "combine_outcomes",
     "fidelity_check",
     "fidelity_goals",
+    "median_error_lines",
     "preset_mismatch",
     "time_rel_error",
     "torch_first_bucket_bytes",
@@ -919,6 +920,30 @@ def ddp_columns(ddp: pd.DataFrame) -> list[str]:
     return [c for c in DDP_COLUMNS if c in ddp]
 
 
+def median_error_lines(comparison: pd.DataFrame) -> list[str]:
+    """The headline of a comparison, as ``validate compare`` prints it: ``median |busbw error|
+    6.8% over 64 rows``, one line per model of a stacked comparison (prefixed with its name).
+
+    >>> import pandas as pd
+    >>> median_error_lines(pd.DataFrame({"rel_error": [0.1, -0.3, None]}))
+    ['median |busbw error| 20.0% over 2 rows']
+    """
+    from costmodel.units import format_counted
+
+    groups: list[tuple[str, pd.DataFrame]] = [("", comparison)]
+    if "model" in comparison and comparison["model"].nunique() > 1:
+        groups = [(f"{m}: ", part) for m, part in comparison.groupby("model", sort=False)]
+    lines = []
+    for prefix, part in groups:
+        errors = part["rel_error"].dropna().abs()
+        if len(errors):
+            lines.append(
+                f"{prefix}median |busbw error| {errors.median():.1%} over "
+                f"{format_counted(len(errors), 'row')}"
+            )
+    return lines
+
+
 #: what the report's summary errors are, in the words of the Validate page's caption
 _REPORT_ERROR_CAPTION = (
     "Error by op, algorithm and size band: rel_error = busbw predicted / measured - 1 (the busbw "
@@ -973,6 +998,7 @@ def write_report(
     # only a callable
     tables = [
         f"<p>{_REPORT_ERROR_CAPTION}</p>"
+        + "".join(f"<p><b>{line}</b></p>" for line in median_error_lines(comparison))
         + summary.to_html(  # type: ignore[call-overload]
             index=False, float_format="%.3f", formatters=_error_formatters(summary)
         )
