@@ -497,8 +497,20 @@ def format_bytes_binary(value: float, digits: int = 3) -> str:
 
     >>> format_bytes_binary(2**20), format_bytes_binary(1.5 * 2**30), format_bytes_binary(512)
     ('1 MiB', '1.5 GiB', '512 B')
+    >>> format_bytes_binary(2**30), format_bytes_binary(2**40), format_bytes_binary(1023 * 2**10)
+    ('1 GiB', '1 TiB', '1,023 KiB')
     """
-    return _si(_shown(value), "B", _BINARY_BYTE_PREFIXES, digits)
+    value = _shown(value)
+    if not math.isfinite(value):
+        return f"{value} B"
+    # the prefix by the exact value (the decimal formatter's rounding first would put 2**30,
+    # 1.07e9 rounded, below 2**30 and print "1,020 MiB"); 1000-1023 of a prefix in full
+    scale, prefix = next(
+        ((s, p) for s, p in _BINARY_BYTE_PREFIXES if abs(value) >= s), _BINARY_BYTE_PREFIXES[-1]
+    )
+    shown = value / scale
+    text = f"{shown:,.0f}" if abs(shown) >= 1000 else f"{shown:.{digits}g}"
+    return f"{text} {prefix}B"
 
 
 def format_bytes_as_given(value: float, text: object, digits: int = 3) -> str:

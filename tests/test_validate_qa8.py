@@ -316,6 +316,27 @@ def test_binary_sizes_format_as_binary():
     assert units.format_bytes_as_given(units.parse_bytes("1.5 GiB"), "1.5 GiB") == "1.5 GiB"
     assert units.format_bytes_as_given(units.parse_bytes("1MB"), "1MB") == "1 MB"
     assert units.format_bytes_as_given(0, "0B") == "0 B"
+    # the prefix by the exact value: 2**30 rounded first (1.07e9) fell below 2**30 ("1,020 MiB")
+    for given, shown in (
+        ("1GiB", "1 GiB"),
+        ("1TiB", "1 TiB"),
+        ("4 GiB", "4 GiB"),
+        ("256KiB", "256 KiB"),
+    ):
+        assert units.format_bytes_as_given(units.parse_bytes(given), given) == shown
+
+
+def test_calibrate_min_bytes_refusal_says_sizes_as_given(tmp_path):
+    """`calibrate --min-bytes 1GiB` above every row said "no usable collective rows from 1.07 GB
+    ...; the rows span 65.5 kB to 67.1 MB": the bound and the span are in the prefixes the
+    user gave now (1 GiB; 64 KiB to 64 MiB), and a decimal bound stays decimal."""
+    results = _results(tmp_path)
+    out = str(tmp_path / "c.toml")
+    line = one_line_error(run("calibrate", str(results), "-o", out, "--min-bytes", "1GiB"))
+    assert "--min-bytes: no usable collective rows from 1 GiB to the largest" in line
+    assert "the rows span 64 KiB to 64 MiB" in line
+    line = one_line_error(run("calibrate", str(results), "-o", out, "--min-bytes", "1GB"))
+    assert "from 1 GB to the largest" in line and "65.5 kB to 67.1 MB" in line
 
 
 # --- QA: calibrate's text output ---------------------------------------------------------------

@@ -1393,6 +1393,7 @@ def calibrate(
             measured,
             name=name or output.stem,
             min_bytes=units.parse_bytes(min_bytes, name="--min-bytes"),
+            min_bytes_text=min_bytes,
             source=str(results),
             nodes=nodes,
             ranks=ranks,

@@ -277,8 +277,12 @@ def calibrate(
     cluster: Any = None,
     nvls: bool | None = None,
     collnet_enabled: bool = False,
+    min_bytes_text: str | None = None,
 ) -> Calibration:
     """Fit every (op, algorithm, protocol, level) group of measured collective rows.
+
+    ``min_bytes_text``: ``min_bytes`` as the user wrote it (CLI ``--min-bytes 64KiB``), so a
+    refusal says the bound and the rows' span in its prefixes (``64 KiB``, not ``65.5 kB``).
 
     Two fits are made. The textbook alpha-beta line per (op, algorithm, protocol, level)
     (``fits``; kept for machines without a cluster preset, e.g. a CPU/gloo run) and, when a
@@ -334,17 +338,19 @@ def calibrate(
     timed = df[df.time_s > 0]
     df = timed[(timed.size_bytes >= max(min_bytes, 1)) & (timed.size_bytes <= max_bytes)]
     if df.empty:
-        from costmodel.units import format_bytes
+        from costmodel.units import format_bytes_as_given
+
+        def size(value: float) -> str:  # in the prefixes the user gave the bound in
+            return format_bytes_as_given(value, min_bytes_text)
 
         span = (
-            f"the rows span {format_bytes(timed.size_bytes.min())} to "
-            f"{format_bytes(timed.size_bytes.max())}"
+            f"the rows span {size(timed.size_bytes.min())} to {size(timed.size_bytes.max())}"
             if len(timed)
             else "no timed collective rows at all"
         )
         raise ValueError(
-            f"min_bytes: no usable collective rows from {format_bytes(max(min_bytes, 1))} to "
-            f"{format_bytes(max_bytes) if max_bytes < float('inf') else 'the largest'} "
+            f"min_bytes: no usable collective rows from {size(max(min_bytes, 1))} to "
+            f"{size(max_bytes) if max_bytes < float('inf') else 'the largest'} "
             f"(flagged and DDP rows left out); {span}"
         )
     df = _placement_rows(df, placement)
