@@ -788,7 +788,11 @@ def validate_compare(
         ),
     ] = None,
     check_from: Annotated[
-        str, typer.Option(help="Apply --tolerance only to sizes from this one up: 1MiB.")
+        str,
+        typer.Option(
+            help="Judge only sizes from this one up (the --tolerance check, or the "
+            "docs/fidelity.md goal without it), said as given: 1MiB."
+        ),
     ] = "0B",
     output: Annotated[
         Path | None,
@@ -801,7 +805,8 @@ def validate_compare(
 ) -> None:
     """Measured vs predicted time and busbw per row; summary per op/algorithm/size band.
 
-    Error = busbw_pred / busbw_meas - 1 (uncapped), with |ln ratio| beside it. Exit 1 when any
+    Error = busbw_pred / busbw_meas - 1 (uncapped; the error calibrate reports too), with |ln
+    ratio| beside it. Exit 1 when any
     |error| (sizes from --check-from up) exceeds --tolerance, or, without --tolerance, when the
     docs/fidelity.md goal fails; also when a check has no rows to judge (a log cut off below 1
     MiB, --check-from above every size, --tolerance on a file of DDP steps only): the verdict
@@ -1296,7 +1301,8 @@ def calibrate(
     robust least squares on log time, each term then shrunk towards the model's value by how
     well the rows identify it) and the written preset is that cluster, loadable by name from a COSTMODEL_PRESETS
     folder or by path; model "calibrated" and "nccl" then use them. The textbook alpha-beta
-    line per op/algorithm/protocol/level is fitted too (residuals and held-out sizes shown). An
+    line per op/algorithm/protocol/level is fitted too (its busbw error, as validate compare reports
+    it, on the fitted rows and on held-out sizes). An
     nccl-tests log is read as validate compare and the Validate page read it (the nodes from its
     host lines, its launch line or a bundled run's index, said on stderr with the reader's
     warnings); without them it needs --nodes (and --ranks if it lacks them): never guessed from a
