@@ -256,12 +256,25 @@ def test_a_sweep_never_appends_utf8_to_a_utf16_file(tmp_path, name):
     assert path.read_bytes().decode("utf-16").count("\n") == 1  # untouched
 
 
+def test_the_torch_job_refuses_a_utf16_results_file(tmp_path, capsys):
+    """The job launched by hand (torchrun -m costmodel.validation.torch_bench -o FILE) appends
+    UTF-8 rows too: a UTF-16 FILE is refused before torch is imported, exit 2."""
+    from costmodel.validation.torch_bench import main
+
+    out = tmp_path / "results.jsonl"
+    out.write_bytes('{"op": "all_reduce"}\n'.encode("utf-16"))
+    assert main(["-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("torch_bench: --output: ") and "is UTF-16 text" in err
+
+
 def test_validate_torch_refuses_a_utf16_results_file(tmp_path):
     """validate torch appends to --output: a UTF-16 results file is refused, one line, exit 2,
     before torchrun starts."""
     out = tmp_path / "results.jsonl"
     out.write_bytes('{"op": "all_reduce"}\n'.encode("utf-16"))
-    one_line_error(run("validate", "torch", "--output", str(out)), "results.jsonl", "UTF-16")
+    line = one_line_error(run("validate", "torch", "--output", str(out)), "UTF-16")
+    assert line.startswith(f"costmodel: error: --output: {out}: is UTF-16 text")
 
 
 # --- 3. --check-from said as given, the checked range named -----------------------------------

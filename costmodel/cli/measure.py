@@ -323,7 +323,10 @@ def validate_torch(
         raise ValueError(f"--output: {str(output)!r} is not writable")
     from ..validation.runner import check_appendable
 
-    check_appendable(output)  # the job appends UTF-8 rows: never to a UTF-16 file
+    try:  # the job appends UTF-8 rows: never to a UTF-16 file
+        check_appendable(output)
+    except ValueError as exc:
+        raise ValueError(f"--output: {exc}") from None
     if not output.exists():  # /proc, a read-only mount: os.access cannot tell; try it
         try:
             output.open("x").close()
