@@ -460,10 +460,17 @@ class CollectiveFit(_Frozen):
     bandwidth_bytes_per_s: Rate = Field(description="fitted B = 1/beta, per rank")
     ranks: tuple[int, ...] = Field((), strict=False, description="rank counts measured")
     points: int = Field(0, ge=0, description="measured points fitted")
-    rms_rel_error: float | None = Field(None, ge=0, description="RMS relative residual")
-    max_abs_rel_error: float | None = Field(None, ge=0, description="largest |relative residual|")
+    rms_rel_error: float | None = Field(
+        None,
+        ge=0,
+        description="RMS busbw error of the fitted rows (busbw_fit / busbw_meas - 1 = "
+        "t_meas / t_fit - 1, as validate compare's rel_error)",
+    )
+    max_abs_rel_error: float | None = Field(
+        None, ge=0, description="largest |busbw error| of the fitted rows"
+    )
     cv_max_abs_rel_error: float | None = Field(
-        None, ge=0, description="largest |relative error| on held-out sizes (every other size)"
+        None, ge=0, description="largest |busbw error| on held-out sizes (every other size)"
     )
     cv_max_abs_rel_error_ge_1mib: float | None = Field(
         None, ge=0, description="the same, held-out sizes >= 1 MiB only"

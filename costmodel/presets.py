@@ -74,6 +74,7 @@ from typing import Any, Literal, overload
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
+from . import textfile
 from .hardware import GPU, REQUIRE_UNITS, CalibrationPreset, Cluster, Link, Node
 from .units import (
     format_bytes,
@@ -270,9 +271,12 @@ def read_toml_bounded(path: Path, what: str = "preset") -> dict[str, Any]:
                 f"{where}: {what} file is over {MAX_PRESET_FILE_BYTES:,} bytes; allowed: at most "
                 f"{MAX_PRESET_FILE_BYTES:,} bytes"
             )
-        text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise PresetError(f"{where}: cannot read: {exc}") from None
+    try:  # decoded as logs, results, grid files and calibrations are (costmodel.textfile)
+        text = textfile.decode_text(raw, where, what=f"{what} file")
+    except textfile.TextDecodeError as exc:
+        raise PresetError(f"{where}: cannot read: {exc.message}") from None
     depth = toml_nesting(text)
     if depth > MAX_PRESET_NESTING:
         raise PresetError(

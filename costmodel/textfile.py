@@ -1,5 +1,6 @@
 """Decoding the bytes of a text file a user gives us: nccl-tests logs, results files (.jsonl),
-sweep grid files and calibrations (TOML). One helper for every reader, so a file reads alike wherever it is given.
+the runner's runs.jsonl, sweep grid files, calibrations and user presets (TOML). One helper for
+every reader, so a file reads alike wherever it is given.
 
 UTF-8 with or without a byte-order mark (Notepad writes one), UTF-16 or UTF-32 by its mark
 (Windows PowerShell 5's ``>`` redirect writes UTF-16 LE with the mark ``FF FE``), the mark
@@ -46,6 +47,7 @@ __all__ = [
     "decode",
     "decode_lenient",
     "decode_text",
+    "encoding_name",
 ]
 
 # byte-order marks a text file may start with, longest first (UTF-32's LE mark begins with
@@ -111,6 +113,18 @@ def _encoding(data: bytes) -> tuple[str, str, int, bool]:
     if order is not None:
         return f"utf-16-{order}", f"UTF-16 {order.upper()}", 0, True
     return "utf-8", "UTF-8", 0, False
+
+
+def encoding_name(data: bytes) -> str:
+    """The encoding :func:`decode` reads ``data`` in, from its first bytes: ``"UTF-8"``,
+    ``"UTF-16"`` or ``"UTF-32"`` by its mark, ``"UTF-16 LE"``/``"UTF-16 BE"`` guessed from its
+    NULs. For a writer that appends UTF-8 to a file: anything but ``"UTF-8"`` would leave it in
+    two encodings.
+
+    >>> encoding_name(b'{"op": 1}\\n'), encoding_name('{"op": 1}'.encode("utf-16"))
+    ('UTF-8', 'UTF-16')
+    """
+    return _encoding(data[:SNIFF_BYTES])[1]
 
 
 def decode(data: bytes, source: str = "<bytes>", *, what: str = "file") -> Decoded:

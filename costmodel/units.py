@@ -428,6 +428,17 @@ def _si(value: float, unit: str, prefixes: tuple[tuple[float, str], ...], digits
 
 
 _BYTE_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+_BINARY_BYTE_PREFIXES = (
+    (2.0**60, "Ei"),
+    (2.0**50, "Pi"),
+    (2.0**40, "Ti"),
+    (2.0**30, "Gi"),
+    (2.0**20, "Mi"),
+    (2.0**10, "Ki"),
+    (1.0, ""),
+)
+#: a binary prefix as :func:`parse_bytes` reads it (``Ki Mi Gi Ti Pi Ei``, before the unit)
+_BINARY_PREFIX_RE = re.compile(r"\d\s*[KMGTPE]i")
 _TIME_PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
 _COUNT_SUFFIXES = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 
@@ -487,6 +498,44 @@ def choice_name(value: Any) -> Any:
 def format_bytes(value: float, digits: int = 3) -> str:
     """Format a byte count with a decimal SI prefix: ``format_bytes(1.75e9) == '1.75 GB'``."""
     return _si(_shown(value), "B", _BYTE_PREFIXES, digits)
+
+
+def format_bytes_binary(value: float, digits: int = 3) -> str:
+    """Format a byte count with a binary prefix (KiB = 2**10 B, MiB, GiB, ...), for a size the
+    user wrote in one: ``format_bytes_binary(2**20) == '1 MiB'`` (``format_bytes`` would say
+    ``'1.05 MB'``).
+
+    >>> format_bytes_binary(2**20), format_bytes_binary(1.5 * 2**30), format_bytes_binary(512)
+    ('1 MiB', '1.5 GiB', '512 B')
+    >>> format_bytes_binary(2**30), format_bytes_binary(2**40), format_bytes_binary(1023 * 2**10)
+    ('1 GiB', '1 TiB', '1,023 KiB')
+    """
+    value = _shown(value)
+    if not math.isfinite(value):
+        return f"{value} B"
+    # the prefix by the exact value (the decimal formatter's rounding first would put 2**30,
+    # 1.07e9 rounded, below 2**30 and print "1,020 MiB"); 1000-1023 of a prefix in full
+    scale, prefix = next(
+        ((s, p) for s, p in _BINARY_BYTE_PREFIXES if abs(value) >= s), _BINARY_BYTE_PREFIXES[-1]
+    )
+    shown = value / scale
+    text = f"{shown:,.0f}" if abs(shown) >= 1000 else f"{shown:.{digits}g}"
+    return f"{text} {prefix}B"
+
+
+def format_bytes_as_given(value: float, text: object, digits: int = 3) -> str:
+    """A size parsed from ``text`` (:func:`parse_bytes`) echoed in the prefixes the user wrote:
+    binary (:func:`format_bytes_binary`) when ``text`` has a binary prefix (``1MiB``), else
+    decimal (:func:`format_bytes`). An option's bound is then said as it was given, never
+    ``--check-from 1MiB`` as ``1.05 MB``.
+
+    >>> format_bytes_as_given(2**20, "1MiB"), format_bytes_as_given(10**6, "1MB")
+    ('1 MiB', '1 MB')
+    >>> format_bytes_as_given(65536, 65536), format_bytes_as_given(65536, "64 KiB")
+    ('65.5 kB', '64 KiB')
+    """
+    binary = isinstance(text, str) and _BINARY_PREFIX_RE.search(text) is not None
+    return (format_bytes_binary if binary else format_bytes)(value, digits)
 
 
 def format_rate(value: float, digits: int = 3) -> str:

@@ -51,6 +51,7 @@ from costmodel import nccl  # noqa: E402
 from costmodel.predict import predict_collective  # noqa: E402
 from costmodel.presets import cluster as load_cluster  # noqa: E402
 from costmodel.validation.calibrate import calibrate, fit_alpha_beta  # noqa: E402
+from costmodel.validation.compare import busbw_rel_error  # noqa: E402
 from costmodel.validation.nccl_tests import read_nccl_tests  # noqa: E402
 
 MIN_SIZES = 6
@@ -191,7 +192,7 @@ def alpha_beta_rows(run: Run, train: pd.DataFrame, test: pd.DataFrame) -> np.nda
 
 def median_errors(test: pd.DataFrame, t_pred: np.ndarray) -> tuple[float, float]:
     """(median |busbw err| from 1 MiB, over all rows); nan where no rows."""
-    e = np.abs(test.time_s.to_numpy(float) / t_pred - 1.0)
+    e = np.abs(busbw_rel_error(test.time_s.to_numpy(float), t_pred))  # compare's one error
     big = test.size_bytes.to_numpy(float) >= MIB
     return (float(np.median(e[big])) if big.any() else math.nan, float(np.median(e)))
 

@@ -45,6 +45,7 @@ from costmodel.fabrics import (  # noqa: E402
     proxy_driven_fabrics,
 )
 from costmodel.reference import reference_dir  # noqa: E402
+from costmodel.validation.compare import busbw_rel_error  # noqa: E402
 
 DATA = reference_dir("nccl-tests")  # the published runs bundled in costmodel/data/reference
 
@@ -568,8 +569,9 @@ def predict_run(run: Run, model: str, params=None) -> np.ndarray:
 
 
 def errors(run: Run, t_pred: np.ndarray) -> np.ndarray:
-    """Relative busbw error per row: busbw_pred / busbw_meas - 1 = t_meas / t_pred - 1."""
-    return run.time_s / t_pred - 1.0
+    """Relative busbw error per row: busbw_pred / busbw_meas - 1 = t_meas / t_pred - 1 (the
+    harness's one error, ``compare.busbw_rel_error``)."""
+    return np.asarray(busbw_rel_error(run.time_s, t_pred), dtype=float)
 
 
 def summary(run: Run, t_pred: np.ndarray) -> dict[str, float]:

@@ -185,7 +185,7 @@ def test_predict_ddp_timeline_and_contention():
     assert out.predicted_step_s[0] == pytest.approx(0.01 + out.predicted_comm_s[0])
     # nccl: overlapped, shorter than serial
     assert out.predicted_step_s[1] < 0.02 + out.predicted_comm_s[1]
-    assert out.step_rel_error.tolist() == pytest.approx(
+    assert out.step_time_rel_error.tolist() == pytest.approx(
         ((out.predicted_step_s - out.time_s) / out.time_s).tolist()
     )
     with pytest.raises(ValueError, match="compute_time_s"):

@@ -321,6 +321,12 @@ def validate_torch(
         )
     if output.exists() and not os.access(output, os.W_OK):
         raise ValueError(f"--output: {str(output)!r} is not writable")
+    from ..validation.runner import check_appendable
+
+    try:  # the job appends UTF-8 rows: never to a UTF-16 file
+        check_appendable(output)
+    except ValueError as exc:
+        raise ValueError(f"--output: {exc}") from None
     if not output.exists():  # /proc, a read-only mount: os.access cannot tell; try it
         try:
             output.open("x").close()
@@ -786,7 +792,11 @@ def validate_compare(
         ),
     ] = None,
     check_from: Annotated[
-        str, typer.Option(help="Apply --tolerance only to sizes from this one up: 1MiB.")
+        str,
+        typer.Option(
+            help="Judge only sizes from this one up (the --tolerance check, or the "
+            "docs/fidelity.md goal without it), said as given: 1MiB."
+        ),
     ] = "0B",
     output: Annotated[
         Path | None,
@@ -799,7 +809,8 @@ def validate_compare(
 ) -> None:
     """Measured vs predicted time and busbw per row; summary per op/algorithm/size band.
 
-    Error = busbw_pred / busbw_meas - 1 (uncapped), with |ln ratio| beside it. Exit 1 when any
+    Error = busbw_pred / busbw_meas - 1 (uncapped; the error calibrate reports too), with |ln
+    ratio| beside it. Exit 1 when any
     |error| (sizes from --check-from up) exceeds --tolerance, or, without --tolerance, when the
     docs/fidelity.md goal fails; also when a check has no rows to judge (a log cut off below 1
     MiB, --check-from above every size, --tolerance on a file of DDP steps only): the verdict
@@ -849,6 +860,7 @@ def validate_compare(
     if tolerance is not None and not (math.isfinite(tolerance) and tolerance > 0):
         raise ValueError(f"--tolerance: must be a finite fraction > 0, got {tolerance}")
     floor = units.parse_bytes(check_from, name="--check-from")
+    floor_text = units.format_bytes_as_given(floor, check_from)  # 1MiB said "1 MiB", not 1.05 MB
     if output is not None:
         _check_output(output, "--output")
         _not_an_input(output, "--output", results, calibration)
@@ -1042,8 +1054,8 @@ def validate_compare(
     # off below 1 MiB, --check-from above every size); not assessed exits 1 as a failure does,
     # as a folder's unread file does: no data is never a pass
     if tolerance is None:
-        outcome, goal_lines = cmp.fidelity_check(checked, from_bytes=floor)
-        goals = cmp.fidelity_goals(checked)
+        outcome, goal_lines = cmp.fidelity_check(checked, from_bytes=floor, from_label=floor_text)
+        goals = cmp.fidelity_goals(checked, from_bytes=floor, from_label=floor_text)
         bad = checked.iloc[0:0] if outcome is not False else checked
     else:
         bad = cmp.exceeds(checked, tolerance)
@@ -1099,9 +1111,8 @@ def validate_compare(
         )
     else:
         typer.echo(_human_frame(summary))
-        ok_rows = table["rel_error"].dropna().abs()
         typer.echo(
-            f"median |busbw error| {ok_rows.median():.1%} over {units.format_counted(len(ok_rows), 'row')}"
+            cmp.median_error_lines(table)[0]  # the report's headline too
             + (
                 f"; expected error (grouped CV) {band.text()}: {band.within} of {band.rows} "
                 "rows within it"
@@ -1115,13 +1126,14 @@ def validate_compare(
             typer.echo(f"{verdict}: docs/fidelity.md goal; " + "; ".join(goal_lines))
         elif outcome is None:
             typer.echo(
-                f"{verdict}: no predicted row from {units.format_bytes(floor)} up to check "
+                f"{verdict}: no predicted row from {floor_text} up to check "
                 f"against |busbw error| {tolerance:.0%} (--check-from)"
             )
-        else:
+        else:  # the sizes checked, named as given: all of them unless --check-from says
+            scope = f"from {floor_text} up (--check-from)" if floor > 0 else "over all sizes"
             typer.echo(
-                f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} from "
-                f"{units.format_bytes(floor)} beyond |busbw error| {tolerance:.0%}"
+                f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} {scope} "
+                f"beyond |busbw error| {tolerance:.0%}"
             )
         if skipped_files:
             typer.echo(
@@ -1158,13 +1170,25 @@ def _echo_ddp(
         accumulation=ddp["accumulation"].astype(int),
         measured_ms=(ddp["time_s"] * 1e3).round(2),
         predicted_ms=(ddp["predicted_step_s"].astype(float) * 1e3).round(2),
-        error=[f"{e:+.1%}" if e == e else "-" for e in ddp["step_rel_error"].astype(float)],
+        time_error=[
+            f"{e:+.1%}" if e == e else "-" for e in ddp["step_time_rel_error"].astype(float)
+        ],
     )
-    typer.echo("DDP steps, measured vs predicted (error = predicted / measured - 1, time):")
+    typer.echo(
+        "DDP steps, measured vs predicted (time_error = predicted / measured step time - 1; a "
+        "step has no busbw):"
+    )
     typer.echo(
         _human_frame(
             shown[
-                ["bucket_cap_mb", "accumulation", "no_sync", "measured_ms", "predicted_ms", "error"]
+                [
+                    "bucket_cap_mb",
+                    "accumulation",
+                    "no_sync",
+                    "measured_ms",
+                    "predicted_ms",
+                    "time_error",
+                ]
             ]
         )
     )
@@ -1281,7 +1305,8 @@ def calibrate(
     robust least squares on log time, each term then shrunk towards the model's value by how
     well the rows identify it) and the written preset is that cluster, loadable by name from a COSTMODEL_PRESETS
     folder or by path; model "calibrated" and "nccl" then use them. The textbook alpha-beta
-    line per op/algorithm/protocol/level is fitted too (residuals and held-out sizes shown). An
+    line per op/algorithm/protocol/level is fitted too (its busbw error, as validate compare reports
+    it, on the fitted rows and on held-out sizes). An
     nccl-tests log is read as validate compare and the Validate page read it (the nodes from its
     host lines, its launch line or a bundled run's index, said on stderr with the reader's
     warnings); without them it needs --nodes (and --ranks if it lacks them): never guessed from a
@@ -1378,6 +1403,7 @@ def calibrate(
             measured,
             name=name or output.stem,
             min_bytes=units.parse_bytes(min_bytes, name="--min-bytes"),
+            min_bytes_text=min_bytes,
             source=str(results),
             nodes=nodes,
             ranks=ranks,
@@ -1468,12 +1494,25 @@ def calibrate(
             "bandwidth_bytes_per_s",
             "preset_bandwidth_bytes_per_s",
             "rms_rel_error",
+            "max_abs_rel_error",
             "cv_max_abs_rel_error",
             "cv_max_abs_rel_error_ge_1mib",
         )
         if x in fits.columns
     ]
     typer.echo(_human_frame(fits[cols]))
+    # the error validate compare reports, under the same name: one row reads the same in both
+    typer.echo(
+        "rel_error: the busbw error of the alpha-beta line, busbw_fit / busbw_meas - 1 = "
+        "t_meas / t_fit - 1, the error validate compare reports (cv_: on the held-out sizes, "
+        "every other size)"
+        + (
+            "; validate compare --calibration predicts with the calibrated realistic model "
+            "below, not this line"
+            if not fabric.empty
+            else ""
+        )
+    )
     # the groups left unfitted, as --json's "skipped": without them an op measured and not
     # fitted vanished from the table (and later from validate compare --calibration) unsaid
     for reason in c.residuals.attrs.get("skipped", []) if c.residuals is not None else []:
@@ -1490,7 +1529,14 @@ def calibrate(
             "realistic model, calibrated fabric terms (NaN: not measured, model's own; kept: "
             "share of each fitted shift kept, by how well the rows identify it):"
         )
-        typer.echo(_human_frame(fabric))
+        # the hop latency in seconds for the text, formatted as every duration is (1.69 µs,
+        # not 1.694661); --json keeps net_latency_us
+        shown = fabric.copy()
+        if "net_latency_us" in shown:
+            at = list(shown.columns).index("net_latency_us")
+            shown.insert(at, "net_latency_s", shown.pop("net_latency_us") * 1e-6)
+            shown["kept"] = shown["kept"].str.replace("net_latency_us", "net_latency")
+        typer.echo(_human_frame(shown))
         for f in c.fabric:
             if not f.measured:
                 typer.echo(

@@ -10,8 +10,15 @@ and ``b`` = ``collectives.bytes_per_rank(op, M, N, algorithm)`` (2(N-1)/N M), by
 squares with weights 1/T (so every size counts by its relative error, not its absolute time;
 machine-notes.md). ``level`` is ``intra`` for one-node runs and ``inter`` otherwise.
 
-Cross-validation: the fit is repeated on every other size (sorted) and its relative error
-reported on the sizes left out.
+Cross-validation: the fit is repeated on every other size (sorted) and its error reported on
+the sizes left out.
+
+Every error this module reports (the residuals' ``rel_error`` and ``cv_rel_error``, a fit's
+``rms_rel_error``, ``max_abs_rel_error`` and ``cv_max_abs_rel_error*``) is the harness's one
+error, the busbw error :func:`costmodel.validation.compare.busbw_rel_error` (busbw_fit /
+busbw_meas - 1 = t_meas / t_fit - 1), so a row reads the same here as in ``validate compare
+--calibration``; the time error (t_fit / t_meas - 1, what the 1/T-weighted fit minimises) is
+kept beside it as ``time_rel_error``.
 
 With a cluster preset, the realistic model (:mod:`costmodel.realistic`) is calibrated too: the
 fabric's terms per level (:func:`fit_fabric`: bandwidth efficiency, latency scale, host-floor
@@ -45,6 +52,7 @@ import numpy as np
 from costmodel._checks import must_be
 from costmodel.atomic import write_text_atomic
 from costmodel.collectives import ALGORITHMS, bytes_per_rank, latency_steps
+from costmodel.validation.compare import busbw_rel_error, time_rel_error
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,7 +80,9 @@ _TEXTBOOK_ALGORITHM = {"ring": "ring", "tree": "tree", "nvls": "nvls"}
 
 @dataclass(frozen=True)
 class Fit:
-    """One fitted group: alpha [s per step], B [B/s] and how well they fit."""
+    """One fitted group: alpha [s per step], B [B/s] and how well they fit (the busbw error
+    :func:`~costmodel.validation.compare.busbw_rel_error` of its rows: RMS and largest |.| in
+    sample, largest |.| on held-out sizes)."""
 
     op: str
     algorithm: str
@@ -141,7 +151,8 @@ def fit_alpha_beta(
     -----
     Minimises :math:`\sum_i ((T_i - \hat T_i)/T_i)^2`. A negative alpha (latency below the
     resolution of the data) is refitted with alpha = 0. Reference: Hockney's model as used by
-    Thakur, Rabenseifner & Gropp (2005).
+    Thakur, Rabenseifner & Gropp (2005). The fit's ``rms_rel_error`` and ``max_abs_rel_error``
+    are of the busbw error :math:`T_i / \hat T_i - 1`, as ``validate compare`` reports it.
 
     Raises
     ------
@@ -171,7 +182,7 @@ def fit_alpha_beta(
             f"{op}/{algorithm}: the fitted time does not grow with size "
             f"(beta={beta:.3g} s/B); measure larger sizes"
         )
-    rel = (x @ np.array([alpha, beta]) - t) / t
+    rel = busbw_rel_error(t, x @ np.array([alpha, beta]))
     return Fit(
         op,
         algorithm,
@@ -266,8 +277,12 @@ def calibrate(
     cluster: Any = None,
     nvls: bool | None = None,
     collnet_enabled: bool = False,
+    min_bytes_text: str | None = None,
 ) -> Calibration:
     """Fit every (op, algorithm, protocol, level) group of measured collective rows.
+
+    ``min_bytes_text``: ``min_bytes`` as the user wrote it (CLI ``--min-bytes 64KiB``), so a
+    refusal says the bound and the rows' span in its prefixes (``64 KiB``, not ``65.5 kB``).
 
     Two fits are made. The textbook alpha-beta line per (op, algorithm, protocol, level)
     (``fits``; kept for machines without a cluster preset, e.g. a CPU/gloo run) and, when a
@@ -323,17 +338,19 @@ def calibrate(
     timed = df[df.time_s > 0]
     df = timed[(timed.size_bytes >= max(min_bytes, 1)) & (timed.size_bytes <= max_bytes)]
     if df.empty:
-        from costmodel.units import format_bytes
+        from costmodel.units import format_bytes_as_given
+
+        def size(value: float) -> str:  # in the prefixes the user gave the bound in
+            return format_bytes_as_given(value, min_bytes_text)
 
         span = (
-            f"the rows span {format_bytes(timed.size_bytes.min())} to "
-            f"{format_bytes(timed.size_bytes.max())}"
+            f"the rows span {size(timed.size_bytes.min())} to {size(timed.size_bytes.max())}"
             if len(timed)
             else "no timed collective rows at all"
         )
         raise ValueError(
-            f"min_bytes: no usable collective rows from {format_bytes(max(min_bytes, 1))} to "
-            f"{format_bytes(max_bytes) if max_bytes < float('inf') else 'the largest'} "
+            f"min_bytes: no usable collective rows from {size(max(min_bytes, 1))} to "
+            f"{size(max_bytes) if max_bytes < float('inf') else 'the largest'} "
             f"(flagged and DDP rows left out); {span}"
         )
     df = _placement_rows(df, placement)
@@ -381,7 +398,8 @@ def calibrate(
                     "ranks": n.astype(int),
                     "measured_time_s": t,
                     "fitted_time_s": predicted,
-                    "rel_error": (predicted - t) / t,
+                    "rel_error": busbw_rel_error(t, predicted),
+                    "time_rel_error": time_rel_error(t, predicted),
                     "cv_rel_error": cv,
                 }
             )
@@ -610,7 +628,7 @@ def _fit_fabric_levels(
 def _cross_validate(
     fit: Fit, m: np.ndarray, n: np.ndarray, t: np.ndarray
 ) -> tuple[Fit, np.ndarray]:
-    """Fit on every other distinct size, report |relative error| on the others."""
+    """Fit on every other distinct size, report the busbw error on the others."""
     sizes = np.unique(m)
     cv = np.full(m.shape, np.nan)
     if sizes.size < 4:
@@ -622,7 +640,7 @@ def _cross_validate(
     except ValueError:
         return fit, cv
     test = ~train
-    cv[test] = (half.predict(m[test], n[test]) - t[test]) / t[test]
+    cv[test] = busbw_rel_error(t[test], half.predict(m[test], n[test]))
     big = test & (m >= 2**20)
     return replace(
         fit,

@@ -47,6 +47,7 @@ __all__ = [
     "SIZE_BANDS",
     "FIDELITY_MEDIAN_ALL",
     "FIDELITY_MEDIAN_FROM_1MIB",
+    "busbw_rel_error",
     "cluster_predictor",
     "compare",
     "detect_cluster",
@@ -54,7 +55,9 @@ __all__ = [
     "combine_outcomes",
     "fidelity_check",
     "fidelity_goals",
+    "median_error_lines",
     "preset_mismatch",
+    "time_rel_error",
     "torch_first_bucket_bytes",
     "compare_cluster",
     "predict_ddp",
@@ -108,25 +111,77 @@ def torch_first_bucket_bytes(bucket_cap_mb: float | None) -> float:
     return float(int(bucket_cap_mb * 2**20))
 
 
-def fidelity_goals(comparison: pd.DataFrame) -> list[dict[str, Any]]:
+def busbw_rel_error(measured_time_s: Any, predicted_time_s: Any) -> Any:
+    r"""The harness's one prediction error, the busbw error:
+    :math:`e = \mathrm{busbw_{pred}} / \mathrm{busbw_{meas}} - 1 = t_{meas} / t_{pred} - 1`
+    (busbw = M / t x factor(op, N), so the factor cancels) [fraction].
+
+    What ``rel_error`` means in every table of the harness: :func:`compare`'s rows and
+    :func:`summarize`, :func:`fidelity_goals` (docs/fidelity.md's goal), ``calibrate``'s residuals
+    and its fits' ``rms_rel_error``/``max_abs_rel_error``/``cv_*``, the Validate page. Uncapped
+    above (a prediction 0.06x the measured time reads +1567 %), >= -1 below; the time error
+    :func:`time_rel_error` of the same row reads -94 %, which hides how far off it is. Scalars,
+    numpy arrays and pandas Series alike.
+
+    >>> round(busbw_rel_error(1.0, 0.06), 4), round(busbw_rel_error(1.0, 1.25), 4)
+    (15.6667, -0.2)
+    """
+    return measured_time_s / predicted_time_s - 1.0
+
+
+def time_rel_error(measured_time_s: Any, predicted_time_s: Any) -> Any:
+    r"""The time error :math:`t_{pred} / t_{meas} - 1` [fraction]: shown only where no busbw
+    exists (a DDP step's ``step_time_rel_error``) and beside the busbw error as
+    ``time_rel_error``; never labelled plain "error" (it is bounded by -100 % below, so a
+    prediction 17x too fast reads -94 %).
+
+    >>> round(time_rel_error(1.0, 0.06), 4)
+    -0.94
+    """
+    return predicted_time_s / measured_time_s - 1.0
+
+
+def fidelity_goals(
+    comparison: pd.DataFrame, *, from_bytes: float = 0.0, from_label: str | None = None
+) -> list[dict[str, Any]]:
     """The checks of the fidelity goal of docs/fidelity.md on a comparison, as data: per check
-    its ``check`` ("from 1 MiB", "all sizes"), ``median_abs_rel_error`` (busbw; None without
-    rows), ``goal``, ``rows``, ``assessed`` (False without rows) and ``passed`` (None without
-    rows: not assessed, never a pass).
+    its ``check`` (the sizes it covers: "from 1 MiB", "all sizes"), ``from_bytes`` (the
+    smallest size it covers [B]), ``median_abs_rel_error`` (busbw; None without rows),
+    ``goal``, ``rows``, ``assessed`` (False without rows) and ``passed`` (None without rows:
+    not assessed, never a pass).
 
     Median |rel_error| (busbw) from 1 MiB up <= :data:`FIDELITY_MEDIAN_FROM_1MIB` and over all
-    sizes <= :data:`FIDELITY_MEDIAN_ALL`.
+    sizes <= :data:`FIDELITY_MEDIAN_ALL`. ``from_bytes`` (``validate compare --check-from``)
+    leaves out the rows below it: a check it narrows is named by it (``from_label``, the bound
+    as the user wrote it, e.g. "64 KiB"; default :func:`costmodel.units.format_bytes`), never
+    "all sizes" over rows that are not all of them; from 1 MiB up both checks would judge the
+    same rows, and only the stricter (the 1 MiB goal) is kept.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"size_bytes": [2**16, 2**20, 2**22], "rel_error": [0.3, 0.05, 0.1]})
+    >>> [(g["check"], g["rows"]) for g in fidelity_goals(rows, from_bytes=2**16, from_label="64 KiB")]
+    [('from 1 MiB', 2), ('from 64 KiB', 3)]
+    >>> [(g["check"], g["goal"]) for g in fidelity_goals(rows, from_bytes=2**22, from_label="4 MiB")]
+    [('from 4 MiB', 0.08)]
     """
+    from costmodel.units import format_bytes
+
     ok = comparison[comparison["rel_error"].notna()]
+    label = from_label or format_bytes(from_bytes)
     out: list[dict[str, Any]] = []
-    for label, rows, goal in (
-        ("from 1 MiB", ok[ok["size_bytes"] >= 2**20], FIDELITY_MEDIAN_FROM_1MIB),
-        ("all sizes", ok, FIDELITY_MEDIAN_ALL),
+    for own_label, own_bytes, goal in (
+        ("from 1 MiB", float(2**20), FIDELITY_MEDIAN_FROM_1MIB),
+        ("all sizes", 0.0, FIDELITY_MEDIAN_ALL),
     ):
+        bound = max(own_bytes, float(from_bytes))
+        if any(g["from_bytes"] == bound for g in out):  # the same rows as the stricter goal
+            continue
+        rows = ok[ok["size_bytes"] >= bound]
         median = float(rows["rel_error"].abs().median()) if len(rows) else None
         out.append(
             {
-                "check": label,
+                "check": own_label if bound == own_bytes else f"from {label}",
+                "from_bytes": bound,
                 "median_abs_rel_error": median,
                 "goal": goal,
                 "rows": int(len(rows)),
@@ -143,11 +198,12 @@ in its ``--json``): passed, failed, or not assessed (no rows to judge it on)."""
 
 
 def fidelity_check(
-    comparison: pd.DataFrame, *, from_bytes: float = 0.0
+    comparison: pd.DataFrame, *, from_bytes: float = 0.0, from_label: str | None = None
 ) -> tuple[bool | None, list[str]]:
     """The fidelity goal of docs/fidelity.md on a comparison: (passed, one line per check),
-    the lines of :func:`fidelity_goals`. ``from_bytes``: the smallest size the caller kept in
-    ``comparison`` (``validate compare --check-from``), named in a check left without rows.
+    the lines of :func:`fidelity_goals`. ``from_bytes``: the smallest size compared
+    (``validate compare --check-from``), ``from_label`` that size as the user wrote it; a
+    check it narrows is named by it.
 
     ``passed`` is False when a check fails, else None when a check has no rows (not
     assessed: a log cut off below 1 MiB, or ``--check-from`` above every size, has no data to
@@ -162,16 +218,15 @@ def fidelity_check(
     """
     lines: list[str] = []
     outcomes: list[bool | None] = []
-    for g in fidelity_goals(comparison):
+    for g in fidelity_goals(comparison, from_bytes=from_bytes, from_label=from_label):
         outcomes.append(g["passed"])
         if g["passed"] is None:
-            own = 2.0**20 if g["check"] == "from 1 MiB" else 0.0
-            if from_bytes > own:
-                from costmodel.units import format_bytes
-
-                rows = f"rows from {format_bytes(from_bytes)} up"
-            else:
-                rows = "rows of 1 MiB or more" if own else "rows"
+            if g["check"] == "from 1 MiB":
+                rows = "rows of 1 MiB or more"
+            elif g["check"] == "all sizes":
+                rows = "rows"
+            else:  # the bound the caller set left none: said, not blamed on the log
+                rows = f"rows {g['check']} up"
             lines.append(f"median |busbw error| {g['check']}: not assessed (no {rows})")
             continue
         lines.append(
@@ -574,10 +629,10 @@ def compare(
     df["predicted_busbw_bytes_per_s"] = df.size_bytes / df.predicted_time_s * factor
     # busbw_pred / busbw_meas - 1 = t_meas / t_pred - 1 (the busbw factor cancels, so ops
     # without one are compared too); uncapped above, >= -1 below; |ln ratio| is symmetric
-    df["rel_error"] = df.time_s / df.predicted_time_s - 1.0
+    df["rel_error"] = busbw_rel_error(df.time_s, df.predicted_time_s)
     df["abs_log_ratio"] = np.abs(np.log(df.time_s / df.predicted_time_s))
     df["busbw_rel_error"] = df["rel_error"]
-    df["time_rel_error"] = (df.predicted_time_s - df.time_s) / df.time_s
+    df["time_rel_error"] = time_rel_error(df.time_s, df.predicted_time_s)
     df["size_band"] = size_band(df.size_bytes)
     df["algorithm"] = df["_algo"].where(df["_algo"].notna(), df["predicted_algorithm"])
     df["model"] = model or getattr(predictor, "model_name", "predictor")
@@ -755,7 +810,8 @@ def predict_ddp(
     ddp_step) defaults to 1 for gloo (no overlap on CPU, machine-notes.md) and 0 otherwise.
 
     Adds ``predicted_compute_s, predicted_comm_s, predicted_exposed_comm_s, predicted_step_s,
-    step_rel_error`` and ``timeline`` (list of interval dicts) and ``note`` (why a row could
+    step_time_rel_error`` (predicted / measured step time - 1: a step has no busbw, so its error
+    is the time error, named so) and ``timeline`` (list of interval dicts) and ``note`` (why a row could
     not be predicted). A results file written before the ``no_sync`` and plain rows of a
     setting shared one compute time has its pairs reconciled first
     (:func:`shared_ddp_compute`); the note saying so is in ``df.attrs["compute_note"]``
@@ -841,7 +897,8 @@ def predict_ddp(
         cols["note"].append(None)
     for k, v in cols.items():
         df[k] = v
-    df["step_rel_error"] = (df.predicted_step_s.astype(float) - df.time_s) / df.time_s
+    # a step has no busbw: its error is the time error, named so
+    df["step_time_rel_error"] = time_rel_error(df.time_s, df.predicted_step_s.astype(float))
     df.attrs["compute_note"] = compute_note
     return df
 
@@ -855,7 +912,7 @@ DDP_COLUMNS = (
     "predicted_step_s",
     "predicted_comm_s",
     "predicted_exposed_comm_s",
-    "step_rel_error",
+    "step_time_rel_error",
     "note",
 )
 """The columns a measured-vs-predicted DDP step is shown with (the setting, the measured times,
@@ -870,6 +927,55 @@ def ddp_columns(ddp: pd.DataFrame) -> list[str]:
     return [c for c in DDP_COLUMNS if c in ddp]
 
 
+def median_error_lines(comparison: pd.DataFrame) -> list[str]:
+    """The headline of a comparison, as ``validate compare`` prints it: ``median |busbw error|
+    6.8% over 64 rows``, one line per model of a stacked comparison (prefixed with its name).
+
+    >>> import pandas as pd
+    >>> median_error_lines(pd.DataFrame({"rel_error": [0.1, -0.3, None]}))
+    ['median |busbw error| 20.0% over 2 rows']
+    """
+    from costmodel.units import format_counted
+
+    groups: list[tuple[str, pd.DataFrame]] = [("", comparison)]
+    if "model" in comparison and comparison["model"].nunique() > 1:
+        groups = [(f"{m}: ", part) for m, part in comparison.groupby("model", sort=False)]
+    lines = []
+    for prefix, part in groups:
+        errors = part["rel_error"].dropna().abs()
+        if len(errors):
+            lines.append(
+                f"{prefix}median |busbw error| {errors.median():.1%} over "
+                f"{format_counted(len(errors), 'row')}"
+            )
+    return lines
+
+
+#: what the report's summary errors are, in the words of the Validate page's caption
+_REPORT_ERROR_CAPTION = (
+    "Error by op, algorithm and size band: rel_error = busbw predicted / measured - 1 (the busbw "
+    "error, uncapped; = measured / predicted time - 1), as validate compare and calibrate "
+    "report it; abs_log_ratio = |ln(predicted / measured)|."
+)
+
+
+def _error_formatters(frame: pd.DataFrame) -> dict[str, Callable[[Any], str]]:
+    """Column -> formatter for the report's error columns: a percentage as ``validate
+    compare`` prints it, signed (``+12.7%``) except for magnitudes (``abs``, ``rms``)."""
+
+    def signed(v: Any) -> str:
+        return "-" if v != v else f"{100 * float(v):+.1f}%"
+
+    def magnitude(v: Any) -> str:
+        return "-" if v != v else f"{100 * float(v):.1f}%"
+
+    return {
+        str(c): (magnitude if ("abs" in str(c) or "rms" in str(c)) else signed)
+        for c in frame.columns
+        if "rel_error" in str(c)
+    }
+
+
 def write_report(
     comparison: pd.DataFrame,
     path: str | Path,
@@ -877,7 +983,12 @@ def write_report(
     title: str = "costmodel: measured vs predicted",
     ddp: pd.DataFrame | None = None,
 ) -> Path:
-    """Write an HTML report: summary table and plotly charts (busbw vs size, error vs size)."""
+    """Write an HTML report: summary table and plotly charts (busbw vs size, error vs size).
+
+    Errors are shown as ``validate compare`` prints them: percentages (signed, unsigned for a
+    magnitude such as ``median_abs_rel_error``), under the definition of the busbw error
+    (:func:`busbw_rel_error`); a DDP step's ``step_time_rel_error`` is the time error, said so.
+    """
     from costmodel import plots
 
     path = Path(path)
@@ -887,17 +998,28 @@ def write_report(
         plots.validation_models_figure(comparison)
         if several
         else plots.validation_busbw_figure(comparison),
-        plots.validation_error_figure(comparison),
+        plots.validation_error_figure(comparison, title="Busbw error vs size"),
     ]
+    summary = summarize(comparison)
     # pandas accepts a format string for float_format (it has for years); pandas-stubs allows
     # only a callable
-    tables = [summarize(comparison).to_html(index=False, float_format="%.3f")]  # type: ignore[call-overload]
+    tables = [
+        f"<p>{_REPORT_ERROR_CAPTION}</p>"
+        + "".join(f"<p><b>{line}</b></p>" for line in median_error_lines(comparison))
+        + summary.to_html(  # type: ignore[call-overload]
+            index=False, float_format="%.3f", formatters=_error_formatters(summary)
+        )
+    ]
     if ddp is not None and not ddp.empty:
         figures.append(plots.validation_ddp_figure(ddp))
         shown = ddp_columns(ddp)
         tables.append(
             "<h2>DDP step: measured vs predicted</h2>"
-            + ddp[shown].to_html(index=False, float_format="%.4g")  # type: ignore[call-overload]  # as above
+            "<p>step_time_rel_error = predicted / measured step time - 1 (the time error: a "
+            "step has no busbw)</p>"
+            + ddp[shown].to_html(  # type: ignore[call-overload]  # as above
+                index=False, float_format="%.4g", formatters=_error_formatters(ddp[shown])
+            )
         )
         if "timeline" in ddp:
             row: Any  # an itertuples namedtuple (fields: the frame's columns)

@@ -52,6 +52,7 @@ __all__ = [
     "SweepSummary",
     "append_results",
     "attempt_stamp",
+    "check_appendable",
     "cut_line",
     "cut_line_note",
     "detect_mpi",
@@ -815,12 +816,36 @@ def _check_columns(df: pd.DataFrame, path: Path, lines: list[int]) -> None:
             df[column] = numeric
 
 
+def check_appendable(path: str | Path) -> None:
+    """Refuse a JSON-lines file the writers would append UTF-8 rows to while it is in another
+    encoding (UTF-16 or UTF-32, e.g. re-saved by Windows PowerShell 5): the file would then hold
+    two encodings and no reader could read it whole. UTF-8 with a byte-order mark is fine (its
+    appended rows are UTF-8). A file that does not exist yet is fine.
+
+    Raises ValueError naming the file, its encoding and the fix.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return
+    with path.open("rb") as handle:
+        name = textfile.encoding_name(handle.read(textfile.SNIFF_BYTES))
+    if name != "UTF-8":
+        raise ValueError(
+            f"{path}: is {name} text; new rows are appended as UTF-8, which would leave one file "
+            f"in two encodings: save it as UTF-8 (e.g. iconv -f {name.replace(' ', '')} -t "
+            "UTF-8) or write to another file or folder"
+        )
+
+
 def _runs_done(runs_path: Path) -> set[tuple[str, str | None]]:
     """(key, config) of every run recorded ``ok`` (config None for records of older runners,
-    which therefore match no spec and are measured again)."""
+    which therefore match no spec and are measured again). Decoded as the results file is
+    (:mod:`costmodel.textfile`: an editor's UTF-8 byte-order mark no longer hides the first
+    record, so its run is not measured again; undecodable bytes are refused naming the file)."""
     done = set()
     if runs_path.is_file():
-        for line in runs_path.read_text(encoding="utf-8").splitlines():
+        text = textfile.decode_text(runs_path.read_bytes(), str(runs_path), what="runs file")
+        for line in text.splitlines():
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
@@ -1111,6 +1136,8 @@ def run_sweep(
     out = Path(out_dir)
     (out / "logs").mkdir(parents=True, exist_ok=True)
     runs_path, results_path = out / "runs.jsonl", out / "results.jsonl"
+    for path in (runs_path, results_path):  # before anything runs: appended as UTF-8
+        check_appendable(path)
     _remove_stale_temporaries(out)
     summary = SweepSummary(out)
     done = _runs_done(runs_path)

@@ -647,6 +647,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             "and validate compare and calibrate read a file as results by that suffix (any "
             "other is read as an nccl-tests log); a file of another kind is never appended to"
         )
+    from costmodel.validation.runner import check_appendable
+
+    try:  # rows are appended as UTF-8: never to a file re-saved as UTF-16 (two encodings)
+        check_appendable(args.output)
+    except ValueError as exc:
+        raise ValueError(f"--output: {exc}") from None
     args.min_bytes = parse_bytes(args.min_bytes, name="--min-bytes")
     args.max_bytes = parse_bytes(args.max_bytes, name="--max-bytes")
     args.ddp_params = int(parse_count(args.ddp_params, name="--ddp-params"))
