@@ -586,6 +586,20 @@ def _tokens(text: str, name: str) -> int:
     return value
 
 
+#: batch's options by the quantity each gives, for :func:`costmodel.batch.split_refusal`
+_BATCH_OPTIONS = {
+    "local_batch": "--local-batch",
+    "ranks": "--ranks",
+    "accumulation": "--accumulation",
+    "global_batch": "--global-batch",
+    "global_tokens": "--global-tokens",
+    "sequence_length": "--seq",
+}
+
+#: train/scenario/step's words: the GPUs are --nodes x the cluster's GPUs per node
+_SPLIT_OPTIONS = _BATCH_OPTIONS | {"local_batch": "--micro-batch", "ranks": "GPUs"}
+
+
 def batch(
     local: Annotated[
         int | None,
@@ -676,14 +690,17 @@ def batch(
             "(or --global-tokens with --seq) and the fourth is solved; "
             + (f"missing: {', '.join(unknown)}" if unknown else "all four are given")
         )
-    sol = bt.solve_batch(
-        local_batch=local,
-        ranks=ranks,
-        accumulation=accumulation,
-        global_batch=global_,
-        global_tokens=tokens,
-        sequence_length=seq_n,
-    )
+    try:
+        sol = bt.solve_batch(
+            local_batch=local,
+            ranks=ranks,
+            accumulation=accumulation,
+            global_batch=global_,
+            global_tokens=tokens,
+            sequence_length=seq_n,
+        )
+    except bt.BatchSplitError as exc:  # the ways out in the options' names (one wording)
+        raise ValueError(bt.split_refusal(exc, _BATCH_OPTIONS)) from None
     data: dict[str, Any] = dict(sol.as_dict())
     if "global_tokens" in data:
         data["tokens_per_step"] = data["global_tokens"]
@@ -1531,12 +1548,15 @@ def _split_global_tokens(
             sequence_length=seq,
         )  # fmt: skip
     except ValueError as exc:
+        reason = (
+            bt.split_refusal(exc, _SPLIT_OPTIONS) if isinstance(exc, bt.BatchSplitError) else exc
+        )
         solved = "--accumulation" if acc is None else "--micro-batch"
         whole = total % seq == 0  # how many sequences, where the tokens are whole sequences
         seqs = f" = {total // seq:,} sequences" if whole else ""
         raise ValueError(
             f"--global-tokens: {total:,} tokens per step at --seq {seq}{seqs} do not split over "
-            f"{side}{units.format_counted(ranks, 'GPU')} with a whole {solved} ({exc}); change "
+            f"{side}{units.format_counted(ranks, 'GPU')} with a whole {solved} ({reason}); change "
             "--global-tokens, "
             + (
                 "B's nodes (--vs nodes)"

@@ -1,0 +1,109 @@
+"""QA pass 17: batch refusals in the user's words with every way out, -o given a folder,
+collective sweeps that answer the rows that can run, ``memory --nodes``, and one "±"."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from costmodel import batch
+
+from ._cli import one_line_error, run
+from ._paths import ROOT
+
+WEB = ROOT / "costmodel" / "web"
+
+
+# --- 1. a batch that does not split: the user's names, every cheap way out ----------------------
+# 4 Mi tokens at seq 4096 = 1,024 sequences on 512 GPUs at local batch 4 (the app's default):
+# 2,048 sequences per accumulation step, so no whole accumulation
+TOKENS, SEQ, RANKS, LOCAL = 4 * 2**20, 4096, 512, 4
+
+
+def test_split_refusal_offers_a_smaller_local_batch_fewer_ranks_and_more_tokens():
+    with pytest.raises(batch.BatchSplitError) as err:
+        batch.solve_batch(local_batch=LOCAL, ranks=RANKS, global_tokens=TOKENS, sequence_length=SEQ)
+    text = batch.split_refusal(err.value, {"local_batch": "L", "ranks": "N", "accumulation": "A"})
+    assert "L=2 (A=1)" in text  # 1,024 / (2 x 512) = 1: the largest local batch that divides
+    assert "N=256 (A=1)" in text  # fewer GPUs
+    assert "A=1 (global_tokens=8,388,608" in text  # more tokens
+    # every way offered is accepted as written
+    assert batch.solve_batch(local_batch=2, ranks=RANKS, global_tokens=TOKENS, sequence_length=SEQ)
+    assert batch.solve_batch(
+        local_batch=LOCAL, ranks=256, global_tokens=TOKENS, sequence_length=SEQ
+    )
+    # the largest that divides, not merely one: 1,024 / 3 x 8 -> local batch 8 is past 6, 4 is it
+    with pytest.raises(batch.BatchSplitError) as err:
+        batch.solve_batch(local_batch=6, ranks=8, global_batch=1024)
+    assert "local_batch=4 (accumulation=32)" in str(err.value)
+
+
+def test_split_refusal_never_offers_a_value_past_a_limit():
+    # ranks unknown: 1e12 / 3 is past nothing but not whole; local batch 2 gives 5e11 ranks,
+    # past the ranks limit (1e9), so it is not offered
+    with pytest.raises(batch.BatchSplitError) as err:
+        batch.solve_batch(local_batch=3, accumulation=1, global_batch=10**12)
+    assert "at the same global batch" not in str(err.value)
+
+
+def test_cli_batch_refusal_names_the_options_and_every_way_out():
+    line = one_line_error(
+        run(
+            "batch",
+            "--local-batch",
+            "4",
+            "--ranks",
+            "512",
+            "--global-tokens",
+            "4Mi",
+            "--seq",
+            "4096",
+        ),  # fmt: skip
+        "--global-tokens",
+    )
+    assert not re.search(r"(?<![-\w])(local_batch|global_tokens|sequence_length)\b", line), line
+    for way in ("--local-batch=2 (--accumulation=1)", "--ranks=256 (--accumulation=1)",
+                "--global-tokens=8,388,608"):  # fmt: skip
+        assert way in line, line
+    ok = run("batch", "--local-batch", "2", "--ranks", "512", "--global-tokens", "4Mi",
+             "--seq", "4096", "--json")  # fmt: skip
+    assert ok.exit_code == 0 and '"accumulation": 1' in ok.stdout
+
+
+def test_train_global_tokens_refusal_names_the_options():
+    line = one_line_error(
+        run(
+            "train",
+            "--params",
+            "7B",
+            "--nodes",
+            "64",
+            "--global-tokens",
+            "4Mi",
+            "--seq",
+            "4096",
+            "--micro-batch",
+            "4",
+            "--tokens",
+            "1T",
+        ),  # fmt: skip
+        "--global-tokens",
+        "--micro-batch=2 (--accumulation=1)",
+    )
+    assert "local_batch" not in line and "sequence_length" not in line
+
+
+def test_app_batch_refusal_names_the_boxes_and_every_way_out():
+    at = AppTest.from_file(str(WEB / "page_batch.py"), default_timeout=60)
+    at.query_params.update({"batch_unit": "tokens", "batch_ranks": "512"})
+    at.run()
+    assert not at.exception
+    errors = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
+    assert len(errors) == 1, errors
+    text = errors[0]
+    assert not re.search(r"\b(local_batch|global_tokens|sequence_length)\b", text), text
+    assert "Local batch per GPU [samples] = 2 (Accumulation steps A [-] = 1)" in text
+    assert "Data-parallel ranks N [GPUs] = 256" in text
+    assert "Global batch [tokens per step] = 8,388,608" in text
