@@ -107,3 +107,26 @@ def test_app_batch_refusal_names_the_boxes_and_every_way_out():
     assert "Local batch per GPU [samples] = 2 (Accumulation steps A [-] = 1)" in text
     assert "Data-parallel ranks N [GPUs] = 256" in text
     assert "Global batch [tokens per step] = 8,388,608" in text
+
+
+# --- 2. -o given a folder or a name without an extension ---------------------------------------
+SWEEP = ("sweep", "--set", "preset=dgx-h100", "--set", "nodes=1", "--set", "size=1MiB",
+         "--no-progress")  # fmt: skip
+
+
+def test_output_folder_is_refused_as_a_folder(tmp_path):
+    line = one_line_error(run(*SWEEP, "-o", str(tmp_path)), "--output", "is a folder",
+                          "give a file name ending in .csv, .parquet")  # fmt: skip
+    assert "(none)" not in line and "unknown extension" not in line
+
+
+def test_output_without_an_extension_names_the_allowed_endings(tmp_path):
+    line = one_line_error(run(*SWEEP, "-o", str(tmp_path / "grid")), "--output",
+                          "has no extension", ".csv, .parquet")  # fmt: skip
+    assert "(none)" not in line
+    assert not (tmp_path / "grid").exists()
+    # validate compare writes its table through the same check
+    from costmodel.sweep import output_format
+
+    with pytest.raises(ValueError, match="is a folder"):
+        output_format(tmp_path)

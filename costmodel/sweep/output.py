@@ -24,16 +24,35 @@ OUTPUT_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 def output_format(path: str | os.PathLike[str]) -> str:
     """The format for an output path from its extension: ``"csv"`` or ``"parquet"``.
 
+    A folder (``-o results/``) and a name without an extension are refused as such, with the
+    endings allowed (it said "unknown extension '(none)'").
+
     >>> output_format("out.parquet"), output_format("runs/out.csv")
     ('parquet', 'csv')
     """
-    suffix = Path(path).suffix.lower()
-    if suffix not in OUTPUT_FORMATS:
-        allowed = ", ".join(OUTPUT_FORMATS)
+    p = Path(path)
+    suffix = p.suffix.lower()
+    endings = list(OUTPUT_FORMATS)
+    allowed = f"{', '.join(endings[:-1])} or {endings[-1]}"
+    if _is_folder(p):  # `-o results/`: a folder, whatever its name ends with
+        raise ValueError(f"output: {str(path)!r} is a folder; give a file name ending in {allowed}")
+    if not suffix:
         raise ValueError(
-            f"output: unknown extension {suffix or '(none)'!r} in {str(path)!r}; allowed: {allowed}"
+            f"output: {str(path)!r} has no extension; give a file name ending in {allowed}"
+        )
+    if suffix not in OUTPUT_FORMATS:
+        raise ValueError(
+            f"output: unknown extension {suffix!r} in {str(path)!r}; allowed: {allowed}"
         )
     return OUTPUT_FORMATS[suffix]
+
+
+def _is_folder(path: Path) -> bool:
+    """``path.is_dir()``, False where the OS refuses the path (a name too long)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 #: Whole numbers up to this magnitude are exact in a float64 (2**53) and written as integers.
