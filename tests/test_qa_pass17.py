@@ -130,3 +130,39 @@ def test_output_without_an_extension_names_the_allowed_endings(tmp_path):
 
     with pytest.raises(ValueError, match="is a folder"):
         output_format(tmp_path)
+
+
+# --- 3. a collective sweep answers the rows that can run -----------------------------------------
+def test_collective_sweep_answers_rows_that_run_and_refuses_the_others_row_by_row():
+    import costmodel as cm
+
+    df = cm.sweep(preset="dgx-h100", nodes="1,2,4", size="1GiB", algorithm="nvls")
+    assert df["nodes"].tolist() == [1, 2, 4]
+    one = df[df["nodes"] == 1].iloc[0]
+    assert one["error"] == "" and one["time_s"] > 0 and one["algorithm_used"] == "nvls"
+    # the same number a one-node sweep gives
+    alone = cm.sweep(preset="dgx-h100", nodes="1", size="1GiB", algorithm="nvls")
+    assert one["time_s"] == alone["time_s"].iloc[0]
+    multi = df[df["nodes"] > 1]
+    assert multi["time_s"].isna().all() and multi["busbw_GBps"].isna().all()
+    assert all("multi-node NVLS needs CollNet (IB SHARP)" in e for e in multi["error"])
+    # a GPU without NVLink SHARP: its nvls rows refused, its ring rows answered, in grid order
+    df = cm.sweep(preset="dgx-a100", nodes="1,2", size="1GiB", algorithm="nvls,ring")
+    assert df["algorithm"].tolist() == ["nvls", "nvls", "ring", "ring"]
+    assert df["time_s"].isna().tolist() == [True, True, False, False]
+    assert "NVLS needs NVLink SHARP" in df["error"].iloc[0]
+    # nothing can run: refused as a whole, with the reason
+    with pytest.raises(ValueError, match="NVLink SHARP"):
+        cm.sweep(preset="dgx-a100", nodes="1,2", size="1GiB", algorithm="nvls")
+
+
+def test_cli_collective_sweep_says_how_many_rows_were_refused(tmp_path):
+    import pandas as pd
+
+    out = tmp_path / "nvls.csv"
+    r = run("sweep", "--set", "preset=dgx-h100", "--set", "nodes=1,2,4", "--set", "size=1GiB",
+            "--set", "algorithm=nvls", "-o", str(out), "--no-progress")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert "2 of 3 rows failed" in r.stderr and "--set algorithm" in r.stderr
+    back = pd.read_csv(out, keep_default_na=False)
+    assert back["error"].tolist()[0] == "" and back["error"].tolist()[1] != ""

@@ -262,7 +262,8 @@ class SweepSummary:
 
 
 class RowErrors:
-    """A tally of the ``error`` column (a step sweep's refused rows) over streamed chunks.
+    """A tally of the ``error`` column (the refused rows of a step sweep or of a collective sweep
+    on a preset) over streamed chunks.
 
     :meth:`watch` passes the chunks on, counting as they go. A sweep whose every row failed
     answers nothing: it is refused with its first row's reason, as a one-row sweep of that row
@@ -286,10 +287,15 @@ class RowErrors:
             self.over_memory_rows += sum(1 for t in table.column("memory_note").to_pylist() if t)
         if "error" not in table.column_names:
             return
-        for text in table.column("error").to_pylist():
+        import pyarrow.compute as pc
+
+        # one count per distinct reason, in the order first met (a collective sweep's chunk is
+        # a million rows: no Python loop over them)
+        for pair in pc.value_counts(table.column("error")).to_pylist():
+            text, count = pair["values"], int(pair["counts"])
             if text:
-                self.failed_rows += 1
-                self.errors[text] = self.errors.get(text, 0) + 1
+                self.failed_rows += count
+                self.errors[text] = self.errors.get(text, 0) + count
 
     def watch(self, tables: Iterator[pa.Table]) -> Iterator[pa.Table]:
         held: list[pa.Table] = []
