@@ -529,7 +529,7 @@ def solve_batch(
     ...     solve_batch(local_batch=3, ranks=64, global_batch=8192)
     ... except ValueError as err:
     ...     print(err)
-    accumulation: 8192 / (3 x 64) = 42.67 is not a whole number; nearest valid: accumulation=42 (global_batch=8064) or accumulation=43 (global_batch=8256)
+    accumulation: 8192 / (3 x 64) = 42.67 is not a whole number; nearest valid: accumulation=42 (global_batch=8064) or accumulation=43 (global_batch=8256); or at the same global batch: local_batch=2 (accumulation=64)
 
     Tokens first: 4M tokens per step at sequence length 4096 on 512 GPUs, micro-batch 1:
 
