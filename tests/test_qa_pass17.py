@@ -166,3 +166,42 @@ def test_cli_collective_sweep_says_how_many_rows_were_refused(tmp_path):
     assert "2 of 3 rows failed" in r.stderr and "--set algorithm" in r.stderr
     back = pd.read_csv(out, keep_default_na=False)
     assert back["error"].tolist()[0] == "" and back["error"].tolist()[1] != ""
+
+
+# --- 4. memory --nodes (and batch --nodes), as step, scenario and train count nodes -------------
+MEM = ("memory", "--arch", "llama-3.1-70b", "--zero", "3", "--cluster", "dgx-h100", "--json")
+
+
+def test_memory_nodes_is_nodes_times_the_clusters_gpus_per_node():
+    import json
+
+    by_nodes = run(*MEM, "--nodes", "8")
+    by_ranks = run(*MEM, "--ranks", "64")
+    assert by_nodes.exit_code == 0, by_nodes.stderr
+    a, b = json.loads(by_nodes.stdout), json.loads(by_ranks.stdout)
+    assert a["ranks"] == 64 and a["memory_bytes"] == b["memory_bytes"]
+    # a 4-GPU-per-node preset counts 4 per node: the preset's own, not 8
+    from costmodel import presets
+
+    four = next(n for n in presets.names("cluster") if presets.cluster(n).gpus_per_node == 4)
+    r = run("memory", "--params", "7B", "--zero", "3", "--cluster", four, "--nodes", "2", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["ranks"] == 8
+
+
+def test_memory_nodes_with_ranks_or_without_a_cluster_is_refused():
+    one_line_error(run(*MEM, "--nodes", "8", "--ranks", "64"), "--ranks", "--nodes")
+    one_line_error(run("memory", "--params", "7B", "--nodes", "8"), "--nodes", "--cluster")
+    one_line_error(run(*MEM, "--nodes", "0"), "--nodes")
+
+
+def test_batch_nodes_counts_the_clusters_gpus():
+    import json
+
+    r = run("batch", "--local", "1", "--nodes", "64", "--cluster", "dgx-h100", "--global-tokens",
+            "4Mi", "--seq", "4096", "--json")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert (json.loads(r.stdout)["ranks"], json.loads(r.stdout)["accumulation"]) == (512, 2)
+    one_line_error(run("batch", "--local", "1", "--nodes", "2", "--ranks", "16", "--cluster",
+                       "dgx-h100", "--global", "64"), "--ranks", "--nodes")  # fmt: skip
+    one_line_error(run("batch", "--local", "1", "--nodes", "2", "--global", "64"), "--cluster")
