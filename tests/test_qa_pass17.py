@@ -205,3 +205,39 @@ def test_batch_nodes_counts_the_clusters_gpus():
     one_line_error(run("batch", "--local", "1", "--nodes", "2", "--ranks", "16", "--cluster",
                        "dgx-h100", "--global", "64"), "--ranks", "--nodes")  # fmt: skip
     one_line_error(run("batch", "--local", "1", "--nodes", "2", "--global", "64"), "--cluster")
+
+
+# --- 5. one way to write a band: "±" -----------------------------------------------------------
+def test_the_fidelity_report_the_app_shows_writes_plus_minus_as_the_rest_of_the_app():
+    from costmodel.web.common import fidelity_text
+
+    text = fidelity_text()
+    assert "+-" not in text
+    assert re.search(r"\| ±\d+% / ±\d+% \|", text)  # the per-regime band column
+    assert (ROOT / "docs" / "fidelity.md").read_text(encoding="utf-8") == text
+
+
+def test_no_user_visible_ascii_plus_minus_in_the_app_or_the_cli():
+    """Strings in the app's and the CLI's modules never write a band as "+-" (a regex's "[+-]"
+    sign class, docstrings and comments aside)."""
+    import ast
+
+    files = [*sorted((ROOT / "costmodel" / "web").glob("*.py")),
+             *sorted((ROOT / "costmodel" / "cli").glob("*.py"))]  # fmt: skip
+    found = []
+    for f in files:
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        docstrings = {  # what a reader of the code reads, not the user
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+        }
+        for node in ast.walk(tree):
+            if id(node) in docstrings:
+                continue
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if re.search(r"(?<!\[)\+-(?!\])|\+/-", node.value):
+                    found.append((f.name, node.value[:60]))
+    assert not found, found
