@@ -241,3 +241,24 @@ def test_no_user_visible_ascii_plus_minus_in_the_app_or_the_cli():
                 if re.search(r"(?<!\[)\+-(?!\])|\+/-", node.value):
                     found.append((f.name, node.value[:60]))
     assert not found, found
+
+
+def test_dask_collective_dataset_counts_its_refused_rows(tmp_path):
+    from dask import distributed
+
+    import costmodel as cm
+    from costmodel import distributed as dist
+
+    grid = cm.sweep.make_grid(
+        {"preset": "dgx-h100", "nodes": "1,2,4", "size": "1MiB,1GiB", "algorithm": "nvls"}
+    )
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        summary = dist.sweep_dask(tmp_path / "ds", grid, scheduler=client, partition_rows=2)
+    assert (summary.rows, summary.failed_rows) == (6, 4)
+    assert list(summary.errors.values()) == [4]
+    assert "multi-node NVLS needs CollNet" in next(iter(summary.errors))
