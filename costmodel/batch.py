@@ -440,6 +440,8 @@ def split_refusal(err: BatchSplitError, names: dict[str, str] | None = None) -> 
                 break
     # the same global batch with a smaller known factor: a smaller local batch, fewer ranks
     samples = total if s is None else (total // s if total % s == 0 else None)
+    if samples is not None and samples > _limit("global_batch")[2]:
+        samples = None  # refused as a global batch anyway; and the search stays short
     ways = []
     for k, v in known.items():
         rest = product // v
