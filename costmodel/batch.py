@@ -336,6 +336,126 @@ def _not_whole(num: int, den: int) -> str:
     return f"{num}/{den}"
 
 
+#: The words a split's refusal uses for each quantity: the library's argument names. A surface
+#: passes its own (the CLI its options, the app its boxes' labels) to :func:`split_refusal`.
+SPLIT_NAMES: dict[str, str] = {f: f for f in (*_FIELDS, "global_tokens", "sequence_length")}
+
+
+class BatchSplitError(ValueError):
+    """A global batch that leaves the unknown of local batch x ranks x accumulation no whole
+    number: the numbers, so that every surface words the refusal and its ways out the same
+    way, in its own names (:func:`split_refusal`; ``str()`` uses the library's names).
+
+    ``unknown`` is the factor solved for, ``known`` the other two (in the order local_batch,
+    ranks, accumulation), ``total`` the global batch in samples, or in tokens when
+    ``sequence_length`` is given.
+    """
+
+    def __init__(
+        self, unknown: str, known: dict[str, int], total: int, sequence_length: int | None = None
+    ) -> None:
+        self.unknown = unknown
+        self.known = dict(known)
+        self.total = total
+        self.sequence_length = sequence_length
+        super().__init__(split_refusal(self))
+
+    def __reduce__(self) -> tuple[object, ...]:  # picklable (Dask, multiprocessing)
+        return (type(self), (self.unknown, self.known, self.total, self.sequence_length))
+
+
+def _largest_divisor_below(m: int, below: int) -> int | None:
+    """The largest divisor of ``m`` that is < ``below`` (None when ``below`` <= 1): trial
+    division up to sqrt(m), at most 10^6 steps within the global batch limit (1e12)."""
+    best = None
+    for i in range(1, math.isqrt(m) + 1):
+        if m % i == 0:
+            for d in (i, m // i):
+                if d < below and (best is None or d > best):
+                    best = d
+    return best
+
+
+def split_refusal(err: BatchSplitError, names: dict[str, str] | None = None) -> str:
+    r"""The one refusal of a split that is not whole, in the words ``names`` gives each
+    quantity (defaults: :data:`SPLIT_NAMES`, the library's argument names; the CLI passes its
+    options, the app its boxes' labels).
+
+    It gives the exact quotient and every cheap way out, each one a split that is accepted as
+    written: the nearest whole values of the unknown (with the global batch each gives); the
+    binary reading of a decimal token count that splits; and, for each of the two known
+    factors, the largest smaller value that makes the unknown whole (a smaller local batch, or
+    fewer ranks, at the same global batch). A value past its limit is not offered.
+
+    With :math:`B` the global batch in samples (tokens / sequence length) and the known
+    factors :math:`f_1, f_2`, the unknown is :math:`u = B / (f_1 f_2)`; the way out through
+    :math:`f_1` is the largest divisor :math:`d < f_1` of :math:`B / f_2` (then
+    :math:`u = B / (d f_2)`).
+
+    >>> try:
+    ...     solve_batch(local_batch=4, ranks=512, global_tokens=4 * 2**20, sequence_length=4096)
+    ... except BatchSplitError as err:
+    ...     print(split_refusal(err, {"local_batch": "--local-batch", "ranks": "--ranks"}))
+    global_tokens: 4194304 / (4096 x 4 x 512) = 0.5 (sequence_length x --local-batch x --ranks) is not a whole number for accumulation; nearest valid: accumulation=1 (global_tokens=8,388,608, global_batch=2048); or at the same global batch: --local-batch=2 (accumulation=1) or --ranks=256 (accumulation=1)
+    """
+    n = SPLIT_NAMES | dict(names or {})
+
+    def eq(field: str, value: int, commas: bool = False) -> str:
+        label, shown = n[field], (f"{value:,}" if commas else str(value))
+        return f"{label} = {shown}" if " " in label else f"{label}={shown}"
+
+    u, known, total, s = err.unknown, err.known, err.total, err.sequence_length
+    rule, lo, hi = _limit(u)
+    product = math.prod(known.values())
+    factors = " x ".join(str(v) for v in known.values())
+    quantum = product if s is None else s * product
+    near = [v for v in (total // quantum, total // quantum + 1) if lo <= v <= hi]  # exact: ints
+    if s is None:
+        head = (
+            f"{n[u]}: {total} / ({factors}) = {_not_whole(total, product)} is not a whole number; "
+        )
+        options = [f"{eq(u, v)} ({eq('global_batch', v * product)})" for v in near]
+        past = f"the nearest whole values are past the {n[u]} limit ({rule})"
+    else:
+        head = (
+            f"{n['global_tokens']}: {total} / ({s} x {factors}) = {_not_whole(total, quantum)} "
+            f"({n['sequence_length']} x {' x '.join(n[k] for k in known)}) is not a whole "
+            f"number for {n[u]}; "
+        )
+        options = [
+            f"{eq(u, v)} ({eq('global_tokens', v * quantum, commas=True)}, "
+            f"{eq('global_batch', v * product)})"
+            for v in near
+        ]
+        past = f"the nearest are past the {n[u]} limit ({rule})"
+    text = head + (f"nearest valid: {' or '.join(options)}" if options else past)
+    if s is not None:
+        for unit, binary, suffix in ((10**9, 2**30, "G"), (10**6, 2**20, "M"), (10**3, 2**10, "k")):
+            b = total // unit * binary
+            if total % unit == 0 and b % quantum == 0 and lo <= b // quantum <= hi:
+                text += (
+                    f"; or {total // unit} x 2^{binary.bit_length() - 1} = {b:,} tokens "
+                    f"({eq(u, b // quantum)}), the binary reading of {total // unit}{suffix}"
+                )
+                break
+    # the same global batch with a smaller known factor: a smaller local batch, fewer ranks
+    samples = total if s is None else (total // s if total % s == 0 else None)
+    if samples is not None and samples > _limit("global_batch")[2]:
+        samples = None  # refused as a global batch anyway; and the search stays short
+    ways = []
+    for k, v in known.items():
+        rest = product // v
+        if samples is None or samples % rest:
+            continue
+        d = _largest_divisor_below(samples // rest, v)
+        k_lo = _limit(k)[1]
+        if d is not None and d >= k_lo and lo <= samples // (rest * d) <= hi:
+            ways.append(f"{eq(k, d)} ({eq(u, samples // (rest * d))})")
+    if ways:
+        text += "; or at the same global batch: " + " or ".join(ways)
+    return text
+
+
 @dataclass(frozen=True)
 class BatchSolution:
     """A consistent batch split: ``global_batch = local_batch * ranks * accumulation``, and
@@ -396,8 +516,12 @@ def solve_batch(
     Raises
     ------
     ValueError
-        Not exactly one unknown; or the unknown is not a whole number >= 1: the message gives
-        the exact quotient and the nearest whole values with the global batch each gives.
+        Not exactly one unknown, or a count out of its range.
+    BatchSplitError
+        The unknown is not a whole number >= 1 (a ValueError): the message
+        (:func:`split_refusal`) gives the exact quotient, the nearest whole values with the
+        global batch each gives, and the smaller local batch or fewer ranks that split the
+        same global batch.
 
     Examples
     --------
@@ -407,7 +531,7 @@ def solve_batch(
     ...     solve_batch(local_batch=3, ranks=64, global_batch=8192)
     ... except ValueError as err:
     ...     print(err)
-    accumulation: 8192 / (3 x 64) = 42.67 is not a whole number; nearest valid: accumulation=42 (global_batch=8064) or accumulation=43 (global_batch=8256)
+    accumulation: 8192 / (3 x 64) = 42.67 is not a whole number; nearest valid: accumulation=42 (global_batch=8064) or accumulation=43 (global_batch=8256); or at the same global batch: local_batch=2 (accumulation=64)
 
     Tokens first: 4M tokens per step at sequence length 4096 on 512 GPUs, micro-batch 1:
 
@@ -470,36 +594,8 @@ def _tokens_split(t: int, s: int, factors: dict[str, int | None]) -> None:
     if len(unknown) != 1:
         return
     known = {k: _whole(k, v) for k, v in factors.items() if v is not None}
-    product = math.prod(known.values())
-    quantum = s * product
-    if t % quantum == 0:
-        return
-    name = unknown[0]
-    rule, lo, hi = _limit(name)
-    near = [v for v in (t // quantum, t // quantum + 1) if lo <= v <= hi]  # exact: ints
-    options = " or ".join(
-        f"{name}={v} (global_tokens={v * quantum:,}, global_batch={v * product})" for v in near
-    )
-    hint = ""
-    for unit, binary, suffix in ((10**9, 2**30, "G"), (10**6, 2**20, "M"), (10**3, 2**10, "k")):
-        b = t // unit * binary
-        if t % unit == 0 and b % quantum == 0 and lo <= b // quantum <= hi:
-            hint = (
-                f"; or {t // unit} x 2^{binary.bit_length() - 1} = {b:,} tokens "
-                f"({name}={b // quantum}), the binary reading of {t // unit}{suffix}"
-            )
-            break
-    raise ValueError(
-        f"global_tokens: {t} / ({s} x {' x '.join(str(v) for v in known.values())}) = "
-        f"{_not_whole(t, quantum)} (sequence_length x {' x '.join(known)}) is not a whole number "
-        f"for {name}; "
-        + (
-            f"nearest valid: {options}"
-            if options
-            else f"the nearest are past the {name} limit ({rule})"
-        )
-        + hint
-    )
+    if t % (s * math.prod(known.values())):
+        raise BatchSplitError(unknown[0], known, t, s)
 
 
 def _solve(
@@ -538,18 +634,7 @@ def _solve(
     whole, rest = divmod(total, product)  # exact: Python ints, whatever their size
     formula = " x ".join(str(v) for v in factors.values())
     if rest:
-        options = [
-            f"{name}={v} (global_batch={v * product})" for v in (whole, whole + 1) if lo <= v <= hi
-        ]
-        raise ValueError(
-            f"{name}: {total} / ({formula}) = {_not_whole(total, product)} is not a whole "
-            "number; "
-            + (
-                f"nearest valid: {' or '.join(options)}"
-                if options
-                else f"the nearest whole values are past the {name} limit ({rule})"
-            )
-        )
+        raise BatchSplitError(name, factors, total)
     if whole > hi:  # an answer no call could take back as its input
         raise ValueError(
             f"{name}: {total} / ({formula}) = {whole:,} is past the {name} limit ({rule}); a "

@@ -307,7 +307,13 @@ def sweep_dask(
             except BaseException:
                 client.cancel(futures)  # stop the rest: finished files stay, whole
                 raise
-    tally = _row_errors(folder, len(parts)) if g.kind == "step" else sw.RowErrors()
+    tally = (
+        _row_errors(folder, len(parts), ["error", "fits"])
+        if g.kind == "step"
+        else _row_errors(folder, len(parts), ["error"])
+        if g.kind == "collective" and "preset" in g.axes  # its rows a cluster refuses
+        else sw.RowErrors()
+    )
     if tally.rows and tally.failed_rows == tally.rows:  # nothing answered: refused, as locally
         _undo(folder, mine, made_folder, made_manifest)
         raise ValueError(next(iter(tally.errors)))
@@ -325,15 +331,15 @@ def sweep_dask(
     )
 
 
-def _row_errors(folder: Path, partitions: int) -> sw.RowErrors:
-    """The refused rows of a finished step dataset, read back from each partition's ``error``
-    column (a step sweep is at most :data:`costmodel.sweep.grid.MAX_STEP_ROWS` rows), in row
-    order: the first reason is the first failed row's, the one a local sweep refuses with."""
+def _row_errors(folder: Path, partitions: int, columns: list[str]) -> sw.RowErrors:
+    """The refused rows of a finished dataset (a step sweep, a collective sweep on a preset),
+    read back from each partition's ``error`` column (and ``fits``, a step's) in row order:
+    the first reason is the first failed row's, the one a local sweep refuses with."""
     import pyarrow.parquet as pq
 
     tally = sw.RowErrors()
     for i in range(partitions):
-        tally.add(pq.read_table(folder / PART_NAME.format(i), columns=["error", "fits"]))
+        tally.add(pq.read_table(folder / PART_NAME.format(i), columns=columns))
     return tally
 
 

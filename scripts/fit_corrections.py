@@ -1408,14 +1408,14 @@ def fidelity_markdown(
         "## Per regime (median over runs)",
         "",
         "| regime | runs | sources | grouped CV >= 1 MiB | grouped CV all | in-sample >= 1 MiB "
-        "| in-sample all | NCCL table >= 1 MiB | band (+-, >= 1 MiB / < 1 MiB) |",
+        "| in-sample all | NCCL table >= 1 MiB | band (±, >= 1 MiB / < 1 MiB) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     band_n = (band_table or {}).get("nccl", {})
     for g in regime_summary(rows):
         b = band_n.get(g["regime"], {})
         bcell = " / ".join(
-            f"+-{100 * b[sc]['half_width']:.0f}%" if sc in b else "-" for sc in ("ge1MiB", "lt1MiB")
+            f"±{100 * b[sc]['half_width']:.0f}%" if sc in b else "-" for sc in ("ge1MiB", "lt1MiB")
         )
         lines.append(
             f"| {g['regime']} | {g['runs']} | {g['groups']} | {pct(g['cv_ge1MiB'])} | "
@@ -1433,7 +1433,7 @@ def fidelity_markdown(
         "of a regime and size class pools the busbw ratios (measured / predicted) of all three,",
         "each source weighted once (its runs share its weight): the measured range `lo` - `hi`",
         "is their 10th and 90th percentiles, asymmetric where the misses are one-sided, and",
-        "the `+-` figure is the 80th percentile of |busbw error|. The band a prediction carries",
+        "the `±` figure is the 80th percentile of |busbw error|. The band a prediction carries",
         "(`uncertainty.error_band`) is the hull of that range and the prediction itself,",
         "min(lo, 1) to max(hi, 1) x busbw (time band: time / hi to time / lo), so it always",
         "holds its own prediction; where the measured range lies wholly on one side (the model",
@@ -1445,7 +1445,7 @@ def fidelity_markdown(
         f"(tau = {tau_txt}, from every source;",
         "each coverage check below re-estimates it without the held-out source). With S sources",
         "the band adds (z tau / S)^2, z = 1.28 (the normal's 90th percentile), in quadrature to",
-        "each side's log spread around the median ratio, and to log(1 + `+-`): a narrow band",
+        "each side's log spread around the median ratio, and to log(1 + `±`): a narrow band",
         "on one source gains most, a wide band or one on many sources hardly moves. It replaces",
         "a multiplier 1 + 0.2/S^2 on the spread (c = 0.2 picked on these runs' coverage), which",
         "widened the wide bands most: 6 of 10 cells in 75-85 % then (79/78, 76/75, 86/55, 88/85,",
@@ -1467,10 +1467,10 @@ def fidelity_markdown(
         "",
         "**Each source weighs once in the band, not each run** (2026-12-02). A band is for a",
         "cluster the model has not seen, and a new cluster is a new source. Weighted by run, the",
-        "one-node NVLink band from 1 MiB was 0.84-1.07 x busbw (+-10 %), set by source 13 (one",
+        "one-node NVLink band from 1 MiB was 0.84-1.07 x busbw (±10 %), set by source 13 (one",
         "4 x H100 slice, 27 of the cell's 38 runs, predicted within a few %): it held 87 % of the",
         "rows counted by run but 58 % counted by source (13: 100 %; 04, 12, 21, 24: 3-60 %),",
-        "what a new cluster would see. Weighted by source it is 0.71-1.19 (+-21 %): 73 % by",
+        "what a new cluster would see. Weighted by source it is 0.71-1.19 (±21 %): 73 % by",
         "source, 93 % by run. The other cells (>= 1 MiB / < 1 MiB), by run then by source, before",
         "-> after: InfiniBand 80 / 83, 79 / 83 -> 76 / 83, 75 / 83 %; cloud 90 / 65, 85 / 74 ->",
         "89 / 65, 83 / 74 % (its band from 1 MiB widens to 0.27 x busbw on the slow side: TCPX's",
@@ -1497,7 +1497,7 @@ def fidelity_markdown(
         "prediction carries; the measured range column is `lo` / `hi` themselves.",
         "",
         "| regime | size | runs | sources | band lo / hi (x busbw) | measured range lo / hi "
-        "| +- | nominal | measured | measured, each source once | measured, tau without the "
+        "| ± | nominal | measured | measured, each source once | measured, tau without the "
         "regime |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]

@@ -287,7 +287,8 @@ def test_batch_that_does_not_divide_offers_the_nearest_valid():
     at.number_input(key="batch_local_batch").set_value(3).run()
     assert_clean(at)
     assert any(
-        "accumulation" in _text(e.value) and "nearest valid" in _text(e.value) for e in at.error
+        "Accumulation steps A" in _text(e.value) and "nearest valid" in _text(e.value)
+        for e in at.error
     )
     assert at.radio(key="solve").value == "accumulation"
 

@@ -72,7 +72,10 @@ def test_batch_page_tokens_that_are_not_whole_sequences_name_the_field():
     at.radio(key="batch_unit").set_value("tokens").run()
     at.number_input(key="batch_global_tokens").set_value(4_000_000).run()
     assert_clean(at)
-    assert any("global_tokens" in _text(e.value) and "nearest" in _text(e.value) for e in at.error)
+    # the box's label, not the library's argument (global_tokens)
+    texts = [_text(e.value) for e in at.error]
+    assert any("Global batch [tokens per step]" in t and "nearest" in t for t in texts), texts
+    assert not any("global_tokens" in t for t in texts), texts
 
 
 def test_memory_page_reads_an_uploaded_config_like_the_preset():

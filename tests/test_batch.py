@@ -56,7 +56,7 @@ def test_non_integer_split_is_refused_with_nearest_values() -> None:
     # below 1: only the ceiling is offered
     with pytest.raises(
         ValueError,
-        match=r"ranks: 8 / \(16 x 1\) = 0.5 .* nearest valid: ranks=1 \(global_batch=16\)$",
+        match=r"ranks: 8 / \(16 x 1\) = 0.5 .* nearest valid: ranks=1 \(global_batch=16\);",
     ):
         solve_batch(local_batch=16, accumulation=1, global_batch=8)
 

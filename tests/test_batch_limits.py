@@ -164,9 +164,9 @@ def test_a_neighbour_past_the_unknown_s_own_limit_is_left_out():
     assert msg.startswith("accumulation: 999999999998 / (999999 x 1) = 1000000.999999 is not a")
     assert msg.endswith("nearest valid: accumulation=1000000 (global_batch=999999000000)")
     msg = _refusal(lambda: batch.solve_batch(local_batch=1, accumulation=b, global_batch=g))
-    assert msg.endswith(
+    assert (
         "nearest valid: ranks=1000000 (global_batch=999999000000) or ranks=1000001 "
-        "(global_batch=999999999999)"
+        "(global_batch=999999999999);" in msg
     )
 
 

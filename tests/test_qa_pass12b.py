@@ -55,10 +55,10 @@ def test_cm_sweep_is_one_object_whichever_import_came_first():
 
 # --- --global-tokens: the nearest valid counts must split over the GPUs too ---------------------
 def _offered(line: str) -> list[int]:
-    """The token counts a refusal offers as 'global_tokens=N'."""
+    """The token counts a refusal offers as 'global_tokens=N' (the CLI: '--global-tokens=N')."""
     import re
 
-    return [int(x.replace(",", "")) for x in re.findall(r"global_tokens=([\d,]+)", line)]
+    return [int(x.replace(",", "")) for x in re.findall(r"global[_-]tokens=([\d,]+)", line)]
 
 
 @pytest.mark.parametrize("command", ["train", "scenario"])

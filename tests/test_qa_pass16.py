@@ -254,15 +254,14 @@ def test_the_price_list_keeps_its_columns_for_prices_of_ten_dollars_and_more():
 @pytest.mark.parametrize(
     ("args", "named"),
     [
-        (("memory", "--params", "7B", "--nodes", "8"), "memory counts GPUs: --ranks N"),
-        (("batch", "--local", "1", "--nodes", "8"), "batch counts GPUs: --ranks N"),
         (("train", "--params", "7B", "--tokens", "1T", "--ranks", "64"), "--nodes N"),
         (("scenario", "--params", "7B", "--ranks=64"), "scenario counts nodes of --cluster"),
     ],
 )
 def test_the_gpu_count_in_another_commands_spelling_names_this_ones(args, named):
     """``memory --cluster dgx-h100 --nodes 8`` (as step and train take it) got "No such option:
-    --nodes (Possible options: --loss, --model, --no-reshard)"."""
+    --nodes (Possible options: --loss, --model, --no-reshard)"; memory and batch now take
+    ``--nodes`` with ``--cluster`` (tests/test_qa_pass17.py), train and scenario no ``--ranks``."""
     line = one_line_error(run(*args), "No such option", named)
     assert "Possible options" not in line
 

@@ -235,14 +235,10 @@ def _limited_option_line(exc: Exception) -> str | None:
 
 
 #: (command, option) -> what that command takes instead: the GPU count is --nodes of a cluster
-#: on step, scenario and train and --ranks on memory and batch, and click's guesses for the
-#: other spelling were unrelated names ("No such option: --nodes (Possible options: --loss,
-#: --model, --no-reshard)")
+#: on train and scenario (memory and batch take both: --ranks, or --nodes with --cluster), and
+#: click's guesses for the other spelling were unrelated names ("No such option: --ranks
+#: (Possible options: ...)")
 OTHER_SPELLINGS: dict[tuple[str, str], str] = {
-    ("memory", "--nodes"): "memory counts GPUs: --ranks N, the GPUs sharding the state (8 "
-    "nodes of 8 GPUs: --ranks 64), with --cluster for the card",
-    ("batch", "--nodes"): "batch counts GPUs: --ranks N, the data-parallel ranks (8 nodes of 8 "
-    "GPUs: --ranks 64)",
     ("train", "--ranks"): "train counts nodes of --cluster: --nodes N (64 GPUs of dgx-h100: "
     "--nodes 8), --gpus-per-node for a slice",
     ("scenario", "--ranks"): "scenario counts nodes of --cluster: --nodes N (64 GPUs of "

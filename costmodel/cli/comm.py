@@ -35,7 +35,8 @@ from ._common import (
 def _with_error_band(df: Any) -> Any:
     """Replace ``error_band_pct`` by an ``expected_error`` column of "±X%" strings ("± ?" where
     the regime has no measurement; costmodel.uncertainty), and ``time_lo_s``/``time_hi_s`` by
-    one ``band`` column, "66.2 ms-129 ms" (asymmetric; "-" where unknown), as `step` shows."""
+    one ``band`` column, "66.2 ms-129 ms" (asymmetric; "-" where unknown), as `step` shows.
+    The CLI writes "±" (its text is UTF-8, as the app's and the docs'), never an ASCII "+-"."""
     if "error_band_pct" not in df.columns:
         return df
     out = df.copy()

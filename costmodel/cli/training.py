@@ -219,6 +219,36 @@ def _fit_text(fa: Any, top: int = 5) -> str:
 
 
 # --- memory -----------------------------------------------------------------------------------
+_NodesOfClusterOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Nodes of --cluster: the ranks are nodes x its GPUs per node (instead of --ranks)."
+    ),
+]
+
+
+def _ranks_of_nodes(ranks: int | None, nodes: int | None, cluster: str | None) -> int | None:
+    """The data-parallel ranks of ``--ranks`` or ``--nodes`` (nodes x ``--cluster``'s GPUs per
+    node, :func:`costmodel.presets.cluster`'s ``ranks``, the road of step, scenario and train);
+    both given: refused naming both; ``--nodes`` without ``--cluster``: refused (the GPUs per
+    node are the preset's). None when neither is given."""
+    if nodes is None:
+        return ranks
+    if ranks is not None:
+        raise ValueError(
+            "--ranks, --nodes: give one of them (--nodes counts nodes of --cluster, each of its "
+            "GPUs per node)"
+        )
+    if cluster is None:
+        raise ValueError(
+            "--nodes: needs --cluster (the ranks are nodes x the preset's GPUs per node), "
+            "e.g. --cluster dgx-h100 --nodes 8; or give --ranks"
+        )
+    from .. import presets
+
+    return int(presets.cluster(cluster, nodes=nodes, field="cluster").ranks)
+
+
 def memory(
     params: Annotated[
         str | None, typer.Option(help="Model parameters: 7B, 350M (or give --arch).")
@@ -235,7 +265,11 @@ def memory(
     ] = None,
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,
-    ranks: Annotated[int, typer.Option(min=1, help="Data-parallel ranks sharding the state.")] = 1,
+    ranks: Annotated[
+        int | None,
+        typer.Option(min=1, help="Data-parallel ranks sharding the state (default 1)."),
+    ] = None,
+    nodes: _NodesOfClusterOpt = None,
     strategy: Annotated[
         str | None,
         typer.Option(
@@ -298,7 +332,9 @@ def memory(
     the layout `costmodel step` prices for the stage (0 ddp, 1 zero1, 2 zero2, 3 fsdp) or for
     --strategy (hsdp: ZeRO-3 inside groups of --group-size GPUs, as `step --strategy hsdp
     --group-size`): DDP's bucket copy, ZeRO-1/2's buckets or FSDP's gathered units are rows of
-    their own, beside the lesson's total (none on one rank).
+    their own, beside the lesson's total (none on one rank). --nodes N with --cluster shards
+    over N x the preset's GPUs per node, as step, scenario and train count them (not with
+    --ranks).
 
     Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 
@@ -309,7 +345,7 @@ def memory(
         costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
 
     \b
-        costmodel memory --arch llama-3.1-70b --strategy hsdp --group-size 8 --ranks 64 --cluster dgx-h100
+        costmodel memory --arch llama-3.1-70b --strategy hsdp --group-size 8 --nodes 8 --cluster dgx-h100
     """
     from ..strategy.layout import ZERO_STAGE
     from ..strategy.memory import (
@@ -324,6 +360,7 @@ def memory(
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
+    ranks = _ranks_of_nodes(ranks, nodes, cluster) or 1  # --nodes: x --cluster's GPUs per node
     st = _strategy_of(strategy, zero)  # --zero 3 --strategy hsdp agree; --zero 1 does not
     if st == "all":
         raise ValueError(
@@ -586,6 +623,20 @@ def _tokens(text: str, name: str) -> int:
     return value
 
 
+#: batch's options by the quantity each gives, for :func:`costmodel.batch.split_refusal`
+_BATCH_OPTIONS = {
+    "local_batch": "--local-batch",
+    "ranks": "--ranks",
+    "accumulation": "--accumulation",
+    "global_batch": "--global-batch",
+    "global_tokens": "--global-tokens",
+    "sequence_length": "--seq",
+}
+
+#: train/scenario/step's words: the GPUs are --nodes x the cluster's GPUs per node
+_SPLIT_OPTIONS = _BATCH_OPTIONS | {"local_batch": "--micro-batch", "ranks": "GPUs"}
+
+
 def batch(
     local: Annotated[
         int | None,
@@ -594,6 +645,10 @@ def batch(
         ),
     ] = None,
     ranks: Annotated[int | None, typer.Option(min=1, help="Data-parallel ranks.")] = None,
+    nodes: _NodesOfClusterOpt = None,
+    cluster: Annotated[
+        str | None, typer.Option(help="Cluster preset whose GPUs per node --nodes counts.")
+    ] = None,
     accumulation: Annotated[int | None, typer.Option(min=1, help="Accumulation steps.")] = None,
     global_: Annotated[
         int | None,
@@ -637,6 +692,8 @@ def batch(
 
     With --seq the global batch is also given in tokens (--global-tokens instead of --global
     plans tokens first); --base-lr scales a tuned learning rate to the new global batch.
+    --nodes N --cluster NAME gives the ranks as N x the preset's GPUs per node (not with
+    --ranks).
 
     Examples (accumulation for a global batch of 1024 on 64 GPUs at 4 each; 4M tokens at
     sequence length 4096 on 512 GPUs, AdamW tuned at 3e-4 for 1M tokens):
@@ -651,6 +708,10 @@ def batch(
 
     if rule not in bt.LR_RULES:
         raise ValueError(f"--rule: must be one of {', '.join(bt.LR_RULES)}, got {rule!r}")
+    if cluster is not None and nodes is None:
+        raise ValueError("--cluster: only with --nodes (it gives the GPUs per node)")
+    by_nodes = nodes is not None
+    ranks = _ranks_of_nodes(ranks, nodes, cluster)
     tokens = _tokens(global_tokens, "--global-tokens") if global_tokens else None
     seq_n = _seq(sequence_length)
     # the options' names, not solve_batch's arguments ("exactly one ... must be None")
@@ -676,14 +737,18 @@ def batch(
             "(or --global-tokens with --seq) and the fourth is solved; "
             + (f"missing: {', '.join(unknown)}" if unknown else "all four are given")
         )
-    sol = bt.solve_batch(
-        local_batch=local,
-        ranks=ranks,
-        accumulation=accumulation,
-        global_batch=global_,
-        global_tokens=tokens,
-        sequence_length=seq_n,
-    )
+    try:
+        sol = bt.solve_batch(
+            local_batch=local,
+            ranks=ranks,
+            accumulation=accumulation,
+            global_batch=global_,
+            global_tokens=tokens,
+            sequence_length=seq_n,
+        )
+    except bt.BatchSplitError as exc:  # the ways out in the options' names (one wording)
+        names = _BATCH_OPTIONS | ({"ranks": "GPUs"} if by_nodes else {})
+        raise ValueError(bt.split_refusal(exc, names)) from None
     data: dict[str, Any] = dict(sol.as_dict())
     if "global_tokens" in data:
         data["tokens_per_step"] = data["global_tokens"]
@@ -1535,12 +1600,15 @@ def _split_global_tokens(
             sequence_length=seq,
         )  # fmt: skip
     except ValueError as exc:
+        reason = (
+            bt.split_refusal(exc, _SPLIT_OPTIONS) if isinstance(exc, bt.BatchSplitError) else exc
+        )
         solved = "--accumulation" if acc is None else "--micro-batch"
         whole = total % seq == 0  # how many sequences, where the tokens are whole sequences
         seqs = f" = {total // seq:,} sequences" if whole else ""
         raise ValueError(
             f"--global-tokens: {total:,} tokens per step at --seq {seq}{seqs} do not split over "
-            f"{side}{units.format_counted(ranks, 'GPU')} with a whole {solved} ({exc}); change "
+            f"{side}{units.format_counted(ranks, 'GPU')} with a whole {solved} ({reason}); change "
             "--global-tokens, "
             + (
                 "B's nodes (--vs nodes)"

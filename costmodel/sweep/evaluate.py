@@ -101,8 +101,7 @@ def _categorical(parts: list[tuple[np.ndarray, Any]], n: int) -> _Cat:
 def _eval_collective_preset(
     cat: dict[str, Any], num: dict[str, np.ndarray], get_cluster: Any
 ) -> dict[str, Any]:
-    from .. import predict
-
+    """Collective rows on a preset, with their ``error`` column (:data:`COLLECTIVE_ERROR_DOC`)."""
     sizes = num["size"]
     n = len(sizes)
     base = get_cluster(cat["preset"], 1, None)
@@ -122,6 +121,104 @@ def _eval_collective_preset(
     else:
         nodes = num.get("nodes", np.ones(n, dtype=np.int64))
         gpn = num.get("gpus_per_node", np.full(n, base.gpus_per_node, dtype=np.int64))
+    try:
+        out = _collective_rows(cat, sizes, nodes, gpn, base, get_cluster)
+    except ValueError:  # a cluster of the block refuses the row (NVLS across nodes, ...)
+        return _collective_pairs_alone(cat, sizes, nodes, gpn, base, get_cluster)
+    out["error"] = ""
+    return out
+
+
+def _collective_pairs_alone(
+    cat: dict[str, Any],
+    sizes: np.ndarray,
+    nodes: np.ndarray,
+    gpn: np.ndarray,
+    base: Any,
+    get_cluster: Any,
+) -> dict[str, Any]:
+    """Preset collective rows of a block one of whose clusters refuses them: each (nodes, GPUs
+    per node) pair evaluated alone, as a step sweep prices a refused row alone; a refused
+    pair's rows keep their inputs, NaN times and bandwidths, and the refusal in ``error``
+    (:data:`COLLECTIVE_ERROR_DOC`), so the rows that can run are answered."""
+    import pyarrow as pa
+
+    keys = nodes.astype(np.int64) * 1_000_003 + gpn.astype(np.int64)
+    tables, order = [], []
+    for k in np.unique(keys):
+        idx = np.flatnonzero(keys == k)
+        part = (sizes[idx], nodes[idx], gpn[idx])
+        try:
+            cols = _collective_rows(cat, *part, base, get_cluster)
+            cols["error"] = ""
+        except ValueError as exc:
+            cols = _refused_collective_rows(cat, *part, base, str(exc))
+        tables.append(_to_table(cols, len(idx)))
+        order.append(idx)
+    table = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
+    table = table.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+    return {name: table.column(name).combine_chunks() for name in table.column_names}
+
+
+def _refused_collective_rows(
+    cat: dict[str, Any],
+    sizes: np.ndarray,
+    nodes: np.ndarray,
+    gpn: np.ndarray,
+    base: Any,
+    reason: str,
+) -> dict[str, Any]:
+    """The columns of preset collective rows their cluster refuses: the inputs as given, NaN
+    times, bandwidths and band, empty texts, the memory note as answered rows have it, and
+    ``reason`` in ``error``."""
+    n = len(sizes)
+    nan = np.full(n, np.nan)
+    empty = _Cat(np.zeros(n, dtype=np.int32), [""])
+    return {
+        "preset": cat["preset"],
+        "model": cat["model"],
+        "op": cat["op"],
+        "algorithm": cat["algorithm"],
+        "protocol_requested": cat["protocol"],
+        "nodes": nodes,
+        "gpus_per_node": gpn,
+        "ranks": nodes * gpn,
+        "size_bytes": sizes,
+        "time_s": nan,
+        "algbw_GBps": nan,
+        "busbw_GBps": nan,
+        "algorithm_used": empty,
+        "protocol_used": empty,
+        "error_band_pct": nan,
+        "time_lo_s": nan,
+        "time_hi_s": nan,
+        "regime": empty,
+        "band_note": empty,
+        "memory_note": _memory_note_col(sizes, base),
+        "error": " ".join(reason.split()),
+    }
+
+
+COLLECTIVE_ERROR_DOC = """A collective sweep on a preset ends with ``error``: ``""`` for a row that
+was answered, else why its cluster cannot run it (a pinned ``algorithm=nvls`` on a node count
+without SHARP, or on GPUs without NVLink SHARP): the row keeps its inputs, its times and
+bandwidths are NaN, and the other rows are answered all the same, as a step sweep's refused
+rows (a sweep whose every row is refused is refused with the first reason)."""
+
+
+def _collective_rows(
+    cat: dict[str, Any],
+    sizes: np.ndarray,
+    nodes: np.ndarray,
+    gpn: np.ndarray,
+    base: Any,
+    get_cluster: Any,
+) -> dict[str, Any]:
+    """Preset collective rows (``sizes`` [B] on ``nodes`` x ``gpn`` GPUs) through the model's
+    road: vectorized NCCL, vectorized alpha-beta, or ``predict_collective`` per cluster."""
+    from .. import predict
+
+    n = len(sizes)
     if cat["model"] in ("nccl", "nccl-table") and base.calibration is None:
         return _eval_collective_vectorised(cat, sizes, nodes, gpn, base)
     if cat["model"] in ("lesson", "textbook"):

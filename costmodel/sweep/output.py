@@ -24,16 +24,35 @@ OUTPUT_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 def output_format(path: str | os.PathLike[str]) -> str:
     """The format for an output path from its extension: ``"csv"`` or ``"parquet"``.
 
+    A folder (``-o results/``) and a name without an extension are refused as such, with the
+    endings allowed (it said "unknown extension '(none)'").
+
     >>> output_format("out.parquet"), output_format("runs/out.csv")
     ('parquet', 'csv')
     """
-    suffix = Path(path).suffix.lower()
-    if suffix not in OUTPUT_FORMATS:
-        allowed = ", ".join(OUTPUT_FORMATS)
+    p = Path(path)
+    suffix = p.suffix.lower()
+    endings = list(OUTPUT_FORMATS)
+    allowed = f"{', '.join(endings[:-1])} or {endings[-1]}"
+    if _is_folder(p):  # `-o results/`: a folder, whatever its name ends with
+        raise ValueError(f"output: {str(path)!r} is a folder; give a file name ending in {allowed}")
+    if not suffix:
         raise ValueError(
-            f"output: unknown extension {suffix or '(none)'!r} in {str(path)!r}; allowed: {allowed}"
+            f"output: {str(path)!r} has no extension; give a file name ending in {allowed}"
+        )
+    if suffix not in OUTPUT_FORMATS:
+        raise ValueError(
+            f"output: unknown extension {suffix!r} in {str(path)!r}; allowed: {allowed}"
         )
     return OUTPUT_FORMATS[suffix]
+
+
+def _is_folder(path: Path) -> bool:
+    """``path.is_dir()``, False where the OS refuses the path (a name too long)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 #: Whole numbers up to this magnitude are exact in a float64 (2**53) and written as integers.
@@ -243,7 +262,8 @@ class SweepSummary:
 
 
 class RowErrors:
-    """A tally of the ``error`` column (a step sweep's refused rows) over streamed chunks.
+    """A tally of the ``error`` column (the refused rows of a step sweep or of a collective sweep
+    on a preset) over streamed chunks.
 
     :meth:`watch` passes the chunks on, counting as they go. A sweep whose every row failed
     answers nothing: it is refused with its first row's reason, as a one-row sweep of that row
@@ -267,10 +287,15 @@ class RowErrors:
             self.over_memory_rows += sum(1 for t in table.column("memory_note").to_pylist() if t)
         if "error" not in table.column_names:
             return
-        for text in table.column("error").to_pylist():
+        import pyarrow.compute as pc
+
+        # one count per distinct reason, in the order first met (a collective sweep's chunk is
+        # a million rows: no Python loop over them)
+        for pair in pc.value_counts(table.column("error")).to_pylist():
+            text, count = pair["values"], int(pair["counts"])
             if text:
-                self.failed_rows += 1
-                self.errors[text] = self.errors.get(text, 0) + 1
+                self.failed_rows += count
+                self.errors[text] = self.errors.get(text, 0) + count
 
     def watch(self, tables: Iterator[pa.Table]) -> Iterator[pa.Table]:
         held: list[pa.Table] = []

@@ -1134,7 +1134,9 @@ def cliff_band(figure: Any, sweep: pd.DataFrame, cluster: str, size: float) -> A
 
 def fidelity_text() -> str:
     """The fidelity report shipped in the wheel (costmodel/data/fidelity.md, written by
-    scripts/fit_corrections.py together with docs/fidelity.md)."""
+    scripts/fit_corrections.py together with docs/fidelity.md). A band's half-width reads
+    "±21%" there, as on every page and in the CLI (whose text is UTF-8 already, e.g.
+    ``collective``'s ``expected_error``): no surface writes "+-"."""
     from importlib import resources
 
     return resources.files("costmodel").joinpath("data/fidelity.md").read_text(encoding="utf-8")

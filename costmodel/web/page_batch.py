@@ -166,7 +166,10 @@ def render() -> None:
     }
     solution = None
     with section("Batch", boxes):
-        solution = batch.solve_batch(**inp["known"], sequence_length=inp["seq"])
+        try:
+            solution = batch.solve_batch(**inp["known"], sequence_length=inp["seq"])
+        except batch.BatchSplitError as exc:  # the ways out in the boxes' words, as the CLI's
+            raise ValueError(batch.split_refusal(exc, boxes)) from None
     if solution is None:
         return
     unknown = inp["unknown"]
