@@ -311,14 +311,17 @@ def validate_torch(
         raise ValueError(f"--ops: {unknown} not known; allowed: {','.join(TORCH_OPS)} or none")
     if not chosen and not ddp:
         raise ValueError("--ops: empty; name at least one collective, or give --ddp with none")
+    # the job's own check, said before anything runs
+    _check_suffix(
+        output,
+        "--output",
+        (".jsonl",),
+        ": the rows are JSON lines, appended, and validate compare and calibrate read a file as "
+        "results by that suffix (any other is read as an nccl-tests log); a file of another "
+        "kind is never appended to",
+    )
     with output_option("--output"):
         check_writable(output)
-    if output.suffix.lower() != ".jsonl":  # the job's own check, said before anything runs
-        raise ValueError(
-            f"--output: {str(output)!r} must end in .jsonl: the rows are JSON lines, appended, "
-            "and validate compare and calibrate read a file as results by that suffix (any "
-            "other is read as an nccl-tests log); a file of another kind is never appended to"
-        )
     if output.exists() and not os.access(output, os.W_OK):
         raise ValueError(f"--output: {str(output)!r} is not writable")
     from ..validation.runner import check_appendable
@@ -1216,6 +1219,19 @@ _TEXT_COLUMNS = (
 )
 
 
+def _check_suffix(path: Path, option: str, allowed: Sequence[str], why: str = "") -> None:
+    """``option``'s file name ends in one of ``allowed``: a folder, a name with no extension
+    and another ending each said as what it is (as the sweep's ``--output`` says them:
+    :func:`costmodel.sweep.output.output_format`), ``why`` appended to the last."""
+    ends = " or ".join(allowed)
+    if path.is_dir():
+        raise ValueError(f"{option}: {str(path)!r} is a folder; give a file name ending in {ends}")
+    if path.suffix.lower() not in allowed:
+        head = "has no extension;" if not path.suffix else "must end in"
+        tail = f" give a file name ending in {ends}" if not path.suffix else f" {ends}"
+        raise ValueError(f"{option}: {str(path)!r} {head}{tail}{why}")
+
+
 def _check_output(path: Path, option: str, allowed: Sequence[str] | None = None) -> None:
     """A file ``option`` (``--output``, ``--report``) names, checked before anything runs: its
     format (``allowed`` suffixes, else a table's) and its folder; refusals name ``option``."""
@@ -1223,8 +1239,8 @@ def _check_output(path: Path, option: str, allowed: Sequence[str] | None = None)
     with output_option(option):
         if allowed is None:
             sw.output_format(path)
-        elif path.suffix.lower() not in allowed:
-            raise ValueError(f"{option}: {str(path)!r} must end in {' or '.join(allowed)}")
+        else:
+            _check_suffix(path, option, allowed)
         sw.check_writable(path)
 
 
@@ -1323,8 +1339,7 @@ def calibrate(
 
     from ..validation import calibrate as cal
 
-    if output.suffix.lower() != ".toml":
-        raise ValueError(f"--output: {str(output)!r} must end in .toml")
+    _check_suffix(output, "--output", (".toml",))
     _check_preset_name(name, output)
     sw = importlib.import_module("costmodel.sweep")
     sw.check_writable(output)
