@@ -327,10 +327,6 @@ def test_chart_titles_use_the_width_they_have_and_are_never_cut(app_url, width, 
         seen = {}
         for path, wait in (("ddp", "Exposed communication vs"), ("collectives", "all-reduce")):
             page.goto(f"{app_url}/{path}")
-            if path == "ddp":  # the bucket_cap chart is sent once its expander is opened
-                page.get_by_text("Exposed communication at each bucket_cap").first.click(
-                    timeout=90_000
-                )
             expect(page.locator(".js-plotly-plot .gtitle", has_text=wait).first).to_be_attached(
                 timeout=90_000
             )

@@ -617,29 +617,21 @@ def _advisor(inp: dict, inp_b: dict | None, fits: bool = True, rb=None) -> None:
             f"B: best bucket_cap {curves['B'].best_cap_bytes / 2**20:g} MiB, exposed "
             f"{format_duration(curves['B'].exposed_comm_s[curves['B'].best_index])}."
         )
-    # the curve is a secondary chart: the answer (best cap, its exposed time, today's) is in the
-    # metrics above; the chart is built and sent once its expander is opened. Sent on the first
-    # view it was revealed with the timeline, in one task, and held the page's first chart back
-    # (first chart 1.70x -> 1.53x the bare page without it, main-thread CPU, one side-by-side run)
-    box = on_open("Exposed communication at each bucket_cap (chart)", key="bucket_chart_open")
-    if box is None:
-        return
-    with box:
-        chart(
-            plots.bucket_advice_figure(
-                curves,
-                current_cap_bytes=now,
-                title="Exposed communication vs bucket_cap (1-200 MiB)",
-            ),
-            key="chart_bucket_advice",
-            reserve_margins=True,  # drawn once when the expander opens, not twice
-        )
-        st.caption(
-            "Each cap re-runs the step with everything else as above; the star is the argmin "
-            "(ties: fewer all-reduce seconds, then the smaller cap). Small caps start sending "
-            "early but pay NCCL's latency per bucket; large caps leave more to send after "
-            "backward."
-        )
+    chart(
+        plots.bucket_advice_figure(
+            curves,
+            current_cap_bytes=now,
+            title="Exposed communication vs bucket_cap (1-200 MiB)",
+        ),
+        key="chart_bucket_advice",
+        # drawn in the same task as the first chart (one chunk, one reveal): once, not twice
+        reserve_margins=True,
+    )
+    st.caption(
+        "Each cap re-runs the step with everything else as above; the star is the argmin "
+        "(ties: fewer all-reduce seconds, then the smaller cap). Small caps start sending "
+        "early but pay NCCL's latency per bucket; large caps leave more to send after backward."
+    )
 
 
 def render() -> None:
