@@ -942,7 +942,7 @@ def test_memory_largest_model_never_reads_zero_params():
     assert_clean(at)
     largest = next(v for k, v in metrics(at).items() if k.startswith("Largest model that fits"))
     assert largest == "none"
-    assert any("even one parameter does not fit" in w.value for w in at.warning)
+    assert any("Even one parameter does not fit" in w.value for w in at.warning)
 
 
 def test_no_page_sleeps_before_its_first_chart():

@@ -107,7 +107,7 @@ def test_a_published_price_shows_its_name_and_date_under_the_cost():
     at = open_page("page_ddp.py", {"ddp_price": "aws-p5-on-demand"})
     assert_clean(at)
     date = training.load_price("aws-p5-on-demand").date
-    assert _cost(at).proto.delta == f"aws-p5-on-demand, prices as of {date}"
+    assert _cost(at).proto.delta == f"{date} prices, aws-p5-on-demand"  # the date first
     assert _placeholder_warnings(at) == []
     at = open_page("page_ddp.py", {"ddp_usd": "3.5"})  # a typed price is the user's
     assert "your price" in _cost(at).proto.delta and _placeholder_warnings(at) == []
@@ -126,13 +126,15 @@ def test_no_greyed_mfu_box_shows_0_40_while_the_fitted_efficiency_is_used():
     an H100). Unset, the box is not drawn; its place says the compute in use, in the step's
     own words (the fitted MFU, the default MFU on a GPU without a fit, or a measured time)."""
     from costmodel.scenario import Scenario
+    from costmodel.web.common import page_words
 
     at = open_page("page_ddp.py")
     assert_clean(at)
     assert not [n for n in at.number_input if n.label.startswith("MFU")]
     label = Scenario(params=7e9, cluster="dgx-h100", nodes=4).evaluate(scaling=False).compute_label
     assert "MFU 0." in label and "0.40" not in label  # the fitted value, not the box's 0.40
-    assert f"Compute in use: {label}." in [c.value for c in at.caption]
+    # in the page's words: the MFU box, not the CLI's --mfu (common.page_words)
+    assert f"Compute in use: {page_words(label)}." in [c.value for c in at.caption]
     at.checkbox(key="ddp_own_mfu").check().run()  # set: the box, enabled, and no such line
     assert_clean(at)
     (box,) = [n for n in at.number_input if n.label.startswith("MFU")]

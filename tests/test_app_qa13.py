@@ -340,13 +340,13 @@ def test_memory_captions_say_what_the_total_holds():
     bare = open_page("page_memory.py")  # a bare count: the model state alone by default
     assert_clean(bare)
     sized = next(c.value for c in bare.caption if c.value.startswith("Sized as the step"))
-    assert "the lesson's state, 112 GB" in sized, sized
+    assert "per parameter before sharding), 112 GB" in sized, sized  # no activations
     named = open_page("page_memory.py", {"arch": "llama-3.1-8b"})
     assert_clean(named)
     recipe = next(c.value for c in named.caption if c.value.startswith("Activation recipe"))
     assert "34 + 5 a s / h" not in recipe and "model's own widths" in recipe, recipe
     sized = next(c.value for c in named.caption if c.value.startswith("Sized as the step"))
-    assert "state + activations" in sized, sized
+    assert "before sharding) + activations" in sized, sized
     shape = open_page(
         "page_memory.py", {"shape_activations": "true"}
     )  # a shape: sized by that very formula

@@ -171,11 +171,15 @@ def test_a_bare_count_s_note_says_what_its_memory_holds_and_what_the_step_prices
     said = [n for n in r.notes if n.startswith("activations:")]
     assert len(said) == 1 and "no shape" not in said[0], r.notes
     assert f"({d.layers} layers, hidden {d.hidden}: architecture_for_params)" in said[0]
-    # the step page shows that note, once beside the step and once beside the cost
+    # the step page shows that note once, beside the step, as a sentence in the page's words
+    # (the cost's copy of it is not repeated: common.notes)
+    from costmodel.web.common import sentence
+
     at = open_page("page_ddp.py")
     assert_clean(at)
-    shown = [_text(c.value) for c in at.caption if _text(c.value).startswith("activations:")]
-    assert shown == [said[0], said[0]], shown
+    shown = [_text(c.value) for c in at.caption if _text(c.value).startswith("Activations:")]
+    assert shown == [sentence(said[0])], shown
+    assert shown[0].endswith("name an architecture to size activations: the Model box)")
     assert not any("no shape" in _text(c.value) for c in at.caption)
 
 

@@ -37,7 +37,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -127,8 +127,10 @@ def size_label(size_bytes: float) -> str:
     return format_bytes(size_bytes)
 
 
-#: Lets a metric's label and value wrap rather than be cut off with "…" (Streamlit 1.67 sets
-#: ``white-space: nowrap; overflow: hidden; text-overflow: ellipsis`` on both). Values such as
+#: Lets a metric's label, value and delta wrap rather than be cut off with "…" (Streamlit 1.67
+#: sets ``white-space: nowrap; overflow: hidden; text-overflow: ellipsis`` on each). The step
+#: page's price under a cost, "aws-p5-on-demand, prices as of 2026-11-09", read
+#: "aws-p5-on-demand, prices as of 2026-…" at 1440 px and less at 1024 px: no date. Values such as
 #: "compute-bound" or "nvls_tree / simple" no longer fit a quarter of a 1440 px page at 2.25 rem,
 #: and nothing fits a 390 px phone's column at that size: the value shrinks with the viewport.
 #: A checkbox's label wraps too: in a quarter of a 1440 px page "In-network reduction across
@@ -137,7 +139,8 @@ def size_label(size_bytes: float) -> str:
 #: the Memory page's parts table widened the whole page at 390 px (the page scrolled sideways).
 READABLE_CSS = """<style>
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
-[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *,
+[data-testid="stMetricDelta"], [data-testid="stMetricDelta"] * {
   white-space: normal !important;
   overflow: visible !important;
   text-overflow: clip !important;
@@ -177,14 +180,20 @@ _answer = threading.local()
 
 def page_header(title: str, question: str) -> None:
     """Title, the one question the page answers, and the slot for the answer (:func:`headline`);
-    refuses out-of-range numbers in the URL.
+    a new run's record of the notes shown (:func:`notes`).
+
+    A number in the URL is checked by its own box: a number box drops a value that is not
+    finite or not below 2**53 before it is drawn (an int box crashed on ``?cl_nodes=1e400``),
+    naming its label and range (:func:`bound_number`); a text box (``?params=1e20``) gets the
+    text and its parser names the box and the box's own range (it was refused here, before
+    any box, with the 2**53 rule, which is no box's range).
 
     The CSS goes through ``st.markdown``, not ``st.html``: Markdown is drawn by Streamlit's main
     bundle, while ``st.html`` is one more lazily loaded JavaScript chunk on every page."""
     st.markdown(READABLE_CSS, unsafe_allow_html=True)
     st.title(title)
     st.caption(question)
-    check_url_numbers()
+    _shown_notes.seen = set()  # a new run: no library note shown yet
     _answer.slot = st.container()
 
 
@@ -250,24 +259,63 @@ def _history_navigation() -> bool:
     return getattr(get_script_run_ctx(), "is_history_navigation", False) is True
 
 
-def check_url_numbers() -> None:
-    """Drop URL numbers that are not finite or not below 2**53, with a red message each.
+#: Notes shown this run, per session thread: each library note once per page (:func:`notes`).
+_shown_notes = threading.local()
 
-    A shared link such as ``?cl_nodes=1e400`` would otherwise crash the widget it seeds
-    ("cannot convert float infinity to integer") before the page can check it.
-    Must run before the page creates its widgets (``page_header`` calls it first).
+#: The CLI's words in a library note -> the page's: a web page names its boxes, not flags.
+PAGE_WORDS: dict[str, str] = {
+    "the --mfu of this compute": "the value for the MFU box (Set the MFU) that gives this compute",
+    "--mfu": "the MFU box",
+    "arch=, --arch, the Model box": "the Model box",
+}
+
+
+def sentence(note: str) -> str:
+    """A library note as the page shows it, as a sentence: the CLI's flags in the page's
+    words (:data:`PAGE_WORDS`) and the first letter a capital. The library's notes start
+    lower-case ("even one parameter does not fit: ...") because the CLI prints them after a
+    label; one helper for every note a page shows on its own.
+
+    >>> sentence("even one parameter does not fit: 95 GB taken")
+    'Even one parameter does not fit: 95 GB taken'
+    >>> sentence("MFU 0.44, the --mfu of this compute")
+    'MFU 0.44, the value for the MFU box (Set the MFU) that gives this compute'
     """
-    for key in list(st.query_params):
-        value = st.query_params.get(key)
-        if not isinstance(value, str) or len(value) > 64 or not _URL_NUMBER.fullmatch(value):
+    note = page_words(note)
+    return note[:1].upper() + note[1:]
+
+
+def page_words(text: str) -> str:
+    """``text`` with the CLI's flags in a library note said in the page's words
+    (:data:`PAGE_WORDS`): the page has an MFU box, not ``--mfu``."""
+    for cli, page in PAGE_WORDS.items():
+        text = text.replace(cli, page)
+    return text
+
+
+def mark_shown(note: str) -> None:
+    """Count ``note`` as shown this run (a page said it in its own words: the step page's
+    "Compute in use" caption is the compute note), so :func:`notes` does not repeat it."""
+    seen = getattr(_shown_notes, "seen", None)
+    if seen is None:
+        seen = _shown_notes.seen = set()
+    seen.add(sentence(note))
+
+
+def notes(items: Iterable[str], where: Any = None) -> None:
+    """Show each library note as a caption (:func:`sentence`), once per page run: a note the
+    page has shown already (the A/B view's step and both costs carry the same "activations:
+    not included" note; the compute note repeats the "Compute in use" caption) is left out.
+    ``where``: the container (default: the page)."""
+    seen = getattr(_shown_notes, "seen", None)
+    if seen is None:
+        seen = _shown_notes.seen = set()
+    for n in items:
+        text = sentence(n)
+        if text in seen:
             continue
-        x = float(value)
-        if math.isfinite(x) and abs(x) < MAX_URL_NUMBER:
-            continue
-        _drop_url_value(key)
-        error(
-            f"URL parameter {key}: {value} is not a finite number below 2**53; the default is used"
-        )
+        seen.add(text)
+        (where or st).caption(text)
 
 
 def bound_choice(
@@ -289,7 +337,7 @@ def bound_choice(
     not among ``options``.
 
     Streamlit drops such a value and shows the default without a word (``?ddp_strategy=zero4``
-    showed ddp); a number out of range in a link is named (:func:`check_url_numbers`), so a
+    showed ddp); a number out of range in a link is named (:func:`bound_number`), so a
     choice is named too: the box's label and its allowed choices.
 
     The URL names a choice by the option itself (``str(option)``, the API's and the CLI's name:
@@ -442,7 +490,7 @@ def bound_number(
     (``?ddp_contention=2`` ran at c = 0, ``?ddp_mfu=2`` at 0.4), and cuts a fraction in a
     whole-number box to an integer (``?ddp_nodes=2.5`` ran on 2 nodes), where a choice not
     offered (:func:`bound_choice`) and a number that is not finite
-    (:func:`check_url_numbers`) are named: the box's label and its range. A box takes whole
+    (not finite or past 2**53: dropped before the box is drawn) are named: the box's label and its range. A box takes whole
     numbers when its value, step and bounds are integers (Streamlit's own rule).
 
     A box the page itself also sets through ``st.session_state`` (``set_by_page``: the Validate
@@ -461,7 +509,15 @@ def bound_number(
     linked = None
     if isinstance(text, str) and _URL_NUMBER.fullmatch(text):
         x = float(text)
-        if (min_value is not None and x < min_value) or (max_value is not None and x > max_value):
+        if not (math.isfinite(x) and abs(x) < MAX_URL_NUMBER):  # an int box crashes on inf
+            _drop_url_value(key)
+            lo = "(-2**53" if min_value is None else f"[{min_value:g}"
+            hi = "2**53)" if max_value is None else f"{max_value:g}]"
+            error(
+                f"URL parameter {key}: {text} is not a finite number below 2**53, as {label} "
+                f"takes: {lo}, {hi}; the default is used"
+            )
+        elif (min_value is not None and x < min_value) or (max_value is not None and x > max_value):
             lo = "-inf" if min_value is None else f"{min_value:g}"
             hi = "inf" if max_value is None else f"{max_value:g}"
             error(

@@ -85,15 +85,21 @@ def _inputs() -> dict:
         "side; a cluster preset: one of the models lesson, textbook, nccl, calibrated "
         "(predict_collective, the same number as the API, the CLI and cm.sweep)",
     )
-    ranks = bound_number(
-        c3,
-        "Ranks N [GPUs]",
-        value=8,
-        step=1,
-        key="ranks",
-        disabled=view != "link",
-        help="one-link view; the cluster view takes nodes x GPUs per node",
-    )
+    # the cluster view's answer is for nodes x GPUs per node: its box shows those ranks, filled
+    # once the answer has them (:func:`_cluster`); a greyed 8 beside an answer for 64 GPUs was
+    # the one-link view's box. The one-link box keeps its value meanwhile (common.KEPT).
+    ranks, ranks_slot = None, None
+    if view == "link":
+        ranks = bound_number(
+            c3,
+            "Ranks N [GPUs]",
+            value=8,
+            step=1,
+            key="ranks",
+            help="GPUs in the collective, on one link",
+        )
+    else:
+        ranks_slot = c3  # the column itself: an st.empty would be one element kind more
     size = size_input(
         "Message size M [B] (per-rank buffer, as nccl-tests prints it)",
         value=2**28,
@@ -139,6 +145,7 @@ def _inputs() -> dict:
             "gpus": gpus,
             "model": model,
             "pin": _pin_inputs(clusters, st),
+            "ranks_slot": ranks_slot,
         }
     c0, c1, c2 = st.columns(3)
     links = [CUSTOM, *data.preset_names("link")]
@@ -416,6 +423,23 @@ def _algorithm_rows(r, size: float) -> pd.DataFrame:
     )
 
 
+def _cluster_ranks(inp: dict, ranks: int | None) -> None:
+    """The cluster view's greyed Ranks box: the ranks its answer is for (nodes x GPUs per
+    node), or empty while the nodes or GPUs per node are refused."""
+    slot = inp.get("ranks_slot")
+    if slot is None:
+        return
+    inp["ranks_slot"] = None  # filled once a run
+    slot.number_input(
+        "Ranks N [GPUs]",
+        value=ranks,
+        disabled=True,
+        placeholder="nodes x GPUs per node",
+        help="The cluster view's ranks: nodes x GPUs per node of the preset (the one-link "
+        "view takes the ranks typed here)",
+    )
+
+
 def _cluster(inp: dict) -> None:
     op, size, model = inp["op"], inp["size"], inp["model"]
     if size is None:
@@ -429,6 +453,7 @@ def _cluster(inp: dict) -> None:
         chosen = at_size.loc[model]
         nccl = at_size.loc["nccl"]
         ranks = int(chosen["ranks"])
+        _cluster_ranks(inp, ranks)
         headline_text(
             f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {format_counted(ranks, 'GPU')}, "
             f"model {model}",
@@ -666,6 +691,7 @@ def render() -> None:
     inp = _inputs()
     if inp["view"] == "cluster":
         _cluster(inp)
+        _cluster_ranks(inp, None)  # refused nodes or size: the box stays, empty
     else:
         _link(inp)
 

@@ -46,8 +46,11 @@ from costmodel.web.common import (
     headline,
     headline_caption,
     headline_text,
+    mark_shown,
+    notes,
     on_open,
     page_header,
+    page_words,
     parse_input,
     section,
     table,
@@ -64,6 +67,7 @@ MAX_COMPUTE_S: float = next(
 #: The step page's boxes by the Scenario field each sets: a refusal names the box, not the API
 #: argument ("Sequence length [tokens]: ...", not "sequence_length: ...").
 BOX_LABELS = {
+    "params": "Model parameters P",
     "nodes": "Nodes",
     "gpus_per_node": "GPUs per node",
     "local_batch": "Local batch per GPU [samples]",
@@ -105,7 +109,8 @@ def _mfu_in_use(result: Any) -> None:
     the default MFU on a GPU without a fit, or the measured compute time."""
     box, _mfu_slot.box = _mfu_slot.box, None
     if box is not None and result is not None:
-        box.caption(f"Compute in use: {result.compute_label}.")
+        box.caption(f"Compute in use: {page_words(result.compute_label)}.")
+        mark_shown(f"compute per micro-batch: {result.compute_label}")  # the step's note
 
 
 def _inputs() -> dict:
@@ -731,9 +736,9 @@ def render() -> None:
         + f" Compute share of the step: {100 * result.compute_share:.1f} %."
         + band
     )
-    for note in result.notes:
-        if not note.startswith("DOES NOT FIT"):
-            st.caption(note)
+    # each note once on the page, as a sentence (common.notes): the A/B view's costs carry the
+    # step's "activations: not included" note again, and the compute note is the caption above
+    notes(n for n in result.notes if not n.startswith("DOES NOT FIT"))
     rb = _compare(inp, result, inp_b) if inp_b is not None else None
     _training_cost(result, inp, rb)
     (tab_step, step_open), (tab_scaling, scaling_open) = chart_tabs(
@@ -935,9 +940,13 @@ def _does_not_fit(inp: dict, result) -> None:
 DEFAULT_USD_PER_GPU_HOUR = 2.0
 
 
-def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
+def _price_input(col, gpu: str, key: str, label: str, usd_key: str, same: tuple | None = None):
     """A price preset published for ``gpu`` (never another GPU's), or USD per GPU-hour typed.
     Returns ``(price name or None, usd or None, usd_source)``.
+
+    ``same``: A's ``(price, usd, usd_source)`` when this is B's box on A's GPU: the box then
+    offers "same as A" first, its default (B rents at A's price until another is picked: two
+    H100 clusters of two clouds priced apart, as the CLI's ``scenario --vs ... --price-b``).
 
     The box starts empty, with the placeholder rate as its grey placeholder text: while it is
     empty the cost is computed at :data:`DEFAULT_USD_PER_GPU_HOUR` with ``usd_source``
@@ -949,12 +958,17 @@ def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
         col,
         "selectbox",
         label,
-        ("custom", *prices),
+        ((SAME,) if same is not None else ()) + ("custom", *prices),
         key=key,
-        help=f"cited list prices published for {gpu}, with their dates"
-        if prices
-        else f"no cited price is published for {gpu}: type USD per GPU-hour",
+        help=(f"{SAME}: B rents at A's price (A's GPU, {gpu}); or " if same is not None else "")
+        + (
+            f"cited list prices published for {gpu}, with their dates"
+            if prices
+            else f"no cited price is published for {gpu}: type USD per GPU-hour"
+        ),
     )
+    if name == SAME and same is not None:
+        return same
     if name != "custom":
         return name, None, "user"
     usd = bound_number(  # a link's price below the box's minimum is named, not dropped
@@ -976,10 +990,11 @@ def _price_input(col, gpu: str, key: str, label: str, usd_key: str):
 
 def _price_source(cost, price: str | None, source: str) -> tuple[str, Literal["off", "inverse"]]:
     """Where the cost's price came from, in a few words under the number, and the colour of
-    those words (``st.metric``'s ``delta_color``): the preset's name and date (the CLI's
-    ``train --price`` line says the same), the user's typed rate, or the placeholder in red."""
+    those words (``st.metric``'s ``delta_color``): the preset's date and name (the CLI's
+    ``train --price`` line says the same; the date first, so that a narrow column never hides
+    it), the user's typed rate, or the placeholder in red."""
     if price is not None:
-        return f"{price}, prices as of {cost.price_date}", "off"
+        return f"{cost.price_date} prices, {price}", "off"
     if source == "default":
         return f"${cost.usd_per_gpu_hour:g}/GPU-hour placeholder, not a price", "inverse"
     return f"${cost.usd_per_gpu_hour:g}/GPU-hour, your price", "off"
@@ -1101,8 +1116,7 @@ def _cost_metrics(
         )
     if cost.price_warning:
         st.warning(cost.price_warning)
-    for n in cost.notes:
-        st.caption(n)
+    notes(cost.notes)  # those the step above said already are not repeated
 
 
 def _tokens(text: str, name: str) -> float:
@@ -1133,10 +1147,17 @@ def _training_cost(result, inp: dict, rb=None) -> None:
     )
     price_name, usd, source = _price_input(c[1], gpu, "ddp_price", "Price", "ddp_usd")
     price_b, usd_b, source_b = price_name, usd, source
-    if gpu_b is not None and gpu_b != gpu:
+    if gpu_b is not None:  # B's own price: on A's GPU "same as A" by default, else B's GPU's
+        same_gpu = gpu_b == gpu
         price_b, usd_b, source_b = _price_input(
-            c[2], gpu_b, "ddp_price_b", f"Price (B, {gpu_b})", "ddp_b_usd"
+            c[2],
+            gpu_b,
+            "ddp_price_b",
+            "Price (B)" if same_gpu else f"Price (B, {gpu_b})",
+            "ddp_b_usd",
+            same=(price_name, usd, source) if same_gpu else None,
         )
+    b_own_price = gpu_b == gpu and (price_b, usd_b, source_b) != (price_name, usd, source)
     measured_text = c[3].text_input(
         f"{MEASURED_BOX} (optional)",
         value="",
@@ -1179,20 +1200,23 @@ def _training_cost(result, inp: dict, rb=None) -> None:
             usd_source=source,
         )
         # a placeholder is flagged under its number, unless the warning above (two GPUs at
-        # one placeholder rate) says it already; B on A's GPU shares A's price and its warning
+        # one placeholder rate) says it already; B at A's price shares A's warning
+        both = "Cost" if rb is None else "Cost (A)" if b_own_price else "Costs (A) and (B)"
         _cost_metrics(
             cost,
             " (A)" if rb is not None else "",
             result,
             source,
             price_name,
-            None if two_gpus else (gpu, "Cost" if rb is None else "Costs (A) and (B)"),
+            None if two_gpus else (gpu, both),
         )
         if rb is not None:
             cost_b = rb.training_cost(
                 tokens, usd_per_gpu_hour=usd_b, price=price_b, usd_source=source_b
             )
-            _cost_metrics(cost_b, " (B)", rb, source_b, price_b, None)
+            _cost_metrics(
+                cost_b, " (B)", rb, source_b, price_b, (gpu, "Cost (B)") if b_own_price else None
+            )
 
 
 if __name__ == "__main__":

@@ -19,9 +19,11 @@ from costmodel.web.common import (
     gpu_choice,
     headline,
     headline_text,
+    notes,
     page_header,
     parse_input,
     section,
+    sentence,
     table,
 )
 from costmodel.web.own_model import OWN, describe, upload_arch
@@ -606,7 +608,7 @@ _LAYOUT_BOXES = {
     "cuda_context_bytes": "CUDA context per GPU [B]",
 }
 
-#: What the step holds beyond the lesson's state and activations, per ZeRO stage (the buffers
+#: What the step holds beyond the model state and activations, per ZeRO stage (the buffers
 #: of :mod:`costmodel.strategy.memory`): said for the stage shown, not for all four.
 _BUFFER_OF_STAGE = {
     0: "DDP's bucket copy of the gradients",
@@ -770,8 +772,9 @@ def render() -> None:
             f"{_card(name, capacity)})",
         )
         st.caption(  # one road: `costmodel memory` and `costmodel step` size the same layout
-            f"Sized as the step prices {_layout_name(inp)} (ZeRO-{stage}): the lesson's "
-            "state"
+            f"Sized as the step prices {_layout_name(inp)} (ZeRO-{stage}): model state "
+            f"(weights, gradients, optimizer: {inp['recipe']}'s "
+            f"{memory.RECIPES[inp['recipe']].bytes_per_param:g} B per parameter before sharding)"
             + (" + activations" if inp["activation"] is not None else "")  # none when left out
             + (" + context + fragmentation" if inp["context"] or inp["fragmentation"] else "")
             + f", {format_bytes(lesson[stage])}, plus "
@@ -784,8 +787,7 @@ def render() -> None:
         # what `costmodel memory` says beside the numbers (its activation line is the
         # "Activation recipe" caption above): tensor and pipeline parallelism from the 70B
         # class, expert parallelism for a mixture of experts
-        for note in memory_notes("", inp["params"], inp["arch"])[1:]:
-            st.caption(note)
+        notes(memory_notes("", inp["params"], inp["arch"])[1:])
         m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
         m[1].metric(f"GPU memory ({_gpu_name(name, capacity)})", format_bytes(capacity))
@@ -810,8 +812,9 @@ def render() -> None:
             )
             seq, micro = inp["recipe_act"][:2]  # the CLI's `memory` note, word for word
             what = f"{seq} tokens x micro-batch {micro}" if inp["activation"] else ""
-            st.warning(
-                nothing_fits_note(capacity, fixed, activations, what), icon=":material/memory:"
+            st.warning(  # the library's note, shown as a sentence (common.sentence)
+                sentence(nothing_fits_note(capacity, fixed, activations, what)),
+                icon=":material/memory:",
             )
         if total > capacity:
             _what_fits(inp, kw, totals, capacity)
