@@ -131,3 +131,36 @@ def test_step_scenario_train_take_neither_and_memory_says_so():
     for command in ("step", "scenario", "train"):
         names = {o for p in group.commands[command].params for o in p.opts}  # type: ignore[attr-defined]
         assert "--cuda-context" not in names and "--fragmentation" not in names
+
+
+# --- a config.json through the one decoder of user files (costmodel.textfile) -----------------
+HF = (
+    __import__("pathlib").Path(__file__).parent
+    / "data"
+    / "hf_configs"
+    / "llama-2-7b"
+    / "config.json"
+)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-32"])
+def test_a_config_json_with_a_byte_order_mark_loads(tmp_path, encoding):
+    """read_text(encoding="utf-8") refused a UTF-16 config.json (PowerShell 5's `>` writes one)
+    and json.loads a UTF-8 one with Notepad's mark ("Unexpected UTF-8 BOM")."""
+    from costmodel.architecture import load_arch
+
+    folder = tmp_path / encoding
+    folder.mkdir()
+    (folder / "config.json").write_bytes(HF.read_text(encoding="utf-8").encode(encoding))
+    got = load_arch(str(folder / "config.json"))
+    assert got.params == load_arch(str(HF)).params
+    r = run("memory", "--arch", str(folder), "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["params"] == got.params
+
+
+def test_an_undecodable_config_json_names_the_file(tmp_path):
+    bad = tmp_path / "latin1.json"
+    bad.write_bytes('{"model_type": "llama", "name": "caf\u00e9"}'.encode("latin-1"))
+    line = one_line_error(run("memory", "--arch", str(bad)), str(bad), "not a JSON config")
+    assert "cannot be decoded" in line and "save the config.json as UTF-8" in line
