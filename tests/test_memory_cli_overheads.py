@@ -164,3 +164,55 @@ def test_an_undecodable_config_json_names_the_file(tmp_path):
     bad.write_bytes('{"model_type": "llama", "name": "caf\u00e9"}'.encode("latin-1"))
     line = one_line_error(run("memory", "--arch", str(bad)), str(bad), "not a JSON config")
     assert "cannot be decoded" in line and "save the config.json as UTF-8" in line
+
+
+# --- validate compare: |log ratio| as a number, the headline's rows named ---------------------
+def _compare_args(tmp_path) -> tuple[str, ...]:
+    from tests.test_validate_qa8 import _off_line_rows
+
+    results = tmp_path / "results.jsonl"
+    rows = _off_line_rows().to_dict(orient="records")
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return ("validate", "compare", str(results), "--cluster", "dgx-h100")
+
+
+def test_compare_prints_the_log_ratio_with_three_decimals(tmp_path):
+    """median_abs_log_ratio printed 1.624043 (six decimals) beside the percentages."""
+    import re
+
+    args = _compare_args(tmp_path)
+    out = run(*args).stdout
+    doc = json.loads(run(*args, "--json").stdout)
+    header = next(line for line in out.splitlines() if "median_abs_log_ratio" in line)
+    assert "median_abs_rel_error" in header
+    shown = [f"{r['median_abs_log_ratio']:.3f}" for r in doc["summary"]]
+    for value in shown:
+        assert re.search(rf"\s{re.escape(value)}\s", out), (value, out)
+    assert not re.search(r"\d\.\d{4,}", out.split("median |busbw error|")[0]), out
+
+
+def test_compare_headline_says_which_rows_it_covers(tmp_path):
+    """Under --check-from the headline "median |busbw error| X over N rows" was over every
+    predicted row while the checks below judged the range: it now says all sizes and how many
+    rows the checks judge; --json's median_abs_rel_error is the headline's, and
+    checked_median_abs_rel_error the checked range's."""
+    from costmodel.units import format_counted
+
+    args = _compare_args(tmp_path)
+    doc = json.loads(run(*args, "--check-from", "1MiB", "--json").stdout)
+    assert doc["checked_rows"] == 7 and doc["predicted"] == 11
+    out = run(*args, "--check-from", "1MiB", "--tolerance", "0.1").stdout
+    head = next(line for line in out.splitlines() if line.startswith("median |busbw error|"))
+    assert head.startswith(
+        f"median |busbw error| {doc['median_abs_rel_error']:.1%} over "
+        f"{format_counted(doc['predicted'], 'row')} of all sizes (--check-from 1 MiB judges the "
+        "7 from 1 MiB up, below)"
+    ), head
+    assert doc["checked_median_abs_rel_error"] == pytest.approx(
+        doc["goal"][0]["median_abs_rel_error"]
+    )
+    plain = run(*args).stdout  # no --check-from: every row is checked, nothing to add
+    head = next(line for line in plain.splitlines() if line.startswith("median |busbw error|"))
+    assert "of all sizes" not in head and "--check-from" not in head
+    full = json.loads(run(*args, "--json").stdout)
+    assert full["checked_median_abs_rel_error"] == full["median_abs_rel_error"]
