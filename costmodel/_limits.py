@@ -27,7 +27,8 @@ class Limit:
 
     ``parse`` turns the option's raw value (an int, a float or the text with units) into the
     numbers to check; ``lo``/``hi`` bound them (``lo_open``: strictly above ``lo``); ``rule``
-    says the range in the message, ``"--nodes: must be RULE, got VALUE"``.
+    says the range in the message, ``"--nodes: must be RULE, got VALUE"``; ``hi_open``:
+    strictly below ``hi`` (a fraction in [0, 1)).
     """
 
     rule: str
@@ -36,6 +37,7 @@ class Limit:
     parse: Callable[[Any], list[float]]
     lo_open: bool = False
     whole: bool = False
+    hi_open: bool = False
 
     def check(self, option: str, value: Any) -> None:
         if value is None:
@@ -51,7 +53,8 @@ class Limit:
                 raise refusal(option, self.rule, raw, exc) from None
             for x in numbers:
                 ok = math.isfinite(x) and (x > self.lo if self.lo_open else x >= self.lo)
-                ok = ok and x <= self.hi and (not self.whole or x == math.floor(x))
+                ok = ok and (x < self.hi if self.hi_open else x <= self.hi)
+                ok = ok and (not self.whole or x == math.floor(x))
                 if not ok:
                     raise ValueError(f"{option}: must be {self.rule}, got {raw!r}")
 
@@ -174,6 +177,13 @@ LIMITS: dict[str, Limit] = {
     ),
     "max_bytes": _SIZE,
     "gpu_memory": _GPU_MEMORY,
+    # `memory`'s overheads, the Memory page's "CUDA context, fragmentation" boxes: the context
+    # a size as every other (0 allowed: none, the default), the allowance a fraction of what the
+    # allocator holds (training_memory's range: 1 would be everything held again, unbounded)
+    "cuda_context": Limit(
+        "a size in 0 B..16 TiB (2**44 B), whole bytes, e.g. 1GiB", 0, MAX_MESSAGE_BYTES, _bytes_of
+    ),
+    "fragmentation": Limit("a fraction in [0, 1)", 0, 1, _num, hi_open=True),
     "params": Limit("a parameter count in 1..1e15, e.g. 7B", 1, 1e15, _count),
     "tokens": Limit("a token count in 1..1e16, e.g. 2T", 1, 1e16, _tokens),
     "tokens_per_gpu": Limit(

@@ -242,9 +242,19 @@ def _load(path: str, mtime_ns: int, size: int) -> Architecture:
     p = Path(path)
     if size > MAX_CONFIG_BYTES:
         raise ValueError(f"arch: {path} is {size} bytes; a config.json is at most 10 MB")
+    from . import textfile
+
     try:
-        cfg = json.loads(p.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"arch: {path}: cannot read: {exc.strerror or exc}") from None
+    try:  # the one decoder of user files: UTF-8 (a BOM too), UTF-16/32 by its mark
+        text = textfile.decode_text(raw, path, what="config.json")
+    except textfile.TextDecodeError as exc:
+        raise ValueError(f"arch: {path} is not a JSON config: {exc.message}") from None
+    try:
+        cfg = json.loads(text)
+    except json.JSONDecodeError as exc:
         raise ValueError(f"arch: {path} is not a JSON config ({exc})") from None
     name = p.parent.name if p.name == "config.json" and p.parent.name else p.stem
     try:

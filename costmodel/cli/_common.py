@@ -545,9 +545,15 @@ _FORMATTERS: dict[str, Callable[[float], str]] = {
     "_GB": lambda v: units.format_bytes(v * 1e9),
     "_bytes": units.format_bytes,
     "_rel_error": lambda v: f"{100 * v:+.1f}%",
+    # |ln(predicted / measured)|: a pure number, no percentage (0.095 is a factor 1.1 either
+    # way); three decimals, as the HTML report prints it (it printed six, 0.095310)
+    "_log_ratio": lambda v: f"{v:.3f}",
     "_s": units.format_duration,
 }
 """Column-name suffix -> formatter for text output (first match wins; order matters)."""
+
+#: suffixes that stay in the column's name (the others are said by the formatted value's unit)
+_KEPT_SUFFIXES = ("_rel_error", "_log_ratio")
 
 
 def _percent(v: float) -> str:
@@ -568,7 +574,7 @@ def _human_frame(df: Any) -> str:
                 if suffix == "_rel_error" and ("abs" in name or "rms" in name):
                     fmt = _percent  # noqa: PLW2901  (a magnitude: no sign)
                 out[col] = [fmt(float(v)) if v == v else "-" for v in out[col]]
-                if suffix != "_rel_error":
+                if suffix not in _KEPT_SUFFIXES:
                     renames[col] = name[: -len(suffix)] + bracket
                 break
         else:

@@ -813,7 +813,11 @@ def validate_compare(
     """Measured vs predicted time and busbw per row; summary per op/algorithm/size band.
 
     Error = busbw_pred / busbw_meas - 1 (uncapped; the error calibrate reports too), with |ln
-    ratio| beside it. Exit 1 when any
+    ratio| beside it (median_abs_log_ratio: |ln(predicted / measured)|, a pure number; 0.095
+    is a factor 1.1 either way). The headline "median |busbw error| X over N rows" is over
+    every predicted row, as --json's median_abs_rel_error and the report's; with --check-from
+    it says so and how many rows the checks judge (--json: checked_rows,
+    checked_median_abs_rel_error). Exit 1 when any
     |error| (sizes from --check-from up) exceeds --tolerance, or, without --tolerance, when the
     docs/fidelity.md goal fails; also when a check has no rows to judge (a log cut off below 1
     MiB, --check-from above every size, --tolerance on a file of DDP steps only): the verdict
@@ -1096,7 +1100,11 @@ def validate_compare(
                 "verdict": "fail" if skipped_files and outcome else verdict.lower(),
                 "skipped_files": skipped_files,  # a folder's files that did not read as logs
                 "socket_fallback": fallback,
+                # over every predicted row (the text's headline); the checked range's own:
                 "median_abs_rel_error": float(table["rel_error"].abs().median()),
+                "checked_median_abs_rel_error": float(checked["rel_error"].abs().median())
+                if len(checked)
+                else None,
                 "assumed": assumed,
                 "warnings": notices,
                 "findings": findings,
@@ -1114,8 +1122,17 @@ def validate_compare(
         )
     else:
         typer.echo(_human_frame(summary))
+        # the report's headline too, over every predicted row (--json's median_abs_rel_error);
+        # under --check-from it says so and how many of them the checks below judge
+        scope = (
+            f" of all sizes (--check-from {floor_text} judges the {len(checked):,} from "
+            f"{floor_text} up, below)"
+            if floor > 0
+            else ""
+        )
         typer.echo(
-            cmp.median_error_lines(table)[0]  # the report's headline too
+            cmp.median_error_lines(table)[0]
+            + scope
             + (
                 f"; expected error (grouped CV) {band.text()}: {band.within} of {band.rows} "
                 "rows within it"

@@ -314,6 +314,21 @@ def memory(
         str | None, typer.Option(help="GPU memory to check against: 80GB.")
     ] = None,
     cluster: Annotated[str | None, typer.Option(help="Take the GPU memory from a preset.")] = None,
+    cuda_context: Annotated[
+        str | None,
+        typer.Option(
+            "--cuda-context",
+            help="CUDA context and library workspaces per GPU, not held by the allocator: "
+            "1GiB, 500MB (measure with nvidia-smi; default 0). A bare number is bytes.",
+        ),
+    ] = None,
+    fragmentation: Annotated[
+        float | None,
+        typer.Option(
+            help="Allocator fragmentation allowance, a fraction in [0, 1) of everything the "
+            "allocator holds (state, activations, buffers; default 0).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Memory per GPU of weights, gradients, optimizer state, activations (and what fits).
@@ -335,6 +350,12 @@ def memory(
     their own, beside the lesson's total (none on one rank). --nodes N with --cluster shards
     over N x the preset's GPUs per node, as step, scenario and train count them (not with
     --ranks).
+    --cuda-context C and --fragmentation f (the Memory page's "CUDA context, fragmentation"
+    boxes, training_memory's cuda_context_bytes and fragmentation) add C + f x what the
+    allocator holds to the total, and so to the verdict, the largest model, the fewest ranks
+    and --recompute's fit. `step`, `scenario`, `train` and the step page size the step's memory
+    without them (none of them takes either), so with either given the step advisor's fit
+    suggestions (--cluster) are left out, with a note saying why.
 
     Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 
@@ -425,7 +446,15 @@ def memory(
         gpus_per_node=gpn,
         names=("--group-size", "--cluster"),
     )
-    skw: dict[str, Any] = dict(recipe=recipe, activations_bytes=act, arch=arch, **recipe_kw)
+    # the overheads the Memory page's expander takes, through the same stage_memory keywords
+    ctx = float(units.parse_bytes(cuda_context, name="--cuda-context")) if cuda_context else 0.0
+    if ctx > 0.0:  # a bare number is bytes (--cuda-context 1 is 1 B): said after the answer
+        bare_bytes_warning("--cuda-context", cuda_context, "GiB")
+    frag = 0.0 if fragmentation is None else float(fragmentation)
+    over_kw: dict[str, Any] = {"cuda_context_bytes": ctx, "fragmentation": frag}
+    skw: dict[str, Any] = dict(
+        recipe=recipe, activations_bytes=act, arch=arch, **recipe_kw, **over_kw
+    )
     skw.update(lkw)
     sm = stage_memory(zero, ranks, p_given, **skw)
     breakdown = sm.base
@@ -450,6 +479,9 @@ def memory(
         # named as a sweep row and step --json name it
         **_layout_identity(lkw, ranks),
         "ranks": ranks,
+        # the overheads asked for (their bytes are rows of memory_parts_bytes)
+        "cuda_context_bytes": ctx,
+        "fragmentation": frag,
     }
     if arch is not None:  # what sizes the activations, as a sweep row over an arch has them
         result.update(
@@ -489,7 +521,7 @@ def memory(
         result["fits"] = bool(total <= capacity)
         result["max_params"] = float(
             stage_max_params(
-                capacity, zero, ranks, recipe=recipe, activations_bytes=act_bytes, **lkw
+                capacity, zero, ranks, recipe=recipe, activations_bytes=act_bytes, **over_kw, **lkw
             )
         )
         if st == "hsdp":  # the state is sharded over the group: more replicas do not shrink it
@@ -511,7 +543,13 @@ def memory(
                     break
     fa = None
     if capacity is not None and not result["fits"]:
-        fixed = lesson_total - float(breakdown.model_state_bytes)
+        # what sits beside a model of no parameters: the activations, the context and their
+        # fragmentation (the Memory page's figure: the total at P = 0)
+        fixed = float(
+            stage_memory(
+                zero, ranks, 0.0, recipe=recipe, activations_bytes=act_bytes, **over_kw, **lkw
+            ).total_bytes
+        )
         if result["max_params"] <= 0.0:
             from ..strategy.advisor import nothing_fits_note
 
@@ -519,7 +557,15 @@ def memory(
             # --activations are no sequence's; a bare count has none), as the Memory page says
             what = f"{seq_n} tokens x micro-batch {micro_batch}" if arch and act is None else ""
             result["max_params_note"] = nothing_fits_note(capacity, fixed, act_bytes, what)
-        if cluster is not None and act is None:
+        if cluster is not None and act is None and (ctx or frag):
+            # the advisor prices each change with the step, whose memory has no context or
+            # fragmentation: its verdicts would not be this total's
+            result["fit_suggestions_note"] = (
+                "fit suggestions left out: the step advisor sizes memory without "
+                "--cuda-context and --fragmentation (step, scenario and train take neither); "
+                "fits_with_recompute and the fewest ranks count them"
+            )
+        elif cluster is not None and act is None:
             from .. import presets
             from ..strategy.advisor import fit_suggestions
 
@@ -594,6 +640,8 @@ def memory(
     typer.echo(_kv(rows))
     for n in result["notes"][1:]:
         typer.echo(f"note: {n}")
+    if "fit_suggestions_note" in result:
+        typer.echo(f"note: {result['fit_suggestions_note']}")
 
 
 def _layout_identity(layout_kw: dict[str, Any], ranks: int) -> dict[str, Any]:

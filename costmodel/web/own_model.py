@@ -37,7 +37,7 @@ def read_upload(content: bytes, filename: str) -> tuple[Architecture, str]:
     """``(architecture, path of the saved copy)`` of an uploaded config.json.
 
     ValueError (naming the file and the config key) for a file over
-    :data:`~costmodel.hf_config.MAX_CONFIG_BYTES`, one that is not UTF-8 JSON, or a shape the
+    :data:`~costmodel.hf_config.MAX_CONFIG_BYTES`, one that is not JSON text (read by :mod:`costmodel.textfile`: UTF-8, UTF-16 or UTF-32 by its mark), or a shape the
     reader cannot read; the user's file itself is never written to.
     """
     from costmodel import hf_config
