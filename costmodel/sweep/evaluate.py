@@ -160,6 +160,24 @@ def _collective_pairs_alone(
     return {name: table.column(name).combine_chunks() for name in table.column_names}
 
 
+def _collective_inputs(
+    cat: dict[str, Any], sizes: np.ndarray, nodes: np.ndarray, gpn: np.ndarray
+) -> dict[str, Any]:
+    """The input columns every preset collective row starts with, answered or refused: the
+    preset, model, op, algorithm and protocol asked for, nodes, GPUs per node, ranks, size."""
+    return {
+        "preset": cat["preset"],
+        "model": cat["model"],
+        "op": cat["op"],
+        "algorithm": cat["algorithm"],
+        "protocol_requested": cat["protocol"],
+        "nodes": nodes,
+        "gpus_per_node": gpn,
+        "ranks": nodes * gpn,
+        "size_bytes": sizes,
+    }
+
+
 def _refused_collective_rows(
     cat: dict[str, Any],
     sizes: np.ndarray,
@@ -175,15 +193,7 @@ def _refused_collective_rows(
     nan = np.full(n, np.nan)
     empty = _Cat(np.zeros(n, dtype=np.int32), [""])
     return {
-        "preset": cat["preset"],
-        "model": cat["model"],
-        "op": cat["op"],
-        "algorithm": cat["algorithm"],
-        "protocol_requested": cat["protocol"],
-        "nodes": nodes,
-        "gpus_per_node": gpn,
-        "ranks": nodes * gpn,
-        "size_bytes": sizes,
+        **_collective_inputs(cat, sizes, nodes, gpn),
         "time_s": nan,
         "algbw_GBps": nan,
         "busbw_GBps": nan,
@@ -267,15 +277,7 @@ def _collective_rows(
         reg_parts.append((mask, band.regime))
         note_parts.append((mask, "" if band.measured else _band_note(band)))
     return {
-        "preset": cat["preset"],
-        "model": cat["model"],
-        "op": cat["op"],
-        "algorithm": cat["algorithm"],
-        "protocol_requested": cat["protocol"],
-        "nodes": nodes,
-        "gpus_per_node": gpn,
-        "ranks": nodes * gpn,
-        "size_bytes": sizes,
+        **_collective_inputs(cat, sizes, nodes, gpn),
         "time_s": time_s,
         "algbw_GBps": algbw / _GB,
         "busbw_GBps": busbw / _GB,
