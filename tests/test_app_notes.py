@@ -75,6 +75,23 @@ def test_validate_log_without_an_op_names_the_op_box_not_the_flag():
     assert not _flags(at), _flags(at)
 
 
+def test_validate_busbw_only_table_points_to_the_page_s_reference_runs_not_the_flag():
+    """A busbw-only table was refused naming "Bundled runs with times (--reference ID, or the
+    page's reference runs)"."""
+    from costmodel.validation.logread import busbw_only_refusal
+
+    name = "21a_azure-NDH100v5-1x8xH100_allreduce_busbw-only.txt"
+    assert "--reference ID" in busbw_only_refusal(name)  # the CLI's words
+    at = open_page("page_validate.py")
+    raw = (REFERENCE_LOGS / name).read_bytes()
+    at.file_uploader(key="val_upload").set_value((name, raw, "text/plain")).run()
+    assert_clean(at)
+    errors = [_text(e.value) for e in at.error]
+    assert len(errors) == 1 and "is a busbw-only table" in errors[0], errors
+    assert "Bundled runs with times (Measurements: A reference run): " in errors[0], errors
+    assert not _flags(at), _flags(at)
+
+
 def test_validate_several_runs_caption_is_a_sentence_shown_once():
     """ "comparing 3 runs of one file ..." began lower-case."""
     name = "13e_waynehacking8_1x2-4-6xH100_GPUcount-scaling_allreduce.txt"
