@@ -624,9 +624,9 @@ def test_validate_truncated_log_names_the_skipped_line():
     assert_clean(at)
     assert "Rows compared" in metrics(at)  # the whole rows before the cut are compared
     # shown as text: Markdown punctuation escaped, so compare the unescaped text; the reader's
-    # one line, as `validate compare` prints it (tests/test_validate_logs.py)
+    # one line, as `validate compare` prints it (tests/test_validate_logs.py), as a sentence
     assert any(
-        re.match(r"line \d+: the log ends in the middle of a result row", _text(w.value))
+        re.match(r"Line \d+: the log ends in the middle of a result row", _text(w.value))
         for w in at.warning
     ), [w.value for w in at.warning]
 

@@ -262,11 +262,28 @@ def _history_navigation() -> bool:
 #: Notes shown this run, per session thread: each library note once per page (:func:`notes`).
 _shown_notes = threading.local()
 
-#: The CLI's words in a library note -> the page's: a web page names its boxes, not flags.
+#: The CLI's words in a library note -> the page's: a web page names its boxes, not flags. One
+#: table for every page; a phrase naming a box only one page has is said only there (the
+#: Validate page's Op box: only its log reader says "CLI --op"). Longer phrases come first.
 PAGE_WORDS: dict[str, str] = {
     "the --mfu of this compute": "the value for the MFU box (Set the MFU) that gives this compute",
     "--mfu": "the MFU box",
     "arch=, --arch, the Model box": "the Model box",
+    # validation.logread: an op the log does not name, or one its sources disagree on
+    "the op (CLI --op all_reduce; the page's Op input)": "the op in the Op box",
+    "the op (CLI --op, the page's Op input)": "the op in the Op box",
+    "(--reference ID, or the page's reference runs)": "(Measurements: A reference run)",
+    # validation.calibrate: a count the log does not say (the page sets the nodes, not ranks)
+    "give it (nodes=..., CLI --nodes N)": "set the Nodes box",
+    "give it (ranks=..., CLI --ranks N)": "set the Nodes and GPUs per node boxes",
+    # validation.compare / calibrate: CPU rows against a GPU preset; the page calibrates on its
+    # cluster, so there is no calibration without one to offer here
+    "calibrate on them without a base cluster (costmodel calibrate without --cluster: the "
+    "alpha-beta fits) and compare with --calibration": "the page compares and calibrates on a "
+    "GPU cluster preset only",
+    "calibrate without a base cluster (CLI: without --cluster: the alpha-beta fits describe "
+    "the rows) and compare with --calibration": "the page compares and calibrates on a GPU "
+    "cluster preset only",
 }
 
 
@@ -287,35 +304,53 @@ def sentence(note: str) -> str:
 
 def page_words(text: str) -> str:
     """``text`` with the CLI's flags in a library note said in the page's words
-    (:data:`PAGE_WORDS`): the page has an MFU box, not ``--mfu``."""
+    (:data:`PAGE_WORDS`): the page has an MFU box, not ``--mfu``.
+
+    >>> page_words("check the log or set the op (CLI --op, the page's Op input)")
+    'check the log or set the op in the Op box'
+    """
     for cli, page in PAGE_WORDS.items():
         text = text.replace(cli, page)
     return text
 
 
+def _seen() -> set[str]:
+    seen = getattr(_shown_notes, "seen", None)
+    if seen is None:
+        seen = _shown_notes.seen = set()
+    return seen
+
+
 def mark_shown(note: str) -> None:
     """Count ``note`` as shown this run (a page said it in its own words: the step page's
     "Compute in use" caption is the compute note), so :func:`notes` does not repeat it."""
-    seen = getattr(_shown_notes, "seen", None)
-    if seen is None:
-        seen = _shown_notes.seen = set()
-    seen.add(sentence(note))
+    _seen().add(sentence(note))
 
 
-def notes(items: Iterable[str], where: Any = None) -> None:
-    """Show each library note as a caption (:func:`sentence`), once per page run: a note the
-    page has shown already (the A/B view's step and both costs carry the same "activations:
-    not included" note; the compute note repeats the "Compute in use" caption) is left out.
-    ``where``: the container (default: the page)."""
-    seen = getattr(_shown_notes, "seen", None)
-    if seen is None:
-        seen = _shown_notes.seen = set()
+def notes(
+    items: Iterable[str],
+    where: Any = None,
+    *,
+    kind: str = "caption",
+    escape: bool = False,
+    prefix: str = "",
+    **kwargs: Any,
+) -> None:
+    """Show each library note (:func:`sentence`), once per page run: a note the page has
+    shown already (the A/B view's step and both costs carry the same "activations: not
+    included" note; the compute note repeats the "Compute in use" caption) is left out.
+    ``where``: the container (default: the page); ``kind``: ``"caption"``, ``"warning"`` or
+    ``"info"`` (``kwargs`` go with it: an icon); ``escape``: show the note as text
+    (:func:`plain`), for a note quoting what the user gave (an uploaded log's lines);
+    ``prefix``: words before the note, the sentence's start ("note (B): " gives "Note (B):
+    size ..."), counted once with them."""
+    seen = _seen()
     for n in items:
-        text = sentence(n)
+        text = sentence(prefix + n)
         if text in seen:
             continue
         seen.add(text)
-        (where or st).caption(text)
+        getattr(where or st, kind)(plain(text) if escape else text, **kwargs)
 
 
 def bound_choice(
@@ -646,7 +681,8 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
     (``{"sequence_length": "Sequence length [tokens]"}``): a refusal names the box the user
     typed in, not the API's argument. A rule over the whole model (no field of its own) is not
     prefixed with ``field`` a second time. The message is shown as text (:func:`plain`): it may
-    quote what the user typed.
+    quote what the user typed. A library message naming a CLI flag names the page's box
+    (:func:`page_words`): a page never tells the user to pass a flag.
     """
     names = labels or {}
 
@@ -660,7 +696,7 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
 
         lines = []
         for e in errors():
-            msg = e["msg"].removeprefix("Value error, ")
+            msg = page_words(e["msg"].removeprefix("Value error, "))
             loc = ".".join(str(p) for p in e["loc"])
             # pydantic names one bound ("greater than or equal to 1"): the range, as the CLI's
             allowed = (
@@ -674,7 +710,7 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
             )
         _red(f"**{plain(field)}**: " + plain("; ".join(lines)))
         return
-    _red(f"**{plain(field)}**: {plain(named(str(exc)))}")
+    _red(f"**{plain(field)}**: {plain(named(page_words(str(exc))))}")
 
 
 def _got(e: Mapping[str, Any]) -> str:
@@ -1122,7 +1158,7 @@ def accuracy_caption(band: Any, *, where: str = "") -> None:
         )
     else:
         head = f"Expected error unknown{where} ({band.regime})."
-        detail = f"{band.note}."
+        detail = f"{sentence(band.note)}."
     # one line on screen (the answer table must stay on the first screen); the rest on hover
     st.caption(
         head + " Leaves out: contention, stragglers, clocks, dtypes, NCCL tuning (? for more).",

@@ -18,10 +18,12 @@ from costmodel.web.common import (
     cliff_band,
     headline,
     headline_text,
+    notes,
     page_header,
     plain,
     prediction_band,
     section,
+    sentence,
     size_input,
     table,
 )
@@ -149,15 +151,15 @@ def render() -> None:
             facts["gpus_per_node"],
             inp["model"],
         )
-        m[3].metric("Expected error", band.pct(), help=band.note)
+        m[3].metric("Expected error", band.pct(), help=sentence(band.note))
         accuracy_caption(band)
         # a buffer no GPU of the preset holds: the note collective --cluster, predict and the
         # sweep's memory_note give beside the same number
         memory_note = buffer_memory_note(
             float(inp["size"]), inp["cluster"], facts["nodes"], facts["gpus_per_node"]
         )
-        if memory_note:
-            st.warning(f"Note: {memory_note}.")
+        if memory_note:  # once, in the page's words (common.notes)
+            notes([f"{memory_note}."], kind="warning", prefix="note: ")
         st.caption(
             "Below: the textbook model's algorithms (flat ring = its default) and the "
             "NCCL-faithful model, whichever model is chosen above."

@@ -31,6 +31,7 @@ from costmodel.web.common import (
     chart_tabs,
     headline,
     headline_text,
+    notes,
     page_header,
     parse_input,
     plain,
@@ -469,8 +470,8 @@ def _cluster(inp: dict) -> None:
         # a buffer no GPU of the preset holds: the note the Cluster page, collective --cluster
         # and predict give beside the same number (200 GB on an 85.5 GB H100 had none here)
         memory_note = buffer_memory_note(float(size), inp["cluster"], nodes, gpus)
-        if memory_note:
-            st.warning(f"Note: {memory_note}.")
+        if memory_note:  # once, in the page's words (common.notes)
+            notes([f"{memory_note}."], kind="warning", prefix="note: ")
         r = data_collectives.algorithms_on_cluster(op, inp["cluster"], nodes, gpus, model, size)
         _algorithms(inp, r, size)
     if r is None or at_size is None:
@@ -581,7 +582,7 @@ def _side_by_side(inp: dict, r, size: float) -> None:
     st.markdown(f"**Side by side: A = {a_label}; B = {b_label}**")
     memory_note = buffer_memory_note(float(size), pin["cluster"], int(pin["nodes"]), gpus)
     if memory_note:  # B's GPU may hold less than A's
-        st.warning(f"Note (B): {memory_note}.")
+        notes([f"{memory_note}."], kind="warning", prefix="note (B): ")
     diff = data_collectives.difference_table(r, rb)
     here = diff[diff["message size [B]"] == float(size)]
     if len(here):

@@ -20,10 +20,13 @@ from costmodel.web.common import (
     chart_tabs,
     fidelity_table,
     headline_text,
+    notes,
     page_header,
+    page_words,
     plain,
     plain_html,
     section,
+    sentence,
     show_error,
     table,
 )
@@ -41,7 +44,7 @@ def _calibration_refusal(exc: ValueError) -> str:
     A node count the comparison assumed (from the preset's GPUs per node) is not one a
     calibration uses (``calibrate``: never guessed), so the page says that beside the
     "assumed" line above rather than the API's ``nodes=...`` hint; any other refusal is shown
-    as the calibration states it.
+    as the calibration states it, in the page's words (common.page_words: a box, not a flag).
 
     >>> _calibration_refusal(ValueError("nodes: the measured rows do not say how many nodes ran"))
     'the log does not say how many nodes ran, and a calibration never uses a node count the comparison above assumed: set Nodes above to fit one.'
@@ -54,7 +57,7 @@ def _calibration_refusal(exc: ValueError) -> str:
             "the log does not say how many nodes ran, and a calibration never uses a node count "
             "the comparison above assumed: set Nodes above to fit one."
         )
-    return text.rstrip(".") + "."
+    return page_words(text.rstrip(".") + ".")
 
 
 def _log() -> tuple[bytes | None, str | None, bool]:
@@ -349,25 +352,26 @@ def render() -> None:
         return
     measured = read.rows
     # skipped lines, a cut-off end, an op its sources disagree on: validate compare prints
-    # each of these lines on stderr ("warning: ...")
-    for notice in read.notices:
-        st.warning(plain(notice), icon=":material/warning:")
+    # each of these lines on stderr ("warning: ..."); here each once, as a sentence naming the
+    # page's boxes, not the CLI's flags (common.notes), and as text (they quote the log)
+    notes(read.notices, kind="warning", escape=True, icon=":material/warning:")
     # what the parser read but nccl-tests would not have printed (logread.log_findings):
     # validate compare prints the same lines on stderr ("warning: ...")
     if read.runs:  # several runs in one log: what is compared, as validate compare says it
-        st.caption(plain(read.runs))
+        notes([read.runs], escape=True)
     if read.findings:
         with st.expander("Findings in the log", icon=":material/warning:"):
             for finding in read.findings:
-                st.text(finding)  # st.text: never Markdown
+                st.text(sentence(finding))  # st.text: never Markdown
     mismatch = data.cluster_mismatch(measured, cluster)
     if mismatch:
         st.warning(
-            plain(f"{cluster} does not match the log: {mismatch}"), icon=":material/warning:"
+            plain(f"The cluster preset {cluster} does not match the log: {page_words(mismatch)}"),
+            icon=":material/warning:",
         )
     fallback = socket_fallback(measured, cluster, text=raw)  # one line, as validate compare
     if fallback:
-        st.warning(plain(fallback), icon=":material/warning:")
+        notes([fallback], kind="warning", escape=True, icon=":material/warning:")
     _facts_caption(
         read,
         cluster,
@@ -379,8 +383,8 @@ def render() -> None:
         comparison = data.compare_text(raw, name, settings, cluster, model)
         ok = comparison[comparison["rel_error"].notna()]
         if ok.empty:
-            notes = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
-            raise ValueError(f"no row of {name} could be predicted on {cluster}: {notes}")
+            why = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
+            raise ValueError(f"no row of {name} could be predicted on {cluster}: {why}")
         band = data.band_text(raw, name, settings, cluster, model)
         headline_text("Median busbw error against the log", median_error_text(comparison))
         m = st.columns(4)
