@@ -104,9 +104,11 @@ def test_memory_page_gives_the_cli_notes_on_a_large_or_moe_model(arch, says):
     strategy.memory.memory_notes, the function the CLI's and the sweep's notes come from."""
     from costmodel.architecture import load_arch
     from costmodel.strategy.memory import memory_notes
+    from costmodel.web.common import sentence
 
     a = load_arch(arch)
-    notes = memory_notes("", a.params, a)[1:]  # the CLI's, less its activation line
+    # the CLI's, less its activation line, as the page shows a note (a sentence, web.common)
+    notes = [sentence(n) for n in memory_notes("", a.params, a)[1:]]
     at = open_page("page_memory.py", {"arch": arch, "dp_ranks": "64"})
     assert_clean(at)
     shown = [_text(c.value) for c in at.caption]
