@@ -216,3 +216,15 @@ def test_compare_headline_says_which_rows_it_covers(tmp_path):
     assert "of all sizes" not in head and "--check-from" not in head
     full = json.loads(run(*args, "--json").stdout)
     assert full["checked_median_abs_rel_error"] == full["median_abs_rel_error"]
+
+
+def test_the_page_s_context_box_has_the_cli_s_range():
+    """The Memory page's CUDA context box refused a negative size but took 32 TB, which
+    `memory --cuda-context 32TB` refuses: one range (costmodel._limits), named by the box."""
+    rule = "a size in 0 B..16 TiB (2**44 B), whole bytes, e.g. 1GiB"
+    at = open_page("page_memory.py", {"context": "32TB"})
+    assert not at.exception
+    said = [_text(e.value) for e in at.error]
+    assert f"CUDA context per GPU [B]: must be {rule}, got '32TB'" in said, said
+    at = open_page("page_memory.py", {"context": "16TiB"})  # the upper end is allowed
+    assert_clean(at)

@@ -267,7 +267,7 @@ def _inputs() -> dict:
         "layout3": layout3,
         "gpu": gpu,
         "activation": activation,
-        "context": parse_input("CUDA context", parse_bytes, ctx_text),
+        "context": parse_input("CUDA context per GPU [B]", _context_bytes, ctx_text),
         "fragmentation": frag,
         "recipe_act": recipe_act,
         "loss": loss,
@@ -473,6 +473,16 @@ def _recipe_runs_on(inp: dict, side: str = "") -> bool:
         data.check_recipe_on_gpu(name, inp["recipe"])
         ok = True
     return ok
+
+
+def _context_bytes(text: str, name: str) -> float:
+    """The CUDA context box's bytes, in `costmodel memory --cuda-context`'s range (0 B..16 TiB,
+    whole bytes: the shared limit, costmodel._limits), named by the box."""
+    from costmodel._limits import LIMITS
+
+    value = float(parse_bytes(text, name=name))
+    LIMITS["cuda_context"].check(name, text.strip())  # said as typed
+    return value
 
 
 def _figures(inp: dict) -> dict:
