@@ -690,6 +690,14 @@ def _created_stamp(created: _dt.datetime | None) -> str:
     return when.astimezone(_dt.UTC).isoformat(timespec="seconds")
 
 
+#: The error a calibration's fit statistics hold, written into every calibration TOML.
+ERROR_DEFINITION = (
+    "fit errors (rms_rel_error, max_abs_rel_error, cv_*) are the busbw error, "
+    "busbw_pred / busbw_meas - 1 = t_meas / t_pred - 1 "
+    "(costmodel.validation.compare.busbw_rel_error), as validate compare reports it"
+)
+
+
 def _document(
     calibration: Calibration, base: str | None, created: _dt.datetime | None = None
 ) -> dict[str, Any]:
@@ -698,7 +706,10 @@ def _document(
         "name": calibration.name,
         "source": calibration.source,
         "created": _created_stamp(created),
-        "method": "textbook alpha-beta (costmodel.collectives), weighted least squares 1/T",
+        # what the fit statistics (rms_rel_error, max_abs_rel_error, cv_*) hold, said in the
+        # method: files written before 2026-12-03 held the time error under the same names
+        "method": "textbook alpha-beta (costmodel.collectives), weighted least squares 1/T; "
+        + ERROR_DEFINITION,
         "fit": [],
     }
     if base:
