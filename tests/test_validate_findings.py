@@ -17,6 +17,7 @@ import pytest
 from costmodel.reference import reference_dir, reference_id, reference_path
 from costmodel.validation.logread import MAX_FINDINGS, log_findings, read_log
 from costmodel.validation.nccl_tests import parse_nccl_tests, why_not_timed
+from costmodel.web.common import page_words, sentence  # a note as the page says it
 from tests._cli import one_line_error, run
 from tests.test_app import _text, assert_clean, open_page
 
@@ -75,7 +76,8 @@ def test_a_bundled_logs_findings_are_the_same_lines_on_the_page_and_the_cli(pref
     shown = _page_findings(path.name, path.read_bytes())
     assert shown, prefix
     warned = _cli_warnings(str(path))
-    assert [w for w in warned if w in shown] == shown
+    # the same lines, as the page says a note: a sentence, in its words (web.common.sentence)
+    assert [sentence(w) for w in warned if sentence(w) in shown] == shown
 
 
 def _with_duplicate_row() -> tuple[bytes, int]:
@@ -95,7 +97,7 @@ def test_a_duplicate_row_is_one_warning_line_on_the_cli_and_one_line_on_the_page
     assert duplicate.startswith(f"line {line}: duplicate row: size ")
     warned = _cli_warnings(str(path), "--cluster", "dgx-h100")
     assert duplicate in warned
-    assert duplicate in _page_findings(path.name, raw, cluster="dgx-h100")
+    assert sentence(duplicate) in _page_findings(path.name, raw, cluster="dgx-h100")
 
 
 def test_findings_beyond_the_limit_are_counted_in_one_line():
@@ -132,7 +134,7 @@ def test_a_busbw_only_table_is_refused_with_one_message_by_path_by_reference_and
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value((path.name, path.read_bytes(), "text/plain")).run()
     assert_clean(at)
-    assert [_text(e.value) for e in at.error] == [f"**Log file**: {message}"]
+    assert [_text(e.value) for e in at.error] == [f"**Log file**: {page_words(message)}"]
 
 
 def test_the_parser_alone_still_points_a_busbw_only_table_to_its_reader():
@@ -156,7 +158,7 @@ def test_reference_03s_launch_line_against_its_rows_is_said_and_the_rows_win():
     (line,) = [f for f in read.findings if "launch line" in f]
     assert line in _cli_warnings("--reference", "03")
     path = reference_path("03")
-    assert line in _page_findings(path.name, path.read_bytes())
+    assert sentence(line) in _page_findings(path.name, path.read_bytes())
 
 
 def _relaunched_06a() -> bytes:
@@ -183,7 +185,7 @@ def test_a_launch_line_against_the_device_list_is_said_on_both_surfaces(tmp_path
     warned = _cli_warnings(str(path), "--cluster", "dgx-h100")
     shown = _page_findings(path.name, raw, cluster="dgx-h100")
     for line in said:
-        assert line in warned and line in shown, line
+        assert line in warned and sentence(line) in shown, line
 
 
 def _13e_launched(np: int) -> str:

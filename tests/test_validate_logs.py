@@ -25,6 +25,7 @@ from costmodel.reference import reference_path
 from costmodel.validation import runner
 from costmodel.validation.logread import read_log
 from costmodel.validation.nccl_tests import NcclTestsParseError, parse_nccl_tests
+from costmodel.web.common import sentence  # a note as the page says it
 from tests._cli import one_line_error, run
 from tests.test_app import _text, assert_clean, metrics, open_page
 
@@ -116,7 +117,7 @@ def test_cut_log_is_compared_with_one_warning_on_the_cli_and_the_page(tmp_path):
     assert_clean(at)
     assert not at.error, [_text(e.value) for e in at.error]
     shown = [_text(w.value) for w in at.warning]
-    assert notice in shown, shown
+    assert sentence(notice) in shown, shown  # as the page says a note
     assert not any("skipped: line" in w for w in shown), shown  # said once, not twice
     assert metrics(at)["Rows compared"].endswith(f" of {2 * complete}")
     assert metrics(at)["Median |busbw error|"] == f"{100 * out['median_abs_rel_error']:.1f} %"
@@ -181,7 +182,7 @@ def test_op_disagreement_is_the_same_line_on_the_cli_and_the_page(tmp_path):
     at.file_uploader(key="val_upload").set_value((name, raw, "text/plain")).run()
     at.selectbox(key="val_cluster").set_value("dgx-h100").run()
     assert_clean(at)
-    assert notice in [_text(w.value) for w in at.warning]
+    assert sentence(notice) in [_text(w.value) for w in at.warning]
 
 
 # --- 2. the launch line, in each launcher's spelling -----------------------------------------
