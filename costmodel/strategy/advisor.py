@@ -834,7 +834,9 @@ def nothing_fits_note(
     (a card of a few bytes: 16 B a parameter under mixed-precision Adam).
 
     >>> nothing_fits_note(80e9, 95e9, 93e9, "4096 tokens x micro-batch 1")
-    'even one parameter does not fit: 95 GB per GPU are taken before any weight (activations 93 GB at 4096 tokens x micro-batch 1) on a GPU with 80 GB'
+    'even one parameter does not fit: 95 GB per GPU are taken before any weight (activations 93 GB at 4096 tokens x micro-batch 1, and 2 GB of CUDA context, fragmentation and buffers) on a GPU with 80 GB'
+    >>> nothing_fits_note(80e9, 95e9, 95e9, "4096 tokens x micro-batch 1")
+    'even one parameter does not fit: 95 GB per GPU are taken before any weight (activations 95 GB at 4096 tokens x micro-batch 1) on a GPU with 80 GB'
     >>> nothing_fits_note(10.0, 0.0, 0.0)
     'even one parameter does not fit: its training state is larger than the 10 B left on a GPU with 10 B (0 B taken before any weight)'
     """
@@ -848,9 +850,17 @@ def nothing_fits_note(
             f"{format_bytes(gpu_memory_bytes)} ({format_bytes(fixed_bytes)} taken before any "
             "weight)"
         )
+    # the rest of the fixed part (a CUDA context, its fragmentation, buffers) said too: "108 GB
+    # taken (activations 28.4 GB)" left 80 GB of a typed CUDA context unnamed
+    rest = fixed_bytes - activations_bytes
+    other = (
+        f", and {format_bytes(rest)} of CUDA context, fragmentation and buffers"
+        if rest >= 0.01 * fixed_bytes
+        else ""
+    )
     return (
         f"even one parameter does not fit: {format_bytes(fixed_bytes)} per GPU are taken before "
-        f"any weight (activations {format_bytes(activations_bytes)}{at}) on a GPU with "
+        f"any weight (activations {format_bytes(activations_bytes)}{at}{other}) on a GPU with "
         f"{format_bytes(gpu_memory_bytes)}"
     )
 

@@ -1172,12 +1172,19 @@ def _training_cost(result, inp: dict, rb=None) -> None:
             for side, g, src in (("A", gpu, source), ("B", gpu_b, source_b))
             if src == "default"
         ]
+        # one side at the placeholder, the other at its price: the two do not rent "for that
+        # price" alike (the warning said so of an A at $6.88 beside a B at the $2 placeholder)
+        why = (
+            f"the two costs compare {gpu} and {gpu_b} as if they rented for the same price. "
+            "Pick a published price for each GPU or type yours to compare dollars."
+            if len(placeholder) == 2
+            else "not a price, so its dollars against the other side's priced ones say "
+            f"nothing about {gpu} against {gpu_b}. Pick a published price for "
+            f"{gpu if source == 'default' else gpu_b} or type yours to compare dollars."
+        )
         st.warning(
             f"{' and '.join(placeholder)} {'is' if len(placeholder) == 1 else 'are'} costed at "
-            f"the ${DEFAULT_USD_PER_GPU_HOUR:g} per GPU-hour placeholder: the two costs compare "
-            f"{gpu} and {gpu_b} as if they rented for "
-            + ("the same" if len(placeholder) == 2 else "that")
-            + " price. Pick a published price for each GPU or type yours to compare dollars.",
+            f"the ${DEFAULT_USD_PER_GPU_HOUR:g} per GPU-hour placeholder: {why}",
             icon=":material/payments:",
         )
     tokens = parse_input("Tokens to train", _tokens, tokens_text)
