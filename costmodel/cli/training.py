@@ -1386,14 +1386,17 @@ def _step_on_cluster(
     band = (
         f" ({note})" if note else f" (band {units.format_duration(lo)}-{units.format_duration(hi)})"
     )
+    from ..batch import global_batch
+
     mb, acc, sq = int(kw["micro_batch"]), int(kw["accumulation"]), int(kw["seq"])
+    sequences = int(global_batch(mb, s.ranks, acc))  # the one formula, B_local N A
     rows = [
         ("strategy", s.layout.name),
         ("ranks", str(s.ranks)),
         (
             "global batch",
-            f"{units.format_count(mb * acc * s.ranks * sq)} tokens per step = "
-            f"{mb * acc * s.ranks:,} sequences x {sq:,} tokens (micro-batch {mb:,} x "
+            f"{units.format_count(s.tokens_per_step)} tokens per step = "
+            f"{sequences:,} sequences x {sq:,} tokens (micro-batch {mb:,} x "
             f"accumulation {acc:,} x {units.format_counted(s.ranks, 'GPU')})",
         ),
         ("compute", units.format_duration(s.compute_s)),
