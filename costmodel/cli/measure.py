@@ -1240,13 +1240,12 @@ def _check_suffix(path: Path, option: str, allowed: Sequence[str], why: str = ""
     """``option``'s file name ends in one of ``allowed``: a folder, a name with no extension
     and another ending each said as what it is (as the sweep's ``--output`` says them:
     :func:`costmodel.sweep.output.output_format`), ``why`` appended to the last."""
+    from ..sweep.output import refuse_folder_or_bare_name
+
     ends = " or ".join(allowed)
-    if path.is_dir():
-        raise ValueError(f"{option}: {str(path)!r} is a folder; give a file name ending in {ends}")
+    refuse_folder_or_bare_name(path, option, ends)
     if path.suffix.lower() not in allowed:
-        head = "has no extension;" if not path.suffix else "must end in"
-        tail = f" give a file name ending in {ends}" if not path.suffix else f" {ends}"
-        raise ValueError(f"{option}: {str(path)!r} {head}{tail}{why}")
+        raise ValueError(f"{option}: {str(path)!r} must end in {ends}{why}")
 
 
 def _check_output(path: Path, option: str, allowed: Sequence[str] | None = None) -> None:

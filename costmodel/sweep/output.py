@@ -34,17 +34,26 @@ def output_format(path: str | os.PathLike[str]) -> str:
     suffix = p.suffix.lower()
     endings = list(OUTPUT_FORMATS)
     allowed = f"{', '.join(endings[:-1])} or {endings[-1]}"
-    if _is_folder(p):  # `-o results/`: a folder, whatever its name ends with
-        raise ValueError(f"output: {str(path)!r} is a folder; give a file name ending in {allowed}")
-    if not suffix:
-        raise ValueError(
-            f"output: {str(path)!r} has no extension; give a file name ending in {allowed}"
-        )
+    refuse_folder_or_bare_name(p, "output", allowed)
     if suffix not in OUTPUT_FORMATS:
         raise ValueError(
             f"output: unknown extension {suffix!r} in {str(path)!r}; allowed: {allowed}"
         )
     return OUTPUT_FORMATS[suffix]
+
+
+def refuse_folder_or_bare_name(path: Path, option: str, allowed: str) -> None:
+    """Refuse an output ``path`` that is a folder (``-o results/``, whatever its name ends
+    with) or a name without an extension, naming ``option`` and the endings ``allowed``
+    (``".csv, .parquet or .pq"``): the one wording of every command that writes a file."""
+    if _is_folder(path):
+        raise ValueError(
+            f"{option}: {str(path)!r} is a folder; give a file name ending in {allowed}"
+        )
+    if not path.suffix:
+        raise ValueError(
+            f"{option}: {str(path)!r} has no extension; give a file name ending in {allowed}"
+        )
 
 
 def _is_folder(path: Path) -> bool:
