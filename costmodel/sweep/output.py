@@ -266,8 +266,8 @@ class SweepSummary:
     step, days and dollars are for a configuration that cannot run."""
     over_memory_rows: int = 0
     """Collective rows whose per-rank buffer is more than their GPU's memory (a non-empty
-    ``memory_note``): their times are the model's extrapolation, not a run that could be
-    measured."""
+    ``memory_note``) and that were answered: their times are the model's extrapolation, not a
+    run that could be measured (a refused row keeps its note but has no time)."""
 
 
 class RowErrors:
@@ -293,7 +293,11 @@ class RowErrors:
         if "fits" in table.column_names:  # false, not null: a refused row has no verdict
             self.unfit_rows += sum(1 for f in table.column("fits").to_pylist() if f is False)
         if "memory_note" in table.column_names:  # a collective buffer no GPU of it holds
-            self.over_memory_rows += sum(1 for t in table.column("memory_note").to_pylist() if t)
+            notes = table.column("memory_note").to_pylist()
+            if "error" in table.column_names:  # a refused row has no time to call extrapolated
+                refused = table.column("error").to_pylist()
+                notes = [t if not e else "" for t, e in zip(notes, refused, strict=True)]
+            self.over_memory_rows += sum(1 for t in notes if t)
         if "error" not in table.column_names:
             return
         import pyarrow.compute as pc
