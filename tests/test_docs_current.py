@@ -707,3 +707,104 @@ def test_the_module_check_catches_a_module_no_doc_names():
 )
 def test_the_reader_of_a_default(text, value):
     assert _literal(text) == value
+
+
+# --- docs/typing.md against pyproject.toml -----------------------------------------------------
+
+
+def _mypy_overrides() -> list[dict[str, Any]]:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return list(config["tool"]["mypy"]["overrides"])
+
+
+def _short(module: str) -> str:
+    """``costmodel.sweep.*`` -> ``sweep``; ``costmodel`` -> ``costmodel/__init__.py``."""
+    if module == "costmodel":
+        return "costmodel/__init__.py"
+    return module.removeprefix("costmodel.").removesuffix(".*")
+
+
+def test_the_typing_notes_list_the_modules_mypy_is_configured_for():
+    """docs/typing.md's lists of fully annotated modules and of untyped third-party packages
+    are pyproject.toml's ``[[tool.mypy.overrides]]``, and its status (mypy in ``make test`` and
+    ``make lint``) is the Makefile's."""
+    text = (ROOT / "docs" / "typing.md").read_text(encoding="utf-8")
+    section = text.split("## What is configured", 1)[1].split("\n## ", 1)[0]
+    bullets = {b.split(":**", 1)[0].strip("*- \n"): b for b in section.split("\n- ")}
+    annotated = next(b for k, b in bullets.items() if k.startswith("Formula and model"))
+    untyped = next(b for k, b in bullets.items() if k.startswith("Third-party"))
+    written = {w for w in re.findall(r"`([\w./]+)`", annotated)} - {
+        "disallow_untyped_defs",
+        "disallow_incomplete_defs",
+        "warn_return_any",
+        "Any",
+    }
+    configured = [o for o in _mypy_overrides() if o.get("disallow_untyped_defs")]
+    assert len(configured) == 1
+    modules = {_short(m) for m in configured[0]["module"]}
+    assert written == modules, (
+        f"docs/typing.md lists {sorted(written - modules)} that pyproject.toml does not, and "
+        f"leaves out {sorted(modules - written)}"
+    )
+    ignored = next(o for o in _mypy_overrides() if o.get("ignore_missing_imports"))
+    packages = {m.removesuffix(".*") for m in ignored["module"]}
+    assert packages == set(re.findall(r"\(([^)]*)\)", untyped)[0].replace(" ", "").split(","))
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ("test", "lint"):
+        recipe = makefile.split(f"\n{target}:", 1)[1].split("\n\n", 1)[0]
+        assert "-m mypy" in recipe, f"docs/typing.md says mypy runs in make {target}"
+
+
+# --- section citations -------------------------------------------------------------------------
+
+CITED = {
+    "docs/design.md": re.compile(r"\bDESIGN(?:\.md)?,? (?:sections? )?(\d+(?:\.\d+)?)"),
+    "docs/nccl-model.md": re.compile(r"\bnccl[-_]model(?:\.md)?`*,? (?:section )?(\d+(?:\.\d+)?)"),
+}
+
+
+def _sections(doc: str) -> set[str]:
+    """The section numbers of a doc's headings (``### 1.7-1.9 ...`` is 1.7, 1.8 and 1.9)."""
+    out = set()
+    for line in (ROOT / doc).read_text(encoding="utf-8").splitlines():
+        m = re.match(r"#+ (\d+)(?:\.(\d+))?(?:-\d+\.(\d+))?[. ]", line)
+        if not m:
+            continue
+        major, first, last = m.groups()
+        out.add(major)
+        if first:
+            out.update(f"{major}.{i}" for i in range(int(first), int(last or first) + 1))
+    return out
+
+
+def _citations() -> list[tuple[str, str, str]]:
+    """``(where, doc, section)`` for every "DESIGN 3.2" / "docs/nccl-model.md section 1.3" in
+    the package, the tests, the scripts and the docs."""
+    files = [
+        *PACKAGE.rglob("*.py"),
+        *(ROOT / "tests").glob("*.py"),
+        *(ROOT / "scripts").glob("*.py"),
+        *DOCS,
+    ]
+    out = []
+    for path in files:
+        if path.name == Path(__file__).name:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for doc, pattern in CITED.items():
+            for m in pattern.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                out.append((f"{path.relative_to(ROOT)}:{line}", doc, m.group(1)))
+    return out
+
+
+def test_every_section_cited_is_a_heading_of_that_doc():
+    """Docstrings cite docs/design.md and docs/nccl-model.md by section number ("DESIGN 3.2",
+    "nccl_model.md 1.3"): each number cited is a heading there."""
+    citations = _citations()
+    assert len(citations) > 50
+    assert {"3.1", "4"} <= {s for _, d, s in citations if d == "docs/design.md"}
+    bad = [f"{w}: {d} has no section {s}" for w, d, s in citations if s not in _sections(d)]
+    assert not bad, "\n".join(bad)
