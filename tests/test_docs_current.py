@@ -285,6 +285,8 @@ def _candidates(w: Written) -> list[Def]:
     if w.dotted.split(".")[0] in ("cm", "costmodel") and w.dotted.count(".") == 1:
         return [Def("costmodel", w.name, ast.Pass())] if hasattr(costmodel, w.name) else []
     defs = _index().get(w.name, [])
+    if not defs and not w.owner and w.name in costmodel._EXPORTS:  # an alias: advise_strategy_nodes
+        return [Def("costmodel", w.name, ast.Pass())]
     if w.owner:
         return [d for d in defs if w.owner in (d.owner, *d.module.split("."))]
     section = _section_modules(w.span.doc, w.span.line)  # "## predict.py": predict's first
@@ -564,6 +566,38 @@ def test_every_signature_written_has_those_parameters_and_defaults():
     assert not bad, "\n".join(bad)
 
 
+# calls written in the signature docs that are not ours, each with whose it is
+NOT_OURS = {
+    "ceil": "math's (docs/design.md: L = ceil(log2 N))",
+    "cross_entropy": "PyTorch's (docs/design.md: the loss's logits)",
+    "errors": "pydantic's ValidationError.errors() (ScenarioError)",
+    "model_dump": "pydantic's BaseModel.model_dump() (ScenarioResult)",
+    "f": "a predictor's shape, written as a function f (docs/CONTRACTS.md)",
+}
+
+
+def test_every_function_written_in_the_signature_docs_is_ours():
+    """A function docs/CONTRACTS.md or docs/design.md writes as ``name(...)`` is one of the
+    package's (a removed or renamed one fails here: the checks above skip what they cannot
+    find), a builtin, or in :data:`NOT_OURS`."""
+    import builtins
+
+    unknown = sorted(
+        {
+            f"{w.span.where()}: {w.dotted}()"
+            for w in CALLS
+            if w.span.doc in SIGNATURE_DOCS
+            and not _candidates(w)
+            and not _index().get(w.name)
+            and not hasattr(builtins, w.name)
+            and w.name not in NOT_OURS
+        }
+    )
+    assert not unknown, "\n".join(unknown)
+    written = {w.name for w in CALLS if w.span.doc in SIGNATURE_DOCS}
+    assert not [n for n in NOT_OURS if n not in written or n in _index()]
+
+
 def test_the_calls_listed_as_not_signatures_are_still_written():
     written = {w.text for w in CALLS}
     assert not [t for t in CALLS_NOT_SIGNATURES if t not in written]
@@ -808,3 +842,45 @@ def test_every_section_cited_is_a_heading_of_that_doc():
     assert {"3.1", "4"} <= {s for _, d, s in citations if d == "docs/design.md"}
     bad = [f"{w}: {d} has no section {s}" for w, d, s in citations if s not in _sections(d)]
     assert not bad, "\n".join(bad)
+
+
+# --- the object layer's fields ------------------------------------------------------------------
+
+
+def _section_spans(doc: str, heading: str) -> list[Span]:
+    """The spans (code and prose) of the section of ``doc`` whose heading starts with ``heading``."""
+    lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
+    starts = [n for n, line in enumerate(lines, 1) if line.startswith("## ")]
+    (start,) = [n for n in starts if lines[n - 1].startswith(heading)]
+    end = min([n for n in starts if n > start] + [len(lines) + 1])
+    return [s for s in SPANS if s.doc == doc and start <= s.line < end]
+
+
+FIELD = re.compile(r"^([a-z_]\w*): [^=]+?(?: = (.+))?$")
+
+
+def test_the_contracts_name_every_field_of_the_scenario_and_its_result():
+    """docs/CONTRACTS.md's scenario.py section lists the fields of ``Scenario``, ``ScenarioResult``,
+    ``ScalingRow`` and ``Flip``: every field is named there, and each ``name: type = default``
+    written for a Scenario field is its default."""
+    from costmodel.scenario import Flip, ScalingRow, Scenario, ScenarioResult
+
+    spans = _section_spans("docs/CONTRACTS.md", "## scenario.py")
+    words = {w for s in spans for w in re.findall(r"[a-z_]\w*", s.text)}
+    missing = [
+        f"{model.__name__}.{name}"
+        for model in (Scenario, ScenarioResult, ScalingRow, Flip)
+        for name in model.model_fields
+        if name not in words
+    ]
+    assert not missing, f"fields docs/CONTRACTS.md's scenario.py section leaves out: {missing}"
+    bad, seen = [], 0
+    for s in spans:
+        m = FIELD.match(s.text)
+        if not m or m.group(1) not in Scenario.model_fields or m.group(2) is None:
+            continue
+        seen += 1
+        written, actual = _literal(m.group(2)), Scenario.model_fields[m.group(1)].default
+        if written is not _NO_DEFAULT and not _same(written, actual):
+            bad.append(f"{s.where()}: Scenario.{m.group(1)} defaults to {actual!r}")
+    assert seen > 10 and not bad, "\n".join(bad)
