@@ -884,3 +884,14 @@ def test_the_contracts_name_every_field_of_the_scenario_and_its_result():
         if written is not _NO_DEFAULT and not _same(written, actual):
             bad.append(f"{s.where()}: Scenario.{m.group(1)} defaults to {actual!r}")
     assert seen > 10 and not bad, "\n".join(bad)
+
+
+def test_the_commands_without_json_are_the_ones_design_md_names():
+    """docs/design.md section 5: ``--json`` on every command but the ones it names."""
+    from tests.test_docs_audit import LEAVES, _options
+
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8").split("## 5.", 1)[1]
+    sentence = text.split("`--json`", 1)[1].split(";", 1)[0]
+    named = set(re.findall(r"`([a-z][\w -]*)`", sentence))
+    without = {" ".join(p) for p in LEAVES if "--json" not in _options(p)}
+    assert named == without, f"design.md names {sorted(named)}; without --json: {sorted(without)}"
