@@ -77,6 +77,12 @@ class Def:
 
 
 @cache
+def _tree(path: Path) -> ast.Module:
+    """A source file of the package, parsed once for every check."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@cache
 def _index() -> dict[str, list[Def]]:
     """Every function, method and class of the package by its own name."""
     out: dict[str, list[Def]] = {}
@@ -90,7 +96,7 @@ def _index() -> dict[str, list[Def]]:
                     walk(child, module, qual + ".")
 
     for path in SOURCES:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _tree(path)
         module = _module_name(path)
         walk(tree, module, "")
         for node in tree.body:  # strategy_step = _one_step(_prepare_step): a function too
@@ -106,7 +112,7 @@ def _constants() -> dict[str, list[str]]:
     """Module-level UPPER_CASE names of the package: name -> the modules that assign it."""
     out: dict[str, list[str]] = {}
     for path in SOURCES:
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for node in _tree(path).body:
             targets = (
                 node.targets
                 if isinstance(node, ast.Assign)
@@ -655,7 +661,7 @@ def _formula_files() -> list[Path]:
 def _imports(path: Path) -> tuple[set[str], set[str]]:
     """The package's modules a file imports at load (top level) and anywhere, and the third-party
     packages it imports anywhere (first dotted part)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     pkg = path.parent.relative_to(PACKAGE).parts  # ("collectives",) or ()
     ours_top: set[str] = set()
     theirs: set[str] = set()
@@ -895,3 +901,13 @@ def test_the_commands_without_json_are_the_ones_design_md_names():
     named = set(re.findall(r"`([a-z][\w -]*)`", sentence))
     without = {" ".join(p) for p in LEAVES if "--json" not in _options(p)}
     assert named == without, f"design.md names {sorted(named)}; without --json: {sorted(without)}"
+
+
+def test_the_section_check_reads_headings_and_citations():
+    design = _sections("docs/design.md")
+    assert {"1", "3", "3.1", "3.8", "4", "5"} <= design and "3.9" not in design
+    assert {"1.7", "1.8", "1.9", "2.3", "6"} <= _sections("docs/nccl-model.md")
+    found = [
+        m.group(1) for p in CITED.values() for m in p.finditer("DESIGN 3.9, nccl_model.md 1.4")
+    ]
+    assert found == ["3.9", "1.4"]
