@@ -911,3 +911,65 @@ def test_the_section_check_reads_headings_and_citations():
         m.group(1) for p in CITED.values() for m in p.finditer("DESIGN 3.9, nccl_model.md 1.4")
     ]
     assert found == ["3.9", "1.4"]
+
+
+# --- the layers ----------------------------------------------------------------------------------
+
+SIDE_ROWS = ("measurements", "bundled data")  # beside the stack (docs/design.md section 1)
+
+
+def _layer_rows() -> dict[str, tuple[int, str]]:
+    """Each module or package of docs/design.md's layer table (its first part: ``strategy``,
+    ``units``) -> (its row's index from the top, the row's name)."""
+    rows = [
+        r
+        for r in _layer_table(
+            (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+        ).splitlines()
+        if not r.startswith(("|---", "| layer"))
+    ]
+    out: dict[str, tuple[int, str]] = {}
+    for i, row in enumerate(rows):
+        _, name, cell, *_ = row.split("|")
+        for w in re.findall(r"`(?:costmodel/)?([\w/]+?)(?:\.py|/)?`", cell):
+            first = w.split("/")[0]
+            if (PACKAGE / first).is_dir() or (PACKAGE / f"{first}.py").is_file():
+                out.setdefault(first, (i, name.strip()))
+    return out
+
+
+def _layer_problems(rows: dict[str, tuple[int, str]]) -> list[str]:
+    bad = []
+    for path in SOURCES:
+        rel = path.relative_to(PACKAGE)
+        me = rel.parts[0].removesuffix(".py")
+        if me not in rows:
+            continue
+        (mine, my_row), (top, _) = rows[me], _imports(path)
+        for other in sorted(top - {me}):
+            if other not in rows:
+                continue
+            theirs, their_row = rows[other]
+            if my_row in SIDE_ROWS:
+                upward = their_row in SIDE_ROWS and their_row != my_row
+            elif their_row in SIDE_ROWS:
+                upward = mine != 0  # of the stack, only the faces import the side rows
+            else:
+                upward = theirs < mine
+            if upward:
+                bad.append(f"{rel} ({my_row}) imports {other} ({their_row}) when loaded")
+    return bad
+
+
+def test_imports_at_load_go_down_the_layer_table():
+    """docs/design.md section 1: a module imports, when loaded, only from its own row and the
+    rows below; measurements and bundled data sit beside the stack and only the faces import
+    them."""
+    rows = _layer_rows()
+    assert {"web", "cli", "strategy", "predict", "units", "validation", "steps_data"} <= set(rows)
+    assert rows["web"][0] == 0 and rows["validation"][1] == "measurements"
+    bad = _layer_problems(rows)
+    assert not bad, "\n".join(bad)
+    # planted: units.py written in the figures' row makes every formula's import of it upward
+    moved = _layer_problems({**rows, "units": (1, "figures")})
+    assert any(b.startswith("memory.py (formulas) imports units") for b in moved)
