@@ -973,3 +973,14 @@ def test_imports_at_load_go_down_the_layer_table():
     # planted: units.py written in the figures' row makes every formula's import of it upward
     moved = _layer_problems({**rows, "units": (1, "figures")})
     assert any(b.startswith("memory.py (formulas) imports units") for b in moved)
+
+
+def test_the_unit_suffixes_design_md_names_are_the_ones_checked():
+    """docs/design.md section 2 names the unit suffixes ``tests/test_unit_names.py`` holds the
+    public API's parameters to."""
+    from tests.test_unit_names import UNIT_SUFFIXES
+
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    bullet = text.split("**Every numeric name carries its unit**", 1)[1].split("\n- ", 1)[0]
+    written = set(re.findall(r"`(_\w+)`", bullet))
+    assert written == set(UNIT_SUFFIXES), f"design.md: {sorted(written)}"
