@@ -984,3 +984,29 @@ def test_the_unit_suffixes_design_md_names_are_the_ones_checked():
     bullet = text.split("**Every numeric name carries its unit**", 1)[1].split("\n- ", 1)[0]
     written = set(re.findall(r"`(_\w+)`", bullet))
     assert written == set(UNIT_SUFFIXES), f"design.md: {sorted(written)}"
+
+
+def test_the_contracts_say_which_cli_module_holds_each_command():
+    """docs/CONTRACTS.md's cli/ section: ``comm`` (collective, predict, sweep), ... names every
+    top-level command under the module that defines it."""
+    from tests.test_docs_audit import _tree
+
+    text = (ROOT / "docs" / "CONTRACTS.md").read_text(encoding="utf-8")
+    section = text.split("\n## cli/", 1)[1].split("\n## ", 1)[0]
+    written: dict[str, str] = {}
+    for module, names in re.findall(r"`(\w+)` \(([^)]*)\)", section):
+        if (PACKAGE / "cli" / f"{module}.py").is_file():
+            for name in re.findall(r"(?:^|, )([a-z][\w-]*)", names):
+                written.setdefault(name, module)
+    actual = {
+        path[0]: cmd.callback.__module__.rpartition(".")[2]
+        for path, cmd in _tree().items()
+        if path and cmd.callback is not None
+    }
+    assert len(actual) > 12
+    bad = [
+        f"{c}: in cli/{m}.py, docs say {written.get(c)}"
+        for c, m in actual.items()
+        if written.get(c) != m
+    ]
+    assert not bad, "\n".join(sorted(bad))
