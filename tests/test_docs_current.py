@@ -11,11 +11,17 @@ This file reuses its reading of the docs and checks what a dotted name does not 
   fields), not only of the exported ones the audit resolves;
 - **constants**: ``NAME = value`` and ``NAME`` (number) written beside it are the code's value;
 - **the module list**: every module under ``costmodel/`` is named in docs/design.md or
-  docs/CONTRACTS.md, and every module docs/design.md's layer table names exists;
-- **the layer rule** docs/design.md states for the formula modules (what they import).
+  docs/CONTRACTS.md, every module docs/design.md's layer table names exists, and a file written
+  without its folder (``scenario.py``) is one of ours;
+- **the layers** docs/design.md states: imports at load go down its table, and the formula
+  modules import what it says;
+- **the rest of what the notes state about the code**: every field of ``Scenario`` and its
+  result in CONTRACTS, the CLI module of each command, which commands take no ``--json``, the
+  unit suffixes ``tests/test_unit_names.py`` checks, docs/typing.md's module lists against
+  ``pyproject.toml``, and every section cited (``DESIGN 3.2``, ``nccl_model.md 1.3``) a heading.
 
 Each check has a planted error it must catch (the last tests). Everything is read with ``ast``
-or by importing the library (not the Streamlit pages), so the file runs in about a second.
+or by importing the library (not the Streamlit pages), so the file runs in a few seconds.
 """
 
 from __future__ import annotations
@@ -1010,3 +1016,28 @@ def test_the_contracts_say_which_cli_module_holds_each_command():
         if written.get(c) != m
     ]
     assert not bad, "\n".join(sorted(bad))
+
+
+# files of other projects a doc names by their bare file name, each with whose it is
+OTHER_FILES = {
+    "parallel_dims.py": "torchtitan's (docs/design.md: what strategy/layout.py is modelled on)",
+    "metrics.py": "torchtitan's (docs/step-fidelity.md: its memory metric)",
+}
+BARE_FILE = re.compile(r"(?<![\w/.-])([a-z_][a-z0-9_]*\.py)\b")
+
+
+def test_every_python_file_named_without_its_folder_exists():
+    """``scenario.py``, ``bench_app.py``: a file written without its folder (which the audit's
+    path check does not see) is one of ours somewhere, or another project's."""
+    ours = {
+        p.name
+        for folder in ("costmodel", "tests", "scripts", "benchmarks", "examples")
+        for p in (ROOT / folder).rglob("*.py")
+    } | {p.name for p in ROOT.glob("*.py")}
+    written = {m.group(1): s for s in SPANS for m in BARE_FILE.finditer(s.text)}
+    assert {"scenario.py", "plots.py", "app.py"} <= set(written)
+    bad = [
+        f"{s.where()}: no file {n}" for n, s in written.items() if n not in ours | set(OTHER_FILES)
+    ]
+    assert not bad, "\n".join(bad)
+    assert not [n for n in OTHER_FILES if n in ours or n not in written]
