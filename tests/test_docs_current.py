@@ -7,8 +7,8 @@ This file reuses its reading of the docs and checks what a dotted name does not 
 - **signatures**: ``name(arg, key=default, ...)`` written for a function or class of ours names
   only parameters it has, and a literal default written is the code's default (``docs/CONTRACTS.md``
   is a list of such signatures; a call written in the README names only keywords it takes);
-- **class members** of any class of ours (``StrategyStep.layout_name``, ``BatchSplitError``'s
-  fields), not only of the exported ones the audit resolves;
+- **class members** of any class of ours (``StrategyStep.layout_name``, ``ErrorBand.one_sided``),
+  not only of the exported ones the audit resolves;
 - **constants**: ``NAME = value`` and ``NAME`` (number) written beside it are the code's value;
 - **the module list**: every module under ``costmodel/`` is named in docs/design.md or
   docs/CONTRACTS.md, every module docs/design.md's layer table names exists, and a file written
@@ -20,7 +20,7 @@ This file reuses its reading of the docs and checks what a dotted name does not 
   unit suffixes ``tests/test_unit_names.py`` checks, docs/typing.md's module lists against
   ``pyproject.toml``, and every section cited (``DESIGN 3.2``, ``nccl_model.md 1.3``) a heading.
 
-Each check has a planted error it must catch (the last tests). Everything is read with ``ast``
+The readers are tested on planted errors they must catch (the tests after the checks). Everything is read with ``ast``
 or by importing the library (not the Streamlit pages), so the file runs in a few seconds.
 """
 
