@@ -192,6 +192,48 @@ def _one_number(name: str, value: object) -> Any:
     return float(x)
 
 
+def check_overheads(cuda_context_bytes: Any = 0.0, fragmentation: Any = 0.0) -> tuple[float, float]:
+    """The CUDA context [B] and the fragmentation allowance [-] of one layout's memory, checked
+    as :func:`strategy_memory` checks them: one number each (:func:`_one_number`), in
+    :func:`costmodel.memory.training_memory`'s ranges (:func:`costmodel.memory.check_overheads`:
+    a context finite and >= 0 B, an allowance in [0, 1)); ValueError naming the field. The step
+    (:func:`~.step.strategy_step`, so the advisor and the step sweep), ``Scenario`` and the
+    step page check them here before any step is priced.
+
+    >>> check_overheads(2**31, 0.05)
+    (2147483648.0, 0.05)
+    >>> check_overheads(0.0, 1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: fragmentation: must be a fraction in [0, 1), got 1.0
+    """
+    from .. import memory as M
+
+    for name, value in (
+        ("cuda_context_bytes", cuda_context_bytes),
+        ("fragmentation", fragmentation),
+    ):
+        _one_number(name, value)
+    ctx, frag = M.check_overheads(cuda_context_bytes, fragmentation)
+    return float(ctx), float(frag)
+
+
+def overheads_text(cuda_context_bytes: float, fragmentation: float) -> str:
+    """The overheads a memory total includes, in words, for the text beside it (``costmodel
+    step``, ``scenario``, ``train``, the step page): empty when there are none.
+
+    >>> overheads_text(2**31, 0.05)
+    'incl. CUDA context 2.15 GB and fragmentation 0.05'
+    >>> overheads_text(0.0, 0.0)
+    ''
+    """
+    said = [
+        *([f"CUDA context {format_bytes(cuda_context_bytes)}"] if cuda_context_bytes else []),
+        *([f"fragmentation {fragmentation:g}"] if fragmentation else []),
+    ]
+    return "incl. " + " and ".join(said) if said else ""
+
+
 def _strategy_memory(
     layout: Layout, params: float | None, arch: Any, flash_attention: bool, plain: tuple[Any, ...]
 ) -> StrategyMemory:
