@@ -429,6 +429,9 @@ def _api_error(fn, **kw) -> str:
         ("cuda_context_bytes", "lots", "cuda_context_bytes: expected a number, got 'lots'"),
         ("cuda_context_bytes", [1.0, 2.0], "cuda_context_bytes: one number per call"),
         ("fragmentation", True, "fragmentation: expected a number, got True"),
+        # None is no number (it was read as NaN: "got nan")
+        ("fragmentation", None, "fragmentation: expected a number, got None"),
+        ("cuda_context_bytes", None, "cuda_context_bytes: expected a number, got None"),
     ],
 )
 def test_the_api_refuses_in_strategy_memory_s_words(field, bad, says):

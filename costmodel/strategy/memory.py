@@ -179,7 +179,7 @@ _KEPT: dict[tuple[Any, ...], tuple[Any, StrategyMemory]] = {}
 def _one_number(name: str, value: object) -> Any:
     """``value`` as a float when it is one real number; an array as it is (the caller refuses
     it); else ValueError naming ``name`` (the range is checked by ``training_memory``)."""
-    if isinstance(value, bool | np.bool_ | dict):
+    if value is None or isinstance(value, bool | np.bool_ | dict):  # None read as NaN
         raise ValueError(f"{name}: expected a number, got {value!r}")
     try:
         x = np.asarray(value if not isinstance(value, str) else float(value), dtype=float)
@@ -261,7 +261,7 @@ def _strategy_memory(
         ("cuda_context_bytes", cuda_context_bytes),
         ("fragmentation", fragmentation),
     ):
-        if value is not None:
+        if value is not None or name != "activations_bytes":  # None: the architecture's
             _one_number(name, value)
     if arch is not None:
         from ..architecture import load_arch
