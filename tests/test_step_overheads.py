@@ -497,9 +497,41 @@ def _walk(node):
         yield from _walk(child)
 
 
-def test_the_step_page_s_boxes_are_the_memory_page_s_after_the_first_chart():
-    """The same labels and defaults as the Memory page's expander, drawn after the step page's
-    first chart (its first view sends nothing more before it: tests/test_first_view.py)."""
+#: The step page run with every element it sends recorded in order, (kind, label), as
+#: tests/_first_view.py records the first view.
+_RECORDER = """
+import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from costmodel.web import page_ddp as page
+
+ctx = get_script_run_ctx()
+sent = []
+send = ctx._enqueue
+
+
+def record(msg):
+    if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element":
+        el = msg.delta.new_element
+        kind = el.WhichOneof("type")
+        sent.append((kind, getattr(getattr(el, kind), "label", "")))
+    send(msg)
+
+
+ctx._enqueue = record
+try:
+    page.render()
+finally:
+    ctx._enqueue = send
+st.session_state["_sent"] = sent
+"""
+
+
+def test_the_step_page_s_boxes_are_the_memory_page_s_sent_after_the_first_chart():
+    """The same labels and defaults as the Memory page's expander; on the step page they stand
+    under the other inputs but are sent after the first chart (a slot filled later), so its
+    first view sends no widget more before the chart (tests/test_first_view.py bounds it)."""
+    from streamlit.testing.v1 import AppTest
+
     at = open_page("page_ddp.py", {"ddp_arch": ARCH, "ddp_nodes": "1"})
     assert_clean(at)
     mem = open_page("page_memory.py", {"arch": ARCH})
@@ -518,11 +550,21 @@ def test_the_step_page_s_boxes_are_the_memory_page_s_after_the_first_chart():
         ("CUDA context per GPU [B]", "0"),
         ("Fragmentation allowance [fraction of held memory]", 0.0),
     ]
-    order = [getattr(n, "type", "") or getattr(n, "key", "") for n in _walk(at._tree)]
-    keys = [getattr(n, "key", None) for n in _walk(at._tree)]
-    first_chart = order.index("plotly_chart")
-    assert keys.index("ddp_context") > first_chart
-    assert keys.index("ddp_fragmentation") > first_chart
+    # on screen: under the inputs, above the chart
+    nodes = list(_walk(at._tree))
+    keys = [getattr(n, "key", None) for n in nodes]
+    first_chart = [getattr(n, "type", "") for n in nodes].index("plotly_chart")
+    assert keys.index("ddp_context") < first_chart
+    assert keys.index("ddp_fragmentation") < first_chart
+    # on the wire: after the chart
+    rec = AppTest.from_string(_RECORDER, default_timeout=120)
+    rec.query_params.update({"ddp_arch": ARCH, "ddp_nodes": "1"})
+    rec.run()
+    assert not rec.exception, [e.value for e in rec.exception]
+    sent = rec.session_state["_sent"]
+    chart = [k for k, _ in sent].index("plotly_chart")
+    assert sent.index(("text_input", "CUDA context per GPU [B]")) > chart
+    assert sent.index(("number_input", "Fragmentation allowance [fraction of held memory]")) > chart
 
 
 def test_typing_in_the_step_page_s_boxes_changes_the_step_s_memory():

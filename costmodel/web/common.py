@@ -817,9 +817,9 @@ def overhead_boxes(
 
 
 def overheads_drawn_later(*, context_key: str, fragmentation_key: str) -> tuple[str, float]:
-    """What :func:`overhead_boxes` under these keys hold now, for a page that draws them below
-    a figure it computes first (the step page: its boxes come after its first chart, so its
-    first view sends nothing more before it): each box's state, or the URL's value on the
+    """What :func:`overhead_boxes` under these keys hold now, for a page that draws them after
+    a figure it computes first (the step page fills their slot once its first chart is sent,
+    so its first view sends no widget more before it): each box's state, or the URL's value on the
     box's first run in the session and on a Back or Forward run (as the binding gives the box
     then), else its default. A URL number that is not a finite number gives the default, as
     the box does."""

@@ -115,6 +115,16 @@ class _MfuSlot(threading.local):
 _mfu_slot = _MfuSlot()
 
 
+class _OverheadsSlot(threading.local):
+    """Where the "CUDA context, fragmentation" boxes go (under the inputs), while the page has
+    not drawn them yet (:func:`_overhead_boxes`); one per session thread."""
+
+    box: Any = None
+
+
+_overheads_slot = _OverheadsSlot()
+
+
 def _mfu_in_use(result: Any) -> None:
     """State, where the MFU box would be, the compute the step used when no MFU is set: the
     fitted efficiency with its MFU ("fitted efficiency hopper/bf16: MFU 0.41 on one node ..."),
@@ -364,8 +374,11 @@ def _inputs() -> dict:
             f"recompute {recompute}, loss {loss}; Korthikanti et al. 2022); 'fits' means the "
             "total fits the card."
         )
-    # the memory's overheads: their boxes are drawn below the first chart (_overhead_boxes), so
-    # the first view sends nothing more before it; what they hold now sizes the step above them
+    # the memory's overheads: an empty slot here, under the other inputs, which their boxes fill
+    # once the first chart is sent (_overhead_boxes), so the first view sends no widget more
+    # before its chart, and the boxes keep their place (their expander stays open) whatever the
+    # answer below them shows; what they hold now sizes the step (overheads_drawn_later)
+    _overheads_slot.box = st.container()
     ctx_text, fragmentation = overheads_drawn_later(**OVERHEAD_KEYS)
     context = parse_input(CONTEXT_BOX, context_bytes, ctx_text)
     return {
@@ -665,14 +678,17 @@ OVERHEAD_BOX_WORDS = '"CUDA context, fragmentation" boxes'
 
 def _overhead_boxes() -> None:
     """The memory's overheads (common.overhead_boxes: the Memory page's boxes, ranges and
-    defaults), drawn below the first chart; the step reads them before it is priced
-    (_inputs: common.overheads_drawn_later)."""
-    overhead_boxes(
-        **OVERHEAD_KEYS,
-        caption="Added to the memory per GPU above and to every 'fits' on this page (the "
-        "strategies, what makes it fit, the scaling table), as `costmodel step --cuda-context "
-        "--fragmentation` and the Memory page add them.",
-    )
+    defaults), drawn into their slot under the inputs once the first chart is sent (or where
+    the page stops before it); the step reads them before it is priced (_inputs:
+    common.overheads_drawn_later)."""
+    slot, _overheads_slot.box = _overheads_slot.box, None
+    with slot if slot is not None else st.container():
+        overhead_boxes(
+            **OVERHEAD_KEYS,
+            caption="Added to the memory per GPU and to every 'fits' on this page (the "
+            "strategies, what makes it fit, the scaling table), as `costmodel step "
+            "--cuda-context --fragmentation` and the Memory page add them.",
+        )
 
 
 def render() -> None:
@@ -746,10 +762,8 @@ def render() -> None:
         delta="fits" if result.fits else "does not fit",
         delta_color="normal" if result.fits else "inverse",
         delta_arrow="off",
-        # the overheads set in the boxes below the charts, named where they count
-        help=f"{over[:1].upper()}{over[1:]} (the {OVERHEAD_BOX_WORDS} below the charts)."
-        if over
-        else None,
+        # the overheads set in their boxes under the inputs, named where they count
+        help=f"{over[:1].upper()}{over[1:]} (the {OVERHEAD_BOX_WORDS})." if over else None,
     )
     m[3].metric("GPU memory", format_bytes(result.gpu_memory_bytes))
     _step_sum_caption(result)
@@ -815,7 +829,7 @@ def render() -> None:
                     "those points are steps of a configuration that cannot run.",
                     icon=":material/memory:",
                 )
-    _overhead_boxes()  # below the first chart: nothing more before it on the first view
+    _overhead_boxes()  # once the first chart is sent: nothing more before it on the first view
     _strategies(inp)
     if inp["strategy"] in ("ddp",):
         _advisor(inp, inp_b, result.fits, rb)  # the bucket_cap advisor: DDP's buckets
