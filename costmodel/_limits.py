@@ -329,6 +329,8 @@ def validation_parts(exc: Any, *, got: bool = False) -> list[str]:
             msg += f"; allowed: {allowed}" if allowed else ""
         value = err.get("input")
         quoted = isinstance(value, str) and repr(value) in msg  # "cannot parse 'seven'"
+        # a check of ours that says the number already ("must be a fraction in [0, 1), got 1")
+        quoted = quoted or (type(value) in (int, float) and f"got {value!r}" in msg)
         if got and loc and isinstance(value, int | float | str) and not quoted:
             msg += f" (got {value!r})"
         parts.append(msg if not loc or msg.startswith(f"{loc}: ") else f"{loc}: {msg}")

@@ -276,6 +276,24 @@ def _stage(zero_stage: int) -> int:
     return int(zero_stage)
 
 
+def check_overheads(
+    cuda_context_bytes: ArrayLike, fragmentation: float
+) -> tuple[np.ndarray, float]:
+    """The CUDA context [B] and the fragmentation allowance [-] of :func:`training_memory`,
+    checked: the context a finite number >= 0 B (or an array of them), the allowance one
+    fraction in [0, 1); else ValueError naming ``cuda_context_bytes`` or ``fragmentation``. The
+    one check of these inputs, for every surface that takes them (``strategy_step``,
+    ``Scenario``, the advisor, the step sweep, through
+    :func:`costmodel.strategy.memory.check_overheads`).
+
+    >>> check_overheads(2**30, 0.05)[1]
+    0.05
+    """
+    return _array("cuda_context_bytes", cuda_context_bytes, unit="B"), _fraction(
+        "fragmentation", fragmentation
+    )
+
+
 def _fraction(name: str, value: float) -> float:
     arr = _array(name, value)
     if arr.ndim:  # float() of an array raised numpy's "only 0-dimensional arrays" naming nothing
@@ -669,8 +687,7 @@ def training_memory(
     p = _array("params", params)
     per = state_bytes_per_param(r, stage, dp_ranks)
     act = _array("activations_bytes", activations_bytes, unit="B")
-    ctx = _array("cuda_context_bytes", cuda_context_bytes, unit="B")
-    frag = _fraction("fragmentation", fragmentation)
+    ctx, frag = check_overheads(cuda_context_bytes, fragmentation)
     ddp_bucket_copy = flag("ddp_bucket_copy", ddp_bucket_copy)
     if ddp_bucket_copy and stage > 1:
         raise ValueError(

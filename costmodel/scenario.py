@@ -353,6 +353,18 @@ class Scenario(BaseModel):
         description="compute slows to 1 - c while a collective runs; the one default of every "
         "surface is costmodel.strategy.DEFAULT_COMM_CONTENTION (0 = perfect overlap, 1 = none)",
     )
+    # the memory's overheads, strategy_memory's (costmodel memory --cuda-context/--fragmentation)
+    cuda_context_bytes: float = Field(
+        0.0,
+        description="CUDA context and library workspaces per GPU [B], not held by the allocator, "
+        "e.g. 2147483648 or '2GiB' (default 0; measure it with nvidia-smi): added to the memory "
+        "per GPU and so to fits (costmodel.strategy.memory.strategy_memory)",
+    )
+    fragmentation: float = Field(
+        0.0,
+        description="allocator fragmentation allowance, a fraction in [0, 1) of everything the "
+        "allocator holds (state, activations, buffers; default 0)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -471,6 +483,19 @@ class Scenario(BaseModel):
     @classmethod
     def _bucket(cls, v: Any) -> int:
         return units.parse_bytes(v, name="bucket_cap_bytes") if isinstance(v, str) else v
+
+    @field_validator("cuda_context_bytes", "fragmentation", mode="before")
+    @classmethod
+    def _overheads(cls, v: Any, info: Any) -> float:
+        """strategy_memory's check of the two, on the value as given
+        (:func:`costmodel.strategy.memory.check_overheads`: the same ranges and messages as
+        the step and ``training_memory``); the context also as a size with its unit (``2GiB``)."""
+        from .strategy.memory import check_overheads
+
+        if info.field_name == "cuda_context_bytes" and isinstance(v, str):
+            v = units.parse_bytes(v, name="cuda_context_bytes")
+        ctx, frag = check_overheads(**{info.field_name: v})
+        return ctx if info.field_name == "cuda_context_bytes" else frag
 
     @field_validator("compute_time_s", mode="before")
     @classmethod
@@ -621,6 +646,8 @@ class Scenario(BaseModel):
             "flash_attention": self.flash_attention,
             "loss": self.loss,
             "model": self.model,
+            "cuda_context_bytes": self.cuda_context_bytes,
+            "fragmentation": self.fragmentation,
         }
 
     def _micro_compute_s(self) -> float:
@@ -858,7 +885,7 @@ class Scenario(BaseModel):
         from . import batch
         from ._checks import flag
         from .strategy.advisor import nothing_fits_note
-        from .strategy.memory import layout_max_params
+        from .strategy.memory import layout_max_params, strategy_memory
         from .strategy.step import scaling_efficiency
 
         scaling, flips = flag("scaling", scaling), flag("flips", flips)
@@ -903,14 +930,23 @@ class Scenario(BaseModel):
         # the largest bare count beside these activations, with the layout's buffers and
         # gathered units: `costmodel memory`'s figure (the lesson's affine state alone said
         # 228B for llama-3.1-8b's activations under fsdp on 64 H100s where memory said 169B)
+        over: dict[str, Any] = {
+            "cuda_context_bytes": self.cuda_context_bytes,
+            "fragmentation": self.fragmentation,
+        }
         mp = layout_max_params(
-            gpu_bytes, lay, recipe=self.recipe, activations_bytes=mem.activations_bytes
+            gpu_bytes, lay, recipe=self.recipe, activations_bytes=mem.activations_bytes, **over
         )
         if mp <= 0.0:
+            # what sits beside a model of no parameters: the activations, the CUDA context and
+            # their fragmentation (costmodel memory's figure: the total at P = 0)
+            fixed = strategy_memory(
+                lay, 0.0, recipe=self.recipe, activations_bytes=mem.activations_bytes, **over
+            ).total_bytes
             notes.append(
                 nothing_fits_note(
                     gpu_bytes,
-                    mem.activations_bytes,
+                    float(fixed),
                     mem.activations_bytes,
                     f"{self.sequence_length} tokens x micro-batch {self.local_batch}",
                 )
@@ -1166,6 +1202,8 @@ class Scenario(BaseModel):
                 flash_attention=self.flash_attention,
                 recompute=self.recompute,
                 loss=self.loss,
+                cuda_context_bytes=self.cuda_context_bytes,
+                fragmentation=self.fragmentation,
             ).total_bytes
         )
 
@@ -1496,13 +1534,20 @@ class ScenarioResult(BaseModel):
 
     def summary(self) -> str:
         """A few lines for people, with units."""
+        from .strategy.memory import overheads_text
+
         fu = units
         s = self.scenario
         lines = [
             f"{s.arch + ': ' if s.arch else ''}{fu.format_count(s.params)} params on {self.cluster_name} x {units.format_counted(self.nodes, 'node')} "
             f"({units.format_counted(self.ranks, 'GPU')}), {s.recipe}, {self.layout}, model={s.model}",
             f"memory per GPU      {fu.format_bytes(self.memory_total_bytes)} of "
-            f"{fu.format_bytes(self.gpu_memory_bytes)} ({'fits' if self.fits else 'does NOT fit'})",
+            f"{fu.format_bytes(self.gpu_memory_bytes)} ({'fits' if self.fits else 'does NOT fit'}"
+            + (
+                f"; {over})"
+                if (over := overheads_text(s.cuda_context_bytes, s.fragmentation))
+                else ")"
+            ),
             f"global batch        {self.global_batch} ({fu.format_count(self.tokens_per_step)} "
             "tokens/step)",
             f"compute             {fu.format_duration(self.compute_s)}",
@@ -1577,6 +1622,7 @@ _CHANGE_ALIASES = {
     "flash": "flash_attention",
     "contention": "comm_contention",
     "micro_batch": "local_batch",
+    "cuda_context": "cuda_context_bytes",
 }
 
 

@@ -745,6 +745,7 @@ BARE_NUMBER_KEYS: dict[str, tuple[str, str]] = {
     "bucket": ("bytes", "MiB"),
     "bucket_cap": ("bytes", "MiB"),
     "gpu_memory": ("bytes", "GB"),
+    "cuda_context": ("bytes", "GiB"),
     "compute_time": ("seconds", "ms"),
     "measured_compute": ("seconds", "ms"),
     "latency": ("latency", "us"),
@@ -774,7 +775,7 @@ def bare_number_message(typed: str, text: Any, kind: str, meant: str) -> str | N
         return None
     x = float(text)
     if kind == "bytes":
-        if not x < BARE_BYTES_BELOW:
+        if not 0 < x < BARE_BYTES_BELOW:  # 0 is none in every unit (cuda_context=0)
             return None
         unit = "bytes"
     elif kind in ("seconds", "latency"):

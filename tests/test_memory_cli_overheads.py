@@ -79,15 +79,20 @@ def test_without_overheads_nothing_changes_and_the_advisor_answers():
     assert zero == plain
 
 
-def test_with_overheads_the_step_advisor_is_left_out_and_said():
-    """The advisor prices changes with the step's memory, which has no overheads: its verdicts
-    would contradict this total, so they are left out with a note (text and JSON)."""
+def test_with_overheads_the_step_advisor_counts_them():
+    """The advisor prices each change with the step, whose memory now takes the same overheads
+    (strategy_step's cuda_context_bytes and fragmentation): its base is this total, and its
+    suggestions are given (they were left out with a note while the step sized neither)."""
     got = _json(*CLI, *OVER)
-    assert "fit_suggestions" not in got
-    assert "--cuda-context and --fragmentation" in got["fit_suggestions_note"]
+    assert "fit_suggestions_note" not in got
+    fa = got["fit_suggestions"]
+    assert not fa["fits"] and fa["memory_bytes"] == got["memory_bytes"]
+    plain = _json(*CLI)
+    assert "fit_suggestions" not in plain  # it fits without them: nothing to suggest
     r = run("memory", *CLI, *OVER)
     assert r.exit_code == 0, r.stderr
-    assert "note: fit suggestions left out" in r.stdout
+    assert "fit suggestions left out" not in r.stdout
+    assert r.stdout.startswith("DOES NOT FIT: 87.7 GB per GPU > 85.5 GB (zero1)"), r.stdout
     assert "cuda_context               8.59 GB" in r.stdout
 
 
@@ -118,19 +123,31 @@ def test_a_bare_context_is_bytes_with_the_size_warning():
     assert run("memory", *CLI, "--cuda-context", "0").stderr == ""  # none is no typo
 
 
-def test_step_scenario_train_take_neither_and_memory_says_so():
-    """No step surface sizes these overheads (the API's strategy_step, the CLI, the step page):
-    memory's help says so, and the step commands refuse the flags as unknown."""
+def test_step_scenario_train_take_them_and_memory_says_so():
+    """Every step surface sizes these overheads now (the API's strategy_step, the CLI, the step
+    page): memory's help says so, and step, scenario and train take the same two options, one
+    definition (the same help text) on all four commands."""
     import typer.main
 
     from costmodel import cli
 
     group = typer.main.get_command(cli.app)
-    help_text = group.commands["memory"].help  # type: ignore[attr-defined]
-    assert "`step`, `scenario`, `train` and the step page" in " ".join(help_text.split())
+    help_text = " ".join(group.commands["memory"].help.split())  # type: ignore[attr-defined]
+    assert "`step`, `scenario` and `train` take the same two options" in help_text
+    assert "take neither" not in help_text
+
+    def options(command: str) -> dict[str, str]:
+        return {
+            o: p.help  # type: ignore[attr-defined]
+            for p in group.commands[command].params  # type: ignore[attr-defined]
+            for o in p.opts
+            if o in ("--cuda-context", "--fragmentation")
+        }
+
+    want = options("memory")
+    assert set(want) == {"--cuda-context", "--fragmentation"}
     for command in ("step", "scenario", "train"):
-        names = {o for p in group.commands[command].params for o in p.opts}  # type: ignore[attr-defined]
-        assert "--cuda-context" not in names and "--fragmentation" not in names
+        assert options(command) == want, command
 
 
 # --- a config.json through the one decoder of user files (costmodel.textfile) -----------------

@@ -95,6 +95,7 @@ FIELD_OPTIONS: dict[str, tuple[str, ...]] = {
     "bandwidth_bytes_per_s": ("--bandwidth",),
     "latency_s": ("--latency",),
     "activations_bytes": ("--activations",),
+    "cuda_context_bytes": ("--cuda-context",),
     "gpu_memory_bytes": ("--gpu-memory",),
     "preset": ("--cluster",),
     # the cluster's GPU (its fp8 support, its power range, its compute fit): --cluster chose it

@@ -186,6 +186,39 @@ _PowerOpt = Annotated[
     ),
 ]
 
+# the memory's overheads (memory, step, scenario, train: strategy_memory's cuda_context_bytes
+# and fragmentation, the Memory and step pages' "CUDA context, fragmentation" boxes); their
+# ranges are the shared limits of costmodel._limits (LIMITS["cuda_context"], ["fragmentation"])
+_CudaContextOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cuda-context",
+        help="CUDA context and library workspaces per GPU, not held by the allocator: "
+        "1GiB, 500MB (measure with nvidia-smi; default 0). A bare number is bytes.",
+    ),
+]
+_FragmentationOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Allocator fragmentation allowance, a fraction in [0, 1) of everything the "
+        "allocator holds (state, activations, buffers; default 0).",
+    ),
+]
+
+
+def _overheads(cuda_context: str | None, fragmentation: float | None) -> dict[str, float]:
+    """``cuda_context_bytes`` and ``fragmentation`` of ``--cuda-context`` and ``--fragmentation``
+    (0 each when not given; their limits checked already, :func:`costmodel.cli._common.limited`),
+    the keywords of ``strategy_memory``, ``strategy_step`` and ``Scenario`` alike. A bare
+    context number is bytes (``--cuda-context 1`` is 1 B): said after the answer."""
+    ctx = float(units.parse_bytes(cuda_context, name="--cuda-context")) if cuda_context else 0.0
+    if ctx > 0.0:
+        bare_bytes_warning("--cuda-context", cuda_context, "GiB")
+    return {
+        "cuda_context_bytes": ctx,
+        "fragmentation": 0.0 if fragmentation is None else float(fragmentation),
+    }
+
 
 def _contention(value: float | None) -> float:
     from ..strategy import DEFAULT_COMM_CONTENTION
@@ -314,21 +347,8 @@ def memory(
         str | None, typer.Option(help="GPU memory to check against: 80GB.")
     ] = None,
     cluster: Annotated[str | None, typer.Option(help="Take the GPU memory from a preset.")] = None,
-    cuda_context: Annotated[
-        str | None,
-        typer.Option(
-            "--cuda-context",
-            help="CUDA context and library workspaces per GPU, not held by the allocator: "
-            "1GiB, 500MB (measure with nvidia-smi; default 0). A bare number is bytes.",
-        ),
-    ] = None,
-    fragmentation: Annotated[
-        float | None,
-        typer.Option(
-            help="Allocator fragmentation allowance, a fraction in [0, 1) of everything the "
-            "allocator holds (state, activations, buffers; default 0).",
-        ),
-    ] = None,
+    cuda_context: _CudaContextOpt = None,
+    fragmentation: _FragmentationOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Memory per GPU of weights, gradients, optimizer state, activations (and what fits).
@@ -350,12 +370,12 @@ def memory(
     their own, beside the lesson's total (none on one rank). --nodes N with --cluster shards
     over N x the preset's GPUs per node, as step, scenario and train count them (not with
     --ranks).
-    --cuda-context C and --fragmentation f (the Memory page's "CUDA context, fragmentation"
-    boxes, training_memory's cuda_context_bytes and fragmentation) add C + f x what the
-    allocator holds to the total, and so to the verdict, the largest model, the fewest ranks
-    and --recompute's fit. `step`, `scenario`, `train` and the step page size the step's memory
-    without them (none of them takes either), so with either given the step advisor's fit
-    suggestions (--cluster) are left out, with a note saying why.
+    --cuda-context C and --fragmentation f (the Memory and step pages' "CUDA context,
+    fragmentation" boxes, strategy_memory's cuda_context_bytes and fragmentation) add C + f x
+    what the allocator holds to the total, and so to the verdict, the largest model, the
+    fewest ranks, --recompute's fit and the step advisor's fit suggestions (--cluster). `step`,
+    `scenario` and `train` take the same two options, so their memory and "fits" are this
+    total for the same layout.
 
     Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 
@@ -447,11 +467,8 @@ def memory(
         names=("--group-size", "--cluster"),
     )
     # the overheads the Memory page's expander takes, through the same stage_memory keywords
-    ctx = float(units.parse_bytes(cuda_context, name="--cuda-context")) if cuda_context else 0.0
-    if ctx > 0.0:  # a bare number is bytes (--cuda-context 1 is 1 B): said after the answer
-        bare_bytes_warning("--cuda-context", cuda_context, "GiB")
-    frag = 0.0 if fragmentation is None else float(fragmentation)
-    over_kw: dict[str, Any] = {"cuda_context_bytes": ctx, "fragmentation": frag}
+    over_kw: dict[str, Any] = _overheads(cuda_context, fragmentation)
+    ctx, frag = over_kw["cuda_context_bytes"], over_kw["fragmentation"]
     skw: dict[str, Any] = dict(
         recipe=recipe, activations_bytes=act, arch=arch, **recipe_kw, **over_kw
     )
@@ -557,15 +574,7 @@ def memory(
             # --activations are no sequence's; a bare count has none), as the Memory page says
             what = f"{seq_n} tokens x micro-batch {micro_batch}" if arch and act is None else ""
             result["max_params_note"] = nothing_fits_note(capacity, fixed, act_bytes, what)
-        if cluster is not None and act is None and (ctx or frag):
-            # the advisor prices each change with the step, whose memory has no context or
-            # fragmentation: its verdicts would not be this total's
-            result["fit_suggestions_note"] = (
-                "fit suggestions left out: the step advisor sizes memory without "
-                "--cuda-context and --fragmentation (step, scenario and train take neither); "
-                "fits_with_recompute and the fewest ranks count them"
-            )
-        elif cluster is not None and act is None:
+        if cluster is not None and act is None:
             from .. import presets
             from ..strategy.advisor import fit_suggestions
 
@@ -586,6 +595,7 @@ def memory(
                     sequence_length=seq_n,
                     flash_attention=flash,
                     band=False,
+                    **over_kw,  # each change's memory with the same overheads as this total
                 )
                 result["fit_suggestions"] = fa.as_dict()
     # the activations' line first, then what the answer leaves out: a sweep row's notes
@@ -640,8 +650,6 @@ def memory(
     typer.echo(_kv(rows))
     for n in result["notes"][1:]:
         typer.echo(f"note: {n}")
-    if "fit_suggestions_note" in result:
-        typer.echo(f"note: {result['fit_suggestions_note']}")
 
 
 def _layout_identity(layout_kw: dict[str, Any], ranks: int) -> dict[str, Any]:
@@ -971,6 +979,8 @@ def step(
     seq: _SeqOpt = None,
     recompute: Annotated[str | None, typer.Option(help=_RECOMPUTE_HELP + " Default none.")] = None,
     loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
+    cuda_context: _CudaContextOpt = None,
+    fragmentation: _FragmentationOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """One training step: compute, communication, exposed comm, bound, efficiency, memory.
@@ -978,8 +988,9 @@ def step(
     On a cluster preset (--cluster; without it and without a link, dgx-h100, the default of
     train, scenario and the API, named on stderr as assumed) every strategy is priced
     (``costmodel.strategy``: its collectives through the chosen --model, its memory from the
-    same layout); --strategy all ranks them all. With --ranks and --bandwidth it is the
-    lesson's DDP step on one link.
+    same layout, with --cuda-context and --fragmentation as `costmodel memory` adds them);
+    --strategy all ranks them all. With --ranks and --bandwidth it is the lesson's DDP step on
+    one link.
 
     Examples (the lesson's practice problem 1: comms-bound, 58% efficient as printed, since
     gradients are sent only while backward runs; the lesson's 73% overlaps the all-reduce with
@@ -1072,6 +1083,8 @@ def step(
             model=model,
             as_json=as_json,
             assumed_cluster=assumed,
+            cuda_context=cuda_context,
+            fragmentation=fragmentation,
         )
         return
     if power_limit_w is not None:
@@ -1100,6 +1113,9 @@ def step(
         "--seq": seq,
         "--model": model,
         "--global-tokens": global_tokens,
+        # the one-link step has no memory to add them to
+        "--cuda-context": cuda_context,
+        "--fragmentation": fragmentation,
     }
     given = [name for name, value in cluster_only.items() if value is not None]
     if given:
@@ -1294,6 +1310,9 @@ def _step_on_cluster(
         bucket_cap_bytes=_bucket_bytes(bucket),
         comm_contention=contention,
     )
+    # the memory's overheads: each step's, and the record's inputs (as memory --json's)
+    kw.update(_overheads(kw.pop("cuda_context"), kw["fragmentation"]))
+    common.update(cuda_context_bytes=kw["cuda_context_bytes"], fragmentation=kw["fragmentation"])
     if st == "all":
         # the advisor ranks every hsdp group and fsdp with and without resharding: one of them
         # given here would be silently ignored
@@ -1423,7 +1442,9 @@ def _step_on_cluster(
         (
             "memory per GPU",
             f"{units.format_bytes(s.memory_bytes)} of {units.format_bytes(s.gpu_memory_bytes)}"
-            + (" (fits)" if s.fits else " (does NOT fit)"),
+            + (" (fits" if s.fits else " (does NOT fit")
+            + _with_overheads(common["cuda_context_bytes"], common["fragmentation"])
+            + ")",
         ),
     ]
     typer.echo(_kv(rows))
@@ -1489,10 +1510,22 @@ def _step_record(
         # notes say why), so the answer does not claim one
         bucket_cap_bytes=None if s.layout.bucket_note else bucket,
         power_limit_w=power_limit_w,
+        # the memory's overheads (0 when not given), as memory --json writes them
+        cuda_context_bytes=kw["cuda_context_bytes"],
+        fragmentation=kw["fragmentation"],
     )
     out.update(step_columns(s, kw["micro_batch"], kw["seq"]))
     out["notes"] = list(s.notes)
     return out
+
+
+def _with_overheads(cuda_context_bytes: float, fragmentation: float) -> str:
+    """``"; incl. CUDA context 2.15 GB and fragmentation 0.05"`` after a memory verdict, where
+    the total holds them (:func:`costmodel.strategy.memory.overheads_text`); empty otherwise."""
+    from ..strategy.memory import overheads_text
+
+    said = overheads_text(cuda_context_bytes, fragmentation)
+    return f"; {said}" if said else ""
 
 
 def _elapsed_of_days(days: float) -> str:
@@ -1773,6 +1806,7 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         param_dtype=o.get("param_dtype") or "bf16",
         grad_dtype=o.get("grad_dtype"),
         power_limit_w=o.get("power_limit_w"),
+        **_overheads(o.get("cuda_context"), o.get("fragmentation")),
     )
 
 
@@ -1807,6 +1841,8 @@ def scenario(
     param_dtype: _ParamDtypeOpt = "bf16",
     grad_dtype: _GradDtypeOpt = None,
     precision: _PrecisionOpt = None,
+    cuda_context: _CudaContextOpt = None,
+    fragmentation: _FragmentationOpt = None,
     fit: Annotated[
         bool,
         typer.Option(
@@ -1855,7 +1891,8 @@ def scenario(
     side by side with B - A and B / A; --tokens adds both sides' days, GPU-hours and (with a
     price for each side's GPU) dollars; --bucket-advice adds the bucket_cap advisor (ddp).
     --global-tokens (the global batch in tokens per step) and --tokens-per-gpu give A's batch
-    tokens first, as `costmodel train` takes them.
+    tokens first, as `costmodel train` takes them. --cuda-context and --fragmentation add to
+    the memory per GPU and its verdict, as `costmodel memory` adds them.
 
     Example:
 
@@ -2210,6 +2247,8 @@ def train(
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
     loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
     flash: _FlashOpt = True,
+    cuda_context: _CudaContextOpt = None,
+    fragmentation: _FragmentationOpt = None,
     step_time: Annotated[
         str | None,
         typer.Option(help="Measured step time: 1.2s (else the predicted one); gives the MFU."),
@@ -2282,6 +2321,9 @@ def train(
         "memory_total_bytes": result.memory_total_bytes,
         "gpu_memory_bytes": result.gpu_memory_bytes,
         "fits": result.fits,
+        # the memory's overheads (0 when not given), as memory --json and step --json write them
+        "cuda_context_bytes": result.scenario.cuda_context_bytes,
+        "fragmentation": result.scenario.fragmentation,
         # the layout, named as a sweep row, step --json and scenario --json name it
         **{k: getattr(result, k) for k in LAYOUT_KEYS},
         # the batch as `costmodel batch --json` words it: the global batch in samples and in
@@ -2386,7 +2428,9 @@ def train(
             "memory per GPU",
             f"{units.format_bytes(result.memory_total_bytes)} of "
             f"{units.format_bytes(result.gpu_memory_bytes)}"
-            + (" (fits)" if result.fits else " (does NOT fit)"),
+            + (" (fits" if result.fits else " (does NOT fit")
+            + _with_overheads(result.scenario.cuda_context_bytes, result.scenario.fragmentation)
+            + ")",
         )
     )
     head = arch or f"{units.format_count(result.scenario.params)} params"

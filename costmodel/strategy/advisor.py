@@ -330,7 +330,9 @@ def advise(
 
     ``step_kwargs`` go to :func:`~.step.strategy_step` (``arch``, ``recipe``,
     ``micro_batch``, ``sequence_length``, ``accumulation``, ``mfu``, ``compute_time_s``,
-    ``recompute``, ``comm_contention``, ``param_dtype``, ``grad_dtype``, ...). The collective
+    ``recompute``, ``comm_contention``, ``param_dtype``, ``grad_dtype``, the memory's
+    ``cuda_context_bytes`` and ``fragmentation``, ...): every strategy's memory and fit are
+    ``strategy_memory`` of its layout with them. The collective
     predictions are shared by every strategy: one :class:`~.comm.CollectiveTimer` per group
     size over one :class:`~.comm.PredictionCache`, with the sizes of every wrapped unit hinted
     before the first step, so that each op on each cluster is one ``predict_collective`` call.
@@ -659,6 +661,10 @@ def fit_suggestions(
     **step_kwargs: Any,
 ) -> FitAdvice:
     """What makes a configuration fit (module docstring); every change evaluated.
+
+    ``step_kwargs`` go to :func:`~.step.strategy_step` for the base and every change alike (the
+    memory's ``cuda_context_bytes`` and ``fragmentation`` too, so a change said to fit fits
+    with them).
 
     >>> fa = fit_suggestions(arch="llama-2-7b", cluster="dgx-h100", nodes=1, model="lesson")
     >>> fa.fits, fa.changes[0].fits

@@ -179,7 +179,7 @@ _KEPT: dict[tuple[Any, ...], tuple[Any, StrategyMemory]] = {}
 def _one_number(name: str, value: object) -> Any:
     """``value`` as a float when it is one real number; an array as it is (the caller refuses
     it); else ValueError naming ``name`` (the range is checked by ``training_memory``)."""
-    if isinstance(value, bool | np.bool_ | dict):
+    if value is None or isinstance(value, bool | np.bool_ | dict):  # None read as NaN
         raise ValueError(f"{name}: expected a number, got {value!r}")
     try:
         x = np.asarray(value if not isinstance(value, str) else float(value), dtype=float)
@@ -190,6 +190,48 @@ def _one_number(name: str, value: object) -> Any:
             f"{name}: one number per call (strategy_memory is per layout), got {value!r}"
         )
     return float(x)
+
+
+def check_overheads(cuda_context_bytes: Any = 0.0, fragmentation: Any = 0.0) -> tuple[float, float]:
+    """The CUDA context [B] and the fragmentation allowance [-] of one layout's memory, checked
+    as :func:`strategy_memory` checks them: one number each (:func:`_one_number`), in
+    :func:`costmodel.memory.training_memory`'s ranges (:func:`costmodel.memory.check_overheads`:
+    a context finite and >= 0 B, an allowance in [0, 1)); ValueError naming the field. The step
+    (:func:`~.step.strategy_step`, so the advisor and the step sweep), ``Scenario`` and the
+    step page check them here before any step is priced.
+
+    >>> check_overheads(2**31, 0.05)
+    (2147483648.0, 0.05)
+    >>> check_overheads(0.0, 1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: fragmentation: must be a fraction in [0, 1), got 1.0
+    """
+    from .. import memory as M
+
+    for name, value in (
+        ("cuda_context_bytes", cuda_context_bytes),
+        ("fragmentation", fragmentation),
+    ):
+        _one_number(name, value)
+    ctx, frag = M.check_overheads(cuda_context_bytes, fragmentation)
+    return float(ctx), float(frag)
+
+
+def overheads_text(cuda_context_bytes: float, fragmentation: float) -> str:
+    """The overheads a memory total includes, in words, for the text beside it (``costmodel
+    step``, ``scenario``, ``train``, the step page): empty when there are none.
+
+    >>> overheads_text(2**31, 0.05)
+    'incl. CUDA context 2.15 GB and fragmentation 0.05'
+    >>> overheads_text(0.0, 0.0)
+    ''
+    """
+    said = [
+        *([f"CUDA context {format_bytes(cuda_context_bytes)}"] if cuda_context_bytes else []),
+        *([f"fragmentation {fragmentation:g}"] if fragmentation else []),
+    ]
+    return "incl. " + " and ".join(said) if said else ""
 
 
 def _strategy_memory(
@@ -219,7 +261,7 @@ def _strategy_memory(
         ("cuda_context_bytes", cuda_context_bytes),
         ("fragmentation", fragmentation),
     ):
-        if value is not None:
+        if value is not None or name != "activations_bytes":  # None: the architecture's
             _one_number(name, value)
     if arch is not None:
         from ..architecture import load_arch

@@ -60,7 +60,7 @@ from .compute import FORWARD_FRACTION, ComputeTime, step_compute
 from .engine import Plan, Schedule, Task, TaskList, _picker, columns, plan, run_many
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
-from .memory import StrategyMemory, strategy_memory
+from .memory import StrategyMemory, check_overheads, strategy_memory
 
 EXPOSED_SIGNIFICANT = 0.05
 """Exposed communication above this fraction of the step makes the step comms-bound [-]: a
@@ -546,6 +546,8 @@ def _prepare_step(
     held_out: str | None = None,
     sync_loss: float | None = None,
     power_limit_w: float | None = None,
+    cuda_context_bytes: float = 0.0,
+    fragmentation: float = 0.0,
 ) -> _Prepared:
     """One optimizer step of a data-parallel strategy on a cluster (module docstring).
 
@@ -598,6 +600,12 @@ def _prepare_step(
         follows the power per peak FLOP (:func:`costmodel.compute.gpu_power_w`); applied by
         :meth:`costmodel.hardware.Cluster.with_power_limit_w`, as ``Scenario`` and the CLI's
         ``--power-limit-w`` do.
+    cuda_context_bytes, fragmentation
+        The memory's CUDA context per GPU [B] and allocator fragmentation allowance (a fraction
+        in [0, 1) of everything the allocator holds), default 0 each: ``strategy_memory``'s
+        (so ``costmodel memory --cuda-context/--fragmentation``'s), checked by
+        :func:`.memory.check_overheads` before anything is priced. ``memory`` and ``fits`` are
+        :func:`.memory.strategy_memory` of the step's layout with them.
     """
     if isinstance(params, str):  # a name, as training_memory("llama-2-7b") and ddp_step take it
         params, arch = _named_params(params, arch)
@@ -642,6 +650,8 @@ def _prepare_step(
         precision=precision,
         held_out=held_out,
         sync_loss=sync_loss,
+        cuda_context_bytes=cuda_context_bytes,
+        fragmentation=fragmentation,
     )
     return _prepare_at(su, c, layout, timer)
 
@@ -789,6 +799,8 @@ class _Setup(NamedTuple):
     tensor_params: tuple[float, ...] | None
     overlap: bool
     sync_loss: float | None
+    cuda_context_bytes: float  # the memory's CUDA context per GPU [B]
+    fragmentation: float  # the memory's fragmentation allowance [-]
     ct: ComputeTime
     forward_s: float
     backward_s: float
@@ -821,6 +833,8 @@ def _setup(
     precision: str | None,
     held_out: str | None,
     sync_loss: float | None,
+    cuda_context_bytes: float = 0.0,
+    fragmentation: float = 0.0,
 ) -> _Setup:
     """The node-count-free part of a step on cluster ``c`` under ``layout``: checked inputs,
     the compute of one micro-batch (calibrated on one node of ``c``) and the tensor list. It
@@ -849,6 +863,8 @@ def _setup(
         or not (math.isfinite(sync_loss) and 0 <= sync_loss < 1)
     ):
         raise ValueError(f"sync_loss: must be a fraction in [0, 1) per doubling, got {sync_loss!r}")
+    # the memory's overheads, checked before anything is priced (strategy_memory's check)
+    cuda_context_bytes, fragmentation = check_overheads(cuda_context_bytes, fragmentation)
     # named here, as bucket_assignment names them (they raised float()'s and iteration's
     # TypeErrors from inside the schedule)
     first_bucket_bytes = _ddp_number(
@@ -922,6 +938,8 @@ def _setup(
         tensor_params=tuple(tensor_params) if tensor_params is not None else None,
         overlap=overlap,
         sync_loss=sync_loss,
+        cuda_context_bytes=cuda_context_bytes,
+        fragmentation=fragmentation,
         ct=ct,
         forward_s=micro_s * (1.0 - extra) * FORWARD_FRACTION,
         backward_s=micro_s * (1.0 - extra) * (1.0 - FORWARD_FRACTION),
@@ -1062,6 +1080,8 @@ def _prepare_at(
             flash_attention=su.flash_attention,
             recompute=su.recompute,
             loss=su.loss,
+            cuda_context_bytes=su.cuda_context_bytes,
+            fragmentation=su.fragmentation,
         )
         tokens_step = su.tokens * ranks * acc
         ct = su.ct

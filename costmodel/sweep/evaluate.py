@@ -1303,6 +1303,8 @@ def step_keywords(
     comm_contention: float | None = None,
     bucket_cap: int | None = None,
     power_limit_w: float | None = None,
+    cuda_context: float = 0.0,
+    fragmentation: float = 0.0,
 ) -> dict[str, Any]:
     """One step sweep row's :func:`~costmodel.strategy.strategy_step` keywords, all but the
     cluster and the node count, with ``costmodel step``'s defaults (nccl model, mixed-adam,
@@ -1315,7 +1317,9 @@ def step_keywords(
     ``--compute-time``, is a measured compute per micro-batch (it replaces ``mfu``);
     ``tokens_per_gpu`` [tokens], as ``--tokens-per-gpu``, sets the micro-batch to
     ``tokens_per_gpu / sequence_length``
-    (:func:`~costmodel.strategy.compute.micro_batch_of_tokens`, the CLI's road)."""
+    (:func:`~costmodel.strategy.compute.micro_batch_of_tokens`, the CLI's road);
+    ``cuda_context`` [B] and ``fragmentation`` [-], as ``--cuda-context`` and
+    ``--fragmentation``, are the memory's overheads (0 each: none)."""
     from ..strategy.compute import micro_batch_of_tokens
 
     if tokens_per_gpu is not None:
@@ -1342,6 +1346,8 @@ def step_keywords(
         "comm_contention": comm_contention,
         "model": cat["model"],
         "power_limit_w": power_limit_w,
+        "cuda_context_bytes": float(cuda_context),
+        "fragmentation": float(fragmentation),
     }
 
 

@@ -311,6 +311,16 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="power_limit_w",
                 aliases=("power", "power_limit"),
             ),
+            # the memory's overheads (costmodel step --cuda-context, --fragmentation): added to
+            # memory_GB and so to fits, as strategy_memory adds them
+            Axis(
+                "cuda_context",
+                units.parse_bytes,
+                True,
+                column="cuda_context_bytes",
+                aliases=("cuda_context_bytes",),
+            ),
+            Axis("fragmentation", _parse_float, True, column="fragmentation"),
             # time and cost to train (costmodel train --tokens, --price, --usd-per-gpu-hour):
             # settings of every row, not crossed (STEP_COST_AXES); a list of price presets
             # gives each row the one published for its GPU
@@ -346,7 +356,7 @@ def _axis(kind: str, name: str) -> Axis:
     raise ValueError(f"grid: unknown {kind} axis {name!r}; allowed: {allowed}")
 
 
-_BYTE_AXES = ("size", "bucket_cap", "activations", "gpu_memory")
+_BYTE_AXES = ("size", "bucket_cap", "activations", "gpu_memory", "cuda_context")
 """Axes in whole bytes: a range over them is rounded to integers, as :func:`units.parse_bytes`."""
 
 _STOP_RE = re.compile(r"^(?P<stop>.+?)\s*(?:(?P<op>[x*+])\s*(?P<step>[0-9.eE]+))?$")
@@ -639,6 +649,8 @@ _LIMITED_AXES = (
     "compute_time",
     "tokens_per_gpu",
     "gpu_memory",
+    "cuda_context",
+    "fragmentation",
 )
 """Numeric axes with a limit in :data:`costmodel._limits.LIMITS` under the same name: the range
 ``costmodel collective/memory/step`` allow for the option, so ``--set bandwidth=50`` (50 B/s, a
@@ -658,7 +670,7 @@ def _check_limits(a: dict[str, list[Any]]) -> None:
             if not (
                 math.isfinite(v)
                 and (v > lim.lo if lim.lo_open else v >= lim.lo)
-                and v <= lim.hi
+                and (v < lim.hi if lim.hi_open else v <= lim.hi)
                 and (not lim.whole or v == math.floor(v))
             )
         ]
@@ -1147,6 +1159,8 @@ def _numeric_axes(grid: Grid) -> list[str]:
             "comm_contention",
             "bucket_cap",
             "power_limit_w",
+            "cuda_context",
+            "fragmentation",
         ]
         return [n for n in names if n in grid.axes]
     names = ["nodes", "gpus_per_node", "ranks", "bandwidth", "latency", "gamma", "size"]

@@ -698,29 +698,32 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
         for e in errors():
             msg = page_words(e["msg"].removeprefix("Value error, "))
             loc = ".".join(str(p) for p in e["loc"])
+            if loc and msg.startswith(f"{loc}: "):  # a check of ours names its field: the box
+                msg = msg[len(loc) + 2 :]
             # pydantic names one bound ("greater than or equal to 1"): the range, as the CLI's
             allowed = (
                 field_range(getattr(exc, "title", ""), loc) if e["type"] in RANGE_ERRORS else ""
             )
             lines.append(
-                f"{names.get(loc, loc)}: {msg}{_got(e)}"
+                f"{names.get(loc, loc)}: {msg}{_got(e, msg)}"
                 + (f"; allowed: {allowed}" if allowed else "")
                 if loc
-                else f"{named(msg)}{_got(e)}"
+                else f"{named(msg)}{_got(e, msg)}"
             )
         _red(f"**{plain(field)}**: " + plain("; ".join(lines)))
         return
     _red(f"**{plain(field)}**: {plain(named(page_words(str(exc))))}")
 
 
-def _got(e: Mapping[str, Any]) -> str:
+def _got(e: Mapping[str, Any], msg: str = "") -> str:
     """ " (got 'abc')" for a refused field's own value; nothing for a rule over the whole model
     (no ``loc``: its input is every field, a Python dict repr that says nothing to a user, and
-    the rule's message names the fields itself) or for a value that is not a plain scalar."""
+    the rule's message names the fields itself), for a value that is not a plain scalar, or
+    where the message ``msg`` says it already ("must be a fraction in [0, 1), got 1.0")."""
     value = e.get("input")
     if not e.get("loc") or not isinstance(value, (str, int, float, bool, type(None))):
         return ""
-    return f" (got {value!r})"
+    return "" if f"got {value!r}" in msg else f" (got {value!r})"
 
 
 def _red(escaped: str) -> None:
@@ -762,6 +765,79 @@ def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
     except ValueError as exc:  # the parser's message starts with the field's name
         error(exc)
         return None
+
+
+#: The memory's overheads, as their boxes name them (the Memory and step pages' expander
+#: "CUDA context, fragmentation"): strategy_memory's cuda_context_bytes and fragmentation, the
+#: CLI's --cuda-context and --fragmentation.
+OVERHEADS_EXPANDER = "CUDA context, fragmentation"
+CONTEXT_BOX = "CUDA context per GPU [B]"
+FRAGMENTATION_BOX = "Fragmentation allowance [fraction of held memory]"
+#: what the two boxes hold until changed: none
+CONTEXT_DEFAULT, FRAGMENTATION_DEFAULT = "0", 0.0
+
+
+def context_bytes(text: str, name: str = CONTEXT_BOX) -> float:
+    """The CUDA context box's bytes, in `costmodel memory --cuda-context`'s range (0 B..16 TiB,
+    whole bytes: the shared limit, costmodel._limits), named by the box."""
+    from costmodel._limits import LIMITS
+    from costmodel.units import parse_bytes
+
+    LIMITS["cuda_context"].check(name, text.strip())  # said as typed, in the range's words
+    return float(parse_bytes(text, name=name))
+
+
+def overhead_boxes(
+    *, context_key: str, fragmentation_key: str, caption: str | None = None
+) -> tuple[str, float]:
+    """The expander "CUDA context, fragmentation" of the Memory and step pages: one box each,
+    URL-bound under ``context_key`` and ``fragmentation_key``, the same labels, defaults and
+    ranges on both pages (the context through :func:`context_bytes`, the allowance checked by
+    the library: a fraction in [0, 1)), and ``caption`` under them. Returns the context as
+    typed and the allowance."""
+    with st.expander(OVERHEADS_EXPANDER):
+        if caption:
+            st.caption(caption)
+        b = st.columns(2)
+        ctx_text = b[0].text_input(
+            CONTEXT_BOX,
+            value=CONTEXT_DEFAULT,
+            key=context_key,
+            bind=QP,
+            help="e.g. 0, 500MB (measure with nvidia-smi)",
+        )
+        frag = bound_number(
+            b[1],
+            FRAGMENTATION_BOX,
+            value=FRAGMENTATION_DEFAULT,
+            step=0.05,
+            key=fragmentation_key,
+        )
+    return ctx_text, frag
+
+
+def overheads_drawn_later(*, context_key: str, fragmentation_key: str) -> tuple[str, float]:
+    """What :func:`overhead_boxes` under these keys hold now, for a page that draws them after
+    a figure it computes first (the step page fills their slot once its first chart is sent,
+    so its first view sends no widget more before it): each box's state, or the URL's value on the
+    box's first run in the session and on a Back or Forward run (as the binding gives the box
+    then), else its default. A URL number that is not a finite number gives the default, as
+    the box does."""
+
+    def now(key: str, default: Any) -> Any:
+        if key in st.session_state and not _history_navigation():
+            return st.session_state[key]
+        return st.query_params.get(key, default)
+
+    ctx = now(context_key, CONTEXT_DEFAULT)
+    frag = now(fragmentation_key, FRAGMENTATION_DEFAULT)
+    if isinstance(frag, str):
+        try:
+            frag = float(frag) if _URL_NUMBER.fullmatch(frag) else FRAGMENTATION_DEFAULT
+        except ValueError:
+            frag = FRAGMENTATION_DEFAULT
+        frag = frag if math.isfinite(frag) else FRAGMENTATION_DEFAULT
+    return str(ctx), float(frag if frag is not None else FRAGMENTATION_DEFAULT)
 
 
 def column_formatter(name: str) -> Callable[[Any], str] | None:

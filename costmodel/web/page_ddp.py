@@ -16,6 +16,7 @@ from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
 from costmodel.strategy.band import band_note
 from costmodel.strategy.compute import MEASURED_LABEL
 from costmodel.strategy.layout import bucket_cap_bytes_for
+from costmodel.strategy.memory import overheads_text
 from costmodel.strategy.step import PRECISIONS
 from costmodel.units import (
     elapsed_unit,
@@ -36,12 +37,15 @@ from costmodel.units import (
 )
 from costmodel.web import data
 from costmodel.web.common import (
+    CONTEXT_BOX,
+    FRAGMENTATION_BOX,
     QP,
     bare_number_warning,
     bound_choice,
     bound_number,
     chart,
     chart_tabs,
+    context_bytes,
     error,
     headline,
     headline_caption,
@@ -49,6 +53,8 @@ from costmodel.web.common import (
     mark_shown,
     notes,
     on_open,
+    overhead_boxes,
+    overheads_drawn_later,
     page_header,
     page_words,
     parse_input,
@@ -80,7 +86,13 @@ BOX_LABELS = {
     "precision": "Compute precision",
     "bucket_cap_bytes": "bucket_cap",
     "compute_time_s": COMPUTE_FIELD,
+    "cuda_context_bytes": CONTEXT_BOX,
+    "fragmentation": FRAGMENTATION_BOX,
 }
+
+#: The URL keys of the step page's "CUDA context, fragmentation" boxes (common.overhead_boxes,
+#: the Memory page's boxes under the step page's prefix).
+OVERHEAD_KEYS = {"context_key": "ddp_context", "fragmentation_key": "ddp_fragmentation"}
 
 #: The measured step's box, as its refusals name it.
 MEASURED_BOX = "Measured step time [s]"
@@ -101,6 +113,16 @@ class _MfuSlot(threading.local):
 
 
 _mfu_slot = _MfuSlot()
+
+
+class _OverheadsSlot(threading.local):
+    """Where the "CUDA context, fragmentation" boxes go (under the inputs), while the page has
+    not drawn them yet (:func:`_overhead_boxes`); one per session thread."""
+
+    box: Any = None
+
+
+_overheads_slot = _OverheadsSlot()
 
 
 def _mfu_in_use(result: Any) -> None:
@@ -352,6 +374,13 @@ def _inputs() -> dict:
             f"recompute {recompute}, loss {loss}; Korthikanti et al. 2022); 'fits' means the "
             "total fits the card."
         )
+    # the memory's overheads: an empty slot here, under the other inputs, which their boxes fill
+    # once the first chart is sent (_overhead_boxes), so the first view sends no widget more
+    # before its chart, and the boxes keep their place (their expander stays open) whatever the
+    # answer below them shows; what they hold now sizes the step (overheads_drawn_later)
+    _overheads_slot.box = st.container()
+    ctx_text, fragmentation = overheads_drawn_later(**OVERHEAD_KEYS)
+    context = parse_input(CONTEXT_BOX, context_bytes, ctx_text)
     return {
         "arch": arch_field,
         "flash_attention": flash,
@@ -380,6 +409,10 @@ def _inputs() -> dict:
         "comm_contention": float(contention),
         "power_limit_w": None if power is None else float(power),
         "precision": precision,
+        # the memory's CUDA context [B] and fragmentation allowance (Scenario's, strategy_memory's)
+        "cuda_context_bytes": 0.0 if context is None else context,
+        "fragmentation": fragmentation,
+        "_bad_context": context is None,
     }
 
 
@@ -639,6 +672,25 @@ def _advisor(inp: dict, inp_b: dict | None, fits: bool = True, rb=None) -> None:
     )
 
 
+#: how the step page's text names its overhead boxes
+OVERHEAD_BOX_WORDS = '"CUDA context, fragmentation" boxes'
+
+
+def _overhead_boxes() -> None:
+    """The memory's overheads (common.overhead_boxes: the Memory page's boxes, ranges and
+    defaults), drawn into their slot under the inputs once the first chart is sent (or where
+    the page stops before it); the step reads them before it is priced (_inputs:
+    common.overheads_drawn_later)."""
+    slot, _overheads_slot.box = _overheads_slot.box, None
+    with slot if slot is not None else st.container():
+        overhead_boxes(
+            **OVERHEAD_KEYS,
+            caption="Added to the memory per GPU and to every 'fits' on this page (the "
+            "strategies, what makes it fit, the scaling table), as `costmodel step "
+            "--cuda-context --fragmentation` and the Memory page add them.",
+        )
+
+
 def render() -> None:
     """Draw the training step page."""
     page_header(
@@ -652,14 +704,17 @@ def render() -> None:
     inp = _inputs()
     bad_bucket = inp.pop("_bad_bucket")
     bad_compute = inp.pop("_bad_compute")
+    bad_context = inp.pop("_bad_context")
     inp_b = _pinned(inp)
-    if (inp["params"] is None and inp["arch"] is None) or bad_bucket or bad_compute:
+    if (inp["params"] is None and inp["arch"] is None) or bad_bucket or bad_compute or bad_context:
+        _overhead_boxes()  # drawn on every run: a refused entry stays there to be corrected
         return
     result = None
     with section("Scenario", BOX_LABELS):
         result = data.evaluate_scenario(**inp)
     _mfu_in_use(result)
     if result is None:
+        _overhead_boxes()
         return
     headline_text(
         f"Step on {format_counted(result.ranks, 'GPU')} ({result.nodes} x {result.gpus_per_node})",
@@ -700,12 +755,15 @@ def render() -> None:
         format_token_count(int(batch.tokens_per_step(inp["local_batch"], inp["sequence_length"]))),
     )
     m[1].metric("Global batch [samples]", f"{result.global_batch:,}")
+    over = overheads_text(inp["cuda_context_bytes"], inp["fragmentation"])
     m[2].metric(
         "Memory per GPU",
         format_bytes(result.memory_total_bytes),
         delta="fits" if result.fits else "does not fit",
         delta_color="normal" if result.fits else "inverse",
         delta_arrow="off",
+        # the overheads set in their boxes under the inputs, named where they count
+        help=f"{over[:1].upper()}{over[1:]} (the {OVERHEAD_BOX_WORDS})." if over else None,
     )
     m[3].metric("GPU memory", format_bytes(result.gpu_memory_bytes))
     _step_sum_caption(result)
@@ -771,6 +829,7 @@ def render() -> None:
                     "those points are steps of a configuration that cannot run.",
                     icon=":material/memory:",
                 )
+    _overhead_boxes()  # once the first chart is sent: nothing more before it on the first view
     _strategies(inp)
     if inp["strategy"] in ("ddp",):
         _advisor(inp, inp_b, result.fits, rb)  # the bucket_cap advisor: DDP's buckets
@@ -860,6 +919,8 @@ def _strategy_rows(**inp) -> dict:
         flash_attention=inp["flash_attention"],
         bucket_cap_bytes=inp["bucket_cap_bytes"],  # None: each strategy's default bucket
         comm_contention=inp["comm_contention"],
+        cuda_context_bytes=inp["cuda_context_bytes"],  # each strategy's memory and fit with them
+        fragmentation=inp["fragmentation"],
     )
     return a.as_dict()
 

@@ -7,25 +7,28 @@ import streamlit as st
 from costmodel import architecture, memory, plots
 from costmodel.strategy.layout import STRATEGY_OF_STAGE
 from costmodel.strategy.memory import memory_notes
-from costmodel.units import format_bytes, format_count, parse_bytes, parse_count
+from costmodel.units import format_bytes, format_count, parse_count
 from costmodel.web import data
-from costmodel.web.common import CUSTOM as CUSTOM_GPU
 from costmodel.web.common import (
+    CONTEXT_BOX,
     QP,
     bound_choice,
     bound_number,
     chart,
+    context_bytes,
     error,
     gpu_choice,
     headline,
     headline_text,
     notes,
+    overhead_boxes,
     page_header,
     parse_input,
     section,
     sentence,
     table,
 )
+from costmodel.web.common import CUSTOM as CUSTOM_GPU
 from costmodel.web.own_model import OWN, describe, upload_arch
 from costmodel.web.scope import OUT_OF_SCOPE
 
@@ -233,22 +236,8 @@ def _inputs() -> dict:
         )
     else:
         st.caption("Activations left out: the verdict below counts the model state only.")
-    with st.expander("CUDA context, fragmentation"):
-        b = st.columns(2)
-        ctx_text = b[0].text_input(
-            "CUDA context per GPU [B]",
-            value="0",
-            key="context",
-            bind=QP,
-            help="e.g. 0, 500MB (measure with nvidia-smi)",
-        )
-        frag = bound_number(
-            b[1],
-            "Fragmentation allowance [fraction of held memory]",
-            value=0.0,
-            step=0.05,
-            key="fragmentation",
-        )
+    # the step page's boxes too (common.overhead_boxes): one label, default and range
+    ctx_text, frag = overhead_boxes(context_key="context", fragmentation_key="fragmentation")
     recipe_act = (int(seq), int(micro), bool(flash), recompute)
     activation: tuple[object, ...] | None  # the cache key of data.activations_for
     if not with_act:
@@ -267,7 +256,7 @@ def _inputs() -> dict:
         "layout3": layout3,
         "gpu": gpu,
         "activation": activation,
-        "context": parse_input("CUDA context per GPU [B]", _context_bytes, ctx_text),
+        "context": parse_input(CONTEXT_BOX, context_bytes, ctx_text),
         "fragmentation": frag,
         "recipe_act": recipe_act,
         "loss": loss,
@@ -473,16 +462,6 @@ def _recipe_runs_on(inp: dict, side: str = "") -> bool:
         data.check_recipe_on_gpu(name, inp["recipe"])
         ok = True
     return ok
-
-
-def _context_bytes(text: str, name: str) -> float:
-    """The CUDA context box's bytes, in `costmodel memory --cuda-context`'s range (0 B..16 TiB,
-    whole bytes: the shared limit, costmodel._limits), named by the box."""
-    from costmodel._limits import LIMITS
-
-    value = float(parse_bytes(text, name=name))
-    LIMITS["cuda_context"].check(name, text.strip())  # said as typed
-    return value
 
 
 def _figures(inp: dict) -> dict:
