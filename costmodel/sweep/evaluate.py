@@ -587,18 +587,22 @@ def _eval_memory(
     given = num.get("activations")  # costmodel memory --activations [B]; None: 0
     lay_cols, group, lkw = _layout_columns(cat, ranks, get_cluster)
     zero = int(lay_cols["zero_stage"])
+    ctx, frag = _overheads(cat)
     mb = memory.training_memory(  # the state sharded as the layout shards it (hsdp: its group)
         params,
         recipe=cat["recipe"],
         zero_stage=zero,
         dp_ranks=group,
         activations_bytes=None if given is None else given.astype(float),
+        cuda_context_bytes=ctx,
+        fragmentation=frag,
     )
     out: dict[str, Any] = {
         "recipe": cat["recipe"],
         **lay_cols,
         "ranks": ranks,
         "params": params,
+        **_overhead_columns(cat, len(params)),
     }
     for part, value in mb.parts().items():
         if part == "ddp_buckets_bytes":
@@ -607,7 +611,14 @@ def _eval_memory(
         out[f"{label}_GB"] = np.broadcast_to(np.asarray(value, dtype=float), params.shape) / _GB
     # what the layout the step prices for this stage holds while it communicates (DDP's bucket
     # copy, ZeRO-1/2's buckets, FSDP's gathered units): `costmodel memory`'s total, row by row
-    buffers = stage_buffers_bytes(zero, ranks, params, recipe=cat["recipe"], **lkw)
+    buffers = stage_buffers_bytes(
+        zero,
+        ranks,
+        params,
+        recipe=cat["recipe"],
+        fragmentation=frag,
+        **lkw,
+    )
     out["buffers_GB"] = buffers / _GB
     lesson = np.broadcast_to(np.asarray(mb.total_bytes, dtype=float), params.shape)
     out["lesson_memory_GB"] = lesson / _GB
@@ -616,6 +627,20 @@ def _eval_memory(
     out = _memory_fits(out, cat, num, total, get_cluster)
     out["notes"] = _memory_notes(params, mb.activations_note)
     return out
+
+
+def _overheads(cat: dict[str, Any]) -> tuple[float, float]:
+    """The memory's overheads of a memory sweep block, ``training_memory``'s and
+    ``strategy_memory``'s ``cuda_context_bytes`` [B] and ``fragmentation`` [-] (0 each where the
+    grid has no such axis, as ``costmodel memory`` without the options)."""
+    return float(cat.get("cuda_context", 0.0)), float(cat.get("fragmentation", 0.0))
+
+
+def _overhead_columns(cat: dict[str, Any], n: int) -> dict[str, np.ndarray]:
+    """The input columns of :func:`_overheads`, as the step sweep writes them
+    (``cuda_context_bytes`` [B], ``fragmentation`` [-])."""
+    ctx, frag = _overheads(cat)
+    return {"cuda_context_bytes": np.full(n, ctx), "fragmentation": np.full(n, frag)}
 
 
 def _memory_fits(
@@ -679,6 +704,7 @@ def _eval_memory_arch(
         "ranks": ranks,
         "sequence_length": seq,
         "micro_batch": micro,
+        **_overhead_columns(cat, n),
     }
     for k in rows[0]:
         if k != "notes":
@@ -729,6 +755,7 @@ def memory_row(
     arch = cat["arch"]
     strategy = cat.get("strategy") or STRATEGY_OF_STAGE[int(cat["zero_stage"])]
     lkw = dict(layout) if layout is not None else {"strategy": strategy}
+    ctx, frag = _overheads(cat)
     sm = stage_memory(
         ZERO_STAGE[strategy],
         int(ranks),
@@ -742,6 +769,8 @@ def memory_row(
         flash_attention=bool(cat.get("flash_attention", True)),
         recompute=cat["recompute"],
         loss=cat["loss"],
+        cuda_context_bytes=ctx,
+        fragmentation=frag,
     )
     p = float(resolve_params(None, arch)[0])
     row: dict[str, Any] = {"params": p, **sm.gb_columns()}

@@ -122,6 +122,16 @@ _NODES = Axis("nodes", _parse_int, True, integer=True, column="nodes")
 _GPUS_PER_NODE = Axis(
     "gpus_per_node", _parse_int, True, integer=True, column="gpus_per_node", aliases=("gpn",)
 )
+# the memory and step sweeps: the memory's overheads (costmodel memory/step --cuda-context,
+# --fragmentation), added to memory_GB and so to fits, as strategy_memory adds them
+_CUDA_CONTEXT = Axis(
+    "cuda_context",
+    units.parse_bytes,
+    True,
+    column="cuda_context_bytes",
+    aliases=("cuda_context_bytes",),
+)
+_FRAGMENTATION = Axis("fragmentation", _parse_float, True, column="fragmentation")
 # the memory and step sweeps: a named architecture (or a count) and what sizes its activations
 _ARCH = Axis("arch", _parse_str, False, column="arch", aliases=("archs", "architecture"))
 _RECIPE = Axis("recipe", _parse_str, False, column="recipe", aliases=("recipes",))
@@ -247,6 +257,9 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="gpu_memory_GB",
                 aliases=("gpu_memory_bytes",),
             ),
+            # settings of each block (a value per block, as recompute is), not per row
+            _CUDA_CONTEXT,
+            _FRAGMENTATION,
         )
     },
     "step": {
@@ -311,16 +324,8 @@ AXES: dict[str, dict[str, Axis]] = {
                 column="power_limit_w",
                 aliases=("power", "power_limit"),
             ),
-            # the memory's overheads (costmodel step --cuda-context, --fragmentation): added to
-            # memory_GB and so to fits, as strategy_memory adds them
-            Axis(
-                "cuda_context",
-                units.parse_bytes,
-                True,
-                column="cuda_context_bytes",
-                aliases=("cuda_context_bytes",),
-            ),
-            Axis("fragmentation", _parse_float, True, column="fragmentation"),
+            _CUDA_CONTEXT,
+            _FRAGMENTATION,
             # time and cost to train (costmodel train --tokens, --price, --usd-per-gpu-hour):
             # settings of every row, not crossed (STEP_COST_AXES); a list of price presets
             # gives each row the one published for its GPU
@@ -1189,6 +1194,9 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "recompute": a.get("recompute", ["none"]),  # costmodel memory's defaults
             "loss": a.get("loss", ["fp32"]),
             "flash_attention": a.get("flash_attention", [True]),
+            # the memory's overheads (costmodel memory --cuda-context, --fragmentation)
+            "cuda_context": a.get("cuda_context", [0.0]),
+            "fragmentation": a.get("fragmentation", [0.0]),
         }
         for values in itertools.product(*mem.values()):
             yield dict(zip(mem, values, strict=True)), block
