@@ -15,6 +15,7 @@ from costmodel.web.common import (
     bound_choice,
     bound_number,
     chart,
+    check_boxes,
     error,
     gpu_choice,
     headline,
@@ -480,9 +481,9 @@ def _context_bytes(text: str, name: str) -> float:
     whole bytes: the shared limit, costmodel._limits), named by the box."""
     from costmodel._limits import LIMITS
 
-    value = float(parse_bytes(text, name=name))
-    LIMITS["cuda_context"].check(name, text.strip())  # said as typed
-    return value
+    # the range first, said as typed ("-1GB" named the parser's one bound, ">= 0 bytes")
+    LIMITS["cuda_context"].check(name, text.strip())
+    return float(parse_bytes(text, name=name))
 
 
 def _figures(inp: dict) -> dict:
@@ -758,6 +759,8 @@ def render() -> None:
     if inp["activation"] is not None:
         got: float | None = None  # stays None when the section refuses the shape (its message)
         with section("Activations", _ACTIVATION_BOXES):
+            seq, micro = inp["recipe_act"][:2]  # the CLI's --seq and --micro-batch ranges
+            check_boxes({"sequence_length": seq, "micro_batch": micro}, _ACTIVATION_BOXES)
             got = data.activations_for(*inp["activation"])
         if got is None:  # no memory without the activations the box asks for
             return
