@@ -164,6 +164,8 @@ def _lesson(
     broadcasts with ``message_bytes``); ``c`` gives the node, its ``nodes`` is not used."""
     algo = LESSON_DEFAULT_ALGORITHM[op] if algorithm == "auto" else algorithm
     shape = np.broadcast_shapes(np.shape(message_bytes), np.shape(nodes))
+    if algo == "nvls":
+        _check_lesson_nvls(c, nodes)
     if isinstance(nodes, int):
         multi: ArrayLike = nodes > 1
         ranks: ArrayLike = nodes * c.gpus_per_node
@@ -180,6 +182,31 @@ def _lesson(
         lat = np.where(multi, lat_across, c.intra_latency_s)
     t = collectives.collective_time(op, message_bytes, ranks, bw, lat, algorithm=algo)  # type: ignore[arg-type]
     return np.broadcast_to(np.asarray(t, dtype=float), shape), algo
+
+
+def _check_lesson_nvls(c: Cluster, nodes: ArrayLike) -> None:
+    """ValueError unless every node count of ``nodes`` has a switch that reduces: NVLink SHARP
+    (``nvls``) inside one node, IB SHARP (``sharp``) across nodes.
+
+    The lesson's in-network reduction ("NVLS/SHARP halves the volume", its (N+1)/N M per GPU)
+    is the switch's work: a cluster without one cannot run it. Offered on any preset, it was
+    the lesson model's "fastest algorithm" for 14 GB on 8 DGX H100 nodes over plain NDR
+    InfiniBand (284 ms), where NCCL's model says "multi-node NVLS needs CollNet (IB SHARP)"
+    and the textbook model refuses it too.
+    """
+    n = np.asarray(nodes, dtype=np.int64)
+    ok = np.where(n > 1, c.sharp, c.nvls)
+    if not np.all(ok):
+        worst = int(n[~ok].max()) if n.ndim else int(n)
+        where = (
+            f"IB SHARP across nodes: cluster {c.name!r} has sharp={c.sharp} and nodes={worst}"
+            if worst > 1
+            else f"NVLink SHARP inside the node: cluster {c.name!r} has nvls={c.nvls}"
+        )
+        raise ValueError(
+            f"algorithm: 'nvls' (in-network reduction) needs {where}; allowed: ring, tree, "
+            "halving_doubling, ..."
+        )
 
 
 def _flat_numbers(c: Cluster, algorithm: str, nodes: ArrayLike) -> tuple[Any, Any]:

@@ -181,3 +181,31 @@ def test_an_out_of_range_box_is_named_with_the_cli_s_range(page, query, said):
     errors = [_text(e.value) for e in at.error]
     assert any(said in e for e in errors), errors
     assert not metrics(at).get("Memory per GPU, ZeRO-0", "").endswith("PB"), metrics(at)
+
+
+def test_the_lesson_model_runs_in_network_reduction_only_where_a_switch_reduces():
+    """The Collectives page's lesson model on 8 DGX H100 nodes (plain NDR InfiniBand, no IB
+    SHARP) listed nvls, the lesson's in-network reduction, at 284 ms and named it "Fastest
+    algorithm: nvls (halving_doubling is 94% slower ...)", as `collective --model lesson
+    --algorithm all` did, where the nccl model says "multi-node NVLS needs CollNet (IB SHARP)"
+    and the textbook model refuses it. The switch has to reduce: NVLink SHARP in one node,
+    IB SHARP across nodes."""
+    from costmodel.predict import predict_all_algorithms
+
+    at = open_page(
+        "page_collectives.py", {"nccl_nodes": "8", "size_text": "14GB", "coll_model": "lesson"}
+    )
+    assert_clean(at)
+    captions = " ".join(_text(c.value) for c in at.caption)
+    assert "Fastest algorithm: nvls" not in captions, captions
+    assert "needs IB SHARP across nodes" in " ".join(_text(m.value) for m in at.markdown), (
+        "the unavailable table says why"
+    )
+    for cluster, nodes, runs in (
+        ("dgx-h100", 8, False),  # no IB SHARP
+        ("dgx-h100", 1, True),  # NVLink SHARP in the node
+        ("coreweave-hgx-h100", 2, True),  # IB SHARP across nodes
+        ("pcie3-2x-rtx2080ti-nop2p", 1, False),  # no NVSwitch
+    ):
+        r = predict_all_algorithms("all_reduce", [14e9], cluster, nodes, model="lesson")
+        assert ("nvls" in r.available) is runs, (cluster, nodes, r.unavailable)
