@@ -255,7 +255,8 @@ def textbook_time_s(
       what-if toggle);
     - any other name of ``collectives.ALGORITHMS[op]``: the flat formula over all ranks at the
       bottleneck per-GPU bandwidth (intra link in one node; across nodes ``min(intra, NIC share
-      per GPU)``, or the ring bandwidth above for ring-like algorithms).
+      per GPU)``, or the ring bandwidth above for ring-like algorithms: ring and chain, by the
+      row the name stands for, so all-to-all's "ring", its pairwise exchange, is not one).
 
     >>> from costmodel.presets import cluster
     >>> t, a = textbook_time_s("all_reduce", 8 * 2**30, cluster("dgx-h100", nodes=2))
@@ -313,7 +314,9 @@ def _textbook(
             c.inter_latency_s,
         )
     else:
-        bw, latency = _flat_numbers(c, algo, n)
+        # by the row the name stands for: all-to-all's "ring" (the textbook's default) is its
+        # pairwise exchange, whose bytes all cross the network, not a ring's neighbour hops
+        bw, latency = _flat_numbers(c, collectives.canonical_algorithm(op, algo), n)
         ranks = n * c.gpus_per_node
         t = collectives.collective_time(op, message_bytes, ranks, bw, latency, algo)  # type: ignore[arg-type]
     return np.broadcast_to(np.asarray(t, dtype=float), shape), algo

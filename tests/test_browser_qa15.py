@@ -209,3 +209,28 @@ def test_the_lesson_model_runs_in_network_reduction_only_where_a_switch_reduces(
     ):
         r = predict_all_algorithms("all_reduce", [14e9], cluster, nodes, model="lesson")
         assert ("nvls" in r.available) is runs, (cluster, nodes, r.unavailable)
+
+
+def test_the_textbook_all_to_all_across_nodes_is_not_priced_as_a_ring():
+    """The Collectives page's textbook model (and `collective all_to_all --model textbook`) put
+    14 GB of all-to-all on 8 DGX H100 nodes at 36.1 ms, 382 GB/s busbw: its default "ring"
+    (all-to-all's alias of the pairwise exchange) took a ring's bandwidth across nodes, the
+    node's 8 NICs shared by one ring crossing, where every rank's (N-1)/N M crosses the
+    network through its own NIC share (the lesson said 276 ms, NCCL's model 337 ms). The
+    pairwise formula now runs at the NIC share per GPU; a broadcast's chain keeps the ring's."""
+    from costmodel import presets
+    from costmodel.predict import predict_collective
+    from costmodel.units import format_duration
+
+    at = open_page(
+        "page_collectives.py",
+        {"op": "all_to_all", "nccl_nodes": "8", "size_text": "14GB", "coll_model": "textbook"},
+    )
+    assert_clean(at)
+    p = predict_collective("all_to_all", 14e9, "dgx-h100", nodes=8, model="textbook")
+    assert metrics(at)["Time"] == format_duration(float(p.time_s))  # the page is the API
+    c = presets.cluster("dgx-h100", nodes=8)
+    share = c.effective_inter_bandwidth_bytes_per_s  # 48 GB/s: one NDR NIC's effective rate
+    assert float(p.busbw_bytes_per_s) == pytest.approx(share, rel=0.01)
+    chain = predict_collective("broadcast", 14e9, "dgx-h100", nodes=8, model="textbook")
+    assert float(chain.busbw_bytes_per_s) > 7 * share  # the chain crosses each boundary once
