@@ -164,6 +164,8 @@ def _lesson(
     broadcasts with ``message_bytes``); ``c`` gives the node, its ``nodes`` is not used."""
     algo = LESSON_DEFAULT_ALGORITHM[op] if algorithm == "auto" else algorithm
     shape = np.broadcast_shapes(np.shape(message_bytes), np.shape(nodes))
+    if algo == "nvls":
+        _check_lesson_nvls(c, nodes)
     if isinstance(nodes, int):
         multi: ArrayLike = nodes > 1
         ranks: ArrayLike = nodes * c.gpus_per_node
@@ -180,6 +182,31 @@ def _lesson(
         lat = np.where(multi, lat_across, c.intra_latency_s)
     t = collectives.collective_time(op, message_bytes, ranks, bw, lat, algorithm=algo)  # type: ignore[arg-type]
     return np.broadcast_to(np.asarray(t, dtype=float), shape), algo
+
+
+def _check_lesson_nvls(c: Cluster, nodes: ArrayLike) -> None:
+    """ValueError unless every node count of ``nodes`` has a switch that reduces: NVLink SHARP
+    (``nvls``) inside one node, IB SHARP (``sharp``) across nodes.
+
+    The lesson's in-network reduction ("NVLS/SHARP halves the volume", its (N+1)/N M per GPU)
+    is the switch's work: a cluster without one cannot run it. Offered on any preset, it was
+    the lesson model's "fastest algorithm" for 14 GB on 8 DGX H100 nodes over plain NDR
+    InfiniBand (284 ms), where NCCL's model says "multi-node NVLS needs CollNet (IB SHARP)"
+    and the textbook model refuses it too.
+    """
+    n = np.asarray(nodes, dtype=np.int64)
+    ok = np.where(n > 1, c.sharp, c.nvls)
+    if not np.all(ok):
+        worst = int(n[~ok].max()) if n.ndim else int(n)
+        where = (
+            f"IB SHARP across nodes: cluster {c.name!r} has sharp={c.sharp} and nodes={worst}"
+            if worst > 1
+            else f"NVLink SHARP inside the node: cluster {c.name!r} has nvls={c.nvls}"
+        )
+        raise ValueError(
+            f"algorithm: 'nvls' (in-network reduction) needs {where}; allowed: ring, tree, "
+            "halving_doubling, ..."
+        )
 
 
 def _flat_numbers(c: Cluster, algorithm: str, nodes: ArrayLike) -> tuple[Any, Any]:
@@ -228,7 +255,8 @@ def textbook_time_s(
       what-if toggle);
     - any other name of ``collectives.ALGORITHMS[op]``: the flat formula over all ranks at the
       bottleneck per-GPU bandwidth (intra link in one node; across nodes ``min(intra, NIC share
-      per GPU)``, or the ring bandwidth above for ring-like algorithms).
+      per GPU)``, or the ring bandwidth above for ring-like algorithms: ring and chain, by the
+      row the name stands for, so all-to-all's "ring", its pairwise exchange, is not one).
 
     >>> from costmodel.presets import cluster
     >>> t, a = textbook_time_s("all_reduce", 8 * 2**30, cluster("dgx-h100", nodes=2))
@@ -286,7 +314,9 @@ def _textbook(
             c.inter_latency_s,
         )
     else:
-        bw, latency = _flat_numbers(c, algo, n)
+        # by the row the name stands for: all-to-all's "ring" (the textbook's default) is its
+        # pairwise exchange, whose bytes all cross the network, not a ring's neighbour hops
+        bw, latency = _flat_numbers(c, collectives.canonical_algorithm(op, algo), n)
         ranks = n * c.gpus_per_node
         t = collectives.collective_time(op, message_bytes, ranks, bw, latency, algo)  # type: ignore[arg-type]
     return np.broadcast_to(np.asarray(t, dtype=float), shape), algo

@@ -109,9 +109,14 @@ def _time_axis(end_s: float, *, title: str) -> dict:
 
 
 def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
-    """A dotted vertical line at data value ``x``.
+    """A dotted vertical line at data value ``x``, its ``text`` inside the plot area at the foot
+    of the line, on its right, on a white chip.
 
-    A shape on a log axis takes the data value; an annotation takes its log10 (plotly.js).
+    A shape on a log axis takes the data value; an annotation takes its log10 (plotly.js). The
+    label sat above the plot area's top edge, where :func:`clear_of_toolbar` sets the title: the
+    Cluster page's "one node" was drawn over "The cliff: busbw as the job grows past one node"
+    at 1440 and 390 px (chromium, 2026-12-03). At the foot it clears the title at every width,
+    and the chip keeps it readable over a line or a band.
     """
     import math
 
@@ -131,12 +136,13 @@ def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
             {
                 "x": math.log10(pos) if log else pos,
                 "xref": "x",
-                "y": 1,
+                "y": 0,
                 "yref": "paper",
                 "text": text,
                 "showarrow": False,
                 "xanchor": "left",
                 "yanchor": "bottom",
+                "bgcolor": _LABEL_BACKGROUND,
             }
         ]
         if text

@@ -1203,7 +1203,9 @@ def predict_all_algorithms(
       ``collnet_enabled=True`` (NCCL's default does not consider them, so neither does the
       choice here).
     - ``lesson``, ``textbook``: the textbook algorithms of :mod:`costmodel.collectives` (and the
-      hierarchical all-reduces for ``textbook``); the model's choice is its default (ring), which
+      hierarchical all-reduces for ``textbook``), in-network reduction (nvls) only where a switch
+      reduces (textbook: one node with NVLink SHARP; lesson: that, or IB SHARP across nodes, in
+      ``unavailable`` otherwise); the model's choice is its default (ring), which
       need not be the fastest: ``fastest`` and the crossovers say which is.
     - ``calibrated``: the algorithms the calibration has fits for at this level.
 

@@ -155,9 +155,12 @@ def test_validate_compare_cli_says_the_same_layout():
             {"seq_len": "0"},
             "Sequence length [tokens per sample]: must be a whole number in 1..100,000,000 tokens, got 0",
         ),
-        ({"base_batch": "0"}, "Batch it was tuned at [samples]: must be a finite number > 0"),
+        (  # the CLI's --base-batch range, whole
+            {"base_batch": "0"},
+            "Batch it was tuned at [samples]: must be a whole number in 1..1e12 samples, got 0",
+        ),
         ({"critical_samples": "-5"}, "Critical batch size [samples] (0: none): must be"),
-        ({"base_lr": "0"}, "Base learning rate [-]: must be a finite number > 0"),
+        ({"base_lr": "0"}, "Base learning rate [-]: must be a learning rate in (0, 100], got 0.0"),
     ],
 )
 def test_batch_refusals_name_the_box(query, said):

@@ -90,7 +90,7 @@ from .named import (
     reduce_scatter_halving,
     reduce_scatter_ring,
 )
-from .rows import ALGORITHMS, EQUATIONS, Algorithm
+from .rows import ALGORITHMS, EQUATIONS, Algorithm, canonical_algorithm
 
 __all__ = [
     "ALGORITHMS",
@@ -103,6 +103,7 @@ __all__ = [
     "all_gather_recursive_doubling",
     "all_gather_ring",
     "all_to_all_pairwise",
+    "canonical_algorithm",
     "allreduce_binomial_tree",
     "allreduce_halving_doubling",
     "allreduce_lower_bound_bytes",

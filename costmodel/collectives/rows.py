@@ -162,7 +162,14 @@ def _op(op: str) -> str:
     return canonical_op(op)
 
 
-def _row(op: str, algorithm: str) -> _Row:
+def canonical_algorithm(op: str, algorithm: str) -> str:
+    """The row ``algorithm`` names under ``op``: an alias resolved (all-to-all's "ring" is
+    its pairwise exchange, broadcast's "ring" the pipelined chain), any case; ValueError
+    naming the allowed ones for an unknown name.
+
+    >>> canonical_algorithm("all_to_all", "ring"), canonical_algorithm("broadcast", "RING")
+    ('pairwise', 'chain')
+    """
     op = _op(op)
     rows = _ROWS[op]
     if not isinstance(algorithm, str):  # a list or an array: one algorithm per call
@@ -176,7 +183,11 @@ def _row(op: str, algorithm: str) -> _Row:
     if name not in rows:
         valid = ", ".join([*rows, *_ALIASES[op]])
         raise ValueError(f"algorithm: unknown algorithm {algorithm!r} for {op}; allowed: {valid}")
-    return rows[name]
+    return name
+
+
+def _row(op: str, algorithm: str) -> _Row:
+    return _ROWS[_op(op)][canonical_algorithm(op, algorithm)]
 
 
 def _scalar_log2(n: float) -> float:

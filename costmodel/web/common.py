@@ -665,12 +665,19 @@ def size_input(label: str, *, value: int, key: str, text_key: str) -> float | No
         return None
 
 
+#: Longest red message shown whole [characters]. :func:`plain` cuts at 500 by default (a value
+#: pasted into a box comes back quoted in its refusal); a refusal of the app's own words with
+#: the boxes' names runs longer: the Batch page's "not a whole number" with its ways out was
+#: about 620 characters at 4M tokens on 512 GPUs, and its last way out was cut ("... = …").
+ERROR_CHARS = 2000
+
+
 def error(message: object) -> None:
     """The one red message of the app: every error text passes through here (or through
     :func:`show_error`, which calls it), escaped with :func:`plain`, so what a user typed,
     quoted in the message, is shown as text and never rendered as Markdown (an image that
     fetches a URL, a link). A test checks that no page calls ``st.error`` itself."""
-    st.error(plain(message), icon=":material/error:")
+    st.error(plain(message, ERROR_CHARS), icon=":material/error:")
 
 
 def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = None) -> None:
@@ -710,9 +717,9 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
                 if loc
                 else f"{named(msg)}{_got(e, msg)}"
             )
-        _red(f"**{plain(field)}**: " + plain("; ".join(lines)))
+        _red(f"**{plain(field)}**: " + plain("; ".join(lines), ERROR_CHARS))
         return
-    _red(f"**{plain(field)}**: {plain(named(page_words(str(exc))))}")
+    _red(f"**{plain(field)}**: {plain(named(page_words(str(exc))), ERROR_CHARS)}")
 
 
 def _got(e: Mapping[str, Any], msg: str = "") -> str:
@@ -743,6 +750,23 @@ def section(field: str, labels: Mapping[str, str] | None = None) -> Iterator[Non
         yield
     except ValueError as exc:
         show_error(field, exc, labels)
+
+
+def check_boxes(values: Mapping[str, Any], labels: Mapping[str, str]) -> None:
+    """ValueError ``"BOX: must be RULE, got VALUE"`` for the first value outside the range the
+    CLI keeps for the option of the same name (:data:`costmodel._limits.LIMITS`: ``--nodes``
+    1..1,000,000, ``--seq`` 1..100,000,000 tokens, ``--base-lr`` (0, 100], ...), named by the
+    page's box (``labels``: option name -> the box's label); an empty box (None) is not checked.
+
+    Run inside :func:`section`, before the library: a box's refusal then says its whole range,
+    as the CLI's does, where the library named one bound under its own argument's name
+    ("nodes: must be a whole number >= 1, got 0" under the Nodes box), and a value the CLI
+    refuses is refused here too (a 200,000,000-token sequence was sized at 5.63 PB per GPU).
+    """
+    from costmodel._limits import LIMITS
+
+    for name, value in values.items():
+        LIMITS[name].check(labels[name], value)
 
 
 def bare_number_warning(where: Any, label: str, text: str, kind: str, meant: str) -> None:

@@ -12,6 +12,7 @@ from costmodel.units import format_count, format_token_count
 from costmodel.web.common import (
     bound_choice,
     bound_number,
+    check_boxes,
     headline,
     headline_text,
     hidden_choice,
@@ -200,6 +201,12 @@ def render() -> None:
         "warmup_steps": "Warmup steps [-]",
     }
     with section("Learning rate", lr_boxes):
+        # the CLI's ranges: --base-lr (0, 100], --base-batch 1..1e12 samples (--base-tokens
+        # keeps no range of its own beyond >= 1, as the library's)
+        check_boxes(
+            {"base_lr": inp["base_lr"]} | ({} if in_tokens else {"base_batch": inp["base_batch"]}),
+            lr_boxes,
+        )
         scaled = batch.scale_learning_rate(
             inp["base_lr"], inp["base_batch"], new, rule=inp["rule"], critical_batch=inp["critical"]
         )

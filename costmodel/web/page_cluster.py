@@ -15,6 +15,7 @@ from costmodel.web.common import (
     bound_choice,
     bound_number,
     chart,
+    check_boxes,
     cliff_band,
     headline,
     headline_text,
@@ -28,6 +29,9 @@ from costmodel.web.common import (
     table,
 )
 
+#: The boxes by the library argument each sets: a refusal names the box typed in.
+_BOXES = {"nodes": "Nodes", "gpus_per_node": "GPUs per node (empty: the preset's)"}
+
 
 def _inputs() -> dict:
     c = st.columns(4)
@@ -40,10 +44,10 @@ def _inputs() -> dict:
         index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
         key="cl_cluster",
     )
-    nodes = bound_number(c[1], "Nodes", value=4, step=1, key="cl_nodes")
+    nodes = bound_number(c[1], _BOXES["nodes"], value=4, step=1, key="cl_nodes")
     gpus = bound_number(
         c[2],
-        "GPUs per node (empty: the preset's)",
+        _BOXES["gpus_per_node"],
         value=None,
         step=1,
         key="cl_gpus",
@@ -100,7 +104,8 @@ def render() -> None:
     if inp["size"] is None:  # a typed size it cannot read: the red message names the grammar
         return
     facts = None
-    with section("Nodes / GPUs per node"):
+    with section("Nodes / GPUs per node", _BOXES):
+        check_boxes({"nodes": inp["nodes"], "gpus_per_node": inp["gpus"]}, _BOXES)
         gpus = None if inp["gpus"] is None else int(inp["gpus"])
         facts = data.cluster_facts(inp["cluster"], int(inp["nodes"]), gpus)
     if facts is None:

@@ -29,6 +29,7 @@ from costmodel.web.common import (
     bound_number,
     chart,
     chart_tabs,
+    check_boxes,
     headline,
     headline_text,
     notes,
@@ -65,6 +66,11 @@ _OLD_VIEWS = {
     "Textbook (alpha-beta, one link)": "link",
     "NCCL-faithful (a cluster preset)": "cluster",
 }
+
+
+#: Configuration A's and B's boxes by the library argument each sets: a refusal names the box.
+_A_BOXES = {"nodes": "Nodes", "gpus_per_node": "GPUs per node"}
+_B_BOXES = {"nodes": "B: nodes", "gpus_per_node": "B: GPUs per node"}
 
 
 def _inputs() -> dict:
@@ -118,10 +124,10 @@ def _inputs() -> dict:
             index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
             key="nccl_cluster",
         )
-        nodes = bound_number(c1, "Nodes", value=1, step=1, key="nccl_nodes")
+        nodes = bound_number(c1, _A_BOXES["nodes"], value=1, step=1, key="nccl_nodes")
         gpus = bound_number(
             c2,
-            "GPUs per node",
+            _A_BOXES["gpus_per_node"],
             value=None,
             step=1,
             key="nccl_gpus",
@@ -224,10 +230,6 @@ def _default(key: str, **default) -> dict:
     return {} if key in st.session_state else default
 
 
-#: Configuration B's boxes by the library argument each sets: a refusal names B's box.
-_B_BOXES = {"nodes": "B: nodes", "gpus_per_node": "B: GPUs per node"}
-
-
 def _pin_inputs(clusters: list[str], where) -> dict | None:
     """Inputs of the pinned configuration B (None when side by side is off); the toggle goes
     in ``where`` (beside the model)."""
@@ -258,10 +260,12 @@ def _pin_inputs(clusters: list[str], where) -> dict | None:
             "pin_cluster", index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0
         ),
     )
-    nodes = bound_number(b1, "B: nodes", step=1, key="pin_nodes", **_default("pin_nodes", value=2))
+    nodes = bound_number(
+        b1, _B_BOXES["nodes"], step=1, key="pin_nodes", **_default("pin_nodes", value=2)
+    )
     gpus = bound_number(
         b2,
-        "B: GPUs per node",
+        _B_BOXES["gpus_per_node"],
         step=1,
         key="pin_gpus",
         placeholder="preset",
@@ -291,9 +295,10 @@ def _link(inp: dict) -> None:
         st.warning("Pick at least one algorithm to compare.")
         return
     with section("Ranks N"):
-        collectives.busbw_factor(op, ranks)  # the library refuses ranks < 1 with a clear message
-        # and the CLI's range for a link's ranks (--ranks, the sweep's ranks axis): 1..1e9
+        # the CLI's range for a link's ranks (--ranks, the sweep's ranks axis), 1..1e9, said
+        # whole before the library's own refusal of ranks < 1 names one bound
         LINK_RANKS.check("Ranks N [GPUs]", ranks)
+        collectives.busbw_factor(op, ranks)
         if ranks == 1:
             st.info("One rank communicates nothing: every collective takes 0 s.")
             return
@@ -446,7 +451,8 @@ def _cluster(inp: dict) -> None:
     if size is None:
         return
     r = at_size = None
-    with section("Nodes / GPUs per node"):
+    with section("Nodes / GPUs per node", _A_BOXES):
+        check_boxes({"nodes": inp["nodes"], "gpus_per_node": inp["gpus"]}, _A_BOXES)
         gpus = None if inp["gpus"] is None else int(inp["gpus"])
         nodes = int(inp["nodes"])
         models = tuple(dict.fromkeys((*data.answer_models(inp["cluster"]), "nccl-table")))
@@ -574,6 +580,7 @@ def _algorithms(inp: dict, r, size: float) -> None:
 def _side_by_side(inp: dict, r, size: float) -> None:
     """Configuration B (pinned) against A: overlaid curves and a table of ratios per size."""
     pin = inp["pin"]
+    check_boxes({"nodes": pin["nodes"], "gpus_per_node": pin["gpus"]}, _B_BOXES)
     gpus = None if pin["gpus"] is None else int(pin["gpus"])
     rb = data_collectives.algorithms_on_cluster(
         inp["op"], pin["cluster"], int(pin["nodes"]), gpus, pin["model"], size

@@ -15,6 +15,7 @@ from costmodel.web.common import (
     bound_choice,
     bound_number,
     chart,
+    check_boxes,
     context_bytes,
     error,
     gpu_choice,
@@ -737,6 +738,8 @@ def render() -> None:
     if inp["activation"] is not None:
         got: float | None = None  # stays None when the section refuses the shape (its message)
         with section("Activations", _ACTIVATION_BOXES):
+            seq, micro = inp["recipe_act"][:2]  # the CLI's --seq and --micro-batch ranges
+            check_boxes({"sequence_length": seq, "micro_batch": micro}, _ACTIVATION_BOXES)
             got = data.activations_for(*inp["activation"])
         if got is None:  # no memory without the activations the box asks for
             return
