@@ -1340,6 +1340,8 @@ def _step_on_cluster(
             typer.echo(_fit_text(fa_all))
         typer.echo(_advice_table(ranked))
         typer.echo(adv.summary())
+        for n in adv.notes:  # what the ranking leaves out, as one strategy's step says it
+            typer.echo(f"note: {n}")
         return
     # one set of arguments for the step and for what makes it fit, so that the suggestions'
     # base is the step shown (an hsdp group or --no-reshard dropped there priced another layout)

@@ -1,0 +1,84 @@
+"""QA pass 18: ``step --strategy all`` says what its ranking leaves out, a refused measured
+step time is named as typed, and the Adam square-root rule is written as Malladi et al. state it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import costmodel as cm
+from costmodel import batch
+from costmodel.architecture import moe_data_parallel_note
+from costmodel.strategy.advisor import advise
+from costmodel.training import scale_notes
+
+from ._cli import one_line_error, run
+
+MOE = "mixture of experts"
+TP_PP = "tensor and pipeline parallelism"
+
+
+# --- 1. step --strategy all: the notes one strategy's step prints ------------------------------
+@pytest.mark.parametrize(
+    ("arch", "said"),
+    [("mixtral-8x7b", MOE), ("llama-3.1-70b", TP_PP), ("deepseek-v3", MOE)],
+)
+def test_step_all_text_says_what_the_ranking_leaves_out(arch, said):
+    one = run("step", "--arch", arch, "--cluster", "dgx-h100", "--nodes", "8", "--strategy", "fsdp")
+    every = run(
+        "step", "--arch", arch, "--cluster", "dgx-h100", "--nodes", "8", "--strategy", "all"
+    )
+    assert one.exit_code == 0 and every.exit_code == 0, (one.stderr, every.stderr)
+    notes_one = [ln for ln in one.stdout.splitlines() if ln.startswith("note: ")]
+    notes_all = [ln for ln in every.stdout.splitlines() if ln.startswith("note: ")]
+    assert any(said in n for n in notes_all), every.stdout
+    assert notes_all == notes_one  # the same lines, once each, not one per strategy
+
+
+def test_advice_notes_are_every_steps_once_and_in_json():
+    a = advise(arch="mixtral-8x7b", cluster="dgx-h100", nodes=8)
+    moe = moe_data_parallel_note("mixtral-8x7b")
+    assert a.notes == (moe,)
+    assert all(moe in s.notes for s in a.steps)
+    assert a.as_dict()["notes"] == [moe]
+    big = advise(arch="llama-3.1-70b", cluster="dgx-h100", nodes=8)
+    assert big.notes == tuple(scale_notes(cm.load_arch("llama-3.1-70b").params))
+    r = run("step", "--arch", "mixtral-8x7b", "--nodes", "8", "--strategy", "all", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["notes"] == [moe]
+
+
+def test_advice_notes_leave_the_bucket_note_to_the_warning():
+    a = advise(arch="llama-3.1-8b", cluster="dgx-h100", nodes=2, bucket_cap_bytes=50 * 2**20)
+    bucket = {s.layout.bucket_note for s in a.steps} - {None}
+    assert bucket  # fsdp and hsdp have no gradient bucket: their steps say so
+    assert not bucket & set(a.notes)
+
+
+# --- 2. a refused measured step time is named as the argument typed ----------------------------
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), 1e9, 1e-9])
+def test_measured_step_time_refusal_names_measured_step_time_s(bad):
+    r = cm.Scenario(params=7e9, cluster="dgx-h100", nodes=1).evaluate()
+    with pytest.raises(ValueError, match=r"^measured_step_time_s: "):
+        r.training_cost(1e12, measured_step_time_s=bad)
+
+
+def test_formula_layer_keeps_its_own_name_and_the_cli_its_flag():
+    with pytest.raises(ValueError, match=r"^step_time_s: "):
+        cm.training_cost(1e12, tokens_per_step=1e6, step_time_s=0.0, ranks=8)
+    for bad in ("0s", "1ms"):
+        one_line_error(
+            run(
+                "train",
+                *("--arch", "llama-3.1-8b", "--tokens", "15T", "--nodes", "8", "--zero", "1"),
+                *("--step-time", bad),
+            ),
+            "--step-time: ",
+        )
+
+
+# --- 3. Malladi et al.'s rule: 1 - beta is what is multiplied by k -----------------------------
+def test_sqrt_rule_citation_scales_one_minus_beta():
+    text = batch.LR_RULE_INFO["sqrt"][1]
+    assert "(1 - beta) x k" in text and "1 - beta x k" not in text
