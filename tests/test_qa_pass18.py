@@ -82,3 +82,52 @@ def test_formula_layer_keeps_its_own_name_and_the_cli_its_flag():
 def test_sqrt_rule_citation_scales_one_minus_beta():
     text = batch.LR_RULE_INFO["sqrt"][1]
     assert "(1 - beta) x k" in text and "1 - beta x k" not in text
+
+
+# --- 4. scenario --vs: each side's notes, as one scenario prints them ---------------------------
+def _notes(stdout: str) -> list[str]:
+    return [ln for ln in stdout.splitlines() if ln.startswith("note")]
+
+
+@pytest.mark.parametrize(("arch", "said"), [("mixtral-8x7b", MOE), ("llama-3.1-70b", TP_PP)])
+def test_scenario_vs_text_keeps_what_the_answer_leaves_out(arch, said):
+    base = ("scenario", "--arch", arch, "--nodes", "8", "--zero", "3", "--recompute", "full")
+    one = run(*base)
+    two = run(*base, "--vs", "nodes=16")
+    assert one.exit_code == 0 and two.exit_code == 0, (one.stderr, two.stderr)
+    left_out = [n for n in _notes(one.stdout) if said in n]
+    assert left_out and all(n in _notes(two.stdout) for n in left_out), two.stdout
+
+
+def test_scenario_vs_notes_name_the_side_that_gives_them():
+    r = run(
+        *("scenario", "--arch", "llama-3.1-70b", "--nodes", "8", "--zero", "3"),
+        *("--recompute", "full", "--vs", "cluster=dgx-a100"),
+    )
+    assert r.exit_code == 0, r.stderr
+    notes = _notes(r.stdout)
+    a, b = (
+        cm.Scenario(arch="llama-3.1-70b", nodes=8, zero_stage=3, recompute="full").evaluate(),
+        cm.Scenario(
+            arch="llama-3.1-70b", nodes=8, zero_stage=3, recompute="full", cluster="dgx-a100"
+        ).evaluate(scaling=False, flips=False),
+    )
+    only_a = [n for n in a.notes if n not in b.notes]
+    only_b = [n for n in b.notes if n not in a.notes]
+    both = [n for n in a.notes if n in b.notes]
+    assert only_a and only_b and both  # the compute's source differs, the model's size not
+    assert all(f"note (A): {n}" in notes for n in only_a)
+    assert all(f"note (B): {n}" in notes for n in only_b)
+    assert all(f"note: {n}" in notes for n in both)
+    assert len(notes) == len(only_a) + len(only_b) + len(both)  # once each
+
+
+def test_scenario_vs_leaves_does_not_fit_to_the_header_and_the_bucket_to_the_warning():
+    r = run(
+        *("scenario", "--arch", "llama-3.1-8b", "--nodes", "8", "--bucket", "50MiB"),
+        *("--vs", "zero=3"),
+    )
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.count("DOES NOT FIT") == 1  # A's header
+    assert not [n for n in _notes(r.stdout) if "bucket_cap_bytes" in n]
+    assert "--bucket: not applied to fsdp" in r.stderr

@@ -2150,7 +2150,29 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
     from ..verdict import decide_scenarios
 
     faster = decide_scenarios(a, b)  # a winner only when the gap beats the expected error
-    return f"{head}\n{table}\nanswer: {compare_summary(a, b)}\nfaster step: {faster.text()}"
+    text = f"{head}\n{table}\nanswer: {compare_summary(a, b)}\nfaster step: {faster.text()}"
+    notes = _side_notes(a, b)
+    return text + "".join(f"\n{n}" for n in notes)
+
+
+def _side_notes(a: Any, b: Any) -> list[str]:
+    """The notes one scenario prints (``ScenarioResult.notes``: the activations sized, the
+    compute's source, what the answer leaves out: a mixture of experts' expert parallelism,
+    the 70B class's tensor and pipeline parallelism), for A and B side by side: a note both
+    sides give once (``note:``), a side's own as ``note (A):`` / ``note (B):``. Not a side's
+    DOES NOT FIT (its header says it) nor the bucket note (``--bucket``'s warning says it)."""
+    from ..strategy.layout import bucket_not_applied
+
+    def own(r: Any) -> list[str]:
+        said = bucket_not_applied(r.scenario.strategy_name, r.scenario.bucket_cap_bytes)
+        return [n for n in r.notes if not n.startswith("DOES NOT FIT") and n != said]
+
+    na, nb = own(a), own(b)
+    out = []
+    for n in dict.fromkeys([*na, *nb]):
+        side = "" if n in na and n in nb else " (A)" if n in na else " (B)"
+        out.append(f"note{side}: {n}")
+    return out
 
 
 def _advice_text(name: str, adv: Any, scenario: Any) -> str:
