@@ -131,3 +131,37 @@ def test_scenario_vs_leaves_does_not_fit_to_the_header_and_the_bucket_to_the_war
     assert r.stdout.count("DOES NOT FIT") == 1  # A's header
     assert not [n for n in _notes(r.stdout) if "bucket_cap_bytes" in n]
     assert "--bucket: not applied to fsdp" in r.stderr
+
+
+# --- 5. the one-link step prices a mixture of experts' compute on its active parameters --------
+def test_one_link_step_compute_of_a_moe_is_six_active_params_per_token():
+    a = cm.load_arch("mixtral-8x7b")
+    tok, peak, mfu = 4096, 989e12, 0.4
+    s = cm.ddp_step("mixtral-8x7b", 64, tokens_per_gpu=tok, peak_flops=peak, mfu=mfu,
+                    bandwidth_bytes_per_s=50e9)  # fmt: skip
+    assert s.compute_s == pytest.approx(6 * a.active_params * tok / (peak * mfu), rel=1e-12)
+    # 6 x 12.9e9 x 4096 / (0.4 x 989e12) = 0.80 s, not the 2.9 s of all 46.7e9 parameters
+    assert 0.79 < s.compute_s < 0.81
+    # the gradients all-reduced are every parameter's: the same buckets as a dense count of P
+    dense = cm.ddp_step(float(a.params), 64, tokens_per_gpu=tok, peak_flops=peak, mfu=mfu,
+                        bandwidth_bytes_per_s=50e9, layer_param_counts=a.tensor_sizes)  # fmt: skip
+    assert s.comm_s == dense.comm_s and s.buckets == dense.buckets
+    assert dense.compute_s == pytest.approx(s.compute_s * a.params / a.active_params)
+    # a dense architecture is unchanged: 6 P T
+    d = cm.load_arch("llama-2-7b")
+    s7 = cm.ddp_step("llama-2-7b", 64, tokens_per_gpu=tok, peak_flops=peak, mfu=mfu,
+                     bandwidth_bytes_per_s=50e9)  # fmt: skip
+    assert s7.compute_s == pytest.approx(6 * d.params * tok / (peak * mfu), rel=1e-12)
+
+
+def test_cli_one_link_step_of_a_moe_matches_the_api():
+    r = run(
+        *("step", "--arch", "mixtral-8x7b", "--tokens-per-gpu", "4096", "--mfu", "0.4"),
+        *("--peak-flops", "989T", "--ranks", "64", "--bandwidth", "50GB/s", "--json"),
+    )
+    assert r.exit_code == 0, r.stderr
+    got = json.loads(r.stdout)
+    api = cm.ddp_step("mixtral-8x7b", 64, tokens_per_gpu=4096, peak_flops=989e12, mfu=0.4,
+                      bandwidth_bytes_per_s=50e9)  # fmt: skip
+    assert got["compute_s"] == api.compute_s and got["step_time_s"] == api.step_time_s
+    assert got["buckets"] == api.buckets == 834

@@ -1142,11 +1142,14 @@ def step(
         if peak_flops is None:
             raise ValueError("--tokens-per-gpu without --cluster needs --peak-flops, e.g. 989T")
         kwargs["peak_flops"] = units.parse_count(peak_flops, name="--peak-flops")
+    a = None
     if arch is not None:
         from ..architecture import resolve_params
 
+        # ddp_step(arch=): its real tensors (buckets) and, for a mixture of experts, the
+        # compute of the parameters a token passes through (its active ones)
         p, a = resolve_params(p_given, arch)
-        kwargs["layer_param_counts"] = a.tensor_sizes  # type: ignore[union-attr]
+        kwargs["arch"] = a
     else:
         p = float(p_given)  # type: ignore[arg-type]
     result = ddp.ddp_step(p, n, **kwargs)
