@@ -165,3 +165,33 @@ def test_cli_one_link_step_of_a_moe_matches_the_api():
                       bandwidth_bytes_per_s=50e9)  # fmt: skip
     assert got["compute_s"] == api.compute_s and got["step_time_s"] == api.step_time_s
     assert got["buckets"] == api.buckets == 834
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--arch", "mixtral-8x7b", "--compute-time", "400ms"), MOE),
+        (("--arch", "llama-3.1-70b", "--compute-time", "4s"), TP_PP),
+        (("--params", "70B", "--compute-time", "4s"), TP_PP),
+    ],
+)
+def test_one_link_step_says_what_it_leaves_out(args, said):
+    base = ("step", *args, "--ranks", "64", "--bandwidth", "50GB/s")
+    text, machine = run(*base), run(*base, "--json")
+    assert text.exit_code == 0 and machine.exit_code == 0, (text.stderr, machine.stderr)
+    notes = json.loads(machine.stdout)["notes"]
+    assert any(said in n for n in notes)
+    assert [ln for ln in text.stdout.splitlines() if ln.startswith("note: ")] == [
+        f"note: {n}" for n in notes
+    ]
+    # the cluster step's words for the same model
+    arch = args[1] if args[0] == "--arch" else None
+    if arch:
+        cluster = cm.strategy_step(arch=arch, cluster="dgx-h100", nodes=8, band=False)
+        assert all(n in cluster.notes for n in notes)
+
+
+def test_one_link_step_of_a_dense_7b_has_no_notes():
+    r = run("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64",
+            "--bandwidth", "50GB/s", "--json")  # fmt: skip
+    assert r.exit_code == 0 and json.loads(r.stdout)["notes"] == []

@@ -1154,6 +1154,7 @@ def step(
         p = float(p_given)  # type: ignore[arg-type]
     result = ddp.ddp_step(p, n, **kwargs)
     from ..strategy.layout import make_layout
+    from ..strategy.step import left_out_notes
 
     data = {
         "params": p,
@@ -1170,6 +1171,8 @@ def step(
         "one_gpu_step_s": result.one_gpu_step_s,
         "compute_share": result.compute_share,
         "comm_contention": c_,
+        # what the step leaves out, as the cluster step says it (strategy.step.left_out_notes)
+        "notes": list(left_out_notes(a, p)),
     }
     if as_json:
         data["timeline"] = _jsonable(result.timeline)
@@ -1191,6 +1194,8 @@ def step(
             ]
         )
     )
+    for note in data["notes"]:
+        typer.echo(f"note: {note}")
 
 
 def _efficiency_text(efficiency: float, one_gpu_s: float) -> str:
