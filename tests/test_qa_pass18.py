@@ -195,3 +195,18 @@ def test_one_link_step_of_a_dense_7b_has_no_notes():
     r = run("step", "--params", "7B", "--compute-time", "400ms", "--ranks", "64",
             "--bandwidth", "50GB/s", "--json")  # fmt: skip
     assert r.exit_code == 0 and json.loads(r.stdout)["notes"] == []
+
+
+# --- 6. --price-b refused: B's own price option is the way out, not A's -------------------------
+def test_price_b_for_another_gpu_offers_usd_per_gpu_hour_b():
+    line = one_line_error(
+        run(
+            *("scenario", "--arch", "llama-3.1-8b", "--nodes", "8", "--zero", "1"),
+            *("--tokens", "15T", "--price", "aws-p5-on-demand", "--vs", "cluster=dgx-b200"),
+            *("--price-b", "aws-p5-on-demand"),
+        ),
+        "--price-b: aws-p5-on-demand is a price for h100-sxm, not for B's GPU b200",
+        "lambda-b200-on-demand",
+    )
+    assert line.endswith("or give --usd-per-gpu-hour-b")
+    assert "(--usd-per-gpu-hour)" not in line  # A's option: it does not price B

@@ -2034,7 +2034,11 @@ def _side_costs(
             if msg.startswith(field):
                 msg = option + msg[len(field) :]
                 break
-        raise ValueError(msg.replace("this cluster's GPU", "B's GPU")) from None
+        # B's side's words: its GPU, and its own price option as the other way out
+        msg = msg.replace("this cluster's GPU", "B's GPU").replace(
+            "usd_per_gpu_hour (--usd-per-gpu-hour)", "--usd-per-gpu-hour-b"
+        )
+        raise ValueError(msg) from None
     if out["B"].cost_usd is None and (price is not None or usd is not None):
         from ..training import prices_for_gpu
 
