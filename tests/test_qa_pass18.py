@@ -210,3 +210,42 @@ def test_price_b_for_another_gpu_offers_usd_per_gpu_hour_b():
     )
     assert line.endswith("or give --usd-per-gpu-hour-b")
     assert "(--usd-per-gpu-hour)" not in line  # A's option: it does not price B
+
+
+# --- 7. a grid file that names no kind is of --kind's (kind=) ----------------------------------
+MEMORY_AXES = (
+    '[grid]\npreset = ["dgx-h100"]\narch = ["llama-3.1-8b"]\nzero_stage = [3]\nranks = [8]\n'
+)
+
+
+def test_kindless_grid_file_takes_the_kind_given(tmp_path):
+    from costmodel import sweep as sw
+
+    f = tmp_path / "g.toml"
+    f.write_text(MEMORY_AXES)
+    out = tmp_path / "m.csv"
+    r = run("sweep", str(f), "--kind", "memory", "-o", str(out))
+    assert r.exit_code == 0, r.stderr  # was "grid: unknown collective axis 'arch'"
+    api = cm.sweep(str(f), kind="memory")
+    one = run("memory", "--arch", "llama-3.1-8b", "--zero", "3", "--ranks", "8",
+              "--cluster", "dgx-h100", "--json")  # fmt: skip
+    assert api["memory_GB"].tolist() == [json.loads(one.stdout)["memory_GB"]]
+    assert sw.load_grid(f, "memory").kind == "memory"
+    # no kind anywhere: a collective grid, as before
+    c = tmp_path / "c.toml"
+    c.write_text('[grid]\npreset = ["dgx-h100"]\nsize = ["1MiB"]\n')
+    assert sw.load_grid(c).kind == "collective"
+    assert run("sweep", str(c), "-o", str(tmp_path / "c.csv")).exit_code == 0
+
+
+def test_grid_file_kind_is_its_own_and_a_contradiction_is_refused(tmp_path):
+    from costmodel import sweep as sw
+
+    f = tmp_path / "g.toml"
+    f.write_text('kind = "memory"\n' + MEMORY_AXES)
+    assert sw.load_grid(f, "step").kind == "memory"  # the file says it
+    one_line_error(
+        run("sweep", str(f), "--kind", "step", "-o", str(tmp_path / "s.csv")),
+        "--kind step contradicts kind = 'memory'",
+    )
+    assert run("sweep", str(f), "-o", str(tmp_path / "m.csv")).exit_code == 0

@@ -713,7 +713,8 @@ def sweep(
         _not_an_input(output, "--output", grid_file)
     # a value typed with no unit: the grid's warning (the API's), said as the file's or --set's
     loaded = (
-        relay_bare_number_warnings(f"{grid_file}:", lambda: sw.load_grid(grid_file))
+        # a file that names no kind is of --kind's (its axes read as that kind's)
+        relay_bare_number_warnings(f"{grid_file}:", lambda: sw.load_grid(grid_file, kind))
         if grid_file is not None
         else None
     )

@@ -575,9 +575,11 @@ def _check_rows(grid: Grid) -> None:
             )
 
 
-def load_grid(path: str | os.PathLike[str]) -> Grid:
+def load_grid(path: str | os.PathLike[str], kind: str | None = None) -> Grid:
     """Read a TOML grid spec: optional ``kind = "collective"|"memory"|"step"`` and a ``[grid]``
-    table.
+    table. A file that names no kind is of ``kind`` (the caller's: ``sweep --kind``, the API's
+    ``kind=``; default ``"collective"``), so its axes are read as that kind's; a file's own
+    ``kind`` is its kind.
 
     The bytes are decoded as logs and results files are (:func:`costmodel.textfile.decode`):
     UTF-8 with or without a byte-order mark, UTF-16/32 by its mark (a file redirected by
@@ -621,7 +623,7 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
         )
     if not isinstance(data.get("grid"), dict) or not data["grid"]:
         raise ValueError(f"grid file {str(p)!r}: needs a non-empty [grid] table")
-    return make_grid(data["grid"], kind=str(data.get("kind", "collective")))
+    return make_grid(data["grid"], kind=str(data.get("kind", kind or "collective")))
 
 
 # --- consistency and combinations -------------------------------------------------------------
@@ -1279,6 +1281,6 @@ def _as_grid(
             return make_grid({**grid.axes, **axes}, kind=grid.kind)
         return grid
     if isinstance(grid, str | os.PathLike):
-        loaded = load_grid(grid)
+        loaded = load_grid(grid, kind)  # a file that names no kind is of ``kind``
         return make_grid({**loaded.axes, **axes}, kind=loaded.kind) if axes else loaded
     return make_grid(grid, kind=kind, **axes)
