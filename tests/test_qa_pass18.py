@@ -249,3 +249,40 @@ def test_grid_file_kind_is_its_own_and_a_contradiction_is_refused(tmp_path):
         "--kind step contradicts kind = 'memory'",
     )
     assert run("sweep", str(f), "-o", str(tmp_path / "m.csv")).exit_code == 0
+
+
+# --- 8. a grid file's refused key is named by its file, with the allowed range ------------------
+@pytest.mark.parametrize(
+    ("body", "kind", "said"),
+    [
+        ("[grid]\nparams = [1e9]\nranks = [0]\n", "memory",
+         "{f}: ranks: must be a whole number in 1..1,000,000,000, got 0"),
+        ('[grid]\npreset = ["dgx-h100"]\nnodes = [0]\nsize = ["1MiB"]\n', "collective",
+         "{f}: nodes: must be a whole number in 1..1,000,000, got 0"),
+        ('[grid]\npreset = ["dgx-h100"]\nnodes = [2]\nsize = ["1MiB"]\n', "memory",
+         "{f}: unknown memory axis 'nodes'; allowed: "),
+        ('[grid]\narch = ["nope-arch"]\nranks = [8]\n', "memory",
+         "{f}: arch: unknown architecture 'nope-arch'"),
+    ],
+)  # fmt: skip
+def test_grid_file_refusal_names_the_file(tmp_path, body, kind, said):
+    f = tmp_path / "g.toml"
+    f.write_text(body)
+    one_line_error(
+        run("sweep", str(f), "--kind", kind, "-o", str(tmp_path / "x.csv")), said.format(f=f)
+    )
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_set_count_of_zero_names_the_range():
+    one_line_error(
+        run("sweep", "--kind", "memory", "--set", "ranks=0", "--set", "params=1e9"),
+        "--set ranks: must be a whole number in 1..1,000,000,000, got 0",
+    )
+    one_line_error(
+        run(
+            *("sweep", "--kind", "step", "--set", "preset=dgx-h100"),
+            *("--set", "arch=llama-3.1-8b", "--set", "micro_batch=0"),
+        ),
+        "--set micro_batch: must be a whole number in 1..1,000,000, got 0",
+    )

@@ -716,9 +716,15 @@ def _check(grid: Grid) -> None:
 
 
 def _check_at_least_one(a: dict[str, list[Any]], names: Sequence[str]) -> None:
-    """Every value of each of ``names`` (counts: ranks, nodes, micro-batches, ...) >= 1."""
+    """Every value of each of ``names`` (counts: ranks, nodes, micro-batches, ...) >= 1,
+    refused in its limit's words, with the allowed range, as its command's option is
+    (``ranks: must be a whole number in 1..1,000,000,000, got 0``)."""
     for name in names:
-        if any(v < 1 for v in a.get(name, [1])):
+        bad = [v for v in a.get(name, []) if v < 1]
+        if bad:
+            limit = LIMITS.get(name)
+            if limit is not None:
+                limit.check(name, bad[0])
             raise ValueError(f"{name}: every value must be >= 1")
 
 
