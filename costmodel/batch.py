@@ -57,7 +57,7 @@ LR_RULE_INFO: dict[LRRule, tuple[str, str]] = {
         "Adam/AdamW (LLMs): square-root scaling",
         "Malladi et al. 2022, 'On the SDEs and Scaling Rules for Adaptive Gradient Algorithms', "
         "NeurIPS 2022, arXiv:2205.10287, section 4, square root scaling rule (Adam: lr x sqrt(k), "
-        "1 - beta x k, eps / sqrt(k)); for SGD also Krizhevsky 2014, Hoffer et al. 2017",
+        "(1 - beta) x k, eps / sqrt(k)); for SGD also Krizhevsky 2014, Hoffer et al. 2017",
     ),
     "linear": (
         "SGD with momentum (ResNet/ImageNet): linear scaling",

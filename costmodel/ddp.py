@@ -534,7 +534,10 @@ def ddp_step(
     arch : str or Architecture, optional
         A named architecture (``costmodel.architecture``): its parameter count and its real
         tensor list in registration order (``layer_param_counts``), so the buckets are
-        PyTorch's. Compute stays ``6 P T`` here (``Scenario`` uses the architecture's FLOPs).
+        PyTorch's. Compute stays ``6 P T`` here (``Scenario`` uses the architecture's FLOPs),
+        with ``P`` the parameters a token passes through: a mixture of experts' active ones
+        (:attr:`~costmodel.architecture.Architecture.active_params`, as the cluster step
+        prices it), while the gradients all-reduced are every parameter's.
     ranks : int
         Data-parallel ranks ``N`` [-].
     step_overhead_s : float
@@ -604,6 +607,7 @@ def ddp_step(
     >>> ddp_step("llama-2-7b", 64, compute_time_s=0.4, bandwidth_bytes_per_s=50e9).buckets
     226
     """
+    flops_params: float | None = None  # the parameters a token's FLOPs count, when not P
     if isinstance(params, str):
         from .architecture import arch_of_params_text
 
@@ -616,6 +620,9 @@ def ddp_step(
             raise ValueError("layer_param_counts: give arch or layer_param_counts, not both")
         params, a = resolve_params(params, arch)  # type: ignore[arg-type]
         layer_param_counts = a.tensor_sizes  # type: ignore[union-attr]
+        if a.moe:  # type: ignore[union-attr]
+            # a token passes through its k experts, not all of them: 6 P_active T FLOPs
+            flops_params = float(a.active_params)  # type: ignore[union-attr]
     elif params is None and layer_param_counts is None:
         raise ValueError("params: give a parameter count, arch= or layer_param_counts")
     n = _whole("ranks", ranks)
@@ -638,7 +645,9 @@ def ddp_step(
     p, b_bytes, b_params = _step_buckets(
         params, layer_param_counts, gbytes, cap, first, small_bucket_last
     )
-    micro_s = _micro_batch_s(p, compute_time_s, tokens_per_gpu, peak_flops, mfu)
+    micro_s = _micro_batch_s(
+        p if flops_params is None else flops_params, compute_time_s, tokens_per_gpu, peak_flops, mfu
+    )
     fn = allreduce_time_fn or _default_allreduce_fn(n, bandwidth_bytes_per_s, latency_s, algorithm)
     b_comm = _bucket_times(fn, b_bytes)
 

@@ -1510,6 +1510,8 @@ class ScenarioResult(BaseModel):
             ),
             usd_source=usd_source,
             node=s._validated_cluster().node,  # a node slice is billed whole
+            # a refused measurement is named as the argument typed, not training_cost's own
+            step_time_name="measured_step_time_s" if measured else "step_time_s",
         )
         # what the answer leaves out travels with the cost: a "fits" from memory without
         # activations (a bare parameter count), a mixture of experts priced without its

@@ -422,6 +422,7 @@ def training_cost(
     step_time_band_s: tuple[float, float] | None = None,
     usd_source: str = "user",
     node: Any = None,
+    step_time_name: str = "step_time_s",
 ) -> TrainingCost:
     r"""Wall-clock time, GPU-hours, cost and implied MFU of a training run (module docstring).
 
@@ -465,6 +466,9 @@ def training_cost(
         cost pays for :func:`billed_gpus_per_node` GPUs of each of the
         ``ceil(ranks / gpus_per_node)`` nodes (``billed_ranks``, ``billing_note``); a typed
         ``usd_per_gpu_hour`` too (the node is held). None: the GPUs used are the GPUs paid.
+    step_time_name : str
+        The name a refused step time is reported under: the argument the caller's user typed
+        (``ScenarioResult.training_cost`` passes ``measured_step_time_s``).
 
     Examples
     --------
@@ -493,9 +497,9 @@ def training_cost(
             "6 x params); give both, or neither"
         )
     per = _positive("tokens_per_step", tokens_per_step, "tokens")
-    t = _positive("step_time_s", step_time_s, "s")
+    t = _positive(step_time_name, step_time_s, "s")
     # plausibility bounds shared with the CLI (a 1e30 s step, 1e308 USD/GPU-hour: cost inf)
-    LIMITS["step_time"].check("step_time_s", t)
+    LIMITS["step_time"].check(step_time_name, t)
     if usd_per_gpu_hour is not None:
         LIMITS["usd_per_gpu_hour"].check("usd_per_gpu_hour", usd_per_gpu_hour)
     from ._checks import whole_count
@@ -573,7 +577,7 @@ def training_cost(
     billed_h = wall * billed_ranks / 3600.0
     if not math.isfinite(billed_h * (usd or 1.0)):
         raise ValueError(
-            f"step_time_s: {t:g} s x {n:g} steps x {ranks} GPUs overflows; allowed: a run "
+            f"{step_time_name}: {t:g} s x {n:g} steps x {ranks} GPUs overflows; allowed: a run "
             "whose GPU-hours (and cost) are finite numbers"
         )
     mfu = None
@@ -587,7 +591,7 @@ def training_cost(
                 from ._checks import refuse_faster_than_peak
 
                 refuse_faster_than_peak(  # one GPU's share of the step's work, at its peak
-                    "step_time_s",
+                    step_time_name,
                     "step",
                     t,
                     c_tok * per / ranks,

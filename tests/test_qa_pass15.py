@@ -357,7 +357,8 @@ def result():
     [
         ({"tokens": True}, "tokens"),  # was priced as 1 token
         ({"steps": True}, "steps"),  # 1 step
-        ({"tokens": 1e12, "measured_step_time_s": True}, "step_time_s"),  # was a 1 s step
+        # was a 1 s step; named as typed (training_cost's own name was step_time_s)
+        ({"tokens": 1e12, "measured_step_time_s": True}, "measured_step_time_s"),
     ],
 )
 def test_training_cost_refuses_a_bool_where_a_number_is_expected(result, kwargs, field):

@@ -339,7 +339,8 @@ def test_a_gpus_per_node_row_is_costmodel_step_with_gpus_per_node():
 
 
 @pytest.mark.parametrize(
-    ("value", "words"), [("0", "gpus_per_node: every value must be >= 1"), ("16", "allowed: 1..8")]
+    ("value", "words"),
+    [("0", "gpus_per_node: must be a whole number in 1..1,024, got 0"), ("16", "allowed: 1..8")],
 )
 def test_a_gpus_per_node_beyond_the_node_is_refused_in_one_line(tmp_path, value, words):
     r = _cli(

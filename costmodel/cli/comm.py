@@ -712,11 +712,16 @@ def sweep(
     if output is not None:  # the grid file read, written over by the rows (a symlink too)
         _not_an_input(output, "--output", grid_file)
     # a value typed with no unit: the grid's warning (the API's), said as the file's or --set's
-    loaded = (
-        relay_bare_number_warnings(f"{grid_file}:", lambda: sw.load_grid(grid_file))
-        if grid_file is not None
-        else None
-    )
+    loaded = None
+    if grid_file is not None:
+        try:  # a file that names no kind is of --kind's (its axes read as that kind's)
+            loaded = relay_bare_number_warnings(
+                f"{grid_file}:", lambda: sw.load_grid(grid_file, kind)
+            )
+        except ValueError as exc:  # a key of the file refused: named by its file, as --set's
+            raise ValueError(
+                _one_line(exc, lambda f: str(grid_file) if f == "grid" else f"{grid_file}: {f}")
+            ) from None
     on = loaded.kind if loaded is not None else kind or "collective"
     # time and cost to train: settings of a step sweep's rows (sweep.grid.STEP_COST_AXES),
     # named --tokens/--price/--usd-per-gpu-hour in a refusal (the command's own options)
@@ -736,7 +741,7 @@ def sweep(
         _sweep_run(sw, {**axes, **given}, loaded, grid_file, kind, output, chunk_rows,
                    progress, engine, scheduler, as_json)  # fmt: skip
     except ValueError as exc:  # an axis refused by its name: the --set the user typed
-        raise ValueError(_one_line(exc, _set_axis(on, axes))) from None
+        raise ValueError(_one_line(exc, _set_axis(on, axes, grid_file, loaded))) from None
 
 
 def _axis_name(key: str) -> str | None:
@@ -749,10 +754,12 @@ def _axis_name(key: str) -> str | None:
         return None
 
 
-def _set_axis(kind: str, axes: dict[str, str]) -> Callable[[str], str | None]:
+def _set_axis(
+    kind: str, axes: dict[str, str], grid_file: Path | None = None, loaded: Any = None
+) -> Callable[[str], str | None]:
     """A sweep refusal's field -> ``--set KEY`` (the axis as the user typed it in --set: a
-    ``seq`` axis refused as ``sequence_length`` names ``--set seq``); None for a field no
-    --set gave (a grid file's key, or the grid itself)."""
+    ``seq`` axis refused as ``sequence_length`` names ``--set seq``), or ``FILE: key`` for an
+    axis the grid file gave (``grid.toml: arch``); None for a field neither gave."""
     from ..sweep.grid import _axis
 
     typed: dict[str, str] = {}
@@ -769,7 +776,11 @@ def _set_axis(kind: str, axes: dict[str, str]) -> Callable[[str], str | None]:
             name = _axis(kind, field).name
         except ValueError:
             return None
-        return f"--set {typed[name]}" if name in typed else None
+        if name in typed:
+            return f"--set {typed[name]}"
+        if loaded is not None and name in loaded.axes:
+            return f"{grid_file}: {name}"
+        return None
 
     return option
 

@@ -1158,15 +1158,19 @@ def step(
         if peak_flops is None:
             raise ValueError("--tokens-per-gpu without --cluster needs --peak-flops, e.g. 989T")
         kwargs["peak_flops"] = units.parse_count(peak_flops, name="--peak-flops")
+    a = None
     if arch is not None:
         from ..architecture import resolve_params
 
+        # ddp_step(arch=): its real tensors (buckets) and, for a mixture of experts, the
+        # compute of the parameters a token passes through (its active ones)
         p, a = resolve_params(p_given, arch)
-        kwargs["layer_param_counts"] = a.tensor_sizes  # type: ignore[union-attr]
+        kwargs["arch"] = a
     else:
         p = float(p_given)  # type: ignore[arg-type]
     result = ddp.ddp_step(p, n, **kwargs)
     from ..strategy.layout import make_layout
+    from ..strategy.step import left_out_notes
 
     data = {
         "params": p,
@@ -1183,6 +1187,8 @@ def step(
         "one_gpu_step_s": result.one_gpu_step_s,
         "compute_share": result.compute_share,
         "comm_contention": c_,
+        # what the step leaves out, as the cluster step says it (strategy.step.left_out_notes)
+        "notes": list(left_out_notes(a, p)),
     }
     if as_json:
         data["timeline"] = _jsonable(result.timeline)
@@ -1204,6 +1210,8 @@ def step(
             ]
         )
     )
+    for note in data["notes"]:
+        typer.echo(f"note: {note}")
 
 
 def _efficiency_text(efficiency: float, one_gpu_s: float) -> str:
@@ -1359,6 +1367,8 @@ def _step_on_cluster(
             typer.echo(_fit_text(fa_all))
         typer.echo(_advice_table(ranked))
         typer.echo(adv.summary())
+        for n in adv.notes:  # what the ranking leaves out, as one strategy's step says it
+            typer.echo(f"note: {n}")
         return
     # one set of arguments for the step and for what makes it fit, so that the suggestions'
     # base is the step shown (an hsdp group or --no-reshard dropped there priced another layout)
@@ -2061,7 +2071,11 @@ def _side_costs(
             if msg.startswith(field):
                 msg = option + msg[len(field) :]
                 break
-        raise ValueError(msg.replace("this cluster's GPU", "B's GPU")) from None
+        # B's side's words: its GPU, and its own price option as the other way out
+        msg = msg.replace("this cluster's GPU", "B's GPU").replace(
+            "usd_per_gpu_hour (--usd-per-gpu-hour)", "--usd-per-gpu-hour-b"
+        )
+        raise ValueError(msg) from None
     if out["B"].cost_usd is None and (price is not None or usd is not None):
         from ..training import prices_for_gpu
 
@@ -2185,7 +2199,29 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
     from ..verdict import decide_scenarios
 
     faster = decide_scenarios(a, b)  # a winner only when the gap beats the expected error
-    return f"{head}\n{table}\nanswer: {compare_summary(a, b)}\nfaster step: {faster.text()}"
+    text = f"{head}\n{table}\nanswer: {compare_summary(a, b)}\nfaster step: {faster.text()}"
+    notes = _side_notes(a, b)
+    return text + "".join(f"\n{n}" for n in notes)
+
+
+def _side_notes(a: Any, b: Any) -> list[str]:
+    """The notes one scenario prints (``ScenarioResult.notes``: the activations sized, the
+    compute's source, what the answer leaves out: a mixture of experts' expert parallelism,
+    the 70B class's tensor and pipeline parallelism), for A and B side by side: a note both
+    sides give once (``note:``), a side's own as ``note (A):`` / ``note (B):``. Not a side's
+    DOES NOT FIT (its header says it) nor the bucket note (``--bucket``'s warning says it)."""
+    from ..strategy.layout import bucket_not_applied
+
+    def own(r: Any) -> list[str]:
+        said = bucket_not_applied(r.scenario.strategy_name, r.scenario.bucket_cap_bytes)
+        return [n for n in r.notes if not n.startswith("DOES NOT FIT") and n != said]
+
+    na, nb = own(a), own(b)
+    out = []
+    for n in dict.fromkeys([*na, *nb]):
+        side = "" if n in na and n in nb else " (A)" if n in na else " (B)"
+        out.append(f"note{side}: {n}")
+    return out
 
 
 def _advice_text(name: str, adv: Any, scenario: Any) -> str:

@@ -187,6 +187,19 @@ class Advice:
             out[0] = True
         return tuple(out)
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the ranking leaves out, once each in the order the steps give it: every
+        step's :attr:`~.step.StrategyStep.notes` (a 70B-class model's tensor and pipeline
+        parallelism, a mixture of experts' expert parallelism, activations not sized for a
+        bare count) but a layout's own bucket note (said under ``--bucket``)."""
+        seen: dict[str, None] = {}
+        for s in self.steps:
+            for n in s.notes:
+                if n != s.layout.bucket_note:
+                    seen.setdefault(n, None)
+        return tuple(seen)
+
     def summary(self) -> str:
         """One sentence: the winner with the figures behind it, or which strategies are
         within the expected error of each other (no winner), or why none is named."""
@@ -256,7 +269,8 @@ class Advice:
         """The ranking and the decision, JSON-ready (``step --strategy all --json``):
         ``best`` the nominal fastest that fits, ``winner`` it only when decisive, ``tied``
         the strategies within the expected error of it (each a layout's name, a row's
-        ``layout``: ``hsdp g=8``), ``verdict`` the sentence."""
+        ``layout``: ``hsdp g=8``), ``verdict`` the sentence, ``notes`` what the ranking
+        leaves out (:attr:`notes`; each row's ``notes`` hold its own step's)."""
         b = self.best
         return {
             "strategies": self.rows(),
@@ -265,6 +279,7 @@ class Advice:
             "decisive": self.decisive,
             "tied": [s.layout.name for s in self.tied],
             "verdict": self.summary(),
+            "notes": list(self.notes),
         }
 
 

@@ -944,7 +944,7 @@ def _setup(
         forward_s=micro_s * (1.0 - extra) * FORWARD_FRACTION,
         backward_s=micro_s * (1.0 - extra) * (1.0 - FORWARD_FRACTION),
         recompute_s=micro_s * extra,
-        notes=_notes(shape, p) + uncalibrated,
+        notes=left_out_notes(shape, p) + uncalibrated,
     )
 
 
@@ -1746,9 +1746,11 @@ def _refuse_faster_than_peak(
     )
 
 
-def _notes(a: Any, params: float) -> tuple[str, ...]:
-    """What the step leaves out: the model's size (tensor and pipeline parallelism,
-    :func:`costmodel.training.scale_notes`) and a mixture of experts' expert parallelism."""
+def left_out_notes(a: Any, params: float) -> tuple[str, ...]:
+    """What a data-parallel step leaves out: the model's size (tensor and pipeline
+    parallelism, :func:`costmodel.training.scale_notes`) and a mixture of experts' expert
+    parallelism (:func:`costmodel.architecture.moe_data_parallel_note`); ``a`` the
+    architecture (None for a bare count). The cluster step's and the one-link step's notes."""
     from ..architecture import moe_data_parallel_note
     from ..training import scale_notes
 

@@ -136,7 +136,7 @@ def sweep(
     grid : Grid, mapping, TOML path or None
         The grid; keyword ``axes`` are added to (or override) it.
     kind : {"collective", "memory", "step"}
-        What to evaluate. Collective rows come from
+        What to evaluate (a TOML grid file's own ``kind``, when it names one). Collective rows come from
         :func:`costmodel.predict.predict_collective` when a ``preset`` axis is given (``model``
         "nccl" by default), else from the textbook formulas over a raw ``bandwidth`` and
         ``ranks``. Memory rows come from :func:`costmodel.memory.training_memory` for bare

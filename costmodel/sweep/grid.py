@@ -590,9 +590,11 @@ def _check_rows(grid: Grid) -> None:
             )
 
 
-def load_grid(path: str | os.PathLike[str]) -> Grid:
+def load_grid(path: str | os.PathLike[str], kind: str | None = None) -> Grid:
     """Read a TOML grid spec: optional ``kind = "collective"|"memory"|"step"`` and a ``[grid]``
-    table.
+    table. A file that names no kind is of ``kind`` (the caller's: ``sweep --kind``, the API's
+    ``kind=``; default ``"collective"``), so its axes are read as that kind's; a file's own
+    ``kind`` is its kind.
 
     The bytes are decoded as logs and results files are (:func:`costmodel.textfile.decode`):
     UTF-8 with or without a byte-order mark, UTF-16/32 by its mark (a file redirected by
@@ -636,7 +638,7 @@ def load_grid(path: str | os.PathLike[str]) -> Grid:
         )
     if not isinstance(data.get("grid"), dict) or not data["grid"]:
         raise ValueError(f"grid file {str(p)!r}: needs a non-empty [grid] table")
-    return make_grid(data["grid"], kind=str(data.get("kind", "collective")))
+    return make_grid(data["grid"], kind=str(data.get("kind", kind or "collective")))
 
 
 # --- consistency and combinations -------------------------------------------------------------
@@ -731,9 +733,15 @@ def _check(grid: Grid) -> None:
 
 
 def _check_at_least_one(a: dict[str, list[Any]], names: Sequence[str]) -> None:
-    """Every value of each of ``names`` (counts: ranks, nodes, micro-batches, ...) >= 1."""
+    """Every value of each of ``names`` (counts: ranks, nodes, micro-batches, ...) >= 1,
+    refused in its limit's words, with the allowed range, as its command's option is
+    (``ranks: must be a whole number in 1..1,000,000,000, got 0``)."""
     for name in names:
-        if any(v < 1 for v in a.get(name, [1])):
+        bad = [v for v in a.get(name, []) if v < 1]
+        if bad:
+            limit = LIMITS.get(name)
+            if limit is not None:
+                limit.check(name, bad[0])
             raise ValueError(f"{name}: every value must be >= 1")
 
 
@@ -1301,6 +1309,6 @@ def _as_grid(
             return make_grid({**grid.axes, **axes}, kind=grid.kind)
         return grid
     if isinstance(grid, str | os.PathLike):
-        loaded = load_grid(grid)
+        loaded = load_grid(grid, kind)  # a file that names no kind is of ``kind``
         return make_grid({**loaded.axes, **axes}, kind=loaded.kind) if axes else loaded
     return make_grid(grid, kind=kind, **axes)
