@@ -118,3 +118,103 @@ def test_b_s_default_follows_a_s_provider_until_b_is_picked():
     at.selectbox(key="ddp_price").set_value("lambda-h100-on-demand").run()
     assert_clean(at)
     assert at.selectbox(key="ddp_price_b").value == "gcp-a4-spot"
+
+
+# --- an upload outlives a page switch ---------------------------------------------------------
+def _round_trip(at, page_file: str):
+    from tests.test_app_page_state import _elsewhere, _switch
+
+    _switch(at, _elsewhere(page_file))
+    assert_clean(at)
+    _switch(at, page_file)
+    assert_clean(at)
+    return at
+
+
+def _kept_note(at) -> list[str]:
+    return [_text(i.value) for i in at.info if _text(i.value).startswith("Using ")]
+
+
+def test_a_validate_log_outlives_a_page_switch_and_can_be_cleared():
+    """Validate (a log uploaded) -> Memory -> Validate showed an empty uploader and no
+    comparison: the log had to be uploaded again, while every other input came back."""
+    from tests.test_app import REFERENCE, REFERENCE_LOGS
+    from tests.test_app_page_state import _open
+
+    text = (REFERENCE_LOGS / REFERENCE).read_bytes()
+    at = _open("page_validate.py")
+    at.file_uploader(key="val_upload").set_value((REFERENCE, text, "text/plain")).run()
+    assert_clean(at)
+    before = metrics(at)
+    assert before["Peak measured busbw"] == "366 GB/s"
+    assert _kept_note(at) == []  # the uploader shows the file itself: no note
+    _round_trip(at, "page_validate.py")
+    assert metrics(at) == before
+    note = _kept_note(at)
+    assert len(note) == 1 and REFERENCE in note[0] and "kept" in note[0], note
+    at.run()  # a later rerun (another input) still uses it
+    assert metrics(at) == before
+    clear = at.button(key="val_upload_clear")
+    assert REFERENCE in _text(clear.label)
+    clear.click().run()
+    assert_clean(at)
+    assert "Peak measured busbw" not in metrics(at) and _kept_note(at) == []
+    _round_trip(at, "page_validate.py")  # cleared is cleared: nothing comes back
+    assert "Peak measured busbw" not in metrics(at) and _kept_note(at) == []
+
+
+def test_a_log_removed_from_the_uploader_is_not_brought_back():
+    from tests.test_app import REFERENCE, REFERENCE_LOGS
+    from tests.test_app_page_state import _open
+
+    at = _open("page_validate.py")
+    box = at.file_uploader(key="val_upload")
+    box.set_value((REFERENCE, (REFERENCE_LOGS / REFERENCE).read_bytes(), "text/plain")).run()
+    assert "Peak measured busbw" in metrics(at)
+    at.file_uploader(key="val_upload").set_value(None).run()  # the uploader's x
+    assert_clean(at)
+    assert "Peak measured busbw" not in metrics(at) and _kept_note(at) == []
+    _round_trip(at, "page_validate.py")
+    assert "Peak measured busbw" not in metrics(at) and _kept_note(at) == []
+
+
+def test_a_log_over_the_upload_limit_is_not_kept():
+    from costmodel.web.common import KEPT_UPLOAD, MAX_UPLOAD_BYTES
+    from tests.test_app_page_state import _open
+
+    at = _open("page_validate.py")
+    big = b"#" * (MAX_UPLOAD_BYTES + 1)
+    at.file_uploader(key="val_upload").set_value(("big.txt", big, "text/plain")).run()
+    assert_clean(at)
+    assert any("the limit is" in _text(e.value) for e in at.error)
+    assert KEPT_UPLOAD + "val_upload" not in at.session_state
+    _round_trip(at, "page_validate.py")
+    assert _kept_note(at) == [] and not at.error
+
+
+@pytest.mark.parametrize(
+    ("page_file", "model_key", "upload_key"),
+    [("page_memory.py", "arch", "arch_config"), ("page_ddp.py", "ddp_arch", "ddp_arch_config")],
+)
+def test_an_uploaded_config_json_outlives_a_page_switch(page_file, model_key, upload_key):
+    """Memory (your own config.json) -> Batch -> Memory showed "Upload a config.json" again
+    beside the model box still set to your own; the step page the same."""
+    from pathlib import Path
+
+    from costmodel.web.own_model import OWN
+    from tests.test_app_page_state import _open
+
+    qwen = Path(__file__).parent / "data" / "hf_configs" / "qwen2.5-7b" / "config.json"
+    at = _open(page_file)
+    at.selectbox(key=model_key).set_value(OWN).run()
+    at.file_uploader(key=upload_key).upload("qwen.json", qwen.read_bytes(), "application/json")
+    at.run()
+    assert_clean(at)
+    before = metrics(at)
+    assert before
+    _round_trip(at, page_file)
+    assert at.selectbox(key=model_key).value == OWN
+    assert not any("Upload a config.json" in i.value for i in at.info)
+    note = _kept_note(at)
+    assert len(note) == 1 and "qwen.json" in note[0], note
+    assert metrics(at) == before

@@ -584,6 +584,56 @@ def bound_number(
     return value
 
 
+#: Where :func:`kept_upload` keeps a file for the session: ``st.session_state[KEPT_UPLOAD + key]``
+#: = ``{"name", "data", "in_box"}``.
+KEPT_UPLOAD = "_kept_upload_"
+
+
+def kept_upload(where: Any, label: str, *, key: str, **kwargs: Any) -> tuple[bytes, str] | None:
+    """``where.file_uploader(label, key=key, ...)`` whose file outlives a page switch:
+    ``(content, file name)``, or None while there is none.
+
+    Streamlit drops an uploader's file when its page is left (a file uploader has no
+    ``persist_state`` and cannot be bound to the URL), so Validate's log and the Memory and
+    Training step pages' config.json were gone after a visit to another page, while every other
+    input came back (:data:`KEPT`). The file's bytes are kept in ``st.session_state`` (at most
+    :data:`MAX_UPLOAD_BYTES`, the size the server takes; a larger one is not kept, and its page
+    refuses it) and used again on the return, while the uploader is empty, with a note naming
+    the kept file and a button that clears it. A new upload replaces it; removing the file
+    from the uploader (its x) clears it too. A reload starts a new session and keeps nothing,
+    as for every input not in the URL."""
+    kept_key = KEPT_UPLOAD + key
+    kept = st.session_state.get(kept_key)
+    if kept is not None and key not in st.session_state:  # the uploader drawn anew: a return
+        kept["in_box"] = False
+    up = where.file_uploader(label, key=key, **kwargs)
+    if up is not None:
+        content = up.getvalue()
+        if len(content) <= MAX_UPLOAD_BYTES:
+            st.session_state[kept_key] = {"name": up.name, "data": content, "in_box": True}
+        else:
+            st.session_state.pop(kept_key, None)
+        return content, up.name
+    if kept is None:
+        return None
+    if kept["in_box"]:  # the file was in the uploader and the user removed it there
+        del st.session_state[kept_key]
+        return None
+    where.info(
+        f"Using {plain(kept['name'], limit=120)} ({format_bytes(len(kept['data']))}), uploaded "
+        "earlier in this session and kept across the page switch; upload another to replace it.",
+        icon=":material/attach_file:",
+    )
+    where.button(
+        f"Clear {plain(kept['name'], limit=60)}",
+        key=f"{key}_clear",
+        icon=":material/close:",
+        on_click=st.session_state.pop,
+        args=(kept_key, None),
+    )
+    return kept["data"], kept["name"]
+
+
 def headline(columns: int) -> Any:
     """``columns`` columns in the answer slot under the page's question, above the inputs.
 
