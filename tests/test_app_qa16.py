@@ -218,3 +218,27 @@ def test_an_uploaded_config_json_outlives_a_page_switch(page_file, model_key, up
     note = _kept_note(at)
     assert len(note) == 1 and "qwen.json" in note[0], note
     assert metrics(at) == before
+
+
+# --- chart titles: each carries its own width, so a phone shrinks only those that do not fit ----
+def test_each_chart_title_carries_the_width_of_its_longest_line():
+    """The phone's CSS shrank every title as if it were 28 em (56 characters); each title now
+    says its own width, so "One step (ddp): compute and collectives" (19.5 em, 320 px at 16 px)
+    keeps its font on a 354 px chart (tests/test_browser_qa16.py measures it in chromium)."""
+    import re
+
+    from costmodel import plots
+    from costmodel.web import common
+
+    at = open_page("page_ddp.py")
+    assert_clean(at)
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert titles
+    for text in titles:
+        m = re.fullmatch(rf'<span style="{common.TITLE_EM_VAR}:([\d.]+)">(.*)</span>', text)
+        assert m, text
+        longest = max(len(line) for line in m[2].split("<br>"))
+        assert float(m[1]) == longest * plots.TITLE_CHAR_EM <= common.TITLE_FIT_EM
+    short = next(t for t in titles if "One step (ddp)" in t)
+    assert f"{common.TITLE_EM_VAR}:19.5" in short
+    assert 19.5 * 16 + 8 < plots.PHONE_CHART_PX  # fits a phone's chart at 16 px: not shrunk

@@ -156,18 +156,26 @@ READABLE_CSS = """<style>
 [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
 [data-testid="stPlotlyChart"] { container-type: inline-size; }
 @container (max-width: 456px) {
-  .js-plotly-plot .gtitle { font-size: calc((100cqi - 8px) / 28) !important; }
+  .js-plotly-plot .gtitle [style*="--title-em"] {
+    font-size: min(1em, calc((100cqi - 8px) / var(--title-em))) !important;
+  }
 }
 </style>"""
 #: The chart-title rule above: a line of a title is at most ``costmodel.plots.TITLE_CHARS`` (56)
 #: characters of ``TITLE_CHAR_EM`` (0.5) em, 28 em, whole at the 16 px title font on a chart at
-#: least 28 x 16 + 8 = 456 px wide (every desktop chart); a narrower chart (a phone's, 354-358
-#: px) sets its titles at the size that fits 28 em into its width less the title's 4 px insets,
-#: 12.5 px on a 358 px chart, so a title is one line wherever it fits one at 1440 px and is
-#: never cut at 390 px. CSS cannot wrap plotly's SVG title, and the server does not know the
+#: least 28 x 16 + 8 = 456 px wide (every desktop chart). On a narrower chart (a phone's,
+#: 354-358 px) each title keeps the 16 px font where its own longest line fits the chart's width
+#: less the title's 4 px insets, and only a title that would not fit is set at the size that
+#: fits its longest line (:func:`_fit_title` gives each title its width in em, ``--title-em``,
+#: 23.5 for the 47 characters of "Exposed communication vs bucket_cap (1-200 MiB)": 14.7 px on a
+#: 354 px chart; 28 em at most, 12.5 px on a 358 px chart). Every title was set as if it were
+#: 28 em, so "One step, A and B" (17 characters, 8.5 em) shrank to 12.4 px on a phone though
+#: it fits at 16 px. CSS cannot wrap plotly's SVG title, and the server does not know the
 #: chart's width: the size follows it instead (tests/test_app_qa14.py ties the numbers to plots').
 TITLE_FIT_EM = 28
 TITLE_FIT_MIN_CHART_PX = 456
+#: The CSS property that carries a title's width in em to the rule above (:func:`_fit_title`).
+TITLE_EM_VAR = "--title-em"
 
 #: Width of a chart's PNG download [px], whatever the screen: a full-width chart's at a 1440 px
 #: window (980 px measured in chromium), so a title line of 28 em at the figure's 16 px fits.
@@ -1141,6 +1149,7 @@ def chart(figure: Any, *, key: str, reserve_margins: bool = False, **kwargs: Any
     from costmodel import plots
 
     plots.clear_of_toolbar(figure)
+    _fit_title(figure)  # a phone sets only a title that does not fit it smaller
     plots.keep_labels_inside(figure)  # a phone's long axis labels: no cut-off first letters
     plots.keep_plot_height(figure)  # after the title: its margin counts
     if reserve_margins:  # after keep_plot_height: it sizes the plot area from the margins set
@@ -1157,6 +1166,33 @@ def chart(figure: Any, *, key: str, reserve_margins: bool = False, **kwargs: Any
         },
     )
     st.plotly_chart(figure, key=key, **kwargs)
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _fit_title(figure: Any) -> None:
+    """Give a figure's title (its lines as :func:`costmodel.plots.clear_of_toolbar` broke them)
+    its width in em, in place: the title wrapped in one ``<span style="--title-em:W">`` (plotly
+    copies a span's style onto the SVG text of every line of it), ``W`` = the longest line's
+    characters shown (tags left out, entities as one) x ``TITLE_CHAR_EM``, which the page's CSS
+    (:data:`READABLE_CSS`) uses to shrink the title on a chart too narrow for it at its font,
+    and only then. A title already wrapped is left as it is.
+
+    >>> import plotly.graph_objects as go
+    >>> f = go.Figure(layout={"title": {"text": "One step, A and B"}})
+    >>> _fit_title(f)
+    >>> f.layout.title.text
+    '<span style="--title-em:8.5">One step, A and B</span>'
+    """
+    from costmodel import plots
+
+    text = figure.layout.title.text
+    if not text or text.startswith(f'<span style="{TITLE_EM_VAR}:'):
+        return
+    shown = (html.unescape(_TAG.sub("", line)) for line in text.split("<br>"))
+    em = max(len(line) for line in shown) * plots.TITLE_CHAR_EM
+    figure.update_layout(title_text=f'<span style="{TITLE_EM_VAR}:{em:g}">{text}</span>')
 
 
 def chart_tabs(labels: Sequence[str], *, key: str) -> list[tuple[Any, bool]]:
