@@ -1856,7 +1856,8 @@ def scenario(
     --model names the collective cost model; the architecture is --arch. --vs compares a
     second configuration (A = the options, B = A with the --vs changes) and prints both
     side by side with B - A and B / A; --tokens adds both sides' days, GPU-hours and (with a
-    price for A: B on another GPU is priced at a preset for its own GPU, named) dollars; --bucket-advice adds the bucket_cap advisor (ddp).
+    price for A; B on another GPU at a preset for its own GPU, named) dollars; --bucket-advice
+    adds the bucket_cap advisor (ddp).
     --global-tokens (the global batch in tokens per step) and --tokens-per-gpu give A's batch
     tokens first, as `costmodel train` takes them.
 
