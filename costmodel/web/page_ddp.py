@@ -955,8 +955,9 @@ def _price_input(
     ``same``: A's ``(price, usd, usd_source)`` when this is B's box on A's GPU: the box then
     offers "same as A" first, its default (B rents at A's price until another is picked: two
     H100 clusters of two clouds priced apart, as the CLI's ``scenario --vs ... --price-b``).
-    ``start``: the preset the box starts on (B's box on another GPU than A's: the CLI's
-    default for B, :func:`costmodel.training.default_price`); else it starts on "custom".
+    ``start``: the preset the box starts on, listed first (B's box on another GPU than A's:
+    the CLI's default for B, :func:`costmodel.training.default_price`, first as "same as A" is
+    on A's GPU); else it starts on "custom".
 
     The box starts empty, with the placeholder rate as its grey placeholder text: while it is
     empty the cost is computed at :data:`DEFAULT_USD_PER_GPU_HOUR` with ``usd_source``
@@ -964,13 +965,12 @@ def _price_input(
     user"); any number typed, the placeholder's own 2.00 too, is ``"user"``. A box that
     started at 2.00 could not tell a typed 2.00 from the untouched default."""
     prices = training.prices_for_gpu(gpu)
-    options = ((SAME,) if same is not None else ()) + ("custom", *prices)
+    first = (SAME,) if same is not None else (start,) if start in prices else ()
     name = bound_choice(
         col,
         "selectbox",
         label,
-        options,
-        index=options.index(start) if start in options else 0,
+        (*first, "custom", *(p for p in prices if p not in first)),
         key=key,
         help=(f"{SAME}: B rents at A's price (A's GPU, {gpu}); or " if same is not None else "")
         + (
@@ -1004,13 +1004,16 @@ def _follow_default(key: str, start: str | None) -> None:
     """A box whose default follows another box (B's price preset follows A's provider and
     terms) and still shows its previous default moves to the new one, as a link to the view
     would open it (the URL leaves a box at its default out); one the user moved elsewhere
-    stays. The default shown last is kept under ``_<key>_start``."""
+    stays. The default shown last is kept under ``_<key>_start``. The box is moved through
+    ``st.session_state``, so the browser's box shows it too (a new default alone leaves a
+    drawn box as it was); its default is its first option, so Streamlit sees no default
+    beside the state set."""
     kept = f"_{key}_start"
     before = st.session_state.get(kept)
-    if before is not None and start is not None and before != start:
-        if st.session_state.get(key) == before:  # drawn anew, at its new default
-            del st.session_state[key]
     st.session_state[kept] = start
+    if before is not None and start is not None and before != start:
+        if st.session_state.get(key) == before:
+            st.session_state[key] = start
 
 
 def _price_source(cost, price: str | None, source: str) -> tuple[str, Literal["off", "inverse"]]:
