@@ -114,3 +114,43 @@ def test_what_one_page_switch_adds_to_the_history(chromium_browser, app_url):
         expect(page).to_have_url(re.compile(r"/memory\?(?=.*dp_ranks=16)(?=.*zero_stage=3)"))
     finally:
         context.close()
+
+
+# --- B's price follows A's in the browser's box, and the URL opens the same view ----------------
+@pytest.mark.browser
+def test_b_s_price_box_follows_a_s_price_in_the_browser(chromium_browser, app_url):
+    """B on a B200 starts on the lowest on-demand B200 price beside an A at the placeholder;
+    A set to aws-p5-on-demand moves B to aws-p6-b200-on-demand (the CLI's B for that A). A new
+    default alone left the box drawn at the old preset while the cost used the new one (AppTest
+    reads the server's value and could not see it); the URL leaves B out, and opens the same."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    from costmodel import training
+
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{app_url}/ddp?ddp_pin=true&ddp_b_cluster=dgx-b200")
+        b_box = page.get_by_role("combobox", name="Price (B, b200)")
+        expect(b_box).to_have_value(training.default_price("b200")[0].name)
+        a_box = page.get_by_role("combobox", name="Price", exact=True)
+        option = page.get_by_role("option", name="aws-p5-on-demand", exact=True)
+        for attempt in range(3):  # a rerun that lands after the click closes the list
+            a_box.click()
+            a_box.fill("aws-p5-on-demand")
+            try:
+                option.click(timeout=TIMEOUT_MS // 3)
+                break
+            except PlaywrightTimeoutError:
+                if attempt == 2:
+                    raise
+        expect(page).to_have_url(re.compile(r"ddp_price=aws-p5-on-demand"))
+        expect(b_box).to_have_value("aws-p6-b200-on-demand")
+        assert "ddp_price_b" not in page.url
+        page.goto(page.url)
+        expect(page.get_by_role("combobox", name="Price (B, b200)")).to_have_value(
+            "aws-p6-b200-on-demand"
+        )
+    finally:
+        context.close()
