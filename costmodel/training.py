@@ -37,6 +37,7 @@ import datetime as _dt
 import functools
 import math
 import tomllib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -153,6 +154,81 @@ def prices_for_gpu(gpu: str) -> list[str]:
     ['aws-p6e-gb200-capacity-block', 'azure-nd-gb200-v6-on-demand']
     """
     return sorted(n for n, p in _prices().items() if p.gpu == gpu)
+
+
+#: Terms a side on another GPU is priced at when the other side's price gives none to follow:
+#: the list price anyone can rent at, without a commitment or a reservation.
+DEFAULT_PRICE_TERMS = "on-demand"
+
+
+def price_provider(price: str | Price) -> str:
+    """The provider a price preset is published by: its name's first word, as every shipped
+    preset is named (``aws-p5-on-demand`` -> ``aws``, ``gcp-a4-spot`` -> ``gcp``).
+
+    >>> price_provider("coreweave-b200-on-demand")
+    'coreweave'
+    """
+    return load_price(price).name.split("-", 1)[0]
+
+
+def default_price(gpu: str, like: str | Price | None = None) -> tuple[Price, str] | None:
+    """The price preset a configuration on ``gpu`` is costed at when none was chosen for it (the
+    second side of a comparison run on another GPU than the first), and why, in a few words;
+    None when no preset is published for ``gpu``. Every surface uses this one rule (the CLI's
+    ``scenario --vs`` without ``--price-b``, the app's Price (B) box).
+
+    Only presets published for ``gpu`` are candidates (:func:`prices_for_gpu`): a GPU is never
+    priced with another GPU's price. ``like``: the other side's preset; the candidate bought on
+    its terms (:attr:`Price.terms_label`) from its provider (:func:`price_provider`) comes
+    first, then one on its terms from any provider, then one from its provider, then any.
+    Without ``like`` (the other side at a typed rate or none) a :data:`DEFAULT_PRICE_TERMS`
+    price comes first, then any. Within the first group that has one, the lowest per GPU-hour
+    (then the name, so the choice never depends on file order).
+
+    >>> p, why = default_price("b200", like="aws-p5-on-demand")
+    >>> p.name, why
+    ('aws-p6-b200-on-demand', 'the aws on-demand price published for b200, as aws-p5-on-demand')
+    >>> p, why = default_price("b200")
+    >>> p.name, why
+    ('lambda-b200-on-demand', 'the lowest on-demand price published for b200')
+    >>> default_price("no-such-gpu") is None
+    True
+    """
+    names = prices_for_gpu(gpu)
+    if not names:
+        return None
+    found = [load_price(n) for n in names]
+    ref = load_price(like) if like is not None else None
+    terms = ref.terms_label if ref is not None else DEFAULT_PRICE_TERMS
+    maker = price_provider(ref) if ref is not None else None
+    # (what the group's price is, what the earlier groups lacked, which prices are in it)
+    groups: list[tuple[str, str, Callable[[Price], bool]]] = []
+    if ref is not None:
+        groups += [
+            (
+                f"{maker} {terms}",
+                "",
+                lambda p: price_provider(p) == maker and p.terms_label == terms,
+            ),
+            (terms, f"{maker} publishes none", lambda p: p.terms_label == terms),
+            (f"{maker}", f"no {terms} one is published", lambda p: price_provider(p) == maker),
+        ]
+        last = f"none from {maker}, none {terms}"
+    else:
+        groups.append((terms, "", lambda p: p.terms_label == terms))
+        last = f"no {terms} one is published"
+    groups.append(("", last, lambda p: True))
+    for what, lacked, fits in groups:
+        match = [p for p in found if fits(p)]
+        if match:
+            lowest = "lowest " if len(match) > 1 else ""
+            why = (
+                f"the {lowest}{what + ' ' if what else ''}price published for {gpu}"
+                + (f" ({lacked})" if lacked else "")
+                + (f", as {ref.name}" if ref is not None else "")
+            )
+            return min(match, key=lambda p: (p.usd_per_gpu_hour, p.name)), why
+    return None  # pragma: no cover - the last group takes every candidate
 
 
 def check_price_gpu(price: str | Price, gpu: str) -> Price:

@@ -92,8 +92,8 @@ SCENARIOS: dict[str, tuple[str, list[tuple[str, str, Any]]]] = {
     ),
 }
 
-#: The input kinds AppTest reads (a file uploader cannot be bound to a URL: a page switch drops
-#: an upload, as a reload does).
+#: The input kinds AppTest reads (a file uploader cannot be bound to a URL: its file is kept in
+#: the session instead, costmodel.web.common.kept_upload, tests/test_app_qa16.py).
 KINDS = ("radio", "selectbox", "multiselect", "number_input", "checkbox", "toggle", "text_input")
 
 

@@ -344,13 +344,16 @@ def test_an_h100_vs_b200_cost_at_the_placeholder_price_says_so():
     """Comparing H100 with B200 left both prices at the $2 placeholder: Cost (A) $11.7 M and
     Cost (B) $6.2 M, B "cheaper" by GPU-hours alone, where a B200 rents for about twice an
     H100 (the price presets). Only a caption under each side's metrics said placeholder; a
-    warning above the costs now says the dollars compare the GPUs at one price."""
-    at = open_page("page_ddp.py", _H100_VS_B200)
+    warning above the costs now says the dollars compare the GPUs at one price. (B on another
+    GPU now starts on a preset for its GPU: its box set to custom leaves it at the placeholder.)"""
+    at = open_page("page_ddp.py", {**_H100_VS_B200, "ddp_price_b": "custom"})
     assert_clean(at)
     warns = _placeholder_warnings(at)
     assert len(warns) == 1 and "A (h100-sxm) and B (b200)" in warns[0], warns
     # one side priced: the warning names the other
-    at = open_page("page_ddp.py", {**_H100_VS_B200, "ddp_price": "aws-p5-on-demand"})
+    at = open_page(
+        "page_ddp.py", {**_H100_VS_B200, "ddp_price": "aws-p5-on-demand", "ddp_price_b": "custom"}
+    )
     warns = _placeholder_warnings(at)
     assert len(warns) == 1 and warns[0].startswith("B (b200) is costed"), warns
     # both priced: no warning, and B's cost is the API's at its price

@@ -271,15 +271,22 @@ def test_a_title_that_fits_a_desktop_chart_is_one_line_and_a_longer_one_even_lin
 
 
 def test_the_title_css_holds_a_line_of_the_plots_width():
-    """The app's CSS sets a narrow chart's title at the size where one line of TITLE_CHARS
-    fits; its numbers are plots' (a line longer than the CSS allows would be cut on a phone)."""
+    """The app's CSS sets a narrow chart's title at the size where its own longest line fits
+    (tests/test_app_qa16.py: a title that fits keeps its font); its numbers are plots' (a line
+    longer than the CSS allows would be cut on a phone): the widest title, a line of
+    TITLE_CHARS, is TITLE_FIT_EM wide, whole at 16 px from TITLE_FIT_MIN_CHART_PX."""
+    import plotly.graph_objects as go
+
     from costmodel import plots
     from costmodel.web import common
 
     assert common.TITLE_FIT_EM == plots.TITLE_CHARS * plots.TITLE_CHAR_EM
     assert common.TITLE_FIT_MIN_CHART_PX == common.TITLE_FIT_EM * 16 + 8  # 16 px: the title font
-    assert f"/ {common.TITLE_FIT_EM})" in common.READABLE_CSS
+    assert f"/ var({common.TITLE_EM_VAR}))" in common.READABLE_CSS
     assert f"(max-width: {common.TITLE_FIT_MIN_CHART_PX}px)" in common.READABLE_CSS
+    fig = go.Figure(layout={"title": {"text": "x" * plots.TITLE_CHARS}})
+    common._fit_title(fig)
+    assert f"{common.TITLE_EM_VAR}:{common.TITLE_FIT_EM:g}" in fig.layout.title.text
 
 
 def test_a_chart_s_png_is_drawn_at_a_width_its_title_fits():

@@ -159,7 +159,15 @@ def test_b_on_another_gpu_is_offered_that_gpu_s_prices_only():
     assert "same as A" not in box.options
     gpu = box.label.removeprefix("Price (B, ").removesuffix(")")
     assert gpu != "h100-sxm" and training.prices_for_gpu(gpu)
-    assert list(box.options) == ["custom", *training.prices_for_gpu(gpu)]
+    # first the preset B starts on (training.default_price, as A's provider and terms: the
+    # CLI's default for B), then custom and the rest
+    start, _ = training.default_price(gpu, like="aws-p5-on-demand")
+    assert box.value == start.name
+    assert list(box.options) == [
+        start.name,
+        "custom",
+        *(p for p in training.prices_for_gpu(gpu) if p != start.name),
+    ]
 
 
 # --- Memory page: notes as sentences, no jargon -------------------------------------------------

@@ -138,8 +138,11 @@ def test_a_link_with_the_placeholder_s_price_is_the_user_s():
 
 
 def test_b_s_price_box_starts_empty_too():
-    """B on another GPU gets its own box, empty with the placeholder until typed."""
-    at = open_page("page_ddp.py", {"ddp_pin": "true", "ddp_b_cluster": "dgx-b200"})
+    """B on another GPU gets its own box, empty with the placeholder until typed (B's price
+    box set to custom: it starts on a preset for B's GPU)."""
+    at = open_page(
+        "page_ddp.py", {"ddp_pin": "true", "ddp_b_cluster": "dgx-b200", "ddp_price_b": "custom"}
+    )
     assert_clean(at)
     assert at.number_input(key="ddp_b_usd").value is None
     notes = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]

@@ -43,12 +43,16 @@ def test_one_side_at_the_placeholder_is_not_said_to_rent_at_the_other_s_price():
     placeholder warned "the two costs compare h100-sxm and b200 as if they rented for that
     price": A does not rent for $2. One side at the placeholder is said as such, and the box
     to fill is that side's GPU's."""
-    at = open_page("page_ddp.py", {**_H100_VS_B200, "ddp_price": "aws-p5-on-demand"})
+    # B's box set to custom: on another GPU it starts on a preset for B's GPU
+    at = open_page(
+        "page_ddp.py",
+        {**_H100_VS_B200, "ddp_price": "aws-p5-on-demand", "ddp_price_b": "custom"},
+    )
     assert_clean(at)
     w = _two_gpu_warning(at)
     assert w.startswith("B (b200) is costed at the $2 per GPU-hour placeholder"), w
     assert "as if they rented" not in w
     assert "Pick a published price for b200" in w, w
     # both at the placeholder: one price for both, said as before
-    both = _two_gpu_warning(open_page("page_ddp.py", _H100_VS_B200))
+    both = _two_gpu_warning(open_page("page_ddp.py", {**_H100_VS_B200, "ddp_price_b": "custom"}))
     assert "as if they rented for the same price" in both, both

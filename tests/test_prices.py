@@ -165,7 +165,9 @@ def test_cli_scenario_vs_gives_both_sides_days_gpu_hours_and_dollars():
     assert b["gpu_hours"] < a["gpu_hours"]  # the B200 step is faster
     text = run(*base).stdout
     assert "wall clock " in text and " days " in text and "GPU-hours" in text
-    assert "n/a (no price)" in text and "--price-b" in text  # never A's H100 price for B200
+    # never A's H100 price for B200: the B200 preset of A's provider and terms, named and dated
+    assert "n/a (no price)" not in text and "price B: aws-p6-b200-on-demand" in text
+    assert "priced at aws-p6-b200-on-demand (2026-10-10 prices)" in text and "--price-b" in text
     r = run(*base, "--price-b", "aws-p5-on-demand")
     assert r.exit_code == 2 and "b200" in r.stderr
 

@@ -1886,7 +1886,10 @@ def scenario(
     ] = None,
     price_b: Annotated[
         str | None,
-        typer.Option(help="Price preset for B's GPU (default: A's price if B has A's GPU)."),
+        typer.Option(
+            help="Price preset for B's GPU (default: A's price on A's GPU; on another GPU, "
+            "with A priced, a preset for B's GPU, of A's provider and terms where published)."
+        ),
     ] = None,
     usd_per_gpu_hour_b: Annotated[
         float | None,
@@ -1899,7 +1902,8 @@ def scenario(
     --model names the collective cost model; the architecture is --arch. --vs compares a
     second configuration (A = the options, B = A with the --vs changes) and prints both
     side by side with B - A and B / A; --tokens adds both sides' days, GPU-hours and (with a
-    price for each side's GPU) dollars; --bucket-advice adds the bucket_cap advisor (ddp).
+    price for A; B on another GPU at a preset for its own GPU, named) dollars; --bucket-advice
+    adds the bucket_cap advisor (ddp).
     --global-tokens (the global batch in tokens per step) and --tokens-per-gpu give A's batch
     tokens first, as `costmodel train` takes them. --cuda-context and --fragmentation add to
     the memory per GPU and its verdict, as `costmodel memory` adds them.
@@ -1982,7 +1986,13 @@ def scenario(
             }
         if costs:
             data["training_cost"] = {
-                k: (v.as_dict() if not isinstance(v, str) else {"cost_usd": None, "price_note": v})
+                k: (
+                    v
+                    if isinstance(v, dict)
+                    else v.as_dict()
+                    if not isinstance(v, str)
+                    else {"cost_usd": None, "price_note": v}
+                )
                 for k, v in costs.items()
             }
         _print_json(data)
@@ -2044,8 +2054,12 @@ def _side_costs(
 ) -> dict[str, Any]:
     """Days, GPU-hours and dollars of training ``tokens`` on A (and B): {"A": TrainingCost, ...}.
 
-    B takes A's price only when it runs on A's GPU (a price is published for one GPU); else
-    B's dollars need --price-b or --usd-per-gpu-hour-b, and B's entry says so (a string).
+    B takes A's price only when it runs on A's GPU (a price is published for one GPU). On
+    another GPU, with A priced, B is priced at :func:`costmodel.training.default_price` for
+    B's GPU (the preset of A's provider and terms where one is published; the app's Price (B)
+    box starts on the same one), and ``"B_price_default"`` says which and why; with no preset
+    for B's GPU, B's dollars need --price-b or --usd-per-gpu-hour-b, and ``"B_price"`` says so
+    (a string).
     """
     if tokens is None:
         if any(x is not None for x in (price, usd, price_b, usd_b)):
@@ -2059,8 +2073,15 @@ def _side_costs(
         return out
     gpu_a = a.scenario._validated_cluster().gpu.name
     gpu_b = b.scenario._validated_cluster().gpu.name
+    chosen = None
     if price_b is None and usd_b is None and gpu_a == gpu_b:
         price_b, usd_b = price, usd
+    elif price_b is None and usd_b is None and (price is not None or usd is not None):
+        from ..training import default_price
+
+        chosen = default_price(gpu_b, like=price)
+        if chosen is not None:
+            price_b = chosen[0].name
     try:
         out["B"] = b.training_cost(d, usd_per_gpu_hour=usd_b, price=price_b)
     except ValueError as exc:  # B's price is --price-b's: name the option the user typed
@@ -2076,6 +2097,20 @@ def _side_costs(
             "usd_per_gpu_hour (--usd-per-gpu-hour)", "--usd-per-gpu-hour-b"
         )
         raise ValueError(msg) from None
+    if chosen is not None:
+        from ..training import prices_for_gpu
+
+        p, why = chosen
+        as_a = ", as A's "  # the rule's "as <A's preset>", said as whose preset it is
+        others = [n for n in prices_for_gpu(gpu_b) if n != p.name]
+        out["B_price_default"] = {
+            "price": p.name,
+            "price_date": p.date,
+            "note": f"B runs on {gpu_b}, not A's {gpu_a}: priced at {p.name} ({p.date} prices), "
+            f"{why.replace(', as ', as_a)}; --price-b for another"
+            + (f" ({', '.join(others)})" if others else "")
+            + " or --usd-per-gpu-hour-b",
+        }
     if out["B"].cost_usd is None and (price is not None or usd is not None):
         from ..training import prices_for_gpu
 
@@ -2140,6 +2175,8 @@ def _cost_text(costs: dict[str, Any]) -> str:
             lines.append(f"warning{f' ({k})' if two else ''}: {c.price_warning}")
     if "B_price" in costs:
         lines.append(f"note: {costs['B_price']}")
+    if "B_price_default" in costs:
+        lines.append(f"note: {costs['B_price_default']['note']}")
     return "\n".join(lines)
 
 

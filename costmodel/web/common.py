@@ -156,18 +156,26 @@ READABLE_CSS = """<style>
 [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
 [data-testid="stPlotlyChart"] { container-type: inline-size; }
 @container (max-width: 456px) {
-  .js-plotly-plot .gtitle { font-size: calc((100cqi - 8px) / 28) !important; }
+  .js-plotly-plot .gtitle [style*="--title-em"] {
+    font-size: min(1em, calc((100cqi - 8px) / var(--title-em))) !important;
+  }
 }
 </style>"""
 #: The chart-title rule above: a line of a title is at most ``costmodel.plots.TITLE_CHARS`` (56)
 #: characters of ``TITLE_CHAR_EM`` (0.5) em, 28 em, whole at the 16 px title font on a chart at
-#: least 28 x 16 + 8 = 456 px wide (every desktop chart); a narrower chart (a phone's, 354-358
-#: px) sets its titles at the size that fits 28 em into its width less the title's 4 px insets,
-#: 12.5 px on a 358 px chart, so a title is one line wherever it fits one at 1440 px and is
-#: never cut at 390 px. CSS cannot wrap plotly's SVG title, and the server does not know the
+#: least 28 x 16 + 8 = 456 px wide (every desktop chart). On a narrower chart (a phone's,
+#: 354-358 px) each title keeps the 16 px font where its own longest line fits the chart's width
+#: less the title's 4 px insets, and only a title that would not fit is set at the size that
+#: fits its longest line (:func:`_fit_title` gives each title its width in em, ``--title-em``,
+#: 23.5 for the 47 characters of "Exposed communication vs bucket_cap (1-200 MiB)": 14.7 px on a
+#: 354 px chart; 28 em at most, 12.5 px on a 358 px chart). Every title was set as if it were
+#: 28 em, so "One step, A and B" (17 characters, 8.5 em) shrank to 12.4 px on a phone though
+#: it fits at 16 px. CSS cannot wrap plotly's SVG title, and the server does not know the
 #: chart's width: the size follows it instead (tests/test_app_qa14.py ties the numbers to plots').
 TITLE_FIT_EM = 28
 TITLE_FIT_MIN_CHART_PX = 456
+#: The CSS property that carries a title's width in em to the rule above (:func:`_fit_title`).
+TITLE_EM_VAR = "--title-em"
 
 #: Width of a chart's PNG download [px], whatever the screen: a full-width chart's at a 1440 px
 #: window (980 px measured in chromium), so a title line of 28 em at the figure's 16 px fits.
@@ -582,6 +590,56 @@ def bound_number(
     )
     _write_url(key, value, default)
     return value
+
+
+#: Where :func:`kept_upload` keeps a file for the session: ``st.session_state[KEPT_UPLOAD + key]``
+#: = ``{"name", "data", "in_box"}``.
+KEPT_UPLOAD = "_kept_upload_"
+
+
+def kept_upload(where: Any, label: str, *, key: str, **kwargs: Any) -> tuple[bytes, str] | None:
+    """``where.file_uploader(label, key=key, ...)`` whose file outlives a page switch:
+    ``(content, file name)``, or None while there is none.
+
+    Streamlit drops an uploader's file when its page is left (a file uploader has no
+    ``persist_state`` and cannot be bound to the URL), so Validate's log and the Memory and
+    Training step pages' config.json were gone after a visit to another page, while every other
+    input came back (:data:`KEPT`). The file's bytes are kept in ``st.session_state`` (at most
+    :data:`MAX_UPLOAD_BYTES`, the size the server takes; a larger one is not kept, and its page
+    refuses it) and used again on the return, while the uploader is empty, with a note naming
+    the kept file and a button that clears it. A new upload replaces it; removing the file
+    from the uploader (its x) clears it too. A reload starts a new session and keeps nothing,
+    as for every input not in the URL."""
+    kept_key = KEPT_UPLOAD + key
+    kept = st.session_state.get(kept_key)
+    if kept is not None and key not in st.session_state:  # the uploader drawn anew: a return
+        kept["in_box"] = False
+    up = where.file_uploader(label, key=key, **kwargs)
+    if up is not None:
+        content = up.getvalue()
+        if len(content) <= MAX_UPLOAD_BYTES:
+            st.session_state[kept_key] = {"name": up.name, "data": content, "in_box": True}
+        else:
+            st.session_state.pop(kept_key, None)
+        return content, up.name
+    if kept is None:
+        return None
+    if kept["in_box"]:  # the file was in the uploader and the user removed it there
+        del st.session_state[kept_key]
+        return None
+    where.info(
+        f"Using {plain(kept['name'], limit=120)} ({format_bytes(len(kept['data']))}), uploaded "
+        "earlier in this session and kept across the page switch; upload another to replace it.",
+        icon=":material/attach_file:",
+    )
+    where.button(
+        f"Clear {plain(kept['name'], limit=60)}",
+        key=f"{key}_clear",
+        icon=":material/close:",
+        on_click=st.session_state.pop,
+        args=(kept_key, None),
+    )
+    return kept["data"], kept["name"]
 
 
 def headline(columns: int) -> Any:
@@ -1191,6 +1249,7 @@ def chart(figure: Any, *, key: str, reserve_margins: bool = False, **kwargs: Any
     from costmodel import plots
 
     plots.clear_of_toolbar(figure)
+    _fit_title(figure)  # a phone sets only a title that does not fit it smaller
     plots.keep_labels_inside(figure)  # a phone's long axis labels: no cut-off first letters
     plots.keep_plot_height(figure)  # after the title: its margin counts
     if reserve_margins:  # after keep_plot_height: it sizes the plot area from the margins set
@@ -1207,6 +1266,33 @@ def chart(figure: Any, *, key: str, reserve_margins: bool = False, **kwargs: Any
         },
     )
     st.plotly_chart(figure, key=key, **kwargs)
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _fit_title(figure: Any) -> None:
+    """Give a figure's title (its lines as :func:`costmodel.plots.clear_of_toolbar` broke them)
+    its width in em, in place: the title wrapped in one ``<span style="--title-em:W">`` (plotly
+    copies a span's style onto the SVG text of every line of it), ``W`` = the longest line's
+    characters shown (tags left out, entities as one) x ``TITLE_CHAR_EM``, which the page's CSS
+    (:data:`READABLE_CSS`) uses to shrink the title on a chart too narrow for it at its font,
+    and only then. A title already wrapped is left as it is.
+
+    >>> import plotly.graph_objects as go
+    >>> f = go.Figure(layout={"title": {"text": "One step, A and B"}})
+    >>> _fit_title(f)
+    >>> f.layout.title.text
+    '<span style="--title-em:8.5">One step, A and B</span>'
+    """
+    from costmodel import plots
+
+    text = figure.layout.title.text
+    if not text or text.startswith(f'<span style="{TITLE_EM_VAR}:'):
+        return
+    shown = (html.unescape(_TAG.sub("", line)) for line in text.split("<br>"))
+    em = max(len(line) for line in shown) * plots.TITLE_CHAR_EM
+    figure.update_layout(title_text=f'<span style="{TITLE_EM_VAR}:{em:g}">{text}</span>')
 
 
 def chart_tabs(labels: Sequence[str], *, key: str) -> list[tuple[Any, bool]]:

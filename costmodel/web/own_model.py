@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from costmodel.architecture import Architecture
-from costmodel.web.common import error, plain
+from costmodel.web.common import error, kept_upload, plain
 
 #: The model choice that asks for a config.json upload (Memory and Training step pages).
 OWN = "your own (config.json)"
@@ -69,17 +69,18 @@ def read_upload(content: bytes, filename: str) -> tuple[Architecture, str]:
 def upload_arch(col, key: str) -> tuple[Architecture, str] | None:
     """The uploader in ``col``: ``(architecture, saved path)`` with a caption of its shape, or
     None with a message (an invitation to upload, or a red error naming what is wrong)."""
-    up = col.file_uploader("config.json", type=["json"], key=key, help=HELP)
+    up = kept_upload(col, "config.json", type=["json"], key=key, help=HELP)  # kept over a switch
     if up is None:
         col.info("Upload a config.json to use your own model.")
         return None
+    content, name = up
     try:
-        a, path = read_upload(up.getvalue(), up.name)
+        a, path = read_upload(content, name)
     except ValueError as exc:
         with col:
             error(f"{exc}".splitlines()[0])
         return None
-    describe(a, col, source=f"{up.name} (uploaded)")
+    describe(a, col, source=f"{name} (uploaded)")
     return a, path
 
 

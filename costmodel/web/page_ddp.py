@@ -1001,13 +1001,24 @@ def _does_not_fit(inp: dict, result) -> None:
 DEFAULT_USD_PER_GPU_HOUR = 2.0
 
 
-def _price_input(col, gpu: str, key: str, label: str, usd_key: str, same: tuple | None = None):
+def _price_input(
+    col,
+    gpu: str,
+    key: str,
+    label: str,
+    usd_key: str,
+    same: tuple | None = None,
+    start: str | None = None,
+):
     """A price preset published for ``gpu`` (never another GPU's), or USD per GPU-hour typed.
     Returns ``(price name or None, usd or None, usd_source)``.
 
     ``same``: A's ``(price, usd, usd_source)`` when this is B's box on A's GPU: the box then
     offers "same as A" first, its default (B rents at A's price until another is picked: two
     H100 clusters of two clouds priced apart, as the CLI's ``scenario --vs ... --price-b``).
+    ``start``: the preset the box starts on, listed first (B's box on another GPU than A's:
+    the CLI's default for B, :func:`costmodel.training.default_price`, first as "same as A" is
+    on A's GPU); else it starts on "custom".
 
     The box starts empty, with the placeholder rate as its grey placeholder text: while it is
     empty the cost is computed at :data:`DEFAULT_USD_PER_GPU_HOUR` with ``usd_source``
@@ -1015,11 +1026,12 @@ def _price_input(col, gpu: str, key: str, label: str, usd_key: str, same: tuple 
     user"); any number typed, the placeholder's own 2.00 too, is ``"user"``. A box that
     started at 2.00 could not tell a typed 2.00 from the untouched default."""
     prices = training.prices_for_gpu(gpu)
+    first = (SAME,) if same is not None else (start,) if start in prices else ()
     name = bound_choice(
         col,
         "selectbox",
         label,
-        ((SAME,) if same is not None else ()) + ("custom", *prices),
+        (*first, "custom", *(p for p in prices if p not in first)),
         key=key,
         help=(f"{SAME}: B rents at A's price (A's GPU, {gpu}); or " if same is not None else "")
         + (
@@ -1047,6 +1059,22 @@ def _price_input(col, gpu: str, key: str, label: str, usd_key: str, same: tuple 
     if usd is None:
         return None, DEFAULT_USD_PER_GPU_HOUR, "default"
     return None, float(usd), "user"
+
+
+def _follow_default(key: str, start: str | None) -> None:
+    """A box whose default follows another box (B's price preset follows A's provider and
+    terms) and still shows its previous default moves to the new one, as a link to the view
+    would open it (the URL leaves a box at its default out); one the user moved elsewhere
+    stays. The default shown last is kept under ``_<key>_start``. The box is moved through
+    ``st.session_state``, so the browser's box shows it too (a new default alone leaves a
+    drawn box as it was); its default is its first option, so Streamlit sees no default
+    beside the state set."""
+    kept = f"_{key}_start"
+    before = st.session_state.get(kept)
+    st.session_state[kept] = start
+    if before is not None and start is not None and before != start:
+        if st.session_state.get(key) == before:
+            st.session_state[key] = start
 
 
 def _price_source(cost, price: str | None, source: str) -> tuple[str, Literal["off", "inverse"]]:
@@ -1210,6 +1238,9 @@ def _training_cost(result, inp: dict, rb=None) -> None:
     price_b, usd_b, source_b = price_name, usd, source
     if gpu_b is not None:  # B's own price: on A's GPU "same as A" by default, else B's GPU's
         same_gpu = gpu_b == gpu
+        # on another GPU: the preset the CLI's scenario --vs prices B at without --price-b
+        start = None if same_gpu else training.default_price(gpu_b, like=price_name)
+        _follow_default("ddp_price_b", start[0].name if start is not None else None)
         price_b, usd_b, source_b = _price_input(
             c[2],
             gpu_b,
@@ -1217,7 +1248,13 @@ def _training_cost(result, inp: dict, rb=None) -> None:
             "Price (B)" if same_gpu else f"Price (B, {gpu_b})",
             "ddp_b_usd",
             same=(price_name, usd, source) if same_gpu else None,
+            start=start[0].name if start is not None else None,
         )
+        if start is not None and price_b == start[0].name:  # which preset, why, of when
+            c[2].caption(
+                f"Default for {gpu_b}: {start[0].name} ({start[0].date} prices), "
+                + start[1].replace(", as ", ", as A's ")
+            )
     b_own_price = gpu_b == gpu and (price_b, usd_b, source_b) != (price_name, usd, source)
     measured_text = c[3].text_input(
         f"{MEASURED_BOX} (optional)",

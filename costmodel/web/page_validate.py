@@ -20,6 +20,7 @@ from costmodel.web.common import (
     chart_tabs,
     fidelity_table,
     headline_text,
+    kept_upload,
     notes,
     page_header,
     page_words,
@@ -74,7 +75,8 @@ def _log() -> tuple[bytes | None, str | None, bool]:
         key="val_source",
     )
     if source == "upload":
-        upload = st.file_uploader(
+        upload = kept_upload(  # kept over a page switch, as every other input is
+            st,
             f"nccl-tests log (usually {', '.join(LOG_TYPES)}; "
             f"at most {format_bytes(MAX_UPLOAD_BYTES)})",
             key="val_upload",
@@ -86,17 +88,17 @@ def _log() -> tuple[bytes | None, str | None, bool]:
                 "-f 2), or pick a reference run."
             )
             return None, None, True
-        content = upload.getvalue()
-        if max(upload.size, len(content)) > MAX_UPLOAD_BYTES:  # the server checks too
+        content, name = upload
+        if len(content) > MAX_UPLOAD_BYTES:  # the server checks too
             show_error(
                 "Log file",
                 ValueError(
-                    f"{upload.name} is {format_bytes(len(content))}; the limit is "
+                    f"{name} is {format_bytes(len(content))}; the limit is "
                     f"{format_bytes(MAX_UPLOAD_BYTES)} (an 8 B - 16 GiB sweep is about 10 kB)"
                 ),
             )
             return None, None, True
-        return content, upload.name, True
+        return content, name, True
     refs = data.reference_logs()
     if not refs:
         st.warning(
