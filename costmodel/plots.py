@@ -460,7 +460,7 @@ def _legend() -> dict:
 
 def _crossover_traces(marks, y: str, labels: list, unit: str) -> list[dict]:
     """Black x markers where the fastest algorithm changes (``message_bytes`` and ``y`` columns
-    of ``marks``), one legend entry each: its label and its size ("tree → nvls_tree at 67 MB").
+    of ``marks``), one legend entry each: its label and its size ("tree → nvls_tree at 33.6 MB").
 
     The labels are in the legend, not beside their points: a crossover sits on the curves it
     separates, so a label there lies over them, and on a 390 px phone "tree → nvls_tree" of

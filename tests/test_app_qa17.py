@@ -134,7 +134,7 @@ def test_in_chromium_a_blank_size_box_leaves_the_url(app_url):
         page.wait_for_timeout(1500)
         assert "cl_size_text" not in page.url, page.url
         assert "cl_nodes=2" in page.url, page.url
-        box = page.get_by_label("or type a size")
+        box = page.locator('input[aria-label="or type a size"]')
         expect(box).to_have_value("")
         box.fill("   ")
         box.press("Enter")

@@ -1237,9 +1237,10 @@ def table(
     identifier (the Collectives page's "pairwise (ring)": data_collectives.shown_algorithm);
     ``frame`` is still what the CSV holds.
 
-    The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`); the CSV keeps the raw
-    SI numbers (seconds, bytes, bytes per second) at full precision, under the same column names,
-    so a download is data for a script and the screen is for reading.
+    The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`) under headers in words
+    (:func:`shown_header`: "flat ring time"); the CSV keeps the raw SI numbers (seconds, bytes,
+    bytes per second) at full precision under the column names (``flat_ring_s``), so a
+    download is data for a script and the screen is for reading.
 
     ``on_demand`` (the tables of a page's first view): the sortable grid and the CSV button wait
     in an expander built once opened (:func:`on_open`, key ``table_<key>``), and a small table

@@ -327,7 +327,13 @@ def _link(inp: dict) -> None:
         m[3].metric("Bytes sent per rank", format_bytes(best["bytes_per_rank"]))
 
         st.caption(plain(f"By the formulas: {verdict.text()}."))
-        marks = crossovers.assign(label=crossovers["pair"])
+        # each pair's crossing as the cluster view names one: faster below -> faster above
+        marks = crossovers.assign(
+            label=[
+                f"{a} → {b}"
+                for a, b in zip(crossovers["faster_below"], crossovers["faster_above"], strict=True)
+            ]
+        )
         titles = {
             "time_s": f"{OP_LABELS[op]} time, N = {ranks}, M = {size_label(size)} dotted"
             " (crossovers x)",
