@@ -460,7 +460,8 @@ def _legend() -> dict:
 
 def _crossover_traces(marks, y: str, labels: list, unit: str) -> list[dict]:
     """Black x markers where the fastest algorithm changes (``message_bytes`` and ``y`` columns
-    of ``marks``), one legend entry each: its label and its size ("tree → nvls_tree at 33.6 MB").
+    of ``marks``), one legend entry each, smallest size first: its label and its size
+    ("tree → nvls_tree at 33.6 MB").
 
     The labels are in the legend, not beside their points: a crossover sits on the curves it
     separates, so a label there lies over them, and on a 390 px phone "tree → nvls_tree" of
@@ -470,6 +471,8 @@ def _crossover_traces(marks, y: str, labels: list, unit: str) -> list[dict]:
     """
     from .units import format_bytes
 
+    xs, ys = marks["message_bytes"].to_numpy(), marks[y].to_numpy()
+    order = np.argsort(xs, kind="stable")  # the legend lists them along the size axis
     return [
         {
             "type": "scatter",
@@ -481,9 +484,7 @@ def _crossover_traces(marks, y: str, labels: list, unit: str) -> list[dict]:
             "marker": {"symbol": "x", "size": 11, "color": "black"},
             "hovertemplate": f"crossover at %{{x:.3s}}B: %{{y:.3s}}{unit}<extra>%{{text}}</extra>",
         }
-        for x, value, text in zip(
-            marks["message_bytes"].to_numpy(), marks[y].to_numpy(), labels, strict=True
-        )
+        for x, value, text in ((xs[i], ys[i], labels[i]) for i in order)
     ]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.test_app import assert_clean, metrics, open_page, open_tables
+from tests.test_app import REFERENCE, assert_clean, metrics, open_page, open_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,6 +38,7 @@ def _grid_headers(element) -> dict[str, str]:
         ("page_memory.py", {}),
         ("page_batch.py", {}),
         ("page_ddp.py", {}),
+        ("page_validate.py", {"val_source": "A reference run", "val_reference": REFERENCE}),
     ],
 )
 def test_every_grid_header_reads_as_words_over_cells_with_their_unit(page_file, query):
@@ -94,7 +95,10 @@ def test_a_table_shown_with_other_names_downloads_the_csv_frame(monkeypatch):
 
 
 # --- a size box of spaces ------------------------------------------------------------------------
-@pytest.mark.parametrize(("page_file", "key"), [("page_cluster.py", "cl_size_text")])
+@pytest.mark.parametrize(
+    ("page_file", "key"),
+    [("page_cluster.py", "cl_size_text"), ("page_collectives.py", "size_text")],
+)
 def test_a_size_box_of_spaces_is_emptied_and_the_list_is_used(page_file, key):
     """``?cl_size_text=+++`` (a box of three spaces) silently used the listed size while the box
     and the URL kept the spaces. A blank box is an empty one (the box's tooltip and the README
@@ -180,6 +184,26 @@ def test_crossover_labels_are_in_the_legend_not_over_the_curves():
         marks = [t for t in figure.data if t.marker.symbol == "x"]
         assert len(marks) == len(r.crossovers)
         assert all(t.showlegend is not False for t in marks)
+
+
+def test_the_legend_lists_crossovers_along_the_size_axis():
+    """The one-link view's pairs came in pair order (912 MB, 7.44 MB, 375 kB in the legend);
+    they are listed smallest size first, as they lie along the x axis."""
+    from costmodel import plots
+
+    frame = pd.DataFrame(
+        {"algorithm": ["ring", "tree"], "message_bytes": [1e3, 1e9], "time_s": [1e-5, 1e-1]}
+    )
+    marks = pd.DataFrame(
+        {
+            "message_bytes": [9.12e8, 7.44e6, 3.75e5],
+            "time_s": [1e-2, 1e-3, 1e-4],
+            "label": ["tree → ring", "rd → ring", "rd → tree"],
+        }
+    )
+    figure = plots.collective_sweep_figure(frame, marks=marks)
+    listed = [n for n in plots._legend_entries(figure) if "→" in n]
+    assert listed == ["rd → tree at 375 kB", "rd → ring at 7.44 MB", "tree → ring at 912 MB"]
 
 
 # --- all-to-all's "ring" on the page ------------------------------------------------------------
