@@ -458,28 +458,34 @@ def _legend() -> dict:
     return {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"}
 
 
-def _crossover_trace(marks, y: str, labels: list, unit: str, sizes) -> dict:
+def _crossover_traces(marks, y: str, labels: list, unit: str) -> list[dict]:
     """Black x markers where the fastest algorithm changes (``message_bytes`` and ``y`` columns
-    of ``marks``), labelled with ``labels``; ``sizes`` [B] are the chart's message sizes (its
-    log x axis's span), so a label near either end is set beside its point, inward."""
-    xs = marks["message_bytes"].to_numpy()
-    span = np.asarray(sizes, dtype=float)
-    span = span[span > 0]  # a log axis: sizes of 0 B are not drawn
-    lo, hi = (math.log10(float(v)) for v in (span.min(), span.max())) if len(span) else (0, 0)
-    return {
-        "type": "scatter",
-        "x": xs,
-        "y": marks[y].to_numpy(),
-        "mode": "markers+text",
-        "name": "crossover",
-        "text": labels,
-        "textposition": [
-            _inside_position(math.log10(max(float(x), 1.0)), lo, hi, reach=_label_reach(str(text)))
-            for x, text in zip(xs, labels, strict=True)
-        ],
-        "marker": {"symbol": "x", "size": 11, "color": "black"},
-        "hovertemplate": f"crossover at %{{x:.3s}}B: %{{y:.3s}}{unit}<extra>%{{text}}</extra>",
-    }
+    of ``marks``), one legend entry each, smallest size first: its label and its size
+    ("tree → nvls_tree at 33.6 MB").
+
+    The labels are in the legend, not beside their points: a crossover sits on the curves it
+    separates, so a label there lies over them, and on a 390 px phone "tree → nvls_tree" of
+    the Collectives page's chart covered the curves it named (chromium, 2026-12-03). The
+    legend stands below the plot (:func:`_legend`) and the figure grows for its rows
+    (:func:`keep_plot_height`).
+    """
+    from .units import format_bytes
+
+    xs, ys = marks["message_bytes"].to_numpy(), marks[y].to_numpy()
+    order = np.argsort(xs, kind="stable")  # the legend lists them along the size axis
+    return [
+        {
+            "type": "scatter",
+            "x": [x],
+            "y": [value],
+            "mode": "markers",
+            "name": f"{text} at {format_bytes(float(x))}",
+            "text": [str(text)],
+            "marker": {"symbol": "x", "size": 11, "color": "black"},
+            "hovertemplate": f"crossover at %{{x:.3s}}B: %{{y:.3s}}{unit}<extra>%{{text}}</extra>",
+        }
+        for x, value, text in ((xs[i], ys[i], labels[i]) for i in order)
+    ]
 
 
 def _size_layout(title: str, unit: str, is_time: bool, selected_bytes: float | None) -> dict:
@@ -537,9 +543,7 @@ def collective_sweep_figure(
         for name, part in frame.groupby(series, sort=False)
     ]
     if marks is not None and len(marks):
-        data.append(
-            _crossover_trace(marks, y, marks["label"].tolist(), unit, frame["message_bytes"])
-        )
+        data += _crossover_traces(marks, y, marks["label"].tolist(), unit)
     return go.Figure(data=data, layout=_size_layout(title, unit, is_time, selected_bytes))
 
 
@@ -614,7 +618,7 @@ def algorithms_on_cluster_figure(
             f"{a} → {b}"
             for a, b in zip(crossovers["faster_below"], crossovers["faster_above"], strict=True)
         ]
-        data.append(_crossover_trace(crossovers, y, labels, unit, frame["message_bytes"]))
+        data += _crossover_traces(crossovers, y, labels, unit)
     return go.Figure(data=data, layout=_size_layout(title, unit, is_time, selected_bytes))
 
 
@@ -1361,22 +1365,6 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
 #: advisor with B on alps-gh200 (chromium, 2026-12-03). A label is about a tenth of such a
 #: plot wide, so one within half of that of an end is set beside its point, inward.
 _LABEL_HALF_SPAN = 0.1
-
-
-#: The part of a 390 px phone's plot area [fraction of its width] one character of a chart's
-#: text label takes: "nvls_tree → ring" spanned 78 of the Collectives chart's 282 px (plotly's
-#: 12 px font; chromium, 2026-12-03).
-_LABEL_CHAR_SPAN = 0.018
-
-
-def _label_reach(text: str) -> float:
-    """Half the width of a text label on a phone's plot [fraction of the axis span]: its
-    characters' share (:data:`_LABEL_CHAR_SPAN`), at least :data:`_LABEL_HALF_SPAN`.
-
-    >>> round(_label_reach("best 193 MiB"), 3), round(_label_reach("nvls_tree → ring"), 3)
-    (0.108, 0.144)
-    """
-    return max(_LABEL_HALF_SPAN, len(text) * _LABEL_CHAR_SPAN / 2)
 
 
 def _inside_position(x: float, lo: float, hi: float, reach: float = _LABEL_HALF_SPAN) -> str:

@@ -22,19 +22,25 @@ def chromium_browser():
     yield from launch_chromium()
 
 
-# Each text label of the chart whose title starts with `title` (the crossovers' "a → b") and
-# the plot area's left and right edges [px].
+# Each crossover label of the chart whose title starts with `title` (the crossovers' "a → b",
+# legend entries now) and the plot area's edges [px].
 _CHART_LABELS_JS = """
 title => {
   const p = [...document.querySelectorAll('.js-plotly-plot')].find(
     q => ((q.querySelector('.gtitle') || {}).textContent || '').startsWith(title));
   const area = p.querySelector('.nsewdrag').getBoundingClientRect();
+  const figure = p.getBoundingClientRect();
   return {
-    left: area.left, right: area.right,
-    labels: [...p.querySelectorAll('g.textpoint text')].map(t => {
-      const r = t.getBoundingClientRect();
-      return {text: t.textContent, left: r.left, right: r.right};
-    }),
+    left: area.left, right: area.right, top: area.top, bottom: area.bottom,
+    figureLeft: figure.left, figureRight: figure.right,
+    points: p.querySelectorAll('g.textpoint text').length,
+    labels: [...p.querySelectorAll('g.legend text.legendtext')]
+      .filter(t => t.textContent.includes('→'))
+      .map(t => {
+        const r = t.getBoundingClientRect();
+        return {text: t.textContent, left: r.left, right: r.right, top: r.top,
+                bottom: r.bottom};
+      }),
   };
 }
 """
@@ -51,20 +57,23 @@ title => {
 def test_a_phone_crossover_label_stays_inside_the_chart(chromium_browser, app_url, query, title):
     """At 390 px the Collectives page's chart of every NCCL algorithm on 8 DGX H100 nodes cut
     its last crossover label at the plot area's right edge ("nvls_tre" of "nvls_tree → ring",
-    4.29 GB on an axis ending at 17 GB): each label was centred on its point. A label near an
-    end of the axis is set beside its point now, inward, as the step page's end labels. The
-    one-link chart (its labels were inside already) takes the same road and is held to it."""
+    4.29 GB on an axis ending at 17 GB): each label was centred on its point. Set beside its
+    point, inward, a label still lay over the curves ("tree → nvls_tree"); the labels are legend
+    entries now, below the plot area and inside the figure. The one-link chart takes the same
+    road and is held to it."""
     context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
     try:
         page = context.new_page()
         page.goto(f"{app_url}/?{query}")
-        expect(page.locator(".js-plotly-plot g.textpoint text").first).to_be_attached()
+        expect(page.locator(".js-plotly-plot g.legend text.legendtext").first).to_be_attached()
         page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
         chart = page.evaluate(_CHART_LABELS_JS, title)
         assert chart["labels"], chart
+        assert chart["points"] == 0, chart  # no text label on the plot area
         for label in chart["labels"]:
-            assert chart["left"] - 1 <= label["left"], chart
-            assert label["right"] <= chart["right"] + 1, chart
+            assert label["top"] >= chart["bottom"] - 1, chart  # below the data
+            assert chart["figureLeft"] - 1 <= label["left"], chart
+            assert label["right"] <= chart["figureRight"] + 1, chart
     finally:
         context.close()
 

@@ -679,7 +679,8 @@ def headline_text(text: str, answer: str | None = None) -> None:
 def size_input(label: str, *, value: int, key: str, text_key: str) -> float | None:
     """A message size: a list of :data:`SIZES_BYTES` beside a text box (``14GB``) that wins
     when filled (:func:`costmodel.web.data_collectives.typed_size`); a bad text shows its red
-    message and gives None. The Collectives and Cluster pages ask for a size through this.
+    message and gives None. A box of spaces is an empty box (the list's size; its tooltip and
+    the README say so) and is emptied, so the URL leaves it out (:func:`_empty_blank_box`). The Collectives and Cluster pages ask for a size through this.
 
     The list is a select box, the kind of input both pages already draw for their presets: a
     slider would be one more JavaScript chunk (91 kB with its date library) for the browser to
@@ -688,6 +689,7 @@ def size_input(label: str, *, value: int, key: str, text_key: str) -> float | No
     from costmodel.web import data_collectives
 
     s1, s2 = st.columns([3, 1])
+    _empty_blank_box(text_key)
     # the box first (its column is still beside the list): a typed size greys the list out,
     # which would otherwise go on showing a size the page does not use
     size_text = s2.text_input(
@@ -696,7 +698,9 @@ def size_input(label: str, *, value: int, key: str, text_key: str) -> float | No
         key=text_key,
         bind=QP,
         placeholder="e.g. 14GB",
-        help="Wins over the list when filled: " + data_collectives.SIZE_GRAMMAR,
+        help="Wins over the list when filled: "
+        + data_collectives.SIZE_GRAMMAR
+        + ". Empty, or only spaces: the list's size is used.",
     )
     typed = bool(size_text.strip())
     listed_size = bound_choice(
@@ -721,6 +725,21 @@ def size_input(label: str, *, value: int, key: str, text_key: str) -> float | No
     except ValueError as exc:
         error(exc)
         return None
+
+
+def _empty_blank_box(key: str) -> None:
+    """Empty the text box ``key`` (bound to the URL) where it holds only spaces, before it is
+    drawn: a blank box means "use the list" (:func:`size_input`, README), as an empty one
+    does, and the URL leaves it out, as it leaves out an empty box (``size_text=+++`` was
+    kept, a link that said nothing the page used)."""
+    state = st.session_state.get(key)
+    if isinstance(state, str):
+        if state and not state.strip():
+            st.session_state[key] = ""
+        return
+    linked = st.query_params.get(key)  # the box's first run: the link's value
+    if linked is not None and not linked.strip():
+        _drop_url_value(key)
 
 
 #: Longest red message shown whole [characters]. :func:`plain` cuts at 500 by default (a value
@@ -1119,22 +1138,79 @@ def _cell(name: str, value: Any) -> str:
     return keep_units(plain(_general(value) if isinstance(value, float) else str(value), limit=200))
 
 
-def _shown_header(name: str) -> str:
-    """A column's header as the text table shows it: without the bracketed SI unit ("[s]",
-    "[B]", "[B/s]") when :func:`column_formatter` rescales its cells, which then carry their
-    own unit ("step [s]" above "548 ms" read as 548 seconds). The grid and the CSV keep the
-    name: the CSV holds the SI numbers the bracket names."""
-    if "[" in name and column_formatter(name) is not None:
-        return name[: name.rindex("[")].rstrip() or name
-    return name
+#: Snake-case unit endings of the API's and the CLI's column names (``flat_ring_s``,
+#: ``model_busbw_bytes_per_s``, ``message_bytes``) -> the SI unit the CSV holds, longest first:
+#: :func:`shown_header` drops the ending when the cells carry their own unit.
+_NAME_UNITS = (("_bytes_per_s", "bytes per second"), ("_bytes", "bytes"), ("_s", "seconds"))
+
+#: Headers a plain reading of the CSV name would say badly ("message" for ``message_bytes``).
+_HEADER_WORDS = {"message_bytes": "message size", "rel_error": "relative error"}
+
+
+def shown_header(name: str) -> str:
+    """A column's header as every table of the app shows it (the grid and the text table).
+
+    The cells of a column whose name carries an SI unit are rescaled and carry their own unit
+    (:func:`column_formatter`: "1.53 ms", "1.07 GB"), so the header names the quantity without
+    the unit: "step [s]" above "548 ms" read as 548 seconds, and the CSV's ``flat_ring_s``
+    above "1.53 ms" read as neither ("flat ring time" now). The snake case of the API's names reads as words
+    ("gpus per node"). A unit the cells are already in stays ("time [µs]"). The CSV keeps the
+    name: it holds the SI numbers the name's unit says (:func:`csv_unit`).
+
+    >>> shown_header("flat_ring_s"), shown_header("step [s]"), shown_header("time [µs]")
+    ('flat ring time', 'step', 'time [µs]')
+    >>> shown_header("model_busbw_bytes_per_s"), shown_header("gpus_per_node")
+    ('model busbw', 'gpus per node')
+    """
+    if name in _HEADER_WORDS:
+        return _HEADER_WORDS[name]
+    shown = name
+    if column_formatter(name) is not None:
+        if "[" in name:
+            shown = name[: name.rindex("[")].rstrip() or name
+        else:
+            for ending, _ in _NAME_UNITS:
+                if name.lower().endswith(ending) and len(name) > len(ending):
+                    shown = name[: -len(ending)]
+                    # a time says so beside the busbw of the same name ("flat ring time",
+                    # "flat ring busbw"), and "model time" is not the "model" column
+                    if ending == "_s" and not shown.lower().endswith("time"):
+                        shown += "_time"
+                    break
+    return shown.replace("_", " ") if " " not in shown else shown
+
+
+def csv_unit(name: str) -> str | None:
+    """The SI unit the CSV holds under ``name`` when the table shows its cells rescaled (the
+    grid's header tooltip says it), else None.
+
+    >>> csv_unit("flat_ring_s"), csv_unit("ZeRO-0 [B]"), csv_unit("ranks")
+    ('seconds', 'bytes', None)
+    """
+    if column_formatter(name) is None:
+        return None
+    low = name.lower()
+    if "[" in low:
+        unit = low[low.rindex("[") :]
+        return {"[s]": "seconds", "[b]": "bytes", "[b/s]": "bytes per second"}.get(
+            unit, "a fraction of 1" if unit == "[fraction]" else None
+        )
+    if low in ("busbw", "algbw"):
+        return "bytes per second"
+    for ending, unit_name in _NAME_UNITS:
+        if low.endswith(ending):
+            return unit_name
+    if low.endswith("_error"):
+        return "a fraction of 1"
+    return None
 
 
 def text_table(frame: pd.DataFrame) -> str:
     """``frame`` as a Markdown table, cells formatted by unit as in the grid (:func:`styled`),
-    headers without the SI unit the cells now carry (:func:`_shown_header`), and escaped (:func:`plain`: cells may quote a preset or model name the user gave)."""
+    headers without the SI unit the cells now carry (:func:`shown_header`), and escaped (:func:`plain`: cells may quote a preset or model name the user gave)."""
     names = [str(c) for c in frame.columns]
     rows = [
-        "| " + " | ".join(plain(_shown_header(n), limit=200) for n in names) + " |",
+        "| " + " | ".join(plain(shown_header(n), limit=200) for n in names) + " |",
         "|" + "---|" * len(names),
     ]
     for values in frame.itertuples(index=False, name=None):
@@ -1153,12 +1229,18 @@ def table(
     key: str,
     caption: str | None = None,
     on_demand: bool = False,
+    shown: pd.DataFrame | None = None,
 ) -> None:
     """Show a table formatted with units and a button that downloads it as CSV.
 
-    The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`); the CSV keeps the raw
-    SI numbers (seconds, bytes, bytes per second) at full precision, under the same column names,
-    so a download is data for a script and the screen is for reading.
+    ``shown``: the rows as the page writes them, where a name differs from the CSV's
+    identifier (the Collectives page's "pairwise (ring)": data_collectives.shown_algorithm);
+    ``frame`` is still what the CSV holds.
+
+    The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`) under headers in words
+    (:func:`shown_header`: "flat ring time"); the CSV keeps the raw SI numbers (seconds, bytes,
+    bytes per second) at full precision under the column names (``flat_ring_s``), so a
+    download is data for a script and the screen is for reading.
 
     ``on_demand`` (the tables of a page's first view): the sortable grid and the CSV button wait
     in an expander built once opened (:func:`on_open`, key ``table_<key>``), and a small table
@@ -1173,7 +1255,7 @@ def table(
         if caption and small:
             st.caption(caption)
         if small:
-            st.markdown(text_table(frame))
+            st.markdown(text_table(frame if shown is None else shown))
         label = (
             f"Sortable table and {file_name}"
             if small
@@ -1186,16 +1268,37 @@ def table(
         )
         if box is not None:
             with box:
-                _grid(frame, file_name, key=key)
+                _grid(frame, file_name, key=key, shown=shown)
         return
     if caption:
         st.caption(caption)
-    _grid(frame, file_name, key=key)
+    _grid(frame, file_name, key=key, shown=shown)
 
 
-def _grid(frame: pd.DataFrame, file_name: str, *, key: str) -> None:
-    """The sortable grid (:func:`styled`) and its CSV button."""
-    st.dataframe(styled(frame), hide_index=True, width="stretch")
+def grid_headers(frame: pd.DataFrame) -> dict[str, Any]:
+    """The grid's ``column_config``: each column's header as :func:`shown_header` reads it,
+    its tooltip the CSV's name and unit ("flat_ring_s in the CSV, in seconds"). The data
+    keeps its names (sorting, AppTest and the CSV read them)."""
+    config: dict[str, Any] = {}
+    for column in frame.columns:
+        name = str(column)
+        shown = shown_header(name)
+        if shown == name:
+            continue
+        unit = csv_unit(name)
+        config[name] = st.column_config.Column(
+            shown, help=f"{name} in the CSV" + (f", in {unit}" if unit else "")
+        )
+    return config
+
+
+def _grid(
+    frame: pd.DataFrame, file_name: str, *, key: str, shown: pd.DataFrame | None = None
+) -> None:
+    """The sortable grid (:func:`styled`, of ``shown`` where given) and the CSV button
+    (``frame``)."""
+    view = frame if shown is None else shown
+    st.dataframe(styled(view), hide_index=True, width="stretch", column_config=grid_headers(view))
     st.download_button(
         f"Download {file_name}",
         data=lambda: frame.to_csv(index=False),  # made on click, not on every rerun

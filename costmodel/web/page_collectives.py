@@ -327,7 +327,13 @@ def _link(inp: dict) -> None:
         m[3].metric("Bytes sent per rank", format_bytes(best["bytes_per_rank"]))
 
         st.caption(plain(f"By the formulas: {verdict.text()}."))
-        marks = crossovers.assign(label=crossovers["pair"])
+        # each pair's crossing as the cluster view names one: faster below -> faster above
+        marks = crossovers.assign(
+            label=[
+                f"{a} → {b}"
+                for a, b in zip(crossovers["faster_below"], crossovers["faster_above"], strict=True)
+            ]
+        )
         titles = {
             "time_s": f"{OP_LABELS[op]} time, N = {ranks}, M = {size_label(size)} dotted"
             " (crossovers x)",
@@ -469,8 +475,11 @@ def _cluster(inp: dict) -> None:
         m = headline(4)
         m[0].metric("Time", format_duration(chosen["time_s"]), help=f"model {model}")
         m[1].metric("Bus bandwidth (busbw)", format_rate(chosen["busbw_bytes_per_s"]))
-        m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
-        m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
+        shown = data_collectives.shown_algorithm  # all-to-all's "ring": "pairwise (ring)"
+        m[2].metric(
+            "Algorithm / protocol", f"{shown(op, str(chosen['algorithm']))} / {chosen['protocol']}"
+        )
+        m[3].metric("NCCL's choice", f"{shown(op, str(nccl['algorithm']))} / {nccl['protocol']}")
         band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
         accuracy_caption(band)
         # a buffer no GPU of the preset holds: the note the Cluster page, collective --cluster
@@ -507,8 +516,10 @@ def _verdict_at(r, size: float):
 
 
 def _algorithms(inp: dict, r, size: float) -> None:
-    """Every algorithm of the model on the cluster: table at the size, charts, unavailable."""
+    """Every algorithm of the model on the cluster: table at the size, charts, unavailable.
+    The names as the page writes them (``shown``); the CSV files keep the model's."""
     op = inp["op"]
+    ids, r = r, data_collectives.shown_comparison(r)
     if not len(r.frame):
         st.info("No algorithm has a time here (one rank communicates nothing).")
     else:
@@ -517,8 +528,9 @@ def _algorithms(inp: dict, r, size: float) -> None:
         lead = "" if verdict is None else "Fastest algorithm" if verdict.decided else "Algorithms"
         said = "" if verdict is None else f"{lead}: {verdict.text()}. "
         table(
-            _algorithm_rows(r, size),
+            _algorithm_rows(ids, size),
             "collective_algorithms_at_size.csv",
+            shown=_algorithm_rows(r, size),
             key="algorithms_at_size",
             on_demand=True,
             caption=plain(
@@ -528,8 +540,9 @@ def _algorithms(inp: dict, r, size: float) -> None:
         )
     if r.unavailable:
         table(
-            pd.DataFrame(r.unavailable, columns=["algorithm", "why not here"]),
+            pd.DataFrame(ids.unavailable, columns=["algorithm", "why not here"]),
             "collective_algorithms_unavailable.csv",
+            shown=pd.DataFrame(r.unavailable, columns=["algorithm", "why not here"]),
             key="algorithms_unavailable",
             on_demand=True,
             caption="Algorithms this cluster (or this model) cannot run, and why",
@@ -557,9 +570,9 @@ def _algorithms(inp: dict, r, size: float) -> None:
                 reserve_margins=True,  # a first chart: drawn once (plots.reserve_margins)
             )
     if len(r.crossovers):
-        x = r.crossovers
-        table(
-            pd.DataFrame(
+
+        def crossings(x: pd.DataFrame) -> pd.DataFrame:
+            return pd.DataFrame(
                 {
                     "faster below": x["faster_below"].to_numpy(),
                     "faster from [B]": x["message_bytes"].to_numpy(),
@@ -567,8 +580,12 @@ def _algorithms(inp: dict, r, size: float) -> None:
                     "faster above": x["faster_above"].to_numpy(),
                     "time there [µs]": x["time_s"].to_numpy() * 1e6,
                 }
-            ),
+            )
+
+        table(
+            crossings(ids.crossovers),
             "collective_algorithm_crossovers.csv",
+            shown=crossings(r.crossovers),
             key="algorithm_crossovers",
             on_demand=True,
             caption="Crossovers: sizes where the fastest algorithm changes (on the x2 grid)",
@@ -590,8 +607,10 @@ def _side_by_side(inp: dict, r, size: float) -> None:
     memory_note = buffer_memory_note(float(size), pin["cluster"], int(pin["nodes"]), gpus)
     if memory_note:  # B's GPU may hold less than A's
         notes([f"{memory_note}."], kind="warning", prefix="note (B): ")
-    diff = data_collectives.difference_table(r, rb)
-    here = diff[diff["message size [B]"] == float(size)]
+    diff = data_collectives.difference_table(r, rb)  # the CSV's: the models' identifiers
+    r, rb = data_collectives.shown_comparison(r), data_collectives.shown_comparison(rb)
+    shown_diff = data_collectives.difference_table(r, rb)  # the page's names
+    here = shown_diff[shown_diff["message size [B]"] == float(size)]
     if len(here):
         row = here.iloc[0]
         m = st.columns(4)
@@ -636,6 +655,7 @@ def _side_by_side(inp: dict, r, size: float) -> None:
     table(
         diff,
         "collective_side_by_side.csv",
+        shown=shown_diff,
         key="side_by_side",
         caption="Each model's choice on A and on B per size; time B / A > 1: B is slower",
     )
@@ -675,6 +695,7 @@ def _models(inp: dict, at_size, ranks: int) -> None:
     table(
         per_model,
         "collective_models_at_size.csv",
+        shown=per_model.assign(algorithm=data_collectives.shown_column(op, per_model["algorithm"])),
         key="models_at_size",
         caption=f"Each model at M = {format_bytes(size)} (lesson: the lesson's flat ring; "
         "textbook: topology-aware alpha-beta; nccl: NCCL 2.30's tuning model with the terms "
