@@ -60,6 +60,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import _all_finite, finite_result, flag
+from .units import format_duration
 
 # torch/nn/parallel/distributed.py: bucket_cap_mb=25 -> int(25 * 1024 * 1024) bytes
 DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
@@ -783,6 +784,16 @@ class BucketCapSweep:
     def best_cap_bytes(self) -> float:
         """The cap that minimises the exposed communication [B]."""
         return self.caps_bytes[self.best_index]
+
+    def tie_text(self) -> str:
+        """How the best cap is chosen among near-equal ones, in the words every surface shows
+        (the CLI's advice line, the step page's advisor): ``"ties within 254 µs keep the
+        current or smaller cap"``.
+
+        >>> BucketCapSweep((1.0,), (0.0,), (0.0,), (1.0,), (1,), 0, tie_s=254e-6).tie_text()
+        'ties within 254 µs keep the current or smaller cap'
+        """
+        return f"ties within {format_duration(self.tie_s)} keep the current or smaller cap"
 
     def as_dict(self) -> dict[str, object]:
         return {**asdict(self), "best_cap_bytes": self.best_cap_bytes}

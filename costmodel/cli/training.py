@@ -2273,7 +2273,7 @@ def _advice_text(name: str, adv: Any, scenario: Any) -> str:
         f"{label}: {adv.best_cap_bytes / 2**20:g} MiB minimises the exposed "
         f"communication ({units.format_duration(adv.exposed_comm_s[best])}, "
         f"{units.format_counted(int(adv.buckets[best]), 'bucket')}) over {caps[0] / 2**20:g}-{caps[-1] / 2**20:g} MiB "
-        f"(ties within {units.format_duration(adv.tie_s)} keep the current or smaller cap)"
+        f"({adv.tie_text()})"
     )
     if now in caps:
         k = caps.index(now)

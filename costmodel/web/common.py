@@ -505,14 +505,36 @@ def hidden_choice(key: str) -> None:
         _drop_url_value(key)
 
 
+#: What :func:`_write_url` last sent to the browser's URL per key (None: left out), this session.
+URL_SENT = "_url_sent"
+
+
 def _write_url(key: str, value: Any, default: Any) -> None:
     """The page writes a box's value to the URL itself (``set_by_page``): dropped at the default
-    or when empty, else written once (Streamlit's own binding keeps a value the page reset)."""
-    if value is None or value == default:
+    or when empty, else written once (Streamlit's own binding keeps a value the page reset).
+
+    A run starts from the URL its rerun request carried, which can predate what the run
+    before it wrote: replacing Validate's log runs the page once with no file (the cluster box
+    still on the old log's preset, written to the URL) and once with the new file, often asked
+    for before that write reached the browser, so the second run saw no ``val_cluster`` to drop
+    and the URL kept the old log's cluster (and a reload then kept it for the next log). What
+    was last sent is kept per key, and a URL that differs from it is sent again."""
+    sent = st.session_state.setdefault(URL_SENT, {})
+    now = st.query_params.get_all(key)
+    shown = now[-1] if now else None
+    # Back or Forward brings an entry's own URL: nothing of ours is pending (and a write would
+    # push an entry more, cutting the Forward list)
+    before = shown if _history_navigation() else sent.get(key, shown)
+    want = None if value is None or value == default else str(value)
+    if want is None:
         if key in st.query_params:
             del st.query_params[key]
-    elif st.query_params.get_all(key) != [str(value)]:
-        st.query_params[key] = str(value)
+        elif before is not None:  # this run's URL predates our write: send its removal
+            st.query_params[key] = before
+            del st.query_params[key]
+    elif now != [want] or before != want:
+        st.query_params[key] = want
+    sent[key] = want
 
 
 def bound_number(

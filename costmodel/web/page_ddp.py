@@ -666,9 +666,10 @@ def _advisor(inp: dict, inp_b: dict | None, fits: bool = True, rb=None) -> None:
         reserve_margins=True,
     )
     st.caption(
-        "Each cap re-runs the step with everything else as above; the star is the argmin "
-        "(ties: fewer all-reduce seconds, then the smaller cap). Small caps start sending "
-        "early but pay NCCL's latency per bucket; large caps leave more to send after backward."
+        "Each cap re-runs the step with everything else as above; the star is the least "
+        f"exposed communication ({a.tie_text()}, as `costmodel scenario --bucket-advice` says). "
+        "Small caps start sending early but pay NCCL's latency per bucket; large caps leave "
+        "more to send after backward."
     )
 
 
