@@ -105,8 +105,10 @@ def _count(raw: Any) -> list[float]:
 
 
 def _tokens(raw: Any) -> list[float]:
-    """A token count in the grammar of every token count (``8k``, ``8Ki``, ``2T``)."""
-    return [float(units.parse_tokens(raw, name="tokens"))] if isinstance(raw, str) else _num(raw)
+    """A token count in the grammar of every token count (``8k``, ``8Ki``, ``2T``), kept a
+    Python int so a bound compares exactly (``10000000000000001`` is past 1e16, though
+    ``float()`` rounds it onto it)."""
+    return [units.parse_tokens(raw, name="tokens")] if isinstance(raw, str) else _num(raw)
 
 
 def _bytes_of(raw: Any) -> list[float]:
