@@ -155,7 +155,9 @@ def arch_from_hf_config(
             vocab=_int(cfg, "vocab_size"),
             tied_embeddings=_bool(cfg, "tie_word_embeddings", True),
             # the learned position table's rows, the trained context (older configs: n_ctx)
-            max_positions=_int(cfg, "n_positions", default=None) or _int(cfg, "n_ctx"),
+            max_positions=_int(cfg, "n_positions", default=None)
+            or _int(cfg, "n_ctx", default=None)
+            or _int(cfg, "n_positions"),  # neither: refused as the missing n_positions
         )
     else:
         heads = _int(cfg, "num_attention_heads")

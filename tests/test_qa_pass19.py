@@ -62,6 +62,8 @@ def test_hf_config_carries_its_context_and_none_when_it_does_not_say():
     gpt2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100}
     assert arch_from_hf_config({**gpt2, "n_ctx": 512}, name="old").max_positions == 512
     assert arch_from_hf_config({**gpt2, "n_positions": 256}, name="new").max_positions == 256
+    with pytest.raises(ValueError, match="missing field 'n_positions'"):
+        arch_from_hf_config(gpt2, name="none")  # it sizes the position table: needed
 
 
 def test_shared_notes_functions_say_it():
