@@ -105,8 +105,10 @@ def _count(raw: Any) -> list[float]:
 
 
 def _tokens(raw: Any) -> list[float]:
-    """A token count in the grammar of every token count (``8k``, ``8Ki``, ``2T``)."""
-    return [float(units.parse_tokens(raw, name="tokens"))] if isinstance(raw, str) else _num(raw)
+    """A token count in the grammar of every token count (``8k``, ``8Ki``, ``2T``), kept a
+    Python int so a bound compares exactly (``10000000000000001`` is past 1e16, though
+    ``float()`` rounds it onto it)."""
+    return [units.parse_tokens(raw, name="tokens")] if isinstance(raw, str) else _num(raw)
 
 
 def _bytes_of(raw: Any) -> list[float]:
@@ -222,6 +224,11 @@ LIMITS: dict[str, Limit] = {
         whole=True,
     ),
     "base_batch": Limit(_WHOLE.format(lo=1, hi="1e12") + " samples", 1, 1e12, _num, whole=True),
+    # the global batch a learning rate was tuned at, in tokens (batch --base-tokens, the Batch
+    # page's box): a whole count, bounded as the token budget is (1e16, far above any batch)
+    "base_tokens": Limit(
+        "a whole number of tokens in 1..1e16, e.g. 1Mi", 1, 1e16, _tokens, whole=True
+    ),
     "port": Limit(_WHOLE.format(lo=1, hi="65,535"), 1, 65535, _num, whole=True),
     "iters": _ITERS,
     "warmup": Limit(_WHOLE.format(lo=0, hi="1,000,000"), 0, 1e6, _num, whole=True),

@@ -209,7 +209,12 @@ class Architecture(BaseModel):
     head_dim: int | None = Field(default=None, ge=1, description="default hidden / heads")
     vocab: int = Field(ge=1)
     tied_embeddings: bool
-    max_positions: int = Field(ge=1, description="learned position table (gpt2) / context")
+    max_positions: int | None = Field(
+        default=None,
+        ge=1,
+        description="trained context length [tokens]: the learned position table (gpt2, its "
+        "rows) or the config's max_position_embeddings (rotary); None: not known",
+    )
     experts: int = Field(default=0, ge=0, description="routed experts per MoE layer")
     experts_per_token: int = Field(default=0, ge=0)
     shared_experts: int = Field(default=0, ge=0)
@@ -242,6 +247,8 @@ class Architecture(BaseModel):
                 f"{float(self.layers * per_layer):.3g} tensors; an architecture lists at most "
                 f"{MAX_TENSORS:,} (DeepSeek-V3 has about 45,000)"
             )
+        if self.family == "gpt2" and self.max_positions is None:  # it sizes the table wpe
+            raise ValueError("max_positions: a gpt2 architecture needs its position table's rows")
         if self.head_dim is None:  # the head dimension is hidden / heads: whole
             heads_divide_hidden(self.hidden, self.heads)
         if self.heads % self.kv_heads:
@@ -285,7 +292,7 @@ class Architecture(BaseModel):
         if self.family == "gpt2":
             out += [
                 ("transformer.wte.weight", (v, h)),
-                ("transformer.wpe.weight", (self.max_positions, h)),
+                ("transformer.wpe.weight", (int(self.max_positions or 0), h)),
             ]
             for i in range(self.layers):
                 p = f"transformer.h.{i}"
@@ -460,7 +467,7 @@ class Architecture(BaseModel):
 
         A tied embedding is also the output projection, a matmul, so it is not counted here.
         """
-        pos = self.max_positions * self.hidden if self.family == "gpt2" else 0
+        pos = int(self.max_positions or 0) * self.hidden if self.family == "gpt2" else 0
         return pos + (0 if self.tied_embeddings else self.vocab * self.hidden)
 
     # --- activations ---------------------------------------------------------------------
@@ -726,7 +733,7 @@ def architecture_for_params(params: float) -> Architecture:
         kv_heads=h // 128,
         vocab=vocab,
         tied_embeddings=False,
-        max_positions=4096,
+        max_positions=None,  # no model's context: a bare count is not said to run past one
         published_params=p,
         published_params_source="the parameter count given (no published model)",
         source="costmodel.architecture.architecture_for_params (width fitted over the presets)",
@@ -762,6 +769,73 @@ def moe_data_parallel_note(arch: str | Architecture) -> str | None:
         f"({moe_layers} layers, forward and backward), which is not priced here; every GPU is "
         "assumed to hold and synchronise all experts, and routing is assumed balanced."
     )
+
+
+#: How each family encodes positions (the modeling code of :class:`Architecture`'s docstring):
+#: a learned table (GPT-2's ``wpe``, one row per position: nothing past its last row) or
+#: rotary embeddings (RoPE, Su et al. 2021, arXiv:2104.09864), which can run past the trained
+#: context when scaled (position interpolation, Chen et al. 2023, arXiv:2306.15595; YaRN,
+#: Peng et al. 2023, arXiv:2309.00071), usually with some fine-tuning at the longer length.
+POSITIONS: dict[str, str] = {
+    "gpt2": "learned",
+    "gpt-neox": "rotary",
+    "llama": "rotary",
+    "mixtral": "rotary",
+    "qwen2": "rotary",
+    "deepseek-v3": "rotary",
+}
+
+
+def context_note(arch: str | Architecture | None, sequence_length: object) -> str | None:
+    """What an answer at ``sequence_length`` tokens says when it is longer than the model's
+    trained context (:attr:`Architecture.max_positions`, from its config.json:
+    ``max_position_embeddings``, GPT-2's ``n_positions``); None within it, or when the
+    context is not known (a bare parameter count, a config.json without the field).
+
+    A learned position table has no row past its last one, so the model cannot run such a
+    sequence as it is; rotary positions can be extended (:data:`POSITIONS`). Either way the
+    memory, step and cost are priced at the sequence given: a note, not a refusal.
+
+    >>> context_note("llama-3.1-8b", 8192) is None
+    True
+    >>> context_note("gpt2-124m", 4096)[:60]
+    "sequence length: 4,096 tokens is past gpt2-124m's context of"
+    """
+    if arch is None or sequence_length is None:
+        return None
+    a = load_arch(arch)
+    ctx, seq = a.max_positions, int(sequence_length)  # type: ignore[call-overload]
+    if ctx is None or seq <= ctx:
+        return None
+    head = f"sequence length: {seq:,} tokens is past {a.name}'s context of {ctx:,} tokens"
+    if POSITIONS[a.family] == "learned":
+        return (
+            f"{head} (a learned position table of {ctx:,} rows): the model cannot run it as "
+            f"it is (a longer table would have to be trained); memory and step are priced at "
+            f"{seq:,} tokens all the same"
+        )
+    return (
+        f"{head} (its max_position_embeddings): rotary positions can be extended past it "
+        "(RoPE scaling: position interpolation, arXiv:2306.15595; YaRN, arXiv:2309.00071), "
+        "usually with fine-tuning at the longer length; priced as given"
+    )
+
+
+def architecture_notes(
+    arch: str | Architecture | None, sequence_length: object = None
+) -> tuple[str, ...]:
+    """What an answer for ``arch`` at ``sequence_length`` tokens leaves out or runs past, the
+    notes every surface writes beside it: a mixture of experts' expert parallelism
+    (:func:`moe_data_parallel_note`), then a sequence past the model's context
+    (:func:`context_note`). Empty for a bare parameter count (``arch`` None).
+
+    >>> architecture_notes(None, 4096), architecture_notes("llama-3.1-8b", 4096)
+    ((), ())
+    """
+    if arch is None:
+        return ()
+    notes = (moe_data_parallel_note(arch), context_note(arch, sequence_length))
+    return tuple(n for n in notes if n)
 
 
 # --- presets -----------------------------------------------------------------------------------

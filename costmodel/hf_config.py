@@ -17,8 +17,8 @@ tensor list (DDP buckets), activations and FLOPs per token come out as for a pre
                                           n_shared_experts, moe_intermediate_size,
                                           first_k_dense_replace, q_lora_rank, kv_lora_rank,
                                           qk_nope_head_dim, qk_rope_head_dim, v_head_dim
-``gpt2``                  ``gpt2``        n_embd, n_layer, n_head, n_inner, n_positions,
-                                          vocab_size
+``gpt2``                  ``gpt2``        n_embd, n_layer, n_head, n_inner, n_positions
+                                          (or n_ctx), vocab_size
 ``gpt_neox``              ``gpt-neox``    hidden_size, intermediate_size, num_hidden_layers,
                                           num_attention_heads, vocab_size,
                                           tie_word_embeddings, max_position_embeddings
@@ -29,6 +29,9 @@ Keys that change the shape in a way the families do not model (``attention_bias`
 ``attention_bias`` false) are refused with the key named; keys that do not change the parameter
 shapes (dropout, RoPE, dtypes, token ids) are ignored. The count is the shapes' count: there is
 no published figure for your model, so ``published_params`` is the counted value.
+``max_position_embeddings`` (GPT-2: ``n_positions``) is the model's trained context: an answer
+at a longer sequence says so (:func:`costmodel.architecture.context_note`); a config without
+it has no known context, and no such note.
 
 >>> cfg = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
 ...        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
@@ -151,7 +154,10 @@ def arch_from_hf_config(
             kv_heads=heads,
             vocab=_int(cfg, "vocab_size"),
             tied_embeddings=_bool(cfg, "tie_word_embeddings", True),
-            max_positions=_int(cfg, "n_positions"),
+            # the learned position table's rows, the trained context (older configs: n_ctx)
+            max_positions=_int(cfg, "n_positions", default=None)
+            or _int(cfg, "n_ctx", default=None)
+            or _int(cfg, "n_positions"),  # neither: refused as the missing n_positions
         )
     else:
         heads = _int(cfg, "num_attention_heads")
@@ -164,7 +170,8 @@ def arch_from_hf_config(
             kv_heads=kv,
             vocab=_int(cfg, "vocab_size"),
             tied_embeddings=_bool(cfg, "tie_word_embeddings", False),  # these configs default False
-            max_positions=_int(cfg, "max_position_embeddings", default=1),
+            # the trained context; None when the config does not say (no note is then given)
+            max_positions=_int(cfg, "max_position_embeddings", default=None),
         )
         if family != "gpt-neox" and "head_dim" in cfg and cfg["head_dim"] is not None:
             fields["head_dim"] = _int(cfg, "head_dim")

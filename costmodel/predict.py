@@ -1388,8 +1388,11 @@ def _mark_winners(frame: Any, verdicts: Sequence[Any], times: Any, n_sizes: int)
     ``collective --algorithm all`` and the Collectives page follow: ``fastest`` only on the
     winner (the best beats the runner-up by more than the expected error), and
     ``within_expected_error`` True on every row whose time is within the expected error of the
-    best, ``t / t_best - 1 <= h``, when there is no winner (False with a winner; None where the
-    expected error is unknown). ``frame`` is in place, rows algorithm-major as built there."""
+    best, ``t / t_best - 1 <= h`` (:func:`costmodel.verdict.within_expected_error`), when there
+    is no winner (False with a winner; None where the expected error is unknown). ``frame`` is
+    in place, rows algorithm-major as built there."""
+    from .verdict import within_expected_error
+
     fastest = np.zeros(len(frame), dtype=bool)
     within: list[bool | None] = [False] * len(frame)
     best_row = frame["best"].to_numpy(dtype=bool)
@@ -1402,7 +1405,7 @@ def _mark_winners(frame: Any, verdicts: Sequence[Any], times: Any, n_sizes: int)
             elif not v.known:
                 within[k] = None
             else:
-                within[k] = bool(times[i, j] / best_t[j] - 1.0 <= v.half_width)
+                within[k] = within_expected_error(times[i, j] / best_t[j] - 1.0, v.half_width)
     frame["fastest"] = fastest
     # object dtype: None (unknown) stays None, not NaN, in the JSON
     frame["within_expected_error"] = np.asarray(within, dtype=object)

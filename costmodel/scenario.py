@@ -1515,13 +1515,11 @@ class ScenarioResult(BaseModel):
         )
         # what the answer leaves out travels with the cost: a "fits" from memory without
         # activations (a bare parameter count), a mixture of experts priced without its
-        # expert parallelism
-        from .architecture import moe_data_parallel_note
+        # expert parallelism, a sequence past the model's trained context
+        from .architecture import architecture_notes
 
-        a = s.architecture()
-        moe = moe_data_parallel_note(a) if a is not None else None
         unsized = tuple(n for n in self.notes if n.startswith("activations: not included"))
-        extra = (*unsized, *([moe] if moe else []))
+        extra = (*unsized, *architecture_notes(s.architecture(), s.sequence_length))
         if extra:
             cost = dataclasses.replace(cost, notes=(*cost.notes, *extra))
         if self.fits:
@@ -1610,7 +1608,8 @@ class ScenarioResult(BaseModel):
                     f"{r.bound:<8} "
                     f"{fu.format_bytes(r.memory_bytes)}" + ("" if r.fits else " (does NOT fit)")
                 )
-        lines.extend(f"note: {n}" for n in self.notes)
+        # the DOES NOT FIT warning heads the summary: said once, not again as a note
+        lines.extend(f"note: {n}" for n in self.notes if self.fits or n != lines[0])
         return "\n".join(lines)
 
 
@@ -1739,7 +1738,7 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
     than the expected error, :func:`costmodel.verdict.decide_scenarios`), tokens/s per GPU, and
     what fits."""
     fits = {True: "fits", False: "does NOT fit"}
-    from .verdict import decide_scenarios
+    from .verdict import decide_scenarios, within_expected_error
 
     ratio = max(a.step_time_s, b.step_time_s) / min(a.step_time_s, b.step_time_s)
     faster = decide_scenarios(a, b)  # a winner only when the gap beats the expected error
@@ -1755,7 +1754,7 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
     gap = max(ga, gb) / min(ga, gb) - 1.0
     if gap < 0.005:
         per_gpu = "both do the same tokens/s per GPU (within 0.5%)"
-    elif faster.known and gap <= faster.half_width:
+    elif faster.known and within_expected_error(gap, faster.half_width):
         per_gpu = "tokens/s per GPU within the expected error"
     else:
         per_gpu = f"{'A' if ga > gb else 'B'} does more tokens/s per GPU" + (

@@ -42,7 +42,15 @@ import numpy as np
 #: What every surface says when the best two are closer than the expected error.
 WITHIN = "within the expected error"
 
+#: The smallest gap ``t_2 / t_1 - 1`` a verdict tells apart [-]: 1e-4, the finest gap the
+#: surfaces print (``_pct`` writes anything under it as ``<0.01%``). Below it two steps differ
+#: by rounding (a strategy's gather of a one-GPU "shard" costs nothing), by far less than any
+#: run could measure (the spread of repeated steps is of the order of 1 %), so even where the
+#: expected error is 0 (one GPU: no communication, the same compute) they are a tie.
+GAP_RESOLUTION = 1e-4
+
 __all__ = [
+    "GAP_RESOLUTION",
     "WITHIN",
     "Verdict",
     "comm_half_width",
@@ -53,6 +61,7 @@ __all__ = [
     "pair_half_width",
     "shared_compute_half_width",
     "step_half_width",
+    "within_expected_error",
 ]
 
 
@@ -78,7 +87,9 @@ class Verdict:
     @property
     def decided(self) -> bool:
         """A winner: one candidate only, or a gap larger than a known band."""
-        return self.runner_up is None or (self.known and self.gap > self.half_width)
+        return self.runner_up is None or (
+            self.known and not within_expected_error(self.gap, self.half_width)
+        )
 
     @property
     def winner(self) -> str | None:
@@ -100,6 +111,8 @@ class Verdict:
         ahead = (
             f"{self.best} and {self.runner_up} take the same time"
             if self.gap == 0
+            else f"{self.best} and {self.runner_up} take the same time (to within {_pct(GAP_RESOLUTION)})"
+            if self.gap < GAP_RESOLUTION
             else f"{self.best} {pct} faster than {self.runner_up}"
         )
         if not self.known:
@@ -123,6 +136,21 @@ class Verdict:
             "verdict": self.label(),
             "text": self.text(),
         }
+
+
+def within_expected_error(gap: float, half_width: float) -> bool:
+    """Whether a gap ``t / t_best - 1`` [-] is a tie under the expected error ``half_width``
+    (a fraction, known): ``gap <= max(h, GAP_RESOLUTION)``. The one tie rule of every surface:
+    :class:`Verdict`, the strategy advisor's ranking, ``collective --algorithm all``'s rows
+    and ``scenario --vs``'s tokens per GPU; a gap under :data:`GAP_RESOLUTION` (one no run could
+    measure, printed ``<0.01%``) is a tie even where the expected error is 0.
+
+    >>> within_expected_error(0.03, 0.41), within_expected_error(0.5, 0.41)
+    (True, False)
+    >>> within_expected_error(4e-7, 0.0), within_expected_error(0.07, 0.0)
+    (True, False)
+    """
+    return float(gap) <= max(float(half_width), GAP_RESOLUTION)
 
 
 def _pct(fraction: float) -> str:

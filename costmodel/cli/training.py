@@ -599,7 +599,10 @@ def memory(
                 )
                 result["fit_suggestions"] = fa.as_dict()
     # the activations' line first, then what the answer leaves out: a sweep row's notes
-    result["notes"] = memory_notes(breakdown.activations_note, p, arch)
+    # (a sequence past the model's context: only where the activations are sized at it)
+    result["notes"] = memory_notes(
+        breakdown.activations_note, p, arch, seq_n if act is None else None
+    )
     if as_json:
         _print_json(result)
         return

@@ -25,7 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from ..verdict import WITHIN, Verdict, decide, pair_half_width, shared_compute_half_width
+from ..verdict import (
+    GAP_RESOLUTION,
+    WITHIN,
+    Verdict,
+    decide,
+    pair_half_width,
+    shared_compute_half_width,
+    within_expected_error,
+)
 from .comm import CollectiveTimer, PredictionCache
 from .layout import make_layout, wrap_units
 from .step import (
@@ -179,7 +187,7 @@ class Advice:
             elif i == 0:
                 out.append(None if not v.known and v.runner_up is not None else not v.decided)
             else:
-                out.append(None if half != half else bool(gap <= half))
+                out.append(None if half != half else within_expected_error(gap, half))
         if out and out[0] is None and any(w is True for w in out[1:]):
             # a tie is mutual: the fastest ties with a strategy whose pair's error is known,
             # though another's is unknown (B200: fsdp and fsdp without resharding share one
@@ -221,11 +229,10 @@ class Advice:
         pairs = [self._against_best[self.steps.index(s)] for s in tied[1:]]
         gap = max(g for g, _ in pairs)
         half = max(h for _, h in pairs)
-        slower = (
-            f"the same step time as {b.layout.name}"
-            if gap <= 0
-            else f"up to {_pct(gap)} slower than {b.layout.name}"
-        )
+        if gap < GAP_RESOLUTION:  # no gap to weigh against the error: the same step time
+            same = "" if gap <= 0 else f" (to within {_pct(GAP_RESOLUTION)})"
+            return f"{listed} are tied: the same step time as {b.layout.name}{same}: no winner"
+        slower = f"up to {_pct(gap)} slower than {b.layout.name}"
         return f"{listed} are {WITHIN} of each other ({slower}, under ±{_pct(half)}): no winner"
 
     def rows(self) -> list[dict[str, Any]]:
@@ -296,8 +303,9 @@ def _pct(fraction: float) -> str:
 
 def vs_fastest(row: dict[str, Any]) -> str:
     """One row's place against the fastest, in words (the CLI's and the app's column), from
-    :meth:`Advice.rows`: ``winner``, ``fastest (a tie)``, ``+1.2% (within ±2%)``, ``+8%
-    (beyond ±7.7%)``, ``... (error unknown)`` or ``does not fit``.
+    :meth:`Advice.rows`: ``winner``, ``fastest (a tie)``, ``tied`` (the same step time, to
+    :data:`~costmodel.verdict.GAP_RESOLUTION`), ``+1.2% (within ±2%)``, ``+8% (beyond
+    ±7.7%)``, ``... (error unknown)`` or ``does not fit``.
 
     >>> vs_fastest({"fits": True, "rank": 2, "within_expected_error": True,
     ...             "gap_to_best": 0.012, "half_width_vs_best": 0.02, "winner": False})
@@ -310,6 +318,8 @@ def vs_fastest(row: dict[str, Any]) -> str:
         return "winner"
     if row["gap_to_best"] is None:  # the fastest, not a winner
         return "fastest (a tie)" if w else "fastest (error unknown)"
+    if w and row["gap_to_best"] < GAP_RESOLUTION:  # a gap no run could measure
+        return "tied"
     gap = f"+{_pct(row['gap_to_best'])}"
     if w is None:
         return f"{gap} (error unknown)"

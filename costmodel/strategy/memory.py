@@ -105,18 +105,24 @@ def check_activation_inputs(
         )
 
 
-def memory_notes(activations_note: str, params: float, arch: Any = None) -> list[str]:
+def memory_notes(
+    activations_note: str, params: float, arch: Any = None, sequence_length: int | None = None
+) -> list[str]:
     """What ``costmodel memory`` and a memory sweep row say beside the numbers: how the
     activations were sized (``activations_note``), then what a data-parallel answer leaves out
     for ``params`` parameters (tensor and pipeline parallelism from the 70B class:
-    :func:`costmodel.training.scale_notes`) and for a mixture-of-experts ``arch`` (its expert
-    parallelism: :func:`costmodel.architecture.moe_data_parallel_note`). The CLI's JSON writes
-    the list, a sweep row the texts joined by spaces."""
-    from ..architecture import moe_data_parallel_note
+    :func:`costmodel.training.scale_notes`) and for ``arch`` at ``sequence_length`` tokens
+    (:func:`costmodel.architecture.architecture_notes`: a mixture of experts' expert
+    parallelism, a sequence past the model's trained context). The CLI's JSON writes the list,
+    a sweep row the texts joined by spaces."""
+    from ..architecture import architecture_notes
     from ..training import scale_notes
 
-    moe = moe_data_parallel_note(arch) if arch is not None else None
-    return [activations_note, *scale_notes(float(params)), *([moe] if moe else [])]
+    return [
+        activations_note,
+        *scale_notes(float(params)),
+        *architecture_notes(arch, sequence_length),
+    ]
 
 
 def strategy_memory(

@@ -944,7 +944,7 @@ def _setup(
         forward_s=micro_s * (1.0 - extra) * FORWARD_FRACTION,
         backward_s=micro_s * (1.0 - extra) * (1.0 - FORWARD_FRACTION),
         recompute_s=micro_s * extra,
-        notes=left_out_notes(shape, p) + uncalibrated,
+        notes=left_out_notes(a, p, sequence_length) + uncalibrated,
     )
 
 
@@ -1746,16 +1746,16 @@ def _refuse_faster_than_peak(
     )
 
 
-def left_out_notes(a: Any, params: float) -> tuple[str, ...]:
-    """What a data-parallel step leaves out: the model's size (tensor and pipeline
-    parallelism, :func:`costmodel.training.scale_notes`) and a mixture of experts' expert
-    parallelism (:func:`costmodel.architecture.moe_data_parallel_note`); ``a`` the
+def left_out_notes(a: Any, params: float, sequence_length: int | None = None) -> tuple[str, ...]:
+    """What a data-parallel step leaves out or runs past: the model's size (tensor and
+    pipeline parallelism, :func:`costmodel.training.scale_notes`), then the architecture's own
+    (:func:`costmodel.architecture.architecture_notes`: a mixture of experts' expert
+    parallelism, a ``sequence_length`` past the model's trained context); ``a`` the
     architecture (None for a bare count). The cluster step's and the one-link step's notes."""
-    from ..architecture import moe_data_parallel_note
+    from ..architecture import architecture_notes
     from ..training import scale_notes
 
-    n = moe_data_parallel_note(a) if a is not None else None
-    return (*scale_notes(params), *((n,) if n else ()))
+    return (*scale_notes(params), *architecture_notes(a, sequence_length))
 
 
 _COMPUTE: dict[tuple[Any, ...], tuple[Any, ComputeTime]] = {}

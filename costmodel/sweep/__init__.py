@@ -146,7 +146,8 @@ def sweep(
         ``group_size``, ``reshard_after_forward``) names the layout, as ``costmodel memory
         --strategy`` (:func:`costmodel.strategy.memory.memory_layout`). ``"step"``: one
         :func:`costmodel.strategy.strategy_step` per row; with ``tokens`` (a token budget) and
-        optionally ``price`` (presets, at most one per GPU) or ``usd_per_gpu_hour``, each row
+        optionally ``price`` (presets, at most one per GPU) or ``usd_per_gpu_hour`` (one typed
+        rate for every row: a ``UserWarning`` names the GPUs when the rows span several), each row
         also gets its time and cost to train from :func:`costmodel.training.training_cost`, as
         ``costmodel train`` (:data:`~costmodel.sweep.evaluate.TRAIN_COST_COLUMNS`).
     chunk_rows : int

@@ -774,7 +774,7 @@ def memory_row(
     )
     p = float(resolve_params(None, arch)[0])
     row: dict[str, Any] = {"params": p, **sm.gb_columns()}
-    row["notes"] = " ".join(memory_notes(sm.base.activations_note, p, arch))
+    row["notes"] = " ".join(memory_notes(sm.base.activations_note, p, arch, int(sequence_length)))
     return row
 
 

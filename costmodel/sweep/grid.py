@@ -602,6 +602,9 @@ def load_grid(path: str | os.PathLike[str], kind: str | None = None) -> Grid:
     :class:`~costmodel.textfile.GuessedEncodingWarning`; undecodable bytes are refused naming
     the offset.
 
+    A relative path among the ``arch`` and ``preset`` values (a config.json, a preset TOML)
+    is read from the grid file's folder, not the current one (:func:`_beside`).
+
     Example file::
 
         kind = "collective"
@@ -638,7 +641,54 @@ def load_grid(path: str | os.PathLike[str], kind: str | None = None) -> Grid:
         )
     if not isinstance(data.get("grid"), dict) or not data["grid"]:
         raise ValueError(f"grid file {str(p)!r}: needs a non-empty [grid] table")
-    return make_grid(data["grid"], kind=str(data.get("kind", kind or "collective")))
+    on = str(data.get("kind", kind or "collective"))
+    return make_grid(_beside(p.parent, data["grid"], on), kind=on)
+
+
+_PATH_AXES = ("arch", "preset")
+"""Axes whose values may be files: an architecture's config.json (or its folder), a cluster
+preset's TOML file."""
+
+
+def _beside(folder: Path, table: dict[str, Any], kind: str) -> dict[str, Any]:
+    """A grid file's ``[grid]`` table with each relative path among its :data:`_PATH_AXES`
+    values read from the file's ``folder``, not the current one: a grid file and the
+    config.json beside it (``arch = "my-model/config.json"``) work from any folder, as a
+    relative include does in a Makefile or a TOML config. A value is a path when it looks like
+    one (ends in ``.json`` or ``.toml``, or holds a ``/``), or, for ``arch``, names no preset
+    and exists beside the file (a model's folder); absolute and ``~`` paths are kept.
+
+    >>> _beside(Path("runs"), {"arch": ["llama-2-7b", "m/config.json"], "nodes": 2}, "step")
+    {'arch': ['llama-2-7b', 'runs/m/config.json'], 'nodes': 2}
+    """
+    from ..architecture import arch_names
+
+    def one(axis: str, v: Any) -> Any:
+        if not isinstance(v, str) or not v.strip():
+            return v
+        t = v.strip()
+        if os.path.isabs(t) or t.startswith("~"):
+            return v
+        looks = t.lower().endswith((".json", ".toml")) or "/" in t or os.sep in t
+        if looks or (axis == "arch" and t not in arch_names() and (folder / t).exists()):
+            return str(folder / t)
+        return v
+
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        try:
+            axis = _axis(kind, key).name
+        except ValueError:  # an unknown key or kind: make_grid refuses it, in its words
+            axis = ""
+        if axis not in _PATH_AXES:
+            out[key] = value
+        elif isinstance(value, str):  # a comma list, as parse_values reads it
+            out[key] = ",".join(one(axis, x) for x in value.split(","))
+        elif isinstance(value, list):
+            out[key] = [one(axis, x) for x in value]
+        else:
+            out[key] = value
+    return out
 
 
 # --- consistency and combinations -------------------------------------------------------------
@@ -977,6 +1027,8 @@ def _check_step_cost(a: dict[str, list[Any]]) -> None:
                 f"{given[0]}: prices the tokens to train; give them too (tokens, --tokens: e.g. 2T)"
             )
         return
+    if "usd_per_gpu_hour" in a:
+        _warn_one_price_many_gpus(a)
     if "price" not in a:
         return
     from ..training import load_price, prices_for_gpu
@@ -1000,6 +1052,27 @@ def _check_step_cost(a: dict[str, list[Any]]) -> None:
                 "per GPU (run one sweep per price)"
             )
         seen[p.gpu] = p.name
+
+
+def _warn_one_price_many_gpus(a: dict[str, list[Any]]) -> None:
+    """Warn (once per grid) when one typed ``usd_per_gpu_hour`` prices rows on more than one
+    GPU type. Warned, not refused: a typed rate is the user's own (a contract, a blended
+    internal rate) and may well hold for every GPU, where a price preset is one provider's
+    published rate for one GPU and is never lent to another; the warning names the GPUs so a
+    rate meant for one of them is not read as the others' cost by accident. (``scenario --vs``
+    refuses A's typed price for B on another GPU: there B has an option of its own.)"""
+    import warnings
+
+    gpus = sorted({str(gpu.name) for gpu in _preset_gpus(a)})
+    if len(gpus) > 1:
+        warnings.warn(
+            f"usd_per_gpu_hour: one typed price, {a['usd_per_gpu_hour'][0]:g} USD per "
+            f"GPU-hour, prices every row of this sweep, on {len(gpus)} GPU types "
+            f"({', '.join(gpus)}): each is billed at that one rate; for each GPU's own "
+            "published rate give price presets (one per GPU), or run one sweep per GPU",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _check_step_precision(a: dict[str, list[Any]]) -> None:

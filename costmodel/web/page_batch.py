@@ -201,11 +201,12 @@ def render() -> None:
         "warmup_steps": "Warmup steps [-]",
     }
     with section("Learning rate", lr_boxes):
-        # the CLI's ranges: --base-lr (0, 100], --base-batch 1..1e12 samples (--base-tokens
-        # keeps no range of its own beyond >= 1, as the library's)
+        # the CLI's ranges: --base-lr (0, 100], --base-batch 1..1e12 samples, --base-tokens
+        # 1..1e16 tokens (costmodel._limits.LIMITS), in the same words
+        base_key = "base_tokens" if in_tokens else "base_batch"
         check_boxes(
-            {"base_lr": inp["base_lr"]} | ({} if in_tokens else {"base_batch": inp["base_batch"]}),
-            lr_boxes,
+            {"base_lr": inp["base_lr"], base_key: inp["base_batch"]},
+            lr_boxes | {"base_tokens": lr_boxes["base_batch"]},
         )
         scaled = batch.scale_learning_rate(
             inp["base_lr"], inp["base_batch"], new, rule=inp["rule"], critical_batch=inp["critical"]

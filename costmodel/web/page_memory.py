@@ -779,7 +779,8 @@ def render() -> None:
         # what `costmodel memory` says beside the numbers (its activation line is the
         # "Activation recipe" caption above): tensor and pipeline parallelism from the 70B
         # class, expert parallelism for a mixture of experts
-        notes(memory_notes("", inp["params"], inp["arch"])[1:])
+        seq_n = int(inp["recipe_act"][0]) if inp["activation"] else None
+        notes(memory_notes("", inp["params"], inp["arch"], seq_n)[1:])
         m = headline(4)
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
         m[1].metric(f"GPU memory ({_gpu_name(name, capacity)})", format_bytes(capacity))
