@@ -81,7 +81,8 @@ CLUSTER_ALLREDUCE_ALGORITHMS: dict[str, str] = {
 # algorithms whose traffic crosses each node boundary once per channel (ring-like)
 _RING_LIKE = ("ring", "chain")
 
-# the lesson's algorithm per op when "auto": the ring-like one (collectives.ALGORITHMS)
+# both alpha-beta models' algorithm per op when "auto": the ring-like one, by its canonical
+# name (collectives.ALGORITHMS; all-to-all's only row is the pairwise exchange)
 LESSON_DEFAULT_ALGORITHM: dict[str, str] = {
     "all_reduce": "ring",
     "reduce_scatter": "ring",
@@ -131,12 +132,39 @@ def available(cluster: Cluster, *, reference: bool = False) -> tuple[str, ...]:
     return out + (REFERENCE_MODELS if reference else ())
 
 
+#: input aliases the alpha-beta models accept besides their canonical names: ``"ring"`` for
+#: every op (all-to-all's pairwise exchange, broadcast's and reduce's pipelined chain:
+#: :func:`costmodel.collectives.canonical_algorithm`); answered and listed by the canonical name
+INPUT_ALIASES: tuple[str, ...] = ("ring",)
+
+
 def textbook_algorithms(model: str, op: str) -> tuple[str, ...]:
-    """Algorithm names the alpha-beta models accept for ``op`` (besides ``"auto"``)."""
-    names = (*collectives.ALGORITHMS[op], "ring")
+    """The algorithms of the alpha-beta ``model`` for ``op`` (besides ``"auto"``), each once by
+    its canonical name: what ``algorithm="all"`` lists and what the models answer with.
+
+    Decision (names): one name per algorithm. ``"ring"`` stays accepted as an input for every
+    op (:data:`INPUT_ALIASES`), but where it names another row (all-to-all's pairwise
+    exchange, broadcast's and reduce's chain) it is no row of its own: it listed the same
+    formula twice, with the same time, and the textbook model answered ``ring`` where the
+    lesson model answered ``pairwise``.
+
+    >>> textbook_algorithms("lesson", "all_to_all"), textbook_algorithms("textbook", "broadcast")
+    (('pairwise',), ('chain', 'binomial_tree'))
+    """
+    names = collectives.ALGORITHMS[op]
     if model == TEXTBOOK and op == "all_reduce":
         names += tuple(CLUSTER_ALLREDUCE_ALGORITHMS)
     return tuple(dict.fromkeys(names))
+
+
+def _canonical(op: str, algorithm: str) -> str:
+    """The name ``algorithm`` is answered by: ``"auto"`` -> the op's default
+    (:data:`LESSON_DEFAULT_ALGORITHM`), an alias -> its row's name, others as given."""
+    if algorithm == "auto":
+        return LESSON_DEFAULT_ALGORITHM[op]
+    if algorithm in INPUT_ALIASES:
+        return collectives.canonical_algorithm(op, algorithm)
+    return algorithm
 
 
 def lesson_time_s(
@@ -162,7 +190,7 @@ def _lesson(
 ) -> tuple[np.ndarray, str]:
     """:func:`lesson_time_s` with the node count as an argument (an int or an array that
     broadcasts with ``message_bytes``); ``c`` gives the node, its ``nodes`` is not used."""
-    algo = LESSON_DEFAULT_ALGORITHM[op] if algorithm == "auto" else algorithm
+    algo = _canonical(op, algorithm)
     shape = np.broadcast_shapes(np.shape(message_bytes), np.shape(nodes))
     if algo == "nvls":
         _check_lesson_nvls(c, nodes)
@@ -244,7 +272,8 @@ def textbook_time_s(
     Bandwidths are the links' effective figures (datasheet x measured efficiency, e.g. 0.96 for
     NDR: 48 of 50 GB/s, nccl-tests #290/#319). ``algorithm``:
 
-    - ``"auto"`` or ``"ring"``: one flat ring over all GPUs,
+    - ``"auto"`` or ``"ring"``: one flat ring over all GPUs (all-to-all: its pairwise
+      exchange; broadcast, reduce: the pipelined chain; answered by those canonical names),
       :func:`topology.flat_ring_allreduce_time` for all-reduce; across nodes its bandwidth is
       :math:`\min(B_{intra}, k B_{NIC})` (each ring crosses each node boundary once per channel,
       NCCL runs one channel per NIC);
@@ -256,7 +285,7 @@ def textbook_time_s(
     - any other name of ``collectives.ALGORITHMS[op]``: the flat formula over all ranks at the
       bottleneck per-GPU bandwidth (intra link in one node; across nodes ``min(intra, NIC share
       per GPU)``, or the ring bandwidth above for ring-like algorithms: ring and chain, by the
-      row the name stands for, so all-to-all's "ring", its pairwise exchange, is not one).
+      row the name stands for, so all-to-all's pairwise exchange is not one).
 
     >>> from costmodel.presets import cluster
     >>> t, a = textbook_time_s("all_reduce", 8 * 2**30, cluster("dgx-h100", nodes=2))
@@ -276,7 +305,7 @@ def _textbook(
 ) -> tuple[np.ndarray, str]:
     """:func:`textbook_time_s` with the node count as an argument (an int or an array that
     broadcasts with ``message_bytes``); ``c`` gives the node, its ``nodes`` is not used."""
-    algo = "ring" if algorithm == "auto" else algorithm
+    algo = _canonical(op, algorithm)
     shape = np.broadcast_shapes(np.shape(message_bytes), np.shape(nodes))
     n = nodes if isinstance(nodes, int) else np.asarray(nodes, dtype=np.int64)
     if op == "all_reduce" and algo in CLUSTER_ALLREDUCE_ALGORITHMS:
@@ -314,8 +343,8 @@ def _textbook(
             c.inter_latency_s,
         )
     else:
-        # by the row the name stands for: all-to-all's "ring" (the textbook's default) is its
-        # pairwise exchange, whose bytes all cross the network, not a ring's neighbour hops
+        # by the row the name stands for: all-to-all's pairwise exchange (its "ring" input) sends
+        # bytes that all cross the network, not a ring's neighbour hops
         bw, latency = _flat_numbers(c, collectives.canonical_algorithm(op, algo), n)
         ranks = n * c.gpus_per_node
         t = collectives.collective_time(op, message_bytes, ranks, bw, latency, algo)  # type: ignore[arg-type]
@@ -323,14 +352,19 @@ def _textbook(
 
 
 def check_algorithm(model: str, op: str, algorithm: str) -> None:
-    """ValueError unless ``algorithm`` is ``"auto"`` or one the alpha-beta ``model`` runs."""
+    """ValueError unless ``algorithm`` is ``"auto"``, one the alpha-beta ``model`` runs or an
+    input alias of one (:data:`INPUT_ALIASES`)."""
     ok = textbook_algorithms(model, op)
     if model == TEXTBOOK:  # textbook_time_s says which op they belong to
         ok += tuple(CLUSTER_ALLREDUCE_ALGORITHMS)
-    if algorithm != "auto" and algorithm not in ok:
+    aliases = tuple(a for a in INPUT_ALIASES if a not in ok)
+    if algorithm != "auto" and algorithm not in ok + aliases:
+        alias = "".join(
+            f"; {a} (alias of {collectives.canonical_algorithm(op, a)})" for a in aliases
+        )
         raise ValueError(
             f"algorithm={algorithm!r} is not a {model} {op} algorithm; "
-            f"allowed: auto, {', '.join(ok)}"
+            f"allowed: auto, {', '.join(dict.fromkeys(ok))}{alias}"
         )
 
 

@@ -207,15 +207,15 @@ def test_the_legend_lists_crossovers_along_the_size_axis():
 
 
 # --- all-to-all's "ring" on the page ------------------------------------------------------------
-def test_all_to_all_ring_reads_as_the_pairwise_exchange_on_the_page_only():
-    """The textbook model answers an all-to-all with "ring", its name for the pairwise exchange
-    (collectives.canonical_algorithm("all_to_all", "ring") is "pairwise"); the page wrote
-    "ring / -", which reads as a ring all-to-all. The page writes "pairwise (ring)"; the API
-    (and so the CLI and the sweeps) keeps the identifier."""
+def test_all_to_all_reads_as_the_pairwise_exchange_everywhere():
+    """The textbook model answered an all-to-all with "ring", its old name for the pairwise
+    exchange, and the page relabelled it "pairwise (ring)"; the models now answer with the
+    canonical name, so the page writes the API's name, "pairwise", with no relabel."""
     from costmodel.predict import predict_collective
 
     assert (
-        predict_collective("all_to_all", 2**28, "dgx-h100", 2, model="textbook").algorithm == "ring"
+        predict_collective("all_to_all", 2**28, "dgx-h100", 2, model="textbook").algorithm
+        == "pairwise"
     )
     at = open_tables(
         open_page(
@@ -223,18 +223,11 @@ def test_all_to_all_ring_reads_as_the_pairwise_exchange_on_the_page_only():
         )
     )
     assert_clean(at)
-    assert metrics(at)["Algorithm / protocol"] == "pairwise (ring) / -"
+    assert metrics(at)["Algorithm / protocol"] == "pairwise / -"
     (rows,) = [g.value for g in at.dataframe if "model's choice" in g.value.columns]
     chosen = rows[rows["model's choice"] == "yes"]["algorithm"].tolist()
-    assert chosen == ["pairwise (ring)"], rows
+    assert chosen == ["pairwise"], rows
     assert "ring" not in rows["algorithm"].tolist()
-
-
-def test_all_reduce_ring_keeps_its_name():
-    from costmodel.web.data_collectives import shown_algorithm
-
-    assert shown_algorithm("all_reduce", "ring") == "ring"
-    assert shown_algorithm("all_to_all", "p2p") == "p2p"
 
 
 # --- whole-number boxes: a known limit, said --------------------------------------------------

@@ -1255,9 +1255,8 @@ def table(
 ) -> None:
     """Show a table formatted with units and a button that downloads it as CSV.
 
-    ``shown``: the rows as the page writes them, where a name differs from the CSV's
-    identifier (the Collectives page's "pairwise (ring)": data_collectives.shown_algorithm);
-    ``frame`` is still what the CSV holds.
+    ``shown``: the rows as the page writes them, where they differ from the CSV's (a name
+    written for reading beside the API's identifier); ``frame`` is still what the CSV holds.
 
     The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`) under headers in words
     (:func:`shown_header`: "flat ring time"); the CSV keeps the raw SI numbers (seconds, bytes,

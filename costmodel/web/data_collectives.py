@@ -7,7 +7,6 @@ Like :mod:`costmodel.web.data`, every number comes from a costmodel function
 
 from __future__ import annotations
 
-import dataclasses
 from typing import cast
 
 import numpy as np
@@ -161,54 +160,4 @@ def difference_table(a, b) -> pd.DataFrame:
             "time B / A": t_ratio.to_numpy(),
             "busbw B / A": bw_ratio.to_numpy(),
         }
-    )
-
-
-#: An algorithm's name as the pages write it, where the model's identifier reads as another
-#: algorithm: the alpha-beta models answer an all-to-all with "ring", their name for the
-#: pairwise exchange (:func:`costmodel.collectives.canonical_algorithm`: all-to-all's "ring"
-#: is "pairwise"), and an all-to-all drawn as a ring reads as one. The identifier stays the
-#: model's everywhere else (API, CLI, sweeps, the pages' CSV files).
-SHOWN_ALGORITHMS: dict[tuple[str, str], str] = {("all_to_all", "ring"): "pairwise (ring)"}
-
-
-def shown_algorithm(op: str, algorithm: str) -> str:
-    """``algorithm`` of ``op`` as the pages write it (:data:`SHOWN_ALGORITHMS`).
-
-    >>> shown_algorithm("all_to_all", "ring"), shown_algorithm("all_reduce", "ring")
-    ('pairwise (ring)', 'ring')
-    """
-    return SHOWN_ALGORITHMS.get((op, str(algorithm)), str(algorithm))
-
-
-def shown_column(op: str, values) -> np.ndarray:
-    """A column of algorithm names as the pages write them (:func:`shown_algorithm`)."""
-    return np.asarray([shown_algorithm(op, v) for v in values], dtype=object)
-
-
-def shown_comparison(r):
-    """An :class:`costmodel.predict.AlgorithmComparison` with its algorithm names as the pages
-    write them (frame, crossovers, verdicts, unavailable): what the charts, metrics and
-    sentences of the Collectives page show. ``r`` itself when no name changes."""
-    op = r.op
-    if not any(key[0] == op for key in SHOWN_ALGORITHMS):
-        return r
-
-    def named(v):
-        return dataclasses.replace(
-            v,
-            best=shown_algorithm(op, v.best),
-            runner_up=None if v.runner_up is None else shown_algorithm(op, v.runner_up),
-        )
-
-    crossovers = r.crossovers.copy()
-    for column in ("faster_below", "faster_above"):
-        if column in crossovers.columns:
-            crossovers[column] = shown_column(op, crossovers[column])
-    return dataclasses.replace(
-        r,
-        frame=r.frame.assign(algorithm=shown_column(op, r.frame["algorithm"])),
-        crossovers=crossovers,
-        verdicts=tuple(named(v) for v in r.verdicts),
-        unavailable=tuple((shown_algorithm(op, a), why) for a, why in r.unavailable),
     )

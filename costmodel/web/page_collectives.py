@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from costmodel import collectives, plots
+from costmodel import collectives, models, plots
 from costmodel._limits import LINK_RANKS
 from costmodel.predict import buffer_memory_note
 from costmodel.units import (
@@ -189,6 +189,7 @@ def _inputs() -> dict:
         st.caption(f"{fig['description']} Source: {fig['source']}")
     assert op is not None  # a non-empty selectbox with a default index never gives None
     valid = collectives.ALGORITHMS[op]
+    _url_canonical_algorithms(op, f"algorithms_{op}")
     algorithms = bound_choice(
         st,
         "multiselect",
@@ -206,6 +207,24 @@ def _inputs() -> dict:
         "latency": latency,
         "algorithms": tuple(algorithms),
     }
+
+
+def _url_canonical_algorithms(op: str, key: str) -> None:
+    """A link naming an algorithm by its input alias (``?algorithms_all_to_all=ring``: the
+    pairwise exchange; broadcast's and reduce's ``ring``: the chain) opens the canonical name
+    (:func:`costmodel.collectives.canonical_algorithm`), as the API, the CLI and the sweeps
+    accept ``ring``; the box and the URL then say the canonical name."""
+    if key not in st.query_params:
+        return
+    given = st.query_params.get_all(key)
+    named = [
+        collectives.canonical_algorithm(op, v) if v in models.INPUT_ALIASES else v for v in given
+    ]
+    if named != given:
+        # Streamlit's binding reads the URL as the run began: the canonical names take effect
+        # on a rerun (once: the URL then holds no alias)
+        st.query_params[key] = list(dict.fromkeys(named))
+        st.rerun()
 
 
 #: (configuration A's widget key, pinned B's widget key) copied by "Pin the current as B"
@@ -475,11 +494,8 @@ def _cluster(inp: dict) -> None:
         m = headline(4)
         m[0].metric("Time", format_duration(chosen["time_s"]), help=f"model {model}")
         m[1].metric("Bus bandwidth (busbw)", format_rate(chosen["busbw_bytes_per_s"]))
-        shown = data_collectives.shown_algorithm  # all-to-all's "ring": "pairwise (ring)"
-        m[2].metric(
-            "Algorithm / protocol", f"{shown(op, str(chosen['algorithm']))} / {chosen['protocol']}"
-        )
-        m[3].metric("NCCL's choice", f"{shown(op, str(nccl['algorithm']))} / {nccl['protocol']}")
+        m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
+        m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
         band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
         accuracy_caption(band)
         # a buffer no GPU of the preset holds: the note the Cluster page, collective --cluster
@@ -516,10 +532,8 @@ def _verdict_at(r, size: float):
 
 
 def _algorithms(inp: dict, r, size: float) -> None:
-    """Every algorithm of the model on the cluster: table at the size, charts, unavailable.
-    The names as the page writes them (``shown``); the CSV files keep the model's."""
+    """Every algorithm of the model on the cluster: table at the size, charts, unavailable."""
     op = inp["op"]
-    ids, r = r, data_collectives.shown_comparison(r)
     if not len(r.frame):
         st.info("No algorithm has a time here (one rank communicates nothing).")
     else:
@@ -528,9 +542,8 @@ def _algorithms(inp: dict, r, size: float) -> None:
         lead = "" if verdict is None else "Fastest algorithm" if verdict.decided else "Algorithms"
         said = "" if verdict is None else f"{lead}: {verdict.text()}. "
         table(
-            _algorithm_rows(ids, size),
+            _algorithm_rows(r, size),
             "collective_algorithms_at_size.csv",
-            shown=_algorithm_rows(r, size),
             key="algorithms_at_size",
             on_demand=True,
             caption=plain(
@@ -540,9 +553,8 @@ def _algorithms(inp: dict, r, size: float) -> None:
         )
     if r.unavailable:
         table(
-            pd.DataFrame(ids.unavailable, columns=["algorithm", "why not here"]),
+            pd.DataFrame(r.unavailable, columns=["algorithm", "why not here"]),
             "collective_algorithms_unavailable.csv",
-            shown=pd.DataFrame(r.unavailable, columns=["algorithm", "why not here"]),
             key="algorithms_unavailable",
             on_demand=True,
             caption="Algorithms this cluster (or this model) cannot run, and why",
@@ -583,9 +595,8 @@ def _algorithms(inp: dict, r, size: float) -> None:
             )
 
         table(
-            crossings(ids.crossovers),
+            crossings(r.crossovers),
             "collective_algorithm_crossovers.csv",
-            shown=crossings(r.crossovers),
             key="algorithm_crossovers",
             on_demand=True,
             caption="Crossovers: sizes where the fastest algorithm changes (on the x2 grid)",
@@ -607,10 +618,8 @@ def _side_by_side(inp: dict, r, size: float) -> None:
     memory_note = buffer_memory_note(float(size), pin["cluster"], int(pin["nodes"]), gpus)
     if memory_note:  # B's GPU may hold less than A's
         notes([f"{memory_note}."], kind="warning", prefix="note (B): ")
-    diff = data_collectives.difference_table(r, rb)  # the CSV's: the models' identifiers
-    r, rb = data_collectives.shown_comparison(r), data_collectives.shown_comparison(rb)
-    shown_diff = data_collectives.difference_table(r, rb)  # the page's names
-    here = shown_diff[shown_diff["message size [B]"] == float(size)]
+    diff = data_collectives.difference_table(r, rb)
+    here = diff[diff["message size [B]"] == float(size)]
     if len(here):
         row = here.iloc[0]
         m = st.columns(4)
@@ -655,7 +664,6 @@ def _side_by_side(inp: dict, r, size: float) -> None:
     table(
         diff,
         "collective_side_by_side.csv",
-        shown=shown_diff,
         key="side_by_side",
         caption="Each model's choice on A and on B per size; time B / A > 1: B is slower",
     )
@@ -695,7 +703,6 @@ def _models(inp: dict, at_size, ranks: int) -> None:
     table(
         per_model,
         "collective_models_at_size.csv",
-        shown=per_model.assign(algorithm=data_collectives.shown_column(op, per_model["algorithm"])),
         key="models_at_size",
         caption=f"Each model at M = {format_bytes(size)} (lesson: the lesson's flat ring; "
         "textbook: topology-aware alpha-beta; nccl: NCCL 2.30's tuning model with the terms "
