@@ -595,8 +595,9 @@ def predict_collective(
         ``"auto"`` (NCCL's choice) or an NCCL name (ring, tree, nvls, nvls_tree,
         collnet_direct, collnet_chain, pat; ll, ll128, simple) as with NCCL_ALGO/NCCL_PROTO.
         For ``"lesson"`` / ``"textbook"`` one of ``collectives.ALGORITHMS[op]`` (the textbook
-        also ``"hierarchical"``, ``"hierarchical_pipelined"`` for all-reduce). Every algorithm
-        at once (``"all"``) is :func:`predict_all_algorithms`.
+        also ``"hierarchical"``, ``"hierarchical_pipelined"`` for all-reduce), or ``"ring"``
+        for any op (all-to-all's pairwise, broadcast's and reduce's chain), answered by the
+        canonical name. Every algorithm at once (``"all"``) is :func:`predict_all_algorithms`.
     model : {"nccl", "lesson", "textbook", "calibrated", "nccl-table"}
         :mod:`costmodel.models`; see the module docstring for how a calibration is used.
     gpus_per_process : int
@@ -1202,10 +1203,12 @@ def predict_all_algorithms(
       the op, ...) or "off by default" for CollNet / multi-node NVLS without
       ``collnet_enabled=True`` (NCCL's default does not consider them, so neither does the
       choice here).
-    - ``lesson``, ``textbook``: the textbook algorithms of :mod:`costmodel.collectives` (and the
-      hierarchical all-reduces for ``textbook``), in-network reduction (nvls) only where a switch
+    - ``lesson``, ``textbook``: the textbook algorithms of :mod:`costmodel.collectives`, each
+      once by its canonical name (and the hierarchical all-reduces for ``textbook``),
+      in-network reduction (nvls) only where a switch
       reduces (textbook: one node with NVLink SHARP; lesson: that, or IB SHARP across nodes, in
-      ``unavailable`` otherwise); the model's choice is its default (ring), which
+      ``unavailable`` otherwise); the model's choice is its default (ring; broadcast and
+      reduce: chain; all-to-all: pairwise), which
       need not be the fastest: ``fastest`` and the crossovers say which is.
     - ``calibrated``: the algorithms the calibration has fits for at this level.
 
