@@ -44,6 +44,30 @@ def test_fit_suggestions_drop_a_combination_whose_part_fits_cli():
     assert text.exit_code == 0, text.output
     assert "(gb200) and recompute full" not in text.output, text.output
     assert "  a larger card: gb200-nvl72 (gb200): " in text.output, text.output
+    # `costmodel memory` asks the same function: the same list
+    mem = run("memory", "--arch", "llama-2-7b", "--ranks", "8", "--cluster", "dgx-h100", "--json")
+    assert mem.exit_code == 0, mem.output
+    listed = [c["change"] for c in json.loads(mem.stdout)["fit_suggestions"]["changes"]]
+    assert listed == said, (listed, said)
+
+
+def test_step_page_fit_suggestions_leave_out_dominated_changes():
+    """The step page listed "a larger card: gb200-nvl72 (gb200) and recompute full" beside
+    "a larger card: gb200-nvl72 (gb200)"; it lists the API's changes, without it."""
+    from costmodel.strategy.advisor import fit_suggestions
+    from tests.test_app import _text, assert_clean, open_page
+
+    at = open_page(
+        "page_ddp.py", {"ddp_arch": "llama-2-7b", "ddp_nodes": "1", "ddp_strategy": "ddp"}
+    )
+    assert_clean(at)
+    (said,) = [_text(m.value) for m in at.markdown if "Changes that make it fit" in m.value]
+    assert "and recompute full" not in said and "with fsdp" not in said, said
+    fa = fit_suggestions(arch="llama-2-7b", cluster="dgx-h100", nodes=1, model="lesson")
+    assert "- **fsdp**:" in said and "- **a larger card: gb200-nvl72 (gb200)**:" in said, said
+    assert [c.change for c in fa.changes if c.fits][:5] == [
+        line[4 : line.index("**:")] for line in said.splitlines() if line.startswith("- **")
+    ]
 
 
 # --- the Validate page ---------------------------------------------------------------------------
