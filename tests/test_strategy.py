@@ -371,7 +371,9 @@ def test_fit_suggestions_say_what_fits_with_its_cost():
     assert not fa.fits
     ok = [c for c in fa.changes if c.fits]
     kinds = {c.kind for c in ok}
-    assert {"strategy", "more_gpus", "larger_card"} <= kinds
+    assert {"strategy", "larger_card"} <= kinds
+    # fsdp alone fits: "2 nodes (16 GPUs) with fsdp" adds GPUs to it, a dominated change
+    assert "fsdp" in {c.change for c in ok} and "more_gpus" not in kinds
     assert all(c.step.memory_bytes <= c.step.gpu_memory_bytes for c in ok)
     same_hw = [c for c in ok if c.kind != "larger_card"]
     assert ok[: len(same_hw)] == same_hw  # the same hardware first, cheapest first

@@ -3,7 +3,7 @@ findings (a duplicate row, a broken busbw identity, a missing footer, ...), the 
 busbw-only table, and a launch line the rows contradict.
 
 ``validate compare`` prints each finding on stderr as ``costmodel: warning: <finding>``; the
-Validate page lists the same lines under "Findings in the log". Both take them from one
+Validate page lists the same lines in its open warning "Findings in the log:". Both take them from one
 function (:func:`costmodel.validation.logread.log_findings`, through ``read_log``). The CLI runs
 in-process (typer's CliRunner), the page headless (AppTest's uploader, the bytes a browser
 sends)."""
@@ -18,6 +18,7 @@ from costmodel.reference import reference_dir, reference_id, reference_path
 from costmodel.validation.logread import MAX_FINDINGS, log_findings, read_log
 from costmodel.validation.nccl_tests import parse_nccl_tests, why_not_timed
 from costmodel.web.common import page_words, sentence  # a note as the page says it
+from costmodel.web.page_validate import FINDINGS
 from tests._cli import one_line_error, run
 from tests.test_app import _text, assert_clean, open_page
 
@@ -41,8 +42,8 @@ def _page_findings(name: str, raw: bytes, cluster: str | None = None) -> list[st
         at.selectbox(key="val_cluster").set_value(cluster).run()
     assert_clean(at)
     assert not at.error, [_text(e.value) for e in at.error]
-    (box,) = [e for e in at.expander if e.label == "Findings in the log"] or [None]
-    return [] if box is None else [t.value for t in box.text]
+    (box,) = [w.value for w in at.warning if w.value.startswith(FINDINGS)] or [None]
+    return [] if box is None else [_text(line) for line in box.split("  \n")[1:]]
 
 
 def _timed_logs():

@@ -1061,7 +1061,7 @@ def validate_compare(
     # off below 1 MiB, --check-from above every size); not assessed exits 1 as a failure does,
     # as a folder's unread file does: no data is never a pass
     if tolerance is None:
-        outcome, goal_lines = cmp.fidelity_check(checked, from_bytes=floor, from_label=floor_text)
+        outcome, goal_line = cmp.fidelity_verdict(checked, from_bytes=floor, from_label=floor_text)
         goals = cmp.fidelity_goals(checked, from_bytes=floor, from_label=floor_text)
         bad = checked.iloc[0:0] if outcome is not False else checked
     else:
@@ -1143,7 +1143,7 @@ def validate_compare(
         if ddp is not None:
             _echo_ddp(ddp, False, None)
         if tolerance is None:
-            typer.echo(f"{verdict}: docs/fidelity.md goal; " + "; ".join(goal_lines))
+            typer.echo(goal_line)
         elif outcome is None:
             typer.echo(
                 f"{verdict}: no predicted row from {floor_text} up to check "

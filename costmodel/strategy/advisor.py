@@ -810,6 +810,9 @@ def fit_suggestions(
                 continue
             seen.add(variant)
         kept.append(ch)
+    # a combined change whose part alone already fits is dominated ("gb200 and recompute full"
+    # next to "gb200", "2 nodes with fsdp" next to "fsdp"): only the part is listed
+    kept = [c for c in kept if not any(_part_of(d, c) for d in kept if d.fits)]
     # same hardware first (its cost is GPU-time), a larger card after (its cost is its price)
     ok = sorted(
         (c for c in kept if c.fits),
@@ -817,6 +820,13 @@ def fit_suggestions(
     )
     rest = sorted((c for c in kept if not c.fits), key=lambda c: c.step.memory_bytes)
     return FitAdvice(base, tuple(ok + rest))
+
+
+def _part_of(part: FitChange, whole: FitChange) -> bool:
+    """Whether ``part``'s changes are a strict subset of ``whole``'s (the same keywords set to
+    the same values, and ``whole`` changes more): ``whole`` then combines ``part`` with more."""
+    p, w = part.updates, whole.updates
+    return len(p) < len(w) and all(k in w and w[k] == v for k, v in p.items())
 
 
 def _same_gpus(name: str, gpus: int) -> Any:

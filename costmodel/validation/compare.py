@@ -55,6 +55,7 @@ __all__ = [
     "combine_outcomes",
     "fidelity_check",
     "fidelity_goals",
+    "fidelity_verdict",
     "median_error_lines",
     "preset_mismatch",
     "time_rel_error",
@@ -234,6 +235,24 @@ def fidelity_check(
             f"({'<=' if g['passed'] else '>'} goal {g['goal']:.0%}, {g['rows']} rows)"
         )
     return combine_outcomes(outcomes), lines
+
+
+def fidelity_verdict(
+    comparison: pd.DataFrame, *, from_bytes: float = 0.0, from_label: str | None = None
+) -> tuple[bool | None, str]:
+    """The docs/fidelity.md verdict of a comparison as one line, ``validate compare``'s last
+    line and the Validate page's: (outcome, ``"<VERDICT>: docs/fidelity.md goal; <checks>"``),
+    the outcome and checks of :func:`fidelity_check` (same arguments), the word of
+    :data:`VERDICTS`.
+
+    >>> import pandas as pd
+    >>> big = pd.DataFrame({"size_bytes": [2**20, 2**21], "rel_error": [0.3, -0.2]})
+    >>> fidelity_verdict(big)[1]  # doctest: +NORMALIZE_WHITESPACE
+    'FAIL: docs/fidelity.md goal; median |busbw error| from 1 MiB: 25.0% (> goal 8%, 2 rows);
+    median |busbw error| all sizes: 25.0% (> goal 20%, 2 rows)'
+    """
+    outcome, lines = fidelity_check(comparison, from_bytes=from_bytes, from_label=from_label)
+    return outcome, f"{VERDICTS[outcome]}: docs/fidelity.md goal; " + "; ".join(lines)
 
 
 def combine_outcomes(outcomes: list[bool | None]) -> bool | None:

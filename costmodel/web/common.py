@@ -46,7 +46,13 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 from streamlit.errors import StreamlitAPIException
 
-from costmodel.units import format_bytes, format_counted, format_duration, format_rate
+from costmodel.units import (
+    format_bytes,
+    format_count,
+    format_counted,
+    format_duration,
+    format_rate,
+)
 
 T = TypeVar("T")
 
@@ -970,13 +976,16 @@ def column_formatter(name: str) -> Callable[[Any], str] | None:
     a duration ("17.5 ms"); ``*_bytes``, ``bytes_*``, ``[B]``: bytes ("1.07 GB", decimal SI as
     everywhere in costmodel); ``rel_error``/``*_error``: a signed percentage (unsigned when the
     name says ``abs``: a magnitude); ``[fraction]``: a share of 1 as a percentage ("93.1 %",
-    as the metrics show a scaling efficiency; the CSV keeps 0.931); any other float: 4
+    as the metrics show a scaling efficiency; the CSV keeps 0.931); ``tokens/s``: a count
+    ("61.2 k", :func:`~costmodel.units.format_count`, as the strategy table); any other float: 4
     significant digits. Names decide, not magnitudes, so a column reads the same in every row.
 
     >>> column_formatter("scaling efficiency [fraction]")(0.9312)
     '93.1 %'
     """
     low = name.lower()
+    if low == "tokens/s":  # a throughput, as the strategy table writes it: "61.2 k"
+        return _safe(format_count)
     if "[" in low:  # a unit in brackets decides: "[s]", "[B]", "[B/s]"; "[µs]", "[GB/s]" are
         unit = low[low.rindex("[") :]  # already scaled and keep 4 significant digits
         if unit == "[fraction]":  # a share of 1, read as the metrics show it: "93.1 %"

@@ -10,6 +10,7 @@ import streamlit as st
 
 from costmodel import plots
 from costmodel.units import format_bytes, format_counted, format_rate
+from costmodel.validation.compare import fidelity_verdict
 from costmodel.validation.fallback import socket_fallback
 from costmodel.web import data
 from costmodel.web.common import (
@@ -175,6 +176,9 @@ def _overlay(comparison: pd.DataFrame) -> pd.DataFrame:
 #: The op input: "from the log" (header, command line, file name) or one the user sets.
 FROM_LOG = "from the log"
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all")
+FINDINGS = "Findings in the log:"
+"""The first line of the warning listing the parser's findings (one a line, as text)."""
+
 PLACEMENT_LABELS = {
     "both": "Both (out-of-place and in-place)",
     "out-of-place": "Out-of-place",
@@ -239,7 +243,7 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
     placement = bound_choice(
         c[2],
         "radio",
-        "Rows compared",
+        "Placement",
         PLACEMENTS,
         index=PLACEMENTS.index(DEFAULT_PLACEMENT),
         format_func=PLACEMENT_LABELS.get,
@@ -361,10 +365,11 @@ def render() -> None:
     # validate compare prints the same lines on stderr ("warning: ...")
     if read.runs:  # several runs in one log: what is compared, as validate compare says it
         notes([read.runs], escape=True)
-    if read.findings:
-        with st.expander("Findings in the log", icon=":material/warning:"):
-            for finding in read.findings:
-                st.text(sentence(finding))  # st.text: never Markdown
+    if read.findings:  # open, above the result: a cut-off run changes how to read it
+        st.warning(
+            "  \n".join([FINDINGS, *(plain(sentence(f)) for f in read.findings)]),
+            icon=":material/warning:",
+        )
     mismatch = data.cluster_mismatch(measured, cluster)
     if mismatch:
         st.warning(
@@ -414,6 +419,9 @@ def render() -> None:
         n[0].metric("Max |busbw error|", f"{100 * ok['rel_error'].abs().max():.1f} %")
         n[1].metric("Peak measured busbw", format_rate(ok["measured_busbw_bytes_per_s"].max()))
         n[2].metric("Peak predicted busbw", format_rate(ok["predicted_busbw_bytes_per_s"].max()))
+        # the docs/fidelity.md verdict, the line validate compare prints after its table (as
+        # Markdown: no alert kind before the first chart, tests/test_first_view.py)
+        st.markdown(plain(fidelity_verdict(ok)[1]))
         overlay = _overlay(ok)
         measured_series = tuple(s for s in overlay["series"].unique() if s.startswith("measured"))
         (tab_busbw, busbw_open), (tab_error, error_open) = chart_tabs(
