@@ -6,9 +6,22 @@ from __future__ import annotations
 
 import re
 
+import playwright.sync_api as playwright_api  # the test extra; a missing stack fails
 import pytest
 
+from tests._browser import launch_chromium
 from tests.test_app import _text, assert_clean, open_page
+
+expect = playwright_api.expect
+expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
+
+browser = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def chromium_browser():
+    yield from launch_chromium()
+
 
 # --- the Memory page's own list of changes that make it fit ----------------------------------
 #: Each part of a change the Memory page names, as the query that applies it alone (the page's
@@ -91,3 +104,47 @@ def test_the_memory_page_lists_no_combined_change_whose_part_fits_alone(query, c
         assert _fit_changes(together) is None, f"{entry!r} is said to fit and does not"
         # and no listed change is a part of another listed one
         assert not any(p in changes for p in parts), changes
+
+
+# --- the step page's text tables on a 390 px phone (chromium) --------------------------------
+# Each cell of the page's text tables whose words are broken: its computed overflow-wrap, its
+# lines on screen and its words (a no-break space, as between a number and its unit, joins).
+_BROKEN_CELLS_JS = """
+() => [...document.querySelectorAll('[data-testid="stMarkdownContainer"] table')].flatMap(t =>
+  [...t.querySelectorAll('th, td')].map(c => {
+    const r = document.createRange(); r.selectNodeContents(c);
+    const lines = new Set([...r.getClientRects()].filter(x => x.width > 0)
+                                                 .map(x => Math.round(x.top))).size;
+    const words = c.textContent.trim().split(/[ \\t\\n]+/).length;
+    return {text: c.textContent, wrap: getComputedStyle(c).overflowWrap, lines, words,
+            width: c.getBoundingClientRect().width};
+  }).filter(c => c.wrap !== 'normal' || c.lines > c.words))
+"""
+
+
+@browser
+def test_the_step_page_tables_break_cells_only_between_words_at_390_px(chromium_browser, app_url):
+    """At 390 px the step page's strategy and scaling tables are wider than the screen (each
+    scrolls in its own box) and their narrow columns ("band": 72 px for "447 ms - 590 ms")
+    are at their narrowest. A cell inherited Streamlit's ``overflow-wrap: break-word``, which
+    lets a word break anywhere once its column is narrower than the word: the "band" column was
+    reported a character a line. Debian's chromium keeps the column at its longest word (72 px:
+    "447 ms", "-", "590 ms"), so here the inherited ``break-word`` is what failed before. Every
+    text table's cell now breaks only between words (``overflow-wrap: normal``,
+    common.READABLE_CSS), and no cell shows more lines than words."""
+    context = chromium_browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/ddp")
+        expect(page.get_by_text("Every strategy, ranked")).to_be_attached()
+        tables = page.locator('[data-testid="stMarkdownContainer"] table')
+        expect(tables.filter(has_text="band")).to_have_count(1)  # the strategy table
+        expect(tables.filter(has_text="scaling efficiency")).to_have_count(1)  # the scaling one
+        for _ in range(20):  # the page's CSS can apply a moment after the tables paint
+            broken = page.evaluate(_BROKEN_CELLS_JS)
+            if not broken:
+                break
+            page.wait_for_timeout(500)
+        assert not broken, broken
+    finally:
+        context.close()

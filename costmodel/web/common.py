@@ -143,6 +143,10 @@ def size_label(size_bytes: float) -> str:
 #: nodes (SHARP)" read "In-network reduction across …" and "no_sync on all but the last micro-…".
 #: A text table (:func:`text_table`) wider than a phone scrolls inside its own box; without this
 #: the Memory page's parts table widened the whole page at 390 px (the page scrolled sideways).
+#: Its cells break only between words (``overflow-wrap: normal``): Streamlit's Markdown sets
+#: ``break-word``, inherited by every cell, which lets a word break anywhere once its column is
+#: narrower than the word (the step page's "band" column was reported a character a line on a
+#: phone); a whole word widens the table instead, which scrolls in its box.
 READABLE_CSS = """<style>
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *,
@@ -160,6 +164,7 @@ READABLE_CSS = """<style>
   text-overflow: clip !important;
 }
 [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
+[data-testid="stMarkdownContainer"] table :is(th, td) { overflow-wrap: normal; word-break: normal; }
 [data-testid="stPlotlyChart"] { container-type: inline-size; }
 @container (max-width: 456px) {
   .js-plotly-plot .gtitle [style*="--title-em"] {
