@@ -31,7 +31,7 @@ PAGES: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 # The page runs inside this script; every message it sends is recorded (kind, bytes, the
-# script thread's CPU time then) on its way to Streamlit's queue.
+# script thread's CPU time then, the element's label or "") on its way to Streamlit's queue.
 _RECORDER = """
 import time
 import streamlit as st
@@ -45,14 +45,15 @@ cpu0 = time.thread_time()
 
 
 def record(msg):
-    kind = None
+    kind, label = None, ""
     if msg.WhichOneof("type") == "delta":
         which = msg.delta.WhichOneof("type")
         if which == "new_element":
             kind = msg.delta.new_element.WhichOneof("type")
+            label = getattr(getattr(msg.delta.new_element, kind), "label", "")
             if kind == "heading" and msg.delta.new_element.heading.anchor == "answer":
                 kind = "answer"  # common.headline_text: the sentence with the main number
-    sent.append((kind, msg.ByteSize(), time.thread_time() - cpu0))
+    sent.append((kind, msg.ByteSize(), time.thread_time() - cpu0, label))
     send(msg)
 
 
@@ -131,20 +132,29 @@ class FirstView:
         return len(self.chart_bytes)
 
 
-def first_view(page: str, *, runs: int = 2) -> FirstView:
-    """Run ``page`` (a key of :data:`PAGES`) ``runs`` times in one AppTest session and describe
-    the last run's messages (the runs after the first see warm caches, as a new session of a
-    served app does)."""
+def sent_messages(
+    module: str, query: dict[str, str], *, runs: int = 1
+) -> list[tuple[str | None, int, float, str]]:
+    """Every message the page ``module`` (in costmodel.web) sends, in order, in the last of
+    ``runs`` runs of one AppTest session opened at the URL ``query``: (element kind or None,
+    bytes, script thread CPU then [s], the element's label or "")."""
     from streamlit.testing.v1 import AppTest
 
-    module, query = PAGES[page]
     at = AppTest.from_string(_RECORDER.format(module=module), default_timeout=120)
     at.query_params.update(query)
     for _ in range(runs):
         at.run()
         if at.exception:
             raise RuntimeError(f"{module}: {at.exception[0].value}")
-    sent: list[tuple[str | None, int, float]] = at.session_state["_first_view"]
+    return at.session_state["_first_view"]
+
+
+def first_view(page: str, *, runs: int = 2) -> FirstView:
+    """Run ``page`` (a key of :data:`PAGES`) ``runs`` times in one AppTest session and describe
+    the last run's messages (the runs after the first see warm caches, as a new session of a
+    served app does)."""
+    module, query = PAGES[page]
+    sent = sent_messages(module, query, runs=runs)
     first = next((i for i, s in enumerate(sent) if s[0] == "plotly_chart"), len(sent) - 1)
     kinds = [s[0] for s in sent]
     return FirstView(

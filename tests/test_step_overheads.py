@@ -26,6 +26,7 @@ from costmodel.strategy.layout import make_layout
 from costmodel.strategy.memory import strategy_memory
 from costmodel.units import format_bytes
 from tests._cli import one_line_error, run
+from tests._first_view import sent_messages
 from tests.test_app import _text, assert_clean, metrics, open_page
 
 #: Llama-2-7B under ZeRO-1 on one DGX H100 node (8 GPUs): 60.9 GB a GPU of its 85.5 GB.
@@ -497,41 +498,10 @@ def _walk(node):
         yield from _walk(child)
 
 
-#: The step page run with every element it sends recorded in order, (kind, label), as
-#: tests/_first_view.py records the first view.
-_RECORDER = """
-import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-from costmodel.web import page_ddp as page
-
-ctx = get_script_run_ctx()
-sent = []
-send = ctx._enqueue
-
-
-def record(msg):
-    if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element":
-        el = msg.delta.new_element
-        kind = el.WhichOneof("type")
-        sent.append((kind, getattr(getattr(el, kind), "label", "")))
-    send(msg)
-
-
-ctx._enqueue = record
-try:
-    page.render()
-finally:
-    ctx._enqueue = send
-st.session_state["_sent"] = sent
-"""
-
-
 def test_the_step_page_s_boxes_are_the_memory_page_s_sent_after_the_first_chart():
     """The same labels and defaults as the Memory page's expander; on the step page they stand
     under the other inputs but are sent after the first chart (a slot filled later), so its
     first view sends no widget more before the chart (tests/test_first_view.py bounds it)."""
-    from streamlit.testing.v1 import AppTest
-
     at = open_page("page_ddp.py", {"ddp_arch": ARCH, "ddp_nodes": "1"})
     assert_clean(at)
     mem = open_page("page_memory.py", {"arch": ARCH})
@@ -557,11 +527,10 @@ def test_the_step_page_s_boxes_are_the_memory_page_s_sent_after_the_first_chart(
     assert keys.index("ddp_context") < first_chart
     assert keys.index("ddp_fragmentation") < first_chart
     # on the wire: after the chart
-    rec = AppTest.from_string(_RECORDER, default_timeout=120)
-    rec.query_params.update({"ddp_arch": ARCH, "ddp_nodes": "1"})
-    rec.run()
-    assert not rec.exception, [e.value for e in rec.exception]
-    sent = rec.session_state["_sent"]
+    sent = [
+        (k, label)
+        for k, _, _, label in sent_messages("page_ddp", {"ddp_arch": ARCH, "ddp_nodes": "1"})
+    ]
     chart = [k for k, _ in sent].index("plotly_chart")
     assert sent.index(("text_input", "CUDA context per GPU [B]")) > chart
     assert sent.index(("number_input", "Fragmentation allowance [fraction of held memory]")) > chart
