@@ -154,9 +154,14 @@ def collective_time(
     latency_s : array_like
         Latency per step ``alpha`` [s] (plain numbers only; a Cluster brings its own).
     algorithm : str, optional
-        A name of ``collectives.ALGORITHMS[op]`` (default ``"ring"``); with a Cluster also
-        ``"hierarchical"`` and ``"hierarchical_pipelined"`` for all-reduce, and ``"auto"`` (the
-        default there: the model's own choice, the flat ring for the textbook).
+        ``"auto"`` or an algorithm the model defines for ``op``
+        (:func:`costmodel.models.algorithms`, aliases such as ``"ring"`` for broadcast's
+        chain included; any other name is refused with the op's allowed list). With numbers
+        the rows of ``collectives.ALGORITHMS[op]`` (default ``"ring"``, the ring-like row;
+        ``"auto"`` is the same row); with a Cluster also ``"hierarchical"`` and
+        ``"hierarchical_pipelined"`` for all-reduce under the textbook model, or NCCL's names
+        under ``model="nccl"`` (default ``"auto"`` there: the model's own choice, the flat ring
+        for the textbook).
     model : {"textbook", "lesson", "nccl", "calibrated", "nccl-table"}
         With a Cluster: which model answers (:mod:`costmodel.models`); the call is
         ``predict_collective(op, M, cluster, algorithm=..., model=...).time_s``, the one road
@@ -190,14 +195,19 @@ def collective_time(
                 f"model: {model!r} needs a cluster; allowed with plain numbers: textbook, lesson "
                 "(the alpha-beta formula on one link)"
             )
+        from .tables import canonical_op
+
+        op = canonical_op(op)  # "all-reduce", "AllReduce": as the CLI reads them
+        # the one table of algorithms per op (models.algorithms; over one link: no
+        # hierarchical), "auto" the model's default row as on a cluster, an alias its row
+        row = models.link_algorithm(model, op, "ring" if algorithm is None else algorithm)
         return collectives.collective_time(
             op,  # type: ignore[arg-type]
             message_bytes,
             ranks,  # type: ignore[arg-type]
             bandwidth_bytes_per_s,  # type: ignore[arg-type]
             latency_s,
-            # a str: collective_time checks it against ALGORITHMS[op] and raises ValueError
-            cast(collectives.Algorithm, "ring" if algorithm is None else algorithm),
+            cast(collectives.Algorithm, row),
         )
     if np.any(np.asarray(latency_s) != 0.0):
         raise ValueError(

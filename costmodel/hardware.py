@@ -406,15 +406,6 @@ class Node(_Frozen):
 CalibrationLevel = Literal["intra", "inter"]
 CollectiveOp = Op  # tables.Op: the one list of collectives
 
-# alternative names of a textbook algorithm -> its name in collectives.ALGORITHMS, per op (the
-# ring-like algorithm of broadcast/reduce is "chain", of all-to-all "pairwise")
-_ALGORITHM_ALIASES: dict[str, dict[str, str]] = {
-    "reduce_scatter": {"pairwise": "ring"},
-    "broadcast": {"ring": "chain"},
-    "reduce": {"ring": "chain"},
-    "all_to_all": {"ring": "pairwise"},
-}
-
 
 def textbook_algorithm(op: str, algorithm: str) -> str:
     """The :data:`costmodel.collectives.ALGORITHMS` name of ``algorithm`` for ``op``.
@@ -425,12 +416,12 @@ def textbook_algorithm(op: str, algorithm: str) -> str:
     >>> textbook_algorithm("broadcast", "Ring"), textbook_algorithm("all_reduce", "NVLS")
     ('chain', 'nvls')
     """
-    from .collectives import ALGORITHMS
+    from .collectives import ALGORITHMS, ALIASES
 
     if op not in ALGORITHMS:
         raise ValueError(f"op: unknown collective {op!r}; allowed: {', '.join(ALGORITHMS)}")
     name = str(algorithm).lower()
-    name = _ALGORITHM_ALIASES.get(op, {}).get(name, name)
+    name = ALIASES[op].get(name, name)
     if name not in ALGORITHMS[op]:
         raise ValueError(
             f"algorithm: {algorithm!r} has no textbook formula for {op}; allowed: "

@@ -25,6 +25,10 @@ calibrated The realistic model with the candidates a calibration preset fitted o
            ``T = s(N) alpha + b(M, N) / B``. Refuses an op/level not calibrated.
 ========== ====================================================================================
 
+Which algorithm exists for which op under each model is one table, :func:`algorithms` (with
+:func:`algorithm_aliases`): every surface lists it, accepts a name in it and refuses any other
+with :func:`check_algorithm`'s one message, naming the field and the op's allowed list.
+
 ``nccl-table`` (NCCL's tuning table alone, no corrections) is a *reference baseline* for the
 fidelity report and ``validate compare``, not one of the four answer models; it stays accepted
 everywhere a model name is.
@@ -132,39 +136,265 @@ def available(cluster: Cluster, *, reference: bool = False) -> tuple[str, ...]:
     return out + (REFERENCE_MODELS if reference else ())
 
 
-#: input aliases the alpha-beta models accept besides their canonical names: ``"ring"`` for
-#: every op (all-to-all's pairwise exchange, broadcast's and reduce's pipelined chain:
-#: :func:`costmodel.collectives.canonical_algorithm`); answered and listed by the canonical name
-INPUT_ALIASES: tuple[str, ...] = ("ring",)
+# --- the algorithms of each model, per op: one table for every surface ----------------------
+#: NCCL's spelling of an algorithm that is an alias of another (NCCL_ALGO=CollNet is CollNetDirect)
+NCCL_ALIASES: dict[str, str] = {"collnet": "collnet_direct"}
+#: the name an algorithm choice takes for "the model's own choice"
+AUTO = "auto"
+
+
+def _alpha_beta(model: str) -> bool:
+    return model in (LESSON, TEXTBOOK)
+
+
+def algorithms(model: str, op: str, *, link: bool = False) -> tuple[str, ...]:
+    """The algorithms ``model`` defines for ``op``, each once by its canonical name (besides
+    ``"auto"``, the model's own choice): the one table of which algorithm exists for which op.
+
+    Every surface asks this table: ``predict_collective`` and ``cm.collective_time`` refuse a
+    name outside it (:func:`check_algorithm`), ``algorithm="all"`` (``predict_all_algorithms``,
+    ``costmodel collective --algorithm all``, a sweep's ``algorithm=all``) lists exactly it, and
+    the Collectives page offers it.
+
+    - ``lesson``, ``textbook``: the alpha-beta rows of :data:`costmodel.collectives.ALGORITHMS`;
+      the textbook model on a cluster also has the two-level all-reduce (``hierarchical``,
+      ``hierarchical_pipelined``: :data:`CLUSTER_ALLREDUCE_ALGORITHMS`), which needs a node
+      boundary and so is not among the formulas over one link (``link=True``: the CLI's
+      ``collective --ranks/--bandwidth``, ``cm.collective_time`` with numbers, a sweep over a
+      raw link, the page's one-link view).
+    - ``nccl``, ``nccl-table``, ``calibrated``: NCCL's tuning table for the op
+      (:data:`costmodel.tables.NCCL_OP_ALGORITHMS`); all-to-all is NCCL's point-to-point
+      exchange, ``p2p``. Whether a cluster can run one (NVLS needs NVLink SHARP, CollNet IB
+      SHARP, ...) is the cluster's question, answered with its reason by the model; a
+      calibration with alpha-beta fits only answers the algorithms it has fits for.
+
+    >>> algorithms("textbook", "all_reduce")[-2:], algorithms("textbook", "all_reduce", link=True)[-1]
+    (('hierarchical', 'hierarchical_pipelined'), 'naive_all_to_all')
+    >>> algorithms("lesson", "broadcast"), algorithms("nccl", "reduce_scatter"), algorithms("nccl", "all_to_all")
+    (('chain', 'binomial_tree'), ('ring', 'nvls', 'collnet_direct', 'pat'), ('p2p',))
+    """
+    from .tables import NCCL_OP_ALGORITHMS, canonical_op
+
+    model = check_model(model)
+    op = canonical_op(op)
+    if _alpha_beta(model):
+        names = collectives.ALGORITHMS[op]
+        if model == TEXTBOOK and op == "all_reduce" and not link:
+            names += tuple(CLUSTER_ALLREDUCE_ALGORITHMS)
+        return names
+    if link:
+        raise ValueError(
+            f"model: {model!r} needs a cluster; allowed over one link: {LESSON}, {TEXTBOOK}"
+        )
+    return ("p2p",) if op == "all_to_all" else NCCL_OP_ALGORITHMS[op]
+
+
+def algorithm_aliases(model: str, op: str) -> dict[str, str]:
+    """Other names ``model`` accepts for an algorithm of ``op`` -> the canonical name it is
+    answered by (in ``Prediction.algorithm``, ``algorithm_used`` and every list).
+
+    The alpha-beta models: :data:`costmodel.collectives.ALIASES` (``ring`` for broadcast's and
+    reduce's ``chain`` and all-to-all's ``pairwise``; ``pairwise`` for the reduce-scatter
+    ``ring``). NCCL's models: :data:`NCCL_ALIASES` (``collnet``, NCCL_ALGO's name for
+    ``collnet_direct``) where the op has that algorithm. Besides aliases, every model reads a
+    name ignoring case, ``-``, ``_`` and spaces (``NVLSTree``, ``binomial-tree``), as NCCL reads
+    ``NCCL_ALGO``.
+
+    >>> algorithm_aliases("lesson", "reduce_scatter"), algorithm_aliases("textbook", "all_to_all")
+    ({'pairwise': 'ring'}, {'ring': 'pairwise'})
+    >>> algorithm_aliases("nccl", "all_reduce"), algorithm_aliases("nccl", "broadcast")
+    ({'collnet': 'collnet_direct'}, {})
+    """
+    if _alpha_beta(check_model(model)):
+        from .tables import canonical_op
+
+        return dict(collectives.ALIASES[canonical_op(op)])
+    names = algorithms(model, op)
+    return {a: c for a, c in NCCL_ALIASES.items() if c in names}
+
+
+def alias_summary() -> str:
+    """Every alias of the table, once each with the ops it applies to (``--algorithm``'s help).
+
+    >>> alias_summary()  # doctest: +NORMALIZE_WHITESPACE
+    'pairwise = ring (reduce_scatter), ring = chain (broadcast, reduce), ring = pairwise
+    (all_to_all); nccl: collnet = collnet_direct (all_reduce, reduce_scatter, all_gather)'
+    """
+    from .tables import OPS
+
+    parts = []
+    for model in (LESSON, NCCL):
+        pairs: dict[tuple[str, str], list[str]] = {}
+        for op in OPS:
+            for a, c in algorithm_aliases(model, op).items():
+                pairs.setdefault((a, c), []).append(op)
+        text = ", ".join(f"{a} = {c} ({', '.join(ops)})" for (a, c), ops in pairs.items())
+        parts.append(text if model == LESSON else f"{model}: {text}")
+    return "; ".join(parts)
+
+
+def allowed_algorithms_text(model: str, op: str, *, link: bool = False) -> str:
+    """The allowed list every refusal of an algorithm for ``op`` ends with: ``auto``, the
+    table's names (:func:`algorithms`), then each alias with what it stands for.
+
+    >>> allowed_algorithms_text("lesson", "broadcast")
+    'auto, chain, binomial_tree; ring (alias of chain)'
+    """
+    names = ", ".join((AUTO, *algorithms(model, op, link=link)))
+    aliases = "".join(f"; {a} (alias of {c})" for a, c in algorithm_aliases(model, op).items())
+    return names + aliases
+
+
+def _where_else(model: str, op: str, key: str, link: bool) -> str:
+    """Where a name that is not an algorithm of ``(model, op)`` is one: the cluster-only
+    all-reduce over one link, another op of the model, another model (`` (...)`` or ``""``)."""
+    from .tables import OPS, spelled_as
+
+    if link:  # the two-level all-reduce crosses node boundaries: a cluster's only
+        ops = [o for o in OPS if spelled_as(key, algorithms(model, o))]
+        if ops and not any(spelled_as(key, algorithms(model, o, link=True)) for o in ops):
+            return f" (model {model} has it for {', '.join(ops)} on a cluster)"
+    for m in (model, *(x for x in (TEXTBOOK, NCCL) if x != model)):
+        ops = [
+            o
+            for o in OPS
+            if (o != op or m != model)
+            and spelled_as(key, algorithms(m, o, link=link and m == model))
+        ]
+        if ops:
+            who = "the model" if m == model else f"model {m}"
+            return f" ({who} has it for {', '.join(ops)})"
+    return ""
+
+
+def check_algorithm(model: str, op: str, algorithm: object, *, link: bool = False) -> str:
+    """The canonical name of ``algorithm`` for ``op`` under ``model`` (``"auto"`` stays
+    ``"auto"``), read ignoring case, ``-``, ``_`` and spaces, an alias resolved
+    (:func:`algorithm_aliases`); else ValueError naming the field, the op and the allowed list
+    (:func:`allowed_algorithms_text`), the one message of every surface (the CLI writes the
+    field as ``--algorithm``).
+
+    >>> check_algorithm("textbook", "reduce_scatter", "Pairwise"), check_algorithm("nccl", "all_reduce", "NVLSTree")
+    ('ring', 'nvls_tree')
+    >>> check_algorithm("textbook", "broadcast", "hierarchical")
+    Traceback (most recent call last):
+    ...
+    ValueError: algorithm: 'hierarchical' is not a textbook broadcast algorithm (the model has it for all_reduce); allowed: auto, chain, binomial_tree; ring (alias of chain)
+    """
+    from .tables import canonical_op, spelled_as
+
+    op = canonical_op(op)
+    names = algorithms(model, op, link=link)
+    aliases = algorithm_aliases(model, op)
+    if not isinstance(algorithm, str):  # a list or an array: one algorithm per call
+        raise ValueError(
+            f"algorithm: one name per call, got {algorithm!r}; allowed: "
+            + allowed_algorithms_text(model, op, link=link)
+        )
+    algorithm = algorithm.strip().lower()  # echoed in lower case, as every name is
+    name = spelled_as(algorithm, (AUTO, *names, *aliases))
+    if name is None:
+        over = " over one link" if link else ""
+        raise ValueError(
+            f"algorithm: {algorithm!r} is not a {model} {op} algorithm{over}"
+            f"{_where_else(model, op, algorithm, link)}; allowed: "
+            + allowed_algorithms_text(model, op, link=link)
+        )
+    return aliases.get(name, name)
+
+
+def check_algorithm_every_op(model: str, algorithm: object, *, link: bool = False) -> str:
+    """``algorithm`` for every op at once (``costmodel collective all``, ``predict --op all``,
+    a sweep's ``op=all``): accepted only where every op has it (``auto``; ``ring`` for the
+    alpha-beta models, whose every op accepts it), else ValueError naming the ops that lack it
+    and the names every op accepts. Returns the name as :func:`check_algorithm` reads it for
+    the first op (each op then answers by its own canonical name).
+
+    >>> check_algorithm_every_op("textbook", "RING")
+    'ring'
+    >>> check_algorithm_every_op("nccl", "ring")
+    Traceback (most recent call last):
+    ...
+    ValueError: algorithm: 'ring' is not a nccl algorithm of every op (not of all_to_all); allowed with every op: auto
+    """
+    from .tables import OPS, spelled_as
+
+    if isinstance(algorithm, str):
+        algorithm = algorithm.strip().lower()  # echoed in lower case, as every name is
+    lacking = []
+    for op in OPS:
+        try:
+            check_algorithm(model, op, algorithm, link=link)
+        except ValueError:
+            if not isinstance(algorithm, str):
+                raise
+            lacking.append(op)
+    if lacking:
+        raise ValueError(
+            f"algorithm: {algorithm!r} is not a {model} algorithm of every op "
+            f"(not of {', '.join(lacking)}); allowed with every op: "
+            + ", ".join(every_op_algorithms(model, link=link))
+        )
+    key = spelled_as(str(algorithm), (AUTO, *every_op_algorithms(model, link=link)))
+    return key or str(algorithm)
+
+
+def every_op_algorithms(model: str, *, link: bool = False) -> tuple[str, ...]:
+    """The names every op accepts under ``model`` (``auto`` first), for ``op`` ``all``.
+
+    >>> every_op_algorithms("lesson"), every_op_algorithms("nccl")
+    (('auto', 'ring'), ('auto',))
+    """
+    from .tables import OPS
+
+    accepted = [
+        set(algorithms(model, op, link=link)) | set(algorithm_aliases(model, op)) for op in OPS
+    ]
+    common = set.intersection(*accepted)
+    first = (*algorithms(model, OPS[0], link=link), *algorithm_aliases(model, OPS[0]))
+    return (AUTO, *(a for a in first if a in common))
 
 
 def textbook_algorithms(model: str, op: str) -> tuple[str, ...]:
-    """The algorithms of the alpha-beta ``model`` for ``op`` (besides ``"auto"``), each once by
-    its canonical name: what ``algorithm="all"`` lists and what the models answer with.
+    """The algorithms of the alpha-beta ``model`` for ``op`` on a cluster (besides ``"auto"``),
+    each once by its canonical name: :func:`algorithms` of the lesson or textbook model, what
+    ``algorithm="all"`` lists and what the models answer with.
 
-    Decision (names): one name per algorithm. ``"ring"`` stays accepted as an input for every
-    op (:data:`INPUT_ALIASES`), but where it names another row (all-to-all's pairwise
-    exchange, broadcast's and reduce's chain) it is no row of its own: it listed the same
-    formula twice, with the same time, and the textbook model answered ``ring`` where the
+    Decision (names): one name per algorithm. An alias (:func:`algorithm_aliases`: ``ring``
+    for all-to-all's pairwise exchange and broadcast's and reduce's chain, ``pairwise`` for the
+    reduce-scatter ring) stays accepted as an input, but is no row of its own: it listed the
+    same formula twice, with the same time, and the textbook model answered ``ring`` where the
     lesson model answered ``pairwise``.
 
     >>> textbook_algorithms("lesson", "all_to_all"), textbook_algorithms("textbook", "broadcast")
     (('pairwise',), ('chain', 'binomial_tree'))
     """
-    names = collectives.ALGORITHMS[op]
-    if model == TEXTBOOK and op == "all_reduce":
-        names += tuple(CLUSTER_ALLREDUCE_ALGORITHMS)
-    return tuple(dict.fromkeys(names))
+    if not _alpha_beta(check_model(model)):
+        raise ValueError(f"model={model!r}: allowed here: {LESSON}, {TEXTBOOK}")
+    return algorithms(model, op)
 
 
-def _canonical(op: str, algorithm: str) -> str:
-    """The name ``algorithm`` is answered by: ``"auto"`` -> the op's default
-    (:data:`LESSON_DEFAULT_ALGORITHM`), an alias -> its row's name, others as given."""
-    if algorithm == "auto":
-        return LESSON_DEFAULT_ALGORITHM[op]
-    if algorithm in INPUT_ALIASES:
-        return collectives.canonical_algorithm(op, algorithm)
-    return algorithm
+def link_algorithm(model: str, op: str, algorithm: str) -> str:
+    """The alpha-beta row ``algorithm`` runs over one link: :func:`check_algorithm` with
+    ``link=True``, ``"auto"`` being the model's default (:data:`LESSON_DEFAULT_ALGORITHM`, the
+    ring-like row, as on a cluster).
+
+    >>> link_algorithm("textbook", "broadcast", "auto"), link_algorithm("lesson", "reduce_scatter", "pairwise")
+    ('chain', 'ring')
+    """
+    from .tables import canonical_op
+
+    op = canonical_op(op)
+    name = check_algorithm(model, op, algorithm, link=True)
+    return LESSON_DEFAULT_ALGORITHM[op] if name == AUTO else name
+
+
+def _canonical(model: str, op: str, algorithm: str) -> str:
+    """The row ``algorithm`` is answered by (:func:`check_algorithm`, refusing a name the
+    model has not for ``op``): ``"auto"`` -> the op's default (:data:`LESSON_DEFAULT_ALGORITHM`),
+    an alias -> its row's name, others as given."""
+    name = check_algorithm(model, op, algorithm)
+    return LESSON_DEFAULT_ALGORITHM[op] if name == AUTO else name
 
 
 def lesson_time_s(
@@ -190,7 +420,7 @@ def _lesson(
 ) -> tuple[np.ndarray, str]:
     """:func:`lesson_time_s` with the node count as an argument (an int or an array that
     broadcasts with ``message_bytes``); ``c`` gives the node, its ``nodes`` is not used."""
-    algo = _canonical(op, algorithm)
+    algo = _canonical(LESSON, op, algorithm)
     shape = np.broadcast_shapes(np.shape(message_bytes), np.shape(nodes))
     if algo == "nvls":
         _check_lesson_nvls(c, nodes)
@@ -232,9 +462,14 @@ def _check_lesson_nvls(c: Cluster, nodes: ArrayLike) -> None:
             else f"NVLink SHARP inside the node: cluster {c.name!r} has nvls={c.nvls}"
         )
         raise ValueError(
-            f"algorithm: 'nvls' (in-network reduction) needs {where}; allowed: ring, tree, "
-            "halving_doubling, ..."
+            f"algorithm: 'nvls' (in-network reduction) needs {where}; allowed here: "
+            + _allowed_without_nvls(LESSON)
         )
+
+
+def _allowed_without_nvls(model: str) -> str:
+    """The all-reduce list of a cluster that cannot run ``nvls`` (the table's, less nvls)."""
+    return ", ".join(a for a in (AUTO, *algorithms(model, "all_reduce")) if a != "nvls")
 
 
 def _flat_numbers(c: Cluster, algorithm: str, nodes: ArrayLike) -> tuple[Any, Any]:
@@ -287,6 +522,9 @@ def textbook_time_s(
       per GPU)``, or the ring bandwidth above for ring-like algorithms: ring and chain, by the
       row the name stands for, so all-to-all's pairwise exchange is not one).
 
+    Any other name, the hierarchical ones for another op included, is refused with
+    :func:`check_algorithm`'s message (the op's allowed list).
+
     >>> from costmodel.presets import cluster
     >>> t, a = textbook_time_s("all_reduce", 8 * 2**30, cluster("dgx-h100", nodes=2))
     >>> round(float(2 * 15 / 16 * 8 * 2**30 / t) / 1e9), a    # 8 x 48 GB/s NICs, less latency
@@ -305,7 +543,7 @@ def _textbook(
 ) -> tuple[np.ndarray, str]:
     """:func:`textbook_time_s` with the node count as an argument (an int or an array that
     broadcasts with ``message_bytes``); ``c`` gives the node, its ``nodes`` is not used."""
-    algo = _canonical(op, algorithm)
+    algo = _canonical(TEXTBOOK, op, algorithm)
     shape = np.broadcast_shapes(np.shape(message_bytes), np.shape(nodes))
     n = nodes if isinstance(nodes, int) else np.asarray(nodes, dtype=np.int64)
     if op == "all_reduce" and algo in CLUSTER_ALLREDUCE_ALGORITHMS:
@@ -320,15 +558,11 @@ def _textbook(
             mode=CLUSTER_ALLREDUCE_ALGORITHMS[algo],  # type: ignore[arg-type]
             in_network_reduction=c.sharp if in_network_reduction is None else in_network_reduction,
         )
-    elif algo in CLUSTER_ALLREDUCE_ALGORITHMS:
-        raise ValueError(
-            f"algorithm: {algo!r} is an all-reduce algorithm; allowed for {op!r}: "
-            f"{', '.join(collectives.ALGORITHMS[op])}"
-        )
     elif algo == "nvls" and not (c.nvls and np.max(n) == 1):
         raise ValueError(
             f"algorithm: 'nvls' needs in-switch reduction inside one node; cluster {c.name!r} has "
-            f"nvls={c.nvls} and nodes={int(np.max(n))}; allowed: ring, hierarchical, tree, ..."
+            f"nvls={c.nvls} and nodes={int(np.max(n))}; allowed here: "
+            + _allowed_without_nvls(TEXTBOOK)
         )
     elif op == "all_reduce" and algo == "ring":
         nic = c.node.nic
@@ -349,23 +583,6 @@ def _textbook(
         ranks = n * c.gpus_per_node
         t = collectives.collective_time(op, message_bytes, ranks, bw, latency, algo)  # type: ignore[arg-type]
     return np.broadcast_to(np.asarray(t, dtype=float), shape), algo
-
-
-def check_algorithm(model: str, op: str, algorithm: str) -> None:
-    """ValueError unless ``algorithm`` is ``"auto"``, one the alpha-beta ``model`` runs or an
-    input alias of one (:data:`INPUT_ALIASES`)."""
-    ok = textbook_algorithms(model, op)
-    if model == TEXTBOOK:  # textbook_time_s says which op they belong to
-        ok += tuple(CLUSTER_ALLREDUCE_ALGORITHMS)
-    aliases = tuple(a for a in INPUT_ALIASES if a not in ok)
-    if algorithm != "auto" and algorithm not in ok + aliases:
-        alias = "".join(
-            f"; {a} (alias of {collectives.canonical_algorithm(op, a)})" for a in aliases
-        )
-        raise ValueError(
-            f"algorithm={algorithm!r} is not a {model} {op} algorithm; "
-            f"allowed: auto, {', '.join(dict.fromkeys(ok))}{alias}"
-        )
 
 
 def alpha_beta_rows(
@@ -395,7 +612,7 @@ def alpha_beta_rows(
     check_model(model)
     if model not in (LESSON, TEXTBOOK):
         raise ValueError(f"model={model!r}: allowed here: {LESSON}, {TEXTBOOK}")
-    check_algorithm(model, op, algorithm)
+    algorithm = check_algorithm(model, op, algorithm)
     m, k, g = np.broadcast_arrays(
         np.asarray(message_bytes, dtype=float),
         np.asarray(nodes, dtype=np.int64),

@@ -592,12 +592,16 @@ def predict_collective(
     gpus_per_node : int, optional
         Use a slice of each node.
     algorithm, protocol : str
-        ``"auto"`` (NCCL's choice) or an NCCL name (ring, tree, nvls, nvls_tree,
-        collnet_direct, collnet_chain, pat; ll, ll128, simple) as with NCCL_ALGO/NCCL_PROTO.
-        For ``"lesson"`` / ``"textbook"`` one of ``collectives.ALGORITHMS[op]`` (the textbook
-        also ``"hierarchical"``, ``"hierarchical_pipelined"`` for all-reduce), or ``"ring"``
-        for any op (all-to-all's pairwise, broadcast's and reduce's chain), answered by the
-        canonical name. Every algorithm at once (``"all"``) is :func:`predict_all_algorithms`.
+        ``"auto"`` (the model's choice) or an algorithm the model defines for ``op``: the one
+        table :func:`costmodel.models.algorithms` (NCCL's names for ``nccl``, ``nccl-table``
+        and ``calibrated``: ring, tree, nvls, ... as NCCL_ALGO, all-to-all ``p2p``; the
+        alpha-beta rows of ``collectives.ALGORITHMS[op]`` for ``lesson`` / ``textbook``, the
+        textbook also ``"hierarchical"``, ``"hierarchical_pipelined"`` for all-reduce), or an
+        alias (:func:`costmodel.models.algorithm_aliases`: ``"ring"`` for all-to-all's
+        pairwise and broadcast's and reduce's chain, ``"pairwise"`` for the reduce-scatter
+        ring, ``"collnet"``), answered by the canonical name; any other name is refused with
+        the op's allowed list. Protocols: ll, ll128, simple, as NCCL_PROTO. Every algorithm
+        at once (``"all"``) is :func:`predict_all_algorithms`.
     model : {"nccl", "lesson", "textbook", "calibrated", "nccl-table"}
         :mod:`costmodel.models`; see the module docstring for how a calibration is used.
     gpus_per_process : int
@@ -650,6 +654,11 @@ def predict_collective(
     for name, value in (("algorithm", algorithm), ("protocol", protocol), ("model", model)):
         if not isinstance(value, str):  # a list or dict is not a name (it raised "unhashable")
             raise must_be(name, "a name such as 'auto'", value)
+    if model in (_models.LESSON, _models.TEXTBOOK, _models.NCCL_TABLE):
+        # the one table of algorithms per op (models.algorithms): refused before any cluster
+        # is built, in the words of every surface; the nccl and calibrated models are checked
+        # below, where a calibration's alpha-beta fits (by textbook name) may answer instead
+        algorithm = _models.check_algorithm(model, op, algorithm)
     if params is not None:
         C.check_params(params)  # params=0 raised "'int' object is not iterable"
     if (
@@ -725,6 +734,10 @@ def predict_collective(
             and _covering_fits(cal, op, level, algorithm, protocol)
         )
     )
+    if model in (_models.NCCL, CALIBRATED) and (scale or not used_fits):
+        # NCCL's candidates answer (calibrated or not): NCCL's row of the table; alpha-beta
+        # fits answer by their textbook algorithm (fitted_time_s names what they lack)
+        algorithm = _models.check_algorithm(model, op, algorithm)
     if scale:
         assert cal is not None
         base = fitted_params() if params is None else dict(params)
@@ -748,7 +761,6 @@ def predict_collective(
         assert cal is not None
         t, algos, protos = fitted_time_s(cal, op, m1, n, c.nodes, algorithm, protocol)
     elif model in (_models.LESSON, _models.TEXTBOOK):
-        _models.check_algorithm(model, op, algorithm)
         timer = _models.lesson_time_s if model == _models.LESSON else _models.textbook_time_s
         t, algo = timer(op, m1, c, algorithm)
         algos, protos = np.full(m1.shape, algo), np.full(m1.shape, "-")
@@ -1141,7 +1153,7 @@ def _alpha_beta_only(cal: CalibrationPreset, op: str, level: str) -> bool:
 def _listed_algorithms(model: str, op: str, c: Cluster, level: str) -> tuple[str, ...]:
     """The algorithms ``algorithm="all"`` lists for a model (see predict_all_algorithms)."""
     if model in (_models.LESSON, _models.TEXTBOOK):
-        return _models.textbook_algorithms(model, op)
+        return _models.algorithms(model, op)
     if model == CALIBRATED:
         cal = c.calibration
         assert cal is not None  # predict_collective refused it before
@@ -1149,9 +1161,7 @@ def _listed_algorithms(model: str, op: str, c: Cluster, level: str) -> tuple[str
             return tuple(
                 dict.fromkeys(f.algorithm for f in cal.fits if f.op == op and f.level == level)
             )
-    if op == "all_to_all":
-        return (nccl.P2P_ALGORITHM,)
-    return tuple(a for a in nccl.ALGORITHMS if a != nccl.P2P_ALGORITHM)
+    return _models.algorithms(model, op)
 
 
 def _nccl_reason(op: str, algorithm: str, protocol: str, topo: nccl.TopologyInputs) -> str | None:
@@ -1196,11 +1206,13 @@ def predict_all_algorithms(
 
     Listed per model:
 
-    - ``nccl``, ``nccl-table``: every NCCL algorithm (ring, tree, collnet_direct,
-      collnet_chain, nvls, nvls_tree, pat; p2p for all_to_all). One NCCL would not run here is
-      in ``unavailable`` with :func:`costmodel.nccl.unavailable_reason` (no NVLink SHARP, no IB
-      SHARP, one node for NVLSTree, PAT with more than one GPU per node, not in NCCL's table for
-      the op, ...) or "off by default" for CollNet / multi-node NVLS without
+    - ``nccl``, ``nccl-table``: every algorithm NCCL's table holds for the op
+      (:func:`costmodel.models.algorithms`: all-reduce tree, ring, collnet_direct,
+      collnet_chain, nvls, nvls_tree; reduce-scatter and all-gather ring, nvls,
+      collnet_direct, pat; broadcast and reduce ring; all-to-all p2p). One NCCL would not run
+      here is in ``unavailable`` with :func:`costmodel.nccl.unavailable_reason` (no NVLink
+      SHARP, no IB SHARP, one node for NVLSTree, PAT with more than one GPU per node, ...) or
+      "off by default" for CollNet / multi-node NVLS without
       ``collnet_enabled=True`` (NCCL's default does not consider them, so neither does the
       choice here).
     - ``lesson``, ``textbook``: the textbook algorithms of :mod:`costmodel.collectives`, each

@@ -86,6 +86,16 @@ NCCL_ALGORITHMS: tuple[str, ...] = (
     "pat",
 )
 NCCL_PROTOCOLS: tuple[str, ...] = ("ll", "ll128", "simple")
+# tuning.cc l.294-304: the algorithms NCCL's tuning table holds per op (any other gets no
+# bandwidth there), in that file's order. All-to-all has no table entry: NCCL runs it as
+# point-to-point sends, which costmodel.nccl models as "p2p" (nccl.P2P_ALGORITHM).
+NCCL_OP_ALGORITHMS: dict[str, tuple[str, ...]] = {
+    "all_reduce": ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree"),
+    "reduce_scatter": ("ring", "nvls", "collnet_direct", "pat"),
+    "all_gather": ("ring", "nvls", "collnet_direct", "pat"),
+    "broadcast": ("ring",),
+    "reduce": ("ring",),
+}
 # compute-capability index (nccl_tuner.h): Volta=0, Ampere=1, Hopper=2, Blackwell=3.
 NCCL_CC_INDEX_NAMES: tuple[str, ...] = ("volta", "ampere", "hopper", "blackwell")
 

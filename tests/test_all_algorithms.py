@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import costmodel as cm
-from costmodel import cli, nccl
+from costmodel import cli, collectives, models
 from costmodel.predict import predict_collective
 
 SIZES = 2.0 ** np.arange(3, 36)  # 8 B .. 32 GiB, x2 as nccl-tests
@@ -47,7 +47,8 @@ def test_the_chosen_algorithm_has_exactly_the_auto_time(op, cluster, nodes, mode
 def test_every_algorithm_is_either_timed_or_refused_with_a_reason(op, cluster, nodes):
     r = cm.predict_all_algorithms(op, SIZES, cluster, nodes)
     refused = dict(r.unavailable)
-    expected = ("p2p",) if op == "all_to_all" else tuple(a for a in nccl.ALGORITHMS if a != "p2p")
+    # the op's row of the one table (NCCL's tuning table; all-to-all p2p): no other name
+    expected = models.algorithms("nccl", op)
     assert set(r.available) | set(refused) == set(expected)
     assert not set(r.available) & set(refused)
     assert all(isinstance(why, str) and len(why) > 10 for why in refused.values())
@@ -66,7 +67,8 @@ def test_reasons_name_the_missing_hardware():
     assert "NVLink SHARP" in why("dgx-a100", 1)["nvls"]  # A100: no NVLS
     assert "several nodes" in why("dgx-h100", 1)["nvls_tree"]
     assert "IB SHARP" in why("dgx-h100", 8)["collnet_direct"]  # no SHARP on this preset
-    assert "no pat for all_reduce" in why("dgx-h100", 8)["pat"]
+    # NCCL's table has no PAT all-reduce: not listed at all (the table lists the op's own)
+    assert "pat" not in why("dgx-h100", 8)
     assert "one GPU per node" in why("dgx-h100", 8, "all_gather")["pat"]
     # a SHARP cluster: CollNet is off unless enabled, as in NCCL; enabled, it is timed
     off = why("coreweave-hgx-h100", 4)
@@ -83,7 +85,7 @@ def test_reasons_name_the_missing_hardware():
 def test_one_rank_lists_every_algorithm_as_unavailable():
     r = cm.predict_all_algorithms("all_reduce", [2**20], "dgx-h100", 1, gpus_per_node=1)
     assert r.available == ()
-    assert [a for a, _ in r.unavailable] == [a for a in nccl.ALGORITHMS if a != "p2p"]
+    assert [a for a, _ in r.unavailable] == list(models.algorithms("nccl", "all_reduce"))
     assert all("one rank" in why for _, why in r.unavailable)
 
 
@@ -171,12 +173,21 @@ def test_cli_algorithm_all_human_table_marks_the_choice():
     assert "not available: nvls: multi-node NVLS needs CollNet" in res.stdout
 
 
-def test_cli_algorithm_all_refuses_op_all():
+def test_cli_algorithm_all_with_op_all_lists_each_ops_table():
+    """``collective all --cluster ... -a all`` lists every op's algorithms (as over one link),
+    not a refusal: each op's own row of the table, the ones the cluster cannot run with why."""
     res = CliRunner().invoke(
-        cli.app, ["collective", "all", "--size", "1MB", "--cluster", "dgx-h100", "-a", "all"]
+        cli.app,
+        ["collective", "all", "--size", "1MB", "--cluster", "dgx-h100", "-a", "all", "--json"],
     )
-    assert res.exit_code == 2
-    assert res.stderr.strip().count("\n") == 0 and "one op" in res.stderr
+    assert res.exit_code == 0, res.stderr
+    rows = json.loads(res.stdout)["results"]
+    for op in collectives.OPS:
+        assert [r["algorithm"] for r in rows if r["op"] == op] == list(
+            models.algorithms("nccl", op)
+        )
+    refused = [r for r in rows if r["error"]]
+    assert refused and all(r["time_s"] is None for r in refused)
 
 
 def test_predict_collective_points_all_at_predict_all_algorithms():

@@ -144,7 +144,8 @@ def test_vectorized_sizes_over_a_cluster():
         ),
         (
             lambda: cm.collective_time("all_gather", 1e9, "dgx-h100", algorithm="hierarchical"),
-            r"algorithm: 'hierarchical' is an all-reduce algorithm",
+            r"algorithm: 'hierarchical' is not a textbook all_gather algorithm \(the model has "
+            r"it for all_reduce\); allowed: auto, ring, recursive_doubling$",
         ),
         (lambda: cm.collective_time("gossip", 1e9, "dgx-h100"), r"op: unknown collective 'gossip'"),
         (lambda: cm.allreduce_time(1e9, 2.5, "dgx-h100"), r"ranks: 2.5"),

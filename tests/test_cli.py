@@ -303,7 +303,7 @@ def test_sweep_failure_leaves_no_file(tmp_path, monkeypatch):
                 "-a",
                 "spiral",
             ),
-            "allowed: ring",
+            "allowed: auto, ring, tree",
         ),
         (("collective", "all_reduce", "--size", "1GB"), "--ranks and --bandwidth"),
         (("memory", "--params", "7B", "--recipe", "magic"), "magic"),

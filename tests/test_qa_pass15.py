@@ -436,7 +436,7 @@ def test_the_formulas_read_algorithm_rule_and_mode_in_any_case():
     assert cm.hierarchical_allreduce_time(*args, mode="PIPELINED") == (
         cm.hierarchical_allreduce_time(*args, mode="pipelined")
     )
-    with pytest.raises(ValueError, match="unknown algorithm 'foo'"):
+    with pytest.raises(ValueError, match="'foo' is not a textbook all_reduce algorithm"):
         cm.allreduce_time(1e9, 8, 50e9, algorithm="foo")
 
 

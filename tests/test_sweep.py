@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from costmodel import collectives, memory
+from costmodel import collectives, memory, models
 
 # costmodel.sweep is both a module and (in the package namespace) the function cm.sweep
 sweep = importlib.import_module("costmodel.sweep")
@@ -318,8 +318,9 @@ def test_preset_all_and_textbook_algorithms():
     assert (rest["error"] == "").all() and (rest["time_s"] > 0).all()
     with pytest.raises(ValueError, match="model='magic' unknown"):
         sweep.sweep(preset="dgx-h100", model="magic", size="1GB")
-    with pytest.raises(ValueError, match="only for model=textbook"):
-        sweep.sweep(preset="dgx-h100", algorithm="all", size="1GB")
+    # the nccl model's 'all' is its row of the one table, as collective --algorithm all lists
+    df = sweep.sweep(preset="dgx-h100", algorithm="all", size="1GB")
+    assert df["algorithm"].tolist() == list(models.algorithms("nccl", "all_reduce"))
 
 
 def test_memory_sweep_with_preset_says_what_fits():

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import units
-from ..tables import canonical_op
+from ..tables import OPS, canonical_op
 from ._common import (
     _MODEL_HELP,
     REPLACED_OUTPUT,
@@ -161,6 +161,25 @@ def _one_sided(df: Any) -> str:
 
 
 # --- collective -------------------------------------------------------------------------------
+def _algorithm_help() -> str:
+    """``--algorithm``'s help, from the one table (:func:`costmodel.models.algorithms`)."""
+    from .. import models
+
+    nccl = ", ".join(dict.fromkeys(a for op in OPS for a in models.algorithms("nccl", op)))
+    return (
+        "auto (the model's choice) or an algorithm the op has under the model (another is "
+        "refused with the op's list; per op: README 'Algorithms per op and model'). Over one "
+        "link and --model lesson/textbook: the alpha-beta rows (all_reduce: "
+        + ", ".join(models.algorithms("lesson", "all_reduce"))
+        + "; textbook with --cluster also hierarchical, hierarchical_pipelined); nccl, "
+        f"nccl-table, calibrated: NCCL's names ({nccl}). Aliases, answered by the canonical "
+        f"name: {models.alias_summary()}; any case, NCCL_ALGO spellings (NVLSTree)."
+    )
+
+
+ALGORITHM_HELP = _algorithm_help()
+
+
 def collective(
     op: Annotated[
         str,
@@ -200,8 +219,9 @@ def collective(
         typer.Option(
             "--algorithm",
             "-a",
-            help="Textbook: ring, tree, ..., or 'all'. With --cluster: auto, an NCCL algorithm, "
-            "or 'all' (every algorithm the cluster can run, the model's choice marked *).",
+            help=ALGORITHM_HELP + " 'all': every algorithm of the op (with --cluster and one "
+            "op: the model's choice marked *, and why the others cannot run). Default: ring "
+            "over one link, auto with --cluster.",
         ),
     ] = "",
     cluster: Annotated[
@@ -248,7 +268,7 @@ def collective(
                     f"{name}: an option of the collective on a cluster preset (--cluster NAME); "
                     "over one link (--ranks/--bandwidth) the model is the textbook alpha-beta"
                 )
-    if cluster is not None and algorithm == "all":
+    if cluster is not None and algorithm == "all" and op != "all":
         _collective_all(op, sizes, cluster, nodes, gpus_per_node, model, as_json)
         return
     axes: dict[str, Any] = {"op": op, "size": sizes}
@@ -321,6 +341,11 @@ def collective(
     for f in fastest:
         what = "".join(f"{_LINK_LABEL[k](f[k])} " for k in varying)
         typer.echo(f"fastest {what}at {units.format_bytes(f['size_bytes'])}: {f['text']}")
+    # a row its cluster cannot run (collective all --algorithm all: nvls across nodes, ...)
+    if "error" in df.columns:
+        refused = df[df["error"].astype(str) != ""]
+        for r in refused.drop_duplicates(["op", "algorithm", "error"]).itertuples():
+            typer.echo(f"not available: {r.op} {r.algorithm}: {r.error}")
     for n in notes:
         typer.echo(f"note: {n}")
     note = _band_note(df)
@@ -401,10 +426,6 @@ def _collective_all(
     """``collective --cluster NAME --algorithm all``: :func:`costmodel.predict_all_algorithms`."""
     from ..predict import buffer_memory_note, predict_all_algorithms
 
-    if op == "all":
-        from ..nccl import OPS
-
-        raise ValueError("--algorithm all takes one op; allowed: " + ", ".join(OPS))
     r = predict_all_algorithms(op, sizes, cluster, nodes, gpus_per_node, model=model)
     memory_note = buffer_memory_note(sizes, cluster, nodes, gpus_per_node)
     if as_json:
@@ -458,9 +479,7 @@ def predict(
     gpus_per_node: Annotated[
         int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
     ] = None,
-    algorithm: Annotated[
-        str, typer.Option(help="auto or an NCCL algorithm (Ring, Tree, NVLS, ...).")
-    ] = "auto",
+    algorithm: Annotated[str, typer.Option(help=ALGORITHM_HELP)] = "auto",
     protocol: Annotated[str, typer.Option(help="auto, LL, LL128 or Simple.")] = "auto",
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     compare_models: Annotated[
@@ -498,11 +517,11 @@ def predict(
         from ..nccl import OPS
 
         ops = list(OPS)
-        if algorithm.strip().lower() != "auto":
-            raise ValueError(
-                f"--algorithm: {algorithm!r} with --op all; allowed: auto (each op's own choice: "
-                "an algorithm is not defined for every op, all_to_all has only p2p)"
-            )
+        if algorithm.strip().lower() != "all":
+            # one the table gives every op (auto; ring for lesson/textbook), as collective all
+            from .. import models
+
+            models.check_algorithm_every_op(models.check_model(units.choice_name(model)), algorithm)
     else:
         op = canonical_op(op)  # "all-reduce", "AllReduce" as typed
         ops = [op]

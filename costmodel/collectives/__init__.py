@@ -90,10 +90,11 @@ from .named import (
     reduce_scatter_halving,
     reduce_scatter_ring,
 )
-from .rows import ALGORITHMS, EQUATIONS, Algorithm, canonical_algorithm
+from .rows import ALGORITHMS, ALIASES, EQUATIONS, Algorithm, canonical_algorithm
 
 __all__ = [
     "ALGORITHMS",
+    "ALIASES",
     "Algorithm",
     "EQUATIONS",
     "FloatOrArray",

@@ -133,8 +133,12 @@ _ROWS: dict[str, dict[str, _Row]] = {
 
 ALGORITHMS: dict[str, tuple[str, ...]] = {op: tuple(rows) for op, rows in _ROWS.items()}
 
-# accepted alternative names -> canonical name, per op
-_ALIASES: dict[str, dict[str, str]] = {
+#: accepted alternative names -> canonical name, per op: ``"ring"`` for the ring-like row of the
+#: ops whose row has another name (broadcast's and reduce's chain, all-to-all's pairwise
+#: exchange), ``"pairwise"`` for the reduce-scatter ring (each rank sends one block to each
+#: other rank in turn: the same volume and steps). Answered by the canonical name everywhere
+#: (:func:`costmodel.models.algorithm_aliases` lists them per model).
+ALIASES: dict[str, dict[str, str]] = {
     "all_reduce": {},
     "reduce_scatter": {"pairwise": "ring"},
     "all_gather": {},
@@ -176,12 +180,12 @@ def canonical_algorithm(op: str, algorithm: str) -> str:
         raise ValueError(
             f"algorithm: one name per call, got {algorithm!r}; allowed: {', '.join(rows)}"
         )
-    name = _ALIASES[op].get(algorithm, algorithm)
+    name = ALIASES[op].get(algorithm, algorithm)
     if name not in rows:  # "RING" is ring, as every surface reads it (off the fast path)
         key = choice_name(algorithm)
-        name = _ALIASES[op].get(key, key)
+        name = ALIASES[op].get(key, key)
     if name not in rows:
-        valid = ", ".join([*rows, *_ALIASES[op]])
+        valid = ", ".join(rows) + "".join(f"; {a} (alias of {c})" for a, c in ALIASES[op].items())
         raise ValueError(f"algorithm: unknown algorithm {algorithm!r} for {op}; allowed: {valid}")
     return name
 

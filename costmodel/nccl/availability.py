@@ -93,14 +93,12 @@ def candidates(
             else:
                 reasons.append(f"{a}/{p}: {why}")
     if not out:
-        allowed = sorted(
-            {
-                a
-                for a in _candidates(op)
-                for p in PROTOCOLS
-                if unavailable_reason(op, a, p, topo) is None
-            }
-        )
+        # in the table's order (tables.NCCL_OP_ALGORITHMS), as every list of algorithms
+        allowed = [
+            a
+            for a in _candidates(op)
+            if any(unavailable_reason(op, a, p, topo) is None for p in PROTOCOLS)
+        ]
         raise ValueError(
             f"algorithm={algorithm!r}, protocol={protocol!r} cannot run {op} on this cluster "
             f"({'; '.join(reasons[:3])}); allowed algorithms here: auto, {', '.join(allowed)}"

@@ -19,12 +19,10 @@ def _nsteps(op: str, n: int) -> int:
 
 
 def _candidates(op: str) -> tuple[str, ...]:
-    """Algorithms NCCL's table holds for an op (tuning.cc l.294-304)."""
-    if op in ("broadcast", "reduce"):
-        return ("ring",)
-    if op in ("reduce_scatter", "all_gather"):
-        return ("ring", "nvls", "collnet_direct", "pat")
-    return ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree")
+    """Algorithms NCCL's table holds for an op (tuning.cc l.294-304: ``tables.NCCL_OP_ALGORITHMS``;
+    all-to-all, which has no table entry, is read as all-reduce's row here as before: the
+    callers answer all-to-all as p2p before they ask)."""
+    return T.NCCL_OP_ALGORITHMS.get(op, T.NCCL_OP_ALGORITHMS["all_reduce"])
 
 
 def _graph_for(algo: str, topo: TopologyInputs) -> Graph | None:

@@ -386,6 +386,7 @@ def _eval_collective_vectorised(
     once and evaluates all candidates for all rows; the same numbers as
     ``predict_collective`` row by row (tests/test_sweep_vectorised.py).
     """
+    from ..models import check_algorithm
     from ..realistic import realistic_rows
 
     given, sizes = sizes, sizes.astype(float)
@@ -395,7 +396,9 @@ def _eval_collective_vectorised(
         nodes,
         gpn,
         base,
-        cat["algorithm"],
+        # the canonical name (an alias, NCCL_ALGO's CollNet, resolved), as predict_collective
+        # runs it: a refusal names what the cluster cannot run in the same words
+        check_algorithm(cat["model"], cat["op"], cat["algorithm"]),
         cat["protocol"],
         corrected=cat["model"] == "nccl",
     )

@@ -773,6 +773,7 @@ def _check(grid: Grid) -> None:
                     "model: a raw link (bandwidth=...) has only model=textbook (or lesson: on "
                     "one link both are the same alpha-beta formula)"
                 )
+        _check_algorithms(a)
         _check_nodes(a)  # first: nodes=0 in the words of every command's --nodes
         _check_at_least_one(a, ("ranks", "nodes", "gpus_per_node"))
     elif grid.kind == "step":
@@ -780,6 +781,26 @@ def _check(grid: Grid) -> None:
     else:
         _check_memory(a)
     _check_limits(a)
+
+
+def _check_algorithms(a: dict[str, list[Any]]) -> None:
+    """Each (model, op, algorithm) of a collective grid is one the model defines
+    (:func:`costmodel.models.algorithms`), checked before any row is evaluated: with
+    ``op=all`` a named algorithm must be one of every op
+    (:func:`costmodel.models.check_algorithm_every_op`, as ``collective all`` and ``predict
+    --op all``), else each op's own list names what is allowed."""
+    from .. import models
+
+    link = "preset" not in a
+    default_model = "textbook" if link else "nccl"
+    for model in a.get("model", [default_model]):
+        default_alg = "ring" if model in _LINK_MODELS else "auto"
+        requested = _names(a.get("algorithm", [default_alg]))
+        if a.get("op") == ["all"] and "all" not in requested:
+            for r in requested:
+                models.check_algorithm_every_op(model, r, link=link)
+        for op in _ops(a.get("op", ["all_reduce"])):
+            _algorithms(op, model, requested, link=link)
 
 
 def _check_at_least_one(a: dict[str, list[Any]], names: Sequence[str]) -> None:
@@ -1168,25 +1189,32 @@ def _names(requested: list[str]) -> list[str]:
     return list(dict.fromkeys(str(units.choice_name(r)) for r in requested))
 
 
-def _algorithms(op: str, model: str, requested: list[str]) -> list[str]:
+def _algorithms(op: str, model: str, requested: list[str], *, link: bool = False) -> list[str]:
+    """The algorithm values of one (model, op) block: ``all`` -> every algorithm the model
+    defines for the op (:func:`costmodel.models.algorithms`, the list ``collective --algorithm
+    all`` gives); named ones checked against that table (an algorithm the op does not define
+    is refused with the op's allowed list, as ``predict_collective`` refuses it). A preset
+    sweep keeps each name as requested (its ``algorithm_used`` column names what ran); over a
+    raw link, with no such column, each is the row it runs (``auto`` and aliases resolved:
+    ``ring`` is broadcast's ``chain``), each once."""
+    from .. import models
+
     requested = _names(requested)
     if requested != ["all"]:
         if "all" in requested:
             raise ValueError("algorithm: 'all' cannot be mixed with named algorithms")
+        if link:
+            return list(dict.fromkeys(models.link_algorithm(model, op, r) for r in requested))
+        for r in requested:
+            models.check_algorithm(model, op, r)
         return requested
-    if model in _LINK_MODELS:
-        from .. import collectives
-
-        if op not in collectives.ALGORITHMS:
-            raise ValueError(f"op: unknown {op!r}; allowed: {', '.join(collectives.OPS)}")
-        return list(collectives.ALGORITHMS[op])
-    from .. import nccl
-
-    raise ValueError(
-        f"algorithm: 'all' expands only for model=textbook or lesson (a cluster cannot run "
-        f"every NCCL "
-        f"algorithm); name them instead, from: auto, {', '.join(nccl.ALGORITHMS)}"
-    )
+    if model == models.CALIBRATED:
+        raise ValueError(
+            "algorithm: 'all' expands for model=lesson, textbook, nccl or nccl-table (a "
+            "calibration's algorithms are its fits'); for calibrated name them, or ask "
+            "costmodel collective OP --cluster NAME --model calibrated --algorithm all"
+        )
+    return list(models.algorithms(model, op, link=link))
 
 
 def _presets(requested: list[Any], axes: dict[str, Any] | None = None) -> list[Any]:
@@ -1308,11 +1336,12 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             yield dict(zip(cats, values, strict=True)), block
         return
     default_model = "nccl" if "preset" in a else "textbook"
+    link = "preset" not in a
     for preset in _presets(a.get("preset", [None]), a):
         for model in a.get("model", [default_model]):
             for op in _ops(a.get("op", ["all_reduce"])):
                 default_alg = "ring" if model in _LINK_MODELS else "auto"
-                for alg in _algorithms(op, model, a.get("algorithm", [default_alg])):
+                for alg in _algorithms(op, model, a.get("algorithm", [default_alg]), link=link):
                     for proto in _names(a.get("protocol", ["auto"])):
                         cat = {
                             "preset": preset,

@@ -188,7 +188,8 @@ def _inputs() -> dict:
         c2.metric("Latency per step alpha", format_duration(latency))
         st.caption(f"{fig['description']} Source: {fig['source']}")
     assert op is not None  # a non-empty selectbox with a default index never gives None
-    valid = collectives.ALGORITHMS[op]
+    # the one table of algorithms per op (models.algorithms): the formulas over one link
+    valid = models.algorithms(models.TEXTBOOK, op, link=True)
     _url_canonical_algorithms(op, f"algorithms_{op}")
     algorithms = bound_choice(
         st,
@@ -210,16 +211,17 @@ def _inputs() -> dict:
 
 
 def _url_canonical_algorithms(op: str, key: str) -> None:
-    """A link naming an algorithm by its input alias (``?algorithms_all_to_all=ring``: the
-    pairwise exchange; broadcast's and reduce's ``ring``: the chain) opens the canonical name
-    (:func:`costmodel.collectives.canonical_algorithm`), as the API, the CLI and the sweeps
-    accept ``ring``; the box and the URL then say the canonical name."""
+    """A link naming an algorithm by its alias (``?algorithms_all_to_all=ring``: the
+    pairwise exchange; broadcast's and reduce's ``ring``: the chain; reduce-scatter's
+    ``pairwise``: its ring) opens the canonical name (:func:`costmodel.models.algorithm_aliases`),
+    as the API, the CLI and the sweeps accept it; the box and the URL then say the canonical
+    name. Any other name not in the op's list is named in red by the box
+    (:func:`~costmodel.web.common.bound_choice`), with the allowed ones."""
     if key not in st.query_params:
         return
     given = st.query_params.get_all(key)
-    named = [
-        collectives.canonical_algorithm(op, v) if v in models.INPUT_ALIASES else v for v in given
-    ]
+    aliases = models.algorithm_aliases(models.TEXTBOOK, op)
+    named = [aliases.get(v, v) for v in given]
     if named != given:
         # Streamlit's binding reads the URL as the run began: the canonical names take effect
         # on a rerun (once: the URL then holds no alias)
