@@ -317,10 +317,11 @@ PAGE_NAMES: dict[str, str] = {
 
 
 def sentence(note: str) -> str:
-    """A library note as the page shows it, as a sentence: the CLI's flags in the page's
-    words (:data:`PAGE_WORDS`) and the first letter a capital. The library's notes start
-    lower-case ("even one parameter does not fit: ...") because the CLI prints them after a
-    label; one helper for every note a page shows on its own.
+    """A library note as the page shows it, as a sentence: in the page's words
+    (:func:`page_words`: its marked names as the page's boxes) and the first letter a
+    capital. The library's notes start lower-case ("even one parameter does not fit: ...")
+    because the CLI prints them after a label; one helper for every note a page shows on its
+    own.
 
     >>> sentence("even one parameter does not fit: 95 GB taken")
     'Even one parameter does not fit: 95 GB taken'
