@@ -15,7 +15,8 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import units
@@ -238,7 +239,7 @@ LIMITS: dict[str, Limit] = {
 """Option (the command function's parameter name) -> its limits, for every command alike."""
 
 
-def parse_gpu_memory(text: str | int | float, *, name: str = "--gpu-memory") -> int:
+def parse_gpu_memory(text: str | int | float, *, name: str = "gpu_memory") -> int:
     """A GPU memory [B] (``80GB``) within its one limit (``LIMITS["gpu_memory"]``: 1 B..16 TiB),
     for the inputs not checked by parameter name (the app's typed card); ValueError
     ``"NAME: must be RULE, got VALUE"`` otherwise."""
@@ -249,6 +250,38 @@ def parse_gpu_memory(text: str | int | float, *, name: str = "--gpu-memory") -> 
 def option_name(param: str) -> str:
     """``micro_batch`` -> ``--micro-batch`` (``global_`` -> ``--global``)."""
     return "--" + param.rstrip("_").replace("_", "-")
+
+
+# --- an input named inside a message ------------------------------------------------------------
+#: How a library message names an input mid-sentence: the API's name of it (a field or keyword,
+#: ``usd_per_gpu_hour``; a method, ``fit_suggestions``) in backquotes, never a CLI flag or an
+#: app box's label. The notebook user reads the message as it is; the CLI says each marked name
+#: as the command's option (``--usd-per-gpu-hour``), the app as its box, each through
+#: :func:`name_fields`. A message's first word, the field it refuses (``"price: ..."``), stays
+#: bare: the surfaces rename it already (``cli._common.name_options``, ``web.common.show_error``).
+FIELD_MARK = re.compile(r"`([a-z][a-z0-9_]*)`")
+
+
+def name_fields(
+    text: str, names: Callable[[str], str | None] | Mapping[str, str] | None = None
+) -> str:
+    """``text`` with each marked name (:data:`FIELD_MARK`) said as ``names`` says it: the
+    CLI's option, the app's box; a name ``names`` does not know (or ``names`` None) by the
+    name alone, without its marks.
+
+    >>> name_fields("or give `usd_per_gpu_hour`", {"usd_per_gpu_hour": "--usd-per-gpu-hour"})
+    'or give --usd-per-gpu-hour'
+    >>> name_fields("the `mfu` of this compute, see `costmodel archs`")
+    'the mfu of this compute, see `costmodel archs`'
+    """
+    if "`" not in text:
+        return text
+    look = names.get if isinstance(names, Mapping) else names
+
+    def said(m: re.Match[str]) -> str:
+        return (look(m.group(1)) if look is not None else None) or m.group(1)
+
+    return FIELD_MARK.sub(said, text)
 
 
 def check_limits(

@@ -360,7 +360,7 @@ def sweep_dask_frame(
     if g.rows > sw.MAX_IN_MEMORY_ROWS:
         raise ValueError(
             f"grid: {g.rows} rows is too many to hold in memory (limit {sw.MAX_IN_MEMORY_ROWS}); "
-            "write a dataset folder with output=... or `costmodel sweep --engine dask -o DIR`"
+            "write a dataset folder with output=..."
         )
     parts = plan(g, partition_rows)
     with _client(scheduler) as client:

@@ -226,7 +226,7 @@ def arch_from_hf_config(
     if a.params > limit.hi:
         raise ValueError(
             f"config.json: its shapes count {a.params:.3g} parameters; must be {limit.rule} "
-            "(the limit of --params and Scenario.params)"
+            "(the limit of `params`)"
         )
     # a unit the step sends whole (the embedding, one block, the head: FSDP's all-gather, a
     # ZeRO/DDP bucket holds a tensor whole) is one collective buffer, at most 16 TiB at up to

@@ -535,7 +535,7 @@ def bare_count_note(priced: str = BARE_COUNT_STEP) -> str:
     return (
         "activations: not included (a bare parameter count: the model state, activations not "
         f"sized; the step prices the count as {priced}; name an architecture to size "
-        "activations: arch=, --arch, the Model box)"
+        "activations: `arch`)"
     )
 
 

@@ -702,7 +702,7 @@ def predict_collective(
     if model == CALIBRATED and cal is None:
         raise ValueError(
             f"model='calibrated' but cluster {c.name!r} carries no calibration; "
-            "allowed: a calibration preset (costmodel calibrate ... --cluster NAME) or "
+            "allowed: a calibration preset (as `calibrate` writes one) or "
             "the models " + ", ".join(m for m in MODELS if m != CALIBRATED)
         )
     if harness == "nccl-tests-g" and gpus_per_process == 1:

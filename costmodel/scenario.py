@@ -913,8 +913,8 @@ class Scenario(BaseModel):
                 0,
                 f"DOES NOT FIT: {units.format_bytes(total)} per GPU > "
                 f"{units.format_bytes(gpu_bytes)} ({lay.name}); the step and any cost below are "
-                "for a configuration that cannot run (costmodel.strategy.fit_suggestions, "
-                "`costmodel scenario --fit`, lists the changes that make it fit)",
+                "for a configuration that cannot run (`fit_suggestions` lists the changes that "
+                "make it fit)",
             )
         is_ddp = lay.strategy == "ddp"
         if is_ddp:

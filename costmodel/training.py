@@ -248,7 +248,7 @@ def check_price_gpu(price: str | Price, gpu: str) -> Price:
         )
         raise ValueError(
             f"price: {p.name} is a price for {p.gpu}, not for this cluster's GPU {gpu}; "
-            f"{hint}; or give usd_per_gpu_hour (--usd-per-gpu-hour)"
+            f"{hint}; or give `usd_per_gpu_hour`"
         )
     return p
 
@@ -269,7 +269,7 @@ def price_age_warning(price: str | Price, today: _dt.date | None = None) -> str:
         return ""
     return (
         f"price {p.name} is from {p.date}, {age} days old: cloud prices change (AWS cut P4 and "
-        "P5 prices in June 2025); check the current list or give --usd-per-gpu-hour"
+        "P5 prices in June 2025); check the current list or give `usd_per_gpu_hour`"
     )
 
 

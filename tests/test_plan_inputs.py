@@ -70,14 +70,15 @@ def test_each_row_takes_the_price_of_its_own_gpu(priced):
     assert a100.cost_usd.isna().all() and a100.usd_per_gpu_hour.isna().all()
     assert set(a100.price) == {""} and set(a100.price_date) == {""}
     note = a100.cost_note.iloc[0]
-    assert "never priced at another GPU's rate" in note and "--usd-per-gpu-hour" in note
+    # the API's rows name the field (`usd_per_gpu_hour`), not the CLI's option
+    assert "never priced at another GPU's rate" in note and "`usd_per_gpu_hour`" in note
     assert prices_for_gpu("a100-sxm-80gb")[0] in note  # the presets that would match
 
 
 def test_sweep_without_a_price_asks_for_one_and_a_typed_price_prices_every_row():
     bare = cm.sweep(kind="step", preset="dgx-h100", arch=ARCH, tokens="1T")
     assert bare.cost_usd.isna().all() and (bare.gpu_hours > 0).all()
-    assert "--usd-per-gpu-hour" in bare.cost_note.iloc[0]
+    assert "`usd_per_gpu_hour`" in bare.cost_note.iloc[0]
     typed = cm.sweep(kind="step", preset="dgx-h100,dgx-b200", arch=ARCH, tokens="1T", usd=3.0)
     assert np.allclose(typed.cost_usd, typed.gpu_hours * 3.0)
     assert set(typed.price) == {""} and set(typed.price_date) == {""}

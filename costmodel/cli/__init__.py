@@ -109,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # file and prints the calling line, noise for a command-line user
         if str(message) not in said:
             said.add(str(message))
-            print(f"costmodel: warning: {message}", file=file or sys.stderr)
+            # the library's marked names (`usd_per_gpu_hour`) as the command's options
+            print(f"costmodel: warning: {_common.cli_words(str(message))}", file=file or sys.stderr)
 
     with warnings.catch_warnings():
         warnings.showwarning = once

@@ -19,7 +19,7 @@ import typer
 from typer.core import TyperGroup
 
 from .. import units
-from .._limits import LIMITS, check_limits, choice_names, validation_parts
+from .._limits import LIMITS, check_limits, choice_names, name_fields, validation_parts
 
 EXIT_USAGE = 2
 """Exit code for bad input of any kind (click's own code for usage errors)."""
@@ -31,7 +31,9 @@ def _one_line(exc: BaseException, options: Callable[[str], str | None] | None = 
 
     ``options`` maps a library field to the CLI option the user typed (None: not an option):
     given, each error names that option instead of the field (:func:`name_options`), and a
-    pydantic error drops the model's title."""
+    pydantic error drops the model's title. The names the library marks inside the message
+    (`` `usd_per_gpu_hour` ``) are said as the command being run spells them, either way
+    (:func:`cli_words`; ``options`` renames only the refused field in front)."""
     errors = getattr(exc, "errors", None)
     # pydantic's ValidationError, or ours that subclass it (Scenario's one-line ScenarioError)
     if callable(errors) and any(c.__name__ == "ValidationError" for c in type(exc).__mro__):
@@ -41,7 +43,7 @@ def _one_line(exc: BaseException, options: Callable[[str], str | None] | None = 
                 for text in validation_parts(exc)
             ]
             title = "" if options is not None else f"{getattr(exc, 'title', 'input')}: "
-            return title + "; ".join(parts)
+            return cli_words(title + "; ".join(parts))
         except Exception:  # noqa: BLE001  (fall back to the plain text)
             pass
     if isinstance(exc, KeyError) and exc.args:
@@ -49,7 +51,38 @@ def _one_line(exc: BaseException, options: Callable[[str], str | None] | None = 
     else:
         text = str(exc) or type(exc).__name__
     text = " ".join(text.split())
-    return name_options(text, options) if options is not None else text
+    return cli_words(name_options(text, options) if options is not None else text)
+
+
+#: API names the library marks in a message (:data:`costmodel._limits.FIELD_MARK`) that are no
+#: option of the command being run, in the CLI's words: what the CLI does for that name.
+CLI_NAMES: dict[str, str] = {
+    # ScenarioResult's DOES NOT FIT note: Scenario.fit_suggestions is scenario's --fit
+    "fit_suggestions": "`costmodel scenario --fit`",
+    # predict's model='calibrated' without a calibration: what writes a calibration preset
+    "calibrate": "costmodel calibrate ... --cluster NAME",
+}
+
+_COMMAND: list[Callable[[str], str | None]] = []
+"""The options of the command being run (:func:`command_options`, set by :func:`limited`): the
+words :func:`cli_words` says the library's marked names in, wherever the command prints."""
+
+
+def cli_words(text: str, options: Callable[[str], str | None] | None = None) -> str:
+    """``text`` (a library message, note or label) with each name the library marks in it
+    (`` `usd_per_gpu_hour` ``, :data:`costmodel._limits.FIELD_MARK`) said as the CLI says it:
+    the option of the command being run that sets it (``options``; default: that command's,
+    :func:`command_options`), else :data:`CLI_NAMES`, else the name alone (a ``--set`` key,
+    a sweep column). ``"or give `usd_per_gpu_hour`"`` is ``"or give --usd-per-gpu-hour"`` on
+    ``train``.
+
+    >>> cli_words("give them too (`tokens`, e.g. 2T)", {"tokens": "--tokens"}.get)
+    'give them too (--tokens, e.g. 2T)'
+    >>> cli_words("(`fit_suggestions` lists the changes)", lambda f: None)
+    '(`costmodel scenario --fit` lists the changes)'
+    """
+    opts = options if options is not None else (_COMMAND[-1] if _COMMAND else None)
+    return name_fields(text, lambda f: (opts(f) if opts is not None else None) or CLI_NAMES.get(f))
 
 
 # a message that starts with the library's name of what it refuses: "group_size: ...",
@@ -291,8 +324,9 @@ stays the one line on stderr)."""
 
 
 def warn_on_success(text: str) -> None:
-    """``costmodel: warning: TEXT`` on stderr after the command's answer, only if it answers."""
-    _PENDING_WARNINGS.append(text)
+    """``costmodel: warning: TEXT`` on stderr after the command's answer, only if it answers
+    (the library's marked names in the command's words, :func:`cli_words`)."""
+    _PENDING_WARNINGS.append(cli_words(text))
 
 
 def _stdout_gone() -> bool:
@@ -440,6 +474,7 @@ class _Group(TyperGroup):
             code = EXIT_USAGE
         finally:
             _PENDING_WARNINGS.clear()
+            _COMMAND.clear()
         if standalone_mode:
             sys.exit(code)
         return code
@@ -532,8 +567,20 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _worded(value: Any) -> Any:
+    """Every string in JSON-ready ``value`` in the CLI's words (:func:`cli_words`): a note or
+    label the library wrote names the command's options in ``--json`` as in the text."""
+    if isinstance(value, str):
+        return cli_words(value)
+    if isinstance(value, dict):
+        return {k: _worded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_worded(v) for v in value]
+    return value
+
+
 def _print_json(data: Any) -> None:
-    typer.echo(json.dumps(_jsonable(data), indent=2))
+    typer.echo(json.dumps(_worded(_jsonable(data)), indent=2))
 
 
 def _records(df: Any) -> list[dict[str, Any]]:
@@ -597,8 +644,10 @@ def _left_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def _kv(rows: Sequence[tuple[str, str]]) -> str:
+    """``key  value`` lines, the keys aligned; a value the library wrote (a compute label) in
+    the command's words (:func:`cli_words`)."""
     width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+    return "\n".join(f"{k:<{width}}  {cli_words(str(v))}" for k, v in rows)
 
 
 def _sizes(values: Sequence[str], name: str = "--size") -> list[int]:
@@ -713,6 +762,7 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def inner(*args: Any, **kwargs: Any) -> Any:
+        _COMMAND[:] = [options]  # the words of everything this command prints (cli_words)
         try:
             return checked(*args, **kwargs)
         except (ValueError, LookupError) as exc:

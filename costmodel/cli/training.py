@@ -20,6 +20,7 @@ from ._common import (
     _print_json,
     bare_bytes_warning,
     bare_seconds_warning,
+    cli_words,
     relay_bare_number_warnings,
 )
 
@@ -649,10 +650,10 @@ def memory(
         f"{head}{units.format_count(p)} params, {recipe}, {over} over {units.format_counted(ranks, 'rank')} "
         f"(the step's layout: {result['layout']})"
     )
-    typer.echo(result["notes"][0])  # the activations' line
+    typer.echo(cli_words(result["notes"][0]))  # the activations' line
     typer.echo(_kv(rows))
     for n in result["notes"][1:]:
-        typer.echo(f"note: {n}")
+        typer.echo(f"note: {cli_words(n)}")
 
 
 def _layout_identity(layout_kw: dict[str, Any], ranks: int) -> dict[str, Any]:
@@ -1214,7 +1215,7 @@ def step(
         )
     )
     for note in data["notes"]:
-        typer.echo(f"note: {note}")
+        typer.echo(f"note: {cli_words(note)}")
 
 
 def _efficiency_text(efficiency: float, one_gpu_s: float) -> str:
@@ -1371,7 +1372,7 @@ def _step_on_cluster(
         typer.echo(_advice_table(ranked))
         typer.echo(adv.summary())
         for n in adv.notes:  # what the ranking leaves out, as one strategy's step says it
-            typer.echo(f"note: {n}")
+            typer.echo(f"note: {cli_words(n)}")
         return
     # one set of arguments for the step and for what makes it fit, so that the suggestions'
     # base is the step shown (an hsdp group or --no-reshard dropped there priced another layout)
@@ -1463,7 +1464,7 @@ def _step_on_cluster(
     typer.echo(_kv(rows))
     for n in s.notes:
         if n != s.layout.bucket_note:  # said as --bucket's warning (_warn_unused_bucket)
-            typer.echo(f"note: {n}")
+            typer.echo(f"note: {cli_words(n)}")
 
 
 def _warn_unused_bucket(strategies: list[str], bucket: int | None) -> None:
@@ -2008,7 +2009,7 @@ def scenario(
         if fa is not None and not fa.fits:
             typer.echo(_fit_text(fa))
             text = text.split("\n", 1)[1]  # its first line is the same warning
-        typer.echo(text)
+        typer.echo(cli_words(text))
         if fa is not None and fa.fits:  # --fit asked: say so rather than print nothing
             typer.echo(f"{_fit_text(fa)}: nothing to change")
     else:
@@ -2097,7 +2098,7 @@ def _side_costs(
                 break
         # B's side's words: its GPU, and its own price option as the other way out
         msg = msg.replace("this cluster's GPU", "B's GPU").replace(
-            "usd_per_gpu_hour (--usd-per-gpu-hour)", "--usd-per-gpu-hour-b"
+            "`usd_per_gpu_hour`", "--usd-per-gpu-hour-b"
         )
         raise ValueError(msg) from None
     if chosen is not None:
@@ -2175,7 +2176,7 @@ def _cost_text(costs: dict[str, Any]) -> str:
         if c.billing_note and c.cost_usd is not None:
             lines.append(f"billing{' ' + k if two else ''}: {c.billing_note}")
         if c.price_warning:
-            lines.append(f"warning{f' ({k})' if two else ''}: {c.price_warning}")
+            lines.append(f"warning{f' ({k})' if two else ''}: {cli_words(c.price_warning)}")
     if "B_price" in costs:
         lines.append(f"note: {costs['B_price']}")
     if "B_price_default" in costs:
@@ -2241,7 +2242,7 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
     faster = decide_scenarios(a, b)  # a winner only when the gap beats the expected error
     text = f"{head}\n{table}\nanswer: {compare_summary(a, b)}\nfaster step: {faster.text()}"
     notes = _side_notes(a, b)
-    return text + "".join(f"\n{n}" for n in notes)
+    return text + "".join(f"\n{cli_words(n)}" for n in notes)
 
 
 def _side_notes(a: Any, b: Any) -> list[str]:
@@ -2518,6 +2519,6 @@ def train(
     if cost.price_note and price is not None:
         typer.echo(f"price: {cost.price_note}")
     if cost.price_warning:
-        typer.echo(f"warning: {cost.price_warning}")
+        typer.echo(f"warning: {cli_words(cost.price_warning)}")
     for n in cost.notes:  # what the answer leaves out (70B class, mixture of experts, ...)
-        typer.echo(f"note: {n}")
+        typer.echo(f"note: {cli_words(n)}")

@@ -425,7 +425,7 @@ def memory_layout(
     return out
 
 
-def hsdp_ranks_note(group: int, group_name: str = "--group-size") -> str:
+def hsdp_ranks_note(group: int, group_name: str = "`group_size`") -> str:
     """Why hsdp has no fewest ranks that fit: its state is sharded over its group of ``group``
     GPUs, not over the ranks, so more ranks (replicas) do not lower the memory per GPU; a larger
     group (``group_name``, the surface's spelling) does. ``costmodel memory``'s and the Memory

@@ -1791,7 +1791,7 @@ def _calibrated_label(ct: ComputeTime, mfu: float) -> ComputeTime:
 
     return replace(
         ct,
-        label=f"{ct.label}; the compute alone at MFU {mfu:.2f}, the --mfu of this compute "
+        label=f"{ct.label}; the compute alone at MFU {mfu:.2f}, the `mfu` of this compute "
         "(the one-node step's communication taken out)",
     )
 

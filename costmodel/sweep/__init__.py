@@ -195,7 +195,7 @@ def sweep(
     if g.rows > MAX_IN_MEMORY_ROWS:
         raise ValueError(
             f"grid: {g.rows} rows is too many to hold in memory (limit {MAX_IN_MEMORY_ROWS}); "
-            "stream it to a file with sweep_to_file() or `costmodel sweep -o out.parquet`"
+            "stream it to a file with sweep_to_file()"
         )
     tables = list(RowErrors().watch(iter_sweep(g, chunk_rows)))  # every row failed: refused
     return _unify(tables).to_pandas()

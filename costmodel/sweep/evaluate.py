@@ -1211,11 +1211,9 @@ def _no_price_note(gpu: str | None, given: tuple[str, ...] | None, match: list[s
         return (
             f"no price for {gpu}: {', '.join(given)} {'is' if len(given) == 1 else 'are'} "
             f"for other GPUs, and a GPU is never priced at another GPU's rate; {presets}; "
-            "or give usd_per_gpu_hour (--usd-per-gpu-hour)"
+            "or give `usd_per_gpu_hour`"
         )
-    return (
-        f"no price given: {presets} (price, --price); or give usd_per_gpu_hour (--usd-per-gpu-hour)"
-    )
+    return f"no price given: {presets} (`price`); or give `usd_per_gpu_hour`"
 
 
 def _failed_step_row(cat: dict[str, Any], cluster: Any, kw: dict[str, Any]) -> dict[str, Any]:

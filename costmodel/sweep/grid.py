@@ -509,7 +509,7 @@ def parse_set(text: str) -> tuple[str, str]:
     """
     name, sep, values = text.partition("=")
     if not sep or not name.strip() or not values.strip():
-        raise ValueError(f"--set: expected name=v1,v2 or name=a..b x f, got {text!r}")
+        raise ValueError(f"set: expected name=v1,v2 or name=a..b x f, got {text!r}")
     return name.strip(), values.strip()
 
 
@@ -892,8 +892,8 @@ def _check_strategy_options(a: dict[str, list[Any]], *, all_layouts: bool = Fals
         for name in ("group_size", "reshard_after_forward"):
             if name in a:
                 raise ValueError(
-                    f"{name}: strategy=all already sweeps every layout step --strategy all "
-                    f"ranks (each hsdp group, fsdp with and without resharding); to set {name} "
+                    f"{name}: strategy=all already sweeps every layout the advisor ranks "
+                    f"(each hsdp group, fsdp with and without resharding); to set {name} "
                     "yourself, name the strategies (strategy=fsdp,hsdp)"
                 )
         return ["all"]
@@ -935,8 +935,8 @@ def _check_memory_layout(a: dict[str, list[Any]]) -> None:
     if "strategy" not in a and {"group_size", "reshard_after_forward"} & set(a):
         name = "group_size" if "group_size" in a else "reshard_after_forward"
         raise ValueError(
-            f"{name}: set strategy (hsdp{'' if name == 'group_size' else ' or fsdp'}), as "
-            "costmodel memory --strategy takes it"
+            f"{name}: set strategy (hsdp{'' if name == 'group_size' else ' or fsdp'}) too; "
+            f"{name} is an option of that strategy"
         )
     chosen = _check_strategy_options(a)
     if "strategy" not in a:
@@ -1045,7 +1045,7 @@ def _check_step_cost(a: dict[str, list[Any]]) -> None:
         given = [n for n in ("price", "usd_per_gpu_hour") if n in a]
         if given:
             raise ValueError(
-                f"{given[0]}: prices the tokens to train; give them too (tokens, --tokens: e.g. 2T)"
+                f"{given[0]}: prices the tokens to train; give them too (`tokens`, e.g. 2T)"
             )
         return
     if "usd_per_gpu_hour" in a:
@@ -1064,8 +1064,7 @@ def _check_step_cost(a: dict[str, list[Any]]) -> None:
             )
             raise ValueError(
                 f"price: {p.name} is a price for {p.gpu}, not for a GPU of this sweep "
-                f"({', '.join(gpus)}); price presets {match}; or give usd_per_gpu_hour "
-                "(--usd-per-gpu-hour)"
+                f"({', '.join(gpus)}); price presets {match}; or give `usd_per_gpu_hour`"
             )
         if p.gpu in seen and seen[p.gpu] != p.name:
             raise ValueError(

@@ -281,13 +281,12 @@ def _history_navigation() -> bool:
 #: Notes shown this run, per session thread: each library note once per page (:func:`notes`).
 _shown_notes = threading.local()
 
-#: The CLI's words in a library note -> the page's: a web page names its boxes, not flags. One
-#: table for every page; a phrase naming a box only one page has is said only there (the
-#: Validate page's Op box: only its log reader says "CLI --op"). Longer phrases come first.
+#: A library note's phrases -> the page's, where a box's label alone does not read right
+#: (:data:`PAGE_NAMES` says the rest): a web page names its boxes, not flags. One table for
+#: every page; a phrase naming a box only one page has is said only there (the Validate page's
+#: Op box: only its log reader says "CLI --op"). Longer phrases come first.
 PAGE_WORDS: dict[str, str] = {
-    "the --mfu of this compute": "the value for the MFU box (Set the MFU) that gives this compute",
-    "--mfu": "the MFU box",
-    "arch=, --arch, the Model box": "the Model box",
+    "the `mfu` of this compute": "the value for the MFU box (Set the MFU) that gives this compute",
     # validation.logread: an op the log does not name, or one its sources disagree on
     "the op (CLI --op all_reduce; the page's Op input)": "the op in the Op box",
     "the op (CLI --op, the page's Op input)": "the op in the Op box",
@@ -306,31 +305,49 @@ PAGE_WORDS: dict[str, str] = {
 }
 
 
+#: The names a library message marks (`` `arch` ``, :data:`costmodel._limits.FIELD_MARK`) -> the
+#: app's words for them, on every page; a page's own box labels come first (:func:`show_error`'s
+#: ``labels``), and a name neither knows is said by its name.
+PAGE_NAMES: dict[str, str] = {
+    "mfu": "the MFU box",
+    "arch": "the Model box",
+    # the step page's Price box: "custom" opens the USD per GPU-hour box
+    "usd_per_gpu_hour": "a USD per GPU-hour (Price: custom)",
+}
+
+
 def sentence(note: str) -> str:
-    """A library note as the page shows it, as a sentence: the CLI's flags in the page's
-    words (:data:`PAGE_WORDS`) and the first letter a capital. The library's notes start
-    lower-case ("even one parameter does not fit: ...") because the CLI prints them after a
-    label; one helper for every note a page shows on its own.
+    """A library note as the page shows it, as a sentence: in the page's words
+    (:func:`page_words`: its marked names as the page's boxes) and the first letter a
+    capital. The library's notes start lower-case ("even one parameter does not fit: ...")
+    because the CLI prints them after a label; one helper for every note a page shows on its
+    own.
 
     >>> sentence("even one parameter does not fit: 95 GB taken")
     'Even one parameter does not fit: 95 GB taken'
-    >>> sentence("MFU 0.44, the --mfu of this compute")
+    >>> sentence("MFU 0.44, the `mfu` of this compute")
     'MFU 0.44, the value for the MFU box (Set the MFU) that gives this compute'
     """
     note = page_words(note)
     return note[:1].upper() + note[1:]
 
 
-def page_words(text: str) -> str:
-    """``text`` with the CLI's flags in a library note said in the page's words
-    (:data:`PAGE_WORDS`): the page has an MFU box, not ``--mfu``.
+def page_words(text: str, labels: Mapping[str, str] | None = None) -> str:
+    """``text``, a library note or message, in the page's words: its phrases of
+    :data:`PAGE_WORDS`, then each name it marks (`` `arch` ``) as the page's box (``labels``,
+    then :data:`PAGE_NAMES`; else the name alone): the page has an MFU box, not ``--mfu``.
 
     >>> page_words("check the log or set the op (CLI --op, the page's Op input)")
     'check the log or set the op in the Op box'
+    >>> page_words("name an architecture: `arch`; or give `group_size`", {"group_size": "HSDP group"})
+    'name an architecture: the Model box; or give HSDP group'
     """
+    from costmodel._limits import name_fields
+
     for cli, page in PAGE_WORDS.items():
         text = text.replace(cli, page)
-    return text
+    names = labels or {}
+    return name_fields(text, lambda f: names.get(f) or PAGE_NAMES.get(f))
 
 
 def _seen() -> set[str]:
@@ -786,8 +803,9 @@ def error(message: object) -> None:
     """The one red message of the app: every error text passes through here (or through
     :func:`show_error`, which calls it), escaped with :func:`plain`, so what a user typed,
     quoted in the message, is shown as text and never rendered as Markdown (an image that
-    fetches a URL, a link). A test checks that no page calls ``st.error`` itself."""
-    st.error(plain(message, ERROR_CHARS), icon=":material/error:")
+    fetches a URL, a link). A test checks that no page calls ``st.error`` itself. A library
+    message says its marked names in the page's words (:func:`page_words`)."""
+    st.error(plain(page_words(str(message)), ERROR_CHARS), icon=":material/error:")
 
 
 def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = None) -> None:
@@ -798,8 +816,9 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
     (``{"sequence_length": "Sequence length [tokens]"}``): a refusal names the box the user
     typed in, not the API's argument. A rule over the whole model (no field of its own) is not
     prefixed with ``field`` a second time. The message is shown as text (:func:`plain`): it may
-    quote what the user typed. A library message naming a CLI flag names the page's box
-    (:func:`page_words`): a page never tells the user to pass a flag.
+    quote what the user typed. A name the library marks inside the message (`` `arch` ``) is
+    said as the page's box (:func:`page_words`, with ``labels``): a page never tells the user
+    to pass a flag.
     """
     names = labels or {}
 
@@ -813,7 +832,7 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
 
         lines = []
         for e in errors():
-            msg = page_words(e["msg"].removeprefix("Value error, "))
+            msg = page_words(e["msg"].removeprefix("Value error, "), names)
             loc = ".".join(str(p) for p in e["loc"])
             if loc and msg.startswith(f"{loc}: "):  # a check of ours names its field: the box
                 msg = msg[len(loc) + 2 :]
@@ -829,7 +848,7 @@ def show_error(field: str, exc: Exception, labels: Mapping[str, str] | None = No
             )
         _red(f"**{plain(field)}**: " + plain("; ".join(lines), ERROR_CHARS))
         return
-    _red(f"**{plain(field)}**: {plain(named(page_words(str(exc))), ERROR_CHARS)}")
+    _red(f"**{plain(field)}**: {plain(named(page_words(str(exc), names)), ERROR_CHARS)}")
 
 
 def _got(e: Mapping[str, Any], msg: str = "") -> str:

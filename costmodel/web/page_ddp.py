@@ -1205,7 +1205,7 @@ def _cost_metrics(
             f"{format_gpu_hours(cost.gpu_hours)} used."
         )
     if cost.price_warning:
-        st.warning(cost.price_warning)
+        st.warning(page_words(cost.price_warning))
     notes(cost.notes)  # those the step above said already are not repeated
 
 
