@@ -61,6 +61,9 @@ CLI_NAMES: dict[str, str] = {
     "fit_suggestions": "`costmodel scenario --fit`",
     # predict's model='calibrated' without a calibration: what writes a calibration preset
     "calibrate": "costmodel calibrate ... --cluster NAME",
+    # a sweep's algorithm='all' under model=calibrated: the one-cluster listing that lists a
+    # calibration's fits
+    "predict_all_algorithms": "costmodel collective OP --cluster NAME --model calibrated --algorithm all",
 }
 
 _COMMAND: list[Callable[[str], str | None]] = []

@@ -1210,8 +1210,8 @@ def _algorithms(op: str, model: str, requested: list[str], *, link: bool = False
     if model == models.CALIBRATED:
         raise ValueError(
             "algorithm: 'all' expands for model=lesson, textbook, nccl or nccl-table (a "
-            "calibration's algorithms are its fits'); for calibrated name them, or ask "
-            "costmodel collective OP --cluster NAME --model calibrated --algorithm all"
+            "calibration's algorithms are its fits'); for calibrated name them, or "
+            "list them with `predict_all_algorithms`"
         )
     return list(models.algorithms(model, op, link=link))
 
