@@ -12,7 +12,7 @@ import pytest
 
 import costmodel as cm
 from costmodel.web.app import PAGES
-from tests.test_app import ROOT, WEB, assert_clean, open_page
+from tests.test_app import ROOT, WEB, _text, assert_clean, open_page
 
 #: Every file Streamlit runs as a script: the checkout's entry, the packaged one, each page.
 SCRIPTS = (ROOT / "app.py", WEB / "app.py", *(WEB / file for file, *_ in PAGES))
@@ -94,3 +94,20 @@ def test_the_answer_gives_the_times_its_band_allows_as_the_cli_does(page: str):
     said = [c.value for c in at.caption if c.value.startswith("Expected error")]
     assert len(said) == 1, said
     assert f": {lo_text} to {hi_text} (multi-node-infiniband" in said[0], said[0]
+
+
+# --- (e) a batch in tokens: the critical batch box's range is the one its label gives ------------
+@pytest.mark.parametrize("unit", ["samples", "tokens"])
+def test_a_negative_critical_batch_is_refused_with_the_boxs_own_range(unit: str):
+    """The box reads "Critical batch size [tokens] (0: none)", and a negative value got the
+    library's "must be a finite number > 0", which 0, the box's default, contradicts. The box
+    now starts at 0, so a link's -5 is named with the box's range, [0, inf], and the page
+    keeps answering at the default (no critical batch)."""
+    at = open_page("page_batch.py", {"batch_unit": unit, f"critical_{unit}": "-5"})
+    assert_clean(at)
+    said = [_text(e.value) for e in at.error]
+    assert said == [
+        f"URL parameter critical_{unit}: -5 is outside the range of Critical batch size "
+        f"[{unit}] (0: none), [0, inf]; the default is used"
+    ], said
+    assert any(m.label.startswith("Learning rate at global batch") for m in at.metric)

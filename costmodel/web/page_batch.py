@@ -134,6 +134,7 @@ def _inputs() -> dict:
         f"Critical batch size [{unit}] (0: none)",
         value=0,
         step=1,
+        min_value=0,  # 0 is "none"; a negative size is no batch (the box's own range)
         key=f"critical_{unit}",
         help="The learning rate is not scaled past it: " + batch.CRITICAL_BATCH_CITATION,
     )
