@@ -111,3 +111,37 @@ def test_a_negative_critical_batch_is_refused_with_the_boxs_own_range(unit: str)
         f"[{unit}] (0: none), [0, inf]; the default is used"
     ], said
     assert any(m.label.startswith("Learning rate at global batch") for m in at.metric)
+
+
+# --- (c), (d) configuration B's typed boxes: their own label and the CLI's whole range -----------
+@pytest.mark.parametrize(
+    ("page", "query", "label", "rule"),
+    [
+        (
+            "page_memory.py",
+            {"arch": "llama-3.1-70b", "mem_pin": "true"},
+            "Data-parallel ranks (B)",
+            "a whole number in 1..1,000,000,000",
+        ),
+        (
+            "page_ddp.py",
+            {"ddp_pin": "true"},
+            "Nodes (B)",
+            "a whole number in 1..1,000,000",
+        ),
+    ],
+    ids=["memory", "step"],
+)
+@pytest.mark.parametrize("typed", ["abc", "0", "1e3", "99999999999"])
+def test_configuration_bs_typed_box_is_refused_in_its_own_words(page, query, label, rule, typed):
+    """B's rank (Memory) and node (step) boxes are text, empty for "same as A". They said "a
+    whole number >= 1" (no upper bound) for text, and past the bound the refusal came later
+    under A's box ("Data-parallel ranks N: must be ...") or in pydantic's words ("Nodes (B):
+    Input should be less than or equal to 1000000"). Each now says the box's label and the
+    CLI's range (--ranks, --nodes) at once, and the page still answers for A."""
+    key = "mem_b_ranks" if page == "page_memory.py" else "ddp_b_nodes"
+    at = open_page(page, {**query, key: typed})
+    assert_clean(at)
+    said = [_text(e.value) for e in at.error]
+    assert said == [f"{label}: must be {rule}, got '{typed}'"], said
+    assert at.metric, "the page still answers for A"

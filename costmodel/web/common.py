@@ -862,6 +862,28 @@ def section(field: str, labels: Mapping[str, str] | None = None) -> Iterator[Non
         show_error(field, exc, labels)
 
 
+def whole_from_text(text: str, label: str, limit: str) -> int | None:
+    """The whole number typed in a text box that may stay empty (configuration B's "same as A"
+    boxes), checked against the range the CLI keeps for ``limit``
+    (:data:`costmodel._limits.LIMITS`: "ranks" 1..1,000,000,000, "nodes" 1..1,000,000); a red
+    message naming the box and that range, and None, for text that is not such a number.
+
+    B's boxes said "a whole number >= 1" (no upper bound), and a value past the bound was
+    refused later under A's box label ("Data-parallel ranks N") or in pydantic's words ("Input
+    should be less than or equal to 1000000").
+    """
+    from costmodel._limits import LIMITS
+
+    rule = LIMITS[limit]
+    try:
+        n = int(text.strip())
+        rule.check(label, n)
+    except ValueError:
+        error(f"{label}: must be {rule.rule}, got {text.strip()!r}")
+        return None
+    return n
+
+
 def check_boxes(values: Mapping[str, Any], labels: Mapping[str, str]) -> None:
     """ValueError ``"BOX: must be RULE, got VALUE"`` for the first value outside the range the
     CLI keeps for the option of the same name (:data:`costmodel._limits.LIMITS`: ``--nodes``
