@@ -100,16 +100,20 @@ def test_the_answer_gives_the_times_its_band_allows_as_the_cli_does(page: str):
 @pytest.mark.parametrize("unit", ["samples", "tokens"])
 def test_a_negative_critical_batch_is_refused_with_the_boxs_own_range(unit: str):
     """The box reads "Critical batch size [tokens] (0: none)", and a negative value got the
-    library's "must be a finite number > 0", which 0, the box's default, contradicts. The box
-    now starts at 0, so a link's -5 is named with the box's range, [0, inf], and the page
-    keeps answering at the default (no critical batch)."""
+    library's "must be a finite number > 0", which 0, the box's default, contradicts. The red
+    message now gives the box's own range, 0 for none or a batch size above it. (A min_value
+    on the box would only outline it in red, with no message, and run at 0.)"""
     at = open_page("page_batch.py", {"batch_unit": unit, f"critical_{unit}": "-5"})
     assert_clean(at)
     said = [_text(e.value) for e in at.error]
     assert said == [
-        f"URL parameter critical_{unit}: -5 is outside the range of Critical batch size "
-        f"[{unit}] (0: none), [0, inf]; the default is used"
+        f"**Learning rate**: Critical batch size [{unit}] (0: none): must be 0 (none) or a "
+        "batch size > 0, got -5"
     ], said
+    # 0 is taken as none: the page answers
+    at = open_page("page_batch.py", {"batch_unit": unit, f"critical_{unit}": "0"})
+    assert_clean(at)
+    assert not at.error
     assert any(m.label.startswith("Learning rate at global batch") for m in at.metric)
 
 

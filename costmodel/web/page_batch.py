@@ -134,7 +134,6 @@ def _inputs() -> dict:
         f"Critical batch size [{unit}] (0: none)",
         value=0,
         step=1,
-        min_value=0,  # 0 is "none"; a negative size is no batch (the box's own range)
         key=f"critical_{unit}",
         help="The learning rate is not scaled past it: " + batch.CRITICAL_BATCH_CITATION,
     )
@@ -209,6 +208,10 @@ def render() -> None:
             {"base_lr": inp["base_lr"], base_key: inp["base_batch"]},
             lr_boxes | {"base_tokens": lr_boxes["base_batch"]},
         )
+        if inp["critical"] is not None and inp["critical"] < 0:  # 0 is the box's "none"
+            raise ValueError(
+                f"critical_batch: must be 0 (none) or a batch size > 0, got {inp['critical']:g}"
+            )
         scaled = batch.scale_learning_rate(
             inp["base_lr"], inp["base_batch"], new, rule=inp["rule"], critical_batch=inp["critical"]
         )
