@@ -188,7 +188,9 @@ def test_step_page_reports_a_bad_b_node_count_once_by_b_s_box():
     assert_clean(at)
     errors = [_text(e.value) for e in at.error]
     assert len(errors) == 1, errors
-    assert errors[0].startswith("**Configuration B**: Nodes (B): ") and "nodes:" not in errors[0]
+    # B's box, with the CLI's --nodes range (tests/test_app_qa20.py), before B is evaluated
+    assert errors[0].startswith("Nodes (B): must be a whole number in 1..1,000,000")
+    assert "nodes:" not in errors[0]
     assert "Best bucket_cap" in metrics(at)  # A's advice is still given
 
 

@@ -881,6 +881,28 @@ def section(field: str, labels: Mapping[str, str] | None = None) -> Iterator[Non
         show_error(field, exc, labels)
 
 
+def whole_from_text(text: str, label: str, limit: str) -> int | None:
+    """The whole number typed in a text box that may stay empty (configuration B's "same as A"
+    boxes), checked against the range the CLI keeps for ``limit``
+    (:data:`costmodel._limits.LIMITS`: "ranks" 1..1,000,000,000, "nodes" 1..1,000,000); a red
+    message naming the box and that range, and None, for text that is not such a number.
+
+    B's boxes said "a whole number >= 1" (no upper bound), and a value past the bound was
+    refused later under A's box label ("Data-parallel ranks N") or in pydantic's words ("Input
+    should be less than or equal to 1000000").
+    """
+    from costmodel._limits import LIMITS
+
+    rule = LIMITS[limit]
+    try:
+        n = int(text.strip())
+        rule.check(label, n)
+    except ValueError:
+        error(f"{label}: must be {rule.rule}, got {text.strip()!r}")
+        return None
+    return n
+
+
 def check_boxes(values: Mapping[str, Any], labels: Mapping[str, str]) -> None:
     """ValueError ``"BOX: must be RULE, got VALUE"`` for the first value outside the range the
     CLI keeps for the option of the same name (:data:`costmodel._limits.LIMITS`: ``--nodes``
@@ -1479,17 +1501,26 @@ def on_open(label: str, *, key: str, **kwargs: Any) -> Any | None:
     return None if box.open is False else box
 
 
-def accuracy_caption(band: Any, *, where: str = "") -> None:
+def accuracy_caption(band: Any, *, where: str = "", time_s: float | None = None) -> None:
     """One caption next to predicted numbers: the expected error "±X%" of the prediction's
     regime (grouped cross-validation, costmodel.uncertainty), or that no run measured it, and
-    what the model leaves out. ``band`` is a :class:`costmodel.uncertainty.ErrorBand`."""
+    what the model leaves out. ``band`` is a :class:`costmodel.uncertainty.ErrorBand`.
+
+    With ``time_s`` (the predicted time of one size) the caption also gives the times the band
+    allows, ``ErrorBand.time_bounds``: the CLI's ``band`` column and the API's ``time_lo_s`` to
+    ``time_hi_s``. The band is asymmetric (74.1 ms ±49% runs from 66.2 ms to 129 ms), so "±X%"
+    alone reads as another range."""
     from costmodel.uncertainty import LEAVES_OUT
 
     if band is None:
         return
     if band.measured:
+        span = ""
+        if time_s is not None:
+            lo, hi = (float(t) for t in band.time_bounds(time_s))
+            span = f": {format_duration(lo)} to {format_duration(hi)}"
         head = (
-            f"Expected error {band.pct()}{where} ({band.regime}, grouped CV, "
+            f"Expected error {band.pct()}{where}{span} ({band.regime}, grouped CV, "
             f"{format_counted(band.sources, 'source')})."
         )
         detail = (

@@ -157,7 +157,7 @@ def render() -> None:
             inp["model"],
         )
         m[3].metric("Expected error", band.pct(), help=sentence(band.note))
-        accuracy_caption(band)
+        accuracy_caption(band, time_s=float(here["model_s"]))
         # a buffer no GPU of the preset holds: the note collective --cluster, predict and the
         # sweep's memory_note give beside the same number
         memory_note = buffer_memory_note(

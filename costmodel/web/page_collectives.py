@@ -499,7 +499,7 @@ def _cluster(inp: dict) -> None:
         m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
         m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
         band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
-        accuracy_caption(band)
+        accuracy_caption(band, time_s=float(chosen["time_s"]))
         # a buffer no GPU of the preset holds: the note the Cluster page, collective --cluster
         # and predict give beside the same number (200 GB on an 85.5 GB H100 had none here)
         memory_note = buffer_memory_note(float(size), inp["cluster"], nodes, gpus)

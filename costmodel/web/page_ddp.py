@@ -60,6 +60,7 @@ from costmodel.web.common import (
     parse_input,
     section,
     table,
+    whole_from_text,
 )
 from costmodel.web.own_model import OWN, upload_arch
 from costmodel.web.scope import OUT_OF_SCOPE
@@ -456,10 +457,8 @@ def _pinned(inp: dict) -> dict | None:
     elif arch != SAME:
         changes.update(arch=arch, params=None)
     if nodes_text.strip():
-        try:
-            n = int(nodes_text.strip())
-        except ValueError:
-            error(f"Nodes (B): a whole number >= 1, got {nodes_text!r}")
+        n = whole_from_text(nodes_text, "Nodes (B)", "nodes")
+        if n is None:
             return None
         changes["nodes"] = n
     if strat_b != SAME:

@@ -28,6 +28,7 @@ from costmodel.web.common import (
     section,
     sentence,
     table,
+    whole_from_text,
 )
 from costmodel.web.common import CUSTOM as CUSTOM_GPU
 from costmodel.web.own_model import OWN, describe, upload_arch
@@ -429,12 +430,8 @@ def _pinned(inp: dict) -> dict | None:
             b["activation"] = ("arch", a.name, *inp["recipe_act"], inp["loss"])
         changed = True
     if ranks_text.strip():
-        try:
-            n = int(ranks_text.strip())
-            if n < 1:
-                raise ValueError
-        except ValueError:
-            error(f"Data-parallel ranks (B): a whole number >= 1, got {ranks_text!r}")
+        n = whole_from_text(ranks_text, "Data-parallel ranks (B)", "ranks")
+        if n is None:
             return None
         b["ranks"], changed = n, True
     if stage != SAME:

@@ -176,8 +176,9 @@ def _overlay(comparison: pd.DataFrame) -> pd.DataFrame:
 #: The op input: "from the log" (header, command line, file name) or one the user sets.
 FROM_LOG = "from the log"
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all")
+#: The first line of the warning listing the parser's findings (one a line, as text). A comment,
+#: not a string under the name: Streamlit's magic draws a page script's bare strings on the page.
 FINDINGS = "Findings in the log:"
-"""The first line of the warning listing the parser's findings (one a line, as text)."""
 
 PLACEMENT_LABELS = {
     "both": "Both (out-of-place and in-place)",
