@@ -1,0 +1,126 @@
+"""QA pass 20: ``batch`` and ``memory`` count ``--nodes`` as step, scenario and train do
+(``--gpus-per-node`` too), the note of a sequence past the model's context comes from one
+function on every surface that prices a sequence, and a new user's walk over the planning
+commands' examples."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import costmodel as cm
+from costmodel.strategy.layout import Layout
+
+from ._cli import one_line_error, run
+
+PAST = "is past gpt2-124m's context of 1,024 tokens"
+
+
+def _json(*args: str) -> dict:
+    r = run(*args, "--json")
+    assert r.exit_code == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+# --- 1. batch's GPUs: --ranks, or --nodes x --gpus-per-node / --cluster's GPUs per node -----------
+def test_batch_takes_gpus_per_node_as_a_slice_of_the_cluster_as_step_does():
+    base = ("batch", "--local", "1", "--global-tokens", "4Mi", "--seq", "4096")
+    whole = _json(*base, "--nodes", "64", "--cluster", "dgx-h100")
+    assert whole["ranks"] == 512 and whole["accumulation"] == 2
+    half = _json(*base, "--nodes", "64", "--cluster", "dgx-h100", "--gpus-per-node", "4")
+    assert half["ranks"] == 256 and half["accumulation"] == 4
+    # the same slice as step counts it: 64 nodes x 4 GPUs
+    step = _json("step", "--params", "1B", "--nodes", "64", "--gpus-per-node", "4")
+    assert step["ranks"] == half["ranks"]
+    # without a cluster the GPUs per node are given outright (batch is arithmetic)
+    bare = _json(*base, "--nodes", "64", "--gpus-per-node", "4")
+    assert bare["ranks"] == 256
+
+
+def test_batch_gpus_per_node_refusals_name_the_flag_and_its_range():
+    base = ("batch", "--local", "1", "--global-tokens", "4Mi", "--seq", "4096")
+    # step's own message for a slice larger than the preset's node, word for word
+    line = one_line_error(
+        run(*base, "--nodes", "2", "--cluster", "dgx-h100", "--gpus-per-node", "9"),
+        "--gpus-per-node",
+        "1..8",
+    )
+    step_line = one_line_error(run("step", "--params", "1B", "--gpus-per-node", "9"))
+    assert line == step_line
+    one_line_error(run(*base, "--nodes", "2", "--gpus-per-node", "0"), "--gpus-per-node", "1..")
+    one_line_error(run(*base, "--ranks", "8", "--gpus-per-node", "4"), "--gpus-per-node", "--nodes")
+    one_line_error(run(*base, "--nodes", "2"), "--nodes", "--cluster", "--gpus-per-node")
+    one_line_error(run(*base, "--nodes", "2", "--ranks", "8"), "--ranks, --nodes")
+
+
+def test_memory_takes_gpus_per_node_and_sizes_steps_layout():
+    args = ("--arch", "llama-3.1-70b", "--strategy", "hsdp", "--nodes", "8")
+    mem = _json("memory", *args, "--cluster", "dgx-h100", "--gpus-per-node", "4")
+    step = _json("step", *args, "--cluster", "dgx-h100", "--gpus-per-node", "4")
+    assert mem["ranks"] == step["ranks"] == 32
+    assert mem["layout"] == step["layout"] == "hsdp g=4"  # one node is the 4-GPU slice
+    assert mem["memory_bytes"] == step["memory_bytes"]
+    one_line_error(
+        run("memory", "--params", "7B", "--ranks", "8", "--gpus-per-node", "4"), "--gpus-per-node"
+    )
+
+
+def test_batch_help_says_why_no_cluster_is_assumed():
+    r = run("batch", "--help")
+    assert r.exit_code == 0
+    text = " ".join(r.stdout.split())
+    assert "--gpus-per-node" in text and "no cluster is assumed" in text
+
+
+# --- 2. a sequence past the model's context: one function, every surface that prices one -------
+def test_strategy_memory_carries_the_notes_the_cli_prints():
+    m = cm.strategy_memory(Layout(strategy="ddp", ranks=8), arch="gpt2-124m", sequence_length=4096)
+    assert any(PAST in n for n in m.notes)
+    ok = cm.strategy_memory(Layout(strategy="ddp", ranks=8), arch="gpt2-124m", sequence_length=1024)
+    assert not any("is past" in n for n in ok.notes)
+    mem = _json("memory", "--arch", "gpt2-124m", "--ranks", "8")
+    assert mem["notes"] == list(m.notes)
+
+
+def test_given_activations_are_no_sequences_so_no_context_note():
+    # the activations replace what the sequence sizes: nothing is priced at 4096 tokens
+    m = cm.strategy_memory(Layout(strategy="ddp", ranks=8), arch="gpt2-124m", activations_bytes=1e9)
+    assert not any("is past" in n for n in m.notes)
+    r = run("memory", "--arch", "gpt2-124m", "--activations", "10GB")
+    assert r.exit_code == 0, r.stderr
+    assert "is past" not in r.stdout
+    # and a sequence beside them is refused (not silently left unpriced)
+    one_line_error(run("memory", "--arch", "gpt2-124m", "--activations", "10GB", "--seq", "8k"))
+    # the memory sweep's row says the same as the command (it said "priced at 4,096 tokens")
+    row = cm.sweep(kind="memory", arch="gpt2-124m", ranks=8, activations_bytes=1e9)
+    assert "is past" not in row["notes"].iloc[0]
+
+
+def test_one_link_step_takes_no_sequence_so_has_nothing_to_note():
+    link = ("step", "--arch", "gpt2-124m", "--ranks", "8", "--bandwidth", "50GB/s")
+    r = run(*link, "--compute-time", "100ms")
+    assert r.exit_code == 0, r.stderr
+    assert "is past" not in r.stdout
+    one_line_error(run(*link, "--compute-time", "100ms", "--seq", "8192"), "--seq", "--cluster")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("memory", "--arch", "gpt2-124m", "--ranks", "8", "--seq", "8192"),
+        ("memory", "--arch", "gpt2-124m", "--nodes", "1", "--cluster", "dgx-h100"),
+        ("step", "--arch", "gpt2-124m", "--nodes", "2", "--global-tokens", "64Ki"),
+        ("scenario", "--arch", "gpt2-124m", "--vs", "nodes=2"),
+        ("train", "--arch", "gpt2-124m", "--tokens", "1B", "--global-tokens", "64Ki"),
+    ],
+)
+def test_more_surfaces_note_a_sequence_past_the_context(args):
+    r = run(*args)
+    assert r.exit_code == 0, r.stderr
+    assert PAST in r.stdout, r.stdout
+    data = _json(*args)
+    # a comparison's JSON carries each side's notes (both at the default 4096 tokens here)
+    sides = [data["a"], data["b"]] if "a" in data else [data]
+    for side in sides:
+        assert any(PAST in n for n in side["notes"]), side["notes"]
