@@ -124,3 +124,25 @@ def test_more_surfaces_note_a_sequence_past_the_context(args):
     sides = [data["a"], data["b"]] if "a" in data else [data]
     for side in sides:
         assert any(PAST in n for n in side["notes"]), side["notes"]
+
+
+# --- 3. the walk: bad input, one line naming the flag and its range ----------------------------
+BUCKET_RULE = "--bucket: must be a bucket size in 1 B..10 TB (1e13 B), whole bytes, e.g. 50MiB"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("step", "--params", "7B"),
+        ("step", "--params", "7B", "--ranks", "8", "--bandwidth", "50GB/s", "--compute-time", "1s"),
+        ("scenario", "--params", "7B"),
+        ("train", "--params", "7B", "--tokens", "1T"),
+    ],
+)
+@pytest.mark.parametrize("value", ["0", "0MB", "-5MB", "20TB"])
+def test_bucket_out_of_range_is_one_rule_on_every_command(args, value):
+    # four messages before: pydantic's "Input should be greater than or equal to 1 (got 0)",
+    # the same with "allowed: [1, 10,000,000,000,000]", the parser's "must be >= 0 bytes" and
+    # the one-link step's "must be a finite number > 0 B"
+    line = one_line_error(run(*args, "--bucket", value))
+    assert line == f"costmodel: error: {BUCKET_RULE}, got {value!r}"
