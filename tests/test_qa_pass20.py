@@ -146,3 +146,22 @@ def test_bucket_out_of_range_is_one_rule_on_every_command(args, value):
     # the one-link step's "must be a finite number > 0 B"
     line = one_line_error(run(*args, "--bucket", value))
     assert line == f"costmodel: error: {BUCKET_RULE}, got {value!r}"
+
+
+def test_batch_text_says_each_factor_in_words_with_units_and_which_was_solved():
+    # it printed the JSON keys (local_batch, global_batch) beside "sequence length" in words,
+    # with no unit and nothing saying which of the four was solved
+    r = run(
+        "batch", "--local", "1", "--nodes", "64", "--cluster", "dgx-h100",
+        "--global-tokens", "4Mi", "--seq", "4096",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["local", "batch", "per", "GPU", "[samples]", "1"]
+    assert "data-parallel ranks N [GPUs]   512 (= 64 nodes x 8 GPUs per node)" in lines[1]
+    assert lines[2].endswith("2 (solved: global / (local x N))")
+    assert lines[3].endswith("1,024 (= global tokens / sequence length)")
+    assert "local_batch" not in r.stdout and "global_batch" not in r.stdout
+    # the solved value is the API's
+    sol = cm.solve_batch(local_batch=1, ranks=512, global_tokens=4 * 2**20, sequence_length=4096)
+    assert sol.accumulation == 2 and sol.solved == "accumulation"

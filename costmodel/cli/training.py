@@ -883,9 +883,20 @@ def batch(
     if as_json:
         _print_json(data)
         return
-    rows = [(k, str(data[k])) for k in ("local_batch", "ranks", "accumulation", "global_batch")]
+    # the four factors in words with their units (the Batch page's labels), the one solved
+    # said with how ("= global / (local x N)"), the ranks of --nodes with how they count
+    rows: list[tuple[str, str]] = []
+    for name, label in bt.FIELD_LABELS.items():
+        value = f"{int(data[name]):,}"
+        if name == sol.solved:
+            value += f" (solved: {bt.SOLVED_AS[name]})"
+        elif name == "global_batch" and tokens is not None:  # typed in tokens
+            value += " (= global tokens / sequence length)"
+        elif name == "ranks" and by_nodes:
+            value += f" (= {nodes:,} nodes x {sol.ranks // int(nodes or 1):,} GPUs per node)"
+        rows.append((label, value))
     if sol.global_tokens is not None:
-        rows.append(("sequence length", str(sol.sequence_length)))
+        rows.append(("sequence length [tokens]", f"{sol.sequence_length:,}"))
         rows.append(
             ("global batch [tokens]", f"{units.format_count(sol.global_tokens)} tokens per step")
         )
