@@ -165,3 +165,15 @@ def test_batch_text_says_each_factor_in_words_with_units_and_which_was_solved():
     # the solved value is the API's
     sol = cm.solve_batch(local_batch=1, ranks=512, global_tokens=4 * 2**20, sequence_length=4096)
     assert sol.accumulation == 2 and sol.solved == "accumulation"
+
+
+def test_archs_lists_each_models_trained_context():
+    # the context a longer --seq is noted past: a new user reading the note could not look it up
+    r = run("archs")
+    assert r.exit_code == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("gpt2-124m "))
+    assert line.endswith("context=1,024")
+    assert f"context={cm.load_arch('llama-3.1-8b').max_positions:,}" in r.stdout
+    assert "context=131,072" in next(
+        x for x in r.stdout.splitlines() if x.startswith("llama-3.1-8b ")
+    )

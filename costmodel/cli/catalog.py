@@ -40,9 +40,11 @@ def archs(as_json: JsonOpt = False) -> None:
     wide = max((len(a.name) for a in rows), default=16)
     for a in rows:
         moe = f", {units.format_count(a.active_params)} active" if a.moe else ""
+        # the trained context, which a longer --seq runs past (architecture.context_note)
+        ctx = f" context={a.max_positions:,}" if a.max_positions is not None else ""
         typer.echo(
             f"{a.name:<{wide}} {units.format_count(a.params):>9} params{moe}; L={a.layers} "
-            f"h={a.hidden} heads={a.heads}/{a.kv_heads} vocab={a.vocab}"
+            f"h={a.hidden} heads={a.heads}/{a.kv_heads} vocab={a.vocab}{ctx}"
         )
     usd = [f"${p.usd_per_gpu_hour:.3f}" for p in prices]
     w_name = max((len(p.name) for p in prices), default=0)
