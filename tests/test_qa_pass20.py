@@ -177,3 +177,20 @@ def test_archs_lists_each_models_trained_context():
     assert "context=131,072" in next(
         x for x in r.stdout.splitlines() if x.startswith("llama-3.1-8b ")
     )
+
+
+def test_an_efficiency_above_100_percent_says_why_on_scenario_and_a_comparison():
+    from costmodel.strategy.step import ABOVE_ONE_GPU
+
+    # fsdp's sharded optimizer step: above 100 % (the step said why, scenario and --vs did not)
+    r = cm.Scenario(arch="llama-2-7b", cluster="dgx-h100", nodes=8, zero_stage=3).evaluate()
+    assert r.efficiency > 1.0
+    step = run("step", "--arch", "llama-2-7b", "--nodes", "8", "--zero", "3")
+    alone = run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--zero", "3")
+    both = run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--vs", "zero=3")
+    for out in (step, alone, both):
+        assert out.exit_code == 0, out.stderr
+        assert ABOVE_ONE_GPU in out.stdout, out.stdout
+    assert f"note (B): scaling efficiency {ABOVE_ONE_GPU}" in both.stdout  # A (ddp) is below
+    below = run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--zero", "1")
+    assert below.exit_code == 0 and "above 100%" not in below.stdout

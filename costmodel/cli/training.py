@@ -2300,7 +2300,12 @@ def _side_notes(a: Any, b: Any) -> list[str]:
         said = bucket_not_applied(r.scenario.strategy_name, r.scenario.bucket_cap_bytes)
         return [n for n in r.notes if not n.startswith("DOES NOT FIT") and n != said]
 
+    from ..strategy.step import ABOVE_ONE_GPU, above_one_gpu
+
     na, nb = own(a), own(b)
+    # a scaling efficiency above 100 % in the table says why, as the step's and scenario's do
+    na += [f"scaling efficiency {ABOVE_ONE_GPU}"] if above_one_gpu(a.efficiency) else []
+    nb += [f"scaling efficiency {ABOVE_ONE_GPU}"] if above_one_gpu(b.efficiency) else []
     out = []
     for n in dict.fromkeys([*na, *nb]):
         side = "" if n in na and n in nb else " (A)" if n in na else " (B)"
