@@ -71,6 +71,9 @@ def test_batch_help_says_why_no_cluster_is_assumed():
     assert r.exit_code == 0
     text = " ".join(r.stdout.split())
     assert "--gpus-per-node" in text and "no cluster is assumed" in text
+    for command in ("batch", "memory"):  # --nodes' own help names both ways to count a node
+        text = " ".join(run(command, "--help").stdout.split())
+        assert "its GPUs per node, or x --gpus-per-node" in text, command
 
 
 # --- 2. a sequence past the model's context: one function, every surface that prices one -------

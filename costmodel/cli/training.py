@@ -255,7 +255,8 @@ def _fit_text(fa: Any, top: int = 5) -> str:
 _NodesOfClusterOpt = Annotated[
     int | None,
     typer.Option(
-        help="Nodes of --cluster: the ranks are nodes x its GPUs per node (instead of --ranks)."
+        help="Nodes of --cluster: the ranks are nodes x its GPUs per node, or x --gpus-per-node "
+        "(instead of --ranks)."
     ),
 ]
 
