@@ -163,7 +163,7 @@ def test_batch_text_says_each_factor_in_words_with_units_and_which_was_solved():
     assert lines[0].split() == ["local", "batch", "per", "GPU", "[samples]", "1"]
     assert "data-parallel ranks N [GPUs]   512 (= 64 nodes x 8 GPUs per node)" in lines[1]
     assert lines[2].endswith("2 (solved: global / (local x N))")
-    assert lines[3].endswith("1,024 (= global tokens / sequence length)")
+    assert lines[3].endswith("1,024 (= tokens / sequence length)")  # the Batch page's words
     assert "local_batch" not in r.stdout and "global_batch" not in r.stdout
     # the solved value is the API's
     sol = cm.solve_batch(local_batch=1, ranks=512, global_tokens=4 * 2**20, sequence_length=4096)
@@ -197,3 +197,16 @@ def test_an_efficiency_above_100_percent_says_why_on_scenario_and_a_comparison()
     assert f"note (B): scaling efficiency {ABOVE_ONE_GPU}" in both.stdout  # A (ddp) is below
     below = run("scenario", "--arch", "llama-2-7b", "--nodes", "8", "--zero", "1")
     assert below.exit_code == 0 and "above 100%" not in below.stdout
+
+
+def test_memory_lists_its_parts_in_words_as_the_memory_page_names_them():
+    from costmodel.strategy.memory import PART_LABELS
+
+    r = run("memory", "--arch", "llama-3.1-70b", "--zero", "3", "--ranks", "64", "--cuda-context",
+            "1GiB")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    labels = [line.split("  ")[0] for line in r.stdout.splitlines()[2:]]
+    for key in ("weights", "fp32 master", "optimizer states", "CUDA context"):
+        assert key in labels, labels
+    assert PART_LABELS["gathered_units_bytes"] in labels  # fsdp's units in flight
+    assert not any("_" in label for label in labels), labels  # no JSON keys (cuda_context)

@@ -420,6 +420,7 @@ def memory(
     """
     from ..strategy.layout import ZERO_STAGE
     from ..strategy.memory import (
+        PART_LABELS,
         check_activation_inputs,
         hsdp_ranks_note,
         memory_layout,
@@ -638,8 +639,8 @@ def memory(
     if fa is not None:
         typer.echo(_fit_text(fa))
     extra = ("buckets_bytes", "gathered_units_bytes")  # shown when the layout holds them
-    rows = [
-        (k.removesuffix("_bytes"), units.format_bytes(v))
+    rows = [  # the parts in words, as the Memory page's bar names them
+        (PART_LABELS.get(k, k.removesuffix("_bytes")), units.format_bytes(v))
         for k, v in parts.items()
         if k not in extra or v > 0.0
     ]
@@ -892,7 +893,7 @@ def batch(
         if name == sol.solved:
             value += f" (solved: {bt.SOLVED_AS[name]})"
         elif name == "global_batch" and tokens is not None:  # typed in tokens
-            value += " (= global tokens / sequence length)"
+            value += " (= tokens / sequence length)"
         elif name == "ranks" and by_nodes:
             value += f" (= {nodes:,} nodes x {sol.ranks // int(nodes or 1):,} GPUs per node)"
         rows.append((label, value))

@@ -83,6 +83,20 @@ class StrategyMemory:
         return out
 
 
+#: Each part of :meth:`StrategyMemory.parts` in words, as `costmodel memory` lists them and the
+#: Memory page's bar names them.
+PART_LABELS: dict[str, str] = {
+    "weights_bytes": "weights",
+    "gradients_bytes": "gradients",
+    "master_bytes": "fp32 master",
+    "optimizer_bytes": "optimizer states",
+    "activations_bytes": "activations",
+    "cuda_context_bytes": "CUDA context",
+    "fragmentation_bytes": "fragmentation",
+    "buckets_bytes": "communication buckets",
+    "gathered_units_bytes": "gathered units (FSDP)",
+}
+
 _GB = 1e9
 """GB of :meth:`StrategyMemory.gb_columns` (SI, as every ``_GB`` column of the sweeps)."""
 
