@@ -210,3 +210,25 @@ def test_memory_lists_its_parts_in_words_as_the_memory_page_names_them():
         assert key in labels, labels
     assert PART_LABELS["gathered_units_bytes"] in labels  # fsdp's units in flight
     assert not any("_" in label for label in labels), labels  # no JSON keys (cuda_context)
+
+
+def test_batch_with_all_four_names_nodes_as_the_ranks_given():
+    line = one_line_error(
+        run(
+            "batch",
+            "--local",
+            "2",
+            "--global",
+            "1024",
+            "--accumulation",
+            "2",
+            "--nodes",
+            "4",
+            "--cluster",
+            "dgx-h100",
+        ),  # fmt: skip
+        "give three of",
+        "--nodes for --ranks",
+        "all four are given (--nodes gives the ranks)",
+    )
+    assert "--global-tokens with --seq for --global-batch" in line

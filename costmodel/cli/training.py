@@ -828,8 +828,10 @@ def batch(
     if len(unknown) != 1:
         raise ValueError(
             "batch: give three of --local-batch, --ranks, --accumulation and --global-batch "
-            "(or --global-tokens with --seq) and the fourth is solved; "
+            "(--nodes for --ranks, --global-tokens with --seq for --global-batch) and the fourth "
+            "is solved; "
             + (f"missing: {', '.join(unknown)}" if unknown else "all four are given")
+            + (" (--nodes gives the ranks)" if by_nodes and not unknown else "")
         )
     try:
         sol = bt.solve_batch(
