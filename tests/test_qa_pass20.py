@@ -232,3 +232,13 @@ def test_batch_with_all_four_names_nodes_as_the_ranks_given():
         "all four are given (--nodes gives the ranks)",
     )
     assert "--global-tokens with --seq for --global-batch" in line
+
+
+def test_a_comparisons_notes_come_shared_first_then_each_sides():
+    # a note both sides give sat between A's and B's own, read as if it were A's too
+    r = run("scenario", "--arch", "llama-3.1-70b", "--nodes", "8", "--zero", "3", "--recompute",
+            "full", "--vs", "cluster=dgx-a100")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    kinds = [line.split(":")[0] for line in r.stdout.splitlines() if line.startswith("note")]
+    assert kinds == sorted(kinds, key=["note", "note (A)", "note (B)"].index), kinds
+    assert {"note", "note (A)", "note (B)"} <= set(kinds)

@@ -2310,11 +2310,15 @@ def _side_notes(a: Any, b: Any) -> list[str]:
     # a scaling efficiency above 100 % in the table says why, as the step's and scenario's do
     na += [f"scaling efficiency {ABOVE_ONE_GPU}"] if above_one_gpu(a.efficiency) else []
     nb += [f"scaling efficiency {ABOVE_ONE_GPU}"] if above_one_gpu(b.efficiency) else []
-    out = []
-    for n in dict.fromkeys([*na, *nb]):
-        side = "" if n in na and n in nb else " (A)" if n in na else " (B)"
-        out.append(f"note{side}: {n}")
-    return out
+    # both sides' notes first, then A's own, then B's (A's own between two shared notes read as
+    # if the second were A's too)
+    every = list(dict.fromkeys([*na, *nb]))
+    shared = [f"note: {n}" for n in every if n in na and n in nb]
+    return [
+        *shared,
+        *(f"note (A): {n}" for n in every if n in na and n not in nb),
+        *(f"note (B): {n}" for n in every if n in nb and n not in na),
+    ]
 
 
 def _advice_text(name: str, adv: Any, scenario: Any) -> str:
