@@ -242,3 +242,14 @@ def test_a_comparisons_notes_come_shared_first_then_each_sides():
     kinds = [line.split(":")[0] for line in r.stdout.splitlines() if line.startswith("note")]
     assert kinds == sorted(kinds, key=["note", "note (A)", "note (B)"].index), kinds
     assert {"note", "note (A)", "note (B)"} <= set(kinds)
+
+
+def test_batch_json_says_how_nodes_counted_the_ranks_in_steps_keys():
+    base = ("batch", "--local", "1", "--global-tokens", "4Mi", "--seq", "4096")
+    d = _json(*base, "--nodes", "64", "--cluster", "dgx-h100", "--gpus-per-node", "4")
+    step = _json("step", "--params", "1B", "--nodes", "64", "--gpus-per-node", "4")
+    for key in ("nodes", "gpus_per_node", "preset", "ranks"):
+        assert d[key] == step[key], key
+    bare = _json(*base, "--nodes", "64", "--gpus-per-node", "4")
+    assert (bare["nodes"], bare["gpus_per_node"], "preset" in bare) == (64, 4, False)
+    assert "nodes" not in _json(*base, "--ranks", "512")

@@ -848,6 +848,10 @@ def batch(
     data: dict[str, Any] = dict(sol.as_dict())
     if "global_tokens" in data:
         data["tokens_per_step"] = data["global_tokens"]
+    if by_nodes:  # how the ranks were counted, as step/scenario/train --json name them
+        data.update(nodes=nodes, gpus_per_node=sol.ranks // int(nodes or 1))
+        if cluster is not None:  # the preset named, as step's and memory's --json name it
+            data["preset"] = cluster
     lr_rows: list[tuple[str, str]] = []
     if base_lr is not None:
         if base_batch is not None and base_tokens is not None:
@@ -897,7 +901,7 @@ def batch(
         elif name == "global_batch" and tokens is not None:  # typed in tokens
             value += " (= tokens / sequence length)"
         elif name == "ranks" and by_nodes:
-            value += f" (= {nodes:,} nodes x {sol.ranks // int(nodes or 1):,} GPUs per node)"
+            value += f" (= {nodes:,} nodes x {data['gpus_per_node']:,} GPUs per node)"
         rows.append((label, value))
     if sol.global_tokens is not None:
         rows.append(("sequence length [tokens]", f"{sol.sequence_length:,}"))
