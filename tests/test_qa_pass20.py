@@ -253,3 +253,17 @@ def test_batch_json_says_how_nodes_counted_the_ranks_in_steps_keys():
     bare = _json(*base, "--nodes", "64", "--gpus-per-node", "4")
     assert (bare["nodes"], bare["gpus_per_node"], "preset" in bare) == (64, 4, False)
     assert "nodes" not in _json(*base, "--ranks", "512")
+
+
+def test_presets_show_takes_gpus_per_node_as_the_planning_commands_do():
+    # it took --nodes but not --gpus-per-node ("No such option"), so a slice's figures (its
+    # share of the NICs) could not be looked up where the step's were
+    d = _json("presets", "show", "dgx-h100", "--nodes", "2", "--gpus-per-node", "4")
+    c = cm.presets.cluster("dgx-h100", nodes=2, gpus_per_node=4)
+    assert (d["derived"]["ranks"], d["derived"]["gpus_per_node"]) == (8, 4)
+    assert d["derived"]["node_inter_bandwidth_bytes_per_s"] == c.node_inter_bandwidth_bytes_per_s
+    step_line = one_line_error(run("step", "--params", "1B", "--gpus-per-node", "9"))
+    assert one_line_error(run("presets", "show", "dgx-h100", "--gpus-per-node", "9")) == step_line
+    one_line_error(
+        run("presets", "show", "h100-sxm", "--gpus-per-node", "4"), "--gpus-per-node", "cluster"
+    )
