@@ -267,3 +267,10 @@ def test_presets_show_takes_gpus_per_node_as_the_planning_commands_do():
     one_line_error(
         run("presets", "show", "h100-sxm", "--gpus-per-node", "4"), "--gpus-per-node", "cluster"
     )
+
+
+def test_batch_options_help_in_the_words_of_its_output():
+    text = " ".join(run("batch", "--help").stdout.split())
+    for words in ("Local batch per GPU [samples]", "Data-parallel ranks N [GPUs] (or --nodes)",
+                  "Gradient-accumulation steps A", "Global batch [samples]"):  # fmt: skip
+        assert words in text, words

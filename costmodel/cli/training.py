@@ -730,16 +730,28 @@ def batch(
     local: Annotated[
         int | None,
         typer.Option(
-            "--local", "--local-batch", "--micro-batch", min=1, help="Per-GPU micro-batch."
+            "--local",
+            "--local-batch",
+            "--micro-batch",
+            min=1,
+            help="Local batch per GPU [samples]: the micro-batch, as step, scenario and train's "
+            "--micro-batch.",
         ),
     ] = None,
-    ranks: Annotated[int | None, typer.Option(min=1, help="Data-parallel ranks.")] = None,
+    ranks: Annotated[
+        int | None, typer.Option(min=1, help="Data-parallel ranks N [GPUs] (or --nodes).")
+    ] = None,
     nodes: _NodesOfClusterOpt = None,
     cluster: Annotated[
         str | None, typer.Option(help="Cluster preset whose GPUs per node --nodes counts.")
     ] = None,
     gpus_per_node: _GpnOfNodesOpt = None,
-    accumulation: Annotated[int | None, typer.Option(min=1, help="Accumulation steps.")] = None,
+    accumulation: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Gradient-accumulation steps A: micro-batches per optimizer step."
+        ),
+    ] = None,
     global_: Annotated[
         int | None,
         typer.Option("--global", "--global-batch", min=1, help="Global batch [samples]."),
