@@ -187,6 +187,12 @@ LIMITS: dict[str, Limit] = {
         "a size in 0 B..16 TiB (2**44 B), whole bytes, e.g. 1GiB", 0, MAX_MESSAGE_BYTES, _bytes_of
     ),
     "fragmentation": Limit("a fraction in [0, 1)", 0, 1, _num, hi_open=True),
+    # step/scenario/train --bucket (ddp's bucket_cap, zero1/zero2's bucket): Scenario's
+    # bucket_cap_bytes bounds, said once for the cluster step, the one-link step, scenario and
+    # train alike (they answered four different messages for --bucket 0)
+    "bucket": Limit(
+        "a bucket size in 1 B..10 TB (1e13 B), whole bytes, e.g. 50MiB", 1, 1e13, _bytes_of
+    ),
     "params": Limit("a parameter count in 1..1e15, e.g. 7B", 1, 1e15, _count),
     "tokens": Limit("a token count in 1..1e16, e.g. 2T", 1, 1e16, _tokens),
     "tokens_per_gpu": Limit(

@@ -40,6 +40,23 @@ LRRule = Literal["linear", "sqrt"]
 
 _FIELDS: tuple[str, ...] = ("local_batch", "ranks", "accumulation", "global_batch")
 
+#: Each factor of B_global = B_local x N x A in words, with its unit, as `costmodel batch`
+#: prints it and the Batch page labels its metrics (the page: capitalised).
+FIELD_LABELS: dict[str, str] = {
+    "local_batch": "local batch per GPU [samples]",
+    "ranks": "data-parallel ranks N [GPUs]",
+    "accumulation": "accumulation steps A [-]",
+    "global_batch": "global batch [samples]",
+}
+#: How the factor solved for is obtained from the other three (beside its value: which one was
+#: solved, and how).
+SOLVED_AS: dict[str, str] = {
+    "local_batch": "global / (N x A)",
+    "ranks": "global / (local x A)",
+    "accumulation": "global / (local x N)",
+    "global_batch": "local x N x A",
+}
+
 # rule -> lr multiplier as a function of k = new_batch / base_batch
 LR_RULES: dict[LRRule, Callable[[FloatOrArray], FloatOrArray]] = {
     # Goyal et al. 2017, "Accurate, Large Minibatch SGD", arXiv:1706.02677, section 2.1:

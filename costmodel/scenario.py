@@ -1535,6 +1535,7 @@ class ScenarioResult(BaseModel):
     def summary(self) -> str:
         """A few lines for people, with units."""
         from .strategy.memory import overheads_text
+        from .strategy.step import ABOVE_ONE_GPU, above_one_gpu
 
         fu = units
         s = self.scenario
@@ -1585,7 +1586,9 @@ class ScenarioResult(BaseModel):
                 else ""
             ),
             f"verdict             {self.bound}-bound, scaling efficiency "
-            f"{100 * self.efficiency:.1f}% vs one GPU, compute share of the step "
+            f"{100 * self.efficiency:.1f}% vs one GPU"
+            + (f" ({ABOVE_ONE_GPU})" if above_one_gpu(self.efficiency) else "")
+            + ", compute share of the step "
             f"{100 * self.compute_share:.1f}% (overlap contention c = {self.comm_contention:g})",
         ]
         if not self.fits:

@@ -126,7 +126,7 @@ def test_batch_solves_the_unknown():
     assert (d["accumulation"], d["solved"]) == (32, "accumulation")
     assert d["tokens_per_step"] == 8192 * 2048
     text = run("batch", "--local", "4", "--ranks", "64", "--accumulation", "2").stdout
-    assert "global_batch  512" in text
+    assert "global batch [samples]         512 (solved: local x N x A)" in text
     assert_usage_error(
         run("batch", "--local", "3", "--ranks", "64", "--global", "1024"), "nearest valid"
     )

@@ -59,7 +59,7 @@ REFUSALS: list[tuple[tuple[str, ...], str]] = [
     ),  # fmt: skip
     (("scenario", *A8, "--cluster", "dgx-b200", "--power-limit-w", "500"), "--power-limit-w:"),
     (("scenario", *A8, "--cluster", "nope"), "--cluster:"),
-    (("scenario", *A8, "--bucket", "abc"), "--bucket: cannot parse"),  # once, not twice
+    (("scenario", *A8, "--bucket", "abc"), "--bucket: must be a bucket size"),  # its range
     (("scenario", *A8, "--tokens", "1T", "--price", "nope"), "--price:"),
     (("scenario", *A8, "--vs", "strategy=hsdp,group_size=3"), "--vs group_size:"),
     (("scenario", *A8, "--vs", "cluster=nope"), "--vs cluster:"),

@@ -191,7 +191,11 @@ def test_memory_nodes_is_nodes_times_the_clusters_gpus_per_node():
 
 def test_memory_nodes_with_ranks_or_without_a_cluster_is_refused():
     one_line_error(run(*MEM, "--nodes", "8", "--ranks", "64"), "--ranks, --nodes: give one")
-    one_line_error(run("memory", "--params", "7B", "--nodes", "8"), "--nodes: needs --cluster")
+    one_line_error(
+        run("memory", "--params", "7B", "--nodes", "8"),
+        "--nodes: needs the GPUs per node",
+        "--cluster",
+    )
     one_line_error(run(*MEM, "--nodes", "0"), "--nodes")
 
 

@@ -63,7 +63,7 @@ def test_a_fraction_option_out_of_range_says_its_range(command, option, value, r
     ("options", "option", "field", "why"),
     [
         (("--power-limit-w", "50"), "--power-limit-w", "power_limit_w", "must be a power in"),
-        (("--bucket", "0"), "--bucket", "bucket_cap_bytes", "greater than or equal to 1"),
+        (("--bucket", "0"), "--bucket", "bucket_cap_bytes", "must be a bucket size in 1 B"),
         (("--strategy", "hsdp", "--group-size", "3"), "--group-size", "group_size",
          "does not divide the 8 ranks"),
         (("--strategy", "ddp", "--reshard"), "--reshard", "reshard_after_forward",

@@ -161,7 +161,11 @@ def test_q3_batch_and_accumulation_in_tokens(tab, app_url):
     expect(
         metric(page, f"Learning rate at global batch {lr['new_batch']:,} tokens (sqrt rule)")
     ).to_have_text(f"{lr['learning_rate']:.4g}")
-    assert f"accumulation           {got['accumulation']}\n" in human and tokens in human
+    # the CLI's line in the page's words: the factor solved and how (the page's metric label)
+    solved = (
+        f"accumulation steps A [-]       {got['accumulation']:,} (solved: global / (local x N))"
+    )
+    assert solved in human and tokens in human
 
 
 def test_q4_h100_or_b200_days_and_dollars(tab, app_url):

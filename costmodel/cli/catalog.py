@@ -40,9 +40,11 @@ def archs(as_json: JsonOpt = False) -> None:
     wide = max((len(a.name) for a in rows), default=16)
     for a in rows:
         moe = f", {units.format_count(a.active_params)} active" if a.moe else ""
+        # the trained context, which a longer --seq runs past (architecture.context_note)
+        ctx = f" context={a.max_positions:,}" if a.max_positions is not None else ""
         typer.echo(
             f"{a.name:<{wide}} {units.format_count(a.params):>9} params{moe}; L={a.layers} "
-            f"h={a.hidden} heads={a.heads}/{a.kv_heads} vocab={a.vocab}"
+            f"h={a.hidden} heads={a.heads}/{a.kv_heads} vocab={a.vocab}{ctx}"
         )
     usd = [f"${p.usd_per_gpu_hour:.3f}" for p in prices]
     w_name = max((len(p.name) for p in prices), default=0)
@@ -124,9 +126,20 @@ def presets_show(
         int | None,
         typer.Option(min=1, help="For a cluster preset: number of nodes (default 1)."),
     ] = None,
+    gpus_per_node: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="For a cluster preset: use a slice of each node, as step, scenario and train "
+            "take it (default: all its GPUs).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Every field of one preset (and, for a cluster, the figures the formulas use).
+
+    --nodes and --gpus-per-node shape the cluster as step, scenario and train do (the derived
+    figures: the ranks, a slice's share of the NICs).
 
     Example: costmodel presets show dgx-h100 --nodes 2
     """
@@ -148,17 +161,22 @@ def presets_show(
     obj = presets.load(name)
     is_cluster = type(obj).__name__ == "Cluster"
     kind = type(obj).__name__.removesuffix("Preset").lower()  # gpu, link: as `presets list`
-    if nodes is not None and not is_cluster:  # said, not silently ignored
-        raise ValueError(
-            f"--nodes: applies to cluster presets only; {name!r} is a {kind} preset (leave "
-            "--nodes out, or name a cluster, e.g. dgx-h100)"
-        )
+    for flag, value in (("--nodes", nodes), ("--gpus-per-node", gpus_per_node)):
+        if value is not None and not is_cluster:  # said, not silently ignored
+            raise ValueError(
+                f"{flag}: applies to cluster presets only; {name!r} is a {kind} preset (leave "
+                f"{flag} out, or name a cluster, e.g. dgx-h100)"
+            )
     data: dict[str, Any] = {
         "name": name,
         "kind": type(obj).__name__,
         "fields": _jsonable(obj.model_dump(mode="json")),
     }
-    target = presets.cluster(name, nodes=nodes or 1) if is_cluster else obj
+    target = (
+        presets.cluster(name, nodes=nodes or 1, gpus_per_node=gpus_per_node, field="name")
+        if is_cluster
+        else obj
+    )
     derived = {attr: _jsonable(getattr(target, attr)) for attr in _DERIVED if hasattr(target, attr)}
     if derived:
         data["derived"] = derived

@@ -256,31 +256,59 @@ def _fit_text(fa: Any, top: int = 5) -> str:
 _NodesOfClusterOpt = Annotated[
     int | None,
     typer.Option(
-        help="Nodes of --cluster: the ranks are nodes x its GPUs per node (instead of --ranks)."
+        help="Nodes of --cluster: the ranks are nodes x its GPUs per node, or x --gpus-per-node "
+        "(instead of --ranks)."
     ),
 ]
 
 
-def _ranks_of_nodes(ranks: int | None, nodes: int | None, cluster: str | None) -> int | None:
-    """The data-parallel ranks of ``--ranks`` or ``--nodes`` (nodes x ``--cluster``'s GPUs per
-    node, :func:`costmodel.presets.cluster`'s ``ranks``, the road of step, scenario and train);
-    both given: refused naming both; ``--nodes`` without ``--cluster``: refused (the GPUs per
-    node are the preset's). None when neither is given."""
+_GpnOfNodesOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="With --nodes: GPUs per node, a slice of each --cluster node as step, scenario and "
+        "train take it (default: all the preset's GPUs); without --cluster, the GPUs of each of "
+        "the --nodes.",
+    ),
+]
+
+
+def _ranks_of_nodes(
+    ranks: int | None,
+    nodes: int | None,
+    cluster: str | None,
+    gpus_per_node: int | None = None,
+) -> int | None:
+    """The data-parallel ranks of ``--ranks`` or ``--nodes``: nodes x the GPUs per node, which
+    ``--gpus-per-node`` gives (a slice of each of ``--cluster``'s nodes, checked against the
+    preset by :func:`costmodel.presets.cluster`, the road of step, scenario and train, with
+    their message) or else ``--cluster``'s own. Both ``--ranks`` and ``--nodes``: refused
+    naming both; ``--nodes`` with neither ``--cluster`` nor ``--gpus-per-node``: refused (no
+    hardware is assumed for a count of GPUs); ``--gpus-per-node`` without ``--nodes``: refused.
+    None when neither ``--ranks`` nor ``--nodes`` is given."""
     if nodes is None:
+        if gpus_per_node is not None:
+            raise ValueError(
+                "--gpus-per-node: only with --nodes (the ranks are --nodes x --gpus-per-node); "
+                "or give --ranks"
+            )
         return ranks
     if ranks is not None:
         raise ValueError(
             "--ranks, --nodes: give one of them (--nodes counts nodes of --cluster, each of its "
-            "GPUs per node)"
+            "GPUs per node, or of --gpus-per-node)"
         )
     if cluster is None:
-        raise ValueError(
-            "--nodes: needs --cluster (the ranks are nodes x the preset's GPUs per node), "
-            "e.g. --cluster dgx-h100 --nodes 8; or give --ranks"
-        )
+        if gpus_per_node is None:
+            raise ValueError(
+                "--nodes: needs the GPUs per node: --cluster NAME (the preset's) or "
+                "--gpus-per-node G, e.g. --cluster dgx-h100 --nodes 8; or give --ranks"
+            )
+        return nodes * gpus_per_node
     from .. import presets
 
-    return int(presets.cluster(cluster, nodes=nodes, field="cluster").ranks)
+    c = presets.cluster(cluster, nodes=nodes, gpus_per_node=gpus_per_node, field="cluster")
+    return int(c.ranks)
 
 
 def memory(
@@ -304,6 +332,7 @@ def memory(
         typer.Option(min=1, help="Data-parallel ranks sharding the state (default 1)."),
     ] = None,
     nodes: _NodesOfClusterOpt = None,
+    gpus_per_node: _GpnOfNodesOpt = None,
     strategy: Annotated[
         str | None,
         typer.Option(
@@ -369,7 +398,8 @@ def memory(
     --strategy (hsdp: ZeRO-3 inside groups of --group-size GPUs, as `step --strategy hsdp
     --group-size`): DDP's bucket copy, ZeRO-1/2's buckets or FSDP's gathered units are rows of
     their own, beside the lesson's total (none on one rank). --nodes N with --cluster shards
-    over N x the preset's GPUs per node, as step, scenario and train count them (not with
+    over N x the preset's GPUs per node (--gpus-per-node G: a slice of G of each, as step,
+    scenario and train count them; without --cluster, N x G ranks and no verdict; not with
     --ranks).
     --cuda-context C and --fragmentation f (the Memory and step pages' "CUDA context,
     fragmentation" boxes, strategy_memory's cuda_context_bytes and fragmentation) add C + f x
@@ -391,10 +421,10 @@ def memory(
     """
     from ..strategy.layout import ZERO_STAGE
     from ..strategy.memory import (
+        PART_LABELS,
         check_activation_inputs,
         hsdp_ranks_note,
         memory_layout,
-        memory_notes,
         stage_max_params,
         stage_memory,
         stage_min_ranks,
@@ -402,7 +432,8 @@ def memory(
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
-    ranks = _ranks_of_nodes(ranks, nodes, cluster) or 1  # --nodes: x --cluster's GPUs per node
+    # --nodes: x --gpus-per-node, else x --cluster's GPUs per node
+    ranks = _ranks_of_nodes(ranks, nodes, cluster, gpus_per_node) or 1
     st = _strategy_of(strategy, zero)  # --zero 3 --strategy hsdp agree; --zero 1 does not
     if st == "all":
         raise ValueError(
@@ -454,8 +485,8 @@ def memory(
         loss=loss,
     )
     # the layout `costmodel step` prices for this stage or strategy: one total, one verdict
-    gpn: int | None = None
-    if cluster is not None:  # hsdp's default group: one node of the preset, as the step's
+    gpn: int | None = gpus_per_node  # hsdp's default group: one node (its slice), as the step's
+    if cluster is not None and gpn is None:
         from .. import presets
 
         gpn = int(presets.cluster(cluster, field="cluster").gpus_per_node)
@@ -579,7 +610,7 @@ def memory(
             from .. import presets
             from ..strategy.advisor import fit_suggestions
 
-            gpn = int(presets.cluster(cluster).gpus_per_node)
+            gpn = int(presets.cluster(cluster, gpus_per_node=gpus_per_node).gpus_per_node)
             if ranks % gpn == 0:
                 fa = fit_suggestions(
                     None if arch else p,
@@ -596,22 +627,21 @@ def memory(
                     sequence_length=seq_n,
                     flash_attention=flash,
                     band=False,
+                    **({} if gpus_per_node is None else {"gpus_per_node": gpus_per_node}),
                     **over_kw,  # each change's memory with the same overheads as this total
                 )
                 result["fit_suggestions"] = fa.as_dict()
     # the activations' line first, then what the answer leaves out: a sweep row's notes
     # (a sequence past the model's context: only where the activations are sized at it)
-    result["notes"] = memory_notes(
-        breakdown.activations_note, p, arch, seq_n if act is None else None
-    )
+    result["notes"] = list(sm.notes)  # strategy_memory's, as the API and a sweep row say them
     if as_json:
         _print_json(result)
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
     extra = ("buckets_bytes", "gathered_units_bytes")  # shown when the layout holds them
-    rows = [
-        (k.removesuffix("_bytes"), units.format_bytes(v))
+    rows = [  # the parts in words, as the Memory page's bar names them
+        (PART_LABELS.get(k, k.removesuffix("_bytes")), units.format_bytes(v))
         for k, v in parts.items()
         if k not in extra or v > 0.0
     ]
@@ -701,15 +731,28 @@ def batch(
     local: Annotated[
         int | None,
         typer.Option(
-            "--local", "--local-batch", "--micro-batch", min=1, help="Per-GPU micro-batch."
+            "--local",
+            "--local-batch",
+            "--micro-batch",
+            min=1,
+            help="Local batch per GPU [samples]: the micro-batch, as step, scenario and train's "
+            "--micro-batch.",
         ),
     ] = None,
-    ranks: Annotated[int | None, typer.Option(min=1, help="Data-parallel ranks.")] = None,
+    ranks: Annotated[
+        int | None, typer.Option(min=1, help="Data-parallel ranks N [GPUs] (or --nodes).")
+    ] = None,
     nodes: _NodesOfClusterOpt = None,
     cluster: Annotated[
         str | None, typer.Option(help="Cluster preset whose GPUs per node --nodes counts.")
     ] = None,
-    accumulation: Annotated[int | None, typer.Option(min=1, help="Accumulation steps.")] = None,
+    gpus_per_node: _GpnOfNodesOpt = None,
+    accumulation: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Gradient-accumulation steps A: micro-batches per optimizer step."
+        ),
+    ] = None,
     global_: Annotated[
         int | None,
         typer.Option("--global", "--global-batch", min=1, help="Global batch [samples]."),
@@ -752,8 +795,12 @@ def batch(
 
     With --seq the global batch is also given in tokens (--global-tokens instead of --global
     plans tokens first); --base-lr scales a tuned learning rate to the new global batch.
-    --nodes N --cluster NAME gives the ranks as N x the preset's GPUs per node (not with
-    --ranks).
+    The ranks are --ranks, or --nodes N x the GPUs per node: --cluster NAME's, or
+    --gpus-per-node G (a slice of each of its nodes, checked against the preset as step,
+    scenario and train check it; without --cluster, G GPUs in each node). --nodes has no
+    default here and no cluster is assumed for it (step, scenario and train assume dgx-h100):
+    the ranks may be the unknown solved, and a GPU count should not come from hardware the
+    user did not name.
 
     Examples (accumulation for a global batch of 1024 on 64 GPUs at 4 each; 4M tokens at
     sequence length 4096 on 512 GPUs, AdamW tuned at 3e-4 for 1M tokens):
@@ -771,7 +818,7 @@ def batch(
     if cluster is not None and nodes is None:
         raise ValueError("--cluster: only with --nodes (it gives the GPUs per node)")
     by_nodes = nodes is not None
-    ranks = _ranks_of_nodes(ranks, nodes, cluster)
+    ranks = _ranks_of_nodes(ranks, nodes, cluster, gpus_per_node)
     tokens = _tokens(global_tokens, "--global-tokens") if global_tokens else None
     seq_n = _seq(sequence_length)
     # the options' names, not solve_batch's arguments ("exactly one ... must be None")
@@ -794,8 +841,10 @@ def batch(
     if len(unknown) != 1:
         raise ValueError(
             "batch: give three of --local-batch, --ranks, --accumulation and --global-batch "
-            "(or --global-tokens with --seq) and the fourth is solved; "
+            "(--nodes for --ranks, --global-tokens with --seq for --global-batch) and the fourth "
+            "is solved; "
             + (f"missing: {', '.join(unknown)}" if unknown else "all four are given")
+            + (" (--nodes gives the ranks)" if by_nodes and not unknown else "")
         )
     try:
         sol = bt.solve_batch(
@@ -812,6 +861,10 @@ def batch(
     data: dict[str, Any] = dict(sol.as_dict())
     if "global_tokens" in data:
         data["tokens_per_step"] = data["global_tokens"]
+    if by_nodes:  # how the ranks were counted, as step/scenario/train --json name them
+        data.update(nodes=nodes, gpus_per_node=sol.ranks // int(nodes or 1))
+        if cluster is not None:  # the preset named, as step's and memory's --json name it
+            data["preset"] = cluster
     lr_rows: list[tuple[str, str]] = []
     if base_lr is not None:
         if base_batch is not None and base_tokens is not None:
@@ -851,9 +904,20 @@ def batch(
     if as_json:
         _print_json(data)
         return
-    rows = [(k, str(data[k])) for k in ("local_batch", "ranks", "accumulation", "global_batch")]
+    # the four factors in words with their units (the Batch page's labels), the one solved
+    # said with how ("= global / (local x N)"), the ranks of --nodes with how they count
+    rows: list[tuple[str, str]] = []
+    for name, label in bt.FIELD_LABELS.items():
+        value = f"{int(data[name]):,}"
+        if name == sol.solved:
+            value += f" (solved: {bt.SOLVED_AS[name]})"
+        elif name == "global_batch" and tokens is not None:  # typed in tokens
+            value += " (= tokens / sequence length)"
+        elif name == "ranks" and by_nodes:
+            value += f" (= {nodes:,} nodes x {data['gpus_per_node']:,} GPUs per node)"
+        rows.append((label, value))
     if sol.global_tokens is not None:
-        rows.append(("sequence length", str(sol.sequence_length)))
+        rows.append(("sequence length [tokens]", f"{sol.sequence_length:,}"))
         rows.append(
             ("global batch [tokens]", f"{units.format_count(sol.global_tokens)} tokens per step")
         )
@@ -2257,12 +2321,21 @@ def _side_notes(a: Any, b: Any) -> list[str]:
         said = bucket_not_applied(r.scenario.strategy_name, r.scenario.bucket_cap_bytes)
         return [n for n in r.notes if not n.startswith("DOES NOT FIT") and n != said]
 
+    from ..strategy.step import ABOVE_ONE_GPU, above_one_gpu
+
     na, nb = own(a), own(b)
-    out = []
-    for n in dict.fromkeys([*na, *nb]):
-        side = "" if n in na and n in nb else " (A)" if n in na else " (B)"
-        out.append(f"note{side}: {n}")
-    return out
+    # a scaling efficiency above 100 % in the table says why, as the step's and scenario's do
+    na += [f"scaling efficiency {ABOVE_ONE_GPU}"] if above_one_gpu(a.efficiency) else []
+    nb += [f"scaling efficiency {ABOVE_ONE_GPU}"] if above_one_gpu(b.efficiency) else []
+    # both sides' notes first, then A's own, then B's (A's own between two shared notes read as
+    # if the second were A's too)
+    every = list(dict.fromkeys([*na, *nb]))
+    shared = [f"note: {n}" for n in every if n in na and n in nb]
+    return [
+        *shared,
+        *(f"note (A): {n}" for n in every if n in na and n not in nb),
+        *(f"note (B): {n}" for n in every if n in nb and n not in na),
+    ]
 
 
 def _advice_text(name: str, adv: Any, scenario: Any) -> str:

@@ -44,6 +44,11 @@ class StrategyMemory:
     # layout's name (hsdp g=8, fsdp (no reshard)), as_dict's "strategy" and "layout"
     strategy: str
     layout_name: str
+    # what the answer says beside its numbers (:func:`memory_notes`): how the activations were
+    # sized, what data parallelism leaves out at this size, and for an architecture a sequence
+    # past its trained context (only where the activations are sized at the sequence: given
+    # activations_bytes are no sequence's)
+    notes: tuple[str, ...] = ()
 
     @property
     def total_bytes(self) -> float:
@@ -77,6 +82,20 @@ class StrategyMemory:
         out["memory_GB"] = self.total_bytes / _GB
         return out
 
+
+#: Each part of :meth:`StrategyMemory.parts` in words, as `costmodel memory` lists them and the
+#: Memory page's bar names them.
+PART_LABELS: dict[str, str] = {
+    "weights_bytes": "weights",
+    "gradients_bytes": "gradients",
+    "master_bytes": "fp32 master",
+    "optimizer_bytes": "optimizer states",
+    "activations_bytes": "activations",
+    "cuda_context_bytes": "CUDA context",
+    "fragmentation_bytes": "fragmentation",
+    "buckets_bytes": "communication buckets",
+    "gathered_units_bytes": "gathered units (FSDP)",
+}
 
 _GB = 1e9
 """GB of :meth:`StrategyMemory.gb_columns` (SI, as every ``_GB`` column of the sweeps)."""
@@ -309,7 +328,9 @@ def _strategy_memory(
     else:
         pair = _largest_pair(p, arch)
         gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
-    return StrategyMemory(base, gathered * frag, buffers * frag, lay.strategy, lay.name)
+    seq = sequence_length if activations_bytes is None else None
+    notes = tuple(memory_notes(base.activations_note, p, arch, seq))
+    return StrategyMemory(base, gathered * frag, buffers * frag, lay.strategy, lay.name, notes)
 
 
 def stage_memory(

@@ -373,6 +373,18 @@ def compute_share(compute_s: float, step_s: float) -> float:
     return c / t if t > 0 else 1.0
 
 
+ABOVE_ONE_GPU = (
+    "above 100%: the optimizer step sharded over the ranks saves more than the sharding costs"
+)
+"""Why a scaling efficiency is above 100 % (:func:`scaling_efficiency`): the words of the step,
+``scenario`` and a comparison, beside any such figure."""
+
+
+def above_one_gpu(efficiency: float) -> bool:
+    """Whether ``efficiency`` is above 100 % by more than rounding (:data:`ABOVE_ONE_GPU`)."""
+    return float(efficiency) > 1.0 + 1e-9
+
+
 def efficiency_text(efficiency: float, one_gpu_s: float) -> str:
     """The scaling efficiency in words, as the CLI and the step page show it: the percentage
     and its one-GPU reference step, and why a figure above 100 % is (:func:`scaling_efficiency`).
@@ -385,8 +397,8 @@ def efficiency_text(efficiency: float, one_gpu_s: float) -> str:
     text = f"{100 * float(efficiency):.1f}%"
     if math.isfinite(float(one_gpu_s)):
         text += f" (vs one GPU, same micro-batches: {format_duration(one_gpu_s)} per step)"
-    if float(efficiency) > 1.0 + 1e-9:
-        text += "; above 100%: the optimizer step sharded over the ranks saves more than the sharding costs"
+    if above_one_gpu(efficiency):
+        text += f"; {ABOVE_ONE_GPU}"
     return text
 
 

@@ -753,7 +753,7 @@ def memory_row(
     """
     from ..architecture import resolve_params
     from ..strategy.layout import STRATEGY_OF_STAGE, ZERO_STAGE
-    from ..strategy.memory import memory_notes, stage_memory
+    from ..strategy.memory import stage_memory
 
     arch = cat["arch"]
     strategy = cat.get("strategy") or STRATEGY_OF_STAGE[int(cat["zero_stage"])]
@@ -777,7 +777,7 @@ def memory_row(
     )
     p = float(resolve_params(None, arch)[0])
     row: dict[str, Any] = {"params": p, **sm.gb_columns()}
-    row["notes"] = " ".join(memory_notes(sm.base.activations_note, p, arch, int(sequence_length)))
+    row["notes"] = " ".join(sm.notes)  # strategy_memory's, as `costmodel memory` says them
     return row
 
 

@@ -19,6 +19,7 @@ import streamlit as st
 
 from costmodel import collectives, memory
 from costmodel import models as _models
+from costmodel.strategy.memory import PART_LABELS
 
 from .common import SIZES_BYTES
 
@@ -119,17 +120,7 @@ def textbook_crossovers(
 
 
 # --- memory ------------------------------------------------------------------------------------
-_PART_LABELS = {
-    "weights_bytes": "weights",
-    "gradients_bytes": "gradients",
-    "master_bytes": "fp32 master",
-    "optimizer_bytes": "optimizer states",
-    "activations_bytes": "activations",
-    "cuda_context_bytes": "CUDA context",
-    "fragmentation_bytes": "fragmentation",
-    "buckets_bytes": "communication buckets",
-    "gathered_units_bytes": "gathered units (FSDP)",
-}
+_PART_LABELS = PART_LABELS  # the parts' words, as `costmodel memory` lists them
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -21,21 +21,21 @@ from costmodel.web.common import (
     table,
 )
 
+#: Each field's label (`costmodel batch`'s words, batch.FIELD_LABELS, capitalised) and default
 FIELDS = {
-    "local_batch": ("Local batch per GPU [samples]", 4),
-    "ranks": ("Data-parallel ranks N [GPUs]", 64),
-    "accumulation": ("Accumulation steps A [-]", 32),
-    "global_batch": ("Global batch [samples]", 8192),
+    name: (batch.FIELD_LABELS[name][:1].upper() + batch.FIELD_LABELS[name][1:], default)
+    for name, default in {
+        "local_batch": 4,
+        "ranks": 64,
+        "accumulation": 32,
+        "global_batch": 8192,
+    }.items()
 }
 
 #: How the page gets each field when it is the one solved for: global = local x N x A, as an
-#: equation of the other three, in the metric's label (a bare "(solved)" said nothing of how).
-SOLVED_AS = {
-    "local_batch": "global / (N x A)",
-    "ranks": "global / (local x A)",
-    "accumulation": "global / (local x N)",
-    "global_batch": "local x N x A",
-}
+#: equation of the other three, in the metric's label (a bare "(solved)" said nothing of how);
+#: `costmodel batch` says the same beside the value it solved.
+SOLVED_AS = batch.SOLVED_AS
 
 UNITS = ("samples", "tokens")
 
