@@ -1,7 +1,8 @@
 """Chromium checks from the eighteenth QA pass: the step page's text tables (the strategy
-advisor's ranking, the verdict flips, the scaling table) on a 390 px phone read without
-sideways scrolling, each row a card with every cell under its column's name, the band on one
-or two lines; at 1440 px they are the same tables as before, every column there."""
+advisor's ranking, the verdict flips, the scaling table, and with B pinned the B - A table) on
+a 390 px phone read without sideways scrolling, each row a card with every cell under its
+column's name, the band on one or two lines; at 1440 px they are the same tables as before,
+every column there."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ STRATEGY_COLUMNS = [
     "bound",
     "vs fastest",
 ]
+#: B pinned: B is A under FSDP (the page's A: DDP), and the B - A table's columns
+PINNED = "?ddp_pin=true&ddp_b_strategy=fsdp"
+COMPARE_COLUMNS = ["figure", "A", "B", "B - A", "B / A"]
 
 # Every text table of the page and every data grid: its header names, its rows' cells (text,
 # the name the cell is labelled with as a card, its box), its scroll and box widths, and the
@@ -76,9 +80,15 @@ def _measured(chromium_browser, app_url: str, width: int, query: str = "") -> di
         page.goto(f"{app_url}/ddp{query}")
         expect(page.get_by_text("Every strategy, ranked")).to_be_attached()
         tables = page.locator('[data-testid="stMarkdownContainer"] table')
-        expect(tables.filter(has_text="vs fastest")).to_have_count(1)  # the strategies
-        expect(tables.filter(has_text="relative change")).to_have_count(1)  # the verdict flips
-        expect(tables.filter(has_text="scaling efficiency")).to_have_count(1)  # the scaling
+
+        def headed(name: str):  # the tables with a column of that name
+            return tables.filter(has=page.locator("th").get_by_text(name, exact=True))
+
+        expect(headed("vs fastest")).to_have_count(1)  # the strategies
+        expect(headed("relative change")).to_have_count(1)  # the verdict flips
+        expect(headed("scaling efficiency")).to_have_count(1)  # the scaling table
+        if query:  # B pinned: the B - A table, written out as text too
+            expect(headed("B / A")).to_have_count(1)
         last = None
         for _ in range(20):  # the same measure twice in a row: the layout has settled
             page.wait_for_timeout(500)
@@ -96,16 +106,19 @@ def _strategy_table(got: dict) -> dict:
     return table
 
 
-@pytest.mark.parametrize("width", [390, 320])
-def test_the_step_page_tables_fit_a_phone_as_cards(chromium_browser, app_url, width):
+@pytest.mark.parametrize(("width", "query"), [(390, ""), (320, ""), (390, PINNED)])
+def test_the_step_page_tables_fit_a_phone_as_cards(chromium_browser, app_url, width, query):
     """At 390 px the strategy table needed 668 px, the flips table 531 px and the scaling table
     906 px of the 358 px page: each scrolled sideways in its box, and the band cell ("447 ms -
-    590 ms") took three lines. Each row is now a card: no table is wider than its box or the
-    page, every cell is inside the screen under its own column's name, and the band ("447–590
-    ms") is on one or two lines. 320 px: the narrowest phone still in use."""
-    got = _measured(chromium_browser, app_url, width)
+    590 ms") took three lines; with B pinned, the B - A grid scrolled too (447 px in 356).
+    Each row is now a card: no table is wider than its box or the page, every cell is inside
+    the screen under its own column's name, and the band ("447–590 ms") is on one or two
+    lines. 320 px: the narrowest phone still in use."""
+    got = _measured(chromium_browser, app_url, width, query)
     assert got["page"] <= got["viewport"], got["page"]  # the page never scrolls sideways
-    assert len(got["tables"]) >= 3, got["tables"]
+    assert len(got["tables"]) >= (4 if query else 3), got["tables"]
+    if query:
+        assert [t["headers"] for t in got["tables"]].count(COMPARE_COLUMNS) == 1, got["tables"]
     for table in got["tables"]:
         assert table["scrollWidth"] <= table["clientWidth"], (table["headers"], table)
         assert table["box"]["right"] <= width, table["box"]
@@ -129,12 +142,17 @@ def test_the_step_page_tables_fit_a_phone_as_cards(chromium_browser, app_url, wi
         assert cell["text"].replace("\xa0", " ").endswith("s") or cell["text"] == "?", cell
 
 
-def test_the_step_page_tables_keep_every_column_at_1440_px(chromium_browser, app_url):
+@pytest.mark.parametrize("query", ["", PINNED])
+def test_the_step_page_tables_keep_every_column_at_1440_px(chromium_browser, app_url, query):
     """At 1440 px the tables are tables, as before: every column's header is shown above its
     cells (no card labels), each row has a cell per column, the table fits its box, and the
-    band reads as a range of times with its unit."""
-    got = _measured(chromium_browser, app_url, 1440)
+    band reads as a range of times with its unit. With B pinned, the B - A table has its five
+    columns and a row per figure."""
+    got = _measured(chromium_browser, app_url, 1440, query)
     assert got["page"] <= got["viewport"], got["page"]
+    if query:
+        (compare,) = [t for t in got["tables"] if t["headers"] == COMPARE_COLUMNS]
+        assert "step time" in [row[0]["text"] for row in compare["rows"]], compare
     for table in got["tables"]:
         assert all(table["headerShown"]), table["headers"]
         assert table["scrollWidth"] <= table["clientWidth"], (table["headers"], table)

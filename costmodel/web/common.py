@@ -1332,17 +1332,17 @@ def cards_css(key: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -
     carry its column's name, so the names are written here, one ``::before`` per column; the
     header row is then hidden. The rules are scoped to the container (``.st-key-<key>``, Streamlit's class
     for a keyed container) and sized by a container query, so the same table reads as a table
-    at 1440 px. This element's own box is hidden (a ``<style>`` applies wherever it is), so it
-    adds no gap above the table."""
+    at 1440 px. This element's own box, the container's first, is hidden (a ``<style>``
+    applies wherever it is), so it adds no gap above the table."""
     scope = f".st-key-{key}"
     col_px = CARD_COLUMN_REM * TEXT_FONT_PX
     rows = [list(r) for r in rows]
     gap = f"{CARD_GAP_REM:g}rem"
     # one line, no spaces to spare: the page sends it on every run, after its first chart
     css = [
-        f'[data-testid="stElementContainer"]:has(>[data-testid="stMarkdown"] '
-        f'style[data-cards="{key}"]){{display:none}}',
-        f"{scope}{{container-type:inline-size}}",
+        # this element's own box, the container's first: a <style> applies wherever it is
+        # (a child selector, not :has(), which the browser re-checks on every change of the page)
+        f"{scope}>:first-child{{display:none}}{scope}{{container-type:inline-size}}",
         f"@container (max-width:{table_min_width_px(headers, rows):.0f}px){{",
         f"{scope} table{{display:block;border:0;overflow:visible}}",
         f"{scope} thead{{display:none}}{scope} tbody{{display:block}}",
@@ -1415,7 +1415,7 @@ def table(
             st.caption(caption)
         if small:
             written = frame if shown is None else shown
-            if cards:
+            if cards:  # the CSS first: cards_css hides the container's first element
                 with st.container(key=f"cards_{key}"):
                     st.markdown(
                         cards_css(f"cards_{key}", *_shown_cells(written)), unsafe_allow_html=True

@@ -517,7 +517,15 @@ def _compare(inp: dict, result, inp_b: dict):
                 "B / A": f"{r['ratio']:.3g}x" if r["ratio"] is not None else "",
             }
         )
-    table(pd.DataFrame(rows), "compare.csv", key="compare", caption=f"{la}  |  {lb}")
+    # as text (16 figures), cards on a phone; the grid and its CSV in the expander under it
+    table(
+        pd.DataFrame(rows),
+        "compare.csv",
+        key="compare",
+        caption=f"{la}  |  {lb}",
+        on_demand=True,
+        cards=True,
+    )
     sa = data.evaluate_scenario(scaling=True, **inp).scaling_frame()
     sb = data.evaluate_scenario(scaling=True, **inp_b).scaling_frame()
     chart(
