@@ -1057,6 +1057,24 @@ def _percent(value: float) -> str:
     return f"{100 * value:.1f} %"
 
 
+def duration_range(low_s: float, high_s: float) -> str:
+    """A range of two durations as a narrow cell can hold it: the unit written once where both
+    ends share it ("447–590 ms" for 447 ms - 590 ms, which took 15 characters and three lines
+    of a phone's column), else each with its own ("980 ms–1.2 s"); "?" when an end is unknown.
+
+    >>> duration_range(0.447, 0.590), duration_range(0.98, 1.2), duration_range(float("nan"), 1.0)
+    ('447–590 ms', '980 ms–1.2 s', '?')
+    """
+    if not (math.isfinite(low_s) and math.isfinite(high_s)):
+        return "?"
+    lo, hi = format_duration(low_s), format_duration(high_s)
+    lo_number, _, lo_unit = lo.rpartition(" ")
+    hi_number, _, hi_unit = hi.rpartition(" ")
+    if lo_unit == hi_unit and lo_number and hi_number:
+        return f"{lo_number}–{hi_number} {hi_unit}"
+    return f"{lo}–{hi}"
+
+
 #: What a table cell shows for a missing or non-finite number (NaN, ±inf: e.g. the relative
 #: change of a verdict flip no finite change reaches), never "nan" or "inf".
 NO_VALUE = "–"
@@ -1299,6 +1317,109 @@ def text_table(frame: pd.DataFrame) -> str:
     return "\n".join(rows)
 
 
+#: A text table's character, on average, at the body font (Source Sans, 16 px) [em]:
+#: :func:`table_min_width_px` estimates from it the width below which a table is drawn as cards.
+TEXT_CHAR_EM = 0.55
+#: The body font of the app's text tables [px] (Streamlit's 1 rem).
+TEXT_FONT_PX = 16
+#: A text table cell's left and right padding and border together [px] (Streamlit's Markdown
+#: table: 0.75 rem each side and a 1 px rule).
+TEXT_CELL_PADDING_PX = 25
+#: A card's column (:func:`cards_css`): at least this wide [rem], three side by side on a 390 px
+#: phone (358 px of page, 336 px inside a card), two at 320 px.
+CARD_COLUMN_REM = 6.0
+#: The gap between a card's columns [rem].
+CARD_GAP_REM = 0.75
+_WORD = re.compile(r"[^ ]+")  # a line breaks at spaces only; a no-break space joins a unit
+
+
+def table_min_width_px(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> float:
+    """The width a text table needs so that no column is narrower than its longest word [px]:
+    the sum over columns of that word's estimated width (:data:`TEXT_CHAR_EM` per character)
+    and the cell's padding (:data:`TEXT_CELL_PADDING_PX`). Words break at spaces only (a number
+    and its unit are one word, :func:`keep_units`). Below it the table would overflow its box.
+    It erred wide on the step page's tables at 390 px, estimated vs measured in chromium
+    (2026-12-03): strategies 762 vs 668 px, verdict flips 590 vs 531, scaling 961 vs 906; a
+    table a little wider than it needs may show as cards, rather than overflow as a table.
+
+    >>> table_min_width_px(["step", "band"], [["511\u00a0ms", "-13/+15%"]])
+    173.2
+    """
+    longest = [max((len(w) for w in _WORD.findall(h)), default=0) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            longest[i] = max(longest[i], *(len(w) for w in _WORD.findall(cell) or [""]))
+    return round(sum(n * TEXT_CHAR_EM * TEXT_FONT_PX + TEXT_CELL_PADDING_PX for n in longest), 1)
+
+
+def _css_string(text: str) -> str:
+    """``text`` as a CSS string literal that cannot end the string or the <style> element."""
+    out = "".join(c if c.isalnum() or c in " -_/.,()[]%" else f"\\{ord(c):x} " for c in text)
+    return f'"{out}"'
+
+
+def cards_css(key: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """The CSS that draws the text table in the container ``key`` as one card per row, each
+    cell under its column's name, while the container is narrower than the table needs
+    (:func:`table_min_width_px`); a table shows as a table wherever it fits.
+
+    On a 390 px phone the step page's strategy table (9 columns) needed 668 px and its scaling
+    table (11 columns) 906 px of a 358 px page: both scrolled sideways in their boxes, a column
+    at a time. As cards, every cell of a row is on the screen at once, in a grid of columns at
+    least :data:`CARD_COLUMN_REM` wide that is the same in every card (a column's values line
+    up from card to card); a column whose longest cell would not fit one card column spans two,
+    one that would not fit two spans the card, and a short cell fills a gap a wide one left
+    (``grid-auto-flow: dense``, the same in every card). Markdown gives a cell no attribute to
+    carry its column's name, so the names are written here, one ``::before`` per column; the
+    header row is then hidden. The rules are scoped to the container (``.st-key-<key>``, Streamlit's class
+    for a keyed container) and sized by a container query, so the same table reads as a table
+    at 1440 px. This element's own box, the container's first, is hidden (a ``<style>``
+    applies wherever it is), so it adds no gap above the table."""
+    scope = f".st-key-{key}"
+    col_px = CARD_COLUMN_REM * TEXT_FONT_PX
+    rows = [list(r) for r in rows]
+    gap = f"{CARD_GAP_REM:g}rem"
+    # one line, no spaces to spare: the page sends it on every run, after its first chart
+    css = [
+        # this element's own box, the container's first: a <style> applies wherever it is
+        # (a child selector, not :has(), which the browser re-checks on every change of the page)
+        f"{scope}>:first-child{{display:none}}{scope}{{container-type:inline-size}}",
+        f"@container (max-width:{table_min_width_px(headers, rows):.0f}px){{",
+        f"{scope} table{{display:block;border:0;overflow:visible}}",
+        f"{scope} thead{{display:none}}{scope} tbody{{display:block}}",
+        f"{scope} tr{{display:grid;gap:.25rem {gap};padding:.5rem .625rem;grid-template-columns:"
+        f"repeat(auto-fill,minmax(min({CARD_COLUMN_REM:g}rem,100%),1fr));grid-auto-flow:dense;"
+        "border:1px solid #8884;border-radius:.5rem;margin-bottom:.5rem}",
+        # a name on two lines ("compute share of the step") keeps its value on the line of
+        # its neighbours' values: the name at the top of the cell, the value at the bottom
+        f"{scope} td{{display:flex;flex-direction:column;justify-content:space-between;"
+        "border:0;padding:0;min-width:0}",
+        f"{scope} td::before{{display:block;font-size:.75rem;line-height:1.3;opacity:.65}}",
+    ]
+    for i, name in enumerate(headers, start=1):
+        css.append(f"{scope} td:nth-child({i})::before{{content:{_css_string(name)}}}")
+        width = max((len(r[i - 1]) for r in rows), default=0) * TEXT_CHAR_EM * TEXT_FONT_PX
+        if width > 2 * col_px + CARD_GAP_REM * TEXT_FONT_PX:
+            css.append(f"{scope} td:nth-child({i}){{grid-column:1/-1}}")
+        elif width > col_px:
+            css.append(f"{scope} td:nth-child({i}){{grid-column:span 2}}")
+    return f'<style data-cards="{key}">' + "".join(css) + "}</style>"
+
+
+def _shown_cells(frame: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """A text table's headers and cells as the reader sees them (Markdown escapes removed)."""
+    names = [str(c) for c in frame.columns]
+    unescape = re.compile(r"\\(.)")
+    rows = [
+        [
+            unescape.sub(r"\1", _cell(n, v.item() if hasattr(v, "item") else v))
+            for n, v in zip(names, values, strict=True)
+        ]
+        for values in frame.itertuples(index=False, name=None)
+    ]
+    return [shown_header(n) for n in names], rows
+
+
 def table(
     frame: pd.DataFrame,
     file_name: str,
@@ -1307,11 +1428,14 @@ def table(
     caption: str | None = None,
     on_demand: bool = False,
     shown: pd.DataFrame | None = None,
+    cards: bool = False,
 ) -> None:
     """Show a table formatted with units and a button that downloads it as CSV.
 
     ``shown``: the rows as the page writes them, where they differ from the CSV's (a name
     written for reading beside the API's identifier); ``frame`` is still what the CSV holds.
+    ``cards``: the text table (``on_demand``) reads as one card per row wherever it is narrower
+    than it needs (:func:`cards_css`) instead of scrolling sideways in its box.
 
     The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`) under headers in words
     (:func:`shown_header`: "flat ring time"); the CSV keeps the raw SI numbers (seconds, bytes,
@@ -1331,7 +1455,15 @@ def table(
         if caption and small:
             st.caption(caption)
         if small:
-            st.markdown(text_table(frame if shown is None else shown))
+            written = frame if shown is None else shown
+            if cards:  # the CSS first: cards_css hides the container's first element
+                with st.container(key=f"cards_{key}"):
+                    st.markdown(
+                        cards_css(f"cards_{key}", *_shown_cells(written)), unsafe_allow_html=True
+                    )
+                    st.markdown(text_table(written))
+            else:
+                st.markdown(text_table(written))
         label = (
             f"Sortable table and {file_name}"
             if small

@@ -46,6 +46,7 @@ from costmodel.web.common import (
     chart,
     chart_tabs,
     context_bytes,
+    duration_range,
     error,
     headline,
     headline_caption,
@@ -515,7 +516,15 @@ def _compare(inp: dict, result, inp_b: dict):
                 "B / A": f"{r['ratio']:.3g}x" if r["ratio"] is not None else "",
             }
         )
-    table(pd.DataFrame(rows), "compare.csv", key="compare", caption=f"{la}  |  {lb}")
+    # as text (16 figures), cards on a phone; the grid and its CSV in the expander under it
+    table(
+        pd.DataFrame(rows),
+        "compare.csv",
+        key="compare",
+        caption=f"{la}  |  {lb}",
+        on_demand=True,
+        cards=True,
+    )
     sa = data.evaluate_scenario(scaling=True, **inp).scaling_frame()
     sb = data.evaluate_scenario(scaling=True, **inp_b).scaling_frame()
     chart(
@@ -853,6 +862,7 @@ def render() -> None:
             "verdict_flips.csv",
             key="flips",
             on_demand=True,
+            cards=True,
             caption="Each change tried, and whether it flips (the comm-vs-compute balance)",
         )
     table(
@@ -871,6 +881,7 @@ def render() -> None:
         "scaling.csv",
         key="scaling",
         on_demand=True,
+        cards=True,
         caption="Step time and scaling efficiency (vs one GPU) vs node count",
     )
     # every interval of the step (hundreds of rows, the page's largest message): sent once the
@@ -942,12 +953,8 @@ def _strategies(inp: dict) -> None:
                     "memory per GPU": format_bytes(r["memory_bytes"]),
                     "fits": "yes" if r["fits"] else "NO",
                     "step": format_duration(r["step_time_s"]),
-                    "band": (
-                        f"{format_duration(r['step_time_lo_s'])} - "
-                        f"{format_duration(r['step_time_hi_s'])}"
-                        if r["step_time_lo_s"] == r["step_time_lo_s"]
-                        else "?"
-                    ),
+                    # "447–590 ms": one line of a phone's card ("447 ms - 590 ms" took three)
+                    "band": duration_range(r["step_time_lo_s"], r["step_time_hi_s"]),
                     "tokens/s": format_count(r["tokens_per_s"]),
                     "bound": r["bound"],
                     "vs fastest": vs_fastest(r),
@@ -962,6 +969,7 @@ def _strategies(inp: dict) -> None:
             "strategies.csv",
             key="strategies",
             on_demand=True,
+            cards=True,
             caption="Ranked by step time among the strategies that fit, then the rest by memory "
             f"(overlap contention c = {inp['comm_contention']:g}; the same as "
             "`costmodel step --strategy all`).",
