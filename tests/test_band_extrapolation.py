@@ -132,3 +132,16 @@ def test_the_collectives_page_caption_says_extrapolated():
     at = open_page("page_collectives.py", {**view, "nccl_nodes": str(largest)})
     said = [_text(c.value) for c in at.caption if "Expected error" in c.value]
     assert said and "extrapolated" not in said[0], said
+
+
+def test_the_cluster_page_metric_help_says_extrapolated():
+    from tests.test_app import assert_clean, open_page
+
+    largest = _ib_largest()
+    at = open_page("page_cluster.py", {"cl_nodes": str(largest + 1), "cl_size_text": "14GB"})
+    assert_clean(at)
+    (m,) = [m for m in at.metric if m.label == "Expected error"]
+    assert EXTRAPOLATED in str(m.help) and m.value.startswith("±")  # the number stays
+    at = open_page("page_cluster.py", {"cl_nodes": str(largest), "cl_size_text": "14GB"})
+    (m,) = [m for m in at.metric if m.label == "Expected error"]
+    assert "extrapolated" not in str(m.help)
