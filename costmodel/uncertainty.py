@@ -15,7 +15,9 @@ into ``costmodel/data/fitted_corrections.toml`` (``[band.<model>.<regime>]``):
   of that range and the prediction itself, ``min(lo, 1)`` to ``max(hi, 1)``: see the decision
   below;
 - ``n_runs``, ``n_groups``: how many runs and independent sources the figures rest on
-  (:attr:`ErrorBand.sources`).
+  (:attr:`ErrorBand.sources`);
+- ``max_nodes``, ``max_gpus``: the largest node and GPU counts among those runs (the measured
+  range: :func:`extrapolation_note`).
 
 The residuals come from the harder folds: each run predicted with its source, then its whole
 fabric family (the regime), then its whole op class left out of the fit. A regime resting on
@@ -44,6 +46,17 @@ of 5.1-14.2 ms printed beside 42.6 ms reads as a band around another number, so 
 hull of the prediction and that range (5.1-42.6 ms): it still holds at least the same four in
 five measured rows, and its note (:attr:`ErrorBand.note`) says which way the model misses and
 by how much. ``lo_measured``/``hi_measured`` keep the percentiles themselves.
+
+Decision: beyond the largest measured run of its regime (more nodes than ``max_nodes``: 20
+nodes, 1,440 GPUs across InfiniBand from 1 MiB), a band keeps its numbers and says it is
+extrapolated (:attr:`ErrorBand.extrapolated`, appended to the note): "100,000 nodes is beyond the
+largest measured run in this regime (20 nodes, 1,440 GPUs): the band is extrapolated, not
+measured at this scale". Not "± ?": the numbers are still the model's measured error in that
+regime, the best figure there is, and any cut-off (2x, 10x the largest run) would be a constant
+with no measurement behind it. But nothing measured them at that scale, and what grows with
+scale (congestion, stragglers, deeper trees: :data:`LEAVES_OUT`) can make the real error
+larger, so every surface says so beside the number: the API's note and ``extrapolated``, a
+``band:`` line under the CLI's table, the app's caption.
 """
 
 from __future__ import annotations
@@ -129,6 +142,12 @@ class ErrorBand:
     #: which way the model misses where the measured range lies on one side of its prediction
     #: (:func:`one_sided_note`, per size class shown); "" where the range holds it
     one_sided: str = ""
+    #: the largest node count among the runs the band rests on (the smallest such count over
+    #: the size classes shown); 0 where not from a fitted table that records it
+    max_nodes_measured: int = 0
+    #: that the prediction's node count lies beyond the largest measured run of its regime,
+    #: so the band is extrapolated (:func:`extrapolation_note`); "" within the measured range
+    extrapolated: str = ""
 
     @property
     def sources(self) -> int:
@@ -236,9 +255,69 @@ def error_band(
     one_sided = "; ".join(ways)
     if one_sided:
         note += f"; {one_sided}"
+    extrapolated = extrapolation_note(table, nodes, m)
+    if extrapolated:
+        note += f"; {extrapolated}"
+    measured_nodes = [
+        int(table[sc]["max_nodes"])
+        for sc, has in present.items()
+        if has and "max_nodes" in table[sc]
+    ]
     lo, hi = band_hull(lo_m, hi_m)
     return ErrorBand(
-        model, reg, True, pick("half_width"), lo, hi, n_runs, n_groups, note, lo_m, hi_m, one_sided
+        model,
+        reg,
+        True,
+        pick("half_width"),
+        lo,
+        hi,
+        n_runs,
+        n_groups,
+        note,
+        lo_m,
+        hi_m,
+        one_sided,
+        min(measured_nodes, default=0),
+        extrapolated,
+    )
+
+
+def extrapolation_note(table: Mapping[str, Mapping[str, float]], nodes: int, message_bytes) -> str:
+    """That a prediction on ``nodes`` nodes lies beyond the largest measured run its band rests
+    on, so the band is extrapolated; ``""`` within the measured range.
+
+    ``table``: one regime's band cells by size class (``FITTED.bands[model][regime]``), each with
+    ``max_nodes`` and ``max_gpus``, the largest run among those the grouped CV used in that
+    regime and size class (``scripts/fit_corrections.py``, ``band_of``); a cell without them
+    (a file written before they were recorded) says nothing. Only the size classes of
+    ``message_bytes`` count. The band keeps its numbers beyond that run (the module docstring's
+    decision): this note is what says they were never measured at that scale.
+
+    >>> cell = {"max_nodes": 20.0, "max_gpus": 1440.0}
+    >>> extrapolation_note({"ge1MiB": cell, "lt1MiB": cell}, 20, 2**30)
+    ''
+    >>> extrapolation_note({"ge1MiB": cell, "lt1MiB": cell}, 64, 2**30)
+    '64 nodes is beyond the largest measured run in this regime (20 nodes, 1,440 GPUs): the band is extrapolated, not measured at this scale'
+    """
+    m = np.asarray(message_bytes, dtype=float)
+    present = {"ge1MiB": bool(np.any(m >= ONE_MIB)), "lt1MiB": bool(np.any(m < ONE_MIB))}
+    over = []
+    for sc, label in (("ge1MiB", "from 1 MiB"), ("lt1MiB", "below 1 MiB")):
+        cell = table.get(sc, {})
+        if present[sc] and "max_nodes" in cell and int(nodes) > int(cell["max_nodes"]):
+            run = format_counted(int(cell["max_nodes"]), "node")
+            if "max_gpus" in cell:
+                run += f", {format_counted(int(cell['max_gpus']), 'GPU')}"
+            over.append((label, run))
+    if not over:
+        return ""
+    if all(present.values()):  # sizes on both sides of 1 MiB: say which class each run is
+        runs = "; ".join(f"{run} {label}" for label, run in over)
+    else:
+        runs = over[0][1]
+    return (
+        f"{format_counted(int(nodes), 'node')} is beyond the largest measured run in this "
+        f"regime ({runs}): the band is extrapolated, not measured at this scale"
     )
 
 

@@ -1808,7 +1808,8 @@ def _residual_pool(
     runs: list[Run], model: str, folds: list[dict[str, dict]] | None
 ) -> dict[tuple[str, str], list[dict]]:
     """Per (regime, size class): one entry per run with its rows' busbw ratios
-    (measured / predicted) under every fold of ``folds`` (None: the model fits nothing)."""
+    (measured / predicted) under every fold of ``folds`` (None: the model fits nothing), and the
+    run's node and GPU counts (the measured range a band records, :func:`band_of`)."""
     from costmodel.uncertainty import ONE_MIB
 
     pool: dict[tuple[str, str], list[dict]] = {}
@@ -1821,7 +1822,12 @@ def _residual_pool(
         for sc, sel in (("ge1MiB", r.size >= ONE_MIB), ("lt1MiB", r.size < ONE_MIB)):
             if sel.any():
                 pool.setdefault((regime_of(r), sc), []).append(
-                    {"group": group_of(r.key), "q": q[:, sel].ravel()}
+                    {
+                        "group": group_of(r.key),
+                        "q": q[:, sel].ravel(),
+                        "nodes": r.nodes,
+                        "gpus": r.nodes * r.gpus_per_node,
+                    }
                 )
     return pool
 
@@ -1898,6 +1904,11 @@ def band_of(entries: list[dict], tau: float) -> dict[str, float]:
     most (it shows none of the spread between clusters); a wide one, or one over many sources,
     hardly moves. Replaces the multiplier 1 + 0.2/S^2, which widened wide bands most
     (docs/fidelity.md compares the two by leave-one-source-out coverage).
+
+    ``max_nodes``, ``max_gpus`` (where the entries carry their runs' ``nodes`` and ``gpus``, as
+    :func:`_residual_pool`'s do): the largest node and GPU counts among the runs the band rests
+    on, the measured range a prediction beyond which is extrapolated
+    (:func:`costmodel.uncertainty.extrapolation_note`).
     """
     from costmodel.uncertainty import weighted_quantile
 
@@ -1914,18 +1925,24 @@ def band_of(entries: list[dict], tau: float) -> dict[str, float]:
     lo = math.exp(mid - wider(mid - weighted_quantile(lq, w, 0.1)))
     hi = math.exp(mid + wider(weighted_quantile(lq, w, 0.9) - mid))
     half = math.log1p(weighted_quantile(np.abs(1.0 / q - 1.0), w, 0.8))
-    return {
+    out = {
         "half_width": round(math.expm1(wider(half)), 4),
         "lo": round(lo, 4),
         "hi": round(hi, 4),
         "n_runs": float(len(entries)),
         "n_groups": float(n_src),
     }
+    if all("nodes" in d for d in entries):  # entries from runs (_residual_pool) say their size
+        # the largest run the band rests on: beyond it the band is extrapolated
+        # (costmodel.uncertainty.extrapolation_note)
+        out["max_nodes"] = float(max(d["nodes"] for d in entries))
+        out["max_gpus"] = float(max(d["gpus"] for d in entries))
+    return out
 
 
 def bands(runs: list[Run], cv: dict[str, dict], hard: list[dict[str, dict]] | None = None) -> dict:
-    """``[model][regime][size class]`` -> half_width, lo, hi, n_runs, n_groups (:func:`band_of`)
-    from the rows' residuals: nccl under every fold of ``hard`` (the harder folds: source,
+    """``[model][regime][size class]`` -> half_width, lo, hi, n_runs, n_groups, max_nodes,
+    max_gpus (:func:`band_of`) from the rows' residuals: nccl under every fold of ``hard`` (the harder folds: source,
     fabric family, op class left out in turn) or, without it, its grouped-CV parameters; the
     other models fit nothing. Each model's between-source spread (:func:`source_spread`) is
     estimated from its own residuals."""

@@ -128,7 +128,36 @@ def _band_note(df: Any) -> str:
         )
     text += " " + LEAVES_OUT
     ways = _one_sided(df)
-    return text + (f"\nband: {ways}" if ways else "")
+    far = _extrapolated(df)
+    return text + (f"\nband: {ways}" if ways else "") + (f"\nband: {far}" if far else "")
+
+
+def _extrapolated(df: Any) -> str:
+    """For each shown band (regime) whose rows go beyond the largest measured run of that regime,
+    :func:`costmodel.uncertainty.extrapolation_note` of its largest node count (the ``band:``
+    line under the table, as the API's ``ErrorBand.extrapolated``). ``""`` where none does."""
+    import numpy as np
+
+    from ..fitted_corrections import FITTED
+    from ..uncertainty import extrapolation_note
+
+    size = next((c for c in ("message_bytes", "size_bytes") if c in df.columns), None)
+    need = {"regime", "model", "nodes"}
+    if not need <= set(df.columns) or size is None or not len(df):
+        return ""
+    bands = FITTED.bands.get(str(df["model"].iloc[0]), {})
+    notes = []
+    for r in dict.fromkeys(df["regime"]):
+        shown = (df["regime"] == r).to_numpy() & df["error_band_pct"].notna().to_numpy()
+        if r not in bands or not shown.any():
+            continue
+        nodes = np.asarray(df["nodes"], dtype=np.int64)[shown]
+        widest = nodes == nodes.max()
+        sizes = np.asarray(df[size], dtype=float)[shown][widest]
+        note = extrapolation_note(bands[r], int(nodes.max()), sizes)
+        if note:
+            notes.append(f"{r}, {note}")
+    return "; ".join(notes)
 
 
 def _one_sided(df: Any) -> str:

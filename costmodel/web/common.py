@@ -1662,6 +1662,9 @@ def accuracy_caption(band: Any, *, where: str = "", time_s: float | None = None)
             "Validate)." + (f" The band is one-sided: {band.one_sided}." if band.one_sided else "")
             # a model that misses one way: its band runs from its prediction to the runs'
         )
+        if getattr(band, "extrapolated", ""):  # beyond the largest measured run: on screen
+            head = head[:-2] + f"; extrapolated beyond {band.max_nodes_measured:,} nodes)."
+            detail += f" {sentence(band.extrapolated)}."
     else:
         head = f"Expected error unknown{where} ({band.regime})."
         detail = f"{sentence(band.note)}."
