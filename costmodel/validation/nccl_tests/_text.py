@@ -53,6 +53,12 @@ _UNIT_RE = re.compile(r"\([^()\s]*\)")
 #: a failed network operation, a transport that fell back, an allocation that failed
 _NCCL_WARN_RE = re.compile(r"\bNCCL WARN\b.*")
 
+#: nccl-tests' own failure lines (src/common.h: NCCLCHECK prints ``host: Test NCCL failure
+#: file:line 'error / last error'``, CUDACHECK ``host: Test CUDA failure file:line 'error'``,
+#: TESTCHECK `` .. host pid N: Test failure file:line``): the test returns on its first one, so
+#: no size after it was measured (an NCCL error mid-sweep: a network failure, a timeout)
+_TEST_FAILURE_RE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b.*")
+
 #: Fields of the shortest result row nccl-tests prints (size count type redop, 2 x 4 block
 #: fields): a row at the end of the file with fewer was cut off there.
 _SHORTEST_ROW = 12
@@ -81,6 +87,8 @@ class _Parser(_Findings):
         self.launch_lines: list[str] = []
         #: (line, text) of NCCL's WARN lines in the log proper: said once, as one finding
         self.nccl_warns: list[tuple[int, str]] = []
+        #: (line, text) of nccl-tests' failure lines (``Test NCCL failure``): said once
+        self.test_failures: list[tuple[int, str]] = []
         self.run = self._new_run(1)
 
     # -- run bookkeeping
@@ -416,6 +424,8 @@ def read_lines(
             parser.launch_lines.append(_strip_prefix(raw))
         if not in_meta and (warn := _NCCL_WARN_RE.search(raw)):
             parser.nccl_warns.append((lineno, warn.group(0).strip()))
+        if not in_meta and _TEST_FAILURE_RE.search(_strip_prefix(raw)):
+            parser.test_failures.append((lineno, _strip_prefix(raw).strip()))
         parser.feed(raw, lineno, in_meta)
     parser._flush()
     if parser.nccl_warns:  # read past as debug text, as before; said once, with the first
@@ -427,5 +437,13 @@ def read_lines(
             f"{first[:120]!r}): a warning of NCCL's own (a failed network operation, a "
             "transport that fell back, a retry) can slow or spoil the rows measured beside it; "
             "check them",
+        )
+    if parser.test_failures:  # the run stopped there: said once, naming the first
+        line, first = parser.test_failures[0]
+        parser._warn(
+            line,
+            f"nccl-tests reports a failure ({first[:160]!r}): the test stops at its first "
+            "error, so no size after this line was measured; the rows before it are read "
+            "(rerun for the sizes after it)",
         )
     return parser
