@@ -5,6 +5,7 @@ tests/test_validate_qa.py to _qa8.py hold the earlier passes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from costmodel.reference import reference_path
@@ -86,3 +87,63 @@ def test_no_bundled_log_is_said_to_have_failed():
             continue  # no nccl-tests rows (refused elsewhere, tests/test_validate_logs.py)
         rows = read_nccl_tests(path, strict=False, op="all_reduce")
         assert not [f for f in log_findings(rows) if "reports a failure" in f], path.name
+
+
+# --- 2. DDP steps a prediction could not price -------------------------------------------------
+_JOB = {"source": "torch", "backend": "gloo", "ranks": 2, "nodes": 1, "gpus_per_node": 2,
+        "device": "cpu", "torch_version": "2.13.0+cpu", "host": "node1",
+        "attempt": "20261203T120000.000000001-1", "complete": True, "run_key": "torch@0123abcd",
+        "config": "0123abcd00000000"}  # fmt: skip
+
+
+def _gloo_results(path: Path) -> Path:
+    """A torch job's results file as `validate torch --ops all_gather --ddp` writes it: all-gather
+    on 2 ranks on an alpha-beta line (50 us, 2 GB/s; every field the job writes) and its three
+    DDP steps."""
+    rows = []
+    for k in range(12, 21):
+        size = 2**k
+        t = 50e-6 + 0.5 * size / 2e9
+        rows.append({**_JOB, "kind": "collective", "op": "all_gather", "size_bytes": size,
+                     "count": size // 4, "dtype": "float32", "placement": "out_of_place",
+                     "time_s": t, "time_min_s": t, "time_max_s": t, "iters": 5, "rounds": 1,
+                     "algbw_bytes_per_s": size / t, "busbw_bytes_per_s": 0.5 * size / t,
+                     "flagged": False})  # fmt: skip
+    for accumulation, no_sync, step, compute in ((1, False, 0.027, 0.009),
+                                                 (4, False, 0.109, 0.033),
+                                                 (4, True, 0.060, 0.033)):  # fmt: skip
+        rows.append({**_JOB, "kind": "ddp_step", "op": "ddp_step", "params": 3939840,
+                     "gradient_bytes": 15759360, "layers": 15, "width": 512,
+                     "bucket_cap_mb": 25.0, "accumulation": accumulation, "no_sync": no_sync,
+                     "time_s": step, "compute_time_s": compute, "iters": 5,
+                     "compute_iters": 10 if accumulation > 1 else 5, "flagged": False})  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_ddp_steps_a_calibration_cannot_price_say_why(tmp_path):
+    """A calibration fitted on a gloo job's all-gather rows has no all-reduce fit, so its DDP
+    steps (bucketed all-reduces) cannot be predicted: the text table printed `NaN` as the
+    predicted time with no reason anywhere but --json's `note`. It prints "-", as the error
+    column does, and one warning line says which steps were not predicted and why."""
+    results = _gloo_results(tmp_path / "t.jsonl")
+    cal = tmp_path / "cal.toml"
+    assert run("calibrate", str(results), "-o", str(cal)).exit_code == 0
+    result = run("validate", "compare", str(results), "--calibration", str(cal))
+    assert result.exit_code == 0, result.output  # the all-gather rows are on the fitted line
+    assert "NaN" not in result.stdout and "nan" not in result.stdout
+    table = result.stdout.split("DDP steps")[1].splitlines()[2:5]
+    assert [line.split()[4:] for line in table] == [["-", "-"]] * 3, table
+    warned = [w for w in result.stderr.splitlines() if "DDP step" in w]
+    assert warned == [
+        "costmodel: warning: 3 of 3 DDP steps not predicted: calibration 'cal' has no fit for "
+        "op='all_reduce' level='intra' algorithm='auto' protocol='auto'; it has "
+        "all_gather/intra/ring/auto (3 steps)"
+    ], result.stderr
+    # a step that is predicted shows its time and no such warning
+    priced = run("validate", "compare", str(results), "--cluster", "dgx-h100")
+    assert "not predicted" not in priced.stderr
+    assert [line.split()[4] for line in priced.stdout.split("DDP steps")[1].splitlines()[2:5]]
+    assert all(
+        float(line.split()[4]) > 0 for line in priced.stdout.split("DDP steps")[1].splitlines()[2:5]
+    )

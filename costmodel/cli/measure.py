@@ -1186,10 +1186,13 @@ def _echo_ddp(
     if as_json:
         _print_json({"ddp_steps": _ddp_records(ddp), **(verdict or {})})
         return
+    predicted = ddp["predicted_step_s"].astype(float)
     shown = ddp.assign(
         accumulation=ddp["accumulation"].astype(int),
         measured_ms=(ddp["time_s"] * 1e3).round(2),
-        predicted_ms=(ddp["predicted_step_s"].astype(float) * 1e3).round(2),
+        # a step the predictor could not price (a calibration without an all-reduce fit) shows
+        # "-" as its error does, never "NaN"; why is said below the table
+        predicted_ms=[f"{t * 1e3:.2f}" if t == t else "-" for t in predicted],
         time_error=[
             f"{e:+.1%}" if e == e else "-" for e in ddp["step_time_rel_error"].astype(float)
         ],
@@ -1212,6 +1215,22 @@ def _echo_ddp(
             ]
         )
     )
+    missed = predicted.isna()
+    if missed.any():
+        notes = ddp.loc[missed, "note"] if "note" in ddp else None
+        reasons = (
+            notes.astype(object).fillna("no reason given").value_counts(sort=False)
+            if notes is not None
+            else {"no reason given": int(missed.sum())}
+        )
+        said = "; ".join(
+            f"{note} ({units.format_counted(int(n), 'step')})" for note, n in reasons.items()
+        )
+        typer.echo(
+            f"costmodel: warning: {int(missed.sum())} of "
+            f"{units.format_counted(len(ddp), 'DDP step')} not predicted: {said}",
+            err=True,
+        )
 
 
 _TEXT_COLUMNS = (
