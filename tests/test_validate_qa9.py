@@ -147,3 +147,49 @@ def test_ddp_steps_a_calibration_cannot_price_say_why(tmp_path):
     assert all(
         float(line.split()[4]) > 0 for line in priced.stdout.split("DDP steps")[1].splitlines()[2:5]
     )
+
+
+def test_the_verdict_counts_one_row_in_the_singular(tmp_path):
+    """The goal line read "(<= goal 8%, 1 rows)" for a check over one row."""
+    import pandas as pd
+
+    from costmodel.validation.compare import fidelity_check
+
+    one = pd.DataFrame({"size_bytes": [2.0**20, 4096.0], "rel_error": [0.05, -0.1]})
+    _, lines = fidelity_check(one)
+    assert lines == [
+        "median |busbw error| from 1 MiB: 5.0% (<= goal 8%, 1 row)",
+        "median |busbw error| all sizes: 7.5% (<= goal 20%, 2 rows)",
+    ]
+
+
+# --- 3. one name per fitted algorithm ----------------------------------------------------------
+def test_calibrate_names_a_fit_as_the_loaded_calibration_does(tmp_path):
+    """calibrate stored and printed an all-to-all fit as `ring` (the NCCL_ALGO default), while
+    the loaded calibration and `validate compare`'s messages call the same fit `pairwise`
+    (all-to-all's textbook name; broadcast's and reduce's ring is `chain`): one fit, two
+    names. calibrate now writes and prints the name the loaded calibration uses."""
+    import tomllib
+
+    rows = [
+        json.loads(line) for line in _gloo_results(tmp_path / "g.jsonl").read_text().splitlines()
+    ]
+    for op in ("all_to_all", "broadcast"):
+        for r in rows:
+            if r["kind"] == "collective" and r["op"] == "all_gather":
+                rows.append({**r, "op": op})
+                if len([x for x in rows if x["op"] == op]) == 9:
+                    break
+    results = tmp_path / "t.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cal = tmp_path / "cal.toml"
+    result = run("calibrate", str(results), "-o", str(cal))
+    assert result.exit_code == 0, result.output
+    fits = {f["op"]: f["algorithm"] for f in tomllib.loads(cal.read_text())["fit"]}
+    assert fits == {"all_gather": "ring", "all_to_all": "pairwise", "broadcast": "chain"}
+    table = {line.split()[0]: line.split()[1] for line in result.stdout.splitlines()[1:4]}
+    assert table == fits
+    # the loaded calibration answers under the same names (its message lists them)
+    compared = run("validate", "compare", str(results), "--calibration", str(cal))
+    assert "all_gather/intra/ring/auto, all_to_all/intra/pairwise/auto, broadcast/intra/chain" \
+        "/auto" in compared.stderr  # fmt: skip

@@ -217,6 +217,8 @@ def fidelity_check(
     (None, ['median |busbw error| from 1 MiB: not assessed (no rows of 1 MiB or more)', \
 'median |busbw error| all sizes: 7.5% (<= goal 20%, 2 rows)'])
     """
+    from costmodel.units import format_counted
+
     lines: list[str] = []
     outcomes: list[bool | None] = []
     for g in fidelity_goals(comparison, from_bytes=from_bytes, from_label=from_label):
@@ -232,7 +234,8 @@ def fidelity_check(
             continue
         lines.append(
             f"median |busbw error| {g['check']}: {g['median_abs_rel_error']:.1%} "
-            f"({'<=' if g['passed'] else '>'} goal {g['goal']:.0%}, {g['rows']} rows)"
+            f"({'<=' if g['passed'] else '>'} goal {g['goal']:.0%}, "
+            f"{format_counted(int(g['rows']), 'row')})"
         )
     return combine_outcomes(outcomes), lines
 
