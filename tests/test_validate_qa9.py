@@ -193,3 +193,24 @@ def test_calibrate_names_a_fit_as_the_loaded_calibration_does(tmp_path):
     compared = run("validate", "compare", str(results), "--calibration", str(cal))
     assert "all_gather/intra/ring/auto, all_to_all/intra/pairwise/auto, broadcast/intra/chain" \
         "/auto" in compared.stderr  # fmt: skip
+
+
+def test_a_pinned_algorithm_and_the_same_one_chosen_are_one_row_of_the_summary(tmp_path):
+    """Bundled 13d pins NCCL_ALGO per run (`### ALGO=Ring`) and also has runs NCCL chose for
+    itself: the summary listed `Ring` and `ring`, `NVLS` and `nvls` as four algorithms (and 03's
+    `COLLNETCHAIN` beside the model's `collnet_chain`). A pinned algorithm is written as the
+    model writes the one it predicts; the per-row algo_env keeps what was pinned."""
+    table = tmp_path / "13d.csv"
+    result = run("validate", "compare", "--reference", "13d", "--json", "-o", str(table))
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    names = sorted({s["algorithm"] for s in data["summary"]})
+    assert names == ["nvls", "ring", "tree"]
+    points = {s["algorithm"]: s["points"] for s in data["summary"]}
+    assert points == {"nvls": 8, "ring": 10, "tree": 6}  # 13d: 3 pinned sizes x 2 + proto runs
+    import pandas as pd
+
+    rows = pd.read_csv(table)
+    assert set(rows["algo_env"].dropna()) == {"Ring", "Tree", "NVLS"}  # what was pinned, kept
+    collnet = json.loads(run("validate", "compare", "--reference", "03", "--json").stdout)
+    assert {s["algorithm"] for s in collnet["summary"]} == {"collnet_chain"}

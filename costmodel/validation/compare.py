@@ -656,11 +656,32 @@ def compare(
     df["busbw_rel_error"] = df["rel_error"]
     df["time_rel_error"] = time_rel_error(df.time_s, df.predicted_time_s)
     df["size_band"] = size_band(df.size_bytes)
-    df["algorithm"] = df["_algo"].where(df["_algo"].notna(), df["predicted_algorithm"])
+    # the algorithm a row ran: its pinned NCCL_ALGO (in the model's spelling, as the predicted
+    # one is: a log's "### ALGO=Ring" run and NCCL's own choice of ring are one "ring" in the
+    # summary, not "Ring" and "ring"), else the predicted one
+    df["algorithm"] = [
+        _algorithm_name(a) if isinstance(a, str) else p
+        for a, p in zip(df["_algo"], df["predicted_algorithm"], strict=True)
+    ]
     df["model"] = model or getattr(predictor, "model_name", "predictor")
     out = df.drop(columns=["_algo", "_proto", "_gpp", "_nvls", "_collnet", "_harness"])
     out.attrs = attrs
     return out
+
+
+def _algorithm_name(pinned: str) -> str:
+    """A pinned NCCL_ALGO value in the model's spelling (``"Ring"`` -> ``"ring"``,
+    ``"NVLSTree"`` -> ``"nvls_tree"``); a value NCCL's names do not know is kept as written.
+
+    >>> _algorithm_name("Ring"), _algorithm_name("COLLNETCHAIN"), _algorithm_name("Foo")
+    ('ring', 'collnet_chain', 'Foo')
+    """
+    from costmodel.nccl.names import normalize_algorithm
+
+    try:
+        return normalize_algorithm(pinned)
+    except ValueError:
+        return pinned
 
 
 #: the note of a 0-byte row: never compared by design (busbw undefined), so never warned of
