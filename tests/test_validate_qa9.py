@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from costmodel.reference import reference_path
 from tests._cli import one_line_error, run
 
@@ -214,3 +216,57 @@ def test_a_pinned_algorithm_and_the_same_one_chosen_are_one_row_of_the_summary(t
     assert set(rows["algo_env"].dropna()) == {"Ring", "Tree", "NVLS"}  # what was pinned, kept
     collnet = json.loads(run("validate", "compare", "--reference", "03", "--json").stdout)
     assert {s["algorithm"] for s in collnet["summary"]} == {"collnet_chain"}
+
+
+# --- 4. the expected error beside the measured one, on every surface -----------------------------
+def test_a_calibration_comparison_shows_its_own_expected_error(tmp_path):
+    """`validate compare --calibration` (the only way to compare a gloo job) printed the median
+    error with no expected error beside it: the grouped-CV band was dropped, rightly (it
+    measures the uncalibrated model), and nothing took its place. The band is now the
+    calibration's own held-out error (each fit's cv_max_abs_rel_error, said as such), in the
+    text, in --json and in the report."""
+    import tomllib
+
+    results = _gloo_results(tmp_path / "t.jsonl")
+    cal = tmp_path / "cal.toml"
+    assert run("calibrate", str(results), "-o", str(cal)).exit_code == 0
+    (fit,) = tomllib.loads(cal.read_text())["fit"]
+    report = tmp_path / "r.html"
+    text = run("validate", "compare", str(results), "--calibration", str(cal),
+               "--report", str(report))  # fmt: skip
+    head = next(line for line in text.stdout.splitlines() if line.startswith("median |"))
+    width = fit["cv_max_abs_rel_error"]
+    if fit.get("cv_max_abs_rel_error_ge_1mib") is not None:  # the 1 MiB row's own band
+        assert "from 1 MiB" in head
+    assert "expected error (the calibration's held-out sizes)" in head
+    assert f"±{100 * width:.0f}% below 1 MiB" in head
+    assert head.endswith("of 9 rows within it")
+    data = json.loads(
+        run("validate", "compare", str(results), "--calibration", str(cal), "--json").stdout
+    )
+    band = data["expected_error"]
+    assert band["basis"] == "the calibration's held-out sizes"
+    assert band["half_width_below_1MiB"] == pytest.approx(width)
+    assert band["rows_with_band"] == 9
+    page = report.read_text()
+    assert "expected error (the calibration&#x27;s held-out sizes)" in page
+    assert "docs/fidelity.md goal" in page  # the verdict, as printed
+
+
+def test_the_report_says_what_was_assumed_and_the_band(tmp_path):
+    """The HTML report of `validate compare --report` showed the median error and the table but
+    not what the comparison assumed (a bundled run's nodes, GPUs per node, cluster) nor the
+    expected error and the verdict the terminal printed: a report passed on could not be read
+    for what it took as given."""
+    report = tmp_path / "r.html"
+    result = run("validate", "compare", "--reference", "16a", "--report", str(report))
+    assert result.exit_code == 1  # 16a's median from 1 MiB is over the goal
+    page = report.read_text()
+    for line in result.stderr.splitlines():
+        if line.startswith("assumed: "):
+            assert line.replace("'", "&#x27;") in page
+    assert "assumed: cluster = aws-p4de" in page
+    assert "assumed: GPUs per node = 8" in page
+    band = next(line for line in result.stdout.splitlines() if line.startswith("median |"))
+    assert band.split("; ", 1)[1] in page  # "expected error (grouped CV) ..."
+    assert result.stdout.splitlines()[-1].replace(">", "&gt;").replace("<", "&lt;") in page

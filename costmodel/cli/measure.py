@@ -1049,12 +1049,13 @@ def validate_compare(
     for line in said:
         typer.echo(line, err=True)
     summary = cmp.summarize(table)
-    band = None
-    if calibration is None:
-        from ..validation.logread import band_check
+    from ..validation.logread import band_check, calibration_band
 
+    if calibration is None:
         assert cluster is not None  # settled above
         band = band_check(table, cluster, model)
+    else:  # the fits' own held-out error: the bundled runs' grouped-CV band does not apply
+        band = calibration_band(table, loaded)
     checked = table[(table["size_bytes"] >= floor) & table["rel_error"].notna()]
     goals = None
     # the outcome: True passed, False failed, None not assessed (no rows to judge: a log cut
@@ -1068,6 +1069,25 @@ def validate_compare(
         bad = cmp.exceeds(checked, tolerance)
         outcome = None if checked.empty else not len(bad)
     verdict = cmp.VERDICTS[outcome]
+    if tolerance is None:
+        verdict_line = goal_line
+    elif outcome is None:
+        verdict_line = (
+            f"{verdict}: no predicted row from {floor_text} up to check "
+            f"against |busbw error| {tolerance:.0%} (--check-from)"
+        )
+    else:  # the sizes checked, named as given: all of them unless --check-from says
+        scope = f"from {floor_text} up (--check-from)" if floor > 0 else "over all sizes"
+        verdict_line = (
+            f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} {scope} "
+            f"beyond |busbw error| {tolerance:.0%}"
+        )
+    # the expected error beside the measured one, on every surface that shows the error
+    band_line = f"expected error ({band.basis}) {band.text()}" + (
+        f": {band.within} of {units.format_counted(band.rows, 'row')} within it"
+        if band.rows
+        else ""
+    )
     sw = importlib.import_module("costmodel.sweep")
     if output is not None:
         sw.write_table(
@@ -1081,7 +1101,12 @@ def validate_compare(
         )
     if report is not None:
         with output_option("--report"), sw.atomic_path(report) as tmp:
-            cmp.write_report(table, tmp, ddp=ddp)
+            cmp.write_report(
+                table,
+                tmp,
+                ddp=ddp,
+                notes=[*(f"assumed: {line}" for line in assumed), band_line, verdict_line],
+            )
     if as_json:
         _print_json(
             {
@@ -1109,13 +1134,13 @@ def validate_compare(
                 "warnings": notices,
                 "findings": findings,
                 "runs": log_runs,  # several runs in one log: what is compared (else null)
-                "expected_error": None
-                if band is None
-                else {
+                "expected_error": {
+                    "basis": band.basis,
                     "half_width_from_1MiB": band.half_width_large,
                     "half_width_below_1MiB": band.half_width_small,
                     "rows_within": band.within,
                     "rows_with_band": band.rows,
+                    "note": band.note or None,
                 },
                 "summary": _records(summary),
             }
@@ -1130,31 +1155,10 @@ def validate_compare(
             if floor > 0
             else ""
         )
-        typer.echo(
-            cmp.median_error_lines(table)[0]
-            + scope
-            + (
-                f"; expected error (grouped CV) {band.text()}: {band.within} of {band.rows} "
-                "rows within it"
-                if band is not None
-                else ""
-            )
-        )
+        typer.echo(cmp.median_error_lines(table)[0] + scope + f"; {band_line}")
         if ddp is not None:
             _echo_ddp(ddp, False, None)
-        if tolerance is None:
-            typer.echo(goal_line)
-        elif outcome is None:
-            typer.echo(
-                f"{verdict}: no predicted row from {floor_text} up to check "
-                f"against |busbw error| {tolerance:.0%} (--check-from)"
-            )
-        else:  # the sizes checked, named as given: all of them unless --check-from says
-            scope = f"from {floor_text} up (--check-from)" if floor > 0 else "over all sizes"
-            typer.echo(
-                f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} {scope} "
-                f"beyond |busbw error| {tolerance:.0%}"
-            )
+        typer.echo(verdict_line)
         if skipped_files:
             typer.echo(
                 f"FAIL: {units.format_counted(len(skipped_files), 'file')} of {results} not "

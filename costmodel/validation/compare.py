@@ -28,9 +28,10 @@ the measured no-communication step time; bucket all-reduces from a predictor), a
 
 from __future__ import annotations
 
+import html
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -1025,8 +1026,12 @@ def write_report(
     *,
     title: str = "costmodel: measured vs predicted",
     ddp: pd.DataFrame | None = None,
+    notes: Sequence[str] = (),
 ) -> Path:
     """Write an HTML report: summary table and plotly charts (busbw vs size, error vs size).
+
+    ``notes``: lines shown under the headline, as ``validate compare`` prints them: what was
+    assumed, the expected error beside the measured one, the verdict.
 
     Errors are shown as ``validate compare`` prints them: percentages (signed, unsigned for a
     magnitude such as ``median_abs_rel_error``), under the definition of the busbw error
@@ -1049,6 +1054,7 @@ def write_report(
     tables = [
         f"<p>{_REPORT_ERROR_CAPTION}</p>"
         + "".join(f"<p><b>{line}</b></p>" for line in median_error_lines(comparison))
+        + "".join(f"<p>{html.escape(line)}</p>" for line in notes)
         + summary.to_html(  # type: ignore[call-overload]
             index=False, float_format="%.3f", formatters=_error_formatters(summary)
         )
