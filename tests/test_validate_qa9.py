@@ -270,3 +270,49 @@ def test_the_report_says_what_was_assumed_and_the_band(tmp_path):
     band = next(line for line in result.stdout.splitlines() if line.startswith("median |"))
     assert band.split("; ", 1)[1] in page  # "expected error (grouped CV) ..."
     assert result.stdout.splitlines()[-1].replace(">", "&gt;").replace("<", "&lt;") in page
+
+
+# --- 5. the torchrun line --dry-run prints, run by hand ----------------------------------------
+@pytest.mark.torch
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_the_dry_run_line_run_by_hand_records_no_log_nobody_wrote(tmp_path):
+    """`validate torch --dry-run` printed the line with `--attempt <stamp> --job-log
+    logs/torch.<stamp>.log`: run by hand (or pasted into an srun script, what it is printed
+    for) every row named a log file nobody wrote (validate torch writes it, the job only records
+    it) and every run of the line shared one attempt name. The line leaves both out: run as
+    printed (2 gloo ranks, 4-8 KiB), its rows carry a fresh attempt and no log, and compare
+    reads them, never modifying the results file."""
+    import hashlib
+    import os
+    import shlex
+    import subprocess
+
+    out = tmp_path / "r.jsonl"
+    printed = run("validate", "torch", "--nproc", "2", "--backend", "gloo", "--ops",
+                  "all_gather", "--max-bytes", "8KiB", "--iters", "2", "--dry-run", "-o",
+                  str(out))  # fmt: skip
+    assert printed.exit_code == 0, printed.output
+    argv = shlex.split(printed.stdout)
+    assert "--attempt" not in argv and "--job-log" not in argv
+    assert list(tmp_path.iterdir()) == []  # a dry run writes nothing
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env.pop("SLURM_JOB_ID", None)  # outside sbatch: the job names no launcher file
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=170)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["op"], r["size_bytes"], r["ranks"]) for r in rows] == [
+        ("all_gather", 4096, 2),
+        ("all_gather", 8192, 2),
+    ]
+    assert all(r.get("log") is None for r in rows), rows[0].get("log")
+    assert len({r["attempt"] for r in rows}) == 1 and rows[0]["attempt"]
+    assert not (tmp_path / "logs").exists()
+    before = hashlib.sha256(out.read_bytes()).hexdigest()
+    table = tmp_path / "cmp.csv"
+    compared = run("validate", "compare", str(out), "--cluster", "dgx-h100", "-o", str(table))
+    assert compared.exit_code == 1  # gloo on CPUs is far from an H100 cluster's prediction
+    assert "the rows ran on CPUs (gloo)" in compared.stderr
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cmp.csv", "r.jsonl"]  # no temp left

@@ -398,7 +398,14 @@ def validate_torch(
     if dry_run:  # as validate nccl-tests run --dry-run: the line, nothing created
         import shlex
 
-        typer.echo(shlex.join(cmd))
+        # without --attempt and --job-log: they name this attempt and the log validate torch
+        # would write (the job only records it), so the line run by hand or in an srun script
+        # gave every run one attempt name and rows naming a log nobody wrote; the job's own
+        # defaults then apply (a fresh attempt; under sbatch Slurm's output file)
+        # (arguments after -- never hold them: _runner_set_args refused them above)
+        own = {"--attempt", "--job-log"}
+        shown = [a for i, a in enumerate(cmd) if a not in own and cmd[i - 1] not in own]
+        typer.echo(shlex.join(shown))
         return
     from ..validation import runner
     from ..validation.torch_bench import job_summary
