@@ -316,3 +316,42 @@ def test_the_dry_run_line_run_by_hand_records_no_log_nobody_wrote(tmp_path):
     assert "the rows ran on CPUs (gloo)" in compared.stderr
     assert hashlib.sha256(out.read_bytes()).hexdigest() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cmp.csv", "r.jsonl"]  # no temp left
+
+
+# --- 6. a table of in-place columns only ----------------------------------------------------------
+def test_a_table_titled_in_place_only_holds_in_place_rows(tmp_path):
+    """A log whose table has one block of columns titled `in-place` (the out-of-place block cut
+    out, or a tool printing only those) was read as out-of-place rows, silently: compare's
+    `--placement in-place` then found none and `--placement out-of-place` compared in-place
+    times. The title over the blocks names their placement."""
+    from costmodel.validation.nccl_tests import read_nccl_tests
+
+    path, body = _user_log(tmp_path)
+    rows = set(_row_lines(body))
+    edited = []
+    for i, line in enumerate(body):
+        if i in rows:
+            fields = line.split()
+            edited.append("  ".join(fields[:5] + fields[9:]))  # the in-place block
+        elif "out-of-place" in line:
+            edited.append("#" + " " * 62 + "in-place")
+        elif line.lstrip("# ").startswith("size"):
+            edited.append(
+                "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+            )
+        elif line.lstrip("# ").startswith("(B)"):
+            edited.append(
+                "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)"
+            )
+        else:
+            edited.append(line)
+    path.write_text("\n".join(edited) + "\n")
+    df = read_nccl_tests(path)
+    assert set(df["placement"]) == {"in_place"}
+    full = read_nccl_tests(_user_log(tmp_path, "full_allreduce.log")[0])
+    in_place = full[full["placement"] == "in_place"].reset_index(drop=True)
+    assert df["time_s"].tolist() == in_place["time_s"].tolist()
+    line = one_line_error(run("validate", "compare", str(path), "--placement", "out-of-place"),
+                          "--placement")  # fmt: skip
+    assert "no out-of-place rows" in line
+    assert run("validate", "compare", str(path), "--placement", "in-place").exit_code == 0

@@ -59,6 +59,10 @@ _NCCL_WARN_RE = re.compile(r"\bNCCL WARN\b.*")
 #: no size after it was measured (an NCCL error mid-sweep: a network failure, a timeout)
 _TEST_FAILURE_RE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b.*")
 
+#: The title line over nccl-tests' column blocks (``#  out-of-place  in-place``): each block's
+#: placement, in order
+_PLACEMENT_TITLES = {"out-of-place": "out_of_place", "in-place": "in_place"}
+
 #: Fields of the shortest result row nccl-tests prints (size count type redop, 2 x 4 block
 #: fields): a row at the end of the file with fewer was cut off there.
 _SHORTEST_ROW = 12
@@ -87,6 +91,8 @@ class _Parser(_Findings):
         self.launch_lines: list[str] = []
         #: (line, text) of NCCL's WARN lines in the log proper: said once, as one finding
         self.nccl_warns: list[tuple[int, str]] = []
+        #: the placements of the last "#  out-of-place  in-place" title, for the next header
+        self.placement_title: list[str] | None = None
         #: (line, text) of nccl-tests' failure lines (``Test NCCL failure``): said once
         self.test_failures: list[tuple[int, str]] = []
         self.run = self._new_run(1)
@@ -284,6 +290,12 @@ class _Parser(_Findings):
             run.label = separator.group(1) or run.label
             return
         tokens = body.split()
+        if tokens and set(tokens) <= _PLACEMENT_TITLES.keys():  # "#  out-of-place  in-place"
+            # the title over the column blocks names their placement: a table with one block
+            # titled "in-place" holds in-place rows, not the out-of-place ones a first block is;
+            # taken by the column header that follows it
+            self.placement_title = [_PLACEMENT_TITLES[t] for t in tokens]
+            return
         if tokens[:1] == ["(B)"]:  # the units line under the column header
             other = [u for u in _UNIT_RE.findall(body) if u not in _NCCL_TESTS_UNITS]
             if other:
@@ -319,6 +331,7 @@ class _Parser(_Findings):
                 layout = None
             run.layout = layout
             run.header_line = lineno
+            run.placements, self.placement_title = self.placement_title, None
             return
         if body.startswith("nccl-tests version"):
             run = self._boundary(lineno)
