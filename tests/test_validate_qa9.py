@@ -355,3 +355,33 @@ def test_a_table_titled_in_place_only_holds_in_place_rows(tmp_path):
                           "--placement")  # fmt: skip
     assert "no out-of-place rows" in line
     assert run("validate", "compare", str(path), "--placement", "in-place").exit_code == 0
+
+
+# --- 7. '#' comments in odd places ----------------------------------------------------------------
+def test_a_comment_after_a_row_is_left_out_and_said_once(tmp_path):
+    """A note typed after a row (`... 0   # after the NIC swap`) made the row unreadable:
+    skipped as "result row has 16 fields, expected 13 (a cut-off or joined row)", and the next
+    row then warned of missing sizes. The row is read without its comment, said once however
+    many rows carry one; comments on lines of their own, indented or not, are still read past
+    silently, as nccl-tests' own '#' lines are."""
+    from costmodel.validation.logread import log_findings
+    from costmodel.validation.nccl_tests import read_nccl_tests
+
+    path, body = _user_log(tmp_path)
+    clean = read_nccl_tests(path)
+    rows = _row_lines(body)
+    edited = list(body)
+    edited[rows[3]] += "   # after the NIC swap"
+    edited[rows[12]] += "  #rerun"
+    edited.insert(rows[20], "   # an indented note")
+    edited.insert(rows[10], "# a note between rows")
+    path.write_text("\n".join(edited) + "\n")
+    df = read_nccl_tests(path)
+    assert df["time_s"].tolist() == clean["time_s"].tolist()  # every row read, as before
+    found = log_findings(df)
+    assert found == [
+        f"line {rows[3] + 1}: a '#' comment after a result row's fields ('# after the NIC "
+        "swap'; 2 rows have one): nccl-tests prints none there; the row is read without it"
+    ]
+    result = run("validate", "compare", str(path))
+    assert "over 64 rows" in result.stdout and "rows are missing" not in result.stderr

@@ -91,6 +91,8 @@ class _Parser(_Findings):
         self.launch_lines: list[str] = []
         #: (line, text) of NCCL's WARN lines in the log proper: said once, as one finding
         self.nccl_warns: list[tuple[int, str]] = []
+        #: (line, text) of '#' comments after a result row's fields: said once
+        self.row_comments: list[tuple[int, str]] = []
         #: the placements of the last "#  out-of-place  in-place" title, for the next header
         self.placement_title: list[str] | None = None
         #: (line, text) of nccl-tests' failure lines (``Test NCCL failure``): said once
@@ -200,6 +202,12 @@ class _Parser(_Findings):
         tokens = body.split()
         if not tokens:
             return
+        comment = next((i for i, t in enumerate(tokens) if t.startswith("#")), None)
+        if comment is not None and comment >= 3 and _INT_RE.match(tokens[0]):
+            # "  1048576  262144  float ... 0   # after the NIC swap": a note someone added
+            # after a row (nccl-tests prints none there); the row is read without it, said once
+            self.row_comments.append((lineno, " ".join(tokens[comment:])))
+            tokens = tokens[:comment]
         if stripped in ("...", "…") or tokens == ["..."]:
             if self.run.rank_lines and not self.run.rows:
                 self.run.elided = True
@@ -450,6 +458,15 @@ def read_lines(
             f"{first[:120]!r}): a warning of NCCL's own (a failed network operation, a "
             "transport that fell back, a retry) can slow or spoil the rows measured beside it; "
             "check them",
+        )
+    if parser.row_comments:  # notes added after rows: read without them, said once
+        line, first = parser.row_comments[0]
+        count = len(parser.row_comments)
+        parser._warn(
+            line,
+            f"a '#' comment after a result row's fields ({first[:60]!r}"
+            + (f"; {count} rows have one" if count > 1 else "")
+            + "): nccl-tests prints none there; the row is read without it",
         )
     if parser.test_failures:  # the run stopped there: said once, naming the first
         line, first = parser.test_failures[0]
