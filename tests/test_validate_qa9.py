@@ -385,3 +385,41 @@ def test_a_comment_after_a_row_is_left_out_and_said_once(tmp_path):
     ]
     result = run("validate", "compare", str(path))
     assert "over 64 rows" in result.stdout and "rows are missing" not in result.stderr
+
+
+# --- 8. columns a newer nccl-tests (or another tool) adds ------------------------------------------
+def test_columns_the_reader_does_not_know_are_named_not_passed_over_silently(tmp_path):
+    """A header with columns this reader has no name for (`graph`, `cpu` beside each block, as
+    a newer nccl-tests or a patched one may print) was read with no word: the rows were right
+    (time, algbw and busbw are found by name), but nothing said two columns were skipped. One
+    finding names them; the rows read as the same log without them."""
+    from costmodel.validation.logread import log_findings
+    from costmodel.validation.nccl_tests import read_nccl_tests
+
+    path, body = _user_log(tmp_path)
+    clean = read_nccl_tests(path)
+    rows = set(_row_lines(body))
+    edited = []
+    for i, line in enumerate(body):
+        if i in rows:
+            f = line.split()
+            edited.append("  ".join([*f[:9], "12.3", "1.1", *f[9:13], "12.3", "1.1"]))
+        elif line.lstrip("# ").startswith("size"):
+            edited.append(line + "  graph  cpu")
+            edited[-1] = edited[-1].replace("#wrong     time", "#wrong  graph  cpu     time")
+        elif line.lstrip("# ").startswith("(B)"):
+            edited.append(line.replace("(GB/s)            (us)", "(GB/s)    (us)  (us)  (us)")
+                          + "  (us)  (us)")  # fmt: skip
+        else:
+            edited.append(line)
+    path.write_text("\n".join(edited) + "\n")
+    df = read_nccl_tests(path)
+    assert df["time_s"].tolist() == clean["time_s"].tolist()
+    assert df["busbw_bytes_per_s"].tolist() == clean["busbw_bytes_per_s"].tolist()
+    header = next(i for i, line in enumerate(edited) if line.lstrip("# ").startswith("size"))
+    (found,) = [f for f in log_findings(df) if "column header" in f]
+    assert found.startswith(f"line {header + 1}: column header names graph, cpu, not a column")
+    # nccl-tests' own variants name nothing: -I's per-iteration columns, old tables' error
+    for name in ("13f", "06a", "15"):
+        assert not [f for f in log_findings(read_nccl_tests(reference_path(name), strict=False))
+                    if "column header names" in f]  # fmt: skip

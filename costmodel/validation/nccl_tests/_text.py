@@ -63,6 +63,19 @@ _TEST_FAILURE_RE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b.*")
 #: placement, in order
 _PLACEMENT_TITLES = {"out-of-place": "out_of_place", "in-place": "in_place"}
 
+#: the columns nccl-tests prints before its first time column
+_PREAMBLE_NAMES = frozenset({"size", "count", "type", "redop", "root"})
+
+
+def _unknown_columns(layout: _Layout) -> list[str]:
+    """The names of a column header this reader does not know (``_BLOCK_NAMES``, the
+    preamble's), each once, in order."""
+    known = set(_BLOCK_NAMES.values()) | {"time"}
+    names = [n for n in layout.preamble if n not in _PREAMBLE_NAMES]
+    names += [n for block in layout.blocks for n in block if n not in known]
+    return list(dict.fromkeys(names))
+
+
 #: Fields of the shortest result row nccl-tests prints (size count type redop, 2 x 4 block
 #: fields): a row at the end of the file with fewer was cut off there.
 _SHORTEST_ROW = 12
@@ -340,6 +353,15 @@ class _Parser(_Findings):
             run.layout = layout
             run.header_line = lineno
             run.placements, self.placement_title = self.placement_title, None
+            unknown = _unknown_columns(layout) if layout is not None else []
+            if unknown:  # a newer nccl-tests' or another tool's: read past, said
+                self._warn(
+                    lineno,
+                    f"column header names {', '.join(unknown)}, not a column this reader "
+                    "knows (size count type redop root, then time algbw busbw #wrong per "
+                    "placement, -I's i_min i_max i_p99 i_cv%): read past, each row's time, "
+                    "algbw and busbw are taken by their names",
+                )
             return
         if body.startswith("nccl-tests version"):
             run = self._boundary(lineno)
