@@ -423,3 +423,27 @@ def test_columns_the_reader_does_not_know_are_named_not_passed_over_silently(tmp
     for name in ("13f", "06a", "15"):
         assert not [f for f in log_findings(read_nccl_tests(reference_path(name), strict=False))
                     if "column header names" in f]  # fmt: skip
+
+
+# --- 9. rows the run's own data check failed -------------------------------------------------------
+def test_rows_whose_data_check_failed_are_said_by_compare_and_refused_by_calibrate(tmp_path):
+    """nccl-tests checks each result (`#wrong`, `# Out of bounds values : 1 FAILED`); the
+    parser flags such rows. validate compare judged them with no word (exit and verdict as for
+    a clean run), and calibrate, which leaves them out, refused the file as "--min-bytes: no
+    usable collective rows from 1 B to the largest", blaming an option never given."""
+    log = Path(__file__).parent / "data" / "nccl_tests_synthetic_cputime_iter.txt"
+    result = run("validate", "compare", str(log), "--cluster", "dgx-h100")
+    warned = [w for w in result.stderr.splitlines() if "data check" in w]
+    assert warned == [
+        "costmodel: warning: 6 of 6 rows flagged by the run's own data check (out of bounds "
+        "values: 1 FAILED, line 18; ...): a collective that returned wrong data; compared as "
+        "measured (calibrate leaves them out)"
+    ]
+    data = json.loads(run("validate", "compare", str(log), "--cluster", "dgx-h100",
+                          "--json").stdout)  # fmt: skip
+    assert any("data check" in w for w in data["warnings"])
+    line = one_line_error(run("calibrate", str(log), "-o", str(tmp_path / "c.toml")),
+                          "every collective row is flagged", "1 FAILED")  # fmt: skip
+    assert "--min-bytes" not in line
+    # a clean log says nothing of it
+    assert "data check" not in run("validate", "compare", "--reference", "13a").stderr

@@ -349,7 +349,15 @@ def calibrate(
     if "kind" in df:
         df = df[df["kind"].fillna("collective") == "collective"]
     if "flagged" in df:
-        df = df[~df["flagged"].fillna(False).astype(bool)]
+        flagged = df["flagged"].astype(object).fillna(False).astype(bool)
+        if len(df) and flagged.all():  # said as what it is, not as a --min-bytes range
+            reason = df["flag_reason"].dropna().iloc[0] if "flag_reason" in df else None
+            raise ValueError(
+                "results: every collective row is flagged by the run's own data check"
+                + (f" ({reason})" if isinstance(reason, str) else "")
+                + ": a collective that returned wrong data is not fitted; rerun it"
+            )
+        df = df[~flagged]
     timed = df[df.time_s > 0]
     df = timed[(timed.size_bytes >= max(min_bytes, 1)) & (timed.size_bytes <= max_bytes)]
     if df.empty:

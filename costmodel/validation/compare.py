@@ -689,6 +689,38 @@ def _algorithm_name(pinned: str) -> str:
 _EMPTY_NOTE = "0 B: nothing moved, busbw undefined (not compared)"
 
 
+def flagged_note(rows: pd.DataFrame) -> str | None:
+    """One line naming the rows the measurement itself flagged (nccl-tests' data check:
+    ``#wrong`` > 0, ``Out of bounds values : N FAILED``), which ``validate compare`` compares as
+    measured and ``calibrate`` leaves out; None when no row is flagged.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"flagged": [True, False, True], "line": [18, 19, 20],
+    ...                   "flag_reason": ["#wrong=3", None, "#wrong=1"]})
+    >>> flagged_note(t)
+    "2 of 3 rows flagged by the run's own data check (#wrong=3, line 18; ...): a collective that returned wrong data; compared as measured (calibrate leaves them out)"
+    """
+    from costmodel.units import format_counted
+
+    if "flagged" not in rows or rows.empty:
+        return None
+    flagged = rows["flagged"].astype(object).fillna(False).astype(bool)
+    if not flagged.any():
+        return None
+    first = rows[flagged].iloc[0]
+    reason = first.get("flag_reason") if "flag_reason" in rows else None
+    where = (
+        f", line {int(first['line'])}" if "line" in rows and first["line"] == first["line"] else ""
+    )
+    said = f"{reason}{where}" if isinstance(reason, str) and reason else f"the first{where}"
+    more = "; ..." if int(flagged.sum()) > 1 else ""
+    return (
+        f"{int(flagged.sum())} of {format_counted(len(rows), 'row')} flagged by the run's own "
+        f"data check ({said}{more}): a collective that returned wrong data; compared as "
+        "measured (calibrate leaves them out)"
+    )
+
+
 def unpredicted_note(comparison: pd.DataFrame) -> str | None:
     """One line naming the rows :func:`compare` could not predict (a calibration without a fit
     for their op, a rank count unknown, ...), which the summary, the median error and the
