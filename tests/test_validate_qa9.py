@@ -447,3 +447,31 @@ def test_rows_whose_data_check_failed_are_said_by_compare_and_refused_by_calibra
     assert "--min-bytes" not in line
     # a clean log says nothing of it
     assert "data check" not in run("validate", "compare", "--reference", "13a").stderr
+
+
+def test_a_failed_sweep_run_quotes_nccl_tests_failure(tmp_path):
+    """`validate nccl-tests run` said of a run that exited non-zero only "exit code 3 (a rank
+    died or the binary failed); see <log>", where the log's own failure line names the cause.
+    The line is quoted; a run that died without one keeps the old wording."""
+    import stat
+
+    path, body = _user_log(tmp_path)
+    stop = _row_lines(body)[25]
+    path.write_text("\n".join([*body[:stop], _NCCL_FAILURE, _TEST_FAILURE]) + "\n")
+    build = tmp_path / "build"
+    build.mkdir()
+    for name, script in (("all_reduce_perf", f"cat {path}\nexit 3\n"),
+                         ("all_gather_perf", "echo killed\nexit 137\n")):  # fmt: skip
+        binary = build / name
+        binary.write_text("#!/bin/sh\n" + script)
+        binary.chmod(binary.stat().st_mode | stat.S_IEXEC)
+    out = tmp_path / "runs"
+    result = run("validate", "nccl-tests", "run", "--build-dir", str(build), "--gpus", "16",
+                 "--ops", "all_reduce,all_gather", "--no-progress", "-o", str(out))  # fmt: skip
+    assert result.exit_code == 1, result.output
+    said = result.stdout + result.stderr
+    assert "all_reduce: exit code 3 (nccl-tests: \"bm-h100-01: Test NCCL failure common.cu:1279 " \
+        "'unhandled system error" in said  # fmt: skip
+    assert "all_gather: exit code 137 (a rank died or the binary failed)" in said
+    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert "Test NCCL failure" in next(r["reason"] for r in runs if r["key"] == "all_reduce")
