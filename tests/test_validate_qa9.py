@@ -475,3 +475,24 @@ def test_a_failed_sweep_run_quotes_nccl_tests_failure(tmp_path):
     assert "all_gather: exit code 137 (a rank died or the binary failed)" in said
     runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert "Test NCCL failure" in next(r["reason"] for r in runs if r["key"] == "all_reduce")
+
+
+# --- 10. the per-row table says what it was predicted on ------------------------------------------
+def test_the_per_row_table_and_json_name_the_cluster_predicted_on(tmp_path):
+    """`validate compare -o cmp.csv` wrote each row's nodes and GPUs per node and the model's
+    name, but not the cluster preset the predictions were made on (assumed from a bundled
+    run's index, or from the log's GPU): a CSV read later could not say what it compares
+    against. Each row names it, as --json does; a calibration is named with its base."""
+    table = tmp_path / "cmp.csv"
+    result = run("validate", "compare", "--reference", "16a", "-o", str(table), "--json")
+    assert json.loads(result.stdout)["cluster"] == "aws-p4de"
+    import pandas as pd
+
+    rows = pd.read_csv(table)
+    assert set(rows["cluster"]) == {"aws-p4de"}
+    assert set(rows["nodes"]) == {2} and set(rows["gpus_per_node"]) == {8}
+    results = _gloo_results(tmp_path / "t.jsonl")
+    cal = tmp_path / "cal.toml"
+    assert run("calibrate", str(results), "-o", str(cal)).exit_code == 0
+    run("validate", "compare", str(results), "--calibration", str(cal), "-o", str(table))
+    assert set(pd.read_csv(table)["cluster"]) == {"calibration cal.toml"}

@@ -1040,6 +1040,14 @@ def validate_compare(
                 )
             raise typer.Exit(1)
     table = cmp.compare(measured, predictor, model=label)
+    # what every row was predicted on, in the per-row table too (-o): a CSV read later says
+    # which preset (or calibration) its predictions are, not only the model's name
+    predicted_on = (
+        cluster
+        if calibration is None
+        else f"calibration {calibration.name}" + (f" of {loaded.base}" if loaded.base else "")
+    )
+    table["cluster"] = predicted_on
     if table["rel_error"].notna().sum() == 0:
         notes = sorted({str(n) for n in table.get("note", []) if n})
         raise ValueError(
@@ -1143,6 +1151,7 @@ def validate_compare(
                 "checked_median_abs_rel_error": float(checked["rel_error"].abs().median())
                 if len(checked)
                 else None,
+                "cluster": predicted_on,
                 "assumed": assumed,
                 "warnings": notices,
                 "findings": findings,
@@ -1256,6 +1265,7 @@ _TEXT_COLUMNS = (
     "predicted_algorithm",
     "size_band",
     "model",
+    "cluster",
     "note",
     "placement",
     "dtype",
