@@ -250,6 +250,7 @@ def test_a_calibration_comparison_shows_its_own_expected_error(tmp_path):
     assert band["rows_with_band"] == 9
     page = report.read_text()
     assert "expected error (the calibration&#x27;s held-out sizes)" in page
+    assert "predicted on: calibration cal.toml</p>" in page
     assert "docs/fidelity.md goal" in page  # the verdict, as printed
 
 
@@ -266,6 +267,9 @@ def test_the_report_says_what_was_assumed_and_the_band(tmp_path):
         if line.startswith("assumed: "):
             assert line.replace("'", "&#x27;") in page
     assert "assumed: cluster = aws-p4de" in page
+    assert "predicted on: aws-p4de (model nccl)" in page
+    run("validate", "compare", "--reference", "16a", "--cluster", "aws-p5", "--report", str(report))
+    assert "predicted on: aws-p5 (model nccl)" in report.read_text()  # given, not assumed
     assert "assumed: GPUs per node = 8" in page
     band = next(line for line in result.stdout.splitlines() if line.startswith("median |"))
     assert band.split("; ", 1)[1] in page  # "expected error (grouped CV) ..."

@@ -1126,7 +1126,13 @@ def validate_compare(
                 table,
                 tmp,
                 ddp=ddp,
-                notes=[*(f"assumed: {line}" for line in assumed), band_line, verdict_line],
+                notes=[
+                    f"predicted on: {predicted_on}"
+                    + (f" (model {model})" if calibration is None else ""),
+                    *(f"assumed: {line}" for line in assumed),
+                    band_line,
+                    verdict_line,
+                ],
             )
     if as_json:
         _print_json(
