@@ -500,3 +500,22 @@ def test_the_per_row_table_and_json_name_the_cluster_predicted_on(tmp_path):
     assert run("calibrate", str(results), "-o", str(cal)).exit_code == 0
     run("validate", "compare", str(results), "--calibration", str(cal), "-o", str(table))
     assert set(pd.read_csv(table)["cluster"]) == {"calibration cal.toml"}
+
+
+# --- 11. a rank count the log does not print ------------------------------------------------------
+def test_a_rank_count_read_from_the_busbw_ratio_is_said(tmp_path):
+    """A log without its device list (`#  Rank  0 ... on host device 0` lines cut, as in many
+    pasted logs) has its rank count taken from the rows' busbw/algbw ratio; compare then said
+    "nodes = 2 (ranks / dgx-h100's 8 GPUs per node)" without saying where the 16 ranks came
+    from. The ratio is said, on stderr and in --json, as every other fact the log lacked."""
+    path, body = _user_log(tmp_path)
+    path.write_text("\n".join(line for line in body if "Rank " not in line) + "\n")
+    result = run("validate", "compare", str(path), "--cluster", "dgx-h100", "--json")
+    assert result.exit_code == 0, result.output
+    assumed = json.loads(result.stdout)["assumed"]
+    assert "ranks = 16 (the rows' busbw/algbw ratio; the log lists no devices)" in assumed
+    assert "nodes = 2 (ranks / dgx-h100's 8 GPUs per node)" in assumed
+    # a log that lists its devices states its ranks: nothing is said of them
+    whole, _ = _user_log(tmp_path, "whole_allreduce.log")
+    listed = json.loads(run("validate", "compare", str(whole), "--json").stdout)["assumed"]
+    assert not [a for a in listed if a.startswith("ranks")]

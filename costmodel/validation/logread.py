@@ -447,6 +447,24 @@ def read_log(
         # rows (04b: a 144-GPU header over rows that imply 128), as the fit reads the run
         rows["ranks"] = bundled.ranks
         assumed.append(("ranks", str(bundled.ranks), from_index))
+    if not assumed and "ranks_source" in rows:
+        # a rank count the log does not print (no device list, or an incomplete one): the
+        # parser took it from the rows' busbw/algbw ratio; everything below builds on it
+        source = rows["ranks_source"].astype(object).fillna("").astype(str)
+        inferred = source.str.startswith("busbw/algbw")
+        if inferred.any():
+            why = (
+                "the device list is incomplete"
+                if source[inferred].str.contains("incomplete").any()
+                else "the log lists no devices"
+            )
+            assumed.append(
+                (
+                    "ranks",
+                    _describe(rows.loc[inferred, "ranks"]),
+                    f"the rows' busbw/algbw ratio; {why}",
+                )
+            )
     ranks = rows["ranks"].astype("Float64") if "ranks" in rows else None
     if stated_nodes:
         nodes_from = stated_from
