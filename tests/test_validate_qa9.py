@@ -519,3 +519,16 @@ def test_a_rank_count_read_from_the_busbw_ratio_is_said(tmp_path):
     whole, _ = _user_log(tmp_path, "whole_allreduce.log")
     listed = json.loads(run("validate", "compare", str(whole), "--json").stdout)["assumed"]
     assert not [a for a in listed if a.startswith("ranks")]
+
+
+def test_the_per_row_table_says_the_gpus_per_node_predicted_with(tmp_path):
+    """Bundled 13e (runs of 2, 4 and 6 GPUs on one node, no host lines) is predicted with
+    ranks / nodes GPUs per node, as stderr says ("GPUs per node = 2, 4, 6 (ranks / nodes of
+    each run)"), but its per-row table left gpus_per_node blank. It holds what was used."""
+    import pandas as pd
+
+    table = tmp_path / "13e.csv"
+    assert run("validate", "compare", "--reference", "13e", "-o", str(table)).exit_code == 0
+    rows = pd.read_csv(table)
+    used = set(zip(rows["ranks"], rows["nodes"], rows["gpus_per_node"], strict=True))
+    assert used == {(2, 1, 2), (4, 1, 4), (6, 1, 6)}

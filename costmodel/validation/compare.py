@@ -574,6 +574,19 @@ def compare(
     if nodes_for is not None and unknown.any():
         nodes[unknown] = [nodes_for(r) for r in df.loc[unknown, "ranks"]]
     df["nodes"] = nodes.fillna(1).astype(int)
+    # GPUs per node the rows do not state: ranks // nodes, what the prediction uses, so the
+    # per-row table (-o) says it (13e's runs of 2, 4 and 6 GPUs on one node left it blank)
+    ranks_known = pd.to_numeric(df["ranks"], errors="coerce")
+    gpn = (
+        pd.to_numeric(df["gpus_per_node"], errors="coerce")
+        if "gpus_per_node" in df
+        else pd.Series(math.nan, index=df.index)
+    )
+    fill = gpn.isna() & ranks_known.notna()
+    if fill.any():
+        gpn = gpn.astype(object)
+        gpn[fill] = (ranks_known[fill] // df.loc[fill, "nodes"]).clip(lower=1).astype(int)
+        df["gpus_per_node"] = pd.to_numeric(gpn, errors="coerce").astype("Int64")
     df["predicted_time_s"] = math.nan
     df["predicted_algorithm"] = None
     df["note"] = None
