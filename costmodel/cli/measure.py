@@ -398,7 +398,14 @@ def validate_torch(
     if dry_run:  # as validate nccl-tests run --dry-run: the line, nothing created
         import shlex
 
-        typer.echo(shlex.join(cmd))
+        # without --attempt and --job-log: they name this attempt and the log validate torch
+        # would write (the job only records it), so the line run by hand or in an srun script
+        # gave every run one attempt name and rows naming a log nobody wrote; the job's own
+        # defaults then apply (a fresh attempt; under sbatch Slurm's output file)
+        # (arguments after -- never hold them: _runner_set_args refused them above)
+        own = {"--attempt", "--job-log"}
+        shown = [a for i, a in enumerate(cmd) if a not in own and cmd[i - 1] not in own]
+        typer.echo(shlex.join(shown))
         return
     from ..validation import runner
     from ..validation.torch_bench import job_summary
@@ -1033,6 +1040,14 @@ def validate_compare(
                 )
             raise typer.Exit(1)
     table = cmp.compare(measured, predictor, model=label)
+    # what every row was predicted on, in the per-row table too (-o): a CSV read later says
+    # which preset (or calibration) its predictions are, not only the model's name
+    predicted_on = (
+        cluster
+        if calibration is None
+        else f"calibration {calibration.name}" + (f" of {loaded.base}" if loaded.base else "")
+    )
+    table["cluster"] = predicted_on
     if table["rel_error"].notna().sum() == 0:
         notes = sorted({str(n) for n in table.get("note", []) if n})
         raise ValueError(
@@ -1041,6 +1056,12 @@ def validate_compare(
         )
     for line in skipped_files:
         said.append(f"costmodel: warning: not compared: {line}")
+    # rows nccl-tests' own data check failed (#wrong, out of bounds FAILED): said, as compared
+    flagged = cmp.flagged_note(table[table["kind"].fillna("collective") == "collective"]
+                               if "kind" in table else table)  # fmt: skip
+    if flagged:
+        notices.append(flagged)
+        said.append(f"costmodel: warning: {flagged}")
     # rows left out (a calibration with no fit for their op, ...): said, not a smaller count
     missed = cmp.unpredicted_note(table)
     if missed:
@@ -1049,12 +1070,13 @@ def validate_compare(
     for line in said:
         typer.echo(line, err=True)
     summary = cmp.summarize(table)
-    band = None
-    if calibration is None:
-        from ..validation.logread import band_check
+    from ..validation.logread import band_check, calibration_band
 
+    if calibration is None:
         assert cluster is not None  # settled above
         band = band_check(table, cluster, model)
+    else:  # the fits' own held-out error: the bundled runs' grouped-CV band does not apply
+        band = calibration_band(table, loaded)
     checked = table[(table["size_bytes"] >= floor) & table["rel_error"].notna()]
     goals = None
     # the outcome: True passed, False failed, None not assessed (no rows to judge: a log cut
@@ -1068,6 +1090,25 @@ def validate_compare(
         bad = cmp.exceeds(checked, tolerance)
         outcome = None if checked.empty else not len(bad)
     verdict = cmp.VERDICTS[outcome]
+    if tolerance is None:
+        verdict_line = goal_line
+    elif outcome is None:
+        verdict_line = (
+            f"{verdict}: no predicted row from {floor_text} up to check "
+            f"against |busbw error| {tolerance:.0%} (--check-from)"
+        )
+    else:  # the sizes checked, named as given: all of them unless --check-from says
+        scope = f"from {floor_text} up (--check-from)" if floor > 0 else "over all sizes"
+        verdict_line = (
+            f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} {scope} "
+            f"beyond |busbw error| {tolerance:.0%}"
+        )
+    # the expected error beside the measured one, on every surface that shows the error
+    band_line = f"expected error ({band.basis}) {band.text()}" + (
+        f": {band.within} of {units.format_counted(band.rows, 'row')} within it"
+        if band.rows
+        else ""
+    )
     sw = importlib.import_module("costmodel.sweep")
     if output is not None:
         sw.write_table(
@@ -1081,7 +1122,18 @@ def validate_compare(
         )
     if report is not None:
         with output_option("--report"), sw.atomic_path(report) as tmp:
-            cmp.write_report(table, tmp, ddp=ddp)
+            cmp.write_report(
+                table,
+                tmp,
+                ddp=ddp,
+                notes=[
+                    f"predicted on: {predicted_on}"
+                    + (f" (model {model})" if calibration is None else ""),
+                    *(f"assumed: {line}" for line in assumed),
+                    band_line,
+                    verdict_line,
+                ],
+            )
     if as_json:
         _print_json(
             {
@@ -1105,17 +1157,18 @@ def validate_compare(
                 "checked_median_abs_rel_error": float(checked["rel_error"].abs().median())
                 if len(checked)
                 else None,
+                "cluster": predicted_on,
                 "assumed": assumed,
                 "warnings": notices,
                 "findings": findings,
                 "runs": log_runs,  # several runs in one log: what is compared (else null)
-                "expected_error": None
-                if band is None
-                else {
+                "expected_error": {
+                    "basis": band.basis,
                     "half_width_from_1MiB": band.half_width_large,
                     "half_width_below_1MiB": band.half_width_small,
                     "rows_within": band.within,
                     "rows_with_band": band.rows,
+                    "note": band.note or None,
                 },
                 "summary": _records(summary),
             }
@@ -1130,31 +1183,10 @@ def validate_compare(
             if floor > 0
             else ""
         )
-        typer.echo(
-            cmp.median_error_lines(table)[0]
-            + scope
-            + (
-                f"; expected error (grouped CV) {band.text()}: {band.within} of {band.rows} "
-                "rows within it"
-                if band is not None
-                else ""
-            )
-        )
+        typer.echo(cmp.median_error_lines(table)[0] + scope + f"; {band_line}")
         if ddp is not None:
             _echo_ddp(ddp, False, None)
-        if tolerance is None:
-            typer.echo(goal_line)
-        elif outcome is None:
-            typer.echo(
-                f"{verdict}: no predicted row from {floor_text} up to check "
-                f"against |busbw error| {tolerance:.0%} (--check-from)"
-            )
-        else:  # the sizes checked, named as given: all of them unless --check-from says
-            scope = f"from {floor_text} up (--check-from)" if floor > 0 else "over all sizes"
-            typer.echo(
-                f"{verdict}: {len(bad)} of {units.format_counted(len(checked), 'row')} {scope} "
-                f"beyond |busbw error| {tolerance:.0%}"
-            )
+        typer.echo(verdict_line)
         if skipped_files:
             typer.echo(
                 f"FAIL: {units.format_counted(len(skipped_files), 'file')} of {results} not "
@@ -1186,10 +1218,13 @@ def _echo_ddp(
     if as_json:
         _print_json({"ddp_steps": _ddp_records(ddp), **(verdict or {})})
         return
+    predicted = ddp["predicted_step_s"].astype(float)
     shown = ddp.assign(
         accumulation=ddp["accumulation"].astype(int),
         measured_ms=(ddp["time_s"] * 1e3).round(2),
-        predicted_ms=(ddp["predicted_step_s"].astype(float) * 1e3).round(2),
+        # a step the predictor could not price (a calibration without an all-reduce fit) shows
+        # "-" as its error does, never "NaN"; why is said below the table
+        predicted_ms=[f"{t * 1e3:.2f}" if t == t else "-" for t in predicted],
         time_error=[
             f"{e:+.1%}" if e == e else "-" for e in ddp["step_time_rel_error"].astype(float)
         ],
@@ -1212,6 +1247,22 @@ def _echo_ddp(
             ]
         )
     )
+    missed = predicted.isna()
+    if missed.any():
+        notes = ddp.loc[missed, "note"] if "note" in ddp else None
+        reasons = (
+            notes.astype(object).fillna("no reason given").value_counts(sort=False)
+            if notes is not None
+            else {"no reason given": int(missed.sum())}
+        )
+        said = "; ".join(
+            f"{note} ({units.format_counted(int(n), 'step')})" for note, n in reasons.items()
+        )
+        typer.echo(
+            f"costmodel: warning: {int(missed.sum())} of "
+            f"{units.format_counted(len(ddp), 'DDP step')} not predicted: {said}",
+            err=True,
+        )
 
 
 _TEXT_COLUMNS = (
@@ -1220,6 +1271,7 @@ _TEXT_COLUMNS = (
     "predicted_algorithm",
     "size_band",
     "model",
+    "cluster",
     "note",
     "placement",
     "dtype",

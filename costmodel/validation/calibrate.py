@@ -237,17 +237,32 @@ class Calibration:
         return pd.DataFrame([asdict(f) for f in self.fits])
 
 
+def _fitted_name(op: str, algorithm: Any) -> str:
+    """The name a fit of ``op`` run with NCCL algorithm ``algorithm`` is stored and shown under:
+    the textbook name for that op (:func:`costmodel.hardware.textbook_algorithm`: all-to-all's
+    ring is ``pairwise``, broadcast's and reduce's ``chain``), the name a loaded calibration
+    gives it, so calibrate's table, the TOML and ``validate compare``'s messages say one name;
+    an algorithm without a textbook formula (CollNet) keeps its lower-case NCCL name."""
+    from costmodel.hardware import textbook_algorithm
+
+    name = _TEXTBOOK_ALGORITHM.get(str(algorithm).lower(), str(algorithm).lower())
+    try:
+        return textbook_algorithm(str(op), name)
+    except ValueError:
+        return name
+
+
 def _group_columns(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
     env = df["algo_env"] if "algo_env" in df else None
     if "nccl_algo" in df:
         env = df["nccl_algo"] if env is None else env.where(env.notna(), df["nccl_algo"])
-    algo = env.astype(object).where(env.notna(), "ring") if env is not None else "ring"
-    df["algorithm"] = (
-        [_TEXTBOOK_ALGORITHM.get(str(a).lower(), str(a).lower()) for a in np.atleast_1d(algo)]
-        if not isinstance(algo, str)
-        else algo
+    algo = (
+        env.astype(object).where(env.notna(), "ring").tolist()
+        if env is not None
+        else ["ring"] * len(df)
     )
+    df["algorithm"] = [_fitted_name(op, a) for op, a in zip(df["op"], algo, strict=True)]
     proto = df["proto_env"] if "proto_env" in df else None
     df["protocol"] = (
         proto.astype(object).where(proto.notna(), "auto") if proto is not None else "auto"
@@ -334,7 +349,15 @@ def calibrate(
     if "kind" in df:
         df = df[df["kind"].fillna("collective") == "collective"]
     if "flagged" in df:
-        df = df[~df["flagged"].fillna(False).astype(bool)]
+        flagged = df["flagged"].astype(object).fillna(False).astype(bool)
+        if len(df) and flagged.all():  # said as what it is, not as a --min-bytes range
+            reason = df["flag_reason"].dropna().iloc[0] if "flag_reason" in df else None
+            raise ValueError(
+                "results: every collective row is flagged by the run's own data check"
+                + (f" ({reason})" if isinstance(reason, str) else "")
+                + ": a collective that returned wrong data is not fitted; rerun it"
+            )
+        df = df[~flagged]
     timed = df[df.time_s > 0]
     df = timed[(timed.size_bytes >= max(min_bytes, 1)) & (timed.size_bytes <= max_bytes)]
     if df.empty:

@@ -28,9 +28,10 @@ the measured no-communication step time; bucket all-reduces from a predictor), a
 
 from __future__ import annotations
 
+import html
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -217,6 +218,8 @@ def fidelity_check(
     (None, ['median |busbw error| from 1 MiB: not assessed (no rows of 1 MiB or more)', \
 'median |busbw error| all sizes: 7.5% (<= goal 20%, 2 rows)'])
     """
+    from costmodel.units import format_counted
+
     lines: list[str] = []
     outcomes: list[bool | None] = []
     for g in fidelity_goals(comparison, from_bytes=from_bytes, from_label=from_label):
@@ -232,7 +235,8 @@ def fidelity_check(
             continue
         lines.append(
             f"median |busbw error| {g['check']}: {g['median_abs_rel_error']:.1%} "
-            f"({'<=' if g['passed'] else '>'} goal {g['goal']:.0%}, {g['rows']} rows)"
+            f"({'<=' if g['passed'] else '>'} goal {g['goal']:.0%}, "
+            f"{format_counted(int(g['rows']), 'row')})"
         )
     return combine_outcomes(outcomes), lines
 
@@ -570,6 +574,19 @@ def compare(
     if nodes_for is not None and unknown.any():
         nodes[unknown] = [nodes_for(r) for r in df.loc[unknown, "ranks"]]
     df["nodes"] = nodes.fillna(1).astype(int)
+    # GPUs per node the rows do not state: ranks // nodes, what the prediction uses, so the
+    # per-row table (-o) says it (13e's runs of 2, 4 and 6 GPUs on one node left it blank)
+    ranks_known = pd.to_numeric(df["ranks"], errors="coerce")
+    gpn = (
+        pd.to_numeric(df["gpus_per_node"], errors="coerce")
+        if "gpus_per_node" in df
+        else pd.Series(math.nan, index=df.index)
+    )
+    fill = gpn.isna() & ranks_known.notna()
+    if fill.any():
+        gpn = gpn.astype(object)
+        gpn[fill] = (ranks_known[fill] // df.loc[fill, "nodes"]).clip(lower=1).astype(int)
+        df["gpus_per_node"] = pd.to_numeric(gpn, errors="coerce").astype("Int64")
     df["predicted_time_s"] = math.nan
     df["predicted_algorithm"] = None
     df["note"] = None
@@ -653,15 +670,68 @@ def compare(
     df["busbw_rel_error"] = df["rel_error"]
     df["time_rel_error"] = time_rel_error(df.time_s, df.predicted_time_s)
     df["size_band"] = size_band(df.size_bytes)
-    df["algorithm"] = df["_algo"].where(df["_algo"].notna(), df["predicted_algorithm"])
+    # the algorithm a row ran: its pinned NCCL_ALGO (in the model's spelling, as the predicted
+    # one is: a log's "### ALGO=Ring" run and NCCL's own choice of ring are one "ring" in the
+    # summary, not "Ring" and "ring"), else the predicted one
+    df["algorithm"] = [
+        _algorithm_name(a) if isinstance(a, str) else p
+        for a, p in zip(df["_algo"], df["predicted_algorithm"], strict=True)
+    ]
     df["model"] = model or getattr(predictor, "model_name", "predictor")
     out = df.drop(columns=["_algo", "_proto", "_gpp", "_nvls", "_collnet", "_harness"])
     out.attrs = attrs
     return out
 
 
+def _algorithm_name(pinned: str) -> str:
+    """A pinned NCCL_ALGO value in the model's spelling (``"Ring"`` -> ``"ring"``,
+    ``"NVLSTree"`` -> ``"nvls_tree"``); a value NCCL's names do not know is kept as written.
+
+    >>> _algorithm_name("Ring"), _algorithm_name("COLLNETCHAIN"), _algorithm_name("Foo")
+    ('ring', 'collnet_chain', 'Foo')
+    """
+    from costmodel.nccl.names import normalize_algorithm
+
+    try:
+        return normalize_algorithm(pinned)
+    except ValueError:
+        return pinned
+
+
 #: the note of a 0-byte row: never compared by design (busbw undefined), so never warned of
 _EMPTY_NOTE = "0 B: nothing moved, busbw undefined (not compared)"
+
+
+def flagged_note(rows: pd.DataFrame) -> str | None:
+    """One line naming the rows the measurement itself flagged (nccl-tests' data check:
+    ``#wrong`` > 0, ``Out of bounds values : N FAILED``), which ``validate compare`` compares as
+    measured and ``calibrate`` leaves out; None when no row is flagged.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"flagged": [True, False, True], "line": [18, 19, 20],
+    ...                   "flag_reason": ["#wrong=3", None, "#wrong=1"]})
+    >>> flagged_note(t)
+    "2 of 3 rows flagged by the run's own data check (#wrong=3, line 18; ...): a collective that returned wrong data; compared as measured (calibrate leaves them out)"
+    """
+    from costmodel.units import format_counted
+
+    if "flagged" not in rows or rows.empty:
+        return None
+    flagged = rows["flagged"].astype(object).fillna(False).astype(bool)
+    if not flagged.any():
+        return None
+    first = rows[flagged].iloc[0]
+    reason = first.get("flag_reason") if "flag_reason" in rows else None
+    where = (
+        f", line {int(first['line'])}" if "line" in rows and first["line"] == first["line"] else ""
+    )
+    said = f"{reason}{where}" if isinstance(reason, str) and reason else f"the first{where}"
+    more = "; ..." if int(flagged.sum()) > 1 else ""
+    return (
+        f"{int(flagged.sum())} of {format_counted(len(rows), 'row')} flagged by the run's own "
+        f"data check ({said}{more}): a collective that returned wrong data; compared as "
+        "measured (calibrate leaves them out)"
+    )
 
 
 def unpredicted_note(comparison: pd.DataFrame) -> str | None:
@@ -1001,8 +1071,12 @@ def write_report(
     *,
     title: str = "costmodel: measured vs predicted",
     ddp: pd.DataFrame | None = None,
+    notes: Sequence[str] = (),
 ) -> Path:
     """Write an HTML report: summary table and plotly charts (busbw vs size, error vs size).
+
+    ``notes``: lines shown under the headline, as ``validate compare`` prints them: what was
+    assumed, the expected error beside the measured one, the verdict.
 
     Errors are shown as ``validate compare`` prints them: percentages (signed, unsigned for a
     magnitude such as ``median_abs_rel_error``), under the definition of the busbw error
@@ -1025,6 +1099,7 @@ def write_report(
     tables = [
         f"<p>{_REPORT_ERROR_CAPTION}</p>"
         + "".join(f"<p><b>{line}</b></p>" for line in median_error_lines(comparison))
+        + "".join(f"<p>{html.escape(line)}</p>" for line in notes)
         + summary.to_html(  # type: ignore[call-overload]
             index=False, float_format="%.3f", formatters=_error_formatters(summary)
         )

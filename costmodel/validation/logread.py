@@ -447,6 +447,24 @@ def read_log(
         # rows (04b: a 144-GPU header over rows that imply 128), as the fit reads the run
         rows["ranks"] = bundled.ranks
         assumed.append(("ranks", str(bundled.ranks), from_index))
+    if not assumed and "ranks_source" in rows:
+        # a rank count the log does not print (no device list, or an incomplete one): the
+        # parser took it from the rows' busbw/algbw ratio; everything below builds on it
+        source = rows["ranks_source"].astype(object).fillna("").astype(str)
+        inferred = source.str.startswith("busbw/algbw")
+        if inferred.any():
+            why = (
+                "the device list is incomplete"
+                if source[inferred].str.contains("incomplete").any()
+                else "the log lists no devices"
+            )
+            assumed.append(
+                (
+                    "ranks",
+                    _describe(rows.loc[inferred, "ranks"]),
+                    f"the rows' busbw/algbw ratio; {why}",
+                )
+            )
     ranks = rows["ranks"].astype("Float64") if "ranks" in rows else None
     if stated_nodes:
         nodes_from = stated_from
@@ -743,6 +761,9 @@ class BandCheck:
     regimes: tuple[str, ...]
     #: why the band is unknown, where a prediction says so (a calibration answers)
     note: str = ""
+    #: what the band measures, said beside it: the grouped cross-validation of the bundled
+    #: runs, or a calibration's own held-out sizes (:func:`calibration_band`)
+    basis: str = "grouped CV"
 
     def text(self) -> str:
         """``"±10% from 1 MiB, ±50% below"`` (or why there is no band)."""
@@ -759,6 +780,78 @@ class BandCheck:
             if parts
             else f"unknown ({self.note or 'no grouped-CV band for ' + self.model})"
         )
+
+
+def calibration_band(comparison: pd.DataFrame, calibration: Any) -> BandCheck:
+    """The expected error of a comparison predicted with a calibration's alpha-beta fits
+    (``validate compare --calibration``): each row's band is the largest |busbw error| its
+    fit made on the sizes held out of it (``cv_max_abs_rel_error``; from 1 MiB
+    ``cv_max_abs_rel_error_ge_1mib`` where the fit has one), the fits of the row's op and level
+    (its pinned algorithm's where it has one). The grouped-CV band of the bundled runs does not
+    apply: it measures the uncalibrated model on clusters it was not fitted on.
+
+    A calibration of a cluster's realistic model (``calibrate --cluster``) predicts with that
+    model, not with the fits, so its band is unknown and said so.
+    """
+    import numpy as np
+
+    from costmodel.nccl.names import normalize_algorithm
+    from costmodel.uncertainty import ONE_MIB
+
+    label = f"calibration {calibration.name}"
+    ok = comparison[comparison["rel_error"].notna()]
+    if ok.empty:
+        return BandCheck(
+            label, math.nan, math.nan, 0, 0, (), basis="the calibration's held-out sizes"
+        )
+    if calibration.base and (calibration.candidates or calibration.fabric):
+        note = (
+            "not measured: the TOML's held-out errors (cv_max_abs_rel_error) are its "
+            f"alpha-beta lines', not those of the calibrated {calibration.base} model it "
+            "predicts with"
+        )
+        return BandCheck(label, math.nan, math.nan, 0, 0, (), note, basis="calibrated model")
+    size = ok["size_bytes"].to_numpy(dtype=float)
+    half = np.full(len(ok), np.nan)
+    pinned = ok["algo_env"].astype(object).tolist() if "algo_env" in ok else [None] * len(ok)
+    for i, (op, nodes, algo, m) in enumerate(
+        zip(ok["op"], ok["nodes"].astype(float), pinned, size, strict=True)
+    ):
+        level = "inter" if nodes > 1 else "intra"
+        fits = [f for f in calibration.fits if f.op == op and f.level == level]
+        if isinstance(algo, str):
+            try:
+                name = normalize_algorithm(algo)
+            except ValueError:
+                name = algo.lower()
+            fits = [f for f in fits if f.algorithm == name] or fits
+        widths = [
+            f.cv_max_abs_rel_error_ge_1mib
+            if m >= ONE_MIB and f.cv_max_abs_rel_error_ge_1mib == f.cv_max_abs_rel_error_ge_1mib
+            else f.cv_max_abs_rel_error
+            for f in fits
+        ]
+        widths = [w for w in widths if w == w]
+        if widths:
+            half[i] = max(widths)
+    has = ~np.isnan(half)
+    inside = np.abs(ok["rel_error"].to_numpy(dtype=float)) <= half
+
+    def widest(sel: np.ndarray) -> float:
+        v = half[sel & has]
+        return float(v.max()) if v.size else math.nan
+
+    big = size >= ONE_MIB
+    return BandCheck(
+        label,
+        widest(big),
+        widest(~big),
+        int(inside[has].sum()),
+        int(has.sum()),
+        (),
+        "" if has.any() else "the fits have no held-out sizes (cv_max_abs_rel_error)",
+        basis="the calibration's held-out sizes",
+    )
 
 
 def band_check(comparison: pd.DataFrame, cluster: str, model: str) -> BandCheck:

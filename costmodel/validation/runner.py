@@ -991,8 +991,27 @@ def _execute(spec: RunSpec, log_path: Path, timeout_s: float) -> tuple[str, int 
         finally:
             _release(watchdog)
     if rc != 0:
-        return "failed", rc, f"exit code {rc} (a rank died or the binary failed); see {log_path}"
+        failure = _first_failure(log_path)
+        why = f"nccl-tests: {failure!r}" if failure else "a rank died or the binary failed"
+        return "failed", rc, f"exit code {rc} ({why}); see {log_path}"
     return "ok", rc, ""
+
+
+def _first_failure(log_path: Path) -> str | None:
+    """The first failure line nccl-tests printed in a run's log (``host: Test NCCL failure
+    common.cu:N 'unhandled system error / ...'``), cut to 160 characters: what a failed run's
+    one-line error quotes, so the cause is read without opening the log; None when the log has
+    none (a rank killed, a launcher's error) or cannot be read."""
+    from .nccl_tests._text import _TEST_FAILURE_RE
+
+    try:
+        with open(log_path, encoding="utf-8", errors="replace") as log:
+            for line in log:
+                if _TEST_FAILURE_RE.search(line):
+                    return " ".join(line.split())[:160]
+    except OSError:
+        return None
+    return None
 
 
 #: bytes read from a job's pipe at a time, and the longest line held back from the log

@@ -19,7 +19,9 @@ this parser reads all of it (docs/nccl-model.md section 2.3, nccl-tests ``src/ut
 
 Units: nccl-tests prints time in microseconds and bandwidths in GB/s (1e9 B/s); the frame holds
 seconds and B/s. A units line naming others (``(ms)``, ``(MB/s)``) is refused with its line.
-NCCL's own ``NCCL WARN`` lines are read past as debug text and said once, as one finding. ``algbw = size / time``; ``busbw = algbw * factor(op, ranks)``.
+NCCL's own ``NCCL WARN`` lines are read past as debug text and said once, as one finding;
+so is nccl-tests' own failure line (``host: Test NCCL failure file:line '...'``): the run
+stopped there, and a log without rows names it in its refusal. ``algbw = size / time``; ``busbw = algbw * factor(op, ranks)``.
 
 The package follows the reader's seams: :mod:`._common` (op names, columns, the error, limits,
 the frame builder, byte decoding), :mod:`._lexer` (one line at a time), :mod:`._text` (lines ->
@@ -200,10 +202,17 @@ def parse_nccl_tests(
     parser = read_lines(text, source, op, strict, _fallback_op)
     if not any(run.rows for run in parser.runs):
         problems = "; ".join(f"line {line}: {msg}" for line, msg in parser.problems[:3])
+        failed = (
+            f"; the run failed before its first size: line {parser.test_failures[0][0]}: "
+            f"{parser.test_failures[0][1][:160]!r}"
+            if parser.test_failures
+            else ""
+        )
         raise NcclTestsParseError(
             0,
             "no nccl-tests result rows found (expected lines like '  1048576  262144  float  "
             "sum  -1  35.12  29.86  52.25  0 ...')"
+            + failed
             + (f"; {problems}" if problems else "")
             + (
                 "; this is a busbw-only markdown table: read it with read_busbw_table"

@@ -104,7 +104,13 @@ def _build(parser: _Parser) -> pd.DataFrame:
         base = len(layout.preamble)
         blocks = []
         offset = base
-        for placement, block in zip(("out_of_place", "in_place"), layout.blocks, strict=False):
+        # the placements the title line names, where it names one per block (a table of
+        # in-place columns only); else nccl-tests' order, out-of-place first
+        named = (
+            run.placements if run.placements and len(run.placements) == len(layout.blocks) else None
+        )
+        order = named or ["out_of_place", "in_place"]
+        for placement, block in zip(order, layout.blocks, strict=False):
             blocks.append((placement, offset, block))
             offset += len(block)
         i_type, i_redop, i_root = pre.get("type"), pre.get("redop"), pre.get("root")

@@ -143,6 +143,8 @@ class _Run:
     concluded: bool = False
     header_line: int | None = None  # line of the column header this run's rows follow
     step: tuple[int, str] | None = None  # nccl-tests -f/-i: (step, "factor" | "bytes")
+    #: the placements the title over the column blocks names, in order (None: no title line)
+    placements: list[str] | None = None
 
     @property
     def started(self) -> bool:

@@ -53,6 +53,29 @@ _UNIT_RE = re.compile(r"\([^()\s]*\)")
 #: a failed network operation, a transport that fell back, an allocation that failed
 _NCCL_WARN_RE = re.compile(r"\bNCCL WARN\b.*")
 
+#: nccl-tests' own failure lines (src/common.h: NCCLCHECK prints ``host: Test NCCL failure
+#: file:line 'error / last error'``, CUDACHECK ``host: Test CUDA failure file:line 'error'``,
+#: TESTCHECK `` .. host pid N: Test failure file:line``): the test returns on its first one, so
+#: no size after it was measured (an NCCL error mid-sweep: a network failure, a timeout)
+_TEST_FAILURE_RE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b.*")
+
+#: The title line over nccl-tests' column blocks (``#  out-of-place  in-place``): each block's
+#: placement, in order
+_PLACEMENT_TITLES = {"out-of-place": "out_of_place", "in-place": "in_place"}
+
+#: the columns nccl-tests prints before its first time column
+_PREAMBLE_NAMES = frozenset({"size", "count", "type", "redop", "root"})
+
+
+def _unknown_columns(layout: _Layout) -> list[str]:
+    """The names of a column header this reader does not know (``_BLOCK_NAMES``, the
+    preamble's), each once, in order."""
+    known = set(_BLOCK_NAMES.values()) | {"time"}
+    names = [n for n in layout.preamble if n not in _PREAMBLE_NAMES]
+    names += [n for block in layout.blocks for n in block if n not in known]
+    return list(dict.fromkeys(names))
+
+
 #: Fields of the shortest result row nccl-tests prints (size count type redop, 2 x 4 block
 #: fields): a row at the end of the file with fewer was cut off there.
 _SHORTEST_ROW = 12
@@ -81,6 +104,12 @@ class _Parser(_Findings):
         self.launch_lines: list[str] = []
         #: (line, text) of NCCL's WARN lines in the log proper: said once, as one finding
         self.nccl_warns: list[tuple[int, str]] = []
+        #: (line, text) of '#' comments after a result row's fields: said once
+        self.row_comments: list[tuple[int, str]] = []
+        #: the placements of the last "#  out-of-place  in-place" title, for the next header
+        self.placement_title: list[str] | None = None
+        #: (line, text) of nccl-tests' failure lines (``Test NCCL failure``): said once
+        self.test_failures: list[tuple[int, str]] = []
         self.run = self._new_run(1)
 
     # -- run bookkeeping
@@ -186,6 +215,12 @@ class _Parser(_Findings):
         tokens = body.split()
         if not tokens:
             return
+        comment = next((i for i, t in enumerate(tokens) if t.startswith("#")), None)
+        if comment is not None and comment >= 3 and _INT_RE.match(tokens[0]):
+            # "  1048576  262144  float ... 0   # after the NIC swap": a note someone added
+            # after a row (nccl-tests prints none there); the row is read without it, said once
+            self.row_comments.append((lineno, " ".join(tokens[comment:])))
+            tokens = tokens[:comment]
         if stripped in ("...", "…") or tokens == ["..."]:
             if self.run.rank_lines and not self.run.rows:
                 self.run.elided = True
@@ -276,6 +311,12 @@ class _Parser(_Findings):
             run.label = separator.group(1) or run.label
             return
         tokens = body.split()
+        if tokens and set(tokens) <= _PLACEMENT_TITLES.keys():  # "#  out-of-place  in-place"
+            # the title over the column blocks names their placement: a table with one block
+            # titled "in-place" holds in-place rows, not the out-of-place ones a first block is;
+            # taken by the column header that follows it
+            self.placement_title = [_PLACEMENT_TITLES[t] for t in tokens]
+            return
         if tokens[:1] == ["(B)"]:  # the units line under the column header
             other = [u for u in _UNIT_RE.findall(body) if u not in _NCCL_TESTS_UNITS]
             if other:
@@ -311,6 +352,16 @@ class _Parser(_Findings):
                 layout = None
             run.layout = layout
             run.header_line = lineno
+            run.placements, self.placement_title = self.placement_title, None
+            unknown = _unknown_columns(layout) if layout is not None else []
+            if unknown:  # a newer nccl-tests' or another tool's: read past, said
+                self._warn(
+                    lineno,
+                    f"column header names {', '.join(unknown)}, not a column this reader "
+                    "knows (size count type redop root, then time algbw busbw #wrong per "
+                    "placement, -I's i_min i_max i_p99 i_cv%): read past, each row's time, "
+                    "algbw and busbw are taken by their names",
+                )
             return
         if body.startswith("nccl-tests version"):
             run = self._boundary(lineno)
@@ -416,6 +467,8 @@ def read_lines(
             parser.launch_lines.append(_strip_prefix(raw))
         if not in_meta and (warn := _NCCL_WARN_RE.search(raw)):
             parser.nccl_warns.append((lineno, warn.group(0).strip()))
+        if not in_meta and _TEST_FAILURE_RE.search(_strip_prefix(raw)):
+            parser.test_failures.append((lineno, _strip_prefix(raw).strip()))
         parser.feed(raw, lineno, in_meta)
     parser._flush()
     if parser.nccl_warns:  # read past as debug text, as before; said once, with the first
@@ -427,5 +480,22 @@ def read_lines(
             f"{first[:120]!r}): a warning of NCCL's own (a failed network operation, a "
             "transport that fell back, a retry) can slow or spoil the rows measured beside it; "
             "check them",
+        )
+    if parser.row_comments:  # notes added after rows: read without them, said once
+        line, first = parser.row_comments[0]
+        count = len(parser.row_comments)
+        parser._warn(
+            line,
+            f"a '#' comment after a result row's fields ({first[:60]!r}"
+            + (f"; {count} rows have one" if count > 1 else "")
+            + "): nccl-tests prints none there; the row is read without it",
+        )
+    if parser.test_failures:  # the run stopped there: said once, naming the first
+        line, first = parser.test_failures[0]
+        parser._warn(
+            line,
+            f"nccl-tests reports a failure ({first[:160]!r}): the test stops at its first "
+            "error, so no size after this line was measured; the rows before it are read "
+            "(rerun for the sizes after it)",
         )
     return parser
