@@ -1086,12 +1086,14 @@ def run_logged(argv: Sequence[str], log_path: str | Path) -> int:
                 pump.start()
             code = proc.wait()
         except BaseException:  # Ctrl-C: no job left behind. SIGTERM first, so a launcher
-            proc.terminate()  # (torchrun) stops its ranks; SIGKILL after 10 s
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            with contextlib.suppress(ProcessLookupError):  # (torchrun) stops its ranks
+                proc.terminate()
+            # reaped by pid (_reap), not proc.wait(): the interrupt may have come inside
+            # proc.wait() above and left Popen's wait lock held (see _kill); SIGKILL after 10 s
+            if not _reap(proc, 10.0):
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                _reap(proc, None)
             raise
         finally:
             for pump in pumps:  # a grandchild holding the pipe open does not hold us
