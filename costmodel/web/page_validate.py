@@ -10,7 +10,7 @@ import streamlit as st
 
 from costmodel import plots
 from costmodel.units import format_bytes, format_counted, format_rate
-from costmodel.validation.compare import fidelity_verdict
+from costmodel.validation.compare import fidelity_verdict, flagged_note, unpredicted_note
 from costmodel.validation.fallback import socket_fallback
 from costmodel.web import data
 from costmodel.web.common import (
@@ -395,6 +395,15 @@ def render() -> None:
             raise ValueError(f"no row of {name} could be predicted on {cluster}: {why}")
         band = data.band_text(raw, name, settings, cluster, model)
         headline_text("Median busbw error against the log", median_error_text(comparison))
+        # what validate compare warns of once the rows are compared (stderr, --json's
+        # "warnings"), from the same functions: rows nccl-tests' own data check flagged (#wrong,
+        # out of bounds FAILED), rows no prediction was made for; after the first number
+        notes(
+            [n for n in (flagged_note(comparison), unpredicted_note(comparison)) if n],
+            kind="warning",
+            escape=True,
+            icon=":material/warning:",
+        )
         m = st.columns(4)
         m[0].metric("Rows compared", f"{len(ok)} of {len(comparison)}")
         m[1].metric(
@@ -488,11 +497,15 @@ def _details(
     comparison: pd.DataFrame,
 ) -> None:
     """The secondary outputs (tables), drawn after the charts."""
+    # each CSV names the cluster preset its predictions are (validate compare -o's `cluster`
+    # column); the page shows it in the Cluster box, so the tables on screen leave it out
+    summary = data.summarize_text(raw, name, settings, cluster, model)
     table(
-        data.summarize_text(raw, name, settings, cluster, model),
+        summary.assign(cluster=cluster),
         "comparison_summary.csv",
         key="summary",
         on_demand=True,
+        shown=summary,
         caption="Error by op, algorithm and size band (rel_error = busbw predicted / "
         "measured - 1, uncapped; abs_log_ratio = |ln(predicted / measured)|)",
     )
@@ -517,10 +530,11 @@ def _details(
         if c in comparison.columns
     ]
     table(
-        comparison[columns],
+        comparison[columns].assign(cluster=cluster),
         "comparison.csv",
         key="comparison",
         on_demand=True,
+        shown=comparison[columns],
         caption="Every row (its CSV in SI units: bytes, seconds, bytes per second)",
     )
 
