@@ -370,3 +370,9 @@ def test_a_calibrated_preset_picked_as_the_cluster_gives_the_cli_band(
     assert said.json["cluster"] == "cal-06a"
     assert "calibrated" in said.band()[1]  # the band says whose error it would be
     _assert_same(page, said)
+    # and what it measures: no grouped-CV band where the calibration answers every row (was
+    # "expected error (grouped CV) unknown (calibrated fit ...)"), on the CLI and in the help
+    # of the page's Expected error box
+    assert said.band()[0] == "calibrated model"
+    helps = [e.proto.help for e in page.at.metric if e.label == "Expected error"]
+    assert len(helps) == 1 and "What it measures: calibrated model." in helps[0], helps

@@ -234,7 +234,7 @@ def test_compare_band_of_a_calibrated_cluster_is_predicts(tmp_path):
     band = band_check(compare(rows, cluster_predictor(str(toml))), str(toml), "nccl")
     assert band.rows == 0 and "calibrat" in band.text()
     said = run("validate", "compare", str(log), "--cluster", str(toml))
-    assert "expected error (grouped CV) unknown (calibrated fit" in said.stdout
+    assert "expected error (calibrated model) unknown (calibrated fit" in said.stdout
     two = _copy("06a", tmp_path)  # 2 nodes: the one-node calibration does not apply there
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -242,6 +242,7 @@ def test_compare_band_of_a_calibrated_cluster_is_predicts(tmp_path):
         band = band_check(compare(rows, cluster_predictor(str(toml))), str(toml), "nccl")
     plain = band_check(compare(rows, cluster_predictor("dgx-h100")), "dgx-h100", "nccl")
     assert band.rows == plain.rows > 0 and band.half_width_large == plain.half_width_large
+    assert band.basis == plain.basis == "grouped CV"  # the uncalibrated band, said so
 
 
 def test_nccl_tests_run_into_a_file_names_the_option(tmp_path):

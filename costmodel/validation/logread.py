@@ -914,6 +914,14 @@ def band_check(comparison: pd.DataFrame, cluster: str, model: str) -> BandCheck:
         return float(v.max()) if v.size else math.nan
 
     big = size >= uncertainty.ONE_MIB
+    # what the band measures, said beside it: a calibration that answers every row has no
+    # grouped-CV band (its rows' band is unknown: "calibrated model", as --calibration FILE
+    # says); rows it does not answer keep the uncalibrated model's grouped-CV band
+    basis = "grouped CV"
+    if notes:
+        basis = (
+            "grouped CV, where the calibration does not answer" if has.any() else "calibrated model"
+        )
     return BandCheck(
         model,
         widest(big),
@@ -922,4 +930,5 @@ def band_check(comparison: pd.DataFrame, cluster: str, model: str) -> BandCheck:
         int(has.sum()),
         tuple(dict.fromkeys(regime.tolist())),
         "; ".join(dict.fromkeys(notes)),
+        basis,
     )

@@ -415,9 +415,10 @@ def render() -> None:
         m[2].metric(
             "Expected error",
             band.text(),
-            help="The model's grouped cross-validation band for this regime: 80% of measured "
-            "rows on clusters it was not fitted on fell within it, each source weighted once "
-            "(costmodel.uncertainty).",
+            help=f"What it measures: {band.basis}. The grouped cross-validation band of the "
+            "regime: 80% of measured rows on clusters the model was not fitted on fell within "
+            "it, each source weighted once (costmodel.uncertainty); a calibrated model that "
+            "answers has none (`costmodel validate compare` says the same).",
         )
         m[3].metric(
             "Rows within the expected error",
