@@ -192,6 +192,8 @@ def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "
     if isinstance(value, bool | np.bool_) or getattr(value, "dtype", None) == np.bool_:
         raise ValueError(f"{name}: expected a number, got a bool ({value!r})")
     try:
+        if value is None:  # numpy would read it as NaN and the message would say "got nan"
+            raise TypeError
         x = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError, ArithmeticError):
         from .units import text_hint
