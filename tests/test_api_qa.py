@@ -133,7 +133,7 @@ BAD_CALLS: list[tuple[str, Callable[[Any], Any], str, str]] = [
         "> 0 B/s",
     ),
     ("memory_bytes", lambda v: cm.max_params(v), "memory_bytes", "> 0 B"),
-    ("dp_ranks", lambda v: cm.max_params(80e9, dp_ranks=v), "dp_ranks", "> 0"),
+    ("dp_ranks", lambda v: cm.max_params(80e9, dp_ranks=v), "dp_ranks", "whole number in 1.."),
     (
         "activations",
         lambda v: cm.training_memory(7e9, activations_bytes=v).total_bytes,
@@ -199,6 +199,20 @@ def test_text_is_refused_as_no_number(call, name) -> None:  # fmt: skip
         call("lots")
     assert str(err.value).startswith(f"{name}: "), err.value
     assert "'lots'" in str(err.value)
+
+
+def test_zero_ranks_and_fractional_ranks_are_refused() -> None:
+    """``dp_ranks=0`` said "must be a finite number > 0" and ``dp_ranks=1.5`` "must be a whole
+    number in 1..1,000,000,000": two rules for one count. Now the one rule, the CLI's --ranks."""
+    for ranks in (0, 1.5, -2, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=r"^ranks: must be a whole number >= 1"):
+            cm.allreduce_time(1e9, ranks, 50e9)
+        with pytest.raises(ValueError, match=r"^ranks: must be a whole number >= 1"):
+            cm.busbw_factor("all_reduce", ranks)
+        with pytest.raises(ValueError, match=r"^dp_ranks: must be a whole number in 1\.\."):
+            cm.training_memory(7e9, zero_stage=3, dp_ranks=ranks)
+        with pytest.raises(ValueError, match=r"^ranks: must be a whole number in 1\.\."):
+            cm.global_batch(4, ranks, 1)
 
 
 @pytest.mark.parametrize(
