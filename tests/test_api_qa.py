@@ -203,7 +203,9 @@ def test_text_is_refused_as_no_number(call, name) -> None:  # fmt: skip
 
 def test_zero_ranks_and_fractional_ranks_are_refused() -> None:
     """``dp_ranks=0`` said "must be a finite number > 0" and ``dp_ranks=1.5`` "must be a whole
-    number in 1..1,000,000,000": two rules for one count. Now the one rule, the CLI's --ranks."""
+    number in 1..1,000,000,000": two rules for one count. Now the one rule, the CLI's --ranks.
+    ``ddp_step``'s ``ranks`` and ``accumulation`` the same: 0 and NaN said "> 0" (which 0.5
+    meets), 2.5 "a whole number >= 1"; now every bad count gets the whole-number rule."""
     for ranks in (0, 1.5, -2, float("nan"), float("inf")):
         with pytest.raises(ValueError, match=r"^ranks: must be a whole number >= 1"):
             cm.allreduce_time(1e9, ranks, 50e9)
@@ -213,6 +215,10 @@ def test_zero_ranks_and_fractional_ranks_are_refused() -> None:
             cm.training_memory(7e9, zero_stage=3, dp_ranks=ranks)
         with pytest.raises(ValueError, match=r"^ranks: must be a whole number in 1\.\."):
             cm.global_batch(4, ranks, 1)
+        with pytest.raises(ValueError, match=r"^ranks: must be a whole number >= 1"):
+            cm.ddp_step(7e9, ranks, compute_time_s=0.4, bandwidth_bytes_per_s=50e9)
+        with pytest.raises(ValueError, match=r"^accumulation: must be a whole number >= 1"):
+            cm.ddp_step(7e9, 8, compute_time_s=0.4, bandwidth_bytes_per_s=50e9, accumulation=ranks)
 
 
 @pytest.mark.parametrize(
