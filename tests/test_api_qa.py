@@ -107,6 +107,36 @@ def test_numpy_scalars_and_0d_arrays_give_a_float_and_int_arrays_give_floats(nam
     assert ints[0] == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize("model", ["nccl", "textbook", "lesson"])
+def test_the_cluster_road_broadcasts_sizes_elementwise(model: str) -> None:
+    c = cm.cluster("dgx-h100", nodes=2)
+    sizes = np.array([[1e6, 1e9], [1e7, 3e8]])
+    kept = sizes.copy()
+    out = cm.allreduce_time(sizes, c, model=model)
+    assert isinstance(out, np.ndarray) and out.shape == (2, 2) and out.dtype == np.float64
+    np.testing.assert_array_equal(sizes, kept)
+    scalar = [cm.allreduce_time(float(x), c, model=model) for x in sizes.ravel()]
+    assert all(type(t) is float for t in scalar)
+    np.testing.assert_allclose(out.ravel(), scalar, rtol=1e-12)
+    for x in (np.float64(1e9), np.array(1e9)):
+        assert type(cm.allreduce_time(x, c, model=model)) is float
+
+
+def test_numpy_integers_from_a_table_work_wherever_a_count_goes() -> None:
+    # a notebook takes counts out of arrays and DataFrames: numpy ints, not Python ints
+    n64 = np.int64
+    assert cm.cluster("dgx-h100", nodes=n64(4)).ranks == 32
+    assert (
+        cm.solve_batch(local_batch=n64(4), ranks=n64(64), global_batch=n64(8192)).accumulation == 32
+    )
+    assert cm.strategy_step(
+        params=np.float64(7e9), nodes=n64(2), micro_batch=n64(2)
+    ).step_time_s == (cm.strategy_step(params=7e9, nodes=2, micro_batch=2).step_time_s)
+    assert cm.Scenario(params=np.float64(7e9), nodes=n64(8)).evaluate().step_time_s == (
+        cm.Scenario(params=7e9, nodes=8).evaluate().step_time_s
+    )
+
+
 def test_global_batch_counts_are_whole_numbers_elementwise() -> None:
     # a batch is a count: int out for ints in, int64 arrays for arrays
     assert cm.global_batch(4, 256, 8) == 8192 and type(cm.global_batch(4, 256, 8)) is int
@@ -346,6 +376,13 @@ def test_a_step_is_the_same_number_on_api_cli_and_sweep() -> None:
         assert cli[key] == getattr(api, key), key
         assert sweep[key].tolist() == [getattr(api, key)], key
     assert cli["memory_bytes"] == api.memory_bytes
+
+
+def test_a_scenario_is_the_same_step_on_api_and_cli() -> None:
+    api = cm.Scenario(params=7e9, cluster="dgx-h100", nodes=8).evaluate()
+    cli = _cli_json("scenario", "--params", "7B", "--cluster", "dgx-h100", "--nodes", "8")
+    step = cm.strategy_step(params=7e9, cluster="dgx-h100", nodes=8)
+    assert cli["step_time_s"] == api.step_time_s == step.step_time_s
 
 
 def test_memory_and_batch_are_the_same_numbers_on_api_cli_and_sweep() -> None:
