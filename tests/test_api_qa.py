@@ -265,6 +265,14 @@ def test_zero_ranks_and_fractional_ranks_are_refused() -> None:
         (lambda: cm.collective_time("scatter", 1e9, 8, 50e9), "op: ", "all_gather"),
         (lambda: cm.allreduce_time(1e9, 8, 50e9, algorithm="ringg"), "algorithm: 'ringg'", "tree"),
         (lambda: cm.training_memory(7e9, recipe="adam"), "recipe: unknown recipe 'adam'", "mixed-adam"),
+        # crossover_bytes has two algorithms: the refusal names the one that is wrong (it said
+        # "algorithm: ...", an argument the function does not have)
+        (
+            lambda: cm.crossover_bytes("ring", "tree", 8, 50e9, 5e-6, op="reduce_scatter"),
+            "algorithm_b: unknown algorithm 'tree' for reduce_scatter",
+            "halving",
+        ),
+        (lambda: cm.crossover_bytes("rign", "tree", 8, 50e9, 5e-6), "algorithm_a: unknown algorithm 'rign'", "ring"),
         (lambda: cm.training_memory(7e9, zero_stage=4), "zero_stage: must be one of", "3"),
         (
             lambda: cm.strategy_step(arch="llama-2-7b", cluster="dgx-h100", strategy="zero4"),
