@@ -441,3 +441,19 @@ def test_the_format_examples_read_the_lesson_figures_back() -> None:
     assert cm.format_rate(cm.parse_rate("400Gb/s")) == "50 GB/s"
     arch = cm.load_arch("llama-2-7b")
     assert cm.load_arch(arch) is arch  # an Architecture passes through
+
+
+def test_advise_strategy_takes_strategy_names_as_well_as_layout_dicts() -> None:
+    """``strategies=["ddp", "fsdp"]`` failed with Python's "'str' object is not a mapping"
+    (only dicts of layout keywords were read). A name is now ``{"strategy": name}``."""
+    kw = dict(params=7e9, cluster="dgx-h100", nodes=2, model="lesson")
+    by_name = cm.advise_strategy(strategies=["ddp", "fsdp"], **kw)
+    by_dict = cm.advise_strategy(strategies=[{"strategy": "ddp"}, {"strategy": "fsdp"}], **kw)
+    assert by_name.as_dict() == by_dict.as_dict()
+    assert {r["layout"] for r in by_name.rows()} == {"ddp", "fsdp"}
+    per_nodes = cm.advise_strategy_nodes(strategies=["ddp", "fsdp"], **{**kw, "nodes": [2]})
+    assert per_nodes[2].as_dict() == by_name.as_dict()
+    with pytest.raises(ValueError, match=r"^strategy: unknown 'zero9'; allowed: ddp"):
+        cm.advise_strategy(strategies=["ddp", "zero9"], **kw)
+    with pytest.raises(ValueError, match=r"^strategies: each entry a strategy name \(ddp, "):
+        cm.advise_strategy(strategies=[3], **kw)
