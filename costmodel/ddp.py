@@ -210,7 +210,10 @@ def _sizes(name: str, values: ArrayLike) -> np.ndarray:
     bad = ~np.isfinite(x) | (x <= 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}: every entry must be a finite number > 0, got {x[i]!r} at {i}")
+        raise ValueError(
+            f"{name}: every entry must be a finite number > 0, got {float(x[i])!r} "
+            f"(element {i} of {x.size})"
+        )
     return x
 
 

@@ -457,3 +457,17 @@ def test_advise_strategy_takes_strategy_names_as_well_as_layout_dicts() -> None:
         cm.advise_strategy(strategies=["ddp", "zero9"], **kw)
     with pytest.raises(ValueError, match=r"^strategies: each entry a strategy name \(ddp, "):
         cm.advise_strategy(strategies=[3], **kw)
+
+
+def test_a_bad_tensor_size_is_said_as_a_number_and_its_place() -> None:
+    """``bucket_assignment([1e6, -1])`` said "got np.float64(-1.0) at 1" (numpy 2's repr of a
+    numpy scalar); now "got -1.0 (element 1 of 2)", as the formulas say an array's bad element."""
+    with pytest.raises(ValueError) as err:
+        cm.bucket_assignment([1e6, -1])
+    assert str(err.value) == (
+        "param_bytes: every entry must be a finite number > 0, got -1.0 (element 1 of 2)"
+    )
+    with pytest.raises(ValueError, match=r"got nan \(element 0 of 1\)$"):
+        cm.ddp_step(
+            1e6, 8, compute_time_s=0.1, bandwidth_bytes_per_s=50e9, layer_param_counts=[np.nan]
+        )
