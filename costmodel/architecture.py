@@ -872,7 +872,15 @@ def load_arch(name: str | Architecture) -> Architecture:
     """The architecture preset called ``name`` (an :class:`Architecture` passes through).
 
     A name ending in ``.json`` is a Hugging Face ``config.json`` read offline by
-    :func:`costmodel.hf_config.load_hf_config` (your own model).
+    :func:`costmodel.hf_config.load_hf_config` (your own model). An unknown name is a
+    ValueError naming ``arch`` and the closest presets (or all of them).
+
+    >>> load_arch("llama-2-7b").params  # Llama 2 7B: 6.74e9 parameters
+    6738415616
+    >>> load_arch("llama2-7b")
+    Traceback (most recent call last):
+    ...
+    ValueError: arch: unknown architecture 'llama2-7b'; closest: llama-2-7b, llama-2-70b, llama-3-70b
     """
     if isinstance(name, Architecture):
         return name

@@ -161,7 +161,11 @@ def _whole_array(name: str, value: ArrayLike) -> np.ndarray:
 
 
 def _positive(name: str, value: ArrayLike) -> np.ndarray:
-    if isinstance(value, bool | np.bool_) or getattr(value, "dtype", None) == np.bool_:
+    if (
+        value is None  # numpy would read it as NaN and the message would say "got nan"
+        or isinstance(value, bool | np.bool_)
+        or getattr(value, "dtype", None) == np.bool_
+    ):
         # True is not a learning rate of 1 (nor a batch of 1): refused as _whole refuses it
         raise ValueError(f"{name}: expected a number > 0, got {value!r}")
     try:

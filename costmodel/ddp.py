@@ -173,14 +173,18 @@ class DDPStep:
 
 
 # --- input checking ----------------------------------------------------------------------------
-def _number(name: str, value: object, *, positive: bool, unit: str = "") -> float:
+def _number(
+    name: str, value: object, *, positive: bool, unit: str = "", check: bool = True
+) -> float:
+    """``value`` as a float, refusing what is no number by ``name``; with ``check``, also
+    anything not finite or not > 0 (``positive``) / >= 0."""
     if isinstance(value, bool):
         raise ValueError(f"{name}: expected a number, got {value!r}")
     try:
         x = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise ValueError(f"{name}: expected a number, got {value!r}") from None
-    if not math.isfinite(x) or (x <= 0 if positive else x < 0):
+    if check and (not math.isfinite(x) or (x <= 0 if positive else x < 0)):
         need = "> 0" if positive else ">= 0"
         raise ValueError(
             f"{name}: must be a finite number {need}{' ' * bool(unit)}{unit}, got {value!r}"
@@ -189,8 +193,9 @@ def _number(name: str, value: object, *, positive: bool, unit: str = "") -> floa
 
 
 def _whole(name: str, value: object) -> int:
-    x = _number(name, value, positive=True)
-    if x != math.floor(x):
+    x = _number(name, value, positive=False, check=False)
+    # one rule for every bad count: 0 and NaN in the words 2.5 gets (not "> 0", which 0.5 meets)
+    if not (math.isfinite(x) and x >= 1 and x == math.floor(x)):
         raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
     return int(x)
 
@@ -205,7 +210,10 @@ def _sizes(name: str, values: ArrayLike) -> np.ndarray:
     bad = ~np.isfinite(x) | (x <= 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}: every entry must be a finite number > 0, got {x[i]!r} at {i}")
+        raise ValueError(
+            f"{name}: every entry must be a finite number > 0, got {float(x[i])!r} "
+            f"(element {i} of {x.size})"
+        )
     return x
 
 

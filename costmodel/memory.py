@@ -188,11 +188,15 @@ _ACTIVATION_TERMS: dict[str, tuple[float, float]] = {
 
 
 # --- input checking ----------------------------------------------------------------------------
-def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "") -> np.ndarray:
+def _numbers(name: str, value: ArrayLike) -> np.ndarray:
+    """``value`` as a float array, refusing what is no number (a bool, None, text) by ``name``;
+    the range is the caller's to check."""
     if isinstance(value, bool | np.bool_) or getattr(value, "dtype", None) == np.bool_:
         raise ValueError(f"{name}: expected a number, got a bool ({value!r})")
     try:
-        x = np.asarray(value, dtype=float)
+        if value is None:  # numpy would read it as NaN and the message would say "got nan"
+            raise TypeError
+        return np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError, ArithmeticError):
         from .units import text_hint
 
@@ -200,6 +204,10 @@ def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "
             f"{name}: expected a number or an array of numbers, got {value!r}"
             + text_hint(name, value)
         ) from None
+
+
+def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "") -> np.ndarray:
+    x = _numbers(name, value)
     bad = ~np.isfinite(x) | ((x <= 0.0) if positive else (x < 0.0))
     if bad.any():
         first = x.ravel()[int(np.flatnonzero(bad.ravel())[0])]
@@ -238,9 +246,9 @@ def _ranks(value: ArrayLike, name: str = "dp_ranks") -> np.ndarray:
     """``value`` as an array of rank counts, each a whole number within the shared ranks limit
     (:func:`_ranks_limit`), else ValueError ``"dp_ranks: must be a whole number in
     1..1,000,000,000, got VALUE"``, the CLI's ``--ranks`` message for the same value."""
-    x = _array(name, value, positive=True)
+    x = _numbers(name, value)  # 0, NaN and inf in the same words as 1.5: one rule, one message
     limit = _ranks_limit()
-    bad = (x < limit.lo) | (x != np.floor(x)) | (x > limit.hi)
+    bad = ~np.isfinite(x) | (x < limit.lo) | (x != np.floor(x)) | (x > limit.hi)
     if bad.any():
         first = x.ravel()[int(np.flatnonzero(bad.ravel())[0])]
         raise ValueError(f"{name}: must be {limit.rule}, got {float(first)!r}")
@@ -334,8 +342,8 @@ def state_bytes_per_param(
     """
     r = get_recipe(recipe_name)
     sharded = _SHARDED[_stage(zero_stage)]
-    n_s = _scalar("dp_ranks", dp_ranks, positive=True)
-    if n_s is not None and n_s == math.floor(n_s) and 1.0 <= n_s <= _ranks_limit().hi:
+    n_s = float(dp_ranks) if type(dp_ranks) is float or type(dp_ranks) is int else None
+    if n_s is not None and 1.0 <= n_s <= _ranks_limit().hi and n_s == math.floor(n_s):
         parts_s: dict[str, FloatOrArray] = {
             "weights": r.weight_bytes,
             "gradients": r.gradient_bytes,

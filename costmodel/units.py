@@ -496,7 +496,13 @@ def choice_name(value: Any) -> Any:
 
 
 def format_bytes(value: float, digits: int = 3) -> str:
-    """Format a byte count with a decimal SI prefix: ``format_bytes(1.75e9) == '1.75 GB'``."""
+    """Format a byte count with a decimal SI prefix, to ``digits`` significant digits.
+
+    >>> format_bytes(1.75e9)
+    '1.75 GB'
+    >>> format_bytes(2 * 63 / 64 * 14e9)  # the lesson's 7B all-reduce: bytes sent per GPU
+    '27.6 GB'
+    """
     return _si(_shown(value), "B", _BYTE_PREFIXES, digits)
 
 
@@ -539,12 +545,22 @@ def format_bytes_as_given(value: float, text: object, digits: int = 3) -> str:
 
 
 def format_rate(value: float, digits: int = 3) -> str:
-    """Format bytes per second with a decimal SI prefix: ``'50 GB/s'``."""
+    """Format bytes per second with a decimal SI prefix, to ``digits`` significant digits.
+
+    >>> format_rate(400e9 / 8)  # one 400 Gb/s NDR port
+    '50 GB/s'
+    """
     return _si(_shown(value), "B/s", _BYTE_PREFIXES, digits)
 
 
 def format_duration(value: float, digits: int = 3) -> str:
-    """Format seconds as s, ms, µs or ns: ``format_duration(0.0175) == '17.5 ms'``."""
+    """Format seconds as s, ms, µs or ns, to ``digits`` significant digits.
+
+    >>> format_duration(0.0175)
+    '17.5 ms'
+    >>> format_duration(2 * 63 / 64 * 14e9 / 50e9)  # the lesson's 7B all-reduce at 50 GB/s
+    '551 ms'
+    """
     value = _shown(value)
     if value == 0:
         return "0 s"

@@ -52,7 +52,7 @@ def test_scalar_path_equals_array_path(recipe, stage):
     [
         ({"params": -1.0}, "params: must be a finite number >= 0"),
         ({"params": math.inf}, "params: must be a finite number >= 0"),
-        ({"params": 1e9, "dp_ranks": 0}, "dp_ranks: must be a finite number > 0"),
+        ({"params": 1e9, "dp_ranks": 0}, "dp_ranks: must be a whole number in 1.."),
         ({"params": 1e9, "dp_ranks": 2.5, "zero_stage": 1}, "dp_ranks: must be a whole number"),
         ({"params": 1e9, "activations_bytes": -1}, "activations_bytes: must be a finite number"),
         ({"params": 1e9, "cuda_context_bytes": math.nan}, "cuda_context_bytes: must be"),

@@ -402,7 +402,7 @@ def test_load_hf_config_of_something_that_is_no_path_is_named(path):
         (lambda: cm.allreduce_time(1e9, 8, 50e9, algorithm=["ring", "tree"]),
          "algorithm: one name per call"),
         (lambda: cm.crossover_bytes(["ring"], "tree", 8, 50e9, 5e-6),
-         "algorithm: one name per call"),
+         "algorithm_a: one name per call"),  # the argument of the two it has
         (lambda: cm.training_memory(7e9, recipe=np.array(["mixed-adam"])),
          "recipe: unknown recipe array("),
         (lambda: cm.scale_learning_rate(0.1, 256, 8192, rule=["linear"]),

@@ -19,7 +19,12 @@ def _first_bad(x: np.ndarray, bad: np.ndarray) -> str:
 
 
 def _array(name: str, value: ArrayLike) -> np.ndarray:
-    if isinstance(value, bool | np.bool_) or getattr(value, "dtype", None) == np.bool_:
+    # None is no number (numpy would read it as NaN and the message would say "got nan")
+    if (
+        value is None
+        or isinstance(value, bool | np.bool_)
+        or getattr(value, "dtype", None) == np.bool_
+    ):
         raise ValueError(f"{name}: expected a number or an array of numbers, got {value!r}")
     try:
         return np.asarray(value, dtype=float)

@@ -247,6 +247,18 @@ def allreduce_lower_bound_bytes(message_bytes: ArrayLike, ranks: ArrayLike) -> F
     return _out(2.0 * (n - 1.0) / n * m)
 
 
+def _named_row(op: str, algorithm: str, name: str) -> _Row:
+    """:func:`_row`, its refusal naming the argument ``name`` (``algorithm_b: unknown algorithm
+    'tree' for reduce_scatter; ...``), not ``algorithm``, which crossover_bytes has none of."""
+    try:
+        return _row(op, algorithm)
+    except ValueError as err:
+        text = str(err)
+        if not text.startswith("algorithm: "):
+            raise
+        raise ValueError(f"{name}: {text.removeprefix('algorithm: ')}") from None
+
+
 @named_shapes
 def crossover_bytes(
     algorithm_a: Algorithm,
@@ -276,7 +288,10 @@ def crossover_bytes(
     >>> crossover_bytes("ring", "tree", 64, 50e9, 0.0)
     inf
     """
-    row_a, row_b = _row(op, algorithm_a), _row(op, algorithm_b)
+    row_a, row_b = (
+        _named_row(op, algorithm_a, "algorithm_a"),
+        _named_row(op, algorithm_b, "algorithm_b"),
+    )
     scalars = _scalars(ranks, bandwidth_bytes_per_s, latency_s, gamma_s_per_byte)
     if scalars is not None:
         n_s, bw_s, a_s, g_s = scalars

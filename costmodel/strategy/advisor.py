@@ -35,7 +35,7 @@ from ..verdict import (
     within_expected_error,
 )
 from .comm import CollectiveTimer, PredictionCache
-from .layout import make_layout, wrap_units
+from .layout import STRATEGIES, make_layout, wrap_units
 from .step import (
     StrategyStep,
     check_step_keywords,
@@ -345,7 +345,7 @@ def advise(
     *,
     cluster: Any = "dgx-h100",
     nodes: int = 1,
-    strategies: list[dict[str, Any]] | None = None,
+    strategies: list[str | dict[str, Any]] | None = None,
     model: str = "nccl",
     band: bool = True,
     predictions: PredictionCache | None = None,
@@ -383,12 +383,47 @@ def advise(
     return Advice(rank_steps(strategy_steps(calls)))
 
 
+def layout_keywords(strategies: Any) -> list[dict[str, Any]] | None:
+    """``strategies`` as layout keyword sets: a strategy name is ``{"strategy": name}``
+    (``["ddp", "fsdp"]``, as a notebook user writes it), a dict passes as it is, one name or one
+    dict alone is a list of one; None stays None (every candidate layout). Anything else is a
+    ValueError naming ``strategies`` (a list of names was refused as "'str' object is not a
+    mapping").
+
+    >>> layout_keywords(["ddp", {"strategy": "hsdp", "group_size": 16}])
+    [{'strategy': 'ddp'}, {'strategy': 'hsdp', 'group_size': 16}]
+    >>> layout_keywords("fsdp")
+    [{'strategy': 'fsdp'}]
+    """
+    if strategies is None:
+        return None
+    if isinstance(strategies, str | dict):
+        strategies = [strategies]
+    rule = (
+        f"each entry a strategy name ({', '.join(STRATEGIES)}) or a dict of layout keywords "
+        "({'strategy': 'hsdp', 'group_size': 16})"
+    )
+    try:
+        entries = list(strategies)
+    except TypeError:
+        raise ValueError(f"strategies: expected a list, {rule}; got {strategies!r}") from None
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            out.append({"strategy": entry})
+        elif isinstance(entry, dict):
+            out.append(dict(entry))
+        else:
+            raise ValueError(f"strategies: {rule}; got {entry!r}")
+    return out
+
+
 def layout_calls(
     params: float | None = None,
     *,
     cluster: Any = "dgx-h100",
     nodes: int = 1,
-    strategies: list[dict[str, Any]] | None = None,
+    strategies: list[str | dict[str, Any]] | None = None,
     model: str = "nccl",
     band: bool = True,
     predictions: PredictionCache | None = None,
@@ -419,7 +454,7 @@ def layout_calls(
     }
     for k in ("param_dtype", "grad_dtype", "bucket_cap_bytes", "comm_contention"):
         step_kwargs.pop(k, None)
-    cands = strategies or candidate_layouts(int(c.ranks), int(c.gpus_per_node))
+    cands = layout_keywords(strategies) or candidate_layouts(int(c.ranks), int(c.gpus_per_node))
     layouts = [
         make_layout(ranks=int(c.ranks), gpus_per_node=int(c.gpus_per_node), **{**layout_opts, **kw})
         for kw in cands
