@@ -245,12 +245,16 @@ def render() -> None:
                 "source": [batch.LR_RULE_INFO[r][1] for r in batch.LR_RULES],
             }
         )
+        # cards on a phone: the long "source" took one word per line in a 4-column table;
+        # the batch with separators ("4,194,304", as the metric above), the CSV's raw
         table(
             rules,
             "learning_rate.csv",
             key="lr",
             caption="Learning rate under each rule",
             on_demand=True,
+            cards=True,
+            shown=rules.assign(**{f"global batch [{inp['unit']}]": f"{new:,}"}),
         )
         table(
             pd.DataFrame({"step [-]": steps, "learning rate [-]": schedule}),
