@@ -19,6 +19,8 @@ expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower besid
 #: The learning-rate table (page_batch), typed in tokens: the batch is 4,194,304 tokens
 BATCH = "/batch?batch_unit=tokens"
 LR_COLUMNS = ["rule", "global batch [tokens]", "learning rate [-]", "source"]
+#: the split under it (one row: the four fields, what was solved, the tokens): a grid before
+SPLIT_LAST = "global tokens"
 #: B pinned on the Memory page (B: ZeRO-3): the parts table and the B - A table
 MEMORY = "/memory?mem_pin=true&mem_b_zero=3"
 PARTS_COLUMNS = ["part", "ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3"]
@@ -130,6 +132,18 @@ def test_the_batch_learning_rate_table_fits_a_phone_as_cards(chromium_browser, a
     assert {row[batch]["text"] for row in lr["rows"]} == {"4,194,304"}, lr["rows"]
 
 
+def test_the_batch_split_fits_a_phone_as_a_card(chromium_browser, app_url):
+    """The split under the learning rate was a one-row grid of 7 columns that scrolled
+    sideways at 390 px (987 px in 356). It is a text table now, one card at most 220 px
+    tall, its counts with separators as the metrics above it."""
+    got = _measured(chromium_browser, app_url, BATCH, 390, [SPLIT_LAST])
+    split = _table(got, SPLIT_LAST)
+    assert len(split["headers"]) == 7, split["headers"]
+    _cards(split, 390, max_row_px=220, max_lines=2)
+    (row,) = split["rows"]
+    assert row[split["headers"].index(SPLIT_LAST)]["text"] == "4,194,304", row
+
+
 def test_the_memory_tables_fit_a_phone_as_cards(chromium_browser, app_url):
     """At 390 px the parts table (a column per ZeRO stage) needed 418 px of 358, and with B
     pinned the B - A grid scrolled sideways (379 px in 356). Both are text tables drawn as
@@ -159,7 +173,9 @@ def test_the_cluster_table_fits_a_phone_as_cards(chromium_browser, app_url):
         assert all(c["lines"] == 1 for c in row), row
 
 
-@pytest.mark.parametrize(("path", "names"), [(BATCH, ["source"]), (MEMORY, ["ZeRO-3", "B - A"])])
+@pytest.mark.parametrize(
+    ("path", "names"), [(BATCH, ["source", SPLIT_LAST]), (MEMORY, ["ZeRO-3", "B - A"])]
+)
 def test_the_tables_keep_every_column_at_1440_px(chromium_browser, app_url, path, names):
     """At 1440 px the same tables are tables: every column's header above its cells, a row's
     cells on one line side by side, nothing wider than its box."""
