@@ -26,6 +26,12 @@ MEMORY = "/memory?mem_pin=true&mem_b_zero=3"
 PARTS_COLUMNS = ["part", "ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3"]
 COMPARE_COLUMNS = ["part", "A", "B", "B - A"]
 CLUSTER = "/cluster"
+#: the Collectives page's one-link view: each algorithm at the size, and the crossovers
+LINK = "/collectives?view=link"
+LINK_NAMES = ["equation", "crossover size"]
+#: the Validate page on a bundled run: its error by op, algorithm and size band
+VALIDATE = "/validate?val_source=A+reference+run"
+VALIDATE_NAMES = ["median abs rel error"]
 #: the Cluster page's table: a GPU count per row, 20 columns (its first and last named here)
 CLUSTER_FIRST, CLUSTER_LAST = "gpus", "model busbw"
 
@@ -174,7 +180,30 @@ def test_the_cluster_table_fits_a_phone_as_cards(chromium_browser, app_url):
 
 
 @pytest.mark.parametrize(
-    ("path", "names"), [(BATCH, ["source", SPLIT_LAST]), (MEMORY, ["ZeRO-3", "B - A"])]
+    ("path", "names", "width"),
+    [(LINK, LINK_NAMES, 390), (LINK, LINK_NAMES, 320), (VALIDATE, VALIDATE_NAMES, 390)],
+)
+def test_the_collectives_and_validate_tables_fit_a_phone_as_cards(
+    chromium_browser, app_url, path, names, width
+):
+    """At 390 px the one-link view's algorithm table needed 517 px of 358 (its equation on
+    lines of two symbols), its crossovers 533 px, and the Validate page's error by size band
+    640 px: each scrolled sideways. Each row is a card now, no card taller than 200 px, a
+    cell on at most 3 lines (the equation). 320 px: the narrowest phone still in use."""
+    got = _measured(chromium_browser, app_url, path, width, names)
+    assert got["page"] <= got["viewport"], got["page"]
+    for name in names:
+        _cards(_table(got, name), width, max_row_px=200, max_lines=3)
+
+
+@pytest.mark.parametrize(
+    ("path", "names"),
+    [
+        (BATCH, ["source", SPLIT_LAST]),
+        (MEMORY, ["ZeRO-3", "B - A"]),
+        (LINK, LINK_NAMES),
+        (VALIDATE, VALIDATE_NAMES),
+    ],
 )
 def test_the_tables_keep_every_column_at_1440_px(chromium_browser, app_url, path, names):
     """At 1440 px the same tables are tables: every column's header above its cells, a row's
@@ -185,7 +214,7 @@ def test_the_tables_keep_every_column_at_1440_px(chromium_browser, app_url, path
         _as_table(_table(got, name))
     if path == BATCH:
         assert _table(got, "source")["headers"] == LR_COLUMNS
-    else:
+    elif path == MEMORY:
         assert _table(got, "ZeRO-3")["headers"] == PARTS_COLUMNS
         assert _table(got, "B - A")["headers"] == COMPARE_COLUMNS
 
