@@ -44,13 +44,21 @@ from tests._first_view import PAGES, TABLE_KINDS, FirstView, first_view
 # 2026-12-03, later still: the step page's three text tables read as cards on a phone, each with
 # its CSS (common.cards_css: its columns' names) in a keyed container, after the first chart:
 # ddp 108,400 -> 113,556 B in all (89,596 B before the chart and 53 elements, unchanged).
+# 2026-12-03, later still: the Cluster page's table and the Memory page's parts table read as
+# cards on a phone too, after each page's first chart (their CSS names the columns): cluster
+# 25,429 -> 28,018 B in all, memory 19,835 -> 21,203 B (before the chart unchanged: 30 and 28
+# elements, 16,965 and 18,012 B). Batch (no chart): its learning-rate table's cards, and its
+# split (a one-row grid that scrolled sideways) as text with cards, its grid in an expander:
+# 30 -> 32 elements, 17,912 -> 15,886 B, tables 2 -> 1.
+# The same day: the Validate page's error-by-band table (after its chart) reads as cards on a
+# phone: 20,501 -> 22,125 B in all (before the chart unchanged: 21 elements, 18,293 B).
 BOUNDS: dict[str, tuple[int, int, int, int, int]] = {
     "collectives": (1, 0, 24, 20_600, 22_000),
-    "cluster": (2, 0, 31, 17_500, 26_500),
-    "memory": (1, 0, 31, 18_400, 20_500),
+    "cluster": (2, 0, 31, 17_500, 29_500),
+    "memory": (1, 0, 31, 18_400, 22_500),
     "batch": (0, 3, 32, 22_500, 22_500),
     "ddp": (2, 0, 55, 93_000, 117_000),
-    "validate": (1, 0, 21, 18_300, 20_800),
+    "validate": (1, 0, 21, 18_300, 23_500),
 }
 
 # page -> (distinct element kinds sent before the first chart, distinct lazily loaded kinds in

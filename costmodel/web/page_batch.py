@@ -245,12 +245,16 @@ def render() -> None:
                 "source": [batch.LR_RULE_INFO[r][1] for r in batch.LR_RULES],
             }
         )
+        # cards on a phone: the long "source" took one word per line in a 4-column table;
+        # the batch with separators ("4,194,304", as the metric above), the CSV's raw
         table(
             rules,
             "learning_rate.csv",
             key="lr",
             caption="Learning rate under each rule",
             on_demand=True,
+            cards=True,
+            shown=rules.assign(**{f"global batch [{inp['unit']}]": f"{new:,}"}),
         )
         table(
             pd.DataFrame({"step [-]": steps, "learning rate [-]": schedule}),
@@ -261,7 +265,18 @@ def render() -> None:
     split = pd.DataFrame([solution.as_dict()]).rename(
         columns={name: label for name, (label, _) in FIELDS.items()}
     )
-    table(split, "batch_split.csv", key="split", caption="The split")
+    # as text, cards on a phone (the one-row grid scrolled sideways: 987 px in 356), each count
+    # with separators as the metrics above; the grid and its CSV (bare numbers) in the expander
+    counts = [c for c in split.columns if pd.api.types.is_integer_dtype(split[c])]
+    table(
+        split,
+        "batch_split.csv",
+        key="split",
+        caption="The split",
+        on_demand=True,
+        cards=True,
+        shown=split.assign(**{c: split[c].map("{:,}".format) for c in counts}),
+    )
 
 
 if __name__ == "__main__":

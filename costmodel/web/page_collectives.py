@@ -397,6 +397,7 @@ def _link(inp: dict) -> None:
             "collective_at_size.csv",
             key="at_size",
             on_demand=True,
+            cards=True,  # an algorithm per card on a phone: 6 columns needed 517 px of 358
             caption=f"Each algorithm at M = {format_bytes(size)}",
         )
         if op == "all_reduce":
@@ -424,6 +425,7 @@ def _link(inp: dict) -> None:
                 "crossovers.csv",
                 key="crossovers",
                 on_demand=True,
+                cards=True,  # a pair per card on a phone: 5 columns needed 533 px of 358
                 caption="Crossover sizes",
             )
         else:

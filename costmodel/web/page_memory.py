@@ -566,8 +566,15 @@ def _compare(inp: dict, inp_b: dict) -> None:
                 "B - A": "",
             },
         ]
+        # as text (a dozen parts), cards on a phone (the grid scrolled sideways at 390 px); the
+        # grid and its CSV in the expander under it, as the step page's B - A table
         table(
-            pd.DataFrame(rows), "memory_compare.csv", key="memory_compare", caption=f"{la}  |  {lb}"
+            pd.DataFrame(rows),
+            "memory_compare.csv",
+            key="memory_compare",
+            caption=f"{la}  |  {lb}",
+            on_demand=True,
+            cards=True,
         )
 
 
@@ -843,6 +850,7 @@ def render() -> None:
             "memory_per_gpu.csv",
             key="memory",
             on_demand=True,
+            cards=True,  # a part per card on a phone: five columns needed 418 px of 358
             caption="Bytes per GPU, part by part",
         )
 

@@ -507,6 +507,7 @@ def _details(
         key="summary",
         on_demand=True,
         shown=summary,
+        cards=True,  # a size band per card on a phone: 8 columns needed 640 px of 358
         caption="Error by op, algorithm and size band (rel_error = busbw predicted / "
         "measured - 1, uncapped; abs_log_ratio = |ln(predicted / measured)|)",
     )
