@@ -375,4 +375,4 @@ def test_a_calibrated_preset_picked_as_the_cluster_gives_the_cli_band(
     # of the page's Expected error box
     assert said.band()[0] == "calibrated model"
     helps = [e.proto.help for e in page.at.metric if e.label == "Expected error"]
-    assert len(helps) == 1 and "What it measures: calibrated model." in helps[0], helps
+    assert len(helps) == 1 and "Basis: calibrated model." in helps[0], helps

@@ -415,10 +415,9 @@ def render() -> None:
         m[2].metric(
             "Expected error",
             band.text(),
-            help=f"What it measures: {band.basis}. The grouped cross-validation band of the "
-            "regime: 80% of measured rows on clusters the model was not fitted on fell within "
-            "it, each source weighted once (costmodel.uncertainty); a calibrated model that "
-            "answers has none (`costmodel validate compare` says the same).",
+            help=f"Basis: {band.basis}. 80% of measured rows on clusters the model was not "
+            "fitted on fell within the grouped-CV band, each source weighted once "
+            "(costmodel.uncertainty).",
         )
         m[3].metric(
             "Rows within the expected error",
