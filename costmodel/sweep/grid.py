@@ -81,6 +81,8 @@ def _parse_price(text: Any, *, name: str) -> float:
 
 
 def _parse_float(text: Any, *, name: str) -> float:
+    if isinstance(text, bool | np.bool_):  # TOML ``mfu = true`` is not the number 1
+        raise ValueError(f"{name}: expected a number, got a bool ({text!r})")
     try:
         value = float(text)
     except (TypeError, ValueError):
@@ -385,9 +387,9 @@ def _parse_one(axis: Axis, text: Any) -> Any:
         text = units.choice_name(text)
     try:
         return parse(text, name=axis.name)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # TypeError: a bool (TOML ``true``) for a number
         if axis.name not in _LIMITED_AXES:
-            raise
+            raise ValueError(str(exc)) from None
         raise refusal(axis.name, LIMITS[axis.name].rule, text, exc) from None
 
 

@@ -1,0 +1,51 @@
+"""A new user's pass over the sweeps (`costmodel sweep`, grid TOML files, `cm.sweep`): what a
+user types that the README does not show, and what each should get back."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from tests._cli import one_line_error, run
+
+sweep = importlib.import_module("costmodel.sweep")  # cm.sweep is also a function name
+
+STEP = "kind = 'step'\n[grid]\npreset = 'dgx-h100'\narch = 'llama-3.1-8b'\nnodes = 1\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        ("mfu = true", "mfu: expected a number, got a bool"),  # was silently mfu 1.0
+        ("comm_contention = true", "comm_contention: expected a number, got a bool"),
+        ("nodes = true", "nodes: must be a whole number in 1..1,000,000, got True"),
+        ("micro_batch = true", "micro_batch: must be a whole number"),
+    ],
+)
+def test_a_bool_in_a_grid_file_is_refused_and_named_by_the_file(tmp_path, line, fragment):
+    """TOML `true` for a number was read as 1 (`mfu = true`: every row priced at MFU 1.0) or
+    refused with a TypeError that escaped the file's name and the axis' range."""
+    text = STEP.replace("nodes = 1\n", "") + ("" if line.startswith("nodes") else "nodes = 1\n")
+    grid = tmp_path / "grid.toml"
+    grid.write_text(text + line + "\n", encoding="utf-8")
+    before = grid.read_bytes()
+    out = tmp_path / "out.csv"
+    one_line_error(run("sweep", str(grid), "-o", str(out)), f"{grid}: {fragment}")
+    assert not out.exists() and grid.read_bytes() == before  # nothing written, input untouched
+
+
+@pytest.mark.parametrize("axes", [{"mfu": True}, {"gamma": True}, {"nodes": True}])
+def test_a_bool_for_a_number_is_a_value_error_in_the_api(axes):
+    """The API refuses a bool for a number with a ValueError naming the axis (not a TypeError,
+    and not the number 1)."""
+    kind = "collective" if "mfu" not in axes else "step"
+    base = {"preset": "dgx-h100", "nodes": 1, "size": "1MB"}
+    if kind == "step":
+        base = {"preset": "dgx-h100", "arch": "llama-3.1-8b", "nodes": 1}
+    if "gamma" in axes:
+        base = {"bandwidth": "50GB/s", "latency": "5us", "ranks": 8, "size": "1MB"}
+    name = next(iter(axes))
+    base = {k: v for k, v in base.items() if k != name}
+    with pytest.raises(ValueError, match=f"^{name}: .*bool"):
+        sweep.sweep(**base, **axes, kind=kind)
