@@ -74,3 +74,30 @@ def test_a_step_rows_notes_are_told_apart_too():
     text = df["notes"].iloc[0]
     assert text.count("; ") >= 1 and "a model of 671B" in text and "mixture of experts" in text
     assert ".;" not in text and not text.endswith(".")
+
+
+@pytest.mark.parametrize("name", ["out.csv", "out.parquet"])
+def test_a_file_the_disk_has_no_room_for_is_refused_after_its_first_chunk(
+    tmp_path, monkeypatch, name
+):
+    """A grid under the row limit can still be tens of GB of CSV: it ran until the disk was
+    full. The first chunk's bytes per row now estimate the file; one the folder has no room for
+    is refused on one line naming the estimate and the free space, and the file already there
+    (and the folder) are left as they were."""
+    import shutil
+
+    output = importlib.import_module("costmodel.sweep.output")
+    real = shutil.disk_usage
+    monkeypatch.setattr(output.shutil, "disk_usage", lambda p: real(p)._replace(free=5000))
+    out = tmp_path / name
+    out.write_bytes(b"an earlier sweep")
+    args = ("sweep", "--set", "preset=dgx-h100", "--set", "nodes=1..64")
+    args += ("--set", "size=8B..16GB x2", "--chunk-rows", "100", "-o", str(out))
+    line = one_line_error(run(*args), "output: about ", "for 1,984 rows (from the first 100)")
+    assert "5 kB free in" in line
+    assert ("write .parquet" in line) == name.endswith(".csv")
+    assert out.read_bytes() == b"an earlier sweep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no temporary file left
+    monkeypatch.setattr(output.shutil, "disk_usage", real)  # with room: written, every row
+    assert run(*args).exit_code == 0
+    assert len(sweep.read_table(out)) == 1984

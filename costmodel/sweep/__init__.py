@@ -245,9 +245,10 @@ def sweep_to_file(
                 path,
                 tally.watch(iter_sweep(g, chunk_rows)),
                 progress=lambda k: bar.advance(task, k),
+                total_rows=total,
             )
     else:
-        rows = write_table(path, tally.watch(iter_sweep(g, chunk_rows)))
+        rows = write_table(path, tally.watch(iter_sweep(g, chunk_rows)), total_rows=total)
     seconds = time.perf_counter() - t0
     return SweepSummary(
         str(path),
