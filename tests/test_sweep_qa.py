@@ -101,3 +101,43 @@ def test_a_file_the_disk_has_no_room_for_is_refused_after_its_first_chunk(
     monkeypatch.setattr(output.shutil, "disk_usage", real)  # with room: written, every row
     assert run(*args).exit_code == 0
     assert len(sweep.read_table(out)) == 1984
+
+
+def test_sigterm_mid_write_leaves_neither_a_half_file_nor_its_temporary(tmp_path):
+    """`kill`, `timeout` and a batch scheduler's preemption send SIGTERM, whose default action
+    skipped the cleanup Ctrl-C gets: the half-written `.out.csv.<random>.tmp` stayed beside the
+    output (as large as the sweep so far). Now it is removed, the earlier file is left as it
+    was, and the process exits 143 as a SIGTERM-killed one does."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out.csv"
+    out.write_text("an earlier sweep\n")
+    ready = tmp_path / "ready"
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from costmodel.atomic import atomic_path\n"
+        "with atomic_path(sys.argv[1]) as tmp:\n"
+        "    tmp.write_text('half a sweep')\n"
+        "    Path(sys.argv[2]).touch()\n"
+        "    time.sleep(60)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    proc = subprocess.Popen([sys.executable, "-c", script, str(out), str(ready)], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        assert len(list(tmp_path.glob(".out.csv.*.tmp"))) == 1  # the write under way
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "ready"]
+    assert out.read_text() == "an earlier sweep\n"
