@@ -141,3 +141,17 @@ def test_sigterm_mid_write_leaves_neither_a_half_file_nor_its_temporary(tmp_path
             proc.kill()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "ready"]
     assert out.read_text() == "an earlier sweep\n"
+
+
+def test_the_dask_engine_refuses_a_csv_name_for_its_folder(tmp_path):
+    """`--engine dask -o out.csv` made a folder named out.csv holding Parquet files; the name
+    promised one CSV file. Refused before any cluster starts, naming the folder names allowed;
+    nothing created."""
+    out = tmp_path / "out.csv"
+    args = ("sweep", "--set", "preset=dgx-h100", "--set", "nodes=1", "--set", "size=1GB")
+    one_line_error(
+        run(*args, "--engine", "dask", "-o", str(out)),
+        "--output: 'out.csv' names a CSV file, but the dask engine writes a folder of Parquet",
+        "'out' or 'out.parquet'",
+    )
+    assert list(tmp_path.iterdir()) == []
