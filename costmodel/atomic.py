@@ -77,8 +77,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.
 
     If the body raises (or is interrupted: Ctrl-C, or SIGTERM where it has its default action),
-    the temporary file is removed and ``path`` is left as it was: a reader never sees a half-written file under the final name. A ``path`` that is
-    a symbolic link is written through: the file it points at is replaced, the link is kept.
+    the temporary file is removed and ``path`` is left as it was: a reader never sees a
+    half-written file under the final name. A ``path`` that is a symbolic link is written
+    through: the file it points at is replaced, the link is kept.
     """
     final = check_writable(_target(path))
     try:
