@@ -18,8 +18,9 @@ STEP = "kind = 'step'\n[grid]\npreset = 'dgx-h100'\narch = 'llama-3.1-8b'\nnodes
 @pytest.mark.parametrize(
     ("line", "fragment"),
     [
-        ("mfu = true", "mfu: expected a number, got a bool"),  # was silently mfu 1.0
-        ("comm_contention = true", "comm_contention: expected a number, got a bool"),
+        # was silently mfu 1.0 (contention 1.0)
+        ("mfu = true", "mfu: must be a model FLOP utilisation in (0, 1], got True"),
+        ("comm_contention = true", "comm_contention: must be an overlap contention in [0, 1]"),
         ("nodes = true", "nodes: must be a whole number in 1..1,000,000, got True"),
         ("micro_batch = true", "micro_batch: must be a whole number"),
     ],
