@@ -156,3 +156,19 @@ def test_the_dask_engine_refuses_a_csv_name_for_its_folder(tmp_path):
         "'out' or 'out.parquet'",
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_output_without_dask_names_what_was_given_and_the_local_road(tmp_path):
+    """`cm.sweep(..., output="grid.parquet")` said "scheduler, output: only with engine='dask'"
+    though no scheduler was given; it names the argument given and the local road."""
+    out = tmp_path / "grid.parquet"
+    with pytest.raises(ValueError) as info:
+        sweep.sweep(preset="dgx-h100", nodes=1, size="1GB", output=str(out))
+    assert str(info.value) == (
+        "output: only with engine='dask'; to write a file here: sweep_to_file(path, ...)"
+    )
+    with pytest.raises(ValueError, match=r"^scheduler: only with engine='dask'$"):
+        sweep.sweep(preset="dgx-h100", nodes=1, size="1GB", scheduler="tcp://x:1")
+    assert not out.exists()
+    sweep.sweep_to_file(out, preset="dgx-h100", nodes=1, size="1GB")  # the road named
+    assert len(sweep.read_table(out)) == 1
