@@ -10,8 +10,10 @@ its permission bits (a new file gets the usual ``0o666`` less the umask)."""
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,13 +39,47 @@ def _target(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(p)) if p.is_symlink() else p
 
 
+class Terminated(SystemExit):
+    """SIGTERM arrived while an atomic write was under way (``kill``, ``timeout``, a batch
+    scheduler's preemption): raised so that the temporary file is removed, as it is for Ctrl-C;
+    exits with the status a process killed by SIGTERM reports, 128 + 15."""
+
+    def __init__(self) -> None:
+        super().__init__(128 + signal.SIGTERM)
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """While the body runs, SIGTERM raises :class:`Terminated` instead of ending the process at
+    once (Python's default, which skips every ``finally`` and left ``.out.csv.x1y2.tmp`` behind,
+    as large as the half-written sweep). Only in the main thread, and only where SIGTERM has its
+    default action: a handler someone installed is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def raise_terminated(signum: int, frame: object) -> None:
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    finally:  # the default back, unless the body installed a handler of its own meanwhile
+        if signal.getsignal(signal.SIGTERM) is raise_terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.
 
-    If the body raises (or is interrupted), the temporary file is removed and ``path`` is left
-    as it was: a reader never sees a half-written file under the final name. A ``path`` that is
-    a symbolic link is written through: the file it points at is replaced, the link is kept.
+    If the body raises (or is interrupted: Ctrl-C, or SIGTERM where it has its default action),
+    the temporary file is removed and ``path`` is left as it was: a reader never sees a
+    half-written file under the final name. A ``path`` that is a symbolic link is written
+    through: the file it points at is replaced, the link is kept.
     """
     final = check_writable(_target(path))
     try:
@@ -63,8 +99,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         mode = 0o666 & ~umask
     os.chmod(tmp_path, mode)
     try:
-        yield tmp_path
-        os.replace(tmp_path, final)
+        with _sigterm_raises():  # a SIGTERM removes the temporary file too, as Ctrl-C does
+            yield tmp_path
+            os.replace(tmp_path, final)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise

@@ -140,6 +140,14 @@ def _prepare_folder(folder: Path, doc: dict[str, Any]) -> tuple[bool, bool]:
     made_folder = made_manifest = False
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"output: {str(folder)!r} is a file; the dask engine writes a folder")
+    if not folder.exists() and folder.suffix.lower() == ".csv":  # a new folder named x.csv
+        # of Parquet files is not the CSV file the name promises (x.parquet/ is a dataset
+        # name Spark and pandas use too, so that one is kept)
+        raise ValueError(
+            f"output: {folder.name!r} names a CSV file, but the dask engine writes a folder of "
+            f"Parquet files; allowed: a folder name, e.g. {folder.stem!r} or "
+            f"'{folder.stem}.parquet' (or --engine local for one CSV file)"
+        )
     if not folder.exists():
         parent = folder.parent if str(folder.parent) else Path(".")
         if not parent.is_dir():

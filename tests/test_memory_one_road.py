@@ -14,6 +14,7 @@ from costmodel import cli, presets
 from costmodel.strategy import strategy_step
 from costmodel.strategy.layout import STRATEGY_OF_STAGE
 from costmodel.strategy.memory import stage_max_params, stage_memory, stage_min_ranks
+from costmodel.sweep.evaluate import join_notes
 from costmodel.units import format_bytes
 from tests.test_app import assert_clean, metrics, open_page
 
@@ -194,7 +195,7 @@ def test_memory_sweep_over_architectures_is_memory_arch_row_by_row():
         assert r["buffers_GB"] * 1e9 == pytest.approx(buffers, rel=1e-12)
         assert r["gpu_memory_GB"] * 1e9 == d["gpu_memory_bytes"]
         assert bool(r["fits"]) is d["fits"]
-        assert str(r["notes"]) == " ".join(d["notes"])
+        assert str(r["notes"]) == join_notes(d["notes"])
     moe = df[df["arch"] == "deepseek-v3"]["notes"].astype(str)
     assert moe.str.contains("expert").all()  # the MoE note of costmodel memory, on its rows
 

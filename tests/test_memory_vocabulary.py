@@ -13,6 +13,7 @@ import math
 import pytest
 
 import costmodel as cm
+from costmodel.sweep.evaluate import join_notes
 from tests._cli import run
 
 # the same question three ways: (CLI options, sweep axes)
@@ -54,7 +55,7 @@ def test_memory_json_and_the_sweep_share_keys_and_numbers(args, axes):
     for key, value in row.items():
         if key == "notes":  # a list in the JSON (as step --json's), one text in a table row
             # the row names the field (`arch`), the CLI's JSON the option (--arch)
-            assert value.replace("`arch`", "--arch") == " ".join(d["notes"])
+            assert value.replace("`arch`", "--arch") == join_notes(d["notes"])
         elif isinstance(value, float) and math.isnan(value):  # a null integer (group_size)
             assert d[key] is None, key
         elif isinstance(value, float):

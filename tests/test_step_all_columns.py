@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from costmodel import cli
+from costmodel.sweep.evaluate import join_notes
 
 BASE = ("--arch", "llama-3.1-8b", "--cluster", "dgx-h100", "--nodes", "2")
 # (step options, the same configuration as sweep axes)
@@ -61,7 +62,7 @@ def test_each_ranked_row_is_the_sweep_row_of_its_layout(options, axes):
                 assert value == "", value
                 continue
             assert col in row, (row["strategy"], col)
-            mine = " ".join(row[col]) if col == "notes" else row[col]
+            mine = join_notes(row[col]) if col == "notes" else row[col]
             assert _same(mine, value), (row["strategy"], col, mine, value)
 
 

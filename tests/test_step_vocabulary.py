@@ -13,6 +13,7 @@ import math
 
 import pytest
 
+from costmodel.sweep.evaluate import join_notes
 from tests._cli import run
 
 sweep = importlib.import_module("costmodel.sweep")  # cm.sweep is also a function name
@@ -55,7 +56,7 @@ def test_step_json_and_the_sweep_share_keys_and_numbers(args, axes):
     for key, value in row.items():
         if key == "notes":  # a list in the JSON (as memory --json's), one text in a table row
             # the row names the field (`arch`), the CLI's JSON the option (--arch)
-            assert value.replace("`arch`", "--arch") == " ".join(d["notes"])
+            assert value.replace("`arch`", "--arch") == join_notes(d["notes"])
         elif isinstance(value, float):
             if math.isnan(value):  # a missing number; an integer's (group_size) is null in JSON
                 assert d[key] is None or math.isnan(d[key]), key

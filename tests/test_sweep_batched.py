@@ -28,7 +28,7 @@ from costmodel.strategy.advisor import candidate_layouts
 from costmodel.strategy.layout import LAYOUT_KEYS
 from costmodel.strategy.step import measured_peak_flops, model_flops_per_token
 from costmodel.sweep import evaluate_rows, make_grid
-from costmodel.sweep.evaluate import STEP_COLUMNS
+from costmodel.sweep.evaluate import STEP_COLUMNS, join_notes
 from costmodel.training import load_price, training_cost
 
 REL = 1e-12
@@ -155,7 +155,7 @@ def _expected_step_columns(s: cm.strategy.StrategyStep) -> dict[str, object]:
         "gpu_memory_GB": s.gpu_memory_bytes / 1e9,
         "fits": bool(s.fits),
         "compute_source": s.compute_source,
-        "notes": " ".join(s.notes),
+        "notes": join_notes(s.notes),
     }
 
 

@@ -133,7 +133,7 @@ def memory_notes(
     :func:`costmodel.training.scale_notes`) and for ``arch`` at ``sequence_length`` tokens
     (:func:`costmodel.architecture.architecture_notes`: a mixture of experts' expert
     parallelism, a sequence past the model's trained context). The CLI's JSON writes the list,
-    a sweep row the texts joined by spaces."""
+    a sweep row one text (:func:`costmodel.sweep.evaluate.join_notes`)."""
     from ..architecture import architecture_notes
     from ..training import scale_notes
 

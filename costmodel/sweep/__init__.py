@@ -190,8 +190,12 @@ def sweep(
         if output is not None:
             return distributed.sweep_dask(output, g, scheduler=scheduler, partition_rows=chunk_rows)
         return distributed.sweep_dask_frame(g, scheduler=scheduler, partition_rows=chunk_rows)
-    if scheduler is not None or output is not None:
-        raise ValueError("scheduler, output: only with engine='dask' (use sweep_to_file locally)")
+    if scheduler is not None or output is not None:  # name only what was given
+        given = ", ".join(
+            n for n, v in (("scheduler", scheduler), ("output", output)) if v is not None
+        )
+        hint = "; to write a file here: sweep_to_file(path, ...)" if output is not None else ""
+        raise ValueError(f"{given}: only with engine='dask'{hint}")
     if g.rows > MAX_IN_MEMORY_ROWS:
         raise ValueError(
             f"grid: {g.rows} rows is too many to hold in memory (limit {MAX_IN_MEMORY_ROWS}); "
@@ -245,9 +249,10 @@ def sweep_to_file(
                 path,
                 tally.watch(iter_sweep(g, chunk_rows)),
                 progress=lambda k: bar.advance(task, k),
+                total_rows=total,
             )
     else:
-        rows = write_table(path, tally.watch(iter_sweep(g, chunk_rows)))
+        rows = write_table(path, tally.watch(iter_sweep(g, chunk_rows)), total_rows=total)
     seconds = time.perf_counter() - t0
     return SweepSummary(
         str(path),

@@ -12,7 +12,7 @@ of one :func:`costmodel.strategy.strategy_step` per row (:func:`step_row`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,21 @@ DEFAULT_CHUNK_ROWS = 1_000_000
 """Rows per streamed chunk: about 60-100 MB of columns, so a 1e8-row sweep stays bounded."""
 
 _GB = 1e9  # output columns in GB and GB/s use SI gigabytes, as nccl-tests does
+
+
+NOTES_SEPARATOR = "; "
+"""Between two notes of one row in a table's ``notes`` column (the JSON keeps the list): a
+space alone ran one into the next ("... loss fp32 a model of 71B parameters: ...")."""
+
+
+def join_notes(notes: Iterable[str]) -> str:
+    """A row's notes as one text: each without its closing period, joined by
+    :data:`NOTES_SEPARATOR`; ``""`` for none.
+
+    >>> join_notes(["activations: 4096 tokens", "a model of 71B parameters."])
+    'activations: 4096 tokens; a model of 71B parameters'
+    """
+    return NOTES_SEPARATOR.join(t.strip().rstrip(".") for t in notes if t.strip())
 
 
 # --- evaluation ------------------------------------------------------------------------------
@@ -777,7 +792,7 @@ def memory_row(
     )
     p = float(resolve_params(None, arch)[0])
     row: dict[str, Any] = {"params": p, **sm.gb_columns()}
-    row["notes"] = " ".join(sm.notes)  # strategy_memory's, as `costmodel memory` says them
+    row["notes"] = join_notes(sm.notes)  # strategy_memory's, as `costmodel memory` says them
     return row
 
 
@@ -790,7 +805,7 @@ def _memory_notes(params: np.ndarray, activations_note: str) -> _Cat:
     from ..strategy.memory import memory_notes
 
     values, inverse = np.unique(params, return_inverse=True)
-    texts = [" ".join(memory_notes(activations_note, float(p))) for p in values]
+    texts = [join_notes(memory_notes(activations_note, float(p))) for p in values]
     codes, names = pd.factorize(np.asarray(texts, dtype=object))
     return _Cat(codes.astype(np.int32)[inverse.ravel()], [str(n) for n in names])
 
@@ -1400,13 +1415,13 @@ def step_columns(s: Any, micro_batch: int, sequence_length: int) -> dict[str, An
     ``memory_GB``/``gpu_memory_GB`` are ``memory_bytes``/``gpu_memory_bytes`` / 1e9;
     ``band_note`` says why ``step_time_lo_s``/``step_time_hi_s`` are NaN (costmodel step's
     words, :func:`costmodel.strategy.band.band_note`), ``""`` where the band is known;
-    ``notes`` is the step's notes joined by spaces (the JSON keeps the list)."""
+    ``notes`` is the step's notes, :func:`join_notes` (the JSON keeps the list)."""
     from ..strategy.band import band_note
 
     d = s.as_dict()  # strategy, layout, group_size, reshard_after_forward: Layout.identity
     d["micro_batch"], d["sequence_length"] = int(micro_batch), int(sequence_length)
     d["memory_GB"], d["gpu_memory_GB"] = d["memory_bytes"] / _GB, d["gpu_memory_bytes"] / _GB
-    d["notes"] = " ".join(d["notes"])  # what the answer leaves out (mixture-of-experts)
+    d["notes"] = join_notes(d["notes"])  # what the answer leaves out (mixture-of-experts)
     d["band_note"] = band_note(s.step_time_band_s, s.compute_source)
     return {k: d[k] for k in STEP_COLUMNS}
 

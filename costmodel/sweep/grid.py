@@ -81,6 +81,8 @@ def _parse_price(text: Any, *, name: str) -> float:
 
 
 def _parse_float(text: Any, *, name: str) -> float:
+    if isinstance(text, bool | np.bool_):  # TOML ``mfu = true`` is not the number 1
+        raise ValueError(f"{name}: expected a number, got a bool ({text!r})")
     try:
         value = float(text)
     except (TypeError, ValueError):
@@ -385,10 +387,13 @@ def _parse_one(axis: Axis, text: Any) -> Any:
         text = units.choice_name(text)
     try:
         return parse(text, name=axis.name)
-    except ValueError as exc:
-        if axis.name not in _LIMITED_AXES:
-            raise
-        raise refusal(axis.name, LIMITS[axis.name].rule, text, exc) from None
+    except (ValueError, TypeError) as exc:  # TypeError: a bool (TOML ``true``) for a number
+        # a bool is refused in the words of the axis' range wherever it has one (mfu, ...)
+        limited = axis.name in _LIMITED_AXES or isinstance(text, bool | np.bool_)
+        limit = LIMITS.get(_LIMIT_NAMES.get(axis.name, axis.name)) if limited else None
+        if limit is None:
+            raise ValueError(str(exc)) from None
+        raise refusal(axis.name, limit.rule, text, exc) from None
 
 
 def _expand_range(axis: Axis, text: str) -> list[Any]:
@@ -713,6 +718,11 @@ _LIMITED_AXES = (
 ``costmodel collective/memory/step`` allow for the option, so ``--set bandwidth=50`` (50 B/s, a
 typo for 50 GB/s) is refused as ``collective --bandwidth 50`` is, not answered (a raw link's
 ``ranks`` has :data:`~costmodel._limits.LINK_RANKS`, checked in :func:`_check`)."""
+
+
+_LIMIT_NAMES = {"comm_contention": "contention"}
+"""An axis whose limit in :data:`costmodel._limits.LIMITS` has another name (``step
+--contention``)."""
 
 
 def _check_limits(a: dict[str, list[Any]]) -> None:

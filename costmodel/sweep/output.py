@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,17 +172,50 @@ class _Writer:
                 self._writer = pq.ParquetWriter(str(self.path), table.schema)
             self._writer.write_table(table.cast(self._schema))
 
+    def bytes_written(self) -> int:
+        """The file's size so far (CSV flushed first; Parquet's row groups as written)."""
+        if self.fmt == "csv" and self._writer is not None:
+            self._writer.flush()
+        return os.stat(self.path).st_size
+
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
+
+
+def _refuse_no_room(writer: _Writer, rows: int, total_rows: int) -> None:
+    """Refuse (ValueError) a file the disk has no room for, estimated from its first chunk:
+    a 3e8-row CSV is about 50 GB, and a full disk stops it an hour later with a bare
+    ``No space left on device`` (the half file removed, nothing to show for it)."""
+    from ..units import format_bytes
+
+    done = writer.bytes_written()
+    needed = done / rows * (total_rows - rows)  # the same bytes per row for the rest
+    try:
+        free = shutil.disk_usage(writer.path.parent).free
+    except OSError:  # a file system that does not say (some network mounts): not refused
+        return
+    if needed > free:
+        smaller = "write .parquet (several times smaller than CSV) " if writer.fmt == "csv" else ""
+        raise ValueError(
+            f"output: about {format_bytes(done + needed)} for {total_rows:,} rows (from the "
+            f"first {rows:,}), {format_bytes(free)} free in {str(writer.path.parent)!r}; "
+            f"allowed: a file that fits: narrow an axis, split the sweep, {smaller}or choose "
+            "a folder with room"
+        )
 
 
 def write_table(
     path: str | os.PathLike[str],
     chunks: Iterator[pa.Table] | pa.Table | pd.DataFrame,
     progress: Callable[[int], None] | None = None,
+    total_rows: int | None = None,
 ) -> int:
-    """Write a table (or chunks of one) to CSV or Parquet, atomically. Returns rows written."""
+    """Write a table (or chunks of one) to CSV or Parquet, atomically. Returns rows written.
+
+    With ``total_rows`` (the rows the chunks will add up to), the first chunk's bytes per row
+    estimate the file, and one the folder's disk has no room for is refused (ValueError,
+    nothing left behind) before the rest is evaluated."""
     import pandas as pd
     import pyarrow as pa
 
@@ -196,7 +230,10 @@ def write_table(
         try:
             for table in chunks:
                 writer.write(table)
+                first = rows == 0
                 rows += table.num_rows
+                if first and total_rows is not None and 0 < rows < total_rows:
+                    _refuse_no_room(writer, rows, total_rows)
                 if progress is not None:
                     progress(table.num_rows)
         finally:
