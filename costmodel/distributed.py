@@ -146,7 +146,7 @@ def _prepare_folder(folder: Path, doc: dict[str, Any]) -> tuple[bool, bool]:
         raise ValueError(
             f"output: {folder.name!r} names a CSV file, but the dask engine writes a folder of "
             f"Parquet files; allowed: a folder name, e.g. {folder.stem!r} or "
-            f"'{folder.stem}.parquet' (or --engine local for one CSV file)"
+            f"'{folder.stem}.parquet' (or the local engine for one CSV file)"
         )
     if not folder.exists():
         parent = folder.parent if str(folder.parent) else Path(".")
