@@ -270,6 +270,26 @@ def refuse_faster_than_peak(
     return mfu
 
 
+def element_text(value: object, x: np.ndarray, i: int) -> str:
+    """What the caller gave as element ``i`` (flat) of ``x`` (``value`` read as floats), for a
+    message: ``"None"`` where a list held None (numpy reads it as NaN, and "got nan" names a value
+    the user never typed, as a bare None already says "got None"), else the number's repr. Only
+    a refusal calls it: the object read costs nothing on the answered path.
+
+    >>> element_text([1e6, None], np.asarray([1e6, np.nan]), 1), element_text([1.0, -2.0], np.asarray([1.0, -2.0]), 1)
+    ('None', '-2.0')
+    """
+    shown = float(x.ravel()[i])
+    if math.isnan(shown) and not (isinstance(value, np.ndarray) and value.dtype != object):
+        try:
+            held = np.asarray(value, dtype=object)
+        except (TypeError, ValueError):
+            held = None
+        if held is not None and held.shape == x.shape and held.ravel()[i] is None:
+            return "None"
+    return repr(shown)
+
+
 def must_be(name: str, rule: str, value: object) -> ValueError:
     """The one style of a bad-input message: ``"name: must be RULE, got VALUE"``.
 

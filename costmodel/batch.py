@@ -32,7 +32,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import finite_result, must_be, named_shapes
+from ._checks import element_text, finite_result, must_be, named_shapes
 from .units import choice_name
 
 FloatOrArray = float | np.ndarray
@@ -149,9 +149,9 @@ def _whole_array(name: str, value: ArrayLike) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad.ravel())[0])
         first = float(x.ravel()[i])
-        shown = int(first) if first.is_integer() else first
+        shown = repr(int(first)) if first.is_integer() else element_text(value, x, i)
         where = f" (element {i} of {x.size})" if x.ndim else ""
-        raise ValueError(f"{name}: must be {rule}, got {shown!r}{where}")
+        raise ValueError(f"{name}: must be {rule}, got {shown}{where}")
     if (x >= 2.0**53).any():  # only a count without a limit gets here (every limit is below)
         raise ValueError(
             f"{name}: arrays of counts must be below 2**53 to stay exact; pass Python ints one at "

@@ -200,6 +200,21 @@ def _whole(name: str, value: object) -> int:
     return int(x)
 
 
+def _ranks(value: object) -> int:
+    """``ranks`` as an int within the shared ranks limit (``_limits.LIMITS["ranks"]``: whole,
+    1..1,000,000,000), the range :func:`costmodel.batch.global_batch` and every command's
+    ``--ranks`` hold, in their words: ``"ranks: must be a whole number in 1..1,000,000,000, got
+    VALUE"`` (2e9 was answered here). Imported on first use, as :mod:`costmodel.memory` does (the
+    limits module imports units, which builds a pydantic validator at import)."""
+    from ._limits import LIMITS
+
+    limit = LIMITS["ranks"]
+    x = _number("ranks", value, positive=False, check=False)
+    if not (math.isfinite(x) and limit.lo <= x <= limit.hi and x == math.floor(x)):
+        raise ValueError(f"ranks: must be {limit.rule}, got {value!r}")
+    return int(x)
+
+
 def _sizes(name: str, values: ArrayLike) -> np.ndarray:
     try:
         x = np.asarray(values, dtype=float)
@@ -548,7 +563,7 @@ def ddp_step(
         (:attr:`~costmodel.architecture.Architecture.active_params`, as the cluster step
         prices it), while the gradients all-reduced are every parameter's.
     ranks : int
-        Data-parallel ranks ``N`` [-].
+        Data-parallel ranks ``N`` [-], whole, 1..1,000,000,000 (every command's ``--ranks``).
     step_overhead_s : float
         DDP's host-side time per synced micro-batch after its all-reduces [s] (default 0, the
         lesson's step; the engine and Scenario pass :func:`costmodel.compute.ddp_step_overhead_s`).
@@ -634,7 +649,7 @@ def ddp_step(
             flops_params = float(a.active_params)  # type: ignore[union-attr]
     elif params is None and layer_param_counts is None:
         raise ValueError("params: give a parameter count, arch= or layer_param_counts")
-    n = _whole("ranks", ranks)
+    n = _ranks(ranks)
     a_steps = _whole("accumulation", accumulation)
     if a_steps > MAX_ACCUMULATION:
         raise ValueError(

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import finite_result, flag, heads_divide_hidden
+from ._checks import element_text, finite_result, flag, heads_divide_hidden
 from .units import choice_name
 
 if TYPE_CHECKING:
@@ -210,10 +210,10 @@ def _array(name: str, value: ArrayLike, *, positive: bool = False, unit: str = "
     x = _numbers(name, value)
     bad = ~np.isfinite(x) | ((x <= 0.0) if positive else (x < 0.0))
     if bad.any():
-        first = x.ravel()[int(np.flatnonzero(bad.ravel())[0])]
+        first = element_text(value, x, int(np.flatnonzero(bad.ravel())[0]))
         need = "> 0" if positive else ">= 0"
         raise ValueError(
-            f"{name}: must be a finite number {need}{' ' * bool(unit)}{unit}, got {float(first)!r}"
+            f"{name}: must be a finite number {need}{' ' * bool(unit)}{unit}, got {first}"
         )
     return x
 
@@ -250,8 +250,8 @@ def _ranks(value: ArrayLike, name: str = "dp_ranks") -> np.ndarray:
     limit = _ranks_limit()
     bad = ~np.isfinite(x) | (x < limit.lo) | (x != np.floor(x)) | (x > limit.hi)
     if bad.any():
-        first = x.ravel()[int(np.flatnonzero(bad.ravel())[0])]
-        raise ValueError(f"{name}: must be {limit.rule}, got {float(first)!r}")
+        first = element_text(value, x, int(np.flatnonzero(bad.ravel())[0]))
+        raise ValueError(f"{name}: must be {limit.rule}, got {first}")
     return x
 
 

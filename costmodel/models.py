@@ -109,7 +109,7 @@ def check_model(model: object, *, reference: bool = True, default: str = DEFAULT
     >>> check_model("magic")
     Traceback (most recent call last):
     ...
-    ValueError: model='magic' unknown; allowed: nccl (default), lesson, textbook, calibrated; reference baseline: nccl-table
+    ValueError: model: 'magic' is not a model; allowed: nccl (default), lesson, textbook, calibrated; reference baseline: nccl-table
     """
     if isinstance(model, str) and model in DEPRECATED:
         new = DEPRECATED[model]
@@ -121,7 +121,9 @@ def check_model(model: object, *, reference: bool = True, default: str = DEFAULT
     if model not in ok:
         others = ", ".join(m for m in MODELS if m != default)
         tail = f"; reference baseline: {', '.join(REFERENCE_MODELS)}" if reference else ""
-        raise ValueError(f"model={model!r} unknown; allowed: {default} (default), {others}{tail}")
+        raise ValueError(
+            f"model: {model!r} is not a model; allowed: {default} (default), {others}{tail}"
+        )
     return str(model)
 
 
@@ -370,7 +372,9 @@ def textbook_algorithms(model: str, op: str) -> tuple[str, ...]:
     (('pairwise',), ('chain', 'binomial_tree'))
     """
     if not _alpha_beta(check_model(model)):
-        raise ValueError(f"model={model!r}: allowed here: {LESSON}, {TEXTBOOK}")
+        raise ValueError(
+            f"model: {model!r} has no alpha-beta rows; allowed here: {LESSON}, {TEXTBOOK}"
+        )
     return algorithms(model, op)
 
 
@@ -611,7 +615,9 @@ def alpha_beta_rows(
 
     check_model(model)
     if model not in (LESSON, TEXTBOOK):
-        raise ValueError(f"model={model!r}: allowed here: {LESSON}, {TEXTBOOK}")
+        raise ValueError(
+            f"model: {model!r} has no alpha-beta rows; allowed here: {LESSON}, {TEXTBOOK}"
+        )
     algorithm = check_algorithm(model, op, algorithm)
     m, k, g = np.broadcast_arrays(
         np.asarray(message_bytes, dtype=float),

@@ -466,8 +466,8 @@ def _calibrated_scale(
     )
     if model == CALIBRATED:
         raise ValueError(
-            f"model='calibrated': {what}; allowed: calibrate on a run of that shape, or "
-            "model='nccl' (uncalibrated there)"
+            f"model: 'calibrated', but {what}; allowed: calibrate on a run of that shape, or "
+            "the nccl model (uncalibrated there)"
         )
     warnings.warn(f"{what}: using the uncalibrated nccl model", CalibrationWarning, stacklevel=4)
     return None
@@ -701,7 +701,7 @@ def predict_collective(
     level = "inter" if c.nodes > 1 else "intra"
     if model == CALIBRATED and cal is None:
         raise ValueError(
-            f"model='calibrated' but cluster {c.name!r} carries no calibration; "
+            f"model: 'calibrated', but cluster {c.name!r} carries no calibration; "
             "allowed: a calibration preset (as `calibrate` writes one) or "
             "the models " + ", ".join(m for m in MODELS if m != CALIBRATED)
         )

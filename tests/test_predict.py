@@ -46,7 +46,7 @@ def test_full_model_is_never_faster_than_host_floor():
 def test_bad_input_messages():
     with pytest.raises(
         ValueError,
-        match="model='magic' unknown; allowed: nccl \\(default\\), lesson, textbook, calibrated",
+        match="model: 'magic' is not a model; allowed: nccl \\(default\\), lesson, textbook, calibrated",
     ):
         predict_collective("all_reduce", 1e6, "dgx-h100", model="magic")
     with pytest.raises(ValueError, match="allowed: all_reduce"):

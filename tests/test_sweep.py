@@ -316,7 +316,7 @@ def test_preset_all_and_textbook_algorithms():
     assert "'nvls' needs in-switch reduction" in nvls["error"].iloc[0]
     rest = df[df["algorithm"] != "nvls"]
     assert (rest["error"] == "").all() and (rest["time_s"] > 0).all()
-    with pytest.raises(ValueError, match="model='magic' unknown"):
+    with pytest.raises(ValueError, match="model: 'magic' is not a model"):
         sweep.sweep(preset="dgx-h100", model="magic", size="1GB")
     # the nccl model's 'all' is its row of the one table, as collective --algorithm all lists
     df = sweep.sweep(preset="dgx-h100", algorithm="all", size="1GB")

@@ -59,7 +59,7 @@ def _one_line(exc: BaseException, options: Callable[[str], str | None] | None = 
 CLI_NAMES: dict[str, str] = {
     # ScenarioResult's DOES NOT FIT note: Scenario.fit_suggestions is scenario's --fit
     "fit_suggestions": "`costmodel scenario --fit`",
-    # predict's model='calibrated' without a calibration: what writes a calibration preset
+    # predict's model 'calibrated' without a calibration: what writes a calibration preset
     "calibrate": "costmodel calibrate ... --cluster NAME",
     # a sweep's algorithm='all' under model=calibrated: the one-cluster listing that lists a
     # calibration's fits
@@ -89,7 +89,7 @@ def cli_words(text: str, options: Callable[[str], str | None] | None = None) -> 
 
 
 # a message that starts with the library's name of what it refuses: "group_size: ...",
-# "usd_per_gpu_hour, price: ..." or "model='x' unknown"
+# "usd_per_gpu_hour, price: ..." or "model: 'x' is not a model"
 _FIELD_PREFIX = re.compile(r"^([a-z][a-z0-9_]*(?:, [a-z][a-z0-9_]*)*)(: |=)")
 
 
@@ -97,7 +97,7 @@ def name_options(text: str, options: Callable[[str], str | None]) -> str:
     """``text`` with its leading field name(s) replaced by the option(s) that set them.
 
     ``"group_size: 3 does not divide the 16 ranks"`` -> ``"--group-size: 3 does not divide
-    the 16 ranks"``; ``"model='x' unknown"`` -> ``"--model: 'x' unknown"``. Unchanged when
+    the 16 ranks"``; ``"model: 'x' is not a model"`` -> ``"--model: 'x' is not a model"``. Unchanged when
     it starts with no field, or with one ``options`` knows no option for (the library's
     answer to a field the user did not type is not renamed into one they did). A field the
     message repeats after the first (``"bucket_cap_bytes: bucket_cap_bytes: cannot parse"``)

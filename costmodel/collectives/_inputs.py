@@ -8,14 +8,18 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._checks import element_text
+
 FloatOrArray = float | np.ndarray
 
 
-def _first_bad(x: np.ndarray, bad: np.ndarray) -> str:
+def _first_bad(x: np.ndarray, bad: np.ndarray, value: object) -> str:
+    """The first bad element of ``x`` as the message shows it: the caller's ``value`` there
+    (``None (element 1 of 2)`` where a list held None, not the NaN numpy read it as)."""
     if x.ndim == 0:
         return repr(float(x))
     i = int(np.flatnonzero(bad.ravel())[0])
-    return f"{float(x.ravel()[i])!r} (element {i} of {x.size})"
+    return f"{element_text(value, x, i)} (element {i} of {x.size})"
 
 
 def _array(name: str, value: ArrayLike) -> np.ndarray:
@@ -48,7 +52,7 @@ def _nonnegative(name: str, value: ArrayLike, unit: str) -> np.ndarray:
     if not ok.all():
         bad = ~ok
         raise ValueError(
-            f"{name}: must be a finite number >= 0{_unit(unit)}, got {_first_bad(x, bad)}"
+            f"{name}: must be a finite number >= 0{_unit(unit)}, got {_first_bad(x, bad, value)}"
         )
     return x
 
@@ -59,7 +63,7 @@ def _positive(name: str, value: ArrayLike, unit: str) -> np.ndarray:
     if not ok.all():
         bad = ~ok
         raise ValueError(
-            f"{name}: must be a finite number > 0{_unit(unit)}, got {_first_bad(x, bad)}"
+            f"{name}: must be a finite number > 0{_unit(unit)}, got {_first_bad(x, bad, value)}"
         )
     return x
 
@@ -70,7 +74,7 @@ def _ranks(value: ArrayLike, name: str = "ranks") -> np.ndarray:
         ok = (n >= 1.0) & (n - np.floor(n) == 0.0)  # NaN and inf (inf - inf = NaN) fail
     if not ok.all():
         bad = ~ok
-        raise ValueError(f"{name}: must be a whole number >= 1, got {_first_bad(n, bad)}")
+        raise ValueError(f"{name}: must be a whole number >= 1, got {_first_bad(n, bad, value)}")
     return n
 
 
