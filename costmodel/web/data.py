@@ -708,3 +708,53 @@ def calibrated_toml_text(
     calibration = calibrate(rows, name=name, source=source, placement=fitted, base=cluster)
     with tempfile.TemporaryDirectory() as tmp:
         return write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()
+
+
+# --- a calibration file, as validate compare --calibration takes one ---------------------------
+@st.cache_data(show_spinner=False, max_entries=8)
+def uploaded_calibration(content: bytes, name: str):
+    """:func:`costmodel.validation.calibrate.load_calibration` of an uploaded TOML's bytes.
+
+    The bytes are written under their file name to a temporary folder (the loader reads a
+    path); a refusal names the file as uploaded, not the temporary path."""
+    import tempfile
+
+    from costmodel.validation.calibrate import load_calibration
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / (Path(name).name or "calibration.toml")
+        path.write_bytes(content)
+        try:
+            return load_calibration(path)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace(str(path), Path(name).name)) from None
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def compare_calibrated(
+    text: bytes | str, source: str, settings: tuple, cal_content: bytes, cal_name: str
+) -> pd.DataFrame:
+    """The log ``text`` (read with ``settings`` as :func:`compare_text` does, no cluster: a
+    calibration's fits are the prediction) compared with the uploaded calibration's predictor
+    (``calibrate.calibrated_predictor``), labelled as ``validate compare --calibration`` does."""
+    from costmodel.validation.calibrate import calibrated_predictor
+    from costmodel.validation.compare import compare
+
+    op, nodes, gpn, placement = settings
+    rows = read_log(text, source, op, nodes, gpn, None, placement).rows
+    loaded = uploaded_calibration(cal_content, cal_name)
+    return compare(rows, calibrated_predictor(loaded), model=f"calibration {Path(cal_name).name}")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def calibrated_band(
+    text: bytes | str, source: str, settings: tuple, cal_content: bytes, cal_name: str
+):
+    """:func:`costmodel.validation.logread.calibration_band` of :func:`compare_calibrated`:
+    the calibration's own held-out error, as ``validate compare --calibration`` shows it."""
+    from costmodel.validation.logread import calibration_band
+
+    return calibration_band(
+        compare_calibrated(text, source, settings, cal_content, cal_name),
+        uploaded_calibration(cal_content, cal_name),
+    )

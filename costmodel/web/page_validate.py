@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import pandas as pd
 import streamlit as st
@@ -32,6 +32,9 @@ from costmodel.web.common import (
     show_error,
     table,
 )
+
+if TYPE_CHECKING:
+    from costmodel.validation.logread import BandCheck
 
 SOURCES = {"upload": "Upload a log", "reference": "A reference run"}
 #: Usual names of nccl-tests output, shown as a hint only: the uploader takes any file and the
@@ -115,6 +118,35 @@ def _log() -> tuple[bytes | None, str | None, bool]:
         key="val_reference",
     )
     return Path(refs[name]).read_bytes(), name, False
+
+
+#: The calibration uploader's label: a refused TOML is named by it.
+CALIBRATION_BOX = "Calibration TOML"
+
+
+def _calibration() -> tuple[bytes, str, object] | None | bool:
+    """The optional calibration file (``costmodel calibrate``'s TOML), drawn under the log's
+    uploader: ``(bytes, file name, loaded Calibration)``, None when none is uploaded, or False
+    after a red message naming the box (a file that is not a calibration). With one, the page
+    predicts as ``validate compare --calibration`` does: the calibration's fits, not a preset."""
+    upload = kept_upload(  # kept over a page switch, as the log is
+        st,
+        f"{CALIBRATION_BOX} (optional; from costmodel calibrate)",
+        key="val_calibration",
+        help="Predict with the calibration's own fits instead of a cluster preset, with its "
+        "held-out error as the expected error, as `costmodel validate compare --calibration` "
+        "does: the way to compare a gloo/CPU job.",
+        max_upload_size=MAX_UPLOAD_BYTES // 10**6,
+    )
+    if upload is None:
+        return None
+    content, cal_name = upload
+    try:
+        loaded = data.uploaded_calibration(content, cal_name)
+    except ValueError as exc:
+        show_error(CALIBRATION_BOX, exc)
+        return False
+    return content, cal_name, loaded
 
 
 def _bundled_preset(raw: bytes | None, name: str | None) -> str | None:
@@ -302,7 +334,7 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
 
 def _facts_caption(
     read: object,
-    cluster: str,
+    cluster: str | None,
     detected: str | None,
     bundled: str | None = None,
     default: str | None = None,
@@ -310,7 +342,8 @@ def _facts_caption(
     """One caption: where each fact came from, and what was assumed (the log did not say).
     ``bundled``: the preset of the bundled run the log is (:func:`_bundled_preset`), if any;
     ``default``: the cluster the page picked for the log (:func:`_default_cluster`): another
-    one is the user's choice, said as op, nodes and GPUs per node say theirs."""
+    one is the user's choice, said as op, nodes and GPUs per node say theirs. ``cluster`` None:
+    predicted with a calibration file, no cluster said (as ``validate compare --calibration``)."""
     from costmodel.validation.logread import BUNDLED_PRESET
 
     stated = [
@@ -321,7 +354,9 @@ def _facts_caption(
         and (field, value, where) not in read.assumed  # type: ignore[attr-defined]
     ]
     assumed = list(read.assumed_lines())  # type: ignore[attr-defined]
-    if bundled is not None and cluster == bundled:
+    if cluster is None:  # as validate compare --calibration: the reader's cluster is not said
+        assumed = [line for line in assumed if not line.startswith("cluster")]
+    elif bundled is not None and cluster == bundled:
         assumed.append(f"cluster = {cluster} ({BUNDLED_PRESET})")
     elif default is not None and cluster != default:
         assumed.append(f"cluster = {cluster} (you set it)")
@@ -346,8 +381,14 @@ def render() -> None:
         "calibrated preset fitted to the run.",
     )
     raw, name, uploaded = _log()
+    # an uploaded log only (a reference run's first view sends nothing more)
+    calibration = _calibration() if uploaded else None
     settings, cluster, model = _inputs(raw, name)
-    if raw is None or name is None:  # _log gives both or neither
+    if raw is None or name is None or calibration is False:  # _log gives both or neither
+        fidelity_table()
+        return
+    if isinstance(calibration, tuple):  # predicted as validate compare --calibration
+        _render_calibrated(raw, name, settings, *calibration)
         fidelity_table()
         return
     read = None
@@ -394,70 +435,7 @@ def render() -> None:
             why = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
             raise ValueError(f"no row of {name} could be predicted on {cluster}: {why}")
         band = data.band_text(raw, name, settings, cluster, model)
-        headline_text("Median busbw error against the log", median_error_text(comparison))
-        # what validate compare warns of once the rows are compared (stderr, --json's
-        # "warnings"), from the same functions: rows nccl-tests' own data check flagged (#wrong,
-        # out of bounds FAILED), rows no prediction was made for; after the first number
-        notes(
-            [n for n in (flagged_note(comparison), unpredicted_note(comparison)) if n],
-            kind="warning",
-            escape=True,
-            icon=":material/warning:",
-        )
-        m = st.columns(4)
-        m[0].metric("Rows compared", f"{len(ok)} of {len(comparison)}")
-        m[1].metric(
-            "Median |busbw error|",
-            median_error_text(comparison),
-            help="busbw_pred / busbw_meas - 1, uncapped; |ln ratio| is in the table. "
-            "`costmodel validate compare` prints the same figure for the same log and inputs.",
-        )
-        m[2].metric(
-            "Expected error",
-            band.text(),
-            help=f"Basis: {band.basis}. 80% of measured rows on clusters the model was not "
-            "fitted on fell within the grouped-CV band, each source weighted once "
-            "(costmodel.uncertainty).",
-        )
-        m[3].metric(
-            "Rows within the expected error",
-            f"{band.within} of {band.rows}" if band.rows else "no band",
-            help="Rows whose |busbw error| is inside their own size's band: about 4 in 5 "
-            "for a run like the bundled ones.",
-        )
-        n = st.columns(3)
-        n[0].metric("Max |busbw error|", f"{100 * ok['rel_error'].abs().max():.1f} %")
-        n[1].metric("Peak measured busbw", format_rate(ok["measured_busbw_bytes_per_s"].max()))
-        n[2].metric("Peak predicted busbw", format_rate(ok["predicted_busbw_bytes_per_s"].max()))
-        # the docs/fidelity.md verdict, the line validate compare prints after its table (as
-        # Markdown: no alert kind before the first chart, tests/test_first_view.py)
-        st.markdown(plain(fidelity_verdict(ok)[1]))
-        overlay = _overlay(ok)
-        measured_series = tuple(s for s in overlay["series"].unique() if s.startswith("measured"))
-        (tab_busbw, busbw_open), (tab_error, error_open) = chart_tabs(
-            ["Measured vs predicted busbw", "Error vs size"], key="val_chart_tab"
-        )
-        if busbw_open:  # the open tab's chart only (common.chart_tabs)
-            with tab_busbw:
-                chart(
-                    plots.collective_sweep_figure(
-                        overlay,
-                        y="busbw_bytes_per_s",
-                        series="series",
-                        markers_only=measured_series,
-                        title=f"{plain_html(name)}: measured vs predicted ({model}) on {cluster}",
-                    ),
-                    key="chart_validate",
-                )
-        if error_open:
-            with tab_error:
-                chart(
-                    plots.validation_error_figure(
-                        ok, title=f"{plain_html(name)}: busbw error vs size ({model} on {cluster})"
-                    ),
-                    key="chart_validate_error",
-                )
-        _details(raw, name, settings, cluster, model, comparison)
+        _results(raw, name, settings, cluster, model, comparison, band)
     with section("Calibration"):
         stem = Path(name).stem.lower().replace(" ", "-")[:40]
         try:  # a log without host lines has no node count: calibration never assumes it
@@ -474,6 +452,158 @@ def render() -> None:
                 icon=":material/download:",
             )
     fidelity_table()
+
+
+def _results(
+    raw: bytes,
+    name: str,
+    settings: tuple,
+    cluster: str,
+    model: str,
+    comparison: pd.DataFrame,
+    band: BandCheck,
+    summary: pd.DataFrame | None = None,
+    predicted_on: str | None = None,
+) -> None:
+    """The comparison's numbers, warnings, verdict, charts and tables: predicted with ``model``
+    on the preset ``cluster``, or (``predicted_on`` given: "calibration FILE [of BASE]") with an
+    uploaded calibration, whose ``summary`` is passed and whose band is its held-out error."""
+    ok = comparison[comparison["rel_error"].notna()]
+    on = f"({model}) on {cluster}" if predicted_on is None else f"({predicted_on})"
+    band_help = (
+        "80% of measured rows on clusters the model was not fitted on fell within the "
+        "grouped-CV band, each source weighted once (costmodel.uncertainty)."
+        if predicted_on is None
+        else "the largest |busbw error| each fit of the calibration made on the sizes held out "
+        "of it (cv_max_abs_rel_error), as `validate compare --calibration` shows it."
+    )
+    headline_text("Median busbw error against the log", median_error_text(comparison))
+    # what validate compare warns of once the rows are compared (stderr, --json's
+    # "warnings"), from the same functions: rows nccl-tests' own data check flagged (#wrong,
+    # out of bounds FAILED), rows no prediction was made for; after the first number
+    notes(
+        [n for n in (flagged_note(comparison), unpredicted_note(comparison)) if n],
+        kind="warning",
+        escape=True,
+        icon=":material/warning:",
+    )
+    m = st.columns(4)
+    m[0].metric("Rows compared", f"{len(ok)} of {len(comparison)}")
+    m[1].metric(
+        "Median |busbw error|",
+        median_error_text(comparison),
+        help="busbw_pred / busbw_meas - 1, uncapped; |ln ratio| is in the table. "
+        "`costmodel validate compare` prints the same figure for the same log and inputs.",
+    )
+    m[2].metric(
+        "Expected error",
+        band.text(),
+        help=f"Basis: {band.basis}. {band_help}",
+    )
+    m[3].metric(
+        "Rows within the expected error",
+        f"{band.within} of {band.rows}" if band.rows else "no band",
+        help="Rows whose |busbw error| is inside their own size's band: about 4 in 5 "
+        "for a run like the bundled ones.",
+    )
+    n = st.columns(3)
+    n[0].metric("Max |busbw error|", f"{100 * ok['rel_error'].abs().max():.1f} %")
+    n[1].metric("Peak measured busbw", format_rate(ok["measured_busbw_bytes_per_s"].max()))
+    n[2].metric("Peak predicted busbw", format_rate(ok["predicted_busbw_bytes_per_s"].max()))
+    # the docs/fidelity.md verdict, the line validate compare prints after its table (as
+    # Markdown: no alert kind before the first chart, tests/test_first_view.py)
+    st.markdown(plain(fidelity_verdict(ok)[1]))
+    overlay = _overlay(ok)
+    measured_series = tuple(s for s in overlay["series"].unique() if s.startswith("measured"))
+    (tab_busbw, busbw_open), (tab_error, error_open) = chart_tabs(
+        ["Measured vs predicted busbw", "Error vs size"], key="val_chart_tab"
+    )
+    if busbw_open:  # the open tab's chart only (common.chart_tabs)
+        with tab_busbw:
+            chart(
+                plots.collective_sweep_figure(
+                    overlay,
+                    y="busbw_bytes_per_s",
+                    series="series",
+                    markers_only=measured_series,
+                    title=f"{plain_html(name)}: measured vs predicted {on}",
+                ),
+                key="chart_validate",
+            )
+    if error_open:
+        with tab_error:
+            chart(
+                plots.validation_error_figure(
+                    ok, title=f"{plain_html(name)}: busbw error vs size {on}"
+                ),
+                key="chart_validate_error",
+            )
+    _details(raw, name, settings, predicted_on or cluster, model, comparison, summary)
+
+
+def _render_calibrated(
+    raw: bytes, name: str, settings: tuple, cal_content: bytes, cal_name: str, loaded: object
+) -> None:
+    """The comparison predicted with an uploaded calibration, as ``validate compare LOG
+    --calibration FILE``: the log read with no cluster (the fits are the prediction), the
+    calibration's predictor and its held-out band (data.compare_calibrated, calibrated_band),
+    and the CLI's warnings: the reader's, the base cluster's mismatch with the log, NCCL's
+    socket fallback, flagged and unpredicted rows. The Cluster and Model boxes are not used."""
+    base = getattr(loaded, "base", None)
+    label = f"calibration {Path(cal_name).name}"
+    predicted_on = label + (f" of {base}" if base else "")
+    read = None
+    with section("Log file"):
+        op, nodes, gpn, placement = settings
+        read = data.read_log(raw, name, op, nodes, gpn, None, placement)
+    if read is None:
+        return
+    measured = read.rows
+    notes(read.notices, kind="warning", escape=True, icon=":material/warning:")
+    if read.runs:
+        notes([read.runs], escape=True)
+    if read.findings:
+        st.warning(
+            "  \n".join([FINDINGS, *(plain(sentence(f)) for f in read.findings)]),
+            icon=":material/warning:",
+        )
+    if base:  # the cluster the calibration predicts on, checked against the log as the CLI does
+        mismatch = data.cluster_mismatch(measured, base)
+        if mismatch:
+            st.warning(
+                plain(
+                    f"The calibration {Path(cal_name).name} (cluster {base}) does not match "
+                    f"the log: {page_words(mismatch)}"
+                ),
+                icon=":material/warning:",
+            )
+    fallback = socket_fallback(measured, None, text=raw)
+    if fallback:
+        notes([fallback], kind="warning", escape=True, icon=":material/warning:")
+    _facts_caption(read, None, None)
+    st.caption(
+        plain(
+            f"Predicted with {predicted_on} (its fits, as `validate compare --calibration`): "
+            "the Cluster and Model boxes are not used; remove the file to compare with a preset."
+        )
+    )
+    with section("Comparison"):
+        comparison = data.compare_calibrated(raw, name, settings, cal_content, cal_name)
+        if comparison["rel_error"].notna().sum() == 0:
+            why = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
+            raise ValueError(f"no row of {name} could be predicted with {label}: {why}")
+        band = data.calibrated_band(raw, name, settings, cal_content, cal_name)
+        _results(
+            raw,
+            name,
+            settings,
+            "",
+            label,
+            comparison,
+            band,
+            summary=data.summarize_comparison(comparison),
+            predicted_on=predicted_on,
+        )
 
 
 def median_error_text(comparison: pd.DataFrame) -> str:
@@ -495,11 +625,15 @@ def _details(
     cluster: str,
     model: str,
     comparison: pd.DataFrame,
+    summary: pd.DataFrame | None = None,
 ) -> None:
-    """The secondary outputs (tables), drawn after the charts."""
+    """The secondary outputs (tables), drawn after the charts. ``cluster``: what the CSVs name
+    the predictions made on (a preset, or "calibration FILE"); ``summary`` when given, else
+    the preset's own (:func:`data.summarize_text`)."""
     # each CSV names the cluster preset its predictions are (validate compare -o's `cluster`
     # column); the page shows it in the Cluster box, so the tables on screen leave it out
-    summary = data.summarize_text(raw, name, settings, cluster, model)
+    if summary is None:
+        summary = data.summarize_text(raw, name, settings, cluster, model)
     table(
         summary.assign(cluster=cluster),
         "comparison_summary.csv",
