@@ -360,7 +360,7 @@ def user_presets(tmp_path, monkeypatch):
 def test_a_calibrated_preset_picked_as_the_cluster_gives_the_cli_band(
     model, user_presets, tmp_path, monkeypatch
 ):
-    """The page takes no calibration file (``--calibration``); a calibration with a base loads
+    """The page takes a calibration file too (test_app_qa22.py); one with a base also loads
     as a cluster, which the page lists from the user's presets folder and predicts with. Picked
     there, it says what ``validate compare --cluster NAME --model M`` says: the same errors and
     the same expected error (the calibrated fit's: not the bundled runs' grouped-CV band)."""
