@@ -321,6 +321,37 @@ def extrapolation_note(table: Mapping[str, Mapping[str, float]], nodes: int, mes
     )
 
 
+def max_nodes_measured(
+    model: str,
+    regimes,
+    message_bytes,
+    bands: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]] | None = None,
+) -> np.ndarray:
+    """Per row: the largest node count among the runs the band of (``model``, the row's
+    regime, its size class) rests on (``max_nodes`` of the band cell, written by
+    ``scripts/fit_corrections.py``); NaN where the cell or its record is missing. A row on more
+    nodes than this has an extrapolated band (:func:`extrapolation_note`): the sweep's
+    ``band_extrapolated`` column is ``nodes > max_nodes_measured`` where the band is known.
+
+    >>> max_nodes_measured("nccl", ["multi-node-infiniband", "no-such-regime"], [2**30, 2**30])
+    array([20., nan])
+    """
+    if bands is None:
+        from .fitted_corrections import FITTED
+
+        bands = FITTED.bands
+    reg = np.asarray(regimes, dtype=object)
+    m = np.broadcast_to(np.asarray(message_bytes, dtype=float), reg.shape)
+    out = np.full(reg.shape, np.nan)
+    table = bands.get(model, {})
+    for r in dict.fromkeys(reg.ravel().tolist()):
+        for sc, sel_size in (("ge1MiB", m >= ONE_MIB), ("lt1MiB", m < ONE_MIB)):
+            cell = table.get(str(r), {}).get(sc, {})
+            if "max_nodes" in cell:
+                out[(reg == r) & sel_size] = float(cell["max_nodes"])
+    return out
+
+
 def band_hull(lo_measured, hi_measured) -> tuple[Any, Any]:
     """The band a prediction carries from the measured 10th-90th percentile range of
     busbw_meas / busbw_pred: the hull of that range and the prediction (multiplier 1),

@@ -145,3 +145,47 @@ def test_the_cluster_page_metric_help_says_extrapolated():
     at = open_page("page_cluster.py", {"cl_nodes": str(largest), "cl_size_text": "14GB"})
     (m,) = [m for m in at.metric if m.label == "Expected error"]
     assert "extrapolated" not in str(m.help)
+
+
+@pytest.mark.parametrize(
+    ("preset", "model"),
+    [("dgx-h100", "nccl"), ("dgx-h100", "textbook"), ("dgx-h100", "lesson"), ("dgx-a100", "nccl")],
+)
+def test_a_sweep_row_flags_an_extrapolated_band_as_the_api_does(preset, model):
+    """One road: a collective sweep's ``band_extrapolated`` is True exactly where
+    predict_collective's band says it is extrapolated (its ``extrapolated`` note), on both
+    sides of 1 MiB and of the largest measured run; ``costmodel collective --json`` carries
+    the same column."""
+    from costmodel.sweep import sweep
+
+    nodes, sizes = [1, 2, 16, 17, 20, 21, 64], [2.0**10, 2.0**30]
+    rows = sweep(preset=[preset], model=[model], op=["all_reduce"], nodes=nodes, size=sizes)
+    assert rows["band_extrapolated"].dtype == bool and len(rows) == len(nodes) * len(sizes)
+    seen = set()
+    for r in rows.itertuples():
+        band = predict_collective(
+            "all_reduce", r.size_bytes, load_cluster(preset), nodes=r.nodes, model=model
+        ).error_band
+        assert band is not None
+        assert r.band_extrapolated == bool(band.extrapolated), (r.nodes, r.size_bytes)
+        seen.add(bool(r.band_extrapolated))
+    assert seen == {True, False}  # the grid crosses the largest measured run
+    said = CliRunner().invoke(
+        app, ["collective", "all_reduce", "--size", "1GB", "--cluster", preset, "--nodes", "64",
+              "--model", model, "--json"],
+    )  # fmt: skip
+    assert said.exit_code == 0, said.output
+    import json
+
+    assert json.loads(said.output)["results"][0]["band_extrapolated"] is True
+
+
+def test_a_row_without_a_band_is_not_called_extrapolated():
+    """A band that is unknown (a fabric no bundled run measured between nodes) is not
+    extrapolated: there are no numbers to extrapolate; the row says why in ``band_note``."""
+    from costmodel.sweep import sweep
+
+    rows = sweep(preset=["gcp-a3-mega"], op=["all_reduce"], nodes=[2, 512], size=[2.0**30])
+    unknown = rows[rows["error_band_pct"].isna()]
+    assert len(unknown) and not unknown["band_extrapolated"].any()
+    assert (unknown["band_note"] != "").all()

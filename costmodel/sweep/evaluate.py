@@ -219,6 +219,7 @@ def _refused_collective_rows(
         "time_hi_s": nan,
         "regime": empty,
         "band_note": empty,
+        "band_extrapolated": np.zeros(n, dtype=bool),
         "memory_note": _memory_note_col(sizes, base),
         "error": " ".join(reason.split()),
     }
@@ -260,6 +261,7 @@ def _collective_rows(
     pct, lo, hi = np.empty(n), np.empty(n), np.empty(n)
     reg_parts: list[tuple[np.ndarray, Any]] = []
     note_parts: list[tuple[np.ndarray, Any]] = []
+    reg_rows = np.empty(n, dtype=object)
     # rows of one (nodes, gpus_per_node) pair share a cluster: one vectorized call per pair
     uniq, inverse = np.unique(keys, return_inverse=True)
     for k in range(len(uniq)):
@@ -291,6 +293,7 @@ def _collective_rows(
         hi[mask] = np.broadcast_to(slow, shape)
         reg_parts.append((mask, band.regime))
         note_parts.append((mask, "" if band.measured else _band_note(band)))
+        reg_rows[mask] = band.regime
     return {
         **_collective_inputs(cat, sizes, nodes, gpn),
         "time_s": time_s,
@@ -303,8 +306,21 @@ def _collective_rows(
         "time_hi_s": hi,
         "regime": _categorical(reg_parts, n),
         "band_note": _categorical(note_parts, n),
+        "band_extrapolated": _extrapolated(cat["model"], reg_rows, sizes, nodes, pct),
         "memory_note": _memory_note_col(sizes, base),
     }
+
+
+def _extrapolated(model: str, regimes: Any, sizes: Any, nodes: Any, pct: Any) -> np.ndarray:
+    """``band_extrapolated``: the row's band is known and its node count is beyond the largest
+    run that band rests on (:func:`costmodel.uncertainty.max_nodes_measured`), the sweep's
+    form of the note ``costmodel collective`` and the API's ``ErrorBand.extrapolated`` give:
+    the band's numbers are kept, never measured at that scale."""
+    from ..uncertainty import max_nodes_measured
+
+    most = max_nodes_measured(model, regimes, np.asarray(sizes, dtype=float))
+    with np.errstate(invalid="ignore"):
+        return (np.asarray(nodes, dtype=float) > most) & ~np.isnan(np.asarray(pct, dtype=float))
 
 
 def _memory_note_col(sizes: np.ndarray, cluster: Any) -> _Cat:
@@ -381,6 +397,9 @@ def _band_cols(
         "time_hi_s": t / lo_u[pair_code],
         "regime": _Cat(reg_code.astype(np.int32)[pair_code], [str(r) for r in reg_names]),
         "band_note": _Cat(note_code.astype(np.int32)[pair_code], [str(r) for r in note_names]),
+        "band_extrapolated": _extrapolated(
+            model, np.asarray(reg_u, dtype=object)[pair_code], sizes, nodes, pct
+        ),
     }
 
 
