@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import element_text, finite_result, flag, heads_divide_hidden
-from .units import choice_name
+from .units import choice_name, format_bytes
 
 if TYPE_CHECKING:
     from ._limits import Limit
@@ -547,6 +547,25 @@ def bare_count_note(priced: str = BARE_COUNT_STEP) -> str:
     )
 
 
+def given_activations_note(activations_bytes: ArrayLike) -> str:
+    """The activations' line where they are given (``--activations``, ``activations_bytes``):
+    the size given, as ``units.format_bytes`` writes it (GB = 1e9 B); an array of sizes (a
+    sweep block, whose ``activations_GB`` column holds each row's) says ``given`` alone.
+
+    >>> given_activations_note(12e9)
+    'activations: 12 GB given'
+    >>> given_activations_note([1e9, 2e9])
+    'activations: given'
+    """
+    try:
+        a = np.asarray(activations_bytes, dtype=float)
+    except (TypeError, ValueError):  # refused with its field by the check that follows
+        return "activations: given"
+    if a.ndim == 0 and math.isfinite(float(a)):
+        return f"activations: {format_bytes(float(a))} given"
+    return "activations: given"
+
+
 def _check_unused_recipe(
     sequence_length: object, micro_batch: object, recompute: object, loss: object
 ) -> None:
@@ -672,7 +691,7 @@ def training_memory(
             )
         else:
             _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
-            note = "activations: given"
+            note = given_activations_note(activations_bytes)
     elif params is None:
         raise ValueError("params: give a parameter count or arch= (an architecture name)")
     elif activations_bytes is None:
@@ -681,7 +700,7 @@ def training_memory(
         note = bare_count_note()
     else:
         _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
-        note = "activations: given"
+        note = given_activations_note(activations_bytes)
     r = get_recipe(recipe)
     stage = _stage(zero_stage)
     plain = _plain_numbers(params, dp_ranks, activations_bytes, cuda_context_bytes, fragmentation)

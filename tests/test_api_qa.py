@@ -151,7 +151,7 @@ def test_global_batch_counts_are_whole_numbers_elementwise() -> None:
 # (call with the bad value, the argument's name, the range the message states)
 BAD_CALLS: list[tuple[str, Callable[[Any], Any], str, str]] = [
     ("message_bytes", lambda v: cm.allreduce_time(v, 8, 50e9), "message_bytes", ">= 0 B"),
-    ("ranks", lambda v: cm.allreduce_time(1e9, v, 50e9), "ranks", "whole number >= 1"),
+    ("ranks", lambda v: cm.allreduce_time(1e9, v, 50e9), "ranks", "whole number in 1.."),
     ("bandwidth", lambda v: cm.allreduce_time(1e9, 8, v), "bandwidth_bytes_per_s", "> 0 B/s"),
     ("latency", lambda v: cm.allreduce_time(1e9, 8, 50e9, v), "latency_s", ">= 0 s"),
     ("time_s", lambda v: cm.bus_bandwidth("all_reduce", 1e9, 8, v), "time_s", "> 0 s"),
@@ -237,9 +237,9 @@ def test_zero_ranks_and_fractional_ranks_are_refused() -> None:
     ``ddp_step``'s ``ranks`` and ``accumulation`` the same: 0 and NaN said "> 0" (which 0.5
     meets), 2.5 "a whole number >= 1"; now every bad count gets the whole-number rule."""
     for ranks in (0, 1.5, -2, float("nan"), float("inf")):
-        with pytest.raises(ValueError, match=r"^ranks: must be a whole number >= 1"):
+        with pytest.raises(ValueError, match=r"^ranks: must be a whole number in 1\.\."):
             cm.allreduce_time(1e9, ranks, 50e9)
-        with pytest.raises(ValueError, match=r"^ranks: must be a whole number >= 1"):
+        with pytest.raises(ValueError, match=r"^ranks: must be a whole number in 1\.\."):
             cm.busbw_factor("all_reduce", ranks)
         with pytest.raises(ValueError, match=r"^dp_ranks: must be a whole number in 1\.\."):
             cm.training_memory(7e9, zero_stage=3, dp_ranks=ranks)

@@ -142,7 +142,7 @@ def test_cli_step_refuses_the_same_ranks_with_the_same_range() -> None:
         ),
         (
             lambda: cm.allreduce_time(1e6, [8, None], 50e9),
-            "ranks: must be a whole number >= 1, got None (element 1 of 2)",
+            "ranks: must be a whole number in 1..1,000,000,000, got None (element 1 of 2)",
         ),
         (
             lambda: cm.allreduce_time(1e6, 8, [50e9, None]),

@@ -337,7 +337,9 @@ def memory(
         str | None,
         typer.Option(
             help="Data-parallel strategy, as `costmodel step --strategy` takes it: ddp, zero1, "
-            "zero2, fsdp or hsdp (default: --zero's; ddp when neither is given)."
+            "zero2, fsdp or hsdp (default: --zero's; ddp when neither is given); all: every "
+            "layout `step --strategy all` ranks (fsdp with and without resharding, hsdp at each "
+            "group that fits a node), with --cluster, each row the memory sweep's."
         ),
     ] = None,
     group_size: Annotated[
@@ -408,6 +410,12 @@ def memory(
     `scenario` and `train` take the same two options, so their memory and "fits" are this
     total for the same layout.
 
+    --strategy all lists every layout `step --strategy all` ranks (ddp, zero1, zero2, fsdp with
+    and without resharding, hsdp at each group that divides the ranks and fits a node of
+    --cluster, which it needs) with its memory per GPU and fit, each row the memory sweep's
+    `strategy=all` row (--json: the sweep's columns); --group-size, --reshard, --zero and
+    --gpus-per-node name one layout or a slice and are refused with it.
+
     Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 
     \b
@@ -418,6 +426,9 @@ def memory(
 
     \b
         costmodel memory --arch llama-3.1-70b --strategy hsdp --group-size 8 --nodes 8 --cluster dgx-h100
+
+    \b
+        costmodel memory --arch llama-3.1-70b --strategy all --nodes 8 --cluster dgx-h100
     """
     from ..strategy.layout import ZERO_STAGE
     from ..strategy.memory import (
@@ -436,11 +447,8 @@ def memory(
     ranks = _ranks_of_nodes(ranks, nodes, cluster, gpus_per_node) or 1
     st = _strategy_of(strategy, zero)  # --zero 3 --strategy hsdp agree; --zero 1 does not
     if st == "all":
-        raise ValueError(
-            "--strategy: all ranks every strategy's step and memory in `costmodel step "
-            "--strategy all`; memory sizes one: ddp, zero1, zero2, fsdp or hsdp"
-        )
-    zero = ZERO_STAGE[st]
+        _check_memory_all(cluster, gpu_memory, gpus_per_node, group_size, reshard, zero)
+    zero = ZERO_STAGE["fsdp" if st == "all" else st]
     from ..models import MODELS, NCCL_TABLE
 
     if arch is not None and arch.lower() in (*MODELS, NCCL_TABLE):
@@ -477,6 +485,19 @@ def memory(
     _check_loss(loss)
     p_given = units.parse_count(params, name="--params") if params is not None else None
     act = units.parse_bytes(activations, name="--activations") if activations else None
+    if st == "all":  # every layout, each row the memory sweep's (one road)
+        assert cluster is not None  # _check_memory_all
+        axes: dict[str, Any] = dict(
+            preset=cluster, strategy="all", ranks=ranks, recipe=recipe, **_overheads_axes(
+                cuda_context, fragmentation))  # fmt: skip
+        axes.update(params=[p_given]) if arch is None else axes.update(arch=arch)
+        if act is not None:
+            axes["activations"] = [act]
+        elif arch is not None:
+            axes.update(sequence_length=[seq_n], micro_batch=[micro_batch], recompute=recompute,
+                        loss=loss, flash_attention=[flash])  # fmt: skip
+        _memory_all_out(axes, arch, as_json)
+        return
     recipe_kw: dict[str, Any] = dict(
         sequence_length=seq_n,
         micro_batch=micro_batch,
@@ -684,6 +705,78 @@ def memory(
     typer.echo(_kv(rows))
     for n in result["notes"][1:]:
         typer.echo(f"note: {cli_words(n)}")
+
+
+def _check_memory_all(
+    cluster: str | None,
+    gpu_memory: str | None,
+    gpus_per_node: int | None,
+    group_size: int | None,
+    reshard: bool | None,
+    zero: int | None,
+) -> None:
+    """``memory --strategy all``'s refusals: it is the memory sweep's ``strategy=all`` on the
+    preset's node (hsdp's groups are those that fit it), so it needs --cluster, and the options
+    naming one layout or a slice of the node have nothing to set."""
+    if cluster is None:
+        raise ValueError(
+            "--strategy all: lists every layout `step --strategy all` ranks on a cluster's node "
+            "(hsdp at each group that fits it); give --cluster NAME"
+            + (" (not --gpu-memory)" if gpu_memory is not None else "")
+        )
+    for name, value in (
+        ("--group-size", group_size),
+        ("--reshard/--no-reshard", reshard),
+        ("--gpus-per-node", gpus_per_node),
+        ("--zero-stage", zero or None),
+    ):
+        if value is not None:
+            raise ValueError(
+                f"{name}: --strategy all sizes every layout (each stage, fsdp with and without "
+                "resharding, every hsdp group that fits a whole node); give --strategy NAME for one"
+            )
+
+
+def _overheads_axes(cuda_context: str | None, fragmentation: float | None) -> dict[str, Any]:
+    """The memory sweep axes of --cuda-context and --fragmentation (none where not given)."""
+    over = _overheads(cuda_context, fragmentation)
+    out: dict[str, Any] = {}
+    if cuda_context is not None:
+        out["cuda_context"] = [over["cuda_context_bytes"]]
+    if fragmentation is not None:
+        out["fragmentation"] = [over["fragmentation"]]
+    return out
+
+
+def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> None:
+    """``memory --strategy all``: the memory sweep's rows of ``axes`` (``strategy=all``: every
+    layout :func:`costmodel.strategy.advisor.candidate_layouts` lists), as JSON (``layouts``:
+    the rows in the sweep's columns) or a table of memory per GPU and fit."""
+    import math
+
+    from .. import sweep as sweep_mod
+
+    df = sweep_mod.sweep(kind="memory", **axes)
+    rows: list[dict[str, Any]] = [
+        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+        for r in df.to_dict("records")
+    ]
+    if as_json:
+        _print_json({"preset": axes["preset"], "ranks": axes["ranks"], "layouts": rows})
+        return
+    first = rows[0]
+    what = arch or f"{units.format_count(float(first['params']))} params"
+    typer.echo(
+        f"{what}, {axes['recipe']}, on {units.format_counted(int(axes['ranks']), 'rank')} of "
+        f"{axes['preset']} ({units.format_bytes(first['gpu_memory_GB'] * 1e9)} per GPU): every "
+        "layout `step --strategy all` ranks, memory per GPU"
+    )
+    typer.echo(cli_words(str(first["notes"])))  # the activations' line, then what is left out
+    typer.echo(f"{'layout':<20}{'memory/GPU':>12}  fits")
+    for r in rows:
+        total, cap = r["memory_GB"] * 1e9, r["gpu_memory_GB"] * 1e9
+        fit = "yes" if r["fits"] else f"no ({units.format_bytes(total - cap)} over)"
+        typer.echo(f"{r['layout']:<20}{units.format_bytes(total):>12}  {fit}")
 
 
 def _layout_identity(layout_kw: dict[str, Any], ranks: int) -> dict[str, Any]:

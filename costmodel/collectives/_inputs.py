@@ -3,12 +3,17 @@ value and the allowed range; the scalar fast path's checks; result shaping."""
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import element_text
+
+if TYPE_CHECKING:
+    from .._limits import Limit
 
 FloatOrArray = float | np.ndarray
 
@@ -68,14 +73,40 @@ def _positive(name: str, value: ArrayLike, unit: str) -> np.ndarray:
     return x
 
 
+@functools.cache
+def _ranks_limit() -> Limit:
+    """The range of a rank count (``_limits.LIMITS["ranks"]``: whole, 1..1e9), the one
+    ``global_batch``, ``ddp_step``, ``training_memory``'s ``dp_ranks`` and every command's
+    ``--ranks`` hold; imported on first use, as :mod:`costmodel.memory` does (the limits
+    module imports units, which builds a pydantic validator at import)."""
+    from .._limits import LIMITS
+
+    return LIMITS["ranks"]
+
+
 def _ranks(value: ArrayLike, name: str = "ranks") -> np.ndarray:
+    """``value`` as an array of rank counts within :func:`_ranks_limit`, else ValueError
+    ``"ranks: must be a whole number in 1..1,000,000,000, got VALUE"``."""
     n = _array(name, value)
+    # a rank count holds the shared limit; a node or node-size count (``nodes``,
+    # ``gpus_per_node``, which predict's cluster bounds) the whole-number rule
+    lo, hi, rule = _count_rule(name)
     with np.errstate(invalid="ignore"):
-        ok = (n >= 1.0) & (n - np.floor(n) == 0.0)  # NaN and inf (inf - inf = NaN) fail
+        # NaN and inf (inf - inf = NaN) fail
+        ok = (n >= lo) & (n <= hi) & (n - np.floor(n) == 0.0)
     if not ok.all():
         bad = ~ok
-        raise ValueError(f"{name}: must be a whole number >= 1, got {_first_bad(n, bad, value)}")
+        raise ValueError(f"{name}: must be {rule}, got {_first_bad(n, bad, value)}")
     return n
+
+
+def _count_rule(name: str) -> tuple[float, float, str]:
+    """(lowest, highest, the rule in words) of the count ``name``: ``ranks`` the shared
+    limit (:func:`_ranks_limit`), any other count whole and >= 1."""
+    if name == "ranks":
+        limit = _ranks_limit()
+        return limit.lo, limit.hi, limit.rule
+    return 1.0, math.inf, "a whole number >= 1"
 
 
 def _zero_for_one_rank(n: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -109,6 +140,7 @@ def _check_scalar(name: str, x: float, unit: str, *, positive: bool = False) -> 
 
 
 def _check_scalar_ranks(n: float, name: str = "ranks") -> float:
-    if not (math.isfinite(n) and n >= 1 and n == math.floor(n)):
-        raise ValueError(f"{name}: must be a whole number >= 1, got {float(n)!r}")
+    lo, hi, rule = _count_rule(name)
+    if not (math.isfinite(n) and lo <= n <= hi and n == math.floor(n)):
+        raise ValueError(f"{name}: must be {rule}, got {float(n)!r}")
     return float(n)

@@ -662,7 +662,7 @@ def _eval_memory(
     total = lesson + buffers
     out["memory_GB"] = total / _GB
     out = _memory_fits(out, cat, num, total, get_cluster)
-    out["notes"] = _memory_notes(params, mb.activations_note)
+    out["notes"] = _memory_notes(params, mb.activations_note, given)
     return out
 
 
@@ -815,7 +815,9 @@ def memory_row(
     return row
 
 
-def _memory_notes(params: np.ndarray, activations_note: str) -> _Cat:
+def _memory_notes(
+    params: np.ndarray, activations_note: str, given: np.ndarray | None = None
+) -> _Cat:
     """``costmodel memory``'s notes for each row: why activations are 0 (a bare parameter
     count sizes the model state alone: :func:`costmodel.memory.bare_count_note`) and, from the 70B class, that production runs add tensor and pipeline
     parallelism (:func:`costmodel.training.scale_notes`); one text per distinct count."""
@@ -823,8 +825,17 @@ def _memory_notes(params: np.ndarray, activations_note: str) -> _Cat:
 
     from ..strategy.memory import memory_notes
 
-    values, inverse = np.unique(params, return_inverse=True)
-    texts = [join_notes(memory_notes(activations_note, float(p))) for p in values]
+    if given is None:
+        values, inverse = np.unique(params, return_inverse=True)
+        texts = [join_notes(memory_notes(activations_note, float(p))) for p in values]
+    else:  # each row's activations given: its size in its line, as costmodel memory says it
+        from ..memory import given_activations_note
+
+        pairs = np.stack(np.broadcast_arrays(params, given), axis=-1).reshape(-1, 2)
+        values, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        texts = [
+            join_notes(memory_notes(given_activations_note(float(a)), float(p))) for p, a in values
+        ]
     codes, names = pd.factorize(np.asarray(texts, dtype=object))
     return _Cat(codes.astype(np.int32)[inverse.ravel()], [str(n) for n in names])
 

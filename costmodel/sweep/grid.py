@@ -931,6 +931,21 @@ def _check_memory_layout(a: dict[str, list[Any]]) -> None:
     ``costmodel memory --strategy`` sizes (:func:`costmodel.strategy.memory.memory_layout`:
     hsdp without a preset needs ``group_size``; a group that does not divide a rank count is
     refused, listing the divisors), before any row."""
+    if a.get("strategy") == ["all"]:  # every layout the advisor ranks (_all_memory_combos)
+        if "zero_stage" in a:
+            raise ValueError(
+                "zero_stage: strategy=all already sizes every layout (ddp 0, zero1 1, zero2 2, "
+                "fsdp and hsdp 3); give strategy=all or zero_stage, not both"
+            )
+        if "preset" not in a:
+            raise ValueError(
+                "strategy: all is every layout the advisor ranks on a cluster (ddp, zero1, "
+                "zero2, fsdp with and without resharding, hsdp at each group that divides the "
+                "ranks and fits a node); set preset=NAME for the node, or name the strategies "
+                "(strategy=ddp,fsdp)"
+            )
+        _check_strategy_options(a, all_layouts=True)
+        return
     if "strategy" in a and "zero_stage" in a:
         from ..strategy.layout import ZERO_STAGE, stage_agrees
 
@@ -1316,6 +1331,9 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "cuda_context": a.get("cuda_context", [0.0]),
             "fragmentation": a.get("fragmentation", [0.0]),
         }
+        if strategies == ["all"]:
+            yield from _all_memory_combos(a, mem, numeric)
+            return
         for values in itertools.product(*mem.values()):
             yield dict(zip(mem, values, strict=True)), block
         return
@@ -1362,8 +1380,42 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
                         yield cat, block
 
 
-#: the numeric axes a ``strategy=all`` step block pins (the layouts depend on the ranks)
-_PINNED_AXES = ("nodes", "gpus_per_node")
+#: the numeric axes a ``strategy=all`` block pins (the layouts depend on the ranks): a step
+#: sweep's nodes and node slice, a memory sweep's ranks
+_PINNED_AXES = ("nodes", "gpus_per_node", "ranks")
+
+
+def _all_memory_combos(
+    a: dict[str, list[Any]], mem: dict[str, list[Any]], numeric: list[str]
+) -> Iterator[tuple[dict[str, Any], int]]:
+    """A memory sweep's ``strategy=all``: for each categorical combination and rank count,
+    one block per layout ``costmodel step --strategy all`` ranks on that many ranks of the
+    preset's node (:func:`costmodel.strategy.advisor.candidate_layouts`: ddp, zero1, zero2,
+    fsdp with and without resharding, hsdp at each group that divides the ranks and fits the
+    node), in the advisor's order; ``cat`` holds the layout's keywords and ``pinned`` the
+    block's ``ranks``. The list ``costmodel memory --strategy all`` prints."""
+    from .. import presets
+    from ..strategy.advisor import candidate_layouts
+
+    block = math.prod(len(a.get(n, [None])) for n in numeric if n not in _PINNED_AXES)
+    gpn: dict[str, int] = {}
+    for values in itertools.product(*mem.values()):
+        cat = dict(zip(mem, values, strict=True))
+        name = cat["preset"]
+        if name not in gpn:
+            gpn[name] = int(presets.cluster(name, field="preset").gpus_per_node)
+        for ranks in a.get("ranks", [1]):
+            for kw in candidate_layouts(int(ranks), gpn[name]):
+                yield (
+                    {
+                        **cat,
+                        "strategy": kw["strategy"],
+                        "group_size": kw.get("group_size"),
+                        "reshard_after_forward": kw.get("reshard_after_forward"),
+                        "pinned": {"ranks": ranks},
+                    },
+                    block,
+                )
 
 
 def _all_layout_combos(
