@@ -115,3 +115,9 @@ def launch_chromium() -> Iterator[object]:
         b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+#: the Validate page's log uploader (its key ``val_upload``; Streamlit gives a keyed widget's
+#: container the class ``st-key-<key>``): the page has a second uploader (the optional
+#: calibration TOML), so "the page's file input" is no longer one element
+LOG_INPUT = ".st-key-val_upload input[type=file]"

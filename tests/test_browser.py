@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 from costmodel.reference import reference_path  # noqa: E402
-from tests._browser import launch_chromium  # noqa: E402
+from tests._browser import LOG_INPUT, launch_chromium  # noqa: E402
 
 # A published log bundled in the package (costmodel/data/reference/nccl-tests)
 REFERENCE_LOG = reference_path("13a_waynehacking8_1x4xH100-slice_auto_allreduce")
@@ -119,7 +119,7 @@ def test_upload_a_reference_log_shows_the_comparison(browser_page, app_url):
     page = browser_page
     assert REFERENCE_LOG.exists(), f"reference log missing: {REFERENCE_LOG}"
     page.goto(f"{app_url}/validate")
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(REFERENCE_LOG))
+    page.locator(LOG_INPUT).set_input_files(str(REFERENCE_LOG))
     rows = metric(page, "Rows compared")
     expect(rows).to_have_text(re.compile(r"^\d+ of \d+$"))
     expect(metric(page, "Peak measured busbw")).to_have_text("366 GB/s")  # the log's peak row
@@ -147,7 +147,7 @@ def test_upload_a_log_without_an_op_header_gives_the_cli_error(browser_page, app
     want = json.loads(result.stdout)["median_abs_rel_error"]
     page = browser_page
     page.goto(f"{app_url}/validate")
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(log))
+    page.locator(LOG_INPUT).set_input_files(str(log))
     expect(metric(page, "Median |busbw error|")).to_have_text(f"{100 * want:.1f} %")
     expect(metric(page, "Expected error")).to_contain_text("from 1 MiB")
     expect(page.get_by_text("op = all_reduce (the file name)")).to_be_visible()

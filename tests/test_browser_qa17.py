@@ -10,7 +10,7 @@ from pathlib import Path
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import launch_chromium
+from tests._browser import LOG_INPUT, launch_chromium
 from tests.test_app import assert_clean, open_page
 
 expect = playwright_api.expect
@@ -70,7 +70,7 @@ def test_replacing_the_log_leaves_no_old_cluster_in_the_url(chromium_browser, ap
         page.set_default_timeout(TIMEOUT_MS)
         page.goto(f"{app_url}/validate")
         for log, preset in zip(logs, presets, strict=True):
-            page.locator("input[type=file]").set_input_files(str(LOGS / log))
+            page.locator(LOG_INPUT).set_input_files(str(LOGS / log))
             expect(page.get_by_text("From the log:")).to_contain_text(
                 f"cluster = {preset} (the bundled run's preset)"
             )

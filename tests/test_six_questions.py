@@ -41,7 +41,7 @@ from costmodel.units import (  # noqa: E402
     format_elapsed,
     format_gpu_hours,
 )
-from tests._browser import launch_chromium  # noqa: E402
+from tests._browser import LOG_INPUT, launch_chromium  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -226,7 +226,7 @@ def test_q6_validate_a_bundled_log(tab, app_url):
     log = reference_path("02_coreweave-16x8xA100-IB_allreduce")
     got, human = ask_cli("validate", "compare", str(log), "--tolerance", "100")
     page.goto(f"{app_url}/validate")
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(log))
+    page.locator(LOG_INPUT).set_input_files(str(log))
     median = f"{100 * got['median_abs_rel_error']:.1f} %"
     expect(metric(page, "Median |busbw error|")).to_have_text(median)
     band = got["expected_error"]
