@@ -1633,9 +1633,7 @@ def on_open(label: str, *, key: str, **kwargs: Any) -> Any | None:
     return None if box.open is False else box
 
 
-def accuracy_caption(
-    band: Any, *, where: str = "", time_s: float | None = None, under: Any = None
-) -> None:
+def accuracy_caption(band: Any, *, where: str = "", time_s: float | None = None) -> None:
     """One caption next to predicted numbers: the expected error "±X%" of the prediction's
     regime (grouped cross-validation, costmodel.uncertainty), or that no run measured it, and
     what the model leaves out. ``band`` is a :class:`costmodel.uncertainty.ErrorBand`.
@@ -1643,11 +1641,7 @@ def accuracy_caption(
     With ``time_s`` (the predicted time of one size) the caption also gives the times the band
     allows, ``ErrorBand.time_bounds``: the CLI's ``band`` column and the API's ``time_lo_s`` to
     ``time_hi_s``. The band is asymmetric (74.1 ms ±49% runs from 66.2 ms to 129 ms), so "±X%"
-    alone reads as another range.
-
-    ``under`` is where the caption is drawn (a headline column: ``m[0]``, under the time it
-    qualifies); default the page's flow. On a 390 px phone a headline's four columns stack, and
-    a caption drawn after them and the inputs sat a screen below the time it qualifies."""
+    alone reads as another range."""
     from costmodel.uncertainty import LEAVES_OUT
 
     if band is None:
@@ -1675,7 +1669,7 @@ def accuracy_caption(
         head = f"Expected error unknown{where} ({band.regime})."
         detail = f"{sentence(band.note)}."
     # one line on screen (the answer table must stay on the first screen); the rest on hover
-    (st if under is None else under).caption(
+    st.caption(
         head + " Leaves out: contention, stragglers, clocks, dtypes, NCCL tuning (? for more).",
         help=detail + " " + LEAVES_OUT,
     )

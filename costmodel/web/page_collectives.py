@@ -501,9 +501,7 @@ def _cluster(inp: dict) -> None:
         m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
         m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
         band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
-        # under the time it qualifies, in the Time column: on a phone the four columns stack,
-        # and the caption drawn below them and the inputs was a screen away (one element moved)
-        accuracy_caption(band, time_s=float(chosen["time_s"]), under=m[0])
+        accuracy_caption(band, time_s=float(chosen["time_s"]))
         # a buffer no GPU of the preset holds: the note the Cluster page, collective --cluster
         # and predict give beside the same number (200 GB on an 85.5 GB H100 had none here)
         memory_note = buffer_memory_note(float(size), inp["cluster"], nodes, gpus)
