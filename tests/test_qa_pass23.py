@@ -30,3 +30,56 @@ def test_a_missing_cluster_path_still_says_it_does_not_exist(tmp_path):
         "--cluster: ",
         "preset file does not exist",
     )
+
+
+# --- an output whose folder is a file says so, not that the folder does not exist --------------
+def test_an_output_under_a_file_names_the_file(tmp_path):
+    a_file = tmp_path / "results.csv"
+    a_file.write_text("x\n")
+    line = one_line_error(
+        run("sweep", "--set", "preset=dgx-h100", "--set", "size=1MB", "-o", str(a_file / "o.csv")),
+        "--output: ",
+        "is a file, not a folder",
+    )
+    assert "does not exist" not in line
+    with pytest.raises(ValueError, match="is a file, not a folder"):
+        cm.sweep.sweep_to_file(a_file / "o.parquet", preset="dgx-h100", size="1MB")
+
+
+def test_the_dask_dataset_folder_under_a_file_names_the_file(tmp_path):
+    from costmodel import distributed
+
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x\n")
+    with pytest.raises(ValueError, match="is a file, not a folder"):
+        distributed._prepare_folder(a_file / "ds", {"format": 1})
+
+
+def test_an_output_in_a_missing_folder_still_says_missing(tmp_path):
+    one_line_error(
+        run(
+            "sweep",
+            "--set",
+            "preset=dgx-h100",
+            "--set",
+            "size=1MB",
+            "-o",
+            str(tmp_path / "no/o.csv"),
+        ),
+        "--output: folder ",
+        "does not exist",
+    )
+
+
+def test_the_local_road_named_by_cm_sweep_output_is_reachable(tmp_path):
+    """cm.sweep(..., output=...) points at the local writer; the name it gives must be one a
+    user of ``import costmodel as cm`` can call (cm.sweep_to_file does not exist)."""
+    with pytest.raises(ValueError) as info:
+        cm.sweep(preset="dgx-h100", size="1MB", output=str(tmp_path / "o.csv"))
+    named = str(info.value).split("to write a file here: ")[1].split("(")[0]
+    assert named.startswith("cm."), named
+    fn = cm
+    for part in named.split(".")[1:]:
+        fn = getattr(fn, part)
+    summary = fn(tmp_path / "o.csv", preset="dgx-h100", size="1MB")
+    assert summary.rows == 1
