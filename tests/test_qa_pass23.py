@@ -83,3 +83,28 @@ def test_the_local_road_named_by_cm_sweep_output_is_reachable(tmp_path):
         fn = getattr(fn, part)
     summary = fn(tmp_path / "o.csv", preset="dgx-h100", size="1MB")
     assert summary.rows == 1
+
+
+# --- A vs B on two GPUs with one measured compute time: said, not passed off as a GPU race -----
+def test_compare_across_gpus_with_one_measured_compute_says_so():
+    a = cm.Scenario(params="7B", cluster="dgx-h100", nodes=8, compute_time_s=0.4, zero_stage=3)
+    ra = a.evaluate()
+    rb = a.with_changes("cluster=dgx-b200").evaluate()
+    text = cm.scenario.compare_summary(ra, rb)
+    assert "measured compute per micro-batch (400 ms)" in text, text
+    assert "A runs on h100-sxm and B on b200" in text, text
+    # B given its own measured compute, or the same GPU: nothing to say
+    rb2 = a.with_changes("cluster=dgx-b200,compute_time=0.2").evaluate()
+    assert "measured compute" not in cm.scenario.compare_summary(ra, rb2)
+    rn = a.with_changes("nodes=16").evaluate()
+    assert "measured compute" not in cm.scenario.compare_summary(ra, rn)
+
+
+def test_scenario_vs_prints_the_caveat_in_its_answer():
+    r = run(
+        "scenario", "--params", "7B", "--cluster", "dgx-h100", "--nodes", "8",
+        "--compute-time", "400ms", "--zero", "3", "--vs", "cluster=dgx-b200",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    answer = next(line for line in r.stdout.splitlines() if line.startswith("answer: "))
+    assert "the step times differ by the communication alone" in answer, answer
