@@ -108,3 +108,29 @@ def test_scenario_vs_prints_the_caveat_in_its_answer():
     assert r.exit_code == 0, r.stderr
     answer = next(line for line in r.stdout.splitlines() if line.startswith("answer: "))
     assert "the step times differ by the communication alone" in answer, answer
+
+
+# --- the fit advisor's larger card under a measured compute time says whose compute it is ------
+def test_a_larger_card_at_a_measured_compute_says_the_compute_is_not_its_own():
+    from costmodel.strategy.advisor import fit_suggestions
+
+    fa = fit_suggestions(7e9, cluster="dgx-h100", nodes=8, compute_time_s=0.4, timeline=False)
+    cards = [c for c in fa.changes if c.kind == "larger_card"]
+    assert cards, [c.change for c in fa.changes]
+    for c in cards:
+        note = c.compute_note(fa.base)
+        assert note is not None and "measured on the GPU given" in note, (c.change, note)
+    # the same hardware's changes (sharding) keep no note: the measurement is theirs
+    assert all(c.compute_note(fa.base) is None for c in fa.changes if c.kind == "strategy")
+    # without a measurement a B200 keeps the default-MFU words
+    plain = fit_suggestions(7e9, cluster="dgx-h100", nodes=8, timeline=False)
+    b200 = next(c for c in plain.changes if "dgx-b200" in c.change)
+    assert "measured" not in (b200.compute_note(plain.base) or "")
+
+
+def test_step_prints_the_measured_compute_caveat_on_each_larger_card():
+    r = run("step", "--params", "7B", "--cluster", "dgx-h100", "--nodes", "8",
+            "--compute-time", "400ms")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    cards = [line for line in r.stdout.splitlines() if "a larger card:" in line]
+    assert cards and all("measured on the GPU given" in line for line in cards), cards
