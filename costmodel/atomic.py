@@ -24,12 +24,20 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
     p = Path(path)
     folder = p.parent if str(p.parent) else Path(".")
     if not folder.is_dir():
-        raise ValueError(f"output: folder {str(folder)!r} does not exist")
+        raise ValueError(folder_refusal(folder))
     if not os.access(folder, os.W_OK):
         raise ValueError(f"output: folder {str(folder)!r} is not writable")
     if p.is_dir():
         raise ValueError(f"output: {str(p)!r} is a folder, expected a file name")
     return p
+
+
+def folder_refusal(folder: Path) -> str:
+    """Why ``folder`` (not a directory) cannot hold an output: it is missing, or it is a file
+    (``-o results.csv/out.csv`` named the file as a folder)."""
+    if folder.exists():
+        return f"output: {str(folder)!r} is a file, not a folder; allowed: a path in a folder"
+    return f"output: folder {str(folder)!r} does not exist"
 
 
 def _target(path: str | os.PathLike[str]) -> Path:

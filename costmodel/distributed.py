@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .atomic import atomic_path, write_text_atomic
+from .atomic import atomic_path, folder_refusal, write_text_atomic
 
 # the module, not the function: ``costmodel.sweep`` is also bound to :func:`costmodel.sweep.sweep`
 if TYPE_CHECKING:  # pragma: no cover
@@ -151,7 +151,7 @@ def _prepare_folder(folder: Path, doc: dict[str, Any]) -> tuple[bool, bool]:
     if not folder.exists():
         parent = folder.parent if str(folder.parent) else Path(".")
         if not parent.is_dir():
-            raise ValueError(f"output: folder {str(parent)!r} does not exist")
+            raise ValueError(folder_refusal(parent))
         try:
             folder.mkdir()
             made_folder = True

@@ -533,8 +533,9 @@ def _load_path(
     p = Path(path).expanduser()
     if not _is(p, "file"):
         where = f"{field}: {_short(p)}" if field != "name" else _short(p)
+        what = "is a folder, not a preset file" if _is(p, "dir") else "preset file does not exist"
         raise PresetError(
-            f"{where}: preset file does not exist; allowed: a preset name (see "
+            f"{where}: {what}; allowed: a preset name (see "
             "`costmodel presets list`) or the path of a preset TOML file"
         )
     # a file in a gpus/, links/, clusters/ or calibrations/ folder is of that kind, as it is

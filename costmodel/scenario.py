@@ -1766,5 +1766,20 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
     return (
         f"{speed}; {per_gpu} "
         f"(A {units.format_count(ga)} vs B {units.format_count(gb)} tokens/s per GPU); "
-        f"memory: A {fits[a.fits]}, B {fits[b.fits]}."
+        f"memory: A {fits[a.fits]}, B {fits[b.fits]}.{_measured_on_one_gpu(a, b)}"
+    )
+
+
+def _measured_on_one_gpu(a: ScenarioResult, b: ScenarioResult) -> str:
+    """The caveat of a comparison across two GPUs that both sides price with one measured
+    compute time: a time measured on one card does not carry to the other, so the steps
+    compare the communication alone (empty where that is not the case)."""
+    t = a.scenario.compute_time_s
+    if t is None or b.scenario.compute_time_s != t or a.gpu_name == b.gpu_name:
+        return ""
+    return (
+        f" Both sides use the one measured compute per micro-batch "
+        f"({units.format_duration(t)}), though A runs on {a.gpu_name} and B on {b.gpu_name}: "
+        "the step times differ by the communication alone, not by the GPUs' speed; to compare "
+        "the GPUs, give each its own measured compute, or none (each GPU's fitted compute)."
     )

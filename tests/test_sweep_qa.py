@@ -165,7 +165,7 @@ def test_output_without_dask_names_what_was_given_and_the_local_road(tmp_path):
     with pytest.raises(ValueError) as info:
         sweep.sweep(preset="dgx-h100", nodes=1, size="1GB", output=str(out))
     assert str(info.value) == (
-        "output: only with engine='dask'; to write a file here: sweep_to_file(path, ...)"
+        "output: only with engine='dask'; to write a file here: cm.sweep.sweep_to_file(path, ...)"
     )
     with pytest.raises(ValueError, match=r"^scheduler: only with engine='dask'$"):
         sweep.sweep(preset="dgx-h100", nodes=1, size="1GB", scheduler="tcp://x:1")

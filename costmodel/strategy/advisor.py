@@ -597,9 +597,18 @@ class FitChange:
         """What the step of this change would say of its compute that ``base``'s does not:
         on a card whose compute has no fitted efficiency (a B200: the default MFU) its band is
         unknown, :data:`~.band.UNKNOWN_COMPUTE`, the words of ``costmodel step`` on that card,
-        so a step time against a fitted base is not read as a measured gain. None otherwise."""
+        so a step time against a fitted base is not read as a measured gain. A larger card
+        priced with the base's measured compute time says so: that time was measured on the
+        base's GPU, so the card's step differs by its communication alone. None otherwise."""
         from .band import UNKNOWN_COMPUTE
 
+        card = self.updates.get("cluster") if self.kind == "larger_card" else None
+        if card is not None and self.step.compute_source == "measured":
+            gpu = getattr(getattr(card, "gpu", None), "name", "this card")
+            return (
+                f"at the compute time measured on the GPU given, not {gpu}'s own: its step "
+                "differs by the communication alone"
+            )
         if self.step.compute_source != "default-mfu":
             return None
         if base is not None and base.compute_source == "default-mfu":

@@ -194,12 +194,16 @@ def sweep(
         given = ", ".join(
             n for n, v in (("scheduler", scheduler), ("output", output)) if v is not None
         )
-        hint = "; to write a file here: sweep_to_file(path, ...)" if output is not None else ""
+        hint = (
+            "; to write a file here: cm.sweep.sweep_to_file(path, ...)"
+            if output is not None
+            else ""
+        )
         raise ValueError(f"{given}: only with engine='dask'{hint}")
     if g.rows > MAX_IN_MEMORY_ROWS:
         raise ValueError(
             f"grid: {g.rows} rows is too many to hold in memory (limit {MAX_IN_MEMORY_ROWS}); "
-            "stream it to a file with sweep_to_file()"
+            "stream it to a file with cm.sweep.sweep_to_file(path, ...)"
         )
     tables = list(RowErrors().watch(iter_sweep(g, chunk_rows)))  # every row failed: refused
     return _unify(tables).to_pandas()
