@@ -860,14 +860,16 @@ def predict_collective_nodes(
     t_all, a, pr, (a_names, p_names) = realistic_rows(op, np.tile(m, len(clusters)), k, g, c0)
     algos_all, protos_all = np.asarray(a_names)[a], np.asarray(p_names)[pr]
     out = []
-    bands: dict[bool, ErrorBand] = {}  # the clusters differ in their node count only
+    # the clusters differ in their node count only; a band reads it as one node or more, and
+    # against the largest measured run (nodes and GPUs: its extrapolation note)
+    bands: dict[tuple[int, int], ErrorBand] = {}
     for i, c in enumerate(clusters):
         rows = slice(i * m.size, (i + 1) * m.size)
         t, n = t_all[rows], c.ranks
         algbw, busbw = _bandwidths(op, m, t, n)
-        band = bands.get(c.nodes > 1)  # a band reads the node count as one node or more
+        band = bands.get((c.nodes, n))
         if band is None:
-            band = bands[c.nodes > 1] = _band(model, c, n, m, False, "nccl-tests", op)
+            band = bands[(c.nodes, n)] = _band(model, c, n, m, False, "nccl-tests", op)
         out.append(
             Prediction(
                 op, n, c.nodes, model, m, t, algbw, busbw, algos_all[rows], protos_all[rows], band
@@ -920,7 +922,7 @@ def _band(
     from . import uncertainty as U
 
     if harness == "pytorch" and not used_fits and ranks >= 2:
-        b = U.error_band(model, c.fabric, c.intra_kind, c.nodes, m, op=op)
+        b = U.error_band(model, c.fabric, c.intra_kind, c.nodes, m, op=op, gpus=ranks)
         small = np.asarray(m, dtype=float) < U.ONE_MIB
 
         def cut(v: ArrayLike) -> float | np.ndarray:
@@ -954,7 +956,7 @@ def _band(
         )
     if ranks < 2:
         return U.error_band("none", c.fabric, c.intra_kind, c.nodes, m, {}, ())
-    return U.error_band(model, c.fabric, c.intra_kind, c.nodes, m, op=op)
+    return U.error_band(model, c.fabric, c.intra_kind, c.nodes, m, op=op, gpus=ranks)
 
 
 def allreduce_time_fn(

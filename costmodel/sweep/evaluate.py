@@ -306,21 +306,23 @@ def _collective_rows(
         "time_hi_s": hi,
         "regime": _categorical(reg_parts, n),
         "band_note": _categorical(note_parts, n),
-        "band_extrapolated": _extrapolated(cat["model"], reg_rows, sizes, nodes, pct),
+        "band_extrapolated": _extrapolated(cat["model"], reg_rows, sizes, nodes, nodes * gpn, pct),
         "memory_note": _memory_note_col(sizes, base),
     }
 
 
-def _extrapolated(model: str, regimes: Any, sizes: Any, nodes: Any, pct: Any) -> np.ndarray:
-    """``band_extrapolated``: the row's band is known and its node count is beyond the largest
-    run that band rests on (:func:`costmodel.uncertainty.max_nodes_measured`), the sweep's
-    form of the note ``costmodel collective`` and the API's ``ErrorBand.extrapolated`` give:
-    the band's numbers are kept, never measured at that scale."""
-    from ..uncertainty import max_nodes_measured
+def _extrapolated(
+    model: str, regimes: Any, sizes: Any, nodes: Any, ranks: Any, pct: Any
+) -> np.ndarray:
+    """``band_extrapolated``: the row's band is known and its node count or its GPU count
+    (``ranks``) is beyond the largest run that band rests on
+    (:func:`costmodel.uncertainty.band_extrapolated`), the sweep's form of the note
+    ``costmodel collective`` and the API's ``ErrorBand.extrapolated`` give: the band's numbers
+    are kept, never measured at that scale."""
+    from ..uncertainty import band_extrapolated
 
-    most = max_nodes_measured(model, regimes, np.asarray(sizes, dtype=float))
-    with np.errstate(invalid="ignore"):
-        return (np.asarray(nodes, dtype=float) > most) & ~np.isnan(np.asarray(pct, dtype=float))
+    far = band_extrapolated(model, regimes, np.asarray(sizes, dtype=float), nodes, ranks)
+    return far & ~np.isnan(np.asarray(pct, dtype=float))
 
 
 def _memory_note_col(sizes: np.ndarray, cluster: Any) -> _Cat:
@@ -351,6 +353,7 @@ def _band_cols(
     model: str,
     base: Any,
     nodes: np.ndarray,
+    ranks: np.ndarray,
     sizes: np.ndarray,
     time_s: np.ndarray,
     op: str | None = None,
@@ -398,7 +401,7 @@ def _band_cols(
         "regime": _Cat(reg_code.astype(np.int32)[pair_code], [str(r) for r in reg_names]),
         "band_note": _Cat(note_code.astype(np.int32)[pair_code], [str(r) for r in note_names]),
         "band_extrapolated": _extrapolated(
-            model, np.asarray(reg_u, dtype=object)[pair_code], sizes, nodes, pct
+            model, np.asarray(reg_u, dtype=object)[pair_code], sizes, nodes, ranks, pct
         ),
     }
 
@@ -477,7 +480,7 @@ def _collective_columns(
         "busbw_GBps": busbw / _GB,
         "algorithm_used": algorithm_used,
         "protocol_used": protocol_used,
-        **_band_cols(cat["model"], base, nodes, sizes, t, op=cat["op"]),
+        **_band_cols(cat["model"], base, nodes, ranks, sizes, t, op=cat["op"]),
         "memory_note": _memory_note_col(sizes, base),
     }
 
