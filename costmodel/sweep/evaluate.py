@@ -546,13 +546,13 @@ def _eval_collective_link(cat: dict[str, Any], num: dict[str, np.ndarray]) -> di
 def memory_layout_of(cat: dict[str, Any], ranks: int, get_cluster: Any = None) -> dict[str, Any]:
     """:func:`costmodel.strategy.memory.stage_memory`'s layout keywords of a memory sweep row
     on ``ranks`` ranks: ``cat``'s ``strategy``, ``group_size`` and ``reshard_after_forward``,
-    with the preset's node as hsdp's default group
-    (:func:`costmodel.strategy.memory.memory_layout`, the rule of ``costmodel memory
-    --strategy``)."""
+    with the preset's node (or ``cat``'s ``gpus_per_node``, a slice of it) as hsdp's default
+    group (:func:`costmodel.strategy.memory.memory_layout`, the rule of ``costmodel memory
+    --strategy`` and ``--gpus-per-node``)."""
     from ..strategy.memory import memory_layout
 
-    gpn = None
-    if cat.get("preset") is not None and get_cluster is not None:
+    gpn = cat.get("gpus_per_node")
+    if gpn is None and cat.get("preset") is not None and get_cluster is not None:
         gpn = int(get_cluster(cat["preset"], 1, None).gpus_per_node)
     group = cat.get("group_size")
     return memory_layout(
@@ -640,6 +640,7 @@ def _eval_memory(
     out: dict[str, Any] = {
         "recipe": cat["recipe"],
         **lay_cols,
+        **_slice_column(cat, len(params)),
         "ranks": ranks,
         "params": params,
         **_overhead_columns(cat, len(params)),
@@ -681,6 +682,14 @@ def _overhead_columns(cat: dict[str, Any], n: int) -> dict[str, np.ndarray]:
     (``cuda_context_bytes`` [B], ``fragmentation`` [-])."""
     ctx, frag = _overheads(cat)
     return {"cuda_context_bytes": np.full(n, ctx), "fragmentation": np.full(n, frag)}
+
+
+def _slice_column(cat: dict[str, Any], n: int) -> dict[str, np.ndarray]:
+    """``gpus_per_node`` of a memory sweep whose grid slices each preset's node (``costmodel
+    memory --gpus-per-node``), written before ``ranks`` as a step sweep writes its slice; no
+    column where the grid has no such axis (the preset's whole node)."""
+    gpn = cat.get("gpus_per_node")
+    return {} if gpn is None else {"gpus_per_node": np.full(n, int(gpn), dtype=np.int64)}
 
 
 def _memory_fits(
@@ -741,6 +750,7 @@ def _eval_memory_arch(
         "recompute": cat["recompute"],
         "loss": cat["loss"],
         "flash_attention": np.full(n, bool(cat["flash_attention"])),
+        **_slice_column(cat, n),
         "ranks": ranks,
         "sequence_length": seq,
         "micro_batch": micro,
