@@ -136,10 +136,12 @@ class Prediction:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per size: op, model, ranks, nodes, sizes, time, bandwidths, choice, and the
-        error band (``error_band_pct``: ±%, NaN where no measurement; ``time_lo_s`` and
+        error band (``error_band_pct``: ±% to 0.01, the fitted file's precision,
+        :func:`costmodel.uncertainty.band_pct`; NaN where no measurement; ``time_lo_s`` and
         ``time_hi_s``, the time at its fast and slow ends, asymmetric; ``regime``)."""
         import pandas as pd
 
+        from .uncertainty import band_pct
         from .units import whole_bytes
 
         size = np.atleast_1d(self.message_bytes)
@@ -157,9 +159,9 @@ class Prediction:
                 "protocol": np.atleast_1d(self.protocol),
                 **(
                     {
-                        "error_band_pct": 100
-                        * np.broadcast_to(
-                            np.asarray(self.error_band.half_width, dtype=float), size.shape
+                        # ±% to 0.01, the fitted file's precision (uncertainty.band_pct)
+                        "error_band_pct": np.broadcast_to(
+                            band_pct(self.error_band.half_width), size.shape
                         ),
                         **dict(
                             zip(

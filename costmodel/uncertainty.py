@@ -514,10 +514,31 @@ def weighted_quantile(values, weights, q: float) -> float:
     return float(np.interp(q, cdf, v))
 
 
+#: decimals of ``error_band_pct``: the fitted file records ``half_width`` to four decimals
+#: (``scripts/fit_corrections.py``), so its percentage is meaningful to 0.01, no further
+BAND_PCT_DECIMALS = 2
+
+
+def band_pct(half_width) -> Any:
+    """``error_band_pct`` of a band's ``half_width`` (a fraction): the ± in percent, rounded
+    to :data:`BAND_PCT_DECIMALS` (0.01), the precision the fitted file records. Without the
+    rounding ``100 * 0.3773`` is ``37.730000000000004`` in every CSV and JSON; with it, the
+    column is the file's own figure. NaN stays NaN; scalars give floats, arrays arrays.
+
+    >>> band_pct(0.3773), band_pct(float("nan"))
+    (37.73, nan)
+    >>> band_pct([0.4895, 0.2093]).tolist()
+    [48.95, 20.93]
+    """
+    pct = np.round(100.0 * np.asarray(half_width, dtype=float), BAND_PCT_DECIMALS)
+    return float(pct) if pct.ndim == 0 else pct
+
+
 def band_columns(
     model: str, fabric: str, intra_kind: str, nodes, message_bytes, op: str | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Sweep columns per row: ``error_band_pct`` (±%, NaN where unmeasured) and ``regime``.
+    """Sweep columns per row: ``error_band_pct`` (±% to 0.01, :func:`band_pct`; NaN where
+    unmeasured) and ``regime``.
 
     >>> pct, reg = band_columns("nccl", "tcpxo", "nvswitch", [1, 2], [2**20, 2**20])
     >>> reg.tolist(), bool(np.isnan(pct[1]))
@@ -546,7 +567,7 @@ def band_arrays(
     for n1 in np.unique(np.minimum(nodes, 2)):  # regimes depend on 1 vs several nodes only
         sel = np.minimum(nodes, 2) == n1
         b = error_band(model, fabric, intra_kind, int(n1), m[sel], op=op)
-        pct[sel] = 100.0 * np.asarray(b.half_width, dtype=float)
+        pct[sel] = band_pct(b.half_width)
         lo[sel] = np.asarray(b.lo, dtype=float)
         hi[sel] = np.asarray(b.hi, dtype=float)
         reg[sel] = b.regime

@@ -243,6 +243,7 @@ def _collective_rows(
     """Preset collective rows (``sizes`` [B] on ``nodes`` x ``gpn`` GPUs) through the model's
     road: vectorized NCCL, vectorized alpha-beta, or ``predict_collective`` per cluster."""
     from .. import predict
+    from ..uncertainty import band_pct
 
     n = len(sizes)
     if cat["model"] in ("nccl", "nccl-table") and base.calibration is None:
@@ -287,7 +288,7 @@ def _collective_rows(
         band = pred.error_band
         assert band is not None  # predict_collective always sets one
         shape = (int(np.count_nonzero(mask)),)
-        pct[mask] = 100.0 * np.broadcast_to(np.asarray(band.half_width, dtype=float), shape)
+        pct[mask] = np.broadcast_to(band_pct(band.half_width), shape)
         fast, slow = band.time_bounds(pred.time_s)
         lo[mask] = np.broadcast_to(fast, shape)
         hi[mask] = np.broadcast_to(slow, shape)
@@ -358,7 +359,8 @@ def _band_cols(
     time_s: np.ndarray,
     op: str | None = None,
 ) -> dict[str, Any]:
-    """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement; a
+    """``error_band_pct`` (±% from grouped CV to 0.01, the precision of the fitted file:
+    :func:`costmodel.uncertainty.band_pct`; NaN where the regime has no measurement; a
     calibrated cluster's rows take predict_collective's band instead), ``time_lo_s`` and ``time_hi_s`` (the time at the band's fast and
     slow ends, ``time / hi`` and ``time / lo``: the asymmetric band the ± summarises, as
     :meth:`costmodel.uncertainty.ErrorBand.time_bounds`), ``regime``
