@@ -48,7 +48,8 @@ algorithm, protocol, level). Loading it (``cm.cluster("my-cluster")`` or a path)
 The level is ``"intra"`` for one node and ``"inter"`` for several; a fit is reused at other rank
 counts through ``s(N)`` and ``b(M, N)``. With ``algorithm="auto"`` every covering fit is
 evaluated and the fastest taken per size (NCCL also picks the fastest it believes in); a fitted
-row reports its textbook algorithm and its protocol (``"-"`` when the run did not pin one).
+row reports its textbook algorithm and its protocol (``"auto"`` when the runs did not pin one:
+NCCL chose, and which protocol it chose is not known).
 
 >>> p = predict_collective("all_reduce", [2**20, 2**30], "dgx-h100", nodes=1)
 >>> p.algorithm.tolist(), p.protocol.tolist()
@@ -496,7 +497,7 @@ def fitted_time_s(
     ...     source="example")])
     >>> t, a, p = fitted_time_s(cal, "all_reduce", [4e6], 2)   # 2 x 10 us + 4 MB / 4 GB/s
     >>> round(float(t[0]) * 1e3, 6), str(a[0]), str(p[0])
-    (1.02, 'ring', '-')
+    (1.02, 'ring', 'auto')
     """
     m = np.atleast_1d(np.asarray(message_bytes, dtype=float))
     level = "inter" if int(nodes) > 1 else "intra"
@@ -514,9 +515,8 @@ def fitted_time_s(
     best = np.argmin(times, axis=0)
     t = np.take_along_axis(times, best[None, :], axis=0)[0]
     algos = np.array([fits[i].algorithm for i in best], dtype=object).astype(str)
-    protos = np.array(
-        ["-" if fits[i].protocol == "auto" else fits[i].protocol for i in best], dtype=object
-    ).astype(str)
+    # an unpinned fit's runs let NCCL choose: "auto" says so (which protocol ran is not known)
+    protos = np.array([fits[i].protocol for i in best], dtype=object).astype(str)
     return t, algos, protos
 
 
@@ -758,16 +758,24 @@ def predict_collective(
             candidate_scale=scale,
         )
     elif model == CALIBRATED and cal is not None and cal.candidates and not cal.fabric:
-        t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
+        t, algos, protos = (
+            np.zeros_like(m1),
+            np.full(m1.shape, "none"),
+            np.full(m1.shape, T.NO_PROTOCOL),
+        )
     elif used_fits:
         assert cal is not None
         t, algos, protos = fitted_time_s(cal, op, m1, n, c.nodes, algorithm, protocol)
     elif model in (_models.LESSON, _models.TEXTBOOK):
         timer = _models.lesson_time_s if model == _models.LESSON else _models.textbook_time_s
         t, algo = timer(op, m1, c, algorithm)
-        algos, protos = np.full(m1.shape, algo), np.full(m1.shape, "-")
+        algos, protos = np.full(m1.shape, algo), np.full(m1.shape, T.NO_PROTOCOL)
     elif n < 2:
-        t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
+        t, algos, protos = (
+            np.zeros_like(m1),
+            np.full(m1.shape, "none"),
+            np.full(m1.shape, T.NO_PROTOCOL),
+        )
     elif model == "nccl-table":
         topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
         # m1 is 1-d, so the array form comes back (asarray passes arrays through: no copy)
@@ -1035,8 +1043,9 @@ class AlgorithmComparison:
     ----------
     frame : pandas.DataFrame
         Long format, one row per (available algorithm, size): ``algorithm``, ``protocol`` (the
-        protocol the model picks for that algorithm at that size; ``"-"`` for the alpha-beta
-        models), ``message_bytes`` [B], ``time_s`` [s], ``algbw_bytes_per_s``,
+        protocol the model picks for that algorithm at that size; ``"none"``,
+        :data:`costmodel.tables.NO_PROTOCOL`, for the alpha-beta models), ``message_bytes``
+        [B], ``time_s`` [s], ``algbw_bytes_per_s``,
         ``busbw_bytes_per_s`` [B/s], ``chosen`` (the model's own choice, ``algorithm="auto"``:
         NCCL's for ``nccl``/``nccl-table``), ``best`` (the smallest time at that size, the
         model's ranking alone), ``fastest`` (the winner: the best, only when it beats the

@@ -494,13 +494,14 @@ def _eval_alpha_beta(
     value (:func:`costmodel.models.alpha_beta_rows`), the numbers ``predict_collective`` gives
     row by row (tests/test_sweep_vectorised.py)."""
     from ..models import alpha_beta_rows
+    from ..tables import NO_PROTOCOL
 
     sizes_f = sizes.astype(float)
     t, algo = alpha_beta_rows(cat["model"], cat["op"], sizes_f, nodes, gpn, base, cat["algorithm"])
     n = len(sizes)
     out = _collective_columns(
         cat, sizes_f, nodes, gpn, base, t, _Cat(np.zeros(n, dtype=np.int32), [algo]),
-        _Cat(np.zeros(n, dtype=np.int32), ["-"]),
+        _Cat(np.zeros(n, dtype=np.int32), [NO_PROTOCOL]),  # no NCCL protocol runs
     )  # fmt: skip
     out["size_bytes"] = sizes  # the grid's own values, as given
     return out
