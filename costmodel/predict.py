@@ -48,7 +48,8 @@ algorithm, protocol, level). Loading it (``cm.cluster("my-cluster")`` or a path)
 The level is ``"intra"`` for one node and ``"inter"`` for several; a fit is reused at other rank
 counts through ``s(N)`` and ``b(M, N)``. With ``algorithm="auto"`` every covering fit is
 evaluated and the fastest taken per size (NCCL also picks the fastest it believes in); a fitted
-row reports its textbook algorithm and its protocol (``"-"`` when the run did not pin one).
+row reports its textbook algorithm and its protocol (``"auto"`` when the runs did not pin one:
+NCCL chose, and which protocol it chose is not known).
 
 >>> p = predict_collective("all_reduce", [2**20, 2**30], "dgx-h100", nodes=1)
 >>> p.algorithm.tolist(), p.protocol.tolist()
@@ -136,10 +137,12 @@ class Prediction:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per size: op, model, ranks, nodes, sizes, time, bandwidths, choice, and the
-        error band (``error_band_pct``: ±%, NaN where no measurement; ``time_lo_s`` and
+        error band (``error_band_pct``: ±% to 0.01, the fitted file's precision,
+        :func:`costmodel.uncertainty.band_pct`; NaN where no measurement; ``time_lo_s`` and
         ``time_hi_s``, the time at its fast and slow ends, asymmetric; ``regime``)."""
         import pandas as pd
 
+        from .uncertainty import band_pct
         from .units import whole_bytes
 
         size = np.atleast_1d(self.message_bytes)
@@ -157,9 +160,9 @@ class Prediction:
                 "protocol": np.atleast_1d(self.protocol),
                 **(
                     {
-                        "error_band_pct": 100
-                        * np.broadcast_to(
-                            np.asarray(self.error_band.half_width, dtype=float), size.shape
+                        # ±% to 0.01, the fitted file's precision (uncertainty.band_pct)
+                        "error_band_pct": np.broadcast_to(
+                            band_pct(self.error_band.half_width), size.shape
                         ),
                         **dict(
                             zip(
@@ -494,7 +497,7 @@ def fitted_time_s(
     ...     source="example")])
     >>> t, a, p = fitted_time_s(cal, "all_reduce", [4e6], 2)   # 2 x 10 us + 4 MB / 4 GB/s
     >>> round(float(t[0]) * 1e3, 6), str(a[0]), str(p[0])
-    (1.02, 'ring', '-')
+    (1.02, 'ring', 'auto')
     """
     m = np.atleast_1d(np.asarray(message_bytes, dtype=float))
     level = "inter" if int(nodes) > 1 else "intra"
@@ -512,9 +515,8 @@ def fitted_time_s(
     best = np.argmin(times, axis=0)
     t = np.take_along_axis(times, best[None, :], axis=0)[0]
     algos = np.array([fits[i].algorithm for i in best], dtype=object).astype(str)
-    protos = np.array(
-        ["-" if fits[i].protocol == "auto" else fits[i].protocol for i in best], dtype=object
-    ).astype(str)
+    # an unpinned fit's runs let NCCL choose: "auto" says so (which protocol ran is not known)
+    protos = np.array([fits[i].protocol for i in best], dtype=object).astype(str)
     return t, algos, protos
 
 
@@ -756,16 +758,24 @@ def predict_collective(
             candidate_scale=scale,
         )
     elif model == CALIBRATED and cal is not None and cal.candidates and not cal.fabric:
-        t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
+        t, algos, protos = (
+            np.zeros_like(m1),
+            np.full(m1.shape, "none"),
+            np.full(m1.shape, T.NO_PROTOCOL),
+        )
     elif used_fits:
         assert cal is not None
         t, algos, protos = fitted_time_s(cal, op, m1, n, c.nodes, algorithm, protocol)
     elif model in (_models.LESSON, _models.TEXTBOOK):
         timer = _models.lesson_time_s if model == _models.LESSON else _models.textbook_time_s
         t, algo = timer(op, m1, c, algorithm)
-        algos, protos = np.full(m1.shape, algo), np.full(m1.shape, "-")
+        algos, protos = np.full(m1.shape, algo), np.full(m1.shape, T.NO_PROTOCOL)
     elif n < 2:
-        t, algos, protos = np.zeros_like(m1), np.full(m1.shape, "none"), np.full(m1.shape, "-")
+        t, algos, protos = (
+            np.zeros_like(m1),
+            np.full(m1.shape, "none"),
+            np.full(m1.shape, T.NO_PROTOCOL),
+        )
     elif model == "nccl-table":
         topo = cluster_topology(c, nvls=nvls, collnet_enabled=collnet_enabled)
         # m1 is 1-d, so the array form comes back (asarray passes arrays through: no copy)
@@ -860,14 +870,16 @@ def predict_collective_nodes(
     t_all, a, pr, (a_names, p_names) = realistic_rows(op, np.tile(m, len(clusters)), k, g, c0)
     algos_all, protos_all = np.asarray(a_names)[a], np.asarray(p_names)[pr]
     out = []
-    bands: dict[bool, ErrorBand] = {}  # the clusters differ in their node count only
+    # the clusters differ in their node count only; a band reads it as one node or more, and
+    # against the largest measured run (nodes and GPUs: its extrapolation note)
+    bands: dict[tuple[int, int], ErrorBand] = {}
     for i, c in enumerate(clusters):
         rows = slice(i * m.size, (i + 1) * m.size)
         t, n = t_all[rows], c.ranks
         algbw, busbw = _bandwidths(op, m, t, n)
-        band = bands.get(c.nodes > 1)  # a band reads the node count as one node or more
+        band = bands.get((c.nodes, n))
         if band is None:
-            band = bands[c.nodes > 1] = _band(model, c, n, m, False, "nccl-tests", op)
+            band = bands[(c.nodes, n)] = _band(model, c, n, m, False, "nccl-tests", op)
         out.append(
             Prediction(
                 op, n, c.nodes, model, m, t, algbw, busbw, algos_all[rows], protos_all[rows], band
@@ -920,7 +932,7 @@ def _band(
     from . import uncertainty as U
 
     if harness == "pytorch" and not used_fits and ranks >= 2:
-        b = U.error_band(model, c.fabric, c.intra_kind, c.nodes, m, op=op)
+        b = U.error_band(model, c.fabric, c.intra_kind, c.nodes, m, op=op, gpus=ranks)
         small = np.asarray(m, dtype=float) < U.ONE_MIB
 
         def cut(v: ArrayLike) -> float | np.ndarray:
@@ -954,7 +966,7 @@ def _band(
         )
     if ranks < 2:
         return U.error_band("none", c.fabric, c.intra_kind, c.nodes, m, {}, ())
-    return U.error_band(model, c.fabric, c.intra_kind, c.nodes, m, op=op)
+    return U.error_band(model, c.fabric, c.intra_kind, c.nodes, m, op=op, gpus=ranks)
 
 
 def allreduce_time_fn(
@@ -1031,8 +1043,9 @@ class AlgorithmComparison:
     ----------
     frame : pandas.DataFrame
         Long format, one row per (available algorithm, size): ``algorithm``, ``protocol`` (the
-        protocol the model picks for that algorithm at that size; ``"-"`` for the alpha-beta
-        models), ``message_bytes`` [B], ``time_s`` [s], ``algbw_bytes_per_s``,
+        protocol the model picks for that algorithm at that size; ``"none"``,
+        :data:`costmodel.tables.NO_PROTOCOL`, for the alpha-beta models), ``message_bytes``
+        [B], ``time_s`` [s], ``algbw_bytes_per_s``,
         ``busbw_bytes_per_s`` [B/s], ``chosen`` (the model's own choice, ``algorithm="auto"``:
         NCCL's for ``nccl``/``nccl-table``), ``best`` (the smallest time at that size, the
         model's ranking alone), ``fastest`` (the winner: the best, only when it beats the

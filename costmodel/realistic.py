@@ -802,7 +802,7 @@ def realistic_rows(
         gg, cc = kk // 4, kk % 4
         if gg * cc < 2 and cc == 1:  # one GPU: nothing to communicate
             a_code[rows] = a_names.setdefault("none", len(a_names))
-            p_code[rows] = p_names.setdefault("-", len(p_names))
+            p_code[rows] = p_names.setdefault(T.NO_PROTOCOL, len(p_names))
             continue
         c = _load_cluster(cluster, int(cc), int(gg))
         times, pairs = _group_times(

@@ -86,6 +86,11 @@ NCCL_ALGORITHMS: tuple[str, ...] = (
     "pat",
 )
 NCCL_PROTOCOLS: tuple[str, ...] = ("ll", "ll128", "simple")
+#: the ``protocol`` of a prediction (``protocol_used`` in the CLI's JSON and the sweep's rows)
+#: that runs no NCCL protocol: the lesson's and the textbook's alpha-beta rows (a ring of
+#: links at a bandwidth, no LL/LL128/Simple), and one GPU, where nothing is sent (its
+#: ``algorithm`` is "none" too). A word, as ``algorithm``'s "none", not a placeholder.
+NO_PROTOCOL = "none"
 # tuning.cc l.294-304: the algorithms NCCL's tuning table holds per op (any other gets no
 # bandwidth there), in that file's order. All-to-all has no table entry: NCCL runs it as
 # point-to-point sends, which costmodel.nccl models as "p2p" (nccl.P2P_ALGORITHM).

@@ -47,11 +47,15 @@ hull of the prediction and that range (5.1-42.6 ms): it still holds at least the
 five measured rows, and its note (:attr:`ErrorBand.note`) says which way the model misses and
 by how much. ``lo_measured``/``hi_measured`` keep the percentiles themselves.
 
-Decision: beyond the largest measured run of its regime (more nodes than ``max_nodes``: 20
-nodes, 1,440 GPUs across InfiniBand from 1 MiB), a band keeps its numbers and says it is
-extrapolated (:attr:`ErrorBand.extrapolated`, appended to the note): "100,000 nodes is beyond the
-largest measured run in this regime (20 nodes, 1,440 GPUs): the band is extrapolated, not
-measured at this scale". Not "± ?": the numbers are still the model's measured error in that
+Decision: beyond the largest measured run of its regime (more nodes than ``max_nodes`` or
+more GPUs than ``max_gpus``: 20 nodes, 1,440 GPUs across InfiniBand from 1 MiB; one node of 8
+GPUs below 1 MiB over NVLink, so a one-node NVL72 of 72 GPUs is beyond it), a band keeps its
+numbers and says it is extrapolated, naming the count that exceeds the run
+(:attr:`ErrorBand.extrapolated`, appended to the note): "64 nodes is beyond the largest
+measured run in this regime (20 nodes, 1,440 GPUs): the band is extrapolated, not measured at
+this scale", "72 GPUs is beyond ... (1 node, 8 GPUs) ...", "100,000 nodes and 800,000 GPUs
+are beyond ...". GPUs count as well as nodes: a 72-GPU NVLink domain is one node, yet its ring
+and its NVLink SHARP tree span nine times the GPUs of an 8-GPU node. Not "± ?": the numbers are still the model's measured error in that
 regime, the best figure there is, and any cut-off (2x, 10x the largest run) would be a constant
 with no measurement behind it. But nothing measured them at that scale, and what grows with
 scale (congestion, stragglers, deeper trees: :data:`LEAVES_OUT`) can make the real error
@@ -145,9 +149,15 @@ class ErrorBand:
     #: the largest node count among the runs the band rests on (the smallest such count over
     #: the size classes shown); 0 where not from a fitted table that records it
     max_nodes_measured: int = 0
-    #: that the prediction's node count lies beyond the largest measured run of its regime,
-    #: so the band is extrapolated (:func:`extrapolation_note`); "" within the measured range
+    #: that the prediction's node or GPU count lies beyond the largest measured run of its
+    #: regime, so the band is extrapolated (:func:`extrapolation_note`); "" within the
+    #: measured range
     extrapolated: str = ""
+    #: the largest GPU count among the runs the band rests on (as ``max_nodes_measured``)
+    max_gpus_measured: int = 0
+    #: the measured counts the prediction exceeds, "20 nodes", "8 GPUs" or "20 nodes and
+    #: 1,440 GPUs" (the app's caption: "extrapolated beyond 8 GPUs"); "" within the range
+    extrapolated_beyond: str = ""
 
     @property
     def sources(self) -> int:
@@ -196,13 +206,16 @@ def error_band(
     bands: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]] | None = None,
     measured_fabrics: tuple[str, ...] | None = None,
     op: str | None = None,
+    gpus: int | None = None,
 ) -> ErrorBand:
     """The band of a prediction from the fitted file's grouped-CV figures.
 
     ``bands[model][regime][size_class]`` holds ``half_width``, ``lo``, ``hi``, ``n_runs``,
     ``n_groups`` (default: the packaged file, :data:`costmodel.fitted_corrections.FITTED`).
     ``op``: the collective; an all-to-all across nodes in a regime with no bundled multi-node
-    all-to-all run (:data:`MULTI_NODE_ALL_TO_ALL_REGIMES`) has an unknown error.
+    all-to-all run (:data:`MULTI_NODE_ALL_TO_ALL_REGIMES`) has an unknown error. ``gpus``: the
+    prediction's GPU count (ranks), checked with ``nodes`` against the largest measured run
+    (:func:`extrapolation_note`; None: the node count alone).
     """
     if bands is None or measured_fabrics is None:
         from .fitted_corrections import FITTED
@@ -255,14 +268,13 @@ def error_band(
     one_sided = "; ".join(ways)
     if one_sided:
         note += f"; {one_sided}"
-    extrapolated = extrapolation_note(table, nodes, m)
+    extrapolated, beyond = _extrapolation(table, nodes, gpus, m)
     if extrapolated:
         note += f"; {extrapolated}"
-    measured_nodes = [
-        int(table[sc]["max_nodes"])
-        for sc, has in present.items()
-        if has and "max_nodes" in table[sc]
-    ]
+    measured_nodes, measured_gpus = (
+        [int(table[sc][key]) for sc, has in present.items() if has and key in table[sc]]
+        for key in ("max_nodes", "max_gpus")
+    )
     lo, hi = band_hull(lo_m, hi_m)
     return ErrorBand(
         model,
@@ -279,46 +291,91 @@ def error_band(
         one_sided,
         min(measured_nodes, default=0),
         extrapolated,
+        min(measured_gpus, default=0),
+        beyond,
     )
 
 
-def extrapolation_note(table: Mapping[str, Mapping[str, float]], nodes: int, message_bytes) -> str:
-    """That a prediction on ``nodes`` nodes lies beyond the largest measured run its band rests
-    on, so the band is extrapolated; ``""`` within the measured range.
+def extrapolation_note(
+    table: Mapping[str, Mapping[str, float]],
+    nodes: int,
+    message_bytes,
+    gpus: int | None = None,
+) -> str:
+    """That a prediction on ``nodes`` nodes (``gpus`` GPUs in all) lies beyond the largest
+    measured run its band rests on, so the band is extrapolated; ``""`` within the measured
+    range.
 
     ``table``: one regime's band cells by size class (``FITTED.bands[model][regime]``), each with
     ``max_nodes`` and ``max_gpus``, the largest run among those the grouped CV used in that
     regime and size class (``scripts/fit_corrections.py``, ``band_of``); a cell without them
     (a file written before they were recorded) says nothing. Only the size classes of
-    ``message_bytes`` count. The band keeps its numbers beyond that run (the module docstring's
-    decision): this note is what says they were never measured at that scale.
+    ``message_bytes`` count. A prediction is beyond a run when either count exceeds the run's
+    (more nodes, or more GPUs: a one-node NVL72's 72 GPUs against a regime measured on 8), and
+    the note names the count (or both) that does. ``gpus`` None: the node count alone. The band
+    keeps its numbers beyond that run (the module docstring's decision): this note is what
+    says they were never measured at that scale.
 
     >>> cell = {"max_nodes": 20.0, "max_gpus": 1440.0}
-    >>> extrapolation_note({"ge1MiB": cell, "lt1MiB": cell}, 20, 2**30)
+    >>> extrapolation_note({"ge1MiB": cell, "lt1MiB": cell}, 20, 2**30, gpus=160)
     ''
-    >>> extrapolation_note({"ge1MiB": cell, "lt1MiB": cell}, 64, 2**30)
+    >>> extrapolation_note({"ge1MiB": cell, "lt1MiB": cell}, 64, 2**30, gpus=512)
     '64 nodes is beyond the largest measured run in this regime (20 nodes, 1,440 GPUs): the band is extrapolated, not measured at this scale'
+    >>> one = {"max_nodes": 1.0, "max_gpus": 8.0}
+    >>> extrapolation_note({"ge1MiB": one, "lt1MiB": one}, 1, 1024, gpus=72)
+    '72 GPUs is beyond the largest measured run in this regime (1 node, 8 GPUs): the band is extrapolated, not measured at this scale'
     """
+    return _extrapolation(table, nodes, gpus, message_bytes)[0]
+
+
+def _extrapolation(
+    table: Mapping[str, Mapping[str, float]], nodes: int, gpus: int | None, message_bytes
+) -> tuple[str, str]:
+    """(:func:`extrapolation_note`, the measured counts exceeded: "20 nodes", "8 GPUs" or "20
+    nodes and 1,440 GPUs", the smallest over the size classes shown; ``""`` each within the
+    measured range)."""
     m = np.asarray(message_bytes, dtype=float)
     present = {"ge1MiB": bool(np.any(m >= ONE_MIB)), "lt1MiB": bool(np.any(m < ONE_MIB))}
     over = []
+    node_limits: list[int] = []
+    gpu_limits: list[int] = []
     for sc, label in (("ge1MiB", "from 1 MiB"), ("lt1MiB", "below 1 MiB")):
         cell = table.get(sc, {})
-        if present[sc] and "max_nodes" in cell and int(nodes) > int(cell["max_nodes"]):
-            run = format_counted(int(cell["max_nodes"]), "node")
-            if "max_gpus" in cell:
-                run += f", {format_counted(int(cell['max_gpus']), 'GPU')}"
-            over.append((label, run))
+        if not present[sc] or "max_nodes" not in cell:
+            continue
+        more_nodes = int(nodes) > int(cell["max_nodes"])
+        more_gpus = gpus is not None and "max_gpus" in cell and int(gpus) > int(cell["max_gpus"])
+        if not (more_nodes or more_gpus):
+            continue
+        if more_nodes:
+            node_limits.append(int(cell["max_nodes"]))
+        if more_gpus:
+            gpu_limits.append(int(cell["max_gpus"]))
+        run = format_counted(int(cell["max_nodes"]), "node")
+        if "max_gpus" in cell:
+            run += f", {format_counted(int(cell['max_gpus']), 'GPU')}"
+        over.append((label, run))
     if not over:
-        return ""
+        return "", ""
     if all(present.values()):  # sizes on both sides of 1 MiB: say which class each run is
         runs = "; ".join(f"{run} {label}" for label, run in over)
     else:
         runs = over[0][1]
-    return (
-        f"{format_counted(int(nodes), 'node')} is beyond the largest measured run in this "
+    counts = []  # what the prediction has more of than the run: nodes, GPUs or both
+    beyond = []
+    if node_limits:
+        counts.append(format_counted(int(nodes), "node"))
+        beyond.append(format_counted(min(node_limits), "node"))
+    if gpu_limits:
+        assert gpus is not None
+        counts.append(format_counted(int(gpus), "GPU"))
+        beyond.append(format_counted(min(gpu_limits), "GPU"))
+    verb = "are" if len(counts) > 1 else "is"
+    note = (
+        f"{' and '.join(counts)} {verb} beyond the largest measured run in this "
         f"regime ({runs}): the band is extrapolated, not measured at this scale"
     )
+    return note, " and ".join(beyond)
 
 
 def max_nodes_measured(
@@ -330,12 +387,63 @@ def max_nodes_measured(
     """Per row: the largest node count among the runs the band of (``model``, the row's
     regime, its size class) rests on (``max_nodes`` of the band cell, written by
     ``scripts/fit_corrections.py``); NaN where the cell or its record is missing. A row on more
-    nodes than this has an extrapolated band (:func:`extrapolation_note`): the sweep's
-    ``band_extrapolated`` column is ``nodes > max_nodes_measured`` where the band is known.
+    nodes than this, or more GPUs than :func:`max_gpus_measured`, has an extrapolated band
+    (:func:`band_extrapolated`, :func:`extrapolation_note`).
 
     >>> max_nodes_measured("nccl", ["multi-node-infiniband", "no-such-regime"], [2**30, 2**30])
     array([20., nan])
     """
+    return _measured("max_nodes", model, regimes, message_bytes, bands)
+
+
+def max_gpus_measured(
+    model: str,
+    regimes,
+    message_bytes,
+    bands: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]] | None = None,
+) -> np.ndarray:
+    """Per row: the largest GPU count among the runs the band of (``model``, the row's regime,
+    its size class) rests on (``max_gpus`` of the band cell); NaN where it is missing.
+
+    >>> max_gpus_measured("nccl", ["single-node-nvlink"] * 2, [1024, 2**30])
+    array([ 8., 72.])
+    """
+    return _measured("max_gpus", model, regimes, message_bytes, bands)
+
+
+def band_extrapolated(
+    model: str,
+    regimes,
+    message_bytes,
+    nodes,
+    gpus,
+    bands: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]] | None = None,
+) -> np.ndarray:
+    """Per row: whether its band is extrapolated, the rows' form of :func:`extrapolation_note`
+    (a sweep's ``band_extrapolated`` column): more ``nodes`` than :func:`max_nodes_measured`
+    or more ``gpus`` than :func:`max_gpus_measured` of its regime and size class. False where
+    the cell or its record is missing (the caller also clears rows whose band is unknown).
+
+    >>> band_extrapolated("nccl", ["single-node-nvlink"] * 3, [1024, 2**30, 1024], 1, [72, 72, 8])
+    array([ True, False, False])
+    """
+    most_nodes = max_nodes_measured(model, regimes, message_bytes, bands)
+    most_gpus = max_gpus_measured(model, regimes, message_bytes, bands)
+    n = np.broadcast_to(np.asarray(nodes, dtype=float), most_nodes.shape)
+    g = np.broadcast_to(np.asarray(gpus, dtype=float), most_gpus.shape)
+    with np.errstate(invalid="ignore"):  # NaN (no record) compares False
+        return (n > most_nodes) | (g > most_gpus)
+
+
+def _measured(
+    key: str,
+    model: str,
+    regimes,
+    message_bytes,
+    bands: Mapping[str, Mapping[str, Mapping[str, Mapping[str, float]]]] | None,
+) -> np.ndarray:
+    """Per row: ``key`` (``max_nodes`` or ``max_gpus``) of the band cell of (``model``, the
+    row's regime, its size class); NaN where the cell or its record is missing."""
     if bands is None:
         from .fitted_corrections import FITTED
 
@@ -347,8 +455,8 @@ def max_nodes_measured(
     for r in dict.fromkeys(reg.ravel().tolist()):
         for sc, sel_size in (("ge1MiB", m >= ONE_MIB), ("lt1MiB", m < ONE_MIB)):
             cell = table.get(str(r), {}).get(sc, {})
-            if "max_nodes" in cell:
-                out[(reg == r) & sel_size] = float(cell["max_nodes"])
+            if key in cell:
+                out[(reg == r) & sel_size] = float(cell[key])
     return out
 
 
@@ -406,10 +514,31 @@ def weighted_quantile(values, weights, q: float) -> float:
     return float(np.interp(q, cdf, v))
 
 
+#: decimals of ``error_band_pct``: the fitted file records ``half_width`` to four decimals
+#: (``scripts/fit_corrections.py``), so its percentage is meaningful to 0.01, no further
+BAND_PCT_DECIMALS = 2
+
+
+def band_pct(half_width) -> Any:
+    """``error_band_pct`` of a band's ``half_width`` (a fraction): the ± in percent, rounded
+    to :data:`BAND_PCT_DECIMALS` (0.01), the precision the fitted file records. Without the
+    rounding ``100 * 0.3773`` is ``37.730000000000004`` in every CSV and JSON; with it, the
+    column is the file's own figure. NaN stays NaN; scalars give floats, arrays arrays.
+
+    >>> band_pct(0.3773), band_pct(float("nan"))
+    (37.73, nan)
+    >>> band_pct([0.4895, 0.2093]).tolist()
+    [48.95, 20.93]
+    """
+    pct = np.round(100.0 * np.asarray(half_width, dtype=float), BAND_PCT_DECIMALS)
+    return float(pct) if pct.ndim == 0 else pct
+
+
 def band_columns(
     model: str, fabric: str, intra_kind: str, nodes, message_bytes, op: str | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Sweep columns per row: ``error_band_pct`` (±%, NaN where unmeasured) and ``regime``.
+    """Sweep columns per row: ``error_band_pct`` (±% to 0.01, :func:`band_pct`; NaN where
+    unmeasured) and ``regime``.
 
     >>> pct, reg = band_columns("nccl", "tcpxo", "nvswitch", [1, 2], [2**20, 2**20])
     >>> reg.tolist(), bool(np.isnan(pct[1]))
@@ -438,7 +567,7 @@ def band_arrays(
     for n1 in np.unique(np.minimum(nodes, 2)):  # regimes depend on 1 vs several nodes only
         sel = np.minimum(nodes, 2) == n1
         b = error_band(model, fabric, intra_kind, int(n1), m[sel], op=op)
-        pct[sel] = 100.0 * np.asarray(b.half_width, dtype=float)
+        pct[sel] = band_pct(b.half_width)
         lo[sel] = np.asarray(b.lo, dtype=float)
         hi[sel] = np.asarray(b.hi, dtype=float)
         reg[sel] = b.regime

@@ -223,7 +223,7 @@ def test_all_to_all_reads_as_the_pairwise_exchange_everywhere():
         )
     )
     assert_clean(at)
-    assert metrics(at)["Algorithm / protocol"] == "pairwise / -"
+    assert metrics(at)["Algorithm / protocol"] == "pairwise / none"  # no NCCL protocol
     (rows,) = [g.value for g in at.dataframe if "model's choice" in g.value.columns]
     chosen = rows[rows["model's choice"] == "yes"]["algorithm"].tolist()
     assert chosen == ["pairwise"], rows

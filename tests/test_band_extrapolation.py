@@ -1,4 +1,4 @@
-"""The error band knows the node range it was measured on: the largest bundled run of each
+"""The error band knows the node and GPU range it was measured on: the largest bundled run of each
 regime (recorded by scripts/fit_corrections.py with the bands), and a prediction beyond it keeps
 the band's numbers but says, on the API, the CLI and the app, that the band is extrapolated."""
 
@@ -81,7 +81,9 @@ def test_a_prediction_beyond_it_keeps_the_numbers_and_says_extrapolated(nodes):
     # the decision: the same regime's numbers, marked, not dropped
     assert b.measured and (b.half_width, b.lo, b.hi) == (inside.half_width, inside.lo, inside.hi)
     gpus = int(FITTED.bands["nccl"]["multi-node-infiniband"]["ge1MiB"]["max_gpus"])
-    said = f"{n:,} nodes is {EXTRAPOLATED} ({largest:,} nodes, {gpus:,} GPUs)"
+    ranks = n * load_cluster("dgx-h100").gpus_per_node  # beyond the run's GPUs too: says both
+    counts = f"{n:,} nodes and {ranks:,} GPUs are" if ranks > gpus else f"{n:,} nodes is"
+    said = f"{counts} {EXTRAPOLATED} ({largest:,} nodes, {gpus:,} GPUs)"
     assert said in b.extrapolated and "extrapolated" in b.extrapolated
     assert b.extrapolated in b.note
 
@@ -113,10 +115,11 @@ def test_the_cli_says_extrapolated_beyond_the_largest_run_only():
     common = ("all_reduce", "--size", "14GB", "--cluster", "dgx-h100", "--nodes")
     assert EXTRAPOLATED not in _cli("collective", *common, str(largest))
     far = _cli("collective", *common, "100000")
-    assert f"100,000 nodes is {EXTRAPOLATED} ({largest:,} nodes" in far
+    both = "100,000 nodes and 800,000 GPUs are"  # 8 GPUs per node: beyond both counts
+    assert f"{both} {EXTRAPOLATED} ({largest:,} nodes" in far
     assert "±" in far  # the band's number stays
     pred = _cli("predict", "--cluster", "dgx-h100", "--nodes", "100000", "-s", "14GB")
-    assert f"100,000 nodes is {EXTRAPOLATED} ({largest:,} nodes" in pred
+    assert f"{both} {EXTRAPOLATED} ({largest:,} nodes" in pred
 
 
 def test_the_collectives_page_caption_says_extrapolated():

@@ -133,9 +133,10 @@ def _band_note(df: Any) -> str:
 
 
 def _extrapolated(df: Any) -> str:
-    """For each shown band (regime) whose rows go beyond the largest measured run of that regime,
-    :func:`costmodel.uncertainty.extrapolation_note` of its largest node count (the ``band:``
-    line under the table, as the API's ``ErrorBand.extrapolated``). ``""`` where none does."""
+    """For each shown band (regime) whose rows go beyond the largest measured run of that regime
+    (more nodes or more GPUs), :func:`costmodel.uncertainty.extrapolation_note` of its widest
+    such cluster, by node count and then GPUs (the ``band:`` line under the table, as the API's
+    ``ErrorBand.extrapolated``). ``""`` where none does."""
     import numpy as np
 
     from ..fitted_corrections import FITTED
@@ -152,11 +153,16 @@ def _extrapolated(df: Any) -> str:
         if r not in bands or not shown.any():
             continue
         nodes = np.asarray(df["nodes"], dtype=np.int64)[shown]
-        widest = nodes == nodes.max()
-        sizes = np.asarray(df[size], dtype=float)[shown][widest]
-        note = extrapolation_note(bands[r], int(nodes.max()), sizes)
-        if note:
-            notes.append(f"{r}, {note}")
+        # the GPUs of each row (its ranks); without the column, the node count alone
+        ranks = df["ranks"] if "ranks" in df.columns else np.full(len(df), -1)
+        gpus = np.asarray(ranks, dtype=np.int64)[shown]
+        sizes = np.asarray(df[size], dtype=float)[shown]
+        for n, g in sorted(set(zip(nodes.tolist(), gpus.tolist(), strict=True)), reverse=True):
+            here = (nodes == n) & (gpus == g)  # the widest cluster beyond the run first
+            note = extrapolation_note(bands[r], n, sizes[here], gpus=g if g >= 0 else None)
+            if note:
+                notes.append(f"{r}, {note}")
+                break
     return "; ".join(notes)
 
 

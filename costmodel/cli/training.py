@@ -339,7 +339,8 @@ def memory(
             help="Data-parallel strategy, as `costmodel step --strategy` takes it: ddp, zero1, "
             "zero2, fsdp or hsdp (default: --zero's; ddp when neither is given); all: every "
             "layout `step --strategy all` ranks (fsdp with and without resharding, hsdp at each "
-            "group that fits a node), with --cluster, each row the memory sweep's."
+            "group that fits a node, or a slice of --gpus-per-node), with --cluster, each row "
+            "the memory sweep's."
         ),
     ] = None,
     group_size: Annotated[
@@ -412,9 +413,11 @@ def memory(
 
     --strategy all lists every layout `step --strategy all` ranks (ddp, zero1, zero2, fsdp with
     and without resharding, hsdp at each group that divides the ranks and fits a node of
-    --cluster, which it needs) with its memory per GPU and fit, each row the memory sweep's
-    `strategy=all` row (--json: the sweep's columns); --group-size, --reshard, --zero and
-    --gpus-per-node name one layout or a slice and are refused with it.
+    --cluster, which it needs; with --gpus-per-node G, each hsdp group that fits a slice of G
+    GPUs of it, as `step --strategy all --gpus-per-node G` ranks) with its memory per GPU and
+    fit, each row the memory sweep's `strategy=all` row (--json: the sweep's columns, and
+    gpus_per_node with --gpus-per-node); --group-size, --reshard and --zero name one layout and
+    are refused with it.
 
     Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
 
@@ -447,7 +450,7 @@ def memory(
     ranks = _ranks_of_nodes(ranks, nodes, cluster, gpus_per_node) or 1
     st = _strategy_of(strategy, zero)  # --zero 3 --strategy hsdp agree; --zero 1 does not
     if st == "all":
-        _check_memory_all(cluster, gpu_memory, gpus_per_node, group_size, reshard, zero)
+        _check_memory_all(cluster, gpu_memory, group_size, reshard, zero)
     zero = ZERO_STAGE["fsdp" if st == "all" else st]
     from ..models import MODELS, NCCL_TABLE
 
@@ -490,6 +493,8 @@ def memory(
         axes: dict[str, Any] = dict(
             preset=cluster, strategy="all", ranks=ranks, recipe=recipe, **_overheads_axes(
                 cuda_context, fragmentation))  # fmt: skip
+        if gpus_per_node is not None:  # a slice of each node: hsdp's groups fit the slice
+            axes["gpus_per_node"] = [gpus_per_node]
         axes.update(params=[p_given]) if arch is None else axes.update(arch=arch)
         if act is not None:
             axes["activations"] = [act]
@@ -710,14 +715,13 @@ def memory(
 def _check_memory_all(
     cluster: str | None,
     gpu_memory: str | None,
-    gpus_per_node: int | None,
     group_size: int | None,
     reshard: bool | None,
     zero: int | None,
 ) -> None:
     """``memory --strategy all``'s refusals: it is the memory sweep's ``strategy=all`` on the
-    preset's node (hsdp's groups are those that fit it), so it needs --cluster, and the options
-    naming one layout or a slice of the node have nothing to set."""
+    preset's node or a slice of it (hsdp's groups are those that fit it), so it needs
+    --cluster, and the options naming one layout have nothing to set."""
     if cluster is None:
         raise ValueError(
             "--strategy all: lists every layout `step --strategy all` ranks on a cluster's node "
@@ -727,13 +731,13 @@ def _check_memory_all(
     for name, value in (
         ("--group-size", group_size),
         ("--reshard/--no-reshard", reshard),
-        ("--gpus-per-node", gpus_per_node),
         ("--zero-stage", zero or None),
     ):
         if value is not None:
             raise ValueError(
                 f"{name}: --strategy all sizes every layout (each stage, fsdp with and without "
-                "resharding, every hsdp group that fits a whole node); give --strategy NAME for one"
+                "resharding, every hsdp group that fits a node or its --gpus-per-node slice); give "
+                "--strategy NAME for one"
             )
 
 
@@ -766,10 +770,12 @@ def _memory_all_out(axes: dict[str, Any], arch: str | None, as_json: bool) -> No
         return
     first = rows[0]
     what = arch or f"{units.format_count(float(first['params']))} params"
+    gpn = axes.get("gpus_per_node", [None])[0]
+    where = "" if gpn is None else f", {units.format_counted(int(gpn), 'GPU')} of each node"
     typer.echo(
         f"{what}, {axes['recipe']}, on {units.format_counted(int(axes['ranks']), 'rank')} of "
-        f"{axes['preset']} ({units.format_bytes(first['gpu_memory_GB'] * 1e9)} per GPU): every "
-        "layout `step --strategy all` ranks, memory per GPU"
+        f"{axes['preset']}{where} ({units.format_bytes(first['gpu_memory_GB'] * 1e9)} per GPU): "
+        "every layout `step --strategy all` ranks, memory per GPU"
     )
     typer.echo(cli_words(str(first["notes"])))  # the activations' line, then what is left out
     typer.echo(f"{'layout':<20}{'memory/GPU':>12}  fits")

@@ -243,6 +243,7 @@ def _collective_rows(
     """Preset collective rows (``sizes`` [B] on ``nodes`` x ``gpn`` GPUs) through the model's
     road: vectorized NCCL, vectorized alpha-beta, or ``predict_collective`` per cluster."""
     from .. import predict
+    from ..uncertainty import band_pct
 
     n = len(sizes)
     if cat["model"] in ("nccl", "nccl-table") and base.calibration is None:
@@ -287,7 +288,7 @@ def _collective_rows(
         band = pred.error_band
         assert band is not None  # predict_collective always sets one
         shape = (int(np.count_nonzero(mask)),)
-        pct[mask] = 100.0 * np.broadcast_to(np.asarray(band.half_width, dtype=float), shape)
+        pct[mask] = np.broadcast_to(band_pct(band.half_width), shape)
         fast, slow = band.time_bounds(pred.time_s)
         lo[mask] = np.broadcast_to(fast, shape)
         hi[mask] = np.broadcast_to(slow, shape)
@@ -306,21 +307,23 @@ def _collective_rows(
         "time_hi_s": hi,
         "regime": _categorical(reg_parts, n),
         "band_note": _categorical(note_parts, n),
-        "band_extrapolated": _extrapolated(cat["model"], reg_rows, sizes, nodes, pct),
+        "band_extrapolated": _extrapolated(cat["model"], reg_rows, sizes, nodes, nodes * gpn, pct),
         "memory_note": _memory_note_col(sizes, base),
     }
 
 
-def _extrapolated(model: str, regimes: Any, sizes: Any, nodes: Any, pct: Any) -> np.ndarray:
-    """``band_extrapolated``: the row's band is known and its node count is beyond the largest
-    run that band rests on (:func:`costmodel.uncertainty.max_nodes_measured`), the sweep's
-    form of the note ``costmodel collective`` and the API's ``ErrorBand.extrapolated`` give:
-    the band's numbers are kept, never measured at that scale."""
-    from ..uncertainty import max_nodes_measured
+def _extrapolated(
+    model: str, regimes: Any, sizes: Any, nodes: Any, ranks: Any, pct: Any
+) -> np.ndarray:
+    """``band_extrapolated``: the row's band is known and its node count or its GPU count
+    (``ranks``) is beyond the largest run that band rests on
+    (:func:`costmodel.uncertainty.band_extrapolated`), the sweep's form of the note
+    ``costmodel collective`` and the API's ``ErrorBand.extrapolated`` give: the band's numbers
+    are kept, never measured at that scale."""
+    from ..uncertainty import band_extrapolated
 
-    most = max_nodes_measured(model, regimes, np.asarray(sizes, dtype=float))
-    with np.errstate(invalid="ignore"):
-        return (np.asarray(nodes, dtype=float) > most) & ~np.isnan(np.asarray(pct, dtype=float))
+    far = band_extrapolated(model, regimes, np.asarray(sizes, dtype=float), nodes, ranks)
+    return far & ~np.isnan(np.asarray(pct, dtype=float))
 
 
 def _memory_note_col(sizes: np.ndarray, cluster: Any) -> _Cat:
@@ -351,11 +354,13 @@ def _band_cols(
     model: str,
     base: Any,
     nodes: np.ndarray,
+    ranks: np.ndarray,
     sizes: np.ndarray,
     time_s: np.ndarray,
     op: str | None = None,
 ) -> dict[str, Any]:
-    """``error_band_pct`` (±% from grouped CV, NaN where the regime has no measurement; a
+    """``error_band_pct`` (±% from grouped CV to 0.01, the precision of the fitted file:
+    :func:`costmodel.uncertainty.band_pct`; NaN where the regime has no measurement; a
     calibrated cluster's rows take predict_collective's band instead), ``time_lo_s`` and ``time_hi_s`` (the time at the band's fast and
     slow ends, ``time / hi`` and ``time / lo``: the asymmetric band the ± summarises, as
     :meth:`costmodel.uncertainty.ErrorBand.time_bounds`), ``regime``
@@ -398,7 +403,7 @@ def _band_cols(
         "regime": _Cat(reg_code.astype(np.int32)[pair_code], [str(r) for r in reg_names]),
         "band_note": _Cat(note_code.astype(np.int32)[pair_code], [str(r) for r in note_names]),
         "band_extrapolated": _extrapolated(
-            model, np.asarray(reg_u, dtype=object)[pair_code], sizes, nodes, pct
+            model, np.asarray(reg_u, dtype=object)[pair_code], sizes, nodes, ranks, pct
         ),
     }
 
@@ -477,7 +482,7 @@ def _collective_columns(
         "busbw_GBps": busbw / _GB,
         "algorithm_used": algorithm_used,
         "protocol_used": protocol_used,
-        **_band_cols(cat["model"], base, nodes, sizes, t, op=cat["op"]),
+        **_band_cols(cat["model"], base, nodes, ranks, sizes, t, op=cat["op"]),
         "memory_note": _memory_note_col(sizes, base),
     }
 
@@ -489,13 +494,14 @@ def _eval_alpha_beta(
     value (:func:`costmodel.models.alpha_beta_rows`), the numbers ``predict_collective`` gives
     row by row (tests/test_sweep_vectorised.py)."""
     from ..models import alpha_beta_rows
+    from ..tables import NO_PROTOCOL
 
     sizes_f = sizes.astype(float)
     t, algo = alpha_beta_rows(cat["model"], cat["op"], sizes_f, nodes, gpn, base, cat["algorithm"])
     n = len(sizes)
     out = _collective_columns(
         cat, sizes_f, nodes, gpn, base, t, _Cat(np.zeros(n, dtype=np.int32), [algo]),
-        _Cat(np.zeros(n, dtype=np.int32), ["-"]),
+        _Cat(np.zeros(n, dtype=np.int32), [NO_PROTOCOL]),  # no NCCL protocol runs
     )  # fmt: skip
     out["size_bytes"] = sizes  # the grid's own values, as given
     return out
@@ -543,13 +549,13 @@ def _eval_collective_link(cat: dict[str, Any], num: dict[str, np.ndarray]) -> di
 def memory_layout_of(cat: dict[str, Any], ranks: int, get_cluster: Any = None) -> dict[str, Any]:
     """:func:`costmodel.strategy.memory.stage_memory`'s layout keywords of a memory sweep row
     on ``ranks`` ranks: ``cat``'s ``strategy``, ``group_size`` and ``reshard_after_forward``,
-    with the preset's node as hsdp's default group
-    (:func:`costmodel.strategy.memory.memory_layout`, the rule of ``costmodel memory
-    --strategy``)."""
+    with the preset's node (or ``cat``'s ``gpus_per_node``, a slice of it) as hsdp's default
+    group (:func:`costmodel.strategy.memory.memory_layout`, the rule of ``costmodel memory
+    --strategy`` and ``--gpus-per-node``)."""
     from ..strategy.memory import memory_layout
 
-    gpn = None
-    if cat.get("preset") is not None and get_cluster is not None:
+    gpn = cat.get("gpus_per_node")
+    if gpn is None and cat.get("preset") is not None and get_cluster is not None:
         gpn = int(get_cluster(cat["preset"], 1, None).gpus_per_node)
     group = cat.get("group_size")
     return memory_layout(
@@ -637,6 +643,7 @@ def _eval_memory(
     out: dict[str, Any] = {
         "recipe": cat["recipe"],
         **lay_cols,
+        **_slice_column(cat, len(params)),
         "ranks": ranks,
         "params": params,
         **_overhead_columns(cat, len(params)),
@@ -678,6 +685,14 @@ def _overhead_columns(cat: dict[str, Any], n: int) -> dict[str, np.ndarray]:
     (``cuda_context_bytes`` [B], ``fragmentation`` [-])."""
     ctx, frag = _overheads(cat)
     return {"cuda_context_bytes": np.full(n, ctx), "fragmentation": np.full(n, frag)}
+
+
+def _slice_column(cat: dict[str, Any], n: int) -> dict[str, np.ndarray]:
+    """``gpus_per_node`` of a memory sweep whose grid slices each preset's node (``costmodel
+    memory --gpus-per-node``), written before ``ranks`` as a step sweep writes its slice; no
+    column where the grid has no such axis (the preset's whole node)."""
+    gpn = cat.get("gpus_per_node")
+    return {} if gpn is None else {"gpus_per_node": np.full(n, int(gpn), dtype=np.int64)}
 
 
 def _memory_fits(
@@ -738,6 +753,7 @@ def _eval_memory_arch(
         "recompute": cat["recompute"],
         "loss": cat["loss"],
         "flash_attention": np.full(n, bool(cat["flash_attention"])),
+        **_slice_column(cat, n),
         "ranks": ranks,
         "sequence_length": seq,
         "micro_batch": micro,

@@ -262,6 +262,9 @@ AXES: dict[str, dict[str, Axis]] = {
             # settings of each block (a value per block, as recompute is), not per row
             _CUDA_CONTEXT,
             _FRAGMENTATION,
+            # a slice of each preset's node (costmodel memory --gpus-per-node): hsdp's default
+            # group and the layouts strategy=all lists; a setting of each block, not per row
+            _GPUS_PER_NODE,
         )
     },
     "step": {
@@ -875,7 +878,19 @@ def _check_memory(a: dict[str, list[Any]]) -> None:
         activations="activations" in a,
         arch_hint="arch=NAME",
     )
-    _check_at_least_one(a, ("ranks",))
+    _check_at_least_one(a, ("ranks", "gpus_per_node"))
+    if "gpus_per_node" in a:  # a slice of each preset's node, as costmodel memory --gpus-per-node
+        if "preset" not in a:
+            raise ValueError(
+                "gpus_per_node: a slice of each preset's node (hsdp's default group, the "
+                "layouts strategy=all lists); set preset=NAME too"
+            )
+        from .. import presets
+
+        for name in _presets(a["preset"], a):
+            for v in a["gpus_per_node"]:
+                # raises "gpus_per_node: ..."
+                presets.cluster(name, gpus_per_node=int(v), field="preset")
     if any(z not in (0, 1, 2, 3) for z in a.get("zero_stage", [0])):
         raise ValueError("zero_stage: allowed 0, 1, 2, 3")
     _check_memory_layout(a)
@@ -969,7 +984,9 @@ def _check_memory_layout(a: dict[str, list[Any]]) -> None:
     from ..strategy.memory import memory_layout
 
     nodes: list[int | None] = [None]
-    if "preset" in a:
+    if "gpus_per_node" in a:  # the slice of each node (checked against each preset above)
+        nodes = [int(v) for v in a["gpus_per_node"]]
+    elif "preset" in a:
         from .. import presets
 
         nodes = [
@@ -1330,6 +1347,10 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             # the memory's overheads (costmodel memory --cuda-context, --fragmentation)
             "cuda_context": a.get("cuda_context", [0.0]),
             "fragmentation": a.get("fragmentation", [0.0]),
+            # the node slice (costmodel memory --gpus-per-node); None: the preset's whole node
+            "gpus_per_node": [int(v) for v in a["gpus_per_node"]]
+            if "gpus_per_node" in a
+            else [None],
         }
         if strategies == ["all"]:
             yield from _all_memory_combos(a, mem, numeric)
@@ -1392,8 +1413,9 @@ def _all_memory_combos(
     one block per layout ``costmodel step --strategy all`` ranks on that many ranks of the
     preset's node (:func:`costmodel.strategy.advisor.candidate_layouts`: ddp, zero1, zero2,
     fsdp with and without resharding, hsdp at each group that divides the ranks and fits the
-    node), in the advisor's order; ``cat`` holds the layout's keywords and ``pinned`` the
-    block's ``ranks``. The list ``costmodel memory --strategy all`` prints."""
+    node, or the slice of it ``gpus_per_node`` gives), in the advisor's order; ``cat`` holds
+    the layout's keywords and ``pinned`` the block's ``ranks``. The list ``costmodel memory
+    --strategy all`` prints (with ``--gpus-per-node``: that slice)."""
     from .. import presets
     from ..strategy.advisor import candidate_layouts
 
@@ -1404,8 +1426,9 @@ def _all_memory_combos(
         name = cat["preset"]
         if name not in gpn:
             gpn[name] = int(presets.cluster(name, field="preset").gpus_per_node)
+        per_node = gpn[name] if cat["gpus_per_node"] is None else int(cat["gpus_per_node"])
         for ranks in a.get("ranks", [1]):
-            for kw in candidate_layouts(int(ranks), gpn[name]):
+            for kw in candidate_layouts(int(ranks), per_node):
                 yield (
                     {
                         **cat,

@@ -895,7 +895,7 @@ def band_check(comparison: pd.DataFrame, cluster: str, model: str) -> BandCheck:
                     op, size[sel], base, nodes=k, gpus_per_node=max(1, n // k), model=model
                 ).error_band
             assert b is not None  # predict_collective always sets one
-            pct[sel] = 100.0 * np.broadcast_to(np.asarray(b.half_width, dtype=float), sel.sum())
+            pct[sel] = np.broadcast_to(uncertainty.band_pct(b.half_width), sel.sum())
             regime[sel] = b.regime
             if not b.measured:
                 notes.append(b.note)

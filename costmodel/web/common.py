@@ -1663,7 +1663,7 @@ def accuracy_caption(band: Any, *, where: str = "", time_s: float | None = None)
             # a model that misses one way: its band runs from its prediction to the runs'
         )
         if getattr(band, "extrapolated", ""):  # beyond the largest measured run: on screen
-            head = head[:-2] + f"; extrapolated beyond {band.max_nodes_measured:,} nodes)."
+            head = head[:-2] + f"; extrapolated beyond {band.extrapolated_beyond})."  # nodes, GPUs
             detail += f" {sentence(band.extrapolated)}."
     else:
         head = f"Expected error unknown{where} ({band.regime})."
