@@ -130,11 +130,12 @@ def _log() -> tuple[bytes | None, str | None, bool]:
 CALIBRATION_BOX = "Calibration TOML"
 
 
-def _calibration() -> tuple[bytes, str, object] | None | bool:
+def _calibration(show: bool = True) -> tuple[bytes, str, object] | None | bool:
     """The optional calibration file (``costmodel calibrate``'s TOML), drawn under the log's
     uploader: ``(bytes, file name, loaded Calibration)``, None when none is uploaded, or False
     after a red message naming the box (a file that is not a calibration). With one, the page
-    predicts as ``validate compare --calibration`` does: the calibration's fits, not a preset."""
+    predicts as ``validate compare --calibration`` does: the calibration's fits, not a preset.
+    ``show=False``: a refused file's message is left to the caller (said once, above)."""
     upload = kept_upload(  # kept over a page switch, as the log is
         st,
         f"{CALIBRATION_BOX} (optional; from costmodel calibrate)",
@@ -150,7 +151,8 @@ def _calibration() -> tuple[bytes, str, object] | None | bool:
     try:
         loaded = data.uploaded_calibration(content, cal_name)
     except ValueError as exc:
-        show_error(CALIBRATION_BOX, exc)
+        if show:
+            show_error(CALIBRATION_BOX, exc)
         return False
     return content, cal_name, loaded
 
@@ -376,8 +378,9 @@ def _facts_caption(
         assumed.append(
             f"cluster = {cluster} (the log names no GPU a preset has: check the cluster)"
         )
-    elif cluster == detected:
-        assumed.append(f"cluster = {cluster} (the log's GPU and GPUs per node)")
+    elif cluster == detected:  # a results file's rows, as validate compare says it
+        own = "the rows'" if read.op_source == "the rows" else "the log's"  # type: ignore[attr-defined]
+        assumed.append(f"cluster = {cluster} ({own} GPU and GPUs per node)")
     text = "From the log: " + ("; ".join(stated) or "the result rows") + "."
     if assumed:
         text += " Assumed (change the inputs above if wrong): " + "; ".join(assumed) + "."
@@ -406,7 +409,7 @@ def render() -> None:
     if results_file(name):  # the rows name their ops and GPUs per node: said, not ignored
         st.caption(plain(RESULTS_BOXES))
     if isinstance(calibration, tuple):  # predicted as validate compare --calibration
-        _render_calibrated(raw, name, settings, *calibration)
+        _render_calibrated(raw, name, settings, *calibration, at_end=not uploaded)
     else:
         _render_preset(raw, name, settings, cluster, model)
     if not uploaded:
@@ -461,8 +464,8 @@ def _reference_calibration(used: object) -> None:
     )
     if box is None:
         return
-    with box:
-        now = _calibration()
+    with box:  # a refused file is said once, where the page stopped (_kept_calibration)
+        now = _calibration(show=False)
     if _calibration_id(now) != _calibration_id(used):
         st.rerun()
 
@@ -685,13 +688,20 @@ def _results(
 
 
 def _render_calibrated(
-    raw: bytes, name: str, settings: tuple, cal_content: bytes, cal_name: str, loaded: object
+    raw: bytes,
+    name: str,
+    settings: tuple,
+    cal_content: bytes,
+    cal_name: str,
+    loaded: object,
+    at_end: bool = False,
 ) -> None:
     """The comparison predicted with an uploaded calibration, as ``validate compare LOG
     --calibration FILE``: the log read with no cluster (the fits are the prediction), the
     calibration's predictor and its held-out band (data.compare_calibrated, calibrated_band),
     and the CLI's warnings: the reader's, the base cluster's mismatch with the log, NCCL's
-    socket fallback, flagged and unpredicted rows. The Cluster and Model boxes are not used."""
+    socket fallback, flagged and unpredicted rows. The Cluster and Model boxes are not used.
+    ``at_end``: the calibration's box is at the page's end (a reference run's), said so."""
     base = getattr(loaded, "base", None)
     label = f"calibration {Path(cal_name).name}"
     predicted_on = label + (f" of {base}" if base else "")
@@ -726,7 +736,9 @@ def _render_calibrated(
     st.caption(
         plain(
             f"Predicted with {predicted_on} (its fits, as `validate compare --calibration`): "
-            "the Cluster and Model boxes are not used; remove the file to compare with a preset."
+            "the Cluster and Model boxes are not used; remove the file"
+            + (" (its box at the page's end)" if at_end else "")
+            + " to compare with a preset."
         )
     )
     if _ddp_only(measured, None, label, (cal_content, cal_name)):
