@@ -108,6 +108,18 @@ def test_a_results_file_reads_the_same_on_the_page_and_in_the_cli(tmp_path, monk
     assert RESULTS_BOXES in _caption(page.at)
 
 
+def test_a_results_file_named_like_a_bundled_run_keeps_its_rows_cluster(tmp_path, monkeypatch):
+    """A log named with a bundled run's short id opens on that run's preset; a results file's
+    rows name their own device, and validate compare reads the cluster from them."""
+    rows = bundled_results(tmp_path, REFERENCE)
+    named = rows.rename(tmp_path / "16a_results.jsonl")  # 16a: another machine's bundled run
+    said = _cli(named, tmp_path)
+    page = _upload(monkeypatch, named)
+    assert not page.at.error, _errors(page.at)
+    assert page.at.selectbox(key="val_cluster").value == said.json["cluster"]
+    _assert_same(page, said)
+
+
 def test_the_op_box_does_not_change_a_results_file_and_says_so(tmp_path, monkeypatch):
     results = bundled_results(tmp_path, REFERENCE)
     said = _cli(results, tmp_path, "--op", "broadcast")  # the CLI's --op: not used either

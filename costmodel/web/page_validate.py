@@ -163,7 +163,7 @@ def _bundled_preset(raw: bytes | None, name: str | None) -> str | None:
     default ``validate compare`` takes for the same file (validation.reference_runs)."""
     from costmodel.validation.reference_runs import find_bundled_run
 
-    if raw is None or name is None:
+    if raw is None or name is None or results_file(name):  # a results file's rows say theirs
         return None
     run = find_bundled_run(raw, name)
     return None if run is None else run.preset
