@@ -531,59 +531,33 @@ def _read_measurements(
 
     A results file's last row cut off (a job killed while writing it) is skipped, and the
     reader's line naming the file and the line goes to ``notices`` (said with the command's
-    other warnings, once it has an answer; not as a Python warning before it)."""
-    import warnings
-
-    from ..validation import nccl_tests, runner
+    other warnings, once it has an answer; not as a Python warning before it). A results
+    file is read by :func:`~costmodel.validation.logread.read_results`, the Validate page's
+    reader of the same file."""
+    from ..validation import nccl_tests
+    from ..validation.logread import is_results_file, read_results
 
     _need_file(path)
-    if path.suffix.lower() == ".jsonl":
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            df = runner.load_results(path)
-        missing = [c for c in ("op", "time_s") if c not in df]
-        if missing:  # another tool's JSON lines: it read "measured rows lack columns [...]"
-            raise ValueError(
-                f"{path}: no row has {' or '.join(repr(c) for c in missing)}: not a results "
-                "file of validate torch or validate nccl-tests run (JSON lines with op, "
-                "size_bytes, ranks, time_s per row)"
-            )
-        cut = df.attrs.get("cut_row")
-        if cut and notices is not None:
-            notices.append(cut["message"])
-        guessed = df.attrs.get("encoding_note")  # UTF-16 read without its byte-order mark
-        if guessed and notices is not None:
-            notices.append(guessed)
-    else:
-        try:
-            df = nccl_tests.read_nccl_tests(path)
-        except nccl_tests.NcclTestsParseError:
-            from ..validation.logread import busbw_only_refusal
+    if is_results_file(path.name):  # the Validate page's reader of the same file
+        read = read_results(path, nodes=nodes, calibrated=True)
+        if notices is not None:
+            notices.extend(read.notices)
+        return read.rows
+    try:
+        df = nccl_tests.read_nccl_tests(path)
+    except nccl_tests.NcclTestsParseError:
+        from ..validation.logread import busbw_only_refusal
 
-            if nccl_tests.is_busbw_table(nccl_tests.decode_lenient(path.read_bytes())):
-                # the one refusal validate compare and the Validate page give such a table
-                raise ValueError(busbw_only_refusal(path.name)) from None
-            raise
+        if nccl_tests.is_busbw_table(nccl_tests.decode_lenient(path.read_bytes())):
+            # the one refusal validate compare and the Validate page give such a table
+            raise ValueError(busbw_only_refusal(path.name)) from None
+        raise
     if nodes is not None:
         if "nodes" in df and df["nodes"].notna().any() and (df["nodes"].dropna() != nodes).any():
             found = sorted({int(v) for v in df["nodes"].dropna()})
             raise ValueError(f"--nodes: {nodes} contradicts the results file (nodes {found})")
         df["nodes"] = nodes
     return df
-
-
-def _placed(measured: Any, placement: str, path: Path) -> Any:
-    """The rows of a results file with the placement asked for (``--placement``; the runner's
-    nccl-tests rows carry one, the torch job's are out-of-place); DDP rows are kept."""
-    if placement == "both" or "placement" not in measured:
-        return measured
-    keep = measured["placement"] == placement.replace("-", "_")
-    collective = (
-        measured["kind"].fillna("collective") == "collective" if "kind" in measured else keep | True
-    )
-    if not (keep & collective).any():
-        raise ValueError(f"--placement: {path.name} has no {placement} rows")
-    return measured[keep | ~collective]
 
 
 def _socket_fallback(
@@ -881,7 +855,7 @@ def validate_compare(
     if report is not None:
         _check_output(report, "--report", (".html", ".htm"))
         _not_an_input(report, "--report", results, calibration)
-    from ..validation.logread import PLACEMENTS
+    from ..validation.logread import PLACEMENTS, is_results_file, read_results
 
     if placement not in PLACEMENTS:
         raise ValueError(f"--placement: {placement!r} unknown; allowed: {', '.join(PLACEMENTS)}")
@@ -911,33 +885,21 @@ def validate_compare(
     log_runs: str | None = None  # what a log of several runs compares (logread.runs_compared)
     skipped_files: list[str] = []  # a folder's files that do not read as logs: named, not compared
     log_text: bytes | None = None  # a folder's readable logs, for NCCL's debug lines
-    if results.suffix.lower() == ".jsonl" and not results.is_dir():
-        measured = _placed(_read_measurements(results, nodes, notices), placement, results)
-        if cluster is None and calibration is None:  # as a log's: the preset its GPU points to
-            cluster = cmp.detect_cluster(measured, results.name)
-            mixed = cmp.device_mix(measured)
-            if cluster is not None:
-                assumed.append(f"cluster = {cluster} (the rows' GPU and GPUs per node)")
-            elif mixed:  # no preset is all of them: say so, not "no GPU a preset has"
-                raise ValueError(
-                    f"--cluster: {mixed}, which no one preset describes; compare a results "
-                    "file of one device, or give --cluster NAME to compare every row with it"
-                )
-            elif cmp.ran_on_cpus(measured):
-                ddp_only = "kind" in measured and (measured["kind"] == "ddp_step").all()
-                raise ValueError(
-                    "--cluster: the rows ran on CPUs (gloo) and no cluster preset describes "
-                    "them; "
-                    + (
-                        # calibrate fits collectives: DDP steps alone give it nothing to fit
-                        "calibrate on collectives the torch job timed on them (validate torch "
-                        "--ops all_reduce; costmodel calibrate without --cluster) and compare "
-                        "these DDP steps with --calibration FILE"
-                        if ddp_only
-                        else "calibrate on them (costmodel calibrate without --cluster) and "
-                        "compare with --calibration FILE"
-                    )
-                )
+    if is_results_file(results.name) and not results.is_dir():
+        # the Validate page's reader of the same file (logread.read_results): the cluster the
+        # rows' GPU points to, or a refusal naming what to do (CPU rows, several devices)
+        _need_file(results)
+        read = read_results(
+            results,
+            nodes=nodes,
+            placement=placement,
+            cluster=cluster,
+            calibrated=calibration is not None,
+        )
+        measured = read.rows
+        cluster = read.cluster if calibration is None else None
+        assumed = read.assumed_lines()
+        notices = list(read.notices)
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
         settings: dict[str, Any] = {
             "op": None if op is None else _nccl_tests_op(op),

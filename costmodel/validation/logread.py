@@ -69,6 +69,9 @@ __all__ = [
     "runs_compared",
     "op_disagreement",
     "read_log",
+    "read_results",
+    "is_results_file",
+    "RESULTS_SUFFIX",
 ]
 
 #: Rows compared: every row, the out-of-place ones, or the in-place ones.
@@ -587,6 +590,152 @@ def read_log(
         notices=tuple(notices),
         findings=tuple(findings),
         runs=runs_compared(rows),
+    )
+
+
+# --- the harness's results file (.jsonl) -------------------------------------------------------
+#: The file suffix every surface reads as the harness's results (JSON lines), any other as a log.
+RESULTS_SUFFIX = ".jsonl"
+
+
+def is_results_file(name: str) -> bool:
+    """True for a name every surface reads as the harness's results file (``.jsonl``: rows of
+    ``validate nccl-tests run`` or ``validate torch``), False for an nccl-tests log.
+
+    >>> is_results_file("torch.JSONL"), is_results_file("run.log")
+    (True, False)
+    """
+    return name.lower().endswith(RESULTS_SUFFIX)
+
+
+def read_results(
+    path: Any,
+    *,
+    nodes: int | None = None,
+    placement: str = DEFAULT_PLACEMENT,
+    cluster: str | None = None,
+    calibrated: bool = False,
+) -> LogRead:
+    """Read the harness's results file (``.jsonl``: ``validate torch``'s DDP and collective
+    rows, gloo on CPUs or NCCL on GPUs, or ``validate nccl-tests run``'s) for
+    :func:`costmodel.validation.compare.compare`: the one reader of ``validate compare`` and the
+    Validate page (the page writes an upload's bytes under its name first).
+
+    Each row names its op, ranks and nodes, so the op and the GPUs per node are the rows';
+    ``nodes`` (what the user set) fills rows that do not say and must agree with those that do.
+    ``placement``: as :func:`read_log` (the torch job's rows are out-of-place; DDP steps are
+    kept). ``cluster``: the user's preset; None: the preset the rows' GPU and GPUs per node
+    point to (:func:`..compare.detect_cluster`, said in :attr:`LogRead.assumed`), or, when
+    none does, None in :attr:`LogRead.cluster`; rows of several devices or of CPUs (gloo) are
+    then refused, naming what to do, unless ``calibrated`` (a calibration predicts them).
+    :attr:`LogRead.notices`: a last row cut off, a UTF-16 file without its byte-order mark;
+    :attr:`LogRead.runs`: the runs compared when the file holds several (``describe_runs``).
+
+    Raises ValueError naming the file or the field: nothing readable, JSON lines of another
+    tool, ``nodes`` contradicting the rows, no rows of the placement asked for.
+    """
+    import warnings
+    from pathlib import Path
+
+    from costmodel._checks import must_be
+
+    from . import compare as cmp
+    from .runner import describe_runs, load_results
+
+    path = Path(path)
+    if placement not in PLACEMENTS:
+        raise must_be("placement", f"one of {', '.join(PLACEMENTS)}", placement)
+    if nodes is not None and not (isinstance(nodes, int) and nodes >= 1):
+        raise must_be("nodes", "a whole number >= 1", nodes)
+    with warnings.catch_warnings():  # both said below, as notices
+        warnings.simplefilter("ignore", UserWarning)
+        rows = load_results(path)
+    missing = [c for c in ("op", "time_s") if c not in rows]
+    if missing:  # another tool's JSON lines: it read "measured rows lack columns [...]"
+        raise ValueError(
+            f"{path}: no row has {' or '.join(repr(c) for c in missing)}: not a results "
+            "file of validate torch or validate nccl-tests run (JSON lines with op, "
+            "size_bytes, ranks, time_s per row)"
+        )
+    notices = [
+        note
+        for note in (
+            (rows.attrs.get("cut_row") or {}).get("message"),
+            rows.attrs.get("encoding_note"),
+        )
+        if note
+    ]
+    if nodes is not None:
+        if (
+            "nodes" in rows
+            and rows["nodes"].notna().any()
+            and (rows["nodes"].dropna() != nodes).any()
+        ):
+            found = sorted({int(v) for v in rows["nodes"].dropna()})
+            raise ValueError(f"nodes: {nodes} contradicts the results file (nodes {found})")
+        rows["nodes"] = nodes
+    if placement != "both" and "placement" in rows:
+        keep = rows["placement"] == placement.replace("-", "_")
+        collective = (
+            rows["kind"].fillna("collective") == "collective" if "kind" in rows else keep | True
+        )
+        if not (keep & collective).any():
+            raise ValueError(f"placement: {path.name} has no {placement} rows")
+        rows = rows[keep | ~collective]
+    assumed: list[tuple[str, str, str]] = []
+    if cluster is None:  # as a log's: the preset its GPU points to
+        cluster = cmp.detect_cluster(rows, path.name)
+        mixed = cmp.device_mix(rows)
+        if cluster is not None:
+            assumed.append(("cluster", cluster, "the rows' GPU and GPUs per node"))
+        elif calibrated:
+            pass
+        elif mixed:  # no preset is all of them: say so, not "no GPU a preset has"
+            raise ValueError(
+                f"cluster: {mixed}, which no one preset describes; compare a results file of "
+                "one device, or give `cluster` to compare every row with it"
+            )
+        elif cmp.ran_on_cpus(rows):
+            ddp_only = "kind" in rows and (rows["kind"] == "ddp_step").all()
+            raise ValueError(
+                "cluster: the rows ran on CPUs (gloo) and no cluster preset describes them; "
+                + (
+                    # calibrate fits collectives: DDP steps alone give it nothing to fit
+                    "calibrate on collectives the torch job timed on them (validate torch "
+                    "--ops all_reduce; costmodel calibrate without --cluster) and compare "
+                    "these DDP steps with it (`calibration`)"
+                    if ddp_only
+                    else "calibrate on them (costmodel calibrate without --cluster) and "
+                    "compare with it (`calibration`)"
+                )
+            )
+    steps = rows["kind"] == "ddp_step" if "kind" in rows else rows["op"] != rows["op"]
+    ops = [str(o) for o in dict.fromkeys(rows["op"][~steps].dropna())]
+    if steps.any():  # the torch job's DDP steps (validate torch --ddp)
+        ops.append(f"DDP steps ({int(steps.sum())})")
+    node_counts = rows["nodes"] if "nodes" in rows else rows["op"].iloc[0:0]
+    per_node = rows["gpus_per_node"] if "gpus_per_node" in rows else rows["op"].iloc[0:0]
+    facts = [
+        ("op", ", ".join(ops) or "none", "the rows"),
+        ("ranks", _describe(rows["ranks"]) if "ranks" in rows else "unknown", "the rows"),
+        ("nodes", _describe(node_counts), "you set it" if nodes is not None else "the rows"),
+        ("GPUs per node", _describe(per_node), "the rows"),
+        *assumed,
+    ]
+    runs = describe_runs(rows)
+    return LogRead(
+        rows=rows,
+        name=path.name,
+        op=", ".join(ops),
+        op_source="the rows",
+        nodes=_single(node_counts),
+        gpus_per_node=_single(per_node),
+        cluster=cluster,
+        placement=placement,
+        assumed=tuple(assumed),
+        facts=tuple(facts),
+        notices=tuple(notices),
+        runs=f"comparing {len(runs)} runs: " + "; ".join(runs) if len(runs) > 1 else None,
     )
 
 

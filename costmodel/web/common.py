@@ -294,11 +294,12 @@ PAGE_WORDS: dict[str, str] = {
     # validation.calibrate: a count the log does not say (the page sets the nodes, not ranks)
     "give it (nodes=..., CLI --nodes N)": "set the Nodes box",
     "give it (ranks=..., CLI --ranks N)": "set the Nodes and GPUs per node boxes",
-    # validation.compare / calibrate: CPU rows against a GPU preset; the page calibrates on its
-    # cluster, so there is no calibration without one to offer here
+    # validation.compare / calibrate: CPU rows against a GPU preset; the page downloads a
+    # calibration on its cluster only, and predicts with an uploaded one (Validate)
     "calibrate on them without a base cluster (costmodel calibrate without --cluster: the "
-    "alpha-beta fits) and compare with --calibration": "the page compares and calibrates on a "
-    "GPU cluster preset only",
+    "alpha-beta fits) and compare with --calibration": "calibrate on them without a base "
+    "cluster (costmodel calibrate without --cluster) and upload that file in the "
+    "Calibration TOML box",
     "calibrate without a base cluster (CLI: without --cluster: the alpha-beta fits describe "
     "the rows) and compare with --calibration": "the page compares and calibrates on a GPU "
     "cluster preset only",

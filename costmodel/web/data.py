@@ -544,9 +544,13 @@ def parse_log(raw: bytes | str, source: str) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def detect_log_cluster(raw: bytes | str, source: str) -> str | None:
-    """The cluster preset a log ran on (validation.compare.detect_cluster), or None."""
+    """The cluster preset a log ran on (validation.compare.detect_cluster), or None; for a
+    results file (``.jsonl``) the one its rows point to (:func:`read_results`)."""
     from costmodel.validation.compare import detect_cluster
+    from costmodel.validation.logread import is_results_file
 
+    if is_results_file(source):
+        return read_results(raw, source, calibrated=True).cluster
     return detect_cluster(parse_log(raw, source), source)
 
 
@@ -629,9 +633,14 @@ def read_log(
     placement: str = "both",
 ):
     """:func:`costmodel.validation.logread.read_log`, lenient (skipped lines listed in
-    ``rows.attrs["problems"]``), cached on the log text and the inputs."""
+    ``rows.attrs["problems"]``), cached on the log text and the inputs; a results file
+    (``.jsonl``, the harness's rows) by :func:`read_results` (``op`` and ``gpus_per_node``
+    are its rows': the page says it does not use those boxes for one)."""
+    from costmodel.validation.logread import is_results_file
     from costmodel.validation.logread import read_log as _read
 
+    if is_results_file(source):
+        return read_results(text, source, nodes, placement, cluster)
     return _read(
         text,
         source,
@@ -641,6 +650,44 @@ def read_log(
         cluster=cluster,
         placement=placement,
         strict=False,
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def read_results(
+    content: bytes | str,
+    name: str,
+    nodes: int | None = None,
+    placement: str = "both",
+    cluster: str | None = None,
+    calibrated: bool = False,
+):
+    """:func:`costmodel.validation.logread.read_results` of an uploaded results file's bytes,
+    the reader ``validate compare`` uses for the same file.
+
+    The bytes are written under their file name to a temporary folder (the reader reads a
+    path); a refusal or a notice names the file as uploaded, not the temporary path. The
+    ``log`` each row names (a file on the machine that ran the job) is dropped: the page reads
+    no file an upload names, so NCCL's debug lines in those logs are not looked for here."""
+    import dataclasses
+    import tempfile
+
+    from costmodel.validation.logread import read_results as _read
+
+    shown = Path(name).name or "results.jsonl"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / shown
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        try:
+            read = _read(
+                path, nodes=nodes, placement=placement, cluster=cluster, calibrated=calibrated
+            )
+        except ValueError as exc:
+            raise ValueError(str(exc).replace(str(path), shown)) from None
+    return dataclasses.replace(
+        read,
+        rows=read.rows.drop(columns=["log"], errors="ignore"),
+        notices=tuple(n.replace(str(path), shown) for n in read.notices),
     )
 
 
@@ -690,17 +737,23 @@ def calibrated_toml_text(
     from costmodel.validation.logread import read_log as _read
 
     op, nodes, gpn, placement = settings
-    rows = _read(
-        text,
-        source,
-        op=op,
-        nodes=nodes,
-        gpus_per_node=gpn,
-        cluster=cluster,
-        placement=placement,
-        strict=False,
-        assume_nodes=False,  # calibration never assumes the node count
-    ).rows
+    from costmodel.validation.logread import is_results_file
+
+    rows = (
+        read_results(text, source, nodes, placement, cluster).rows
+        if is_results_file(source)
+        else _read(
+            text,
+            source,
+            op=op,
+            nodes=nodes,
+            gpus_per_node=gpn,
+            cluster=cluster,
+            placement=placement,
+            strict=False,
+            assume_nodes=False,  # calibration never assumes the node count
+        ).rows
+    )
     # `calibrate`'s default rows (out-of-place) unless the page compares in-place rows only
     fitted = "in-place" if placement == "in-place" else "out-of-place"
     # the page's cluster is the base, as `costmodel calibrate --cluster`: the preset carries the
@@ -708,6 +761,28 @@ def calibrated_toml_text(
     calibration = calibrate(rows, name=name, source=source, placement=fitted, base=cluster)
     with tempfile.TemporaryDirectory() as tmp:
         return write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def ddp_steps(
+    measured: pd.DataFrame,
+    cluster: str | None,
+    model: str,
+    cal_content: bytes | None = None,
+    cal_name: str | None = None,
+):
+    """:func:`costmodel.validation.compare.predict_ddp` of a results file's DDP steps, with the
+    predictor of the comparison beside them, as ``validate compare`` predicts them: the preset
+    ``cluster``'s ``model``, or (``cluster`` None) the uploaded calibration's fits."""
+    from costmodel.validation.calibrate import calibrated_predictor
+    from costmodel.validation.compare import cluster_predictor, predict_ddp
+
+    if cluster is None:
+        assert cal_content is not None and cal_name is not None
+        predictor = calibrated_predictor(uploaded_calibration(cal_content, cal_name))
+    else:
+        predictor = cluster_predictor(cluster, model=model)
+    return predict_ddp(measured, predictor)
 
 
 # --- a calibration file, as validate compare --calibration takes one ---------------------------
@@ -730,6 +805,23 @@ def uploaded_calibration(content: bytes, name: str):
             raise ValueError(str(exc).replace(str(path), Path(name).name)) from None
 
 
+def calibrated_read(text: bytes | str, source: str, settings: tuple):
+    """The log (or results file) read for a calibration's prediction: no cluster, as
+    ``validate compare --calibration`` reads it (a results file of CPU rows is not refused:
+    the calibration predicts them)."""
+    from costmodel.validation.logread import is_results_file
+
+    op, nodes, gpn, placement = settings
+    if is_results_file(source):
+        return read_results(text, source, nodes, placement, None, calibrated=True)
+    return read_log(text, source, op, nodes, gpn, None, placement)
+
+
+def calibrated_rows(text: bytes | str, source: str, settings: tuple) -> pd.DataFrame:
+    """The rows of :func:`calibrated_read`."""
+    return calibrated_read(text, source, settings).rows
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def compare_calibrated(
     text: bytes | str, source: str, settings: tuple, cal_content: bytes, cal_name: str
@@ -740,8 +832,7 @@ def compare_calibrated(
     from costmodel.validation.calibrate import calibrated_predictor
     from costmodel.validation.compare import compare
 
-    op, nodes, gpn, placement = settings
-    rows = read_log(text, source, op, nodes, gpn, None, placement).rows
+    rows = calibrated_rows(text, source, settings)
     loaded = uploaded_calibration(cal_content, cal_name)
     return compare(rows, calibrated_predictor(loaded), model=f"calibration {Path(cal_name).name}")
 

@@ -1,4 +1,4 @@
-"""Validate: how close is the prediction to an nccl-tests run?"""
+"""Validate: how close is the prediction to an nccl-tests run or the harness's results?"""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from costmodel.validation.compare import fidelity_verdict, flagged_note, unpredi
 from costmodel.validation.fallback import socket_fallback
 from costmodel.web import data
 from costmodel.web.common import (
+    KEPT_UPLOAD,
     MAX_UPLOAD_BYTES,
     bound_choice,
     bound_number,
@@ -23,6 +24,7 @@ from costmodel.web.common import (
     headline_text,
     kept_upload,
     notes,
+    on_open,
     page_header,
     page_words,
     plain,
@@ -41,6 +43,9 @@ SOURCES = {"upload": "Upload a log", "reference": "A reference run"}
 #: parser judges it, so a CSV or an image gets a red message naming the field, not Streamlit's
 #: extension exception (and a Slurm ``slurm-123.out`` or PBS ``job.o123`` log is not refused).
 LOG_TYPES = ["txt", "log", "out", "json"]
+#: The validation harness's results (``validate torch``, ``validate nccl-tests run``): JSON
+#: lines, read by the name's suffix as every command reads them (logread.read_results).
+RESULTS_TYPE = "jsonl"
 
 
 def _calibration_refusal(exc: ValueError) -> str:
@@ -81,15 +86,16 @@ def _log() -> tuple[bytes | None, str | None, bool]:
     if source == "upload":
         upload = kept_upload(  # kept over a page switch, as every other input is
             st,
-            f"nccl-tests log (usually {', '.join(LOG_TYPES)}; "
-            f"at most {format_bytes(MAX_UPLOAD_BYTES)})",
+            f"nccl-tests log (usually {', '.join(LOG_TYPES)}) or the harness's results "
+            f"(.{RESULTS_TYPE}; at most {format_bytes(MAX_UPLOAD_BYTES)})",
             key="val_upload",
             max_upload_size=MAX_UPLOAD_BYTES // 10**6,
         )
         if upload is None:
             st.info(
                 "Upload the output of an nccl-tests binary (e.g. all_reduce_perf -b 8 -e 8G "
-                "-f 2), or pick a reference run."
+                "-f 2) or a results .jsonl of costmodel validate torch (gloo or NCCL) or "
+                "validate nccl-tests run, or pick a reference run."
             )
             return None, None, True
         content, name = upload
@@ -124,11 +130,12 @@ def _log() -> tuple[bytes | None, str | None, bool]:
 CALIBRATION_BOX = "Calibration TOML"
 
 
-def _calibration() -> tuple[bytes, str, object] | None | bool:
+def _calibration(show: bool = True) -> tuple[bytes, str, object] | None | bool:
     """The optional calibration file (``costmodel calibrate``'s TOML), drawn under the log's
     uploader: ``(bytes, file name, loaded Calibration)``, None when none is uploaded, or False
     after a red message naming the box (a file that is not a calibration). With one, the page
-    predicts as ``validate compare --calibration`` does: the calibration's fits, not a preset."""
+    predicts as ``validate compare --calibration`` does: the calibration's fits, not a preset.
+    ``show=False``: a refused file's message is left to the caller (said once, above)."""
     upload = kept_upload(  # kept over a page switch, as the log is
         st,
         f"{CALIBRATION_BOX} (optional; from costmodel calibrate)",
@@ -144,7 +151,8 @@ def _calibration() -> tuple[bytes, str, object] | None | bool:
     try:
         loaded = data.uploaded_calibration(content, cal_name)
     except ValueError as exc:
-        show_error(CALIBRATION_BOX, exc)
+        if show:
+            show_error(CALIBRATION_BOX, exc)
         return False
     return content, cal_name, loaded
 
@@ -155,7 +163,7 @@ def _bundled_preset(raw: bytes | None, name: str | None) -> str | None:
     default ``validate compare`` takes for the same file (validation.reference_runs)."""
     from costmodel.validation.reference_runs import find_bundled_run
 
-    if raw is None or name is None:
+    if raw is None or name is None or results_file(name):  # a results file's rows say theirs
         return None
     run = find_bundled_run(raw, name)
     return None if run is None else run.preset
@@ -182,11 +190,17 @@ def _default_cluster(raw: bytes | None, name: str | None, clusters: list[str]) -
 def _overlay(comparison: pd.DataFrame) -> pd.DataFrame:
     """Long frame for the chart: measured and predicted busbw per run, one series each."""
     parts = []
-    for (run, ranks_key), rows in comparison.groupby(["run", "ranks"], sort=False, dropna=False):
+    # a results file's rows have no log run number: its runs are its run keys
+    run_column = "run" if "run" in comparison else "run_key"
+    if run_column not in comparison:
+        comparison = comparison.assign(run_key="")
+    for (run, ranks_key), rows in comparison.groupby(
+        [run_column, "ranks"], sort=False, dropna=False
+    ):
         ranks = cast("float", ranks_key)  # pandas-stubs types a group key as Hashable
         tag = (
             f"run {run}, {format_counted(int(ranks), 'GPU')}"
-            if comparison["run"].nunique() > 1
+            if comparison[run_column].nunique() > 1
             else format_counted(int(ranks), "GPU")
         )
         for what, col in (
@@ -364,8 +378,9 @@ def _facts_caption(
         assumed.append(
             f"cluster = {cluster} (the log names no GPU a preset has: check the cluster)"
         )
-    elif cluster == detected:
-        assumed.append(f"cluster = {cluster} (the log's GPU and GPUs per node)")
+    elif cluster == detected:  # a results file's rows, as validate compare says it
+        own = "the rows'" if read.op_source == "the rows" else "the log's"  # type: ignore[attr-defined]
+        assumed.append(f"cluster = {cluster} ({own} GPU and GPUs per node)")
     text = "From the log: " + ("; ".join(stated) or "the result rows") + "."
     if assumed:
         text += " Assumed (change the inputs above if wrong): " + "; ".join(assumed) + "."
@@ -376,33 +391,112 @@ def render() -> None:
     """Draw the Validate page."""
     page_header(
         "Validate",
-        "Measured nccl-tests bus bandwidth against the prediction for a cluster preset: "
-        "the error per size beside the expected error, a CSV of the comparison, and a "
-        "calibrated preset fitted to the run.",
+        "Measured busbw (an nccl-tests log or the harness's .jsonl) against a cluster "
+        "preset's or a calibration's prediction: the error per size beside the expected "
+        "error, and a calibrated preset fitted to the run.",
     )
     raw, name, uploaded = _log()
-    # an uploaded log only (a reference run's first view sends nothing more)
-    calibration = _calibration() if uploaded else None
+    # an uploaded log's calibration box is under it; a reference run's is at the page's end,
+    # after the comparison (its first view sends nothing more), and read here from the file
+    # it kept (common.kept_upload)
+    calibration = _calibration() if uploaded else _kept_calibration()
     settings, cluster, model = _inputs(raw, name)
     if raw is None or name is None or calibration is False:  # _log gives both or neither
+        if not uploaded and raw is not None:  # the box to remove a refused file from
+            _reference_calibration(calibration)
         fidelity_table()
         return
+    if results_file(name):  # the rows name their ops and GPUs per node: said, not ignored
+        st.caption(plain(RESULTS_BOXES))
     if isinstance(calibration, tuple):  # predicted as validate compare --calibration
-        _render_calibrated(raw, name, settings, *calibration)
-        fidelity_table()
+        _render_calibrated(raw, name, settings, *calibration, at_end=not uploaded)
+    else:
+        _render_preset(raw, name, settings, cluster, model)
+    if not uploaded:
+        _reference_calibration(calibration)
+    fidelity_table()
+
+
+def results_file(name: str) -> bool:
+    """True when ``name`` is read as the harness's results (logread.is_results_file)."""
+    from costmodel.validation.logread import is_results_file
+
+    return is_results_file(name)
+
+
+#: What a results file (.jsonl) does not use, said above its comparison: every input the page
+#: does not use says so.
+RESULTS_BOXES = (
+    "A results file (.jsonl) names each row's op, ranks and GPUs per node: the Op and GPUs per "
+    "node boxes are not used for it (Nodes fills rows that do not say, as validate compare "
+    "--nodes)."
+)
+
+
+#: The page's boxes for the fields a results file's refusal names (logread.read_results).
+RESULTS_LABELS = {"cluster": "Cluster it ran on", "calibration": "the Calibration TOML box"}
+
+
+def _kept_calibration() -> tuple[bytes, str, object] | None | bool:
+    """A reference run's calibration: the file the box at the page's end
+    (:func:`_reference_calibration`) kept, loaded as :func:`_calibration` loads an upload's."""
+    kept = st.session_state.get(KEPT_UPLOAD + "val_calibration")
+    if kept is None:
+        return None
+    content, cal_name = kept["data"], kept["name"]
+    try:
+        loaded = data.uploaded_calibration(content, cal_name)
+    except ValueError as exc:
+        show_error(CALIBRATION_BOX, exc)
+        return False
+    return content, cal_name, loaded
+
+
+def _reference_calibration(used: object) -> None:
+    """The calibration box for a reference run, at the page's end: an expander built once
+    opened (common.on_open: the first view sends no uploader), holding the box
+    :func:`_calibration` draws under an uploaded log (one key: one file for both). A file
+    uploaded or removed there reruns the page, whose comparison (read before it, from the kept
+    file: :func:`_kept_calibration`) then uses it."""
+    box = on_open(
+        "Predict this run with a calibration TOML instead of a preset",
+        key="val_calibration_open",
+    )
+    if box is None:
         return
+    with box:  # a refused file is said once, where the page stopped (_kept_calibration)
+        now = _calibration(show=False)
+    if _calibration_id(now) != _calibration_id(used):
+        st.rerun()
+
+
+def _calibration_id(calibration: object) -> tuple | None:
+    """What identifies a calibration for :func:`_reference_calibration` (file name, bytes)."""
+    if isinstance(calibration, tuple):
+        return calibration[1], calibration[0]
+    return None if calibration is None else ("refused",)
+
+
+def _render_preset(raw: bytes, name: str, settings: tuple, cluster: str, model: str) -> None:
+    """The comparison predicted on the preset ``cluster`` with ``model``, as ``validate
+    compare LOG --cluster NAME --model MODEL``."""
+    default = _default_cluster(raw, name, data.preset_names("cluster"))
     read = None
-    with section("Log file"):
+    with section("Log file", RESULTS_LABELS):
         op, nodes, gpn, placement = settings
+        if results_file(name) and cluster == default and _detected(raw, name) is None:
+            # the rows name no preset's GPU: CPU rows (gloo) or several devices are refused as
+            # validate compare refuses them without --cluster (a preset not picked compares
+            # nothing); rows of another GPU are compared on the default, said as for a log
+            data.read_results(raw, name, nodes, placement, None)
         read = data.read_log(raw, name, op, nodes, gpn, cluster, placement)
     if read is None:
-        fidelity_table()
         return
     measured = read.rows
     # skipped lines, a cut-off end, an op its sources disagree on: validate compare prints
     # each of these lines on stderr ("warning: ..."); here each once, as a sentence naming the
     # page's boxes, not the CLI's flags (common.notes), and as text (they quote the log)
-    notes(read.notices, kind="warning", escape=True, icon=":material/warning:")
+    notes(_notices(read), kind="warning", escape=True, icon=":material/warning:")
     # what the parser read but nccl-tests would not have printed (logread.log_findings):
     # validate compare prints the same lines on stderr ("warning: ...")
     if read.runs:  # several runs in one log: what is compared, as validate compare says it
@@ -418,16 +512,12 @@ def render() -> None:
             plain(f"The cluster preset {cluster} does not match the log: {page_words(mismatch)}"),
             icon=":material/warning:",
         )
-    fallback = socket_fallback(measured, cluster, text=raw)  # one line, as validate compare
-    if fallback:
+    fallback = socket_fallback(measured, cluster, text=_debug_text(raw, name))
+    if fallback:  # one line, as validate compare
         notes([fallback], kind="warning", escape=True, icon=":material/warning:")
-    _facts_caption(
-        read,
-        cluster,
-        _detected(raw, name),
-        _bundled_preset(raw, name),
-        _default_cluster(raw, name, data.preset_names("cluster")),
-    )
+    _facts_caption(read, cluster, _detected(raw, name), _bundled_preset(raw, name), default)
+    if _ddp_only(measured, cluster, model, None):
+        return
     with section("Comparison"):
         comparison = data.compare_text(raw, name, settings, cluster, model)
         ok = comparison[comparison["rel_error"].notna()]
@@ -436,6 +526,7 @@ def render() -> None:
             raise ValueError(f"no row of {name} could be predicted on {cluster}: {why}")
         band = data.band_text(raw, name, settings, cluster, model)
         _results(raw, name, settings, cluster, model, comparison, band)
+        _ddp_steps(measured, cluster, model, None)
     with section("Calibration"):
         stem = Path(name).stem.lower().replace(" ", "-")[:40]
         try:  # a log without host lines has no node count: calibration never assumes it
@@ -451,7 +542,62 @@ def render() -> None:
                 key="download_calibration",
                 icon=":material/download:",
             )
-    fidelity_table()
+
+
+def _notices(read: object) -> list[str]:
+    """The reader's notices and a failed attempt's rows kept (runner.incomplete_note), the
+    lines validate compare prints on stderr after "warning:"."""
+    from costmodel.validation.runner import incomplete_note
+
+    unfinished = incomplete_note(read.rows)  # type: ignore[attr-defined]
+    return [*read.notices, *([unfinished] if unfinished else [])]  # type: ignore[attr-defined]
+
+
+def _debug_text(raw: bytes, name: str) -> bytes | None:
+    """The text NCCL's debug lines are looked for in: a log's own; none for a results file
+    (the CLI reads the logs its rows name on its own machine; the page reads no file an upload
+    names)."""
+    return None if results_file(name) else raw
+
+
+def _ddp_only(measured: pd.DataFrame, cluster: str | None, model: str, cal: tuple | None) -> bool:
+    """A results file of DDP steps only (validate torch --ops none --ddp): its steps are the
+    comparison, shown as validate compare shows them (no busbw, no verdict); True then.
+    ``cal``: (bytes, name) of the calibration that predicts, with ``cluster`` None."""
+    if "kind" not in measured or (measured["kind"].fillna("collective") == "collective").any():
+        return False
+    with section("Comparison"):
+        _ddp_steps(measured, cluster, model, cal)
+    return True
+
+
+def _ddp_steps(measured: pd.DataFrame, cluster: str | None, model: str, cal: tuple | None) -> None:
+    """The torch job's DDP steps (validate torch --ddp) measured against the step predicted with
+    the same predictor (compare.predict_ddp), as validate compare prints them after its
+    table: a table with its CSV, and why a step was not predicted."""
+    if "kind" not in measured or not (measured["kind"] == "ddp_step").any():
+        return
+    from costmodel.validation.compare import ddp_columns
+
+    ddp = data.ddp_steps(measured, cluster, model, *(cal or ()))
+    if ddp.attrs.get("compute_note"):
+        notes([ddp.attrs["compute_note"]], kind="warning", escape=True)
+    missed = ddp["predicted_step_s"].isna()
+    if missed.any():
+        why = "; ".join(sorted({str(n) for n in ddp.loc[missed, "note"].dropna()}))
+        notes(
+            [f"{int(missed.sum())} of {format_counted(len(ddp), 'DDP step')} not predicted: {why}"],
+            kind="warning",
+            escape=True,
+        )
+    table(
+        ddp[ddp_columns(ddp)],
+        "ddp_steps.csv",
+        key="ddp_steps",
+        on_demand=True,
+        caption="DDP steps, measured vs predicted (step_time_rel_error = predicted / measured "
+        "step time - 1; a step has no busbw; in seconds)",
+    )
 
 
 def _results(
@@ -542,24 +688,30 @@ def _results(
 
 
 def _render_calibrated(
-    raw: bytes, name: str, settings: tuple, cal_content: bytes, cal_name: str, loaded: object
+    raw: bytes,
+    name: str,
+    settings: tuple,
+    cal_content: bytes,
+    cal_name: str,
+    loaded: object,
+    at_end: bool = False,
 ) -> None:
     """The comparison predicted with an uploaded calibration, as ``validate compare LOG
     --calibration FILE``: the log read with no cluster (the fits are the prediction), the
     calibration's predictor and its held-out band (data.compare_calibrated, calibrated_band),
     and the CLI's warnings: the reader's, the base cluster's mismatch with the log, NCCL's
-    socket fallback, flagged and unpredicted rows. The Cluster and Model boxes are not used."""
+    socket fallback, flagged and unpredicted rows. The Cluster and Model boxes are not used.
+    ``at_end``: the calibration's box is at the page's end (a reference run's), said so."""
     base = getattr(loaded, "base", None)
     label = f"calibration {Path(cal_name).name}"
     predicted_on = label + (f" of {base}" if base else "")
     read = None
     with section("Log file"):
-        op, nodes, gpn, placement = settings
-        read = data.read_log(raw, name, op, nodes, gpn, None, placement)
+        read = data.calibrated_read(raw, name, settings)
     if read is None:
         return
     measured = read.rows
-    notes(read.notices, kind="warning", escape=True, icon=":material/warning:")
+    notes(_notices(read), kind="warning", escape=True, icon=":material/warning:")
     if read.runs:
         notes([read.runs], escape=True)
     if read.findings:
@@ -577,16 +729,20 @@ def _render_calibrated(
                 ),
                 icon=":material/warning:",
             )
-    fallback = socket_fallback(measured, None, text=raw)
+    fallback = socket_fallback(measured, None, text=_debug_text(raw, name))
     if fallback:
         notes([fallback], kind="warning", escape=True, icon=":material/warning:")
     _facts_caption(read, None, None)
     st.caption(
         plain(
             f"Predicted with {predicted_on} (its fits, as `validate compare --calibration`): "
-            "the Cluster and Model boxes are not used; remove the file to compare with a preset."
+            "the Cluster and Model boxes are not used; remove the file"
+            + (" (its box at the page's end)" if at_end else "")
+            + " to compare with a preset."
         )
     )
+    if _ddp_only(measured, None, label, (cal_content, cal_name)):
+        return
     with section("Comparison"):
         comparison = data.compare_calibrated(raw, name, settings, cal_content, cal_name)
         if comparison["rel_error"].notna().sum() == 0:
@@ -604,6 +760,7 @@ def _render_calibrated(
             summary=data.summarize_comparison(comparison),
             predicted_on=predicted_on,
         )
+        _ddp_steps(measured, None, label, (cal_content, cal_name))
 
 
 def median_error_text(comparison: pd.DataFrame) -> str:
