@@ -39,7 +39,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -133,6 +133,24 @@ def size_label(size_bytes: float) -> str:
     return format_bytes(size_bytes)
 
 
+def _compact_css(css: str) -> str:
+    """``css`` without the spaces a browser does not need (a page sends :data:`READABLE_CSS` on
+    every run): runs of spaces become one, none is kept around ``{ } ; , >`` or after a ``:``
+    (a selector's ``:is``/``::before`` follows a space that stays: ``table :is(th, td)``), nor
+    the quotes of an attribute's value that is a name; a width query keeps its space.
+
+    >>> _compact_css('<style> a , [b="c"] {  x: 1;  }  d :is(e) { y: calc(1px - 2px); } </style>')
+    '<style>a,[b=c]{x:1}d :is(e){y:calc(1px - 2px)}</style>'
+    >>> _compact_css("@media (min-width: 641px) { a { b: c; } }")
+    '@media (min-width: 641px){a{b:c}}'
+    """
+    css = re.sub(r"\s+", " ", css.strip())
+    css = re.sub(r" ?([{};,>]) ?", r"\1", css).replace(": ", ":")
+    css = re.sub(r'="([A-Za-z][\w-]*)"]', r"=\1]", css)  # [data-testid=stMetricValue]
+    css = re.sub(r"\((m..-width):", r"(\1: ", css)  # a query as written: "(max-width: 456px)"
+    return css.replace(";}", "}").replace(" <", "<")
+
+
 #: Lets a metric's label, value and delta wrap rather than be cut off with "…" (Streamlit 1.67
 #: sets ``white-space: nowrap; overflow: hidden; text-overflow: ellipsis`` on each). The step
 #: page's price under a cost, "aws-p5-on-demand, prices as of 2026-11-09", read
@@ -147,7 +165,11 @@ def size_label(size_bytes: float) -> str:
 #: ``break-word``, inherited by every cell, which lets a word break anywhere once its column is
 #: narrower than the word (the step page's "band" column was reported a character a line on a
 #: phone); a whole word widens the table instead, which scrolls in its box.
-READABLE_CSS = """<style>
+#: A metric's delta with a description (:func:`headline_time`: the band's times under a
+#: predicted time) shows up to 640 px only, where the headline's columns stack and the band's
+#: caption is a screen below the time; wider, the caption sits on the same screen.
+READABLE_CSS = _compact_css(
+    """<style>
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *,
 [data-testid="stMetricDelta"], [data-testid="stMetricDelta"] * {
@@ -166,12 +188,18 @@ READABLE_CSS = """<style>
 [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
 [data-testid="stMarkdownContainer"] table :is(th, td) { overflow-wrap: normal; word-break: normal; }
 [data-testid="stPlotlyChart"] { container-type: inline-size; }
+@media (min-width: 641px) {
+  [data-testid="stMetricDelta"][aria-describedby], [data-testid="stMetricDeltaDescription"] {
+    display: none;
+  }
+}
 @container (max-width: 456px) {
   .js-plotly-plot .gtitle [style*="--title-em"] {
     font-size: min(1em, calc((100cqi - 8px) / var(--title-em))) !important;
   }
 }
 </style>"""
+)
 #: The chart-title rule above: a line of a title is at most ``costmodel.plots.TITLE_CHARS`` (56)
 #: characters of ``TITLE_CHAR_EM`` (0.5) em, 28 em, whole at the 16 px title font on a chart at
 #: least 28 x 16 + 8 = 456 px wide (every desktop chart). On a narrower chart (a phone's,
@@ -710,6 +738,48 @@ def headline_caption(text: str) -> None:
     to, or leave out); falls back to ``st.caption`` where no slot was opened in this run."""
     slot = getattr(_answer, "slot", None)
     (slot if slot is not None else st).caption(text)
+
+
+def headline_time(
+    column: Any,
+    label: str,
+    seconds: float,
+    band: Any,
+    *,
+    help: str | None = None,
+) -> None:
+    """A headline's predicted time in ``column``, the times its expected error allows under it
+    on a phone ("66.2 ms to 129 ms", "±49% expected error": :func:`band_delta`).
+
+    On a 390 px phone a headline's four columns stack, and the band's caption
+    (:func:`accuracy_caption`), drawn after them and after every input, was a screen below the
+    time it qualifies. From 641 px (Streamlit's columns side by side) the caption sits under
+    the inputs on the same screen, and a line more under the time would push the answer table
+    down (the Collectives page's is 25 px from the fold at 1440 x 900): there
+    :data:`READABLE_CSS` hides a delta that has a description (Streamlit ties the two with
+    ``aria-describedby``), which only this metric draws."""
+    column.metric(label, format_duration(seconds), help=help, **band_delta(band, seconds))
+
+
+def band_delta(band: Any, time_s: float) -> dict[str, Any]:
+    """``st.metric``'s delta words for a predicted time: the times its expected error allows
+    (``ErrorBand.time_bounds``, as :func:`accuracy_caption` gives them) and the band, in grey,
+    with no arrow (it is not a change); "unknown" where no run measured it. Always with a
+    description: :data:`READABLE_CSS` shows a delta with one on a phone only."""
+    grey = {"delta_color": "off", "delta_arrow": "off"}
+    if band is None:
+        return {}
+    if not band.measured:  # a description too: READABLE_CSS hides the pair from 641 px
+        return {"delta": "unknown", "delta_description": "expected error", **grey}
+    lo, hi = (float(t) for t in band.time_bounds(time_s))
+    said = f"{band.pct()} expected error"
+    if getattr(band, "extrapolated", ""):
+        said += ", extrapolated"
+    return {
+        "delta": f"{format_duration(lo)} to {format_duration(hi)}",
+        "delta_description": said,
+        **grey,
+    }
 
 
 def headline_text(text: str, answer: str | None = None) -> None:
@@ -1373,38 +1443,76 @@ def cards_css(key: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -
     (``grid-auto-flow: dense``, the same in every card). Markdown gives a cell no attribute to
     carry its column's name, so the names are written here, one ``::before`` per column; the
     header row is then hidden. The rules are scoped to the container (``.st-key-<key>``, Streamlit's class
-    for a keyed container) and sized by a container query, so the same table reads as a table
-    at 1440 px. This element's own box, the container's first, is hidden (a ``<style>``
+    for a keyed container), written once with the rules nested in it (:func:`_card_rules`), and
+    sized by a container query, so the same table reads as
+    a table at 1440 px. This element's own box, the container's first, is hidden (a ``<style>``
     applies wherever it is), so it adds no gap above the table."""
     scope = f".st-key-{key}"
+    return (
+        f'<style data-cards="{key}">{scope}{{container-type:inline-size;'
+        # this element's own box, the container's first: a <style> applies wherever it is
+        # (a child selector, not :has(), which the browser re-checks on every change of the page)
+        "&>:first-child{display:none}"
+        f"@container (max-width:{table_min_width_px(headers, rows):.0f}px){{"
+        + _card_rules("& table", headers, rows)
+        + "}}</style>"
+    )
+
+
+def _card_rules(table: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """The rules that draw a text table as cards (:func:`cards_css`), nested in the rule of
+    the table's scope: ``table`` is the table's selector there (``& table``, or ``&`` where the
+    scope is the table). One line, no spaces to spare, the scope written once (CSS nesting,
+    every current browser since 2023): a page sends it on every run."""
     col_px = CARD_COLUMN_REM * TEXT_FONT_PX
     rows = [list(r) for r in rows]
     gap = f"{CARD_GAP_REM:g}rem"
-    # one line, no spaces to spare: the page sends it on every run, after its first chart
     css = [
-        # this element's own box, the container's first: a <style> applies wherever it is
-        # (a child selector, not :has(), which the browser re-checks on every change of the page)
-        f"{scope}>:first-child{{display:none}}{scope}{{container-type:inline-size}}",
-        f"@container (max-width:{table_min_width_px(headers, rows):.0f}px){{",
-        f"{scope} table{{display:block;border:0;overflow:visible}}",
-        f"{scope} thead{{display:none}}{scope} tbody{{display:block}}",
-        f"{scope} tr{{display:grid;gap:.25rem {gap};padding:.5rem .625rem;grid-template-columns:"
+        f"{table}{{display:block;border:0;overflow:visible}}",
+        "& thead{display:none}& tbody{display:block}",
+        f"& tr{{display:grid;gap:.25rem {gap};padding:.5rem .625rem;grid-template-columns:"
         f"repeat(auto-fill,minmax(min({CARD_COLUMN_REM:g}rem,100%),1fr));grid-auto-flow:dense;"
         "border:1px solid #8884;border-radius:.5rem;margin-bottom:.5rem}",
         # a name on two lines ("compute share of the step") keeps its value on the line of
         # its neighbours' values: the name at the top of the cell, the value at the bottom
-        f"{scope} td{{display:flex;flex-direction:column;justify-content:space-between;"
+        "& td{display:flex;flex-direction:column;justify-content:space-between;"
         "border:0;padding:0;min-width:0}",
-        f"{scope} td::before{{display:block;font-size:.75rem;line-height:1.3;opacity:.65}}",
+        "& td::before{display:block;font-size:.75rem;line-height:1.3;opacity:.65}",
     ]
     for i, name in enumerate(headers, start=1):
-        css.append(f"{scope} td:nth-child({i})::before{{content:{_css_string(name)}}}")
+        css.append(f"& td:nth-child({i})::before{{content:{_css_string(name)}}}")
         width = max((len(r[i - 1]) for r in rows), default=0) * TEXT_CHAR_EM * TEXT_FONT_PX
         if width > 2 * col_px + CARD_GAP_REM * TEXT_FONT_PX:
-            css.append(f"{scope} td:nth-child({i}){{grid-column:1/-1}}")
+            css.append(f"& td:nth-child({i}){{grid-column:1/-1}}")
         elif width > col_px:
-            css.append(f"{scope} td:nth-child({i}){{grid-column:span 2}}")
-    return f'<style data-cards="{key}">' + "".join(css) + "}</style>"
+            css.append(f"& td:nth-child({i}){{grid-column:span 2}}")
+    return "".join(css)
+
+
+#: The page's margins on a phone, both sides together [px]: Streamlit's main column is the
+#: window less 2 x 1 rem up to 640 px (390 -> 358 px), where the sidebar folds away.
+PHONE_MARGINS_PX = 32
+#: The widest window Streamlit lays out as a phone (columns stacked, sidebar folded) [px].
+PHONE_MAX_PX = 640
+
+
+def page_cards_css(key: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """:func:`cards_css` for a table across the page's main column, without the keyed container:
+    the same cards on a window narrower than the table needs plus the page's margins (a media
+    query, up to :data:`PHONE_MAX_PX`), scoped to the table after this ``<style>`` in the same
+    Markdown (``[data-cards=key]~table``). It goes out in the table's own element, before it.
+
+    A keyed container and a ``<style>`` element of its own cost the Collectives page 1,199
+    bytes more before its first chart (tests/test_first_view.py holds it to 20,600); this costs
+    the CSS alone. Between 641 px and the width the table needs beside the sidebar the table
+    scrolls in its box as any text table does."""
+    need = table_min_width_px(headers, rows) + PHONE_MARGINS_PX
+    scope = f'[data-cards="{key}"]~table'
+    return (
+        f"<style data-cards={key}>{scope}{{@media (max-width:{min(need, PHONE_MAX_PX):.0f}px){{"
+        + _card_rules("&", headers, rows)
+        + "}}</style>"
+    )
 
 
 def _shown_cells(frame: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
@@ -1429,14 +1537,16 @@ def table(
     caption: str | None = None,
     on_demand: bool = False,
     shown: pd.DataFrame | None = None,
-    cards: bool = False,
+    cards: bool | Literal["page"] = False,
 ) -> None:
     """Show a table formatted with units and a button that downloads it as CSV.
 
     ``shown``: the rows as the page writes them, where they differ from the CSV's (a name
     written for reading beside the API's identifier); ``frame`` is still what the CSV holds.
     ``cards``: the text table (``on_demand``) reads as one card per row wherever it is narrower
-    than it needs (:func:`cards_css`) instead of scrolling sideways in its box.
+    than it needs (:func:`cards_css`) instead of scrolling sideways in its box; ``"page"``: the
+    same for a table across the page's main column, on a phone, for fewer bytes
+    (:func:`page_cards_css`).
 
     The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`) under headers in words
     (:func:`shown_header`: "flat ring time"); the CSV keeps the raw SI numbers (seconds, bytes,
@@ -1457,7 +1567,12 @@ def table(
             st.caption(caption)
         if small:
             written = frame if shown is None else shown
-            if cards:  # the CSS first: cards_css hides the container's first element
+            if cards == "page":  # the CSS rides in the table's Markdown (page_cards_css)
+                st.markdown(
+                    page_cards_css(key, *_shown_cells(written)) + "\n\n" + text_table(written),
+                    unsafe_allow_html=True,  # the cells are escaped (plain): only the <style>
+                )
+            elif cards:  # the CSS first: cards_css hides the container's first element
                 with st.container(key=f"cards_{key}"):
                     st.markdown(
                         cards_css(f"cards_{key}", *_shown_cells(written)), unsafe_allow_html=True

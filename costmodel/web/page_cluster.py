@@ -19,6 +19,7 @@ from costmodel.web.common import (
     cliff_band,
     headline,
     headline_text,
+    headline_time,
     notes,
     page_header,
     plain,
@@ -139,15 +140,6 @@ def render() -> None:
             f"({facts['nodes']} x {facts['gpus_per_node']})",
             format_duration(here["model_s"]),
         )
-        m = headline(4)
-        m[0].metric(
-            f"Time, model {inp['model']}",
-            format_duration(here["model_s"]),
-            help="predict_collective with the chosen model (the same number as the API, the "
-            "CLI and cm.sweep)",
-        )
-        m[1].metric(f"busbw, model {inp['model']}", format_rate(here["model_busbw_bytes_per_s"]))
-        m[2].metric("Algorithm / protocol", _pair(here["model_algorithm"]))
         band = prediction_band(
             "all_reduce",
             inp["size"],
@@ -156,6 +148,18 @@ def render() -> None:
             facts["gpus_per_node"],
             inp["model"],
         )
+        m = headline(4)
+        # on a phone the band's times under the time (the caption is a screen below it there)
+        headline_time(
+            m[0],
+            f"Time, model {inp['model']}",
+            float(here["model_s"]),
+            band,
+            help="predict_collective with the chosen model (the same number as the API, the "
+            "CLI and cm.sweep)",
+        )
+        m[1].metric(f"busbw, model {inp['model']}", format_rate(here["model_busbw_bytes_per_s"]))
+        m[2].metric("Algorithm / protocol", _pair(here["model_algorithm"]))
         m[3].metric("Expected error", band.pct(), help=sentence(band.note))
         accuracy_caption(band, time_s=float(here["model_s"]))
         # a buffer no GPU of the preset holds: the note collective --cluster, predict and the

@@ -32,6 +32,7 @@ from costmodel.web.common import (
     check_boxes,
     headline,
     headline_text,
+    headline_time,
     notes,
     page_header,
     parse_input,
@@ -495,12 +496,13 @@ def _cluster(inp: dict) -> None:
             f"model {model}",
             format_duration(chosen["time_s"]),
         )
+        band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
         m = headline(4)
-        m[0].metric("Time", format_duration(chosen["time_s"]), help=f"model {model}")
+        # on a phone the band's times under the Time (the caption is a screen below it there)
+        headline_time(m[0], "Time", float(chosen["time_s"]), band, help=f"model {model}")
         m[1].metric("Bus bandwidth (busbw)", format_rate(chosen["busbw_bytes_per_s"]))
         m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
         m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
-        band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
         accuracy_caption(band, time_s=float(chosen["time_s"]))
         # a buffer no GPU of the preset holds: the note the Cluster page, collective --cluster
         # and predict give beside the same number (200 GB on an 85.5 GB H100 had none here)
@@ -550,6 +552,7 @@ def _algorithms(inp: dict, r, size: float) -> None:
             "collective_algorithms_at_size.csv",
             key="algorithms_at_size",
             on_demand=True,
+            cards="page",  # an algorithm per card on a phone: 6 columns needed 474 px of 358
             caption=plain(
                 f"{said}Every {inp['model']} algorithm {inp['cluster']} can run at M = "
                 f"{format_bytes(size)}, fastest first (protocol: the model's pick for it)"
