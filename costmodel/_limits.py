@@ -93,6 +93,36 @@ def _num(raw: Any) -> list[float]:
     return [float(raw)]
 
 
+def _whole(raw: Any) -> list[float]:
+    """A whole count: text in the one count grammar (:func:`costmodel.units.read_count`:
+    ``8``, ``1e3``, ``2k``; ``1_000`` is refused), kept a Python int where whole so a bound
+    compares exactly; a fraction (``1.5``, ``1e-1``) is read and left to the range to refuse."""
+    return [units.read_count(raw, name="count")] if isinstance(raw, str) else _num(raw)
+
+
+def parse_count_option(name: str, raw: Any) -> Any:
+    """The value of an integer option ``name`` (a parameter of a command) as typed: plain
+    digits as before, any other spelling of the one count grammar (``1e3``, ``2k``) checked
+    against the option's limit in the words typed (``--nodes: must be ..., got '1e7'``) and
+    read exactly (:func:`costmodel.units.parse_int`). The CLI's one reader of integer options.
+
+    >>> parse_count_option("nodes", "2k"), parse_count_option("nodes", "16")
+    (2000, 16)
+    """
+    if not isinstance(raw, str):
+        return raw  # a default
+    s = raw.strip()
+    if len(s) <= units.MAX_TEXT_LENGTH and _DIGITS.fullmatch(s):
+        return int(s)  # digits: the limit is checked with the command's other options
+    limit = LIMITS.get(name)
+    if limit is not None:
+        limit.check(option_name(name), raw)
+    return units.parse_int(raw, name=option_name(name))
+
+
+_DIGITS = re.compile(r"[+-]?[0-9]+")
+
+
 def _sizes_of(raw: Any) -> list[float]:
     from .sweep import parse_values
 
@@ -122,7 +152,7 @@ def _ranks_of(raw: Any) -> list[float]:
 
     if isinstance(raw, str) and ("," in raw or ".." in raw or ":" in raw):
         return [float(x) for x in parse_values("ranks", raw)]
-    return _count(raw)
+    return _whole(raw)
 
 
 def _duration(raw: Any) -> list[float]:
@@ -139,15 +169,15 @@ MAX_MESSAGE_BYTES = 2**44
 """Largest collective buffer (16 TiB), as :func:`costmodel.predict.predict_collective`."""
 
 _WHOLE = "a whole number in {lo}..{hi}"
-_NODES = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, MAX_NODES, _num, whole=True)
-_GPUS = Limit(_WHOLE.format(lo=1, hi="1,024"), 1, 1024, _num, whole=True)
+_NODES = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, MAX_NODES, _whole, whole=True)
+_GPUS = Limit(_WHOLE.format(lo=1, hi="1,024"), 1, 1024, _whole, whole=True)
 _RANKS = Limit(_WHOLE.format(lo=1, hi="1,000,000,000"), 1, 1e9, _ranks_of, whole=True)
 LINK_RANKS = _RANKS
 """``--ranks`` of a collective over a raw link (``collective``/``sweep`` with a bandwidth): the
 range of every command's ``--ranks``. One rank is answered, 0 s with a note (it has no one to
 exchange with, as ``cm.allreduce_time(M, 1, B)`` and a one-GPU cluster say), not refused: one rule
 for the API, the link and the cluster forms."""
-_BATCH = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
+_BATCH = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _whole, whole=True)
 # a sequence length in the token grammar of every token count (4096, 8k, 8Ki)
 _SEQ = Limit(_WHOLE.format(lo=1, hi="100,000,000 tokens"), 1, 1e8, _tokens, whole=True)
 _SIZE = Limit("a size in 1 B..16 TiB (2**44 B), whole bytes", 1, MAX_MESSAGE_BYTES, _sizes_of)
@@ -156,7 +186,7 @@ _SIZE = Limit("a size in 1 B..16 TiB (2**44 B), whole bytes", 1, MAX_MESSAGE_BYT
 _GPU_MEMORY = Limit(
     "a GPU memory in 1 B..16 TiB (2**44 B), whole bytes, e.g. 80GB", 1, MAX_MESSAGE_BYTES, _bytes_of
 )
-_ITERS = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _num, whole=True)
+_ITERS = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _whole, whole=True)
 _DURATION = Limit("a duration in (0, 1e6] s, e.g. 400ms, 2s", 0, 1e6, _duration, lo_open=True)
 _PRICE = Limit("a price in (0, 1000] USD per GPU-hour", 0, 1000, _num, lo_open=True)
 
@@ -172,7 +202,7 @@ LIMITS: dict[str, Limit] = {
     "local_batch": _BATCH,
     "local": _BATCH,
     "accumulation": _BATCH,
-    "global_": Limit(_WHOLE.format(lo=1, hi="1e12"), 1, 1e12, _num, whole=True),
+    "global_": Limit(_WHOLE.format(lo=1, hi="1e12"), 1, 1e12, _whole, whole=True),
     "size": _SIZE,
     "sizes": _SIZE,
     "min_bytes": Limit(
@@ -198,7 +228,7 @@ LIMITS: dict[str, Limit] = {
     "tokens_per_gpu": Limit(
         "a token count in 1..1e9 per GPU and step, e.g. 8Ki", 1, 1e9, _tokens, whole=True
     ),
-    "steps": Limit(_WHOLE.format(lo=1, hi="1e12"), 1, 1e12, _num, whole=True),
+    "steps": Limit(_WHOLE.format(lo=1, hi="1e12"), 1, 1e12, _whole, whole=True),
     "compute_time": _DURATION,
     "step_time": _DURATION,
     "timeout": _DURATION,
@@ -222,25 +252,27 @@ LIMITS: dict[str, Limit] = {
     # options typer bounded itself, whose message named one bound ("Input should be greater
     # than or equal to 1", also for --zero -1 under a 0..3 rule) and whose help said a range
     # the command did not keep (--usd-per-gpu-hour-b "[x>=0.0]" where 0 is refused)
-    "zero": Limit("a ZeRO stage in 0..3 (0 ddp, 1 zero1, 2 zero2, 3 fsdp)", 0, 3, _num, whole=True),
+    "zero": Limit(
+        "a ZeRO stage in 0..3 (0 ddp, 1 zero1, 2 zero2, 3 fsdp)", 0, 3, _whole, whole=True
+    ),
     "group_size": Limit(
         _WHOLE.format(lo=1, hi="1,000,000,000") + " (a divisor of the ranks)",
         1,
         1e9,
-        _num,
+        _whole,
         whole=True,
     ),
-    "base_batch": Limit(_WHOLE.format(lo=1, hi="1e12") + " samples", 1, 1e12, _num, whole=True),
+    "base_batch": Limit(_WHOLE.format(lo=1, hi="1e12") + " samples", 1, 1e12, _whole, whole=True),
     # the global batch a learning rate was tuned at, in tokens (batch --base-tokens, the Batch
     # page's box): a whole count, bounded as the token budget is (1e16, far above any batch)
     "base_tokens": Limit(
         "a whole number of tokens in 1..1e16, e.g. 1Mi", 1, 1e16, _tokens, whole=True
     ),
-    "port": Limit(_WHOLE.format(lo=1, hi="65,535"), 1, 65535, _num, whole=True),
+    "port": Limit(_WHOLE.format(lo=1, hi="65,535"), 1, 65535, _whole, whole=True),
     "iters": _ITERS,
-    "warmup": Limit(_WHOLE.format(lo=0, hi="1,000,000"), 0, 1e6, _num, whole=True),
-    "step_factor": Limit(_WHOLE.format(lo=2, hi="1,024"), 2, 1024, _num, whole=True),
-    "chunk_rows": Limit(_WHOLE.format(lo=1, hi="1e9"), 1, 1e9, _num, whole=True),
+    "warmup": Limit(_WHOLE.format(lo=0, hi="1,000,000"), 0, 1e6, _whole, whole=True),
+    "step_factor": Limit(_WHOLE.format(lo=2, hi="1,024"), 2, 1024, _whole, whole=True),
+    "chunk_rows": Limit(_WHOLE.format(lo=1, hi="1e9"), 1, 1e9, _whole, whole=True),
 }
 """Option (the command function's parameter name) -> its limits, for every command alike."""
 

@@ -474,6 +474,26 @@ class Scenario(BaseModel):
             compute_time_s=self.compute_time_s,
         )
 
+    @field_validator(
+        "nodes", "gpus_per_node", "local_batch", "accumulation", "zero_stage", "group_size",
+        mode="before",
+    )  # fmt: skip
+    @classmethod
+    def _counts(cls, v: Any, info: Any) -> Any:
+        """A count given as text (``with_changes("nodes=1e1")``, ``--vs nodes=2k``) in the one
+        count grammar of every surface (:func:`costmodel.units.read_count`); a fraction or a
+        sign is left to the field's range to refuse, naming it."""
+        if not isinstance(v, str):
+            return v
+        try:
+            return units.read_count(v, name=info.field_name)
+        except ValueError as exc:  # text in no form of a count: the grammar and the range
+            from ._limits import field_range
+
+            raise ValueError(
+                f"{exc}; allowed: {field_range('Scenario', info.field_name)}"
+            ) from None
+
     @field_validator("params", mode="before")
     @classmethod
     def _params(cls, v: Any) -> float:

@@ -258,11 +258,43 @@ def parse_count(text: str | int | float, *, name: str = "count") -> float:
     return _finite(value, name, text, "number", positive=False)
 
 
+COUNT_FORMS = "digits, an exponent or a suffix k, M, G (B), T: '8', '2k', '1e6'"
+"""The forms a whole count takes (every count of every surface: CLI options, the sweep's axes,
+``--vs`` items, grid files, Scenario fields given as text, the app's URL), said in the message
+that refuses one. Underscores (``1_000``) are refused everywhere, as in every other quantity."""
+
+
+def read_count(text: str, *, name: str = "count") -> int | float:
+    """Read a count written as text in the one count grammar: ``number [k|K|M|G|B|T]``, where
+    ``number`` is digits with an optional sign, fraction and exponent and the whole text must
+    match (``1_000`` and ``2 k`` with a unit are refused). The value as an int when it is
+    whole, else as a float, so that the caller's range refuses ``1.5`` or ``-1`` in its own
+    words (a field's or an option's range); ValueError naming ``name`` for text in no such form.
+
+    >>> read_count("2k"), read_count("1e1"), read_count("1.5")
+    (2000, 10, 1.5)
+    """
+    s = text.strip() if isinstance(text, str) else text
+    m = _COUNT_RE.fullmatch(s) if isinstance(s, str) and len(s) <= MAX_TEXT_LENGTH else None
+    if m is None:
+        if not isinstance(text, str):
+            raise TypeError(f"{name}: expected a number or a string, got {type(text).__name__}")
+        shown = text if len(text) <= MAX_TEXT_LENGTH else text[:40] + "..."
+        raise ValueError(f"{name}: cannot parse {shown!r}; expected a whole number: {COUNT_FORMS}")
+    try:
+        value = _decimal(m["num"], name, text) * _COUNT_SUFFIX[m["suffix"]]
+        if abs(value) <= Decimal("1e30") and value == value.to_integral_value():
+            return int(value)
+        return float(value)
+    except ArithmeticError:  # an exponent past decimal's range ('1e999999999k'): far too large
+        return -math.inf if m["num"].startswith("-") else math.inf
+
+
 def parse_int(text: str | int | float, *, name: str = "count", maximum: int | None = None) -> int:
     """Parse a whole count exactly (``"8"``, ``"2k"``, ``"1e6"``, ``2**60``) as a Python int.
 
-    Same grammar as :func:`parse_count`, computed in decimal so values above 2**53 keep every
-    digit. Fractions, negatives and values above ``maximum`` are refused.
+    Text is read by :func:`read_count` (the one count grammar), computed in decimal so values
+    above 2**53 keep every digit. Fractions, negatives and values above ``maximum`` are refused.
 
     >>> parse_int("2k"), parse_int(2**60 + 1), parse_int("1e6")
     (2000, 1152921504606846977, 1000000)
@@ -276,8 +308,10 @@ def parse_int(text: str | int | float, *, name: str = "count", maximum: int | No
             raise ValueError(f"{name}: must be a finite whole number, got {text!r}")
         value = Decimal(number)
     else:
-        m = _match(_COUNT_RE, text, name, "'8', '2k', '1e6'")
-        value = _decimal(m["num"], name, text) * _COUNT_SUFFIX[m["suffix"]]
+        read = read_count(text, name=name)  # type: ignore[arg-type]
+        if isinstance(read, float) and not math.isfinite(read):
+            raise ValueError(f"{name}: {text!r} is too large")
+        value = Decimal(read)
     if maximum is not None and value > maximum:
         raise ValueError(f"{name}: {text!r} is above the largest value accepted, {maximum}")
     if value < 0 or value != value.to_integral_value():

@@ -11,6 +11,7 @@ import math
 import os
 import re
 import sys
+import types
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,7 +20,14 @@ import typer
 from typer.core import TyperGroup
 
 from .. import units
-from .._limits import LIMITS, check_limits, choice_names, name_fields, validation_parts
+from .._limits import (
+    LIMITS,
+    check_limits,
+    choice_names,
+    name_fields,
+    parse_count_option,
+    validation_parts,
+)
 
 EXIT_USAGE = 2
 """Exit code for bad input of any kind (click's own code for usage errors)."""
@@ -265,10 +273,23 @@ def _limited_option_line(exc: Exception) -> str | None:
     typed = _typed_value(opts, _ARGV)
     if typed is None:
         return None
-    # "1e3" is a whole number a count option reads (--ranks 1e3) but click's integer does not
-    whole = "valid integer" in exc.format_message()  # type: ignore[attr-defined]
-    tail = " (write a whole number in digits, e.g. 8)" if whole else ""
-    return f"{typed[0]}: must be {LIMITS[name].rule}, got {typed[1]!r}{tail}"
+    if LIMITS[name].whole:  # a count option: its limit's words, with the grammar's reason for
+        try:  # text in no form of a count ("1_000": digits, an exponent or a suffix k, M, G)
+            LIMITS[name].check(typed[0], typed[1])
+        except ValueError as refused:
+            return str(refused)
+    return f"{typed[0]}: must be {LIMITS[name].rule}, got {typed[1]!r}"
+
+
+def _is_int_option(hint: Any) -> bool:
+    """Whether a command parameter's annotation is an integer option (``int``, ``int | None``)."""
+    import typing
+
+    args = typing.get_args(hint)
+    base = args[0] if args else hint
+    return base is int or (
+        isinstance(base, types.UnionType) and {*typing.get_args(base)} <= {int, type(None)}
+    )
 
 
 #: (command, option) -> what that command takes instead: the GPU count is --nodes of a cluster
@@ -728,6 +749,14 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
             for attr in ("min", "max"):
                 if hasattr(meta, attr):
                     setattr(meta, attr, None)
+    # every integer option reads the one count grammar (1e3, 2k as 8 is read; 1_000 refused),
+    # as the sweep's axes, --vs and the library's Scenario do: click's integer took only digits
+    # (and Python's 1_000)
+    for name, hint in hints.items():
+        if _is_int_option(hint):
+            for meta in hint.__metadata__:
+                if hasattr(meta, "parser"):
+                    meta.parser = functools.partial(parse_count_option, name)
     sig = inspect.signature(fn)
     sig = sig.replace(
         parameters=[

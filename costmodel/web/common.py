@@ -47,11 +47,13 @@ from pandas.io.formats.style import Styler
 from streamlit.errors import StreamlitAPIException
 
 from costmodel.units import (
+    COUNT_FORMS,
     format_bytes,
     format_count,
     format_counted,
     format_duration,
     format_rate,
+    read_count,
 )
 
 T = TypeVar("T")
@@ -288,6 +290,35 @@ def _drop_url_value(key: str) -> None:
         except Exception:  # noqa: BLE001  (internals moved: the URL keeps the value)
             pass
     _forget_initial_url_value(key)
+
+
+def _url_count(key: str, text: str, label: str) -> str | None:
+    """A whole-number box's URL value in the one count grammar of every surface
+    (:func:`costmodel.units.read_count`: ``?nodes=2k`` is 2000, ``1e1`` 10): its value in
+    digits, written back to the URL for the box to read (Streamlit's int box took ``1e1`` but
+    dropped ``2k`` without a word and read ``1_0`` as 10); None, with a red message naming the
+    box and the forms, for text in no such form (dropped, the box shows its default)."""
+    try:
+        n = read_count(text, name=key)
+    except ValueError:
+        _drop_url_value(key)
+        error(
+            f"URL parameter {key}: {text} is not a whole number ({COUNT_FORMS}), as {label} "
+            "takes; the default is used"
+        )
+        return None
+    digits = str(n) if isinstance(n, int) else repr(n)
+    try:
+        st.query_params[key] = digits
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        with get_session_state().query_params() as qp:
+            initial = getattr(qp, "_initial_query_params", None)
+            if isinstance(initial, dict) and key in initial:
+                initial[key] = [digits]
+    except Exception:  # noqa: BLE001  (bound and drawn, or internals moved: the box's own read)
+        pass
+    return digits
 
 
 def _history_navigation() -> bool:
@@ -629,6 +660,8 @@ def bound_number(
         isinstance(v, float) for v in bounds
     )
     linked = None
+    if whole and isinstance(text, str) and not _URL_NUMBER.fullmatch(text):
+        text = _url_count(key, text, label)
     if isinstance(text, str) and _URL_NUMBER.fullmatch(text):
         x = float(text)
         if not (math.isfinite(x) and abs(x) < MAX_URL_NUMBER):  # an int box crashes on inf
