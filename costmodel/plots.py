@@ -977,16 +977,26 @@ def _end_positions(n: int) -> list[str]:
     """Text positions of ``n`` labelled points along x: above each point, the first one's
     label to its right and the last one's to its left, so neither runs past the plot area,
     which clips it (a 390 px phone's scaling chart read "ompute" and "comput" at its ends;
-    chromium, 2026-12-03).
+    chromium, 2026-12-03). The end points' neighbours put theirs under their points: an end
+    label moved inward ran into its neighbour's, centred on its own point, at 390 px
+    ("computecompute"; chromium, 2026-12-03); centred labels of points further apart are clear
+    of each other.
 
+    >>> _end_positions(5)
+    ['top right', 'bottom center', 'top center', 'bottom center', 'top left']
     >>> _end_positions(3)
-    ['top right', 'top center', 'top left']
+    ['top right', 'bottom center', 'top left']
+    >>> _end_positions(2)
+    ['top right', 'top left']
     >>> _end_positions(1)
     ['top center']
     """
     if n < 2:
         return ["top center"] * n
-    return ["top right", *["top center"] * (n - 2), "top left"]
+    inner = ["top center"] * (n - 2)
+    if inner:
+        inner[0] = inner[-1] = "bottom center"
+    return ["top right", *inner, "top left"]
 
 
 def scaling_figure(frame, *, title: str = "") -> go.Figure:

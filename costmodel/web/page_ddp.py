@@ -1054,7 +1054,7 @@ def _price_input(
         return name, None, "user"
     usd = bound_number(  # a link's price below the box's minimum is named, not dropped
         col,
-        f"USD per GPU-hour ({gpu})",
+        _usd_label(gpu),
         value=None,
         step=0.1,
         key=usd_key,
@@ -1067,6 +1067,12 @@ def _price_input(
     if usd is None:
         return None, DEFAULT_USD_PER_GPU_HOUR, "default"
     return None, float(usd), "user"
+
+
+def _usd_label(gpu: str) -> str:
+    """The label of the typed price's box for ``gpu`` (A's and B's): a refused price is named
+    by it (:func:`_training_cost`), not by the API's ``usd_per_gpu_hour``."""
+    return f"USD per GPU-hour ({gpu})"
 
 
 def _follow_default(key: str, start: str | None) -> None:
@@ -1304,7 +1310,10 @@ def _training_cost(result, inp: dict, rb=None) -> None:
     # a refused measured step names its box: training_cost calls it step_time_s, the API's
     # Scenario.training_cost measured_step_time_s; a predicted step's refusal is not the box's
     box = {"step_time_s": MEASURED_BOX, "measured_step_time_s": MEASURED_BOX}
-    with section("Time and cost to train", box if measured is not None else {}):
+    # a typed price past the library's range is refused under its box, A's or B's (each side's
+    # cost in its own section: B's refused price leaves A's time and cost on the page)
+    usd_box = {"usd_per_gpu_hour": _usd_label(gpu)}
+    with section("Time and cost to train", {**usd_box, **(box if measured is not None else {})}):
         cost = result.training_cost(
             tokens,
             usd_per_gpu_hour=usd,
@@ -1323,7 +1332,8 @@ def _training_cost(result, inp: dict, rb=None) -> None:
             price_name,
             None if two_gpus else (gpu, both),
         )
-        if rb is not None:
+    if rb is not None and gpu_b is not None:
+        with section("Time and cost to train (B)", {"usd_per_gpu_hour": _usd_label(gpu_b)}):
             cost_b = rb.training_cost(
                 tokens, usd_per_gpu_hour=usd_b, price=price_b, usd_source=source_b
             )
