@@ -93,6 +93,12 @@ def test_scenario_and_train_say_it():
     assert r.band_extrapolated and r.band_extrapolation.startswith("100 nodes")
     assert r.model_dump()["band_extrapolated"] is True
     assert "\nband: 100 nodes and 800 GPUs are beyond" in r.summary()
+    vs = run(
+        "scenario", "--params", "7B", "--nodes", "100", "--strategy", "fsdp", "--vs", "nodes=8"
+    )
+    assert vs.exit_code == 0, vs.stderr
+    assert "\nnote (A): step band extrapolated: 100 nodes and 800 GPUs" in vs.stdout
+    assert "note (B): step band extrapolated" not in vs.stdout
     t = run("train", "--params", "7B", "--nodes", "100", "--strategy", "fsdp", "--tokens", "1T")
     assert t.exit_code == 0, t.stderr
     (wall,) = [x for x in t.stdout.splitlines() if x.startswith("wall clock")]
