@@ -585,7 +585,9 @@ def predict_collective(
     ----------
     op : {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"}
     message_bytes : array_like
-        Per-rank buffer as nccl-tests prints it in its ``size`` column [B], 0 to 2**44.
+        Per-rank buffer as nccl-tests prints it in its ``size`` column [B], 0 to 2**44. A
+        0-byte message takes 0 s (algorithm and protocol ``none``): NCCL discards an empty
+        collective (:func:`_empty_messages`). The CLI and the sweeps take 1 B to 2**44 B.
     cluster : str or Cluster
         A preset name or a :class:`~costmodel.hardware.Cluster`.
     nodes : int, optional
@@ -795,6 +797,7 @@ def predict_collective(
         )
     if harness == "pytorch" and model in ("nccl", CALIBRATED) and n >= 2:
         t = np.asarray(t, dtype=float) + C.PYTORCH_LOOP_EXTRA_US * 1e-6
+    t, algos, protos = _empty_messages(m1, t, algos, protos)
     algbw, busbw = _bandwidths(op, m1, t, n)
     # the uncalibrated answer of a calibration that does not apply has the nccl model's band
     band_model = "nccl" if model == CALIBRATED and fabric_off else model
@@ -876,15 +879,12 @@ def predict_collective_nodes(
     for i, c in enumerate(clusters):
         rows = slice(i * m.size, (i + 1) * m.size)
         t, n = t_all[rows], c.ranks
+        t, algos, protos = _empty_messages(m, t, algos_all[rows], protos_all[rows])
         algbw, busbw = _bandwidths(op, m, t, n)
         band = bands.get((c.nodes, n))
         if band is None:
             band = bands[(c.nodes, n)] = _band(model, c, n, m, False, "nccl-tests", op)
-        out.append(
-            Prediction(
-                op, n, c.nodes, model, m, t, algbw, busbw, algos_all[rows], protos_all[rows], band
-            )
-        )
+        out.append(Prediction(op, n, c.nodes, model, m, t, algbw, busbw, algos, protos, band))
     return out
 
 
@@ -905,6 +905,22 @@ def _same_but_nodes(c: Cluster, c0: Cluster) -> bool:
         _SAME_BUT_NODES.clear()
     _SAME_BUT_NODES[(id(c), id(c0))] = (c, c0)
     return True
+
+
+def _empty_messages(m: np.ndarray, t: Any, algos: Any, protos: Any) -> tuple[Any, Any, Any]:
+    """A 0-byte message takes 0 s on every model, algorithm ``none`` and protocol ``none``
+    (so algbw and busbw 0): NCCL discards an empty collective before it is enqueued
+    (``src/enqueue.cc``, ``taskAppend``: "Empty collectives can be discarded", ``count ==
+    0`` returns at once), so nothing runs and no latency is paid. The API takes 0 B (a
+    step's computed sizes may be empty); the CLI and the sweeps take 1 B..2**44 B (README,
+    "Limits on input"). The other sizes are returned as they are."""
+    zero = m == 0
+    if not zero.any():
+        return t, algos, protos
+    t = np.where(zero, 0.0, np.asarray(t, dtype=float))
+    algos = np.where(zero, "none", np.asarray(algos)).astype(object).astype(str)
+    protos = np.where(zero, T.NO_PROTOCOL, np.asarray(protos)).astype(object).astype(str)
+    return t, algos, protos
 
 
 def _bandwidths(op: str, m: np.ndarray, t: np.ndarray, ranks: int) -> tuple[Any, Any]:

@@ -996,6 +996,8 @@ class Scenario(BaseModel):
             step_time_s=float(st.step_time_s),
             step_time_lo_s=float(lo),
             step_time_hi_s=float(hi),
+            band_extrapolated=bool(st.band_extrapolated),
+            band_extrapolation=str(st.band_extrapolation),
             bound=str(st.bound),
             efficiency=float(st.efficiency),
             one_gpu_step_s=float(st.one_gpu_step_s),
@@ -1415,6 +1417,15 @@ class ScenarioResult(BaseModel):
     step_time_hi_s: float = Field(
         float("nan"), description="slow end of the step's expected-error band [s]"
     )
+    band_extrapolated: bool = Field(
+        False,
+        description="whether the step's nodes or GPUs lie beyond the largest published run "
+        "its band was checked on (costmodel.strategy.band.band_extrapolation): the band keeps "
+        "its numbers, extrapolated; false where the band is unknown",
+    )
+    band_extrapolation: str = Field(
+        "", description="the band_extrapolated note in words; empty within the measured range"
+    )
     comm_contention: float = Field(
         DEFAULT_COMM_CONTENTION, description="the overlap contention the step used"
     )
@@ -1456,6 +1467,15 @@ class ScenarioResult(BaseModel):
         "efficiency's grouped-CV errors; (1, 1) for a measured or given compute",
     )
     gpu_name: str = Field("", description="the cluster preset's GPU (whose compute this is)")
+
+    @property
+    def band_extrapolated_beyond(self) -> str:
+        """The measured counts the step exceeds ("64 nodes", "512 GPUs" or both), "" within
+        them (:func:`costmodel.strategy.band.band_extrapolation`, the rule of the step)."""
+        from .strategy.band import band_extrapolation
+
+        band = (self.step_time_lo_s, self.step_time_hi_s)
+        return band_extrapolation(self.nodes, self.ranks, band)[1]
 
     def scaling_frame(self) -> Any:
         """The scaling table as a pandas DataFrame."""
@@ -1602,6 +1622,11 @@ class ScenarioResult(BaseModel):
             + (
                 f", band {fu.format_duration(self.step_time_lo_s)}-"
                 f"{fu.format_duration(self.step_time_hi_s)}"
+                + (
+                    f", extrapolated beyond {self.band_extrapolated_beyond}"
+                    if self.band_extrapolated
+                    else ""
+                )
                 if math.isfinite(self.step_time_lo_s) and math.isfinite(self.step_time_hi_s)
                 else ""
             ),
@@ -1631,6 +1656,8 @@ class ScenarioResult(BaseModel):
                     f"{r.bound:<8} "
                     f"{fu.format_bytes(r.memory_bytes)}" + ("" if r.fits else " (does NOT fit)")
                 )
+        if self.band_extrapolated:  # the band's line, as `costmodel step` writes it
+            lines.append(f"band: {self.band_extrapolation}")
         # the DOES NOT FIT warning heads the summary: said once, not again as a note
         lines.extend(f"note: {n}" for n in self.notes if self.fits or n != lines[0])
         return "\n".join(lines)

@@ -50,6 +50,7 @@ __all__ = [
     "band_coverage",
     "held_out_compute_bands",
     "held_out_scaling_bands",
+    "measured_range",
     "rebanded",
     "scaling_band",
     "scaling_parts",
@@ -522,6 +523,15 @@ def scaling_band(
     ratio = [p / float(obs[pos[i]]) for i, _, p in predictions]
     lo, hi = np.quantile(ratio, [0.1, 0.9])
     return float(min(lo, 1.0)), float(max(hi, 1.0))
+
+
+def measured_range(df: pd.DataFrame) -> tuple[int, int]:
+    """(nodes, GPUs) of the largest published run among ``df``'s rows: the range the step band
+    was checked on (``max_nodes``, ``max_gpus`` of ``costmodel/data/fitted_step_band.toml``;
+    beyond it :func:`costmodel.strategy.band.band_extrapolation` says the band is
+    extrapolated). Nodes as the engine places the rows, 8 GPUs each (:class:`_Engine`)."""
+    gpus = int(df.gpus.max())
+    return max(1, gpus // 8), gpus
 
 
 def summary(errors: Any) -> dict[str, float]:

@@ -155,6 +155,7 @@ def _expected_step_columns(s: cm.strategy.StrategyStep) -> dict[str, object]:
         "gpu_memory_GB": s.gpu_memory_bytes / 1e9,
         "fits": bool(s.fits),
         "compute_source": s.compute_source,
+        "band_extrapolated": s.band_extrapolated,
         "notes": join_notes(s.notes),
     }
 

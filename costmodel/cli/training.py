@@ -339,7 +339,8 @@ def memory(
             help="Data-parallel strategy, as `costmodel step --strategy` takes it: ddp, zero1, "
             "zero2, fsdp or hsdp (default: --zero's; ddp when neither is given); all: every "
             "layout `step --strategy all` ranks (fsdp with and without resharding, hsdp at each "
-            "group that fits a node, or a slice of --gpus-per-node), with --cluster, each row "
+            "group that divides the ranks and divides a node or a slice of --gpus-per-node or is "
+            "whole nodes), with --cluster, each row "
             "the memory sweep's."
         ),
     ] = None,
@@ -412,9 +413,9 @@ def memory(
     total for the same layout.
 
     --strategy all lists every layout `step --strategy all` ranks (ddp, zero1, zero2, fsdp with
-    and without resharding, hsdp at each group that divides the ranks and fits a node of
-    --cluster, which it needs; with --gpus-per-node G, each hsdp group that fits a slice of G
-    GPUs of it, as `step --strategy all --gpus-per-node G` ranks) with its memory per GPU and
+    and without resharding, hsdp at each group that divides the ranks and either divides a node
+    of --cluster, which it needs, or is whole nodes; with --gpus-per-node G, a slice of G GPUs
+    of each node or whole slices, as `step --strategy all --gpus-per-node G` ranks) with its memory per GPU and
     fit, each row the memory sweep's `strategy=all` row (--json: the sweep's columns, and
     gpus_per_node with --gpus-per-node); --group-size, --reshard and --zero name one layout and
     are refused with it.
@@ -736,7 +737,8 @@ def _check_memory_all(
         if value is not None:
             raise ValueError(
                 f"{name}: --strategy all sizes every layout (each stage, fsdp with and without "
-                "resharding, every hsdp group that fits a node or its --gpus-per-node slice); give "
+                "resharding, every hsdp group that divides the ranks and divides a node, or its "
+                "--gpus-per-node slice, or is whole nodes); give "
                 "--strategy NAME for one"
             )
 
@@ -1533,6 +1535,10 @@ def _step_on_cluster(
             typer.echo("NOTHING FITS: every strategy needs more memory than the GPU has")
             typer.echo(_fit_text(fa_all))
         typer.echo(_advice_table(ranked))
+        # the band's line, as one step's: every strategy runs on the same nodes and GPUs
+        far = next((x.band_extrapolation for x in adv.steps if x.band_extrapolated), "")
+        if far:
+            typer.echo(f"band: {far}")
         typer.echo(adv.summary())
         for n in adv.notes:  # what the ranking leaves out, as one strategy's step says it
             typer.echo(f"note: {cli_words(n)}")
@@ -1582,6 +1588,8 @@ def _step_on_cluster(
     band = (
         f" ({note})" if note else f" (band {units.format_duration(lo)}-{units.format_duration(hi)})"
     )
+    if s.band_extrapolated:  # beyond the largest published run it was checked on: said here
+        band = band[:-1] + f", extrapolated beyond {s.band_extrapolated_beyond})"
     from ..batch import global_batch
 
     mb, acc, sq = int(kw["micro_batch"]), int(kw["accumulation"]), int(kw["seq"])
@@ -1625,6 +1633,8 @@ def _step_on_cluster(
         ),
     ]
     typer.echo(_kv(rows))
+    if s.band_extrapolated:  # the band's line, as `costmodel collective` writes it
+        typer.echo(f"band: {s.band_extrapolation}")
     for n in s.notes:
         if n != s.layout.bucket_note:  # said as --bucket's warning (_warn_unused_bucket)
             typer.echo(f"note: {cli_words(n)}")
@@ -2426,6 +2436,9 @@ def _side_notes(a: Any, b: Any) -> list[str]:
     # a scaling efficiency above 100 % in the table says why, as the step's and scenario's do
     na += [f"scaling efficiency {ABOVE_ONE_GPU}"] if above_one_gpu(a.efficiency) else []
     nb += [f"scaling efficiency {ABOVE_ONE_GPU}"] if above_one_gpu(b.efficiency) else []
+    # a band beyond the largest published run it was checked on, as each side's step says it
+    na += [f"step band extrapolated: {a.band_extrapolation}"] if a.band_extrapolated else []
+    nb += [f"step band extrapolated: {b.band_extrapolation}"] if b.band_extrapolated else []
     # both sides' notes first, then A's own, then B's (A's own between two shared notes read as
     # if the second were A's too)
     every = list(dict.fromkeys([*na, *nb]))
@@ -2561,9 +2574,14 @@ def train(
         if measured is not None
         else band_note((result.step_time_lo_s, result.step_time_hi_s), result.compute_source)
     )
+    # the step band beyond the largest published run it was checked on: so are the days',
+    # GPU-hours' and dollars' bands drawn from it (a measured step has no band to extrapolate)
+    far = "" if measured is not None else result.band_extrapolation
     data = {
         **cost.as_dict(),
         "band_note": why_no_band,
+        "band_extrapolated": bool(far),
+        "band_extrapolation": far,
         "arch": arch,
         "params": result.scenario.params,
         "cluster": cluster,
@@ -2602,6 +2620,8 @@ def train(
     wall_band = _band_text(
         cost.wall_days_band, lambda d: units.format_elapsed_in(d * SECONDS_PER_DAY, unit)
     ) or (f" ({why_no_band})" if why_no_band else "")
+    if far and wall_band.endswith(")"):
+        wall_band = wall_band[:-1] + f", extrapolated beyond {result.band_extrapolated_beyond})"
     rows = [
         ("tokens", units.format_count(cost.tokens)),
         ("steps", f"{cost.steps:,}"),
@@ -2688,6 +2708,8 @@ def train(
         f"{result.layout} (overlap contention c = {result.comm_contention:g})"
     )
     typer.echo(_kv(rows))
+    if far:  # the step's band, and so the days' and dollars', beyond the published runs
+        typer.echo(f"band: {far}")
     if cost.price_note and price is not None:
         typer.echo(f"price: {cost.price_note}")
     if cost.price_warning:

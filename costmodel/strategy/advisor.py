@@ -576,6 +576,20 @@ def _hint_unit_sizes(
 
 
 # --- what makes it fit -------------------------------------------------------------------------
+GIVEN_COMPUTE = ("mfu", "measured")
+"""Compute sources that are the user's own measurement (a given MFU, a measured time)."""
+
+RECOMPUTE_INSIDE: dict[str, str] = {
+    "mfu": "recompute cost inside the given MFU, not priced on top",
+    "measured": "recompute cost inside the measured compute time, not priced on top",
+}
+"""What a fit change that recomputes says of its step where the compute is given
+(:meth:`FitChange.compute_note`): the step prices no recomputation on top of a measurement that
+holds it, so its "+0%" is the measurement's, not a free recomputation. The one text of
+``costmodel step``'s suggestions, ``fit_suggestions`` ``--json`` (``compute_note``) and the
+step page's "What makes it fit"."""
+
+
 @dataclass(frozen=True)
 class FitChange:
     """One change to a configuration, evaluated: what it is, its memory and its step."""
@@ -599,7 +613,10 @@ class FitChange:
         unknown, :data:`~.band.UNKNOWN_COMPUTE`, the words of ``costmodel step`` on that card,
         so a step time against a fitted base is not read as a measured gain. A larger card
         priced with the base's measured compute time says so: that time was measured on the
-        base's GPU, so the card's step differs by its communication alone. None otherwise."""
+        base's GPU, so the card's step differs by its communication alone. A change that
+        recomputes, where the compute is a given MFU or a measured time, says that the
+        recomputation's cost is inside that measurement (:data:`RECOMPUTE_INSIDE`: a PaLM MFU
+        holds it), not a bare 0 %. None otherwise."""
         from .band import UNKNOWN_COMPUTE
 
         card = self.updates.get("cluster") if self.kind == "larger_card" else None
@@ -609,6 +626,11 @@ class FitChange:
                 f"at the compute time measured on the GPU given, not {gpu}'s own: its step "
                 "differs by the communication alone"
             )
+        if (
+            self.step.compute_source in GIVEN_COMPUTE
+            and self.updates.get("recompute", "none") != "none"
+        ):
+            return RECOMPUTE_INSIDE[self.step.compute_source]
         if self.step.compute_source != "default-mfu":
             return None
         if base is not None and base.compute_source == "default-mfu":

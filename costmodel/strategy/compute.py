@@ -30,8 +30,8 @@ of the fp8 peak on H100), assuming no fp8 speed-up the data does not show. A mea
 used as it is, held to the fp8 peak (faster is refused).
 
 **An MFU is PaLM's MFU on every road** (``--mfu``, ``Scenario(mfu=)``, ``strategy_step(mfu=)``,
-the sweeps' ``mfu``, the step page's MFU box, :data:`DEFAULT_MFU`, the fitted compute's label
-and the step's reported MFU): model FLOPs over time x peak, recomputation's FLOPs *not*
+the sweeps' ``mfu``, the step page's MFU box, the fitted compute's label and the step's
+reported MFU): model FLOPs over time x peak, recomputation's FLOPs *not*
 counted. Recomputation adds work, but an MFU measured on a run that recomputes already holds
 that work's cost in its time: PaLM's appendix B excludes rematerialisation from MFU (it is the
 hardware FLOP utilisation, HFU, that counts it), and so do the published tables the fit reads:
@@ -42,6 +42,15 @@ over the peak, full-AC rows included. So ``--mfu 0.36 --recompute full`` prices 
 fit, :mod:`costmodel.compute`, prices the recomputation's FLOPs at its own efficiency and
 reports PaLM's MFU of the result). An HFU ``h`` is the MFU ``h / (1 + r)``, ``r`` the
 recomputation's extra work below; no separate HFU input is offered.
+
+**The default MFU is not a measurement** (decision): :data:`DEFAULT_MFU`, the fallback for a
+GPU family with no fitted efficiency (Blackwell), describes a run *without* recomputation. A
+given MFU was measured on the user's run, recomputation and all; the default was measured on
+no run, and reading it as PaLM's MFU of a recomputing run made recomputation free on exactly
+the GPUs with no fit (``scenario --recompute full --vs cluster=dgx-b200`` charged the fitted
+H100 side about a third more and the B200 side nothing). So under the default the
+recomputation's FLOPs run at the same hardware utilisation: the step's MFU is
+``DEFAULT_MFU / (1 + r)`` (0.30 under full recomputation), and the label says so.
 
 Recomputation's extra work is :func:`costmodel.compute.recompute_extra` (matmuls and attention
 separately; ``full`` reruns the forward, a third more, Korthikanti et al. 2022,
@@ -62,8 +71,10 @@ from typing import Any
 
 DEFAULT_MFU = 0.4
 """MFU when nothing is measured and the GPU family has no fitted efficiency (the tool's
-long-standing default); PaLM's MFU, as a given one: recomputation leaves the time it implies
-unchanged (module docstring)."""
+long-standing default), of a run *without* recomputation: it is no measurement of a run that
+recomputes, so recomputation's extra work ``r`` (:func:`recompute_extra`) runs at the same
+hardware utilisation and the step's MFU is ``DEFAULT_MFU / (1 + r)`` (0.30 under full
+recomputation); a given MFU stays PaLM's, recomputation inside it (module docstring)."""
 
 # Forward 2PT, backward 4PT FLOPs (Kaplan et al. 2020, section 2.1).
 FORWARD_FRACTION = 1.0 / 3.0
@@ -212,6 +223,23 @@ def _palm(recompute: str, extra: float) -> str:
     return f" (PaLM's MFU, of model FLOPs: recompute {recompute}'s {extra:.0%} extra work is inside it)"
 
 
+def _default_recompute(recompute: str, extra: float) -> str:
+    """What the default MFU's label adds under recomputation: :data:`DEFAULT_MFU` describes a
+    run without recomputation (not a measurement of a recomputing run, which a given MFU is),
+    so the recomputation's extra work ``r`` runs at the same hardware utilisation and the
+    step's MFU is ``DEFAULT_MFU / (1 + r)`` (module docstring). Nothing without recomputation.
+
+    >>> _default_recompute("none", 0.0), _default_recompute("full", 1 / 3)
+    ('', ' of a run without recomputation; recompute full adds its 33% extra work at the same utilisation: MFU 0.30')
+    """
+    if extra <= 0:
+        return ""
+    return (
+        f" of a run without recomputation; recompute {recompute} adds its {extra:.0%} extra "
+        f"work at the same utilisation: MFU {_mfu_text(DEFAULT_MFU / (1 + extra))}"
+    )
+
+
 @dataclass(frozen=True)
 class ComputeTime:
     """One micro-batch's compute on one GPU and where it came from."""
@@ -282,18 +310,20 @@ def step_compute(
         except ValueError:
             fit = None
     if fit is None:
+        # the default describes a run without recomputation (DEFAULT_MFU): the recomputation's
+        # FLOPs run at the same utilisation, so its time is (1 + r) times the default's
         if precision == "fp8":  # a bf16 figure: no fp8 speed-up without data that shows one
             peak16 = _c.precision_peak_flops(gpu, "bf16")
-            t = micro_batch_compute_s(flops_per_token, tokens, peak16, DEFAULT_MFU)
+            t = micro_batch_compute_s(flops_per_token, tokens, peak16, DEFAULT_MFU) * (1 + extra)
             why = "no architecture" if arch is None else f"no fitted efficiency for {fam}/fp8"
             return ComputeTime(
                 t,
                 extra / (1 + extra),
                 "default-mfu",
                 f"default MFU {DEFAULT_MFU:.2f} of the bf16 peak, {DEFAULT_MFU * peak16 / peak_flops:.2f} "
-                f"of the fp8 peak ({why}: no fp8 speed-up assumed){_palm(recompute, extra)}",
+                f"of the fp8 peak ({why}: no fp8 speed-up assumed){_default_recompute(recompute, extra)}",
             )
-        t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, DEFAULT_MFU)
+        t = micro_batch_compute_s(flops_per_token, tokens, peak_flops, DEFAULT_MFU) * (1 + extra)
         why = "no architecture" if arch is None else f"no fitted efficiency for {fam}/{precision}"
         if precision == "bf16" and getattr(gpu, "bf16_dense_flops", 0) is None:
             # a V100: no bf16 tensor cores; peak_flops is its fp16 peak, so say so, not "bf16"
@@ -305,7 +335,7 @@ def step_compute(
             t,
             extra / (1 + extra),
             "default-mfu",
-            f"default MFU {DEFAULT_MFU:.2f} ({why}){_palm(recompute, extra)}",
+            f"default MFU {DEFAULT_MFU:.2f} ({why}){_default_recompute(recompute, extra)}",
         )
     t = _c.micro_batch_compute_s(
         arch,

@@ -54,7 +54,7 @@ from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
 from .accumulate import Accumulated, accumulate
-from .band import step_time_band
+from .band import band_extrapolation, step_time_band
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
 from .engine import Plan, Schedule, Task, TaskList, _picker, columns, plan, run_many
@@ -135,6 +135,18 @@ class StrategyStep:
     host_overhead_s: float = 0.0  # DDP's host time: hooks, bucket copies (fitted; not comm) [s]
     # the same setup's step on one GPU, the efficiency's reference (one_gpu_step_s) [s]
     one_gpu_step_s: float = math.nan
+    # that the step's nodes or GPUs lie beyond the largest published run its band was checked
+    # on (.band.band_extrapolation: the band keeps its numbers); "" within that range
+    band_extrapolation: str = ""
+    # the measured counts it exceeds, "64 nodes", "512 GPUs" or both; "" within the range
+    band_extrapolated_beyond: str = ""
+
+    @property
+    def band_extrapolated(self) -> bool:
+        """Whether :attr:`step_time_band_s` is extrapolated: the step's nodes or GPUs exceed
+        the largest published run the band was checked on (:attr:`band_extrapolation` says
+        which; :func:`~.band.band_extrapolation`). False where the band is unknown."""
+        return bool(self.band_extrapolation)
 
     @property
     def compute_share(self) -> float:
@@ -181,6 +193,8 @@ class StrategyStep:
             "step_time_s": self.step_time_s,
             "step_time_lo_s": lo,
             "step_time_hi_s": hi,
+            "band_extrapolated": self.band_extrapolated,
+            "band_extrapolation": self.band_extrapolation,
             "bound": self.bound,
             "efficiency": self.efficiency,
             "one_gpu_step_s": self.one_gpu_step_s,
@@ -1105,6 +1119,8 @@ def _prepare_at(
             if ranks == 1
             else one_gpu_step_s(compute_s, _optimizer_s(p, layout, r, c.gpu, shards=1), host_s)
         )
+        band_s = step_time_band(step_s, (lo, hi), ct.source, ct.band, ranks > int(c.gpus_per_node))
+        far, beyond = band_extrapolation(int(c.nodes), ranks, band_s)
         return StrategyStep(
             layout=layout,
             ranks=ranks,
@@ -1113,9 +1129,7 @@ def _prepare_at(
             comm_s=comm_s,
             exposed_comm_s=exposed,
             step_time_s=step_s,
-            step_time_band_s=step_time_band(
-                step_s, (lo, hi), ct.source, ct.band, ranks > int(c.gpus_per_node)
-            ),
+            step_time_band_s=band_s,
             bound=verdict(compute_s, comm_s, exposed, step_s),
             efficiency=scaling_efficiency(t1, step_s),
             tokens_per_step=tokens_step,
@@ -1139,6 +1153,8 @@ def _prepare_at(
             collective_band_s=(lo, hi),
             host_overhead_s=host_s,
             one_gpu_step_s=t1,
+            band_extrapolation=far,
+            band_extrapolated_beyond=beyond,
         )
 
     return _Prepared(

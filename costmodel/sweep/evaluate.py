@@ -1328,7 +1328,7 @@ def _with_failed_rows(column: str, values: list[Any]) -> Any:
         return np.array(["" if v is None else v for v in values], dtype=object)
     if column in _STEP_INT_COLUMNS:
         return pa.array(values, type=pa.int64())
-    if column == "fits":
+    if column in ("fits", "band_extrapolated"):
         return pa.array(values, type=pa.bool_())
     return np.array([np.nan if v is None else v for v in values], dtype=float)
 
@@ -1360,6 +1360,7 @@ STEP_COLUMNS = (
     "fits",
     "compute_source",
     "band_note",
+    "band_extrapolated",
     "notes",
 )
 """The output columns of a step row after its inputs (units in the names; GB = 1e9 B).
@@ -1372,7 +1373,10 @@ name, ``hsdp g=8``; hsdp's group, else null; whether fsdp/hsdp reshard, else nul
 step sweep and ``--json``; ``fits`` says whether the memory per GPU fits
 the card (a step that does not fit is in the table, marked so); ``band_note`` why
 ``step_time_lo_s``/``step_time_hi_s`` are NaN (:func:`costmodel.strategy.band.band_note`, the
-words of ``costmodel step``), empty where the band is known; ``notes`` what the answer leaves
+words of ``costmodel step``), empty where the band is known; ``band_extrapolated`` whether the
+row's nodes or GPUs lie beyond the largest published run the band was checked on
+(:func:`costmodel.strategy.band.band_extrapolation`, ``costmodel step``'s note; the band keeps
+its numbers; false where the band is unknown); ``notes`` what the answer leaves
 out (a mixture-of-experts model's expert parallelism), empty otherwise.
 
 A step sweep adds ``error``: ``""`` for a row that was priced, else why its step was refused

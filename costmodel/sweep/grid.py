@@ -956,7 +956,8 @@ def _check_memory_layout(a: dict[str, list[Any]]) -> None:
             raise ValueError(
                 "strategy: all is every layout the advisor ranks on a cluster (ddp, zero1, "
                 "zero2, fsdp with and without resharding, hsdp at each group that divides the "
-                "ranks and fits a node); set preset=NAME for the node, or name the strategies "
+                "ranks and divides a node or is whole nodes); set preset=NAME for the node, or "
+                "name the strategies "
                 "(strategy=ddp,fsdp)"
             )
         _check_strategy_options(a, all_layouts=True)

@@ -786,7 +786,13 @@ def render() -> None:
         if band_why
         else f" Step band (compute, scaling beyond one node, collectives; checked on published"
         f" runs): {format_duration(result.step_time_lo_s)}"
-        f" to {format_duration(result.step_time_hi_s)}."
+        f" to {format_duration(result.step_time_hi_s)}"
+        # beyond the largest published run it was checked on: the step's one rule
+        + (
+            f", extrapolated beyond {result.band_extrapolated_beyond}: {result.band_extrapolation}."
+            if result.band_extrapolated
+            else "."
+        )
     )
     st.caption(
         f"{result.layout}: scaling efficiency at overlap contention c = {c:g}"
@@ -1194,6 +1200,11 @@ def _cost_metrics(
         f" Expected-error band (the step's): {format_elapsed_in(db[0] * training.SECONDS_PER_DAY, unit)}-"
         f"{format_elapsed_in(db[1] * training.SECONDS_PER_DAY, unit)} {unit[1]}"
         + (f", ${format_usd(cb[0])}-${format_usd(cb[1])}" if cb is not None else "")
+        + (
+            f", extrapolated beyond {result.band_extrapolated_beyond}"
+            if result is not None and result.band_extrapolated
+            else ""
+        )
         + "."
         if db is not None
         else f" Expected-error {why}."
