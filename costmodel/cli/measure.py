@@ -38,10 +38,11 @@ def _csv_list(text: str | None, name: str = "list") -> list[str] | None:
 
 # runner.plan_sweep names its arguments as the API spells them; the CLI says its options
 _PLAN_FIELDS = (
-    ("op=", "--ops: "),
+    ("ops:", "--ops:"),
+    ("op:", "--ops:"),
     ("algos:", "--algos:"),
     ("protos:", "--protos:"),
-    ("nodes=", "--nodes: "),
+    ("nodes:", "--nodes:"),
     ("min_bytes:", "--min-bytes:"),
     ("max_bytes:", "--max-bytes:"),
     ("mpi:", "--mpi:"),
