@@ -921,5 +921,5 @@ def resolve_params(
             )
         return float(a.params), a
     if params is None:
-        raise ValueError("params: give a parameter count or arch= (an architecture name)")
+        raise ValueError("params: give a parameter count or `arch` (an architecture name)")
     return float(params), None

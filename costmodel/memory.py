@@ -693,7 +693,7 @@ def training_memory(
             _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
             note = given_activations_note(activations_bytes)
     elif params is None:
-        raise ValueError("params: give a parameter count or arch= (an architecture name)")
+        raise ValueError("params: give a parameter count or `arch` (an architecture name)")
     elif activations_bytes is None:
         _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
         activations_bytes = 0.0

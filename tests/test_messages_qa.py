@@ -37,8 +37,10 @@ PACKAGE = ROOT / "costmodel"
 #: The surfaces, which speak their own words; everything else is the library (validation/ too).
 SURFACES = ("cli", "web")
 
-#: The end of an f-string's literal part that names a field Python-style right before its value.
-REPR_FIELD = re.compile(r"(?<![\w.#-])[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?=$")
+#: A field written Python-style: ``name=`` before a value (``{}``: an f-string's) or bare before
+#: a space, a bracket or the end (``or arch= (an architecture name)``); not ``a==b``, not
+#: nccl-tests' ``#wrong=``, not a sweep's ``nodes=1..64x2`` (the ``--set`` grammar).
+REPR_FIELD = re.compile(r"(?<![\w.#\[=-])[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?=(?=\{\}|\s|[),;]|$)")
 
 #: (module, the f-string with each value as ``{}``) -> why it may write ``name={value}``: labels
 #: and report lines, not messages about an input. Each entry must still be there.
@@ -96,22 +98,25 @@ def _library_files() -> list[Path]:
 
 
 def repr_fields(source: str) -> list[tuple[int, str]]:
-    """(line, template) of each f-string of ``source`` whose literal part ends in ``name=``
-    right before a value, the values written ``{}``."""
+    """(line, text) of each string of ``source`` but docstrings that writes a field as
+    ``name=value`` (:data:`REPR_FIELD`); an f-string's values written ``{}``."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    parts = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
     out = []
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.JoinedStr):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docs
+            and id(node) not in parts
+        ):
+            text = node.value
+        else:
             continue
-        parts = node.values
-        hit = any(
-            isinstance(a, ast.Constant)
-            and isinstance(a.value, str)
-            and isinstance(b, ast.FormattedValue)
-            and REPR_FIELD.search(a.value)
-            for a, b in zip(parts, parts[1:], strict=False)
-        )
-        if hit:
-            text = "".join(p.value if isinstance(p, ast.Constant) else "{}" for p in parts)
+        if REPR_FIELD.search(text):
             out.append((node.lineno, text))
     return sorted(out)
 
@@ -141,18 +146,24 @@ def _scan(find, files) -> dict[tuple[str, str], int]:
 
 # --- 1. the scans ------------------------------------------------------------------------------
 def test_the_repr_scan_finds_a_field_written_name_equals_value():
-    """The scanner: ``op={op!r}`` and ``nic.kind={k}`` in an f-string are found; the field said
-    bare or marked, a ``#wrong=`` column of nccl-tests, ``a==b`` and a plain literal are not."""
-    source = """
+    """The scanner: ``op={op!r}`` and ``nic.kind={k}`` in an f-string, a bare ``arch=`` and a
+    format string's ``heads={}`` are found; the field said bare or marked, a ``#wrong=`` column
+    of nccl-tests, ``a==b``, the sweep's ``--set`` grammar and a docstring are not."""
+    source = '''
 def f(op, kind, n, wrong):
+    """A docstring may show arch= as the API's keyword."""
     raise ValueError(f"op={op!r} is not a collective; allowed: a, b")
     x = f"fabric does not match nic.kind={kind!r}"
     y = f"op: {op!r} is not a collective; with `nodes` {n}; #wrong={wrong}; {n}=={n}"
-    z = "strategy=hsdp, a literal"
-"""
+    z = "set: expected name=v1,v2, e.g. nodes=1..64x2 or strategy=hsdp"
+    w = "params: give a parameter count or arch= (an architecture name)"
+    v = "kv_heads: must divide heads={}".format(n)
+'''
     assert repr_fields(source) == [
-        (3, "op={} is not a collective; allowed: a, b"),
-        (4, "fabric does not match nic.kind={}"),
+        (4, "op={} is not a collective; allowed: a, b"),
+        (5, "fabric does not match nic.kind={}"),
+        (8, "params: give a parameter count or arch= (an architecture name)"),
+        (9, "kv_heads: must divide heads={}"),
     ]
 
 
