@@ -69,8 +69,10 @@ CLI_NAMES: dict[str, str] = {
 }
 
 #: The API calls a library message names in backquotes where the CLI has a command that does
-#: the same (`` `cm.arch_names()` ``: the architecture presets), said as that command; applied
-#: before :data:`CLI_NAMES` (these are no field: :data:`costmodel._limits.FIELD_MARK` leaves them).
+#: the same (`` `cm.arch_names()` ``: the architecture presets), said as that command, and the
+#: library's words for a run only the CLI launches (the torch job), said as its command line;
+#: applied before :data:`CLI_NAMES` (these are no field: :data:`costmodel._limits.FIELD_MARK`
+#: leaves them).
 CLI_WORDS: dict[str, str] = {
     # presets.names(kind='price'): both lists are one command's (longer phrases first)
     "`cm.price_names()`, `cm.arch_names()`": "`costmodel archs`",
@@ -79,6 +81,10 @@ CLI_WORDS: dict[str, str] = {
     "`cm.presets.names()`": "`costmodel presets list`",
     "`cm.presets.schema(kind)`": "`costmodel presets schema`",
     "`cm.reference.reference_path(ID)`": "`costmodel validate compare --reference ID`",
+    # validation.calibrate / compare: the torch job, launched by `validate torch`
+    "the torch job (all_reduce besides its DDP steps)": "the torch job (validate torch --ops "
+    "all_reduce --ddp)",
+    "rerun the torch job's DDP steps": "rerun validate torch --ddp",
 }
 
 _COMMAND: list[Callable[[str], str | None]] = []
