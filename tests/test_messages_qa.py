@@ -403,3 +403,19 @@ def test_the_app_shows_a_custom_shape_refusal_with_its_boxes():
     errors = [_text(e.value) for e in at.error]
     assert any("Hidden size: must be a multiple of the 32 Heads (each head" in e for e in errors)
     assert not any("`" in e or "heads=" in e for e in errors), errors
+
+
+def test_validate_compare_warnings_carry_no_library_mark(tmp_path):
+    """validate compare printed its warning lines as the library wrote them: the CPU-rows
+    advice reached the terminal as "(no `cluster`: ...) and compare with
+    `calibrated_predictor`". Every stderr line goes through cli_words now."""
+    from costmodel.validation.runner import append_results
+    from tests.test_validate_qa2 import _gloo_rows
+
+    results = tmp_path / "results.jsonl"
+    append_results(results, _gloo_rows())
+    r = run("validate", "compare", str(results), "--cluster", "dgx-h100")
+    assert r.exit_code in (0, 1), r.output
+    said = "(no --cluster: the alpha-beta fits describe the rows) and compare with validate "
+    assert said + "compare --calibration FILE" in r.stderr, r.stderr
+    assert not FIELD_MARK.search(r.stdout + r.stderr), FIELD_MARK.findall(r.stdout + r.stderr)

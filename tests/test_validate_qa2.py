@@ -155,7 +155,7 @@ def test_calibrate_takes_the_op_the_reader_asks_for(tmp_path):
     have; compare has it."""
     log = _copy("24a", tmp_path, "b200.txt")
     out = tmp_path / "b.toml"
-    one_line_error(run("calibrate", str(log), "-o", str(out)), "op:", "--op all_reduce")
+    one_line_error(run("calibrate", str(log), "-o", str(out)), "op:", "(--op, e.g. all_reduce)")
     said = run("calibrate", str(log), "-o", str(out), "--op", "all-reduce", "--cluster", "dgx-b200")
     assert said.exit_code == 0, said.output
     assert "assumed: op = all_reduce (you set it)" in said.stderr and out.exists()
