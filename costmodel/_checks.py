@@ -209,12 +209,12 @@ def heads_divide_hidden(hidden: Any, heads: Any) -> None:
     >>> heads_divide_hidden(3, 32)
     Traceback (most recent call last):
     ...
-    ValueError: hidden: must be a multiple of heads=32 (each head takes hidden / heads dimensions), got 3
+    ValueError: hidden: must be a multiple of the 32 `heads` (each head takes hidden / heads dimensions), got 3
     """
     if type(hidden) is int and type(heads) is int:  # the scalar path: one modulo
         if heads > 0 and hidden % heads:
             raise ValueError(
-                f"hidden: must be a multiple of heads={heads} (each head takes hidden / heads "
+                f"hidden: must be a multiple of the {heads} `heads` (each head takes hidden / heads "
                 f"dimensions), got {hidden}"
             )
         return
@@ -224,7 +224,7 @@ def heads_divide_hidden(hidden: Any, heads: Any) -> None:
     if bad.any():
         i = np.flatnonzero(bad)[0]
         raise ValueError(
-            f"hidden: must be a multiple of heads={a.flat[i]:g} (each head takes hidden / heads "
+            f"hidden: must be a multiple of the {a.flat[i]:g} `heads` (each head takes hidden / heads "
             f"dimensions), got {h.flat[i]:g}"
         )
 

@@ -252,7 +252,7 @@ class Architecture(BaseModel):
         if self.head_dim is None:  # the head dimension is hidden / heads: whole
             heads_divide_hidden(self.hidden, self.heads)
         if self.heads % self.kv_heads:
-            raise ValueError(f"kv_heads: must divide heads={self.heads}, got {self.kv_heads}")
+            raise ValueError(f"kv_heads: must divide the {self.heads} `heads`, got {self.kv_heads}")
         if self.family in ("mixtral", "deepseek-v3") and not (
             self.experts and self.experts_per_token
         ):
@@ -900,7 +900,7 @@ def load_arch(name: str | Architecture) -> Architecture:
         what = "a folder with no config.json" if os.path.isdir(name) else "not a .json file"
         raise ValueError(
             f"arch: {name!r} is {what}; give a Hugging Face config.json (or the model's folder "
-            "that holds it) or an architecture preset (`costmodel archs`)"
+            "that holds it) or an architecture preset (`cm.arch_names()`)"
         )
     if name not in table:
         from ._checks import unknown_name
@@ -921,5 +921,5 @@ def resolve_params(
             )
         return float(a.params), a
     if params is None:
-        raise ValueError("params: give a parameter count or arch= (an architecture name)")
+        raise ValueError("params: give a parameter count or `arch` (an architecture name)")
     return float(params), None

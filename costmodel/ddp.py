@@ -648,7 +648,7 @@ def ddp_step(
             # a token passes through its k experts, not all of them: 6 P_active T FLOPs
             flops_params = float(a.active_params)  # type: ignore[union-attr]
     elif params is None and layer_param_counts is None:
-        raise ValueError("params: give a parameter count, arch= or layer_param_counts")
+        raise ValueError("params: give a parameter count, `arch` or `layer_param_counts`")
     n = _ranks(ranks)
     a_steps = _whole("accumulation", accumulation)
     if a_steps > MAX_ACCUMULATION:

@@ -204,8 +204,8 @@ class GPU(_Frozen):
         allowed = COMPUTE_CAPABILITIES[self.architecture]
         if self.compute_capability not in allowed:
             raise ValueError(
-                f"compute_capability={self.compute_capability} does not match "
-                f"architecture={self.architecture!r}; allowed: {', '.join(map(str, allowed))}"
+                f"compute_capability: {self.compute_capability} does not match `architecture` "
+                f"{self.architecture!r}; allowed: {', '.join(map(str, allowed))}"
             )
         if self.power_limit_w is not None:
             check_power_limit_w(self, self.power_limit_w)
@@ -277,8 +277,8 @@ class Link(_Frozen):
     def _check_efficiency_source(self) -> Link:
         if self.efficiency < 1.0 and not self.efficiency_source.strip():
             raise ValueError(
-                f"efficiency={self.efficiency} needs efficiency_source (a citation for the "
-                "measured fraction); allowed: efficiency = 1.0 without one"
+                f"efficiency: {self.efficiency} needs `efficiency_source` (a citation for the "
+                "measured fraction); allowed: 1.0 without one"
             )
         return self
 
@@ -344,43 +344,46 @@ class Node(_Frozen):
     def _check(self) -> Node:
         if self.whole_node_gpus is not None and self.whole_node_gpus < self.gpus_per_node:
             raise ValueError(
-                f"whole_node_gpus={self.whole_node_gpus} < gpus_per_node={self.gpus_per_node}: "
-                "a slice has at most the whole node's GPUs"
+                f"whole_node_gpus: {self.whole_node_gpus} is below `gpus_per_node` "
+                f"{self.gpus_per_node}: a slice has at most the whole node's GPUs"
             )
         kind = self.intra_link.kind
         if self.intra_kind == "pcie" and kind != "pcie":
-            raise ValueError(f"intra_kind='pcie' needs a pcie intra_link, got kind={kind!r}")
+            raise ValueError(f"intra_kind: 'pcie' needs a pcie `intra_link`, got kind {kind!r}")
         if self.intra_kind != "pcie" and kind != "nvlink":
             raise ValueError(
-                f"intra_kind={self.intra_kind!r} needs an nvlink intra_link, got kind={kind!r}"
+                f"intra_kind: {self.intra_kind!r} needs an nvlink `intra_link`, got kind {kind!r}"
             )
         if self.intra_kind == "pcie" and self.nvlinks_per_gpu not in (None, 0):
-            raise ValueError(f"nvlinks_per_gpu={self.nvlinks_per_gpu} with intra_kind='pcie'")
+            raise ValueError(
+                f"nvlinks_per_gpu: {self.nvlinks_per_gpu} with `intra_kind` 'pcie'; allowed: 0"
+            )
         if not self.p2p and self.intra_kind != "pcie":
-            raise ValueError("p2p=false is only possible with intra_kind='pcie'")
+            raise ValueError("p2p: false is only possible with `intra_kind` 'pcie'")
         if self.nvls and self.intra_kind != "nvswitch":
-            raise ValueError(f"nvls=true needs intra_kind='nvswitch', got {self.intra_kind!r}")
+            raise ValueError(f"nvls: true needs `intra_kind` 'nvswitch', got {self.intra_kind!r}")
         if self.nvls and self.gpu.architecture not in ("hopper", "blackwell"):
             raise ValueError(
-                f"nvls=true needs a hopper or blackwell GPU, got {self.gpu.architecture!r}"
+                f"nvls: true needs a hopper or blackwell GPU, got {self.gpu.architecture!r}"
             )
         if (self.nics_per_node == 0) != (self.nic is None) or (self.nic is None) != (
             self.fabric == "none"
         ):
             raise ValueError(
-                f"nics_per_node={self.nics_per_node}, nic={'set' if self.nic else 'absent'}, "
-                f"fabric={self.fabric!r}: either all three describe a network or none does "
-                "(nics_per_node = 0, no nic, fabric = 'none')"
+                f"nics_per_node: {self.nics_per_node}, with `nic` "
+                f"{'set' if self.nic else 'absent'} and `fabric` {self.fabric!r}: either all "
+                "three describe a network or none does (`nics_per_node` 0, no `nic`, `fabric` "
+                "'none')"
             )
         if self.nic is not None:
             expected = _FABRIC_OF_KIND.get(self.nic.kind)
             if expected != self.fabric:
                 raise ValueError(
-                    f"fabric={self.fabric!r} does not match nic.kind={self.nic.kind!r}; "
-                    f"allowed: fabric={expected!r}"
+                    f"fabric: {self.fabric!r} does not match the `nic` kind "
+                    f"{self.nic.kind!r}; allowed: {expected!r}"
                 )
         if self.sharp and self.fabric != "infiniband":
-            raise ValueError(f"sharp=true needs fabric='infiniband', got {self.fabric!r}")
+            raise ValueError(f"sharp: true needs `fabric` 'infiniband', got {self.fabric!r}")
         return self
 
     @property
@@ -717,8 +720,8 @@ class Cluster(_Frozen):
     def _check(self) -> Cluster:
         if self.nodes > 1 and self.node.nics_per_node == 0:
             raise ValueError(
-                f"nodes={self.nodes} but the node has no network (nics_per_node=0); "
-                "allowed: nodes=1, or a node with NICs"
+                f"nodes: {self.nodes} nodes but the node has no network (`nics_per_node` 0); "
+                "allowed: 1 node, or a node with NICs"
             )
         return self
 

@@ -191,7 +191,7 @@ def arch_from_hf_config(
         _int(cfg, "moe_layer_freq", default=1)
         if cfg.get("moe_layer_freq", 1) != 1:
             raise ValueError(
-                f"config.json: moe_layer_freq={cfg['moe_layer_freq']!r} is not supported "
+                f"config.json: moe_layer_freq {cfg['moe_layer_freq']!r} is not supported "
                 "(every layer after first_k_dense_replace is modelled as MoE)"
             )
         _refuse(cfg, "attention_bias", True, "no attention biases in DeepseekV3")
@@ -284,7 +284,7 @@ def load_hf_config(path: str | Path) -> Architecture:
         # what was given, named as given (the folder and preset forms say the same)
         raise ValueError(
             f"arch: no such file {str(path)!r}; give a Hugging Face config.json (or the "
-            "model's folder that holds it) or an architecture preset (`costmodel archs`)"
+            "model's folder that holds it) or an architecture preset (`cm.arch_names()`)"
         ) from None
     if not p.is_file():
         raise ValueError(f"arch: {str(path)!r} is not a file")

@@ -693,7 +693,7 @@ def training_memory(
             _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
             note = given_activations_note(activations_bytes)
     elif params is None:
-        raise ValueError("params: give a parameter count or arch= (an architecture name)")
+        raise ValueError("params: give a parameter count or `arch` (an architecture name)")
     elif activations_bytes is None:
         _check_unused_recipe(sequence_length, micro_batch, recompute, loss)
         activations_bytes = 0.0
@@ -719,7 +719,7 @@ def training_memory(
     if ddp_bucket_copy and stage > 1:
         raise ValueError(
             f"ddp_bucket_copy: DDP's bucket copy applies to unsharded gradients (zero_stage 0 or 1); "
-            f"got zero_stage={stage}, whose gradients are reduce-scattered, not DDP-bucketed"
+            f"got `zero_stage` {stage}, whose gradients are reduce-scattered, not DDP-bucketed"
         )
     parts = {k: p * v for k, v in per.items()}
     buckets = p * r.gradient_bytes if ddp_bucket_copy else 0.0 * p
@@ -972,8 +972,8 @@ def min_ranks(
     >>> try:
     ...     min_ranks(30e9, 80e9, zero_stage=0)                # plain DP: no rank count helps
     ... except ValueError as err:
-    ...     print(str(err).split(": ", 1)[1])
-    480 GB per rank, 6x the 80 GB available, and no rank count changes that; zero_stage=3 needs 6 ranks
+    ...     print(str(err).split(": ", 2)[2])
+    480 GB per rank, 6x the 80 GB available, and no rank count changes that; `zero_stage` 3 needs 6 ranks
     """
     if np.ndim(params) or np.ndim(memory_bytes):
         raise ValueError("params, memory_bytes: min_ranks takes scalars (one model, one GPU size)")
@@ -1015,9 +1015,9 @@ def min_ranks(
         hint = (
             ""
             if stage == 3
-            else "; even zero_stage=3 cannot fit it (reduce activations or the context)"
+            else "; even `zero_stage` 3 cannot fit it (reduce activations or the context)"
             if n3 is None
-            else f"; zero_stage=3 needs {n3:,} ranks"
+            else f"; `zero_stage` 3 needs {n3:,} ranks"
             + (f", past the ranks limit of {top:,}" if n3 > top else "")
         )
         replicated = float(_replicated_and_sharded(p, r, stage, *args)[0])
@@ -1025,7 +1025,7 @@ def min_ranks(
         from .units import format_bytes  # lazy: units builds a pydantic validator at import
 
         raise ValueError(
-            f"zero_stage={stage} replicates {what} on every rank: "
+            f"zero_stage: stage {stage} replicates {what} on every rank: "
             f"{format_bytes(replicated)} per rank, {replicated / mem:.3g}x the "
             f"{format_bytes(mem)} available, and no rank count changes that{hint}"
         )

@@ -114,7 +114,7 @@ def check_model(model: object, *, reference: bool = True, default: str = DEFAULT
     if isinstance(model, str) and model in DEPRECATED:
         new = DEPRECATED[model]
         warnings.warn(
-            f"model={model!r} is deprecated; use model={new!r}", DeprecationWarning, stacklevel=3
+            f"model: {model!r} is deprecated; use {new!r}", DeprecationWarning, stacklevel=3
         )
         model = new
     ok = MODELS + (REFERENCE_MODELS if reference else ())
@@ -461,9 +461,9 @@ def _check_lesson_nvls(c: Cluster, nodes: ArrayLike) -> None:
     if not np.all(ok):
         worst = int(n[~ok].max()) if n.ndim else int(n)
         where = (
-            f"IB SHARP across nodes: cluster {c.name!r} has sharp={c.sharp} and nodes={worst}"
+            f"IB SHARP across nodes: cluster {c.name!r} has `sharp` {c.sharp} and `nodes` {worst}"
             if worst > 1
-            else f"NVLink SHARP inside the node: cluster {c.name!r} has nvls={c.nvls}"
+            else f"NVLink SHARP inside the node: cluster {c.name!r} has `nvls` {c.nvls}"
         )
         raise ValueError(
             f"algorithm: 'nvls' (in-network reduction) needs {where}; allowed here: "
@@ -565,7 +565,7 @@ def _textbook(
     elif algo == "nvls" and not (c.nvls and np.max(n) == 1):
         raise ValueError(
             f"algorithm: 'nvls' needs in-switch reduction inside one node; cluster {c.name!r} has "
-            f"nvls={c.nvls} and nodes={int(np.max(n))}; allowed here: "
+            f"`nvls` {c.nvls} and `nodes` {int(np.max(n))}; allowed here: "
             + _allowed_without_nvls(TEXTBOOK)
         )
     elif op == "all_reduce" and algo == "ring":

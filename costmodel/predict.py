@@ -505,8 +505,8 @@ def fitted_time_s(
     if not fits:
         have = sorted({(f.op, f.level, f.algorithm, f.protocol) for f in calibration.fits})
         raise ValueError(
-            f"calibration {calibration.name!r} has no fit for op={op!r} "
-            f"level={level!r} algorithm={algorithm!r} protocol={protocol!r}; it has "
+            f"calibration {calibration.name!r} has no fit for an {level}-node {op} "
+            f"(algorithm {algorithm!r}, protocol {protocol!r}); it has "
             + ", ".join("/".join(h) for h in have)
         )
     times = np.array(
@@ -654,7 +654,7 @@ def predict_collective(
             "cluster, nodes, model=...); allowed here: auto or one algorithm"
         )
     if not isinstance(harness, str) or harness not in HARNESSES:
-        raise ValueError(f"harness={harness!r}; allowed: {', '.join(HARNESSES)}")
+        raise ValueError(f"harness: unknown harness {harness!r}; allowed: {', '.join(HARNESSES)}")
     for name, value in (("algorithm", algorithm), ("protocol", protocol), ("model", model)):
         if not isinstance(value, str):  # a list or dict is not a name (it raised "unhashable")
             raise must_be(name, "a name such as 'auto'", value)
@@ -684,7 +684,7 @@ def predict_collective(
         m = np.asarray(message_bytes, dtype=float)
     except (TypeError, ValueError) as exc:
         raise ValueError(
-            f"message_bytes={message_bytes!r} is not a number or an array of "
+            f"message_bytes: {message_bytes!r} is not a number or an array of "
             "numbers; allowed: sizes in bytes (parse '1MB' with "
             "costmodel.units.parse_bytes)"
         ) from exc

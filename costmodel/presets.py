@@ -179,8 +179,7 @@ def _normalize_kind(kind: str | None) -> str | None:
     k = _KIND_ALIASES.get(kind, kind)
     if k not in KINDS:
         other = (
-            " (price and architecture presets: `costmodel archs`, cm.price_names(), "
-            "cm.arch_names())"
+            " (price and architecture presets: `cm.price_names()`, `cm.arch_names()`)"
             if str(kind).lower().rstrip("s") in ("price", "arch", "architecture", "model")
             else ""
         )
@@ -384,7 +383,7 @@ def _explain(path: str, model: type[BaseModel], exc: ValidationError) -> PresetE
             hint = (
                 "a citation (datasheet, paper, issue number)"
                 if loc[-1:] == ["source"]
-                else ("see `costmodel presets schema`")
+                else ("see `cm.presets.schema(kind)`")
             )
             lines.append(f"{where}: required but missing; allowed: {hint}")
         else:
@@ -536,7 +535,7 @@ def _load_path(
         what = "is a folder, not a preset file" if _is(p, "dir") else "preset file does not exist"
         raise PresetError(
             f"{where}: {what}; allowed: a preset name (see "
-            "`costmodel presets list`) or the path of a preset TOML file"
+            "`cm.presets.names()`) or the path of a preset TOML file"
         )
     # a file in a gpus/, links/, clusters/ or calibrations/ folder is of that kind, as it is
     # when its folder is a presets root's (so a shipped preset loads by its path too)
@@ -558,7 +557,7 @@ def _unknown(name: object, pool: list[str], kind: str | None, field: str = "name
             name,
             pool,
             case_note="preset names are lower-case",
-            see=" (see `costmodel presets list`)",
+            see=" (see `cm.presets.names()`)",
         )
     )
 
@@ -670,7 +669,7 @@ def cluster(
         return c if nodes == c.nodes else c.with_nodes(nodes)
     except ValidationError as exc:
         # the cluster named: a sweep over several presets said which node count, not whose
-        why = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        why = exc.errors()[0]["msg"].removeprefix("Value error, ").removeprefix("nodes: ")
         raise ValueError(f"nodes: {why} ({c.name})") from None
 
 

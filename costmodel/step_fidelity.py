@@ -420,7 +420,7 @@ def held_out_compute_bands(
     if how not in COMPUTE_BAND_HOW:
         raise ValueError(f"how: must be one of {', '.join(COMPUTE_BAND_HOW)}, got {how!r}")
     if how != "step, pooled" and by != "group":
-        raise ValueError(f"by: how={how!r} needs by='group', got {by!r}")
+        raise ValueError(f"by: `how` {how!r} needs 'group', got {by!r}")
     keys = split_of(df, by)
     if how == "shipped":
         return {k: compute_band(k) for k in sorted(set(keys))}

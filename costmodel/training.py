@@ -81,8 +81,8 @@ class Price(BaseModel):
             )
         if self.terms != "committed" and self.term_years is not None:
             raise ValueError(
-                f"term_years: only a committed price has a term; terms={self.terms!r}, "
-                f"term_years={self.term_years!r}"
+                f"term_years: only a committed price has a term, and its `terms` are "
+                f"{self.terms!r}; got {self.term_years!r}"
             )
         return self
 
@@ -302,7 +302,7 @@ def load_price(name: str | Price) -> Price:
                 list(table),
                 case_note="preset names are lower-case",
                 cutoff=0.6,
-                see=" (see `costmodel archs`)",
+                see=" (see `cm.price_names()`)",
             )
         )
     return table[name]

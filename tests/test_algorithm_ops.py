@@ -72,10 +72,15 @@ def expected(model: str, op: str, name: str, *, link: bool = False) -> str | Non
     return None
 
 
-def _tail(message: str) -> str:
-    """A refusal after its field name (``algorithm: 'x' ...`` and ``algorithm='x', ...``):
-    the CLI writes the field as ``--algorithm``, the rest is the same text."""
-    return message.split("algorithm", 1)[1].lstrip(":= ")
+def _tail(message: str, said_by_cli: bool = False) -> str:
+    """A refusal after its field name (``algorithm: 'x' ...``); ``said_by_cli``: as the CLI
+    says it, the fields the rest marks (`` `nodes` ``) as the collective command's options
+    (cli._common.cli_words; it writes the field in front as ``--algorithm``)."""
+    from costmodel.cli._common import cli_words, command_options
+    from costmodel.cli.comm import collective
+
+    tail = message.split("algorithm", 1)[1].lstrip(":= ")
+    return cli_words(tail, command_options(collective)) if said_by_cli else tail
 
 
 def _cli(*args: str) -> tuple[int, str, str]:
@@ -229,7 +234,7 @@ def test_cli_gives_the_api_answer_per_name(model, op):
         if kind == "refused":
             assert isinstance(p, str)
             line = _one_line_refusal(code, out, err)
-            assert line.endswith(_tail(p)), (line, p)
+            assert line.endswith(_tail(p, said_by_cli=True)), (line, p)
             continue
         assert code == 0, (name, err)
         (row,) = json.loads(out)["results"]
@@ -321,7 +326,7 @@ def test_one_link_api_cli_and_sweep_agree_per_name(op):
                 continue
             code, out, err = _cli(*base, "--algorithm", name, "--json")
             if want is None:
-                assert _one_line_refusal(code, out, err).endswith(_tail(msg))
+                assert _one_line_refusal(code, out, err).endswith(_tail(msg, said_by_cli=True))
             else:
                 assert code == 0, err
                 (res,) = json.loads(out)["results"]

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "costmodel"
 
 #: The surfaces' own packages: they speak their own words (flags, box labels); validation/ is
-#: the CLI's harness, out of this rule's scope.
+#: scanned in tests/test_messages_qa.py, where the torch job's and the launchers' own flags are
+#: allowed by file.
 SURFACES = ("cli", "validation", "web")
 
 #: A CLI flag as it appears in text: ``--usd-per-gpu-hour``, ``--set`` (not ``a--b``, not ``---``).

@@ -99,7 +99,7 @@ def test_a_rule_over_several_fields_is_shown_without_a_python_repr():
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     said = " ".join(e.value for e in at.error)
-    assert "nodes\\=2 but the node has no network" in said, said
+    assert "Nodes\\: 2 nodes but the node has no network" in said, said
     assert "{" not in said and "arch" not in said, said
     from pydantic import BaseModel, Field, ValidationError
 

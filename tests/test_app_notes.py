@@ -15,6 +15,7 @@ import re
 
 import pytest
 
+from costmodel.cli._common import cli_words
 from costmodel.predict import buffer_memory_note
 from costmodel.validation.logread import read_log
 from tests.test_app import REFERENCE, REFERENCE_LOGS, _text, assert_clean, open_page
@@ -48,7 +49,9 @@ def test_validate_op_notice_names_the_op_box_once_as_a_sentence():
     query = {"val_source": "reference", "val_reference": DISAGREE, "val_op": "broadcast"}
     raw = (REFERENCE_LOGS / DISAGREE).read_bytes()
     cli = read_log(raw, DISAGREE, op="broadcast", strict=False).notices
-    assert any("CLI --op" in n for n in cli), cli  # the CLI's own words keep the flag
+    assert any(n.endswith("set the op (`op`)") for n in cli), cli  # the API's field
+    # the CLI says it as its option (cli._common.cli_words)
+    assert any(cli_words(n, {"op": "--op"}.get).endswith("set the op (--op)") for n in cli), cli
     at = open_page("page_validate.py", query)
     assert_clean(at)
     op = [_text(w.value) for w in at.warning if "from your setting wins" in _text(w.value)]
@@ -63,8 +66,9 @@ def test_validate_log_without_an_op_names_the_op_box_not_the_flag():
     "set the op (CLI --op all_reduce; the page's Op input)"."""
     text = (REFERENCE_LOGS / REFERENCE).read_bytes()
     raw = b"\n".join(line for line in text.splitlines() if b"perf" not in line)
-    with pytest.raises(ValueError, match="CLI --op all_reduce"):  # the CLI's words
-        read_log(raw, "run.txt")
+    with pytest.raises(ValueError, match=r"set the op \(`op`, e\.g\. all_reduce\)$") as e:
+        read_log(raw, "run.txt")  # the API's field, which the CLI says as its option
+    assert cli_words(str(e.value), {"op": "--op"}.get).endswith("(--op, e.g. all_reduce)")
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value(("run.txt", raw, "text/plain")).run()
     assert_clean(at)
@@ -81,7 +85,9 @@ def test_validate_busbw_only_table_points_to_the_page_s_reference_runs_not_the_f
     from costmodel.validation.logread import busbw_only_refusal
 
     name = "21a_azure-NDH100v5-1x8xH100_allreduce_busbw-only.txt"
-    assert "--reference ID" in busbw_only_refusal(name)  # the CLI's words
+    said = busbw_only_refusal(name)  # the API call that opens one; the CLI says its option
+    assert "(`cm.reference.reference_path(ID)`)" in said, said
+    assert "(`costmodel validate compare --reference ID`)" in cli_words(said, lambda f: None)
     at = open_page("page_validate.py")
     raw = (REFERENCE_LOGS / name).read_bytes()
     at.file_uploader(key="val_upload").set_value((name, raw, "text/plain")).run()
@@ -108,11 +114,11 @@ def test_a_calibration_refusal_names_the_boxes_not_the_flags():
 
     said = _calibration_refusal(
         ValueError(
-            "ranks: the measured rows do not say how many ranks ran; give it (ranks=..., "
-            "CLI --ranks N): it is never guessed"
+            "ranks: the measured rows do not say how many ranks ran; give it (`ranks`): it "
+            "is never guessed"
         )
     )
-    assert not FLAG.search(said) and "ranks=" not in said, said
+    assert not FLAG.search(said) and "`ranks`" not in said, said
     assert "set the Nodes and GPUs per node boxes" in said
 
 

@@ -172,14 +172,14 @@ def test_an_architecture_whose_heads_do_not_divide_its_hidden_size_is_refused():
     from costmodel.architecture import Architecture, load_arch
 
     base = load_arch("llama-2-7b").model_dump()
-    with pytest.raises(ValueError, match=r"hidden: must be a multiple of heads=32 .*got 3"):
+    with pytest.raises(ValueError, match=r"hidden: must be a multiple of the 32 `heads` .*got 3"):
         Architecture.model_validate({**base, "hidden": 3})
-    with pytest.raises(ValueError, match=r"kv_heads: must divide heads=32, got 5"):
+    with pytest.raises(ValueError, match=r"kv_heads: must divide the 32 `heads`, got 5"):
         Architecture.model_validate({**base, "kv_heads": 5})
     Architecture.model_validate({**base, "hidden": 3, "head_dim": 128})  # head_dim given
-    with pytest.raises(ValueError, match=r"hidden: must be a multiple of heads=32 .*got 3"):
+    with pytest.raises(ValueError, match=r"hidden: must be a multiple of the 32 `heads` .*got 3"):
         memory.activation_bytes(1, 3, 2048, 1, 32)
-    with pytest.raises(ValueError, match=r"hidden: must be a multiple of heads"):
+    with pytest.raises(ValueError, match=r"hidden: must be a multiple of the 32 `heads`"):
         memory.activation_bytes(1, [4096, 3], 2048, 1, 32)
     assert memory.activation_bytes(1, 4096, 2048, 1, 32) > 0
 
@@ -188,7 +188,8 @@ def test_the_memory_page_refuses_a_custom_shape_whose_heads_do_not_divide_it():
     at = open_page("page_memory.py", {"hidden": "3", "heads": "32", "shape_activations": "true"})
     assert_clean(at)
     errors = [_text(e.value) for e in at.error]
-    assert any("Hidden size: must be a multiple of heads=32" in e for e in errors), errors
+    # the field said as the page's box (web.common.page_words)
+    assert any("Hidden size: must be a multiple of the 32 Heads" in e for e in errors), errors
 
 
 def test_an_uploaded_config_whose_heads_do_not_divide_its_hidden_size_is_refused(tmp_path):
@@ -212,7 +213,7 @@ def test_an_uploaded_config_whose_heads_do_not_divide_its_hidden_size_is_refused
     path.write_text(json.dumps(config))
     result = run("memory", "--arch", str(path))
     assert result.exit_code == 2
-    assert "hidden: must be a multiple of heads=32" in result.stderr, result.stderr
+    assert "hidden: must be a multiple of the 32 heads (each" in result.stderr, result.stderr
 
 
 # --- a measured compute time and a measured step time: one rule ------------------------------

@@ -308,10 +308,10 @@ def test_min_ranks_at_the_ranks_limit_and_one_past_it():
 def test_the_zero3_hint_of_a_refusal_is_exact_past_the_limit():
     msg = _refusal(lambda: memory.min_ranks(5e18 + 4096, 80e9, zero_stage=1))
     assert msg.endswith(
-        "; zero_stage=3 needs 1,000,000,001 ranks, past the ranks limit of 1,000,000,000"
+        "; `zero_stage` 3 needs 1,000,000,001 ranks, past the ranks limit of 1,000,000,000"
     )
     msg = _refusal(lambda: memory.min_ranks(5e18, 80e9, zero_stage=1))
-    assert msg.endswith("; zero_stage=3 needs 1,000,000,000 ranks")
+    assert msg.endswith("; `zero_stage` 3 needs 1,000,000,000 ranks")
 
 
 # --- the CLI's fewest ranks (memory --json min_ranks): the same limit ------------------------

@@ -78,7 +78,9 @@ def test_toml_round_trip_and_predictor(tmp_path):
     assert back.fits[0].latency_s == pytest.approx(3e-5) and back.fits[0].level == "inter"
     predict = calibrated_predictor(path)
     assert predict("all_gather", [1e6], 4, nodes=2)[0] == pytest.approx(3 * 3e-5 + 0.75e6 / 5e9)
-    with pytest.raises(ValueError, match="no fit for op='all_reduce'"):
+    with pytest.raises(
+        ValueError, match="no fit for an inter-node all_reduce .*; it has all_gather/inter"
+    ):
         predict("all_reduce", [1e6], 4, nodes=2)
 
 

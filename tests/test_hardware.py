@@ -147,11 +147,14 @@ def _node_kwargs(name="dgx-h100"):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"gpu": "a100-sxm-80gb"}, "nvls=true needs a hopper or blackwell"),
-        ({"intra_kind": "pcie"}, "intra_kind='pcie' needs a pcie"),
-        ({"p2p": False}, "p2p=false"),
+        ({"gpu": "a100-sxm-80gb"}, "nvls: true needs a hopper or blackwell"),
+        ({"intra_kind": "pcie"}, "intra_kind: 'pcie' needs a pcie `intra_link`"),
+        ({"p2p": False}, "p2p: false is only possible with `intra_kind` 'pcie'"),
         ({"fabric": "none"}, "either all three"),
-        ({"fabric": "efa"}, "does not match nic.kind"),
+        (
+            {"fabric": "efa"},
+            "fabric: 'efa' does not match the `nic` kind 'infiniband'; allowed: 'infiniband'",
+        ),
         ({"nics_per_node": 0}, "either all three"),
     ],
 )
@@ -165,7 +168,7 @@ def test_node_cross_field_rules(change, message):
 
 def test_sharp_needs_infiniband():
     kw = _node_kwargs("aws-p5")
-    with pytest.raises(pydantic.ValidationError, match="sharp=true needs fabric='infiniband'"):
+    with pytest.raises(pydantic.ValidationError, match="sharp: true needs `fabric` 'infiniband'"):
         Node(**{**kw, "sharp": True})
 
 

@@ -133,9 +133,11 @@ def test_min_ranks_is_minimal() -> None:
 
 def test_min_ranks_refuses_when_replicated_part_does_not_fit() -> None:
     # ZeRO-1 keeps weights + grads (4 B/param) everywhere: 30B -> 120 GB > 80 GB at any N
-    with pytest.raises(ValueError, match=r"zero_stage=1 .*120 GB per rank.*zero_stage=3 needs 6"):
+    with pytest.raises(
+        ValueError, match=r"^zero_stage: stage 1 .*120 GB per rank.*`zero_stage` 3 needs 6"
+    ):
         min_ranks(30e9, 80e9, zero_stage=1)
-    with pytest.raises(ValueError, match="even zero_stage=3 cannot fit"):
+    with pytest.raises(ValueError, match="even `zero_stage` 3 cannot fit"):
         min_ranks(30e9, 80e9, zero_stage=0, activations_bytes=90e9)
 
 

@@ -177,5 +177,7 @@ def test_fabric_latency_and_mid_size_ramp():
 
 def test_string_size_names_the_argument():
     # used to be numpy's "could not convert string to float: '1MB'" (no argument named)
-    with pytest.raises(ValueError, match="message_bytes='1MB'.*allowed"):
+    with pytest.raises(
+        ValueError, match="message_bytes: '1MB' is not a number.*allowed: sizes in bytes"
+    ):
         predict_collective("all_reduce", "1MB", "dgx-h100", nodes=2)

@@ -80,8 +80,8 @@ def test_plan_command_lines():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"launcher": "ssh"}, "launcher='ssh'"),
-        ({"nodes": 2}, "nodes=2 needs launcher"),
+        ({"launcher": "ssh"}, r"^launcher: 'ssh' is not known; use one of \['local', "),
+        ({"nodes": 2}, "^nodes: 2 nodes need `launcher` 'srun' or 'mpirun'; 'local' runs one"),
         ({"gpus": 0}, "gpus: must be a whole number in 1..1,024, got 0"),
         ({"gpus": True}, "gpus: must be an integer"),
         ({"iters": 0}, "iters: must be"),

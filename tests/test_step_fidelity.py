@@ -155,7 +155,7 @@ def test_a_held_out_compute_band_leaves_out_its_group(results):
     assert fam[g] != pytest.approx(pooled[g], rel=1e-3)
     # too few other hopper rows at one node for llm-foundry's H100: the pooled band
     assert fam["llm-foundry/h100-80gb"] == pytest.approx(pooled["llm-foundry/h100-80gb"])
-    with pytest.raises(ValueError, match="by: how='step, per family' needs"):
+    with pytest.raises(ValueError, match="by: `how` 'step, per family' needs 'group'"):
         held_out_compute_bands(df, ab, by="source", how="step, per family")
     with pytest.raises(ValueError, match="how: must be one of"):
         held_out_compute_bands(df, ab, how="per key")
@@ -188,7 +188,7 @@ def test_the_shipped_compute_band_is_pooled_and_held_out_by_its_fit(results):
     assert all("band_low" not in t for t in doc["fit"].values())
     assert set(doc["cv_fit"]) == set(doc["cv_groups"])
     assert all(compute_band(grp) != shipped for grp in doc["cv_fit"])
-    with pytest.raises(ValueError, match="by: how='shipped' needs"):
+    with pytest.raises(ValueError, match="by: `how` 'shipped' needs 'group'"):
         held_out_compute_bands(df, ab, by="source")
 
 

@@ -131,6 +131,13 @@ def test_a_busbw_only_table_is_refused_with_one_message_by_path_by_reference_and
     message = by_path.removeprefix("costmodel: error: ")
     assert "busbw-only table" in message and "read_busbw_table" in message
     assert "02, 03" in message  # the bundled runs that have times
+    # the library's one message, in each surface's words: the CLI's option, the page's box
+    from costmodel.cli._common import cli_words
+    from costmodel.validation.logread import busbw_only_refusal
+
+    message = busbw_only_refusal(path.name)
+    assert by_path == f"costmodel: error: {cli_words(message, lambda f: None)}"
+    assert "(`costmodel validate compare --reference ID`)" in by_path
 
     at = open_page("page_validate.py")
     at.file_uploader(key="val_upload").set_value((path.name, path.read_bytes(), "text/plain")).run()

@@ -74,7 +74,8 @@ def test_calibrate_refuses_cpu_rows_on_a_gpu_cluster(tmp_path):
         run("calibrate", str(results), "--cluster", "dgx-h100", "-o", str(out)),
         "--cluster:",
         "CPUs (gloo)",
-        "without --cluster",
+        "without a base cluster (no --cluster: ",
+        "compare with validate compare --calibration FILE",
     )
     assert not out.exists()
     with pytest.raises(ValueError, match="^cluster: the rows ran on CPUs"):
@@ -82,7 +83,7 @@ def test_calibrate_refuses_cpu_rows_on_a_gpu_cluster(tmp_path):
     bare = run("calibrate", str(results), "-o", str(out))  # the way that works
     assert bare.exit_code == 0, bare.output
     said = run("validate", "compare", str(results), "--cluster", "dgx-h100")
-    assert "without --cluster" in said.stderr
+    assert "without a base cluster (no --cluster: " in said.stderr
 
 
 def test_calibrate_warns_when_the_rows_ran_on_another_gpu(tmp_path):
@@ -154,7 +155,7 @@ def test_calibrate_takes_the_op_the_reader_asks_for(tmp_path):
     have; compare has it."""
     log = _copy("24a", tmp_path, "b200.txt")
     out = tmp_path / "b.toml"
-    one_line_error(run("calibrate", str(log), "-o", str(out)), "op:", "--op all_reduce")
+    one_line_error(run("calibrate", str(log), "-o", str(out)), "op:", "(--op, e.g. all_reduce)")
     said = run("calibrate", str(log), "-o", str(out), "--op", "all-reduce", "--cluster", "dgx-b200")
     assert said.exit_code == 0, said.output
     assert "assumed: op = all_reduce (you set it)" in said.stderr and out.exists()

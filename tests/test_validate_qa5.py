@@ -101,7 +101,7 @@ def test_compare_says_the_rows_a_calibration_could_not_predict(tmp_path):
     warned = [x for x in got.stderr.splitlines() if "not predicted" in x]
     assert len(warned) == 1, got.stderr
     assert warned[0].startswith(f"costmodel: warning: {gathered} of ")
-    assert "no fit for op='all_gather'" in warned[0] and f"({gathered} rows)" in warned[0]
+    assert "no fit for an intra-node all_gather" in warned[0] and f"({gathered} rows)" in warned[0]
     as_json = run("validate", "compare", str(results), "--calibration", str(cal), "--json")
     import json
 

@@ -139,7 +139,7 @@ def test_ddp_steps_a_calibration_cannot_price_say_why(tmp_path):
     warned = [w for w in result.stderr.splitlines() if "DDP step" in w]
     assert warned == [
         "costmodel: warning: 3 of 3 DDP steps not predicted: calibration 'cal' has no fit for "
-        "op='all_reduce' level='intra' algorithm='auto' protocol='auto'; it has "
+        "an intra-node all_reduce (algorithm 'auto', protocol 'auto'); it has "
         "all_gather/intra/ring/auto (3 steps)"
     ], result.stderr
     # a step that is predicted shows its time and no such warning

@@ -72,6 +72,27 @@ CLI_NAMES: dict[str, str] = {
     # a sweep's algorithm='all' under model=calibrated: the one-cluster listing that lists a
     # calibration's fits
     "predict_all_algorithms": "costmodel collective OP --cluster NAME --model calibrated --algorithm all",
+    # validation.compare / calibrate: the rows' calibration compared (no base cluster)
+    "calibrated_predictor": "validate compare --calibration FILE",
+}
+
+#: The API calls a library message names in backquotes where the CLI has a command that does
+#: the same (`` `cm.arch_names()` ``: the architecture presets), said as that command, and the
+#: library's words for a run only the CLI launches (the torch job), said as its command line;
+#: applied before :data:`CLI_NAMES` (these are no field: :data:`costmodel._limits.FIELD_MARK`
+#: leaves them).
+CLI_WORDS: dict[str, str] = {
+    # presets.names(kind='price'): both lists are one command's (longer phrases first)
+    "`cm.price_names()`, `cm.arch_names()`": "`costmodel archs`",
+    "`cm.arch_names()`": "`costmodel archs`",
+    "`cm.price_names()`": "`costmodel archs`",
+    "`cm.presets.names()`": "`costmodel presets list`",
+    "`cm.presets.schema(kind)`": "`costmodel presets schema`",
+    "`cm.reference.reference_path(ID)`": "`costmodel validate compare --reference ID`",
+    # validation.calibrate / compare: the torch job, launched by `validate torch`
+    "the torch job (all_reduce besides its DDP steps)": "the torch job (validate torch --ops "
+    "all_reduce --ddp)",
+    "rerun the torch job's DDP steps": "rerun validate torch --ddp",
 }
 
 _COMMAND: list[Callable[[str], str | None]] = []
@@ -84,15 +105,20 @@ def cli_words(text: str, options: Callable[[str], str | None] | None = None) -> 
     (`` `usd_per_gpu_hour` ``, :data:`costmodel._limits.FIELD_MARK`) said as the CLI says it:
     the option of the command being run that sets it (``options``; default: that command's,
     :func:`command_options`), else :data:`CLI_NAMES`, else the name alone (a ``--set`` key,
-    a sweep column). ``"or give `usd_per_gpu_hour`"`` is ``"or give --usd-per-gpu-hour"`` on
+    a sweep column); an API call it names (:data:`CLI_WORDS`) as the command that does it.
+    ``"or give `usd_per_gpu_hour`"`` is ``"or give --usd-per-gpu-hour"`` on
     ``train``.
 
     >>> cli_words("give them too (`tokens`, e.g. 2T)", {"tokens": "--tokens"}.get)
     'give them too (--tokens, e.g. 2T)'
     >>> cli_words("(`fit_suggestions` lists the changes)", lambda f: None)
     '(`costmodel scenario --fit` lists the changes)'
+    >>> cli_words("an architecture preset (`cm.arch_names()`)", lambda f: None)
+    'an architecture preset (`costmodel archs`)'
     """
     opts = options if options is not None else (_COMMAND[-1] if _COMMAND else None)
+    for api, cli in CLI_WORDS.items():
+        text = text.replace(api, cli)
     return name_fields(text, lambda f: (opts(f) if opts is not None else None) or CLI_NAMES.get(f))
 
 

@@ -22,6 +22,7 @@ from ._common import (
     _not_an_input,
     _print_json,
     _records,
+    cli_words,
     output_option,
 )
 
@@ -38,10 +39,11 @@ def _csv_list(text: str | None, name: str = "list") -> list[str] | None:
 
 # runner.plan_sweep names its arguments as the API spells them; the CLI says its options
 _PLAN_FIELDS = (
-    ("op=", "--ops: "),
+    ("ops:", "--ops:"),
+    ("op:", "--ops:"),
     ("algos:", "--algos:"),
     ("protos:", "--protos:"),
-    ("nodes=", "--nodes: "),
+    ("nodes:", "--nodes:"),
     ("min_bytes:", "--min-bytes:"),
     ("max_bytes:", "--max-bytes:"),
     ("mpi:", "--mpi:"),
@@ -224,7 +226,7 @@ def nccl_tests_run(
     else:
         typer.echo(summary.message())
         for note in summary.notes:
-            typer.echo(f"costmodel: warning: {note}", err=True)
+            typer.echo(f"costmodel: warning: {cli_words(note)}", err=True)
     if summary.failed or summary.interrupted:
         raise typer.Exit(1)
 
@@ -418,7 +420,7 @@ def validate_torch(
     notes = [runner.cut_line_note(output, cut)] if cut is not None else []
     if code != 0:
         for note in notes:
-            typer.echo(f"costmodel: warning: {note}", err=True)
+            typer.echo(f"costmodel: warning: {cli_words(note)}", err=True)
         typer.echo(
             f"costmodel: error: torch job failed (exit {code}); its output, torchrun's and "
             f"each rank's, is in {log_path}",
@@ -429,7 +431,7 @@ def validate_torch(
     if written:
         typer.echo(job_summary(written, str(output)))
     for note in notes:
-        typer.echo(f"costmodel: warning: {note}", err=True)
+        typer.echo(f"costmodel: warning: {cli_words(note)}", err=True)
     if not written:  # exit 0 and nothing measured: a validation that measured nothing fails
         typer.echo(
             f"costmodel: error: {job_summary(written, str(output))}: it exited 0 having "
@@ -987,7 +989,7 @@ def validate_compare(
             said.append(f"costmodel: warning: {ddp.attrs['compute_note']}")
         if not (measured["kind"].fillna("collective") == "collective").any():
             for line in said:  # a job run with --ops none --ddp: the steps are the comparison
-                typer.echo(line, err=True)
+                typer.echo(cli_words(line), err=True)  # the library's marks: options
             if tolerance is None:  # shown, not judged: the goal is the collectives'
                 _echo_ddp(ddp, as_json, report)
                 return
@@ -1030,7 +1032,7 @@ def validate_compare(
         notices.append(missed)
         said.append(f"costmodel: warning: {missed}")
     for line in said:
-        typer.echo(line, err=True)
+        typer.echo(cli_words(line), err=True)  # the library's marks: options
     summary = cmp.summarize(table)
     from ..validation.logread import band_check, calibration_band
 
@@ -1463,7 +1465,7 @@ def calibrate(
                 msg = f"--{flag}: " + msg.removeprefix(f"{field}:").lstrip()
         raise ValueError(msg) from None
     for line in said:
-        typer.echo(line, err=True)
+        typer.echo(cli_words(line), err=True)  # the library's marks: options
     with sw.atomic_path(output) as tmp:
         cal.write_calibration(c, tmp, base=cluster)
     fits = c.table()

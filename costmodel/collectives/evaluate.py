@@ -310,8 +310,8 @@ def crossover_bytes(
     ):
         if not all(np.isfinite(t).all() for t in terms):
             raise ValueError(
-                f"{name}: the crossover is not finite (overflow) with {name}={value!r}, "
-                f"ranks={ranks!r}; allowed: values that keep both times finite"
+                f"{name}: the crossover is not finite (overflow) with {name} {value!r} and "
+                f"`ranks` {ranks!r}; allowed: values that keep both times finite"
             )
     num, den = fixed_a - fixed_b, slope_b - slope_a
     with np.errstate(divide="ignore", invalid="ignore"):

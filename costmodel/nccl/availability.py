@@ -77,7 +77,7 @@ def candidates(
     if op == "all_to_all":
         a = P2P_ALGORITHM if algorithm == "auto" else normalize_algorithm(algorithm)
         if a != P2P_ALGORITHM:
-            raise ValueError(f"algorithm={algorithm!r} cannot run all_to_all; allowed: auto, p2p")
+            raise ValueError(f"algorithm: {algorithm!r} cannot run all_to_all; allowed: auto, p2p")
         p = "simple" if protocol == "auto" else normalize_protocol(protocol)
         return [(P2P_ALGORITHM, p)]
     algos = _candidates(op) if algorithm == "auto" else (normalize_algorithm(algorithm),)
@@ -100,7 +100,7 @@ def candidates(
             if any(unavailable_reason(op, a, p, topo) is None for p in PROTOCOLS)
         ]
         raise ValueError(
-            f"algorithm={algorithm!r}, protocol={protocol!r} cannot run {op} on this cluster "
+            f"algorithm: {algorithm!r} with `protocol` {protocol!r} cannot run {op} on this cluster "
             f"({'; '.join(reasons[:3])}); allowed algorithms here: auto, {', '.join(allowed)}"
         )
     return out

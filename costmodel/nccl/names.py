@@ -37,7 +37,7 @@ def check_op(op: str) -> str:
     'all_reduce'
     """
     if op not in OPS:
-        raise ValueError(f"op={op!r} is not a known collective; allowed: {', '.join(OPS)}")
+        raise ValueError(f"op: {op!r} is not a known collective; allowed: {', '.join(OPS)}")
     return op
 
 
@@ -50,7 +50,7 @@ def normalize_algorithm(name: str) -> str:
     key = str(name).lower().replace("_", "").replace("-", "")
     if key not in _ALGO_ALIASES:
         raise ValueError(
-            f"algorithm={name!r} is not an NCCL algorithm; allowed: auto, {', '.join(ALGORITHMS)}"
+            f"algorithm: {name!r} is not an NCCL algorithm; allowed: auto, {', '.join(ALGORITHMS)}"
             " (and p2p for all_to_all)"
         )
     return _ALGO_ALIASES[key]
@@ -65,7 +65,7 @@ def normalize_protocol(name: str) -> str:
     key = str(name).lower().replace("_", "").replace("-", "")
     if key not in _PROTO_ALIASES:
         raise ValueError(
-            f"protocol={name!r} is not an NCCL protocol; allowed: auto, {', '.join(PROTOCOLS)}"
+            f"protocol: {name!r} is not an NCCL protocol; allowed: auto, {', '.join(PROTOCOLS)}"
         )
     return _PROTO_ALIASES[key]
 

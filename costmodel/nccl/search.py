@@ -84,7 +84,8 @@ def pci_bw_gbs(generation: int, lanes: int = 16) -> float:
     """
     if generation not in T.NCCL_PCI_LANE_RATE_100MBPS:
         raise ValueError(
-            f"pcie_generation={generation!r} unknown; allowed: {sorted(T.NCCL_PCI_LANE_RATE_100MBPS)}"
+            f"pcie_generation: unknown PCIe generation {generation!r}; allowed: "
+            + ", ".join(map(str, sorted(T.NCCL_PCI_LANE_RATE_100MBPS)))
         )
     return lanes * T.NCCL_PCI_LANE_RATE_100MBPS[generation] / T.NCCL_PCI_DIVISOR
 
@@ -246,15 +247,19 @@ def topology_inputs(
     if int(gpus_per_node) != gpus_per_node or gpus_per_node < 1:
         raise ValueError(f"gpus_per_node: must be an integer >= 1, got {gpus_per_node!r}")
     if intra_kind not in INTRA_KINDS:
-        raise ValueError(f"intra_kind={intra_kind!r} unknown; allowed: {', '.join(INTRA_KINDS)}")
+        raise ValueError(
+            f"intra_kind: unknown intra-node link {intra_kind!r}; allowed: {', '.join(INTRA_KINDS)}"
+        )
     if cpu_vendor not in CPU_VENDORS:
-        raise ValueError(f"cpu_vendor={cpu_vendor!r} unknown; allowed: {', '.join(CPU_VENDORS)}")
+        raise ValueError(
+            f"cpu_vendor: unknown CPU vendor {cpu_vendor!r}; allowed: {', '.join(CPU_VENDORS)}"
+        )
     nodes, g = int(nodes), int(gpus_per_node)
     multi = nodes > 1
     if multi and (nics_per_node < 1 or nic_bandwidth_bytes_per_s <= 0):
         raise ValueError(
-            f"nodes={nodes} needs nics_per_node >= 1 and nic_bandwidth_bytes_per_s > 0 "
-            f"(got {nics_per_node!r}, {nic_bandwidth_bytes_per_s!r})"
+            f"nodes: {nodes} nodes need a network: `nics_per_node` >= 1 and "
+            f"`nic_bandwidth_bytes_per_s` > 0 (got {nics_per_node!r}, {nic_bandwidth_bytes_per_s!r})"
         )
     if pcie_generation is None:
         pcie_generation = 5 if cc >= 9.0 else 4 if cc >= 8.0 else 3

@@ -294,7 +294,7 @@ def _strategy_memory(
         a = load_arch(arch)
         p = float(a.params)
     elif params is None:
-        raise ValueError("params: give a parameter count or arch= (an architecture name)")
+        raise ValueError("params: give a parameter count or `arch` (an architecture name)")
     else:
         p = _one_number("params", params)
     kw: dict[str, Any] = {

@@ -740,7 +740,7 @@ def _resolve(
             flag(name, v)
         a = load_arch(arch) if arch is not None else None
         if a is None and params is None:
-            raise ValueError("params: give a parameter count or arch= (an architecture name)")
+            raise ValueError("params: give a parameter count or `arch` (an architecture name)")
         try:
             p = float(params) if params is not None else float(a.params)  # type: ignore[union-attr]
         except (TypeError, ValueError):
@@ -761,7 +761,7 @@ def _resolve(
     if not isinstance(cluster, str | Cluster):  # cluster=2 meant nodes=2: not an AttributeError
         raise ValueError(
             f"cluster: a cluster preset name or a Cluster (cm.cluster('dgx-h100')), got "
-            f"{cluster!r}; the node count is nodes="
+            f"{cluster!r}; the node count is `nodes`"
         )
     if layout is not None and not isinstance(layout, Layout):
         raise ValueError(f"layout: a Layout (cm.Layout(strategy=..., ...)) or None, got {layout!r}")

@@ -411,7 +411,7 @@ def _band_cols(
 _CALIBRATED_BAND_NOTE = (
     "a calibration answers: its terms are fitted on this cluster's own runs, and the grouped-CV "
     "band (of the uncalibrated model) does not measure its error; compare with the runs "
-    "(costmodel validate compare)"
+    "(costmodel.validation.compare)"
 )
 """``band_note`` of a calibrated cluster's row, whose ``error_band_pct`` is NaN."""
 

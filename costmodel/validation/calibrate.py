@@ -180,7 +180,7 @@ def fit_alpha_beta(
     if not beta > 0:
         raise ValueError(
             f"{op}/{algorithm}: the fitted time does not grow with size "
-            f"(beta={beta:.3g} s/B); measure larger sizes"
+            f"(its slope beta is {beta:.3g} s/B); measure larger sizes"
         )
     rel = busbw_rel_error(t, x @ np.array([alpha, beta]))
     return Fit(
@@ -223,7 +223,8 @@ class Calibration:
         if not candidates:
             have = sorted({(f.op, f.level) for f in self.fits})
             raise ValueError(
-                f"calibration {self.name!r} has no fit for op={op!r} level={level!r}; it has {have}"
+                f"calibration {self.name!r} has no fit for an {level}-node {op}; it has "
+                + ", ".join("/".join(h) for h in have)
             )
         return candidates[0]
 
@@ -336,8 +337,8 @@ def calibrate(
         # a torch job run with --ops none --ddp: it read "results lack columns ['size_bytes']"
         raise ValueError(
             "results: the rows are DDP steps only (no collective rows); a calibration fits "
-            "collectives: time some with the torch job (validate torch --ops all_reduce "
-            "--ddp), or give an nccl-tests log"
+            "collectives: time some with the torch job (all_reduce besides its DDP steps), "
+            "or give an nccl-tests log"
         )
     needed = {"op", "size_bytes", "ranks", time_column}
     missing = needed - set(results.columns)
@@ -508,8 +509,8 @@ def _check_base(rows: pd.DataFrame, structure: Any) -> None:
     if ran_on_cpus(rows):
         raise ValueError(
             f"cluster: the rows ran on CPUs (gloo) and {label} is a GPU cluster whose model "
-            "cannot describe them; calibrate without a base cluster (CLI: without --cluster: "
-            "the alpha-beta fits describe the rows) and compare with --calibration"
+            "cannot describe them; calibrate them without a base cluster (no `cluster`: the "
+            "alpha-beta fits describe the rows) and compare with `calibrated_predictor`"
         )
     why = preset_mismatch(rows, structure)
     if why:
@@ -564,13 +565,13 @@ def _shape_columns(
     if n is None:
         raise ValueError(
             "nodes: the measured rows do not say how many nodes ran (an nccl-tests log without "
-            "host lines); give it (nodes=..., CLI --nodes N): it is never guessed"
+            "host lines); give it (`nodes`): it is never guessed"
         )
     r = _filled(df, "ranks", ranks, "ranks")
     if r is None:
         raise ValueError(
-            "ranks: the measured rows do not say how many ranks ran; give it (ranks=..., "
-            "CLI --ranks N): it is never guessed"
+            "ranks: the measured rows do not say how many ranks ran; give it (`ranks`): it "
+            "is never guessed"
         )
     if ((r % n) != 0).any():
         bad = sorted({(int(a), int(b)) for a, b in zip(r, n, strict=True) if a % b})
@@ -930,7 +931,7 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
             protocol: str | None = None,
         ) -> np.ndarray:
             if int(ranks) % int(nodes):
-                raise must_be("ranks", f"a multiple of nodes={nodes}", ranks)
+                raise must_be("ranks", f"a multiple of the {nodes} `nodes`", ranks)
             p = predict_collective(
                 op,
                 message_bytes,

@@ -353,9 +353,9 @@ def preset_mismatch(measured: pd.DataFrame, cluster: Any) -> str | None:
         reasons.append(f"{mixed}; compare the rows of one device at a time")
     if ran_on_cpus(measured):  # the torch job on CPUs (gloo)
         reasons.append(
-            f"the rows ran on CPUs (gloo), {cluster} is a GPU cluster; calibrate on them "
-            "without a base cluster (costmodel calibrate without --cluster: the alpha-beta "
-            "fits) and compare with --calibration"
+            f"the rows ran on CPUs (gloo), {cluster} is a GPU cluster; calibrate them without "
+            "a base cluster (no `cluster`: the alpha-beta fits describe the rows) and compare "
+            "with `calibrated_predictor`"
         )
     preset_gpu = _gpu_family(f"{preset.gpu.name} {preset.gpu.description}")
     if facts["gpu"] and preset_gpu and facts["gpu"] != preset_gpu:
@@ -875,7 +875,7 @@ def shared_ddp_compute(ddp_rows: pd.DataFrame) -> tuple[pd.DataFrame, str | None
         f"{format_counted(int(ids[split].nunique()), 'DDP setting')} (no_sync and plain rows) "
         "carries two compute times, as results files written before the rows shared one "
         f"compute did; each pair is predicted with its median ({setting}: {values} -> "
-        f"{float(first['compute_time_s']) * 1e3:.3g} ms); rerun validate torch --ddp for one "
+        f"{float(first['compute_time_s']) * 1e3:.3g} ms); rerun the torch job's DDP steps for one "
         "measurement"
     )
     return pd.DataFrame(out), note
@@ -919,7 +919,7 @@ def predict_ddp(
     if missing:
         raise ValueError(
             f"DDP rows lack columns {sorted(missing)}; need {sorted(needed)} "
-            "(python -m costmodel.validation.torch_bench --ddp writes them)"
+            "(the torch job's DDP steps write them: costmodel.validation.torch_bench)"
         )
     df, compute_note = shared_ddp_compute(df)
     cols: dict[str, list[Any]] = {

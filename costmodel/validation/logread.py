@@ -198,7 +198,7 @@ def op_disagreement(rows: pd.DataFrame, op_from: str, from_name: str | None) -> 
             won = "your setting" if op_from == "you set it" else op_from
             lines.append(
                 f"op: {op} from {won} wins, but {' and '.join(said)}: the rows are compared "
-                f"as {op}; check the log or set the op (CLI --op, the page's Op input)"
+                f"as {op}; check the log or set the op (`op`)"
             )
     return lines
 
@@ -211,10 +211,10 @@ def busbw_only_refusal(name: str) -> str:
     from .reference_runs import timed_runs
 
     return (
-        f"{name} is a busbw-only table (busbw per message size, no times): validate compare, "
-        "calibrate and the Validate page need logs with times; read this one with "
+        f"{name} is a busbw-only table (busbw per message size, no times): comparing and "
+        "calibrating need logs with times; read this one with "
         "costmodel.validation.nccl_tests.read_busbw_table. Bundled runs with times "
-        f"(--reference ID, or the page's reference runs): {', '.join(timed_runs())}"
+        f"(`cm.reference.reference_path(ID)`): {', '.join(timed_runs())}"
     )
 
 
@@ -355,7 +355,7 @@ def read_log(
         raise ValueError(
             f"op: {name} does not say which collective it measured (no '# Collective test "
             "starting: X_perf' header, no X_perf command line, no op in the file name): set "
-            "the op (CLI --op all_reduce; the page's Op input)"
+            "the op (`op`, e.g. all_reduce)"
         )
     if op is not None:  # the user's op fills a gap: it never overrides what the log says
         said = parse_nccl_tests(text, source=name, strict=False)

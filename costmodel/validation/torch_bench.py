@@ -187,8 +187,8 @@ def sizes_between(min_bytes: int, max_bytes: int, factor: float) -> list[int]:
     """
     if min_bytes < 1 or max_bytes < min_bytes or not factor > 1:
         raise ValueError(
-            f"sizes: need 1 <= min_bytes={min_bytes} <= max_bytes={max_bytes} and "
-            f"factor={factor} > 1"
+            "sizes: need 1 <= `min_bytes` <= `max_bytes` and `factor` > 1, got "
+            f"{min_bytes}, {max_bytes} and {factor}"
         )
     out, step = [], 0
     while (size := round(min_bytes * factor**step)) <= max_bytes * (1 + 1e-12):
@@ -684,7 +684,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ):
         if value < low:
             raise ValueError(f"{flag}: must be a whole number >= {low}, got {value}")
-    sizes_between(args.min_bytes, args.max_bytes, args.factor)
+    try:  # its fields said as this job's flags
+        sizes_between(args.min_bytes, args.max_bytes, args.factor)
+    except ValueError as exc:
+        from costmodel._limits import name_fields
+
+        flags = {"min_bytes": "--min-bytes", "max_bytes": "--max-bytes", "factor": "--factor"}
+        raise ValueError(name_fields(str(exc), flags)) from None
     return args
 
 

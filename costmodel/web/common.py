@@ -343,25 +343,26 @@ _shown_notes = threading.local()
 #: A library note's phrases -> the page's, where a box's label alone does not read right
 #: (:data:`PAGE_NAMES` says the rest): a web page names its boxes, not flags. One table for
 #: every page; a phrase naming a box only one page has is said only there (the Validate page's
-#: Op box: only its log reader says "CLI --op"). Longer phrases come first.
+#: Op box: only its log reader says "the op (`op`)"). Longer phrases come first.
 PAGE_WORDS: dict[str, str] = {
     "the `mfu` of this compute": "the value for the MFU box (Set the MFU) that gives this compute",
     # validation.logread: an op the log does not name, or one its sources disagree on
-    "the op (CLI --op all_reduce; the page's Op input)": "the op in the Op box",
-    "the op (CLI --op, the page's Op input)": "the op in the Op box",
-    "(--reference ID, or the page's reference runs)": "(Measurements: A reference run)",
+    "the op (`op`, e.g. all_reduce)": "the op in the Op box",
+    "the op (`op`)": "the op in the Op box",
+    "(`cm.reference.reference_path(ID)`)": "(Measurements: A reference run)",
     # validation.calibrate: a count the log does not say (the page sets the nodes, not ranks)
-    "give it (nodes=..., CLI --nodes N)": "set the Nodes box",
-    "give it (ranks=..., CLI --ranks N)": "set the Nodes and GPUs per node boxes",
-    # validation.compare / calibrate: CPU rows against a GPU preset; the page downloads a
-    # calibration on its cluster only, and predicts with an uploaded one (Validate)
-    "calibrate on them without a base cluster (costmodel calibrate without --cluster: the "
-    "alpha-beta fits) and compare with --calibration": "calibrate on them without a base "
-    "cluster (costmodel calibrate without --cluster) and upload that file in the "
-    "Calibration TOML box",
-    "calibrate without a base cluster (CLI: without --cluster: the alpha-beta fits describe "
-    "the rows) and compare with --calibration": "the page compares and calibrates on a GPU "
-    "cluster preset only",
+    "give it (`nodes`)": "set the Nodes box",
+    "give it (`ranks`)": "set the Nodes and GPUs per node boxes",
+    # validation.compare / calibrate: CPU rows against a GPU preset; the page predicts with an
+    # uploaded calibration (Validate: the Calibration TOML box)
+    "calibrate them without a base cluster (no `cluster`: the alpha-beta fits describe the "
+    "rows) and compare with `calibrated_predictor`": "calibrate them without a base cluster "
+    "(costmodel calibrate without --cluster) and upload that file in the Calibration TOML box",
+    # the API calls that list presets (the CLI says its commands, cli._common.CLI_WORDS): the
+    # boxes that list them
+    "`cm.arch_names()`": "the Model box's list",
+    "`cm.price_names()`": "the Price box's list",
+    "`cm.presets.names()`": "the Cluster box's list",
 }
 
 
@@ -397,7 +398,7 @@ def page_words(text: str, labels: Mapping[str, str] | None = None) -> str:
     :data:`PAGE_WORDS`, then each name it marks (`` `arch` ``) as the page's box (``labels``,
     then :data:`PAGE_NAMES`; else the name alone): the page has an MFU box, not ``--mfu``.
 
-    >>> page_words("check the log or set the op (CLI --op, the page's Op input)")
+    >>> page_words("check the log or set the op (`op`)")
     'check the log or set the op in the Op box'
     >>> page_words("name an architecture: `arch`; or give `group_size`", {"group_size": "HSDP group"})
     'name an architecture: the Model box; or give HSDP group'
