@@ -93,6 +93,8 @@ CLI_WORDS: dict[str, str] = {
     "the torch job (all_reduce besides its DDP steps)": "the torch job (validate torch --ops "
     "all_reduce --ddp)",
     "rerun the torch job's DDP steps": "rerun validate torch --ddp",
+    # validation.logread.read_results: CPU rows calibrated without a base cluster
+    "(`calibrate` without `cluster`)": "(costmodel calibrate without --cluster)",
 }
 
 _COMMAND: list[Callable[[str], str | None]] = []

@@ -358,6 +358,8 @@ PAGE_WORDS: dict[str, str] = {
     "calibrate them without a base cluster (no `cluster`: the alpha-beta fits describe the "
     "rows) and compare with `calibrated_predictor`": "calibrate them without a base cluster "
     "(costmodel calibrate without --cluster) and upload that file in the Calibration TOML box",
+    # validation.logread.read_results: CPU rows calibrated without a base cluster (the CLI's)
+    "(`calibrate` without `cluster`)": "(costmodel calibrate without --cluster)",
     # the API calls that list presets (the CLI says its commands, cli._common.CLI_WORDS): the
     # boxes that list them
     "`cm.arch_names()`": "the Model box's list",
