@@ -216,15 +216,15 @@ def test_a_sweep_axis_set_twice_is_named():
     ("args", "option", "rule"),
     [
         (
-            ("step", "--arch", "llama-3.1-8b", "--nodes", "1e3"),
+            ("step", "--arch", "llama-3.1-8b", "--nodes", "1e-1"),
             "--nodes",
-            "1..1,000,000, got '1e3'",
+            "1..1,000,000, got '1e-1'",
         ),
         (("step", "--arch", "llama-3.1-8b", "--local-batch", "2.5"), "--local-batch", "got '2.5'"),
         (
-            ("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--accumulation=1e2"),
+            ("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--accumulation=2.5e0"),
             "--accumulation",
-            "1..1,000,000, got '1e2'",
+            "1..1,000,000, got '2.5e0'",
         ),  # fmt: skip
         (
             ("collective", "all_reduce", "--size", "1GB", "--cluster", "dgx-h100", "--nodes", "x"),
@@ -237,7 +237,9 @@ def test_a_sweep_axis_set_twice_is_named():
 def test_a_value_click_cannot_read_is_refused_with_the_options_range(args, option, rule):
     """``--nodes 1e3`` said "Invalid value for '--nodes': Input should be a valid integer, unable
     to parse string as an integer" with no range, where ``--nodes 0`` says "--nodes: must be a
-    whole number in 1..1,000,000, got 0" (and ``--ranks 1e3`` is read as 1000)."""
+    whole number in 1..1,000,000, got 0". Since counts read one grammar (README, "Limits on
+    input"), ``--nodes 1e3`` is 1,000 nodes; a spelling that is no whole number (``1e-1``,
+    ``2.5e0``) is refused with the option's range, as typed."""
     r = run(*args)
     line = one_line_error(r, f"error: {option}: must be ", rule)
     assert "Invalid value" not in line and "Input should be" not in line
