@@ -75,16 +75,28 @@ def is_bound(exc: BaseException) -> bool:
 def refusal(option: str, rule: str, raw: Any, exc: BaseException) -> ValueError:
     """``"OPTION: must be RULE, got RAW"`` for a value its parser refused (``exc``), with one
     range: a bound of the parser's own (``must be >= 0 bytes``, its cap) is the rule's to say,
-    so it is dropped; only a value that does not parse keeps the parser's reason in brackets
-    (``'14Gb' is in bits``), which the rule does not say.
+    so it is dropped; only a value that does not parse keeps the parser's reason after a
+    ``;`` (``'14Gb' is in bits``), which the rule does not say. The option is named once: the
+    parser's own generic name (``count: ``, ``size: ``) and its ``cannot parse 'RAW'`` (the
+    ``got`` says it) are dropped, and the reason is not put in brackets (it has its own:
+    ``G (B)``).
 
     >>> str(refusal("--size", "a size in 1 B..16 TiB", "-1GB", ValueError("size: must be >= 0 bytes")))
     "--size: must be a size in 1 B..16 TiB, got '-1GB'"
+    >>> str(refusal("--nodes", "a whole number in 1..8", "2x",
+    ...             ValueError("count: cannot parse '2x'; expected a whole number: '8', '2k'")))
+    "--nodes: must be a whole number in 1..8, got '2x'; expected a whole number: '8', '2k'"
     """
-    text = str(exc)
+    head = f"{option}: must be {rule}, got {raw!r}"
     if is_bound(exc):
-        return ValueError(f"{option}: must be {rule}, got {raw!r}")
-    return ValueError(f"{option}: must be {rule}, got {raw!r} ({text})")
+        return ValueError(head)
+    text = _GENERIC_NAME.sub("", str(exc), count=1)
+    text = text.removeprefix(f"cannot parse {raw!r}").removeprefix(";").strip()
+    return ValueError(f"{head}; {text}" if text else head)
+
+
+#: the generic name a parser's message starts with (``count: ``, ``size: ``), not the option's
+_GENERIC_NAME = re.compile(r"^[a-z_]+: ")
 
 
 def _num(raw: Any) -> list[float]:

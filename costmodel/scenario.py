@@ -1797,7 +1797,8 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
     elif not faster.known:  # no winner named: the model's ranking, and why it is not decided
         speed = faster.text()
     else:
-        speed = f"A and B take the same step time ({faster.text()})"
+        # after a comma, not in brackets: the verdict's text may carry its own
+        speed = f"A and B take the same step time, {faster.text()}"
     ga, gb = a.tokens_per_s / a.ranks, b.tokens_per_s / b.ranks
     # tokens/s per GPU = tokens per step / (step x GPUs): tokens and GPUs are exact, so its
     # ratio carries the step ratio's expected error, and the same rule names a winner

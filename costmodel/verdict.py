@@ -116,9 +116,11 @@ class Verdict:
             else f"{self.best} {pct} faster than {self.runner_up}"
         )
         if not self.known:
+            # the reason follows a colon, not in brackets: it may carry its own (a compute
+            # label's "(no fitted efficiency ...)"), and brackets in brackets read badly
             return (
-                f"{ahead} by the model alone: the expected error here is unknown "
-                f"({self.why_unknown})"
+                f"{ahead} by the model alone; the expected error here is unknown: "
+                f"{self.why_unknown}"
             )
         band = f"±{_pct(self.half_width)}"
         if self.decided:

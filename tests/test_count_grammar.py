@@ -148,7 +148,10 @@ def test_a_grid_file_reads_the_same_counts(tmp_path):
     grid.write_text(
         'kind = "collective"\n[grid]\npreset = "dgx-h100"\nnodes = "1_0"\nsize = "1GB"\n'
     )
-    with pytest.raises(ValueError, match="nodes: cannot parse '1_0'; expected a whole number"):
+    with pytest.raises(
+        ValueError,
+        match=r"nodes: must be a whole number in 1\.\.1,000,000, got '1_0'; expected a whole number",
+    ):
         sweep.load_grid(grid)
 
 

@@ -305,7 +305,10 @@ def test_explicit_op_and_old_format_inline():
     )
     df = parse_nccl_tests(text, op="all_reduce")
     assert df.op.tolist() == ["all_reduce"] * 2
-    with pytest.raises(ValueError, match="op: 'allreduce' is not an nccl-tests op; use one of"):
+    with pytest.raises(
+        ValueError,
+        match="op: 'allreduce' is not an nccl-tests op; allowed: all_gather, all_reduce, ",
+    ):
         parse_nccl_tests(text, op="allreduce")
 
 

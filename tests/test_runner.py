@@ -80,7 +80,7 @@ def test_plan_command_lines():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"launcher": "ssh"}, r"^launcher: 'ssh' is not known; use one of \['local', "),
+        ({"launcher": "ssh"}, r"^launcher: 'ssh' is not known; allowed: local, "),
         ({"nodes": 2}, "^nodes: 2 nodes need `launcher` 'srun' or 'mpirun'; 'local' runs one"),
         ({"gpus": 0}, "gpus: must be a whole number in 1..1,024, got 0"),
         ({"gpus": True}, "gpus: must be an integer"),

@@ -87,7 +87,7 @@ def test_a_gpu_memory_row_is_memory_with_gpu_memory():
         ("step", ["tokens_per_gpu=0"], "tokens_per_gpu: must be a token count"),
         ("step", ["compute_time=0s"], "compute_time: must be a duration"),
         ("memory", ["gpu_memory=80GB", "preset=dgx-h100"], "gpu_memory: the preset gives"),
-        ("memory", ["gpu_memory=lots"], "gpu_memory: cannot parse"),
+        ("memory", ["gpu_memory=lots"], "gpu_memory: must be a GPU memory in 1 B..16 TiB"),
     ],
 )
 def test_a_bad_new_axis_is_refused_in_one_line(kind, sets, words):

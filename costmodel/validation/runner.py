@@ -254,7 +254,9 @@ def find_binary(op: str, build_dir: str | Path | None = None) -> Path:
     :class:`NcclTestsMissing` with build instructions when none is found.
     """
     if op not in BINARIES:
-        raise ValueError(f"op: {op!r} has no nccl-tests binary; use one of {sorted(BINARIES)}")
+        raise ValueError(
+            f"op: {op!r} has no nccl-tests binary; allowed: {', '.join(sorted(BINARIES))}"
+        )
     names = [f"{BINARIES[op]}_perf", f"{BINARIES[op]}_perf_mpi"]
     dirs = [Path(d) for d in (build_dir, os.environ.get("NCCL_TESTS_BUILD")) if d]
     for folder in dirs:
@@ -365,7 +367,7 @@ def plan_sweep(
     ``16TB`` 16 B, after our checks had passed them.
     """
     if launcher not in LAUNCHERS:
-        raise ValueError(f"launcher: {launcher!r} is not known; use one of {list(LAUNCHERS)}")
+        raise ValueError(f"launcher: {launcher!r} is not known; allowed: {', '.join(LAUNCHERS)}")
     if mpi is not None and mpi not in MPI_FLAVORS:
         raise ValueError(f"mpi: {mpi!r} is not known; allowed: {', '.join(MPI_FLAVORS)}")
     from .._limits import LIMITS
@@ -392,7 +394,7 @@ def plan_sweep(
     unknown = [op for op in ops if op not in BINARIES]
     if unknown:
         raise ValueError(
-            f"ops: {unknown[0]!r} has no nccl-tests binary; use one of {sorted(BINARIES)}"
+            f"ops: {unknown[0]!r} has no nccl-tests binary; allowed: {', '.join(sorted(BINARIES))}"
         )
     for name, values, known in (
         ("algos", algos, NCCL_ALGO_NAMES),
@@ -421,7 +423,9 @@ def plan_sweep(
             / f"{BINARIES.get(op, op)}_perf"
         )
         if op not in BINARIES:
-            raise ValueError(f"op: {op!r} has no nccl-tests binary; use one of {sorted(BINARIES)}")
+            raise ValueError(
+                f"op: {op!r} has no nccl-tests binary; allowed: {', '.join(sorted(BINARIES))}"
+            )
         for algo in algos or [None]:
             for proto in protos or [None]:
                 if refused_by_nccl(op, algo, proto) is not None:

@@ -1069,6 +1069,17 @@ def context_bytes(text: str, name: str = CONTEXT_BOX) -> float:
     return float(parse_bytes(text, name=name))
 
 
+def params_count(text: str, name: str) -> float:
+    """A parameter-count box's count (``7B``), in `costmodel memory --params`'s range
+    (1..1e15: the shared limit, costmodel._limits) and its message, named by the box: the
+    Memory page's and the step page's boxes refuse ``7b`` as the CLI does, range and all."""
+    from costmodel._limits import LIMITS
+    from costmodel.units import parse_count
+
+    LIMITS["params"].check(name, text.strip())  # said as typed, in the range's words
+    return float(parse_count(text, name=name))
+
+
 def overhead_boxes(
     *, context_key: str, fragmentation_key: str, caption: str | None = None
 ) -> tuple[str, float]:

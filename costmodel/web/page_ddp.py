@@ -58,6 +58,7 @@ from costmodel.web.common import (
     overheads_drawn_later,
     page_header,
     page_words,
+    params_count,
     parse_input,
     section,
     table,
@@ -390,7 +391,7 @@ def _inputs() -> dict:
         "loss": loss,
         "params": None
         if arch != CUSTOM
-        else parse_input("Model parameters", parse_count, params_text),
+        else parse_input("Model parameters P", params_count, params_text),
         "cluster": cluster,
         "nodes": nodes,
         "gpus_per_node": None if gpus_per_node is None else int(gpus_per_node),
@@ -451,7 +452,7 @@ def _pinned(inp: dict) -> dict | None:
         changes.update(cluster=cluster, power_limit_w=None, gpus_per_node=None)
     if arch == CUSTOM:
         text = c[1].text_input("Parameters (B)", value="7B", key="ddp_b_params", bind=QP)
-        p = parse_input("Parameters (B)", parse_count, text)
+        p = parse_input("Parameters (B)", params_count, text)
         if p is None:
             return None
         changes.update(arch=None, params=p)

@@ -7,7 +7,7 @@ import streamlit as st
 from costmodel import architecture, memory, plots
 from costmodel.strategy.layout import STRATEGY_OF_STAGE
 from costmodel.strategy.memory import memory_notes
-from costmodel.units import format_bytes, format_count, parse_count
+from costmodel.units import format_bytes, format_count
 from costmodel.web import data
 from costmodel.web.common import (
     CONTEXT_BOX,
@@ -24,6 +24,7 @@ from costmodel.web.common import (
     notes,
     overhead_boxes,
     page_header,
+    params_count,
     parse_input,
     section,
     sentence,
@@ -77,7 +78,7 @@ def _inputs() -> dict:
         params_text = c1.text_input(
             "Parameters P", value="7B", key="params", bind=QP, help="e.g. 7B, 1.3B, 350M, 70e9"
         )
-        params = parse_input("Parameters P", parse_count, params_text)
+        params = parse_input("Parameters P", params_count, params_text)
     else:
         params = float(a.params)
         if arch != OWN:

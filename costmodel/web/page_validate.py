@@ -53,7 +53,7 @@ def _calibration_refusal(exc: ValueError) -> str:
 
     A node count the comparison assumed (from the preset's GPUs per node) is not one a
     calibration uses (``calibrate``: never guessed), so the page says that beside the
-    "assumed" line above rather than the API's ``nodes=...`` hint; any other refusal is shown
+    "assumed" line above rather than the API's "give it (`nodes`)" hint; any other refusal is shown
     as the calibration states it, in the page's words (common.page_words: a box, not a flag).
 
     >>> _calibration_refusal(ValueError("nodes: the measured rows do not say how many nodes ran"))

@@ -179,7 +179,7 @@ def parse_nccl_tests(
         raise NcclTestsParseError(0, "empty log: no nccl-tests output at all", source)
     if op is not None and op not in NCCL_TESTS_OPS.values():
         raise ValueError(
-            f"op: {op!r} is not an nccl-tests op; use one of {sorted(set(NCCL_TESTS_OPS.values()))}"
+            f"op: {op!r} is not an nccl-tests op; allowed: {', '.join(sorted(set(NCCL_TESTS_OPS.values())))}"
         )
     head = text.lstrip()
     if head.startswith(("{", "[")):

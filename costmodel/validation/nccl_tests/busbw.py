@@ -71,7 +71,7 @@ def parse_busbw_table(text: str, source: str = "<text>", *, op: str | None = Non
     if op != "unknown" and op not in NCCL_TESTS_OPS.values():
         raise NcclTestsParseError(
             0,
-            f"op: {op!r} is not an nccl-tests op; use one of {sorted(set(NCCL_TESTS_OPS.values()))}",
+            f"op: {op!r} is not an nccl-tests op; allowed: {', '.join(sorted(set(NCCL_TESTS_OPS.values())))}",
             source,
         )
     ranks_match = _BUSBW_HEADER_RANKS.search(text)
