@@ -42,13 +42,19 @@ SCENARIOS: dict[str, tuple[str, list[tuple[str, str, Any]]]] = {
         [
             ("selectbox", "op", "broadcast"),
             ("number_input", "nccl_nodes", 2),
+            ("number_input", "nccl_gpus", 4),
             ("toggle", "coll_compare", True),
             ("number_input", "pin_nodes", 4),
+            ("number_input", "pin_gpus", 4),
         ],
     ),
     "cluster": (
         "page_cluster.py",
-        [("number_input", "cl_nodes", 8), ("radio", "cl_model", "textbook")],
+        [
+            ("number_input", "cl_nodes", 8),
+            ("number_input", "cl_gpus", 4),
+            ("radio", "cl_model", "textbook"),
+        ],
     ),
     "memory": (
         "page_memory.py",
@@ -58,12 +64,26 @@ SCENARIOS: dict[str, tuple[str, list[tuple[str, str, Any]]]] = {
             ("selectbox", "recipe", "fp32-adam"),
         ],
     ),
+    "memory-arch": (
+        "page_memory.py",
+        [
+            ("selectbox", "arch", "gpt2-124m"),
+            ("number_input", "act_seq", 2048),
+            ("number_input", "micro", 2),
+        ],
+    ),
     "batch-samples": (
         "page_batch.py",
         [
+            ("number_input", "seq_len", 2048),
             ("radio", "solve", "ranks"),
+            ("number_input", "batch_local_batch", 8),
+            ("number_input", "batch_accumulation", 16),
+            ("number_input", "batch_global_batch", 4096),
             ("radio", "rule", "sqrt"),
             ("number_input", "warmup", 100),
+            ("number_input", "base_batch", 128),
+            ("number_input", "critical_samples", 1024),
         ],
     ),
     "batch-tokens": (
@@ -71,12 +91,23 @@ SCENARIOS: dict[str, tuple[str, list[tuple[str, str, Any]]]] = {
         [
             ("radio", "batch_unit", "tokens"),
             ("radio", "rule_tokens", "linear"),
+            ("number_input", "batch_global_tokens", 8 * 2**20),
+            ("number_input", "base_tokens", 2**21),
+            ("number_input", "critical_tokens", 2**24),
             ("radio", "solve", "local_batch"),
+            ("number_input", "batch_ranks", 32),
         ],
     ),
     "ddp": (
         "page_ddp.py",
-        [("selectbox", "ddp_strategy", "fsdp"), ("number_input", "ddp_nodes", 2)],
+        [
+            ("selectbox", "ddp_strategy", "fsdp"),
+            ("number_input", "ddp_nodes", 2),
+            ("number_input", "ddp_local_batch", 2),
+            ("number_input", "ddp_seq", 2048),
+            ("number_input", "ddp_accumulation", 2),
+            ("number_input", "ddp_gpus_per_node", 4),
+        ],
     ),
     "validate": (
         "page_validate.py",

@@ -230,10 +230,12 @@ def test_all_to_all_reads_as_the_pairwise_exchange_everywhere():
     assert "ring" not in rows["algorithm"].tolist()
 
 
-# --- whole-number boxes: a known limit, said --------------------------------------------------
+# --- whole-number boxes: the browser-side rounding, said --------------------------------------
 def test_readme_names_the_browser_side_rounding_of_whole_number_boxes():
-    """Streamlit's number input reads "1e7" as 1 and "2.5" as 2 in the browser, and the app only
-    receives the number: it cannot tell. The README's known limits say so."""
+    """Streamlit's int number box reads "1e7" as 1 and "2.5" as 2 in the browser, and the app
+    only receives the number; the app draws those boxes as float boxes instead
+    (tests/test_browser_qa24.py). The README's known limits say why."""
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     limits = text[text.index("## Decisions and known limits") :]
-    assert "`2.5` arrives as 2 and `1e7` as 1" in limits
+    assert "`2.5` arrived as 2, `1e7` as 1" in limits
+    assert "drawn as a float box" in limits

@@ -81,11 +81,13 @@ def test_a_phone_shrinks_only_the_chart_titles_that_do_not_fit(chromium_browser,
 @pytest.mark.browser
 def test_what_one_page_switch_adds_to_the_history(chromium_browser, app_url):
     """README, "Back and Forward": a switch through the sidebar adds one entry for a page whose
-    URL holds no input; leaving a page whose URL holds inputs adds two (its path without them,
-    then the new page); coming back to it adds one per input put back in the URL and one for
-    the page. Streamlit's frontend pushes a history entry for every URL change the server
-    sends outside Back and Forward, and its binding sends one per input it puts back (the app's
-    own write of a named box, ZeRO stage here, is one of them): the app cannot make it one."""
+    URL holds no input Streamlit binds (ZeRO stage and the ranks, a whole-number box, are
+    written by the app); leaving a page whose URL holds inputs Streamlit binds adds two (its
+    path without them, then the new page); coming back to it adds one per input put back in
+    the URL and one for the page. Streamlit's frontend pushes a history entry for every URL
+    change the server sends outside Back and Forward, and its binding sends one per input it
+    puts back (the app's own writes, ZeRO stage and ranks here, are among them): the app
+    cannot make it one."""
     context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = context.new_page()
@@ -106,10 +108,10 @@ def test_what_one_page_switch_adds_to_the_history(chromium_browser, app_url):
         page.get_by_text("3 (FSDP)", exact=True).click()  # a box the app writes to the URL
         ranks = page.get_by_role("spinbutton", name="Data-parallel ranks N")
         ranks.fill("16")
-        ranks.press("Enter")  # one Streamlit binds
+        ranks.press("Enter")  # a whole-number box: the app writes it too
         expect(page).to_have_url(re.compile(r"/memory\?(?=.*dp_ranks=16)(?=.*zero_stage=3)"))
         page.wait_for_timeout(1000)
-        assert switch("Batch", "batch") == 2
+        assert switch("Batch", "batch") == 1  # no input Streamlit binds: the new page only
         assert switch("Memory", "memory") == 3  # dp_ranks, zero_stage, then the page
         expect(page).to_have_url(re.compile(r"/memory\?(?=.*dp_ranks=16)(?=.*zero_stage=3)"))
     finally:

@@ -3,9 +3,10 @@
 The boxes whose URL the app writes itself (a choice named by its option, not its label:
 ``zero_stage=3``; the Validate page's boxes it resets for each log) kept the value the page
 showed when Back or Forward changed the URL under them, and wrote it back into the entry
-(``/memory?zero_stage=3`` again after Back). Streamlit's own binding (``dp_ranks``) followed.
+(``/memory?zero_stage=3`` again after Back). Streamlit's own binding (``recipe``) followed.
 What the history holds is Streamlit's (costmodel.web.common.QP): a change through its binding
-rewrites the current entry, a URL written by the page adds one.
+rewrites the current entry, a URL written by the page adds one (a whole-number box's too: the
+app writes its URL as digits, costmodel.web.common.bound_number).
 
 The real ``popstate`` is checked in chromium (one short walk on the Memory page); the
 history-navigation rerun that Streamlit's frontend sends on ``popstate`` is also replayed
@@ -46,8 +47,8 @@ def _metric(page, label: re.Pattern[str]):
 
 @pytest.mark.browser
 def test_back_and_forward_restore_a_named_choice_and_a_number(chromium_browser, app_url):
-    """ZeRO stage (a choice the app writes to the URL itself) and Data-parallel ranks N
-    (Streamlit's binding) follow Back and Forward, and so does the answer; a reload then opens
+    """ZeRO stage (a choice the app writes to the URL itself) and Data-parallel ranks N (a
+    whole-number box, which the app writes too: each is an entry) follow Back and Forward, and so does the answer; a reload then opens
     the entry's URL, and no entry is written over with the value the page showed before."""
     from costmodel.strategy.memory import stage_memory
     from costmodel.units import format_bytes
@@ -73,11 +74,16 @@ def test_back_and_forward_restore_a_named_choice_and_a_number(chromium_browser, 
         expect(memory).to_have_text(zero3)
         assert page.evaluate("history.length") == entries + 1
         ranks.fill("16")
-        ranks.press("Enter")  # Streamlit's binding rewrites the current entry
+        ranks.press("Enter")  # a whole-number box the app writes to the URL: a new entry too
         expect(page).to_have_url(re.compile(r"/memory\?(?=.*dp_ranks=16)(?=.*zero_stage=3)"))
         expect(memory).to_have_text(zero3_16)
-        assert page.evaluate("history.length") == entries + 1
+        assert page.evaluate("history.length") == entries + 2
 
+        page.go_back()  # before the ranks were typed: ZeRO-3 on 8 ranks
+        expect(page.get_by_role("radio", name=ZERO_3)).to_be_checked()
+        expect(ranks).to_have_value("8")
+        expect(memory).to_have_text(zero3)
+        expect(page).to_have_url(re.compile(r"/memory\?zero_stage=3$"))
         page.go_back()  # the page as first opened: both inputs at their defaults
         expect(page.get_by_role("radio", name=ZERO_0)).to_be_checked()
         expect(ranks).to_have_value("8")
@@ -87,10 +93,14 @@ def test_back_and_forward_restore_a_named_choice_and_a_number(chromium_browser, 
 
         page.go_forward()
         expect(page.get_by_role("radio", name=ZERO_3)).to_be_checked()
+        expect(ranks).to_have_value("8")
+        page.go_forward()
         expect(ranks).to_have_value("16")
         expect(memory).to_have_text(zero3_16)
         expect(page).to_have_url(re.compile(r"/memory\?(?=.*dp_ranks=16)(?=.*zero_stage=3)"))
 
+        page.go_back()
+        expect(ranks).to_have_value("8")
         page.go_back()
         expect(page.get_by_role("radio", name=ZERO_0)).to_be_checked()
         page.reload()  # the entry's URL, not the last value shown, opens the view
@@ -137,7 +147,7 @@ def test_back_and_forward_runs_restore_the_named_choice(request):
     _back_to(at, {}).run()  # Back: the entry leaves both out
     assert_clean(at)
     assert at.radio(key="zero_stage").value == 0
-    assert at.number_input(key="dp_ranks").value == 8  # Streamlit's binding, the same rule
+    assert at.number_input(key="dp_ranks").value == 8  # the app writes it too: the same rule
     assert at.metric[0].label == "Memory per GPU, ZeRO-0"
     assert at.query_params == {}  # nothing written back into the entry
     _back_to(at, {"zero_stage": "2", "dp_ranks": "16"}).run()  # Forward

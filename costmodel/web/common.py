@@ -66,12 +66,13 @@ T = TypeVar("T")
 #: page opened before, in the app or before it, not to the previous value of an input. Whatever entry Back or Forward reaches, every input then shows what that entry's URL
 #: holds (the default where the URL leaves it out): Streamlit reruns the page on the browser's
 #: ``popstate`` and lets the URL win over the widgets' state for a bound box, and the boxes the
-#: app syncs itself (:func:`_named_choice`, :func:`bound_number` with ``set_by_page``) follow the
-#: URL on such a run too (:func:`_history_navigation`). One exception Streamlit decides: a URL
-#: change made by the page's code (``st.query_params``), which is how those boxes write, adds a
+#: app syncs itself (:func:`_named_choice`, :func:`bound_number` for a whole-number box or with
+#: ``set_by_page``) follow the URL on such a run too (:func:`_history_navigation`). One
+#: exception Streamlit decides: a URL change made by the page's code (``st.query_params``), which is how those boxes write, adds a
 #: history entry, so Back first undoes a change of such a box (ZeRO stage, Operation, View, Solve
-#: for, Optimizer and rule; on Validate: Measurements, Rows compared, Cluster it ran on, Op, Nodes,
-#: GPUs per node). README, "Back and Forward", says what a page switch adds.
+#: for, Optimizer and rule; on Validate: Measurements, Rows compared, Cluster it ran on, Op; every
+#: whole-number box: Nodes, ranks, GPUs per node, counts). README, "Back and Forward", says what
+#: a page switch adds.
 QP: Any = "query-params"
 
 #: A page switch in the sidebar and back keeps every input's value, as Streamlit keeps a bound
@@ -649,6 +650,14 @@ def bound_number(
     (not finite or past 2**53: dropped before the box is drawn) are named: the box's label and its range. A box takes whole
     numbers when its value, step and bounds are integers (Streamlit's own rule).
 
+    A whole-number box is drawn as a float box shown without decimals (``%.0f``): Streamlit's
+    int box reads the typed text in the browser with ``parseInt`` (``1e1`` typed ran on 1 node,
+    ``2.5`` on 2, and the server never saw the text), a float box with ``parseFloat``. A
+    fraction typed is named in red (the box, its range) and the box goes back to its default,
+    as for a fraction in the URL; the page gets an int. Its URL is written here, as digits
+    (Streamlit's binding wrote a float box's value back as ``16.0`` after a page switch), as
+    for a box the page sets.
+
     A box the page itself also sets through ``st.session_state`` (``set_by_page``: the Validate
     page's Nodes and GPUs per node, emptied for each new log) is synced to the URL here, as
     :func:`bound_choice` syncs such a choice: Streamlit's binding kept the value the page set
@@ -690,7 +699,7 @@ def bound_number(
             )
         elif math.isfinite(x):
             linked = int(x) if whole else x
-    if not set_by_page:
+    if not (set_by_page or whole):
         return where.number_input(
             label, key=key, bind=QP, min_value=min_value, max_value=max_value, **kwargs
         )
@@ -700,11 +709,46 @@ def bound_number(
         st.session_state[key] = default if linked is None else linked  # Forward: the URL's
     if default is not None:  # the value is the state's: no value beside it (Streamlit warns)
         kwargs.pop("value", None)  # (an empty default stays: an emptied box is None, not min)
+    if whole:  # a float box: the browser reads 1e1 as 10 and 2.5 as 2.5, not as 1 and 2
+        kwargs = {
+            k: float(v) if k in ("value", "step") and v is not None else v
+            for k, v in kwargs.items()
+        }
+        kwargs.setdefault("format", "%.0f")
+        kwargs.setdefault("step", 1.0)
+        min_value = None if min_value is None else float(min_value)
+        max_value = None if max_value is None else float(max_value)
+        kwargs["on_change"] = _whole_or_default
+        kwargs["args"] = (key, default)
     value = where.number_input(
         label, key=key, min_value=min_value, max_value=max_value, persist_state=KEPT, **kwargs
     )
+    if whole:
+        typed = st.session_state.pop(_FRACTION + key, None)
+        if typed is not None:
+            lo = "(-2**53" if min_value is None else f"[{min_value:g}"
+            hi = "2**53)" if max_value is None else f"{max_value:g}]"
+            error(
+                f"{label}: {typed!r} is not a whole number, as {label} takes: {lo}, {hi}; "
+                "the default is used"
+            )
+        value = None if value is None else int(value)
     _write_url(key, value, default)
     return value
+
+
+#: Where :func:`_whole_or_default` leaves a fraction typed into a whole-number box, for
+#: :func:`bound_number` to name: ``st.session_state[_FRACTION + key]``.
+_FRACTION = "_fraction_"
+
+
+def _whole_or_default(key: str, default: Any) -> None:
+    """A whole-number box's change: a fraction typed (2.5) is kept aside to be named and the box
+    goes back to its default, as a fraction in its URL does (the page never runs on 2)."""
+    typed = st.session_state.get(key)
+    if isinstance(typed, float) and math.isfinite(typed) and typed != math.floor(typed):
+        st.session_state[_FRACTION + key] = typed
+        st.session_state[key] = default
 
 
 #: Where :func:`kept_upload` keeps a file for the session: ``st.session_state[KEPT_UPLOAD + key]``

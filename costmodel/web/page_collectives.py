@@ -282,16 +282,15 @@ def _pin_inputs(clusters: list[str], where) -> dict | None:
             "pin_cluster", index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0
         ),
     )
-    nodes = bound_number(
-        b1, _B_BOXES["nodes"], step=1, key="pin_nodes", **_default("pin_nodes", value=2)
-    )
+    nodes = bound_number(b1, _B_BOXES["nodes"], value=2, step=1, key="pin_nodes", set_by_page=True)
     gpus = bound_number(
         b2,
         _B_BOXES["gpus_per_node"],
         step=1,
         key="pin_gpus",
         placeholder="preset",
-        **_default("pin_gpus", value=None),
+        value=None,
+        set_by_page=True,
     )
     model = bound_choice(
         b3,
