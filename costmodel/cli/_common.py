@@ -94,6 +94,8 @@ CLI_WORDS: dict[str, str] = {
     "all_reduce --ddp)",
     "rerun the torch job's DDP steps": "rerun validate torch --ddp",
     # validation.logread.read_results: CPU rows calibrated without a base cluster
+    "(all_reduce; `calibrate` without `cluster`)": "(validate torch --ops all_reduce; costmodel "
+    "calibrate without --cluster)",
     "(`calibrate` without `cluster`)": "(costmodel calibrate without --cluster)",
 }
 

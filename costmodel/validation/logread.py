@@ -701,9 +701,9 @@ def read_results(
                 "cluster: the rows ran on CPUs (gloo) and no cluster preset describes them; "
                 + (
                     # calibrate fits collectives: DDP steps alone give it nothing to fit
-                    "calibrate on collectives the torch job (all_reduce besides its DDP "
-                    "steps) timed on them (`calibrate` without `cluster`) and compare these "
-                    "DDP steps with it (`calibration`)"
+                    "calibrate on collectives the torch job timed on them (all_reduce; "
+                    "`calibrate` without `cluster`) and compare these DDP steps with it "
+                    "(`calibration`)"
                     if ddp_only
                     else "calibrate on them (`calibrate` without `cluster`) and compare with "
                     "it (`calibration`)"

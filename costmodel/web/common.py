@@ -360,6 +360,8 @@ PAGE_WORDS: dict[str, str] = {
     "rows) and compare with `calibrated_predictor`": "calibrate them without a base cluster "
     "(costmodel calibrate without --cluster) and upload that file in the Calibration TOML box",
     # validation.logread.read_results: CPU rows calibrated without a base cluster (the CLI's)
+    "(all_reduce; `calibrate` without `cluster`)": "(validate torch --ops all_reduce; costmodel "
+    "calibrate without --cluster)",
     "(`calibrate` without `cluster`)": "(costmodel calibrate without --cluster)",
     # the API calls that list presets (the CLI says its commands, cli._common.CLI_WORDS): the
     # boxes that list them
