@@ -78,14 +78,19 @@ def flag_literals(source: str) -> list[tuple[int, str]]:
     """(line, text) of each string literal of ``source`` that names a CLI flag, docstrings
     and comments left out (an f-string's literal parts are literals too)."""
     tree = ast.parse(source)
-    docs = _docstrings(tree)
+    return literals_matching(tree, FLAG, _docstrings(tree))
+
+
+def literals_matching(tree: ast.AST, pattern: re.Pattern[str], skip: set[int]):
+    """(line, text) of each string literal of ``tree`` that ``pattern`` finds, but those whose
+    ``id`` is in ``skip`` (docstrings, descriptions)."""
     return [
         (node.lineno, node.value)
         for node in ast.walk(tree)
         if isinstance(node, ast.Constant)
         and isinstance(node.value, str)
-        and id(node) not in docs
-        and FLAG.search(node.value)
+        and id(node) not in skip
+        and pattern.search(node.value)
     ]
 
 

@@ -131,14 +131,21 @@ def test_the_op_box_does_not_change_a_results_file_and_says_so(tmp_path, monkeyp
     assert "Op" in RESULTS_BOXES and "GPUs per node" in RESULTS_BOXES
 
 
-def test_rows_of_two_gpus_get_the_clis_refusal_in_one_red_line(tmp_path, monkeypatch):
-    results = bundled_results(tmp_path, REFERENCE, "02")
+def _refused_by_cli_and_page(results):
+    """(the CLI's refusal of ``validate compare RESULTS``, exit 2; the page after the same
+    upload; its one red line)."""
     refused = run("validate", "compare", str(results))
     assert refused.exit_code == 2
     at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
     at.file_uploader(key="val_upload").set_value((results.name, results.read_bytes(), "x")).run()
     assert_clean(at)
     (error,) = _errors(at)
+    return refused, at, error
+
+
+def test_rows_of_two_gpus_get_the_clis_refusal_in_one_red_line(tmp_path, monkeypatch):
+    results = bundled_results(tmp_path, REFERENCE, "02")
+    refused, at, error = _refused_by_cli_and_page(results)
     assert "\n" not in error.strip() and "/tmp" not in error, error
     assert error.startswith("Log file: Cluster it ran on: the rows ran on several devices")
     why = refused.stderr.split("--cluster: ", 1)[1].split(", which")[0]
@@ -244,12 +251,7 @@ def test_gloo_results_need_a_calibration_and_then_read_as_the_cli(gloo, tmp_path
     CLI's words (one red line naming the Cluster and Calibration boxes); with one it shows the
     CLI's numbers, rows and DDP steps."""
     results, cal = gloo
-    refused = run("validate", "compare", str(results))
-    assert refused.exit_code == 2
-    at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
-    at.file_uploader(key="val_upload").set_value((results.name, results.read_bytes(), "x")).run()
-    assert_clean(at)
-    (error,) = _errors(at)
+    refused, at, error = _refused_by_cli_and_page(results)
     assert error.startswith("Log file: Cluster it ran on: the rows ran on CPUs (gloo)"), error
     assert error.endswith("(the Calibration TOML box)"), error
     assert not at.metric

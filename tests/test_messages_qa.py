@@ -29,7 +29,13 @@ import pytest
 
 from costmodel._limits import FIELD_MARK
 from tests._cli import one_line_error, run
-from tests.test_api_messages import FLAG, _docstrings, assert_explained, flag_literals
+from tests.test_api_messages import (
+    FLAG,
+    _docstrings,
+    assert_explained,
+    flag_literals,
+    literals_matching,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "costmodel"
@@ -137,15 +143,7 @@ def command_literals(source: str) -> list[tuple[int, str]]:
     """(line, text) of each string literal but docstrings and field descriptions that names a
     costmodel CLI command."""
     tree = ast.parse(source)
-    docs = _docstrings(tree) | _descriptions(tree)
-    return [
-        (node.lineno, node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and id(node) not in docs
-        and COMMAND.search(node.value)
-    ]
+    return literals_matching(tree, COMMAND, _docstrings(tree) | _descriptions(tree))
 
 
 def _scan(find, files) -> dict[tuple[str, str], int]:
