@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import collectives, models, plots
-from costmodel._limits import LINK_RANKS
+from costmodel._limits import LIMITS, LINK_RANKS
 from costmodel.predict import buffer_memory_note
 from costmodel.units import (
     format_bytes,
@@ -25,6 +25,7 @@ from costmodel.web.common import (
     CUSTOM,
     QP,
     accuracy_caption,
+    bare_number_warning,
     bound_choice,
     bound_number,
     chart,
@@ -72,6 +73,25 @@ _OLD_VIEWS = {
 #: Configuration A's and B's boxes by the library argument each sets: a refusal names the box.
 _A_BOXES = {"nodes": "Nodes", "gpus_per_node": "GPUs per node"}
 _B_BOXES = {"nodes": "B: nodes", "gpus_per_node": "B: GPUs per node"}
+
+
+#: The custom link's boxes: a refusal names the box and the range `collective --bandwidth` and
+#: `--latency` keep (costmodel._limits.LIMITS), as every other box of the app does; the page
+#: took 1e30B/s and a latency of 1e9 s, which the CLI refuses, and said "cannot parse" alone.
+BANDWIDTH_BOX = "Link bandwidth B, per direction [B/s]"
+LATENCY_BOX = "Latency per step alpha [s]"
+
+
+def _link_rate(text: str, *, name: str = BANDWIDTH_BOX) -> float:
+    """The Link bandwidth box's rate [B/s], in the CLI's range (1 MB/s..1 PB/s), named by the box."""
+    LIMITS["bandwidth"].check(name, text.strip())  # said as typed, in the range's words
+    return parse_rate(text.strip(), name=name)
+
+
+def _link_latency(text: str, *, name: str = LATENCY_BOX) -> float:
+    """The Latency box's alpha [s], in the CLI's range (0..1 s), named by the box."""
+    LIMITS["latency"].check(name, text.strip())
+    return parse_duration(text.strip(), name=name)
 
 
 def _inputs() -> dict:
@@ -167,21 +187,23 @@ def _inputs() -> dict:
     )
     if link == CUSTOM:
         bandwidth_text = c1.text_input(
-            "Link bandwidth B, per direction [B/s]",
+            BANDWIDTH_BOX,
             value="450GB/s",
             key="bandwidth",
             bind=QP,
             help="e.g. 450GB/s (NVLink4 per direction), 400Gb/s (one NDR NIC), 64GB/s (PCIe 5)",
         )
         latency_text = c2.text_input(
-            "Latency per step alpha [s]",
+            LATENCY_BOX,
             value="5us",
             key="latency",
             bind=QP,
             help="e.g. 5us, 0.8us, 2ms",
         )
-        bandwidth = parse_input("Link bandwidth", parse_rate, bandwidth_text)
-        latency = parse_input("Latency", parse_duration, latency_text)
+        bandwidth = parse_input(BANDWIDTH_BOX, _link_rate, bandwidth_text)
+        latency = parse_input(LATENCY_BOX, _link_latency, latency_text)
+        if latency is not None:  # `collective --latency 0.5`'s warning, in the same words
+            bare_number_warning(c2, "Latency", latency_text, "latency", "us")
     else:
         fig = data.link_figures(link)
         bandwidth, latency = fig["bandwidth_bytes_per_s"], fig["latency_s"]
