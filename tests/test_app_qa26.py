@@ -12,14 +12,17 @@ the layout itself is measured in chromium (tests/test_browser_qa25.py).
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from costmodel.units import bare_number_message
 from costmodel.web.page_collectives import BANDWIDTH_BOX, LATENCY_BOX
 from tests._cli import one_line_error, run
-from tests.test_app import _text, assert_clean, metrics, open_page
+from tests.test_app import _text, assert_clean, metrics, open_page, open_tables
 
 LINK = {"view": "link", "link": "custom"}
+#: the cluster view on 8 DGX H100 nodes at 14 GB: two crossovers (tree -> nvls_tree -> ring)
+CLUSTER = {"nccl_nodes": "8", "size_text": "14GB", "coll_all_models": "true"}
 #: the CLI's command over one link, with a bandwidth and a latency to vary
 CLI = ("collective", "all_reduce", "--size", "1GB", "--ranks", "8")
 
@@ -78,3 +81,31 @@ def test_a_bare_latency_gets_the_clis_warning():
     cli = run(*CLI, "--bandwidth", "450GB/s", "--latency", "0.5")
     assert cli.exit_code == 0 and "--latency 0.5 is 0.5 s" in cli.stderr, cli.stderr
     assert said.removeprefix("Latency") in cli.stderr
+
+
+def _card_css(at, key: str) -> str:
+    (css,) = [m.value for m in at.markdown if f"<style data-cards={key}>" in m.value]
+    return css
+
+
+def test_the_crossovers_and_every_model_tables_carry_their_cards():
+    """The cluster view's crossovers (5 columns) and the every-model table (6) are text tables
+    with the cards' CSS naming each column; their grids and CSVs (opened) hold the same rows."""
+    at = open_page("page_collectives.py", CLUSTER)
+    assert_clean(at)
+    crossings = _card_css(at, "algorithm_crossovers")
+    for name in ("faster below", "faster from", "previous size", "faster above", "time there"):
+        assert f'content:"{name}' in crossings, name
+    assert "@media (max-width:" in crossings
+    models = _card_css(at, "models_at_size")
+    for name in ("model", "algorithm", "protocol", "time [", "algbw [", "busbw ["):
+        assert f'content:"{name}' in models, name
+    open_tables(at)
+    assert_clean(at)
+    frames = {tuple(d.value.columns): d.value for d in at.dataframe}
+    per_model = next(f for c, f in frames.items() if c[0] == "model" and "algbw [GB/s]" in c)
+    assert sorted(per_model["model"]) == ["lesson", "nccl", "nccl-table", "textbook"]
+    crossovers = next(f for c, f in frames.items() if "faster from [B]" in c)
+    assert isinstance(crossovers, pd.DataFrame) and len(crossovers) == 2
+    assert list(crossovers["faster below"]) == ["tree", "nvls_tree"]
+    assert list(crossovers["faster above"]) == ["nvls_tree", "ring"]

@@ -56,8 +56,11 @@ from tests._first_view import PAGES, TABLE_KINDS, FirstView, first_view
 # phone, its CSS in the table's own Markdown (common.page_cards_css: no keyed container, the
 # scope written once), and the headline Time carries its band's span (a metric delta): 23
 # elements, 19,598 -> 20,517 B before the chart, 20,688 -> 21,607 B in all.
+# 2026-12-04: its cluster view's crossovers table (after the first chart) reads as cards on a
+# phone too (common.page_cards_css: 407 px of 358 on 8 DGX H100 nodes): 21,614 -> 22,451 B in
+# all; before the chart unchanged (23 elements, 20,524 B).
 BOUNDS: dict[str, tuple[int, int, int, int, int]] = {
-    "collectives": (1, 0, 24, 20_600, 22_000),
+    "collectives": (1, 0, 24, 20_600, 23_000),
     "cluster": (2, 0, 31, 17_500, 29_500),
     "memory": (1, 0, 31, 18_400, 22_500),
     "batch": (0, 3, 32, 22_500, 22_500),

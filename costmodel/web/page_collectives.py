@@ -627,6 +627,9 @@ def _algorithms(inp: dict, r, size: float) -> None:
             "collective_algorithm_crossovers.csv",
             key="algorithm_crossovers",
             on_demand=True,
+            # a crossover per card on a phone: 5 columns needed 407 px of 358 on 8 DGX H100
+            # nodes (its two sizes and the time there), more with the textbook model's names
+            cards="page",
             caption="Crossovers: sizes where the fastest algorithm changes (on the x2 grid)",
         )
     else:
@@ -732,6 +735,8 @@ def _models(inp: dict, at_size, ranks: int) -> None:
         per_model,
         "collective_models_at_size.csv",
         key="models_at_size",
+        on_demand=True,  # four rows: text, its grid and CSV in the expander under it
+        cards="page",  # a model per card on a phone: its grid scrolled, 467 px in 356
         caption=f"Each model at M = {format_bytes(size)} (lesson: the lesson's flat ring; "
         "textbook: topology-aware alpha-beta; nccl: NCCL 2.30's tuning model with the terms "
         "it leaves out; nccl-table: its table alone, a reference baseline)",
