@@ -54,7 +54,7 @@ from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
 from .accumulate import Accumulated, accumulate
-from .band import band_extrapolation, step_time_band
+from .band import CollectiveReach, band_extrapolation, step_time_band
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
 from .engine import Plan, Schedule, Task, TaskList, _picker, columns, plan, run_many
@@ -479,6 +479,39 @@ def _band_works(
         fast[ix] *= m_fast
         slow[ix] *= m_slow
     return fast.tolist(), slow.tolist()
+
+
+def _collective_reach(
+    task_lists: Sequence[Sequence[Task]], timer: CollectiveTimer
+) -> tuple[CollectiveReach, ...]:
+    """The collectives of a step's schedules whose own error band is extrapolated: each (op,
+    span, size class) of a collective that takes time (those whose band the step band folds
+    in, :func:`_band_works`) on more nodes or GPUs than the largest bundled run its band was
+    fitted on (:meth:`~.comm.CollectiveTimer.band_reach`), in order of first appearance."""
+    from ..uncertainty import ONE_MIB
+
+    out: dict[tuple[str, str, str], CollectiveReach] = {}
+    for tasks in task_lists:
+        if not tasks:
+            continue
+        cols = columns(tasks)
+        work = np.asarray(cols.work, dtype=float)
+        nbytes = np.asarray(cols.message_bytes, dtype=float)
+        for kind, sp, ix_all in _span_groups(tasks):
+            ix = ix_all[work[ix_all] > 0]
+            if not ix.size:
+                continue
+            big = nbytes[ix] >= ONE_MIB
+            for sc, present in (("ge1MiB", bool(big.any())), ("lt1MiB", bool((~big).any()))):
+                if not present or (kind, sp, sc) in out:
+                    continue
+                reg, beyond = timer.band_reach(kind, sp, sc)
+                if beyond:
+                    c = timer.span_cluster(sp)
+                    out[(kind, sp, sc)] = CollectiveReach(
+                        kind, int(c.nodes), int(c.ranks), sc, reg, beyond
+                    )
+    return tuple(out.values())
 
 
 _GROUPS: dict[int, tuple[Plan, list[tuple[str, str, np.ndarray]]]] = {}
@@ -1120,7 +1153,12 @@ def _prepare_at(
             else one_gpu_step_s(compute_s, _optimizer_s(p, layout, r, c.gpu, shards=1), host_s)
         )
         band_s = step_time_band(step_s, (lo, hi), ct.source, ct.band, ranks > int(c.gpus_per_node))
-        far, beyond = band_extrapolation(int(c.nodes), ranks, band_s)
+        reach = (
+            _collective_reach((final_tasks, mid_tasks), timer)
+            if all(math.isfinite(x) for x in band_s)
+            else ()
+        )
+        far, beyond = band_extrapolation(int(c.nodes), ranks, band_s, reach)
         return StrategyStep(
             layout=layout,
             ranks=ranks,
