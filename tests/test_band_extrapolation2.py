@@ -188,6 +188,27 @@ def test_cli_scenario_and_train():
     assert f"extrapolated beyond the collective band's {REACH} nodes" in wall
 
 
+def test_step_strategy_all_names_the_layouts_whose_collectives_are_beyond():
+    from costmodel.strategy.advisor import advise
+
+    n = REACH + 1
+    adv = advise(7e9, cluster="dgx-h100", nodes=n)
+    flagged = [x.layout_name for x in adv.steps if x.band_extrapolated]
+    assert flagged and all(x.band_collectives for x in adv.steps if x.band_extrapolated)
+    r = _step("--nodes", str(n), "--strategy", "all")
+    assert r.exit_code == 0, r.stderr
+    lines = [x for x in r.stdout.splitlines() if x.startswith("band: ")]
+    assert lines == [
+        f"band: {', '.join(flagged)}: a collective of each lies beyond the collective band's "
+        f"{REACH} nodes, so their step bands are extrapolated too (each layout's own step "
+        "names which)"
+    ]
+    far = _step("--nodes", str(measured_range()[0] + 36), "--strategy", "all").stdout
+    lines = [x for x in far.splitlines() if x.startswith("band: ")]
+    assert lines[0].startswith(f"band: {measured_range()[0] + 36} nodes and") and len(lines) == 2
+    assert "lies beyond the collective band's" in lines[1]
+
+
 def test_the_step_sweep_flags_the_rows_as_the_api_does():
     nodes = [REACH - 4, REACH, REACH + 1, measured_range()[0]]
     df = cm.sweep(

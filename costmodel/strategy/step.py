@@ -138,8 +138,12 @@ class StrategyStep:
     # that the step's nodes or GPUs lie beyond the largest published run its band was checked
     # on (.band.band_extrapolation: the band keeps its numbers); "" within that range
     band_extrapolation: str = ""
-    # the measured counts it exceeds, "64 nodes", "512 GPUs" or both; "" within the range
+    # the measured counts it exceeds, "64 nodes", "512 GPUs" or both, and "the collective
+    # band's 20 nodes" (joined by "; "); "" within the range
     band_extrapolated_beyond: str = ""
+    # the collectives of the schedule beyond the runs their own bands were fitted on
+    # (.band.CollectiveReach; part of band_extrapolation's reasons); () within those runs
+    band_collectives: tuple[CollectiveReach, ...] = field(default=(), repr=False)
 
     @property
     def band_extrapolated(self) -> bool:
@@ -1193,6 +1197,7 @@ def _prepare_at(
             one_gpu_step_s=t1,
             band_extrapolation=far,
             band_extrapolated_beyond=beyond,
+            band_collectives=reach if far else (),
         )
 
     return _Prepared(
