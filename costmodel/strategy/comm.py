@@ -124,6 +124,7 @@ class PredictionCache:
 
 
 _INTERNED: dict[Any, Any] = {}
+_REACH: dict[tuple[Any, ...], tuple[str, str]] = {}  # CollectiveTimer.band_reach, every cache
 _FAMILY: dict[int, Any] = {}  # id -> an interned cluster (kept alive here)
 _DERIVED: dict[tuple[int, int], tuple[Any, Any]] = {}
 _SPANS: dict[tuple[Any, ...], tuple[Any, Any, str]] = {}
@@ -343,11 +344,14 @@ class CollectiveTimer:
         largest bundled run that band was fitted on which the span exceeds ("20 nodes", "16
         nodes and 128 GPUs": :attr:`costmodel.uncertainty.ErrorBand.extrapolated_beyond`),
         ``""`` within that run, where the band is unknown (the step's band is then NaN) or the
-        span is one rank. Kept per (op, span cluster, size class)."""
+        span is one rank. Kept per (model, op, span cluster, size class), for every cache (the
+        fitted bands do not change)."""
         from ..uncertainty import ONE_MIB, error_band
 
         key = (*self._key(op, span), size_class)
         hit = self.cache._reach.get(key)
+        if hit is None:
+            hit = _REACH.get(key)
         if hit is None:
             c = self.span_cluster(span)
             if self.time_fn is not None or c.ranks < 2:
@@ -358,6 +362,10 @@ class CollectiveTimer:
                     self.model, c.fabric, c.intra_kind, c.nodes, size, op=op, gpus=int(c.ranks)
                 )
                 hit = (b.regime, b.extrapolated_beyond if b.measured else "")
+            if self.time_fn is None:
+                if len(_REACH) >= 4096:
+                    _REACH.clear()
+                _REACH[key] = hit
             self.cache._reach[key] = hit
         return hit
 

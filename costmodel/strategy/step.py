@@ -498,19 +498,23 @@ def _collective_reach(
     for tasks in task_lists:
         if not tasks:
             continue
-        cols = columns(tasks)
-        work = np.asarray(cols.work, dtype=float)
-        nbytes = np.asarray(cols.message_bytes, dtype=float)
+        cols = None
         for kind, sp, ix_all in _span_groups(tasks):
-            ix = ix_all[work[ix_all] > 0]
-            if not ix.size:
+            far = [
+                (sc, reach)
+                for sc in ("ge1MiB", "lt1MiB")
+                if (kind, sp, sc) not in out and (reach := timer.band_reach(kind, sp, sc))[1]
+            ]
+            if not far:  # within the runs for either size (most steps): no sizes to read
                 continue
+            if cols is None:
+                cols = columns(tasks)
+                work = np.asarray(cols.work, dtype=float)
+                nbytes = np.asarray(cols.message_bytes, dtype=float)
+            ix = ix_all[work[ix_all] > 0]
             big = nbytes[ix] >= ONE_MIB
-            for sc, present in (("ge1MiB", bool(big.any())), ("lt1MiB", bool((~big).any()))):
-                if not present or (kind, sp, sc) in out:
-                    continue
-                reg, beyond = timer.band_reach(kind, sp, sc)
-                if beyond:
+            for sc, (reg, beyond) in far:
+                if bool(big.any()) if sc == "ge1MiB" else bool((~big).any()):
                     c = timer.span_cluster(sp)
                     out[(kind, sp, sc)] = CollectiveReach(
                         kind, int(c.nodes), int(c.ranks), sc, reg, beyond
