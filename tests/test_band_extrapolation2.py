@@ -320,3 +320,22 @@ def test_the_collectives_page_says_what_the_cli_says():
     assert f"Sources: multi-node-infiniband {_runs(small)}." in _collective(
         "--nodes", "2", "--size", "1KB"
     )
+
+
+def test_the_step_page_caption_names_the_collective_band():
+    pytest.importorskip("streamlit")
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    page = Path(__file__).resolve().parents[1] / "costmodel" / "web" / "page_ddp.py"
+    at = AppTest.from_file(str(page), default_timeout=180)
+    at.query_params.update({"ddp_nodes": str(REACH + 1)})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    r = cm.Scenario(params=7e9, cluster="dgx-h100", nodes=REACH + 1).evaluate(scaling=False)
+    assert r.band_extrapolated and "collective band" in r.band_extrapolation
+    shown = " ".join(str(c.value) for c in at.caption)
+    assert f"extrapolated beyond the collective band's {REACH} nodes: {r.band_extrapolation}." in (
+        shown
+    )
