@@ -998,6 +998,7 @@ class Scenario(BaseModel):
             step_time_hi_s=float(hi),
             band_extrapolated=bool(st.band_extrapolated),
             band_extrapolation=str(st.band_extrapolation),
+            band_extrapolated_beyond=str(st.band_extrapolated_beyond),
             bound=str(st.bound),
             efficiency=float(st.efficiency),
             one_gpu_step_s=float(st.one_gpu_step_s),
@@ -1420,11 +1421,17 @@ class ScenarioResult(BaseModel):
     band_extrapolated: bool = Field(
         False,
         description="whether the step's nodes or GPUs lie beyond the largest published run "
-        "its band was checked on (costmodel.strategy.band.band_extrapolation): the band keeps "
-        "its numbers, extrapolated; false where the band is unknown",
+        "its band was checked on, or a collective of its schedule beyond the largest bundled "
+        "run its own band was fitted on (costmodel.strategy.band.band_extrapolation): the band "
+        "keeps its numbers, extrapolated; false where the band is unknown",
     )
     band_extrapolation: str = Field(
         "", description="the band_extrapolated note in words; empty within the measured range"
+    )
+    band_extrapolated_beyond: str = Field(
+        "",
+        description="the measured counts the step exceeds, '64 nodes', '512 GPUs', "
+        "\"the collective band's 20 nodes\" (several joined by '; '); empty within the range",
     )
     comm_contention: float = Field(
         DEFAULT_COMM_CONTENTION, description="the overlap contention the step used"
@@ -1467,15 +1474,6 @@ class ScenarioResult(BaseModel):
         "efficiency's grouped-CV errors; (1, 1) for a measured or given compute",
     )
     gpu_name: str = Field("", description="the cluster preset's GPU (whose compute this is)")
-
-    @property
-    def band_extrapolated_beyond(self) -> str:
-        """The measured counts the step exceeds ("64 nodes", "512 GPUs" or both), "" within
-        them (:func:`costmodel.strategy.band.band_extrapolation`, the rule of the step)."""
-        from .strategy.band import band_extrapolation
-
-        band = (self.step_time_lo_s, self.step_time_hi_s)
-        return band_extrapolation(self.nodes, self.ranks, band)[1]
 
     def scaling_frame(self) -> Any:
         """The scaling table as a pandas DataFrame."""

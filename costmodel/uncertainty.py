@@ -52,9 +52,12 @@ more GPUs than ``max_gpus``: 20 nodes, 1,440 GPUs across InfiniBand from 1 MiB; 
 GPUs below 1 MiB over NVLink, so a one-node NVL72 of 72 GPUs is beyond it), a band keeps its
 numbers and says it is extrapolated, naming the count that exceeds the run
 (:attr:`ErrorBand.extrapolated`, appended to the note): "64 nodes is beyond the largest
-measured run in this regime (20 nodes, 1,440 GPUs): the band is extrapolated, not measured at
-this scale", "72 GPUs is beyond ... (1 node, 8 GPUs) ...", "100,000 nodes and 800,000 GPUs
-are beyond ...". GPUs count as well as nodes: a 72-GPU NVLink domain is one node, yet its ring
+measured run in this regime (20 nodes, 1,440 GPUs at most, over 6 runs from 5 sources): the
+band is extrapolated, not measured at this scale", "72 GPUs is beyond ... (1 node, 8 GPUs at
+most, ...) ...", "100,000 nodes and 800,000 GPUs are beyond ...". The largest counts are
+maxima over the runs the band rests on, and the note says how many runs and sources those
+are (a band rests on several clusters; the largest alone is named: the app's caption gives
+the same, "5 sources; extrapolated beyond 20 nodes"). GPUs count as well as nodes: a 72-GPU NVLink domain is one node, yet its ring
 and its NVLink SHARP tree span nine times the GPUs of an 8-GPU node. Not "± ?": the numbers are still the model's measured error in that
 regime, the best figure there is, and any cut-off (2x, 10x the largest run) would be a constant
 with no measurement behind it. But nothing measured them at that scale, and what grows with
@@ -252,14 +255,17 @@ def error_band(
         v = np.where(big, table["ge1MiB"][key], table["lt1MiB"][key])
         return float(v) if not shape else v
 
-    n_runs = int(max(table[sc]["n_runs"] for sc in SIZE_CLASSES))
-    n_groups = int(max(table[sc]["n_groups"] for sc in SIZE_CLASSES))
+    present = {"ge1MiB": bool(np.any(big)), "lt1MiB": bool(np.any(~big))}
+    # the runs and sources of the size classes shown (a 1 kB prediction rests on the cell
+    # below 1 MiB alone); the larger count where both are shown
+    shown = [sc for sc in SIZE_CLASSES if present[sc]] or list(SIZE_CLASSES)
+    n_runs = int(max(table[sc]["n_runs"] for sc in shown))
+    n_groups = int(max(table[sc]["n_groups"] for sc in shown))
     note = (
         f"{REGIMES[reg]}: 80% of measured rows within this band under grouped cross-validation "
         f"({format_counted(n_runs, 'run')} from {format_counted(n_groups, 'source')}, none fitted on)"
     )
     lo_m, hi_m = pick("lo"), pick("hi")
-    present = {"ge1MiB": bool(np.any(big)), "lt1MiB": bool(np.any(~big))}
     ways = []
     for sc, label in (("ge1MiB", "from 1 MiB"), ("lt1MiB", "below 1 MiB")):
         one_way = one_sided_note(model, float(table[sc]["lo"]), float(table[sc]["hi"]))
@@ -312,7 +318,9 @@ def extrapolation_note(
     (a file written before they were recorded) says nothing. Only the size classes of
     ``message_bytes`` count. A prediction is beyond a run when either count exceeds the run's
     (more nodes, or more GPUs: a one-node NVL72's 72 GPUs against a regime measured on 8), and
-    the note names the count (or both) that does. ``gpus`` None: the node count alone. The band
+    the note names the count (or both) that does, and, where the cell records them
+    (``n_runs``, ``n_groups``), how many runs and sources the largest counts are the maxima of.
+    ``gpus`` None: the node count alone. The band
     keeps its numbers beyond that run (the module docstring's decision): this note is what
     says they were never measured at that scale.
 
@@ -324,6 +332,12 @@ def extrapolation_note(
     >>> one = {"max_nodes": 1.0, "max_gpus": 8.0}
     >>> extrapolation_note({"ge1MiB": one, "lt1MiB": one}, 1, 1024, gpus=72)
     '72 GPUs is beyond the largest measured run in this regime (1 node, 8 GPUs): the band is extrapolated, not measured at this scale'
+    >>> big = {"max_nodes": 20.0, "max_gpus": 1440.0, "n_runs": 6.0, "n_groups": 5.0}
+    >>> small = {"max_nodes": 16.0, "max_gpus": 128.0, "n_runs": 2.0, "n_groups": 2.0}
+    >>> extrapolation_note({"ge1MiB": big, "lt1MiB": small}, 32, 2**30, gpus=256)
+    '32 nodes is beyond the largest measured run in this regime (20 nodes, 1,440 GPUs at most, over 6 runs from 5 sources): the band is extrapolated, not measured at this scale'
+    >>> extrapolation_note({"ge1MiB": big, "lt1MiB": small}, 32, [1024, 2**30], gpus=256)
+    '32 nodes and 256 GPUs are beyond the largest measured run in this regime (from 1 MiB: 20 nodes, 1,440 GPUs at most, over 6 runs from 5 sources; below 1 MiB: 16 nodes, 128 GPUs at most, over 2 runs from 2 sources): the band is extrapolated, not measured at this scale'
     """
     return _extrapolation(table, nodes, gpus, message_bytes)[0]
 
@@ -354,11 +368,16 @@ def _extrapolation(
         run = format_counted(int(cell["max_nodes"]), "node")
         if "max_gpus" in cell:
             run += f", {format_counted(int(cell['max_gpus']), 'GPU')}"
+        if "n_runs" in cell and "n_groups" in cell:  # how many runs the largest is of
+            run += (
+                f" at most, over {format_counted(int(cell['n_runs']), 'run')} from "
+                f"{format_counted(int(cell['n_groups']), 'source')}"
+            )
         over.append((label, run))
     if not over:
         return "", ""
     if all(present.values()):  # sizes on both sides of 1 MiB: say which class each run is
-        runs = "; ".join(f"{run} {label}" for label, run in over)
+        runs = "; ".join(f"{label}: {run}" for label, run in over)
     else:
         runs = over[0][1]
     counts = []  # what the prediction has more of than the run: nodes, GPUs or both

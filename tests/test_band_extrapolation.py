@@ -83,7 +83,9 @@ def test_a_prediction_beyond_it_keeps_the_numbers_and_says_extrapolated(nodes):
     gpus = int(FITTED.bands["nccl"]["multi-node-infiniband"]["ge1MiB"]["max_gpus"])
     ranks = n * load_cluster("dgx-h100").gpus_per_node  # beyond the run's GPUs too: says both
     counts = f"{n:,} nodes and {ranks:,} GPUs are" if ranks > gpus else f"{n:,} nodes is"
-    said = f"{counts} {EXTRAPOLATED} ({largest:,} nodes, {gpus:,} GPUs)"
+    cell = FITTED.bands["nccl"]["multi-node-infiniband"]["ge1MiB"]  # and how many runs
+    of = f"{int(cell['n_runs'])} runs from {int(cell['n_groups'])} sources"
+    said = f"{counts} {EXTRAPOLATED} ({largest:,} nodes, {gpus:,} GPUs at most, over {of})"
     assert said in b.extrapolated and "extrapolated" in b.extrapolated
     assert b.extrapolated in b.note
 

@@ -36,7 +36,10 @@ def test_a_one_node_nvl72_beyond_the_gpus_measured_says_extrapolated():
         pytest.fail("the test needs a one-node band measured on fewer GPUs than an NVL72 has")
     b = predict_collective("all_reduce", 1024.0, NVL72).error_band
     assert b is not None and b.measured and b.regime == "single-node-nvlink"
-    run_ = f"1 node, {int(small['max_gpus']):,} GPUs"
+    run_ = (
+        f"1 node, {int(small['max_gpus']):,} GPUs at most, over {int(small['n_runs'])} runs "
+        f"from {int(small['n_groups'])} sources"
+    )
     assert b.extrapolated == (
         f"{gpus} GPUs is {EXTRAPOLATED} ({run_}): the band is extrapolated, not measured at "
         "this scale"

@@ -100,18 +100,10 @@ def _band_note(df: Any) -> str:
         "expected_error: 80% of measured rows of this regime fell within it (grouped CV, each"
         " source weighted once)."
     )
-    if "regime" in df.columns:  # how many sources each shown band rests on
-        from ..fitted_corrections import FITTED
-
-        model = str(df["model"].iloc[0]) if "model" in df.columns and len(df) else "nccl"
-        bands = FITTED.bands.get(model, {})
-        counts = {
-            r: int(max(v["n_groups"] for v in bands[r].values()))
-            for r in dict.fromkeys(df["regime"])
-            if r in bands
-        }
+    if "regime" in df.columns:  # how many runs and sources each shown band rests on
+        counts = _sources(df)
         if counts:
-            text += " Sources: " + ", ".join(f"{r} {n}" for r, n in counts.items()) + "."
+            text += " Sources: " + ", ".join(counts) + "."
     if df["error_band_pct"].isna().any():
         # the rows' own reasons where the sweep gives them (a calibration answers, ...)
         unknown = df[df["error_band_pct"].isna()]
@@ -132,11 +124,51 @@ def _band_note(df: Any) -> str:
     return text + (f"\nband: {ways}" if ways else "") + (f"\nband: {far}" if far else "")
 
 
+def _sources(df: Any) -> list[str]:
+    """Per shown band (regime): how many runs and sources it rests on, per size class shown
+    ("multi-node-infiniband 6 runs from 5 sources from 1 MiB, 2 runs from 2 sources below 1
+    MiB"; the class is named only where both are shown), the counts the API's
+    ``ErrorBand.n_runs`` / ``sources`` and the app's caption give for one size."""
+    import numpy as np
+
+    from ..fitted_corrections import FITTED
+    from ..uncertainty import ONE_MIB
+
+    size = next((c for c in ("message_bytes", "size_bytes") if c in df.columns), None)
+    model = str(df["model"].iloc[0]) if "model" in df.columns and len(df) else "nccl"
+    bands = FITTED.bands.get(model, {})
+    out = []
+    for r in dict.fromkeys(df["regime"]):
+        if r not in bands:
+            continue
+        here = (df["regime"] == r).to_numpy()
+        sizes = np.asarray(df[size], dtype=float)[here] if size is not None else np.array([])
+        classes = [
+            (sc, label)
+            for sc, label, has in (
+                ("ge1MiB", "from 1 MiB", size is None or bool((sizes >= ONE_MIB).any())),
+                ("lt1MiB", "below 1 MiB", size is None or bool((sizes < ONE_MIB).any())),
+            )
+            if has and sc in bands[r]
+        ]
+        said = [
+            f"{units.format_counted(int(bands[r][sc]['n_runs']), 'run')} from "
+            f"{units.format_counted(int(bands[r][sc]['n_groups']), 'source')}"
+            + (f" {label}" if len(classes) > 1 else "")
+            for sc, label in classes
+        ]
+        if said:
+            out.append(f"{r} " + ", ".join(said))
+    return out
+
+
 def _extrapolated(df: Any) -> str:
     """For each shown band (regime) whose rows go beyond the largest measured run of that regime
     (more nodes or more GPUs), :func:`costmodel.uncertainty.extrapolation_note` of its widest
     such cluster, by node count and then GPUs (the ``band:`` line under the table, as the API's
-    ``ErrorBand.extrapolated``). ``""`` where none does."""
+    ``ErrorBand.extrapolated``), after how many of the clusters shown are beyond it where
+    several are ("3 of the clusters shown are beyond it; the widest: ..."): the count and the
+    widest, not every cluster. ``""`` where none does."""
     import numpy as np
 
     from ..fitted_corrections import FITTED
@@ -157,12 +189,18 @@ def _extrapolated(df: Any) -> str:
         ranks = df["ranks"] if "ranks" in df.columns else np.full(len(df), -1)
         gpus = np.asarray(ranks, dtype=np.int64)[shown]
         sizes = np.asarray(df[size], dtype=float)[shown]
+        beyond = []
         for n, g in sorted(set(zip(nodes.tolist(), gpus.tolist(), strict=True)), reverse=True):
             here = (nodes == n) & (gpus == g)  # the widest cluster beyond the run first
             note = extrapolation_note(bands[r], n, sizes[here], gpus=g if g >= 0 else None)
             if note:
-                notes.append(f"{r}, {note}")
-                break
+                beyond.append(note)
+        if len(beyond) > 1:
+            notes.append(
+                f"{r}, {len(beyond)} of the clusters shown are beyond it; the widest: {beyond[0]}"
+            )
+        elif beyond:
+            notes.append(f"{r}, {beyond[0]}")
     return "; ".join(notes)
 
 

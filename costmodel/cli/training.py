@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -1535,10 +1535,8 @@ def _step_on_cluster(
             typer.echo("NOTHING FITS: every strategy needs more memory than the GPU has")
             typer.echo(_fit_text(fa_all))
         typer.echo(_advice_table(ranked))
-        # the band's line, as one step's: every strategy runs on the same nodes and GPUs
-        far = next((x.band_extrapolation for x in adv.steps if x.band_extrapolated), "")
-        if far:
-            typer.echo(f"band: {far}")
+        for line in _advice_band_lines(adv.steps, nodes, int(c.ranks)):
+            typer.echo(f"band: {line}")
         typer.echo(adv.summary())
         for n in adv.notes:  # what the ranking leaves out, as one strategy's step says it
             typer.echo(f"note: {cli_words(n)}")
@@ -1737,6 +1735,34 @@ def _band_text(band: tuple[float, float] | None, fmt: str | Callable[[float], st
     """' (band LO-HI)', or empty without a band (:func:`_band_range`)."""
     r = _band_range(band, fmt)
     return f" (band {r})" if r else ""
+
+
+def _advice_band_lines(steps: Sequence[Any], nodes: int, ranks: int) -> list[str]:
+    """The ``band:`` lines under ``step --strategy all``'s ranking: the one note where every
+    extrapolated step says the same; else the step band's own range once (every strategy runs
+    on the same ``nodes`` and ``ranks``) and, per range the collectives' bands were fitted to,
+    the layouts with a collective beyond it (their collectives differ; one layout's step names
+    which)."""
+    from ..strategy.band import band_extrapolation, collective_extrapolation
+
+    far = [x for x in steps if x.band_extrapolated]
+    if len({x.band_extrapolation for x in far}) <= 1:
+        return [x.band_extrapolation for x in far[:1]]
+    own = band_extrapolation(nodes, ranks, far[0].step_time_band_s)[0]
+    lines = [own] if own else []
+    by_range: dict[str, list[str]] = {}
+    for x in far:
+        if x.band_collectives:
+            beyond = collective_extrapolation(x.band_collectives)[1]
+            by_range.setdefault(beyond, []).append(x.layout_name)
+    for beyond, names in by_range.items():
+        many = len(names) > 1
+        lines.append(
+            f"{', '.join(names)}: a collective of {'each' if many else 'it'} lies beyond "
+            f"{beyond}, so {'their step bands are' if many else 'its step band is'} "
+            "extrapolated too (each layout's own step names which)"
+        )
+    return lines
 
 
 def _advice_table(rows: list[dict[str, Any]]) -> str:

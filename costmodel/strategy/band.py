@@ -33,10 +33,14 @@ from __future__ import annotations
 import functools
 import math
 import tomllib
+from collections.abc import Sequence
 from importlib import resources
+from typing import NamedTuple
 
 __all__ = [
+    "CollectiveReach",
     "band_extrapolation",
+    "collective_extrapolation",
     "band_note",
     "measured_range",
     "scaling_band",
@@ -76,11 +80,87 @@ def measured_range() -> tuple[int, int]:
     return int(doc["max_nodes"]), int(doc["max_gpus"])
 
 
-def band_extrapolation(nodes: int, gpus: int, band_s: tuple[float, float]) -> tuple[str, str]:
+class CollectiveReach(NamedTuple):
+    """One collective of a step's schedule whose own error band is extrapolated: it spans more
+    nodes or GPUs than the largest bundled run its band (model, regime, size class) was fitted
+    on (:attr:`costmodel.uncertainty.ErrorBand.extrapolated_beyond`). Made by the step road
+    (``costmodel.strategy.step``), read by :func:`collective_extrapolation`."""
+
+    op: str  # "all_reduce", "all_gather", ...
+    nodes: int  # the nodes and GPUs the collective spans
+    gpus: int
+    size_class: str  # "ge1MiB" or "lt1MiB" (costmodel.uncertainty.SIZE_CLASSES)
+    regime: str  # its band's regime, "multi-node-infiniband" (costmodel.uncertainty.REGIMES)
+    beyond: str  # the fitted run's counts it exceeds: "20 nodes", "16 nodes and 128 GPUs"
+
+
+_SIZE_WORDS = {"ge1MiB": "from 1 MiB", "lt1MiB": "below 1 MiB"}
+
+
+def collective_extrapolation(reach: Sequence[CollectiveReach]) -> tuple[str, str]:
+    """(note, counts exceeded) for the collectives of a step that lie beyond their own error
+    band's fitted range (:class:`CollectiveReach`); ``("", "")`` for none. The note names
+    which collectives, what they span and the range their band was fitted to; the counts read
+    "the collective band's 20 nodes" (the caption's "extrapolated beyond ...").
+
+    >>> r = CollectiveReach("all_reduce", 32, 256, "ge1MiB", "multi-node-infiniband", "20 nodes")
+    >>> note, beyond = collective_extrapolation([r])
+    >>> note
+    'the all-reduce from 1 MiB over 32 nodes (256 GPUs) is beyond its collective band (multi-node-infiniband), fitted to runs of up to 20 nodes: the step band is extrapolated, not measured at this scale'
+    >>> beyond
+    "the collective band's 20 nodes"
+    >>> collective_extrapolation([])
+    ('', '')
+    """
+    from ..units import format_counted
+
+    groups: dict[tuple[int, int, str, str, str], list[str]] = {}
+    for r in reach:
+        ops = groups.setdefault((r.nodes, r.gpus, r.size_class, r.regime, r.beyond), [])
+        name = r.op.replace("_", "-")
+        if name not in ops:
+            ops.append(name)
+    if not groups:
+        return "", ""
+    parts = []
+    for (nodes, gpus, size_class, reg, beyond), ops in groups.items():
+        many = len(ops) > 1
+        what = " and ".join([", ".join(ops[:-1]), ops[-1]] if many else ops)
+        parts.append(
+            f"the {what} {_SIZE_WORDS.get(size_class, size_class)} over "
+            f"{format_counted(nodes, 'node')} ({format_counted(gpus, 'GPU')}) "
+            f"{'are' if many else 'is'} beyond {'their' if many else 'its'} collective band "
+            f"({reg}), fitted to runs of up to {beyond}"
+        )
+    counts = list(dict.fromkeys(k[4] for k in groups))
+    return (
+        "; ".join(parts) + ": the step band is extrapolated, not measured at this scale",
+        f"the collective band's {counts[0]}"
+        if len(counts) == 1
+        else f"the collective bands' {' / '.join(counts)}",
+    )
+
+
+def band_extrapolation(
+    nodes: int,
+    gpus: int,
+    band_s: tuple[float, float],
+    collectives: Sequence[CollectiveReach] = (),
+) -> tuple[str, str]:
     """(note, counts exceeded) when a step on ``nodes`` nodes and ``gpus`` GPUs lies beyond the
-    largest published run its band was checked on (:func:`measured_range`), so the band is
-    extrapolated; ``("", "")`` within that range or when the band is unknown (NaN: nothing
-    to extrapolate). The one rule of every surface that shows a step's band: the API's
+    largest published run its band was checked on (:func:`measured_range`), or when a
+    collective of its schedule lies beyond the largest bundled run its own error band was
+    fitted on (``collectives``: :func:`collective_extrapolation`), so the band is
+    extrapolated; ``("", "")`` within those ranges or when the band is unknown (NaN: nothing
+    to extrapolate). Both reasons are said when both hold, the step's first, joined by "; ".
+
+    Decision: the step band folds in every collective that takes time at the ends of its own
+    band (:func:`step_time_band`), so a collective whose band was never measured at the span
+    it runs on (the InfiniBand band from 1 MiB rests on runs of up to 20 nodes, below 1 MiB up
+    to 16 nodes and 128 GPUs; the cloud-fabric band on 2 nodes) makes the step band
+    extrapolated there too, inside the step band's own 64 nodes, however little of the step
+    that collective is: no share of the step is cut off, as none was measured. The one rule of
+    every surface that shows a step's band: the API's
     ``StrategyStep.band_extrapolation`` / ``band_extrapolated``, ``costmodel step``,
     ``scenario`` and ``train`` (text and ``--json``'s ``band_extrapolated``), the step sweep's
     ``band_extrapolated`` column and the step page's caption, as the collectives' band says
@@ -97,11 +177,19 @@ def band_extrapolation(nodes: int, gpus: int, band_s: tuple[float, float]) -> tu
     >>> band_extrapolation(100, 800, (math.nan, math.nan))
     ('', '')
     """
-    from ..units import format_counted
-
     lo, hi = (float(x) for x in band_s)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "", ""
+    own = _step_extrapolation(nodes, gpus)
+    of_collectives = collective_extrapolation(collectives)
+    said = [x for x in (own, of_collectives) if x[0]]
+    return "; ".join(x[0] for x in said), "; ".join(x[1] for x in said)
+
+
+def _step_extrapolation(nodes: int, gpus: int) -> tuple[str, str]:
+    """:func:`band_extrapolation` of the step band's own range (:func:`measured_range`)."""
+    from ..units import format_counted
+
     max_nodes, max_gpus = measured_range()
     counts, beyond = [], []
     if int(nodes) > max_nodes:

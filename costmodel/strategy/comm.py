@@ -89,6 +89,7 @@ class PredictionCache:
         self._floors: dict[tuple[Any, ...], np.ndarray] = {}  # realistic.one_node_floors
         self._band: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # CollectiveTimer.time_band
         self._asked: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # its answers, per sizes
+        self._reach: dict[tuple[Any, ...], tuple[str, str]] = {}  # CollectiveTimer.band_reach
 
     def cluster(self, cluster: Any, nodes: int) -> Any:
         """``presets.cluster(cluster, nodes=nodes)``, loaded once per preset name and size.
@@ -123,6 +124,7 @@ class PredictionCache:
 
 
 _INTERNED: dict[Any, Any] = {}
+_REACH: dict[tuple[Any, ...], tuple[str, str]] = {}  # CollectiveTimer.band_reach, every cache
 _FAMILY: dict[int, Any] = {}  # id -> an interned cluster (kept alive here)
 _DERIVED: dict[tuple[int, int], tuple[Any, Any]] = {}
 _SPANS: dict[tuple[Any, ...], tuple[Any, Any, str]] = {}
@@ -334,6 +336,38 @@ class CollectiveTimer:
         """``(fast, slow)`` time multipliers per size from the prediction's error band."""
         table, idx = self._rows(op, span, sizes)
         return table[2][idx], table[3][idx]
+
+    def band_reach(self, op: str, span: str, size_class: str) -> tuple[str, str]:
+        """(regime, counts exceeded) of the error band of ``op`` over ``span`` for messages of
+        ``size_class`` (``"ge1MiB"`` or ``"lt1MiB"``), as
+        :func:`costmodel.predict.predict_collective` gives it to :meth:`band`: the counts of the
+        largest bundled run that band was fitted on which the span exceeds ("20 nodes", "16
+        nodes and 128 GPUs": :attr:`costmodel.uncertainty.ErrorBand.extrapolated_beyond`),
+        ``""`` within that run, where the band is unknown (the step's band is then NaN) or the
+        span is one rank. Kept per (model, op, span cluster, size class), for every cache (the
+        fitted bands do not change)."""
+        from ..uncertainty import ONE_MIB, error_band
+
+        key = (*self._key(op, span), size_class)
+        hit = self.cache._reach.get(key)
+        if hit is None:
+            hit = _REACH.get(key)
+        if hit is None:
+            c = self.span_cluster(span)
+            if self.time_fn is not None or c.ranks < 2:
+                hit = ("", "")
+            else:
+                size = float(ONE_MIB) if size_class == "ge1MiB" else 1.0
+                b = error_band(
+                    self.model, c.fabric, c.intra_kind, c.nodes, size, op=op, gpus=int(c.ranks)
+                )
+                hit = (b.regime, b.extrapolated_beyond if b.measured else "")
+            if self.time_fn is None:
+                if len(_REACH) >= 4096:
+                    _REACH.clear()
+                _REACH[key] = hit
+            self.cache._reach[key] = hit
+        return hit
 
     def time_band(
         self, op: str, span: str, sizes: Any, *, keep: bool = True

@@ -54,7 +54,7 @@ from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
 from .accumulate import Accumulated, accumulate
-from .band import band_extrapolation, step_time_band
+from .band import CollectiveReach, band_extrapolation, step_time_band
 from .comm import CollectiveTimer
 from .compute import FORWARD_FRACTION, ComputeTime, step_compute
 from .engine import Plan, Schedule, Task, TaskList, _picker, columns, plan, run_many
@@ -138,8 +138,12 @@ class StrategyStep:
     # that the step's nodes or GPUs lie beyond the largest published run its band was checked
     # on (.band.band_extrapolation: the band keeps its numbers); "" within that range
     band_extrapolation: str = ""
-    # the measured counts it exceeds, "64 nodes", "512 GPUs" or both; "" within the range
+    # the measured counts it exceeds, "64 nodes", "512 GPUs" or both, and "the collective
+    # band's 20 nodes" (joined by "; "); "" within the range
     band_extrapolated_beyond: str = ""
+    # the collectives of the schedule beyond the runs their own bands were fitted on
+    # (.band.CollectiveReach; part of band_extrapolation's reasons); () within those runs
+    band_collectives: tuple[CollectiveReach, ...] = field(default=(), repr=False)
 
     @property
     def band_extrapolated(self) -> bool:
@@ -479,6 +483,43 @@ def _band_works(
         fast[ix] *= m_fast
         slow[ix] *= m_slow
     return fast.tolist(), slow.tolist()
+
+
+def _collective_reach(
+    task_lists: Sequence[Sequence[Task]], timer: CollectiveTimer
+) -> tuple[CollectiveReach, ...]:
+    """The collectives of a step's schedules whose own error band is extrapolated: each (op,
+    span, size class) of a collective that takes time (those whose band the step band folds
+    in, :func:`_band_works`) on more nodes or GPUs than the largest bundled run its band was
+    fitted on (:meth:`~.comm.CollectiveTimer.band_reach`), in order of first appearance."""
+    from ..uncertainty import ONE_MIB
+
+    out: dict[tuple[str, str, str], CollectiveReach] = {}
+    for tasks in task_lists:
+        if not tasks:
+            continue
+        cols = None
+        for kind, sp, ix_all in _span_groups(tasks):
+            far = [
+                (sc, reach)
+                for sc in ("ge1MiB", "lt1MiB")
+                if (kind, sp, sc) not in out and (reach := timer.band_reach(kind, sp, sc))[1]
+            ]
+            if not far:  # within the runs for either size (most steps): no sizes to read
+                continue
+            if cols is None:
+                cols = columns(tasks)
+                work = np.asarray(cols.work, dtype=float)
+                nbytes = np.asarray(cols.message_bytes, dtype=float)
+            ix = ix_all[work[ix_all] > 0]
+            big = nbytes[ix] >= ONE_MIB
+            for sc, (reg, beyond) in far:
+                if bool(big.any()) if sc == "ge1MiB" else bool((~big).any()):
+                    c = timer.span_cluster(sp)
+                    out[(kind, sp, sc)] = CollectiveReach(
+                        kind, int(c.nodes), int(c.ranks), sc, reg, beyond
+                    )
+    return tuple(out.values())
 
 
 _GROUPS: dict[int, tuple[Plan, list[tuple[str, str, np.ndarray]]]] = {}
@@ -1120,7 +1161,12 @@ def _prepare_at(
             else one_gpu_step_s(compute_s, _optimizer_s(p, layout, r, c.gpu, shards=1), host_s)
         )
         band_s = step_time_band(step_s, (lo, hi), ct.source, ct.band, ranks > int(c.gpus_per_node))
-        far, beyond = band_extrapolation(int(c.nodes), ranks, band_s)
+        reach = (
+            _collective_reach((final_tasks, mid_tasks), timer)
+            if all(math.isfinite(x) for x in band_s)
+            else ()
+        )
+        far, beyond = band_extrapolation(int(c.nodes), ranks, band_s, reach)
         return StrategyStep(
             layout=layout,
             ranks=ranks,
@@ -1155,6 +1201,7 @@ def _prepare_at(
             one_gpu_step_s=t1,
             band_extrapolation=far,
             band_extrapolated_beyond=beyond,
+            band_collectives=reach if far else (),
         )
 
     return _Prepared(
