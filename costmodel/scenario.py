@@ -1788,12 +1788,16 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
     than the expected error, :func:`costmodel.verdict.decide_scenarios`), tokens/s per GPU, and
     what fits."""
     fits = {True: "fits", False: "does NOT fit"}
-    from .verdict import decide_scenarios, within_expected_error
+    from .verdict import decide_scenarios, pct_pair, within_expected_error
 
     ratio = max(a.step_time_s, b.step_time_s) / min(a.step_time_s, b.step_time_s)
     faster = decide_scenarios(a, b)  # a winner only when the gap beats the expected error
     if faster.decided:
-        speed = f"{faster.best}'s step is {ratio:.3g}x faster"
+        # a ratio that rounds to 1 reads "1x faster": say the gap in percent there
+        by = (
+            f"{ratio:.3g}x" if f"{ratio:.3g}" != "1" else pct_pair(faster.gap, faster.half_width)[0]
+        )
+        speed = f"{faster.best}'s step is {by} faster"
     elif not faster.known:  # no winner named: the model's ranking, and why it is not decided
         speed = faster.text()
     else:

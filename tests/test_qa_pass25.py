@@ -1,0 +1,109 @@
+"""QA pass 25: a new user's planning questions through the CLI and the API (Llama-3.1-405B on
+256 H200 under hsdp and fsdp, DeepSeek-V3 on 512 H100, a 2 GB all-reduce on A100s over RoCE and
+InfiniBand, an own config.json, a step sweep over node counts).
+
+What it found: a winner named by a gap that read as large as the band it beat ("A is 0.11%
+slower; expected error ±0.11%"), and the A-or-B answer's "B's step is 1x faster" for a step
+0.1 % shorter. The figures now carry the digits that tell them apart; the numbers decided are
+unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+import costmodel as cm
+from costmodel.strategy.advisor import vs_fastest
+from costmodel.verdict import decide
+from tests._cli import run
+
+#: the 405B question's two layouts that fit after recompute: hsdp over 64 GPUs, and fsdp
+A_405B = (
+    *("scenario", "--arch", "llama-3.1-405b", "--cluster", "hgx-h200", "--nodes", "32"),
+    *("--strategy", "hsdp", "--group-size", "64", "--recompute", "full"),
+)
+
+
+def _pcts(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r"([\d.]+)%", text)]
+
+
+# --- a winner's gap and the band it beats never read the same -------------------------------
+@pytest.mark.parametrize(("gap", "half"), [(0.001114, 0.0011), (0.414, 0.41), (0.0841, 0.0838)])
+def test_a_decided_gap_reads_larger_than_its_band(gap, half):
+    v = decide({"fast": 1.0, "slow": 1.0 + gap}, half)
+    assert v.winner == "fast"
+    shown_gap, shown_band = _pcts(v.text())
+    assert shown_gap > shown_band, v.text()
+
+
+def test_a_gap_inside_the_band_keeps_its_two_digits():
+    """Only figures that would read the same get more digits."""
+    assert decide({"ring": 1.0, "tree": 1.03}, 0.41).text() == (
+        "within the expected error: ring 3% faster than tree, under ±41%"
+    )
+
+
+def test_the_strategy_table_says_a_gap_beyond_its_band_with_the_digits_to_see_it():
+    said = vs_fastest(
+        {
+            "fits": True,
+            "rank": 2,
+            "winner": False,
+            "within_expected_error": False,
+            "gap_to_best": 0.001114,
+            "half_width_vs_best": 0.0011,
+        }
+    )
+    gap, band = _pcts(said)
+    assert gap > band and "beyond" in said, said
+
+
+# --- the 405B question: hsdp g=64 or fsdp, both fitting after full recompute ----------------
+def test_the_a_or_b_answer_never_says_1x_faster_and_its_figures_agree():
+    r = run(*A_405B, "--vs", "strategy=fsdp")
+    assert r.exit_code == 0, r.stderr
+    answer = next(line for line in r.stdout.splitlines() if line.startswith("answer:"))
+    assert " 1x faster" not in answer, answer
+    faster = next(line for line in r.stdout.splitlines() if line.startswith("faster step:"))
+    a = cm.Scenario(
+        arch="llama-3.1-405b",
+        cluster="hgx-h200",
+        nodes=32,
+        strategy="hsdp",
+        group_size=64,
+        recompute="full",
+    ).evaluate()
+    b = a.scenario.with_changes("strategy=fsdp").evaluate()
+    ratio = a.step_time_s / b.step_time_s
+    if "within the expected error" not in faster:  # a winner: its gap beats its band, visibly
+        gap, band = _pcts(faster)
+        assert gap > band, faster
+        # the answer's figure is the step ratio's, however it is written
+        m = re.search(r"step is ([\d.]+)(%|x) faster", answer)
+        assert m, answer
+        said = float(m[1]) / 100 + 1 if m[2] == "%" else float(m[1])
+        assert said == pytest.approx(max(ratio, 1 / ratio), rel=1e-3)
+
+
+def test_the_405b_cost_is_one_number_on_the_cli_and_the_api():
+    """Days and dollars to train 15T tokens under each layout: `train --json` is the API's
+    training_cost of the same Scenario."""
+    for strategy in ("hsdp", "fsdp"):
+        r = run(
+            *("train", "--arch", "llama-3.1-405b", "--cluster", "hgx-h200", "--nodes", "32"),
+            *("--strategy", strategy, "--tokens", "15T", "--price", "coreweave-h200-on-demand"),
+            "--json",
+        )
+        assert r.exit_code == 0, r.stderr
+        cli = json.loads(r.stdout)
+        api = (
+            cm.Scenario(arch="llama-3.1-405b", cluster="hgx-h200", nodes=32, strategy=strategy)
+            .evaluate()
+            .training_cost(15e12, price="coreweave-h200-on-demand")
+        )
+        assert (cli["wall_days"], cli["cost_usd"]) == (api.wall_days, api.cost_usd)
+        assert not cli["fits"] and cli["fit_suggestions"]["changes"]  # and what makes it fit
