@@ -17,6 +17,7 @@ import pytest
 
 import costmodel as cm
 from costmodel.strategy.advisor import vs_fastest
+from costmodel.sweep import read_table
 from costmodel.verdict import decide
 from tests._cli import run
 
@@ -107,3 +108,15 @@ def test_the_405b_cost_is_one_number_on_the_cli_and_the_api():
         )
         assert (cli["wall_days"], cli["cost_usd"]) == (api.wall_days, api.cost_usd)
         assert not cli["fits"] and cli["fit_suggestions"]["changes"]  # and what makes it fit
+
+
+# --- a sweep's grid file with --set: the --set axis replaces the file's, and help says so -----
+def test_set_beside_a_grid_file_replaces_its_axis_as_help_says(tmp_path):
+    grid = tmp_path / "grid.toml"
+    grid.write_text('[grid]\npreset = "dgx-h100"\nnodes = [1, 2]\nsize = "1GB"\n')
+    out = tmp_path / "out.csv"
+    r = run("sweep", str(grid), "--set", "nodes=4", "-o", str(out))
+    assert r.exit_code == 0, r.stderr
+    assert read_table(out).nodes.tolist() == [4]
+    said = " ".join(run("sweep", "--help").stdout.split())
+    assert "With a grid file, an axis set here replaces the file's axis" in said
