@@ -929,10 +929,10 @@ class Scenario(BaseModel):
         ]
         fits = total <= gpu_bytes
         if not fits:
+            shown, card = units.format_bytes_pair(total, gpu_bytes)
             notes.insert(
                 0,
-                f"DOES NOT FIT: {units.format_bytes(total)} per GPU > "
-                f"{units.format_bytes(gpu_bytes)} ({lay.name}); the step and any cost below are "
+                f"DOES NOT FIT: {shown} per GPU > {card} ({lay.name}); the step and any cost below are "
                 "for a configuration that cannot run (`fit_suggestions` lists the changes that "
                 "make it fit)",
             )
@@ -1582,8 +1582,9 @@ class ScenarioResult(BaseModel):
         lines = [
             f"{s.arch + ': ' if s.arch else ''}{fu.format_count(s.params)} params on {self.cluster_name} x {units.format_counted(self.nodes, 'node')} "
             f"({units.format_counted(self.ranks, 'GPU')}), {s.recipe}, {self.layout}, model={s.model}",
-            f"memory per GPU      {fu.format_bytes(self.memory_total_bytes)} of "
-            f"{fu.format_bytes(self.gpu_memory_bytes)} ({'fits' if self.fits else 'does NOT fit'}"
+            "memory per GPU      "
+            + " of ".join(units.format_bytes_pair(self.memory_total_bytes, self.gpu_memory_bytes))
+            + f" ({'fits' if self.fits else 'does NOT fit'}"
             + (
                 f"; {over})"
                 if (over := overheads_text(s.cuda_context_bytes, s.fragmentation))

@@ -86,3 +86,23 @@ def test_the_a_or_b_answer_is_the_clis_for_405b_on_256_h200():
     page = [_text(s.value) for s in at.success]
     assert cli in page, (cli, page)
     assert " 1x faster" not in cli
+
+
+def test_a_memory_just_under_the_card_reads_apart_from_it_on_the_step_page():
+    """405B under hsdp over 64 H200s with full recompute: 0.2 % under the card, it read "151 GB"
+    beside a "151 GB" card; the page's two metrics are the CLI's `memory per GPU` line."""
+    at = open_page(
+        "page_ddp.py",
+        {"ddp_arch": "llama-3.1-405b", "ddp_cluster": "hgx-h200", "ddp_nodes": "32"}
+        | {"ddp_strategy": "hsdp", "ddp_group": "64", "ddp_recompute": "full"},
+    )
+    assert_clean(at)
+    m = metrics(at)
+    assert m["Memory per GPU"] != m["GPU memory"], m
+    r = run(
+        *("step", "--arch", "llama-3.1-405b", "--cluster", "hgx-h200", "--nodes", "32"),
+        *("--strategy", "hsdp", "--group-size", "64", "--recompute", "full"),
+    )
+    assert r.exit_code == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("memory per GPU"))
+    assert f"{m['Memory per GPU']} of {m['GPU memory']} (fits" in line, (line, m)

@@ -120,3 +120,46 @@ def test_set_beside_a_grid_file_replaces_its_axis_as_help_says(tmp_path):
     assert read_table(out).nodes.tolist() == [4]
     said = " ".join(run("sweep", "--help").stdout.split())
     assert "With a grid file, an axis set here replaces the file's axis" in said
+
+
+# --- a memory just under (or over) the card reads apart from it -------------------------------
+#: the 405B question's layout that fits after recompute: hsdp over 64 H200s, 0.2 % under the card
+FITS_JUST = (
+    *("--arch", "llama-3.1-405b", "--cluster", "hgx-h200", "--nodes", "32"),
+    *("--strategy", "hsdp", "--group-size", "64", "--recompute", "full"),
+)
+
+
+def _line(out: str, start: str) -> str:
+    return next(x for x in out.splitlines() if x.strip().startswith(start))
+
+
+def test_a_memory_just_under_the_card_reads_apart_from_it_on_every_command():
+    """It read "151 GB of 151 GB (fits)" (memory, step, train, scenario) and "151 GB per GPU" in
+    the list of what makes the 405B fit, beside a card of 151 GB."""
+    j = run("memory", *FITS_JUST, "--json")
+    assert j.exit_code == 0, j.stderr
+    mem = json.loads(j.stdout)
+    total, card = mem["memory_bytes"], mem["gpu_memory_bytes"]
+    assert mem["fits"] and total < card  # the case: under the card, by less than rounding
+    assert cm.format_bytes(total) == cm.format_bytes(card)
+    shown, capacity = cm.units.format_bytes_pair(total, card)
+    assert shown != capacity
+    out = run("memory", *FITS_JUST).stdout
+    assert _line(out, "total per GPU").split()[-2:] == shown.split()
+    assert _line(out, "GPU memory").split()[-3:-1] == capacity.split()
+    for command in ("step", "train", "scenario"):
+        args = ("--tokens", "15T") if command == "train" else ()
+        r = run(command, *FITS_JUST, *args)
+        assert r.exit_code == 0, r.stderr
+        assert f"{shown} of {capacity} (fits" in _line(r.stdout, "memory per GPU"), command
+    # the change that makes hsdp g=8 fit, priced against the same card
+    r = run("train", *FITS_JUST[:-4], "--strategy", "hsdp", "--tokens", "15T")
+    assert f"hsdp g=64 and recompute full: {shown} per GPU" in r.stdout, r.stdout
+
+
+def test_bytes_that_differ_never_read_the_same():
+    for a, b in [(150.516e9, 150.755e9), (85.49e9, 85.51e9), (1.0001e12, 1.0002e12)]:
+        x, y = cm.units.format_bytes_pair(a, b)
+        assert x != y, (a, b, x, y)
+    assert cm.units.format_bytes_pair(68.3e9, 85.5e9) == ("68.3 GB", "85.5 GB")

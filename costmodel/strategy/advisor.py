@@ -686,14 +686,14 @@ class FitAdvice:
 
     def summary(self, top: int = 5) -> str:
         """The warning first, then the cheapest changes that fit (plain text)."""
-        from ..units import format_bytes, format_change, format_duration
+        from ..units import format_bytes_pair, format_change, format_duration
 
         b = self.base
+        shown, card = format_bytes_pair(b.memory_bytes, b.gpu_memory_bytes)
         if b.fits:
-            return f"fits: {format_bytes(b.memory_bytes)} of {format_bytes(b.gpu_memory_bytes)} per GPU"
+            return f"fits: {shown} of {card} per GPU"
         lines = [
-            f"DOES NOT FIT: {format_bytes(b.memory_bytes)} per GPU > "
-            f"{format_bytes(b.gpu_memory_bytes)} ({b.layout.name}); any step or cost shown for "
+            f"DOES NOT FIT: {shown} per GPU > {card} ({b.layout.name}); any step or cost shown for "
             "it is for a configuration that cannot run. Changes that make it fit, cheapest "
             "first (GPU-time per token on this hardware; a larger card last):"
         ]
@@ -706,7 +706,8 @@ class FitAdvice:
             d = c.as_dict(b)
             note = f" ({d['compute_note']})" if d["compute_note"] else ""
             lines.append(
-                f"  {c.change}: {format_bytes(c.step.memory_bytes)} per GPU, step "
+                f"  {c.change}: "
+                f"{format_bytes_pair(c.step.memory_bytes, c.step.gpu_memory_bytes)[0]} per GPU, step "
                 f"{format_duration(c.step.step_time_s)} ({format_change(d['step_time_change'])}), "
                 f"GPU-time per token {format_change(d['cost_change'])}{note}"
             )
