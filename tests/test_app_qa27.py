@@ -10,6 +10,7 @@ step 0.1 % shorter (tests/test_qa_pass25.py); the page shows the library's sente
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import costmodel as cm
@@ -106,3 +107,25 @@ def test_a_memory_just_under_the_card_reads_apart_from_it_on_the_step_page():
     assert r.exit_code == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if x.startswith("memory per GPU"))
     assert f"{m['Memory per GPU']} of {m['GPU memory']} (fits" in line, (line, m)
+
+
+def test_the_memory_page_reads_a_memory_just_under_the_card_apart_from_it():
+    """The same layout on the Memory page (256 ranks, hsdp group 64, H200): its two metrics are
+    `costmodel memory`'s total and card, which no longer both read 151 GB."""
+    at = open_page(
+        "page_memory.py",
+        {"arch": "llama-3.1-405b", "zero_stage": "3", "mem_strategy": "hsdp", "mem_group": "64"}
+        | {"dp_ranks": "256", "recompute": "full", "gpu": "h200-sxm"},
+    )
+    assert_clean(at)
+    m = metrics(at)
+    r = run(
+        *("memory", "--arch", "llama-3.1-405b", "--strategy", "hsdp", "--group-size", "64"),
+        *("--ranks", "256", "--recompute", "full", "--cluster", "hgx-h200"),
+    )
+    assert r.exit_code == 0, r.stderr
+    said = dict(re.split(r"\s{2,}", x, maxsplit=1) for x in r.stdout.splitlines() if "  " in x)
+    total = said["total per GPU"]
+    assert m["Memory per GPU, ZeRO-3"] == total
+    assert m["GPU memory (h200-sxm)"] != total
+    assert said["GPU memory"].startswith(m["GPU memory (h200-sxm)"])
