@@ -929,10 +929,10 @@ class Scenario(BaseModel):
         ]
         fits = total <= gpu_bytes
         if not fits:
+            shown, card = units.format_bytes_pair(total, gpu_bytes)
             notes.insert(
                 0,
-                f"DOES NOT FIT: {units.format_bytes(total)} per GPU > "
-                f"{units.format_bytes(gpu_bytes)} ({lay.name}); the step and any cost below are "
+                f"DOES NOT FIT: {shown} per GPU > {card} ({lay.name}); the step and any cost below are "
                 "for a configuration that cannot run (`fit_suggestions` lists the changes that "
                 "make it fit)",
             )
@@ -1580,8 +1580,9 @@ class ScenarioResult(BaseModel):
         lines = [
             f"{s.arch + ': ' if s.arch else ''}{fu.format_count(s.params)} params on {self.cluster_name} x {units.format_counted(self.nodes, 'node')} "
             f"({units.format_counted(self.ranks, 'GPU')}), {s.recipe}, {self.layout}, model={s.model}",
-            f"memory per GPU      {fu.format_bytes(self.memory_total_bytes)} of "
-            f"{fu.format_bytes(self.gpu_memory_bytes)} ({'fits' if self.fits else 'does NOT fit'}"
+            "memory per GPU      "
+            + " of ".join(units.format_bytes_pair(self.memory_total_bytes, self.gpu_memory_bytes))
+            + f" ({'fits' if self.fits else 'does NOT fit'}"
             + (
                 f"; {over})"
                 if (over := overheads_text(s.cuda_context_bytes, s.fragmentation))
@@ -1786,12 +1787,16 @@ def compare_summary(a: ScenarioResult, b: ScenarioResult) -> str:
     than the expected error, :func:`costmodel.verdict.decide_scenarios`), tokens/s per GPU, and
     what fits."""
     fits = {True: "fits", False: "does NOT fit"}
-    from .verdict import decide_scenarios, within_expected_error
+    from .verdict import decide_scenarios, pct_pair, within_expected_error
 
     ratio = max(a.step_time_s, b.step_time_s) / min(a.step_time_s, b.step_time_s)
     faster = decide_scenarios(a, b)  # a winner only when the gap beats the expected error
     if faster.decided:
-        speed = f"{faster.best}'s step is {ratio:.3g}x faster"
+        # a ratio that rounds to 1 reads "1x faster": say the gap in percent there
+        by = (
+            f"{ratio:.3g}x" if f"{ratio:.3g}" != "1" else pct_pair(faster.gap, faster.half_width)[0]
+        )
+        speed = f"{faster.best}'s step is {by} faster"
     elif not faster.known:  # no winner named: the model's ranking, and why it is not decided
         speed = faster.text()
     else:

@@ -540,6 +540,22 @@ def format_bytes(value: float, digits: int = 3) -> str:
     return _si(_shown(value), "B", _BYTE_PREFIXES, digits)
 
 
+def format_bytes_pair(value: float, other: float, digits: int = 3) -> tuple[str, str]:
+    """``value`` and ``other`` as :func:`format_bytes` writes them, with more digits where the
+    two would read the same though they differ: a memory just under the card read "151 GB of
+    151 GB (fits)", one just over "151 GB per GPU > 151 GB".
+
+    >>> format_bytes_pair(150.516e9, 150.755e9), format_bytes_pair(68.3e9, 85.5e9)
+    (('150.5 GB', '150.8 GB'), ('68.3 GB', '85.5 GB'))
+    """
+    a, b = format_bytes(value, digits), format_bytes(other, digits)
+    for more in range(digits + 1, digits + 6):
+        if a != b or value == other:
+            break
+        a, b = format_bytes(value, more), format_bytes(other, more)
+    return a, b
+
+
 def format_bytes_binary(value: float, digits: int = 3) -> str:
     """Format a byte count with a binary prefix (KiB = 2**10 B, MiB, GiB, ...), for a size the
     user wrote in one: ``format_bytes_binary(2**20) == '1 MiB'`` (``format_bytes`` would say

@@ -59,6 +59,7 @@ __all__ = [
     "decide_scenarios",
     "decide_sizes",
     "pair_half_width",
+    "pct_pair",
     "shared_compute_half_width",
     "step_half_width",
     "within_expected_error",
@@ -106,7 +107,8 @@ class Verdict:
         """One sentence with the figures behind the decision."""
         if self.runner_up is None:
             return f"{self.best} (the only candidate)"
-        pct = _pct(self.gap)
+        # the gap and the band with digits enough to tell them apart (a NaN band: the gap's own)
+        pct, half = pct_pair(self.gap, self.half_width)
         # an exact tie (the same configuration twice) is said so, not "A 0% faster than B"
         ahead = (
             f"{self.best} and {self.runner_up} take the same time"
@@ -122,7 +124,7 @@ class Verdict:
                 f"{ahead} by the model alone; the expected error here is unknown: "
                 f"{self.why_unknown}"
             )
-        band = f"±{_pct(self.half_width)}"
+        band = f"±{half}"
         if self.decided:
             return f"{self.best} ({self.runner_up} is {pct} slower; expected error {band})"
         return f"{WITHIN}: {ahead}, under {band}"
@@ -162,6 +164,24 @@ def _pct(fraction: float) -> str:
     if 0 < x < 0.01:
         return "<0.01%"
     return f"{x:.0f}%" if x >= 1 or x == 0 else f"{x:.2g}%"
+
+
+def pct_pair(gap: float, half_width: float) -> tuple[str, str]:
+    """``(gap, half_width)`` as :func:`_pct` writes them, with more digits where the two would
+    read the same though they differ: a gap just beyond the band read "A is 0.11% slower;
+    expected error ±0.11%", a winner named for no visible reason.
+
+    >>> pct_pair(0.001114, 0.0011), pct_pair(0.03, 0.41)
+    (('0.111%', '0.11%'), ('3%', '41%'))
+    """
+    a, b = _pct(gap), _pct(half_width)
+    if a != b or gap == half_width or not (math.isfinite(gap) and math.isfinite(half_width)):
+        return a, b
+    for digits in range(3, 8):
+        a, b = (f"{100 * gap:.{digits}g}%", f"{100 * half_width:.{digits}g}%")
+        if a != b:
+            break
+    return a, b
 
 
 def _half_width(value: float | None) -> float:

@@ -690,7 +690,8 @@ def sweep(
         typer.Option(
             "--set",
             help="name=v1,v2 or name=a..b x f; repeatable (e.g. --set ranks=8..4096x2 "
-            "--set 'size=8B..16GB x2').",
+            "--set 'size=8B..16GB x2'). With a grid file, an axis set here replaces the "
+            "file's axis of that name.",
         ),
     ] = None,
     kind: Annotated[

@@ -674,11 +674,10 @@ def memory(
     ]
     if total != lesson_total:
         rows.append(("lesson total (no buffers)", units.format_bytes(lesson_total)))
-    rows.append(("total per GPU", units.format_bytes(total)))
+    shown, card = units.format_bytes_pair(total, total if capacity is None else capacity)
+    rows.append(("total per GPU", shown))
     if capacity is not None:
-        rows.append(
-            ("GPU memory", units.format_bytes(capacity) + (f" {gpu_name}" if gpu_name else ""))
-        )
+        rows.append(("GPU memory", card + (f" {gpu_name}" if gpu_name else "")))
         verdict = "yes" if result["fits"] else "no"
         if not result["fits"]:
             verdict += f" ({units.format_bytes(total - capacity)} over)"
@@ -1624,7 +1623,7 @@ def _step_on_cluster(
         ("overlap contention", f"c = {s.comm_contention:g}"),
         (
             "memory per GPU",
-            f"{units.format_bytes(s.memory_bytes)} of {units.format_bytes(s.gpu_memory_bytes)}"
+            " of ".join(units.format_bytes_pair(s.memory_bytes, s.gpu_memory_bytes))
             + (" (fits" if s.fits else " (does NOT fit")
             + _with_overheads(common["cuda_context_bytes"], common["fragmentation"])
             + ")",
@@ -2721,8 +2720,7 @@ def train(
     rows.append(
         (
             "memory per GPU",
-            f"{units.format_bytes(result.memory_total_bytes)} of "
-            f"{units.format_bytes(result.gpu_memory_bytes)}"
+            " of ".join(units.format_bytes_pair(result.memory_total_bytes, result.gpu_memory_bytes))
             + (" (fits" if result.fits else " (does NOT fit")
             + _with_overheads(result.scenario.cuda_context_bytes, result.scenario.fragmentation)
             + ")",

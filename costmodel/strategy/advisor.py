@@ -31,6 +31,7 @@ from ..verdict import (
     Verdict,
     decide,
     pair_half_width,
+    pct_pair,
     shared_compute_half_width,
     within_expected_error,
 )
@@ -219,9 +220,10 @@ class Advice:
         if not v.known:
             return v.text()
         if v.decided:
+            shown_gap, shown_half = _pct_pair(v.gap, v.half_width)
             return (
-                f"winner: {v.best} (the closest that fits, {v.runner_up}, is {_pct(v.gap)} "
-                f"slower, beyond the expected error ±{_pct(v.half_width)})"
+                f"winner: {v.best} (the closest that fits, {v.runner_up}, is {shown_gap} "
+                f"slower, beyond the expected error ±{shown_half})"
             )
         tied = self.tied
         names = [s.layout.name for s in tied]
@@ -301,6 +303,16 @@ def _pct(fraction: float) -> str:
     return f"{x:.0f}%" if abs(x) >= 10 or x == 0 else f"{x:.2g}%"
 
 
+def _pct_pair(gap: float, half_width: float) -> tuple[str, str]:
+    """``(gap, half_width)`` as :func:`_pct` writes them, with more digits where the two would
+    read the same though they differ (:func:`costmodel.verdict.pct_pair`'s rule: "+0.11%
+    (beyond ±0.11%)" said nothing)."""
+    a, b = _pct(gap), _pct(half_width)
+    if a == b and gap != half_width:
+        return pct_pair(gap, half_width)
+    return a, b
+
+
 def vs_fastest(row: dict[str, Any]) -> str:
     """One row's place against the fastest, in words (the CLI's and the app's column), from
     :meth:`Advice.rows`: ``winner``, ``fastest (a tie)``, ``tied`` (the same step time, to
@@ -320,10 +332,10 @@ def vs_fastest(row: dict[str, Any]) -> str:
         return "fastest (a tie)" if w else "fastest (error unknown)"
     if w and row["gap_to_best"] < GAP_RESOLUTION:  # a gap no run could measure
         return "tied"
-    gap = f"+{_pct(row['gap_to_best'])}"
     if w is None:
-        return f"{gap} (error unknown)"
-    return f"{gap} ({'within' if w else 'beyond'} ±{_pct(row['half_width_vs_best'])})"
+        return f"+{_pct(row['gap_to_best'])} (error unknown)"
+    gap, half = _pct_pair(row["gap_to_best"], row["half_width_vs_best"])
+    return f"+{gap} ({'within' if w else 'beyond'} ±{half})"
 
 
 def rank_steps(steps: list[StrategyStep]) -> tuple[StrategyStep, ...]:
@@ -674,14 +686,14 @@ class FitAdvice:
 
     def summary(self, top: int = 5) -> str:
         """The warning first, then the cheapest changes that fit (plain text)."""
-        from ..units import format_bytes, format_change, format_duration
+        from ..units import format_bytes_pair, format_change, format_duration
 
         b = self.base
+        shown, card = format_bytes_pair(b.memory_bytes, b.gpu_memory_bytes)
         if b.fits:
-            return f"fits: {format_bytes(b.memory_bytes)} of {format_bytes(b.gpu_memory_bytes)} per GPU"
+            return f"fits: {shown} of {card} per GPU"
         lines = [
-            f"DOES NOT FIT: {format_bytes(b.memory_bytes)} per GPU > "
-            f"{format_bytes(b.gpu_memory_bytes)} ({b.layout.name}); any step or cost shown for "
+            f"DOES NOT FIT: {shown} per GPU > {card} ({b.layout.name}); any step or cost shown for "
             "it is for a configuration that cannot run. Changes that make it fit, cheapest "
             "first (GPU-time per token on this hardware; a larger card last):"
         ]
@@ -694,7 +706,8 @@ class FitAdvice:
             d = c.as_dict(b)
             note = f" ({d['compute_note']})" if d["compute_note"] else ""
             lines.append(
-                f"  {c.change}: {format_bytes(c.step.memory_bytes)} per GPU, step "
+                f"  {c.change}: "
+                f"{format_bytes_pair(c.step.memory_bytes, c.step.gpu_memory_bytes)[0]} per GPU, step "
                 f"{format_duration(c.step.step_time_s)} ({format_change(d['step_time_change'])}), "
                 f"GPU-time per token {format_change(d['cost_change'])}{note}"
             )

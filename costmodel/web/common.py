@@ -244,6 +244,7 @@ def page_header(title: str, question: str) -> None:
     st.title(title)
     st.caption(question)
     _shown_notes.seen = set()  # a new run: no library note shown yet
+    _shown_notes.names = set()  # ... and no uploaded model named
     _answer.slot = st.container()
 
 
@@ -395,7 +396,31 @@ def sentence(note: str) -> str:
     'MFU 0.44, the value for the MFU box (Set the MFU) that gives this compute'
     """
     note = page_words(note)
-    return note[:1].upper() + note[1:]
+    return note if _is_name(note.split(" ", 1)[0]) else note[:1].upper() + note[1:]
+
+
+def keep_name(name: str) -> None:
+    """Count ``name`` (an uploaded model's, from its file name) as a name this run: a note
+    starting with it keeps its case (:func:`sentence`)."""
+    names = getattr(_shown_notes, "names", None)
+    if names is None:
+        names = _shown_notes.names = set()
+    names.add(name)
+
+
+def _is_name(word: str) -> bool:
+    """Whether a note's first word is a name, written as the tool writes it, not a word to
+    capitalise: an architecture or preset file name ("deepseek-v3 is a mixture of experts",
+    not "Deepseek-v3"; every shipped one has a digit), a path, or an uploaded model's name
+    (:func:`keep_name`: "uploaded-config", "mymodel").
+
+    >>> _is_name("deepseek-v3"), _is_name("tests/x/config.json"), _is_name("even")
+    (True, True, False)
+    """
+    word = word.rstrip(":,;").removesuffix("'s")
+    return any(c.isdigit() or c in "/._" for c in word) or word in getattr(
+        _shown_notes, "names", ()
+    )
 
 
 def page_words(text: str, labels: Mapping[str, str] | None = None) -> str:

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from costmodel.architecture import Architecture
-from costmodel.web.common import error, kept_upload, plain
+from costmodel.web.common import error, keep_name, kept_upload, plain
 
 #: The model choice that asks for a config.json upload (Memory and Training step pages).
 OWN = "your own (config.json)"
@@ -60,6 +60,7 @@ def read_upload(content: bytes, filename: str) -> tuple[Architecture, str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp:
             tmp.write_bytes(content)
+    keep_name(path.parent.name)  # its notes start with its name: written as it is
     try:
         return hf_config.load_hf_config(path), str(path)
     except ValueError as exc:  # the message names the upload, not the private copy

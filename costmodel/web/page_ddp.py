@@ -21,6 +21,7 @@ from costmodel.strategy.step import PRECISIONS
 from costmodel.units import (
     elapsed_unit,
     format_bytes,
+    format_bytes_pair,
     format_change,
     format_count,
     format_counted,
@@ -766,16 +767,17 @@ def render() -> None:
     )
     m[1].metric("Global batch [samples]", f"{result.global_batch:,}")
     over = overheads_text(inp["cuda_context_bytes"], inp["fragmentation"])
+    shown, card = format_bytes_pair(result.memory_total_bytes, result.gpu_memory_bytes)
     m[2].metric(
         "Memory per GPU",
-        format_bytes(result.memory_total_bytes),
+        shown,
         delta="fits" if result.fits else "does not fit",
         delta_color="normal" if result.fits else "inverse",
         delta_arrow="off",
         # the overheads set in their boxes under the inputs, named where they count
         help=f"{over[:1].upper()}{over[1:]} (the {OVERHEAD_BOX_WORDS})." if over else None,
     )
-    m[3].metric("GPU memory", format_bytes(result.gpu_memory_bytes))
+    m[3].metric("GPU memory", card)
     _step_sum_caption(result)
     if not result.fits:  # below the headline (drawn in the slot above), computed after it
         _does_not_fit(inp, result)
@@ -987,9 +989,9 @@ def _does_not_fit(inp: dict, result) -> None:
     """Say first that the setup cannot run, and the cheapest changes that make it fit."""
     with section("What makes it fit"):
         fa = data.fit_suggestions(**inp)
+        shown, card = format_bytes_pair(result.memory_total_bytes, result.gpu_memory_bytes)
         st.warning(
-            f"Does not fit: {format_bytes(result.memory_total_bytes)} per GPU > "
-            f"{format_bytes(result.gpu_memory_bytes)}. The step and the cost below are for a "
+            f"Does not fit: {shown} per GPU > {card}. The step and the cost below are for a "
             "configuration that cannot run.",
             icon=":material/memory:",
         )
@@ -999,7 +1001,9 @@ def _does_not_fit(inp: dict, result) -> None:
                 "Changes that make it fit, cheapest first (GPU-time per token on this "
                 "hardware; a larger card last, its cost is its price):\n\n"
                 + "\n".join(
-                    f"- **{ch.change}**: {format_bytes(ch.step.memory_bytes)} per GPU, step "
+                    f"- **{ch.change}**: "
+                    f"{format_bytes_pair(ch.step.memory_bytes, ch.step.gpu_memory_bytes)[0]} "
+                    "per GPU, step "
                     f"{format_duration(ch.step.step_time_s)} "
                     f"({format_change(ch.step.step_time_s / fa.base.step_time_s - 1)})"
                     # a card with no fitted compute: its band unknown, as its step says

@@ -7,7 +7,7 @@ import streamlit as st
 from costmodel import architecture, memory, plots
 from costmodel.strategy.layout import STRATEGY_OF_STAGE
 from costmodel.strategy.memory import memory_notes
-from costmodel.units import format_bytes, format_count
+from costmodel.units import format_bytes, format_bytes_pair, format_count
 from costmodel.web import data
 from costmodel.web.common import (
     CONTEXT_BOX,
@@ -787,8 +787,9 @@ def render() -> None:
         seq_n = int(inp["recipe_act"][0]) if inp["activation"] else None
         notes(memory_notes("", inp["params"], inp["arch"], seq_n)[1:])
         m = headline(4)
-        m[0].metric(f"Memory per GPU, ZeRO-{stage}", format_bytes(total))
-        m[1].metric(f"GPU memory ({_gpu_name(name, capacity)})", format_bytes(capacity))
+        shown, card = format_bytes_pair(total, capacity)  # apart where they differ
+        m[0].metric(f"Memory per GPU, ZeRO-{stage}", shown)
+        m[1].metric(f"GPU memory ({_gpu_name(name, capacity)})", card)
         m[2].metric(
             "Fits?",
             "yes" if total <= capacity else "no",
