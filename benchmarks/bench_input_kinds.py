@@ -43,8 +43,11 @@ INPUTS: dict[str, str] = {
     "text_input": 'st.text_input("Size {i}", value="1GB", key="t{i}")',
     "checkbox": 'st.checkbox("Flag {i}", value=True, key="c{i}")',
     "markdown": 'st.markdown("Choice {i}: **a**")',
-    # the app's other element kinds and layouts: metrics alone, in rows of four columns (the
-    # pages' headlines), with a help tooltip; Markdown in the same columns; long captions
+}
+#: the other elements the app's pages draw before their charts, 16 of one at a time: metrics,
+#: alone or in rows of four columns (the pages' headlines, with or without a help tooltip),
+#: Markdown in the same columns, long captions
+ELEMENTS: dict[str, str] = {
     "metric": 'st.metric("Label {i}", "{i}.5 ms")',
     "metric_columns": '_c = st.columns(4) if {i} % 4 == 0 else _c; _c[{i} % 4].metric("Label {i}", "{i}.5 ms")',
     "metric_help": '_c = st.columns(4) if {i} % 4 == 0 else _c; _c[{i} % 4].metric("Label {i}", "{i}.5 ms", help="Help {i}")',
@@ -72,13 +75,14 @@ def page_source(kind: str) -> str:
     """The bare page with :data:`COUNT` inputs of ``kind`` (or ``"mixed"``: :data:`MIXED` in
     turn) above its number and chart."""
     kinds = [MIXED[i % len(MIXED)] if kind == "mixed" else kind for i in range(COUNT)]
-    return _PAGE.format(inputs="\n".join(INPUTS[k].format(i=i) for i, k in enumerate(kinds)))
+    lines = INPUTS | ELEMENTS
+    return _PAGE.format(inputs="\n".join(lines[k].format(i=i) for i, k in enumerate(kinds)))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--kinds", help="comma-separated subset of: " + ", ".join([*INPUTS, "mixed"])
+        "--kinds", help="comma-separated subset of: " + ", ".join([*INPUTS, "mixed", *ELEMENTS])
     )
     parser.add_argument("--repeats", type=int, default=3, help="loads of each page in turn")
     args = parser.parse_args()
