@@ -3,13 +3,16 @@
 
     .venv/bin/python benchmarks/bench_input_kinds.py              # every kind, 3 loads each
     .venv/bin/python benchmarks/bench_input_kinds.py --kinds selectbox,radio --repeats 5
+    .venv/bin/python benchmarks/bench_input_kinds.py --kinds metric,metric_columns,markdown_columns
 
 Every Streamlit input kind is a JavaScript chunk loaded on first use, so a page with fewer
 kinds loads fewer chunks; this measures whether that is what costs the first chart, or the
 elements themselves. Each test page is benchmarks/bare_page.py (title, one metric, one plotly
 chart) with 16 inputs of one kind (or 16 Markdown lines, which load no chunk, or four each of
 four kinds: "mixed") between the
-title and the metric, where the app's pages put their inputs. Printed per kind: the renderer
+title and the metric, where the app's pages put their inputs; or 16 of another element the
+pages draw before their charts (metrics, alone or in rows of four columns as the headlines
+are, Markdown in the same columns, long captions). Printed per kind: the renderer
 main thread's CPU seconds at the first number and at the first chart (medians) and their
 ratios to the bare page loaded just before (bench_app's method: both moments taken in the
 page; CPU time, which the machine's load inflates far less than wall time).
@@ -41,6 +44,16 @@ INPUTS: dict[str, str] = {
     "checkbox": 'st.checkbox("Flag {i}", value=True, key="c{i}")',
     "markdown": 'st.markdown("Choice {i}: **a**")',
 }
+#: the other elements the app's pages draw before their charts, 16 of one at a time: metrics,
+#: alone or in rows of four columns (the pages' headlines, with or without a help tooltip),
+#: Markdown in the same columns, long captions
+ELEMENTS: dict[str, str] = {
+    "metric": 'st.metric("Label {i}", "{i}.5 ms")',
+    "metric_columns": '_c = st.columns(4) if {i} % 4 == 0 else _c; _c[{i} % 4].metric("Label {i}", "{i}.5 ms")',
+    "metric_help": '_c = st.columns(4) if {i} % 4 == 0 else _c; _c[{i} % 4].metric("Label {i}", "{i}.5 ms", help="Help {i}")',
+    "markdown_columns": '_c = st.columns(4) if {i} % 4 == 0 else _c; _c[{i} % 4].markdown("Label {i}: **{i}.5 ms**")',
+    "caption_long": 'st.caption("Step band (compute, scaling beyond one node, collectives; checked on published runs): 1.2 s to 1.5 s. " * 5 + "{i}")',
+}
 #: four kinds, four of each in turn (select box, number, text, checkbox): four chunks, not one
 MIXED = ("selectbox", "number_input", "text_input", "checkbox")
 COUNT = 16
@@ -62,13 +75,14 @@ def page_source(kind: str) -> str:
     """The bare page with :data:`COUNT` inputs of ``kind`` (or ``"mixed"``: :data:`MIXED` in
     turn) above its number and chart."""
     kinds = [MIXED[i % len(MIXED)] if kind == "mixed" else kind for i in range(COUNT)]
-    return _PAGE.format(inputs="\n".join(INPUTS[k].format(i=i) for i, k in enumerate(kinds)))
+    lines = INPUTS | ELEMENTS
+    return _PAGE.format(inputs="\n".join(lines[k].format(i=i) for i, k in enumerate(kinds)))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--kinds", help="comma-separated subset of: " + ", ".join([*INPUTS, "mixed"])
+        "--kinds", help="comma-separated subset of: " + ", ".join([*INPUTS, "mixed", *ELEMENTS])
     )
     parser.add_argument("--repeats", type=int, default=3, help="loads of each page in turn")
     args = parser.parse_args()

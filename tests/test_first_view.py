@@ -146,3 +146,32 @@ def test_input_kind_pages_hold_what_they_measure():
         )
         assert counts == want, (kind, counts)
         assert len(at.metric) == 1 and at.title[0].value == "Bare page", kind
+
+
+def test_element_kind_pages_hold_what_they_measure():
+    """bench_input_kinds.py's other test pages: 16 metrics (alone, in rows of four columns,
+    with a help tooltip), 16 Markdown blocks in rows of four columns, or 16 long captions above
+    the bare page's number and chart, and no input."""
+    import sys
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_input_kinds import COUNT, ELEMENTS, INPUTS, page_source
+
+    for kind in ELEMENTS:
+        at = AppTest.from_string(page_source(kind), default_timeout=60).run()
+        assert not at.exception, (kind, at.exception)
+        assert all(len(getattr(at, k)) == 0 for k in INPUTS if k != "markdown"), kind
+        metrics = COUNT if kind.startswith("metric") else 0
+        assert len(at.metric) == metrics + 1, kind  # and the bare page's own
+        assert len(at.columns) == (COUNT if kind.endswith(("columns", "help")) else 0), kind
+        assert len(at.caption) == (COUNT if kind == "caption_long" else 0), kind
+        if kind == "markdown_columns":
+            assert [m.value for m in at.markdown] == [
+                f"Label {i}: **{i}.5 ms**" for i in range(COUNT)
+            ]
+        if kind == "metric_help":
+            assert all(m.proto.help == f"Help {i}" for i, m in enumerate(at.metric[:COUNT]))
+        assert at.title[0].value == "Bare page", kind
