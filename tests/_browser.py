@@ -13,7 +13,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -115,6 +115,56 @@ def launch_chromium() -> Iterator[object]:
         b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+class Tabs:
+    """One chromium page per viewport size for a test module, reused from test to test: each
+    :meth:`open` loads its URL afresh in that page (a new document, so a new Streamlit session
+    with the URL's parameters only; what stays from the test before is the origin's storage and
+    the browser's caches). A new context and page per test started a new renderer that parsed
+    and compiled Streamlit's scripts again, the larger part of a page load when the app's own
+    run is short (side by side on the shared 2-core box, load 14-17: 3 pages x 3 loads, 99 s
+    each in a new context, 60 s in one reused page). Not for checks of the history (each load
+    adds an entry) nor of a first visit's storage."""
+
+    def __init__(self, browser: Any, timeout_ms: float | None = None) -> None:
+        self._browser = browser
+        self._timeout_ms = timeout_ms
+        self._pages: dict[tuple[int, int], Any] = {}
+
+    def page(self, viewport: dict[str, int]) -> Any:
+        """The module's page of this viewport (made on first use; back at that size if a test
+        resized it, as a screenshot of the whole page does), as the last test left it."""
+        size = (viewport["width"], viewport["height"])
+        page = self._pages.get(size)
+        if page is None or page.is_closed():
+            page = self._browser.new_context(viewport=dict(viewport)).new_page()
+            if self._timeout_ms is not None:
+                page.set_default_timeout(self._timeout_ms)
+            self._pages[size] = page
+        elif page.viewport_size != {"width": size[0], "height": size[1]}:
+            page.set_viewport_size({"width": size[0], "height": size[1]})
+        return page
+
+    def open(self, url: str, viewport: dict[str, int]) -> Any:
+        """The module's page of this viewport with ``url`` loaded afresh."""
+        page = self.page(viewport)
+        page.goto(url)
+        return page
+
+    def close(self) -> None:
+        for page in self._pages.values():
+            page.context.close()
+        self._pages.clear()
+
+
+def reused_tabs(browser: Any, timeout_ms: float | None = None) -> Iterator[Tabs]:
+    """Body of a module-scoped ``tabs`` fixture (:class:`Tabs`), closed at the module's end."""
+    tabs = Tabs(browser, timeout_ms)
+    try:
+        yield tabs
+    finally:
+        tabs.close()
 
 
 #: the Validate page's log uploader (its key ``val_upload``; Streamlit gives a keyed widget's

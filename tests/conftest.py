@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -90,3 +92,29 @@ def app_url() -> Iterator[str]:
     worker = os.environ.get("PYTEST_XDIST_WORKER")  # one log per xdist worker that serves
     name = f"streamlit-server-{worker}.log" if worker else "streamlit-server.log"
     yield from serve_for_tests(ROOT / "test-artifacts" / name)
+
+
+@pytest.fixture(scope="session")
+def gloo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(results file, its calibration) of one real gloo run of the harness
+    (tests/test_validate_qa10.gloo_results, then ``calibrate``), read by every test that
+    reads such a run (tests/test_validate_qa10.py, tests/test_app_qa23.py): one run per pytest
+    session, not one per module. Under xdist the workers share it through the session's common
+    temporary folder: the first to ask runs it under a lock, the other waits and reads its
+    files (a failed run leaves no mark, so the next to ask runs it again). The tests only read
+    the two files."""
+    from tests.test_validate_qa10 import calibration_of, gloo_results
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's folder, above each worker's own
+    folder = root / "gloo-run"
+    with open(root / "gloo-run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / "done"
+        if not done.exists():
+            folder.mkdir(exist_ok=True)
+            results = gloo_results(folder)
+            calibration_of(results, folder)
+            done.touch()
+    return folder / "torch.jsonl", folder / "cal.toml"

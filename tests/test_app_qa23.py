@@ -26,7 +26,7 @@ from costmodel.web.page_validate import CALIBRATION_BOX, RESULTS_BOXES
 from tests._cli import run
 from tests.test_app import WEB, _text, assert_clean, metrics
 from tests.test_app_qa21 import Page, _assert_same, _cli
-from tests.test_validate_qa10 import bundled_results, calibration_of, gloo_results
+from tests.test_validate_qa10 import bundled_results, calibration_of
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)
 
@@ -237,10 +237,10 @@ def test_a_bad_calibration_for_a_reference_run_is_one_red_line(calibration, monk
 
 # --- the harness's gloo path -------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def gloo(tmp_path_factory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("gloo-page")
-    results = gloo_results(folder)
-    return results, calibration_of(results, folder)
+def gloo(gloo_run) -> tuple[Path, Path]:
+    """(results file, its calibration) of one real gloo run, the session's (tests/conftest.py:
+    tests/test_validate_qa10.py reads the same run)."""
+    return gloo_run
 
 
 @pytest.mark.torch

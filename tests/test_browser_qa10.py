@@ -9,7 +9,7 @@ pytestmark = pytest.mark.browser
 
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
-from tests._browser import launch_chromium  # noqa: E402
+from tests._browser import launch_chromium, reused_tabs  # noqa: E402
 
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
@@ -37,6 +37,12 @@ def chromium_browser():
     yield from launch_chromium()
 
 
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per viewport for the module's checks, each loaded afresh (tests/_browser.Tabs)."""
+    yield from reused_tabs(chromium_browser)
+
+
 @pytest.mark.parametrize(
     "path",
     [
@@ -47,20 +53,15 @@ def chromium_browser():
         "&val_reference=15_cscs-alps-GH200-4perNode-Slingshot11_allreduce_1-to-512nodes.txt",
     ],
 )
-def test_a_phone_chart_keeps_its_plot_area_under_its_legend(chromium_browser, app_url, path):
+def test_a_phone_chart_keeps_its_plot_area_under_its_legend(tabs, app_url, path):
     """At 390 px the HSDP timeline on the Training step page and the Validate page's busbw
     chart of a bundled run collapsed: a fixed figure height, and the legend's rows (one entry
     a row on a phone) took it all. The figure now grows with its legend's rows on a phone
     (plots.keep_plot_height, applied in common.chart to every chart)."""
-    context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/{path}")
-        expect(page.locator(".js-plotly-plot .nsewdrag").first).to_be_attached()
-        expect(page.locator(".js-plotly-plot g.legend g.traces").first).to_be_attached()
-        page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
-        charts = page.evaluate(_PLOT_AREAS_JS)
-        assert charts and charts[0]["entries"] >= 6, charts  # the legend that wrapped
-        assert all(c["plot"] is not None and c["plot"] >= MIN_PLOT_AREA_PX for c in charts), charts
-    finally:
-        context.close()
+    page = tabs.open(f"{app_url}/{path}", {"width": 390, "height": 844})
+    expect(page.locator(".js-plotly-plot .nsewdrag").first).to_be_attached()
+    expect(page.locator(".js-plotly-plot g.legend g.traces").first).to_be_attached()
+    page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+    charts = page.evaluate(_PLOT_AREAS_JS)
+    assert charts and charts[0]["entries"] >= 6, charts  # the legend that wrapped
+    assert all(c["plot"] is not None and c["plot"] >= MIN_PLOT_AREA_PX for c in charts), charts

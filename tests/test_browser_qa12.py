@@ -10,7 +10,7 @@ pytestmark = pytest.mark.browser
 
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
-from tests._browser import launch_chromium  # noqa: E402
+from tests._browser import launch_chromium, reused_tabs  # noqa: E402
 
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
@@ -37,23 +37,27 @@ def chromium_browser():
     yield from launch_chromium()
 
 
-def test_a_phone_memory_compare_chart_keeps_its_plot_area(chromium_browser, app_url):
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per viewport for the module's checks, each loaded afresh (tests/_browser.Tabs)."""
+    yield from reused_tabs(chromium_browser)
+
+
+def test_a_phone_memory_compare_chart_keeps_its_plot_area(tabs, app_url):
     """At 390 px the Memory page's "Memory per GPU, A and B" chart tilted its two long bar names
     ("A: llama-3.1-8b, N = 8, ZeRO-0, h100-sxm") and they took most of its height: a plot area
     of about 80 px, the bars a sliver. The names are broken onto lines now, level."""
-    context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/memory?arch=llama-3.1-8b&mem_pin=true&mem_b_zero=3")
-        expect(page.get_by_text("Memory per GPU, A and B")).to_be_attached()
-        page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
-        charts = page.evaluate(_MEMORY_CHART_JS)
-        compare = next(c for c in charts if "A and B" in c["title"])
-        assert not compare["tilted"], charts
-        assert compare["lines"] >= 2, charts  # the long names were broken onto lines
-        assert compare["plot"] >= MIN_PLOT_AREA_PX, charts
-    finally:
-        context.close()
+    page = tabs.open(
+        f"{app_url}/memory?arch=llama-3.1-8b&mem_pin=true&mem_b_zero=3",
+        {"width": 390, "height": 844},
+    )
+    expect(page.get_by_text("Memory per GPU, A and B")).to_be_attached()
+    page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+    charts = page.evaluate(_MEMORY_CHART_JS)
+    compare = next(c for c in charts if "A and B" in c["title"])
+    assert not compare["tilted"], charts
+    assert compare["lines"] >= 2, charts  # the long names were broken onto lines
+    assert compare["plot"] >= MIN_PLOT_AREA_PX, charts
 
 
 # Each text label of the scaling chart and the plot area's left and right edges [px].
@@ -73,20 +77,17 @@ _SCALING_LABELS_JS = """
 """
 
 
-def test_a_phone_scaling_chart_keeps_its_end_labels_whole(chromium_browser, app_url):
+def test_a_phone_scaling_chart_keeps_its_end_labels_whole(tabs, app_url):
     """At 390 px the step page's "Scaling efficiency vs GPU count" cut its first and last
     labels at the plot area's edges ("ompute", "comput"): each was centred on its point. The
     end labels now sit inside, beside their points."""
-    context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/ddp?ddp_chart_tab=Scaling+vs+GPU+count")
-        expect(page.locator(".js-plotly-plot g.textpoint text").first).to_be_attached()
-        page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
-        chart = page.evaluate(_SCALING_LABELS_JS)
-        assert len(chart["labels"]) >= 5, chart
-        for label in chart["labels"]:
-            assert chart["left"] - 1 <= label["left"], chart
-            assert label["right"] <= chart["right"] + 1, chart
-    finally:
-        context.close()
+    page = tabs.open(
+        f"{app_url}/ddp?ddp_chart_tab=Scaling+vs+GPU+count", {"width": 390, "height": 844}
+    )
+    expect(page.locator(".js-plotly-plot g.textpoint text").first).to_be_attached()
+    page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+    chart = page.evaluate(_SCALING_LABELS_JS)
+    assert len(chart["labels"]) >= 5, chart
+    for label in chart["labels"]:
+        assert chart["left"] - 1 <= label["left"], chart
+        assert label["right"] <= chart["right"] + 1, chart

@@ -9,7 +9,7 @@ from __future__ import annotations
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails
 import pytest
 
-from tests._browser import launch_chromium
+from tests._browser import launch_chromium, reused_tabs
 
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
@@ -20,6 +20,12 @@ browser = pytest.mark.browser
 @pytest.fixture(scope="module")
 def chromium_browser():
     yield from launch_chromium()
+
+
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per viewport for the module's checks, each loaded afresh (tests/_browser.Tabs)."""
+    yield from reused_tabs(chromium_browser)
 
 
 # Each crossover label of the chart whose title starts with `title` (the crossovers' "a → b",
@@ -54,28 +60,23 @@ title => {
         ("view=link&ranks=64&size_text=14GB&bandwidth=50GB/s", "all-reduce time, N = 64"),
     ],
 )
-def test_a_phone_crossover_label_stays_inside_the_chart(chromium_browser, app_url, query, title):
+def test_a_phone_crossover_label_stays_inside_the_chart(tabs, app_url, query, title):
     """At 390 px the Collectives page's chart of every NCCL algorithm on 8 DGX H100 nodes cut
     its last crossover label at the plot area's right edge ("nvls_tre" of "nvls_tree → ring",
     4.29 GB on an axis ending at 17 GB): each label was centred on its point. Set beside its
     point, inward, a label still lay over the curves ("tree → nvls_tree"); the labels are legend
     entries now, below the plot area and inside the figure. The one-link chart takes the same
     road and is held to it."""
-    context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/?{query}")
-        expect(page.locator(".js-plotly-plot g.legend text.legendtext").first).to_be_attached()
-        page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
-        chart = page.evaluate(_CHART_LABELS_JS, title)
-        assert chart["labels"], chart
-        assert chart["points"] == 0, chart  # no text label on the plot area
-        for label in chart["labels"]:
-            assert label["top"] >= chart["bottom"] - 1, chart  # below the data
-            assert chart["figureLeft"] - 1 <= label["left"], chart
-            assert label["right"] <= chart["figureRight"] + 1, chart
-    finally:
-        context.close()
+    page = tabs.open(f"{app_url}/?{query}", {"width": 390, "height": 844})
+    expect(page.locator(".js-plotly-plot g.legend text.legendtext").first).to_be_attached()
+    page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
+    chart = page.evaluate(_CHART_LABELS_JS, title)
+    assert chart["labels"], chart
+    assert chart["points"] == 0, chart  # no text label on the plot area
+    for label in chart["labels"]:
+        assert label["top"] >= chart["bottom"] - 1, chart  # below the data
+        assert chart["figureLeft"] - 1 <= label["left"], chart
+        assert label["right"] <= chart["figureRight"] + 1, chart
 
 
 # The "GPU memory ..." label of the Memory page's chart: its colour and its background's.
@@ -93,21 +94,19 @@ _CAPACITY_LABEL_JS = """
 
 @browser
 @pytest.mark.parametrize("width", [1440, 390])
-def test_the_gpu_memory_label_reads_over_the_bars(chromium_browser, app_url, width):
+def test_the_gpu_memory_label_reads_over_the_bars(tabs, app_url, width):
     """The Memory page's "GPU memory 85.5 GB" label sat on Llama-3.1-70B's ZeRO-0 and ZeRO-1
     bars, grey text on their blue with no background: unreadable at 1440 px and at 390. It is
     the dashed line's red on a white chip now."""
-    context = chromium_browser.new_context(viewport={"width": width, "height": 900})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/memory?arch=llama-3.1-70b&zero_stage=1&dp_ranks=64")
-        label = page.locator(".js-plotly-plot g.annotation", has_text="GPU memory 85.5 GB")
-        expect(label).to_be_attached()
-        (found,) = page.evaluate(_CAPACITY_LABEL_JS)
-        assert found["bg"] == "rgb(255, 255, 255)" and found["bgOpacity"] >= 0.8, found
-        assert found["color"] == "rgb(255, 0, 0)", found
-    finally:
-        context.close()
+    page = tabs.open(
+        f"{app_url}/memory?arch=llama-3.1-70b&zero_stage=1&dp_ranks=64",
+        {"width": width, "height": 900},
+    )
+    label = page.locator(".js-plotly-plot g.annotation", has_text="GPU memory 85.5 GB")
+    expect(label).to_be_attached()
+    (found,) = page.evaluate(_CAPACITY_LABEL_JS)
+    assert found["bg"] == "rgb(255, 255, 255)" and found["bgOpacity"] >= 0.8, found
+    assert found["color"] == "rgb(255, 0, 0)", found
 
 
 # --- headless (AppTest): what the page's own script shows --------------------------------------
@@ -158,23 +157,21 @@ def test_a_typed_size_out_of_range_names_one_range(typed):
 
 
 @browser
-def test_a_phone_shows_the_learning_rate_of_each_rule(chromium_browser, app_url):
+def test_a_phone_shows_the_learning_rate_of_each_rule(tabs, app_url):
     """At 390 px the Batch page's "Learning rate under each rule" (4M tokens at 4096 on 512
     GPUs, AdamW tuned at 3e-4 for 1M tokens) was a grid whose rule names took the screen's
     width: the learning rates (0.0012 linear, 0.0006 square-root) sat off to the right, out of
     sight. The two-row table is text now, its columns wrapped to the screen (the sortable grid
     and the CSV on demand, as the other pages' small tables)."""
-    context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/batch?batch_unit=tokens&batch_ranks=512&batch_local_batch=1")
-        for rate in ("0.0012", "0.0006"):
-            cell = page.locator("[data-testid=stMarkdown] td", has_text=rate)
-            expect(cell).to_be_visible()
-            box = cell.bounding_box()
-            assert box is not None and box["x"] + box["width"] <= 390, (rate, box)
-    finally:
-        context.close()
+    page = tabs.open(
+        f"{app_url}/batch?batch_unit=tokens&batch_ranks=512&batch_local_batch=1",
+        {"width": 390, "height": 844},
+    )
+    for rate in ("0.0012", "0.0006"):
+        cell = page.locator("[data-testid=stMarkdown] td", has_text=rate)
+        expect(cell).to_be_visible()
+        box = cell.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 390, (rate, box)
 
 
 @pytest.mark.parametrize(

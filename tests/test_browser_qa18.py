@@ -9,7 +9,7 @@ from __future__ import annotations
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import launch_chromium
+from tests._browser import launch_chromium, reused_tabs
 
 pytestmark = pytest.mark.browser
 
@@ -71,34 +71,36 @@ def chromium_browser():
     yield from launch_chromium()
 
 
-def _measured(chromium_browser, app_url: str, width: int, query: str = "") -> dict:
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per width for the module's measures, each loaded afresh (tests/_browser.Tabs):
+    the measures only read the page."""
+    yield from reused_tabs(chromium_browser)
+
+
+def _measured(tabs, app_url: str, width: int, query: str = "") -> dict:
     """The step page at ``width`` px once its three text tables are drawn and the cards' CSS
     (a container query, applied a moment after the tables paint) has settled."""
-    context = chromium_browser.new_context(viewport={"width": width, "height": 900})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/ddp{query}")
-        expect(page.get_by_text("Every strategy, ranked")).to_be_attached()
-        tables = page.locator('[data-testid="stMarkdownContainer"] table')
+    page = tabs.open(f"{app_url}/ddp{query}", {"width": width, "height": 900})
+    expect(page.get_by_text("Every strategy, ranked")).to_be_attached()
+    tables = page.locator('[data-testid="stMarkdownContainer"] table')
 
-        def headed(name: str):  # the tables with a column of that name
-            return tables.filter(has=page.locator("th").get_by_text(name, exact=True))
+    def headed(name: str):  # the tables with a column of that name
+        return tables.filter(has=page.locator("th").get_by_text(name, exact=True))
 
-        expect(headed("vs fastest")).to_have_count(1)  # the strategies
-        expect(headed("relative change")).to_have_count(1)  # the verdict flips
-        expect(headed("scaling efficiency")).to_have_count(1)  # the scaling table
-        if query:  # B pinned: the B - A table, written out as text too
-            expect(headed("B / A")).to_have_count(1)
-        last = None
-        for _ in range(20):  # the same measure twice in a row: the layout has settled
-            page.wait_for_timeout(500)
-            got = page.evaluate(_TABLES_JS)
-            if got == last:
-                break
-            last = got
-        return got
-    finally:
-        context.close()
+    expect(headed("vs fastest")).to_have_count(1)  # the strategies
+    expect(headed("relative change")).to_have_count(1)  # the verdict flips
+    expect(headed("scaling efficiency")).to_have_count(1)  # the scaling table
+    if query:  # B pinned: the B - A table, written out as text too
+        expect(headed("B / A")).to_have_count(1)
+    last = None
+    for _ in range(20):  # the same measure twice in a row: the layout has settled
+        page.wait_for_timeout(500)
+        got = page.evaluate(_TABLES_JS)
+        if got == last:
+            break
+        last = got
+    return got
 
 
 def _strategy_table(got: dict) -> dict:
@@ -107,14 +109,14 @@ def _strategy_table(got: dict) -> dict:
 
 
 @pytest.mark.parametrize(("width", "query"), [(390, ""), (320, ""), (390, PINNED)])
-def test_the_step_page_tables_fit_a_phone_as_cards(chromium_browser, app_url, width, query):
+def test_the_step_page_tables_fit_a_phone_as_cards(tabs, app_url, width, query):
     """At 390 px the strategy table needed 668 px, the flips table 531 px and the scaling table
     906 px of the 358 px page: each scrolled sideways in its box, and the band cell ("447 ms -
     590 ms") took three lines; with B pinned, the B - A grid scrolled too (447 px in 356).
     Each row is now a card: no table is wider than its box or the page, every cell is inside
     the screen under its own column's name, and the band ("447–590 ms") is on one or two
     lines. 320 px: the narrowest phone still in use."""
-    got = _measured(chromium_browser, app_url, width, query)
+    got = _measured(tabs, app_url, width, query)
     assert got["page"] <= got["viewport"], got["page"]  # the page never scrolls sideways
     assert len(got["tables"]) >= (4 if query else 3), got["tables"]
     if query:
@@ -143,12 +145,12 @@ def test_the_step_page_tables_fit_a_phone_as_cards(chromium_browser, app_url, wi
 
 
 @pytest.mark.parametrize("query", ["", PINNED])
-def test_the_step_page_tables_keep_every_column_at_1440_px(chromium_browser, app_url, query):
+def test_the_step_page_tables_keep_every_column_at_1440_px(tabs, app_url, query):
     """At 1440 px the tables are tables, as before: every column's header is shown above its
     cells (no card labels), each row has a cell per column, the table fits its box, and the
     band reads as a range of times with its unit. With B pinned, the B - A table has its five
     columns and a row per figure."""
-    got = _measured(chromium_browser, app_url, 1440, query)
+    got = _measured(tabs, app_url, 1440, query)
     assert got["page"] <= got["viewport"], got["page"]
     if query:
         (compare,) = [t for t in got["tables"] if t["headers"] == COMPARE_COLUMNS]

@@ -9,7 +9,7 @@ import pytest
 
 import costmodel as cm
 from costmodel.units import format_duration
-from tests._browser import launch_chromium
+from tests._browser import launch_chromium, reused_tabs
 
 expect = playwright_api.expect
 TIMEOUT_MS = 90_000  # a page paints in 4-15 s here, slower beside other sessions
@@ -31,6 +31,12 @@ def chromium_browser():
     yield from launch_chromium()
 
 
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One 390 px page for the module's checks, each loaded afresh (tests/_browser.Tabs)."""
+    yield from reused_tabs(chromium_browser, TIMEOUT_MS)
+
+
 @pytest.mark.parametrize(
     ("path", "time_label"),
     [
@@ -39,30 +45,24 @@ def chromium_browser():
     ],
     ids=["collectives", "cluster"],
 )
-def test_the_band_of_the_answer_reads_on_a_phone(chromium_browser, app_url, path, time_label):
+def test_the_band_of_the_answer_reads_on_a_phone(tabs, app_url, path, time_label):
     """On a 390 px screen the time, and under it the times its asymmetric band allows (66.2 ms
     to 129 ms beside 74.1 ms), wrap inside the page: the caption that carries them does not
     push the page sideways and is not cut off."""
     row = cm.predict_collective("all_reduce", 14e9, "dgx-h100", nodes=8).to_frame().iloc[0]
     span = f"{format_duration(row['time_lo_s'])} to {format_duration(row['time_hi_s'])}"
-    context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(app_url + path)
-        value = (
-            page.get_by_test_id("stMetric")
-            .filter(has=page.get_by_test_id("stMetricLabel").get_by_text(time_label, exact=True))
-            .get_by_test_id("stMetricValue")
-        )
-        expect(value).to_have_text(format_duration(row["time_s"]))
-        caption = page.get_by_test_id("stCaptionContainer").filter(has_text="Expected error ±")
-        expect(caption).to_contain_text(f": {span} (multi-node-infiniband")
-        expect(page.get_by_test_id("stStatusWidget")).to_have_count(0)
-        caption.scroll_into_view_if_needed()
-        box = caption.bounding_box()
-        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
-        assert not page.evaluate(_MAIN_WIDER_THAN_SCREEN_JS)
-        expect(page.get_by_test_id("stException")).to_have_count(0)
-    finally:
-        context.close()
+    page = tabs.open(app_url + path, {"width": 390, "height": 844})
+    value = (
+        page.get_by_test_id("stMetric")
+        .filter(has=page.get_by_test_id("stMetricLabel").get_by_text(time_label, exact=True))
+        .get_by_test_id("stMetricValue")
+    )
+    expect(value).to_have_text(format_duration(row["time_s"]))
+    caption = page.get_by_test_id("stCaptionContainer").filter(has_text="Expected error ±")
+    expect(caption).to_contain_text(f": {span} (multi-node-infiniband")
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0)
+    caption.scroll_into_view_if_needed()
+    box = caption.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    assert not page.evaluate(_MAIN_WIDER_THAN_SCREEN_JS)
+    expect(page.get_by_test_id("stException")).to_have_count(0)

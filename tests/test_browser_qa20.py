@@ -9,7 +9,7 @@ from __future__ import annotations
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import launch_chromium
+from tests._browser import launch_chromium, reused_tabs
 
 pytestmark = pytest.mark.browser
 
@@ -67,28 +67,30 @@ def chromium_browser():
     yield from launch_chromium()
 
 
-def _measured(chromium_browser, app_url: str, path: str, width: int, names: list[str]) -> dict:
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per width for the module's measures, each loaded afresh (tests/_browser.Tabs):
+    the measures only read the page."""
+    yield from reused_tabs(chromium_browser)
+
+
+def _measured(tabs, app_url: str, path: str, width: int, names: list[str]) -> dict:
     """The page at ``width`` px once the tables with a column of each of ``names`` are drawn
     and the cards' CSS (a container query, applied a moment after the tables paint) has
     settled."""
-    context = chromium_browser.new_context(viewport={"width": width, "height": 900})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}{path}")
-        tables = page.locator('[data-testid="stMarkdownContainer"] table')
-        for name in names:
-            has = page.locator("th").get_by_text(name, exact=True)
-            expect(tables.filter(has=has)).to_have_count(1)
-        last = None
-        for _ in range(20):  # the same measure twice in a row: the layout has settled
-            page.wait_for_timeout(500)
-            got = page.evaluate(_TABLES_JS)
-            if got == last:
-                break
-            last = got
-        return got
-    finally:
-        context.close()
+    page = tabs.open(f"{app_url}{path}", {"width": width, "height": 900})
+    tables = page.locator('[data-testid="stMarkdownContainer"] table')
+    for name in names:
+        has = page.locator("th").get_by_text(name, exact=True)
+        expect(tables.filter(has=has)).to_have_count(1)
+    last = None
+    for _ in range(20):  # the same measure twice in a row: the layout has settled
+        page.wait_for_timeout(500)
+        got = page.evaluate(_TABLES_JS)
+        if got == last:
+            break
+        last = got
+    return got
 
 
 def _table(got: dict, name: str) -> dict:
@@ -124,12 +126,12 @@ def _as_table(table: dict) -> None:
         assert len({round(c["box"]["left"]) for c in row}) == len(row), row
 
 
-def test_the_batch_learning_rate_table_fits_a_phone_as_cards(chromium_browser, app_url):
+def test_the_batch_learning_rate_table_fits_a_phone_as_cards(tabs, app_url):
     """At 390 px the learning-rate table needed 477 px of 358: it scrolled sideways, and its
     long "source" column (the paper, its arXiv number and section) took one word per line, each
     row about 300-370 px tall. As cards, the source spans the card on at most 6 lines and a
     rule's card is at most 320 px; the batch reads 4,194,304, not 4194304."""
-    got = _measured(chromium_browser, app_url, BATCH, 390, ["source"])
+    got = _measured(tabs, app_url, BATCH, 390, ["source"])
     assert got["page"] <= got["viewport"], got["page"]
     lr = _table(got, "source")
     assert lr["headers"] == LR_COLUMNS
@@ -138,11 +140,11 @@ def test_the_batch_learning_rate_table_fits_a_phone_as_cards(chromium_browser, a
     assert {row[batch]["text"] for row in lr["rows"]} == {"4,194,304"}, lr["rows"]
 
 
-def test_the_batch_split_fits_a_phone_as_a_card(chromium_browser, app_url):
+def test_the_batch_split_fits_a_phone_as_a_card(tabs, app_url):
     """The split under the learning rate was a one-row grid of 7 columns that scrolled
     sideways at 390 px (987 px in 356). It is a text table now, one card at most 220 px
     tall, its counts with separators as the metrics above it."""
-    got = _measured(chromium_browser, app_url, BATCH, 390, [SPLIT_LAST])
+    got = _measured(tabs, app_url, BATCH, 390, [SPLIT_LAST])
     split = _table(got, SPLIT_LAST)
     assert len(split["headers"]) == 7, split["headers"]
     _cards(split, 390, max_row_px=220, max_lines=2)
@@ -150,11 +152,11 @@ def test_the_batch_split_fits_a_phone_as_a_card(chromium_browser, app_url):
     assert row[split["headers"].index(SPLIT_LAST)]["text"] == "4,194,304", row
 
 
-def test_the_memory_tables_fit_a_phone_as_cards(chromium_browser, app_url):
+def test_the_memory_tables_fit_a_phone_as_cards(tabs, app_url):
     """At 390 px the parts table (a column per ZeRO stage) needed 418 px of 358, and with B
     pinned the B - A grid scrolled sideways (379 px in 356). Both are text tables drawn as
     cards now: a part per card, each value on one line, no card taller than 130 px."""
-    got = _measured(chromium_browser, app_url, MEMORY, 390, ["ZeRO-3", "B - A"])
+    got = _measured(tabs, app_url, MEMORY, 390, ["ZeRO-3", "B - A"])
     assert got["page"] <= got["viewport"], got["page"]
     parts = _table(got, "ZeRO-3")
     compare = _table(got, "B - A")
@@ -166,11 +168,11 @@ def test_the_memory_tables_fit_a_phone_as_cards(chromium_browser, app_url):
     assert "total per GPU" in [row[0]["text"] for row in compare["rows"]], compare
 
 
-def test_the_cluster_table_fits_a_phone_as_cards(chromium_browser, app_url):
+def test_the_cluster_table_fits_a_phone_as_cards(tabs, app_url):
     """At 390 px the Cluster page's table (20 columns, a GPU count per row) needed 1,775 px of
     358: one column at a time in a sideways scroll. A GPU count is one card now, its 20 values
     on the screen at once, each on one line, a card at most 520 px tall."""
-    got = _measured(chromium_browser, app_url, CLUSTER, 390, [CLUSTER_LAST])
+    got = _measured(tabs, app_url, CLUSTER, 390, [CLUSTER_LAST])
     assert got["page"] <= got["viewport"], got["page"]
     cluster = _table(got, CLUSTER_LAST)
     assert len(cluster["headers"]) == 20 and cluster["headers"][0] == CLUSTER_FIRST
@@ -184,13 +186,13 @@ def test_the_cluster_table_fits_a_phone_as_cards(chromium_browser, app_url):
     [(LINK, LINK_NAMES, 390), (LINK, LINK_NAMES, 320), (VALIDATE, VALIDATE_NAMES, 390)],
 )
 def test_the_collectives_and_validate_tables_fit_a_phone_as_cards(
-    chromium_browser, app_url, path, names, width
+    tabs, app_url, path, names, width
 ):
     """At 390 px the one-link view's algorithm table needed 517 px of 358 (its equation on
     lines of two symbols), its crossovers 533 px, and the Validate page's error by size band
     640 px: each scrolled sideways. Each row is a card now, no card taller than 200 px, a
     cell on at most 3 lines (the equation). 320 px: the narrowest phone still in use."""
-    got = _measured(chromium_browser, app_url, path, width, names)
+    got = _measured(tabs, app_url, path, width, names)
     assert got["page"] <= got["viewport"], got["page"]
     for name in names:
         _cards(_table(got, name), width, max_row_px=200, max_lines=3)
@@ -205,10 +207,10 @@ def test_the_collectives_and_validate_tables_fit_a_phone_as_cards(
         (VALIDATE, VALIDATE_NAMES),
     ],
 )
-def test_the_tables_keep_every_column_at_1440_px(chromium_browser, app_url, path, names):
+def test_the_tables_keep_every_column_at_1440_px(tabs, app_url, path, names):
     """At 1440 px the same tables are tables: every column's header above its cells, a row's
     cells on one line side by side, nothing wider than its box."""
-    got = _measured(chromium_browser, app_url, path, 1440, names)
+    got = _measured(tabs, app_url, path, 1440, names)
     assert got["page"] <= got["viewport"], got["page"]
     for name in names:
         _as_table(_table(got, name))
@@ -219,12 +221,12 @@ def test_the_tables_keep_every_column_at_1440_px(chromium_browser, app_url, path
         assert _table(got, "B - A")["headers"] == COMPARE_COLUMNS
 
 
-def test_the_cluster_table_shows_every_column_at_1440_px(chromium_browser, app_url):
+def test_the_cluster_table_shows_every_column_at_1440_px(tabs, app_url):
     """The Cluster page's 20 columns needed 1,775 px of its 980 px column at 1440 px too: as a
     table it scrolled sideways there as well. Cards wherever it does not fit: at 1440 px every
     row is a card with all 20 values under their names, nothing wider than its box, each card
     three or more values across (a card is no taller than on the phone)."""
-    got = _measured(chromium_browser, app_url, CLUSTER, 1440, [CLUSTER_LAST])
+    got = _measured(tabs, app_url, CLUSTER, 1440, [CLUSTER_LAST])
     assert got["page"] <= got["viewport"], got["page"]
     cluster = _table(got, CLUSTER_LAST)
     assert len(cluster["headers"]) == 20

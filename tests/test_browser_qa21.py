@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 import costmodel as cm
 from costmodel.units import format_duration
-from tests._browser import launch_chromium
+from tests._browser import launch_chromium, reused_tabs
 
 expect = playwright_api.expect
 TIMEOUT_MS = 90_000  # a page paints in 4-15 s here, slower beside other sessions
@@ -54,12 +54,11 @@ def chromium_browser():
     yield from launch_chromium()
 
 
-def _open(chromium_browser, app_url: str, path: str, viewport: dict):
-    context = chromium_browser.new_context(viewport=viewport)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(app_url + path)
-    return context, page
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per viewport for the module's checks, each loaded afresh (tests/_browser.Tabs):
+    the checks read the page (one scrolls the phone's Time into view) and change nothing."""
+    yield from reused_tabs(chromium_browser, TIMEOUT_MS)
 
 
 def _metric(page, label: str):
@@ -76,90 +75,81 @@ def _settled(page) -> None:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("name", list(PAGES))
-def test_the_band_sits_under_the_time_on_a_phone(chromium_browser, app_url, name):
+def test_the_band_sits_under_the_time_on_a_phone(tabs, app_url, name):
     """At 390 px the band's times ("66.2 ms to 129 ms", "±49% expected error") are right under
     the time's value, above the next stacked metric, inside the screen's width, both on the
     screen once the time is; the caption with the band's details is still on the page."""
     path, label, kw = PAGES[name]
     time, span, words = _band_words(**kw)
-    context, page = _open(chromium_browser, app_url, path, PHONE)
-    try:
-        metric = _metric(page, label)
-        value = metric.get_by_test_id("stMetricValue")
-        delta = metric.get_by_test_id("stMetricDelta")
-        said = metric.get_by_test_id("stMetricDeltaDescription")
-        expect(value).to_have_text(time)
-        expect(delta).to_have_text(span)
-        expect(said).to_have_text(words)
-        expect(delta).to_be_visible()
-        expect(said).to_be_visible()
-        caption = page.get_by_test_id("stCaptionContainer").filter(has_text="Expected error ±")
-        expect(caption).to_contain_text(f"{span} (multi-node-infiniband")
-        _settled(page)
-        value.scroll_into_view_if_needed()
-        v, d, s = value.bounding_box(), delta.bounding_box(), said.bounding_box()
-        nxt = page.get_by_test_id("stMetric").nth(1).bounding_box()
-        assert v and d and s and nxt
-        gap = d["y"] - (v["y"] + v["height"])
-        assert 0 <= gap <= MAX_GAP_PX, (v, d)
-        assert d["y"] + d["height"] <= nxt["y"], (d, nxt)  # before the next stacked metric
-        assert s["y"] < d["y"] + d["height"] and s["x"] >= d["x"] + d["width"], (d, s)  # beside
-        for box in (d, s):
-            assert 0 <= box["x"] and box["x"] + box["width"] <= PHONE["width"], box
-        assert v["y"] >= 0 and d["y"] + d["height"] <= PHONE["height"], (v, d)  # one screen
-    finally:
-        context.close()
+    page = tabs.open(app_url + path, PHONE)
+    metric = _metric(page, label)
+    value = metric.get_by_test_id("stMetricValue")
+    delta = metric.get_by_test_id("stMetricDelta")
+    said = metric.get_by_test_id("stMetricDeltaDescription")
+    expect(value).to_have_text(time)
+    expect(delta).to_have_text(span)
+    expect(said).to_have_text(words)
+    expect(delta).to_be_visible()
+    expect(said).to_be_visible()
+    caption = page.get_by_test_id("stCaptionContainer").filter(has_text="Expected error ±")
+    expect(caption).to_contain_text(f"{span} (multi-node-infiniband")
+    _settled(page)
+    value.scroll_into_view_if_needed()
+    v, d, s = value.bounding_box(), delta.bounding_box(), said.bounding_box()
+    nxt = page.get_by_test_id("stMetric").nth(1).bounding_box()
+    assert v and d and s and nxt
+    gap = d["y"] - (v["y"] + v["height"])
+    assert 0 <= gap <= MAX_GAP_PX, (v, d)
+    assert d["y"] + d["height"] <= nxt["y"], (d, nxt)  # before the next stacked metric
+    assert s["y"] < d["y"] + d["height"] and s["x"] >= d["x"] + d["width"], (d, s)  # beside
+    for box in (d, s):
+        assert 0 <= box["x"] and box["x"] + box["width"] <= PHONE["width"], box
+    assert v["y"] >= 0 and d["y"] + d["height"] <= PHONE["height"], (v, d)  # one screen
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("name", list(PAGES))
-def test_the_band_line_is_hidden_at_1440_px(chromium_browser, app_url, name):
+def test_the_band_line_is_hidden_at_1440_px(tabs, app_url, name):
     """At 1440 px the line under the time is not drawn (the caption under the inputs is on the
     same screen): the Time metric is no taller than its neighbour (plus the 4 px Streamlit
     keeps), and the caption with the band is shown."""
     path, label, kw = PAGES[name]
     time, span, _ = _band_words(**kw)
-    context, page = _open(chromium_browser, app_url, path, DESKTOP)
-    try:
-        metric = _metric(page, label)
-        expect(metric.get_by_test_id("stMetricValue")).to_have_text(time)
-        expect(metric.get_by_test_id("stMetricDelta")).to_have_text(span)  # sent, not shown
-        expect(metric.get_by_test_id("stMetricDelta")).to_be_hidden()
-        expect(metric.get_by_test_id("stMetricDeltaDescription")).to_be_hidden()
-        caption = page.get_by_test_id("stCaptionContainer").filter(has_text="Expected error ±")
-        expect(caption).to_be_visible()
-        _settled(page)
-        mine = metric.bounding_box()
-        beside = page.get_by_test_id("stMetric").nth(1).bounding_box()
-        assert mine and beside and abs(mine["y"] - beside["y"]) < 1, (mine, beside)
-        assert mine["height"] <= beside["height"] + MAX_EXTRA_PX, (mine, beside)
-    finally:
-        context.close()
+    page = tabs.open(app_url + path, DESKTOP)
+    metric = _metric(page, label)
+    expect(metric.get_by_test_id("stMetricValue")).to_have_text(time)
+    expect(metric.get_by_test_id("stMetricDelta")).to_have_text(span)  # sent, not shown
+    expect(metric.get_by_test_id("stMetricDelta")).to_be_hidden()
+    expect(metric.get_by_test_id("stMetricDeltaDescription")).to_be_hidden()
+    caption = page.get_by_test_id("stCaptionContainer").filter(has_text="Expected error ±")
+    expect(caption).to_be_visible()
+    _settled(page)
+    mine = metric.bounding_box()
+    beside = page.get_by_test_id("stMetric").nth(1).bounding_box()
+    assert mine and beside and abs(mine["y"] - beside["y"]) < 1, (mine, beside)
+    assert mine["height"] <= beside["height"] + MAX_EXTRA_PX, (mine, beside)
 
 
 @pytest.mark.browser
-def test_the_answer_table_stays_on_the_first_screen_at_1440_px(chromium_browser, app_url):
+def test_the_answer_table_stays_on_the_first_screen_at_1440_px(tabs, app_url):
     """At 1440 x 900 the Collectives page's verdict, the algorithm table's header and its first
     row (fastest first) are above the fold, the table a table: every header shown."""
-    context, page = _open(chromium_browser, app_url, COLLECTIVES, DESKTOP)
-    try:
-        time, _, _ = _band_words(14e9, 8)
-        expect(_metric(page, "Time").get_by_test_id("stMetricValue")).to_have_text(time)
-        verdict = page.get_by_text("Every nccl algorithm dgx-h100 can run at M = 14 GB")
-        expect(verdict).to_be_visible()
-        expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
-        _settled(page)
-        table = page.locator("[data-testid='stMarkdown'] table").first
-        said, box = verdict.bounding_box(), table.bounding_box()
-        assert said and box
-        assert said["y"] + said["height"] <= DESKTOP["height"], said
-        assert box["y"] + 2 * 35 < DESKTOP["height"], box  # header and first row: 35 px a row
-        shown = table.locator("thead th").evaluate_all(
-            "hs => hs.map(h => h.getBoundingClientRect().width > 0)"
-        )
-        assert len(shown) == 6 and all(shown), shown
-    finally:
-        context.close()
+    page = tabs.open(app_url + COLLECTIVES, DESKTOP)
+    time, _, _ = _band_words(14e9, 8)
+    expect(_metric(page, "Time").get_by_test_id("stMetricValue")).to_have_text(time)
+    verdict = page.get_by_text("Every nccl algorithm dgx-h100 can run at M = 14 GB")
+    expect(verdict).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
+    _settled(page)
+    table = page.locator("[data-testid='stMarkdown'] table").first
+    said, box = verdict.bounding_box(), table.bounding_box()
+    assert said and box
+    assert said["y"] + said["height"] <= DESKTOP["height"], said
+    assert box["y"] + 2 * 35 < DESKTOP["height"], box  # header and first row: 35 px a row
+    shown = table.locator("thead th").evaluate_all(
+        "hs => hs.map(h => h.getBoundingClientRect().width > 0)"
+    )
+    assert len(shown) == 6 and all(shown), shown
 
 
 _TABLE_JS = r"""
@@ -177,25 +167,22 @@ t => ({
 
 @pytest.mark.browser
 @pytest.mark.parametrize("width", [390, 320])
-def test_the_algorithm_table_fits_a_phone(chromium_browser, app_url, width):
+def test_the_algorithm_table_fits_a_phone(tabs, app_url, width):
     """At 390 px (and 320 px) the algorithm table before the first chart needed 474 px of 358
     and scrolled sideways; each algorithm is a card now, every cell under its column's name,
     the table no wider than its box and the page no wider than the screen."""
-    context, page = _open(chromium_browser, app_url, COLLECTIVES, {"width": width, "height": 844})
-    try:
-        table = page.locator("[data-testid='stMarkdown'] table").filter(
-            has=page.locator("th").get_by_text("time / fastest", exact=True)
-        )
-        expect(table).to_have_count(1)
-        expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
-        _settled(page)
-        got = table.evaluate(_TABLE_JS)
-        assert got["scroll"] <= got["client"], got
-        assert got["right"] <= width and got["page"] <= width, got
-        assert not got["headerShown"], got
-        assert got["labels"] and all(row == got["headers"] for row in got["labels"]), got
-    finally:
-        context.close()
+    page = tabs.open(app_url + COLLECTIVES, {"width": width, "height": 844})
+    table = page.locator("[data-testid='stMarkdown'] table").filter(
+        has=page.locator("th").get_by_text("time / fastest", exact=True)
+    )
+    expect(table).to_have_count(1)
+    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
+    _settled(page)
+    got = table.evaluate(_TABLE_JS)
+    assert got["scroll"] <= got["client"], got
+    assert got["right"] <= width and got["page"] <= width, got
+    assert not got["headerShown"], got
+    assert got["labels"] and all(row == got["headers"] for row in got["labels"]), got
 
 
 def test_the_time_metric_carries_the_band_s_times():

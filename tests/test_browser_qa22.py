@@ -38,8 +38,10 @@ def chromium_browser():
     yield from launch_chromium()
 
 
-@pytest.fixture()
+@pytest.fixture(scope="module")
 def page(chromium_browser):
+    """One page for the module's checks, each loading its URL afresh (a new Streamlit session;
+    a page per test cost a new renderer each: tests/_browser.Tabs)."""
     context = chromium_browser.new_context(viewport={"width": 1440, "height": 1100})
     p = context.new_page()
     p.set_default_timeout(TIMEOUT_MS)

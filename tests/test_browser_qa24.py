@@ -17,7 +17,7 @@ import re
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import launch_chromium
+from tests._browser import launch_chromium, reused_tabs
 
 pytestmark = pytest.mark.browser
 
@@ -39,6 +39,12 @@ def chromium_browser():
     yield from launch_chromium()
 
 
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per width for the module's checks, each loaded afresh (tests/_browser.Tabs)."""
+    yield from reused_tabs(chromium_browser, TIMEOUT_MS)
+
+
 def _type(box, text: str) -> None:
     box.fill(text)
     box.press("Enter")
@@ -46,63 +52,49 @@ def _type(box, text: str) -> None:
 
 @pytest.mark.parametrize("width", [390, 1440])
 @pytest.mark.parametrize(("path", "label", "key", "default"), BOXES, ids=[b[2] for b in BOXES])
-def test_a_typed_count_is_read_whole_or_named(
-    chromium_browser, app_url, width, path, label, key, default
-):
+def test_a_typed_count_is_read_whole_or_named(tabs, app_url, width, path, label, key, default):
     """``1e1`` is 10 (box and URL), ``2.5`` a red message naming the box and its range with
     the box back at its default and no parameter in the URL, ``12`` is 12."""
-    context = chromium_browser.new_context(viewport={"width": width, "height": 900})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{app_url}/{path}")
-        box = page.get_by_role("spinbutton", name=label, exact=True)
-        expect(box).to_have_value(default)
+    page = tabs.open(f"{app_url}/{path}", {"width": width, "height": 900})
+    box = page.get_by_role("spinbutton", name=label, exact=True)
+    expect(box).to_have_value(default)
 
-        _type(box, "1e1")
-        expect(page).to_have_url(re.compile(rf"[?&]{key}=10(&|$)"))
-        expect(box).to_have_value("10")
+    _type(box, "1e1")
+    expect(page).to_have_url(re.compile(rf"[?&]{key}=10(&|$)"))
+    expect(box).to_have_value("10")
 
-        _type(box, "2.5")
-        alert = page.get_by_test_id("stAlert").filter(has_text="2.5 is not a whole number")
-        expect(alert).to_contain_text(f"as {label} takes")
-        expect(box).to_have_value(default)
-        expect(page).not_to_have_url(re.compile(rf"[?&]{key}="))
+    _type(box, "2.5")
+    alert = page.get_by_test_id("stAlert").filter(has_text="2.5 is not a whole number")
+    expect(alert).to_contain_text(f"as {label} takes")
+    expect(box).to_have_value(default)
+    expect(page).not_to_have_url(re.compile(rf"[?&]{key}="))
 
-        _type(box, "12")
-        expect(page).to_have_url(re.compile(rf"[?&]{key}=12(&|$)"))
-        expect(box).to_have_value("12")
-        named = page.get_by_test_id("stAlert").filter(has_text=f"as {label} takes")
-        expect(named).to_have_count(0)
-    finally:
-        context.close()
+    _type(box, "12")
+    expect(page).to_have_url(re.compile(rf"[?&]{key}=12(&|$)"))
+    expect(box).to_have_value("12")
+    named = page.get_by_test_id("stAlert").filter(has_text=f"as {label} takes")
+    expect(named).to_have_count(0)
 
 
-def test_a_typed_count_survives_a_page_switch_and_a_reload_as_digits(chromium_browser, app_url):
+def test_a_typed_count_survives_a_page_switch_and_a_reload_as_digits(tabs, app_url):
     """Memory's ranks typed as ``1e1``: after a visit to Batch through the sidebar the URL
     reads ``dp_ranks=10`` (Streamlit's binding of a float box wrote ``10.0`` back), and a
     reload of that URL shows 10."""
-    context = chromium_browser.new_context(viewport={"width": 1440, "height": 900})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        nav = page.get_by_test_id("stSidebarNav")
-        page.goto(f"{app_url}/memory")
-        box = page.get_by_role("spinbutton", name="Data-parallel ranks N", exact=True)
-        expect(box).to_have_value("8")
-        _type(box, "1e1")
-        expect(page).to_have_url(re.compile(r"/memory\?dp_ranks=10$"))
+    page = tabs.open(f"{app_url}/memory", {"width": 1440, "height": 900})
+    nav = page.get_by_test_id("stSidebarNav")
+    box = page.get_by_role("spinbutton", name="Data-parallel ranks N", exact=True)
+    expect(box).to_have_value("8")
+    _type(box, "1e1")
+    expect(page).to_have_url(re.compile(r"/memory\?dp_ranks=10$"))
 
-        nav.get_by_text("Batch", exact=True).click()
-        expect(page).to_have_url(re.compile(r"/batch$"))
-        nav.get_by_text("Memory", exact=True).click()
-        expect(page).to_have_url(re.compile(r"/memory\?dp_ranks=10$"))
-        expect(box).to_have_value("10")
-        page.wait_for_timeout(1000)  # a rerun that rewrote the URL would land by now
-        expect(page).to_have_url(re.compile(r"/memory\?dp_ranks=10$"))
+    nav.get_by_text("Batch", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/batch$"))
+    nav.get_by_text("Memory", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/memory\?dp_ranks=10$"))
+    expect(box).to_have_value("10")
+    page.wait_for_timeout(1000)  # a rerun that rewrote the URL would land by now
+    expect(page).to_have_url(re.compile(r"/memory\?dp_ranks=10$"))
 
-        page.reload()
-        expect(box).to_have_value("10")
-        expect(page).to_have_url(re.compile(r"/memory\?dp_ranks=10$"))
-    finally:
-        context.close()
+    page.reload()
+    expect(box).to_have_value("10")
+    expect(page).to_have_url(re.compile(r"/memory\?dp_ranks=10$"))

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.browser
 
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
-from tests._browser import launch_chromium  # noqa: E402
+from tests._browser import launch_chromium, reused_tabs  # noqa: E402
 
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
@@ -19,6 +19,12 @@ expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower besid
 @pytest.fixture(scope="module")
 def chromium_browser():
     yield from launch_chromium()
+
+
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per viewport for the module's checks, each loaded afresh (tests/_browser.Tabs)."""
+    yield from reused_tabs(chromium_browser)
 
 
 def _tick_texts(page, axis: str) -> list[str]:
@@ -36,19 +42,12 @@ def _tick_texts(page, axis: str) -> list[str]:
         ("collectives", "x", "B", 390),  # a phone's fewer ticks land on 10^3
     ],
 )
-def test_chart_ticks_carry_an_si_prefix_at_every_power(
-    chromium_browser, app_url, path, axis, unit, width
-):
+def test_chart_ticks_carry_an_si_prefix_at_every_power(tabs, app_url, path, axis, unit, width):
     """The Cluster page's time axis read "0s, 0.002s, 0.004s" and the Collectives page's
     "10µs, 100µs, 0.001s, 0.01s" and "1000B, 1MB, 1GB": plotly leaves 10^-3 to 10^3 without an
     SI prefix unless told (minexponent), so one axis mixed "µs" with decimals of a second."""
-    context = chromium_browser.new_context(viewport={"width": width, "height": 2400})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/{path}")
-        texts = [t for t in _tick_texts(page, axis) if t.endswith(unit)]
-        assert texts, _tick_texts(page, axis)
-        plain = [t for t in texts if re.fullmatch(rf"-?0\.\d+{re.escape(unit)}|\d{{4,}}{unit}", t)]
-        assert not plain, texts
-    finally:
-        context.close()
+    page = tabs.open(f"{app_url}/{path}", {"width": width, "height": 2400})
+    texts = [t for t in _tick_texts(page, axis) if t.endswith(unit)]
+    assert texts, _tick_texts(page, axis)
+    plain = [t for t in texts if re.fullmatch(rf"-?0\.\d+{re.escape(unit)}|\d{{4,}}{unit}", t)]
+    assert not plain, texts

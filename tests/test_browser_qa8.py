@@ -9,7 +9,7 @@ pytestmark = pytest.mark.browser
 
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
-from tests._browser import launch_chromium  # noqa: E402
+from tests._browser import launch_chromium, reused_tabs  # noqa: E402
 
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
@@ -47,6 +47,12 @@ def chromium_browser():
     yield from launch_chromium()
 
 
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per viewport for the module's checks, each loaded afresh (tests/_browser.Tabs)."""
+    yield from reused_tabs(chromium_browser)
+
+
 @pytest.mark.parametrize(
     ("path", "last_caption"),
     [
@@ -54,22 +60,15 @@ def chromium_browser():
         ("ddp", "Ranked by step time"),  # the strategies: 57.3 GB, 447 ms - 590 ms, 239 k
     ],
 )
-def test_a_number_stays_on_the_line_of_its_unit_at_390_px(
-    chromium_browser, app_url, path, last_caption
-):
+def test_a_number_stays_on_the_line_of_its_unit_at_390_px(tabs, app_url, path, last_caption):
     """At 390 px the Memory page's parts table and the step page's strategy table broke cells
     such as "14 GB" and "447 ms" between the number and the unit: each cell's number is now
     bound to its unit by a non-breaking space (common.keep_units), so a cell breaks only
     between values and words."""
-    context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/{path}")
-        expect(page.get_by_text(last_caption).first).to_be_visible()
-        expect(page.locator('[data-testid="stMarkdownContainer"] table td').first).to_be_visible()
-        page.wait_for_timeout(1000)  # the tables after the caption settle
-        got = page.evaluate(_SPLIT_JS)
-        assert got["seen"] >= 20, got  # the tables were there and were measured
-        assert not got["split"], got
-    finally:
-        context.close()
+    page = tabs.open(f"{app_url}/{path}", {"width": 390, "height": 844})
+    expect(page.get_by_text(last_caption).first).to_be_visible()
+    expect(page.locator('[data-testid="stMarkdownContainer"] table td').first).to_be_visible()
+    page.wait_for_timeout(1000)  # the tables after the caption settle
+    got = page.evaluate(_SPLIT_JS)
+    assert got["seen"] >= 20, got  # the tables were there and were measured
+    assert not got["split"], got

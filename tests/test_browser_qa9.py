@@ -8,7 +8,7 @@ pytestmark = pytest.mark.browser
 
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
-from tests._browser import launch_chromium  # noqa: E402
+from tests._browser import launch_chromium, reused_tabs  # noqa: E402
 
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
@@ -27,6 +27,12 @@ def chromium_browser():
     yield from launch_chromium()
 
 
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per viewport for the module's checks, each loaded afresh (tests/_browser.Tabs)."""
+    yield from reused_tabs(chromium_browser)
+
+
 @pytest.mark.parametrize(
     ("path", "label"),
     [
@@ -34,15 +40,10 @@ def chromium_browser():
         ("ddp", "no_sync on all but the last micro-batch"),
     ],
 )
-def test_checkbox_labels_are_not_cut_off_at_1440(chromium_browser, app_url, path, label):
+def test_checkbox_labels_are_not_cut_off_at_1440(tabs, app_url, path, label):
     """At 1440 px the Cluster page's checkbox read "In-network reduction across …" and the
     Training step page's "Set the MFU (else the fitted e…" and "no_sync on all but the last
     micro-…": a checkbox in a quarter of the page cut its label to one line."""
-    context = chromium_browser.new_context(viewport={"width": 1440, "height": 1200})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/{path}")
-        expect(page.get_by_test_id("stCheckbox").get_by_text(label)).to_be_visible()
-        assert page.evaluate(_CUT_LABELS_JS) == []
-    finally:
-        context.close()
+    page = tabs.open(f"{app_url}/{path}", {"width": 1440, "height": 1200})
+    expect(page.get_by_test_id("stCheckbox").get_by_text(label)).to_be_visible()
+    assert page.evaluate(_CUT_LABELS_JS) == []

@@ -27,7 +27,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
 from costmodel.reference import reference_path  # noqa: E402
-from tests._browser import launch_chromium  # noqa: E402
+from tests._browser import launch_chromium, reused_tabs  # noqa: E402
 
 expect = playwright_api.expect
 TIMEOUT_MS = (
@@ -97,11 +97,15 @@ def chromium_browser():
     yield from launch_chromium()
 
 
-def _open(chromium_browser, width: int, height: int):
-    context = chromium_browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    return context, page
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per viewport for the module's checks, each test loading its URL afresh in it
+    (tests/_browser.Tabs; the screenshot's resize is undone before the next test)."""
+    yield from reused_tabs(chromium_browser, TIMEOUT_MS)
+
+
+def _open(tabs, width: int, height: int):
+    return tabs.page({"width": width, "height": height})
 
 
 def metric(page, label: str):
@@ -198,96 +202,78 @@ def assert_title_above_plot(page) -> None:
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 @pytest.mark.parametrize("name", PAGES)
-def test_every_page_is_readable(chromium_browser, app_url, name, viewport):
+def test_every_page_is_readable(tabs, app_url, name, viewport):
     path, headline = PAGES[name]
-    context, page = _open(chromium_browser, *VIEWPORTS[viewport])
-    try:
-        page.goto(f"{app_url}/{path}")
-        expect(metric(page, headline).first).to_have_text(re.compile(r"\S"))
-        if name != "batch":  # every page but Batch draws charts
-            assert_toolbar_clear_of_title(page)
-            assert_title_above_plot(page)
-        # Validate answers only after a log is chosen: its input comes first by design
-        assert_readable(page, None if name == "validate" else headline)
-        screenshot(page, f"readable-{name}-{viewport}")
-    finally:
-        context.close()
+    page = _open(tabs, *VIEWPORTS[viewport])
+    page.goto(f"{app_url}/{path}")
+    expect(metric(page, headline).first).to_have_text(re.compile(r"\S"))
+    if name != "batch":  # every page but Batch draws charts
+        assert_toolbar_clear_of_title(page)
+        assert_title_above_plot(page)
+    # Validate answers only after a log is chosen: its input comes first by design
+    assert_readable(page, None if name == "validate" else headline)
+    screenshot(page, f"readable-{name}-{viewport}")
 
 
 # --- the five everyday questions, at both widths ---------------------------------------
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
-def test_question_does_70b_fit_on_64_h100_with_zero3(chromium_browser, app_url, viewport):
-    context, page = _open(chromium_browser, *VIEWPORTS[viewport])
-    try:
-        page.goto(f"{app_url}/memory?arch=llama-3.1-70b&dp_ranks=64")
-        page.get_by_text("3 (FSDP)").click()
-        expect(metric(page, "Memory per GPU, ZeRO-3")).to_have_text(re.compile(r"\d.* GB$"))
-        expect(metric(page, "Fits?")).to_have_text(re.compile(r"^(yes|no)$"))
-        assert_readable(page, "Memory per GPU, ZeRO-3")
-        screenshot(page, f"question-70b-zero3-{viewport}")
-    finally:
-        context.close()
+def test_question_does_70b_fit_on_64_h100_with_zero3(tabs, app_url, viewport):
+    page = _open(tabs, *VIEWPORTS[viewport])
+    page.goto(f"{app_url}/memory?arch=llama-3.1-70b&dp_ranks=64")
+    page.get_by_text("3 (FSDP)").click()
+    expect(metric(page, "Memory per GPU, ZeRO-3")).to_have_text(re.compile(r"\d.* GB$"))
+    expect(metric(page, "Fits?")).to_have_text(re.compile(r"^(yes|no)$"))
+    assert_readable(page, "Memory per GPU, ZeRO-3")
+    screenshot(page, f"question-70b-zero3-{viewport}")
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
-def test_question_how_long_and_how_much_to_train(chromium_browser, app_url, viewport):
-    context, page = _open(chromium_browser, *VIEWPORTS[viewport])
-    try:
-        page.goto(f"{app_url}/ddp?ddp_arch=llama-2-7b&ddp_tokens=2T")
-        expect(metric(page, "Wall clock")).to_have_text(re.compile(r"^[\d,.]+ days$"))
-        for label in ("GPU-hours", "Cost [USD]"):
-            expect(metric(page, label)).to_have_text(re.compile(r"^[\d,.]+$"))
-        expect(metric(page, "MFU at the predicted step")).to_have_text(re.compile(r"% *$"))
-        assert_readable(page, "Step time")
-        screenshot(page, f"question-train-cost-{viewport}")
-    finally:
-        context.close()
+def test_question_how_long_and_how_much_to_train(tabs, app_url, viewport):
+    page = _open(tabs, *VIEWPORTS[viewport])
+    page.goto(f"{app_url}/ddp?ddp_arch=llama-2-7b&ddp_tokens=2T")
+    expect(metric(page, "Wall clock")).to_have_text(re.compile(r"^[\d,.]+ days$"))
+    for label in ("GPU-hours", "Cost [USD]"):
+        expect(metric(page, label)).to_have_text(re.compile(r"^[\d,.]+$"))
+    expect(metric(page, "MFU at the predicted step")).to_have_text(re.compile(r"% *$"))
+    assert_readable(page, "Step time")
+    screenshot(page, f"question-train-cost-{viewport}")
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
-def test_question_which_algorithm_wins_on_my_cluster(chromium_browser, app_url, viewport):
+def test_question_which_algorithm_wins_on_my_cluster(tabs, app_url, viewport):
     # main today: NCCL's pick (algorithm / protocol) on a cluster at a power-of-two size;
     # the per-algorithm list and the "14GB" text box are the `collectives` branch's
-    context, page = _open(chromium_browser, *VIEWPORTS[viewport])
-    try:
-        page.goto(f"{app_url}/?view=A+model+on+a+cluster+preset")
-        expect(metric(page, "Algorithm / protocol")).to_have_text(re.compile(r"\w+ / \w+"))
-        expect(metric(page, "NCCL's choice")).to_have_text(re.compile(r"\w+ / \w+"))
-        assert_readable(page, "Time")
-        screenshot(page, f"question-algorithm-{viewport}")
-    finally:
-        context.close()
+    page = _open(tabs, *VIEWPORTS[viewport])
+    page.goto(f"{app_url}/?view=A+model+on+a+cluster+preset")
+    expect(metric(page, "Algorithm / protocol")).to_have_text(re.compile(r"\w+ / \w+"))
+    expect(metric(page, "NCCL's choice")).to_have_text(re.compile(r"\w+ / \w+"))
+    assert_readable(page, "Time")
+    screenshot(page, f"question-algorithm-{viewport}")
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
-def test_question_cluster_a_or_cluster_b(chromium_browser, app_url, viewport):
+def test_question_cluster_a_or_cluster_b(tabs, app_url, viewport):
     # main today: one cluster per view, so two views (the side-by-side pages are `sidebyside`'s)
-    context, page = _open(chromium_browser, *VIEWPORTS[viewport])
-    try:
-        times = {}
-        for cluster in ("dgx-h100", "dgx-a100"):
-            page.goto(f"{app_url}/cluster?cl_cluster={cluster}&cl_nodes=4")
-            value = metric(page, "Time, model nccl")
-            expect(value).to_have_text(re.compile(r"\d"))
-            assert_readable(page, "Time, model nccl")
-            times[cluster] = value.inner_text()
-            screenshot(page, f"question-cluster-{cluster}-{viewport}")
-        assert times["dgx-h100"] != times["dgx-a100"], times
-    finally:
-        context.close()
+    page = _open(tabs, *VIEWPORTS[viewport])
+    times = {}
+    for cluster in ("dgx-h100", "dgx-a100"):
+        page.goto(f"{app_url}/cluster?cl_cluster={cluster}&cl_nodes=4")
+        value = metric(page, "Time, model nccl")
+        expect(value).to_have_text(re.compile(r"\d"))
+        assert_readable(page, "Time, model nccl")
+        times[cluster] = value.inner_text()
+        screenshot(page, f"question-cluster-{cluster}-{viewport}")
+    assert times["dgx-h100"] != times["dgx-a100"], times
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
-def test_question_how_accurate_is_this(chromium_browser, app_url, viewport):
+def test_question_how_accurate_is_this(tabs, app_url, viewport):
     # main today: the Validate page against a bundled measured log; the error bands on every
     # predicted time are the `fidelity` branch's
-    context, page = _open(chromium_browser, *VIEWPORTS[viewport])
-    try:
-        page.goto(f"{app_url}/{PAGES['validate'][0]}")
-        expect(metric(page, "Median |busbw error|")).to_have_text(re.compile(r"^\d+\.\d %$"))
-        assert_readable(page, None)
-        screenshot(page, f"question-accuracy-{viewport}")
-    finally:
-        context.close()
+    page = _open(tabs, *VIEWPORTS[viewport])
+    page.goto(f"{app_url}/{PAGES['validate'][0]}")
+    expect(metric(page, "Median |busbw error|")).to_have_text(re.compile(r"^\d+\.\d %$"))
+    assert_readable(page, None)
+    screenshot(page, f"question-accuracy-{viewport}")

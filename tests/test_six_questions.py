@@ -41,7 +41,7 @@ from costmodel.units import (  # noqa: E402
     format_elapsed,
     format_gpu_hours,
 )
-from tests._browser import LOG_INPUT, launch_chromium  # noqa: E402
+from tests._browser import LOG_INPUT, launch_chromium, reused_tabs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -57,17 +57,20 @@ def chromium_browser():
     yield from launch_chromium()
 
 
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    yield from reused_tabs(chromium_browser, TIMEOUT_MS)
+
+
 @pytest.fixture(params=[DESKTOP], ids=["1440"])
-def tab(request, chromium_browser):
-    """A new page at ``request.param``'s viewport (desktop unless a test asks for both); no
-    exception on it when the test ends. (Not ``page``: pytest-playwright owns that name.)"""
+def tab(request, tabs):
+    """The module's page at ``request.param``'s viewport (desktop unless a test asks for both),
+    where the test loads its URL afresh (tests/_browser.Tabs); no exception on it when the test
+    ends. (Not ``page``: pytest-playwright owns that name.)"""
     width, height = request.param
-    context = chromium_browser.new_context(viewport={"width": width, "height": height})
-    p = context.new_page()
-    p.set_default_timeout(TIMEOUT_MS)
+    p = tabs.page({"width": width, "height": height})
     yield p
     expect(p.get_by_test_id("stException")).to_have_count(0)
-    context.close()
 
 
 both_widths = pytest.mark.parametrize("tab", [DESKTOP, PHONE], ids=["1440", "390"], indirect=True)

@@ -136,11 +136,10 @@ def test_another_tools_json_lines_are_refused_naming_the_file(tmp_path):
 
 # --- the harness's gloo path (CPU rows, DDP steps) ---------------------------------------------
 @pytest.fixture(scope="module")
-def gloo(tmp_path_factory) -> tuple[Path, Path]:
-    """(results file, its calibration) of one real gloo run, shared by this module's tests."""
-    folder = tmp_path_factory.mktemp("gloo")
-    results = gloo_results(folder)
-    return results, calibration_of(results, folder)
+def gloo(gloo_run) -> tuple[Path, Path]:
+    """(results file, its calibration) of one real gloo run (:func:`gloo_results`), the
+    session's (tests/conftest.py: tests/test_app_qa23.py reads the same run)."""
+    return gloo_run
 
 
 @pytest.mark.torch
