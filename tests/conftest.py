@@ -20,10 +20,15 @@ import pytest
 # The units with the longest wall time on a 2-core machine are handed out first, the browser
 # modules first of all (their time grows most with the load), so that no long unit starts last
 # while the other worker has nothing left; the others keep xdist's order. (Order from per-file
-# wall times on the shared 2-core box at load 15-22, 2026-12-02; a wrong order costs only balance.)
+# wall times on the shared 2-core box at load 15-22, 2026-12-02, and serially at load 8-19 on
+# 2026-12-04 after the browser files shared one page per viewport; a wrong order costs only balance.)
 LONGEST_FIRST = (
-    "tests/test_browser_readable.py",
     "tests/test_browser.py",
+    "tests/test_browser_readable.py",
+    "tests/test_browser_qa20.py",
+    "tests/test_browser_qa21.py",
+    "tests/test_browser_qa24.py",
+    "tests/test_browser_qa18.py",
     "tests/test_six_questions.py",
     "tests/test_app.py",
     "tests/test_browser_collectives.py",
