@@ -108,20 +108,21 @@ def _time_axis(end_s: float, *, title: str) -> dict:
     }
 
 
-def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
-    """A dotted vertical line at data value ``x``, its ``text`` inside the plot area at the foot
-    of the line, on its right, on a white chip.
+#: How :func:`_vline` draws its line, which its legend entry (:func:`_vline_entry`) repeats.
+_VLINE = {"dash": "dot", "color": "grey"}
 
-    A shape on a log axis takes the data value; an annotation takes its log10 (plotly.js). The
-    label sat above the plot area's top edge, where :func:`clear_of_toolbar` sets the title: the
-    Cluster page's "one node" was drawn over "The cliff: busbw as the job grows past one node"
-    at 1440 and 390 px (chromium, 2026-12-03). At the foot it clears the title at every width,
-    and the chip keeps it readable over a line or a band.
+
+def _vline(x: float) -> dict:
+    """A dotted grey vertical line at data value ``x``, across the plot (a shape takes the
+    data value on a log axis too, plotly.js).
+
+    It carries no label on the plot. Above the plot area one covered the title; at the line's
+    foot the Cluster page's "one node" lay inside the cliff chart's shaded band, which reaches
+    wherever the lines do (chromium, 390 px, 2026-12-04). A line that needs a name gets a legend
+    entry (:func:`_vline_entry`).
     """
-    import math
-
     pos = float(x)
-    shape = {
+    return {
         "type": "line",
         "xref": "x",
         "yref": "paper",
@@ -129,26 +130,23 @@ def _vline(x: float, *, log: bool, text: str = "") -> tuple[dict, list[dict]]:
         "x1": pos,
         "y0": 0,
         "y1": 1,
-        "line": {"dash": "dot", "color": "grey"},
+        "line": dict(_VLINE),
     }
-    notes = (
-        [
-            {
-                "x": math.log10(pos) if log else pos,
-                "xref": "x",
-                "y": 0,
-                "yref": "paper",
-                "text": text,
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "bottom",
-                "bgcolor": _LABEL_BACKGROUND,
-            }
-        ]
-        if text
-        else []
-    )
-    return shape, notes
+
+
+def _vline_entry(name: str) -> dict:
+    """A legend entry for :func:`_vline`'s line: ``name`` beside a dotted grey line symbol. It
+    draws nothing in the plot (no points), so it neither labels over a curve or a band nor
+    moves the axes' ranges."""
+    return {
+        "type": "scatter",
+        "x": [None],
+        "y": [None],
+        "mode": "lines",
+        "line": dict(_VLINE),
+        "name": name,
+        "hoverinfo": "skip",
+    }
 
 
 #: Height of plotly's toolbar (modebar) row at the top of a chart [px]: 4 px padding and 26 px
@@ -499,8 +497,7 @@ def _size_layout(title: str, unit: str, is_time: bool, selected_bytes: float | N
         "hovermode": "closest",
     }
     if selected_bytes is not None:
-        shape, notes = _vline(selected_bytes, log=True)
-        layout["shapes"], layout["annotations"] = [shape], notes
+        layout["shapes"] = [_vline(selected_bytes)]
     return layout
 
 
@@ -1118,7 +1115,8 @@ def bandwidth_vs_gpus_figure(
 ) -> go.Figure:
     """Bus bandwidth against GPU count (log-2 x), one line per ``columns`` entry (label -> col).
 
-    ``node_gpus`` marks where the job leaves one node (the NVLink/network cliff).
+    ``node_gpus`` marks where the job leaves one node (the NVLink/network cliff): a dotted
+    line, named in the legend ("one node (8 GPUs)").
     """
     data = [
         {
@@ -1145,9 +1143,9 @@ def bandwidth_vs_gpus_figure(
         "legend": _legend(),
         "margin": {"t": 50, "b": 10},
     }
-    if node_gpus is not None:
-        shape, notes = _vline(node_gpus, log=True, text="one node")
-        layout["shapes"], layout["annotations"] = [shape], notes
+    if node_gpus is not None:  # named in the legend: a label on the plot lay in the band
+        layout["shapes"] = [_vline(node_gpus)]
+        data.append(_vline_entry(f"one node ({node_gpus:g} GPUs)"))
     return go.Figure(data=data, layout=layout)
 
 
@@ -1371,9 +1369,10 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
 
 
 #: Where on an axis [fraction of its span] a label centred above its point would run past a
-#: 390 px phone's plot area, which clips it: "best 193 MiB" on the step page's bucket_cap
-#: advisor with B on alps-gh200 (chromium, 2026-12-03). A label is about a tenth of such a
-#: plot wide, so one within half of that of an end is set beside its point, inward.
+#: 390 px phone's plot area, which clips it: "best 193 MiB" (about a tenth of such a plot
+#: wide) on the step page's bucket_cap advisor with B on alps-gh200 (chromium, 2026-12-03),
+#: before the best caps were named in the legend. A label within half its width of an end is
+#: set beside its point, inward.
 _LABEL_HALF_SPAN = 0.1
 
 
@@ -1400,7 +1399,11 @@ def bucket_advice_figure(
     ``curves`` maps a label to a :class:`costmodel.ddp.BucketCapSweep` (``caps_bytes`` [B],
     ``exposed_comm_s`` [s], ``best_index``); ``current_cap_bytes`` is drawn as a dashed line.
     The legend names the curves where there are several (configurations A and B); one curve
-    has none (a lone "A" said nothing).
+    has none (a lone "A" said nothing). Each best cap is a star on its curve, named in the
+    legend ("best 25 MiB", "A: best 25 MiB"): written above its star it lay on the curve,
+    which is flat or turning there, and across the dashed line where the best cap is the
+    current one, and A's and B's labels at one cap lay over each other (chromium, 390 px,
+    2026-12-04).
     """
     data: list[dict[str, Any]] = []
     span = [1.0, 1.0]  # the caps' range [MiB], over every curve
@@ -1415,6 +1418,7 @@ def bucket_advice_figure(
                 "y": list(sw.exposed_comm_s),
                 "mode": "lines",
                 "name": str(label),
+                "showlegend": len(curves) > 1,
                 "line": {"color": color},
                 "customdata": list(sw.buckets),
                 "hovertemplate": "bucket_cap %{x} MiB: exposed %{y:.3s}s, "
@@ -1422,17 +1426,15 @@ def bucket_advice_figure(
             }
         )
         b = sw.best_index
+        best = f"best {caps[b]:g} MiB"
         data.append(
             {
                 "type": "scatter",
                 "x": [caps[b]],
                 "y": [sw.exposed_comm_s[b]],
-                "mode": "markers+text",
+                "mode": "markers",
                 "marker": {"color": color, "size": 11, "symbol": "star"},
-                "text": [f"best {caps[b]:g} MiB"],
-                "textposition": _inside_position(caps[b], caps[0], caps[-1]),
-                "name": f"{label}: best",
-                "showlegend": False,
+                "name": f"{label}: {best}" if len(curves) > 1 else best,
                 "hovertemplate": "best bucket_cap %{x} MiB: exposed %{y:.3s}s<extra></extra>",
             }
         )
@@ -1441,7 +1443,7 @@ def bucket_advice_figure(
         "xaxis": {"title": {"text": "bucket_cap [MiB]"}},
         "yaxis": _unit_axis("s", title="exposed communication"),
         "legend": _legend(),
-        "showlegend": len(curves) > 1,
+        "showlegend": True,  # the best caps; the curves where there are several
         "margin": {"t": 50, "b": 10},
     }
     if current_cap_bytes is not None:

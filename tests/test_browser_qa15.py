@@ -23,8 +23,8 @@ def chromium_browser():
     yield from launch_chromium()
 
 
-# The boxes of the chart whose title starts with `title`: its title, its plot area and each of
-# its annotations [px].
+# The boxes of the chart whose title starts with `title`: its title, its plot area, each of
+# its annotations and each of its legend's entries [px].
 _CHART_BOXES_JS = """
 title => {
   const box = e => { const r = e.getBoundingClientRect();
@@ -35,6 +35,8 @@ title => {
     title: box(p.querySelector('.gtitle')),
     area: box(p.querySelector('.nsewdrag')),
     notes: [...p.querySelectorAll('g.annotation')].map(a => ({text: a.textContent, ...box(a)})),
+    legend: [...p.querySelectorAll('g.legend g.traces')].map(
+      t => ({text: t.textContent, ...box(t)})),
   };
 }
 """
@@ -55,19 +57,21 @@ def _apart(a: dict, b: dict) -> bool:
 def test_the_one_node_label_clears_the_cliff_chart_s_title(chromium_browser, app_url, width):
     """The Cluster page's "one node" label of the dotted line at 8 GPUs sat above the plot
     area, where the title is set: it was drawn over "The cliff: busbw as the job grows past one
-    node" at 1440 and at 390 px. It sits inside the plot area now, at the line's foot."""
+    node" at 1440 and at 390 px. At the line's foot it then lay in the shaded band; it is the
+    line's legend entry now, under the plot area (tests/test_app_qa28.py), and the plot holds
+    no label of it."""
     context = chromium_browser.new_context(viewport={"width": width, "height": 900})
     try:
         page = context.new_page()
         page.goto(f"{app_url}/cluster?cl_nodes=8&cl_size_text=14GB")
-        expect(page.locator(".js-plotly-plot g.annotation", has_text="one node")).to_be_attached()
+        entry = page.locator(".js-plotly-plot g.legend g.traces", has_text="one node (8 GPUs)")
+        expect(entry).to_be_attached()
         page.wait_for_timeout(1000)  # plotly's second layout pass (automargin) settles
         chart = page.evaluate(_CHART_BOXES_JS, "The cliff")
-        (note,) = [n for n in chart["notes"] if n["text"] == "one node"]
-        assert _apart(note, chart["title"]), chart
-        area = chart["area"]
-        assert area["left"] <= note["left"] and note["right"] <= area["right"] + 1, chart
-        assert area["top"] <= note["top"] and note["bottom"] <= area["bottom"] + 1, chart
+        assert not [n for n in chart["notes"] if "one node" in n["text"]], chart
+        (note,) = [n for n in chart["legend"] if n["text"] == "one node (8 GPUs)"]
+        assert _apart(note, chart["title"]) and _apart(note, chart["area"]), chart
+        assert chart["area"]["bottom"] <= note["top"], chart
     finally:
         context.close()
 
