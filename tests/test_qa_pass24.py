@@ -1,0 +1,92 @@
+"""QA pass 24: a 0-byte message takes 0 s in the formulas as in ``predict_collective``; the
+activations' note without brackets inside brackets; a comma-thousands number in a list option
+refused; ``validate`` options a harness results file overrides said so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import costmodel as cm
+from costmodel import collectives as c
+from costmodel import topology
+
+A, BW = 5e-6, 50e9  # a 5 us step latency over NDR
+
+
+# --- a 0-byte message: 0 s in every formula, as predict_collective says -----------------------
+NAMED = [
+    c.allreduce_ring,
+    c.allreduce_tree,
+    c.allreduce_binomial_tree,
+    c.allreduce_recursive_doubling,
+    c.allreduce_halving_doubling,
+    c.allreduce_nvls,
+    c.allreduce_naive_root,
+    c.allreduce_naive_all_to_all,
+    c.reduce_scatter_ring,
+    c.reduce_scatter_halving,
+    c.all_gather_ring,
+    c.all_gather_recursive_doubling,
+    c.broadcast_chain,
+    c.broadcast_binomial_tree,
+    c.reduce_chain,
+    c.reduce_binomial_tree,
+    c.all_to_all_pairwise,
+]
+
+
+@pytest.mark.parametrize("fn", NAMED, ids=[f.__name__ for f in NAMED])
+def test_every_named_formula_takes_0_s_for_0_bytes(fn):
+    assert fn(0.0, 8, BW, A) == 0.0  # the scalar path
+    assert fn(0, 8, BW, A) == 0.0  # an int 0
+    got = fn(np.array([0.0, 1e6, 0.0]), 8, BW, A)  # the array path, element-wise
+    assert got[0] == 0.0 and got[2] == 0.0
+    assert got[1] == pytest.approx(fn(1e6, 8, BW, A), rel=1e-12)
+    assert got[1] > A  # a sent message still pays its latency
+
+
+@pytest.mark.parametrize("op", cm.OPS)
+def test_api_collective_time_agrees_with_predict_at_0_bytes(op):
+    """``cm.collective_time`` over one link and on a cluster, and ``predict_collective`` on the
+    same cluster under the same model, all say 0 s for 0 B; arrays element-wise."""
+    assert cm.collective_time(op, 0, 8, BW, A) == 0.0
+    ring = cm.collective_time(op, [0.0, 4096.0], [8, 64], BW, A)
+    assert ring[0] == 0.0 and ring[1] > 0.0
+    cluster = cm.cluster("dgx-h100", nodes=2)
+    for model in ("textbook", "lesson"):
+        assert cm.collective_time(op, 0.0, cluster, model=model) == 0.0
+        p = cm.predict_collective(op, np.array([0.0, 4096.0]), cluster, model=model)
+        assert p.time_s[0] == 0.0
+        assert cm.collective_time(op, np.array([0.0, 4096.0]), cluster, model=model)[
+            1
+        ] == pytest.approx(p.time_s[1], rel=1e-12)
+
+
+def test_allreduce_time_0_bytes_with_latency_is_0():
+    """The case as reported: a latency term made ``allreduce_time(0, ...)`` 2(N-1) alpha."""
+    assert cm.allreduce_time(0, 8, BW, A) == 0.0
+    assert cm.allreduce_time(0, 8, BW, A, algorithm="tree") == 0.0
+    # the latency term is still there for any message that is sent
+    assert cm.allreduce_time(1.0, 8, BW, A) - cm.allreduce_time(1.0, 8, BW) == pytest.approx(
+        14 * A, rel=1e-9
+    )
+
+
+@pytest.mark.parametrize("sharp", [False, True])
+@pytest.mark.parametrize("mode", ["serial", "pipelined"])
+def test_topology_times_are_0_s_for_0_bytes(sharp, mode):
+    args = (2, 8, 450e9, 50e9, 1e-6, 5e-6)
+    assert (
+        topology.hierarchical_allreduce_time(0.0, *args, mode=mode, in_network_reduction=sharp)
+        == 0.0
+    )
+    both = topology.hierarchical_allreduce_time(
+        np.array([0.0, 1e6]), *args, mode=mode, in_network_reduction=sharp
+    )
+    assert both[0] == 0.0 and both[1] > 0.0
+    phases = topology.hierarchical_allreduce_phases(0.0, *args, in_network_reduction=sharp)
+    assert all(v == 0.0 for v in phases.values()), phases
+    flat = (2, 8, 450e9, 8, 50e9, 1e-6, 5e-6)
+    assert topology.flat_ring_allreduce_time(0.0, *flat) == 0.0
+    assert topology.flat_ring_allreduce_time(np.array([0.0, 1.0]), *flat)[0] == 0.0
