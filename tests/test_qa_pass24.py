@@ -10,6 +10,7 @@ import pytest
 import costmodel as cm
 from costmodel import collectives as c
 from costmodel import topology
+from tests._cli import run
 
 A, BW = 5e-6, 50e9  # a 5 us step latency over NDR
 
@@ -90,3 +91,56 @@ def test_topology_times_are_0_s_for_0_bytes(sharp, mode):
     flat = (2, 8, 450e9, 8, 50e9, 1e-6, 5e-6)
     assert topology.flat_ring_allreduce_time(0.0, *flat) == 0.0
     assert topology.flat_ring_allreduce_time(np.array([0.0, 1.0]), *flat)[0] == 0.0
+
+
+# --- the activations' note and the unknown band: no brackets inside brackets ------------------
+def _nested(text: str) -> bool:
+    """Whether ``text`` opens a bracket inside another one (``(a (b))``)."""
+    depth = 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+            if depth > 1:
+                return True
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+    return False
+
+
+def test_the_nesting_check_can_fail():
+    assert _nested("activations: not included (a count (architecture_for_params))")
+    assert not _nested("activations: not included; the count as a transformer (41 layers)")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("memory", "--params", "7B"),
+        ("memory", "--params", "7B", "--ranks", "8", "--zero", "1"),
+        ("step", "--params", "7B", "--cluster", "dgx-b200"),  # the unknown band's reason
+        ("scenario", "--params", "7B", "--nodes", "2"),  # both, and the larger cards' notes
+    ],
+    ids=" ".join,
+)
+def test_cli_text_has_no_brackets_inside_brackets(args):
+    r = run(*args)
+    assert r.exit_code == 0, r.stderr
+    nested = [line for line in r.stdout.splitlines() if _nested(line)]
+    assert not nested, nested
+    # the information is kept: what the memory holds, the shape the step priced, the flag
+    if args[0] in ("memory", "scenario"):
+        (note,) = [ln for ln in r.stdout.splitlines() if "activations: not included" in ln]
+        assert "the model state, activations not sized" in note
+        assert "architecture_for_params" in note
+        assert note.endswith("name an architecture to size activations: --arch"), note
+    if args[0] == "step":
+        assert "band unknown: no fitted compute efficiency for this GPU" in r.stdout
+        assert "default MFU" in r.stdout
+
+
+def test_the_shape_priced_stays_in_its_own_brackets():
+    from costmodel.memory import bare_count_note
+
+    note = bare_count_note("a dense transformer of that size (41 layers, hidden 3712)")
+    assert not _nested(note), note
+    assert "(41 layers, hidden 3712)" in note and note.startswith("activations: not included")
