@@ -10,7 +10,7 @@ import pytest
 import costmodel as cm
 from costmodel import collectives as c
 from costmodel import topology
-from tests._cli import run
+from tests._cli import one_line_error, run
 
 A, BW = 5e-6, 50e9  # a 5 us step latency over NDR
 
@@ -144,3 +144,65 @@ def test_the_shape_priced_stays_in_its_own_brackets():
     note = bare_count_note("a dense transformer of that size (41 layers, hidden 3712)")
     assert not _nested(note), note
     assert "(41 layers, hidden 3712)" in note and note.startswith("activations: not included")
+
+
+# --- comma thousands: a comma separates a list's values, and groups no digits ------------------
+WRITE_1000 = "write 1000 or 1k"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        # list options (--ranks over a link, --size, --set): '1,000' would be the list 1 and 0
+        (("collective", "all_reduce", "--ranks", "1,000", "--bandwidth", "50GB/s", "--size", "1MB"),
+         ("--ranks: must be a whole number in 1..1,000,000,000, got '1,000'; in a list a comma",
+          "reads as 1 and 000", WRITE_1000)),
+        (("collective", "all_reduce", "--ranks", "1,500", "--bandwidth", "50GB/s", "--size", "1MB"),
+         ("--ranks: ", "write 1500 or 1.5k")),  # was the list 1 and 500, answered
+        (("collective", "all_reduce", "--ranks", "2,048", "--bandwidth", "50GB/s", "--size", "1MB"),
+         ("--ranks: ", "write 2048 or 2.048k")),
+        (("collective", "all_reduce", "--cluster", "dgx-h100", "--size", "1,048,576"),
+         ("--size: ", "write 1048576B")),
+        (("sweep", "--set", "ranks=1,000", "--set", "bandwidth=50GB/s", "--set", "size=1MB"),
+         ("--set ranks: cannot parse '1,000'", WRITE_1000)),
+        # one-number count options: the range and how to write the number, no list
+        (("memory", "--params", "7B", "--ranks", "1,000"),
+         ("--ranks: must be a whole number in 1..1,000,000,000, got '1,000'", WRITE_1000)),
+        (("batch", "--ranks", "1,024", "--local", "1", "--global", "1024"),
+         ("--ranks: ", "write 1024 or 1.024k")),
+        (("step", "--params", "7B", "--nodes", "1,000"), ("--nodes: ", WRITE_1000)),
+        (("step", "--params", "7B", "--nodes", "2", "--seq", "4,096"), ("--seq: ", "write 4096")),
+        (("memory", "--params", "7,000,000,000"), ("--params: ", "write 7000000000")),
+        (("memory", "--params", "7B", "--gpu-memory", "80,000,000,000"),
+         ("--gpu-memory: ", "write 80000000000B or 80GB")),
+        (("scenario", "--params", "7B", "--vs", "nodes=1,000"),
+         ("--vs: nodes=1,000 reads as two changes", "write nodes=1000 or nodes=1k")),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, tuple) and v[0][:2] != "--" else None,
+)  # fmt: skip
+def test_comma_thousands_are_refused_saying_how_to_write_the_number(args, said):
+    line = one_line_error(run(*args), *said)
+    if args[0] in ("memory", "batch", "step"):  # one number: no talk of lists
+        assert "list" not in line, line
+
+
+@pytest.mark.parametrize("ranks", ["64,128,256", "100,200", "1, 500", "8,16"])
+def test_lists_that_are_lists_stay_lists(ranks):
+    r = run("collective", "all_reduce", "--ranks", ranks, "--bandwidth", "50GB/s", "--size", "1MB")
+    assert r.exit_code == 0, r.stderr
+    want = [int(x) for x in ranks.split(",")]
+    got = [int(ln.split()[1]) for ln in r.stdout.splitlines() if ln.startswith("textbook")]
+    assert got == want, r.stdout
+
+
+def test_the_library_says_it_in_its_own_names():
+    from costmodel.scenario import Scenario
+    from costmodel.sweep import parse_values
+
+    with pytest.raises(ValueError, match=r"^ranks: cannot parse '1,000'; in a list a comma"):
+        parse_values("ranks", "1,000")
+    assert parse_values("ranks", "64,128") == [64, 128]
+    with pytest.raises(ValueError, match=r"^changes: nodes=1,000 reads as two changes"):
+        Scenario(params=7e9).with_changes("nodes=1,000")
+    with pytest.raises(ValueError, match=r"a comma groups no digits: write 1000 or 1k$"):
+        cm.parse_count("1,000")
