@@ -206,3 +206,59 @@ def test_the_library_says_it_in_its_own_names():
         Scenario(params=7e9).with_changes("nodes=1,000")
     with pytest.raises(ValueError, match=r"a comma groups no digits: write 1000 or 1k$"):
         cm.parse_count("1,000")
+
+
+# --- validate compare / calibrate on a results .jsonl: --op and --gpus-per-node not used --------
+@pytest.fixture
+def results_jsonl(tmp_path):
+    from costmodel.reference import reference_path
+    from costmodel.validation.nccl_tests import read_nccl_tests
+    from costmodel.validation.runner import append_results
+
+    rows = read_nccl_tests(reference_path("06a"))
+    path = tmp_path / "results.jsonl"
+    append_results(path, rows, source="nccl-tests", run_key="all_reduce@x", complete=True)
+    return path
+
+
+UNUSED = "a results file (.jsonl) names each row's op, ranks and GPUs per node"
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (("--op", "all_gather"), "--op is not used"),
+        (("--gpus-per-node", "4"), "--gpus-per-node is not used"),
+        (("--op", "all_gather", "--gpus-per-node", "4"), "--op and --gpus-per-node are not used"),
+    ],
+)
+def test_validate_compare_says_what_a_results_file_does_not_use(results_jsonl, extra, named):
+    import json
+
+    args = ["validate", "compare", str(results_jsonl), "--cluster", "dell-xe9680-h100", "--json"]
+    plain = run(*args)
+    given = run(*args, *extra)
+    assert plain.exit_code == given.exit_code == 0, given.stderr
+    assert UNUSED not in plain.stderr
+    warned = [ln for ln in given.stderr.splitlines() if UNUSED in ln]
+    assert warned == [f"costmodel: warning: {named}: {UNUSED}"], given.stderr
+    # not used: the same comparison, the rows' op
+    a, b = json.loads(plain.stdout), json.loads(given.stdout)
+    assert a["rows"] == b["rows"] and a["median_abs_rel_error"] == b["median_abs_rel_error"]
+
+
+def test_calibrate_says_a_results_file_does_not_use_op(results_jsonl, tmp_path):
+    out = tmp_path / "fit.toml"
+    r = run("calibrate", str(results_jsonl), "-o", str(out), "--op", "all_gather")
+    assert r.exit_code == 0, r.stderr
+    assert f"costmodel: warning: --op is not used: {UNUSED}" in r.stderr.splitlines()
+    assert out.is_file()
+
+
+def test_the_help_says_so():
+    import re
+
+    for cmd in (("validate", "compare"), ("calibrate",)):
+        text = " ".join(run(*cmd, "--help").stdout.split())
+        text = re.sub(r"[│╭╮╰╯─]", " ", text)
+        assert "Not used for a results .jsonl" in " ".join(text.split()), cmd
