@@ -262,3 +262,29 @@ def test_the_help_says_so():
         text = " ".join(run(*cmd, "--help").stdout.split())
         text = re.sub(r"[│╭╮╰╯─]", " ", text)
         assert "Not used for a results .jsonl" in " ".join(text.split()), cmd
+
+
+# --- other papercuts of the CLI: an API name in --vs's header, Python types as metavars --------
+def test_scenario_vs_header_says_the_fit_advice_in_the_cli_s_words():
+    r = run("scenario", "--params", "7B", "--vs", "nodes=2")
+    assert r.exit_code == 0, r.stderr
+    head = [ln for ln in r.stdout.splitlines() if "DOES NOT FIT" in ln]
+    assert head, r.stdout
+    for line in head:
+        assert "`fit_suggestions`" not in line, line
+        assert "costmodel scenario --fit" in line, line
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        ((), "--presets-dir"),
+        (("sweep",), "--set"),
+        (("collective",), "--size"),
+        (("predict",), "--size"),
+    ],
+)
+def test_repeatable_options_show_no_python_type_in_help(args, option):
+    text = run(*args, "--help").stdout
+    (line,) = [ln for ln in text.splitlines() if f"{option} <" in ln]
+    assert "list[" not in line, line

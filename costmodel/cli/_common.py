@@ -572,6 +572,7 @@ def _root(
         list[Path] | None,
         typer.Option(
             "--presets-dir",
+            metavar="<path>",  # one folder, repeatable: not Python's list[Path]
             help="Extra folder of preset TOML files (repeatable); overrides "
             "shipped presets of the same name, like COSTMODEL_PRESETS.",
         ),

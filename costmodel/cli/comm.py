@@ -227,6 +227,7 @@ def collective(
         typer.Option(
             "--size",
             "-s",
+            metavar="<str>",  # a size, a range or a list, repeatable: not Python's list[str]
             help="Per-rank buffer, as nccl-tests' size column: 14GB, 8B:1GB "
             "(doubling), 1MB,2MB. Repeatable.",
         ),
@@ -503,6 +504,7 @@ def predict(
             "--sizes",
             "--size",
             "-s",
+            metavar="<str>",  # a size, a range or a list, repeatable: not Python's list[str]
             help="8B:16GB (doubling, as nccl-tests -b -e -f 2), "
             "a list 1MB,1GB, or one size. Repeatable.",
         ),
@@ -651,6 +653,7 @@ def sweep(
         list[str] | None,
         typer.Option(
             "--set",
+            metavar="<str>",  # one name=values, repeatable: not Python's list[str]
             help="name=v1,v2 or name=a..b x f; repeatable (e.g. --set ranks=8..4096x2 "
             "--set 'size=8B..16GB x2').",
         ),
