@@ -127,12 +127,32 @@ def parse_count_option(name: str, raw: Any) -> Any:
     if len(s) <= units.MAX_TEXT_LENGTH and _DIGITS.fullmatch(s):
         return int(s)  # digits: the limit is checked with the command's other options
     limit = LIMITS.get(name)
+    if (refused := comma_count_refusal(option_name(name), name, raw)) is not None:
+        raise refused
     if limit is not None:
         limit.check(option_name(name), raw)
     return units.parse_int(raw, name=option_name(name))
 
 
 _DIGITS = re.compile(r"[+-]?[0-9]+")
+
+
+def comma_count_refusal(option: str, name: str, raw: Any) -> ValueError | None:
+    """The refusal of a one-number count option (``--nodes``, ``batch --ranks``) given with
+    comma thousands (``'1,000'``): its range and how to write the number; None for other text.
+    Said where the option takes one number, not the list a list option reads it as.
+
+    >>> str(comma_count_refusal("--nodes", "nodes", "1,000"))
+    "--nodes: must be a whole number in 1..1,000,000, got '1,000'; a comma groups no digits: write 1000 or 1k"
+    """
+    hint = units.comma_thousands(raw)
+    if not hint:
+        return None
+    reason = f"cannot parse {raw!r}; a comma groups no digits: {hint}"
+    limit = LIMITS.get(name)
+    if limit is None:
+        return ValueError(f"{option}: {reason}")
+    return refusal(option, limit.rule, raw, ValueError(f"count: {reason}"))
 
 
 def _sizes_of(raw: Any) -> list[float]:

@@ -537,13 +537,16 @@ def bare_count_note(priced: str = BARE_COUNT_STEP) -> str:
     tensors make its buckets and wrap units and, on the fitted road, its FLOPs; the step's own
     note names the shape), and how to get activations.
 
-    >>> bare_count_note().startswith("activations: not included (a bare parameter count: ")
+    No brackets around the whole: ``priced`` brings its own (the shape the step priced), which
+    would otherwise sit inside them.
+
+    >>> bare_count_note().startswith("activations: not included; for a bare parameter count: ")
     True
     """
     return (
-        "activations: not included (a bare parameter count: the model state, activations not "
+        "activations: not included; for a bare parameter count: the model state, activations not "
         f"sized; the step prices the count as {priced}; name an architecture to size "
-        "activations: `arch`)"
+        "activations: `arch`"
     )
 
 

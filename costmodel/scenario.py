@@ -1698,7 +1698,7 @@ def _parse_changes(text: str) -> dict[str, Any]:
         raise ValueError(
             f"changes: empty item in the list {text.strip()!r}; e.g. nodes=16,zero_stage=3"
         )
-    for part in parts:
+    for i, part in enumerate(parts):
         key, sep, value = part.partition("=")
         typed = key.strip()
         key = typed.replace("-", "_")
@@ -1706,6 +1706,17 @@ def _parse_changes(text: str) -> dict[str, Any]:
         value = value.strip()
         units.warn_bare_numbers(typed, value)  # a bare number where a unit was meant, as --vs
         if not sep or not key or not value:
+            # 'nodes=1,000': the comma split a number written with comma thousands
+            name, _, number = parts[i - 1].partition("=") if i else ("", "", "")
+            if hint := units.comma_thousands(f"{number.strip()},{typed}"):
+                spellings = " or ".join(
+                    f"{name.strip()}={v}" for v in hint.removeprefix("write ").split(" or ")
+                )
+                raise ValueError(
+                    f"changes: {name.strip()}={number.strip()},{typed} reads as two changes (a "
+                    f"comma separates them) and {typed!r} is not key=value; for one number "
+                    f"write {spellings}"
+                )
             raise ValueError(f"changes: {part.strip()!r} is not key=value (e.g. nodes=16)")
         if key in out:
             raise ValueError(f"changes: {key} given twice")

@@ -148,6 +148,8 @@ def hierarchical_allreduce_phases(
         ``inter_allreduce_s``: ring :math:`2(n-1)\alpha_e + 2\frac{n-1}{n}\frac{M}{g}/B_e`, or with
         in-network reduction :math:`\alpha_e + \frac{n-1}{n}\frac{M}{g}/B_e` (half the bytes);
         ``intra_all_gather_s``: :math:`(g-1)\alpha_i + \frac{g-1}{g}M/B_i`.
+        Each phase is 0 s for one rank in it and for ``M = 0`` (an empty message is not sent
+        and pays no latency), element-wise for arrays.
 
     Examples
     --------
@@ -182,7 +184,10 @@ def hierarchical_allreduce_phases(
     shard = m / g
     inter_bw_safe = np.where(inter_bw > 0.0, inter_bw, 1.0)  # only nodes == 1 has 0, and gives 0 s
     ring = np.asarray(collective_time("all_reduce", shard, n, inter_bw_safe, a_e, "ring"))
-    in_switch = np.where(n > 1.0, a_e + (n - 1.0) / n * shard / inter_bw_safe, 0.0)
+    # nothing to reduce on one node or for an empty message: 0 s, no latency (as the rows)
+    in_switch = np.where(
+        (n > 1.0) & (shard > 0.0), a_e + (n - 1.0) / n * shard / inter_bw_safe, 0.0
+    )
     inter = np.where(sharp, in_switch, ring)
     gather = collective_time("all_gather", m, g, intra_bw, a_i, "ring")
     return {
@@ -212,7 +217,7 @@ def _phases_scalar(
     a_i = _check_scalar("intra_latency_s", intra_latency, "s")
     a_e = _check_scalar("inter_latency_s", inter_latency, "s")
     shard = m / g
-    if n <= 1.0:
+    if n <= 1.0 or shard == 0.0:  # the shard, as the ring's row sees it: 0 B is 0 s
         inter = 0.0
     elif sharp:
         inter = a_e + (n - 1.0) / n * shard / inter_bw
@@ -244,6 +249,7 @@ def hierarchical_allreduce_time(
     phases so the inter-node all-reduce overlaps the intra-node work, but the intra-node
     reduce-scatter and all-gather share the same NVLink/PCIe links, so they add (on one node the
     pipelined and serial estimates are equal). Arguments as in :func:`hierarchical_allreduce_phases`.
+    A 0-byte message takes 0 s (no latency term), element-wise for arrays.
     Phases: Thakur, Rabenseifner & Gropp 2005; in-network reduction: Graham et al. 2016 (SHArP).
 
     >>> round(hierarchical_allreduce_time(1e9, 2, 8, 450e9, 50e9) * 1e3, 3)
@@ -340,7 +346,7 @@ def flat_ring_allreduce_time(
     :func:`flat_ring_bandwidth`; each step waits for its slowest hop, so
     :math:`\alpha = \max(\alpha_{intra}, \alpha_{inter})` across nodes (:math:`\alpha_{inter}`
     with one GPU per node, :math:`\alpha_{intra}` within one node). Ring: Patarasuk & Yuan
-    2009.
+    2009. A 0-byte message takes 0 s (no latency term), element-wise for arrays.
 
     >>> flat_ring_allreduce_time(500e6, 8, 1, 450e9, 1, 50e9)   # 8 nodes x 1 GPU over NDR: 17.5 ms
     0.0175

@@ -105,8 +105,12 @@ def _bad(what: str, text: object, examples: str) -> ValueError:
     )
 
 
-def _match(pattern: re.Pattern[str], text: object, what: str, examples: str) -> re.Match[str]:
-    """Match the whole of ``text`` (stripped) against ``pattern``, or raise ValueError."""
+def _match(
+    pattern: re.Pattern[str], text: object, what: str, examples: str, thousands: str | None = None
+) -> re.Match[str]:
+    """Match the whole of ``text`` (stripped) against ``pattern``, or raise ValueError; a
+    quantity read in ``thousands`` (``""`` a count, ``"B"`` a size) says how to write a number
+    given with comma thousands (``'1,000'``: :func:`comma_thousands`)."""
     if not isinstance(text, str):
         raise TypeError(f"{what}: expected a number or a string, got {type(text).__name__}")
     s = text.strip()
@@ -117,6 +121,8 @@ def _match(pattern: re.Pattern[str], text: object, what: str, examples: str) -> 
         )
     m = pattern.fullmatch(s)
     if m is None:
+        if thousands is not None and (hint := comma_thousands(s, thousands)):
+            raise ValueError(f"{what}: cannot parse {text!r}; a comma groups no digits: {hint}")
         raise _bad(what, text, examples)
     return m
 
@@ -172,7 +178,7 @@ def parse_bytes(text: str | int | float, *, name: str = "size") -> int:
             raise ValueError(f"{name}: must be a finite number of bytes >= 0, got {text!r}")
         value = Decimal(text) if isinstance(text, int) else Decimal(number)
     else:
-        m = _match(_BYTES_RE, text, name, "'25MB', '1.5GiB', '8B'")
+        m = _match(_BYTES_RE, text, name, "'25MB', '1.5GiB', '8B'", thousands="B")
         if m["unit"] in ("b", "bit", "bits"):  # '8Gb' is bits: refuse rather than guess
             raise ValueError(
                 f"{name}: {text!r} is in bits (lower-case b); sizes are bytes, e.g. '1GB'"
@@ -253,7 +259,7 @@ def parse_count(text: str | int | float, *, name: str = "count") -> float:
     if number is not None:
         value = Decimal(number) if math.isfinite(number) else Decimal(-1)
     else:
-        m = _match(_COUNT_RE, text, name, "'7B', '25M', '1.5e9'")
+        m = _match(_COUNT_RE, text, name, "'7B', '25M', '1.5e9'", thousands="")
         value = _decimal(m["num"], name, text) * _COUNT_SUFFIX[m["suffix"]]
     return _finite(value, name, text, "number", positive=False)
 
@@ -262,6 +268,32 @@ COUNT_FORMS = "digits, an exponent or a suffix k, M, G (B), T: '8', '2k', '1e6'"
 """The forms a whole count takes (every count of every surface: CLI options, the sweep's axes,
 ``--vs`` items, grid files, Scenario fields given as text, the app's URL), said in the message
 that refuses one. Underscores (``1_000``) are refused everywhere, as in every other quantity."""
+
+
+_THOUSANDS_RE = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+")
+_SHORT_SUFFIXES = ((10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "k"))
+
+
+def comma_thousands(text: object, unit: str = "") -> str:
+    """How to write ``text`` if it is a number with comma thousands (``'1,000'``,
+    ``'1,500,000'``), else ``""``. No quantity of costmodel groups digits with commas: in a
+    list a comma separates values, so the number is said back in digits and with a suffix
+    (``unit`` after it: ``B`` for a size).
+
+    >>> comma_thousands("1,000"), comma_thousands("1,500", "B"), comma_thousands("8,192")
+    ('write 1000 or 1k', 'write 1500B or 1.5kB', 'write 8192 or 8.192k')
+    >>> comma_thousands("64,128,257"), comma_thousands("1000")
+    ('write 64128257', '')
+    """
+    if not isinstance(text, str) or not _THOUSANDS_RE.fullmatch(text.strip()):
+        return ""
+    digits = text.strip().replace(",", "")
+    value = int(digits)
+    for scale, suffix in _SHORT_SUFFIXES:
+        short = f"{value / scale:g}"
+        if value >= scale and Decimal(short) * scale == value:  # exact, else the digits alone
+            return f"write {digits}{unit} or {short}{suffix}{unit}"
+    return f"write {digits}{unit}"
 
 
 def read_count(text: str, *, name: str = "count") -> int | float:
@@ -280,6 +312,8 @@ def read_count(text: str, *, name: str = "count") -> int | float:
         if not isinstance(text, str):
             raise TypeError(f"{name}: expected a number or a string, got {type(text).__name__}")
         shown = text if len(text) <= MAX_TEXT_LENGTH else text[:40] + "..."
+        if hint := comma_thousands(text):  # '1,000': no count groups digits with commas
+            raise ValueError(f"{name}: cannot parse {shown!r}; a comma groups no digits: {hint}")
         raise ValueError(f"{name}: cannot parse {shown!r}; expected a whole number: {COUNT_FORMS}")
     try:
         value = _decimal(m["num"], name, text) * _COUNT_SUFFIX[m["suffix"]]
@@ -349,6 +383,8 @@ def parse_tokens(text: str | int | float, *, name: str = "tokens") -> int:
         s = text.strip()
         m = _TOKENS_RE.fullmatch(s) if len(s) <= MAX_TEXT_LENGTH else None
         if m is None:
+            if hint := comma_thousands(s):  # '4,096': no count groups digits with commas
+                raise ValueError(f"{name}: cannot parse {text!r}; a comma groups no digits: {hint}")
             raise ValueError(
                 f"{name}: cannot parse {text!r}; expected a whole token count, e.g. {TOKEN_FORMS}"
             )

@@ -292,15 +292,15 @@ def test_a_bare_parameter_count_asks_for_an_architecture():
 
     note = bare_count_note()
     _api_words(note, "arch")
-    assert note.endswith("name an architecture to size activations: `arch`)")
+    assert note.endswith("name an architecture to size activations: `arch`")
     r = run("memory", "--params", "7B", "--ranks", "8")
     assert r.exit_code == 0, r.stderr
     line = r.stdout.splitlines()[1]
-    assert line.startswith("activations: not included (a bare parameter count")
-    assert line.endswith("name an architecture to size activations: --arch)")
+    assert line.startswith("activations: not included; for a bare parameter count")
+    assert line.endswith("name an architecture to size activations: --arch")
     _cli_words(r.stdout)
     # the app: the Model box (the step page shows the note as a sentence)
-    assert sentence(note).endswith("name an architecture to size activations: the Model box)")
+    assert sentence(note).endswith("name an architecture to size activations: the Model box")
 
 
 def test_the_fitted_compute_names_the_mfu_that_reproduces_it():

@@ -182,7 +182,7 @@ def test_a_bare_count_s_note_says_what_its_memory_holds_and_what_the_step_prices
     assert_clean(at)
     shown = [_text(c.value) for c in at.caption if _text(c.value).startswith("Activations:")]
     assert shown == [sentence(said[0])], shown
-    assert shown[0].endswith("name an architecture to size activations: the Model box)")
+    assert shown[0].endswith("name an architecture to size activations: the Model box")
     assert not any("no shape" in _text(c.value) for c in at.caption)
 
 

@@ -166,7 +166,8 @@ def test_the_one_reader(text, value):
     assert got == value and type(got) is type(value)
 
 
-@pytest.mark.parametrize("text", ["1_000", "1,000", "2 kB", "0x10", "1e3.5", "", "k", "8ki"])
+# ("1,000" is refused saying how to write it: tests/test_qa_pass24.py)
+@pytest.mark.parametrize("text", ["1_000", "2 kB", "0x10", "1e3.5", "", "k", "8ki"])
 def test_the_one_reader_refuses_text_in_no_form_of_a_count(text):
     with pytest.raises(ValueError, match="expected a whole number: digits, an exponent"):
         units.read_count(text, name="nodes")

@@ -252,7 +252,7 @@ def test_predict_json_rows_carry_the_preset_and_why_a_band_is_unknown():
 @pytest.mark.parametrize(
     ("cluster", "why"),
     [
-        ("dgx-b200", "band unknown: no fitted compute efficiency for this GPU (default MFU)"),
+        ("dgx-b200", "band unknown: no fitted compute efficiency for this GPU, so the default MFU"),
         ("gcp-a3-mega", "band unknown: a collective's error band is unknown"),
     ],
 )

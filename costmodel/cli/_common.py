@@ -24,6 +24,7 @@ from .._limits import (
     LIMITS,
     check_limits,
     choice_names,
+    comma_count_refusal,
     name_fields,
     parse_count_option,
     validation_parts,
@@ -305,6 +306,8 @@ def _limited_option_line(exc: Exception) -> str | None:
         return None
     if LIMITS[name].whole:  # a count option: its limit's words, with the grammar's reason for
         try:  # text in no form of a count ("1_000": digits, an exponent or a suffix k, M, G)
+            if (one := comma_count_refusal(typed[0], name, typed[1])) is not None:
+                raise one  # '1,000' given to a one-number option: 1000, not a list
             LIMITS[name].check(typed[0], typed[1])
         except ValueError as refused:
             return str(refused)
@@ -569,6 +572,7 @@ def _root(
         list[Path] | None,
         typer.Option(
             "--presets-dir",
+            metavar="<path>",  # one folder, repeatable: not Python's list[Path]
             help="Extra folder of preset TOML files (repeatable); overrides "
             "shipped presets of the same name, like COSTMODEL_PRESETS.",
         ),

@@ -265,6 +265,7 @@ def collective(
         typer.Option(
             "--size",
             "-s",
+            metavar="<str>",  # a size, a range or a list, repeatable: not Python's list[str]
             help="Per-rank buffer, as nccl-tests' size column: 14GB, 8B:1GB "
             "(doubling), 1MB,2MB. Repeatable.",
         ),
@@ -541,6 +542,7 @@ def predict(
             "--sizes",
             "--size",
             "-s",
+            metavar="<str>",  # a size, a range or a list, repeatable: not Python's list[str]
             help="8B:16GB (doubling, as nccl-tests -b -e -f 2), "
             "a list 1MB,1GB, or one size. Repeatable.",
         ),
@@ -689,6 +691,7 @@ def sweep(
         list[str] | None,
         typer.Option(
             "--set",
+            metavar="<str>",  # one name=values, repeatable: not Python's list[str]
             help="name=v1,v2 or name=a..b x f; repeatable (e.g. --set ranks=8..4096x2 "
             "--set 'size=8B..16GB x2'). With a grid file, an axis set here replaces the "
             "file's axis of that name.",

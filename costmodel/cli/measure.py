@@ -526,6 +526,19 @@ def _need_file(path: Path) -> None:
 _TOML_FILE = "a TOML file (a calibration or a preset), not measurements"
 
 
+def _unused_with_results(**given: object) -> list[str]:
+    """The warning that options a results file (.jsonl) records per row are not used (``op``,
+    ``gpus_per_node`` given: the rows name their op, ranks and nodes), as the Validate page
+    says its Op and GPUs per node boxes are not; empty when none is given."""
+    names = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
+    if not names:
+        return []
+    return [
+        f"costmodel: warning: {' and '.join(names)} {'is' if len(names) == 1 else 'are'} not "
+        "used: a results file (.jsonl) names each row's op, ranks and GPUs per node"
+    ]
+
+
 def _read_measurements(
     path: Path, nodes: int | None = None, notices: list[str] | None = None
 ) -> Any:
@@ -747,14 +760,16 @@ def validate_compare(
             min=1,
             help="GPUs per node, when the log has no host lines (sets the nodes too, which must "
             "split the ranks evenly; with --nodes, the node's GPUs, ranks / nodes of them used; "
-            "default: a bundled run's own, else the preset's).",
+            "default: a bundled run's own, else the preset's). Not used for a results .jsonl, "
+            "whose rows name it: a warning says so.",
         ),
     ] = None,
     op: Annotated[
         str | None,
         typer.Option(
             help="The collective, when the log's header, command line and file name do not "
-            "name it: all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all."
+            "name it: all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all. Not "
+            "used for a results .jsonl, whose rows name it: a warning says so."
         ),
     ] = None,
     placement: Annotated[
@@ -887,6 +902,7 @@ def validate_compare(
     log_runs: str | None = None  # what a log of several runs compares (logread.runs_compared)
     skipped_files: list[str] = []  # a folder's files that do not read as logs: named, not compared
     log_text: bytes | None = None  # a folder's readable logs, for NCCL's debug lines
+    unused: list[str] = []  # options a results file records per row: said not used
     if is_results_file(results.name) and not results.is_dir():
         # the Validate page's reader of the same file (logread.read_results): the cluster the
         # rows' GPU points to, or a refusal naming what to do (CPU rows, several devices)
@@ -902,6 +918,7 @@ def validate_compare(
         cluster = read.cluster if calibration is None else None
         assumed = read.assumed_lines()
         notices = list(read.notices)
+        unused = _unused_with_results(op=op, gpus_per_node=gpus_per_node)
     else:  # an nccl-tests log: the Validate page's reader (op, nodes, cluster settled the same)
         settings: dict[str, Any] = {
             "op": None if op is None else _nccl_tests_op(op),
@@ -935,6 +952,7 @@ def validate_compare(
     said = [f"assumed: {line}" for line in assumed] + [
         f"costmodel: warning: {n}" for n in (*notices, *findings)
     ]
+    said += unused
     from ..validation.runner import describe_runs, incomplete_note
 
     unfinished = incomplete_note(measured)
@@ -1332,7 +1350,8 @@ def calibrate(
         str | None,
         typer.Option(
             help="The collective of an nccl-tests log whose header, command line and file name "
-            "do not name it (as validate compare's --op): all_reduce, all_gather, ..."
+            "do not name it (as validate compare's --op): all_reduce, all_gather, ... Not used "
+            "for a results .jsonl, whose rows name it: a warning says so."
         ),
     ] = None,
     cluster: Annotated[
@@ -1413,10 +1432,8 @@ def calibrate(
     if results.suffix.lower() == ".jsonl" and not results.is_dir():
         from ..validation.runner import incomplete_note
 
-        if op is not None:
-            raise ValueError("--op: a results file names the op of every row; give it for a log")
         measured = _read_measurements(results, nodes, notices)
-        said += [f"costmodel: warning: {n}" for n in notices]
+        said += [f"costmodel: warning: {n}" for n in notices] + _unused_with_results(op=op)
         unfinished = incomplete_note(measured)
         if unfinished:
             notices.append(unfinished)

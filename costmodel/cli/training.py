@@ -2425,7 +2425,8 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
             return [f"{side}: {lines[0]}{after}"]
         return [f"{side}: {lines[1]}{after}", f"   {lines[0]}"]
 
-    head = "\n".join([*title("A", a), *title("B", b, f"  (A with {changes})")])
+    # the sides' DOES NOT FIT lines name the library's `fit_suggestions`: said as the CLI does it
+    head = cli_words("\n".join([*title("A", a), *title("B", b, f"  (A with {changes})")]))
     rows = [("", "A", "B", "B - A", "B / A")]
     for r in compare(a, b):
         ratio = f"{r['ratio']:.3g}x" if r["ratio"] is not None else ""

@@ -8,7 +8,9 @@ A message of ``n`` bytes between two ranks costs ``alpha + n * beta``; reducing 
 with ``s`` the number of sequential latency steps, ``c`` the bytes one rank moves over its
 link (per direction, on the critical path) per byte of message, and ``r`` the bytes one rank
 reduces on the critical path per byte of message. ``L = ceil(log2 N)``. A single rank (``N = 1``)
-communicates nothing and takes no time.
+communicates nothing and takes no time; nor does an empty message (``M = 0``): nothing is sent,
+so no latency is paid either (NCCL discards an empty collective; ``predict_collective`` says 0 s
+for 0 B on every model), element-wise for arrays.
 
 =============== ==================== ============ ============== ============
 op              algorithm            s(N)         c(N)           r(N)

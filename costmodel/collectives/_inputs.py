@@ -114,6 +114,15 @@ def _zero_for_one_rank(n: np.ndarray, value: np.ndarray) -> np.ndarray:
     return np.where(n > 1.0, value, 0.0) if (n == 1.0).any() else value
 
 
+def _zero_for_nothing_sent(n: np.ndarray, m: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """0 where N == 1 or M == 0: one rank, or an empty message, communicates nothing and pays
+    no latency (NCCL discards an empty collective; ``predict_collective`` says 0 s for 0 B).
+    Element-wise; the where-pass only when needed."""
+    if (n == 1.0).any() or (m == 0.0).any():
+        return np.where((n > 1.0) & (m > 0.0), value, 0.0)
+    return value
+
+
 def _out(x: np.ndarray) -> FloatOrArray:
     return float(x) if np.ndim(x) == 0 else x
 

@@ -19,6 +19,7 @@ from ._inputs import (
     _positive,
     _ranks,
     _scalars,
+    _zero_for_nothing_sent,
     _zero_for_one_rank,
 )
 from .rows import Algorithm, _ceil_log2, _op, _Row, _row, _row_time_scalar, _scalar_log2
@@ -56,7 +57,9 @@ def collective_time(
     -------
     float or ndarray
         ``t = s(N) alpha + c(N) M / B + r(N) M gamma`` with the row of the module table;
-        0 for ``N = 1``. Arrays broadcast; scalar in gives a float out.
+        0 for ``N = 1`` and 0 for ``M = 0`` (an empty message is not sent, so it pays no
+        latency either: NCCL discards an empty collective, and ``predict_collective`` says
+        0 s for 0 B), element-wise for arrays. Arrays broadcast; scalar in gives a float out.
 
     Notes
     -----
@@ -69,6 +72,8 @@ def collective_time(
     0.0075
     >>> collective_time("broadcast", 1e9, 8, 100e9, algorithm="binomial_tree")   # 3 hops of 10 ms
     0.03
+    >>> collective_time("all_gather", [0.0, 1e9], 4, 100e9, 1e-5)   # 0 B: nothing sent, 0 s
+    array([0.     , 0.00753])
     """
     row = _row(op, algorithm)
     scalars = _scalars(message_bytes, ranks, bandwidth_bytes_per_s, latency_s, gamma_s_per_byte)
@@ -97,7 +102,7 @@ def collective_time(
         t: np.ndarray = row.latency_steps(n, L) * a + row.bandwidth_factor(n, L) * (m / bw)
         if np.any(g):
             t = t + row.reduction_factor(n, L) * m * g
-    return _out(_zero_for_one_rank(n, t))
+    return _out(_zero_for_nothing_sent(n, m, t))
 
 
 def allreduce_time(
@@ -111,7 +116,8 @@ def allreduce_time(
     r"""All-reduce time under the alpha-beta-gamma model [s]; ``collective_time("all_reduce", ...)``.
 
     Ring: :math:`t = 2(N-1)\alpha + 2\frac{N-1}{N} M/B + \frac{N-1}{N} M\gamma`
-    (Patarasuk & Yuan 2009); other algorithms in the module table.
+    (Patarasuk & Yuan 2009); other algorithms in the module table. 0 s for one rank or a
+    0-byte message (no latency term either), element-wise for arrays.
 
     >>> round(allreduce_time(14e9, 64, 50e9), 3)   # the lesson's 7B model over NDR: 0.55 s
     0.551

@@ -200,8 +200,9 @@ def _scalar_log2(n: float) -> float:
 
 
 def _row_time_scalar(row: _Row, m: float, n: float, bw: float, a: float, g: float = 0.0) -> float:
-    """One row's time for checked Python floats: :func:`collective_time`'s scalar path."""
-    if n == 1.0:
+    """One row's time for checked Python floats: :func:`collective_time`'s scalar path (0 s
+    for one rank or an empty message, as the array path)."""
+    if n == 1.0 or m == 0.0:
         return 0.0
     L = _scalar_log2(n)  # noqa: N806
     return float(

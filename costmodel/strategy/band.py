@@ -47,7 +47,7 @@ __all__ = [
     "step_time_band",
 ]
 
-UNKNOWN_COMPUTE = "band unknown: no fitted compute efficiency for this GPU (default MFU)"
+UNKNOWN_COMPUTE = "band unknown: no fitted compute efficiency for this GPU, so the default MFU"
 """Why a step's band is NaN when its compute is the default MFU (source ``"default-mfu"``)."""
 UNKNOWN_COLLECTIVE = "band unknown: a collective's error band is unknown"
 """Why a step's band is NaN when a collective's band is unknown."""
@@ -257,7 +257,7 @@ def band_note(band_s: tuple[float, float], compute_source: str) -> str:
     >>> band_note((1.0, 2.0), "fitted")
     ''
     >>> band_note((math.nan, math.nan), "default-mfu")
-    'band unknown: no fitted compute efficiency for this GPU (default MFU)'
+    'band unknown: no fitted compute efficiency for this GPU, so the default MFU'
     """
     lo, hi = (float(x) for x in band_s)
     if math.isfinite(lo) and math.isfinite(hi):

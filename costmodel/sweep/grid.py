@@ -475,6 +475,12 @@ def parse_values(name: str, spec: Any, kind: str = "collective") -> list[Any]:
         if len(items) > 1 and not all(items):  # '1,,2' or '1,' is a typo, not sizes 1 and 2
             raise ValueError(f"{axis.name}: empty value in the list {spec!r}; e.g. '8,64'")
         items = [s for s in items if s]
+        if hint := _comma_thousands_list(axis, spec):
+            raise ValueError(
+                f"{axis.name}: cannot parse {spec!r}; in a list a comma separates values, so "
+                f"this reads as {' and '.join(items)}: {hint} for one number, or put a space "
+                "after each comma for the list"
+            )
     elif hasattr(spec, "__array__") and not isinstance(spec, np.generic):
         # numpy arrays, pandas Series and Index: a column of values, as a list would be
         arr = np.asarray(spec)
@@ -507,6 +513,33 @@ def parse_values(name: str, spec: Any, kind: str = "collective") -> list[Any]:
     if not values:
         raise ValueError(f"{axis.name}: empty list of values")
     return values
+
+
+def _comma_thousands_list(axis: Axis, spec: str) -> str:
+    """How to write ``spec`` when a count's or size's list looks like one number written with
+    comma thousands (``'1,000'``, ``'1,500'``, ``'2,048'``), else ``""``. In a list a comma
+    separates values; the text is read as a number with thousands groups when it is digit
+    groups alone (1-3 digits, then groups of exactly 3, no space) and a group starts with 0
+    (no value of a list is written ``000`` or ``048``) or is more than 10 times the one before
+    (``1,500``): a sweep's neighbours are rarely that far apart (``64,128,256`` and
+    ``100,200`` stay lists). A space after the comma (``'1, 500'``) is always a list.
+
+    >>> _comma_thousands_list(_axis("collective", "ranks"), "1,000")
+    'write 1000 or 1k'
+    >>> _comma_thousands_list(_axis("collective", "ranks"), "64,128,256")
+    ''
+    """
+    if not (axis.integer or axis.name in _BYTE_AXES):
+        return ""
+    text = spec.strip()
+    hint = units.comma_thousands(text, "B" if axis.name in _BYTE_AXES else "")
+    if not hint or text != spec.replace(" ", "").strip():
+        return ""
+    groups = text.split(",")
+    looks_grouped = any(g.startswith("0") for g in groups[1:]) or any(
+        int(b) > 10 * int(a) for a, b in zip(groups, groups[1:], strict=False)
+    )
+    return hint if looks_grouped else ""
 
 
 def parse_set(text: str) -> tuple[str, str]:
