@@ -1,0 +1,52 @@
+"""QA pass 26: papercuts of a walk through memory, sweeps and tables.
+
+What it found: a 405B hsdp layout said "fits" at 150.5 of 150.8 GB (0.2 % spare) with the CUDA
+context and fragmentation left at 0, unsaid; a boolean in a sweep grid file was refused in
+Python's spelling, twice; a bad ``--set nodes=1...64`` quoted only its tail; the sweep's
+``notes`` column joined notes that hold its separator.
+"""
+
+from __future__ import annotations
+
+import json
+
+from costmodel.strategy.memory import TIGHT_FIT_HEADROOM, headroom_note
+from tests._cli import run
+
+#: 405B over 256 H200 in hsdp groups of 64 with full recompute: 150.5 GB of 150.8 GB
+TIGHT_405B = (
+    *("memory", "--arch", "llama-3.1-405b", "--cluster", "hgx-h200", "--nodes", "32"),
+    *("--strategy", "hsdp", "--group-size", "64", "--recompute", "full"),
+)
+
+
+# --- a fit with little headroom says what it leaves out -------------------------------------
+def test_tight_fit_names_the_overheads_left_out() -> None:
+    r = run(*TIGHT_405B, "--json")
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["fits"] is True  # the verdict itself is unchanged
+    spare = 1 - out["memory_bytes"] / out["gpu_memory_bytes"]
+    assert 0 < spare < TIGHT_FIT_HEADROOM
+    tight = [n for n in out["notes"] if n.startswith("fits with ")]
+    assert len(tight) == 1, out["notes"]
+    assert f"{spare * 100:.1f}% headroom" in tight[0]
+    assert "CUDA context" in tight[0] and "fragmentation" in tight[0]
+    text = run(*TIGHT_405B)
+    assert text.exit_code == 0
+    # the CLI's words: its options, not the library's fields
+    assert "note: fits with 0.2% headroom" in text.stdout
+    assert "--cuda-context" in text.stdout and "`cuda_context_bytes`" not in text.stdout
+
+
+def test_roomy_fit_or_overheads_set_say_nothing_more() -> None:
+    # the same layout on 512 GPUs in fsdp: plenty of room, no note
+    r = run(*TIGHT_405B[:6], "64", "--strategy", "fsdp", "--recompute", "full", "--json")
+    out = json.loads(r.stdout)
+    assert out["fits"] and 1 - out["memory_bytes"] / out["gpu_memory_bytes"] >= 0.05
+    assert not [n for n in out["notes"] if n.startswith("fits with ")]
+    # only the overhead left at 0 is named; both set: nothing to say
+    one = headroom_note(79e9, 80e9, cuda_context_bytes=1e9)
+    assert one is not None and "fragmentation" in one and "CUDA context" not in one
+    assert headroom_note(79e9, 80e9, 1e9, 0.05) is None
+    assert headroom_note(81e9, 80e9) is None  # does not fit: the verdict says so already
