@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from costmodel.strategy.memory import TIGHT_FIT_HEADROOM, headroom_note
-from tests._cli import run
+from costmodel.sweep.grid import parse_values
+from tests._cli import one_line_error, run
 
 #: 405B over 256 H200 in hsdp groups of 64 with full recompute: 150.5 GB of 150.8 GB
 TIGHT_405B = (
@@ -50,3 +53,34 @@ def test_roomy_fit_or_overheads_set_say_nothing_more() -> None:
     assert one is not None and "fragmentation" in one and "CUDA context" not in one
     assert headroom_note(79e9, 80e9, 1e9, 0.05) is None
     assert headroom_note(81e9, 80e9) is None  # does not fit: the verdict says so already
+
+
+# --- a boolean in a grid file: said once, as TOML spells it ---------------------------------
+@pytest.mark.parametrize(("axis", "value"), [("nodes", "true"), ("nodes", "false")])
+def test_grid_file_boolean_in_toml_spelling(tmp_path, axis: str, value: str) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text(f'[grid]\npreset = ["dgx-h100"]\n{axis} = [{value}]\n')
+    line = one_line_error(run("sweep", str(grid), "-o", str(tmp_path / "out.csv")))
+    assert f"got {value} (a boolean); expected a whole number" in line, line
+    assert "True" not in line and "False" not in line and "bool (" not in line, line
+    assert line.count("(a boolean)") == 1 and "a bool " not in line, line  # once
+
+
+def test_bool_refusal_in_the_api_too() -> None:
+    with pytest.raises(ValueError) as e:
+        parse_values("nodes", [True])
+    assert str(e.value).endswith("got true (a boolean); expected a whole number"), e.value
+
+
+# --- a bad range quotes the whole text typed --------------------------------------------------
+def test_bad_range_quotes_the_whole_value(tmp_path) -> None:
+    out = str(tmp_path / "out.csv")
+    line = one_line_error(
+        run("sweep", "--set", "preset=dgx-h100", "--set", "nodes=1...64", "-o", out)
+    )
+    assert "got '1...64'" in line and "its stop '.64'" in line, line
+    line = one_line_error(
+        run("sweep", "--set", "preset=dgx-h100", "--set", "nodes=x..64", "-o", out)
+    )
+    assert "got 'x..64'" in line and "its start 'x'" in line, line
+    assert "got 'x'" not in line
