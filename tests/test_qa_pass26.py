@@ -12,7 +12,9 @@ import json
 
 import pytest
 
+from costmodel import sweep
 from costmodel.strategy.memory import TIGHT_FIT_HEADROOM, headroom_note
+from costmodel.sweep.evaluate import NOTES_SEPARATOR, join_notes
 from costmodel.sweep.grid import parse_values
 from tests._cli import one_line_error, run
 
@@ -84,3 +86,23 @@ def test_bad_range_quotes_the_whole_value(tmp_path) -> None:
     )
     assert "got 'x..64'" in line and "its start 'x'" in line, line
     assert "got 'x'" not in line
+
+
+# --- a row's notes split back exactly ---------------------------------------------------------
+def test_a_rows_notes_split_back_into_the_notes() -> None:
+    # a 405B row's notes: the activations' line, then the 70B class's note, which holds "; "
+    # (Megatron-LM, arXiv:2104.04473; Llama 3, ...): the old separator split it in two
+    (row,) = sweep.sweep(
+        kind="memory", arch="llama-3.1-405b", strategy="fsdp", ranks=512, preset="hgx-h200"
+    ).to_dict(orient="records")
+    r = run(*TIGHT_405B[:6], "64", "--strategy", "fsdp", "--json")
+    notes = [n.rstrip(".").replace("--arch", "`arch`") for n in json.loads(r.stdout)["notes"]]
+    assert any("; " in n for n in notes)  # a note holds the old separator
+    assert row["notes"].split(NOTES_SEPARATOR) == notes
+    # a step row of a mixture of experts: its notes back, each whole
+    df = sweep.sweep(kind="step", preset="dgx-h100", arch="deepseek-v3", strategy="fsdp", nodes=64)
+    parts = df["notes"].iloc[0].split(NOTES_SEPARATOR)
+    assert len(parts) >= 2 and parts[0].startswith("a model of 671B")
+    assert any("mixture of experts" in p for p in parts[1:])
+    # a note holding the separator (a name the user gave) still splits back into as many
+    assert len(join_notes(["model a | b: note", "two"]).split(NOTES_SEPARATOR)) == 2

@@ -32,19 +32,25 @@ DEFAULT_CHUNK_ROWS = 1_000_000
 _GB = 1e9  # output columns in GB and GB/s use SI gigabytes, as nccl-tests does
 
 
-NOTES_SEPARATOR = "; "
-"""Between two notes of one row in a table's ``notes`` column (the JSON keeps the list): a
-space alone ran one into the next ("... loss fp32 a model of 71B parameters: ...")."""
+NOTES_SEPARATOR = " | "
+"""Between two notes of one row in a table's ``notes`` column (the JSON keeps the list):
+``row.split(" | ")`` gives the notes back. A space alone ran one into the next ("... loss fp32 a
+model of 71B parameters: ..."), and ``"; "`` is inside notes (the 70B class's "Megatron-LM,
+arXiv:2104.04473; Llama 3, ..."); no note the tool writes holds ``" | "``, and one that would
+(a name the user gave) has it written ``" / "`` (:func:`join_notes`)."""
 
 
 def join_notes(notes: Iterable[str]) -> str:
     """A row's notes as one text: each without its closing period, joined by
-    :data:`NOTES_SEPARATOR`; ``""`` for none.
+    :data:`NOTES_SEPARATOR` (one inside a note written ``" / "``, so that splitting on it gives
+    the notes back); ``""`` for none.
 
     >>> join_notes(["activations: 4096 tokens", "a model of 71B parameters."])
-    'activations: 4096 tokens; a model of 71B parameters'
+    'activations: 4096 tokens | a model of 71B parameters'
     """
-    return NOTES_SEPARATOR.join(t.strip().rstrip(".") for t in notes if t.strip())
+    return NOTES_SEPARATOR.join(
+        t.strip().rstrip(".").replace(NOTES_SEPARATOR, " / ") for t in notes if t.strip()
+    )
 
 
 # --- evaluation ------------------------------------------------------------------------------
