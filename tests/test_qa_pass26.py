@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from costmodel import sweep
 from costmodel.strategy.memory import TIGHT_FIT_HEADROOM, headroom_note
+from costmodel.sweep import read_table
 from costmodel.sweep.evaluate import NOTES_SEPARATOR, join_notes
 from costmodel.sweep.grid import parse_values
 from tests._cli import one_line_error, run
@@ -106,3 +108,20 @@ def test_a_rows_notes_split_back_into_the_notes() -> None:
     assert any("mixture of experts" in p for p in parts[1:])
     # a note holding the separator (a name the user gave) still splits back into as many
     assert len(join_notes(["model a | b: note", "two"]).split(NOTES_SEPARATOR)) == 2
+
+
+# --- a CSV and a Parquet file read back alike -------------------------------------------------
+def test_csv_and_parquet_read_back_with_the_same_categories(tmp_path) -> None:
+    # NCCL picks 2 of its 4 all-reduce algorithms here: the Parquet file kept the 4 candidates
+    # as the column's categories, the CSV (no dictionary) the 2 its rows hold
+    axes = {"preset": "dgx-h100", "nodes": [1, 2, 4, 16], "size": "1KB..1GBx4"}
+    df = sweep.sweep(**axes)
+    back = {}
+    for ext in ("csv", "parquet"):
+        sweep.sweep_to_file(tmp_path / f"t.{ext}", **axes)
+        back[ext] = read_table(tmp_path / f"t.{ext}")
+    assert df["algorithm_used"].nunique() >= 2
+    pd.testing.assert_frame_equal(back["csv"], back["parquet"])
+    pd.testing.assert_frame_equal(back["parquet"], df)
+    for col in ("algorithm_used", "protocol_used", "regime"):
+        assert set(df[col].cat.categories) == set(df[col]), col  # the values the rows hold

@@ -1482,6 +1482,25 @@ def step_columns(s: Any, micro_batch: int, sequence_length: int) -> dict[str, An
     return {k: d[k] for k in STEP_COLUMNS}
 
 
+def _as_read_back(cat: _Cat) -> tuple[np.ndarray, list[str]]:
+    """``cat``'s codes and names with only the names its rows use, in the order the rows first
+    use them: the categories a CSV of the table reads back with (a CSV holds no dictionary:
+    ``read_table`` encodes its text as it comes), so the DataFrame, the Parquet file and the
+    CSV agree (a column's candidates, NCCL's algorithms not chosen, were the Parquet's alone).
+
+    >>> _as_read_back(_Cat(np.array([2, 0, 2], dtype=np.int32), ["ring", "nvls", "tree"]))
+    (array([0, 1, 0], dtype=int32), ['tree', 'ring'])
+    """
+    codes = np.asarray(cat.codes)
+    if codes.size == 0:
+        return codes.astype(np.int32), []
+    used, first = np.unique(codes, return_index=True)
+    order = used[np.argsort(first, kind="stable")]  # used codes by first row
+    remap = np.zeros(max(int(codes.max()) + 1, len(cat.categories)), dtype=np.int32)
+    remap[order] = np.arange(len(order), dtype=np.int32)
+    return remap[codes], [cat.categories[int(c)] for c in order]
+
+
 def _to_table(cols: dict[str, Any], n: int) -> pa.Table:
     import pyarrow as pa
 
@@ -1492,8 +1511,9 @@ def _to_table(cols: dict[str, Any], n: int) -> pa.Table:
         if isinstance(value, pa.Array):
             arrays[name] = value
         elif isinstance(value, _Cat):
+            codes, names = _as_read_back(value)
             arrays[name] = pa.DictionaryArray.from_arrays(
-                pa.array(value.codes), pa.array(value.categories, type=pa.string())
+                pa.array(codes), pa.array(names, type=pa.string())
             )
         elif isinstance(value, str | int | float) or np.ndim(value) == 0:
             if isinstance(value, str):
