@@ -9,6 +9,7 @@ Python's spelling, twice; a bad ``--set nodes=1...64`` quoted only its tail; the
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -125,3 +126,17 @@ def test_csv_and_parquet_read_back_with_the_same_categories(tmp_path) -> None:
     pd.testing.assert_frame_equal(back["parquet"], df)
     for col in ("algorithm_used", "protocol_used", "regime"):
         assert set(df[col].cat.categories) == set(df[col]), col  # the values the rows hold
+
+
+def test_memory_page_says_a_tight_fit_in_its_boxes_words() -> None:
+    from tests.test_app import open_page
+
+    at = open_page("page_memory.py")
+    at.number_input(key="dp_ranks").set_value(1)
+    at.text_input(key="params").set_value("5.2B").run()  # 83.2 GB of state on 85.9 GB
+    texts = [c.value for c in at.caption]
+    tight = [t for t in texts if re.match(r"Fits with \d\.\d% headroom \(under 5%\): ", t)]
+    assert len(tight) == 1, texts
+    assert "CUDA context per GPU [B]" in tight[0] and "`" not in tight[0]
+    at.text_input(key="params").set_value("4B").run()  # 64 GB: 20% to spare, nothing said
+    assert not [c.value for c in at.caption if c.value.startswith("Fits with")]
