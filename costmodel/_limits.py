@@ -86,17 +86,30 @@ def refusal(option: str, rule: str, raw: Any, exc: BaseException) -> ValueError:
     >>> str(refusal("--nodes", "a whole number in 1..8", "2x",
     ...             ValueError("count: cannot parse '2x'; expected a whole number: '8', '2k'")))
     "--nodes: must be a whole number in 1..8, got '2x'; expected a whole number: '8', '2k'"
+
+    A boolean (a grid file's ``true``) is said once, in TOML's spelling, not Python's:
+
+    >>> str(refusal("nodes", "a whole number in 1..8", True,
+    ...             TypeError("count: expected a whole number, got a bool (True)")))
+    'nodes: must be a whole number in 1..8, got true (a boolean); expected a whole number'
     """
-    head = f"{option}: must be {rule}, got {raw!r}"
+    shown = f"{str(raw).lower()} (a boolean)" if isinstance(raw, bool) else repr(raw)
+    head = f"{option}: must be {rule}, got {shown}"
     if is_bound(exc):
         return ValueError(head)
     text = _GENERIC_NAME.sub("", str(exc), count=1)
     text = text.removeprefix(f"cannot parse {raw!r}").removeprefix(";").strip()
+    if isinstance(raw, bool):  # the head says the boolean already
+        text = _A_BOOL.sub("", text)
     return ValueError(f"{head}; {text}" if text else head)
 
 
 #: the generic name a parser's message starts with (``count: ``, ``size: ``), not the option's
 _GENERIC_NAME = re.compile(r"^[a-z_]+: ")
+
+#: a parser's own words for a boolean it refused (``, got a bool (True)``), which
+#: :func:`refusal`'s head says in TOML's spelling
+_A_BOOL = re.compile(r",? got a bool \((?:True|False)\)")
 
 
 def _num(raw: Any) -> list[float]:

@@ -53,7 +53,12 @@ def test_size_range_reaches_16GB():
     [
         ("ranks", "64..8", "empty range"),
         ("ranks", "8..64x1", "factor > 1"),
-        ("size", "8XB..1GB", r"size: must be a size in 1 B\.\.16 TiB .*, got .8XB.; expected"),
+        (
+            "size",
+            "8XB..1GB",
+            r"size: must be a size in 1 B\.\.16 TiB .*, got .8XB\.\.1GB. \(its start .8XB. is not\); "
+            "expected",
+        ),
         ("ranks", "2.5", "whole number"),
         ("ranks", "", "empty list"),
         ("colour", "red", "unknown collective axis 'colour'; allowed: preset"),

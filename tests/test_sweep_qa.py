@@ -19,9 +19,9 @@ STEP = "kind = 'step'\n[grid]\npreset = 'dgx-h100'\narch = 'llama-3.1-8b'\nnodes
     ("line", "fragment"),
     [
         # was silently mfu 1.0 (contention 1.0)
-        ("mfu = true", "mfu: must be a model FLOP utilisation in (0, 1], got True"),
+        ("mfu = true", "mfu: must be a model FLOP utilisation in (0, 1], got true (a boolean)"),
         ("comm_contention = true", "comm_contention: must be an overlap contention in [0, 1]"),
-        ("nodes = true", "nodes: must be a whole number in 1..1,000,000, got True"),
+        ("nodes = true", "nodes: must be a whole number in 1..1,000,000, got true (a boolean)"),
         ("micro_batch = true", "micro_batch: must be a whole number"),
     ],
 )
@@ -56,7 +56,7 @@ def test_a_bool_for_a_number_is_a_value_error_in_the_api(axes):
 def test_a_rows_notes_are_told_apart_in_a_table():
     """Two notes of one memory sweep row (the activations' line, then the 70B class's tensor
     and pipeline parallelism) ran into one another ("... loss fp32 a model of 71B ...");
-    they are joined by "; ", and the row's text is `memory --json`'s list joined so."""
+    they are joined by " | ", and the row's text is `memory --json`'s list joined so."""
     axes = {"arch": "llama-3.1-70b", "strategy": "fsdp", "ranks": 64, "preset": "dgx-h100"}
     (row,) = sweep.sweep(kind="memory", **axes).to_dict(orient="records")
     r = run("memory", "--arch", "llama-3.1-70b", "--strategy", "fsdp", "--ranks", "64",
@@ -64,17 +64,17 @@ def test_a_rows_notes_are_told_apart_in_a_table():
     assert r.exit_code == 0, r.output
     notes = json.loads(r.stdout)["notes"]
     assert len(notes) == 2 and notes[1].startswith("a model of 71B")
-    assert row["notes"].replace("`arch`", "--arch") == "; ".join(notes)
-    assert "loss fp32; a model of 71B parameters" in row["notes"]
+    assert row["notes"].replace("`arch`", "--arch") == " | ".join(notes)
+    assert "loss fp32 | a model of 71B parameters" in row["notes"]
 
 
 def test_a_step_rows_notes_are_told_apart_too():
     """A step sweep row of a 671B mixture of experts carries two notes (its size, its experts):
-    "; " between them, the MoE note's own sentences kept, no ". ;" or ".;"."""
+    " | " between them, the MoE note's own sentences kept, no ". |" or ".;"."""
     df = sweep.sweep(kind="step", preset="dgx-h100", arch="deepseek-v3", strategy="fsdp", nodes=64)
     text = df["notes"].iloc[0]
-    assert text.count("; ") >= 1 and "a model of 671B" in text and "mixture of experts" in text
-    assert ".;" not in text and not text.endswith(".")
+    assert text.count(" | ") >= 1 and "a model of 671B" in text and "mixture of experts" in text
+    assert ". |" not in text and not text.endswith(".")
 
 
 @pytest.mark.parametrize("name", ["out.csv", "out.parquet"])

@@ -661,6 +661,12 @@ def memory(
     # the activations' line first, then what the answer leaves out: a sweep row's notes
     # (a sequence past the model's context: only where the activations are sized at it)
     result["notes"] = list(sm.notes)  # strategy_memory's, as the API and a sweep row say them
+    if capacity is not None:  # a fit with little to spare says what its total leaves out
+        from ..strategy.memory import headroom_note
+
+        tight = headroom_note(total, capacity, **over_kw)
+        if tight:
+            result["notes"].append(tight)
     if as_json:
         _print_json(result)
         return

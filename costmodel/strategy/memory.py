@@ -259,6 +259,63 @@ def overheads_text(cuda_context_bytes: float, fragmentation: float) -> str:
     return "incl. " + " and ".join(said) if said else ""
 
 
+#: Below this spare share of the card (``(capacity - total) / capacity``) a memory that fits
+#: says what its total leaves out (:func:`headroom_note`): a rule of this tool, not a measured
+#: figure. What it stands for is measured: the CUDA context alone takes some 0.5-1 GB per GPU
+#: (it depends on the driver, the CUDA version and the GPU; PyTorch's "CUDA semantics" notes,
+#: memory management: the caching allocator's counters, ``torch.cuda.memory_allocated`` and
+#: ``memory_reserved``, leave it out, and ``nvidia-smi`` shows it), and the caching allocator
+#: holds more than it hands out (blocks split and cached: the same notes' fragmentation and
+#: ``expandable_segments``), which 5 % of an 80-192 GB card (4-10 GB) covers.
+TIGHT_FIT_HEADROOM = 0.05
+
+
+def headroom_note(
+    total_bytes: float,
+    capacity_bytes: float,
+    cuda_context_bytes: float = 0.0,
+    fragmentation: float = 0.0,
+) -> str | None:
+    """What a verdict of "fits" with little room to spare leaves out: None when the total does
+    not fit, when it leaves at least :data:`TIGHT_FIT_HEADROOM` of the card free, or when both
+    overheads are set already; else the note, naming the overheads left at 0 (``costmodel
+    memory`` prints it, the Memory page shows it; the verdict itself is unchanged).
+
+    >>> headroom_note(150.5e9, 150.8e9)[:35]
+    'fits with 0.2% headroom (under 5%):'
+    >>> headroom_note(70e9, 80e9) is None, headroom_note(81e9, 80e9) is None
+    (True, True)
+    >>> headroom_note(79e9, 80e9, 1e9, 0.05) is None
+    True
+    """
+    total, cap = float(total_bytes), float(capacity_bytes)
+    if not (cap > 0.0 and total <= cap):
+        return None
+    spare = (cap - total) / cap
+    if spare >= TIGHT_FIT_HEADROOM:
+        return None
+    left = [
+        *(
+            ["the CUDA context (~0.5-1 GB per GPU, `cuda_context_bytes`)"]
+            if not cuda_context_bytes
+            else []
+        ),
+        *(
+            ["the allocator's fragmentation (`fragmentation`, a fraction of what it holds)"]
+            if not fragmentation
+            else []
+        ),
+    ]
+    if not left:
+        return None
+    what = " and ".join(left)
+    verb = "are" if len(left) > 1 else "is"
+    return (
+        f"fits with {spare * 100:.1f}% headroom (under {TIGHT_FIT_HEADROOM:.0%}): {what} "
+        f"{verb} not counted; set {'them' if len(left) > 1 else 'it'} to check"
+    )
+
+
 def _strategy_memory(
     layout: Layout, params: float | None, arch: Any, flash_attention: bool, plain: tuple[Any, ...]
 ) -> StrategyMemory:

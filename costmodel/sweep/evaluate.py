@@ -32,19 +32,25 @@ DEFAULT_CHUNK_ROWS = 1_000_000
 _GB = 1e9  # output columns in GB and GB/s use SI gigabytes, as nccl-tests does
 
 
-NOTES_SEPARATOR = "; "
-"""Between two notes of one row in a table's ``notes`` column (the JSON keeps the list): a
-space alone ran one into the next ("... loss fp32 a model of 71B parameters: ...")."""
+NOTES_SEPARATOR = " | "
+"""Between two notes of one row in a table's ``notes`` column (the JSON keeps the list):
+``row.split(" | ")`` gives the notes back. A space alone ran one into the next ("... loss fp32 a
+model of 71B parameters: ..."), and ``"; "`` is inside notes (the 70B class's "Megatron-LM,
+arXiv:2104.04473; Llama 3, ..."); no note the tool writes holds ``" | "``, and one that would
+(a name the user gave) has it written ``" / "`` (:func:`join_notes`)."""
 
 
 def join_notes(notes: Iterable[str]) -> str:
     """A row's notes as one text: each without its closing period, joined by
-    :data:`NOTES_SEPARATOR`; ``""`` for none.
+    :data:`NOTES_SEPARATOR` (one inside a note written ``" / "``, so that splitting on it gives
+    the notes back); ``""`` for none.
 
     >>> join_notes(["activations: 4096 tokens", "a model of 71B parameters."])
-    'activations: 4096 tokens; a model of 71B parameters'
+    'activations: 4096 tokens | a model of 71B parameters'
     """
-    return NOTES_SEPARATOR.join(t.strip().rstrip(".") for t in notes if t.strip())
+    return NOTES_SEPARATOR.join(
+        t.strip().rstrip(".").replace(NOTES_SEPARATOR, " / ") for t in notes if t.strip()
+    )
 
 
 # --- evaluation ------------------------------------------------------------------------------
@@ -1476,6 +1482,25 @@ def step_columns(s: Any, micro_batch: int, sequence_length: int) -> dict[str, An
     return {k: d[k] for k in STEP_COLUMNS}
 
 
+def _as_read_back(cat: _Cat) -> tuple[np.ndarray, list[str]]:
+    """``cat``'s codes and names with only the names its rows use, in the order the rows first
+    use them: the categories a CSV of the table reads back with (a CSV holds no dictionary:
+    ``read_table`` encodes its text as it comes), so the DataFrame, the Parquet file and the
+    CSV agree (a column's candidates, NCCL's algorithms not chosen, were the Parquet's alone).
+
+    >>> _as_read_back(_Cat(np.array([2, 0, 2], dtype=np.int32), ["ring", "nvls", "tree"]))
+    (array([0, 1, 0], dtype=int32), ['tree', 'ring'])
+    """
+    codes = np.asarray(cat.codes)
+    if codes.size == 0:
+        return codes.astype(np.int32), []
+    used, first = np.unique(codes, return_index=True)
+    order = used[np.argsort(first, kind="stable")]  # used codes by first row
+    remap = np.zeros(max(int(codes.max()) + 1, len(cat.categories)), dtype=np.int32)
+    remap[order] = np.arange(len(order), dtype=np.int32)
+    return remap[codes], [cat.categories[int(c)] for c in order]
+
+
 def _to_table(cols: dict[str, Any], n: int) -> pa.Table:
     import pyarrow as pa
 
@@ -1486,8 +1511,9 @@ def _to_table(cols: dict[str, Any], n: int) -> pa.Table:
         if isinstance(value, pa.Array):
             arrays[name] = value
         elif isinstance(value, _Cat):
+            codes, names = _as_read_back(value)
             arrays[name] = pa.DictionaryArray.from_arrays(
-                pa.array(value.codes), pa.array(value.categories, type=pa.string())
+                pa.array(codes), pa.array(names, type=pa.string())
             )
         elif isinstance(value, str | int | float) or np.ndim(value) == 0:
             if isinstance(value, str):

@@ -399,14 +399,30 @@ def _parse_one(axis: Axis, text: Any) -> Any:
         raise refusal(axis.name, limit.rule, text, exc) from None
 
 
+def _range_end(axis: Axis, text: str, which: str, part: str) -> Any:
+    """The start or stop (``which``) of range ``text``, its text ``part``; refused quoting the
+    whole range as typed (``1...64`` read as ``1`` .. ``.64``: "got '1...64' (its stop '.64' is
+    not)", not "got '.64'"), the part named beside it."""
+    try:
+        return _parse_one(axis, part)
+    except ValueError as exc:
+        msg = str(exc)
+        said = f"got {part!r}"
+        if said in msg:
+            raise ValueError(
+                msg.replace(said, f"got {text!r} (its {which} {part!r} is not)", 1)
+            ) from None
+        raise ValueError(f"{msg} (the {which} of the range {text!r})") from None
+
+
 def _expand_range(axis: Axis, text: str) -> list[Any]:
     sep = ".." if ".." in text else ":"
     head, _, tail = text.partition(sep)
     m = _STOP_RE.match(tail.strip())
     if not head.strip() or not m:
         raise ValueError(f"{axis.name}: cannot parse range {text!r}; e.g. '8..4096x2', '8B:16GB'")
-    start = _parse_one(axis, head.strip())
-    stop = _parse_one(axis, m["stop"])
+    start = _range_end(axis, text, "start", head.strip())
+    stop = _range_end(axis, text, "stop", m["stop"])
     op = m["op"] or ("+" if axis.integer and sep == ".." else "x")
     if op == "*":
         op = "x"

@@ -250,7 +250,9 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     ``pandas.read_csv`` reads an empty CSV field as NaN (``notes``, ``band_note`` and any text
     column with nothing to say are ``""``, written ``""``), where ``pandas.read_parquet`` gives
     ``""``; this reader keeps ``""`` (pandas users: ``read_csv(path, keep_default_na=False,
-    na_values=["nan"])``). Text columns come back as categoricals, as :func:`sweep` gives them;
+    na_values=["nan"])``). Text columns come back as categoricals, as :func:`sweep` gives them,
+    with the same categories from either format (those the rows hold, in the order they first
+    hold them: a CSV keeps no others);
     CSV integers stay integers (:func:`csv_ready` writes whole-number float columns so).
     """
     import pyarrow as pa
