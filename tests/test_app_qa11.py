@@ -406,7 +406,11 @@ def _table_header(at, first_column: str) -> list[str]:
     from tests.test_app import _text
 
     for md in at.markdown:
-        head = _text(md.value).split("\n", 1)[0]
+        # the table's first line; a table shown as cards on a phone is preceded by its <style>
+        lines = [ln for ln in _text(md.value).split("\n") if ln.startswith("|")]
+        if not lines:
+            continue
+        head = lines[0]
         cells = [c.strip() for c in head.strip("|").split("|")]
         if cells and cells[0] == first_column:
             return cells

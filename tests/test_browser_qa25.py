@@ -17,7 +17,7 @@ from costmodel.predict import predict_all_algorithms
 from costmodel.units import format_bytes
 from costmodel.web.common import NBSP
 from costmodel.web.data_collectives import size_grid
-from tests._browser import launch_chromium
+from tests._browser import launch_chromium, reused_tabs
 from tests.test_browser_qa20 import _as_table, _cards, _measured, _table
 
 pytestmark = pytest.mark.browser
@@ -32,6 +32,12 @@ NAMES = ["faster from", "algbw [GB/s]"]
 @pytest.fixture(scope="module")
 def chromium_browser():
     yield from launch_chromium()
+
+
+@pytest.fixture(scope="module")
+def tabs(chromium_browser):
+    """One page per width, each loaded afresh (tests/_browser.Tabs): the measures only read it."""
+    yield from reused_tabs(chromium_browser)
 
 
 def _crossings() -> list[list[str]]:
@@ -66,20 +72,18 @@ def _content(got: dict) -> tuple[dict, dict]:
     return crossovers, models
 
 
-def test_the_crossovers_and_every_model_tables_fit_a_phone_as_cards(chromium_browser, app_url):
+def test_the_crossovers_and_every_model_tables_fit_a_phone_as_cards(tabs, app_url):
     """At 390 px each crossover and each model is a card: no table wider than its box, every
     cell under its column's name and on the screen, the page no wider than the screen."""
-    got = _measured(chromium_browser, app_url, PAGE, 390, NAMES)
+    got = _measured(tabs, app_url, PAGE, 390, NAMES)
     assert got["page"] <= got["viewport"], got["page"]
     for table in _content(got):
         _cards(table, 390, max_row_px=200, max_lines=2)
 
 
-def test_the_crossovers_and_every_model_tables_keep_their_columns_at_1440_px(
-    chromium_browser, app_url
-):
+def test_the_crossovers_and_every_model_tables_keep_their_columns_at_1440_px(tabs, app_url):
     """At 1440 px they are tables as before: every header shown, a row's cells side by side."""
-    got = _measured(chromium_browser, app_url, PAGE, 1440, NAMES)
+    got = _measured(tabs, app_url, PAGE, 1440, NAMES)
     assert got["page"] <= got["viewport"], got["page"]
     for table in _content(got):
         _as_table(table)
