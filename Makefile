@@ -34,7 +34,7 @@ test: $(STAMP) chromium
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not alone" --nbmake examples/ tests/ costmodel/
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not alone" --durations=25 --nbmake examples/ tests/ costmodel/
 	$(BIN)/python -m pytest -q -m alone tests/
 
 ## make test-fast: everything but the real-browser and torch/gloo runs
