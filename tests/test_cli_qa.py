@@ -198,10 +198,12 @@ def test_a_folder_or_binary_file_where_a_file_is_expected(tmp_path):
     folder.mkdir()
     binary = tmp_path / "grid.toml"
     binary.write_bytes(b"kind = \xff\xfe\n")
-    one_line_error(run("validate", "compare", str(folder)), "results:", "is a folder")
-    one_line_error(run("calibrate", str(folder), "-o", str(tmp_path / "c.toml")), "is a folder")
-    one_line_error(run("sweep", str(folder)), "grid file", "is a folder")
-    one_line_error(run("sweep", str(binary)), "grid file", "not UTF-8 text")
+    one_line_error(run("validate", "compare", str(folder)), "RESULTS:", "is a folder")
+    one_line_error(
+        run("calibrate", str(folder), "-o", str(tmp_path / "c.toml")), "RESULTS:", "is a folder"
+    )
+    one_line_error(run("sweep", str(folder)), "GRID_FILE:", "is a folder")
+    one_line_error(run("sweep", str(binary)), "GRID_FILE:", "not UTF-8 text")
     assert not (tmp_path / "c.toml").exists()
 
 

@@ -130,7 +130,7 @@ def test_a_cost_of_a_setup_that_does_not_fit_says_so():
 def test_presets_show_of_a_price_or_architecture_says_where_it_lives(name, where):
     """`presets show aws-p5-on-demand` (a name `costmodel archs` prints) said "unknown preset;
     closest: aws-p4de, aws-p5", pointing at a cluster instead of the price."""
-    one_line_error(run("presets", "show", name), f"name: {name!r} {where}", "costmodel archs")
+    one_line_error(run("presets", "show", name), f"NAME: {name!r} {where}", "costmodel archs")
     assert run("presets", "show", "dgx-h100").exit_code == 0
 
 

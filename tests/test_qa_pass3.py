@@ -357,7 +357,7 @@ def test_a_collective_is_read_as_people_write_it(spelling):
 
 def test_an_unknown_collective_is_still_one_line_naming_the_allowed():
     out = run("collective", "allreduc", "-s", "1GB", "--ranks", "8", "--bandwidth", "900GB/s")
-    one_line_error(out, "op: unknown collective 'allreduc'", "allowed: all_reduce")
+    one_line_error(out, "OP: unknown collective 'allreduc'", "allowed: all_reduce")
 
 
 def test_validate_compare_reads_op_as_people_write_it():

@@ -174,7 +174,7 @@ def test_an_undecodable_grid_file_is_refused_in_the_logs_words(tmp_path, data, f
     file, the byte and its offset, and what to do (save the grid file as UTF-8)."""
     path = tmp_path / "grid.toml"
     path.write_bytes(data)
-    one_line_error(run("sweep", str(path)), f"grid file {str(path)!r}", fragment,
+    one_line_error(run("sweep", str(path)), f"GRID_FILE: {str(path)!r}", fragment,
                    "save the grid file as UTF-8")  # fmt: skip
 
 
@@ -338,7 +338,7 @@ def test_calibrate_on_ddp_steps_only_says_what_it_needs(tmp_path):
     path = _write(tmp_path / "ddp.jsonl", _old_ddp_rows())
     out = tmp_path / "c.toml"
     line = one_line_error(run("calibrate", str(path), "-o", str(out)),
-                          "results: the rows are DDP steps only (no collective rows)",
+                          "RESULTS: the rows are DDP steps only (no collective rows)",
                           "validate torch --ops all_reduce --ddp")  # fmt: skip
     assert "lack columns" not in line and not out.exists()
 
@@ -555,7 +555,7 @@ def test_a_toml_given_as_results_is_named_as_such(tmp_path):
     assert run("calibrate", str(_gloo_collectives(tmp_path)), "-o", str(cal)).exit_code == 0
     for args in (("validate", "compare", str(cal), "--cluster", "dgx-h100"),
                  ("calibrate", str(cal), "-o", str(tmp_path / "again.toml"))):  # fmt: skip
-        one_line_error(run(*args), f"results: {str(cal)!r} is a TOML file (a calibration or a "
+        one_line_error(run(*args), f"RESULTS: {str(cal)!r} is a TOML file (a calibration or a "
                        "preset), not measurements", "a calibration as --calibration")  # fmt: skip
     folder = tmp_path / "logs"
     folder.mkdir()

@@ -109,7 +109,7 @@ def cli_words(text: str, options: Callable[[str], str | None] | None = None) -> 
     """``text`` (a library message, note or label) with each name the library marks in it
     (`` `usd_per_gpu_hour` ``, :data:`costmodel._limits.FIELD_MARK`) said as the CLI says it:
     the option of the command being run that sets it (``options``; default: that command's,
-    :func:`command_options`), else :data:`CLI_NAMES`, else the name alone (a ``--set`` key,
+    :func:`command_names`: its options, and its positional arguments as usage names them), else :data:`CLI_NAMES`, else the name alone (a ``--set`` key,
     a sweep column); an API call it names (:data:`CLI_WORDS`) as the command that does it.
     ``"or give `usd_per_gpu_hour`"`` is ``"or give --usd-per-gpu-hour"`` on
     ``train``.
@@ -254,6 +254,37 @@ def command_options(fn: Callable[..., Any]) -> Callable[[str], str | None]:
         return None
 
     return option
+
+
+def command_arguments(fn: Callable[..., Any]) -> dict[str, str]:
+    """Each positional argument of command ``fn`` -> its name on the usage line (its metavar,
+    ``op`` -> ``OP``): what a refusal of it says in front (``OP: unknown collective 'foo'``)
+    where the library says its field (``op: ...``)."""
+    import inspect
+    import typing
+
+    from typer.models import ArgumentInfo
+
+    hints = typing.get_type_hints(fn, include_extras=True)
+    out: dict[str, str] = {}
+    for name in inspect.signature(fn).parameters:
+        for m in getattr(hints.get(name), "__metadata__", ()):
+            if isinstance(m, ArgumentInfo):
+                out[name] = m.metavar or name.upper()
+    return out
+
+
+def command_names(fn: Callable[..., Any]) -> Callable[[str], str | None]:
+    """What command ``fn`` calls a library field: the option that sets it
+    (:func:`command_options`), else the positional argument that gives it, as its usage line
+    names it (:func:`command_arguments`: ``op`` -> ``OP``); None for neither."""
+    options = command_options(fn)
+    arguments = command_arguments(fn)
+
+    def name(field: str) -> str | None:
+        return options(field) or arguments.get(field)
+
+    return name
 
 
 def _exception_modules() -> list[Any]:
@@ -800,6 +831,7 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
     )
 
     options = command_options(fn)
+    names = command_names(fn)  # the options, and the positional arguments as usage says them
     # an option's first spelling -> every long spelling, for those that have another (--seq
     # and --sequence-length, --zero and --zero-stage, --sizes and --size); a short one (-o)
     # is named by its long name, which says what it is
@@ -821,14 +853,14 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
         except (ValueError, LookupError) as exc:
             # a refusal from the library names its field ("group_size: ..."): name the option
             # the user typed instead (--group-size), on every command alike
-            text = _one_line(exc, options)
+            text = _one_line(exc, names)
             if text == _one_line(exc):
                 raise
             raise ValueError(text) from None
 
     @functools.wraps(fn)
     def inner(*args: Any, **kwargs: Any) -> Any:
-        _COMMAND[:] = [options]  # the words of everything this command prints (cli_words)
+        _COMMAND[:] = [names]  # the words of everything this command prints (cli_words)
         try:
             return checked(*args, **kwargs)
         except (ValueError, LookupError) as exc:

@@ -121,7 +121,7 @@ def presets_list(
 
 
 def presets_show(
-    name: Annotated[str, typer.Argument(help="Preset name, e.g. dgx-h100.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Preset name, e.g. dgx-h100.")],
     nodes: Annotated[
         int | None,
         typer.Option(min=1, help="For a cluster preset: number of nodes (default 1)."),
@@ -235,7 +235,9 @@ def _fmt_field(name: str, value: Any) -> str:
 
 
 def presets_schema(
-    kind: Annotated[str, typer.Argument(help="gpu, link, cluster or calibration.")] = "cluster",
+    kind: Annotated[
+        str, typer.Argument(metavar="KIND", help="gpu, link, cluster or calibration.")
+    ] = "cluster",
 ) -> None:
     """The JSON schema a preset TOML file is written against.
 

@@ -257,7 +257,8 @@ def collective(
     op: Annotated[
         str,
         typer.Argument(
-            help="all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, or 'all'."
+            metavar="OP",
+            help="all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, or 'all'.",
         ),
     ],
     size: Annotated[
@@ -685,8 +686,16 @@ def predict(
 
 
 # --- sweep ------------------------------------------------------------------------------------
+_GRID_FILE = "GRID_FILE"
+"""sweep's positional argument, as its usage line names it (its metavar)."""
+_GRID_FILE_WORDS = "grid file "
+"""How :func:`costmodel.sweep.load_grid` names the file it refuses, in front."""
+
+
 def sweep(
-    grid_file: Annotated[Path | None, typer.Argument(help="TOML grid spec ([grid] table).")] = None,
+    grid_file: Annotated[
+        Path | None, typer.Argument(metavar=_GRID_FILE, help="TOML grid spec ([grid] table).")
+    ] = None,
     set_: Annotated[
         list[str] | None,
         typer.Option(
@@ -815,9 +824,12 @@ def sweep(
                 f"{grid_file}:", lambda: sw.load_grid(grid_file, kind)
             )
         except ValueError as exc:  # a key of the file refused: named by its file, as --set's
-            raise ValueError(
-                _one_line(exc, lambda f: str(grid_file) if f == "grid" else f"{grid_file}: {f}")
-            ) from None
+            text = _one_line(exc, lambda f: str(grid_file) if f == "grid" else f"{grid_file}: {f}")
+            # the file itself refused (the library's "grid file 'x' does not exist"): named as
+            # the usage line names the argument, as every positional refusal is
+            if text.startswith(_GRID_FILE_WORDS):
+                text = f"{_GRID_FILE}: {text.removeprefix(_GRID_FILE_WORDS)}"
+            raise ValueError(text) from None
     on = loaded.kind if loaded is not None else kind or "collective"
     # time and cost to train: settings of a step sweep's rows (sweep.grid.STEP_COST_AXES),
     # named --tokens/--price/--usd-per-gpu-hour in a refusal (the command's own options)

@@ -261,7 +261,10 @@ def validate_torch(
     ] = False,
     extra: Annotated[
         list[str] | None,
-        typer.Argument(help="More torch_bench arguments after --, e.g. -- --ddp-params 25M."),
+        typer.Argument(
+            metavar="ARGS",
+            help="More torch_bench arguments after --, e.g. -- --ddp-params 25M.",
+        ),
     ] = None,
 ) -> None:
     """Time torch.distributed collectives (and DDP steps) on this machine with torchrun.
@@ -357,8 +360,7 @@ def validate_torch(
     taken = _runner_set_args(extra or [])
     if taken:
         raise ValueError(
-            f"arguments after --: {taken[0]} is set by validate torch (the job's attempt and "
-            "log); leave it out"
+            f"ARGS: {taken[0]} is set by validate torch (the job's attempt and log); leave it out"
         )
     bench_args = [
         "-o",
@@ -498,14 +500,14 @@ def _check_torch_bench_args(argv: list[str]) -> None:
             _, unknown = build_parser().parse_known_args(argv)
             if unknown:
                 raise ValueError(
-                    f"arguments after --: {' '.join(unknown)!r} not known; allowed: the options "
+                    f"ARGS: {' '.join(unknown)!r} not known; allowed: the options "
                     "of python -m costmodel.validation.torch_bench --help"
                 )
             parse_args(argv)
     except SystemExit as exc:
         lines = [x for x in err.getvalue().splitlines() if x.strip()]
         text = lines[-1] if lines else str(exc.code)
-        raise ValueError(f"arguments after --: {text.removeprefix('torch_bench: ')}") from None
+        raise ValueError(f"ARGS: {text.removeprefix('torch_bench: ')}") from None
 
 
 def _need_file(path: Path) -> None:
@@ -735,7 +737,10 @@ def _reference_help() -> str:
 def validate_compare(
     results: Annotated[
         Path | None,
-        typer.Argument(help="results.jsonl, an nccl-tests log or a folder of nccl-tests logs."),
+        typer.Argument(
+            metavar="RESULTS",
+            help="results.jsonl, an nccl-tests log or a folder of nccl-tests logs.",
+        ),
     ] = None,
     reference: Annotated[str | None, typer.Option(help=_reference_help())] = None,
     cluster: Annotated[
@@ -1322,7 +1327,10 @@ def _check_preset_name(name: str | None, output: Path) -> None:
 def calibrate(
     results: Annotated[
         Path,
-        typer.Argument(help="results.jsonl, an nccl-tests log or a folder of nccl-tests logs."),
+        typer.Argument(
+            metavar="RESULTS",
+            help="results.jsonl, an nccl-tests log or a folder of nccl-tests logs.",
+        ),
     ],
     output: Annotated[
         Path, typer.Option("--output", "-o", help=f"Calibration preset TOML. {REPLACED_OUTPUT}")
