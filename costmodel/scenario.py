@@ -1553,11 +1553,14 @@ class ScenarioResult(BaseModel):
         )
         # what the answer leaves out travels with the cost: a "fits" from memory without
         # activations (a bare parameter count), a mixture of experts priced without its
-        # expert parallelism, a sequence past the model's trained context
+        # expert parallelism, a sequence past the model's trained context, a fit with little
+        # to spare (the step's, strategy.memory.fit_notes)
         from .architecture import architecture_notes
+        from .strategy.memory import HEADROOM_NOTE_START
 
         unsized = tuple(n for n in self.notes if n.startswith("activations: not included"))
-        extra = (*unsized, *architecture_notes(s.architecture(), s.sequence_length))
+        tight = tuple(n for n in self.notes if n.startswith(HEADROOM_NOTE_START))
+        extra = (*unsized, *architecture_notes(s.architecture(), s.sequence_length), *tight)
         if extra:
             cost = dataclasses.replace(cost, notes=(*cost.notes, *extra))
         if self.fits:

@@ -660,13 +660,9 @@ def memory(
                 result["fit_suggestions"] = fa.as_dict()
     # the activations' line first, then what the answer leaves out: a sweep row's notes
     # (a sequence past the model's context: only where the activations are sized at it)
-    result["notes"] = list(sm.notes)  # strategy_memory's, as the API and a sweep row say them
-    if capacity is not None:  # a fit with little to spare says what its total leaves out
-        from ..strategy.memory import headroom_note
-
-        tight = headroom_note(total, capacity, **over_kw)
-        if tight:
-            result["notes"].append(tight)
+    # strategy_memory's, as the API and a sweep row say them; beside a verdict, with what a
+    # fit with little to spare leaves out (StrategyMemory.fit_notes, the step's road too)
+    result["notes"] = list(sm.notes if capacity is None else sm.fit_notes(capacity))
     if as_json:
         _print_json(result)
         return

@@ -201,11 +201,14 @@ class Advice:
         """What the ranking leaves out, once each in the order the steps give it: every
         step's :attr:`~.step.StrategyStep.notes` (a 70B-class model's tensor and pipeline
         parallelism, a mixture of experts' expert parallelism, activations not sized for a
-        bare count) but a layout's own bucket note (said under ``--bucket``)."""
+        bare count) but a layout's own bucket note (said under ``--bucket``) and its tight
+        fit's (:func:`~.memory.headroom_note`: one layout's, each step says it)."""
+        from .memory import HEADROOM_NOTE_START
+
         seen: dict[str, None] = {}
         for s in self.steps:
             for n in s.notes:
-                if n != s.layout.bucket_note:
+                if n != s.layout.bucket_note and not n.startswith(HEADROOM_NOTE_START):
                     seen.setdefault(n, None)
         return tuple(seen)
 

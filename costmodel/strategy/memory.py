@@ -49,6 +49,21 @@ class StrategyMemory:
     # past its trained context (only where the activations are sized at the sequence: given
     # activations_bytes are no sequence's)
     notes: tuple[str, ...] = ()
+    # the overheads the total holds (strategy_memory's): what a tight fit's note names when 0
+    cuda_context_bytes: float = 0.0
+    fragmentation: float = 0.0
+
+    def fit_notes(self, capacity_bytes: float) -> tuple[str, ...]:
+        """:attr:`notes` beside a verdict on a card of ``capacity_bytes`` [B]: with
+        :func:`headroom_note`'s after them where the total fits with little to spare
+        (:func:`fit_notes`); what ``costmodel memory``, the Memory page and the step say."""
+        return fit_notes(
+            self.notes,
+            self.total_bytes,
+            capacity_bytes,
+            self.cuda_context_bytes,
+            self.fragmentation,
+        )
 
     @property
     def total_bytes(self) -> float:
@@ -269,6 +284,9 @@ def overheads_text(cuda_context_bytes: float, fragmentation: float) -> str:
 #: ``expandable_segments``), which 5 % of an 80-192 GB card (4-10 GB) covers.
 TIGHT_FIT_HEADROOM = 0.05
 
+#: How :func:`headroom_note`'s note starts (a ranking of several layouts leaves each one's out).
+HEADROOM_NOTE_START = "fits with "
+
 
 def headroom_note(
     total_bytes: float,
@@ -278,8 +296,8 @@ def headroom_note(
 ) -> str | None:
     """What a verdict of "fits" with little room to spare leaves out: None when the total does
     not fit, when it leaves at least :data:`TIGHT_FIT_HEADROOM` of the card free, or when both
-    overheads are set already; else the note, naming the overheads left at 0 (``costmodel
-    memory`` prints it, the Memory page shows it; the verdict itself is unchanged).
+    overheads are set already; else the note, naming the overheads left at 0 (the verdict
+    itself is unchanged). Every surface says it through :func:`fit_notes`.
 
     >>> headroom_note(150.5e9, 150.8e9)[:35]
     'fits with 0.2% headroom (under 5%):'
@@ -311,9 +329,32 @@ def headroom_note(
     what = " and ".join(left)
     verb = "are" if len(left) > 1 else "is"
     return (
-        f"fits with {spare * 100:.1f}% headroom (under {TIGHT_FIT_HEADROOM:.0%}): {what} "
+        f"{HEADROOM_NOTE_START}{spare * 100:.1f}% headroom (under {TIGHT_FIT_HEADROOM:.0%}): {what} "
         f"{verb} not counted; set {'them' if len(left) > 1 else 'it'} to check"
     )
+
+
+def fit_notes(
+    notes: Sequence[str],
+    total_bytes: float,
+    capacity_bytes: float,
+    cuda_context_bytes: float = 0.0,
+    fragmentation: float = 0.0,
+) -> tuple[str, ...]:
+    """A memory answer's ``notes`` beside its verdict on a card of ``capacity_bytes`` [B]:
+    ``notes``, then :func:`headroom_note`'s where ``total_bytes`` fits with under
+    :data:`TIGHT_FIT_HEADROOM` to spare and an overhead is left at 0. The one place the note is
+    added: :meth:`StrategyMemory.fit_notes` (``costmodel memory``, the Memory page), the step's
+    notes (:class:`~.step.StrategyStep`: ``costmodel step``, ``scenario``, ``train``, the step
+    page, ``Scenario``, the step sweep) and the memory sweep's ``notes`` column.
+
+    >>> fit_notes(["a"], 79.5e9, 80e9, 1e9)[1][:35]
+    'fits with 0.6% headroom (under 5%):'
+    >>> fit_notes(["a"], 60e9, 80e9)
+    ('a',)
+    """
+    tight = headroom_note(total_bytes, capacity_bytes, cuda_context_bytes, fragmentation)
+    return (*notes, *([tight] if tight else []))
 
 
 def _strategy_memory(
@@ -387,7 +428,16 @@ def _strategy_memory(
         gathered = (pair if lay.reshards else p) * lay.param_bytes + pair * grad_b
     seq = sequence_length if activations_bytes is None else None
     notes = tuple(memory_notes(base.activations_note, p, arch, seq))
-    return StrategyMemory(base, gathered * frag, buffers * frag, lay.strategy, lay.name, notes)
+    return StrategyMemory(
+        base,
+        gathered * frag,
+        buffers * frag,
+        lay.strategy,
+        lay.name,
+        notes,
+        float(cuda_context_bytes),
+        float(fragmentation),
+    )
 
 
 def stage_memory(

@@ -60,7 +60,7 @@ from .compute import FORWARD_FRACTION, ComputeTime, step_compute
 from .engine import Plan, Schedule, Task, TaskList, _picker, columns, plan, run_many
 from .events import StepInputs
 from .layout import DEFAULT_COMM_CONTENTION, Layout, make_layout, wrap_units
-from .memory import StrategyMemory, check_overheads, strategy_memory
+from .memory import StrategyMemory, check_overheads, fit_notes, strategy_memory
 
 EXPOSED_SIGNIFICANT = 0.05
 """Exposed communication above this fraction of the step makes the step comms-bound [-]: a
@@ -1191,9 +1191,16 @@ def _prepare_at(
             compute_label=ct.label,
             precision=su.precision,
             compute_band=ct.band,
-            notes=su.notes
-            + _unsized_activations(a, mem, su.shape)
-            + ((layout.bucket_note,) if layout.bucket_note else ()),
+            # a fit with little to spare says what its total leaves out (memory.fit_notes)
+            notes=fit_notes(
+                su.notes
+                + _unsized_activations(a, mem, su.shape)
+                + ((layout.bucket_note,) if layout.bucket_note else ()),
+                mem.total_bytes,
+                float(c.gpu.memory_bytes),
+                su.cuda_context_bytes,
+                su.fragmentation,
+            ),
             optimizer_s=opt_s,
             sync_s=sync_s,
             collective_band_s=(lo, hi),

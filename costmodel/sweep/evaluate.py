@@ -675,8 +675,31 @@ def _eval_memory(
     total = lesson + buffers
     out["memory_GB"] = total / _GB
     out = _memory_fits(out, cat, num, total, get_cluster)
-    out["notes"] = _memory_notes(params, mb.activations_note, given)
+    out["notes"] = _fit_notes(_memory_notes(params, mb.activations_note, given), out, total, cat)
     return out
+
+
+def _fit_notes(notes: _Cat, out: dict[str, Any], total: np.ndarray, cat: dict[str, Any]) -> _Cat:
+    """A memory sweep's ``notes`` beside its ``fits`` column: each row's with what a fit with
+    little to spare leaves out after them (:func:`costmodel.strategy.memory.fit_notes`, as
+    ``costmodel memory`` and the step say it); ``notes`` unchanged without a card."""
+    from ..strategy.memory import TIGHT_FIT_HEADROOM, fit_notes
+
+    if "gpu_memory_GB" not in out:
+        return notes
+    cap = np.asarray(out["gpu_memory_GB"], dtype=float) * _GB
+    total = np.asarray(total, dtype=float)
+    # the rows that may be tight (fit_notes decides), so a large sweep asks for a few only
+    near = np.flatnonzero((total <= cap) & (cap - total < TIGHT_FIT_HEADROOM * cap))
+    if not len(near):
+        return notes
+    ctx, frag = _overheads(cat)
+    texts = [notes.categories[c] for c in notes.codes]
+    for i in near:
+        said = texts[i].split(NOTES_SEPARATOR) if texts[i] else []
+        texts[i] = join_notes(fit_notes(said, float(total[i]), float(cap[i]), ctx, frag))
+    codes, names = _factorize(texts)
+    return _Cat(codes, names)
 
 
 def _overheads(cat: dict[str, Any]) -> tuple[float, float]:
@@ -772,7 +795,7 @@ def _eval_memory_arch(
     out = _memory_fits(out, cat, num, total, get_cluster)
     notes = [r["notes"] for r in rows]
     codes, names = _factorize(notes)
-    out["notes"] = _Cat(codes, names)
+    out["notes"] = _fit_notes(_Cat(codes, names), out, total, cat)
     return out
 
 
@@ -1236,7 +1259,7 @@ def _train_cost_columns(cat: dict[str, Any], priced: list[_StepRow]) -> dict[str
                     "does not fit in GPU memory: the time and cost of a configuration that "
                     "cannot run"
                 )
-            note = "; ".join(notes)
+            note = join_notes(notes)  # split on NOTES_SEPARATOR, the notes come back
         cols["tokens"].append(tokens)
         cols["steps"].append(None if cost is None else cost.steps)
         cols["wall_days"].append(np.nan if cost is None else cost.wall_days)

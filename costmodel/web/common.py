@@ -372,12 +372,23 @@ PAGE_WORDS: dict[str, str] = {
 }
 
 
+#: The memory's overheads, as their boxes name them (the Memory and step pages' expander
+#: "CUDA context, fragmentation"): strategy_memory's cuda_context_bytes and fragmentation, the
+#: CLI's --cuda-context and --fragmentation.
+OVERHEADS_EXPANDER = "CUDA context, fragmentation"
+CONTEXT_BOX = "CUDA context per GPU [B]"
+FRAGMENTATION_BOX = "Fragmentation allowance [fraction of held memory]"
+
+
 #: The names a library message marks (`` `arch` ``, :data:`costmodel._limits.FIELD_MARK`) -> the
 #: app's words for them, on every page; a page's own box labels come first (:func:`show_error`'s
 #: ``labels``), and a name neither knows is said by its name.
 PAGE_NAMES: dict[str, str] = {
     "mfu": "the MFU box",
     "arch": "the Model box",
+    # the overheads' boxes (the Memory and step pages'): a tight fit's note names them
+    "cuda_context_bytes": CONTEXT_BOX,
+    "fragmentation": FRAGMENTATION_BOX,
     # the step page's Price box: "custom" opens the USD per GPU-hour box
     "usd_per_gpu_hour": "a USD per GPU-hour (Price: custom)",
 }
@@ -1120,12 +1131,6 @@ def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
         return None
 
 
-#: The memory's overheads, as their boxes name them (the Memory and step pages' expander
-#: "CUDA context, fragmentation"): strategy_memory's cuda_context_bytes and fragmentation, the
-#: CLI's --cuda-context and --fragmentation.
-OVERHEADS_EXPANDER = "CUDA context, fragmentation"
-CONTEXT_BOX = "CUDA context per GPU [B]"
-FRAGMENTATION_BOX = "Fragmentation allowance [fraction of held memory]"
 #: what the two boxes hold until changed: none
 CONTEXT_DEFAULT, FRAGMENTATION_DEFAULT = "0", 0.0
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 from costmodel import architecture, memory, plots
 from costmodel.strategy.layout import STRATEGY_OF_STAGE
-from costmodel.strategy.memory import headroom_note, memory_notes
+from costmodel.strategy.memory import fit_notes, memory_notes
 from costmodel.units import format_bytes, format_bytes_pair, format_count
 from costmodel.web import data
 from costmodel.web.common import (
@@ -24,7 +24,6 @@ from costmodel.web.common import (
     notes,
     overhead_boxes,
     page_header,
-    page_words,
     params_count,
     parse_input,
     section,
@@ -786,11 +785,10 @@ def render() -> None:
         # "Activation recipe" caption above): tensor and pipeline parallelism from the 70B
         # class, expert parallelism for a mixture of experts
         seq_n = int(inp["recipe_act"][0]) if inp["activation"] else None
-        notes(memory_notes("", inp["params"], inp["arch"], seq_n)[1:])
-        # a fit with little to spare: what the total leaves out, named as the boxes that set it
-        tight = headroom_note(total, capacity, inp["context"], inp["fragmentation"])
-        if tight:
-            notes([page_words(tight, _LAYOUT_BOXES)])
+        # beside the verdict, with what a fit with little to spare leaves out (the library's
+        # fit_notes, as the CLI and the step say it; its fields named as the page's boxes)
+        said = memory_notes("", inp["params"], inp["arch"], seq_n)[1:]
+        notes(fit_notes(said, total, capacity, inp["context"], inp["fragmentation"]))
         m = headline(4)
         shown, card = format_bytes_pair(total, capacity)  # apart where they differ
         m[0].metric(f"Memory per GPU, ZeRO-{stage}", shown)
