@@ -341,6 +341,6 @@ def test_a_size_range_that_does_not_parse_states_the_rule_once():
     wrapped in the same words again."""
     line = one_line_error(
         run("predict", "--op", "all_reduce", "--cluster", "dgx-h100", "--sizes", "8B:x"),
-        "--sizes: must be a size in 1 B..16 TiB (2**44 B), whole bytes, got 'x'",
+        "--sizes: must be a size in 1 B..16 TiB (2**44 B), whole bytes, got '8B:x' (its stop 'x' is not)",
     )
     assert line.count("must be a size in") == 1
