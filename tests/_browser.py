@@ -117,6 +117,20 @@ def launch_chromium() -> Iterator[object]:
         b.close()
 
 
+def settled(page: Any, js: str, tries: int = 20, pause_ms: float = 500) -> Any:
+    """``page.evaluate(js)`` once the same measure comes back twice in a row (the layout has
+    settled: a container query's CSS applies a moment after the tables paint); the last measure
+    after ``tries`` pauses of ``pause_ms`` otherwise."""
+    last = None
+    for _ in range(tries):
+        page.wait_for_timeout(pause_ms)
+        got = page.evaluate(js)
+        if got == last:
+            break
+        last = got
+    return got
+
+
 class Tabs:
     """One chromium page per viewport size for a test module, reused from test to test: each
     :meth:`open` loads its URL afresh in that page (a new document, so a new Streamlit session

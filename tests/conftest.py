@@ -99,6 +99,24 @@ def app_url() -> Iterator[str]:
     yield from serve_for_tests(ROOT / "test-artifacts" / name)
 
 
+@pytest.fixture(scope="module")
+def chromium_browser() -> Iterator[object]:
+    """One Debian chromium per test module (tests/_browser.launch_chromium), for the browser
+    tests; imported here lazily so that a run without browser tests never loads Playwright."""
+    from tests._browser import launch_chromium
+
+    yield from launch_chromium()
+
+
+@pytest.fixture(scope="module")
+def tabs(chromium_browser: object) -> Iterator[object]:
+    """One page per viewport for a module's checks, each test loading its URL afresh in it
+    (tests/_browser.Tabs, default timeout); a module that needs a longer one defines its own."""
+    from tests._browser import reused_tabs
+
+    yield from reused_tabs(chromium_browser)
+
+
 @pytest.fixture(scope="session")
 def gloo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(results file, its calibration) of one real gloo run of the harness

@@ -214,13 +214,6 @@ def test_the_step_charts_keep_room_for_their_row_labels():
 
 
 # --- in a browser: the URL a choice writes, and a phone's timeline ------------------------------
-@pytest.fixture(scope="module")
-def chromium_browser():
-    from tests._browser import launch_chromium
-
-    yield from launch_chromium()
-
-
 def _expect():
     import playwright.sync_api as playwright_api
 

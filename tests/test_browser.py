@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 from costmodel.reference import reference_path  # noqa: E402
-from tests._browser import LOG_INPUT, launch_chromium  # noqa: E402
+from tests._browser import LOG_INPUT  # noqa: E402
 
 # A published log bundled in the package (costmodel/data/reference/nccl-tests)
 REFERENCE_LOG = reference_path("13a_waynehacking8_1x4xH100-slice_auto_allreduce")
@@ -41,11 +41,6 @@ import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; no 
 expect = playwright_api.expect
 PlaywrightTimeoutError = playwright_api.TimeoutError
 expect.set_options(timeout=TIMEOUT_MS)  # expect() has its own 5 s default otherwise
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
 
 
 @pytest.fixture()

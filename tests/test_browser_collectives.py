@@ -13,7 +13,6 @@ pytestmark = pytest.mark.browser
 
 from costmodel.predict import predict_all_algorithms, predict_collective  # noqa: E402
 from costmodel.units import format_duration  # noqa: E402
-from tests._browser import launch_chromium  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -23,11 +22,6 @@ import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; no 
 
 expect = playwright_api.expect
 expect.set_options(timeout=TIMEOUT_MS)
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
 
 
 def metric(page, label: str):

@@ -9,23 +9,10 @@ from __future__ import annotations
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails
 import pytest
 
-from tests._browser import launch_chromium, reused_tabs
-
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
 
 browser = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
-
-
-@pytest.fixture(scope="module")
-def tabs(chromium_browser):
-    """One page per viewport for the module's checks, each loaded afresh (tests/_browser.Tabs)."""
-    yield from reused_tabs(chromium_browser)
 
 
 # Each crossover label of the chart whose title starts with `title` (the crossovers' "a → b",

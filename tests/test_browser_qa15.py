@@ -9,18 +9,12 @@ from __future__ import annotations
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails
 import pytest
 
-from tests._browser import launch_chromium
 from tests.test_app import _text, assert_clean, metrics, open_page
 
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
 
 browser = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
 
 
 # The boxes of the chart whose title starts with `title`: its title, its plot area, each of

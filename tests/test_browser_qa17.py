@@ -10,7 +10,7 @@ from pathlib import Path
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import LOG_INPUT, launch_chromium
+from tests._browser import LOG_INPUT
 from tests.test_app import assert_clean, open_page
 
 expect = playwright_api.expect
@@ -44,11 +44,6 @@ def test_the_advisor_says_the_tie_rule_it_follows():
 
 
 # --- Validate: a new log's cluster, never the last log's, in the URL -----------------------------
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
-
-
 @pytest.mark.browser
 def test_replacing_the_log_leaves_no_old_cluster_in_the_url(chromium_browser, app_url):
     """Replacing the uploaded log runs the page once with no file (the cluster box still on the

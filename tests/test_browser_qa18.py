@@ -9,7 +9,7 @@ from __future__ import annotations
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import launch_chromium, reused_tabs
+from tests._browser import settled
 
 pytestmark = pytest.mark.browser
 
@@ -66,18 +66,6 @@ _TABLES_JS = r"""
 """
 
 
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
-
-
-@pytest.fixture(scope="module")
-def tabs(chromium_browser):
-    """One page per width for the module's measures, each loaded afresh (tests/_browser.Tabs):
-    the measures only read the page."""
-    yield from reused_tabs(chromium_browser)
-
-
 def _measured(tabs, app_url: str, width: int, query: str = "") -> dict:
     """The step page at ``width`` px once its three text tables are drawn and the cards' CSS
     (a container query, applied a moment after the tables paint) has settled."""
@@ -93,14 +81,7 @@ def _measured(tabs, app_url: str, width: int, query: str = "") -> dict:
     expect(headed("scaling efficiency")).to_have_count(1)  # the scaling table
     if query:  # B pinned: the B - A table, written out as text too
         expect(headed("B / A")).to_have_count(1)
-    last = None
-    for _ in range(20):  # the same measure twice in a row: the layout has settled
-        page.wait_for_timeout(500)
-        got = page.evaluate(_TABLES_JS)
-        if got == last:
-            break
-        last = got
-    return got
+    return settled(page, _TABLES_JS)
 
 
 def _strategy_table(got: dict) -> dict:

@@ -9,7 +9,7 @@ import pytest
 
 import costmodel as cm
 from costmodel.units import format_duration
-from tests._browser import launch_chromium, reused_tabs
+from tests._browser import reused_tabs
 
 expect = playwright_api.expect
 TIMEOUT_MS = 90_000  # a page paints in 4-15 s here, slower beside other sessions
@@ -24,11 +24,6 @@ _MAIN_WIDER_THAN_SCREEN_JS = """
   return main.scrollWidth > main.clientWidth + 1;
 }
 """
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import launch_chromium, reused_tabs
+from tests._browser import settled
 
 pytestmark = pytest.mark.browser
 
@@ -62,18 +62,6 @@ _TABLES_JS = r"""
 """
 
 
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
-
-
-@pytest.fixture(scope="module")
-def tabs(chromium_browser):
-    """One page per width for the module's measures, each loaded afresh (tests/_browser.Tabs):
-    the measures only read the page."""
-    yield from reused_tabs(chromium_browser)
-
-
 def _measured(tabs, app_url: str, path: str, width: int, names: list[str]) -> dict:
     """The page at ``width`` px once the tables with a column of each of ``names`` are drawn
     and the cards' CSS (a container query, applied a moment after the tables paint) has
@@ -83,14 +71,7 @@ def _measured(tabs, app_url: str, path: str, width: int, names: list[str]) -> di
     for name in names:
         has = page.locator("th").get_by_text(name, exact=True)
         expect(tables.filter(has=has)).to_have_count(1)
-    last = None
-    for _ in range(20):  # the same measure twice in a row: the layout has settled
-        page.wait_for_timeout(500)
-        got = page.evaluate(_TABLES_JS)
-        if got == last:
-            break
-        last = got
-    return got
+    return settled(page, _TABLES_JS)
 
 
 def _table(got: dict, name: str) -> dict:

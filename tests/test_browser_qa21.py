@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 import costmodel as cm
 from costmodel.units import format_duration
-from tests._browser import launch_chromium, reused_tabs
+from tests._browser import reused_tabs
 
 expect = playwright_api.expect
 TIMEOUT_MS = 90_000  # a page paints in 4-15 s here, slower beside other sessions
@@ -47,11 +47,6 @@ def _band_words(size: float, nodes: int) -> tuple[str, str, str]:
     row = p.to_frame().iloc[0]
     span = f"{format_duration(row['time_lo_s'])} to {format_duration(row['time_hi_s'])}"
     return format_duration(row["time_s"]), span, f"{p.error_band.pct()} expected error"
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import pytest
 
 from costmodel.reference import reference_path
 from costmodel.web.page_validate import RESULTS_BOXES
-from tests._browser import LOG_INPUT, launch_chromium
+from tests._browser import LOG_INPUT
 from tests.test_validate_qa10 import bundled_results, calibration_of
 
 pytestmark = pytest.mark.browser
@@ -31,11 +31,6 @@ expect.set_options(timeout=TIMEOUT_MS)
 #: the calibration box (its key ``val_calibration``: Streamlit's class ``st-key-<key>``)
 CALIBRATION_INPUT = ".st-key-val_calibration input[type=file]"
 REFERENCE = reference_path("06a")
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import launch_chromium
 from tests.test_browser_qa12 import _SCALING_LABELS_JS
 
 pytestmark = pytest.mark.browser
@@ -28,11 +27,6 @@ _LABEL_BOXES_JS = """
   });
 }
 """
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
 
 
 def _overlap(a: dict, b: dict) -> bool:

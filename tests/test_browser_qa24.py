@@ -17,7 +17,7 @@ import re
 import playwright.sync_api as playwright_api  # the test extra; a missing stack fails, no skip
 import pytest
 
-from tests._browser import launch_chromium, reused_tabs
+from tests._browser import reused_tabs
 
 pytestmark = pytest.mark.browser
 
@@ -32,11 +32,6 @@ BOXES = [
     ("batch", "Data-parallel ranks N [GPUs]", "batch_ranks", "64"),
     ("memory", "Data-parallel ranks N", "dp_ranks", "8"),
 ]
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
 
 
 @pytest.fixture(scope="module")

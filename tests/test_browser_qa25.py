@@ -17,7 +17,6 @@ from costmodel.predict import predict_all_algorithms
 from costmodel.units import format_bytes
 from costmodel.web.common import NBSP
 from costmodel.web.data_collectives import size_grid
-from tests._browser import launch_chromium, reused_tabs
 from tests.test_browser_qa20 import _as_table, _cards, _measured, _table
 
 pytestmark = pytest.mark.browser
@@ -27,17 +26,6 @@ CROSSOVERS = ["faster below", "faster from", "previous size", "faster above", "t
 MODELS = ["model", "algorithm", "protocol", "time [µs]", "algbw [GB/s]", "busbw [GB/s]"]
 #: a header only each of the two tables has, by which the measure finds them
 NAMES = ["faster from", "algbw [GB/s]"]
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
-
-
-@pytest.fixture(scope="module")
-def tabs(chromium_browser):
-    """One page per width, each loaded afresh (tests/_browser.Tabs): the measures only read it."""
-    yield from reused_tabs(chromium_browser)
 
 
 def _crossings() -> list[list[str]]:

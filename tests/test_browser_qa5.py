@@ -10,21 +10,8 @@ pytestmark = pytest.mark.browser
 
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
-from tests._browser import launch_chromium, reused_tabs  # noqa: E402
-
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
-
-
-@pytest.fixture(scope="module")
-def tabs(chromium_browser):
-    """One page per viewport for the module's checks, each loaded afresh (tests/_browser.Tabs)."""
-    yield from reused_tabs(chromium_browser)
 
 
 def _tick_texts(page, axis: str) -> list[str]:

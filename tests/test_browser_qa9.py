@@ -8,8 +8,6 @@ pytestmark = pytest.mark.browser
 
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
-from tests._browser import launch_chromium, reused_tabs  # noqa: E402
-
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
 
@@ -20,17 +18,6 @@ _CUT_LABELS_JS = """
   .filter(el => el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1)
   .map(el => `${el.textContent.trim()} (${el.scrollWidth} > ${el.clientWidth} px)`)
 """
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
-
-
-@pytest.fixture(scope="module")
-def tabs(chromium_browser):
-    """One page per viewport for the module's checks, each loaded afresh (tests/_browser.Tabs)."""
-    yield from reused_tabs(chromium_browser)
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
 from costmodel.reference import reference_path  # noqa: E402
-from tests._browser import launch_chromium, reused_tabs  # noqa: E402
+from tests._browser import reused_tabs  # noqa: E402
 
 expect = playwright_api.expect
 TIMEOUT_MS = (
@@ -90,11 +90,6 @@ _WIDER_THAN_PAGE_JS = """
       `${Math.round(e.getBoundingClientRect().right)} px of ${vw})`);
 }
 """
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,6 @@ import playwright.sync_api as playwright_api  # the test extra; a missing stack 
 import pytest
 from streamlit.testing.v1 import local_script_runner
 
-from tests._browser import launch_chromium
 from tests.test_app import REFERENCE, REFERENCE_LOGS, assert_clean, open_page
 
 expect = playwright_api.expect
@@ -33,11 +32,6 @@ ZERO_0, ZERO_3 = "0 (DDP)", "3 (FSDP)"
 
 
 # --- in chromium -------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
-
-
 def _metric(page, label: re.Pattern[str]):
     box = page.get_by_test_id("stMetric").filter(
         has=page.get_by_test_id("stMetricLabel").get_by_text(label)

@@ -11,6 +11,7 @@ import costmodel as cm
 from costmodel import collectives as c
 from costmodel import topology
 from tests._cli import one_line_error, run
+from tests.test_wording_qa import _nested  # its own check can fail there
 
 A, BW = 5e-6, 50e9  # a 5 us step latency over NDR
 
@@ -94,24 +95,6 @@ def test_topology_times_are_0_s_for_0_bytes(sharp, mode):
 
 
 # --- the activations' note and the unknown band: no brackets inside brackets ------------------
-def _nested(text: str) -> bool:
-    """Whether ``text`` opens a bracket inside another one (``(a (b))``)."""
-    depth = 0
-    for ch in text:
-        if ch == "(":
-            depth += 1
-            if depth > 1:
-                return True
-        elif ch == ")":
-            depth = max(depth - 1, 0)
-    return False
-
-
-def test_the_nesting_check_can_fail():
-    assert _nested("activations: not included (a count (architecture_for_params))")
-    assert not _nested("activations: not included; the count as a transformer (41 layers)")
-
-
 @pytest.mark.parametrize(
     "args",
     [

@@ -41,7 +41,7 @@ from costmodel.units import (  # noqa: E402
     format_elapsed,
     format_gpu_hours,
 )
-from tests._browser import LOG_INPUT, launch_chromium, reused_tabs  # noqa: E402
+from tests._browser import LOG_INPUT, reused_tabs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -50,11 +50,6 @@ DESKTOP, PHONE = (1440, 900), (390, 844)
 
 expect = playwright_api.expect
 expect.set_options(timeout=TIMEOUT_MS)
-
-
-@pytest.fixture(scope="module")
-def chromium_browser():
-    yield from launch_chromium()
 
 
 @pytest.fixture(scope="module")
