@@ -108,7 +108,7 @@ def test_toml_grid(tmp_path):
     assert g.axes["ranks"] == [8, 16]
     bad = tmp_path / "bad.toml"
     bad.write_text("[grid\n")
-    with pytest.raises(ValueError, match="invalid TOML"):
+    with pytest.raises(ValueError, match="is not valid TOML"):
         sweep.load_grid(bad)
     extra = tmp_path / "extra.toml"
     extra.write_text('colour = 1\n[grid]\nsize = "1MB"\n')

@@ -490,11 +490,11 @@ def test_a_grid_file_of_another_format_says_what_a_grid_file_is(tmp_path):
     message alone."""
     csv = tmp_path / "grid.csv"
     csv.write_text("preset,nodes\ndgx-h100,1\n")
-    one_line_error(run("sweep", str(csv)), "invalid TOML",
+    one_line_error(run("sweep", str(csv)), "is not valid TOML",
                    'a grid file is TOML: kind = "collective" and a [grid] table')  # fmt: skip
     toml = tmp_path / "grid.toml"
     toml.write_text("preset,nodes\n")
-    assert "a grid file is TOML" not in one_line_error(run("sweep", str(toml)), "invalid TOML")
+    assert "a grid file is TOML" not in one_line_error(run("sweep", str(toml)), "is not valid TOML")
 
 
 def test_a_calibration_copied_through_a_powershell_redirect_loads(tmp_path):

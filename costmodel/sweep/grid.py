@@ -683,21 +683,21 @@ def load_grid(path: str | os.PathLike[str], kind: str | None = None) -> Grid:
         # a BOM, UTF-16/32 by its BOM (a PowerShell 5 redirect), BOM-less UTF-16 with a warning
         data = tomllib.loads(textfile.decode_text(raw, str(p), what="grid file"))
     except textfile.TextDecodeError as exc:
-        raise ValueError(f"grid file {str(p)!r}: {exc.message}") from None
+        raise ValueError(f"grid file {str(p)!r} is {exc.message}") from None  # "not text: ..."
     except tomllib.TOMLDecodeError as exc:
         hint = (  # a grid of another format (CSV, JSON): what a grid file is
             ""
             if p.suffix.lower() == ".toml"
             else '; a grid file is TOML: kind = "collective" and a [grid] table of axes'
         )
-        raise ValueError(f"grid file {str(p)!r}: invalid TOML: {exc}{hint}") from None
+        raise ValueError(f"grid file {str(p)!r} is not valid TOML ({exc}){hint}") from None
     unknown = set(data) - {"kind", "grid"}
     if unknown:
         raise ValueError(
-            f"grid file {str(p)!r}: unknown keys {sorted(unknown)}; allowed: kind, grid"
+            f"grid file {str(p)!r} has unknown keys {sorted(unknown)}; allowed: kind, grid"
         )
     if not isinstance(data.get("grid"), dict) or not data["grid"]:
-        raise ValueError(f"grid file {str(p)!r}: needs a non-empty [grid] table")
+        raise ValueError(f"grid file {str(p)!r} needs a non-empty [grid] table")
     on = str(data.get("kind", kind or "collective"))
     return make_grid(_beside(p.parent, data["grid"], on), kind=on)
 
