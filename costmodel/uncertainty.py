@@ -591,3 +591,34 @@ def band_arrays(
         hi[sel] = np.asarray(b.hi, dtype=float)
         reg[sel] = b.regime
     return pct, lo, hi, reg.astype(str)
+
+
+def band_sources(bands: Mapping[str, Any], sizes: Any = None) -> str:
+    """How many runs and sources one regime's band rests on, per size class shown: "6 runs from
+    5 sources" for one class, "6 runs from 5 sources from 1 MiB, 2 runs from 2 sources below 1
+    MiB" where ``sizes`` [B] fall on both sides (None: both classes). ``bands`` is the regime's
+    fitted cells (``FITTED.bands[model][regime]``); the counts are those ``ErrorBand.n_runs`` and
+    ``sources`` give for one size. ``""`` where no shown class has a cell.
+
+    >>> cells = {"ge1MiB": {"n_runs": 6.0, "n_groups": 5.0},
+    ...          "lt1MiB": {"n_runs": 2.0, "n_groups": 2.0}}
+    >>> band_sources(cells, [1024])
+    '2 runs from 2 sources'
+    >>> band_sources(cells, [1024, 2**30])
+    '6 runs from 5 sources from 1 MiB, 2 runs from 2 sources below 1 MiB'
+    """
+    at = None if sizes is None else np.asarray(sizes, dtype=float)
+    classes = [
+        (sc, label)
+        for sc, label, has in (
+            ("ge1MiB", "from 1 MiB", at is None or bool((at >= ONE_MIB).any())),
+            ("lt1MiB", "below 1 MiB", at is None or bool((at < ONE_MIB).any())),
+        )
+        if has and sc in bands
+    ]
+    return ", ".join(
+        f"{format_counted(int(bands[sc]['n_runs']), 'run')} from "
+        f"{format_counted(int(bands[sc]['n_groups']), 'source')}"
+        + (f" {label}" if len(classes) > 1 else "")
+        for sc, label in classes
+    )

@@ -126,13 +126,10 @@ def _band_note(df: Any) -> str:
 
 def _sources(df: Any) -> list[str]:
     """Per shown band (regime): how many runs and sources it rests on, per size class shown
-    ("multi-node-infiniband 6 runs from 5 sources from 1 MiB, 2 runs from 2 sources below 1
-    MiB"; the class is named only where both are shown), the counts the API's
-    ``ErrorBand.n_runs`` / ``sources`` and the app's caption give for one size."""
-    import numpy as np
-
+    (:func:`costmodel.uncertainty.band_sources`: the counts the API's ``ErrorBand.n_runs`` /
+    ``sources`` and the app's caption give for one size), after the regime's name."""
     from ..fitted_corrections import FITTED
-    from ..uncertainty import ONE_MIB
+    from ..uncertainty import band_sources
 
     size = next((c for c in ("message_bytes", "size_bytes") if c in df.columns), None)
     model = str(df["model"].iloc[0]) if "model" in df.columns and len(df) else "nccl"
@@ -141,24 +138,10 @@ def _sources(df: Any) -> list[str]:
     for r in dict.fromkeys(df["regime"]):
         if r not in bands:
             continue
-        here = (df["regime"] == r).to_numpy()
-        sizes = np.asarray(df[size], dtype=float)[here] if size is not None else np.array([])
-        classes = [
-            (sc, label)
-            for sc, label, has in (
-                ("ge1MiB", "from 1 MiB", size is None or bool((sizes >= ONE_MIB).any())),
-                ("lt1MiB", "below 1 MiB", size is None or bool((sizes < ONE_MIB).any())),
-            )
-            if has and sc in bands[r]
-        ]
-        said = [
-            f"{units.format_counted(int(bands[r][sc]['n_runs']), 'run')} from "
-            f"{units.format_counted(int(bands[r][sc]['n_groups']), 'source')}"
-            + (f" {label}" if len(classes) > 1 else "")
-            for sc, label in classes
-        ]
+        sizes = None if size is None else df.loc[df["regime"] == r, size]
+        said = band_sources(bands[r], sizes)
         if said:
-            out.append(f"{r} " + ", ".join(said))
+            out.append(f"{r} {said}")
     return out
 
 
