@@ -216,8 +216,9 @@ def test_streamed_file_reloads_equal_to_the_dataframe(tmp_path, ext):
 
 
 def test_csv_writes_a_count_column_in_one_format(tmp_path):
-    """params 7B and 70B: one integer format per column in the file and on stdout (Arrow's
-    shortest float form wrote 7000000000 and 7e+10 in one column); fractions stay floats."""
+    """params 7B and 70B: one format per column in the file and on stdout (Arrow's shortest
+    float form wrote 7000000000 and 7e+10 in one column), with one decimal, so the column reads
+    back a float as the Parquet file holds it; fractions stay in their shortest form."""
     import csv
 
     from costmodel import cli
@@ -228,11 +229,16 @@ def test_csv_writes_a_count_column_in_one_format(tmp_path):
     stdout = CliRunner().invoke(cli.app, args).stdout
     for text in (out.read_text(), stdout):
         rows = list(csv.DictReader(text.splitlines()))
-        assert [r["params"] for r in rows] == ["7000000000", "70000000000", "700000000000"]
+        assert [r["params"] for r in rows] == ["7000000000.0", "70000000000.0", "700000000000.0"]
         assert not any("e+" in v for r in rows for v in r.values())
     cols = {"x": [0.5, 2.0], "n": [1e15, 3.0], "big": [1e16, 3.0], "z": [float("nan"), 1.0]}
     table = sweep.csv_ready(pa.table(cols))  # past 2**53 a float is not an exact count
-    assert [str(t) for t in table.schema.types] == ["double", "int64", "double", "double"]
+    assert [str(t) for t in table.schema.types] == [
+        "double",
+        "decimal128(38, 1)",
+        "double",
+        "double",
+    ]
 
 
 def test_output_format_and_writability(tmp_path):

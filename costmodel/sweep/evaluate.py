@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .grid import _PINNED_AXES, AXES, Grid, _combos, _numeric_axes
+from .output import BOOLEAN_COLUMNS
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -1357,7 +1358,7 @@ def _with_failed_rows(column: str, values: list[Any]) -> Any:
         return np.array(["" if v is None else v for v in values], dtype=object)
     if column in _STEP_INT_COLUMNS:
         return pa.array(values, type=pa.int64())
-    if column in ("fits", "band_extrapolated"):
+    if column in BOOLEAN_COLUMNS:  # fits, band_extrapolated
         return pa.array(values, type=pa.bool_())
     return np.array([np.nan if v is None else v for v in values], dtype=float)
 

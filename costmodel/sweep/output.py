@@ -65,8 +65,22 @@ def _is_folder(path: Path) -> bool:
         return False
 
 
-#: Whole numbers up to this magnitude are exact in a float64 (2**53) and written as integers.
+#: The sweeps' boolean columns (their layout's ``reshard_after_forward``, a step's ``no_sync``
+#: and ``fits``, a band's ``band_extrapolated``): a CSV keeps no type for a column with no value
+#: in any row (``reshard_after_forward`` of a zero1 sweep, null off fsdp/hsdp), so
+#: :func:`read_table` reads such a column of these back as booleans with nulls, as the
+#: Parquet file and the DataFrame hold it (any other empty column is a number's: NaN).
+BOOLEAN_COLUMNS = ("reshard_after_forward", "no_sync", "fits", "band_extrapolated")
+
+#: Whole numbers up to this magnitude are exact in a float64 (2**53) and written with one
+#: decimal (:func:`csv_ready`).
 _EXACT_WHOLE = 2.0**53
+
+
+def _whole_decimal() -> pa.DataType:
+    import pyarrow as pa
+
+    return pa.decimal128(38, 1)  # 2**53 has 16 digits: any whole float below it, exactly
 
 
 def _is_text(t: pa.DataType) -> bool:
@@ -116,31 +130,38 @@ def text_ready(table: pa.Table) -> pa.Table:
 
 def csv_ready(table: pa.Table) -> pa.Table:
     """A chunk as CSV writes it: dictionary columns as plain strings, and a float column whose
-    values are all whole numbers (below 2**53) as integers (text columns as
-    :func:`text_ready`: ``""`` where empty, never a null).
+    values are all whole numbers (below 2**53; nulls aside) written with one decimal,
+    ``70000000000.0`` (text columns as :func:`text_ready`: ``""`` where empty, never a null).
 
-    CSV has no dictionary type. Arrow writes a float in its shortest form, which switches to an
-    exponent at 1e10 (``7000000000`` and ``7e+10`` in one ``params`` column); counts (parameters,
-    bytes, tokens) read alike as integers, in every row.
+    CSV has no dictionary type. Arrow writes a float in its shortest form, which drops the
+    decimal point of a whole number (``2``) and switches to an exponent at 1e10
+    (``7000000000`` and ``7e+10`` in one ``params`` column): ``pandas.read_csv`` then read a
+    float column of whole numbers (``params``, ``tokens``, ``comm_contention`` 0) as int64
+    where the Parquet file of the same sweep holds float64. Written as a one-decimal number
+    (an exact decimal of the whole float) it reads back a float, the type the DataFrame and the
+    Parquet file have, with every row in one format and no exponent. Integer and boolean
+    columns are written as they are (``ranks`` 8, ``fits`` true), so every column of a sweep
+    reads back from CSV with its Parquet type (:func:`read_table`; pandas: the numbers).
 
     >>> import pyarrow as pa
     >>> csv_ready(pa.table({"params": [7e9, 7e10], "t": [0.5, 2.0]})).schema.types
-    [DataType(int64), DataType(double)]
+    [Decimal128Type(decimal128(38, 1)), DataType(double)]
     """
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     table = text_ready(table)
     fields, columns = [], []
     for f, col in zip(table.schema, table.columns, strict=True):
         if pa.types.is_dictionary(f.type):
             f, col = pa.field(f.name, pa.string()), col.cast(pa.string())
-        elif pa.types.is_floating(f.type) and len(col) and col.null_count == 0:
-            x = col.to_numpy(zero_copy_only=False)
+        elif pa.types.is_floating(f.type) and len(col) > col.null_count:
+            x = pc.drop_null(col).to_numpy()  # a null is written empty, whatever the rest
             with np.errstate(invalid="ignore"):  # NaN/inf: not whole, the column stays float
                 whole = np.isfinite(x) & (x == np.floor(x)) & (np.abs(x) < _EXACT_WHOLE)
             if bool(np.all(whole)):
-                f, col = pa.field(f.name, pa.int64()), col.cast(pa.int64())
+                f, col = pa.field(f.name, _whole_decimal()), col.cast(_whole_decimal())
         fields.append(f)
         columns.append(col)
     return pa.Table.from_arrays(columns, schema=pa.schema(fields))
@@ -253,7 +274,10 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     na_values=["nan"])``). Text columns come back as categoricals, as :func:`sweep` gives them,
     with the same categories from either format (those the rows hold, in the order they first
     hold them: a CSV keeps no others);
-    CSV integers stay integers (:func:`csv_ready` writes whole-number float columns so).
+    every column comes back with the type the Parquet file gives it: CSV integers stay
+    integers, a float column of whole numbers stays a float (:func:`csv_ready` writes it with
+    one decimal), and a boolean column with no value in any row stays boolean
+    (:data:`BOOLEAN_COLUMNS`).
     """
     import pyarrow as pa
 
@@ -272,8 +296,9 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
         )
         fields, columns = [], []
         for f, col in zip(table.schema, table.columns, strict=True):
-            if pa.types.is_null(f.type):  # only missing numbers: a float column of NaN
-                f, col = pa.field(f.name, pa.float64()), col.cast(pa.float64())
+            if pa.types.is_null(f.type):  # nothing in any row: a boolean or a number
+                kind = pa.bool_() if f.name in BOOLEAN_COLUMNS else pa.float64()
+                f, col = pa.field(f.name, kind), col.cast(kind)
             elif pa.types.is_date(f.type) or pa.types.is_timestamp(f.type):
                 # a date written as text (a step sweep's price_date) is text, as the sweep gives
                 # it; pyarrow's reader guessed a date type for it
