@@ -51,6 +51,7 @@ __all__ = [
     "held_out_compute_bands",
     "held_out_scaling_bands",
     "measured_range",
+    "measured_sources",
     "rebanded",
     "scaling_band",
     "scaling_parts",
@@ -532,6 +533,15 @@ def measured_range(df: pd.DataFrame) -> tuple[int, int]:
     extrapolated). Nodes as the engine places the rows, 8 GPUs each (:class:`_Engine`)."""
     gpus = int(df.gpus.max())
     return max(1, gpus // 8), gpus
+
+
+def measured_sources(df: pd.DataFrame) -> tuple[int, int]:
+    """(runs, sources) of ``df``'s rows: how many published runs the step band was checked on
+    and how many sources published them (``n_runs``, ``n_sources`` of
+    ``costmodel/data/fitted_step_band.toml``; :func:`measured_range` is the largest of those
+    runs). A run is a row (one configuration's published throughput); a source is its
+    ``source`` (llm-foundry's tables, torchtitan's), not a (source, GPU type) group."""
+    return len(df), int(df.source.nunique())
 
 
 def summary(errors: Any) -> dict[str, float]:

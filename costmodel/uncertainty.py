@@ -263,7 +263,7 @@ def error_band(
     n_groups = int(max(table[sc]["n_groups"] for sc in shown))
     note = (
         f"{REGIMES[reg]}: 80% of measured rows within this band under grouped cross-validation "
-        f"({format_counted(n_runs, 'run')} from {format_counted(n_groups, 'source')}, none fitted on)"
+        f"({runs_from_sources(n_runs, n_groups)}, none fitted on)"
     )
     lo_m, hi_m = pick("lo"), pick("hi")
     ways = []
@@ -369,10 +369,7 @@ def _extrapolation(
         if "max_gpus" in cell:
             run += f", {format_counted(int(cell['max_gpus']), 'GPU')}"
         if "n_runs" in cell and "n_groups" in cell:  # how many runs the largest is of
-            run += (
-                f" at most, over {format_counted(int(cell['n_runs']), 'run')} from "
-                f"{format_counted(int(cell['n_groups']), 'source')}"
-            )
+            run += f" at most, over {runs_from_sources(int(cell['n_runs']), int(cell['n_groups']))}"
         over.append((label, run))
     if not over:
         return "", ""
@@ -593,6 +590,17 @@ def band_arrays(
     return pct, lo, hi, reg.astype(str)
 
 
+def runs_from_sources(n_runs: int, n_sources: int) -> str:
+    """How many runs and sources a band rests on, in the words of every band's note: "6 runs
+    from 5 sources" (:func:`band_sources`, :attr:`ErrorBand.note`, :func:`extrapolation_note`,
+    and the step band's, :func:`costmodel.strategy.band.band_sources`).
+
+    >>> runs_from_sources(6, 5), runs_from_sources(1, 1)
+    ('6 runs from 5 sources', '1 run from 1 source')
+    """
+    return f"{format_counted(int(n_runs), 'run')} from {format_counted(int(n_sources), 'source')}"
+
+
 def band_sources(bands: Mapping[str, Any], sizes: Any = None) -> str:
     """How many runs and sources one regime's band rests on, per size class shown: "6 runs from
     5 sources" for one class, "6 runs from 5 sources from 1 MiB, 2 runs from 2 sources below 1
@@ -617,8 +625,7 @@ def band_sources(bands: Mapping[str, Any], sizes: Any = None) -> str:
         if has and sc in bands
     ]
     return ", ".join(
-        f"{format_counted(int(bands[sc]['n_runs']), 'run')} from "
-        f"{format_counted(int(bands[sc]['n_groups']), 'source')}"
+        runs_from_sources(bands[sc]["n_runs"], bands[sc]["n_groups"])
         + (f" {label}" if len(classes) > 1 else "")
         for sc, label in classes
     )

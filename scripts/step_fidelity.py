@@ -27,6 +27,7 @@ from costmodel.step_fidelity import (  # noqa: E402
     held_out_compute_bands,
     held_out_scaling_bands,
     measured_range,
+    measured_sources,
     scaling_band,
     scaling_parts,
     scaling_predictions,
@@ -88,7 +89,9 @@ def collective_rows() -> list[str]:
     return rows
 
 
-def band_toml(band: tuple[float, float], rows: int, largest: tuple[int, int]) -> str:
+def band_toml(
+    band: tuple[float, float], rows: int, largest: tuple[int, int], sources: tuple[int, int]
+) -> str:
     """The scaling path's band as the step band reads it (costmodel.strategy.band)."""
     return "\n".join(
         [
@@ -98,13 +101,17 @@ def band_toml(band: tuple[float, float], rows: int, largest: tuple[int, int]) ->
             "# counts (costmodel.step_fidelity.scaling_band). The step band multiplies it with",
             "# the compute band (costmodel.strategy.band.step_time_band). max_nodes and",
             "# max_gpus: the largest published run the step band was checked on (beyond it",
-            "# the band is extrapolated: costmodel.strategy.band.band_extrapolation).",
+            "# the band is extrapolated: costmodel.strategy.band.band_extrapolation); n_runs",
+            "# and n_sources: how many published runs it was checked on and how many sources",
+            "# published them (costmodel.step_fidelity.measured_sources).",
             "[scaling]",
             f"low = {band[0]!r}",
             f"high = {band[1]!r}",
             f"rows = {rows}",
             f"max_nodes = {largest[0]}",
             f"max_gpus = {largest[1]}",
+            f"n_runs = {sources[0]}",
+            f"n_sources = {sources[1]}",
             "",
         ]
     )
@@ -751,7 +758,7 @@ def main() -> None:
             f" | {x.low:.0f}-{x.high:.0f} | {100 * e:+.1f} % |"
         )
     write_text_atomic(OUT, "\n".join(L) + "\n")
-    write_text_atomic(BAND_OUT, band_toml(band, len(sc), measured_range(df)))
+    write_text_atomic(BAND_OUT, band_toml(band, len(sc), measured_range(df), measured_sources(df)))
     print(
         f"scaling {base}; absolute {a_sum}; band covers {covered.mean():.3f} held out "
         f"(hardest split {hardest} {cov[hardest].mean():.3f}); wrote {OUT}"

@@ -45,7 +45,7 @@ def test_a_step_beyond_the_published_runs_says_its_band_is_extrapolated():
     assert all(math.isfinite(x) for x in far.step_time_band_s)  # the band keeps its numbers
     assert far.band_extrapolated and not near.band_extrapolated
     assert far.band_extrapolation.startswith("100 nodes and 800 GPUs are beyond")
-    assert "(64 nodes, 512 GPUs)" in far.band_extrapolation
+    assert "(64 nodes, 512 GPUs at most, over 317 runs from 2 sources)" in far.band_extrapolation
     # the step band's own run first; then its collectives' (tests/test_band_extrapolation2.py)
     assert far.band_extrapolated_beyond.startswith("64 nodes and 512 GPUs; the collective band")
     d = far.as_dict()

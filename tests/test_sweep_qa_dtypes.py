@@ -1,17 +1,28 @@
-"""A sweep's CSV and Parquet files read back alike: every sweep kind, every column.
+"""A sweep's CSV and Parquet files read back alike; the step band's runs and sources; band reach
+figures quoted in the docs.
 
-A float column whose values were all whole numbers (a step sweep's ``comm_contention`` 0 and
-``tokens_per_step``, a memory sweep's ``params``, a budget's ``tokens``, a link's
-``bandwidth_GBps`` 50) was written to CSV as integers, so ``pandas.read_csv`` (and
-``costmodel.sweep.read_table``) read it back as int64 where the Parquet file of the same sweep
-holds float64; and a boolean column with no value in any row (``reshard_after_forward`` of a
-zero1 sweep) came back from CSV as float NaN where Parquet gives booleans with nulls.
+- A float column whose values were all whole numbers (a step sweep's ``comm_contention`` 0 and
+  ``tokens_per_step``, a memory sweep's ``params``, a budget's ``tokens``, a link's
+  ``bandwidth_GBps`` 50) was written to CSV as integers, so ``pandas.read_csv`` (and
+  ``costmodel.sweep.read_table``) read it back as int64 where the Parquet file of the same sweep
+  holds float64; and a boolean column with no value in any row (``reshard_after_forward`` of a
+  zero1 sweep) came back from CSV as float NaN where Parquet gives booleans with nulls.
+- The step band's note named only the largest run it was checked on; its file recorded no
+  count of runs or sources. Now the script counts them from the rows and the note says
+  "N runs from S sources", as a collective band's does.
+- Docstrings and docs quote each band's reach ("20 nodes, 1,440 GPUs", "64 nodes, 512 GPUs"):
+  each quote is checked against the fitted files, so a refit that moves them fails here.
 """
 
 from __future__ import annotations
 
 import csv
+import importlib.util
 import io
+import json
+import re
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -171,3 +182,89 @@ def test_csv_ready_writes_whole_floats_with_one_decimal():
     back = pd.read_csv(io.BytesIO(buf.getvalue()))
     assert [str(t) for t in back.dtypes] == ["float64"] * 6 + ["int64", "bool"]
     assert back["params"].tolist() == [7e9, 7e10]
+
+
+# --- the step band's runs and sources ----------------------------------------------------------
+# The step band's note named only the largest run it was checked on, "(64 nodes, 512 GPUs)",
+# where a collective band's says how many runs and sources its largest counts are the maxima of
+# ("(20 nodes, 1,440 GPUs at most, over 6 runs from 5 sources)"), and fitted_step_band.toml
+# recorded no count of runs or sources.
+ROOT = Path(__file__).resolve().parents[1]
+BAND_FILE = ROOT / "costmodel" / "data" / "fitted_step_band.toml"
+
+
+def _step_fidelity_script():
+    spec = importlib.util.spec_from_file_location(
+        "_step_fidelity", ROOT / "scripts/step_fidelity.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_step_band_file_records_the_runs_and_sources_counted_from_the_rows():
+    """``n_runs`` and ``n_sources`` of the shipped file are the published rows' count and their
+    sources' (``step_fidelity.measured_sources``), and the file is what the script writes from
+    them: no count typed in, the fitted band unchanged."""
+    from costmodel.step_fidelity import measured_range as range_of_rows
+    from costmodel.step_fidelity import measured_sources as sources_of_rows
+    from costmodel.steps_data import pure_dp_rows
+    from costmodel.strategy.band import measured_range, measured_sources
+
+    df = pure_dp_rows()
+    runs, sources = sources_of_rows(df)
+    assert (runs, sources) == (len(df), df["source"].nunique())
+    assert measured_sources() == (runs, sources)
+    assert sources > 1 and runs > sources
+    doc = tomllib.loads(BAND_FILE.read_text())["scaling"]
+    assert (doc["n_runs"], doc["n_sources"]) == (runs, sources)
+    written = _step_fidelity_script().band_toml(
+        (doc["low"], doc["high"]), doc["rows"], range_of_rows(df), sources_of_rows(df)
+    )
+    assert written == BAND_FILE.read_text()
+    assert measured_range() == range_of_rows(df)
+
+
+def test_the_step_band_note_says_how_many_runs_and_sources_on_every_surface():
+    """One note, :func:`strategy.band.band_extrapolation`'s, in the collective bands' words
+    ("N runs from S sources", ``uncertainty.runs_from_sources``): the API's step and scenario,
+    ``costmodel step`` (text and ``--json``); the step sweep's row is flagged by the same rule
+    (the step page shows ``ScenarioResult.band_extrapolation``: tests/test_step_extrapolation.py)."""
+    import costmodel as cm
+    from costmodel.strategy import strategy_step
+    from costmodel.strategy.band import (
+        band_extrapolation,
+        band_sources,
+        measured_range,
+        measured_sources,
+    )
+    from costmodel.uncertainty import runs_from_sources
+
+    from ._cli import run
+
+    runs, sources = measured_sources()
+    nodes, gpus = measured_range()
+    assert (
+        band_sources() == runs_from_sources(runs, sources) == f"{runs} runs from {sources} sources"
+    )
+    said = f"({nodes} nodes, {gpus} GPUs at most, over {band_sources()}): the band is extrapolated"
+    far_nodes = nodes + 36
+    note = band_extrapolation(far_nodes, 8 * far_nodes, (1.0, 2.0))[0]
+    assert said in note, note
+    step = strategy_step(7e9, cluster="dgx-h100", nodes=far_nodes, strategy="fsdp", timeline=False)
+    assert step.band_extrapolation.startswith(note), step.band_extrapolation
+    r = cm.Scenario(params=7e9, cluster="dgx-h100", nodes=far_nodes, zero_stage=3).evaluate(
+        scaling=False, flips=False
+    )
+    assert said in r.band_extrapolation
+    args = ("step", "--params", "7B", "--cluster", "dgx-h100", "--nodes", str(far_nodes))
+    text = run(*args, "--strategy", "fsdp")
+    assert text.exit_code == 0, text.stderr
+    (line,) = [x for x in text.stdout.splitlines() if x.startswith("band: ")]
+    assert said in line
+    js = json.loads(run(*args, "--strategy", "fsdp", "--json").stdout)
+    assert js["band_extrapolation"] == step.band_extrapolation
+    df = cm.sweep(kind="step", preset="dgx-h100", params="7B", strategy="fsdp", nodes=far_nodes)
+    assert df["band_extrapolated"].tolist() == [True]
+

@@ -40,9 +40,11 @@ from typing import NamedTuple
 __all__ = [
     "CollectiveReach",
     "band_extrapolation",
+    "band_sources",
     "collective_extrapolation",
     "band_note",
     "measured_range",
+    "measured_sources",
     "scaling_band",
     "step_time_band",
 ]
@@ -78,6 +80,31 @@ def measured_range() -> tuple[int, int]:
     """
     doc = _fitted()
     return int(doc["max_nodes"]), int(doc["max_gpus"])
+
+
+def measured_sources() -> tuple[int, int]:
+    """(runs, sources) the step band was checked on: how many published runs and how many
+    sources published them (``n_runs``, ``n_sources`` of
+    ``costmodel/data/fitted_step_band.toml``, counted from the rows by
+    ``scripts/step_fidelity.py``, :func:`costmodel.step_fidelity.measured_sources`);
+    :func:`measured_range` is the largest of those runs."""
+    doc = _fitted()
+    return int(doc["n_runs"]), int(doc["n_sources"])
+
+
+def band_sources() -> str:
+    """How many runs and sources the step band rests on, in the words of the collective bands'
+    notes (:func:`costmodel.uncertainty.runs_from_sources`): "317 runs from 2 sources". The
+    step band's extrapolation note says it after the largest run (:func:`band_extrapolation`),
+    as a collective band's says it after its own (:func:`costmodel.uncertainty.
+    extrapolation_note`).
+
+    >>> band_sources() == f"{measured_sources()[0]} runs from {measured_sources()[1]} sources"
+    True
+    """
+    from ..uncertainty import runs_from_sources
+
+    return runs_from_sources(*measured_sources())
 
 
 class CollectiveReach(NamedTuple):
@@ -171,7 +198,7 @@ def band_extrapolation(
     >>> band_extrapolation(8, 64, (1.0, 2.0))
     ('', '')
     >>> band_extrapolation(100_000, 800_000, (1.0, 2.0))[0]
-    '100,000 nodes and 800,000 GPUs are beyond the largest published run the step band was checked on (64 nodes, 512 GPUs): the band is extrapolated, not measured at this scale'
+    '100,000 nodes and 800,000 GPUs are beyond the largest published run the step band was checked on (64 nodes, 512 GPUs at most, over 317 runs from 2 sources): the band is extrapolated, not measured at this scale'
     >>> band_extrapolation(16, 1152, (1.0, 2.0))[1]
     '512 GPUs'
     >>> band_extrapolation(100, 800, (math.nan, math.nan))
@@ -200,7 +227,10 @@ def _step_extrapolation(nodes: int, gpus: int) -> tuple[str, str]:
         beyond.append(format_counted(max_gpus, "GPU"))
     if not counts:
         return "", ""
-    run = f"{format_counted(max_nodes, 'node')}, {format_counted(max_gpus, 'GPU')}"
+    run = (
+        f"{format_counted(max_nodes, 'node')}, {format_counted(max_gpus, 'GPU')} at most, over "
+        f"{band_sources()}"
+    )
     verb = "are" if len(counts) > 1 else "is"
     return (
         f"{' and '.join(counts)} {verb} beyond the largest published run the step band was "
