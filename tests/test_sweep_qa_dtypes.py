@@ -268,3 +268,288 @@ def test_the_step_band_note_says_how_many_runs_and_sources_on_every_surface():
     df = cm.sweep(kind="step", preset="dgx-h100", params="7B", strategy="fsdp", nodes=far_nodes)
     assert df["band_extrapolated"].tolist() == [True]
 
+
+# --- band reach figures quoted in docs and docstrings ------------------------------------------
+# The docs and docstrings quote how far each band reaches ("20 nodes, 1,440 GPUs" across
+# InfiniBand from 1 MiB, the step band's "64 nodes, 512 GPUs", "6 runs from 5 sources"); a
+# refit that moves the fitted reach must fail here until every quote says the new figures.
+class Above:
+    """A quoted example count that must lie beyond a fitted one ("64 nodes is beyond ...")."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, int) and other > self.limit
+
+    def __repr__(self) -> str:
+        return f"> {self.limit}"
+
+
+class Reach:
+    """One fitted band's reach: largest nodes and GPUs, runs and sources."""
+
+    def __init__(self, nodes: float, gpus: float, runs: float, sources: float) -> None:
+        self.n, self.g, self.r, self.s = int(nodes), int(gpus), int(runs), int(sources)
+
+    def all(self) -> tuple[int, int, int, int]:
+        return self.n, self.g, self.r, self.s
+
+
+def _reach() -> dict[str, Reach]:
+    """The fitted reach the library reads: the collective bands' cells of the ``nccl`` model
+    (``fitted_corrections.toml``) and the step band (``fitted_step_band.toml``)."""
+    from costmodel.fitted_corrections import FITTED
+    from costmodel.strategy.band import measured_range, measured_sources
+
+    out = {}
+    for reg, cells in FITTED.bands["nccl"].items():
+        for sc, c in cells.items():
+            if "max_nodes" in c:
+                out[f"{reg}/{sc}"] = Reach(
+                    c["max_nodes"], c["max_gpus"], c["n_runs"], c["n_groups"]
+                )
+    out["step"] = Reach(*measured_range(), *measured_sources())
+    return out
+
+
+R = _reach()
+IB, IB_LT = R["multi-node-infiniband/ge1MiB"], R["multi-node-infiniband/lt1MiB"]
+NV_LT = R["single-node-nvlink/lt1MiB"]
+NV = R["single-node-nvlink/ge1MiB"]
+CLOUD = R["multi-node-cloud/ge1MiB"]
+#: "the cloud fabrics on 2 nodes": one count for both size classes (None: they differ)
+CLOUD_N = CLOUD.n if CLOUD.n == R["multi-node-cloud/lt1MiB"].n else None
+STEP = R["step"]
+
+#: (file, quoted phrase with # for each figure, the figures the fitted files say). Each phrase
+#: must be in its file (whitespace and comment markers aside), every occurrence with those
+#: figures.
+QUOTES: list[tuple[str, str, tuple[object, ...]]] = [
+    (
+        "README.md",
+        "across InfiniBand # nodes and # GPUs from 1 MiB, # nodes and # GPUs below; on one "
+        "NVLink node # GPUs from 1 MiB, # below",
+        (IB.n, IB.g, IB_LT.n, IB_LT.g, NV.g, NV_LT.g),
+    ),
+    (
+        "README.md",
+        '"# nodes is beyond the largest measured run in this regime (# nodes, # GPUs at most, '
+        "over # runs from # sources)",
+        (Above(IB.n), *IB.all()),
+    ),
+    (
+        "README.md",
+        '"# GPUs is beyond ... (# node, # GPUs at most',
+        (Above(NV_LT.g), NV_LT.n, NV_LT.g),
+    ),
+    ("README.md", 'the sources and "extrapolated beyond # nodes"', (IB.n,)),
+    (
+        "README.md",
+        '("multi-node-infiniband # runs from # sources from 1 MiB, # runs from # sources below '
+        '1 MiB")',
+        (IB.r, IB.s, IB_LT.r, IB_LT.s),
+    ),
+    (
+        "README.md",
+        "(a 1 kB prediction across InfiniBand rests on # sources, not the # from 1 MiB)",
+        (IB_LT.s, IB.s),
+    ),
+    (
+        "README.md",
+        "Beyond the largest published run the band was checked on (# nodes, # GPUs: `max_nodes`",
+        (STEP.n, STEP.g),
+    ),
+    (
+        "README.md",
+        "the step band was checked on (# nodes, # GPUs at most, over # runs from # sources)",
+        STEP.all(),
+    ),
+    (
+        "README.md",
+        "(InfiniBand from 1 MiB on # nodes, below 1 MiB on # nodes and # GPUs, the cloud fabrics "
+        "on # nodes",
+        (IB.n, IB_LT.n, IB_LT.g, CLOUD_N),
+    ),
+    (
+        "README.md",
+        'a #-node FSDP step on DGX H100 says "the all-gather and reduce-scatter from 1 MiB over # '
+        "nodes (# GPUs) are beyond their collective band (multi-node-infiniband), fitted to runs "
+        'of up to # nodes" and its row "extrapolated beyond the collective band\'s # nodes"',
+        (IB.n + 1, IB.n + 1, 8 * (IB.n + 1), IB.n, IB.n),
+    ),
+    ("README.md", "a collective of each lies beyond the collective band's # nodes", (IB.n,)),
+    ("docs/design.md", "(`max_nodes`, `max_gpus` of that file: # nodes, # GPUs)", (STEP.n, STEP.g)),
+    (
+        "docs/design.md",
+        "`band.collective_extrapolation`: #-# nodes of an InfiniBand cluster, whose collective "
+        "band rests on #)",
+        (IB.n + 1, STEP.n, IB.n),
+    ),
+    (
+        "docs/CONTRACTS.md",
+        "from `step_fidelity.measured_range(df)`: #, #)",
+        (STEP.n, STEP.g),
+    ),
+    (
+        "docs/CONTRACTS.md",
+        'from `step_fidelity.measured_sources(df)`: #, #) and `band_sources()` ("# runs from # '
+        'sources"',
+        (STEP.r, STEP.s, STEP.r, STEP.s),
+    ),
+    (
+        "docs/CONTRACTS.md",
+        '`band_extrapolated_beyond` ("# nodes", "# GPUs" or both)',
+        (STEP.n, STEP.g),
+    ),
+    (
+        "docs/CONTRACTS.md",
+        "reduce-scatter from 1 MiB over # nodes (# GPUs) are beyond their collective band "
+        '(multi-node-infiniband), fitted to runs of up to # nodes: ...", `band_extrapolated_beyond` '
+        '"the collective band\'s # nodes"',
+        (IB.n + 1, 8 * (IB.n + 1), IB.n, IB.n),
+    ),
+    (
+        "costmodel/uncertainty.py",
+        "more GPUs than ``max_gpus``: # nodes, # GPUs across InfiniBand from 1 MiB; one node of # "
+        "GPUs below 1 MiB over NVLink, so a one-node NVL72 of # GPUs is beyond it",
+        (IB.n, IB.g, NV_LT.g, Above(NV_LT.g)),
+    ),
+    (
+        "costmodel/uncertainty.py",
+        '"# nodes is beyond the largest measured run in this regime (# nodes, # GPUs at most, '
+        "over # runs from # sources): the band is extrapolated",
+        (Above(IB.n), *IB.all()),
+    ),
+    (
+        "costmodel/uncertainty.py",
+        '"# GPUs is beyond ... (# node, # GPUs at most',
+        (Above(NV_LT.g), NV_LT.n, NV_LT.g),
+    ),
+    ("costmodel/uncertainty.py", '"# sources; extrapolated beyond # nodes"', (IB.s, IB.n)),
+    (
+        "costmodel/uncertainty.py",
+        '"# nodes", "# GPUs" or "# nodes and # GPUs"',
+        (IB.n, NV_LT.g, IB.n, IB.g),
+    ),
+    (
+        "costmodel/uncertainty.py",
+        '(the app\'s caption: "extrapolated beyond # GPUs")',
+        (NV_LT.g,),
+    ),
+    (
+        "costmodel/uncertainty.py",
+        "a one-node NVL72's # GPUs against a regime measured on #)",
+        (Above(NV_LT.g), NV_LT.g),
+    ),
+    (
+        "docs/CONTRACTS.md",
+        '`ErrorBand.extrapolated_beyond` the counts exceeded ("# GPUs")',
+        (NV_LT.g,),
+    ),
+    (
+        "costmodel/strategy/band.py",
+        "(the InfiniBand band from 1 MiB rests on runs of up to # nodes, below 1 MiB up to # nodes "
+        "and # GPUs; the cloud-fabric band on # nodes) makes the step band extrapolated there "
+        "too, inside the step band's own # nodes",
+        (IB.n, IB_LT.n, IB_LT.g, CLOUD_N, STEP.n),
+    ),
+    (
+        "costmodel/strategy/band.py",
+        'the fitted run\'s counts it exceeds: "# nodes", "# nodes and # GPUs"',
+        (IB.n, IB_LT.n, IB_LT.g),
+    ),
+    (
+        "costmodel/strategy/comm.py",
+        'the span exceeds ("# nodes", "# nodes and # GPUs"',
+        (IB.n, IB_LT.n, IB_LT.g),
+    ),
+    (
+        "costmodel/strategy/step.py",
+        '"# nodes", "# GPUs" or both, and "the collective band\'s # nodes"',
+        (STEP.n, STEP.g, IB.n),
+    ),
+    (
+        "costmodel/scenario.py",
+        "the measured counts the step exceeds, '# nodes', '# GPUs', ",
+        (STEP.n, STEP.g),
+    ),
+    (
+        "tests/test_step_extrapolation.py",
+        "on published runs up to # nodes / # GPUs",
+        (STEP.n, STEP.g),
+    ),
+    (
+        "tests/test_band_extrapolation2.py",
+        "published runs of up to # nodes / # GPUs",
+        (STEP.n, STEP.g),
+    ),
+]
+
+#: The notes' own wording wherever it is quoted: each figure must be a fitted band's.
+_N = r"(\d[\d,]*)"
+PATTERNS: list[tuple[str, str]] = [
+    (rf"{_N} nodes?, {_N} GPUs? at most, over {_N} runs? from {_N} sources?", "cell"),
+    (
+        rf"largest measured run in this regime \((?:from 1 MiB: )?{_N} nodes?, {_N} GPUs?",
+        "nodes, gpus",
+    ),
+    (rf"below 1 MiB: {_N} nodes?, {_N} GPUs?", "nodes, gpus"),
+    (rf"the step band was checked on \({_N} nodes?, {_N} GPUs?", "step"),
+    (rf"the collective band's {_N} nodes?", "nodes"),
+    (rf"fitted to runs of up to {_N} nodes?", "nodes"),
+]
+
+
+def _normal(text: str) -> str:
+    """Whitespace as one space, a comment's ``#``/``#:`` at a line's start dropped (a phrase
+    quoted across lines of a comment reads as one)."""
+    text = re.sub(r"\n[ \t]*#:?[ \t]*", " ", text)
+    return re.sub(r"\s+", " ", text)
+
+
+def _figures(groups: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(int(g.replace(",", "")) for g in groups)
+
+
+@pytest.mark.parametrize(
+    ("path", "quote", "fitted"), QUOTES, ids=[f"{p}:{q[:40]}" for p, q, _ in QUOTES]
+)
+def test_each_quoted_band_reach_is_the_fitted_one(path, quote, fitted):
+    text = _normal((ROOT / path).read_text())
+    pattern = r"\#".join(re.escape(part) for part in quote.split("#")).replace(r"\#", _N)
+    found = [_figures(m.groups()) for m in re.finditer(pattern, text)]
+    assert found, f"{path} no longer says: {quote}"
+    for figures in found:
+        assert list(figures) == list(fitted), (path, quote, figures, fitted)
+
+
+def _quoted_files() -> list[Path]:
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return files + sorted((ROOT / "costmodel").rglob("*.py"))
+
+
+def test_every_note_quoted_anywhere_names_a_fitted_reach():
+    """Wherever the notes' wording is quoted (README, docs/, every docstring and comment of the
+    package), the figures are those of a fitted band: a collective band's cell or the step
+    band."""
+    cells = {r.all() for r in R.values()}
+    pairs = {(r.n, r.g) for r in R.values() if r is not STEP}
+    collective_nodes = {r.n for r in R.values() if r is not STEP}
+    seen = 0
+    for f in _quoted_files():
+        text = _normal(f.read_text())
+        for pattern, kind in PATTERNS:
+            for m in re.finditer(pattern, text):
+                got = _figures(m.groups())
+                seen += 1
+                where = f"{f.relative_to(ROOT)}: {m.group(0)}"
+                if kind == "cell":
+                    assert got in cells, where
+                elif kind == "nodes, gpus":
+                    assert got in pairs, where
+                elif kind == "step":
+                    assert got == (STEP.n, STEP.g), where
+                else:
+                    assert got[0] in collective_nodes, where
+    assert seen >= 10, seen  # the patterns still find the notes' quotes
