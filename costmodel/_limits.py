@@ -464,6 +464,7 @@ def validation_parts(exc: Any, *, got: bool = False) -> list[str]:
         quoted = isinstance(value, str) and repr(value) in msg  # "cannot parse 'seven'"
         # a check of ours that says the number already ("must be a fraction in [0, 1), got 1")
         quoted = quoted or (type(value) in (int, float) and f"got {value!r}" in msg)
+        quoted = quoted or (type(value) is bool and f"({value!r})" in msg)  # "got a bool (True)"
         if got and loc and isinstance(value, int | float | str) and not quoted:
             msg += f" (got {value!r})"
         parts.append(msg if not loc or msg.startswith(f"{loc}: ") else f"{loc}: {msg}")
@@ -487,7 +488,10 @@ def field_range(model: str, field: str) -> str:
     own constraints (``[1, 100000]``, ``(0, 1]``); empty when unknown. pydantic names one bound
     ("less than or equal to 1", also for a NaN); the user needs both, so the CLI's one line and
     the app's red message add this to pydantic's text."""
-    models = {"Scenario": ("costmodel.scenario", "Scenario")}
+    models = {
+        "Scenario": ("costmodel.scenario", "Scenario"),
+        "Layout": ("costmodel.strategy.layout", "Layout"),
+    }
     if model not in models:
         return ""
     cls = getattr(importlib.import_module(models[model][0]), models[model][1])

@@ -13,6 +13,8 @@ Found and fixed here:
 - a ``Scenario`` given an array or a list (``nodes=np.array([1, 2])``) said "nodes: Input should
   be a valid integer", with no range and no word of why: it now says the range, what it got
   and that one Scenario is one setup (several: a loop or ``cm.sweep``);
+- ``cm.Layout(...)`` refused with pydantic's multi-line report and its URL (a NaN contention
+  read "less than or equal to 1"): a one-line ``LayoutError`` with the field's range;
 - ``cm.__all__`` listed ``sweep`` twice (an export and a submodule);
 - ``strategy_step``, ``strategy_memory`` and ``training_cost`` sent the reader to their module
   docstring for the equation; ``predict_all_algorithms`` and ``billed_gpus_per_node`` named no
@@ -163,6 +165,54 @@ def test_a_scenario_takes_numpy_scalars_and_0d_arrays_as_numbers() -> None:
     )
     assert numpy == plain
     assert numpy.evaluate(scaling=False).step_time_s == plain.evaluate(scaling=False).step_time_s
+
+
+# --- a Layout's refusal is one line too ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kw", "text"),
+    [
+        (
+            {"strategy": "fsdp", "ranks": 0},
+            "ranks: Input should be greater than or equal to 1; allowed: [1, 1,000,000,000] (got 0)",
+        ),
+        (
+            {"strategy": "fsdp", "comm_contention": float("nan")},
+            "comm_contention: Input should be a finite number; allowed: [0, 1] (got nan)",
+        ),
+        (
+            {"strategy": "hsdp", "ranks": 16, "group_size": 3},
+            "group_size: 3 does not divide the 16 ranks; allowed: 1, 2, 4, 8, 16",
+        ),
+        ({"strategy": "ddp", "ranks": True}, "ranks: expected a number, got a bool (True)"),
+    ],
+)
+def test_a_refused_layout_is_one_line_naming_the_field_and_range(
+    kw: dict[str, object], text: str
+) -> None:
+    """``cm.Layout(strategy="fsdp", ranks=0)`` raised pydantic's multi-line report with an
+    errors.pydantic.dev URL, and a NaN contention was "less than or equal to 1"; the refusal is
+    now a ``LayoutError`` (still a pydantic ``ValidationError`` and a ValueError) of one line."""
+    import pydantic
+
+    with pytest.raises(pydantic.ValidationError) as err:
+        cm.Layout(**kw)
+    assert type(err.value).__name__ == "LayoutError"
+    assert isinstance(err.value, ValueError)
+    assert str(err.value) == text
+    assert "\n" not in str(err.value) and "errors.pydantic.dev" not in str(err.value)
+    assert err.value.errors()[0]["loc"] in ((), (next(iter(text.split(":"))),))
+
+
+def test_a_step_refuses_a_nan_contention_with_its_range() -> None:
+    """``strategy_step(..., comm_contention=nan)`` said "Input should be a finite number (got
+    nan)" with no range (make_layout's own wording); it says the Layout's, range included."""
+    with pytest.raises(ValueError) as err:
+        cm.strategy_step(7e9, cluster="dgx-h100", nodes=2, comm_contention=float("nan"))
+    assert str(err.value) == (
+        "comm_contention: Input should be a finite number; allowed: [0, 1] (got nan)"
+    )
 
 
 # --- cm.__all__: listed once, every public function documented -------------------------------
