@@ -15,6 +15,8 @@ Found and fixed here:
   and that one Scenario is one setup (several: a loop or ``cm.sweep``);
 - ``cm.Layout(...)`` refused with pydantic's multi-line report and its URL (a NaN contention
   read "less than or equal to 1"): a one-line ``LayoutError`` with the field's range;
+- ``Cluster.with_nodes`` refused ``np.int64(2)`` and ``2.0`` (which ``cm.cluster`` takes) and
+  said every refusal in pydantic's multi-line report: the same counts now, one line, the range;
 - ``cm.__all__`` listed ``sweep`` twice (an export and a submodule);
 - ``strategy_step``, ``strategy_memory`` and ``training_cost`` sent the reader to their module
   docstring for the equation; ``predict_all_algorithms`` and ``billed_gpus_per_node`` named no
@@ -380,3 +382,65 @@ def test_section_9_and_practice_2_memory_in_one_call() -> None:
     assert plain.tolist() == pytest.approx([480e9] * 3, abs=0.5e9)
     zero3 = cm.training_memory(30e9, zero_stage=3, dp_ranks=ranks).total_bytes
     assert zero3[1] / 1e9 == pytest.approx(30, abs=0.5)
+
+
+# --- Cluster.with_nodes reads a count as cm.cluster does ---------------------------------------
+
+
+def test_with_nodes_takes_numpy_integers_and_refuses_in_one_line() -> None:
+    """``cm.cluster("dgx-h100").with_nodes(np.int64(2))`` (an element of an array of node
+    counts) and ``with_nodes(2.0)`` were refused ("Input should be a valid integer"), and every
+    refusal was pydantic's multi-line report with its URL; ``cm.cluster(..., nodes=np.int64(2))``
+    took both. Now the same counts, and one line with the range."""
+    c = cm.cluster("dgx-h100")
+    assert c.with_nodes(np.int64(2)).nodes == c.with_nodes(2.0).nodes == 2
+    for bad, said in ((0, "0"), (float("nan"), "nan"), (2.5, "2.5"), (10**7, "10,000,000")):
+        with pytest.raises(ValueError) as err:
+            c.with_nodes(bad)
+        assert str(err.value) == (
+            f"nodes: must be a whole number in 1..1,000,000, got {said} (dgx-h100)"
+        )
+    with pytest.raises(ValueError, match=r"^nodes: one count per call"):
+        c.with_nodes(np.array([1, 2]))
+
+
+def test_a_bool_array_is_no_count() -> None:
+    """``cm.global_batch(np.array([True]), 64, 1)`` answered ``[64]`` (True read as a local
+    batch of 1), where ``global_batch(True, 64, 1)`` and every formula's bool array are refused."""
+    with pytest.raises(ValueError, match=r"^local_batch: must be a whole number in 1\.\.1,000,000"):
+        cm.global_batch(np.array([True]), 64, 1)
+    with pytest.raises(ValueError, match=r"^ranks: must be a whole number in 1\.\."):
+        cm.global_batch(4, [True, False], 1)
+    with pytest.raises(ValueError, match=r"^global_tokens: must be a whole number >= 1"):
+        cm.global_batch_from_tokens(np.array([True]), 4096)
+    assert cm.global_batch(np.array([4, 8]), 64, 1).tolist() == [256, 512]
+
+
+# --- docs/*.md: any Python block there runs ----------------------------------------------------
+
+
+def _python_blocks(path: Path) -> list[tuple[int, str]]:
+    lines = path.read_text("utf-8").splitlines()
+    out, i = [], 0
+    while i < len(lines):
+        if re.match(r"^```(python|py)\s*$", lines[i]):
+            j = i + 1
+            while lines[j] != "```":
+                j += 1
+            out.append((i + 1, "\n".join(lines[i + 1 : j])))
+            i = j
+        i += 1
+    return out
+
+
+def test_the_python_blocks_of_docs_run_verbatim(tmp_path, monkeypatch) -> None:
+    """README.md's blocks run in tests/test_readme.py; docs/*.md show Python only inline (no
+    fenced block today). Any fenced Python block added there runs here, in order per page, as a
+    notebook would run it."""
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    assert len(pages) >= 5
+    monkeypatch.chdir(tmp_path)
+    for page in pages:
+        namespace: dict[str, object] = {"__name__": "__main__"}
+        for line, code in _python_blocks(page):
+            exec(compile(code, f"{page.name}:{line}", "exec"), namespace)  # noqa: S102
