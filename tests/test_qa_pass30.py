@@ -444,3 +444,17 @@ def test_the_python_blocks_of_docs_run_verbatim(tmp_path, monkeypatch) -> None:
         namespace: dict[str, object] = {"__name__": "__main__"}
         for line, code in _python_blocks(page):
             exec(compile(code, f"{page.name}:{line}", "exec"), namespace)  # noqa: S102
+
+
+def test_an_architecture_sized_at_several_sequence_lengths_says_one_per_call() -> None:
+    """``training_memory(arch=..., sequence_length=np.array([2048, 4096]))`` said "must be a
+    whole number >= 1 tokens, got array([2048, 4096])": both are. It says one is taken."""
+    with pytest.raises(ValueError) as err:
+        cm.training_memory(arch="llama-2-7b", sequence_length=np.array([2048, 4096]))
+    assert str(err.value).startswith(
+        "sequence_length: one whole number >= 1 tokens per call (an architecture's"
+    )
+    with pytest.raises(ValueError, match=r"^micro_batch: one whole number >= 1 sequences per call"):
+        cm.load_arch("llama-2-7b").activation_bytes(4096, [1, 2])
+    one = cm.training_memory(arch="llama-2-7b", sequence_length=np.int32(2048)).total_bytes
+    assert one == cm.training_memory(arch="llama-2-7b", sequence_length=2048).total_bytes
