@@ -458,3 +458,23 @@ def test_an_architecture_sized_at_several_sequence_lengths_says_one_per_call() -
         cm.load_arch("llama-2-7b").activation_bytes(4096, [1, 2])
     one = cm.training_memory(arch="llama-2-7b", sequence_length=np.int32(2048)).total_bytes
     assert one == cm.training_memory(arch="llama-2-7b", sequence_length=2048).total_bytes
+
+
+@pytest.mark.parametrize(
+    ("parse", "field"),
+    [
+        (cm.parse_bytes, "size"),
+        (cm.parse_rate, "bandwidth"),
+        (cm.parse_duration, "duration"),
+        (cm.parse_count, "count"),
+    ],
+)
+def test_a_parser_given_an_array_names_its_field(parse, field: str) -> None:
+    """``cm.parse_bytes(np.array([1e9]))`` raised numpy's "only 0-dimensional arrays can be
+    converted to Python scalars", naming nothing; a 0-d array and numpy scalars still parse."""
+    with pytest.raises(TypeError) as err:
+        parse(np.array([1e9]))
+    assert str(err.value) == (
+        f"{field}: expected a number or a string, got an array of shape (1,); one value per call"
+    )
+    assert parse(np.array(5.0)) == parse(np.float32(5.0)) == parse(5.0) == 5
