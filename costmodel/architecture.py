@@ -47,7 +47,8 @@ def _whole(name: str, value: object, unit: str) -> int:
     """
     if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
         value = value.item()  # type: ignore[attr-defined]
-    if isinstance(value, list | tuple) or getattr(value, "ndim", 0):
+    ndim: int = getattr(value, "ndim", 0)
+    if isinstance(value, list | tuple) or ndim:
         # [2048, 4096] are whole numbers >= 1: say that one is taken, not that they are wrong
         raise ValueError(
             f"{name}: one whole number >= 1 {unit} per call (an architecture's activations and "
