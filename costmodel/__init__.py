@@ -108,7 +108,7 @@ _SUBMODULES = {
     "api",
 }
 
-__all__ = sorted([*_EXPORTS, *_SUBMODULES, "__version__"])
+__all__ = sorted({*_EXPORTS, *_SUBMODULES, "__version__"})  # sweep is both: listed once
 
 
 def __getattr__(name: str) -> Any:

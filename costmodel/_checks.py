@@ -113,10 +113,21 @@ def blame(bound: inspect.BoundArguments) -> tuple[str, Any]:
     return best
 
 
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+
+
+def _plain(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether every argument is a plain Python number, text, bool or None (no array)."""
+    return _PLAIN.issuperset(map(type, args)) and _PLAIN.issuperset(map(type, kwargs.values()))
+
+
 def finite_result(what: str) -> Callable[[F], F]:
     """Decorator: raise ValueError naming the input when ``fn``'s result is not finite.
 
-    ``what`` names the result in the message (``"time"``, ``"memory"``).
+    ``what`` names the result in the message (``"time"``, ``"memory"``). With an array (or any
+    non-plain) argument the call runs under ``np.errstate`` that quiets overflow, invalid and
+    divide warnings: the result is checked here instead, so an overflow is one clear ValueError,
+    not numpy's ``RuntimeWarning: overflow encountered in multiply`` printed before it.
     """
 
     def wrap(fn: F) -> F:
@@ -128,7 +139,11 @@ def finite_result(what: str) -> Callable[[F], F]:
                 return fn(*args, **kwargs)
             _STATE.depth = 1
             try:
-                out = fn(*args, **kwargs)
+                if _plain(args, kwargs):  # numbers: the scalar paths, no numpy to quiet
+                    out = fn(*args, **kwargs)
+                else:  # an overflow is refused below naming the input, without numpy's warning
+                    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                        out = fn(*args, **kwargs)
             except ValueError as exc:
                 if not _is_broadcast_error(exc):
                     raise

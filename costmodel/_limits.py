@@ -429,6 +429,10 @@ RANGE_ERRORS = frozenset(
         # a count given as 4.5 or "2.5": pydantic says "a valid integer" and no range
         "int_from_float",
         "int_parsing",
+        # a list, an array, None or a non-numeric text: "a valid number" and no range
+        "int_type",
+        "float_type",
+        "float_parsing",
     }
 )
 """pydantic's error types whose message names one bound of a range, or none (a whole count
@@ -451,13 +455,32 @@ def validation_parts(exc: Any, *, got: bool = False) -> list[str]:
             allowed = field_range(title, str(err["loc"][0]))
             msg += f"; allowed: {allowed}" if allowed else ""
         value = err.get("input")
+        if _is_several(value) and len(err.get("loc", ())) == 1:
+            # a notebook's array for a field of one setup: say so, and where several go
+            msg += (
+                f" (got {_several(value)}; one {title or 'model'} is one setup: for several "
+                "values, loop or `cm.sweep`)"
+            )
         quoted = isinstance(value, str) and repr(value) in msg  # "cannot parse 'seven'"
         # a check of ours that says the number already ("must be a fraction in [0, 1), got 1")
         quoted = quoted or (type(value) in (int, float) and f"got {value!r}" in msg)
+        quoted = quoted or (type(value) is bool and f"({value!r})" in msg)  # "got a bool (True)"
         if got and loc and isinstance(value, int | float | str) and not quoted:
             msg += f" (got {value!r})"
         parts.append(msg if not loc or msg.startswith(f"{loc}: ") else f"{loc}: {msg}")
     return parts
+
+
+def _is_several(value: Any) -> bool:
+    """A list, a tuple or an array of one dimension or more (a numpy array, not imported here)."""
+    return isinstance(value, list | tuple) or bool(getattr(value, "ndim", 0))
+
+
+def _several(value: Any) -> str:
+    """A list or an array said by its size (``an array of shape (2,)``, ``a list of 3``)."""
+    if isinstance(value, list | tuple):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"an array of shape {tuple(value.shape)}"
 
 
 def field_range(model: str, field: str) -> str:
@@ -465,7 +488,10 @@ def field_range(model: str, field: str) -> str:
     own constraints (``[1, 100000]``, ``(0, 1]``); empty when unknown. pydantic names one bound
     ("less than or equal to 1", also for a NaN); the user needs both, so the CLI's one line and
     the app's red message add this to pydantic's text."""
-    models = {"Scenario": ("costmodel.scenario", "Scenario")}
+    models = {
+        "Scenario": ("costmodel.scenario", "Scenario"),
+        "Layout": ("costmodel.strategy.layout", "Layout"),
+    }
     if model not in models:
         return ""
     cls = getattr(importlib.import_module(models[model][0]), models[model][1])

@@ -47,6 +47,14 @@ def _whole(name: str, value: object, unit: str) -> int:
     """
     if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
         value = value.item()  # type: ignore[attr-defined]
+    ndim: int = getattr(value, "ndim", 0)
+    if isinstance(value, list | tuple) or ndim:
+        # [2048, 4096] are whole numbers >= 1: say that one is taken, not that they are wrong
+        raise ValueError(
+            f"{name}: one whole number >= 1 {unit} per call (an architecture's activations and "
+            f"FLOPs are sized for one configuration), got {value!r}; for several, call once per "
+            "value"
+        )
     if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 1:
         raise ValueError(f"{name}: must be a whole number >= 1 {unit}, got {value!r}")
     if value > 1e12 or value != int(value):

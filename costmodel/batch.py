@@ -141,6 +141,8 @@ def _whole(name: str, value: object) -> int:
 def _whole_array(name: str, value: ArrayLike) -> np.ndarray:
     """:func:`_whole` for an array (int64 out); the first bad element is named by its index."""
     rule, lo, hi = _limit(name)
+    if np.asarray(value).dtype == np.bool_:  # as one bool is refused (True is no count of 1)
+        raise must_be(name, rule, value)
     try:
         x = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):

@@ -850,8 +850,29 @@ class Cluster(_Frozen):
 
     # --- variants ----------------------------------------------------------------------------
     def with_nodes(self, nodes: int) -> Cluster:
-        """The same cluster with ``nodes`` nodes (validated)."""
-        return Cluster.model_validate({**_shallow(self), "nodes": nodes})
+        """The same cluster with ``nodes`` nodes: a whole number in 1..1,000,000 (``2.0`` and a
+        numpy integer too, as :func:`costmodel.cluster` reads them); else a one-line ValueError
+        naming ``nodes`` and the range.
+
+        >>> from costmodel.presets import cluster
+        >>> cluster("dgx-h100").with_nodes(0)
+        Traceback (most recent call last):
+        ...
+        ValueError: nodes: must be a whole number in 1..1,000,000, got 0 (dgx-h100)
+        """
+        from ._checks import whole_count
+        from ._limits import LIMITS, MAX_NODES
+
+        rule = LIMITS["nodes"].rule
+        try:
+            n = whole_count("nodes", nodes)  # an array: one count per call (its own message)
+        except ValueError as exc:
+            if "one count per call" in str(exc):
+                raise
+            raise ValueError(f"nodes: must be {rule}, got {nodes!r} ({self.name})") from None
+        if n > MAX_NODES:
+            raise ValueError(f"nodes: must be {rule}, got {n:,} ({self.name})")
+        return Cluster.model_validate({**_shallow(self), "nodes": n})
 
     def with_gpus_per_node(self, gpus_per_node: int) -> Cluster:
         """A slice of each node with ``gpus_per_node`` GPUs; each GPU keeps its share of NICs.

@@ -1224,6 +1224,10 @@ def predict_all_algorithms(
 ) -> AlgorithmComparison:
     r"""Every algorithm the cluster can run, per size, with the model's choice and crossovers.
 
+    Each row is :func:`predict_collective` with the algorithm pinned: time [s], ``algbw = M / t``
+    and ``busbw = algbw x factor(op, N)`` [B/s] (nccl-tests doc/PERFORMANCE.md); a crossover is
+    the size [B] where the fastest changes.
+
     This is ``algorithm="all"`` (decision: a function of its own rather than a mode of
     :func:`predict_collective`, whose result stays one :class:`Prediction` per size; the CLI's
     ``--algorithm all`` and the Collectives page call this). Each listed algorithm is

@@ -410,6 +410,8 @@ def billed_gpus_per_node(
     ``g`` GPUs used per node, ``G`` the whole node's GPUs (``Node.whole_node_gpus``; None: the
     node is whole, ``G = g``), ``H`` its hosts (``Node.hosts_per_node``), ``I`` the price's
     ``gpus_per_instance`` (None or a per-GPU price: 1). A whole node is billed as used.
+    Returns GPUs [GPUs], whole; the cost is ``W n_nodes g_billed / 3600 x p`` [USD] (module
+    docstring). Instance shapes: the price presets' cited sources (``presets/prices/*.toml``).
 
     Parameters
     ----------
@@ -501,6 +503,12 @@ def training_cost(
     step_time_name: str = "step_time_s",
 ) -> TrainingCost:
     r"""Wall-clock time, GPU-hours, cost and implied MFU of a training run (module docstring).
+
+    .. math::
+        n = \lceil D / T_{step} \rceil,\quad W = n\, t_{step}\ [s],\quad G = W N / 3600,\quad
+        \$ = G p\ [USD],\quad \mathrm{MFU} = C_{tok} T_{step} / (t_{step} N F_{peak})
+
+    MFU as Chowdhery et al. 2022 (PaLM, arXiv:2204.02311, appendix B) define it.
 
     Parameters
     ----------

@@ -145,6 +145,11 @@ def _number(text: object, what: str) -> float | None:
             raise ValueError(f"{what}: {text!r} is too large") from None
     if isinstance(text, float):
         return text
+    if getattr(text, "ndim", 0):  # an array: numpy's "only 0-dimensional arrays ..." named nothing
+        raise TypeError(
+            f"{what}: expected a number or a string, got an array of shape {text.shape}; "  # type: ignore[attr-defined]
+            "one value per call"
+        )
     if hasattr(text, "__float__") and not isinstance(text, str):  # numpy scalars
         return float(text)
     return None

@@ -34,10 +34,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+
+from .._limits import validation_parts
 
 Strategy = Literal["ddp", "zero1", "zero2", "fsdp", "hsdp"]
 STRATEGIES: tuple[str, ...] = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
@@ -178,13 +181,47 @@ def bucket_cap_bytes_for(
     return float(DEFAULT_BUCKET_CAP_BYTES)
 
 
+class LayoutError(ValidationError):
+    """A refused :class:`Layout`: pydantic's ``ValidationError`` (``errors()``, caught as
+    ``ValidationError`` or ``ValueError``) whose text is one line naming each field and its
+    allowed range, as :class:`costmodel.scenario.ScenarioError` says a Scenario's, with no
+    pydantic URL or input dump.
+    """
+
+    def __str__(self) -> str:
+        return "; ".join(validation_parts(self, got=True))
+
+    @classmethod
+    def of(cls, exc: ValidationError) -> ValidationError:
+        """``exc`` as a LayoutError (the same errors); ``exc`` itself if pydantic cannot
+        rebuild one of its errors."""
+        details: list[Any] = [
+            {k: e[k] for k in ("type", "loc", "input", "ctx") if k in e} for e in exc.errors()
+        ]
+        try:
+            return cls.from_exception_data(exc.title, details)
+        except Exception:  # noqa: BLE001  (an error type pydantic cannot rebuild: keep it)
+            return exc
+
+
 class Layout(BaseModel):
     """A data-parallel layout, validated on construction (frozen).
 
-    Errors name the field and its allowed values.
+    Errors name the field and its allowed values, on one line (:class:`LayoutError`):
+
+    >>> Layout(strategy="fsdp", ranks=0)
+    Traceback (most recent call last):
+    ...
+    costmodel.strategy.layout.LayoutError: ranks: Input should be greater than or equal to 1; allowed: [1, 1,000,000,000] (got 0)
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise LayoutError.of(exc) from None
 
     strategy: Strategy = Field("ddp", description="ddp, zero1, zero2, fsdp or hsdp")
     ranks: int = Field(1, ge=1, le=1_000_000_000, description="data-parallel ranks (GPUs)")
@@ -364,19 +401,13 @@ def make_layout(**fields: Any) -> Layout:
     ...
     ValueError: group_size: 3 does not divide the 16 ranks; allowed: 1, 2, 4, 8, 16
     """
-    from pydantic import ValidationError
-
     try:
         return Layout(**fields)
     except ValidationError as exc:
-        e = exc.errors()[0]
-        msg = str(e["msg"]).removeprefix("Value error, ")
-        loc = ".".join(str(x) for x in e.get("loc", ()))
-        if loc and not msg.startswith(loc):
-            allowed = ""
-            if loc == "strategy":
-                allowed = f"; allowed: {', '.join(STRATEGIES)}"
-            msg = f"{loc}: {msg} (got {e.get('input')!r}){allowed}"
+        # the first refusal, as the Layout says it (its field's range included)
+        msg = validation_parts(exc, got=True)[0]
+        if msg.startswith("strategy: ") and "allowed: " not in msg:
+            msg += f"; allowed: {', '.join(STRATEGIES)}"
         raise ValueError(msg) from None
 
 

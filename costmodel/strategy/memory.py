@@ -174,7 +174,10 @@ def strategy_memory(
     fragmentation: float = 0.0,
     loss: str = "fp32",
 ) -> StrategyMemory:
-    """Memory per GPU of ``layout`` (module docstring). ``loss``: how the loss is computed,
+    """Memory per GPU of ``layout`` [B] (module docstring): ``M = training_memory(P, stage,
+    N_shard) + buffers + gathered``, e.g. ``16 P / N`` of model state under fsdp and
+    ``4 P + 12 P / N`` under zero1 for mixed-precision Adam (Rajbhandari et al. 2020,
+    arXiv:1910.02054, figure 1). ``loss``: how the loss is computed,
     which sizes its logits (:func:`costmodel.architecture.loss_logits_bytes`).
 
     >>> m = strategy_memory(Layout(strategy="fsdp", ranks=64), 7e9)

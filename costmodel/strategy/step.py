@@ -616,7 +616,15 @@ def _prepare_step(
     cuda_context_bytes: float = 0.0,
     fragmentation: float = 0.0,
 ) -> _Prepared:
-    """One optimizer step of a data-parallel strategy on a cluster (module docstring).
+    """One optimizer step of a data-parallel strategy on a cluster [s] (module docstring).
+
+    Over ``A`` micro-batches ``t = (A - 1)(T_mid + h_mid) + T_final + h + t_sync``
+    (:func:`.accumulate.accumulate`): ``T_final`` the last micro-batch's schedule (its compute,
+    the collectives beside it, then the optimizer step on the rank's shard), ``h`` DDP's host
+    time, ``t_sync = k log2(N) x compute`` the sharded strategies' wait for the slowest rank;
+    scaling efficiency ``one_gpu_step_s / t``.
+    Strategies: PyTorch DDP (Li et al. 2020, arXiv:2006.15704), ZeRO (Rajbhandari et al. 2020,
+    arXiv:1910.02054), FSDP (Zhao et al. 2023, arXiv:2304.11277); docs/design.md section 3.
 
     Parameters
     ----------
