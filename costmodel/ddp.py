@@ -467,7 +467,7 @@ def _step_buckets(
         raise ValueError(
             f"params: {params!r} parameters make about {min(pieces, est):.3g} gradient buckets "
             f"of at most {cap:.3g} B; at most {MAX_BUCKETS:,} buckets ({MAX_TENSORS:,} "
-            "tensors) are scheduled: raise bucket_cap_bytes or pass layer_param_counts"
+            "tensors) are scheduled: raise `bucket_cap_bytes` or pass `layer_param_counts`"
         )
     b_bytes, b_params = (
         a.copy() for a in _default_bucket_totals(p, gbytes, cap, first, bool(small_bucket_last))

@@ -170,6 +170,8 @@ FIELD_OPTIONS: dict[str, tuple[str, ...]] = {
     "bandwidth_bytes_per_s": ("--bandwidth",),
     "latency_s": ("--latency",),
     "activations_bytes": ("--activations",),
+    # the real tensor list the buckets are cut from: an architecture's (ddp_step's arch=)
+    "layer_param_counts": ("--arch",),
     "cuda_context_bytes": ("--cuda-context",),
     "gpu_memory_bytes": ("--gpu-memory",),
     "preset": ("--cluster",),

@@ -1882,6 +1882,19 @@ def _batch_of_options(o: dict[str, Any], seq: int) -> tuple[int, int]:
     return _split_global_tokens(total, seq, ranks, local, acc)
 
 
+def _split_words(text: str) -> str:
+    """A refusal of :func:`costmodel.batch.solve_batch` other than a split that is not whole (a
+    count past its limit) in the options' words, as :func:`~costmodel.batch.split_refusal`
+    says that one (:data:`_SPLIT_OPTIONS`): its leading field and each marked name
+    (``global_tokens: ... past the `global_batch` limit`` read so inside ``step``'s line)."""
+    from .._limits import name_fields
+
+    field, sep, rest = text.partition(": ")
+    if sep and field in _SPLIT_OPTIONS:
+        text = f"{_SPLIT_OPTIONS[field]}: {rest}"
+    return name_fields(text, _SPLIT_OPTIONS)
+
+
 def _split_global_tokens(
     total: int, seq: int, ranks: int, local: int | None, acc: int | None, side: str = ""
 ) -> tuple[int, int]:
@@ -1899,7 +1912,9 @@ def _split_global_tokens(
         )  # fmt: skip
     except ValueError as exc:
         reason = (
-            bt.split_refusal(exc, _SPLIT_OPTIONS) if isinstance(exc, bt.BatchSplitError) else exc
+            bt.split_refusal(exc, _SPLIT_OPTIONS)
+            if isinstance(exc, bt.BatchSplitError)
+            else _split_words(str(exc))
         )
         solved = "--accumulation" if acc is None else "--micro-batch"
         whole = total % seq == 0  # how many sequences, where the tokens are whole sequences
