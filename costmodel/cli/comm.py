@@ -236,6 +236,26 @@ def _algorithm_help() -> str:
 ALGORITHM_HELP = _algorithm_help()
 
 
+def _refuse_empty(op: str, cluster: str | None, model: str, algorithm: str | None) -> None:
+    """Refuse an empty --cluster, --model or --algorithm with the option's allowed list, as a
+    name that is not one is refused: ``--algorithm ''`` was read as not given (auto), and
+    ``--cluster ''`` / ``--model ''`` as an empty list of the sweep's values, which named no
+    allowed value."""
+    from .. import models, presets
+
+    if cluster is not None and not cluster.strip():
+        presets.cluster(cluster, field="cluster")  # unknown cluster preset ''; allowed: ...
+    if not model.strip():
+        models.check_model(model)  # '' is not a model; allowed: ...
+    if algorithm is not None and not algorithm.strip():
+        # the list of the model the command prices with: the cluster's, else the link's rows
+        m, link = (model, False) if cluster is not None else ("textbook", True)
+        if op == "all":
+            models.check_algorithm_every_op(m, algorithm, link=link)
+        else:
+            models.check_algorithm(m, op, algorithm, link=link)
+
+
 def collective(
     op: Annotated[
         str,
@@ -273,7 +293,7 @@ def collective(
         typer.Option(help="Reduction cost per byte [s/B], with --bandwidth. Default 0."),
     ] = None,
     algorithm: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--algorithm",
             "-a",
@@ -281,7 +301,7 @@ def collective(
             "op: the model's choice marked *, and why the others cannot run). Default: ring "
             "over one link, auto with --cluster.",
         ),
-    ] = "",
+    ] = None,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -326,6 +346,7 @@ def collective(
                     f"{name}: an option of the collective on a cluster preset (--cluster NAME); "
                     "over one link (--ranks/--bandwidth) the model is the textbook alpha-beta"
                 )
+    _refuse_empty(op, cluster, model, algorithm)
     if cluster is not None and algorithm == "all" and op != "all":
         _collective_all(op, sizes, cluster, nodes, gpus_per_node, model, as_json)
         return
