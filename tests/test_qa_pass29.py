@@ -1,0 +1,198 @@
+"""A new user's pass over the CLI: odd values are refused in the option's words with its range.
+
+Found walking the planning questions (an all-reduce on 64 H100s, which algorithm wins, a 70B
+model's strategies, days and dollars, batch planning in tokens, a Hugging Face config) and
+then typing odd values into every option touched:
+
+- ``collective all_to_all --algorithm all --json`` wrote ``"gap": "inf"`` (a string where a
+  script reads a number) for the only candidate's verdict: null now, as the API's
+  ``Verdict.as_dict()`` says it.
+- ``step --peak-flops 989`` (meant as 989T) priced a step of 870 billion seconds, ``--gradient-
+  bytes 1e300`` one of 2.76e299 s, and ``collective --gamma 1e300`` answered in the library's
+  words (``gamma_s_per_byte ... array([1.e+300])``): each has a range now (costmodel._limits).
+- ``--global-tokens 1e30`` leaked numpy's overflow warning and ``solve_batch``'s
+  ``global_batch`` limit; the option has the token budget's range (1..1e16), and the batch
+  library's limits name their fields marked, so ``batch`` and ``step`` say their options.
+- ``step --params 1e15`` on one link said "raise bucket_cap_bytes or pass layer_param_counts".
+- An empty value was read as not given: ``batch --critical-batch ''`` and ``memory
+  --activations ''`` answered (exit 0), ``collective --algorithm ''`` priced auto;
+  ``collective --cluster ''`` / ``--model ''`` said "empty list of values" with no allowed list.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from costmodel import verdict
+
+from ._cli import one_line_error, run
+
+
+def _strict_json(text: str):
+    """JSON with no NaN/Infinity constants and no "inf"/"nan" strings anywhere."""
+
+    def refuse(c):
+        raise ValueError(f"not JSON: {c}")
+
+    data = json.loads(text, parse_constant=refuse)
+
+    def walk(v):
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, str):
+            assert v.strip().lower() not in {"inf", "-inf", "nan", "infinity"}, v
+        elif isinstance(v, float):
+            assert math.isfinite(v), v
+
+    walk(data)
+    return data
+
+
+# --- the only candidate's verdict has no gap -----------------------------------------------------
+def test_a_verdict_without_runner_up_has_a_null_gap():
+    v = verdict.decide({"p2p": 0.014}, 0.38)
+    assert v.runner_up is None and v.winner == "p2p"
+    assert v.as_dict()["gap"] is None
+    assert verdict.decide({"ring": 1.0, "tree": 2.0}, 0.41).as_dict()["gap"] == 1.0
+
+
+def test_collective_all_json_has_no_inf_string_for_the_only_candidate():
+    r = run("collective", "all_to_all", "-s", "1GB", "--cluster", "dgx-h100", "--nodes", "2",
+            "--algorithm", "all", "--json")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    data = _strict_json(r.stdout)
+    (v,) = data["verdicts"]
+    assert v["runner_up"] is None and v["gap"] is None and v["winner"] == "p2p"
+
+
+# --- one-link values with no range: a typo was priced ---------------------------------------------
+LINK_STEP = ("step", "--params", "7B", "--ranks", "64", "--bandwidth", "50GB/s")
+
+
+@pytest.mark.parametrize("value", ["989", "1e40", "0", "989t", ""])
+def test_peak_flops_has_a_range(value):
+    r = run(*LINK_STEP, "--tokens-per-gpu", "8Ki", "--peak-flops", value)
+    one_line_error(r, "--peak-flops: must be a peak in 1 GFLOP/s..1 EFLOP/s per GPU", "989T",
+                   f"got {value!r}")  # fmt: skip
+
+
+def test_peak_flops_in_range_is_priced():
+    r = run(*LINK_STEP, "--tokens-per-gpu", "8Ki", "--peak-flops", "989T", "--json")
+    assert r.exit_code == 0, r.stderr
+    data = _strict_json(r.stdout)
+    # 6 x 7e9 x 8192 / (989e12 x 0.4): under a second, not 870 billion seconds
+    assert 0.5 < data["compute_s"] < 1.5, data["compute_s"]
+
+
+@pytest.mark.parametrize("value", ["1e300", "9", "0", "-2", "nan"])
+def test_gradient_bytes_has_a_range(value):
+    r = run(*LINK_STEP, "--compute-time", "400ms", "--gradient-bytes", value)
+    one_line_error(r, "--gradient-bytes: must be a size per gradient element in (0, 8] B")
+
+
+@pytest.mark.parametrize("value", ["1e300", "1e-3", "-1", "nan"])
+def test_gamma_has_a_range_in_the_options_words(value):
+    r = run("collective", "all_reduce", "-s", "14GB", "--ranks", "64", "--bandwidth", "50GB/s",
+            "--gamma", value)  # fmt: skip
+    line = one_line_error(r, "--gamma: must be a reduction cost in 0..1e-6 s/B")
+    assert "gamma_s_per_byte" not in line and "array(" not in line
+
+
+# --- --global-tokens: the token budget's range, the options' words --------------------------------
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("step", "--arch", "llama-3.1-8b", "--nodes", "2"),
+        ("train", "--arch", "llama-3.1-8b", "--nodes", "2", "--tokens", "1T"),
+        ("scenario", "--arch", "llama-3.1-8b", "--nodes", "2"),
+        ("batch", "--local", "1", "--ranks", "64", "--seq", "4096"),
+    ],
+)
+@pytest.mark.parametrize("value", ["1e30", "1e17", "0", ""])
+def test_global_tokens_has_the_token_budgets_range(args, value):
+    r = run(*args, "--global-tokens", value)
+    line = one_line_error(
+        r, "--global-tokens: must be a whole number of tokens in 1..1e16", f"got {value!r}"
+    )
+    assert "overflow" not in r.stderr and "global_batch" not in line
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("batch", "--ranks", "1000000000", "--local", "1000000", "--accumulation", "1000000"),
+         ("past the --global limit", "a smaller --local, --ranks or --accumulation")),
+        (("batch", "--ranks", "1", "--local", "1", "--global", "1000000000000"),
+         ("past the --accumulation limit", "a smaller --global, or a larger --local or --ranks")),
+        (("batch", "--local", "1", "--ranks", "64", "--global-tokens", "1e16", "--seq", "1"),
+         ("--global-tokens: ", "past the --global limit")),
+        (("step", "--arch", "llama-3.1-8b", "--nodes", "1", "--gpus-per-node", "1",
+          "--global-tokens", "1e16", "--seq", "1"),
+         ("(--global-tokens: 10000000000000000 / 1", "past the --global-batch limit")),
+    ],
+)  # fmt: skip
+def test_a_batch_past_its_limits_names_options_not_fields(args, words):
+    line = one_line_error(run(*args), *words)
+    for field in ("global_batch", "local_batch", "global_tokens", "`"):
+        assert field not in line, line
+
+
+def test_too_many_buckets_names_the_options():
+    r = run("step", "--params", "1e15", "--compute-time", "1000s", "--ranks", "1000000000",
+            "--bandwidth", "1MB/s", "--latency", "1s")  # fmt: skip
+    line = one_line_error(r, "--params: ", "raise --bucket or pass --arch")
+    assert "bucket_cap_bytes" not in line and "layer_param_counts" not in line
+
+
+# --- an empty value is refused, not read as not given ---------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (("batch", "--local", "1", "--ranks", "64", "--global-tokens", "4Mi", "--seq", "4096",
+          "--base-lr", "3e-4", "--base-tokens", "1Mi", "--critical-batch", ""),
+         ("--critical-batch: must be a whole number of tokens in 1..1e16 (of samples for a "
+          "base batch in samples)",)),
+        (("memory", "--params", "8B", "--activations", ""),
+         ("--activations: must be a size in 0 B..16 TiB",)),
+        (("collective", "all_reduce", "-s", "14GB", "--cluster", "dgx-h100", "--algorithm", ""),
+         ("--algorithm: '' is not a nccl all_reduce algorithm; allowed: auto, tree, ring",)),
+        (("collective", "all_reduce", "-s", "14GB", "--ranks", "8", "--bandwidth", "50GB/s",
+          "--algorithm", ""),
+         ("--algorithm: '' is not a textbook all_reduce algorithm over one link; allowed: ",)),
+        (("collective", "all", "-s", "14GB", "--ranks", "8", "--bandwidth", "50GB/s",
+          "--algorithm", " "),
+         ("--algorithm: ", "allowed with every op: ")),
+        (("collective", "all_reduce", "-s", "14GB", "--cluster", ""),
+         ("--cluster: unknown cluster preset ''; allowed: ", "dgx-h100")),
+        (("collective", "all_reduce", "-s", "14GB", "--cluster", "dgx-h100", "--model", ""),
+         ("--model: '' is not a model; allowed: nccl (default)",)),
+    ],
+)  # fmt: skip
+def test_an_empty_value_is_refused_with_the_allowed_values(args, fragments):
+    line = one_line_error(run(*args), *fragments)
+    assert "empty list of values" not in line
+
+
+@pytest.mark.parametrize("value", ["1e30", "-1GB"])
+def test_activations_say_one_range(value):
+    one_line_error(
+        run("memory", "--params", "8B", "--activations", value),
+        "--activations: must be a size in 0 B..16 TiB (2**44 B), whole bytes",
+        f"got {value!r}",
+    )
+
+
+def test_critical_batch_in_range_still_caps_the_learning_rate():
+    r = run("batch", "--local", "1", "--ranks", "64", "--global-tokens", "4Mi", "--seq", "4096",
+            "--base-lr", "3e-4", "--base-tokens", "1Mi", "--critical-batch", "2Mi", "--json")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    data = _strict_json(r.stdout)
+    # sqrt rule, capped at the critical batch: 3e-4 x sqrt(2Mi / 1Mi), not x sqrt(4)
+    assert data["learning_rate"]["learning_rate"] == pytest.approx(3e-4 * math.sqrt(2))
