@@ -13,6 +13,7 @@ then typing odd values into every option touched:
 - ``--global-tokens 1e30`` leaked numpy's overflow warning and ``solve_batch``'s
   ``global_batch`` limit; the option has the token budget's range (1..1e16), and the batch
   library's limits name their fields marked, so ``batch`` and ``step`` say their options.
+- ``scenario --fit --json`` wrote a flip no change reaches as ``"relative_change": "inf"``: null.
 - ``step --params 1e15`` on one link said "raise bucket_cap_bytes or pass layer_param_counts".
 - An empty value was read as not given: ``batch --critical-batch ''`` and ``memory
   --activations ''`` answered (exit 0), ``collective --algorithm ''`` priced auto;
@@ -196,3 +197,23 @@ def test_critical_batch_in_range_still_caps_the_learning_rate():
     data = _strict_json(r.stdout)
     # sqrt rule, capped at the critical batch: 3e-4 x sqrt(2Mi / 1Mi), not x sqrt(4)
     assert data["learning_rate"]["learning_rate"] == pytest.approx(3e-4 * math.sqrt(2))
+
+
+# --- a flip no change reaches: null in JSON, inf in Python ----------------------------------------
+def test_scenario_fit_json_writes_an_unreachable_flip_as_null():
+    r = run("scenario", "--arch", "deepseek-v3", "--nodes", "1", "--fit", "--json")
+    assert r.exit_code == 0, r.stderr
+    flips = _strict_json(r.stdout)["flips"]
+    unreachable = [f for f in flips if not f["flips"]]
+    assert unreachable and all(f["relative_change"] is None for f in unreachable)
+    assert all(isinstance(f["relative_change"], float) for f in flips if f["flips"])
+
+
+def test_a_flips_null_change_reads_back_as_inf():
+    import costmodel as cm
+    from costmodel.scenario import Flip
+
+    (f,) = [f for f in cm.Scenario(arch="deepseek-v3", nodes=1).evaluate().flips if not f.flips]
+    assert f.relative_change == math.inf  # ranked last in Python
+    assert json.loads(f.model_dump_json())["relative_change"] is None
+    assert Flip.model_validate_json(f.model_dump_json()) == f
