@@ -145,6 +145,21 @@ def test_a_batch_past_its_limits_names_options_not_fields(args, words):
         assert field not in line, line
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("scenario", "--params", "1e15"),
+        ("train", "--params", "1e15", "--tokens", "1T"),
+        ("step", "--params", "1e15", "--cluster", "dgx-h100"),
+    ],
+)
+def test_too_many_buckets_on_a_cluster_names_the_options(args):
+    line = one_line_error(
+        run(*args), "--params: ", "raise --bucket or name an architecture (--arch)"
+    )
+    assert "bucket_cap_bytes" not in line
+
+
 def test_too_many_buckets_names_the_options():
     r = run("step", "--params", "1e15", "--compute-time", "1000s", "--ranks", "1000000000",
             "--bandwidth", "1MB/s", "--latency", "1s")  # fmt: skip
