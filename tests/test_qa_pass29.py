@@ -232,3 +232,24 @@ def test_a_flips_null_change_reads_back_as_inf():
     assert f.relative_change == math.inf  # ranked last in Python
     assert json.loads(f.model_dump_json())["relative_change"] is None
     assert Flip.model_validate_json(f.model_dump_json()) == f
+
+
+# --- train: every figure without a band says so -------------------------------------------------
+def test_train_without_a_band_says_so_on_gpu_hours_and_dollars():
+    r = run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--cluster", "dgx-b200",
+            "--zero", "3", "--price", "lambda-b200-on-demand")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    rows = {ln.split("  ")[0]: ln for ln in r.stdout.splitlines()}
+    assert "band unknown" in rows["wall clock"]
+    assert "(band unknown, as the wall clock's)" in rows["GPU-hours"]
+    assert "(band unknown, as the wall clock's)" in rows["cost"]
+
+
+def test_train_with_a_band_or_a_measured_step_adds_no_unknown():
+    fitted = run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--zero", "3",
+                 "--price", "aws-p5-on-demand").stdout  # fmt: skip
+    measured = run("train", "--arch", "llama-3.1-8b", "--tokens", "1T", "--zero", "3",
+                   "--price", "aws-p5-on-demand", "--step-time", "500ms").stdout  # fmt: skip
+    for out in (fitted, measured):
+        assert "GPU-hours" in out and "band unknown" not in out
+    assert "(band " in next(ln for ln in fitted.splitlines() if ln.startswith("GPU-hours"))

@@ -2665,6 +2665,9 @@ def train(
     ) or (f" ({why_no_band})" if why_no_band else "")
     if far and wall_band.endswith(")"):
         wall_band = wall_band[:-1] + f", extrapolated beyond {result.band_extrapolated_beyond})"
+    # the GPU-hours and the dollars without a band say so too, as the wall clock does (they
+    # read as exact figures beside it)
+    unknown = " (band unknown, as the wall clock's)" if why_no_band else ""
     rows = [
         ("tokens", units.format_count(cost.tokens)),
         ("steps", f"{cost.steps:,}"),
@@ -2686,7 +2689,7 @@ def train(
         (
             "GPU-hours",
             units.format_gpu_hours(cost.gpu_hours)
-            + _band_text(cost.gpu_hours_band, units.format_gpu_hours),
+            + (_band_text(cost.gpu_hours_band, units.format_gpu_hours) or unknown),
         ),
     ]
     if cost.cost_usd is not None:
@@ -2704,7 +2707,7 @@ def train(
                 "cost",
                 f"${units.format_usd(cost.cost_usd)}"
                 + (f" at {cost.price_date} prices" if cost.price_date else "")
-                + _band_text(cost.cost_usd_band, lambda v: f"${units.format_usd(v)}"),
+                + (_band_text(cost.cost_usd_band, lambda v: f"${units.format_usd(v)}") or unknown),
             )
         )
     else:  # no price: say how to get the dollars (the row was left out without a word)
