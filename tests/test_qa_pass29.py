@@ -253,3 +253,14 @@ def test_train_with_a_band_or_a_measured_step_adds_no_unknown():
     for out in (fitted, measured):
         assert "GPU-hours" in out and "band unknown" not in out
     assert "(band " in next(ln for ln in fitted.splitlines() if ln.startswith("GPU-hours"))
+
+
+# --- a Hugging Face config's bad count: one range whatever the value ------------------------------
+@pytest.mark.parametrize("bad", ["NaN", '"4096"', "-2", "4096.5", "0"])
+def test_a_config_count_says_one_range(tmp_path, bad):
+    cfg = tmp_path / "config.json"
+    head = '{"model_type": "llama", "hidden_size": '
+    tail = ', "num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 11008, '
+    cfg.write_text(head + bad + tail + '"vocab_size": 32000}')
+    line = one_line_error(run("step", "--arch", str(cfg), "--nodes", "2"), "--arch: ")
+    assert "hidden_size must be a whole number in [1, 1e12], got " in line, line
