@@ -465,7 +465,7 @@ def _step_buckets(
     est = min(pieces, p * gbytes / cap + 1)  # floats: may be inf, compared only
     if pieces > MAX_TENSORS or est > MAX_BUCKETS:
         raise ValueError(
-            f"params: {params!r} parameters make about {min(pieces, est):.3g} gradient buckets "
+            f"params: {p:.3g} parameters make about {min(pieces, est):.3g} gradient buckets "
             f"of at most {cap:.3g} B; at most {MAX_BUCKETS:,} buckets ({MAX_TENSORS:,} "
             "tensors) are scheduled: raise `bucket_cap_bytes` or pass `layer_param_counts`"
         )

@@ -163,7 +163,9 @@ def test_too_many_buckets_on_a_cluster_names_the_options(args):
 def test_too_many_buckets_names_the_options():
     r = run("step", "--params", "1e15", "--compute-time", "1000s", "--ranks", "1000000000",
             "--bandwidth", "1MB/s", "--latency", "1s")  # fmt: skip
-    line = one_line_error(r, "--params: ", "raise --bucket or pass --arch")
+    line = one_line_error(
+        r, "--params: 1e+15 parameters make about ", "raise --bucket or pass --arch"
+    )
     assert "bucket_cap_bytes" not in line and "layer_param_counts" not in line
 
 
