@@ -14,6 +14,8 @@ then typing odd values into every option touched:
   ``global_batch`` limit; the option has the token budget's range (1..1e16), and the batch
   library's limits name their fields marked, so ``batch`` and ``step`` say their options.
 - ``scenario --fit --json`` wrote a flip no change reaches as ``"relative_change": "inf"``: null.
+- The one-link step (``--ranks/--bandwidth``) showed its step time with no band and no word
+  about it: it says "no error band" now, as the cluster step says a band unknown.
 - ``step --params 1e15`` on one link said "raise bucket_cap_bytes or pass layer_param_counts".
 - An empty value was read as not given: ``batch --critical-batch ''`` and ``memory
   --activations ''`` answered (exit 0), ``collective --algorithm ''`` priced auto;
@@ -266,3 +268,15 @@ def test_a_config_count_says_one_range(tmp_path, bad):
     cfg.write_text(head + bad + tail + '"vocab_size": 32000}')
     line = one_line_error(run("step", "--arch", str(cfg), "--nodes", "2"), "--arch: ")
     assert "hidden_size must be a whole number in [1, 1e12], got " in line, line
+
+
+# --- the one-link step says it has no band ---------------------------------------------------------
+def test_the_one_link_step_says_it_has_no_error_band():
+    r = run(*LINK_STEP, "--compute-time", "400ms")
+    assert r.exit_code == 0, r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("step time"))
+    assert "(no error band: the lesson's formulas over one link" in line, line
+    assert "--cluster NAME for a step with its band" in line
+    data = _strict_json(run(*LINK_STEP, "--compute-time", "400ms", "--json").stdout)
+    assert data["step_time_lo_s"] is None and data["step_time_hi_s"] is None
+    assert data["band_note"].startswith("no error band: ")

@@ -1357,6 +1357,10 @@ def step(
         "one_gpu_step_s": result.one_gpu_step_s,
         "compute_share": result.compute_share,
         "comm_contention": c_,
+        # no band, said as the cluster step's JSON says a band unknown (null ends, band_note)
+        "step_time_lo_s": None,
+        "step_time_hi_s": None,
+        "band_note": ddp.NO_BAND,
         # what the step leaves out, as the cluster step says it (strategy.step.left_out_notes)
         "notes": list(left_out_notes(a, p)),
     }
@@ -1372,7 +1376,13 @@ def step(
                 ("compute", units.format_duration(result.compute_s)),
                 ("all-reduce (sum of buckets)", units.format_duration(result.comm_s)),
                 ("exposed communication", units.format_duration(result.exposed_comm_s)),
-                ("step time", units.format_duration(result.step_time_s)),
+                # no band to show: said, as the cluster step says a band unknown (--cluster
+                # prices the step with the band fitted on measured runs)
+                (
+                    "step time",
+                    f"{units.format_duration(result.step_time_s)} ({ddp.NO_BAND}; --cluster "
+                    "NAME for a step with its band)",
+                ),
                 ("bound", f"{result.bound}-bound"),
                 ("scaling efficiency", _efficiency_text(result.efficiency, result.one_gpu_step_s)),
                 ("compute share of step", f"{100 * float(result.compute_share):.1f}%"),
