@@ -280,3 +280,17 @@ def test_the_one_link_step_says_it_has_no_error_band():
     data = _strict_json(run(*LINK_STEP, "--compute-time", "400ms", "--json").stdout)
     assert data["step_time_lo_s"] is None and data["step_time_hi_s"] is None
     assert data["band_note"].startswith("no error band: ")
+
+
+def test_a_collective_over_one_link_says_it_has_no_error_band():
+    link = ("collective", "all_reduce", "-s", "14GB", "--ranks", "64", "--bandwidth", "50GB/s")
+    r = run(*link)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == (
+        "note: no error band: the textbook formulas over one link, not fitted to measured runs; "
+        "--cluster NAME for a prediction with its band"
+    )
+    assert _strict_json(run(*link, "--json").stdout)["band_note"].startswith("no error band: ")
+    # on a cluster the band is shown (or said unknown) per row: no link note there
+    on_cluster = run("collective", "all_reduce", "-s", "14GB", "--cluster", "dgx-h100")
+    assert "over one link" not in on_cluster.stdout

@@ -382,6 +382,8 @@ def collective(
         from ..predict import buffer_memory_note
 
         memory_note = buffer_memory_note(df["size_bytes"], cluster, nodes, gpus_per_node)
+    # over one link no band is shown, and that is said (the fastest line says it too)
+    link_band = LINK_NO_BAND if cluster is None and (df["ranks"] > 1).any() else ""
     if as_json:
         _print_json(
             {
@@ -389,6 +391,7 @@ def collective(
                 **({"fastest": fastest} if fastest else {}),
                 **({"notes": notes} if notes else {}),
                 **({"memory_note": memory_note} if memory_note else {}),
+                **({"band_note": link_band} if link_band else {}),
             }
         )
         return
@@ -427,12 +430,19 @@ def collective(
             typer.echo(f"not available: {r.op} {r.algorithm}: {r.error}")
     for n in notes:
         typer.echo(f"note: {n}")
+    if link_band:
+        typer.echo(f"note: {link_band}; --cluster NAME for a prediction with its band")
     note = _band_note(df)
     if note:
         typer.echo(note)
     if memory_note:
         typer.echo(f"note: {memory_note}")
 
+
+#: Why a collective over one link (--ranks/--bandwidth) shows no expected-error band: the
+#: textbook alpha-beta formulas are not fitted to measured runs (the step over one link says
+#: the same of the lesson's formulas, ``ddp.NO_BAND``).
+LINK_NO_BAND = "no error band: the textbook formulas over one link, not fitted to measured runs"
 
 #: One rank has no one to exchange with: every surface answers 0 s (algbw and busbw 0), the
 #: formulas, ``cm.allreduce_time(M, 1, B)``, a one-GPU cluster and the CLI alike, and says so.
