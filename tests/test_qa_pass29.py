@@ -294,3 +294,11 @@ def test_a_collective_over_one_link_says_it_has_no_error_band():
     # on a cluster the band is shown (or said unknown) per row: no link note there
     on_cluster = run("collective", "all_reduce", "-s", "14GB", "--cluster", "dgx-h100")
     assert "over one link" not in on_cluster.stdout
+
+
+def test_scenario_vs_says_a_wall_clock_band_unknown_in_words():
+    r = run("scenario", "--arch", "llama-3.1-8b", "--nodes", "8", "--zero", "3", "--tokens", "15T",
+            "--usd-per-gpu-hour", "3", "--vs", "cluster=dgx-b200")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    row = next(ln for ln in r.stdout.splitlines() if ln.startswith("wall clock band"))
+    assert row.split()[-1] == "unknown" and "?" not in row, row

@@ -2369,7 +2369,9 @@ def _cost_text(costs: dict[str, Any]) -> str:
     rows.append(
         (
             "wall clock band",
-            *(_band_range(costs[k].wall_days_band, _elapsed_of_days) or "?" for k in sides),
+            # a side with no band says "unknown", as the step band rows above say it ("?" read
+            # as a typo)
+            *(_band_range(costs[k].wall_days_band, _elapsed_of_days) or "unknown" for k in sides),
         )
     )
     rows.append(("GPU-hours", *(units.format_gpu_hours(costs[k].gpu_hours) for k in sides)))
