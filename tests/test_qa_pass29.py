@@ -302,3 +302,11 @@ def test_scenario_vs_says_a_wall_clock_band_unknown_in_words():
     assert r.exit_code == 0, r.stderr
     row = next(ln for ln in r.stdout.splitlines() if ln.startswith("wall clock band"))
     assert row.split()[-1] == "unknown" and "?" not in row, row
+
+
+@pytest.mark.parametrize("folder", ["", "  "])
+def test_an_empty_presets_dir_is_refused_not_read_as_the_working_folder(folder):
+    # '' was Path('.'): the working folder's pyproject.toml was read as a preset and refused
+    line = one_line_error(run("--presets-dir", folder, "presets", "list"), "--presets-dir: ")
+    assert line.endswith("is not a folder; give a folder of preset TOML files"), line
+    assert "pyproject" not in line
