@@ -290,7 +290,10 @@ def collective(
     ] = None,
     gamma: Annotated[
         float | None,
-        typer.Option(help="Reduction cost per byte [s/B], with --bandwidth. Default 0."),
+        typer.Option(
+            help="Reduction cost per byte [s/B], 0..1e-6 (a reduction at 1 MB/s or faster), "
+            "with --bandwidth. Default 0."
+        ),
     ] = None,
     algorithm: Annotated[
         str | None,

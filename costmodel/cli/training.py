@@ -355,7 +355,9 @@ def memory(
     reshard: _ReshardOpt = None,
     activations: Annotated[
         str | None,
-        typer.Option(help="Activation memory per GPU: 10GB (default: from --arch, else 0)."),
+        typer.Option(
+            help="Activation memory per GPU, 0 B..16 TiB: 10GB (default: from --arch, else 0)."
+        ),
     ] = None,
     # what sizes activations: None = not given (the step's default, strategy.step.step_default), so
     # that a value typed is "given" even when it equals the default (refused without --arch)
@@ -1063,7 +1065,7 @@ def step(
         str | None,
         typer.Option(
             help="Peak dense FLOP/s per GPU of the one-link step (--ranks/--bandwidth with "
-            "--tokens-per-gpu, which needs it: no preset there to take it from): 989T. With "
+            "--tokens-per-gpu, which needs it: no preset there to take it from), 1e9..1e18: 989T. With "
             "--cluster the preset's GPU gives it (--precision picks bf16's or fp8's)."
         ),
     ] = None,
@@ -1086,7 +1088,7 @@ def step(
     gradient_bytes: Annotated[
         float | None,
         typer.Option(
-            help="Bytes per gradient element all-reduced (with --bandwidth; default 2 = bf16, "
+            help="Bytes per gradient element all-reduced, (0, 8] (with --bandwidth; default 2 = bf16, "
             "1 = fp8). With --cluster: --grad-dtype."
         ),
     ] = None,
