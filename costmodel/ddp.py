@@ -82,9 +82,12 @@ FITTED_COMM_CONTENTION = 1.0
 # bucket_cap_mb; 25 MiB is its default).
 ADVICE_CAPS_BYTES: tuple[int, ...] = tuple(m * 2**20 for m in range(1, 201))
 
-NO_BAND = "no error band: the lesson's formulas over one link, not fitted to measured steps"
-"""Why :func:`ddp_step`'s step time has no expected-error band (the cluster step's has one,
-fitted on measured runs): said beside it by every surface, as a band unknown is."""
+NO_BAND = (
+    "no error band: a step over one link (`ranks`, `bandwidth`) has no measured runs to take "
+    "one from"
+)
+"""Why :func:`ddp_step`'s step time has no expected-error band (a cluster step's comes from
+the measured runs of its hardware): said beside it, as a band unknown is."""
 
 MAX_BUCKETS = 100_000
 """Most buckets :func:`ddp_step` schedules (bounded work): about 1.7e12 parameters at

@@ -15,7 +15,7 @@ then typing odd values into every option touched:
   library's limits name their fields marked, so ``batch`` and ``step`` say their options.
 - ``scenario --fit --json`` wrote a flip no change reaches as ``"relative_change": "inf"``: null.
 - The one-link step (``--ranks/--bandwidth``) showed its step time with no band and no word
-  about it: it says "no error band" now, as the cluster step says a band unknown.
+  about it: it says "no error band" now (no measured runs of a link given by its numbers).
 - ``step --params 1e15`` on one link said "raise bucket_cap_bytes or pass layer_param_counts".
 - An empty value was read as not given: ``batch --critical-batch ''`` and ``memory
   --activations ''`` answered (exit 0), ``collective --algorithm ''`` priced auto;
@@ -275,7 +275,9 @@ def test_the_one_link_step_says_it_has_no_error_band():
     r = run(*LINK_STEP, "--compute-time", "400ms")
     assert r.exit_code == 0, r.stderr
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("step time"))
-    assert "(no error band: the lesson's formulas over one link" in line, line
+    assert (
+        "(no error band: a step over one link (--ranks, --bandwidth) has no measured runs" in line
+    )
     assert "--cluster NAME for a step with its band" in line
     data = _strict_json(run(*LINK_STEP, "--compute-time", "400ms", "--json").stdout)
     assert data["step_time_lo_s"] is None and data["step_time_hi_s"] is None
@@ -287,8 +289,8 @@ def test_a_collective_over_one_link_says_it_has_no_error_band():
     r = run(*link)
     assert r.exit_code == 0, r.stderr
     assert r.stdout.splitlines()[-1] == (
-        "note: no error band: the textbook formulas over one link, not fitted to measured runs; "
-        "--cluster NAME for a prediction with its band"
+        "note: no error band: a link given by --ranks/--bandwidth has no measured runs to take "
+        "one from; --cluster NAME for a prediction with its band"
     )
     assert _strict_json(run(*link, "--json").stdout)["band_note"].startswith("no error band: ")
     # on a cluster the band is shown (or said unknown) per row: no link note there

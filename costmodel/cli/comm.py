@@ -442,10 +442,12 @@ def collective(
         typer.echo(f"note: {memory_note}")
 
 
-#: Why a collective over one link (--ranks/--bandwidth) shows no expected-error band: the
-#: textbook alpha-beta formulas are not fitted to measured runs (the step over one link says
-#: the same of the lesson's formulas, ``ddp.NO_BAND``).
-LINK_NO_BAND = "no error band: the textbook formulas over one link, not fitted to measured runs"
+#: Why a collective over one link (--ranks/--bandwidth) shows no expected-error band: a link
+#: given by its numbers has no measured runs to take one from, as a cluster preset's regime has
+#: (the step over one link says the same, ``ddp.NO_BAND``).
+LINK_NO_BAND = (
+    "no error band: a link given by --ranks/--bandwidth has no measured runs to take one from"
+)
 
 #: One rank has no one to exchange with: every surface answers 0 s (algbw and busbw 0), the
 #: formulas, ``cm.allreduce_time(M, 1, B)``, a one-GPU cluster and the CLI alike, and says so.

@@ -1382,8 +1382,8 @@ def step(
                 # prices the step with the band fitted on measured runs)
                 (
                     "step time",
-                    f"{units.format_duration(result.step_time_s)} ({ddp.NO_BAND}; --cluster "
-                    "NAME for a step with its band)",
+                    f"{units.format_duration(result.step_time_s)} ({cli_words(ddp.NO_BAND)}; "
+                    "--cluster NAME for a step with its band)",
                 ),
                 ("bound", f"{result.bound}-bound"),
                 ("scaling efficiency", _efficiency_text(result.efficiency, result.one_gpu_step_s)),
