@@ -312,26 +312,3 @@ def test_an_empty_presets_dir_is_refused_not_read_as_the_working_folder(folder):
     line = one_line_error(run("--presets-dir", folder, "presets", "list"), "--presets-dir: ")
     assert line.endswith("is not a folder; give a folder of preset TOML files"), line
     assert "pyproject" not in line
-
-
-# --- scenario --vs: a faster step that cannot run says so on its line ------------------------------
-@pytest.mark.parametrize(
-    ("vs", "extra", "said"),
-    [
-        ("recompute=none", ("--recompute", "full"), "; B does NOT fit: its step cannot run"),
-        ("recompute=full", (), "; A does NOT fit: its step cannot run"),
-        ("nodes=4", (), "; A and B do NOT fit: their steps cannot run"),
-    ],
-)
-def test_the_faster_step_line_says_a_side_does_not_fit(vs, extra, said):
-    r = run("scenario", "--arch", "llama-3.1-70b", "--nodes", "8", "--zero", "3", "--vs", vs,
-            *extra)  # fmt: skip
-    assert r.exit_code == 0, r.stderr
-    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("faster step: "))
-    assert line.endswith(said), line
-
-
-def test_the_faster_step_line_of_two_fitting_sides_says_nothing_more():
-    r = run("scenario", "--arch", "llama-3.1-8b", "--nodes", "8", "--zero", "3", "--vs", "nodes=4")
-    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("faster step: "))
-    assert "NOT fit" not in line, line

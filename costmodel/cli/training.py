@@ -2470,15 +2470,7 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
     from ..verdict import decide_scenarios
 
     faster = decide_scenarios(a, b)  # a winner only when the gap beats the expected error
-    # a step that cannot run is never named faster without saying so, on its own line too
-    unfit = [side for side, r in (("A", a), ("B", b)) if r.fits is False]
-    cannot = (
-        f"; {' and '.join(unfit)} {'does' if len(unfit) == 1 else 'do'} NOT fit: "
-        f"{'its step' if len(unfit) == 1 else 'their steps'} cannot run"
-        if unfit
-        else ""
-    )
-    text = f"{head}\n{table}\nanswer: {compare_summary(a, b)}\nfaster step: {faster.text()}{cannot}"
+    text = f"{head}\n{table}\nanswer: {compare_summary(a, b)}\nfaster step: {faster.text()}"
     notes = _side_notes(a, b)
     return text + "".join(f"\n{cli_words(n)}" for n in notes)
 
