@@ -19,7 +19,9 @@ then typing odd values into every option touched:
 - ``step --params 1e15`` on one link said "raise bucket_cap_bytes or pass layer_param_counts".
 - An empty value was read as not given: ``batch --critical-batch ''`` and ``memory
   --activations ''`` answered (exit 0), ``collective --algorithm ''`` priced auto;
-  ``collective --cluster ''`` / ``--model ''`` said "empty list of values" with no allowed list.
+  ``collective --cluster ''`` / ``--model ''`` said "empty list of values" with no allowed list;
+  ``scenario``/``train`` read an empty ``--strategy`` or ``--param-dtype`` as not given, and
+  listed ``all`` among the strategies they refuse it as.
 """
 
 from __future__ import annotations
@@ -312,3 +314,24 @@ def test_an_empty_presets_dir_is_refused_not_read_as_the_working_folder(folder):
     line = one_line_error(run("--presets-dir", folder, "presets", "list"), "--presets-dir: ")
     assert line.endswith("is not a folder; give a folder of preset TOML files"), line
     assert "pyproject" not in line
+
+
+# --- scenario/train: an empty --strategy or --param-dtype is refused; no 'all' offered ----------
+@pytest.mark.parametrize("command", [("scenario",), ("train", "--tokens", "1B")])
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        ("--strategy", "--strategy: unknown ''; allowed: ddp, zero1, zero2, fsdp, hsdp"),
+        ("--param-dtype", "--param-dtype: Input should be 'bf16', 'fp16', 'fp8' or 'fp32'"),
+    ],
+)
+def test_scenario_and_train_refuse_an_empty_strategy_or_param_dtype(command, option, said):
+    line = one_line_error(run(*command, "--arch", "gpt2-124m", option, ""), said)
+    assert not line.endswith(", all"), line
+
+
+@pytest.mark.parametrize("command", [("scenario",), ("train", "--tokens", "1B")])
+def test_scenario_and_train_do_not_offer_strategy_all_which_they_refuse(command):
+    for typed in ("nope", "all"):
+        line = one_line_error(run(*command, "--arch", "gpt2-124m", "--strategy", typed))
+        assert line.endswith("allowed: ddp, zero1, zero2, fsdp, hsdp"), line

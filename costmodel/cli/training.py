@@ -227,8 +227,10 @@ def _contention(value: float | None) -> float:
     return DEFAULT_COMM_CONTENTION if value is None else float(value)
 
 
-def _strategy_of(strategy: str | None, zero: int | None) -> str:
-    """``--strategy``, else ``--zero``'s strategy; a contradiction is an error."""
+def _strategy_of(strategy: str | None, zero: int | None, *, allow_all: bool = True) -> str:
+    """``--strategy``, else ``--zero``'s strategy; a contradiction is an error. ``allow_all``:
+    the command ranks every strategy (``step``, ``memory``); ``scenario`` and ``train`` price
+    one, so their refusal lists no ``all``."""
     from ..strategy.layout import (
         STRATEGIES,
         STRATEGY_OF_STAGE,
@@ -240,8 +242,8 @@ def _strategy_of(strategy: str | None, zero: int | None) -> str:
     if strategy is None:
         return STRATEGY_OF_STAGE[zero or 0]
     st = strategy.lower()
-    if st not in (*STRATEGIES, "all"):
-        raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=True))
+    if st not in (*STRATEGIES, *(("all",) if allow_all else ())):
+        raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=allow_all))
     # --zero's default 0 cannot be told from a typed 0: it reads as no stage given
     if st != "all" and not stage_agrees(st, zero or None):
         raise ValueError(f"--zero {zero} contradicts --strategy {st} (ZeRO-{ZERO_STAGE[st]})")
@@ -2025,7 +2027,8 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         nodes=o["nodes"],
         gpus_per_node=o["gpus_per_node"],
         recipe=o["recipe"],
-        zero_stage=o["zero"] if not o.get("strategy") else None,
+        # None is not given; '' is given and refused with the allowed list (it was ignored)
+        zero_stage=o["zero"] if o.get("strategy") is None else None,
         local_batch=local_batch,
         accumulation=accumulation,
         sequence_length=seq_n,
@@ -2041,10 +2044,14 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         recompute=o["recompute"],
         loss=o["loss"],
         comm_contention=_contention(o.get("contention")),
-        strategy=_strategy_of(o.get("strategy"), o["zero"]) if o.get("strategy") else None,
+        strategy=(
+            _strategy_of(o["strategy"], o["zero"], allow_all=False)
+            if o.get("strategy") is not None
+            else None
+        ),
         group_size=o.get("group_size"),
         reshard_after_forward=o.get("reshard"),
-        param_dtype=o.get("param_dtype") or "bf16",
+        param_dtype="bf16" if o.get("param_dtype") is None else o["param_dtype"],
         grad_dtype=o.get("grad_dtype"),
         power_limit_w=o.get("power_limit_w"),
         **_overheads(o.get("cuda_context"), o.get("fragmentation")),
