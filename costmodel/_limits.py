@@ -270,6 +270,12 @@ LIMITS: dict[str, Limit] = {
     ),
     "params": Limit("a parameter count in 1..1e15, e.g. 7B", 1, 1e15, _count),
     "tokens": Limit("a token count in 1..1e16, e.g. 2T", 1, 1e16, _tokens),
+    # the global batch of one step in tokens (batch/step/scenario/train --global-tokens): a
+    # whole count bounded as the token budget is (a step's batch is never more than the run's
+    # tokens); 1e30 was solved into a refusal naming solve_batch's global_batch limit
+    "global_tokens": Limit(
+        "a whole number of tokens in 1..1e16, e.g. 4Mi", 1, 1e16, _tokens, whole=True
+    ),
     "tokens_per_gpu": Limit(
         "a token count in 1..1e9 per GPU and step, e.g. 8Ki", 1, 1e9, _tokens, whole=True
     ),
@@ -284,6 +290,25 @@ LIMITS: dict[str, Limit] = {
     # 900 GB/s); a bare number is B/s, so "--bandwidth 50" (meant as 50 GB/s) is refused
     "bandwidth": Limit(
         "a per-direction rate in 1 MB/s..1 PB/s, e.g. 50GB/s, 400Gb/s", 1e6, 1e15, _rate
+    ),
+    # gamma of the one-link formulas, a reduction's cost per byte: 1/(its rate), so the slowest
+    # link's 1 MB/s bounds it (a GPU reduces at hundreds of GB/s, ~1e-11 s/B); 1e300 overflowed
+    # into a refusal naming gamma_s_per_byte
+    "gamma": Limit("a reduction cost in 0..1e-6 s/B (1 MB/s or faster)", 0, 1e-6, _num),
+    # the one-link step's peak dense FLOP/s per GPU: a bare number is FLOP/s, so "989" (meant as
+    # 989T) is refused rather than priced at 870 billion seconds a step; 1 GFLOP/s .. 1 EFLOP/s
+    # (B200's dense fp8 is 4.5 PFLOP/s)
+    "peak_flops": Limit(
+        "a peak in 1 GFLOP/s..1 EFLOP/s per GPU (1e9..1e18), e.g. 989T", 1e9, 1e18, _count
+    ),
+    # the one-link step's bytes per gradient element: fp8 1, bf16 2, fp32 4, fp64 8 (a fraction:
+    # a sub-byte format); 1e300 answered a step of 2.76e299 s
+    "gradient_bytes": Limit(
+        "a size per gradient element in (0, 8] B (fp8 1, bf16 2, fp32 4)", 0, 8, _num, lo_open=True
+    ),
+    # memory --activations: a size as the CUDA context's (0: none)
+    "activations": Limit(
+        "a size in 0 B..16 TiB (2**44 B), whole bytes, e.g. 10GB", 0, MAX_MESSAGE_BYTES, _bytes_of
     ),
     # a learning rate: > 0 (0 trains nothing; the scaled rate is a multiple of it), and a
     # plausibility bound far above any tuned rate (Adam ~1e-4..1e-2, SGD ~0.1..10)
@@ -312,6 +337,15 @@ LIMITS: dict[str, Limit] = {
     # page's box): a whole count, bounded as the token budget is (1e16, far above any batch)
     "base_tokens": Limit(
         "a whole number of tokens in 1..1e16, e.g. 1Mi", 1, 1e16, _tokens, whole=True
+    ),
+    # batch --critical-batch, in the unit of the base batch (tokens with --base-tokens, samples
+    # with --base-batch): a whole count bounded as --base-tokens is; an empty one was ignored
+    "critical_batch": Limit(
+        "a whole number of tokens in 1..1e16 (of samples for a base batch in samples), e.g. 2Mi",
+        1,
+        1e16,
+        _tokens,
+        whole=True,
     ),
     "port": Limit(_WHOLE.format(lo=1, hi="65,535"), 1, 65535, _whole, whole=True),
     "iters": _ITERS,

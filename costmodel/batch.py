@@ -593,7 +593,7 @@ def solve_batch(
         if global_batch > hi:  # the global batch in samples, as solve_batch takes it
             raise ValueError(
                 f"global_tokens: {t} / {s} = {global_batch:,} sequences per step, past the "
-                f"global_batch limit ({rule})"
+                f"`global_batch` limit ({rule})"
             )
     seq = _whole("sequence_length", sequence_length) if sequence_length is not None else None
     sol = _solve(local_batch, ranks, accumulation, global_batch)
@@ -647,8 +647,8 @@ def _solve(
         if value > hi:  # an answer no call could take back as its global_batch
             raise ValueError(
                 f"global_batch: {known['local_batch']} x {known['ranks']} x "
-                f"{known['accumulation']} = {value:,} is past the global_batch limit ({rule}); "
-                "a smaller local_batch, ranks or accumulation gives a smaller one"
+                f"{known['accumulation']} = {value:,} is past the `global_batch` limit ({rule}); "
+                "a smaller `local_batch`, `ranks` or `accumulation` gives a smaller one"
             )
         return BatchSolution(**known, global_batch=value, solved=name)
     factors = {k: v for k, v in known.items() if k != "global_batch"}
@@ -660,8 +660,9 @@ def _solve(
         raise BatchSplitError(name, factors, total)
     if whole > hi:  # an answer no call could take back as its input
         raise ValueError(
-            f"{name}: {total} / ({formula}) = {whole:,} is past the {name} limit ({rule}); a "
-            f"smaller global_batch, or a larger {' or '.join(factors)}, gives a smaller one"
+            f"{name}: {total} / ({formula}) = {whole:,} is past the `{name}` limit ({rule}); a "
+            f"smaller `global_batch`, or a larger {' or '.join(f'`{f}`' for f in factors)}, "
+            "gives a smaller one"
         )
     return BatchSolution(**{**known, name: whole}, solved=name)
 

@@ -82,6 +82,13 @@ FITTED_COMM_CONTENTION = 1.0
 # bucket_cap_mb; 25 MiB is its default).
 ADVICE_CAPS_BYTES: tuple[int, ...] = tuple(m * 2**20 for m in range(1, 201))
 
+NO_BAND = (
+    "no error band: a step over one link (`ranks`, `bandwidth`) has no measured runs to take "
+    "one from"
+)
+"""Why :func:`ddp_step`'s step time has no expected-error band (a cluster step's comes from
+the measured runs of its hardware): said beside it, as a band unknown is."""
+
 MAX_BUCKETS = 100_000
 """Most buckets :func:`ddp_step` schedules (bounded work): about 1.7e12 parameters at
 the default 25 MiB cap, in about 2 s. Above it the step is refused with a message (raise
@@ -465,9 +472,9 @@ def _step_buckets(
     est = min(pieces, p * gbytes / cap + 1)  # floats: may be inf, compared only
     if pieces > MAX_TENSORS or est > MAX_BUCKETS:
         raise ValueError(
-            f"params: {params!r} parameters make about {min(pieces, est):.3g} gradient buckets "
+            f"params: {p:.3g} parameters make about {min(pieces, est):.3g} gradient buckets "
             f"of at most {cap:.3g} B; at most {MAX_BUCKETS:,} buckets ({MAX_TENSORS:,} "
-            "tensors) are scheduled: raise bucket_cap_bytes or pass layer_param_counts"
+            "tensors) are scheduled: raise `bucket_cap_bytes` or pass `layer_param_counts`"
         )
     b_bytes, b_params = (
         a.copy() for a in _default_bucket_totals(p, gbytes, cap, first, bool(small_bucket_last))

@@ -82,16 +82,22 @@ MAX_CONFIG_BYTES = 10_000_000
 
 
 def _int(cfg: dict[str, Any], key: str, *, default: Any = ..., low: int = 1) -> Any:
-    """``cfg[key]`` as a whole number >= ``low``; a missing or bad value names the key."""
+    """``cfg[key]`` as a whole number in [``low``, 1e12]; a missing or bad value names the key
+    and that one range (a NaN or a string said ">= 1" where -2 said the range)."""
+    rule = f"a whole number in [{low}, 1e12]"
     if key not in cfg or cfg[key] is None:
         if default is ...:
-            raise ValueError(f"config.json: missing field {key!r} (a whole number >= {low})")
+            raise ValueError(f"config.json: missing field {key!r} ({rule})")
         return default
     v = cfg[key]
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-        raise ValueError(f"config.json: {key} must be a whole number >= {low}, got {v!r}")
-    if v != int(v) or v < low or v > 1e12:
-        raise ValueError(f"config.json: {key} must be a whole number in [{low}, 1e12], got {v!r}")
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, int | float)
+        or not math.isfinite(v)
+        or v != int(v)
+        or not low <= v <= 1e12
+    ):
+        raise ValueError(f"config.json: {key} must be {rule}, got {v!r}")
     return int(v)
 
 

@@ -47,6 +47,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -1335,8 +1336,22 @@ class Flip(BaseModel):
     current: float | None = Field(description="its current value")
     value: float | None = Field(description="the value that flips the verdict (None: none found)")
     flips: bool = Field(description="whether this change flips the verdict")
-    relative_change: float = Field(description="|value/current - 1|, to rank the changes")
+    relative_change: float = Field(
+        description="|value/current - 1|, to rank the changes (inf: not reachable; null in JSON)"
+    )
     description: str = Field(description="the change in words")
+
+    @field_validator("relative_change", mode="before")
+    @classmethod
+    def _read_change(cls, value: Any) -> Any:
+        """The JSON's null read back as the ``inf`` it stands for."""
+        return math.inf if value is None else value
+
+    @field_serializer("relative_change", when_used="json")
+    def _json_change(self, value: float) -> float | None:
+        """JSON has no inf: a change that does not flip the verdict (``inf`` here, ranked
+        last) is null there (``scenario --fit --json`` wrote the string "inf")."""
+        return value if math.isfinite(value) else None
 
 
 class ScalingRow(BaseModel):

@@ -134,7 +134,9 @@ class Verdict:
         return {
             "best": self.best,
             "runner_up": self.runner_up,
-            "gap": self.gap,
+            # no runner-up, no gap: null, not the inf the comparison holds (JSON has no inf;
+            # the CLI wrote the string "inf" where a script reads a number)
+            "gap": None if self.runner_up is None else self.gap,
             "half_width": None if not self.known else self.half_width,
             "winner": self.winner,
             "verdict": self.label(),

@@ -136,11 +136,11 @@ def test_solve_batch_answers_at_the_top_and_refuses_one_past_it():
     )
     msg = _refusal(lambda: batch.solve_batch(local_batch=1, accumulation=1, global_batch=10**9 + 1))
     assert msg.startswith(
-        f"ranks: 1000000001 / (1 x 1) = 1,000,000,001 is past the ranks limit ({RANKS})"
+        f"ranks: 1000000001 / (1 x 1) = 1,000,000,001 is past the `ranks` limit ({RANKS})"
     )
     msg = _refusal(lambda: batch.solve_batch(local_batch=10**3, ranks=10**6, accumulation=1001))
     assert msg.startswith(
-        f"global_batch: 1000 x 1000000 x 1001 = 1,001,000,000,000 is past the global_batch limit "
+        f"global_batch: 1000 x 1000000 x 1001 = 1,001,000,000,000 is past the `global_batch` limit "
         f"({GLOBAL})"
     )
 
@@ -182,7 +182,7 @@ def test_global_tokens_past_the_global_batch_limit_name_global_tokens():
     )
     assert msg == (
         f"global_tokens: {2 * 10**12 + 2} / 2 = 1,000,000,000,001 sequences per step, past the "
-        f"global_batch limit ({GLOBAL})"
+        f"`global_batch` limit ({GLOBAL})"
     )
 
 
@@ -215,7 +215,7 @@ def test_a_solved_value_past_its_limit_is_refused_by_the_cli_too():
     )
     one_line_error(
         run("batch", "--local", "1", "--accumulation", "1", "--global", "1000000000000"),
-        f"--ranks: 1000000000000 / (1 x 1) = 1,000,000,000,000 is past the ranks limit ({RANKS})",
+        f"--ranks: 1000000000000 / (1 x 1) = 1,000,000,000,000 is past the --ranks limit ({RANKS})",
     )
 
 

@@ -68,6 +68,8 @@ def _bad_values(name: str, limit: Limit) -> list[str]:
         return ["999kB/s", "2PB/s"]
     if name == "latency":
         return ["-1us", "2s"]
+    if name == "peak_flops":  # 1e9 - 1 is printed 1e+09 by %g, inside the range
+        return ["999M", "2e18"]
     if name in ("params", "tokens", "tokens_per_gpu"):
         return ["0", f"{limit.hi * 10:g}"]
     # an open lower end is itself outside; a closed one needs a value below it

@@ -86,7 +86,9 @@ def test_a_step_refusal_names_the_option(options, option, field, why):
 def test_the_one_link_step_names_its_option_too():
     res = run("step", "--params", "7B", "--ranks", "8", "--bandwidth", "50GB/s",
               "--compute-time", "1s", "--gradient-bytes", "nan")  # fmt: skip
-    one_line_error(res, "error: --gradient-bytes: must be a finite number > 0 B, got nan")
+    one_line_error(
+        res, "error: --gradient-bytes: must be a size per gradient element in (0, 8] B", "got nan"
+    )
 
 
 # --- batch: the options' names, not solve_batch's arguments --------------------------------------

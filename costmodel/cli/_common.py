@@ -170,6 +170,8 @@ FIELD_OPTIONS: dict[str, tuple[str, ...]] = {
     "bandwidth_bytes_per_s": ("--bandwidth",),
     "latency_s": ("--latency",),
     "activations_bytes": ("--activations",),
+    # the real tensor list the buckets are cut from: an architecture's (ddp_step's arch=)
+    "layer_param_counts": ("--arch",),
     "cuda_context_bytes": ("--cuda-context",),
     "gpu_memory_bytes": ("--gpu-memory",),
     "preset": ("--cluster",),
@@ -600,7 +602,8 @@ validate_app.add_typer(nccl_tests_app, name="nccl-tests")
 def _root(
     ctx: typer.Context,
     presets_dir: Annotated[
-        list[Path] | None,
+        # text, not Path: an empty value would be Path('.'), the working folder, read as presets
+        list[str] | None,
         typer.Option(
             "--presets-dir",
             metavar="<path>",  # one folder, repeatable: not Python's list[Path]
@@ -615,8 +618,10 @@ def _root(
     """
     if presets_dir:
         for d in presets_dir:
-            if not d.is_dir():
-                raise ValueError(f"--presets-dir: {str(d)!r} is not a folder")
+            if not d.strip() or not Path(d).is_dir():
+                raise ValueError(
+                    f"--presets-dir: {d!r} is not a folder; give a folder of preset TOML files"
+                )
         before = os.environ.get("COSTMODEL_PRESETS")
         paths = [str(d) for d in presets_dir] + ([before] if before else [])
         os.environ["COSTMODEL_PRESETS"] = os.pathsep.join(paths)

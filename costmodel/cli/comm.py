@@ -236,6 +236,26 @@ def _algorithm_help() -> str:
 ALGORITHM_HELP = _algorithm_help()
 
 
+def _refuse_empty(op: str, cluster: str | None, model: str, algorithm: str | None) -> None:
+    """Refuse an empty --cluster, --model or --algorithm with the option's allowed list, as a
+    name that is not one is refused: ``--algorithm ''`` was read as not given (auto), and
+    ``--cluster ''`` / ``--model ''`` as an empty list of the sweep's values, which named no
+    allowed value."""
+    from .. import models, presets
+
+    if cluster is not None and not cluster.strip():
+        presets.cluster(cluster, field="cluster")  # unknown cluster preset ''; allowed: ...
+    if not model.strip():
+        models.check_model(model)  # '' is not a model; allowed: ...
+    if algorithm is not None and not algorithm.strip():
+        # the list of the model the command prices with: the cluster's, else the link's rows
+        m, link = (model, False) if cluster is not None else ("textbook", True)
+        if op == "all":
+            models.check_algorithm_every_op(m, algorithm, link=link)
+        else:
+            models.check_algorithm(m, op, algorithm, link=link)
+
+
 def collective(
     op: Annotated[
         str,
@@ -270,10 +290,13 @@ def collective(
     ] = None,
     gamma: Annotated[
         float | None,
-        typer.Option(help="Reduction cost per byte [s/B], with --bandwidth. Default 0."),
+        typer.Option(
+            help="Reduction cost per byte [s/B], 0..1e-6 (a reduction at 1 MB/s or faster), "
+            "with --bandwidth. Default 0."
+        ),
     ] = None,
     algorithm: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--algorithm",
             "-a",
@@ -281,7 +304,7 @@ def collective(
             "op: the model's choice marked *, and why the others cannot run). Default: ring "
             "over one link, auto with --cluster.",
         ),
-    ] = "",
+    ] = None,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -326,6 +349,7 @@ def collective(
                     f"{name}: an option of the collective on a cluster preset (--cluster NAME); "
                     "over one link (--ranks/--bandwidth) the model is the textbook alpha-beta"
                 )
+    _refuse_empty(op, cluster, model, algorithm)
     if cluster is not None and algorithm == "all" and op != "all":
         _collective_all(op, sizes, cluster, nodes, gpus_per_node, model, as_json)
         return
@@ -361,6 +385,8 @@ def collective(
         from ..predict import buffer_memory_note
 
         memory_note = buffer_memory_note(df["size_bytes"], cluster, nodes, gpus_per_node)
+    # over one link no band is shown, and that is said (the fastest line says it too)
+    link_band = LINK_NO_BAND if cluster is None and (df["ranks"] > 1).any() else ""
     if as_json:
         _print_json(
             {
@@ -368,6 +394,7 @@ def collective(
                 **({"fastest": fastest} if fastest else {}),
                 **({"notes": notes} if notes else {}),
                 **({"memory_note": memory_note} if memory_note else {}),
+                **({"band_note": link_band} if link_band else {}),
             }
         )
         return
@@ -406,12 +433,21 @@ def collective(
             typer.echo(f"not available: {r.op} {r.algorithm}: {r.error}")
     for n in notes:
         typer.echo(f"note: {n}")
+    if link_band:
+        typer.echo(f"note: {link_band}; --cluster NAME for a prediction with its band")
     note = _band_note(df)
     if note:
         typer.echo(note)
     if memory_note:
         typer.echo(f"note: {memory_note}")
 
+
+#: Why a collective over one link (--ranks/--bandwidth) shows no expected-error band: a link
+#: given by its numbers has no measured runs to take one from, as a cluster preset's regime has
+#: (the step over one link says the same, ``ddp.NO_BAND``).
+LINK_NO_BAND = (
+    "no error band: a link given by --ranks/--bandwidth has no measured runs to take one from"
+)
 
 #: One rank has no one to exchange with: every surface answers 0 s (algbw and busbw 0), the
 #: formulas, ``cm.allreduce_time(M, 1, B)``, a one-GPU cluster and the CLI alike, and says so.

@@ -227,8 +227,10 @@ def _contention(value: float | None) -> float:
     return DEFAULT_COMM_CONTENTION if value is None else float(value)
 
 
-def _strategy_of(strategy: str | None, zero: int | None) -> str:
-    """``--strategy``, else ``--zero``'s strategy; a contradiction is an error."""
+def _strategy_of(strategy: str | None, zero: int | None, *, allow_all: bool = True) -> str:
+    """``--strategy``, else ``--zero``'s strategy; a contradiction is an error. ``allow_all``:
+    the command ranks every strategy (``step``, ``memory``); ``scenario`` and ``train`` price
+    one, so their refusal lists no ``all``."""
     from ..strategy.layout import (
         STRATEGIES,
         STRATEGY_OF_STAGE,
@@ -240,8 +242,8 @@ def _strategy_of(strategy: str | None, zero: int | None) -> str:
     if strategy is None:
         return STRATEGY_OF_STAGE[zero or 0]
     st = strategy.lower()
-    if st not in (*STRATEGIES, "all"):
-        raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=True))
+    if st not in (*STRATEGIES, *(("all",) if allow_all else ())):
+        raise ValueError(unknown_strategy(strategy, field="--strategy", allow_all=allow_all))
     # --zero's default 0 cannot be told from a typed 0: it reads as no stage given
     if st != "all" and not stage_agrees(st, zero or None):
         raise ValueError(f"--zero {zero} contradicts --strategy {st} (ZeRO-{ZERO_STAGE[st]})")
@@ -355,7 +357,9 @@ def memory(
     reshard: _ReshardOpt = None,
     activations: Annotated[
         str | None,
-        typer.Option(help="Activation memory per GPU: 10GB (default: from --arch, else 0)."),
+        typer.Option(
+            help="Activation memory per GPU, 0 B..16 TiB: 10GB (default: from --arch, else 0)."
+        ),
     ] = None,
     # what sizes activations: None = not given (the step's default, strategy.step.step_default), so
     # that a value typed is "given" even when it equals the default (refused without --arch)
@@ -1063,7 +1067,7 @@ def step(
         str | None,
         typer.Option(
             help="Peak dense FLOP/s per GPU of the one-link step (--ranks/--bandwidth with "
-            "--tokens-per-gpu, which needs it: no preset there to take it from): 989T. With "
+            "--tokens-per-gpu, which needs it: no preset there to take it from), 1e9..1e18: 989T. With "
             "--cluster the preset's GPU gives it (--precision picks bf16's or fp8's)."
         ),
     ] = None,
@@ -1086,7 +1090,7 @@ def step(
     gradient_bytes: Annotated[
         float | None,
         typer.Option(
-            help="Bytes per gradient element all-reduced (with --bandwidth; default 2 = bf16, "
+            help="Bytes per gradient element all-reduced, (0, 8] (with --bandwidth; default 2 = bf16, "
             "1 = fp8). With --cluster: --grad-dtype."
         ),
     ] = None,
@@ -1357,6 +1361,10 @@ def step(
         "one_gpu_step_s": result.one_gpu_step_s,
         "compute_share": result.compute_share,
         "comm_contention": c_,
+        # no band, said as the cluster step's JSON says a band unknown (null ends, band_note)
+        "step_time_lo_s": None,
+        "step_time_hi_s": None,
+        "band_note": ddp.NO_BAND,
         # what the step leaves out, as the cluster step says it (strategy.step.left_out_notes)
         "notes": list(left_out_notes(a, p)),
     }
@@ -1372,7 +1380,13 @@ def step(
                 ("compute", units.format_duration(result.compute_s)),
                 ("all-reduce (sum of buckets)", units.format_duration(result.comm_s)),
                 ("exposed communication", units.format_duration(result.exposed_comm_s)),
-                ("step time", units.format_duration(result.step_time_s)),
+                # no band to show: said, as the cluster step says a band unknown (--cluster
+                # prices the step with the band fitted on measured runs)
+                (
+                    "step time",
+                    f"{units.format_duration(result.step_time_s)} ({cli_words(ddp.NO_BAND)}; "
+                    "--cluster NAME for a step with its band)",
+                ),
                 ("bound", f"{result.bound}-bound"),
                 ("scaling efficiency", _efficiency_text(result.efficiency, result.one_gpu_step_s)),
                 ("compute share of step", f"{100 * float(result.compute_share):.1f}%"),
@@ -1882,6 +1896,19 @@ def _batch_of_options(o: dict[str, Any], seq: int) -> tuple[int, int]:
     return _split_global_tokens(total, seq, ranks, local, acc)
 
 
+def _split_words(text: str) -> str:
+    """A refusal of :func:`costmodel.batch.solve_batch` other than a split that is not whole (a
+    count past its limit) in the options' words, as :func:`~costmodel.batch.split_refusal`
+    says that one (:data:`_SPLIT_OPTIONS`): its leading field and each marked name
+    (``global_tokens: ... past the `global_batch` limit`` read so inside ``step``'s line)."""
+    from .._limits import name_fields
+
+    field, sep, rest = text.partition(": ")
+    if sep and field in _SPLIT_OPTIONS:
+        text = f"{_SPLIT_OPTIONS[field]}: {rest}"
+    return name_fields(text, _SPLIT_OPTIONS)
+
+
 def _split_global_tokens(
     total: int, seq: int, ranks: int, local: int | None, acc: int | None, side: str = ""
 ) -> tuple[int, int]:
@@ -1899,7 +1926,9 @@ def _split_global_tokens(
         )  # fmt: skip
     except ValueError as exc:
         reason = (
-            bt.split_refusal(exc, _SPLIT_OPTIONS) if isinstance(exc, bt.BatchSplitError) else exc
+            bt.split_refusal(exc, _SPLIT_OPTIONS)
+            if isinstance(exc, bt.BatchSplitError)
+            else _split_words(str(exc))
         )
         solved = "--accumulation" if acc is None else "--micro-batch"
         whole = total % seq == 0  # how many sequences, where the tokens are whole sequences
@@ -1998,7 +2027,8 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         nodes=o["nodes"],
         gpus_per_node=o["gpus_per_node"],
         recipe=o["recipe"],
-        zero_stage=o["zero"] if not o.get("strategy") else None,
+        # None is not given; '' is given and refused with the allowed list (it was ignored)
+        zero_stage=o["zero"] if o.get("strategy") is None else None,
         local_batch=local_batch,
         accumulation=accumulation,
         sequence_length=seq_n,
@@ -2014,10 +2044,14 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         recompute=o["recompute"],
         loss=o["loss"],
         comm_contention=_contention(o.get("contention")),
-        strategy=_strategy_of(o.get("strategy"), o["zero"]) if o.get("strategy") else None,
+        strategy=(
+            _strategy_of(o["strategy"], o["zero"], allow_all=False)
+            if o.get("strategy") is not None
+            else None
+        ),
         group_size=o.get("group_size"),
         reshard_after_forward=o.get("reshard"),
-        param_dtype=o.get("param_dtype") or "bf16",
+        param_dtype="bf16" if o.get("param_dtype") is None else o["param_dtype"],
         grad_dtype=o.get("grad_dtype"),
         power_limit_w=o.get("power_limit_w"),
         **_overheads(o.get("cuda_context"), o.get("fragmentation")),
@@ -2344,7 +2378,9 @@ def _cost_text(costs: dict[str, Any]) -> str:
     rows.append(
         (
             "wall clock band",
-            *(_band_range(costs[k].wall_days_band, _elapsed_of_days) or "?" for k in sides),
+            # a side with no band says "unknown", as the step band rows above say it ("?" read
+            # as a typo)
+            *(_band_range(costs[k].wall_days_band, _elapsed_of_days) or "unknown" for k in sides),
         )
     )
     rows.append(("GPU-hours", *(units.format_gpu_hours(costs[k].gpu_hours) for k in sides)))
@@ -2650,6 +2686,9 @@ def train(
     ) or (f" ({why_no_band})" if why_no_band else "")
     if far and wall_band.endswith(")"):
         wall_band = wall_band[:-1] + f", extrapolated beyond {result.band_extrapolated_beyond})"
+    # the GPU-hours and the dollars without a band say so too, as the wall clock does (they
+    # read as exact figures beside it)
+    unknown = " (band unknown, as the wall clock's)" if why_no_band else ""
     rows = [
         ("tokens", units.format_count(cost.tokens)),
         ("steps", f"{cost.steps:,}"),
@@ -2671,7 +2710,7 @@ def train(
         (
             "GPU-hours",
             units.format_gpu_hours(cost.gpu_hours)
-            + _band_text(cost.gpu_hours_band, units.format_gpu_hours),
+            + (_band_text(cost.gpu_hours_band, units.format_gpu_hours) or unknown),
         ),
     ]
     if cost.cost_usd is not None:
@@ -2689,7 +2728,7 @@ def train(
                 "cost",
                 f"${units.format_usd(cost.cost_usd)}"
                 + (f" at {cost.price_date} prices" if cost.price_date else "")
-                + _band_text(cost.cost_usd_band, lambda v: f"${units.format_usd(v)}"),
+                + (_band_text(cost.cost_usd_band, lambda v: f"${units.format_usd(v)}") or unknown),
             )
         )
     else:  # no price: say how to get the dollars (the row was left out without a word)

@@ -568,7 +568,7 @@ def _check_work(p: float, layout: Layout, recipe_grad_bytes: float, shaped: bool
             raise ValueError(
                 f"params: {p:.3g} parameters make about {est:.3g} gradient buckets of at most "
                 f"{cap:.3g} B; at most {ddp.MAX_BUCKETS:,} buckets are scheduled: raise "
-                "bucket_cap_bytes"
+                "`bucket_cap_bytes` or name an architecture (`arch`), whose tensors are counted"
             )
     elif p / DEFAULT_BLOCK_PARAMS > MAX_UNITS:
         raise ValueError(
