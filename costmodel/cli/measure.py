@@ -999,6 +999,12 @@ def validate_compare(
                 f"costmodel: warning: --cluster {cluster} does not match the log: {mismatch}"
                 + (f" (it looks like {guess})" if guess else "")
             )
+    # rows measured on CPUs (gloo): outside the model's regimes, shown but not judged by the
+    # goal (compare.fidelity_goals leaves them out); said before the DDP-only return below
+    on_cpus = cmp.cpu_regime_note(measured)
+    if on_cpus:
+        notices.append(on_cpus)
+        said.append(f"costmodel: warning: {on_cpus}")
     fallback = _socket_fallback(measured, results, cluster, log_text)
     if fallback:
         said.append(f"costmodel: warning: {fallback}")
