@@ -510,6 +510,17 @@ def _check_torch_bench_args(argv: list[str]) -> None:
         raise ValueError(f"ARGS: {text.removeprefix('torch_bench: ')}") from None
 
 
+def _not_a_file(path: Path) -> str:
+    """Why ``path`` (not a folder, not a regular file) cannot be read: missing, or something
+    that exists but is no file (a pipe such as bash's ``<(...)``, a device), which read as
+    "does not exist"."""
+    if not path.exists():
+        return f"{str(path)!r} does not exist"
+    return (
+        f"{str(path)!r} is not a regular file (a pipe or a device); save it to a file and give that"
+    )
+
+
 def _need_file(path: Path) -> None:
     """A results file the user named: a folder or a missing path is one clear line."""
     if path.is_dir():
@@ -517,7 +528,7 @@ def _need_file(path: Path) -> None:
             f"results: {str(path)!r} is a folder; give a file: a results.jsonl or an nccl-tests log"
         )
     if not path.is_file():
-        raise ValueError(f"results: {str(path)!r} does not exist")
+        raise ValueError(f"results: {_not_a_file(path)}")
     if path.suffix.lower() == ".toml":  # it read "no nccl-tests result rows found"
         raise ValueError(
             f"results: {str(path)!r} is {_TOML_FILE}; give the measured rows (a results .jsonl "
@@ -895,7 +906,7 @@ def validate_compare(
             "calibrate wrote"
         )
     elif not calibration.is_file():
-        raise ValueError(f"--calibration: {str(calibration)!r} does not exist")
+        raise ValueError(f"--calibration: {_not_a_file(calibration)}")
     elif model != "nccl":  # the default: a calibration predicts with its own fits, no model
         raise ValueError(
             f"--model: {model!r} with --calibration; a calibration predicts with its own fits "

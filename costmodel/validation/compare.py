@@ -780,9 +780,9 @@ def flagged_note(rows: pd.DataFrame) -> str | None:
         return None
     first = rows[flagged].iloc[0]
     reason = first.get("flag_reason") if "flag_reason" in rows else None
-    where = (
-        f", line {int(first['line'])}" if "line" in rows and first["line"] == first["line"] else ""
-    )
+    # a row's line in its log; a -J JSON file's rows have none (line 0): no line is named
+    line = first["line"] if "line" in rows else math.nan
+    where = f", line {int(line)}" if line == line and line >= 1 else ""
     said = f"{reason}{where}" if isinstance(reason, str) and reason else f"the first{where}"
     more = "; ..." if int(flagged.sum()) > 1 else ""
     return (
