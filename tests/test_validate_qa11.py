@@ -147,6 +147,37 @@ def test_a_json_logs_flagged_row_is_not_said_to_be_on_line_0():
     assert "#wrong=" in flagged and "line" not in flagged.split(":")[0], flagged
 
 
+# --- logs as launchers and log collectors write them -------------------------------------------
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "[1,0]<stdout>:",  # mpirun --tag-output: read as invalid JSON ("[" first)
+        "2024-05-01T10:00:00.123456789Z ",  # kubectl logs --timestamps, docker logs -t
+        "[pod/nccl-launcher-x7/mpi-launcher] 2024-05-01T10:00:00.5+00:00 ",  # --prefix too
+    ],
+)
+def test_a_tagged_log_reads_as_the_plain_one_in_the_cli_and_on_the_page(prefix, tmp_path):
+    """Every line of 13a's nccl-tests output tagged as a launcher or ``kubectl logs`` writes
+    it: ``validate compare`` and the Validate page's reader give the plain log's error and
+    cluster (the mpirun tag refused the file as "invalid JSON: Extra data", the timestamps
+    as "no nccl-tests result rows found")."""
+    from costmodel.web import data
+
+    plain = _user_log("13a", tmp_path, "plain_allreduce.log")
+    tagged = tmp_path / "tagged_allreduce.log"
+    tagged.write_text("".join(prefix + line + "\n" for line in plain.read_text().splitlines()))
+    want, _ = _json("validate", "compare", str(plain))
+    said, _ = _json("validate", "compare", str(tagged))
+    assert said["cluster"] == want["cluster"] and said["rows"] == want["rows"]
+    assert said["median_abs_rel_error"] == pytest.approx(want["median_abs_rel_error"])
+    streamlit.cache_data.clear()
+    page = data.compare_text(
+        tagged.read_bytes(), tagged.name, (None, None, None, "both"), said["cluster"], "nccl"
+    )
+    assert float(page["rel_error"].abs().median()) == pytest.approx(said["median_abs_rel_error"])
+    streamlit.cache_data.clear()
+
+
 # --- a path that is no regular file -----------------------------------------------------------
 @pytest.mark.timeout(120)
 def test_a_pipe_given_as_the_log_is_said_to_be_one_not_missing(tmp_path):
