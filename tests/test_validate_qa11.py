@@ -112,6 +112,28 @@ def test_collective_on_a_calibrated_preset_gives_the_compared_prediction(tmp_pat
     assert times == pytest.approx(rows["predicted_time_s"].tolist())
 
 
+def test_a_calibration_without_a_base_given_as_a_cluster_says_where_it_is_used(tmp_path):
+    """``calibrate`` without --cluster (what a gloo run needs) writes alpha-beta fits with no
+    base cluster; ``collective --cluster THAT.toml`` said "add base = ... (or calibrate with
+    base=...)", the API's keyword, pointing a CPU calibration at a GPU cluster. It now says
+    what the file is for (validate compare --calibration) and how a cluster one is made."""
+    from costmodel import presets
+
+    cal = tmp_path / "lines.toml"
+    made = run("calibrate", str(reference_path("13a")), "-o", str(cal))
+    assert made.exit_code == 0, made.output
+    line = one_line_error(
+        run("collective", "all_reduce", "-s", "1MiB", "--cluster", str(cal)),
+        "names no base cluster, so it is not a cluster",
+        "validate compare --calibration FILE",
+        "costmodel calibrate ... --cluster NAME",
+    )
+    assert "base=" not in line, line
+    with pytest.raises(presets.PresetError) as refused:  # the API's words: its names
+        presets.cluster(str(cal))
+    assert "`calibrated_predictor`" in str(refused.value) and "`calibrate`" in str(refused.value)
+
+
 # --- an output is never one of the files a folder given as input holds -----------------------
 def test_an_output_that_is_a_log_of_the_folder_compared_is_refused(tmp_path):
     """``validate compare FOLDER -o FOLDER/b.csv``, where b.csv is one of the folder's logs:
