@@ -277,6 +277,28 @@ def test_a_gloo_run_is_shown_not_judged_by_the_gpu_goal(gloo):
 @pytest.mark.torch
 @pytest.mark.slow
 @pytest.mark.timeout(300)
+def test_a_gloo_runs_ddp_steps_alone_carry_the_note_in_json_too(gloo, tmp_path):
+    """The run's DDP steps alone (``validate torch --ops none --ddp``): stderr said the note,
+    ``--json`` printed only ``ddp_steps``, so a script never saw it."""
+    results, cal = gloo
+    steps = tmp_path / "ddp.jsonl"
+    steps.write_text(
+        "".join(
+            line + "\n"
+            for line in results.read_text().splitlines()
+            if json.loads(line).get("kind") == "ddp_step"
+        )
+    )
+    said, code = _json("validate", "compare", str(steps), "--calibration", str(cal))
+    assert code == 0 and len(said["ddp_steps"]) > 0  # shown, not judged
+    text = run("validate", "compare", str(steps), "--calibration", str(cal))
+    (line,) = [w for w in text.stderr.splitlines() if "CPUs (gloo)" in w]
+    assert said["warnings"] == [line.removeprefix("costmodel: warning: ")]
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_the_validate_page_says_the_same_of_a_gloo_run(gloo, tmp_path, monkeypatch):
     """The page with the gloo run and its calibration: the CLI's warning as a yellow box and
     its NOT ASSESSED verdict line (one function on both: compare.cpu_regime_note,

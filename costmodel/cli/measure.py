@@ -1031,12 +1031,13 @@ def validate_compare(
             for line in said:  # a job run with --ops none --ddp: the steps are the comparison
                 typer.echo(cli_words(line), err=True)  # the library's marks: options
             if tolerance is None:  # shown, not judged: the goal is the collectives'
-                _echo_ddp(ddp, as_json, report)
+                # --json carries the warnings stderr said (gloo's rows outside the regimes)
+                _echo_ddp(ddp, as_json, report, {"warnings": notices})
                 return
             # --tolerance asked for a check of collectives' busbw error, and there is none:
             # not assessed, exit 1, as a goal with no rows (it was ignored, exit 0)
             unassessed = {"passed": False, "assessed": False, "verdict": "not assessed"}
-            _echo_ddp(ddp, as_json, report, unassessed)
+            _echo_ddp(ddp, as_json, report, {**unassessed, "warnings": notices})
             if not as_json:
                 typer.echo(
                     f"{cmp.VERDICTS[None]}: --tolerance checks the collectives' |busbw error| "
