@@ -618,9 +618,10 @@ def load(
     if f is None or model is None or not _kind_matches(f, model, k):
         if f is not None and f.kind == "calibration" and k == "cluster":
             raise PresetError(
-                f"{f.path}: base: calibration {f.name!r} names no base cluster, "
-                'so it is not a cluster; allowed: add base = "<cluster preset>" '
-                "(or calibrate with base=...)"
+                f"{f.path}: base: calibration {f.name!r} names no base cluster, so it is "
+                "not a cluster (it predicts the rows it was fitted on: "
+                "`calibrated_predictor`); allowed: one calibrated with a base cluster "
+                '(`calibrate`), or add base = "<cluster preset>" to it'
             )
         pool = sorted(n for n, g in reg.files.items() if _kind_matches(g, reg.models[n], k))
         raise _unknown(name, pool, k, field)

@@ -764,11 +764,32 @@ REPLACED_OUTPUT = "Replaced if it exists; written atomically; never one of the c
 
 def _not_an_input(path: Path, option: str, *inputs: Path | None) -> None:
     """Refuse an output that is one of the files the command reads (the measured log, a
-    calibration): written atomically, it would replace what was read, with no way back."""
+    calibration, a folder's logs): written atomically, it would replace what was read, with no
+    way back. A folder given as an input (``validate compare FOLDER``, ``calibrate FOLDER``)
+    reads its files as logs: each of them is an input too (not a hidden file, a results
+    ``.jsonl`` or a calibration ``.toml`` beside them, which the folder's reader leaves out)."""
+    if not path.exists():
+        return
     for given in inputs:
-        if given is None or not given.is_file() or not path.exists():
+        if given is None:
             continue
-        if path.samefile(given):
+        if given.is_dir():
+            read = (
+                p
+                for p in given.iterdir()
+                if p.is_file()
+                and not p.name.startswith(".")
+                and p.suffix.lower() not in (".jsonl", ".toml")
+            )
+            for inside in sorted(read):
+                if path.samefile(inside):
+                    raise ValueError(
+                        f"{option}: {str(path)!r} is a file of the folder this command reads "
+                        f"({str(given)!r}); writing it would replace it; give another file "
+                        "name"
+                    )
+            continue
+        if given.is_file() and path.samefile(given):
             raise ValueError(
                 f"{option}: {str(path)!r} is the file this command reads ({str(given)!r}); "
                 "writing it would replace it; give another file name"

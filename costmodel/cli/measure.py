@@ -510,6 +510,17 @@ def _check_torch_bench_args(argv: list[str]) -> None:
         raise ValueError(f"ARGS: {text.removeprefix('torch_bench: ')}") from None
 
 
+def _not_a_file(path: Path) -> str:
+    """Why ``path`` (not a folder, not a regular file) cannot be read: missing, or something
+    that exists but is no file (a pipe such as bash's ``<(...)``, a device), which read as
+    "does not exist"."""
+    if not path.exists():
+        return f"{str(path)!r} does not exist"
+    return (
+        f"{str(path)!r} is not a regular file (a pipe or a device); save it to a file and give that"
+    )
+
+
 def _need_file(path: Path) -> None:
     """A results file the user named: a folder or a missing path is one clear line."""
     if path.is_dir():
@@ -517,7 +528,7 @@ def _need_file(path: Path) -> None:
             f"results: {str(path)!r} is a folder; give a file: a results.jsonl or an nccl-tests log"
         )
     if not path.is_file():
-        raise ValueError(f"results: {str(path)!r} does not exist")
+        raise ValueError(f"results: {_not_a_file(path)}")
     if path.suffix.lower() == ".toml":  # it read "no nccl-tests result rows found"
         raise ValueError(
             f"results: {str(path)!r} is {_TOML_FILE}; give the measured rows (a results .jsonl "
@@ -895,7 +906,7 @@ def validate_compare(
             "calibrate wrote"
         )
     elif not calibration.is_file():
-        raise ValueError(f"--calibration: {str(calibration)!r} does not exist")
+        raise ValueError(f"--calibration: {_not_a_file(calibration)}")
     elif model != "nccl":  # the default: a calibration predicts with its own fits, no model
         raise ValueError(
             f"--model: {model!r} with --calibration; a calibration predicts with its own fits "
@@ -999,6 +1010,12 @@ def validate_compare(
                 f"costmodel: warning: --cluster {cluster} does not match the log: {mismatch}"
                 + (f" (it looks like {guess})" if guess else "")
             )
+    # rows measured on CPUs (gloo): outside the model's regimes, shown but not judged by the
+    # goal (compare.fidelity_goals leaves them out); said before the DDP-only return below
+    on_cpus = cmp.cpu_regime_note(measured)
+    if on_cpus:
+        notices.append(on_cpus)
+        said.append(f"costmodel: warning: {on_cpus}")
     fallback = _socket_fallback(measured, results, cluster, log_text)
     if fallback:
         said.append(f"costmodel: warning: {fallback}")
@@ -1014,12 +1031,13 @@ def validate_compare(
             for line in said:  # a job run with --ops none --ddp: the steps are the comparison
                 typer.echo(cli_words(line), err=True)  # the library's marks: options
             if tolerance is None:  # shown, not judged: the goal is the collectives'
-                _echo_ddp(ddp, as_json, report)
+                # --json carries the warnings stderr said (gloo's rows outside the regimes)
+                _echo_ddp(ddp, as_json, report, {"warnings": notices})
                 return
             # --tolerance asked for a check of collectives' busbw error, and there is none:
             # not assessed, exit 1, as a goal with no rows (it was ignored, exit 0)
             unassessed = {"passed": False, "assessed": False, "verdict": "not assessed"}
-            _echo_ddp(ddp, as_json, report, unassessed)
+            _echo_ddp(ddp, as_json, report, {**unassessed, "warnings": notices})
             if not as_json:
                 typer.echo(
                     f"{cmp.VERDICTS[None]}: --tolerance checks the collectives' |busbw error| "

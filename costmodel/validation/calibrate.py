@@ -929,18 +929,29 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
             nodes: int = 1,
             algorithm: str | None = None,
             protocol: str | None = None,
+            gpus_per_process: int = 1,
+            nvls: bool | None = None,
+            collnet_enabled: bool = False,
         ) -> np.ndarray:
             if int(ranks) % int(nodes):
                 raise must_be("ranks", f"a multiple of the {nodes} `nodes`", ranks)
+            gpus = int(ranks) // int(nodes)
+            # how the rows were launched, as the fit (fit_fabric) priced them: GPUs per
+            # process (nccl-tests -g: the launch floor grows with it), NVLS and CollNet as the
+            # reader settled them; a row of a -g 4 run predicted as one process per GPU
+            # would miss the floor the calibration fitted on it
             p = predict_collective(
                 op,
                 message_bytes,
                 base,
                 nodes=int(nodes),
-                gpus_per_node=int(ranks) // int(nodes),
+                gpus_per_node=gpus,
                 algorithm=algorithm or "auto",
                 protocol=protocol or "auto",
                 model="calibrated",
+                gpus_per_process=max(1, min(int(gpus_per_process), gpus)),
+                nvls=nvls,
+                collnet_enabled=bool(collnet_enabled),
             )
             return np.asarray(p.time_s, float)
 

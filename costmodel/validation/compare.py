@@ -62,6 +62,8 @@ __all__ = [
     "time_rel_error",
     "torch_first_bucket_bytes",
     "compare_cluster",
+    "CPU_REGIME_NOTE",
+    "cpu_regime_note",
     "predict_ddp",
     "shared_ddp_compute",
     "DDP_COLUMNS",
@@ -169,6 +171,12 @@ def fidelity_goals(
     from costmodel.units import format_bytes
 
     ok = comparison[comparison["rel_error"].notna()]
+    # rows measured on CPUs (gloo) are outside the regimes the goal is set for: left out of
+    # the checks (counted in ``outside_regimes``), so a gloo run is never passed or failed by
+    # a GPU cluster's goal (cpu_regime_note says why, beside the verdict)
+    cpu = _on_cpus(ok)
+    outside = int(cpu.sum())
+    ok = ok[~cpu]
     label = from_label or format_bytes(from_bytes)
     out: list[dict[str, Any]] = []
     for own_label, own_bytes, goal in (
@@ -189,9 +197,52 @@ def fidelity_goals(
                 "rows": int(len(rows)),
                 "assessed": median is not None,
                 "passed": None if median is None else bool(median <= goal),
+                "outside_regimes": outside,
             }
         )
     return out
+
+
+def _on_cpus(rows: pd.DataFrame) -> Any:
+    """A boolean Series: the rows measured on CPUs (the torch job with gloo: ``device`` cpu)."""
+    import pandas as pd
+
+    if "device" not in rows:
+        return pd.Series(False, index=rows.index)
+    return rows["device"].astype(str).str.strip().str.lower() == "cpu"
+
+
+CPU_REGIME_NOTE = (
+    "{rows} ran on CPUs (gloo): outside the model's regimes (GPU clusters over NVLink, PCIe, "
+    "InfiniBand, Slingshot and cloud fabrics, where its error and the docs/fidelity.md goal "
+    "are measured); on shared CPU cores gloo's times, DDP steps' included, move with whatever "
+    "else runs there, so these rows are shown against the prediction, not judged by the goal"
+)
+"""What :func:`cpu_regime_note` says of rows measured on CPUs (``{rows}``: how many)."""
+
+
+def cpu_regime_note(rows: pd.DataFrame) -> str | None:
+    """One line saying rows measured on CPUs (gloo) are outside the model's regimes and left
+    out of the docs/fidelity.md goal (:func:`fidelity_goals`), or None when no row ran on CPUs.
+    ``validate compare`` prints it as a warning (``--json``'s ``"warnings"``), the Validate page
+    as a warning box; DDP steps measured on CPUs count too (their step error is shown, never
+    judged).
+
+    >>> import pandas as pd
+    >>> cpu_regime_note(pd.DataFrame({"device": ["cpu", "cpu"]})).split(":")[0]
+    'the rows ran on CPUs (gloo)'
+    >>> cpu_regime_note(pd.DataFrame({"device": ["cpu", "NVIDIA H100 80GB HBM3"]}))[:30]
+    '1 of 2 rows ran on CPUs (gloo)'
+    >>> cpu_regime_note(pd.DataFrame({"device": ["NVIDIA H100 80GB HBM3"]})) is None
+    True
+    """
+    from costmodel.units import format_counted
+
+    cpu = _on_cpus(rows)
+    if not cpu.any():
+        return None
+    said = "the rows" if cpu.all() else f"{int(cpu.sum())} of {format_counted(len(rows), 'row')}"
+    return CPU_REGIME_NOTE.format(rows=said)
 
 
 VERDICTS = {True: "ok", False: "FAIL", None: "NOT ASSESSED"}
@@ -222,6 +273,13 @@ def fidelity_check(
 
     lines: list[str] = []
     outcomes: list[bool | None] = []
+    compared = comparison[comparison["rel_error"].notna()]
+    all_cpus = len(compared) > 0 and bool(_on_cpus(compared).all())
+    if all_cpus:  # every row ran on CPUs: not the goal's regime, one line for its checks
+        return None, [
+            "median |busbw error|: not assessed (every row ran on CPUs (gloo), outside the "
+            "model's regimes)"
+        ]
     for g in fidelity_goals(comparison, from_bytes=from_bytes, from_label=from_label):
         outcomes.append(g["passed"])
         if g["passed"] is None:
@@ -722,9 +780,9 @@ def flagged_note(rows: pd.DataFrame) -> str | None:
         return None
     first = rows[flagged].iloc[0]
     reason = first.get("flag_reason") if "flag_reason" in rows else None
-    where = (
-        f", line {int(first['line'])}" if "line" in rows and first["line"] == first["line"] else ""
-    )
+    # a row's line in its log; a -J JSON file's rows have none (line 0): no line is named
+    line = first["line"] if "line" in rows else math.nan
+    where = f", line {int(line)}" if line == line and line >= 1 else ""
     said = f"{reason}{where}" if isinstance(reason, str) and reason else f"the first{where}"
     more = "; ..." if int(flagged.sum()) > 1 else ""
     return (

@@ -10,7 +10,12 @@ import streamlit as st
 
 from costmodel import plots
 from costmodel.units import format_bytes, format_counted, format_rate
-from costmodel.validation.compare import fidelity_verdict, flagged_note, unpredicted_note
+from costmodel.validation.compare import (
+    cpu_regime_note,
+    fidelity_verdict,
+    flagged_note,
+    unpredicted_note,
+)
 from costmodel.validation.fallback import socket_fallback
 from costmodel.web import data
 from costmodel.web.common import (
@@ -512,6 +517,11 @@ def _render_preset(raw: bytes, name: str, settings: tuple, cluster: str, model: 
             plain(f"The cluster preset {cluster} does not match the log: {page_words(mismatch)}"),
             icon=":material/warning:",
         )
+    # rows measured on CPUs (gloo): outside the model's regimes, not judged by the goal (the
+    # verdict says not assessed); validate compare's warning line, from the same function
+    on_cpus = cpu_regime_note(measured)
+    if on_cpus:
+        notes([on_cpus], kind="warning", escape=True, icon=":material/warning:")
     fallback = socket_fallback(measured, cluster, text=_debug_text(raw, name))
     if fallback:  # one line, as validate compare
         notes([fallback], kind="warning", escape=True, icon=":material/warning:")
@@ -729,6 +739,9 @@ def _render_calibrated(
                 ),
                 icon=":material/warning:",
             )
+    on_cpus = cpu_regime_note(measured)  # gloo rows: as validate compare warns of them
+    if on_cpus:
+        notes([on_cpus], kind="warning", escape=True, icon=":material/warning:")
     fallback = socket_fallback(measured, None, text=_debug_text(raw, name))
     if fallback:
         notes([fallback], kind="warning", escape=True, icon=":material/warning:")

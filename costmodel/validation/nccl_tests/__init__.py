@@ -64,7 +64,7 @@ from ._common import (
     decode_text,
 )
 from ._json import _parse_json
-from ._lexer import looks_like_nccl_tests
+from ._lexer import _PREFIX_RE, looks_like_nccl_tests
 from ._text import read_lines
 from .busbw import is_busbw_table, parse_busbw_table, read_busbw_table
 
@@ -182,7 +182,9 @@ def parse_nccl_tests(
             f"op: {op!r} is not an nccl-tests op; allowed: {', '.join(sorted(set(NCCL_TESTS_OPS.values())))}"
         )
     head = text.lstrip()
-    if head.startswith(("{", "[")):
+    # a -J file starts with "{" (or "["); so does a text log every line of which a launcher
+    # tagged (mpirun --tag-output's "[1,0]<stdout>:", "[0] "), which is read as text
+    if head.startswith(("{", "[")) and not _PREFIX_RE.match(head.split("\n", 1)[0]):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -15,9 +15,14 @@ _PREFIX_RE = re.compile(
     r"\[\d+,\d+\]<std(?:out|err)>:"  # mpirun --tag-output
     r"|\d+:(?=\s|#|$)"  # srun -l, mpirun -l style "0: "
     r"|\[\d+\](?=\s)"  # "[0] "
+    r"|\[pod/[^\]\s]+\](?=\s)"  # kubectl logs --prefix: "[pod/NAME/CONTAINER] "
     r")\s?"
 )
-_TIMESTAMP_RE = re.compile(r"^\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}[: ]?\s*")  # --timestamp-output
+_TIMESTAMP_RE = re.compile(
+    r"^(?:\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}[: ]?\s*"  # mpirun --timestamp-output
+    # kubectl logs --timestamps, docker logs -t: RFC 3339, "2024-05-01T10:00:00.123456789Z "
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) )"
+)
 # Every pattern below is linear in the line length: a variable-length run is anchored (``^``) or
 # preceded by a look-behind that rules out starting inside the same run, so a 1 MB line without
 # spaces cannot make the engine retry from every offset (a 200 kB line hung the app).
@@ -71,9 +76,20 @@ def _looks_like_row(tokens: list[str], need_ints: bool = True) -> bool:
 
 
 def _strip_prefix(line: str) -> str:
+    """``line`` without what a launcher or log collector put before nccl-tests' text: a
+    timestamp, then a tag (``0: ``, ``[1,0]<stdout>:``, ``[pod/NAME/CONTAINER] ``); kubectl's
+    ``--prefix --timestamps`` puts the tag first, so a timestamp after the tag goes too.
+
+    >>> _strip_prefix("[pod/launcher/mpi] 2024-05-01T10:00:00.5Z #  Rank  0 Group  0")
+    '#  Rank  0 Group  0'
+    >>> _strip_prefix("2024-05-01T10:00:00+02:00        8     2   float")
+    '       8     2   float'
+    """
     line = _TIMESTAMP_RE.sub("", line, count=1)
     match = _PREFIX_RE.match(line)
-    return line[match.end() :] if match else line
+    if not match:
+        return line
+    return _TIMESTAMP_RE.sub("", line[match.end() :], count=1)
 
 
 @dataclass
