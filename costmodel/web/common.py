@@ -1619,6 +1619,23 @@ PHONE_MARGINS_PX = 32
 PHONE_MAX_PX = 640
 
 
+def phone_cards_css(key: str) -> str:
+    """The CSS that shows the keyed container ``key``'s first element (a text table, drawn as
+    cards by :func:`page_cards_css`) on a phone only and its second (the sortable grid) from
+    :data:`PHONE_MAX_PX` up: a grid too large for a text table on a desktop page (the
+    Collectives page's side by side of 33 sizes, its "whole sweep" tables of every size).
+
+    On a 390 px phone those grids scrolled sideways inside their own box, a column or two of
+    11 at a time (side by side: 356 px of a table about 1,000 px wide), so a row was never on
+    the screen whole; as cards, each size's row is. The ``<style>`` applies where its element
+    is hidden."""
+    scope = f".st-key-{key}"
+    return (
+        f"<style>{scope}{{@media (min-width:{PHONE_MAX_PX + 1}px){{&>:first-child{{display:none}}}}"
+        f"@media (max-width:{PHONE_MAX_PX}px){{&>:nth-child(2){{display:none}}}}}}</style>"
+    )
+
+
 def page_cards_css(key: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """:func:`cards_css` for a table across the page's main column, without the keyed container:
     the same cards on a window narrower than the table needs plus the page's margins (a media
@@ -1669,7 +1686,8 @@ def table(
     ``cards``: the text table (``on_demand``) reads as one card per row wherever it is narrower
     than it needs (:func:`cards_css`) instead of scrolling sideways in its box; ``"page"``: the
     same for a table across the page's main column, on a phone, for fewer bytes
-    (:func:`page_cards_css`).
+    (:func:`page_cards_css`). A table too large for text (a sortable grid) with ``cards``
+    reads as cards on a phone in the grid's place (:func:`phone_cards_css`).
 
     The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`) under headers in words
     (:func:`shown_header`: "flat ring time"); the CSV keeps the raw SI numbers (seconds, bytes,
@@ -1715,11 +1733,11 @@ def table(
         )
         if box is not None:
             with box:
-                _grid(frame, file_name, key=key, shown=shown)
+                _grid(frame, file_name, key=key, shown=shown, cards=bool(cards) and not small)
         return
     if caption:
         st.caption(caption)
-    _grid(frame, file_name, key=key, shown=shown)
+    _grid(frame, file_name, key=key, shown=shown, cards=bool(cards))
 
 
 def grid_headers(frame: pd.DataFrame) -> dict[str, Any]:
@@ -1740,12 +1758,30 @@ def grid_headers(frame: pd.DataFrame) -> dict[str, Any]:
 
 
 def _grid(
-    frame: pd.DataFrame, file_name: str, *, key: str, shown: pd.DataFrame | None = None
+    frame: pd.DataFrame,
+    file_name: str,
+    *,
+    key: str,
+    shown: pd.DataFrame | None = None,
+    cards: bool = False,
 ) -> None:
     """The sortable grid (:func:`styled`, of ``shown`` where given) and the CSV button
-    (``frame``)."""
+    (``frame``); with ``cards``, on a phone the rows as cards in its place
+    (:func:`phone_cards_css`)."""
     view = frame if shown is None else shown
-    st.dataframe(styled(view), hide_index=True, width="stretch", column_config=grid_headers(view))
+    if cards:
+        with st.container(key=f"phone_{key}"):
+            headers, rows = _shown_cells(view)
+            st.markdown(
+                phone_cards_css(f"phone_{key}")
+                + page_cards_css(key, headers, rows)
+                + "\n\n"
+                + text_table(view),
+                unsafe_allow_html=True,  # the cells are escaped (plain): only the <style>s
+            )
+            _sortable(view)
+    else:
+        _sortable(view)
     st.download_button(
         f"Download {file_name}",
         data=lambda: frame.to_csv(index=False),  # made on click, not on every rerun
@@ -1754,6 +1790,11 @@ def _grid(
         key=f"download_{key}",
         icon=":material/download:",
     )
+
+
+def _sortable(view: pd.DataFrame) -> None:
+    """The sortable grid of ``view`` (:func:`styled`, headers by :func:`grid_headers`)."""
+    st.dataframe(styled(view), hide_index=True, width="stretch", column_config=grid_headers(view))
 
 
 def gpu_choice(container: Any = st) -> tuple[str, float | None]:

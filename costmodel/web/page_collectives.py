@@ -460,6 +460,7 @@ def _link(inp: dict) -> None:
             "collective_sweep.csv",
             key="sweep",
             on_demand=True,
+            cards=True,  # a size per card on a phone: its grid scrolled sideways in its box
             caption="The whole sweep (its CSV in SI units: bytes, seconds, bytes per second)",
         )
 
@@ -696,6 +697,7 @@ def _side_by_side(inp: dict, r, size: float) -> None:
         diff,
         "collective_side_by_side.csv",
         key="side_by_side",
+        cards=True,  # a size per card on a phone: 11 columns scrolled sideways in its box
         caption="Each model's choice on A and on B per size; time B / A > 1: B is slower",
     )
 
@@ -745,6 +747,8 @@ def _models(inp: dict, at_size, ranks: int) -> None:
         sweep,
         "collective_models_sweep.csv",
         key="models_sweep",
+        on_demand=True,  # 4 models x 32 sizes, 128 cards on a phone: opened when asked for
+        cards=True,  # a model and size per card on a phone: its grid scrolled sideways
         caption="The whole sweep (its CSV in SI units: bytes, seconds, bytes per second)",
     )
 

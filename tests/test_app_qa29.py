@@ -1,0 +1,80 @@
+"""The twenty-ninth QA pass (AppTest): what the pages send for the fixes chromium showed at
+390 px. The Collectives page's side by side (a row per size, 11 columns) and its two "whole
+sweep" grids scrolled sideways inside their boxes on a phone: each now sends its rows as a text
+table too, drawn as cards on a phone in the grid's place (common.phone_cards_css), the grid kept
+for a desktop. The step page's bucket_cap chart wrote "current 25 MiB" at the plot's top, where
+B's curve runs high at small caps: the line is named in the legend now."""
+
+from __future__ import annotations
+
+import re
+
+from costmodel.web.common import PHONE_MAX_PX
+from tests.test_app import _text, assert_clean, open_page, open_tables
+from tests.test_app_collectives import CLUSTER_VIEW, frame_with
+from tests.test_app_qa28 import _figure, _labels_in_plot, _legend
+
+SIDE_BY_SIDE = {
+    **CLUSTER_VIEW,
+    "coll_compare": "true",
+    "pin_cluster": "dgx-b200",
+    "pin_nodes": "8",
+    "coll_all_models": "true",
+}
+
+
+def _phone_tables(at) -> dict[str, str]:
+    """The Markdown bodies that carry a grid's phone cards: container key -> body."""
+    out = {}
+    for md in at.markdown:
+        found = re.search(r"\.st-key-(phone_\w+)\{@media \(min-width:(\d+)px\)", md.value)
+        if found:
+            assert int(found[2]) == PHONE_MAX_PX + 1
+            out[found[1]] = md.value
+    return out
+
+
+def _rows(body: str) -> list[list[str]]:
+    """The text table's rows (header and separator left out), cells as the reader sees them."""
+    lines = [ln for ln in body.splitlines() if ln.startswith("|")][2:]
+    return [[_text(c).strip() for c in ln.strip("|").split(" | ")] for ln in lines]
+
+
+def test_the_side_by_side_and_the_whole_sweep_read_as_cards_on_a_phone():
+    """32 sizes side by side and every model's sweep (4 x 32 rows) go out as text tables with
+    the phone's cards, beside the sortable grid of the same rows (a desktop's)."""
+    at = open_page("page_collectives.py", SIDE_BY_SIDE)
+    assert_clean(at)
+    diff = frame_with(at, "time B / A")
+    at = open_tables(at)  # the whole sweep waits in an expander
+    assert_clean(at)
+    phone = _phone_tables(at)
+    assert set(phone) == {"phone_side_by_side", "phone_models_sweep"}
+    side = _rows(phone["phone_side_by_side"])
+    assert len(side) == len(diff) == 32
+    assert side[0][0] == "8\u00a0B" and side[-1][0] == "17.2\u00a0GB"  # the size, with its unit
+    sweep = frame_with(at, "busbw_bytes_per_s")
+    assert len(_rows(phone["phone_models_sweep"])) == len(sweep) == 128
+    # the cards' rules ride in the same body, scoped to the table after them
+    assert '[data-cards="side_by_side"]~table' in phone["phone_side_by_side"]
+
+
+def test_the_one_link_whole_sweep_reads_as_cards_on_a_phone():
+    at = open_tables(open_page("page_collectives.py", {"view": "link"}))
+    assert_clean(at)
+    phone = _phone_tables(at)
+    assert set(phone) == {"phone_sweep"}
+    assert len(_rows(phone["phone_sweep"])) == len(frame_with(at, "busbw_bytes_per_s"))
+
+
+def test_the_current_bucket_cap_is_named_in_the_legend_not_on_the_plot():
+    """A and B (B on 8 nodes): "current 25 MiB" stood at the plot's top beside the line, over
+    B's curve where it runs high at small caps. Nothing is written in the plot now; the dotted
+    line has its legend entry, as "one node" has on the Cluster page."""
+    at = open_page("page_ddp.py", {"ddp_strategy": "ddp", "ddp_pin": "true", "ddp_b_nodes": "8"})
+    assert_clean(at)
+    fig = _figure(at, "chart_bucket_advice")
+    assert not [t for t in _labels_in_plot(fig) if "current" in t], _labels_in_plot(fig)
+    assert _legend(fig)[-1] == "current 25 MiB"
+    (line,) = fig["layout"]["shapes"]
+    assert line["x0"] == 25 and line["line"]["dash"] == "dot"
