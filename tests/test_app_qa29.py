@@ -78,3 +78,16 @@ def test_the_current_bucket_cap_is_named_in_the_legend_not_on_the_plot():
     assert _legend(fig)[-1] == "current 25 MiB"
     (line,) = fig["layout"]["shapes"]
     assert line["x0"] == 25 and line["line"]["dash"] == "dot"
+
+
+def test_a_long_source_is_shown_whole_in_the_learning_rate_table():
+    """The square-root rule's source (256 characters) was cut at 200 in the text table, its
+    card ending "eps / s…" on a phone and the row at 1440 px the same, while the grid under it
+    showed it whole."""
+    from costmodel import batch
+
+    at = open_page("page_batch.py")
+    assert_clean(at)
+    (body,) = [md.value for md in at.markdown if "Malladi" in md.value and "|" in md.value]
+    sources = {row[-1].replace("\u00a0", " ") for row in _rows(body)}  # no-break spaces
+    assert {batch.LR_RULE_INFO[r][1] for r in batch.LR_RULES} <= sources, sources

@@ -1412,19 +1412,24 @@ def keep_units(escaped: str) -> str:
     return _NUMBER_SPACE.sub(lambda m: m[1] + NBSP + m[2].replace(" ", NBSP), escaped)
 
 
+#: The longest text a text table's cell shows whole [characters]; a longer one is cut with "…"
+#: (:func:`plain`). At 200 the Batch page's square-root rule lost the end of its source (256
+#: characters: "..., eps / s…", its SGD references gone), which the grid showed whole.
+TEXT_CELL_CHARS = 400
+
+
 def _cell(name: str, value: Any) -> str:
     """One cell of a text table, formatted as :func:`styled` shows it in the grid, each number
     kept on one line with its unit (:func:`keep_units`)."""
     if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
         return NO_VALUE  # the grid's na_rep
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return keep_units(plain(value, limit=200))
+        return keep_units(plain(value, limit=TEXT_CELL_CHARS))
     if isinstance(value, float) and not math.isfinite(value):
         return NO_VALUE
     fmt = column_formatter(name)
-    if fmt is not None:
-        return keep_units(plain(fmt(value), limit=200))
-    return keep_units(plain(_general(value) if isinstance(value, float) else str(value), limit=200))
+    text = fmt(value) if fmt is not None else _general(value) if isinstance(value, float) else value
+    return keep_units(plain(text, limit=TEXT_CELL_CHARS))
 
 
 #: Snake-case unit endings of the API's and the CLI's column names (``flat_ring_s``,
