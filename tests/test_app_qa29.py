@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from costmodel._limits import LIMITS
 from costmodel.web.common import PHONE_MAX_PX
 from tests.test_app import _text, assert_clean, open_page, open_tables
 from tests.test_app_collectives import CLUSTER_VIEW, frame_with
@@ -91,3 +94,28 @@ def test_a_long_source_is_shown_whole_in_the_learning_rate_table():
     (body,) = [md.value for md in at.markdown if "Malladi" in md.value and "|" in md.value]
     sources = {row[-1].replace("\u00a0", " ") for row in _rows(body)}  # no-break spaces
     assert {batch.LR_RULE_INFO[r][1] for r in batch.LR_RULES} <= sources, sources
+
+
+# --- the step page's bucket, measured compute and measured step boxes ---------------------------
+@pytest.mark.parametrize(
+    ("key", "box", "rule"),
+    [
+        ("ddp_bucket", "bucket_cap", LIMITS["bucket"].rule),
+        ("ddp_compute", "Measured compute per micro-batch", LIMITS["compute_time"].rule),
+        ("ddp_measured_step", "Measured step time [s]", LIMITS["step_time"].rule),
+    ],
+)
+def test_a_refused_bucket_or_duration_says_the_cli_s_range_for_any_bad_value(key, box, rule):
+    """bucket_cap "-1" said "must be >= 0 bytes" and "0" then "**Scenario**: bucket_cap: Input
+    should be greater than or equal to 1 (got 0); allowed: [1, 10,000,000,000,000]" (pydantic's
+    words, no unit); the measured compute and step time said ">= 0" for "-1", then refused 0 in
+    other words. Each refusal now is the box's name and the range `costmodel step`/`train`
+    say (--bucket, --compute-time, --step-time), whatever was typed."""
+    for bad in ("-1", "0", "abc", "1e400"):
+        at = open_page("page_ddp.py", {key: bad})
+        assert_clean(at)
+        errors = [_text(e.value) for e in at.error]
+        assert errors == [errors[0]] and errors[0].startswith(f"{box}: must be {rule}, got "), (
+            bad,
+            errors,
+        )
