@@ -119,3 +119,14 @@ def test_a_refused_bucket_or_duration_says_the_cli_s_range_for_any_bad_value(key
             bad,
             errors,
         )
+
+
+def test_the_validate_page_s_every_row_reads_as_cards_on_a_phone():
+    """A bundled run's 60 rows (14 columns: run, op, size, ... note) were a grid that scrolled
+    sideways at 390 px; they go out as a text table with the phone's cards too."""
+    at = open_tables(open_page("page_validate.py", {"val_source": "A reference run"}))
+    assert_clean(at)
+    phone = _phone_tables(at)
+    assert "phone_comparison" in phone, sorted(phone)
+    rows = _rows(phone["phone_comparison"])
+    assert len(rows) == len(frame_with(at, "predicted_busbw_bytes_per_s")) == 60
