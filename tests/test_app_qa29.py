@@ -130,3 +130,14 @@ def test_the_validate_page_s_every_row_reads_as_cards_on_a_phone():
     assert "phone_comparison" in phone, sorted(phone)
     rows = _rows(phone["phone_comparison"])
     assert len(rows) == len(frame_with(at, "predicted_busbw_bytes_per_s")) == 60
+
+
+def test_the_verdict_flips_table_says_yes_not_python_s_true():
+    """"Each change tried" showed its flips column as True/False (Python's words) beside the
+    strategy and scaling tables' yes/NO."""
+    at = open_page("page_ddp.py")
+    assert_clean(at)
+    (body,) = [md.value for md in at.markdown if "| relative change |" in _text(md.value)]
+    header = _text(body).splitlines()[0].strip("| ").split(" | ")
+    flips = {row[header.index("flips")] for row in _rows(body)}
+    assert flips and flips <= {"yes", "no"}, flips

@@ -875,13 +875,19 @@ def render() -> None:
             st.info(f"No change within reach flips the verdict{unfit}.")
     scaling = data.evaluate_scenario(scaling=True, **inp).scaling_frame()
     if inp["strategy"] == "ddp":
+        tried = pd.DataFrame([f.model_dump() for f in flips.flips])
         table(
-            pd.DataFrame([f.model_dump() for f in flips.flips]),
+            tried,
             "verdict_flips.csv",
             key="flips",
             on_demand=True,
             cards=True,
             caption="Each change tried, and whether it flips (the comm-vs-compute balance)",
+            # "yes"/"no" as the strategy and scaling tables' "fits", not Python's True/False
+            # (the CSV keeps the booleans)
+            shown=tried.assign(flips=tried["flips"].map({True: "yes", False: "no"}))
+            if len(tried)
+            else None,
         )
     table(
         scaling.assign(fits=scaling["fits"].map({True: "yes", False: "NO"})).rename(
