@@ -12,7 +12,7 @@ import re
 import pytest
 
 from costmodel._limits import LIMITS
-from costmodel.web.common import PHONE_MAX_PX
+from costmodel.web.common import BUFFER_DOES_NOT_FIT, PHONE_MAX_PX
 from tests.test_app import _text, assert_clean, open_page, open_tables
 from tests.test_app_collectives import CLUSTER_VIEW, frame_with
 from tests.test_app_qa28 import _figure, _labels_in_plot, _legend
@@ -133,7 +133,7 @@ def test_the_validate_page_s_every_row_reads_as_cards_on_a_phone():
 
 
 def test_the_verdict_flips_table_says_yes_not_python_s_true():
-    """"Each change tried" showed its flips column as True/False (Python's words) beside the
+    """ "Each change tried" showed its flips column as True/False (Python's words) beside the
     strategy and scaling tables' yes/NO."""
     at = open_page("page_ddp.py")
     assert_clean(at)
@@ -141,3 +141,23 @@ def test_the_verdict_flips_table_says_yes_not_python_s_true():
     header = _text(body).splitlines()[0].strip("| ").split(" | ")
     flips = {row[header.index("flips")] for row in _rows(body)}
     assert flips and flips <= {"yes", "no"}, flips
+
+
+@pytest.mark.parametrize(
+    ("page", "query"),
+    [
+        ("page_collectives.py", {"size_text": "10TB"}),
+        ("page_cluster.py", {"cl_size_text": "10TB"}),
+    ],
+)
+def test_a_buffer_larger_than_the_gpu_says_so_in_the_headline(page, query):
+    """10 TB per rank on an 85.5 GB H100: the headline gave "...: 35.7 s" as any time, the note
+    that no GPU holds that buffer a phone's screenful of inputs below it. The headline says it
+    does not fit, as the step page's does; a buffer that fits adds nothing."""
+    at = open_page(page, query)
+    assert_clean(at)
+    head = at.subheader[0].value
+    assert head.endswith(BUFFER_DOES_NOT_FIT), head
+    assert any("cannot hold that buffer" in w.value for w in at.warning)
+    fits = open_page(page)
+    assert "does not fit" not in fits.subheader[0].value

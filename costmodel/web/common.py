@@ -900,6 +900,13 @@ def band_delta(band: Any, time_s: float) -> dict[str, Any]:
     }
 
 
+#: What a headline's time adds where the per-rank buffer is larger than the GPU's memory
+#: (costmodel.predict.buffer_memory_note, said in full under the inputs): the Collectives and
+#: Cluster pages headlined "all-reduce of 10 TB on dgx-h100, 8 GPUs, model nccl: 35.7 s" with
+#: the note a phone's screenful of inputs below, as the step page says "(does not fit: ...)".
+BUFFER_DOES_NOT_FIT = " (does not fit: the buffer is larger than GPU memory, extrapolated)"
+
+
 def headline_text(text: str, answer: str | None = None) -> None:
     """A subheader in the answer slot (what the headline metrics are about), ending with the
     page's main number when given (``"All-reduce of 1 GB over 16 ranks: 3.2 ms"``).
