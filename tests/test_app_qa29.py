@@ -161,3 +161,25 @@ def test_a_buffer_larger_than_the_gpu_says_so_in_the_headline(page, query):
     assert any("cannot hold that buffer" in w.value for w in at.warning)
     fits = open_page(page)
     assert "does not fit" not in fits.subheader[0].value
+
+
+def test_the_fidelity_report_s_tables_read_as_cards_on_a_phone():
+    """The Validate page's fidelity report (six Markdown tables, 6 to 70 rows) scrolled each
+    table sideways at 390 px (691-894 px in 324). Each table now goes out with its cards' CSS,
+    every column named; the text between them is unchanged, save a wrapped line that began
+    ">= 2 sources", which Markdown drew as a quote."""
+    from costmodel.web.common import fidelity_text
+
+    at = open_page("page_validate.py")
+    at.session_state["fidelity_open"] = True
+    at.run()
+    assert_clean(at)
+    carded = [md.value for md in at.markdown if "data-cards=fidelity_" in md.value]
+    tables = [b for b in fidelity_text().split("\n\n") if b.lstrip().startswith("|")]
+    assert len(carded) == len(tables) == 6
+    for body, table in zip(carded, tables, strict=True):
+        assert body.endswith(table.strip("\n"))
+        header = [c.strip().replace("`", "") for c in table.splitlines()[0].strip("|").split("|")]
+        assert body.count("::before{content:") == len(header), header  # every column named
+    quoted = [md.value for md in at.markdown if re.search(r"(?m)^\s*>", md.value)]
+    assert not quoted, quoted

@@ -33,6 +33,7 @@ Readable answers, decided here once for every page:
 from __future__ import annotations
 
 import html
+import itertools
 import math
 import re
 import threading
@@ -2044,4 +2045,34 @@ def fidelity_table() -> None:
     )
     if box is not None:  # 25 kB of Markdown: sent once opened
         with box:
-            st.markdown(fidelity_text())
+            for i, (block, cells) in enumerate(markdown_blocks(fidelity_text())):
+                if cells is None:  # a wrapped line that starts ">= 2 sources" is no quote
+                    st.markdown(re.sub(r"(?m)^(\s*)>=", r"\1\\>=", block))
+                else:  # cards on a phone: its six tables scrolled sideways (691-894 px in 324)
+                    css = page_cards_css(f"fidelity_{i}", *cells)
+                    st.markdown(css + "\n\n" + block, unsafe_allow_html=True)  # our own file
+
+
+def markdown_blocks(text: str) -> list[tuple[str, tuple[list[str], list[list[str]]] | None]]:
+    r"""``text`` (Markdown) cut into its tables and the text between them, in order: each block
+    with, for a table, its headers and rows as the reader sees them (for :func:`page_cards_css`:
+    emphasis and code marks dropped), else None.
+
+    >>> [c for _, c in markdown_blocks("Intro\n\n| a | b |\n|---|---|\n| 1 | `x` |\nEnd")]
+    [None, (['a', 'b'], [['1', 'x']]), None]
+    """
+
+    def cells(line: str) -> list[str]:
+        return [re.sub(r"[*`]", "", c).strip() for c in line.strip().strip("|").split("|")]
+
+    blocks: list[tuple[str, tuple[list[str], list[list[str]]] | None]] = []
+    for is_table, group in itertools.groupby(
+        text.splitlines(), key=lambda line: line.lstrip().startswith("|")
+    ):
+        lines = list(group)
+        block = "\n".join(lines)
+        if is_table:
+            blocks.append((block, (cells(lines[0]), [cells(r) for r in lines[2:]])))
+        elif block.strip():
+            blocks.append((block, None))
+    return blocks
