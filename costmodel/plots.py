@@ -1368,36 +1368,15 @@ def step_compare_figure(steps: dict, *, title: str = "") -> go.Figure:
     return go.Figure(data=data, layout=layout)
 
 
-#: Where on an axis [fraction of its span] a label centred above its point would run past a
-#: 390 px phone's plot area, which clips it: "best 193 MiB" (about a tenth of such a plot
-#: wide) on the step page's bucket_cap advisor with B on alps-gh200 (chromium, 2026-12-03),
-#: before the best caps were named in the legend. A label within half its width of an end is
-#: set beside its point, inward.
-_LABEL_HALF_SPAN = 0.1
-
-
-def _inside_position(x: float, lo: float, hi: float, reach: float = _LABEL_HALF_SPAN) -> str:
-    """A text position above a point at ``x`` on an axis from ``lo`` to ``hi`` that keeps a
-    label ``reach`` of the span wide on each side inside the plot area: to the point's left
-    near the right end, to its right near the left end, centred between.
-
-    >>> _inside_position(193, 1, 200), _inside_position(2, 1, 200), _inside_position(25, 1, 200)
-    ('top left', 'top right', 'top center')
-    """
-    span = hi - lo
-    if span <= 0:
-        return "top center"
-    at = (x - lo) / span
-    return "top left" if at > 1 - reach else "top right" if at < reach else "top center"
-
-
 def bucket_advice_figure(
     curves: dict, *, current_cap_bytes: float | None = None, title: str = ""
 ) -> go.Figure:
     """Exposed communication against DDP's bucket_cap, the best cap of each curve marked.
 
     ``curves`` maps a label to a :class:`costmodel.ddp.BucketCapSweep` (``caps_bytes`` [B],
-    ``exposed_comm_s`` [s], ``best_index``); ``current_cap_bytes`` is drawn as a dashed line.
+    ``exposed_comm_s`` [s], ``best_index``); ``current_cap_bytes`` is a dotted line, named in
+    the legend ("current 25 MiB", :func:`_vline_entry`): written at the plot's top beside the
+    line it lay on a curve that runs high at small caps (B's, chromium, 390 px, 2026-12-04).
     The legend names the curves where there are several (configurations A and B); one curve
     has none (a lone "A" said nothing). Each best cap is a star on its curve, named in the
     legend ("best 25 MiB", "A: best 25 MiB"): written above its star it lay on the curve,
@@ -1406,11 +1385,9 @@ def bucket_advice_figure(
     2026-12-04).
     """
     data: list[dict[str, Any]] = []
-    span = [1.0, 1.0]  # the caps' range [MiB], over every curve
     for i, (label, sw) in enumerate(curves.items()):
         color = _PAIR_COLORS[i % len(_PAIR_COLORS)]
         caps = [c / 2**20 for c in sw.caps_bytes]
-        span = [min(span[0], *caps), max(span[1], *caps)]
         data.append(
             {
                 "type": "scatter",
@@ -1446,37 +1423,10 @@ def bucket_advice_figure(
         "showlegend": True,  # the best caps; the curves where there are several
         "margin": {"t": 50, "b": 10},
     }
-    if current_cap_bytes is not None:
+    if current_cap_bytes is not None:  # named in the legend, as the best caps are
         x = current_cap_bytes / 2**20
-        layout["shapes"] = [
-            {
-                "type": "line",
-                "xref": "x",
-                "x0": x,
-                "x1": x,
-                "yref": "paper",
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": "grey", "dash": "dash"},
-            }
-        ]
-        layout["annotations"] = [
-            {
-                "xref": "x",
-                "x": x,
-                "yref": "paper",
-                "y": 1,
-                "text": f"current {x:g} MiB",
-                "showarrow": False,
-                # to the line's right, or to its left near the axis's right end (clipped there)
-                # the label runs right of the line (about 0.3 of a phone's plot), or left of
-                # it where that would run past the axis's end
-                "xanchor": "right"
-                if _inside_position(x, span[0], span[1], reach=0.3) == "top left"
-                else "left",
-                "yanchor": "top",
-            }
-        ]
+        layout["shapes"] = [_vline(x)]
+        data.append(_vline_entry(f"current {x:g} MiB"))
     return go.Figure(data=data, layout=layout)
 
 

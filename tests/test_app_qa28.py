@@ -73,7 +73,8 @@ def test_the_best_cap_is_named_in_the_legend_not_on_its_curve():
     fig = _figure(at, "chart_bucket_advice")
     assert not [t for t in _labels_in_plot(fig) if "best" in t], _labels_in_plot(fig)
     assert _stars(fig) == {f"best {best}": float(best.split()[0])}
-    assert _legend(fig) == [f"best {best}"]  # the star alone: no lone "A" for the one curve
+    # the star and the current cap's line: no lone "A" for the one curve
+    assert _legend(fig) == [f"best {best}", "current 25 MiB"]
 
 
 def test_each_configuration_s_best_cap_is_its_own_legend_entry():
@@ -88,7 +89,7 @@ def test_each_configuration_s_best_cap_is_its_own_legend_entry():
     assert not [t for t in _labels_in_plot(fig) if "best" in t], _labels_in_plot(fig)
     names = [f"A: best {best_a}", f"B: best {best_b}"]
     assert set(_stars(fig)) == set(names)
-    assert _legend(fig) == ["A", names[0], "B", names[1]]
+    assert _legend(fig) == ["A", names[0], "B", names[1], "current 25 MiB"]
 
 
 # --- the Cluster page's cliff chart -------------------------------------------------------------

@@ -106,13 +106,13 @@ def test_the_step_page_sends_its_first_view_charts_with_their_margins():
         plots.DESKTOP_CHART_PX - 100,
     )
     assert timeline["layout"]["margin"]["b"] >= plots.X_AXIS_TITLED_PX + legend
-    # one curve: the x axis and a legend of the best cap alone (the curve is not in it); the
-    # y axis's title and its automatic labels
-    (best,) = [t["name"] for t in advice["data"] if t.get("showlegend", True)]
-    assert best.startswith("best ")
+    # one curve: the x axis and a legend of the best cap and the current cap's line (the
+    # curve is not in it); the y axis's title and its automatic labels
+    best, current = [t["name"] for t in advice["data"] if t.get("showlegend", True)]
+    assert best.startswith("best ") and current.startswith("current ")
     assert advice["layout"]["margin"]["b"] == (
         plots.X_AXIS_TITLED_PX
-        + plots._legend_rows_px([best], plots.DESKTOP_CHART_PX - 100)
+        + plots._legend_rows_px([best, current], plots.DESKTOP_CHART_PX - 100)
         + plots.LEGEND_PAD_PX
     )
     assert (

@@ -33,6 +33,7 @@ Readable answers, decided here once for every page:
 from __future__ import annotations
 
 import html
+import itertools
 import math
 import re
 import threading
@@ -900,6 +901,13 @@ def band_delta(band: Any, time_s: float) -> dict[str, Any]:
     }
 
 
+#: What a headline's time adds where the per-rank buffer is larger than the GPU's memory
+#: (costmodel.predict.buffer_memory_note, said in full under the inputs): the Collectives and
+#: Cluster pages headlined "all-reduce of 10 TB on dgx-h100, 8 GPUs, model nccl: 35.7 s" with
+#: the note a phone's screenful of inputs below, as the step page says "(does not fit: ...)".
+BUFFER_DOES_NOT_FIT = " (does not fit: the buffer is larger than GPU memory, extrapolated)"
+
+
 def headline_text(text: str, answer: str | None = None) -> None:
     """A subheader in the answer slot (what the headline metrics are about), ending with the
     page's main number when given (``"All-reduce of 1 GB over 16 ranks: 3.2 ms"``).
@@ -1412,19 +1420,24 @@ def keep_units(escaped: str) -> str:
     return _NUMBER_SPACE.sub(lambda m: m[1] + NBSP + m[2].replace(" ", NBSP), escaped)
 
 
+#: The longest text a text table's cell shows whole [characters]; a longer one is cut with "…"
+#: (:func:`plain`). At 200 the Batch page's square-root rule lost the end of its source (256
+#: characters: "..., eps / s…", its SGD references gone), which the grid showed whole.
+TEXT_CELL_CHARS = 400
+
+
 def _cell(name: str, value: Any) -> str:
     """One cell of a text table, formatted as :func:`styled` shows it in the grid, each number
     kept on one line with its unit (:func:`keep_units`)."""
     if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
         return NO_VALUE  # the grid's na_rep
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return keep_units(plain(value, limit=200))
+        return keep_units(plain(value, limit=TEXT_CELL_CHARS))
     if isinstance(value, float) and not math.isfinite(value):
         return NO_VALUE
     fmt = column_formatter(name)
-    if fmt is not None:
-        return keep_units(plain(fmt(value), limit=200))
-    return keep_units(plain(_general(value) if isinstance(value, float) else str(value), limit=200))
+    text = fmt(value) if fmt is not None else _general(value) if isinstance(value, float) else value
+    return keep_units(plain(text, limit=TEXT_CELL_CHARS))
 
 
 #: Snake-case unit endings of the API's and the CLI's column names (``flat_ring_s``,
@@ -1619,6 +1632,23 @@ PHONE_MARGINS_PX = 32
 PHONE_MAX_PX = 640
 
 
+def phone_cards_css(key: str) -> str:
+    """The CSS that shows the keyed container ``key``'s first element (a text table, drawn as
+    cards by :func:`page_cards_css`) on a phone only and its second (the sortable grid) from
+    :data:`PHONE_MAX_PX` up: a grid too large for a text table on a desktop page (the
+    Collectives page's side by side of 33 sizes, its "whole sweep" tables of every size).
+
+    On a 390 px phone those grids scrolled sideways inside their own box, a column or two of
+    11 at a time (side by side: 356 px of a table about 1,000 px wide), so a row was never on
+    the screen whole; as cards, each size's row is. The ``<style>`` applies where its element
+    is hidden."""
+    scope = f".st-key-{key}"
+    return (
+        f"<style>{scope}{{@media (min-width:{PHONE_MAX_PX + 1}px){{&>:first-child{{display:none}}}}"
+        f"@media (max-width:{PHONE_MAX_PX}px){{&>:nth-child(2){{display:none}}}}}}</style>"
+    )
+
+
 def page_cards_css(key: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """:func:`cards_css` for a table across the page's main column, without the keyed container:
     the same cards on a window narrower than the table needs plus the page's margins (a media
@@ -1669,7 +1699,8 @@ def table(
     ``cards``: the text table (``on_demand``) reads as one card per row wherever it is narrower
     than it needs (:func:`cards_css`) instead of scrolling sideways in its box; ``"page"``: the
     same for a table across the page's main column, on a phone, for fewer bytes
-    (:func:`page_cards_css`).
+    (:func:`page_cards_css`). A table too large for text (a sortable grid) with ``cards``
+    reads as cards on a phone in the grid's place (:func:`phone_cards_css`).
 
     The table shows "17.5 ms", "1.07 GB", "366 GB/s" (:func:`styled`) under headers in words
     (:func:`shown_header`: "flat ring time"); the CSV keeps the raw SI numbers (seconds, bytes,
@@ -1715,11 +1746,11 @@ def table(
         )
         if box is not None:
             with box:
-                _grid(frame, file_name, key=key, shown=shown)
+                _grid(frame, file_name, key=key, shown=shown, cards=bool(cards) and not small)
         return
     if caption:
         st.caption(caption)
-    _grid(frame, file_name, key=key, shown=shown)
+    _grid(frame, file_name, key=key, shown=shown, cards=bool(cards))
 
 
 def grid_headers(frame: pd.DataFrame) -> dict[str, Any]:
@@ -1740,12 +1771,30 @@ def grid_headers(frame: pd.DataFrame) -> dict[str, Any]:
 
 
 def _grid(
-    frame: pd.DataFrame, file_name: str, *, key: str, shown: pd.DataFrame | None = None
+    frame: pd.DataFrame,
+    file_name: str,
+    *,
+    key: str,
+    shown: pd.DataFrame | None = None,
+    cards: bool = False,
 ) -> None:
     """The sortable grid (:func:`styled`, of ``shown`` where given) and the CSV button
-    (``frame``)."""
+    (``frame``); with ``cards``, on a phone the rows as cards in its place
+    (:func:`phone_cards_css`)."""
     view = frame if shown is None else shown
-    st.dataframe(styled(view), hide_index=True, width="stretch", column_config=grid_headers(view))
+    if cards:
+        with st.container(key=f"phone_{key}"):
+            headers, rows = _shown_cells(view)
+            st.markdown(
+                phone_cards_css(f"phone_{key}")
+                + page_cards_css(key, headers, rows)
+                + "\n\n"
+                + text_table(view),
+                unsafe_allow_html=True,  # the cells are escaped (plain): only the <style>s
+            )
+            _sortable(view)
+    else:
+        _sortable(view)
     st.download_button(
         f"Download {file_name}",
         data=lambda: frame.to_csv(index=False),  # made on click, not on every rerun
@@ -1754,6 +1803,11 @@ def _grid(
         key=f"download_{key}",
         icon=":material/download:",
     )
+
+
+def _sortable(view: pd.DataFrame) -> None:
+    """The sortable grid of ``view`` (:func:`styled`, headers by :func:`grid_headers`)."""
+    st.dataframe(styled(view), hide_index=True, width="stretch", column_config=grid_headers(view))
 
 
 def gpu_choice(container: Any = st) -> tuple[str, float | None]:
@@ -1991,4 +2045,34 @@ def fidelity_table() -> None:
     )
     if box is not None:  # 25 kB of Markdown: sent once opened
         with box:
-            st.markdown(fidelity_text())
+            for i, (block, cells) in enumerate(markdown_blocks(fidelity_text())):
+                if cells is None:  # a wrapped line that starts ">= 2 sources" is no quote
+                    st.markdown(re.sub(r"(?m)^(\s*)>=", r"\1\\>=", block))
+                else:  # cards on a phone: its six tables scrolled sideways (691-894 px in 324)
+                    css = page_cards_css(f"fidelity_{i}", *cells)
+                    st.markdown(css + "\n\n" + block, unsafe_allow_html=True)  # our own file
+
+
+def markdown_blocks(text: str) -> list[tuple[str, tuple[list[str], list[list[str]]] | None]]:
+    r"""``text`` (Markdown) cut into its tables and the text between them, in order: each block
+    with, for a table, its headers and rows as the reader sees them (for :func:`page_cards_css`:
+    emphasis and code marks dropped), else None.
+
+    >>> [c for _, c in markdown_blocks("Intro\n\n| a | b |\n|---|---|\n| 1 | `x` |\nEnd")]
+    [None, (['a', 'b'], [['1', 'x']]), None]
+    """
+
+    def cells(line: str) -> list[str]:
+        return [re.sub(r"[*`]", "", c).strip() for c in line.strip().strip("|").split("|")]
+
+    blocks: list[tuple[str, tuple[list[str], list[list[str]]] | None]] = []
+    for is_table, group in itertools.groupby(
+        text.splitlines(), key=lambda line: line.lstrip().startswith("|")
+    ):
+        lines = list(group)
+        block = "\n".join(lines)
+        if is_table:
+            blocks.append((block, (cells(lines[0]), [cells(r) for r in lines[2:]])))
+        elif block.strip():
+            blocks.append((block, None))
+    return blocks

@@ -10,6 +10,7 @@ from costmodel.units import format_bytes, format_counted, format_duration, forma
 from costmodel.verdict import decide
 from costmodel.web import data
 from costmodel.web.common import (
+    BUFFER_DOES_NOT_FIT,
     QP,
     accuracy_caption,
     bound_choice,
@@ -135,10 +136,15 @@ def render() -> None:
         here = sweep[
             (sweep["nodes"] == facts["nodes"]) & (sweep["gpus_per_node"] == facts["gpus_per_node"])
         ].iloc[0]
+        # a buffer no GPU of the preset holds: the note collective --cluster, predict and the
+        # sweep's memory_note give beside the same number
+        memory_note = buffer_memory_note(
+            float(inp["size"]), inp["cluster"], facts["nodes"], facts["gpus_per_node"]
+        )
         headline_text(
             f"All-reduce of {format_bytes(inp['size'])} over {format_counted(int(facts['ranks']), 'GPU')} "
             f"({facts['nodes']} x {facts['gpus_per_node']})",
-            format_duration(here["model_s"]),
+            format_duration(here["model_s"]) + (BUFFER_DOES_NOT_FIT if memory_note else ""),
         )
         band = prediction_band(
             "all_reduce",
@@ -162,11 +168,6 @@ def render() -> None:
         m[2].metric("Algorithm / protocol", _pair(here["model_algorithm"]))
         m[3].metric("Expected error", band.pct(), help=sentence(band.note))
         accuracy_caption(band, time_s=float(here["model_s"]))
-        # a buffer no GPU of the preset holds: the note collective --cluster, predict and the
-        # sweep's memory_note give beside the same number
-        memory_note = buffer_memory_note(
-            float(inp["size"]), inp["cluster"], facts["nodes"], facts["gpus_per_node"]
-        )
         if memory_note:  # once, in the page's words (common.notes)
             notes([f"{memory_note}."], kind="warning", prefix="note: ")
         st.caption(

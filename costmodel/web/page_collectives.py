@@ -22,6 +22,7 @@ from costmodel.units import (
 from costmodel.verdict import decide, pair_half_width
 from costmodel.web import data, data_collectives
 from costmodel.web.common import (
+    BUFFER_DOES_NOT_FIT,
     CUSTOM,
     QP,
     accuracy_caption,
@@ -460,6 +461,7 @@ def _link(inp: dict) -> None:
             "collective_sweep.csv",
             key="sweep",
             on_demand=True,
+            cards=True,  # a size per card on a phone: its grid scrolled sideways in its box
             caption="The whole sweep (its CSV in SI units: bytes, seconds, bytes per second)",
         )
 
@@ -512,10 +514,13 @@ def _cluster(inp: dict) -> None:
         nccl = at_size.loc["nccl"]
         ranks = int(chosen["ranks"])
         _cluster_ranks(inp, ranks)
+        # a buffer no GPU of the preset holds: the note the Cluster page, collective --cluster
+        # and predict give beside the same number (200 GB on an 85.5 GB H100 had none here)
+        memory_note = buffer_memory_note(float(size), inp["cluster"], nodes, gpus)
         headline_text(
             f"{OP_LABELS[op]} of {format_bytes(size)} on {inp['cluster']}, {format_counted(ranks, 'GPU')}, "
             f"model {model}",
-            format_duration(chosen["time_s"]),
+            format_duration(chosen["time_s"]) + (BUFFER_DOES_NOT_FIT if memory_note else ""),
         )
         band = prediction_band(op, size, inp["cluster"], nodes, gpus, model)
         m = headline(4)
@@ -525,9 +530,6 @@ def _cluster(inp: dict) -> None:
         m[2].metric("Algorithm / protocol", f"{chosen['algorithm']} / {chosen['protocol']}")
         m[3].metric("NCCL's choice", f"{nccl['algorithm']} / {nccl['protocol']}")
         accuracy_caption(band, time_s=float(chosen["time_s"]))
-        # a buffer no GPU of the preset holds: the note the Cluster page, collective --cluster
-        # and predict give beside the same number (200 GB on an 85.5 GB H100 had none here)
-        memory_note = buffer_memory_note(float(size), inp["cluster"], nodes, gpus)
         if memory_note:  # once, in the page's words (common.notes)
             notes([f"{memory_note}."], kind="warning", prefix="note: ")
         r = data_collectives.algorithms_on_cluster(op, inp["cluster"], nodes, gpus, model, size)
@@ -696,6 +698,7 @@ def _side_by_side(inp: dict, r, size: float) -> None:
         diff,
         "collective_side_by_side.csv",
         key="side_by_side",
+        cards=True,  # a size per card on a phone: 11 columns scrolled sideways in its box
         caption="Each model's choice on A and on B per size; time B / A > 1: B is slower",
     )
 
@@ -745,6 +748,8 @@ def _models(inp: dict, at_size, ranks: int) -> None:
         sweep,
         "collective_models_sweep.csv",
         key="models_sweep",
+        on_demand=True,  # 4 models x 32 sizes, 128 cards on a phone: opened when asked for
+        cards=True,  # a model and size per card on a phone: its grid scrolled sideways
         caption="The whole sweep (its CSV in SI units: bytes, seconds, bytes per second)",
     )
 

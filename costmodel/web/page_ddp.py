@@ -48,7 +48,6 @@ from costmodel.web.common import (
     chart_tabs,
     context_bytes,
     duration_range,
-    error,
     headline,
     headline_caption,
     headline_text,
@@ -68,11 +67,24 @@ from costmodel.web.common import (
 from costmodel.web.own_model import OWN, upload_arch
 from costmodel.web.scope import OUT_OF_SCOPE
 
-#: The measured compute box, as its refusals name it; its upper bound is the scenario's.
+#: The measured compute box, as its refusals name it.
 COMPUTE_FIELD = "Measured compute per micro-batch"
-MAX_COMPUTE_S: float = next(
-    m.le for m in Scenario.model_fields["compute_time_s"].metadata if hasattr(m, "le")
-)
+
+
+def _within(limit: str, parse: Any) -> Any:
+    """A text box's reader: the value in the range every surface has for it (``limit``, a key
+    of costmodel._limits.LIMITS: the CLI's ``--bucket``, ``--compute-time``, ``--step-time``),
+    refused in the range's words and named by the box, then read by ``parse``. Parsed alone,
+    "-1" was refused as "must be >= 0" and "0" then by the scenario, in other words (bucket_cap:
+    "Input should be greater than or equal to 1 (got 0)", pydantic's)."""
+    from costmodel._limits import LIMITS
+
+    def read(text: str, name: str) -> Any:
+        LIMITS[limit].check(name, text.strip())  # said as typed, in the range's words
+        return parse(text.strip(), name=name)
+
+    return read
+
 
 #: The step page's boxes by the Scenario field each sets: a refusal names the box, not the API
 #: argument ("Sequence length [tokens]: ...", not "sequence_length: ...").
@@ -229,7 +241,9 @@ def _inputs() -> dict:
         "= allgather_bucket_size = 5e8 elements)",
     )
     bucket = (
-        parse_input("bucket_cap", parse_bytes, bucket_text.strip()) if bucket_text.strip() else None
+        parse_input("bucket_cap", _within("bucket", parse_bytes), bucket_text)
+        if bucket_text.strip()
+        else None
     )
     if bucket is not None:  # "25" is 25 bytes, as the CLI's --bucket 25 warns
         bare_number_warning(c[3], "bucket_cap", bucket_text, "bytes", "MiB")
@@ -249,16 +263,12 @@ def _inputs() -> dict:
     )
     # checked here, so that a refusal names this box (the scenario would name compute_time_s)
     compute_s = (
-        parse_input(COMPUTE_FIELD, parse_duration, compute_text) if compute_text.strip() else None
+        parse_input(COMPUTE_FIELD, _within("compute_time", parse_duration), compute_text)
+        if compute_text.strip()
+        else None
     )
     if compute_s is not None:  # "400" is 400 s, as the CLI's --compute-time 400 warns
         bare_number_warning(c[2], COMPUTE_FIELD, compute_text, "seconds", "ms")
-    if compute_s is not None and not 0 < compute_s <= MAX_COMPUTE_S:
-        error(
-            f"{COMPUTE_FIELD}: must be a duration in (0, {MAX_COMPUTE_S:g}] s, e.g. 350ms, "
-            f"got {compute_text.strip()!r}"
-        )
-        compute_s = None
     if own_mfu and compute_text.strip():  # the API's rule: a compute time overrides the MFU
         # said under the compute box, not by a placeholder under the MFU (an element more
         # before the first chart on every view: tests/test_first_view.py)
@@ -614,7 +624,6 @@ def _advice(**fields):
     7B-70B dense model, about 4 s for deepseek-v3's 45,395 tensors. Cached per distinct set of
     inputs (64 entries), so a rerun that changes nothing the advice depends on (a tab, a price)
     costs nothing."""
-    from costmodel.scenario import Scenario
 
     return Scenario(**fields).bucket_advice()
 
@@ -866,13 +875,19 @@ def render() -> None:
             st.info(f"No change within reach flips the verdict{unfit}.")
     scaling = data.evaluate_scenario(scaling=True, **inp).scaling_frame()
     if inp["strategy"] == "ddp":
+        tried = pd.DataFrame([f.model_dump() for f in flips.flips])
         table(
-            pd.DataFrame([f.model_dump() for f in flips.flips]),
+            tried,
             "verdict_flips.csv",
             key="flips",
             on_demand=True,
             cards=True,
             caption="Each change tried, and whether it flips (the comm-vs-compute balance)",
+            # "yes"/"no" as the strategy and scaling tables' "fits", not Python's True/False
+            # (the CSV keeps the booleans)
+            shown=tried.assign(flips=tried["flips"].map({True: "yes", False: "no"}))
+            if len(tried)
+            else None,
         )
     table(
         scaling.assign(fits=scaling["fits"].map({True: "yes", False: "NO"})).rename(
@@ -1317,7 +1332,9 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         )
     tokens = parse_input("Tokens to train", _tokens, tokens_text)
     measured = (
-        parse_input(MEASURED_BOX, parse_duration, measured_text) if measured_text.strip() else None
+        parse_input(MEASURED_BOX, _within("step_time", parse_duration), measured_text)
+        if measured_text.strip()
+        else None
     )
     if tokens is None or (measured_text.strip() and measured is None):
         return

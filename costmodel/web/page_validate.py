@@ -605,6 +605,7 @@ def _ddp_steps(measured: pd.DataFrame, cluster: str | None, model: str, cal: tup
         "ddp_steps.csv",
         key="ddp_steps",
         on_demand=True,
+        cards=True,  # a step per card on a phone, as every row of the busbw comparison
         caption="DDP steps, measured vs predicted (step_time_rel_error = predicted / measured "
         "step time - 1; a step has no busbw; in seconds)",
     )
@@ -839,6 +840,7 @@ def _details(
         "comparison.csv",
         key="comparison",
         on_demand=True,
+        cards=True,  # a row per card on a phone: 14 columns scrolled sideways in the grid's box
         shown=comparison[columns],
         caption="Every row (its CSV in SI units: bytes, seconds, bytes per second)",
     )
