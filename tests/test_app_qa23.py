@@ -269,7 +269,9 @@ def test_gloo_results_need_a_calibration_and_then_read_as_the_cli(gloo, tmp_path
     cli_steps = pd.DataFrame(j["ddp_steps"])
     assert len(steps) == len(cli_steps) > 0
     for column in ("time_s", "predicted_step_s", "step_time_rel_error"):
-        assert steps[column].tolist() == pytest.approx(cli_steps[column].tolist())
+        # null in the CLI's JSON is NaN on the page (a step the fit cannot predict)
+        said = pd.to_numeric(cli_steps[column]).tolist()
+        assert pd.to_numeric(steps[column]).tolist() == pytest.approx(said, nan_ok=True)
 
 
 @pytest.mark.torch

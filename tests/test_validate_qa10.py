@@ -172,7 +172,10 @@ def test_gloo_rows_with_a_calibration_read_the_same_in_the_library_and_the_cli(g
     ddp = predict_ddp(rows, predictor)
     steps = pd.DataFrame(said["ddp_steps"])
     assert len(steps) == len(ddp) > 0
-    assert steps["predicted_step_s"].tolist() == pytest.approx(ddp["predicted_step_s"].tolist())
+    # a step the fit cannot predict is null in JSON and NaN in the library (a loaded box can
+    # leave the all-reduce unfitted): both surfaces must agree on which, so NaN equals NaN here
+    said_s = pd.to_numeric(steps["predicted_step_s"]).tolist()
+    assert said_s == pytest.approx(ddp["predicted_step_s"].tolist(), nan_ok=True)
     # the facts: the ops and the DDP steps the rows hold, nothing assumed
     assert read.op == "all_reduce, broadcast, DDP steps (" + str(len(ddp)) + ")"
     assert read.assumed == () and read.cluster is None
