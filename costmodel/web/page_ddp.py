@@ -13,7 +13,7 @@ from costmodel import architecture, batch, plots, training
 from costmodel.compute import FP8_GPUS_TEXT
 from costmodel.scenario import Scenario
 from costmodel.strategy import DEFAULT_COMM_CONTENTION, STRATEGIES
-from costmodel.strategy.band import band_note
+from costmodel.strategy.band import band_note, band_sources
 from costmodel.strategy.compute import MEASURED_LABEL
 from costmodel.strategy.layout import bucket_cap_bytes_for
 from costmodel.strategy.memory import overheads_text
@@ -796,8 +796,8 @@ def render() -> None:
     band = (
         f" Step {band_why}."
         if band_why
-        else f" Step band (compute, scaling beyond one node, collectives; checked on published"
-        f" runs): {format_duration(result.step_time_lo_s)}"
+        else f" Step band (compute, scaling beyond one node, collectives; an 80% band"
+        f" checked on published runs, {band_sources()}): {format_duration(result.step_time_lo_s)}"
         f" to {format_duration(result.step_time_hi_s)}"
         # beyond the largest published run it was checked on: the step's one rule
         + (
