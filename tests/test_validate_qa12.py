@@ -163,3 +163,42 @@ def test_no_warning_escapes_from_a_clean_log():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         decode_log(LOG_13A.read_bytes(), "x.log")
+
+
+# --- the textbook nvls row over a raw link --------------------------------------------------
+def test_the_link_nvls_winner_says_it_needs_in_switch_reduction():
+    from costmodel.collectives import link_hardware_note
+
+    note = link_hardware_note("nvls")
+    assert "in-switch reduction" in note and "NVLink SHARP" in note
+    assert link_hardware_note("ring") == ""
+    r = run("collective", "all_reduce", "--ranks", "8", "--bandwidth", "50GB/s", "--size",
+            "1MB,1GB", "--algorithm", "all")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    fastest = [line for line in lines if line.startswith("fastest at")]
+    assert len(fastest) == 2 and all("nvls needs in-switch reduction" in f for f in fastest)
+    assert lines.count(f"note: {note}") == 1  # the note itself, once
+    out = json.loads(
+        run("collective", "all_reduce", "--ranks", "8", "--bandwidth", "50GB/s", "--size",
+            "1MB", "--algorithm", "all", "--json").stdout  # fmt: skip
+    )
+    assert out["fastest"][0]["note"] == note and note in out["notes"]
+    # a table without nvls says nothing of it
+    r = run("collective", "all_reduce", "--ranks", "8", "--bandwidth", "50GB/s", "--size", "1MB")
+    assert "in-switch" not in r.stdout
+
+
+def test_the_collectives_page_shows_the_same_note():
+    from costmodel.collectives import link_hardware_note
+    from costmodel.web.common import sentence
+    from tests.test_app import assert_clean, metrics, open_page
+
+    link = {"view": "Formulas on one link (alpha-beta)"}
+    at = open_page("page_collectives.py", link)
+    assert not any("in-switch" in c.value for c in at.caption)  # ring, tree, doubling
+    at.multiselect(key="algorithms_all_reduce").set_value(["ring", "nvls"]).run()
+    assert_clean(at)
+    assert metrics(at)["Fastest by the formulas"] == "nvls"
+    captions = [c.value for c in at.caption]
+    assert sentence(link_hardware_note("nvls")) in captions, captions

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import units
+from ..collectives import link_hardware_note
 from ..tables import OPS, canonical_op
 from ._common import (
     _MODEL_HELP,
@@ -421,6 +422,8 @@ def collective(
     df = sweep(**axes)
     fastest = _fastest_over_link(df) if cluster is None and algorithm == "all" else []
     notes = [ONE_RANK_NOTE] if (df["ranks"] == 1).any() else []
+    if cluster is None:  # an nvls row over a plain link: what it needs, once
+        notes += _link_hardware_notes(df)
     memory_note = ""
     if cluster is not None:  # a raw link names no GPU, so no memory to hold the buffer in
         from ..predict import buffer_memory_note
@@ -498,6 +501,14 @@ ONE_RANK_NOTE = (
 )
 
 
+def _link_hardware_notes(df: Any) -> list[str]:
+    """The notes of the one-link rows that need more than a link
+    (:func:`costmodel.collectives.link_hardware_note`: nvls), once each."""
+    rows = df[df["ranks"] > 1] if "ranks" in df.columns else df
+    names = dict.fromkeys(str(a) for a in rows.get("algorithm", []))
+    return [n for n in (link_hardware_note(a) for a in names) if n]
+
+
 def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
     """Per op and size of a one-link ``--algorithm all`` table: which algorithm wins, the
     runner-up and its gap (the cluster form's "fastest at" line; the textbook alpha-beta
@@ -524,11 +535,17 @@ def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
             text += f" ({n2} is {t2 / t[0] - 1:.0%} slower; the textbook formulas, no error band)"
         elif not rest and len(tied) == 1:
             text += " (the only candidate)"
+        # a winner that needs more than a link (nvls: a switch that reduces) says so
+        # (its note, once below the table; in the JSON with the line)
+        needs = [n for n in (link_hardware_note(a) for a in tied) if n]
+        if needs:
+            text += "; " + "; ".join(n.split(" (")[0] for n in needs) + " (see the note)"
         out.append(
             {
                 **{k: _plain(v) for k, v in setting.items()},
                 "fastest": tied,
                 "text": text,
+                **({"note": "; ".join(needs)} if needs else {}),
             }
         )
     return out
