@@ -202,3 +202,24 @@ def test_the_collectives_page_shows_the_same_note():
     assert metrics(at)["Fastest by the formulas"] == "nvls"
     captions = [c.value for c in at.caption]
     assert sentence(link_hardware_note("nvls")) in captions, captions
+
+
+# --- the fidelity report's wrapped lines ------------------------------------------------------
+def test_no_line_of_the_fidelity_report_reads_as_a_markdown_quote():
+    from tests._paths import ROOT
+
+    for path in (ROOT / "docs" / "fidelity.md", ROOT / "costmodel" / "data" / "fidelity.md"):
+        text = path.read_text(encoding="utf-8")
+        quoted = [line for line in text.splitlines() if line.lstrip().startswith(">")]
+        assert not quoted, (path.name, quoted)
+        assert "cells with >= 2\nsources instead" in text  # the line the wrap broke, rewrapped
+
+
+def test_the_report_writer_joins_a_line_that_would_start_a_quote():
+    from tests._paths import load_script
+
+    fit = load_script("fit_corrections")
+    text = "Estimated from the cells with\n>= 2 sources instead\n\n| a | b |\n|---|---|\n"
+    out = fit._no_quote_lines(text)
+    assert out == "Estimated from the cells with >= 2 sources instead\n\n| a | b |\n|---|---|\n"
+    assert fit._no_quote_lines("> alone\n") == "> alone\n"  # nothing before it to join to
