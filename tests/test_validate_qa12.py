@@ -137,14 +137,33 @@ def test_collective_with_nvls_off_is_validate_compares_prediction(tmp_path):
 
 def test_collective_launch_options_and_their_ranges():
     one_line_error(
-        run("collective", "all_reduce", "--cluster", "dgx-h100", "--gpus-per-process", "9",
-            "--size", "1MB"),  # fmt: skip
-        "--gpus-per-process", "1..8",
+        run(
+            "collective",
+            "all_reduce",
+            "--cluster",
+            "dgx-h100",
+            "--gpus-per-process",
+            "9",
+            "--size",
+            "1MB",
+        ),  # fmt: skip
+        "--gpus-per-process",
+        "1..8",
     )
     one_line_error(
-        run("collective", "all_reduce", "--ranks", "4", "--bandwidth", "50GB/s", "--no-nvls",
-            "--size", "1MB"),  # fmt: skip
-        "--no-nvls", "--cluster",
+        run(
+            "collective",
+            "all_reduce",
+            "--ranks",
+            "4",
+            "--bandwidth",
+            "50GB/s",
+            "--no-nvls",
+            "--size",
+            "1MB",
+        ),  # fmt: skip
+        "--no-nvls",
+        "--cluster",
     )
     r = run("collective", "--help")
     flat = re.sub(r"[\s│]+", " ", r.stdout)
@@ -180,8 +199,19 @@ def test_the_link_nvls_winner_says_it_needs_in_switch_reduction():
     assert len(fastest) == 2 and all("nvls needs in-switch reduction" in f for f in fastest)
     assert lines.count(f"note: {note}") == 1  # the note itself, once
     out = json.loads(
-        run("collective", "all_reduce", "--ranks", "8", "--bandwidth", "50GB/s", "--size",
-            "1MB", "--algorithm", "all", "--json").stdout  # fmt: skip
+        run(
+            "collective",
+            "all_reduce",
+            "--ranks",
+            "8",
+            "--bandwidth",
+            "50GB/s",
+            "--size",
+            "1MB",
+            "--algorithm",
+            "all",
+            "--json",
+        ).stdout  # fmt: skip
     )
     assert out["fastest"][0]["note"] == note and note in out["notes"]
     # a table without nvls says nothing of it

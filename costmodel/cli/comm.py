@@ -639,7 +639,10 @@ def _collective_launched(
                   "nvls": launch.get("nvls"),
                   "collnet": launch.get("collnet_enabled", False)}  # fmt: skip
         f = pd.concat(
-            [pd.DataFrame(inputs, index=f.index), f.drop(columns=["op", "model", "nodes", "ranks"])],
+            [
+                pd.DataFrame(inputs, index=f.index),
+                f.drop(columns=["op", "model", "nodes", "ranks"]),
+            ],
             axis=1,
         )
         f["band_note"] = "" if band is None or band.measured else band.note

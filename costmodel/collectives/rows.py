@@ -155,6 +155,7 @@ def link_hardware_note(algorithm: str) -> str:
     """
     return LINK_HARDWARE_NOTES.get(str(algorithm).strip().lower(), "")
 
+
 #: accepted alternative names -> canonical name, per op: ``"ring"`` for the ring-like row of the
 #: ops whose row has another name (broadcast's and reduce's chain, all-to-all's pairwise
 #: exchange), ``"pairwise"`` for the reduce-scatter ring (each rank sends one block to each

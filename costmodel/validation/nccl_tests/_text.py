@@ -151,7 +151,7 @@ class _Parser(_Findings):
                     f"{wrap_line} continues it with {wrap_text[:60]!r}; join the two lines "
                     "into one"
                 )
-            elif run.layout is not None and len(tokens) > layout.width:
+            elif run.layout is not None and len(tokens) > run.layout.width:
                 why = (
                     f"the column header at line {run.header_line} names fewer columns than "
                     "the row has: it looks wrapped or cut short"
