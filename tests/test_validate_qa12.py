@@ -253,3 +253,28 @@ def test_the_report_writer_joins_a_line_that_would_start_a_quote():
     out = fit._no_quote_lines(text)
     assert out == "Estimated from the cells with >= 2 sources instead\n\n| a | b |\n|---|---|\n"
     assert fit._no_quote_lines("> alone\n") == "> alone\n"  # nothing before it to join to
+
+
+# --- the Validate page reads a log as the CLI does --------------------------------------------
+def test_the_validate_page_reads_a_stray_comment_byte_and_says_it(monkeypatch):
+    import streamlit
+
+    from tests.test_app_qa21 import _page
+
+    streamlit.cache_data.clear()
+    raw = LOG_13A.read_bytes().replace(b"# POSTER:", b"# POSTER \xe9:", 1)
+    page = _page(monkeypatch, "stray.log", raw, "dgx-h100")
+    assert any("not UTF-8" in w and "replaced" in w for w in page.warnings), page.warnings
+    streamlit.cache_data.clear()
+
+
+def test_the_validate_page_refuses_a_gzip_log_saying_so():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.test_app import WEB, _text
+
+    at = AppTest.from_file(str(WEB / "page_validate.py"), default_timeout=120).run()
+    raw = gzip.compress(LOG_13A.read_bytes())
+    at.file_uploader(key="val_upload").set_value(("log.txt.gz", raw, "application/gzip")).run()
+    errors = [_text(e.value) for e in at.error]
+    assert any("gzip" in e and "gunzip" in e for e in errors), errors
