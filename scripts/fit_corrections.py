@@ -1455,8 +1455,8 @@ def fidelity_markdown(
         "its rows sit inside the band the other sources give it 94 -> 99.7 % of the time once",
         "21d and 24 are predicted slower). tau is a variance estimate, not fitted to the coverage:",
         "the last column re-estimates it with the cell's whole regime left out as well (leave",
-        "one regime out) and no cell moves by more than a point. Estimated from the cells with",
-        ">= 2 sources instead (one degree of freedom each, PCIe's no-P2P / P2P pair included),",
+        "one regime out) and no cell moves by more than a point. Estimated from the cells with >= 2",
+        "sources instead (one degree of freedom each, PCIe's no-P2P / P2P pair included),",
         "tau = 0.235 and 6 of 10 (InfiniBand < 1 MiB 86 %); from >= 4, 0.221 and 7 of 10",
         "(both measured before the Blackwell hop scale). Also out: cloud >= 1 MiB over-covers",
         "(90 %, 86 % before: source 20's slow tail widens",
@@ -1703,7 +1703,24 @@ def fidelity_markdown(
             "None at present: the last one, 26 (8 RTX PRO 6000 over PCIe Gen5 switches with P2P),"
         )
         lines.append("joined the fit as its own CV group (its bound is under Per-run bounds).")
-    return "\n".join(lines) + "\n"
+    return _no_quote_lines("\n".join(lines) + "\n")
+
+
+def _no_quote_lines(text: str) -> str:
+    """``text`` with every line that starts with ``>`` (a wrapped ">= 2 sources", which
+    Markdown renders as a quote) joined to the line before it: the report is hand-wrapped
+    prose, so a comparison that lands at a line's start moves up one line.
+
+    >>> _no_quote_lines("cells with\n>= 2 sources\n| a |\n")
+    'cells with >= 2 sources\n| a |\n'
+    """
+    out: list[str] = []
+    for line in text.split("\n"):
+        if line.lstrip().startswith(">") and out and out[-1].strip():
+            out[-1] = f"{out[-1]} {line.strip()}"
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _score(rows: list[dict]) -> float:

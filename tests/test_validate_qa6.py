@@ -220,7 +220,11 @@ def test_a_results_file_in_utf16_loads_as_in_utf8(tmp_path):
 @pytest.mark.parametrize(
     ("data", "fragment"),
     [
-        (b"# nThread 1 caf\xe9\n", "not UTF-8 text: byte 0xe9 at offset 15"),  # Latin-1
+        # Latin-1 in a result row (one in a comment is read replaced: tests/test_validate_qa12.py)
+        (
+            b"  1024  256  fl\xe9at  sum  -1  5.0  0.2  0.4  0  5.0  0.2  0.4  0\n",
+            "not UTF-8 text: byte 0xe9 at offset 15",
+        ),
         (
             b"\xff\xfe#\x00 \x00\x00\xd8#\x00",
             "not UTF-16 text: byte 0x00 at offset 6",

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import units
+from ..collectives import link_hardware_note
 from ..tables import OPS, canonical_op
 from ._common import (
     _MODEL_HELP,
@@ -314,9 +315,37 @@ def collective(
     nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
     gpus_per_node: Annotated[int | None, typer.Option(min=1, help="GPUs per node.")] = None,
     model: Annotated[str, typer.Option(help="With --cluster: " + _MODEL_HELP)] = "nccl",
+    gpus_per_process: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="With --cluster: GPUs one process drives, as nccl-tests' -g N (1..the GPUs "
+            "per node). Default 1: one process per GPU (torchrun, mpirun -np per GPU).",
+        ),
+    ] = None,
+    nvls: Annotated[
+        bool | None,
+        typer.Option(
+            "--nvls/--no-nvls",
+            help="With --cluster: NVLink SHARP (NVLS) allowed or not, as NCCL_NVLS_ENABLE=1/0 "
+            "(--nvls where the GPUs have none changes nothing). Default: the preset's.",
+        ),
+    ] = None,
+    collnet: Annotated[
+        bool,
+        typer.Option(
+            "--collnet/--no-collnet",
+            help="With --cluster: IB SHARP (CollNet) allowed, as NCCL_COLLNET_ENABLE=1. "
+            "Default: off, as NCCL's.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Time, algbw and busbw of one collective over a link or a cluster preset.
+
+    How an nccl-tests run was launched (-g, NCCL_NVLS_ENABLE=0, NCCL_COLLNET_ENABLE=1) is
+    given by --gpus-per-process, --no-nvls and --collnet: the prediction is then the one
+    'validate compare' makes for that run's rows.
 
     Examples (the lesson's 7B gradient all-reduce, about 0.551 s; then which algorithm wins on
     8 DGX H100 at that size):
@@ -342,7 +371,10 @@ def collective(
                 )
     else:
         cluster_only = {"--nodes": nodes != 1, "--gpus-per-node": gpus_per_node is not None,
-                        "--model": model != "nccl"}  # fmt: skip
+                        "--model": model != "nccl", "--gpus-per-process": gpus_per_process
+                        is not None,
+                        "--nvls" if nvls else "--no-nvls": nvls is not None,
+                        "--collnet": collnet}  # fmt: skip
         for name, on in cluster_only.items():
             if on:
                 raise ValueError(
@@ -350,8 +382,18 @@ def collective(
                     "over one link (--ranks/--bandwidth) the model is the textbook alpha-beta"
                 )
     _refuse_empty(op, cluster, model, algorithm)
+    launch: dict[str, Any] = {}  # how the run is launched, where given: predict_collective's
+    if cluster is not None:
+        launch = _launch_options(cluster, gpus_per_node, gpus_per_process, nvls, collnet)
     if cluster is not None and algorithm == "all" and op != "all":
-        _collective_all(op, sizes, cluster, nodes, gpus_per_node, model, as_json)
+        _collective_all(op, sizes, cluster, nodes, gpus_per_node, model, as_json, launch)
+        return
+    if cluster is not None and launch:
+        if bandwidth is not None or link_ranks is not None:
+            raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
+        _collective_launched(
+            op, sizes, cluster, nodes, gpus_per_node, model, algorithm, launch, as_json
+        )
         return
     axes: dict[str, Any] = {"op": op, "size": sizes}
     if cluster is not None:
@@ -380,6 +422,8 @@ def collective(
     df = sweep(**axes)
     fastest = _fastest_over_link(df) if cluster is None and algorithm == "all" else []
     notes = [ONE_RANK_NOTE] if (df["ranks"] == 1).any() else []
+    if cluster is None:  # an nvls row over a plain link: what it needs, once
+        notes += _link_hardware_notes(df)
     memory_note = ""
     if cluster is not None:  # a raw link names no GPU, so no memory to hold the buffer in
         from ..predict import buffer_memory_note
@@ -457,6 +501,14 @@ ONE_RANK_NOTE = (
 )
 
 
+def _link_hardware_notes(df: Any) -> list[str]:
+    """The notes of the one-link rows that need more than a link
+    (:func:`costmodel.collectives.link_hardware_note`: nvls), once each."""
+    rows = df[df["ranks"] > 1] if "ranks" in df.columns else df
+    names = dict.fromkeys(str(a) for a in rows.get("algorithm", []))
+    return [n for n in (link_hardware_note(a) for a in names) if n]
+
+
 def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
     """Per op and size of a one-link ``--algorithm all`` table: which algorithm wins, the
     runner-up and its gap (the cluster form's "fastest at" line; the textbook alpha-beta
@@ -483,11 +535,17 @@ def _fastest_over_link(df: Any) -> list[dict[str, Any]]:
             text += f" ({n2} is {t2 / t[0] - 1:.0%} slower; the textbook formulas, no error band)"
         elif not rest and len(tied) == 1:
             text += " (the only candidate)"
+        # a winner that needs more than a link (nvls: a switch that reduces) says so
+        # (its note, once below the table; in the JSON with the line)
+        needs = [n for n in (link_hardware_note(a) for a in tied) if n]
+        if needs:
+            text += "; " + "; ".join(n.split(" (")[0] for n in needs) + " (see the note)"
         out.append(
             {
                 **{k: _plain(v) for k, v in setting.items()},
                 "fastest": tied,
                 "text": text,
+                **({"note": "; ".join(needs)} if needs else {}),
             }
         )
     return out
@@ -508,6 +566,129 @@ def _plain(v: Any) -> Any:
     return v.item() if hasattr(v, "item") else v
 
 
+def _launch_options(
+    cluster: str,
+    gpus_per_node: int | None,
+    gpus_per_process: int | None,
+    nvls: bool | None,
+    collnet: bool,
+) -> dict[str, Any]:
+    """``predict_collective``'s launch keywords the options give (``gpus_per_process``,
+    ``nvls``, ``collnet_enabled``), only those that differ from its defaults; ``{}`` for a run
+    launched as the defaults say (the sweep's road answers it)."""
+    launch: dict[str, Any] = {}
+    if gpus_per_process is not None:
+        from .. import presets
+
+        gpn = gpus_per_node or presets.cluster(cluster, field="cluster").gpus_per_node
+        if gpus_per_process > gpn:
+            raise ValueError(
+                f"--gpus-per-process: {gpus_per_process} GPUs per process, but a node of "
+                f"{cluster} runs {gpn} here; allowed: 1..{gpn} (one process drives GPUs of "
+                "its own node)"
+            )
+        if gpus_per_process != 1:
+            launch["gpus_per_process"] = gpus_per_process
+    if nvls is not None:
+        launch["nvls"] = nvls
+    if collnet:
+        launch["collnet_enabled"] = True
+    return launch
+
+
+def _collective_launched(
+    op: str,
+    sizes: list[int],
+    cluster: str,
+    nodes: int,
+    gpus_per_node: int | None,
+    model: str,
+    algorithm: str | None,
+    launch: dict[str, Any],
+    as_json: bool,
+) -> None:
+    """``collective --cluster NAME`` with a launch given (``--gpus-per-process``,
+    ``--nvls/--no-nvls``, ``--collnet``): each op through the predictor ``validate compare``
+    prices a log's rows with (:func:`costmodel.validation.compare.cluster_predictor`, which
+    calls ``predict_collective`` with the same keywords), so the numbers are that command's
+    for a run launched so; the table and JSON keys are the sweep's."""
+    import numpy as np
+    import pandas as pd
+
+    from .. import presets
+    from ..predict import buffer_memory_note
+    from ..uncertainty import band_extrapolated
+    from ..validation.compare import cluster_predictor
+
+    gpn = gpus_per_node or presets.cluster(cluster, field="cluster").gpus_per_node
+    predictor = cluster_predictor(cluster, model=model)
+    asked = algorithm or "auto"
+    m = np.asarray(sizes, dtype=float)
+    frames = []
+    for o in list(OPS) if op == "all" else [op]:
+        pred = predictor(
+            o, m, nodes * gpn, nodes, algorithm=None if asked == "auto" else asked, **launch
+        )
+        f = _json_vocabulary(pred.to_frame())
+        band = pred.error_band
+        # the sweep's input columns first (preset, model, op, algorithm, nodes, GPUs per
+        # node, ranks), then the launch, then the answer
+        inputs = {"preset": cluster, "model": f["model"], "op": f["op"], "algorithm": asked,
+                  "nodes": f["nodes"], "gpus_per_node": gpn, "ranks": f["ranks"],
+                  "gpus_per_process": launch.get("gpus_per_process", 1),
+                  "nvls": launch.get("nvls"),
+                  "collnet": launch.get("collnet_enabled", False)}  # fmt: skip
+        f = pd.concat(
+            [
+                pd.DataFrame(inputs, index=f.index),
+                f.drop(columns=["op", "model", "nodes", "ranks"]),
+            ],
+            axis=1,
+        )
+        f["band_note"] = "" if band is None or band.measured else band.note
+        known = ~np.isnan(f["error_band_pct"].to_numpy(dtype=float))
+        f["band_extrapolated"] = known & band_extrapolated(
+            pred.model, f["regime"].tolist(), m, nodes, nodes * gpn
+        )
+        frames.append(f)
+    df = pd.concat(frames, ignore_index=True)
+    memory_note = buffer_memory_note(m, cluster, nodes, gpus_per_node)
+    notes = [ONE_RANK_NOTE] if (df["ranks"] == 1).any() else []
+    if as_json:
+        _print_json(
+            {
+                "results": _records(df),
+                **({"notes": notes} if notes else {}),
+                **({"memory_note": memory_note} if memory_note else {}),
+            }
+        )
+        return
+    keep = ["preset", "model", "nodes", "ranks", "op", "algorithm", "algorithm_used",
+            "protocol_used", "size_bytes", "time_s", "algbw_GBps", "busbw_GBps",
+            "error_band_pct", "time_lo_s", "time_hi_s", "regime"]  # fmt: skip
+    typer.echo(_launch_line(launch))
+    typer.echo(_human_frame(_with_error_band(df[keep])))
+    for n in notes:
+        typer.echo(f"note: {n}")
+    note = _band_note(df)
+    if note:
+        typer.echo(note)
+    if memory_note:
+        typer.echo(f"note: {memory_note}")
+
+
+def _launch_line(launch: dict[str, Any]) -> str:
+    """The launch a table was predicted for, in the options' words (one line over it)."""
+    said = []
+    if "gpus_per_process" in launch:
+        said.append(f"{launch['gpus_per_process']} GPUs per process (nccl-tests -g)")
+    if "nvls" in launch:
+        said.append("NVLS on" if launch["nvls"] else "NVLS off (NCCL_NVLS_ENABLE=0)")
+    if launch.get("collnet_enabled"):
+        said.append("CollNet on (NCCL_COLLNET_ENABLE=1)")
+    return "launched with " + ", ".join(said)
+
+
 def _collective_all(
     op: str,
     sizes: list[int],
@@ -516,11 +697,15 @@ def _collective_all(
     gpus_per_node: int | None,
     model: str,
     as_json: bool,
+    launch: dict[str, Any] | None = None,
 ) -> None:
-    """``collective --cluster NAME --algorithm all``: :func:`costmodel.predict_all_algorithms`."""
+    """``collective --cluster NAME --algorithm all``: :func:`costmodel.predict_all_algorithms`
+    (with the launch options given, ``launch``, as ``predict_collective``'s keywords)."""
     from ..predict import buffer_memory_note, predict_all_algorithms
 
-    r = predict_all_algorithms(op, sizes, cluster, nodes, gpus_per_node, model=model)
+    r = predict_all_algorithms(
+        op, sizes, cluster, nodes, gpus_per_node, model=model, **(launch or {})
+    )
     memory_note = buffer_memory_note(sizes, cluster, nodes, gpus_per_node)
     if as_json:
         _print_json({**r.to_dict(), **({"memory_note": memory_note} if memory_note else {})})

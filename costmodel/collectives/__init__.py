@@ -92,7 +92,15 @@ from .named import (
     reduce_scatter_halving,
     reduce_scatter_ring,
 )
-from .rows import ALGORITHMS, ALIASES, EQUATIONS, Algorithm, canonical_algorithm
+from .rows import (
+    ALGORITHMS,
+    ALIASES,
+    EQUATIONS,
+    LINK_HARDWARE_NOTES,
+    Algorithm,
+    canonical_algorithm,
+    link_hardware_note,
+)
 
 __all__ = [
     "ALGORITHMS",
@@ -100,6 +108,7 @@ __all__ = [
     "Algorithm",
     "EQUATIONS",
     "FloatOrArray",
+    "LINK_HARDWARE_NOTES",
     "OPS",
     "Op",
     "algorithm_bandwidth",
@@ -125,6 +134,7 @@ __all__ = [
     "collective_time",
     "crossover_bytes",
     "latency_steps",
+    "link_hardware_note",
     "reduce_binomial_tree",
     "reduce_chain",
     "reduce_scatter_halving",

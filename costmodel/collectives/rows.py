@@ -133,6 +133,29 @@ _ROWS: dict[str, dict[str, _Row]] = {
 
 ALGORITHMS: dict[str, tuple[str, ...]] = {op: tuple(rows) for op, rows in _ROWS.items()}
 
+#: What a row's formula assumes of the hardware beyond a link: the one note every surface that
+#: runs the formulas over one link (``collective --ranks --bandwidth``, the Collectives page's
+#: one-link view) shows next to that row and its "fastest" line. NVLS's a + (N+1)/N M b is the
+#: traffic of a reduction done in the switch; a link between GPUs, PCIe or a NIC has none.
+LINK_HARDWARE_NOTES: dict[str, str] = {
+    "nvls": "nvls needs in-switch reduction (NVLink SHARP: an NVSwitch with NVLS, as in "
+    "H100/H200/B200 NVLink systems); a plain link, PCIe or a NIC cannot run it, so its row is "
+    "what such a switch would give",
+}
+
+
+def link_hardware_note(algorithm: str) -> str:
+    """The note :data:`LINK_HARDWARE_NOTES` keeps for ``algorithm`` over one link, "" for a row
+    any link runs.
+
+    >>> link_hardware_note("nvls")[:36]
+    'nvls needs in-switch reduction (NVLi'
+    >>> link_hardware_note("ring")
+    ''
+    """
+    return LINK_HARDWARE_NOTES.get(str(algorithm).strip().lower(), "")
+
+
 #: accepted alternative names -> canonical name, per op: ``"ring"`` for the ring-like row of the
 #: ops whose row has another name (broadcast's and reduce's chain, all-to-all's pairwise
 #: exchange), ``"pairwise"`` for the reduce-scatter ring (each rank sends one block to each

@@ -2046,8 +2046,8 @@ def fidelity_table() -> None:
     if box is not None:  # 25 kB of Markdown: sent once opened
         with box:
             for i, (block, cells) in enumerate(markdown_blocks(fidelity_text())):
-                if cells is None:  # a wrapped line that starts ">= 2 sources" is no quote
-                    st.markdown(re.sub(r"(?m)^(\s*)>=", r"\1\\>=", block))
+                if cells is None:  # no line starts with ">" (fit_corrections' report)
+                    st.markdown(block)
                 else:  # cards on a phone: its six tables scrolled sideways (691-894 px in 324)
                     css = page_cards_css(f"fidelity_{i}", *cells)
                     st.markdown(css + "\n\n" + block, unsafe_allow_html=True)  # our own file

@@ -371,6 +371,8 @@ def _link(inp: dict) -> None:
         m[3].metric("Bytes sent per rank", format_bytes(best["bytes_per_rank"]))
 
         st.caption(plain(f"By the formulas: {verdict.text()}."))
+        # a row that needs more than a link (nvls: a switch that reduces), as the CLI says it
+        notes(n for n in map(collectives.link_hardware_note, at_size["algorithm"]) if n)
         # each pair's crossing as the cluster view names one: faster below -> faster above
         marks = crossovers.assign(
             label=[

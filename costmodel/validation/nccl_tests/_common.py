@@ -7,6 +7,7 @@ The frame (:data:`COLUMNS`, :func:`_frame`) is the one schema the text and the J
 
 from __future__ import annotations
 
+import codecs
 from typing import TYPE_CHECKING, Any, cast
 
 from costmodel import textfile
@@ -175,16 +176,89 @@ def decode_text(data: bytes, source: str = "<bytes>", *, what: str = "log") -> s
 decode_lenient = textfile.decode_lenient
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+"""The first two bytes of a gzip file (RFC 1952)."""
+
+
+class ReplacedBytesWarning(textfile.GuessedEncodingWarning):
+    """A log read with bytes that are not UTF-8 replaced (U+FFFD) in lines that are not result
+    rows (a comment, a banner, NCCL's debug output): said with the log's notices, as a guessed
+    encoding is (a subclass of :class:`costmodel.textfile.GuessedEncodingWarning`)."""
+
+
 def decode_log(data: bytes, source: str = "<bytes>") -> str:
     """Decode a log's bytes (:func:`decode_text`: UTF-8, or UTF-16/32 by its byte-order mark,
     the mark dropped; UTF-16 without a mark read with a warning).
 
+    A UTF-8 log with bytes that do not decode is read when no such byte is in a result row: a
+    Latin-1 hostname or an accented word in a comment, a banner or NCCL's debug lines is
+    replaced (U+FFFD) and said once (:class:`ReplacedBytesWarning`, one of the log's notices);
+    a result row with one is refused, naming its line and byte offset (its numbers cannot be
+    trusted as text).
+
     Raises :class:`NcclTestsParseError` naming the byte offset when the bytes do not decode
-    (nccl-tests writes ASCII; a log re-saved as Latin-1 must be converted first), or when the
-    data exceed :data:`MAX_LOG_BYTES`.
+    (nccl-tests writes ASCII; a log re-saved as Latin-1 must be converted first), when the
+    data exceed :data:`MAX_LOG_BYTES`, and for a gzip-compressed file (it starts with
+    :data:`GZIP_MAGIC`). Decision: a ``.gz`` log is refused with the way to read it (gunzip it
+    first), not decompressed here: decompressing would have to bound what a small file expands
+    to (:data:`MAX_LOG_BYTES`) on every surface that takes a log (the CLI, the Validate page's
+    upload, a folder's files), and nccl-tests writes plain text.
     """
     if len(data) > MAX_LOG_BYTES:
         raise NcclTestsParseError(
             0, f"file is {len(data):,} bytes; the limit is {MAX_LOG_BYTES:,}", source
         )
-    return decode_text(data, source)
+    if data.startswith(GZIP_MAGIC):
+        raise NcclTestsParseError(
+            0,
+            "gzip-compressed (it starts with gzip's bytes 1f 8b), not a text log: decompress "
+            "it first (gunzip FILE.gz, or zcat FILE.gz > FILE.log) and give the .log",
+            source,
+        )
+    try:
+        return decode_text(data, source)
+    except NcclTestsParseError:
+        if textfile.encoding_name(data) != "UTF-8" or data[: textfile.SNIFF_BYTES].count(0):
+            raise  # UTF-16/32 that does not decode, or NULs: not a log with a stray byte
+        text, replaced = _decode_outside_rows(data, source)
+    import warnings
+
+    lines = ", ".join(str(n) for n in replaced[:5]) + (", ..." if len(replaced) > 5 else "")
+    warnings.warn(
+        f"{source}: bytes that are not UTF-8 in {len(replaced)} line"
+        f"{'s' if len(replaced) > 1 else ''} outside the result rows (line {lines}: a "
+        "comment, a banner or a debug line), read with those bytes replaced",
+        ReplacedBytesWarning,
+        stacklevel=2,
+    )
+    return text
+
+
+def _decode_outside_rows(data: bytes, source: str) -> tuple[str, list[int]]:
+    """UTF-8 ``data`` decoded line by line, bytes that do not decode replaced in lines that are
+    not result rows (their line numbers returned); a result row with such a byte is refused
+    naming its line and offset."""
+    from ._lexer import _looks_like_row, _strip_prefix
+
+    out, replaced = [], []
+    offset = 3 if data.startswith(codecs.BOM_UTF8) else 0
+    for lineno, raw in enumerate(data[offset:].split(b"\n"), start=1):
+        try:
+            out.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            line = raw.decode("utf-8", "replace")
+            body = _strip_prefix(line).strip()
+            # the replaced byte read as a digit: a row damaged in a number still looks like one
+            tokens = body.replace("\ufffd", "0").split()
+            if not body.startswith("#") and _looks_like_row(tokens):
+                raise NcclTestsParseError(
+                    lineno,
+                    f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset "
+                    f"{offset + exc.start} is in a result row, which cannot be read with it "
+                    "(save the log as UTF-8 or ASCII)",
+                    source,
+                ) from exc
+            out.append(line)
+            replaced.append(lineno)
+        offset += len(raw) + 1
+    return "\n".join(out), replaced

@@ -161,6 +161,9 @@ class _Run:
     step: tuple[int, str] | None = None  # nccl-tests -f/-i: (step, "factor" | "bytes")
     #: the placements the title over the column blocks names, in order (None: no title line)
     placements: list[str] | None = None
+    #: (line, text) of a comment line under the column header made of column names only
+    #: ("#  time algbw busbw #wrong"): the header wrapped in two, said by the row refusal
+    header_wrap: tuple[int, str] | None = None
 
     @property
     def started(self) -> bool:

@@ -33,6 +33,7 @@ from ._lexer import (
     _STARTING_RE,
     _TABLE_STARTS,
     _TESTS_VERSION_RE,
+    _TIME_NAMES,
     _TUNING_RE,
     _Layout,
     _layout_from_count,
@@ -62,6 +63,8 @@ _TEST_FAILURE_RE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b.*")
 #: The title line over nccl-tests' column blocks (``#  out-of-place  in-place``): each block's
 #: placement, in order
 _PLACEMENT_TITLES = {"out-of-place": "out_of_place", "in-place": "in_place"}
+#: Column names a wrapped column header's second line is made of ("time algbw busbw #wrong").
+_WRAPPED_NAMES = frozenset({*_TIME_NAMES, *(n.lstrip("#") for n in _BLOCK_NAMES)})
 
 #: the columns nccl-tests prints before its first time column
 _PREAMBLE_NAMES = frozenset({"size", "count", "type", "redop", "root"})
@@ -140,9 +143,22 @@ class _Parser(_Findings):
             return
         if layout is None or len(tokens) != layout.width:
             expected = f"{layout.width} fields" if layout else "a known nccl-tests row layout"
+            why = "a cut-off or joined row"
+            if run.layout is not None and run.header_wrap is not None:
+                wrap_line, wrap_text = run.header_wrap
+                why = (
+                    f"the column header at line {run.header_line} looks wrapped: line "
+                    f"{wrap_line} continues it with {wrap_text[:60]!r}; join the two lines "
+                    "into one"
+                )
+            elif run.layout is not None and len(tokens) > run.layout.width:
+                why = (
+                    f"the column header at line {run.header_line} names fewer columns than "
+                    "the row has: it looks wrapped or cut short"
+                )
             self._problem(
                 line,
-                f"result row has {len(tokens)} fields, expected {expected} (a cut-off or joined row): "
+                f"result row has {len(tokens)} fields, expected {expected} ({why}): "
                 f"{' '.join(tokens)[:80]!r}",
             )
             return
@@ -213,7 +229,7 @@ class _Parser(_Findings):
         if debug:
             self._debug(debug, self.run)
         tokens = body.split()
-        if not tokens:
+        if not tokens or self._header_wrapped(tokens, lineno):
             return
         comment = next((i for i, t in enumerate(tokens) if t.startswith("#")), None)
         if comment is not None and comment >= 3 and _INT_RE.match(tokens[0]):
@@ -288,6 +304,23 @@ class _Parser(_Findings):
         ):
             self.meta[self._meta_key] += "\n" + stripped.lstrip("#").strip()
 
+    def _header_wrapped(self, tokens: list[str], lineno: int) -> bool:
+        """True for a line of column names only under the column header ("#  time algbw busbw
+        #wrong", with its '#' or without): the header's own line broken in two (a terminal or
+        a web page wrapped it), kept for the rows' field-count refusal to say so."""
+        run = self.run
+        if (
+            tokens
+            and run.header_line is not None
+            and run.layout is not None
+            and not run.rows
+            and self.pending is None
+            and all(t.lstrip("#") in _WRAPPED_NAMES for t in tokens)
+        ):
+            run.header_wrap = (lineno, " ".join(tokens))
+            return True
+        return False
+
     def _comment(self, stripped: str, lineno: int) -> None:
         body = stripped.lstrip("#").strip()
         marker = _MARKER_RE.match(stripped)
@@ -311,6 +344,8 @@ class _Parser(_Findings):
             run.label = separator.group(1) or run.label
             return
         tokens = body.split()
+        if self._header_wrapped(tokens, lineno):
+            return
         if tokens and set(tokens) <= _PLACEMENT_TITLES.keys():  # "#  out-of-place  in-place"
             # the title over the column blocks names their placement: a table with one block
             # titled "in-place" holds in-place rows, not the out-of-place ones a first block is;
