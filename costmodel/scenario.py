@@ -502,6 +502,7 @@ class Scenario(BaseModel):
     @field_validator("params", mode="before")
     @classmethod
     def _params(cls, v: Any) -> float:
+        _check_count_limit("params", v)  # strategy_step's and --params' 1..1e15, in its words
         return units.parse_count(v, name="params") if isinstance(v, str) else v
 
     @field_validator("bucket_cap_bytes", mode="before")
@@ -1322,7 +1323,7 @@ _VALIDATED: weakref.WeakKeyDictionary[Scenario, Any] = weakref.WeakKeyDictionary
 """Scenario -> its Cluster (:meth:`Scenario._validated_cluster`); entries die with the scenario."""
 
 
-_COUNT_LIMITS = ("nodes", "local_batch", "accumulation", "sequence_length")
+_COUNT_LIMITS = ("nodes", "local_batch", "accumulation", "sequence_length", "params")
 """Scenario's counts with a limit in :data:`costmodel._limits.LIMITS` of the same range: a
 number out of it is refused in that limit's words (``nodes: must be a whole number in
 1..1,000,000, got 0``), the CLI's and the step page's, not pydantic's one bound."""
