@@ -713,9 +713,14 @@ def scale_learning_rate(
         )
     scalars = _scalars(base_lr, base_batch, new_batch)
     if critical_batch is not None:
-        crit = _positive("critical_batch", critical_batch)
         from ._limits import LIMITS
 
+        try:
+            crit = _positive("critical_batch", critical_batch)
+        except ValueError:  # a number out of range: --critical-batch's words, not "> 0"
+            if isinstance(critical_batch, int | float) and not isinstance(critical_batch, bool):
+                LIMITS["critical_batch"].check("critical_batch", critical_batch)
+            raise
         # --critical-batch's range (whole, 1..1e16), each value of an array alike
         LIMITS["critical_batch"].check("critical_batch", np.ravel(crit).tolist())
         base_a = _positive("base_batch", base_batch)

@@ -145,7 +145,9 @@ def test_vs_seq_says_the_range_seq_has(bad):
 
 def test_vs_whole_counts_say_their_range():
     """``--vs nodes=2.5`` said "a valid integer" with no range; now the range of --nodes."""
-    one_line_error(run(*SCEN, "--vs", "nodes=2.5"), "--vs nodes: must be a whole number in 1..1,000,000")
+    one_line_error(
+        run(*SCEN, "--vs", "nodes=2.5"), "--vs nodes: must be a whole number in 1..1,000,000"
+    )
 
 
 # --- the API's Scenario refusal is one readable line ----------------------------------------------

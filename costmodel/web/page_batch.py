@@ -208,10 +208,8 @@ def render() -> None:
             {"base_lr": inp["base_lr"], base_key: inp["base_batch"]},
             lr_boxes | {"base_tokens": lr_boxes["base_batch"]},
         )
-        if inp["critical"] is not None and inp["critical"] < 0:  # 0 is the box's "none"
-            raise ValueError(
-                f"critical_batch: must be 0 (none) or a batch size > 0, got {inp['critical']:g}"
-            )
+        # 0 is the box's "none"; any other value is checked by scale_learning_rate against
+        # --critical-batch's range, in its words
         scaled = batch.scale_learning_rate(
             inp["base_lr"], inp["base_batch"], new, rule=inp["rule"], critical_batch=inp["critical"]
         )
