@@ -280,7 +280,8 @@ def test_a_critical_batch_past_1e16_is_refused_by_the_api_the_cli_and_the_page()
         f"critical_batch: {rule}-5",
     )
     said = _page_errors("page_batch.py", {**BATCH_TOKENS, "critical_tokens": "-5"})
-    assert f"Critical batch size [tokens] (0: none): {rule}" in said, said
+    # 0 is the box's "none": said before the CLI's range
+    assert f"Critical batch size [tokens] (0: none): must be 0 (none) or {rule[8:]}" in said, said
     one_line_error(
         run(
             "batch",
