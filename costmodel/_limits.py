@@ -51,6 +51,8 @@ class Limit:
                 text = str(exc)
                 if f"must be {self.rule}, got " in text:  # a sweep axis already says it
                     raise ValueError(f"{option}: {text.split(': ', 1)[1]}") from None
+                if ": cannot parse range " in text:  # a range's form, the sweep's one line
+                    raise ValueError(f"{option}: {text.split(': ', 1)[1]}") from None
                 raise refusal(option, self.rule, raw, exc) from None
             for x in numbers:
                 ok = math.isfinite(x) and (x > self.lo if self.lo_open else x >= self.lo)

@@ -59,7 +59,17 @@ def _whole(name: str, value: object, unit: str) -> int:
         raise ValueError(f"{name}: must be a whole number >= 1 {unit}, got {value!r}")
     if value > 1e12 or value != int(value):
         raise ValueError(f"{name}: must be a whole number in [1, 1e12] {unit}, got {value!r}")
+    from ._limits import LIMITS  # lazy: a layer above the formulas
+
+    if name in _SHARED_LIMITS:  # Scenario's and the CLI's range (--seq 1..1e8), in its words
+        LIMITS[name].check(name, value)
     return int(value)
+
+
+_SHARED_LIMITS = ("sequence_length", "micro_batch")
+"""The activation recipe's counts with a limit of every surface (:data:`costmodel._limits.LIMITS`):
+``training_memory(arch=..., sequence_length=1e12)`` is refused as ``Scenario`` and ``--seq`` refuse
+it, not sized."""
 
 
 Family = Literal["gpt2", "gpt-neox", "llama", "mixtral", "qwen2", "deepseek-v3"]

@@ -100,8 +100,10 @@ _LIMIT_KEYS: dict[str, str] = {
     "global_batch": "global_",
     "global_batch_size": "global_",
     "sequence_length": "sequence_length",
+    # the global batch in tokens: --global-tokens' 1..1e16 (the Batch page's box too)
+    "global_tokens": "global_tokens",
 }
-_WHOLE_RULE = "a whole number >= 1"  # a count with no shared limit (global_tokens)
+_WHOLE_RULE = "a whole number >= 1"  # a count with no shared limit
 
 
 @functools.cache
@@ -711,7 +713,16 @@ def scale_learning_rate(
         )
     scalars = _scalars(base_lr, base_batch, new_batch)
     if critical_batch is not None:
-        crit = _positive("critical_batch", critical_batch)
+        from ._limits import LIMITS
+
+        try:
+            crit = _positive("critical_batch", critical_batch)
+        except ValueError:  # a number out of range: --critical-batch's words, not "> 0"
+            if isinstance(critical_batch, int | float) and not isinstance(critical_batch, bool):
+                LIMITS["critical_batch"].check("critical_batch", critical_batch)
+            raise
+        # --critical-batch's range (whole, 1..1e16), each value of an array alike
+        LIMITS["critical_batch"].check("critical_batch", np.ravel(crit).tolist())
         base_a = _positive("base_batch", base_batch)
         capped = np.minimum(_positive("new_batch", new_batch), np.maximum(crit, base_a))
         new_batch = _float_out(capped)

@@ -503,6 +503,9 @@ def _micro_batch_s(
         )
     tok = _number("tokens_per_gpu", tokens_per_gpu, positive=True, unit="tokens")
     peak = _number("peak_flops", peak_flops, positive=True, unit="FLOP/s")
+    from ._limits import LIMITS  # lazy: a layer above the formulas
+
+    LIMITS["peak_flops"].check("peak_flops", peak_flops)  # 989 meant 989T: the CLI's 1e9..1e18
     u = _number("mfu", mfu, positive=True)
     if u > 1:
         raise ValueError(f"mfu: must be in (0, 1], got {mfu!r}")
@@ -671,6 +674,10 @@ def ddp_step(
     if contention > 1:
         raise ValueError(f"comm_contention: must be in [0, 1], got {comm_contention!r}")
     gbytes = _number("gradient_bytes_per_param", gradient_bytes_per_param, positive=True, unit="B")
+    from ._limits import LIMITS  # lazy: a layer above the formulas
+
+    # fp8 1 .. fp64 8 B: the CLI's --gradient-bytes range (1e300 answered a 2.4e299 s step)
+    LIMITS["gradient_bytes"].check("gradient_bytes_per_param", gradient_bytes_per_param)
     cap = _number("bucket_cap_bytes", bucket_cap_bytes, positive=True, unit="B")
     first = _number("first_bucket_bytes", first_bucket_bytes, positive=True, unit="B")
     p, b_bytes, b_params = _step_buckets(

@@ -1020,7 +1020,7 @@ def min_ranks(
             if stage == 3
             else "; even `zero_stage` 3 cannot fit it (reduce activations or the context)"
             if n3 is None
-            else f"; `zero_stage` 3 needs {n3:,} ranks"
+            else f"; `zero_stage` 3 needs {_big_count(n3)} ranks"
             + (f", past the ranks limit of {top:,}" if n3 > top else "")
         )
         replicated = float(_replicated_and_sharded(p, r, stage, *args)[0])
@@ -1034,11 +1034,21 @@ def min_ranks(
         )
     if need > top:  # an answer no call could take back as its dp_ranks
         raise ValueError(
-            f"dp_ranks: the fewest ranks that fit, {need:,}, are past the ranks limit "
+            f"dp_ranks: the fewest ranks that fit, {_big_count(need)}, are past the ranks limit "
             f"({_ranks_limit().rule}); a larger memory_bytes or less unsharded memory fits in "
             "fewer"
         )
     return need
+
+
+def _big_count(n: int) -> str:
+    """A rank count as a message says it: exact with separators up to 1e15, beyond in three
+    digits (``1e+300``'s fewest ranks are not 300 digits).
+
+    >>> _big_count(1024), _big_count(2 * 10**300)
+    ('1,024', '2e+300')
+    """
+    return f"{n:,}" if n <= 10**15 else f"{float(n):.3g}"
 
 
 def _fewest_ranks(

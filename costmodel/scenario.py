@@ -145,7 +145,7 @@ class ScenarioError(ValidationError):
     ``ValidationError`` or ``ValueError``) whose text is one line naming each field and its
     allowed range, the project's rule for bad input, with no pydantic URL or input dump:
 
-    ``nodes: Input should be greater than or equal to 1; allowed: [1, 1,000,000] (got 0)``
+    ``mfu: Input should be a finite number; allowed: (0, 1] (got nan)``
 
     The CLI's one line and the app's red message are built from the same parts
     (:func:`costmodel._limits.validation_parts`), with the option or box the user typed.
@@ -178,7 +178,7 @@ class Scenario(BaseModel):
     >>> Scenario(params="7B", nodes=0)
     Traceback (most recent call last):
     ...
-    costmodel.scenario.ScenarioError: nodes: Input should be greater than or equal to 1; allowed: [1, 1,000,000] (got 0)
+    costmodel.scenario.ScenarioError: nodes: must be a whole number in 1..1,000,000, got 0
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
@@ -485,19 +485,24 @@ class Scenario(BaseModel):
         count grammar of every surface (:func:`costmodel.units.read_count`); a fraction or a
         sign is left to the field's range to refuse, naming it."""
         if not isinstance(v, str):
+            _check_count_limit(info.field_name, v)
             return v
+        if info.field_name in _COUNT_LIMITS:  # the limit's words, the grammar's reason
+            LIMITS[info.field_name].check(info.field_name, v)
         try:
-            return units.read_count(v, name=info.field_name)
+            n = units.read_count(v, name=info.field_name)
         except ValueError as exc:  # text in no form of a count: the grammar and the range
             from ._limits import field_range
 
             raise ValueError(
                 f"{exc}; allowed: {field_range('Scenario', info.field_name)}"
             ) from None
+        return n
 
     @field_validator("params", mode="before")
     @classmethod
     def _params(cls, v: Any) -> float:
+        _check_count_limit("params", v)  # strategy_step's and --params' 1..1e15, in its words
         return units.parse_count(v, name="params") if isinstance(v, str) else v
 
     @field_validator("bucket_cap_bytes", mode="before")
@@ -530,6 +535,7 @@ class Scenario(BaseModel):
         # text is checked against --seq's own limit, so "4.5" or "0" gets --seq's range, not
         # the token grammar's ">= 0"
         if not isinstance(v, str):
+            _check_count_limit("sequence_length", v)
             return v
         try:
             n = units.parse_tokens(v, name="sequence_length")
@@ -1315,6 +1321,23 @@ def _search_factor(flips: Callable[[float], bool], rel_tol: float = 0.01) -> flo
 
 _VALIDATED: weakref.WeakKeyDictionary[Scenario, Any] = weakref.WeakKeyDictionary()
 """Scenario -> its Cluster (:meth:`Scenario._validated_cluster`); entries die with the scenario."""
+
+
+_COUNT_LIMITS = ("nodes", "local_batch", "accumulation", "sequence_length", "params")
+"""Scenario's counts with a limit in :data:`costmodel._limits.LIMITS` of the same range: a
+number out of it is refused in that limit's words (``nodes: must be a whole number in
+1..1,000,000, got 0``), the CLI's and the step page's, not pydantic's one bound."""
+
+
+def _check_count_limit(field: str, value: Any) -> None:
+    """``value`` of Scenario's ``field`` within its one limit (:data:`_COUNT_LIMITS`); a value
+    no limit reads (None, a list, an array) is left to pydantic, which says what it got."""
+    if field not in _COUNT_LIMITS or isinstance(value, bool):
+        return
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        value = value.item()
+    if isinstance(value, int | float | str):
+        LIMITS[field].check(field, value)
 
 
 def _shape_of(params: float) -> Any:

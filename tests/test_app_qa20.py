@@ -102,13 +102,16 @@ def test_a_negative_critical_batch_is_refused_with_the_boxs_own_range(unit: str)
     """The box reads "Critical batch size [tokens] (0: none)", and a negative value got the
     library's "must be a finite number > 0", which 0, the box's default, contradicts. The red
     message now gives the box's own range, 0 for none or a batch size above it. (A min_value
-    on the box would only outline it in red, with no message, and run at 0.)"""
+    on the box would only outline it in red, with no message, and run at 0.) The batch above
+    it is --critical-batch's range, in its words."""
+    from costmodel._limits import LIMITS
+
     at = open_page("page_batch.py", {"batch_unit": unit, f"critical_{unit}": "-5"})
     assert_clean(at)
     said = [_text(e.value) for e in at.error]
     assert said == [
-        f"**Learning rate**: Critical batch size [{unit}] (0: none): must be 0 (none) or a "
-        "batch size > 0, got -5"
+        f"**Learning rate**: Critical batch size [{unit}] (0: none): must be 0 (none) or "
+        f"{LIMITS['critical_batch'].rule}, got -5"
     ], said
     # 0 is taken as none: the page answers
     at = open_page("page_batch.py", {"batch_unit": unit, f"critical_{unit}": "0"})

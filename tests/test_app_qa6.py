@@ -28,11 +28,13 @@ def test_tokens_to_train_are_refused_with_the_cli_s_range(tokens):
 @pytest.mark.parametrize(("seq", "bound"), [("0", "1"), ("1000000000", "100,000,000")])
 def test_a_sequence_length_out_of_range_says_the_range(seq, bound):
     """Sequence length 0 showed "Input should be greater than or equal to 1 (got 0)": one bound,
-    where the CLI's one line says both; the page now adds the allowed range."""
+    where the CLI's one line says both; the page now says the CLI's range in its words."""
     at = open_page("page_ddp.py", {**SMALL, "ddp_seq": seq})
     assert_clean(at)
     said = " ".join(_text(e.value) for e in at.error)
-    assert "Sequence length [tokens]" in said and "allowed: [1, 100,000,000]" in said, said
+    rule = "must be a whole number in 1..100,000,000 tokens"
+    assert f"Sequence length [tokens]: {rule}" in said and "allowed: [" not in said, said
+    assert rule in one_line_error(run("step", "--seq", seq))
     assert bound in said
 
 

@@ -101,9 +101,8 @@ def test_sweep_set_vs_and_scenario_read_the_same_counts(spelling, nodes):
 
 @pytest.mark.parametrize("spelling", ["1_0", "1.5", "1e-1", "-1", "ten"])
 def test_sweep_set_vs_and_scenario_refuse_the_same_counts(spelling):
-    with pytest.raises(ValueError, match=r"nodes: .*(1, 1,000,000|cannot parse)") as exc:
+    with pytest.raises(ValueError, match=r"nodes: must be a whole number in 1\.\.1,000,000, got"):
         cm.Scenario(arch="llama-2-7b", nodes=spelling)
-    assert "allowed: [1, 1,000,000]" in str(exc.value)
     one_line_error(
         run(
             "sweep",
@@ -129,8 +128,7 @@ def test_sweep_set_vs_and_scenario_refuse_the_same_counts(spelling):
             "--vs",
             f"nodes={spelling}",
         ),  # fmt: skip
-        "--vs nodes:",
-        "1, 1,000,000",
+        "--vs nodes: must be a whole number in 1..1,000,000",
     )
 
 

@@ -411,7 +411,9 @@ def test_a_bool_array_is_no_count() -> None:
         cm.global_batch(np.array([True]), 64, 1)
     with pytest.raises(ValueError, match=r"^ranks: must be a whole number in 1\.\."):
         cm.global_batch(4, [True, False], 1)
-    with pytest.raises(ValueError, match=r"^global_tokens: must be a whole number >= 1"):
+    with pytest.raises(
+        ValueError, match=r"^global_tokens: must be a whole number of tokens in 1\.\.1e16"
+    ):
         cm.global_batch_from_tokens(np.array([True]), 4096)
     assert cm.global_batch(np.array([4, 8]), 64, 1).tolist() == [256, 512]
 

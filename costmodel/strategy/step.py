@@ -805,6 +805,9 @@ def _resolve(
             )
         if not (math.isfinite(p) and p > 0):
             raise ValueError(f"params: must be a finite count > 0, got {params!r}")
+        from .._limits import LIMITS
+
+        LIMITS["params"].check("params", p)  # Scenario's and every command's 1..1e15
     from ..hardware import Cluster
 
     if not isinstance(cluster, str | Cluster):  # cluster=2 meant nodes=2: not an AttributeError

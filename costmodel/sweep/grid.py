@@ -415,12 +415,22 @@ def _range_end(axis: Axis, text: str, which: str, part: str) -> Any:
         raise ValueError(f"{msg} (the {which} of the range {text!r})") from None
 
 
+RANGE_FORMS = "START..STOP, START..STOP xFACTOR, START..STOP +STEP or START:STOP (doubling)"
+"""The forms of a range an axis takes, as a refusal of a range says them."""
+
+
 def _expand_range(axis: Axis, text: str) -> list[Any]:
     sep = ".." if ".." in text else ":"
     head, _, tail = text.partition(sep)
     m = _STOP_RE.match(tail.strip())
-    if not head.strip() or not m:
-        raise ValueError(f"{axis.name}: cannot parse range {text!r}; e.g. '8..4096x2', '8B:16GB'")
+    # one start and one stop: a second separator ('1B:16TiB:1.0001', '1..8..64') is no form
+    # of a range, said as such, not as a stop that does not parse
+    several = tail.count(":") + tail.count("..") > 0 or (sep == ".." and ":" in head)
+    if not head.strip() or not m or several:
+        raise ValueError(
+            f"{axis.name}: cannot parse range {text!r}; a range is {RANGE_FORMS}, "
+            "e.g. '8..4096x2', '8B:16GB'"
+        )
     start = _range_end(axis, text, "start", head.strip())
     stop = _range_end(axis, text, "stop", m["stop"])
     op = m["op"] or ("+" if axis.integer and sep == ".." else "x")
@@ -750,6 +760,9 @@ def _beside(folder: Path, table: dict[str, Any], kind: str) -> dict[str, Any]:
 
 # --- consistency and combinations -------------------------------------------------------------
 _LIMITED_AXES = (
+    "gamma",
+    "mfu",
+    "comm_contention",
     "size",
     "nodes",
     "gpus_per_node",
@@ -780,7 +793,7 @@ _LIMIT_NAMES = {"comm_contention": "contention"}
 def _check_limits(a: dict[str, list[Any]]) -> None:
     """Every limited axis's values within the one limit of every command (costmodel._limits)."""
     for name in _LIMITED_AXES:
-        lim = LIMITS[name]
+        lim = LIMITS[_LIMIT_NAMES.get(name, name)]
         values = a.get(name, [])
         # a plain loop over numbers (1e5 values in ms); Limit.check words the first bad one
         bad = [

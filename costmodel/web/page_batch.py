@@ -208,10 +208,17 @@ def render() -> None:
             {"base_lr": inp["base_lr"], base_key: inp["base_batch"]},
             lr_boxes | {"base_tokens": lr_boxes["base_batch"]},
         )
-        if inp["critical"] is not None and inp["critical"] < 0:  # 0 is the box's "none"
-            raise ValueError(
-                f"critical_batch: must be 0 (none) or a batch size > 0, got {inp['critical']:g}"
-            )
+        crit = inp["critical"]
+        if crit is not None:  # 0 is the box's "none"; else --critical-batch's range, its words
+            from costmodel._limits import LIMITS
+
+            try:
+                LIMITS["critical_batch"].check("critical_batch", crit)
+            except ValueError:
+                rule = LIMITS["critical_batch"].rule
+                raise ValueError(
+                    f"critical_batch: must be 0 (none) or {rule}, got {crit:g}"
+                ) from None
         scaled = batch.scale_learning_rate(
             inp["base_lr"], inp["base_batch"], new, rule=inp["rule"], critical_batch=inp["critical"]
         )
