@@ -17,6 +17,10 @@ def unavailable_reason(op: str, algorithm: str, protocol: str, topo: TopologyInp
     ...                     intra_kind="nvswitch", nvlinks_per_gpu=12)
     >>> unavailable_reason("all_reduce", "nvls", "simple", t)
     'NVLS needs NVLink SHARP (an NVSwitch system with compute capability >= 9.0)'
+    >>> h = topology_inputs(compute_capability=9.0, nodes=1, gpus_per_node=8,
+    ...                     intra_kind="nvswitch", nvlinks_per_gpu=18, nvls=False)
+    >>> unavailable_reason("all_reduce", "nvls", "simple", h)
+    'NVLS is switched off for this cluster (as NCCL_NVLS_ENABLE=0 does), though its NVSwitch has it'
     """
     if op == "all_to_all":
         return None if algorithm == P2P_ALGORITHM else "all_to_all runs only as p2p in NCCL"
@@ -37,6 +41,9 @@ def unavailable_reason(op: str, algorithm: str, protocol: str, topo: TopologyInp
             return "CollNetDirect needs an NVSwitch system"
     if algorithm in ("nvls", "nvls_tree"):
         if not topo.nvls_support:
+            if topo.nvswitch and topo.compute_capability >= 9.0 and topo.gpus_per_node >= 2:
+                # the hardware has NVLink SHARP: NVLS was switched off (NCCL_NVLS_ENABLE=0)
+                return "NVLS is switched off for this cluster (as NCCL_NVLS_ENABLE=0 does), though its NVSwitch has it"
             return "NVLS needs NVLink SHARP (an NVSwitch system with compute capability >= 9.0)"
         if algorithm == "nvls_tree" and topo.nodes == 1:
             return "NVLSTree needs several nodes"
