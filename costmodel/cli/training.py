@@ -331,10 +331,29 @@ def memory(
     zero: _ZeroOpt = 0,
     ranks: Annotated[
         int | None,
-        typer.Option(min=1, help="Data-parallel ranks sharding the state (default 1)."),
+        typer.Option(
+            min=1,
+            help="Data-parallel ranks sharding the state (default one node: --cluster's GPUs "
+            "per node, or --gpus-per-node; with neither, 8, the default cluster dgx-h100's "
+            "node, said on stderr as assumed).",
+        ),
     ] = None,
-    nodes: _NodesOfClusterOpt = None,
-    gpus_per_node: _GpnOfNodesOpt = None,
+    nodes: Annotated[
+        int | None,
+        typer.Option(
+            help="Nodes of --cluster: the ranks are nodes x its GPUs per node, or x "
+            "--gpus-per-node (instead of --ranks; default one node)."
+        ),
+    ] = None,
+    gpus_per_node: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="GPUs per node, a slice of each --cluster node as step, scenario and train take "
+            "it (default: all the preset's GPUs); without --cluster, the GPUs of each of the "
+            "--nodes (default one node: the ranks are G).",
+        ),
+    ] = None,
     strategy: Annotated[
         str | None,
         typer.Option(
@@ -408,7 +427,11 @@ def memory(
     their own, beside the lesson's total (none on one rank). --nodes N with --cluster shards
     over N x the preset's GPUs per node (--gpus-per-node G: a slice of G of each, as step,
     scenario and train count them; without --cluster, N x G ranks and no verdict; not with
-    --ranks).
+    --ranks). Without --ranks and --nodes the state is sharded over one node, the default of
+    every surface (costmodel.hardware.DEFAULT_NODES, as step, scenario, train, the sweeps, the
+    API and the Memory page default): --cluster's GPUs per node (or the --gpus-per-node
+    slice); with no node given at all, 8 ranks, the node of the default cluster dgx-h100 that
+    step prices, said on stderr as "assumed: 8 ranks, one node ...".
     --cuda-context C and --fragmentation f (the Memory and step pages' "CUDA context,
     fragmentation" boxes, strategy_memory's cuda_context_bytes and fragmentation) add C + f x
     what the allocator holds to the total, and so to the verdict, the largest model, the
@@ -451,8 +474,16 @@ def memory(
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
+    # neither --ranks nor --nodes: one node (hardware.DEFAULT_NODES, the default of every
+    # surface): of --cluster, or its --gpus-per-node slice; with no node given, 8 GPUs (the
+    # default cluster's node, as step prices it and the Memory page's N), said as assumed
+    from ..hardware import DEFAULT_NODES, default_ranks
+
+    ranks_assumed = ranks is None and nodes is None and cluster is None and gpus_per_node is None
+    if ranks is None and nodes is None and not ranks_assumed:
+        nodes = DEFAULT_NODES
     # --nodes: x --gpus-per-node, else x --cluster's GPUs per node
-    ranks = _ranks_of_nodes(ranks, nodes, cluster, gpus_per_node) or 1
+    ranks = _ranks_of_nodes(ranks, nodes, cluster, gpus_per_node) or default_ranks()
     st = _strategy_of(strategy, zero)  # --zero 3 --strategy hsdp agree; --zero 1 does not
     if st == "all":
         _check_memory_all(cluster, gpu_memory, group_size, reshard, zero)
@@ -669,6 +700,7 @@ def memory(
     result["notes"] = list(sm.notes if capacity is None else sm.fit_notes(capacity))
     if as_json:
         _print_json(result)
+        _say_assumed_ranks(ranks if ranks_assumed else None)
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
@@ -716,6 +748,7 @@ def memory(
     typer.echo(_kv(rows))
     for n in result["notes"][1:]:
         typer.echo(f"note: {cli_words(n)}")
+    _say_assumed_ranks(ranks if ranks_assumed else None)
 
 
 def _check_memory_all(
@@ -1409,9 +1442,23 @@ def _say_assumed(cluster: str | None) -> None:
     """The cluster ``step`` assumed (none given), on stderr once the answer is computed, as
     ``validate`` says what it assumed: stdout is the answer, and a refusal stays one line."""
     if cluster is not None:
-        typer.echo(
-            f"assumed: cluster {cluster} (the default; --cluster NAME for another)", err=True
+        _assumed_line(f"cluster {cluster} (the default; --cluster NAME for another)")
+
+
+def _say_assumed_ranks(ranks: int | None) -> None:
+    """The ranks ``memory`` assumed (no --ranks, --nodes, --cluster or --gpus-per-node): one
+    node of the default cluster's GPUs (:func:`costmodel.hardware.default_ranks`), said as
+    ``step`` says the cluster it assumed."""
+    if ranks is not None:
+        _assumed_line(
+            f"{units.format_counted(ranks, 'rank')}, one node (the default; --ranks N, or "
+            "--cluster NAME for one node of it, for another)"
         )
+
+
+def _assumed_line(what: str) -> None:
+    """One ``assumed: ...`` line on stderr, after the answer (stdout stays the answer)."""
+    typer.echo(f"assumed: {what}", err=True)
 
 
 def _step_on_cluster(
