@@ -447,10 +447,10 @@ def memory(
     gpus_per_node with --gpus-per-node); --group-size, --reshard and --zero name one layout and
     are refused with it.
 
-    Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
+    Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB on one GPU):
 
     \b
-        costmodel memory --params 7B --recipe mixed-adam --gpu-memory 80GB
+        costmodel memory --params 7B --recipe mixed-adam --gpu-memory 80GB --ranks 1
 
     \b
         costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
