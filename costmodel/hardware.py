@@ -125,6 +125,7 @@ def default_ranks(gpus_per_node: int | None = None) -> int:
     per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else int(gpus_per_node)
     return DEFAULT_NODES * per_node
 
+
 _NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 # quantity kind -> (parser, SI unit, examples shown in messages and in the JSON schema)
 _QUANTITIES: dict[str, tuple[Callable[..., Any], str, tuple[str, ...]]] = {

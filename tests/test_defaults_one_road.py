@@ -37,9 +37,11 @@ def test_the_default_node_is_the_default_clusters_node():
     # and every default node count is the constant
     assert cm.Scenario.model_fields["nodes"].default == hardware.DEFAULT_NODES
     assert inspect.signature(cm.strategy_step).parameters["nodes"].default == hardware.DEFAULT_NODES
+    for command in (cli.step, cli.scenario, cli.train):  # the CLI's --nodes (typer's default)
+        assert inspect.signature(command).parameters["nodes"].default == hardware.DEFAULT_NODES
 
 
-@pytest.mark.parametrize("strategy", ["fsdp", "zero1", "ddp"])
+@pytest.mark.parametrize("strategy", ["fsdp", "zero1", "ddp", "hsdp"])
 def test_memory_without_hardware_is_the_steps_memory_on_its_default_cluster(strategy):
     mem, said = _json("memory", "--strategy", strategy)
     step, _ = _json("step", "--strategy", strategy)

@@ -11,6 +11,7 @@ import typer
 from .. import units
 from ..architecture import LOSS_MODES, RECOMPUTE_MODES
 from ..compute import FP8_GPUS_TEXT
+from ..hardware import DEFAULT_NODES
 from ._common import (
     _MODEL_HELP,
     JsonOpt,
@@ -369,8 +370,9 @@ def memory(
         int | None,
         typer.Option(
             min=1,
-            help="hsdp: GPUs sharding one replica (default with --cluster: one node; without "
-            "it, give it).",
+            help="hsdp: GPUs sharding one replica (default one node: --cluster's, the "
+            "--gpus-per-node slice, or the 8 GPUs assumed without --ranks; --ranks without a "
+            "node: give it).",
         ),
     ] = None,
     reshard: _ReshardOpt = None,
@@ -477,7 +479,7 @@ def memory(
     # neither --ranks nor --nodes: one node (hardware.DEFAULT_NODES, the default of every
     # surface): of --cluster, or its --gpus-per-node slice; with no node given, 8 GPUs (the
     # default cluster's node, as step prices it and the Memory page's N), said as assumed
-    from ..hardware import DEFAULT_NODES, default_ranks
+    from ..hardware import default_ranks
 
     ranks_assumed = ranks is None and nodes is None and cluster is None and gpus_per_node is None
     if ranks is None and nodes is None and not ranks_assumed:
@@ -552,6 +554,10 @@ def memory(
         from .. import presets
 
         gpn = int(presets.cluster(cluster, field="cluster").gpus_per_node)
+    elif ranks_assumed:  # the node assumed (the default cluster's), as step's hsdp on it
+        from ..hardware import DEFAULT_GPUS_PER_NODE
+
+        gpn = DEFAULT_GPUS_PER_NODE
     lkw = memory_layout(
         st,
         ranks,
@@ -1111,7 +1117,7 @@ def step(
             "the API's strategy_step, unless --ranks/--bandwidth give one link)."
         ),
     ] = None,
-    nodes: _NodesOpt = 1,
+    nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
     ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
     bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
@@ -2109,7 +2115,7 @@ def scenario(
     params: _ParamsOpt = None,
     arch: _ArchOpt = None,
     cluster: _ClusterOpt = "dgx-h100",
-    nodes: _NodesOpt = 1,
+    nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,
@@ -2593,7 +2599,7 @@ def train(
     params: _ParamsOpt = None,
     arch: _ArchOpt = None,
     cluster: _ClusterOpt = "dgx-h100",
-    nodes: _NodesOpt = 1,
+    nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,

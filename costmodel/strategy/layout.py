@@ -239,9 +239,7 @@ class Layout(BaseModel):
         description="data-parallel ranks (GPUs); default one node: gpus_per_node "
         "(hardware.default_ranks)",
     )
-    gpus_per_node: int = Field(
-        DEFAULT_GPUS_PER_NODE, ge=1, le=4096, description="GPUs per node"
-    )
+    gpus_per_node: int = Field(DEFAULT_GPUS_PER_NODE, ge=1, le=4096, description="GPUs per node")
     group_size: int | None = Field(
         None,
         ge=1,

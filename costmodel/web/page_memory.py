@@ -92,9 +92,7 @@ def _inputs() -> dict:
     )
     # one node, the default of every surface (hardware.default_ranks: the page has a GPU, not
     # a cluster, so 8, the default cluster's node, as `costmodel memory` without --cluster)
-    ranks = bound_number(
-        c3, "Data-parallel ranks N", value=default_ranks(), step=1, key="dp_ranks"
-    )
+    ranks = bound_number(c3, "Data-parallel ranks N", value=default_ranks(), step=1, key="dp_ranks")
     c1, c2, c3 = st.columns(3)
     stage = bound_choice(
         c1,
