@@ -101,6 +101,31 @@ _FABRIC_OF_KIND: dict[str, str] = {
 #: validation context key: when true, quantities must be strings with units (preset files)
 REQUIRE_UNITS = "require_units"
 
+#: The data-parallel size a memory or step question gets when none is given, on every surface
+#: (``costmodel memory``/``step``/``scenario``/``train``, the memory and step sweeps,
+#: ``strategy_step``, ``Scenario``, ``Layout``, the Memory page): one node. With a cluster (given
+#: or the default one) that is its GPUs per node (or the slice of them asked for);
+#: :func:`default_ranks` is the rule.
+DEFAULT_NODES = 1
+#: The GPUs of that node where no hardware is given at all (``costmodel memory`` without
+#: ``--cluster``/``--gpu-memory``, a memory sweep without ``preset``, ``Layout`` without
+#: ``gpus_per_node``, the Memory page's "Data-parallel ranks N"): a DGX/HGX node's 8, the node
+#: of the default cluster ``dgx-h100`` that ``step``, ``scenario`` and ``train`` assume.
+DEFAULT_GPUS_PER_NODE = 8
+
+
+def default_ranks(gpus_per_node: int | None = None) -> int:
+    """The data-parallel ranks a memory or step question defaults to [-]: :data:`DEFAULT_NODES`
+    nodes of ``gpus_per_node`` GPUs (a cluster's, or the slice of its node asked for), or of
+    :data:`DEFAULT_GPUS_PER_NODE` where no hardware gives a node.
+
+    >>> default_ranks(), default_ranks(4)
+    (8, 4)
+    """
+    per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else int(gpus_per_node)
+    return DEFAULT_NODES * per_node
+
+
 _NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 # quantity kind -> (parser, SI unit, examples shown in messages and in the JSON schema)
 _QUANTITIES: dict[str, tuple[Callable[..., Any], str, tuple[str, ...]]] = {

@@ -624,7 +624,10 @@ def training_memory(
     zero_stage : {0, 1, 2, 3}
         0 = plain DDP (everything replicated), 1/2/3 = ZeRO stage (3 = FSDP full sharding).
     dp_ranks : array_like
-        Data-parallel ranks the state is sharded over [-] (no effect at stage 0).
+        Data-parallel ranks the state is sharded over [-] (no effect at stage 0). Its default
+        1 is the lesson's per-GPU formula with nothing sharded: this is a formula, not the
+        planner's default, which is one node (:data:`costmodel.hardware.DEFAULT_NODES`, 8 ranks
+        without a cluster: ``costmodel memory``, ``Layout``, ``strategy_step``, the Memory page).
     activations_bytes : array_like
         Activation memory per rank [B] (e.g. from :func:`activation_bytes`); default 0.
     ddp_bucket_copy : bool
@@ -860,7 +863,9 @@ def max_params(
     :math:`P_{max} = \max(0, \lfloor (M_{GPU} - c) / a \rfloor)`: a whole count of parameters
     (a float with no fraction), 0 when even one parameter does not fit (the fixed part fills
     the card, or one parameter's state alone is larger than what is left). Arguments as for
-    :func:`training_memory` (bytes per parameter and ZeRO sharding: Rajbhandari et al. 2020).
+    :func:`training_memory` (bytes per parameter and ZeRO sharding: Rajbhandari et al. 2020);
+    ``dp_ranks=1`` is the lesson's formula on one rank, not the planner's default of one node
+    (:data:`costmodel.hardware.DEFAULT_NODES`).
 
     Examples
     --------

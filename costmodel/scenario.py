@@ -56,6 +56,7 @@ from pydantic.config import ExtraValues
 from . import units
 from ._limits import LIMITS, MAX_NODES, validation_parts
 from .compute import FP8_GPUS_TEXT
+from .hardware import DEFAULT_NODES
 from .strategy.layout import DEFAULT_COMM_CONTENTION
 
 MAX_SEARCH_FACTOR = 1024.0
@@ -287,7 +288,12 @@ class Scenario(BaseModel):
     )
     cluster: str = Field("dgx-h100", description="cluster preset name")
     # the one node limit of every command, the sweep and the API (a Cluster holds as many)
-    nodes: int = Field(1, ge=1, le=MAX_NODES, description="nodes of the preset")
+    nodes: int = Field(
+        DEFAULT_NODES,
+        ge=1,
+        le=MAX_NODES,
+        description="nodes of the preset (default one node: hardware.DEFAULT_NODES)",
+    )
     gpus_per_node: int | None = Field(
         None, ge=1, le=4096, description="GPUs per node (default: the preset's)"
     )

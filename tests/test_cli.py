@@ -100,7 +100,8 @@ def test_collective_all_algorithms_and_sizes():
 
 # --- memory, batch, step ----------------------------------------------------------------------
 def test_memory_lesson_examples():
-    d = run_json("memory", "--params", "7B", "--gpu-memory", "80GB")
+    # the lesson's one GPU, asked for (the default is one node, 8 ranks without a cluster)
+    d = run_json("memory", "--params", "7B", "--gpu-memory", "80GB", "--ranks", "1")
     assert d["memory_bytes"] == pytest.approx(7e9 * 16, rel=1e-12)  # lesson: 112 GB
     assert d["fits"] is False
     assert d["max_params"] == pytest.approx(5e9, rel=1e-12)  # lesson: 80 GB / 16 B = 5B
@@ -115,7 +116,7 @@ def test_memory_lesson_examples():
     assert d["fits"] is True
     # the lesson's N = ceil(S / (M - R)) without the buffers; the buffers can only add ranks
     assert d["min_ranks"] >= memory.min_ranks(30e9, 80e9, zero_stage=3)
-    text = run("memory", "--params", "7B", "--gpu-memory", "80GB").stdout
+    text = run("memory", "--params", "7B", "--gpu-memory", "80GB", "--ranks", "1").stdout
     assert "112 GB" in text and "fits" in text and "no" in text
 
 

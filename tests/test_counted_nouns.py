@@ -105,7 +105,7 @@ def test_step_page_scaling_warning_names_one_node_in_the_singular():
 
 
 def test_cli_memory_on_one_rank_says_rank():
-    out = run("memory", "--params", "7B").stdout
+    out = run("memory", "--params", "7B", "--ranks", "1").stdout
     assert "ZeRO-0 over 1 rank " in out, out.splitlines()[0]
     out = run("memory", "--params", "7B", "--ranks", "8").stdout
     assert "ZeRO-0 over 8 ranks " in out, out.splitlines()[0]

@@ -111,7 +111,8 @@ def test_largest_model_and_fewest_ranks_are_bounds_of_the_same_total():
 
 def test_one_rank_keeps_the_lesson_numbers():
     # one rank communicates nothing: 7B under mixed-precision Adam needs 112 GB (16 B/param)
-    d = _cli("--params", "7B", "--gpu-memory", "80GB")
+    # (the lesson's one GPU, asked for: the default is one node of 8)
+    d = _cli("--params", "7B", "--gpu-memory", "80GB", "--ranks", "1")
     assert d["memory_bytes"] == d["lesson_memory_bytes"] == pytest.approx(112e9, rel=1e-12)
     assert d["max_params"] == pytest.approx(5e9, rel=1e-9)
     assert stage_memory(3, 1, 7e9).total_bytes == pytest.approx(112e9, rel=1e-12)

@@ -124,13 +124,14 @@ def test_sweep_notes_say_the_tight_fit(kind: str, axis: str) -> None:
 
 
 def test_memory_sweep_of_bare_counts_says_it_row_by_row() -> None:
-    # 5.2B and 4B parameters on one 85.9 GB card: 83.2 GB (3.1 % spare) and 64 GB
-    df = sweep.sweep(kind="memory", params=[5.2e9, 4e9], gpu_memory=85.9e9)
+    # 5.2B and 4B parameters on one 85.9 GB card: 83.2 GB (3.1 % spare) and 64 GB (one rank,
+    # asked for: without ranks the sweep shards over one node, 8 ranks)
+    df = sweep.sweep(kind="memory", params=[5.2e9, 4e9], gpu_memory=85.9e9, ranks=1)
     tight, roomy = (row.split(NOTES_SEPARATOR) for row in df["notes"])
     assert tight[0] == roomy[0]  # the activations' line, as before
     assert tight[-1].startswith("fits with 3.1% headroom") and not _tight(roomy)
     # no card, no verdict: no note
-    none = sweep.sweep(kind="memory", params=[5.2e9])
+    none = sweep.sweep(kind="memory", params=[5.2e9], ranks=1)
     assert "fits" not in none.columns and not _tight(none["notes"].iloc[0].split(NOTES_SEPARATOR))
 
 

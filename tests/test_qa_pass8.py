@@ -332,7 +332,12 @@ def test_the_same_configuration_twice_takes_the_same_time():
 @pytest.mark.parametrize(
     ("args", "option", "meant"),
     [
-        (("memory", "--params", "7B", "--gpu-memory", "80"), "--gpu-memory 80", "80GB"),
+        # one rank given: the default (one node, 8 ranks) is said on stderr as assumed
+        (
+            ("memory", "--params", "7B", "--gpu-memory", "80", "--ranks", "1"),
+            "--gpu-memory 80",
+            "80GB",
+        ),
         (("step", *LLAMA, "--cluster", "dgx-h100", "--bucket", "25"), "--bucket 25", "25MiB"),
         (("scenario", *LLAMA, "--bucket", "25"), "--bucket 25", "25MiB"),
         (("train", *LLAMA, "--bucket", "25", "--tokens", "1T"), "--bucket 25", "25MiB"),

@@ -11,6 +11,7 @@ import typer
 from .. import units
 from ..architecture import LOSS_MODES, RECOMPUTE_MODES
 from ..compute import FP8_GPUS_TEXT
+from ..hardware import DEFAULT_NODES
 from ._common import (
     _MODEL_HELP,
     JsonOpt,
@@ -331,10 +332,29 @@ def memory(
     zero: _ZeroOpt = 0,
     ranks: Annotated[
         int | None,
-        typer.Option(min=1, help="Data-parallel ranks sharding the state (default 1)."),
+        typer.Option(
+            min=1,
+            help="Data-parallel ranks sharding the state (default one node: --cluster's GPUs "
+            "per node, or --gpus-per-node; with neither, 8, the default cluster dgx-h100's "
+            "node, said on stderr as assumed).",
+        ),
     ] = None,
-    nodes: _NodesOfClusterOpt = None,
-    gpus_per_node: _GpnOfNodesOpt = None,
+    nodes: Annotated[
+        int | None,
+        typer.Option(
+            help="Nodes of --cluster: the ranks are nodes x its GPUs per node, or x "
+            "--gpus-per-node (instead of --ranks; default one node)."
+        ),
+    ] = None,
+    gpus_per_node: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="GPUs per node, a slice of each --cluster node as step, scenario and train take "
+            "it (default: all the preset's GPUs); without --cluster, the GPUs of each of the "
+            "--nodes (default one node: the ranks are G).",
+        ),
+    ] = None,
     strategy: Annotated[
         str | None,
         typer.Option(
@@ -350,8 +370,9 @@ def memory(
         int | None,
         typer.Option(
             min=1,
-            help="hsdp: GPUs sharding one replica (default with --cluster: one node; without "
-            "it, give it).",
+            help="hsdp: GPUs sharding one replica (default one node: --cluster's, the "
+            "--gpus-per-node slice, or the 8 GPUs assumed without --ranks; --ranks without a "
+            "node: give it).",
         ),
     ] = None,
     reshard: _ReshardOpt = None,
@@ -408,7 +429,11 @@ def memory(
     their own, beside the lesson's total (none on one rank). --nodes N with --cluster shards
     over N x the preset's GPUs per node (--gpus-per-node G: a slice of G of each, as step,
     scenario and train count them; without --cluster, N x G ranks and no verdict; not with
-    --ranks).
+    --ranks). Without --ranks and --nodes the state is sharded over one node, the default of
+    every surface (costmodel.hardware.DEFAULT_NODES, as step, scenario, train, the sweeps, the
+    API and the Memory page default): --cluster's GPUs per node (or the --gpus-per-node
+    slice); with no node given at all, 8 ranks, the node of the default cluster dgx-h100 that
+    step prices, said on stderr as "assumed: 8 ranks, one node ...".
     --cuda-context C and --fragmentation f (the Memory and step pages' "CUDA context,
     fragmentation" boxes, strategy_memory's cuda_context_bytes and fragmentation) add C + f x
     what the allocator holds to the total, and so to the verdict, the largest model, the
@@ -424,10 +449,10 @@ def memory(
     gpus_per_node with --gpus-per-node); --group-size, --reshard and --zero name one layout and
     are refused with it.
 
-    Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB):
+    Examples (lesson: a 7B model under mixed-precision Adam needs 112 GB on one GPU):
 
     \b
-        costmodel memory --params 7B --recipe mixed-adam --gpu-memory 80GB
+        costmodel memory --params 7B --recipe mixed-adam --gpu-memory 80GB --ranks 1
 
     \b
         costmodel memory --arch llama-3.1-70b --zero-stage 3 --ranks 64 --seq 4096
@@ -451,8 +476,16 @@ def memory(
 
     if params is None and arch is None:
         raise ValueError("--params or --arch: give a parameter count or an architecture")
+    # neither --ranks nor --nodes: one node (hardware.DEFAULT_NODES, the default of every
+    # surface): of --cluster, or its --gpus-per-node slice; with no node given, 8 GPUs (the
+    # default cluster's node, as step prices it and the Memory page's N), said as assumed
+    from ..hardware import default_ranks
+
+    ranks_assumed = ranks is None and nodes is None and cluster is None and gpus_per_node is None
+    if ranks is None and nodes is None and not ranks_assumed:
+        nodes = DEFAULT_NODES
     # --nodes: x --gpus-per-node, else x --cluster's GPUs per node
-    ranks = _ranks_of_nodes(ranks, nodes, cluster, gpus_per_node) or 1
+    ranks = _ranks_of_nodes(ranks, nodes, cluster, gpus_per_node) or default_ranks()
     st = _strategy_of(strategy, zero)  # --zero 3 --strategy hsdp agree; --zero 1 does not
     if st == "all":
         _check_memory_all(cluster, gpu_memory, group_size, reshard, zero)
@@ -521,6 +554,10 @@ def memory(
         from .. import presets
 
         gpn = int(presets.cluster(cluster, field="cluster").gpus_per_node)
+    elif ranks_assumed:  # the node assumed (the default cluster's), as step's hsdp on it
+        from ..hardware import DEFAULT_GPUS_PER_NODE
+
+        gpn = DEFAULT_GPUS_PER_NODE
     lkw = memory_layout(
         st,
         ranks,
@@ -669,6 +706,7 @@ def memory(
     result["notes"] = list(sm.notes if capacity is None else sm.fit_notes(capacity))
     if as_json:
         _print_json(result)
+        _say_assumed_ranks(ranks if ranks_assumed else None)
         return
     if fa is not None:
         typer.echo(_fit_text(fa))
@@ -716,6 +754,7 @@ def memory(
     typer.echo(_kv(rows))
     for n in result["notes"][1:]:
         typer.echo(f"note: {cli_words(n)}")
+    _say_assumed_ranks(ranks if ranks_assumed else None)
 
 
 def _check_memory_all(
@@ -1078,7 +1117,7 @@ def step(
             "the API's strategy_step, unless --ranks/--bandwidth give one link)."
         ),
     ] = None,
-    nodes: _NodesOpt = 1,
+    nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
     ranks: Annotated[int | None, typer.Option(min=1, help="Ranks (with --bandwidth).")] = None,
     bandwidth: Annotated[str | None, typer.Option(help="Per-direction bandwidth: 50GB/s.")] = None,
@@ -1409,9 +1448,23 @@ def _say_assumed(cluster: str | None) -> None:
     """The cluster ``step`` assumed (none given), on stderr once the answer is computed, as
     ``validate`` says what it assumed: stdout is the answer, and a refusal stays one line."""
     if cluster is not None:
-        typer.echo(
-            f"assumed: cluster {cluster} (the default; --cluster NAME for another)", err=True
+        _assumed_line(f"cluster {cluster} (the default; --cluster NAME for another)")
+
+
+def _say_assumed_ranks(ranks: int | None) -> None:
+    """The ranks ``memory`` assumed (no --ranks, --nodes, --cluster or --gpus-per-node): one
+    node of the default cluster's GPUs (:func:`costmodel.hardware.default_ranks`), said as
+    ``step`` says the cluster it assumed."""
+    if ranks is not None:
+        _assumed_line(
+            f"{units.format_counted(ranks, 'rank')}, one node (the default; --ranks N, or "
+            "--cluster NAME for one node of it, for another)"
         )
+
+
+def _assumed_line(what: str) -> None:
+    """One ``assumed: ...`` line on stderr, after the answer (stdout stays the answer)."""
+    typer.echo(f"assumed: {what}", err=True)
 
 
 def _step_on_cluster(
@@ -2068,7 +2121,7 @@ def scenario(
     params: _ParamsOpt = None,
     arch: _ArchOpt = None,
     cluster: _ClusterOpt = "dgx-h100",
-    nodes: _NodesOpt = 1,
+    nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,
@@ -2552,7 +2605,7 @@ def train(
     params: _ParamsOpt = None,
     arch: _ArchOpt = None,
     cluster: _ClusterOpt = "dgx-h100",
-    nodes: _NodesOpt = 1,
+    nodes: _NodesOpt = DEFAULT_NODES,
     gpus_per_node: _GpnOpt = None,
     recipe: _RecipeOpt = "mixed-adam",
     zero: _ZeroOpt = 0,

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..hardware import DEFAULT_NODES
 from ..verdict import (
     GAP_RESOLUTION,
     WITHIN,
@@ -359,7 +360,7 @@ def advise(
     params: float | str | None = None,
     *,
     cluster: Any = "dgx-h100",
-    nodes: int = 1,
+    nodes: int = DEFAULT_NODES,
     strategies: list[str | dict[str, Any]] | None = None,
     model: str = "nccl",
     band: bool = True,
@@ -437,7 +438,7 @@ def layout_calls(
     params: float | None = None,
     *,
     cluster: Any = "dgx-h100",
-    nodes: int = 1,
+    nodes: int = DEFAULT_NODES,
     strategies: list[str | dict[str, Any]] | None = None,
     model: str = "nccl",
     band: bool = True,
@@ -759,7 +760,7 @@ def fit_suggestions(
     params: float | str | None = None,
     *,
     cluster: Any = "dgx-h100",
-    nodes: int = 1,
+    nodes: int = DEFAULT_NODES,
     strategy: str = "ddp",
     micro_batch: int = 1,
     accumulation: int = 1,

@@ -41,6 +41,7 @@ from pydantic import (
 )
 
 from .._limits import validation_parts
+from ..hardware import DEFAULT_GPUS_PER_NODE, default_ranks
 
 Strategy = Literal["ddp", "zero1", "zero2", "fsdp", "hsdp"]
 STRATEGIES: tuple[str, ...] = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
@@ -207,6 +208,13 @@ class LayoutError(ValidationError):
 class Layout(BaseModel):
     """A data-parallel layout, validated on construction (frozen).
 
+    ``ranks`` defaults to one node of ``gpus_per_node`` (8 unless given), the data-parallel
+    size every surface asks a memory or step question at when none is given
+    (:data:`costmodel.hardware.DEFAULT_NODES`, :func:`costmodel.hardware.default_ranks`):
+
+    >>> Layout(strategy="fsdp").ranks, Layout(strategy="fsdp", gpus_per_node=4).ranks
+    (8, 4)
+
     Errors name the field and its allowed values, on one line (:class:`LayoutError`):
 
     >>> Layout(strategy="fsdp", ranks=0)
@@ -224,8 +232,14 @@ class Layout(BaseModel):
             raise LayoutError.of(exc) from None
 
     strategy: Strategy = Field("ddp", description="ddp, zero1, zero2, fsdp or hsdp")
-    ranks: int = Field(1, ge=1, le=1_000_000_000, description="data-parallel ranks (GPUs)")
-    gpus_per_node: int = Field(8, ge=1, le=4096, description="GPUs per node")
+    ranks: int = Field(
+        default_ranks(),
+        ge=1,
+        le=1_000_000_000,
+        description="data-parallel ranks (GPUs); default one node: gpus_per_node "
+        "(hardware.default_ranks)",
+    )
+    gpus_per_node: int = Field(DEFAULT_GPUS_PER_NODE, ge=1, le=4096, description="GPUs per node")
     group_size: int | None = Field(
         None,
         ge=1,
@@ -255,6 +269,17 @@ class Layout(BaseModel):
         le=1.0,
         description="compute slows to 1 - c while a collective runs (0 = perfect overlap)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_node(cls, data: Any) -> Any:
+        """``ranks`` not given: one node of ``gpus_per_node`` (the default of every surface,
+        :func:`costmodel.hardware.default_ranks`), so ``Layout(gpus_per_node=4)`` is 4 ranks."""
+        if isinstance(data, dict) and "ranks" not in data:
+            gpn = data.get("gpus_per_node")
+            if isinstance(gpn, int) and not isinstance(gpn, bool) and 1 <= gpn <= 4096:
+                return {**data, "ranks": default_ranks(gpn)}
+        return data
 
     @field_validator(
         "ranks", "gpus_per_node", "group_size", "bucket_cap_bytes", "comm_contention", mode="before"

@@ -50,6 +50,7 @@ import numpy as np
 
 from .._checks import FasterThanPeakError
 from .._limits import choice_names
+from ..hardware import DEFAULT_NODES
 from . import ddp as _ddp
 from . import fsdp as _fsdp
 from . import zero as _zero
@@ -582,7 +583,7 @@ def _prepare_step(
     *,
     arch: Any = None,
     cluster: Any = "dgx-h100",
-    nodes: int = 1,
+    nodes: int = DEFAULT_NODES,
     gpus_per_node: int | None = None,
     layout: Layout | None = None,
     strategy: str = "ddp",

@@ -144,7 +144,10 @@ def sweep(
         :func:`costmodel.strategy.memory.stage_memory` as ``costmodel memory --arch`` calls it
         (:func:`~costmodel.sweep.evaluate.memory_row`); a ``zero_stage`` or a ``strategy`` (with
         ``group_size``, ``reshard_after_forward``) names the layout, as ``costmodel memory
-        --strategy`` (:func:`costmodel.strategy.memory.memory_layout`). ``"step"``: one
+        --strategy`` (:func:`costmodel.strategy.memory.memory_layout`); without a ``ranks``
+        axis the rows shard over one node (:func:`costmodel.hardware.default_ranks`: the
+        ``preset``'s GPUs per node or its ``gpus_per_node`` slice, else 8), as ``costmodel
+        memory`` without ``--ranks``. ``"step"``: one
         :func:`costmodel.strategy.strategy_step` per row; with ``tokens`` (a token budget) and
         optionally ``price`` (presets, at most one per GPU) or ``usd_per_gpu_hour`` (one typed
         rate for every row: a ``UserWarning`` names the GPUs when the rows span several), each row

@@ -575,6 +575,19 @@ def memory_layout_of(cat: dict[str, Any], ranks: int, get_cluster: Any = None) -
     )
 
 
+def _memory_ranks(cat: dict[str, Any], n: int, get_cluster: Any) -> np.ndarray:
+    """The ranks of ``n`` memory rows without a ``ranks`` axis: one node
+    (:func:`costmodel.hardware.default_ranks`, the default of every surface), the preset's
+    GPUs per node or ``cat``'s slice of it, else 8 (no preset: ``costmodel memory`` without
+    ``--cluster``)."""
+    from ..hardware import default_ranks
+
+    gpn = cat.get("gpus_per_node")
+    if gpn is None and cat.get("preset") is not None and get_cluster is not None:
+        gpn = int(get_cluster(cat["preset"], 1, None).gpus_per_node)
+    return np.full(n, default_ranks(gpn), dtype=np.int64)
+
+
 def _layout_columns(
     cat: dict[str, Any], ranks: np.ndarray, get_cluster: Any
 ) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
@@ -633,7 +646,7 @@ def _eval_memory(
     if cat.get("arch") is not None:
         return _eval_memory_arch(cat, num, get_cluster)
     params = num["params"].astype(float)
-    ranks = num.get("ranks", np.ones(len(params), dtype=np.int64))
+    ranks = num["ranks"] if "ranks" in num else _memory_ranks(cat, len(params), get_cluster)
     given = num.get("activations")  # costmodel memory --activations [B]; None: 0
     lay_cols, group, lkw = _layout_columns(cat, ranks, get_cluster)
     zero = int(lay_cols["zero_stage"])
@@ -758,7 +771,7 @@ def _eval_memory_arch(
     answer to the same question."""
     n = len(next(iter(num.values()))) if num else 1
     ones = np.ones(n, dtype=np.int64)
-    ranks = num.get("ranks", ones)
+    ranks = num["ranks"] if "ranks" in num else _memory_ranks(cat, n, get_cluster)
     seq = num.get("sequence_length", np.full(n, 4096, dtype=np.int64))
     micro = num.get("micro_batch", ones)
     given = num.get("activations")

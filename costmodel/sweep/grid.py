@@ -1044,6 +1044,7 @@ def _check_memory_layout(a: dict[str, list[Any]]) -> None:
     chosen = _check_strategy_options(a)
     if "strategy" not in a:
         return
+    from ..hardware import default_ranks
     from ..strategy.memory import memory_layout
 
     nodes: list[int | None] = [None]
@@ -1061,7 +1062,8 @@ def _check_memory_layout(a: dict[str, list[Any]]) -> None:
         for gpn in dict.fromkeys(nodes):
             for group in a.get("group_size", [None]):
                 for reshard in a.get("reshard_after_forward", [None]):
-                    for ranks in a.get("ranks", [1]):
+                    # no ranks axis: one node (its slice), the rows' default (_memory_ranks)
+                    for ranks in a.get("ranks", [default_ranks(gpn)]):
                         memory_layout(
                             st,
                             int(ranks),
@@ -1480,6 +1482,7 @@ def _all_memory_combos(
     the layout's keywords and ``pinned`` the block's ``ranks``. The list ``costmodel memory
     --strategy all`` prints (with ``--gpus-per-node``: that slice)."""
     from .. import presets
+    from ..hardware import default_ranks
     from ..strategy.advisor import candidate_layouts
 
     block = math.prod(len(a.get(n, [None])) for n in numeric if n not in _PINNED_AXES)
@@ -1490,7 +1493,8 @@ def _all_memory_combos(
         if name not in gpn:
             gpn[name] = int(presets.cluster(name, field="preset").gpus_per_node)
         per_node = gpn[name] if cat["gpus_per_node"] is None else int(cat["gpus_per_node"])
-        for ranks in a.get("ranks", [1]):
+        # no ranks axis: one node of the preset (its slice), as costmodel memory --cluster
+        for ranks in a.get("ranks", [default_ranks(per_node)]):
             for kw in candidate_layouts(int(ranks), per_node):
                 yield (
                     {

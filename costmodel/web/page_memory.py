@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from costmodel import architecture, memory, plots
+from costmodel.hardware import DEFAULT_GPUS_PER_NODE, default_ranks
 from costmodel.strategy.layout import STRATEGY_OF_STAGE
 from costmodel.strategy.memory import fit_notes, memory_notes
 from costmodel.units import format_bytes, format_bytes_pair, format_count
@@ -89,7 +90,9 @@ def _inputs() -> dict:
         f"({memory.RECIPES[recipe].bytes_per_param:g} B/param). "
         f"Source: {memory.RECIPES[recipe].source}"
     )
-    ranks = bound_number(c3, "Data-parallel ranks N", value=8, step=1, key="dp_ranks")
+    # one node, the default of every surface (hardware.default_ranks: the page has a GPU, not
+    # a cluster, so 8, the default cluster's node, as `costmodel memory` without --cluster)
+    ranks = bound_number(c3, "Data-parallel ranks N", value=default_ranks(), step=1, key="dp_ranks")
     c1, c2, c3 = st.columns(3)
     stage = bound_choice(
         c1,
@@ -287,7 +290,14 @@ def _zero3_layout(where: object, stage: int) -> tuple[str, int | None, bool] | N
     group = None
     if strategy == "hsdp":
         group = int(
-            bound_number(where, "HSDP group [GPUs]", value=8, step=1, min_value=1, key="mem_group")
+            bound_number(
+                where,
+                "HSDP group [GPUs]",
+                value=DEFAULT_GPUS_PER_NODE,
+                step=1,
+                min_value=1,
+                key="mem_group",
+            )
         )
     reshard = where.checkbox(  # type: ignore[attr-defined]
         "reshard_after_forward (FULL_SHARD; off = SHARD_GRAD_OP)",
