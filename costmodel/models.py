@@ -463,7 +463,7 @@ def _check_lesson_nvls(c: Cluster, nodes: ArrayLike) -> None:
         where = (
             f"IB SHARP across nodes: cluster {c.name!r} has `sharp` {c.sharp} and `nodes` {worst}"
             if worst > 1
-            else f"NVLink SHARP inside the node: cluster {c.name!r} has `nvls` {c.nvls}"
+            else f"NVLink SHARP inside the node: cluster {c.name!r} has NVLS off"
         )
         raise ValueError(
             f"algorithm: 'nvls' (in-network reduction) needs {where}; allowed here: "
@@ -565,7 +565,7 @@ def _textbook(
     elif algo == "nvls" and not (c.nvls and np.max(n) == 1):
         raise ValueError(
             f"algorithm: 'nvls' needs in-switch reduction inside one node; cluster {c.name!r} has "
-            f"`nvls` {c.nvls} and `nodes` {int(np.max(n))}; allowed here: "
+            f"NVLS {'on' if c.nvls else 'off'} and `nodes` {int(np.max(n))}; allowed here: "
             + _allowed_without_nvls(TEXTBOOK)
         )
     elif op == "all_reduce" and algo == "ring":

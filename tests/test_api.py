@@ -140,7 +140,7 @@ def test_vectorized_sizes_over_a_cluster():
         (lambda: cm.allreduce_time(1e9, "dgx-a100", algorithm="nvls"), r"'nvls' needs in-switch"),
         (
             lambda: cm.allreduce_time(1e9, 16, "dgx-h100", algorithm="nvls"),
-            r"`nvls` True and `nodes` 2",
+            r"NVLS on and `nodes` 2",
         ),
         (
             lambda: cm.collective_time("all_gather", 1e9, "dgx-h100", algorithm="hierarchical"),

@@ -696,8 +696,15 @@ def test_validate_bom_and_utf16_logs_parse_and_other_encodings_get_a_clear_error
     assert_clean(at)
     assert metrics(at)["Peak measured busbw"] == "366 GB/s"
     at.file_uploader(key="val_upload").set_value(
-        (REFERENCE, text + b"caf\xe9\n", "text/plain")  # Latin-1: refused
+        (REFERENCE, text + b"caf\xe9\n", "text/plain")  # a Latin-1 byte after the rows: said
     ).run()
+    assert_clean(at)
+    assert metrics(at)["Peak measured busbw"] == "366 GB/s"
+    assert any("not UTF-8" in _text(w.value) for w in at.warning), [w.value for w in at.warning]
+    row = next(line for line in text.splitlines() if line.strip().startswith(b"1048576 "))
+    at.file_uploader(key="val_upload").set_value(
+        (REFERENCE, text.replace(row, row.replace(b"float", b"fl\xe9at", 1), 1), "text/plain")
+    ).run()  # the byte inside a result row: refused
     assert_clean(at)
     assert any("Log file" in _text(e.value) and "UTF" in _text(e.value) for e in at.error), [
         e.value for e in at.error

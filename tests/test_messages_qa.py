@@ -272,8 +272,8 @@ def test_nvls_across_nodes_names_the_nodes_field_and_the_flag():
 
     with pytest.raises(ValueError, match="'nvls' needs in-switch reduction") as e:
         cm.allreduce_time(1e9, 16, "dgx-h100", algorithm="nvls")
-    _no_flag_no_repr(str(e.value), "nvls", "nodes")
-    assert "has `nvls` True and `nodes` 2; allowed here: " in str(e.value)
+    _no_flag_no_repr(str(e.value), "nodes")
+    assert "has NVLS on and `nodes` 2; allowed here: " in str(e.value)
     line = _cli_line(
         (
             "collective",
@@ -290,7 +290,7 @@ def test_nvls_across_nodes_names_the_nodes_field_and_the_flag():
             "textbook",
         ),  # fmt: skip
         "--algorithm: 'nvls' needs in-switch reduction inside one node",
-        "has nvls True and --nodes 2; allowed here: auto, ring",
+        "has NVLS on and --nodes 2; allowed here: auto, ring",
     )
     assert "nodes=" not in line
 
