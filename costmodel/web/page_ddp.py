@@ -186,6 +186,8 @@ def _inputs() -> dict:
         index=clusters.index("dgx-h100") if "dgx-h100" in clusters else 0,
         key="ddp_cluster",
     )
+    # the page opens on 4 nodes, a step whose timeline crosses the network; the CLI and the API
+    # ask one node when none is given (hardware.DEFAULT_NODES): a page decision, in the README
     nodes = bound_number(c[2], "Nodes", value=4, step=1, key="ddp_nodes")
     model = bound_choice(
         c[3],
