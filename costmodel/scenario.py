@@ -54,10 +54,10 @@ from pydantic import (
 from pydantic.config import ExtraValues
 
 from . import units
-from ._limits import LIMITS, MAX_NODES, validation_parts
+from ._limits import LIMITS, MAX_NODES
 from .compute import FP8_GPUS_TEXT
 from .hardware import DEFAULT_NODES
-from .strategy.layout import DEFAULT_COMM_CONTENTION
+from .strategy.layout import DEFAULT_COMM_CONTENTION, OneLineValidationError
 
 MAX_SEARCH_FACTOR = 1024.0
 """Flip searches stop at this factor of change (beyond it the suggestion is 'not reachable')."""
@@ -141,7 +141,7 @@ class _Clusters:
         return self._fns[nodes]
 
 
-class ScenarioError(ValidationError):
+class ScenarioError(OneLineValidationError):
     """A refused Scenario: pydantic's ``ValidationError`` (``errors()``, ``title``, caught as
     ``ValidationError`` or ``ValueError``) whose text is one line naming each field and its
     allowed range, the project's rule for bad input, with no pydantic URL or input dump:
@@ -151,21 +151,6 @@ class ScenarioError(ValidationError):
     The CLI's one line and the app's red message are built from the same parts
     (:func:`costmodel._limits.validation_parts`), with the option or box the user typed.
     """
-
-    def __str__(self) -> str:
-        return "; ".join(validation_parts(self, got=True))
-
-    @classmethod
-    def of(cls, exc: ValidationError) -> ValidationError:
-        """``exc`` as a ScenarioError (the same errors); ``exc`` itself if pydantic cannot
-        rebuild one of its errors."""
-        details: list[Any] = [
-            {k: e[k] for k in ("type", "loc", "input", "ctx") if k in e} for e in exc.errors()
-        ]
-        try:
-            return cls.from_exception_data(exc.title, details)
-        except Exception:  # noqa: BLE001  (an error type pydantic cannot rebuild: keep it)
-            return exc
 
 
 class Scenario(BaseModel):

@@ -182,11 +182,11 @@ def bucket_cap_bytes_for(
     return float(DEFAULT_BUCKET_CAP_BYTES)
 
 
-class LayoutError(ValidationError):
-    """A refused :class:`Layout`: pydantic's ``ValidationError`` (``errors()``, caught as
-    ``ValidationError`` or ``ValueError``) whose text is one line naming each field and its
-    allowed range, as :class:`costmodel.scenario.ScenarioError` says a Scenario's, with no
-    pydantic URL or input dump.
+class OneLineValidationError(ValidationError):
+    """Pydantic's ``ValidationError`` (``errors()``, ``title``, caught as ``ValidationError`` or
+    ``ValueError``) whose text is one line naming each field and its allowed range
+    (:func:`costmodel._limits.validation_parts`), with no pydantic URL or input dump: the base
+    of :class:`LayoutError` and :class:`costmodel.scenario.ScenarioError`.
     """
 
     def __str__(self) -> str:
@@ -194,7 +194,7 @@ class LayoutError(ValidationError):
 
     @classmethod
     def of(cls, exc: ValidationError) -> ValidationError:
-        """``exc`` as a LayoutError (the same errors); ``exc`` itself if pydantic cannot
+        """``exc`` as this class (the same errors); ``exc`` itself if pydantic cannot
         rebuild one of its errors."""
         details: list[Any] = [
             {k: e[k] for k in ("type", "loc", "input", "ctx") if k in e} for e in exc.errors()
@@ -203,6 +203,11 @@ class LayoutError(ValidationError):
             return cls.from_exception_data(exc.title, details)
         except Exception:  # noqa: BLE001  (an error type pydantic cannot rebuild: keep it)
             return exc
+
+
+class LayoutError(OneLineValidationError):
+    """A refused :class:`Layout`, in one line naming each field and its allowed range, as
+    :class:`costmodel.scenario.ScenarioError` says a Scenario's."""
 
 
 class Layout(BaseModel):
