@@ -34,6 +34,16 @@ def _page_errors(page: str, query: dict[str, str]) -> str:
 
 
 # --- a raw link's gamma: the sweep's axis had no bound -------------------------------------------
+
+
+def _batch_critical(value: str):
+    """`costmodel batch` for 4Mi tokens on 8 GPUs with AdamW's rule and ``--critical-batch``."""
+    return run(
+        "batch", "--global-tokens", "4Mi", "--ranks", "8", "--local-batch", "1", "--base-lr",
+        "3e-4", "--base-tokens", "1Mi", "--critical-batch", value,
+    )  # fmt: skip
+
+
 def test_gamma_is_refused_by_the_sweep_as_by_collective():
     rule = _rule("gamma")
     _refused(lambda: cm.sweep(bandwidth="50GB/s", ranks=8, size="1MB", gamma=1.0), f"gamma: {rule}")
@@ -257,21 +267,7 @@ def test_a_critical_batch_past_1e16_is_refused_by_the_api_the_cli_and_the_page()
         f"critical_batch: {rule}1e+30",
     )
     one_line_error(
-        run(
-            "batch",
-            "--global-tokens",
-            "4Mi",
-            "--ranks",
-            "8",
-            "--local-batch",
-            "1",
-            "--base-lr",
-            "3e-4",
-            "--base-tokens",
-            "1Mi",
-            "--critical-batch",
-            "1e30",
-        ),  # fmt: skip
+        _batch_critical("1e30"),
         f"--critical-batch: {rule}",
     )
     # the page's box holds no more than 2**53: a negative batch (0 is its "none") said alike
@@ -283,20 +279,6 @@ def test_a_critical_batch_past_1e16_is_refused_by_the_api_the_cli_and_the_page()
     # 0 is the box's "none": said before the CLI's range
     assert f"Critical batch size [tokens] (0: none): must be 0 (none) or {rule[8:]}" in said, said
     one_line_error(
-        run(
-            "batch",
-            "--global-tokens",
-            "4Mi",
-            "--ranks",
-            "8",
-            "--local-batch",
-            "1",
-            "--base-lr",
-            "3e-4",
-            "--base-tokens",
-            "1Mi",
-            "--critical-batch",
-            "-5",
-        ),  # fmt: skip
+        _batch_critical("-5"),
         f"--critical-batch: {rule}",
     )
