@@ -8,6 +8,8 @@ pytestmark = pytest.mark.browser
 
 import playwright.sync_api as playwright_api  # noqa: E402  (the test extra; a missing stack fails)
 
+from tests._browser import settled  # noqa: E402
+
 expect = playwright_api.expect
 expect.set_options(timeout=90_000)  # a page paints in 4-15 s here, slower beside other sessions
 
@@ -33,4 +35,6 @@ def test_checkbox_labels_are_not_cut_off_at_1440(tabs, app_url, path, label):
     micro-…": a checkbox in a quarter of the page cut its label to one line."""
     page = tabs.open(f"{app_url}/{path}", {"width": 1440, "height": 1200})
     expect(page.get_by_test_id("stCheckbox").get_by_text(label)).to_be_visible()
-    assert page.evaluate(_CUT_LABELS_JS) == []
+    # measured once the layout has settled: read the moment the label shows, the Cluster page's
+    # column was once 187 px wide (254 px of label) in a fresh-clone run and full width after
+    assert settled(page, _CUT_LABELS_JS) == []
