@@ -186,7 +186,8 @@ def _collective_inputs(
     cat: dict[str, Any], sizes: np.ndarray, nodes: np.ndarray, gpn: np.ndarray
 ) -> dict[str, Any]:
     """The input columns every preset collective row starts with, answered or refused: the
-    preset, model, op, algorithm and protocol asked for, nodes, GPUs per node, ranks, size."""
+    preset, model, op, algorithm and protocol asked for, nodes, GPUs per node, ranks, the
+    launch where the grid gives one (:func:`_launch_columns`), size."""
     return {
         "preset": cat["preset"],
         "model": cat["model"],
@@ -196,8 +197,47 @@ def _collective_inputs(
         "nodes": nodes,
         "gpus_per_node": gpn,
         "ranks": nodes * gpn,
+        **_launch_columns(cat, len(sizes)),
         "size_bytes": sizes,
     }
+
+
+def _launch_columns(cat: dict[str, Any], n: int) -> dict[str, Any]:
+    """The launch columns of ``n`` rows of a block whose grid gives a launch
+    (:data:`~costmodel.sweep.grid.LAUNCH_AXES`): ``gpus_per_process``, ``nvls`` (null where
+    unset: the preset's) and ``collnet``, the keys ``collective --json`` writes for a launch;
+    none for a grid without one."""
+    launch = cat.get("launch")
+    if launch is None:
+        return {}
+    import pyarrow as pa
+
+    nvls = launch["nvls"]
+    return {
+        "gpus_per_process": np.full(n, int(launch["gpus_per_process"]), dtype=np.int64),
+        "nvls": pa.nulls(n, type=pa.bool_()) if nvls is None else np.full(n, bool(nvls)),
+        "collnet": np.full(n, bool(launch["collnet_enabled"])),
+    }
+
+
+def _launch_keywords(cat: dict[str, Any]) -> dict[str, Any]:
+    """``predict_collective``'s launch keywords of a block (``{}`` for none: its defaults)."""
+    launch = cat.get("launch")
+    return {} if launch is None else dict(launch)
+
+
+def check_gpus_per_process(gpus_per_process: int, gpus_per_node: Any, preset: str) -> None:
+    """Refuse ``gpus_per_process`` above the GPUs of a node (``gpus_per_node``, a count or the
+    rows' array): one process drives GPUs of its own node (nccl-tests ``-g``). The rule of a
+    collective sweep's rows (each refused row keeps the reason in ``error``) and of
+    ``costmodel collective --cluster --gpus-per-process``."""
+    g = int(np.min(gpus_per_node)) if np.size(gpus_per_node) else 0
+    if np.size(gpus_per_node) and int(gpus_per_process) > g:
+        raise ValueError(
+            f"gpus_per_process: {int(gpus_per_process)} GPUs per process, but a node of "
+            f"{preset} runs {g} GPUs here (`gpus_per_node`); allowed: 1..{g} (one process "
+            "drives the GPUs of its own node)"
+        )
 
 
 def _refused_collective_rows(
@@ -234,7 +274,8 @@ def _refused_collective_rows(
 
 COLLECTIVE_ERROR_DOC = """A collective sweep on a preset ends with ``error``: ``""`` for a row that
 was answered, else why its cluster cannot run it (a pinned ``algorithm=nvls`` on a node count
-without SHARP, or on GPUs without NVLink SHARP): the row keeps its inputs, its times and
+without SHARP, or on GPUs without NVLink SHARP; a ``gpus_per_process`` above the GPUs of the
+row's node, :func:`check_gpus_per_process`): the row keeps its inputs, its times and
 bandwidths are NaN, and the other rows are answered all the same, as a step sweep's refused
 rows (a sweep whose every row is refused is refused with the first reason)."""
 
@@ -253,6 +294,9 @@ def _collective_rows(
     from ..uncertainty import band_pct
 
     n = len(sizes)
+    launch = _launch_keywords(cat)
+    if launch:  # a row whose node has fewer GPUs than one process drives is refused
+        check_gpus_per_process(launch["gpus_per_process"], gpn, cat["preset"])
     if cat["model"] in ("nccl", "nccl-table") and base.calibration is None:
         return _eval_collective_vectorised(cat, sizes, nodes, gpn, base)
     if cat["model"] in ("lesson", "textbook"):
@@ -286,6 +330,7 @@ def _collective_rows(
             algorithm=cat["algorithm"],
             protocol=cat["protocol"],
             model=cat["model"],
+            **launch,
         )
         time_s[mask] = pred.time_s
         algbw[mask] = pred.algbw_bytes_per_s
@@ -447,6 +492,7 @@ def _eval_collective_vectorised(
         check_algorithm(cat["model"], cat["op"], cat["algorithm"]),
         cat["protocol"],
         corrected=cat["model"] == "nccl",
+        **_launch_keywords(cat),  # the run's launch, as predict_collective passes it
     )
     out = _collective_columns(
         cat, sizes, nodes, gpn, base, t, _Cat(a.astype(np.int32), a_names),
@@ -475,15 +521,7 @@ def _collective_columns(
         algbw = np.where(t > 0, sizes / np.where(t > 0, t, 1.0), 0.0)
     busbw = algbw * np.asarray(T.BUSBW_FACTOR[cat["op"]](ranks.astype(float)))
     return {
-        "preset": cat["preset"],
-        "model": cat["model"],
-        "op": cat["op"],
-        "algorithm": cat["algorithm"],
-        "protocol_requested": cat["protocol"],
-        "nodes": nodes,
-        "gpus_per_node": gpn,
-        "ranks": ranks,
-        "size_bytes": sizes,
+        **_collective_inputs(cat, sizes, nodes, gpn),
         "time_s": t,
         "algbw_GBps": algbw / _GB,
         "busbw_GBps": busbw / _GB,

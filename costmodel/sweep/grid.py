@@ -188,6 +188,18 @@ AXES: dict[str, dict[str, Axis]] = {
                 "algorithm", _parse_str, False, column="algorithm", aliases=("algorithms", "algo")
             ),
             Axis("protocol", _parse_str, False, column="protocol_requested", aliases=("proto",)),
+            # how the run is launched (collective --gpus-per-process, --nvls/--no-nvls,
+            # --collnet): predict_collective's keywords, a setting of each block
+            # (LAUNCH_AXES); the columns keep the names collective --json has always written
+            Axis(
+                "gpus_per_process",
+                _parse_int,
+                False,
+                integer=True,
+                column="gpus_per_process",
+            ),
+            Axis("nvls", _parse_bool, False, column="nvls"),
+            Axis("collnet_enabled", _parse_bool, False, column="collnet", aliases=("collnet",)),
             _NODES,
             _GPUS_PER_NODE,
             Axis("ranks", _parse_int, True, integer=True, column="ranks", aliases=("gpus", "n")),
@@ -347,6 +359,13 @@ AXES: dict[str, dict[str, Axis]] = {
     },
 }
 """Per sweep kind, the axes a grid may set, in evaluation order (the last varies fastest)."""
+
+LAUNCH_AXES: dict[str, Any] = {"gpus_per_process": 1, "nvls": None, "collnet_enabled": False}
+"""A collective sweep's launch on a preset, each with :func:`costmodel.predict.predict_collective`'s
+default: GPUs one process drives (nccl-tests ``-g``), NVLink SHARP allowed (``NCCL_NVLS_ENABLE``;
+None: the preset's) and IB SHARP (``NCCL_COLLNET_ENABLE=1``). Settings of each block, crossed like
+``protocol``; a grid with any of them gives its rows the columns ``gpus_per_process``, ``nvls`` and
+``collnet`` (the unset ones at these defaults), a grid with none the columns it always had."""
 
 STEP_COST_AXES = ("tokens", "price", "usd_per_gpu_hour")
 """A step sweep's settings of time and cost to train (``costmodel train``'s ``--tokens``,
@@ -778,6 +797,7 @@ _LIMITED_AXES = (
     "gpu_memory",
     "cuda_context",
     "fragmentation",
+    "gpus_per_process",
 )
 """Numeric axes with a limit in :data:`costmodel._limits.LIMITS` under the same name: the range
 ``costmodel collective/memory/step`` allow for the option, so ``--set bandwidth=50`` (50 B/s, a
@@ -785,9 +805,10 @@ typo for 50 GB/s) is refused as ``collective --bandwidth 50`` is, not answered (
 ``ranks`` has :data:`~costmodel._limits.LINK_RANKS`, checked in :func:`_check`)."""
 
 
-_LIMIT_NAMES = {"comm_contention": "contention"}
+_LIMIT_NAMES = {"comm_contention": "contention", "gpus_per_process": "gpus_per_node"}
 """An axis whose limit in :data:`costmodel._limits.LIMITS` has another name (``step
---contention``)."""
+--contention``; the GPUs one process drives, at most a node's: each row checks its own node,
+:func:`costmodel.sweep.evaluate.check_gpus_per_process`)."""
 
 
 def _check_limits(a: dict[str, list[Any]]) -> None:
@@ -843,6 +864,13 @@ def _check(grid: Grid) -> None:
             LINK_RANKS.check("ranks", list(a["ranks"]))  # 1..1e9: one rank answers 0 s
             if {"nodes", "gpus_per_node", "protocol"} & set(a):
                 raise ValueError("grid: nodes, gpus_per_node and protocol need a preset")
+            launch = [n for n in LAUNCH_AXES if n in a]
+            if launch:
+                raise ValueError(
+                    f"{launch[0]}: how a run is launched on a cluster preset (nccl-tests -g, "
+                    "NCCL_NVLS_ENABLE, NCCL_COLLNET_ENABLE); set `preset` (a raw link has no "
+                    "processes or switches)"
+                )
             if any(m not in _LINK_MODELS for m in a.get("model", ["textbook"])):
                 raise ValueError(
                     "model: a raw link (bandwidth=...) has only model=textbook (or lesson: on "
@@ -1456,14 +1484,25 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
                 default_alg = "ring" if model in _LINK_MODELS else "auto"
                 for alg in _algorithms(op, model, a.get("algorithm", [default_alg]), link=link):
                     for proto in _names(a.get("protocol", ["auto"])):
-                        cat = {
-                            "preset": preset,
-                            "model": model,
-                            "op": op,
-                            "algorithm": alg,
-                            "protocol": proto,
-                        }
-                        yield cat, block
+                        for launch in _launches(a):
+                            cat = {
+                                "preset": preset,
+                                "model": model,
+                                "op": op,
+                                "algorithm": alg,
+                                "protocol": proto,
+                                "launch": launch,
+                            }
+                            yield cat, block
+
+
+def _launches(a: dict[str, list[Any]]) -> list[dict[str, Any] | None]:
+    """The launches of a collective grid's blocks (:data:`LAUNCH_AXES` crossed, each unset one
+    at its default), or ``[None]`` for a grid that sets none (no launch columns)."""
+    if not any(n in a for n in LAUNCH_AXES):
+        return [None]
+    values = [a.get(n, [d]) for n, d in LAUNCH_AXES.items()]
+    return [dict(zip(LAUNCH_AXES, v, strict=True)) for v in itertools.product(*values)]
 
 
 #: the numeric axes a ``strategy=all`` block pins (the layouts depend on the ranks): a step

@@ -66,11 +66,19 @@ def _is_folder(path: Path) -> bool:
 
 
 #: The sweeps' boolean columns (their layout's ``reshard_after_forward``, a step's ``no_sync``
-#: and ``fits``, a band's ``band_extrapolated``): a CSV keeps no type for a column with no value
+#: and ``fits``, a band's ``band_extrapolated``, a collective launch's ``nvls`` (null: the
+#: preset's) and ``collnet``): a CSV keeps no type for a column with no value
 #: in any row (``reshard_after_forward`` of a zero1 sweep, null off fsdp/hsdp), so
 #: :func:`read_table` reads such a column of these back as booleans with nulls, as the
 #: Parquet file and the DataFrame hold it (any other empty column is a number's: NaN).
-BOOLEAN_COLUMNS = ("reshard_after_forward", "no_sync", "fits", "band_extrapolated")
+BOOLEAN_COLUMNS = (
+    "reshard_after_forward",
+    "no_sync",
+    "fits",
+    "band_extrapolated",
+    "nvls",
+    "collnet",
+)
 
 #: Whole numbers up to this magnitude are exact in a float64 (2**53) and written with one
 #: decimal (:func:`csv_ready`).
