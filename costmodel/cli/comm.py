@@ -382,18 +382,10 @@ def collective(
                     "over one link (--ranks/--bandwidth) the model is the textbook alpha-beta"
                 )
     _refuse_empty(op, cluster, model, algorithm)
-    launch: dict[str, Any] = {}  # how the run is launched, where given: predict_collective's
-    if cluster is not None:
-        launch = _launch_options(cluster, gpus_per_node, gpus_per_process, nvls, collnet)
+    # how the run is launched, where given: predict_collective's keywords, the sweep's axes
+    launch = _launch_options(gpus_per_process, nvls, collnet) if cluster is not None else {}
     if cluster is not None and algorithm == "all" and op != "all":
         _collective_all(op, sizes, cluster, nodes, gpus_per_node, model, as_json, launch)
-        return
-    if cluster is not None and launch:
-        if bandwidth is not None or link_ranks is not None:
-            raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
-        _collective_launched(
-            op, sizes, cluster, nodes, gpus_per_node, model, algorithm, launch, as_json
-        )
         return
     axes: dict[str, Any] = {"op": op, "size": sizes}
     if cluster is not None:
@@ -402,6 +394,7 @@ def collective(
         axes.update(preset=cluster, nodes=nodes, model=model, algorithm=algorithm or "auto")
         if gpus_per_node is not None:
             axes["gpus_per_node"] = gpus_per_node
+        axes.update(launch)  # gpus_per_process, nvls, collnet_enabled: the rows' columns
     else:
         if link_ranks is None or bandwidth is None:
             raise ValueError("collective: needs --ranks and --bandwidth, or --cluster NAME")
@@ -464,6 +457,8 @@ def collective(
         )
         if c in df.columns
     ]
+    if launch:
+        typer.echo(_launch_line(launch))
     typer.echo(_human_frame(_with_error_band(df[keep])))
     # the settings that vary between the lines name each line ("fastest 4 ranks at 14 GB")
     varying = [k for k in _LINK_LABEL if len({f.get(k) for f in fastest}) > 1]
@@ -567,114 +562,21 @@ def _plain(v: Any) -> Any:
 
 
 def _launch_options(
-    cluster: str,
-    gpus_per_node: int | None,
-    gpus_per_process: int | None,
-    nvls: bool | None,
-    collnet: bool,
+    gpus_per_process: int | None, nvls: bool | None, collnet: bool
 ) -> dict[str, Any]:
     """``predict_collective``'s launch keywords the options give (``gpus_per_process``,
-    ``nvls``, ``collnet_enabled``), only those that differ from its defaults; ``{}`` for a run
-    launched as the defaults say (the sweep's road answers it)."""
+    ``nvls``, ``collnet_enabled``: the collective sweep's launch axes), only those that differ
+    from its defaults; ``{}`` for a run launched as the defaults say. The library checks them
+    (a process drives at most the GPUs of its node:
+    :func:`costmodel.sweep.evaluate.check_gpus_per_process`)."""
     launch: dict[str, Any] = {}
-    if gpus_per_process is not None:
-        from .. import presets
-
-        gpn = gpus_per_node or presets.cluster(cluster, field="cluster").gpus_per_node
-        if gpus_per_process > gpn:
-            raise ValueError(
-                f"--gpus-per-process: {gpus_per_process} GPUs per process, but a node of "
-                f"{cluster} runs {gpn} here; allowed: 1..{gpn} (one process drives GPUs of "
-                "its own node)"
-            )
-        if gpus_per_process != 1:
-            launch["gpus_per_process"] = gpus_per_process
+    if gpus_per_process is not None and gpus_per_process != 1:
+        launch["gpus_per_process"] = gpus_per_process
     if nvls is not None:
         launch["nvls"] = nvls
     if collnet:
         launch["collnet_enabled"] = True
     return launch
-
-
-def _collective_launched(
-    op: str,
-    sizes: list[int],
-    cluster: str,
-    nodes: int,
-    gpus_per_node: int | None,
-    model: str,
-    algorithm: str | None,
-    launch: dict[str, Any],
-    as_json: bool,
-) -> None:
-    """``collective --cluster NAME`` with a launch given (``--gpus-per-process``,
-    ``--nvls/--no-nvls``, ``--collnet``): each op through the predictor ``validate compare``
-    prices a log's rows with (:func:`costmodel.validation.compare.cluster_predictor`, which
-    calls ``predict_collective`` with the same keywords), so the numbers are that command's
-    for a run launched so; the table and JSON keys are the sweep's."""
-    import numpy as np
-    import pandas as pd
-
-    from .. import presets
-    from ..predict import buffer_memory_note
-    from ..uncertainty import band_extrapolated
-    from ..validation.compare import cluster_predictor
-
-    gpn = gpus_per_node or presets.cluster(cluster, field="cluster").gpus_per_node
-    predictor = cluster_predictor(cluster, model=model)
-    asked = algorithm or "auto"
-    m = np.asarray(sizes, dtype=float)
-    frames = []
-    for o in list(OPS) if op == "all" else [op]:
-        pred = predictor(
-            o, m, nodes * gpn, nodes, algorithm=None if asked == "auto" else asked, **launch
-        )
-        f = _json_vocabulary(pred.to_frame())
-        band = pred.error_band
-        # the sweep's input columns first (preset, model, op, algorithm, nodes, GPUs per
-        # node, ranks), then the launch, then the answer
-        inputs = {"preset": cluster, "model": f["model"], "op": f["op"], "algorithm": asked,
-                  "nodes": f["nodes"], "gpus_per_node": gpn, "ranks": f["ranks"],
-                  "gpus_per_process": launch.get("gpus_per_process", 1),
-                  "nvls": launch.get("nvls"),
-                  "collnet": launch.get("collnet_enabled", False)}  # fmt: skip
-        f = pd.concat(
-            [
-                pd.DataFrame(inputs, index=f.index),
-                f.drop(columns=["op", "model", "nodes", "ranks"]),
-            ],
-            axis=1,
-        )
-        f["band_note"] = "" if band is None or band.measured else band.note
-        known = ~np.isnan(f["error_band_pct"].to_numpy(dtype=float))
-        f["band_extrapolated"] = known & band_extrapolated(
-            pred.model, f["regime"].tolist(), m, nodes, nodes * gpn
-        )
-        frames.append(f)
-    df = pd.concat(frames, ignore_index=True)
-    memory_note = buffer_memory_note(m, cluster, nodes, gpus_per_node)
-    notes = [ONE_RANK_NOTE] if (df["ranks"] == 1).any() else []
-    if as_json:
-        _print_json(
-            {
-                "results": _records(df),
-                **({"notes": notes} if notes else {}),
-                **({"memory_note": memory_note} if memory_note else {}),
-            }
-        )
-        return
-    keep = ["preset", "model", "nodes", "ranks", "op", "algorithm", "algorithm_used",
-            "protocol_used", "size_bytes", "time_s", "algbw_GBps", "busbw_GBps",
-            "error_band_pct", "time_lo_s", "time_hi_s", "regime"]  # fmt: skip
-    typer.echo(_launch_line(launch))
-    typer.echo(_human_frame(_with_error_band(df[keep])))
-    for n in notes:
-        typer.echo(f"note: {n}")
-    note = _band_note(df)
-    if note:
-        typer.echo(note)
-    if memory_note:
-        typer.echo(f"note: {memory_note}")
 
 
 def _launch_line(launch: dict[str, Any]) -> str:
@@ -703,6 +605,12 @@ def _collective_all(
     (with the launch options given, ``launch``, as ``predict_collective``'s keywords)."""
     from ..predict import buffer_memory_note, predict_all_algorithms
 
+    if launch and "gpus_per_process" in launch:  # the sweep's rule for its rows
+        from .. import presets
+        from ..sweep.evaluate import check_gpus_per_process
+
+        gpn = gpus_per_node or presets.cluster(cluster, field="cluster").gpus_per_node
+        check_gpus_per_process(launch["gpus_per_process"], gpn, cluster)
     r = predict_all_algorithms(
         op, sizes, cluster, nodes, gpus_per_node, model=model, **(launch or {})
     )
