@@ -56,8 +56,8 @@ from pydantic.config import ExtraValues
 from . import units
 from ._limits import LIMITS, MAX_NODES
 from .compute import FP8_GPUS_TEXT
-from .hardware import DEFAULT_NODES
-from .strategy.layout import DEFAULT_COMM_CONTENTION, OneLineValidationError
+from .hardware import DEFAULT_NODES, OneLineValidationError
+from .strategy.layout import DEFAULT_COMM_CONTENTION
 
 MAX_SEARCH_FACTOR = 1024.0
 """Flip searches stop at this factor of change (beyond it the suggestion is 'not reachable')."""
