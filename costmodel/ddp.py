@@ -506,9 +506,13 @@ def _micro_batch_s(
     from ._limits import LIMITS  # lazy: a layer above the formulas
 
     LIMITS["peak_flops"].check("peak_flops", peak_flops)  # 989 meant 989T: the CLI's 1e9..1e18
-    u = _number("mfu", mfu, positive=True)
-    if u > 1:
-        raise ValueError(f"mfu: must be in (0, 1], got {mfu!r}")
+    # the one range of every surface (the CLI's --mfu, Scenario, the sweep), in its words
+    try:  # what is no number (text, an array, a bool) is refused as out of that range
+        u = math.nan if isinstance(mfu, bool) else float(mfu)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        u = math.nan
+    if not (math.isfinite(u) and 0 < u <= 1):
+        raise ValueError(f"mfu: must be {LIMITS['mfu'].rule}, got {mfu!r}")
     return FLOPS_PER_PARAM_TOKEN * p * tok / (peak * u)
 
 
