@@ -465,6 +465,8 @@ RANGE_ERRORS = frozenset(
         # a count given as 4.5 or "2.5": pydantic says "a valid integer" and no range
         "int_from_float",
         "int_parsing",
+        # a count past any integer (1e300): "exceeded maximum size" and no range
+        "int_parsing_size",
         # a list, an array, None or a non-numeric text: "a valid number" and no range
         "int_type",
         "float_type",

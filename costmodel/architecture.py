@@ -910,7 +910,16 @@ def load_arch(name: str | Architecture) -> Architecture:
     """
     if isinstance(name, Architecture):
         return name
-    if isinstance(name, str) and name.lower().endswith(".json"):
+    if isinstance(name, os.PathLike):  # a pathlib.Path to a config.json or a model's folder
+        name = os.fspath(name)
+    if not isinstance(name, str):  # an array or a list is no name (it was "unhashable type")
+        from ._checks import said
+
+        raise ValueError(
+            f"arch: expected one architecture name (`cm.arch_names()`), a config.json path or "
+            f"a `cm.Architecture`, got {said(name)}"
+        )
+    if name.lower().endswith(".json"):
         from .hf_config import load_hf_config  # the reader builds on this module's class
 
         return load_hf_config(name)

@@ -32,7 +32,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import element_text, finite_result, must_be, named_shapes
+from ._checks import element_text, finite_result, must_be, named_shapes, said
 from .units import choice_name
 
 FloatOrArray = float | np.ndarray
@@ -576,7 +576,7 @@ def solve_batch(
         if v is not None and not isinstance(v, str) and np.ndim(v) != 0:
             raise ValueError(
                 f"{name}: one whole number >= 1 per call (solve_batch solves one "
-                f"configuration), got {v!r}; for several, call it once per value (global_batch "
+                f"configuration), got {said(v)}; for several, call it once per value (global_batch "
                 "and global_batch_from_tokens take arrays)"
             )
     if global_tokens is not None:

@@ -59,7 +59,7 @@ from typing import Any, Literal, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import _all_finite, finite_result, flag
+from ._checks import _all_finite, finite_result, flag, said
 from .units import format_duration
 
 # torch/nn/parallel/distributed.py: bucket_cap_mb=25 -> int(25 * 1024 * 1024) bytes
@@ -190,7 +190,7 @@ def _number(
     try:
         x = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+        raise ValueError(f"{name}: expected a number, got {said(value)}") from None
     if check and (not math.isfinite(x) or (x <= 0 if positive else x < 0)):
         need = "> 0" if positive else ">= 0"
         raise ValueError(

@@ -403,10 +403,10 @@ class GPU(_Hardware):
         Validated by :func:`check_power_limit_w`: in [minimum, datasheet maximum] (H100 SXM
         200..700 W, A100 SXM 100..400 W).
         """
+        if power_limit_w is not None:  # checked first: an array compares element-wise
+            power_limit_w = check_power_limit_w(self, power_limit_w)
         if power_limit_w == self.power_limit_w:
             return self
-        if power_limit_w is not None:
-            power_limit_w = check_power_limit_w(self, power_limit_w)
         return GPU.model_validate({**_shallow(self), "power_limit_w": power_limit_w})
 
     @property
@@ -1069,10 +1069,12 @@ class Cluster(_Hardware):
         from ._checks import whole_count
 
         g0 = self.node.gpus_per_node
+        given = gpus_per_node
         gpus_per_node = whole_count("gpus_per_node", gpus_per_node)
         if gpus_per_node > g0:
+            shown = repr(given) if type(given) is float else str(gpus_per_node)  # not 301 digits
             raise ValueError(
-                f"gpus_per_node: {self.name} has {g0} GPUs per node, got {gpus_per_node}; allowed: "
+                f"gpus_per_node: {self.name} has {g0} GPUs per node, got {shown}; allowed: "
                 f"1..{g0} (a slice of the node), or a preset with larger nodes"
             )
         nics = self.node.nics_per_node
@@ -1122,6 +1124,15 @@ def check_power_limit_w(gpu: Any, power_limit_w: Any) -> float:
     from .compute import _FAMILY_POWER_OF, datasheet_power_w, gpu_family, min_power_limit_w
 
     name = str(getattr(gpu, "name", gpu))
+    if getattr(power_limit_w, "ndim", 0):  # several powers: one GPU runs at one
+        from ._checks import said
+
+        raise ValueError(
+            f"power_limit_w: one power per call, got {said(power_limit_w)}; for several, "
+            "loop, or cm.sweep(preset=..., power_limit_w=[...])"
+        )
+    if hasattr(power_limit_w, "item") and not isinstance(power_limit_w, bool):
+        power_limit_w = power_limit_w.item()  # a numpy number (an array's element)
     try:
         top = datasheet_power_w(gpu)
         low = min_power_limit_w(gpu)

@@ -284,6 +284,7 @@ class Scenario(BaseModel):
     )
     power_limit_w: float | None = Field(
         None,
+        allow_inf_nan=True,  # a NaN is refused by check_power_limit_w, with the GPU's range
         description="board power limit of the cluster's GPUs [W] in [minimum, datasheet maximum] "
         "(H100/H200 SXM 200..700 W, A100 SXM 100..400 W), "
         "e.g. 500 for H100s capped at 500 W (default: the preset's datasheet power); the fitted "

@@ -19,6 +19,20 @@ Found and fixed here:
   server's stderr;
 - a memory sweep with ``strategy = "hsdp"`` and no preset or ranks was refused asking for
   ``group_size`` where ``costmodel memory`` sizes one default node.
+
+The fresh pass (edge inputs to 40-odd public functions) found and fixed:
+
+- numpy's or Python's own errors: ``cm.cluster(..., power_limit_w=array)`` ("the truth value
+  of an array ... is ambiguous"; a numpy integer was refused as no power),
+  ``cm.prices_for_gpu(array)`` (the same), ``cm.load_arch(array)`` and ``cm.load_price(array)``
+  ("unhashable type"), ``cm.predict_all_algorithms`` with a 2-D array ("axis remapping"),
+  ``cm.strategy_memory("fsdp", 7e9)`` (an AttributeError), ``cm.strategy_step(arch, cluster)``
+  (a TypeError naming the private ``_prepare_step``);
+- misleading or multi-line words: ``cm.strategy_memory(7e9)`` said the parameter count was
+  missing; a 2-D array was said over several lines (``format_bytes``, ``cluster``'s counts,
+  ``solve_batch``, ``ddp_step``, ``training_cost``); ``Layout(ranks=1e300)`` (and Scenario's
+  counts) said no range; ``billed_gpus_per_node(1e300)`` answered a 301-digit count and
+  ``with_gpus_per_node(1e300)`` printed it; ``Scenario(power_limit_w=nan)`` said no range.
 """
 
 from __future__ import annotations
@@ -395,3 +409,63 @@ def test_the_sweep_command_relays_the_assumption_as_a_warning(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "costmodel: warning: assumed: 8 ranks, one node of 8 GPUs, hsdp's group" in r.stderr
     assert out.exists()
+
+
+# --- the fresh pass: edge inputs to the public functions ------------------------------------------
+_GRID = np.array([[1e6], [2e6]])  # a 2-D array: its repr spans lines
+
+
+@pytest.mark.parametrize(
+    ("call", "starts"),
+    [
+        (lambda: cm.format_bytes(_GRID), "value: expected one number to format, got an array of shape (2, 1)"),
+        (lambda: cm.cluster("dgx-h100", nodes=_GRID), "nodes: one count per call, a whole number >= 1, got an array of shape (2, 1)"),
+        (lambda: cm.solve_batch(global_batch=_GRID, ranks=8, accumulation=1), "global_batch: one whole number >= 1 per call"),
+        (lambda: cm.ddp_step(_GRID, 8, compute_time_s=0.4, bandwidth_bytes_per_s=50e9), "params: expected a number, got an array of shape (2, 1)"),
+        (lambda: cm.training_cost(_GRID, tokens_per_step=4e6, step_time_s=1.0, ranks=8, usd_per_gpu_hour=2.0), "tokens: expected a number, got an array of shape (2, 1)"),
+        (lambda: cm.predict_all_algorithms("all_reduce", _GRID, "dgx-h100"), "message_bytes: expected one list of sizes (1-D), got an array of shape (2, 1)"),
+        (lambda: cm.cluster("dgx-h100", power_limit_w=np.array([300.0, 400.0])), "power_limit_w: one power per call"),
+        (lambda: cm.cluster("dgx-h100", power_limit_w=_GRID), "power_limit_w: one power per call, got an array of shape (2, 1)"),
+        (lambda: cm.load_arch(np.array([1, 2])), "arch: expected one architecture name"),
+        (lambda: cm.load_price(np.array([1, 2])), "price: expected one price preset name"),
+        (lambda: cm.prices_for_gpu(np.array([1, 2])), "gpu: expected one GPU preset name"),
+        (lambda: cm.prices_for_gpu(None), "gpu: expected one GPU preset name"),
+        (lambda: cm.strategy_memory(7e9), "layout: expected a `cm.Layout`"),
+        (lambda: cm.strategy_memory("fsdp", 7e9), "layout: expected a `cm.Layout`"),
+        (lambda: cm.Layout(ranks=1e300), "ranks: Unable to parse input string as an integer, exceeded maximum size; allowed: [1, 1,000,000,000]"),
+        (lambda: cm.billed_gpus_per_node(1e300), "gpus_per_node: must be a whole number in 1..1,024, got 1e+300"),
+        (lambda: cm.cluster("dgx-h100").with_gpus_per_node(1e300), "gpus_per_node: dgx-h100 has 8 GPUs per node, got 1e+300;"),
+    ],
+    ids=["format", "nodes", "solve_batch", "ddp_step", "training_cost", "all_algorithms",
+         "power-1d", "power-2d", "load_arch", "load_price", "prices_for_gpu", "prices-none",
+         "memory-count", "memory-name", "layout-huge", "billed-huge", "slice-huge"],
+)  # fmt: skip
+def test_an_edge_input_is_refused_in_one_clear_line(call, starts):
+    """Each raised numpy's or Python's own error (an ambiguous truth value, an unhashable
+    array, an axis remapping, an AttributeError), or said a 2-D array over several lines, a
+    301-digit count, or no range."""
+    with pytest.raises(ValueError) as info:
+        call()
+    text = str(info.value)
+    assert "\n" not in text and text.startswith(starts), text
+    assert len(text) < 400, text
+
+
+def test_a_numpy_power_limit_is_one_power():
+    for v in (np.int64(500), np.float32(500.0), np.array(500.0)):
+        assert cm.cluster("dgx-h100", power_limit_w=v).gpu.power_limit_w == 500.0
+    assert cm.prices_for_gpu(cm.cluster("dgx-h100").gpu) == cm.prices_for_gpu("h100-sxm")
+
+
+def test_a_scenario_s_nan_power_limit_gets_the_gpu_s_range():
+    with pytest.raises(cm.ScenarioError) as info:
+        cm.Scenario(params="7B", power_limit_w=math.nan)
+    assert str(info.value) == _power_refusal(math.nan)
+
+
+def test_strategy_step_names_itself_for_a_second_positional_argument():
+    with pytest.raises(TypeError) as info:
+        cm.strategy_step("llama-3.1-8b", "dgx-h100")
+    assert "_prepare_step" not in str(info.value)
+    assert str(info.value).startswith("strategy_step: takes one positional argument")
+    assert cm.strategy_step("llama-3.1-8b", cluster="dgx-h100").step_time_s > 0
