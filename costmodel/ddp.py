@@ -60,7 +60,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._checks import _all_finite, finite_result, flag, said
-from .units import format_duration
+from .units import format_duration, text_hint
 
 # torch/nn/parallel/distributed.py: bucket_cap_mb=25 -> int(25 * 1024 * 1024) bytes
 DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
@@ -190,7 +190,9 @@ def _number(
     try:
         x = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {said(value)}") from None
+        # "400ms" as text: the number it means, as the API's other arguments say
+        hint = text_hint(name, value)
+        raise ValueError(f"{name}: expected a number, got {said(value)}{hint}") from None
     if check and (not math.isfinite(x) or (x <= 0 if positive else x < 0)):
         need = "> 0" if positive else ">= 0"
         raise ValueError(

@@ -469,3 +469,24 @@ def test_strategy_step_names_itself_for_a_second_positional_argument():
     assert "_prepare_step" not in str(info.value)
     assert str(info.value).startswith("strategy_step: takes one positional argument")
     assert cm.strategy_step("llama-3.1-8b", cluster="dgx-h100").step_time_s > 0
+
+
+def test_a_token_count_in_text_says_the_number_it_means():
+    """``global_batch_from_tokens("4Mi", 4096)`` was refused with "..., e.g. 4Mi, got '4Mi'":
+    the rule's own example, refused with no word of why (the API takes numbers)."""
+    with pytest.raises(ValueError) as info:
+        cm.global_batch_from_tokens("4Mi", 4096)
+    assert str(info.value).endswith(
+        "got '4Mi'; the API takes numbers: global_tokens=4194304 "
+        "(costmodel.units.parse_tokens('4Mi'))"
+    )
+    assert cm.global_batch_from_tokens(4194304, 4096) == 1024
+
+
+def test_ddp_step_says_the_number_a_duration_text_means():
+    with pytest.raises(ValueError) as info:
+        cm.ddp_step(7e9, 8, compute_time_s="400ms", bandwidth_bytes_per_s=50e9)
+    assert str(info.value) == (
+        "compute_time_s: expected a number, got '400ms'; the API takes numbers in SI units: "
+        "compute_time_s=0.4 (cm.parse_duration('400ms'))"
+    )
