@@ -676,11 +676,16 @@ def ddp_step(
         flag("small_bucket_last", small_bucket_last),
         flag("timeline", timeline),
     )
-    contention = _number("comm_contention", comm_contention, positive=False)
-    if contention > 1:
-        raise ValueError(f"comm_contention: must be in [0, 1], got {comm_contention!r}")
-    gbytes = _number("gradient_bytes_per_param", gradient_bytes_per_param, positive=True, unit="B")
     from ._limits import LIMITS  # lazy: a layer above the formulas
+
+    try:  # the one range of every surface (step --contention, the sweep), in its words
+        contention = math.nan if isinstance(comm_contention, bool) else float(comm_contention)
+    except (TypeError, ValueError):
+        contention = math.nan
+    if not 0.0 <= contention <= 1.0:  # NaN too
+        rule = LIMITS["contention"].rule
+        raise ValueError(f"comm_contention: must be {rule}, got {comm_contention!r}")
+    gbytes = _number("gradient_bytes_per_param", gradient_bytes_per_param, positive=True, unit="B")
 
     # fp8 1 .. fp64 8 B: the CLI's --gradient-bytes range (1e300 answered a 2.4e299 s step)
     LIMITS["gradient_bytes"].check("gradient_bytes_per_param", gradient_bytes_per_param)

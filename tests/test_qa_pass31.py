@@ -490,3 +490,16 @@ def test_ddp_step_says_the_number_a_duration_text_means():
         "compute_time_s: expected a number, got '400ms'; the API takes numbers in SI units: "
         "compute_time_s=0.4 (cm.parse_duration('400ms'))"
     )
+
+
+@pytest.mark.parametrize("contention", [1.5, -1, math.nan, "x"])
+def test_ddp_step_says_a_bad_contention_in_the_limits_line(contention):
+    """``ddp_step`` said "must be in [0, 1]" (and "a finite number >= 0" for a NaN) where
+    ``step --contention`` and the sweep say the ``LIMITS`` line."""
+    with pytest.raises(ValueError) as info:
+        cm.ddp_step(
+            7e9, 8, compute_time_s=0.4, bandwidth_bytes_per_s=50e9, comm_contention=contention
+        )
+    assert str(info.value) == (
+        f"comm_contention: must be {LIMITS['contention'].rule}, got {contention!r}"
+    )
