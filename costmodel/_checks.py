@@ -164,6 +164,19 @@ def finite_result(what: str) -> Callable[[F], F]:
     return wrap
 
 
+def said(value: object) -> str:
+    """``value`` as a one-line message shows it: its ``repr``, or, where that spans lines (a
+    numpy array of two dimensions or more), the array by its shape.
+
+    >>> said(2), said(np.array([1.0, 2.0])), said(np.zeros((2, 1)))
+    ('2', 'array([1., 2.])', 'an array of shape (2, 1)')
+    """
+    text = repr(value)
+    if "\n" in text and hasattr(value, "shape"):
+        return f"an array of shape {tuple(value.shape)}"
+    return " ".join(text.split())
+
+
 def whole_count(name: str, value: Any) -> int:
     """One count >= 1 as a Python int: an int, a numpy integer (an element of an array, a
     0-d array) or a float with no fraction (``2.0``); else ValueError naming ``name``.
@@ -179,7 +192,7 @@ def whole_count(name: str, value: Any) -> int:
         raise ValueError(f"{name}: must be a whole number >= 1, got {value!r}")
     if np.ndim(value) != 0:
         raise ValueError(
-            f"{name}: one count per call, a whole number >= 1, got {value!r}; for several, "
+            f"{name}: one count per call, a whole number >= 1, got {said(value)}; for several, "
             f"loop, or cm.sweep(preset=..., {name}=[...])"
         )
     if isinstance(value, np.ndarray | np.generic):

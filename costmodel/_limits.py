@@ -465,6 +465,8 @@ RANGE_ERRORS = frozenset(
         # a count given as 4.5 or "2.5": pydantic says "a valid integer" and no range
         "int_from_float",
         "int_parsing",
+        # a count past any integer (1e300): "exceeded maximum size" and no range
+        "int_parsing_size",
         # a list, an array, None or a non-numeric text: "a valid number" and no range
         "int_type",
         "float_type",
@@ -487,8 +489,10 @@ def validation_parts(exc: Any, *, got: bool = False) -> list[str]:
     for err in exc.errors():
         loc = ".".join(str(x) for x in err.get("loc", ()))
         msg = str(err.get("msg", "")).removeprefix("Value error, ")
-        if err.get("type") in RANGE_ERRORS and len(err.get("loc", ())) == 1:
-            allowed = field_range(title, str(err["loc"][0]))
+        where = err.get("loc", ())
+        # a field, or a nested model's (``node.gpu.memory_bytes``), not a list's element
+        if err.get("type") in RANGE_ERRORS and where and all(isinstance(x, str) for x in where):
+            allowed = field_range(title, loc)
             msg += f"; allowed: {allowed}" if allowed else ""
         value = err.get("input")
         if _is_several(value) and len(err.get("loc", ())) == 1:
@@ -519,24 +523,83 @@ def _several(value: Any) -> str:
     return f"an array of shape {tuple(value.shape)}"
 
 
+#: The package's pydantic models whose refusals :func:`validation_parts` words, by the title
+#: pydantic gives their errors: where each is defined.
+_MODELS = {
+    "Scenario": "costmodel.scenario",
+    "Layout": "costmodel.strategy.layout",
+    "GPU": "costmodel.hardware",
+    "Link": "costmodel.hardware",
+    "Node": "costmodel.hardware",
+    "Cluster": "costmodel.hardware",
+    "CollectiveFit": "costmodel.hardware",
+    "CandidateCalibration": "costmodel.hardware",
+    "FabricShapeTerms": "costmodel.hardware",
+    "FabricCalibration": "costmodel.hardware",
+    "CalibrationPreset": "costmodel.hardware",
+    "Architecture": "costmodel.architecture",
+}
+
+#: A hardware quantity's stored unit (its JSON schema's "stored in UNIT") -> how a bound of it
+#: is said: ``(0 B, 10 TB]`` rather than ``(0, 10,000,000,000,000]``.
+_QUANTITY_FORMATS: dict[str, Callable[[float], str]] = {
+    "B": units.format_bytes,
+    "B/s": units.format_rate,
+    "s": units.format_duration,
+    "FLOP/s": units.format_flops,
+}
+
+
+def _field_info(model: str, field: str) -> Any:
+    """The pydantic ``FieldInfo`` of ``field`` (dotted for a nested model's:
+    ``node.gpu.memory_bytes``) of the package's model titled ``model``; None if unknown."""
+    if model not in _MODELS:
+        return None
+    import typing
+
+    cls: Any = getattr(importlib.import_module(_MODELS[model]), model)
+    info = None
+    for part in field.split("."):
+        fields = getattr(cls, "model_fields", None)
+        info = fields.get(part) if isinstance(fields, dict) else None
+        if info is None:
+            return None
+        # the next part's model: the field's class, or one of its union's (``Link | None``)
+        ann = info.annotation
+        cls = next((c for c in (ann, *typing.get_args(ann)) if hasattr(c, "model_fields")), None)
+    return info
+
+
+def _constraints(info: Any) -> list[Any]:
+    """A field's constraint objects (``Gt``, ``Le``, a quantity's JSON schema), its own and
+    those inside an optional annotated type (``Flops | None``)."""
+    import typing
+
+    found = list(info.metadata)
+    for arg in typing.get_args(info.annotation):
+        for extra in getattr(arg, "__metadata__", ()):
+            found += list(getattr(extra, "metadata", ())) or [extra]
+    return found
+
+
 def field_range(model: str, field: str) -> str:
     """The allowed range of a numeric field of one of the package's pydantic models, from its
-    own constraints (``[1, 100000]``, ``(0, 1]``); empty when unknown. pydantic names one bound
-    ("less than or equal to 1", also for a NaN); the user needs both, so the CLI's one line and
-    the app's red message add this to pydantic's text."""
-    models = {
-        "Scenario": ("costmodel.scenario", "Scenario"),
-        "Layout": ("costmodel.strategy.layout", "Layout"),
-    }
-    if model not in models:
-        return ""
-    cls = getattr(importlib.import_module(models[model][0]), models[model][1])
-    info = cls.model_fields.get(field)
+    own constraints (``[1, 100000]``, ``(0, 1]``; a hardware quantity in its unit,
+    ``(0 B, 10 TB]``); ``field`` may be a nested model's (``node.gpu.memory_bytes``); empty
+    when unknown. pydantic names one bound ("less than or equal to 1", also for a NaN); the
+    user needs both, so the CLI's one line, the app's red message and the models' own one-line
+    errors add this to pydantic's text."""
+    info = _field_info(model, field)
     if info is None:
         return ""
     lo = hi = None
     lo_open = hi_open = False
-    for m in info.metadata:
+    fmt: Callable[[float], str] | None = None
+    for m in _constraints(info):
+        schema = getattr(m, "json_schema", None)
+        if isinstance(schema, dict):  # a hardware quantity: "stored in B; ..."
+            said = re.search(r"stored in (\S+?);", str(schema.get("description", "")))
+            fmt = _QUANTITY_FORMATS.get(said.group(1)) if said else None
         for name, is_lo, is_open in (("ge", 1, 0), ("gt", 1, 1), ("le", 0, 0), ("lt", 0, 1)):
             v = getattr(m, name, None)
             if v is None:
@@ -549,7 +612,11 @@ def field_range(model: str, field: str) -> str:
         return ""
 
     def num(v: Any, none: str) -> str:
-        return none if v is None else f"{v:,}" if isinstance(v, int) else f"{v:g}"
+        if v is None:
+            return none
+        if fmt is not None:
+            return fmt(float(v))
+        return f"{v:,}" if isinstance(v, int) else f"{v:g}"
 
     left = "(" if lo_open or lo is None else "["
     right = ")" if hi_open or hi is None else "]"

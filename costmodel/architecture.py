@@ -28,11 +28,12 @@ import functools
 import os
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from ._checks import heads_divide_hidden
+from .hardware import OneLineModel, OneLineValidationError
 from .presets import shipped_dir
 
 
@@ -200,7 +201,13 @@ TENSORS_PER_EXPERT = 3
 """Parameter tensors of one expert: the SwiGLU gate, up and down projections."""
 
 
-class Architecture(BaseModel):
+class ArchitectureError(OneLineValidationError):
+    """A refused :class:`Architecture`, in one line naming each field and its allowed range
+    (``layers: Input should be greater than or equal to 1; allowed: [1, inf) (got 0)``), as
+    :class:`costmodel.hardware.HardwareError` says a GPU's; still a ``ValidationError``."""
+
+
+class Architecture(OneLineModel):
     """Shape of a decoder-only transformer, with its citation (frozen, strict).
 
     Families and their Hugging Face modeling code (tensor names and registration order):
@@ -214,7 +221,8 @@ class Architecture(BaseModel):
     experts with a sigmoid router carrying ``e_score_correction_bias``).
     """
 
-    model_config = ConfigDict(frozen=True, strict=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, strict=True, extra="forbid", allow_inf_nan=False)
+    one_line_error: ClassVar[type[OneLineValidationError]] = ArchitectureError
 
     name: str
     description: str
@@ -902,7 +910,16 @@ def load_arch(name: str | Architecture) -> Architecture:
     """
     if isinstance(name, Architecture):
         return name
-    if isinstance(name, str) and name.lower().endswith(".json"):
+    if isinstance(name, os.PathLike):  # a pathlib.Path to a config.json or a model's folder
+        name = os.fspath(name)
+    if not isinstance(name, str):  # an array or a list is no name (it was "unhashable type")
+        from ._checks import said
+
+        raise ValueError(
+            f"arch: expected one architecture name (`cm.arch_names()`), a config.json path or "
+            f"a `cm.Architecture`, got {said(name)}"
+        )
+    if name.lower().endswith(".json"):
         from .hf_config import load_hf_config  # the reader builds on this module's class
 
         return load_hf_config(name)

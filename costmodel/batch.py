@@ -32,7 +32,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import element_text, finite_result, must_be, named_shapes
+from . import units
+from ._checks import element_text, finite_result, must_be, named_shapes, said
 from .units import choice_name
 
 FloatOrArray = float | np.ndarray
@@ -134,7 +135,17 @@ def _whole(name: str, value: object) -> int:
     try:
         x = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError):
-        raise must_be(name, rule, value) from None
+        refused = must_be(name, rule, value)
+        if isinstance(value, str):  # '4Mi', the rule's own example: the number it means
+            try:
+                n = units.parse_tokens(value, name=name)
+            except ValueError:
+                raise refused from None
+            raise ValueError(
+                f"{refused}; the API takes numbers: {name}={n} "
+                f"(costmodel.units.parse_tokens({value!r}))"
+            ) from None
+        raise refused from None
     if not (math.isfinite(x) and lo <= x <= hi and x == math.floor(x)):
         raise must_be(name, rule, value)
     return int(x)
@@ -576,7 +587,7 @@ def solve_batch(
         if v is not None and not isinstance(v, str) and np.ndim(v) != 0:
             raise ValueError(
                 f"{name}: one whole number >= 1 per call (solve_batch solves one "
-                f"configuration), got {v!r}; for several, call it once per value (global_batch "
+                f"configuration), got {said(v)}; for several, call it once per value (global_batch "
                 "and global_batch_from_tokens take arrays)"
             )
     if global_tokens is not None:

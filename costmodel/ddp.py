@@ -59,8 +59,8 @@ from typing import Any, Literal, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._checks import _all_finite, finite_result, flag
-from .units import format_duration
+from ._checks import _all_finite, finite_result, flag, said
+from .units import format_duration, text_hint
 
 # torch/nn/parallel/distributed.py: bucket_cap_mb=25 -> int(25 * 1024 * 1024) bytes
 DEFAULT_BUCKET_CAP_BYTES = 25 * 2**20
@@ -190,7 +190,9 @@ def _number(
     try:
         x = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+        # "400ms" as text: the number it means, as the API's other arguments say
+        hint = text_hint(name, value)
+        raise ValueError(f"{name}: expected a number, got {said(value)}{hint}") from None
     if check and (not math.isfinite(x) or (x <= 0 if positive else x < 0)):
         need = "> 0" if positive else ">= 0"
         raise ValueError(
@@ -506,9 +508,13 @@ def _micro_batch_s(
     from ._limits import LIMITS  # lazy: a layer above the formulas
 
     LIMITS["peak_flops"].check("peak_flops", peak_flops)  # 989 meant 989T: the CLI's 1e9..1e18
-    u = _number("mfu", mfu, positive=True)
-    if u > 1:
-        raise ValueError(f"mfu: must be in (0, 1], got {mfu!r}")
+    # the one range of every surface (the CLI's --mfu, Scenario, the sweep), in its words
+    try:  # what is no number (text, an array, a bool) is refused as out of that range
+        u = math.nan if isinstance(mfu, bool) else float(mfu)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        u = math.nan
+    if not (math.isfinite(u) and 0 < u <= 1):
+        raise ValueError(f"mfu: must be {LIMITS['mfu'].rule}, got {mfu!r}")
     return FLOPS_PER_PARAM_TOKEN * p * tok / (peak * u)
 
 
@@ -670,11 +676,16 @@ def ddp_step(
         flag("small_bucket_last", small_bucket_last),
         flag("timeline", timeline),
     )
-    contention = _number("comm_contention", comm_contention, positive=False)
-    if contention > 1:
-        raise ValueError(f"comm_contention: must be in [0, 1], got {comm_contention!r}")
-    gbytes = _number("gradient_bytes_per_param", gradient_bytes_per_param, positive=True, unit="B")
     from ._limits import LIMITS  # lazy: a layer above the formulas
+
+    try:  # the one range of every surface (step --contention, the sweep), in its words
+        contention = math.nan if isinstance(comm_contention, bool) else float(comm_contention)
+    except (TypeError, ValueError):
+        contention = math.nan
+    if not 0.0 <= contention <= 1.0:  # NaN too
+        rule = LIMITS["contention"].rule
+        raise ValueError(f"comm_contention: must be {rule}, got {comm_contention!r}")
+    gbytes = _number("gradient_bytes_per_param", gradient_bytes_per_param, positive=True, unit="B")
 
     # fp8 1 .. fp64 8 B: the CLI's --gradient-bytes range (1e300 answered a 2.4e299 s step)
     LIMITS["gradient_bytes"].check("gradient_bytes_per_param", gradient_bytes_per_param)

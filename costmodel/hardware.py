@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, ClassVar, Literal, Self, cast
 
 from pydantic import (
     AliasChoices,
@@ -43,12 +43,15 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationError,
     ValidationInfo,
     WithJsonSchema,
     field_validator,
     model_validator,
 )
+from pydantic.config import ExtraValues
 
+from ._limits import is_bound, validation_parts
 from .tables import Op
 from .units import parse_bytes, parse_duration, parse_flops, parse_rate
 
@@ -67,6 +70,8 @@ __all__ = [
     "CalibrationPreset",
     "textbook_algorithm",
     "check_power_limit_w",
+    "OneLineValidationError",
+    "HardwareError",
 ]
 
 Architecture = Literal["volta", "turing", "ampere", "ada", "hopper", "blackwell"]
@@ -136,9 +141,20 @@ _QUANTITIES: dict[str, tuple[Callable[..., Any], str, tuple[str, ...]]] = {
 }
 
 
-def _quantity(kind: str, bounds: str) -> tuple[BeforeValidator, WithJsonSchema]:
+def _quantity(kind: str, bounds: str, allowed: str) -> tuple[BeforeValidator, WithJsonSchema]:
+    """The validator and JSON schema of a quantity field: a number in its SI unit or a text with
+    a unit; ``bounds`` says the field's range in the schema, ``allowed`` after the unit
+    parser's own refusal of a value out of it (``-80GB``, ``nan``: "must be ... >= 0 bytes")."""
     parser, unit, examples = _QUANTITIES[kind]
     shown = " or ".join(repr(e) for e in examples)
+
+    def parse(value: Any, name: str) -> Any:
+        try:
+            return parser(value, name=name)
+        except ValueError as exc:
+            if is_bound(exc):  # the parser's own bound ("> 0"): the field's range beside it
+                raise ValueError(f"{exc}; allowed: {allowed}") from None
+            raise
 
     def before(value: Any, info: ValidationInfo) -> Any:
         name = info.field_name or kind
@@ -152,12 +168,12 @@ def _quantity(kind: str, bounds: str) -> tuple[BeforeValidator, WithJsonSchema]:
                     f"{name}: a unit is required in preset files: write a string such as "
                     f"{shown}, not the bare number {value!r}"
                 )
-            return parser(value, name=name)
+            return parse(value, name)
         if isinstance(value, str):
             try:
                 float(value)
             except ValueError:
-                return parser(value, name=name)
+                return parse(value, name)
             raise ValueError(
                 f"{name}: a unit is required: write a string such as {shown}, not {value!r}"
             )
@@ -171,10 +187,20 @@ def _quantity(kind: str, bounds: str) -> tuple[BeforeValidator, WithJsonSchema]:
     return BeforeValidator(before), WithJsonSchema(schema)
 
 
-Bytes = Annotated[int, Field(gt=0, le=10**13), *_quantity("bytes", "0 < value <= 10 TB")]
-Rate = Annotated[float, Field(gt=0, le=1e14), *_quantity("rate", "0 < value <= 100 TB/s")]
-Duration = Annotated[float, Field(ge=0, le=1.0), *_quantity("duration", "0 <= value <= 1 s")]
-Flops = Annotated[float, Field(gt=0, le=1e17), *_quantity("flops", "0 < value <= 100 PFLOP/s")]
+Bytes = Annotated[
+    int, Field(gt=0, le=10**13), *_quantity("bytes", "0 < value <= 10 TB", "(0 B, 10 TB]")
+]
+Rate = Annotated[
+    float, Field(gt=0, le=1e14), *_quantity("rate", "0 < value <= 100 TB/s", "(0 B/s, 100 TB/s]")
+]
+Duration = Annotated[
+    float, Field(ge=0, le=1.0), *_quantity("duration", "0 <= value <= 1 s", "[0 s, 1 s]")
+]
+Flops = Annotated[
+    float,
+    Field(gt=0, le=1e17),
+    *_quantity("flops", "0 < value <= 100 PFLOP/s", "(0 FLOP/s, 100 PFLOP/s]"),
+]
 Name = Annotated[str, Field(pattern=_NAME_PATTERN, min_length=1, max_length=64)]
 Source = Annotated[
     str,
@@ -186,11 +212,145 @@ Source = Annotated[
 ]
 
 
-class _Frozen(BaseModel):
+class OneLineValidationError(ValidationError):
+    """Pydantic's ``ValidationError`` (``errors()``, ``title``, caught as ``ValidationError`` or
+    ``ValueError``) whose text is one line naming each field and its allowed range
+    (:func:`costmodel._limits.validation_parts`), with no pydantic URL or input dump: the base
+    of :class:`HardwareError`, :class:`costmodel.architecture.ArchitectureError`,
+    :class:`costmodel.strategy.layout.LayoutError` and :class:`costmodel.scenario.ScenarioError`.
+    """
+
+    def __str__(self) -> str:
+        return "; ".join(validation_parts(self, got=True))
+
+    @classmethod
+    def of(cls, exc: ValidationError) -> ValidationError:
+        """``exc`` as this class (the same errors); ``exc`` itself if pydantic cannot
+        rebuild one of its errors."""
+        details: list[Any] = [
+            {k: e[k] for k in ("type", "loc", "input", "ctx") if k in e} for e in exc.errors()
+        ]
+        try:
+            return cls.from_exception_data(exc.title, details)
+        except Exception:  # noqa: BLE001  (an error type pydantic cannot rebuild: keep it)
+            return exc
+
+
+class HardwareError(OneLineValidationError):
+    """A refused :class:`GPU`, :class:`Link`, :class:`Node` or :class:`Cluster` (or a
+    calibration record), in one line naming each field and its allowed range, as
+    :class:`costmodel.scenario.ScenarioError` says a Scenario's:
+
+    ``memory_bytes: Input should be greater than 0; allowed: (0 B, 10 TB] (got 0)``
+
+    A preset file's refusal is :class:`costmodel.presets.PresetError`, which names the file
+    and reads these same errors (``errors()``)."""
+
+
+class OneLineModel(BaseModel):
+    """A pydantic model whose every road in (the constructor, ``model_validate``,
+    ``model_validate_json``, ``model_validate_strings``: pydantic's own, same arguments)
+    raises :attr:`one_line_error` (a :class:`OneLineValidationError`) in place of pydantic's
+    multi-line report."""
+
+    one_line_error: ClassVar[type[OneLineValidationError]] = OneLineValidationError
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise self.one_line_error.of(exc) from None
+
+    # pydantic's own mark of its base __init__ (RootModel's too): without it pydantic treats
+    # this __init__ as a custom one and validates every other road through it, which drops
+    # ``model_validate(..., context=...)`` (the preset loader's "a unit is required")
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @classmethod
+    def model_validate(
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        extra: ExtraValues | None = None,
+        from_attributes: bool | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        try:
+            return super().model_validate(
+                obj,
+                strict=strict,
+                extra=extra,
+                from_attributes=from_attributes,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+            )
+        except ValidationError as exc:
+            raise cls.one_line_error.of(exc) from None
+
+    @classmethod
+    def model_validate_json(
+        cls,
+        json_data: str | bytes | bytearray,
+        *,
+        strict: bool | None = None,
+        extra: ExtraValues | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        try:
+            return super().model_validate_json(
+                json_data,
+                strict=strict,
+                extra=extra,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+            )
+        except ValidationError as exc:
+            raise cls.one_line_error.of(exc) from None
+
+    @classmethod
+    def model_validate_strings(
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        extra: ExtraValues | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        try:
+            return super().model_validate_strings(
+                obj,
+                strict=strict,
+                extra=extra,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+            )
+        except ValidationError as exc:
+            raise cls.one_line_error.of(exc) from None
+
+
+class _Frozen(OneLineModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    one_line_error: ClassVar[type[OneLineValidationError]] = HardwareError
 
 
-class GPU(_Frozen):
+class _Hardware(_Frozen):
+    """The hardware models: a NaN or an infinity is refused as not finite, with the field's
+    range (pydantic's default read a NaN ``compute_capability`` as "less than or equal to 12")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
+
+
+class GPU(_Hardware):
     """One GPU: memory, memory bandwidth, dense tensor throughput, architecture.
 
     >>> g = GPU(name="h100-sxm", architecture="hopper", compute_capability=9.0,
@@ -219,6 +379,7 @@ class GPU(_Frozen):
     power_limit_w: float | None = Field(
         None,
         strict=False,
+        allow_inf_nan=True,  # a NaN is refused by check_power_limit_w, with the GPU's range
         description="board power limit the GPU runs at [W] (nvidia-smi -pl), in [minimum, datasheet "
         "maximum] (costmodel.compute.GPU_MIN_POWER_W, GPU_POWER_W); absent: the datasheet power (costmodel.compute.GPU_POWER_W)",
     )
@@ -242,10 +403,10 @@ class GPU(_Frozen):
         Validated by :func:`check_power_limit_w`: in [minimum, datasheet maximum] (H100 SXM
         200..700 W, A100 SXM 100..400 W).
         """
+        if power_limit_w is not None:  # checked first: an array compares element-wise
+            power_limit_w = check_power_limit_w(self, power_limit_w)
         if power_limit_w == self.power_limit_w:
             return self
-        if power_limit_w is not None:
-            power_limit_w = check_power_limit_w(self, power_limit_w)
         return GPU.model_validate({**_shallow(self), "power_limit_w": power_limit_w})
 
     @property
@@ -254,7 +415,7 @@ class GPU(_Frozen):
         return self.bf16_dense_flops if self.bf16_dense_flops is not None else self.fp16_dense_flops
 
 
-class Link(_Frozen):
+class Link(_Hardware):
     """A link class (NVLink generation, PCIe x16, a NIC): the datasheet figure and what it counts.
 
     ``datasheet_bandwidth_bytes_per_s`` is the figure as printed; ``datasheet_direction`` says
@@ -329,7 +490,7 @@ class Link(_Frozen):
         return self.per_direction_bandwidth_bytes_per_s * self.efficiency
 
 
-class Node(_Frozen):
+class Node(_Hardware):
     """One node: its GPUs, the link between them, its NICs, in-switch reduction support.
 
     For a GB200 NVL72 rack the "node" is the whole NVLink domain (72 GPUs over 18 hosts,
@@ -718,7 +879,7 @@ class CalibrationPreset(_Frozen):
         return 1.0
 
 
-class Cluster(_Frozen):
+class Cluster(_Hardware):
     """A cluster: ``nodes`` copies of one :class:`Node`. Hands the formulas plain SI numbers.
 
     Bandwidths are per direction. ``intra_*`` and ``inter_*`` are line rates (datasheet);
@@ -908,10 +1069,12 @@ class Cluster(_Frozen):
         from ._checks import whole_count
 
         g0 = self.node.gpus_per_node
+        given = gpus_per_node
         gpus_per_node = whole_count("gpus_per_node", gpus_per_node)
         if gpus_per_node > g0:
+            shown = repr(given) if type(given) is float else str(gpus_per_node)  # not 301 digits
             raise ValueError(
-                f"gpus_per_node: {self.name} has {g0} GPUs per node, got {gpus_per_node}; allowed: "
+                f"gpus_per_node: {self.name} has {g0} GPUs per node, got {shown}; allowed: "
                 f"1..{g0} (a slice of the node), or a preset with larger nodes"
             )
         nics = self.node.nics_per_node
@@ -961,6 +1124,15 @@ def check_power_limit_w(gpu: Any, power_limit_w: Any) -> float:
     from .compute import _FAMILY_POWER_OF, datasheet_power_w, gpu_family, min_power_limit_w
 
     name = str(getattr(gpu, "name", gpu))
+    if getattr(power_limit_w, "ndim", 0):  # several powers: one GPU runs at one
+        from ._checks import said
+
+        raise ValueError(
+            f"power_limit_w: one power per call, got {said(power_limit_w)}; for several, "
+            "loop, or cm.sweep(preset=..., power_limit_w=[...])"
+        )
+    if hasattr(power_limit_w, "item") and not isinstance(power_limit_w, bool):
+        power_limit_w = power_limit_w.item()  # a numpy number (an array's element)
     try:
         top = datasheet_power_w(gpu)
         low = min_power_limit_w(gpu)

@@ -1285,6 +1285,11 @@ def predict_all_algorithms(
     # names in any case, as predict_collective reads them (costmodel._limits.CHOICES)
     model, protocol = units.choice_name(model), units.choice_name(protocol)
     op = T.canonical_op(op)
+    if np.ndim(np.asarray(message_bytes, dtype=object)) > 1:  # numpy said "axis remapping"
+        raise ValueError(
+            f"message_bytes: expected one list of sizes (1-D), got an array of shape "
+            f"{np.shape(message_bytes)}; e.g. np.ravel(values)"
+        )
     choice = predict_collective(
         op,
         message_bytes,

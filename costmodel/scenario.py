@@ -56,8 +56,8 @@ from pydantic.config import ExtraValues
 from . import units
 from ._limits import LIMITS, MAX_NODES
 from .compute import FP8_GPUS_TEXT
-from .hardware import DEFAULT_NODES
-from .strategy.layout import DEFAULT_COMM_CONTENTION, OneLineValidationError
+from .hardware import DEFAULT_NODES, OneLineValidationError
+from .strategy.layout import DEFAULT_COMM_CONTENTION
 
 MAX_SEARCH_FACTOR = 1024.0
 """Flip searches stop at this factor of change (beyond it the suggestion is 'not reachable')."""
@@ -284,6 +284,7 @@ class Scenario(BaseModel):
     )
     power_limit_w: float | None = Field(
         None,
+        allow_inf_nan=True,  # a NaN is refused by check_power_limit_w, with the GPU's range
         description="board power limit of the cluster's GPUs [W] in [minimum, datasheet maximum] "
         "(H100/H200 SXM 200..700 W, A100 SXM 100..400 W), "
         "e.g. 500 for H100s capped at 500 W (default: the preset's datasheet power); the fitted "

@@ -152,8 +152,19 @@ def prices_for_gpu(gpu: str) -> list[str]:
 
     >>> prices_for_gpu("gb200")[:2]
     ['aws-p6e-gb200-capacity-block', 'azure-nd-gb200-v6-on-demand']
+
+    A :class:`~costmodel.hardware.GPU` (``cm.cluster("dgx-h100").gpu``) is read by its name;
+    anything else that is no name is refused, naming ``gpu`` (an array compared element-wise).
     """
-    return sorted(n for n, p in _prices().items() if p.gpu == gpu)
+    name = getattr(gpu, "name", gpu) if not isinstance(gpu, str) else gpu
+    if not isinstance(name, str):
+        from ._checks import said
+
+        raise ValueError(
+            f"gpu: expected one GPU preset name (`cm.presets.names()`) or a `cm.GPU`, got "
+            f"{said(gpu)}"
+        )
+    return sorted(n for n, p in _prices().items() if p.gpu == name)
 
 
 #: Terms a side on another GPU is priced at when the other side's price gives none to follow:
@@ -291,6 +302,12 @@ def load_price(name: str | Price) -> Price:
     if isinstance(name, Price):
         return name
     table = _prices()
+    if not isinstance(name, str):  # an array or a list is no name (it was "unhashable type")
+        from ._checks import said
+
+        raise ValueError(
+            f"price: expected one price preset name (`cm.price_names()`), got {said(name)}"
+        )
     if name not in table:  # as an unknown cluster or architecture is refused
         from ._checks import unknown_name
 
@@ -436,9 +453,15 @@ def billed_gpus_per_node(
     72
     """
     from ._checks import whole_count
+    from ._limits import LIMITS
 
     g = whole_count("gpus_per_node", gpus_per_node)
     whole = g if whole_node_gpus is None else whole_count("whole_node_gpus", whole_node_gpus)
+    for name, count, raw in (
+        ("gpus_per_node", g, gpus_per_node),
+        ("whole_node_gpus", whole, whole_node_gpus),
+    ):  # a node's GPUs (1e300 was billed), said as given (1e300, not its 301 digits)
+        LIMITS["gpus_per_node"].check(name, raw if type(raw) is float else count)
     if whole < g:
         raise ValueError(
             f"whole_node_gpus: the whole node has at least the {g} GPUs used, got {whole}"
@@ -475,7 +498,9 @@ def _positive(name: str, value: Any, unit: str = "") -> float:
     except (TypeError, ValueError):
         # "2T" as text: the number it means, as the API's other arguments say (units.text_hint)
         hint = units.text_hint(name, value)
-        raise ValueError(f"{name}: expected a number, got {value!r}{hint}") from None
+        from ._checks import said
+
+        raise ValueError(f"{name}: expected a number, got {said(value)}{hint}") from None
     if not math.isfinite(x) or x <= 0:
         unit = f" {unit}" if unit else ""
         raise ValueError(f"{name}: must be a finite number > 0{unit}, got {value!r}")

@@ -524,7 +524,10 @@ def _shown(value: object) -> float:
     try:
         return float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"value: expected one number to format, got {value!r}") from None
+        got = repr(value)
+        if "\n" in got and hasattr(value, "shape"):  # an array of 2-D or more: by its shape
+            got = f"an array of shape {tuple(value.shape)}"
+        raise ValueError(f"value: expected one number to format, got {got}") from None
 
 
 def whole_bytes(values: Any) -> Any:

@@ -182,13 +182,16 @@ def test_no_overlap_is_serial_and_accumulation() -> None:
                 mfu=1.5,
                 bandwidth_bytes_per_s=1e9,
             ),
-            "mfu: must be in",
+            r"mfu: must be a model FLOP utilisation in \(0, 1\], got 1.5",
         ),
         (dict(params=1e9, ranks=8, accumulation=0, **BASE), "accumulation"),
         (dict(params=2e9, ranks=8, layer_param_counts=[1e9], **BASE), "differs from sum"),
         (dict(params=None, ranks=8, layer_param_counts=[1e9, -1], **BASE), "layer_param_counts"),
         (dict(params=1e9, ranks=8, algorithm="hypercube", **BASE), "algorithm: unknown"),
-        (dict(params=1e9, ranks=8, comm_contention=1.5, **BASE), "comm_contention: must be in"),
+        (
+            dict(params=1e9, ranks=8, comm_contention=1.5, **BASE),
+            r"comm_contention: must be an overlap contention in \[0, 1\], got 1.5",
+        ),
     ],
 )
 def test_bad_input(kwargs, match) -> None:

@@ -264,7 +264,8 @@ def test_cli_memory_sweep_takes_the_strategy(tmp_path):
 @pytest.mark.parametrize(
     ("sets", "fragments"),
     [
-        (["strategy=hsdp"], ["group_size", "hsdp without preset", "group_size=8"]),
+        # ranks and no node: the group is asked for (no ranks: the default node, as `memory`)
+        (["strategy=hsdp", "ranks=16"], ["group_size", "hsdp without preset", "group_size=8"]),
         (["strategy=hsdp", "group_size=3", "ranks=64"],
          ["group_size", "3 does not divide the 64 ranks", "1, 2, 4, 8, 16, 32, 64"]),
         (["strategy=hsdp", "preset=dgx-h100", "ranks=12"], ["group_size", "8 does not divide"]),

@@ -84,6 +84,34 @@ def _ranks_limit() -> Limit:
     return LIMITS["ranks"]
 
 
+@functools.cache
+def _gamma_limit() -> Limit:
+    """The range of a reduction cost (``_limits.LIMITS["gamma"]``: 0..1e-6 s/B, the slowest
+    link's 1 MB/s), the one ``collective --gamma`` and the sweep's ``gamma`` hold."""
+    from .._limits import LIMITS
+
+    return LIMITS["gamma"]
+
+
+def _gamma(value: ArrayLike, name: str = "gamma_s_per_byte") -> np.ndarray:
+    """``value`` as an array of reduction costs within :func:`_gamma_limit`, else ValueError
+    ``"gamma_s_per_byte: must be a reduction cost in 0..1e-6 s/B (...), got VALUE"``."""
+    g = _array(name, value)
+    limit = _gamma_limit()
+    ok = (g >= limit.lo) & (g <= limit.hi)  # NaN fails both
+    if not ok.all():
+        raise ValueError(f"{name}: must be {limit.rule}, got {_first_bad(g, ~ok, value)}")
+    return g
+
+
+def _check_scalar_gamma(g: float, name: str = "gamma_s_per_byte") -> float:
+    """:func:`_gamma` for a Python scalar (the fast path)."""
+    limit = _gamma_limit()
+    if not (limit.lo <= g <= limit.hi):  # NaN fails
+        raise ValueError(f"{name}: must be {limit.rule}, got {float(g)!r}")
+    return float(g)
+
+
 def _ranks(value: ArrayLike, name: str = "ranks") -> np.ndarray:
     """``value`` as an array of rank counts within :func:`_ranks_limit`, else ValueError
     ``"ranks: must be a whole number in 1..1,000,000,000, got VALUE"``."""

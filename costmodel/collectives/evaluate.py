@@ -13,7 +13,9 @@ from ..tables import BUSBW_FACTOR, Op
 from ._inputs import (
     FloatOrArray,
     _check_scalar,
+    _check_scalar_gamma,
     _check_scalar_ranks,
+    _gamma,
     _nonnegative,
     _out,
     _positive,
@@ -51,7 +53,8 @@ def collective_time(
     algorithm : str
         One of ``ALGORITHMS[op]`` (``"ring"`` is accepted for every op).
     gamma_s_per_byte : array_like
-        Reduction cost ``gamma`` [s/B], >= 0.
+        Reduction cost ``gamma`` [s/B], in 0..1e-6 (``_limits.LIMITS["gamma"]``: a reduction
+        at 1 MB/s or faster, the range of ``collective --gamma`` and the sweep's ``gamma``).
 
     Returns
     -------
@@ -86,13 +89,13 @@ def collective_time(
             _check_scalar_ranks(n_s),
             _check_scalar("bandwidth_bytes_per_s", bw_s, "B/s", positive=True),
             _check_scalar("latency_s", a_s, "s"),
-            _check_scalar("gamma_s_per_byte", g_s, "s/B"),
+            _check_scalar_gamma(g_s),
         )
     m = _nonnegative("message_bytes", message_bytes, "B")
     n = _ranks(ranks)
     bw = _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s")
     a = _nonnegative("latency_s", latency_s, "s")
-    g = _nonnegative("gamma_s_per_byte", gamma_s_per_byte, "s/B")
+    g = _gamma(gamma_s_per_byte)
     L = row.log(n)  # noqa: N806
     # the inputs are checked finite, so an inf here is an overflow (1e9 B / 1e-300 B/s) that
     # @finite_result refuses naming the input, as the scalar path's; and a NaN only inf x 0 of
@@ -305,7 +308,7 @@ def crossover_bytes(
     n = _ranks(ranks)
     bw = _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s, "B/s")
     a = _nonnegative("latency_s", latency_s, "s")
-    g = _nonnegative("gamma_s_per_byte", gamma_s_per_byte, "s/B")
+    g = _gamma(gamma_s_per_byte)
     L = _ceil_log2(n)  # noqa: N806
     fixed_a, fixed_b = row_a.latency_steps(n, L) * a, row_b.latency_steps(n, L) * a
     slope_a = row_a.bandwidth_factor(n, L) / bw + row_a.reduction_factor(n, L) * g
@@ -333,7 +336,7 @@ def _crossover_scalar(
     n = _check_scalar_ranks(ranks)
     bw = _check_scalar("bandwidth_bytes_per_s", bandwidth, "B/s", positive=True)
     a = _check_scalar("latency_s", latency, "s")
-    g = _check_scalar("gamma_s_per_byte", gamma, "s/B")
+    g = _check_scalar_gamma(gamma)
     L = _scalar_log2(n)  # noqa: N806
     fixed_a, fixed_b = row_a.latency_steps(n, L) * a, row_b.latency_steps(n, L) * a
     slope_a = row_a.bandwidth_factor(n, L) / bw + row_a.reduction_factor(n, L) * g

@@ -41,7 +41,7 @@ from pydantic import (
 )
 
 from .._limits import validation_parts
-from ..hardware import DEFAULT_GPUS_PER_NODE, default_ranks
+from ..hardware import DEFAULT_GPUS_PER_NODE, OneLineValidationError, default_ranks
 
 Strategy = Literal["ddp", "zero1", "zero2", "fsdp", "hsdp"]
 STRATEGIES: tuple[str, ...] = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
@@ -182,32 +182,10 @@ def bucket_cap_bytes_for(
     return float(DEFAULT_BUCKET_CAP_BYTES)
 
 
-class OneLineValidationError(ValidationError):
-    """Pydantic's ``ValidationError`` (``errors()``, ``title``, caught as ``ValidationError`` or
-    ``ValueError``) whose text is one line naming each field and its allowed range
-    (:func:`costmodel._limits.validation_parts`), with no pydantic URL or input dump: the base
-    of :class:`LayoutError` and :class:`costmodel.scenario.ScenarioError`.
-    """
-
-    def __str__(self) -> str:
-        return "; ".join(validation_parts(self, got=True))
-
-    @classmethod
-    def of(cls, exc: ValidationError) -> ValidationError:
-        """``exc`` as this class (the same errors); ``exc`` itself if pydantic cannot
-        rebuild one of its errors."""
-        details: list[Any] = [
-            {k: e[k] for k in ("type", "loc", "input", "ctx") if k in e} for e in exc.errors()
-        ]
-        try:
-            return cls.from_exception_data(exc.title, details)
-        except Exception:  # noqa: BLE001  (an error type pydantic cannot rebuild: keep it)
-            return exc
-
-
 class LayoutError(OneLineValidationError):
     """A refused :class:`Layout`, in one line naming each field and its allowed range, as
-    :class:`costmodel.scenario.ScenarioError` says a Scenario's."""
+    :class:`costmodel.scenario.ScenarioError` says a Scenario's (the base,
+    :class:`costmodel.hardware.OneLineValidationError`, is imported here by that name too)."""
 
 
 class Layout(BaseModel):

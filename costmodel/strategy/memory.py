@@ -367,7 +367,14 @@ def _strategy_memory(
     kept there per setting when they are plain values, the layout and one architecture
     (every table of the advisor asks for the same layouts)."""
     from .. import memory as M
+    from .._checks import said
 
+    if not isinstance(layout, Layout):  # a count or a strategy name in its place: say where
+        raise ValueError(
+            f"layout: expected a `cm.Layout` (e.g. cm.Layout(strategy='fsdp', ranks=8)), got "
+            f"{said(layout)}; the parameter count is `params` and the architecture `arch` "
+            "(strategy_memory(layout, params) or strategy_memory(layout, arch=...))"
+        )
     (
         _,
         recipe,

@@ -1332,6 +1332,11 @@ def _one_step(prepare: Callable[_P, _Prepared]) -> Callable[_P, StrategyStep]:
 
     def strategy_step(*args: _P.args, **kwargs: _P.kwargs) -> StrategyStep:
         # params is the step's own first argument (the advisor's callers pass it apart)
+        if len(args) > 1:  # Python's own said "_prepare_step() takes from 0 to 1 positional"
+            raise TypeError(
+                f"strategy_step: takes one positional argument (`params`, or an architecture "
+                f"name), got {len(args)}; give the others by keyword (cluster=..., nodes=...)"
+            )
         named = choice_names(kwargs)  # precision="FP8" is fp8, as Scenario and the CLI read it
         check_step_keywords({k: v for k, v in named.items() if k != "params"})
         return prepare(*args, **named).finish()

@@ -591,17 +591,25 @@ def _eval_collective_link(cat: dict[str, Any], num: dict[str, np.ndarray]) -> di
     }
 
 
-def memory_layout_of(cat: dict[str, Any], ranks: int, get_cluster: Any = None) -> dict[str, Any]:
+def memory_layout_of(
+    cat: dict[str, Any], ranks: int, get_cluster: Any = None, *, node_assumed: bool = False
+) -> dict[str, Any]:
     """:func:`costmodel.strategy.memory.stage_memory`'s layout keywords of a memory sweep row
     on ``ranks`` ranks: ``cat``'s ``strategy``, ``group_size`` and ``reshard_after_forward``,
     with the preset's node (or ``cat``'s ``gpus_per_node``, a slice of it) as hsdp's default
     group (:func:`costmodel.strategy.memory.memory_layout`, the rule of ``costmodel memory
-    --strategy`` and ``--gpus-per-node``)."""
+    --strategy`` and ``--gpus-per-node``). ``node_assumed``: the ranks are the default ones
+    (no ``ranks`` axis), so with no preset or slice the node is the default one
+    (:data:`costmodel.hardware.DEFAULT_GPUS_PER_NODE`), as ``costmodel memory`` without
+    ``--ranks`` or ``--cluster`` takes it: the same bytes, hsdp's group that node."""
+    from ..hardware import DEFAULT_GPUS_PER_NODE
     from ..strategy.memory import memory_layout
 
     gpn = cat.get("gpus_per_node")
     if gpn is None and cat.get("preset") is not None and get_cluster is not None:
         gpn = int(get_cluster(cat["preset"], 1, None).gpus_per_node)
+    elif gpn is None and cat.get("preset") is None and node_assumed:
+        gpn = DEFAULT_GPUS_PER_NODE
     group = cat.get("group_size")
     return memory_layout(
         cat["strategy"],
@@ -627,7 +635,7 @@ def _memory_ranks(cat: dict[str, Any], n: int, get_cluster: Any) -> np.ndarray:
 
 
 def _layout_columns(
-    cat: dict[str, Any], ranks: np.ndarray, get_cluster: Any
+    cat: dict[str, Any], ranks: np.ndarray, get_cluster: Any, node_assumed: bool = False
 ) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
     """(the layout columns, each row's sharding group, one row's layout keywords) of a memory
     block: ``zero_stage``, then the layout's four keys (:data:`~costmodel.strategy.layout.
@@ -644,7 +652,7 @@ def _layout_columns(
     from ..strategy.layout import ZERO_STAGE, make_layout
 
     values, inverse = np.unique(ranks, return_inverse=True)
-    kws = [memory_layout_of(cat, int(r), get_cluster) for r in values]
+    kws = [memory_layout_of(cat, int(r), get_cluster, node_assumed=node_assumed) for r in values]
     lays = [
         make_layout(ranks=int(r), **{k: v for k, v in kw.items() if v is not None})
         for r, kw in zip(values, kws, strict=True)
@@ -686,7 +694,7 @@ def _eval_memory(
     params = num["params"].astype(float)
     ranks = num["ranks"] if "ranks" in num else _memory_ranks(cat, len(params), get_cluster)
     given = num.get("activations")  # costmodel memory --activations [B]; None: 0
-    lay_cols, group, lkw = _layout_columns(cat, ranks, get_cluster)
+    lay_cols, group, lkw = _layout_columns(cat, ranks, get_cluster, "ranks" not in num)
     zero = int(lay_cols["zero_stage"])
     ctx, frag = _overheads(cat)
     mb = memory.training_memory(  # the state sharded as the layout shards it (hsdp: its group)
@@ -814,8 +822,12 @@ def _eval_memory_arch(
     micro = num.get("micro_batch", ones)
     given = num.get("activations")
     acts = [None] * n if given is None else [float(x) for x in given]
-    lay_cols, _, _ = _layout_columns(cat, ranks, get_cluster)
-    layouts = {int(r): memory_layout_of(cat, int(r), get_cluster) for r in np.unique(ranks)}
+    assumed = "ranks" not in num
+    lay_cols, _, _ = _layout_columns(cat, ranks, get_cluster, assumed)
+    layouts = {
+        int(r): memory_layout_of(cat, int(r), get_cluster, node_assumed=assumed)
+        for r in np.unique(ranks)
+    }
     rows = [
         memory_row(
             cat,

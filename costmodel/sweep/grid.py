@@ -92,6 +92,19 @@ def _parse_float(text: Any, *, name: str) -> float:
     return value
 
 
+def _parse_power(text: Any, *, name: str) -> float:
+    """A board power limit [W] as a number, its range left to the grid's check: each preset
+    GPU's own [minimum, datasheet maximum] (:func:`costmodel.hardware.check_power_limit_w`, as
+    ``costmodel step --power-limit-w`` says it), which refuses a NaN, an infinity or a negative
+    power in those words (a NaN is no power in the range), not a bare ">= 0"."""
+    if isinstance(text, bool | np.bool_):
+        raise ValueError(f"{name}: expected a number, got a bool ({text!r})")
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: cannot parse {text!r} as a number") from None
+
+
 def _parse_str(text: Any, *, name: str) -> str:
     s = str(text).strip()
     if not s:
@@ -336,7 +349,7 @@ AXES: dict[str, dict[str, Axis]] = {
             ),
             Axis(
                 "power_limit_w",
-                _parse_float,
+                _parse_power,
                 True,
                 column="power_limit_w",
                 aliases=("power", "power_limit"),
@@ -452,6 +465,13 @@ def _expand_range(axis: Axis, text: str) -> list[Any]:
         )
     start = _range_end(axis, text, "start", head.strip())
     stop = _range_end(axis, text, "stop", m["stop"])
+    for which, end, part in (("start", start, head.strip()), ("stop", stop, m["stop"])):
+        # an axis whose range the grid's check says (power_limit_w) reads a NaN end as a number
+        if isinstance(end, float) and not math.isfinite(end):
+            raise ValueError(
+                f"{axis.name}: a range's {which} must be a finite number, got {text!r} (its "
+                f"{which} {part!r} is not)"
+            )
     op = m["op"] or ("+" if axis.integer and sep == ".." else "x")
     if op == "*":
         op = "x"
@@ -1072,7 +1092,7 @@ def _check_memory_layout(a: dict[str, list[Any]]) -> None:
     chosen = _check_strategy_options(a)
     if "strategy" not in a:
         return
-    from ..hardware import default_ranks
+    from ..hardware import DEFAULT_GPUS_PER_NODE, default_ranks
     from ..strategy.memory import memory_layout
 
     nodes: list[int | None] = [None]
@@ -1084,6 +1104,10 @@ def _check_memory_layout(a: dict[str, list[Any]]) -> None:
         nodes = [
             int(presets.cluster(p, field="preset").gpus_per_node) for p in _presets(a["preset"], a)
         ]
+    elif "ranks" not in a:  # no hardware, no ranks: one default node, as `costmodel memory`
+        nodes = [DEFAULT_GPUS_PER_NODE]
+        if "hsdp" in chosen and None in a.get("group_size", [None]):
+            _warn_assumed_node()
     for st in chosen:
         if st != "hsdp":  # checked above: the other layouts hold at every rank count
             continue
@@ -1207,6 +1231,24 @@ def _check_step_cost(a: dict[str, list[Any]]) -> None:
                 "per GPU (run one sweep per price)"
             )
         seen[p.gpu] = p.name
+
+
+def _warn_assumed_node() -> None:
+    """Warn that a memory sweep's hsdp rows shard over one node of the default size: no
+    ``preset``, ``gpus_per_node`` or ``ranks`` axis gives one, so the rows take what ``costmodel
+    memory`` takes without ``--ranks`` or ``--cluster`` (:func:`costmodel.hardware.default_ranks`,
+    said there as "assumed: 8 ranks, one node ..."), and hsdp's default group is that node."""
+    import warnings
+
+    from ..hardware import DEFAULT_GPUS_PER_NODE, default_ranks
+
+    warnings.warn(
+        f"assumed: {default_ranks()} ranks, one node of {DEFAULT_GPUS_PER_NODE} GPUs, hsdp's "
+        "group (the default; give `ranks` and `group_size`, or `preset` for one node of it, "
+        "for another)",
+        UserWarning,
+        stacklevel=5,
+    )
 
 
 def _warn_one_price_many_gpus(a: dict[str, list[Any]]) -> None:

@@ -276,6 +276,33 @@ def _op_source(text: str, op: str | None, from_name: str | None, ops: list[str])
     return "the log's redop/root columns"
 
 
+def decode_noting(raw: bytes | str, name: str) -> tuple[str, list[str]]:
+    """``raw`` decoded as :func:`..nccl_tests.decode_log` decodes a log (text passes through),
+    and what it warned about the encoding (a :class:`costmodel.textfile.GuessedEncodingWarning`:
+    UTF-16 without a byte-order mark, bytes that are not UTF-8 replaced outside the result rows)
+    as notices, without the file's name (the caller names it, if at all), instead of on stderr:
+    :func:`read_log`'s notices, and the Validate page's readers say them. Any other warning
+    goes on as it came."""
+    if not isinstance(raw, bytes):
+        return raw, []
+    import warnings
+
+    from costmodel.textfile import GuessedEncodingWarning
+
+    from .nccl_tests import decode_log
+
+    notes: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", GuessedEncodingWarning)
+        text = decode_log(raw, name)
+    for w in caught:
+        if issubclass(w.category, GuessedEncodingWarning):
+            notes.append(str(w.message).removeprefix(f"{name}: "))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return text, notes
+
+
 def read_log(
     raw: bytes | str,
     name: str,
@@ -316,7 +343,6 @@ def read_log(
     from .nccl_tests import (
         NcclTestsParseError,
         _op_from_filename,
-        decode_log,
         is_busbw_table,
         parse_nccl_tests,
     )
@@ -327,22 +353,9 @@ def read_log(
     for field, value in (("nodes", nodes), ("gpus_per_node", gpus_per_node)):
         if value is not None and not (isinstance(value, int) and value >= 1):
             raise must_be(field, "a whole number >= 1", value)
-    guessed: list[str] = []  # UTF-16 read without its byte-order mark: said with the notices
-    if isinstance(raw, bytes):
-        import warnings
-
-        from costmodel.textfile import GuessedEncodingWarning
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", GuessedEncodingWarning)
-            text = decode_log(raw, name)
-        for w in caught:
-            if issubclass(w.category, GuessedEncodingWarning):  # the file is named by the
-                guessed.append(str(w.message).removeprefix(f"{name}: "))  # caller, if at all
-            else:  # any other warning goes on as it came
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    else:
-        text = raw
+    # UTF-16 read without its byte-order mark, bytes replaced outside the rows: said with the
+    # notices
+    text, guessed = decode_noting(raw, name)
     from_name = _op_from_filename(name)
     try:
         rows = parse_nccl_tests(text, source=name, op=op, strict=strict, _fallback_op=from_name)

@@ -535,11 +535,17 @@ def parse_log(raw: bytes | str, source: str) -> pd.DataFrame:
     """:func:`costmodel.validation.nccl_tests.parse_nccl_tests`, lenient: bad rows are listed in
     ``attrs["problems"]`` instead of stopping the whole log. Bytes are decoded as UTF-8, or UTF-16/32
     by a byte-order mark (the mark dropped); undecodable bytes raise a ValueError naming the
-    byte."""
-    from costmodel.validation.nccl_tests import decode_log, parse_nccl_tests
+    byte. What the decoder warns (bytes replaced outside the rows, UTF-16 without its mark) is
+    kept in ``attrs["notices"]``, in :func:`costmodel.validation.logread.read_log`'s words
+    (:func:`~costmodel.validation.logread.decode_noting`), for the page to say, never on the
+    server's stderr (and it stays with the cached frame: a warning is raised only on a miss)."""
+    from costmodel.validation.logread import decode_noting
+    from costmodel.validation.nccl_tests import parse_nccl_tests
 
-    text = decode_log(raw, source) if isinstance(raw, bytes) else raw
-    return parse_nccl_tests(text, source=source, strict=False)
+    text, notices = decode_noting(raw, source)
+    frame = parse_nccl_tests(text, source=source, strict=False)
+    frame.attrs["notices"] = notices
+    return frame
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
