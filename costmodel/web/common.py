@@ -967,8 +967,10 @@ def size_input(label: str, *, value: int, key: str, text_key: str) -> float | No
     assert listed_size is not None  # a select box with a default index never gives None
     if not typed:
         return float(listed_size)
-    try:
-        return data_collectives.typed_size(size_text)
+    from costmodel.units import ungroup_thousands
+
+    try:  # one size: 65,536 is 65536 B (parse_input)
+        return data_collectives.typed_size(ungroup_thousands(size_text))
     except ValueError as exc:
         error(exc)
         return None
@@ -1089,10 +1091,11 @@ def whole_from_text(text: str, label: str, limit: str) -> int | None:
     should be less than or equal to 1000000").
     """
     from costmodel._limits import LIMITS
+    from costmodel.units import ungroup_thousands
 
     rule = LIMITS[limit]
     try:
-        n = int(text.strip())
+        n = int(ungroup_thousands(text).strip())  # one number: 65,536 is 65536
         rule.check(label, n)
     except ValueError:
         error(f"{label}: must be {rule.rule}, got {text.strip()!r}")
@@ -1123,17 +1126,23 @@ def bare_number_warning(where: Any, label: str, text: str, kind: str, meant: str
     :func:`costmodel.units.bare_number_message`'s words, the API's and the CLI's
     (``costmodel: warning: --bucket 25 is 25 bytes ...``). The number is still used, as the
     unit grammar reads it."""
-    from costmodel.units import bare_number_message
+    from costmodel.units import bare_number_message, ungroup_thousands
 
-    message = bare_number_message(label, text, kind, meant)
+    message = bare_number_message(label, ungroup_thousands(text), kind, meant)
     if message is not None:
         where.warning(plain(message), icon=":material/straighten:")
 
 
 def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
-    """Parse a text input through ``costmodel.units``; on failure show the error, return None."""
+    """Parse a text input through ``costmodel.units``; on failure show the error, return None.
+
+    Every such box takes one number, so digits grouped by commas in threes are one number
+    (``65,536`` is 65536, :func:`costmodel.units.ungroup_thousands`): no box of the app takes
+    a list, and a comma there never separates two values."""
+    from costmodel.units import ungroup_thousands
+
     try:
-        return parse(text, name=field)
+        return parse(ungroup_thousands(text), name=field)
     except ValueError as exc:  # the parser's message starts with the field's name
         error(exc)
         return None
