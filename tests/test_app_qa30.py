@@ -106,3 +106,25 @@ def test_lists_stepping_as_sweeps_do_stay_lists(ranks):
     assert r.exit_code == 0, r.stderr
     got = [int(ln.split()[1]) for ln in r.stdout.splitlines() if ln.startswith("textbook")]
     assert got == [int(x) for x in ranks.split(",")], r.stdout
+
+
+# --- a whole-number box given a number past 2**53 (what the browser sends for `1e300`) ------
+@pytest.mark.parametrize(("page", "key", "label"), [
+    ("page_batch.py", "warmup", "Warmup steps [-]"),
+    ("page_batch.py", "batch_ranks", "Data-parallel ranks N [GPUs]"),
+    ("page_ddp.py", "ddp_nodes", "Nodes"),
+    ("page_memory.py", "dp_ranks", "Data-parallel ranks N"),
+])  # fmt: skip
+def test_a_whole_number_box_past_2_53_is_named_shortly_and_back_at_its_default(page, key, label):
+    """``1e300`` in Warmup steps stopped the Batch page with a traceback (a table cell past a
+    64-bit integer); in Nodes it was refused quoting its 301 digits. It is named as typed now,
+    and the box and the answer are back at the default's, as for a fraction."""
+    at = open_page(page)
+    default, want = at.number_input(key=key).value, _answer(at)
+    for typed in (1e300, -1e300, 2.0**60):
+        at.number_input(key=key).set_value(typed).run()
+        assert_clean(at)
+        said = [e for e in _errors(at) if e.startswith(f"{label}: {typed!r} is not a finite")]
+        assert said and len(said[0]) < 300, _errors(at)
+        assert at.number_input(key=key).value == default
+        assert _answer(at) == want

@@ -767,9 +767,13 @@ def bound_number(
         if typed is not None:
             lo = "(-2**53" if min_value is None else f"[{min_value:g}"
             hi = "2**53)" if max_value is None else f"{max_value:g}]"
+            what = (
+                "not a whole number"
+                if math.isfinite(typed) and abs(typed) < MAX_URL_NUMBER
+                else "not a finite number below 2**53"
+            )
             error(
-                f"{label}: {typed!r} is not a whole number, as {label} takes: {lo}, {hi}; "
-                "the default is used"
+                f"{label}: {typed!r} is {what}, as {label} takes: {lo}, {hi}; the default is used"
             )
         value = None if value is None else int(value)
     _write_url(key, value, default)
@@ -783,9 +787,14 @@ _FRACTION = "_fraction_"
 
 def _whole_or_default(key: str, default: Any) -> None:
     """A whole-number box's change: a fraction typed (2.5) is kept aside to be named and the box
-    goes back to its default, as a fraction in its URL does (the page never runs on 2)."""
+    goes back to its default, as a fraction in its URL does (the page never runs on 2). So is
+    a number past 2**53 (:data:`MAX_URL_NUMBER`, as in its URL): ``1e300`` typed into Nodes was
+    refused quoting its 301 digits, and into Warmup steps it stopped the Batch page with a
+    traceback (a table cell past a 64-bit integer)."""
     typed = st.session_state.get(key)
-    if isinstance(typed, float) and math.isfinite(typed) and typed != math.floor(typed):
+    if isinstance(typed, float) and (
+        not math.isfinite(typed) or abs(typed) >= MAX_URL_NUMBER or typed != math.floor(typed)
+    ):
         st.session_state[_FRACTION + key] = typed
         st.session_state[key] = default
 
