@@ -77,3 +77,42 @@ def test_the_timeline_stays_a_grid_at_1440_px(tabs, app_url):
     page.wait_for_function(
         f"() => {_GRIDS_JS}().some(([w, h]) => w > 900 && h > 300)", timeout=90_000
     )
+
+
+# --- thousands: `65,536` typed into a box is 65536 ------------------------------------------
+_ANSWER_JS = """() => ({
+  metrics: [...document.querySelectorAll('[data-testid="stMetric"]')]
+    .map(m => m.innerText.replace(/\\s+/g, ' ').trim()),
+  errors: [...document.querySelectorAll('[data-testid="stAlertContentError"]')]
+    .map(e => e.innerText)})"""
+
+
+def _typed(page, label: str, text: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.click()
+    box.press("ControlOrMeta+a")
+    box.press_sequentially(text)
+    box.press("Enter")
+
+
+def test_comma_thousands_typed_into_a_text_box_is_one_number(tabs, app_url):
+    """The Collectives page's "or type a size" box given `65,536` answers as given `65536`
+    (it was refused, "a comma groups no digits"), with no red message."""
+    page = tabs.open(f"{app_url}/?size_text=65536", {"width": 1440, "height": 900})
+    expect(page.get_by_label("or type a size", exact=True)).to_have_value("65536")
+    want = settled(page, _ANSWER_JS)
+    assert want["metrics"] and not want["errors"], want
+    _typed(page, "or type a size", "65,536")
+    page.wait_for_function("() => location.search.includes('size_text=65%2C536')")
+    assert settled(page, _ANSWER_JS) == want
+
+
+def test_comma_thousands_typed_into_a_number_box_is_one_number(tabs, app_url):
+    """The browser's number field drops the comma as it is typed: the Batch page's global
+    batch given `65,536` is 65536 (its metric "65,536"), not 65 nor a refusal."""
+    page = tabs.open(f"{app_url}/batch", {"width": 1440, "height": 900})
+    _typed(page, "Global batch [samples]", "65,536")
+    page.wait_for_function("() => location.search.includes('batch_global_batch=65536')")
+    got = settled(page, _ANSWER_JS)
+    assert not got["errors"], got
+    assert any(m.startswith("Global batch [samples] 65,536") for m in got["metrics"]), got
