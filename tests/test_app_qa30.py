@@ -128,3 +128,18 @@ def test_a_whole_number_box_past_2_53_is_named_shortly_and_back_at_its_default(p
         assert said and len(said[0]) < 300, _errors(at)
         assert at.number_input(key=key).value == default
         assert _answer(at) == want
+
+
+@pytest.mark.parametrize(("page", "key", "grouped", "digits"), [
+    ("page_batch.py", "batch_global_batch", "65,536", "65536"),
+    ("page_ddp.py", "ddp_seq", "8,192", "8192"),
+])  # fmt: skip
+def test_a_whole_number_box_reads_comma_thousands_in_its_link(page, key, grouped, digits):
+    """``?batch_global_batch=65,536`` was refused in red ("not a whole number"), the box at
+    its default; it opens the view of 65536, and the URL is written back as digits."""
+    at = open_page(page, {key: grouped})
+    assert_clean(at)
+    assert not _errors(at), _errors(at)
+    assert at.number_input(key=key).value == int(digits)
+    assert at.query_params[key] == digits
+    assert _answer(at) == _answer(open_page(page, {key: digits}))

@@ -300,9 +300,13 @@ def _url_count(key: str, text: str, label: str) -> str | None:
     (:func:`costmodel.units.read_count`: ``?nodes=2k`` is 2000, ``1e1`` 10): its value in
     digits, written back to the URL for the box to read (Streamlit's int box took ``1e1`` but
     dropped ``2k`` without a word and read ``1_0`` as 10); None, with a red message naming the
-    box and the forms, for text in no such form (dropped, the box shows its default)."""
+    box and the forms, for text in no such form (dropped, the box shows its default). A box
+    takes one number: ``?batch_global_batch=65,536`` is 65536, as the box typed
+    (:func:`costmodel.units.ungroup_thousands`)."""
+    from costmodel.units import ungroup_thousands
+
     try:
-        n = read_count(text, name=key)
+        n = read_count(ungroup_thousands(text), name=key)
     except ValueError:
         _drop_url_value(key)
         error(
