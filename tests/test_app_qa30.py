@@ -143,3 +143,35 @@ def test_a_whole_number_box_reads_comma_thousands_in_its_link(page, key, grouped
     assert at.number_input(key=key).value == int(digits)
     assert at.query_params[key] == digits
     assert _answer(at) == _answer(open_page(page, {key: digits}))
+
+
+@pytest.mark.parametrize(("page", "query", "key", "label"), [
+    ("page_memory.py", {"mem_pin": "true"}, "mem_b_ranks", "Data-parallel ranks (B)"),
+    ("page_ddp.py", {"ddp_pin": "true"}, "ddp_b_nodes", "Nodes (B)"),
+])  # fmt: skip
+def test_a_b_count_box_reads_the_one_count_grammar(page, query, key, label):
+    """B's count boxes read ``int(text)``: ``2k`` and ``1e1`` were refused there while A's box,
+    the URL and the CLI read them as 2000 and 10. They answer as the digits now; a fraction
+    and text are still refused, naming the box and its range."""
+    for typed, digits in (("1e1", "10"), ("2k", "2000")):
+        at = open_page(page, query)
+        at.text_input(key=key).set_value(digits).run()
+        want = _answer(at)
+        at.text_input(key=key).set_value(typed).run()
+        assert_clean(at)
+        assert not _errors(at), _errors(at)
+        assert _answer(at) == want
+    for bad in ("1.5", "1e300", "abc", "-1"):
+        at = open_page(page, query)
+        at.text_input(key=key).set_value(bad).run()
+        assert any(e.startswith(f"{label}: must be a whole number in 1..") and repr(bad) in e
+                   for e in _errors(at)), _errors(at)  # fmt: skip
+
+
+def test_a_refusal_quotes_the_comma_thousands_as_typed():
+    """Link bandwidth ``65,536`` (B/s, below its 1 MB/s) was refused quoting ``'65536'``, a
+    text the user never typed."""
+    at = open_page("page_collectives.py", {"view": "link"})
+    at.text_input(key="bandwidth").set_value("65,536").run()
+    said = [e for e in _errors(at) if e.startswith("Link bandwidth")]
+    assert said and "got '65,536'" in said[0] and "'65536'" not in said[0], _errors(at)

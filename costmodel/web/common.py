@@ -1101,14 +1101,18 @@ def whole_from_text(text: str, label: str, limit: str) -> int | None:
 
     B's boxes said "a whole number >= 1" (no upper bound), and a value past the bound was
     refused later under A's box label ("Data-parallel ranks N") or in pydantic's words ("Input
-    should be less than or equal to 1000000").
+    should be less than or equal to 1000000"). The text is read in the one count grammar
+    (:func:`costmodel.units.read_count`: ``2k`` is 2000, ``1e1`` 10, as A's box, the URL and
+    the CLI read a count; B's box refused both), comma thousands as one number (``1,000``).
     """
     from costmodel._limits import LIMITS
     from costmodel.units import ungroup_thousands
 
     rule = LIMITS[limit]
-    try:
-        n = int(ungroup_thousands(text).strip())  # one number: 65,536 is 65536
+    try:  # the one count grammar (2k, 1e1), as A's box and the CLI; one number: 65,536
+        n = read_count(ungroup_thousands(text).strip(), name=label)
+        if not isinstance(n, int):
+            raise ValueError(label)
         rule.check(label, n)
     except ValueError:
         error(f"{label}: must be {rule.rule}, got {text.strip()!r}")
@@ -1154,10 +1158,12 @@ def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
     a list, and a comma there never separates two values."""
     from costmodel.units import ungroup_thousands
 
+    read = ungroup_thousands(text)
     try:
-        return parse(ungroup_thousands(text), name=field)
+        return parse(read, name=field)
     except ValueError as exc:  # the parser's message starts with the field's name
-        error(exc)
+        # said as typed ('65,536', not the '65536' read)
+        error(str(exc).replace(repr(read), repr(text)) if read != text else exc)
         return None
 
 
