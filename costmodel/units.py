@@ -301,6 +301,39 @@ def comma_thousands(text: object, unit: str = "") -> str:
     return f"write {digits}{unit}"
 
 
+_GROUPED_RE = re.compile(
+    r"(?P<lead>\s*[+-]?)(?P<groups>[0-9]{1,3}(?:,[0-9]{3})+)(?![0-9])(?P<rest>[^,]*)", re.S
+)
+
+
+def ungroup_thousands(text: str) -> str:
+    """``text`` with the commas of one number's thousands groups taken out, for a box that
+    takes one number (every number box of the app): ``'65,536'`` is ``'65536'``, and
+    ``'1,500,000 B'``, ``'-1,000'``, ``'8,192.5ms'`` keep their sign, fraction and unit. A comma
+    groups digits only where the text is one number whose first group has 1 to 3 digits and
+    every later one exactly 3 (``'65,536'``, ``'1,048,576'``), with no other comma in it; any
+    other text comes back as it was, for the box's parser to read or refuse in its own words
+    (``'1,2'``, ``'1,0000'``, ``'65, 536'``).
+
+    The decision: a box that takes one number reads a comma followed by exactly three digits
+    as a thousands separator, since it has no list to separate (the app's boxes). Where a value
+    may be a list (the CLI's ``--size`` and ``--ranks``, the sweep's axes, ``--vs`` items) a
+    comma separates values and such text is refused, naming both readings, unless it reads
+    as a list (:func:`costmodel.sweep.grid.parse_values`); the CLI's and the API's one-number
+    options refuse it too, saying how to write the number (:func:`comma_thousands`): a script
+    says what it means.
+
+    >>> ungroup_thousands("65,536"), ungroup_thousands(" 1,500,000 B"), ungroup_thousands("-1,000")
+    ('65536', ' 1500000 B', '-1000')
+    >>> ungroup_thousands("1,2"), ungroup_thousands("1,0000"), ungroup_thousands("65, 536")
+    ('1,2', '1,0000', '65, 536')
+    """
+    m = _GROUPED_RE.fullmatch(text) if isinstance(text, str) else None
+    if m is None or len(text) > MAX_TEXT_LENGTH:
+        return text
+    return m["lead"] + m["groups"].replace(",", "") + m["rest"]
+
+
 def read_count(text: str, *, name: str = "count") -> int | float:
     """Read a count written as text in the one count grammar: ``number [k|K|M|G|B|T]``, where
     ``number`` is digits with an optional sign, fraction and exponent and the whole text must

@@ -585,12 +585,18 @@ def _comma_thousands_list(axis: Axis, spec: str) -> str:
     comma thousands (``'1,000'``, ``'1,500'``, ``'2,048'``), else ``""``. In a list a comma
     separates values; the text is read as a number with thousands groups when it is digit
     groups alone (1-3 digits, then groups of exactly 3, no space) and a group starts with 0
-    (no value of a list is written ``000`` or ``048``) or is more than 10 times the one before
-    (``1,500``): a sweep's neighbours are rarely that far apart (``64,128,256`` and
-    ``100,200`` stay lists). A space after the comma (``'1, 500'``) is always a list.
+    (no value of a list is written ``000`` or ``048``) or is more than 4 times the one before
+    (``1,500``, ``65,536``): a sweep's neighbours step by 2 (doubling), 2.5 (1-2-5) or 4, not
+    more (``64,128,256``, ``100,200`` and ``64,256`` stay lists). Such text is refused, the
+    message naming both readings (the list and the number) and how to write each, never read
+    as the list: ``--size 65,536`` ran 65 B and 536 B. A space after the comma (``'1, 500'``)
+    is always a list. A box that takes one number reads the groups as thousands instead
+    (:func:`costmodel.units.ungroup_thousands`, the app's boxes).
 
     >>> _comma_thousands_list(_axis("collective", "ranks"), "1,000")
     'write 1000 or 1k'
+    >>> _comma_thousands_list(_axis("collective", "size"), "65,536")
+    'write 65536B or 65.536kB'
     >>> _comma_thousands_list(_axis("collective", "ranks"), "64,128,256")
     ''
     """
@@ -602,7 +608,7 @@ def _comma_thousands_list(axis: Axis, spec: str) -> str:
         return ""
     groups = text.split(",")
     looks_grouped = any(g.startswith("0") for g in groups[1:]) or any(
-        int(b) > 10 * int(a) for a, b in zip(groups, groups[1:], strict=False)
+        int(b) > 4 * int(a) for a, b in zip(groups, groups[1:], strict=False)
     )
     return hint if looks_grouped else ""
 

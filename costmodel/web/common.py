@@ -300,9 +300,13 @@ def _url_count(key: str, text: str, label: str) -> str | None:
     (:func:`costmodel.units.read_count`: ``?nodes=2k`` is 2000, ``1e1`` 10): its value in
     digits, written back to the URL for the box to read (Streamlit's int box took ``1e1`` but
     dropped ``2k`` without a word and read ``1_0`` as 10); None, with a red message naming the
-    box and the forms, for text in no such form (dropped, the box shows its default)."""
+    box and the forms, for text in no such form (dropped, the box shows its default). A box
+    takes one number: ``?batch_global_batch=65,536`` is 65536, as the box typed
+    (:func:`costmodel.units.ungroup_thousands`)."""
+    from costmodel.units import ungroup_thousands
+
     try:
-        n = read_count(text, name=key)
+        n = read_count(ungroup_thousands(text), name=key)
     except ValueError:
         _drop_url_value(key)
         error(
@@ -767,9 +771,13 @@ def bound_number(
         if typed is not None:
             lo = "(-2**53" if min_value is None else f"[{min_value:g}"
             hi = "2**53)" if max_value is None else f"{max_value:g}]"
+            what = (
+                "not a whole number"
+                if math.isfinite(typed) and abs(typed) < MAX_URL_NUMBER
+                else "not a finite number below 2**53"
+            )
             error(
-                f"{label}: {typed!r} is not a whole number, as {label} takes: {lo}, {hi}; "
-                "the default is used"
+                f"{label}: {typed!r} is {what}, as {label} takes: {lo}, {hi}; the default is used"
             )
         value = None if value is None else int(value)
     _write_url(key, value, default)
@@ -783,9 +791,14 @@ _FRACTION = "_fraction_"
 
 def _whole_or_default(key: str, default: Any) -> None:
     """A whole-number box's change: a fraction typed (2.5) is kept aside to be named and the box
-    goes back to its default, as a fraction in its URL does (the page never runs on 2)."""
+    goes back to its default, as a fraction in its URL does (the page never runs on 2). So is
+    a number past 2**53 (:data:`MAX_URL_NUMBER`, as in its URL): ``1e300`` typed into Nodes was
+    refused quoting its 301 digits, and into Warmup steps it stopped the Batch page with a
+    traceback (a table cell past a 64-bit integer)."""
     typed = st.session_state.get(key)
-    if isinstance(typed, float) and math.isfinite(typed) and typed != math.floor(typed):
+    if isinstance(typed, float) and (
+        not math.isfinite(typed) or abs(typed) >= MAX_URL_NUMBER or typed != math.floor(typed)
+    ):
         st.session_state[_FRACTION + key] = typed
         st.session_state[key] = default
 
@@ -967,8 +980,10 @@ def size_input(label: str, *, value: int, key: str, text_key: str) -> float | No
     assert listed_size is not None  # a select box with a default index never gives None
     if not typed:
         return float(listed_size)
-    try:
-        return data_collectives.typed_size(size_text)
+    from costmodel.units import ungroup_thousands
+
+    try:  # one size: 65,536 is 65536 B (parse_input)
+        return data_collectives.typed_size(ungroup_thousands(size_text))
     except ValueError as exc:
         error(exc)
         return None
@@ -1086,13 +1101,18 @@ def whole_from_text(text: str, label: str, limit: str) -> int | None:
 
     B's boxes said "a whole number >= 1" (no upper bound), and a value past the bound was
     refused later under A's box label ("Data-parallel ranks N") or in pydantic's words ("Input
-    should be less than or equal to 1000000").
+    should be less than or equal to 1000000"). The text is read in the one count grammar
+    (:func:`costmodel.units.read_count`: ``2k`` is 2000, ``1e1`` 10, as A's box, the URL and
+    the CLI read a count; B's box refused both), comma thousands as one number (``1,000``).
     """
     from costmodel._limits import LIMITS
+    from costmodel.units import ungroup_thousands
 
     rule = LIMITS[limit]
-    try:
-        n = int(text.strip())
+    try:  # the one count grammar (2k, 1e1), as A's box and the CLI; one number: 65,536
+        n = read_count(ungroup_thousands(text).strip(), name=label)
+        if not isinstance(n, int):
+            raise ValueError(label)
         rule.check(label, n)
     except ValueError:
         error(f"{label}: must be {rule.rule}, got {text.strip()!r}")
@@ -1123,19 +1143,27 @@ def bare_number_warning(where: Any, label: str, text: str, kind: str, meant: str
     :func:`costmodel.units.bare_number_message`'s words, the API's and the CLI's
     (``costmodel: warning: --bucket 25 is 25 bytes ...``). The number is still used, as the
     unit grammar reads it."""
-    from costmodel.units import bare_number_message
+    from costmodel.units import bare_number_message, ungroup_thousands
 
-    message = bare_number_message(label, text, kind, meant)
+    message = bare_number_message(label, ungroup_thousands(text), kind, meant)
     if message is not None:
         where.warning(plain(message), icon=":material/straighten:")
 
 
 def parse_input(field: str, parse: Callable[..., T], text: str) -> T | None:
-    """Parse a text input through ``costmodel.units``; on failure show the error, return None."""
+    """Parse a text input through ``costmodel.units``; on failure show the error, return None.
+
+    Every such box takes one number, so digits grouped by commas in threes are one number
+    (``65,536`` is 65536, :func:`costmodel.units.ungroup_thousands`): no box of the app takes
+    a list, and a comma there never separates two values."""
+    from costmodel.units import ungroup_thousands
+
+    read = ungroup_thousands(text)
     try:
-        return parse(text, name=field)
+        return parse(read, name=field)
     except ValueError as exc:  # the parser's message starts with the field's name
-        error(exc)
+        # said as typed ('65,536', not the '65536' read)
+        error(str(exc).replace(repr(read), repr(text)) if read != text else exc)
         return None
 
 

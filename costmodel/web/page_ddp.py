@@ -35,6 +35,7 @@ from costmodel.units import (
     parse_bytes,
     parse_count,
     parse_duration,
+    ungroup_thousands,
 )
 from costmodel.web import data
 from costmodel.web.common import (
@@ -418,7 +419,7 @@ def _inputs() -> dict:
         "bucket_cap_bytes": bucket,
         "_bad_bucket": bool(bucket_text.strip()) and bucket is None,
         "_bad_compute": bool(compute_text.strip()) and compute_s is None,
-        "compute_time_s": compute_text.strip() or None,
+        "compute_time_s": ungroup_thousands(compute_text).strip() or None,  # as parse_input
         "strategy": strategy,
         "group_size": None if group_size is None else int(group_size),
         "reshard_after_forward": reshard,
@@ -923,6 +924,8 @@ def render() -> None:
                 "timeline.csv",
                 key="timeline",
                 caption="The timeline (seconds from the start of the step)",
+                # an interval per card on a phone: 9 columns scrolled 853 px in the grid's 322
+                cards=True,
             )
 
 
