@@ -12,6 +12,7 @@ the step sweep, in JSON with no NaN or infinity.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -201,3 +202,20 @@ def test_the_70b_fsdp_plan_is_one_answer_on_every_command():
     assert step["fits"] is scenario["fits"] is train["fits"] is memory["fits"] is row["fits"]
     assert train["wall_days"] == row["wall_days"] and train["gpu_hours"] == row["gpu_hours"]
     assert train["mfu"] == row["mfu"]
+
+
+# --- a refusal names only options the command has ---------------------------------------------
+def _options_of(command: str) -> set[str]:
+    cmd = typer.main.get_command(cli.app).commands[command]  # type: ignore[attr-defined]
+    return {o for p in cmd.params for o in getattr(p, "opts", []) if o.startswith("--")}
+
+
+@pytest.mark.parametrize("command", ["train", "step", "scenario"])
+def test_a_batch_that_does_not_split_names_only_this_commands_options(command):
+    """4M (decimal) tokens of 4096 do not split over 512 GPUs: the ways out were said as
+    `--global-batch=512`, `batch`'s option, which train, step and scenario do not take."""
+    args = ["--arch", "llama-3.1-8b", "--nodes", "64", "--global-tokens", "4M", "--seq", "4096"]
+    extra = ["--tokens", "1T"] if command == "train" else []
+    line = one_line_error(run(command, *args, *extra), "nearest valid", "global batch = 512")
+    named = set(re.findall(r"--[a-z][a-z0-9-]*", line))
+    assert named and named <= _options_of(command), named - _options_of(command)
