@@ -219,3 +219,19 @@ def test_a_batch_that_does_not_split_names_only_this_commands_options(command):
     line = one_line_error(run(command, *args, *extra), "nearest valid", "global batch = 512")
     named = set(re.findall(r"--[a-z][a-z0-9-]*", line))
     assert named and named <= _options_of(command), named - _options_of(command)
+
+
+# --- the app's address -------------------------------------------------------------------------
+@pytest.mark.parametrize("address", ["", " ", "127.0.0.1 "])
+def test_an_empty_app_address_is_refused_not_every_interface(address, monkeypatch):
+    """Streamlit reads an empty server.address as unset, listening on every interface:
+    `costmodel app --address ""` served there, said nowhere. (No server starts here: the
+    launcher's serve is replaced by one that records the command.)"""
+    from costmodel.web import launch
+
+    started: list[list[str]] = []
+    monkeypatch.setattr(launch, "serve", lambda cmd: started.append(cmd) or 0)
+    line = one_line_error(run("app", "--address", address), "--address: ", "0.0.0.0")
+    assert "no address to listen on" in line and not started
+    assert run("app", "--address", "127.0.0.1").exit_code == 0 and len(started) == 1
+    assert started[0][started[0].index("--server.address") + 1] == "127.0.0.1"
