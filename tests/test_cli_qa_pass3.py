@@ -235,3 +235,24 @@ def test_an_empty_app_address_is_refused_not_every_interface(address, monkeypatc
     assert "no address to listen on" in line and not started
     assert run("app", "--address", "127.0.0.1").exit_code == 0 and len(started) == 1
     assert started[0][started[0].index("--server.address") + 1] == "127.0.0.1"
+
+
+def test_h100_against_b200_days_and_dollars_are_one_answer_on_every_command():
+    """`scenario --vs cluster=dgx-b200` prices B at the preset published for B200 of A's
+    provider and terms; `train` and the step sweep on dgx-b200 at that price say the same."""
+    tokens = ("--tokens", "2T")
+    both = _json(
+        "scenario", *SETUP, *tokens, "--price", "aws-p5-on-demand", "--vs", "cluster=dgx-b200"
+    )
+    b = both["training_cost"]["B"]
+    b_price = both["training_cost"]["B_price_default"]["price"]
+    on_b200 = [*SETUP[: SETUP.index("--cluster")], *SETUP[SETUP.index("--nodes") :]]
+    train = _json("train", *on_b200, "--cluster", "dgx-b200", *tokens, "--price", b_price)
+    (row,) = _json(
+        "sweep", "--kind", "step", "--set", "preset=dgx-b200", "--set", "arch=llama-3.1-70b",
+        "--set", "strategy=fsdp", "--set", "recompute=full", "--set", "nodes=8", *tokens,
+        "--price", b_price,
+    )  # fmt: skip
+    assert b["cost_usd"] is not None and b["cost_usd"] > 0
+    assert b["wall_days"] == train["wall_days"] == row["wall_days"]
+    assert b["cost_usd"] == train["cost_usd"] == row["cost_usd"]
