@@ -303,11 +303,13 @@ def check_overheads(
 
 
 def _fraction(name: str, value: float) -> float:
-    arr = _array(name, value)
+    arr = _numbers(name, value)
     if arr.ndim:  # float() of an array raised numpy's "only 0-dimensional arrays" naming nothing
         raise ValueError(f"{name}: one fraction per call, got {value!r}")
     x = float(arr)
-    if x >= 1.0:
+    # a NaN or a negative one said with the whole range, as 1.0 is ("a finite number >= 0"
+    # left the upper bound out)
+    if not 0.0 <= x < 1.0:
         raise ValueError(f"{name}: must be a fraction in [0, 1), got {value!r}")
     return x
 

@@ -256,3 +256,13 @@ def test_h100_against_b200_days_and_dollars_are_one_answer_on_every_command():
     assert b["cost_usd"] is not None and b["cost_usd"] > 0
     assert b["wall_days"] == train["wall_days"] == row["wall_days"]
     assert b["cost_usd"] == train["cost_usd"] == row["cost_usd"]
+
+
+@pytest.mark.parametrize("value", ["nan", "-1"])
+def test_a_fragmentation_out_of_range_is_said_with_its_whole_range(value):
+    """`--vs fragmentation=nan` (and the API's Scenario) said "a finite number >= 0": no
+    upper bound, where 1.0 is refused as "a fraction in [0, 1)"."""
+    one_line_error(
+        run("scenario", "--arch", "llama-3.1-8b", "--vs", f"fragmentation={value}"),
+        "--vs fragmentation: must be a fraction in [0, 1)",
+    )
