@@ -297,9 +297,15 @@ def check_overheads(
     >>> check_overheads(2**30, 0.05)[1]
     0.05
     """
-    return _array("cuda_context_bytes", cuda_context_bytes, unit="B"), _fraction(
-        "fragmentation", fragmentation
-    )
+    from ._limits import LIMITS
+
+    ctx = _array("cuda_context_bytes", cuda_context_bytes, unit="B")
+    # the CLI's --cuda-context bound (16 TiB), for every surface: Scenario and --vs took 1 PB
+    limit = LIMITS["cuda_context"]
+    if (over := ctx > limit.hi).any():
+        first = element_text(cuda_context_bytes, ctx, int(np.flatnonzero(over.ravel())[0]))
+        raise ValueError(f"cuda_context_bytes: must be {limit.rule}, got {first}")
+    return ctx, _fraction("fragmentation", fragmentation)
 
 
 def _fraction(name: str, value: float) -> float:

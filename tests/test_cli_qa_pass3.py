@@ -266,3 +266,17 @@ def test_a_fragmentation_out_of_range_is_said_with_its_whole_range(value):
         run("scenario", "--arch", "llama-3.1-8b", "--vs", f"fragmentation={value}"),
         "--vs fragmentation: must be a fraction in [0, 1)",
     )
+
+
+def test_a_cuda_context_past_16_tib_is_refused_on_every_road():
+    """`--cuda-context 1PB` and the sweep's axis were refused past 16 TiB; `--vs cuda_context=1PB`
+    and the API's Scenario priced it."""
+    import costmodel as cm
+
+    one_line_error(
+        run("scenario", "--arch", "llama-3.1-8b", "--vs", "cuda_context=1PB"),
+        "--vs cuda_context: must be a size in 0 B..16 TiB",
+    )
+    with pytest.raises(ValueError, match=r"^cuda_context_bytes: must be a size in 0 B\.\.16 TiB"):
+        cm.Scenario(arch="llama-3.1-8b", cuda_context_bytes=1e15)
+    assert cm.Scenario(arch="llama-3.1-8b", cuda_context_bytes=2**44).cuda_context_bytes == 2**44
