@@ -280,3 +280,16 @@ def test_a_cuda_context_past_16_tib_is_refused_on_every_road():
     with pytest.raises(ValueError, match=r"^cuda_context_bytes: must be a size in 0 B\.\.16 TiB"):
         cm.Scenario(arch="llama-3.1-8b", cuda_context_bytes=1e15)
     assert cm.Scenario(arch="llama-3.1-8b", cuda_context_bytes=2**44).cuda_context_bytes == 2**44
+
+
+def test_gpus_per_node_has_one_range_on_the_cli_the_vs_and_the_api():
+    """--gpus-per-node and a cluster's node take 1..1,024; Scenario (so --vs) said [1, 4,096]."""
+    import costmodel as cm
+
+    one_line_error(
+        run("scenario", "--arch", "llama-3.1-8b", "--vs", "gpus_per_node=0"),
+        "--vs gpus_per_node: ", "[1, 1,024]",
+    )  # fmt: skip
+    one_line_error(run("scenario", "--arch", "llama-3.1-8b", "--gpus-per-node", "0"), "1,024")
+    with pytest.raises(ValueError, match=r"\[1, 1,024\]"):
+        cm.Scenario(arch="llama-3.1-8b", gpus_per_node=2000)
