@@ -377,7 +377,8 @@ def blank_path_refusal(
     """
     for name, spellings in paths.items():
         value = values.get(name)
-        if not isinstance(value, Path):
+        # only '' (read as '.') or blank text can have been typed blank
+        if not isinstance(value, Path) or (value != Path(".") and str(value).strip()):
             continue
         if spellings:
             typed = _typed_value(spellings, argv)
