@@ -297,17 +297,25 @@ def check_overheads(
     >>> check_overheads(2**30, 0.05)[1]
     0.05
     """
-    return _array("cuda_context_bytes", cuda_context_bytes, unit="B"), _fraction(
-        "fragmentation", fragmentation
-    )
+    from ._limits import LIMITS
+
+    ctx = _array("cuda_context_bytes", cuda_context_bytes, unit="B")
+    # the CLI's --cuda-context bound (16 TiB), for every surface: Scenario and --vs took 1 PB
+    limit = LIMITS["cuda_context"]
+    if (over := ctx > limit.hi).any():
+        first = element_text(cuda_context_bytes, ctx, int(np.flatnonzero(over.ravel())[0]))
+        raise ValueError(f"cuda_context_bytes: must be {limit.rule}, got {first}")
+    return ctx, _fraction("fragmentation", fragmentation)
 
 
 def _fraction(name: str, value: float) -> float:
-    arr = _array(name, value)
+    arr = _numbers(name, value)
     if arr.ndim:  # float() of an array raised numpy's "only 0-dimensional arrays" naming nothing
         raise ValueError(f"{name}: one fraction per call, got {value!r}")
     x = float(arr)
-    if x >= 1.0:
+    # a NaN or a negative one said with the whole range, as 1.0 is ("a finite number >= 0"
+    # left the upper bound out)
+    if not 0.0 <= x < 1.0:
         raise ValueError(f"{name}: must be a fraction in [0, 1), got {value!r}")
     return x
 

@@ -279,8 +279,12 @@ class Scenario(BaseModel):
         le=MAX_NODES,
         description="nodes of the preset (default one node: hardware.DEFAULT_NODES)",
     )
+    # the one bound of every surface (--gpus-per-node, the sweep, a cluster's node): 1..1,024
     gpus_per_node: int | None = Field(
-        None, ge=1, le=4096, description="GPUs per node (default: the preset's)"
+        None,
+        ge=1,
+        le=int(LIMITS["gpus_per_node"].hi),
+        description="GPUs per node (default: the preset's)",
     )
     power_limit_w: float | None = Field(
         None,

@@ -140,7 +140,8 @@ def test_global_tokens_has_the_token_budgets_range(args, value):
          ("--global-tokens: ", "past the --global limit")),
         (("step", "--arch", "llama-3.1-8b", "--nodes", "1", "--gpus-per-node", "1",
           "--global-tokens", "1e16", "--seq", "1"),
-         ("(--global-tokens: 10000000000000000 / 1", "past the --global-batch limit")),
+         # step has no --global-batch (batch's option): the global batch in words
+         ("(--global-tokens: 10000000000000000 / 1", "past the global batch limit")),
     ],
 )  # fmt: skip
 def test_a_batch_past_its_limits_names_options_not_fields(args, words):

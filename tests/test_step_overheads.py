@@ -423,8 +423,8 @@ def _api_error(fn, **kw) -> str:
     ("field", "bad", "says"),
     [
         ("fragmentation", 1.0, "fragmentation: must be a fraction in [0, 1), got 1.0"),
-        ("fragmentation", -0.1, "fragmentation: must be a finite number >= 0, got -0.1"),
-        ("fragmentation", float("nan"), "fragmentation: must be a finite number >= 0, got nan"),
+        ("fragmentation", -0.1, "fragmentation: must be a fraction in [0, 1), got -0.1"),
+        ("fragmentation", float("nan"), "fragmentation: must be a fraction in [0, 1), got nan"),
         ("cuda_context_bytes", -1.0, "cuda_context_bytes: must be a finite number >= 0 B"),
         ("cuda_context_bytes", float("inf"), "cuda_context_bytes: must be a finite number >= 0 B"),
         ("cuda_context_bytes", "lots", "cuda_context_bytes: expected a number, got 'lots'"),

@@ -26,6 +26,7 @@ from .._limits import (
     choice_names,
     comma_count_refusal,
     name_fields,
+    option_name,
     parse_count_option,
     validation_parts,
 )
@@ -345,6 +346,54 @@ def _limited_option_line(exc: Exception) -> str | None:
         except ValueError as refused:
             return str(refused)
     return f"{typed[0]}: must be {LIMITS[name].rule}, got {typed[1]!r}"
+
+
+def _is_path_option(hint: Any) -> bool:
+    """Whether a command parameter's annotation is a path (``Path``, ``Path | None``)."""
+    import typing
+
+    args = typing.get_args(hint)
+    base = args[0] if args else hint
+    return base is Path or (
+        isinstance(base, types.UnionType) and {*typing.get_args(base)} == {Path, type(None)}
+    )
+
+
+def blank_path_refusal(
+    values: dict[str, Any],
+    paths: dict[str, list[str]],
+    labels: Callable[[str], str | None],
+    argv: Sequence[str],
+) -> ValueError | None:
+    """The refusal of a path typed empty or blank, None if there is none. click reads ``''`` as
+    ``Path('.')``, the working folder, so ``-o "$OUT"`` with ``OUT`` unset wrote nccl-tests' rows
+    there and ``validate compare ''`` compared every log in it. ``paths``: each path parameter
+    -> its option spellings (empty for a positional argument, whose typed text is told from the
+    command line: ``'.'`` is the working folder only where some word typed is one).
+
+    >>> str(blank_path_refusal({"output": Path("")}, {"output": ["--output", "-o"]},
+    ...     lambda f: "--output", ["sweep", "-o", ""]))
+    "--output: '' is no path; give a file or folder name (empty is not read as the working folder '.')"
+    """
+    for name, spellings in paths.items():
+        value = values.get(name)
+        # only '' (read as '.') or blank text can have been typed blank
+        if not isinstance(value, Path) or (value != Path(".") and str(value).strip()):
+            continue
+        if spellings:
+            typed = _typed_value(spellings, argv)
+            text = typed[1] if typed is not None else None
+        elif value == Path(".") and not any(a.strip() and Path(a) == Path(".") for a in argv):
+            text = ""
+        else:
+            text = str(value)
+        if text is not None and not text.strip():
+            label = labels(name) or (spellings[0] if spellings else name.upper())
+            return ValueError(
+                f"{label}: {text!r} is no path; give a file or folder name (empty is not read "
+                "as the working folder '.')"
+            )
+    return None
 
 
 def _is_int_option(hint: Any) -> bool:
@@ -871,7 +920,17 @@ def limited(fn: Callable[..., Any]) -> Callable[..., Any]:
         if len(d) > 1
     }
 
+    # each path parameter -> its spellings (none for a positional argument)
+    decls, arguments = _option_decls(fn), command_arguments(fn)
+    paths: dict[str, list[str]] = {}
+    for name, hint in hints.items():
+        if _is_path_option(hint):
+            spellings = [p for d in decls.get(name, []) for p in d.split("/")]
+            paths[name] = [] if name in arguments else spellings or [option_name(name)]
+
     def checked(*args: Any, **kwargs: Any) -> Any:
+        if (blank := blank_path_refusal(kwargs, paths, names, _ARGV)) is not None:
+            raise blank
         kwargs = choice_names(kwargs)  # --precision FP8 is fp8, on every command alike
         check_limits(kwargs, options)  # named as the command spells the option first
         try:

@@ -917,6 +917,9 @@ def sweep(
     """
     sw = importlib.import_module("costmodel.sweep")
 
+    # an empty --kind is refused, not read as the default (its words as every kind's refusal)
+    if kind is not None and kind not in sw.KINDS:
+        raise ValueError(f"--kind: unknown sweep kind {kind!r}; allowed: {', '.join(sw.KINDS)}")
     axes: dict[str, Any] = {}
     for typed_set in set_ or []:
         key, value = sw.parse_set(typed_set)

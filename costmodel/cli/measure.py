@@ -1326,7 +1326,7 @@ def _check_preset_name(name: str | None, output: Path) -> None:
 
     from ..hardware import _NAME_PATTERN
 
-    chosen = name or output.stem
+    chosen = output.stem if name is None else name  # --name '' is refused, not the stem
     if re.fullmatch(_NAME_PATTERN, chosen) and len(chosen) <= 64:
         return
     fixed = re.sub(r"[^a-z0-9._-]+", "-", chosen.lower()).strip("-._")[:64] or "my-cluster"
@@ -1334,7 +1334,7 @@ def _check_preset_name(name: str | None, output: Path) -> None:
         "a preset name is up to 64 lowercase letters, digits, '.', '_' and '-', starting with a "
         "letter or digit"
     )
-    if name:
+    if name is not None:
         raise ValueError(f"--name: {name!r} is not a preset name ({rule}), e.g. {fixed!r}")
     raise ValueError(
         f"--name: not given, and the output's file name {output.stem!r} is not a preset name "
@@ -1407,10 +1407,10 @@ def calibrate(
     named on stderr and left out of the fit). Rows measured on CPUs (gloo) are refused with
     --cluster: calibrate them without it.
 
-    Example:
+    Example (the rows `validate torch`'s example measures on CPUs, so no --cluster):
 
     \b
-        costmodel calibrate runs/cpu/results.jsonl -o my-cluster.toml --min-bytes 64KiB
+        costmodel calibrate torch.jsonl -o my-cluster.toml --min-bytes 64KiB
     """
     import pandas as pd
 

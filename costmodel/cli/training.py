@@ -868,8 +868,13 @@ _BATCH_OPTIONS = {
     "sequence_length": "--seq",
 }
 
-#: train/scenario/step's words: the GPUs are --nodes x the cluster's GPUs per node
-_SPLIT_OPTIONS = _BATCH_OPTIONS | {"local_batch": "--micro-batch", "ranks": "GPUs"}
+#: train/scenario/step's words: the GPUs are --nodes x the cluster's GPUs per node, and the
+#: global batch in samples is no option of theirs (batch's --global-batch), said in words
+_SPLIT_OPTIONS = _BATCH_OPTIONS | {
+    "local_batch": "--micro-batch",
+    "ranks": "GPUs",
+    "global_batch": "global batch",
+}
 
 
 def batch(

@@ -69,6 +69,12 @@ def streamlit_command(
         "server.headless": str(headless).lower(),
     }
     if address is not None:
+        # an empty address is Streamlit's unset one, every interface: said, never silently taken
+        if not address.strip() or any(c.isspace() for c in address):
+            raise ValueError(
+                f"address: {address!r} is no address to listen on; allowed: a host name or IP "
+                "address, e.g. 127.0.0.1, or 0.0.0.0 for every interface"
+            )
         options["server.address"] = address
     for name, value in options.items():
         cmd += [f"--{name}", value]
