@@ -234,8 +234,12 @@ class _Parser(_Findings):
         comment = next((i for i, t in enumerate(tokens) if t.startswith("#")), None)
         if comment is not None and comment >= 3 and _INT_RE.match(tokens[0]):
             # "  1048576  262144  float ... 0   # after the NIC swap": a note someone added
-            # after a row (nccl-tests prints none there); the row is read without it, said once
-            self.row_comments.append((lineno, " ".join(tokens[comment:])))
+            # after a row (nccl-tests prints none there); the row is read without it, said once.
+            # Before a row's last field it is no note: a row cut off and the next file's header
+            # joined to it (two logs concatenated), skipped as a cut-off row and said so only
+            width = self.run.layout.width if self.run.layout is not None else 0
+            if comment >= width:
+                self.row_comments.append((lineno, " ".join(tokens[comment:])))
             tokens = tokens[:comment]
         if stripped in ("...", "…") or tokens == ["..."]:
             if self.run.rank_lines and not self.run.rows:
