@@ -313,7 +313,10 @@ def validate_torch(
     )
     unknown = [o for o in chosen if o not in TORCH_OPS]
     if unknown:
-        raise ValueError(f"--ops: {unknown} not known; allowed: {','.join(TORCH_OPS)} or none")
+        raise ValueError(
+            f"--ops: {', '.join(map(repr, unknown))} not known; allowed: {','.join(TORCH_OPS)} "
+            "or none"
+        )
     if not chosen and not ddp:
         raise ValueError("--ops: empty; name at least one collective, or give --ddp with none")
     # the job's own check, said before anything runs
