@@ -1034,13 +1034,14 @@ def validate_compare(
             for line in said:  # a job run with --ops none --ddp: the steps are the comparison
                 typer.echo(cli_words(line), err=True)  # the library's marks: options
             if tolerance is None:  # shown, not judged: the goal is the collectives'
-                # --json carries the warnings stderr said (gloo's rows outside the regimes)
-                _echo_ddp(ddp, as_json, report, {"warnings": notices})
+                # --json carries the warnings stderr said (gloo's rows outside the regimes),
+                # the report too
+                _echo_ddp(ddp, as_json, report, {"warnings": notices}, said=notices)
                 return
             # --tolerance asked for a check of collectives' busbw error, and there is none:
             # not assessed, exit 1, as a goal with no rows (it was ignored, exit 0)
             unassessed = {"passed": False, "assessed": False, "verdict": "not assessed"}
-            _echo_ddp(ddp, as_json, report, {**unassessed, "warnings": notices})
+            _echo_ddp(ddp, as_json, report, {**unassessed, "warnings": notices}, said=notices)
             if not as_json:
                 typer.echo(
                     f"{cmp.VERDICTS[None]}: --tolerance checks the collectives' |busbw error| "
@@ -1138,6 +1139,9 @@ def validate_compare(
                     f"predicted on: {predicted_on}"
                     + (f" (model {model})" if calibration is None else ""),
                     *(f"assumed: {line}" for line in assumed),
+                    # the warnings stderr says (gloo's rows outside the regimes, flagged rows,
+                    # ...), as --json's "warnings" and the Validate page's boxes carry them
+                    *(f"warning: {cli_words(line)}" for line in notices),
                     band_line,
                     verdict_line,
                 ],
@@ -1211,10 +1215,15 @@ def _ddp_records(ddp: Any) -> list[dict[str, Any]]:
 
 
 def _echo_ddp(
-    ddp: Any, as_json: bool, report: Path | None, verdict: dict[str, Any] | None = None
+    ddp: Any,
+    as_json: bool,
+    report: Path | None,
+    verdict: dict[str, Any] | None = None,
+    said: Sequence[str] = (),
 ) -> None:
     """Print the DDP steps (and write the report of a job that timed nothing else);
-    ``verdict``: keys added to the JSON (a check asked for and not assessed)."""
+    ``verdict``: keys added to the JSON (a check asked for and not assessed); ``said``: the
+    warnings stderr said, written into that report too."""
     if report is not None:
         import pandas as pd
 
@@ -1222,7 +1231,12 @@ def _echo_ddp(
         with output_option("--report"), sw.atomic_path(report) as tmp:
             cmp = importlib.import_module("costmodel.validation.compare")
             empty = pd.DataFrame(columns=["op", "size_bytes", "ranks", "time_s"])
-            cmp.write_report(cmp.compare(empty, lambda *a, **k: 0.0), tmp, ddp=ddp)
+            cmp.write_report(
+                cmp.compare(empty, lambda *a, **k: 0.0),
+                tmp,
+                ddp=ddp,
+                notes=[f"warning: {cli_words(line)}" for line in said],
+            )
     if as_json:
         _print_json({"ddp_steps": _ddp_records(ddp), **(verdict or {})})
         return
@@ -1255,6 +1269,12 @@ def _echo_ddp(
             ]
         )
     )
+    if "outside_regimes" in ddp and ddp["outside_regimes"].any():  # gloo: beside the table too
+        outside = int(ddp["outside_regimes"].sum())
+        typer.echo(
+            f"{'the steps' if outside == len(ddp) else f'{outside} of these steps'} ran on CPUs "
+            "(gloo): outside the model's regimes, shown against the prediction, not judged"
+        )
     missed = predicted.isna()
     if missed.any():
         notes = ddp.loc[missed, "note"] if "note" in ddp else None
