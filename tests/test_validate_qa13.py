@@ -467,3 +467,33 @@ def test_a_gpu_runs_ddp_steps_are_not_flagged():
     )
     ddp = predict_ddp(rows, lambda op, m, n, k=1, **_: 1e-3 + m / 1e11)
     assert ddp["outside_regimes"].tolist() == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("tag", "tags"),
+    [
+        (lambda task: f"{task}: ", "0, 1"),  # srun --label
+        (lambda task: f"[1,{task}]<stdout>:", "0, 1"),  # mpirun --tag-output
+    ],
+    ids=["srun-label", "mpirun-tag"],
+)
+def test_rows_from_two_launcher_tasks_are_refused_in_one_line(tag, tags, plain, tmp_path):
+    """``srun -n 2`` of an nccl-tests built without MPI: each task runs its own test and both
+    print a table, tagged 0 and 1, interleaved. They were read as one run of duplicated rows
+    (two 1-process tests taken for one 2-rank run); now refused naming the second task's first
+    row, on the CLI and on the Validate page's reader alike."""
+    from costmodel.validation.logread import read_log
+
+    lines = plain.read_text().splitlines(keepends=True)
+    both = tmp_path / "tasks_allreduce.log"
+    both.write_text("".join(tag(task) + line for line in lines for task in (0, 1)))
+    line = one_line_error(run("validate", "compare", str(both), *CLUSTER))
+    assert f"result rows from 2 launcher tasks (tags {tags})" in line
+    row = next(i for i, text in enumerate(lines) if re.match(r"\s+\d+\s+\d+\s+float", text))
+    assert f"tasks_allreduce.log, line {2 * row + 2}: " in line  # task 1's first row
+    with pytest.raises(ValueError, match="launcher tasks"):
+        read_log(both.read_bytes(), both.name, strict=False)
+    # one task's lines alone read as the plain log
+    alone = tmp_path / "task0_allreduce.log"
+    alone.write_text("".join(tag(0) + line for line in lines))
+    _same_rows(_rows(alone), _rows(plain))
