@@ -497,3 +497,17 @@ def test_rows_from_two_launcher_tasks_are_refused_in_one_line(tag, tags, plain, 
     alone = tmp_path / "task0_allreduce.log"
     alone.write_text("".join(tag(0) + line for line in lines))
     _same_rows(_rows(alone), _rows(plain))
+
+
+def test_a_calibrations_warning_is_in_the_json_warnings_too(tmp_path):
+    """A calibration of 24d (all-to-all on one B200 node) identifies none of the model's
+    terms: ``validate compare --calibration`` said so on stderr (through Python's warnings),
+    but ``--json``'s ``"warnings"`` was empty, so a script never saw it."""
+    log = reference_path("24d", kind="nccl-tests")
+    toml = tmp_path / "c24d.toml"
+    assert run("calibrate", str(log), "-o", str(toml), "--cluster", "dgx-b200").exit_code == 0
+    said = run("validate", "compare", str(log), "--calibration", str(toml), "--json")
+    out = _strict_json(said.stdout)
+    (warning,) = [w for w in out["warnings"] if "identified none of the model's terms" in w]
+    lines = [line for line in said.stderr.splitlines() if "identified none" in line]
+    assert lines == [f"costmodel: warning: {warning}"]

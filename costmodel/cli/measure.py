@@ -1026,7 +1026,7 @@ def validate_compare(
     # (compare() takes collectives only; they were measured and then never shown)
     ddp = None
     if "kind" in measured and (measured["kind"] == "ddp_step").any():
-        ddp = cmp.predict_ddp(measured, predictor)
+        ddp = _saying_warnings(lambda: cmp.predict_ddp(measured, predictor), notices, said)
         if ddp.attrs.get("compute_note"):  # an older file's pairs of two compute times, once
             notices.append(ddp.attrs["compute_note"])
             said.append(f"costmodel: warning: {ddp.attrs['compute_note']}")
@@ -1048,7 +1048,9 @@ def validate_compare(
                     "and the file holds DDP steps only (shown above, not judged)"
                 )
             raise typer.Exit(1)
-    table = cmp.compare(measured, predictor, model=label)
+    # a calibration's warning (no term identified at a level, ...) said once on stderr and
+    # carried in --json's "warnings" too, as every other warning of the comparison
+    table = _saying_warnings(lambda: cmp.compare(measured, predictor, model=label), notices, said)
     # what every row was predicted on, in the per-row table too (-o): a CSV read later says
     # which preset (or calibration) its predictions are, not only the model's name
     predicted_on = (
@@ -1206,6 +1208,29 @@ def validate_compare(
             )
     if outcome is not True or skipped_files:
         raise typer.Exit(1)
+
+
+def _saying_warnings(make: Any, notices: list[str], said: list[str]) -> Any:
+    """``make()``, the :class:`costmodel.predict.CalibrationWarning` s it raises added to
+    ``notices`` (``--json``'s ``"warnings"``, the report's) and to ``said`` (stderr) once each,
+    rather than printed by the warnings machinery beside them and missing from ``--json``;
+    any other warning goes on as it came."""
+    import warnings
+
+    from ..predict import CalibrationWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CalibrationWarning)
+        result = make()
+    for w in caught:
+        if issubclass(w.category, CalibrationWarning):
+            text = str(w.message)
+            if text not in notices:
+                notices.append(text)
+                said.append(f"costmodel: warning: {text}")
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result
 
 
 def _ddp_records(ddp: Any) -> list[dict[str, Any]]:
