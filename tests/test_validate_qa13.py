@@ -189,8 +189,8 @@ def _output(ref: str) -> str:
     """A bundled log's nccl-tests output as a user's own file has it (the curator's provenance
     block left out: the reader knows it by its own lines, not by the bundled run's index)."""
     lines = reference_path(ref).read_text().splitlines(keepends=True)
-    heads = ("# nccl-tests version", "# Collective test starting", "# nThread")
-    start = next(i for i, line in enumerate(lines) if line.startswith(heads))
+    head = re.compile(r"# (nccl-tests version|Collective test starting|nThread)|#\s+out-of-place")
+    start = next(i for i, line in enumerate(lines) if head.match(line))
     return "".join(lines[start:])
 
 
@@ -511,3 +511,31 @@ def test_a_calibrations_warning_is_in_the_json_warnings_too(tmp_path):
     (warning,) = [w for w in out["warnings"] if "identified none of the model's terms" in w]
     lines = [line for line in said.stderr.splitlines() if "identified none" in line]
     assert lines == [f"costmodel: warning: {warning}"]
+
+
+def test_the_validate_page_shows_a_calibrations_warning_too(tmp_path, monkeypatch):
+    """The same log and calibration uploaded on the Validate page: the warning went to the
+    server's stderr through Python's warnings, and the page said nothing of it; now it is a
+    yellow box, the CLI's line in the page's words (cached reruns too)."""
+    import streamlit
+
+    from costmodel.web.common import sentence
+    from tests.test_app_qa21 import Page
+    from tests.test_app_qa23 import _upload
+
+    streamlit.cache_data.clear()
+    log = tmp_path / "mine_alltoall.log"  # the bundled bytes under a user's name
+    log.write_bytes(reference_path("24d", kind="nccl-tests").read_bytes())
+    toml = tmp_path / "c24d.toml"
+    said = run("calibrate", str(log), "-o", str(toml), "--cluster", "dgx-b200", "--nodes", "1")
+    assert said.exit_code == 0, said.output
+    out = _strict_json(
+        run("validate", "compare", str(log), "--calibration", str(toml), "--json").stdout
+    )
+    (warning,) = [w for w in out["warnings"] if "identified none of the model's terms" in w]
+    page = _upload(monkeypatch, log, toml)
+    assert not page.at.error
+    assert sentence(warning) in page.warnings, page.warnings
+    page.at.run()  # a rerun reads the comparison from the cache: still said
+    assert sum(sentence(warning) in w for w in Page(page.at, page.csvs).warnings) == 1
+    streamlit.cache_data.clear()
