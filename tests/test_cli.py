@@ -718,7 +718,7 @@ def test_validate_torch_builds_the_torchrun_command(monkeypatch, tmp_path):
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["--ops", "all_reduce,allreduce2"], "--ops: ['allreduce2'] not known"),
+        (["--ops", "all_reduce,allreduce2"], "--ops: 'allreduce2' not known"),
         (["--ops", ""], "--ops: empty"),
         (["--ops", "none"], "--ops: empty"),
         (["--min-bytes", ""], "--min-bytes"),

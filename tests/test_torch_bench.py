@@ -52,8 +52,12 @@ def test_parse_args_and_sizes():
     assert sizes_between(1024, 8192, 2) == [1024, 2048, 4096, 8192]
     assert sizes_between(2**23, 2**26, 2**0.5)[-1] == 2**26  # sqrt(2) steps land on 64 MiB
     assert parse_args(["--factor", "1.5", "--rounds", "3"]).rounds == 3
-    with pytest.raises(SystemExit):
-        parse_args(["--ops", "all_reduce,allreduce"])
+    with pytest.raises(ValueError, match="^--ops: 'allreduce2' not known; allowed: "):
+        parse_args(["--ops", "all_reduce,allreduce2"])
+    assert parse_args(["--ops", "ALL-REDUCE,all_reduce,broadcast"]).ops == [
+        "all_reduce",
+        "broadcast",
+    ]
     with pytest.raises(ValueError, match="min_bytes"):
         sizes_between(8192, 1024, 2)
 

@@ -313,7 +313,10 @@ def validate_torch(
     )
     unknown = [o for o in chosen if o not in TORCH_OPS]
     if unknown:
-        raise ValueError(f"--ops: {unknown} not known; allowed: {','.join(TORCH_OPS)} or none")
+        raise ValueError(
+            f"--ops: {', '.join(map(repr, unknown))} not known; allowed: {','.join(TORCH_OPS)} "
+            "or none"
+        )
     if not chosen and not ddp:
         raise ValueError("--ops: empty; name at least one collective, or give --ddp with none")
     # the job's own check, said before anything runs
@@ -1023,7 +1026,7 @@ def validate_compare(
     # (compare() takes collectives only; they were measured and then never shown)
     ddp = None
     if "kind" in measured and (measured["kind"] == "ddp_step").any():
-        ddp = cmp.predict_ddp(measured, predictor)
+        ddp = _saying_warnings(lambda: cmp.predict_ddp(measured, predictor), notices, said)
         if ddp.attrs.get("compute_note"):  # an older file's pairs of two compute times, once
             notices.append(ddp.attrs["compute_note"])
             said.append(f"costmodel: warning: {ddp.attrs['compute_note']}")
@@ -1031,20 +1034,23 @@ def validate_compare(
             for line in said:  # a job run with --ops none --ddp: the steps are the comparison
                 typer.echo(cli_words(line), err=True)  # the library's marks: options
             if tolerance is None:  # shown, not judged: the goal is the collectives'
-                # --json carries the warnings stderr said (gloo's rows outside the regimes)
-                _echo_ddp(ddp, as_json, report, {"warnings": notices})
+                # --json carries the warnings stderr said (gloo's rows outside the regimes),
+                # the report too
+                _echo_ddp(ddp, as_json, report, {"warnings": notices}, said=notices)
                 return
             # --tolerance asked for a check of collectives' busbw error, and there is none:
             # not assessed, exit 1, as a goal with no rows (it was ignored, exit 0)
             unassessed = {"passed": False, "assessed": False, "verdict": "not assessed"}
-            _echo_ddp(ddp, as_json, report, {**unassessed, "warnings": notices})
+            _echo_ddp(ddp, as_json, report, {**unassessed, "warnings": notices}, said=notices)
             if not as_json:
                 typer.echo(
                     f"{cmp.VERDICTS[None]}: --tolerance checks the collectives' |busbw error| "
                     "and the file holds DDP steps only (shown above, not judged)"
                 )
             raise typer.Exit(1)
-    table = cmp.compare(measured, predictor, model=label)
+    # a calibration's warning (no term identified at a level, ...) said once on stderr and
+    # carried in --json's "warnings" too, as every other warning of the comparison
+    table = _saying_warnings(lambda: cmp.compare(measured, predictor, model=label), notices, said)
     # what every row was predicted on, in the per-row table too (-o): a CSV read later says
     # which preset (or calibration) its predictions are, not only the model's name
     predicted_on = (
@@ -1135,6 +1141,9 @@ def validate_compare(
                     f"predicted on: {predicted_on}"
                     + (f" (model {model})" if calibration is None else ""),
                     *(f"assumed: {line}" for line in assumed),
+                    # the warnings stderr says (gloo's rows outside the regimes, flagged rows,
+                    # ...), as --json's "warnings" and the Validate page's boxes carry them
+                    *(f"warning: {cli_words(line)}" for line in notices),
                     band_line,
                     verdict_line,
                 ],
@@ -1201,6 +1210,29 @@ def validate_compare(
         raise typer.Exit(1)
 
 
+def _saying_warnings(make: Any, notices: list[str], said: list[str]) -> Any:
+    """``make()``, the :class:`costmodel.predict.CalibrationWarning` s it raises added to
+    ``notices`` (``--json``'s ``"warnings"``, the report's) and to ``said`` (stderr) once each,
+    rather than printed by the warnings machinery beside them and missing from ``--json``;
+    any other warning goes on as it came."""
+    import warnings
+
+    from ..predict import CalibrationWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CalibrationWarning)
+        result = make()
+    for w in caught:
+        if issubclass(w.category, CalibrationWarning):
+            text = str(w.message)
+            if text not in notices:
+                notices.append(text)
+                said.append(f"costmodel: warning: {text}")
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result
+
+
 def _ddp_records(ddp: Any) -> list[dict[str, Any]]:
     """Measured vs predicted DDP steps (compare.predict_ddp), one record per setting [s]."""
     cmp = importlib.import_module("costmodel.validation.compare")
@@ -1208,10 +1240,15 @@ def _ddp_records(ddp: Any) -> list[dict[str, Any]]:
 
 
 def _echo_ddp(
-    ddp: Any, as_json: bool, report: Path | None, verdict: dict[str, Any] | None = None
+    ddp: Any,
+    as_json: bool,
+    report: Path | None,
+    verdict: dict[str, Any] | None = None,
+    said: Sequence[str] = (),
 ) -> None:
     """Print the DDP steps (and write the report of a job that timed nothing else);
-    ``verdict``: keys added to the JSON (a check asked for and not assessed)."""
+    ``verdict``: keys added to the JSON (a check asked for and not assessed); ``said``: the
+    warnings stderr said, written into that report too."""
     if report is not None:
         import pandas as pd
 
@@ -1219,7 +1256,12 @@ def _echo_ddp(
         with output_option("--report"), sw.atomic_path(report) as tmp:
             cmp = importlib.import_module("costmodel.validation.compare")
             empty = pd.DataFrame(columns=["op", "size_bytes", "ranks", "time_s"])
-            cmp.write_report(cmp.compare(empty, lambda *a, **k: 0.0), tmp, ddp=ddp)
+            cmp.write_report(
+                cmp.compare(empty, lambda *a, **k: 0.0),
+                tmp,
+                ddp=ddp,
+                notes=[f"warning: {cli_words(line)}" for line in said],
+            )
     if as_json:
         _print_json({"ddp_steps": _ddp_records(ddp), **(verdict or {})})
         return
@@ -1252,6 +1294,12 @@ def _echo_ddp(
             ]
         )
     )
+    if "outside_regimes" in ddp and ddp["outside_regimes"].any():  # gloo: beside the table too
+        outside = int(ddp["outside_regimes"].sum())
+        typer.echo(
+            f"{'the steps' if outside == len(ddp) else f'{outside} of these steps'} ran on CPUs "
+            "(gloo): outside the model's regimes, shown against the prediction, not judged"
+        )
     missed = predicted.isna()
     if missed.any():
         notes = ddp.loc[missed, "note"] if "note" in ddp else None

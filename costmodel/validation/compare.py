@@ -959,7 +959,8 @@ def predict_ddp(
     Adds ``predicted_compute_s, predicted_comm_s, predicted_exposed_comm_s, predicted_step_s,
     step_time_rel_error`` (predicted / measured step time - 1: a step has no busbw, so its error
     is the time error, named so) and ``timeline`` (list of interval dicts) and ``note`` (why a row could
-    not be predicted). A results file written before the ``no_sync`` and plain rows of a
+    not be predicted) and ``outside_regimes`` (True for a step measured on CPUs, gloo: outside
+    the model's regimes, as :func:`cpu_regime_note` says). A results file written before the ``no_sync`` and plain rows of a
     setting shared one compute time has its pairs reconciled first
     (:func:`shared_ddp_compute`); the note saying so is in ``df.attrs["compute_note"]``
     (``validate compare`` prints it once as a warning).
@@ -1046,6 +1047,10 @@ def predict_ddp(
         df[k] = v
     # a step has no busbw: its error is the time error, named so
     df["step_time_rel_error"] = time_rel_error(df.time_s, df.predicted_step_s.astype(float))
+    # a step measured on CPUs (gloo) is outside the model's regimes (cpu_regime_note): said on
+    # the row itself, so every table of the steps (the report's, --json's, the page's CSV)
+    # carries it, not only the warning beside them
+    df["outside_regimes"] = _on_cpus(df).to_numpy(dtype=bool)
     df.attrs["compute_note"] = compute_note
     return df
 
@@ -1060,10 +1065,12 @@ DDP_COLUMNS = (
     "predicted_comm_s",
     "predicted_exposed_comm_s",
     "step_time_rel_error",
+    "outside_regimes",
     "note",
 )
 """The columns a measured-vs-predicted DDP step is shown with (the setting, the measured times,
-:func:`predict_ddp`'s predictions and ``note``, why a row has no prediction), in order: the
+:func:`predict_ddp`'s predictions, ``outside_regimes`` (measured on CPUs: shown, not judged,
+:func:`cpu_regime_note`) and ``note``, why a row has no prediction), in order: the
 one list of :func:`write_report`'s table and ``validate compare --json``'s ``ddp_steps``
 (:func:`ddp_columns`). Each left one out (the report ``note``, the JSON ``predicted_comm_s``)
 for no reason: a reader of either needs both."""

@@ -596,40 +596,108 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m costmodel.validation.torch_bench", description=__doc__.splitlines()[0]
     )
     p.add_argument(
-        "-o", "--output", default="results.jsonl", help="JSON lines results file, .jsonl (appended)"
+        "-o",
+        "--output",
+        default="results.jsonl",
+        help="JSON lines results file, .jsonl (appended; default: %(default)s)",
     )
-    p.add_argument("--backend", choices=("auto", "gloo", "nccl"), default="auto")
+    p.add_argument(
+        "--backend",
+        choices=("auto", "gloo", "nccl"),
+        default="auto",
+        help="gloo (CPU), nccl (GPU) or auto: nccl where CUDA is available, else gloo "
+        "(default: %(default)s)",
+    )
     p.add_argument(
         "--ops",
         default="all_reduce,all_gather,reduce_scatter,broadcast,all_to_all",
-        help="comma-separated subset of " + ",".join(OPS) + " (or 'none')",
+        help="comma-separated subset of " + ",".join(OPS) + " (or 'none'; default: all)",
     )
-    p.add_argument("--min-bytes", default="4KiB")
-    p.add_argument("--max-bytes", default="64MiB")
+    p.add_argument(
+        "--min-bytes",
+        default="4KiB",
+        help="smallest message per collective, with a unit: 4KiB, 1MB (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        default="64MiB",
+        help="largest message per collective, with a unit (default: %(default)s)",
+    )
     p.add_argument(
         "--factor",
         type=float,
         default=2.0,
-        help="size step factor (> 1; 2 doubles, 1.41 gives two sizes per doubling)",
+        help="size step factor (> 1; 2 doubles, 1.41 gives two sizes per doubling; default: "
+        "%(default)g)",
     )
-    p.add_argument("--iters", type=int, default=10, help="timed iterations per op and size")
+    p.add_argument(
+        "--iters",
+        type=int,
+        default=10,
+        help="timed iterations per op and size (default: %(default)s)",
+    )
     p.add_argument(
         "--rounds",
         type=int,
         default=1,
         help="repeat the size sweep this many times, interleaved (iters split over "
-        "rounds); spreads bursts of load from other processes over all sizes",
+        "rounds); spreads bursts of load from other processes over all sizes (default: "
+        "%(default)s)",
     )
-    p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--threads", type=int, default=1, help="torch threads per rank on CPU")
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=2,
+        help="untimed iterations before each op and size (default: %(default)s)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads per rank on CPU (default: %(default)s)",
+    )
     p.add_argument("--ddp", action="store_true", help="also time DDP steps")
-    p.add_argument("--ddp-params", default="4M", help="synthetic MLP size (parameters)")
-    p.add_argument("--ddp-width", type=int, default=512)
-    p.add_argument("--ddp-batch", type=int, default=32)
-    p.add_argument("--ddp-steps", type=int, default=5)
-    p.add_argument("--bucket-cap-mb", default="25", help="comma-separated bucket caps [MiB]")
-    p.add_argument("--accumulation", type=int, default=4)
-    p.add_argument("--run-key", default="torch")
+    p.add_argument(
+        "--ddp-params",
+        default="4M",
+        help="synthetic MLP size (parameters; 4M, 25M; default: %(default)s)",
+    )
+    p.add_argument(
+        "--ddp-width",
+        type=int,
+        default=512,
+        help="the MLP's layer width: its layers are --ddp-params / (width^2 + width), at least "
+        "one (default: %(default)s)",
+    )
+    p.add_argument(
+        "--ddp-batch",
+        type=int,
+        default=32,
+        help="samples per micro-batch and rank (default: %(default)s)",
+    )
+    p.add_argument(
+        "--ddp-steps",
+        type=int,
+        default=5,
+        help="timed DDP steps per setting, the median kept (default: %(default)s)",
+    )
+    p.add_argument(
+        "--bucket-cap-mb",
+        default="25",
+        help="comma-separated bucket caps [MiB], one setting each (default: %(default)s)",
+    )
+    p.add_argument(
+        "--accumulation",
+        type=int,
+        default=4,
+        help="micro-batches per step: each bucket cap is timed at 1 and at this many (with and "
+        "without no_sync) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--run-key",
+        default="torch",
+        help="the rows' run key before @ and the configuration's hash (default: %(default)s)",
+    )
     p.add_argument(
         "--attempt",
         default=None,
@@ -645,17 +713,32 @@ def build_parser() -> argparse.ArgumentParser:
         "sbatch: Slurm's default output file slurm-<job>.out in the submit folder, when it is "
         "there); set by costmodel validate torch",
     )
-    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="print each collective's row as it is timed"
+    )
     return p
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and check the job's arguments (sizes through costmodel.units)."""
     args = build_parser().parse_args(argv)
-    args.ops = [] if args.ops == "none" else [o.strip() for o in args.ops.split(",") if o.strip()]
+    from costmodel.tables import spelled_as
+
+    # any spelling (ALL_REDUCE, all-reduce), each op once: as costmodel validate torch --ops
+    args.ops = (
+        []
+        if args.ops.strip().lower() == "none"
+        else list(
+            dict.fromkeys(
+                spelled_as(o.strip(), OPS) or o.strip() for o in args.ops.split(",") if o.strip()
+            )
+        )
+    )
     unknown = [o for o in args.ops if o not in OPS]
-    if unknown:
-        raise SystemExit(f"--ops: {unknown} not known; use {','.join(OPS)}")
+    if unknown:  # a bad value, said as every other: one line, exit 2 (it was exit 1, no prefix)
+        raise ValueError(
+            f"--ops: {', '.join(map(repr, unknown))} not known; allowed: {','.join(OPS)} or none"
+        )
     if not args.output.lower().endswith(".jsonl"):  # the file every reader takes for results
         raise ValueError(
             f"--output: {args.output!r} must end in .jsonl: the rows are JSON lines, appended, "

@@ -835,12 +835,30 @@ def compare_calibrated(
     """The log ``text`` (read with ``settings`` as :func:`compare_text` does, no cluster: a
     calibration's fits are the prediction) compared with the uploaded calibration's predictor
     (``calibrate.calibrated_predictor``), labelled as ``validate compare --calibration`` does."""
+    import warnings
+
+    from costmodel.predict import CalibrationWarning
     from costmodel.validation.calibrate import calibrated_predictor
     from costmodel.validation.compare import compare
 
     rows = calibrated_rows(text, source, settings)
     loaded = uploaded_calibration(cal_content, cal_name)
-    return compare(rows, calibrated_predictor(loaded), model=f"calibration {Path(cal_name).name}")
+    # the calibration's warnings (no term identified at a level, ...) kept with the comparison,
+    # so the page shows them on every rerun, cached or not, as validate compare says them
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CalibrationWarning)
+        table = compare(
+            rows, calibrated_predictor(loaded), model=f"calibration {Path(cal_name).name}"
+        )
+    said: list[str] = []
+    for w in caught:
+        if issubclass(w.category, CalibrationWarning):
+            if str(w.message) not in said:
+                said.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    table.attrs["warnings"] = said
+    return table
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -759,6 +759,13 @@ def _render_calibrated(
         return
     with section("Comparison"):
         comparison = data.compare_calibrated(raw, name, settings, cal_content, cal_name)
+        # the calibration's own warnings, as validate compare --calibration says them
+        notes(
+            list(comparison.attrs.get("warnings", ())),
+            kind="warning",
+            escape=True,
+            icon=":material/warning:",
+        )
         if comparison["rel_error"].notna().sum() == 0:
             why = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
             raise ValueError(f"no row of {name} could be predicted with {label}: {why}")

@@ -234,8 +234,12 @@ class _Parser(_Findings):
         comment = next((i for i, t in enumerate(tokens) if t.startswith("#")), None)
         if comment is not None and comment >= 3 and _INT_RE.match(tokens[0]):
             # "  1048576  262144  float ... 0   # after the NIC swap": a note someone added
-            # after a row (nccl-tests prints none there); the row is read without it, said once
-            self.row_comments.append((lineno, " ".join(tokens[comment:])))
+            # after a row (nccl-tests prints none there); the row is read without it, said once.
+            # Before a row's last field it is no note: a row cut off and the next file's header
+            # joined to it (two logs concatenated), skipped as a cut-off row and said so only
+            width = self.run.layout.width if self.run.layout is not None else 0
+            if comment >= width:
+                self.row_comments.append((lineno, " ".join(tokens[comment:])))
             tokens = tokens[:comment]
         if stripped in ("...", "…") or tokens == ["..."]:
             if self.run.rank_lines and not self.run.rows:
@@ -469,12 +473,44 @@ class _Parser(_Findings):
         self._debug(body, self.run)
 
 
+#: The task a launcher's tag names (``srun --label``'s ``0: ``, mpirun ``--tag-output``'s
+#: ``[1,0]<stdout>:``, Hydra's ``[0] ``), and a result row after it: nccl-tests started under
+#: MPI prints its table from rank 0 only, so rows under two tags are tasks that each ran a test
+_TASK_TAG_RE = re.compile(r"^\s*(?:\[\d+,(\d+)\]<std(?:out|err)>:|(\d+):(?=\s)|\[(\d+)\](?=\s))")
+_TAGGED_ROW_RE = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z]\w*\s+\S+\s+-?\d+\s+[\d.]+\s")
+
+
+def _check_one_task(lines: list[str], source: str) -> None:
+    """Refuse a log whose result rows come from several launcher tasks (``srun -n 2`` or
+    ``mpirun`` of an nccl-tests built without MPI: each task runs its own test on its own
+    GPUs, so their interleaved rows are no run of all the ranks), naming the first row of the
+    second task; read as one run they were duplicates of each other."""
+    first: dict[str, int] = {}
+    for lineno, raw in enumerate(lines, start=1):
+        tag = _TASK_TAG_RE.match(raw)
+        if tag is None or not _TAGGED_ROW_RE.match(raw[tag.end() :].lstrip(" ")):
+            continue
+        task = next(g for g in tag.groups() if g is not None)
+        first.setdefault(task, lineno)
+        if len(first) > 1:
+            tasks = ", ".join(sorted(first, key=int))
+            raise NcclTestsParseError(
+                lineno,
+                f"result rows from {len(first)} launcher tasks (tags {tasks}): each task ran its "
+                "own nccl-tests (a build without MPI started once per task, e.g. srun -n 2), "
+                "not one test over all ranks; rerun nccl-tests built with MPI=1, or compare one "
+                f"task's lines (those tagged {next(iter(first))})",
+                source,
+            )
+
+
 def read_lines(
     text: str, source: str, op: str | None, strict: bool, fallback_op: str | None
 ) -> _Parser:
     """Feed every line of ``text`` to a :class:`_Parser` (the collector's ``#`` block first)."""
     parser = _Parser(source, op, strict, fallback_op)
     lines = text.splitlines()
+    _check_one_task(lines, source)
     parser.last_line = next(
         (i for i in range(len(lines), 0, -1) if _strip_prefix(lines[i - 1]).strip()), 0
     )
