@@ -39,24 +39,22 @@ import dataclasses
 import math
 import weakref
 from collections.abc import Callable
-from typing import Any, Literal, Self, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     field_serializer,
     field_validator,
     model_validator,
 )
-from pydantic.config import ExtraValues
 
 from . import units
 from ._limits import LIMITS, MAX_NODES
 from .compute import FP8_GPUS_TEXT
-from .hardware import DEFAULT_NODES, OneLineValidationError
+from .hardware import DEFAULT_NODES, OneLineModel, OneLineValidationError
 from .strategy.layout import DEFAULT_COMM_CONTENTION
 
 MAX_SEARCH_FACTOR = 1024.0
@@ -153,7 +151,7 @@ class ScenarioError(OneLineValidationError):
     """
 
 
-class Scenario(BaseModel):
+class Scenario(OneLineModel):
     """A data-parallel training setup, validated on construction (frozen).
 
     Sizes, counts and durations accept unit strings (``params="7B"``,
@@ -169,85 +167,10 @@ class Scenario(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise ScenarioError.of(exc) from None
-
-    # pydantic's other roads in (a dict, a JSON text, a dict of strings) bypass __init__: each
-    # is pydantic's own with the same arguments, its refusal re-raised as the one-line
-    # ScenarioError (still a ValidationError).
-    @classmethod
-    def model_validate(
-        cls,
-        obj: Any,
-        *,
-        strict: bool | None = None,
-        extra: ExtraValues | None = None,
-        from_attributes: bool | None = None,
-        context: Any | None = None,
-        by_alias: bool | None = None,
-        by_name: bool | None = None,
-    ) -> Self:
-        try:
-            return super().model_validate(
-                obj,
-                strict=strict,
-                extra=extra,
-                from_attributes=from_attributes,
-                context=context,
-                by_alias=by_alias,
-                by_name=by_name,
-            )
-        except ValidationError as exc:
-            raise ScenarioError.of(exc) from None
-
-    @classmethod
-    def model_validate_json(
-        cls,
-        json_data: str | bytes | bytearray,
-        *,
-        strict: bool | None = None,
-        extra: ExtraValues | None = None,
-        context: Any | None = None,
-        by_alias: bool | None = None,
-        by_name: bool | None = None,
-    ) -> Self:
-        try:
-            return super().model_validate_json(
-                json_data,
-                strict=strict,
-                extra=extra,
-                context=context,
-                by_alias=by_alias,
-                by_name=by_name,
-            )
-        except ValidationError as exc:
-            raise ScenarioError.of(exc) from None
-
-    @classmethod
-    def model_validate_strings(
-        cls,
-        obj: Any,
-        *,
-        strict: bool | None = None,
-        extra: ExtraValues | None = None,
-        context: Any | None = None,
-        by_alias: bool | None = None,
-        by_name: bool | None = None,
-    ) -> Self:
-        try:
-            return super().model_validate_strings(
-                obj,
-                strict=strict,
-                extra=extra,
-                context=context,
-                by_alias=by_alias,
-                by_name=by_name,
-            )
-        except ValidationError as exc:
-            raise ScenarioError.of(exc) from None
+    # every road in (the constructor, ``model_validate``, ``model_validate_json``,
+    # ``model_validate_strings``) refuses with the one-line ScenarioError (still a
+    # ValidationError): :class:`costmodel.hardware.OneLineModel`
+    one_line_error: ClassVar[type[OneLineValidationError]] = ScenarioError
 
     params: float = Field(ge=1, le=1e15, description="model parameters [-], e.g. 7e9 or '7B'")
     recipe: str = Field("mixed-adam", description="precision/optimizer recipe (memory.RECIPES)")

@@ -28,10 +28,9 @@ Value error, reshard_after_forward: only fsdp and hsdp reshard parameters; strat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
@@ -41,7 +40,12 @@ from pydantic import (
 )
 
 from .._limits import validation_parts
-from ..hardware import DEFAULT_GPUS_PER_NODE, OneLineValidationError, default_ranks
+from ..hardware import (
+    DEFAULT_GPUS_PER_NODE,
+    OneLineModel,
+    OneLineValidationError,
+    default_ranks,
+)
 
 Strategy = Literal["ddp", "zero1", "zero2", "fsdp", "hsdp"]
 STRATEGIES: tuple[str, ...] = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
@@ -188,7 +192,7 @@ class LayoutError(OneLineValidationError):
     :class:`costmodel.hardware.OneLineValidationError`, is imported here by that name too)."""
 
 
-class Layout(BaseModel):
+class Layout(OneLineModel):
     """A data-parallel layout, validated on construction (frozen).
 
     ``ranks`` defaults to one node of ``gpus_per_node`` (8 unless given), the data-parallel
@@ -208,11 +212,8 @@ class Layout(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise LayoutError.of(exc) from None
+    # every road in refuses with the one-line LayoutError: :class:`costmodel.hardware.OneLineModel`
+    one_line_error: ClassVar[type[OneLineValidationError]] = LayoutError
 
     strategy: Strategy = Field("ddp", description="ddp, zero1, zero2, fsdp or hsdp")
     ranks: int = Field(
