@@ -909,8 +909,33 @@ def test_memory_pinned_b_from_a_shared_link():
     assert rows.loc["total per GPU", "A"] == format_bytes(a.total_bytes)
     assert rows.loc["total per GPU", "B"] == format_bytes(b.total_bytes)
     assert rows.loc["GPU memory", "B"] != rows.loc["GPU memory", "A"]
-    assert any(s.value.startswith("A needs") for s in at.success)
+    # A (70B under DDP) does not fit: the comparison's line is a warning, never green
+    said = [w.value for w in at.warning if w.value.startswith("A needs")]
+    assert len(said) == 1 and "(does NOT fit)" in said[0], said
+    assert not any(s.value.startswith("A needs") for s in at.success)
     assert any("chart_memory_compare" in c.proto.id for c in at.get("plotly_chart"))
+
+
+def test_memory_page_compare_is_green_only_when_both_fit():
+    """Both sides fit (8B under ZeRO-3 on 64 GPUs, B on an H200): the line is a success; the
+    same B against A under plain DDP (128 GB of states on an 80 GB card) is a warning."""
+    both = open_page(
+        "page_memory.py",
+        {"arch": "llama-3.1-8b", "dp_ranks": "64", "zero_stage": "3", "mem_pin": "true",
+         "mem_b_gpu": "h200-sxm"},
+    )  # fmt: skip
+    assert_clean(both)
+    ok = [s.value for s in both.success if s.value.startswith("A needs")]
+    assert len(ok) == 1 and "does NOT fit" not in ok[0], ok
+    assert not any(w.value.startswith("A needs") for w in both.warning)
+    one = open_page(
+        "page_memory.py",
+        {"arch": "llama-3.1-8b", "dp_ranks": "64", "zero_stage": "0", "mem_pin": "true",
+         "mem_b_zero": "3", "mem_b_gpu": "h200-sxm"},
+    )  # fmt: skip
+    assert_clean(one)
+    said = [w.value for w in one.warning if w.value.startswith("A needs")]
+    assert len(said) == 1 and "(does NOT fit); B needs" in said[0], said
 
 
 def test_memory_pin_bad_ranks_names_the_field():

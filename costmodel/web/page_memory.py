@@ -525,10 +525,12 @@ def _compare(inp: dict, inp_b: dict) -> None:
         la, lb = f"A: {_label(inp)}", f"B: {_label(inp_b)}"
         st.subheader("A or B?")
         verdict = {True: "fits", False: "does NOT fit"}
-        st.success(
+        fits_a, fits_b = fa["total"] <= fa["capacity"], fb["total"] <= fb["capacity"]
+        # green only when both fit: a side that does not fit is a warning, as on A's own view
+        (st.success if fits_a and fits_b else st.warning)(
             f"A needs {format_bytes(fa['total'])} per GPU of {format_bytes(fa['capacity'])} "
-            f"({verdict[fa['total'] <= fa['capacity']]}); B needs {format_bytes(fb['total'])} "
-            f"of {format_bytes(fb['capacity'])} ({verdict[fb['total'] <= fb['capacity']]}).",
+            f"({verdict[fits_a]}); B needs {format_bytes(fb['total'])} "
+            f"of {format_bytes(fb['capacity'])} ({verdict[fits_b]}).",
             icon=":material/compare_arrows:",
         )
         frame = pd.concat([fa["parts"].assign(config=la), fb["parts"].assign(config=lb)])
