@@ -46,8 +46,8 @@ def test_a_validate_link_with_an_op_keeps_it():
     assert_clean(at)
     assert at.selectbox(key="val_op").value == "all_gather"
     assert at.query_params["val_op"] == "all_gather"
-    # the log names all-reduce: the link's op is used, and refused by name
-    assert any("op: all_gather contradicts the log" in _text(e.value) for e in at.error)
+    # the log names all-reduce: the link's op is used, and refused naming the Op box
+    assert any("Op: all_gather contradicts the log" in _text(e.value) for e in at.error)
 
 
 # --- Memory: the A and B chart's bar names on a phone ---------------------------------------
@@ -114,9 +114,9 @@ def test_validate_nodes_set_say_the_gpus_per_node_the_prediction_uses():
     [
         (  # 32 x 8 is now 4 of each node's 8 used (tests/test_app_qa14.py); 8 x 8 too few
             {"val_nodes": "8", "val_gpus_per_node": "8"},
-            "nodes: 8 x 8 GPUs per node hold 64 GPUs, fewer than the log's 128 ranks",
+            "Nodes: 8 x 8 GPUs per node hold 64 GPUs, fewer than the log's 128 ranks",
         ),
-        ({"val_nodes": "300"}, "nodes: 300 is more than the log's 128 ranks; allowed: 1..128"),
+        ({"val_nodes": "300"}, "Nodes: 300 is more than the log's 128 ranks; allowed: 1..128"),
     ],
 )
 def test_validate_nodes_the_log_s_ranks_contradict_are_refused(query, said):
@@ -128,6 +128,8 @@ def test_validate_nodes_the_log_s_ranks_contradict_are_refused(query, said):
     )
     assert_clean(at)
     assert any(said in _text(e.value) for e in at.error), [e.value for e in at.error]
+    # the box the user typed in, not the library's field name
+    assert not any("nodes:" in _text(e.value) for e in at.error), [e.value for e in at.error]
     assert "Rows compared" not in metrics(at)
 
 

@@ -438,8 +438,15 @@ RESULTS_BOXES = (
 )
 
 
-#: The page's boxes for the fields a results file's refusal names (logread.read_results).
-RESULTS_LABELS = {"cluster": "Cluster it ran on", "calibration": "the Calibration TOML box"}
+#: The page's boxes for the fields a log's or results file's refusal names (logread.read_log,
+#: logread.read_results): a refusal of the node count says the Nodes box, not ``nodes``.
+RESULTS_LABELS = {
+    "cluster": "Cluster it ran on",
+    "calibration": "the Calibration TOML box",
+    "op": "Op",
+    "nodes": "Nodes",
+    "gpus_per_node": "GPUs per node",
+}
 
 
 def _kept_calibration() -> tuple[bytes, str, object] | None | bool:
