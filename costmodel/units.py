@@ -667,8 +667,27 @@ def format_bytes_as_given(value: float, text: object, digits: int = 3) -> str:
     >>> format_bytes_as_given(65536, 65536), format_bytes_as_given(65536, "64 KiB")
     ('65.5 kB', '64 KiB')
     """
-    binary = isinstance(text, str) and _BINARY_PREFIX_RE.search(text) is not None
-    return (format_bytes_binary if binary else format_bytes)(value, digits)
+    return (format_bytes_binary if typed_binary(text) else format_bytes)(value, digits)
+
+
+def typed_binary(*texts: object) -> bool:
+    """Whether every size in ``texts`` (as typed: one size, a list ``a,b``, a range ``a:b`` or
+    ``a..b``) names a binary prefix: a table of those sizes is then said in them (``--size
+    14GiB`` is ``14 GiB``, not ``15 GB``); one decimal or bare size among them keeps decimal.
+
+    >>> typed_binary("14GiB"), typed_binary("8KiB:1GiB", "2MiB"), typed_binary("1GiB", "1GB")
+    (True, True, False)
+    >>> typed_binary("1GiB,1GB"), typed_binary("8:1GiB"), typed_binary(), typed_binary(65536)
+    (False, False, False, False)
+    """
+    if not texts or not all(isinstance(t, str) for t in texts):
+        return False
+    pieces = [p for t in texts for p in _SIZE_SEPARATORS_RE.split(str(t)) if p.strip()]
+    return bool(pieces) and all(_BINARY_PREFIX_RE.search(p) is not None for p in pieces)
+
+
+#: what separates the sizes of a list or a range as typed (``a,b``, ``a:b``, ``a..b``)
+_SIZE_SEPARATORS_RE = re.compile(r"[,:;]|\.\.")
 
 
 def format_rate(value: float, digits: int = 3) -> str:

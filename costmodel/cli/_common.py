@@ -751,12 +751,22 @@ def _percent(v: float) -> str:
     return f"{100 * v:.1f}%"
 
 
-def _human_frame(df: Any) -> str:
-    """A DataFrame as aligned text, numbers formatted with their units from the column names."""
+#: the columns that say a message size, said in binary prefixes when the sizes were typed so
+SIZE_COLUMNS = ("size_bytes", "message_bytes")
+
+
+def _human_frame(df: Any, binary_sizes: bool = False) -> str:
+    """A DataFrame as aligned text, numbers formatted with their units from the column names.
+    ``binary_sizes``: the sizes were typed in binary prefixes (:func:`units.typed_binary`), so
+    the size columns (:data:`SIZE_COLUMNS`) say them back in those (``14 GiB``, not ``15 GB``)."""
     out = df.copy()
     renames = {}
     for col in out.columns:
         name, bracket = str(col), ""
+        if binary_sizes and col in SIZE_COLUMNS and out[col].dtype.kind in "fiu":
+            out[col] = [units.format_bytes_binary(float(v)) if v == v else "-" for v in out[col]]
+            renames[col] = name.removesuffix("_bytes")
+            continue
         if name.endswith("]") and "[" in name:  # "time_s[textbook]": unit before the bracket
             name, bracket = name[: name.index("[")], name[name.index("[") :]
         for suffix, fmt in _FORMATTERS.items():

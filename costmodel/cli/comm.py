@@ -359,6 +359,7 @@ def collective(
     from ..sweep import sweep
 
     sizes = _sizes(size)
+    binary = units.typed_binary(*size)  # 14GiB typed: the table says 14 GiB, not 15 GB
     if op != "all":
         op = canonical_op(op)  # "all-reduce", "AllReduce" as typed
     # an option of the other form is refused rather than silently ignored
@@ -385,7 +386,9 @@ def collective(
     # how the run is launched, where given: predict_collective's keywords, the sweep's axes
     launch = _launch_options(gpus_per_process, nvls, collnet) if cluster is not None else {}
     if cluster is not None and algorithm == "all" and op != "all":
-        _collective_all(op, sizes, cluster, nodes, gpus_per_node, model, as_json, launch)
+        _collective_all(
+            op, sizes, cluster, nodes, gpus_per_node, model, as_json, launch, binary=binary
+        )
         return
     axes: dict[str, Any] = {"op": op, "size": sizes}
     if cluster is not None:
@@ -459,12 +462,13 @@ def collective(
     ]
     if launch:
         typer.echo(_launch_line(launch))
-    typer.echo(_human_frame(_with_error_band(df[keep])))
+    typer.echo(_human_frame(_with_error_band(df[keep]), binary_sizes=binary))
     # the settings that vary between the lines name each line ("fastest 4 ranks at 14 GB")
     varying = [k for k in _LINK_LABEL if len({f.get(k) for f in fastest}) > 1]
     for f in fastest:
         what = "".join(f"{_LINK_LABEL[k](f[k])} " for k in varying)
-        typer.echo(f"fastest {what}at {units.format_bytes(f['size_bytes'])}: {f['text']}")
+        said = (units.format_bytes_binary if binary else units.format_bytes)(f["size_bytes"])
+        typer.echo(f"fastest {what}at {said}: {f['text']}")
     # a row its cluster cannot run (collective all --algorithm all: nvls across nodes, ...)
     if "error" in df.columns:
         refused = df[df["error"].astype(str) != ""]
@@ -600,9 +604,11 @@ def _collective_all(
     model: str,
     as_json: bool,
     launch: dict[str, Any] | None = None,
+    binary: bool = False,
 ) -> None:
     """``collective --cluster NAME --algorithm all``: :func:`costmodel.predict_all_algorithms`
-    (with the launch options given, ``launch``, as ``predict_collective``'s keywords)."""
+    (with the launch options given, ``launch``, as ``predict_collective``'s keywords); sizes
+    said in binary prefixes where they were typed so (``binary``)."""
     from ..predict import buffer_memory_note, predict_all_algorithms
 
     if launch and "gpus_per_process" in launch:  # the sweep's rule for its rows
@@ -618,6 +624,7 @@ def _collective_all(
     if as_json:
         _print_json({**r.to_dict(), **({"memory_note": memory_note} if memory_note else {})})
         return
+    size_text = units.format_bytes_binary if binary else units.format_bytes
     f = r.frame.sort_values(["message_bytes", "time_s"], kind="stable")
     shown = f.assign(
         mark=["*" if c else "" for c in f["chosen"]],
@@ -630,17 +637,17 @@ def _collective_all(
         "(* = the model's choice)"
     )
     if len(shown):
-        typer.echo(_human_frame(shown))
+        typer.echo(_human_frame(shown, binary_sizes=binary))
     else:  # one rank: every algorithm is unavailable, and pandas would print "Empty DataFrame"
         typer.echo("no algorithm runs here (each is listed below with the reason)")
     for m, v in zip(r.sizes, r.verdicts, strict=True):
-        typer.echo(f"fastest at {units.format_bytes(m)}: {v.text()}")
+        typer.echo(f"fastest at {size_text(m)}: {v.text()}")
     for a, why in r.unavailable:
         typer.echo(f"not available: {a}: {why}")
     for x in r.crossovers.itertuples():
         typer.echo(
             f"crossover: {x.faster_below} -> {x.faster_above} between "
-            f"{units.format_bytes(x.previous_bytes)} and {units.format_bytes(x.message_bytes)}"
+            f"{size_text(x.previous_bytes)} and {size_text(x.message_bytes)}"
         )
     if memory_note:
         typer.echo(f"note: {memory_note}")
@@ -700,6 +707,7 @@ def predict(
     from .. import predict as pr
 
     sz = _sizes(sizes, "--sizes")
+    binary = units.typed_binary(*sizes)  # 1GiB typed: the table says 1 GiB, not 1.07 GB
     every_op = op.strip().lower() == "all"  # a row per op and size, as collective's op "all"
     if every_op:
         from ..nccl import OPS
@@ -787,7 +795,7 @@ def predict(
         return
     what = "every op" if every_op else op
     typer.echo(f"{what} on {cluster} x {units.format_counted(nodes, 'node')}")
-    typer.echo(_human_frame(_with_error_band(df)))
+    typer.echo(_human_frame(_with_error_band(df), binary_sizes=binary))
     for n in notes_out:
         typer.echo(f"note: {n}")
     note = _band_note(df if band_notes is None else df.assign(band_note=band_notes))
