@@ -174,6 +174,11 @@ _PARAMS = Axis(
 # the memory and step sweeps: the data-parallel layout, as costmodel memory/step --strategy,
 # --group-size and --reshard/--no-reshard take it
 _STRATEGY = Axis("strategy", _parse_str, False, column="strategy", aliases=("strategies",))
+#: the layout by its ZeRO stage (every command's --zero): a memory sweep's column; a step
+#: sweep reads it as its stage's strategy (:func:`_step_stage_as_strategy`)
+_ZERO_STAGE = Axis(
+    "zero_stage", _parse_int, False, integer=True, column="zero_stage", aliases=("zero",)
+)
 _RESHARD = Axis(
     "reshard_after_forward",
     _parse_bool,
@@ -233,14 +238,7 @@ AXES: dict[str, dict[str, Axis]] = {
         for a in (
             _PRESET,
             _RECIPE,
-            Axis(
-                "zero_stage",
-                _parse_int,
-                False,
-                integer=True,
-                column="zero_stage",
-                aliases=("zero",),
-            ),
+            _ZERO_STAGE,
             # or the layout by name (costmodel memory --strategy, --group-size, --reshard)
             _STRATEGY,
             _GROUP_SIZE,
@@ -299,6 +297,7 @@ AXES: dict[str, dict[str, Axis]] = {
             _MODEL,
             _ARCH,
             _STRATEGY,
+            _ZERO_STAGE,  # read as its stage's strategy (_step_stage_as_strategy)
             _RECIPE,
             _RECOMPUTE,
             _LOSS,
@@ -666,10 +665,44 @@ def make_grid(spec: Mapping[str, Any] | None = None, kind: str = "collective", *
             )
         typed[axis.name] = name
         merged[axis.name] = parse_values(axis.name, value, kind)
+    if kind == "step" and "zero_stage" in merged:
+        merged = _step_stage_as_strategy(merged)
     grid = Grid(kind, merged)
     _check(grid)
     _check_rows(grid)
     return grid
+
+
+def _step_stage_as_strategy(a: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """A step sweep's ``zero_stage`` (``--set zero=3``, as every command's ``--zero``) read as
+    its stage's strategy (0 ddp, 1 zero1, 2 zero2, 3 fsdp: ``costmodel step --zero``'s rule):
+    the rows name the layout by ``strategy``. Given with ``strategy``, each stage must agree
+    with each strategy (:func:`costmodel.strategy.layout.stage_agrees`: ``zero_stage=3`` with
+    ``strategy=fsdp,hsdp``), as a memory sweep and ``costmodel memory --zero --strategy``
+    refuse a contradiction; the strategy then names the layout."""
+    from ..strategy.layout import STRATEGY_OF_STAGE, ZERO_STAGE, stage_agrees
+
+    out = dict(a)
+    stages = out.pop("zero_stage")
+    if any(z not in (0, 1, 2, 3) for z in stages):
+        raise ValueError("zero_stage: allowed 0, 1, 2, 3")
+    if "strategy" not in out:
+        out["strategy"] = list(dict.fromkeys(STRATEGY_OF_STAGE[int(z)] for z in stages))
+        return out
+    if out["strategy"] == ["all"]:
+        raise ValueError(
+            "zero_stage: strategy=all already prices every layout (ddp 0, zero1 1, zero2 2, "
+            "fsdp and hsdp 3); give strategy=all or zero_stage, not both"
+        )
+    for st in _strategies(out["strategy"]):
+        for z in stages:
+            if not stage_agrees(st, int(z)):
+                raise ValueError(
+                    f"zero_stage: {z} contradicts strategy {st} (ZeRO-{ZERO_STAGE[st]}); "
+                    "give strategy or zero_stage, not both unless they agree (a strategy "
+                    "names its stage: ddp 0, zero1 1, zero2 2, fsdp and hsdp 3)"
+                )
+    return out
 
 
 def _check_rows(grid: Grid) -> None:
