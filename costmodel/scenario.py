@@ -183,7 +183,10 @@ class Scenario(OneLineModel):
         "default: the zero_stage's (0 ddp, 1 zero1, 2 zero2, 3 fsdp)",
     )
     group_size: int | None = Field(
-        None, ge=1, description="hsdp: ranks sharding one replica (default one node)"
+        None,
+        ge=1,
+        le=1_000_000_000,  # LIMITS["group_size"], step --group-size's range
+        description="hsdp: ranks sharding one replica (default one node)",
     )
     reshard_after_forward: bool | None = Field(
         None, description="fsdp/hsdp: free gathered parameters after forward (default True)"
@@ -1242,7 +1245,9 @@ _VALIDATED: weakref.WeakKeyDictionary[Scenario, Any] = weakref.WeakKeyDictionary
 """Scenario -> its Cluster (:meth:`Scenario._validated_cluster`); entries die with the scenario."""
 
 
-_COUNT_LIMITS = ("nodes", "local_batch", "accumulation", "sequence_length", "params")
+_COUNT_LIMITS = (
+    "nodes", "local_batch", "accumulation", "sequence_length", "params", "group_size"
+)  # fmt: skip
 """Scenario's counts with a limit in :data:`costmodel._limits.LIMITS` of the same range: a
 number out of it is refused in that limit's words (``nodes: must be a whole number in
 1..1,000,000, got 0``), the CLI's and the step page's, not pydantic's one bound."""

@@ -62,3 +62,16 @@ def test_bad_stages_are_refused_in_one_line(extra, said):
               "arch=llama-3.1-8b", "--set", "nodes=2",
               *[a for k, v in extra.items() for a in ("--set", f"{k}={v}")])  # fmt: skip
     one_line_error(cli, said.split(" (")[0])
+
+
+@pytest.mark.parametrize("value", ["0", "2e9"])
+def test_scenario_group_size_has_the_one_range(value):
+    """`scenario --vs group_size=0` said "[1, inf)" where `step --group-size 0` says
+    1..1,000,000,000: Scenario now refuses it in the same limit's words, through --vs too."""
+    want = "group_size: must be a whole number in 1..1,000,000,000 (a divisor of the ranks)"
+    with pytest.raises(ValueError, match=r"1\.\.1,000,000,000 \(a divisor") as exc:
+        cm.Scenario(params="7B", cluster="dgx-h100", nodes=2, strategy="hsdp", group_size=value)
+    assert str(exc.value).startswith(want)
+    cli = run("scenario", "--params", "7B", "--cluster", "dgx-h100", "--nodes", "2",
+              "--strategy", "hsdp", "--vs", f"group_size={value}")  # fmt: skip
+    assert "inf)" not in one_line_error(cli, "--vs group_size: must be a whole number in 1..")
