@@ -166,7 +166,7 @@ def test_train_names_what_the_price_is_per():
     r = run("train", "--params", "7B", "--tokens", "1T", "--price", "oci-h100-on-demand")
     assert r.exit_code == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if x.startswith("price: "))
-    assert "$10/h per GPU (on-demand)" in line and "whole 8-GPU machine ($80/h)" in line
+    assert "$10.00/h per GPU (on-demand)" in line and "whole 8-GPU machine ($80/h)" in line
     assert "per instance" not in line
     r = run("train", "--params", "7B", "--tokens", "1T", "--price", "aws-p5-on-demand")
     line = next(x for x in r.stdout.splitlines() if x.startswith("price: "))
@@ -245,7 +245,7 @@ def test_train_without_a_price_says_how_to_get_the_dollars():
 
 def test_the_price_list_keeps_its_columns_for_prices_of_ten_dollars_and_more():
     lines = [x for x in run("archs").stdout.splitlines() if "/GPU-h" in x]
-    assert any("$11.061/GPU-h" in x for x in lines) and any("$4.858/GPU-h" in x for x in lines)
+    assert any("$11.0612/GPU-h" in x for x in lines) and any("$4.858/GPU-h" in x for x in lines)
     assert len({x.index("/GPU-h") for x in lines}) == 1
     assert len({x.index("(as of") for x in lines}) == 1
 
