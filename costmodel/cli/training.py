@@ -110,7 +110,7 @@ _MfuOpt = Annotated[
     typer.Option(
         min=0.0,
         max=1.0,
-        help="Model FLOP utilisation (0, 1] of the --precision's dense peak, PaLM's: of the "
+        help="Model FLOP utilisation [0.001, 1] of the --precision's dense peak, PaLM's: of the "
         "model's FLOPs, the same compute under any --recompute (default: the fitted efficiency).",
     ),
 ]
@@ -1102,7 +1102,7 @@ def step(
         typer.Option(
             min=0.0,
             max=1.0,
-            help="Model FLOP utilisation (0, 1], of the --precision's dense peak with --cluster "
+            help="Model FLOP utilisation [0.001, 1], of the --precision's dense peak with --cluster "
             "(default with --cluster: the fitted efficiency; on one link, of --peak-flops, "
             "default 0.4); PaLM's: of the model's FLOPs, the same compute under any --recompute.",
         ),
