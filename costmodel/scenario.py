@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
@@ -745,20 +745,42 @@ class Scenario(OneLineModel):
         )
 
     # --- side by side and the bucket_cap advisor ----------------------------------------------
-    def with_changes(self, changes: str | dict[str, Any]) -> Scenario:
+    def with_changes(
+        self, changes: str | Mapping[str, Any] | None = None, /, **fields: Any
+    ) -> Scenario:
         """This scenario with some fields changed: the second configuration of a comparison.
 
         ``changes`` is a dict of fields or the CLI's text form ``"nodes=16,zero_stage=3"``
         (``key=value`` pairs, comma-separated; keys are field names, ``-`` read as ``_``, plus
         the CLI's short names ``zero``, ``seq``, ``bucket``, ``compute_time``; values in the
         fields' own unit grammar: ``params=70B``, ``bucket_cap_bytes=50MiB``; booleans only
-        ``true``/``false``; ``none`` clears an optional field). Changing ``arch`` drops this
+        ``true``/``false``; ``none`` clears an optional field). The fields may also be given
+        as keyword arguments, as to the constructor and ``model_copy``'s habit in a notebook:
+        ``s.with_changes(nodes=2)`` is ``s.with_changes({"nodes": 2})`` (a keyword is a dict's
+        entry: field names only, values as the constructor reads them); with a dict or text
+        too, a field in both is refused rather than one silently chosen. Changing ``arch`` drops this
         scenario's ``params`` (the architecture gives them; ``arch=none`` keeps the count as a
         bare parameter count), and changing ``params`` drops ``arch``. Changing ``cluster``
         drops ``power_limit_w`` (A's cap is of A's GPUs; B runs at its datasheet power unless
         given one). The result is validated as any Scenario.
         """
-        kw = _parse_changes(changes) if isinstance(changes, str) else dict(changes)
+        if changes is None:
+            kw: dict[str, Any] = {}
+        elif isinstance(changes, str):
+            kw = _parse_changes(changes)
+        elif isinstance(changes, Mapping):
+            kw = dict(changes)
+        else:
+            raise TypeError(
+                f"changes: expected a dict of fields or text such as 'nodes=16,zero_stage=3' "
+                f"(or keyword arguments: with_changes(nodes=16)), got {changes!r}"
+            )
+        if twice := sorted(set(kw) & set(fields)):
+            raise ValueError(
+                f"changes: {', '.join(twice)} given both in `changes` and as a keyword; give "
+                "each field once"
+            )
+        kw.update(fields)
         unknown = sorted(set(kw) - set(type(self).model_fields))
         if unknown:
             raise ValueError(
