@@ -290,9 +290,11 @@ def refuse_faster_than_peak(
     """
     mfu = flops / (time_s * peak_flops)
     if mfu > 1.0:
+        # a percentage in digits while it reads as one (1e-300 s wrote 300 of them)
+        pct = f"{100 * mfu:,.0f}%" if mfu < 1e4 else f"{100 * mfu:.3g}%"
         raise FasterThanPeakError(
             f"{field}: a measured {what} of {time_s:.3g} s implies an MFU of {mfu:.3g} "
-            f"({100 * mfu:,.0f}% of the {peak_flops / 1e12:,.4g} TFLOP/s dense peak); allowed: "
+            f"({pct} of the {peak_flops / 1e12:,.4g} TFLOP/s dense peak); allowed: "
             + allowed.format(f"{flops / peak_flops:.3g} s")
         )
     return mfu

@@ -55,11 +55,19 @@ class Limit:
                     raise ValueError(f"{option}: {text.split(': ', 1)[1]}") from None
                 raise refusal(option, self.rule, raw, exc) from None
             for x in numbers:
-                ok = math.isfinite(x) and (x > self.lo if self.lo_open else x >= self.lo)
-                ok = ok and (x < self.hi if self.hi_open else x <= self.hi)
-                ok = ok and (not self.whole or x == math.floor(x))
-                if not ok:
+                if not self.holds(x):
                     raise ValueError(f"{option}: must be {self.rule}, got {raw!r}")
+
+    def holds(self, x: float) -> bool:
+        """Whether the number ``x`` is in this range (finite; whole where ``whole``): the test
+        of :meth:`check`, for a formula that checks a number it has already read.
+
+        >>> LIMITS["mfu"].holds(0.4), LIMITS["mfu"].holds(1e-300), LIMITS["mfu"].holds(math.nan)
+        (True, False, False)
+        """
+        ok = math.isfinite(x) and (x > self.lo if self.lo_open else x >= self.lo)
+        ok = ok and (x < self.hi if self.hi_open else x <= self.hi)
+        return ok and (not self.whole or x == math.floor(x))
 
 
 def is_bound(exc: BaseException) -> bool:
@@ -215,6 +223,15 @@ MAX_NODES = 1_000_000
 MAX_MESSAGE_BYTES = 2**44
 """Largest collective buffer (16 TiB), as :func:`costmodel.predict.predict_collective`."""
 
+MIN_MFU = 0.001
+"""The lowest model FLOP utilisation any surface takes (``mfu``, ``--mfu``, a sweep's axis, the
+app's box): 0.1% of the dense peak, a compute 1,000 times the ideal. Training runs report tens
+of percent (PaLM 46%, Megatron-LM's GPT runs 40-50%) and a badly tuned one a few percent; below
+0.1% the number is a typo, not a run (1e-300 priced a 7B step at 1.9e299 s, and any MFU above 0
+was taken). A measured compute time (``compute_time_s``) is bounded the same way: one implying
+an MFU above the dense peak is refused (:mod:`costmodel._checks`), and the step it prices is
+at most :data:`LIMITS`' 1e6 s per micro-batch."""
+
 _WHOLE = "a whole number in {lo}..{hi}"
 _NODES = Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, MAX_NODES, _whole, whole=True)
 _GPUS = Limit(_WHOLE.format(lo=1, hi="1,024"), 1, 1024, _whole, whole=True)
@@ -317,7 +334,7 @@ LIMITS: dict[str, Limit] = {
     "base_lr": Limit("a learning rate in (0, 100]", 0, 100, _num, lo_open=True),
     # fractions: a NaN is refused as not finite, in this range's words (typer's own min/max
     # named one bound, "Input should be less than or equal to 1", for a NaN too)
-    "mfu": Limit("a model FLOP utilisation in (0, 1]", 0, 1, _num, lo_open=True),
+    "mfu": Limit(f"a model FLOP utilisation in [{MIN_MFU:g}, 1]", MIN_MFU, 1, _num),
     "contention": Limit("an overlap contention in [0, 1]", 0, 1, _num),
     "usd_per_gpu_hour": _PRICE,
     "usd_per_gpu_hour_b": _PRICE,  # scenario --vs's B side: the same range as A's

@@ -513,7 +513,7 @@ def _micro_batch_s(
         u = math.nan if isinstance(mfu, bool) else float(mfu)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         u = math.nan
-    if not (math.isfinite(u) and 0 < u <= 1):
+    if not LIMITS["mfu"].holds(u):
         raise ValueError(f"mfu: must be {LIMITS['mfu'].rule}, got {mfu!r}")
     return FLOPS_PER_PARAM_TOKEN * p * tok / (peak * u)
 

@@ -369,7 +369,32 @@ def _fields_at(model: type[BaseModel], loc: Sequence[Any]) -> list[str] | None:
     return None
 
 
-def _explain(path: str, model: type[BaseModel], exc: ValidationError) -> PresetError:
+#: pydantic's errors for a number past one bound of its field ("Input should be less than or
+#: equal to 100000000000000"): a preset's refusal says the field's whole range in its unit
+_BOUND_ERRORS = frozenset(
+    {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"}
+)
+
+
+def _typed(data: Any, loc: Sequence[Any]) -> Any:
+    """The value the file holds at ``loc`` (``node.nic.latency_s``), as typed (``"1e30GB/s"``,
+    not pydantic's 1e+39 B/s); None where the file holds none there (a referenced preset's)."""
+    for part in loc:
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def _explain(
+    path: str, model: type[BaseModel], exc: ValidationError, data: Any = None
+) -> PresetError:
+    """One refusal naming the file and each field refused; a quantity out of its range says
+    the field's whole range in its unit (``allowed: (0 B/s, 100 TB/s]``,
+    :func:`costmodel._limits.field_range`), never pydantic's one bound alone, and the value as
+    the file types it (``data``: the file's table)."""
+    from ._limits import RANGE_ERRORS, field_range
+
     lines = []
     for err in exc.errors():
         loc = [p for p in err["loc"] if not isinstance(p, int)]
@@ -390,6 +415,14 @@ def _explain(path: str, model: type[BaseModel], exc: ValidationError) -> PresetE
             got = err.get("input")
             if loc:  # a validator that already names its field: say the field once
                 msg = msg.removeprefix(f"{loc[-1]}: ")
+            bounds = field_range(model.__name__, where) if kind in RANGE_ERRORS else ""
+            if bounds and "; allowed: " not in msg:
+                typed = _typed(data, loc)
+                got = typed if isinstance(typed, str) else got
+                if kind in _BOUND_ERRORS:  # pydantic's one bound, in bytes: the range instead
+                    msg = f"must be in {bounds}, got {got!r}"
+                else:  # a type pydantic names ("a valid integer"): and the range
+                    msg += f"; allowed: {bounds}"
             shown = "" if isinstance(got, dict) or repr(got) in msg else f" (got {got!r})"
             lines.append(f"{where}: {msg}{shown}")
     body = "\n  ".join(lines)
@@ -422,7 +455,7 @@ class _Registry:
         try:
             cal = CalibrationPreset.model_validate(f.data, context={REQUIRE_UNITS: True})
         except ValidationError as exc:
-            raise _explain(f.path, CalibrationPreset, exc) from None
+            raise _explain(f.path, CalibrationPreset, exc, f.data) from None
         if cal.base is None:
             return cal
         ref = self.files.get(cal.base)
@@ -457,7 +490,7 @@ class _Registry:
         try:
             return model.model_validate(data, context={REQUIRE_UNITS: True})
         except ValidationError as exc:
-            raise _explain(f.path, model, exc) from None
+            raise _explain(f.path, model, exc, f.data) from None
 
 
 _CACHE: dict[tuple[Any, ...], _Registry] = {}

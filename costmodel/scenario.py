@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, get_args
 
 import numpy as np
@@ -52,7 +52,7 @@ from pydantic import (
 )
 
 from . import units
-from ._limits import LIMITS, MAX_NODES
+from ._limits import LIMITS, MAX_NODES, MIN_MFU
 from .compute import FP8_GPUS_TEXT
 from .hardware import DEFAULT_NODES, OneLineModel, OneLineValidationError
 from .strategy.layout import DEFAULT_COMM_CONTENTION
@@ -144,7 +144,7 @@ class ScenarioError(OneLineValidationError):
     ``ValidationError`` or ``ValueError``) whose text is one line naming each field and its
     allowed range, the project's rule for bad input, with no pydantic URL or input dump:
 
-    ``mfu: Input should be a finite number; allowed: (0, 1] (got nan)``
+    ``nodes: must be a whole number in 1..1,000,000, got 0``
 
     The CLI's one line and the app's red message are built from the same parts
     (:func:`costmodel._limits.validation_parts`), with the option or box the user typed.
@@ -225,9 +225,9 @@ class Scenario(OneLineModel):
     sequence_length: int = Field(4096, ge=1, le=10**8, description="tokens per sample")
     mfu: float | None = Field(
         None,
-        gt=0,
+        ge=MIN_MFU,  # LIMITS["mfu"]: 0.1%, below it a typo (the bound's reason: MIN_MFU)
         le=1,
-        description="model FLOP utilisation (0, 1] of the dense peak of the compute precision "
+        description="model FLOP utilisation [0.001, 1] of the dense peak of the compute precision "
         "(fp8's under precision fp8), PaLM's: of the model's FLOPs, recomputation's not "
         "counted, so the same compute under any recompute; default: the fitted achievable efficiency "
         "(costmodel.compute), or 0.4 of the bf16 peak on a GPU family it has no fit for",
@@ -409,8 +409,7 @@ class Scenario(OneLineModel):
         if not isinstance(v, str):
             _check_count_limit(info.field_name, v)
             return v
-        if info.field_name in _COUNT_LIMITS:  # the limit's words, the grammar's reason
-            LIMITS[info.field_name].check(info.field_name, v)
+        _check_count_limit(info.field_name, v)  # the limit's words, the grammar's reason
         try:
             n = units.read_count(v, name=info.field_name)
         except ValueError as exc:  # text in no form of a count: the grammar and the range
@@ -430,7 +429,21 @@ class Scenario(OneLineModel):
     @field_validator("bucket_cap_bytes", mode="before")
     @classmethod
     def _bucket(cls, v: Any) -> int:
+        _check_count_limit("bucket_cap_bytes", v)  # --bucket's 1 B..10 TB, in its words
         return units.parse_bytes(v, name="bucket_cap_bytes") if isinstance(v, str) else v
+
+    @field_validator("mfu", "comm_contention", mode="before")
+    @classmethod
+    def _fractions(cls, v: Any, info: Any) -> Any:
+        """The MFU and the overlap contention within --mfu's and --contention's one range, in
+        its words; text that is no number is left to pydantic, which says so."""
+        if isinstance(v, str):
+            try:
+                float(v)
+            except ValueError:
+                return v
+        _check_count_limit(info.field_name, v)
+        return v
 
     @field_validator("cuda_context_bytes", "fragmentation", mode="before")
     @classmethod
@@ -448,6 +461,7 @@ class Scenario(OneLineModel):
     @field_validator("compute_time_s", mode="before")
     @classmethod
     def _compute(cls, v: Any) -> Any:
+        _check_count_limit("compute_time_s", v)  # --compute-time's (0, 1e6] s, in its words
         return units.parse_duration(v, name="compute_time_s") if isinstance(v, str) else v
 
     @field_validator("sequence_length", mode="before")
@@ -731,20 +745,42 @@ class Scenario(OneLineModel):
         )
 
     # --- side by side and the bucket_cap advisor ----------------------------------------------
-    def with_changes(self, changes: str | dict[str, Any]) -> Scenario:
+    def with_changes(
+        self, changes: str | Mapping[str, Any] | None = None, /, **fields: Any
+    ) -> Scenario:
         """This scenario with some fields changed: the second configuration of a comparison.
 
         ``changes`` is a dict of fields or the CLI's text form ``"nodes=16,zero_stage=3"``
         (``key=value`` pairs, comma-separated; keys are field names, ``-`` read as ``_``, plus
         the CLI's short names ``zero``, ``seq``, ``bucket``, ``compute_time``; values in the
         fields' own unit grammar: ``params=70B``, ``bucket_cap_bytes=50MiB``; booleans only
-        ``true``/``false``; ``none`` clears an optional field). Changing ``arch`` drops this
+        ``true``/``false``; ``none`` clears an optional field). The fields may also be given
+        as keyword arguments, as to the constructor and ``model_copy``'s habit in a notebook:
+        ``s.with_changes(nodes=2)`` is ``s.with_changes({"nodes": 2})`` (a keyword is a dict's
+        entry: field names only, values as the constructor reads them); with a dict or text
+        too, a field in both is refused rather than one silently chosen. Changing ``arch`` drops this
         scenario's ``params`` (the architecture gives them; ``arch=none`` keeps the count as a
         bare parameter count), and changing ``params`` drops ``arch``. Changing ``cluster``
         drops ``power_limit_w`` (A's cap is of A's GPUs; B runs at its datasheet power unless
         given one). The result is validated as any Scenario.
         """
-        kw = _parse_changes(changes) if isinstance(changes, str) else dict(changes)
+        if changes is None:
+            kw: dict[str, Any] = {}
+        elif isinstance(changes, str):
+            kw = _parse_changes(changes)
+        elif isinstance(changes, Mapping):
+            kw = dict(changes)
+        else:
+            raise TypeError(
+                f"changes: expected a dict of fields or text such as 'nodes=16,zero_stage=3' "
+                f"(or keyword arguments: with_changes(nodes=16)), got {changes!r}"
+            )
+        if twice := sorted(set(kw) & set(fields)):
+            raise ValueError(
+                f"changes: {', '.join(twice)} given both in `changes` and as a keyword; give "
+                "each field once"
+            )
+        kw.update(fields)
         unknown = sorted(set(kw) - set(type(self).model_fields))
         if unknown:
             raise ValueError(
@@ -1252,16 +1288,34 @@ _COUNT_LIMITS = (
 number out of it is refused in that limit's words (``nodes: must be a whole number in
 1..1,000,000, got 0``), the CLI's and the step page's, not pydantic's one bound."""
 
+_FIELD_LIMITS: dict[str, str] = {
+    **{f: f for f in _COUNT_LIMITS},
+    "zero_stage": "zero",
+    "gpus_per_node": "gpus_per_node",
+    "mfu": "mfu",
+    "compute_time_s": "compute_time",
+    "bucket_cap_bytes": "bucket",
+    "comm_contention": "contention",
+}
+"""Every numeric field of Scenario with a bound -> its limit in :data:`costmodel._limits.LIMITS`
+(the CLI option's of the same range: ``--zero``, ``--compute-time``, ``--bucket``,
+``--contention``): a number out of it is refused in that limit's words, never pydantic's one
+bound (``mfu: must be a model FLOP utilisation in ..., got 1.5``). The field's own ``ge``/``le``
+stay the same range, for its JSON schema. ``power_limit_w``, ``cuda_context_bytes`` and
+``fragmentation`` are checked by their own validators, in their own ranges."""
+
 
 def _check_count_limit(field: str, value: Any) -> None:
-    """``value`` of Scenario's ``field`` within its one limit (:data:`_COUNT_LIMITS`); a value
-    no limit reads (None, a list, an array) is left to pydantic, which says what it got."""
-    if field not in _COUNT_LIMITS or isinstance(value, bool):
+    """``value`` of Scenario's ``field`` within its one limit (:data:`_FIELD_LIMITS`); a value
+    no limit reads (None, a list, an array, text that is no number) is left to pydantic, which
+    says what it got."""
+    name = _FIELD_LIMITS.get(field)
+    if name is None or isinstance(value, bool):
         return
     if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
         value = value.item()
     if isinstance(value, int | float | str):
-        LIMITS[field].check(field, value)
+        LIMITS[name].check(field, value)
 
 
 def _shape_of(params: float) -> Any:

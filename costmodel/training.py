@@ -155,6 +155,12 @@ def prices_for_gpu(gpu: str) -> list[str]:
 
     A :class:`~costmodel.hardware.GPU` (``cm.cluster("dgx-h100").gpu``) is read by its name;
     anything else that is no name is refused, naming ``gpu`` (an array compared element-wise).
+    A name that is no GPU preset (a typo) is refused with the GPU presets, in the words of every
+    unknown preset (it answered ``[]``, as for a GPU nobody prices); a GPU preset without a
+    published price is ``[]``.
+
+    >>> prices_for_gpu("rtx-2080ti")
+    []
     """
     name = getattr(gpu, "name", gpu) if not isinstance(gpu, str) else gpu
     if not isinstance(name, str):
@@ -164,7 +170,21 @@ def prices_for_gpu(gpu: str) -> list[str]:
             f"gpu: expected one GPU preset name (`cm.presets.names()`) or a `cm.GPU`, got "
             f"{said(gpu)}"
         )
-    return sorted(n for n, p in _prices().items() if p.gpu == name)
+    if isinstance(gpu, str):
+        from . import presets
+
+        known = presets.names("gpu")
+        if name not in known:
+            raise presets._unknown(name, known, "gpu", field="gpu")
+    return published_prices(name)
+
+
+def published_prices(gpu_name: str) -> list[str]:
+    """Names of the price presets published for the GPU called ``gpu_name``, sorted; ``[]``
+    for any other name. For a GPU the caller holds (a cluster's, which may be a user preset or
+    an inline table no GPU preset names), never a name typed: :func:`prices_for_gpu` refuses
+    a typo."""
+    return sorted(n for n, p in _prices().items() if p.gpu == gpu_name)
 
 
 #: Terms a side on another GPU is priced at when the other side's price gives none to follow:
@@ -188,7 +208,7 @@ def default_price(gpu: str, like: str | Price | None = None) -> tuple[Price, str
     None when no preset is published for ``gpu``. Every surface uses this one rule (the CLI's
     ``scenario --vs`` without ``--price-b``, the app's Price (B) box).
 
-    Only presets published for ``gpu`` are candidates (:func:`prices_for_gpu`): a GPU is never
+    Only presets published for ``gpu`` are candidates (:func:`published_prices`): a GPU is never
     priced with another GPU's price. ``like``: the other side's preset; the candidate bought on
     its terms (:attr:`Price.terms_label`) from its provider (:func:`price_provider`) comes
     first, then one on its terms from any provider, then one from its provider, then any.
@@ -205,7 +225,7 @@ def default_price(gpu: str, like: str | Price | None = None) -> tuple[Price, str
     >>> default_price("no-such-gpu") is None
     True
     """
-    names = prices_for_gpu(gpu)
+    names = published_prices(gpu)
     if not names:
         return None
     found = [load_price(n) for n in names]
@@ -251,7 +271,7 @@ def check_price_gpu(price: str | Price, gpu: str) -> Price:
     """
     p = load_price(price)
     if p.gpu != gpu:
-        match = prices_for_gpu(gpu)
+        match = published_prices(gpu)
         hint = (
             f"price presets for {gpu}: {', '.join(match)}"
             if match
@@ -655,18 +675,18 @@ def training_cost(
         per_unit = (
             "per GPU"
             if pr.gpus_per_instance == 1
-            else f"per {pr.gpus_per_instance}-GPU instance (${pr.usd_per_gpu_hour:g} per GPU-hour)"
+            else f"per {pr.gpus_per_instance}-GPU instance (${units.format_usd_rate(pr.usd_per_gpu_hour)} per GPU-hour)"
         )
         note = (
-            f"{pr.name}: {pr.description}, ${pr.usd_per_instance_hour:g}/h {per_unit} "
+            f"{pr.name}: {pr.description}, ${units.format_usd_rate(pr.usd_per_instance_hour)}/h {per_unit} "
             f"({pr.terms_label}), price as of {pr.date}"
         )
     elif usd_per_gpu_hour is not None:
         usd = _positive("usd_per_gpu_hour", usd_per_gpu_hour, "USD")
-        note = f"${usd:g} per GPU-hour, given by the user (no published price, so no date)"
+        note = f"${units.format_usd_rate(usd)} per GPU-hour, given by the user (no published price, so no date)"
         if usd_source == "default":
             note = (
-                f"${usd:g} per GPU-hour, a placeholder default: neither a published price nor "
+                f"${units.format_usd_rate(usd)} per GPU-hour, a placeholder default: neither a published price nor "
                 "one given by the user (so no date)"
             )
     billed_ranks = ranks

@@ -745,13 +745,58 @@ def _three_digits(v: float) -> str:
 
 
 def format_usd(value: float) -> str:
-    """A dollar amount [USD] by :func:`format_gpu_hours`'s rule: whole dollars with thousands
-    separators from 100 up, three significant digits below, so a short run is not "$0".
+    """A dollar total [USD] (a run's cost, its band), the one rule of every surface (the CLI's
+    ``train``/``scenario``, the app's Cost metric and captions): whole dollars with thousands
+    separators from 100 up, dollars and cents below (``48.43``, ``3.90``, not ``48.4`` and
+    ``3.9``), three significant digits below one cent, so a short run is not "$0.00"; past
+    :data:`PLAIN_DIGITS_BELOW` in exponent notation. Prices per hour:
+    :func:`format_usd_rate`.
 
-    >>> format_usd(39957592.4), format_usd(48.43), format_usd(0.00778)
-    ('39,957,592', '48.4', '0.00778')
+    >>> format_usd(39957592.4), format_usd(48.43), format_usd(3.9), format_usd(0.00778)
+    ('39,957,592', '48.43', '3.90', '0.00778')
     """
-    return format_gpu_hours(value)
+    v = _shown(value)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    if abs(v) >= PLAIN_DIGITS_BELOW:
+        return f"{v:.3g}"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    if abs(v) >= 0.01:
+        return f"{v:.2f}"
+    return _three_digits(v)
+
+
+RATE_DECIMALS = 4
+"""Most decimals a price per hour is shown with: published per-GPU prices are an instance's
+price over its GPUs (AWS p6-b200: $113.9328/h over 8 is $14.2416), shown as published so GPU-hours
+times the price shown is the cost shown (three figures, "$14.2", missed a B200 run's cost by
+$11,000)."""
+
+
+def format_usd_rate(value: float) -> str:
+    """A price per hour [USD/h] (per GPU-hour, per instance-hour), the one rule of every
+    surface (``train``'s price lines, ``archs``' price list, the app's price captions): in
+    cents, always two decimals (``6.88``, ``3.90``, ``98.32``, ``2.00``: never ``3.9``
+    beside ``98.32``), more where the published price has them, up to :data:`RATE_DECIMALS`
+    (``14.2416``); thousands separators; below one cent three significant digits, so a price
+    is never "0.00".
+
+    >>> format_usd_rate(3.9), format_usd_rate(98.32), format_usd_rate(14.2416), format_usd_rate(2)
+    ('3.90', '98.32', '14.2416', '2.00')
+    >>> format_usd_rate(4.858047899375), format_usd_rate(1234.5), format_usd_rate(0.001234)
+    ('4.858', '1,234.50', '0.00123')
+    """
+    v = _shown(value)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    if abs(v) >= PLAIN_DIGITS_BELOW:
+        return f"{v:.3g}"
+    if abs(v) < 0.01:
+        return _three_digits(v)
+    text = f"{v:,.{RATE_DECIMALS}f}"
+    whole, _, frac = text.partition(".")
+    return f"{whole}.{frac[:2]}{frac[2:].rstrip('0')}"
 
 
 def format_gpu_hours(value: float) -> str:

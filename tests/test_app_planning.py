@@ -158,14 +158,14 @@ def test_ddp_cost_caption_names_the_price_once_typed_or_dated():
     at = open_page("page_ddp.py")
     assert_clean(at)
     caption = _cost_caption(at)
-    assert "$2 per GPU-hour, a placeholder default" in caption, caption
+    assert "$2.00 per GPU-hour, a placeholder default" in caption, caption
     assert "given by the user" not in caption.replace("one given by the user", "")
     cost = [m for m in at.metric if m.label.startswith("Cost")]
     assert len(cost) == 1 and "placeholder price" in cost[0].help  # its help says it too
     at.number_input(key="ddp_usd").set_value(2.5).run()
     assert_clean(at)
     caption = _cost_caption(at)
-    assert "$2.5 per GPU-hour, given by the user" in caption and "placeholder" not in caption
+    assert "$2.50 per GPU-hour, given by the user" in caption and "placeholder" not in caption
     assert caption.count("given") == 1
     at.selectbox(key="ddp_price").set_value("aws-p5-on-demand").run()
     assert_clean(at)

@@ -25,8 +25,8 @@ def _long_step(**kw):
 @pytest.mark.parametrize(
     ("kw", "unit", "seconds"),
     [
-        ({"mfu": 1e-4, "local_batch": 64}, "h", 3600.0),  # a 33-hour step
-        ({"mfu": 1e-4, "local_batch": 4096}, "days", 86400.0),  # weeks
+        ({"mfu": 1e-3, "local_batch": 640}, "h", 3600.0),  # a 33-hour step (MFU at its 0.1% floor)
+        ({"mfu": 1e-3, "local_batch": 40960}, "days", 86400.0),  # weeks
         ({"mfu": 0.02, "local_batch": 32}, "min", 60.0),  # minutes
     ],
 )
@@ -112,7 +112,7 @@ def test_a_typed_price_equal_to_the_placeholder_is_the_user_s():
     at.number_input(key="ddp_usd").set_value(DEFAULT_USD_PER_GPU_HOUR).run()
     assert_clean(at)
     note = _cost_note(at)
-    assert f"${DEFAULT_USD_PER_GPU_HOUR:g} per GPU-hour, given by the user" in note, note
+    assert "$2.00 per GPU-hour, given by the user" in note, note  # cents: units.format_usd_rate
     assert "placeholder" not in note
     assert "placeholder" not in next(m.help for m in at.metric if m.label == "Cost [USD]")
     assert metrics(at)["Cost [USD]"] == placeholder  # the same number, now the user's
@@ -134,7 +134,7 @@ def test_a_link_with_the_placeholder_s_price_is_the_user_s():
     at = open_page("page_ddp.py", {"ddp_usd": "2.0"})
     assert_clean(at)
     assert at.number_input(key="ddp_usd").value == 2.0
-    assert "$2 per GPU-hour, given by the user" in _cost_note(at)
+    assert "$2.00 per GPU-hour, given by the user" in _cost_note(at)
 
 
 def test_b_s_price_box_starts_empty_too():
@@ -151,7 +151,7 @@ def test_b_s_price_box_starts_empty_too():
     assert_clean(at)
     notes = [_text(c.value) for c in at.caption if "GPUs;" in _text(c.value)]
     b = next(n for n in notes if n.startswith("(B)"))
-    assert "$2 per GPU-hour, given by the user" in b, notes
+    assert "$2.00 per GPU-hour, given by the user" in b, notes
     assert "a placeholder default" in next(n for n in notes if n.startswith("(A)"))
 
 

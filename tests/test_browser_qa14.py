@@ -50,7 +50,7 @@ def test_one_side_at_the_placeholder_is_not_said_to_rent_at_the_other_s_price():
     )
     assert_clean(at)
     w = _two_gpu_warning(at)
-    assert w.startswith("B (b200) is costed at the $2 per GPU-hour placeholder"), w
+    assert w.startswith("B (b200) is costed at the $2.00 per GPU-hour placeholder"), w
     assert "as if they rented" not in w
     assert "Pick a published price for b200" in w, w
     # both at the placeholder: one price for both, said as before

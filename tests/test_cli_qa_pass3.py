@@ -288,8 +288,8 @@ def test_gpus_per_node_has_one_range_on_the_cli_the_vs_and_the_api():
 
     one_line_error(
         run("scenario", "--arch", "llama-3.1-8b", "--vs", "gpus_per_node=0"),
-        "--vs gpus_per_node: ", "[1, 1,024]",
+        "--vs gpus_per_node: ", "1..1,024",
     )  # fmt: skip
     one_line_error(run("scenario", "--arch", "llama-3.1-8b", "--gpus-per-node", "0"), "1,024")
-    with pytest.raises(ValueError, match=r"\[1, 1,024\]"):
+    with pytest.raises(ValueError, match=r"gpus_per_node: must be a whole number in 1\.\.1,024"):
         cm.Scenario(arch="llama-3.1-8b", gpus_per_node=2000)

@@ -182,7 +182,7 @@ def test_no_overlap_is_serial_and_accumulation() -> None:
                 mfu=1.5,
                 bandwidth_bytes_per_s=1e9,
             ),
-            r"mfu: must be a model FLOP utilisation in \(0, 1\], got 1.5",
+            r"mfu: must be a model FLOP utilisation in \[0\.001, 1\], got 1.5",
         ),
         (dict(params=1e9, ranks=8, accumulation=0, **BASE), "accumulation"),
         (dict(params=2e9, ranks=8, layer_param_counts=[1e9], **BASE), "differs from sum"),

@@ -165,7 +165,7 @@ def test_a_scenario_refusal_is_one_line_naming_the_field_and_range():
     with pytest.raises(ValueError) as two:
         cm.Scenario(params="7B", nodes=0, zero_stage=5)
     assert "\n" not in str(two.value) and "pydantic.dev" not in str(two.value)
-    assert "zero_stage:" in str(two.value) and "allowed: [0, 3]" in str(two.value)
+    assert "zero_stage: must be a ZeRO stage in 0..3" in str(two.value)
     # with_changes (the API's --vs) goes the same road
     with pytest.raises(ValueError, match=r"^sequence_length: must be a whole number in 1\.\."):
         cm.Scenario(params="7B").with_changes("seq=4.5")

@@ -231,7 +231,7 @@ def test_a_sweep_axis_set_twice_is_named():
             "--nodes",
             "got 'x'",
         ),  # fmt: skip
-        (("step", "--arch", "llama-3.1-8b", "--mfu", "abc"), "--mfu", "(0, 1], got 'abc'"),
+        (("step", "--arch", "llama-3.1-8b", "--mfu", "abc"), "--mfu", "[0.001, 1], got 'abc'"),
     ],
 )
 def test_a_value_click_cannot_read_is_refused_with_the_options_range(args, option, rule):

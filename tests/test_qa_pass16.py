@@ -166,7 +166,7 @@ def test_train_names_what_the_price_is_per():
     r = run("train", "--params", "7B", "--tokens", "1T", "--price", "oci-h100-on-demand")
     assert r.exit_code == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if x.startswith("price: "))
-    assert "$10/h per GPU (on-demand)" in line and "whole 8-GPU machine ($80/h)" in line
+    assert "$10.00/h per GPU (on-demand)" in line and "whole 8-GPU machine ($80/h)" in line
     assert "per instance" not in line
     r = run("train", "--params", "7B", "--tokens", "1T", "--price", "aws-p5-on-demand")
     line = next(x for x in r.stdout.splitlines() if x.startswith("price: "))
@@ -175,24 +175,28 @@ def test_train_names_what_the_price_is_per():
 
 # --- absurd but allowed inputs print readable numbers ---------------------------------------------
 def test_a_step_of_astronomical_length_is_printed_in_exponent_notation():
-    """``scenario --params 7B --mfu 1e-300`` (an MFU in (0, 1]) printed its step as 297 digits
-    with separators, the last 280 of them float rounding noise ("174,000,...,010,622,845,...")."""
-    r = run("scenario", "--params", "7B", "--mfu", "1e-300")
+    """``scenario --params 7B --mfu 1e-300`` printed its step as 297 digits with separators,
+    the last 280 of them float rounding noise ("174,000,...,010,622,845,..."). An MFU below
+    0.1% is refused now (``_limits.MIN_MFU``); the largest setup at that floor still prices a
+    step past 1e15 s, which reads in exponent notation."""
+    r = run("scenario", "--arch", "llama-3.1-405b", "--mfu", "0.001", "--micro-batch", "1000000",
+            "--seq", "100000000")  # fmt: skip
     assert r.exit_code == 0, r.stderr
-    assert re.search(r"step time\s+1\.74e\+299 s", r.stdout), r.stdout
+    assert re.search(r"step time\s+2\.51e\+17 s", r.stdout), r.stdout
     assert not re.search(r"\d{1,3}(,\d{3}){6,}", r.stdout)  # no number of 19+ digits
     # and where it came from: "given MFU 0.00" hid the MFU given
-    assert "given MFU 1e-300" in r.stdout
+    assert "given MFU 0.001" in r.stdout
     assert cm.units.format_duration(3.99e5) == "399,000 s"  # plain digits below 1e15, as before
     assert cm.units.format_duration(2e15) == "2e+15 s"
 
 
 def test_train_refuses_an_endless_step_with_its_days_readable_and_the_mfu_named():
     r = run("train", "--params", "7B", "--mfu", "1e-300", "--tokens", "1T")
-    line = one_line_error(r, "step time", "2.01e+294 days", "raise the given MFU (1e-300)")
+    one_line_error(r, "--mfu: must be a model FLOP utilisation in [0.001, 1], got 1e-300")
+    r = run("train", "--params", "7B", "--zero", "3", "--mfu", "0.001", "--micro-batch",
+            "1000000", "--tokens", "1T")  # fmt: skip
+    line = one_line_error(r, "step time", "2,117.9 days", "raise the given MFU (0.001)")
     assert len(line) < 400
-    r = run("train", "--params", "7B", "--zero", "3", "--mfu", "1e-9", "--tokens", "1T")
-    one_line_error(r, "2,117.9 days", "raise the given MFU (1e-09)")
 
 
 # --- a Cluster built with its nodes keeps them ----------------------------------------------------
@@ -245,7 +249,7 @@ def test_train_without_a_price_says_how_to_get_the_dollars():
 
 def test_the_price_list_keeps_its_columns_for_prices_of_ten_dollars_and_more():
     lines = [x for x in run("archs").stdout.splitlines() if "/GPU-h" in x]
-    assert any("$11.061/GPU-h" in x for x in lines) and any("$4.858/GPU-h" in x for x in lines)
+    assert any("$11.0612/GPU-h" in x for x in lines) and any("$4.858/GPU-h" in x for x in lines)
     assert len({x.index("/GPU-h") for x in lines}) == 1
     assert len({x.index("(as of") for x in lines}) == 1
 

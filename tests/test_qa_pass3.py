@@ -270,8 +270,8 @@ def test_a_step_without_communication_shows_no_exposed_communication():
 @pytest.mark.parametrize(
     ("change", "field", "why", "allowed"),
     [
-        ("contention=nan", "contention", "finite number", "[0, 1]"),
-        ("mfu=nan", "mfu", "finite number", "(0, 1]"),
+        ("contention=nan", "contention", "must be an overlap contention", "[0, 1]"),
+        ("mfu=nan", "mfu", "must be a model FLOP utilisation", "[0.001, 1]"),
         ("nodes=0", "nodes", "must be a whole number", "1..1,000,000"),
         ("micro_batch=-1", "micro_batch", "must be a whole number", "1..1,000,000"),
     ],

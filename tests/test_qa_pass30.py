@@ -137,7 +137,7 @@ def test_an_array_that_stays_finite_is_answered_under_the_quiet_errstate() -> No
     [
         ("nodes", np.array([1, 2]), "[1, 1,000,000]", "an array of shape (2,)"),
         ("params", np.array([7e9, 1e9]), "[1, 1e+15]", "an array of shape (2,)"),
-        ("mfu", [0.3, 0.4], "(0, 1]", "a list of 2"),
+        ("mfu", [0.3, 0.4], "[0.001, 1]", "a list of 2"),
         ("local_batch", (1, 2), "[1, 1,000,000]", "a tuple of 2"),
     ],
 )
@@ -156,7 +156,7 @@ def test_a_scenario_given_an_array_names_the_field_its_range_and_why(
 def test_a_scenario_given_none_or_text_for_a_number_says_the_range() -> None:
     with pytest.raises(cm.ScenarioError, match=r"^nodes: .*; allowed: \[1, 1,000,000\]$"):
         cm.Scenario(params=7e9, nodes=None)
-    with pytest.raises(cm.ScenarioError, match=r"^mfu: .*; allowed: \(0, 1\] \(got 'abc'\)$"):
+    with pytest.raises(cm.ScenarioError, match=r"^mfu: .*; allowed: \[0\.001, 1\] \(got 'abc'\)$"):
         cm.Scenario(params=7e9, mfu="abc")
 
 

@@ -214,7 +214,7 @@ def test_a_preset_s_context_still_reaches_the_unit_check():
             "'2.7us', not the bare number 2.7",
         ),
         (('"400Gb/s"', '"0Gb/s"'), "datasheet_bandwidth_bytes_per_s: must be a finite rate in B/s > 0, got '0Gb/s'"),
-        (('"2.7us"', '"5s"'), "latency_s: Input should be less than or equal to 1 (got 5.0)"),
+        (('"2.7us"', '"5s"'), "latency_s: must be in [0 s, 1 s], got '5s'"),
     ],
 )  # fmt: skip
 def test_a_bad_preset_file_keeps_its_message_in_the_api_and_the_cli(tmp_path, edit, says):

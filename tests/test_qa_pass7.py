@@ -38,8 +38,8 @@ def test_a_scenario_refusal_names_the_option(command, options, option, field, wh
 @pytest.mark.parametrize(
     ("kw", "unit", "seconds"),
     [
-        ({"mfu": 1e-4, "local_batch": 64}, "h", 3600.0),  # a 33-hour step
-        ({"mfu": 1e-4, "local_batch": 4096}, "days", 86400.0),  # weeks
+        ({"mfu": 1e-3, "local_batch": 640}, "h", 3600.0),  # a 33-hour step (MFU at its 0.1% floor)
+        ({"mfu": 1e-3, "local_batch": 40960}, "days", 86400.0),  # weeks
         ({"mfu": 0.02, "local_batch": 32}, "min", 60.0),  # minutes
     ],
 )

@@ -42,9 +42,9 @@ def test_a_scenario_change_past_the_node_limit_names_the_limit():
 @pytest.mark.parametrize(
     ("option", "value", "rule"),
     [
-        ("--mfu", "nan", "(0, 1]"),
-        ("--mfu", "inf", "(0, 1]"),
-        ("--mfu", "0", "(0, 1]"),
+        ("--mfu", "nan", "[0.001, 1]"),
+        ("--mfu", "inf", "[0.001, 1]"),
+        ("--mfu", "0", "[0.001, 1]"),
         ("--contention", "nan", "[0, 1]"),
         ("--contention", "-0.5", "[0, 1]"),
     ],
@@ -170,7 +170,7 @@ def test_an_output_equal_to_the_input_log_is_refused(tmp_path, monkeypatch, name
         (("preset=dgx-h100", "arch=llama-3.1-8b", "nodes=0"),
          "nodes: must be a whole number in 1..1,000,000, got 0"),
         (("preset=dgx-h100", "arch=llama-3.1-8b", "mfu=0.4,1.5"),
-         "mfu: must be a model FLOP utilisation in (0, 1], got 1.5"),
+         "mfu: must be a model FLOP utilisation in [0.001, 1], got 1.5"),
         (("preset=dgx-h100", "arch=llama-3.1-8b", "comm_contention=2"),
          "comm_contention: must be an overlap contention in [0, 1], got 2.0"),
     ],

@@ -19,7 +19,7 @@ STEP = "kind = 'step'\n[grid]\npreset = 'dgx-h100'\narch = 'llama-3.1-8b'\nnodes
     ("line", "fragment"),
     [
         # was silently mfu 1.0 (contention 1.0)
-        ("mfu = true", "mfu: must be a model FLOP utilisation in (0, 1], got true (a boolean)"),
+        ("mfu = true", "mfu: must be a model FLOP utilisation in [0.001, 1], got true (a boolean)"),
         ("comm_contention = true", "comm_contention: must be an overlap contention in [0, 1]"),
         ("nodes = true", "nodes: must be a whole number in 1..1,000,000, got true (a boolean)"),
         ("micro_batch = true", "micro_batch: must be a whole number"),

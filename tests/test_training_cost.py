@@ -236,7 +236,7 @@ def test_a_price_note_says_whether_the_user_gave_the_price():
     box) is said to be one, not "given by the user"; a preset carries its date."""
     kw = dict(steps=10, tokens_per_step=1e6, step_time_s=1.0, ranks=8, usd_per_gpu_hour=2.0)
     user = training_cost(**kw)
-    assert "$2 per GPU-hour, given by the user" in user.price_note and user.price_date is None
+    assert "$2.00 per GPU-hour, given by the user" in user.price_note and user.price_date is None
     placeholder = training_cost(**kw, usd_source="default")
     assert "placeholder default" in placeholder.price_note
     assert "per GPU-hour, given by the user" not in placeholder.price_note

@@ -46,7 +46,7 @@ def archs(as_json: JsonOpt = False) -> None:
             f"{a.name:<{wide}} {units.format_count(a.params):>9} params{moe}; L={a.layers} "
             f"h={a.hidden} heads={a.heads}/{a.kv_heads} vocab={a.vocab}{ctx}"
         )
-    usd = [f"${p.usd_per_gpu_hour:.3f}" for p in prices]
+    usd = [f"${units.format_usd_rate(p.usd_per_gpu_hour)}" for p in prices]
     w_name = max((len(p.name) for p in prices), default=0)
     w_gpu = max((len(p.gpu) for p in prices), default=0)
     w_usd = max((len(u) for u in usd), default=0)

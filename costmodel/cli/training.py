@@ -110,7 +110,7 @@ _MfuOpt = Annotated[
     typer.Option(
         min=0.0,
         max=1.0,
-        help="Model FLOP utilisation (0, 1] of the --precision's dense peak, PaLM's: of the "
+        help="Model FLOP utilisation [0.001, 1] of the --precision's dense peak, PaLM's: of the "
         "model's FLOPs, the same compute under any --recompute (default: the fitted efficiency).",
     ),
 ]
@@ -1102,7 +1102,7 @@ def step(
         typer.Option(
             min=0.0,
             max=1.0,
-            help="Model FLOP utilisation (0, 1], of the --precision's dense peak with --cluster "
+            help="Model FLOP utilisation [0.001, 1], of the --precision's dense peak with --cluster "
             "(default with --cluster: the fitted efficiency; on one link, of --peak-flops, "
             "default 0.4); PaLM's: of the model's FLOPs, the same compute under any --recompute.",
         ),
@@ -2400,11 +2400,11 @@ def _side_costs(
         )
         raise ValueError(msg) from None
     if chosen is not None:
-        from ..training import prices_for_gpu
+        from ..training import published_prices
 
         p, why = chosen
         as_a = ", as A's "  # the rule's "as <A's preset>", said as whose preset it is
-        others = [n for n in prices_for_gpu(gpu_b) if n != p.name]
+        others = [n for n in published_prices(gpu_b) if n != p.name]
         out["B_price_default"] = {
             "price": p.name,
             "price_date": p.date,
@@ -2414,9 +2414,9 @@ def _side_costs(
             + " or --usd-per-gpu-hour-b",
         }
     if out["B"].cost_usd is None and (price is not None or usd is not None):
-        from ..training import prices_for_gpu
+        from ..training import published_prices
 
-        match = prices_for_gpu(gpu_b)
+        match = published_prices(gpu_b)
         out["B_price"] = (
             f"B runs on {gpu_b}, not A's {gpu_a}: give --price-b "
             f"({', '.join(match) if match else 'no preset is published for ' + gpu_b}) "
@@ -2452,7 +2452,9 @@ def _cost_text(costs: dict[str, Any]) -> str:
         (
             "price per GPU-hour",
             *(
-                f"${costs[k].usd_per_gpu_hour:g}" if costs[k].usd_per_gpu_hour else "-"
+                f"${units.format_usd_rate(costs[k].usd_per_gpu_hour)}"
+                if costs[k].usd_per_gpu_hour
+                else "-"
                 for k in sides
             ),
         )
@@ -2779,7 +2781,9 @@ def train(
     ]
     if cost.cost_usd is not None:
         when = f", as of {cost.price_date}" if cost.price_date else " (given)"
-        rows.append(("price", f"${cost.usd_per_gpu_hour:g} per GPU-hour{when}"))
+        rows.append(
+            ("price", f"${units.format_usd_rate(cost.usd_per_gpu_hour)} per GPU-hour{when}")
+        )
         if cost.billing_note:  # a node slice: the whole instance is paid for
             rows.append(
                 (
@@ -2796,10 +2800,10 @@ def train(
             )
         )
     else:  # no price: say how to get the dollars (the row was left out without a word)
-        from ..training import prices_for_gpu
+        from ..training import published_prices
 
         gpu = result.scenario.build_cluster().gpu.name
-        have = prices_for_gpu(gpu)
+        have = published_prices(gpu)
         rows.append(
             (
                 "cost",

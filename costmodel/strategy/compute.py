@@ -132,9 +132,9 @@ def micro_batch_compute_s(
             )
         return t
     u = DEFAULT_MFU if mfu is None else _number(mfu)
-    if not (0 < u <= 1):  # NaN too: the one range of every surface, in its words
-        from .._limits import LIMITS
+    from .._limits import LIMITS
 
+    if not LIMITS["mfu"].holds(u):  # NaN too: the one range of every surface, in its words
         raise ValueError(f"mfu: must be {LIMITS['mfu'].rule}, got {mfu!r}")
     return float(flops_per_token) * float(tokens) / (float(peak_flops) * u)
 

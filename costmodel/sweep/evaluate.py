@@ -1277,7 +1277,7 @@ def _train_cost_columns(cat: dict[str, Any], priced: list[_StepRow]) -> dict[str
     ``--step-all``)."""
     import pyarrow as pa
 
-    from ..training import load_price, prices_for_gpu, training_cost
+    from ..training import load_price, published_prices, training_cost
 
     tokens = float(cat["tokens"])
     usd = cat.get("usd_per_gpu_hour")
@@ -1313,7 +1313,7 @@ def _train_cost_columns(cat: dict[str, Any], priced: list[_StepRow]) -> dict[str
         if cost is not None:
             notes = []
             if cost.cost_usd is None:
-                notes.append(_no_price_note(gpu, cat.get("price"), prices_for_gpu(str(gpu))))
+                notes.append(_no_price_note(gpu, cat.get("price"), published_prices(str(gpu))))
             if cost.billing_note and cost.cost_usd is not None:
                 notes.append(cost.billing_note)
             if cost.price_warning:

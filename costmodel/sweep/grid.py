@@ -1250,7 +1250,7 @@ def _check_step_cost(a: dict[str, list[Any]]) -> None:
         _warn_one_price_many_gpus(a)
     if "price" not in a:
         return
-    from ..training import load_price, prices_for_gpu
+    from ..training import load_price, published_prices
 
     gpus = sorted({gpu.name for gpu in _preset_gpus(a)})
     seen: dict[str, str] = {}
@@ -1258,7 +1258,7 @@ def _check_step_cost(a: dict[str, list[Any]]) -> None:
         p = load_price(name)  # raises "price: unknown price preset ...; allowed: ..."
         if p.gpu not in gpus:
             match = "; ".join(
-                f"for {g}: {', '.join(prices_for_gpu(g)) or 'none published'}" for g in gpus
+                f"for {g}: {', '.join(published_prices(g)) or 'none published'}" for g in gpus
             )
             raise ValueError(
                 f"price: {p.name} is a price for {p.gpu}, not for a GPU of this sweep "

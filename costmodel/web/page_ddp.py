@@ -31,6 +31,7 @@ from costmodel.units import (
     format_gpu_hours,
     format_token_count,
     format_usd,
+    format_usd_rate,
     noun_for,
     parse_bytes,
     parse_count,
@@ -1064,7 +1065,7 @@ def _price_input(
     ``"default"`` (the cost note and the metric's help say "placeholder", not "given by the
     user"); any number typed, the placeholder's own 2.00 too, is ``"user"``. A box that
     started at 2.00 could not tell a typed 2.00 from the untouched default."""
-    prices = training.prices_for_gpu(gpu)
+    prices = training.published_prices(gpu)
     first = (SAME,) if same is not None else (start,) if start in prices else ()
     name = bound_choice(
         col,
@@ -1090,8 +1091,8 @@ def _price_input(
         step=0.1,
         key=usd_key,
         min_value=0.01,
-        placeholder=f"{DEFAULT_USD_PER_GPU_HOUR:.2f} (placeholder)",
-        help=f"Empty: the cost is shown at a ${DEFAULT_USD_PER_GPU_HOUR:g} placeholder, "
+        placeholder=f"{format_usd_rate(DEFAULT_USD_PER_GPU_HOUR)} (placeholder)",
+        help=f"Empty: the cost is shown at a ${format_usd_rate(DEFAULT_USD_PER_GPU_HOUR)} placeholder, "
         "labelled as such, until you type your price"
         + (f" or pick one of the {len(prices)} published for {gpu}" if prices else ""),
     )
@@ -1130,27 +1131,30 @@ def _price_source(cost, price: str | None, source: str) -> tuple[str, Literal["o
     if price is not None:
         return f"{cost.price_date} prices, {price}", "off"
     if source == "default":
-        return f"${cost.usd_per_gpu_hour:g}/GPU-hour placeholder, not a price", "inverse"
-    return f"${cost.usd_per_gpu_hour:g}/GPU-hour, your price", "off"
+        return (
+            f"${format_usd_rate(cost.usd_per_gpu_hour)}/GPU-hour placeholder, not a price",
+            "inverse",
+        )
+    return f"${format_usd_rate(cost.usd_per_gpu_hour)}/GPU-hour, your price", "off"
 
 
 def _placeholder_warning(gpu: str, what: str) -> None:
     """The warning beside a cost computed at the placeholder rate: it is no price anyone gave,
     and which prices are published for ``gpu`` (the presets ``costmodel train --price`` takes
     for it, :func:`costmodel.training.prices_for_gpu`), with their names and dates."""
-    names = training.prices_for_gpu(gpu)
+    names = training.published_prices(gpu)
     if names:
         by_rate = sorted((training.load_price(n) for n in names), key=lambda p: p.usd_per_gpu_hour)
         lo, hi = by_rate[0], by_rate[-1]
         offer = (
-            f"Prices published for {gpu}: ${lo.usd_per_gpu_hour:.2f} ({lo.name}, {lo.date}) to "
-            f"${hi.usd_per_gpu_hour:.2f} ({hi.name}, {hi.date}) per GPU-hour, "
+            f"Prices published for {gpu}: ${format_usd_rate(lo.usd_per_gpu_hour)} ({lo.name}, {lo.date}) to "
+            f"${format_usd_rate(hi.usd_per_gpu_hour)} ({hi.name}, {hi.date}) per GPU-hour, "
             f"{format_counted(len(names), 'preset')} in the Price box: pick one or type yours."
         )
     else:
         offer = f"No price is published for {gpu}: type yours (USD per GPU-hour)."
     st.warning(
-        f"{what} at a ${DEFAULT_USD_PER_GPU_HOUR:g} per GPU-hour placeholder: not a published "
+        f"{what} at a ${format_usd_rate(DEFAULT_USD_PER_GPU_HOUR)} per GPU-hour placeholder: not a published "
         f"price and not one you gave. {offer}",
         icon=":material/payments:",
     )
@@ -1332,7 +1336,7 @@ def _training_cost(result, inp: dict, rb=None) -> None:
         )
         st.warning(
             f"{' and '.join(placeholder)} {'is' if len(placeholder) == 1 else 'are'} costed at "
-            f"the ${DEFAULT_USD_PER_GPU_HOUR:g} per GPU-hour placeholder: {why}",
+            f"the ${format_usd_rate(DEFAULT_USD_PER_GPU_HOUR)} per GPU-hour placeholder: {why}",
             icon=":material/payments:",
         )
     tokens = parse_input("Tokens to train", _tokens, tokens_text)
