@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import plots
+from costmodel._limits import LIMITS
 from costmodel.units import format_bytes, format_counted, format_rate
 from costmodel.validation.compare import (
     cpu_regime_note,
@@ -319,7 +320,7 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         c[1],
         "Nodes",
         min_value=1,
-        max_value=100_000,
+        max_value=int(LIMITS["nodes"].hi),  # the one node limit: validate compare --nodes
         value=None,
         step=1,
         placeholder=FROM_LOG,
@@ -331,7 +332,7 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         c[2],
         "GPUs per node",
         min_value=1,
-        max_value=1024,
+        max_value=int(LIMITS["gpus_per_node"].hi),
         value=None,
         step=1,
         placeholder=FROM_LOG,
