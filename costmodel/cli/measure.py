@@ -1210,23 +1210,15 @@ def validate_compare(
 def _saying_warnings(make: Any, notices: list[str], said: list[str]) -> Any:
     """``make()``, the :class:`costmodel.predict.CalibrationWarning` s it raises added to
     ``notices`` (``--json``'s ``"warnings"``, the report's) and to ``said`` (stderr) once each,
-    rather than printed by the warnings machinery beside them and missing from ``--json``;
-    any other warning goes on as it came."""
-    import warnings
-
-    from ..predict import CalibrationWarning
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CalibrationWarning)
-        result = make()
-    for w in caught:
-        if issubclass(w.category, CalibrationWarning):
-            text = str(w.message)
-            if text not in notices:
-                notices.append(text)
-                said.append(f"costmodel: warning: {text}")
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    rather than printed by the warnings machinery beside them and missing from ``--json``
+    (``compare.calibration_warnings``: the Validate page's road for the same warnings, of the
+    collectives and of the DDP steps alike); any other warning goes on as it came."""
+    cmp = importlib.import_module("costmodel.validation.compare")
+    result, texts = cmp.calibration_warnings(make)
+    for text in texts:
+        if text not in notices:
+            notices.append(text)
+            said.append(f"costmodel: warning: {text}")
     return result
 
 
@@ -1291,6 +1283,9 @@ def _echo_ddp(
             ]
         )
     )
+    # the steps' own summary (the busbw summary by op and size band has no row for a step)
+    cmp = importlib.import_module("costmodel.validation.compare")
+    typer.echo(cmp.ddp_summary(ddp))
     if "outside_regimes" in ddp and ddp["outside_regimes"].any():  # gloo: beside the table too
         outside = int(ddp["outside_regimes"].sum())
         typer.echo(

@@ -707,11 +707,17 @@ def compare_text(
 ) -> pd.DataFrame:
     """:func:`compare_log` of the log ``text`` read with ``settings`` = (op, nodes,
     gpus_per_node, placement) on ``cluster`` (:func:`read_log`)."""
-    from costmodel.validation.compare import cluster_predictor, compare
+    from costmodel.validation.compare import calibration_warnings, cluster_predictor, compare
 
     op, nodes, gpn, placement = settings
     rows = read_log(text, source, op, nodes, gpn, cluster, placement).rows
-    return compare(rows, cluster_predictor(cluster, model=model), model=model)
+    # a calibrated cluster preset's warnings kept with the comparison (attrs["warnings"]), so
+    # the page says them on every rerun, cached or not, as validate compare --cluster does
+    table, said = calibration_warnings(
+        lambda: compare(rows, cluster_predictor(cluster, model=model), model=model)
+    )
+    table.attrs["warnings"] = said
+    return table
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -781,14 +787,18 @@ def ddp_steps(
     predictor of the comparison beside them, as ``validate compare`` predicts them: the preset
     ``cluster``'s ``model``, or (``cluster`` None) the uploaded calibration's fits."""
     from costmodel.validation.calibrate import calibrated_predictor
-    from costmodel.validation.compare import cluster_predictor, predict_ddp
+    from costmodel.validation.compare import calibration_warnings, cluster_predictor, predict_ddp
 
     if cluster is None:
         assert cal_content is not None and cal_name is not None
         predictor = calibrated_predictor(uploaded_calibration(cal_content, cal_name))
     else:
         predictor = cluster_predictor(cluster, model=model)
-    return predict_ddp(measured, predictor)
+    # the calibration's warnings while it prices the steps' buckets, kept with the steps
+    # (attrs["warnings"]) as compare_calibrated keeps the collectives': said once on the page
+    steps, said = calibration_warnings(lambda: predict_ddp(measured, predictor))
+    steps.attrs["warnings"] = said
+    return steps
 
 
 # --- a calibration file, as validate compare --calibration takes one ---------------------------
@@ -835,28 +845,18 @@ def compare_calibrated(
     """The log ``text`` (read with ``settings`` as :func:`compare_text` does, no cluster: a
     calibration's fits are the prediction) compared with the uploaded calibration's predictor
     (``calibrate.calibrated_predictor``), labelled as ``validate compare --calibration`` does."""
-    import warnings
-
-    from costmodel.predict import CalibrationWarning
     from costmodel.validation.calibrate import calibrated_predictor
-    from costmodel.validation.compare import compare
+    from costmodel.validation.compare import calibration_warnings, compare
 
     rows = calibrated_rows(text, source, settings)
     loaded = uploaded_calibration(cal_content, cal_name)
     # the calibration's warnings (no term identified at a level, ...) kept with the comparison,
     # so the page shows them on every rerun, cached or not, as validate compare says them
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CalibrationWarning)
-        table = compare(
+    table, said = calibration_warnings(
+        lambda: compare(
             rows, calibrated_predictor(loaded), model=f"calibration {Path(cal_name).name}"
         )
-    said: list[str] = []
-    for w in caught:
-        if issubclass(w.category, CalibrationWarning):
-            if str(w.message) not in said:
-                said.append(str(w.message))
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    )
     table.attrs["warnings"] = said
     return table
 
