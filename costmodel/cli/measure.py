@@ -806,7 +806,7 @@ def validate_compare(
         float | None,
         typer.Option(
             help="Exit 1 when any row's |busbw error| (predicted/measured - 1) exceeds this "
-            "fraction, in (0, 100]: 0.25 is 25%. Default: the docs/fidelity.md goal, median |error| <= 8% from 1 MiB up "
+            "fraction, in (0, 1000]: 0.25 is 25%. Default: the docs/fidelity.md goal, median |error| <= 8% from 1 MiB up "
             "and <= 20% over all sizes."
         ),
     ] = None,

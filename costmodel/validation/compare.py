@@ -851,12 +851,13 @@ def summarize(comparison: pd.DataFrame) -> pd.DataFrame:
 
 def exceeds(comparison: pd.DataFrame, tolerance: float) -> pd.DataFrame:
     """Rows whose |rel_error| (busbw_pred / busbw_meas - 1) exceeds ``tolerance`` (a fraction
-    in (0, 100]: :data:`costmodel._limits.TOLERANCE`, the range of ``validate compare
+    in (0, 1000]: :data:`costmodel._limits.TOLERANCE`, the range of ``validate compare
     --tolerance``).
 
+    >>> import pandas as pd
     >>> exceeds(pd.DataFrame({"rel_error": [0.1]}), 1e300)
     Traceback (most recent call last):
-    ValueError: tolerance: must be a fraction in (0, 100], e.g. 0.25 for 25 %, got 1e+300
+    ValueError: tolerance: must be a fraction in (0, 1000], e.g. 0.25 for 25 %, got 1e+300
     """
     from costmodel._limits import TOLERANCE
 
