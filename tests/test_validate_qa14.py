@@ -291,3 +291,24 @@ def test_the_docs_in_sample_table_is_what_the_library_says():
     table = [x for x in section.splitlines() if x.startswith("|")]
     assert table == ch.in_sample_table()
     assert ch.IN_SAMPLE in doc
+
+
+def test_the_validate_pages_calibrated_preset_says_the_same_warning(tmp_path, monkeypatch):
+    """Bundled 20 on the Validate page: the calibrated preset it offers (its own rows, its
+    preset as base, as ``calibrate --cluster``) raises the median on those rows; the page says
+    so beside the download, in the CLI's words and figures."""
+    import streamlit
+
+    from tests.test_app_qa23 import _upload
+
+    log, _, said = _calibrate("20", tmp_path)
+    (line,) = [x for x in said.stderr.splitlines() if "does not lower the error" in x]
+    figures = line[line.index("does not lower") : line.index(" over ")]
+    streamlit.cache_data.clear()
+    mine = tmp_path / log.name  # the bundled bytes under the bundled name: its preset
+    mine.write_bytes(log.read_bytes())
+    page = _upload(monkeypatch, mine)
+    assert not page.at.error
+    (shown,) = [w for w in page.warnings if "does not lower the error" in w]
+    assert figures in shown, (figures, shown)
+    streamlit.cache_data.clear()

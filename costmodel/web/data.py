@@ -738,14 +738,30 @@ def band_text(text: bytes | str, source: str, settings: tuple, cluster: str, mod
     return band_check(compare_text(text, source, settings, cluster, model), cluster, model)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
 def calibrated_toml_text(
     text: bytes | str, source: str, settings: tuple, cluster: str, name: str
 ) -> str:
     """:func:`calibrated_preset_toml` of the rows :func:`compare_text` compares."""
+    return _calibrated(text, source, settings, cluster, name)[0]
+
+
+def calibrated_own_note(
+    text: bytes | str, source: str, settings: tuple, cluster: str, name: str
+) -> str | None:
+    """The warning ``costmodel calibrate --cluster`` says when the calibration of
+    :func:`calibrated_toml_text` does not lower the median |busbw error| on the rows it was
+    fitted on (``calibrate.in_sample``), else None: the same calibration, computed once."""
+    return _calibrated(text, source, settings, cluster, name)[1]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _calibrated(
+    text: bytes | str, source: str, settings: tuple, cluster: str, name: str
+) -> tuple[str, str | None]:
+    """(TOML text, in-sample warning or None) of the calibration the page offers."""
     import tempfile
 
-    from costmodel.validation.calibrate import calibrate, write_calibration
+    from costmodel.validation.calibrate import calibrate, in_sample, write_calibration
     from costmodel.validation.logread import read_log as _read
 
     op, nodes, gpn, placement = settings
@@ -771,8 +787,10 @@ def calibrated_toml_text(
     # the page's cluster is the base, as `costmodel calibrate --cluster`: the preset carries the
     # fabric terms (shrunk by how well the run identifies them) and loads as that cluster
     calibration = calibrate(rows, name=name, source=source, placement=fitted, base=cluster)
+    check = in_sample(calibration, rows)  # as `calibrate` warns on its own rows
     with tempfile.TemporaryDirectory() as tmp:
-        return write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()
+        toml = write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()
+    return toml, None if check is None else check.note()
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
