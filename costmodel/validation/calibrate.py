@@ -1068,7 +1068,12 @@ def in_sample(
         mine, _ = calibration_warnings(
             lambda: compare(df, calibrated_predictor(calibration), model="calibrated")
         )
-        model = compare(df, cluster_predictor(calibration.base), model="nccl")
+        # the base as shipped: a calibrated preset as base (the Validate page allows one)
+        # would set a calibration beside a calibration
+        from costmodel.presets import cluster as load_cluster
+
+        plain = load_cluster(calibration.base).model_copy(update={"calibration": None})
+        model = compare(df, cluster_predictor(plain), model="nccl")
     except ValueError:  # rows compare refuses (one rank each): nothing to set side by side
         return None
     both = mine["rel_error"].notna() & model["rel_error"].notna()

@@ -556,9 +556,10 @@ def _render_preset(raw: bytes, name: str, settings: tuple, cluster: str, model: 
             st.caption(plain(f"No calibrated preset: {_calibration_refusal(exc)}"))
         else:
             # the warning costmodel calibrate --cluster says when the calibration does not
-            # lower the median |busbw error| on its own rows (docs/calibration.md)
+            # lower the median |busbw error| on its own rows (docs/calibration.md); a caption
+            # beside the download: the yellow boxes above are validate compare's warnings
             own = data.calibrated_own_note(raw, name, settings, cluster, f"calibrated-{stem}")
-            notes([own] if own else [], kind="warning", escape=True, icon=":material/warning:")
+            notes([own] if own else [], escape=True, prefix="warning: ")
             st.download_button(
                 "Download a calibrated preset (TOML)",
                 toml.encode(),
