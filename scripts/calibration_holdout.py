@@ -520,7 +520,7 @@ bundled run's preset as base), a run is not always predicted better than by the 
 model: on the rows fitted (`calibrate.in_sample`, the figures `validate compare` reports for
 them) the median |busbw error| rises on four files (`python scripts/calibration_holdout.py
 --in-sample`), and `costmodel calibrate` then warns ("does not lower the error on its own
-rows"). Files whose rows identify no term are left out (`calibrate` says that in its own
+rows"), as the Validate page does beside the calibrated preset it offers. Files whose rows identify no term are left out (`calibrate` says that in its own
 warning); every other file's median falls (25a 21.1 % -> 12.7 %, 09a 91 % -> 2 %).
 
 | run | cluster | rows | uncalibrated | calibrated | mean abs ln ratio |
