@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import importlib
-import math
 import os
 import sys
 from collections.abc import Sequence
@@ -807,7 +806,7 @@ def validate_compare(
         float | None,
         typer.Option(
             help="Exit 1 when any row's |busbw error| (predicted/measured - 1) exceeds this "
-            "fraction. Default: the docs/fidelity.md goal, median |error| <= 8% from 1 MiB up "
+            "fraction, in (0, 1000]: 0.25 is 25%. Default: the docs/fidelity.md goal, median |error| <= 8% from 1 MiB up "
             "and <= 20% over all sizes."
         ),
     ] = None,
@@ -881,8 +880,6 @@ def validate_compare(
     assert results is not None  # one of the two, checked above
     if cluster is not None and calibration is not None:
         raise ValueError("validate compare: give --cluster NAME or --calibration FILE (one)")
-    if tolerance is not None and not (math.isfinite(tolerance) and tolerance > 0):
-        raise ValueError(f"--tolerance: must be a finite fraction > 0, got {tolerance}")
     floor = units.parse_bytes(check_from, name="--check-from")
     floor_text = units.format_bytes_as_given(floor, check_from)  # 1MiB said "1 MiB", not 1.05 MB
     if output is not None:
@@ -1213,23 +1210,15 @@ def validate_compare(
 def _saying_warnings(make: Any, notices: list[str], said: list[str]) -> Any:
     """``make()``, the :class:`costmodel.predict.CalibrationWarning` s it raises added to
     ``notices`` (``--json``'s ``"warnings"``, the report's) and to ``said`` (stderr) once each,
-    rather than printed by the warnings machinery beside them and missing from ``--json``;
-    any other warning goes on as it came."""
-    import warnings
-
-    from ..predict import CalibrationWarning
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CalibrationWarning)
-        result = make()
-    for w in caught:
-        if issubclass(w.category, CalibrationWarning):
-            text = str(w.message)
-            if text not in notices:
-                notices.append(text)
-                said.append(f"costmodel: warning: {text}")
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    rather than printed by the warnings machinery beside them and missing from ``--json``
+    (``compare.calibration_warnings``: the Validate page's road for the same warnings, of the
+    collectives and of the DDP steps alike); any other warning goes on as it came."""
+    cmp = importlib.import_module("costmodel.validation.compare")
+    result, texts = cmp.calibration_warnings(make)
+    for text in texts:
+        if text not in notices:
+            notices.append(text)
+            said.append(f"costmodel: warning: {text}")
     return result
 
 
@@ -1294,6 +1283,9 @@ def _echo_ddp(
             ]
         )
     )
+    # the steps' own summary (the busbw summary by op and size band has no row for a step)
+    cmp = importlib.import_module("costmodel.validation.compare")
+    typer.echo(cmp.ddp_summary(ddp))
     if "outside_regimes" in ddp and ddp["outside_regimes"].any():  # gloo: beside the table too
         outside = int(ddp["outside_regimes"].sum())
         typer.echo(
@@ -1555,6 +1547,14 @@ def calibrate(
                 flag = field.replace("_", "-")
                 msg = f"--{flag}: " + msg.removeprefix(f"{field}:").lstrip()
         raise ValueError(msg) from None
+    # the calibration on its own rows beside the uncalibrated model: a fit that lowers its
+    # robust log-time loss can raise the median |busbw error| validate compare reports (the
+    # model misses one range of sizes widely; docs/calibration.md): said, not hidden
+    check = cal.in_sample(c, measured, nodes=nodes, ranks=ranks)
+    own = None if check is None else check.note()
+    if own:
+        notices.append(own)
+        said.append(f"costmodel: warning: {own}")
     for line in said:
         typer.echo(cli_words(line), err=True)  # the library's marks: options
     with sw.atomic_path(output) as tmp:

@@ -64,11 +64,13 @@ __all__ = [
     "Calibration",
     "FabricFit",
     "Fit",
+    "InSample",
     "allreduce_time_fn",
     "calibrate",
     "calibrated_predictor",
     "fit_alpha_beta",
     "fit_fabric",
+    "in_sample",
     "load_calibration",
     "to_preset",
     "write_calibration",
@@ -974,6 +976,119 @@ def calibrated_predictor(calibration: Calibration | str | Path) -> Callable[...,
 
     predictor.model_name = f"calibrated:{cal.name}"  # type: ignore[attr-defined]
     return predictor
+
+
+@dataclass(frozen=True)
+class InSample:
+    """A calibration's error on the rows it was fitted on, beside the uncalibrated model's
+    (:func:`in_sample`): median |busbw error| (the figure ``validate compare`` reports) and
+    mean |ln(predicted / measured)| (what the fit lowers: its robust loss on log time is
+    about the sum of these beyond a 3 % residual, :data:`HUBER_DELTA`)."""
+
+    name: str
+    base: str
+    rows: int
+    uncalibrated: float
+    calibrated: float
+    uncalibrated_log: float
+    calibrated_log: float
+    identified: bool = True  # some fabric term was fitted (else the model answers unchanged)
+
+    @property
+    def lowered(self) -> bool:
+        """Whether the calibration lowers the median |busbw error| on its own rows."""
+        return self.calibrated < self.uncalibrated
+
+    def note(self) -> str | None:
+        """The warning when it does not lower it; None when it does, and when the rows
+        identified no term (the prediction is the uncalibrated model's: ``calibrate`` says so
+        in its own warning). A median within 0.05 points of the model's is said unchanged.
+
+        >>> InSample("c20", "gcp-a3-high", 14, 0.0685, 0.0846, 0.801, 0.585).note()[:96]
+        "calibration 'c20' does not lower the error on its own rows: median |busbw error| 8.5% calibrated"
+        >>> InSample("c", "dgx-h100", 54, 0.025, 0.0252, 0.029, 0.029).note()[:80]
+        "calibration 'c' leaves the error on its own rows as it was: median |busbw error|"
+        """
+        if self.lowered or not self.identified:
+            return None
+        if self.calibrated <= self.uncalibrated + 5e-4:
+            return (
+                f"calibration {self.name!r} leaves the error on its own rows as it was: median "
+                f"|busbw error| {self.calibrated:.1%} calibrated, {self.uncalibrated:.1%} "
+                f"uncalibrated (the nccl model on {self.base}) over "
+                f"{self.rows} {'row' if self.rows == 1 else 'rows'}: its terms barely move the "
+                "prediction there"
+            )
+        return (
+            f"calibration {self.name!r} does not lower the error on its own rows: median "
+            f"|busbw error| {self.calibrated:.1%} calibrated against {self.uncalibrated:.1%} "
+            f"uncalibrated (the nccl model on {self.base}) over "
+            f"{self.rows} {'row' if self.rows == 1 else 'rows'}. Its fit lowers a robust loss "
+            f"on log time over every size (mean |ln ratio| {self.uncalibrated_log:.3f} -> "
+            f"{self.calibrated_log:.3f}); where the model misses one range of sizes by a wide "
+            "margin, the terms pull those rows in and give up rows the model already matched, "
+            "which set the median (docs/calibration.md, a calibration on its own run)"
+        )
+
+
+def in_sample(
+    calibration: Calibration,
+    results: pd.DataFrame,
+    *,
+    nodes: int | None = None,
+    ranks: int | None = None,
+    gpus_per_process: int | None = None,
+) -> InSample | None:
+    """The calibration's error on the rows it was fitted on (its placement, the fabric fits'
+    sizes; flagged, untimed and DDP rows left out, as :func:`calibrate` leaves them), predicted
+    as ``validate compare --calibration`` predicts them (:func:`calibrated_predictor`), and the
+    uncalibrated ``nccl`` model's on its base cluster (``validate compare --cluster BASE``).
+
+    ``results``, ``nodes``, ``ranks`` and ``gpus_per_process``: as given to :func:`calibrate`.
+    None for a calibration without fabric terms or base cluster (alpha-beta lines only: there
+    is no uncalibrated model to set beside them), or when no row is compared by both.
+    """
+    from .compare import calibration_warnings, cluster_predictor, compare
+
+    if not calibration.fabric or not calibration.base:
+        return None
+    df = results
+    if "kind" in df:
+        df = df[df["kind"].fillna("collective") == "collective"]
+    if "flagged" in df:
+        df = df[~df["flagged"].astype(object).fillna(False).astype(bool)]
+    lo = min(f.min_bytes for f in calibration.fabric)
+    hi = max(f.max_bytes for f in calibration.fabric)
+    df = df[(df["time_s"] > 0) & (df["size_bytes"] >= lo) & (df["size_bytes"] <= hi)]
+    df = _placement_rows(df, calibration.placement or "out-of-place")
+    df = _shape_columns(df, nodes, ranks, gpus_per_process)
+    if df.empty:
+        return None
+    try:  # the calibration's warnings while it predicts are calibrate's to say, not these
+        mine, _ = calibration_warnings(
+            lambda: compare(df, calibrated_predictor(calibration), model="calibrated")
+        )
+        # the base as shipped: a calibrated preset as base (the Validate page allows one)
+        # would set a calibration beside a calibration
+        from costmodel.presets import cluster as load_cluster
+
+        plain = load_cluster(calibration.base).model_copy(update={"calibration": None})
+        model = compare(df, cluster_predictor(plain), model="nccl")
+    except ValueError:  # rows compare refuses (one rank each): nothing to set side by side
+        return None
+    both = mine["rel_error"].notna() & model["rel_error"].notna()
+    if not both.any():
+        return None
+    return InSample(
+        name=calibration.name,
+        base=calibration.base,
+        rows=int(both.sum()),
+        uncalibrated=float(model.loc[both, "rel_error"].abs().median()),
+        calibrated=float(mine.loc[both, "rel_error"].abs().median()),
+        uncalibrated_log=float(model.loc[both, "abs_log_ratio"].mean()),
+        calibrated_log=float(mine.loc[both, "abs_log_ratio"].mean()),
+        identified=any(f.measured for f in calibration.fabric),
+    )
 
 
 def allreduce_time_fn(

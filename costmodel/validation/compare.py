@@ -850,9 +850,18 @@ def summarize(comparison: pd.DataFrame) -> pd.DataFrame:
 
 
 def exceeds(comparison: pd.DataFrame, tolerance: float) -> pd.DataFrame:
-    """Rows whose |rel_error| (busbw_pred / busbw_meas - 1) exceeds ``tolerance`` (a fraction)."""
-    if not tolerance > 0:
-        raise must_be("tolerance", "a fraction > 0, e.g. 0.25", tolerance)
+    """Rows whose |rel_error| (busbw_pred / busbw_meas - 1) exceeds ``tolerance`` (a fraction
+    in (0, 1000]: :data:`costmodel._limits.TOLERANCE`, the range of ``validate compare
+    --tolerance``).
+
+    >>> import pandas as pd
+    >>> exceeds(pd.DataFrame({"rel_error": [0.1]}), 1e300)
+    Traceback (most recent call last):
+    ValueError: tolerance: must be a fraction in (0, 1000], e.g. 0.25 for 25 %, got 1e+300
+    """
+    from costmodel._limits import TOLERANCE
+
+    TOLERANCE.check("tolerance", tolerance)
     return comparison[comparison.rel_error.abs() > tolerance]
 
 
@@ -1081,6 +1090,65 @@ def ddp_columns(ddp: pd.DataFrame) -> list[str]:
     return [c for c in DDP_COLUMNS if c in ddp]
 
 
+def ddp_summary(ddp: pd.DataFrame) -> str:
+    """The DDP steps' own summary, one line (``validate compare``'s text and report, the
+    Validate page): how many steps were measured and predicted, and the median and largest
+    |step time error| (predicted / measured step time - 1: a step has no busbw, so the busbw
+    summary by op and size band has no row for it).
+
+    >>> import pandas as pd
+    >>> ddp_summary(pd.DataFrame({"step_time_rel_error": [-0.71, -0.52, None]}))
+    'DDP steps: 2 of 3 predicted; median |step time error| 61.5%, largest 71.0%'
+    """
+    errors = ddp["step_time_rel_error"].astype(float).dropna().abs()
+    head = f"DDP steps: {len(errors)} of {len(ddp)} predicted"
+    if errors.empty:
+        return head
+    return f"{head}; median |step time error| {errors.median():.1%}, largest {errors.max():.1%}"
+
+
+#: why a comparison of DDP steps alone has no busbw summary table, chart or verdict (the
+#: report's line in their place; validate compare's text prints none of them either)
+DDP_ONLY_NOTE = (
+    "The file holds DDP steps only: no collective was timed, so there is no busbw summary by "
+    "op and size band, no busbw chart and no fidelity verdict; the steps' own summary and "
+    "table are below."
+)
+
+
+def calibration_warnings(make: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """``make()`` and the :class:`costmodel.predict.CalibrationWarning` s it raised, each once,
+    in order: the warnings a calibration gives while it predicts (no term identified at a
+    level, fitted on one node only, ...), for every surface to say once, in the same words,
+    whether the rows were collectives (:func:`compare`) or DDP steps (:func:`predict_ddp`).
+    Any other warning goes on as it came.
+
+    >>> import warnings
+    >>> from costmodel.predict import CalibrationWarning
+    >>> def noisy():
+    ...     warnings.warn("calibration 'c' has no fit", CalibrationWarning)
+    ...     warnings.warn("calibration 'c' has no fit", CalibrationWarning)
+    ...     return 1
+    >>> calibration_warnings(noisy)
+    (1, ["calibration 'c' has no fit"])
+    """
+    import warnings
+
+    from costmodel.predict import CalibrationWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CalibrationWarning)
+        result = make()
+    said: list[str] = []
+    for w in caught:
+        if issubclass(w.category, CalibrationWarning):
+            if str(w.message) not in said:
+                said.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result, said
+
+
 def median_error_lines(comparison: pd.DataFrame) -> list[str]:
     """The headline of a comparison, as ``validate compare`` prints it: ``median |busbw error|
     6.8% over 64 rows``, one line per model of a stacked comparison (prefixed with its name).
@@ -1152,21 +1220,32 @@ def write_report(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     several = "model" in comparison and comparison["model"].nunique() > 1
-    figures = [
-        plots.validation_models_figure(comparison)
-        if several
-        else plots.validation_busbw_figure(comparison),
-        plots.validation_error_figure(comparison, title="Busbw error vs size"),
-    ]
+    # DDP steps alone (the torch job with --ops none --ddp): no collective row, so no busbw
+    # summary (it was an empty table), chart or verdict; one line says why, in their place
+    steps_only = comparison.empty and ddp is not None and not ddp.empty
+    figures = (
+        []
+        if steps_only
+        else [
+            plots.validation_models_figure(comparison)
+            if several
+            else plots.validation_busbw_figure(comparison),
+            plots.validation_error_figure(comparison, title="Busbw error vs size"),
+        ]
+    )
     summary = summarize(comparison)
     # pandas accepts a format string for float_format (it has for years); pandas-stubs allows
     # only a callable
     tables = [
-        f"<p>{_REPORT_ERROR_CAPTION}</p>"
+        (f"<p>{DDP_ONLY_NOTE}</p>" if steps_only else f"<p>{_REPORT_ERROR_CAPTION}</p>")
         + "".join(f"<p><b>{line}</b></p>" for line in median_error_lines(comparison))
         + "".join(f"<p>{html.escape(line)}</p>" for line in notes)
-        + summary.to_html(  # type: ignore[call-overload]
-            index=False, float_format="%.3f", formatters=_error_formatters(summary)
+        + (
+            ""
+            if steps_only
+            else summary.to_html(  # type: ignore[call-overload]
+                index=False, float_format="%.3f", formatters=_error_formatters(summary)
+            )
         )
     ]
     if ddp is not None and not ddp.empty:
@@ -1174,6 +1253,7 @@ def write_report(
         shown = ddp_columns(ddp)
         tables.append(
             "<h2>DDP step: measured vs predicted</h2>"
+            f"<p><b>{html.escape(ddp_summary(ddp))}</b></p>"
             "<p>step_time_rel_error = predicted / measured step time - 1 (the time error: a "
             "step has no busbw)</p>"
             + ddp[shown].to_html(  # type: ignore[call-overload]  # as above

@@ -707,11 +707,17 @@ def compare_text(
 ) -> pd.DataFrame:
     """:func:`compare_log` of the log ``text`` read with ``settings`` = (op, nodes,
     gpus_per_node, placement) on ``cluster`` (:func:`read_log`)."""
-    from costmodel.validation.compare import cluster_predictor, compare
+    from costmodel.validation.compare import calibration_warnings, cluster_predictor, compare
 
     op, nodes, gpn, placement = settings
     rows = read_log(text, source, op, nodes, gpn, cluster, placement).rows
-    return compare(rows, cluster_predictor(cluster, model=model), model=model)
+    # a calibrated cluster preset's warnings kept with the comparison (attrs["warnings"]), so
+    # the page says them on every rerun, cached or not, as validate compare --cluster does
+    table, said = calibration_warnings(
+        lambda: compare(rows, cluster_predictor(cluster, model=model), model=model)
+    )
+    table.attrs["warnings"] = said
+    return table
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -732,14 +738,30 @@ def band_text(text: bytes | str, source: str, settings: tuple, cluster: str, mod
     return band_check(compare_text(text, source, settings, cluster, model), cluster, model)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
 def calibrated_toml_text(
     text: bytes | str, source: str, settings: tuple, cluster: str, name: str
 ) -> str:
     """:func:`calibrated_preset_toml` of the rows :func:`compare_text` compares."""
+    return _calibrated(text, source, settings, cluster, name)[0]
+
+
+def calibrated_own_note(
+    text: bytes | str, source: str, settings: tuple, cluster: str, name: str
+) -> str | None:
+    """The warning ``costmodel calibrate --cluster`` says when the calibration of
+    :func:`calibrated_toml_text` does not lower the median |busbw error| on the rows it was
+    fitted on (``calibrate.in_sample``), else None: the same calibration, computed once."""
+    return _calibrated(text, source, settings, cluster, name)[1]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _calibrated(
+    text: bytes | str, source: str, settings: tuple, cluster: str, name: str
+) -> tuple[str, str | None]:
+    """(TOML text, in-sample warning or None) of the calibration the page offers."""
     import tempfile
 
-    from costmodel.validation.calibrate import calibrate, write_calibration
+    from costmodel.validation.calibrate import calibrate, in_sample, write_calibration
     from costmodel.validation.logread import read_log as _read
 
     op, nodes, gpn, placement = settings
@@ -765,8 +787,10 @@ def calibrated_toml_text(
     # the page's cluster is the base, as `costmodel calibrate --cluster`: the preset carries the
     # fabric terms (shrunk by how well the run identifies them) and loads as that cluster
     calibration = calibrate(rows, name=name, source=source, placement=fitted, base=cluster)
+    check = in_sample(calibration, rows)  # as `calibrate` warns on its own rows
     with tempfile.TemporaryDirectory() as tmp:
-        return write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()
+        toml = write_calibration(calibration, Path(tmp) / f"{name}.toml").read_text()
+    return toml, None if check is None else check.note()
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -781,14 +805,18 @@ def ddp_steps(
     predictor of the comparison beside them, as ``validate compare`` predicts them: the preset
     ``cluster``'s ``model``, or (``cluster`` None) the uploaded calibration's fits."""
     from costmodel.validation.calibrate import calibrated_predictor
-    from costmodel.validation.compare import cluster_predictor, predict_ddp
+    from costmodel.validation.compare import calibration_warnings, cluster_predictor, predict_ddp
 
     if cluster is None:
         assert cal_content is not None and cal_name is not None
         predictor = calibrated_predictor(uploaded_calibration(cal_content, cal_name))
     else:
         predictor = cluster_predictor(cluster, model=model)
-    return predict_ddp(measured, predictor)
+    # the calibration's warnings while it prices the steps' buckets, kept with the steps
+    # (attrs["warnings"]) as compare_calibrated keeps the collectives': said once on the page
+    steps, said = calibration_warnings(lambda: predict_ddp(measured, predictor))
+    steps.attrs["warnings"] = said
+    return steps
 
 
 # --- a calibration file, as validate compare --calibration takes one ---------------------------
@@ -835,28 +863,18 @@ def compare_calibrated(
     """The log ``text`` (read with ``settings`` as :func:`compare_text` does, no cluster: a
     calibration's fits are the prediction) compared with the uploaded calibration's predictor
     (``calibrate.calibrated_predictor``), labelled as ``validate compare --calibration`` does."""
-    import warnings
-
-    from costmodel.predict import CalibrationWarning
     from costmodel.validation.calibrate import calibrated_predictor
-    from costmodel.validation.compare import compare
+    from costmodel.validation.compare import calibration_warnings, compare
 
     rows = calibrated_rows(text, source, settings)
     loaded = uploaded_calibration(cal_content, cal_name)
     # the calibration's warnings (no term identified at a level, ...) kept with the comparison,
     # so the page shows them on every rerun, cached or not, as validate compare says them
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CalibrationWarning)
-        table = compare(
+    table, said = calibration_warnings(
+        lambda: compare(
             rows, calibrated_predictor(loaded), model=f"calibration {Path(cal_name).name}"
         )
-    said: list[str] = []
-    for w in caught:
-        if issubclass(w.category, CalibrationWarning):
-            if str(w.message) not in said:
-                said.append(str(w.message))
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    )
     table.attrs["warnings"] = said
     return table
 

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import plots
+from costmodel._limits import LIMITS
 from costmodel.units import format_bytes, format_counted, format_rate
 from costmodel.validation.compare import (
     cpu_regime_note,
@@ -319,7 +320,7 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         c[1],
         "Nodes",
         min_value=1,
-        max_value=100_000,
+        max_value=int(LIMITS["nodes"].hi),  # the one node limit: validate compare --nodes
         value=None,
         step=1,
         placeholder=FROM_LOG,
@@ -331,7 +332,7 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         c[2],
         "GPUs per node",
         min_value=1,
-        max_value=1024,
+        max_value=int(LIMITS["gpus_per_node"].hi),
         value=None,
         step=1,
         placeholder=FROM_LOG,
@@ -537,13 +538,16 @@ def _render_preset(raw: bytes, name: str, settings: tuple, cluster: str, model: 
         return
     with section("Comparison"):
         comparison = data.compare_text(raw, name, settings, cluster, model)
+        # a calibrated preset's own warnings, as validate compare --cluster says them
+        said = list(comparison.attrs.get("warnings", ()))
+        notes(said, kind="warning", escape=True, icon=":material/warning:")
         ok = comparison[comparison["rel_error"].notna()]
         if ok.empty:
             why = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
             raise ValueError(f"no row of {name} could be predicted on {cluster}: {why}")
         band = data.band_text(raw, name, settings, cluster, model)
         _results(raw, name, settings, cluster, model, comparison, band)
-        _ddp_steps(measured, cluster, model, None)
+        _ddp_steps(measured, cluster, model, None, said=said)
     with section("Calibration"):
         stem = Path(name).stem.lower().replace(" ", "-")[:40]
         try:  # a log without host lines has no node count: calibration never assumes it
@@ -551,6 +555,11 @@ def _render_preset(raw: bytes, name: str, settings: tuple, cluster: str, model: 
         except ValueError as exc:
             st.caption(plain(f"No calibrated preset: {_calibration_refusal(exc)}"))
         else:
+            # the warning costmodel calibrate --cluster says when the calibration does not
+            # lower the median |busbw error| on its own rows (docs/calibration.md); a caption
+            # beside the download: the yellow boxes above are validate compare's warnings
+            own = data.calibrated_own_note(raw, name, settings, cluster, f"calibrated-{stem}")
+            notes([own] if own else [], escape=True, prefix="warning: ")
             st.download_button(
                 "Download a calibrated preset (TOML)",
                 toml.encode(),
@@ -588,15 +597,30 @@ def _ddp_only(measured: pd.DataFrame, cluster: str | None, model: str, cal: tupl
     return True
 
 
-def _ddp_steps(measured: pd.DataFrame, cluster: str | None, model: str, cal: tuple | None) -> None:
+def _ddp_steps(
+    measured: pd.DataFrame,
+    cluster: str | None,
+    model: str,
+    cal: tuple | None,
+    said: list[str] | tuple[str, ...] = (),
+) -> None:
     """The torch job's DDP steps (validate torch --ddp) measured against the step predicted with
     the same predictor (compare.predict_ddp), as validate compare prints them after its
-    table: a table with its CSV, and why a step was not predicted."""
+    table: the steps' own summary, a table with its CSV, and why a step was not predicted.
+    The calibration's warnings while it priced the steps are said here, but for those the
+    collectives' comparison above said already (``said``): once each, as validate compare."""
     if "kind" not in measured or not (measured["kind"] == "ddp_step").any():
         return
-    from costmodel.validation.compare import ddp_columns
+    from costmodel.validation.compare import ddp_columns, ddp_summary
 
     ddp = data.ddp_steps(measured, cluster, model, *(cal or ()))
+    notes(
+        [w for w in ddp.attrs.get("warnings", ()) if w not in said],
+        kind="warning",
+        escape=True,
+        icon=":material/warning:",
+    )
+    st.markdown(plain(ddp_summary(ddp)))
     if ddp.attrs.get("compute_note"):
         notes([ddp.attrs["compute_note"]], kind="warning", escape=True)
     missed = ddp["predicted_step_s"].isna()
@@ -767,12 +791,8 @@ def _render_calibrated(
     with section("Comparison"):
         comparison = data.compare_calibrated(raw, name, settings, cal_content, cal_name)
         # the calibration's own warnings, as validate compare --calibration says them
-        notes(
-            list(comparison.attrs.get("warnings", ())),
-            kind="warning",
-            escape=True,
-            icon=":material/warning:",
-        )
+        said = list(comparison.attrs.get("warnings", ()))
+        notes(said, kind="warning", escape=True, icon=":material/warning:")
         if comparison["rel_error"].notna().sum() == 0:
             why = "; ".join(sorted(set(comparison["note"].dropna().astype(str))))[:300]
             raise ValueError(f"no row of {name} could be predicted with {label}: {why}")
@@ -788,7 +808,7 @@ def _render_calibrated(
             summary=data.summarize_comparison(comparison),
             predicted_on=predicted_on,
         )
-        _ddp_steps(measured, None, label, (cal_content, cal_name))
+        _ddp_steps(measured, None, label, (cal_content, cal_name), said=said)
 
 
 def median_error_text(comparison: pd.DataFrame) -> str:
