@@ -1404,6 +1404,19 @@ def _names(requested: list[str]) -> list[str]:
     return list(dict.fromkeys(str(units.choice_name(r)) for r in requested))
 
 
+def _protocols(requested: list[str]) -> list[str]:
+    """The protocol values of a block (:func:`_names`), each one NCCL's or ``auto``: a name
+    that is no protocol is refused on every model, as ``predict_collective`` refuses it (the
+    alpha-beta models, which have none, swept ``protocol=foo`` as ``auto``)."""
+    from ..nccl import normalize_protocol
+
+    names = _names(requested)
+    for name in names:
+        if name != "auto":
+            normalize_protocol(name)
+    return names
+
+
 def _algorithms(op: str, model: str, requested: list[str], *, link: bool = False) -> list[str]:
     """The algorithm values of one (model, op) block: ``all`` -> every algorithm the model
     defines for the op (:func:`costmodel.models.algorithms`, the list ``collective --algorithm
@@ -1564,7 +1577,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             for op in _ops(a.get("op", ["all_reduce"])):
                 default_alg = "ring" if model in _LINK_MODELS else "auto"
                 for alg in _algorithms(op, model, a.get("algorithm", [default_alg]), link=link):
-                    for proto in _names(a.get("protocol", ["auto"])):
+                    for proto in _protocols(a.get("protocol", ["auto"])):
                         for launch in _launches(a):
                             cat = {
                                 "preset": preset,
