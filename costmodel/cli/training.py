@@ -2345,6 +2345,23 @@ def _on_side_b(make: Any, vs: str) -> Any:
         raise ValueError(_one_line(exc, _vs_options(vs))) from None
 
 
+def _no_price_hint(
+    gpu: str, price_opt: str = "--price", usd_opt: str = "--usd-per-gpu-hour"
+) -> str:
+    """How to get the dollars of a run on ``gpu``: a typed price, or one of the presets
+    published for it (`costmodel archs` lists them); only the typed price where none is
+    (``--price`` offered for a GPU without a preset could only be refused)."""
+    from ..training import prices_for_gpu
+
+    have = prices_for_gpu(gpu)
+    if have:
+        return (
+            f"{usd_opt}, or {price_opt} with one of the {len(have)} presets for {gpu} "
+            f"(`costmodel archs`), e.g. {have[0]}"
+        )
+    return f"{usd_opt} (no price preset is published for {gpu})"
+
+
 def _side_costs(
     a: Any,
     b: Any,
@@ -2371,10 +2388,21 @@ def _side_costs(
         raise ValueError("--price-b/--usd-per-gpu-hour-b: need --vs (a B configuration)")
     d = units.parse_tokens(tokens, name="--tokens")
     out: dict[str, Any] = {"A": a.training_cost(d, usd_per_gpu_hour=usd, price=price)}
+    gpu_a = a.scenario._validated_cluster().gpu.name
+    gpu_b = b.scenario._validated_cluster().gpu.name if b is not None else gpu_a
+    if all(x is None for x in (price, usd, price_b, usd_b)):
+        # no dollars and no word of how to get them, where `train` says it (its cost row)
+        out["no_price"] = (
+            "no price given: "
+            + _no_price_hint(gpu_a)
+            + (
+                f"; B on {gpu_b}: " + _no_price_hint(gpu_b, "--price-b", "--usd-per-gpu-hour-b")
+                if gpu_b != gpu_a
+                else ""
+            )
+        )
     if b is None:
         return out
-    gpu_a = a.scenario._validated_cluster().gpu.name
-    gpu_b = b.scenario._validated_cluster().gpu.name
     chosen = None
     if price_b is None and usd_b is None and gpu_a == gpu_b:
         price_b, usd_b = price, usd
@@ -2418,9 +2446,11 @@ def _side_costs(
 
         match = prices_for_gpu(gpu_b)
         out["B_price"] = (
-            f"B runs on {gpu_b}, not A's {gpu_a}: give --price-b "
-            f"({', '.join(match) if match else 'no preset is published for ' + gpu_b}) "
+            f"B runs on {gpu_b}, not A's {gpu_a}: give --price-b ({', '.join(match)}) "
             "or --usd-per-gpu-hour-b for B's dollars"
+            if match  # no --price-b to offer where no preset is published for B's GPU
+            else f"B runs on {gpu_b}, not A's {gpu_a}: give --usd-per-gpu-hour-b for B's "
+            f"dollars (no price preset is published for {gpu_b})"
         )
     return out
 
@@ -2477,6 +2507,8 @@ def _cost_text(costs: dict[str, Any]) -> str:
             lines.append(f"billing{' ' + k if two else ''}: {c.billing_note}")
         if c.price_warning:
             lines.append(f"warning{f' ({k})' if two else ''}: {cli_words(c.price_warning)}")
+    if "no_price" in costs:
+        lines.append(f"note: {costs['no_price']}")
     if "B_price" in costs:
         lines.append(f"note: {costs['B_price']}")
     if "B_price_default" in costs:
@@ -2796,22 +2828,8 @@ def train(
             )
         )
     else:  # no price: say how to get the dollars (the row was left out without a word)
-        from ..training import prices_for_gpu
-
         gpu = result.scenario.build_cluster().gpu.name
-        have = prices_for_gpu(gpu)
-        rows.append(
-            (
-                "cost",
-                "no price given: --usd-per-gpu-hour, or --price "
-                + (
-                    f"with one of the {len(have)} presets for {gpu} (`costmodel archs`), "
-                    f"e.g. {have[0]}"
-                    if have
-                    else f"(no price preset is published for {gpu})"
-                ),
-            )
-        )
+        rows.append(("cost", "no price given: " + _no_price_hint(gpu)))
     if cost.mfu is not None:
         rows.append(
             (
