@@ -1197,6 +1197,14 @@ def step(
     seq: _SeqOpt = None,
     recompute: Annotated[str | None, typer.Option(help=_RECOMPUTE_HELP + " Default none.")] = None,
     loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
+    flash: Annotated[
+        bool | None,
+        typer.Option(
+            "--flash/--no-flash",
+            help="FlashAttention (with --arch and --cluster; default on), as train, scenario "
+            "and memory take it: --no-flash keeps the s x s attention scores in the memory.",
+        ),
+    ] = None,
     cuda_context: _CudaContextOpt = None,
     fragmentation: _FragmentationOpt = None,
     as_json: JsonOpt = False,
@@ -1297,6 +1305,7 @@ def step(
             peak_flops=peak_flops,
             recompute=recompute,
             loss=loss,
+            flash=flash,
             bucket=bucket,
             model=model,
             as_json=as_json,
@@ -1328,6 +1337,7 @@ def step(
         "--micro-batch": micro_batch,
         "--recompute": recompute,
         "--loss": loss,
+        "--flash" if flash else "--no-flash": flash,
         "--seq": seq,
         "--model": model,
         "--global-tokens": global_tokens,
@@ -1501,7 +1511,8 @@ def _step_on_cluster(
     micro_batch_given = kw["micro_batch"] is not None
     for key, keyword in (("recipe", "recipe"), ("micro_batch", "micro_batch"),
                          ("seq", "sequence_length"), ("recompute", "recompute"), ("loss", "loss"),
-                         ("model", "model"), ("param_dtype", "param_dtype")):  # fmt: skip
+                         ("model", "model"), ("param_dtype", "param_dtype"),
+                         ("flash", "flash_attention")):  # fmt: skip
         if kw[key] is None:
             kw[key] = step_default(keyword)
     _check_loss(kw["loss"])
@@ -1554,6 +1565,7 @@ def _step_on_cluster(
         precision=kw["precision"],
         recompute=kw["recompute"],
         loss=kw["loss"],
+        flash_attention=kw["flash"],
         model=kw["model"],
         param_dtype=kw["param_dtype"],
         grad_dtype=kw["grad_dtype"],
