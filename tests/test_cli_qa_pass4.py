@@ -14,8 +14,8 @@ wrong, each pinned here:
   has no price preset, and `scenario --tokens` without a price said nothing of how to get one;
 - `costmodel archs`, where that line sends the user for prices, listed them under no heading;
 - `costmodel presets --help` promised a `describe` command there is not;
-- `step` had no --flash/--no-flash, which train, scenario and memory take, so the same
-  question could not be asked of it.
+- `step` and the step sweep had no --flash/--no-flash (flash_attention), which train,
+  scenario, memory and the memory sweep take, so the same question could not be asked of them.
 """
 
 from __future__ import annotations
@@ -333,3 +333,18 @@ def test_the_one_link_step_refuses_flash_which_sizes_a_memory_it_has_not(typed):
         ),
         f"{typed}: an option of the step on a cluster preset",
     )
+
+
+def test_the_step_sweep_takes_flash_as_step_does():
+    """The memory sweep had a flash_attention axis; the step sweep, each row `costmodel
+    step`'s answer, refused it (unknown step axis 'flash')."""
+    grid = dict(kind="step", preset="dgx-h100", arch="llama-3.1-8b", nodes=8, strategy="fsdp")
+    df = sweep(**grid, flash="false,true")
+    assert list(df["flash_attention"]) == [False, True]
+    for flag, row in (("--no-flash", 0), ("--flash", 1)):
+        args = ("step", "--arch", "llama-3.1-8b", "--nodes", "8", "--strategy", "fsdp", flag)
+        one = json.loads(run(*args, "--json").stdout)
+        assert df["memory_GB"].iloc[row] * 1e9 == pytest.approx(one["memory_bytes"], rel=1e-12)
+        assert df["step_time_s"].iloc[row] == pytest.approx(one["step_time_s"], rel=1e-12)
+    # a grid that does not set it has no such column, as before
+    assert "flash_attention" not in sweep(**grid).columns

@@ -1131,6 +1131,12 @@ def _eval_step(
         "recipe": cat["recipe"],
         "recompute": cat["recompute"],
         "loss": cat["loss"],
+        # a grid that sets it: its column, as the memory sweep's (one that does not: none)
+        **(
+            {"flash_attention": np.full(n, bool(cat["flash_attention"]))}
+            if cat.get("flash_attention") is not None
+            else {}
+        ),
         "param_dtype": cat["param_dtype"],
         "grad_dtype": cat["grad_dtype"],  # None (the recipe's): no column
         # the compute precision each row was priced at (the grid's, else its recipe's, as
@@ -1530,6 +1536,7 @@ def step_keywords(
         "recipe": cat["recipe"],
         "recompute": cat["recompute"],
         "loss": cat.get("loss", "fp32"),
+        "flash_attention": cat.get("flash_attention") is not False,  # None: on, as step's
         "micro_batch": int(micro_batch),
         "sequence_length": int(sequence_length),
         "accumulation": int(accumulation),

@@ -301,6 +301,14 @@ AXES: dict[str, dict[str, Axis]] = {
             _RECIPE,
             _RECOMPUTE,
             _LOSS,
+            # FlashAttention (costmodel step --flash/--no-flash), as the memory sweep takes it
+            Axis(
+                "flash_attention",
+                _parse_bool,
+                False,
+                column="flash_attention",
+                aliases=("flash",),
+            ),
             _RESHARD,
             Axis("param_dtype", _parse_str, False, column="param_dtype"),
             Axis("grad_dtype", _parse_str, False, column="grad_dtype"),
@@ -1554,6 +1562,8 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "recipe": a.get("recipe", ["mixed-adam"]),
             "recompute": a.get("recompute", ["none"]),
             "loss": a.get("loss", ["fp32"]),
+            # None: not set (FlashAttention, as costmodel step; no column for it)
+            "flash_attention": a.get("flash_attention", [None]),
             "reshard_after_forward": a.get("reshard_after_forward", [None]),
             "param_dtype": a.get("param_dtype", ["bf16"]),  # costmodel step's defaults
             "grad_dtype": a.get("grad_dtype", [None]),  # None: the recipe's
