@@ -348,3 +348,20 @@ def test_the_step_sweep_takes_flash_as_step_does():
         assert df["step_time_s"].iloc[row] == pytest.approx(one["step_time_s"], rel=1e-12)
     # a grid that does not set it has no such column, as before
     assert "flash_attention" not in sweep(**grid).columns
+
+
+# --- 4M tokens on 512 GPUs, then 1,024: counts said exactly --------------------------------
+
+
+def test_scenario_says_gpu_and_sequence_counts_exactly():
+    """`scenario --vs nodes=128` titled B "(1,024 GPUs)" over a table that said "1.02 k" GPUs
+    and a global batch of "1.02 k" samples; the one-side summary said "1024" unseparated."""
+    args = ("scenario", "--arch", "llama-3.1-8b", "--nodes", "64", "--zero", "3")
+    r = run(*args, "--global-tokens", "4Mi", "--vs", "nodes=128")
+    assert r.exit_code == 0, r.stderr
+    rows = {x[:31].strip(): x[31:].split() for x in r.stdout.splitlines()[3:20]}
+    assert rows["GPUs"][:3] == ["512", "1,024", "+512"]
+    assert rows["global batch [samples]"][:2] == ["1,024", "1,024"]
+    one = run(*args, "--global-tokens", "4Mi")
+    line = next(x for x in one.stdout.splitlines() if x.startswith("global batch"))
+    assert line.split()[2] == "1,024"

@@ -2550,7 +2550,9 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
             return "yes" if v else "no"
         if unit == "text":
             return str(v)
-        return units.format_count(v)
+        # a whole count (GPUs, sequences) exactly, as the title lines write it: 1,024 GPUs
+        # were "1.02 k" in the table under "(1,024 GPUs)"
+        return units.format_token_count(v)
 
     def diff(r: dict[str, Any]) -> str:
         d, unit = r["difference"], r["unit"]
