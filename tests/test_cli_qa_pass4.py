@@ -365,3 +365,19 @@ def test_scenario_says_gpu_and_sequence_counts_exactly():
     one = run(*args, "--global-tokens", "4Mi")
     line = next(x for x in one.stdout.splitlines() if x.startswith("global batch"))
     assert line.split()[2] == "1,024"
+
+
+# --- memory --model nccl (a step's option pasted): one option named, as typed ------------------
+
+
+@pytest.mark.parametrize("typed", ["--model", "--arch"])
+def test_memory_refuses_a_collective_model_in_one_readable_line(typed):
+    """`memory --model nccl` said "--model/--model: 'nccl' is a collective cost model; memory
+    has none (its --model is the architecture, as --model): drop it, and give the model as
+    --model NAME": every --arch of the line renamed to the spelling typed."""
+    line = one_line_error(
+        run("memory", "--cluster", "dgx-h100", typed, "nccl"),
+        f"{typed}: 'nccl' is a collective cost model, not an architecture",
+        "`costmodel archs`",
+    )
+    assert line.count("--model") + line.count("--arch") == 1

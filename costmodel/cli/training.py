@@ -495,9 +495,12 @@ def memory(
     if arch is not None and arch.lower() in (*MODELS, NCCL_TABLE):
         # --model here is --arch: a step's `--model nccl` pasted onto memory replaced the
         # architecture and was refused as "--arch: unknown architecture 'nccl'"
+        # one option name, at the head: the line names it as typed (as_typed), so a second
+        # "--arch" in the text came out "--model/--model ... as --model"
         raise ValueError(
-            f"--arch/--model: {arch!r} is a collective cost model; memory has none (its --model "
-            "is the architecture, as --arch): drop it, and give the model as --arch NAME"
+            f"--arch: {arch!r} is a collective cost model, not an architecture; memory prices "
+            "no collective: drop it, and name the model's architecture (e.g. llama-3.1-8b; "
+            "`costmodel archs` lists them) or its config.json"
         )
     # what sizes activations, given (whatever its value): refused where nothing uses it (a bare
     # count sizes none; --activations replace them), as the memory sweep refuses it
