@@ -658,6 +658,10 @@ def predict_collective(
     for name, value in (("algorithm", algorithm), ("protocol", protocol), ("model", model)):
         if not isinstance(value, str):  # a list or dict is not a name (it raised "unhashable")
             raise must_be(name, "a name such as 'auto'", value)
+    if protocol != "auto":
+        # a name that is no protocol is refused on every model: the alpha-beta models, which
+        # have none, answered protocol='foo' as if it were 'auto'
+        nccl.normalize_protocol(protocol)
     if model in (_models.LESSON, _models.TEXTBOOK, _models.NCCL_TABLE):
         # the one table of algorithms per op (models.algorithms): refused before any cluster
         # is built, in the words of every surface; the nccl and calibrated models are checked

@@ -1607,7 +1607,7 @@ class ScenarioResult(BaseModel):
                 if (over := overheads_text(s.cuda_context_bytes, s.fragmentation))
                 else ")"
             ),
-            f"global batch        {self.global_batch} ({fu.format_count(self.tokens_per_step)} "
+            f"global batch        {self.global_batch:,} ({fu.format_count(self.tokens_per_step)} "
             "tokens/step)",
             f"compute             {fu.format_duration(self.compute_s)}",
             f"{'all-reduce' if self.strategy == 'ddp' else 'communication':<20}"

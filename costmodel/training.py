@@ -273,13 +273,12 @@ def check_price_gpu(price: str | Price, gpu: str) -> Price:
     if p.gpu != gpu:
         match = published_prices(gpu)
         hint = (
-            f"price presets for {gpu}: {', '.join(match)}"
+            f"price presets for {gpu}: {', '.join(match)}; or give `usd_per_gpu_hour`"
             if match
-            else f"no price preset is published for {gpu}"
+            else f"no price preset is published for {gpu}: give `usd_per_gpu_hour`"
         )
         raise ValueError(
-            f"price: {p.name} is a price for {p.gpu}, not for this cluster's GPU {gpu}; "
-            f"{hint}; or give `usd_per_gpu_hour`"
+            f"price: {p.name} is a price for {p.gpu}, not for this cluster's GPU {gpu}; {hint}"
         )
     return p
 

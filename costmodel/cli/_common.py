@@ -631,7 +631,9 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 presets_app = typer.Typer(
-    rich_markup_mode=None, help="List, show and describe hardware presets.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="List and show hardware presets, and the schema of a preset file.",
+    no_args_is_help=True,
 )
 validate_app = typer.Typer(
     rich_markup_mode=None,

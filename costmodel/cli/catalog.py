@@ -38,6 +38,12 @@ def archs(as_json: JsonOpt = False) -> None:
     # columns as wide as their longest entry: a price of $10 or more pushed the rest of its
     # line one place right of the others
     wide = max((len(a.name) for a in rows), default=16)
+    # each list under a heading: the prices followed the architectures without a word, and
+    # `train` sends a user here for them ("--price with one of the 18 presets ...")
+    typer.echo(
+        "architecture presets (--arch NAME): parameters; L layers, h hidden, heads/KV heads, "
+        "vocabulary, trained context"
+    )
     for a in rows:
         moe = f", {units.format_count(a.active_params)} active" if a.moe else ""
         # the trained context, which a longer --seq runs past (architecture.context_note)
@@ -51,6 +57,10 @@ def archs(as_json: JsonOpt = False) -> None:
     w_gpu = max((len(p.gpu) for p in prices), default=0)
     w_usd = max((len(u) for u in usd), default=0)
     w_terms = max((len(p.terms_label) for p in prices), default=0)
+    typer.echo(
+        "\nprice presets (--price NAME): GPU, USD per GPU-hour, terms, date, source (each "
+        "prices its own GPU only)"
+    )
     for p, u in zip(prices, usd, strict=True):
         typer.echo(
             f"{p.name:<{w_name}} {p.gpu:<{w_gpu}} {u:>{w_usd}}/GPU-h {p.terms_label:<{w_terms}} "

@@ -314,7 +314,9 @@ def collective(
     ] = None,
     nodes: Annotated[int, typer.Option(min=1, help="Nodes of the preset.")] = 1,
     gpus_per_node: Annotated[int | None, typer.Option(min=1, help="GPUs per node.")] = None,
-    model: Annotated[str, typer.Option(help="With --cluster: " + _MODEL_HELP)] = "nccl",
+    # None: not given (nccl on a cluster), so that `--model nccl` typed over one link is refused
+    # as any other value is, not answered by the textbook formulas without a word
+    model: Annotated[str | None, typer.Option(help="With --cluster: " + _MODEL_HELP)] = None,
     gpus_per_process: Annotated[
         int | None,
         typer.Option(
@@ -372,7 +374,7 @@ def collective(
                 )
     else:
         cluster_only = {"--nodes": nodes != 1, "--gpus-per-node": gpus_per_node is not None,
-                        "--model": model != "nccl", "--gpus-per-process": gpus_per_process
+                        "--model": model is not None, "--gpus-per-process": gpus_per_process
                         is not None,
                         "--nvls" if nvls else "--no-nvls": nvls is not None,
                         "--collnet": collnet}  # fmt: skip
@@ -382,6 +384,7 @@ def collective(
                     f"{name}: an option of the collective on a cluster preset (--cluster NAME); "
                     "over one link (--ranks/--bandwidth) the model is the textbook alpha-beta"
                 )
+    model = "nccl" if model is None else model
     _refuse_empty(op, cluster, model, algorithm)
     # how the run is launched, where given: predict_collective's keywords, the sweep's axes
     launch = _launch_options(gpus_per_process, nvls, collnet) if cluster is not None else {}
@@ -728,6 +731,21 @@ def predict(
             "--algorithm: 'all' gives several rows per size, which predict does not print; "
             f"every algorithm: costmodel collective {op} --cluster {cluster} --nodes {nodes} "
             "--size SIZE --algorithm all; allowed here: auto or one algorithm"
+        )
+    if (
+        not compare_models
+        and units.choice_name(model) in ("lesson", "textbook")
+        and units.choice_name(protocol) != "auto"
+    ):
+        # the alpha-beta formulas have no protocol: LL answered what auto answers, "protocol
+        # none" in the table the only trace that the option did nothing
+        from ..nccl import normalize_protocol
+
+        normalize_protocol(units.choice_name(protocol))  # a name that is none: refused as such
+        raise ValueError(
+            f"--protocol: the {units.choice_name(model)} model's alpha-beta formulas have no "
+            "protocol (LL, LL128 and Simple are NCCL's: --model nccl, nccl-table or "
+            "calibrated); leave it at auto"
         )
     if compare_models:
         if algorithm != "auto" or protocol != "auto":

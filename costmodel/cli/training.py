@@ -495,9 +495,12 @@ def memory(
     if arch is not None and arch.lower() in (*MODELS, NCCL_TABLE):
         # --model here is --arch: a step's `--model nccl` pasted onto memory replaced the
         # architecture and was refused as "--arch: unknown architecture 'nccl'"
+        # one option name, at the head: the line names it as typed (as_typed), so a second
+        # "--arch" in the text came out "--model/--model ... as --model"
         raise ValueError(
-            f"--arch/--model: {arch!r} is a collective cost model; memory has none (its --model "
-            "is the architecture, as --arch): drop it, and give the model as --arch NAME"
+            f"--arch: {arch!r} is a collective cost model, not an architecture; memory prices "
+            "no collective: drop it, and name the model's architecture (e.g. llama-3.1-8b; "
+            "`costmodel archs` lists them) or its config.json"
         )
     # what sizes activations, given (whatever its value): refused where nothing uses it (a bare
     # count sizes none; --activations replace them), as the memory sweep refuses it
@@ -1197,6 +1200,14 @@ def step(
     seq: _SeqOpt = None,
     recompute: Annotated[str | None, typer.Option(help=_RECOMPUTE_HELP + " Default none.")] = None,
     loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
+    flash: Annotated[
+        bool | None,
+        typer.Option(
+            "--flash/--no-flash",
+            help="FlashAttention (with --arch and --cluster; default on), as train, scenario "
+            "and memory take it: --no-flash keeps the s x s attention scores in the memory.",
+        ),
+    ] = None,
     cuda_context: _CudaContextOpt = None,
     fragmentation: _FragmentationOpt = None,
     as_json: JsonOpt = False,
@@ -1297,6 +1308,7 @@ def step(
             peak_flops=peak_flops,
             recompute=recompute,
             loss=loss,
+            flash=flash,
             bucket=bucket,
             model=model,
             as_json=as_json,
@@ -1328,6 +1340,7 @@ def step(
         "--micro-batch": micro_batch,
         "--recompute": recompute,
         "--loss": loss,
+        "--flash" if flash else "--no-flash": flash,
         "--seq": seq,
         "--model": model,
         "--global-tokens": global_tokens,
@@ -1501,7 +1514,8 @@ def _step_on_cluster(
     micro_batch_given = kw["micro_batch"] is not None
     for key, keyword in (("recipe", "recipe"), ("micro_batch", "micro_batch"),
                          ("seq", "sequence_length"), ("recompute", "recompute"), ("loss", "loss"),
-                         ("model", "model"), ("param_dtype", "param_dtype")):  # fmt: skip
+                         ("model", "model"), ("param_dtype", "param_dtype"),
+                         ("flash", "flash_attention")):  # fmt: skip
         if kw[key] is None:
             kw[key] = step_default(keyword)
     _check_loss(kw["loss"])
@@ -1554,6 +1568,7 @@ def _step_on_cluster(
         precision=kw["precision"],
         recompute=kw["recompute"],
         loss=kw["loss"],
+        flash_attention=kw["flash"],
         model=kw["model"],
         param_dtype=kw["param_dtype"],
         grad_dtype=kw["grad_dtype"],
@@ -2345,6 +2360,23 @@ def _on_side_b(make: Any, vs: str) -> Any:
         raise ValueError(_one_line(exc, _vs_options(vs))) from None
 
 
+def _no_price_hint(
+    gpu: str, price_opt: str = "--price", usd_opt: str = "--usd-per-gpu-hour"
+) -> str:
+    """How to get the dollars of a run on ``gpu``: a typed price, or one of the presets
+    published for it (`costmodel archs` lists them); only the typed price where none is
+    (``--price`` offered for a GPU without a preset could only be refused)."""
+    from ..training import published_prices
+
+    have = published_prices(gpu)  # the cluster's own GPU: never refused
+    if have:
+        return (
+            f"{usd_opt}, or {price_opt} with one of the {len(have)} presets for {gpu} "
+            f"(`costmodel archs`), e.g. {have[0]}"
+        )
+    return f"{usd_opt} (no price preset is published for {gpu})"
+
+
 def _side_costs(
     a: Any,
     b: Any,
@@ -2371,10 +2403,21 @@ def _side_costs(
         raise ValueError("--price-b/--usd-per-gpu-hour-b: need --vs (a B configuration)")
     d = units.parse_tokens(tokens, name="--tokens")
     out: dict[str, Any] = {"A": a.training_cost(d, usd_per_gpu_hour=usd, price=price)}
+    gpu_a = a.scenario._validated_cluster().gpu.name
+    gpu_b = b.scenario._validated_cluster().gpu.name if b is not None else gpu_a
+    if all(x is None for x in (price, usd, price_b, usd_b)):
+        # no dollars and no word of how to get them, where `train` says it (its cost row)
+        out["no_price"] = (
+            "no price given: "
+            + _no_price_hint(gpu_a)
+            + (
+                f"; B on {gpu_b}: " + _no_price_hint(gpu_b, "--price-b", "--usd-per-gpu-hour-b")
+                if gpu_b != gpu_a
+                else ""
+            )
+        )
     if b is None:
         return out
-    gpu_a = a.scenario._validated_cluster().gpu.name
-    gpu_b = b.scenario._validated_cluster().gpu.name
     chosen = None
     if price_b is None and usd_b is None and gpu_a == gpu_b:
         price_b, usd_b = price, usd
@@ -2418,9 +2461,11 @@ def _side_costs(
 
         match = published_prices(gpu_b)
         out["B_price"] = (
-            f"B runs on {gpu_b}, not A's {gpu_a}: give --price-b "
-            f"({', '.join(match) if match else 'no preset is published for ' + gpu_b}) "
+            f"B runs on {gpu_b}, not A's {gpu_a}: give --price-b ({', '.join(match)}) "
             "or --usd-per-gpu-hour-b for B's dollars"
+            if match  # no --price-b to offer where no preset is published for B's GPU
+            else f"B runs on {gpu_b}, not A's {gpu_a}: give --usd-per-gpu-hour-b for B's "
+            f"dollars (no price preset is published for {gpu_b})"
         )
     return out
 
@@ -2479,6 +2524,8 @@ def _cost_text(costs: dict[str, Any]) -> str:
             lines.append(f"billing{' ' + k if two else ''}: {c.billing_note}")
         if c.price_warning:
             lines.append(f"warning{f' ({k})' if two else ''}: {cli_words(c.price_warning)}")
+    if "no_price" in costs:
+        lines.append(f"note: {costs['no_price']}")
     if "B_price" in costs:
         lines.append(f"note: {costs['B_price']}")
     if "B_price_default" in costs:
@@ -2508,7 +2555,9 @@ def _comparison_text(a: Any, b: Any, changes: str) -> str:
             return "yes" if v else "no"
         if unit == "text":
             return str(v)
-        return units.format_count(v)
+        # a whole count (GPUs, sequences) exactly, as the title lines write it: 1,024 GPUs
+        # were "1.02 k" in the table under "(1,024 GPUs)"
+        return units.format_token_count(v)
 
     def diff(r: dict[str, Any]) -> str:
         d, unit = r["difference"], r["unit"]
@@ -2800,22 +2849,8 @@ def train(
             )
         )
     else:  # no price: say how to get the dollars (the row was left out without a word)
-        from ..training import published_prices
-
         gpu = result.scenario.build_cluster().gpu.name
-        have = published_prices(gpu)
-        rows.append(
-            (
-                "cost",
-                "no price given: --usd-per-gpu-hour, or --price "
-                + (
-                    f"with one of the {len(have)} presets for {gpu} (`costmodel archs`), "
-                    f"e.g. {have[0]}"
-                    if have
-                    else f"(no price preset is published for {gpu})"
-                ),
-            )
-        )
+        rows.append(("cost", "no price given: " + _no_price_hint(gpu)))
     if cost.mfu is not None:
         rows.append(
             (

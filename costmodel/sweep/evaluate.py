@@ -1131,6 +1131,12 @@ def _eval_step(
         "recipe": cat["recipe"],
         "recompute": cat["recompute"],
         "loss": cat["loss"],
+        # a grid that sets it: its column, as the memory sweep's (one that does not: none)
+        **(
+            {"flash_attention": np.full(n, bool(cat["flash_attention"]))}
+            if cat.get("flash_attention") is not None
+            else {}
+        ),
         "param_dtype": cat["param_dtype"],
         "grad_dtype": cat["grad_dtype"],  # None (the recipe's): no column
         # the compute precision each row was priced at (the grid's, else its recipe's, as
@@ -1356,17 +1362,21 @@ def _no_price_note(gpu: str | None, given: tuple[str, ...] | None, match: list[s
     """Why a row has no dollars: no price was given, or none of the given presets is
     published for the row's GPU; what to give instead (a preset for that GPU, or a typed
     price)."""
+    # where no preset is published for the GPU, the typed price is the only way (a `price`
+    # offered there could only be refused)
     presets = (
         f"price presets for {gpu}: {', '.join(match)}"
         if match
-        else f"no price preset is published for {gpu}"
+        else f"no price preset is published for {gpu}: give `usd_per_gpu_hour`"
     )
     if given:
         return (
             f"no price for {gpu}: {', '.join(given)} {'is' if len(given) == 1 else 'are'} "
-            f"for other GPUs, and a GPU is never priced at another GPU's rate; {presets}; "
-            "or give `usd_per_gpu_hour`"
+            f"for other GPUs, and a GPU is never priced at another GPU's rate; {presets}"
+            + ("; or give `usd_per_gpu_hour`" if match else "")
         )
+    if not match:
+        return f"no price given: {presets}"
     return f"no price given: {presets} (`price`); or give `usd_per_gpu_hour`"
 
 
@@ -1526,6 +1536,7 @@ def step_keywords(
         "recipe": cat["recipe"],
         "recompute": cat["recompute"],
         "loss": cat.get("loss", "fp32"),
+        "flash_attention": cat.get("flash_attention") is not False,  # None: on, as step's
         "micro_batch": int(micro_batch),
         "sequence_length": int(sequence_length),
         "accumulation": int(accumulation),

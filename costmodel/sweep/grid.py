@@ -301,6 +301,14 @@ AXES: dict[str, dict[str, Axis]] = {
             _RECIPE,
             _RECOMPUTE,
             _LOSS,
+            # FlashAttention (costmodel step --flash/--no-flash), as the memory sweep takes it
+            Axis(
+                "flash_attention",
+                _parse_bool,
+                False,
+                column="flash_attention",
+                aliases=("flash",),
+            ),
             _RESHARD,
             Axis("param_dtype", _parse_str, False, column="param_dtype"),
             Axis("grad_dtype", _parse_str, False, column="grad_dtype"),
@@ -1404,6 +1412,19 @@ def _names(requested: list[str]) -> list[str]:
     return list(dict.fromkeys(str(units.choice_name(r)) for r in requested))
 
 
+def _protocols(requested: list[str]) -> list[str]:
+    """The protocol values of a block (:func:`_names`), each one NCCL's or ``auto``: a name
+    that is no protocol is refused on every model, as ``predict_collective`` refuses it (the
+    alpha-beta models, which have none, swept ``protocol=foo`` as ``auto``)."""
+    from ..nccl import normalize_protocol
+
+    names = _names(requested)
+    for name in names:
+        if name != "auto":
+            normalize_protocol(name)
+    return names
+
+
 def _algorithms(op: str, model: str, requested: list[str], *, link: bool = False) -> list[str]:
     """The algorithm values of one (model, op) block: ``all`` -> every algorithm the model
     defines for the op (:func:`costmodel.models.algorithms`, the list ``collective --algorithm
@@ -1541,6 +1562,8 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             "recipe": a.get("recipe", ["mixed-adam"]),
             "recompute": a.get("recompute", ["none"]),
             "loss": a.get("loss", ["fp32"]),
+            # None: not set (FlashAttention, as costmodel step; no column for it)
+            "flash_attention": a.get("flash_attention", [None]),
             "reshard_after_forward": a.get("reshard_after_forward", [None]),
             "param_dtype": a.get("param_dtype", ["bf16"]),  # costmodel step's defaults
             "grad_dtype": a.get("grad_dtype", [None]),  # None: the recipe's
@@ -1564,7 +1587,7 @@ def _combos(grid: Grid) -> Iterator[tuple[dict[str, Any], int]]:
             for op in _ops(a.get("op", ["all_reduce"])):
                 default_alg = "ring" if model in _LINK_MODELS else "auto"
                 for alg in _algorithms(op, model, a.get("algorithm", [default_alg]), link=link):
-                    for proto in _names(a.get("protocol", ["auto"])):
+                    for proto in _protocols(a.get("protocol", ["auto"])):
                         for launch in _launches(a):
                             cat = {
                                 "preset": preset,
