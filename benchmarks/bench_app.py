@@ -28,7 +28,9 @@ enters the DOM, in wall-clock seconds and in CPU seconds of the page's renderer 
 (from a Chrome trace: the work the page gave the browser, which a loaded machine does not
 inflate). Goal: the app's first
 number and first chart within 1.3x the bare page's, on every page (ratios, so the machine's load
-cancels).
+cancels). ``--split`` also splits each first chart's main-thread CPU at the task that drew it:
+the work before that task (every element of the first view, plotly's chunk) and the task itself
+(plotly's draw of every chart revealed with the first), each beside the bare page's.
 """
 
 from __future__ import annotations
@@ -213,28 +215,55 @@ new MutationObserver(() => {
 """.replace("@CHART@", _CHART).replace("@NUMBER@", _NUMBER)
 
 
+#: Chrome's names for one task of a thread's run loop (trace category ``toplevel``)
+_TASKS = ("ThreadControllerImpl::RunTask", "RunTask")
+
+
 def _thread_cpu_at_marks(trace: bytes) -> dict[str, float]:
     """CPU time of the renderer main thread [s] at each ``fp-*`` mark of a Chrome trace.
 
     Chrome stamps each trace event with the thread's CPU time (``tts``, microseconds since the
     thread started): the work the page made the browser do until then, which the machine's load
-    does not inflate (the wall times do)."""
+    does not inflate (the wall times do). Where the trace has the ``toplevel`` category
+    (``--split``), also ``chart_task``: the CPU time of the one task in which the first chart
+    was drawn (plotly's draw of every chart revealed with it, and the commit around it) and
+    ``before_chart_task``: the CPU time when that task began (the first view's elements, plotly's
+    chunk evaluated; all that comes before the draw)."""
     import json
 
     data = json.loads(trace)
     events = data["traceEvents"] if isinstance(data, dict) else data
-    return {
-        e["name"].removeprefix("fp-"): e["tts"] / 1e6
+    marks = {
+        e["name"].removeprefix("fp-"): e
         for e in events
         if str(e.get("name", "")).startswith("fp-") and "tts" in e
     }
+    out = {k: e["tts"] / 1e6 for k, e in marks.items()}
+    if "chart" in marks:
+        m = marks["chart"]
+        tasks = [
+            e
+            for e in events
+            if e.get("name") in _TASKS
+            and e.get("ph") == "X"
+            and (e.get("pid"), e.get("tid")) == (m["pid"], m["tid"])
+            and "tts" in e
+            and e["ts"] <= m["ts"] <= e["ts"] + e.get("dur", 0)
+        ]
+        if tasks:  # the outermost task holding the mark
+            task = max(tasks, key=lambda e: e.get("dur", 0))
+            out["before_chart_task"] = task["tts"] / 1e6
+            out["chart_task"] = task.get("tdur", 0) / 1e6
+    return out
 
 
 def _paint(
-    browser: Any, url: str, context: Any | None, *, chart: bool = True
-) -> tuple[float, float, float, float]:
+    browser: Any, url: str, context: Any | None, *, chart: bool = True, split: bool = False
+) -> tuple[float, float, float, float, float, float]:
     """One page load: (first number, first chart) from navigation [s], wall clock, then the
-    renderer main thread's CPU time [s] at the same two moments.
+    renderer main thread's CPU time [s] at the same two moments; with ``split``, then the
+    CPU time when the task that drew the first chart began and that task's own CPU time [s]
+    (:func:`_thread_cpu_at_marks`; NaN without ``split``).
 
     Both moments are taken in the page, when the element enters the DOM (:data:`_OBSERVE`),
     not by polling from outside: Playwright's waits poll every 500 ms and their answer waits
@@ -250,7 +279,8 @@ def _paint(
     if context is not None:
         page.set_viewport_size(size)
     page.add_init_script(_OBSERVE)
-    browser.start_tracing(page=page, categories=["blink.user_timing"])
+    categories = ["blink.user_timing", *(["toplevel"] if split else [])]
+    browser.start_tracing(page=page, categories=categories)
     page.goto(url)
     page.wait_for_function("() => 'number' in window.__fp", polling=100, timeout=120_000)
     if chart:
@@ -265,6 +295,8 @@ def _paint(
         wall["chart"] / 1e3 if "chart" in wall else nan,
         cpu["number"],
         cpu.get("chart", nan),
+        cpu.get("before_chart_task", nan),
+        cpu.get("chart_task", nan),
     )
 
 
@@ -290,7 +322,7 @@ def _served_tree(tree: Path) -> contextlib.AbstractContextManager[str]:
     )
 
 
-Load = tuple[float, float, float, float]
+Load = tuple[float, float, float, float, float, float]
 
 
 def bench_first_paint(
@@ -299,6 +331,7 @@ def bench_first_paint(
     visits: tuple[str, ...] = ("first visit", "cached"),
     before: Path | None = None,
     also: dict[str, Path] | None = None,
+    split: bool = False,
 ) -> dict[tuple[str, str], dict[str, list[Load]]]:
     """Per (page, visit): every load of the bare page, the app, the ``before`` checkout and each
     of ``also`` (label -> another checkout: variants measured in the same run).
@@ -307,7 +340,8 @@ def bench_first_paint(
     the app are served at the same time and loaded in turn, ``repeats`` times each, so all see
     the same machine load; each load gives :func:`_paint`'s (number, chart, number CPU, chart
     CPU). "first visit": a new browser context (nothing cached); "cached": a returning visitor
-    (Streamlit's and plotly's JavaScript in the browser cache).
+    (Streamlit's and plotly's JavaScript in the browser cache). ``split``: each load's trace
+    also splits the first chart's CPU time at the task that drew it (:func:`_paint`).
     """
     from playwright.sync_api import sync_playwright
 
@@ -337,10 +371,16 @@ def bench_first_paint(
                 for _ in range(repeats):
                     for kind, url in urls.items():
                         if kind == "bare":
-                            loads[kind].append(_paint(browser, f"{url}/", ctx))
+                            loads[kind].append(_paint(browser, f"{url}/", ctx, split=split))
                         else:
                             loads[kind].append(
-                                _paint(browser, f"{url}/{path}", ctx, chart=name not in NO_CHART)
+                                _paint(
+                                    browser,
+                                    f"{url}/{path}",
+                                    ctx,
+                                    chart=name not in NO_CHART,
+                                    split=split,
+                                )
                             )
                 out[(name, visit)] = loads
                 print(
@@ -400,6 +440,7 @@ def _report_first_paint(args: argparse.Namespace) -> bool:
         ("cached",) if args.cached_only else ("first visit", "cached"),
         args.before.resolve() if args.before else None,
         {label: Path(path).resolve() for label, _, path in (a.partition("=") for a in args.also)},
+        split=args.split,
     )
     ok = True
     worst: dict[str, list[float]] = {}
@@ -427,12 +468,36 @@ def _report_first_paint(args: argparse.Namespace) -> bool:
                     for a, b in zip(loads[kind], loads["bare"], strict=True)
                 )
             print(line)
+    if args.split:
+        _report_split(paint)
     for kind, w in worst.items():
         print(
             f"worst ratio, {kind}: first number {w[0]:.2f}x (cpu {w[2]:.2f}x), first chart "
             f"{w[1]:.2f}x (cpu {w[3]:.2f}x); goal <= {TARGET_RATIO}x"
         )
     return ok
+
+
+def _report_split(paint: dict[tuple[str, str], dict[str, list[Load]]]) -> None:
+    """Print where each first chart's main-thread CPU goes (``--split``): the work before the
+    task that drew it, and that task (the draw of every chart revealed with it), medians over
+    the loads, and each beside the bare page's (app - bare: the gap, in seconds of CPU)."""
+    print(
+        "\nfirst chart's main-thread CPU split at the task that drew it (medians; s): before "
+        "that task, the task itself (plotly's draw of every chart revealed with the first), "
+        "and each minus the bare page's"
+    )
+    print(f"{'page':<13}{'visit':<13}{'':<8}{'before':>8}{'draw':>7}{'- bare':>9}{'- bare':>8}")
+    for (name, visit), loads in paint.items():
+        bare = [statistics.median(x[k] for x in loads["bare"]) for k in (4, 5)]
+        for kind in [k for k in loads if k != "bare"]:
+            med = [statistics.median(x[k] for x in loads[kind]) for k in (4, 5)]
+            if med[0] != med[0]:  # no chart on this page's first view
+                continue
+            print(
+                f"{name:<13}{visit:<13}{kind:<8}{med[0]:>7.2f}s{med[1]:>6.2f}s"
+                f"{med[0] - bare[0]:>+8.2f}s{med[1] - bare[1]:>+7.2f}s"
+            )
 
 
 def main() -> int:
@@ -462,6 +527,12 @@ def main() -> int:
     )
     parser.add_argument(
         "--no-work", action="store_true", help="skip the work-before-the-first-chart table"
+    )
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="also split each first chart's main-thread CPU at the task that drew it: the "
+        "work before it and the draw (traces each load's tasks too)",
     )
     args = parser.parse_args()
     os.chdir(ROOT)
