@@ -680,6 +680,7 @@ def bound_number(
     min_value: float | None = None,
     max_value: float | None = None,
     set_by_page: bool = False,
+    limit: str | None = None,
     **kwargs: Any,
 ) -> Any:
     """``where.number_input(label, ...)`` bound to the URL parameter ``key``, with a red
@@ -692,6 +693,15 @@ def bound_number(
     offered (:func:`bound_choice`) and a number that is not finite
     (not finite or past 2**53: dropped before the box is drawn) are named: the box's label and its range. A box takes whole
     numbers when its value, step and bounds are integers (Streamlit's own rule).
+
+    ``limit`` (a :data:`costmodel._limits.LIMITS` name): the range the box keeps is that of the
+    CLI's option. The box is then drawn without Streamlit's bounds (``min_value``/``max_value``
+    still check a link's number): with them, a typed value below the minimum was answered by
+    the browser's own "greater than or equal to 1" beside the box and dropped by the server
+    without a word (AppTest saw no message at all). A typed value outside the limit is named in
+    red in the limit's words (``GPUs per node: must be a whole number in 1..1,024, got 0``, as
+    ``--gpus-per-node 0``) and the box goes back to its default, as a fraction typed into a
+    whole-number box does.
 
     A whole-number box is drawn as a float box shown without decimals (``%.0f``): Streamlit's
     int box reads the typed text in the browser with ``parseInt`` (``1e1`` typed ran on 1 node,
@@ -721,15 +731,15 @@ def bound_number(
         x = float(text)
         if not (math.isfinite(x) and abs(x) < MAX_URL_NUMBER):  # an int box crashes on inf
             _drop_url_value(key)
-            lo = "(-2**53" if min_value is None else f"[{min_value:g}"
-            hi = "2**53)" if max_value is None else f"{max_value:g}]"
+            lo = "(-2**53" if min_value is None else f"[{_bound(min_value)}"
+            hi = "2**53)" if max_value is None else f"{_bound(max_value)}]"
             error(
                 f"URL parameter {key}: {text} is not a finite number below 2**53, as {label} "
                 f"takes: {lo}, {hi}; the default is used"
             )
         elif (min_value is not None and x < min_value) or (max_value is not None and x > max_value):
-            lo = "-inf" if min_value is None else f"{min_value:g}"
-            hi = "inf" if max_value is None else f"{max_value:g}"
+            lo = "-inf" if min_value is None else f"{_bound(min_value)}"
+            hi = "inf" if max_value is None else f"{_bound(max_value)}"
             error(
                 f"URL parameter {key}: {text} is outside the range of {label}, "
                 f"[{lo}, {hi}]; the default is used"
@@ -742,12 +752,18 @@ def bound_number(
             )
         elif math.isfinite(x):
             linked = int(x) if whole else x
-    if not (set_by_page or whole):
-        return where.number_input(
-            label, key=key, bind=QP, min_value=min_value, max_value=max_value, **kwargs
-        )
     default = kwargs.get("value", "min")
     default = min_value if default == "min" else default
+    if limit is not None:  # the limit's range, said by the page: no Streamlit bounds
+        min_value = max_value = None
+        kwargs["on_change"] = _in_limit_or_default
+        kwargs["args"] = (key, default, label, limit, whole)
+    if not (set_by_page or whole):
+        value = where.number_input(
+            label, key=key, bind=QP, min_value=min_value, max_value=max_value, **kwargs
+        )
+        _say_refused(key)
+        return value
     if key not in st.session_state or _history_navigation():  # the box's first run, or Back/
         st.session_state[key] = default if linked is None else linked  # Forward: the URL's
     if default is not None:  # the value is the state's: no value beside it (Streamlit warns)
@@ -761,16 +777,17 @@ def bound_number(
         kwargs.setdefault("step", 1.0)
         min_value = None if min_value is None else float(min_value)
         max_value = None if max_value is None else float(max_value)
-        kwargs["on_change"] = _whole_or_default
-        kwargs["args"] = (key, default)
+        if limit is None:
+            kwargs["on_change"] = _whole_or_default
+            kwargs["args"] = (key, default)
     value = where.number_input(
         label, key=key, min_value=min_value, max_value=max_value, persist_state=KEPT, **kwargs
     )
     if whole:
         typed = st.session_state.pop(_FRACTION + key, None)
         if typed is not None:
-            lo = "(-2**53" if min_value is None else f"[{min_value:g}"
-            hi = "2**53)" if max_value is None else f"{max_value:g}]"
+            lo = "(-2**53" if min_value is None else f"[{_bound(min_value)}"
+            hi = "2**53)" if max_value is None else f"{_bound(max_value)}]"
             what = (
                 "not a whole number"
                 if math.isfinite(typed) and abs(typed) < MAX_URL_NUMBER
@@ -780,8 +797,49 @@ def bound_number(
                 f"{label}: {typed!r} is {what}, as {label} takes: {lo}, {hi}; the default is used"
             )
         value = None if value is None else int(value)
+    _say_refused(key)
     _write_url(key, value, default)
     return value
+
+
+def _bound(x: float) -> str:
+    """A box's bound in a message: ``%g`` ("0.05", "1024"), a whole million or more in
+    digits grouped as the limits write them ("1,000,000", not "1e+06").
+
+    >>> _bound(0.05), _bound(1024), _bound(1e6)
+    ('0.05', '1024', '1,000,000')
+    """
+    return f"{int(x):,}" if x == math.floor(x) and abs(x) >= 1e6 else f"{x:g}"
+
+
+#: Where :func:`_in_limit_or_default` leaves its refusal of a typed value, for
+#: :func:`bound_number` to show: ``st.session_state[_REFUSED + key]``.
+_REFUSED = "_refused_"
+
+
+def _in_limit_or_default(key: str, default: Any, label: str, limit: str, whole: bool) -> None:
+    """A change of a box with a ``limit`` (:func:`bound_number`): a value outside the limit (a
+    fraction in a whole-number box, a number past it) is refused in the limit's words, named by
+    the box (kept aside to be shown), and the box goes back to its default."""
+    from costmodel._limits import LIMITS
+
+    typed = st.session_state.get(key)
+    if typed is None:
+        return
+    integral = math.isfinite(typed) and typed == math.floor(typed) and abs(typed) < MAX_URL_NUMBER
+    shown = int(typed) if whole and integral else typed
+    try:
+        LIMITS[limit].check(label, shown)
+    except ValueError as exc:
+        st.session_state[_REFUSED + key] = f"{exc}; the default is used"
+        st.session_state[key] = default
+
+
+def _say_refused(key: str) -> None:
+    """Show the refusal :func:`_in_limit_or_default` kept for the box ``key``, once."""
+    refused = st.session_state.pop(_REFUSED + key, None)
+    if refused is not None:
+        error(refused)
 
 
 #: Where :func:`_whole_or_default` leaves a fraction typed into a whole-number box, for

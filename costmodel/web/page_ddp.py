@@ -223,6 +223,7 @@ def _inputs() -> dict:
             step=0.05,
             format="%.2f",
             key="ddp_mfu",
+            limit="mfu",
             help="PaLM's MFU: model FLOPs over time x peak, recomputation's not counted (as "
             "the fitted efficiency's MFU and llm-foundry's and torchtitan's tables), so the "
             "same compute under any Recompute",
@@ -284,6 +285,7 @@ def _inputs() -> dict:
         value=DEFAULT_COMM_CONTENTION,
         step=0.1,
         key="ddp_contention",
+        limit="contention",
         help="Compute runs at 1 - c while a collective is in flight (NCCL shares the SMs and "
         f"memory bandwidth). Default c = {DEFAULT_COMM_CONTENTION:g}, the same on every "
         "surface (API, CLI, Scenario); 1 = the fit to PyTorch's V100 ResNet DDP benchmark.",
@@ -310,6 +312,7 @@ def _inputs() -> dict:
             step=1,
             min_value=1,
             key="ddp_group",
+            limit="group_size",
             placeholder="one node",
             help="GPUs that shard one replica (FSDP inside the group, all-reduce across "
             "groups): a divisor of a node's GPUs or whole nodes. Empty: one node of the "
@@ -351,6 +354,7 @@ def _inputs() -> dict:
         min_value=1,
         max_value=int(LIMITS["gpus_per_node"].hi),
         key="ddp_gpus_per_node",
+        limit="gpus_per_node",
         placeholder=f"{node_gpus} (the whole node)",
         help=f"GPUs the run uses in each node, 1..{node_gpus} on {cluster}: a slice of the "
         "node, as the CLI's --gpus-per-node (step, scenario, train) and Scenario's "
@@ -1090,6 +1094,7 @@ def _price_input(
         step=0.1,
         key=usd_key,
         min_value=0.01,
+        limit="usd_per_gpu_hour",
         placeholder=f"{DEFAULT_USD_PER_GPU_HOUR:.2f} (placeholder)",
         help=f"Empty: the cost is shown at a ${DEFAULT_USD_PER_GPU_HOUR:g} placeholder, "
         "labelled as such, until you type your price"

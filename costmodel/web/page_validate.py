@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from costmodel import plots
+from costmodel._limits import LIMITS
 from costmodel.units import format_bytes, format_counted, format_rate
 from costmodel.validation.compare import (
     cpu_regime_note,
@@ -319,11 +320,12 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         c[1],
         "Nodes",
         min_value=1,
-        max_value=100_000,
+        max_value=int(LIMITS["nodes"].hi),
         value=None,
         step=1,
         placeholder=FROM_LOG,
         key="val_nodes",
+        limit="nodes",
         set_by_page=True,
         help="Empty: the log's host lines, else ranks / the GPUs per node.",
     )
@@ -331,11 +333,12 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         c[2],
         "GPUs per node",
         min_value=1,
-        max_value=1024,
+        max_value=int(LIMITS["gpus_per_node"].hi),
         value=None,
         step=1,
         placeholder=FROM_LOG,
         key="val_gpus_per_node",
+        limit="gpus_per_node",
         set_by_page=True,
         help="The GPUs of each node: with the nodes set, ranks / nodes of them are used (fewer: "
         "a slice, said above the comparison); alone, it sets the nodes, which must split the "
