@@ -1777,8 +1777,12 @@ def table(
     on_demand: bool = False,
     shown: pd.DataFrame | None = None,
     cards: bool | Literal["page"] = False,
+    phone_rows: int | None = None,
 ) -> None:
     """Show a table formatted with units and a button that downloads it as CSV.
+
+    ``phone_rows``: a long table's cards on a phone are its first rows only
+    (:func:`_phone_view`), the rest in the grid (wider screens) and the CSV.
 
     ``shown``: the rows as the page writes them, where they differ from the CSV's (a name
     written for reading beside the API's identifier); ``frame`` is still what the CSV holds.
@@ -1812,12 +1816,8 @@ def table(
                     page_cards_css(key, *_shown_cells(written)) + "\n\n" + text_table(written),
                     unsafe_allow_html=True,  # the cells are escaped (plain): only the <style>
                 )
-            elif cards:  # the CSS first: cards_css hides the container's first element
-                with st.container(key=f"cards_{key}"):
-                    st.markdown(
-                        cards_css(f"cards_{key}", *_shown_cells(written)), unsafe_allow_html=True
-                    )
-                    st.markdown(text_table(written))
+            elif cards:
+                text_cards(written, key=key)
             else:
                 st.markdown(text_table(written))
         label = (
@@ -1832,11 +1832,28 @@ def table(
         )
         if box is not None:
             with box:
-                _grid(frame, file_name, key=key, shown=shown, cards=bool(cards) and not small)
+                _grid(
+                    frame,
+                    file_name,
+                    key=key,
+                    shown=shown,
+                    cards=not small,
+                    above=small,
+                    # a grid without cards of its own: its first rows on a phone
+                    phone_rows=phone_rows if cards else phone_rows or PHONE_CARD_ROWS,
+                )
         return
     if caption:
         st.caption(caption)
-    _grid(frame, file_name, key=key, shown=shown, cards=bool(cards))
+    _grid(frame, file_name, key=key, shown=shown, cards=bool(cards), phone_rows=phone_rows)
+
+
+def text_cards(frame: pd.DataFrame, *, key: str) -> None:
+    """``frame`` as a text table that reads as one card per row wherever it is narrower than it
+    needs (:func:`cards_css`, in the keyed container ``cards_<key>``)."""
+    with st.container(key=f"cards_{key}"):  # the CSS first: cards_css hides it
+        st.markdown(cards_css(f"cards_{key}", *_shown_cells(frame)), unsafe_allow_html=True)
+        st.markdown(text_table(frame))
 
 
 def grid_headers(frame: pd.DataFrame) -> dict[str, Any]:
@@ -1863,20 +1880,34 @@ def _grid(
     key: str,
     shown: pd.DataFrame | None = None,
     cards: bool = False,
+    above: bool = False,
+    phone_rows: int | None = None,
 ) -> None:
     """The sortable grid (:func:`styled`, of ``shown`` where given) and the CSV button
     (``frame``); with ``cards``, on a phone the rows as cards in its place
-    (:func:`phone_cards_css`)."""
+    (:func:`phone_cards_css`; the first ``phone_rows`` of them where given); with ``above``
+    (the rows are written out as text above it, :func:`table`'s small tables), on a phone a
+    line that says so in its place.
+
+    A grid scrolls sideways in its own box wherever its columns are wider than it: on a 390 px
+    phone every "Sortable table and ..." expander did (the step page's strategies, 766 px of
+    grid in 322), and the grid itself stood 9 px wider than the expander's content. On a phone
+    no grid is drawn, a text table (as cards) or that line is; the CSV button stays."""
     view = frame if shown is None else shown
     if cards:
         with st.container(key=f"phone_{key}"):
-            headers, rows = _shown_cells(view)
             st.markdown(
-                phone_cards_css(f"phone_{key}")
-                + page_cards_css(key, headers, rows)
-                + "\n\n"
-                + text_table(view),
+                phone_cards_css(f"phone_{key}") + _phone_view(view, key, phone_rows),
                 unsafe_allow_html=True,  # the cells are escaped (plain): only the <style>s
+            )
+            _sortable(view)
+    elif above:
+        with st.container(key=f"narrow_{key}"):
+            st.markdown(
+                phone_cards_css(f"narrow_{key}")
+                + "These rows are written out above; the sortable grid is drawn on a wider "
+                "screen.",
+                unsafe_allow_html=True,  # the line is the app's own: only the <style>
             )
             _sortable(view)
     else:
@@ -1889,6 +1920,26 @@ def _grid(
         key=f"download_{key}",
         icon=":material/download:",
     )
+
+
+#: The cards a phone shows in place of a long grid that has none of its own [rows]
+#: (:func:`_phone_view`): a screen or two of them, the rest in the grid and the CSV.
+PHONE_CARD_ROWS = 12
+
+
+def _phone_view(view: pd.DataFrame, key: str, rows: int | None = None) -> str:
+    """The Markdown that shows ``view`` as cards on a phone (:func:`page_cards_css`), its first
+    ``rows`` rows only where given and it has more, with a line after them that says how many
+    of how many and where the rest are."""
+    part = view if rows is None or len(view) <= rows else view.head(rows)
+    headers, cells = _shown_cells(part)
+    text = page_cards_css(key, headers, cells) + "\n\n" + text_table(part)
+    if len(part) < len(view):
+        text += (
+            f"\n\nThe first {len(part)} of {format_counted(len(view), 'row')}; all of them are "
+            "in the sortable grid on a wider screen and in the CSV."
+        )
+    return text
 
 
 def _sortable(view: pd.DataFrame) -> None:

@@ -63,6 +63,7 @@ from costmodel.web.common import (
     parse_input,
     section,
     table,
+    text_cards,
     whole_from_text,
 )
 from costmodel.web.own_model import OWN, upload_arch
@@ -118,6 +119,11 @@ MEASURED_BOX = "Measured step time [s]"
 B_BOX_LABELS = {**BOX_LABELS, "nodes": "Nodes (B)", "params": "Parameters (B)"}
 
 CUSTOM = "custom (parameter count)"
+
+#: The timeline's intervals a phone shows as cards, in the order the step lists them (the
+#: phases' summary above says each phase's time; the grid on a wider screen and timeline.csv
+#: hold every interval).
+TIMELINE_PHONE_ROWS = 10
 SAME = "same as A"
 
 
@@ -923,6 +929,11 @@ def render() -> None:
     )
     if box is not None:
         with box:
+            # each phase's time first (a dozen rows at most), then the intervals: on a phone
+            # a card per interval was 144,000 px of page for a 70B model under FSDP, so a phone
+            # shows the first TIMELINE_PHONE_ROWS of them (the grid and the CSV hold them all)
+            st.caption("Each phase of the step: its intervals, from the first to the last, busy")
+            text_cards(data.timeline_phases(result.timeline), key="timeline_phases")
             table(
                 pd.DataFrame(result.timeline),
                 "timeline.csv",
@@ -930,6 +941,7 @@ def render() -> None:
                 caption="The timeline (seconds from the start of the step)",
                 # an interval per card on a phone: 9 columns scrolled 853 px in the grid's 322
                 cards=True,
+                phone_rows=TIMELINE_PHONE_ROWS,
             )
 
 
