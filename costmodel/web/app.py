@@ -102,7 +102,6 @@ def main() -> None:
     from costmodel.web.scope import OUT_OF_SCOPE  # after set_page_config
 
     st.sidebar.caption(OUT_OF_SCOPE)
-    st.sidebar.html(ONE_ENTRY_PER_SWITCH, unsafe_allow_javascript=True)
     _open_first_page_at_its_own_path()
     st.navigation(
         [
@@ -110,6 +109,9 @@ def main() -> None:
             for i, (file, title, url, icon) in enumerate(PAGES)
         ]
     ).run()
+    # after the page: st.html is a JavaScript chunk the browser loads on first use, so it waits
+    # for the page's first chart; a run the page stops (st.stop) leaves the script installed
+    st.sidebar.html(ONE_ENTRY_PER_SWITCH, unsafe_allow_javascript=True)
 
 
 if __name__ == "__main__":  # Streamlit runs the script as __main__

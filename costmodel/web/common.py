@@ -1892,7 +1892,8 @@ def _grid(
     A grid scrolls sideways in its own box wherever its columns are wider than it: on a 390 px
     phone every "Sortable table and ..." expander did (the step page's strategies, 766 px of
     grid in 322), and the grid itself stood 9 px wider than the expander's content. On a phone
-    no grid is drawn, a text table (as cards) or that line is; the CSV button stays."""
+    a table's grid behind such an expander (every ``on_demand`` table's) or with ``cards`` is
+    not drawn, a text table (as cards) or that line is; the CSV button stays."""
     view = frame if shown is None else shown
     if cards:
         with st.container(key=f"phone_{key}"):
