@@ -681,6 +681,7 @@ def bound_number(
     max_value: float | None = None,
     set_by_page: bool = False,
     limit: str | None = None,
+    box_bounds: bool = True,
     **kwargs: Any,
 ) -> Any:
     """``where.number_input(label, ...)`` bound to the URL parameter ``key``, with a red
@@ -701,7 +702,9 @@ def bound_number(
     without a word (AppTest saw no message at all). A typed value outside the limit is named in
     red in the limit's words (``GPUs per node: must be a whole number in 1..1,024, got 0``, as
     ``--gpus-per-node 0``) and the box goes back to its default, as a fraction typed into a
-    whole-number box does.
+    whole-number box does. ``box_bounds=False``: drawn without Streamlit's bounds as well, for a
+    box whose typed value the page's own check refuses in those words (the typed price: no
+    cost is shown for a price refused).
 
     A whole-number box is drawn as a float box shown without decimals (``%.0f``): Streamlit's
     int box reads the typed text in the browser with ``parseInt`` (``1e1`` typed ran on 1 node,
@@ -754,8 +757,9 @@ def bound_number(
             linked = int(x) if whole else x
     default = kwargs.get("value", "min")
     default = min_value if default == "min" else default
-    if limit is not None:  # the limit's range, said by the page: no Streamlit bounds
+    if limit is not None or not box_bounds:  # the range said by the page: no Streamlit bounds
         min_value = max_value = None
+    if limit is not None:
         kwargs["on_change"] = _in_limit_or_default
         kwargs["args"] = (key, default, label, limit, whole)
     if not (set_by_page or whole):

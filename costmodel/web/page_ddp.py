@@ -1106,7 +1106,7 @@ def _price_input(
         step=0.1,
         key=usd_key,
         min_value=0.01,
-        limit="usd_per_gpu_hour",
+        box_bounds=False,  # a typed price out of range: refused with the cost (_training_cost)
         placeholder=f"{DEFAULT_USD_PER_GPU_HOUR:.2f} (placeholder)",
         help=f"Empty: the cost is shown at a ${DEFAULT_USD_PER_GPU_HOUR:g} placeholder, "
         "labelled as such, until you type your price"
