@@ -372,6 +372,15 @@ LIMITS: dict[str, Limit] = {
     "port": Limit(_WHOLE.format(lo=1, hi="65,535"), 1, 65535, _whole, whole=True),
     "iters": _ITERS,
     "warmup": Limit(_WHOLE.format(lo=0, hi="1,000,000"), 0, 1e6, _whole, whole=True),
+    # a learning-rate warmup's steps (batch.warmup_learning_rate, the Batch page's box): 0 is
+    # no warmup; bounded as a run's steps are (a warmup longer than any run warms nothing)
+    # the Memory page's transformer shape of a bare count (memory.activation_bytes: layers,
+    # hidden size, heads; an Architecture's are >= 1): a plausibility bound far above any
+    # published shape (hundreds of layers, hidden sizes of tens of thousands)
+    "layers": Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _whole, whole=True),
+    "hidden": Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _whole, whole=True),
+    "heads": Limit(_WHOLE.format(lo=1, hi="1,000,000"), 1, 1e6, _whole, whole=True),
+    "warmup_steps": Limit(_WHOLE.format(lo=0, hi="1e12"), 0, 1e12, _whole, whole=True),
     "step_factor": Limit(_WHOLE.format(lo=2, hi="1,024"), 2, 1024, _whole, whole=True),
     "chunk_rows": Limit(_WHOLE.format(lo=1, hi="1e9"), 1, 1e9, _whole, whole=True),
     # validate compare's check of |busbw error| (busbw_pred / busbw_meas - 1, uncapped): a

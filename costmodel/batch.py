@@ -769,12 +769,9 @@ def warmup_learning_rate(
     """
     # the warmup first: steps are often drawn from it (0, T_w / 2, T_w), so a negative one
     # was refused as "step: ... got [0, -2, -5]", a list nobody typed
-    if (
-        isinstance(warmup_steps, bool)
-        or not float(warmup_steps) >= 0
-        or warmup_steps != int(warmup_steps)
-    ):
-        raise ValueError(f"warmup_steps: must be a whole number >= 0, got {warmup_steps!r}")
+    from ._limits import LIMITS  # the range every surface says (0..1e12)
+
+    LIMITS["warmup_steps"].check("warmup_steps", warmup_steps)
     t = np.asarray(step, dtype=float)
     if (~np.isfinite(t) | (t < 0)).any():
         raise ValueError(f"step: must be finite numbers >= 0, got {step!r}")

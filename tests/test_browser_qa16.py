@@ -73,14 +73,13 @@ def test_a_phone_shrinks_only_the_chart_titles_that_do_not_fit(chromium_browser,
 # --- Back and Forward: what one page switch adds to the history ---------------------------------
 @pytest.mark.browser
 def test_what_one_page_switch_adds_to_the_history(chromium_browser, app_url):
-    """README, "Back and Forward": a switch through the sidebar adds one entry for a page whose
-    URL holds no input Streamlit binds (ZeRO stage and the ranks, a whole-number box, are
-    written by the app); leaving a page whose URL holds inputs Streamlit binds adds two (its
-    path without them, then the new page); coming back to it adds one per input put back in
-    the URL and one for the page. Streamlit's frontend pushes a history entry for every URL
-    change the server sends outside Back and Forward, and its binding sends one per input it
-    puts back (the app's own writes, ZeRO stage and ranks here, are among them): the app
-    cannot make it one."""
+    """README, "Back and Forward": a switch through the sidebar adds one history entry, whatever
+    the URLs of the pages left and opened hold, and one Back returns to the page left with the
+    inputs it had. Streamlit's page pushed an entry for the new path and one for every URL change
+    of the switch (leaving a page whose URL holds inputs Streamlit binds added two: its path
+    without them, then the new page; coming back added one per input put back in the URL and one
+    for the page); the app's script (costmodel.web.app.ONE_ENTRY_PER_SWITCH) makes the later
+    pushes of a switch replace its first entry."""
     context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = context.new_page()
@@ -98,15 +97,26 @@ def test_what_one_page_switch_adds_to_the_history(chromium_browser, app_url):
 
         assert switch("Batch", "batch") == 1  # Memory's URL held no input
         assert switch("Memory", "memory") == 1
+        params = page.get_by_role("textbox", name="Parameters P")  # a box Streamlit binds
+        params.fill("13B")
+        params.press("Enter")
         page.get_by_text("3 (FSDP)", exact=True).click()  # a box the app writes to the URL
         ranks = page.get_by_role("spinbutton", name="Data-parallel ranks N")
         ranks.fill("16")
         ranks.press("Enter")  # a whole-number box: the app writes it too
-        expect(page).to_have_url(re.compile(r"/memory\?(?=.*dp_ranks=16)(?=.*zero_stage=3)"))
+        memory_url = re.compile(r"/memory\?(?=.*params=13B)(?=.*dp_ranks=16)(?=.*zero_stage=3)")
+        expect(page).to_have_url(memory_url)
         page.wait_for_timeout(1000)
-        assert switch("Batch", "batch") == 1  # no input Streamlit binds: the new page only
-        assert switch("Memory", "memory") == 3  # dp_ranks, zero_stage, then the page
-        expect(page).to_have_url(re.compile(r"/memory\?(?=.*dp_ranks=16)(?=.*zero_stage=3)"))
+        assert switch("Batch", "batch") == 1  # was 2: /memory without params=13B, then /batch
+        assert switch("Memory", "memory") == 1  # was 4: the page, then each input put back
+        expect(page).to_have_url(memory_url)
+        assert switch("Training step", "ddp") == 1
+        page.go_back()  # one Back: the page left, with its inputs
+        expect(page).to_have_url(memory_url)
+        expect(page.get_by_role("radio", name="3 (FSDP)")).to_be_checked()
+        expect(ranks).to_have_value("16")
+        page.go_back()  # one more: the page before it
+        expect(page).to_have_url(re.compile(r"/batch$"))
     finally:
         context.close()
 

@@ -680,6 +680,8 @@ def bound_number(
     min_value: float | None = None,
     max_value: float | None = None,
     set_by_page: bool = False,
+    limit: str | None = None,
+    box_bounds: bool = True,
     **kwargs: Any,
 ) -> Any:
     """``where.number_input(label, ...)`` bound to the URL parameter ``key``, with a red
@@ -692,6 +694,17 @@ def bound_number(
     offered (:func:`bound_choice`) and a number that is not finite
     (not finite or past 2**53: dropped before the box is drawn) are named: the box's label and its range. A box takes whole
     numbers when its value, step and bounds are integers (Streamlit's own rule).
+
+    ``limit`` (a :data:`costmodel._limits.LIMITS` name): the range the box keeps is that of the
+    CLI's option. The box is then drawn without Streamlit's bounds (``min_value``/``max_value``
+    still check a link's number): with them, a typed value below the minimum was answered by
+    the browser's own "greater than or equal to 1" beside the box and dropped by the server
+    without a word (AppTest saw no message at all). A typed value outside the limit is named in
+    red in the limit's words (``GPUs per node: must be a whole number in 1..1,024, got 0``, as
+    ``--gpus-per-node 0``) and the box goes back to its default, as a fraction typed into a
+    whole-number box does. ``box_bounds=False``: drawn without Streamlit's bounds as well, for a
+    box whose typed value the page's own check refuses in those words (the typed price: no
+    cost is shown for a price refused).
 
     A whole-number box is drawn as a float box shown without decimals (``%.0f``): Streamlit's
     int box reads the typed text in the browser with ``parseInt`` (``1e1`` typed ran on 1 node,
@@ -721,15 +734,15 @@ def bound_number(
         x = float(text)
         if not (math.isfinite(x) and abs(x) < MAX_URL_NUMBER):  # an int box crashes on inf
             _drop_url_value(key)
-            lo = "(-2**53" if min_value is None else f"[{min_value:g}"
-            hi = "2**53)" if max_value is None else f"{max_value:g}]"
+            lo = "(-2**53" if min_value is None else f"[{_bound(min_value)}"
+            hi = "2**53)" if max_value is None else f"{_bound(max_value)}]"
             error(
                 f"URL parameter {key}: {text} is not a finite number below 2**53, as {label} "
                 f"takes: {lo}, {hi}; the default is used"
             )
         elif (min_value is not None and x < min_value) or (max_value is not None and x > max_value):
-            lo = "-inf" if min_value is None else f"{min_value:g}"
-            hi = "inf" if max_value is None else f"{max_value:g}"
+            lo = "-inf" if min_value is None else f"{_bound(min_value)}"
+            hi = "inf" if max_value is None else f"{_bound(max_value)}"
             error(
                 f"URL parameter {key}: {text} is outside the range of {label}, "
                 f"[{lo}, {hi}]; the default is used"
@@ -742,12 +755,19 @@ def bound_number(
             )
         elif math.isfinite(x):
             linked = int(x) if whole else x
-    if not (set_by_page or whole):
-        return where.number_input(
-            label, key=key, bind=QP, min_value=min_value, max_value=max_value, **kwargs
-        )
     default = kwargs.get("value", "min")
     default = min_value if default == "min" else default
+    if limit is not None or not box_bounds:  # the range said by the page: no Streamlit bounds
+        min_value = max_value = None
+    if limit is not None:
+        kwargs["on_change"] = _in_limit_or_default
+        kwargs["args"] = (key, default, label, limit, whole)
+    if not (set_by_page or whole):
+        value = where.number_input(
+            label, key=key, bind=QP, min_value=min_value, max_value=max_value, **kwargs
+        )
+        _say_refused(key)
+        return value
     if key not in st.session_state or _history_navigation():  # the box's first run, or Back/
         st.session_state[key] = default if linked is None else linked  # Forward: the URL's
     if default is not None:  # the value is the state's: no value beside it (Streamlit warns)
@@ -761,16 +781,17 @@ def bound_number(
         kwargs.setdefault("step", 1.0)
         min_value = None if min_value is None else float(min_value)
         max_value = None if max_value is None else float(max_value)
-        kwargs["on_change"] = _whole_or_default
-        kwargs["args"] = (key, default)
+        if limit is None:
+            kwargs["on_change"] = _whole_or_default
+            kwargs["args"] = (key, default)
     value = where.number_input(
         label, key=key, min_value=min_value, max_value=max_value, persist_state=KEPT, **kwargs
     )
     if whole:
         typed = st.session_state.pop(_FRACTION + key, None)
         if typed is not None:
-            lo = "(-2**53" if min_value is None else f"[{min_value:g}"
-            hi = "2**53)" if max_value is None else f"{max_value:g}]"
+            lo = "(-2**53" if min_value is None else f"[{_bound(min_value)}"
+            hi = "2**53)" if max_value is None else f"{_bound(max_value)}]"
             what = (
                 "not a whole number"
                 if math.isfinite(typed) and abs(typed) < MAX_URL_NUMBER
@@ -780,8 +801,49 @@ def bound_number(
                 f"{label}: {typed!r} is {what}, as {label} takes: {lo}, {hi}; the default is used"
             )
         value = None if value is None else int(value)
+    _say_refused(key)
     _write_url(key, value, default)
     return value
+
+
+def _bound(x: float) -> str:
+    """A box's bound in a message: ``%g`` ("0.05", "1024"), a whole million or more in
+    digits grouped as the limits write them ("1,000,000", not "1e+06").
+
+    >>> _bound(0.05), _bound(1024), _bound(1e6)
+    ('0.05', '1024', '1,000,000')
+    """
+    return f"{int(x):,}" if x == math.floor(x) and abs(x) >= 1e6 else f"{x:g}"
+
+
+#: Where :func:`_in_limit_or_default` leaves its refusal of a typed value, for
+#: :func:`bound_number` to show: ``st.session_state[_REFUSED + key]``.
+_REFUSED = "_refused_"
+
+
+def _in_limit_or_default(key: str, default: Any, label: str, limit: str, whole: bool) -> None:
+    """A change of a box with a ``limit`` (:func:`bound_number`): a value outside the limit (a
+    fraction in a whole-number box, a number past it) is refused in the limit's words, named by
+    the box (kept aside to be shown), and the box goes back to its default."""
+    from costmodel._limits import LIMITS
+
+    typed = st.session_state.get(key)
+    if typed is None:
+        return
+    integral = math.isfinite(typed) and typed == math.floor(typed) and abs(typed) < MAX_URL_NUMBER
+    shown = int(typed) if whole and integral else typed
+    try:
+        LIMITS[limit].check(label, shown)
+    except ValueError as exc:
+        st.session_state[_REFUSED + key] = f"{exc}; the default is used"
+        st.session_state[key] = default
+
+
+def _say_refused(key: str) -> None:
+    """Show the refusal :func:`_in_limit_or_default` kept for the box ``key``, once."""
+    refused = st.session_state.pop(_REFUSED + key, None)
+    if refused is not None:
+        error(refused)
 
 
 #: Where :func:`_whole_or_default` leaves a fraction typed into a whole-number box, for
@@ -1719,8 +1781,12 @@ def table(
     on_demand: bool = False,
     shown: pd.DataFrame | None = None,
     cards: bool | Literal["page"] = False,
+    phone_rows: int | None = None,
 ) -> None:
     """Show a table formatted with units and a button that downloads it as CSV.
+
+    ``phone_rows``: a long table's cards on a phone are its first rows only
+    (:func:`_phone_view`), the rest in the grid (wider screens) and the CSV.
 
     ``shown``: the rows as the page writes them, where they differ from the CSV's (a name
     written for reading beside the API's identifier); ``frame`` is still what the CSV holds.
@@ -1754,12 +1820,8 @@ def table(
                     page_cards_css(key, *_shown_cells(written)) + "\n\n" + text_table(written),
                     unsafe_allow_html=True,  # the cells are escaped (plain): only the <style>
                 )
-            elif cards:  # the CSS first: cards_css hides the container's first element
-                with st.container(key=f"cards_{key}"):
-                    st.markdown(
-                        cards_css(f"cards_{key}", *_shown_cells(written)), unsafe_allow_html=True
-                    )
-                    st.markdown(text_table(written))
+            elif cards:
+                text_cards(written, key=key)
             else:
                 st.markdown(text_table(written))
         label = (
@@ -1774,11 +1836,28 @@ def table(
         )
         if box is not None:
             with box:
-                _grid(frame, file_name, key=key, shown=shown, cards=bool(cards) and not small)
+                _grid(
+                    frame,
+                    file_name,
+                    key=key,
+                    shown=shown,
+                    cards=not small,
+                    above=small,
+                    # a grid without cards of its own: its first rows on a phone
+                    phone_rows=phone_rows if cards else phone_rows or PHONE_CARD_ROWS,
+                )
         return
     if caption:
         st.caption(caption)
-    _grid(frame, file_name, key=key, shown=shown, cards=bool(cards))
+    _grid(frame, file_name, key=key, shown=shown, cards=bool(cards), phone_rows=phone_rows)
+
+
+def text_cards(frame: pd.DataFrame, *, key: str) -> None:
+    """``frame`` as a text table that reads as one card per row wherever it is narrower than it
+    needs (:func:`cards_css`, in the keyed container ``cards_<key>``)."""
+    with st.container(key=f"cards_{key}"):  # the CSS first: cards_css hides it
+        st.markdown(cards_css(f"cards_{key}", *_shown_cells(frame)), unsafe_allow_html=True)
+        st.markdown(text_table(frame))
 
 
 def grid_headers(frame: pd.DataFrame) -> dict[str, Any]:
@@ -1805,20 +1884,35 @@ def _grid(
     key: str,
     shown: pd.DataFrame | None = None,
     cards: bool = False,
+    above: bool = False,
+    phone_rows: int | None = None,
 ) -> None:
     """The sortable grid (:func:`styled`, of ``shown`` where given) and the CSV button
     (``frame``); with ``cards``, on a phone the rows as cards in its place
-    (:func:`phone_cards_css`)."""
+    (:func:`phone_cards_css`; the first ``phone_rows`` of them where given); with ``above``
+    (the rows are written out as text above it, :func:`table`'s small tables), on a phone a
+    line that says so in its place.
+
+    A grid scrolls sideways in its own box wherever its columns are wider than it: on a 390 px
+    phone every "Sortable table and ..." expander did (the step page's strategies, 766 px of
+    grid in 322), and the grid itself stood 9 px wider than the expander's content. On a phone
+    a table's grid behind such an expander (every ``on_demand`` table's) or with ``cards`` is
+    not drawn, a text table (as cards) or that line is; the CSV button stays."""
     view = frame if shown is None else shown
     if cards:
         with st.container(key=f"phone_{key}"):
-            headers, rows = _shown_cells(view)
             st.markdown(
-                phone_cards_css(f"phone_{key}")
-                + page_cards_css(key, headers, rows)
-                + "\n\n"
-                + text_table(view),
+                phone_cards_css(f"phone_{key}") + _phone_view(view, key, phone_rows),
                 unsafe_allow_html=True,  # the cells are escaped (plain): only the <style>s
+            )
+            _sortable(view)
+    elif above:
+        with st.container(key=f"narrow_{key}"):
+            st.markdown(
+                phone_cards_css(f"narrow_{key}")
+                + "These rows are written out above; the sortable grid is drawn on a wider "
+                "screen.",
+                unsafe_allow_html=True,  # the line is the app's own: only the <style>
             )
             _sortable(view)
     else:
@@ -1831,6 +1925,26 @@ def _grid(
         key=f"download_{key}",
         icon=":material/download:",
     )
+
+
+#: The cards a phone shows in place of a long grid that has none of its own [rows]
+#: (:func:`_phone_view`): a screen or two of them, the rest in the grid and the CSV.
+PHONE_CARD_ROWS = 12
+
+
+def _phone_view(view: pd.DataFrame, key: str, rows: int | None = None) -> str:
+    """The Markdown that shows ``view`` as cards on a phone (:func:`page_cards_css`), its first
+    ``rows`` rows only where given and it has more, with a line after them that says how many
+    of how many and where the rest are."""
+    part = view if rows is None or len(view) <= rows else view.head(rows)
+    headers, cells = _shown_cells(part)
+    text = page_cards_css(key, headers, cells) + "\n\n" + text_table(part)
+    if len(part) < len(view):
+        text += (
+            f"\n\nThe first {len(part)} of {format_counted(len(view), 'row')}; all of them are "
+            "in the sortable grid on a wider screen and in the CSV."
+        )
+    return text
 
 
 def _sortable(view: pd.DataFrame) -> None:

@@ -891,3 +891,27 @@ def calibrated_band(
         compare_calibrated(text, source, settings, cal_content, cal_name),
         uploaded_calibration(cal_content, cal_name),
     )
+
+
+def timeline_phases(timeline: list[dict]) -> pd.DataFrame:
+    """One row per phase of a step's timeline (an interval kind on its stream: forward,
+    backward, all_gather on params, ...), in the order the phases start: how many intervals,
+    when the first starts and the last ends, and the time the phase keeps its stream busy
+    (the sum of its intervals) [s]. The step page's summary above the interval list: on a
+    phone the whole list was a card per interval (581 for the default step)."""
+    frame = pd.DataFrame(timeline, columns=["kind", "stream", "start_s", "end_s"])
+    frame["stream"] = frame["stream"].fillna("").astype(str)
+    frame["busy_s"] = frame["end_s"] - frame["start_s"]
+    phases = (
+        frame.groupby(["kind", "stream"], sort=False)
+        .agg(
+            intervals=("busy_s", "size"),
+            start_s=("start_s", "min"),
+            end_s=("end_s", "max"),
+            busy_s=("busy_s", "sum"),
+        )
+        .reset_index()
+        .sort_values("start_s", kind="stable")
+        .rename(columns={"kind": "phase"})
+    )
+    return phases.reset_index(drop=True)

@@ -205,7 +205,7 @@ def render() -> None:
         # 1..1e16 tokens (costmodel._limits.LIMITS), in the same words
         base_key = "base_tokens" if in_tokens else "base_batch"
         check_boxes(
-            {"base_lr": inp["base_lr"], base_key: inp["base_batch"]},
+            {"base_lr": inp["base_lr"], base_key: inp["base_batch"], "warmup_steps": inp["warmup"]},
             lr_boxes | {"base_tokens": lr_boxes["base_batch"]},
         )
         crit = inp["critical"]

@@ -64,6 +64,7 @@ from costmodel.web.common import (
     parse_input,
     section,
     table,
+    text_cards,
     whole_from_text,
 )
 from costmodel.web.own_model import OWN, upload_arch
@@ -119,6 +120,11 @@ MEASURED_BOX = "Measured step time [s]"
 B_BOX_LABELS = {**BOX_LABELS, "nodes": "Nodes (B)", "params": "Parameters (B)"}
 
 CUSTOM = "custom (parameter count)"
+
+#: The timeline's intervals a phone shows as cards, in the order the step lists them (the
+#: phases' summary above says each phase's time; the grid on a wider screen and timeline.csv
+#: hold every interval).
+TIMELINE_PHONE_ROWS = 10
 SAME = "same as A"
 
 
@@ -224,6 +230,7 @@ def _inputs() -> dict:
             step=0.05,
             format="%.2f",
             key="ddp_mfu",
+            limit="mfu",
             help="PaLM's MFU: model FLOPs over time x peak, recomputation's not counted (as "
             "the fitted efficiency's MFU and llm-foundry's and torchtitan's tables), so the "
             "same compute under any Recompute",
@@ -285,6 +292,7 @@ def _inputs() -> dict:
         value=DEFAULT_COMM_CONTENTION,
         step=0.1,
         key="ddp_contention",
+        limit="contention",
         help="Compute runs at 1 - c while a collective is in flight (NCCL shares the SMs and "
         f"memory bandwidth). Default c = {DEFAULT_COMM_CONTENTION:g}, the same on every "
         "surface (API, CLI, Scenario); 1 = the fit to PyTorch's V100 ResNet DDP benchmark.",
@@ -311,6 +319,7 @@ def _inputs() -> dict:
             step=1,
             min_value=1,
             key="ddp_group",
+            limit="group_size",
             placeholder="one node",
             help="GPUs that shard one replica (FSDP inside the group, all-reduce across "
             "groups): a divisor of a node's GPUs or whole nodes. Empty: one node of the "
@@ -352,6 +361,7 @@ def _inputs() -> dict:
         min_value=1,
         max_value=int(LIMITS["gpus_per_node"].hi),
         key="ddp_gpus_per_node",
+        limit="gpus_per_node",
         placeholder=f"{node_gpus} (the whole node)",
         help=f"GPUs the run uses in each node, 1..{node_gpus} on {cluster}: a slice of the "
         "node, as the CLI's --gpus-per-node (step, scenario, train) and Scenario's "
@@ -920,6 +930,11 @@ def render() -> None:
     )
     if box is not None:
         with box:
+            # each phase's time first (a dozen rows at most), then the intervals: on a phone
+            # a card per interval was 144,000 px of page for a 70B model under FSDP, so a phone
+            # shows the first TIMELINE_PHONE_ROWS of them (the grid and the CSV hold them all)
+            st.caption("Each phase of the step: its intervals, from the first to the last, busy")
+            text_cards(data.timeline_phases(result.timeline), key="timeline_phases")
             table(
                 pd.DataFrame(result.timeline),
                 "timeline.csv",
@@ -927,6 +942,7 @@ def render() -> None:
                 caption="The timeline (seconds from the start of the step)",
                 # an interval per card on a phone: 9 columns scrolled 853 px in the grid's 322
                 cards=True,
+                phone_rows=TIMELINE_PHONE_ROWS,
             )
 
 
@@ -1091,6 +1107,7 @@ def _price_input(
         step=0.1,
         key=usd_key,
         min_value=0.01,
+        box_bounds=False,  # a typed price out of range: refused with the cost (_training_cost)
         placeholder=f"{format_usd_rate(DEFAULT_USD_PER_GPU_HOUR)} (placeholder)",
         help=f"Empty: the cost is shown at a ${format_usd_rate(DEFAULT_USD_PER_GPU_HOUR)} placeholder, "
         "labelled as such, until you type your price"

@@ -297,6 +297,7 @@ def _zero3_layout(where: object, stage: int) -> tuple[str, int | None, bool] | N
                 step=1,
                 min_value=1,
                 key="mem_group",
+                limit="group_size",
             )
         )
     reshard = where.checkbox(  # type: ignore[attr-defined]
@@ -757,6 +758,11 @@ def render() -> None:
         with section("Activations", _ACTIVATION_BOXES):
             seq, micro = inp["recipe_act"][:2]  # the CLI's --seq and --micro-batch ranges
             check_boxes({"sequence_length": seq, "micro_batch": micro}, _ACTIVATION_BOXES)
+            if inp["activation"][0] == "shape":  # the typed shape: its boxes' ranges
+                shape = dict(
+                    zip(("layers", "hidden", "heads"), inp["activation"][1:4], strict=True)
+                )
+                check_boxes(shape, _ACTIVATION_BOXES)
             got = data.activations_for(*inp["activation"])
         if got is None:  # no memory without the activations the box asks for
             return

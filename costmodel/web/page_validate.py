@@ -325,6 +325,7 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         step=1,
         placeholder=FROM_LOG,
         key="val_nodes",
+        limit="nodes",
         set_by_page=True,
         help="Empty: the log's host lines, else ranks / the GPUs per node.",
     )
@@ -337,6 +338,7 @@ def _inputs(raw: bytes | None, name: str | None) -> tuple[tuple, str, str]:
         step=1,
         placeholder=FROM_LOG,
         key="val_gpus_per_node",
+        limit="gpus_per_node",
         set_by_page=True,
         help="The GPUs of each node: with the nodes set, ranks / nodes of them are used (fewer: "
         "a slice, said above the comparison); alone, it sets the nodes, which must split the "
