@@ -79,12 +79,13 @@ def test_a_typed_fraction_is_named_and_the_default_used(page, key, label, defaul
 
 
 def test_a_fraction_in_a_bounded_box_names_its_range():
-    """The Validate page's GPUs per node (a box the page also sets): its range [1, 1024]."""
+    """The Validate page's GPUs per node (a box the page also sets): its range 1..1,024, in
+    the words of ``--gpus-per-node`` (the box keeps the shared limit, ``limit="gpus_per_node"``)."""
     at = open_page("page_validate.py", {"val_source": "reference"})
     at.number_input(key="val_gpus_per_node").set_value(2.5).run()
     assert_clean(at)
     assert any(
-        "GPUs per node: 2.5 is not a whole number, as GPUs per node takes: [1, 1024]" in e
+        "GPUs per node: must be a whole number in 1..1,024, got 2.5; the default is used" in e
         for e in _errors(at)
     ), _errors(at)
     assert at.number_input(key="val_gpus_per_node").value is None  # its default: from the log
