@@ -563,6 +563,24 @@ def realistic_time_s(
 
 
 @finite_result("prediction")
+def check_gpus_per_process(gpus_per_process: int, gpus_per_node: int, cluster: str) -> None:
+    """Refuse ``gpus_per_process`` that does not divide a node's ``gpus_per_node``.
+
+    One process drives ``g`` GPUs of its own node (nccl-tests ``-g g``); the ranks the model
+    prices are every GPU of every node (``nodes x gpus_per_node``), so the processes of a node
+    must split its GPUs evenly: ``gpus_per_node mod g == 0``. ``-g 3`` on 8-GPU nodes leaves
+    two GPUs idle or a process straddling nodes, neither of which the model describes.
+    """
+    g, n = int(gpus_per_process), int(gpus_per_node)
+    if g > n or n % g:
+        allowed = ", ".join(str(d) for d in range(1, n + 1) if n % d == 0)
+        raise ValueError(
+            f"gpus_per_process: {g} GPUs per process, but a node of {cluster} runs {n} GPUs "
+            f"here (`gpus_per_node`); allowed: {allowed} (one process drives GPUs of its own "
+            "node, and a node's processes split its GPUs evenly)"
+        )
+
+
 def predict_collective(
     op: str,
     message_bytes: ArrayLike,
@@ -715,6 +733,7 @@ def predict_collective(
         )
     if harness == "nccl-tests-g" and gpus_per_process == 1:
         gpus_per_process = c.gpus_per_node  # one process drives every GPU of its node
+    check_gpus_per_process(gpus_per_process, c.gpus_per_node, c.name)
     scale: dict | None = None
     fabric_params: dict[str, object] | None = None
     if cal is not None and cal.fabric and model in (CALIBRATED, "nccl") and n >= 2:

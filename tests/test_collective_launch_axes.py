@@ -169,7 +169,7 @@ def test_a_row_whose_node_is_smaller_than_a_process_is_refused_the_others_answer
     bad = df[df["gpus_per_node"] == 2]
     assert bad["time_s"].isna().all() and len(bad) == len(SIZES)
     (reason,) = set(bad["error"].astype(str))
-    assert reason.startswith("gpus_per_process: 4 GPUs per process") and "1..2" in reason
+    assert reason.startswith("gpus_per_process: 4 GPUs per process") and "allowed: 1, 2 " in reason
     for gpn in (4, 8):
         rows = df[df["gpus_per_node"] == gpn]
         assert (rows["error"].astype(str) == "").all()
@@ -182,7 +182,7 @@ def test_a_row_whose_node_is_smaller_than_a_process_is_refused_the_others_answer
     [
         ({"gpus_per_process": 0}, ("gpus_per_process:", "1..1,024", "got 0")),
         ({"gpus_per_process": 2.5}, ("gpus_per_process:", "whole number")),
-        ({"gpus_per_process": 9}, ("gpus_per_process: 9", "allowed: 1..8")),
+        ({"gpus_per_process": 9}, ("gpus_per_process: 9", "allowed: 1, 2, 4, 8 ")),
         ({"nvls": "maybe"}, ("nvls:", "true or false")),
         ({"collnet": 1}, ("collnet_enabled:", "true or false")),
     ],
@@ -207,13 +207,17 @@ def test_the_launch_needs_a_preset():
 
 def test_the_cli_refuses_bad_launches_in_its_words():
     base = ("collective", "all_reduce", "--cluster", "dgx-h100", "--size", "1MB")
-    one_line_error(run(*base, "--gpus-per-process", "9"), "--gpus-per-process: 9", "1..8")
+    one_line_error(run(*base, "--gpus-per-process", "9"), "--gpus-per-process: 9", "1, 2, 4, 8")
     line = one_line_error(
-        run(*base, "--gpus-per-node", "4", "--gpus-per-process", "8"), "--gpus-per-process", "1..4"
+        run(*base, "--gpus-per-node", "4", "--gpus-per-process", "8"),
+        "--gpus-per-process",
+        "1, 2, 4",
     )
     assert "--gpus-per-node" in line and "`" not in line  # the library's field in the CLI's words
     one_line_error(
-        run(*base, "--gpus-per-process", "9", "--algorithm", "all"), "--gpus-per-process", "1..8"
+        run(*base, "--gpus-per-process", "9", "--algorithm", "all"),
+        "--gpus-per-process",
+        "1, 2, 4, 8",
     )
     one_line_error(
         run("sweep", "--set", "preset=dgx-h100", "--set", "size=1MB", "--set", "nvls=maybe"),
@@ -262,3 +266,40 @@ def test_the_cli_table_says_the_launch_and_algorithm_all_takes_it():
     assert not answered["algorithm_used"].str.startswith("nvls").any()
     assert (rows.loc[rows["algorithm"].str.startswith("nvls"), "error"] != "").all()
     assert rows["nvls"].eq(False).all()
+
+
+@pytest.mark.parametrize("g", [3, 5, 6, 7])
+def test_processes_that_do_not_split_a_node_evenly_are_refused_on_every_road(g):
+    """``-g 3`` on 8-GPU nodes: the ranks priced are every GPU of every node, which three GPUs
+    per process cannot launch; refused in one rule through the API, the CLI and the sweep."""
+    words = ("gpus_per_process", f"{g} GPUs per process", "allowed: 1, 2, 4, 8 ")
+    with pytest.raises(ValueError) as api:
+        predict_collective("all_reduce", 2**20, cluster="dgx-h100", nodes=2, gpus_per_process=g)
+    assert all(w in str(api.value) for w in words), api.value
+    with pytest.raises(ValueError) as swept:  # every row refused: the sweep's refusal
+        sweep(preset="dgx-h100", nodes=2, size="1MiB", gpus_per_process=g)
+    assert str(swept.value) == str(api.value)
+    line = one_line_error(
+        run(
+            "collective",
+            "all_reduce",
+            "--cluster",
+            "dgx-h100",
+            "--nodes",
+            "2",
+            "--size",
+            "1MiB",
+            "--gpus-per-process",
+            str(g),
+        ),
+        "--gpus-per-process",
+        "1, 2, 4, 8",
+    )
+    assert str(api.value).split("allowed: ")[1] == line.split("allowed: ")[1].rstrip()
+    # a divisor is answered on every road
+    assert (
+        predict_collective(
+            "all_reduce", 2**20, cluster="dgx-h100", nodes=2, gpus_per_process=4
+        ).time_s
+        > 0
+    )

@@ -148,7 +148,7 @@ def test_collective_launch_options_and_their_ranges():
             "1MB",
         ),  # fmt: skip
         "--gpus-per-process",
-        "1..8",
+        "1, 2, 4, 8",
     )
     one_line_error(
         run(

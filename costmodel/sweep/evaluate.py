@@ -227,17 +227,15 @@ def _launch_keywords(cat: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_gpus_per_process(gpus_per_process: int, gpus_per_node: Any, preset: str) -> None:
-    """Refuse ``gpus_per_process`` above the GPUs of a node (``gpus_per_node``, a count or the
-    rows' array): one process drives GPUs of its own node (nccl-tests ``-g``). The rule of a
+    """Refuse ``gpus_per_process`` above the GPUs of a node, or not dividing them
+    (``gpus_per_node``, a count or the rows' array; :func:`costmodel.predict.check_gpus_per_process`
+    for each count): one process drives GPUs of its own node (nccl-tests ``-g``). The rule of a
     collective sweep's rows (each refused row keeps the reason in ``error``) and of
     ``costmodel collective --cluster --gpus-per-process``."""
-    g = int(np.min(gpus_per_node)) if np.size(gpus_per_node) else 0
-    if np.size(gpus_per_node) and int(gpus_per_process) > g:
-        raise ValueError(
-            f"gpus_per_process: {int(gpus_per_process)} GPUs per process, but a node of "
-            f"{preset} runs {g} GPUs here (`gpus_per_node`); allowed: 1..{g} (one process "
-            "drives the GPUs of its own node)"
-        )
+    from ..predict import check_gpus_per_process as check
+
+    for g in np.unique(np.asarray(gpus_per_node, dtype=int)) if np.size(gpus_per_node) else ():
+        check(gpus_per_process, int(g), preset)
 
 
 def _refused_collective_rows(
