@@ -218,23 +218,27 @@ def _one_sided(df: Any) -> str:
 
 
 # --- collective -------------------------------------------------------------------------------
-def _algorithm_help() -> str:
-    """``--algorithm``'s help, from the one table (:func:`costmodel.models.algorithms`)."""
+def _algorithm_help(one_link: bool = True) -> str:
+    """``--algorithm``'s help, from the one table (:func:`costmodel.models.algorithms`);
+    ``one_link=False`` for ``predict``, which always prices a cluster preset."""
     from .. import models
 
     nccl = ", ".join(dict.fromkeys(a for op in OPS for a in models.algorithms("nccl", op)))
     return (
         "auto (the model's choice) or an algorithm the op has under the model (another is "
-        "refused with the op's list; per op: README 'Algorithms per op and model'). Over one "
-        "link and --model lesson/textbook: the alpha-beta rows (all_reduce: "
+        "refused with the op's list; per op: README 'Algorithms per op and model'). "
+        + ("Over one link and --model" if one_link else "Under --model")
+        + " lesson/textbook: the alpha-beta rows (all_reduce: "
         + ", ".join(models.algorithms("lesson", "all_reduce"))
-        + "; textbook with --cluster also hierarchical, hierarchical_pipelined); nccl, "
+        + ("; textbook with --cluster also" if one_link else "; textbook also")
+        + " hierarchical, hierarchical_pipelined); nccl, "
         f"nccl-table, calibrated: NCCL's names ({nccl}). Aliases, answered by the canonical "
         f"name: {models.alias_summary()}; any case, NCCL_ALGO spellings (NVLSTree)."
     )
 
 
 ALGORITHM_HELP = _algorithm_help()
+PREDICT_ALGORITHM_HELP = _algorithm_help(one_link=False)
 
 
 def _refuse_empty(op: str, cluster: str | None, model: str, algorithm: str | None) -> None:
@@ -677,7 +681,7 @@ def predict(
     gpus_per_node: Annotated[
         int | None, typer.Option(min=1, help="Use a slice of each node (default: all GPUs).")
     ] = None,
-    algorithm: Annotated[str, typer.Option(help=ALGORITHM_HELP)] = "auto",
+    algorithm: Annotated[str, typer.Option(help=PREDICT_ALGORITHM_HELP)] = "auto",
     protocol: Annotated[str, typer.Option(help="auto, LL, LL128 or Simple.")] = "auto",
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     compare_models: Annotated[

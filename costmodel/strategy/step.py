@@ -204,7 +204,8 @@ class StrategyStep:
             "efficiency": self.efficiency,
             "one_gpu_step_s": self.one_gpu_step_s,
             "compute_share": self.compute_share,
-            "tokens_per_step": self.tokens_per_step,
+            # a count: written as one (scenario --json and the sweep's int column write it so)
+            "tokens_per_step": _count(self.tokens_per_step),
             "tokens_per_s": self.tokens_per_s,
             "comm_by_kind_s": dict(self.comm_by_kind_s),
             "wire_bytes_by_kind": dict(self.wire_bytes_by_kind),
@@ -1997,3 +1998,8 @@ def _calibrated_micro_s(
         _CALIBRATED.clear()
     _CALIBRATED[key] = micro
     return micro
+
+
+def _count(x: float) -> int | float:
+    """``x`` as an int where it is a whole number (a count carried as a float), else as is."""
+    return int(x) if math.isfinite(x) and float(x).is_integer() else x
