@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tests._cli import run
+from tests._cli import one_line_error, run
 
 
 def _flat(text: str) -> str:
@@ -60,3 +60,40 @@ def test_tokens_per_step_is_a_whole_count_in_every_json(args):
     walk(json.loads(said.stdout))
     assert found, "no tokens_per_step written"
     assert all(type(v) is int and v == 8 * 4096 for v in found), found
+
+
+@pytest.mark.parametrize("command", ["step", "scenario", "train"])
+@pytest.mark.parametrize("option", [("--no-flash",), ("--flash",), ("--loss", "fused")])
+def test_activation_options_on_a_bare_count_are_refused_as_memory_refuses_them(command, option):
+    """--loss and --flash/--no-flash size activations alone; a bare count sizes none, so step,
+    scenario and train refuse them (given at any value) in memory's words, not ignore them."""
+    tail = ("--tokens", "1e12") if command == "train" else ()
+    said = run(command, "--params", "7B", "--cluster", "dgx-h100", *option, *tail)
+    memory = run("memory", "--params", "7B", *option)
+    line = one_line_error(said, f"{option[0]}: sizes activations, which need an architecture")
+    assert line == one_line_error(memory)
+    # with an architecture they are taken: --no-flash keeps the s x s scores
+    arch = ("--arch", "llama-2-7b", "--cluster", "dgx-h100", "--json", *tail)
+    flash = json.loads(run(command, *arch).stdout)
+    if option == ("--no-flash",):
+        no_flash = json.loads(run(command, *arch, "--no-flash").stdout)
+        key = "memory_bytes"
+        assert _first(no_flash, key) > _first(flash, key)
+
+
+def _first(d: object, key: str) -> float:
+    if isinstance(d, dict):
+        if key in d and isinstance(d[key], int | float):
+            return float(d[key])
+        for v in d.values():
+            try:
+                return _first(v, key)
+            except KeyError:
+                pass
+    if isinstance(d, list):
+        for v in d:
+            try:
+                return _first(v, key)
+            except KeyError:
+                pass
+    raise KeyError(key)

@@ -38,6 +38,23 @@ def _check_loss(loss: str) -> None:
         raise ValueError(f"--loss: must be {', '.join(LOSS_MODES)}, got {loss!r}")
 
 
+def _refuse_activation_only(arch: str | None, loss: str | None, flash: bool | None) -> None:
+    """``--loss`` and ``--flash/--no-flash`` size activations alone; a bare parameter count
+    (no ``--arch``) sizes none, so they are refused there, given at any value, in
+    ``costmodel memory``'s words (:func:`costmodel.strategy.memory.check_activation_inputs`)
+    rather than ignored (``--seq``, ``--micro-batch`` and ``--recompute`` also set the step's
+    tokens and FLOPs, so they stay)."""
+    from ..strategy.memory import check_activation_inputs
+
+    given = {"--loss": loss is not None, "--flash" if flash else "--no-flash": flash is not None}
+    check_activation_inputs(
+        [name for name, on in given.items() if on],
+        arch=arch is not None,
+        activations=False,
+        arch_hint="--arch NAME",
+    )
+
+
 # --- options shared by the training commands (one spelling, one help text) ---------------------
 _ParamsOpt = Annotated[str | None, typer.Option(help="Model parameters: 7B (or --arch).")]
 _ClusterOpt = Annotated[str, typer.Option(help="Cluster preset.")]
@@ -127,7 +144,8 @@ _NoSyncOpt = Annotated[
     typer.Option("--no-sync/--sync", help="Accumulate under no_sync (one all-reduce per step)."),
 ]
 _FlashOpt = Annotated[
-    bool, typer.Option("--flash/--no-flash", help="FlashAttention (with --arch).")
+    bool | None,
+    typer.Option("--flash/--no-flash", help="FlashAttention (with --arch; default on)."),
 ]
 # the strategy options (step, scenario, train)
 _StrategyOpt = Annotated[
@@ -1253,6 +1271,7 @@ def step(
     if cluster is not None:
         if bandwidth is not None or ranks is not None:
             raise ValueError("give either --cluster (with --nodes) or --ranks and --bandwidth")
+        _refuse_activation_only(arch, loss, flash)  # the one-link step refuses them below
         # options of the one-link step only: refused rather than silently ignored
         if gradient_bytes is not None:
             raise ValueError(
@@ -2085,7 +2104,10 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         raise ValueError(
             f"--recompute: must be {', '.join(RECOMPUTE_MODES)}, got {o['recompute']!r}"
         )
-    _check_loss(o["loss"])
+    _refuse_activation_only(o["arch"], o["loss"], o["flash"])
+    loss = "fp32" if o["loss"] is None else o["loss"]
+    flash = True if o["flash"] is None else o["flash"]
+    _check_loss(loss)
     _one_compute(o["mfu"], o["compute_time"], o.get("step_time"))
     if o.get("precision") is not None:  # step's one-line refusal, with the value typed
         from ..strategy.step import compute_precision
@@ -2119,9 +2141,9 @@ def _scenario_from_options(o: dict[str, Any]) -> Any:
         bucket_cap_bytes=_bucket_text(o["bucket"]),  # None: the strategy's default bucket
         no_sync=o["no_sync"],
         model=o["model"],
-        flash_attention=o["flash"],
+        flash_attention=flash,
         recompute=o["recompute"],
-        loss=o["loss"],
+        loss=loss,
         comm_contention=_contention(o.get("contention")),
         strategy=(
             _strategy_of(o["strategy"], o["zero"], allow_all=False)
@@ -2158,8 +2180,8 @@ def scenario(
     no_sync: _NoSyncOpt = True,
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "nccl",
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
-    loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
-    flash: _FlashOpt = True,
+    loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
+    flash: _FlashOpt = None,
     contention: _ContentionOpt = None,
     power_limit_w: _PowerOpt = None,
     strategy: _StrategyOpt = None,
@@ -2686,8 +2708,8 @@ def train(
     grad_dtype: _GradDtypeOpt = None,
     precision: _PrecisionOpt = None,
     recompute: Annotated[str, typer.Option(help=_RECOMPUTE_HELP)] = "none",
-    loss: Annotated[str, typer.Option(help=_LOSS_HELP)] = "fp32",
-    flash: _FlashOpt = True,
+    loss: Annotated[str | None, typer.Option(help=_LOSS_HELP + " Default fp32.")] = None,
+    flash: _FlashOpt = None,
     cuda_context: _CudaContextOpt = None,
     fragmentation: _FragmentationOpt = None,
     step_time: Annotated[
