@@ -97,3 +97,20 @@ def _first(d: object, key: str) -> float:
             except KeyError:
                 pass
     raise KeyError(key)
+
+
+@pytest.mark.parametrize("gpu", ["h100-sxm", "a100-sxm-80gb", "b200"])
+def test_presets_show_and_list_write_one_gpu_s_peak_alike(gpu):
+    """`presets list` said 989.5 TFLOP/s for the H100 where `presets show` said 990."""
+    import re
+
+    listed = next(
+        line for line in run("presets", "list").stdout.splitlines() if line.startswith(gpu + " ")
+    )
+    peak = re.search(r"([\d.]+ [PT]FLOP/s) (bf16|fp16) dense", listed)
+    assert peak is not None, listed
+    shown = run("presets", "show", gpu).stdout
+    assert re.search(rf"^{peak.group(2)}_dense_flops +{re.escape(peak.group(1))}$", shown, re.M), (
+        peak.group(1),
+        shown,
+    )
