@@ -728,10 +728,8 @@ def format_days(value: float) -> str:
     ('0.0000005', '12,345.6', '2.01e+288')
     """
     v = _shown(value)
-    if v == 0 or not math.isfinite(v):
-        return f"{v:g}"
-    if abs(v) >= PLAIN_DIGITS_BELOW:
-        return f"{v:.3g}"
+    if (edge := _edge_text(v)) is not None:
+        return edge
     if abs(v) >= 10:
         return f"{v:,.1f}"
     return _three_digits(v)
@@ -756,15 +754,25 @@ def format_usd(value: float) -> str:
     ('39,957,592', '48.43', '3.90', '0.00778')
     """
     v = _shown(value)
-    if v == 0 or not math.isfinite(v):
-        return f"{v:g}"
-    if abs(v) >= PLAIN_DIGITS_BELOW:
-        return f"{v:.3g}"
+    if (edge := _edge_text(v)) is not None:
+        return edge
     if abs(v) >= 100:
         return f"{v:,.0f}"
     if abs(v) >= 0.01:
         return f"{v:.2f}"
     return _three_digits(v)
+
+
+def _edge_text(v: float) -> str | None:
+    """The one text of a money or hours figure at its edges (0, inf, NaN: ``:g``; from
+    :data:`PLAIN_DIGITS_BELOW` up: three significant digits in exponent notation), else None:
+    the rule :func:`format_days`, :func:`format_usd`, :func:`format_usd_rate` and
+    :func:`format_gpu_hours` share."""
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    if abs(v) >= PLAIN_DIGITS_BELOW:
+        return f"{v:.3g}"
+    return None
 
 
 RATE_DECIMALS = 4
@@ -788,10 +796,8 @@ def format_usd_rate(value: float) -> str:
     ('4.858', '1,234.50', '0.00123')
     """
     v = _shown(value)
-    if v == 0 or not math.isfinite(v):
-        return f"{v:g}"
-    if abs(v) >= PLAIN_DIGITS_BELOW:
-        return f"{v:.3g}"
+    if (edge := _edge_text(v)) is not None:
+        return edge
     if abs(v) < 0.01:
         return _three_digits(v)
     text = f"{v:,.{RATE_DECIMALS}f}"
@@ -809,10 +815,8 @@ def format_gpu_hours(value: float) -> str:
     ('0.00123', '0', '3.3e+20')
     """
     v = _shown(value)
-    if v == 0 or not math.isfinite(v):
-        return f"{v:g}"
-    if abs(v) >= PLAIN_DIGITS_BELOW:
-        return f"{v:.3g}"
+    if (edge := _edge_text(v)) is not None:
+        return edge
     if abs(v) >= 100:
         return f"{v:,.0f}"
     if abs(v) >= 10:
