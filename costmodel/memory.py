@@ -288,7 +288,7 @@ def check_overheads(
     cuda_context_bytes: ArrayLike, fragmentation: float
 ) -> tuple[np.ndarray, float]:
     """The CUDA context [B] and the fragmentation allowance [-] of :func:`training_memory`,
-    checked: the context a finite number >= 0 B (or an array of them), the allowance one
+    checked: the context within ``LIMITS['cuda_context']`` (0 B..16 TiB; or an array of them), the allowance one
     fraction in [0, 1); else ValueError naming ``cuda_context_bytes`` or ``fragmentation``. The
     one check of these inputs, for every surface that takes them (``strategy_step``,
     ``Scenario``, the advisor, the step sweep, through
@@ -299,11 +299,13 @@ def check_overheads(
     """
     from ._limits import LIMITS
 
-    ctx = _array("cuda_context_bytes", cuda_context_bytes, unit="B")
-    # the CLI's --cuda-context bound (16 TiB), for every surface: Scenario and --vs took 1 PB
+    ctx = _numbers("cuda_context_bytes", cuda_context_bytes)
+    # the CLI's --cuda-context range (0 B..16 TiB), for every surface and every way out of it
+    # (NaN, negative, past the top) in its whole words: Scenario and --vs took 1 PB, and -1
+    # said "a finite number >= 0 B" with no upper bound
     limit = LIMITS["cuda_context"]
-    if (over := ctx > limit.hi).any():
-        first = element_text(cuda_context_bytes, ctx, int(np.flatnonzero(over.ravel())[0]))
+    if (bad := ~((ctx >= 0.0) & (ctx <= limit.hi))).any():  # NaN fails both
+        first = element_text(cuda_context_bytes, ctx, int(np.flatnonzero(bad.ravel())[0]))
         raise ValueError(f"cuda_context_bytes: must be {limit.rule}, got {first}")
     return ctx, _fraction("fragmentation", fragmentation)
 
