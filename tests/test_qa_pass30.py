@@ -181,7 +181,7 @@ def test_a_scenario_takes_numpy_scalars_and_0d_arrays_as_numbers() -> None:
         ),
         (
             {"strategy": "fsdp", "comm_contention": float("nan")},
-            "comm_contention: Input should be a finite number; allowed: [0, 1] (got nan)",
+            "comm_contention: must be an overlap contention in [0, 1], got nan",
         ),
         (
             {"strategy": "hsdp", "ranks": 16, "group_size": 3},
@@ -212,9 +212,7 @@ def test_a_step_refuses_a_nan_contention_with_its_range() -> None:
     nan)" with no range (make_layout's own wording); it says the Layout's, range included."""
     with pytest.raises(ValueError) as err:
         cm.strategy_step(7e9, cluster="dgx-h100", nodes=2, comm_contention=float("nan"))
-    assert str(err.value) == (
-        "comm_contention: Input should be a finite number; allowed: [0, 1] (got nan)"
-    )
+    assert str(err.value) == "comm_contention: must be an overlap contention in [0, 1], got nan"
 
 
 # --- cm.__all__: listed once, every public function documented -------------------------------

@@ -39,7 +39,7 @@ from pydantic import (
     model_validator,
 )
 
-from .._limits import validation_parts
+from .._limits import LIMITS, validation_parts
 from ..hardware import (
     DEFAULT_GPUS_PER_NODE,
     OneLineModel,
@@ -274,6 +274,17 @@ class Layout(OneLineModel):
         ``comm_contention=True`` as a contention of 1."""
         if isinstance(v, bool):
             raise ValueError(f"{info.field_name}: expected a number, got a bool ({v!r})")
+        if info.field_name == "comm_contention":
+            # --contention's one range, in its words (as Scenario's), not pydantic's
+            # "Input should be a finite number"; text that is no number is left to pydantic
+            x = v.item() if type(v).__module__ == "numpy" and getattr(v, "ndim", None) == 0 else v
+            if isinstance(x, str):
+                try:
+                    float(x)
+                except ValueError:
+                    return v
+            if isinstance(x, int | float | str):
+                LIMITS["contention"].check("comm_contention", x)
         return v
 
     @field_validator("strategy", mode="before")
