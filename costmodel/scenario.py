@@ -355,12 +355,21 @@ class Scenario(OneLineModel):
             from .architecture import load_arch
 
             a = load_arch(data["arch"])
-            given = data.get("params")
+            given = typed = data.get("params")
             if isinstance(given, str):
                 given = units.parse_count(given, name="params")
             if given is not None and not math.isclose(float(given), a.params, rel_tol=1e-9):
+                # the count as typed (7B), else with separators (7,000,000,000), never a
+                # float's repr (7000000000.0)
+                said = (
+                    typed.strip()
+                    if isinstance(typed, str)
+                    else f"{int(given):,}"
+                    if math.isfinite(float(given)) and float(given).is_integer()
+                    else f"{float(given):g}"
+                )
                 raise ValueError(
-                    f"params: {given!r} differs from {a.name}'s {a.params}; give one of them"
+                    f"params: {said} differs from {a.name}'s {a.params:,}; give one of them"
                 )
             data = {**data, "params": float(a.params)}
         return data

@@ -114,3 +114,24 @@ def test_presets_show_and_list_write_one_gpu_s_peak_alike(gpu):
         peak.group(1),
         shown,
     )
+
+
+def test_vs_params_refusal_says_the_count_as_typed():
+    """`--vs params=7B,arch=llama-2-13b` said 'params: 7000000000.0 differs from ...'."""
+    import costmodel as cm
+
+    line = one_line_error(
+        run(
+            "scenario",
+            "--params",
+            "7B",
+            "--cluster",
+            "dgx-h100",
+            "--vs",
+            "params=7B,arch=llama-2-13b",
+        ),  # fmt: skip
+        "--vs params: 7B differs from llama-2-13b's 13,015,864,320",
+    )
+    assert ".0 " not in line
+    with pytest.raises(ValueError, match=r"params: 7,000,000,000 differs"):
+        cm.Scenario(arch="llama-2-13b", params=7e9)
