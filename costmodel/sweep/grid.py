@@ -152,6 +152,7 @@ _ARCH = Axis("arch", _parse_str, False, column="arch", aliases=("archs", "archit
 _RECIPE = Axis("recipe", _parse_str, False, column="recipe", aliases=("recipes",))
 _RECOMPUTE = Axis("recompute", _parse_str, False, column="recompute")
 _LOSS = Axis("loss", _parse_str, False, column="loss")
+_FLASH = Axis("flash_attention", _parse_bool, False, column="flash_attention", aliases=("flash",))
 _SEQUENCE_LENGTH = Axis(
     "sequence_length",
     _parse_tokens,
@@ -248,13 +249,7 @@ AXES: dict[str, dict[str, Axis]] = {
             _ARCH,
             _RECOMPUTE,
             _LOSS,
-            Axis(
-                "flash_attention",
-                _parse_bool,
-                False,
-                column="flash_attention",
-                aliases=("flash",),
-            ),
+            _FLASH,
             Axis(
                 "ranks",
                 _parse_int,
@@ -301,14 +296,7 @@ AXES: dict[str, dict[str, Axis]] = {
             _RECIPE,
             _RECOMPUTE,
             _LOSS,
-            # FlashAttention (costmodel step --flash/--no-flash), as the memory sweep takes it
-            Axis(
-                "flash_attention",
-                _parse_bool,
-                False,
-                column="flash_attention",
-                aliases=("flash",),
-            ),
+            _FLASH,  # costmodel step --flash/--no-flash, as the memory sweep takes it
             _RESHARD,
             Axis("param_dtype", _parse_str, False, column="param_dtype"),
             Axis("grad_dtype", _parse_str, False, column="grad_dtype"),
