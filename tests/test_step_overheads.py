@@ -426,7 +426,11 @@ def _api_error(fn, **kw) -> str:
         ("fragmentation", -0.1, "fragmentation: must be a fraction in [0, 1), got -0.1"),
         ("fragmentation", float("nan"), "fragmentation: must be a fraction in [0, 1), got nan"),
         ("cuda_context_bytes", -1.0, "cuda_context_bytes: must be a size in 0 B..16 TiB (2**44 B)"),
-        ("cuda_context_bytes", float("inf"), "cuda_context_bytes: must be a size in 0 B..16 TiB (2**44 B)"),
+        (
+            "cuda_context_bytes",
+            float("inf"),
+            "cuda_context_bytes: must be a size in 0 B..16 TiB (2**44 B)",
+        ),
         ("cuda_context_bytes", "lots", "cuda_context_bytes: expected a number, got 'lots'"),
         ("cuda_context_bytes", [1.0, 2.0], "cuda_context_bytes: one number per call"),
         ("fragmentation", True, "fragmentation: expected a number, got True"),
